@@ -1,0 +1,216 @@
+# nodewarden — one build entry point.
+#
+#   make            build build/nodewarden
+#   make test       unit tests, unit tests under ASan+UBSan, fuzz corpus replay,
+#                   simulator self-tests, end-to-end tests
+#   make run        build, start the cluster simulator and nodewarden, play the demo
+#   make deps       install the Debian packages that are missing (apt-get)
+#   make fuzz       build libFuzzer targets with clang and run each FUZZ_SECONDS
+#   make bench      benchmarks (bench/*/run)
+#   make certs      development CA + serving certificate in certs/dev/
+#   make sim        start the cluster simulator in the foreground
+#   make fmt / lint / clean
+#
+# Sources are discovered: every .c under common/ api/ server/ scaler/ is part of
+# the program; tests/unit/test_<name>.c must export `Suite *nw_<name>_suite(void)`;
+# tests/fuzz/fuzz_<name>.c is a libFuzzer target; tests/e2e/t_* are end-to-end
+# tests (executables run from the project root); tests/sim/test_*.py are the
+# simulator's own tests; bench/<name>/run are benchmarks.
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := all
+
+CC ?= cc
+BUILD ?= build
+SAN ?=
+VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
+GIT_REV := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+
+# Debian packages the build, the tests and the benchmarks need.
+DEB_PKGS := build-essential pkg-config libmicrohttpd-dev libgnutls28-dev libssl-dev libcjson-dev \
+            libcurl4-openssl-dev libyaml-dev libxml2-dev check clang libfuzzer-14-dev \
+            libclang-rt-14-dev openssl python3 wrk nginx-light curl
+PKGS := libmicrohttpd gnutls openssl libcjson libcurl yaml-0.1 libxml-2.0
+
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+CHECK_CFLAGS = $(shell pkg-config --cflags check 2>/dev/null)
+CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null)
+
+WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+        -Wno-unused-parameter -Wformat=2 -Wvla
+CFLAGS ?= -O2 -g
+ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(SAN) -I. -I$(BUILD)/gen \
+              -DNW_VERSION='"$(VERSION)"' -DNW_GIT_REV='"$(GIT_REV)"' $(PKG_CFLAGS)
+LDLIBS := $(PKG_LIBS) -lpthread -lm
+
+LIB_SRCS := $(filter-out server/main.c,$(sort $(wildcard common/*.c api/*.c server/*.c \
+              scaler/*.c scaler/*/*.c)))
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
+MAIN_OBJ := $(BUILD)/obj/server/main.o
+UNIT_SRCS := $(sort $(wildcard tests/unit/*.c))
+UNIT_OBJS := $(UNIT_SRCS:%.c=$(BUILD)/obj/%.o)
+UNIT_SUITES := $(patsubst tests/unit/test_%.c,%,$(filter tests/unit/test_%.c,$(UNIT_SRCS)))
+FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_NAMES := $(patsubst tests/fuzz/fuzz_%.c,%,$(FUZZ_SRCS))
+# embedded data files (data/*.json etc.) compiled into the binary
+EMBED_SRCS := $(sort $(wildcard data/*))
+EMBED_OBJS := $(EMBED_SRCS:%=$(BUILD)/obj/embed/%.o)
+
+DEPS_STAMP := build/.deps-ok
+
+.PHONY: all deps test unit unit-asan fuzz-replay sim-test e2e fuzz bench certs sim run \
+        fmt lint clean help
+
+all: $(BUILD)/nodewarden
+
+help:
+	@sed -n '2,20p' Makefile
+
+# ---- dependencies -----------------------------------------------------------
+# Installs only what is missing; a stamp keeps repeated builds from calling dpkg.
+deps: $(DEPS_STAMP)
+$(DEPS_STAMP): Makefile
+	@missing=""; for p in $(DEB_PKGS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "deps: installing$$missing"; \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing \
+	  || { $$SUDO apt-get update -q && $$SUDO env DEBIAN_FRONTEND=noninteractive \
+	       apt-get install -y -q --no-install-recommends $$missing; } || exit 1; \
+	fi
+	@mkdir -p build && touch $@
+
+# ---- the program --------------------------------------------------------------
+$(BUILD)/gen/suites.h: $(UNIT_SRCS) | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	@{ for s in $(UNIT_SUITES); do echo "NW_SUITE($$s)"; done; } > $@.tmp
+	@cmp -s $@.tmp $@ 2>/dev/null || mv $@.tmp $@; rm -f $@.tmp
+
+$(BUILD)/obj/%.o: %.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	@echo "CC $<"
+	@$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -MMD -MP -c $< -o $@
+
+# data/<file> -> object with symbols nw_embed_<file>_start/_end (see common/embed.h)
+$(BUILD)/obj/embed/data/%.o: data/% | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	@sym=$$(echo '$*' | tr -c 'A-Za-z0-9\n' '_'); \
+	printf '.section .rodata\n.global nw_embed_%s_start\n.global nw_embed_%s_end\n.balign 16\nnw_embed_%s_start:\n.incbin "%s"\nnw_embed_%s_end:\n.byte 0\n.section .note.GNU-stack,"",@progbits\n' \
+	  $$sym $$sym $$sym '$<' $$sym > $@.s; \
+	$(CC) -c $@.s -o $@
+
+$(BUILD)/nodewarden: $(MAIN_OBJ) $(LIB_OBJS) $(EMBED_OBJS)
+	@echo "LD $@"
+	@$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/obj/tests/unit/main.o: $(BUILD)/gen/suites.h
+
+$(BUILD)/nw-unit: $(UNIT_OBJS) $(LIB_OBJS) $(EMBED_OBJS)
+	@echo "LD $@"
+	@$(CC) $(ALL_CFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+
+# fuzz targets built as plain programs that replay files (tests/fuzz/replay.c)
+$(BUILD)/fuzz-replay/%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(LIB_OBJS) $(EMBED_OBJS)
+	@mkdir -p $(@D)
+	@echo "LD $@"
+	@$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+
+# ---- tests --------------------------------------------------------------------
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+export ASAN_OPTIONS ?= detect_leaks=1:abort_on_error=0:halt_on_error=1:strict_string_checks=1
+export UBSAN_OPTIONS ?= print_stacktrace=1:halt_on_error=1
+
+test: $(DEPS_STAMP)
+	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory unit
+	@$(MAKE) --no-print-directory unit-asan
+	@$(MAKE) --no-print-directory fuzz-replay
+	@$(MAKE) --no-print-directory sim-test
+	@$(MAKE) --no-print-directory e2e
+	@echo "make test: all passed"
+
+unit: $(BUILD)/nw-unit
+	@echo "== unit tests ($(BUILD))"
+	@set -o pipefail; $(BUILD)/nw-unit 2>&1 | tee $(BUILD)/unit.log; rc=$$?; \
+	if grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' $(BUILD)/unit.log; then \
+	  echo "sanitizer report in unit tests"; exit 1; fi; exit $$rc
+
+unit-asan:
+	@$(MAKE) --no-print-directory BUILD=build/asan SAN="$(SAN_FLAGS)" CFLAGS="-O1 -g" unit
+
+fuzz-replay:
+	@$(MAKE) --no-print-directory BUILD=build/asan SAN="$(SAN_FLAGS)" CFLAGS="-O1 -g" fuzz-replay-run
+
+fuzz-replay-run: $(FUZZ_NAMES:%=$(BUILD)/fuzz-replay/%)
+	@echo "== fuzz corpus replay ($(words $(FUZZ_NAMES)) targets)"
+	@for n in $(FUZZ_NAMES); do \
+	  files=$$(find tests/fuzz/corpus/$$n -type f 2>/dev/null | sort); \
+	  [ -n "$$files" ] || { echo "fuzz-replay: no corpus for $$n"; exit 1; }; \
+	  printf '%s: ' $$n; echo "$$files" | xargs $(BUILD)/fuzz-replay/$$n || exit 1; \
+	done
+
+sim-test: $(BUILD)/nodewarden
+	@echo "== simulator tests"
+	@if ls tests/sim/test_*.py >/dev/null 2>&1; then \
+	  python3 -m unittest discover -s tests/sim -p 'test_*.py' -t . 2>&1 | tail -n 40; \
+	  exit $${PIPESTATUS[0]}; else echo "(none yet)"; fi
+
+e2e: $(BUILD)/nodewarden
+	@echo "== end-to-end tests"
+	@pass=0; fail=0; failed=""; \
+	for t in $$(ls tests/e2e/t_* 2>/dev/null | sort); do \
+	  [ -x $$t ] || continue; \
+	  if NW_BIN=$(abspath $(BUILD)/nodewarden) timeout 600 $$t > $(BUILD)/$$(basename $$t).log 2>&1; \
+	  then pass=$$((pass+1)); echo "PASS $$t"; \
+	  else fail=$$((fail+1)); failed="$$failed $$t"; echo "FAIL $$t (log: $(BUILD)/$$(basename $$t).log)"; \
+	       tail -n 30 $(BUILD)/$$(basename $$t).log; fi; \
+	done; \
+	echo "e2e: $$pass passed, $$fail failed"; [ $$fail = 0 ]
+
+# ---- fuzzing with libFuzzer (clang) ------------------------------------------
+FUZZ_SECONDS ?= 60
+FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -O1 -g -I. -Ibuild/fuzz/gen \
+               -fsanitize=fuzzer,address,undefined -DNW_VERSION='"$(VERSION)"' \
+               -DNW_GIT_REV='"$(GIT_REV)"' $(PKG_CFLAGS)
+fuzz: $(DEPS_STAMP)
+	@mkdir -p build/fuzz
+	@for n in $(FUZZ_NAMES); do \
+	  echo "== fuzz $$n ($(FUZZ_SECONDS)s)"; \
+	  clang $(FUZZ_CFLAGS) -o build/fuzz/$$n tests/fuzz/fuzz_$$n.c $(LIB_SRCS) \
+	    $(EMBED_OBJS) $(LDLIBS) || exit 1; \
+	  mkdir -p tests/fuzz/corpus/$$n build/fuzz/new-$$n; \
+	  build/fuzz/$$n -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
+	    build/fuzz/new-$$n tests/fuzz/corpus/$$n || exit 1; \
+	  build/fuzz/$$n -merge=1 tests/fuzz/corpus/$$n build/fuzz/new-$$n >/dev/null 2>&1; \
+	done
+
+# ---- other entry points --------------------------------------------------------
+bench: $(BUILD)/nodewarden
+	@for b in bench/*/run; do [ -x $$b ] && { echo "== $$b"; $$b || exit 1; }; done; true
+
+certs: $(DEPS_STAMP)
+	@certs/gen-dev-certs.sh certs/dev
+
+sim: $(BUILD)/nodewarden
+	@python3 tests/sim/sim.py --dir build/sim
+
+run: $(BUILD)/nodewarden
+	@./tests/run-demo.sh
+
+fmt:
+	@clang-format -i $$(git ls-files '*.c' '*.h')
+
+lint: $(BUILD)/gen/suites.h
+	@cppcheck --quiet --error-exitcode=1 --enable=warning,portability,performance \
+	  --inline-suppr --std=c11 -I. --suppress=missingIncludeSystem \
+	  common api server scaler
+	@echo "lint: ok"
+
+clean:
+	rm -rf build/obj build/asan build/nodewarden build/nw-unit build/gen build/fuzz \
+	       build/fuzz-replay build/*.log

@@ -1,0 +1,134 @@
+#include "common/buf.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void nw_buf_init(nw_buf_t *b, size_t max)
+{
+    b->data = NULL;
+    b->len = 0;
+    b->cap = 0;
+    b->max = max;
+}
+
+void nw_buf_cleanup(nw_buf_t *b)
+{
+    if (!b)
+        return;
+    free(b->data);
+    b->data = NULL;
+    b->len = b->cap = 0;
+}
+
+void nw_buf_reset(nw_buf_t *b)
+{
+    b->len = 0;
+    if (b->data)
+        b->data[0] = '\0';
+}
+
+static nw_rc_t reserve(nw_buf_t *b, size_t extra)
+{
+    if (extra > b->max || b->len > b->max - extra)
+        return NW_ERANGE;
+    size_t need = b->len + extra + 1;
+    if (need <= b->cap)
+        return NW_OK;
+    size_t ncap = b->cap ? b->cap : 64;
+    while (ncap < need)
+        ncap = ncap > SIZE_MAX / 2 ? need : ncap * 2;
+    char *p = realloc(b->data, ncap);
+    if (!p)
+        return NW_ENOMEM;
+    b->data = p;
+    b->cap = ncap;
+    return NW_OK;
+}
+
+nw_rc_t nw_buf_add(nw_buf_t *b, const void *p, size_t n)
+{
+    nw_rc_t rc = reserve(b, n);
+    if (rc != NW_OK)
+        return rc;
+    if (n)
+        memcpy(b->data + b->len, p, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+    return NW_OK;
+}
+
+nw_rc_t nw_buf_adds(nw_buf_t *b, const char *s)
+{
+    return nw_buf_add(b, s, strlen(s));
+}
+
+nw_rc_t nw_buf_vaddf(nw_buf_t *b, const char *fmt, va_list ap)
+{
+    va_list cp;
+    va_copy(cp, ap);
+    int n = vsnprintf(NULL, 0, fmt, cp);
+    va_end(cp);
+    if (n < 0)
+        return NW_EINVAL;
+    nw_rc_t rc = reserve(b, (size_t)n);
+    if (rc != NW_OK)
+        return rc;
+    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+    b->len += (size_t)n;
+    return NW_OK;
+}
+
+nw_rc_t nw_buf_addf(nw_buf_t *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    nw_rc_t rc = nw_buf_vaddf(b, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+nw_rc_t nw_buf_add_json_escaped(nw_buf_t *b, const char *s)
+{
+    static const char hex[] = "0123456789abcdef";
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        char esc[7];
+        size_t n;
+        switch (*p) {
+        case '"': memcpy(esc, "\\\"", 2); n = 2; break;
+        case '\\': memcpy(esc, "\\\\", 2); n = 2; break;
+        case '\n': memcpy(esc, "\\n", 2); n = 2; break;
+        case '\r': memcpy(esc, "\\r", 2); n = 2; break;
+        case '\t': memcpy(esc, "\\t", 2); n = 2; break;
+        default:
+            if (*p < 0x20) {
+                esc[0] = '\\'; esc[1] = 'u'; esc[2] = '0'; esc[3] = '0';
+                esc[4] = hex[*p >> 4]; esc[5] = hex[*p & 15];
+                n = 6;
+            } else {
+                esc[0] = (char)*p;
+                n = 1;
+            }
+        }
+        nw_rc_t rc = nw_buf_add(b, esc, n);
+        if (rc != NW_OK)
+            return rc;
+    }
+    return NW_OK;
+}
+
+const char *nw_buf_str(const nw_buf_t *b)
+{
+    return b->data ? b->data : "";
+}
+
+char *nw_buf_take(nw_buf_t *b)
+{
+    char *p = b->data;
+    if (!p)
+        p = calloc(1, 1);
+    b->data = NULL;
+    b->len = b->cap = 0;
+    return p;
+}

@@ -1,0 +1,157 @@
+/* Unit tests for common/: buf, log, clock, err. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/buf.h"
+#include "common/clock.h"
+#include "common/err.h"
+#include "common/log.h"
+
+Suite *nw_common_suite(void);
+
+START_TEST(buf_bounded)
+{
+    nw_buf_t b;
+    nw_buf_init(&b, 8);
+    ck_assert_int_eq(nw_buf_adds(&b, "abcd"), NW_OK);
+    ck_assert_int_eq(nw_buf_addf(&b, "%d", 123), NW_OK);
+    ck_assert_str_eq(nw_buf_str(&b), "abcd123");
+    ck_assert_int_eq(nw_buf_adds(&b, "xy"), NW_ERANGE);
+    ck_assert_str_eq(nw_buf_str(&b), "abcd123"); /* unchanged on failure */
+    ck_assert_int_eq(nw_buf_adds(&b, "x"), NW_OK);
+    ck_assert_uint_eq(b.len, 8);
+    char *s = nw_buf_take(&b);
+    ck_assert_str_eq(s, "abcd123x");
+    ck_assert_uint_eq(b.len, 0);
+    free(s);
+    nw_buf_cleanup(&b);
+}
+END_TEST
+
+START_TEST(buf_json_escape)
+{
+    nw_buf_t b;
+    nw_buf_init(&b, 1024);
+    ck_assert_int_eq(nw_buf_add_json_escaped(&b, "a\"b\\c\n\x01"), NW_OK);
+    ck_assert_str_eq(nw_buf_str(&b), "a\\\"b\\\\c\\n\\u0001");
+    nw_buf_cleanup(&b);
+}
+END_TEST
+
+static char *capture_log(void (*fn)(void))
+{
+    char path[] = "/tmp/nwlogXXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    nw_log_set_fd(fd);
+    fn();
+    nw_log_set_fd(2);
+    lseek(fd, 0, SEEK_SET);
+    char *buf = calloc(1, 65536);
+    ssize_t n = read(fd, buf, 65535);
+    ck_assert_int_ge(n, 0);
+    close(fd);
+    unlink(path);
+    return buf;
+}
+
+static int side_effects;
+static int bump(void)
+{
+    return ++side_effects;
+}
+
+static void log_some(void)
+{
+    nw_log_set_level(NW_LOG_INFO);
+    nw_log_debug("t", "hidden", NW_LI("n", bump()));
+    nw_log_info("t", "shown", NW_LS("name", "a\"b"), NW_LI("n", 42), NW_LB("ok", 1),
+                NW_LS("token", "s3cr3t"), NW_LS("awsSecretAccessKey", "k"));
+    nw_log_warn("t", "no fields");
+}
+
+START_TEST(log_json_lines)
+{
+    side_effects = 0;
+    char *out = capture_log(log_some);
+    ck_assert_int_eq(side_effects, 0); /* level checked before arguments are evaluated */
+    ck_assert_ptr_null(strstr(out, "hidden"));
+    ck_assert_ptr_nonnull(strstr(out, "\"level\":\"info\",\"comp\":\"t\",\"msg\":\"shown\","
+                                      "\"name\":\"a\\\"b\",\"n\":42,\"ok\":true,"
+                                      "\"token\":\"[redacted]\","
+                                      "\"awsSecretAccessKey\":\"[redacted]\"}\n"));
+    ck_assert_ptr_null(strstr(out, "s3cr3t"));
+    ck_assert_ptr_nonnull(strstr(out, "\"level\":\"warn\",\"comp\":\"t\",\"msg\":\"no fields\"}\n"));
+    free(out);
+}
+END_TEST
+
+START_TEST(log_levels_parse)
+{
+    ck_assert_int_eq(nw_log_level_parse("debug"), NW_LOG_DEBUG);
+    ck_assert_int_eq(nw_log_level_parse("warn"), NW_LOG_WARN);
+    ck_assert_int_eq(nw_log_level_parse("loud"), -1);
+    ck_assert_int_eq(nw_log_level_parse(NULL), -1);
+}
+END_TEST
+
+START_TEST(clock_fake_and_format)
+{
+    nw_clock_fake_t f;
+    nw_clock_fake_init(&f, INT64_C(1764473400) * NW_NS_PER_SEC);
+    const nw_clock_t *c = &f.base;
+    int64_t m0 = nw_clock_mono(c);
+    nw_clock_fake_advance(&f, 90 * NW_NS_PER_SEC);
+    ck_assert_int_eq(nw_clock_mono(c) - m0, 90 * NW_NS_PER_SEC);
+    char buf[32];
+    nw_time_format(nw_clock_now(c), buf, sizeof buf);
+    ck_assert_str_eq(buf, "2025-11-30T03:31:30Z");
+    int64_t t;
+    ck_assert_int_eq(nw_time_parse(buf, &t), NW_OK);
+    ck_assert_int_eq(t, nw_clock_now(c));
+    ck_assert_int_eq(nw_time_parse("2025-11-30T05:31:30.5+02:00", &t), NW_OK);
+    ck_assert_int_eq(t, nw_clock_now(c) + NW_NS_PER_SEC / 2);
+    ck_assert_int_eq(nw_time_parse("2025-11-30 03:31:30Z", &t), NW_EPARSE);
+    ck_assert_int_eq(nw_time_parse("2025-13-30T03:31:30Z", &t), NW_EPARSE);
+    ck_assert_int_eq(nw_time_parse("2025-11-30T03:31:30", &t), NW_EPARSE);
+    ck_assert_int_eq(nw_time_parse("", &t), NW_EPARSE);
+    ck_assert_int_eq(nw_time_parse(NULL, &t), NW_EPARSE);
+    ck_assert_int_gt(nw_clock_now(nw_clock_system()), INT64_C(1700000000) * NW_NS_PER_SEC);
+}
+END_TEST
+
+START_TEST(err_first_wins)
+{
+    nw_err_t e = {0};
+    ck_assert_int_eq(nw_err_set(&e, NW_EINVAL, "spec.a", "bad %d", 1), NW_EINVAL);
+    nw_err_set(&e, NW_EPARSE, "spec.b", "second");
+    ck_assert_int_eq(e.rc, NW_EINVAL);
+    ck_assert_str_eq(e.path, "spec.a");
+    ck_assert_str_eq(e.msg, "bad 1");
+    ck_assert_int_eq(nw_err_set(NULL, NW_EIO, NULL, "x"), NW_EIO);
+    nw_errs_t errs;
+    nw_errs_init(&errs);
+    for (int i = 0; i < NW_ERRS_MAX + 3; i++)
+        nw_errs_add(&errs, NW_EINVAL, "p", "m%d", i);
+    ck_assert_uint_eq(errs.n, NW_ERRS_MAX);
+    ck_assert_uint_eq(errs.dropped, 3);
+    ck_assert_str_eq(nw_rc_str(NW_ENOMEM), "out of memory");
+}
+END_TEST
+
+Suite *nw_common_suite(void)
+{
+    Suite *s = suite_create("common");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, buf_bounded);
+    tcase_add_test(tc, buf_json_escape);
+    tcase_add_test(tc, log_json_lines);
+    tcase_add_test(tc, log_levels_parse);
+    tcase_add_test(tc, clock_fake_and_format);
+    tcase_add_test(tc, err_first_wins);
+    suite_add_tcase(s, tc);
+    return s;
+}
