@@ -1,0 +1,397 @@
+/*
+ * api/taints.c — taints, tolerations, Kubernetes matching. See taints.h.
+ */
+#include "api/taints.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const EFFECTS[] = {"", "NoSchedule", "PreferNoSchedule", "NoExecute"};
+static const char *const TOL_OPS[] = {"Equal", "Exists", "Lt", "Gt"};
+
+const char *nw_taint_effect_str(nw_taint_effect_t e)
+{
+    return (unsigned)e < 4 ? EFFECTS[e] : "";
+}
+
+bool nw_taint_effect_parse(const char *s, nw_taint_effect_t *out)
+{
+    for (int i = 0; i < 4; i++)
+        if (strcmp(s, EFFECTS[i]) == 0) {
+            *out = (nw_taint_effect_t)i;
+            return true;
+        }
+    return false;
+}
+
+const char *nw_tol_op_str(nw_tol_op_t op)
+{
+    return (unsigned)op < 4 ? TOL_OPS[op] : "";
+}
+
+void nw_taints_init(nw_taints_t *t)
+{
+    t->v = NULL;
+    t->n = 0;
+}
+
+void nw_taints_cleanup(nw_taints_t *t)
+{
+    if (!t)
+        return;
+    for (size_t i = 0; i < t->n; i++) {
+        free(t->v[i].key);
+        free(t->v[i].value);
+    }
+    free(t->v);
+    nw_taints_init(t);
+}
+
+void nw_tolerations_init(nw_tolerations_t *t)
+{
+    t->v = NULL;
+    t->n = 0;
+}
+
+void nw_tolerations_cleanup(nw_tolerations_t *t)
+{
+    if (!t)
+        return;
+    for (size_t i = 0; i < t->n; i++) {
+        free(t->v[i].key);
+        free(t->v[i].value);
+    }
+    free(t->v);
+    nw_tolerations_init(t);
+}
+
+nw_rc_t nw_taints_add(nw_taints_t *t, const char *key, const char *value,
+                      nw_taint_effect_t effect)
+{
+    char *k = strdup(key ? key : "");
+    char *v = strdup(value ? value : "");
+    nw_taint_t *nv = (k && v) ? realloc(t->v, (t->n + 1) * sizeof *nv) : NULL;
+    if (!nv) {
+        free(k);
+        free(v);
+        return NW_ENOMEM;
+    }
+    t->v = nv;
+    t->v[t->n++] = (nw_taint_t){.key = k, .value = v, .effect = effect};
+    return NW_OK;
+}
+
+nw_rc_t nw_tolerations_add(nw_tolerations_t *t, const char *key, nw_tol_op_t op,
+                           const char *value, nw_taint_effect_t effect, bool has_seconds,
+                           int64_t seconds)
+{
+    char *k = strdup(key ? key : "");
+    char *v = strdup(value ? value : "");
+    nw_toleration_t *nv = (k && v) ? realloc(t->v, (t->n + 1) * sizeof *nv) : NULL;
+    if (!nv) {
+        free(k);
+        free(v);
+        return NW_ENOMEM;
+    }
+    t->v = nv;
+    t->v[t->n++] = (nw_toleration_t){.key = k,
+                                     .op = op,
+                                     .value = v,
+                                     .effect = effect,
+                                     .has_seconds = has_seconds,
+                                     .seconds = has_seconds ? seconds : 0};
+    return NW_OK;
+}
+
+/* ---- parsing --------------------------------------------------------------- */
+
+static const char *jtype(const cJSON *j)
+{
+    if (cJSON_IsString(j))
+        return "string";
+    if (cJSON_IsNumber(j))
+        return "number";
+    if (cJSON_IsBool(j))
+        return "boolean";
+    if (cJSON_IsArray(j))
+        return "array";
+    if (cJSON_IsObject(j))
+        return "object";
+    if (cJSON_IsNull(j))
+        return "null";
+    return "invalid";
+}
+
+/* Optional string member: absent or null -> def; a non-string is an error. */
+static nw_rc_t get_str(const cJSON *obj, const char *name, const char *base, const char *def,
+                       const char **out, nw_err_t *err)
+{
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(obj, name);
+    if (!j || cJSON_IsNull(j)) {
+        *out = def;
+        return NW_OK;
+    }
+    if (!cJSON_IsString(j) || !j->valuestring) {
+        char p[128];
+        snprintf(p, sizeof p, "%s.%s", base, name);
+        return nw_err_set(err, NW_EINVAL, p, "Invalid value: \"%s\": %s must be of type string",
+                          jtype(j), p);
+    }
+    *out = j->valuestring;
+    return NW_OK;
+}
+
+static nw_rc_t check_array(const cJSON *arr, const char *path, nw_err_t *err)
+{
+    if (!cJSON_IsArray(arr))
+        return nw_err_set(err, NW_EINVAL, path, "Invalid value: \"%s\": %s must be of type array",
+                          jtype(arr), path);
+    return NW_OK;
+}
+
+nw_rc_t nw_taints_parse(const cJSON *arr, const char *path, nw_taints_t *out, nw_err_t *err)
+{
+    nw_taints_init(out);
+    if (!path)
+        path = "";
+    if (!arr || cJSON_IsNull(arr))
+        return NW_OK;
+    nw_rc_t rc = check_array(arr, path, err);
+    if (rc != NW_OK)
+        return rc;
+    int i = 0;
+    for (const cJSON *it = arr->child; it; it = it->next, i++) {
+        char base[128], p[160];
+        snprintf(base, sizeof base, "%s[%d]", path, i);
+        if (!cJSON_IsObject(it)) {
+            rc = nw_err_set(err, NW_EINVAL, base, "Invalid value: \"%s\": %s must be of type object",
+                            jtype(it), base);
+            goto fail;
+        }
+        const char *key, *value, *effect;
+        if ((rc = get_str(it, "key", base, NULL, &key, err)) != NW_OK ||
+            (rc = get_str(it, "value", base, "", &value, err)) != NW_OK ||
+            (rc = get_str(it, "effect", base, NULL, &effect, err)) != NW_OK)
+            goto fail;
+        if (!key || !*key) {
+            snprintf(p, sizeof p, "%s.key", base);
+            rc = nw_err_set(err, NW_EINVAL, p, "Required value");
+            goto fail;
+        }
+        nw_taint_effect_t eff;
+        if (!effect || !*effect) {
+            snprintf(p, sizeof p, "%s.effect", base);
+            rc = nw_err_set(err, NW_EINVAL, p, "Required value");
+            goto fail;
+        }
+        if (!nw_taint_effect_parse(effect, &eff)) {
+            snprintf(p, sizeof p, "%s.effect", base);
+            rc = nw_err_set(err, NW_EINVAL, p,
+                            "Unsupported value: \"%s\": supported values: \"NoSchedule\", "
+                            "\"PreferNoSchedule\", \"NoExecute\"",
+                            effect);
+            goto fail;
+        }
+        if ((rc = nw_taints_add(out, key, value, eff)) != NW_OK) {
+            nw_err_set(err, rc, base, "out of memory");
+            goto fail;
+        }
+    }
+    return NW_OK;
+fail:
+    nw_taints_cleanup(out);
+    return rc;
+}
+
+nw_rc_t nw_tolerations_parse(const cJSON *arr, const char *path, nw_tolerations_t *out,
+                             nw_err_t *err)
+{
+    nw_tolerations_init(out);
+    if (!path)
+        path = "";
+    if (!arr || cJSON_IsNull(arr))
+        return NW_OK;
+    nw_rc_t rc = check_array(arr, path, err);
+    if (rc != NW_OK)
+        return rc;
+    int i = 0;
+    for (const cJSON *it = arr->child; it; it = it->next, i++) {
+        char base[128], p[160];
+        snprintf(base, sizeof base, "%s[%d]", path, i);
+        if (!cJSON_IsObject(it)) {
+            rc = nw_err_set(err, NW_EINVAL, base, "Invalid value: \"%s\": %s must be of type object",
+                            jtype(it), base);
+            goto fail;
+        }
+        const char *key, *op, *value, *effect;
+        if ((rc = get_str(it, "key", base, "", &key, err)) != NW_OK ||
+            (rc = get_str(it, "operator", base, "", &op, err)) != NW_OK ||
+            (rc = get_str(it, "value", base, "", &value, err)) != NW_OK ||
+            (rc = get_str(it, "effect", base, "", &effect, err)) != NW_OK)
+            goto fail;
+        nw_tol_op_t o;
+        if (!*op || strcmp(op, "Equal") == 0) {
+            o = NW_TOL_EQUAL;
+        } else if (strcmp(op, "Exists") == 0) {
+            o = NW_TOL_EXISTS;
+        } else if (strcmp(op, "Lt") == 0) {
+            o = NW_TOL_LT;
+        } else if (strcmp(op, "Gt") == 0) {
+            o = NW_TOL_GT;
+        } else {
+            snprintf(p, sizeof p, "%s.operator", base);
+            rc = nw_err_set(err, NW_EINVAL, p,
+                            "Unsupported value: \"%s\": supported values: \"Equal\", \"Exists\", "
+                            "\"Lt\", \"Gt\"",
+                            op);
+            goto fail;
+        }
+        nw_taint_effect_t eff;
+        if (!nw_taint_effect_parse(effect, &eff)) {
+            snprintf(p, sizeof p, "%s.effect", base);
+            rc = nw_err_set(err, NW_EINVAL, p,
+                            "Unsupported value: \"%s\": supported values: \"NoSchedule\", "
+                            "\"PreferNoSchedule\", \"NoExecute\"",
+                            effect);
+            goto fail;
+        }
+        bool has_seconds = false;
+        int64_t seconds = 0;
+        const cJSON *ts = cJSON_GetObjectItemCaseSensitive(it, "tolerationSeconds");
+        if (ts && !cJSON_IsNull(ts)) {
+            snprintf(p, sizeof p, "%s.tolerationSeconds", base);
+            double d = ts->valuedouble;
+            if (!cJSON_IsNumber(ts) || !isfinite(d) || d != floor(d)) {
+                rc = nw_err_set(err, NW_EINVAL, p,
+                                "Invalid value: \"%s\": %s must be of type integer",
+                                cJSON_IsNumber(ts) ? "number" : jtype(ts), p);
+                goto fail;
+            }
+            if (d >= 9223372036854775808.0 || d < -9223372036854775808.0) {
+                rc = nw_err_set(err, NW_EINVAL, p, "Invalid value: %.0f: out of range for int64",
+                                d);
+                goto fail;
+            }
+            has_seconds = true;
+            seconds = (int64_t)d;
+        }
+        if ((rc = nw_tolerations_add(out, key, o, value, eff, has_seconds, seconds)) != NW_OK) {
+            nw_err_set(err, rc, base, "out of memory");
+            goto fail;
+        }
+    }
+    return NW_OK;
+fail:
+    nw_tolerations_cleanup(out);
+    return rc;
+}
+
+/* ---- matching -------------------------------------------------------------- */
+
+bool nw_taints_parse_decimal(const char *s, int64_t *out)
+{
+    size_t i = 0;
+    int neg = 0;
+    if (s[0] == '-') {
+        neg = 1;
+        i = 1;
+    }
+    if (s[i] == '\0')
+        return false;
+    if (s[i] == '0') {
+        if (i == 0 && s[1] == '\0') {
+            *out = 0;
+            return true;
+        }
+        return false; /* leading zero or "-0" */
+    }
+    /* accumulate negatively so INT64_MIN fits */
+    int64_t v = 0;
+    for (; s[i]; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return false;
+        int d = s[i] - '0';
+        if (v < (INT64_MIN + d) / 10)
+            return false;
+        v = v * 10 - d;
+    }
+    if (!neg) {
+        if (v == INT64_MIN)
+            return false;
+        v = -v;
+    }
+    *out = v;
+    return true;
+}
+
+bool nw_toleration_tolerates(const nw_toleration_t *tol, const nw_taint_t *taint)
+{
+    if (tol->effect != NW_TAINT_EFFECT_ANY && tol->effect != taint->effect)
+        return false;
+    if (tol->key[0] && strcmp(tol->key, taint->key) != 0)
+        return false;
+    switch (tol->op) {
+    case NW_TOL_EQUAL:
+        return strcmp(tol->value, taint->value) == 0;
+    case NW_TOL_EXISTS:
+        return true;
+    case NW_TOL_LT:
+    case NW_TOL_GT: {
+        int64_t tv, nv;
+        if (!nw_taints_parse_decimal(tol->value, &tv) ||
+            !nw_taints_parse_decimal(taint->value, &nv))
+            return false;
+        return tol->op == NW_TOL_LT ? nv < tv : nv > tv;
+    }
+    }
+    return false;
+}
+
+bool nw_tolerations_tolerate(const nw_tolerations_t *tols, const nw_taint_t *taint)
+{
+    for (size_t i = 0; tols && i < tols->n; i++)
+        if (nw_toleration_tolerates(&tols->v[i], taint))
+            return true;
+    return false;
+}
+
+const nw_taint_t *nw_taints_first_untolerated(const nw_taints_t *taints,
+                                              const nw_tolerations_t *tols,
+                                              nw_taints_mode_t mode)
+{
+    for (size_t i = 0; taints && i < taints->n; i++) {
+        const nw_taint_t *t = &taints->v[i];
+        if (mode == NW_TAINTS_SCHEDULING && t->effect != NW_TAINT_NO_SCHEDULE &&
+            t->effect != NW_TAINT_NO_EXECUTE)
+            continue;
+        if (!nw_tolerations_tolerate(tols, t))
+            return t;
+    }
+    return NULL;
+}
+
+bool nw_taints_tolerated(const nw_taints_t *taints, const nw_tolerations_t *tols,
+                         nw_taints_mode_t mode)
+{
+    return nw_taints_first_untolerated(taints, tols, mode) == NULL;
+}
+
+size_t nw_taint_untolerated_msg(const nw_taint_t *taint, char *buf, size_t n)
+{
+    int r = snprintf(buf, n, "did not tolerate %s=%s:%s", taint->key, taint->value,
+                     nw_taint_effect_str(taint->effect));
+    return r < 0 ? 0 : (size_t)r;
+}
+
+size_t nw_taint_format(const nw_taint_t *taint, char *buf, size_t n)
+{
+    int r;
+    if (taint->value[0])
+        r = snprintf(buf, n, "%s=%s:%s", taint->key, taint->value,
+                     nw_taint_effect_str(taint->effect));
+    else
+        r = snprintf(buf, n, "%s:%s", taint->key, nw_taint_effect_str(taint->effect));
+    return r < 0 ? 0 : (size_t)r;
+}
