@@ -861,8 +861,9 @@ static int emit_node(yaml_emitter_t *em, const cJSON *n)
             double num;
             int b;
             rkind_t k = c->string[0] ? resolve_plain(c->string, &num, &b) : R_NULL;
+            int quote = k != R_STR || strcmp(c->string, "<<") == 0; /* not a merge key */
             if (!emit_scalar(em, c->string,
-                             k == R_STR ? YAML_ANY_SCALAR_STYLE : YAML_DOUBLE_QUOTED_SCALAR_STYLE) ||
+                             quote ? YAML_DOUBLE_QUOTED_SCALAR_STYLE : YAML_ANY_SCALAR_STYLE) ||
                 !emit_node(em, c))
                 return 0;
         }
