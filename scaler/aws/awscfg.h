@@ -1,0 +1,44 @@
+/*
+ * scaler/aws/awscfg.h — region and endpoints, resolved the way the AWS SDKs do.
+ *
+ * Region: explicit value (config file) > AWS_REGION > AWS_DEFAULT_REGION
+ * (> IMDS placement/region, which creds.c asks when the region is still empty).
+ * Endpoints, per service: explicit value > AWS_ENDPOINT_URL_<SERVICE>
+ * (EC2, SQS, STS) > AWS_ENDPOINT_URL > https://<service>.<region>.amazonaws.com.
+ * IMDS: explicit value > AWS_EC2_METADATA_SERVICE_ENDPOINT > http://169.254.169.254;
+ * AWS_EC2_METADATA_DISABLED=true turns IMDS off.
+ *
+ * Ownership: plain value struct, caller storage.
+ * Thread: nw_awscfg_resolve reads the environment: call it from main.
+ */
+#ifndef NW_SCALER_AWS_AWSCFG_H
+#define NW_SCALER_AWS_AWSCFG_H
+
+#include "common/err.h"
+
+typedef struct {
+    char region[64];
+    char ec2[512];
+    char sqs[512];
+    char sts[512];
+    char imds[512];
+    int imds_disabled;
+    long call_timeout_ms; /* per HTTP exchange; default 10000 */
+} nw_awscfg_t;
+
+/** Explicit settings (any may be NULL or "") from the config file. */
+typedef struct {
+    const char *region;
+    const char *ec2, *sqs, *sts, *imds;
+    long call_timeout_ms;
+} nw_awscfg_explicit_t;
+
+/** Resolve cfg from ex (may be NULL) and the environment. Endpoints that need
+ * a region are left empty while the region is unknown; nw_awscfg_set_region
+ * fills them later. NW_EINVAL for an endpoint that is not http(s)://. */
+nw_rc_t nw_awscfg_resolve(nw_awscfg_t *cfg, const nw_awscfg_explicit_t *ex, nw_err_t *err);
+
+/** Set the region (e.g. from IMDS) and fill the endpoints still empty. */
+void nw_awscfg_set_region(nw_awscfg_t *cfg, const char *region);
+
+#endif

@@ -1,0 +1,161 @@
+/* scaler/aws/awshttp.c — HTTP to AWS endpoints with libcurl; see awshttp.h. */
+#include "scaler/aws/awshttp.h"
+
+#include <curl/curl.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "scaler/aws/sigv4.h"
+
+void nw_awshttp_resp_init(nw_awshttp_resp_t *r)
+{
+    memset(r, 0, sizeof *r);
+    nw_buf_init(&r->body, NW_AWSHTTP_MAX_BODY);
+}
+
+void nw_awshttp_resp_cleanup(nw_awshttp_resp_t *r)
+{
+    if (r)
+        nw_buf_cleanup(&r->body);
+}
+
+nw_rc_t nw_awshttp_form_escape(nw_buf_t *b, const char *s)
+{
+    return nw_sigv4_uri_encode(b, s, strlen(s), 0);
+}
+
+static size_t on_body(char *p, size_t sz, size_t n, void *ud)
+{
+    nw_buf_t *b = ud;
+    return nw_buf_add(b, p, sz * n) == NW_OK ? sz * n : 0;
+}
+
+/* host[:port] and path?query of url via curl's URL parser. */
+static nw_rc_t split_url(const char *url, char *host, size_t hl, char *path, size_t pl,
+                         char *query, size_t ql, nw_err_t *err)
+{
+    CURLU *u = curl_url();
+    char *h = NULL, *p = NULL, *q = NULL, *port = NULL;
+    nw_rc_t rc = NW_OK;
+    if (!u)
+        return NW_ENOMEM;
+    if (curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK ||
+        curl_url_get(u, CURLUPART_HOST, &h, 0) != CURLUE_OK) {
+        rc = nw_err_set(err, NW_EINVAL, "endpoint", "not a valid URL: %s", url);
+        goto out;
+    }
+    curl_url_get(u, CURLUPART_PORT, &port, 0); /* only when explicit */
+    curl_url_get(u, CURLUPART_PATH, &p, 0);
+    if (curl_url_get(u, CURLUPART_QUERY, &q, 0) != CURLUE_OK)
+        q = NULL;
+    snprintf(host, hl, "%s%s%s", h, port ? ":" : "", port ? port : "");
+    snprintf(path, pl, "%s", p && *p ? p : "/");
+    snprintf(query, ql, "%s", q ? q : "");
+out:
+    curl_free(h);
+    curl_free(p);
+    curl_free(q);
+    curl_free(port);
+    curl_url_cleanup(u);
+    return rc;
+}
+
+nw_rc_t nw_awshttp_do(const char *method, const char *url, const char *const *headers,
+                      const char *content_type, const char *body, size_t body_len,
+                      const nw_awshttp_sign_t *sign, long timeout_ms, nw_awshttp_resp_t *resp,
+                      nw_err_t *err)
+{
+    char host[512], path[2048], query[4096], line[2048];
+    struct curl_slist *hl = NULL;
+    nw_rc_t rc = NW_OK;
+    CURL *c = NULL;
+
+    nw_buf_reset(&resp->body);
+    resp->status = 0;
+    resp->timed_out = 0;
+    if ((rc = split_url(url, host, sizeof host, path, sizeof path, query, sizeof query, err)) !=
+        NW_OK)
+        return rc;
+    c = curl_easy_init();
+    if (!c)
+        return nw_err_set(err, NW_ENOMEM, "http", "curl_easy_init failed");
+
+    for (const char *const *h = headers; h && *h; h++)
+        hl = curl_slist_append(hl, *h);
+    if (content_type) {
+        snprintf(line, sizeof line, "Content-Type: %s", content_type);
+        hl = curl_slist_append(hl, line);
+    }
+    if (sign && sign->access_key_id && *sign->access_key_id) {
+        nw_sigv4_header_t sh[3];
+        size_t n = 0;
+        sh[n++] = (nw_sigv4_header_t){"Host", host};
+        if (content_type)
+            sh[n++] = (nw_sigv4_header_t){"Content-Type", content_type};
+        nw_sigv4_req_t req = {.method = method,
+                              .path = path,
+                              .query = query,
+                              .headers = sh,
+                              .nheaders = n,
+                              .payload = body,
+                              .payload_len = body_len,
+                              .region = sign->region,
+                              .service = sign->service,
+                              .time_s = sign->time_s,
+                              .normalize_path = 1};
+        nw_sigv4_creds_t cr = {sign->access_key_id, sign->secret_access_key, sign->session_token};
+        nw_sigv4_result_t sr;
+        if ((rc = nw_sigv4_sign(&req, &cr, &sr, err)) != NW_OK)
+            goto out;
+        snprintf(line, sizeof line, "Host: %s", host);
+        hl = curl_slist_append(hl, line);
+        snprintf(line, sizeof line, "X-Amz-Date: %s", sr.amz_date);
+        hl = curl_slist_append(hl, line);
+        if (sr.session_token) {
+            nw_buf_t tb;
+            nw_buf_init(&tb, 16384);
+            if (nw_buf_addf(&tb, "X-Amz-Security-Token: %s", sr.session_token) == NW_OK)
+                hl = curl_slist_append(hl, nw_buf_str(&tb));
+            nw_buf_cleanup(&tb);
+        }
+        snprintf(line, sizeof line, "Authorization: %s", sr.authorization);
+        hl = curl_slist_append(hl, line);
+    }
+    hl = curl_slist_append(hl, "Expect:");
+
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms > 0 ? timeout_ms : 10000L);
+    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms > 0 && timeout_ms < 5000 ? timeout_ms : 5000L);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, hl);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &resp->body);
+    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+    if (strcmp(method, "GET") == 0) {
+        curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
+    } else {
+        if (strcmp(method, "POST") != 0)
+            curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+        curl_easy_setopt(c, CURLOPT_POST, 1L);
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body ? body : "");
+        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
+    }
+    CURLcode cc = curl_easy_perform(c);
+    if (cc == CURLE_OPERATION_TIMEDOUT) {
+        resp->timed_out = 1;
+        rc = nw_err_set(err, NW_ETIMEOUT, "http", "%s %s%s: timed out after %ld ms", method, host,
+                        path, timeout_ms);
+        goto out;
+    }
+    if (cc != CURLE_OK) {
+        rc = nw_err_set(err, NW_EIO, "http", "%s %s%s: %s", method, host, path,
+                        curl_easy_strerror(cc));
+        goto out;
+    }
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &resp->status);
+out:
+    curl_slist_free_all(hl);
+    curl_easy_cleanup(c);
+    return rc;
+}

@@ -1,0 +1,839 @@
+/* scaler/aws/ec2xml.c — EC2/STS XML response parsers; see ec2xml.h. */
+#include "scaler/aws/ec2xml.h"
+
+#include <ctype.h>
+#include <libxml/parser.h>
+#include <libxml/tree.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/clock.h"
+
+#define LIST_MAX 1000000 /* records per list: far above any real page set */
+
+/* ---- helpers ---------------------------------------------------------------- */
+
+static xmlDocPtr load(const char *xml, size_t len, xmlNode **root, nw_err_t *err)
+{
+    *root = NULL;
+    if (!xml || len == 0)
+        return nw_err_set(err, NW_EPARSE, "response", "empty response body"), NULL;
+    if (len > INT_MAX)
+        return nw_err_set(err, NW_EPARSE, "response", "response too large"), NULL;
+    xmlDocPtr d = xmlReadMemory(xml, (int)len, NULL, NULL,
+                                XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING |
+                                    XML_PARSE_NOBLANKS | XML_PARSE_NOCDATA);
+    if (!d) {
+        nw_err_set(err, NW_EPARSE, "response", "malformed XML");
+        return NULL;
+    }
+    *root = xmlDocGetRootElement(d);
+    if (!*root) {
+        xmlFreeDoc(d);
+        nw_err_set(err, NW_EPARSE, "response", "XML document has no root element");
+        return NULL;
+    }
+    return d;
+}
+
+static int is_el(const xmlNode *n, const char *name)
+{
+    return n && n->type == XML_ELEMENT_NODE && n->name && strcmp((const char *)n->name, name) == 0;
+}
+
+static xmlNode *child(xmlNode *n, const char *name)
+{
+    if (!n)
+        return NULL;
+    for (xmlNode *c = n->children; c; c = c->next)
+        if (is_el(c, name))
+            return c;
+    return NULL;
+}
+
+/* Follow a '/'-separated element path. */
+static xmlNode *at(xmlNode *n, const char *path)
+{
+    char seg[96];
+    while (n && *path) {
+        const char *sl = strchr(path, '/');
+        size_t l = sl ? (size_t)(sl - path) : strlen(path);
+        if (l >= sizeof seg)
+            return NULL;
+        memcpy(seg, path, l);
+        seg[l] = 0;
+        n = child(n, seg);
+        path += l + (sl ? 1 : 0);
+    }
+    return n;
+}
+
+static void text(xmlNode *n, char *out, size_t len)
+{
+    if (len == 0)
+        return;
+    out[0] = 0;
+    if (!n)
+        return;
+    xmlChar *c = xmlNodeGetContent(n);
+    if (!c)
+        return;
+    /* trim surrounding whitespace */
+    const char *s = (const char *)c;
+    while (*s && isspace((unsigned char)*s))
+        s++;
+    size_t l = strlen(s);
+    while (l > 0 && isspace((unsigned char)s[l - 1]))
+        l--;
+    if (l >= len)
+        l = len - 1;
+    memcpy(out, s, l);
+    out[l] = 0;
+    xmlFree(c);
+}
+
+#define TXT(node, path, field) text(at((node), (path)), (field), sizeof(field))
+
+static int64_t num(xmlNode *n, const char *path)
+{
+    char b[64];
+    text(at(n, path), b, sizeof b);
+    if (!*b)
+        return 0;
+    char *end;
+    long long v = strtoll(b, &end, 10);
+    return *end == 0 || *end == '.' ? (int64_t)v : 0;
+}
+
+static double dbl(xmlNode *n, const char *path)
+{
+    char b[64];
+    text(at(n, path), b, sizeof b);
+    if (!*b)
+        return 0;
+    char *end;
+    double v = strtod(b, &end);
+    return *end == 0 ? v : 0;
+}
+
+static int boolean(xmlNode *n, const char *path)
+{
+    char b[16];
+    text(at(n, path), b, sizeof b);
+    return strcmp(b, "true") == 0;
+}
+
+static int64_t when(xmlNode *n, const char *path)
+{
+    char b[64];
+    int64_t ns = 0;
+    text(at(n, path), b, sizeof b);
+    if (*b && nw_time_parse(b, &ns) != NW_OK)
+        ns = 0;
+    return ns;
+}
+
+static xmlNode *first_item(xmlNode *set)
+{
+    return child(set, "item");
+}
+
+static xmlNode *next_item(xmlNode *it)
+{
+    for (it = it->next; it; it = it->next)
+        if (is_el(it, "item"))
+            return it;
+    return NULL;
+}
+
+#define FOREACH_ITEM(set, it) for (xmlNode *it = first_item(set); it; it = next_item(it))
+
+/* Append a zeroed element to a growable array; NULL when out of memory or too long. */
+static void *push(void **v, size_t *n, size_t *cap, size_t sz)
+{
+    if (*n >= LIST_MAX)
+        return NULL;
+    if (*n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 16;
+        void *nv = realloc(*v, nc * sz);
+        if (!nv)
+            return NULL;
+        *v = nv;
+        *cap = nc;
+    }
+    void *p = (char *)*v + (*n)++ * sz;
+    memset(p, 0, sz);
+    return p;
+}
+
+#define PUSH(list) push((void **)&(list)->v, &(list)->n, &(list)->cap, sizeof(*(list)->v))
+
+static void tags(xmlNode *set, nw_ec2_tags_t *t)
+{
+    t->n = 0;
+    FOREACH_ITEM(set, it)
+    {
+        if (t->n >= NW_EC2_MAX_TAGS)
+            break;
+        TXT(it, "key", t->v[t->n].key);
+        TXT(it, "value", t->v[t->n].value);
+        t->n++;
+    }
+}
+
+static nw_rc_t expect(xmlNode *root, const char *name, nw_err_t *err)
+{
+    if (is_el(root, name))
+        return NW_OK;
+    if (is_el(root, "Response") || is_el(root, "ErrorResponse"))
+        return nw_err_set(err, NW_EPARSE, name, "got an error document instead of %s", name);
+    return nw_err_set(err, NW_EPARSE, name, "unexpected root element <%.64s>, want <%s>",
+                      root->name ? (const char *)root->name : "?", name);
+}
+
+static void next_token(xmlNode *root, char *next, size_t nextlen)
+{
+    if (next && nextlen)
+        text(child(root, "nextToken"), next, nextlen);
+}
+
+#define OOM(err) nw_err_set((err), NW_ENOMEM, "response", "out of memory or too many records")
+
+/* ---- errors --------------------------------------------------------------- */
+
+nw_rc_t nw_ec2xml_parse_error(const char *xml, size_t len, nw_ec2xml_error_t *out, nw_err_t *err)
+{
+    xmlNode *root;
+    memset(out, 0, sizeof *out);
+    xmlDocPtr d = load(xml, len, &root, err);
+    if (!d)
+        return NW_EPARSE;
+    xmlNode *e = NULL;
+    if (is_el(root, "Response")) {
+        e = at(root, "Errors/Error");
+        TXT(root, "RequestID", out->request_id);
+    } else if (is_el(root, "ErrorResponse")) {
+        e = child(root, "Error");
+        TXT(root, "RequestId", out->request_id);
+    }
+    TXT(e, "Code", out->code);
+    TXT(e, "Message", out->message);
+    xmlFreeDoc(d);
+    if (!*out->code)
+        return nw_err_set(err, NW_EPARSE, "Error.Code", "no error code in error response");
+    return NW_OK;
+}
+
+/* ---- instance types --------------------------------------------------------- */
+
+void nw_ec2_itypes_free(nw_ec2_itypes_t *l)
+{
+    free(l->v);
+    memset(l, 0, sizeof *l);
+}
+
+static void parse_itype(xmlNode *it, nw_ec2_itype_t *t)
+{
+    TXT(it, "instanceType", t->name);
+    t->vcpus = (int)num(it, "vCpuInfo/defaultVCpus");
+    t->memory_mib = num(it, "memoryInfo/sizeInMiB");
+    text(first_item(at(it, "processorInfo/supportedArchitectures")), t->arch, sizeof t->arch);
+    TXT(it, "processorInfo/manufacturer", t->cpu_manufacturer);
+    t->clock_ghz = dbl(it, "processorInfo/sustainedClockSpeedInGhz");
+    FOREACH_ITEM(at(it, "gpuInfo/gpus"), g)
+    {
+        if (!*t->gpu_name) {
+            TXT(g, "name", t->gpu_name);
+            TXT(g, "manufacturer", t->gpu_manufacturer);
+            t->gpu_memory_mib = num(g, "memoryInfo/sizeInMiB");
+        }
+        t->gpu_count += (int)num(g, "count");
+    }
+    FOREACH_ITEM(at(it, "neuronInfo/neuronDevices"), nd)
+    {
+        if (!*t->accel_name) {
+            TXT(nd, "name", t->accel_name);
+            snprintf(t->accel_manufacturer, sizeof t->accel_manufacturer, "AWS");
+        }
+        int c = (int)num(nd, "count");
+        t->accel_count += c;
+        t->neuron_cores += c * (int)num(nd, "coreInfo/count");
+    }
+    if (!*t->accel_name) {
+        FOREACH_ITEM(at(it, "inferenceAcceleratorInfo/accelerators"), ac)
+        {
+            if (!*t->accel_name) {
+                TXT(ac, "name", t->accel_name);
+                TXT(ac, "manufacturer", t->accel_manufacturer);
+            }
+            t->accel_count += (int)num(ac, "count");
+        }
+    }
+    xmlNode *net = child(it, "networkInfo");
+    int64_t defcard = num(net, "defaultNetworkCardIndex");
+    t->max_enis = (int)num(net, "maximumNetworkInterfaces");
+    FOREACH_ITEM(child(net, "networkCards"), card)
+    {
+        if (num(card, "networkCardIndex") == defcard) {
+            t->max_enis = (int)num(card, "maximumNetworkInterfaces");
+            t->network_mbps = (int64_t)(dbl(card, "baselineBandwidthInGbps") * 1000.0 + 0.5);
+        }
+    }
+    t->ipv4_per_eni = (int)num(net, "ipv4AddressesPerInterface");
+    if (boolean(net, "efaSupported"))
+        t->efa_max = (int)num(net, "efaInfo/maximumEfaInterfaces");
+    t->encryption_in_transit = boolean(net, "encryptionInTransitSupported");
+    char nvme[32];
+    TXT(it, "instanceStorageInfo/nvmeSupport", nvme);
+    if (strcmp(nvme, "required") == 0 || strcmp(nvme, "supported") == 0)
+        t->local_nvme_gb = num(it, "instanceStorageInfo/totalSizeInGB");
+    TXT(it, "hypervisor", t->hypervisor);
+    t->bare_metal = boolean(it, "bareMetal");
+    FOREACH_ITEM(child(it, "supportedUsageClasses"), uc)
+    {
+        char u[32];
+        text(uc, u, sizeof u);
+        if (strcmp(u, "spot") == 0)
+            t->spot_supported = 1;
+        else if (strcmp(u, "on-demand") == 0)
+            t->on_demand_supported = 1;
+    }
+}
+
+nw_rc_t nw_ec2xml_parse_instance_types(const char *xml, size_t len, nw_ec2_itypes_t *out,
+                                       char *next, size_t nextlen, nw_err_t *err)
+{
+    xmlNode *root;
+    nw_rc_t rc = NW_OK;
+    xmlDocPtr d = load(xml, len, &root, err);
+    if (!d)
+        return NW_EPARSE;
+    if ((rc = expect(root, "DescribeInstanceTypesResponse", err)) != NW_OK)
+        goto out;
+    FOREACH_ITEM(child(root, "instanceTypeSet"), it)
+    {
+        nw_ec2_itype_t *t = PUSH(out);
+        if (!t) {
+            rc = OOM(err);
+            goto out;
+        }
+        parse_itype(it, t);
+        if (!*t->name) {
+            out->n--;
+            rc = nw_err_set(err, NW_EPARSE, "instanceTypeSet.item.instanceType", "missing");
+            goto out;
+        }
+    }
+    next_token(root, next, nextlen);
+out:
+    xmlFreeDoc(d);
+    return rc;
+}
+
+/* ---- offerings, spot prices, zones ------------------------------------------- */
+
+void nw_ec2_offerings_free(nw_ec2_offerings_t *l)
+{
+    free(l->v);
+    memset(l, 0, sizeof *l);
+}
+
+nw_rc_t nw_ec2xml_parse_offerings(const char *xml, size_t len, nw_ec2_offerings_t *out,
+                                  char *next, size_t nextlen, nw_err_t *err)
+{
+    xmlNode *root;
+    nw_rc_t rc = NW_OK;
+    xmlDocPtr d = load(xml, len, &root, err);
+    if (!d)
+        return NW_EPARSE;
+    if ((rc = expect(root, "DescribeInstanceTypeOfferingsResponse", err)) != NW_OK)
+        goto out;
+    FOREACH_ITEM(child(root, "instanceTypeOfferingSet"), it)
+    {
+        nw_ec2_offering_t *o = PUSH(out);
+        if (!o) {
+            rc = OOM(err);
+            goto out;
+        }
+        TXT(it, "instanceType", o->type);
+        TXT(it, "location", o->location);
+        if (!*o->type || !*o->location) {
+            out->n--;
+            rc = nw_err_set(err, NW_EPARSE, "instanceTypeOfferingSet.item",
+                            "instanceType or location missing");
+            goto out;
+        }
+    }
+    next_token(root, next, nextlen);
+out:
+    xmlFreeDoc(d);
+    return rc;
+}
+
+void nw_ec2_spot_prices_free(nw_ec2_spot_prices_t *l)
+{
+    free(l->v);
+    memset(l, 0, sizeof *l);
+}
+
+nw_rc_t nw_ec2xml_parse_spot_prices(const char *xml, size_t len, nw_ec2_spot_prices_t *out,
+                                    char *next, size_t nextlen, nw_err_t *err)
+{
+    xmlNode *root;
+    nw_rc_t rc = NW_OK;
+    xmlDocPtr d = load(xml, len, &root, err);
+    if (!d)
+        return NW_EPARSE;
+    if ((rc = expect(root, "DescribeSpotPriceHistoryResponse", err)) != NW_OK)
+        goto out;
+    FOREACH_ITEM(child(root, "spotPriceHistorySet"), it)
+    {
+        nw_ec2_spot_price_t *p = PUSH(out);
+        if (!p) {
+            rc = OOM(err);
+            goto out;
+        }
+        TXT(it, "instanceType", p->type);
+        TXT(it, "availabilityZone", p->zone);
+        p->price = dbl(it, "spotPrice");
+        p->timestamp_ns = when(it, "timestamp");
+        if (!*p->type || !*p->zone || !(p->price > 0)) {
+            out->n--;
+            rc = nw_err_set(err, NW_EPARSE, "spotPriceHistorySet.item",
+                            "instanceType, availabilityZone or spotPrice missing or invalid");
+            goto out;
+        }
+    }
+    next_token(root, next, nextlen);
+out:
+    xmlFreeDoc(d);
+    return rc;
+}
+
+void nw_ec2_zones_free(nw_ec2_zones_t *l)
+{
+    free(l->v);
+    memset(l, 0, sizeof *l);
+}
+
+nw_rc_t nw_ec2xml_parse_zones(const char *xml, size_t len, nw_ec2_zones_t *out, nw_err_t *err)
+{
+    xmlNode *root;
+    nw_rc_t rc = NW_OK;
+    xmlDocPtr d = load(xml, len, &root, err);
+    if (!d)
+        return NW_EPARSE;
+    if ((rc = expect(root, "DescribeAvailabilityZonesResponse", err)) != NW_OK)
+        goto out;
+    FOREACH_ITEM(child(root, "availabilityZoneInfo"), it)
+    {
+        nw_ec2_zone_t *z = PUSH(out);
+        if (!z) {
+            rc = OOM(err);
+            goto out;
+        }
+        TXT(it, "zoneName", z->name);
+        TXT(it, "zoneId", z->zone_id);
+        TXT(it, "zoneState", z->state);
+    }
+out:
+    xmlFreeDoc(d);
+    return rc;
+}
+
+/* ---- subnets, security groups, images ----------------------------------------- */
+
+void nw_ec2_subnets_free(nw_ec2_subnets_t *l)
+{
+    free(l->v);
+    memset(l, 0, sizeof *l);
+}
+
+nw_rc_t nw_ec2xml_parse_subnets(const char *xml, size_t len, nw_ec2_subnets_t *out, char *next,
+                                size_t nextlen, nw_err_t *err)
+{
+    xmlNode *root;
+    nw_rc_t rc = NW_OK;
+    xmlDocPtr d = load(xml, len, &root, err);
+    if (!d)
+        return NW_EPARSE;
+    if ((rc = expect(root, "DescribeSubnetsResponse", err)) != NW_OK)
+        goto out;
+    FOREACH_ITEM(child(root, "subnetSet"), it)
+    {
+        nw_ec2_subnet_t *s = PUSH(out);
+        if (!s) {
+            rc = OOM(err);
+            goto out;
+        }
+        TXT(it, "subnetId", s->id);
+        TXT(it, "availabilityZone", s->zone);
+        TXT(it, "availabilityZoneId", s->zone_id);
+        TXT(it, "vpcId", s->vpc_id);
+        s->available_ips = num(it, "availableIpAddressCount");
+        tags(child(it, "tagSet"), &s->tags);
+        if (!*s->id) {
+            out->n--;
+            rc = nw_err_set(err, NW_EPARSE, "subnetSet.item.subnetId", "missing");
+            goto out;
+        }
+    }
+    next_token(root, next, nextlen);
+out:
+    xmlFreeDoc(d);
+    return rc;
+}
+
+void nw_ec2_sgs_free(nw_ec2_sgs_t *l)
+{
+    free(l->v);
+    memset(l, 0, sizeof *l);
+}
+
+nw_rc_t nw_ec2xml_parse_sgs(const char *xml, size_t len, nw_ec2_sgs_t *out, char *next,
+                            size_t nextlen, nw_err_t *err)
+{
+    xmlNode *root;
+    nw_rc_t rc = NW_OK;
+    xmlDocPtr d = load(xml, len, &root, err);
+    if (!d)
+        return NW_EPARSE;
+    if ((rc = expect(root, "DescribeSecurityGroupsResponse", err)) != NW_OK)
+        goto out;
+    FOREACH_ITEM(child(root, "securityGroupInfo"), it)
+    {
+        nw_ec2_sg_t *s = PUSH(out);
+        if (!s) {
+            rc = OOM(err);
+            goto out;
+        }
+        TXT(it, "groupId", s->id);
+        TXT(it, "groupName", s->name);
+        TXT(it, "vpcId", s->vpc_id);
+        tags(child(it, "tagSet"), &s->tags);
+        if (!*s->id) {
+            out->n--;
+            rc = nw_err_set(err, NW_EPARSE, "securityGroupInfo.item.groupId", "missing");
+            goto out;
+        }
+    }
+    next_token(root, next, nextlen);
+out:
+    xmlFreeDoc(d);
+    return rc;
+}
+
+void nw_ec2_images_free(nw_ec2_images_t *l)
+{
+    free(l->v);
+    memset(l, 0, sizeof *l);
+}
+
+nw_rc_t nw_ec2xml_parse_images(const char *xml, size_t len, nw_ec2_images_t *out, char *next,
+                               size_t nextlen, nw_err_t *err)
+{
+    xmlNode *root;
+    nw_rc_t rc = NW_OK;
+    xmlDocPtr d = load(xml, len, &root, err);
+    if (!d)
+        return NW_EPARSE;
+    if ((rc = expect(root, "DescribeImagesResponse", err)) != NW_OK)
+        goto out;
+    FOREACH_ITEM(child(root, "imagesSet"), it)
+    {
+        nw_ec2_image_t *im = PUSH(out);
+        if (!im) {
+            rc = OOM(err);
+            goto out;
+        }
+        TXT(it, "imageId", im->id);
+        TXT(it, "name", im->name);
+        TXT(it, "architecture", im->arch);
+        TXT(it, "imageState", im->state);
+        TXT(it, "imageOwnerId", im->owner);
+        im->creation_ns = when(it, "creationDate");
+        im->deprecation_ns = when(it, "deprecationTime");
+        tags(child(it, "tagSet"), &im->tags);
+        if (!*im->id) {
+            out->n--;
+            rc = nw_err_set(err, NW_EPARSE, "imagesSet.item.imageId", "missing");
+            goto out;
+        }
+    }
+    next_token(root, next, nextlen);
+out:
+    xmlFreeDoc(d);
+    return rc;
+}
+
+/* ---- launch templates ------------------------------------------------------------ */
+
+void nw_ec2_lts_free(nw_ec2_lts_t *l)
+{
+    free(l->v);
+    memset(l, 0, sizeof *l);
+}
+
+static nw_rc_t one_lt(xmlNode *n, nw_ec2_lts_t *out, nw_err_t *err)
+{
+    nw_ec2_lt_t *t = PUSH(out);
+    if (!t)
+        return OOM(err);
+    TXT(n, "launchTemplateId", t->id);
+    TXT(n, "launchTemplateName", t->name);
+    t->latest_version = num(n, "latestVersionNumber");
+    if (!*t->id) {
+        out->n--;
+        return nw_err_set(err, NW_EPARSE, "launchTemplate.launchTemplateId", "missing");
+    }
+    return NW_OK;
+}
+
+nw_rc_t nw_ec2xml_parse_launch_templates(const char *xml, size_t len, nw_ec2_lts_t *out,
+                                         char *next, size_t nextlen, nw_err_t *err)
+{
+    xmlNode *root;
+    nw_rc_t rc = NW_OK;
+    xmlDocPtr d = load(xml, len, &root, err);
+    if (!d)
+        return NW_EPARSE;
+    if (next && nextlen)
+        next[0] = 0;
+    if (is_el(root, "DescribeLaunchTemplatesResponse")) {
+        FOREACH_ITEM(child(root, "launchTemplates"), it)
+        {
+            if ((rc = one_lt(it, out, err)) != NW_OK)
+                goto out;
+        }
+        next_token(root, next, nextlen);
+    } else if (is_el(root, "CreateLaunchTemplateResponse") ||
+               is_el(root, "DeleteLaunchTemplateResponse")) {
+        xmlNode *lt = child(root, "launchTemplate");
+        if (!lt) {
+            rc = nw_err_set(err, NW_EPARSE, "launchTemplate", "missing");
+            goto out;
+        }
+        rc = one_lt(lt, out, err);
+    } else {
+        rc = expect(root, "DescribeLaunchTemplatesResponse", err);
+    }
+out:
+    xmlFreeDoc(d);
+    return rc;
+}
+
+/* ---- instances ---------------------------------------------------------------------- */
+
+void nw_ec2_instances_free(nw_ec2_instances_t *l)
+{
+    free(l->v);
+    memset(l, 0, sizeof *l);
+}
+
+static nw_rc_t instances_set(xmlNode *set, nw_ec2_instances_t *out, nw_err_t *err)
+{
+    FOREACH_ITEM(set, it)
+    {
+        nw_ec2_instance_t *i = PUSH(out);
+        if (!i)
+            return OOM(err);
+        TXT(it, "instanceId", i->id);
+        TXT(it, "instanceType", i->type);
+        TXT(it, "imageId", i->image_id);
+        TXT(it, "placement/availabilityZone", i->zone);
+        TXT(it, "placement/availabilityZoneId", i->zone_id);
+        TXT(it, "instanceState/name", i->state);
+        TXT(it, "subnetId", i->subnet_id);
+        TXT(it, "privateIpAddress", i->private_ip);
+        TXT(it, "instanceLifecycle", i->lifecycle);
+        TXT(it, "spotInstanceRequestId", i->spot_request_id);
+        i->launch_ns = when(it, "launchTime");
+        tags(child(it, "tagSet"), &i->tags);
+        if (!*i->id) {
+            out->n--;
+            return nw_err_set(err, NW_EPARSE, "instancesSet.item.instanceId", "missing");
+        }
+    }
+    return NW_OK;
+}
+
+nw_rc_t nw_ec2xml_parse_instances(const char *xml, size_t len, nw_ec2_instances_t *out,
+                                  char *next, size_t nextlen, nw_err_t *err)
+{
+    xmlNode *root;
+    nw_rc_t rc = NW_OK;
+    xmlDocPtr d = load(xml, len, &root, err);
+    if (!d)
+        return NW_EPARSE;
+    if (next && nextlen)
+        next[0] = 0;
+    if (is_el(root, "DescribeInstancesResponse")) {
+        FOREACH_ITEM(child(root, "reservationSet"), r)
+        {
+            if ((rc = instances_set(child(r, "instancesSet"), out, err)) != NW_OK)
+                goto out;
+        }
+        next_token(root, next, nextlen);
+    } else if (is_el(root, "RunInstancesResponse")) {
+        rc = instances_set(child(root, "instancesSet"), out, err);
+    } else {
+        rc = expect(root, "DescribeInstancesResponse", err);
+    }
+out:
+    xmlFreeDoc(d);
+    return rc;
+}
+
+void nw_ec2_state_changes_free(nw_ec2_state_changes_t *l)
+{
+    free(l->v);
+    memset(l, 0, sizeof *l);
+}
+
+nw_rc_t nw_ec2xml_parse_terminate(const char *xml, size_t len, nw_ec2_state_changes_t *out,
+                                  nw_err_t *err)
+{
+    xmlNode *root;
+    nw_rc_t rc = NW_OK;
+    xmlDocPtr d = load(xml, len, &root, err);
+    if (!d)
+        return NW_EPARSE;
+    if ((rc = expect(root, "TerminateInstancesResponse", err)) != NW_OK)
+        goto out;
+    FOREACH_ITEM(child(root, "instancesSet"), it)
+    {
+        nw_ec2_state_change_t *s = PUSH(out);
+        if (!s) {
+            rc = OOM(err);
+            goto out;
+        }
+        TXT(it, "instanceId", s->id);
+        TXT(it, "currentState/name", s->current);
+        TXT(it, "previousState/name", s->previous);
+    }
+out:
+    xmlFreeDoc(d);
+    return rc;
+}
+
+/* ---- CreateFleet ---------------------------------------------------------------------- */
+
+void nw_ec2_fleet_result_free(nw_ec2_fleet_result_t *r)
+{
+    free(r->inst);
+    free(r->errs);
+    memset(r, 0, sizeof *r);
+}
+
+nw_rc_t nw_ec2xml_parse_fleet(const char *xml, size_t len, nw_ec2_fleet_result_t *out,
+                              nw_err_t *err)
+{
+    xmlNode *root;
+    nw_rc_t rc = NW_OK;
+    xmlDocPtr d = load(xml, len, &root, err);
+    if (!d)
+        return NW_EPARSE;
+    if ((rc = expect(root, "CreateFleetResponse", err)) != NW_OK)
+        goto out;
+    TXT(root, "fleetId", out->fleet_id);
+    FOREACH_ITEM(child(root, "fleetInstanceSet"), it)
+    {
+        xmlNode *ov = at(it, "launchTemplateAndOverrides/overrides");
+        char type[NW_EC2_ID], life[32];
+        TXT(it, "instanceType", type);
+        if (!*type)
+            TXT(ov, "instanceType", type);
+        TXT(it, "lifecycle", life);
+        FOREACH_ITEM(child(it, "instanceIds"), idn)
+        {
+            nw_ec2_fleet_instance_t *fi =
+                push((void **)&out->inst, &out->ninst, &out->capinst, sizeof *out->inst);
+            if (!fi) {
+                rc = OOM(err);
+                goto out;
+            }
+            text(idn, fi->instance_id, sizeof fi->instance_id);
+            snprintf(fi->type, sizeof fi->type, "%s", type);
+            snprintf(fi->lifecycle, sizeof fi->lifecycle, "%s", life);
+            TXT(ov, "availabilityZone", fi->zone);
+            TXT(ov, "subnetId", fi->subnet_id);
+            TXT(ov, "imageId", fi->image_id);
+            if (!*fi->instance_id) {
+                out->ninst--;
+                rc = nw_err_set(err, NW_EPARSE, "fleetInstanceSet.item.instanceIds.item", "empty");
+                goto out;
+            }
+        }
+    }
+    FOREACH_ITEM(child(root, "errorSet"), it)
+    {
+        nw_ec2_fleet_error_t *fe =
+            push((void **)&out->errs, &out->nerrs, &out->caperrs, sizeof *out->errs);
+        if (!fe) {
+            rc = OOM(err);
+            goto out;
+        }
+        xmlNode *ov = at(it, "launchTemplateAndOverrides/overrides");
+        TXT(it, "errorCode", fe->code);
+        TXT(it, "errorMessage", fe->message);
+        TXT(it, "lifecycle", fe->lifecycle);
+        TXT(ov, "instanceType", fe->type);
+        TXT(ov, "availabilityZone", fe->zone);
+        TXT(ov, "subnetId", fe->subnet_id);
+    }
+out:
+    xmlFreeDoc(d);
+    return rc;
+}
+
+nw_rc_t nw_ec2xml_expect_root(const char *xml, size_t len, const char *rootname, nw_err_t *err)
+{
+    xmlNode *root;
+    xmlDocPtr d = load(xml, len, &root, err);
+    if (!d)
+        return NW_EPARSE;
+    nw_rc_t rc = expect(root, rootname, err);
+    xmlFreeDoc(d);
+    return rc;
+}
+
+/* ---- STS ------------------------------------------------------------------------------ */
+
+nw_rc_t nw_ec2xml_parse_sts(const char *xml, size_t len, nw_sts_result_t *out, nw_err_t *err)
+{
+    xmlNode *root;
+    nw_rc_t rc = NW_OK;
+    memset(out, 0, sizeof *out);
+    xmlDocPtr d = load(xml, len, &root, err);
+    if (!d)
+        return NW_EPARSE;
+    if (is_el(root, "AssumeRoleWithWebIdentityResponse")) {
+        xmlNode *r = child(root, "AssumeRoleWithWebIdentityResult");
+        xmlNode *c = child(r, "Credentials");
+        TXT(c, "AccessKeyId", out->access_key_id);
+        TXT(c, "SecretAccessKey", out->secret_access_key);
+        TXT(c, "SessionToken", out->session_token);
+        out->expiration_ns = when(c, "Expiration");
+        TXT(r, "AssumedRoleUser/Arn", out->arn);
+        if (!*out->access_key_id || !*out->secret_access_key || !*out->session_token)
+            rc = nw_err_set(err, NW_EPARSE, "AssumeRoleWithWebIdentityResult.Credentials",
+                            "AccessKeyId, SecretAccessKey or SessionToken missing");
+        else if (out->expiration_ns == 0)
+            rc = nw_err_set(err, NW_EPARSE,
+                            "AssumeRoleWithWebIdentityResult.Credentials.Expiration",
+                            "missing or not an RFC 3339 time");
+    } else if (is_el(root, "GetCallerIdentityResponse")) {
+        xmlNode *r = child(root, "GetCallerIdentityResult");
+        TXT(r, "Arn", out->arn);
+        TXT(r, "Account", out->account);
+        TXT(r, "UserId", out->user_id);
+        if (!*out->arn)
+            rc = nw_err_set(err, NW_EPARSE, "GetCallerIdentityResult.Arn", "missing");
+    } else {
+        rc = expect(root, "AssumeRoleWithWebIdentityResponse", err);
+    }
+    xmlFreeDoc(d);
+    return rc;
+}

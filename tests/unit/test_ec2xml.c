@@ -1,0 +1,302 @@
+/* Unit tests for scaler/aws/ec2xml (on the fuzz corpus files) and ec2 error classes. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scaler/aws/ec2.h"
+#include "scaler/aws/ec2xml.h"
+#include "tests/unit/testutil.h"
+
+Suite *nw_ec2xml_suite(void);
+
+#define DIR "tests/fuzz/corpus/ec2xml/"
+
+static char *load(const char *name, size_t *len)
+{
+    return nw_test_read_file(name, len);
+}
+
+START_TEST(instance_types)
+{
+    size_t len;
+    char *x = load(DIR "describe-instance-types.xml", &len);
+    nw_ec2_itypes_t l = {0};
+    char next[128];
+    nw_err_t err = {0};
+    ck_assert_int_eq(nw_ec2xml_parse_instance_types(x, len, &l, next, sizeof next, &err), NW_OK);
+    ck_assert_uint_eq(l.n, 4);
+    ck_assert_str_eq(next, "AAEAAVR5cGVzLVBhZ2UtMg==");
+    nw_ec2_itype_t *m = &l.v[0];
+    ck_assert_str_eq(m->name, "m6i.large");
+    ck_assert_int_eq(m->vcpus, 2);
+    ck_assert_int_eq(m->memory_mib, 8192);
+    ck_assert_str_eq(m->arch, "x86_64");
+    ck_assert_str_eq(m->cpu_manufacturer, "Intel");
+    ck_assert_int_eq(m->max_enis, 3);
+    ck_assert_int_eq(m->ipv4_per_eni, 10);
+    ck_assert_int_eq(m->gpu_count, 0);
+    ck_assert_int_eq(m->spot_supported, 1);
+    ck_assert_int_eq(m->on_demand_supported, 1);
+    ck_assert_int_eq(m->network_mbps, 781);
+    ck_assert_int_eq(m->encryption_in_transit, 1);
+    ck_assert_str_eq(m->hypervisor, "nitro");
+    nw_ec2_itype_t *g = &l.v[1];
+    ck_assert_str_eq(g->gpu_name, "A10G");
+    ck_assert_str_eq(g->gpu_manufacturer, "NVIDIA");
+    ck_assert_int_eq(g->gpu_count, 4);
+    ck_assert_int_eq(g->gpu_memory_mib, 22888);
+    ck_assert_int_eq(g->local_nvme_gb, 3800);
+    ck_assert_int_eq(g->efa_max, 1);
+    /* p5: ENIs of the default network card (2), not the instance total (64) */
+    ck_assert_int_eq(l.v[2].max_enis, 2);
+    ck_assert_int_eq(l.v[2].gpu_count, 8);
+    ck_assert_str_eq(l.v[3].accel_name, "Inferentia2");
+    ck_assert_int_eq(l.v[3].accel_count, 1);
+    ck_assert_int_eq(l.v[3].neuron_cores, 2);
+    /* a second page appends */
+    ck_assert_int_eq(nw_ec2xml_parse_instance_types(x, len, &l, next, sizeof next, &err), NW_OK);
+    ck_assert_uint_eq(l.n, 8);
+    nw_ec2_itypes_free(&l);
+    free(x);
+}
+END_TEST
+
+START_TEST(describe_lists)
+{
+    size_t len;
+    char next[128];
+    nw_err_t err = {0};
+    char *x = load(DIR "describe-subnets.xml", &len);
+    nw_ec2_subnets_t s = {0};
+    ck_assert_int_eq(nw_ec2xml_parse_subnets(x, len, &s, next, sizeof next, &err), NW_OK);
+    ck_assert_uint_eq(s.n, 2);
+    ck_assert_str_eq(s.v[0].id, "subnet-0a1b2c3d4e5f60001");
+    ck_assert_str_eq(s.v[0].zone, "us-west-2a");
+    ck_assert_str_eq(s.v[0].zone_id, "usw2-az1");
+    ck_assert_int_eq(s.v[0].available_ips, 4091);
+    ck_assert_int_eq(s.v[0].tags.n, 2);
+    ck_assert_str_eq(s.v[0].tags.v[0].key, "karpenter.sh/discovery");
+    ck_assert_str_eq(s.v[0].tags.v[0].value, "demo");
+    ck_assert_str_eq(next, "c3VibmV0cy1wYWdlLTI=");
+    nw_ec2_subnets_free(&s);
+    free(x);
+
+    x = load(DIR "describe-security-groups.xml", &len);
+    nw_ec2_sgs_t g = {0};
+    ck_assert_int_eq(nw_ec2xml_parse_sgs(x, len, &g, next, sizeof next, &err), NW_OK);
+    ck_assert_uint_eq(g.n, 1);
+    ck_assert_str_eq(g.v[0].name, "demo-nodes");
+    ck_assert_str_eq(next, "");
+    nw_ec2_sgs_free(&g);
+    free(x);
+
+    x = load(DIR "describe-images.xml", &len);
+    nw_ec2_images_t im = {0};
+    ck_assert_int_eq(nw_ec2xml_parse_images(x, len, &im, next, sizeof next, &err), NW_OK);
+    ck_assert_uint_eq(im.n, 2);
+    ck_assert_str_eq(im.v[1].arch, "arm64");
+    ck_assert_int_eq(im.v[0].deprecation_ns, 0);
+    ck_assert_int_gt(im.v[1].deprecation_ns, 0);
+    ck_assert_int_gt(im.v[0].creation_ns, im.v[1].creation_ns);
+    nw_ec2_images_free(&im);
+    free(x);
+
+    x = load(DIR "describe-instance-type-offerings.xml", &len);
+    nw_ec2_offerings_t of = {0};
+    ck_assert_int_eq(nw_ec2xml_parse_offerings(x, len, &of, next, sizeof next, &err), NW_OK);
+    ck_assert_uint_eq(of.n, 3);
+    ck_assert_str_eq(of.v[2].location, "us-west-2c");
+    nw_ec2_offerings_free(&of);
+    free(x);
+
+    x = load(DIR "describe-spot-price-history.xml", &len);
+    nw_ec2_spot_prices_t sp = {0};
+    ck_assert_int_eq(nw_ec2xml_parse_spot_prices(x, len, &sp, next, sizeof next, &err), NW_OK);
+    ck_assert_uint_eq(sp.n, 2);
+    ck_assert(sp.v[0].price > 0.0353 && sp.v[0].price < 0.0355);
+    nw_ec2_spot_prices_free(&sp);
+    free(x);
+
+    x = load(DIR "describe-availability-zones.xml", &len);
+    nw_ec2_zones_t z = {0};
+    ck_assert_int_eq(nw_ec2xml_parse_zones(x, len, &z, &err), NW_OK);
+    ck_assert_uint_eq(z.n, 2);
+    ck_assert_str_eq(z.v[1].zone_id, "usw2-az2");
+    nw_ec2_zones_free(&z);
+    free(x);
+}
+END_TEST
+
+START_TEST(instances_and_launch)
+{
+    size_t len;
+    char next[128];
+    nw_err_t err = {0};
+    char *x = load(DIR "describe-instances.xml", &len);
+    nw_ec2_instances_t in = {0};
+    ck_assert_int_eq(nw_ec2xml_parse_instances(x, len, &in, next, sizeof next, &err), NW_OK);
+    ck_assert_uint_eq(in.n, 2);
+    ck_assert_str_eq(in.v[0].zone, "us-west-2b");
+    ck_assert_str_eq(in.v[0].state, "running");
+    ck_assert_int_eq(in.v[0].tags.n, 4);
+    ck_assert_str_eq(in.v[1].lifecycle, "spot");
+    ck_assert_str_eq(next, "ZGVzY3JpYmUtaW5zdGFuY2VzLTI=");
+    free(x);
+    x = load(DIR "run-instances.xml", &len);
+    ck_assert_int_eq(nw_ec2xml_parse_instances(x, len, &in, next, sizeof next, &err), NW_OK);
+    ck_assert_uint_eq(in.n, 3);
+    ck_assert_str_eq(in.v[2].state, "pending");
+    nw_ec2_instances_free(&in);
+    free(x);
+
+    x = load(DIR "create-fleet.xml", &len);
+    nw_ec2_fleet_result_t fr = {0};
+    ck_assert_int_eq(nw_ec2xml_parse_fleet(x, len, &fr, &err), NW_OK);
+    ck_assert_str_eq(fr.fleet_id, "fleet-12a34b55-67cd-8ef9-ba9b-9208dEXAMPLE");
+    ck_assert_uint_eq(fr.ninst, 1);
+    ck_assert_str_eq(fr.inst[0].instance_id, "i-0123456789abcdef0");
+    ck_assert_str_eq(fr.inst[0].type, "m7i.large");
+    ck_assert_str_eq(fr.inst[0].zone, "us-west-2b");
+    ck_assert_uint_eq(fr.nerrs, 1);
+    ck_assert_str_eq(fr.errs[0].code, "InsufficientInstanceCapacity");
+    ck_assert_str_eq(fr.errs[0].type, "m6i.large");
+    ck_assert_str_eq(fr.errs[0].zone, "us-west-2a");
+    nw_ec2_fleet_result_free(&fr);
+    free(x);
+
+    x = load(DIR "terminate-instances.xml", &len);
+    nw_ec2_state_changes_t sc = {0};
+    ck_assert_int_eq(nw_ec2xml_parse_terminate(x, len, &sc, &err), NW_OK);
+    ck_assert_str_eq(sc.v[0].current, "shutting-down");
+    ck_assert_str_eq(sc.v[0].previous, "running");
+    nw_ec2_state_changes_free(&sc);
+    free(x);
+
+    const char *lts[] = {"describe-launch-templates.xml", "create-launch-template.xml",
+                         "delete-launch-template.xml"};
+    for (int i = 0; i < 3; i++) {
+        char p[256];
+        snprintf(p, sizeof p, DIR "%s", lts[i]);
+        x = load(p, &len);
+        nw_ec2_lts_t l = {0};
+        ck_assert_int_eq(nw_ec2xml_parse_launch_templates(x, len, &l, next, sizeof next, &err),
+                         NW_OK);
+        ck_assert_uint_eq(l.n, 1);
+        ck_assert_int_eq(strncmp(l.v[0].id, "lt-", 3), 0);
+        nw_ec2_lts_free(&l);
+        free(x);
+    }
+    x = load(DIR "create-tags.xml", &len);
+    ck_assert_int_eq(nw_ec2xml_expect_root(x, len, "CreateTagsResponse", &err), NW_OK);
+    free(x);
+}
+END_TEST
+
+START_TEST(errors_and_sts)
+{
+    static const struct {
+        const char *file, *code;
+        nw_ec2_class_t cls;
+    } cases[] = {
+        {"error-RequestLimitExceeded.xml", "RequestLimitExceeded", NW_EC2_THROTTLE},
+        {"error-UnauthorizedOperation.xml", "UnauthorizedOperation", NW_EC2_AUTH},
+        {"error-DryRunOperation.xml", "DryRunOperation", NW_EC2_DRYRUN_OK},
+        {"error-InvalidInstanceID.NotFound.xml", "InvalidInstanceID.NotFound", NW_EC2_NOTFOUND},
+        {"error-InvalidParameterValue.xml", "InvalidParameterValue", NW_EC2_INVALID},
+        {"error-InsufficientInstanceCapacity.xml", "InsufficientInstanceCapacity",
+         NW_EC2_CAPACITY},
+        {"error-InternalError.xml", "InternalError", NW_EC2_SERVER},
+        {"sts-error.xml", "InvalidIdentityToken", NW_EC2_AUTH},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char p[256];
+        size_t len;
+        snprintf(p, sizeof p, DIR "%s", cases[i].file);
+        char *x = load(p, &len);
+        nw_ec2xml_error_t e;
+        nw_err_t err = {0};
+        ck_assert_int_eq(nw_ec2xml_parse_error(x, len, &e, &err), NW_OK);
+        ck_assert_str_eq(e.code, cases[i].code);
+        ck_assert(e.request_id[0]);
+        ck_assert_int_eq(nw_ec2_classify(e.code, e.message, 400), cases[i].cls);
+        free(x);
+    }
+    ck_assert_int_eq(nw_ec2_classify("", "", 503), NW_EC2_SERVER);
+    ck_assert_int_eq(nw_ec2_classify("", "", 429), NW_EC2_THROTTLE);
+    ck_assert_int_eq(nw_ec2_classify("InvalidLaunchTemplateName.NotFoundException", "", 400),
+                     NW_EC2_NOTFOUND);
+    ck_assert_int_eq(nw_ec2_classify("InvalidParameterValue",
+                                     "Value (x) for parameter iamInstanceProfile.name is invalid. "
+                                     "Invalid IAM Instance Profile name",
+                                     400),
+                     NW_EC2_NOTFOUND);
+    ck_assert_int_eq(nw_ec2_classify("AuthFailure.ServiceLinkedRoleCreationNotPermitted", "", 400),
+                     NW_EC2_CAPACITY);
+
+    size_t len;
+    nw_err_t err = {0};
+    nw_sts_result_t r;
+    char *x = load(DIR "sts-assume-role-with-web-identity.xml", &len);
+    ck_assert_int_eq(nw_ec2xml_parse_sts(x, len, &r, &err), NW_OK);
+    ck_assert_str_eq(r.access_key_id, "ASgeIAIOSFODNN7EXAMPLE");
+    ck_assert_str_eq(r.session_token, "AQoDYXdzEE0a8ANXXXXXXXXNO1ewxE5TijQyp+IEXAMPLE");
+    ck_assert_int_gt(r.expiration_ns, 0);
+    free(x);
+    x = load(DIR "sts-get-caller-identity.xml", &len);
+    ck_assert_int_eq(nw_ec2xml_parse_sts(x, len, &r, &err), NW_OK);
+    ck_assert_str_eq(r.account, "123456789012");
+    free(x);
+}
+END_TEST
+
+START_TEST(rejects_bad_input)
+{
+    size_t len;
+    nw_err_t err = {0};
+    char *x = load(DIR "truncated.xml", &len);
+    nw_ec2_instances_t in = {0};
+    ck_assert_int_eq(nw_ec2xml_parse_instances(x, len, &in, NULL, 0, &err), NW_EPARSE);
+    ck_assert_str_eq(err.path, "response");
+    free(x);
+    nw_err_clear(&err);
+    x = load(DIR "describe-subnets.xml", &len);
+    ck_assert_int_eq(nw_ec2xml_parse_instances(x, len, &in, NULL, 0, &err), NW_EPARSE);
+    ck_assert_ptr_nonnull(strstr(err.msg, "DescribeSubnetsResponse"));
+    free(x);
+    nw_err_clear(&err);
+    x = load(DIR "error-UnauthorizedOperation.xml", &len);
+    nw_ec2_fleet_result_t fr = {0};
+    ck_assert_int_eq(nw_ec2xml_parse_fleet(x, len, &fr, &err), NW_EPARSE);
+    ck_assert_ptr_nonnull(strstr(err.msg, "error document"));
+    free(x);
+    nw_err_clear(&err);
+    const char *noid = "<DescribeSubnetsResponse><subnetSet><item><vpcId>v</vpcId></item>"
+                       "</subnetSet></DescribeSubnetsResponse>";
+    nw_ec2_subnets_t s = {0};
+    ck_assert_int_eq(nw_ec2xml_parse_subnets(noid, strlen(noid), &s, NULL, 0, &err), NW_EPARSE);
+    ck_assert_str_eq(err.path, "subnetSet.item.subnetId");
+    ck_assert_uint_eq(s.n, 0);
+    nw_ec2_subnets_free(&s);
+    nw_err_clear(&err);
+    ck_assert_int_eq(nw_ec2xml_parse_subnets("", 0, &s, NULL, 0, &err), NW_EPARSE);
+    nw_ec2xml_error_t e;
+    nw_err_clear(&err);
+    const char *ok = "<CreateTagsResponse><return>true</return></CreateTagsResponse>";
+    ck_assert_int_eq(nw_ec2xml_parse_error(ok, strlen(ok), &e, &err), NW_EPARSE);
+    nw_ec2_instances_free(&in);
+}
+END_TEST
+
+Suite *nw_ec2xml_suite(void)
+{
+    Suite *s = suite_create("ec2xml");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, instance_types);
+    tcase_add_test(tc, describe_lists);
+    tcase_add_test(tc, instances_and_launch);
+    tcase_add_test(tc, errors_and_sts);
+    tcase_add_test(tc, rejects_bad_input);
+    suite_add_tcase(s, tc);
+    return s;
+}
