@@ -1,9 +1,105 @@
-/* server/cmd_serve.c — `nodewarden serve` (not built yet). */
+/*
+ * server/cmd_serve.c — `nodewarden serve`: the admission webhook over HTTPS
+ * (and, later, the scaler when scaler.enabled).
+ *
+ * main thread: config, certificate, server, cert watcher; then sigwait for
+ * SIGTERM/SIGINT; then stop in reverse order and exit 0.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/admit.h"
+#include "common/log.h"
+#include "server/certs.h"
 #include "server/cmd.h"
+#include "server/config.h"
+#include "server/https.h"
+#include "server/metrics.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: nodewarden serve [--listen ADDR:PORT] [--tls-cert FILE] [--tls-key FILE]\n"
+            "                        [--config FILE] [--log-level LEVEL] [--KEY VALUE ...]\n\n"
+            "Serve the admission webhook over HTTPS: POST /validate, POST /mutate\n"
+            "(AdmissionReview v1), GET /healthz, GET /readyz, GET /metrics.\n"
+            "The certificate and key are re-read when the files change.\n"
+            "SIGTERM/SIGINT: stop accepting, finish requests in flight, exit 0.\n\n"
+            "  --listen ADDR:PORT   alias of --webhook.listen (default 0.0.0.0:8443)\n"
+            "  --tls-cert FILE      alias of --webhook.tlsCert\n"
+            "  --tls-key FILE       alias of --webhook.tlsKey\n"
+            "  --config FILE        YAML configuration file (flags override it)\n"
+            "  --log-level LEVEL    alias of --log.level (debug, info, warn, error)\n\n"
+            "Every configuration key is also a flag (--KEY VALUE or --KEY=VALUE; lists\n"
+            "comma-separated):\n");
+    nw_config_print_keys(f);
+}
 
 int nw_cmd_serve(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    return nw_cmd_not_built("serve");
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            usage(stdout);
+            return NW_EXIT_OK;
+        }
+    nw_config_t cfg;
+    nw_err_t err = {0};
+    if (nw_config_load_args(&cfg, argc, argv, &err) != NW_OK) {
+        fprintf(stderr, "nodewarden serve: %s\n", err.msg[0] ? err.msg : nw_rc_str(err.rc));
+        nw_config_free(&cfg);
+        return NW_EXIT_USAGE;
+    }
+    nw_log_set_level((nw_log_level_t)nw_log_level_parse(cfg.log.level));
+
+    /* Signals: blocked in every thread (inherited), taken with sigwait here. */
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    static nw_metrics_t metrics; /* outlives the server threads */
+    nw_metrics_init(&metrics);
+    int rc = NW_EXIT_USAGE;
+    nw_https_t *srv = NULL;
+    nw_certs_watch_t *watch = NULL;
+    if (nw_certs_load_initial(cfg.webhook.tlsCert, cfg.webhook.tlsKey, &metrics, &err) != NW_OK) {
+        nw_log_error("serve", "cannot load the serving certificate", NW_LS("error", err.msg));
+        goto out;
+    }
+    const char *ns = getenv("POD_NAMESPACE");
+    nw_admit_ctx_t actx = {.gpu = NULL, .self_namespace = ns ? ns : ""};
+    nw_https_opts_t o = {
+        .listen = cfg.webhook.listen,
+        .max_body = (size_t)cfg.webhook.maxBodyBytes,
+        .request_timeout_ns = cfg.webhook.requestTimeout_ns,
+        .idle_timeout_ns = cfg.webhook.idleTimeout_ns,
+        .shutdown_grace_ns = cfg.webhook.shutdownGrace_ns,
+        .threads = (unsigned)cfg.webhook.threads,
+        .admit_ctx = &actx,
+        .lookup = NULL,
+        .metrics = &metrics,
+    };
+    if (nw_certs_watch_start(cfg.webhook.tlsCert, cfg.webhook.tlsKey,
+                             cfg.webhook.certPollInterval_ns, &metrics, &watch, &err) != NW_OK ||
+        nw_https_start(&o, &srv, &err) != NW_OK) {
+        nw_log_error("serve", "cannot start the webhook server", NW_LS("error", err.msg));
+        goto out;
+    }
+    if (cfg.scaler.enabled)
+        nw_log_warn("serve", "scaler.enabled is set but the scaler is not built yet; serving the "
+                             "webhook only");
+    int sig = 0;
+    sigwait(&set, &sig);
+    nw_log_info("serve", "signal received; shutting down", NW_LS("signal", strsignal(sig)));
+    rc = NW_EXIT_OK;
+out:
+    nw_https_stop(srv);
+    nw_certs_watch_stop(watch);
+    nw_certs_shutdown();
+    nw_config_free(&cfg);
+    return rc;
 }

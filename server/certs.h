@@ -1,0 +1,62 @@
+/*
+ * server/certs.h — the serving certificate, swappable at runtime.
+ *
+ * libmicrohttpd's TLS is GnuTLS; the server registers nw_certs_retrieve as
+ * MHD_OPTION_HTTPS_CERT_CALLBACK, and every new handshake takes the pair that
+ * is current at that moment. A watcher thread polls the certificate and key
+ * files (stat: device, inode, size, mtime; symlinks followed, so the kubelet's
+ * atomic ..data swap is seen) and installs a new pair once both parse and the
+ * key matches the certificate. A bad pair is logged, counted in
+ * nodewarden_cert_reload_failures_total, and the old pair stays in use;
+ * connections already established are never touched.
+ *
+ * Ownership: the current pair is process-global (the GnuTLS callback has no
+ * user pointer). Pairs that were replaced are kept until nw_certs_shutdown()
+ * because a session may still reference the one it handshook with; rotations
+ * are rare (days), so this costs a few KiB per rotation.
+ * Thread: nw_certs_retrieve any; the rest main (start/stop) or the watcher.
+ */
+#ifndef NW_SERVER_CERTS_H
+#define NW_SERVER_CERTS_H
+
+#include <gnutls/abstract.h>
+#include <gnutls/gnutls.h>
+#include <stdint.h>
+
+#include "common/err.h"
+#include "server/metrics.h"
+
+typedef struct nw_certs_watch nw_certs_watch_t;
+
+/**
+ * Load the pair now and make it current (first load at startup). Errors name
+ * the file and the problem (unreadable, not PEM, key does not match, ...).
+ * @param metrics  may be NULL; counts reloads/failures and the expiry gauge
+ */
+nw_rc_t nw_certs_load_initial(const char *cert_path, const char *key_path, nw_metrics_t *metrics,
+                              nw_err_t *err);
+
+/** True once a pair is installed. */
+int nw_certs_ready(void);
+
+/** The GnuTLS retrieve callback (gnutls_certificate_retrieve_function2). */
+int nw_certs_retrieve(gnutls_session_t session, const gnutls_datum_t *req_ca_rdn, int nreqs,
+                      const gnutls_pk_algorithm_t *pk_algos, int pk_algos_length,
+                      gnutls_pcert_st **pcert, unsigned int *pcert_length,
+                      gnutls_privkey_t *privkey);
+
+/** Start the watcher thread (poll every poll_ns). */
+nw_rc_t nw_certs_watch_start(const char *cert_path, const char *key_path, int64_t poll_ns,
+                             nw_metrics_t *metrics, nw_certs_watch_t **out, nw_err_t *err);
+
+/** Stop and join the watcher. NULL-safe. */
+void nw_certs_watch_stop(nw_certs_watch_t *w);
+
+/** Check the files once now (the watcher's step; exposed for tests).
+ * Returns 1 if a new pair was installed, 0 if unchanged, -1 if a change failed. */
+int nw_certs_watch_poll(nw_certs_watch_t *w);
+
+/** Free the current and every retired pair. Call after the server stopped. */
+void nw_certs_shutdown(void);
+
+#endif

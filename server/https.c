@@ -1,0 +1,490 @@
+/* server/https.c — libmicrohttpd HTTPS server for the webhook (see https.h). */
+#include "server/https.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/buf.h"
+#include "common/clock.h"
+#include "common/log.h"
+#include "server/certs.h"
+#include "server/config.h"
+
+struct nw_https {
+    nw_https_opts_t o;
+    struct MHD_Daemon *d;
+    int listen_fd;
+    unsigned port;
+    unsigned threads;
+    unsigned idle_secs;
+    _Atomic int draining;
+    _Atomic int64_t inflight;
+};
+
+/* Per-request state, created on the first callback, freed in on_completed. */
+typedef struct {
+    nw_route_t route;
+    int64_t start_ns;
+    int64_t deadline_ns;
+    nw_buf_t body;
+    size_t seen;      /* body bytes received (kept or not) */
+    int too_large;
+    int done;         /* a response has been queued */
+    int timeout_set;  /* per-connection timeout changed for this request */
+} req_t;
+
+static int64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * NW_NS_PER_SEC + ts.tv_nsec;
+}
+
+static nw_route_t route_of(const char *url)
+{
+    static const struct {
+        const char *p;
+        nw_route_t r;
+        int prefix; /* also "/p/..." */
+    } t[] = {{"/validate", NW_ROUTE_VALIDATE, 1}, {"/mutate", NW_ROUTE_MUTATE, 1},
+             {"/healthz", NW_ROUTE_HEALTHZ, 0},   {"/readyz", NW_ROUTE_READYZ, 0},
+             {"/metrics", NW_ROUTE_METRICS, 0}};
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        size_t n = strlen(t[i].p);
+        if (strncmp(url, t[i].p, n) == 0 &&
+            (url[n] == '\0' || (t[i].prefix && url[n] == '/' && url[n + 1] != '\0')))
+            return t[i].r;
+    }
+    return NW_ROUTE_OTHER;
+}
+
+static int is_admission(nw_route_t r)
+{
+    return r == NW_ROUTE_VALIDATE || r == NW_ROUTE_MUTATE;
+}
+
+/* Queue a response; body is malloc'd and handed over (may be NULL for empty). */
+static enum MHD_Result respond(nw_https_t *s, struct MHD_Connection *c, req_t *r, int code,
+                               const char *ctype, char *body, size_t len, const char *allow)
+{
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(len, body ? body : (char *)"", body ? MHD_RESPMEM_MUST_FREE
+                                                                        : MHD_RESPMEM_PERSISTENT);
+    if (!resp) {
+        free(body);
+        return MHD_NO;
+    }
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
+    MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+    if (allow)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, allow);
+    if (atomic_load_explicit(&s->draining, memory_order_relaxed))
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
+    enum MHD_Result ok = MHD_queue_response(c, (unsigned)code, resp);
+    MHD_destroy_response(resp);
+    if (ok == MHD_YES) {
+        r->done = 1;
+        nw_metrics_http(s->o.metrics, r->route, code);
+    }
+    return ok;
+}
+
+/* A JSON metav1 Status error; logged with the reason. */
+static enum MHD_Result respond_status(nw_https_t *s, struct MHD_Connection *c, req_t *r, int code,
+                                      const char *reason, const char *msg, const char *allow,
+                                      const char *method, const char *url)
+{
+    nw_buf_t b;
+    nw_buf_init(&b, 64 * 1024);
+    if (nw_srv_status_json(&b, code, reason, msg) != NW_OK) {
+        nw_buf_cleanup(&b);
+        return MHD_NO;
+    }
+    size_t len = b.len;
+    char *body = nw_buf_take(&b);
+    nw_buf_cleanup(&b);
+    if (!body)
+        return MHD_NO;
+    nw_log_every(1, NW_LOG_INFO, "webhook", "request rejected", NW_LS("route", nw_route_str(r->route)),
+                 NW_LS("method", method ? method : ""), NW_LS("path", url ? url : ""),
+                 NW_LI("status", code), NW_LS("reason", msg));
+    return respond(s, c, r, code, "application/json", body, len, allow);
+}
+
+static int content_type_json(struct MHD_Connection *c)
+{
+    const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
+    if (!ct)
+        return 0;
+    while (*ct == ' ' || *ct == '\t')
+        ct++;
+    static const char want[] = "application/json";
+    if (strncasecmp(ct, want, sizeof want - 1) != 0)
+        return 0;
+    char n = ct[sizeof want - 1];
+    return n == '\0' || n == ';' || n == ' ' || n == '\t';
+}
+
+/* ?timeout= as the apiserver sends it ("10s"), leniently: any Go duration, or
+ * a bare number of seconds. Returns 0 if absent or unusable. */
+static int64_t query_timeout_ns(struct MHD_Connection *c)
+{
+    const char *t = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "timeout");
+    if (!t || !*t)
+        return 0;
+    int64_t ns = 0;
+    if (nw_config_parse_duration(t, &ns) != NW_OK) {
+        char *end = NULL;
+        double secs = strtod(t, &end);
+        if (end == t || *end || !(secs > 0) || secs > 86400)
+            return 0;
+        ns = (int64_t)(secs * 1e9);
+    }
+    return ns > 0 ? ns : 0;
+}
+
+static void set_conn_timeout(struct MHD_Connection *c, int64_t ns)
+{
+    unsigned secs = (unsigned)((ns + NW_NS_PER_SEC - 1) / NW_NS_PER_SEC);
+    MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, secs ? secs : 1u);
+}
+
+/* First callback: headers are in. Route, method, content type, size, deadline. */
+static enum MHD_Result begin(nw_https_t *s, struct MHD_Connection *c, req_t *r, const char *url,
+                             const char *method)
+{
+    char msg[256];
+    if (r->route == NW_ROUTE_OTHER) {
+        snprintf(msg, sizeof msg,
+                 "no such path %.100s; the webhook serves POST /validate, POST /mutate, "
+                 "GET /healthz, GET /readyz, GET /metrics",
+                 url);
+        return respond_status(s, c, r, 404, "NotFound", msg, NULL, method, url);
+    }
+    if (is_admission(r->route)) {
+        if (strcmp(method, "POST") != 0) {
+            snprintf(msg, sizeof msg, "method %.20s not allowed on %.100s; use POST", method, url);
+            return respond_status(s, c, r, 405, "MethodNotAllowed", msg, "POST", method, url);
+        }
+        if (!content_type_json(c)) {
+            const char *ct =
+                MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
+            snprintf(msg, sizeof msg,
+                     "Content-Type %s%.80s%s is not supported; send application/json",
+                     ct ? "\"" : "", ct ? ct : "(none)", ct ? "\"" : "");
+            return respond_status(s, c, r, 415, "UnsupportedMediaType", msg, NULL, method, url);
+        }
+        const char *cl =
+            MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+        if (cl) {
+            char *end = NULL;
+            errno = 0;
+            unsigned long long n = strtoull(cl, &end, 10);
+            if (end != cl && (errno == ERANGE || n > s->o.max_body)) {
+                snprintf(msg, sizeof msg,
+                         "request body of %.30s bytes exceeds the limit of %zu bytes "
+                         "(webhook.maxBodyBytes)",
+                         cl, s->o.max_body);
+                return respond_status(s, c, r, 413, "RequestEntityTooLarge", msg, NULL, method,
+                                      url);
+            }
+        }
+        int64_t budget = s->o.request_timeout_ns;
+        int64_t qt = query_timeout_ns(c);
+        if (qt > 0 && qt < budget)
+            budget = qt;
+        r->deadline_ns = r->start_ns + budget;
+        set_conn_timeout(c, budget);
+        r->timeout_set = 1;
+        return MHD_YES;
+    }
+    if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
+        snprintf(msg, sizeof msg, "method %.20s not allowed on %.100s; use GET", method, url);
+        return respond_status(s, c, r, 405, "MethodNotAllowed", msg, "GET, HEAD", method, url);
+    }
+    if (r->route == NW_ROUTE_HEALTHZ) {
+        char *b = strdup("{\"status\":\"ok\"}");
+        return respond(s, c, r, 200, "application/json", b, b ? strlen(b) : 0, NULL);
+    }
+    if (r->route == NW_ROUTE_READYZ) {
+        int ready = nw_certs_ready() && !atomic_load(&s->draining);
+        char *b = strdup(ready ? "{\"status\":\"ok\"}"
+                               : atomic_load(&s->draining)
+                                   ? "{\"status\":\"shutting down\"}"
+                                   : "{\"status\":\"no certificate loaded\"}");
+        return respond(s, c, r, ready ? 200 : 503, "application/json", b, b ? strlen(b) : 0, NULL);
+    }
+    /* metrics */
+    nw_buf_t b;
+    nw_buf_init(&b, 1u << 20);
+    if (nw_metrics_render(s->o.metrics, &b) != NW_OK) {
+        nw_buf_cleanup(&b);
+        return MHD_NO;
+    }
+    size_t len = b.len;
+    char *body = nw_buf_take(&b);
+    nw_buf_cleanup(&b);
+    return respond(s, c, r, 200, "text/plain; version=0.0.4; charset=utf-8", body, len, NULL);
+}
+
+/* Body complete: run the admission path. */
+static enum MHD_Result admit(nw_https_t *s, struct MHD_Connection *c, req_t *r, const char *url,
+                             const char *method)
+{
+    char msg[160];
+    if (r->too_large) {
+        snprintf(msg, sizeof msg, "request body exceeds the limit of %zu bytes (webhook.maxBodyBytes)",
+                 s->o.max_body);
+        return respond_status(s, c, r, 413, "RequestEntityTooLarge", msg, NULL, method, url);
+    }
+    int64_t now = mono_ns();
+    if (now > r->deadline_ns) {
+        atomic_fetch_add(&s->o.metrics->aborted, 1);
+        return respond_status(s, c, r, 504, "Timeout",
+                              "the request's time budget (?timeout= or webhook.requestTimeout) "
+                              "ran out before its body arrived",
+                              NULL, method, url);
+    }
+    int mutate = r->route == NW_ROUTE_MUTATE;
+    nw_srv_adm_out_t out;
+    nw_rc_t rc = nw_srv_admission_handle(s->o.admit_ctx, s->o.lookup, mutate, nw_buf_str(&r->body),
+                                         r->body.len, &out);
+    if (rc != NW_OK) {
+        nw_srv_adm_out_cleanup(&out);
+        return respond_status(s, c, r, 500, "InternalError", "out of memory", NULL, method, url);
+    }
+    int64_t lat = mono_ns() - r->start_ns;
+    nw_metrics_admission(s->o.metrics, r->route, out.kind, out.verdict, lat);
+    nw_log_level_t lvl = out.status == 200 ? NW_LOG_INFO : NW_LOG_WARN;
+    nw_log(lvl, "webhook", "admission", NW_LS("route", nw_route_str(r->route)),
+           NW_LS("uid", out.uid), NW_LS("kind", out.kind), NW_LS("name", out.name),
+           NW_LS("operation", out.op), NW_LS("verdict", nw_srv_verdict_str(out.verdict)),
+           NW_LI("status", out.status), NW_LF("latency_ms", (double)lat / 1e6),
+           NW_LS("reason", out.why));
+    char *body = out.body;
+    size_t len = out.body_len;
+    out.body = NULL;
+    return respond(s, c, r, out.status, "application/json", body, len, NULL);
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+                                  const char *method, const char *version,
+                                  const char *upload_data, size_t *upload_data_size,
+                                  void **con_cls)
+{
+    (void)version;
+    nw_https_t *s = cls;
+    req_t *r = *con_cls;
+    if (!r) {
+        r = calloc(1, sizeof *r);
+        if (!r)
+            return MHD_NO;
+        *con_cls = r;
+        r->start_ns = mono_ns();
+        r->route = route_of(url);
+        nw_buf_init(&r->body, s->o.max_body);
+        atomic_fetch_add(&s->inflight, 1);
+        atomic_fetch_add_explicit(&s->o.metrics->inflight, 1, memory_order_relaxed);
+        return begin(s, c, r, url, method);
+    }
+    if (r->done) { /* answered early; ignore any body */
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    if (*upload_data_size) {
+        size_t n = *upload_data_size;
+        *upload_data_size = 0;
+        if (mono_ns() > r->deadline_ns) {
+            atomic_fetch_add(&s->o.metrics->aborted, 1);
+            nw_log_every(1, NW_LOG_WARN, "webhook", "request deadline passed while receiving body",
+                         NW_LS("route", nw_route_str(r->route)), NW_LI("received", r->seen));
+            return MHD_NO; /* the caller stopped waiting; drop the connection */
+        }
+        r->seen += n;
+        if (!r->too_large && nw_buf_add(&r->body, upload_data, n) != NW_OK) {
+            r->too_large = 1;
+            nw_buf_cleanup(&r->body);
+            /* answer now if this libmicrohttpd allows it mid-body */
+            char msg[160];
+            snprintf(msg, sizeof msg,
+                     "request body exceeds the limit of %zu bytes (webhook.maxBodyBytes)",
+                     s->o.max_body);
+            if (respond_status(s, c, r, 413, "RequestEntityTooLarge", msg, NULL, method, url) ==
+                MHD_YES)
+                return MHD_YES;
+        }
+        if (r->too_large && r->seen > 2 * s->o.max_body) {
+            atomic_fetch_add(&s->o.metrics->aborted, 1);
+            return MHD_NO; /* far over the limit: stop reading, close */
+        }
+        return MHD_YES;
+    }
+    if (is_admission(r->route))
+        return admit(s, c, r, url, method);
+    return MHD_YES; /* GET routes answered in begin() */
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    nw_https_t *s = cls;
+    req_t *r = *con_cls;
+    if (!r)
+        return;
+    *con_cls = NULL;
+    if (r->timeout_set && toe == MHD_REQUEST_TERMINATED_COMPLETED_OK &&
+        !atomic_load(&s->draining))
+        MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, s->idle_secs);
+    nw_buf_cleanup(&r->body);
+    free(r);
+    atomic_fetch_sub_explicit(&s->o.metrics->inflight, 1, memory_order_relaxed);
+    atomic_fetch_sub(&s->inflight, 1);
+}
+
+__attribute__((format(printf, 2, 0))) static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    (void)cls;
+    char line[512];
+    vsnprintf(line, sizeof line, fmt, ap);
+    size_t n = strlen(line);
+    while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+        line[--n] = '\0';
+    nw_log_every(5, NW_LOG_WARN, "mhd", "libmicrohttpd", NW_LS("detail", line));
+}
+
+static nw_rc_t open_listener(const char *listen_addr, int *fd_out, unsigned *port_out,
+                             nw_err_t *err)
+{
+    char host[256];
+    const char *colon = strrchr(listen_addr, ':');
+    if (!colon || (size_t)(colon - listen_addr) >= sizeof host)
+        return nw_err_set(err, NW_EINVAL, "webhook.listen", "webhook.listen: bad address \"%s\"",
+                          listen_addr);
+    memcpy(host, listen_addr, (size_t)(colon - listen_addr));
+    host[colon - listen_addr] = '\0';
+    char *h = host;
+    size_t hl = strlen(h);
+    if (hl >= 2 && h[0] == '[' && h[hl - 1] == ']') {
+        h[hl - 1] = '\0';
+        h++;
+    }
+    struct addrinfo hints = {0}, *ai = NULL;
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+    int g = getaddrinfo(*h ? h : NULL, colon + 1, &hints, &ai);
+    if (g != 0)
+        return nw_err_set(err, NW_EINVAL, "webhook.listen", "webhook.listen: %s: %s", listen_addr,
+                          gai_strerror(g));
+    int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    int one = 1;
+    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
+        bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, SOMAXCONN) != 0) {
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        freeaddrinfo(ai);
+        return nw_err_set(err, NW_EIO, "webhook.listen", "listen on %s: %s", listen_addr,
+                          strerror(e));
+    }
+    freeaddrinfo(ai);
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof ss;
+    unsigned port = 0;
+    if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
+        port = ss.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
+                                        : ntohs(((struct sockaddr_in *)&ss)->sin_port);
+    *fd_out = fd;
+    *port_out = port;
+    return NW_OK;
+}
+
+nw_rc_t nw_https_start(const nw_https_opts_t *opts, nw_https_t **out, nw_err_t *err)
+{
+    *out = NULL;
+    if (!nw_certs_ready())
+        return nw_err_set(err, NW_EINVAL, "", "no certificate loaded");
+    nw_https_t *s = calloc(1, sizeof *s);
+    if (!s)
+        return NW_ENOMEM;
+    s->o = *opts;
+    s->threads = opts->threads;
+    if (!s->threads) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        s->threads = n > 0 ? (unsigned)n : 1;
+    }
+    int64_t idle = opts->idle_timeout_ns > 0 ? opts->idle_timeout_ns : 120 * NW_NS_PER_SEC;
+    s->idle_secs = (unsigned)((idle + NW_NS_PER_SEC - 1) / NW_NS_PER_SEC);
+    nw_rc_t rc = open_listener(opts->listen, &s->listen_fd, &s->port, err);
+    if (rc != NW_OK) {
+        free(s);
+        return rc;
+    }
+    unsigned flags = MHD_USE_TLS | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ITC |
+                     MHD_USE_ERROR_LOG;
+    s->d = MHD_start_daemon(
+        flags, 0, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
+        MHD_OPTION_LISTEN_SOCKET, s->listen_fd,
+        MHD_OPTION_HTTPS_CERT_CALLBACK, nw_certs_retrieve, MHD_OPTION_HTTPS_PRIORITIES,
+        NW_HTTPS_PRIORITIES, MHD_OPTION_THREAD_POOL_SIZE, s->threads,
+        MHD_OPTION_CONNECTION_TIMEOUT, s->idle_secs, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+        MHD_OPTION_END);
+    if (!s->d) {
+        close(s->listen_fd);
+        free(s);
+        return nw_err_set(err, NW_EIO, "", "libmicrohttpd failed to start on %s (see log)",
+                          opts->listen);
+    }
+    nw_log_info("webhook", "listening", NW_LS("addr", opts->listen), NW_LI("port", s->port),
+                NW_LI("threads", s->threads), NW_LI("maxBodyBytes", opts->max_body),
+                NW_LI("idleTimeoutSec", s->idle_secs),
+                NW_LF("requestTimeoutSec", (double)opts->request_timeout_ns / 1e9));
+    *out = s;
+    return NW_OK;
+}
+
+unsigned nw_https_port(const nw_https_t *s)
+{
+    return s->port;
+}
+
+unsigned nw_https_threads(const nw_https_t *s)
+{
+    return s->threads;
+}
+
+void nw_https_stop(nw_https_t *s)
+{
+    if (!s)
+        return;
+    atomic_store(&s->draining, 1);
+    MHD_socket fd = MHD_quiesce_daemon(s->d);
+    if (fd != MHD_INVALID_SOCKET)
+        close(fd);
+    int64_t grace = s->o.shutdown_grace_ns > 0 ? s->o.shutdown_grace_ns : 15 * NW_NS_PER_SEC;
+    int64_t until = mono_ns() + grace;
+    int64_t left = atomic_load(&s->inflight);
+    nw_log_info("webhook", "draining", NW_LI("inflight", left));
+    while ((left = atomic_load(&s->inflight)) > 0 && mono_ns() < until) {
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    if (left > 0)
+        nw_log_warn("webhook", "shutdown grace expired with requests in flight",
+                    NW_LI("inflight", left));
+    MHD_stop_daemon(s->d);
+    nw_log_info("webhook", "stopped");
+    free(s);
+}

@@ -1,0 +1,62 @@
+/*
+ * server/https.h — the webhook's HTTPS server (libmicrohttpd + GnuTLS).
+ *
+ * Routes: POST /validate[/...] and POST /mutate[/...] (AdmissionReview v1,
+ * Content-Type application/json), GET /healthz, GET /readyz, GET /metrics.
+ * TLS 1.2/1.3 with ECDHE only; the certificate comes from server/certs.h
+ * (swappable at runtime). A pool of internal polling threads (epoll), so a
+ * stalled client occupies a socket, never a thread. Body cap (413), per-request
+ * deadline (min of webhook.requestTimeout and the apiserver's ?timeout=),
+ * keep-alive idle timeout. Every error is a JSON metav1 Status body.
+ *
+ * Ownership: nw_https_start returns an owned server; nw_https_stop drains and
+ * frees it. opts and everything it points to are borrowed and must outlive it.
+ * Thread: start/stop main; handlers run on MHD's threads.
+ */
+#ifndef NW_SERVER_HTTPS_H
+#define NW_SERVER_HTTPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "api/admit.h"
+#include "common/err.h"
+#include "server/admission.h"
+#include "server/metrics.h"
+
+typedef struct nw_https nw_https_t;
+
+typedef struct {
+    const char *listen;         /* "ADDR:PORT", "[v6]:PORT"; port 0 = pick a free port */
+    size_t max_body;            /* bytes; larger bodies get 413 */
+    int64_t request_timeout_ns; /* per-request deadline */
+    int64_t idle_timeout_ns;    /* keep-alive idle timeout (>90 s for kube-apiserver) */
+    int64_t shutdown_grace_ns;  /* how long nw_https_stop waits for requests in flight */
+    unsigned threads;           /* 0 = one per online CPU */
+    const nw_admit_ctx_t *admit_ctx;
+    nw_srv_lookup_fn lookup;    /* NULL = nw_admit_find */
+    nw_metrics_t *metrics;      /* required */
+} nw_https_opts_t;
+
+/** TLS priority string given to GnuTLS. */
+#define NW_HTTPS_PRIORITIES                                                                        \
+    "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-KX-ALL:+ECDHE-ECDSA:+ECDHE-RSA"
+
+/** Bind, listen and start serving. A certificate must already be loaded
+ * (nw_certs_load_initial). */
+nw_rc_t nw_https_start(const nw_https_opts_t *opts, nw_https_t **out, nw_err_t *err);
+
+/** The port actually bound (useful with port 0). */
+unsigned nw_https_port(const nw_https_t *s);
+
+/** Number of threads in the pool. */
+unsigned nw_https_threads(const nw_https_t *s);
+
+/**
+ * Graceful stop: stop accepting (close the listener), let requests in flight
+ * finish (up to shutdown_grace), answer further requests on open keep-alive
+ * connections with Connection: close, then stop the daemon and free s.
+ */
+void nw_https_stop(nw_https_t *s);
+
+#endif

@@ -1,0 +1,139 @@
+/* server/metrics.c — atomics-based counters, Prometheus text exposition. */
+#include "server/metrics.h"
+
+#include <string.h>
+
+static const char *const route_names[NW_ROUTE_COUNT] = {"validate", "mutate",  "healthz",
+                                                        "readyz",   "metrics", "other"};
+static const char *const kind_names[NW_METRICS_KINDS] = {"NodePool", "EC2NodeClass", "NodeClaim",
+                                                         "Pod", "other"};
+/* upper bounds in microseconds; the last bucket is +Inf */
+static const uint64_t bounds_us[NW_METRICS_BUCKETS - 1] = {
+    100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000, 100000, 250000, 1000000, 5000000};
+static const int codes[NW_METRICS_CODES - 1] = {200, 400, 404, 405, 413, 415,
+                                                500, 503, 504, 408, 403};
+
+void nw_metrics_init(nw_metrics_t *m)
+{
+    memset(m, 0, sizeof *m);
+}
+
+const char *nw_route_str(nw_route_t r)
+{
+    return (unsigned)r < NW_ROUTE_COUNT ? route_names[r] : "other";
+}
+
+static int kind_index(const char *kind)
+{
+    for (int i = 0; i < NW_METRICS_KINDS - 1; i++)
+        if (kind && strcmp(kind, kind_names[i]) == 0)
+            return i;
+    return NW_METRICS_KINDS - 1;
+}
+
+void nw_metrics_admission(nw_metrics_t *m, nw_route_t route, const char *kind,
+                          nw_srv_verdict_t verdict, int64_t latency_ns)
+{
+    if (route != NW_ROUTE_VALIDATE && route != NW_ROUTE_MUTATE)
+        return;
+    if ((unsigned)verdict >= NW_SRV_VERDICT_COUNT)
+        verdict = NW_SRV_VERDICT_ERROR;
+    atomic_fetch_add_explicit(&m->admission[route][kind_index(kind)][verdict], 1,
+                              memory_order_relaxed);
+    uint64_t us = latency_ns > 0 ? (uint64_t)latency_ns / 1000 : 0;
+    nw_hist_t *h = &m->latency[route];
+    int b = 0;
+    while (b < NW_METRICS_BUCKETS - 1 && us > bounds_us[b])
+        b++;
+    atomic_fetch_add_explicit(&h->bucket[b], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&h->sum_us, us, memory_order_relaxed);
+    atomic_fetch_add_explicit(&h->n, 1, memory_order_relaxed);
+}
+
+void nw_metrics_http(nw_metrics_t *m, nw_route_t route, int code)
+{
+    if ((unsigned)route >= NW_ROUTE_COUNT)
+        route = NW_ROUTE_OTHER;
+    int i = 0;
+    while (i < NW_METRICS_CODES - 1 && codes[i] != code)
+        i++;
+    atomic_fetch_add_explicit(&m->http[route][i], 1, memory_order_relaxed);
+}
+
+#define LOAD(x) atomic_load_explicit(&(x), memory_order_relaxed)
+
+nw_rc_t nw_metrics_render(const nw_metrics_t *mc, nw_buf_t *out)
+{
+    nw_metrics_t *m = (nw_metrics_t *)mc; /* atomic loads need a non-const pointer */
+    nw_rc_t rc;
+#define F(...)                                                                                     \
+    do {                                                                                           \
+        if ((rc = nw_buf_addf(out, __VA_ARGS__)) != NW_OK)                                         \
+            return rc;                                                                             \
+    } while (0)
+    F("# HELP nodewarden_admission_requests_total AdmissionReview requests by route, kind and "
+      "verdict.\n# TYPE nodewarden_admission_requests_total counter\n");
+    for (int r = 0; r < 2; r++)
+        for (int k = 0; k < NW_METRICS_KINDS; k++)
+            for (int v = 0; v < NW_SRV_VERDICT_COUNT; v++) {
+                uint64_t n = LOAD(m->admission[r][k][v]);
+                if (n || k < 2)
+                    F("nodewarden_admission_requests_total{route=\"%s\",kind=\"%s\",verdict=\"%s\"}"
+                      " %llu\n",
+                      route_names[r], kind_names[k], nw_srv_verdict_str((nw_srv_verdict_t)v),
+                      (unsigned long long)n);
+            }
+    F("# HELP nodewarden_admission_duration_seconds Time from request headers to response, per "
+      "route.\n# TYPE nodewarden_admission_duration_seconds histogram\n");
+    for (int r = 0; r < 2; r++) {
+        nw_hist_t *h = &m->latency[r];
+        uint64_t cum = 0;
+        for (int b = 0; b < NW_METRICS_BUCKETS; b++) {
+            cum += LOAD(h->bucket[b]);
+            if (b < NW_METRICS_BUCKETS - 1)
+                F("nodewarden_admission_duration_seconds_bucket{route=\"%s\",le=\"%g\"} %llu\n",
+                  route_names[r], (double)bounds_us[b] / 1e6, (unsigned long long)cum);
+            else
+                F("nodewarden_admission_duration_seconds_bucket{route=\"%s\",le=\"+Inf\"} %llu\n",
+                  route_names[r], (unsigned long long)cum);
+        }
+        F("nodewarden_admission_duration_seconds_sum{route=\"%s\"} %.6f\n", route_names[r],
+          (double)LOAD(h->sum_us) / 1e6);
+        F("nodewarden_admission_duration_seconds_count{route=\"%s\"} %llu\n", route_names[r],
+          (unsigned long long)LOAD(h->n));
+    }
+    F("# HELP nodewarden_http_responses_total HTTP responses by route and status code.\n"
+      "# TYPE nodewarden_http_responses_total counter\n");
+    for (int r = 0; r < NW_ROUTE_COUNT; r++)
+        for (int c = 0; c < NW_METRICS_CODES; c++) {
+            uint64_t n = LOAD(m->http[r][c]);
+            if (!n)
+                continue;
+            if (c < NW_METRICS_CODES - 1)
+                F("nodewarden_http_responses_total{route=\"%s\",code=\"%d\"} %llu\n",
+                  route_names[r], codes[c], (unsigned long long)n);
+            else
+                F("nodewarden_http_responses_total{route=\"%s\",code=\"other\"} %llu\n",
+                  route_names[r], (unsigned long long)n);
+        }
+    F("# HELP nodewarden_cert_reloads_total Serving certificate (re)loads that succeeded.\n"
+      "# TYPE nodewarden_cert_reloads_total counter\nnodewarden_cert_reloads_total %llu\n",
+      (unsigned long long)LOAD(m->cert_reloads));
+    F("# HELP nodewarden_cert_reload_failures_total Certificate/key changes that could not be "
+      "loaded (the previous pair stays in use).\n"
+      "# TYPE nodewarden_cert_reload_failures_total counter\n"
+      "nodewarden_cert_reload_failures_total %llu\n",
+      (unsigned long long)LOAD(m->cert_reload_failures));
+    F("# HELP nodewarden_cert_not_after_seconds Expiry of the served certificate (Unix time).\n"
+      "# TYPE nodewarden_cert_not_after_seconds gauge\nnodewarden_cert_not_after_seconds %lld\n",
+      (long long)LOAD(m->cert_not_after));
+    F("# HELP nodewarden_inflight_requests Requests being received or processed.\n"
+      "# TYPE nodewarden_inflight_requests gauge\nnodewarden_inflight_requests %lld\n",
+      (long long)LOAD(m->inflight));
+    F("# HELP nodewarden_aborted_requests_total Requests dropped without an answer (deadline "
+      "passed, body far over the limit).\n# TYPE nodewarden_aborted_requests_total counter\n"
+      "nodewarden_aborted_requests_total %llu\n",
+      (unsigned long long)LOAD(m->aborted));
+#undef F
+    return NW_OK;
+}

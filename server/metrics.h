@@ -1,0 +1,69 @@
+/*
+ * server/metrics.h — the webhook's counters and latency histogram, exposed in
+ * the Prometheus text format (version 0.0.4) on GET /metrics.
+ *
+ * Label sets are fixed (no unbounded cardinality): routes are the server's
+ * routes, kinds are NodePool, EC2NodeClass, NodeClaim, Pod and "other",
+ * verdicts are those of server/admission.h.
+ *
+ * Ownership: caller storage (nw_metrics_init); no heap inside.
+ * Thread: any (relaxed C11 atomics; a scrape is not a consistent snapshot).
+ */
+#ifndef NW_SERVER_METRICS_H
+#define NW_SERVER_METRICS_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "common/buf.h"
+#include "server/admission.h"
+
+typedef enum {
+    NW_ROUTE_VALIDATE = 0,
+    NW_ROUTE_MUTATE,
+    NW_ROUTE_HEALTHZ,
+    NW_ROUTE_READYZ,
+    NW_ROUTE_METRICS,
+    NW_ROUTE_OTHER, /* unknown paths (404) */
+    NW_ROUTE_COUNT
+} nw_route_t;
+
+#define NW_METRICS_KINDS 5       /* NodePool, EC2NodeClass, NodeClaim, Pod, other */
+#define NW_METRICS_BUCKETS 14    /* histogram upper bounds, see metrics.c */
+#define NW_METRICS_CODES 12      /* HTTP status codes tracked (200, 400, 404, ...) + other */
+
+typedef struct {
+    _Atomic uint64_t n;
+    _Atomic uint64_t sum_us;
+    _Atomic uint64_t bucket[NW_METRICS_BUCKETS]; /* non-cumulative counts */
+} nw_hist_t;
+
+typedef struct {
+    /* admission requests: [route validate|mutate][kind][verdict] */
+    _Atomic uint64_t admission[2][NW_METRICS_KINDS][NW_SRV_VERDICT_COUNT];
+    nw_hist_t latency[2];                           /* admission latency per route */
+    _Atomic uint64_t http[NW_ROUTE_COUNT][NW_METRICS_CODES]; /* responses by route and code */
+    _Atomic uint64_t cert_reloads;
+    _Atomic uint64_t cert_reload_failures;
+    _Atomic int64_t cert_not_after; /* epoch seconds of the served leaf, 0 = none */
+    _Atomic int64_t inflight;
+    _Atomic uint64_t aborted;       /* requests dropped: deadline, body over the hard limit */
+} nw_metrics_t;
+
+/** Zero all counters. */
+void nw_metrics_init(nw_metrics_t *m);
+
+/** Name of a route ("validate", "mutate", "healthz", ...). */
+const char *nw_route_str(nw_route_t r);
+
+/** Count one admission request on route (NW_ROUTE_VALIDATE or _MUTATE). */
+void nw_metrics_admission(nw_metrics_t *m, nw_route_t route, const char *kind,
+                          nw_srv_verdict_t verdict, int64_t latency_ns);
+
+/** Count one HTTP response. */
+void nw_metrics_http(nw_metrics_t *m, nw_route_t route, int code);
+
+/** Append the Prometheus text exposition to out. */
+nw_rc_t nw_metrics_render(const nw_metrics_t *m, nw_buf_t *out);
+
+#endif

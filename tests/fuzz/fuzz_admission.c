@@ -1,0 +1,61 @@
+/*
+ * tests/fuzz/fuzz_admission.c — the AdmissionReview path (decode, dispatch to
+ * the real handler table, encode) on arbitrary bytes, for /validate and
+ * /mutate. Checks the response invariants kube-apiserver relies on: 200 means
+ * a JSON AdmissionReview whose uid equals the request's, anything else is a
+ * JSON Status; a validating response never carries a patch.
+ */
+#include <cjson/cJSON.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server/admission.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void check(int cond, const char *what, const nw_srv_adm_out_t *out)
+{
+    if (!cond) {
+        fprintf(stderr, "invariant violated: %s\nstatus %d body %s\n", what, out->status,
+                out->body ? out->body : "(null)");
+        abort();
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static const nw_admit_ctx_t ctx = {NULL, "nodewarden"};
+    for (int mutate = 0; mutate < 2; mutate++) {
+        nw_srv_adm_out_t out;
+        if (nw_srv_admission_handle(&ctx, NULL, mutate, (const char *)data, size, &out) != NW_OK)
+            continue; /* out of memory only */
+        check(out.body != NULL && strlen(out.body) == out.body_len, "body length", &out);
+        cJSON *j = cJSON_ParseWithLengthOpts(out.body, out.body_len + 1, NULL, 1);
+        check(j != NULL, "response is JSON", &out);
+        if (out.status == 200) {
+            const cJSON *r = cJSON_GetObjectItemCaseSensitive(j, "response");
+            const cJSON *uid = cJSON_GetObjectItemCaseSensitive(r, "uid");
+            check(cJSON_IsString(uid), "response.uid", &out);
+            /* the request's uid, decoded again */
+            nw_srv_review_t rv;
+            check(nw_srv_review_decode((const char *)data, size, &rv, NULL) == NW_OK,
+                  "200 only for decodable reviews", &out);
+            check(strcmp(uid->valuestring, rv.req.uid) == 0, "uid echoed", &out);
+            nw_srv_review_cleanup(&rv);
+            check(cJSON_IsBool(cJSON_GetObjectItemCaseSensitive(r, "allowed")), "allowed", &out);
+            int has_patch = cJSON_GetObjectItemCaseSensitive(r, "patch") != NULL;
+            int has_type = cJSON_GetObjectItemCaseSensitive(r, "patchType") != NULL;
+            check(has_patch == has_type, "patch iff patchType", &out);
+            check(mutate || !has_patch, "no patch on /validate", &out);
+        } else {
+            check(out.status == 400 || out.status == 500, "status 200/400/500", &out);
+            const cJSON *k = cJSON_GetObjectItemCaseSensitive(j, "kind");
+            check(cJSON_IsString(k) && strcmp(k->valuestring, "Status") == 0, "Status body", &out);
+        }
+        cJSON_Delete(j);
+        nw_srv_adm_out_cleanup(&out);
+    }
+    return 0;
+}

@@ -1,0 +1,162 @@
+/* Unit tests for server/config: data cases in tests/data/config/ and flags. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server/config.h"
+#include "testutil.h"
+
+Suite *nw_config_suite(void);
+
+/* Each case file starts with comment lines:
+ *   # expect: KEY=VALUE   (the file loads and validates; KEY renders as VALUE)
+ *   # error: SUBSTRING    (loading or validation fails; the message contains it) */
+static void run_case(const char *path)
+{
+    char *text = nw_test_read_file(path, NULL);
+    nw_config_t cfg;
+    ck_assert_int_eq(nw_config_defaults(&cfg), NW_OK);
+    nw_err_t err = {0};
+    nw_rc_t rc = nw_config_apply_file(&cfg, path, &err);
+    if (rc == NW_OK)
+        rc = nw_config_validate(&cfg, &err);
+    int checked = 0;
+    char *save = NULL;
+    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        if (strncmp(line, "# error: ", 9) == 0) {
+            ck_assert_msg(rc != NW_OK, "%s: expected an error containing '%s', loaded fine", path,
+                          line + 9);
+            ck_assert_msg(strstr(err.msg, line + 9), "%s: error '%s' lacks '%s'", path, err.msg,
+                          line + 9);
+            if (line[9] == ':') /* line numbers: the message starts with the file name */
+                ck_assert_msg(strncmp(err.msg, path, strlen(path)) == 0, "%s: '%s'", path,
+                              err.msg);
+            checked++;
+        } else if (strncmp(line, "# expect: ", 10) == 0) {
+            ck_assert_msg(rc == NW_OK, "%s: unexpected error: %s", path, err.msg);
+            char *kv = line + 10, *eq = strchr(kv, '=');
+            ck_assert_ptr_nonnull(eq);
+            *eq = '\0';
+            char got[512];
+            ck_assert_int_eq(nw_config_get(&cfg, kv, got, sizeof got), NW_OK);
+            ck_assert_msg(strcmp(got, eq + 1) == 0, "%s: %s is '%s', want '%s'", path, kv, got,
+                          eq + 1);
+            checked++;
+        }
+    }
+    ck_assert_msg(checked > 0, "%s: no '# expect:' or '# error:' line", path);
+    nw_config_free(&cfg);
+    free(text);
+}
+
+START_TEST(config_cases)
+{
+    char **cases;
+    int n = nw_test_list_dir("tests/data/config", ".yaml", &cases);
+    ck_assert_int_ge(n, 20);
+    for (int i = 0; i < n; i++)
+        run_case(cases[i]);
+    nw_test_list_free(cases, n);
+}
+END_TEST
+
+static nw_rc_t load(nw_config_t *cfg, nw_err_t *err, const char *const *args)
+{
+    char *argv[32];
+    int argc = 0;
+    argv[argc++] = (char *)"serve";
+    for (; *args; args++)
+        argv[argc++] = (char *)*args;
+    return nw_config_load_args(cfg, argc, argv, err);
+}
+
+START_TEST(config_flags)
+{
+    nw_config_t cfg;
+    nw_err_t err = {0};
+    char v[256];
+    /* flags override the file wherever --config appears; aliases map to keys */
+    const char *a1[] = {"--webhook.threads", "7", "--config", "tests/data/config/002-readme-example.yaml",
+                        "--listen", "127.0.0.1:1234", "--tls-cert=/c", "--tls-key", "/k",
+                        "--log-level", "warn", "--gpu.resources=a,b,c", "--scaler.enabled=true",
+                        "--webhook.requestTimeout", "2s", NULL};
+    ck_assert_msg(load(&cfg, &err, a1) == NW_OK, "%s", err.msg);
+    nw_config_get(&cfg, "webhook.threads", v, sizeof v);
+    ck_assert_str_eq(v, "7");
+    ck_assert_str_eq(cfg.webhook.listen, "127.0.0.1:1234");
+    ck_assert_str_eq(cfg.webhook.tlsCert, "/c");
+    ck_assert_str_eq(cfg.webhook.tlsKey, "/k");
+    ck_assert_str_eq(cfg.log.level, "warn");
+    ck_assert_str_eq(cfg.settings.clusterName, "my-cluster"); /* from the file */
+    ck_assert_uint_eq(cfg.gpu.resources.n, 3);
+    ck_assert_str_eq(cfg.gpu.resources.v[2], "c");
+    ck_assert_int_eq(cfg.scaler.enabled, 1);
+    ck_assert_int_eq(cfg.webhook.requestTimeout_ns, 2000000000LL);
+    nw_config_free(&cfg);
+
+    const char *a2[] = {"--webhook.threads", "many", NULL};
+    ck_assert_int_eq(load(&cfg, &err, a2), NW_EINVAL);
+    ck_assert_str_eq(err.msg, "--webhook.threads: expected an integer, got \"many\"");
+    nw_config_free(&cfg);
+
+    nw_err_clear(&err);
+    const char *a3[] = {"--webhook.nope", "1", NULL};
+    ck_assert_int_eq(load(&cfg, &err, a3), NW_EINVAL);
+    ck_assert_str_eq(err.msg, "--webhook.nope: unknown flag");
+    nw_config_free(&cfg);
+
+    nw_err_clear(&err);
+    const char *a4[] = {"--listen", NULL};
+    ck_assert_int_eq(load(&cfg, &err, a4), NW_EINVAL);
+    ck_assert_str_eq(err.msg, "--listen: needs a value");
+    nw_config_free(&cfg);
+
+    nw_err_clear(&err);
+    const char *a5[] = {"--config", "tests/data/config/does-not-exist.yaml", NULL};
+    ck_assert_int_eq(load(&cfg, &err, a5), NW_EIO);
+    ck_assert_ptr_nonnull(strstr(err.msg, "does-not-exist.yaml: No such file"));
+    nw_config_free(&cfg);
+
+    nw_err_clear(&err);
+    const char *a6[] = {"stray", NULL};
+    ck_assert_int_eq(load(&cfg, &err, a6), NW_EINVAL);
+    nw_config_free(&cfg);
+}
+END_TEST
+
+START_TEST(config_durations)
+{
+    static const struct {
+        const char *in;
+        long long ns; /* -1: error */
+    } t[] = {{"10s", 10000000000LL}, {"1m0s", 60000000000LL}, {"1.5h", 5400000000000LL},
+             {"300ms", 300000000LL},  {"1us", 1000},           {"1\xc2\xb5s", 1000},
+             {"2ns", 2},              {"0", 0},                {"-1s", -1000000000LL},
+             {".5s", 500000000LL},    {"1h2m3s", 3723000000000LL},
+             {"", -1},                {"10", -1},              {"s", -1},
+             {"1x", -1},              {"1s ", -1},             {"3000000h", -1},
+             {"1.s", 1000000000LL},   {"-", -1},               {"1d", -1}};
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        int64_t ns = 12345;
+        nw_rc_t rc = nw_config_parse_duration(t[i].in, &ns);
+        if (t[i].ns == -1 && strcmp(t[i].in, "-1s") != 0)
+            ck_assert_msg(rc != NW_OK, "'%s' should fail", t[i].in);
+        else {
+            ck_assert_msg(rc == NW_OK, "'%s' should parse", t[i].in);
+            ck_assert_msg(ns == t[i].ns, "'%s' = %lld, want %lld", t[i].in, (long long)ns, t[i].ns);
+        }
+    }
+}
+END_TEST
+
+Suite *nw_config_suite(void)
+{
+    Suite *s = suite_create("config");
+    TCase *tc = tcase_create("cases");
+    tcase_add_test(tc, config_cases);
+    tcase_add_test(tc, config_flags);
+    tcase_add_test(tc, config_durations);
+    suite_add_tcase(s, tc);
+    return s;
+}
