@@ -1,0 +1,782 @@
+"""Simulated kubelets: one per running EC2 instance of AwsSim.
+
+For each instance that reaches 'running', after a boot delay the kubelet reads
+the instance's userData as cloud-init would (base64; optionally gzip; a shell
+script, or a MIME multipart whose text/x-shellscript parts run in order),
+finds the kubelet's settings in it (flags on a `kubeadm join` or `kubelet`
+command line, in KUBELET_EXTRA_ARGS, or in a kubeadm JoinConfiguration /
+KubeletConfiguration heredoc) and registers a Node:
+
+- name: `kubeadm join --node-name` / kubelet `--hostname-override` when given
+  literally; if the value is computed by the shell (`$(...)`, `$VAR`) or absent,
+  the EC2 private DNS name, as `hostname -f` / IMDS local-hostname would give
+  (ip-10-0-1-23.us-west-2.compute.internal; ec2.internal in us-east-1);
+- spec.providerID aws:///<zone>/<instance-id> (what a script computes from
+  IMDS, or the AWS cloud provider sets); a literal --provider-id wins;
+- labels from --node-labels plus the well-known ones the kubelet and the cloud
+  provider set; taints from --register-with-taints;
+- capacity: cpu = vCPUs; memory = the type's MiB less a hypervisor/firmware
+  share (VM_RESERVED, 7 %, a little under Karpenter's 7.5 % estimate, as real
+  instances are); pods = --max-pods / maxPods, else the kubelet default 110;
+  ephemeral-storage = root volume size; allocatable = capacity less
+  --kube-reserved, --system-reserved and --eviction-hard (kubelet defaults:
+  memory.available<100Mi, nodefs.available<10%);
+- the node registers NotReady (no GPUs yet), then after a short delay reports
+  Ready; extended resources (nvidia.com/gpu, aws.amazon.com/neuron) appear
+  with Ready, as if the device plugin had started at that moment.
+
+If the userData cannot be understood (not base64, no shell script, no
+kubeadm join / kubelet invocation, an invalid label or taint, a label the
+kubelet refuses to self-assign) the node never joins; the reason is kept in
+Kubelets.status() (control: GET /aws/kubelets).
+
+A kubelet also runs the pods bound to its node: a bound Pending pod becomes
+Running with Ready conditions; a pod with a deletionTimestamp is removed
+(finish_delete) once its grace period has passed, as when the containers
+exit.  When the instance shuts down the Node goes NotReady
+(NodeStatusUnknown); when it is terminated the Node is deleted (as the cloud
+node-lifecycle controller does; finalizers are honoured by the store) and
+pods still bound to it are removed (pod GC).
+"""
+
+import base64
+import binascii
+import copy
+import email
+import email.policy
+import gzip
+import math
+import re
+import shlex
+import threading
+import time
+import uuid
+
+import catalog
+
+VM_RESERVED = 0.07
+KUBELET_VERSION = 'v1.31.4'
+
+# labels a kubelet may set on itself in the kubernetes.io / k8s.io namespaces
+# (k8s.io/kubernetes pkg/kubelet/apis: KubeletLabels + allowed namespaces)
+_KUBELET_LABELS = {
+    'kubernetes.io/hostname', 'kubernetes.io/instance-type', 'kubernetes.io/os', 'kubernetes.io/arch',
+    'beta.kubernetes.io/instance-type', 'beta.kubernetes.io/os', 'beta.kubernetes.io/arch',
+    'failure-domain.beta.kubernetes.io/zone', 'failure-domain.beta.kubernetes.io/region',
+    'failure-domain.kubernetes.io/zone', 'failure-domain.kubernetes.io/region',
+    'topology.kubernetes.io/zone', 'topology.kubernetes.io/region',
+    'node.kubernetes.io/instance-type',
+}
+_KUBELET_NS = ('kubelet.kubernetes.io', 'node.kubernetes.io')
+
+_NAME_RX = re.compile(r'^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)$')
+_PREFIX_RX = re.compile(r'^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')
+_VALUE_RX = re.compile(r'^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$')
+_DNS1123 = re.compile(r'^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')
+
+
+class UserDataError(Exception):
+    pass
+
+
+# ---------------------------------------------------------------------------
+# quantities (just what kubelet flags need)
+
+_BIN = {'Ki': 2 ** 10, 'Mi': 2 ** 20, 'Gi': 2 ** 30, 'Ti': 2 ** 40, 'Pi': 2 ** 50, 'Ei': 2 ** 60}
+_DEC = {'n': 1e-9, 'u': 1e-6, 'm': 1e-3, '': 1, 'k': 1e3, 'M': 1e6, 'G': 1e9, 'T': 1e12, 'P': 1e15,
+        'E': 1e18}
+
+
+def parse_quantity(s):
+    m = re.fullmatch(r'([+-]?[0-9]+(?:\.[0-9]*)?|[+-]?\.[0-9]+)([eE][+-]?[0-9]+|Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]?)', s)
+    if not m:
+        raise UserDataError('invalid quantity %r' % s)
+    num, suf = float(m.group(1)), m.group(2)
+    if suf in _BIN:
+        return num * _BIN[suf]
+    if suf and suf[0] in 'eE':
+        return num * 10 ** int(suf[1:])
+    return num * _DEC[suf]
+
+
+# ---------------------------------------------------------------------------
+# userData
+
+def decode_user_data(b64):
+    """base64 userData -> list of shell script texts (cloud-init's view)."""
+    if not b64:
+        raise UserDataError('the instance has no userData')
+    try:
+        raw = base64.b64decode(b64.encode('ascii') if isinstance(b64, str) else b64, validate=True)
+    except (binascii.Error, ValueError, UnicodeEncodeError):
+        raise UserDataError('userData is not valid base64')
+    if raw[:2] == b'\x1f\x8b':
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError):
+            raise UserDataError('userData is gzip but does not decompress')
+    try:
+        text = raw.decode('utf-8')
+    except UnicodeDecodeError:
+        raise UserDataError('userData is not UTF-8 text')
+    head = text.lstrip()[:200].lower()
+    if head.startswith('content-type:') or head.startswith('mime-version:'):
+        msg = email.message_from_string(text, policy=email.policy.compat32)
+        if not msg.is_multipart():
+            parts = [msg]
+        else:
+            parts = [p for p in msg.walk() if not p.is_multipart()]
+        scripts = []
+        for p in parts:
+            if p.get_content_type() == 'text/x-shellscript':
+                payload = p.get_payload(decode=True) or b''
+                scripts.append(payload.decode('utf-8', 'replace'))
+        if not scripts:
+            raise UserDataError('MIME userData has no text/x-shellscript part')
+        return scripts
+    if text.startswith('#!'):
+        return [text]
+    if text.startswith('#cloud-config'):
+        raise UserDataError('#cloud-config userData is not understood by the simulator')
+    raise UserDataError('userData is neither a shell script (#!) nor MIME multipart')
+
+
+def _logical_lines(script):
+    """Join backslash continuations; yield (line, heredoc_body_or_None)."""
+    lines = script.split('\n')
+    out = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        while line.endswith('\\') and i + 1 < len(lines):
+            i += 1
+            line = line[:-1] + ' ' + lines[i].lstrip()
+        i += 1
+        m = re.search(r'<<-?\s*([\'"]?)(\w+)\1', line)
+        body = None
+        if m:
+            end = m.group(2)
+            buf = []
+            while i < len(lines) and lines[i].strip() != end:
+                buf.append(lines[i])
+                i += 1
+            i += 1
+            body = '\n'.join(buf)
+        out.append((line, body))
+    return out
+
+
+_FLAGS = ('node-labels', 'register-with-taints', 'node-name', 'hostname-override', 'provider-id',
+          'max-pods', 'kube-reserved', 'system-reserved', 'eviction-hard')
+
+
+def _scan_flags(tokens, found):
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        # a token can carry several flags, e.g. KUBELET_EXTRA_ARGS=--a=b --c=d
+        sub = tok.split()
+        if len(sub) > 1:
+            _scan_flags(sub, found)
+            i += 1
+            continue
+        m = re.match(r'^(?:[A-Za-z_][A-Za-z0-9_]*=)?["\']?--([a-z-]+)(?:=(.*))?$', tok)
+        if m and m.group(1) in _FLAGS:
+            val = m.group(2)
+            if val is None and i + 1 < len(tokens) and not tokens[i + 1].startswith('--'):
+                val = tokens[i + 1]
+                i += 1
+            found.setdefault(m.group(1), []).append((val or '').strip('"\''))
+        i += 1
+
+
+def _yaml_scalar(v):
+    v = v.strip()
+    if len(v) >= 2 and v[0] == v[-1] and v[0] in '"\'':
+        v = v[1:-1]
+    return v
+
+
+def _scan_yaml(body, found):
+    """The parts of kubeadm JoinConfiguration / KubeletConfiguration we read."""
+    lines = body.split('\n')
+    for idx, line in enumerate(lines):
+        s = line.strip()
+        m = re.match(r'^(node-labels|register-with-taints|max-pods|node-name|hostname-override|'
+                     r'provider-id|kube-reserved|system-reserved|eviction-hard):\s*(.+)$', s)
+        if m:   # kubeletExtraArgs map form (kubeadm v1beta3)
+            found.setdefault(m.group(1), []).append(_yaml_scalar(m.group(2)))
+            continue
+        m = re.match(r'^-?\s*name:\s*["\']?(node-labels|register-with-taints|max-pods|'
+                     r'hostname-override|provider-id)["\']?\s*$', s)
+        if m and idx + 1 < len(lines):   # kubeletExtraArgs list form (v1beta4)
+            mv = re.match(r'^\s*value:\s*(.+)$', lines[idx + 1])
+            if mv:
+                found.setdefault(m.group(1), []).append(_yaml_scalar(mv.group(1)))
+            continue
+        m = re.match(r'^maxPods:\s*(\d+)\s*$', s)
+        if m:
+            found.setdefault('max-pods', []).append(m.group(1))
+        m = re.match(r'^providerID:\s*(.+)$', s)
+        if m:
+            found.setdefault('provider-id', []).append(_yaml_scalar(m.group(1)))
+    # nodeRegistration: name / taints
+    m = re.search(r'^(\s*)nodeRegistration:\s*$', body, re.M)
+    if m:
+        indent = len(m.group(1))
+        block = []
+        for line in body[m.end():].split('\n')[1:]:
+            if line.strip() and (len(line) - len(line.lstrip())) <= indent:
+                break
+            block.append(line)
+        text = '\n'.join(block)
+        mn = re.search(r'^\s*name:\s*(\S+)\s*$', text, re.M)
+        if mn and not re.match(r'^\s*-', text[mn.start():mn.end()]):
+            found.setdefault('node-name', []).append(_yaml_scalar(mn.group(1)))
+        mt = re.search(r'^(\s*)taints:\s*(\[\])?\s*$', text, re.M)
+        if mt:
+            taints = []
+            cur = None
+            for line in text[mt.end():].split('\n')[1:]:
+                if not line.strip():
+                    continue
+                if (len(line) - len(line.lstrip())) < len(mt.group(1)) or \
+                        (re.match(r'^\s*\w+:', line) and not re.match(r'^\s*-', line) and cur is None):
+                    break
+                mi = re.match(r'^\s*(-\s*)?(key|value|effect):\s*(.*)$', line)
+                if not mi:
+                    break
+                if mi.group(1):
+                    cur = {}
+                    taints.append(cur)
+                if cur is None:
+                    break
+                cur[mi.group(2)] = _yaml_scalar(mi.group(3))
+            spec = ','.join('%s%s:%s' % (t.get('key', ''), ('=' + t['value']) if t.get('value') else '',
+                                         t.get('effect', '')) for t in taints)
+            found.setdefault('register-with-taints', []).append(spec)
+
+
+def parse_user_data(b64):
+    """-> dict with the kubelet settings found.  Raises UserDataError."""
+    scripts = decode_user_data(b64)
+    found = {}
+    joins = False
+    for sc in scripts:
+        for line, heredoc in _logical_lines(sc):
+            code = line.strip()
+            if heredoc is not None:
+                _scan_yaml(heredoc, found)
+                for hl in heredoc.split('\n'):
+                    if '--' in hl:
+                        try:
+                            _scan_flags(shlex.split(hl, comments=True), found)
+                        except ValueError:
+                            _scan_flags(hl.split(), found)
+            if not code or code.startswith('#'):
+                continue
+            try:
+                tokens = shlex.split(code, comments=True, posix=True)
+            except ValueError:
+                tokens = code.split()
+            words = tokens
+            for k in range(len(words)):
+                base = words[k].rsplit('/', 1)[-1]
+                if base == 'kubeadm' and k + 1 < len(words) and words[k + 1] == 'join':
+                    joins = True
+                if base == 'kubelet' and k == 0:
+                    joins = True
+                if base in ('bootstrap.sh', 'nodeadm'):
+                    joins = True
+            _scan_flags(tokens, found)
+    if not joins:
+        raise UserDataError('userData runs neither `kubeadm join` nor the kubelet')
+    cfg = {'labels': {}, 'taints': [], 'node_name': None, 'provider_id': None, 'max_pods': None,
+           'kube_reserved': {}, 'system_reserved': {}, 'eviction_hard': None}
+    for spec in found.get('node-labels', []):
+        for item in filter(None, spec.split(',')):
+            if '=' not in item:
+                raise UserDataError('--node-labels: %r is not key=value' % item)
+            k, v = item.split('=', 1)
+            check_label(k, v)
+            cfg['labels'][k] = v
+    for spec in found.get('register-with-taints', []):
+        for item in filter(None, spec.split(',')):
+            cfg['taints'].append(parse_taint(item))
+    for key, field in (('node-name', 'node_name'), ('hostname-override', 'node_name')):
+        for v in found.get(key, []):
+            if v and '$' not in v and '`' not in v:
+                cfg['node_name'] = v.lower()
+    for v in found.get('provider-id', []):
+        if v and '$' not in v and '`' not in v:
+            cfg['provider_id'] = v
+    for v in found.get('max-pods', []):
+        if not re.fullmatch(r'\d+', v or ''):
+            raise UserDataError('--max-pods: %r is not an integer' % v)
+        cfg['max_pods'] = int(v)
+    for flag, field in (('kube-reserved', 'kube_reserved'), ('system-reserved', 'system_reserved')):
+        for spec in found.get(flag, []):
+            for item in filter(None, spec.split(',')):
+                if '=' not in item:
+                    raise UserDataError('--%s: %r is not resource=quantity' % (flag, item))
+                k, v = item.split('=', 1)
+                cfg[field][k] = parse_quantity(v)
+    for spec in found.get('eviction-hard', []):
+        ev = {}
+        for item in filter(None, spec.split(',')):
+            m = re.fullmatch(r'([a-z.A-Z]+)<(.+)', item)
+            if not m:
+                raise UserDataError('--eviction-hard: %r is not signal<quantity' % item)
+            ev[m.group(1)] = m.group(2)
+        cfg['eviction_hard'] = ev
+    if cfg['node_name'] and not _DNS1123.match(cfg['node_name']):
+        raise UserDataError('node name %r is not a DNS-1123 subdomain' % cfg['node_name'])
+    return cfg
+
+
+def check_label(k, v):
+    if '/' in k:
+        prefix, name = k.split('/', 1)
+        if not prefix or len(prefix) > 253 or not _PREFIX_RX.match(prefix):
+            raise UserDataError('--node-labels: invalid label key prefix in %r' % k)
+    else:
+        prefix, name = '', k
+    if not name or len(name) > 63 or not _NAME_RX.match(name):
+        raise UserDataError('--node-labels: invalid label key %r' % k)
+    if len(v) > 63 or not _VALUE_RX.match(v):
+        raise UserDataError('--node-labels: invalid value %r for label %s' % (v, k))
+    if prefix and (prefix in ('kubernetes.io', 'k8s.io') or prefix.endswith('.kubernetes.io')
+                   or prefix.endswith('.k8s.io')):
+        if k not in _KUBELET_LABELS and not any(prefix == n or prefix.endswith('.' + n)
+                                                for n in _KUBELET_NS):
+            raise UserDataError('--node-labels: unknown label %r: the kubelet may not set labels '
+                                'in the kubernetes.io or k8s.io namespaces other than the allowed '
+                                'ones (kubelet refuses to start)' % k)
+
+
+def parse_taint(item):
+    m = re.fullmatch(r'([^=:]+)(?:=([^:]*))?:(NoSchedule|PreferNoSchedule|NoExecute)', item.strip())
+    if not m:
+        raise UserDataError('--register-with-taints: %r is not key[=value]:Effect with Effect '
+                            'NoSchedule, PreferNoSchedule or NoExecute' % item)
+    key = m.group(1)
+    if '/' in key:
+        p, n = key.split('/', 1)
+        ok = _PREFIX_RX.match(p) and _NAME_RX.match(n)
+    else:
+        ok = _NAME_RX.match(key)
+    if not ok or (m.group(2) and not _VALUE_RX.match(m.group(2))):
+        raise UserDataError('--register-with-taints: invalid taint %r' % item)
+    t = {'key': key, 'effect': m.group(3)}
+    if m.group(2):
+        t['value'] = m.group(2)
+    return t
+
+
+# ---------------------------------------------------------------------------
+# node construction
+
+def _fmt_mem(b):
+    return '%dKi' % (int(b) // 1024)
+
+
+def _fmt_cpu(milli):
+    milli = int(milli)
+    return str(milli // 1000) if milli % 1000 == 0 else '%dm' % milli
+
+
+def _fmt_bytes(b):
+    b = int(b)
+    if b % (2 ** 30) == 0:
+        return '%dGi' % (b // 2 ** 30)
+    return str(b)
+
+
+def resources(inst, cfg, with_devices):
+    """(capacity, allocatable) for an instance and its kubelet settings."""
+    t = catalog.get(inst['InstanceType'])
+    mem = t['memory_mib'] * 2 ** 20
+    mem = mem - math.ceil(t['memory_mib'] * VM_RESERVED) * 2 ** 20
+    if t['arch'] == 'arm64':
+        mem -= 64 * 2 ** 20
+    cpu_m = t['vcpu'] * 1000
+    pods = cfg['max_pods'] if cfg['max_pods'] is not None else 110
+    eph = int(inst.get('RootVolumeSizeGiB') or 20) * 2 ** 30
+    cap = {'cpu': _fmt_cpu(cpu_m), 'memory': _fmt_mem(mem), 'pods': str(pods),
+           'ephemeral-storage': _fmt_bytes(eph), 'hugepages-1Gi': '0', 'hugepages-2Mi': '0'}
+    res = {}
+    for src in (cfg['kube_reserved'], cfg['system_reserved']):
+        for k, v in src.items():
+            res[k] = res.get(k, 0) + v
+    ev = cfg['eviction_hard'] if cfg['eviction_hard'] is not None else \
+        {'memory.available': '100Mi', 'nodefs.available': '10%'}
+
+    def ev_amount(sig, capacity):
+        v = ev.get(sig)
+        if not v:
+            return 0
+        if v.endswith('%'):
+            return math.ceil(capacity * float(v[:-1]) / 100.0)
+        return parse_quantity(v)
+    a_cpu = cpu_m - int(res.get('cpu', 0) * 1000)
+    a_mem = mem - res.get('memory', 0) - ev_amount('memory.available', mem)
+    a_eph = eph - res.get('ephemeral-storage', 0) - ev_amount('nodefs.available', eph)
+    alloc = {'cpu': _fmt_cpu(max(0, a_cpu)), 'memory': _fmt_mem(max(0, a_mem)), 'pods': str(pods),
+             'ephemeral-storage': str(max(0, int(a_eph))), 'hugepages-1Gi': '0', 'hugepages-2Mi': '0'}
+    if with_devices:
+        if t['gpu'] and t['gpu']['manufacturer'] == 'NVIDIA':
+            cap['nvidia.com/gpu'] = alloc['nvidia.com/gpu'] = str(t['gpu']['count'])
+        if t['neuron']:
+            cap['aws.amazon.com/neuron'] = alloc['aws.amazon.com/neuron'] = str(t['neuron']['count'])
+            n = str(t['neuron']['count'] * t['neuron']['cores'])
+            cap['aws.amazon.com/neuroncore'] = alloc['aws.amazon.com/neuroncore'] = n
+    return cap, alloc
+
+
+def _iso(t):
+    return time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(t))
+
+
+def build_node(inst, cfg, region, zone_id, now):
+    t = catalog.get(inst['InstanceType'])
+    zone = inst['Placement']['AvailabilityZone']
+    name = cfg['node_name'] or inst['PrivateDnsName']
+    arch = 'arm64' if t['arch'] == 'arm64' else 'amd64'
+    labels = {
+        'kubernetes.io/hostname': name,
+        'kubernetes.io/os': 'linux', 'kubernetes.io/arch': arch,
+        'beta.kubernetes.io/os': 'linux', 'beta.kubernetes.io/arch': arch,
+        'node.kubernetes.io/instance-type': inst['InstanceType'],
+        'beta.kubernetes.io/instance-type': inst['InstanceType'],
+        'topology.kubernetes.io/zone': zone, 'topology.kubernetes.io/region': region,
+        'failure-domain.beta.kubernetes.io/zone': zone,
+        'failure-domain.beta.kubernetes.io/region': region,
+        'topology.k8s.aws/zone-id': zone_id,
+    }
+    labels.update(cfg['labels'])
+    cap, alloc = resources(inst, cfg, with_devices=False)
+    ts = _iso(now)
+    cond = lambda typ, status, reason, msg: {  # noqa: E731
+        'type': typ, 'status': status, 'lastHeartbeatTime': ts, 'lastTransitionTime': ts,
+        'reason': reason, 'message': msg}
+    node = {
+        'apiVersion': 'v1', 'kind': 'Node',
+        'metadata': {'name': name, 'labels': labels, 'annotations': {
+            'node.alpha.kubernetes.io/ttl': '0',
+            'volumes.kubernetes.io/controller-managed-attach-detach': 'true'}},
+        'spec': {'providerID': cfg['provider_id'] or 'aws:///%s/%s' % (zone, inst['InstanceId'])},
+        'status': {
+            'capacity': cap, 'allocatable': alloc,
+            'conditions': [
+                cond('MemoryPressure', 'False', 'KubeletHasSufficientMemory',
+                     'kubelet has sufficient memory available'),
+                cond('DiskPressure', 'False', 'KubeletHasNoDiskPressure', 'kubelet has no disk pressure'),
+                cond('PIDPressure', 'False', 'KubeletHasSufficientPID', 'kubelet has sufficient PID available'),
+                cond('Ready', 'False', 'KubeletNotReady',
+                     'container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady'),
+            ],
+            'addresses': [{'type': 'InternalIP', 'address': inst['PrivateIpAddress']},
+                          {'type': 'InternalDNS', 'address': inst['PrivateDnsName']},
+                          {'type': 'Hostname', 'address': name}],
+            'daemonEndpoints': {'kubeletEndpoint': {'Port': 10250}},
+            'nodeInfo': {'machineID': uuid.uuid4().hex, 'systemUUID': 'ec2' + uuid.uuid4().hex[3:],
+                         'bootID': str(uuid.uuid4()), 'kernelVersion': '6.8.0-1021-aws',
+                         'osImage': 'Ubuntu 24.04.1 LTS',
+                         'containerRuntimeVersion': 'containerd://1.7.24',
+                         'kubeletVersion': KUBELET_VERSION, 'kubeProxyVersion': KUBELET_VERSION,
+                         'operatingSystem': 'linux', 'architecture': arch},
+        },
+    }
+    if cfg['taints']:
+        node['spec']['taints'] = copy.deepcopy(cfg['taints'])
+    return node
+
+
+# ---------------------------------------------------------------------------
+
+class Kubelets:
+    """Watches AwsSim instances and keeps Nodes (and their pods) in a KubeStore.
+
+    boot_delay: seconds from 'running' to Node registration;
+    ready_delay: seconds from registration to Ready;
+    sync_period: how often every kubelet re-checks its node and pods.
+    """
+
+    def __init__(self, aws, store, boot_delay=2.0, ready_delay=None, sync_period=1.0,
+                 notready_delete_delay=None):
+        self.aws = aws
+        self.store = store
+        self.boot_delay = boot_delay
+        self.ready_delay = ready_delay if ready_delay is not None else max(0.05, boot_delay / 4.0)
+        self.sync_period = sync_period
+        self.notready_delete_delay = notready_delete_delay
+        self.lock = threading.RLock()
+        self.nodes = {}      # instance id -> {'state', 'name', 'cfg', 'error', 'ready'}
+        self._stopped = False
+        aws.kubelets = self          # GET /aws/kubelets on the control API
+        aws.subscribe(self._on_instance)
+        if hasattr(store, 'subscribe'):
+            store.subscribe(self._on_store)
+        self._t = threading.Thread(target=self._loop, name='kubelets', daemon=True)
+        self._t.start()
+
+    def stop(self):
+        self._stopped = True
+
+
+    def status(self):
+        with self.lock:
+            return [{'instanceId': i, 'nodeName': k.get('name'), 'state': k['state'],
+                     'error': k.get('error')} for i, k in sorted(self.nodes.items())]
+
+    # -- instance lifecycle -------------------------------------------------
+    def _on_instance(self, event, inst):
+        iid = inst['InstanceId']
+        if event == 'running':
+            with self.lock:
+                self.nodes[iid] = {'state': 'booting', 'inst': inst}
+            self.aws.sched.after(self.boot_delay, self._boot, iid)
+        elif event == 'shutting-down':
+            with self.lock:
+                k = self.nodes.get(iid)
+                if k:
+                    k['state'] = 'stopped'
+            if k and k.get('name'):
+                self._set_not_ready(k['name'])
+        elif event == 'terminated':
+            with self.lock:
+                k = self.nodes.pop(iid, None)
+            if k and k.get('name'):
+                if self.notready_delete_delay:
+                    self.aws.sched.after(self.notready_delete_delay, self._delete_node, k['name'], iid)
+                else:
+                    self._delete_node(k['name'], iid)
+
+    def _boot(self, iid):
+        with self.lock:
+            k = self.nodes.get(iid)
+            if not k or k['state'] != 'booting':
+                return
+        inst = self.aws.instance(iid) or k['inst']
+        if inst['State']['Name'] != 'running':
+            return
+        try:
+            cfg = parse_user_data(inst.get('UserData'))
+        except UserDataError as e:
+            with self.lock:
+                k['state'] = 'failed'
+                k['error'] = str(e)
+            print('kubelet %s: never joins: %s' % (iid, e), flush=True)
+            return
+        with self.lock:
+            k['cfg'] = cfg
+            k['inst'] = inst
+            k['name'] = cfg['node_name'] or inst['PrivateDnsName']
+            k['state'] = 'registering'
+        self._register(iid)
+
+    def _register(self, iid):
+        with self.lock:
+            k = self.nodes.get(iid)
+            if not k or k['state'] not in ('registering', 'ready'):
+                return
+            inst, cfg = k['inst'], k['cfg']
+        node = build_node(inst, cfg, self.aws.region, self.aws.zone_ids[inst['Placement']['AvailabilityZone']],
+                          self.aws.clock())
+        try:
+            existing = self.store.get('nodes', None, node['metadata']['name'])
+            if existing is None:
+                self.store.create('nodes', None, node)
+            elif existing['spec'].get('providerID') != node['spec']['providerID']:
+                with self.lock:
+                    k['state'] = 'failed'
+                    k['error'] = 'a Node named %s already exists for another instance' % node['metadata']['name']
+                return
+            cur = self.store.get('nodes', None, node['metadata']['name'])
+            cur['status'] = node['status']
+            cur['metadata'].pop('resourceVersion', None)
+            self.store.update_status('nodes', None, cur)
+        except Exception as e:
+            print('kubelet %s: register failed: %r' % (iid, e), flush=True)
+            self.aws.sched.after(self.sync_period, self._register, iid)
+            return
+        with self.lock:
+            k['state'] = 'registered'
+        self.aws.sched.after(self.ready_delay, self._ready, iid)
+
+    def _ready(self, iid):
+        with self.lock:
+            k = self.nodes.get(iid)
+            if not k or k['state'] != 'registered':
+                return
+            inst, cfg, name = k['inst'], k['cfg'], k['name']
+        if not self._update_node(name, lambda n: self._mark_ready(n, inst, cfg)):
+            self.aws.sched.after(self.sync_period, self._ready, iid)
+            return
+        with self.lock:
+            k['state'] = 'ready'
+
+    def _mark_ready(self, node, inst, cfg):
+        cap, alloc = resources(inst, cfg, with_devices=True)
+        st = node.setdefault('status', {})
+        st['capacity'], st['allocatable'] = cap, alloc
+        ts = _iso(self.aws.clock())
+        for c in st.get('conditions', []):
+            c['lastHeartbeatTime'] = ts
+            if c['type'] == 'Ready':
+                if c['status'] != 'True':
+                    c['lastTransitionTime'] = ts
+                c.update({'status': 'True', 'reason': 'KubeletReady',
+                          'message': 'kubelet is posting ready status'})
+        return node
+
+    def _set_not_ready(self, name):
+        def f(node):
+            ts = _iso(self.aws.clock())
+            for c in node.get('status', {}).get('conditions', []):
+                if c['status'] != 'Unknown':
+                    c['lastTransitionTime'] = ts
+                c.update({'status': 'Unknown', 'reason': 'NodeStatusUnknown',
+                          'message': 'Kubelet stopped posting node status.'})
+            return node
+        self._update_node(name, f)
+
+    def _update_node(self, name, fn):
+        for _ in range(5):
+            try:
+                cur = self.store.get('nodes', None, name)
+                if cur is None:
+                    return False
+                new = fn(copy.deepcopy(cur))
+                self.store.update_status('nodes', None, new)
+                return True
+            except Exception as e:
+                if getattr(e, 'code', None) == 409:
+                    continue
+                print('kubelet: node %s status update failed: %r' % (name, e), flush=True)
+                return False
+        return False
+
+    def _delete_node(self, name, iid):
+        try:
+            n = self.store.get('nodes', None, name)
+            if n is not None and n['spec'].get('providerID', '').endswith('/' + iid):
+                self.store.delete('nodes', None, name)
+        except Exception as e:
+            if getattr(e, 'code', None) != 404:
+                print('kubelet: delete node %s failed: %r' % (name, e), flush=True)
+        self._gc_pods(name)
+
+    # -- pods ---------------------------------------------------------------
+    def _my_nodes(self):
+        with self.lock:
+            return {k['name']: iid for iid, k in self.nodes.items()
+                    if k.get('name') and k['state'] in ('registered', 'ready')}
+
+    def _on_store(self, etype, resource, obj):
+        if resource == 'pods' and obj is not None:
+            node = (obj.get('spec') or {}).get('nodeName')
+            if node and node in self._my_nodes():
+                self.aws.sched.after(0, self._sync_pod, obj['metadata'].get('namespace'),
+                                     obj['metadata']['name'])
+
+    def _sync_pod(self, ns, name):
+        try:
+            pod = self.store.get('pods', ns, name)
+        except Exception:
+            return
+        if pod is None:
+            return
+        node = (pod.get('spec') or {}).get('nodeName')
+        mine = self._my_nodes()
+        if node not in mine:
+            return
+        with self.lock:
+            ready = self.nodes.get(mine[node], {}).get('state') == 'ready'
+        md = pod['metadata']
+        now = self.aws.clock()
+        if md.get('deletionTimestamp'):
+            # the containers exit on SIGTERM at once: the kubelet confirms the
+            # deletion (DELETE with gracePeriodSeconds=0; finalizers still hold it)
+            self._force_delete_pod(ns, name)
+            return
+        st = pod.get('status') or {}
+        if st.get('phase', 'Pending') == 'Pending' and ready:
+            ts = _iso(now)
+            st.update({'phase': 'Running', 'hostIP': self._node_ip(mine[node]), 'startTime': ts,
+                       'podIP': self._pod_ip(mine[node], name)})
+            conds = [c for c in st.get('conditions', []) if c['type'] not in
+                     ('Initialized', 'Ready', 'ContainersReady', 'PodReadyToStartContainers')]
+            for typ in ('PodReadyToStartContainers', 'Initialized', 'ContainersReady', 'Ready'):
+                conds.append({'type': typ, 'status': 'True', 'lastTransitionTime': ts,
+                              'lastProbeTime': None})
+            st['conditions'] = conds
+            st['containerStatuses'] = [
+                {'name': c.get('name'), 'image': c.get('image'), 'imageID': '', 'ready': True,
+                 'started': True, 'restartCount': 0,
+                 'containerID': 'containerd://' + uuid.uuid4().hex,
+                 'state': {'running': {'startedAt': ts}}}
+                for c in (pod.get('spec') or {}).get('containers') or []]
+            pod['status'] = st
+            md.pop('resourceVersion', None)
+            try:
+                self.store.update_status('pods', ns, pod)
+            except Exception:
+                pass
+
+    def _node_ip(self, iid):
+        with self.lock:
+            return self.nodes[iid]['inst']['PrivateIpAddress']
+
+    @staticmethod
+    def _pod_ip(iid, name):
+        h = abs(hash((iid, name)))
+        return '10.244.%d.%d' % (h % 250, (h >> 8) % 250 + 2)
+
+    def _gc_pods(self, node_name):
+        try:
+            pods = [p for p in self.store.list('pods') if (p.get('spec') or {}).get('nodeName') == node_name]
+        except Exception:
+            return
+        for p in pods:
+            self._force_delete_pod(p['metadata'].get('namespace'), p['metadata']['name'])
+
+    def _force_delete_pod(self, ns, name):
+        try:
+            self.store.delete('pods', ns, name, grace=0)
+        except Exception as e:
+            if getattr(e, 'code', None) not in (404, None):
+                print('kubelet: delete pod %s/%s failed: %r' % (ns, name, e), flush=True)
+
+    # -- periodic sync ----------------------------------------------------------
+    def _loop(self):
+        while not self._stopped:
+            time.sleep(self.sync_period)
+            try:
+                self._sync_all()
+            except Exception as e:
+                print('kubelets: sync failed: %r' % (e,), flush=True)
+
+    def _sync_all(self):
+        mine = self._my_nodes()
+        for name, iid in mine.items():
+            try:
+                n = self.store.get('nodes', None, name)
+            except Exception:
+                continue
+            if n is None:
+                # the Node object vanished (deleted, or the API server state was
+                # reset) while the instance still runs: the kubelet registers again
+                with self.lock:
+                    k = self.nodes.get(iid)
+                    if k and k['state'] in ('registered', 'ready'):
+                        k['state'] = 'registering'
+                self._register(iid)
+        try:
+            pods = self.store.list('pods')
+        except Exception:
+            return
+        for p in pods:
+            if (p.get('spec') or {}).get('nodeName') in mine:
+                self._sync_pod(p['metadata'].get('namespace'), p['metadata']['name'])
+
