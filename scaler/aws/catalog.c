@@ -1,0 +1,575 @@
+/* scaler/aws/catalog.c — instance catalog and allocatable math; see catalog.h. */
+#include "scaler/aws/catalog.h"
+
+#include <cjson/cJSON.h>
+#include <ctype.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/embed.h"
+#include "common/log.h"
+
+NW_EMBED_DECL(catalog_json);
+
+#define COMP "aws.catalog"
+#define MAX_ZONES 16
+
+struct nw_catalog {
+    char region[64];
+    nw_itype_t *t;
+    size_t n;
+    nw_catalog_zone_t zones[MAX_ZONES];
+    int nzones;
+};
+
+/* ---- names ---------------------------------------------------------------------- */
+
+static void lower_kebab(const char *in, char *out, size_t len)
+{
+    size_t j = 0;
+    for (size_t i = 0; in[i] && j + 1 < len; i++) {
+        unsigned char ch = (unsigned char)in[i];
+        out[j++] = ch == ' ' || ch == '_' ? '-' : (char)tolower(ch);
+    }
+    out[j] = 0;
+}
+
+/* Fill family/category/size/generation from the name. */
+static int split_name(nw_itype_t *t)
+{
+    const char *dot = strchr(t->name, '.');
+    if (!dot || dot == t->name || !dot[1])
+        return -1;
+    snprintf(t->family, sizeof t->family, "%.*s", (int)(dot - t->name), t->name);
+    snprintf(t->size, sizeof t->size, "%s", dot + 1);
+    size_t i = 0;
+    while (t->family[i] && isalpha((unsigned char)t->family[i]))
+        i++;
+    snprintf(t->category, sizeof t->category, "%.*s", (int)i, t->family);
+    t->generation = 0;
+    while (isdigit((unsigned char)t->family[i]))
+        t->generation = t->generation * 10 + (t->family[i++] - '0');
+    t->bare_metal = strncmp(t->size, "metal", 5) == 0;
+    return 0;
+}
+
+/* ---- JSON loading -------------------------------------------------------------------- */
+
+static int jint(cJSON *o, const char *k, int64_t *out)
+{
+    cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    if (!v)
+        return 0;
+    if (!cJSON_IsNumber(v) || v->valuedouble < 0)
+        return -1;
+    *out = (int64_t)v->valuedouble;
+    return 1;
+}
+
+static int jstr(cJSON *o, const char *k, char *out, size_t len)
+{
+    cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    if (!v)
+        return 0;
+    if (!cJSON_IsString(v))
+        return -1;
+    snprintf(out, len, "%s", v->valuestring);
+    return 1;
+}
+
+static nw_rc_t parse_type(cJSON *o, nw_itype_t *t, int priced, size_t idx, nw_err_t *err)
+{
+    int64_t v;
+    char path[64], buf[64];
+    memset(t, 0, sizeof *t);
+    snprintf(path, sizeof path, "types[%zu]", idx);
+    if (jstr(o, "name", t->name, sizeof t->name) != 1 || split_name(t) != 0)
+        return nw_err_set(err, NW_EPARSE, path, "name missing or not <family>.<size>");
+#define NEED_INT(key, dst)                                                                         \
+    do {                                                                                           \
+        if (jint(o, key, &v) != 1 || v <= 0)                                                       \
+            return nw_err_set(err, NW_EPARSE, path, "%s: \"%s\" missing or not a positive number", \
+                              t->name, key);                                                       \
+        dst = v;                                                                                   \
+    } while (0)
+    NEED_INT("vcpu", t->vcpu);
+    NEED_INT("memMiB", t->memory_mib);
+    NEED_INT("enis", t->enis);
+    NEED_INT("ipv4", t->ipv4_per_eni);
+#undef NEED_INT
+    if (jstr(o, "arch", t->arch, sizeof t->arch) != 1 ||
+        (strcmp(t->arch, "amd64") != 0 && strcmp(t->arch, "arm64") != 0))
+        return nw_err_set(err, NW_EPARSE, path, "%s: arch must be amd64 or arm64", t->name);
+    if (jstr(o, "cpu", t->cpu_manufacturer, sizeof t->cpu_manufacturer) < 0 ||
+        jstr(o, "hypervisor", t->hypervisor, sizeof t->hypervisor) < 0)
+        return nw_err_set(err, NW_EPARSE, path, "%s: cpu/hypervisor must be strings", t->name);
+    if (jint(o, "nvmeGB", &t->local_nvme_gb) < 0 || jint(o, "netMbps", &t->network_mbps) < 0)
+        return nw_err_set(err, NW_EPARSE, path, "%s: nvmeGB/netMbps must be numbers", t->name);
+    if (jint(o, "efa", &v) < 0)
+        return nw_err_set(err, NW_EPARSE, path, "%s: efa must be a number", t->name);
+    t->efa = jint(o, "efa", &v) == 1 ? (int)v : 0;
+    cJSON *price = cJSON_GetObjectItemCaseSensitive(o, "price");
+    if (price && (!cJSON_IsNumber(price) || price->valuedouble < 0))
+        return nw_err_set(err, NW_EPARSE, path, "%s: price must be a non-negative number", t->name);
+    t->od_price = priced && price ? price->valuedouble : 0;
+    cJSON *g = cJSON_GetObjectItemCaseSensitive(o, "gpu");
+    if (g) {
+        if (jstr(g, "name", buf, sizeof buf) != 1 || jint(g, "count", &v) != 1 || v <= 0)
+            return nw_err_set(err, NW_EPARSE, path, "%s: gpu needs name and count", t->name);
+        lower_kebab(buf, t->gpu_name, sizeof t->gpu_name);
+        t->gpu_count = (int)v;
+        if (jstr(g, "manufacturer", buf, sizeof buf) == 1)
+            lower_kebab(buf, t->gpu_manufacturer, sizeof t->gpu_manufacturer);
+        jint(g, "memMiB", &t->gpu_memory_mib);
+    }
+    cJSON *a = cJSON_GetObjectItemCaseSensitive(o, "accel");
+    if (a) {
+        if (jstr(a, "name", buf, sizeof buf) != 1 || jint(a, "count", &v) != 1 || v <= 0)
+            return nw_err_set(err, NW_EPARSE, path, "%s: accel needs name and count", t->name);
+        lower_kebab(buf, t->accel_name, sizeof t->accel_name);
+        t->accel_count = (int)v;
+        if (jstr(a, "manufacturer", buf, sizeof buf) == 1)
+            lower_kebab(buf, t->accel_manufacturer, sizeof t->accel_manufacturer);
+        if (jint(a, "cores", &v) == 1)
+            t->neuron_cores = (int)v;
+    }
+    t->spot_supported = 1;
+    cJSON *sp = cJSON_GetObjectItemCaseSensitive(o, "spot");
+    if (cJSON_IsBool(sp))
+        t->spot_supported = cJSON_IsTrue(sp);
+    t->encryption_in_transit = t->hypervisor[0] && strcmp(t->hypervisor, "nitro") == 0;
+    return NW_OK;
+}
+
+nw_rc_t nw_catalog_new_from_json(const char *json, size_t len, const char *region,
+                                 nw_catalog_t **out, nw_err_t *err)
+{
+    nw_rc_t rc = NW_OK;
+    const char *end = NULL;
+    *out = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(json, len, &end, 0);
+    nw_catalog_t *c = calloc(1, sizeof *c);
+    if (!c) {
+        cJSON_Delete(root);
+        return nw_err_set(err, NW_ENOMEM, "catalog", "out of memory");
+    }
+    snprintf(c->region, sizeof c->region, "%s", region ? region : "");
+    if (!cJSON_IsObject(root)) {
+        rc = nw_err_set(err, NW_EPARSE, "catalog", "not a JSON object");
+        goto out;
+    }
+    int priced = 0;
+    cJSON *pr = cJSON_GetObjectItemCaseSensitive(root, "priceRegions"), *it;
+    cJSON_ArrayForEach(it, pr)
+    {
+        if (cJSON_IsString(it) && region && strcmp(it->valuestring, region) == 0)
+            priced = 1;
+    }
+    cJSON *types = cJSON_GetObjectItemCaseSensitive(root, "types");
+    if (!cJSON_IsArray(types) || cJSON_GetArraySize(types) == 0) {
+        rc = nw_err_set(err, NW_EPARSE, "types", "missing or empty array");
+        goto out;
+    }
+    c->t = calloc((size_t)cJSON_GetArraySize(types), sizeof *c->t);
+    if (!c->t) {
+        rc = nw_err_set(err, NW_ENOMEM, "catalog", "out of memory");
+        goto out;
+    }
+    cJSON_ArrayForEach(it, types)
+    {
+        if ((rc = parse_type(it, &c->t[c->n], priced, c->n, err)) != NW_OK)
+            goto out;
+        c->n++;
+    }
+out:
+    cJSON_Delete(root);
+    if (rc != NW_OK) {
+        nw_catalog_free(c);
+        return rc;
+    }
+    *out = c;
+    return NW_OK;
+}
+
+nw_rc_t nw_catalog_new_embedded(const char *region, nw_catalog_t **out, nw_err_t *err)
+{
+    return nw_catalog_new_from_json(NW_EMBED_PTR(catalog_json), NW_EMBED_LEN(catalog_json), region,
+                                    out, err);
+}
+
+void nw_catalog_free(nw_catalog_t *c)
+{
+    if (!c)
+        return;
+    free(c->t);
+    free(c);
+}
+
+size_t nw_catalog_len(const nw_catalog_t *c)
+{
+    return c->n;
+}
+
+const nw_itype_t *nw_catalog_at(const nw_catalog_t *c, size_t i)
+{
+    return i < c->n ? &c->t[i] : NULL;
+}
+
+const nw_itype_t *nw_catalog_find(const nw_catalog_t *c, const char *name)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (strcmp(c->t[i].name, name) == 0)
+            return &c->t[i];
+    return NULL;
+}
+
+const char *nw_catalog_region(const nw_catalog_t *c)
+{
+    return c->region;
+}
+
+/* ---- offerings ----------------------------------------------------------------------- */
+
+static void add_offering(nw_itype_t *t, const char *zone, const char *zone_id, const char *ct,
+                         double price)
+{
+    if (t->noffer >= NW_CATALOG_MAX_OFFERINGS)
+        return;
+    nw_offering_t *o = &t->offerings[t->noffer++];
+    memset(o, 0, sizeof *o);
+    snprintf(o->zone, sizeof o->zone, "%s", zone);
+    snprintf(o->zone_id, sizeof o->zone_id, "%s", zone_id ? zone_id : "");
+    snprintf(o->capacity_type, sizeof o->capacity_type, "%s", ct);
+    o->price = price;
+}
+
+nw_rc_t nw_catalog_set_zones(nw_catalog_t *c, const nw_catalog_zone_t *zones, int n, nw_err_t *err)
+{
+    if (n > MAX_ZONES || n * 2 > NW_CATALOG_MAX_OFFERINGS)
+        return nw_err_set(err, NW_ERANGE, "zones", "at most %d zones", MAX_ZONES);
+    c->nzones = n;
+    for (int i = 0; i < n; i++)
+        c->zones[i] = zones[i];
+    for (size_t i = 0; i < c->n; i++) {
+        nw_itype_t *t = &c->t[i];
+        t->noffer = 0;
+        for (int z = 0; z < n; z++) {
+            add_offering(t, zones[z].name, zones[z].id, "on-demand", t->od_price);
+            if (t->spot_supported)
+                add_offering(t, zones[z].name, zones[z].id, "spot", t->od_price);
+        }
+    }
+    return NW_OK;
+}
+
+int nw_catalog_offerings(const nw_itype_t *t, const nw_ice_t *ice, int64_t now, nw_offering_t *out,
+                         int max)
+{
+    int n = 0;
+    for (int i = 0; i < t->noffer && n < max; i++) {
+        out[n] = t->offerings[i];
+        out[n].available = out[n].price > 0 &&
+                           !nw_ice_unavailable(ice, out[n].capacity_type, t->name, out[n].zone, now);
+        n++;
+    }
+    return n;
+}
+
+double nw_catalog_cheapest(const nw_itype_t *t, const char *ct, const nw_ice_t *ice, int64_t now)
+{
+    double best = -1;
+    for (int i = 0; i < t->noffer; i++) {
+        const nw_offering_t *o = &t->offerings[i];
+        if (ct && strcmp(ct, o->capacity_type) != 0)
+            continue;
+        if (o->price <= 0 || nw_ice_unavailable(ice, o->capacity_type, t->name, o->zone, now))
+            continue;
+        if (best < 0 || o->price < best)
+            best = o->price;
+    }
+    return best;
+}
+
+/* ---- refresh from the API ------------------------------------------------------------- */
+
+static void from_api(const nw_ec2_itype_t *a, nw_itype_t *t)
+{
+    memset(t, 0, sizeof *t);
+    snprintf(t->name, sizeof t->name, "%s", a->name);
+    split_name(t);
+    t->vcpu = a->vcpus;
+    t->memory_mib = a->memory_mib;
+    snprintf(t->arch, sizeof t->arch, "%s", strcmp(a->arch, "arm64") == 0 ? "arm64" : "amd64");
+    lower_kebab(a->cpu_manufacturer, t->cpu_manufacturer, sizeof t->cpu_manufacturer);
+    t->clock_mhz = (int)(a->clock_ghz * 1000 + 0.5);
+    if (a->gpu_count > 0) {
+        lower_kebab(a->gpu_name, t->gpu_name, sizeof t->gpu_name);
+        lower_kebab(a->gpu_manufacturer, t->gpu_manufacturer, sizeof t->gpu_manufacturer);
+        t->gpu_count = a->gpu_count;
+        t->gpu_memory_mib = a->gpu_memory_mib;
+    }
+    if (a->accel_count > 0) {
+        lower_kebab(a->accel_name, t->accel_name, sizeof t->accel_name);
+        lower_kebab(a->accel_manufacturer, t->accel_manufacturer, sizeof t->accel_manufacturer);
+        t->accel_count = a->accel_count;
+        t->neuron_cores = a->neuron_cores;
+    }
+    t->enis = a->max_enis;
+    t->ipv4_per_eni = a->ipv4_per_eni;
+    t->efa = a->efa_max;
+    t->local_nvme_gb = a->local_nvme_gb;
+    t->network_mbps = a->network_mbps;
+    snprintf(t->hypervisor, sizeof t->hypervisor, "%s", a->hypervisor);
+    t->bare_metal = a->bare_metal || t->bare_metal;
+    t->encryption_in_transit = a->encryption_in_transit;
+    t->spot_supported = a->spot_supported;
+}
+
+nw_rc_t nw_catalog_refresh(nw_catalog_t *c, nw_ec2_t *ec2, nw_err_t *err)
+{
+    nw_ec2_filter_t f[] = {{"supported-virtualization-type", {"hvm"}, 1},
+                           {"processor-info.supported-architecture", {"x86_64", "arm64"}, 2}};
+    nw_ec2_itypes_t it = {0};
+    nw_ec2_offerings_t of = {0};
+    nw_ec2_spot_prices_t sp = {0};
+    nw_ec2_zones_t zs = {0};
+    nw_itype_t *nt = NULL;
+    size_t nn = 0;
+    nw_rc_t rc;
+    if ((rc = nw_ec2_describe_instance_types(ec2, f, 2, &it, NULL, err)) != NW_OK ||
+        (rc = nw_ec2_describe_offerings(ec2, &of, NULL, err)) != NW_OK ||
+        (rc = nw_ec2_describe_zones(ec2, &zs, NULL, err)) != NW_OK)
+        goto out;
+    /* spot prices are optional: without them spot is priced like on-demand */
+    nw_err_t spe = {0};
+    if (nw_ec2_describe_spot_prices(ec2, &sp, NULL, &spe) != NW_OK)
+        nw_log_warn(COMP, "spot prices unavailable; using on-demand prices for spot",
+                    NW_LS("error", spe.msg));
+    nt = calloc(it.n ? it.n : 1, sizeof *nt);
+    if (!nt) {
+        rc = nw_err_set(err, NW_ENOMEM, "catalog", "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < it.n; i++) {
+        nw_itype_t *t = &nt[nn];
+        from_api(&it.v[i], t);
+        if (!t->family[0] || t->vcpu <= 0 || t->memory_mib <= 0)
+            continue;
+        const nw_itype_t *old = nw_catalog_find(c, t->name);
+        t->od_price = old ? old->od_price : 0;
+        for (size_t k = 0; k < of.n; k++) {
+            if (strcmp(of.v[k].type, t->name) != 0)
+                continue;
+            const char *zid = "";
+            for (size_t z = 0; z < zs.n; z++)
+                if (strcmp(zs.v[z].name, of.v[k].location) == 0)
+                    zid = zs.v[z].zone_id;
+            add_offering(t, of.v[k].location, zid, "on-demand", t->od_price);
+            if (t->spot_supported) {
+                double price = 0;
+                int64_t ts = -1;
+                for (size_t s = 0; s < sp.n; s++)
+                    if (strcmp(sp.v[s].type, t->name) == 0 &&
+                        strcmp(sp.v[s].zone, of.v[k].location) == 0 && sp.v[s].timestamp_ns > ts) {
+                        price = sp.v[s].price;
+                        ts = sp.v[s].timestamp_ns;
+                    }
+                add_offering(t, of.v[k].location, zid, "spot", price > 0 ? price : t->od_price);
+            }
+        }
+        nn++;
+    }
+    free(c->t);
+    c->t = nt;
+    c->n = nn;
+    nt = NULL;
+    nw_log_info(COMP, "catalog refreshed", NW_LI("types", nn), NW_LI("offerings", of.n),
+                NW_LI("spot_prices", sp.n));
+out:
+    free(nt);
+    nw_ec2_itypes_free(&it);
+    nw_ec2_offerings_free(&of);
+    nw_ec2_spot_prices_free(&sp);
+    nw_ec2_zones_free(&zs);
+    return rc;
+}
+
+/* ---- labels ------------------------------------------------------------------------------ */
+
+static int add_label(nw_label_t *out, int n, int max, const char *k, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+static int add_label(nw_label_t *out, int n, int max, const char *k, const char *fmt, ...)
+{
+    if (n >= max)
+        return n;
+    va_list ap;
+    snprintf(out[n].key, sizeof out[n].key, "%s", k);
+    va_start(ap, fmt);
+    vsnprintf(out[n].value, sizeof out[n].value, fmt, ap);
+    va_end(ap);
+    return n + 1;
+}
+
+#define KA "karpenter.k8s.aws/"
+
+int nw_itype_labels(const nw_itype_t *t, nw_label_t *out, int max)
+{
+    int n = 0;
+    n = add_label(out, n, max, "node.kubernetes.io/instance-type", "%s", t->name);
+    n = add_label(out, n, max, "kubernetes.io/arch", "%s", t->arch);
+    n = add_label(out, n, max, "kubernetes.io/os", "linux");
+    n = add_label(out, n, max, KA "instance-category", "%s", t->category);
+    n = add_label(out, n, max, KA "instance-family", "%s", t->family);
+    n = add_label(out, n, max, KA "instance-generation", "%d", t->generation);
+    n = add_label(out, n, max, KA "instance-size", "%s", t->size);
+    n = add_label(out, n, max, KA "instance-cpu", "%d", t->vcpu);
+    if (t->cpu_manufacturer[0])
+        n = add_label(out, n, max, KA "instance-cpu-manufacturer", "%s", t->cpu_manufacturer);
+    if (t->clock_mhz > 0)
+        n = add_label(out, n, max, KA "instance-cpu-sustained-clock-speed-mhz", "%d", t->clock_mhz);
+    n = add_label(out, n, max, KA "instance-memory", "%lld", (long long)t->memory_mib);
+    n = add_label(out, n, max, KA "instance-hypervisor", "%s", t->hypervisor);
+    n = add_label(out, n, max, KA "instance-encryption-in-transit-supported", "%s",
+                  t->encryption_in_transit ? "true" : "false");
+    if (t->network_mbps > 0)
+        n = add_label(out, n, max, KA "instance-network-bandwidth", "%lld",
+                      (long long)t->network_mbps);
+    if (t->gpu_count > 0) {
+        n = add_label(out, n, max, KA "instance-gpu-name", "%s", t->gpu_name);
+        n = add_label(out, n, max, KA "instance-gpu-manufacturer", "%s", t->gpu_manufacturer);
+        n = add_label(out, n, max, KA "instance-gpu-count", "%d", t->gpu_count);
+        n = add_label(out, n, max, KA "instance-gpu-memory", "%lld", (long long)t->gpu_memory_mib);
+    }
+    if (t->accel_count > 0) {
+        n = add_label(out, n, max, KA "instance-accelerator-name", "%s", t->accel_name);
+        n = add_label(out, n, max, KA "instance-accelerator-manufacturer", "%s",
+                      t->accel_manufacturer);
+        n = add_label(out, n, max, KA "instance-accelerator-count", "%d", t->accel_count);
+    }
+    if (t->local_nvme_gb > 0)
+        n = add_label(out, n, max, KA "instance-local-nvme", "%lld", (long long)t->local_nvme_gb);
+    return n;
+}
+
+int nw_offering_labels(const nw_catalog_t *c, const nw_offering_t *o, nw_label_t *out, int max)
+{
+    int n = 0;
+    n = add_label(out, n, max, "topology.kubernetes.io/zone", "%s", o->zone);
+    if (o->zone_id[0])
+        n = add_label(out, n, max, "topology.k8s.aws/zone-id", "%s", o->zone_id);
+    n = add_label(out, n, max, "karpenter.sh/capacity-type", "%s", o->capacity_type);
+    if (c->region[0])
+        n = add_label(out, n, max, "topology.kubernetes.io/region", "%s", c->region);
+    return n;
+}
+
+/* ---- capacity and allocatable ------------------------------------------------------------ */
+
+void nw_overhead_opts_default(nw_overhead_opts_t *o)
+{
+    memset(o, 0, sizeof *o);
+    o->vm_memory_overhead_percent = 0.075;
+    o->kube_reserved_cpu_m = -1;
+    o->kube_reserved_memory_mib = -1;
+    o->eviction_memory_mib = -1;
+}
+
+static int64_t eni_pods(const nw_itype_t *t, int reserved)
+{
+    int64_t enis = t->enis - reserved;
+    if (enis < 0)
+        enis = 0;
+    int64_t ips = t->ipv4_per_eni - 1;
+    if (ips < 0)
+        ips = 0;
+    return enis * ips + 2;
+}
+
+int64_t nw_itype_max_pods(const nw_itype_t *t, const nw_overhead_opts_t *o)
+{
+    int64_t pods = o->max_pods > 0 ? o->max_pods : eni_pods(t, o->reserved_enis);
+    if (o->pods_per_core > 0 && !o->bottlerocket) {
+        int64_t ppc = (int64_t)o->pods_per_core * t->vcpu;
+        if (ppc < pods)
+            pods = ppc;
+    }
+    return pods;
+}
+
+int64_t nw_kube_reserved_cpu_m(int vcpu)
+{
+    /* 6 % of the first core, 1 % of the second, 0.5 % of the next two, 0.25 % above */
+    int64_t m = (int64_t)vcpu * 1000, r = 0;
+    static const struct {
+        int64_t lo, hi;
+        double pct;
+    } step[] = {{0, 1000, 0.06}, {1000, 2000, 0.01}, {2000, 4000, 0.005}, {4000, INT64_MAX, 0.0025}};
+    for (size_t i = 0; i < sizeof step / sizeof step[0]; i++) {
+        if (m <= step[i].lo)
+            break;
+        int64_t span = (m < step[i].hi ? m : step[i].hi) - step[i].lo;
+        r += (int64_t)llround((double)span * step[i].pct);
+    }
+    return r;
+}
+
+void nw_itype_capacity(const nw_itype_t *t, const nw_overhead_opts_t *o, nw_resources_t *out)
+{
+    memset(out, 0, sizeof *out);
+    out->cpu_m = (int64_t)t->vcpu * 1000;
+    int64_t mib = t->memory_mib;
+    if (strcmp(t->arch, "arm64") == 0)
+        mib -= 64; /* Graviton CMA reservation */
+    mib -= (int64_t)ceil((double)mib * o->vm_memory_overhead_percent);
+    out->memory_mib = mib;
+    int64_t gib = o->root_volume_gib > 0 ? o->root_volume_gib : 20;
+    out->ephemeral_bytes = gib * 1024 * 1024 * 1024;
+    out->pods = nw_itype_max_pods(t, o);
+    if (t->gpu_count > 0 && strcmp(t->gpu_manufacturer, "nvidia") == 0)
+        out->nvidia_gpu = t->gpu_count;
+    if (t->gpu_count > 0 && strcmp(t->gpu_manufacturer, "amd") == 0)
+        out->amd_gpu = t->gpu_count;
+    if (t->accel_count > 0 && strncmp(t->accel_name, "inferentia", 10) == 0) {
+        out->neuron = t->accel_count;
+        out->neuroncore = t->neuron_cores;
+    } else if (t->accel_count > 0 && strncmp(t->accel_name, "trainium", 8) == 0) {
+        out->neuron = t->accel_count;
+        out->neuroncore = t->neuron_cores;
+    }
+    out->efa = t->efa;
+}
+
+void nw_itype_allocatable(const nw_itype_t *t, const nw_overhead_opts_t *o, nw_resources_t *out)
+{
+    nw_itype_capacity(t, o, out);
+    int64_t kr_cpu = o->kube_reserved_cpu_m >= 0 ? o->kube_reserved_cpu_m
+                                                 : nw_kube_reserved_cpu_m(t->vcpu);
+    /* AL2/AL2023/Custom use the ENI-limited pod count (0 reserved ENIs) here
+     * even when maxPods is overridden; Bottlerocket uses the real value. */
+    int64_t pods_for_mem = o->bottlerocket ? out->pods : eni_pods(t, 0);
+    int64_t kr_mem = o->kube_reserved_memory_mib >= 0 ? o->kube_reserved_memory_mib
+                                                      : 11 * pods_for_mem + 255;
+    int64_t ev_mem = o->eviction_memory_mib >= 0 ? o->eviction_memory_mib : 100;
+    out->cpu_m -= kr_cpu + o->system_reserved_cpu_m;
+    out->memory_mib -= kr_mem + o->system_reserved_memory_mib + ev_mem;
+    int64_t eph = out->ephemeral_bytes;
+    int64_t ev_eph = (eph + 9) / 10; /* 10 % of capacity, rounded up */
+    out->ephemeral_bytes = eph - INT64_C(1024) * 1024 * 1024 - ev_eph;
+    if (out->cpu_m < 0)
+        out->cpu_m = 0;
+    if (out->memory_mib < 0)
+        out->memory_mib = 0;
+    if (out->ephemeral_bytes < 0)
+        out->ephemeral_bytes = 0;
+}
+
+int nw_itype_is_exotic(const nw_itype_t *t)
+{
+    return t->bare_metal || strstr(t->size, "metal") != NULL || t->gpu_count > 0 ||
+           t->accel_count > 0;
+}

@@ -1,0 +1,163 @@
+/*
+ * scaler/aws/catalog.h — EC2 instance types, their offerings and prices, and
+ * the allocatable math of scaler-behavior.md §1.8.
+ *
+ * The catalog starts from data/catalog.json (compiled in; see
+ * tools/gen_catalog.py for its sources) and can be refreshed from the EC2 API
+ * (DescribeInstanceTypes, DescribeInstanceTypeOfferings, DescribeSpotPriceHistory,
+ * DescribeAvailabilityZones). Offline, every type is offered in every zone given
+ * to nw_catalog_set_zones, on-demand at the compiled price and spot at the same
+ * price until real spot prices are known (what Karpenter does before its first
+ * spot price refresh).
+ *
+ * The scheduler uses the pure part: iterate types, their offerings (with
+ * availability from the ICE cache), labels, capacity and allocatable.
+ *
+ * Ownership: nw_catalog_new_* / nw_catalog_free. nw_itype_t pointers are
+ * borrowed and valid until the next refresh or set_zones.
+ * Thread: loading and refreshing belong to one thread (the controller); reads
+ * from other threads need outside synchronisation.
+ */
+#ifndef NW_SCALER_AWS_CATALOG_H
+#define NW_SCALER_AWS_CATALOG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/err.h"
+#include "scaler/aws/ec2.h"
+#include "scaler/aws/ice.h"
+
+#define NW_CATALOG_MAX_OFFERINGS 48
+
+typedef struct {
+    char zone[64];
+    char zone_id[64];
+    char capacity_type[16]; /* "on-demand" | "spot" */
+    double price;           /* USD per hour; 0 = unknown */
+    int available;          /* filled by nw_catalog_offerings */
+} nw_offering_t;
+
+typedef struct {
+    char name[64];        /* "m6i.large" */
+    char family[32];      /* "m6i" */
+    char category[16];    /* "m" */
+    char size[32];        /* "large" */
+    int generation;       /* 6 */
+    int vcpu;
+    int64_t memory_mib;
+    char arch[8];         /* "amd64" | "arm64" (Kubernetes names) */
+    char cpu_manufacturer[16]; /* "intel" | "amd" | "aws" */
+    int clock_mhz;        /* 0 = unknown */
+    char gpu_name[32];    /* lower-kebab: "a10g", "l4"; "" = none */
+    char gpu_manufacturer[16];
+    int gpu_count;
+    int64_t gpu_memory_mib; /* per GPU */
+    char accel_name[32];  /* "inferentia2" */
+    char accel_manufacturer[16];
+    int accel_count;      /* neuron devices */
+    int neuron_cores;
+    int enis;             /* of the default network card */
+    int ipv4_per_eni;
+    int efa;
+    int64_t local_nvme_gb;
+    int64_t network_mbps; /* 0 = unknown */
+    char hypervisor[16];  /* "nitro", "xen", "" for metal */
+    int bare_metal;
+    int encryption_in_transit;
+    int spot_supported;
+    double od_price;      /* on-demand USD/h in the catalog's region, 0 = unknown */
+    nw_offering_t offerings[NW_CATALOG_MAX_OFFERINGS];
+    int noffer;
+} nw_itype_t;
+
+typedef struct nw_catalog nw_catalog_t;
+
+typedef struct {
+    char name[64];
+    char id[64]; /* "usw2-az1"; may be "" */
+} nw_catalog_zone_t;
+
+/** The compiled-in catalog for region (prices are applied when the region is
+ * one of the data file's "priceRegions"; else prices are 0 = unknown). */
+nw_rc_t nw_catalog_new_embedded(const char *region, nw_catalog_t **out, nw_err_t *err);
+
+/** A catalog from JSON text in the data/catalog.json format. */
+nw_rc_t nw_catalog_new_from_json(const char *json, size_t len, const char *region,
+                                 nw_catalog_t **out, nw_err_t *err);
+
+void nw_catalog_free(nw_catalog_t *c);
+
+/** Offer every type in these zones (on-demand always, spot when supported). */
+nw_rc_t nw_catalog_set_zones(nw_catalog_t *c, const nw_catalog_zone_t *zones, int n,
+                             nw_err_t *err);
+
+/** Refresh types, offerings and spot prices from the EC2 API. On-demand prices
+ * of known types are kept; new types get price 0 unless priced already. On
+ * failure the catalog is unchanged. */
+nw_rc_t nw_catalog_refresh(nw_catalog_t *c, nw_ec2_t *ec2, nw_err_t *err);
+
+size_t nw_catalog_len(const nw_catalog_t *c);
+const nw_itype_t *nw_catalog_at(const nw_catalog_t *c, size_t i);
+const nw_itype_t *nw_catalog_find(const nw_catalog_t *c, const char *name);
+const char *nw_catalog_region(const nw_catalog_t *c);
+
+/** Copy t's offerings into out (max entries) with `available` computed: the
+ * offering has a price and is not in the ICE cache at now (monotonic ns;
+ * ice may be NULL). Returns the count. */
+int nw_catalog_offerings(const nw_itype_t *t, const nw_ice_t *ice, int64_t now, nw_offering_t *out,
+                         int max);
+
+/** Cheapest available offering of t for capacity type ct (NULL = any); -1 if none. */
+double nw_catalog_cheapest(const nw_itype_t *t, const char *ct, const nw_ice_t *ice, int64_t now);
+
+/* ---- labels ---- */
+typedef struct {
+    char key[64];
+    char value[64];
+} nw_label_t;
+
+/** Well-known labels of the type (karpenter-api.md §5.1): instance-type, arch,
+ * os, karpenter.k8s.aws/instance-{category,family,generation,size,cpu,
+ * cpu-manufacturer,memory,hypervisor,encryption-in-transit-supported,gpu-*,
+ * accelerator-*,local-nvme,network-bandwidth}. Returns the count (<= max). */
+int nw_itype_labels(const nw_itype_t *t, nw_label_t *out, int max);
+
+/** Labels of one offering: zone, zone-id, capacity-type, region. */
+int nw_offering_labels(const nw_catalog_t *c, const nw_offering_t *o, nw_label_t *out, int max);
+
+/* ---- capacity and allocatable (scaler-behavior.md §1.8) ---- */
+typedef struct {
+    double vm_memory_overhead_percent; /* 0.075 */
+    int reserved_enis;                 /* 0 */
+    int max_pods;                      /* kubelet maxPods, 0 = ENI formula */
+    int pods_per_core;                 /* 0 = off */
+    int bottlerocket;                  /* kube-reserved memory uses the real pods value */
+    int64_t root_volume_gib;           /* 0 = 20 Gi */
+    int64_t kube_reserved_cpu_m, kube_reserved_memory_mib;     /* -1 = computed */
+    int64_t system_reserved_cpu_m, system_reserved_memory_mib; /* 0 default */
+    int64_t eviction_memory_mib;                               /* -1 = 100 Mi */
+} nw_overhead_opts_t;
+
+/** Defaults: 0.075, 0 reserved ENIs, ENI max pods, 20 Gi root, computed reserves. */
+void nw_overhead_opts_default(nw_overhead_opts_t *o);
+
+typedef struct {
+    int64_t cpu_m;
+    int64_t memory_mib;
+    int64_t ephemeral_bytes;
+    int64_t pods;
+    int64_t nvidia_gpu, amd_gpu, neuron, neuroncore, efa;
+} nw_resources_t;
+
+/** ENIs x (IPv4 per ENI - 1) + 2 with reserved ENIs, maxPods and podsPerCore applied. */
+int64_t nw_itype_max_pods(const nw_itype_t *t, const nw_overhead_opts_t *o);
+/** kube-reserved CPU in millicores for a vCPU count (6/1/0.5/0.25 % rule). */
+int64_t nw_kube_reserved_cpu_m(int vcpu);
+void nw_itype_capacity(const nw_itype_t *t, const nw_overhead_opts_t *o, nw_resources_t *out);
+void nw_itype_allocatable(const nw_itype_t *t, const nw_overhead_opts_t *o, nw_resources_t *out);
+
+/** 1 when t is "exotic" (metal or any GPU/accelerator), as Karpenter's launch filter says. */
+int nw_itype_is_exotic(const nw_itype_t *t);
+
+#endif

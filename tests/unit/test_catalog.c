@@ -1,0 +1,210 @@
+/* Unit tests for scaler/aws/catalog and ice: the embedded catalog, offerings,
+ * labels and the allocatable figures of scaler-behavior.md section 5. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scaler/aws/catalog.h"
+#include "scaler/aws/ice.h"
+#include "tests/unit/testutil.h"
+
+Suite *nw_catalog_suite(void);
+
+START_TEST(doc_table)
+{
+    nw_catalog_t *c;
+    nw_err_t err = {0};
+    ck_assert_int_eq(nw_catalog_new_embedded("us-east-1", &c, &err), NW_OK);
+    ck_assert_uint_ge(nw_catalog_len(c), 150);
+    nw_overhead_opts_t o;
+    nw_overhead_opts_default(&o);
+    nw_test_lines_t *l = nw_test_lines_load("tests/data/catalog/allocatable.txt");
+    ck_assert_int_ge(l->n, 30);
+    for (int i = 0; i < l->n; i++) {
+        char *f[8];
+        ck_assert_int_eq(nw_test_split_tabs(l->line[i], f, 8), 5);
+        const nw_itype_t *t = nw_catalog_find(c, f[0]);
+        ck_assert_msg(t != NULL, "%s missing", f[0]);
+        nw_resources_t a;
+        nw_itype_allocatable(t, &o, &a);
+        ck_assert_msg(a.pods == strtoll(f[1], NULL, 10), "%s pods %lld", f[0], (long long)a.pods);
+        ck_assert_msg(a.cpu_m == strtoll(f[2], NULL, 10), "%s cpu %lld", f[0], (long long)a.cpu_m);
+        ck_assert_msg(a.memory_mib == strtoll(f[3], NULL, 10), "%s mem %lld", f[0],
+                      (long long)a.memory_mib);
+        ck_assert_msg(fabs(t->od_price - strtod(f[4], NULL)) < 0.0001, "%s price %f", f[0],
+                      t->od_price);
+        ck_assert_int_eq(a.ephemeral_bytes, INT64_C(17) * 1024 * 1024 * 1024);
+    }
+    nw_test_lines_free(l);
+    nw_catalog_free(c);
+}
+END_TEST
+
+START_TEST(formulas)
+{
+    static const int vcpu[] = {2, 4, 8, 16, 48, 96, 192};
+    static const int want[] = {70, 80, 90, 110, 190, 310, 550};
+    for (int i = 0; i < 7; i++)
+        ck_assert_int_eq(nw_kube_reserved_cpu_m(vcpu[i]), want[i]);
+
+    nw_catalog_t *c;
+    ck_assert_int_eq(nw_catalog_new_embedded("us-west-2", &c, NULL), NW_OK);
+    const nw_itype_t *t = nw_catalog_find(c, "m6i.large");
+    nw_overhead_opts_t o;
+    nw_overhead_opts_default(&o);
+    nw_resources_t cap, a;
+    nw_itype_capacity(t, &o, &cap);
+    ck_assert_int_eq(cap.memory_mib, 8192 - 615); /* worked example of section 1.8 */
+    /* reserved ENIs lower max pods; maxPods overrides; kube-reserved memory keeps the ENI pods */
+    o.reserved_enis = 1;
+    ck_assert_int_eq(nw_itype_max_pods(t, &o), 2 * 9 + 2);
+    o.reserved_enis = 0;
+    o.max_pods = 110;
+    nw_itype_allocatable(t, &o, &a);
+    ck_assert_int_eq(a.pods, 110);
+    ck_assert_int_eq(a.memory_mib, 6903);
+    o.max_pods = 0;
+    o.pods_per_core = 4;
+    ck_assert_int_eq(nw_itype_max_pods(t, &o), 8);
+    nw_overhead_opts_default(&o);
+    o.root_volume_gib = 100;
+    nw_itype_allocatable(t, &o, &a);
+    ck_assert_int_eq(a.ephemeral_bytes, (INT64_C(100) - 1 - 10) * 1024 * 1024 * 1024);
+    /* Graviton: 64 MiB CMA first, then the VM overhead on what is left */
+    t = nw_catalog_find(c, "m7g.large");
+    ck_assert_ptr_nonnull(t);
+    nw_overhead_opts_default(&o);
+    nw_itype_capacity(t, &o, &cap);
+    ck_assert_int_eq(cap.memory_mib, 8128 - 610);
+    /* GPUs show up as extended resources; CPU types have none */
+    nw_itype_capacity(nw_catalog_find(c, "g5.12xlarge"), &o, &cap);
+    ck_assert_int_eq(cap.nvidia_gpu, 4);
+    nw_itype_capacity(nw_catalog_find(c, "inf2.24xlarge"), &o, &cap);
+    ck_assert_int_eq(cap.neuron, 6);
+    ck_assert_int_eq(cap.neuroncore, 12);
+    ck_assert_int_eq(cap.nvidia_gpu, 0);
+    ck_assert(nw_itype_is_exotic(nw_catalog_find(c, "g6.xlarge")));
+    ck_assert(nw_itype_is_exotic(nw_catalog_find(c, "m5.metal")));
+    ck_assert(!nw_itype_is_exotic(nw_catalog_find(c, "m5.large")));
+    nw_catalog_free(c);
+}
+END_TEST
+
+static const char *label(const nw_label_t *l, int n, const char *k)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(l[i].key, k) == 0)
+            return l[i].value;
+    return NULL;
+}
+
+START_TEST(labels_and_offerings)
+{
+    nw_catalog_t *c;
+    ck_assert_int_eq(nw_catalog_new_embedded("us-west-2", &c, NULL), NW_OK);
+    nw_label_t l[32];
+    const nw_itype_t *t = nw_catalog_find(c, "g6.12xlarge");
+    int n = nw_itype_labels(t, l, 32);
+    ck_assert_str_eq(label(l, n, "node.kubernetes.io/instance-type"), "g6.12xlarge");
+    ck_assert_str_eq(label(l, n, "kubernetes.io/arch"), "amd64");
+    ck_assert_str_eq(label(l, n, "karpenter.k8s.aws/instance-category"), "g");
+    ck_assert_str_eq(label(l, n, "karpenter.k8s.aws/instance-family"), "g6");
+    ck_assert_str_eq(label(l, n, "karpenter.k8s.aws/instance-generation"), "6");
+    ck_assert_str_eq(label(l, n, "karpenter.k8s.aws/instance-size"), "12xlarge");
+    ck_assert_str_eq(label(l, n, "karpenter.k8s.aws/instance-cpu"), "48");
+    ck_assert_str_eq(label(l, n, "karpenter.k8s.aws/instance-memory"), "196608");
+    ck_assert_str_eq(label(l, n, "karpenter.k8s.aws/instance-gpu-name"), "l4");
+    ck_assert_str_eq(label(l, n, "karpenter.k8s.aws/instance-gpu-manufacturer"), "nvidia");
+    ck_assert_str_eq(label(l, n, "karpenter.k8s.aws/instance-gpu-count"), "4");
+    ck_assert_str_eq(label(l, n, "karpenter.k8s.aws/instance-gpu-memory"), "22888");
+    ck_assert_str_eq(label(l, n, "karpenter.k8s.aws/instance-cpu-manufacturer"), "amd");
+    ck_assert_ptr_nonnull(label(l, n, "karpenter.k8s.aws/instance-local-nvme"));
+    t = nw_catalog_find(c, "c7g.large");
+    n = nw_itype_labels(t, l, 32);
+    ck_assert_str_eq(label(l, n, "kubernetes.io/arch"), "arm64");
+    ck_assert_ptr_null(label(l, n, "karpenter.k8s.aws/instance-gpu-name"));
+    t = nw_catalog_find(c, "inf2.xlarge");
+    n = nw_itype_labels(t, l, 32);
+    ck_assert_str_eq(label(l, n, "karpenter.k8s.aws/instance-category"), "inf");
+    ck_assert_str_eq(label(l, n, "karpenter.k8s.aws/instance-accelerator-name"), "inferentia2");
+
+    nw_catalog_zone_t z[] = {{"us-west-2a", "usw2-az1"}, {"us-west-2b", "usw2-az2"}};
+    ck_assert_int_eq(nw_catalog_set_zones(c, z, 2, NULL), NW_OK);
+    t = nw_catalog_find(c, "m6i.large");
+    nw_offering_t of[NW_CATALOG_MAX_OFFERINGS];
+    nw_ice_t *ice = nw_ice_new(0);
+    int64_t now = INT64_C(1000) * 1000000000;
+    ck_assert_int_eq(nw_catalog_offerings(t, ice, now, of, NW_CATALOG_MAX_OFFERINGS), 4);
+    for (int i = 0; i < 4; i++)
+        ck_assert_int_eq(of[i].available, 1);
+    n = nw_offering_labels(c, &of[0], l, 32);
+    ck_assert_str_eq(label(l, n, "topology.kubernetes.io/zone"), "us-west-2a");
+    ck_assert_str_eq(label(l, n, "topology.k8s.aws/zone-id"), "usw2-az1");
+    ck_assert_str_eq(label(l, n, "karpenter.sh/capacity-type"), "on-demand");
+    ck_assert_str_eq(label(l, n, "topology.kubernetes.io/region"), "us-west-2");
+    /* ICE: the marked offering is unavailable for 3 minutes, then back */
+    nw_ice_mark(ice, "on-demand", "m6i.large", "us-west-2a", now);
+    nw_catalog_offerings(t, ice, now + 1, of, NW_CATALOG_MAX_OFFERINGS);
+    int avail = 0;
+    for (int i = 0; i < 4; i++)
+        avail += of[i].available;
+    ck_assert_int_eq(avail, 3);
+    ck_assert(nw_catalog_cheapest(t, "on-demand", ice, now + 1) > 0);
+    ck_assert_int_eq(nw_ice_unavailable(ice, "on-demand", "m6i.large", "us-west-2a",
+                                        now + NW_ICE_TTL_NS - 1), 1);
+    ck_assert_int_eq(nw_ice_unavailable(ice, "on-demand", "m6i.large", "us-west-2a",
+                                        now + NW_ICE_TTL_NS), 0);
+    ck_assert_uint_eq(nw_ice_sweep(ice, now + NW_ICE_TTL_NS), 0);
+    nw_ice_mark_capacity_type(ice, "spot", now);
+    ck_assert_int_eq(nw_ice_unavailable(ice, "spot", "m6i.large", "us-west-2b", now), 1);
+    ck_assert_int_eq(nw_ice_unavailable(ice, "on-demand", "m6i.large", "us-west-2b", now), 0);
+    nw_ice_free(ice);
+    /* a region without compiled prices: nothing is available offline */
+    nw_catalog_t *c2;
+    ck_assert_int_eq(nw_catalog_new_embedded("eu-north-1", &c2, NULL), NW_OK);
+    ck_assert_int_eq(nw_catalog_set_zones(c2, z, 1, NULL), NW_OK);
+    ck_assert(nw_catalog_cheapest(nw_catalog_find(c2, "m6i.large"), NULL, NULL, now) < 0);
+    nw_catalog_free(c2);
+    nw_catalog_free(c);
+}
+END_TEST
+
+START_TEST(rejects_bad_json)
+{
+    static const struct {
+        const char *json, *path;
+    } cases[] = {
+        {"[]", "catalog"},
+        {"{\"types\":[]}", "types"},
+        {"{\"types\":[{\"name\":\"nodot\",\"vcpu\":2,\"memMiB\":1,\"enis\":1,\"ipv4\":2,\"arch\":\"amd64\"}]}",
+         "types[0]"},
+        {"{\"types\":[{\"name\":\"m.x\",\"vcpu\":2,\"memMiB\":1,\"enis\":1,\"ipv4\":2,\"arch\":\"sparc\"}]}",
+         "types[0]"},
+        {"{\"types\":[{\"name\":\"m.x\",\"vcpu\":\"2\",\"memMiB\":1,\"enis\":1,\"ipv4\":2,\"arch\":\"amd64\"}]}",
+         "types[0]"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        nw_catalog_t *c = (nw_catalog_t *)1;
+        nw_err_t err = {0};
+        ck_assert_int_eq(nw_catalog_new_from_json(cases[i].json, strlen(cases[i].json), "us-east-1",
+                                                  &c, &err),
+                         NW_EPARSE);
+        ck_assert_ptr_null(c);
+        ck_assert_str_eq(err.path, cases[i].path);
+    }
+}
+END_TEST
+
+Suite *nw_catalog_suite(void)
+{
+    Suite *s = suite_create("catalog");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, doc_table);
+    tcase_add_test(tc, formulas);
+    tcase_add_test(tc, labels_and_offerings);
+    tcase_add_test(tc, rejects_bad_json);
+    suite_add_tcase(s, tc);
+    return s;
+}

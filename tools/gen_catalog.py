@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+"""Generate data/catalog.json, nodewarden's embedded EC2 instance catalog.
+
+Sources (read 2026-11-30 via the project's search index; facts only):
+  * on-demand Linux prices, us-east-1: aws/karpenter-provider-aws
+    pkg/providers/pricing/zz_generated.pricing_aws.go ("generated at
+    2026-01-19T13:23:24Z for us-east-1"), copied below per type;
+  * vCPU, memory, GPU, accelerator, instance store, hypervisor: the EC2
+    DescribeInstanceTypes facts as tabulated in aws/karpenter-provider-aws
+    website/content/en/docs/reference/instance-types.md and
+    pkg/fake/zz_generated.describe_instance_types.go, and
+    ../shared/docs/scaler-behavior.md section 5;
+  * ENIs (of the default network card) and IPv4 addresses per ENI: the VPC
+    limits in pkg/providers/instancetype/zz_generated.vpclimits.go (the
+    per-size pattern of each family; scaler-behavior.md section 5 for the
+    GPU types whose card 0 differs).
+The same price is used for every region listed under "priceRegions" (the
+public list prices of these types are equal in us-east-1, us-east-2 and
+us-west-2); the running scaler refreshes from the EC2 API when it can.
+
+Run: python3 tools/gen_catalog.py > data/catalog.json
+"""
+import json
+
+STD_VCPU = {"nano": 2, "micro": 2, "small": 2, "medium": 1, "large": 2, "xlarge": 4,
+            "2xlarge": 8, "4xlarge": 16, "8xlarge": 32, "9xlarge": 36, "12xlarge": 48,
+            "16xlarge": 64, "18xlarge": 72, "24xlarge": 96, "32xlarge": 128, "48xlarge": 192}
+# ENIs x IPv4 per ENI for current Nitro general purpose / compute / memory types
+STD_ENI = {"medium": (2, 4), "large": (3, 10), "xlarge": (4, 15), "2xlarge": (4, 15),
+           "4xlarge": (8, 30), "8xlarge": (8, 30), "9xlarge": (8, 30), "12xlarge": (8, 30),
+           "16xlarge": (15, 50), "18xlarge": (15, 50), "24xlarge": (15, 50),
+           "32xlarge": (15, 50), "48xlarge": (15, 50), "metal": (15, 50),
+           "metal-24xl": (15, 50), "metal-48xl": (15, 50)}
+
+PRICES = {
+ "m5": {"12xlarge": 2.304, "16xlarge": 3.072, "24xlarge": 4.608, "2xlarge": 0.384, "4xlarge": 0.768, "8xlarge": 1.536, "large": 0.096, "metal": 4.608, "xlarge": 0.192},
+ "m6i": {"12xlarge": 2.304, "16xlarge": 3.072, "24xlarge": 4.608, "2xlarge": 0.384, "32xlarge": 6.144, "4xlarge": 0.768, "8xlarge": 1.536, "large": 0.096, "metal": 6.144, "xlarge": 0.192},
+ "m7i": {"12xlarge": 2.4192, "16xlarge": 3.2256, "24xlarge": 4.8384, "2xlarge": 0.4032, "48xlarge": 9.6768, "4xlarge": 0.8064, "8xlarge": 1.6128, "large": 0.1008, "metal-24xl": 5.32224, "metal-48xl": 9.6768, "xlarge": 0.2016},
+ "c5": {"12xlarge": 2.04, "18xlarge": 3.06, "24xlarge": 4.08, "2xlarge": 0.34, "4xlarge": 0.68, "9xlarge": 1.53, "large": 0.085, "metal": 4.08, "xlarge": 0.17},
+ "c6i": {"12xlarge": 2.04, "16xlarge": 2.72, "24xlarge": 4.08, "2xlarge": 0.34, "32xlarge": 5.44, "4xlarge": 0.68, "8xlarge": 1.36, "large": 0.085, "metal": 5.44, "xlarge": 0.17},
+ "c7i": {"12xlarge": 2.142, "16xlarge": 2.856, "24xlarge": 4.284, "2xlarge": 0.357, "48xlarge": 8.568, "4xlarge": 0.714, "8xlarge": 1.428, "large": 0.08925, "metal-24xl": 4.7124, "metal-48xl": 8.568, "xlarge": 0.1785},
+ "r5": {"12xlarge": 3.024, "16xlarge": 4.032, "24xlarge": 6.048, "2xlarge": 0.504, "4xlarge": 1.008, "8xlarge": 2.016, "large": 0.126, "metal": 6.048, "xlarge": 0.252},
+ "r6i": {"12xlarge": 3.024, "16xlarge": 4.032, "24xlarge": 6.048, "2xlarge": 0.504, "32xlarge": 8.064, "4xlarge": 1.008, "8xlarge": 2.016, "large": 0.126, "metal": 8.064, "xlarge": 0.252},
+ "r7i": {"12xlarge": 3.1752, "16xlarge": 4.2336, "24xlarge": 6.3504, "2xlarge": 0.5292, "48xlarge": 12.7008, "4xlarge": 1.0584, "8xlarge": 2.1168, "large": 0.1323, "metal-24xl": 6.98544, "metal-48xl": 12.7008, "xlarge": 0.2646},
+ "m6a": {"12xlarge": 2.0736, "16xlarge": 2.7648, "24xlarge": 4.1472, "2xlarge": 0.3456, "32xlarge": 5.5296, "48xlarge": 8.2944, "4xlarge": 0.6912, "8xlarge": 1.3824, "large": 0.0864, "metal": 8.2944, "xlarge": 0.1728},
+ "c6a": {"12xlarge": 1.836, "16xlarge": 2.448, "24xlarge": 3.672, "2xlarge": 0.306, "32xlarge": 4.896, "48xlarge": 7.344, "4xlarge": 0.612, "8xlarge": 1.224, "large": 0.0765, "metal": 7.344, "xlarge": 0.153},
+ "r6a": {"12xlarge": 2.7216, "16xlarge": 3.6288, "24xlarge": 5.4432, "2xlarge": 0.4536, "32xlarge": 7.2576, "48xlarge": 10.8864, "4xlarge": 0.9072, "8xlarge": 1.8144, "large": 0.1134, "metal": 10.8864, "xlarge": 0.2268},
+ "t3": {"2xlarge": 0.3328, "large": 0.0832, "medium": 0.0416, "micro": 0.0104, "nano": 0.0052, "small": 0.0208, "xlarge": 0.1664},
+ "m7g": {"12xlarge": 1.9584, "16xlarge": 2.6112, "2xlarge": 0.3264, "4xlarge": 0.6528, "8xlarge": 1.3056, "large": 0.0816, "medium": 0.0408, "metal": 2.6112, "xlarge": 0.1632},
+ "c7g": {"12xlarge": 1.74, "16xlarge": 2.32, "2xlarge": 0.29, "4xlarge": 0.58, "8xlarge": 1.16, "large": 0.0725, "medium": 0.0363, "metal": 2.32, "xlarge": 0.145},
+ "r7g": {"12xlarge": 2.5704, "16xlarge": 3.4272, "2xlarge": 0.4284, "4xlarge": 0.8568, "8xlarge": 1.7136, "large": 0.1071, "medium": 0.0536, "metal": 3.4272, "xlarge": 0.2142},
+ "g4dn": {"12xlarge": 3.912, "16xlarge": 4.352, "2xlarge": 0.752, "4xlarge": 1.204, "8xlarge": 2.176, "metal": 7.824, "xlarge": 0.526},
+ "g5": {"12xlarge": 5.672, "16xlarge": 4.096, "24xlarge": 8.144, "2xlarge": 1.212, "48xlarge": 16.288, "4xlarge": 1.624, "8xlarge": 2.448, "xlarge": 1.006},
+ "g6": {"12xlarge": 4.6016, "16xlarge": 3.3968, "24xlarge": 6.6752, "2xlarge": 0.9776, "48xlarge": 13.3504, "4xlarge": 1.3232, "8xlarge": 2.0144, "xlarge": 0.8048},
+ "g6e": {"12xlarge": 10.49264, "16xlarge": 7.57719, "24xlarge": 15.06559, "2xlarge": 2.24208, "48xlarge": 30.13118, "4xlarge": 3.00424, "8xlarge": 4.52856, "xlarge": 1.861},
+ "p3": {"16xlarge": 24.48, "2xlarge": 3.06, "8xlarge": 12.24},
+ "p4d": {"24xlarge": 21.957642},
+ "p5": {"48xlarge": 55.04, "4xlarge": 6.88},
+ "inf2": {"24xlarge": 6.49063, "48xlarge": 12.98127, "8xlarge": 1.96786, "xlarge": 0.7582},
+}
+
+# family: (GiB per vCPU, cpu manufacturer, arch, metal (vcpu, GiB) by size)
+CPU_FAMILIES = {
+ "m5": (4, "intel", "amd64", {"metal": (96, 384)}),
+ "m6i": (4, "intel", "amd64", {"metal": (128, 512)}),
+ "m7i": (4, "intel", "amd64", {"metal-24xl": (96, 384), "metal-48xl": (192, 768)}),
+ "c5": (2, "intel", "amd64", {"metal": (96, 192)}),
+ "c6i": (2, "intel", "amd64", {"metal": (128, 256)}),
+ "c7i": (2, "intel", "amd64", {"metal-24xl": (96, 192), "metal-48xl": (192, 384)}),
+ "r5": (8, "intel", "amd64", {"metal": (96, 768)}),
+ "r6i": (8, "intel", "amd64", {"metal": (128, 1024)}),
+ "r7i": (8, "intel", "amd64", {"metal-24xl": (96, 768), "metal-48xl": (192, 1536)}),
+ "m6a": (4, "amd", "amd64", {"metal": (192, 768)}),
+ "c6a": (2, "amd", "amd64", {"metal": (192, 384)}),
+ "r6a": (8, "amd", "amd64", {"metal": (192, 1536)}),
+ "m7g": (4, "aws", "arm64", {"metal": (64, 256)}),
+ "c7g": (2, "aws", "arm64", {"metal": (64, 128)}),
+ "r7g": (8, "aws", "arm64", {"metal": (64, 512)}),
+}
+T3 = {"nano": (2, 0.5, 2, 2), "micro": (2, 1, 2, 2), "small": (2, 2, 3, 4),
+      "medium": (2, 4, 3, 6), "large": (2, 8, 3, 12), "xlarge": (4, 16, 4, 15),
+      "2xlarge": (8, 32, 4, 15)}
+
+# accelerated: size -> (vcpu, GiB, devices, enis, ipv4, local nvme GB)
+ACCEL = {
+ "g4dn": ("T4", "NVIDIA", 16384, "intel", {
+    "xlarge": (4, 16, 1, 3, 10, 125), "2xlarge": (8, 32, 1, 3, 10, 225),
+    "4xlarge": (16, 64, 1, 3, 10, 225), "8xlarge": (32, 128, 1, 4, 15, 900),
+    "12xlarge": (48, 192, 4, 8, 30, 900), "16xlarge": (64, 256, 1, 4, 15, 900),
+    "metal": (96, 384, 8, 15, 50, 1800)}),
+ "g5": ("A10G", "NVIDIA", 22888, "amd", {
+    "xlarge": (4, 16, 1, 4, 15, 250), "2xlarge": (8, 32, 1, 4, 15, 450),
+    "4xlarge": (16, 64, 1, 8, 30, 600), "8xlarge": (32, 128, 1, 8, 30, 900),
+    "12xlarge": (48, 192, 4, 15, 50, 3800), "16xlarge": (64, 256, 1, 8, 30, 1900),
+    "24xlarge": (96, 384, 4, 15, 50, 3800), "48xlarge": (192, 768, 8, 7, 50, 7600)}),
+ "g6": ("L4", "NVIDIA", 22888, "amd", {
+    "xlarge": (4, 16, 1, 4, 15, 250), "2xlarge": (8, 32, 1, 4, 15, 450),
+    "4xlarge": (16, 64, 1, 8, 30, 600), "8xlarge": (32, 128, 1, 8, 30, 900),
+    "12xlarge": (48, 192, 4, 8, 30, 3760), "16xlarge": (64, 256, 1, 15, 50, 1880),
+    "24xlarge": (96, 384, 4, 15, 50, 3760), "48xlarge": (192, 768, 8, 15, 50, 7520)}),
+ "g6e": ("L40S", "NVIDIA", 45776, "amd", {
+    "xlarge": (4, 32, 1, 4, 15, 250), "2xlarge": (8, 64, 1, 4, 15, 450),
+    "4xlarge": (16, 128, 1, 8, 30, 600), "8xlarge": (32, 256, 1, 8, 30, 900),
+    "12xlarge": (48, 384, 4, 8, 30, 3800), "16xlarge": (64, 512, 1, 15, 50, 1900),
+    "24xlarge": (96, 768, 4, 15, 50, 3800), "48xlarge": (192, 1536, 8, 15, 50, 7600)}),
+ "p3": ("V100", "NVIDIA", 16384, "intel", {
+    "2xlarge": (8, 61, 1, 4, 15, 0), "8xlarge": (32, 244, 4, 8, 30, 0),
+    "16xlarge": (64, 488, 8, 8, 30, 0)}),
+ "p4d": ("A100", "NVIDIA", 40960, "intel", {"24xlarge": (96, 1152, 8, 15, 50, 8000)}),
+ "p5": ("H100", "NVIDIA", 81920, "amd", {
+    "4xlarge": (16, 256, 1, 4, 30, 3800), "48xlarge": (192, 2048, 8, 2, 50, 30400)}),
+ "inf2": ("Inferentia2", "AWS", 32768, "amd", {
+    "xlarge": (4, 16, 1, 4, 15, 0), "8xlarge": (32, 128, 1, 8, 30, 0),
+    "24xlarge": (96, 384, 6, 15, 50, 0), "48xlarge": (192, 768, 12, 15, 50, 0)}),
+}
+XEN = {"p3"}
+EFA = {("g5", "12xlarge"), ("g5", "24xlarge"), ("g5", "48xlarge"), ("g5", "8xlarge"),
+       ("g5", "16xlarge"), ("g6", "8xlarge"), ("g6", "12xlarge"), ("g6", "16xlarge"),
+       ("g6", "24xlarge"), ("g6", "48xlarge"), ("g4dn", "8xlarge"), ("g4dn", "12xlarge"),
+       ("g4dn", "16xlarge"), ("g4dn", "metal"), ("p4d", "24xlarge"), ("p3", "16xlarge")}
+EFA_COUNT = {("p4d", "24xlarge"): 4, ("p5", "48xlarge"): 32}
+
+def entry(name, vcpu, gib, arch, mfr, enis, ipv4, price, **kw):
+    e = {"name": name, "vcpu": vcpu, "memMiB": int(gib * 1024), "arch": arch, "cpu": mfr,
+         "enis": enis, "ipv4": ipv4, "price": price,
+         "hypervisor": "" if name.split(".")[1].startswith("metal") else "nitro"}
+    e.update(kw)
+    return e
+
+def main():
+    types = []
+    for fam, (ratio, mfr, arch, metal) in CPU_FAMILIES.items():
+        for size, price in sorted(PRICES[fam].items()):
+            if size in metal:
+                vcpu, gib = metal[size]
+            else:
+                vcpu = STD_VCPU[size]
+                gib = vcpu * ratio
+            enis, ipv4 = STD_ENI[size]
+            types.append(entry(f"{fam}.{size}", vcpu, gib, arch, mfr, enis, ipv4, price))
+    for size, price in sorted(PRICES["t3"].items()):
+        vcpu, gib, enis, ipv4 = T3[size]
+        types.append(entry(f"t3.{size}", vcpu, gib, "amd64", "intel", enis, ipv4, price))
+    for fam, (gname, gmfr, gmem, mfr, sizes) in ACCEL.items():
+        for size, (vcpu, gib, devs, enis, ipv4, nvme) in sorted(sizes.items()):
+            kw = {}
+            if gmfr == "AWS":
+                kw["accel"] = {"name": gname, "manufacturer": gmfr, "count": devs,
+                               "cores": devs * 2}
+            else:
+                kw["gpu"] = {"name": gname, "manufacturer": gmfr, "count": devs,
+                             "memMiB": gmem}
+            if nvme:
+                kw["nvmeGB"] = nvme
+            efa = EFA_COUNT.get((fam, size), 1 if (fam, size) in EFA else 0)
+            if efa:
+                kw["efa"] = efa
+            e = entry(f"{fam}.{size}", vcpu, gib, "amd64", mfr, enis, ipv4,
+                      PRICES[fam][size], **kw)
+            if fam in XEN:
+                e["hypervisor"] = "xen"
+            if size == "metal":
+                e["hypervisor"] = ""
+            types.append(e)
+    types.sort(key=lambda t: t["name"])
+    doc = {
+        "source": "aws/karpenter-provider-aws zz_generated.pricing_aws.go (2026-01-19, us-east-1), "
+                  "instance-types.md, zz_generated.vpclimits.go; see tools/gen_catalog.py",
+        "priceRegions": ["us-east-1", "us-east-2", "us-west-2"],
+        "types": types,
+    }
+    print(json.dumps(doc, indent=0, separators=(",", ":")))
+
+main()
