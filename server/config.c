@@ -557,7 +557,7 @@ static int valid_listen(const char *s)
     if (s[0] == '[' && colon[-1] != ']')
         return 0;
     int64_t port;
-    if (parse_int(colon + 1, &port) != 0 || port < 1 || port > 65535)
+    if (parse_int(colon + 1, &port) != 0 || port < 0 || port > 65535)
         return 0;
     return 1;
 }
@@ -566,7 +566,7 @@ nw_rc_t nw_config_validate(const nw_config_t *cfg, nw_err_t *err)
 {
     if (!valid_listen(cfg->webhook.listen))
         return nw_err_set(err, NW_EINVAL, "webhook.listen",
-                          "webhook.listen: expected ADDR:PORT (port 1..65535), got \"%s\"",
+                          "webhook.listen: expected ADDR:PORT (port 0..65535; 0 picks a free port), got \"%s\"",
                           cfg->webhook.listen);
     if (nw_log_level_parse(cfg->log.level) < 0)
         return nw_err_set(err, NW_EINVAL, "log.level",
