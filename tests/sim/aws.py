@@ -536,7 +536,7 @@ class AwsSim:
         akid = 'ASIA' + ''.join(secrets.choice('ABCDEFGHIJKLMNOPQRSTUVWXYZ234567') for _ in range(16))
         secret = base64.b64encode(secrets.token_bytes(30)).decode()
         token = 'IQoJb3JpZ2luX2VjE' + base64.b64encode(secrets.token_bytes(96)).decode()
-        expires = self.clock() + ttl
+        expires = float(int(self.clock() + ttl))   # whole seconds, as Expiration shows
         with self.lock:
             self.temp_creds[akid] = {'secret': secret, 'token': token, 'expires': expires}
         return akid, secret, token, expires
@@ -2220,6 +2220,10 @@ class AwsServer(http.server.ThreadingHTTPServer):
     def __init__(self, aws, host='127.0.0.1', port=0):
         self.aws = aws
         http.server.ThreadingHTTPServer.__init__(self, (host, port), _Handler)
+
+    def close(self):
+        self.shutdown()
+        self.server_close()
 
     @property
     def url(self):

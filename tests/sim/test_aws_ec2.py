@@ -38,7 +38,7 @@ class Ec2Base(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        cls.srv.shutdown()
+        cls.srv.close()
         cls.sim.stop()
 
     def setUp(self):

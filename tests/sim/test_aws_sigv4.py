@@ -53,7 +53,7 @@ class SigV4Http(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        cls.srv.shutdown()
+        cls.srv.close()
         cls.sim.stop()
 
     def _req(self):
