@@ -1,0 +1,428 @@
+/* Unit tests for api/requirements: the operator-pair algebra (tests/data/requirements/
+ * pairs.tsv), label matching (match.tsv), Compatible (compat.tsv), parsing
+ * (parse.jsonl), and the well-known label helpers. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/requirements.h"
+#include "tests/unit/testutil.h"
+
+Suite *nw_requirements_suite(void);
+
+/* Build a requirement set from the data-file syntax: items joined by "; ", each
+ * "[key] Op [v1,v2] [min=N]"; "-" or "" is the empty set. */
+static void build(const char *spec, nw_reqs_t *out, const char *ctx)
+{
+    nw_reqs_init(out);
+    if (!*spec || strcmp(spec, "-") == 0)
+        return;
+    char *copy = strdup(spec);
+    char *save = NULL;
+    for (char *item = strtok_r(copy, ";", &save); item; item = strtok_r(NULL, ";", &save)) {
+        char *tok[8];
+        int nt = 0;
+        char *s2 = NULL;
+        for (char *t = strtok_r(item, " ", &s2); t && nt < 8; t = strtok_r(NULL, " ", &s2))
+            tok[nt++] = t;
+        ck_assert_msg(nt >= 1, "%s: empty item", ctx);
+        const char *key = "k";
+        int at = 0;
+        nw_req_op_t op;
+        if (!nw_req_op_parse(tok[0], NW_REQS_PARSE_KARPENTER, &op)) {
+            key = tok[0];
+            at = 1;
+            ck_assert_msg(at < nt && nw_req_op_parse(tok[at], NW_REQS_PARSE_KARPENTER, &op),
+                          "%s: bad operator in '%s'", ctx, spec);
+        }
+        at++;
+        const char *vals[32];
+        size_t nv = 0;
+        int min_values = 0;
+        for (; at < nt; at++) {
+            if (strncmp(tok[at], "min=", 4) == 0) {
+                min_values = (int)strtol(tok[at] + 4, NULL, 10);
+                continue;
+            }
+            char *s3 = NULL;
+            for (char *v = strtok_r(tok[at], ",", &s3); v && nv < 32; v = strtok_r(NULL, ",", &s3))
+                vals[nv++] = v;
+        }
+        nw_err_t err = {0};
+        ck_assert_msg(nw_reqs_add(out, key, op, vals, nv, min_values, &err) == NW_OK, "%s: %s",
+                      ctx, err.msg);
+    }
+    free(copy);
+}
+
+static bool all_overlap(const nw_reqs_t *a, const nw_reqs_t *b)
+{
+    for (size_t i = 0; i < a->n; i++) {
+        const nw_req_t *rb = nw_reqs_get(b, a->v[i].key);
+        if (rb && !nw_req_has_intersection(&a->v[i], rb))
+            return false;
+    }
+    return true;
+}
+
+START_TEST(pairs)
+{
+    nw_test_lines_t *l = nw_test_lines_load("tests/data/requirements/pairs.tsv");
+    int seen[8][8] = {{0}};
+    for (int i = 0; i < l->n; i++) {
+        char *f[6];
+        char ctx[128];
+        snprintf(ctx, sizeof ctx, "%s:%d", l->path, l->lineno[i]);
+        int nf = nw_test_split_tabs(l->line[i], f, 6);
+        ck_assert_msg(nf == 5, "%s: want 5 fields, got %d", ctx, nf);
+        nw_reqs_t a, b, x, y;
+        build(f[0], &a, ctx);
+        build(f[1], &b, ctx);
+        /* operator coverage: first word of each operand */
+        nw_req_op_t oa, ob;
+        char wa[32], wb[32];
+        if (sscanf(f[0], "%31s", wa) == 1 && sscanf(f[1], "%31s", wb) == 1 &&
+            nw_req_op_parse(wa, NW_REQS_PARSE_KARPENTER, &oa) &&
+            nw_req_op_parse(wb, NW_REQS_PARSE_KARPENTER, &ob))
+            seen[oa][ob] = 1;
+
+        ck_assert_int_eq(nw_reqs_intersect(&a, &b, &x), NW_OK);
+        ck_assert_int_eq(nw_reqs_intersect(&b, &a, &y), NW_OK);
+        char sx[1024], sy[1024];
+        nw_reqs_format(&x, sx, sizeof sx);
+        nw_reqs_format(&y, sy, sizeof sy);
+        ck_assert_msg(strcmp(sx, f[2]) == 0, "%s: %s ∩ %s\n got: %s\nwant: %s", ctx, f[0], f[1],
+                      sx, f[2]);
+        ck_assert_msg(strcmp(sy, f[2]) == 0, "%s: B∩A differs: %s", ctx, sy);
+
+        bool ov = strcmp(f[3], "yes") == 0;
+        ck_assert_msg(strcmp(f[3], "yes") == 0 || strcmp(f[3], "no") == 0, "%s: overlap?", ctx);
+        ck_assert_msg(all_overlap(&a, &b) == ov, "%s: HasIntersection(A,B) != %s", ctx, f[3]);
+        ck_assert_msg(all_overlap(&b, &a) == ov, "%s: HasIntersection(B,A) != %s", ctx, f[3]);
+
+        nw_reqs_conflict_t c;
+        memset(&c, 0, sizeof c);
+        bool ok = nw_reqs_intersects(&a, &b, &c);
+        if (strcmp(f[4], "ok") == 0) {
+            ck_assert_msg(ok, "%s: unexpected conflict: %s", ctx, c.msg);
+        } else {
+            ck_assert_msg(!ok, "%s: expected a conflict", ctx);
+            ck_assert_msg(strcmp(c.msg, f[4]) == 0, "%s:\n got: %s\nwant: %s", ctx, c.msg, f[4]);
+            ck_assert_ptr_nonnull(nw_reqs_get(&a, c.key));
+        }
+        /* in-place add agrees with intersect */
+        ck_assert_int_eq(nw_reqs_add_all(&a, &b), NW_OK);
+        nw_reqs_format(&a, sy, sizeof sy);
+        ck_assert_str_eq(sy, sx);
+        nw_reqs_cleanup(&a);
+        nw_reqs_cleanup(&b);
+        nw_reqs_cleanup(&x);
+        nw_reqs_cleanup(&y);
+    }
+    for (int p = 0; p < 8; p++)
+        for (int q = 0; q < 8; q++)
+            ck_assert_msg(seen[p][q], "pairs.tsv lacks the pair %s x %s", nw_req_op_str(p),
+                          nw_req_op_str(q));
+    nw_test_lines_free(l);
+}
+END_TEST
+
+/* "k=v,k2=v2" or "-" */
+static void labels_from(char *spec, nw_labels_t *l)
+{
+    nw_labels_init(l);
+    if (strcmp(spec, "-") == 0)
+        return;
+    char *save = NULL;
+    for (char *kv = strtok_r(spec, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(kv, '=');
+        ck_assert_ptr_nonnull(eq);
+        *eq = '\0';
+        ck_assert_int_eq(nw_labels_set(l, kv, eq + 1), NW_OK);
+    }
+}
+
+START_TEST(match_labels)
+{
+    nw_test_lines_t *l = nw_test_lines_load("tests/data/requirements/match.tsv");
+    for (int i = 0; i < l->n; i++) {
+        char *f[4];
+        char ctx[128];
+        snprintf(ctx, sizeof ctx, "%s:%d", l->path, l->lineno[i]);
+        ck_assert_int_eq(nw_test_split_tabs(l->line[i], f, 4), 3);
+        nw_reqs_t r;
+        nw_labels_t lab;
+        build(f[0], &r, ctx);
+        labels_from(f[1], &lab);
+        bool want = strcmp(f[2], "true") == 0;
+        nw_reqs_conflict_t c;
+        bool got = nw_reqs_match_labels(&r, &lab, &c);
+        ck_assert_msg(got == want, "%s: %s vs labels: got %d", ctx, f[0], got);
+        if (!got)
+            ck_assert_ptr_nonnull(nw_reqs_get(&r, c.key));
+        nw_reqs_cleanup(&r);
+        nw_labels_cleanup(&lab);
+    }
+    nw_test_lines_free(l);
+}
+END_TEST
+
+START_TEST(compatible)
+{
+    nw_test_lines_t *l = nw_test_lines_load("tests/data/requirements/compat.tsv");
+    for (int i = 0; i < l->n; i++) {
+        char *f[5];
+        char ctx[128];
+        snprintf(ctx, sizeof ctx, "%s:%d", l->path, l->lineno[i]);
+        ck_assert_int_eq(nw_test_split_tabs(l->line[i], f, 5), 4);
+        nw_reqs_t a, b;
+        build(f[0], &a, ctx);
+        build(f[1], &b, ctx);
+        unsigned flags = 0;
+        if (strcmp(f[2], "wellknown") == 0)
+            flags = NW_REQS_ALLOW_UNDEFINED_WELL_KNOWN;
+        else
+            ck_assert_msg(strcmp(f[2], "custom") == 0, "%s: mode", ctx);
+        nw_reqs_conflict_t c;
+        memset(&c, 0, sizeof c);
+        bool ok = nw_reqs_compatible(&a, &b, flags, &c);
+        if (strcmp(f[3], "ok") == 0)
+            ck_assert_msg(ok, "%s: unexpected: %s", ctx, c.msg);
+        else {
+            ck_assert_msg(!ok, "%s: expected: %s", ctx, f[3]);
+            ck_assert_msg(strcmp(c.msg, f[3]) == 0, "%s:\n got: %s\nwant: %s", ctx, c.msg, f[3]);
+        }
+        ck_assert_int_eq(nw_reqs_compatible(&a, &b, flags, NULL), ok);
+        nw_reqs_cleanup(&a);
+        nw_reqs_cleanup(&b);
+    }
+    nw_test_lines_free(l);
+}
+END_TEST
+
+static void check_error(const cJSON *j, nw_rc_t rc, const nw_err_t *err, const char *ctx)
+{
+    const char *path = cJSON_GetObjectItemCaseSensitive(j, "path")->valuestring;
+    const char *msg = cJSON_GetObjectItemCaseSensitive(j, "msg")->valuestring;
+    ck_assert_msg(rc != NW_OK, "%s: expected an error at %s", ctx, path);
+    ck_assert_msg(strcmp(err->path, path) == 0, "%s: path %s want %s", ctx, err->path, path);
+    ck_assert_msg(strstr(err->msg, msg) != NULL, "%s: msg '%s' lacks '%s'", ctx, err->msg, msg);
+}
+
+START_TEST(parse_cases)
+{
+    nw_test_lines_t *l = nw_test_lines_load("tests/data/requirements/parse.jsonl");
+    for (int i = 0; i < l->n; i++) {
+        char ctx[128];
+        snprintf(ctx, sizeof ctx, "%s:%d", l->path, l->lineno[i]);
+        const char *end = NULL;
+        cJSON *j = cJSON_ParseWithLengthOpts(l->line[i], strlen(l->line[i]) + 1, &end, 1);
+        ck_assert_msg(j != NULL, "%s: bad JSON", ctx);
+        const char *fn = cJSON_GetObjectItemCaseSensitive(j, "fn")->valuestring;
+        const cJSON *in = cJSON_GetObjectItemCaseSensitive(j, "input");
+        const cJSON *expect = cJSON_GetObjectItemCaseSensitive(j, "expect");
+        nw_err_t err = {0};
+        char s[2048];
+        if (strcmp(fn, "terms") == 0) {
+            nw_reqs_t *terms = NULL;
+            size_t n = 99;
+            nw_rc_t rc = nw_reqs_parse_terms(in, "p", &terms, &n, &err);
+            if (expect) {
+                ck_assert_msg(rc == NW_OK, "%s: %s: %s", ctx, err.path, err.msg);
+                ck_assert_int_eq((int)n, cJSON_GetArraySize(expect));
+                for (size_t t = 0; t < n; t++) {
+                    nw_reqs_format(&terms[t], s, sizeof s);
+                    ck_assert_str_eq(s, cJSON_GetArrayItem(expect, (int)t)->valuestring);
+                }
+            } else {
+                check_error(j, rc, &err, ctx);
+                ck_assert_ptr_null(terms);
+                ck_assert_uint_eq(n, 0);
+            }
+            nw_reqs_terms_free(terms, n);
+        } else {
+            nw_reqs_t r;
+            nw_rc_t rc;
+            if (strcmp(fn, "list") == 0)
+                rc = nw_reqs_parse_list(in, "p", 0, &r, &err);
+            else if (strcmp(fn, "karpenter") == 0)
+                rc = nw_reqs_parse_list(in, "p", NW_REQS_PARSE_KARPENTER, &r, &err);
+            else if (strcmp(fn, "node_selector") == 0)
+                rc = nw_reqs_parse_node_selector(in, "p", &r, &err);
+            else if (strcmp(fn, "pod") == 0)
+                rc = nw_reqs_parse_pod_spec(in, "p", 0, &r, &err);
+            else if (strcmp(fn, "pod_preferred") == 0)
+                rc = nw_reqs_parse_pod_spec(in, "p", NW_REQS_PARSE_PREFERRED, &r, &err);
+            else
+                ck_abort_msg("%s: unknown fn %s", ctx, fn);
+            if (expect) {
+                ck_assert_msg(rc == NW_OK, "%s: %s: %s", ctx, err.path, err.msg);
+                nw_reqs_format(&r, s, sizeof s);
+                ck_assert_msg(strcmp(s, expect->valuestring) == 0, "%s: got '%s' want '%s'", ctx,
+                              s, expect->valuestring);
+            } else {
+                check_error(j, rc, &err, ctx);
+                ck_assert_uint_eq(r.n, 0);
+            }
+            nw_reqs_cleanup(&r);
+        }
+        cJSON_Delete(j);
+    }
+    nw_test_lines_free(l);
+}
+END_TEST
+
+START_TEST(well_known)
+{
+    ck_assert(nw_wk_is_well_known("topology.kubernetes.io/zone"));
+    ck_assert(nw_wk_is_well_known("karpenter.k8s.aws/instance-cpu-manufacturer"));
+    ck_assert(nw_wk_is_well_known("topology.k8s.aws/zone-id"));
+    ck_assert(!nw_wk_is_well_known("karpenter.k8s.aws/ec2nodeclass"));
+    ck_assert(!nw_wk_is_well_known("kubernetes.io/hostname"));
+    ck_assert(!nw_wk_is_well_known("failure-domain.beta.kubernetes.io/zone"));
+    size_t n;
+    const char *const *all = nw_wk_labels(&n);
+    ck_assert_uint_eq(n, 36);
+    for (size_t i = 0; i < n; i++) {
+        ck_assert(nw_labels_key_valid(all[i], NULL));
+        ck_assert(nw_wk_is_restricted_node_label(all[i]));
+    }
+    ck_assert_str_eq(nw_wk_normalize("failure-domain.beta.kubernetes.io/zone"),
+                     "topology.kubernetes.io/zone");
+    ck_assert_str_eq(nw_wk_normalize("failure-domain.beta.kubernetes.io/region"),
+                     "topology.kubernetes.io/region");
+    ck_assert_str_eq(nw_wk_normalize("beta.kubernetes.io/arch"), "kubernetes.io/arch");
+    ck_assert_str_eq(nw_wk_normalize("beta.kubernetes.io/os"), "kubernetes.io/os");
+    ck_assert_str_eq(nw_wk_normalize("beta.kubernetes.io/instance-type"),
+                     "node.kubernetes.io/instance-type");
+    ck_assert_str_eq(nw_wk_normalize("team"), "team");
+    /* IsRestrictedNodeLabel */
+    ck_assert(nw_wk_is_restricted_node_label("kubernetes.io/hostname"));
+    ck_assert(nw_wk_is_restricted_node_label("karpenter.sh/registered"));
+    ck_assert(nw_wk_is_restricted_node_label("foo.kubernetes.io/x"));
+    ck_assert(nw_wk_is_restricted_node_label("k8s.io/x"));
+    ck_assert(nw_wk_is_restricted_node_label("karpenter.k8s.aws/ec2nodeclass"));
+    ck_assert(!nw_wk_is_restricted_node_label("node.kubernetes.io/exclude-from-external-lb"));
+    ck_assert(!nw_wk_is_restricted_node_label("node-restriction.kubernetes.io/x"));
+    ck_assert(!nw_wk_is_restricted_node_label("kops.k8s.io/instancegroup"));
+    ck_assert(!nw_wk_is_restricted_node_label("team"));
+    ck_assert(!nw_wk_is_restricted_node_label("example.com/team"));
+    ck_assert(!nw_wk_is_restricted_node_label("topology.k8s.aws/other"));
+}
+END_TEST
+
+START_TEST(ops_and_atoi)
+{
+    nw_req_op_t op;
+    const char *names[] = {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", "Gte", "Lte"};
+    for (int i = 0; i < 8; i++) {
+        ck_assert(nw_req_op_parse(names[i], NW_REQS_PARSE_KARPENTER, &op));
+        ck_assert_int_eq(op, i);
+        ck_assert_str_eq(nw_req_op_str(op), names[i]);
+        ck_assert_int_eq(nw_req_op_parse(names[i], 0, &op), i < 6);
+    }
+    ck_assert(!nw_req_op_parse("in", NW_REQS_PARSE_KARPENTER, &op));
+    ck_assert(!nw_req_op_parse("", NW_REQS_PARSE_KARPENTER, &op));
+    ck_assert(!nw_req_op_parse("Exists ", NW_REQS_PARSE_KARPENTER, &op));
+    int64_t v;
+    ck_assert(nw_req_atoi("+5", &v) && v == 5);
+    ck_assert(nw_req_atoi("-0", &v) && v == 0);
+    ck_assert(nw_req_atoi("007", &v) && v == 7);
+    ck_assert(nw_req_atoi("-9223372036854775808", &v) && v == INT64_MIN);
+    ck_assert(!nw_req_atoi("9223372036854775808", &v));
+    ck_assert(!nw_req_atoi("", &v));
+    ck_assert(!nw_req_atoi("+", &v));
+    ck_assert(!nw_req_atoi("1_000", &v));
+    ck_assert(!nw_req_atoi(" 1", &v));
+    ck_assert(!nw_req_atoi("0x10", &v));
+}
+END_TEST
+
+START_TEST(any_value)
+{
+    nw_reqs_t r;
+    char buf[32];
+    build("a In z,b; b NotIn 0,1,3; c Exists; d DoesNotExist; e Gt 7; f Lt -4; g Gte 5; g Lte 4; "
+          "h NotIn 5; h Gte 5; h Lte 6",
+          &r, "any");
+    ck_assert(nw_req_any(nw_reqs_get(&r, "a"), buf, sizeof buf));
+    ck_assert_str_eq(buf, "b");
+    ck_assert(nw_req_any(nw_reqs_get(&r, "b"), buf, sizeof buf));
+    ck_assert_str_eq(buf, "2");
+    ck_assert(nw_req_any(nw_reqs_get(&r, "c"), buf, sizeof buf));
+    ck_assert_str_eq(buf, "0");
+    ck_assert(!nw_req_any(nw_reqs_get(&r, "d"), buf, sizeof buf));
+    ck_assert(nw_req_any(nw_reqs_get(&r, "e"), buf, sizeof buf));
+    ck_assert_str_eq(buf, "8");
+    ck_assert(nw_req_any(nw_reqs_get(&r, "f"), buf, sizeof buf));
+    ck_assert(nw_req_has(nw_reqs_get(&r, "f"), buf));
+    ck_assert(!nw_req_any(nw_reqs_get(&r, "g"), buf, sizeof buf)); /* crossed: DoesNotExist */
+    ck_assert(nw_req_any(nw_reqs_get(&r, "h"), buf, sizeof buf));
+    ck_assert_str_eq(buf, "6");
+    /* every value Any returns satisfies the requirement */
+    for (size_t i = 0; i < r.n; i++)
+        if (nw_req_any(&r.v[i], buf, sizeof buf))
+            ck_assert_msg(nw_req_has(&r.v[i], buf), "%s: %s", r.v[i].key, buf);
+    nw_reqs_cleanup(&r);
+}
+END_TEST
+
+START_TEST(misc)
+{
+    nw_reqs_t r, c;
+    build("kubernetes.io/hostname In n1; z In a", &r, "misc");
+    char s[128];
+    nw_reqs_format(&r, s, sizeof s);
+    ck_assert_str_eq(s, "z In [a]"); /* String() leaves out kubernetes.io/hostname */
+    ck_assert(nw_reqs_has(&r, "kubernetes.io/hostname"));
+    ck_assert(!nw_reqs_has(&r, "y"));
+    nw_reqs_init(&c);
+    ck_assert_int_eq(nw_reqs_copy(&c, &r), NW_OK);
+    nw_reqs_cleanup(&r);
+    ck_assert_uint_eq(c.n, 2);
+    ck_assert(nw_req_has(nw_reqs_get(&c, "z"), "a"));
+    ck_assert(!nw_req_is_empty(nw_reqs_get(&c, "z")));
+    /* truncation reports the full length */
+    char small[4];
+    ck_assert_uint_eq(nw_req_format(nw_reqs_get(&c, "z"), small, sizeof small), 8);
+    ck_assert_str_eq(small, "z I");
+    nw_reqs_cleanup(&c);
+
+    /* from labels: In [value], keys normalised */
+    nw_labels_t l;
+    nw_labels_init(&l);
+    ck_assert_int_eq(nw_labels_set(&l, "beta.kubernetes.io/os", "linux"), NW_OK);
+    ck_assert_int_eq(nw_reqs_from_labels(&l, &r), NW_OK);
+    nw_reqs_format(&r, s, sizeof s);
+    ck_assert_str_eq(s, "kubernetes.io/os In [linux]");
+    nw_reqs_cleanup(&r);
+    nw_labels_cleanup(&l);
+
+    /* nw_reqs_add rejects bad numeric operands */
+    nw_reqs_init(&r);
+    nw_err_t err = {0};
+    const char *bad[] = {"x"};
+    ck_assert_int_eq(nw_reqs_add(&r, "k", NW_REQ_GT, bad, 1, 0, &err), NW_EINVAL);
+    ck_assert_str_eq(err.msg, "key k with operator Gt must have a single integer value");
+    ck_assert_int_eq(nw_reqs_add(&r, "k", NW_REQ_LTE, NULL, 0, 0, NULL), NW_EINVAL);
+    ck_assert_uint_eq(r.n, 0);
+    nw_reqs_cleanup(&r);
+}
+END_TEST
+
+Suite *nw_requirements_suite(void)
+{
+    Suite *s = suite_create("requirements");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, pairs);
+    tcase_add_test(tc, match_labels);
+    tcase_add_test(tc, compatible);
+    tcase_add_test(tc, parse_cases);
+    tcase_add_test(tc, well_known);
+    tcase_add_test(tc, ops_and_atoi);
+    tcase_add_test(tc, any_value);
+    tcase_add_test(tc, misc);
+    suite_add_tcase(s, tc);
+    return s;
+}
