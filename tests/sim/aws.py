@@ -352,8 +352,8 @@ class AwsSim:
         self.account = account
         self.clock = clock
         self.cluster = cluster
-        self.access_key = access_key
-        self.secret_key = secret_key
+        self.access_key = self.access_key_id = access_key
+        self.secret_key = self.secret_access_key = secret_key
         self.queue_name = queue_name or cluster
         self.pending_seconds = pending_seconds
         self.shutdown_seconds = shutdown_seconds
@@ -1856,7 +1856,8 @@ class AwsSim:
                 raise SqsError('SerializationException', 'Request body is not a JSON object',
                                ns='com.amazon.coral.service')
             with self.lock:
-                if self._rate_hit(self.faults['throttle'], action):
+                f = self.faults['throttle']
+                if f['actions'] and action in f['actions'] and self._rate_hit(f, action):
                     raise SqsError('ThrottlingException', 'Rate exceeded', 400,
                                    query_code='ThrottlingException')
             fn = getattr(self, '_sqs_' + action, None)

@@ -30,13 +30,12 @@ kubeadm join / kubelet invocation, an invalid label or taint, a label the
 kubelet refuses to self-assign) the node never joins; the reason is kept in
 Kubelets.status() (control: GET /aws/kubelets).
 
-A kubelet also runs the pods bound to its node: a bound Pending pod becomes
-Running with Ready conditions; a pod with a deletionTimestamp is removed
-(finish_delete) once its grace period has passed, as when the containers
-exit.  When the instance shuts down the Node goes NotReady
-(NodeStatusUnknown); when it is terminated the Node is deleted (as the cloud
-node-lifecycle controller does; finalizers are honoured by the store) and
-pods still bound to it are removed (pod GC).
+When the instance shuts down the Node goes NotReady (conditions Unknown,
+NodeStatusUnknown); when it is terminated the Node is deleted (as the cloud
+node-lifecycle controller does; finalizers are honoured by the store).  A Node
+deleted while its instance still runs is registered again, as a running
+kubelet does.  Pods on nodes (Running once bound to a Ready node, termination,
+pod GC) are the kube half's business (controllers.py), not this module's.
 """
 
 import base64
@@ -499,11 +498,13 @@ class Kubelets:
 
     boot_delay: seconds from 'running' to Node registration;
     ready_delay: seconds from registration to Ready;
-    sync_period: how often every kubelet re-checks its node and pods.
+    sync_period: how often every kubelet re-checks that its Node exists.
     """
 
     def __init__(self, aws, store, boot_delay=2.0, ready_delay=None, sync_period=1.0,
                  notready_delete_delay=None):
+        if not hasattr(aws, 'instances') and hasattr(store, 'instances'):
+            aws, store = store, aws      # accept (store, aws) too
         self.aws = aws
         self.store = store
         self.boot_delay = boot_delay
@@ -515,10 +516,15 @@ class Kubelets:
         self._stopped = False
         aws.kubelets = self          # GET /aws/kubelets on the control API
         aws.subscribe(self._on_instance)
-        if hasattr(store, 'subscribe'):
-            store.subscribe(self._on_store)
-        self._t = threading.Thread(target=self._loop, name='kubelets', daemon=True)
-        self._t.start()
+        self._t = None
+        self.start()
+
+    def start(self):
+        """Start the periodic sync (idempotent; the constructor calls it)."""
+        with self.lock:
+            if self._t is None:
+                self._t = threading.Thread(target=self._loop, name='kubelets', daemon=True)
+                self._t.start()
 
     def stop(self):
         self._stopped = True
@@ -665,88 +671,11 @@ class Kubelets:
         except Exception as e:
             if getattr(e, 'code', None) != 404:
                 print('kubelet: delete node %s failed: %r' % (name, e), flush=True)
-        self._gc_pods(name)
 
-    # -- pods ---------------------------------------------------------------
     def _my_nodes(self):
         with self.lock:
             return {k['name']: iid for iid, k in self.nodes.items()
                     if k.get('name') and k['state'] in ('registered', 'ready')}
-
-    def _on_store(self, etype, resource, obj):
-        if resource == 'pods' and obj is not None:
-            node = (obj.get('spec') or {}).get('nodeName')
-            if node and node in self._my_nodes():
-                self.aws.sched.after(0, self._sync_pod, obj['metadata'].get('namespace'),
-                                     obj['metadata']['name'])
-
-    def _sync_pod(self, ns, name):
-        try:
-            pod = self.store.get('pods', ns, name)
-        except Exception:
-            return
-        if pod is None:
-            return
-        node = (pod.get('spec') or {}).get('nodeName')
-        mine = self._my_nodes()
-        if node not in mine:
-            return
-        with self.lock:
-            ready = self.nodes.get(mine[node], {}).get('state') == 'ready'
-        md = pod['metadata']
-        now = self.aws.clock()
-        if md.get('deletionTimestamp'):
-            # the containers exit on SIGTERM at once: the kubelet confirms the
-            # deletion (DELETE with gracePeriodSeconds=0; finalizers still hold it)
-            self._force_delete_pod(ns, name)
-            return
-        st = pod.get('status') or {}
-        if st.get('phase', 'Pending') == 'Pending' and ready:
-            ts = _iso(now)
-            st.update({'phase': 'Running', 'hostIP': self._node_ip(mine[node]), 'startTime': ts,
-                       'podIP': self._pod_ip(mine[node], name)})
-            conds = [c for c in st.get('conditions', []) if c['type'] not in
-                     ('Initialized', 'Ready', 'ContainersReady', 'PodReadyToStartContainers')]
-            for typ in ('PodReadyToStartContainers', 'Initialized', 'ContainersReady', 'Ready'):
-                conds.append({'type': typ, 'status': 'True', 'lastTransitionTime': ts,
-                              'lastProbeTime': None})
-            st['conditions'] = conds
-            st['containerStatuses'] = [
-                {'name': c.get('name'), 'image': c.get('image'), 'imageID': '', 'ready': True,
-                 'started': True, 'restartCount': 0,
-                 'containerID': 'containerd://' + uuid.uuid4().hex,
-                 'state': {'running': {'startedAt': ts}}}
-                for c in (pod.get('spec') or {}).get('containers') or []]
-            pod['status'] = st
-            md.pop('resourceVersion', None)
-            try:
-                self.store.update_status('pods', ns, pod)
-            except Exception:
-                pass
-
-    def _node_ip(self, iid):
-        with self.lock:
-            return self.nodes[iid]['inst']['PrivateIpAddress']
-
-    @staticmethod
-    def _pod_ip(iid, name):
-        h = abs(hash((iid, name)))
-        return '10.244.%d.%d' % (h % 250, (h >> 8) % 250 + 2)
-
-    def _gc_pods(self, node_name):
-        try:
-            pods = [p for p in self.store.list('pods') if (p.get('spec') or {}).get('nodeName') == node_name]
-        except Exception:
-            return
-        for p in pods:
-            self._force_delete_pod(p['metadata'].get('namespace'), p['metadata']['name'])
-
-    def _force_delete_pod(self, ns, name):
-        try:
-            self.store.delete('pods', ns, name, grace=0)
-        except Exception as e:
-            if getattr(e, 'code', None) not in (404, None):
-                print('kubelet: delete pod %s/%s failed: %r' % (ns, name, e), flush=True)
 
     # -- periodic sync ----------------------------------------------------------
     def _loop(self):
@@ -772,11 +701,3 @@ class Kubelets:
                     if k and k['state'] in ('registered', 'ready'):
                         k['state'] = 'registering'
                 self._register(iid)
-        try:
-            pods = self.store.list('pods')
-        except Exception:
-            return
-        for p in pods:
-            if (p.get('spec') or {}).get('nodeName') in mine:
-                self._sync_pod(p['metadata'].get('namespace'), p['metadata']['name'])
-

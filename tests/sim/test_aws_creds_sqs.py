@@ -191,6 +191,12 @@ class Sqs(Base):
         self.assertEqual((st, out['__type'].split('#')[1]), (400, 'QueueDoesNotExist'))
         st, out = self.c.sqs('ReceiveMessage', {'QueueUrl': url, 'MaxNumberOfMessages': 11})
         self.assertEqual((st, out['__type'].split('#')[1]), (400, 'InvalidParameterValue'))
+        self.ctl.call('POST', '/aws/throttle', {'rate': 1.0})          # EC2 only by default
+        self.assertEqual(self.receive(url), [])
+        self.ctl.call('POST', '/aws/throttle', {'rate': 1.0, 'actions': ['ReceiveMessage']})
+        st, out = self.c.sqs('ReceiveMessage', {'QueueUrl': url})
+        self.assertEqual((st, out['__type'].split('#')[1]), (400, 'ThrottlingException'))
+        self.ctl.call('DELETE', '/aws/faults')
         bad = awsclient.Client(self.srv.url, self.sim.access_key, 'wrong' * 8, self.sim.region)
         st, out = bad.sqs('ReceiveMessage', {'QueueUrl': url})
         self.assertEqual((st, out['__type'].split('#')[1]), (403, 'SignatureDoesNotMatch'))

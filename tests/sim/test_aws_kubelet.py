@@ -1,5 +1,5 @@
 """Simulated kubelets: userData parsing, Node registration with the userData's labels
-and taints, Ready, NotReady + delete on termination, pods on the node.
+and taints, Ready, NotReady + delete on termination, re-registration.
 
 Runs against sim-kube's KubeStore when store.py is present, else against a small
 in-memory store with the same interface (tests/sim/INTERFACE.md)."""
@@ -301,23 +301,12 @@ class KubeletFlow(unittest.TestCase):
         self.assertEqual(n['metadata']['labels']['kubernetes.io/arch'], 'arm64')
         self.assertNotIn('taints', n['spec'])
 
-    def test_node_reregisters_after_state_loss_and_runs_pods(self):
+    def test_node_reregisters_after_state_loss(self):
         iid = self.run_instance(SEED_UD, itype='m6i.large')
         n = wait_for(lambda: self.ready(self.node_of(iid)) and self.node_of(iid))
         name = n['metadata']['name']
         self.store.delete('nodes', None, name)
         self.assertTrue(wait_for(lambda: self.ready(self.store.get('nodes', None, name))))
-        pod = {'apiVersion': 'v1', 'kind': 'Pod', 'metadata': {'name': 'p1', 'namespace': 'default'},
-               'spec': {'nodeName': name, 'containers': [{'name': 'c', 'image': 'busybox'}]}}
-        if kstore is not None and not self.store.get('namespaces', None, 'default'):
-            self.store.create('namespaces', None, {'metadata': {'name': 'default'}})
-        self.store.create('pods', 'default', pod)
-        p = wait_for(lambda: (lambda x: x and x.get('status', {}).get('phase') == 'Running' and x)(
-            self.store.get('pods', 'default', 'p1')))
-        self.assertTrue(p)
-        self.assertEqual(p['status']['hostIP'], self.sim.instance(iid)['PrivateIpAddress'])
-        self.store.delete('pods', 'default', 'p1')
-        self.assertTrue(wait_for(lambda: self.store.get('pods', 'default', 'p1') is None))
 
 
 if __name__ == '__main__':
