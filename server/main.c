@@ -1,6 +1,7 @@
 /*
  * server/main.c — entry point: global library setup and subcommand dispatch.
  */
+#include <curl/curl.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -44,6 +45,7 @@ static int cmd_version(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    curl_global_init(CURL_GLOBAL_DEFAULT); /* once, before any thread (design.md) */
     if (argc < 2) {
         usage(stderr);
         return NW_EXIT_USAGE;

@@ -1,0 +1,172 @@
+/*
+ * scaler/kube/cache.h — the cluster-state cache: typed, indexed stores of the
+ * objects the scaler decides from, and immutable snapshots of them.
+ *
+ * Concurrency model (design.md "threads"): the watch thread is the only writer
+ * (nw_kube_cache_upsert/remove/replace); any thread may read, but only through
+ * a snapshot. A snapshot is immutable and reference-counted: objects are
+ * immutable too (an update replaces the object, it never edits it), so a
+ * snapshot is an array of object references taken under the cache mutex in
+ * O(n), then sorted and indexed outside the lock. A relist is applied with
+ * nw_kube_cache_replace, which swaps the whole store of one kind under the
+ * mutex: a snapshot sees either the old or the new list, never a half-applied
+ * one. Snapshots are cached per generation, so asking twice without a change
+ * returns the same snapshot.
+ *
+ * Change notification: every applied change bumps the generation, broadcasts a
+ * condition variable (nw_kube_cache_wait) and makes an eventfd readable
+ * (nw_kube_cache_eventfd) for poll-based loops. An optional hook sees every
+ * change (with the old and new object) on the watch thread, including the
+ * synthetic deletes a relist produces.
+ *
+ * Ownership: cache: nw_kube_cache_new / nw_kube_cache_free (after the watch
+ * thread stopped and every snapshot was released). Snapshot: owned reference
+ * from nw_kube_cache_snapshot, release with nw_kube_snap_release (any thread);
+ * objects and arrays obtained from a snapshot are borrowed, valid while the
+ * snapshot is held.
+ */
+#ifndef NW_SCALER_KUBE_CACHE_H
+#define NW_SCALER_KUBE_CACHE_H
+
+#include <cjson/cJSON.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/buf.h"
+#include "common/err.h"
+#include "scaler/kube/client.h"
+#include "scaler/kube/metrics.h"
+
+typedef enum {
+    NW_KUBE_PODS = 0,
+    NW_KUBE_NODES,
+    NW_KUBE_NODEPOOLS,
+    NW_KUBE_EC2NODECLASSES,
+    NW_KUBE_NODECLAIMS,
+    NW_KUBE_PDBS,
+    NW_KUBE_DAEMONSETS,
+    NW_KUBE_KINDS
+} nw_kube_kind_t;
+
+/** Resource descriptor of a cached kind (static storage). */
+const nw_kube_res_t *nw_kube_kind_res(nw_kube_kind_t k);
+
+/** Plural lower-case name ("pods", "poddisruptionbudgets", ...; static storage). */
+const char *nw_kube_kind_name(nw_kube_kind_t k);
+
+/* One cached object. Everything is read-only for users; strings point into json. */
+typedef struct nw_kube_obj {
+    _Atomic int refs_;       /* private */
+    cJSON *json;             /* the whole object; never modified */
+    char *key;               /* "namespace/name", or "name" for cluster-scoped */
+    const char *ns;          /* "" for cluster-scoped */
+    const char *name;
+    const char *uid;         /* "" if absent */
+    const char *rv;          /* metadata.resourceVersion, "" if absent */
+    /* indexed fields ("" when absent / not applicable) */
+    const char *node_name;   /* pods: spec.nodeName */
+    const char *phase;       /* pods: status.phase */
+    const char *provider_id; /* nodes: spec.providerID; nodeclaims: status.providerID */
+    const char *nodepool;    /* nodeclaims: label karpenter.sh/nodepool */
+    int pending;             /* pods: Karpenter's "provisionable" predicate (contracts §3.9) */
+    int terminating;         /* metadata.deletionTimestamp is set */
+} nw_kube_obj_t;
+
+typedef struct nw_kube_cache nw_kube_cache_t;
+typedef struct nw_kube_snap nw_kube_snap_t;
+
+typedef enum { NW_KUBE_ADDED, NW_KUBE_MODIFIED, NW_KUBE_DELETED } nw_kube_change_t;
+
+/* Called on the writer's thread after the change is visible; old/new may be NULL.
+ * Borrowed objects, valid during the call. Must not call back into the cache's writers. */
+typedef void (*nw_kube_cache_hook_fn)(nw_kube_kind_t kind, nw_kube_change_t change,
+                                      const nw_kube_obj_t *old_obj, const nw_kube_obj_t *new_obj,
+                                      void *ud);
+
+/** New empty cache; metrics (nullable, borrowed) receives nodewarden_kube_cache_objects. */
+nw_kube_cache_t *nw_kube_cache_new(nw_kube_metrics_t *metrics);
+
+/** Free. NULL-safe. All snapshots must have been released. */
+void nw_kube_cache_free(nw_kube_cache_t *c);
+
+/** Install a change hook (before the watch starts). */
+void nw_kube_cache_set_hook(nw_kube_cache_t *c, nw_kube_cache_hook_fn fn, void *ud);
+
+/* ---- writers (the watch thread) ---- */
+
+/** Insert or replace an object. Takes ownership of obj (also on error). NW_EINVAL if it
+ * has no metadata.name. */
+nw_rc_t nw_kube_cache_upsert(nw_kube_cache_t *c, nw_kube_kind_t kind, cJSON *obj);
+
+/** Remove the object with obj's namespace/name (obj borrowed). Absent is not an error. */
+nw_rc_t nw_kube_cache_remove(nw_kube_cache_t *c, nw_kube_kind_t kind, const cJSON *obj);
+
+/** Replace every object of a kind at once with the items of a JSON array (taken), and
+ * mark the kind synced. Objects without a name are skipped. */
+nw_rc_t nw_kube_cache_replace(nw_kube_cache_t *c, nw_kube_kind_t kind, cJSON *items);
+
+/** Mark a kind synced without data (the resource is not served: treated as empty). */
+void nw_kube_cache_mark_synced(nw_kube_cache_t *c, nw_kube_kind_t kind);
+
+/* ---- readers (any thread) ---- */
+
+/** True once every kind has been listed at least once. */
+int nw_kube_cache_has_synced(nw_kube_cache_t *c);
+
+/** Generation: increases on every applied change. */
+uint64_t nw_kube_cache_generation(nw_kube_cache_t *c);
+
+/** Block until the generation differs from `seen` or timeout_ms passes (< 0: forever).
+ * Returns the current generation. */
+uint64_t nw_kube_cache_wait(nw_kube_cache_t *c, uint64_t seen, int64_t timeout_ms);
+
+/** Block until synced or timeout; returns 1 if synced. */
+int nw_kube_cache_wait_synced(nw_kube_cache_t *c, int64_t timeout_ms);
+
+/** An eventfd that becomes readable after a change (read 8 bytes to clear). -1 if
+ * unavailable. Borrowed. */
+int nw_kube_cache_eventfd(nw_kube_cache_t *c);
+
+/** Number of objects of a kind now. */
+size_t nw_kube_cache_count(nw_kube_cache_t *c, nw_kube_kind_t kind);
+
+/** An immutable snapshot (owned reference; NULL only on OOM). */
+nw_kube_snap_t *nw_kube_cache_snapshot(nw_kube_cache_t *c);
+
+/* ---- snapshots ---- */
+
+/** Drop a reference. NULL-safe. */
+void nw_kube_snap_release(nw_kube_snap_t *s);
+
+uint64_t nw_kube_snap_generation(const nw_kube_snap_t *s);
+int nw_kube_snap_synced(const nw_kube_snap_t *s);
+
+/** Objects of a kind, sorted by key. */
+size_t nw_kube_snap_count(const nw_kube_snap_t *s, nw_kube_kind_t kind);
+const nw_kube_obj_t *nw_kube_snap_at(const nw_kube_snap_t *s, nw_kube_kind_t kind, size_t i);
+
+/** Lookup by namespace/name (ns ignored for cluster-scoped kinds). NULL if absent. */
+const nw_kube_obj_t *nw_kube_snap_get(const nw_kube_snap_t *s, nw_kube_kind_t kind,
+                                      const char *ns, const char *name);
+
+/* Index lookups: *out receives a borrowed array (sorted by key) and the count is returned. */
+size_t nw_kube_snap_pods_on_node(const nw_kube_snap_t *s, const char *node,
+                                 const nw_kube_obj_t *const **out);
+size_t nw_kube_snap_pods_in_phase(const nw_kube_snap_t *s, const char *phase,
+                                  const nw_kube_obj_t *const **out);
+size_t nw_kube_snap_pending_pods(const nw_kube_snap_t *s, const nw_kube_obj_t *const **out);
+size_t nw_kube_snap_nodeclaims_for_nodepool(const nw_kube_snap_t *s, const char *nodepool,
+                                            const nw_kube_obj_t *const **out);
+const nw_kube_obj_t *nw_kube_snap_node_by_provider_id(const nw_kube_snap_t *s, const char *pid);
+const nw_kube_obj_t *nw_kube_snap_nodeclaim_by_provider_id(const nw_kube_snap_t *s,
+                                                           const char *pid);
+
+/** Append the kube-dump form: {"pods":["ns/name",...],"nodes":[...],...} with one key per
+ * kind (plural lower-case) and sorted keys. */
+nw_rc_t nw_kube_snap_dump_json(const nw_kube_snap_t *s, nw_buf_t *out);
+
+/** Karpenter's "provisionable pod" predicate on a pod object (exposed for tests). */
+int nw_kube_pod_is_pending(const cJSON *pod);
+
+#endif

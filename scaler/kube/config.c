@@ -1,0 +1,576 @@
+/* scaler/kube/config.c — kubeconfig (libyaml) and in-cluster configuration. */
+#include "scaler/kube/config.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/yaml.h"
+
+#define KCFG_MAX_BYTES (4u << 20)
+#define PEM_MAX_BYTES (1u << 20)
+
+/* ---- small helpers ------------------------------------------------------------ */
+
+char *nw_kube_read_file(const char *path, size_t max, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    if (!buf) {
+        fclose(f);
+        errno = ENOMEM;
+        return NULL;
+    }
+    for (;;) {
+        if (n + 1 >= cap) {
+            if (cap > max) {
+                free(buf);
+                fclose(f);
+                errno = EFBIG;
+                return NULL;
+            }
+            char *nb = realloc(buf, cap * 2);
+            if (!nb) {
+                free(buf);
+                fclose(f);
+                errno = ENOMEM;
+                return NULL;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        size_t r = fread(buf + n, 1, cap - n - 1, f);
+        if (r == 0)
+            break;
+        n += r;
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (bad || n > max) {
+        free(buf);
+        errno = bad ? EIO : EFBIG;
+        return NULL;
+    }
+    buf[n] = '\0';
+    if (len)
+        *len = n;
+    return buf;
+}
+
+static int b64val(int c)
+{
+    if (c >= 'A' && c <= 'Z')
+        return c - 'A';
+    if (c >= 'a' && c <= 'z')
+        return c - 'a' + 26;
+    if (c >= '0' && c <= '9')
+        return c - '0' + 52;
+    if (c == '+')
+        return 62;
+    if (c == '/')
+        return 63;
+    return -1;
+}
+
+char *nw_kube_b64_decode(const char *s, size_t *len)
+{
+    size_t sl = strlen(s);
+    char *out = malloc(sl / 4 * 3 + 4);
+    if (!out)
+        return NULL;
+    size_t n = 0;
+    unsigned acc = 0;
+    int bits = 0, pad = 0, quads = 0;
+    for (const char *p = s; *p; p++) {
+        int c = (unsigned char)*p;
+        if (c == ' ' || c == '\n' || c == '\r' || c == '\t')
+            continue;
+        if (c == '=') {
+            pad++;
+            quads++;
+            continue;
+        }
+        int v = b64val(c);
+        if (v < 0 || pad) {
+            free(out);
+            return NULL;
+        }
+        quads++;
+        acc = (acc << 6) | (unsigned)v;
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            out[n++] = (char)((acc >> bits) & 0xff);
+        }
+    }
+    if (pad > 2 || quads % 4 != 0) {
+        free(out);
+        return NULL;
+    }
+    out[n] = '\0';
+    if (len)
+        *len = n;
+    return out;
+}
+
+/* ---- YAML (common/yaml: libyaml -> cJSON, typed like kubectl) ---------------------- */
+
+static cJSON *yaml_to_json(const char *buf, size_t len, const char *file, nw_err_t *err)
+{
+    cJSON **docs = NULL;
+    size_t n = 0;
+    nw_err_t e = {0};
+    if (nw_yaml_load_docs(buf, len, &docs, &n, &e) != NW_OK) {
+        nw_err_set(err, NW_EPARSE, e.path, "%s: %s", file, e.msg);
+        return NULL;
+    }
+    cJSON *root = NULL;
+    if (n > 0) {
+        root = docs[0];
+        docs[0] = NULL;
+    }
+    nw_yaml_docs_free(docs, n);
+    if (!root || cJSON_IsNull(root)) {
+        cJSON_Delete(root);
+        nw_err_set(err, NW_EPARSE, "", "%s: empty kubeconfig", file);
+        return NULL;
+    }
+    return root;
+}
+
+/* ---- kubeconfig --------------------------------------------------------------- */
+
+typedef struct {
+    cJSON *doc;
+    char *path;
+    char *dir; /* directory of path, for relative file references */
+} kfile_t;
+
+static const char *jstr(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static int jbool(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    if (cJSON_IsTrue(v))
+        return 1;
+    if (cJSON_IsString(v) && !strcmp(v->valuestring, "true"))
+        return 1;
+    return 0;
+}
+
+/* Find the first entry named `name` in list `list` (clusters/users/contexts) across files. */
+static const cJSON *find_named(kfile_t *files, int n, const char *list, const char *name,
+                               const char *member, const kfile_t **where)
+{
+    for (int i = 0; i < n; i++) {
+        const cJSON *arr = cJSON_GetObjectItemCaseSensitive(files[i].doc, list);
+        const cJSON *e;
+        cJSON_ArrayForEach(e, arr)
+        {
+            const char *nm = jstr(e, "name");
+            if (nm && !strcmp(nm, name)) {
+                *where = &files[i];
+                const cJSON *m = cJSON_GetObjectItemCaseSensitive(e, member);
+                return cJSON_IsObject(m) ? m : e; /* an entry without the member */
+            }
+        }
+    }
+    return NULL;
+}
+
+static void list_names(kfile_t *files, int n, const char *list, char *out, size_t outlen)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (int i = 0; i < n; i++) {
+        const cJSON *e;
+        cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(files[i].doc, list))
+        {
+            const char *nm = jstr(e, "name");
+            if (!nm)
+                continue;
+            int w = snprintf(out + used, outlen - used, "%s%s", used ? ", " : "", nm);
+            if (w < 0 || (size_t)w >= outlen - used)
+                return;
+            used += (size_t)w;
+        }
+    }
+    if (!used)
+        snprintf(out, outlen, "none");
+}
+
+static char *resolve_path(const kfile_t *f, const char *p)
+{
+    if (p[0] == '/' || !f->dir[0])
+        return strdup(p);
+    size_t n = strlen(f->dir) + strlen(p) + 2;
+    char *s = malloc(n);
+    if (s)
+        snprintf(s, n, "%s/%s", f->dir, p);
+    return s;
+}
+
+/* Load PEM from field `data_key` (base64) or `file_key` (path). Missing both: OK, NULL. */
+static nw_rc_t load_pem(const kfile_t *f, const cJSON *obj, const char *data_key,
+                        const char *file_key, const char *path_prefix, char **out, size_t *len,
+                        nw_err_t *err)
+{
+    const char *d = jstr(obj, data_key);
+    const char *p = jstr(obj, file_key);
+    *out = NULL;
+    *len = 0;
+    if (d && d[0]) {
+        *out = nw_kube_b64_decode(d, len);
+        if (!*out)
+            return nw_err_set(err, NW_EPARSE, "", "%s: %s.%s is not valid base64", f->path,
+                              path_prefix, data_key);
+        if (!strstr(*out, "-----BEGIN ")) {
+            free(*out);
+            *out = NULL;
+            return nw_err_set(err, NW_EPARSE, "", "%s: %s.%s does not decode to PEM", f->path,
+                              path_prefix, data_key);
+        }
+        return NW_OK;
+    }
+    if (p && p[0]) {
+        char *full = resolve_path(f, p);
+        if (!full)
+            return nw_err_set(err, NW_ENOMEM, "", "out of memory");
+        *out = nw_kube_read_file(full, PEM_MAX_BYTES, len);
+        if (!*out) {
+            nw_err_set(err, NW_EIO, "", "%s: %s.%s: cannot read %s: %s", f->path, path_prefix,
+                       file_key, full, strerror(errno));
+            free(full);
+            return NW_EIO;
+        }
+        free(full);
+        if (!strstr(*out, "-----BEGIN ")) {
+            free(*out);
+            *out = NULL;
+            return nw_err_set(err, NW_EPARSE, "", "%s: %s.%s: file %s is not PEM", f->path,
+                              path_prefix, file_key, p);
+        }
+    }
+    return NW_OK;
+}
+
+static char *dup_or_null(const char *s)
+{
+    return s ? strdup(s) : NULL;
+}
+
+static nw_rc_t build_from_files(kfile_t *files, int nf, const char *context, nw_kube_config_t *cfg,
+                                nw_err_t *err)
+{
+    char names[512];
+    const char *ctxname = context && context[0] ? context : NULL;
+    if (!ctxname) {
+        for (int i = 0; i < nf && !ctxname; i++) {
+            const char *cc = jstr(files[i].doc, "current-context");
+            if (cc && cc[0])
+                ctxname = cc;
+        }
+        if (!ctxname) {
+            list_names(files, nf, "contexts", names, sizeof names);
+            return nw_err_set(err, NW_EINVAL, "current-context",
+                              "%s: no current-context set and no --context given (contexts: %s)",
+                              files[0].path, names);
+        }
+    }
+    const kfile_t *cf = NULL, *uf = NULL, *kf = NULL;
+    const cJSON *ctx = find_named(files, nf, "contexts", ctxname, "context", &cf);
+    if (!ctx) {
+        list_names(files, nf, "contexts", names, sizeof names);
+        return nw_err_set(err, NW_ENOTFOUND, "contexts",
+                          "%s: context \"%s\" not found (contexts: %s); pass --context with one "
+                          "of them or fix current-context",
+                          files[0].path, ctxname, names);
+    }
+    const char *clname = jstr(ctx, "cluster");
+    const char *uname = jstr(ctx, "user");
+    if (!clname || !clname[0])
+        return nw_err_set(err, NW_EINVAL, "contexts[].context.cluster",
+                          "%s: context \"%s\" names no cluster", cf->path, ctxname);
+    const cJSON *cl = find_named(files, nf, "clusters", clname, "cluster", &kf);
+    if (!cl) {
+        list_names(files, nf, "clusters", names, sizeof names);
+        return nw_err_set(err, NW_ENOTFOUND, "clusters",
+                          "%s: cluster \"%s\" (from context \"%s\") not found (clusters: %s)",
+                          cf->path, clname, ctxname, names);
+    }
+    const cJSON *user = NULL;
+    if (uname && uname[0]) {
+        user = find_named(files, nf, "users", uname, "user", &uf);
+        if (!user) {
+            list_names(files, nf, "users", names, sizeof names);
+            return nw_err_set(err, NW_ENOTFOUND, "users",
+                              "%s: user \"%s\" (from context \"%s\") not found (users: %s)",
+                              cf->path, uname, ctxname, names);
+        }
+    }
+
+    cfg->context = strdup(ctxname);
+    cfg->source = strdup(cf->path);
+    const char *ns = jstr(ctx, "namespace");
+    cfg->namespace = strdup(ns && ns[0] ? ns : "default");
+
+    /* cluster */
+    const char *server = jstr(cl, "server");
+    if (!server || !server[0])
+        return nw_err_set(err, NW_EINVAL, "clusters[].cluster.server",
+                          "%s: cluster \"%s\" has no server", kf->path, clname);
+    if (strncmp(server, "https://", 8) != 0 && strncmp(server, "http://", 7) != 0)
+        return nw_err_set(err, NW_EINVAL, "clusters[].cluster.server",
+                          "%s: cluster \"%s\": server \"%s\" must start with https:// or http://",
+                          kf->path, clname, server);
+    cfg->server = strdup(server);
+    if (cfg->server) {
+        size_t sl = strlen(cfg->server);
+        while (sl > 0 && cfg->server[sl - 1] == '/')
+            cfg->server[--sl] = '\0';
+    }
+    cfg->insecure = jbool(cl, "insecure-skip-tls-verify");
+    cfg->tls_server_name = dup_or_null(jstr(cl, "tls-server-name"));
+    cfg->proxy = dup_or_null(jstr(cl, "proxy-url"));
+    nw_rc_t rc = load_pem(kf, cl, "certificate-authority-data", "certificate-authority",
+                          "clusters[].cluster", &cfg->ca_pem, &cfg->ca_len, err);
+    if (rc)
+        return rc;
+
+    /* user */
+    if (user) {
+        static const struct {
+            const char *key, *why;
+        } unsupported[] = {
+            {"exec", "it uses an exec credential plugin, which nodewarden does not run; use a "
+                     "token, tokenFile or client certificate (for example a ServiceAccount "
+                     "token: kubectl create token <sa>)"},
+            {"auth-provider", "auth-provider plugins (gcp, oidc, azure) are not supported; use a "
+                              "token, tokenFile or client certificate"},
+            {"username", "basic authentication (username/password) is not supported; use a "
+                         "token, tokenFile or client certificate"},
+            {"password", "basic authentication (username/password) is not supported; use a "
+                         "token, tokenFile or client certificate"},
+            {"as", "impersonation (as) is not supported; use the target identity's credentials"},
+            {"as-groups", "impersonation (as-groups) is not supported"},
+            {"as-uid", "impersonation (as-uid) is not supported"},
+        };
+        for (size_t i = 0; i < sizeof unsupported / sizeof unsupported[0]; i++) {
+            const cJSON *v = cJSON_GetObjectItemCaseSensitive(user, unsupported[i].key);
+            if (v && !cJSON_IsNull(v))
+                return nw_err_set(err, NW_EINVAL, "users[].user", "%s: user \"%s\": users[].user.%s: %s",
+                                  uf->path, uname, unsupported[i].key, unsupported[i].why);
+        }
+        const char *tok = jstr(user, "token");
+        const char *tf = jstr(user, "tokenFile");
+        if (tok && tok[0]) {
+            cfg->token = strdup(tok);
+        } else if (tf && tf[0]) {
+            cfg->token_file = resolve_path(uf, tf);
+            size_t tl;
+            char *t = cfg->token_file ? nw_kube_read_file(cfg->token_file, 65536, &tl) : NULL;
+            if (!t)
+                return nw_err_set(err, NW_EIO, "users[].user.tokenFile",
+                                  "%s: user \"%s\": cannot read tokenFile %s: %s", uf->path, uname,
+                                  tf, strerror(errno));
+            free(t);
+        }
+        rc = load_pem(uf, user, "client-certificate-data", "client-certificate", "users[].user",
+                      &cfg->cert_pem, &cfg->cert_len, err);
+        if (rc)
+            return rc;
+        rc = load_pem(uf, user, "client-key-data", "client-key", "users[].user", &cfg->key_pem,
+                      &cfg->key_len, err);
+        if (rc)
+            return rc;
+        if (!!cfg->cert_pem != !!cfg->key_pem)
+            return nw_err_set(err, NW_EINVAL, "users[].user",
+                              "%s: user \"%s\": client-certificate and client-key must be given "
+                              "together",
+                              uf->path, uname);
+    }
+    if (!cfg->context || !cfg->source || !cfg->namespace || !cfg->server)
+        return nw_err_set(err, NW_ENOMEM, "", "out of memory");
+    return NW_OK;
+}
+
+nw_rc_t nw_kube_config_load_kubeconfig(const char *paths, const char *context,
+                                       nw_kube_config_t **out, nw_err_t *err)
+{
+    *out = NULL;
+    if (!paths || !paths[0])
+        return nw_err_set(err, NW_EINVAL, "", "no kubeconfig path given");
+    kfile_t files[16];
+    int nf = 0;
+    nw_rc_t rc = NW_OK;
+    char *list = strdup(paths);
+    if (!list)
+        return nw_err_set(err, NW_ENOMEM, "", "out of memory");
+    char *save = NULL;
+    for (char *p = strtok_r(list, ":", &save); p && nf < 16; p = strtok_r(NULL, ":", &save)) {
+        if (!p[0])
+            continue;
+        size_t len;
+        char *text = nw_kube_read_file(p, KCFG_MAX_BYTES, &len);
+        if (!text) {
+            /* like kubectl: missing files in a KUBECONFIG list are skipped, except a single one */
+            if (strchr(paths, ':') && errno == ENOENT)
+                continue;
+            rc = nw_err_set(err, NW_EIO, "", "cannot read kubeconfig %s: %s", p, strerror(errno));
+            goto out;
+        }
+        cJSON *doc = yaml_to_json(text, len, p, err);
+        free(text);
+        if (!doc) {
+            rc = NW_EPARSE;
+            goto out;
+        }
+        if (!cJSON_IsObject(doc)) {
+            cJSON_Delete(doc);
+            rc = nw_err_set(err, NW_EPARSE, "", "%s: a kubeconfig must be a YAML mapping", p);
+            goto out;
+        }
+        files[nf].doc = doc;
+        files[nf].path = strdup(p);
+        const char *slash = strrchr(p, '/');
+        files[nf].dir = slash ? strndup(p, (size_t)(slash - p)) : strdup("");
+        if (slash && slash == p) {
+            free(files[nf].dir);
+            files[nf].dir = strdup("/");
+        }
+        nf++;
+        if (!files[nf - 1].path || !files[nf - 1].dir) {
+            rc = nw_err_set(err, NW_ENOMEM, "", "out of memory");
+            goto out;
+        }
+    }
+    if (nf == 0) {
+        rc = nw_err_set(err, NW_EIO, "", "no readable kubeconfig in %s", paths);
+        goto out;
+    }
+    nw_kube_config_t *cfg = calloc(1, sizeof *cfg);
+    if (!cfg) {
+        rc = nw_err_set(err, NW_ENOMEM, "", "out of memory");
+        goto out;
+    }
+    rc = build_from_files(files, nf, context, cfg, err);
+    if (rc)
+        nw_kube_config_free(cfg);
+    else
+        *out = cfg;
+out:
+    for (int i = 0; i < nf; i++) {
+        cJSON_Delete(files[i].doc);
+        free(files[i].path);
+        free(files[i].dir);
+    }
+    free(list);
+    return rc;
+}
+
+nw_rc_t nw_kube_config_load_incluster(const char *sa_dir, nw_kube_config_t **out, nw_err_t *err)
+{
+    *out = NULL;
+    const char *dir = sa_dir ? sa_dir : NW_KUBE_SA_DIR;
+    const char *host = getenv("KUBERNETES_SERVICE_HOST");
+    const char *port = getenv("KUBERNETES_SERVICE_PORT");
+    if (!host || !host[0] || !port || !port[0])
+        return nw_err_set(err, NW_EINVAL, "",
+                          "in-cluster: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must "
+                          "both be set (not running in a pod? pass --kubeconfig)");
+    nw_kube_config_t *cfg = calloc(1, sizeof *cfg);
+    if (!cfg)
+        return nw_err_set(err, NW_ENOMEM, "", "out of memory");
+    char path[1024];
+    nw_rc_t rc = NW_OK;
+    size_t n = strlen(host) + strlen(port) + 16;
+    cfg->server = malloc(n);
+    if (cfg->server)
+        snprintf(cfg->server, n, strchr(host, ':') ? "https://[%s]:%s" : "https://%s:%s", host,
+                 port);
+    snprintf(path, sizeof path, "%s/token", dir);
+    cfg->token_file = strdup(path);
+    size_t tl;
+    char *tok = nw_kube_read_file(path, 65536, &tl);
+    if (!tok) {
+        rc = nw_err_set(err, NW_EIO, "", "in-cluster: cannot read service-account token %s: %s",
+                        path, strerror(errno));
+        goto out;
+    }
+    free(tok);
+    snprintf(path, sizeof path, "%s/ca.crt", dir);
+    cfg->ca_pem = nw_kube_read_file(path, PEM_MAX_BYTES, &cfg->ca_len);
+    if (!cfg->ca_pem) {
+        rc = nw_err_set(err, NW_EIO, "", "in-cluster: cannot read %s: %s", path, strerror(errno));
+        goto out;
+    }
+    snprintf(path, sizeof path, "%s/namespace", dir);
+    size_t nl;
+    char *ns = nw_kube_read_file(path, 256, &nl);
+    if (ns) {
+        while (nl > 0 && (ns[nl - 1] == '\n' || ns[nl - 1] == ' ' || ns[nl - 1] == '\r'))
+            ns[--nl] = '\0';
+    }
+    cfg->namespace = ns && ns[0] ? ns : strdup("default");
+    if (ns && !ns[0])
+        free(ns);
+    cfg->context = strdup("in-cluster");
+    cfg->source = strdup("in-cluster service account");
+    if (!cfg->server || !cfg->token_file || !cfg->namespace || !cfg->context || !cfg->source)
+        rc = nw_err_set(err, NW_ENOMEM, "", "out of memory");
+out:
+    if (rc)
+        nw_kube_config_free(cfg);
+    else
+        *out = cfg;
+    return rc;
+}
+
+nw_rc_t nw_kube_config_load(const char *kubeconfig, const char *context, nw_kube_config_t **out,
+                            nw_err_t *err)
+{
+    if (kubeconfig && kubeconfig[0])
+        return nw_kube_config_load_kubeconfig(kubeconfig, context, out, err);
+    const char *env = getenv("KUBECONFIG");
+    if (env && env[0])
+        return nw_kube_config_load_kubeconfig(env, context, out, err);
+    const char *h = getenv("KUBERNETES_SERVICE_HOST");
+    if (h && h[0] && !(context && context[0]))
+        return nw_kube_config_load_incluster(NULL, out, err);
+    const char *home = getenv("HOME");
+    if (!home || !home[0]) {
+        *out = NULL;
+        return nw_err_set(err, NW_EINVAL, "",
+                          "no kubeconfig: pass --kubeconfig, set KUBECONFIG, or run in a pod");
+    }
+    char path[1024];
+    snprintf(path, sizeof path, "%s/.kube/config", home);
+    return nw_kube_config_load_kubeconfig(path, context, out, err);
+}
+
+void nw_kube_config_free(nw_kube_config_t *cfg)
+{
+    if (!cfg)
+        return;
+    free(cfg->server);
+    free(cfg->ca_pem);
+    free(cfg->cert_pem);
+    free(cfg->key_pem);
+    free(cfg->token);
+    free(cfg->token_file);
+    free(cfg->tls_server_name);
+    free(cfg->proxy);
+    free(cfg->namespace);
+    free(cfg->context);
+    free(cfg->source);
+    free(cfg);
+}

@@ -1,0 +1,290 @@
+/* Unit tests for scaler/kube/cache: stores, indexes, snapshots, relist, notifications. */
+#include <check.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "scaler/kube/cache.h"
+
+Suite *nw_kube_cache_suite(void);
+
+static cJSON *pod(const char *ns, const char *name, const char *rv, const char *node,
+                  const char *phase, int unschedulable)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf,
+             "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\",\"resourceVersion\":\"%s\","
+             "\"uid\":\"u-%s\"},\"spec\":{\"nodeName\":\"%s\"},\"status\":{\"phase\":\"%s\"%s}}",
+             name, ns, rv, name, node, phase,
+             unschedulable ? ",\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"False\","
+                             "\"reason\":\"Unschedulable\"}]"
+                           : "");
+    cJSON *j = cJSON_Parse(buf);
+    ck_assert_ptr_nonnull(j);
+    return j;
+}
+
+static cJSON *named(const char *name, const char *rv, const char *extra)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf, "{\"metadata\":{\"name\":\"%s\",\"resourceVersion\":\"%s\"%s}%s}",
+             name, rv, "", extra ? extra : "");
+    cJSON *j = cJSON_Parse(buf);
+    ck_assert_ptr_nonnull(j);
+    return j;
+}
+
+START_TEST(pending_predicate)
+{
+    cJSON *p = pod("a", "p", "1", "", "Pending", 1);
+    ck_assert_int_eq(nw_kube_pod_is_pending(p), 1);
+    cJSON_Delete(p);
+    p = pod("a", "p", "1", "node-1", "Pending", 1); /* bound */
+    ck_assert_int_eq(nw_kube_pod_is_pending(p), 0);
+    cJSON_Delete(p);
+    p = pod("a", "p", "1", "", "Pending", 0); /* not yet marked unschedulable */
+    ck_assert_int_eq(nw_kube_pod_is_pending(p), 0);
+    cJSON_Delete(p);
+    p = pod("a", "p", "1", "", "Failed", 1);
+    ck_assert_int_eq(nw_kube_pod_is_pending(p), 0);
+    cJSON_Delete(p);
+    p = cJSON_Parse("{\"metadata\":{\"name\":\"p\"},\"status\":{\"phase\":\"Pending\","
+                    "\"nominatedNodeName\":\"n\",\"conditions\":[{\"type\":\"PodScheduled\","
+                    "\"status\":\"False\",\"reason\":\"Unschedulable\"}]}}");
+    ck_assert_int_eq(nw_kube_pod_is_pending(p), 0); /* preemption in progress */
+    cJSON_Delete(p);
+    p = cJSON_Parse("{\"metadata\":{\"name\":\"p\",\"deletionTimestamp\":\"2026-01-01T00:00:00Z\"},"
+                    "\"status\":{\"phase\":\"Pending\",\"conditions\":[{\"type\":\"PodScheduled\","
+                    "\"status\":\"False\",\"reason\":\"Unschedulable\"}]}}");
+    ck_assert_int_eq(nw_kube_pod_is_pending(p), 0); /* terminating */
+    cJSON_Delete(p);
+    p = cJSON_Parse("{\"metadata\":{\"name\":\"p\"},\"status\":{\"phase\":\"Pending\","
+                    "\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"False\","
+                    "\"reason\":\"SchedulingGated\"}]}}");
+    ck_assert_int_eq(nw_kube_pod_is_pending(p), 0);
+    cJSON_Delete(p);
+}
+END_TEST
+
+START_TEST(store_and_indexes)
+{
+    nw_kube_metrics_t *m = nw_kube_metrics_new();
+    nw_kube_cache_t *c = nw_kube_cache_new(m);
+    ck_assert_int_eq(nw_kube_cache_has_synced(c), 0);
+    ck_assert_int_eq(nw_kube_cache_upsert(c, NW_KUBE_PODS, pod("b", "p1", "1", "n1", "Running", 0)), NW_OK);
+    ck_assert_int_eq(nw_kube_cache_upsert(c, NW_KUBE_PODS, pod("a", "p2", "2", "n1", "Running", 0)), NW_OK);
+    ck_assert_int_eq(nw_kube_cache_upsert(c, NW_KUBE_PODS, pod("a", "p3", "3", "n2", "Running", 0)), NW_OK);
+    ck_assert_int_eq(nw_kube_cache_upsert(c, NW_KUBE_PODS, pod("a", "p4", "4", "", "Pending", 1)), NW_OK);
+    ck_assert_int_eq(nw_kube_cache_upsert(c, NW_KUBE_PODS, pod("a", "p5", "5", "", "Pending", 1)), NW_OK);
+    ck_assert_int_eq(nw_kube_cache_upsert(c, NW_KUBE_NODES,
+                                          named("n1", "6", ",\"spec\":{\"providerID\":\"aws:///us-west-2a/i-1\"}")),
+                     NW_OK);
+    ck_assert_int_eq(nw_kube_cache_upsert(c, NW_KUBE_NODECLAIMS,
+                                          cJSON_Parse("{\"metadata\":{\"name\":\"nc1\",\"labels\":"
+                                                      "{\"karpenter.sh/nodepool\":\"gpu\"}},\"status\":"
+                                                      "{\"providerID\":\"aws:///us-west-2a/i-1\"}}")),
+                     NW_OK);
+    ck_assert_int_eq(nw_kube_cache_upsert(c, NW_KUBE_NODECLAIMS,
+                                          cJSON_Parse("{\"metadata\":{\"name\":\"nc2\",\"labels\":"
+                                                      "{\"karpenter.sh/nodepool\":\"gpu\"}}}")),
+                     NW_OK);
+    /* no name: rejected, no leak */
+    ck_assert_int_eq(nw_kube_cache_upsert(c, NW_KUBE_NODES, cJSON_Parse("{\"metadata\":{}}")), NW_EINVAL);
+    ck_assert_int_eq(nw_kube_metrics_get(m, NW_KM_CACHE_OBJECTS, NULL, "pods", -1), 5);
+
+    nw_kube_snap_t *s = nw_kube_cache_snapshot(c);
+    ck_assert_uint_eq(nw_kube_snap_count(s, NW_KUBE_PODS), 5);
+    ck_assert_str_eq(nw_kube_snap_at(s, NW_KUBE_PODS, 0)->key, "a/p2"); /* sorted by key */
+    ck_assert_str_eq(nw_kube_snap_at(s, NW_KUBE_PODS, 4)->key, "b/p1");
+    const nw_kube_obj_t *const *v;
+    ck_assert_uint_eq(nw_kube_snap_pods_on_node(s, "n1", &v), 2);
+    ck_assert_str_eq(v[0]->key, "a/p2");
+    ck_assert_str_eq(v[1]->key, "b/p1");
+    ck_assert_uint_eq(nw_kube_snap_pods_on_node(s, "n9", &v), 0);
+    ck_assert_uint_eq(nw_kube_snap_pending_pods(s, &v), 2);
+    ck_assert_str_eq(v[0]->name, "p4");
+    ck_assert_uint_eq(nw_kube_snap_pods_in_phase(s, "Running", &v), 3);
+    ck_assert_ptr_nonnull(nw_kube_snap_node_by_provider_id(s, "aws:///us-west-2a/i-1"));
+    ck_assert_str_eq(nw_kube_snap_nodeclaim_by_provider_id(s, "aws:///us-west-2a/i-1")->name, "nc1");
+    ck_assert_ptr_null(nw_kube_snap_node_by_provider_id(s, ""));
+    ck_assert_uint_eq(nw_kube_snap_nodeclaims_for_nodepool(s, "gpu", &v), 2);
+    ck_assert_str_eq(nw_kube_snap_get(s, NW_KUBE_PODS, "a", "p3")->node_name, "n2");
+    ck_assert_ptr_null(nw_kube_snap_get(s, NW_KUBE_PODS, "b", "p3"));
+    ck_assert_str_eq(nw_kube_snap_get(s, NW_KUBE_NODES, "ignored", "n1")->name, "n1");
+
+    /* the snapshot is immutable: later changes do not show in it */
+    const nw_kube_obj_t *p3 = nw_kube_snap_get(s, NW_KUBE_PODS, "a", "p3");
+    ck_assert_int_eq(nw_kube_cache_upsert(c, NW_KUBE_PODS, pod("a", "p3", "9", "n1", "Running", 0)), NW_OK);
+    cJSON *del = pod("b", "p1", "10", "", "", 0);
+    ck_assert_int_eq(nw_kube_cache_remove(c, NW_KUBE_PODS, del), NW_OK);
+    cJSON_Delete(del);
+    ck_assert_str_eq(p3->rv, "3");
+    ck_assert_str_eq(p3->node_name, "n2");
+    ck_assert_uint_eq(nw_kube_snap_count(s, NW_KUBE_PODS), 5);
+    nw_kube_snap_t *s2 = nw_kube_cache_snapshot(c);
+    ck_assert_uint_eq(nw_kube_snap_count(s2, NW_KUBE_PODS), 4);
+    ck_assert_str_eq(nw_kube_snap_get(s2, NW_KUBE_PODS, "a", "p3")->rv, "9");
+    ck_assert_uint_eq(nw_kube_snap_pods_on_node(s2, "n1", &v), 2);
+    ck_assert_uint_gt(nw_kube_snap_generation(s2), nw_kube_snap_generation(s));
+    /* same generation: the same snapshot */
+    nw_kube_snap_t *s3 = nw_kube_cache_snapshot(c);
+    ck_assert_ptr_eq(s2, s3);
+    nw_kube_snap_release(s3);
+    nw_kube_snap_release(s);
+    nw_kube_snap_release(s2);
+    nw_kube_cache_free(c);
+    nw_kube_metrics_free(m);
+}
+END_TEST
+
+typedef struct {
+    char log[4096];
+} hooklog_t;
+
+static void hook(nw_kube_kind_t kind, nw_kube_change_t ch, const nw_kube_obj_t *o,
+                 const nw_kube_obj_t *n, void *ud)
+{
+    hooklog_t *h = ud;
+    size_t l = strlen(h->log);
+    snprintf(h->log + l, sizeof h->log - l, "%s %c %s;", nw_kube_kind_name(kind),
+             ch == NW_KUBE_ADDED ? 'A' : ch == NW_KUBE_MODIFIED ? 'M' : 'D', n ? n->key : o->key);
+}
+
+START_TEST(replace_and_sync)
+{
+    nw_kube_cache_t *c = nw_kube_cache_new(NULL);
+    hooklog_t h = {{0}};
+    nw_kube_cache_set_hook(c, hook, &h);
+    ck_assert_int_eq(nw_kube_cache_upsert(c, NW_KUBE_NODES, named("n1", "1", NULL)), NW_OK);
+    ck_assert_int_eq(nw_kube_cache_upsert(c, NW_KUBE_NODES, named("n2", "1", NULL)), NW_OK);
+    ck_assert_int_eq(nw_kube_cache_upsert(c, NW_KUBE_NODES, named("n3", "1", NULL)), NW_OK);
+    nw_kube_snap_t *before = nw_kube_cache_snapshot(c);
+    cJSON *items = cJSON_CreateArray();
+    cJSON_AddItemToArray(items, named("n2", "1", NULL)); /* unchanged */
+    cJSON_AddItemToArray(items, named("n3", "5", NULL)); /* modified */
+    cJSON_AddItemToArray(items, named("n4", "5", NULL)); /* new */
+    cJSON_AddItemToArray(items, cJSON_Parse("{\"metadata\":{}}")); /* skipped */
+    h.log[0] = '\0';
+    ck_assert_int_eq(nw_kube_cache_replace(c, NW_KUBE_NODES, items), NW_OK);
+    ck_assert_ptr_nonnull(strstr(h.log, "nodes D n1;"));
+    ck_assert_ptr_nonnull(strstr(h.log, "nodes M n3;"));
+    ck_assert_ptr_nonnull(strstr(h.log, "nodes A n4;"));
+    ck_assert_ptr_null(strstr(h.log, "n2"));
+    nw_kube_snap_t *after = nw_kube_cache_snapshot(c);
+    ck_assert_uint_eq(nw_kube_snap_count(before, NW_KUBE_NODES), 3);
+    ck_assert_str_eq(nw_kube_snap_at(before, NW_KUBE_NODES, 0)->name, "n1");
+    ck_assert_uint_eq(nw_kube_snap_count(after, NW_KUBE_NODES), 3);
+    ck_assert_str_eq(nw_kube_snap_at(after, NW_KUBE_NODES, 0)->name, "n2");
+    ck_assert_str_eq(nw_kube_snap_at(after, NW_KUBE_NODES, 2)->name, "n4");
+    ck_assert_int_eq(nw_kube_snap_synced(after), 0);
+    for (int k = 0; k < NW_KUBE_KINDS; k++)
+        if (k != NW_KUBE_NODES)
+            nw_kube_cache_mark_synced(c, (nw_kube_kind_t)k);
+    ck_assert_int_eq(nw_kube_cache_has_synced(c), 1);
+    ck_assert_int_eq(nw_kube_cache_wait_synced(c, 0), 1);
+    nw_buf_t out;
+    nw_buf_init(&out, 1 << 20);
+    nw_kube_snap_t *s = nw_kube_cache_snapshot(c);
+    ck_assert_int_eq(nw_kube_snap_synced(s), 1);
+    ck_assert_int_eq(nw_kube_snap_dump_json(s, &out), NW_OK);
+    cJSON *d = cJSON_Parse(nw_buf_str(&out));
+    ck_assert_ptr_nonnull(d);
+    char *flat = cJSON_PrintUnformatted(d);
+    ck_assert_str_eq(flat, "{\"pods\":[],\"nodes\":[\"n2\",\"n3\",\"n4\"],\"nodepools\":[],"
+                           "\"ec2nodeclasses\":[],\"nodeclaims\":[],\"poddisruptionbudgets\":[],"
+                           "\"daemonsets\":[]}");
+    free(flat);
+    cJSON_Delete(d);
+    nw_buf_cleanup(&out);
+    nw_kube_snap_release(s);
+    nw_kube_snap_release(before);
+    nw_kube_snap_release(after);
+    nw_kube_cache_free(c);
+}
+END_TEST
+
+typedef struct {
+    nw_kube_cache_t *c;
+    int n;
+    _Atomic int done;
+} writer_t;
+
+static void *writer(void *arg)
+{
+    writer_t *w = arg;
+    char name[32], rv[32];
+    for (int i = 0; i < w->n; i++) {
+        snprintf(name, sizeof name, "p%d", i % 50);
+        snprintf(rv, sizeof rv, "%d", i);
+        nw_kube_cache_upsert(w->c, NW_KUBE_PODS, pod("ns", name, rv, i % 2 ? "n1" : "", "Running", 0));
+        if (i % 100 == 99) {
+            cJSON *items = cJSON_CreateArray();
+            for (int j = 0; j < 10; j++) {
+                snprintf(name, sizeof name, "r%d", j);
+                cJSON_AddItemToArray(items, pod("ns", name, rv, "n2", "Running", 0));
+            }
+            nw_kube_cache_replace(w->c, NW_KUBE_PODS, items);
+        }
+    }
+    atomic_store(&w->done, 1);
+    return NULL;
+}
+
+/* A reader racing a writer always sees a consistent snapshot: after a relist there are
+ * exactly the 10 relisted pods plus whatever was upserted since; never half a relist. */
+START_TEST(concurrent_readers)
+{
+    nw_kube_cache_t *c = nw_kube_cache_new(NULL);
+    writer_t w = {c, 3000, 0};
+    pthread_t th;
+    pthread_create(&th, NULL, writer, &w);
+    uint64_t seen = 0;
+    for (int i = 0; i < 400 && !atomic_load(&w.done); i++) {
+        seen = nw_kube_cache_wait(c, seen, 50);
+        nw_kube_snap_t *s = nw_kube_cache_snapshot(c);
+        ck_assert_ptr_nonnull(s);
+        size_t relisted = 0;
+        for (size_t j = 0; j < nw_kube_snap_count(s, NW_KUBE_PODS); j++)
+            relisted += nw_kube_snap_at(s, NW_KUBE_PODS, j)->name[0] == 'r';
+        ck_assert(relisted == 0 || relisted == 10);
+        const nw_kube_obj_t *const *v;
+        size_t on_n2 = nw_kube_snap_pods_on_node(s, "n2", &v);
+        ck_assert_uint_eq(on_n2, relisted);
+        nw_kube_snap_release(s);
+    }
+    pthread_join(th, NULL);
+    ck_assert_uint_le(nw_kube_cache_count(c, NW_KUBE_PODS), 60);
+    /* eventfd was signalled */
+    struct pollfd pfd = {.fd = nw_kube_cache_eventfd(c), .events = POLLIN};
+    ck_assert_int_eq(poll(&pfd, 1, 0), 1);
+    nw_kube_cache_free(c);
+}
+END_TEST
+
+START_TEST(wait_times_out)
+{
+    nw_kube_cache_t *c = nw_kube_cache_new(NULL);
+    uint64_t g = nw_kube_cache_generation(c);
+    ck_assert_uint_eq(nw_kube_cache_wait(c, g, 10), g);
+    ck_assert_int_eq(nw_kube_cache_wait_synced(c, 10), 0);
+    nw_kube_cache_free(c);
+}
+END_TEST
+
+Suite *nw_kube_cache_suite(void)
+{
+    Suite *s = suite_create("kube_cache");
+    TCase *tc = tcase_create("cache");
+    tcase_add_test(tc, pending_predicate);
+    tcase_add_test(tc, store_and_indexes);
+    tcase_add_test(tc, replace_and_sync);
+    tcase_add_test(tc, concurrent_readers);
+    tcase_add_test(tc, wait_times_out);
+    tcase_set_timeout(tc, 60);
+    suite_add_tcase(s, tc);
+    return s;
+}

@@ -1,0 +1,270 @@
+/* Unit tests for scaler/kube/config: kubeconfig variants (tests/data/kubeconfig) and
+ * the in-cluster service account. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "scaler/kube/config.h"
+
+Suite *nw_kube_config_suite(void);
+
+#define D "tests/data/kubeconfig/"
+
+static nw_kube_config_t *load_ok(const char *path, const char *ctx)
+{
+    nw_kube_config_t *c = NULL;
+    nw_err_t err = {0};
+    nw_rc_t rc = nw_kube_config_load_kubeconfig(path, ctx, &c, &err);
+    ck_assert_msg(rc == NW_OK, "%s: %s", path, err.msg);
+    ck_assert_ptr_nonnull(c);
+    return c;
+}
+
+static void load_fail(const char *path, const char *ctx, const char *want1, const char *want2)
+{
+    nw_kube_config_t *c = (nw_kube_config_t *)1;
+    nw_err_t err = {0};
+    nw_rc_t rc = nw_kube_config_load_kubeconfig(path, ctx, &c, &err);
+    ck_assert_int_ne(rc, NW_OK);
+    ck_assert_ptr_null(c);
+    ck_assert_msg(strstr(err.msg, want1), "%s: message \"%s\" lacks \"%s\"", path, err.msg, want1);
+    if (want2)
+        ck_assert_msg(strstr(err.msg, want2), "%s: message \"%s\" lacks \"%s\"", path, err.msg,
+                      want2);
+}
+
+START_TEST(kc_token)
+{
+    nw_kube_config_t *c = load_ok(D "token.yaml", NULL);
+    ck_assert_str_eq(c->server, "https://10.0.0.1:6443"); /* trailing slash dropped */
+    ck_assert_str_eq(c->token, "sekret-token");
+    ck_assert_ptr_null(c->token_file);
+    ck_assert_str_eq(c->namespace, "kube-system");
+    ck_assert_str_eq(c->context, "prod");
+    ck_assert_ptr_nonnull(c->ca_pem);
+    ck_assert_ptr_nonnull(strstr(c->ca_pem, "-----BEGIN CERTIFICATE-----"));
+    ck_assert_int_eq(c->insecure, 0);
+    ck_assert_ptr_null(c->cert_pem);
+    nw_kube_config_free(c);
+}
+END_TEST
+
+START_TEST(kc_client_cert_data)
+{
+    nw_kube_config_t *c = load_ok(D "client-cert-data.yaml", NULL);
+    ck_assert_str_eq(c->server, "https://api.example.com:6443");
+    ck_assert_ptr_nonnull(strstr(c->cert_pem, "BEGIN CERTIFICATE"));
+    ck_assert_ptr_nonnull(strstr(c->key_pem, "PRIVATE KEY"));
+    ck_assert_ptr_null(c->token);
+    ck_assert_str_eq(c->namespace, "default");
+    nw_kube_config_free(c);
+}
+END_TEST
+
+START_TEST(kc_ca_file_relative)
+{
+    nw_kube_config_t *c = load_ok(D "ca-file.yaml", NULL);
+    size_t n;
+    char *want = nw_kube_read_file(D "ca.pem", 1 << 20, &n);
+    ck_assert_ptr_nonnull(want);
+    ck_assert_uint_eq(c->ca_len, n);
+    ck_assert_int_eq(memcmp(c->ca_pem, want, n), 0);
+    free(want);
+    ck_assert_ptr_nonnull(strstr(c->cert_pem, "BEGIN CERTIFICATE"));
+    ck_assert_str_eq(c->tls_server_name, "kubernetes.default.svc");
+    nw_kube_config_free(c);
+}
+END_TEST
+
+START_TEST(kc_insecure_token_file)
+{
+    nw_kube_config_t *c = load_ok(D "insecure.yaml", NULL);
+    ck_assert_int_eq(c->insecure, 1);
+    ck_assert_ptr_null(c->ca_pem);
+    ck_assert_ptr_null(c->token);
+    ck_assert_str_eq(c->token_file, D "token.txt");
+    nw_kube_config_free(c);
+}
+END_TEST
+
+START_TEST(kc_exec_plugin_rejected)
+{
+    load_fail(D "exec.yaml", NULL, "users[].user.exec", "exec credential plugin");
+}
+END_TEST
+
+START_TEST(kc_auth_provider_rejected)
+{
+    load_fail(D "auth-provider.yaml", NULL, "auth-provider", "not supported");
+}
+END_TEST
+
+START_TEST(kc_missing_context)
+{
+    load_fail(D "missing-context.yaml", NULL, "context \"ctx-gone\" not found", "ctx-a, ctx-b");
+    load_fail(D "token.yaml", "nope", "context \"nope\" not found", "prod");
+}
+END_TEST
+
+START_TEST(kc_explicit_context)
+{
+    nw_kube_config_t *c = load_ok(D "missing-context.yaml", "ctx-b");
+    ck_assert_str_eq(c->context, "ctx-b");
+    ck_assert_str_eq(c->server, "https://1.2.3.4");
+    nw_kube_config_free(c);
+}
+END_TEST
+
+START_TEST(kc_bad_base64)
+{
+    load_fail(D "bad-base64.yaml", NULL, "certificate-authority-data", "base64");
+}
+END_TEST
+
+START_TEST(kc_merge_first_wins)
+{
+    /* token.yaml first: its current-context, its "prod" cluster and "admin" user win */
+    nw_kube_config_t *c = load_ok(D "token.yaml:" D "second.yaml", NULL);
+    ck_assert_str_eq(c->server, "https://10.0.0.1:6443");
+    ck_assert_str_eq(c->token, "sekret-token");
+    nw_kube_config_free(c);
+    /* a context defined only in the second file, with the first file's user */
+    c = load_ok(D "token.yaml:" D "second.yaml", "other");
+    ck_assert_str_eq(c->server, "https://other.example.com:8443");
+    ck_assert_str_eq(c->token, "sekret-token");
+    ck_assert_str_eq(c->namespace, "team-b");
+    nw_kube_config_free(c);
+    /* missing files in a list are skipped */
+    c = load_ok("/nonexistent/kc:" D "second.yaml", NULL);
+    ck_assert_str_eq(c->context, "other");
+    nw_kube_config_free(c);
+}
+END_TEST
+
+START_TEST(kc_missing_file_and_garbage)
+{
+    load_fail("/nonexistent/kubeconfig", NULL, "cannot read kubeconfig", NULL);
+    char path[] = "/tmp/nwkcgXXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, "clusters: [\n", 12), 12);
+    close(fd);
+    load_fail(path, NULL, path, NULL);
+    unlink(path);
+}
+END_TEST
+
+static char *mk_sa_dir(const char *token, const char *ns)
+{
+    char *dir = strdup("/tmp/nwsaXXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char p[512];
+    FILE *f;
+    snprintf(p, sizeof p, "%s/token", dir);
+    f = fopen(p, "w");
+    fputs(token, f);
+    fclose(f);
+    snprintf(p, sizeof p, "%s/ca.crt", dir);
+    f = fopen(p, "w");
+    fputs("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n", f);
+    fclose(f);
+    if (ns) {
+        snprintf(p, sizeof p, "%s/namespace", dir);
+        f = fopen(p, "w");
+        fputs(ns, f);
+        fclose(f);
+    }
+    return dir;
+}
+
+static void rm_sa_dir(char *dir)
+{
+    char p[512];
+    const char *names[] = {"token", "ca.crt", "namespace"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(p, sizeof p, "%s/%s", dir, names[i]);
+        unlink(p);
+    }
+    rmdir(dir);
+    free(dir);
+}
+
+START_TEST(incluster_ok)
+{
+    char *dir = mk_sa_dir("tok\n", "nodewarden\n");
+    setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1", 1);
+    setenv("KUBERNETES_SERVICE_PORT", "443", 1);
+    nw_kube_config_t *c = NULL;
+    nw_err_t err = {0};
+    ck_assert_int_eq(nw_kube_config_load_incluster(dir, &c, &err), NW_OK);
+    ck_assert_str_eq(c->server, "https://10.96.0.1:443");
+    ck_assert_str_eq(c->namespace, "nodewarden");
+    ck_assert_ptr_null(c->token); /* never cached: the client re-reads the file */
+    ck_assert_ptr_nonnull(strstr(c->token_file, "/token"));
+    ck_assert_ptr_nonnull(c->ca_pem);
+    nw_kube_config_free(c);
+    /* IPv6 host is bracketed */
+    setenv("KUBERNETES_SERVICE_HOST", "fd00::1", 1);
+    ck_assert_int_eq(nw_kube_config_load_incluster(dir, &c, &err), NW_OK);
+    ck_assert_str_eq(c->server, "https://[fd00::1]:443");
+    nw_kube_config_free(c);
+    rm_sa_dir(dir);
+}
+END_TEST
+
+START_TEST(incluster_errors)
+{
+    unsetenv("KUBERNETES_SERVICE_HOST");
+    setenv("KUBERNETES_SERVICE_PORT", "443", 1);
+    nw_kube_config_t *c = NULL;
+    nw_err_t err = {0};
+    ck_assert_int_ne(nw_kube_config_load_incluster("/nonexistent", &c, &err), NW_OK);
+    ck_assert_ptr_nonnull(strstr(err.msg, "KUBERNETES_SERVICE_HOST"));
+    setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1", 1);
+    nw_err_clear(&err);
+    ck_assert_int_ne(nw_kube_config_load_incluster("/nonexistent", &c, &err), NW_OK);
+    ck_assert_ptr_nonnull(strstr(err.msg, "/nonexistent/token"));
+    ck_assert_ptr_null(c);
+}
+END_TEST
+
+START_TEST(b64)
+{
+    size_t n;
+    char *s = nw_kube_b64_decode("aGVsbG8gd29ybGQ=", &n);
+    ck_assert_str_eq(s, "hello world");
+    ck_assert_uint_eq(n, 11);
+    free(s);
+    s = nw_kube_b64_decode("aGVs\nbG8=", &n);
+    ck_assert_str_eq(s, "hello");
+    free(s);
+    ck_assert_ptr_null(nw_kube_b64_decode("aGVsbG8", &n));  /* not a multiple of 4 */
+    ck_assert_ptr_null(nw_kube_b64_decode("aG=Vz", &n));    /* data after padding */
+    ck_assert_ptr_null(nw_kube_b64_decode("a*bc", &n));
+}
+END_TEST
+
+Suite *nw_kube_config_suite(void)
+{
+    Suite *s = suite_create("kube_config");
+    TCase *tc = tcase_create("kubeconfig");
+    tcase_add_test(tc, kc_token);
+    tcase_add_test(tc, kc_client_cert_data);
+    tcase_add_test(tc, kc_ca_file_relative);
+    tcase_add_test(tc, kc_insecure_token_file);
+    tcase_add_test(tc, kc_exec_plugin_rejected);
+    tcase_add_test(tc, kc_auth_provider_rejected);
+    tcase_add_test(tc, kc_missing_context);
+    tcase_add_test(tc, kc_explicit_context);
+    tcase_add_test(tc, kc_bad_base64);
+    tcase_add_test(tc, kc_merge_first_wins);
+    tcase_add_test(tc, kc_missing_file_and_garbage);
+    tcase_add_test(tc, incluster_ok);
+    tcase_add_test(tc, incluster_errors);
+    tcase_add_test(tc, b64);
+    suite_add_tcase(s, tc);
+    return s;
+}
