@@ -20,7 +20,8 @@ and self-consistent, not current to the cent):
 - Spot prices are synthetic: a per-family discount (typical of the Spot
   price history for these families) varied per type and per zone by a stable
   hash, always below on-demand.
-Figures for g6e.12xlarge ENIs and inf2 clock speed are approximate.
+ENI figures checked against zz_generated.vpclimits.go for the t3/m5/c5/g4dn/g5/g6/g6e rows;
+inf2 ENI figures and clock speeds are approximate.
 """
 
 import zlib
@@ -128,7 +129,7 @@ _T = [
     ('g6.48xlarge', 192, 768, 8, 15, 50, 1, '100 Gigabit', 100000, 60000, 7520, 1, 13.3504),
     ('g6e.xlarge', 4, 32, 1, 4, 15, 1, 'Up to 20 Gigabit', 2500, 5000, 250, 0, 1.8610),
     ('g6e.2xlarge', 8, 64, 1, 4, 15, 1, 'Up to 20 Gigabit', 5000, 5000, 450, 0, 2.2421),
-    ('g6e.12xlarge', 48, 384, 4, 8, 30, 1, '100 Gigabit', 100000, 20000, 3800, 1, 10.4926),
+    ('g6e.12xlarge', 48, 384, 4, 10, 30, 1, '100 Gigabit', 100000, 20000, 3800, 1, 10.4926),
     ('inf2.xlarge', 4, 16, 1, 4, 15, 1, 'Up to 15 Gigabit', 2083, 10000, 0, 0, 0.7582),
     ('inf2.8xlarge', 32, 128, 1, 4, 15, 1, 'Up to 25 Gigabit', 16667, 10000, 0, 0, 1.9679),
     ('p4d.24xlarge', 96, 1152, 8, 15, 50, 4, '4x 100 Gigabit', 400000, 19000, 8000, 4, 21.9576),
