@@ -1530,7 +1530,17 @@ class AwsSim:
                 code = self._ice_hit(lifecycle, c['type'], c['zone'])
                 if code:
                     tried_bad.add(key)
-                    msg = ('There is no Spot capacity available that matches your request.' if spot else
+                    msg = {'VcpuLimitExceeded': 'You have requested more vCPU capacity than your current '
+                                                'vCPU limit allows for the instance bucket that the '
+                                                'specified instance type belongs to.',
+                           'MaxSpotInstanceCountExceeded': 'Max spot instance count exceeded',
+                           'InsufficientFreeAddressesInSubnet': 'There are not enough free addresses '
+                                                                'in subnet \'%s\' to satisfy the requested '
+                                                                'number of instances.' % c['subnet'],
+                           'UnfulfillableCapacity': 'Unable to fulfill capacity due to your request '
+                                                    'configuration.',
+                           }.get(code) or (
+                          'There is no Spot capacity available that matches your request.' if spot else
                            'We currently do not have sufficient %s capacity in the Availability Zone '
                            'you requested (%s). Our system will be working on provisioning additional '
                            'capacity. You can currently get %s capacity by not specifying an '
