@@ -11,7 +11,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import aws  # noqa: E402
 import awsclient  # noqa: E402
-import awsctl  # noqa: E402
 import catalog  # noqa: E402
 from awsclient import error_code, filters  # noqa: E402
 
@@ -435,29 +434,6 @@ class Faults(Ec2Base):
         self.assertEqual([c['action'] for c in calls], ['DescribeSubnets', 'NoSuchAction'])
         self.assertEqual(calls[0]['params']['Filter.1.Value.1'], 'demo')
         self.assertEqual((calls[1]['status'], calls[1]['code']), (400, 'InvalidAction'))
-
-
-class Cli(Ec2Base):
-    def test_awsctl_verbs(self):
-        import urllib.parse
-
-        def call(url, method, path, body=None):
-            p, _, q = path.partition('?')
-            return self.ctl.call(method, p, body, dict(urllib.parse.parse_qsl(q)))
-        self.assertIsNone(awsctl.run('no-such-verb', [], call, ''))
-        st, out = awsctl.run('ice', ['m6i.large', self.sim.zones[0], 'spot'], call, '')
-        self.assertEqual(st, 200)
-        self.assertEqual(out['ice'][-1], {'instanceType': 'm6i.large', 'zone': self.sim.zones[0],
-                                          'capacityType': 'spot', 'code': 'InsufficientInstanceCapacity'})
-        self.assertEqual(awsctl.run('throttle', ['0.5', '--actions', 'DescribeSubnets'], call, '')[0], 200)
-        st, f = awsctl.run('aws-faults', [], call, '')
-        self.assertEqual((f['throttle']['rate'], f['throttle']['actions']), (0.5, ['DescribeSubnets']))
-        self.assertEqual(awsctl.run('clear-aws-faults', [], call, '')[0], 200)
-        self.assertEqual(awsctl.run('aws-faults', [], call, '')[1]['ice'], [])
-        st, out = awsctl.run('calls', ['--action', 'DescribeSubnets'], call, '')
-        self.assertEqual(st, 200)
-        self.assertTrue(all(c['action'] == 'DescribeSubnets' for c in out['calls']))
-        self.assertEqual(awsctl.run('terminate', ['i-0000000000000dead'], call, '')[0], 404)
 
 
 if __name__ == '__main__':
