@@ -196,64 +196,114 @@ def _yaml_scalar(v):
     return v
 
 
+def _indent(line):
+    return len(line) - len(line.lstrip())
+
+
+def _yaml_block(lines, start, indent):
+    """The lines after lines[start] that are indented deeper than indent."""
+    out = []
+    for line in lines[start + 1:]:
+        if line.strip() and _indent(line) <= indent and \
+                not (_indent(line) == indent and line.strip().startswith('- ')):
+            break           # (a block sequence may sit at its key's indent)
+        out.append(line)
+    return out
+
+
+def _yaml_map(value, block):
+    """A flow map '{a: 1, b: 2}' or a block of 'key: value' lines -> dict."""
+    out = {}
+    value = value.strip()
+    if value.startswith('{') and value.endswith('}'):
+        for item in filter(None, (x.strip() for x in value[1:-1].split(','))):
+            if ':' in item:
+                k, v = item.split(':', 1)
+                out[_yaml_scalar(k)] = _yaml_scalar(v)
+        return out
+    for line in block:
+        m = re.match(r'^\s*([^\s:#][^:]*):\s*(.*)$', line)
+        if m and m.group(2).strip():
+            out[_yaml_scalar(m.group(1))] = _yaml_scalar(m.group(2))
+    return out
+
+
+def _yaml_taints(block):
+    """A block list of {key, value, effect} maps -> 'k=v:E,...' (kubelet flag form)."""
+    taints = []
+    cur = None
+    for line in block:
+        if not line.strip():
+            continue
+        mi = re.match(r'^\s*(-\s*)?(key|value|effect|timeAdded):\s*(.*)$', line)
+        if not mi:
+            break
+        if mi.group(1):
+            cur = {}
+            taints.append(cur)
+        if cur is None:
+            break
+        cur[mi.group(2)] = _yaml_scalar(mi.group(3))
+    return ','.join('%s%s:%s' % (t.get('key', ''), ('=' + t['value']) if t.get('value') else '',
+                                 t.get('effect', '')) for t in taints)
+
+
 def _scan_yaml(body, found):
-    """The parts of kubeadm JoinConfiguration / KubeletConfiguration we read."""
+    """The parts of a kubeadm JoinConfiguration (nodeRegistration.name, .taints,
+    .kubeletExtraArgs in map or list form) and of a KubeletConfiguration
+    (maxPods, providerID, kubeReserved, systemReserved, evictionHard,
+    registerWithTaints) that the simulator reads."""
     lines = body.split('\n')
+    flags = ('node-labels|register-with-taints|max-pods|node-name|hostname-override|provider-id|'
+             'kube-reserved|system-reserved|eviction-hard')
     for idx, line in enumerate(lines):
         s = line.strip()
-        m = re.match(r'^(node-labels|register-with-taints|max-pods|node-name|hostname-override|'
-                     r'provider-id|kube-reserved|system-reserved|eviction-hard):\s*(.+)$', s)
+        m = re.match(r'^(%s):\s*(.+)$' % flags, s)
         if m:   # kubeletExtraArgs map form (kubeadm v1beta3)
             found.setdefault(m.group(1), []).append(_yaml_scalar(m.group(2)))
             continue
-        m = re.match(r'^-?\s*name:\s*["\']?(node-labels|register-with-taints|max-pods|'
-                     r'hostname-override|provider-id)["\']?\s*$', s)
+        m = re.match(r'^-?\s*name:\s*["\']?(%s)["\']?\s*$' % flags, s)
         if m and idx + 1 < len(lines):   # kubeletExtraArgs list form (v1beta4)
             mv = re.match(r'^\s*value:\s*(.+)$', lines[idx + 1])
             if mv:
                 found.setdefault(m.group(1), []).append(_yaml_scalar(mv.group(1)))
             continue
-        m = re.match(r'^maxPods:\s*(\d+)\s*$', s)
+        m = re.match(r'^maxPods:\s*(\S+)\s*$', s)
         if m:
-            found.setdefault('max-pods', []).append(m.group(1))
+            found.setdefault('max-pods', []).append(_yaml_scalar(m.group(1)))
+            continue
         m = re.match(r'^providerID:\s*(.+)$', s)
         if m:
             found.setdefault('provider-id', []).append(_yaml_scalar(m.group(1)))
-    # nodeRegistration: name / taints
-    m = re.search(r'^(\s*)nodeRegistration:\s*$', body, re.M)
-    if m:
-        indent = len(m.group(1))
-        block = []
-        for line in body[m.end():].split('\n')[1:]:
-            if line.strip() and (len(line) - len(line.lstrip())) <= indent:
-                break
-            block.append(line)
-        text = '\n'.join(block)
-        mn = re.search(r'^\s*name:\s*(\S+)\s*$', text, re.M)
-        if mn and not re.match(r'^\s*-', text[mn.start():mn.end()]):
-            found.setdefault('node-name', []).append(_yaml_scalar(mn.group(1)))
-        mt = re.search(r'^(\s*)taints:\s*(\[\])?\s*$', text, re.M)
-        if mt:
-            taints = []
-            cur = None
-            for line in text[mt.end():].split('\n')[1:]:
-                if not line.strip():
+            continue
+        m = re.match(r'^(kubeReserved|systemReserved|evictionHard):\s*(.*)$', s)
+        if m:
+            kv = _yaml_map(m.group(2), _yaml_block(lines, idx, _indent(line)))
+            if m.group(1) == 'evictionHard':
+                found.setdefault('eviction-hard', []).append(
+                    ','.join('%s<%s' % (k, v) for k, v in kv.items()))
+            else:
+                found.setdefault('kube-reserved' if m.group(1) == 'kubeReserved' else 'system-reserved',
+                                 []).append(','.join('%s=%s' % (k, v) for k, v in kv.items()))
+            continue
+        m = re.match(r'^registerWithTaints:\s*$', s)
+        if m:
+            found.setdefault('register-with-taints', []).append(
+                _yaml_taints(_yaml_block(lines, idx, _indent(line))))
+            continue
+        m = re.match(r'^nodeRegistration:\s*$', s)
+        if m:
+            block = _yaml_block(lines, idx, _indent(line))
+            child = min((_indent(b) for b in block if b.strip()), default=0)
+            for j, bl in enumerate(block):
+                if not bl.strip() or _indent(bl) != child:
                     continue
-                if (len(line) - len(line.lstrip())) < len(mt.group(1)) or \
-                        (re.match(r'^\s*\w+:', line) and not re.match(r'^\s*-', line) and cur is None):
-                    break
-                mi = re.match(r'^\s*(-\s*)?(key|value|effect):\s*(.*)$', line)
-                if not mi:
-                    break
-                if mi.group(1):
-                    cur = {}
-                    taints.append(cur)
-                if cur is None:
-                    break
-                cur[mi.group(2)] = _yaml_scalar(mi.group(3))
-            spec = ','.join('%s%s:%s' % (t.get('key', ''), ('=' + t['value']) if t.get('value') else '',
-                                         t.get('effect', '')) for t in taints)
-            found.setdefault('register-with-taints', []).append(spec)
+                mn = re.match(r'^\s*name:\s*(\S+)\s*$', bl)
+                if mn:
+                    found.setdefault('node-name', []).append(_yaml_scalar(mn.group(1)))
+                if re.match(r'^\s*taints:\s*$', bl):
+                    found.setdefault('register-with-taints', []).append(
+                        _yaml_taints(_yaml_block(block, j, _indent(bl))))
 
 
 def parse_user_data(b64):

@@ -173,6 +173,32 @@ class UserDataParser(unittest.TestCase):
                                              {'key': 'dedicated', 'value': 'infra', 'effect': 'NoSchedule'}])
             self.assertEqual(cfg['max_pods'], 110)
 
+    def test_kubelet_configuration_yaml(self):
+        ud = ('#!/bin/bash\nmkdir -p /var/lib/kubelet\ncat > /var/lib/kubelet/config.yaml <<"EOF"\n'
+              'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n'
+              'maxPods: 29\nproviderID: aws:///us-west-2a/i-0123456789abcdef0\n'
+              'kubeReserved:\n  cpu: 70m\n  memory: 574Mi\n  ephemeral-storage: 1Gi\n'
+              'systemReserved: {memory: 100Mi}\n'
+              'evictionHard:\n  memory.available: "100Mi"\n  nodefs.available: "10%"\n'
+              'registerWithTaints:\n- key: karpenter.sh/unregistered\n  effect: NoExecute\n'
+              'EOF\nkubeadm join api:6443 --token t --config /tmp/x\n')
+        cfg = kubelet.parse_user_data(b64(ud))
+        self.assertEqual(cfg['max_pods'], 29)
+        self.assertEqual(cfg['provider_id'], 'aws:///us-west-2a/i-0123456789abcdef0')
+        self.assertEqual(cfg['kube_reserved'], {'cpu': 0.07, 'memory': 574 * 2 ** 20,
+                                                'ephemeral-storage': 2 ** 30})
+        self.assertEqual(cfg['system_reserved'], {'memory': 100 * 2 ** 20})
+        self.assertEqual(cfg['eviction_hard'], {'memory.available': '100Mi', 'nodefs.available': '10%'})
+        self.assertEqual(cfg['taints'], [{'key': 'karpenter.sh/unregistered', 'effect': 'NoExecute'}])
+        inst = {'InstanceType': 'm6i.large', 'RootVolumeSizeGiB': 20}
+        cap, alloc = kubelet.resources(inst, cfg, with_devices=True)
+        mem = (8192 - 574) * 2 ** 20
+        self.assertEqual(cap['memory'], '%dKi' % (mem // 1024))
+        self.assertEqual(alloc['memory'], '%dKi' % ((mem - (574 + 100 + 100) * 2 ** 20) // 1024))
+        self.assertEqual(alloc['cpu'], '1930m')
+        self.assertEqual(alloc['pods'], '29')
+        self.assertEqual(int(alloc['ephemeral-storage']), 20 * 2 ** 30 - 2 ** 30 - 2 * 2 ** 30)
+
     def test_not_understood(self):
         bad = {
             'not base64': '%%%',
