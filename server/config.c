@@ -10,6 +10,7 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "api/duration.h"
 #include "common/log.h"
 
 typedef enum { T_STR, T_INT, T_FLOAT, T_BOOL, T_DUR, T_LIST } key_type_t;
@@ -130,63 +131,10 @@ static const char *type_name(key_type_t t)
 
 nw_rc_t nw_config_parse_duration(const char *s, int64_t *out_ns)
 {
-    static const struct {
-        const char *u;
-        int64_t ns;
-    } units[] = {{"ns", 1},          {"us", 1000},        {"\xc2\xb5s", 1000}, {"\xce\xbcs", 1000},
-                 {"ms", 1000000},    {"s", NW_NS_PER_SEC_}, {"m", 60 * NW_NS_PER_SEC_},
-                 {"h", 3600 * NW_NS_PER_SEC_}};
-    if (!s || !*s)
+    int64_t ns = 0;
+    if (!s || nw_duration_parse(s, &ns, NULL) != NW_OK)
         return NW_EPARSE;
-    const char *p = s;
-    int neg = 0;
-    if (*p == '-' || *p == '+')
-        neg = *p++ == '-';
-    if (strcmp(p, "0") == 0) {
-        *out_ns = 0;
-        return NW_OK;
-    }
-    if (!*p)
-        return NW_EPARSE;
-    long double total = 0;
-    while (*p) {
-        /* number: digits [. digits] */
-        long double v = 0;
-        int digits = 0;
-        while (*p >= '0' && *p <= '9') {
-            v = v * 10 + (*p++ - '0');
-            digits++;
-        }
-        if (*p == '.') {
-            p++;
-            long double scale = 0.1L;
-            while (*p >= '0' && *p <= '9') {
-                v += (*p++ - '0') * scale;
-                scale /= 10;
-                digits++;
-            }
-        }
-        if (!digits)
-            return NW_EPARSE;
-        /* unit (longest match first: "ms" before "m") */
-        size_t best = 0;
-        int64_t mult = 0;
-        for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
-            size_t n = strlen(units[i].u);
-            if (n > best && strncmp(p, units[i].u, n) == 0) {
-                best = n;
-                mult = units[i].ns;
-            }
-        }
-        if (!best)
-            return NW_EPARSE;
-        p += best;
-        total += v * (long double)mult;
-        if (total > (long double)INT64_MAX)
-            return NW_EPARSE;
-    }
-    int64_t ns = (int64_t)(total + 0.5L);
-    *out_ns = neg ? -ns : ns;
+    *out_ns = ns;
     return NW_OK;
 }
 

@@ -114,7 +114,7 @@ nw_rc_t nw_config_load_args(nw_config_t *cfg, int argc, char **argv, nw_err_t *e
 void nw_config_free(nw_config_t *cfg);
 
 /** Parse a Go duration ("1h2m3.5s", "300ms", "-1.5h", "0"); NW_EPARSE if malformed
- * or out of range. Local until api/duration.h lands. Thread: any. */
+ * or out of range (api/duration.h, Go's rules). Thread: any. */
 nw_rc_t nw_config_parse_duration(const char *s, int64_t *out_ns);
 
 /** Write the value of key (dotted path) as flag text into buf (lists
