@@ -19,6 +19,7 @@ int nw_cmd_check(int argc, char **argv);
 int nw_cmd_plan(int argc, char **argv);
 int nw_cmd_doctor(int argc, char **argv);
 int nw_cmd_kube_dump(int argc, char **argv);
+int nw_cmd_kube_lease(int argc, char **argv);
 
 /** Print "nodewarden <cmd>: not built yet" to stderr and return NW_EXIT_USAGE. */
 int nw_cmd_not_built(const char *name);

@@ -1,11 +1,17 @@
 /*
  * server/cmd_kube_dump.c — `nodewarden kube-dump [--kubeconfig FILE] [--context NAME]
- * [--timeout SECONDS]`: connect, list+watch every cached kind until the cache has
- * synced, print it as one JSON object (a sorted list of "namespace/name", or "name"
- * for cluster-scoped objects, per resource) and exit 0. Connection, TLS and auth
- * failures print a clear error and exit 2.
+ * [--timeout SECONDS] [--follow] [--metrics]`: connect, list+watch every cached kind
+ * until the cache has synced, print it as one JSON object (a sorted list of
+ * "namespace/name", or "name" for cluster-scoped objects, per resource) and exit 0.
+ * Connection, TLS and auth failures print a clear error and exit 2.
+ * --follow keeps watching and prints the cache again, as one compact JSON line,
+ * whenever it changed (changes are coalesced until 100 ms of quiet), until
+ * SIGINT/SIGTERM; --metrics prints the client's metrics to stderr at exit.
  */
 #include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,11 +26,65 @@
 static void usage(FILE *f)
 {
     fprintf(f, "usage: nodewarden kube-dump [--kubeconfig FILE] [--context NAME] "
-               "[--timeout SECONDS]\n\n"
+               "[--timeout SECONDS] [--follow] [--metrics]\n\n"
                "Connect to the Kubernetes API server, sync the cluster-state cache (pods, nodes,\n"
                "nodepools, ec2nodeclasses, nodeclaims, poddisruptionbudgets, daemonsets) and\n"
                "print it as JSON. Without --kubeconfig: $KUBECONFIG, the in-cluster service\n"
-               "account, then ~/.kube/config. Exit 0 on success, 2 on connection/auth errors.\n");
+               "account, then ~/.kube/config. Exit 0 on success, 2 on connection/auth errors.\n"
+               "--follow: keep watching; print the cache as a JSON line after every change\n"
+               "(until SIGINT/SIGTERM). --metrics: print the client metrics to stderr at exit.\n");
+}
+
+/* Print the cache as one compact JSON line if it differs from *last (updated). */
+static int print_if_changed(nw_kube_cache_t *cache, char **last)
+{
+    nw_kube_snap_t *snap = nw_kube_cache_snapshot(cache);
+    nw_buf_t out;
+    nw_buf_init(&out, (size_t)256 << 20);
+    int ok = snap && nw_kube_snap_dump_json(snap, &out) == NW_OK;
+    nw_kube_snap_release(snap);
+    cJSON *j = ok ? nw_kube_json_parse(out.data, out.len) : NULL;
+    char *line = j ? cJSON_PrintUnformatted(j) : NULL;
+    cJSON_Delete(j);
+    nw_buf_cleanup(&out);
+    if (!line)
+        return -1;
+    if (!*last || strcmp(*last, line) != 0) {
+        printf("%s\n", line);
+        fflush(stdout);
+        free(*last);
+        *last = line;
+    } else {
+        free(line);
+    }
+    return 0;
+}
+
+static int follow_loop(nw_kube_cache_t *cache, const sigset_t *sigs)
+{
+    char *last = NULL;
+    uint64_t gen = nw_kube_cache_generation(cache);
+    int rc = NW_EXIT_OK;
+    if (print_if_changed(cache, &last) != 0)
+        rc = NW_EXIT_USAGE;
+    struct timespec zero = {0, 0};
+    while (rc == NW_EXIT_OK && sigtimedwait(sigs, NULL, &zero) < 0) {
+        uint64_t g = nw_kube_cache_wait(cache, gen, 200);
+        if (g == gen)
+            continue;
+        /* coalesce a burst: wait for 100 ms without a change (at most 2 s) */
+        for (int i = 0; i < 20; i++) {
+            uint64_t g2 = nw_kube_cache_wait(cache, g, 100);
+            if (g2 == g)
+                break;
+            g = g2;
+        }
+        gen = g;
+        if (print_if_changed(cache, &last) != 0)
+            rc = NW_EXIT_USAGE;
+    }
+    free(last);
+    return rc;
 }
 
 int nw_cmd_kube_dump(int argc, char **argv)
@@ -33,12 +93,14 @@ int nw_cmd_kube_dump(int argc, char **argv)
         {"kubeconfig", required_argument, NULL, 'k'},
         {"context", required_argument, NULL, 'c'},
         {"timeout", required_argument, NULL, 't'},
+        {"follow", no_argument, NULL, 'f'},
+        {"metrics", no_argument, NULL, 'm'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *kubeconfig = NULL, *context = NULL;
     long timeout_s = 60;
-    int opt;
+    int opt, follow = 0, metrics = 0;
     optind = 1;
     while ((opt = getopt_long(argc, argv, "k:c:t:h", longopts, NULL)) != -1) {
         switch (opt) {
@@ -58,6 +120,12 @@ int nw_cmd_kube_dump(int argc, char **argv)
             }
             break;
         }
+        case 'f':
+            follow = 1;
+            break;
+        case 'm':
+            metrics = 1;
+            break;
         case 'h':
             usage(stdout);
             return NW_EXIT_OK;
@@ -71,6 +139,12 @@ int nw_cmd_kube_dump(int argc, char **argv)
         return NW_EXIT_USAGE;
     }
 
+    sigset_t sigs;
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGINT);
+    sigaddset(&sigs, SIGTERM);
+    if (follow)
+        pthread_sigmask(SIG_BLOCK, &sigs, NULL); /* before any thread starts */
     nw_err_t err = {0};
     nw_kube_config_t *cfg = NULL;
     nw_kube_client_t *client = NULL;
@@ -89,8 +163,7 @@ int nw_cmd_kube_dump(int argc, char **argv)
     const nw_kube_config_t *c = nw_kube_client_config(client);
     /* probe: reachability, TLS and credentials, with a precise error */
     cJSON *probe = NULL;
-    if (nw_kube_get_json(client, "/api/v1/namespaces?limit=1", "list", "namespaces", &probe,
-                         &err) != NW_OK) {
+    if (nw_kube_get_json(client, "/api", "get", "discovery", &probe, &err) != NW_OK) {
         fprintf(stderr, "nodewarden kube-dump: cannot use the API server %s (context %s from %s): %s\n",
                 c->server, c->context, c->source, err.msg);
         goto out;
@@ -109,6 +182,10 @@ int nw_cmd_kube_dump(int argc, char **argv)
                 last[0] ? ": " : "", last);
         goto out;
     }
+    if (follow) {
+        rc = follow_loop(cache, &sigs);
+        goto out;
+    }
     nw_kube_watch_stop(watch);
     nw_kube_snap_t *snap = nw_kube_cache_snapshot(cache);
     nw_buf_t out;
@@ -123,6 +200,13 @@ int nw_cmd_kube_dump(int argc, char **argv)
     nw_buf_cleanup(&out);
     nw_kube_snap_release(snap);
 out:
+    if (metrics && client) {
+        nw_buf_t mb;
+        nw_buf_init(&mb, (size_t)4 << 20);
+        if (nw_kube_metrics_write(nw_kube_client_metrics(client), &mb) == NW_OK)
+            fputs(nw_buf_str(&mb), stderr);
+        nw_buf_cleanup(&mb);
+    }
     nw_kube_watch_free(watch);
     nw_kube_cache_free(cache);
     nw_kube_client_free(client);

@@ -22,6 +22,7 @@ static const nw_cmd_t commands[] = {
     {"plan", nw_cmd_plan, "offline: print the NodeClaims the scheduler would launch for manifests"},
     {"doctor", nw_cmd_doctor, "preflight: credentials, API reachability, permissions, selectors"},
     {"kube-dump", nw_cmd_kube_dump, "connect, sync the cluster cache, print it as JSON, exit"},
+    {"kube-lease", nw_cmd_kube_lease, "diagnostic: join the leader election, print transitions"},
     {"version", cmd_version, "print version and build info"},
 };
 

@@ -541,7 +541,7 @@ static void *run(void *arg)
             CURLcode cc = m->data.result;
             if (!x)
                 continue;
-            if (x->code == 0 && cc == CURLE_OK)
+            if (x->code == 0)
                 curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &x->code);
             wstate_t st = x->st;
             end_transfer(x);

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "scaler/kube/config.h"
+#include "scaler/kube/doctor.h"
 
 Suite *nw_kube_config_suite(void);
 
@@ -247,6 +248,59 @@ START_TEST(b64)
 }
 END_TEST
 
+START_TEST(ca_bundle_verifies_serving_cert)
+{
+    size_t cl, ol;
+    char *ca = nw_kube_read_file(D "ca.pem", 1 << 20, &cl);
+    char *other = nw_kube_read_file(D "other-ca.pem", 1 << 20, &ol);
+    char *leaf = nw_kube_read_file(D "serving.pem", 1 << 20, NULL);
+    ck_assert_ptr_nonnull(ca);
+    ck_assert_ptr_nonnull(other);
+    ck_assert_ptr_nonnull(leaf);
+    char why[256] = "";
+    ck_assert_int_eq(nw_kube_ca_verifies(ca, cl, leaf, why, sizeof why), 1);
+    ck_assert_int_eq(nw_kube_ca_verifies(other, ol, leaf, why, sizeof why), 0);
+    ck_assert_msg(strstr(why, "issuer") != NULL, "why: %s", why);
+    /* a bundle with both CAs (rotation overlap) verifies */
+    size_t bl = cl + ol;
+    char *both = malloc(bl + 1);
+    memcpy(both, other, ol);
+    memcpy(both + ol, ca, cl);
+    both[bl] = '\0';
+    ck_assert_int_eq(nw_kube_ca_verifies(both, bl, leaf, why, sizeof why), 1);
+    ck_assert_int_eq(nw_kube_ca_verifies("garbage", 7, leaf, why, sizeof why), 0);
+    ck_assert_ptr_nonnull(strstr(why, "no PEM"));
+    ck_assert_int_eq(nw_kube_ca_verifies(ca, cl, "not a cert", why, sizeof why), 0);
+    free(both);
+    free(ca);
+    free(other);
+    free(leaf);
+}
+END_TEST
+
+START_TEST(doctor_report_format)
+{
+    nw_kube_report_t r;
+    nw_kube_report_init(&r);
+    nw_kube_report_add(&r, NW_CHECK_OK, "api", "API server", "never shown", "reachable");
+    nw_kube_report_add(&r, NW_CHECK_FAIL, "rbac", "create core/pods/eviction", "grant it", "denied");
+    nw_kube_report_add(&r, NW_CHECK_WARN, "rbac", "x", "y", "%d", 3);
+    ck_assert_uint_eq(r.n, 3);
+    ck_assert_uint_eq(r.failed, 1);
+    ck_assert_uint_eq(r.warned, 1);
+    ck_assert_str_eq(r.v[0].fix, "");
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    nw_kube_report_print(&r, f);
+    fclose(f);
+    ck_assert_ptr_nonnull(strstr(buf, "FAIL  rbac      create core/pods/eviction: denied\n      fix: grant it\n"));
+    ck_assert_ptr_nonnull(strstr(buf, "3 checks, 1 failed, 1 warnings"));
+    free(buf);
+    nw_kube_report_cleanup(&r);
+}
+END_TEST
+
 Suite *nw_kube_config_suite(void)
 {
     Suite *s = suite_create("kube_config");
@@ -265,6 +319,8 @@ Suite *nw_kube_config_suite(void)
     tcase_add_test(tc, incluster_ok);
     tcase_add_test(tc, incluster_errors);
     tcase_add_test(tc, b64);
+    tcase_add_test(tc, ca_bundle_verifies_serving_cert);
+    tcase_add_test(tc, doctor_report_format);
     suite_add_tcase(s, tc);
     return s;
 }
