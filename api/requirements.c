@@ -96,12 +96,60 @@ static const char *const WELL_KNOWN[] = {
     "topology.k8s.aws/zone-id",
 };
 #define N_WELL_KNOWN (sizeof WELL_KNOWN / sizeof WELL_KNOWN[0])
+/* the same keys in strcmp order, for binary search */
+static const char *const WELL_KNOWN_SORTED[] = {
+    "karpenter.k8s.aws/capacity-reservation-id",
+    "karpenter.k8s.aws/capacity-reservation-interruptible",
+    "karpenter.k8s.aws/capacity-reservation-type",
+    "karpenter.k8s.aws/instance-accelerator-count",
+    "karpenter.k8s.aws/instance-accelerator-manufacturer",
+    "karpenter.k8s.aws/instance-accelerator-name",
+    "karpenter.k8s.aws/instance-capability-flex",
+    "karpenter.k8s.aws/instance-category",
+    "karpenter.k8s.aws/instance-cpu",
+    "karpenter.k8s.aws/instance-cpu-manufacturer",
+    "karpenter.k8s.aws/instance-cpu-sustained-clock-speed-mhz",
+    "karpenter.k8s.aws/instance-ebs-bandwidth",
+    "karpenter.k8s.aws/instance-encryption-in-transit-supported",
+    "karpenter.k8s.aws/instance-family",
+    "karpenter.k8s.aws/instance-generation",
+    "karpenter.k8s.aws/instance-gpu-count",
+    "karpenter.k8s.aws/instance-gpu-manufacturer",
+    "karpenter.k8s.aws/instance-gpu-memory",
+    "karpenter.k8s.aws/instance-gpu-name",
+    "karpenter.k8s.aws/instance-hypervisor",
+    "karpenter.k8s.aws/instance-local-nvme",
+    "karpenter.k8s.aws/instance-memory",
+    "karpenter.k8s.aws/instance-network-bandwidth",
+    "karpenter.k8s.aws/instance-size",
+    "karpenter.k8s.aws/instance-tenancy",
+    "karpenter.k8s.aws/placement-group-id",
+    "karpenter.k8s.aws/placement-group-partition",
+    "karpenter.sh/capacity-type",
+    "karpenter.sh/nodepool",
+    "kubernetes.io/arch",
+    "kubernetes.io/os",
+    "node.kubernetes.io/instance-type",
+    "node.kubernetes.io/windows-build",
+    "topology.k8s.aws/zone-id",
+    "topology.kubernetes.io/region",
+    "topology.kubernetes.io/zone",
+};
+_Static_assert(sizeof WELL_KNOWN_SORTED == sizeof WELL_KNOWN, "same keys");
 
 bool nw_wk_is_well_known(const char *key)
 {
-    for (size_t i = 0; i < N_WELL_KNOWN; i++)
-        if (strcmp(key, WELL_KNOWN[i]) == 0)
+    size_t lo = 0, hi = N_WELL_KNOWN;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(WELL_KNOWN_SORTED[mid], key);
+        if (c == 0)
             return true;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
     return false;
 }
 
@@ -338,6 +386,7 @@ nw_rc_t nw_req_intersect(const nw_req_t *a, const nw_req_t *b, nw_req_t *out)
         return NW_ENOMEM;
     out->min_values = a->min_values > b->min_values ? a->min_values : b->min_values;
     out->absent_ok = a->absent_ok && b->absent_ok;
+    out->well_known = a->well_known;
     bool hg, hl;
     int64_t g, l;
     if (!bounds(a, b, &hg, &g, &hl, &l))
@@ -542,9 +591,17 @@ static nw_rc_t req_dup(const nw_req_t *r, nw_req_t *out)
     out->nvalues = 0;
     if (!out->key)
         return NW_ENOMEM;
-    nw_rc_t rc = vals_from((const char *const *)r->values, r->nvalues, &out->values,
-                           &out->nvalues);
+    if (r->nvalues == 0)
+        return NW_OK;
+    /* already sorted and unique: copy as is */
+    out->values = calloc(r->nvalues, sizeof *out->values);
+    nw_rc_t rc = out->values ? NW_OK : NW_ENOMEM;
+    for (size_t i = 0; rc == NW_OK && i < r->nvalues; i++)
+        rc = push(out->values, &out->nvalues, r->values[i]);
     if (rc != NW_OK) {
+        vals_free(out->values, out->nvalues);
+        out->values = NULL;
+        out->nvalues = 0;
         free(out->key);
         out->key = NULL;
     }
@@ -649,6 +706,7 @@ nw_rc_t nw_reqs_add(nw_reqs_t *s, const char *key, nw_req_op_t op, const char *c
     r.key = strdup(key);
     if (!r.key)
         return nw_err_set(err, NW_ENOMEM, "", "out of memory");
+    r.well_known = nw_wk_is_well_known(key);
     if (op == NW_REQ_IN || op == NW_REQ_NOT_IN) {
         nw_rc_t rc = vals_from(values, nvalues, &r.values, &r.nvalues);
         if (rc != NW_OK) {
@@ -710,37 +768,59 @@ static void set_key(nw_reqs_conflict_t *c, const char *key)
     snprintf(c->key, sizeof c->key, "%s", key);
 }
 
+/* One key present in both: record a conflict unless the two overlap or are both
+ * negative. Returns false on conflict. */
+static bool key_ok(const nw_req_t *e, const nw_req_t *in, nw_reqs_conflict_t *c)
+{
+    if (nw_req_has_intersection(e, in))
+        return true;
+    if (negative(nw_req_operator(in)) && negative(nw_req_operator(e)))
+        return true;
+    if (c) {
+        set_key(c, e->key);
+        out_t o = {c->msg, sizeof c->msg, 0};
+        c->msg[0] = '\0';
+        outf(&o, "key %s, ", e->key);
+        format_req(&o, in);
+        outf(&o, " not in ");
+        format_req(&o, e);
+    }
+    return false;
+}
+
 bool nw_reqs_intersects(const nw_reqs_t *existing, const nw_reqs_t *incoming,
                         nw_reqs_conflict_t *c)
 {
+    /* Walk the smaller set and binary-search the larger when that is cheaper than a
+     * merge (the usual pod-vs-instance-type case); keys are visited in sorted order
+     * either way, so the first conflict reported is the same. */
+    const nw_reqs_t *small = existing->n <= incoming->n ? existing : incoming;
+    const nw_reqs_t *large = small == existing ? incoming : existing;
+    if (small->n * 4 < large->n) {
+        for (size_t k = 0; k < small->n; k++) {
+            ptrdiff_t at = find(large, small->v[k].key);
+            if (at < 0)
+                continue;
+            const nw_req_t *e = small == existing ? &small->v[k] : &large->v[at];
+            const nw_req_t *in = small == existing ? &large->v[at] : &small->v[k];
+            if (!key_ok(e, in, c))
+                return false;
+        }
+        return true;
+    }
     size_t i = 0, j = 0;
     while (i < existing->n && j < incoming->n) {
-        const nw_req_t *e = &existing->v[i], *in = &incoming->v[j];
-        int cmp = strcmp(e->key, in->key);
+        int cmp = strcmp(existing->v[i].key, incoming->v[j].key);
         if (cmp < 0) {
             i++;
-            continue;
-        }
-        if (cmp > 0) {
+        } else if (cmp > 0) {
             j++;
-            continue;
+        } else {
+            if (!key_ok(&existing->v[i], &incoming->v[j], c))
+                return false;
+            i++;
+            j++;
         }
-        i++;
-        j++;
-        if (nw_req_has_intersection(e, in))
-            continue;
-        if (negative(nw_req_operator(in)) && negative(nw_req_operator(e)))
-            continue;
-        if (c) {
-            set_key(c, e->key);
-            out_t o = {c->msg, sizeof c->msg, 0};
-            c->msg[0] = '\0';
-            outf(&o, "key %s, ", e->key);
-            format_req(&o, in);
-            outf(&o, " not in ");
-            format_req(&o, e);
-        }
-        return false;
     }
     return true;
 }
@@ -782,7 +862,7 @@ bool nw_reqs_compatible(const nw_reqs_t *existing, const nw_reqs_t *incoming, un
 {
     for (size_t j = 0; j < incoming->n; j++) {
         const nw_req_t *in = &incoming->v[j];
-        if ((flags & NW_REQS_ALLOW_UNDEFINED_WELL_KNOWN) && nw_wk_is_well_known(in->key))
+        if ((flags & NW_REQS_ALLOW_UNDEFINED_WELL_KNOWN) && in->well_known)
             continue;
         if (negative(nw_req_operator(in)) || find(existing, in->key) >= 0)
             continue;

@@ -57,6 +57,7 @@ typedef struct {
     int64_t gte, lte; /* inclusive bounds, only meaningful when has_* */
     int min_values;   /* 0 = unset */
     bool absent_ok;   /* Kubernetes: a node without the label satisfies this */
+    bool well_known;  /* nw_wk_is_well_known(key), computed once when built */
 } nw_req_t;
 
 typedef struct {

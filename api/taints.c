@@ -395,3 +395,22 @@ size_t nw_taint_format(const nw_taint_t *taint, char *buf, size_t n)
         r = snprintf(buf, n, "%s:%s", taint->key, nw_taint_effect_str(taint->effect));
     return r < 0 ? 0 : (size_t)r;
 }
+
+bool nw_taint_is_known_ephemeral(const nw_taint_t *taint)
+{
+    static const struct {
+        const char *key, *value;
+        nw_taint_effect_t effect;
+    } known[] = {
+        {"node.kubernetes.io/not-ready", "", NW_TAINT_NO_SCHEDULE},
+        {"node.kubernetes.io/not-ready", "", NW_TAINT_NO_EXECUTE},
+        {"node.kubernetes.io/unreachable", "", NW_TAINT_NO_SCHEDULE},
+        {"node.cloudprovider.kubernetes.io/uninitialized", "true", NW_TAINT_NO_SCHEDULE},
+        {"karpenter.sh/unregistered", "", NW_TAINT_NO_EXECUTE},
+    };
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+        if (taint->effect == known[i].effect && strcmp(taint->key, known[i].key) == 0 &&
+            strcmp(taint->value, known[i].value) == 0)
+            return true;
+    return strncmp(taint->key, "readiness.k8s.io/", 17) == 0;
+}

@@ -126,6 +126,14 @@ size_t nw_taint_untolerated_msg(const nw_taint_t *taint, char *buf, size_t n);
 /** Kubernetes' Taint.ToString: "key=value:Effect", "key:Effect" when value is empty. */
 size_t nw_taint_format(const nw_taint_t *taint, char *buf, size_t n);
 
+/** Karpenter's IsKnownEphemeralTaint (pkg/scheduling/taints.go): exactly (key, value,
+ * effect) one of node.kubernetes.io/not-ready (NoSchedule, NoExecute),
+ * node.kubernetes.io/unreachable:NoSchedule,
+ * node.cloudprovider.kubernetes.io/uninitialized=true:NoSchedule,
+ * karpenter.sh/unregistered:NoExecute; or a key starting with "readiness.k8s.io/".
+ * The scheduler ignores these on managed nodes that are not initialized yet. */
+bool nw_taint_is_known_ephemeral(const nw_taint_t *taint);
+
 /** Canonical decimal int64 as Kubernetes' IsDecimalInteger + ParseInt accept it
  * ("0", "-5", "123"; not "+5", "05", "-0", "", overflow). */
 bool nw_taints_parse_decimal(const char *s, int64_t *out);

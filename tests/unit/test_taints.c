@@ -197,6 +197,32 @@ START_TEST(format_and_names)
 }
 END_TEST
 
+START_TEST(known_ephemeral)
+{
+    nw_taints_t t;
+    nw_taints_init(&t);
+    nw_taints_add(&t, "node.kubernetes.io/not-ready", "", NW_TAINT_NO_SCHEDULE);
+    nw_taints_add(&t, "node.kubernetes.io/not-ready", "", NW_TAINT_NO_EXECUTE);
+    nw_taints_add(&t, "node.kubernetes.io/unreachable", "", NW_TAINT_NO_SCHEDULE);
+    nw_taints_add(&t, "node.cloudprovider.kubernetes.io/uninitialized", "true",
+                  NW_TAINT_NO_SCHEDULE);
+    nw_taints_add(&t, "karpenter.sh/unregistered", "", NW_TAINT_NO_EXECUTE);
+    nw_taints_add(&t, "readiness.k8s.io/network", "x", NW_TAINT_NO_SCHEDULE);
+    size_t nknown = t.n;
+    nw_taints_add(&t, "node.kubernetes.io/unreachable", "", NW_TAINT_NO_EXECUTE);
+    nw_taints_add(&t, "node.cloudprovider.kubernetes.io/uninitialized", "", NW_TAINT_NO_SCHEDULE);
+    nw_taints_add(&t, "karpenter.sh/unregistered", "", NW_TAINT_NO_SCHEDULE);
+    nw_taints_add(&t, "node.kubernetes.io/not-ready", "x", NW_TAINT_NO_SCHEDULE);
+    nw_taints_add(&t, "readiness.k8s.io", "", NW_TAINT_NO_SCHEDULE);
+    nw_taints_add(&t, "gpu", "true", NW_TAINT_NO_SCHEDULE);
+    ck_assert_uint_eq(t.n, nknown + 6);
+    for (size_t i = 0; i < t.n; i++)
+        ck_assert_msg(nw_taint_is_known_ephemeral(&t.v[i]) == (i < nknown), "%s:%s", t.v[i].key,
+                      nw_taint_effect_str(t.v[i].effect));
+    nw_taints_cleanup(&t);
+}
+END_TEST
+
 Suite *nw_taints_suite(void)
 {
     Suite *s = suite_create("taints");
@@ -206,6 +232,7 @@ Suite *nw_taints_suite(void)
     tcase_add_test(tc, parse_cases);
     tcase_add_test(tc, parsed_fields);
     tcase_add_test(tc, format_and_names);
+    tcase_add_test(tc, known_ephemeral);
     suite_add_tcase(s, tc);
     return s;
 }
