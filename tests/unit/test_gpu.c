@@ -1,0 +1,271 @@
+/*
+ * Unit tests for api/gpu: the GPU isolation policy.
+ *
+ * Cases live in tests/data/gpu/{pods,nodepools}.json: each has the object, the
+ * exact expected mutating patch ("patch", null = none), an optional warning
+ * substring ("warn"), and the validation verdict before and after the patch
+ * ("before"/"after": "allow" or "deny:<substring>"; "after" defaults to allow).
+ * Every case is also checked for idempotence (a second mutation of the patched
+ * object yields no patch) and in warn mode (a denial becomes a warning).
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/gpu.h"
+#include "api/jsonpatch.h"
+#include "tests/unit/testutil.h"
+
+Suite *nw_gpu_suite(void);
+
+typedef enum { K_POD, K_POOL } kind_t;
+
+static cJSON *load_cases(const char *path)
+{
+    char *text = nw_test_read_file(path, NULL);
+    cJSON *c = cJSON_Parse(text);
+    free(text);
+    ck_assert_msg(cJSON_IsArray(c), "%s: not a JSON array", path);
+    return c;
+}
+
+/* Run mutate; returns the patch (cJSON array) or NULL; warnings into res. */
+static cJSON *run_mutate(kind_t k, const nw_gpu_policy_t *p, const cJSON *obj, const char *ns,
+                         nw_admit_result_t *res)
+{
+    nw_jsonpatch_t patch;
+    nw_jsonpatch_init(&patch);
+    nw_rc_t rc = k == K_POD ? nw_gpu_pod_patch(p, obj, ns, &patch, res)
+                            : nw_gpu_pool_patch(p, obj, &patch, res);
+    ck_assert_int_eq(rc, NW_OK);
+    char *text = nw_jsonpatch_take_text(&patch);
+    ck_assert_int_eq(patch.rc, NW_OK);
+    nw_jsonpatch_cleanup(&patch);
+    if (!text)
+        return NULL;
+    cJSON *j = cJSON_Parse(text);
+    free(text);
+    ck_assert_ptr_nonnull(j);
+    return j;
+}
+
+static void run_validate(kind_t k, const nw_gpu_policy_t *p, const cJSON *obj, const char *ns,
+                         nw_admit_result_t *res)
+{
+    char msgs[4][512];
+    size_t n = k == K_POD ? nw_gpu_pod_problems(p, obj, ns, msgs, 4)
+                          : nw_gpu_pool_problems(p, obj, true, msgs, 4);
+    ck_assert_int_eq(nw_gpu_deny_or_warn(p, k == K_POD ? "Pod" : "NodePool", "x", msgs, n, res),
+                     NW_OK);
+}
+
+static bool any_warning(const nw_admit_result_t *res, const char *sub)
+{
+    for (size_t i = 0; i < res->nwarnings; i++)
+        if (strstr(res->warnings[i], sub))
+            return true;
+    return false;
+}
+
+static void check_verdict(const char *name, const char *when, kind_t k, const nw_gpu_policy_t *p,
+                          const cJSON *obj, const char *ns, const char *want)
+{
+    nw_admit_result_t res;
+    nw_admit_result_init(&res);
+    run_validate(k, p, obj, ns, &res);
+    if (strcmp(want, "allow") == 0) {
+        ck_assert_msg(res.allowed, "%s (%s): expected allow, got deny: %s", name, when,
+                      res.message ? res.message : "");
+    } else {
+        ck_assert_msg(strncmp(want, "deny:", 5) == 0, "%s: bad expectation %s", name, want);
+        ck_assert_msg(!res.allowed, "%s (%s): expected denial containing '%s'", name, when,
+                      want + 5);
+        ck_assert_int_eq(res.code, 403);
+        ck_assert_msg(strstr(res.message, want + 5), "%s (%s): message '%s' lacks '%s'", name,
+                      when, res.message, want + 5);
+        /* warn mode turns the same denial into a warning */
+        nw_gpu_policy_t *wp = (nw_gpu_policy_t *)p;
+        wp->warn_only = true;
+        nw_admit_result_t w;
+        nw_admit_result_init(&w);
+        run_validate(k, p, obj, ns, &w);
+        wp->warn_only = false;
+        ck_assert_msg(w.allowed, "%s (%s): warn mode must allow", name, when);
+        ck_assert_msg(any_warning(&w, want + 5), "%s (%s): warn mode lacks warning '%s'", name,
+                      when, want + 5);
+        nw_admit_result_cleanup(&w);
+    }
+    nw_admit_result_cleanup(&res);
+}
+
+static void run_case_file(const char *path, kind_t k)
+{
+    nw_gpu_policy_t p;
+    ck_assert_int_eq(nw_gpu_policy_init(&p, "nodewarden"), NW_OK);
+    cJSON *cases = load_cases(path);
+    const cJSON *c;
+    int count = 0;
+    cJSON_ArrayForEach(c, cases)
+    {
+        const char *name = cJSON_GetObjectItemCaseSensitive(c, "name")->valuestring;
+        const cJSON *obj = cJSON_GetObjectItemCaseSensitive(c, k == K_POD ? "pod" : "nodepool");
+        const cJSON *nsj = cJSON_GetObjectItemCaseSensitive(c, "namespace");
+        const char *ns = cJSON_IsString(nsj) ? nsj->valuestring : "default";
+        const cJSON *want_patch = cJSON_GetObjectItemCaseSensitive(c, "patch");
+        const cJSON *warn = cJSON_GetObjectItemCaseSensitive(c, "warn");
+        const cJSON *before = cJSON_GetObjectItemCaseSensitive(c, "before");
+        const cJSON *after = cJSON_GetObjectItemCaseSensitive(c, "after");
+        ck_assert_msg(obj != NULL, "%s: no object", name);
+
+        nw_admit_result_t res;
+        nw_admit_result_init(&res);
+        cJSON *got = run_mutate(k, &p, obj, ns, &res);
+        if (cJSON_IsArray(want_patch)) {
+            char *g = got ? cJSON_PrintUnformatted(got) : NULL;
+            char *w = cJSON_PrintUnformatted(want_patch);
+            ck_assert_msg(got && cJSON_Compare(got, want_patch, 1), "%s: patch\n got  %s\n want %s",
+                          name, g ? g : "(none)", w);
+            free(g);
+            free(w);
+        } else {
+            char *g = got ? cJSON_PrintUnformatted(got) : NULL;
+            ck_assert_msg(got == NULL, "%s: expected no patch, got %s", name, g);
+            free(g);
+        }
+        if (cJSON_IsString(warn))
+            ck_assert_msg(any_warning(&res, warn->valuestring), "%s: no warning '%s'", name,
+                          warn->valuestring);
+        nw_admit_result_cleanup(&res);
+
+        if (cJSON_IsString(before))
+            check_verdict(name, "before", k, &p, obj, ns, before->valuestring);
+
+        /* apply and check idempotence and the verdict afterwards */
+        cJSON *doc = cJSON_Duplicate(obj, 1);
+        if (got) {
+            nw_err_t err = {0};
+            ck_assert_msg(nw_jsonpatch_apply(&doc, got, &err) == NW_OK, "%s: patch does not apply: %s",
+                          name, err.msg);
+            nw_admit_result_init(&res);
+            cJSON *again = run_mutate(k, &p, doc, ns, &res);
+            char *a = again ? cJSON_PrintUnformatted(again) : NULL;
+            ck_assert_msg(again == NULL, "%s: not idempotent, second patch %s", name, a);
+            free(a);
+            nw_admit_result_cleanup(&res);
+        }
+        check_verdict(name, "after", k, &p, doc, ns,
+                      cJSON_IsString(after) ? after->valuestring : "allow");
+        cJSON_Delete(doc);
+        cJSON_Delete(got);
+        count++;
+    }
+    ck_assert_int_gt(count, 0);
+    cJSON_Delete(cases);
+    nw_gpu_policy_cleanup(&p);
+}
+
+START_TEST(pod_cases)
+{
+    run_case_file("tests/data/gpu/pods.json", K_POD);
+}
+END_TEST
+
+START_TEST(nodepool_cases)
+{
+    run_case_file("tests/data/gpu/nodepools.json", K_POOL);
+}
+END_TEST
+
+START_TEST(policy_disabled_and_handlers)
+{
+    nw_gpu_policy_t p;
+    ck_assert_int_eq(nw_gpu_policy_init(&p, ""), NW_OK);
+    ck_assert_uint_eq(p.nexempt, 1);
+    cJSON *pod = cJSON_Parse("{\"metadata\":{\"name\":\"c\"},\"spec\":{\"containers\":[{\"name\":"
+                             "\"c\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"1\"}}}]}}");
+    nw_admit_ctx_t ctx = {.gpu = (const struct nw_gpu_policy *)&p, .self_namespace = ""};
+    nw_admit_req_t req = {.op = NW_OP_CREATE, .kind = "Pod", .group = "", .namespace_ = "default",
+                          .name = "", .object = pod};
+    nw_admit_result_t res;
+    nw_admit_result_init(&res);
+    ck_assert_int_eq(nw_gpu_pod_mutate(&ctx, &req, &res), NW_OK);
+    ck_assert_ptr_nonnull(res.patch);
+    nw_admit_result_cleanup(&res);
+    ck_assert_int_eq(nw_gpu_pod_validate(&ctx, &req, &res), NW_OK);
+    ck_assert(!res.allowed);
+    ck_assert_ptr_nonnull(strstr(res.message, "Pod \"c\" violates the GPU isolation policy"));
+    nw_admit_result_cleanup(&res);
+    /* UPDATE is not policed */
+    req.op = NW_OP_UPDATE;
+    ck_assert_int_eq(nw_gpu_pod_mutate(&ctx, &req, &res), NW_OK);
+    ck_assert_ptr_null(res.patch);
+    ck_assert_int_eq(nw_gpu_pod_validate(&ctx, &req, &res), NW_OK);
+    ck_assert(res.allowed);
+    /* disabled policy and no policy do nothing */
+    req.op = NW_OP_CREATE;
+    p.enabled = false;
+    ck_assert_int_eq(nw_gpu_pod_mutate(&ctx, &req, &res), NW_OK);
+    ck_assert_ptr_null(res.patch);
+    ctx.gpu = NULL;
+    ck_assert_int_eq(nw_gpu_pod_validate(&ctx, &req, &res), NW_OK);
+    ck_assert(res.allowed);
+    nw_admit_result_cleanup(&res);
+    cJSON_Delete(pod);
+    nw_gpu_policy_cleanup(&p);
+}
+END_TEST
+
+START_TEST(custom_policy_and_garbage)
+{
+    nw_gpu_policy_t p;
+    ck_assert_int_eq(nw_gpu_policy_init(&p, "ops"), NW_OK);
+    ck_assert_int_eq(nw_gpu_policy_set_str(&p.label_key, "example.com/acc~x"), NW_OK);
+    ck_assert_int_eq(nw_gpu_policy_set_str(&p.taint_value, ""), NW_OK);
+    const char *res_names[] = {"example.com/tpu"};
+    ck_assert_int_eq(nw_gpu_policy_set_list(&p.resources, &p.nresources, res_names, 1), NW_OK);
+    cJSON *pod = cJSON_Parse("{\"metadata\":{\"name\":\"t\"},\"spec\":{\"nodeSelector\":{},"
+                             "\"containers\":[{\"resources\":{\"limits\":{\"example.com/tpu\":1}}}]}}");
+    nw_admit_result_t res;
+    nw_admit_result_init(&res);
+    cJSON *patch = run_mutate(K_POD, &p, pod, "default", &res);
+    ck_assert_ptr_nonnull(patch);
+    char *t = cJSON_PrintUnformatted(patch);
+    ck_assert_str_eq(t, "[{\"op\":\"add\",\"path\":\"/spec/tolerations\",\"value\":[{\"key\":\"gpu\","
+                        "\"operator\":\"Exists\",\"effect\":\"NoSchedule\"}]},{\"op\":\"add\","
+                        "\"path\":\"/spec/nodeSelector/example.com~1acc~0x\",\"value\":\"nvidia-gpu\"}]");
+    free(t);
+    cJSON_Delete(patch);
+    cJSON_Delete(pod);
+    /* ill-typed objects never crash and produce no patch */
+    const char *garbage[] = {"null", "[]", "{\"spec\":7}", "{\"spec\":{\"containers\":7}}",
+                             "{\"spec\":{\"containers\":[7,{\"resources\":[]}],\"tolerations\":{}}}",
+                             "{\"spec\":{\"affinity\":{\"nodeAffinity\":{\"requiredDuringScheduling"
+                             "IgnoredDuringExecution\":{\"nodeSelectorTerms\":[1,{\"matchExpressions\":[2]}]}}},"
+                             "\"tolerations\":[{\"operator\":\"Exists\"}]}}"};
+    for (size_t i = 0; i < sizeof garbage / sizeof garbage[0]; i++) {
+        cJSON *g = cJSON_Parse(garbage[i]);
+        cJSON *pp = run_mutate(K_POD, &p, g, "default", &res);
+        cJSON_Delete(pp);
+        run_validate(K_POD, &p, g, "default", &res);
+        cJSON *np = run_mutate(K_POOL, &p, g, NULL, &res);
+        cJSON_Delete(np);
+        run_validate(K_POOL, &p, g, NULL, &res);
+        cJSON_Delete(g);
+        nw_admit_result_cleanup(&res);
+    }
+    nw_gpu_policy_cleanup(&p);
+}
+END_TEST
+
+Suite *nw_gpu_suite(void)
+{
+    Suite *s = suite_create("gpu");
+    TCase *tc = tcase_create("policy");
+    tcase_add_test(tc, pod_cases);
+    tcase_add_test(tc, nodepool_cases);
+    tcase_add_test(tc, policy_disabled_and_handlers);
+    tcase_add_test(tc, custom_policy_and_garbage);
+    suite_add_tcase(s, tc);
+    return s;
+}
