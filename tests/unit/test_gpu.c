@@ -15,6 +15,9 @@
 
 #include "api/gpu.h"
 #include "api/jsonpatch.h"
+#include "api/labels.h"
+#include "api/requirements.h"
+#include "api/taints.h"
 #include "tests/unit/testutil.h"
 
 Suite *nw_gpu_suite(void);
@@ -258,6 +261,133 @@ START_TEST(custom_policy_and_garbage)
 }
 END_TEST
 
+
+/* ---- the isolation invariant over a matrix of pods --------------------------------
+ * GPU request × toleration (none / exact / wildcard) × constraint (none / nodeSelector
+ * / required affinity) × DaemonSet × exempt namespace. After mutation, every pod the
+ * validating side admits is evaluated with api/taints and api/requirements against a
+ * GPU node (label + taint) and a CPU node: a GPU pod must fit only the GPU node, a pod
+ * without a GPU request must never fit the GPU node. */
+
+static bool fits(const cJSON *pod, const nw_labels_t *labels, const nw_taints_t *taints)
+{
+    const cJSON *spec = cJSON_GetObjectItemCaseSensitive(pod, "spec");
+    nw_err_t err = {0};
+    nw_tolerations_t tols;
+    ck_assert_int_eq(nw_tolerations_parse(cJSON_GetObjectItemCaseSensitive(spec, "tolerations"),
+                                          "spec.tolerations", &tols, &err), NW_OK);
+    bool ok = nw_taints_tolerated(taints, &tols, NW_TAINTS_SCHEDULING);
+    nw_tolerations_cleanup(&tols);
+    nw_reqs_t sel;
+    ck_assert_int_eq(nw_reqs_parse_node_selector(cJSON_GetObjectItemCaseSensitive(spec, "nodeSelector"),
+                                                 "spec.nodeSelector", &sel, &err), NW_OK);
+    ok = ok && nw_reqs_match_labels(&sel, labels, NULL);
+    nw_reqs_cleanup(&sel);
+    const cJSON *aff = cJSON_GetObjectItemCaseSensitive(spec, "affinity");
+    const cJSON *na = cJSON_GetObjectItemCaseSensitive(aff, "nodeAffinity");
+    const cJSON *req = cJSON_GetObjectItemCaseSensitive(na, "requiredDuringSchedulingIgnoredDuringExecution");
+    const cJSON *terms = cJSON_GetObjectItemCaseSensitive(req, "nodeSelectorTerms");
+    if (terms) {
+        nw_reqs_t *t = NULL;
+        size_t nt = 0;
+        ck_assert_int_eq(nw_reqs_parse_terms(terms, "terms", &t, &nt, &err), NW_OK);
+        bool any = false;
+        for (size_t i = 0; i < nt; i++)
+            if (t[i].n > 0 && nw_reqs_match_labels(&t[i], labels, NULL))
+                any = true;
+        nw_reqs_terms_free(t, nt);
+        ok = ok && any;
+    }
+    return ok;
+}
+
+START_TEST(isolation_matrix)
+{
+    nw_gpu_policy_t p;
+    ck_assert_int_eq(nw_gpu_policy_init(&p, "nodewarden"), NW_OK);
+    nw_labels_t gpu_labels, cpu_labels;
+    nw_labels_init(&gpu_labels);
+    nw_labels_init(&cpu_labels);
+    const char *common[][2] = {{"kubernetes.io/arch", "amd64"}, {"topology.kubernetes.io/zone", "us-west-2a"}};
+    for (int i = 0; i < 2; i++) {
+        ck_assert_int_eq(nw_labels_set(&gpu_labels, common[i][0], common[i][1]), NW_OK);
+        ck_assert_int_eq(nw_labels_set(&cpu_labels, common[i][0], common[i][1]), NW_OK);
+    }
+    ck_assert_int_eq(nw_labels_set(&gpu_labels, "node.accelerator", "nvidia-gpu"), NW_OK);
+    nw_taints_t gpu_taints, cpu_taints;
+    nw_taints_init(&gpu_taints);
+    nw_taints_init(&cpu_taints);
+    ck_assert_int_eq(nw_taints_add(&gpu_taints, "gpu", "true", NW_TAINT_NO_SCHEDULE), NW_OK);
+
+    static const char *const tols[] = {
+        "",
+        ",\"tolerations\":[{\"key\":\"gpu\",\"operator\":\"Equal\",\"value\":\"true\",\"effect\":\"NoSchedule\"}]",
+        ",\"tolerations\":[{\"operator\":\"Exists\"}]"};
+    static const char *const cons[] = {
+        "",
+        ",\"nodeSelector\":{\"kubernetes.io/arch\":\"amd64\"}",
+        ",\"affinity\":{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":{"
+        "\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":\"topology.kubernetes.io/zone\","
+        "\"operator\":\"In\",\"values\":[\"us-west-2a\",\"us-west-2b\"]}]}]}}}"};
+    int checked = 0, admitted = 0;
+    for (int gpu = 0; gpu < 2; gpu++)
+        for (int t = 0; t < 3; t++)
+            for (int c = 0; c < 3; c++)
+                for (int ds = 0; ds < 2; ds++)
+                    for (int ex = 0; ex < 2; ex++) {
+                        char text[2048];
+                        snprintf(text, sizeof text,
+                                 "{\"metadata\":{\"name\":\"m\"%s},\"spec\":{\"containers\":[{\"name\":\"c\","
+                                 "\"resources\":{\"limits\":{%s}}}]%s%s}}",
+                                 ds ? ",\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":"
+                                      "\"DaemonSet\",\"name\":\"d\",\"uid\":\"u\"}]"
+                                    : "",
+                                 gpu ? "\"nvidia.com/gpu\":\"1\"" : "\"cpu\":\"1\"", tols[t], cons[c]);
+                        const char *ns = ex ? "kube-system" : "team-a";
+                        cJSON *pod = cJSON_Parse(text);
+                        ck_assert_ptr_nonnull(pod);
+                        nw_admit_result_t res;
+                        nw_admit_result_init(&res);
+                        cJSON *patch = run_mutate(K_POD, &p, pod, ns, &res);
+                        nw_admit_result_cleanup(&res);
+                        if (patch) {
+                            nw_err_t err = {0};
+                            ck_assert_int_eq(nw_jsonpatch_apply(&pod, patch, &err), NW_OK);
+                            cJSON *again = run_mutate(K_POD, &p, pod, ns, &res);
+                            ck_assert_msg(again == NULL, "not idempotent: %s", text);
+                            nw_admit_result_cleanup(&res);
+                            cJSON_Delete(patch);
+                        }
+                        run_validate(K_POD, &p, pod, ns, &res);
+                        bool allowed = res.allowed;
+                        nw_admit_result_cleanup(&res);
+                        if (allowed && !ds && !ex) {
+                            admitted++;
+                            bool on_gpu = fits(pod, &gpu_labels, &gpu_taints);
+                            bool on_cpu = fits(pod, &cpu_labels, &cpu_taints);
+                            if (gpu) {
+                                ck_assert_msg(on_gpu && !on_cpu, "GPU pod misplaced (gpu=%d cpu=%d): %s",
+                                              on_gpu, on_cpu, text);
+                            } else {
+                                ck_assert_msg(!on_gpu && on_cpu, "plain pod misplaced (gpu=%d cpu=%d): %s",
+                                              on_gpu, on_cpu, text);
+                            }
+                        }
+                        /* every generated pod is policy-clean once mutated */
+                        ck_assert_msg(allowed, "mutated pod still denied: %s", text);
+                        cJSON_Delete(pod);
+                        checked++;
+                    }
+    ck_assert_int_eq(checked, 72);
+    ck_assert_int_eq(admitted, 18);
+    nw_labels_cleanup(&gpu_labels);
+    nw_labels_cleanup(&cpu_labels);
+    nw_taints_cleanup(&gpu_taints);
+    nw_taints_cleanup(&cpu_taints);
+    nw_gpu_policy_cleanup(&p);
+}
+END_TEST
+
 Suite *nw_gpu_suite(void)
 {
     Suite *s = suite_create("gpu");
@@ -266,6 +396,7 @@ Suite *nw_gpu_suite(void)
     tcase_add_test(tc, nodepool_cases);
     tcase_add_test(tc, policy_disabled_and_handlers);
     tcase_add_test(tc, custom_policy_and_garbage);
+    tcase_add_test(tc, isolation_matrix);
     suite_add_tcase(s, tc);
     return s;
 }
