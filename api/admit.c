@@ -1,5 +1,7 @@
 #include "api/admit.h"
 
+#include "api/gpu.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,6 +9,7 @@
 
 /* Handlers register here, one line each (group, kind, mutate, validate). */
 const nw_admit_handler_t nw_admit_handlers[] = {
+    {"", "Pod", nw_gpu_pod_mutate, nw_gpu_pod_validate},
     {NULL, NULL, NULL, NULL},
 };
 

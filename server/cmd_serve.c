@@ -15,6 +15,7 @@
 #include "server/certs.h"
 #include "server/cmd.h"
 #include "server/config.h"
+#include "server/gpu_policy.h"
 #include "server/https.h"
 #include "server/metrics.h"
 
@@ -66,12 +67,19 @@ int nw_cmd_serve(int argc, char **argv)
     int rc = NW_EXIT_USAGE;
     nw_https_t *srv = NULL;
     nw_certs_watch_t *watch = NULL;
+    int gpu_built = 0;
     if (nw_certs_load_initial(cfg.webhook.tlsCert, cfg.webhook.tlsKey, &metrics, &err) != NW_OK) {
         nw_log_error("serve", "cannot load the serving certificate", NW_LS("error", err.msg));
         goto out;
     }
     const char *ns = getenv("POD_NAMESPACE");
-    nw_admit_ctx_t actx = {.gpu = NULL, .self_namespace = ns ? ns : ""};
+    static nw_gpu_policy_t gpu; /* outlives the server threads */
+    if (nw_srv_gpu_policy(&cfg, ns, &gpu, &err) != NW_OK) {
+        nw_log_error("serve", "bad GPU policy configuration", NW_LS("error", err.msg));
+        goto out;
+    }
+    gpu_built = 1;
+    nw_admit_ctx_t actx = {.gpu = &gpu, .self_namespace = ns ? ns : ""};
     nw_https_opts_t o = {
         .listen = cfg.webhook.listen,
         .max_body = (size_t)cfg.webhook.maxBodyBytes,
@@ -100,6 +108,8 @@ out:
     nw_https_stop(srv);
     nw_certs_watch_stop(watch);
     nw_certs_shutdown();
+    if (gpu_built)
+        nw_gpu_policy_cleanup(&gpu);
     nw_config_free(&cfg);
     return rc;
 }

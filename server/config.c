@@ -68,6 +68,7 @@ static const key_t_ keys[] = {
      "10s", 1, 0},
     {"scaler.leaderElection.retryPeriod", T_DUR, OFF(scaler.leaderElection.retryPeriod_ns), "2s",
      1, 0},
+    {"gpu.enabled", T_BOOL, OFF(gpu.enabled), "true", 0, 0},
     {"gpu.mode", T_STR, OFF(gpu.mode), "enforce", 0, 0},
     {"gpu.taint.key", T_STR, OFF(gpu.taintKey), "gpu", 0, 0},
     {"gpu.taint.value", T_STR, OFF(gpu.taintValue), "true", 0, 0},
@@ -77,6 +78,9 @@ static const key_t_ keys[] = {
     {"gpu.resources", T_LIST, OFF(gpu.resources),
      "nvidia.com/gpu,amd.com/gpu,aws.amazon.com/neuron,aws.amazon.com/neuroncore", 0, 0},
     {"gpu.exemptNamespaces", T_LIST, OFF(gpu.exemptNamespaces), "kube-system,nodewarden", 0, 0},
+    {"gpu.instanceFamilies", T_LIST, OFF(gpu.instanceFamilies),
+     "g3,g3s,g4ad,g4dn,g5,g5g,g6,g6e,g6f,gr6,gr6f,g7e,p2,p3,p3dn,p4d,p4de,p5,p5e,p5en,p6-b200,p6e-gb200",
+     0, 0},
     {"log.level", T_STR, OFF(log.level), "info", 0, 0},
 };
 #define NKEYS (sizeof keys / sizeof keys[0])

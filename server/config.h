@@ -71,11 +71,13 @@ typedef struct {
         } leaderElection;
     } scaler;
     struct {
+        int enabled; /* false: the GPU isolation policy is off */
         char *mode; /* "enforce" or "warn" */
         char *taintKey, *taintValue, *taintEffect;
         char *nodeLabelKey, *nodeLabelValue;
         nw_strlist_t resources;
         nw_strlist_t exemptNamespaces;
+        nw_strlist_t instanceFamilies; /* instance families that have GPUs */
     } gpu;
     struct {
         char *level; /* debug, info, warn, error */
