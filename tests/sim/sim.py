@@ -1,0 +1,337 @@
+#!/usr/bin/env python3
+"""Cluster simulator entry point.
+
+    python3 tests/sim/sim.py --dir build/sim [--kube-port 0] [--aws-port 0] [--control-port 0]
+                             [--boot-delay 2] [--webhook-listen 127.0.0.1:8443]
+
+Starts the Kubernetes API server (HTTPS), the AWS endpoints (when aws.py is present),
+the kubelets (kubelet.py) and the control API, writes <dir>/{kubeconfig, env,
+nodewarden.yaml, ports.json, ca.crt, token}, registers nodewarden's webhooks and runs
+until SIGTERM/SIGINT. ports.json is written last: its presence means "ready".
+"""
+import argparse
+import base64
+import json
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+
+import admission as admission_mod  # noqa: E402
+import certs  # noqa: E402
+import control as control_mod  # noqa: E402
+import controllers as controllers_mod  # noqa: E402
+import kube  # noqa: E402
+from store import KubeStore  # noqa: E402
+
+WEBHOOK_NS = 'nodewarden-system'
+WEBHOOK_SVC = 'nodewarden-webhook'
+
+
+def free_port(host):
+    s = socket.socket()
+    s.bind((host, 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+def webhook_configurations(ca_pem, ns=WEBHOOK_NS, svc=WEBHOOK_SVC):
+    """nodewarden's two webhook configurations (kube-contracts §2.2)."""
+    bundle = base64.b64encode(ca_pem).decode()
+
+    def cc(path):
+        return {'service': {'namespace': ns, 'name': svc, 'path': path, 'port': 443}, 'caBundle': bundle}
+    ns_sel = {'matchExpressions': [{'key': 'kubernetes.io/metadata.name', 'operator': 'NotIn',
+                                    'values': ['kube-system', ns]}]}
+    obj_sel = {'matchExpressions': [{'key': 'nodewarden.io/ignore', 'operator': 'DoesNotExist'}]}
+
+    def crd_rule(group, res):
+        return [{'operations': ['CREATE', 'UPDATE'], 'apiGroups': [group], 'apiVersions': ['v1'],
+                 'resources': [res], 'scope': 'Cluster'}]
+    common = {'admissionReviewVersions': ['v1'], 'sideEffects': 'None', 'matchPolicy': 'Equivalent'}
+    validating = {
+        'apiVersion': 'admissionregistration.k8s.io/v1', 'kind': 'ValidatingWebhookConfiguration',
+        'metadata': {'name': 'nodewarden-validating'},
+        'webhooks': [
+            dict(common, name='validate-nodepools.nodewarden.io', failurePolicy='Fail', timeoutSeconds=5,
+                 clientConfig=cc('/validate/nodepools'), rules=crd_rule('karpenter.sh', 'nodepools')),
+            dict(common, name='validate-ec2nodeclasses.nodewarden.io', failurePolicy='Fail', timeoutSeconds=5,
+                 clientConfig=cc('/validate/ec2nodeclasses'), rules=crd_rule('karpenter.k8s.aws', 'ec2nodeclasses')),
+            dict(common, name='validate-pods.nodewarden.io', failurePolicy='Ignore', timeoutSeconds=3,
+                 clientConfig=cc('/validate/pods'),
+                 rules=[{'operations': ['CREATE', 'UPDATE'], 'apiGroups': [''], 'apiVersions': ['v1'],
+                         'resources': ['pods'], 'scope': 'Namespaced'}],
+                 namespaceSelector=ns_sel, objectSelector=obj_sel,
+                 matchConditions=[{'name': 'not-a-mirror-pod', 'expression':
+                                   "!has(object.metadata.annotations) || !('kubernetes.io/config.mirror' in object.metadata.annotations)"}]),
+        ]}
+    mutating = {
+        'apiVersion': 'admissionregistration.k8s.io/v1', 'kind': 'MutatingWebhookConfiguration',
+        'metadata': {'name': 'nodewarden-mutating'},
+        'webhooks': [
+            dict(common, name='default-nodepools.nodewarden.io', failurePolicy='Fail', reinvocationPolicy='Never',
+                 timeoutSeconds=5, clientConfig=cc('/mutate/nodepools'), rules=crd_rule('karpenter.sh', 'nodepools')),
+            dict(common, name='default-ec2nodeclasses.nodewarden.io', failurePolicy='Fail', reinvocationPolicy='Never',
+                 timeoutSeconds=5, clientConfig=cc('/mutate/ec2nodeclasses'),
+                 rules=crd_rule('karpenter.k8s.aws', 'ec2nodeclasses')),
+            dict(common, name='isolate-gpu-pods.nodewarden.io', failurePolicy='Ignore', reinvocationPolicy='IfNeeded',
+                 timeoutSeconds=3, clientConfig=cc('/mutate/pods'),
+                 rules=[{'operations': ['CREATE'], 'apiGroups': [''], 'apiVersions': ['v1'],
+                         'resources': ['pods'], 'scope': 'Namespaced'}],
+                 namespaceSelector=ns_sel, objectSelector=obj_sel),
+        ]}
+    return validating, mutating
+
+
+def bootstrap(store, webhook_ns=WEBHOOK_NS, webhook_svc=WEBHOOK_SVC):
+    """Objects every cluster has: the system namespaces, default service accounts,
+    the kubernetes Service, nodewarden's namespace and Service."""
+    from store import ApiError
+    for ns in ('default', 'kube-system', 'kube-public', 'kube-node-lease', webhook_ns):
+        try:
+            store.create('namespaces', None, {'metadata': {'name': ns}})
+        except ApiError:
+            pass
+        try:
+            store.create('serviceaccounts', ns, {'metadata': {'name': 'default'}})
+        except ApiError:
+            pass
+    for ns, name, port in (('default', 'kubernetes', 443), (webhook_ns, webhook_svc, 443)):
+        try:
+            store.create('services', ns, {'metadata': {'name': name},
+                                          'spec': {'ports': [{'name': 'https', 'port': port, 'targetPort': 9443 if name != 'kubernetes' else 6443}]}})
+        except ApiError:
+            pass
+
+
+def dev_certs(out_dir):
+    """nodewarden's development certificates: certs/gen-dev-certs.sh if present,
+    else our own into <dir>/webhook-certs. Returns (ca.crt, tls.crt, tls.key)."""
+    script = os.path.join(ROOT, 'certs', 'gen-dev-certs.sh')
+    dev = os.path.join(ROOT, 'certs', 'dev')
+    if os.path.exists(script):
+        if not all(os.path.exists(os.path.join(dev, f)) for f in ('ca.crt', 'tls.crt', 'tls.key')):
+            subprocess.run([script, dev], check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
+        if all(os.path.exists(os.path.join(dev, f)) for f in ('ca.crt', 'tls.crt', 'tls.key')):
+            return tuple(os.path.join(dev, f) for f in ('ca.crt', 'tls.crt', 'tls.key'))
+    d = os.path.join(out_dir, 'webhook-certs')
+    if not all(os.path.exists(os.path.join(d, f)) for f in ('ca.crt', 'tls.crt', 'tls.key')):
+        ca, key = certs.make_ca(d, 'nodewarden-dev-ca')
+        certs.make_leaf(d, ca, key, dns=['%s.%s.svc' % (WEBHOOK_SVC, WEBHOOK_NS),
+                                         '%s.%s.svc.cluster.local' % (WEBHOOK_SVC, WEBHOOK_NS), 'localhost'],
+                        ips=['127.0.0.1'])
+    return tuple(os.path.join(d, f) for f in ('ca.crt', 'tls.crt', 'tls.key'))
+
+
+def write(path, text, mode=0o644):
+    tmp = path + '.tmp'
+    with open(tmp, 'w') as f:
+        f.write(text)
+    os.chmod(tmp, mode)
+    os.replace(tmp, path)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description='nodewarden cluster simulator')
+    ap.add_argument('--dir', default='build/sim')
+    ap.add_argument('--host', default='127.0.0.1')
+    ap.add_argument('--kube-port', type=int, default=0)
+    ap.add_argument('--aws-port', type=int, default=0)
+    ap.add_argument('--control-port', type=int, default=0)
+    ap.add_argument('--boot-delay', type=float, default=2.0, help='seconds from instance running to Node Ready')
+    ap.add_argument('--history', type=int, default=5000, help='events kept for watch resumption')
+    ap.add_argument('--bookmark-interval', type=float, default=60.0)
+    ap.add_argument('--pod-termination', type=float, default=1.0, help='seconds a deleted bound pod takes to go')
+    ap.add_argument('--cluster-name', default='sim-cluster')
+    ap.add_argument('--region', default='us-west-2')
+    ap.add_argument('--token', default='', help='bearer token (default: random)')
+    ap.add_argument('--webhook-listen', default='127.0.0.1:8443',
+                    help='where nodewarden serves its webhook (port 0: pick a free one)')
+    ap.add_argument('--webhook-ca', default='', help='CA of the webhook certificate (default: dev certs)')
+    ap.add_argument('--webhook-cert', default='')
+    ap.add_argument('--webhook-key', default='')
+    ap.add_argument('--no-webhooks', action='store_true', help='do not register nodewarden\'s webhooks')
+    ap.add_argument('--no-scheduler', action='store_true')
+    args = ap.parse_args(argv)
+
+    out = os.path.abspath(args.dir)
+    os.makedirs(out, exist_ok=True)
+    try:
+        os.unlink(os.path.join(out, 'ports.json'))
+    except FileNotFoundError:
+        pass
+    # the API server's own CA and serving certificate
+    if not all(os.path.exists(os.path.join(out, f)) for f in ('ca.crt', 'ca.key', 'apiserver.crt', 'apiserver.key')):
+        ca, cakey = certs.make_ca(out, 'nodewarden-sim-ca')
+        certs.make_leaf(out, ca, cakey, dns=['localhost', 'kubernetes', 'kubernetes.default',
+                                             'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local'],
+                        ips=['127.0.0.1', '::1'], prefix='apiserver')
+    token = args.token or secrets.token_hex(24)
+
+    store = KubeStore(history=args.history)
+    bootstrap(store)
+    adm = admission_mod.Admission(store)
+    api = kube.KubeApi(store, {token: 'admin', 'nodewarden-' + token: 'system:serviceaccount:nodewarden-system:nodewarden'},
+                       admission=adm, bookmark_interval=args.bookmark_interval)
+    ctrl = controllers_mod.Controllers(store, adm, pod_termination_seconds=args.pod_termination,
+                                       scheduler=not args.no_scheduler)
+    api.serve(args.host, args.kube_port, os.path.join(out, 'apiserver.crt'), os.path.join(out, 'apiserver.key'))
+    kube_port = api.address[1]
+    kube_url = 'https://%s:%d' % (args.host, kube_port)
+
+    # webhook: service -> listen address, dev CA
+    wh_host, _, wh_port = args.webhook_listen.rpartition(':')
+    wh_port = int(wh_port) or free_port(wh_host or '127.0.0.1')
+    wh_host = wh_host or '127.0.0.1'
+    adm.map_service(WEBHOOK_NS, WEBHOOK_SVC, wh_host, wh_port)
+    if args.webhook_ca:
+        wh_ca, wh_crt, wh_key = args.webhook_ca, args.webhook_cert, args.webhook_key
+    else:
+        wh_ca, wh_crt, wh_key = dev_certs(out)
+
+    def register_webhooks():
+        if args.no_webhooks:
+            return
+        with open(wh_ca, 'rb') as f:
+            ca_pem = f.read()
+        for cfg, res in zip(webhook_configurations(ca_pem), ('validatingwebhookconfigurations',
+                                                           'mutatingwebhookconfigurations')):
+            if store.get(res, None, cfg['metadata']['name']) is None:
+                store.create(res, None, cfg)
+    register_webhooks()
+
+    store.on_reset.append(lambda st: (bootstrap(st), register_webhooks()))
+    ctrl.start()
+
+    control = control_mod.Control()
+    control_mod.register_kube(control, store, api, adm, ctrl)
+
+    # AWS half (aws.py, kubelet.py), when present
+    aws = None
+    aws_server = None
+    aws_port = 0
+    kubelets = None
+    try:
+        import aws as aws_mod
+    except ImportError:
+        aws_mod = None
+    if aws_mod is not None:
+        aws = aws_mod.AwsSim(region=args.region)
+        if hasattr(aws, 'register_control'):
+            aws.register_control(control)
+
+        class AwsHandler(BaseHTTPRequestHandler):
+            protocol_version = 'HTTP/1.1'
+
+            def log_message(self, *a):
+                pass
+
+            def _do(self):
+                n = int(self.headers.get('Content-Length') or 0)
+                body = self.rfile.read(n) if n else b''
+                status, headers, data = aws.handle(self.command, self.path, dict(self.headers.items()), body)
+                if isinstance(data, str):
+                    data = data.encode()
+                self.send_response(status)
+                for k, v in (headers.items() if isinstance(headers, dict) else headers):
+                    if k.lower() != 'content-length':
+                        self.send_header(k, v)
+                self.send_header('Content-Length', str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+            do_GET = do_POST = do_PUT = do_DELETE = _do
+
+        class AwsServer(ThreadingHTTPServer):
+            daemon_threads = True
+            allow_reuse_address = True
+        aws_server = AwsServer((args.host, args.aws_port), AwsHandler)
+        aws_port = aws_server.server_address[1]
+        threading.Thread(target=aws_server.serve_forever, name='aws', daemon=True).start()
+        try:
+            import kubelet as kubelet_mod
+            kubelets = kubelet_mod.Kubelets(store, aws, boot_delay=args.boot_delay)
+            if hasattr(kubelets, 'start'):
+                kubelets.start()
+        except ImportError:
+            kubelets = None
+    control.serve(args.host, args.control_port)
+    control_port = control.address[1]
+
+    # files
+    with open(os.path.join(out, 'ca.crt')) as f:
+        ca_b64 = base64.b64encode(f.read().encode()).decode()
+    write(os.path.join(out, 'token'), token + '\n', 0o600)
+    write(os.path.join(out, 'kubeconfig'), json.dumps({
+        'apiVersion': 'v1', 'kind': 'Config', 'current-context': 'sim',
+        'clusters': [{'name': 'sim', 'cluster': {'server': kube_url, 'certificate-authority-data': ca_b64}}],
+        'users': [{'name': 'admin', 'user': {'token': token}}],
+        'contexts': [{'name': 'sim', 'context': {'cluster': 'sim', 'user': 'admin', 'namespace': 'default'}}],
+    }, indent=2) + '\n', 0o600)
+    aws_url = 'http://%s:%d' % (args.host, aws_port) if aws_port else ''
+    akid = getattr(aws, 'access_key_id', 'AKIDSIMULATOR000001') if aws else 'AKIDSIMULATOR000001'
+    secret = getattr(aws, 'secret_access_key', 'simulator/secret/access/key') if aws else 'simulator/secret/access/key'
+    env = ['export KUBECONFIG=%s' % os.path.join(out, 'kubeconfig'),
+           'export AWS_REGION=%s' % args.region,
+           'export AWS_ACCESS_KEY_ID=%s' % akid,
+           'export AWS_SECRET_ACCESS_KEY=%s' % secret,
+           'export NW_SIM_CONTROL=http://%s:%d' % (args.host, control_port)]
+    if aws_url:
+        env += ['export AWS_ENDPOINT_URL_EC2=%s' % aws_url, 'export AWS_ENDPOINT_URL_SQS=%s' % aws_url,
+                'export AWS_ENDPOINT_URL_STS=%s' % aws_url, 'export AWS_EC2_METADATA_SERVICE_ENDPOINT=%s' % aws_url]
+    write(os.path.join(out, 'env'), '\n'.join(env) + '\n')
+    q = lambda s: json.dumps(s)
+    write(os.path.join(out, 'nodewarden.yaml'), '\n'.join([
+        '# written by tests/sim/sim.py; points nodewarden at the simulator',
+        'settings:',
+        '  clusterName: %s' % q(args.cluster_name),
+        '  clusterEndpoint: %s' % q(kube_url),
+        '  clusterCABundle: %s' % q(ca_b64),
+        '  interruptionQueue: %s' % q(getattr(aws, 'queue_name', '') if aws else ''),
+        'kubernetes:',
+        '  kubeconfig: %s' % q(os.path.join(out, 'kubeconfig')),
+        'webhook:',
+        '  listen: %s' % q('%s:%d' % (wh_host, wh_port)),
+        '  tlsCert: %s' % q(os.path.abspath(wh_crt)),
+        '  tlsKey: %s' % q(os.path.abspath(wh_key)),
+        'aws:',
+        '  region: %s' % q(args.region),
+        '  endpoints:',
+        '    ec2: %s' % q(aws_url),
+        '    sqs: %s' % q(aws_url),
+        '    sts: %s' % q(aws_url),
+        '    imds: %s' % q(aws_url),
+        '']))
+    write(os.path.join(out, 'ports.json'), json.dumps({
+        'kube': kube_port, 'aws': aws_port, 'control': control_port, 'webhook': wh_port,
+        'host': args.host, 'kubeURL': kube_url, 'pid': os.getpid()}) + '\n')
+    print('sim: kube %s, control http://%s:%d, aws %s, webhook %s:%d; kubectl --kubeconfig %s'
+          % (kube_url, args.host, control_port, aws_url or '(aws.py not present)', wh_host, wh_port,
+             os.path.join(out, 'kubeconfig')), flush=True)
+
+    done = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *a: done.set())
+    signal.signal(signal.SIGINT, lambda *a: done.set())
+    while not done.wait(1.0):
+        pass
+    ctrl.stop()
+    if kubelets is not None and hasattr(kubelets, 'stop'):
+        kubelets.stop()
+    api.shutdown()
+    control.shutdown()
+    if aws_server is not None:
+        aws_server.shutdown()
+    print('sim: stopped', flush=True)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
