@@ -19,7 +19,6 @@ import socket
 import subprocess
 import sys
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -32,8 +31,9 @@ import controllers as controllers_mod  # noqa: E402
 import kube  # noqa: E402
 from store import KubeStore  # noqa: E402
 
-WEBHOOK_NS = 'nodewarden-system'
-WEBHOOK_SVC = 'nodewarden-webhook'
+# nodewarden's namespace and Service (README: gpu.exemptNamespaces, certs/gen-dev-certs.sh)
+WEBHOOK_NS = 'nodewarden'
+WEBHOOK_SVC = 'nodewarden'
 
 
 def free_port(host):
@@ -106,6 +106,8 @@ def bootstrap(store, webhook_ns=WEBHOOK_NS, webhook_svc=WEBHOOK_SVC):
         except ApiError:
             pass
     for ns, name, port in (('default', 'kubernetes', 443), (webhook_ns, webhook_svc, 443)):
+        # the Service is there for realism; admission reaches the webhook through the
+        # --webhook-listen mapping, not through a ClusterIP
         try:
             store.create('services', ns, {'metadata': {'name': name},
                                           'spec': {'ports': [{'name': 'https', 'port': port, 'targetPort': 9443 if name != 'kubernetes' else 6443}]}})
@@ -120,7 +122,8 @@ def dev_certs(out_dir):
     dev = os.path.join(ROOT, 'certs', 'dev')
     if os.path.exists(script):
         if not all(os.path.exists(os.path.join(dev, f)) for f in ('ca.crt', 'tls.crt', 'tls.key')):
-            subprocess.run([script, dev], check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
+            subprocess.run([script, '--service', WEBHOOK_SVC, '--namespace', WEBHOOK_NS, dev],
+                           check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
         if all(os.path.exists(os.path.join(dev, f)) for f in ('ca.crt', 'tls.crt', 'tls.key')):
             return tuple(os.path.join(dev, f) for f in ('ca.crt', 'tls.crt', 'tls.key'))
     d = os.path.join(out_dir, 'webhook-certs')
@@ -180,7 +183,7 @@ def main(argv=None):
     store = KubeStore(history=args.history)
     bootstrap(store)
     adm = admission_mod.Admission(store)
-    api = kube.KubeApi(store, {token: 'admin', 'nodewarden-' + token: 'system:serviceaccount:nodewarden-system:nodewarden'},
+    api = kube.KubeApi(store, {token: 'admin', 'nodewarden-' + token: 'system:serviceaccount:%s:nodewarden' % WEBHOOK_NS},
                        admission=adm, bookmark_interval=args.bookmark_interval)
     ctrl = controllers_mod.Controllers(store, adm, pod_termination_seconds=args.pod_termination,
                                        scheduler=not args.no_scheduler)
@@ -225,44 +228,16 @@ def main(argv=None):
     except ImportError:
         aws_mod = None
     if aws_mod is not None:
-        aws = aws_mod.AwsSim(region=args.region)
-        if hasattr(aws, 'register_control'):
-            aws.register_control(control)
-
-        class AwsHandler(BaseHTTPRequestHandler):
-            protocol_version = 'HTTP/1.1'
-
-            def log_message(self, *a):
-                pass
-
-            def _do(self):
-                n = int(self.headers.get('Content-Length') or 0)
-                body = self.rfile.read(n) if n else b''
-                status, headers, data = aws.handle(self.command, self.path, dict(self.headers.items()), body)
-                if isinstance(data, str):
-                    data = data.encode()
-                self.send_response(status)
-                for k, v in (headers.items() if isinstance(headers, dict) else headers):
-                    if k.lower() != 'content-length':
-                        self.send_header(k, v)
-                self.send_header('Content-Length', str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-            do_GET = do_POST = do_PUT = do_DELETE = _do
-
-        class AwsServer(ThreadingHTTPServer):
-            daemon_threads = True
-            allow_reuse_address = True
-        aws_server = AwsServer((args.host, args.aws_port), AwsHandler)
+        aws = aws_mod.AwsSim(region=args.region, cluster=args.cluster_name)
+        aws.register_control(control)
+        aws_server = aws_mod.serve(aws, args.host, args.aws_port)
         aws_port = aws_server.server_address[1]
-        threading.Thread(target=aws_server.serve_forever, name='aws', daemon=True).start()
         try:
             import kubelet as kubelet_mod
-            kubelets = kubelet_mod.Kubelets(store, aws, boot_delay=args.boot_delay)
-            if hasattr(kubelets, 'start'):
-                kubelets.start()
         except ImportError:
-            kubelets = None
+            kubelet_mod = None
+        if kubelet_mod is not None:
+            kubelets = kubelet_mod.Kubelets(aws, store, boot_delay=args.boot_delay)
     control.serve(args.host, args.control_port)
     control_port = control.address[1]
 
@@ -327,8 +302,11 @@ def main(argv=None):
         kubelets.stop()
     api.shutdown()
     control.shutdown()
+    if aws is not None:
+        aws.stop()
     if aws_server is not None:
         aws_server.shutdown()
+        aws_server.server_close()
     print('sim: stopped', flush=True)
     return 0
 

@@ -79,7 +79,7 @@ class KubectlTest(unittest.TestCase):
         out, _, _ = self.kubectl('get', 'namespaces', '-o', 'json')
         names = [i['metadata']['name'] for i in json.loads(out)['items']]
         self.assertIn('kube-system', names)
-        self.assertIn('nodewarden-system', names)
+        self.assertIn('nodewarden', names)
 
     def test_apply_nodepool_twice_then_delete(self):
         out, _, _ = self.kubectl('apply', '-f', '-', stdin=NODEPOOL % '100')
@@ -158,7 +158,7 @@ class SimDefaultsTest(unittest.TestCase):
                 # nodewarden is not running: the NodePool webhook fails closed, pods fail open
                 st, _, err = s.client.post('/apis/karpenter.sh/v1/nodepools', {'metadata': {'name': 'x'}, 'spec': {}})
                 self.assertEqual(st, 500)
-                self.assertIn('nodewarden-webhook.nodewarden-system.svc', err['message'])
+                self.assertIn('nodewarden.nodewarden.svc', err['message'])
                 st, _, _ = s.client.post('/api/v1/namespaces/default/pods', {
                     'metadata': {'name': 'p'}, 'spec': {'containers': [{'name': 'c', 'image': 'x'}]}})
                 self.assertEqual(st, 201)
