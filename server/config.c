@@ -232,6 +232,7 @@ static nw_rc_t set_scalar(nw_config_t *cfg, const key_t_ *k, const char *val, in
         if (v < 0)
             return nw_err_set(err, NW_EINVAL, k->path, "%s%s: must not be negative, got %s",
                               where, k->path, val);
+        // cppcheck-suppress invalidPointerCast
         *(double *)base = v;
         return NW_OK;
     }
@@ -632,6 +633,8 @@ nw_rc_t nw_config_get(const nw_config_t *cfg, const char *key, char *buf, size_t
         snprintf(buf, len, "%lld", (long long)*(const int64_t *)base);
         break;
     case T_FLOAT:
+        /* base points at a double field (offsetof) */
+        // cppcheck-suppress invalidPointerCast
         snprintf(buf, len, "%g", *(const double *)base);
         break;
     case T_BOOL:
