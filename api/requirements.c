@@ -885,6 +885,10 @@ bool nw_reqs_match_labels(const nw_reqs_t *s, const nw_labels_t *labels, nw_reqs
     for (size_t i = 0; i < s->n; i++) {
         const nw_req_t *r = &s->v[i];
         const char *v = labels ? nw_labels_get(labels, r->key) : NULL;
+        /* a node that carries only the deprecated alias of a normalised key */
+        for (size_t a = 0; !v && labels && a < sizeof NORMALIZED / sizeof NORMALIZED[0]; a++)
+            if (strcmp(NORMALIZED[a][1], r->key) == 0)
+                v = nw_labels_get(labels, NORMALIZED[a][0]);
         if (nw_req_matches(r, v))
             continue;
         if (c) {

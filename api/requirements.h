@@ -196,8 +196,10 @@ bool nw_reqs_compatible(const nw_reqs_t *existing, const nw_reqs_t *incoming, un
                         nw_reqs_conflict_t *c);
 
 /** Kubernetes: does a node with these labels satisfy every requirement (nw_req_matches
- * per key). On failure c (nullable) names the key and says "label K=V does not satisfy
- * <requirement>" or "label K is absent; <requirement>". Allocation-free. */
+ * per key; a label missing under its normalised key is looked up under its deprecated
+ * alias, e.g. beta.kubernetes.io/arch). On failure c (nullable) names the key and says
+ * "label K=V does not satisfy <requirement>" or "label K is absent; <requirement>".
+ * Allocation-free. */
 bool nw_reqs_match_labels(const nw_reqs_t *s, const nw_labels_t *labels, nw_reqs_conflict_t *c);
 
 /** Requirements from labels: each key In [value] (Karpenter's NewLabelRequirements). */
@@ -237,5 +239,27 @@ void nw_reqs_terms_free(nw_reqs_t *terms, size_t nterms);
  * path is the PodSpec's path ("spec"). */
 nw_rc_t nw_reqs_parse_pod_spec(const cJSON *spec, const char *path, unsigned flags,
                                nw_reqs_t *out, nw_err_t *err);
+
+/* ---- Karpenter's runtime validation (layer D) ---------------------------------- */
+
+/** Karpenter's ValidateRequirement (sigs.k8s.io/karpenter pkg/apis/v1
+ * nodeclaim_validation.go, with the AWS provider's well-known labels and restricted
+ * domain): for one requirement (key normalised first) append to msg, "; "-joined as
+ * multierr prints them, every problem in Karpenter's words: unsupported operator,
+ * restricted label (IsRestrictedLabel), no/too few well-known values
+ * (karpenter.sh/capacity-type: on-demand, reserved, spot;
+ * karpenter.k8s.aws/instance-tenancy: default, dedicated), key not a qualified name,
+ * invalid label values, In without values, In with fewer values than minValues,
+ * Gt/Lt/Gte/Lte without a single non-negative integer. min_values 0 = unset.
+ * Returns the number of problems (0 = valid); msg (n bytes, nullable) is truncated. */
+int nw_reqs_validate_requirement(const char *key, const char *op, const char *const *values,
+                                 size_t nvalues, int min_values, char *msg, size_t n);
+
+/** Run nw_reqs_validate_requirement over a JSON requirement list (a NodePool's
+ * spec.template.spec.requirements) and add one error per invalid item to errs, with
+ * path "<path>[i]" and Karpenter's wrapping "invalid value: <problems> in
+ * requirements, restricted". Items that are not objects with string key/operator
+ * and string values are reported as type errors. Returns the number of errors added. */
+int nw_reqs_validate_runtime(const cJSON *arr, const char *path, nw_errs_t *errs);
 
 #endif

@@ -105,6 +105,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         check_set(&s, &f, &labels);
         nw_reqs_cleanup(&s);
     }
+    nw_errs_t errs;
+    nw_errs_init(&errs);
+    nw_reqs_validate_runtime(j, "spec.template.spec.requirements", &errs);
     if (nw_reqs_parse_node_selector(j, "p", &s, NULL) == NW_OK)
         nw_reqs_cleanup(&s);
     nw_labels_cleanup(&labels);

@@ -411,6 +411,81 @@ START_TEST(misc)
 }
 END_TEST
 
+/* "$(c*N)" expands to N copies of c */
+static void expand(const char *in, char *out, size_t n)
+{
+    unsigned cnt;
+    char c;
+    int used = 0;
+    if (sscanf(in, "$(%c*%u)%n", &c, &cnt, &used) == 2 && used > 0 && in[used] == '\0') {
+        ck_assert_uint_lt(cnt, n);
+        memset(out, c, cnt);
+        out[cnt] = '\0';
+    } else {
+        snprintf(out, n, "%s", in);
+    }
+}
+
+START_TEST(validate_runtime)
+{
+    nw_test_lines_t *l = nw_test_lines_load("tests/data/requirements/validate.tsv");
+    for (int i = 0; i < l->n; i++) {
+        char *f[6];
+        char ctx[128];
+        snprintf(ctx, sizeof ctx, "%s:%d", l->path, l->lineno[i]);
+        ck_assert_msg(nw_test_split_tabs(l->line[i], f, 6) == 5, "%s: 5 fields", ctx);
+        const char *vals[16];
+        char vbuf[16][128];
+        size_t nv = 0;
+        if (strcmp(f[2], "-") != 0) {
+            char *save = NULL;
+            for (char *v = strtok_r(f[2], ",", &save); v && nv < 16;
+                 v = strtok_r(NULL, ",", &save)) {
+                expand(v, vbuf[nv], sizeof vbuf[nv]);
+                vals[nv] = vbuf[nv];
+                nv++;
+            }
+        }
+        char msg[8192];
+        int n = nw_reqs_validate_requirement(f[0], f[1], vals, nv, (int)strtol(f[3], NULL, 10),
+                                             msg, sizeof msg);
+        if (strcmp(f[4], "ok") == 0) {
+            ck_assert_msg(n == 0, "%s: unexpected: %s", ctx, msg);
+            ck_assert_str_eq(msg, "");
+        } else if (f[4][0] == '~') {
+            ck_assert_msg(n > 0 && strstr(msg, f[4] + 1), "%s: '%s' lacks '%s'", ctx, msg, f[4] + 1);
+        } else {
+            ck_assert_msg(n > 0 && strcmp(msg, f[4]) == 0, "%s:\n got: %s\nwant: %s", ctx, msg,
+                          f[4]);
+        }
+    }
+    nw_test_lines_free(l);
+
+    /* the JSON wrapper: one error per bad item, Karpenter's wrapping */
+    cJSON *j = cJSON_Parse("[{\"key\":\"team\",\"operator\":\"In\",\"values\":[\"a\"]},"
+                           "{\"key\":\"team\",\"operator\":\"In\",\"values\":[]},"
+                           "{\"key\":\"a\",\"operator\":\"In\",\"values\":[\"x\"],"
+                           "\"minValues\":2},7,{\"key\":\"k\",\"operator\":\"In\","
+                           "\"values\":[1]}]");
+    nw_errs_t errs;
+    nw_errs_init(&errs);
+    ck_assert_int_eq(nw_reqs_validate_runtime(j, "spec.template.spec.requirements", &errs), 4);
+    ck_assert_uint_eq(errs.n, 4);
+    ck_assert_str_eq(errs.v[0].path, "spec.template.spec.requirements[1]");
+    ck_assert_str_eq(errs.v[0].msg, "invalid value: key team with operator In must have a value "
+                                    "defined in requirements, restricted");
+    ck_assert_str_eq(errs.v[1].path, "spec.template.spec.requirements[2]");
+    ck_assert_ptr_nonnull(strstr(errs.v[1].msg, "at least minimum number of values"));
+    ck_assert_str_eq(errs.v[2].path, "spec.template.spec.requirements[3]");
+    ck_assert_str_eq(errs.v[3].path, "spec.template.spec.requirements[4]");
+    cJSON_Delete(j);
+    char small[16];
+    ck_assert_int_eq(nw_reqs_validate_requirement("team", "In", NULL, 0, 0, small, sizeof small), 1);
+    ck_assert_uint_eq(strlen(small), 15);
+    ck_assert_int_eq(nw_reqs_validate_requirement("team", "Gt", NULL, 0, 0, NULL, 0), 1);
+}
+END_TEST
+
 Suite *nw_requirements_suite(void)
 {
     Suite *s = suite_create("requirements");
@@ -423,6 +498,7 @@ Suite *nw_requirements_suite(void)
     tcase_add_test(tc, ops_and_atoi);
     tcase_add_test(tc, any_value);
     tcase_add_test(tc, misc);
+    tcase_add_test(tc, validate_runtime);
     suite_add_tcase(s, tc);
     return s;
 }
