@@ -148,7 +148,7 @@ def pdb_numbers(store, pdb, pods=None):
     selector = spec.get('selector')
     disrupted = (pdb.get('status') or {}).get('disruptedPods') or {}
     if pods is None:
-        pods = store.list('pods', ns)
+        pods = store.peek('pods', ns)
     matched = [p for p in pods if selector is not None and
                sel.selector_matches(selector, p['metadata'].get('labels') or {}) and not _terminal(p)]
     healthy = sum(1 for p in matched if pod_ready(p) and not p['metadata'].get('deletionTimestamp')
@@ -162,13 +162,13 @@ def pdb_numbers(store, pdb, pods=None):
             ok = False
             break
         if ref.get('kind') == 'ReplicaSet':
-            rs = next((r for r in store.list('replicasets', ns) if r['metadata']['uid'] == ref.get('uid')), None)
+            rs = next((r for r in store.peek('replicasets', ns) if r['metadata']['uid'] == ref.get('uid')), None)
             if rs is None:
                 ok = False
                 break
             scales[ref['uid']] = int((rs.get('spec') or {}).get('replicas', 1))
         elif ref.get('kind') == 'DaemonSet':
-            ds = next((d for d in store.list('daemonsets', ns) if d['metadata']['uid'] == ref.get('uid')), None)
+            ds = next((d for d in store.peek('daemonsets', ns) if d['metadata']['uid'] == ref.get('uid')), None)
             scales[ref['uid']] = int(((ds or {}).get('status') or {}).get('desiredNumberScheduled', 0))
         else:
             ok = False
@@ -208,7 +208,7 @@ def evict_pod(store, ns, name, opts, dry, retry_after=0):
                 _delete_pod(store, ns, name, opts)
             return
         labels = pod['metadata'].get('labels') or {}
-        pdbs = [p for p in store.list('poddisruptionbudgets', ns)
+        pdbs = [p for p in store.peek('poddisruptionbudgets', ns)
                 if (p.get('spec') or {}).get('selector') is not None and
                 sel.selector_matches(p['spec']['selector'], labels)]
         if len(pdbs) > 1:
@@ -274,6 +274,7 @@ class Controllers:
         self.wake = threading.Event()
         self.stop_ev = threading.Event()
         self.taint_seen = {}
+        self._req_cache = {}
         self.errors = []
         self.thread = None
         store.subscribe(lambda *a: self.wake.set())
@@ -350,7 +351,7 @@ class Controllers:
     # ---- namespaces, GC -----------------------------------------------------------------------
     def namespaces(self):
         store = self.store
-        for ns in store.list('namespaces'):
+        for ns in store.peek('namespaces'):
             if not ns['metadata'].get('deletionTimestamp'):
                 continue
             name = ns['metadata']['name']
@@ -358,7 +359,7 @@ class Controllers:
             for key, rt in list(store.types.items()):
                 if not rt.namespaced:
                     continue
-                for o in store.list(key, name):
+                for o in store.peek(key, name):
                     left += 1
                     if not o['metadata'].get('deletionTimestamp'):
                         self._try(store.delete, key, name, o['metadata']['name'])
@@ -370,7 +371,7 @@ class Controllers:
         uids = set()
         all_objs = []
         for key in list(store.types):
-            for o in store.list(key):
+            for o in store.peek(key):
                 uids.add(o['metadata']['uid'])
                 all_objs.append((key, o))
         deps = {}
@@ -408,7 +409,7 @@ class Controllers:
 
     def deployments(self):
         store = self.store
-        for d in store.list('deployments'):
+        for d in store.peek('deployments'):
             md = d['metadata']
             if md.get('deletionTimestamp'):
                 continue
@@ -416,7 +417,7 @@ class Controllers:
             ns = md['namespace']
             tmpl = spec.get('template') or {}
             h = self._template_hash(tmpl)
-            owned = [rs for rs in store.list('replicasets', ns) if _owned_by(rs, md['uid'])]
+            owned = [rs for rs in store.peek('replicasets', ns) if _owned_by(rs, md['uid'])]
             cur = next((rs for rs in owned if (rs['metadata'].get('labels') or {}).get('pod-template-hash') == h), None)
             want = int(spec.get('replicas', 1)) if not spec.get('paused') else None
             if cur is None and want is not None:
@@ -442,7 +443,7 @@ class Controllers:
                     new = copy.deepcopy(rs)
                     new['spec']['replicas'] = 0
                     self._try(store.update, 'replicasets', ns, new)
-            rss = [rs for rs in store.list('replicasets', ns) if _owned_by(rs, md['uid'])]
+            rss = [rs for rs in store.peek('replicasets', ns) if _owned_by(rs, md['uid'])]
             tot = sum(int((rs.get('status') or {}).get('replicas', 0)) for rs in rss)
             ready = sum(int((rs.get('status') or {}).get('readyReplicas', 0)) for rs in rss)
             upd = int(((cur or {}).get('status') or {}).get('replicas', 0))
@@ -468,14 +469,14 @@ class Controllers:
 
     def replicasets(self):
         store = self.store
-        for rs in store.list('replicasets'):
+        for rs in store.peek('replicasets'):
             md = rs['metadata']
             if md.get('deletionTimestamp'):
                 continue
             ns = md['namespace']
             spec = rs.get('spec') or {}
             want = int(spec.get('replicas', 1))
-            pods = [p for p in store.list('pods', ns) if _owned_by(p, md['uid'])]
+            pods = [p for p in store.peek('pods', ns) if _owned_by(p, md['uid'])]
             active = [p for p in pods if not p['metadata'].get('deletionTimestamp') and not _terminal(p)]
             for p in pods:
                 if (p.get('status') or {}).get('phase') == 'Failed' and not p['metadata'].get('deletionTimestamp'):
@@ -496,7 +497,7 @@ class Controllers:
                             [-ord(c) for c in p['metadata'].get('creationTimestamp', '')])
                 for p in sorted(active, key=rank)[:len(active) - want]:
                     self._try(store.delete, 'pods', ns, p['metadata']['name'])
-            pods = [p for p in store.list('pods', ns) if _owned_by(p, md['uid'])
+            pods = [p for p in store.peek('pods', ns) if _owned_by(p, md['uid'])
                     and not p['metadata'].get('deletionTimestamp') and not _terminal(p)]
             ready = sum(1 for p in pods if pod_ready(p))
             st = {'replicas': len(pods), 'fullyLabeledReplicas': len(pods), 'readyReplicas': ready,
@@ -511,8 +512,8 @@ class Controllers:
 
     def daemonsets(self):
         store = self.store
-        nodes = store.list('nodes')
-        for ds in store.list('daemonsets'):
+        nodes = store.peek('nodes')
+        for ds in store.peek('daemonsets'):
             md = ds['metadata']
             if md.get('deletionTimestamp'):
                 continue
@@ -528,7 +529,7 @@ class Controllers:
             eligible = {n['metadata']['name'] for n in nodes
                         if not n['metadata'].get('deletionTimestamp') and sel.pod_matches_node_selection(probe, n)
                         and not sel.untolerated_taints(probe, n)}
-            pods = [p for p in store.list('pods', ns) if _owned_by(p, md['uid'])]
+            pods = [p for p in store.peek('pods', ns) if _owned_by(p, md['uid'])]
             by_node = {}
             for p in pods:
                 target = (p.get('spec') or {}).get('nodeName') or _ds_target(p)
@@ -573,8 +574,8 @@ class Controllers:
     # ---- pods and nodes ---------------------------------------------------------------------------
     def pod_gc(self):
         store = self.store
-        names = {n['metadata']['name'] for n in store.list('nodes')}
-        for p in store.list('pods'):
+        names = {n['metadata']['name'] for n in store.peek('nodes')}
+        for p in store.peek('pods'):
             node = (p.get('spec') or {}).get('nodeName')
             if node and node not in names:
                 store.finish_delete('pods', p['metadata']['namespace'], p['metadata']['name'])
@@ -582,8 +583,8 @@ class Controllers:
     def taint_manager(self):
         store = self.store
         now = store.clock()
-        nodes = {n['metadata']['name']: n for n in store.list('nodes')}
-        for p in store.list('pods'):
+        nodes = {n['metadata']['name']: n for n in store.peek('nodes')}
+        for p in store.peek('pods'):
             node = nodes.get((p.get('spec') or {}).get('nodeName') or '')
             if node is None or p['metadata'].get('deletionTimestamp'):
                 continue
@@ -606,17 +607,27 @@ class Controllers:
             if evict:
                 self._try(store.delete, 'pods', p['metadata']['namespace'], p['metadata']['name'])
 
+    def _requests(self, p):
+        md = p['metadata']
+        key = (md.get('uid'), md.get('resourceVersion'))
+        r = self._req_cache.get(key)
+        if r is None:
+            if len(self._req_cache) > 50000:
+                self._req_cache.clear()
+            r = self._req_cache[key] = pod_requests(p)
+        return r
+
     def schedule(self):
         store = self.store
-        nodes = [n for n in store.list('nodes') if not n['metadata'].get('deletionTimestamp')]
-        pods = store.list('pods')
+        nodes = [n for n in store.peek('nodes') if not n['metadata'].get('deletionTimestamp')]
+        pods = store.peek('pods')
         used = {n['metadata']['name']: {} for n in nodes}
         counts = {n['metadata']['name']: 0 for n in nodes}
         for p in pods:
             nn = (p.get('spec') or {}).get('nodeName')
             if nn in used and not _terminal(p):
                 counts[nn] += 1
-                for k, v in pod_requests(p).items():
+                for k, v in self._requests(p).items():
                     used[nn][k] = used[nn].get(k, 0) + v
         pending = [p for p in pods if not (p.get('spec') or {}).get('nodeName')
                    and (p.get('spec') or {}).get('schedulerName', 'default-scheduler') == 'default-scheduler'
@@ -628,7 +639,7 @@ class Controllers:
             if (p.get('spec') or {}).get('schedulingGates'):
                 self._unschedulable(p, 'SchedulingGated', 'Scheduling is blocked due to non-empty scheduling gates')
                 continue
-            req = pod_requests(p)
+            req = self._requests(p)
             reasons = {}
             best = None
             for n in nodes:
@@ -713,8 +724,8 @@ class Controllers:
         store = self.store
         rt = store.rtype('pods')
         now = store.clock()
-        nodes = {n['metadata']['name']: n for n in store.list('nodes')}
-        for p in store.list('pods'):
+        nodes = {n['metadata']['name']: n for n in store.peek('nodes')}
+        for p in store.peek('pods'):
             md = p['metadata']
             nn = (p.get('spec') or {}).get('nodeName')
             if not nn or nn not in nodes:
@@ -754,9 +765,9 @@ class Controllers:
     def pdbs(self):
         store = self.store
         now = store.clock()
-        for pdb in store.list('poddisruptionbudgets'):
+        for pdb in store.peek('poddisruptionbudgets'):
             md = pdb['metadata']
-            pods = store.list('pods', md['namespace'])
+            pods = store.peek('pods', md['namespace'])
             names = {p['metadata']['name']: p for p in pods}
             old = pdb.get('status') or {}
             disrupted = {k: v for k, v in (old.get('disruptedPods') or {}).items()

@@ -332,6 +332,14 @@ class KubeStore:
             return [copy.deepcopy(o) for k, o in sorted(self.objs[rt.key].items(), key=lambda kv: (kv[0][0] or '', kv[0][1]))
                     if namespace is None or k[0] == namespace]
 
+    def peek(self, resource, namespace=None):
+        """The stored objects themselves, not copies: for read-only scans by the
+        controllers. Stored objects are never modified in place (every write commits
+        a new dict), so a caller may keep and read them; it must copy before changing."""
+        with self.lock:
+            rt = self.rtype(resource)
+            return [o for k, o in self.objs[rt.key].items() if namespace is None or k[0] == namespace]
+
     def _raw(self, rt, namespace, name):
         return self.objs[rt.key].get(self._key(rt, namespace, name))
 
@@ -669,9 +677,11 @@ class KubeStore:
             if mode == 'restore':
                 self.history.clear()
                 for key, objs in self.objs.items():
-                    for o in objs.values():
+                    for k, o in list(objs.items()):
                         self.rv += 1
+                        o = copy.deepcopy(o)
                         o['metadata']['resourceVersion'] = str(self.rv)
+                        objs[k] = o
                 self.compacted = self.rv
             else:
                 self._reset_state()
