@@ -20,6 +20,8 @@ int nw_cmd_plan(int argc, char **argv);
 int nw_cmd_doctor(int argc, char **argv);
 int nw_cmd_kube_dump(int argc, char **argv);
 int nw_cmd_kube_lease(int argc, char **argv);
+/** `nodewarden aws VERB`: the EC2 provider by hand (server/cmd_aws.c). */
+int nw_cmd_aws(int argc, char **argv);
 
 /** Print "nodewarden <cmd>: not built yet" to stderr and return NW_EXIT_USAGE. */
 int nw_cmd_not_built(const char *name);

@@ -23,6 +23,7 @@ static const nw_cmd_t commands[] = {
     {"doctor", nw_cmd_doctor, "preflight: credentials, API reachability, permissions, selectors"},
     {"kube-dump", nw_cmd_kube_dump, "connect, sync the cluster cache, print it as JSON, exit"},
     {"kube-lease", nw_cmd_kube_lease, "diagnostic: join the leader election, print transitions"},
+    {"aws", nw_cmd_aws, "the EC2 provider by hand: whoami, catalog, resolve, launch, list, terminate"},
     {"version", cmd_version, "print version and build info"},
 };
 

@@ -1,0 +1,744 @@
+/* scaler/aws/launch.c — CreateFleet launches, listing and termination; see launch.h. */
+#include "scaler/aws/launch.h"
+
+#include <math.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "scaler/aws/sigv4.h"
+
+#define COMP "aws.launch"
+#define MAX_TAGS 64
+#define MAX_CANDS 1024
+#define LT_CACHE 64
+
+typedef struct {
+    char name[256];
+    char id[64];
+} lt_entry_t;
+
+struct nw_launcher {
+    nw_ec2_t *ec2;
+    const nw_catalog_t *cat;
+    nw_ice_t *ice;
+    const nw_clock_t *clock;
+    char cluster[128];
+    lt_entry_t lts[LT_CACHE];
+    int nlts;
+};
+
+typedef struct {
+    const nw_itype_t *t;
+    const nw_nc_ami_t *ami;
+    char zone[64];
+    char zone_id[64];
+    const char *subnet;
+    char ct[16];
+    double price;
+} cand_t;
+
+nw_launcher_t *nw_launcher_new(nw_ec2_t *ec2, const nw_catalog_t *catalog, nw_ice_t *ice,
+                               const nw_clock_t *clock, const char *cluster_name)
+{
+    nw_launcher_t *l = calloc(1, sizeof *l);
+    if (!l)
+        return NULL;
+    l->ec2 = ec2;
+    l->cat = catalog;
+    l->ice = ice;
+    l->clock = clock ? clock : nw_clock_system();
+    snprintf(l->cluster, sizeof l->cluster, "%s", cluster_name ? cluster_name : "");
+    return l;
+}
+
+void nw_launcher_free(nw_launcher_t *l)
+{
+    free(l);
+}
+
+const char *nw_provider_id_instance(const char *pid)
+{
+    const char *s = strrchr(pid, '/');
+    return s ? s + 1 : pid;
+}
+
+static const cJSON *get(const cJSON *o, const char *k)
+{
+    return cJSON_GetObjectItemCaseSensitive(o, k);
+}
+
+static const char *gets(const cJSON *o, const char *k)
+{
+    const cJSON *v = get(o, k);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static int in(const char *s, const char *const *l, int n)
+{
+    if (!l || n == 0)
+        return 1;
+    for (int i = 0; i < n; i++)
+        if (strcmp(s, l[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* ---- tags ----------------------------------------------------------------------------- */
+
+static int add_tag(nw_ec2_tag_t *t, int n, const char *k, const char *v)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(t[i].key, k) == 0) {
+            snprintf(t[i].value, sizeof t[i].value, "%s", v);
+            return n;
+        }
+    if (n >= MAX_TAGS)
+        return n;
+    snprintf(t[n].key, sizeof t[n].key, "%s", k);
+    snprintf(t[n].value, sizeof t[n].value, "%s", v);
+    return n + 1;
+}
+
+/* spec.tags then the cluster tags (which win); with_claim adds nodeclaim + Name. */
+static int build_tags(const nw_launcher_t *l, const nw_launch_req_t *r, int with_claim,
+                      nw_ec2_tag_t *t)
+{
+    int n = 0;
+    const cJSON *it, *tags = get(get(r->nodeclass, "spec"), "tags");
+    cJSON_ArrayForEach(it, tags)
+    {
+        if (cJSON_IsString(it))
+            n = add_tag(t, n, it->string, it->valuestring);
+    }
+    char k[192];
+    snprintf(k, sizeof k, "kubernetes.io/cluster/%s", l->cluster);
+    n = add_tag(t, n, k, "owned");
+    n = add_tag(t, n, "karpenter.sh/nodepool", r->nodepool);
+    n = add_tag(t, n, "karpenter.k8s.aws/ec2nodeclass", r->resolved->name);
+    n = add_tag(t, n, "eks:eks-cluster-name", l->cluster);
+    if (with_claim) {
+        n = add_tag(t, n, "karpenter.sh/nodeclaim", r->nodeclaim);
+        n = add_tag(t, n, "Name", r->nodeclaim);
+    }
+    return n;
+}
+
+static nw_rc_t tagspec(nw_ec2_params_t *p, const char *prefix, int idx, const char *rtype,
+                       const nw_ec2_tag_t *t, int n)
+{
+    nw_rc_t rc = nw_ec2_paramf(p, rtype, "%sTagSpecification.%d.ResourceType", prefix, idx);
+    for (int i = 0; rc == NW_OK && i < n; i++) {
+        rc = nw_ec2_paramf(p, t[i].key, "%sTagSpecification.%d.Tag.%d.Key", prefix, idx, i + 1);
+        if (rc == NW_OK)
+            rc = nw_ec2_paramf(p, t[i].value, "%sTagSpecification.%d.Tag.%d.Value", prefix, idx,
+                               i + 1);
+    }
+    return rc;
+}
+
+/* ---- launch template -------------------------------------------------------------------- */
+
+static const char *ami_family(const nw_launch_req_t *r)
+{
+    const char *f = gets(get(r->nodeclass, "spec"), "amiFamily");
+    return f ? f : "Custom";
+}
+
+/* quantity like "20Gi", "100G", "1Ti" -> GiB (rounded up) */
+static long volume_gib(const char *q)
+{
+    char *end;
+    double v = strtod(q, &end);
+    double bytes;
+    if (strcmp(end, "Gi") == 0)
+        bytes = v * 1073741824.0;
+    else if (strcmp(end, "G") == 0)
+        bytes = v * 1e9;
+    else if (strcmp(end, "Ti") == 0)
+        bytes = v * 1099511627776.0;
+    else if (strcmp(end, "T") == 0)
+        bytes = v * 1e12;
+    else if (strcmp(end, "Mi") == 0)
+        bytes = v * 1048576.0;
+    else
+        return -1;
+    return (long)ceil(bytes / 1073741824.0);
+}
+
+void nw_launcher_template_name(nw_launcher_t *l, const nw_launch_req_t *r, const char *ami_id,
+                               const char *ct, char *out, size_t len)
+{
+    /* everything that goes into the template data, hashed */
+    const cJSON *spec = get(r->nodeclass, "spec");
+    cJSON *k = cJSON_CreateArray();
+    cJSON_AddItemToArray(k, cJSON_CreateString(l->cluster));
+    cJSON_AddItemToArray(k, cJSON_CreateString(r->resolved->name));
+    cJSON_AddItemToArray(k, cJSON_CreateString(ami_id));
+    cJSON_AddItemToArray(k, cJSON_CreateString(ct));
+    const char *keys[] = {"userData", "instanceProfile", "role", "blockDeviceMappings",
+                          "metadataOptions", "detailedMonitoring", "tags", "amiFamily"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        const cJSON *v = get(spec, keys[i]);
+        cJSON_AddItemToArray(k, v ? cJSON_Duplicate(v, 1) : cJSON_CreateNull());
+    }
+    for (size_t i = 0; i < r->resolved->nsgs; i++)
+        cJSON_AddItemToArray(k, cJSON_CreateString(r->resolved->sgs[i].id));
+    char *s = cJSON_PrintUnformatted(k);
+    cJSON_Delete(k);
+    char hex[65];
+    nw_sigv4_sha256_hex(s ? s : "", s ? strlen(s) : 0, hex);
+    free(s);
+    snprintf(out, len, "karpenter.k8s.aws/%.20s", hex);
+}
+
+static nw_rc_t lt_params(nw_launcher_t *l, const nw_launch_req_t *r, const char *name,
+                         const char *ami_id, nw_ec2_params_t *p, nw_err_t *err)
+{
+    const cJSON *spec = get(r->nodeclass, "spec");
+    nw_rc_t rc = nw_ec2_param(p, "LaunchTemplateName", name);
+#define LTD(key, val)                                                                              \
+    do {                                                                                           \
+        if (rc == NW_OK)                                                                           \
+            rc = nw_ec2_param(p, "LaunchTemplateData." key, (val));                               \
+    } while (0)
+    LTD("ImageId", ami_id);
+    const char *ud = gets(spec, "userData");
+    if (ud && *ud && rc == NW_OK) {
+        size_t n = strlen(ud);
+        char *b64 = malloc(4 * ((n + 2) / 3) + 1);
+        if (!b64)
+            return nw_err_set(err, NW_ENOMEM, "userData", "out of memory");
+        EVP_EncodeBlock((unsigned char *)b64, (const unsigned char *)ud, (int)n);
+        LTD("UserData", b64);
+        free(b64);
+    }
+    const char *prof = gets(spec, "instanceProfile");
+    if (!prof)
+        prof = gets(spec, "role");
+    if (prof)
+        LTD("IamInstanceProfile.Name", prof);
+    for (size_t i = 0; rc == NW_OK && i < r->resolved->nsgs; i++)
+        rc = nw_ec2_paramf(p, r->resolved->sgs[i].id, "LaunchTemplateData.SecurityGroupId.%zu",
+                           i + 1);
+    /* block devices */
+    const cJSON *bdms = get(spec, "blockDeviceMappings"), *b;
+    int nb = 0;
+    cJSON_ArrayForEach(b, bdms)
+    {
+        nb++;
+        const char *dev = gets(b, "deviceName");
+        const cJSON *ebs = get(b, "ebs");
+        if (dev && rc == NW_OK)
+            rc = nw_ec2_paramf(p, dev, "LaunchTemplateData.BlockDeviceMapping.%d.DeviceName", nb);
+        const char *vs = gets(ebs, "volumeSize");
+        if (vs && rc == NW_OK) {
+            long gib = volume_gib(vs);
+            if (gib <= 0)
+                return nw_err_set(err, NW_EINVAL, "spec.blockDeviceMappings.ebs.volumeSize",
+                                  "cannot convert %s to GiB", vs);
+            char v[32];
+            snprintf(v, sizeof v, "%ld", gib);
+            rc = nw_ec2_paramf(p, v, "LaunchTemplateData.BlockDeviceMapping.%d.Ebs.VolumeSize", nb);
+        }
+        static const struct {
+            const char *json, *ec2;
+        } str[] = {{"volumeType", "VolumeType"}, {"kmsKeyID", "KmsKeyId"},
+                   {"snapshotID", "SnapshotId"}};
+        for (size_t i = 0; i < 3 && rc == NW_OK; i++) {
+            const char *v = gets(ebs, str[i].json);
+            if (v)
+                rc = nw_ec2_paramf(p, v, "LaunchTemplateData.BlockDeviceMapping.%d.Ebs.%s", nb,
+                                   str[i].ec2);
+        }
+        static const struct {
+            const char *json, *ec2;
+        } num[] = {{"iops", "Iops"}, {"throughput", "Throughput"}};
+        for (size_t i = 0; i < 2 && rc == NW_OK; i++) {
+            const cJSON *v = get(ebs, num[i].json);
+            if (cJSON_IsNumber(v)) {
+                char s[32];
+                snprintf(s, sizeof s, "%lld", (long long)v->valuedouble);
+                rc = nw_ec2_paramf(p, s, "LaunchTemplateData.BlockDeviceMapping.%d.Ebs.%s", nb,
+                                   num[i].ec2);
+            }
+        }
+        static const struct {
+            const char *json, *ec2;
+        } bl[] = {{"encrypted", "Encrypted"}, {"deleteOnTermination", "DeleteOnTermination"}};
+        for (size_t i = 0; i < 2 && rc == NW_OK; i++) {
+            const cJSON *v = get(ebs, bl[i].json);
+            if (cJSON_IsBool(v))
+                rc = nw_ec2_paramf(p, cJSON_IsTrue(v) ? "true" : "false",
+                                   "LaunchTemplateData.BlockDeviceMapping.%d.Ebs.%s", nb, bl[i].ec2);
+        }
+    }
+    if (nb == 0 && strcmp(ami_family(r), "Custom") != 0) {
+        LTD("BlockDeviceMapping.1.DeviceName", "/dev/xvda");
+        LTD("BlockDeviceMapping.1.Ebs.VolumeSize", "20");
+        LTD("BlockDeviceMapping.1.Ebs.VolumeType", "gp3");
+        LTD("BlockDeviceMapping.1.Ebs.Encrypted", "true");
+        LTD("BlockDeviceMapping.1.Ebs.DeleteOnTermination", "true");
+    }
+    /* metadata options, each field defaulted */
+    const cJSON *mo = get(spec, "metadataOptions");
+    const char *ep = gets(mo, "httpEndpoint"), *v6 = gets(mo, "httpProtocolIPv6");
+    const char *tok = gets(mo, "httpTokens");
+    const cJSON *hop = get(mo, "httpPutResponseHopLimit");
+    char hops[16];
+    snprintf(hops, sizeof hops, "%d", cJSON_IsNumber(hop) ? (int)hop->valuedouble : 1);
+    LTD("MetadataOptions.HttpEndpoint", ep ? ep : "enabled");
+    LTD("MetadataOptions.HttpProtocolIpv6", v6 ? v6 : "disabled");
+    LTD("MetadataOptions.HttpPutResponseHopLimit", hops);
+    LTD("MetadataOptions.HttpTokens", tok ? tok : "required");
+    LTD("MetadataOptions.InstanceMetadataTags", "disabled");
+    const cJSON *mon = get(spec, "detailedMonitoring");
+    LTD("Monitoring.Enabled", cJSON_IsTrue(mon) ? "true" : "false");
+#undef LTD
+    nw_ec2_tag_t t[MAX_TAGS];
+    int nt = build_tags(l, r, 0, t);
+    if (rc == NW_OK)
+        rc = tagspec(p, "LaunchTemplateData.", 1, "network-interface", t, nt);
+    if (rc == NW_OK)
+        rc = tagspec(p, "", 1, "launch-template", t, nt);
+    if (rc != NW_OK)
+        return nw_err_set(err, rc, "CreateLaunchTemplate", "request too large");
+    return NW_OK;
+}
+
+static const char *lt_cached(nw_launcher_t *l, const char *name)
+{
+    for (int i = 0; i < l->nlts; i++)
+        if (strcmp(l->lts[i].name, name) == 0)
+            return l->lts[i].id;
+    return NULL;
+}
+
+static void lt_remember(nw_launcher_t *l, const char *name, const char *id)
+{
+    int i = l->nlts < LT_CACHE ? l->nlts++ : (int)(nw_clock_mono(l->clock) % LT_CACHE);
+    snprintf(l->lts[i].name, sizeof l->lts[i].name, "%s", name);
+    snprintf(l->lts[i].id, sizeof l->lts[i].id, "%s", id);
+}
+
+static void lt_forget(nw_launcher_t *l, const char *name)
+{
+    for (int i = 0; i < l->nlts; i++)
+        if (strcmp(l->lts[i].name, name) == 0) {
+            l->lts[i] = l->lts[--l->nlts];
+            return;
+        }
+}
+
+static nw_rc_t ensure_lt(nw_launcher_t *l, const nw_launch_req_t *r, const char *ami_id,
+                         const char *ct, char *name, size_t namelen, nw_ec2_error_t *ae,
+                         nw_err_t *err)
+{
+    nw_launcher_template_name(l, r, ami_id, ct, name, namelen);
+    if (lt_cached(l, name))
+        return NW_OK;
+    nw_ec2_lts_t found = {0};
+    const char *names[] = {name};
+    nw_err_t e = {0};
+    nw_rc_t rc = nw_ec2_describe_launch_templates(l->ec2, names, 1, NULL, 0, &found, ae, &e);
+    if (rc == NW_OK && found.n > 0) {
+        lt_remember(l, name, found.v[0].id);
+        nw_ec2_lts_free(&found);
+        return NW_OK;
+    }
+    nw_ec2_lts_free(&found);
+    if (rc != NW_OK && rc != NW_ENOTFOUND) {
+        if (err && !err->rc)
+            *err = e;
+        return rc;
+    }
+    nw_ec2_params_t p;
+    nw_ec2_lt_t lt;
+    rc = nw_ec2_params_init(&p, "CreateLaunchTemplate");
+    if (rc == NW_OK)
+        rc = lt_params(l, r, name, ami_id, &p, err);
+    if (rc == NW_OK)
+        rc = nw_ec2_create_launch_template(l->ec2, &p, &lt, ae, err);
+    nw_ec2_params_cleanup(&p);
+    if (rc == NW_OK) {
+        lt_remember(l, name, lt.id);
+        nw_log_info(COMP, "launch template created", NW_LS("name", name), NW_LS("id", lt.id),
+                    NW_LS("image", ami_id));
+    }
+    return rc;
+}
+
+/* ---- candidates ---------------------------------------------------------------------------- */
+
+static int cand_cmp(const void *a, const void *b)
+{
+    const cand_t *x = a, *y = b;
+    if (x->price != y->price)
+        return x->price < y->price ? -1 : 1;
+    int c = strcmp(x->t->name, y->t->name);
+    return c ? c : strcmp(x->zone, y->zone);
+}
+
+static const char *best_subnet(const nw_launcher_t *l, const nw_nodeclass_resolved_t *rs,
+                               const char *zone, int64_t now)
+{
+    const nw_nc_subnet_t *best = NULL;
+    for (size_t i = 0; i < rs->nsubnets; i++) {
+        const nw_nc_subnet_t *s = &rs->subnets[i];
+        if (strcmp(s->zone, zone) != 0 || nw_ice_subnet_unavailable(l->ice, s->id, now))
+            continue;
+        if (!best || s->available_ips > best->available_ips)
+            best = s;
+    }
+    return best ? best->id : NULL;
+}
+
+static const nw_nc_ami_t *ami_for(const nw_nodeclass_resolved_t *rs, const char *arch)
+{
+    for (size_t i = 0; i < rs->namis; i++)
+        if (strcmp(rs->amis[i].arch, arch) == 0)
+            return &rs->amis[i];
+    return NULL;
+}
+
+/* Collect available offerings for one capacity type; returns the count. */
+static int collect(nw_launcher_t *l, const nw_launch_req_t *r, const char *ct, cand_t *c, int max,
+                   int64_t now)
+{
+    int n = 0;
+    for (int i = 0; i < r->ntypes; i++) {
+        const nw_itype_t *t = nw_catalog_find(l->cat, r->types[i]);
+        if (!t)
+            continue;
+        const nw_nc_ami_t *ami = ami_for(r->resolved, t->arch);
+        if (!ami)
+            continue;
+        nw_offering_t of[NW_CATALOG_MAX_OFFERINGS];
+        int no = nw_catalog_offerings(t, l->ice, now, of, NW_CATALOG_MAX_OFFERINGS);
+        for (int k = 0; k < no && n < max; k++) {
+            if (!of[k].available || strcmp(of[k].capacity_type, ct) != 0 ||
+                !in(of[k].zone, r->zones, r->nzones))
+                continue;
+            const char *sn = best_subnet(l, r->resolved, of[k].zone, now);
+            if (!sn)
+                continue;
+            cand_t *x = &c[n++];
+            memset(x, 0, sizeof *x);
+            x->t = t;
+            x->ami = ami;
+            memcpy(x->zone, of[k].zone, sizeof x->zone);
+            x->zone[sizeof x->zone - 1] = 0;
+            memcpy(x->zone_id, of[k].zone_id, sizeof x->zone_id);
+            x->zone_id[sizeof x->zone_id - 1] = 0;
+            x->subnet = sn;
+            snprintf(x->ct, sizeof x->ct, "%s", ct);
+            x->price = of[k].price;
+        }
+    }
+    return n;
+}
+
+static int filter_exotic(cand_t *c, int n)
+{
+    int plain = 0;
+    for (int i = 0; i < n; i++)
+        plain += !nw_itype_is_exotic(c[i].t);
+    if (plain == 0)
+        return n;
+    int j = 0;
+    for (int i = 0; i < n; i++)
+        if (!nw_itype_is_exotic(c[i].t))
+            c[j++] = c[i];
+    return j;
+}
+
+/* keep candidates of the 60 cheapest types (c sorted by price) */
+static int truncate_types(cand_t *c, int n)
+{
+    const nw_itype_t *seen[NW_LAUNCH_MAX_TYPES];
+    int ns = 0, j = 0;
+    for (int i = 0; i < n; i++) {
+        int known = 0;
+        for (int k = 0; k < ns; k++)
+            known |= seen[k] == c[i].t;
+        if (!known) {
+            if (ns == NW_LAUNCH_MAX_TYPES)
+                continue;
+            seen[ns++] = c[i].t;
+        }
+        c[j++] = c[i];
+    }
+    return j;
+}
+
+/* ---- fleet ---------------------------------------------------------------------------------- */
+
+static nw_rc_t fleet_params(nw_launcher_t *l, const nw_launch_req_t *r, const char *ct,
+                            const cand_t *c, int n, char lt_names[][256], const nw_nc_ami_t **amis,
+                            int namis, nw_ec2_params_t *p)
+{
+    nw_rc_t rc = nw_ec2_param(p, "Type", "instant");
+    if (rc == NW_OK)
+        rc = nw_ec2_param(p, "TargetCapacitySpecification.TotalTargetCapacity", "1");
+    if (rc == NW_OK)
+        rc = nw_ec2_param(p, "TargetCapacitySpecification.DefaultTargetCapacityType", ct);
+    if (rc == NW_OK)
+        rc = strcmp(ct, "spot") == 0
+                 ? nw_ec2_param(p, "SpotOptions.AllocationStrategy", "price-capacity-optimized")
+                 : nw_ec2_param(p, "OnDemandOptions.AllocationStrategy", "lowest-price");
+    const char *ctx = gets(get(r->nodeclass, "spec"), "context");
+    if (ctx && rc == NW_OK)
+        rc = nw_ec2_param(p, "Context", ctx);
+    for (int a = 0; a < namis && rc == NW_OK; a++) {
+        rc = nw_ec2_paramf(p, lt_names[a],
+                           "LaunchTemplateConfigs.%d.LaunchTemplateSpecification.LaunchTemplateName",
+                           a + 1);
+        if (rc == NW_OK)
+            rc = nw_ec2_paramf(p, "$Latest",
+                               "LaunchTemplateConfigs.%d.LaunchTemplateSpecification.Version", a + 1);
+        int o = 0;
+        for (int i = 0; i < n && rc == NW_OK; i++) {
+            if (c[i].ami != amis[a])
+                continue;
+            o++;
+            char pr[32];
+            snprintf(pr, sizeof pr, "%.6f", c[i].price);
+#define OV(field, val)                                                                             \
+    do {                                                                                           \
+        if (rc == NW_OK)                                                                           \
+            rc = nw_ec2_paramf(p, (val), "LaunchTemplateConfigs.%d.Overrides.%d." field, a + 1, o); \
+    } while (0)
+            OV("InstanceType", c[i].t->name);
+            OV("SubnetId", c[i].subnet);
+            OV("ImageId", c[i].ami->id);
+            OV("AvailabilityZone", c[i].zone);
+            OV("Priority", pr);
+#undef OV
+        }
+    }
+    nw_ec2_tag_t t[MAX_TAGS];
+    int nt = build_tags(l, r, 1, t);
+    if (rc == NW_OK)
+        rc = tagspec(p, "", 1, "instance", t, nt);
+    if (rc == NW_OK)
+        rc = tagspec(p, "", 2, "volume", t, nt);
+    nt = build_tags(l, r, 0, t);
+    if (rc == NW_OK)
+        rc = tagspec(p, "", 3, "fleet", t, nt);
+    return rc;
+}
+
+static int lt_missing(const char *code)
+{
+    return strcmp(code, "InvalidLaunchTemplateName.NotFoundException") == 0 ||
+           strcmp(code, "InvalidLaunchTemplateId.NotFound") == 0 ||
+           strcmp(code, "InvalidLaunchTemplateName.NotFound") == 0 ||
+           strcmp(code, "InvalidLaunchTemplateId.NotFoundException") == 0;
+}
+
+nw_rc_t nw_launcher_launch(nw_launcher_t *l, const nw_launch_req_t *r, nw_launch_result_t *out,
+                           nw_ec2_error_t *ae, nw_err_t *err)
+{
+    nw_ec2_error_t local;
+    if (!ae)
+        ae = &local;
+    memset(ae, 0, sizeof *ae);
+    memset(out, 0, sizeof *out);
+    if (!r->resolved || !r->resolved->ready)
+        return nw_err_set(err, NW_EINVAL, "nodeclass", "EC2NodeClass %s is not ready: %s",
+                          r->resolved ? r->resolved->name : "?",
+                          r->resolved ? r->resolved->message : "not resolved");
+    int64_t now = nw_clock_mono(l->clock);
+    cand_t *c = calloc(MAX_CANDS, sizeof *c);
+    if (!c)
+        return nw_err_set(err, NW_ENOMEM, "launch", "out of memory");
+    nw_rc_t rc = NW_OK;
+    int want_spot = 0, want_od = r->ncapacity_types == 0;
+    for (int i = 0; i < r->ncapacity_types; i++) {
+        want_spot |= strcmp(r->capacity_types[i], "spot") == 0;
+        want_od |= strcmp(r->capacity_types[i], "on-demand") == 0;
+    }
+    for (int attempt = 0; attempt < 2; attempt++) {
+        int n = 0;
+        const char *ct = NULL;
+        if (want_spot) {
+            n = collect(l, r, "spot", c, MAX_CANDS, now);
+            ct = "spot";
+            if (!r->min_values)
+                n = filter_exotic(c, n);
+            if (n > 0 && want_od) {
+                /* drop spot offerings dearer than the cheapest on-demand one */
+                cand_t *od = calloc(MAX_CANDS, sizeof *od);
+                if (!od) {
+                    rc = nw_err_set(err, NW_ENOMEM, "launch", "out of memory");
+                    goto out;
+                }
+                int nod = collect(l, r, "on-demand", od, MAX_CANDS, now);
+                if (!r->min_values)
+                    nod = filter_exotic(od, nod);
+                double cheapest = -1;
+                for (int i = 0; i < nod; i++)
+                    if (cheapest < 0 || od[i].price < cheapest)
+                        cheapest = od[i].price;
+                free(od);
+                if (cheapest > 0) {
+                    int j = 0;
+                    for (int i = 0; i < n; i++)
+                        if (c[i].price <= cheapest)
+                            c[j++] = c[i];
+                    n = j;
+                }
+            }
+        }
+        if (n == 0 && want_od) {
+            n = collect(l, r, "on-demand", c, MAX_CANDS, now);
+            ct = "on-demand";
+            if (!r->min_values)
+                n = filter_exotic(c, n);
+        }
+        if (n == 0) {
+            ae->cls = NW_EC2_CAPACITY;
+            snprintf(ae->code, sizeof ae->code, "InsufficientCapacity");
+            snprintf(ae->message, sizeof ae->message,
+                     "no available offering for %d instance types in the allowed zones and "
+                     "capacity types (ICE cache, subnets, AMI architectures)",
+                     r->ntypes);
+            rc = nw_err_set(err, NW_EAWS, "launch", "%s", ae->message);
+            goto out;
+        }
+        qsort(c, (size_t)n, sizeof *c, cand_cmp);
+        n = truncate_types(c, n);
+
+        /* one template per AMI */
+        const nw_nc_ami_t *amis[8];
+        char names[8][256];
+        int namis = 0;
+        for (int i = 0; i < n; i++) {
+            int k;
+            for (k = 0; k < namis && amis[k] != c[i].ami; k++) {
+            }
+            if (k == namis && namis < 8)
+                amis[namis++] = c[i].ami;
+        }
+        for (int a = 0; a < namis; a++)
+            if ((rc = ensure_lt(l, r, amis[a]->id, ct, names[a], sizeof names[a], ae, err)) != NW_OK)
+                goto out;
+
+        nw_ec2_params_t p;
+        nw_ec2_fleet_result_t fr = {0};
+        nw_err_t fe = {0};
+        rc = nw_ec2_params_init(&p, "CreateFleet");
+        if (rc == NW_OK)
+            rc = fleet_params(l, r, ct, c, n, names, amis, namis, &p);
+        if (rc != NW_OK) {
+            nw_ec2_params_cleanup(&p);
+            rc = nw_err_set(err, rc, "CreateFleet", "request too large");
+            goto out;
+        }
+        rc = nw_ec2_create_fleet(l->ec2, &p, &fr, ae, &fe);
+        nw_ec2_params_cleanup(&p);
+        if (rc == NW_EAWS && lt_missing(ae->code) && attempt == 0) {
+            for (int a = 0; a < namis; a++)
+                lt_forget(l, names[a]);
+            nw_ec2_fleet_result_free(&fr);
+            continue;
+        }
+        if (rc != NW_OK) {
+            if (err && !err->rc)
+                *err = fe;
+            nw_ec2_fleet_result_free(&fr);
+            goto out;
+        }
+        int all_ice = fr.nerrs > 0, relaunch = 0;
+        for (size_t i = 0; i < fr.nerrs; i++) {
+            const nw_ec2_fleet_error_t *e = &fr.errs[i];
+            nw_ec2_class_t cls = nw_ec2_classify(e->code, e->message, 400);
+            if (strcmp(e->code, "InsufficientFreeAddressesInSubnet") == 0 && e->subnet_id[0])
+                nw_ice_mark_subnet(l->ice, e->subnet_id, now);
+            if (strcmp(e->code, "AuthFailure.ServiceLinkedRoleCreationNotPermitted") == 0)
+                nw_ice_mark_capacity_type(l->ice, "spot", now);
+            else if (cls == NW_EC2_CAPACITY && e->type[0] && e->zone[0])
+                nw_ice_mark(l->ice, e->lifecycle[0] ? e->lifecycle : ct, e->type, e->zone, now);
+            if (cls != NW_EC2_CAPACITY)
+                all_ice = 0;
+            if (lt_missing(e->code))
+                relaunch = 1;
+        }
+        if (fr.ninst == 0 && relaunch && attempt == 0) {
+            for (int a = 0; a < namis; a++)
+                lt_forget(l, names[a]);
+            nw_ec2_fleet_result_free(&fr);
+            continue;
+        }
+        if (fr.ninst == 0) {
+            const nw_ec2_fleet_error_t *e0 = fr.nerrs ? &fr.errs[0] : NULL;
+            ae->cls = all_ice ? NW_EC2_CAPACITY : nw_ec2_classify(e0 ? e0->code : "", "", 400);
+            snprintf(ae->code, sizeof ae->code, "%s", e0 ? e0->code : "NoInstance");
+            snprintf(ae->message, sizeof ae->message, "%s",
+                     e0 ? e0->message : "CreateFleet returned no instance and no error");
+            rc = nw_err_set(err, NW_EAWS, "CreateFleet", "CreateFleet launched nothing: %s: %s%s",
+                            ae->code, ae->message, all_ice ? " (insufficient capacity)" : "");
+            nw_ec2_fleet_result_free(&fr);
+            goto out;
+        }
+        const nw_ec2_fleet_instance_t *fi = &fr.inst[0];
+        snprintf(out->instance_id, sizeof out->instance_id, "%s", fi->instance_id);
+        snprintf(out->type, sizeof out->type, "%s", fi->type);
+        snprintf(out->zone, sizeof out->zone, "%s", fi->zone);
+        snprintf(out->subnet_id, sizeof out->subnet_id, "%s", fi->subnet_id);
+        snprintf(out->image_id, sizeof out->image_id, "%s", fi->image_id);
+        snprintf(out->capacity_type, sizeof out->capacity_type, "%s", ct);
+        for (int i = 0; i < n; i++)
+            if (strcmp(c[i].t->name, fi->type) == 0 && strcmp(c[i].zone, fi->zone) == 0) {
+                out->price = c[i].price;
+                snprintf(out->zone_id, sizeof out->zone_id, "%s", c[i].zone_id);
+                if (!out->image_id[0])
+                    snprintf(out->image_id, sizeof out->image_id, "%s", c[i].ami->id);
+                for (int a = 0; a < namis; a++)
+                    if (amis[a] == c[i].ami)
+                        snprintf(out->launch_template, sizeof out->launch_template, "%s", names[a]);
+            }
+        snprintf(out->provider_id, sizeof out->provider_id, "aws:///%s/%s", out->zone,
+                 out->instance_id);
+        nw_log_info(COMP, "launched", NW_LS("nodeclaim", r->nodeclaim),
+                    NW_LS("nodepool", r->nodepool), NW_LS("instance", out->instance_id),
+                    NW_LS("type", out->type), NW_LS("zone", out->zone),
+                    NW_LS("capacity_type", ct), NW_LI("fleet_errors", fr.nerrs));
+        nw_ec2_fleet_result_free(&fr);
+        rc = NW_OK;
+        break;
+    }
+out:
+    free(c);
+    return rc;
+}
+
+/* ---- terminate, list ---------------------------------------------------------------------- */
+
+nw_rc_t nw_launcher_terminate(nw_launcher_t *l, const char *id_or_pid, nw_err_t *err)
+{
+    const char *id = nw_provider_id_instance(id_or_pid);
+    if (strncmp(id, "i-", 2) != 0)
+        return nw_err_set(err, NW_EINVAL, "providerID", "not an instance id: %s", id_or_pid);
+    nw_ec2_state_changes_t sc = {0};
+    const char *ids[] = {id};
+    nw_rc_t rc = nw_ec2_terminate_instances(l->ec2, ids, 1, &sc, NULL, err);
+    if (rc == NW_OK)
+        nw_log_info(COMP, "terminated", NW_LS("instance", id),
+                    NW_LS("state", sc.n ? sc.v[0].current : "?"));
+    nw_ec2_state_changes_free(&sc);
+    return rc;
+}
+
+nw_rc_t nw_launcher_list(nw_launcher_t *l, nw_ec2_instances_t *out, nw_err_t *err)
+{
+    nw_ec2_filter_t f[] = {
+        {"tag-key", {"karpenter.sh/nodepool"}, 1},
+        {"tag-key", {"karpenter.k8s.aws/ec2nodeclass"}, 1},
+        {"tag:eks:eks-cluster-name", {l->cluster}, 1},
+        {"instance-state-name", {"pending", "running", "stopping", "stopped", "shutting-down"}, 5},
+    };
+    return nw_ec2_describe_instances(l->ec2, NULL, 0, f, 4, out, NULL, err);
+}

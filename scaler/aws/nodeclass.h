@@ -1,0 +1,97 @@
+/*
+ * scaler/aws/nodeclass.h — resolve an EC2NodeClass's subnets, security groups
+ * and AMIs from its selector terms, and build the status to write back.
+ *
+ * Semantics (karpenter-api.md §3.2/3.4): terms are ORed, fields inside a term
+ * are ANDed; `tags: {k: "*"}` means "has tag k"; subnet terms take id/tags,
+ * security-group terms id/name/tags, AMI terms id/name/owner/tags (a name
+ * without owner searches owners self and amazon). AMI `alias` and
+ * `ssmParameter` need SSM, which nodewarden does not call: such a term
+ * resolves to nothing and says why. Only available AMIs count; per
+ * architecture the newest non-deprecated image wins (a deprecated one only if
+ * nothing else exists).
+ *
+ * Ownership: nw_nodeclass_resolved_t is caller storage (nw_nodeclass_resolved_cleanup).
+ * The cache owns its entries; pointers it returns are borrowed until the next
+ * nw_nodeclass_cache_get for the same class or nw_nodeclass_cache_free.
+ * Thread: the cache belongs to one thread (the controller).
+ */
+#ifndef NW_SCALER_AWS_NODECLASS_H
+#define NW_SCALER_AWS_NODECLASS_H
+
+#include <cjson/cJSON.h>
+#include <stdint.h>
+
+#include "common/clock.h"
+#include "common/err.h"
+#include "scaler/aws/ec2.h"
+
+#define NW_NC_MAX_TERMS 30
+
+typedef struct {
+    char id[64];
+    char zone[64];
+    char zone_id[64];
+    int64_t available_ips;
+} nw_nc_subnet_t;
+
+typedef struct {
+    char id[64];
+    char name[256];
+} nw_nc_sg_t;
+
+typedef struct {
+    char id[64];
+    char name[256];
+    char arch[8]; /* Kubernetes name: amd64, arm64 */
+    int64_t creation_ns;
+    int deprecated;
+} nw_nc_ami_t;
+
+typedef struct {
+    char name[256];       /* metadata.name */
+    char ami_family[32];  /* spec.amiFamily (or the alias family), "" if none */
+    nw_nc_subnet_t *subnets;
+    size_t nsubnets;
+    nw_nc_sg_t *sgs;
+    size_t nsgs;
+    nw_nc_ami_t *amis;
+    size_t namis;
+    /* per selector term: how many objects it found (-1: the term could not be asked) */
+    int nsubnet_terms, nsg_terms, nami_terms;
+    int subnet_found[NW_NC_MAX_TERMS], sg_found[NW_NC_MAX_TERMS], ami_found[NW_NC_MAX_TERMS];
+    char ami_term_note[NW_NC_MAX_TERMS][128]; /* why a term found nothing, if known */
+    int subnets_ready, sgs_ready, amis_ready, ready;
+    char reason[64];   /* first failing condition, e.g. "SubnetsNotFound" */
+    char message[512];
+} nw_nodeclass_resolved_t;
+
+void nw_nodeclass_resolved_cleanup(nw_nodeclass_resolved_t *r);
+
+/** Resolve nodeclass (an EC2NodeClass object). API failures are returned
+ * (NW_EAWS ...); selectors that match nothing are not errors: they make the
+ * class not ready (r->ready = 0 with reason and message). NW_EINVAL when the
+ * object lacks metadata.name or a selector list. */
+nw_rc_t nw_nodeclass_resolve(nw_ec2_t *ec2, const cJSON *nodeclass, nw_nodeclass_resolved_t *r,
+                             nw_err_t *err);
+
+/** The status object to write back: subnets {id, zone, zoneID}, securityGroups
+ * {id, name}, amis {id, name, requirements}, instanceProfile (when set in the
+ * spec), conditions SubnetsReady, SecurityGroupsReady, AMIsReady, Ready.
+ * now_ns stamps lastTransitionTime. Owned by the caller (cJSON_Delete). */
+cJSON *nw_nodeclass_status_json(const nw_nodeclass_resolved_t *r, const cJSON *nodeclass,
+                                int64_t now_ns);
+
+/* ---- cache with a TTL (Karpenter refreshes subnets/AMIs every minute) ---- */
+typedef struct nw_nodeclass_cache nw_nodeclass_cache_t;
+
+nw_nodeclass_cache_t *nw_nodeclass_cache_new(nw_ec2_t *ec2, const nw_clock_t *clock, int64_t ttl_ns);
+void nw_nodeclass_cache_free(nw_nodeclass_cache_t *c);
+/** Resolved class, from the cache when younger than the TTL and the selectors
+ * are unchanged; otherwise resolved again. */
+nw_rc_t nw_nodeclass_cache_get(nw_nodeclass_cache_t *c, const cJSON *nodeclass,
+                               const nw_nodeclass_resolved_t **out, nw_err_t *err);
+/** Drop every entry (e.g. after a launch failed with a not-found subnet). */
+void nw_nodeclass_cache_invalidate(nw_nodeclass_cache_t *c);
+
+#endif
