@@ -31,10 +31,13 @@ static void usage(FILE *f)
             "  resolve --nodeclass FILE               EC2NodeClass status (subnets, SGs, AMIs)\n"
             "  launch --nodeclass FILE --nodepool P --nodeclaim C --types T1,T2\n"
             "         [--zones Z1,Z2] [--capacity-types spot,on-demand]\n"
+            "         [--repeat N --interval-ms MS]   N launches (claims C-1..C-N)\n"
             "  list [--repeat N --interval-ms MS]     instances of settings.clusterName\n"
             "  terminate ID|PROVIDER-ID ...           idempotent\n\n"
             "Region and endpoints: aws.region / AWS_REGION, AWS_ENDPOINT_URL_EC2, _STS,\n"
-            "AWS_EC2_METADATA_SERVICE_ENDPOINT. Cluster: --settings.clusterName NAME.\n");
+            "AWS_EC2_METADATA_SERVICE_ENDPOINT. Cluster: --settings.clusterName NAME.\n"
+            "Debugging knobs (environment): NW_AWS_MAX_RESULTS (page size of Describe\n"
+            "calls), NW_AWS_ICE_TTL_MS (insufficient-capacity cache TTL, default 180000).\n");
 }
 
 static void print_json(cJSON *j)
@@ -231,21 +234,38 @@ static int verb_launch(nw_srv_aws_args_t *a, nw_cloud_t *cloud)
                            .nzones = nw_srv_split_commas(zones, zv, 16),
                            .capacity_types = cv,
                            .ncapacity_types = nw_srv_split_commas(cts, cv, 2)};
-    nw_launch_result_t res;
-    nw_ec2_error_t ae;
-    if (cloud->ops->launch(cloud, &req, &res, &ae, &err) != NW_OK)
-        return fail("launch", &err, &ae);
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "instanceId", res.instance_id);
-    cJSON_AddStringToObject(o, "providerID", res.provider_id);
-    cJSON_AddStringToObject(o, "type", res.type);
-    cJSON_AddStringToObject(o, "zone", res.zone);
-    cJSON_AddStringToObject(o, "capacityType", res.capacity_type);
-    cJSON_AddStringToObject(o, "imageId", res.image_id);
-    cJSON_AddStringToObject(o, "subnetId", res.subnet_id);
-    cJSON_AddStringToObject(o, "launchTemplate", res.launch_template);
-    cJSON_AddNumberToObject(o, "price", res.price);
-    print_json(o);
+    cJSON *arr = cJSON_CreateArray();
+    for (int i = 0; i < a->repeat; i++) {
+        char claim[256];
+        if (a->repeat > 1)
+            snprintf(claim, sizeof claim, "%s-%d", a->nodeclaim, i + 1);
+        else
+            snprintf(claim, sizeof claim, "%s", a->nodeclaim);
+        if (i > 0 && a->interval_ms > 0)
+            sleep_ms(a->interval_ms);
+        req.nodeclaim = claim;
+        nw_launch_result_t res;
+        nw_ec2_error_t ae;
+        if (cloud->ops->launch(cloud, &req, &res, &ae, &err) != NW_OK) {
+            cJSON_Delete(arr);
+            return fail("launch", &err, &ae);
+        }
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "nodeclaim", claim);
+        cJSON_AddStringToObject(o, "instanceId", res.instance_id);
+        cJSON_AddStringToObject(o, "providerID", res.provider_id);
+        cJSON_AddStringToObject(o, "type", res.type);
+        cJSON_AddStringToObject(o, "zone", res.zone);
+        cJSON_AddStringToObject(o, "capacityType", res.capacity_type);
+        cJSON_AddStringToObject(o, "imageId", res.image_id);
+        cJSON_AddStringToObject(o, "subnetId", res.subnet_id);
+        cJSON_AddStringToObject(o, "launchTemplate", res.launch_template);
+        cJSON_AddNumberToObject(o, "price", res.price);
+        cJSON_AddItemToArray(arr, o);
+    }
+    cJSON *out = cJSON_CreateObject();
+    cJSON_AddItemToObject(out, "launched", arr);
+    print_json(out);
     return NW_EXIT_OK;
 }
 
@@ -314,7 +334,11 @@ int nw_cmd_aws(int argc, char **argv)
         return NW_EXIT_USAGE;
     }
     const char *verb = a.pos[0];
-    nw_aws_cloud_opts_t o = {a.aws, NULL, a.cfg.settings.clusterName, 0};
+    nw_aws_cloud_opts_t o = {a.aws, NULL, a.cfg.settings.clusterName, 0, 0};
+    /* debugging/test knobs: small pages, a short ICE TTL */
+    const char *ice_ms = getenv("NW_AWS_ICE_TTL_MS"), *mr = getenv("NW_AWS_MAX_RESULTS");
+    if (ice_ms && *ice_ms)
+        o.ice_ttl_ns = strtoll(ice_ms, NULL, 10) * NW_NS_PER_MS;
     if (strcmp(verb, "launch") == 0 || strcmp(verb, "list") == 0 ||
         strcmp(verb, "terminate") == 0) {
         if (!o.cluster_name || !*o.cluster_name) {
@@ -331,6 +355,8 @@ int nw_cmd_aws(int argc, char **argv)
         nw_srv_aws_args_free(&a);
         return NW_EXIT_FAIL;
     }
+    if (mr && *mr)
+        nw_ec2_set_max_results(nw_aws_cloud_ec2(cloud), (int)strtol(mr, NULL, 10));
     int rc;
     if (strcmp(verb, "whoami") == 0)
         rc = verb_whoami(&a, cloud);

@@ -8,8 +8,8 @@
  * CreateLaunchTemplate, CreateTags, TerminateInstances: DryRunOperation means
  * allowed, UnauthorizedOperation not; a missing iam:PassRole for the node role
  * is named as such); every EC2NodeClass from --nodeclass FILE resolved, term
- * by term. Cluster part: nw_doctor_cluster_checks (a hook the Kubernetes
- * client fills in; until then it reports itself as skipped).
+ * by term. Cluster part (unless --aws-only): scaler/kube/doctor.h through
+ * nw_doctor_cluster_checks.
  *
  * Exit 0 only when every check passed (skipped checks do not fail), 1 when a
  * check failed, 2 on usage errors. Each failure comes with its fix.
@@ -19,6 +19,9 @@
 #include <string.h>
 
 #include "scaler/aws/cloud.h"
+#include "scaler/kube/client.h"
+#include "scaler/kube/config.h"
+#include "scaler/kube/doctor.h"
 #include "server/awsargs.h"
 #include "server/cmd.h"
 
@@ -51,16 +54,44 @@ static void check(report_t *r, const char *name, chk_status_t st, const char *de
     }
 }
 
-/* The cluster part of doctor: API server reachable, RBAC (SelfSubjectAccessReview),
- * webhook registration, CRDs. Filled in with the Kubernetes client
- * (scaler/kube); until then it reports that it did not run. */
+/* The cluster part of doctor: scaler/kube/doctor.h (API server, RBAC, CRDs,
+ * webhook registration, NodePool references, providerIDs), folded into this
+ * report. */
 static void nw_doctor_cluster_checks(report_t *r, const nw_srv_aws_args_t *a)
 {
-    (void)a;
-    check(r, "cluster", CHK_SKIP,
-          "cluster checks (API server, RBAC, webhook registration) need the Kubernetes client, "
-          "which this build does not have yet; use --aws-only to silence this line",
-          NULL);
+    nw_err_t err = {0};
+    nw_kube_config_t *kcfg = NULL;
+    nw_kube_client_t *client = NULL;
+    if (nw_kube_config_load(a->cfg.kubernetes.kubeconfig, a->cfg.kubernetes.context, &kcfg,
+                            &err) != NW_OK) {
+        check(r, "cluster", CHK_FAIL, err.msg,
+              "give --kubernetes.kubeconfig FILE (or KUBECONFIG), run in-cluster, or use "
+              "--aws-only to check AWS alone");
+        return;
+    }
+    nw_kube_client_opts_t copts = {.max_retries = 1, .timeout_ms = 10000};
+    if (nw_kube_client_new(kcfg, &copts, &client, &err) != NW_OK) {
+        check(r, "cluster", CHK_FAIL, err.msg, "fix the kubeconfig");
+        return;
+    }
+    nw_kube_report_t rep;
+    nw_kube_report_init(&rep);
+    nw_kube_doctor_opts_t kopts = {0};
+    nw_kube_doctor_run(client, &kopts, &rep);
+    for (size_t i = 0; i < rep.n; i++) {
+        const nw_kube_check_t *k = &rep.v[i];
+        char name[200], detail[1024];
+        snprintf(name, sizeof name, "cluster %s: %s", k->area, k->what);
+        snprintf(detail, sizeof detail, "%s%s", k->status == NW_CHECK_WARN ? "warning: " : "",
+                 k->detail);
+        check(r, name,
+              k->status == NW_CHECK_FAIL   ? CHK_FAIL
+              : k->status == NW_CHECK_SKIP ? CHK_SKIP
+                                           : CHK_PASS,
+              detail, k->fix[0] ? k->fix : NULL);
+    }
+    nw_kube_report_cleanup(&rep);
+    nw_kube_client_free(client);
 }
 
 static const char *source_fix(nw_creds_source_t s)
@@ -266,7 +297,7 @@ int nw_cmd_doctor(int argc, char **argv)
                              a.cfg.settings.clusterName && *a.cfg.settings.clusterName
                                  ? a.cfg.settings.clusterName
                                  : "-",
-                             0};
+                             0, 0};
     if (nw_aws_cloud_new(&o, &cloud, &err) != NW_OK) {
         check(&r, "credentials", CHK_FAIL, err.msg, source_fix(NW_CREDS_NONE));
         goto done;

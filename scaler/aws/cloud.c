@@ -104,7 +104,7 @@ nw_rc_t nw_aws_cloud_new(const nw_aws_cloud_opts_t *o, nw_cloud_t **out, nw_err_
         (rc = nw_ec2_new(&o->aws, a->creds, o->clock, &a->ec2, err)) != NW_OK ||
         (rc = nw_catalog_new_embedded(o->aws.region, &a->cat, err)) != NW_OK)
         goto fail;
-    a->ice = nw_ice_new(0);
+    a->ice = nw_ice_new(o->ice_ttl_ns);
     a->nc = nw_nodeclass_cache_new(a->ec2, o->clock, 0);
     a->launcher = a->ice ? nw_launcher_new(a->ec2, a->cat, a->ice, o->clock, o->cluster_name) : NULL;
     if (!a->ice || !a->nc || !a->launcher) {

@@ -51,6 +51,7 @@ typedef struct {
     const nw_clock_t *clock;  /* NULL = system clock */
     const char *cluster_name; /* settings.clusterName */
     int refresh_catalog;      /* ask DescribeInstanceTypes & co. at start */
+    int64_t ice_ttl_ns;       /* 0 = NW_ICE_TTL_NS (3 min) */
 } nw_aws_cloud_opts_t;
 
 /** Build the AWS cloud: credentials chain, EC2 client, embedded catalog

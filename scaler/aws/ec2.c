@@ -21,6 +21,7 @@ struct nw_ec2 {
     const nw_clock_t *clock;
     nw_ec2_retry_t retry;
     _Atomic long requests;
+    int max_results;
     _Atomic unsigned long long rng;
 };
 
@@ -169,6 +170,11 @@ void nw_ec2_set_retry(nw_ec2_t *c, const nw_ec2_retry_t *r)
     c->retry = *r;
     if (c->retry.max_attempts < 1)
         c->retry.max_attempts = 1;
+}
+
+void nw_ec2_set_max_results(nw_ec2_t *c, int n)
+{
+    c->max_results = n > 0 ? n : 0;
 }
 
 long nw_ec2_request_count(const nw_ec2_t *c)
@@ -383,6 +389,8 @@ static nw_rc_t paged(nw_ec2_t *c, const char *action, nw_rc_t (*build)(nw_ec2_pa
     nw_buf_t body;
     nw_rc_t rc = NW_OK;
     nw_buf_init(&body, NW_AWSHTTP_MAX_BODY);
+    if (max_results > 0 && c->max_results > 0 && c->max_results < max_results)
+        max_results = c->max_results;
     for (int page = 0; page < MAX_PAGES; page++) {
         nw_ec2_params_t p;
         if ((rc = nw_ec2_params_init(&p, action)) == NW_OK && build)
