@@ -37,7 +37,8 @@ static void usage(FILE *f)
             "Region and endpoints: aws.region / AWS_REGION, AWS_ENDPOINT_URL_EC2, _STS,\n"
             "AWS_EC2_METADATA_SERVICE_ENDPOINT. Cluster: --settings.clusterName NAME.\n"
             "Debugging knobs (environment): NW_AWS_MAX_RESULTS (page size of Describe\n"
-            "calls), NW_AWS_ICE_TTL_MS (insufficient-capacity cache TTL, default 180000).\n");
+            "calls), NW_AWS_ICE_TTL_MS (insufficient-capacity cache TTL, default 180000),\n"
+            "NW_AWS_CALL_TIMEOUT_MS (timeout of one HTTP exchange, default 10000).\n");
 }
 
 static void print_json(cJSON *j)
