@@ -191,7 +191,8 @@ bool nw_reqs_intersects(const nw_reqs_t *existing, const nw_reqs_t *incoming,
  * not allowed to be undefined (with NW_REQS_ALLOW_UNDEFINED_WELL_KNOWN: the
  * well-known labels) must be defined in existing unless incoming is NotIn or
  * DoesNotExist ("label \"K\" does not have known values" plus Karpenter's typo hint);
- * then nw_reqs_intersects. First problem only. Allocation-free. */
+ * then nw_reqs_intersects. First problem only, keys in sorted order (Karpenter's map
+ * order is random). Allocation-free. */
 bool nw_reqs_compatible(const nw_reqs_t *existing, const nw_reqs_t *incoming, unsigned flags,
                         nw_reqs_conflict_t *c);
 
