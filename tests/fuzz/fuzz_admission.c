@@ -3,7 +3,8 @@
  * the real handler table, encode) on arbitrary bytes, for /validate and
  * /mutate. Checks the response invariants kube-apiserver relies on: 200 means
  * a JSON AdmissionReview whose uid equals the request's, anything else is a
- * JSON Status; a validating response never carries a patch.
+ * JSON Status; a validating response never carries a patch. The GPU policy is
+ * on (defaults), so the Pod and NodePool handlers do their full work.
  */
 #include <cjson/cJSON.h>
 #include <stdint.h>
@@ -11,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/gpu.h"
 #include "server/admission.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -26,7 +28,13 @@ static void check(int cond, const char *what, const nw_srv_adm_out_t *out)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static const nw_admit_ctx_t ctx = {NULL, "nodewarden"};
+    static nw_gpu_policy_t gpu;
+    static nw_admit_ctx_t ctx = {NULL, "nodewarden"};
+    if (!ctx.gpu) {
+        if (nw_gpu_policy_init(&gpu, "nodewarden") != NW_OK)
+            abort();
+        ctx.gpu = &gpu;
+    }
     for (int mutate = 0; mutate < 2; mutate++) {
         nw_srv_adm_out_t out;
         if (nw_srv_admission_handle(&ctx, NULL, mutate, (const char *)data, size, &out) != NW_OK)
