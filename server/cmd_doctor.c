@@ -125,7 +125,7 @@ static void dry_run(report_t *r, nw_ec2_t *ec2, const char *action, nw_ec2_param
         check(r, name, CHK_PASS, "DryRun: DryRunOperation (allowed)", NULL);
         return;
     }
-    if (ae.cls == NW_EC2_AUTH && strstr(ae.message, "iam:PassRole")) {
+    if (nw_ec2_error_is_passrole(&ae)) {
         snprintf(detail, sizeof detail, "%s: %s", ae.code, ae.message);
         snprintf(fix, sizeof fix,
                  "allow iam:PassRole on the node role%s%s%s for the role nodewarden runs as "

@@ -110,6 +110,11 @@ nw_ec2_class_t nw_ec2_classify(const char *code, const char *message, long statu
     return NW_EC2_OTHER;
 }
 
+int nw_ec2_error_is_passrole(const nw_ec2_error_t *ae)
+{
+    return ae && ae->cls == NW_EC2_AUTH && strstr(ae->message, "iam:PassRole") != NULL;
+}
+
 const char *nw_ec2_class_name(nw_ec2_class_t c)
 {
     switch (c) {

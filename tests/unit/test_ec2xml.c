@@ -223,6 +223,19 @@ START_TEST(errors_and_sts)
         free(x);
     }
     ck_assert_int_eq(nw_ec2_classify("", "", 503), NW_EC2_SERVER);
+    {
+        size_t l2;
+        char *x = load(DIR "error-UnauthorizedOperation.xml", &l2);
+        nw_ec2xml_error_t e;
+        ck_assert_int_eq(nw_ec2xml_parse_error(x, l2, &e, NULL), NW_OK);
+        nw_ec2_error_t ae = {0};
+        ae.cls = nw_ec2_classify(e.code, e.message, 403);
+        snprintf(ae.message, sizeof ae.message, "%s", e.message);
+        ck_assert(nw_ec2_error_is_passrole(&ae));
+        snprintf(ae.message, sizeof ae.message, "not authorized to perform: ec2:CreateFleet");
+        ck_assert(!nw_ec2_error_is_passrole(&ae));
+        free(x);
+    }
     ck_assert_int_eq(nw_ec2_classify("", "", 429), NW_EC2_THROTTLE);
     ck_assert_int_eq(nw_ec2_classify("InvalidLaunchTemplateName.NotFoundException", "", 400),
                      NW_EC2_NOTFOUND);
