@@ -1,6 +1,7 @@
 #include "api/admit.h"
 
 #include "api/gpu.h"
+#include "api/nodepool.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 /* Handlers register here, one line each (group, kind, mutate, validate). */
 const nw_admit_handler_t nw_admit_handlers[] = {
     {"", "Pod", nw_gpu_pod_mutate, nw_gpu_pod_validate},
+    {"karpenter.sh", "NodePool", nw_nodepool_admit_mutate, nw_nodepool_admit_validate},
     {NULL, NULL, NULL, NULL},
 };
 

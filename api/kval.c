@@ -1,0 +1,441 @@
+/* api/kval.c — kube-apiserver-style validation error list and helpers. */
+#include "api/kval.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/buf.h"
+
+void nw_kv_init(nw_kv_t *kv)
+{
+    memset(kv, 0, sizeof *kv);
+}
+
+void nw_kv_cleanup(nw_kv_t *kv)
+{
+    if (!kv)
+        return;
+    for (size_t i = 0; i < kv->n; i++) {
+        free(kv->v[i].field);
+        free(kv->v[i].body);
+    }
+    free(kv->v);
+    nw_kv_init(kv);
+}
+
+void nw_kv_add(nw_kv_t *kv, nw_kv_type_t type, bool cel, const char *field, const char *fmt, ...)
+{
+    if (kv->n == kv->cap) {
+        size_t nc = kv->cap ? kv->cap * 2 : 8;
+        nw_kv_err_t *nv = realloc(kv->v, nc * sizeof *nv);
+        if (!nv) {
+            kv->oom = true;
+            return;
+        }
+        kv->v = nv;
+        kv->cap = nc;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    char *body = NULL;
+    int r = vasprintf(&body, fmt, ap);
+    va_end(ap);
+    char *f = strdup(field);
+    if (r < 0 || !f) {
+        if (r >= 0)
+            free(body);
+        free(f);
+        kv->oom = true;
+        return;
+    }
+    kv->v[kv->n++] = (nw_kv_err_t){type, cel, f, body};
+}
+
+static const char *reason_of(nw_kv_type_t t)
+{
+    switch (t) {
+    case NW_KV_REQUIRED: return "FieldValueRequired";
+    case NW_KV_NOTSUPPORTED: return "FieldValueNotSupported";
+    case NW_KV_INVALID: return "FieldValueInvalid";
+    case NW_KV_TOOLONG: return "FieldValueTooLong";
+    case NW_KV_TOOMANY: return "FieldValueTooMany";
+    case NW_KV_TYPE: return "FieldValueTypeInvalid";
+    case NW_KV_DUPLICATE: return "FieldValueDuplicate";
+    }
+    return "FieldValueInvalid";
+}
+
+#define GATE_FIELD "<nil>"
+#define GATE_BODY                                                                                  \
+    "Invalid value: null: some validation rules were not checked because the object was "         \
+    "invalid; correct the existing errors to complete validation"
+
+size_t nw_kv_lines(const nw_kv_t *kv, char ***out, nw_kv_err_t **errs)
+{
+    *out = NULL;
+    if (errs)
+        *errs = NULL;
+    bool gate = false;
+    size_t nschema = 0;
+    for (size_t i = 0; i < kv->n; i++) {
+        if (kv->v[i].cel)
+            continue;
+        nschema++;
+        nw_kv_type_t t = kv->v[i].type;
+        if (t == NW_KV_REQUIRED || t == NW_KV_NOTSUPPORTED || t == NW_KV_TOOLONG ||
+            t == NW_KV_TOOMANY || t == NW_KV_TYPE)
+            gate = true;
+    }
+    size_t max = kv->n + 1;
+    char **lines = calloc(max, sizeof *lines);
+    nw_kv_err_t *ev = calloc(max, sizeof *ev);
+    if (!lines || !ev) {
+        free(lines);
+        free(ev);
+        return 0;
+    }
+    size_t n = 0;
+    for (int pass = 0; pass < 3; pass++) {
+        for (size_t i = 0; i < kv->n + (pass == 2); i++) {
+            nw_kv_err_t e;
+            if (pass == 2) {
+                if (!gate || i != kv->n)
+                    continue;
+                e = (nw_kv_err_t){NW_KV_INVALID, false, (char *)GATE_FIELD, (char *)GATE_BODY};
+            } else {
+                if (i >= kv->n)
+                    continue;
+                e = kv->v[i];
+                if (pass == 0 && e.cel)
+                    continue;
+                if (pass == 1 && (!e.cel || gate))
+                    continue;
+            }
+            char *l = NULL;
+            if (asprintf(&l, "%s: %s", e.field, e.body) < 0)
+                continue;
+            bool dup = false;
+            for (size_t k = 0; k < n && !dup; k++)
+                dup = strcmp(lines[k], l) == 0;
+            if (dup) {
+                free(l);
+                continue;
+            }
+            lines[n] = l;
+            ev[n] = e;
+            n++;
+        }
+    }
+    (void)nschema;
+    if (n == 0) {
+        free(lines);
+        free(ev);
+        return 0;
+    }
+    *out = lines;
+    if (errs)
+        *errs = ev;
+    else
+        free(ev);
+    return n;
+}
+
+void nw_kv_lines_free(char **lines, nw_kv_err_t *errs, size_t n)
+{
+    if (lines)
+        for (size_t i = 0; i < n; i++)
+            free(lines[i]);
+    free(lines);
+    free(errs); /* fields/bodies are borrowed from the nw_kv_t */
+}
+
+nw_rc_t nw_kv_finish(const nw_kv_t *kv, const char *kind, const char *group, const char *name,
+                     nw_admit_result_t *res)
+{
+    if (kv->oom)
+        return NW_ENOMEM;
+    char **lines = NULL;
+    nw_kv_err_t *errs = NULL;
+    size_t n = nw_kv_lines(kv, &lines, &errs);
+    if (n == 0)
+        return NW_OK;
+    nw_buf_t b;
+    nw_buf_init(&b, (size_t)4 << 20);
+    nw_rc_t rc = nw_buf_addf(&b, "%s.%s \"%s\" is invalid: %s", kind, group, name ? name : "",
+                             n > 1 ? "[" : "");
+    for (size_t i = 0; i < n && rc == NW_OK; i++)
+        rc = nw_buf_addf(&b, "%s%s", i ? ", " : "", lines[i]);
+    if (rc == NW_OK && n > 1)
+        rc = nw_buf_adds(&b, "]");
+    cJSON *details = cJSON_CreateObject();
+    cJSON *causes = details ? cJSON_AddArrayToObject(details, "causes") : NULL;
+    if (!details || !causes || !cJSON_AddStringToObject(details, "name", name ? name : "") ||
+        !cJSON_AddStringToObject(details, "group", group) ||
+        !cJSON_AddStringToObject(details, "kind", kind))
+        rc = NW_ENOMEM;
+    for (size_t i = 0; i < n && rc == NW_OK; i++) {
+        cJSON *c = cJSON_CreateObject();
+        if (!c || !cJSON_AddStringToObject(c, "reason", reason_of(errs[i].type)) ||
+            !cJSON_AddStringToObject(c, "message", errs[i].body) ||
+            !cJSON_AddStringToObject(c, "field", errs[i].field)) {
+            cJSON_Delete(c);
+            rc = NW_ENOMEM;
+            break;
+        }
+        cJSON_AddItemToArray(causes, c);
+    }
+    nw_kv_lines_free(lines, errs, n);
+    char *msg = rc == NW_OK ? nw_buf_take(&b) : NULL;
+    char *reason = rc == NW_OK ? strdup("Invalid") : NULL;
+    nw_buf_cleanup(&b);
+    if (rc != NW_OK || !msg || !reason) {
+        free(msg);
+        free(reason);
+        cJSON_Delete(details);
+        return NW_ENOMEM;
+    }
+    free(res->message);
+    free(res->reason);
+    cJSON_Delete(res->details);
+    res->allowed = 0;
+    res->code = 422;
+    res->reason = reason;
+    res->message = msg;
+    res->details = details;
+    return NW_OK;
+}
+
+/* ---- paths ----------------------------------------------------------------------- */
+
+const char *nw_kv_path(char *out, const char *parent, const char *name)
+{
+    if (!parent || !*parent)
+        snprintf(out, NW_KV_PATH_MAX, "%s", name);
+    else
+        snprintf(out, NW_KV_PATH_MAX, "%s.%s", parent, name);
+    return out;
+}
+
+const char *nw_kv_idx(char *out, const char *parent, size_t i)
+{
+    snprintf(out, NW_KV_PATH_MAX, "%s[%zu]", parent, i);
+    return out;
+}
+
+const char *nw_kv_key(char *out, const char *parent, const char *key)
+{
+    snprintf(out, NW_KV_PATH_MAX, "%s[%s]", parent, key);
+    return out;
+}
+
+/* ---- access and scalar checks ---------------------------------------------------- */
+
+const cJSON *nw_kv_get(const cJSON *obj, const char *name)
+{
+    if (!cJSON_IsObject(obj))
+        return NULL;
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, name);
+    if (!v || cJSON_IsNull(v))
+        return NULL;
+    return v;
+}
+
+const char *nw_kv_jtype(const cJSON *v)
+{
+    if (cJSON_IsString(v))
+        return "string";
+    if (cJSON_IsNumber(v))
+        return (isfinite(v->valuedouble) && v->valuedouble == floor(v->valuedouble)) ? "integer"
+                                                                                      : "number";
+    if (cJSON_IsBool(v))
+        return "boolean";
+    if (cJSON_IsObject(v))
+        return "object";
+    if (cJSON_IsArray(v))
+        return "array";
+    return "null";
+}
+
+bool nw_kv_type(nw_kv_t *kv, const char *path, const cJSON *v, const char *type)
+{
+    const char *got = nw_kv_jtype(v);
+    if (strcmp(got, type) == 0)
+        return true;
+    nw_kv_add(kv, NW_KV_TYPE, false, path, "Invalid value: \"%s\": %s in body must be of type %s: \"%s\"",
+              got, path, type, got);
+    return false;
+}
+
+void nw_kv_required(nw_kv_t *kv, const char *parent, const char *name)
+{
+    char p[NW_KV_PATH_MAX];
+    nw_kv_add(kv, NW_KV_REQUIRED, false, nw_kv_path(p, parent, name), "Required value");
+}
+
+const char *nw_kv_quote(char *out, size_t cap, const char *s)
+{
+    size_t k = 0;
+    if (cap < 8) {
+        if (cap)
+            out[0] = 0;
+        return out;
+    }
+    out[k++] = '"';
+    for (const unsigned char *p = (const unsigned char *)s; *p && k + 6 < cap; p++) {
+        unsigned char c = *p;
+        const char *esc = NULL;
+        switch (c) {
+        case '"': esc = "\\\""; break;
+        case '\\': esc = "\\\\"; break;
+        case '\n': esc = "\\n"; break;
+        case '\t': esc = "\\t"; break;
+        case '\r': esc = "\\r"; break;
+        case '\a': esc = "\\a"; break;
+        case '\b': esc = "\\b"; break;
+        case '\f': esc = "\\f"; break;
+        case '\v': esc = "\\v"; break;
+        default: break;
+        }
+        if (esc) {
+            size_t l = strlen(esc);
+            memcpy(out + k, esc, l);
+            k += l;
+        } else if (c < 0x20 || c == 0x7f) {
+            k += (size_t)snprintf(out + k, cap - k, "\\x%02x", c);
+        } else {
+            out[k++] = (char)c;
+        }
+    }
+    out[k++] = '"';
+    out[k] = 0;
+    return out;
+}
+
+bool nw_kv_enum(nw_kv_t *kv, const char *path, const char *s, const char *const *allowed)
+{
+    for (const char *const *a = allowed; *a; a++)
+        if (strcmp(s, *a) == 0)
+            return true;
+    nw_buf_t b;
+    nw_buf_init(&b, 4096);
+    char q[512];
+    int ok = 1;
+    for (const char *const *a = allowed; *a && ok; a++)
+        ok = nw_buf_addf(&b, "%s%s", a == allowed ? "" : ", ", nw_kv_quote(q, sizeof q, *a)) == NW_OK;
+    nw_kv_add(kv, NW_KV_NOTSUPPORTED, false, path, "Unsupported value: %s: supported values: %s",
+              nw_kv_quote(q, sizeof q, s), nw_buf_str(&b));
+    nw_buf_cleanup(&b);
+    return false;
+}
+
+void nw_kv_int_range(nw_kv_t *kv, const char *path, double v, long long min, long long max)
+{
+    if (min != LLONG_MIN && v < (double)min)
+        nw_kv_add(kv, NW_KV_INVALID, false, path,
+                  "Invalid value: %.0f: %s in body should be greater than or equal to %lld", v, path,
+                  min);
+    if (max != LLONG_MAX && v > (double)max)
+        nw_kv_add(kv, NW_KV_INVALID, false, path,
+                  "Invalid value: %.0f: %s in body should be less than or equal to %lld", v, path, max);
+}
+
+size_t nw_kv_strlen(const char *s)
+{
+    size_t n = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        if ((*p & 0xC0) != 0x80)
+            n++;
+    return n;
+}
+
+void nw_kv_max_len(nw_kv_t *kv, const char *path, const char *s, size_t max)
+{
+    if (nw_kv_strlen(s) > max)
+        nw_kv_add(kv, NW_KV_TOOLONG, false, path, "Too long: may not be more than %zu bytes", max);
+}
+
+void nw_kv_min_len(nw_kv_t *kv, const char *path, const char *s, size_t min)
+{
+    char q[600];
+    if (nw_kv_strlen(s) < min)
+        nw_kv_add(kv, NW_KV_INVALID, false, path, "Invalid value: %s: %s in body should be at least %zu chars long",
+                  nw_kv_quote(q, sizeof q, s), path, min);
+}
+
+void nw_kv_max_items(nw_kv_t *kv, const char *path, const cJSON *arr, int max)
+{
+    int n = cJSON_GetArraySize(arr);
+    if (n > max)
+        nw_kv_add(kv, NW_KV_TOOMANY, false, path, "Too many: %d: must have at most %d items", n, max);
+}
+
+void nw_kv_min_items(nw_kv_t *kv, const char *path, const cJSON *arr, int min)
+{
+    int n = cJSON_GetArraySize(arr);
+    if (n < min)
+        nw_kv_add(kv, NW_KV_INVALID, false, path,
+                  "Invalid value: %d: %s in body should have at least %d items", n, path, min);
+}
+
+/* ---- patterns ------------------------------------------------------------------------ */
+
+bool nw_kv_re_compile(nw_kv_re_t *res, size_t n)
+{
+    bool all = true;
+    for (size_t i = 0; i < n; i++) {
+        res[i].ok = regcomp(&res[i].rx, res[i].posix, REG_EXTENDED | REG_NOSUB) == 0;
+        all = all && res[i].ok;
+    }
+    return all;
+}
+
+bool nw_kv_re_match(const nw_kv_re_t *re, const char *s)
+{
+    return re->ok && regexec(&re->rx, s, 0, NULL, 0) == 0;
+}
+
+bool nw_kv_pattern(nw_kv_t *kv, const char *path, const char *s, const nw_kv_re_t *re)
+{
+    if (nw_kv_re_match(re, s))
+        return true;
+    char q[1200];
+    nw_kv_add(kv, NW_KV_INVALID, false, path, "Invalid value: %s: %s in body should match '%s'",
+              nw_kv_quote(q, sizeof q, s), path, re->re2);
+    return false;
+}
+
+void nw_kv_cel(nw_kv_t *kv, const char *path, const char *type, const char *msg)
+{
+    nw_kv_add(kv, NW_KV_INVALID, true, path, "Invalid value: \"%s\": %s", type, msg);
+}
+
+void nw_kv_cel_eval(nw_kv_t *kv, const char *path, const char *type, const char *err,
+                    const char *msg)
+{
+    nw_kv_add(kv, NW_KV_INVALID, true, path, "Invalid value: \"%s\": %s evaluating rule: %s", type,
+              err, msg);
+}
+
+bool nw_kv_cel_int(const char *s, long long *out)
+{
+    const char *p = s;
+    if (*p == '+' || *p == '-')
+        p++;
+    if (!*p)
+        return false;
+    for (const char *c = p; *c; c++)
+        if (*c < '0' || *c > '9')
+            return false;
+    errno = 0;
+    char *end = NULL;
+    long long v = strtoll(s, &end, 10);
+    if (errno == ERANGE || *end)
+        return false;
+    *out = v;
+    return true;
+}

@@ -1,0 +1,46 @@
+/*
+ * api/nodepool.h — karpenter.sh/v1 NodePool admission: defaulting and validation
+ * exactly as the v1.14.1 CRD (schema defaults, OpenAPI checks, CEL rules) does it
+ * in kube-apiserver (../shared/docs/karpenter-api.md §2, §5.2), plus Karpenter's
+ * runtime checks (layer D, §2.5) reported as warnings.
+ *
+ * Pure functions on cJSON trees; no I/O. Thread: any.
+ */
+#ifndef NW_API_NODEPOOL_H
+#define NW_API_NODEPOOL_H
+
+#include <cjson/cJSON.h>
+
+#include "api/admit.h"
+#include "api/jsonpatch.h"
+#include "api/kval.h"
+
+/** Append to patch the operations that apply the schema defaults to obj (§2.4):
+ * minimal (nothing for a field already set), JSON null treated as absent, idempotent. */
+nw_rc_t nw_nodepool_default(const cJSON *obj, nw_jsonpatch_t *patch);
+
+/** Validate obj (already defaulted) into kv; old is the stored object on UPDATE
+ * (NULL on CREATE) for the transition rules. Layer-D findings go to res as
+ * warnings when res is not NULL. */
+nw_rc_t nw_nodepool_validate(const cJSON *obj, const cJSON *old, nw_kv_t *kv,
+                             nw_admit_result_t *res);
+
+/** Admission handlers (api/admit.h). validate defaults a copy of the object first,
+ * as kube-apiserver validates the defaulted object. */
+nw_rc_t nw_nodepool_admit_mutate(const nw_admit_ctx_t *ctx, const nw_admit_req_t *req,
+                                 nw_admit_result_t *res);
+nw_rc_t nw_nodepool_admit_validate(const nw_admit_ctx_t *ctx, const nw_admit_req_t *req,
+                                   nw_admit_result_t *res);
+
+/* Shared with the EC2NodeClass and NodeClaim rules. */
+
+/** The CRD key restrictions of §5.2 for a label or requirement key: calls fail(msg)
+ * for every rule key violates (aws: include the karpenter.k8s.aws rule; nodepool:
+ * include the karpenter.sh/nodepool rule). Returns the number of failures. */
+int nw_nodepool_key_restrictions(const char *key, int aws, int nodepool,
+                                 const char *fails[4]);
+
+/** Apply a patch text (may be NULL) to a copy of obj; the copy is returned (owned). */
+cJSON *nw_admit_apply_patch_copy(const cJSON *obj, const char *patch, nw_err_t *err);
+
+#endif

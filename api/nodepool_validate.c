@@ -1,0 +1,633 @@
+/* api/nodepool_validate.c — NodePool CRD validation (schema + CEL, karpenter-api.md
+ * §2.1–2.3, §5.2) and Karpenter's runtime checks as warnings (§2.5). */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/kre.h"
+#include "api/kval.h"
+#include "api/labels.h"
+#include "api/nodepool.h"
+
+typedef char path_t[NW_KV_PATH_MAX];
+
+#define MAX_SEEN 200 /* taints compared for duplicates (layer D) */
+
+static const char *const OPERATORS[] = {"In", "NotIn", "Exists", "DoesNotExist",
+                                        "Gt", "Lt",    "Gte",    "Lte",
+                                        NULL};
+static const char *const EFFECTS[] = {"NoSchedule", "PreferNoSchedule", "NoExecute", NULL};
+static const char *const POLICIES[] = {"WhenEmpty", "WhenEmptyOrUnderutilized", "Balanced", NULL};
+static const char *const REASONS[] = {"Underutilized", "Empty", "Drifted", NULL};
+
+/* The 28 karpenter.k8s.aws keys the AWS CRDs allow in labels and requirements. */
+static const char *const AWS_ALLOWED[] = {
+    "karpenter.k8s.aws/instance-tenancy",
+    "karpenter.k8s.aws/capacity-reservation-type",
+    "karpenter.k8s.aws/capacity-reservation-id",
+    "karpenter.k8s.aws/capacity-reservation-interruptible",
+    "karpenter.k8s.aws/ec2nodeclass",
+    "karpenter.k8s.aws/instance-encryption-in-transit-supported",
+    "karpenter.k8s.aws/instance-category",
+    "karpenter.k8s.aws/instance-hypervisor",
+    "karpenter.k8s.aws/instance-family",
+    "karpenter.k8s.aws/instance-generation",
+    "karpenter.k8s.aws/instance-local-nvme",
+    "karpenter.k8s.aws/instance-size",
+    "karpenter.k8s.aws/instance-cpu",
+    "karpenter.k8s.aws/instance-cpu-manufacturer",
+    "karpenter.k8s.aws/instance-cpu-sustained-clock-speed-mhz",
+    "karpenter.k8s.aws/instance-memory",
+    "karpenter.k8s.aws/instance-ebs-bandwidth",
+    "karpenter.k8s.aws/instance-network-bandwidth",
+    "karpenter.k8s.aws/instance-gpu-name",
+    "karpenter.k8s.aws/instance-gpu-manufacturer",
+    "karpenter.k8s.aws/instance-gpu-count",
+    "karpenter.k8s.aws/instance-gpu-memory",
+    "karpenter.k8s.aws/instance-accelerator-name",
+    "karpenter.k8s.aws/instance-accelerator-manufacturer",
+    "karpenter.k8s.aws/instance-accelerator-count",
+    "karpenter.k8s.aws/instance-capability-flex",
+    "karpenter.k8s.aws/placement-group-id",
+    "karpenter.k8s.aws/placement-group-partition",
+    NULL,
+};
+
+/* Well-known requirement keys at runtime (§5.1), after alias normalisation. */
+static const char *const WELL_KNOWN[] = {
+    "karpenter.sh/capacity-type", "topology.kubernetes.io/zone", "topology.kubernetes.io/region",
+    "node.kubernetes.io/instance-type", "kubernetes.io/arch", "kubernetes.io/os",
+    "node.kubernetes.io/windows-build", "topology.k8s.aws/zone-id", NULL,
+};
+
+static int in_list(const char *s, const char *const *l)
+{
+    for (; *l; l++)
+        if (strcmp(s, *l) == 0)
+            return 1;
+    return 0;
+}
+
+static int ends_with(const char *s, size_t n, const char *suf)
+{
+    size_t m = strlen(suf);
+    return n >= m && memcmp(s + n - m, suf, m) == 0;
+}
+
+int nw_nodepool_key_restrictions(const char *key, int aws, int nodepool, const char *fails[4])
+{
+    /* CEL: x.find("^([^/]+)") — the text before the first '/' ("" if key starts with '/') */
+    const char *slash = strchr(key, '/');
+    size_t dlen = slash ? (size_t)(slash - key) : strlen(key);
+    int n = 0;
+    if (!in_list(key, (const char *const[]){"karpenter.sh/capacity-type", "karpenter.sh/nodepool", NULL}) &&
+        ends_with(key, dlen, "karpenter.sh"))
+        fails[n++] = "label domain \"karpenter.sh\" is restricted";
+    if (nodepool && strcmp(key, "karpenter.sh/nodepool") == 0)
+        fails[n++] = "label \"karpenter.sh/nodepool\" is restricted";
+    if (strcmp(key, "kubernetes.io/hostname") == 0)
+        fails[n++] = "label \"kubernetes.io/hostname\" is restricted";
+    if (aws && !in_list(key, AWS_ALLOWED) && ends_with(key, dlen, "karpenter.k8s.aws"))
+        fails[n++] = "label domain \"karpenter.k8s.aws\" is restricted";
+    return n;
+}
+
+/* ---- layer D (runtime) checks, as warnings ------------------------------------------ */
+
+static void warn(nw_admit_result_t *res, const char *path, const char *what, const char *detail)
+{
+    if (res)
+        nw_admit_warn(res, "%s: %s%s%s (Karpenter would mark the NodePool ValidationSucceeded=False)",
+                      path, what, detail && *detail ? ": " : "", detail ? detail : "");
+}
+
+static const char *normalize_key(const char *k)
+{
+    static const char *const alias[][2] = {
+        {"failure-domain.beta.kubernetes.io/zone", "topology.kubernetes.io/zone"},
+        {"failure-domain.beta.kubernetes.io/region", "topology.kubernetes.io/region"},
+        {"beta.kubernetes.io/arch", "kubernetes.io/arch"},
+        {"beta.kubernetes.io/os", "kubernetes.io/os"},
+        {"beta.kubernetes.io/instance-type", "node.kubernetes.io/instance-type"},
+    };
+    for (size_t i = 0; i < sizeof alias / sizeof alias[0]; i++)
+        if (strcmp(k, alias[i][0]) == 0)
+            return alias[i][1];
+    return k;
+}
+
+/* runtime: domain equals or is a dot-subdomain of karpenter.sh / karpenter.k8s.aws */
+static int runtime_restricted(const char *key)
+{
+    char dom[256];
+    nw_labels_domain(key, dom, sizeof dom);
+    static const char *const doms[] = {"karpenter.sh", "karpenter.k8s.aws", NULL};
+    for (const char *const *d = doms; *d; d++) {
+        size_t dl = strlen(dom), l = strlen(*d);
+        if (strcmp(dom, *d) == 0 || (dl > l && dom[dl - l - 1] == '.' && strcmp(dom + dl - l, *d) == 0))
+            return !in_list(key, WELL_KNOWN) && !(in_list(key, AWS_ALLOWED) &&
+                                                  strcmp(key, "karpenter.k8s.aws/ec2nodeclass") != 0);
+    }
+    return 0;
+}
+
+static void warn_key(nw_admit_result_t *res, const char *path, const char *key)
+{
+    nw_labels_msgs_t m = {0};
+    char buf[512];
+    if (!nw_labels_key_valid(key, &m)) {
+        nw_labels_msgs_join(&m, "; ", buf, sizeof buf);
+        warn(res, path, "invalid label key", buf);
+    }
+    if (runtime_restricted(key))
+        warn(res, path, "restricted label key", key);
+}
+
+static void warn_value(nw_admit_result_t *res, const char *path, const char *v)
+{
+    nw_labels_msgs_t m = {0};
+    char buf[512];
+    if (!nw_labels_value_valid(v, &m)) {
+        nw_labels_msgs_join(&m, "; ", buf, sizeof buf);
+        warn(res, path, "invalid label value", buf);
+    }
+}
+
+/* ---- schema pieces ------------------------------------------------------------------- */
+
+/* Type-check an optional string member; returns it or NULL. */
+static const char *opt_str(nw_kv_t *kv, const cJSON *obj, const char *parent, const char *name)
+{
+    const cJSON *v = nw_kv_get(obj, name);
+    path_t p;
+    if (!v || !nw_kv_type(kv, nw_kv_path(p, parent, name), v, "string"))
+        return NULL;
+    return v->valuestring;
+}
+
+/* Required string member. */
+static const char *req_str(nw_kv_t *kv, const cJSON *obj, const char *parent, const char *name)
+{
+    if (!nw_kv_get(obj, name)) {
+        nw_kv_required(kv, parent, name);
+        return NULL;
+    }
+    return opt_str(kv, obj, parent, name);
+}
+
+static const cJSON *opt_typed(nw_kv_t *kv, const cJSON *obj, const char *parent, const char *name,
+                              const char *type)
+{
+    const cJSON *v = nw_kv_get(obj, name);
+    path_t p;
+    if (!v || !nw_kv_type(kv, nw_kv_path(p, parent, name), v, type))
+        return NULL;
+    return v;
+}
+
+static void check_taints(nw_kv_t *kv, const cJSON *tspec, const char *tpath, const char *name,
+                         nw_admit_result_t *res, char seen[][2][320], int *nseen)
+{
+    path_t lp, ip, fp;
+    const cJSON *arr = opt_typed(kv, tspec, tpath, name, "array");
+    if (!arr)
+        return;
+    nw_kv_path(lp, tpath, name);
+    size_t i = 0;
+    for (const cJSON *t = arr->child; t; t = t->next, i++) {
+        nw_kv_idx(ip, lp, i);
+        if (!nw_kv_type(kv, ip, t, "object"))
+            continue;
+        const char *key = req_str(kv, t, ip, "key");
+        const char *effect = req_str(kv, t, ip, "effect");
+        const char *value = opt_str(kv, t, ip, "value");
+        const char *added = opt_str(kv, t, ip, "timeAdded");
+        if (key) {
+            nw_kv_path(fp, ip, "key");
+            nw_kv_min_len(kv, fp, key, 1);
+            nw_kv_pattern(kv, fp, key, nw_kre(NW_RE_QNAME));
+            if (*key)
+                warn_key(res, fp, key);
+        }
+        if (value) {
+            nw_kv_path(fp, ip, "value");
+            nw_kv_pattern(kv, fp, value, nw_kre(NW_RE_QNAME));
+        }
+        if (effect) {
+            nw_kv_path(fp, ip, "effect");
+            nw_kv_enum(kv, fp, effect, EFFECTS);
+        }
+        if (added && !nw_kv_re_match(nw_kre(NW_RE_DATETIME), added)) {
+            char q[600];
+            nw_kv_path(fp, ip, "timeAdded");
+            nw_kv_add(kv, NW_KV_INVALID, false, fp,
+                      "Invalid value: %s: %s in body must be of type date-time: %s",
+                      nw_kv_quote(q, sizeof q, added), fp, q);
+        }
+        /* layer D: no duplicate (key, effect) across taints and startupTaints */
+        if (key && effect && *nseen < MAX_SEEN) {
+            for (int k = 0; k < *nseen; k++)
+                if (strcmp(seen[k][0], key) == 0 && strcmp(seen[k][1], effect) == 0) {
+                    char d[700];
+                    snprintf(d, sizeof d, "%s:%s", key, effect);
+                    warn(res, ip, "duplicate taint", d);
+                    break;
+                }
+            snprintf(seen[*nseen][0], sizeof seen[0][0], "%s", key);
+            snprintf(seen[*nseen][1], sizeof seen[0][1], "%s", effect);
+            (*nseen)++;
+        }
+    }
+}
+
+/* CEL list rules over requirements (path = the list). */
+static void requirements_cel(nw_kv_t *kv, const char *lp, const cJSON *arr)
+{
+    static const char *const M_IN = "requirements with operator 'In' must have a value defined";
+    static const char *const M_NUM =
+        "requirements operator 'Gt', 'Lt', 'Gte', or 'Lte' must have a single positive integer value";
+    static const char *const M_MIN =
+        "requirements with 'minValues' must have at least that many values specified in the 'values' field";
+    /* self.all(): a false item wins over an evaluation error in another item */
+    int f_in = 0, f_num = 0, f_min = 0;
+    const char *e_in = NULL, *e_num = NULL, *e_min = NULL;
+    for (const cJSON *r = arr->child; r; r = r->next) {
+        const cJSON *op = nw_kv_get(r, "operator");
+        const cJSON *vals = nw_kv_get(r, "values");
+        const cJSON *minv = nw_kv_get(r, "minValues");
+        if (!cJSON_IsString(op))
+            continue; /* schema errors gate CEL */
+        const char *o = op->valuestring;
+        int nvals = cJSON_IsArray(vals) ? cJSON_GetArraySize(vals) : -1;
+        if (strcmp(o, "In") == 0) {
+            if (nvals < 0)
+                e_in = e_in ? e_in : "no such key: values";
+            else if (nvals == 0)
+                f_in = 1;
+            if (minv) {
+                if (nvals < 0)
+                    e_min = e_min ? e_min : "no such key: values";
+                else if (cJSON_IsNumber(minv) && nvals < minv->valuedouble)
+                    f_min = 1;
+            }
+        }
+        if (!strcmp(o, "Gt") || !strcmp(o, "Lt") || !strcmp(o, "Gte") || !strcmp(o, "Lte")) {
+            if (nvals < 0) {
+                e_num = e_num ? e_num : "no such key: values";
+            } else if (nvals != 1) {
+                f_num = 1;
+            } else {
+                const cJSON *v0 = vals->child;
+                long long n = 0;
+                if (!cJSON_IsString(v0) || !nw_kv_cel_int(v0->valuestring, &n))
+                    e_num = e_num ? e_num : "type conversion error from 'string' to 'int'";
+                else if (n < 0)
+                    f_num = 1;
+            }
+        }
+    }
+    if (f_in)
+        nw_kv_cel(kv, lp, "array", M_IN);
+    else if (e_in)
+        nw_kv_cel_eval(kv, lp, "array", e_in, M_IN);
+    if (f_num)
+        nw_kv_cel(kv, lp, "array", M_NUM);
+    else if (e_num)
+        nw_kv_cel_eval(kv, lp, "array", e_num, M_NUM);
+    if (f_min)
+        nw_kv_cel(kv, lp, "array", M_MIN);
+    else if (e_min)
+        nw_kv_cel_eval(kv, lp, "array", e_min, M_MIN);
+}
+
+/* layer D for one requirement */
+static void requirement_runtime(nw_admit_result_t *res, const char *ip, const char *key,
+                                const char *op, const cJSON *vals, const cJSON *minv)
+{
+    path_t fp;
+    const char *nk = normalize_key(key);
+    nw_kv_path(fp, ip, "key");
+    warn_key(res, fp, nk);
+    if (strcmp(nk, "karpenter.k8s.aws/ec2nodeclass") == 0)
+        warn(res, fp, "not a well-known requirement key at runtime", nk);
+    if (!cJSON_IsArray(vals))
+        return;
+    size_t j = 0;
+    int known = 0, any = 0;
+    const char *const *kv = NULL;
+    static const char *const CT[] = {"on-demand", "spot", "reserved", NULL};
+    static const char *const TEN[] = {"default", "dedicated", NULL};
+    if (strcmp(nk, "karpenter.sh/capacity-type") == 0)
+        kv = CT;
+    else if (strcmp(nk, "karpenter.k8s.aws/instance-tenancy") == 0)
+        kv = TEN;
+    for (const cJSON *v = vals->child; v; v = v->next, j++) {
+        path_t vp, tmp;
+        nw_kv_idx(vp, nw_kv_path(tmp, ip, "values"), j);
+        if (!cJSON_IsString(v))
+            continue;
+        warn_value(res, vp, v->valuestring);
+        any = 1;
+        if (kv && in_list(v->valuestring, kv))
+            known++;
+    }
+    if (kv && op && strcmp(op, "In") == 0 && any) {
+        nw_kv_path(fp, ip, "values");
+        if (known == 0)
+            warn(res, fp, "no supported value", nk);
+        else if (cJSON_IsNumber(minv) && known < minv->valuedouble)
+            warn(res, fp, "fewer supported values than minValues", nk);
+    }
+}
+
+static void check_requirements(nw_kv_t *kv, const cJSON *tspec, const char *tpath,
+                               nw_admit_result_t *res)
+{
+    path_t lp, ip, fp;
+    nw_kv_path(lp, tpath, "requirements");
+    if (!nw_kv_get(tspec, "requirements")) {
+        nw_kv_required(kv, tpath, "requirements");
+        return;
+    }
+    const cJSON *arr = opt_typed(kv, tspec, tpath, "requirements", "array");
+    if (!arr)
+        return;
+    nw_kv_max_items(kv, lp, arr, 100);
+    size_t i = 0;
+    for (const cJSON *r = arr->child; r; r = r->next, i++) {
+        nw_kv_idx(ip, lp, i);
+        if (!nw_kv_type(kv, ip, r, "object"))
+            continue;
+        const char *key = req_str(kv, r, ip, "key");
+        const char *op = req_str(kv, r, ip, "operator");
+        const cJSON *vals = opt_typed(kv, r, ip, "values", "array");
+        const cJSON *minv = opt_typed(kv, r, ip, "minValues", "integer");
+        if (key) {
+            nw_kv_path(fp, ip, "key");
+            nw_kv_max_len(kv, fp, key, 316);
+            nw_kv_pattern(kv, fp, key, nw_kre(NW_RE_QNAME));
+            const char *fails[4];
+            int nf = nw_nodepool_key_restrictions(key, 1, 1, fails);
+            for (int k = 0; k < nf; k++)
+                nw_kv_cel(kv, fp, "string", fails[k]);
+        }
+        if (op) {
+            nw_kv_path(fp, ip, "operator");
+            nw_kv_enum(kv, fp, op, OPERATORS);
+        }
+        if (vals) {
+            size_t j = 0;
+            path_t vp, vl;
+            nw_kv_path(vl, ip, "values");
+            for (const cJSON *v = vals->child; v; v = v->next, j++)
+                nw_kv_type(kv, nw_kv_idx(vp, vl, j), v, "string");
+        }
+        if (minv) {
+            nw_kv_path(fp, ip, "minValues");
+            nw_kv_int_range(kv, fp, minv->valuedouble, 1, 50);
+        }
+        if (key)
+            requirement_runtime(res, ip, key, op, vals, minv);
+    }
+    requirements_cel(kv, lp, arr);
+}
+
+static void check_labels(nw_kv_t *kv, const cJSON *meta, const char *mpath, nw_admit_result_t *res)
+{
+    path_t lp, kp;
+    const cJSON *labels = opt_typed(kv, meta, mpath, "labels", "object");
+    if (labels) {
+        nw_kv_path(lp, mpath, "labels");
+        nw_kv_max_items(kv, lp, labels, 100);
+        int seen[4] = {0};
+        const char *fails_all[4] = {0};
+        for (const cJSON *l = labels->child; l; l = l->next) {
+            nw_kv_key(kp, lp, l->string);
+            if (nw_kv_type(kv, kp, l, "string")) {
+                nw_kv_max_len(kv, kp, l->valuestring, 63);
+                nw_kv_pattern(kv, kp, l->valuestring, nw_kre(NW_RE_LABEL_VALUE));
+                warn_value(res, kp, l->valuestring);
+            }
+            warn_key(res, kp, l->string);
+            const char *fails[4];
+            int nf = nw_nodepool_key_restrictions(l->string, 1, 1, fails);
+            for (int k = 0; k < nf; k++) {
+                /* one error per rule for the whole map (self.all over the keys) */
+                int slot = 0;
+                while (slot < 4 && fails_all[slot] && fails_all[slot] != fails[k])
+                    slot++;
+                if (slot < 4 && !seen[slot]) {
+                    fails_all[slot] = fails[k];
+                    seen[slot] = 1;
+                }
+            }
+        }
+        /* report in rule order: karpenter.sh domain, nodepool, hostname, karpenter.k8s.aws */
+        static const char *const order[] = {"label domain \"karpenter.sh\" is restricted",
+                                            "label \"karpenter.sh/nodepool\" is restricted",
+                                            "label \"kubernetes.io/hostname\" is restricted",
+                                            "label domain \"karpenter.k8s.aws\" is restricted"};
+        for (int o = 0; o < 4; o++)
+            for (int s = 0; s < 4; s++)
+                if (seen[s] && strcmp(fails_all[s], order[o]) == 0)
+                    nw_kv_cel(kv, lp, "object", order[o]);
+    }
+    const cJSON *ann = opt_typed(kv, meta, mpath, "annotations", "object");
+    if (ann) {
+        nw_kv_path(lp, mpath, "annotations");
+        for (const cJSON *a = ann->child; a; a = a->next)
+            nw_kv_type(kv, nw_kv_key(kp, lp, a->string), a, "string");
+    }
+}
+
+static void check_node_class_ref(nw_kv_t *kv, const cJSON *tspec, const char *tpath,
+                                 const cJSON *old_tspec, nw_admit_result_t *res)
+{
+    path_t rp, fp;
+    nw_kv_path(rp, tpath, "nodeClassRef");
+    if (!nw_kv_get(tspec, "nodeClassRef")) {
+        nw_kv_required(kv, tpath, "nodeClassRef");
+        return;
+    }
+    const cJSON *ref = opt_typed(kv, tspec, tpath, "nodeClassRef", "object");
+    if (!ref)
+        return;
+    const char *group = req_str(kv, ref, rp, "group");
+    const char *kind = req_str(kv, ref, rp, "kind");
+    const char *name = req_str(kv, ref, rp, "name");
+    if (group) {
+        nw_kv_path(fp, rp, "group");
+        nw_kv_pattern(kv, fp, group, nw_kre(NW_RE_GROUP));
+        if (!*group)
+            nw_kv_cel(kv, fp, "string", "group may not be empty");
+    }
+    if (kind && !*kind)
+        nw_kv_cel(kv, nw_kv_path(fp, rp, "kind"), "string", "kind may not be empty");
+    if (name && !*name)
+        nw_kv_cel(kv, nw_kv_path(fp, rp, "name"), "string", "name may not be empty");
+    /* transition rules: only when the old object has nodeClassRef */
+    const cJSON *old = nw_kv_get(old_tspec, "nodeClassRef");
+    if (cJSON_IsObject(old)) {
+        const cJSON *og = nw_kv_get(old, "group"), *ok = nw_kv_get(old, "kind");
+        if (group && cJSON_IsString(og) && strcmp(group, og->valuestring) != 0)
+            nw_kv_cel(kv, rp, "object", "nodeClassRef.group is immutable");
+        if (kind && cJSON_IsString(ok) && strcmp(kind, ok->valuestring) != 0)
+            nw_kv_cel(kv, rp, "object", "nodeClassRef.kind is immutable");
+    }
+    if (group && kind && *group && *kind &&
+        (strcmp(group, "karpenter.k8s.aws") != 0 || strcmp(kind, "EC2NodeClass") != 0)) {
+        char d[400];
+        snprintf(d, sizeof d, "%.120s/%.120s (the AWS provider supports karpenter.k8s.aws/EC2NodeClass)",
+                 group, kind);
+        warn(res, rp, "unsupported node class", d);
+    }
+}
+
+static void check_disruption(nw_kv_t *kv, const cJSON *spec)
+{
+    path_t dp, fp, bp, ip, rp, xp;
+    const cJSON *dis = opt_typed(kv, spec, "spec", "disruption", "object");
+    if (!dis)
+        return;
+    nw_kv_path(dp, "spec", "disruption");
+    const char *ca = req_str(kv, dis, dp, "consolidateAfter");
+    if (ca)
+        nw_kv_pattern(kv, nw_kv_path(fp, dp, "consolidateAfter"), ca, nw_kre(NW_RE_DUR_NEVER));
+    const char *pol = opt_str(kv, dis, dp, "consolidationPolicy");
+    if (pol)
+        nw_kv_enum(kv, nw_kv_path(fp, dp, "consolidationPolicy"), pol, POLICIES);
+    const cJSON *budgets = opt_typed(kv, dis, dp, "budgets", "array");
+    if (!budgets)
+        return;
+    nw_kv_path(bp, dp, "budgets");
+    nw_kv_max_items(kv, bp, budgets, 50);
+    size_t i = 0;
+    int mismatch = 0;
+    for (const cJSON *b = budgets->child; b; b = b->next, i++) {
+        nw_kv_idx(ip, bp, i);
+        if (!nw_kv_type(kv, ip, b, "object"))
+            continue;
+        const char *nodes = req_str(kv, b, ip, "nodes");
+        const char *sched = opt_str(kv, b, ip, "schedule");
+        const char *dur = opt_str(kv, b, ip, "duration");
+        if (nodes)
+            nw_kv_pattern(kv, nw_kv_path(fp, ip, "nodes"), nodes, nw_kre(NW_RE_BUDGET_NODES));
+        if (sched)
+            nw_kv_pattern(kv, nw_kv_path(fp, ip, "schedule"), sched, nw_kre(NW_RE_CRON));
+        if (dur)
+            nw_kv_pattern(kv, nw_kv_path(fp, ip, "duration"), dur, nw_kre(NW_RE_BUDGET_DUR));
+        if ((nw_kv_get(b, "schedule") != NULL) != (nw_kv_get(b, "duration") != NULL))
+            mismatch = 1;
+        const cJSON *reasons = opt_typed(kv, b, ip, "reasons", "array");
+        if (reasons) {
+            nw_kv_path(rp, ip, "reasons");
+            nw_kv_max_items(kv, rp, reasons, 50);
+            size_t j = 0;
+            for (const cJSON *r = reasons->child; r; r = r->next, j++) {
+                nw_kv_idx(xp, rp, j);
+                if (!nw_kv_type(kv, xp, r, "string"))
+                    continue;
+                nw_kv_enum(kv, xp, r->valuestring, REASONS);
+                for (const cJSON *q = reasons->child; q != r; q = q->next)
+                    if (cJSON_IsString(q) && strcmp(q->valuestring, r->valuestring) == 0) {
+                        char qq[600];
+                        nw_kv_add(kv, NW_KV_DUPLICATE, false, xp, "Duplicate value: %s",
+                                  nw_kv_quote(qq, sizeof qq, r->valuestring));
+                        break;
+                    }
+            }
+        }
+    }
+    if (mismatch)
+        nw_kv_cel(kv, bp, "array", "'schedule' must be set with 'duration'");
+}
+
+static void check_limits(nw_kv_t *kv, const cJSON *spec)
+{
+    path_t lp, kp;
+    const cJSON *limits = opt_typed(kv, spec, "spec", "limits", "object");
+    if (!limits)
+        return;
+    nw_kv_path(lp, "spec", "limits");
+    for (const cJSON *l = limits->child; l; l = l->next) {
+        nw_kv_key(kp, lp, l->string);
+        const char *t = nw_kv_jtype(l);
+        if (strcmp(t, "integer") == 0)
+            continue;
+        if (strcmp(t, "string") == 0) {
+            nw_kv_pattern(kv, kp, l->valuestring, nw_kre(NW_RE_QUANTITY));
+            continue;
+        }
+        nw_kv_add(kv, NW_KV_TYPE, false, kp,
+                  "Invalid value: \"%s\": %s in body must be of type integer,string: \"%s\"", t, kp, t);
+    }
+}
+
+nw_rc_t nw_nodepool_validate(const cJSON *obj, const cJSON *old, nw_kv_t *kv,
+                             nw_admit_result_t *res)
+{
+    path_t fp;
+    const cJSON *spec = nw_kv_get(obj, "spec");
+    if (!spec) {
+        nw_kv_required(kv, "", "spec");
+        return kv->oom ? NW_ENOMEM : NW_OK;
+    }
+    if (!nw_kv_type(kv, "spec", spec, "object"))
+        return kv->oom ? NW_ENOMEM : NW_OK;
+    const cJSON *ospec = nw_kv_get(old, "spec");
+
+    const cJSON *tmpl = nw_kv_get(spec, "template");
+    if (!tmpl)
+        nw_kv_required(kv, "spec", "template");
+    else if (nw_kv_type(kv, "spec.template", tmpl, "object")) {
+        const cJSON *meta = opt_typed(kv, tmpl, "spec.template", "metadata", "object");
+        if (meta)
+            check_labels(kv, meta, "spec.template.metadata", res);
+        const cJSON *tspec = nw_kv_get(tmpl, "spec");
+        if (!tspec)
+            nw_kv_required(kv, "spec.template", "spec");
+        else if (nw_kv_type(kv, "spec.template.spec", tspec, "object")) {
+            const char *tp = "spec.template.spec";
+            const cJSON *old_tspec = nw_kv_get(nw_kv_get(ospec, "template"), "spec");
+            check_node_class_ref(kv, tspec, tp, old_tspec, res);
+            check_requirements(kv, tspec, tp, res);
+            char(*seen)[2][320] = malloc(sizeof(char[MAX_SEEN][2][320]));
+            int nseen = seen ? 0 : MAX_SEEN;
+            check_taints(kv, tspec, tp, "taints", res, seen, &nseen);
+            check_taints(kv, tspec, tp, "startupTaints", res, seen, &nseen);
+            free(seen);
+            const char *ea = opt_str(kv, tspec, tp, "expireAfter");
+            if (ea)
+                nw_kv_pattern(kv, nw_kv_path(fp, tp, "expireAfter"), ea, nw_kre(NW_RE_DUR_NEVER));
+            const char *tgp = opt_str(kv, tspec, tp, "terminationGracePeriod");
+            if (tgp)
+                nw_kv_pattern(kv, nw_kv_path(fp, tp, "terminationGracePeriod"), tgp,
+                              nw_kre(NW_RE_DUR));
+        }
+    }
+    check_disruption(kv, spec);
+    check_limits(kv, spec);
+    const cJSON *weight = opt_typed(kv, spec, "spec", "weight", "integer");
+    if (weight)
+        nw_kv_int_range(kv, "spec.weight", weight->valuedouble, 1, 100);
+    const cJSON *replicas = opt_typed(kv, spec, "spec", "replicas", "integer");
+    if (replicas)
+        nw_kv_int_range(kv, "spec.replicas", replicas->valuedouble, 0, LLONG_MAX);
+
+    /* spec-level CEL rules */
+    int has_rep = nw_kv_get(spec, "replicas") != NULL;
+    if (cJSON_IsObject(ospec) && has_rep != (nw_kv_get(ospec, "replicas") != NULL))
+        nw_kv_cel(kv, "spec", "object",
+                  "Cannot transition NodePool between static (replicas set) and dynamic (replicas "
+                  "unset) provisioning modes");
+    if (has_rep) {
+        const cJSON *lim = nw_kv_get(spec, "limits");
+        int nlim = cJSON_IsObject(lim) ? cJSON_GetArraySize(lim) : 0;
+        if (lim && !(nlim == 0 || (nlim == 1 && nw_kv_get(lim, "nodes"))))
+            nw_kv_cel(kv, "spec", "object", "only 'limits.nodes' is supported on static NodePools");
+        if (nw_kv_get(spec, "weight"))
+            nw_kv_cel(kv, "spec", "object", "'weight' is not supported on static NodePools");
+    }
+    return kv->oom ? NW_ENOMEM : NW_OK;
+}

@@ -1,0 +1,90 @@
+/* NodePool admission: every case file in tests/data/nodepool/ (see admitcase.h). */
+#include <check.h>
+#include <stdlib.h>
+
+#include <string.h>
+
+#include "admitcase.h"
+#include "api/admit.h"
+#include "api/kval.h"
+
+Suite *nw_nodepool_suite(void);
+
+static char **cases;
+static int ncases;
+
+START_TEST(nodepool_case)
+{
+    nw_test_admit_case(cases[_i], "karpenter.sh", "NodePool");
+}
+END_TEST
+
+/* The Status kube-apiserver returns: bare single error, [a, b] for several, duplicates
+ * removed, causes with reason/message/field, gating line after gating errors. */
+START_TEST(status_format)
+{
+    nw_admit_result_t res;
+    nw_admit_result_init(&res);
+    nw_kv_t kv;
+    nw_kv_init(&kv);
+    ck_assert_int_eq(nw_kv_finish(&kv, "NodePool", "karpenter.sh", "a", &res), NW_OK);
+    ck_assert(res.allowed); /* no errors: untouched */
+    nw_kv_add(&kv, NW_KV_INVALID, false, "spec.weight", "Invalid value: 0: x");
+    ck_assert_int_eq(nw_kv_finish(&kv, "NodePool", "karpenter.sh", "gpu", &res), NW_OK);
+    ck_assert(!res.allowed);
+    ck_assert_int_eq(res.code, 422);
+    ck_assert_str_eq(res.reason, "Invalid");
+    ck_assert_str_eq(res.message, "NodePool.karpenter.sh \"gpu\" is invalid: spec.weight: Invalid value: 0: x");
+    nw_kv_add(&kv, NW_KV_INVALID, false, "spec.weight", "Invalid value: 0: x"); /* duplicate */
+    nw_kv_cel(&kv, "spec", "object", "rule");
+    ck_assert_int_eq(nw_kv_finish(&kv, "NodePool", "karpenter.sh", "gpu", &res), NW_OK);
+    ck_assert_str_eq(res.message, "NodePool.karpenter.sh \"gpu\" is invalid: [spec.weight: Invalid value: 0: x, "
+                                  "spec: Invalid value: \"object\": rule]");
+    const cJSON *causes = cJSON_GetObjectItemCaseSensitive(res.details, "causes");
+    ck_assert_int_eq(cJSON_GetArraySize(causes), 2);
+    const cJSON *c0 = cJSON_GetArrayItem(causes, 0);
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(c0, "reason")->valuestring, "FieldValueInvalid");
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(c0, "field")->valuestring, "spec.weight");
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(c0, "message")->valuestring, "Invalid value: 0: x");
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(res.details, "kind")->valuestring, "NodePool");
+    nw_kv_add(&kv, NW_KV_REQUIRED, false, "spec.template", "Required value"); /* gates CEL */
+    ck_assert_int_eq(nw_kv_finish(&kv, "NodePool", "karpenter.sh", "gpu", &res), NW_OK);
+    ck_assert_ptr_null(strstr(res.message, "\"object\": rule"));
+    ck_assert_ptr_nonnull(strstr(res.message, "spec.template: Required value, <nil>: Invalid value: null: "
+                                              "some validation rules were not checked"));
+    nw_kv_cleanup(&kv);
+    nw_admit_result_cleanup(&res);
+}
+END_TEST
+
+START_TEST(delete_allowed)
+{
+    const nw_admit_handler_t *h = nw_admit_find("karpenter.sh", "NodePool");
+    ck_assert_ptr_nonnull(h);
+    nw_admit_req_t req = {0};
+    req.op = NW_OP_DELETE;
+    cJSON *old = cJSON_Parse("{\"spec\":1}");
+    req.old_object = old;
+    nw_admit_result_t res;
+    nw_admit_result_init(&res);
+    ck_assert_int_eq(h->validate(NULL, &req, &res), NW_OK);
+    ck_assert(res.allowed);
+    ck_assert_int_eq(h->mutate(NULL, &req, &res), NW_OK);
+    ck_assert_ptr_null(res.patch);
+    nw_admit_result_cleanup(&res);
+    cJSON_Delete(old);
+}
+END_TEST
+
+Suite *nw_nodepool_suite(void)
+{
+    Suite *s = suite_create("nodepool");
+    TCase *tc = tcase_create("cases");
+    if (!cases)
+        ncases = nw_test_admit_list("tests/data/nodepool", &cases);
+    tcase_add_loop_test(tc, nodepool_case, 0, ncases);
+    tcase_add_test(tc, status_format);
+    tcase_add_test(tc, delete_allowed);
+    suite_add_tcase(s, tc);
+    return s;
+}
