@@ -400,8 +400,13 @@ static void check_labels(nw_kv_t *kv, const cJSON *meta, const char *mpath, nw_a
     if (labels) {
         nw_kv_path(lp, mpath, "labels");
         nw_kv_max_items(kv, lp, labels, 100);
-        int seen[4] = {0};
-        const char *fails_all[4] = {0};
+        /* each CEL rule is self.all() over the keys: at most one error per rule, in
+         * rule order (karpenter.sh domain, nodepool, hostname, karpenter.k8s.aws) */
+        static const char *const order[] = {"label domain \"karpenter.sh\" is restricted",
+                                            "label \"karpenter.sh/nodepool\" is restricted",
+                                            "label \"kubernetes.io/hostname\" is restricted",
+                                            "label domain \"karpenter.k8s.aws\" is restricted"};
+        int failed[4] = {0};
         for (const cJSON *l = labels->child; l; l = l->next) {
             nw_kv_key(kp, lp, l->string);
             if (nw_kv_type(kv, kp, l, "string")) {
@@ -412,26 +417,14 @@ static void check_labels(nw_kv_t *kv, const cJSON *meta, const char *mpath, nw_a
             warn_key(res, kp, l->string);
             const char *fails[4];
             int nf = nw_nodepool_key_restrictions(l->string, 1, 1, fails);
-            for (int k = 0; k < nf; k++) {
-                /* one error per rule for the whole map (self.all over the keys) */
-                int slot = 0;
-                while (slot < 4 && fails_all[slot] && fails_all[slot] != fails[k])
-                    slot++;
-                if (slot < 4 && !seen[slot]) {
-                    fails_all[slot] = fails[k];
-                    seen[slot] = 1;
-                }
-            }
+            for (int k = 0; k < nf; k++)
+                for (int o = 0; o < 4; o++)
+                    if (strcmp(fails[k], order[o]) == 0)
+                        failed[o] = 1;
         }
-        /* report in rule order: karpenter.sh domain, nodepool, hostname, karpenter.k8s.aws */
-        static const char *const order[] = {"label domain \"karpenter.sh\" is restricted",
-                                            "label \"karpenter.sh/nodepool\" is restricted",
-                                            "label \"kubernetes.io/hostname\" is restricted",
-                                            "label domain \"karpenter.k8s.aws\" is restricted"};
         for (int o = 0; o < 4; o++)
-            for (int s = 0; s < 4; s++)
-                if (seen[s] && strcmp(fails_all[s], order[o]) == 0)
-                    nw_kv_cel(kv, lp, "object", order[o]);
+            if (failed[o])
+                nw_kv_cel(kv, lp, "object", order[o]);
     }
     const cJSON *ann = opt_typed(kv, meta, mpath, "annotations", "object");
     if (ann) {

@@ -1,0 +1,730 @@
+/* api/ec2nodeclass.c — EC2NodeClass admission: metadataOptions defaults and the
+ * v1.14.1 CRD's schema and CEL rules (karpenter-api.md §3, quirks in §10). */
+#include "api/ec2nodeclass.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/kre.h"
+#include "api/nodepool.h"
+
+typedef char path_t[NW_KV_PATH_MAX];
+
+static const char *const AMI_FAMILIES[] = {"AL2", "AL2023", "Bottlerocket", "Custom",
+                                           "Windows2019", "Windows2022", "Windows2025", NULL};
+static const char *const VOLUME_TYPES[] = {"standard", "io1", "io2", "gp2", "sc1", "st1", "gp3", NULL};
+static const char *const ENABLED_DISABLED[] = {"enabled", "disabled", NULL};
+static const char *const TOKENS[] = {"required", "optional", NULL};
+static const char *const MATCH_CRITERIA[] = {"open", "targeted", NULL};
+static const char *const STORE_POLICIES[] = {"RAID0", NULL};
+static const char *const IFACE_TYPES[] = {"interface", "efa-only", NULL};
+static const char *const EVICTION_KEYS[] = {"memory.available", "nodefs.available", "nodefs.inodesFree",
+                                            "imagefs.available", "imagefs.inodesFree", "pid.available",
+                                            NULL};
+static const char *const RESERVED_KEYS[] = {"cpu", "memory", "ephemeral-storage", "pid", NULL};
+
+static int in_list(const char *s, const char *const *l)
+{
+    for (; *l; l++)
+        if (strcmp(s, *l) == 0)
+            return 1;
+    return 0;
+}
+
+/* ---- defaulting ---------------------------------------------------------------------- */
+
+nw_rc_t nw_ec2nodeclass_default(const cJSON *obj, nw_jsonpatch_t *p)
+{
+    const cJSON *spec = nw_kv_get(obj, "spec");
+    if (!cJSON_IsObject(spec))
+        return NW_OK;
+    const cJSON *mo = nw_kv_get(spec, "metadataOptions");
+    nw_rc_t rc = NW_OK;
+    if (!mo) {
+        cJSON *d = cJSON_CreateObject();
+        if (!d || !cJSON_AddStringToObject(d, "httpEndpoint", "enabled") ||
+            !cJSON_AddStringToObject(d, "httpProtocolIPv6", "disabled") ||
+            !cJSON_AddNumberToObject(d, "httpPutResponseHopLimit", 1) ||
+            !cJSON_AddStringToObject(d, "httpTokens", "required")) {
+            cJSON_Delete(d);
+            return NW_ENOMEM;
+        }
+        rc = nw_jsonpatch_add(p, "add", "/spec/metadataOptions", d);
+        cJSON_Delete(d);
+        return rc;
+    }
+    if (!cJSON_IsObject(mo))
+        return NW_OK;
+    static const struct {
+        const char *name, *path, *s;
+        double n;
+    } defs[] = {
+        {"httpEndpoint", "/spec/metadataOptions/httpEndpoint", "enabled", 0},
+        {"httpProtocolIPv6", "/spec/metadataOptions/httpProtocolIPv6", "disabled", 0},
+        {"httpPutResponseHopLimit", "/spec/metadataOptions/httpPutResponseHopLimit", NULL, 1},
+        {"httpTokens", "/spec/metadataOptions/httpTokens", "required", 0},
+    };
+    for (size_t i = 0; i < sizeof defs / sizeof defs[0] && rc == NW_OK; i++) {
+        if (nw_kv_get(mo, defs[i].name))
+            continue;
+        cJSON *v = defs[i].s ? cJSON_CreateString(defs[i].s) : cJSON_CreateNumber(defs[i].n);
+        if (!v)
+            return NW_ENOMEM;
+        rc = nw_jsonpatch_add(p, "add", defs[i].path, v);
+        cJSON_Delete(v);
+    }
+    return rc;
+}
+
+/* ---- schema helpers ------------------------------------------------------------------- */
+
+static const cJSON *opt(nw_kv_t *kv, const cJSON *obj, const char *parent, const char *name,
+                        const char *type)
+{
+    const cJSON *v = nw_kv_get(obj, name);
+    path_t p;
+    if (!v || !nw_kv_type(kv, nw_kv_path(p, parent, name), v, type))
+        return NULL;
+    return v;
+}
+
+static const cJSON *reqd(nw_kv_t *kv, const cJSON *obj, const char *parent, const char *name,
+                         const char *type)
+{
+    if (!nw_kv_get(obj, name)) {
+        nw_kv_required(kv, parent, name);
+        return NULL;
+    }
+    return opt(kv, obj, parent, name, type);
+}
+
+static const char *opt_str(nw_kv_t *kv, const cJSON *obj, const char *parent, const char *name)
+{
+    const cJSON *v = opt(kv, obj, parent, name, "string");
+    return v ? v->valuestring : NULL;
+}
+
+static void opt_enum(nw_kv_t *kv, const cJSON *obj, const char *parent, const char *name,
+                     const char *const *allowed)
+{
+    path_t p;
+    const char *s = opt_str(kv, obj, parent, name);
+    if (s)
+        nw_kv_enum(kv, nw_kv_path(p, parent, name), s, allowed);
+}
+
+static void opt_int(nw_kv_t *kv, const cJSON *obj, const char *parent, const char *name,
+                    long long min, long long max)
+{
+    path_t p;
+    const cJSON *v = opt(kv, obj, parent, name, "integer");
+    if (v)
+        nw_kv_int_range(kv, nw_kv_path(p, parent, name), v->valuedouble, min, max);
+}
+
+static void opt_pattern(nw_kv_t *kv, const cJSON *obj, const char *parent, const char *name,
+                        nw_re_id_t re)
+{
+    path_t p;
+    const char *s = opt_str(kv, obj, parent, name);
+    if (s)
+        nw_kv_pattern(kv, nw_kv_path(p, parent, name), s, nw_kre(re));
+}
+
+/* map string -> string: type-check the values; returns the map or NULL */
+static const cJSON *string_map(nw_kv_t *kv, const cJSON *obj, const char *parent, const char *name)
+{
+    path_t mp, kp;
+    const cJSON *m = opt(kv, obj, parent, name, "object");
+    if (!m)
+        return NULL;
+    nw_kv_path(mp, parent, name);
+    for (const cJSON *e = m->child; e; e = e->next)
+        nw_kv_type(kv, nw_kv_key(kp, mp, e->string), e, "string");
+    return m;
+}
+
+/* selector `tags`: ≤20 entries, CEL no empty key or value */
+static void selector_tags(nw_kv_t *kv, const cJSON *term, const char *tp)
+{
+    path_t p;
+    const cJSON *tags = string_map(kv, term, tp, "tags");
+    if (!tags)
+        return;
+    nw_kv_path(p, tp, "tags");
+    nw_kv_max_items(kv, p, tags, 20);
+    for (const cJSON *e = tags->child; e; e = e->next)
+        if (!*e->string || (cJSON_IsString(e) && !*e->valuestring)) {
+            nw_kv_cel(kv, p, "object", "empty tag keys or values aren't supported");
+            break;
+        }
+}
+
+#define HAS(o, k) (nw_kv_get((o), (k)) != NULL)
+
+/* ---- amiSelectorTerms (§3.2) ------------------------------------------------------------ */
+
+static void check_ami_terms(nw_kv_t *kv, const cJSON *spec)
+{
+    const char *lp = "spec.amiSelectorTerms";
+    const cJSON *terms = reqd(kv, spec, "spec", "amiSelectorTerms", "array");
+    if (!terms)
+        return;
+    nw_kv_min_items(kv, lp, terms, 1);
+    nw_kv_max_items(kv, lp, terms, 30);
+    path_t ip, fp;
+    size_t i = 0;
+    int none = 0, id_mixed = 0, alias_mixed = 0, any_alias = 0;
+    for (const cJSON *t = terms->child; t; t = t->next, i++) {
+        nw_kv_idx(ip, lp, i);
+        if (!nw_kv_type(kv, ip, t, "object"))
+            continue;
+        const char *alias = opt_str(kv, t, ip, "alias");
+        opt_pattern(kv, t, ip, "id", NW_RE_AMI_ID);
+        opt_str(kv, t, ip, "name");
+        opt_str(kv, t, ip, "owner");
+        opt_str(kv, t, ip, "ssmParameter");
+        selector_tags(kv, t, ip);
+        if (alias) {
+            nw_kv_path(fp, ip, "alias");
+            nw_kv_max_len(kv, fp, alias, 30);
+            if (!nw_kv_re_match(nw_kre(NW_RE_ALIAS), alias))
+                nw_kv_cel(kv, fp, "string",
+                          "'alias' is improperly formatted, must match the format 'family@version'");
+            const char *at = strchr(alias, '@');
+            size_t fl = at ? (size_t)(at - alias) : strlen(alias);
+            char fam[64];
+            snprintf(fam, sizeof fam, "%.*s", (int)(fl < 63 ? fl : 63), alias);
+            static const char *const fams[] = {"al2", "al2023", "bottlerocket", "windows2019",
+                                               "windows2022", "windows2025", NULL};
+            if (fl >= 63 || !in_list(fam, fams))
+                nw_kv_cel(kv, fp, "string",
+                          "family is not supported, must be one of the following: 'al2', 'al2023', "
+                          "'bottlerocket', 'windows2019', 'windows2022', 'windows2025'");
+            static const char *const M_WIN = "windows families may only specify version 'latest'";
+            if (fl < 63 && strncmp(fam, "windows", 7) == 0 && in_list(fam, fams)) {
+                if (!at)
+                    nw_kv_cel_eval(kv, fp, "string", "index '1' out of range in list size '1'", M_WIN);
+                else {
+                    /* split('@')[1]: the text up to the next '@' */
+                    const char *v = at + 1, *e = strchr(v, '@');
+                    size_t vl = e ? (size_t)(e - v) : strlen(v);
+                    if (vl != 6 || strncmp(v, "latest", 6) != 0)
+                        nw_kv_cel(kv, fp, "string", M_WIN);
+                }
+            }
+        }
+        int has_alias = HAS(t, "alias"), has_id = HAS(t, "id"), has_tags = HAS(t, "tags"),
+            has_name = HAS(t, "name"), has_owner = HAS(t, "owner");
+        if (!(has_tags || has_id || has_name || has_alias || HAS(t, "ssmParameter")))
+            none = 1;
+        if (has_id && (has_alias || has_tags || has_name || has_owner))
+            id_mixed = 1;
+        if (has_alias && (has_id || has_tags || has_name || has_owner))
+            alias_mixed = 1;
+        any_alias |= has_alias;
+    }
+    if (none)
+        nw_kv_cel(kv, lp, "array", "expected at least one, got none, ['tags', 'id', 'name', 'alias', 'ssmParameter']");
+    if (id_mixed)
+        nw_kv_cel(kv, lp, "array", "'id' is mutually exclusive, cannot be set with a combination of other fields in amiSelectorTerms");
+    if (alias_mixed)
+        nw_kv_cel(kv, lp, "array", "'alias' is mutually exclusive, cannot be set with a combination of other fields in amiSelectorTerms");
+    if (any_alias && cJSON_GetArraySize(terms) != 1)
+        nw_kv_cel(kv, lp, "array", "'alias' is mutually exclusive, cannot be set with a combination of other amiSelectorTerms");
+}
+
+/* ---- subnet / security group / capacity reservation terms (§3.4, §3.5) ------------------ */
+
+static void check_subnet_terms(nw_kv_t *kv, const cJSON *spec)
+{
+    const char *lp = "spec.subnetSelectorTerms";
+    const cJSON *terms = reqd(kv, spec, "spec", "subnetSelectorTerms", "array");
+    if (!terms)
+        return;
+    nw_kv_max_items(kv, lp, terms, 30);
+    path_t ip;
+    size_t i = 0;
+    int all_some = 1, all_mixed = 1;
+    for (const cJSON *t = terms->child; t; t = t->next, i++) {
+        nw_kv_idx(ip, lp, i);
+        if (!nw_kv_type(kv, ip, t, "object"))
+            continue;
+        opt_pattern(kv, t, ip, "id", NW_RE_SUBNET_ID);
+        selector_tags(kv, t, ip);
+        all_some &= HAS(t, "tags") || HAS(t, "id");
+        all_mixed &= HAS(t, "id") && HAS(t, "tags");
+    }
+    if (cJSON_GetArraySize(terms) == 0)
+        nw_kv_cel(kv, lp, "array", "subnetSelectorTerms cannot be empty");
+    if (!all_some)
+        nw_kv_cel(kv, lp, "array", "expected at least one, got none, ['tags', 'id']");
+    if (all_mixed) /* !self.all(...): fires only when every term mixes (and on an empty list) */
+        nw_kv_cel(kv, lp, "array", "'id' is mutually exclusive, cannot be set with a combination of other fields in a subnet selector term");
+}
+
+static void check_sg_terms(nw_kv_t *kv, const cJSON *spec)
+{
+    const char *lp = "spec.securityGroupSelectorTerms";
+    const cJSON *terms = reqd(kv, spec, "spec", "securityGroupSelectorTerms", "array");
+    if (!terms)
+        return;
+    nw_kv_max_items(kv, lp, terms, 30);
+    path_t ip;
+    size_t i = 0;
+    int all_some = 1, all_id_mixed = 1, all_name_mixed = 1;
+    for (const cJSON *t = terms->child; t; t = t->next, i++) {
+        nw_kv_idx(ip, lp, i);
+        if (!nw_kv_type(kv, ip, t, "object"))
+            continue;
+        opt_pattern(kv, t, ip, "id", NW_RE_SG_ID);
+        opt_str(kv, t, ip, "name");
+        selector_tags(kv, t, ip);
+        int id = HAS(t, "id"), tags = HAS(t, "tags"), name = HAS(t, "name");
+        all_some &= tags || id || name;
+        all_id_mixed &= id && (tags || name);
+        all_name_mixed &= name && (tags || id);
+    }
+    if (cJSON_GetArraySize(terms) == 0)
+        nw_kv_cel(kv, lp, "array", "securityGroupSelectorTerms cannot be empty");
+    if (!all_some)
+        nw_kv_cel(kv, lp, "array", "expected at least one, got none, ['tags', 'id', 'name']");
+    if (all_id_mixed)
+        nw_kv_cel(kv, lp, "array", "'id' is mutually exclusive, cannot be set with a combination of other fields in a security group selector term");
+    if (all_name_mixed)
+        nw_kv_cel(kv, lp, "array", "'name' is mutually exclusive, cannot be set with a combination of other fields in a security group selector term");
+}
+
+static void check_cr_terms(nw_kv_t *kv, const cJSON *spec)
+{
+    const char *lp = "spec.capacityReservationSelectorTerms";
+    const cJSON *terms = opt(kv, spec, "spec", "capacityReservationSelectorTerms", "array");
+    if (!terms)
+        return;
+    nw_kv_max_items(kv, lp, terms, 30);
+    path_t ip;
+    size_t i = 0;
+    int all_some = 1, all_mixed = 1;
+    for (const cJSON *t = terms->child; t; t = t->next, i++) {
+        nw_kv_idx(ip, lp, i);
+        if (!nw_kv_type(kv, ip, t, "object"))
+            continue;
+        opt_pattern(kv, t, ip, "id", NW_RE_CR_ID);
+        opt_pattern(kv, t, ip, "ownerID", NW_RE_OWNER_ID);
+        opt_enum(kv, t, ip, "instanceMatchCriteria", MATCH_CRITERIA);
+        selector_tags(kv, t, ip);
+        int id = HAS(t, "id"), tags = HAS(t, "tags"), imc = HAS(t, "instanceMatchCriteria");
+        all_some &= tags || id || imc;
+        all_mixed &= id && (tags || HAS(t, "ownerID") || imc);
+    }
+    if (!all_some)
+        nw_kv_cel(kv, lp, "array", "expected at least one, got none, ['tags', 'id', 'instanceMatchCriteria']");
+    if (all_mixed)
+        nw_kv_cel(kv, lp, "array", "'id' is mutually exclusive, cannot be set along with other fields in a capacity reservation selector term");
+}
+
+/* ---- tags (§3.6) -------------------------------------------------------------------------- */
+
+static void check_tags(nw_kv_t *kv, const cJSON *spec)
+{
+    const cJSON *tags = string_map(kv, spec, "spec", "tags");
+    if (!tags)
+        return;
+    int empty = 0, eks = 0, cluster = 0, np = 0, nc = 0, ec2nc = 0;
+    for (const cJSON *e = tags->child; e; e = e->next) {
+        const char *k = e->string;
+        empty |= !*k;
+        eks |= strcmp(k, "eks:eks-cluster-name") == 0;
+        cluster |= strncmp(k, "kubernetes.io/cluster", 21) == 0;
+        np |= strcmp(k, "karpenter.sh/nodepool") == 0;
+        nc |= strcmp(k, "karpenter.sh/nodeclaim") == 0;
+        ec2nc |= strcmp(k, "karpenter.k8s.aws/ec2nodeclass") == 0;
+    }
+    const char *p = "spec.tags";
+    if (empty)
+        nw_kv_cel(kv, p, "object", "empty tag keys aren't supported");
+    if (eks)
+        nw_kv_cel(kv, p, "object", "tag contains a restricted tag matching eks:eks-cluster-name");
+    if (cluster)
+        nw_kv_cel(kv, p, "object", "tag contains a restricted tag matching kubernetes.io/cluster/");
+    if (np)
+        nw_kv_cel(kv, p, "object", "tag contains a restricted tag matching karpenter.sh/nodepool");
+    if (nc)
+        nw_kv_cel(kv, p, "object", "tag contains a restricted tag matching karpenter.sh/nodeclaim");
+    if (ec2nc)
+        nw_kv_cel(kv, p, "object", "tag contains a restricted tag matching karpenter.k8s.aws/ec2nodeclass");
+}
+
+/* ---- kubelet (§3.7) ----------------------------------------------------------------------- */
+
+static void reserved_map(nw_kv_t *kv, const cJSON *kub, const char *name)
+{
+    path_t mp, kp;
+    const cJSON *m = string_map(kv, kub, "spec.kubelet", name);
+    if (!m)
+        return;
+    nw_kv_path(mp, "spec.kubelet", name);
+    int badkey = 0, neg = 0;
+    for (const cJSON *e = m->child; e; e = e->next) {
+        badkey |= !in_list(e->string, RESERVED_KEYS);
+        if (cJSON_IsString(e)) {
+            nw_kv_pattern(kv, nw_kv_key(kp, mp, e->string), e->valuestring, nw_kre(NW_RE_QUANTITY));
+            neg |= e->valuestring[0] == '-';
+        }
+    }
+    char msg[160];
+    if (badkey) {
+        snprintf(msg, sizeof msg, "valid keys for %s are ['cpu','memory','ephemeral-storage','pid']", name);
+        nw_kv_cel(kv, mp, "object", msg);
+    }
+    if (neg) {
+        snprintf(msg, sizeof msg, "%s value cannot be a negative resource quantity", name);
+        nw_kv_cel(kv, mp, "object", msg);
+    }
+}
+
+static const cJSON *eviction_map(nw_kv_t *kv, const cJSON *kub, const char *name, int pattern)
+{
+    path_t mp, kp;
+    const cJSON *m = string_map(kv, kub, "spec.kubelet", name);
+    if (!m)
+        return NULL;
+    nw_kv_path(mp, "spec.kubelet", name);
+    int badkey = 0;
+    for (const cJSON *e = m->child; e; e = e->next) {
+        badkey |= !in_list(e->string, EVICTION_KEYS);
+        if (pattern && cJSON_IsString(e))
+            nw_kv_pattern(kv, nw_kv_key(kp, mp, e->string), e->valuestring, nw_kre(NW_RE_EVICT));
+    }
+    if (badkey) {
+        char msg[300];
+        snprintf(msg, sizeof msg,
+                 "valid keys for %s are ['memory.available','nodefs.available','nodefs.inodesFree',"
+                 "'imagefs.available','imagefs.inodesFree','pid.available']",
+                 name);
+        nw_kv_cel(kv, mp, "object", msg);
+    }
+    return m;
+}
+
+static void check_kubelet(nw_kv_t *kv, const cJSON *spec)
+{
+    const char *kp = "spec.kubelet";
+    const cJSON *kub = opt(kv, spec, "spec", "kubelet", "object");
+    if (!kub)
+        return;
+    path_t p, ip;
+    const cJSON *dns = opt(kv, kub, kp, "clusterDNS", "array");
+    if (dns) {
+        size_t i = 0;
+        nw_kv_path(p, kp, "clusterDNS");
+        for (const cJSON *e = dns->child; e; e = e->next, i++)
+            nw_kv_type(kv, nw_kv_idx(ip, p, i), e, "string");
+    }
+    opt_int(kv, kub, kp, "maxPods", 0, LLONG_MAX);
+    opt_int(kv, kub, kp, "podsPerCore", 0, LLONG_MAX);
+    reserved_map(kv, kub, "systemReserved");
+    reserved_map(kv, kub, "kubeReserved");
+    eviction_map(kv, kub, "evictionHard", 1);
+    const cJSON *soft = eviction_map(kv, kub, "evictionSoft", 1);
+    const cJSON *grace = eviction_map(kv, kub, "evictionSoftGracePeriod", 0);
+    opt_int(kv, kub, kp, "evictionMaxPodGracePeriod", LLONG_MIN, LLONG_MAX);
+    opt_int(kv, kub, kp, "imageGCHighThresholdPercent", 0, 100);
+    opt_int(kv, kub, kp, "imageGCLowThresholdPercent", 0, 100);
+    opt(kv, kub, kp, "cpuCFSQuota", "boolean");
+    const cJSON *hi = nw_kv_get(kub, "imageGCHighThresholdPercent");
+    const cJSON *lo = nw_kv_get(kub, "imageGCLowThresholdPercent");
+    if (cJSON_IsNumber(hi) && cJSON_IsNumber(lo) && !(hi->valuedouble > lo->valuedouble))
+        nw_kv_cel(kv, kp, "object", "imageGCHighThresholdPercent must be greater than imageGCLowThresholdPercent");
+    static const char *const M_SOFT = "evictionSoft OwnerKey does not have a matching evictionSoftGracePeriod";
+    static const char *const M_GRACE = "evictionSoftGracePeriod OwnerKey does not have a matching evictionSoft";
+    /* has(evictionSoft) ? evictionSoft.all(e, e in evictionSoftGracePeriod) : true */
+    if (soft && soft->child) {
+        if (!grace)
+            nw_kv_cel_eval(kv, kp, "object", "no such key: evictionSoftGracePeriod", M_SOFT);
+        else
+            for (const cJSON *e = soft->child; e; e = e->next)
+                if (!cJSON_GetObjectItemCaseSensitive(grace, e->string)) {
+                    nw_kv_cel(kv, kp, "object", M_SOFT);
+                    break;
+                }
+    }
+    if (grace && grace->child) {
+        if (!soft)
+            nw_kv_cel_eval(kv, kp, "object", "no such key: evictionSoft", M_GRACE);
+        else
+            for (const cJSON *e = grace->child; e; e = e->next)
+                if (!cJSON_GetObjectItemCaseSensitive(soft, e->string)) {
+                    nw_kv_cel(kv, kp, "object", M_GRACE);
+                    break;
+                }
+    }
+}
+
+/* ---- blockDeviceMappings (§3.8, §3.9) ------------------------------------------------------ */
+
+static void check_bdm(nw_kv_t *kv, const cJSON *spec)
+{
+    const char *lp = "spec.blockDeviceMappings";
+    const cJSON *bdms = opt(kv, spec, "spec", "blockDeviceMappings", "array");
+    if (!bdms)
+        return;
+    nw_kv_max_items(kv, lp, bdms, 50);
+    path_t ip, ep;
+    size_t i = 0;
+    int roots = 0;
+    for (const cJSON *b = bdms->child; b; b = b->next, i++) {
+        nw_kv_idx(ip, lp, i);
+        if (!nw_kv_type(kv, ip, b, "object"))
+            continue;
+        opt_str(kv, b, ip, "deviceName");
+        const cJSON *root = opt(kv, b, ip, "rootVolume", "boolean");
+        roots += cJSON_IsTrue(root);
+        const cJSON *ebs = opt(kv, b, ip, "ebs", "object");
+        if (!ebs)
+            continue;
+        nw_kv_path(ep, ip, "ebs");
+        opt_pattern(kv, ebs, ep, "volumeSize", NW_RE_VOLUME_SIZE);
+        opt_enum(kv, ebs, ep, "volumeType", VOLUME_TYPES);
+        opt_int(kv, ebs, ep, "iops", LLONG_MIN, LLONG_MAX);
+        opt_int(kv, ebs, ep, "throughput", LLONG_MIN, LLONG_MAX);
+        opt(kv, ebs, ep, "encrypted", "boolean");
+        opt(kv, ebs, ep, "deleteOnTermination", "boolean");
+        opt_str(kv, ebs, ep, "kmsKeyID");
+        const char *snap = opt_str(kv, ebs, ep, "snapshotID");
+        opt_int(kv, ebs, ep, "volumeInitializationRate", 100, 300);
+        if (!HAS(ebs, "snapshotID") && !HAS(ebs, "volumeSize"))
+            nw_kv_cel(kv, ep, "object", "snapshotID or volumeSize must be defined");
+        if (HAS(ebs, "volumeInitializationRate") && !(snap && *snap))
+            nw_kv_cel(kv, ep, "object", "snapshotID must be set when volumeInitializationRate is set");
+    }
+    if (roots > 1)
+        nw_kv_cel(kv, lp, "array", "must have only one blockDeviceMappings with rootVolume");
+}
+
+/* ---- networkInterfaces, connectionTracking, placement group, cpuOptions ------------------ */
+
+static void check_network_interfaces(nw_kv_t *kv, const cJSON *spec)
+{
+    const char *lp = "spec.networkInterfaces";
+    const cJSON *nis = opt(kv, spec, "spec", "networkInterfaces", "array");
+    if (!nis)
+        return;
+    nw_kv_max_items(kv, lp, nis, 150);
+    path_t ip;
+    size_t i = 0;
+    int primary = 0, dup = 0, efa_dup = 0;
+    for (const cJSON *n = nis->child; n; n = n->next, i++) {
+        nw_kv_idx(ip, lp, i);
+        if (!nw_kv_type(kv, ip, n, "object"))
+            continue;
+        const cJSON *card = reqd(kv, n, ip, "networkCardIndex", "integer");
+        const cJSON *dev = reqd(kv, n, ip, "deviceIndex", "integer");
+        const cJSON *type = reqd(kv, n, ip, "interfaceType", "string");
+        path_t fp;
+        if (card)
+            nw_kv_int_range(kv, nw_kv_path(fp, ip, "networkCardIndex"), card->valuedouble, 0, INT_MAX);
+        if (dev)
+            nw_kv_int_range(kv, nw_kv_path(fp, ip, "deviceIndex"), dev->valuedouble, 0, INT_MAX);
+        if (type)
+            nw_kv_enum(kv, nw_kv_path(fp, ip, "interfaceType"), type->valuestring, IFACE_TYPES);
+        if (!card || !dev || !type)
+            continue;
+        if (card->valuedouble == 0 && dev->valuedouble == 0 && strcmp(type->valuestring, "interface") == 0)
+            primary = 1;
+        for (const cJSON *m = nis->child; m != n; m = m->next) {
+            const cJSON *c2 = nw_kv_get(m, "networkCardIndex"), *d2 = nw_kv_get(m, "deviceIndex");
+            const cJSON *t2 = nw_kv_get(m, "interfaceType");
+            if (!cJSON_IsNumber(c2) || !cJSON_IsNumber(d2))
+                continue;
+            if (c2->valuedouble == card->valuedouble && d2->valuedouble == dev->valuedouble)
+                dup = 1;
+            if (c2->valuedouble == card->valuedouble && cJSON_IsString(t2) &&
+                strcmp(t2->valuestring, "efa-only") == 0 && strcmp(type->valuestring, "efa-only") == 0)
+                efa_dup = 1;
+        }
+    }
+    if (cJSON_GetArraySize(nis) > 0 && !primary)
+        nw_kv_cel(kv, lp, "array", "networkInterfaces must include a primary interface with networkCardIndex 0, deviceIndex 0 and interfaceType 'interface'");
+    if (dup)
+        nw_kv_cel(kv, lp, "array", "networkInterfaces may not repeat a (networkCardIndex, deviceIndex) pair");
+    if (efa_dup)
+        nw_kv_cel(kv, lp, "array", "at most one 'efa-only' interface is allowed per networkCardIndex");
+}
+
+static void check_connection_tracking(nw_kv_t *kv, const cJSON *spec)
+{
+    const char *cp = "spec.connectionTracking";
+    const cJSON *ct = opt(kv, spec, "spec", "connectionTracking", "object");
+    if (!ct)
+        return;
+    opt_int(kv, ct, cp, "tcpEstablishedTimeout", 60, 432000);
+    opt_int(kv, ct, cp, "udpStreamTimeout", 60, 180);
+    opt_int(kv, ct, cp, "udpTimeout", 30, 60);
+    if (!HAS(ct, "tcpEstablishedTimeout") && !HAS(ct, "udpStreamTimeout") && !HAS(ct, "udpTimeout"))
+        nw_kv_cel(kv, cp, "object", "expected at least one, got none, ['tcpEstablishedTimeout', 'udpStreamTimeout', 'udpTimeout']");
+}
+
+static void check_placement_group(nw_kv_t *kv, const cJSON *spec)
+{
+    const char *pp = "spec.placementGroupSelector";
+    const cJSON *pg = opt(kv, spec, "spec", "placementGroupSelector", "object");
+    if (!pg)
+        return;
+    path_t p;
+    const char *name = opt_str(kv, pg, pp, "name");
+    if (name)
+        nw_kv_min_len(kv, nw_kv_path(p, pp, "name"), name, 1);
+    opt_pattern(kv, pg, pp, "id", NW_RE_PG_ID);
+    if (HAS(pg, "name") == HAS(pg, "id"))
+        nw_kv_cel(kv, pp, "object", "must specify exactly one of ['name', 'id']");
+}
+
+/* ---- spec ------------------------------------------------------------------------------------ */
+
+nw_rc_t nw_ec2nodeclass_validate(const cJSON *obj, const cJSON *old, nw_kv_t *kv,
+                                 nw_admit_result_t *res)
+{
+    (void)old;
+    (void)res;
+    const cJSON *spec = nw_kv_get(obj, "spec");
+    if (!spec) /* the top-level schema does not require spec (quirk 17) */
+        return NW_OK;
+    if (!nw_kv_type(kv, "spec", spec, "object"))
+        return kv->oom ? NW_ENOMEM : NW_OK;
+    path_t p;
+    check_ami_terms(kv, spec);
+    opt_enum(kv, spec, "spec", "amiFamily", AMI_FAMILIES);
+    check_subnet_terms(kv, spec);
+    check_sg_terms(kv, spec);
+    check_cr_terms(kv, spec);
+    check_placement_group(kv, spec);
+    const char *role = opt_str(kv, spec, "spec", "role");
+    if (role && !*role)
+        nw_kv_cel(kv, "spec.role", "string", "role cannot be empty");
+    const char *ip = opt_str(kv, spec, "spec", "instanceProfile");
+    if (ip && !*ip)
+        nw_kv_cel(kv, "spec.instanceProfile", "string", "instanceProfile cannot be empty");
+    opt_str(kv, spec, "spec", "userData");
+    opt_str(kv, spec, "spec", "context");
+    check_tags(kv, spec);
+    check_kubelet(kv, spec);
+    check_bdm(kv, spec);
+    opt_enum(kv, spec, "spec", "instanceStorePolicy", STORE_POLICIES);
+    check_network_interfaces(kv, spec);
+    opt(kv, spec, "spec", "detailedMonitoring", "boolean");
+    opt(kv, spec, "spec", "associatePublicIPAddress", "boolean");
+    opt_int(kv, spec, "spec", "ipPrefixCount", 0, LLONG_MAX);
+    const cJSON *mo = opt(kv, spec, "spec", "metadataOptions", "object");
+    if (mo) {
+        const char *mp = "spec.metadataOptions";
+        opt_enum(kv, mo, mp, "httpEndpoint", ENABLED_DISABLED);
+        opt_enum(kv, mo, mp, "httpProtocolIPv6", ENABLED_DISABLED);
+        opt_int(kv, mo, mp, "httpPutResponseHopLimit", 1, 64);
+        opt_enum(kv, mo, mp, "httpTokens", TOKENS);
+    }
+    check_connection_tracking(kv, spec);
+    const cJSON *cpu = opt(kv, spec, "spec", "cpuOptions", "object");
+    if (cpu)
+        opt_enum(kv, cpu, nw_kv_path(p, "spec", "cpuOptions"), "nestedVirtualization", ENABLED_DISABLED);
+
+    /* spec-level CEL (§3.3) */
+    if (HAS(spec, "role") == HAS(spec, "instanceProfile"))
+        nw_kv_cel(kv, "spec", "object", "must specify exactly one of ['role', 'instanceProfile']");
+    const cJSON *terms = nw_kv_get(spec, "amiSelectorTerms");
+    const cJSON *fam = nw_kv_get(spec, "amiFamily");
+    int any_alias = 0;
+    static const struct {
+        const char *alias, *family, *msg;
+    } rules[] = {
+        {"al2", "AL2", "if set, amiFamily must be 'AL2' or 'Custom' when using an AL2 alias"},
+        {"al2023", "AL2023", "if set, amiFamily must be 'AL2023' or 'Custom' when using an AL2023 alias"},
+        {"bottlerocket", "Bottlerocket", "if set, amiFamily must be 'Bottlerocket' or 'Custom' when using a Bottlerocket alias"},
+        {"windows2019", "Windows2019", "if set, amiFamily must be 'Windows2019' or 'Custom' when using a Windows2019 alias"},
+        {"windows2022", "Windows2022", "if set, amiFamily must be 'Windows2022' or 'Custom' when using a Windows2022 alias"},
+        {"windows2025", "Windows2025", "if set, amiFamily must be 'Windows2025' or 'Custom' when using a Windows2025 alias"},
+    };
+    if (cJSON_IsArray(terms)) {
+        for (const cJSON *t = terms->child; t; t = t->next)
+            any_alias |= HAS(t, "alias");
+        for (size_t r = 0; r < sizeof rules / sizeof rules[0]; r++) {
+            int match = 0;
+            for (const cJSON *t = terms->child; t && !match; t = t->next) {
+                const cJSON *a = nw_kv_get(t, "alias");
+                if (!cJSON_IsString(a))
+                    continue;
+                /* x.alias.find('^[^@]+') */
+                size_t fl = strcspn(a->valuestring, "@");
+                match = fl == strlen(rules[r].alias) && strncmp(a->valuestring, rules[r].alias, fl) == 0;
+            }
+            if (match && cJSON_IsString(fam) && strcmp(fam->valuestring, "Custom") != 0 &&
+                strcmp(fam->valuestring, rules[r].family) != 0)
+                nw_kv_cel(kv, "spec", "object", rules[r].msg);
+        }
+        if (!any_alias && !fam)
+            nw_kv_cel(kv, "spec", "object", "must specify amiFamily if amiSelectorTerms does not contain an alias");
+    }
+    return kv->oom ? NW_ENOMEM : NW_OK;
+}
+
+/* ---- handlers -------------------------------------------------------------------------------- */
+
+static const char *object_name(const nw_admit_req_t *req)
+{
+    if (req->name && *req->name)
+        return req->name;
+    const cJSON *n = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(req->object, "metadata"), "name");
+    return cJSON_IsString(n) ? n->valuestring : "";
+}
+
+nw_rc_t nw_ec2nodeclass_admit_mutate(const nw_admit_ctx_t *ctx, const nw_admit_req_t *req,
+                                     nw_admit_result_t *res)
+{
+    (void)ctx;
+    if ((req->op != NW_OP_CREATE && req->op != NW_OP_UPDATE) || !req->object)
+        return NW_OK;
+    nw_jsonpatch_t p;
+    nw_jsonpatch_init(&p);
+    nw_rc_t rc = nw_ec2nodeclass_default(req->object, &p);
+    if (rc == NW_OK) {
+        free(res->patch);
+        res->patch = nw_jsonpatch_take_text(&p);
+        rc = p.rc;
+    }
+    nw_jsonpatch_cleanup(&p);
+    return rc;
+}
+
+nw_rc_t nw_ec2nodeclass_admit_validate(const nw_admit_ctx_t *ctx, const nw_admit_req_t *req,
+                                       nw_admit_result_t *res)
+{
+    (void)ctx;
+    if ((req->op != NW_OP_CREATE && req->op != NW_OP_UPDATE) || !req->object)
+        return NW_OK;
+    nw_jsonpatch_t p;
+    nw_jsonpatch_init(&p);
+    nw_rc_t rc = nw_ec2nodeclass_default(req->object, &p);
+    char *patch = rc == NW_OK ? nw_jsonpatch_take_text(&p) : NULL;
+    if (rc == NW_OK)
+        rc = p.rc;
+    nw_jsonpatch_cleanup(&p);
+    if (rc != NW_OK) {
+        free(patch);
+        return rc;
+    }
+    cJSON *obj = nw_admit_apply_patch_copy(req->object, patch, NULL);
+    free(patch);
+    if (!obj)
+        return NW_ENOMEM;
+    nw_kv_t kv;
+    nw_kv_init(&kv);
+    rc = nw_ec2nodeclass_validate(obj, req->op == NW_OP_UPDATE ? req->old_object : NULL, &kv, res);
+    if (rc == NW_OK)
+        rc = nw_kv_finish(&kv, "EC2NodeClass", "karpenter.k8s.aws", object_name(req), res);
+    nw_kv_cleanup(&kv);
+    cJSON_Delete(obj);
+    return rc;
+}

@@ -1,0 +1,32 @@
+/*
+ * api/ec2nodeclass.h — karpenter.k8s.aws/v1 EC2NodeClass admission: the schema
+ * default of metadataOptions, and every validation rule of the v1.14.1 CRD
+ * (../shared/docs/karpenter-api.md §3) in kube-apiserver wording.
+ *
+ * Pure functions on cJSON trees; no I/O. Thread: any.
+ */
+#ifndef NW_API_EC2NODECLASS_H
+#define NW_API_EC2NODECLASS_H
+
+#include <cjson/cJSON.h>
+
+#include "api/admit.h"
+#include "api/jsonpatch.h"
+#include "api/kval.h"
+
+/** Append the schema-default operations for obj to patch (metadataOptions and its
+ * fields; null = absent; minimal; idempotent). */
+nw_rc_t nw_ec2nodeclass_default(const cJSON *obj, nw_jsonpatch_t *patch);
+
+/** Validate obj (already defaulted) into kv. old: the stored object on UPDATE or NULL
+ * (EC2NodeClass has no transition rules; accepted for symmetry). */
+nw_rc_t nw_ec2nodeclass_validate(const cJSON *obj, const cJSON *old, nw_kv_t *kv,
+                                 nw_admit_result_t *res);
+
+/** Admission handlers (api/admit.h). */
+nw_rc_t nw_ec2nodeclass_admit_mutate(const nw_admit_ctx_t *ctx, const nw_admit_req_t *req,
+                                     nw_admit_result_t *res);
+nw_rc_t nw_ec2nodeclass_admit_validate(const nw_admit_ctx_t *ctx, const nw_admit_req_t *req,
+                                       nw_admit_result_t *res);
+
+#endif
