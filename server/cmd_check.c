@@ -153,7 +153,7 @@ static void check_object(check_t *c, const char *file, size_t doc, size_t line, 
                                        strcmp(group, "karpenter.k8s.aws") == 0)) {
         /* the v1 CRDs serve only v1 */
         c->invalid++;
-        char msg[300];
+        char msg[600];
         snprintf(msg, sizeof msg, "no matches for kind \"%.60s\" in version \"%.100s\" (only %s/v1 is served)",
                  kind, api, group);
         if (r) {
