@@ -274,18 +274,20 @@ class Admission:
                 out.append(w)
 
     def mutate(self, op, rt, sub, ns, name, obj, old, dry, user, options, warnings):
+        """Mutating phase. Round 1 calls every matching webhook in order; a webhook with
+        reinvocationPolicy IfNeeded is called again in round 2 if the object changed after
+        its round-1 call (its own change does not count), as the apiserver's dispatcher does."""
         if rt.key in SKIP:
             return obj
-        called = []
-        changed_any = False
+        previously = []          # IfNeeded webhooks called so far (round 1)
+        reinvoke = []
         for rnd in (1, 2):
-            if rnd == 2 and not changed_any:
+            if rnd == 2 and not reinvoke:
                 break
             for cfg in self._configs('mutatingwebhookconfigurations'):
                 for wh in cfg.get('webhooks') or []:
-                    if rnd == 2 and (wh.get('name'), cfg['metadata']['name']) not in called:
-                        continue
-                    if rnd == 2 and wh.get('reinvocationPolicy') != 'IfNeeded':
+                    ident = (cfg['metadata']['name'], wh.get('name'))
+                    if rnd == 2 and ident not in reinvoke:
                         continue
                     if not self._matches(wh, op, rt, sub, ns, obj, old):
                         continue
@@ -293,8 +295,6 @@ class Admission:
                     try:
                         if not self._conditions(wh, request):
                             continue
-                        if rnd == 1:
-                            called.append((wh.get('name'), cfg['metadata']['name']))
                         resp = self.call(wh, request)
                         if ('patch' in resp) != ('patchType' in resp) or ('patchType' in resp and not resp['patchType']):
                             raise CallError('received invalid webhook response: patch and patchType must be set together')
@@ -317,6 +317,7 @@ class Admission:
                     if resp.get('allowed') is not True:
                         self._record(wh, request['uid'], 'denied')
                         raise self._deny(rt, name, wh.get('name'), resp.get('status'))
+                    changed = False
                     if ops:
                         if obj is None:
                             raise self._internal('admission webhook "%s" attempted to modify the object, which is not supported for this operation' % wh.get('name'))
@@ -329,12 +330,15 @@ class Admission:
                         except (patchlib.PatchError, ApiError) as e:
                             self._record(wh, request['uid'], 'patch failed: %s' % e)
                             raise self._internal(str(e))
-                        if new != obj:
-                            changed_any = True
+                        changed = new != obj
                         obj = new
-                        self._record(wh, request['uid'], 'patched')
-                    else:
-                        self._record(wh, request['uid'], 'allowed')
+                    self._record(wh, request['uid'], ('patched' if changed else 'allowed') +
+                                 (' (reinvocation)' if rnd == 2 else ''))
+                    if rnd == 1:
+                        if changed:
+                            reinvoke.extend(i for i in previously if i not in reinvoke)
+                        if wh.get('reinvocationPolicy') == 'IfNeeded':
+                            previously.append(ident)
         return obj
 
     def validate(self, op, rt, sub, ns, name, obj, old, dry, user, options, warnings):

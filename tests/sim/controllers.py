@@ -309,7 +309,7 @@ class Controllers:
             raise
 
     def run_once(self):
-        steps = [self.namespaces, self.gc, self.deployments, self.replicasets, self.daemonsets,
+        steps = [self.node_lifecycle, self.namespaces, self.gc, self.deployments, self.replicasets, self.daemonsets,
                  self.pod_gc, self.taint_manager] + ([self.schedule] if self.scheduler_enabled else []) + \
             [self.kubelet, self.pdbs]
         failed = None
@@ -571,7 +571,28 @@ class Controllers:
                 new['status'] = st
                 self._try(store.update_status, 'daemonsets', ns, new)
 
-    # ---- pods and nodes ---------------------------------------------------------------------------
+    # ---- pods and nodes -------------------------------------------------------------------------
+    def node_lifecycle(self):
+        """The node lifecycle controller's cordon taint: node.kubernetes.io/unschedulable:NoSchedule
+        while spec.unschedulable is true."""
+        store = self.store
+        key = 'node.kubernetes.io/unschedulable'
+        for n in store.peek('nodes'):
+            spec = n.get('spec') or {}
+            taints = spec.get('taints') or []
+            has = any(t.get('key') == key and t.get('effect') == 'NoSchedule' for t in taints)
+            want = bool(spec.get('unschedulable'))
+            if has == want or n['metadata'].get('deletionTimestamp'):
+                continue
+            new = copy.deepcopy(n)
+            if want:
+                new['spec']['taints'] = taints + [{'key': key, 'effect': 'NoSchedule', 'timeAdded': now_iso(store.clock())}]
+            else:
+                new['spec']['taints'] = [t for t in taints if not (t.get('key') == key and t.get('effect') == 'NoSchedule')]
+                if not new['spec']['taints']:
+                    del new['spec']['taints']
+            self._try(store.commit_update, store.rtype('nodes'), new, n['metadata']['resourceVersion'])
+
     def pod_gc(self):
         store = self.store
         names = {n['metadata']['name'] for n in store.peek('nodes')}

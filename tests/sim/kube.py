@@ -155,6 +155,10 @@ class KubeApi:
                 elif sub == 'eviction':
                     res.append({'name': 'pods/eviction', 'singularName': '', 'namespaced': True, 'group': 'policy',
                                 'version': 'v1', 'kind': 'Eviction', 'verbs': ['create']})
+                elif sub == 'scale':
+                    res.append({'name': rt.resource + '/scale', 'singularName': '', 'namespaced': True,
+                                'group': 'autoscaling', 'version': 'v1', 'kind': 'Scale',
+                                'verbs': ['get', 'patch', 'update']})
                 elif sub == 'finalize':
                     res.append({'name': 'namespaces/finalize', 'singularName': '', 'namespaced': False,
                                 'kind': 'Namespace', 'verbs': ['update']})
@@ -425,6 +429,8 @@ class Handler(BaseHTTPRequestHandler):
             return self.evict(rt, ns, name)
         if sub in ('binding', 'eviction'):
             raise ApiError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource')
+        if sub == 'scale':
+            return self.scale(rt, ns, name, method)
         if method in ('GET', 'HEAD'):
             obj = api.store.get(rt.key, ns, name)
             if obj is None:
@@ -787,6 +793,55 @@ class Handler(BaseHTTPRequestHandler):
                 items.append(o)
         self.send_json(200, {'kind': rt.kind + 'List', 'apiVersion': rt.api_version,
                              'metadata': {'resourceVersion': str(store.rv)}, 'items': items})
+
+    # ---- <workload>/scale (autoscaling/v1 Scale) ---------------------------------------------------
+    @staticmethod
+    def _scale_of(obj):
+        md = obj['metadata']
+        sel_obj = (obj.get('spec') or {}).get('selector') or {}
+        selector = ','.join(['%s=%s' % kv for kv in sorted((sel_obj.get('matchLabels') or {}).items())] +
+                            ['%s %s (%s)' % (e['key'], e['operator'].lower(), ','.join(e.get('values') or []))
+                             if e['operator'] in ('In', 'NotIn') else
+                             (e['key'] if e['operator'] == 'Exists' else '!' + e['key'])
+                             for e in sel_obj.get('matchExpressions') or []])
+        return {'apiVersion': 'autoscaling/v1', 'kind': 'Scale',
+                'metadata': {k: md[k] for k in ('name', 'namespace', 'uid', 'resourceVersion', 'creationTimestamp')
+                             if k in md},
+                'spec': {'replicas': int((obj.get('spec') or {}).get('replicas', 1))},
+                'status': {'replicas': int((obj.get('status') or {}).get('replicas', 0)), 'selector': selector}}
+
+    def scale(self, rt, ns, name, method):
+        store = self.api.store
+        old = self._current(rt, ns, name)
+        cur = self._scale_of(old)
+        if method in ('GET', 'HEAD'):
+            return self.send_json(200, cur)
+        if method == 'PUT':
+            body = self._json_body()
+        elif method == 'PATCH':
+            ctype = (self.headers.get('Content-Type') or '').split(';')[0].strip()
+            p = self._json_body()
+            try:
+                body = patchlib.json_patch(cur, p) if ctype == 'application/json-patch+json' else \
+                    patchlib.merge_patch(cur, p)
+            except patchlib.PatchError as e:
+                raise ApiError(422, 'Invalid', str(e))
+        else:
+            raise ApiError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource')
+        want = (body.get('metadata') or {}).get('resourceVersion')
+        if want and want != old['metadata']['resourceVersion']:
+            raise conflict(rt, name)
+        replicas = (body.get('spec') or {}).get('replicas')
+        if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
+            raise ApiError(422, 'Invalid', 'Scale.autoscaling "%s" is invalid: spec.replicas: Invalid value: %r: must be greater than or equal to 0' % (name, replicas))
+        new = copy.deepcopy(old)
+        new['spec']['replicas'] = replicas
+        new = store.prepare_update(rt, old, new)
+        new['metadata']['resourceVersion'] = ''
+        new = self._admit('UPDATE', rt, 'scale', ns, name, new, old, {'kind': 'UpdateOptions', 'apiVersion': 'meta.k8s.io/v1'})
+        if self._dry():
+            return self.send_json(200, self._scale_of(new))
+        self.send_json(200, self._scale_of(store.commit_update(rt, new, expect_rv=old['metadata']['resourceVersion'])))
 
     # ---- pods/binding, pods/eviction ---------------------------------------------------------------------
     def bind(self, rt, ns, name):

@@ -45,6 +45,11 @@ class TestWebhook:
                     ops = [{'op': 'add', 'path': '/metadata/labels/mutated~1by', 'value': 'test'}] if labels else \
                         [{'op': 'add', 'path': '/metadata/labels', 'value': {'mutated/by': 'test'}}]
                     resp.update(patchType='JSONPatch', patch=base64.b64encode(json.dumps(ops).encode()).decode())
+                elif path == '/mutate2':
+                    labels = req['object']['metadata'].get('labels') or {}
+                    if 'second/by' not in labels:
+                        ops = [{'op': 'add', 'path': '/metadata/labels/second~1by', 'value': 'test'}]
+                        resp.update(patchType='JSONPatch', patch=base64.b64encode(json.dumps(ops).encode()).decode())
                 elif path == '/deny':
                     resp = {'uid': req['uid'], 'allowed': False,
                             'status': {'code': 422, 'message': 'spec.limits.cpu: must be positive'}}
@@ -110,7 +115,7 @@ class AdmissionTest(unittest.TestCase):
         cls.hook.close()
 
     def register(self, kind, path, tag, policy='Fail', bundle=None, service='test-webhook', url=False,
-                 timeout=5, resources=('configmaps',), **extra):
+                 timeout=5, resources=('configmaps',), cfg_name=None, **extra):
         """One webhook that only sees objects labelled test=<tag>."""
         AdmissionTest.n += 1
         cc = {'caBundle': bundle or self.bundle}
@@ -124,10 +129,11 @@ class AdmissionTest(unittest.TestCase):
                    'rules': [{'operations': ['CREATE', 'UPDATE'], 'apiGroups': [''], 'apiVersions': ['v1'],
                               'resources': list(resources)}]}, **extra)
         res = 'mutatingwebhookconfigurations' if kind == 'mutating' else 'validatingwebhookconfigurations'
+        cfg = cfg_name or 'cfg-%d' % self.n
         st, _, obj = self.k.post('/apis/admissionregistration.k8s.io/v1/' + res,
-                                 {'metadata': {'name': 'cfg-%d' % self.n}, 'webhooks': [wh]})
+                                 {'metadata': {'name': cfg}, 'webhooks': [wh]})
         self.assertEqual(st, 201, obj)
-        self.addCleanup(self.k.delete, '/apis/admissionregistration.k8s.io/v1/%s/cfg-%d' % (res, self.n))
+        self.addCleanup(self.k.delete, '/apis/admissionregistration.k8s.io/v1/%s/%s' % (res, cfg))
 
     def cm(self, name, tag):
         return {'metadata': {'name': name, 'labels': {'test': tag}}, 'data': {'a': 'b'}}
@@ -157,6 +163,24 @@ class AdmissionTest(unittest.TestCase):
         self.assertEqual(review['request']['oldObject']['metadata']['name'], 'mutated')
         uids = [r[1]['request']['uid'] for r in self.calls('mut')]
         self.assertEqual(len(uids), len(set(uids)))
+
+    def test_reinvocation(self):
+        # configurations run sorted by name: a-first (IfNeeded) before b-second, which changes the
+        # object, so a-first runs again; b-second (IfNeeded too) is not re-run for its own change
+        self.register('mutating', '/mutate', 'reinv', cfg_name='reinv-a-first', reinvocationPolicy='IfNeeded')
+        self.register('mutating', '/mutate2', 'reinv', cfg_name='reinv-b-second', reinvocationPolicy='IfNeeded')
+        st, _, obj = self.k.post(CM, self.cm('reinvoked', 'reinv'))
+        self.assertEqual(st, 201, obj)
+        self.assertEqual(obj['metadata']['labels']['second/by'], 'test')
+        paths = [r[0].split('?')[0] for r in self.calls('reinv')]
+        self.assertEqual(paths, ['/mutate', '/mutate2', '/mutate'])
+        self.assertIn('second/by', self.calls('reinv')[-1][1]['request']['object']['metadata']['labels'])
+
+    def test_no_reinvocation_with_never(self):
+        self.register('mutating', '/mutate', 'noreinv', cfg_name='noreinv-a-first')
+        self.register('mutating', '/mutate2', 'noreinv', cfg_name='noreinv-b-second')
+        self.k.post(CM, self.cm('not-reinvoked', 'noreinv'))
+        self.assertEqual([r[0].split('?')[0] for r in self.calls('noreinv')], ['/mutate', '/mutate2'])
 
     def test_generate_name_has_empty_request_name(self):
         self.register('mutating', '/mutate', 'gen')

@@ -90,7 +90,10 @@ class SchedulerTest(unittest.TestCase):
             return len(live) == n and live
         pods = wait_for(lambda: running(3), what='3 web pods')
         self.assertTrue(all(p['metadata']['ownerReferences'][0]['kind'] == 'ReplicaSet' for p in pods))
-        self.k.patch('/apis/apps/v1/namespaces/default/deployments/web', {'spec': {'replicas': 1}})
+        st, _, sc = self.k.get('/apis/apps/v1/namespaces/default/deployments/web/scale')
+        self.assertEqual((sc['kind'], sc['spec']['replicas'], sc['status']['selector']), ('Scale', 3, 'app=web'))
+        st, _, sc = self.k.patch('/apis/apps/v1/namespaces/default/deployments/web/scale', {'spec': {'replicas': 1}})
+        self.assertEqual((st, sc['spec']['replicas']), (200, 1))
         wait_for(lambda: len(self.k.get(PODS + '?labelSelector=app%3Dweb')[2]['items']) == 1, what='scale down')
         d = wait_for(lambda: (self.k.get('/apis/apps/v1/namespaces/default/deployments/web')[2].get('status') or {})
                      .get('readyReplicas') == 1, what='deployment status')
@@ -99,6 +102,38 @@ class SchedulerTest(unittest.TestCase):
         self.k.delete('/apis/apps/v1/namespaces/default/deployments/web')
         wait_for(lambda: not self.k.get(PODS + '?labelSelector=app%3Dweb')[2]['items'], what='gc of pods')
         self.assertEqual(self.k.get('/apis/apps/v1/namespaces/default/replicasets')[2]['items'], [])
+
+    def rs(self, name, replicas=2):
+        body = {'apiVersion': 'apps/v1', 'kind': 'ReplicaSet', 'metadata': {'name': name},
+                'spec': {'replicas': replicas, 'selector': {'matchLabels': {'rs': name}},
+                         'template': {'metadata': {'labels': {'rs': name}},
+                                      'spec': {'containers': [{'name': 'c', 'image': 'x',
+                                                               'resources': {'requests': {'cpu': '1m'}}}]}}}}
+        st, _, obj = self.k.post('/apis/apps/v1/namespaces/default/replicasets', body)
+        self.assertEqual(st, 201)
+        wait_for(lambda: len(self.k.get(PODS + '?labelSelector=rs%3D' + name)[2]['items']) == replicas,
+                 what='%s pods' % name)
+        return obj
+
+    def test_delete_orphan_keeps_pods(self):
+        self.rs('orphans')
+        st, _, _ = self.k.delete('/apis/apps/v1/namespaces/default/replicasets/orphans',
+                                 {'propagationPolicy': 'Orphan'})
+        self.assertEqual(st, 200)
+        self.assertEqual(self.k.get('/apis/apps/v1/namespaces/default/replicasets/orphans')[0], 404)
+        items = self.k.get(PODS + '?labelSelector=rs%3Dorphans')[2]['items']
+        self.assertEqual(len(items), 2)
+        self.assertTrue(all(not p['metadata'].get('ownerReferences') for p in items))
+
+    def test_delete_foreground_waits_for_dependents(self):
+        self.rs('fg')
+        st, _, obj = self.k.delete('/apis/apps/v1/namespaces/default/replicasets/fg',
+                                   {'propagationPolicy': 'Foreground'})
+        self.assertEqual(st, 200)
+        self.assertIn('foregroundDeletion', obj['metadata']['finalizers'])
+        self.assertTrue(obj['metadata']['deletionTimestamp'])
+        wait_for(lambda: self.k.get('/apis/apps/v1/namespaces/default/replicasets/fg')[0] == 404, what='rs gone')
+        self.assertEqual(self.k.get(PODS + '?labelSelector=rs%3Dfg')[2]['items'], [])
 
     def test_daemonset_one_pod_per_matching_node(self):
         ds = {'apiVersion': 'apps/v1', 'kind': 'DaemonSet', 'metadata': {'name': 'agent'},
@@ -115,6 +150,21 @@ class SchedulerTest(unittest.TestCase):
         st, _, d = self.k.get('/apis/apps/v1/namespaces/default/daemonsets/agent')
         wait_for(lambda: self.k.get('/apis/apps/v1/namespaces/default/daemonsets/agent')[2]['status'].get('desiredNumberScheduled') == 3,
                  what='ds status')
+
+    def test_cordon_taint(self):
+        self.c.add_node('cordoned', cpu='1', memory='1Gi', labels={'size': 'cordoned'})
+        path = '/api/v1/nodes/cordoned'
+        self.k.patch(path, {'spec': {'unschedulable': True}})
+        t = wait_for(lambda: [t for t in self.k.get(path)[2]['spec'].get('taints') or []
+                              if t['key'] == 'node.kubernetes.io/unschedulable'], what='cordon taint')
+        self.assertEqual(t[0]['effect'], 'NoSchedule')
+        self.k.post(PODS, pod('to-cordoned', nodeSelector={'size': 'cordoned'}))
+        c = self.unschedulable('to-cordoned')
+        self.assertIn('node(s) were unschedulable', c['message'])
+        self.k.patch(path, {'spec': {'unschedulable': False}})
+        self.assertEqual(self.wait_phase('to-cordoned')['spec']['nodeName'], 'cordoned')
+        self.assertFalse(self.k.get(path)[2]['spec'].get('taints'))
+        self.k.delete('/api/v1/nodes/cordoned')
 
     def test_pods_on_deleted_node_go_away(self):
         self.c.add_node('doomed', cpu='2', memory='2Gi', labels={'size': 'doomed'})

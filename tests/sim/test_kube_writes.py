@@ -223,6 +223,24 @@ class WritesTest(unittest.TestCase):
         st, _, err = self.k.post('/api/v1/namespaces/default/pods/bindme/binding', body)
         self.assertEqual(st, 409)
 
+    def test_injected_latency_and_errors(self):
+        self.c.control_call('POST', '/kube/faults', {'latency': 0.3, 'errorCode': 500, 'errorCount': 2,
+                                                     'errorVerbs': ['POST']})
+        try:
+            st, _, err = self.k.post(CM, {'metadata': {'name': 'fault-a'}})
+            self.assertEqual((st, err['reason']), (500, 'InternalError'))
+            st, _, _ = self.k.get(CM)                      # GET is not selected
+            self.assertEqual(st, 200)
+            self.assertEqual(self.k.post(CM, {'metadata': {'name': 'fault-a'}})[0], 500)
+            self.assertEqual(self.k.post(CM, {'metadata': {'name': 'fault-a'}})[0], 201)   # count used up
+            log = self.c.control_call('GET', '/kube/requests?path=' + CM)['requests'][-4:]
+            self.assertEqual([(e['method'], e['code'], e['fault']) for e in log],
+                             [('POST', 500, 'injected 500'), ('GET', 200, ''), ('POST', 500, 'injected 500'),
+                              ('POST', 201, '')])
+            self.assertTrue(all(e['durationMs'] >= 300 for e in log))
+        finally:
+            self.c.control_call('DELETE', '/kube/faults')
+
     def test_warning_free_openapi_probe(self):
         st, _, root = self.k.get('/openapi/v3')
         self.assertIn('apis/karpenter.sh/v1', root['paths'])
