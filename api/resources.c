@@ -141,6 +141,8 @@ static nw_rc_t insert_at(nw_resources_t *r, size_t pos, const char *name, nw_qua
     e[pos].milli = q.milli;
     e[pos].format = (uint8_t)q.format;
     r->n++;
+    /* copy is owned by the entry now (freed by remove/cleanup) */
+    // cppcheck-suppress memleak
     return NW_OK;
 }
 
@@ -313,7 +315,7 @@ static void quote_value(const char *s, char *out, size_t cap)
 {
     size_t o = 0, i = 0;
     out[o++] = '"';
-    for (; s[i] && i < 64 && o + 6 < cap; i++) {
+    for (; i < 64 && s[i] && o + 6 < cap; i++) {
         unsigned char c = (unsigned char)s[i];
         if (c < 0x20 || c >= 0x7f) {
             o += (size_t)snprintf(out + o, cap - o, "\\x%02x", c);
