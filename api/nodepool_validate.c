@@ -9,6 +9,7 @@
 #include "api/kval.h"
 #include "api/labels.h"
 #include "api/nodepool.h"
+#include "api/requirements.h"
 
 typedef char path_t[NW_KV_PATH_MAX];
 
@@ -100,21 +101,6 @@ static void warn(nw_admit_result_t *res, const char *path, const char *what, con
     if (res)
         nw_admit_warn(res, "%s: %s%s%s (Karpenter would mark the NodePool ValidationSucceeded=False)",
                       path, what, detail && *detail ? ": " : "", detail ? detail : "");
-}
-
-static const char *normalize_key(const char *k)
-{
-    static const char *const alias[][2] = {
-        {"failure-domain.beta.kubernetes.io/zone", "topology.kubernetes.io/zone"},
-        {"failure-domain.beta.kubernetes.io/region", "topology.kubernetes.io/region"},
-        {"beta.kubernetes.io/arch", "kubernetes.io/arch"},
-        {"beta.kubernetes.io/os", "kubernetes.io/os"},
-        {"beta.kubernetes.io/instance-type", "node.kubernetes.io/instance-type"},
-    };
-    for (size_t i = 0; i < sizeof alias / sizeof alias[0]; i++)
-        if (strcmp(k, alias[i][0]) == 0)
-            return alias[i][1];
-    return k;
 }
 
 /* runtime: domain equals or is a dot-subdomain of karpenter.sh / karpenter.k8s.aws */
@@ -301,46 +287,6 @@ static void requirements_cel(nw_kv_t *kv, const char *lp, const cJSON *arr)
         nw_kv_cel_eval(kv, lp, "array", e_min, M_MIN);
 }
 
-/* layer D for one requirement */
-static void requirement_runtime(nw_admit_result_t *res, const char *ip, const char *key,
-                                const char *op, const cJSON *vals, const cJSON *minv)
-{
-    path_t fp;
-    const char *nk = normalize_key(key);
-    nw_kv_path(fp, ip, "key");
-    warn_key(res, fp, nk);
-    if (strcmp(nk, "karpenter.k8s.aws/ec2nodeclass") == 0)
-        warn(res, fp, "not a well-known requirement key at runtime", nk);
-    if (!cJSON_IsArray(vals))
-        return;
-    size_t j = 0;
-    int known = 0, any = 0;
-    const char *const *kv = NULL;
-    static const char *const CT[] = {"on-demand", "spot", "reserved", NULL};
-    static const char *const TEN[] = {"default", "dedicated", NULL};
-    if (strcmp(nk, "karpenter.sh/capacity-type") == 0)
-        kv = CT;
-    else if (strcmp(nk, "karpenter.k8s.aws/instance-tenancy") == 0)
-        kv = TEN;
-    for (const cJSON *v = vals->child; v; v = v->next, j++) {
-        path_t vp, tmp;
-        nw_kv_idx(vp, nw_kv_path(tmp, ip, "values"), j);
-        if (!cJSON_IsString(v))
-            continue;
-        warn_value(res, vp, v->valuestring);
-        any = 1;
-        if (kv && in_list(v->valuestring, kv))
-            known++;
-    }
-    if (kv && op && strcmp(op, "In") == 0 && any) {
-        nw_kv_path(fp, ip, "values");
-        if (known == 0)
-            warn(res, fp, "no supported value", nk);
-        else if (cJSON_IsNumber(minv) && known < minv->valuedouble)
-            warn(res, fp, "fewer supported values than minValues", nk);
-    }
-}
-
 static void check_requirements(nw_kv_t *kv, const cJSON *tspec, const char *tpath,
                                nw_admit_result_t *res)
 {
@@ -387,10 +333,19 @@ static void check_requirements(nw_kv_t *kv, const cJSON *tspec, const char *tpat
             nw_kv_path(fp, ip, "minValues");
             nw_kv_int_range(kv, fp, minv->valuedouble, 1, 50);
         }
-        if (key)
-            requirement_runtime(res, ip, key, op, vals, minv);
     }
     requirements_cel(kv, lp, arr);
+    /* layer D: Karpenter's ValidateRequirement (api/requirements) as warnings */
+    if (res) {
+        nw_errs_t *errs = malloc(sizeof *errs);
+        if (errs) {
+            nw_errs_init(errs);
+            nw_reqs_validate_runtime(arr, lp, errs);
+            for (size_t k = 0; k < errs->n; k++)
+                warn(res, errs->v[k].path, errs->v[k].msg, NULL);
+            free(errs);
+        }
+    }
 }
 
 static void check_labels(nw_kv_t *kv, const cJSON *meta, const char *mpath, nw_admit_result_t *res)
