@@ -982,7 +982,8 @@ nw_rc_t nw_gpu_pool_patch(const nw_gpu_policy_t *p, const cJSON *np, nw_jsonpatc
         }
         return rc;
     }
-    if (!in.excludes_gpu) {
+    /* the CRD allows at most 100 requirements: at the cap, validation explains instead */
+    if (!in.excludes_gpu && cJSON_GetArraySize(obj_get(tspec, "requirements")) < 100) {
         cJSON *r = cJSON_CreateObject();
         if (r) {
             cJSON_AddStringToObject(r, "key", NW_GPU_COUNT_KEY);

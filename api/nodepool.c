@@ -2,6 +2,8 @@
  * patch; validate = default a copy, then CRD validation). */
 #include "api/nodepool.h"
 
+#include "api/gpu.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,12 +33,15 @@ static const char *object_name(const nw_admit_req_t *req)
 nw_rc_t nw_nodepool_admit_mutate(const nw_admit_ctx_t *ctx, const nw_admit_req_t *req,
                                  nw_admit_result_t *res)
 {
-    (void)ctx;
     if ((req->op != NW_OP_CREATE && req->op != NW_OP_UPDATE) || !req->object)
         return NW_OK;
     nw_jsonpatch_t p;
     nw_jsonpatch_init(&p);
     nw_rc_t rc = nw_nodepool_default(req->object, &p);
+    /* GPU isolation (api/gpu.h): taint + label for GPU pools, no GPU types for others.
+     * Its operations touch other paths than the schema defaults, so both apply. */
+    if (rc == NW_OK && ctx && ctx->gpu)
+        rc = nw_gpu_pool_patch((const nw_gpu_policy_t *)ctx->gpu, req->object, &p, res);
     if (rc == NW_OK) {
         free(res->patch);
         res->patch = nw_jsonpatch_take_text(&p);
@@ -49,7 +54,6 @@ nw_rc_t nw_nodepool_admit_mutate(const nw_admit_ctx_t *ctx, const nw_admit_req_t
 nw_rc_t nw_nodepool_admit_validate(const nw_admit_ctx_t *ctx, const nw_admit_req_t *req,
                                    nw_admit_result_t *res)
 {
-    (void)ctx;
     if ((req->op != NW_OP_CREATE && req->op != NW_OP_UPDATE) || !req->object)
         return NW_OK;
     /* kube-apiserver validates the defaulted object */
@@ -74,6 +78,13 @@ nw_rc_t nw_nodepool_admit_validate(const nw_admit_ctx_t *ctx, const nw_admit_req
     if (rc == NW_OK)
         rc = nw_kv_finish(&kv, "NodePool", "karpenter.sh", object_name(req), res);
     nw_kv_cleanup(&kv);
+    /* GPU isolation policy, on an object that passed Karpenter's own rules */
+    if (rc == NW_OK && res->allowed && ctx && ctx->gpu) {
+        const nw_gpu_policy_t *gp = (const nw_gpu_policy_t *)ctx->gpu;
+        char msgs[4][512];
+        size_t n = nw_gpu_pool_problems(gp, obj, true, msgs, 4);
+        rc = nw_gpu_deny_or_warn(gp, "NodePool", object_name(req), msgs, n, res);
+    }
     cJSON_Delete(obj);
     return rc;
 }

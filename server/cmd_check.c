@@ -25,6 +25,8 @@
 #include "common/buf.h"
 #include "common/yaml.h"
 #include "server/cmd.h"
+#include "server/config.h"
+#include "server/gpu_policy.h"
 
 #define CHECK_MAX_FILE ((size_t)64 << 20)
 
@@ -34,20 +36,25 @@ typedef struct {
     int invalid, io_error, checked, skipped;
     cJSON *results; /* --output json */
     int ndefaulted;
+    const nw_admit_ctx_t *ctx; /* GPU policy for NodePools and Pods */
 } check_t;
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: nodewarden check [--output text|json] [--print-defaulted] FILE...\n"
+    fprintf(f, "usage: nodewarden check [--output text|json] [--print-defaulted]\n"
+               "                        [--config FILE] [--gpu-policy enforce|warn|off] FILE...\n"
                "\n"
                "Validate and default Karpenter NodePool (karpenter.sh/v1) and EC2NodeClass\n"
-               "(karpenter.k8s.aws/v1) manifests exactly as the admission webhook does.\n"
+               "(karpenter.k8s.aws/v1) manifests exactly as the admission webhook does,\n"
+               "including the GPU isolation policy for NodePools and Pods.\n"
                "FILE may be YAML (several documents) or JSON; '-' reads standard input.\n"
                "\n"
                "  -o, --output FORMAT     text (default): FILE:DOC: Kind/name: field: message\n"
                "                          json: one JSON array with a result per object\n"
                "  -d, --print-defaulted   print the defaulted objects as YAML on stdout\n"
                "                          (error lines then go to stderr)\n"
+               "  -c, --config FILE       take the GPU policy from this config file's gpu: block\n"
+               "  -g, --gpu-policy MODE   enforce (default), warn (denials become warnings) or off\n"
                "  -h, --help              this help\n"
                "\n"
                "Exit status: 0 all valid, 1 some object invalid, 2 usage, read or parse error.\n");
@@ -169,6 +176,8 @@ static void check_object(check_t *c, const char *file, size_t doc, size_t line, 
         return;
     }
     nw_admit_ctx_t ctx = {NULL, ""};
+    if (c->ctx)
+        ctx = *c->ctx;
     nw_admit_req_t req = {0};
     req.op = NW_OP_CREATE;
     req.uid = "check";
@@ -314,12 +323,15 @@ int nw_cmd_check(int argc, char **argv)
     static const struct option opts[] = {
         {"output", required_argument, NULL, 'o'},
         {"print-defaulted", no_argument, NULL, 'd'},
+        {"config", required_argument, NULL, 'c'},
+        {"gpu-policy", required_argument, NULL, 'g'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
+    const char *config_path = NULL, *gpu_mode = NULL;
     optind = 1;
     int ch;
-    while ((ch = getopt_long(argc, argv, "+o:dh", opts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, "+o:dc:g:h", opts, NULL)) != -1) {
         switch (ch) {
         case 'o':
             if (strcmp(optarg, "json") == 0)
@@ -330,6 +342,14 @@ int nw_cmd_check(int argc, char **argv)
             }
             break;
         case 'd': c.print_defaulted = 1; break;
+        case 'c': config_path = optarg; break;
+        case 'g':
+            if (strcmp(optarg, "enforce") && strcmp(optarg, "warn") && strcmp(optarg, "off")) {
+                fprintf(stderr, "nodewarden check: --gpu-policy must be enforce, warn or off\n");
+                return NW_EXIT_USAGE;
+            }
+            gpu_mode = optarg;
+            break;
         case 'h': usage(stdout); return NW_EXIT_OK;
         default: usage(stderr); return NW_EXIT_USAGE;
         }
@@ -339,8 +359,28 @@ int nw_cmd_check(int argc, char **argv)
         usage(stderr);
         return NW_EXIT_USAGE;
     }
-    if (c.json && !(c.results = cJSON_CreateArray()))
+    /* the GPU policy: defaults, the config file's gpu: block, then --gpu-policy */
+    nw_config_t cfg;
+    nw_gpu_policy_t gpu;
+    nw_err_t cerr = {0};
+    if (nw_config_defaults(&cfg) != NW_OK ||
+        (config_path && nw_config_apply_file(&cfg, config_path, &cerr) != NW_OK) ||
+        (gpu_mode && strcmp(gpu_mode, "off") == 0 &&
+         nw_config_set(&cfg, "gpu.enabled", "false", &cerr) != NW_OK) ||
+        (gpu_mode && strcmp(gpu_mode, "off") != 0 &&
+         nw_config_set(&cfg, "gpu.mode", gpu_mode, &cerr) != NW_OK) ||
+        nw_srv_gpu_policy(&cfg, "", &gpu, &cerr) != NW_OK) {
+        fprintf(stderr, "nodewarden check: %s\n", cerr.msg[0] ? cerr.msg : "out of memory");
+        nw_config_free(&cfg);
         return NW_EXIT_USAGE;
+    }
+    nw_config_free(&cfg);
+    nw_admit_ctx_t actx = {.gpu = &gpu, .self_namespace = ""};
+    c.ctx = &actx;
+    if (c.json && !(c.results = cJSON_CreateArray())) {
+        nw_gpu_policy_cleanup(&gpu);
+        return NW_EXIT_USAGE;
+    }
     for (int i = optind; i < argc; i++)
         check_file(&c, argv[i]);
     if (c.json) {
@@ -354,6 +394,7 @@ int nw_cmd_check(int argc, char **argv)
                 c.checked == 1 ? "" : "s", c.invalid, c.skipped);
     }
     fflush(stdout);
+    nw_gpu_policy_cleanup(&gpu);
     if (c.io_error)
         return NW_EXIT_USAGE;
     return c.invalid ? NW_EXIT_FAIL : NW_EXIT_OK;
