@@ -125,6 +125,11 @@ nw_rc_t nw_time_parse(const char *s, int64_t *out_ns)
     int doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
     int64_t days = (int64_t)era * 146097 + doe - 719468;
     int64_t secs = days * 86400 + h * 3600 + mi * 60 + se - off;
-    *out_ns = secs * NW_NS_PER_SEC + frac;
+    /* epoch ns covers 1677-09-21 .. 2262-04-11; later years do not fit */
+    int64_t ns;
+    if (__builtin_mul_overflow(secs, (int64_t)NW_NS_PER_SEC, &ns) ||
+        __builtin_add_overflow(ns, frac, &ns))
+        return NW_ERANGE;
+    *out_ns = ns;
     return NW_OK;
 }

@@ -119,6 +119,12 @@ START_TEST(clock_fake_and_format)
     ck_assert_int_eq(nw_time_parse("2025-11-30T03:31:30", &t), NW_EPARSE);
     ck_assert_int_eq(nw_time_parse("", &t), NW_EPARSE);
     ck_assert_int_eq(nw_time_parse(NULL, &t), NW_EPARSE);
+    /* int64 epoch nanoseconds end at 2262-04-11T23:47:16.854775807Z */
+    ck_assert_int_eq(nw_time_parse("2262-04-11T23:47:16.854775807Z", &t), NW_OK);
+    ck_assert(t == INT64_MAX);
+    ck_assert_int_eq(nw_time_parse("2262-04-11T23:47:16.854775808Z", &t), NW_ERANGE);
+    ck_assert_int_eq(nw_time_parse("9999-12-31T23:59:59Z", &t), NW_ERANGE);
+    ck_assert_int_eq(nw_time_parse("0000-01-01T00:00:00Z", &t), NW_ERANGE);
     ck_assert_int_gt(nw_clock_now(nw_clock_system()), INT64_C(1700000000) * NW_NS_PER_SEC);
 }
 END_TEST
