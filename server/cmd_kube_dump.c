@@ -64,11 +64,15 @@ static int follow_loop(nw_kube_cache_t *cache, const sigset_t *sigs)
 {
     char *last = NULL;
     uint64_t gen = nw_kube_cache_generation(cache);
-    int rc = NW_EXIT_OK;
-    if (print_if_changed(cache, &last) != 0)
-        rc = NW_EXIT_USAGE;
+    int rc = NW_EXIT_OK, dirty = 1;
     struct timespec zero = {0, 0};
     while (rc == NW_EXIT_OK && sigtimedwait(sigs, NULL, &zero) < 0) {
+        /* print only a synced cache, once per burst of changes */
+        if (dirty && nw_kube_cache_has_synced(cache)) {
+            if (print_if_changed(cache, &last) != 0)
+                rc = NW_EXIT_USAGE;
+            dirty = 0;
+        }
         uint64_t g = nw_kube_cache_wait(cache, gen, 200);
         if (g == gen)
             continue;
@@ -80,8 +84,7 @@ static int follow_loop(nw_kube_cache_t *cache, const sigset_t *sigs)
             g = g2;
         }
         gen = g;
-        if (print_if_changed(cache, &last) != 0)
-            rc = NW_EXIT_USAGE;
+        dirty = 1;
     }
     free(last);
     return rc;
@@ -164,9 +167,10 @@ int nw_cmd_kube_dump(int argc, char **argv)
     /* probe: reachability, TLS and credentials, with a precise error */
     cJSON *probe = NULL;
     if (nw_kube_get_json(client, "/api", "get", "discovery", &probe, &err) != NW_OK) {
-        fprintf(stderr, "nodewarden kube-dump: cannot use the API server %s (context %s from %s): %s\n",
-                c->server, c->context, c->source, err.msg);
-        goto out;
+        fprintf(stderr, "nodewarden kube-dump: %scannot use the API server %s (context %s from %s): %s\n",
+                follow ? "warning: " : "", c->server, c->context, c->source, err.msg);
+        if (!follow) /* --follow keeps retrying, as the scaler does */
+            goto out;
     }
     cJSON_Delete(probe);
     cache = nw_kube_cache_new(nw_kube_client_metrics(client));
@@ -175,7 +179,7 @@ int nw_cmd_kube_dump(int argc, char **argv)
         fprintf(stderr, "nodewarden kube-dump: %s\n", err.msg[0] ? err.msg : "out of memory");
         goto out;
     }
-    if (!nw_kube_cache_wait_synced(cache, timeout_s * 1000)) {
+    if (!follow && !nw_kube_cache_wait_synced(cache, timeout_s * 1000)) {
         char last[512];
         nw_kube_watch_last_error(watch, last, sizeof last);
         fprintf(stderr, "nodewarden kube-dump: cache did not sync within %lds%s%s\n", timeout_s,
