@@ -29,6 +29,11 @@ struct nw_gpu_policy; /* api/gpu.h (GPU isolation settings); may be NULL */
 typedef struct {
     const struct nw_gpu_policy *gpu; /* borrowed; NULL = GPU policy off */
     const char *self_namespace;      /* nodewarden's own namespace, "" if unknown */
+    /* Optional cluster state for cross-object warnings: a copy of the named
+     * cluster-scoped object (owned by the caller of lookup, free with cJSON_Delete)
+     * or NULL when unknown. NULL lookup = no cluster state (checks are skipped). */
+    cJSON *(*lookup)(void *arg, const char *group, const char *kind, const char *name);
+    void *lookup_arg;
 } nw_admit_ctx_t;
 
 /* The decoded AdmissionReview request (borrowed). */

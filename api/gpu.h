@@ -136,6 +136,19 @@ nw_rc_t nw_gpu_pool_patch(const nw_gpu_policy_t *p, const cJSON *nodepool, nw_js
 size_t nw_gpu_pool_problems(const nw_gpu_policy_t *p, const cJSON *nodepool, bool after_mutation,
                             char (*msgs)[512], size_t max);
 
+/** Does this userData (plain text as in EC2NodeClass spec.userData: a shell script,
+ * MIME multipart, or kubeadm/kubelet configuration YAML) make the kubelet register
+ * with the GPU taint? Looks at every --register-with-taints flag value and at
+ * registerWithTaints entries of a KubeletConfiguration/JoinConfiguration. */
+bool nw_gpu_userdata_registers_taint(const nw_gpu_policy_t *p, const char *userdata);
+
+/** Cross-object check: a GPU NodePool whose EC2NodeClass userData registers the
+ * kubelet without the GPU taint gets a warning in res (the node is schedulable by
+ * generic pods until nodewarden applies the taint at registration). nodeclass may
+ * be NULL (then nothing is said). */
+nw_rc_t nw_gpu_pool_crosscheck(const nw_gpu_policy_t *p, const cJSON *nodepool,
+                               const cJSON *nodeclass, nw_admit_result_t *res);
+
 /** Turn problems into a denial (enforce: 403 Forbidden, message names the object and
  * each problem with its fix) or warnings (warn mode). kind/name for the message. */
 nw_rc_t nw_gpu_deny_or_warn(const nw_gpu_policy_t *p, const char *kind, const char *name,

@@ -84,6 +84,19 @@ nw_rc_t nw_nodepool_admit_validate(const nw_admit_ctx_t *ctx, const nw_admit_req
         char msgs[4][512];
         size_t n = nw_gpu_pool_problems(gp, obj, true, msgs, 4);
         rc = nw_gpu_deny_or_warn(gp, "NodePool", object_name(req), msgs, n, res);
+        /* cross-object: does the EC2NodeClass register the kubelet with the GPU taint? */
+        const cJSON *ref = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(
+                cJSON_GetObjectItemCaseSensitive(
+                    cJSON_GetObjectItemCaseSensitive(obj, "spec"), "template"), "spec"),
+            "nodeClassRef");
+        const cJSON *ncname = cJSON_GetObjectItemCaseSensitive(ref, "name");
+        if (rc == NW_OK && res->allowed && ctx->lookup && cJSON_IsString(ncname)) {
+            cJSON *nc = ctx->lookup(ctx->lookup_arg, "karpenter.k8s.aws", "EC2NodeClass",
+                                    ncname->valuestring);
+            rc = nw_gpu_pool_crosscheck(gp, obj, nc, res);
+            cJSON_Delete(nc);
+        }
     }
     cJSON_Delete(obj);
     return rc;

@@ -175,7 +175,7 @@ static void check_object(check_t *c, const char *file, size_t doc, size_t line, 
         }
         return;
     }
-    nw_admit_ctx_t ctx = {NULL, ""};
+    nw_admit_ctx_t ctx = {.gpu = NULL, .self_namespace = ""};
     if (c->ctx)
         ctx = *c->ctx;
     nw_admit_req_t req = {0};
@@ -317,6 +317,50 @@ static void check_file(check_t *c, const char *path)
     free(text);
 }
 
+/* Pre-pass: copy the EC2NodeClass documents of a file into out (errors are left to
+ * the main pass, which reports them). */
+static void collect_nodeclasses(const char *path, cJSON *out)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return;
+    size_t len = 0;
+    char *text = read_all(f, &len, path);
+    fclose(f);
+    if (!text)
+        return;
+    cJSON **docs = NULL;
+    size_t *lines = NULL, n = 0;
+    nw_err_t err = {0};
+    if (nw_yaml_load_docs_lines(text, len, &docs, &lines, &n, &err) == NW_OK) {
+        for (size_t i = 0; i < n; i++) {
+            const char *kind = str_at(docs[i], "kind", NULL);
+            const char *api = str_at(docs[i], "apiVersion", NULL);
+            if (kind && api && strcmp(kind, "EC2NodeClass") == 0 &&
+                strncmp(api, "karpenter.k8s.aws/", 18) == 0)
+                cJSON_AddItemToArray(out, cJSON_Duplicate(docs[i], 1));
+        }
+        nw_yaml_docs_free(docs, n);
+        free(lines);
+    }
+    free(text);
+}
+
+static cJSON *lookup_nodeclass(void *arg, const char *group, const char *kind, const char *name)
+{
+    const cJSON *all = arg;
+    if (!all || strcmp(group, "karpenter.k8s.aws") != 0 || strcmp(kind, "EC2NodeClass") != 0)
+        return NULL;
+    const cJSON *nc;
+    cJSON_ArrayForEach(nc, all)
+    {
+        const char *n = str_at(nc, "metadata", "name");
+        if (n && strcmp(n, name) == 0)
+            return cJSON_Duplicate(nc, 1);
+    }
+    return NULL;
+}
+
 int nw_cmd_check(int argc, char **argv)
 {
     check_t c = {0};
@@ -375,7 +419,13 @@ int nw_cmd_check(int argc, char **argv)
         return NW_EXIT_USAGE;
     }
     nw_config_free(&cfg);
-    nw_admit_ctx_t actx = {.gpu = &gpu, .self_namespace = ""};
+    /* cross-object checks see the EC2NodeClasses of every named file (not stdin) */
+    cJSON *nodeclasses = cJSON_CreateArray();
+    for (int i = optind; i < argc && nodeclasses; i++)
+        if (strcmp(argv[i], "-") != 0)
+            collect_nodeclasses(argv[i], nodeclasses);
+    nw_admit_ctx_t actx = {.gpu = &gpu, .self_namespace = "", .lookup = lookup_nodeclass,
+                           .lookup_arg = nodeclasses};
     c.ctx = &actx;
     if (c.json && !(c.results = cJSON_CreateArray())) {
         nw_gpu_policy_cleanup(&gpu);
@@ -395,6 +445,7 @@ int nw_cmd_check(int argc, char **argv)
     }
     fflush(stdout);
     nw_gpu_policy_cleanup(&gpu);
+    cJSON_Delete(nodeclasses);
     if (c.io_error)
         return NW_EXIT_USAGE;
     return c.invalid ? NW_EXIT_FAIL : NW_EXIT_OK;

@@ -29,7 +29,7 @@ static void check(int cond, const char *what, const nw_srv_adm_out_t *out)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static nw_gpu_policy_t gpu;
-    static nw_admit_ctx_t ctx = {NULL, "nodewarden"};
+    static nw_admit_ctx_t ctx = {.gpu = NULL, .self_namespace = "nodewarden"};
     if (!ctx.gpu) {
         if (nw_gpu_policy_init(&gpu, "nodewarden") != NW_OK)
             abort();

@@ -13,7 +13,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void one(const nw_admit_handler_t *h, const cJSON *obj, int update)
 {
-    nw_admit_ctx_t ctx = {NULL, ""};
+    nw_admit_ctx_t ctx = {.gpu = NULL, .self_namespace = ""};
     nw_admit_req_t req = {0};
     req.op = update ? NW_OP_UPDATE : NW_OP_CREATE;
     req.uid = "f";

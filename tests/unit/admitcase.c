@@ -38,7 +38,7 @@ static int has_contains(const cJSON *causes, const char *path, const char *sub)
 
 static void run_handler(nw_admit_fn fn, nw_admit_req_t *req, nw_admit_result_t *res, const char *path)
 {
-    nw_admit_ctx_t ctx = {NULL, ""};
+    nw_admit_ctx_t ctx = {.gpu = NULL, .self_namespace = ""};
     nw_admit_result_init(res);
     ck_assert_msg(fn(&ctx, req, res) == NW_OK, "%s: handler failed", path);
 }

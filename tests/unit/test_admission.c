@@ -99,7 +99,7 @@ static const nw_admit_handler_t *test_lookup(const char *group, const char *kind
     return NULL;
 }
 
-static const nw_admit_ctx_t ctx = {NULL, "nodewarden"};
+static const nw_admit_ctx_t ctx = {.gpu = NULL, .self_namespace = "nodewarden"};
 
 static char *review(const char *kind, const char *op, const char *extra)
 {

@@ -388,6 +388,54 @@ START_TEST(isolation_matrix)
 }
 END_TEST
 
+START_TEST(userdata_taint_detection)
+{
+    nw_gpu_policy_t p;
+    ck_assert_int_eq(nw_gpu_policy_init(&p, ""), NW_OK);
+    cJSON *cases = load_cases("tests/data/gpu/userdata.json");
+    const cJSON *c;
+    int n = 0;
+    cJSON_ArrayForEach(c, cases)
+    {
+        const char *name = cJSON_GetObjectItemCaseSensitive(c, "name")->valuestring;
+        const char *ud = cJSON_GetObjectItemCaseSensitive(c, "userData")->valuestring;
+        bool want = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "registers"));
+        ck_assert_msg(nw_gpu_userdata_registers_taint(&p, ud) == want, "%s: expected %s", name,
+                      want ? "registers the GPU taint" : "does not register it");
+        n++;
+    }
+    ck_assert_int_ge(n, 10);
+    cJSON_Delete(cases);
+
+    /* the cross-object warning: GPU pool + nodeclass without the taint */
+    cJSON *pool = cJSON_Parse("{\"metadata\":{\"name\":\"l4\"},\"spec\":{\"template\":{\"spec\":{"
+                              "\"nodeClassRef\":{\"name\":\"gpu\"},\"requirements\":[{\"key\":"
+                              "\"karpenter.k8s.aws/instance-family\",\"operator\":\"In\",\"values\":"
+                              "[\"g6\"]}]}}}}");
+    cJSON *cpu = cJSON_Parse("{\"metadata\":{\"name\":\"general\"},\"spec\":{\"template\":{\"spec\":{"
+                             "\"nodeClassRef\":{\"name\":\"gpu\"},\"requirements\":[]}}}}");
+    cJSON *bad = cJSON_Parse("{\"metadata\":{\"name\":\"gpu\"},\"spec\":{\"userData\":"
+                             "\"#!/bin/bash\\nkubeadm join x\\n\"}}");
+    cJSON *good = cJSON_Parse("{\"metadata\":{\"name\":\"gpu\"},\"spec\":{\"userData\":"
+                              "\"kubelet --register-with-taints=gpu=true:NoSchedule\\n\"}}");
+    nw_admit_result_t res;
+    nw_admit_result_init(&res);
+    ck_assert_int_eq(nw_gpu_pool_crosscheck(&p, pool, bad, &res), NW_OK);
+    ck_assert_uint_eq(res.nwarnings, 1);
+    ck_assert_ptr_nonnull(strstr(res.warnings[0], "GPU NodePool \"l4\" uses EC2NodeClass \"gpu\""));
+    nw_admit_result_cleanup(&res);
+    ck_assert_int_eq(nw_gpu_pool_crosscheck(&p, pool, good, &res), NW_OK);
+    ck_assert_int_eq(nw_gpu_pool_crosscheck(&p, cpu, bad, &res), NW_OK);
+    ck_assert_int_eq(nw_gpu_pool_crosscheck(&p, pool, NULL, &res), NW_OK);
+    ck_assert_uint_eq(res.nwarnings, 0);
+    cJSON_Delete(pool);
+    cJSON_Delete(cpu);
+    cJSON_Delete(bad);
+    cJSON_Delete(good);
+    nw_gpu_policy_cleanup(&p);
+}
+END_TEST
+
 Suite *nw_gpu_suite(void)
 {
     Suite *s = suite_create("gpu");
@@ -397,6 +445,7 @@ Suite *nw_gpu_suite(void)
     tcase_add_test(tc, policy_disabled_and_handlers);
     tcase_add_test(tc, custom_policy_and_garbage);
     tcase_add_test(tc, isolation_matrix);
+    tcase_add_test(tc, userdata_taint_detection);
     suite_add_tcase(s, tc);
     return s;
 }
