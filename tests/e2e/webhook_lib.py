@@ -70,6 +70,8 @@ class Server:
                     self.port = ev["port"]
             time.sleep(0.05)
         if self.port is None:
+            self.proc.kill()
+            self.proc.wait()
             fail("server did not start listening: " + self.log_text())
 
     def log_text(self):
