@@ -54,6 +54,7 @@ void nw_kv_add(nw_kv_t *kv, nw_kv_type_t type, bool cel, const char *field, cons
         return;
     }
     kv->v[kv->n++] = (nw_kv_err_t){type, cel, f, body};
+    // cppcheck-suppress memleak ; f and body moved into kv->v, freed by nw_kv_cleanup
 }
 
 static const char *reason_of(nw_kv_type_t t)

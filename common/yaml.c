@@ -330,6 +330,7 @@ static nw_rc_t add_anchor(loader_t *l, const char *name, cJSON *node, size_t nod
     if (!dup)
         return NW_ENOMEM;
     l->anchors[l->nanchors++] = (anchor_t){dup, node, nodes};
+    // cppcheck-suppress memleak ; dup moved into l->anchors, freed by clear_anchors
     return NW_OK;
 }
 

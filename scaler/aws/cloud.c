@@ -36,6 +36,7 @@ static nw_rc_t op_launch(nw_cloud_t *c, const nw_launch_req_t *req, nw_launch_re
                 seen |= strcmp(z[k].name, req->resolved->subnets[i].zone) == 0;
             if (seen)
                 continue;
+            // cppcheck-suppress legacyUninitvar ; z[nz] is being written; sizeof reads nothing
             snprintf(z[nz].name, sizeof z[nz].name, "%s", req->resolved->subnets[i].zone);
             snprintf(z[nz].id, sizeof z[nz].id, "%s", req->resolved->subnets[i].zone_id);
             nz++;

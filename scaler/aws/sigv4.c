@@ -225,6 +225,7 @@ static nw_rc_t canonical_query(const char *q, nw_buf_t *out, nw_err_t *err)
         if (*s == '&')
             s++;
     }
+    // cppcheck-suppress uninitvar ; p[0..n) were all set in the loop above
     qsort(p, n, sizeof p[0], param_cmp);
     for (size_t i = 0; i < n && rc == NW_OK; i++)
         rc = nw_buf_addf(out, "%s%s=%s", i ? "&" : "", p[i].k, p[i].v);
