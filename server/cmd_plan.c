@@ -21,6 +21,7 @@
 #include "common/yaml.h"
 #include "scaler/schedule/schedule.h"
 #include "server/cmd.h"
+#include "server/plan.h"
 
 #define GET cJSON_GetObjectItemCaseSensitive
 #define MAX_REPLICAS 100000
@@ -79,7 +80,7 @@ static char *read_all(const char *path, size_t *len)
     return buf;
 }
 
-typedef struct {
+struct nw_plan {
     nw_sched_snap_t *snap;
     nw_gpu_policy_t gpu;
     bool gpu_on;
@@ -88,7 +89,8 @@ typedef struct {
     cJSON *later;   /* pods/nodes/etc. in file order */
     char **zones;
     int nzones;
-} plan_t;
+};
+typedef struct nw_plan plan_t;
 
 static const char *jstr(const cJSON *o, const char *k)
 {
@@ -186,7 +188,7 @@ static int expand_workload(const cJSON *obj, const char *kind, cJSON *out, char 
     return 0;
 }
 
-static int collect(plan_t *p, cJSON *doc, const char *where, int depth)
+static int collect(plan_t *p, const cJSON *doc, const char *where, int depth)
 {
     if (cJSON_IsNull(doc))
         return 0;
@@ -204,7 +206,14 @@ static int collect(plan_t *p, cJSON *doc, const char *where, int depth)
             if (!GET(it, "kind") && strcmp(kind, "List") != 0) {
                 char k[64];
                 snprintf(k, sizeof k, "%.*s", (int)(strlen(kind) - 4), kind);
-                cJSON_AddStringToObject(it, "kind", k);
+                cJSON *cp = cJSON_Duplicate(it, 1);
+                int rc = -1;
+                if (cp && cJSON_AddStringToObject(cp, "kind", k))
+                    rc = collect(p, cp, where, depth + 1);
+                cJSON_Delete(cp);
+                if (rc != 0)
+                    return -1;
+                continue;
             }
             if (collect(p, it, where, depth + 1) != 0)
                 return -1;
@@ -328,7 +337,7 @@ static int build(plan_t *p)
     return 0;
 }
 
-static cJSON *results_json(const nw_sched_snap_t *s, const nw_sched_results_t *r)
+cJSON *nw_plan_results_json(const nw_sched_snap_t *s, const nw_sched_results_t *r)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON *ncs = cJSON_AddArrayToObject(o, "nodeclaims");
@@ -425,6 +434,93 @@ static void print_text(const nw_sched_snap_t *s, const nw_sched_results_t *r)
     printf("\nTotal: $%.4f/hour\n", r->total_price);
 }
 
+nw_plan_t *nw_plan_new(bool gpu_policy)
+{
+    plan_t *p = calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
+    p->pools = cJSON_CreateArray();
+    p->classes = cJSON_CreateArray();
+    p->later = cJSON_CreateArray();
+    p->snap = nw_sched_snap_new();
+    p->gpu_on = gpu_policy;
+    if (!p->pools || !p->classes || !p->later || !p->snap ||
+        nw_gpu_policy_init(&p->gpu, "") != NW_OK) {
+        nw_plan_free(p);
+        return NULL;
+    }
+    return p;
+}
+
+void nw_plan_free(nw_plan_t *p)
+{
+    if (!p)
+        return;
+    for (int i = 0; i < p->nzones; i++)
+        free(p->zones[i]);
+    free(p->zones);
+    cJSON_Delete(p->pools);
+    cJSON_Delete(p->classes);
+    cJSON_Delete(p->later);
+    nw_sched_snap_free(p->snap);
+    nw_gpu_policy_cleanup(&p->gpu);
+    free(p);
+}
+
+int nw_plan_collect(nw_plan_t *p, const cJSON *doc, const char *where)
+{
+    return collect(p, doc, where, 0);
+}
+
+nw_sched_snap_t *nw_plan_snapshot(nw_plan_t *p, const char *catalog, size_t clen,
+                                  const char *region, const char *const *zones, int nzones,
+                                  const char *const *ice, int nice)
+{
+    char zbuf[3][64];
+    const char *zv[16];
+    int nz = 0;
+    for (int i = 0; zones && i < nzones && nz < 16; i++)
+        zv[nz++] = zones[i];
+    if (nz == 0) {
+        for (int i = 0; i < p->nzones && nz < 13; i++)
+            if (strncmp(p->zones[i], region, strlen(region)) == 0)
+                zv[nz++] = p->zones[i];
+        if (nz > 0) {
+            for (int c = 0; c < 3; c++) {
+                snprintf(zbuf[c], sizeof zbuf[c], "%s%c", region, 'a' + c);
+                bool seen = false;
+                for (int i = 0; i < nz; i++)
+                    seen |= strcmp(zv[i], zbuf[c]) == 0;
+                if (!seen)
+                    zv[nz++] = zbuf[c];
+            }
+        }
+    }
+    nw_err_t err = {0};
+    if (nw_sched_snap_load_catalog(p->snap, catalog, clen, region, zv, nz, &err) != NW_OK) {
+        fprintf(stderr, "nodewarden plan: catalog: %s%s%s\n", err.path, *err.path ? ": " : "",
+                err.msg);
+        return NULL;
+    }
+    for (int i = 0; i < nice; i++) {
+        char b[256];
+        snprintf(b, sizeof b, "%s", ice[i]);
+        char *z = strchr(b, ':');
+        char *ct = z ? strchr(z + 1, ':') : NULL;
+        if (!z || !ct) {
+            fprintf(stderr, "nodewarden plan: --ice wants TYPE:ZONE:CAPACITY_TYPE, got %s\n",
+                    ice[i]);
+            return NULL;
+        }
+        *z++ = 0;
+        *ct++ = 0;
+        nw_sched_snap_ice(p->snap, b, *z ? z : NULL, *ct ? ct : NULL);
+    }
+    if (build(p) != 0)
+        return NULL;
+    return p->snap;
+}
+
 int nw_cmd_plan(int argc, char **argv)
 {
     const char *output = "text", *catalog = NULL, *region = "us-east-1", *zones = NULL;
@@ -483,20 +579,15 @@ int nw_cmd_plan(int argc, char **argv)
         usage(stderr);
         return NW_EXIT_USAGE;
     }
-    plan_t p;
-    memset(&p, 0, sizeof p);
-    p.pools = cJSON_CreateArray();
-    p.classes = cJSON_CreateArray();
-    p.later = cJSON_CreateArray();
-    p.snap = nw_sched_snap_new();
-    p.gpu_on = gpu_on;
+    nw_plan_t *pl = nw_plan_new(gpu_on);
     int ret = NW_EXIT_USAGE;
     char *cattext = NULL;
+    nw_sched_snap_t *snap = NULL;
     nw_sched_results_t res;
     memset(&res, 0, sizeof res);
-    if (!p.pools || !p.classes || !p.later || !p.snap || nw_gpu_policy_init(&p.gpu, "") != NW_OK) {
+    if (!pl) {
         fprintf(stderr, "nodewarden plan: out of memory\n");
-        goto out;
+        return NW_EXIT_USAGE;
     }
     for (int f = 0; f < nfiles; f++) {
         size_t len = 0;
@@ -519,14 +610,13 @@ int nw_cmd_plan(int argc, char **argv)
             char where[600];
             snprintf(where, sizeof where, "%s: document %zu (line %zu)", files[f], d + 1,
                      lines ? lines[d] : 0);
-            bad = collect(&p, docs[d], where, 0);
+            bad = nw_plan_collect(pl, docs[d], where);
         }
         nw_yaml_docs_free(docs, nd);
         free(lines);
         if (bad)
             goto out;
     }
-    /* zones: --zones, else those the manifests name in this region, else <region>a,b,c */
     char zbuf[1024];
     const char *zv[16];
     int nz = 0;
@@ -535,73 +625,35 @@ int nw_cmd_plan(int argc, char **argv)
         char *save = NULL;
         for (char *t = strtok_r(zbuf, ",", &save); t && nz < 16; t = strtok_r(NULL, ",", &save))
             zv[nz++] = t;
-    } else {
-        for (int i = 0; i < p.nzones && nz < 16; i++)
-            if (strncmp(p.zones[i], region, strlen(region)) == 0)
-                zv[nz++] = p.zones[i];
-        if (nz > 0) {
-            for (char c = 'a'; c <= 'c' && nz < 16; c++) {
-                snprintf(zbuf + (c - 'a') * 64, 64, "%s%c", region, c);
-                bool seen = false;
-                for (int i = 0; i < nz; i++)
-                    seen |= strcmp(zv[i], zbuf + (c - 'a') * 64) == 0;
-                if (!seen)
-                    zv[nz++] = zbuf + (c - 'a') * 64;
-            }
-        }
     }
     size_t clen = 0;
     if (catalog && !(cattext = read_all(catalog, &clen))) {
-        fprintf(stderr, "nodewarden plan: --catalog %s: %s\n", catalog, strerror(errno ? errno : EIO));
+        fprintf(stderr, "nodewarden plan: --catalog %s: %s\n", catalog,
+                strerror(errno ? errno : EIO));
         goto out;
     }
+    snap = nw_plan_snapshot(pl, cattext, clen, region, zv, nz, ice, nice);
+    if (!snap)
+        goto out;
     nw_err_t err = {0};
-    if (nw_sched_snap_load_catalog(p.snap, cattext, clen, region, zv, nz, &err) != NW_OK) {
-        fprintf(stderr, "nodewarden plan: catalog: %s%s%s\n", err.path, *err.path ? ": " : "",
-                err.msg);
-        goto out;
-    }
-    for (int i = 0; i < nice; i++) {
-        char b[256];
-        snprintf(b, sizeof b, "%s", ice[i]);
-        char *z = strchr(b, ':');
-        char *ct = z ? strchr(z + 1, ':') : NULL;
-        if (!z || !ct) {
-            fprintf(stderr, "nodewarden plan: --ice wants TYPE:ZONE:CAPACITY_TYPE, got %s\n", ice[i]);
-            goto out;
-        }
-        *z++ = 0;
-        *ct++ = 0;
-        nw_sched_snap_ice(p.snap, b, *z ? z : NULL, *ct ? ct : NULL);
-    }
-    if (build(&p) != 0)
-        goto out;
-    memset(&err, 0, sizeof err);
-    if (nw_sched_solve(p.snap, 0, &res, &err) != NW_OK) {
+    if (nw_sched_solve(snap, 0, &res, &err) != NW_OK) {
         fprintf(stderr, "nodewarden plan: %s\n", err.msg);
         goto out;
     }
     if (strcmp(output, "json") == 0) {
-        cJSON *j = results_json(p.snap, &res);
+        cJSON *j = nw_plan_results_json(snap, &res);
         char *t = j ? cJSON_Print(j) : NULL;
         if (t)
             printf("%s\n", t);
         free(t);
         cJSON_Delete(j);
     } else {
-        print_text(p.snap, &res);
+        print_text(snap, &res);
     }
     ret = res.nunsched ? NW_EXIT_FAIL : NW_EXIT_OK;
 out:
     nw_sched_results_free(&res);
     free(cattext);
-    for (int i = 0; i < p.nzones; i++)
-        free(p.zones[i]);
-    free(p.zones);
-    cJSON_Delete(p.pools);
-    cJSON_Delete(p.classes);
-    cJSON_Delete(p.later);
-    nw_sched_snap_free(p.snap);
-    nw_gpu_policy_cleanup(&p.gpu);
+    nw_plan_free(pl);
     return ret;
 }

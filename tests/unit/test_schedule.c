@@ -1,0 +1,355 @@
+/* Unit tests for scaler/schedule: the table-driven cases of tests/data/schedule/NNN-name.yaml
+ * (manifests in, expected NodeClaims / placements / per-pool reasons out, through the
+ * same path as `nodewarden plan`), plus effective requests and determinism. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/yaml.h"
+#include "scaler/schedule/schedule.h"
+#include "server/plan.h"
+#include "tests/unit/testutil.h"
+
+Suite *nw_schedule_suite(void);
+
+#define GET cJSON_GetObjectItemCaseSensitive
+
+static const char *js(const cJSON *o, const char *k)
+{
+    const cJSON *v = o ? GET(o, k) : NULL;
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static int strlist(const cJSON *arr, const char **out, int max)
+{
+    int n = 0;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, arr)
+    {
+        if (cJSON_IsString(it) && n < max)
+            out[n++] = it->valuestring;
+    }
+    return n;
+}
+
+static bool in_list(const cJSON *arr, const char *s)
+{
+    const cJSON *it;
+    cJSON_ArrayForEach(it, arr)
+    {
+        if (cJSON_IsString(it) && strcmp(it->valuestring, s) == 0)
+            return true;
+    }
+    return false;
+}
+
+static bool family_of(const char *itype, const char *fam)
+{
+    size_t n = strlen(fam);
+    return strncmp(itype, fam, n) == 0 && itype[n] == '.';
+}
+
+/* does one result claim match an expected claim spec */
+static bool claim_matches(const cJSON *c, const cJSON *e)
+{
+    const char *v;
+    if ((v = js(e, "pool")) && strcmp(v, js(c, "nodepool")) != 0)
+        return false;
+    if ((v = js(e, "instanceType")) && strcmp(v, js(c, "instanceType")) != 0)
+        return false;
+    if ((v = js(e, "family")) && !family_of(js(c, "instanceType"), v))
+        return false;
+    if ((v = js(e, "zone")) && strcmp(v, js(c, "zone")) != 0)
+        return false;
+    if ((v = js(e, "capacityType")) && strcmp(v, js(c, "capacityType")) != 0)
+        return false;
+    const cJSON *n = GET(e, "pods");
+    if (cJSON_IsNumber(n) && cJSON_GetArraySize(GET(c, "pods")) != n->valueint)
+        return false;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, GET(e, "withPods"))
+    {
+        if (!in_list(GET(c, "pods"), it->valuestring))
+            return false;
+    }
+    if ((v = js(e, "firstPod")) &&
+        strcmp(cJSON_GetArrayItem(GET(c, "pods"), 0)->valuestring, v) != 0)
+        return false;
+    /* no kept alternative may be of these families */
+    cJSON_ArrayForEach(it, GET(e, "neverFamilies"))
+    {
+        const cJSON *t;
+        cJSON_ArrayForEach(t, GET(c, "instanceTypes"))
+        {
+            if (family_of(t->valuestring, it->valuestring))
+                return false;
+        }
+    }
+    const cJSON *mf = GET(e, "minFamilies");
+    if (cJSON_IsNumber(mf)) {
+        char fams[64][32];
+        int nf = 0;
+        const cJSON *t;
+        cJSON_ArrayForEach(t, GET(c, "instanceTypes"))
+        {
+            char f[32];
+            snprintf(f, sizeof f, "%s", t->valuestring);
+            char *dot = strchr(f, '.');
+            if (dot)
+                *dot = 0;
+            bool seen = false;
+            for (int i = 0; i < nf && !seen; i++)
+                seen = strcmp(fams[i], f) == 0;
+            if (!seen && nf < 64)
+                snprintf(fams[nf++], sizeof fams[0], "%s", f);
+        }
+        if (nf < mf->valueint)
+            return false;
+    }
+    const cJSON *rq = GET(e, "requests");
+    cJSON_ArrayForEach(it, rq)
+    {
+        const char *got = js(GET(c, "requests"), it->string);
+        if (!got || !cJSON_IsString(it) || strcmp(got, it->valuestring) != 0)
+            return false;
+    }
+    return true;
+}
+
+static void run_case(const char *path)
+{
+    size_t len;
+    char *text = nw_test_read_file(path, &len);
+    cJSON **docs = NULL;
+    size_t nd = 0;
+    nw_err_t err = {0};
+    ck_assert_msg(nw_yaml_load_docs(text, len, &docs, &nd, &err) == NW_OK, "%s: %s", path,
+                  err.msg);
+    free(text);
+    ck_assert_msg(nd >= 2 && strcmp(js(docs[0], "kind"), "Case") == 0,
+                  "%s: first document must be kind: Case", path);
+    const cJSON *cs = docs[0], *exp = GET(cs, "expect");
+    const cJSON *gp = GET(cs, "gpuPolicy");
+    nw_plan_t *pl = nw_plan_new(!cJSON_IsFalse(gp));
+    ck_assert_ptr_nonnull(pl);
+    for (size_t i = 1; i < nd; i++)
+        ck_assert_msg(nw_plan_collect(pl, docs[i], path) == 0, "%s: doc %zu", path, i + 1);
+    const char *zones[16], *ice[16];
+    int nz = strlist(GET(cs, "zones"), zones, 16), ni = strlist(GET(cs, "ice"), ice, 16);
+    const char *region = js(cs, "region") ? js(cs, "region") : "us-east-1";
+    nw_sched_snap_t *s = nw_plan_snapshot(pl, NULL, 0, region, zones, nz, ice, ni);
+    ck_assert_msg(s != NULL, "%s: snapshot", path);
+    nw_sched_results_t r;
+    ck_assert_int_eq(nw_sched_solve(s, 0, &r, &err), NW_OK);
+    cJSON *res = nw_plan_results_json(s, &r);
+    char *dump = cJSON_PrintUnformatted(res);
+    const cJSON *ncs = GET(res, "nodeclaims"), *un = GET(res, "unschedulable");
+    const cJSON *n;
+    if (cJSON_IsNumber(n = GET(exp, "claims")))
+        ck_assert_msg(cJSON_GetArraySize(ncs) == n->valueint, "%s: %d claims, want %d\n%s", path,
+                      cJSON_GetArraySize(ncs), n->valueint, dump);
+    if (cJSON_IsNumber(n = GET(exp, "placedCount")))
+        ck_assert_msg(cJSON_GetArraySize(GET(res, "placed")) == n->valueint,
+                      "%s: placed count, want %d\n%s", path, n->valueint, dump);
+    if (cJSON_IsNumber(n = GET(exp, "unschedulableCount")))
+        ck_assert_msg(cJSON_GetArraySize(un) == n->valueint, "%s: %d unschedulable, want %d\n%s",
+                      path, cJSON_GetArraySize(un), n->valueint, dump);
+    if (cJSON_IsNumber(n = GET(exp, "distinctZones"))) {
+        const char *zs[64];
+        int k = 0;
+        const cJSON *c;
+        cJSON_ArrayForEach(c, ncs)
+        {
+            bool seen = false;
+            for (int i = 0; i < k && !seen; i++)
+                seen = strcmp(zs[i], js(c, "zone")) == 0;
+            if (!seen && k < 64)
+                zs[k++] = js(c, "zone");
+        }
+        ck_assert_msg(k == n->valueint, "%s: %d distinct zones, want %d\n%s", path, k,
+                      n->valueint, dump);
+    }
+    const cJSON *e;
+    cJSON_ArrayForEach(e, GET(exp, "nodeclaims"))
+    {
+        const cJSON *cnt = GET(e, "count");
+        int want = cJSON_IsNumber(cnt) ? cnt->valueint : 1, got = 0;
+        const cJSON *c;
+        cJSON_ArrayForEach(c, ncs)
+        {
+            got += claim_matches(c, e);
+        }
+        char *es = cJSON_PrintUnformatted(e);
+        ck_assert_msg(got == want, "%s: %d claims match %s, want %d\n%s", path, got, es, want,
+                      dump);
+        free(es);
+    }
+    cJSON_ArrayForEach(e, GET(exp, "placed"))
+    {
+        bool ok = false;
+        const cJSON *pl2;
+        cJSON_ArrayForEach(pl2, GET(res, "placed"))
+        {
+            ok |= strcmp(js(pl2, "pod"), e->string) == 0 &&
+                  strcmp(js(pl2, "node"), e->valuestring) == 0;
+        }
+        ck_assert_msg(ok, "%s: %s not placed on %s\n%s", path, e->string, e->valuestring, dump);
+    }
+    cJSON_ArrayForEach(e, GET(exp, "unschedulable"))
+    {
+        const cJSON *u = NULL, *it;
+        cJSON_ArrayForEach(it, un)
+        {
+            if (strcmp(js(it, "pod"), js(e, "pod")) == 0)
+                u = it;
+        }
+        ck_assert_msg(u != NULL, "%s: %s should be unschedulable\n%s", path, js(e, "pod"), dump);
+        const cJSON *want;
+        cJSON_ArrayForEach(want, GET(e, "reasons"))
+        {
+            const char *got = js(GET(u, "reasons"), want->string);
+            ck_assert_msg(got && strstr(got, want->valuestring), "%s: %s reason for %s: %s, want %s",
+                          path, js(e, "pod"), want->string, got ? got : "(none)",
+                          want->valuestring);
+        }
+    }
+    cJSON_ArrayForEach(e, GET(exp, "scheduled"))
+    {
+        bool found = false;
+        const cJSON *c, *it;
+        cJSON_ArrayForEach(c, ncs)
+        {
+            found |= in_list(GET(c, "pods"), e->valuestring);
+        }
+        cJSON_ArrayForEach(it, GET(res, "placed"))
+        {
+            found |= strcmp(js(it, "pod"), e->valuestring) == 0;
+        }
+        ck_assert_msg(found, "%s: %s not scheduled\n%s", path, e->valuestring, dump);
+    }
+    if (cJSON_IsNumber(n = GET(exp, "maxPrice")))
+        ck_assert_msg(GET(res, "totalPricePerHour")->valuedouble <= n->valuedouble + 1e-9,
+                      "%s: total %f > %f", path, GET(res, "totalPricePerHour")->valuedouble,
+                      n->valuedouble);
+    free(dump);
+    cJSON_Delete(res);
+    nw_sched_results_free(&r);
+    nw_plan_free(pl);
+    nw_yaml_docs_free(docs, nd);
+}
+
+START_TEST(data_cases)
+{
+    char **paths;
+    int n = nw_test_list_dir("tests/data/schedule", ".yaml", &paths);
+    ck_assert_int_ge(n, 14);
+    for (int i = 0; i < n; i++)
+        run_case(paths[i]);
+    nw_test_list_free(paths, n);
+}
+END_TEST
+
+/* kube-contracts.md §4.2 worked example: sidecars, init peak, overhead */
+START_TEST(effective_requests)
+{
+    const char *pod =
+        "{\"metadata\":{\"name\":\"p\"},\"spec\":{"
+        "\"initContainers\":[{\"name\":\"setup\",\"resources\":{\"requests\":{\"cpu\":\"1\","
+        "\"memory\":\"1Gi\"}}},{\"name\":\"proxy\",\"restartPolicy\":\"Always\",\"resources\":"
+        "{\"requests\":{\"cpu\":\"100m\",\"memory\":\"64Mi\"}}}],"
+        "\"containers\":[{\"name\":\"app\",\"resources\":{\"requests\":{\"cpu\":\"500m\","
+        "\"memory\":\"512Mi\"}}}],\"overhead\":{\"cpu\":\"250m\",\"memory\":\"120Mi\"}}}";
+    nw_sched_snap_t *s = nw_sched_snap_new();
+    cJSON *j = cJSON_Parse(pod);
+    nw_err_t err = {0};
+    ck_assert_int_eq(nw_sched_snap_add_pod_json(s, j, &err), NW_OK);
+    /* one pool with nothing: the pod is unschedulable; check via a 1-type catalog */
+    nw_sched_res_t cap = {{0}};
+    cap.v[NW_SR_CPU] = 1250;
+    cap.v[NW_SR_MEMORY] = (1024LL + 120) * 1048576 * 1000;
+    cap.v[NW_SR_PODS] = 1000;
+    nw_sched_offering_t of = {.zone = "z1", .capacity_type = "on-demand", .price = 1,
+                              .available = true};
+    ck_assert_int_eq(nw_sched_snap_add_itype_raw(s, "exact", NULL, NULL, 0, &cap, &cap, false,
+                                                 &of, 1, &err),
+                     NW_OK);
+    cJSON *np = cJSON_Parse("{\"metadata\":{\"name\":\"p\"},\"spec\":{\"template\":{\"spec\":{}}}}");
+    ck_assert_int_eq(nw_sched_snap_add_pool_json(s, np, &err), NW_OK);
+    nw_sched_results_t r;
+    ck_assert_int_eq(nw_sched_solve(s, 0, &r, &err), NW_OK);
+    ck_assert_int_eq(r.nclaims, 1);
+    ck_assert_int_eq(r.claims[0].requests.v[NW_SR_CPU], 1250);
+    ck_assert_int_eq(r.claims[0].requests.v[NW_SR_MEMORY], (1024LL + 120) * 1048576 * 1000);
+    nw_sched_results_free(&r);
+    /* one millicore less and it no longer fits */
+    nw_sched_snap_free(s);
+    cJSON_Delete(j);
+    cJSON_Delete(np);
+}
+END_TEST
+
+START_TEST(bad_input_names_field)
+{
+    nw_sched_snap_t *s = nw_sched_snap_new();
+    nw_err_t err = {0};
+    cJSON *j = cJSON_Parse("{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[{\"name\":"
+                           "\"a\",\"resources\":{\"requests\":{\"cpu\":\"1.2.3\"}}}]}}");
+    ck_assert_int_ne(nw_sched_snap_add_pod_json(s, j, &err), NW_OK);
+    ck_assert_str_eq(err.path, "spec.containers[0].resources.requests[cpu]");
+    cJSON_Delete(j);
+    memset(&err, 0, sizeof err);
+    j = cJSON_Parse("{\"metadata\":{\"name\":\"np\"},\"spec\":{\"template\":{\"spec\":{"
+                    "\"requirements\":[{\"key\":\"a\",\"operator\":\"Bogus\"}]}}}}");
+    ck_assert_int_ne(nw_sched_snap_add_pool_json(s, j, &err), NW_OK);
+    ck_assert_ptr_nonnull(strstr(err.path, "requirements[0].operator"));
+    cJSON_Delete(j);
+    ck_assert_int_eq(nw_sched_snap_npods(s), 0);
+    ck_assert_int_eq(nw_sched_snap_npools(s), 0);
+    nw_sched_snap_free(s);
+}
+END_TEST
+
+/* the same snapshot solved twice gives the same answer */
+START_TEST(deterministic)
+{
+    nw_plan_t *pl = nw_plan_new(true);
+    size_t len;
+    char *text = nw_test_read_file("tests/data/schedule/010-zonal-spread.yaml", &len);
+    cJSON **docs = NULL;
+    size_t nd = 0;
+    ck_assert_int_eq(nw_yaml_load_docs(text, len, &docs, &nd, NULL), NW_OK);
+    for (size_t i = 1; i < nd; i++)
+        ck_assert_int_eq(nw_plan_collect(pl, docs[i], "x"), 0);
+    nw_sched_snap_t *s = nw_plan_snapshot(pl, NULL, 0, "us-east-1", NULL, 0, NULL, 0);
+    ck_assert_ptr_nonnull(s);
+    nw_sched_results_t a, b;
+    ck_assert_int_eq(nw_sched_solve(s, 0, &a, NULL), NW_OK);
+    ck_assert_int_eq(nw_sched_solve(s, 0, &b, NULL), NW_OK);
+    cJSON *ja = nw_plan_results_json(s, &a), *jb = nw_plan_results_json(s, &b);
+    char *ta = cJSON_PrintUnformatted(ja), *tb = cJSON_PrintUnformatted(jb);
+    ck_assert_str_eq(ta, tb);
+    free(ta);
+    free(tb);
+    cJSON_Delete(ja);
+    cJSON_Delete(jb);
+    nw_sched_results_free(&a);
+    nw_sched_results_free(&b);
+    free(text);
+    nw_yaml_docs_free(docs, nd);
+    nw_plan_free(pl);
+}
+END_TEST
+
+Suite *nw_schedule_suite(void)
+{
+    Suite *s = suite_create("schedule");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, data_cases);
+    tcase_add_test(tc, effective_requests);
+    tcase_add_test(tc, bad_input_names_field);
+    tcase_add_test(tc, deterministic);
+    suite_add_tcase(s, tc);
+    return s;
+}
