@@ -52,6 +52,7 @@ typedef struct {
     word_t *bits;
     nw_sched_res_t used;
     int64_t maxfree[3];
+    double minprice; /* cheapest type still in bits */
     nw_sched_res_t reserved; /* max capacity over bits (limits) */
     uint64_t zmask;
     int *pods;
@@ -65,6 +66,7 @@ typedef struct {
     word_t *types;         /* compatible with pool reqs, some allowed offering */
     nw_sched_res_t *avail; /* per type: allocatable − daemonset overhead */
     nw_sched_res_t *ovh;
+    double *price;         /* per type: cheapest available offering the pool allows */
     word_t **zbits;        /* per zone */
     bool ct_allowed[3];    /* on-demand, spot, reserved */
     int64_t remaining[NW_SCHED_NRES];
@@ -96,6 +98,7 @@ typedef struct {
     int *gtotal;
     int hcap;
     word_t *scratch, *scratch2;
+    double *alone; /* per snapshot pool, scratch of try_claims */
     bool any_prefer_taint;
 } ctx_t;
 
@@ -242,8 +245,9 @@ static nw_rc_t prep_pools(ctx_t *c)
         p->types = calloc((size_t)c->nw, sizeof(word_t));
         p->avail = calloc((size_t)c->nt + 1, sizeof *p->avail);
         p->ovh = calloc((size_t)c->nt + 1, sizeof *p->ovh);
+        p->price = calloc((size_t)c->nt + 1, sizeof *p->price);
         p->zbits = calloc((size_t)c->nz + 1, sizeof *p->zbits);
-        if (!p->types || !p->avail || !p->ovh || !p->zbits)
+        if (!p->types || !p->avail || !p->ovh || !p->zbits || !p->price)
             return NW_ENOMEM;
         for (int z = 0; z < c->nz; z++)
             if (!(p->zbits[z] = calloc((size_t)c->nw, sizeof(word_t))))
@@ -256,6 +260,13 @@ static nw_rc_t prep_pools(ctx_t *c)
             if (!type_allows_offering(it, &p->p->reqs, p->ct_allowed, pz, c))
                 continue;
             p->types[t >> 6] |= 1ULL << (t & 63);
+            p->price[t] = 1e300;
+            for (int o = 0; o < it->t.noffer; o++) {
+                const nw_sched_offering_t *of = &it->t.offerings[o];
+                if (of->available && p->ct_allowed[ct_index(of->capacity_type)] &&
+                    of->price < p->price[t])
+                    p->price[t] = of->price;
+            }
             for (size_t d = 0; d < s->ndss; d++)
                 if (ds_fits_pool_type(&s->dss[d], p->p, it))
                     for (int k = 0; k < NW_SCHED_NRES; k++)
@@ -720,8 +731,11 @@ static void claim_stats(ctx_t *c, claim_t *cl, const pctx_t *pc)
     for (int k = 0; k < 3; k++)
         cl->maxfree[k] = INT64_MIN;
     memset(&cl->reserved, 0, sizeof cl->reserved);
+    cl->minprice = 1e300;
     FOR_BITS(cl->bits, c->nw, t)
     {
+        if (pc->price[t] < cl->minprice)
+            cl->minprice = pc->price[t];
         for (int k = 0; k < 3; k++) {
             int64_t f = pc->avail[t].v[k] - cl->used.v[k];
             if (f > cl->maxfree[k])
@@ -750,6 +764,17 @@ static bool filter_fit(const ctx_t *c, const pctx_t *pc, const word_t *in, word_
         any |= keep != 0;
     }
     return any;
+}
+
+static double bits_minprice(const ctx_t *c, const pctx_t *pc, const word_t *b)
+{
+    double m = 1e300;
+    FOR_BITS(b, c->nw, t)
+    {
+        if (pc->price[t] < m)
+            m = pc->price[t];
+    }
+    return m;
 }
 
 static bool min_values_ok(const ctx_t *c, const nw_reqs_t *r, const word_t *bits)
@@ -852,6 +877,9 @@ static int try_claims(ctx_t *c, int pod, variant_t *v, nw_rc_t *rc)
 {
     const nw_spod_t *p = &c->s->pods[pod];
     const nw_pclass_t *cls = &c->s->classes[p->cls];
+    double *alone = c->alone;
+    for (size_t i = 0; i < c->s->npools; i++)
+        alone[i] = -1;
     for (int oi = 0; oi < c->nclaims; oi++) {
         claim_t *cl = &c->claims[c->corder[oi]];
         if (p->req.v[0] > cl->maxfree[0] || p->req.v[1] > cl->maxfree[1] ||
@@ -890,6 +918,22 @@ static int try_claims(ctx_t *c, int pod, variant_t *v, nw_rc_t *rc)
             continue;
         if (pc->p->has_min_values && !min_values_ok(c, &cl->reqs, c->scratch2))
             continue;
+        /* join only if that costs no more than a node of the pod's own (with the pool's
+         * types that hold it alone): keeps small GPU pods off 8-GPU machines */
+        double grown = bits_minprice(c, pc, c->scratch2);
+        if (grown > cl->minprice + 1e-9) {
+            if (alone[pc->idx] < 0) {
+                const word_t *vb0 = &v->bits[(size_t)pc->idx * (size_t)c->nw];
+                alone[pc->idx] = 1e300;
+                FOR_BITS(vb0, c->nw, t)
+                {
+                    if (pc->price[t] < alone[pc->idx] && fits(&p->req, &pc->avail[t], c->nres))
+                        alone[pc->idx] = pc->price[t];
+                }
+            }
+            if (grown - cl->minprice > alone[pc->idx] + 1e-9)
+                continue;
+        }
         /* commit */
         if (v->reqs.n && (*rc = nw_reqs_add_all(&cl->reqs, &v->reqs)) != NW_OK)
             return -1;
@@ -1289,10 +1333,6 @@ static nw_rc_t finalize(ctx_t *c, claim_t *cl, nw_sched_claim_t *out)
 
 /* ---- the loop ---------------------------------------------------------------------- */
 
-typedef struct {
-    const nw_sched_snap_t *s;
-} sortarg_t;
-
 static int cmp_pods(const void *a, const void *b, void *arg)
 {
     const nw_sched_snap_t *s = arg;
@@ -1314,6 +1354,7 @@ static void ctx_free(ctx_t *c)
         free(p->types);
         free(p->avail);
         free(p->ovh);
+        free(p->price);
         for (int z = 0; p->zbits && z < c->nz; z++)
             free(p->zbits[z]);
         free(p->zbits);
@@ -1368,6 +1409,7 @@ static void ctx_free(ctx_t *c)
     free(c->gtotal);
     free(c->scratch);
     free(c->scratch2);
+    free(c->alone);
 }
 
 void nw_sched_results_free(nw_sched_results_t *r)
@@ -1437,12 +1479,13 @@ nw_rc_t nw_sched_solve(const nw_sched_snap_t *s, int64_t now, nw_sched_results_t
     }
     c.scratch = calloc((size_t)c.nw, sizeof(word_t));
     c.scratch2 = calloc((size_t)c.nw, sizeof(word_t));
+    c.alone = calloc(s->npools + 1, sizeof(double));
     c.vc = calloc(s->nclasses + 1, sizeof *c.vc);
     c.ps = calloc(s->npods + 1, sizeof *c.ps);
     r->placed = calloc(s->npods + 1, sizeof *r->placed);
     r->unsched = calloc(s->npods + 1, sizeof *r->unsched);
     queue = malloc((s->npods + 1) * sizeof(int));
-    if (!c.scratch || !c.scratch2 || !c.vc || !c.ps || !r->placed || !r->unsched || !queue)
+    if (!c.scratch || !c.scratch2 || !c.alone || !c.vc || !c.ps || !r->placed || !r->unsched || !queue)
         goto out;
     if ((rc = prep_pools(&c)) != NW_OK || (rc = prep_nodes(&c)) != NW_OK ||
         (rc = prep_topology(&c)) != NW_OK)
