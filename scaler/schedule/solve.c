@@ -918,10 +918,12 @@ static int try_claims(ctx_t *c, int pod, variant_t *v, nw_rc_t *rc)
             continue;
         if (pc->p->has_min_values && !min_values_ok(c, &cl->reqs, c->scratch2))
             continue;
-        /* join only if that costs no more than a node of the pod's own (with the pool's
-         * types that hold it alone): keeps small GPU pods off 8-GPU machines */
-        double grown = bits_minprice(c, pc, c->scratch2);
-        if (grown > cl->minprice + 1e-9) {
+        /* an accelerator pod joins only if that costs no more than a node of its own
+         * (the pool's types that hold it alone): keeps 1-GPU pods off 8-GPU machines,
+         * whose price is mostly GPUs the pods do not use. Other pods pack as Karpenter
+         * packs them (fewer, larger nodes). */
+        double grown = cls->wants_accel ? bits_minprice(c, pc, c->scratch2) : 0;
+        if (cls->wants_accel && grown > cl->minprice + 1e-9) {
             if (alone[pc->idx] < 0) {
                 const word_t *vb0 = &v->bits[(size_t)pc->idx * (size_t)c->nw];
                 alone[pc->idx] = 1e300;

@@ -144,6 +144,8 @@ static void run_case(const char *path)
     ck_assert_int_eq(nw_sched_solve(s, 0, &r, &err), NW_OK);
     cJSON *res = nw_plan_results_json(s, &r);
     char *dump = cJSON_PrintUnformatted(res);
+    if (dump && strlen(dump) > 2500)
+        memcpy(dump + 2490, "...", 4);
     const cJSON *ncs = GET(res, "nodeclaims"), *un = GET(res, "unschedulable");
     const cJSON *n;
     if (cJSON_IsNumber(n = GET(exp, "claims")))
