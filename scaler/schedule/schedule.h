@@ -4,8 +4,9 @@
  * types in; new NodeClaims, placements on existing capacity and per-pool reasons for
  * pods that cannot be placed out.
  *
- * Pure: no I/O and no clock reads (the caller passes `now`, nanoseconds of any epoch
- * consistent with the pods' creation times; it only orders equal pods).
+ * Pure: no I/O and no clock reads. `now` (nanoseconds) is accepted for the time-based
+ * rules the live scaler will add (nomination windows); today the decisions depend only
+ * on the snapshot (pods of equal size are ordered by creationTimestamp, then uid).
  *
  * Use:
  *   nw_sched_snap_t *s = nw_sched_snap_new();
