@@ -9,6 +9,7 @@
 #   make bench      benchmarks (bench/*/run)
 #   make certs      development CA + serving certificate in certs/dev/
 #   make sim        start the cluster simulator in the foreground
+#   make image      container image (Dockerfile) where a Docker engine is available
 #   make fmt / lint / clean
 #
 # Sources are discovered: every .c under common/ api/ server/ scaler/ is part of
@@ -60,7 +61,7 @@ EMBED_OBJS := $(EMBED_SRCS:%=$(BUILD)/obj/embed/%.o)
 DEPS_STAMP := build/.deps-ok
 
 .PHONY: all deps test unit unit-asan fuzz-replay sim-test e2e fuzz bench certs sim run \
-        fmt lint clean help
+        fmt lint clean help image
 
 all: $(BUILD)/nodewarden
 
@@ -198,6 +199,17 @@ certs: $(DEPS_STAMP)
 
 sim: $(BUILD)/nodewarden
 	@python3 tests/sim/sim.py --dir build/sim
+
+# IMAGE=registry/nodewarden:tag to name it; needs the docker CLI and a running engine
+IMAGE ?= nodewarden:$(VERSION)
+image:
+	@command -v docker >/dev/null 2>&1 || { echo "make image: the docker CLI is not installed;" \
+	  "install Docker (or build the Dockerfile with another OCI builder, e.g." \
+	  "'buildah bud -t $(IMAGE) .')" >&2; exit 1; }
+	@docker info >/dev/null 2>&1 || { echo "make image: no Docker engine is reachable" \
+	  "('docker info' failed); start dockerd or set DOCKER_HOST" >&2; exit 1; }
+	docker build -t $(IMAGE) .
+	@echo "image: built $(IMAGE)"
 
 run: $(BUILD)/nodewarden
 	@./tests/run-demo.sh

@@ -205,6 +205,7 @@ _MERGE_KEYS = {
     'topologySpreadConstraints': 'topologyKey', 'resourceClaims': 'name',
     'containerStatuses': 'name', 'initContainerStatuses': 'name', 'podIPs': 'ip',
     'secrets': 'name', 'ports': 'containerPort',
+    'webhooks': 'name',     # Validating/MutatingWebhookConfiguration (patchMergeKey name)
 }
 # lists that are replaced whole even in a strategic merge patch
 _ATOMIC = {'tolerations', 'args', 'command', 'nodeSelectorTerms', 'matchExpressions', 'values'}

@@ -138,6 +138,12 @@ def builtin_types():
               fields=['status.replicas'], categories=['all'], subresources=['scale']),
         RType('apiextensions.k8s.io', 'v1', 'customresourcedefinitions', 'CustomResourceDefinition',
               False, status=True, short=['crd', 'crds']),
+        # RBAC objects are stored (so install manifests apply) but not enforced
+        RType('rbac.authorization.k8s.io', 'v1', 'clusterroles', 'ClusterRole', False, generation=False),
+        RType('rbac.authorization.k8s.io', 'v1', 'clusterrolebindings', 'ClusterRoleBinding', False,
+              generation=False),
+        RType('rbac.authorization.k8s.io', 'v1', 'roles', 'Role', True, generation=False),
+        RType('rbac.authorization.k8s.io', 'v1', 'rolebindings', 'RoleBinding', True, generation=False),
         RType('admissionregistration.k8s.io', 'v1', 'validatingwebhookconfigurations',
               'ValidatingWebhookConfiguration', False),
         RType('admissionregistration.k8s.io', 'v1', 'mutatingwebhookconfigurations',

@@ -1,0 +1,69 @@
+{{/* Chart name, truncated to 63 characters. */}}
+{{- define "nodewarden.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Full name: the release name when it already contains the chart name. */}}
+{{- define "nodewarden.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "nodewarden.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "nodewarden.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "nodewarden.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "nodewarden.labels" -}}
+helm.sh/chart: {{ include "nodewarden.chart" . }}
+{{ include "nodewarden.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end }}
+
+{{- define "nodewarden.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "nodewarden.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{/* The TLS Secret the pods mount. */}}
+{{- define "nodewarden.tlsSecretName" -}}
+{{- if eq .Values.certificates.mode "secret" }}
+{{- required "certificates.secret.name is required with certificates.mode=secret" .Values.certificates.secret.name }}
+{{- else }}
+{{- printf "%s-tls" (include "nodewarden.fullname" .) }}
+{{- end }}
+{{- end }}
+
+{{- define "nodewarden.awsSecretName" -}}
+{{- default (printf "%s-aws" (include "nodewarden.fullname" .)) .Values.aws.secret.name }}
+{{- end }}
+
+{{/* Namespaces the pod webhooks and the GPU policy leave alone. */}}
+{{- define "nodewarden.exemptNamespaces" -}}
+{{- $list := list .Release.Namespace }}
+{{- range .Values.webhook.exemptNamespaces }}{{ if not (has . $list) }}{{ $list = append $list . }}{{ end }}{{ end }}
+{{- toJson $list }}
+{{- end }}
+
+{{- define "nodewarden.certManagerAnnotation" -}}
+{{- if eq .Values.certificates.mode "cert-manager" }}
+annotations:
+  cert-manager.io/inject-ca-from: {{ printf "%s/%s" .Release.Namespace (include "nodewarden.fullname" .) }}
+{{- end }}
+{{- end }}
