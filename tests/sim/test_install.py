@@ -292,6 +292,20 @@ class StaticTest(unittest.TestCase):
             for ph in set(re.findall(r'<[A-Z][A-Z0-9_]+>', code)):
                 self.assertIn(ph, SIM_VALUES, '%s: %s has no simulator value' % (f, ph))
 
+    @unittest.skipUnless(os.path.exists(NW_BIN), 'build/nodewarden not built')
+    def test_nodewarden_check_passes_examples(self):
+        r = subprocess.run([NW_BIN, 'check'] + example_files(), stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, timeout=60)
+        out = r.stdout.decode()
+        if 'not built yet' in out:
+            self.skipTest('nodewarden check not built yet')
+        self.assertEqual(r.returncode, 0, out)
+        self.assertIn('0 invalid', out)
+        r = subprocess.run([NW_BIN, 'check'] + sorted(glob.glob(os.path.join(EXAMPLES, 'invalid', '*.yaml'))),
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=60)
+        if glob.glob(os.path.join(EXAMPLES, 'invalid', '*.yaml')):
+            self.assertEqual(r.returncode, 1, r.stdout.decode())
+
     def test_userdata_understood_by_sim_kubelet(self):
         import kubelet
         objs = {(o['kind'], o['metadata']['name']): o for _, o in self.example_objects(SIM_VALUES)}
