@@ -1,6 +1,6 @@
 /*
  * server/cmd_serve.c — `nodewarden serve`: the admission webhook over HTTPS
- * (and, later, the scaler when scaler.enabled).
+ * and, when scaler.enabled, the scaler (scaler/loop.h: watch, Lease, reconcile).
  *
  * main thread: config, certificate, server, cert watcher; then sigwait for
  * SIGTERM/SIGINT; then stop in reverse order and exit 0.
@@ -18,6 +18,7 @@
 #include "server/gpu_policy.h"
 #include "server/https.h"
 #include "server/metrics.h"
+#include "scaler/loop.h"
 
 static void usage(FILE *f)
 {
@@ -36,6 +37,11 @@ static void usage(FILE *f)
             "Every configuration key is also a flag (--KEY VALUE or --KEY=VALUE; lists\n"
             "comma-separated):\n");
     nw_config_print_keys(f);
+}
+
+static nw_rc_t scaler_metrics(void *ud, nw_buf_t *out)
+{
+    return nw_scaler_metrics(ud, out);
 }
 
 int nw_cmd_serve(int argc, char **argv)
@@ -68,6 +74,7 @@ int nw_cmd_serve(int argc, char **argv)
     nw_https_t *srv = NULL;
     nw_certs_watch_t *watch = NULL;
     int gpu_built = 0;
+    nw_scaler_t *scaler = NULL;
     if (nw_certs_load_initial(cfg.webhook.tlsCert, cfg.webhook.tlsKey, &metrics, &err) != NW_OK) {
         nw_log_error("serve", "cannot load the serving certificate", NW_LS("error", err.msg));
         goto out;
@@ -91,21 +98,50 @@ int nw_cmd_serve(int argc, char **argv)
         .lookup = NULL,
         .metrics = &metrics,
     };
+    if (cfg.scaler.enabled) {
+        nw_scaler_opts_t so = {
+            .kubeconfig = cfg.kubernetes.kubeconfig,
+            .context = cfg.kubernetes.context,
+            .qps = cfg.kubernetes.qps,
+            .burst = cfg.kubernetes.burst,
+            .region = cfg.aws.region,
+            .ec2 = cfg.aws.ec2,
+            .sqs = cfg.aws.sqs,
+            .sts = cfg.aws.sts,
+            .imds = cfg.aws.imds,
+            .cluster_name = cfg.settings.clusterName,
+            .batch_idle_ns = cfg.settings.batchIdleDuration_ns,
+            .batch_max_ns = cfg.settings.batchMaxDuration_ns,
+            .vm_memory_overhead_percent = cfg.settings.vmMemoryOverheadPercent,
+            .reserved_enis = cfg.settings.reservedENIs,
+            .registration_timeout_ns = cfg.scaler.registrationTimeout_ns,
+            .leader_election = cfg.scaler.leaderElection.enabled,
+            .lease_namespace = cfg.scaler.leaderElection.namespace_,
+            .lease_name = cfg.scaler.leaderElection.name,
+            .lease_ns = cfg.scaler.leaderElection.leaseDuration_ns,
+            .renew_deadline_ns = cfg.scaler.leaderElection.renewDeadline_ns,
+            .retry_ns = cfg.scaler.leaderElection.retryPeriod_ns,
+        };
+        if (nw_scaler_start(&so, &scaler, &err) != NW_OK) {
+            nw_log_error("serve", "cannot start the scaler", NW_LS("error", err.msg));
+            goto out;
+        }
+        metrics.extra = scaler_metrics;
+        metrics.extra_ud = scaler;
+    }
     if (nw_certs_watch_start(cfg.webhook.tlsCert, cfg.webhook.tlsKey,
                              cfg.webhook.certPollInterval_ns, &metrics, &watch, &err) != NW_OK ||
         nw_https_start(&o, &srv, &err) != NW_OK) {
         nw_log_error("serve", "cannot start the webhook server", NW_LS("error", err.msg));
         goto out;
     }
-    if (cfg.scaler.enabled)
-        nw_log_warn("serve", "scaler.enabled is set but the scaler is not built yet; serving the "
-                             "webhook only");
     int sig = 0;
     sigwait(&set, &sig);
     nw_log_info("serve", "signal received; shutting down", NW_LS("signal", strsignal(sig)));
     rc = NW_EXIT_OK;
 out:
     nw_https_stop(srv);
+    nw_scaler_stop(scaler);
     nw_certs_watch_stop(watch);
     nw_certs_shutdown();
     if (gpu_built)

@@ -135,5 +135,7 @@ nw_rc_t nw_metrics_render(const nw_metrics_t *mc, nw_buf_t *out)
       "nodewarden_aborted_requests_total %llu\n",
       (unsigned long long)LOAD(m->aborted));
 #undef F
+    if (m->extra)
+        return m->extra(m->extra_ud, out);
     return NW_OK;
 }

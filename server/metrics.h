@@ -48,6 +48,9 @@ typedef struct {
     _Atomic int64_t cert_not_after; /* epoch seconds of the served leaf, 0 = none */
     _Atomic int64_t inflight;
     _Atomic uint64_t aborted;       /* requests dropped: deadline, body over the hard limit */
+    /* more series appended by the renderer (the scaler's); set before serving, or NULL */
+    nw_rc_t (*extra)(void *ud, nw_buf_t *out);
+    void *extra_ud;
 } nw_metrics_t;
 
 /** Zero all counters. */

@@ -1,0 +1,242 @@
+/*
+ * scaler/loop.c — the scaler's threads and their start/stop (see loop.h).
+ */
+#include "scaler/loop.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "scaler/ctl.h"
+#include "scaler/kube/leader.h"
+#include "scaler/kube/watch.h"
+
+int64_t nw_prov_next_deadline(const nw_ctl_t *c, int64_t mono);
+
+struct nw_scaler {
+    nw_ctl_t ctl;
+    nw_kube_watch_t *watch;
+    nw_kube_leader_t *leader;
+    pthread_t thread;
+    int thread_started;
+};
+
+static void on_started(void *ud)
+{
+    nw_ctl_t *c = ud;
+    atomic_store(&c->leading, 1);
+    nw_log_info("scaler", "became leader; running the scaler");
+}
+
+static void on_stopped(void *ud)
+{
+    nw_ctl_t *c = ud;
+    atomic_store(&c->leading, 0);
+    nw_log_warn("scaler", "not the leader any more; scaler writes stopped");
+}
+
+static void on_new_leader(const char *id, void *ud)
+{
+    (void)ud;
+    nw_log_info("scaler", "leader observed", NW_LS("identity", id ? id : ""));
+}
+
+static void *reconcile_main(void *arg)
+{
+    nw_scaler_t *s = arg;
+    nw_ctl_t *c = &s->ctl;
+    uint64_t seen = 0;
+    int was_leading = 0;
+    while (!atomic_load(&c->stopping)) {
+        int64_t wait_ms = 1000;
+        int64_t d = nw_prov_next_deadline(c, nw_clock_mono(c->clock));
+        if (d >= 0 && d / NW_NS_PER_MS + 1 < wait_ms)
+            wait_ms = d / NW_NS_PER_MS + 1;
+        seen = nw_kube_cache_wait(c->cache, seen, wait_ms);
+        if (atomic_load(&c->stopping))
+            break;
+        int leading = atomic_load(&c->leading);
+        if (leading != was_leading) {
+            /* a new term: forget what the previous term remembered */
+            nw_prov_cleanup(c);
+            c->window_open_mono = c->next_resolve_mono = c->next_nodeclass_mono = 0;
+            was_leading = leading;
+        }
+        if (!leading || !nw_kube_cache_has_synced(c->cache))
+            continue;
+        nw_kube_snap_t *snap = nw_kube_cache_snapshot(c->cache);
+        if (!snap)
+            continue;
+        nw_prov_tick(c, snap);
+        nw_kube_snap_release(snap);
+        /* lifecycle on a fresh snapshot (the provisioner's writes may have landed) */
+        snap = nw_kube_cache_snapshot(c->cache);
+        if (!snap)
+            continue;
+        nw_life_tick(c, snap);
+        nw_kube_snap_release(snap);
+    }
+    return NULL;
+}
+
+static void scaler_free(nw_scaler_t *s)
+{
+    nw_kube_leader_free(s->leader);
+    nw_kube_watch_free(s->watch);
+    nw_prov_cleanup(&s->ctl);
+    if (s->ctl.cloud)
+        s->ctl.cloud->ops->free(s->ctl.cloud);
+    nw_kube_recorder_free(s->ctl.rec);
+    nw_kube_cache_free(s->ctl.cache);
+    nw_kube_client_free(s->ctl.kube);
+    free(s);
+}
+
+nw_rc_t nw_scaler_start(const nw_scaler_opts_t *o, nw_scaler_t **out, nw_err_t *err)
+{
+    *out = NULL;
+    if (!o->cluster_name || !*o->cluster_name)
+        return nw_err_set(err, NW_EINVAL, "settings.clusterName",
+                          "settings.clusterName is required when scaler.enabled is true");
+    nw_scaler_t *s = calloc(1, sizeof *s);
+    if (!s)
+        return nw_err_set(err, NW_ENOMEM, NULL, "out of memory");
+    nw_ctl_t *c = &s->ctl;
+    c->clock = nw_clock_system();
+    c->batch_idle_ns = o->batch_idle_ns > 0 ? o->batch_idle_ns : NW_NS_PER_SEC;
+    c->batch_max_ns = o->batch_max_ns > 0 ? o->batch_max_ns : 10 * NW_NS_PER_SEC;
+    c->registration_timeout_ns =
+        o->registration_timeout_ns > 0 ? o->registration_timeout_ns : 15 * 60 * NW_NS_PER_SEC;
+    c->vm_overhead = o->vm_memory_overhead_percent;
+    c->reserved_enis = (int)o->reserved_enis;
+    nw_rc_t rc;
+    nw_kube_config_t *kc = NULL;
+    if ((rc = nw_kube_config_load(o->kubeconfig, o->context, &kc, err)) != NW_OK)
+        goto fail;
+    nw_kube_client_opts_t ko = {0};
+    ko.qps = o->qps;
+    ko.burst = (int)o->burst;
+    if ((rc = nw_kube_client_new(kc, &ko, &c->kube, err)) != NW_OK)
+        goto fail;
+    c->cache = nw_kube_cache_new(nw_kube_client_metrics(c->kube));
+    const char *pod = getenv("POD_NAME");
+    char host[128] = "nodewarden";
+    if (!pod || !*pod) {
+        gethostname(host, sizeof host - 1);
+        pod = host;
+    }
+    c->rec = nw_kube_recorder_new(c->kube, "nodewarden", pod);
+    if (!c->cache || !c->rec) {
+        rc = nw_err_set(err, NW_ENOMEM, NULL, "out of memory");
+        goto fail;
+    }
+    nw_awscfg_explicit_t ex = {o->region, o->ec2, o->sqs, o->sts, o->imds, 0};
+    nw_aws_cloud_opts_t ao;
+    memset(&ao, 0, sizeof ao);
+    if ((rc = nw_awscfg_resolve(&ao.aws, &ex, err)) != NW_OK)
+        goto fail;
+    if (!ao.aws.region[0]) {
+        rc = nw_err_set(err, NW_EINVAL, "aws.region",
+                        "aws.region is not set (nor AWS_REGION); the scaler needs it");
+        goto fail;
+    }
+    ao.cluster_name = o->cluster_name;
+    const char *ice_ms = getenv("NW_AWS_ICE_TTL_MS");
+    if (ice_ms && *ice_ms)
+        ao.ice_ttl_ns = strtoll(ice_ms, NULL, 10) * NW_NS_PER_MS;
+    if ((rc = nw_aws_cloud_new(&ao, &c->cloud, err)) != NW_OK)
+        goto fail;
+    if ((rc = nw_kube_watch_new(c->kube, c->cache, NULL, &s->watch, err)) != NW_OK ||
+        (rc = nw_kube_watch_start(s->watch, err)) != NW_OK)
+        goto fail;
+    if (o->leader_election) {
+        nw_kube_leader_opts_t lo = {
+            .namespace = o->lease_namespace,
+            .name = o->lease_name,
+            .lease_ms = o->lease_ns / NW_NS_PER_MS,
+            .renew_deadline_ms = o->renew_deadline_ns / NW_NS_PER_MS,
+            .retry_ms = o->retry_ns / NW_NS_PER_MS,
+            .on_started = on_started,
+            .on_stopped = on_stopped,
+            .on_new_leader = on_new_leader,
+            .ud = c,
+        };
+        if ((rc = nw_kube_leader_new(c->kube, &lo, &s->leader, err)) != NW_OK ||
+            (rc = nw_kube_leader_start(s->leader, err)) != NW_OK)
+            goto fail;
+    } else
+        atomic_store(&c->leading, 1);
+    if (pthread_create(&s->thread, NULL, reconcile_main, s) != 0) {
+        rc = nw_err_set(err, NW_ENOMEM, NULL, "cannot start the reconcile thread");
+        goto fail;
+    }
+    s->thread_started = 1;
+    nw_log_info("scaler", "scaler started", NW_LS("cluster", o->cluster_name),
+                NW_LS("region", ao.aws.region), NW_LB("leaderElection", o->leader_election),
+                NW_LI("batchIdleMs", c->batch_idle_ns / NW_NS_PER_MS),
+                NW_LI("batchMaxMs", c->batch_max_ns / NW_NS_PER_MS),
+                NW_LS("placement", "minimal first-fit (scaler/fit.c)"));
+    *out = s;
+    return NW_OK;
+fail:
+    if (!c->kube)
+        nw_kube_config_free(kc);
+    atomic_store(&c->stopping, 1);
+    scaler_free(s);
+    return rc;
+}
+
+void nw_scaler_stop(nw_scaler_t *s)
+{
+    if (!s)
+        return;
+    atomic_store(&s->ctl.stopping, 1);
+    if (s->thread_started)
+        pthread_join(s->thread, NULL);
+    nw_kube_leader_stop(s->leader);
+    nw_kube_watch_stop(s->watch);
+    nw_log_info("scaler", "scaler stopped");
+    scaler_free(s);
+}
+
+static nw_rc_t counter(nw_buf_t *out, const char *name, const char *help, uint64_t v)
+{
+    return nw_buf_addf(out, "# HELP %s %s\n# TYPE %s counter\n%s %llu\n", name, help, name,
+                       name, (unsigned long long)v);
+}
+
+nw_rc_t nw_scaler_metrics(nw_scaler_t *s, nw_buf_t *out)
+{
+    nw_ctl_t *c = &s->ctl;
+    nw_rc_t rc = nw_buf_addf(out, "# TYPE nodewarden_scaler_leader gauge\nnodewarden_scaler_leader %d\n",
+                             atomic_load(&c->leading));
+    if (rc == NW_OK)
+        rc = counter(out, "nodewarden_scaler_solves_total", "Batches placed.",
+                     atomic_load(&c->n_solves));
+    if (rc == NW_OK)
+        rc = counter(out, "nodewarden_nodeclaims_created_total", "NodeClaims created.",
+                     atomic_load(&c->n_created));
+    if (rc == NW_OK)
+        rc = counter(out, "nodewarden_nodeclaims_launched_total", "Instances launched.",
+                     atomic_load(&c->n_launched));
+    if (rc == NW_OK)
+        rc = counter(out, "nodewarden_nodeclaims_launch_failed_total", "Failed launches.",
+                     atomic_load(&c->n_launch_failed));
+    if (rc == NW_OK)
+        rc = counter(out, "nodewarden_nodeclaims_registered_total", "NodeClaims registered.",
+                     atomic_load(&c->n_registered));
+    if (rc == NW_OK)
+        rc = counter(out, "nodewarden_nodeclaims_initialized_total", "NodeClaims initialized.",
+                     atomic_load(&c->n_initialized));
+    if (rc == NW_OK)
+        rc = counter(out, "nodewarden_nodeclaims_registration_timeouts_total",
+                     "NodeClaims deleted after the registration timeout.",
+                     atomic_load(&c->n_reg_timeouts));
+    if (rc == NW_OK)
+        rc = nw_kube_metrics_write(nw_kube_client_metrics(c->kube), out);
+    return rc;
+}

@@ -1,0 +1,56 @@
+/*
+ * scaler/loop.h — the scaler inside `nodewarden serve` (design.md "The process",
+ * "Threads"): a Kubernetes client and the watch-fed cache (one curl_multi
+ * thread), the AWS cloud, a Lease elector, and ONE reconcile thread that, while
+ * this replica holds the Lease, runs on every cache change and at least every
+ * second: the provisioner (scaler/provisioner.c: batch window, placement,
+ * NodeClaim create + launch) and the lifecycle (scaler/lifecycle.c:
+ * registration, initialization, registration timeout, finalizers, EC2NodeClass
+ * status). Every replica serves the webhook; only the Lease holder writes.
+ *
+ * Losing the Lease stops all writes at once (every write checks it) and the
+ * reconcile thread idles until the Lease is won again. nw_scaler_stop releases
+ * the Lease so a standby takes over within about a second.
+ *
+ * Ownership: nw_scaler_start returns an owned handle; nw_scaler_stop stops the
+ * threads and frees everything. Strings in the options are copied where kept.
+ * Thread: start/stop from one controlling thread (cmd_serve's main thread);
+ * nw_scaler_metrics from any thread.
+ */
+#ifndef NW_SCALER_LOOP_H
+#define NW_SCALER_LOOP_H
+
+#include <stdint.h>
+
+#include "common/buf.h"
+#include "common/err.h"
+
+typedef struct {
+    const char *kubeconfig, *context; /* "" / NULL: the usual resolution order */
+    double qps;
+    int64_t burst;
+    const char *region, *ec2, *sqs, *sts, *imds; /* aws.* ("" = from the environment) */
+    const char *cluster_name;                     /* settings.clusterName (required) */
+    int64_t batch_idle_ns, batch_max_ns;          /* settings.batch{Idle,Max}Duration */
+    double vm_memory_overhead_percent;
+    int64_t reserved_enis;
+    int64_t registration_timeout_ns;              /* scaler.registrationTimeout */
+    int leader_election;                          /* scaler.leaderElection.enabled */
+    const char *lease_namespace, *lease_name;
+    int64_t lease_ns, renew_deadline_ns, retry_ns;
+} nw_scaler_opts_t;
+
+typedef struct nw_scaler nw_scaler_t;
+
+/** Build the clients and start the watch, elector and reconcile threads. Errors
+ * (bad kubeconfig, no AWS region, ...) name what is wrong; nothing is left running. */
+nw_rc_t nw_scaler_start(const nw_scaler_opts_t *o, nw_scaler_t **out, nw_err_t *err);
+
+/** Stop every thread, release the Lease, free everything. NULL-safe. */
+void nw_scaler_stop(nw_scaler_t *s);
+
+/** Append the scaler's Prometheus series (nodewarden_scaler_*, the Kubernetes client's
+ * nodewarden_kube_*). */
+nw_rc_t nw_scaler_metrics(nw_scaler_t *s, nw_buf_t *out);
+
+#endif
