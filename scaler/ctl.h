@@ -36,6 +36,8 @@ typedef struct nw_ctl_claim {
     char provider_id[192];
     cJSON *status;        /* the status we wrote (owned) or NULL */
     int64_t next_try_mono; /* after a failed launch */
+    int seen_in_cache;     /* the cache has shown it at least once */
+    int deleted;           /* we deleted it (ICE): no longer capacity */
     struct nw_ctl_claim *next;
 } nw_ctl_claim_t;
 

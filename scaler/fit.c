@@ -455,14 +455,38 @@ static double type_price(const nw_reqs_t *reqs, const itype_t *it, const nw_labe
     return p;
 }
 
-static int within_limits(const pool_t *pl, const itype_t *it)
+/* The smallest (by cpu) candidate of an open claim: what it will at least cost
+ * against its pool's limits. */
+static const itype_t *claim_min_type(const st_t *s, const claim_t *c)
 {
+    const itype_t *small = NULL;
+    for (int k = 0; k < c->ntypes; k++) {
+        const itype_t *t = &s->it[c->types[k]];
+        if (!small || nw_resources_get_or_zero(&t->cap, NW_RES_CPU).milli <
+                          nw_resources_get_or_zero(&small->cap, NW_RES_CPU).milli)
+            small = t;
+    }
+    return small;
+}
+
+/* Would a node of type it stay within pool pli's limits, counting existing capacity
+ * and every other claim opened in this run (skip: the claim being extended, or -1)? */
+static int within_limits(const st_t *s, int pli, int skip, const itype_t *it)
+{
+    const pool_t *pl = &s->pools[pli];
     if (!pl->has_limits)
         return 1;
     for (size_t i = 0; i < nw_resources_len(&pl->limits); i++) {
         const char *name = nw_resources_name_at(&pl->limits, i);
         int64_t lim = nw_resources_at(&pl->limits, i).milli;
         int64_t used = nw_resources_get_or_zero(&pl->used, name).milli;
+        for (int c = 0; c < s->nclaims; c++) {
+            if (c == skip || s->claims[c].pool != pli)
+                continue;
+            const itype_t *m = claim_min_type(s, &s->claims[c]);
+            if (m)
+                used += nw_resources_get_or_zero(&m->cap, name).milli;
+        }
         int64_t add = nw_resources_get_or_zero(&it->cap, name).milli;
         if (used + add > lim)
             return 0;
@@ -519,8 +543,9 @@ static nw_rc_t claim_add_pod(claim_t *c, int pod)
 }
 
 /* Try to add pod p to open claim c. */
-static int try_claim(st_t *s, claim_t *c, int pi, int *scratch)
+static int try_claim(st_t *s, int ci, int pi, int *scratch)
 {
+    claim_t *c = &s->claims[ci];
     const pod_t *p = &s->pods[pi];
     const pool_t *pl = &s->pools[c->pool];
     if (p->accel != c->accel && (p->accel || c->accel))
@@ -537,6 +562,11 @@ static int try_claim(st_t *s, claim_t *c, int pi, int *scratch)
     nw_resources_copy(&tot, &c->req, NULL);
     nw_resources_add(&tot, &p->req, NULL);
     int n = filter_types(s, pl, &nr, &tot, c->accel, c->types, c->ntypes, scratch);
+    int m = 0;
+    for (int k = 0; k < n; k++)
+        if (within_limits(s, c->pool, ci, &s->it[scratch[k]]))
+            scratch[m++] = scratch[k];
+    n = m;
     if (n == 0 || claim_add_pod(c, pi) != NW_OK) {
         nw_reqs_cleanup(&nr);
         nw_resources_cleanup(&tot);
@@ -581,7 +611,7 @@ static int open_claim(st_t *s, int pli, int pi, int *all, int *scratch, char *ms
     }
     int m = 0;
     for (int k = 0; k < n; k++)
-        if (within_limits(pl, &s->it[scratch[k]]))
+        if (within_limits(s, pli, -1, &s->it[scratch[k]]))
             scratch[m++] = scratch[k];
     if (m == 0) {
         snprintf(msg, mlen, "all available instance types exceed limits for nodepool: \"%s\"",
@@ -616,13 +646,6 @@ static int open_claim(st_t *s, int pli, int pi, int *all, int *scratch, char *ms
     nw_resources_init(&c->req);
     nw_resources_copy(&c->req, &p->req, NULL);
     s->nclaims++;
-    /* reserve the smallest candidate's capacity against the pool's limits */
-    const itype_t *small = &s->it[c->types[0]];
-    for (int k = 1; k < c->ntypes; k++)
-        if (nw_resources_get_or_zero(&s->it[c->types[k]].cap, NW_RES_CPU).milli <
-            nw_resources_get_or_zero(&small->cap, NW_RES_CPU).milli)
-            small = &s->it[c->types[k]];
-    nw_resources_add(&pl->used, &small->cap, NULL);
     return 1;
 }
 
@@ -787,7 +810,7 @@ nw_rc_t nw_fit_solve(const cJSON *in, cJSON **out, nw_err_t *err)
                 done = 1;
             }
         for (int c = 0; c < s.nclaims && !done; c++)
-            done = try_claim(&s, &s.claims[c], pi, scratch);
+            done = try_claim(&s, c, pi, scratch);
         if (done)
             continue;
         cJSON *reasons = cJSON_CreateObject();

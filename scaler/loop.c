@@ -145,6 +145,9 @@ nw_rc_t nw_scaler_start(const nw_scaler_opts_t *o, nw_scaler_t **out, nw_err_t *
         goto fail;
     }
     ao.cluster_name = o->cluster_name;
+    /* instance types, offerings and spot prices from the EC2 API (the embedded catalog
+     * serves when that fails): placement must rank what the account can launch */
+    ao.refresh_catalog = 1;
     const char *ice_ms = getenv("NW_AWS_ICE_TTL_MS");
     if (ice_ms && *ice_ms)
         ao.ice_ttl_ns = strtoll(ice_ms, NULL, 10) * NW_NS_PER_MS;

@@ -150,8 +150,12 @@ static void claims_expire(nw_ctl_t *c, const nw_kube_snap_t *s)
     while (*pp) {
         nw_ctl_claim_t *m = *pp;
         const nw_kube_obj_t *o = nw_kube_snap_get(s, NW_KUBE_NODECLAIMS, NULL, m->name);
+        if (o)
+            m->seen_in_cache = 1;
         int settled = o && (!m->launched || (o->provider_id[0] != 0));
-        if (!o && now - m->created_mono < CLAIM_MEMORY_NS)
+        if (!o && (m->seen_in_cache || m->deleted))
+            settled = 1; /* gone */
+        else if (!o && now - m->created_mono < CLAIM_MEMORY_NS)
             settled = 0;
         else if (!o)
             settled = 1;
@@ -435,7 +439,7 @@ static cJSON *fit_input(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_kube_obj_
             cJSON_AddItemToArray(bins, claim_bin(c, nc->json, s));
     }
     for (nw_ctl_claim_t *m = c->claims; m; m = m->next) {
-        if (!m->obj || nw_kube_snap_get(s, NW_KUBE_NODECLAIMS, NULL, m->name))
+        if (!m->obj || m->deleted || nw_kube_snap_get(s, NW_KUBE_NODECLAIMS, NULL, m->name))
             continue;
         const char *t = claim_type(c, m->obj);
         cJSON *pc = cJSON_CreateObject();
@@ -746,6 +750,7 @@ static void launch_claim(nw_ctl_t *c, const nw_kube_snap_t *s, const cJSON *nc, 
             event(c, &nw_kube_res_nodeclaims, nc, "Warning", "InsufficientCapacityError", msg);
             nw_err_t e2 = {0};
             nw_kube_delete(c->kube, &nw_kube_res_nodeclaims, NULL, name, NULL, NULL, &e2);
+            m->deleted = 1;
             c->next_resolve_mono = 0;
         } else
             event(c, &nw_kube_res_nodeclaims, nc, "Warning", "LaunchFailed", msg);
