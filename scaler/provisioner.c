@@ -779,12 +779,15 @@ static void launch_claim(nw_ctl_t *c, const nw_kube_snap_t *s, const cJSON *nc, 
 
 /* ---- batching ---- */
 
+static int str_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Was this pending pod's uid already counted (sorted list, binary search)? */
 static int seen(nw_ctl_t *c, const char *uid)
 {
-    for (size_t i = 0; i < c->nseen; i++)
-        if (strcmp(c->seen_uids[i], uid) == 0)
-            return 1;
-    return 0;
+    return c->nseen && bsearch(&uid, c->seen_uids, c->nseen, sizeof *c->seen_uids, str_cmp);
 }
 
 static void seen_reset(nw_ctl_t *c, const nw_kube_obj_t *const *p, size_t n)
@@ -793,12 +796,15 @@ static void seen_reset(nw_ctl_t *c, const nw_kube_obj_t *const *p, size_t n)
     char **keep = calloc(n + 1, sizeof *keep);
     size_t nk = 0;
     for (size_t i = 0; keep && i < n; i++)
-        keep[nk++] = strdup(p[i]->uid);
+        if ((keep[nk] = strdup(p[i]->uid)) != NULL)
+            nk++;
     for (size_t i = 0; i < c->nseen; i++)
         free(c->seen_uids[i]);
     free(c->seen_uids);
     c->seen_uids = keep;
     c->nseen = keep ? nk : 0;
+    if (keep)
+        qsort(keep, nk, sizeof *keep, str_cmp);
 }
 
 static void provision(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_kube_obj_t *const *pend,
