@@ -212,7 +212,7 @@ image:
 	@echo "image: built $(IMAGE)"
 
 run: $(BUILD)/nodewarden
-	@./tests/run-demo.sh
+	@python3 tests/run-demo.py
 
 fmt:
 	@clang-format -i $$(git ls-files '*.c' '*.h')
