@@ -58,6 +58,8 @@ typedef struct {
     size_t nseen;
     /* provisioner memory */
     nw_ctl_claim_t *claims;
+    /* nominations and FailedScheduling memory (scaler/simsnap.c; owned) */
+    struct nw_simsnap_state *sim;
     /* EC2NodeClass status refresh */
     int64_t next_nodeclass_mono;
     /* counters (metrics) */
@@ -96,5 +98,13 @@ const char *nw_ctl_str(const cJSON *obj, const char *path);
 
 /** The NodeClaim recorded in memory by name, or NULL. */
 nw_ctl_claim_t *nw_ctl_claim_find(nw_ctl_t *c, const char *name);
+
+/** Find or add the memory record of a NodeClaim this process created (NULL on OOM). */
+nw_ctl_claim_t *nw_ctl_claim_remember(nw_ctl_t *c, const char *name);
+
+/** Launch a NodeClaim that has no providerID (once: fresh = created by this process just
+ * now, else instances tagged karpenter.sh/nodeclaim=<name> are looked up first), record
+ * the launch in its status; on insufficient capacity delete it. nc is borrowed. */
+void nw_prov_launch_claim(nw_ctl_t *c, const nw_kube_snap_t *s, const cJSON *nc, int fresh);
 
 #endif

@@ -1,7 +1,8 @@
 /*
  * scaler/provisioner.c — batching, placement, NodeClaim creation and launch
- * (scaler-behavior.md §1.1, 1.2, 1.10, 1.11). The placement is scaler/fit.c's
- * minimal first-fit until scaler/schedule/ (nw_sched_solve) lands on main.
+ * (scaler-behavior.md §1.1, 1.2, 1.10, 1.11). The placement is the scheduling
+ * simulation (scaler/schedule/, nw_sched_solve) on the live snapshot that
+ * scaler/simsnap.c builds; NodeClaims are created by nw_simsnap_create_claim.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,7 +11,7 @@
 
 #include "common/log.h"
 #include "scaler/ctl.h"
-#include "scaler/fit.h"
+#include "scaler/simsnap.h"
 
 #define GET(o, k) cJSON_GetObjectItemCaseSensitive((o), (k))
 #define RESOLVE_EVERY_NS (10 * NW_NS_PER_SEC)
@@ -106,7 +107,7 @@ nw_ctl_claim_t *nw_ctl_claim_find(nw_ctl_t *c, const char *name)
     return NULL;
 }
 
-static nw_ctl_claim_t *claim_remember(nw_ctl_t *c, const char *name)
+nw_ctl_claim_t *nw_ctl_claim_remember(nw_ctl_t *c, const char *name)
 {
     nw_ctl_claim_t *m = nw_ctl_claim_find(c, name);
     if (m)
@@ -140,6 +141,7 @@ void nw_prov_cleanup(nw_ctl_t *c)
     free(c->seen_uids);
     c->seen_uids = NULL;
     c->nseen = 0;
+    nw_simsnap_cleanup(c);
 }
 
 /* Forget remembered claims the cache shows with our status (or that are gone for good). */
@@ -167,88 +169,6 @@ static void claims_expire(nw_ctl_t *c, const nw_kube_snap_t *s)
     }
 }
 
-/* ---- catalog → fit input ---- */
-
-static void res_str(cJSON *o, const char *name, const char *suffix, long long v)
-{
-    char b[48];
-    snprintf(b, sizeof b, "%lld%s", v, suffix);
-    cJSON_AddStringToObject(o, name, b);
-}
-
-static cJSON *catres_json(const nw_resources_t *r)
-{
-    cJSON *o = cJSON_CreateObject();
-    res_str(o, "cpu", "m", (long long)r->cpu_m);
-    res_str(o, "memory", "Mi", (long long)r->memory_mib);
-    res_str(o, "ephemeral-storage", "", (long long)r->ephemeral_bytes);
-    res_str(o, "pods", "", (long long)r->pods);
-    if (r->nvidia_gpu)
-        res_str(o, "nvidia.com/gpu", "", (long long)r->nvidia_gpu);
-    if (r->amd_gpu)
-        res_str(o, "amd.com/gpu", "", (long long)r->amd_gpu);
-    if (r->neuron)
-        res_str(o, "aws.amazon.com/neuron", "", (long long)r->neuron);
-    if (r->neuroncore)
-        res_str(o, "aws.amazon.com/neuroncore", "", (long long)r->neuroncore);
-    if (r->efa)
-        res_str(o, "vpc.amazonaws.com/efa", "", (long long)r->efa);
-    return o;
-}
-
-static void overhead(nw_ctl_t *c, nw_overhead_opts_t *o)
-{
-    nw_overhead_opts_default(o);
-    if (c->vm_overhead > 0)
-        o->vm_memory_overhead_percent = c->vm_overhead;
-    o->reserved_enis = c->reserved_enis;
-}
-
-static cJSON *type_json(nw_ctl_t *c, const nw_itype_t *t, int64_t now, int with_offers)
-{
-    nw_overhead_opts_t oo;
-    overhead(c, &oo);
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "name", t->name);
-    nw_label_t lab[48];
-    int nl = nw_itype_labels(t, lab, 48);
-    cJSON *labels = cJSON_AddObjectToObject(o, "labels");
-    for (int i = 0; i < nl; i++)
-        cJSON_AddStringToObject(labels, lab[i].key, lab[i].value);
-    nw_resources_t cap, alloc;
-    nw_itype_capacity(t, &oo, &cap);
-    nw_itype_allocatable(t, &oo, &alloc);
-    cJSON_AddItemToObject(o, "capacity", catres_json(&cap));
-    cJSON_AddItemToObject(o, "allocatable", catres_json(&alloc));
-    cJSON_AddBoolToObject(o, "exotic", nw_itype_is_exotic(t));
-    if (with_offers) {
-        nw_offering_t offs[NW_CATALOG_MAX_OFFERINGS];
-        int n = nw_catalog_offerings(t, c->cloud->ops->ice(c->cloud), now, offs,
-                                     NW_CATALOG_MAX_OFFERINGS);
-        cJSON *arr = cJSON_AddArrayToObject(o, "offerings");
-        for (int i = 0; i < n; i++) {
-            cJSON *of = cJSON_CreateObject();
-            cJSON_AddStringToObject(of, "zone", offs[i].zone);
-            cJSON_AddStringToObject(of, "capacityType", offs[i].capacity_type);
-            cJSON_AddNumberToObject(of, "price", offs[i].price);
-            cJSON_AddBoolToObject(of, "available", offs[i].available && offs[i].price > 0);
-            cJSON_AddItemToArray(arr, of);
-        }
-    }
-    return o;
-}
-
-/* Capacity/allocatable JSON of a named catalog type (NULL if unknown). */
-static cJSON *type_res(nw_ctl_t *c, const char *name, const char *which)
-{
-    const nw_itype_t *t = nw_catalog_find(c->cloud->ops->catalog(c->cloud), name);
-    if (!t)
-        return NULL;
-    cJSON *tj = type_json(c, t, 0, 0);
-    cJSON *r = cJSON_DetachItemFromObjectCaseSensitive(tj, which);
-    cJSON_Delete(tj);
-    return r;
-}
 
 /* The values of requirement key in a NodeClaim's spec.requirements (borrowed array). */
 static const cJSON *req_values(const cJSON *nc, const char *key)
@@ -264,252 +184,6 @@ static const cJSON *req_values(const cJSON *nc, const char *key)
     return NULL;
 }
 
-/* The smallest (by cpu) instance type a not-yet-launched NodeClaim may become. */
-static const char *claim_type(nw_ctl_t *c, const cJSON *nc)
-{
-    const cJSON *labels = GET(GET(nc, "metadata"), "labels");
-    const char *t = cJSON_GetStringValue(GET(labels, "node.kubernetes.io/instance-type"));
-    if (t)
-        return t;
-    const cJSON *vals = req_values(nc, "node.kubernetes.io/instance-type"), *v;
-    const char *best = NULL;
-    int bestcpu = 0;
-    const nw_catalog_t *cat = c->cloud->ops->catalog(c->cloud);
-    cJSON_ArrayForEach(v, vals)
-    {
-        const nw_itype_t *it = nw_catalog_find(cat, cJSON_GetStringValue(v));
-        if (it && (!best || it->vcpu < bestcpu)) {
-            best = it->name;
-            bestcpu = it->vcpu;
-        }
-    }
-    return best;
-}
-
-/* The labels a NodeClaim promises to its node: metadata.labels plus every
- * requirement In with exactly one value. */
-static cJSON *claim_labels(const cJSON *nc)
-{
-    cJSON *l = cJSON_Duplicate(GET(GET(nc, "metadata"), "labels"), 1);
-    if (!cJSON_IsObject(l)) {
-        cJSON_Delete(l);
-        l = cJSON_CreateObject();
-    }
-    const cJSON *r;
-    cJSON_ArrayForEach(r, GET(GET(nc, "spec"), "requirements"))
-    {
-        const char *k = cJSON_GetStringValue(GET(r, "key"));
-        const char *op = cJSON_GetStringValue(GET(r, "operator"));
-        const cJSON *vals = GET(r, "values");
-        if (k && op && strcmp(op, "In") == 0 && cJSON_GetArraySize(vals) == 1 && !GET(l, k))
-            cJSON_AddStringToObject(l, k, cJSON_GetStringValue(cJSON_GetArrayItem(vals, 0)));
-    }
-    return l;
-}
-
-static cJSON *claim_bin(nw_ctl_t *c, const cJSON *nc, const nw_kube_snap_t *s)
-{
-    cJSON *b = cJSON_CreateObject();
-    cJSON_AddStringToObject(b, "name", nw_ctl_str(nc, "metadata.name"));
-    cJSON_AddItemToObject(b, "labels", claim_labels(nc));
-    const cJSON *taints = GET(GET(nc, "spec"), "taints");
-    cJSON_AddItemToObject(b, "taints", taints ? cJSON_Duplicate(taints, 1) : cJSON_CreateArray());
-    const cJSON *alloc = GET(GET(nc, "status"), "allocatable");
-    const char *t = claim_type(c, nc);
-    cJSON *a = alloc ? cJSON_Duplicate(alloc, 1) : (t ? type_res(c, t, "allocatable") : NULL);
-    cJSON_AddItemToObject(b, "allocatable", a ? a : cJSON_CreateObject());
-    cJSON *pods = cJSON_AddArrayToObject(b, "pods");
-    const char *node = nw_ctl_str(nc, "status.nodeName");
-    if (node && *node) {
-        const nw_kube_obj_t *const *on;
-        size_t n = nw_kube_snap_pods_on_node(s, node, &on);
-        for (size_t i = 0; i < n; i++)
-            cJSON_AddItemToArray(pods, cJSON_CreateObjectReference(on[i]->json->child));
-    }
-    return b;
-}
-
-static int pod_terminal(const nw_kube_obj_t *p)
-{
-    return strcmp(p->phase, "Succeeded") == 0 || strcmp(p->phase, "Failed") == 0;
-}
-
-static cJSON *node_bin(const nw_kube_obj_t *n, const nw_kube_snap_t *s)
-{
-    cJSON *b = cJSON_CreateObject();
-    cJSON_AddStringToObject(b, "name", n->name);
-    const cJSON *l = GET(GET(n->json, "metadata"), "labels");
-    cJSON_AddItemToObject(b, "labels", l ? cJSON_Duplicate(l, 1) : cJSON_CreateObject());
-    const cJSON *t = GET(GET(n->json, "spec"), "taints");
-    cJSON_AddItemToObject(b, "taints", t ? cJSON_Duplicate(t, 1) : cJSON_CreateArray());
-    const cJSON *a = GET(GET(n->json, "status"), "allocatable");
-    cJSON_AddItemToObject(b, "allocatable", a ? cJSON_Duplicate(a, 1) : cJSON_CreateObject());
-    cJSON *pods = cJSON_AddArrayToObject(b, "pods");
-    const nw_kube_obj_t *const *on;
-    size_t np = nw_kube_snap_pods_on_node(s, n->name, &on);
-    for (size_t i = 0; i < np; i++)
-        if (!pod_terminal(on[i]))
-            cJSON_AddItemToArray(pods, cJSON_CreateObjectReference(on[i]->json->child));
-    return b;
-}
-
-static int claim_initialized(const cJSON *nc)
-{
-    const char *st = nw_ctl_condition(nc, "Initialized");
-    return st && strcmp(st, "True") == 0;
-}
-
-/* The catalog has no offerings when it was not refreshed from the API: offer every
- * type in the zones of the EC2NodeClasses' subnets (what the cloud does at launch). */
-static void ensure_zones(nw_ctl_t *c, const nw_kube_snap_t *s)
-{
-    const nw_catalog_t *cat = c->cloud->ops->catalog(c->cloud);
-    if (nw_catalog_len(cat) == 0 || nw_catalog_at(cat, 0)->noffer > 0)
-        return;
-    nw_catalog_zone_t z[16];
-    int nz = 0;
-    for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_EC2NODECLASSES); i++) {
-        const nw_nodeclass_resolved_t *r = NULL;
-        if (c->cloud->ops->resolve(c->cloud, nw_kube_snap_at(s, NW_KUBE_EC2NODECLASSES, i)->json,
-                                   &r, NULL) != NW_OK || !r)
-            continue;
-        for (size_t k = 0; k < r->nsubnets && nz < 16; k++) {
-            int dup = 0;
-            for (int j = 0; j < nz; j++)
-                dup |= strcmp(z[j].name, r->subnets[k].zone) == 0;
-            if (dup)
-                continue;
-            snprintf(z[nz].name, sizeof z[nz].name, "%s", r->subnets[k].zone);
-            snprintf(z[nz].id, sizeof z[nz].id, "%s", r->subnets[k].zone_id);
-            nz++;
-        }
-    }
-    nw_err_t err = {0};
-    if (nz && nw_catalog_set_zones((nw_catalog_t *)cat, z, nz, &err) != NW_OK)
-        nw_log_warn("provisioner", "cannot set the catalog's zones", NW_LS("error", err.msg));
-}
-
-/* Build the placement input from the snapshot (pending: the pods that count). */
-static cJSON *fit_input(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_kube_obj_t *const *pend,
-                        size_t npend)
-{
-    int64_t now = nw_clock_now(c->clock);
-    cJSON *in = cJSON_CreateObject();
-    cJSON *pools = cJSON_AddArrayToObject(in, "pools");
-    for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_NODEPOOLS); i++) {
-        const nw_kube_obj_t *p = nw_kube_snap_at(s, NW_KUBE_NODEPOOLS, i);
-        if (!p->terminating)
-            cJSON_AddItemToArray(pools, cJSON_CreateObjectReference(p->json->child));
-    }
-    cJSON *pending = cJSON_AddArrayToObject(in, "pending");
-    for (size_t i = 0; i < npend; i++)
-        cJSON_AddItemToArray(pending, cJSON_CreateObjectReference(pend[i]->json->child));
-    cJSON *its = cJSON_AddArrayToObject(in, "itypes");
-    const nw_catalog_t *cat = c->cloud->ops->catalog(c->cloud);
-    for (size_t i = 0; i < nw_catalog_len(cat); i++)
-        cJSON_AddItemToArray(its, type_json(c, nw_catalog_at(cat, i), now, 1));
-    cJSON *bins = cJSON_AddArrayToObject(in, "bins");
-    cJSON *pcap = cJSON_AddArrayToObject(in, "poolCapacity");
-    /* nodes: real capacity unless they belong to a NodeClaim not yet initialized */
-    for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_NODES); i++) {
-        const nw_kube_obj_t *n = nw_kube_snap_at(s, NW_KUBE_NODES, i);
-        if (n->terminating || cJSON_IsTrue(GET(GET(n->json, "spec"), "unschedulable")))
-            continue;
-        const nw_kube_obj_t *nc =
-            n->provider_id[0] ? nw_kube_snap_nodeclaim_by_provider_id(s, n->provider_id) : NULL;
-        if (nc && !claim_initialized(nc->json))
-            continue; /* counted below, as the claim */
-        cJSON_AddItemToArray(bins, node_bin(n, s));
-    }
-    /* NodeClaims (cached and just created) */
-    for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_NODECLAIMS); i++) {
-        const nw_kube_obj_t *nc = nw_kube_snap_at(s, NW_KUBE_NODECLAIMS, i);
-        if (nc->terminating)
-            continue;
-        const char *t = claim_type(c, nc->json);
-        const cJSON *cap = GET(GET(nc->json, "status"), "capacity");
-        cJSON *pc = cJSON_CreateObject();
-        cJSON_AddStringToObject(pc, "pool", nc->nodepool);
-        cJSON *cj = cap ? cJSON_Duplicate(cap, 1) : (t ? type_res(c, t, "capacity") : NULL);
-        cJSON_AddItemToObject(pc, "capacity", cj ? cj : cJSON_CreateObject());
-        cJSON_AddItemToArray(pcap, pc);
-        const nw_kube_obj_t *node =
-            nc->provider_id[0] ? nw_kube_snap_node_by_provider_id(s, nc->provider_id) : NULL;
-        if (!node || !claim_initialized(nc->json))
-            cJSON_AddItemToArray(bins, claim_bin(c, nc->json, s));
-    }
-    for (nw_ctl_claim_t *m = c->claims; m; m = m->next) {
-        if (!m->obj || m->deleted || nw_kube_snap_get(s, NW_KUBE_NODECLAIMS, NULL, m->name))
-            continue;
-        const char *t = claim_type(c, m->obj);
-        cJSON *pc = cJSON_CreateObject();
-        const char *pool = cJSON_GetStringValue(
-            GET(GET(GET(m->obj, "metadata"), "labels"), NW_LABEL_NODEPOOL));
-        cJSON_AddStringToObject(pc, "pool", pool ? pool : "");
-        cJSON *cj = t ? type_res(c, t, "capacity") : NULL;
-        cJSON_AddItemToObject(pc, "capacity", cj ? cj : cJSON_CreateObject());
-        cJSON_AddItemToArray(pcap, pc);
-        cJSON_AddItemToArray(bins, claim_bin(c, m->obj, s));
-    }
-    return in;
-}
-
-/* ---- NodeClaim object (§1.10) ---- */
-
-static cJSON *nodeclaim_json(const cJSON *fitclaim, const nw_kube_obj_t *pool)
-{
-    const cJSON *tmpl = GET(GET(pool->json, "spec"), "template");
-    const cJSON *tspec = GET(tmpl, "spec");
-    const char *class = nw_ctl_str(tspec, "nodeClassRef.name");
-    cJSON *nc = cJSON_CreateObject();
-    cJSON_AddStringToObject(nc, "apiVersion", "karpenter.sh/v1");
-    cJSON_AddStringToObject(nc, "kind", "NodeClaim");
-    cJSON *md = cJSON_AddObjectToObject(nc, "metadata");
-    char gen[300];
-    snprintf(gen, sizeof gen, "%s-", pool->name);
-    cJSON_AddStringToObject(md, "generateName", gen);
-    const cJSON *tl = GET(GET(tmpl, "metadata"), "labels");
-    cJSON *labels = tl ? cJSON_Duplicate(tl, 1) : cJSON_CreateObject();
-    cJSON_DeleteItemFromObjectCaseSensitive(labels, NW_LABEL_NODEPOOL);
-    cJSON_AddStringToObject(labels, NW_LABEL_NODEPOOL, pool->name);
-    if (class) {
-        cJSON_DeleteItemFromObjectCaseSensitive(labels, NW_LABEL_NODECLASS);
-        cJSON_AddStringToObject(labels, NW_LABEL_NODECLASS, class);
-    }
-    cJSON_AddItemToObject(md, "labels", labels);
-    const cJSON *ta = GET(GET(tmpl, "metadata"), "annotations");
-    cJSON *ann = ta ? cJSON_Duplicate(ta, 1) : cJSON_CreateObject();
-    cJSON_AddStringToObject(ann, "karpenter.sh/nodepool-hash-version", "v3");
-    cJSON_AddStringToObject(ann, "karpenter.sh/nodeclaim-min-values-relaxed", "false");
-    cJSON_AddItemToObject(md, "annotations", ann);
-    cJSON *owners = cJSON_AddArrayToObject(md, "ownerReferences");
-    cJSON *own = cJSON_CreateObject();
-    cJSON_AddStringToObject(own, "apiVersion", "karpenter.sh/v1");
-    cJSON_AddStringToObject(own, "kind", "NodePool");
-    cJSON_AddStringToObject(own, "name", pool->name);
-    cJSON_AddStringToObject(own, "uid", pool->uid);
-    cJSON_AddBoolToObject(own, "blockOwnerDeletion", 1);
-    cJSON_AddItemToArray(owners, own);
-    cJSON *fins = cJSON_AddArrayToObject(md, "finalizers");
-    cJSON_AddItemToArray(fins, cJSON_CreateString(NW_FINALIZER));
-    cJSON *spec = cJSON_AddObjectToObject(nc, "spec");
-    cJSON_AddItemToObject(spec, "requirements",
-                          cJSON_Duplicate(GET(fitclaim, "requirements"), 1));
-    cJSON *res = cJSON_AddObjectToObject(spec, "resources");
-    cJSON_AddItemToObject(res, "requests", cJSON_Duplicate(GET(fitclaim, "requests"), 1));
-    const cJSON *ref = GET(tspec, "nodeClassRef");
-    if (ref)
-        cJSON_AddItemToObject(spec, "nodeClassRef", cJSON_Duplicate(ref, 1));
-    const char *copy[] = {"taints", "startupTaints", "terminationGracePeriod"};
-    for (size_t i = 0; i < sizeof copy / sizeof *copy; i++) {
-        const cJSON *v = GET(tspec, copy[i]);
-        if (v)
-            cJSON_AddItemToObject(spec, copy[i], cJSON_Duplicate(v, 1));
-    }
-    const char *exp = cJSON_GetStringValue(GET(tspec, "expireAfter"));
-    cJSON_AddStringToObject(spec, "expireAfter", exp ? exp : "720h");
-    return nc;
-}
 
 /* ---- launch ---- */
 
@@ -544,7 +218,8 @@ static cJSON *status_of_launch(nw_ctl_t *c, const launched_t *l, const cJSON *ba
     cJSON_AddStringToObject(st, "providerID", l->provider_id);
     if (l->image && *l->image)
         cJSON_AddStringToObject(st, "imageID", l->image);
-    cJSON *cap = type_res(c, l->type, "capacity"), *al = type_res(c, l->type, "allocatable");
+    cJSON *cap = nw_simsnap_type_resources(c, l->type, 0),
+          *al = nw_simsnap_type_resources(c, l->type, 1);
     cJSON_AddItemToObject(st, "capacity", cap ? cap : cJSON_CreateObject());
     cJSON_AddItemToObject(st, "allocatable", al ? al : cJSON_CreateObject());
     return st;
@@ -645,12 +320,12 @@ static int find_tagged(nw_ctl_t *c, const char *name, nw_ec2_instance_t *out, in
 
 /* Launch one NodeClaim that has no providerID. fresh: we created it this tick
  * (no earlier launch can exist, so the tag lookup is skipped). */
-static void launch_claim(nw_ctl_t *c, const nw_kube_snap_t *s, const cJSON *nc, int fresh)
+void nw_prov_launch_claim(nw_ctl_t *c, const nw_kube_snap_t *s, const cJSON *nc, int fresh)
 {
     const char *name = nw_ctl_str(nc, "metadata.name");
     if (!name || !nw_ctl_may_write(c))
         return;
-    nw_ctl_claim_t *m = claim_remember(c, name);
+    nw_ctl_claim_t *m = nw_ctl_claim_remember(c, name);
     if (!m)
         return;
     int64_t mono = nw_clock_mono(c->clock);
@@ -807,114 +482,104 @@ static void seen_reset(nw_ctl_t *c, const nw_kube_obj_t *const *p, size_t n)
         qsort(keep, nk, sizeof *keep, str_cmp);
 }
 
-static void provision(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_kube_obj_t *const *pend,
-                      size_t npend)
+
+/* Per-pool reasons as one message: "Failed to schedule pod, nodepool "a": ..., ...". */
+static void unsched_msg(const nw_simsnap_t *ss, const nw_sched_unsched_t *u, char *msg, size_t n)
 {
-    ensure_zones(c, s);
-    cJSON *in = fit_input(c, s, pend, npend), *out = NULL;
-    nw_err_t err = {0};
-    atomic_fetch_add(&c->n_solves, 1);
-    const char *dump = getenv("NW_DEBUG_FIT_DUMP"); /* debugging: write the placement input */
-    if (dump && *dump) {
-        char *txt = cJSON_Print(in);
-        FILE *f = txt ? fopen(dump, "w") : NULL;
-        if (f) {
-            fputs(txt, f);
-            fclose(f);
-        }
-        free(txt);
-    }
-    if (nw_fit_solve(in, &out, &err) != NW_OK) {
-        nw_log_error("provisioner", "placement failed", NW_LS("error", err.msg));
-        cJSON_Delete(in);
+    size_t off;
+    if (u->reason) {
+        snprintf(msg, n, "Failed to schedule pod, %s", u->reason);
         return;
     }
-    int nclaims = cJSON_GetArraySize(GET(out, "claims"));
-    nw_log_info("provisioner", "batch placed (minimal first-fit placement)",
-                NW_LI("pods", (long long)npend), NW_LI("newNodeClaims", nclaims),
-                NW_LI("onExistingCapacity", cJSON_GetArraySize(GET(out, "placed"))),
-                NW_LI("unschedulable", cJSON_GetArraySize(GET(out, "unschedulable"))));
-    const cJSON *u;
-    cJSON_ArrayForEach(u, GET(out, "unschedulable"))
-    {
-        int pi = (int)cJSON_GetNumberValue(GET(u, "pod"));
-        if (pi < 0 || (size_t)pi >= npend)
+    off = (size_t)snprintf(msg, n, "Failed to schedule pod");
+    for (int k = 0; k < u->nreasons && off < n; k++)
+        if (u->reasons[k])
+            off += (size_t)snprintf(msg + off, n - off, ", nodepool \"%s\": %s",
+                                    nw_sched_pool_name(ss->sched, (size_t)k), u->reasons[k]);
+}
+
+static void provision(nw_ctl_t *c, const nw_kube_snap_t *s, size_t npend)
+{
+    nw_simsnap_opts_t so = {.include_pending = true, .reschedule_deleting = true};
+    nw_simsnap_t ss;
+    nw_err_t err = {0};
+    atomic_fetch_add(&c->n_solves, 1);
+    if (nw_simsnap_build(c, s, &so, &ss, &err) != NW_OK) {
+        nw_log_error("provisioner", "cannot build the scheduling snapshot", NW_LS("error", err.msg));
+        nw_simsnap_free(&ss);
+        return;
+    }
+    nw_sched_results_t r;
+    if (nw_sched_solve(ss.sched, nw_clock_now(c->clock), &r, &err) != NW_OK) {
+        nw_log_error("provisioner", "scheduling simulation failed", NW_LS("error", err.msg));
+        nw_sched_results_free(&r);
+        nw_simsnap_free(&ss);
+        return;
+    }
+    nw_log_info("provisioner", "batch scheduled", NW_LI("pendingPods", (long long)npend),
+                NW_LI("podsConsidered", r.considered), NW_LI("newNodeClaims", r.nclaims),
+                NW_LI("onExistingCapacity", r.nplaced), NW_LI("unschedulable", r.nunsched),
+                NW_LF("pricePerHour", r.total_price));
+    /* pods placed on in-flight capacity stay nominated to it */
+    int64_t mono = nw_clock_mono(c->clock);
+    for (int i = 0; i < r.nplaced; i++) {
+        const char *claim = nw_simsnap_claim_of(&ss, r.placed[i].node);
+        int pi = r.placed[i].pod;
+        if (claim && pi >= 0 && (size_t)pi < ss.npods)
+            nw_simsnap_nominate(c, ss.pods[pi]->uid, claim, mono);
+    }
+    for (int i = 0; i < r.nunsched; i++) {
+        const nw_sched_unsched_t *u = &r.unsched[i];
+        if (u->pod < 0 || (size_t)u->pod >= ss.npods)
             continue;
+        const nw_kube_obj_t *pod = ss.pods[u->pod];
         char msg[2048];
-        size_t off = 0;
-        const char *r1 = cJSON_GetStringValue(GET(u, "reason"));
-        if (r1)
-            off = (size_t)snprintf(msg, sizeof msg, "Failed to schedule pod, %s", r1);
-        else {
-            off = (size_t)snprintf(msg, sizeof msg, "Failed to schedule pod");
-            const cJSON *r;
-            cJSON_ArrayForEach(r, GET(u, "reasons"))
-            {
-                if (off >= sizeof msg)
-                    break;
-                off += (size_t)snprintf(msg + off, sizeof msg - off, ", nodepool \"%s\": %s",
-                                        r->string, cJSON_GetStringValue(r));
-            }
-        }
-        nw_log_info("provisioner", "pod cannot be placed", NW_LS("pod", pend[pi]->key),
+        unsched_msg(&ss, u, msg, sizeof msg);
+        if (!nw_simsnap_event_once(c, pod->uid, msg))
+            continue;
+        nw_log_info("provisioner", "pod cannot be placed", NW_LS("pod", pod->key),
                     NW_LS("reason", msg));
-        event(c, &nw_kube_res_pods, pend[pi]->json, "Warning", "FailedScheduling", msg);
+        if (nw_ctl_may_write(c))
+            nw_kube_event(c->rec, &nw_kube_res_pods, pod->json, "Warning", "FailedScheduling", msg,
+                          NULL);
     }
-    const char *exit_after = getenv("NW_DEBUG_EXIT_AFTER_NODECLAIM");
-    const cJSON *fc;
-    cJSON_ArrayForEach(fc, GET(out, "claims"))
-    {
-        if (!nw_ctl_may_write(c))
-            break;
-        const char *poolname = cJSON_GetStringValue(GET(fc, "pool"));
-        const nw_kube_obj_t *pool = nw_kube_snap_get(s, NW_KUBE_NODEPOOLS, NULL, poolname);
-        if (!pool)
-            continue;
-        cJSON *body = nodeclaim_json(fc, pool), *created = NULL;
+    nw_simsnap_event_prune(c);
+    for (int i = 0; i < r.nclaims && nw_ctl_may_write(c); i++) {
+        char name[256];
         nw_err_t e = {0};
-        if (nw_kube_create(c->kube, &nw_kube_res_nodeclaims, NULL, body, &created, &e) != NW_OK) {
-            nw_log_error("provisioner", "cannot create a NodeClaim", NW_LS("nodepool", poolname),
-                         NW_LS("error", e.msg));
-            cJSON_Delete(body);
-            continue;
-        }
-        cJSON_Delete(body);
-        atomic_fetch_add(&c->n_created, 1);
-        const char *name = nw_ctl_str(created, "metadata.name");
-        const cJSON *types = GET(fc, "types");
-        nw_log_info("provisioner", "created NodeClaim", NW_LS("nodeclaim", name ? name : ""),
-                    NW_LS("nodepool", poolname),
-                    NW_LS("instanceType", cJSON_GetStringValue(cJSON_GetArrayItem(types, 0))),
-                    NW_LI("instanceTypes", cJSON_GetArraySize(types)),
-                    NW_LS("zone", cJSON_GetStringValue(GET(fc, "zone"))),
-                    NW_LS("capacityType", cJSON_GetStringValue(GET(fc, "capacityType"))),
-                    NW_LF("price", cJSON_GetNumberValue(GET(fc, "price"))),
-                    NW_LI("pods", cJSON_GetArraySize(GET(fc, "pods"))));
-        nw_ctl_claim_t *m = name ? claim_remember(c, name) : NULL;
-        if (m) {
-            cJSON_Delete(m->obj);
-            m->obj = cJSON_Duplicate(created, 1);
-        }
-        const cJSON *pi;
-        char msg[400];
-        snprintf(msg, sizeof msg, "Pod should schedule on: nodeclaim/%s", name ? name : "");
-        cJSON_ArrayForEach(pi, GET(fc, "pods"))
-        {
-            int k = (int)cJSON_GetNumberValue(pi);
-            if (k >= 0 && (size_t)k < npend)
-                event(c, &nw_kube_res_pods, pend[k]->json, "Normal", "Nominated", msg);
-        }
-        if (exit_after && *exit_after) {
-            nw_log_warn("provisioner", "NW_DEBUG_EXIT_AFTER_NODECLAIM: exiting before the launch",
-                        NW_LS("nodeclaim", name ? name : ""));
-            _exit(3);
-        }
-        if (name)
-            launch_claim(c, s, created, 1);
-        cJSON_Delete(created);
+        nw_simsnap_claim_opts_t co = {.reason = "provisioning"};
+        if (nw_simsnap_create_claim(c, s, &ss, &r.claims[i], &co, name, sizeof name, &e) != NW_OK)
+            nw_log_warn("provisioner", "NodeClaim not created", NW_LS("error", e.msg));
     }
-    cJSON_Delete(out);
-    cJSON_Delete(in);
+    nw_sched_results_free(&r);
+    nw_simsnap_free(&ss);
+}
+
+
+/* A node being deleted or disrupted that still runs pods that must move elsewhere. */
+static int node_moving(const nw_kube_snap_t *s, const nw_kube_obj_t *n)
+{
+    int deleting = n->terminating;
+    const cJSON *t;
+    cJSON_ArrayForEach(t, GET(GET(n->json, "spec"), "taints"))
+    {
+        const char *k = cJSON_GetStringValue(GET(t, "key"));
+        const char *e = cJSON_GetStringValue(GET(t, "effect"));
+        if (k && e && strcmp(k, "karpenter.sh/disrupted") == 0 && strcmp(e, "NoSchedule") == 0)
+            deleting = 1;
+    }
+    if (!deleting && n->provider_id[0]) {
+        const nw_kube_obj_t *nc = nw_kube_snap_nodeclaim_by_provider_id(s, n->provider_id);
+        deleting = nc && nc->terminating;
+    }
+    if (!deleting)
+        return 0;
+    const nw_kube_obj_t *const *on;
+    size_t np = nw_kube_snap_pods_on_node(s, n->name, &on);
+    for (size_t i = 0; i < np; i++)
+        if (nw_simsnap_pod_reschedulable(on[i]))
+            return 1;
+    return 0;
 }
 
 void nw_prov_tick(nw_ctl_t *c, const nw_kube_snap_t *s)
@@ -925,34 +590,49 @@ void nw_prov_tick(nw_ctl_t *c, const nw_kube_snap_t *s)
         const nw_kube_obj_t *nc = nw_kube_snap_at(s, NW_KUBE_NODECLAIMS, i);
         if (nc->terminating || nc->provider_id[0])
             continue;
-        launch_claim(c, s, nc->json, 0);
+        nw_prov_launch_claim(c, s, nc->json, 0);
     }
     const nw_kube_obj_t *const *pend;
     size_t np = nw_kube_snap_pending_pods(s, &pend);
+    /* triggers: pending pods, and nodes being deleted or disrupted whose pods must move
+     * (their replacement capacity is computed with the pending pods, §1.1) */
+    size_t nn = nw_kube_snap_count(s, NW_KUBE_NODES);
+    const nw_kube_obj_t **trig = malloc((np + nn + 1) * sizeof *trig);
+    if (!trig)
+        return;
+    size_t nt = 0;
+    for (size_t i = 0; i < np; i++)
+        trig[nt++] = pend[i];
+    for (size_t i = 0; i < nn; i++) {
+        const nw_kube_obj_t *n = nw_kube_snap_at(s, NW_KUBE_NODES, i);
+        if (node_moving(s, n))
+            trig[nt++] = n;
+    }
     int64_t mono = nw_clock_mono(c->clock);
     int trigger = 0;
-    for (size_t i = 0; i < np && !trigger; i++)
-        if (!seen(c, pend[i]->uid))
+    for (size_t i = 0; i < nt && !trigger; i++)
+        if (!seen(c, trig[i]->uid))
             trigger = 1;
-    if (np && c->next_resolve_mono && mono >= c->next_resolve_mono)
+    if (nt && c->next_resolve_mono && mono >= c->next_resolve_mono)
         trigger = 1; /* pods still pending: look again every 10 s */
-    if (np && !c->next_resolve_mono)
+    if (nt && !c->next_resolve_mono)
         trigger = 1;
     if (trigger) {
-        seen_reset(c, pend, np);
+        seen_reset(c, trig, nt);
         if (!c->window_open_mono)
             c->window_open_mono = mono;
         c->last_trigger_mono = mono;
         c->next_resolve_mono = mono + RESOLVE_EVERY_NS;
     }
+    free(trig);
     if (!c->window_open_mono)
         return;
     if (mono - c->last_trigger_mono < c->batch_idle_ns &&
         mono - c->window_open_mono < c->batch_max_ns)
         return;
     c->window_open_mono = 0;
-    if (np)
-        provision(c, s, pend, np);
+    if (nt)
+        provision(c, s, np);
 }
 
 /* How long until the batch window closes (ns; < 0: no window open). */

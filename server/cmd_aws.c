@@ -146,7 +146,7 @@ static int verb_catalog(nw_srv_aws_args_t *a, nw_cloud_t *cloud)
     cJSON *arr = cJSON_CreateArray();
     for (size_t i = 0; i < nw_catalog_len(cat); i++) {
         const nw_itype_t *t = nw_catalog_at(cat, i);
-        nw_resources_t al;
+        nw_cat_res_t al;
         nw_itype_allocatable(t, &o, &al);
         cJSON *e = cJSON_CreateObject();
         cJSON_AddStringToObject(e, "name", t->name);

@@ -401,10 +401,10 @@ out:
 
 /* ---- labels ------------------------------------------------------------------------------ */
 
-static int add_label(nw_label_t *out, int n, int max, const char *k, const char *fmt, ...)
+static int add_label(nw_cat_label_t *out, int n, int max, const char *k, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 
-static int add_label(nw_label_t *out, int n, int max, const char *k, const char *fmt, ...)
+static int add_label(nw_cat_label_t *out, int n, int max, const char *k, const char *fmt, ...)
 {
     if (n >= max)
         return n;
@@ -418,7 +418,7 @@ static int add_label(nw_label_t *out, int n, int max, const char *k, const char 
 
 #define KA "karpenter.k8s.aws/"
 
-int nw_itype_labels(const nw_itype_t *t, nw_label_t *out, int max)
+int nw_itype_labels(const nw_itype_t *t, nw_cat_label_t *out, int max)
 {
     int n = 0;
     n = add_label(out, n, max, "node.kubernetes.io/instance-type", "%s", t->name);
@@ -457,7 +457,7 @@ int nw_itype_labels(const nw_itype_t *t, nw_label_t *out, int max)
     return n;
 }
 
-int nw_offering_labels(const nw_catalog_t *c, const nw_offering_t *o, nw_label_t *out, int max)
+int nw_offering_labels(const nw_catalog_t *c, const nw_offering_t *o, nw_cat_label_t *out, int max)
 {
     int n = 0;
     n = add_label(out, n, max, "topology.kubernetes.io/zone", "%s", o->zone);
@@ -519,7 +519,7 @@ int64_t nw_kube_reserved_cpu_m(int vcpu)
     return r;
 }
 
-void nw_itype_capacity(const nw_itype_t *t, const nw_overhead_opts_t *o, nw_resources_t *out)
+void nw_itype_capacity(const nw_itype_t *t, const nw_overhead_opts_t *o, nw_cat_res_t *out)
 {
     memset(out, 0, sizeof *out);
     out->cpu_m = (int64_t)t->vcpu * 1000;
@@ -545,7 +545,7 @@ void nw_itype_capacity(const nw_itype_t *t, const nw_overhead_opts_t *o, nw_reso
     out->efa = t->efa;
 }
 
-void nw_itype_allocatable(const nw_itype_t *t, const nw_overhead_opts_t *o, nw_resources_t *out)
+void nw_itype_allocatable(const nw_itype_t *t, const nw_overhead_opts_t *o, nw_cat_res_t *out)
 {
     nw_itype_capacity(t, o, out);
     int64_t kr_cpu = o->kube_reserved_cpu_m >= 0 ? o->kube_reserved_cpu_m

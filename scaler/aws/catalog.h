@@ -115,16 +115,16 @@ double nw_catalog_cheapest(const nw_itype_t *t, const char *ct, const nw_ice_t *
 typedef struct {
     char key[64];
     char value[64];
-} nw_label_t;
+} nw_cat_label_t;
 
 /** Well-known labels of the type (karpenter-api.md §5.1): instance-type, arch,
  * os, karpenter.k8s.aws/instance-{category,family,generation,size,cpu,
  * cpu-manufacturer,memory,hypervisor,encryption-in-transit-supported,gpu-*,
  * accelerator-*,local-nvme,network-bandwidth}. Returns the count (<= max). */
-int nw_itype_labels(const nw_itype_t *t, nw_label_t *out, int max);
+int nw_itype_labels(const nw_itype_t *t, nw_cat_label_t *out, int max);
 
 /** Labels of one offering: zone, zone-id, capacity-type, region. */
-int nw_offering_labels(const nw_catalog_t *c, const nw_offering_t *o, nw_label_t *out, int max);
+int nw_offering_labels(const nw_catalog_t *c, const nw_offering_t *o, nw_cat_label_t *out, int max);
 
 /* ---- capacity and allocatable (scaler-behavior.md §1.8) ---- */
 typedef struct {
@@ -148,14 +148,14 @@ typedef struct {
     int64_t ephemeral_bytes;
     int64_t pods;
     int64_t nvidia_gpu, amd_gpu, neuron, neuroncore, efa;
-} nw_resources_t;
+} nw_cat_res_t;
 
 /** ENIs x (IPv4 per ENI - 1) + 2 with reserved ENIs, maxPods and podsPerCore applied. */
 int64_t nw_itype_max_pods(const nw_itype_t *t, const nw_overhead_opts_t *o);
 /** kube-reserved CPU in millicores for a vCPU count (6/1/0.5/0.25 % rule). */
 int64_t nw_kube_reserved_cpu_m(int vcpu);
-void nw_itype_capacity(const nw_itype_t *t, const nw_overhead_opts_t *o, nw_resources_t *out);
-void nw_itype_allocatable(const nw_itype_t *t, const nw_overhead_opts_t *o, nw_resources_t *out);
+void nw_itype_capacity(const nw_itype_t *t, const nw_overhead_opts_t *o, nw_cat_res_t *out);
+void nw_itype_allocatable(const nw_itype_t *t, const nw_overhead_opts_t *o, nw_cat_res_t *out);
 
 /** 1 when t is "exotic" (metal or any GPU/accelerator), as Karpenter's launch filter says. */
 int nw_itype_is_exotic(const nw_itype_t *t);

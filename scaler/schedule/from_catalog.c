@@ -6,7 +6,7 @@
 
 #define MIB_MILLI (1048576LL * 1000LL)
 
-static void to_res(const nw_resources_t *r, nw_sched_res_t *out)
+static void to_res(const nw_cat_res_t *r, nw_sched_res_t *out)
 {
     memset(out, 0, sizeof *out);
     out->v[NW_SR_CPU] = r->cpu_m;
@@ -29,7 +29,7 @@ nw_rc_t nw_sched_snap_add_catalog_type(nw_sched_snap_t *s, const nw_catalog_t *c
         nw_overhead_opts_default(&def);
         o = &def;
     }
-    nw_label_t lab[64];
+    nw_cat_label_t lab[64];
     int n = nw_itype_labels(t, lab, 63);
     const char *keys[64], *vals[64];
     for (int i = 0; i < n; i++) {
@@ -41,7 +41,7 @@ nw_rc_t nw_sched_snap_add_catalog_type(nw_sched_snap_t *s, const nw_catalog_t *c
         keys[n] = "topology.kubernetes.io/region";
         vals[n++] = region;
     }
-    nw_resources_t cap, alloc;
+    nw_cat_res_t cap, alloc;
     nw_itype_capacity(t, o, &cap);
     nw_itype_allocatable(t, o, &alloc);
     nw_sched_res_t scap, salloc;

@@ -2,7 +2,7 @@
  * scaler/schedule/raw.h — the plain-C part of the scheduling API: resource slots,
  * offerings, and adding an instance type without the label/requirement types. Kept
  * apart from schedule.h so that scaler/schedule/from_catalog.c can include both this
- * and scaler/aws/catalog.h (whose nw_label_t / nw_resources_t names clash with
+ * and scaler/aws/catalog.h (whose label/resource types were once named like
  * api/labels.h and api/resources.h).
  *
  * Ownership: nw_sched_snap_add_itype_raw copies everything it is given.

@@ -27,7 +27,7 @@ START_TEST(doc_table)
         ck_assert_int_eq(nw_test_split_tabs(l->line[i], f, 8), 5);
         const nw_itype_t *t = nw_catalog_find(c, f[0]);
         ck_assert_msg(t != NULL, "%s missing", f[0]);
-        nw_resources_t a;
+        nw_cat_res_t a;
         nw_itype_allocatable(t, &o, &a);
         ck_assert_msg(a.pods == strtoll(f[1], NULL, 10), "%s pods %lld", f[0], (long long)a.pods);
         ck_assert_msg(a.cpu_m == strtoll(f[2], NULL, 10), "%s cpu %lld", f[0], (long long)a.cpu_m);
@@ -54,7 +54,7 @@ START_TEST(formulas)
     const nw_itype_t *t = nw_catalog_find(c, "m6i.large");
     nw_overhead_opts_t o;
     nw_overhead_opts_default(&o);
-    nw_resources_t cap, a;
+    nw_cat_res_t cap, a;
     nw_itype_capacity(t, &o, &cap);
     ck_assert_int_eq(cap.memory_mib, 8192 - 615); /* worked example of section 1.8 */
     /* reserved ENIs lower max pods; maxPods overrides; kube-reserved memory keeps the ENI pods */
@@ -92,7 +92,7 @@ START_TEST(formulas)
 }
 END_TEST
 
-static const char *label(const nw_label_t *l, int n, const char *k)
+static const char *label(const nw_cat_label_t *l, int n, const char *k)
 {
     for (int i = 0; i < n; i++)
         if (strcmp(l[i].key, k) == 0)
@@ -104,7 +104,7 @@ START_TEST(labels_and_offerings)
 {
     nw_catalog_t *c;
     ck_assert_int_eq(nw_catalog_new_embedded("us-west-2", &c, NULL), NW_OK);
-    nw_label_t l[32];
+    nw_cat_label_t l[32];
     const nw_itype_t *t = nw_catalog_find(c, "g6.12xlarge");
     int n = nw_itype_labels(t, l, 32);
     ck_assert_str_eq(label(l, n, "node.kubernetes.io/instance-type"), "g6.12xlarge");
