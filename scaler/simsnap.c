@@ -574,23 +574,16 @@ static nw_rc_t add_bound_pods(build_t *b, const char *node)
     return NW_OK;
 }
 
-/* The snapshot target of a pod's nomination: the entry of its NodeClaim, or within
- * NOMINATION_NS the initialized Node that claim became. NULL: none. */
+/* The snapshot target of a pod's nomination: the entry of its NodeClaim while that
+ * is in flight. Once the claim's node initialized, the kube-scheduler decides where
+ * the pod goes and the simulation places it afresh. NULL: none. */
 static const char *nominated_target(build_t *b, const char *uid)
 {
     nom_t *n = nom_find(b->c->sim, uid);
     if (!n)
         return NULL;
     n->used = 1;
-    const char *e = entry_of_claim(b->out, n->claim);
-    if (e)
-        return e;
-    if (nw_clock_mono(b->c->clock) - n->at >= NOMINATION_NS)
-        return NULL;
-    const nw_kube_obj_t *nc = nw_kube_snap_get(b->ks, NW_KUBE_NODECLAIMS, NULL, n->claim);
-    const nw_kube_obj_t *node =
-        nc && nc->provider_id[0] ? nw_kube_snap_node_by_provider_id(b->ks, nc->provider_id) : NULL;
-    return node && !node->terminating && !excluded(b->o, node->name) ? node->name : NULL;
+    return entry_of_claim(b->out, n->claim);
 }
 
 static nw_rc_t add_pending(build_t *b, const nw_kube_obj_t *p, int resched)

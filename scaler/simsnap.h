@@ -21,9 +21,9 @@
  *   - pending pods (opts.include_pending): the provisionable ones
  *     (PodScheduled=False/Unschedulable, no nodeName, not nominated by the
  *     kube-scheduler, not DaemonSet/mirror, not terminating or finished). A pending
- *     pod that an earlier batch nominated to an in-flight NodeClaim (or to its node)
- *     is added as bound to it, so the capacity it will use is not offered twice and
- *     no second instance is launched for it;
+ *     pod that an earlier batch nominated to an in-flight NodeClaim (until its node
+ *     initializes) is added as bound to it, so the capacity it will use is not
+ *     offered twice and no second instance is launched for it;
  *   - the reschedulable pods (not DaemonSet-owned, not mirror, not finished, not
  *     terminating, no karpenter.sh/do-not-disrupt=true) of excluded nodes
  *     (opts.reschedule_excluded) and of nodes being deleted or disrupted

@@ -1,0 +1,375 @@
+/* tests/unit/test_simsnap.c — the live snapshot for the scheduling simulation
+ * (scaler/simsnap.h): nodes, in-flight NodeClaims, nominations, exclusions and
+ * rescheduled pods, pending pods on/off, and what nw_sched_solve then decides. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scaler/simsnap.h"
+
+Suite *nw_simsnap_suite(void);
+
+/* ---- a fake cloud: the embedded catalog in three zones, an ICE cache ---- */
+typedef struct {
+    nw_cloud_t base;
+    nw_catalog_t *cat;
+    nw_ice_t *ice;
+} fcloud_t;
+
+static const nw_catalog_t *f_catalog(nw_cloud_t *c) { return ((fcloud_t *)c)->cat; }
+static nw_ice_t *f_ice(nw_cloud_t *c) { return ((fcloud_t *)c)->ice; }
+static const nw_cloud_ops_t f_ops = {NULL, NULL, NULL, NULL, f_catalog, f_ice, NULL};
+
+typedef struct {
+    fcloud_t cloud;
+    nw_clock_fake_t clk;
+    nw_ctl_t ctl;
+    nw_kube_cache_t *cache;
+} fx_t;
+
+static void fx_init(fx_t *f)
+{
+    memset(f, 0, sizeof *f);
+    nw_err_t err = {0};
+    ck_assert_int_eq(nw_catalog_new_embedded("us-west-2", &f->cloud.cat, &err), NW_OK);
+    nw_catalog_zone_t z[3] = {{"us-west-2a", "usw2-az1"}, {"us-west-2b", "usw2-az2"},
+                              {"us-west-2c", "usw2-az3"}};
+    ck_assert_int_eq(nw_catalog_set_zones(f->cloud.cat, z, 3, &err), NW_OK);
+    f->cloud.ice = nw_ice_new(0);
+    f->cloud.base.ops = &f_ops;
+    nw_clock_fake_init(&f->clk, 1700000000LL * NW_NS_PER_SEC);
+    f->ctl.cloud = &f->cloud.base;
+    f->ctl.clock = &f->clk.base;
+    f->cache = nw_kube_cache_new(NULL);
+    ck_assert_ptr_nonnull(f->cache);
+}
+
+static void fx_free(fx_t *f)
+{
+    nw_simsnap_cleanup(&f->ctl);
+    nw_kube_cache_free(f->cache);
+    nw_ice_free(f->cloud.ice);
+    nw_catalog_free(f->cloud.cat);
+}
+
+static void put(fx_t *f, nw_kube_kind_t k, const char *json)
+{
+    cJSON *o = cJSON_Parse(json);
+    ck_assert_msg(o != NULL, "bad fixture JSON: %s", json);
+    ck_assert_int_eq(nw_kube_cache_upsert(f->cache, k, o), NW_OK);
+}
+
+static const char *POOL =
+    "{\"apiVersion\":\"karpenter.sh/v1\",\"kind\":\"NodePool\",\"metadata\":{\"name\":\"default\","
+    "\"uid\":\"p1\"},\"spec\":{\"template\":{\"spec\":{\"nodeClassRef\":{\"group\":"
+    "\"karpenter.k8s.aws\",\"kind\":\"EC2NodeClass\",\"name\":\"default\"},\"requirements\":["
+    "{\"key\":\"karpenter.k8s.aws/instance-category\",\"operator\":\"In\",\"values\":[\"m\"]},"
+    "{\"key\":\"kubernetes.io/arch\",\"operator\":\"In\",\"values\":[\"amd64\"]},"
+    "{\"key\":\"karpenter.sh/capacity-type\",\"operator\":\"In\",\"values\":[\"on-demand\"]}]}}}}";
+
+/* a pod of cpu/mem; node "" = pending (Unschedulable) */
+static void pod(fx_t *f, const char *name, const char *cpu, const char *mem, const char *node,
+                const char *owner_kind)
+{
+    char b[2048];
+    snprintf(b, sizeof b,
+             "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\",\"uid\":\"uid-%s\","
+             "\"creationTimestamp\":\"2024-01-01T00:00:00Z\"%s%s%s},"
+             "\"spec\":{%s%s%s\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":"
+             "{\"cpu\":\"%s\",\"memory\":\"%s\"}}}]},"
+             "\"status\":{\"phase\":\"%s\"%s}}",
+             name, name, owner_kind ? ",\"ownerReferences\":[{\"kind\":\"" : "",
+             owner_kind ? owner_kind : "", owner_kind ? "\",\"name\":\"o\",\"controller\":true}]" : "",
+             *node ? "\"nodeName\":\"" : "", node, *node ? "\"," : "", cpu, mem,
+             *node ? "Running" : "Pending",
+             *node ? "" : ",\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"False\","
+                          "\"reason\":\"Unschedulable\"}]");
+    put(f, NW_KUBE_PODS, b);
+}
+
+/* an initialized node of the pool, m5.xlarge (4 cpu, ~14.8Gi allocatable) */
+static void node(fx_t *f, const char *name, const char *extra_taint, int deleting)
+{
+    char b[2048];
+    snprintf(b, sizeof b,
+             "{\"metadata\":{\"name\":\"%s\",\"uid\":\"n-%s\"%s,\"labels\":{"
+             "\"karpenter.sh/nodepool\":\"default\",\"karpenter.sh/initialized\":\"true\","
+             "\"node.kubernetes.io/instance-type\":\"m5.xlarge\",\"kubernetes.io/arch\":\"amd64\","
+             "\"topology.kubernetes.io/zone\":\"us-west-2a\",\"karpenter.sh/capacity-type\":"
+             "\"on-demand\",\"karpenter.k8s.aws/instance-category\":\"m\"}},"
+             "\"spec\":{\"providerID\":\"aws:///us-west-2a/i-%s\"%s},"
+             "\"status\":{\"allocatable\":{\"cpu\":\"3920m\",\"memory\":\"14Gi\",\"pods\":\"58\"},"
+             "\"capacity\":{\"cpu\":\"4\",\"memory\":\"16Gi\",\"pods\":\"58\"}}}",
+             name, name, deleting ? ",\"deletionTimestamp\":\"2024-01-01T00:00:00Z\"" : "", name,
+             extra_taint ? extra_taint : "");
+    put(f, NW_KUBE_NODES, b);
+}
+
+/* an in-flight NodeClaim (launched, no node yet) of type m5.large */
+static void claim(fx_t *f, const char *name)
+{
+    char b[2048];
+    snprintf(b, sizeof b,
+             "{\"metadata\":{\"name\":\"%s\",\"uid\":\"c-%s\",\"labels\":{"
+             "\"karpenter.sh/nodepool\":\"default\",\"node.kubernetes.io/instance-type\":"
+             "\"m5.large\",\"topology.kubernetes.io/zone\":\"us-west-2a\"}},"
+             "\"spec\":{\"requirements\":[{\"key\":\"node.kubernetes.io/instance-type\","
+             "\"operator\":\"In\",\"values\":[\"m5.large\"]},{\"key\":\"karpenter.sh/capacity-type\","
+             "\"operator\":\"In\",\"values\":[\"on-demand\"]}]},"
+             "\"status\":{\"providerID\":\"aws:///us-west-2a/i-%s\"}}",
+             name, name, name);
+    put(f, NW_KUBE_NODECLAIMS, b);
+}
+
+typedef struct {
+    nw_simsnap_t ss;
+    nw_sched_results_t r;
+    nw_kube_snap_t *ks;
+} run_t;
+
+static void run(fx_t *f, const nw_simsnap_opts_t *o, run_t *out)
+{
+    nw_err_t err = {0};
+    out->ks = nw_kube_cache_snapshot(f->cache);
+    ck_assert_int_eq(nw_simsnap_build(&f->ctl, out->ks, o, &out->ss, &err), NW_OK);
+    ck_assert_int_eq(nw_sched_solve(out->ss.sched, 0, &out->r, &err), NW_OK);
+}
+
+static void run_free(run_t *r)
+{
+    nw_sched_results_free(&r->r);
+    nw_simsnap_free(&r->ss);
+    nw_kube_snap_release(r->ks);
+}
+
+static int snap_pod(const run_t *r, const char *name)
+{
+    for (size_t i = 0; i < r->ss.npods; i++)
+        if (strcmp(r->ss.pods[i]->name, name) == 0)
+            return (int)i;
+    return -1;
+}
+
+static const char *placed_on(const run_t *r, const char *name)
+{
+    int pi = snap_pod(r, name);
+    for (int i = 0; i < r->r.nplaced; i++)
+        if (r->r.placed[i].pod == pi)
+            return r->r.placed[i].node;
+    return NULL;
+}
+
+static int in_new_claim(const run_t *r, const char *name)
+{
+    int pi = snap_pod(r, name);
+    for (int i = 0; i < r->r.nclaims; i++)
+        for (int k = 0; k < r->r.claims[i].npods; k++)
+            if (r->r.claims[i].pods[k] == pi)
+                return 1;
+    return 0;
+}
+
+START_TEST(test_existing_then_inflight_then_new)
+{
+    fx_t f;
+    fx_init(&f);
+    put(&f, NW_KUBE_NODEPOOLS, POOL);
+    node(&f, "n1", NULL, 0);
+    pod(&f, "bound", "3", "1Gi", "n1", NULL);
+    claim(&f, "default-abc");
+    pod(&f, "p-small", "500m", "512Mi", "", NULL); /* fits on n1 (920m left) */
+    pod(&f, "p-mid", "1200m", "1Gi", "", NULL);    /* n1 too small now: the claim (m5.large) */
+    pod(&f, "p-big", "3", "4Gi", "", NULL);        /* neither: a new claim */
+    pod(&f, "ds", "100m", "10Mi", "", "DaemonSet"); /* never provisioned */
+    nw_simsnap_opts_t o = {.include_pending = true};
+    run_t r;
+    run(&f, &o, &r);
+    ck_assert_int_eq(r.r.considered, 3);
+    ck_assert_str_eq(placed_on(&r, "p-small"), "n1");
+    ck_assert_str_eq(placed_on(&r, "p-mid"), "default-abc");
+    ck_assert_str_eq(nw_simsnap_claim_of(&r.ss, "default-abc"), "default-abc");
+    ck_assert_ptr_null(nw_simsnap_claim_of(&r.ss, "n1"));
+    ck_assert_int_eq(r.r.nclaims, 1);
+    ck_assert(in_new_claim(&r, "p-big"));
+    run_free(&r);
+
+    /* without pending pods nothing is considered */
+    o.include_pending = false;
+    run(&f, &o, &r);
+    ck_assert_int_eq(r.r.considered, 0);
+    ck_assert_int_lt(snap_pod(&r, "p-big"), 0);
+    ck_assert_int_ge(snap_pod(&r, "bound"), 0);
+    run_free(&r);
+    fx_free(&f);
+}
+END_TEST
+
+START_TEST(test_nomination_reserves_inflight_room)
+{
+    fx_t f;
+    fx_init(&f);
+    put(&f, NW_KUBE_NODEPOOLS, POOL);
+    claim(&f, "default-abc"); /* m5.large: 2 cpu */
+    pod(&f, "p1", "1200m", "1Gi", "", NULL);
+    pod(&f, "p2", "1200m", "1Gi", "", NULL);
+    /* p1 was nominated to the claim by an earlier batch: it counts as bound there,
+     * so p2 (which would otherwise take the claim's room) needs new capacity */
+    nw_simsnap_nominate(&f.ctl, "uid-p1", "default-abc", nw_clock_mono(&f.clk.base));
+    nw_simsnap_opts_t o = {.include_pending = true};
+    run_t r;
+    run(&f, &o, &r);
+    ck_assert_int_eq(r.r.considered, 1);
+    ck_assert_ptr_null(placed_on(&r, "p1"));
+    ck_assert(!in_new_claim(&r, "p1"));
+    ck_assert(in_new_claim(&r, "p2"));
+    ck_assert(nw_simsnap_is_nominated(&f.ctl, r.ks, "default-abc"));
+    ck_assert(!nw_simsnap_is_nominated(&f.ctl, r.ks, "other"));
+    run_free(&r);
+    /* the claim is gone (ICE): the nomination no longer binds p1 */
+    cJSON *gone = cJSON_Parse("{\"metadata\":{\"name\":\"default-abc\"}}");
+    nw_kube_cache_remove(f.cache, NW_KUBE_NODECLAIMS, gone);
+    cJSON_Delete(gone);
+    run(&f, &o, &r);
+    ck_assert_int_eq(r.r.considered, 2);
+    ck_assert(in_new_claim(&r, "p1") && in_new_claim(&r, "p2"));
+    run_free(&r);
+    fx_free(&f);
+}
+END_TEST
+
+START_TEST(test_exclude_and_reschedule)
+{
+    fx_t f;
+    fx_init(&f);
+    put(&f, NW_KUBE_NODEPOOLS, POOL);
+    node(&f, "n1", NULL, 0);
+    node(&f, "n2", NULL, 0);
+    pod(&f, "a", "1", "1Gi", "n1", NULL);
+    pod(&f, "b", "1", "1Gi", "n1", NULL);
+    pod(&f, "dsp", "100m", "64Mi", "n1", "DaemonSet");
+    pod(&f, "c", "1", "1Gi", "n2", NULL);
+    pod(&f, "pend", "1", "1Gi", "", NULL);
+    const char *ex[] = {"n1"};
+    nw_simsnap_opts_t o = {.exclude = ex, .nexclude = 1, .reschedule_excluded = true};
+    run_t r;
+    run(&f, &o, &r);
+    /* a and b come back as pending (rescheduled), the DaemonSet pod does not; n1 is
+     * not capacity: both fit on n2 (2.9 cpu left) */
+    ck_assert_int_eq(r.r.considered, 2);
+    ck_assert(r.ss.rescheduled[snap_pod(&r, "a")] && r.ss.rescheduled[snap_pod(&r, "b")]);
+    ck_assert(!r.ss.rescheduled[snap_pod(&r, "c")]);
+    ck_assert_int_lt(snap_pod(&r, "dsp"), 0);
+    ck_assert_int_lt(snap_pod(&r, "pend"), 0);
+    ck_assert_str_eq(placed_on(&r, "a"), "n2");
+    ck_assert_str_eq(placed_on(&r, "b"), "n2");
+    ck_assert_int_eq(r.r.nclaims, 0);
+    run_free(&r);
+    /* excluded without rescheduling: the pods vanish; with pending: pend counts */
+    o.reschedule_excluded = false;
+    o.include_pending = true;
+    run(&f, &o, &r);
+    ck_assert_int_eq(r.r.considered, 1);
+    ck_assert_int_lt(snap_pod(&r, "a"), 0);
+    ck_assert_str_eq(placed_on(&r, "pend"), "n2");
+    run_free(&r);
+    fx_free(&f);
+}
+END_TEST
+
+START_TEST(test_deleting_and_disrupted_nodes)
+{
+    fx_t f;
+    fx_init(&f);
+    put(&f, NW_KUBE_NODEPOOLS, POOL);
+    node(&f, "gone", NULL, 1);
+    node(&f, "tainted", ",\"taints\":[{\"key\":\"karpenter.sh/disrupted\",\"effect\":\"NoSchedule\"}]", 0);
+    pod(&f, "x", "3", "1Gi", "gone", NULL);
+    pod(&f, "y", "3", "1Gi", "tainted", NULL);
+    char dnd[1024];
+    snprintf(dnd, sizeof dnd,
+             "{\"metadata\":{\"name\":\"z\",\"namespace\":\"default\",\"uid\":\"uid-z\","
+             "\"annotations\":{\"karpenter.sh/do-not-disrupt\":\"true\"}},\"spec\":{\"nodeName\":"
+             "\"tainted\",\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]},"
+             "\"status\":{\"phase\":\"Running\"}}");
+    put(&f, NW_KUBE_PODS, dnd);
+    nw_simsnap_opts_t o = {.include_pending = true, .reschedule_deleting = true};
+    run_t r;
+    run(&f, &o, &r);
+    /* x and y need new capacity (neither node offers room); z is not moved */
+    ck_assert_int_eq(r.r.considered, 2);
+    ck_assert(in_new_claim(&r, "x") && in_new_claim(&r, "y"));
+    ck_assert_int_lt(snap_pod(&r, "z"), 0);
+    run_free(&r);
+    o.reschedule_deleting = false;
+    run(&f, &o, &r);
+    ck_assert_int_eq(r.r.considered, 0);
+    run_free(&r);
+    fx_free(&f);
+}
+END_TEST
+
+START_TEST(test_ice_and_type_resources)
+{
+    fx_t f;
+    fx_init(&f);
+    put(&f, NW_KUBE_NODEPOOLS, POOL);
+    pod(&f, "p", "1", "1Gi", "", NULL);
+    nw_simsnap_opts_t o = {.include_pending = true};
+    run_t r;
+    run(&f, &o, &r);
+    ck_assert_int_eq(r.r.nclaims, 1);
+    char first[64];
+    snprintf(first, sizeof first, "%s",
+             nw_sched_snap_itype(r.ss.sched, (size_t)r.r.claims[0].itype)->name);
+    char zone[64];
+    snprintf(zone, sizeof zone, "%s", r.r.claims[0].zone);
+    run_free(&r);
+    /* the cheapest offering is ICE'd in every zone: another type wins */
+    const char *zs[] = {"us-west-2a", "us-west-2b", "us-west-2c"};
+    for (int i = 0; i < 3; i++)
+        nw_ice_mark(f.cloud.ice, "on-demand", first, zs[i], nw_clock_mono(&f.clk.base));
+    run(&f, &o, &r);
+    ck_assert_int_eq(r.r.nclaims, 1);
+    ck_assert_str_ne(nw_sched_snap_itype(r.ss.sched, (size_t)r.r.claims[0].itype)->name, first);
+    run_free(&r);
+    cJSON *al = nw_simsnap_type_resources(&f.ctl, "m5.large", 1);
+    ck_assert_ptr_nonnull(al);
+    ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(al, "cpu")), "1930m");
+    cJSON_Delete(al);
+    ck_assert_ptr_null(nw_simsnap_type_resources(&f.ctl, "no.such", 1));
+    fx_free(&f);
+}
+END_TEST
+
+START_TEST(test_event_once)
+{
+    fx_t f;
+    fx_init(&f);
+    ck_assert_int_eq(nw_simsnap_event_once(&f.ctl, "u1", "m1"), 1);
+    ck_assert_int_eq(nw_simsnap_event_once(&f.ctl, "u1", "m1"), 0);
+    ck_assert_int_eq(nw_simsnap_event_once(&f.ctl, "u2", "m1"), 1);
+    ck_assert_int_eq(nw_simsnap_event_once(&f.ctl, "u1", "m2"), 1);
+    nw_simsnap_event_prune(&f.ctl);
+    /* u1 and u2 were reported since the last prune: kept */
+    ck_assert_int_eq(nw_simsnap_event_once(&f.ctl, "u1", "m2"), 0);
+    nw_simsnap_event_prune(&f.ctl);
+    /* u2 was not reported: forgotten */
+    ck_assert_int_eq(nw_simsnap_event_once(&f.ctl, "u2", "m1"), 1);
+    fx_free(&f);
+}
+END_TEST
+
+Suite *nw_simsnap_suite(void)
+{
+    Suite *s = suite_create("simsnap");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, test_existing_then_inflight_then_new);
+    tcase_add_test(tc, test_nomination_reserves_inflight_room);
+    tcase_add_test(tc, test_exclude_and_reschedule);
+    tcase_add_test(tc, test_deleting_and_disrupted_nodes);
+    tcase_add_test(tc, test_ice_and_type_resources);
+    tcase_add_test(tc, test_event_once);
+    suite_add_tcase(s, tc);
+    return s;
+}
