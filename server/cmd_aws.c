@@ -358,6 +358,13 @@ int nw_cmd_aws(int argc, char **argv)
     }
     if (mr && *mr)
         nw_ec2_set_max_results(nw_aws_cloud_ec2(cloud), (int)strtol(mr, NULL, 10));
+    /* NW_AWS_RETRY_BASE_MS: first backoff step of EC2 retries (tests; default 200) */
+    const char *rb = getenv("NW_AWS_RETRY_BASE_MS");
+    if (rb && *rb && strtol(rb, NULL, 10) > 0) {
+        nw_ec2_retry_t r = nw_ec2_get_retry(nw_aws_cloud_ec2(cloud));
+        r.base_ms = strtol(rb, NULL, 10);
+        nw_ec2_set_retry(nw_aws_cloud_ec2(cloud), &r);
+    }
     int rc;
     if (strcmp(verb, "whoami") == 0)
         rc = verb_whoami(&a, cloud);

@@ -177,6 +177,11 @@ void nw_ec2_set_retry(nw_ec2_t *c, const nw_ec2_retry_t *r)
         c->retry.max_attempts = 1;
 }
 
+nw_ec2_retry_t nw_ec2_get_retry(const nw_ec2_t *c)
+{
+    return c->retry;
+}
+
 void nw_ec2_set_max_results(nw_ec2_t *c, int n)
 {
     c->max_results = n > 0 ? n : 0;

@@ -73,6 +73,8 @@ nw_rc_t nw_ec2_new(const nw_awscfg_t *cfg, nw_creds_t *creds, const nw_clock_t *
                    nw_ec2_t **out, nw_err_t *err);
 void nw_ec2_free(nw_ec2_t *c);
 void nw_ec2_set_retry(nw_ec2_t *c, const nw_ec2_retry_t *r);
+/** The retry policy in effect (a copy). */
+nw_ec2_retry_t nw_ec2_get_retry(const nw_ec2_t *c);
 /** Cap MaxResults of paged Describe calls (0 = the defaults: 100 for instance
  * types, 200 for launch templates, 1000 otherwise). Debugging and tests. */
 void nw_ec2_set_max_results(nw_ec2_t *c, int n);

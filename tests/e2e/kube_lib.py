@@ -58,7 +58,7 @@ class Sim:
         self.dir = tempfile.mkdtemp(prefix='nw-e2e-sim-')
         self.logf = open(os.path.join(self.dir, 'sim.log'), 'w')
         self.proc = subprocess.Popen([sys.executable, SIM_PY, '--dir', self.dir, '--no-webhooks',
-                                      '--boot-delay', '0.2'] + list(extra),
+                                      '--webhook-listen', '127.0.0.1:0', '--boot-delay', '0.2'] + list(extra),
                                      stdout=self.logf, stderr=subprocess.STDOUT, cwd=ROOT)
         ports = os.path.join(self.dir, 'ports.json')
         if not wait_for(lambda: os.path.exists(ports) or self.proc.poll() is not None, 60):
@@ -96,17 +96,19 @@ class Sim:
             return e.code, json.load(e)
 
     def expected_dump(self):
-        """What kube-dump must print, from kubectl."""
-        out = {}
-        for res, key, namespaced in RESOURCES:
-            items = json.loads(self.kubectl('get', res, '-A',
-                                            '-o', 'json'))['items']
-            names = []
-            for it in items:
-                m = it['metadata']
-                names.append('%s/%s' % (m['namespace'], m['name']) if namespaced else m['name'])
-            out[key] = sorted(names)
-        return out
+        """What kube-dump must print, from kubectl (one `kubectl get` of every kind)."""
+        kinds = {'Pod': 'pods', 'Node': 'nodes', 'NodePool': 'nodepools',
+                 'EC2NodeClass': 'ec2nodeclasses', 'NodeClaim': 'nodeclaims',
+                 'PodDisruptionBudget': 'poddisruptionbudgets', 'DaemonSet': 'daemonsets'}
+        namespaced = {key: ns for _, key, ns in RESOURCES}
+        out = {key: [] for _, key, _ in RESOURCES}
+        items = json.loads(self.kubectl('get', ','.join(r for r, _, _ in RESOURCES), '-A',
+                                        '-o', 'json'))['items']
+        for it in items:
+            key = kinds[it['kind']]
+            m = it['metadata']
+            out[key].append('%s/%s' % (m['namespace'], m['name']) if namespaced[key] else m['name'])
+        return {k: sorted(v) for k, v in out.items()}
 
     def stop(self):
         if self.proc.poll() is None:
@@ -125,8 +127,10 @@ class Follower:
 
     def __init__(self, kubeconfig, *extra):
         self.errf = tempfile.NamedTemporaryFile(prefix='nw-e2e-follow-', suffix='.log', delete=False)
+        # a short first back-off step (100 ms instead of 800): the retries are the
+        # same, the test waits less for them
         self.proc = subprocess.Popen([NW_BIN, 'kube-dump', '--kubeconfig', kubeconfig, '--follow',
-                                      '--metrics'] + list(extra),
+                                      '--metrics', '--backoff', '100'] + list(extra),
                                      stdout=subprocess.PIPE, stderr=self.errf)
         self.lines = []
         self.lock = threading.Lock()

@@ -13,6 +13,7 @@ import argparse
 import base64
 import json
 import os
+import random
 import secrets
 import signal
 import socket
@@ -37,6 +38,30 @@ WEBHOOK_SVC = 'nodewarden'
 
 
 def free_port(host):
+    """A port for nodewarden's webhook, which nodewarden binds later (after this
+    process wrote it into nodewarden.yaml). Picked at random below the kernel's
+    ephemeral range (ip_local_port_range): a port from bind(0) could be handed to
+    another process's bind(0) or outgoing connection before nodewarden binds it,
+    which happens when several simulators run side by side (make test runs tests in
+    parallel). A port that cannot be bound right now is skipped."""
+    lo = 32768
+    try:
+        with open('/proc/sys/net/ipv4/ip_local_port_range') as f:
+            lo = int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        pass
+    rng = random.SystemRandom()
+    if lo > 12000:
+        for _ in range(200):
+            p = rng.randrange(10000, lo)
+            s = socket.socket()
+            try:
+                s.bind((host, p))
+                return p
+            except OSError:
+                continue
+            finally:
+                s.close()
     s = socket.socket()
     s.bind((host, 0))
     p = s.getsockname()[1]
