@@ -41,6 +41,8 @@ typedef struct nw_ctl_claim {
     struct nw_ctl_claim *next;
 } nw_ctl_claim_t;
 
+struct nw_gc;
+
 typedef struct {
     nw_kube_client_t *kube;
     nw_kube_cache_t *cache;
@@ -62,6 +64,8 @@ typedef struct {
     struct nw_simsnap_state *sim;
     /* EC2NodeClass status refresh */
     int64_t next_nodeclass_mono;
+    /* garbage collection (scaler/gc/gc.h; owned by loop.c) */
+    struct nw_gc *gc;
     /* counters (metrics) */
     _Atomic uint64_t n_created, n_launched, n_launch_failed, n_registered, n_initialized,
         n_reg_timeouts, n_solves;

@@ -12,6 +12,8 @@
 
 #include "common/log.h"
 #include "scaler/ctl.h"
+#include "scaler/gc/gc.h"
+#include "scaler/interruption/interruption.h"
 #include "scaler/kube/leader.h"
 #include "scaler/kube/watch.h"
 
@@ -21,6 +23,7 @@ struct nw_scaler {
     nw_ctl_t ctl;
     nw_kube_watch_t *watch;
     nw_kube_leader_t *leader;
+    nw_intr_t *intr; /* interruption thread, when settings.interruptionQueue is set */
     pthread_t thread;
     int thread_started;
 };
@@ -78,6 +81,7 @@ static void *reconcile_main(void *arg)
         if (!snap)
             continue;
         nw_life_tick(c, snap);
+        nw_gc_tick(c, snap);
         nw_kube_snap_release(snap);
     }
     return NULL;
@@ -85,9 +89,11 @@ static void *reconcile_main(void *arg)
 
 static void scaler_free(nw_scaler_t *s)
 {
+    nw_intr_stop(s->intr);
     nw_kube_leader_free(s->leader);
     nw_kube_watch_free(s->watch);
     nw_prov_cleanup(&s->ctl);
+    nw_gc_free(s->ctl.gc);
     if (s->ctl.cloud)
         s->ctl.cloud->ops->free(s->ctl.cloud);
     nw_kube_recorder_free(s->ctl.rec);
@@ -153,6 +159,12 @@ nw_rc_t nw_scaler_start(const nw_scaler_opts_t *o, nw_scaler_t **out, nw_err_t *
         ao.ice_ttl_ns = strtoll(ice_ms, NULL, 10) * NW_NS_PER_MS;
     if ((rc = nw_aws_cloud_new(&ao, &c->cloud, err)) != NW_OK)
         goto fail;
+    nw_gc_opts_t go = {o->gc_initial_interval_ns, o->gc_interval_ns, 0,
+                       o->gc_launch_grace_ns > 0 ? o->gc_launch_grace_ns : -1};
+    if (!(c->gc = nw_gc_new(&go))) {
+        rc = nw_err_set(err, NW_ENOMEM, NULL, "out of memory");
+        goto fail;
+    }
     if ((rc = nw_kube_watch_new(c->kube, c->cache, NULL, &s->watch, err)) != NW_OK ||
         (rc = nw_kube_watch_start(s->watch, err)) != NW_OK)
         goto fail;
@@ -173,6 +185,27 @@ nw_rc_t nw_scaler_start(const nw_scaler_opts_t *o, nw_scaler_t **out, nw_err_t *
             goto fail;
     } else
         atomic_store(&c->leading, 1);
+    if (o->interruption_queue && *o->interruption_queue) {
+        nw_intr_opts_t io = {
+            .kube = c->kube,
+            .cache = c->cache,
+            .rec = c->rec,
+            .ice = c->cloud->ops->ice(c->cloud),
+            .creds = nw_aws_cloud_creds(c->cloud),
+            .clock = c->clock,
+            .aws = &ao.aws,
+            .queue = o->interruption_queue,
+            /* whole seconds, at least 1 (0 would turn the long poll into a busy loop) */
+            .wait_s = o->interruption_wait_ns <= 0 ? -1
+                      : o->interruption_wait_ns < NW_NS_PER_SEC
+                          ? 1
+                          : (int)(o->interruption_wait_ns / NW_NS_PER_SEC),
+            .visibility_s = 20,
+            .leading = &c->leading,
+        };
+        if ((rc = nw_intr_start(&io, &s->intr, err)) != NW_OK)
+            goto fail;
+    }
     if (pthread_create(&s->thread, NULL, reconcile_main, s) != 0) {
         rc = nw_err_set(err, NW_ENOMEM, NULL, "cannot start the reconcile thread");
         goto fail;
@@ -239,6 +272,10 @@ nw_rc_t nw_scaler_metrics(nw_scaler_t *s, nw_buf_t *out)
         rc = counter(out, "nodewarden_nodeclaims_registration_timeouts_total",
                      "NodeClaims deleted after the registration timeout.",
                      atomic_load(&c->n_reg_timeouts));
+    if (rc == NW_OK)
+        rc = nw_intr_metrics(s->intr, out);
+    if (rc == NW_OK)
+        rc = nw_gc_metrics(c->gc, out);
     if (rc == NW_OK)
         rc = nw_kube_metrics_write(nw_kube_client_metrics(c->kube), out);
     return rc;

@@ -38,6 +38,9 @@ typedef struct {
     int leader_election;                          /* scaler.leaderElection.enabled */
     const char *lease_namespace, *lease_name;
     int64_t lease_ns, renew_deadline_ns, retry_ns;
+    const char *interruption_queue;               /* settings.interruptionQueue ("" = off) */
+    int64_t interruption_wait_ns;                 /* scaler.interruption.waitTime (<= 20 s) */
+    int64_t gc_initial_interval_ns, gc_interval_ns, gc_launch_grace_ns; /* scaler.garbageCollection.* */
 } nw_scaler_opts_t;
 
 typedef struct nw_scaler nw_scaler_t;

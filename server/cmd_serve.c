@@ -121,6 +121,11 @@ int nw_cmd_serve(int argc, char **argv)
             .lease_ns = cfg.scaler.leaderElection.leaseDuration_ns,
             .renew_deadline_ns = cfg.scaler.leaderElection.renewDeadline_ns,
             .retry_ns = cfg.scaler.leaderElection.retryPeriod_ns,
+            .interruption_queue = cfg.settings.interruptionQueue,
+            .interruption_wait_ns = cfg.scaler.interruptionWaitTime_ns,
+            .gc_initial_interval_ns = cfg.scaler.gcInitialInterval_ns,
+            .gc_interval_ns = cfg.scaler.gcInterval_ns,
+            .gc_launch_grace_ns = cfg.scaler.gcLaunchGrace_ns,
         };
         if (nw_scaler_start(&so, &scaler, &err) != NW_OK) {
             nw_log_error("serve", "cannot start the scaler", NW_LS("error", err.msg));

@@ -57,6 +57,12 @@ static const key_t_ keys[] = {
     {"aws.endpoints.imds", T_STR, OFF(aws.imds), "", 0, 0},
     {"scaler.enabled", T_BOOL, OFF(scaler.enabled), "false", 0, 0},
     {"scaler.registrationTimeout", T_DUR, OFF(scaler.registrationTimeout_ns), "15m", 1, 0},
+    {"scaler.interruption.waitTime", T_DUR, OFF(scaler.interruptionWaitTime_ns), "20s", 1,
+     20 * NW_NS_PER_SEC_},
+    {"scaler.garbageCollection.initialInterval", T_DUR, OFF(scaler.gcInitialInterval_ns), "10s", 1,
+     0},
+    {"scaler.garbageCollection.interval", T_DUR, OFF(scaler.gcInterval_ns), "2m", 1, 0},
+    {"scaler.garbageCollection.launchGrace", T_DUR, OFF(scaler.gcLaunchGrace_ns), "30s", 1, 0},
     {"scaler.leaderElection.enabled", T_BOOL, OFF(scaler.leaderElection.enabled), "true", 0, 0},
     {"scaler.leaderElection.namespace", T_STR, OFF(scaler.leaderElection.namespace_),
      "nodewarden", 0, 0},
@@ -254,6 +260,9 @@ static nw_rc_t set_scalar(nw_config_t *cfg, const key_t_ *k, const char *val, in
         if (k->min > 0 && v <= 0)
             return nw_err_set(err, NW_EINVAL, k->path, "%s%s: must be positive, got \"%s\"",
                               where, k->path, val);
+        if (k->max > 0 && v > k->max)
+            return nw_err_set(err, NW_EINVAL, k->path, "%s%s: at most %llds, got \"%s\"", where,
+                              k->path, (long long)(k->max / NW_NS_PER_SEC_), val);
         *(int64_t *)base = v;
         return NW_OK;
     }

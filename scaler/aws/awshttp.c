@@ -31,6 +31,14 @@ static size_t on_body(char *p, size_t sz, size_t n, void *ud)
     return nw_buf_add(b, p, sz * n) == NW_OK ? sz * n : 0;
 }
 
+static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                       curl_off_t ulnow)
+{
+    (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+    const atomic_int *abort_flag = ud;
+    return atomic_load(abort_flag) ? 1 : 0;
+}
+
 /* host[:port] and path?query of url via curl's URL parser. */
 static nw_rc_t split_url(const char *url, char *host, size_t hl, char *path, size_t pl,
                          char *query, size_t ql, nw_err_t *err)
@@ -132,6 +140,11 @@ nw_rc_t nw_awshttp_do(const char *method, const char *url, const char *const *he
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, &resp->body);
     curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+    if (resp->abort) {
+        curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+        curl_easy_setopt(c, CURLOPT_XFERINFODATA, (void *)resp->abort);
+        curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+    }
     if (strcmp(method, "GET") == 0) {
         curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
     } else {
@@ -146,6 +159,10 @@ nw_rc_t nw_awshttp_do(const char *method, const char *url, const char *const *he
         resp->timed_out = 1;
         rc = nw_err_set(err, NW_ETIMEOUT, "http", "%s %s%s: timed out after %ld ms", method, host,
                         path, timeout_ms);
+        goto out;
+    }
+    if (cc == CURLE_ABORTED_BY_CALLBACK) {
+        rc = nw_err_set(err, NW_EIO, "http", "%s %s%s: aborted", method, host, path);
         goto out;
     }
     if (cc != CURLE_OK) {

@@ -12,6 +12,7 @@
 #ifndef NW_SCALER_AWS_AWSHTTP_H
 #define NW_SCALER_AWS_AWSHTTP_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -24,6 +25,10 @@ typedef struct {
     long status;       /* HTTP status, 0 when no response arrived */
     nw_buf_t body;     /* response body (capped at NW_AWSHTTP_MAX_BODY) */
     int timed_out;     /* 1 when the per-call timeout fired */
+    /* optional, set by the caller after nw_awshttp_resp_init (borrowed): when it
+     * reads non-zero the exchange is abandoned within about a second (NW_EIO,
+     * "aborted"); lets a long poll end when its thread is told to stop */
+    const atomic_int *abort;
 } nw_awshttp_resp_t;
 
 /** Credentials for signing; NULL access key means "send unsigned". */

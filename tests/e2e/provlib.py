@@ -36,12 +36,12 @@ def check(cond, msg):
 class Cluster:
     """One simulator and (started on demand) one nodewarden serve."""
 
-    def __init__(self, boot_delay=0.3):
+    def __init__(self, boot_delay=0.3, sim_args=()):
         self.dir = tempfile.mkdtemp(prefix="nw-e2e-prov-")
         self.simlog = open(os.path.join(self.dir, "sim.log"), "w")
         self.sim = subprocess.Popen(
             [sys.executable, os.path.join(ROOT, "tests", "sim", "sim.py"), "--dir", self.dir,
-             "--webhook-listen", "127.0.0.1:0", "--boot-delay", str(boot_delay)],
+             "--webhook-listen", "127.0.0.1:0", "--boot-delay", str(boot_delay)] + list(sim_args),
             stdout=self.simlog, stderr=subprocess.STDOUT, cwd=ROOT)
         ports = os.path.join(self.dir, "ports.json")
         deadline = time.time() + 30
@@ -188,9 +188,9 @@ def cond(obj, typ):
     return None
 
 
-def main(fn):
-    """Run fn(cluster) against a fresh simulator; exit 0/1."""
-    c = Cluster()
+def main(fn, **cluster_args):
+    """Run fn(cluster) against a fresh simulator; exit 0/1. cluster_args go to Cluster()."""
+    c = Cluster(**cluster_args)
     ok = False
     t0 = time.time()
     try:

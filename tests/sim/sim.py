@@ -176,6 +176,9 @@ def main(argv=None):
     ap.add_argument('--aws-port', type=int, default=0)
     ap.add_argument('--control-port', type=int, default=0)
     ap.add_argument('--boot-delay', type=float, default=2.0, help='seconds from instance running to Node Ready')
+    ap.add_argument('--node-delete-delay', type=float, default=0.0,
+                    help='seconds a terminated instance\'s Node stays (NotReady) before it is deleted '
+                         '(0: at once, as the cloud node-lifecycle controller)')
     ap.add_argument('--history', type=int, default=5000, help='events kept for watch resumption')
     ap.add_argument('--bookmark-interval', type=float, default=60.0)
     ap.add_argument('--pod-termination', type=float, default=1.0, help='seconds a deleted bound pod takes to go')
@@ -262,7 +265,8 @@ def main(argv=None):
         except ImportError:
             kubelet_mod = None
         if kubelet_mod is not None:
-            kubelets = kubelet_mod.Kubelets(aws, store, boot_delay=args.boot_delay)
+            kubelets = kubelet_mod.Kubelets(aws, store, boot_delay=args.boot_delay,
+                                            notready_delete_delay=args.node_delete_delay or None)
     control.serve(args.host, args.control_port)
     control_port = control.address[1]
 
