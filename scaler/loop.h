@@ -6,7 +6,10 @@
  * second: the provisioner (scaler/provisioner.c: batch window, placement,
  * NodeClaim create + launch) and the lifecycle (scaler/lifecycle.c:
  * registration, initialization, registration timeout, finalizers, EC2NodeClass
- * status). Every replica serves the webhook; only the Lease holder writes.
+ * status) and garbage collection (scaler/gc/gc.h). With settings.interruptionQueue
+ * set, one more thread long-polls the SQS interruption queue
+ * (scaler/interruption/interruption.h). Every replica serves the webhook; only the
+ * Lease holder writes.
  *
  * Losing the Lease stops all writes at once (every write checks it) and the
  * reconcile thread idles until the Lease is won again. nw_scaler_stop releases

@@ -335,5 +335,36 @@ class KubeletFlow(unittest.TestCase):
         self.assertTrue(wait_for(lambda: self.ready(self.store.get('nodes', None, name))))
 
 
+class KubeletNodeDeleteDelay(unittest.TestCase):
+    """sim.py --node-delete-delay: the Node of a terminated instance stays (NotReady)."""
+    make_store = KubeletFlow.make_store
+    run_instance = KubeletFlow.run_instance
+    node_of = KubeletFlow.node_of
+    ready = KubeletFlow.ready
+    tearDown = KubeletFlow.tearDown
+
+    def setUp(self):
+        self.sim = aws.AwsSim(cluster='demo', pending_seconds=0.05, shutdown_seconds=0.2)
+        self.srv = aws.serve(self.sim)
+        self.store = self.make_store()
+        self.kl = kubelet.Kubelets(self.sim, self.store, boot_delay=0.1, ready_delay=0.1,
+                                   sync_period=0.1, notready_delete_delay=30)
+        self.c = awsclient.Client(self.srv.url, self.sim.access_key, self.sim.secret_key, self.sim.region)
+
+    def test_node_kept_not_ready_with_delete_delay(self):
+        iid = self.run_instance(SEED_UD, itype='m6i.large')
+        n = wait_for(lambda: self.ready(self.node_of(iid)) and self.node_of(iid))
+        self.assertTrue(n)
+        name = n['metadata']['name']
+        st, _ = self.c.ec2('TerminateInstances', {'InstanceId.1': iid})
+        self.assertEqual(st, 200)
+        self.assertTrue(wait_for(lambda: self.sim.instance(iid)['State']['Name'] == 'terminated'))
+        time.sleep(0.5)
+        node = self.store.get('nodes', None, name)
+        self.assertIsNotNone(node, 'the node is kept after termination')
+        self.assertEqual([c['status'] for c in node['status']['conditions'] if c['type'] == 'Ready'],
+                         ['Unknown'])
+
+
 if __name__ == '__main__':
     unittest.main()
