@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import signal
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -117,6 +118,24 @@ class Cluster:
                 for p in self.nwlogs:
                     log("---", p)
                     print("".join(l for l in open(p) if '"comp":"webhook"' not in l)[-6000:])
+
+    def metrics(self):
+        """nodewarden's /metrics (on the webhook's TLS port) as {'name{labels}': value}."""
+        ctx = ssl.create_default_context()
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+        url = "https://127.0.0.1:%d/metrics" % self.ports["webhook"]
+        with urllib.request.urlopen(url, context=ctx, timeout=10) as r:
+            text = r.read().decode()
+        out = {}
+        for line in text.splitlines():
+            if line and not line.startswith("#") and " " in line:
+                k, v = line.rsplit(" ", 1)
+                try:
+                    out[k] = float(v)
+                except ValueError:
+                    pass
+        return out
 
     # ---- Kubernetes ----
     def kubectl(self, *args, input=None, check_rc=True):
