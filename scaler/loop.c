@@ -280,3 +280,16 @@ nw_rc_t nw_scaler_metrics(nw_scaler_t *s, nw_buf_t *out)
         rc = nw_kube_metrics_write(nw_kube_client_metrics(c->kube), out);
     return rc;
 }
+
+cJSON *nw_scaler_nodeclass(nw_scaler_t *s, const char *name)
+{
+    if (!s || !s->ctl.cache || !name)
+        return NULL;
+    nw_kube_snap_t *snap = nw_kube_cache_snapshot(s->ctl.cache);
+    if (!snap)
+        return NULL;
+    const nw_kube_obj_t *o = nw_kube_snap_get(snap, NW_KUBE_EC2NODECLASSES, "", name);
+    cJSON *copy = o ? cJSON_Duplicate(o->json, 1) : NULL;
+    nw_kube_snap_release(snap);
+    return copy;
+}

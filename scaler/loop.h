@@ -18,12 +18,14 @@
  * Ownership: nw_scaler_start returns an owned handle; nw_scaler_stop stops the
  * threads and frees everything. Strings in the options are copied where kept.
  * Thread: start/stop from one controlling thread (cmd_serve's main thread);
- * nw_scaler_metrics from any thread.
+ * nw_scaler_metrics and nw_scaler_nodeclass from any thread.
  */
 #ifndef NW_SCALER_LOOP_H
 #define NW_SCALER_LOOP_H
 
 #include <stdint.h>
+
+#include <cjson/cJSON.h>
 
 #include "common/buf.h"
 #include "common/err.h"
@@ -58,5 +60,11 @@ void nw_scaler_stop(nw_scaler_t *s);
 /** Append the scaler's Prometheus series (nodewarden_scaler_*, the Kubernetes client's
  * nodewarden_kube_*). */
 nw_rc_t nw_scaler_metrics(nw_scaler_t *s, nw_buf_t *out);
+
+/** The EC2NodeClass `name` as the watch cache holds it now (a snapshot is taken):
+ * an owned deep copy (free with cJSON_Delete), or NULL when the cache has no such
+ * object (not created, deleted, or not listed yet) or on OOM. Used by `serve` as the
+ * admission webhook's cross-object lookup (api/admit.h nw_admit_ctx_t.lookup). */
+cJSON *nw_scaler_nodeclass(nw_scaler_t *s, const char *name);
 
 #endif

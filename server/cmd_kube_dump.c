@@ -1,13 +1,14 @@
 /*
  * server/cmd_kube_dump.c — `nodewarden kube-dump [--kubeconfig FILE] [--context NAME]
- * [--timeout SECONDS] [--follow] [--metrics] [--backoff MS]`: connect, list+watch every
- * cached kind until the cache has synced, print it as one JSON object (a sorted list of
+ * [--timeout SECONDS] [--follow] [--metrics] [--backoff MS] [--backoff-max MS]`: connect,
+ * list+watch every cached kind until the cache has synced, print it as one JSON object (a sorted list of
  * "namespace/name", or "name" for cluster-scoped objects, per resource) and exit 0.
  * Connection, TLS and auth failures print a clear error and exit 2.
  * --follow keeps watching and prints the cache again, as one compact JSON line,
  * whenever it changed (changes are coalesced until 100 ms of quiet), until
- * SIGINT/SIGTERM; --metrics prints the client's metrics to stderr at exit; --backoff
- * sets the first retry back-off step of requests and watches (tests use a short one).
+ * SIGINT/SIGTERM; --metrics prints the client's metrics to stderr at exit; --backoff and
+ * --backoff-max set the first and largest retry back-off step of requests and watches
+ * (tests use short ones).
  */
 #include <getopt.h>
 #include <pthread.h>
@@ -27,14 +28,16 @@
 static void usage(FILE *f)
 {
     fprintf(f, "usage: nodewarden kube-dump [--kubeconfig FILE] [--context NAME] "
-               "[--timeout SECONDS] [--follow] [--metrics] [--backoff MS]\n\n"
+               "[--timeout SECONDS] [--follow] [--metrics]\n"
+               "                           [--backoff MS] [--backoff-max MS]\n\n"
                "Connect to the Kubernetes API server, sync the cluster-state cache (pods, nodes,\n"
                "nodepools, ec2nodeclasses, nodeclaims, poddisruptionbudgets, daemonsets) and\n"
                "print it as JSON. Without --kubeconfig: $KUBECONFIG, the in-cluster service\n"
                "account, then ~/.kube/config. Exit 0 on success, 2 on connection/auth errors.\n"
                "--follow: keep watching; print the cache as a JSON line after every change\n"
                "(until SIGINT/SIGTERM). --metrics: print the client metrics to stderr at exit.\n"
-               "--backoff: first retry back-off step of requests and watches (default 800 ms).\n");
+               "--backoff, --backoff-max: first and largest retry back-off step of requests\n"
+               "and watches (defaults 800 ms and 30000 ms).\n");
 }
 
 /* Print the cache as one compact JSON line if it differs from *last (updated). */
@@ -101,11 +104,12 @@ int nw_cmd_kube_dump(int argc, char **argv)
         {"follow", no_argument, NULL, 'f'},
         {"metrics", no_argument, NULL, 'm'},
         {"backoff", required_argument, NULL, 'b'},
+        {"backoff-max", required_argument, NULL, 'B'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *kubeconfig = NULL, *context = NULL;
-    long timeout_s = 60, backoff_ms = 0;
+    long timeout_s = 60, backoff_ms = 0, backoff_max_ms = 0;
     int opt, follow = 0, metrics = 0;
     optind = 1;
     while ((opt = getopt_long(argc, argv, "k:c:t:h", longopts, NULL)) != -1) {
@@ -126,14 +130,16 @@ int nw_cmd_kube_dump(int argc, char **argv)
             }
             break;
         }
-        case 'b': {
+        case 'b':
+        case 'B': {
             char *end;
-            backoff_ms = strtol(optarg, &end, 10);
-            if (*end || backoff_ms <= 0) {
-                fprintf(stderr, "nodewarden kube-dump: --backoff: not a positive number: %s\n",
-                        optarg);
+            long v = strtol(optarg, &end, 10);
+            if (*end || v <= 0) {
+                fprintf(stderr, "nodewarden kube-dump: --%s: not a positive number: %s\n",
+                        opt == 'b' ? "backoff" : "backoff-max", optarg);
                 return NW_EXIT_USAGE;
             }
+            *(opt == 'b' ? &backoff_ms : &backoff_max_ms) = v;
             break;
         }
         case 'f':
@@ -172,8 +178,9 @@ int nw_cmd_kube_dump(int argc, char **argv)
         return NW_EXIT_USAGE;
     }
     nw_kube_client_opts_t copts = {.max_retries = 2, .timeout_ms = 15000,
-                                   .backoff_base_ms = backoff_ms};
-    nw_kube_watch_opts_t wopts = {.backoff_base_ms = backoff_ms};
+                                   .backoff_base_ms = backoff_ms,
+                                   .backoff_max_ms = backoff_max_ms};
+    nw_kube_watch_opts_t wopts = {.backoff_base_ms = backoff_ms, .backoff_max_ms = backoff_max_ms};
     if (nw_kube_client_new(cfg, &copts, &client, &err) != NW_OK) {
         fprintf(stderr, "nodewarden kube-dump: %s\n", err.msg);
         return NW_EXIT_USAGE;

@@ -39,6 +39,16 @@ static void usage(FILE *f)
     nw_config_print_keys(f);
 }
 
+/* The admission webhook's cross-object lookup when the scaler runs: EC2NodeClasses
+ * from its watch cache (so the GPU userData warning on NodePools works in serve as
+ * in check). Without the scaler there is no cluster state and no lookup. */
+static cJSON *scaler_lookup(void *arg, const char *group, const char *kind, const char *name)
+{
+    if (strcmp(group, "karpenter.k8s.aws") != 0 || strcmp(kind, "EC2NodeClass") != 0)
+        return NULL;
+    return nw_scaler_nodeclass(arg, name);
+}
+
 static nw_rc_t scaler_metrics(void *ud, nw_buf_t *out)
 {
     return nw_scaler_metrics(ud, out);
@@ -133,6 +143,8 @@ int nw_cmd_serve(int argc, char **argv)
         }
         metrics.extra = scaler_metrics;
         metrics.extra_ud = scaler;
+        actx.lookup = scaler_lookup;
+        actx.lookup_arg = scaler;
     }
     if (nw_certs_watch_start(cfg.webhook.tlsCert, cfg.webhook.tlsKey,
                              cfg.webhook.certPollInterval_ns, &metrics, &watch, &err) != NW_OK ||

@@ -127,10 +127,11 @@ class Follower:
 
     def __init__(self, kubeconfig, *extra):
         self.errf = tempfile.NamedTemporaryFile(prefix='nw-e2e-follow-', suffix='.log', delete=False)
-        # a short first back-off step (100 ms instead of 800): the retries are the
-        # same, the test waits less for them
+        # short back-off steps (100 ms..2 s instead of 800 ms..30 s): the retries are
+        # the same, the test waits less for them
         self.proc = subprocess.Popen([NW_BIN, 'kube-dump', '--kubeconfig', kubeconfig, '--follow',
-                                      '--metrics', '--backoff', '100'] + list(extra),
+                                      '--metrics', '--backoff', '100', '--backoff-max', '2000']
+                                     + list(extra),
                                      stdout=subprocess.PIPE, stderr=self.errf)
         self.lines = []
         self.lock = threading.Lock()
