@@ -5,6 +5,7 @@
  * scaler/simsnap.c builds; NodeClaims are created by nw_simsnap_create_claim.
  */
 #include <stdio.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -553,6 +554,7 @@ static void provision(nw_ctl_t *c, const nw_kube_snap_t *s, size_t npend)
     }
     nw_sched_results_free(&r);
     nw_simsnap_free(&ss);
+    malloc_trim(0); /* the simulation's transient memory back to the system */
 }
 
 

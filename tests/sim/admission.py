@@ -42,6 +42,11 @@ class _Conn(http.client.HTTPSConnection):
 class Admission:
     def __init__(self, store, services=None):
         self.store = store
+        # as the apiserver's webhook client: TLS configs cached per CA bundle, idle
+        # keep-alive connections reused per (service address, name, timeout, CA)
+        self._ctx_cache = {}
+        self._idle = {}
+        self._pool_lock = threading.Lock()
         self.services = dict(services or {})   # (namespace, name) -> (host, port)
         self.calls = []                        # (time, webhook, uid, outcome) for inspection
         self.calls_lock = threading.Lock()
@@ -159,42 +164,65 @@ class Admission:
                                 % (shown, timeout, svc.get('name')))
         url_path = path + ('&' if '?' in path else '?') + 'timeout=%ds' % timeout
         shown_q = '%s?timeout=%ds' % (shown, timeout)
-        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-        ctx.minimum_version = ssl.TLSVersion.TLSv1_2
-        ctx.set_alpn_protocols(['http/1.1'])
-        ctx.check_hostname = True
-        ctx.verify_mode = ssl.CERT_REQUIRED
-        if cc.get('caBundle'):
-            try:
-                ctx.load_verify_locations(cadata=base64.b64decode(cc['caBundle']).decode())
-            except (ssl.SSLError, ValueError, UnicodeDecodeError) as e:
-                raise CallError('failed to call webhook: Post "%s": unable to load root certificates: %s' % (shown_q, e))
-        else:
-            ctx.load_default_certs()
+        ca = cc.get('caBundle') or ''
+        ctx = self._ctx_cache.get(ca)
+        if ctx is None:
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+            ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+            ctx.set_alpn_protocols(['http/1.1'])
+            ctx.check_hostname = True
+            ctx.verify_mode = ssl.CERT_REQUIRED
+            if ca:
+                try:
+                    ctx.load_verify_locations(cadata=base64.b64decode(ca).decode())
+                except (ssl.SSLError, ValueError, UnicodeDecodeError) as e:
+                    raise CallError('failed to call webhook: Post "%s": unable to load root certificates: %s' % (shown_q, e))
+            else:
+                ctx.load_default_certs()
+            with self._pool_lock:
+                if len(self._ctx_cache) > 64:
+                    self._ctx_cache.clear()
+                self._ctx_cache[ca] = ctx
         body = json.dumps({'apiVersion': 'admission.k8s.io/v1', 'kind': 'AdmissionReview',
                            'request': request}).encode()
-        conn = _Conn(host, port, addr, ctx, timeout)
+        pool_key = (host, port, tuple(addr), timeout, ca)
         t0 = time.time()
-        try:
-            conn.request('POST', url_path, body=body, headers={
-                'Content-Type': 'application/json', 'Accept': 'application/json, */*',
-                'User-Agent': 'kube-apiserver-admission'})
-            resp = conn.getresponse()
-            data = resp.read()
-        except ssl.SSLCertVerificationError as e:
-            raise CallError('failed to call webhook: Post "%s": tls: failed to verify certificate: %s'
-                            % (shown_q, e.verify_message or e))
-        except (socket.timeout, TimeoutError):
-            raise CallError('failed to call webhook: Post "%s": context deadline exceeded' % shown_q)
-        except ConnectionRefusedError:
-            raise CallError('failed to call webhook: Post "%s": dial tcp %s:%d: connect: connection refused'
-                            % (shown_q, addr[0], addr[1]))
-        except (OSError, http.client.HTTPException, ssl.SSLError) as e:
-            if time.time() - t0 >= timeout:
+        while True:
+            with self._pool_lock:
+                idle = self._idle.get(pool_key)
+                conn = idle.pop() if idle else None
+            reused = conn is not None
+            if conn is None:
+                conn = _Conn(host, port, addr, ctx, timeout)
+            keep = False
+            try:
+                conn.request('POST', url_path, body=body, headers={
+                    'Content-Type': 'application/json', 'Accept': 'application/json, */*',
+                    'User-Agent': 'kube-apiserver-admission'})
+                resp = conn.getresponse()
+                data = resp.read()
+                keep = not resp.will_close
+                break
+            except ssl.SSLCertVerificationError as e:
+                raise CallError('failed to call webhook: Post "%s": tls: failed to verify certificate: %s'
+                                % (shown_q, e.verify_message or e))
+            except (socket.timeout, TimeoutError):
                 raise CallError('failed to call webhook: Post "%s": context deadline exceeded' % shown_q)
-            raise CallError('failed to call webhook: Post "%s": %s' % (shown_q, e))
-        finally:
-            conn.close()
+            except ConnectionRefusedError:
+                raise CallError('failed to call webhook: Post "%s": dial tcp %s:%d: connect: connection refused'
+                                % (shown_q, addr[0], addr[1]))
+            except (OSError, http.client.HTTPException, ssl.SSLError) as e:
+                if reused:                  # the server closed an idle connection: dial again
+                    continue
+                if time.time() - t0 >= timeout:
+                    raise CallError('failed to call webhook: Post "%s": context deadline exceeded' % shown_q)
+                raise CallError('failed to call webhook: Post "%s": %s' % (shown_q, e))
+            finally:
+                if keep:
+                    with self._pool_lock:
+                        self._idle.setdefault(pool_key, []).append(conn)
+                else:
+                    conn.close()
         if resp.status < 200 or resp.status >= 300:
             raise CallError('failed to call webhook: an error on the server ("%s") has prevented the request from succeeding'
                             % data[:200].decode('utf-8', 'replace'))
@@ -374,11 +402,14 @@ class Admission:
             else:
                 self._record(wh, request['uid'], 'allowed')
 
-        threads = [threading.Thread(target=run, args=(i, wh), daemon=True) for i, wh in enumerate(todo)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        if len(todo) == 1:
+            run(0, todo[0])
+        else:
+            threads = [threading.Thread(target=run, args=(i, wh), daemon=True) for i, wh in enumerate(todo)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
         for r in results:
             if isinstance(r, tuple):
                 self._add_warnings(warnings, r[1])

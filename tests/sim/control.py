@@ -141,6 +141,15 @@ def register_kube(control, store, api, admission, controllers):
             return 404, {'error': str(e)}
         return 200, {'items': items}
 
+    def pod_summary(m, p, q, b):
+        # a cheap progress probe for benchmarks: no copies, no serialisation of pods
+        total = bound = 0
+        for pod in store.peek('pods', q.get('namespace') or None):
+            total += 1
+            if (pod.get('spec') or {}).get('nodeName'):
+                bound += 1
+        return 200, {'pods': total, 'bound': bound}
+
     def errors(m, p, q, b):
         return 200, {'controllerErrors': list(controllers.errors) if controllers else []}
 
@@ -154,3 +163,4 @@ def register_kube(control, store, api, admission, controllers):
     control.route('GET', '/kube/webhook-calls', calls, 'admission webhook calls and outcomes')
     control.route('GET', '/kube/objects', objects, '/kube/objects/<resource>?namespace=: stored objects')
     control.route('GET', '/kube/errors', errors, 'controller errors')
+    control.route('GET', '/kube/pod-summary', pod_summary, '?namespace=: number of pods and of bound pods')

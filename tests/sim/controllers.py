@@ -2,7 +2,6 @@
 DaemonSet, Deployment and ReplicaSet controllers, the garbage collector, the
 namespace controller, the disruption (PDB) controller, the NoExecute taint manager,
 the pod GC for deleted nodes; and the binding / eviction logic of the registry."""
-import copy
 import decimal
 import hashlib
 import json
@@ -11,7 +10,7 @@ import threading
 import time
 
 import kselectors as sel
-from store import ApiError, now_iso, parse_iso
+from store import ApiError, jcopy, now_iso, parse_iso
 
 # ---- quantities -------------------------------------------------------------------------
 
@@ -243,7 +242,7 @@ def evict_pod(store, ns, name, opts, dry, retry_after=0):
                            retry_after=retry_after or None)
         if dry:
             return
-        new = copy.deepcopy(pdb)
+        new = jcopy(pdb)
         nst = new.setdefault('status', {})
         nst['disruptionsAllowed'] = allowed - 1
         nst.setdefault('disruptedPods', {})[name] = now_iso(store.clock())
@@ -391,7 +390,7 @@ class Controllers:
                             self._try(store.delete, dkey, d['metadata'].get('namespace'), d['metadata']['name'],
                                       propagation='Foreground')
                 else:
-                    new = copy.deepcopy(o)
+                    new = jcopy(o)
                     new['metadata']['finalizers'] = [f for f in md['finalizers'] if f != 'foregroundDeletion']
                     self._try(store.commit_update, store.rtype(key), new, md['resourceVersion'])
 
@@ -421,9 +420,9 @@ class Controllers:
             cur = next((rs for rs in owned if (rs['metadata'].get('labels') or {}).get('pod-template-hash') == h), None)
             want = int(spec.get('replicas', 1)) if not spec.get('paused') else None
             if cur is None and want is not None:
-                t = copy.deepcopy(tmpl)
+                t = jcopy(tmpl)
                 t.setdefault('metadata', {}).setdefault('labels', {})['pod-template-hash'] = h
-                selector = copy.deepcopy(spec.get('selector') or {})
+                selector = jcopy(spec.get('selector') or {})
                 selector.setdefault('matchLabels', {})['pod-template-hash'] = h
                 rs = {'apiVersion': 'apps/v1', 'kind': 'ReplicaSet',
                       'metadata': {'name': '%s-%s' % (md['name'], h), 'namespace': ns,
@@ -433,14 +432,14 @@ class Controllers:
                       'spec': {'replicas': want, 'selector': selector, 'template': t}}
                 cur = self._try(store.create, 'replicasets', ns, rs)
             elif cur is not None and want is not None and int((cur.get('spec') or {}).get('replicas', 1)) != want:
-                new = copy.deepcopy(cur)
+                new = jcopy(cur)
                 new['spec']['replicas'] = want
                 cur = self._try(store.update, 'replicasets', ns, new)
             for rs in owned:
                 if cur is not None and rs['metadata']['uid'] == cur['metadata']['uid']:
                     continue
                 if want is not None and int((rs.get('spec') or {}).get('replicas', 0)) != 0:
-                    new = copy.deepcopy(rs)
+                    new = jcopy(rs)
                     new['spec']['replicas'] = 0
                     self._try(store.update, 'replicasets', ns, new)
             rss = [rs for rs in store.peek('replicasets', ns) if _owned_by(rs, md['uid'])]
@@ -463,7 +462,7 @@ class Controllers:
                         'lastUpdateTime': now_iso(store.clock()), 'lastTransitionTime': now_iso(store.clock())}
             st['conditions'] = [cond]
             if d.get('status') != st:
-                new = copy.deepcopy(d)
+                new = jcopy(d)
                 new['status'] = st
                 self._try(store.update_status, 'deployments', ns, new)
 
@@ -483,7 +482,7 @@ class Controllers:
                     self._try(store.delete, 'pods', ns, p['metadata']['name'])
             if len(active) < want:
                 for _ in range(want - len(active)):
-                    t = copy.deepcopy(spec.get('template') or {})
+                    t = jcopy(spec.get('template') or {})
                     pmd = t.setdefault('metadata', {})
                     pmd['generateName'] = md['name'] + '-'
                     pmd.pop('name', None)
@@ -506,7 +505,7 @@ class Controllers:
                 if not st[k]:
                     del st[k]
             if rs.get('status') != st:
-                new = copy.deepcopy(rs)
+                new = jcopy(rs)
                 new['status'] = st
                 self._try(store.update_status, 'replicasets', ns, new)
 
@@ -519,7 +518,7 @@ class Controllers:
                 continue
             ns = md['namespace']
             tmpl = (ds.get('spec') or {}).get('template') or {}
-            probe = {'spec': copy.deepcopy(tmpl.get('spec') or {})}
+            probe = {'spec': jcopy(tmpl.get('spec') or {})}
             tols = probe['spec'].setdefault('tolerations', [])
             for t in DS_TOLERATIONS:
                 if t not in tols:
@@ -542,7 +541,7 @@ class Controllers:
                 by_node[target] = p
             h = self._template_hash(tmpl)
             for n in sorted(eligible - set(by_node)):
-                t = copy.deepcopy(tmpl)
+                t = jcopy(tmpl)
                 pmd = t.setdefault('metadata', {})
                 pmd['generateName'] = md['name'] + '-'
                 pmd.pop('name', None)
@@ -550,7 +549,7 @@ class Controllers:
                 pmd['labels']['pod-template-generation'] = str(md.get('generation', 1))
                 pmd['ownerReferences'] = [_owner_ref(ds, 'DaemonSet')]
                 t['apiVersion'], t['kind'] = 'v1', 'Pod'
-                t['spec'] = copy.deepcopy(probe['spec'])
+                t['spec'] = jcopy(probe['spec'])
                 aff = t['spec'].setdefault('affinity', {}).setdefault('nodeAffinity', {})
                 aff['requiredDuringSchedulingIgnoredDuringExecution'] = {'nodeSelectorTerms': [
                     {'matchFields': [{'key': 'metadata.name', 'operator': 'In', 'values': [n]}]}]}
@@ -567,7 +566,7 @@ class Controllers:
             if not ready:
                 del st['numberAvailable']
             if ds.get('status') != st:
-                new = copy.deepcopy(ds)
+                new = jcopy(ds)
                 new['status'] = st
                 self._try(store.update_status, 'daemonsets', ns, new)
 
@@ -584,7 +583,7 @@ class Controllers:
             want = bool(spec.get('unschedulable'))
             if has == want or n['metadata'].get('deletionTimestamp'):
                 continue
-            new = copy.deepcopy(n)
+            new = jcopy(n)
             if want:
                 new['spec']['taints'] = taints + [{'key': key, 'effect': 'NoSchedule', 'timeAdded': now_iso(store.clock())}]
             else:
@@ -734,7 +733,7 @@ class Controllers:
         c = _cond(pod, 'PodScheduled')
         if c and c.get('status') == 'False' and c.get('reason') == reason and c.get('message') == msg:
             return
-        new = copy.deepcopy(pod)
+        new = jcopy(pod)
         _set_cond(new, {'type': 'PodScheduled', 'status': 'False', 'reason': reason, 'message': msg,
                         'lastProbeTime': None, 'lastTransitionTime': now_iso(self.store.clock())})
         self._try(self.store.commit_update, self.store.rtype('pods'), new, pod['metadata']['resourceVersion'])
@@ -760,7 +759,7 @@ class Controllers:
                 continue
             st = p.get('status') or {}
             if st.get('phase') in (None, '', 'Pending') and node_ready(nodes[nn]):
-                new = copy.deepcopy(p)
+                new = jcopy(p)
                 nst = new.setdefault('status', {})
                 ts = now_iso(now)
                 nst['phase'] = 'Running'
@@ -794,7 +793,7 @@ class Controllers:
             disrupted = {k: v for k, v in (old.get('disruptedPods') or {}).items()
                          if k in names and not names[k]['metadata'].get('deletionTimestamp')
                          and (parse_iso(v) or now) + 120 > now}
-            probe = copy.deepcopy(pdb)
+            probe = jcopy(pdb)
             probe.setdefault('status', {})['disruptedPods'] = disrupted
             expected, healthy, desired, allowed = pdb_numbers(store, probe, pods)
             st = {'observedGeneration': md.get('generation', 1), 'disruptionsAllowed': allowed,
@@ -809,7 +808,7 @@ class Controllers:
                       'observedGeneration': md.get('generation', 1), 'lastTransitionTime': now_iso(now)}
             st['conditions'] = [dict(oc, observedGeneration=md.get('generation', 1))]
             if old != st:
-                new = copy.deepcopy(pdb)
+                new = jcopy(pdb)
                 new['status'] = st
                 self._try(store.commit_update, store.rtype('poddisruptionbudgets'), new, md['resourceVersion'])
 

@@ -56,6 +56,17 @@ def invalid(rt, name, causes):
                                                      for f, m in causes]})
 
 
+def jcopy(o):
+    """A deep copy of a JSON value (dicts, lists, scalars): what copy.deepcopy does for
+    the API objects, several times faster (no memo; tuples and scalars are shared)."""
+    t = type(o)
+    if t is dict:
+        return {k: jcopy(v) for k, v in o.items()}
+    if t is list:
+        return [jcopy(v) for v in o]
+    return o
+
+
 def now_iso(t=None):
     return time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(time.time() if t is None else t))
 
@@ -315,10 +326,12 @@ class KubeStore:
         self.history.append((self.rv, rt.key, etype, obj, old))
         while len(self.history) > self.history_max:
             self.compacted = self.history.popleft()[0]
+        # one copy for every watcher and subscriber: they only read it
+        shared = jcopy(obj)
         for w in list(self.watchers):
             if w.rt.key == rt.key and not w.closed:
-                w.offer(etype, copy.deepcopy(obj), old)
-        self._notify_q.put((etype, rt.key, copy.deepcopy(obj)))
+                w.offer(etype, shared, old)
+        self._notify_q.put((etype, rt.key, shared))
         self.changed.notify_all()
         return obj
 
@@ -330,12 +343,12 @@ class KubeStore:
         with self.lock:
             rt = self.rtype(resource)
             o = self.objs[rt.key].get(self._key(rt, namespace, name))
-            return copy.deepcopy(o) if o is not None else None
+            return jcopy(o) if o is not None else None
 
     def list(self, resource, namespace=None):
         with self.lock:
             rt = self.rtype(resource)
-            return [copy.deepcopy(o) for k, o in sorted(self.objs[rt.key].items(), key=lambda kv: (kv[0][0] or '', kv[0][1]))
+            return [jcopy(o) for k, o in sorted(self.objs[rt.key].items(), key=lambda kv: (kv[0][0] or '', kv[0][1]))
                     if namespace is None or k[0] == namespace]
 
     def peek(self, resource, namespace=None):
@@ -370,7 +383,7 @@ class KubeStore:
         """Defaults and validation for a new object (no commit)."""
         if not isinstance(obj, dict):
             raise ApiError(400, 'BadRequest', 'the body of the request was not a JSON object')
-        obj = copy.deepcopy(obj)
+        obj = jcopy(obj)
         md = obj.setdefault('metadata', {})
         if not isinstance(md, dict):
             raise ApiError(400, 'BadRequest', 'metadata must be an object')
@@ -395,7 +408,7 @@ class KubeStore:
     def finalize_create(self, rt, obj):
         """System fields (generated name, uid, timestamps, generation), status reset
         and validation: what kube-apiserver does after mutating admission."""
-        obj = copy.deepcopy(obj)
+        obj = jcopy(obj)
         md = obj.setdefault('metadata', {})
         if not md.get('name'):
             if not md.get('generateName'):
@@ -432,11 +445,11 @@ class KubeStore:
                     return self.commit_create(rt, obj)
                 raise ApiError(409, 'AlreadyExists', '%s "%s" already exists' % (rt.gr(), md['name']),
                                {'name': md['name'], 'group': rt.group, 'kind': rt.resource})
-            obj = copy.deepcopy(obj)
+            obj = jcopy(obj)
             self._commit(rt, 'ADDED', obj, None)
             if rt.key == 'customresourcedefinitions':
                 self._crd_changed(obj)
-            return copy.deepcopy(obj)
+            return jcopy(obj)
 
     def create(self, resource, namespace, obj):
         rt = self.rtype(resource)
@@ -458,7 +471,7 @@ class KubeStore:
         if crd.get('status') != st:
             cur = self._raw(self.types['customresourcedefinitions'], None, crd['metadata']['name'])
             if cur is not None and cur.get('status', {}).get('conditions') is None:
-                new = copy.deepcopy(cur)
+                new = jcopy(cur)
                 new['status'] = st
                 self._commit(self.types['customresourcedefinitions'], 'MODIFIED', new, cur)
 
@@ -466,7 +479,7 @@ class KubeStore:
         """Carry server-owned fields from old to new; status/spec split; generation."""
         if not isinstance(new, dict):
             raise ApiError(400, 'BadRequest', 'the body of the request was not a JSON object')
-        new = copy.deepcopy(new)
+        new = jcopy(new)
         md = new.setdefault('metadata', {})
         omd = old['metadata']
         if md.get('name') and md['name'] != omd['name']:
@@ -478,7 +491,7 @@ class KubeStore:
         new['apiVersion'] = rt.api_version
         new['kind'] = rt.kind
         if subresource == 'status':
-            out = copy.deepcopy(old)
+            out = jcopy(old)
             if 'status' in new:
                 out['status'] = new['status']
             else:
@@ -493,7 +506,7 @@ class KubeStore:
                 md.pop(f, None)
         if rt.has_status:
             if 'status' in old:
-                new['status'] = copy.deepcopy(old['status'])
+                new['status'] = jcopy(old['status'])
             else:
                 new.pop('status', None)
         if omd.get('deletionTimestamp'):
@@ -524,20 +537,20 @@ class KubeStore:
                 raise conflict(rt, md['name'])
             if cur['metadata']['uid'] != md.get('uid', cur['metadata']['uid']):
                 raise conflict(rt, md['name'])
-            new = copy.deepcopy(new)
+            new = jcopy(new)
             if _same_but_rv(new, cur):
-                return copy.deepcopy(cur)          # no-op writes do not bump the rv
+                return jcopy(cur)          # no-op writes do not bump the rv
             nmd = new['metadata']
             if nmd.get('deletionTimestamp') and not nmd.get('finalizers') and rt.key != 'namespaces':
                 pod_running = rt.key == 'pods' and (new.get('spec') or {}).get('nodeName') and \
                     (new.get('status') or {}).get('phase') not in ('Succeeded', 'Failed')
                 if not pod_running:        # last finalizer removed: the object goes away
                     self._commit(rt, 'DELETED', new, cur)
-                    return copy.deepcopy(new)
+                    return jcopy(new)
             self._commit(rt, 'MODIFIED', new, cur)
             if rt.key == 'customresourcedefinitions':
                 self._crd_changed(new)
-            return copy.deepcopy(new)
+            return jcopy(new)
 
     def update(self, resource, namespace, obj):
         with self.lock:
@@ -573,7 +586,7 @@ class KubeStore:
             if pre.get('resourceVersion') and pre['resourceVersion'] != cur['metadata']['resourceVersion']:
                 raise ApiError(409, 'Conflict', 'Operation cannot be fulfilled on %s "%s": Precondition failed: ResourceVersion in precondition: %s, ResourceVersion in object meta: %s'
                                % (rt.gr(), name, pre['resourceVersion'], cur['metadata']['resourceVersion']))
-            new = copy.deepcopy(cur)
+            new = jcopy(cur)
             md = new['metadata']
             fins = list(md.get('finalizers') or [])
             if propagation == 'Orphan':
@@ -592,17 +605,17 @@ class KubeStore:
                     if md.get('deletionTimestamp'):
                         old_dl = parse_iso(md['deletionTimestamp']) or now
                         if now + grace >= old_dl and new == cur:
-                            return copy.deepcopy(cur)
+                            return jcopy(cur)
                     md['deletionTimestamp'] = now_iso(now + grace)
                     md['deletionGracePeriodSeconds'] = int(grace)
-                    return copy.deepcopy(self._commit(rt, 'MODIFIED', new, cur))
+                    return jcopy(self._commit(rt, 'MODIFIED', new, cur))
             if rt.key == 'namespaces':
                 if not md.get('deletionTimestamp'):
                     md['deletionTimestamp'] = now_iso(now)
                     md['deletionGracePeriodSeconds'] = 0
                     new.setdefault('status', {})['phase'] = 'Terminating'
-                    return copy.deepcopy(self._commit(rt, 'MODIFIED', new, cur))
-                return copy.deepcopy(cur)
+                    return jcopy(self._commit(rt, 'MODIFIED', new, cur))
+                return jcopy(cur)
             if fins:
                 if not md.get('deletionTimestamp'):
                     md['deletionTimestamp'] = now_iso(now)
@@ -610,9 +623,9 @@ class KubeStore:
                     if rt.generation:
                         md['generation'] = int(md.get('generation') or 1) + 1
                 if new != cur:
-                    return copy.deepcopy(self._commit(rt, 'MODIFIED', new, cur))
-                return copy.deepcopy(cur)
-            return copy.deepcopy(self._commit(rt, 'DELETED', new, cur))
+                    return jcopy(self._commit(rt, 'MODIFIED', new, cur))
+                return jcopy(cur)
+            return jcopy(self._commit(rt, 'DELETED', new, cur))
 
     def finish_delete(self, resource, namespace, name):
         """Remove an object outright (kubelet confirming a pod's termination,
@@ -622,7 +635,7 @@ class KubeStore:
             cur = self._raw(rt, namespace, name)
             if cur is None:
                 return None
-            return copy.deepcopy(self._commit(rt, 'DELETED', copy.deepcopy(cur), cur))
+            return jcopy(self._commit(rt, 'DELETED', jcopy(cur), cur))
 
     def _has_dependents(self, uid):
         for objs in self.objs.values():
@@ -637,7 +650,7 @@ class KubeStore:
             for o in list(objs.values()):
                 refs = o['metadata'].get('ownerReferences') or []
                 if any(r.get('uid') == uid for r in refs):
-                    new = copy.deepcopy(o)
+                    new = jcopy(o)
                     new['metadata']['ownerReferences'] = [r for r in refs if r.get('uid') != uid]
                     if not new['metadata']['ownerReferences']:
                         del new['metadata']['ownerReferences']
@@ -657,7 +670,7 @@ class KubeStore:
                     raise ApiError(410, 'Expired', 'too old resource version: %d (%d)' % (since_rv, self.compacted + 1))
                 for (erv, key, etype, obj, old) in self.history:
                     if erv > since_rv and key == w.rt.key:
-                        w.offer(etype, copy.deepcopy(obj), old)
+                        w.offer(etype, jcopy(obj), old)
             self.watchers.add(w)
 
     def remove_watcher(self, w):
@@ -685,7 +698,7 @@ class KubeStore:
                 for key, objs in self.objs.items():
                     for k, o in list(objs.items()):
                         self.rv += 1
-                        o = copy.deepcopy(o)
+                        o = jcopy(o)
                         o['metadata']['resourceVersion'] = str(self.rv)
                         objs[k] = o
                 self.compacted = self.rv

@@ -25,6 +25,7 @@ class TestWebhook:
 
     def __init__(self, crt, key):
         self.requests = []
+        self.peers = []       # client address of each request (connection reuse)
         hook = self
 
         class H(BaseHTTPRequestHandler):
@@ -37,6 +38,7 @@ class TestWebhook:
                 n = int(self.headers.get('Content-Length') or 0)
                 review = json.loads(self.rfile.read(n))
                 hook.requests.append((self.path, review))
+                hook.peers.append(self.client_address)
                 req = review['request']
                 path = self.path.split('?')[0]
                 resp = {'uid': req['uid'], 'allowed': True}
@@ -163,6 +165,17 @@ class AdmissionTest(unittest.TestCase):
         self.assertEqual(review['request']['oldObject']['metadata']['name'], 'mutated')
         uids = [r[1]['request']['uid'] for r in self.calls('mut')]
         self.assertEqual(len(uids), len(set(uids)))
+
+    def test_connections_reused(self):
+        # the apiserver keeps webhook connections alive: back-to-back calls share one
+        self.register('validating', '/allow', 'keep')
+        for i in range(3):
+            st, _, obj = self.k.post(CM, self.cm('keep-%d' % i, 'keep'))
+            self.assertEqual(st, 201, obj)
+        peers = [self.hook.peers[k] for k, r in enumerate(self.hook.requests)
+                 if (r[1]['request']['object']['metadata'].get('labels') or {}).get('test') == 'keep']
+        self.assertEqual(len(peers), 3)
+        self.assertEqual(len(set(peers)), 1, peers)
 
     def test_reinvocation(self):
         # configurations run sorted by name: a-first (IfNeeded) before b-second, which changes the

@@ -50,6 +50,18 @@ class SchedulerTest(unittest.TestCase):
         self.k.post(PODS, pod('wants-small', nodeSelector={'size': 'small'}))
         self.assertEqual(self.wait_phase('wants-small')['spec']['nodeName'], 'small')
 
+    def test_pod_summary(self):
+        self.k.post(PODS, pod('summary-bound', cpu='100m'))
+        self.wait_phase('summary-bound')
+        self.k.post(PODS, pod('summary-pending', cpu='500'))
+        self.unschedulable('summary-pending')
+        items = self.k.get(PODS)[2]['items']
+        got = self.c.control_call('GET', '/kube/pod-summary?namespace=default')
+        self.assertEqual(got['pods'], len(items))
+        self.assertEqual(got['bound'], sum(1 for p in items if p['spec'].get('nodeName')))
+        self.assertLess(got['bound'], got['pods'])
+        self.k.delete(PODS + '/summary-pending')
+
     def test_required_affinity_and_tolerations(self):
         aff = {'nodeAffinity': {'requiredDuringSchedulingIgnoredDuringExecution': {'nodeSelectorTerms': [
             {'matchExpressions': [{'key': 'node.accelerator', 'operator': 'In', 'values': ['nvidia-gpu']}]}]}}}
