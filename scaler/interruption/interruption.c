@@ -325,7 +325,9 @@ static void *intr_main(void *arg)
             continue;
         }
         backoff_ms = 0;
-        for (size_t i = 0; i < msgs.n && !atomic_load(&h->stop); i++) {
+        /* a batch received just before the Lease was lost is left to the next leader
+         * (redelivered after the visibility timeout) */
+        for (size_t i = 0; i < msgs.n && may_write(h); i++) {
             int k;
             if (!handle(h, &msgs.v[i], &k))
                 continue; /* redelivered after the visibility timeout */
