@@ -66,6 +66,8 @@ typedef struct {
     int64_t next_nodeclass_mono;
     /* garbage collection (scaler/gc/gc.h; owned by loop.c) */
     struct nw_gc *gc;
+    /* graceful termination (scaler/termination/termination.h; owned) */
+    struct nw_term *term;
     /* counters (metrics) */
     _Atomic uint64_t n_created, n_launched, n_launch_failed, n_registered, n_initialized,
         n_reg_timeouts, n_solves;
@@ -78,7 +80,7 @@ typedef struct {
 void nw_prov_tick(nw_ctl_t *c, const nw_kube_snap_t *s);
 
 /** One lifecycle pass: registration, initialization, registration timeout,
- * NodeClaim and Node finalizers, EC2NodeClass status. */
+ * EC2NodeClass status. (The finalizers: scaler/termination/termination.h.) */
 void nw_life_tick(nw_ctl_t *c, const nw_kube_snap_t *s);
 
 /** Free the provisioner memory (claims, seen uids). */

@@ -1,7 +1,7 @@
 /*
  * scaler/lifecycle.c — registration and initialization of launched NodeClaims,
- * the registration timeout, the NodeClaim/Node termination finalizers, and the
- * EC2NodeClass status (scaler-behavior.md §1.14, 1.15; karpenter-api.md §3).
+ * the registration timeout and the EC2NodeClass status (scaler-behavior.md §1.14;
+ * karpenter-api.md §3). The termination finalizers: scaler/termination/.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -336,80 +336,6 @@ static int64_t launched_at(const cJSON *nc)
     return t;
 }
 
-static int has_finalizer(const cJSON *obj)
-{
-    const cJSON *f;
-    cJSON_ArrayForEach(f, GET(GET(obj, "metadata"), "finalizers"))
-    {
-        if (cJSON_IsString(f) && strcmp(f->valuestring, NW_FINALIZER) == 0)
-            return 1;
-    }
-    return 0;
-}
-
-/* NodeClaim deletion (§1.15): delete its node, terminate the instance, drop the finalizer. */
-static void finalize_claim(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_kube_obj_t *nc)
-{
-    if (!has_finalizer(nc->json))
-        return;
-    nw_err_t err = {0};
-    if (nc->provider_id[0]) {
-        const nw_kube_obj_t *node = nw_kube_snap_node_by_provider_id(s, nc->provider_id);
-        if (node && !node->terminating) {
-            nw_kube_delete(c->kube, &nw_kube_res_nodes, NULL, node->name, NULL, NULL, &err);
-            nw_err_clear(&err);
-        }
-        if (c->cloud->ops->terminate(c->cloud, nc->provider_id, &err) != NW_OK) {
-            nw_log_warn("lifecycle", "cannot terminate the instance", NW_LS("nodeclaim", nc->name),
-                        NW_LS("providerID", nc->provider_id), NW_LS("error", err.msg));
-            return;
-        }
-        nw_log_info("lifecycle", "terminated the instance of a deleted NodeClaim",
-                    NW_LS("nodeclaim", nc->name), NW_LS("providerID", nc->provider_id));
-        if (node && has_finalizer(node->json))
-            nw_kube_finalizer_remove(c->kube, &nw_kube_res_nodes, NULL, node->name, NW_FINALIZER,
-                                     NULL);
-    } else {
-        /* never launched by the cache's account: an instance may still carry its tag */
-        nw_ec2_instances_t list = {0};
-        if (c->cloud->ops->list(c->cloud, &list, &err) != NW_OK) {
-            nw_ec2_instances_free(&list);
-            return;
-        }
-        for (size_t i = 0; i < list.n; i++)
-            for (int k = 0; k < list.v[i].tags.n; k++)
-                if (strcmp(list.v[i].tags.v[k].key, "karpenter.sh/nodeclaim") == 0 &&
-                    strcmp(list.v[i].tags.v[k].value, nc->name) == 0 &&
-                    strcmp(list.v[i].state, "terminated") != 0) {
-                    nw_err_clear(&err);
-                    c->cloud->ops->terminate(c->cloud, list.v[i].id, &err);
-                }
-        nw_ec2_instances_free(&list);
-    }
-    nw_err_clear(&err);
-    if (nw_kube_finalizer_remove(c->kube, &nw_kube_res_nodeclaims, NULL, nc->name, NW_FINALIZER,
-                                 &err) != NW_OK)
-        nw_log_warn("lifecycle", "cannot remove the NodeClaim finalizer",
-                    NW_LS("nodeclaim", nc->name), NW_LS("error", err.msg));
-}
-
-/* A Node being deleted that carries our finalizer: its NodeClaim goes too, and once
- * that is terminating or gone, the finalizer is removed (no drain here). */
-static void finalize_node(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_kube_obj_t *node)
-{
-    if (!has_finalizer(node->json))
-        return;
-    const nw_kube_obj_t *nc =
-        node->provider_id[0] ? nw_kube_snap_nodeclaim_by_provider_id(s, node->provider_id) : NULL;
-    if (nc && !nc->terminating) {
-        nw_kube_delete(c->kube, &nw_kube_res_nodeclaims, NULL, nc->name, NULL, NULL, NULL);
-        return;
-    }
-    if (nc && nc->terminating && nc->provider_id[0])
-        c->cloud->ops->terminate(c->cloud, nc->provider_id, NULL);
-    nw_kube_finalizer_remove(c->kube, &nw_kube_res_nodes, NULL, node->name, NW_FINALIZER, NULL);
-}
-
 /* ---- EC2NodeClass status ---- */
 
 static void keep_transition_times(const cJSON *old, cJSON *nw)
@@ -511,10 +437,8 @@ void nw_life_tick(nw_ctl_t *c, const nw_kube_snap_t *s)
     int64_t now = nw_clock_now(c->clock);
     for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_NODECLAIMS) && nw_ctl_may_write(c); i++) {
         const nw_kube_obj_t *nc = nw_kube_snap_at(s, NW_KUBE_NODECLAIMS, i);
-        if (nc->terminating) {
-            finalize_claim(c, s, nc);
-            continue;
-        }
+        if (nc->terminating)
+            continue; /* scaler/termination */
         if (!nc->provider_id[0])
             continue;
         const nw_kube_obj_t *node = nw_kube_snap_node_by_provider_id(s, nc->provider_id);
@@ -540,10 +464,5 @@ void nw_life_tick(nw_ctl_t *c, const nw_kube_snap_t *s)
         }
         if (node && !is_true(nc->json, "Initialized"))
             initialize_claim(c, nc, node);
-    }
-    for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_NODES) && nw_ctl_may_write(c); i++) {
-        const nw_kube_obj_t *n = nw_kube_snap_at(s, NW_KUBE_NODES, i);
-        if (n->terminating)
-            finalize_node(c, s, n);
     }
 }

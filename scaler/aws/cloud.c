@@ -88,8 +88,32 @@ static void op_free(nw_cloud_t *c)
     free(a);
 }
 
-static const nw_cloud_ops_t aws_ops = {op_launch, op_terminate, op_list, op_resolve,
-                                       op_catalog, op_ice, op_free};
+static nw_rc_t op_instance_state(nw_cloud_t *c, const char *pid, char *state, size_t len,
+                                 nw_err_t *err)
+{
+    const char *id = nw_provider_id_instance(pid);
+    if (strncmp(id, "i-", 2) != 0)
+        return nw_err_set(err, NW_EINVAL, "providerID", "not an instance id: %s", pid);
+    nw_ec2_instances_t l = {0};
+    nw_ec2_error_t ae;
+    memset(&ae, 0, sizeof ae);
+    const char *ids[] = {id};
+    nw_err_t e = {0};
+    nw_rc_t rc = nw_ec2_describe_instances(me(c)->ec2, ids, 1, NULL, 0, &l, &ae, &e);
+    if (rc == NW_EAWS && ae.cls == NW_EC2_NOTFOUND)
+        rc = NW_ENOTFOUND;
+    else if (rc != NW_OK)
+        nw_err_set(err, e.rc, e.path, "%s", e.msg);
+    else if (l.n == 0 || strcmp(l.v[0].state, "terminated") == 0)
+        rc = NW_ENOTFOUND;
+    else if (state && len)
+        snprintf(state, len, "%s", l.v[0].state);
+    nw_ec2_instances_free(&l);
+    return rc;
+}
+
+static const nw_cloud_ops_t aws_ops = {op_launch, op_terminate, op_list,        op_resolve,
+                                       op_catalog, op_ice,     op_free,        op_instance_state};
 
 nw_rc_t nw_aws_cloud_new(const nw_aws_cloud_opts_t *o, nw_cloud_t **out, nw_err_t *err)
 {

@@ -7,6 +7,7 @@
  *   cloud->ops->launch(cloud, &req, &res, &ae, &err);   // res.provider_id
  *   cloud->ops->terminate(cloud, res.provider_id, &err);
  *   cloud->ops->list(cloud, &instances, &err);
+ *   cloud->ops->instance_state(cloud, provider_id, state, sizeof state, &err);
  *   const nw_catalog_t *cat = cloud->ops->catalog(cloud);
  *
  * A fake for tests implements the same vtable.
@@ -40,6 +41,11 @@ typedef struct {
     const nw_catalog_t *(*catalog)(nw_cloud_t *c);
     nw_ice_t *(*ice)(nw_cloud_t *c);
     void (*free)(nw_cloud_t *c);
+    /** The state ("pending", "running", "shutting-down", ...) of a providerID's instance,
+     * asked of EC2 now (DescribeInstances by id, no cache); state holds >= 32 bytes.
+     * NW_ENOTFOUND when the instance does not exist or is terminated. */
+    nw_rc_t (*instance_state)(nw_cloud_t *c, const char *provider_id, char *state, size_t len,
+                              nw_err_t *err);
 } nw_cloud_ops_t;
 
 struct nw_cloud {

@@ -346,9 +346,21 @@ nw_rc_t nw_kube_evict(nw_kube_client_t *c, const char *ns, const char *name,
                       int64_t grace_seconds, nw_kube_evict_t *result, int *retry_after_s,
                       nw_err_t *err)
 {
+    nw_kube_evict_opts_t o = {grace_seconds, NULL};
+    return nw_kube_evict_ex(c, ns, name, &o, result, retry_after_s, NULL, err);
+}
+
+nw_rc_t nw_kube_evict_ex(nw_kube_client_t *c, const char *ns, const char *name,
+                         const nw_kube_evict_opts_t *o, nw_kube_evict_t *result,
+                         int *retry_after_s, long *code_out, nw_err_t *err)
+{
+    int64_t grace_seconds = o ? o->grace_seconds : -1;
+    const char *uid = o ? o->uid : NULL;
     *result = NW_KUBE_EVICT_BLOCKED;
     if (retry_after_s)
         *retry_after_s = 0;
+    if (code_out)
+        *code_out = 0;
     cJSON *ev = cJSON_CreateObject();
     if (!ev)
         return nw_err_set(err, NW_ENOMEM, "", "out of memory");
@@ -357,9 +369,12 @@ nw_rc_t nw_kube_evict(nw_kube_client_t *c, const char *ns, const char *name,
     cJSON *m = cJSON_AddObjectToObject(ev, "metadata");
     cJSON_AddStringToObject(m, "name", name);
     cJSON_AddStringToObject(m, "namespace", ns);
-    if (grace_seconds >= 0) {
+    if (grace_seconds >= 0 || (uid && *uid)) {
         cJSON *d = cJSON_AddObjectToObject(ev, "deleteOptions");
-        cJSON_AddNumberToObject(d, "gracePeriodSeconds", (double)grace_seconds);
+        if (grace_seconds >= 0)
+            cJSON_AddNumberToObject(d, "gracePeriodSeconds", (double)grace_seconds);
+        if (uid && *uid)
+            cJSON_AddStringToObject(cJSON_AddObjectToObject(d, "preconditions"), "uid", uid);
     }
     char *body = cJSON_PrintUnformatted(ev);
     cJSON_Delete(ev);
@@ -383,6 +398,8 @@ nw_rc_t nw_kube_evict(nw_kube_client_t *c, const char *ns, const char *name,
     free(body);
     if (!rc) {
         long code = resp.code;
+        if (code_out)
+            *code_out = code;
         if (code >= 300)
             nw_kube__resp_parse_status(&resp);
         if (code >= 200 && code < 300) {

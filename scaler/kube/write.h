@@ -99,6 +99,18 @@ nw_rc_t nw_kube_evict(nw_kube_client_t *c, const char *ns, const char *name,
                       int64_t grace_seconds, nw_kube_evict_t *result, int *retry_after_s,
                       nw_err_t *err);
 
+typedef struct {
+    int64_t grace_seconds; /* < 0: the pod's own */
+    const char *uid;       /* deleteOptions.preconditions.uid, or NULL */
+} nw_kube_evict_opts_t;
+
+/** nw_kube_evict with options: a UID precondition (409 / NW_KUBE_EVICT_CONFLICT then
+ * means the name now holds another pod) and the HTTP status in *code (nullable; 0 when
+ * no answer arrived). */
+nw_rc_t nw_kube_evict_ex(nw_kube_client_t *c, const char *ns, const char *name,
+                         const nw_kube_evict_opts_t *o, nw_kube_evict_t *result,
+                         int *retry_after_s, long *code, nw_err_t *err);
+
 /* ---- Events ---- */
 
 typedef struct nw_kube_recorder nw_kube_recorder_t;
