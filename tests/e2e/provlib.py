@@ -111,7 +111,7 @@ class Cluster:
             except subprocess.TimeoutExpired:
                 self.sim.kill()
             self.simlog.close()
-            if ok:
+            if ok and not os.environ.get("NW_E2E_KEEP"):
                 shutil.rmtree(self.dir, ignore_errors=True)
             else:
                 log("kept", self.dir)

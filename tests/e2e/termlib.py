@@ -3,10 +3,11 @@ and a Deployment on the simulator (tests/e2e/provlib.py), a watcher that counts 
 Deployment's ready pods all along, and checks that a node and its NodeClaim are
 gone with their instance terminated and finalizers removed.
 """
+import calendar
 import threading
 import time
 
-from provlib import check, log, tag, wait_for  # noqa: F401
+from provlib import check, cond, log, tag, wait_for  # noqa: F401
 
 POOL = """apiVersion: karpenter.k8s.aws/v1
 kind: EC2NodeClass
@@ -174,3 +175,75 @@ def metric(c, name):
         if m:
             total += float(m.group(2))
     return total
+
+
+def ts(s):
+    return calendar.timegm(time.strptime(s, "%Y-%m-%dT%H:%M:%SZ"))
+
+
+def one_node(c):
+    pods = wait_ready(c, "web", 4)
+    names = {p["spec"]["nodeName"] for p in pods}
+    check(len(names) == 1, "the 4 pods share one node (%s)" % sorted(names))
+    node = c.get("node", names.pop())
+    nc = claim_of_node(c, node)
+    check(nc is not None, "the node has a NodeClaim (%s)" % node["metadata"]["name"])
+    return node, nc
+
+
+def drain_and_check(c, node, nc, how, volume=False):
+    nname, cname = node["metadata"]["name"], nc["metadata"]["name"]
+    iid = instance_id(node["spec"]["providerID"])
+    t0 = time.time()
+    if how == "nodeclaim":
+        c.kubectl("delete", "nodeclaim", cname, "--wait=false")
+    else:
+        c.kubectl("delete", "node", nname, "--wait=false")
+
+    def tainted():
+        try:
+            n = c.get("node", nname)
+        except AssertionError:
+            return None
+        t = [x for x in n["spec"].get("taints", []) if x["key"] == "karpenter.sh/disrupted"]
+        return n if t and n["metadata"].get("deletionTimestamp") else None
+    n = wait_for("node %s being deleted and tainted" % nname, tainted, timeout=10, interval=0.1)
+    t = [x for x in n["spec"]["taints"] if x["key"] == "karpenter.sh/disrupted"]
+    check(len(t) == 1 and t[0]["effect"] == "NoSchedule" and not t[0].get("value"),
+          "taint karpenter.sh/disrupted:NoSchedule")
+    check(n["metadata"]["labels"].get("node.kubernetes.io/exclude-from-external-load-balancers") == "karpenter",
+          "label node.kubernetes.io/exclude-from-external-load-balancers=karpenter")
+    check("karpenter.sh/termination" in n["metadata"].get("finalizers", []), "the node keeps its finalizer while draining")
+
+    def annotated():
+        x = c.get("nodeclaim", cname)
+        return x if x["metadata"].get("annotations", {}).get("karpenter.sh/nodeclaim-termination-timestamp") else None
+    x = wait_for("termination-timestamp annotation on %s" % cname, annotated, timeout=10, interval=0.1)
+    md = x["metadata"]
+    check(ts(md["annotations"]["karpenter.sh/nodeclaim-termination-timestamp"]) - ts(md["deletionTimestamp"]) == 3600,
+          "annotation = deletionTimestamp + terminationGracePeriod (%s, deleted %s)"
+          % (md["annotations"]["karpenter.sh/nodeclaim-termination-timestamp"], md["deletionTimestamp"]))
+
+    pods = wait_ready(c, "web", 4, timeout=30, exclude_node=nname)
+    log("4 pods ready on new capacity after %.1f s" % (time.time() - t0))
+    check(all(p["spec"]["nodeName"] != nname for p in pods), "all 4 pods moved off %s" % nname)
+    drained = wait_for("Drained=True on %s" % cname,
+                       lambda: (lambda o: o if cond(o, "Drained") == "True" else None)(c.get("nodeclaim", cname)),
+                       timeout=20, interval=0.2)
+    check(cond(drained, "Drained") == "True", "NodeClaim condition Drained=True")
+    if volume:
+        wait_for("VolumesDetached=Unknown while the VolumeAttachment remains",
+                 lambda: cond(c.get("nodeclaim", cname), "VolumesDetached") == "Unknown", timeout=10)
+        check(events_for(c, "AwaitingVolumeDetachment", kind="Node", name=nname),
+              "Warning AwaitingVolumeDetachment on the node")
+        time.sleep(1.5)
+        check(nname in [n["metadata"]["name"] for n in c.items("nodes")] and
+              iid in [i["InstanceId"] for i in c.instances()],
+              "node and instance wait for the VolumeAttachment")
+        c.kubectl("delete", "volumeattachment", "csi-data")
+        wait_for("VolumesDetached=True", lambda: cond(c.get("nodeclaim", cname), "VolumesDetached") == "True",
+                 timeout=10)
+    check_gone(c, nname, cname, iid)
+    log("node and NodeClaim gone after %.1f s" % (time.time() - t0))
+    ev = [e for e in events_for(c, "Evicted", kind="Pod") if e.get("message") == "Evicted pod"]
+    return ev

@@ -143,6 +143,12 @@ def builtin_types():
         RType('policy', 'v1', 'poddisruptionbudgets', 'PodDisruptionBudget', True, status=True,
               short=['pdb']),
         RType('apps', 'v1', 'daemonsets', 'DaemonSet', True, status=True, short=['ds'], categories=['all']),
+        # storage objects are stored for clients that read them (a node drain waits for
+        # VolumeAttachments); there is no attach/detach controller or provisioner
+        RType('', 'v1', 'persistentvolumeclaims', 'PersistentVolumeClaim', True, status=True,
+              short=['pvc']),
+        RType('', 'v1', 'persistentvolumes', 'PersistentVolume', False, status=True, short=['pv']),
+        RType('storage.k8s.io', 'v1', 'volumeattachments', 'VolumeAttachment', False, status=True),
         RType('apps', 'v1', 'deployments', 'Deployment', True, status=True, short=['deploy'],
               categories=['all'], subresources=['scale']),
         RType('apps', 'v1', 'replicasets', 'ReplicaSet', True, status=True, short=['rs'],

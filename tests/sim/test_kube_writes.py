@@ -241,6 +241,30 @@ class WritesTest(unittest.TestCase):
         finally:
             self.c.control_call('DELETE', '/kube/faults')
 
+    def test_storage_objects(self):
+        # served as kube-apiserver serves them (no attach/detach controller behind them)
+        st, _, g = self.k.get('/apis/storage.k8s.io/v1')
+        res = {r['name']: r for r in g['resources']}
+        self.assertFalse(res['volumeattachments']['namespaced'])
+        self.assertIn('volumeattachments/status', res)
+        VA = '/apis/storage.k8s.io/v1/volumeattachments'
+        va = {'apiVersion': 'storage.k8s.io/v1', 'kind': 'VolumeAttachment', 'metadata': {'name': 'csi-1'},
+              'spec': {'attacher': 'ebs.csi.aws.com', 'nodeName': 'n1', 'source': {'persistentVolumeName': 'pv-1'}},
+              'status': {'attached': True}}
+        st, _, o = self.k.post(VA, va)
+        self.assertEqual(st, 201)
+        self.assertNotIn('attached', o.get('status') or {})   # status is the attacher's to write
+        st, _, l = self.k.get(VA)
+        self.assertEqual([i['spec']['nodeName'] for i in l['items']], ['n1'])
+        st, _, pvc = self.k.post('/api/v1/namespaces/default/persistentvolumeclaims',
+                                 {'metadata': {'name': 'data'}, 'spec': {'volumeName': 'pv-1'}})
+        self.assertEqual(st, 201)
+        st, _, pvc = self.k.get('/api/v1/namespaces/default/persistentvolumeclaims/data')
+        self.assertEqual(pvc['spec']['volumeName'], 'pv-1')
+        self.assertEqual(self.k.post('/api/v1/persistentvolumes', {'metadata': {'name': 'pv-1'}})[0], 201)
+        self.assertEqual(self.k.delete(VA + '/csi-1')[0], 200)
+        self.assertEqual(self.k.get(VA + '/csi-1')[0], 404)
+
     def test_warning_free_openapi_probe(self):
         st, _, root = self.k.get('/openapi/v3')
         self.assertIn('apis/karpenter.sh/v1', root['paths'])
