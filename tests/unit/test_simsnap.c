@@ -18,7 +18,7 @@ typedef struct {
 
 static const nw_catalog_t *f_catalog(nw_cloud_t *c) { return ((fcloud_t *)c)->cat; }
 static nw_ice_t *f_ice(nw_cloud_t *c) { return ((fcloud_t *)c)->ice; }
-static const nw_cloud_ops_t f_ops = {NULL, NULL, NULL, NULL, f_catalog, f_ice, NULL};
+static const nw_cloud_ops_t f_ops = {.catalog = f_catalog, .ice = f_ice};
 
 typedef struct {
     fcloud_t cloud;
