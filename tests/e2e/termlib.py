@@ -4,6 +4,8 @@ Deployment's ready pods all along, and checks that a node and its NodeClaim are
 gone with their instance terminated and finalizers removed.
 """
 import calendar
+import json
+import subprocess
 import threading
 import time
 
@@ -79,7 +81,7 @@ def app_pods(c, app):
     return c.items("pods", "-n", "default", "-l", "app=" + app)
 
 
-def wait_ready(c, app, n, timeout=40, exclude_node=None):
+def wait_ready(c, app, n, timeout=60, exclude_node=None):
     def ok():
         ps = [p for p in app_pods(c, app) if ready(p)]
         if exclude_node:
@@ -89,30 +91,82 @@ def wait_ready(c, app, n, timeout=40, exclude_node=None):
                     ok, timeout=timeout)
 
 
-class ReadyWatch:
-    """Polls the Deployment's pods and keeps the lowest count of ready pods seen."""
+class Watch:
+    """`kubectl get ARGS -w -o json --output-watch-events` in the background: every
+    version of the selected objects is recorded (events: list of (type, object)), so
+    tests assert on what happened however slow their own polling is."""
 
-    def __init__(self, c, app):
-        self.c, self.app = c, app
-        self.min_ready = None
-        self.samples = 0
-        self.stop_ev = threading.Event()
+    def __init__(self, c, *args):
+        self.events = []
+        self.lock = threading.Lock()
+        self.p = subprocess.Popen(["kubectl", "get"] + list(args) +
+                                  ["-w", "-o", "json", "--output-watch-events"],
+                                  env=c.env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         self.t = threading.Thread(target=self.run, daemon=True)
         self.t.start()
 
+    def on_event(self, typ, obj):
+        pass
+
     def run(self):
-        while not self.stop_ev.is_set():
-            try:
-                n = sum(1 for p in app_pods(self.c, self.app) if ready(p))
-                self.min_ready = n if self.min_ready is None else min(self.min_ready, n)
-                self.samples += 1
-            except Exception:  # a kubectl hiccup is not a lost pod
-                pass
-            self.stop_ev.wait(0.2)
+        dec = json.JSONDecoder()
+        buf = ""
+        while True:
+            chunk = self.p.stdout.read1(65536) if hasattr(self.p.stdout, "read1") else self.p.stdout.read(4096)
+            if not chunk:
+                return
+            buf += chunk.decode("utf-8", "replace")
+            while True:
+                buf = buf.lstrip()
+                if not buf:
+                    break
+                try:
+                    ev, end = dec.raw_decode(buf)
+                except ValueError:
+                    break
+                buf = buf[end:]
+                with self.lock:
+                    self.events.append((ev.get("type"), ev.get("object") or {}))
+                    self.on_event(ev.get("type"), ev.get("object") or {})
+
+    def versions(self, name=None):
+        with self.lock:
+            return [o for _, o in self.events if name is None or o.get("metadata", {}).get("name") == name]
 
     def stop(self):
-        self.stop_ev.set()
-        self.t.join(10)
+        self.p.terminate()
+        try:
+            self.p.wait(5)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+        self.t.join(5)
+
+
+class ReadyWatch(Watch):
+    """Watches the Deployment's pods and keeps the lowest count of ready pods seen
+    after the count first reached `full` (the watch's initial listing ramps up)."""
+
+    def __init__(self, c, app, full):
+        self.pods = {}
+        self.full = full
+        self.min_ready = None
+        self.samples = 0
+        super().__init__(c, "pods", "-n", "default", "-l", "app=" + app)
+
+    def on_event(self, typ, obj):
+        name = obj.get("metadata", {}).get("name")
+        if typ == "DELETED":
+            self.pods.pop(name, None)
+        elif name:
+            self.pods[name] = obj
+        n = sum(1 for p in self.pods.values() if ready(p))
+        if self.min_ready is None and n < self.full:
+            return
+        self.samples += 1
+        self.min_ready = n if self.min_ready is None else min(self.min_ready, n)
+
+    def stop(self):
+        super().stop()
         return self.min_ready
 
 
@@ -192,58 +246,71 @@ def one_node(c):
 
 
 def drain_and_check(c, node, nc, how, volume=False):
+    """Delete the NodeClaim (how="nodeclaim") or the Node and check the whole graceful
+    termination from the recorded versions of both objects. Returns the Evicted events."""
     nname, cname = node["metadata"]["name"], nc["metadata"]["name"]
     iid = instance_id(node["spec"]["providerID"])
+    wn = Watch(c, "nodes", "--field-selector", "metadata.name=" + nname)
+    wc = Watch(c, "nodeclaims", "--field-selector", "metadata.name=" + cname)
+    wait_for("the watches' initial listing", lambda: wn.versions() and wc.versions(), timeout=15)
     t0 = time.time()
-    if how == "nodeclaim":
-        c.kubectl("delete", "nodeclaim", cname, "--wait=false")
-    else:
-        c.kubectl("delete", "node", nname, "--wait=false")
+    try:
+        if how == "nodeclaim":
+            c.kubectl("delete", "nodeclaim", cname, "--wait=false")
+        else:
+            c.kubectl("delete", "node", nname, "--wait=false")
 
-    def tainted():
-        try:
-            n = c.get("node", nname)
-        except AssertionError:
-            return None
-        t = [x for x in n["spec"].get("taints", []) if x["key"] == "karpenter.sh/disrupted"]
-        return n if t and n["metadata"].get("deletionTimestamp") else None
-    n = wait_for("node %s being deleted and tainted" % nname, tainted, timeout=10, interval=0.1)
-    t = [x for x in n["spec"]["taints"] if x["key"] == "karpenter.sh/disrupted"]
-    check(len(t) == 1 and t[0]["effect"] == "NoSchedule" and not t[0].get("value"),
-          "taint karpenter.sh/disrupted:NoSchedule")
-    check(n["metadata"]["labels"].get("node.kubernetes.io/exclude-from-external-load-balancers") == "karpenter",
-          "label node.kubernetes.io/exclude-from-external-load-balancers=karpenter")
-    check("karpenter.sh/termination" in n["metadata"].get("finalizers", []), "the node keeps its finalizer while draining")
+        def disrupted(n):
+            t = [x for x in (n.get("spec") or {}).get("taints", []) if x["key"] == "karpenter.sh/disrupted"]
+            return n if t and n["metadata"].get("deletionTimestamp") else None
+        n = wait_for("node %s being deleted and tainted" % nname,
+                     lambda: next(filter(None, map(disrupted, wn.versions())), None), timeout=20, interval=0.1)
+        t = [x for x in n["spec"]["taints"] if x["key"] == "karpenter.sh/disrupted"]
+        check(len(t) == 1 and t[0]["effect"] == "NoSchedule" and not t[0].get("value"),
+              "taint karpenter.sh/disrupted:NoSchedule")
+        check(n["metadata"]["labels"].get("node.kubernetes.io/exclude-from-external-load-balancers") == "karpenter",
+              "label node.kubernetes.io/exclude-from-external-load-balancers=karpenter")
+        check("karpenter.sh/termination" in n["metadata"].get("finalizers", []),
+              "the node keeps its finalizer while draining")
 
-    def annotated():
-        x = c.get("nodeclaim", cname)
-        return x if x["metadata"].get("annotations", {}).get("karpenter.sh/nodeclaim-termination-timestamp") else None
-    x = wait_for("termination-timestamp annotation on %s" % cname, annotated, timeout=10, interval=0.1)
-    md = x["metadata"]
-    check(ts(md["annotations"]["karpenter.sh/nodeclaim-termination-timestamp"]) - ts(md["deletionTimestamp"]) == 3600,
-          "annotation = deletionTimestamp + terminationGracePeriod (%s, deleted %s)"
-          % (md["annotations"]["karpenter.sh/nodeclaim-termination-timestamp"], md["deletionTimestamp"]))
+        def annotated(x):
+            return x if x["metadata"].get("annotations", {}).get(
+                "karpenter.sh/nodeclaim-termination-timestamp") else None
+        x = wait_for("termination-timestamp annotation on %s" % cname,
+                     lambda: next(filter(None, map(annotated, wc.versions())), None), timeout=20, interval=0.1)
+        md = x["metadata"]
+        check(ts(md["annotations"]["karpenter.sh/nodeclaim-termination-timestamp"]) - ts(md["deletionTimestamp"])
+              == 3600, "annotation = deletionTimestamp + terminationGracePeriod (%s, deleted %s)"
+              % (md["annotations"]["karpenter.sh/nodeclaim-termination-timestamp"], md["deletionTimestamp"]))
 
-    pods = wait_ready(c, "web", 4, timeout=30, exclude_node=nname)
-    log("4 pods ready on new capacity after %.1f s" % (time.time() - t0))
-    check(all(p["spec"]["nodeName"] != nname for p in pods), "all 4 pods moved off %s" % nname)
-    drained = wait_for("Drained=True on %s" % cname,
-                       lambda: (lambda o: o if cond(o, "Drained") == "True" else None)(c.get("nodeclaim", cname)),
-                       timeout=20, interval=0.2)
-    check(cond(drained, "Drained") == "True", "NodeClaim condition Drained=True")
-    if volume:
-        wait_for("VolumesDetached=Unknown while the VolumeAttachment remains",
-                 lambda: cond(c.get("nodeclaim", cname), "VolumesDetached") == "Unknown", timeout=10)
-        check(events_for(c, "AwaitingVolumeDetachment", kind="Node", name=nname),
-              "Warning AwaitingVolumeDetachment on the node")
-        time.sleep(1.5)
-        check(nname in [n["metadata"]["name"] for n in c.items("nodes")] and
-              iid in [i["InstanceId"] for i in c.instances()],
-              "node and instance wait for the VolumeAttachment")
-        c.kubectl("delete", "volumeattachment", "csi-data")
-        wait_for("VolumesDetached=True", lambda: cond(c.get("nodeclaim", cname), "VolumesDetached") == "True",
-                 timeout=10)
-    check_gone(c, nname, cname, iid)
-    log("node and NodeClaim gone after %.1f s" % (time.time() - t0))
-    ev = [e for e in events_for(c, "Evicted", kind="Pod") if e.get("message") == "Evicted pod"]
-    return ev
+        pods = wait_ready(c, "web", 4, timeout=60, exclude_node=nname)
+        log("4 pods ready on new capacity after %.1f s" % (time.time() - t0))
+        check(all(p["spec"]["nodeName"] != nname for p in pods), "all 4 pods moved off %s" % nname)
+        wait_for("Drained=True on %s" % cname,
+                 lambda: any(cond(v, "Drained") == "True" for v in wc.versions()), timeout=30, interval=0.2)
+        first_true = next(i for i, v in enumerate(wc.versions()) if cond(v, "Drained") == "True")
+        check(any(cond(v, "Drained") == "Unknown" for v in wc.versions()[:first_true]),
+              "NodeClaim Drained=Unknown while draining, then Drained=True")
+        if volume:
+            wait_for("VolumesDetached=Unknown while the VolumeAttachment remains",
+                     lambda: any(cond(v, "VolumesDetached") == "Unknown" for v in wc.versions()), timeout=20)
+            wait_for("Warning AwaitingVolumeDetachment on the node",
+                     lambda: events_for(c, "AwaitingVolumeDetachment", kind="Node", name=nname), timeout=10)
+            time.sleep(1.5)
+            check(not any(o["metadata"].get("finalizers") is None or
+                          "karpenter.sh/termination" not in o["metadata"].get("finalizers", [])
+                          for o in wn.versions()) and
+                  iid in [i["InstanceId"] for i in c.instances()],
+                  "node (finalizer kept) and instance wait for the VolumeAttachment")
+            c.kubectl("delete", "volumeattachment", "csi-data")
+            wait_for("VolumesDetached=True",
+                     lambda: any(cond(v, "VolumesDetached") == "True" for v in wc.versions()), timeout=20)
+        check_gone(c, nname, cname, iid, timeout=60)
+        log("node and NodeClaim gone after %.1f s" % (time.time() - t0))
+        last = wc.versions()[-1] if wc.versions() else {}
+        check(any(cond(v, "InstanceTerminating") == "True" for v in wc.versions()),
+              "NodeClaim InstanceTerminating=True before it went (%s)" % cond(last, "InstanceTerminating"))
+    finally:
+        wn.stop()
+        wc.stop()
+    return [e for e in events_for(c, "Evicted", kind="Pod") if e.get("message") == "Evicted pod"]
