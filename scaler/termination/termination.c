@@ -290,9 +290,16 @@ static void claim_condition(nw_ctl_t *c, const nw_kube_obj_t *nc, const char *ty
 
 /* ---- NodeClaim finalizer (§1.15) --------------------------------------------------- */
 
+typedef struct {
+    const char *value;
+    int wrote; /* this call added it (not: it was there already) */
+} annotate_t;
+
 static int mutate_annotate(cJSON *nc, void *ud)
 {
-    const char *value = ud;
+    annotate_t *an = ud;
+    const char *value = an->value;
+    an->wrote = 0;
     cJSON *md = GET(nc, "metadata");
     if (!cJSON_IsObject(md) || !GET(md, "deletionTimestamp"))
         return -1;
@@ -304,6 +311,7 @@ static int mutate_annotate(cJSON *nc, void *ud)
         ann = cJSON_AddObjectToObject(md, "annotations");
     }
     cJSON_AddStringToObject(ann, NW_ANN_TERMINATION_TS, value);
+    an->wrote = 1;
     return 0;
 }
 
@@ -356,17 +364,20 @@ static void finalize_claim(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_kube_o
         nw_rc_t rc = nw_drain_tgp_value(nc->json, value, sizeof value, &err);
         if (rc == NW_OK && nw_ctl_may_write(c)) {
             nw_err_clear(&err);
+            annotate_t an = {value, 0};
             if (nw_kube_update_retry(c->kube, &nw_kube_res_nodeclaims, NULL, nc->name, 0,
-                                     mutate_annotate, value, 5, NULL, &err) == NW_OK) {
+                                     mutate_annotate, &an, 5, NULL, &err) != NW_OK) {
+                if (err.rc != NW_ENOTFOUND)
+                    nw_log_warn(COMP, "cannot annotate the termination deadline",
+                                NW_LS("nodeclaim", nc->name), NW_LS("error", err.msg));
+            } else if (an.wrote) {
                 char msg[128];
                 snprintf(msg, sizeof msg, "All pods will be deleted by %s", value);
                 event(c, &nw_kube_res_nodeclaims, nc->json, "Warning",
                       "TerminationGracePeriodExpiring", msg);
                 nw_log_info(COMP, "termination deadline set", NW_LS("nodeclaim", nc->name),
                             NW_LS("deadline", value));
-            } else if (err.rc != NW_ENOTFOUND)
-                nw_log_warn(COMP, "cannot annotate the termination deadline",
-                            NW_LS("nodeclaim", nc->name), NW_LS("error", err.msg));
+            }
         } else if (rc != NW_OK && rc != NW_ENOTFOUND)
             nw_log_warn(COMP, "no termination deadline", NW_LS("nodeclaim", nc->name),
                         NW_LS("field", err.path), NW_LS("error", err.msg));
