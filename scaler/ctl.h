@@ -68,6 +68,8 @@ typedef struct {
     struct nw_gc *gc;
     /* graceful termination (scaler/termination/termination.h; owned) */
     struct nw_term *term;
+    /* drift marking, expiration, NodePool status (scaler/upkeep.h; owned) */
+    struct nw_upkeep *upkeep;
     /* counters (metrics) */
     _Atomic uint64_t n_created, n_launched, n_launch_failed, n_registered, n_initialized,
         n_reg_timeouts, n_solves;

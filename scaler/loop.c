@@ -17,6 +17,7 @@
 #include "scaler/kube/leader.h"
 #include "scaler/kube/watch.h"
 #include "scaler/termination/termination.h"
+#include "scaler/upkeep.h"
 
 int64_t nw_prov_next_deadline(const nw_ctl_t *c, int64_t mono);
 
@@ -68,6 +69,7 @@ static void *reconcile_main(void *arg)
             /* a new term: forget what the previous term remembered */
             nw_prov_cleanup(c);
             nw_term_reset(c->term);
+            nw_upkeep_reset(c->upkeep);
             c->window_open_mono = c->next_resolve_mono = c->next_nodeclass_mono = 0;
             was_leading = leading;
         }
@@ -85,6 +87,7 @@ static void *reconcile_main(void *arg)
         nw_life_tick(c, snap);
         nw_gc_tick(c, snap);
         nw_term_tick(c, snap);
+        nw_upkeep_tick(c, snap);
         nw_kube_snap_release(snap);
     }
     return NULL;
@@ -98,6 +101,7 @@ static void scaler_free(nw_scaler_t *s)
     nw_prov_cleanup(&s->ctl);
     nw_gc_free(s->ctl.gc);
     nw_term_free(s->ctl.term);
+    nw_upkeep_free(s->ctl.upkeep);
     if (s->ctl.cloud)
         s->ctl.cloud->ops->free(s->ctl.cloud);
     nw_kube_recorder_free(s->ctl.rec);
@@ -141,7 +145,8 @@ nw_rc_t nw_scaler_start(const nw_scaler_opts_t *o, nw_scaler_t **out, nw_err_t *
     }
     c->rec = nw_kube_recorder_new(c->kube, "nodewarden", pod);
     c->term = nw_term_new();
-    if (!c->cache || !c->rec || !c->term) {
+    c->upkeep = nw_upkeep_new();
+    if (!c->cache || !c->rec || !c->term || !c->upkeep) {
         rc = nw_err_set(err, NW_ENOMEM, NULL, "out of memory");
         goto fail;
     }
@@ -283,6 +288,8 @@ nw_rc_t nw_scaler_metrics(nw_scaler_t *s, nw_buf_t *out)
         rc = nw_gc_metrics(c->gc, out);
     if (rc == NW_OK)
         rc = nw_term_metrics(c->term, out);
+    if (rc == NW_OK)
+        rc = nw_upkeep_metrics(c->upkeep, out);
     if (rc == NW_OK)
         rc = nw_kube_metrics_write(nw_kube_client_metrics(c->kube), out);
     return rc;

@@ -11,6 +11,7 @@
 #include "common/log.h"
 #include "scaler/schedule/from_catalog.h"
 #include "scaler/simsnap.h"
+#include "scaler/upkeep.h"
 
 #define GET(o, k) cJSON_GetObjectItemCaseSensitive((o), (k))
 #define NOMINATION_NS (20 * NW_NS_PER_SEC) /* max(2 x batch max, 10 s) */
@@ -933,6 +934,7 @@ nw_rc_t nw_simsnap_create_claim(nw_ctl_t *c, const nw_kube_snap_t *ks, const nw_
     cJSON *body = claim_body(s, cl, pool, o, &ntypes, &first, err);
     if (!body)
         return err && err->rc != NW_OK ? err->rc : NW_EINVAL;
+    nw_upkeep_stamp_nodeclaim(body, ks); /* drift hashes (scaler/upkeep.h) */
     cJSON *created = NULL;
     nw_rc_t rc = nw_kube_create(c->kube, &nw_kube_res_nodeclaims, NULL, body, &created, err);
     cJSON_Delete(body);

@@ -651,6 +651,14 @@ static nw_rc_t instances_set(xmlNode *set, nw_ec2_instances_t *out, nw_err_t *er
         TXT(it, "spotInstanceRequestId", i->spot_request_id);
         i->launch_ns = when(it, "launchTime");
         tags(child(it, "tagSet"), &i->tags);
+        FOREACH_ITEM(child(it, "groupSet"), g)
+        {
+            if (i->nsg < NW_EC2_MAX_INSTANCE_SGS) {
+                TXT(g, "groupId", i->sg_ids[i->nsg]);
+                if (i->sg_ids[i->nsg][0])
+                    i->nsg++;
+            }
+        }
         if (!*i->id) {
             out->n--;
             return nw_err_set(err, NW_EPARSE, "instancesSet.item.instanceId", "missing");

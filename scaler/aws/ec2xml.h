@@ -190,6 +190,7 @@ nw_rc_t nw_ec2xml_parse_launch_templates(const char *xml, size_t len, nw_ec2_lts
                                          char *next, size_t nextlen, nw_err_t *err);
 
 /* ---- DescribeInstances / RunInstances / CreateFleet instances ---- */
+#define NW_EC2_MAX_INSTANCE_SGS 16 /* EC2 allows 5 per interface by default, 16 at most */
 typedef struct {
     char id[NW_EC2_ID];
     char type[NW_EC2_ID];
@@ -203,6 +204,8 @@ typedef struct {
     char spot_request_id[NW_EC2_ID];
     int64_t launch_ns;
     nw_ec2_tags_t tags;
+    char sg_ids[NW_EC2_MAX_INSTANCE_SGS][NW_EC2_ID]; /* groupSet/item/groupId */
+    int nsg;
 } nw_ec2_instance_t;
 typedef struct {
     nw_ec2_instance_t *v;

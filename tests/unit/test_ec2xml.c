@@ -141,6 +141,11 @@ START_TEST(instances_and_launch)
     ck_assert_str_eq(in.v[0].state, "running");
     ck_assert_int_eq(in.v[0].tags.n, 4);
     ck_assert_str_eq(in.v[1].lifecycle, "spot");
+    ck_assert_int_eq(in.v[0].nsg, 2); /* the instance's groupSet, not the reservation's */
+    ck_assert_str_eq(in.v[0].sg_ids[0], "sg-0a1b2c3d4e5f60001");
+    ck_assert_str_eq(in.v[0].sg_ids[1], "sg-0a1b2c3d4e5f60002");
+    ck_assert_str_eq(in.v[0].subnet_id, "subnet-0a1b2c3d4e5f60002");
+    ck_assert_int_eq(in.v[1].nsg, 0);
     ck_assert_str_eq(next, "ZGVzY3JpYmUtaW5zdGFuY2VzLTI=");
     free(x);
     x = load(DIR "run-instances.xml", &len);

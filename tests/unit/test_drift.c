@@ -1,0 +1,191 @@
+/* Unit tests for scaler/disruption/drift: the drift rules as data
+ * (tests/data/drift/base.json + cases.jsonl) and the reason names. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/clock.h"
+#include "scaler/aws/catalog.h"
+#include "scaler/disruption/drift.h"
+#include "scaler/disruption/hash.h"
+#include "tests/unit/testutil.h"
+
+Suite *nw_drift_suite(void);
+
+#define GET(o, k) cJSON_GetObjectItemCaseSensitive((o), (k))
+
+static cJSON *parse(const char *text, const char *what)
+{
+    const char *end = NULL;
+    cJSON *j = cJSON_ParseWithLengthOpts(text, strlen(text) + 1, &end, 1);
+    ck_assert_msg(j != NULL, "%s: bad JSON", what);
+    return j;
+}
+
+/* RFC 7386 JSON merge patch, in place. */
+static void merge(cJSON *target, const cJSON *patch)
+{
+    const cJSON *p;
+    cJSON_ArrayForEach(p, patch)
+    {
+        if (cJSON_IsNull(p)) {
+            cJSON_DeleteItemFromObjectCaseSensitive(target, p->string);
+            continue;
+        }
+        cJSON *t = GET(target, p->string);
+        if (cJSON_IsObject(p) && cJSON_IsObject(t)) {
+            merge(t, p);
+            continue;
+        }
+        cJSON_DeleteItemFromObjectCaseSensitive(target, p->string);
+        cJSON_AddItemToObject(target, p->string, cJSON_Duplicate(p, 1));
+    }
+}
+
+typedef struct {
+    const char *ids[16], *arch[16], *subnets[16], *sgs[16];
+    nw_drift_class_t c;
+} resolved_t;
+
+static void resolved_from(const cJSON *j, resolved_t *r)
+{
+    memset(r, 0, sizeof *r);
+    const cJSON *a;
+    cJSON_ArrayForEach(a, GET(j, "amis"))
+    {
+        r->ids[r->c.namis] = cJSON_GetStringValue(GET(a, "id"));
+        r->arch[r->c.namis++] = cJSON_GetStringValue(GET(a, "arch"));
+    }
+    cJSON_ArrayForEach(a, GET(j, "subnets")) r->subnets[r->c.nsubnets++] = a->valuestring;
+    cJSON_ArrayForEach(a, GET(j, "sgs")) r->sgs[r->c.nsgs++] = a->valuestring;
+    r->c.ami_ids = r->ids;
+    r->c.ami_arch = r->arch;
+    r->c.subnet_ids = r->subnets;
+    r->c.sg_ids = r->sgs;
+}
+
+typedef struct {
+    const char *sgs[16];
+    nw_drift_instance_t i;
+} instance_t;
+
+static void instance_from(const cJSON *j, instance_t *in)
+{
+    memset(in, 0, sizeof *in);
+    in->i.image_id = cJSON_GetStringValue(GET(j, "image"));
+    in->i.subnet_id = cJSON_GetStringValue(GET(j, "subnet"));
+    const cJSON *a;
+    cJSON_ArrayForEach(a, GET(j, "sgs")) in->sgs[in->i.nsg++] = a->valuestring;
+    in->i.sg_ids = in->sgs;
+}
+
+static nw_catalog_t *catalog(void)
+{
+    nw_catalog_t *cat = NULL;
+    ck_assert_int_eq(nw_catalog_new_embedded("us-west-2", &cat, NULL), NW_OK);
+    nw_catalog_zone_t z[] = {{"us-west-2a", "usw2-az1"}, {"us-west-2b", "usw2-az2"}};
+    ck_assert_int_eq(nw_catalog_set_zones(cat, z, 2, NULL), NW_OK);
+    return cat;
+}
+
+START_TEST(cases)
+{
+    char *btxt = nw_test_read_file("tests/data/drift/base.json", NULL);
+    cJSON *base = parse(btxt, "base.json");
+    free(btxt);
+    nw_catalog_t *cat = catalog();
+    nw_test_lines_t *l = nw_test_lines_load("tests/data/drift/cases.jsonl");
+    ck_assert_int_gt(l->n, 30);
+    for (int i = 0; i < l->n; i++) {
+        cJSON *c = parse(l->line[i], "case");
+        const char *name = cJSON_GetStringValue(GET(c, "name"));
+        cJSON *pool = cJSON_Duplicate(GET(base, "nodepool"), 1);
+        cJSON *class = cJSON_Duplicate(GET(base, "nodeclass"), 1);
+        cJSON *nc = cJSON_Duplicate(GET(base, "nodeclaim"), 1);
+        ck_assert_int_eq(nw_hash_stamp_nodeclaim(nc, pool, class, NULL), NW_OK);
+        if (GET(c, "nodepool"))
+            merge(pool, GET(c, "nodepool"));
+        if (GET(c, "nodeclaim"))
+            merge(nc, GET(c, "nodeclaim"));
+        const cJSON *cp = GET(c, "nodeclass");
+        if (cJSON_IsNull(cp)) {
+            cJSON_Delete(class);
+            class = NULL;
+        } else if (cp)
+            merge(class, cp);
+        const cJSON *rj = GET(c, "resolved") ? GET(c, "resolved") : GET(base, "resolved");
+        const cJSON *ij = GET(c, "instance") ? GET(c, "instance") : GET(base, "instance");
+        resolved_t r;
+        instance_t inst;
+        resolved_from(rj, &r);
+        instance_from(ij, &inst);
+        const char *now_s = cJSON_GetStringValue(GET(c, "now"));
+        int64_t now = 0;
+        ck_assert_int_eq(nw_time_parse(now_s ? now_s : "2026-11-30T00:30:00Z", &now), NW_OK);
+        nw_drift_in_t in = {nc, pool, class, cJSON_IsNull(rj) ? NULL : &r.c,
+                            cJSON_IsNull(ij) ? NULL : &inst.i, cat, now};
+        char detail[1024];
+        nw_drift_reason_t got = nw_drift_check(&in, detail, sizeof detail);
+        const char *want = cJSON_GetStringValue(GET(c, "expect"));
+        ck_assert_msg(want && strcmp(nw_drift_reason_str(got), want) == 0,
+                      "%s (line %d): got \"%s\" (%s), want \"%s\"", name, l->lineno[i],
+                      nw_drift_reason_str(got), detail, want ? want : "?");
+        const char *sub = cJSON_GetStringValue(GET(c, "detail"));
+        if (sub)
+            ck_assert_msg(strstr(detail, sub), "%s: detail \"%s\" lacks \"%s\"", name, detail, sub);
+        if (got == NW_DRIFT_NONE)
+            ck_assert_str_eq(detail, "");
+        cJSON_Delete(pool);
+        cJSON_Delete(class);
+        cJSON_Delete(nc);
+        cJSON_Delete(c);
+    }
+    nw_test_lines_free(l);
+    nw_catalog_free(cat);
+    cJSON_Delete(base);
+}
+END_TEST
+
+START_TEST(reason_names)
+{
+    for (int r = NW_DRIFT_NONE + 1; r < NW_DRIFT_REASONS; r++) {
+        const char *s = nw_drift_reason_str((nw_drift_reason_t)r);
+        ck_assert_int_gt((int)strlen(s), 0);
+        ck_assert_int_eq(nw_drift_reason_parse(s), r);
+    }
+    ck_assert_str_eq(nw_drift_reason_str(NW_DRIFT_AMI), "AMIDrift");
+    ck_assert_str_eq(nw_drift_reason_str(NW_DRIFT_NODEPOOL), "NodePoolDrifted");
+    ck_assert_int_eq(nw_drift_reason_parse("Bogus"), NW_DRIFT_NONE);
+    ck_assert_int_eq(nw_drift_reason_parse(NULL), NW_DRIFT_NONE);
+    ck_assert_str_eq(nw_drift_reason_str(NW_DRIFT_REASONS), "");
+}
+END_TEST
+
+START_TEST(missing_inputs)
+{
+    nw_drift_in_t in;
+    memset(&in, 0, sizeof in);
+    char d[16] = "x";
+    ck_assert_int_eq(nw_drift_check(&in, d, sizeof d), NW_DRIFT_NONE);
+    ck_assert_int_eq(nw_drift_check(NULL, NULL, 0), NW_DRIFT_NONE);
+    /* a pool without a template and a bare claim: no verdict, no crash */
+    cJSON *pool = parse("{\"spec\":{}}", "pool"), *nc = parse("{\"metadata\":{}}", "nc");
+    in.nodeclaim = nc;
+    in.nodepool = pool;
+    ck_assert_int_eq(nw_drift_check(&in, d, sizeof d), NW_DRIFT_NONE);
+    cJSON_Delete(pool);
+    cJSON_Delete(nc);
+}
+END_TEST
+
+Suite *nw_drift_suite(void)
+{
+    Suite *s = suite_create("drift");
+    TCase *tc = tcase_create("rules");
+    tcase_add_test(tc, cases);
+    tcase_add_test(tc, reason_names);
+    tcase_add_test(tc, missing_inputs);
+    suite_add_tcase(s, tc);
+    return s;
+}

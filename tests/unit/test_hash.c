@@ -1,0 +1,276 @@
+/* Unit tests for scaler/disruption/hash: the NodePool and EC2NodeClass drift hashes
+ * (stable under key and list order, changed by hashed fields, unchanged by the
+ * fields Karpenter excludes) and the NodeClaim stamp. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scaler/disruption/hash.h"
+
+Suite *nw_hash_suite(void);
+
+#define GET(o, k) cJSON_GetObjectItemCaseSensitive((o), (k))
+
+static const char *POOL =
+    "{\"apiVersion\":\"karpenter.sh/v1\",\"kind\":\"NodePool\",\"metadata\":{\"name\":\"p\","
+    "\"resourceVersion\":\"1\",\"annotations\":{\"x\":\"y\"}},\"spec\":{\"template\":{"
+    "\"metadata\":{\"labels\":{\"a\":\"1\",\"b\":\"2\"},\"annotations\":{\"n\":\"v\"}},"
+    "\"spec\":{\"nodeClassRef\":{\"group\":\"karpenter.k8s.aws\",\"kind\":\"EC2NodeClass\","
+    "\"name\":\"default\"},\"taints\":[{\"key\":\"t1\",\"effect\":\"NoSchedule\"},"
+    "{\"key\":\"t2\",\"value\":\"v\",\"effect\":\"NoExecute\"}],"
+    "\"requirements\":[{\"key\":\"kubernetes.io/arch\",\"operator\":\"In\",\"values\":[\"amd64\"]}],"
+    "\"expireAfter\":\"720h\",\"terminationGracePeriod\":\"1h\"}},"
+    "\"disruption\":{\"consolidateAfter\":\"0s\",\"budgets\":[{\"nodes\":\"10%\"}]},"
+    "\"limits\":{\"cpu\":\"100\"},\"weight\":10}}";
+
+/* the same pool: keys in another order, taints reversed, durations spelled differently */
+static const char *POOL_REORDERED =
+    "{\"spec\":{\"weight\":10,\"limits\":{\"cpu\":\"100\"},\"template\":{\"spec\":{"
+    "\"terminationGracePeriod\":\"60m\",\"expireAfter\":\"43200m\",\"requirements\":[],"
+    "\"taints\":[{\"effect\":\"NoExecute\",\"value\":\"v\",\"key\":\"t2\"},"
+    "{\"effect\":\"NoSchedule\",\"key\":\"t1\",\"value\":\"\"}],\"nodeClassRef\":{"
+    "\"name\":\"default\",\"kind\":\"EC2NodeClass\",\"group\":\"karpenter.k8s.aws\"}},"
+    "\"metadata\":{\"annotations\":{\"n\":\"v\"},\"labels\":{\"b\":\"2\",\"a\":\"1\"}}}},"
+    "\"metadata\":{\"name\":\"q\"},\"kind\":\"NodePool\"}";
+
+static cJSON *parse(const char *s)
+{
+    const char *end = NULL;
+    cJSON *j = cJSON_ParseWithLengthOpts(s, strlen(s) + 1, &end, 1);
+    ck_assert_ptr_nonnull(j);
+    return j;
+}
+
+static void pool_hash(const cJSON *p, char out[NW_HASH_LEN])
+{
+    nw_err_t err = {0};
+    ck_assert_msg(nw_hash_nodepool(p, out, &err) == NW_OK, "%s", err.msg);
+    ck_assert_int_gt((int)strlen(out), 0);
+    for (const char *c = out; *c; c++)
+        ck_assert_msg(*c >= '0' && *c <= '9', "hash %s is not a decimal number", out);
+}
+
+/* Apply an edit (a JSON document merged at path "a.b.c": replaced or deleted) to a copy
+ * of POOL and compare its hash with the original's. */
+static int pool_changed_by(const char *path, const char *value)
+{
+    cJSON *a = parse(POOL), *b = parse(POOL);
+    cJSON *cur = b;
+    const char *seg = path;
+    for (;;) {
+        const char *dot = strchr(seg, '.');
+        char name[128];
+        size_t n = dot ? (size_t)(dot - seg) : strlen(seg);
+        ck_assert_uint_lt(n, sizeof name);
+        memcpy(name, seg, n);
+        name[n] = 0;
+        if (!dot) {
+            cJSON_DeleteItemFromObjectCaseSensitive(cur, name);
+            if (value)
+                cJSON_AddItemToObject(cur, name, parse(value));
+            break;
+        }
+        cJSON *child = GET(cur, name);
+        if (!child)
+            child = cJSON_AddObjectToObject(cur, name);
+        cur = child;
+        seg = dot + 1;
+    }
+    char ha[NW_HASH_LEN], hb[NW_HASH_LEN];
+    pool_hash(a, ha);
+    pool_hash(b, hb);
+    cJSON_Delete(a);
+    cJSON_Delete(b);
+    return strcmp(ha, hb) != 0;
+}
+
+START_TEST(nodepool_stable)
+{
+    cJSON *a = parse(POOL), *b = parse(POOL_REORDERED);
+    char ha[NW_HASH_LEN], hb[NW_HASH_LEN], ha2[NW_HASH_LEN];
+    pool_hash(a, ha);
+    pool_hash(a, ha2);
+    pool_hash(b, hb);
+    ck_assert_str_eq(ha, ha2);
+    ck_assert_str_eq(ha, hb);
+    cJSON_Delete(a);
+    cJSON_Delete(b);
+}
+END_TEST
+
+START_TEST(nodepool_hashed_fields)
+{
+    ck_assert(pool_changed_by("spec.template.metadata.labels.a", "\"3\""));
+    ck_assert(pool_changed_by("spec.template.metadata.labels.c", "\"1\""));
+    ck_assert(pool_changed_by("spec.template.metadata.annotations.n", "\"w\""));
+    ck_assert(pool_changed_by("spec.template.metadata.annotations", NULL));
+    ck_assert(pool_changed_by("spec.template.spec.taints", "[{\"key\":\"t1\",\"effect\":\"NoSchedule\"}]"));
+    ck_assert(pool_changed_by("spec.template.spec.startupTaints",
+                              "[{\"key\":\"s\",\"effect\":\"NoSchedule\"}]"));
+    ck_assert(pool_changed_by("spec.template.spec.nodeClassRef.name", "\"other\""));
+    ck_assert(pool_changed_by("spec.template.spec.expireAfter", "\"24h\""));
+    ck_assert(pool_changed_by("spec.template.spec.expireAfter", "\"Never\""));
+    ck_assert(pool_changed_by("spec.template.spec.terminationGracePeriod", NULL));
+    /* labels and annotations are kept apart: the same pair moved is a change */
+    ck_assert(pool_changed_by("spec.template.metadata.annotations",
+                              "{\"a\":\"1\",\"b\":\"2\",\"n\":\"v\"}"));
+}
+END_TEST
+
+START_TEST(nodepool_excluded_fields)
+{
+    ck_assert(!pool_changed_by("spec.template.spec.requirements",
+                               "[{\"key\":\"kubernetes.io/arch\",\"operator\":\"In\","
+                               "\"values\":[\"arm64\"]}]"));
+    ck_assert(!pool_changed_by("spec.disruption", "{\"consolidateAfter\":\"5m\","
+                                                  "\"consolidationPolicy\":\"WhenEmpty\","
+                                                  "\"budgets\":[{\"nodes\":\"0\"}]}"));
+    ck_assert(!pool_changed_by("spec.limits", "{\"cpu\":\"1\",\"memory\":\"1Gi\"}"));
+    ck_assert(!pool_changed_by("spec.weight", "100"));
+    ck_assert(!pool_changed_by("spec.replicas", "3"));
+    ck_assert(!pool_changed_by("metadata.annotations", "{\"karpenter.sh/nodepool-hash\":\"1\"}"));
+    ck_assert(!pool_changed_by("metadata.labels", "{\"x\":\"y\"}"));
+    ck_assert(!pool_changed_by("status", "{\"nodes\":3}"));
+    /* null and "" count as absent */
+    ck_assert(!pool_changed_by("spec.template.spec.startupTaints", "null"));
+    ck_assert(!pool_changed_by("spec.template.spec.expireAfter", "\"43200m\""));
+}
+END_TEST
+
+START_TEST(nodepool_errors)
+{
+    char h[NW_HASH_LEN];
+    nw_err_t err = {0};
+    cJSON *j = parse("{\"spec\":{\"template\":\"x\"}}");
+    ck_assert_int_eq(nw_hash_nodepool(j, h, &err), NW_EINVAL);
+    ck_assert_str_eq(err.path, "spec.template");
+    ck_assert_str_eq(h, "");
+    ck_assert_int_eq(nw_hash_nodepool(NULL, h, NULL), NW_EINVAL);
+    cJSON_Delete(j);
+    /* deep nesting is refused, not recursed without bound */
+    char deep[2048] = "{\"spec\":{\"template\":";
+    for (int i = 0; i < 60; i++)
+        strcat(deep, "{\"a\":");
+    strcat(deep, "1");
+    for (int i = 0; i < 60; i++)
+        strcat(deep, "}");
+    strcat(deep, "}}");
+    j = parse(deep);
+    ck_assert_int_eq(nw_hash_nodepool(j, h, NULL), NW_EINVAL);
+    cJSON_Delete(j);
+}
+END_TEST
+
+static const char *CLASS =
+    "{\"metadata\":{\"name\":\"c\"},\"spec\":{\"amiSelectorTerms\":[{\"alias\":\"al2023@latest\"}],"
+    "\"subnetSelectorTerms\":[{\"tags\":{\"k\":\"v\"}}],\"securityGroupSelectorTerms\":[{\"id\":"
+    "\"sg-1\"}],\"role\":\"R\",\"userData\":\"x\",\"tags\":{\"a\":\"b\"},\"blockDeviceMappings\":"
+    "[{\"deviceName\":\"/dev/xvda\",\"ebs\":{\"volumeSize\":\"20Gi\",\"volumeType\":\"gp3\"}}],"
+    "\"ipPrefixCount\":2}}";
+
+static int class_changed_by(const char *key, const char *value)
+{
+    cJSON *a = parse(CLASS), *b = parse(CLASS);
+    cJSON *spec = GET(b, "spec");
+    cJSON_DeleteItemFromObjectCaseSensitive(spec, key);
+    if (value)
+        cJSON_AddItemToObject(spec, key, parse(value));
+    char ha[NW_HASH_LEN], hb[NW_HASH_LEN];
+    ck_assert_int_eq(nw_hash_ec2nodeclass(a, ha, NULL), NW_OK);
+    ck_assert_int_eq(nw_hash_ec2nodeclass(b, hb, NULL), NW_OK);
+    cJSON_Delete(a);
+    cJSON_Delete(b);
+    return strcmp(ha, hb) != 0;
+}
+
+START_TEST(nodeclass_fields)
+{
+    ck_assert(class_changed_by("userData", "\"y\""));
+    ck_assert(class_changed_by("tags", "{\"a\":\"c\"}"));
+    ck_assert(class_changed_by("role", "\"S\""));
+    ck_assert(class_changed_by("blockDeviceMappings",
+                               "[{\"deviceName\":\"/dev/xvda\",\"ebs\":{\"volumeSize\":\"30Gi\","
+                               "\"volumeType\":\"gp3\"}}]"));
+    ck_assert(class_changed_by("metadataOptions", "{\"httpTokens\":\"optional\"}"));
+    /* the family comes from the alias: another alias family is a change */
+    ck_assert(class_changed_by("amiFamily", "\"Bottlerocket\""));
+    /* excluded: selectors, ipPrefixCount, amiFamily equal to the alias's family */
+    ck_assert(!class_changed_by("amiSelectorTerms", "[{\"alias\":\"al2023@v20260101\"}]"));
+    ck_assert(!class_changed_by("subnetSelectorTerms", "[{\"id\":\"subnet-1\"}]"));
+    ck_assert(!class_changed_by("securityGroupSelectorTerms", "[{\"name\":\"n\"}]"));
+    ck_assert(!class_changed_by("capacityReservationSelectorTerms", "[{\"id\":\"cr-1\"}]"));
+    ck_assert(!class_changed_by("ipPrefixCount", "5"));
+    ck_assert(!class_changed_by("amiFamily", "\"AL2023\""));
+    /* quantities by value */
+    ck_assert(!class_changed_by("blockDeviceMappings",
+                                "[{\"ebs\":{\"volumeType\":\"gp3\",\"volumeSize\":\"21474836480\"},"
+                                "\"deviceName\":\"/dev/xvda\"}]"));
+}
+END_TEST
+
+START_TEST(ami_family)
+{
+    cJSON *j = parse("{\"spec\":{\"amiSelectorTerms\":[{\"alias\":\"bottlerocket@1.2\"}]}}");
+    ck_assert_str_eq(nw_hash_ami_family(j), "Bottlerocket");
+    cJSON_Delete(j);
+    j = parse("{\"spec\":{\"amiFamily\":\"AL2\",\"amiSelectorTerms\":[{\"alias\":\"al2023@x\"}]}}");
+    ck_assert_str_eq(nw_hash_ami_family(j), "AL2");
+    cJSON_Delete(j);
+    j = parse("{\"spec\":{\"amiSelectorTerms\":[{\"id\":\"ami-1\"}]}}");
+    ck_assert_str_eq(nw_hash_ami_family(j), "Custom");
+    cJSON_Delete(j);
+    ck_assert_str_eq(nw_hash_ami_family(NULL), "Custom");
+}
+END_TEST
+
+START_TEST(stamp)
+{
+    cJSON *pool = parse(POOL), *class = parse(CLASS);
+    cJSON *nc = parse("{\"metadata\":{\"generateName\":\"p-\",\"annotations\":{"
+                      "\"karpenter.sh/nodepool-hash-version\":\"v1\",\"keep\":\"me\"}}}");
+    ck_assert_int_eq(nw_hash_stamp_nodeclaim(nc, pool, class, NULL), NW_OK);
+    char hp[NW_HASH_LEN], hc[NW_HASH_LEN];
+    ck_assert_int_eq(nw_hash_nodepool(pool, hp, NULL), NW_OK);
+    ck_assert_int_eq(nw_hash_ec2nodeclass(class, hc, NULL), NW_OK);
+    ck_assert(nw_hash_annotation_is(nc, NW_ANN_NODEPOOL_HASH, hp));
+    ck_assert(nw_hash_annotation_is(nc, NW_ANN_NODEPOOL_HASH_VERSION, "v3"));
+    ck_assert(nw_hash_annotation_is(nc, NW_ANN_NODECLASS_HASH, hc));
+    ck_assert(nw_hash_annotation_is(nc, NW_ANN_NODECLASS_HASH_VERSION, "v5"));
+    ck_assert(nw_hash_annotation_is(nc, "keep", "me"));
+    ck_assert_str_ne(hp, hc);
+    cJSON_Delete(nc);
+    /* no metadata at all; no class */
+    nc = parse("{}");
+    ck_assert_int_eq(nw_hash_stamp_nodeclaim(nc, pool, NULL, NULL), NW_OK);
+    ck_assert(nw_hash_annotation_is(nc, NW_ANN_NODEPOOL_HASH, hp));
+    ck_assert(!nw_hash_annotation_is(nc, NW_ANN_NODECLASS_HASH, hc));
+    cJSON_Delete(nc);
+    /* a broken pool: error, the class is still stamped */
+    cJSON *bad = parse("{\"spec\":{}}");
+    nc = parse("{}");
+    nw_err_t err = {0};
+    ck_assert_int_eq(nw_hash_stamp_nodeclaim(nc, bad, class, &err), NW_EINVAL);
+    ck_assert_str_eq(err.path, "spec.template");
+    ck_assert(nw_hash_annotation_is(nc, NW_ANN_NODECLASS_HASH, hc));
+    ck_assert(!nw_hash_annotation_is(nc, NW_ANN_NODEPOOL_HASH, hp));
+    cJSON_Delete(nc);
+    cJSON_Delete(bad);
+    cJSON_Delete(pool);
+    cJSON_Delete(class);
+}
+END_TEST
+
+Suite *nw_hash_suite(void)
+{
+    Suite *s = suite_create("hash");
+    TCase *tc = tcase_create("hash");
+    tcase_add_test(tc, nodepool_stable);
+    tcase_add_test(tc, nodepool_hashed_fields);
+    tcase_add_test(tc, nodepool_excluded_fields);
+    tcase_add_test(tc, nodepool_errors);
+    tcase_add_test(tc, nodeclass_fields);
+    tcase_add_test(tc, ami_family);
+    tcase_add_test(tc, stamp);
+    suite_add_tcase(s, tc);
+    return s;
+}
