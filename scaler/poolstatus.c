@@ -152,6 +152,7 @@ static void res_add_map(res_t *r, int *n, const cJSON *map)
 static cJSON *resources_json(const nw_poolstatus_in_t *in, int *count)
 {
     res_t r[MAX_RES];
+    memset(r, 0, sizeof r);
     int n = 0;
     static const char *const base[] = {"cpu", "memory", "pods", "ephemeral-storage", "nodes"};
     for (size_t i = 0; i < sizeof base / sizeof *base; i++)
