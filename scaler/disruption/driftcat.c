@@ -1,7 +1,7 @@
 /*
- * scaler/disruption/driftcat.c — the catalog questions the drift rules ask, kept in a
- * translation unit of their own (scaler/aws/catalog.h and api/labels.h both name a
- * label type, so the rules in drift.c see the catalog only through these calls).
+ * scaler/disruption/driftcat.c — the catalog questions the drift rules ask (instance
+ * type and offering labels, offerings, architecture), so that the rules in drift.c
+ * see the catalog only through these three calls.
  */
 #include <stdio.h>
 #include <string.h>
@@ -26,7 +26,7 @@ int nw_drift__type_labels(const nw_catalog_t *cat, const char *type, const char 
     const nw_itype_t *t = cat && type ? nw_catalog_find(cat, type) : NULL;
     if (!t)
         return -1;
-    nw_label_t l[MAX_LABELS];
+    nw_cat_label_t l[MAX_LABELS];
     int n = nw_itype_labels(t, l, MAX_LABELS);
     for (int i = 0; i < t->noffer && n < MAX_LABELS; i++) {
         if (offering_matches(&t->offerings[i], zone, capacity_type) && zone && *zone) {
