@@ -28,7 +28,8 @@ typedef struct {
 } verdict_t;
 
 typedef struct {
-    char key[640]; /* kind/name, or kind/name=hash for a write that succeeded */
+    char key[400];              /* kind/name */
+    char hash[NW_HASH_LEN];     /* written value, "" after a failed write */
     int64_t until_mono;
 } backoff_t;
 
@@ -69,22 +70,38 @@ void nw_driftmark_free(nw_driftmark_t *d)
     free(d);
 }
 
-/* ---- write backoff (a failing write is retried after 10 s, not every pass) ---- */
+/* ---- write memory: a failed write is retried after 10 s, not every pass, and a value
+ * just written is not written again while the cache has not caught up ---- */
 
-static int backing_off(nw_driftmark_t *d, const char *kind, const char *name, int64_t mono)
+static backoff_t *memo_find(nw_driftmark_t *d, const char *key)
 {
-    char key[640];
-    snprintf(key, sizeof key, "%s/%s", kind, name);
     for (unsigned i = 0; i < 32; i++)
-        if (d->backoff[i].until_mono > mono && strcmp(d->backoff[i].key, key) == 0)
-            return 1;
-    return 0;
+        if (strcmp(d->backoff[i].key, key) == 0)
+            return &d->backoff[i];
+    return NULL;
 }
 
-static void back_off(nw_driftmark_t *d, const char *kind, const char *name, int64_t mono)
+/* Skip writing hash h to kind/name now? */
+static int write_suppressed(nw_driftmark_t *d, const char *kind, const char *name, const char *h,
+                            int64_t mono)
 {
-    backoff_t *b = &d->backoff[d->nbackoff++ % 32];
-    snprintf(b->key, sizeof b->key, "%s/%s", kind, name);
+    char key[400];
+    snprintf(key, sizeof key, "%s/%s", kind, name);
+    const backoff_t *b = memo_find(d, key);
+    return b && b->until_mono > mono && (!b->hash[0] || strcmp(b->hash, h) == 0);
+}
+
+/* Remember a write of h (NULL: a failed write) to kind/name. */
+static void remember_write(nw_driftmark_t *d, const char *kind, const char *name, const char *h,
+                           int64_t mono)
+{
+    char key[400];
+    snprintf(key, sizeof key, "%s/%s", kind, name);
+    backoff_t *b = memo_find(d, key);
+    if (!b)
+        b = &d->backoff[d->nbackoff++ % 32];
+    snprintf(b->key, sizeof b->key, "%s", key);
+    snprintf(b->hash, sizeof b->hash, "%s", h ? h : "");
     b->until_mono = mono + WRITE_BACKOFF_NS;
 }
 
@@ -160,22 +177,19 @@ static void annotate(nw_ctl_t *c, const nw_kube_snap_t *s, nw_kube_kind_t kind)
         int version_ok = nw_hash_annotation_is(o->json, vkey, version);
         if (version_ok && nw_hash_annotation_is(o->json, hkey, h))
             continue;
-        char done[300];
-        snprintf(done, sizeof done, "%s=%s", o->name, h);
-        if (backing_off(d, nw_kube_kind_name(kind), o->name, mono) ||
-            backing_off(d, nw_kube_kind_name(kind), done, mono))
+        if (write_suppressed(d, nw_kube_kind_name(kind), o->name, h, mono))
             continue; /* failed a moment ago, or written and the cache has not caught up */
         if (!version_ok)
             migrate_claims(c, s, pools ? o->name : NULL, pools ? NULL : o->name, hkey, vkey,
                            version, h);
         nw_err_t err = {0};
         if (patch_annotations(c, res, o->name, hkey, h, vkey, version, &err) != NW_OK) {
-            back_off(d, nw_kube_kind_name(kind), o->name, mono);
+            remember_write(d, nw_kube_kind_name(kind), o->name, NULL, mono);
             nw_log_warn("drift", "cannot write the hash annotation", NW_LS("kind", nw_kube_kind_name(kind)),
                         NW_LS("name", o->name), NW_LS("error", err.msg));
             continue;
         }
-        back_off(d, nw_kube_kind_name(kind), done, mono);
+        remember_write(d, nw_kube_kind_name(kind), o->name, h, mono);
         nw_log_info("drift", "hash annotation written", NW_LS("kind", nw_kube_kind_name(kind)),
                     NW_LS("name", o->name), NW_LS("hash", h), NW_LS("version", version));
     }
