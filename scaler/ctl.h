@@ -53,6 +53,7 @@ typedef struct {
     atomic_int stopping;
     int64_t batch_idle_ns, batch_max_ns, registration_timeout_ns;
     double vm_overhead;
+    int repack; /* scaler.repack: re-pack interchangeable NodeClaims (nw_sched_opts_t) */
     int reserved_enis;
     /* batching */
     int64_t window_open_mono, last_trigger_mono, next_resolve_mono;

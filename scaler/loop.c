@@ -126,6 +126,7 @@ nw_rc_t nw_scaler_start(const nw_scaler_opts_t *o, nw_scaler_t **out, nw_err_t *
     c->registration_timeout_ns =
         o->registration_timeout_ns > 0 ? o->registration_timeout_ns : 15 * 60 * NW_NS_PER_SEC;
     c->vm_overhead = o->vm_memory_overhead_percent;
+    c->repack = o->repack;
     c->reserved_enis = (int)o->reserved_enis;
     nw_rc_t rc;
     nw_kube_config_t *kc = NULL;
@@ -225,7 +226,8 @@ nw_rc_t nw_scaler_start(const nw_scaler_opts_t *o, nw_scaler_t **out, nw_err_t *
                 NW_LS("region", ao.aws.region), NW_LB("leaderElection", o->leader_election),
                 NW_LI("batchIdleMs", c->batch_idle_ns / NW_NS_PER_MS),
                 NW_LI("batchMaxMs", c->batch_max_ns / NW_NS_PER_MS),
-                NW_LS("placement", "scheduling simulation (scaler/schedule)"));
+                NW_LS("placement", "scheduling simulation (scaler/schedule)"),
+                NW_LB("repack", c->repack));
     *out = s;
     return NW_OK;
 fail:

@@ -40,6 +40,7 @@ typedef struct {
     double vm_memory_overhead_percent;
     int64_t reserved_enis;
     int64_t registration_timeout_ns;              /* scaler.registrationTimeout */
+    int repack;                                   /* scaler.repack */
     int leader_election;                          /* scaler.leaderElection.enabled */
     const char *lease_namespace, *lease_name;
     int64_t lease_ns, renew_deadline_ns, retry_ns;

@@ -501,7 +501,8 @@ static void unsched_msg(const nw_simsnap_t *ss, const nw_sched_unsched_t *u, cha
 
 static void provision(nw_ctl_t *c, const nw_kube_snap_t *s, size_t npend)
 {
-    nw_simsnap_opts_t so = {.include_pending = true, .reschedule_deleting = true};
+    nw_simsnap_opts_t so = {.include_pending = true, .reschedule_deleting = true,
+                            .repack = c->repack};
     nw_simsnap_t ss;
     nw_err_t err = {0};
     atomic_fetch_add(&c->n_solves, 1);

@@ -624,7 +624,8 @@ nw_rc_t nw_simsnap_build(nw_ctl_t *c, const nw_kube_snap_t *ks, const nw_simsnap
     if (!state(c) || !(out->sched = nw_sched_snap_new()))
         return nw_err_set(err, NW_ENOMEM, "", "out of memory");
     nw_sched_opts_t so = {.require_unschedulable = true,
-                          .ignore_preferences = o->ignore_preferences};
+                          .ignore_preferences = o->ignore_preferences,
+                          .repack = o->repack};
     nw_sched_snap_set_opts(out->sched, &so);
     ensure_zones(c, ks);
     nw_overhead_opts_t oo;

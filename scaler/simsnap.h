@@ -54,6 +54,7 @@ typedef struct {
     bool reschedule_deleting; /* same for nodes being deleted / disrupted (the provisioner) */
     bool include_pending;     /* add the cluster's pending (provisionable) pods */
     bool ignore_preferences;  /* PREFERENCE_POLICY=Ignore */
+    bool repack;              /* nw_sched_opts_t.repack (scaler.repack) */
 } nw_simsnap_opts_t;
 
 typedef struct {

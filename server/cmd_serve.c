@@ -125,6 +125,7 @@ int nw_cmd_serve(int argc, char **argv)
             .vm_memory_overhead_percent = cfg.settings.vmMemoryOverheadPercent,
             .reserved_enis = cfg.settings.reservedENIs,
             .registration_timeout_ns = cfg.scaler.registrationTimeout_ns,
+            .repack = cfg.scaler.repack,
             .leader_election = cfg.scaler.leaderElection.enabled,
             .lease_namespace = cfg.scaler.leaderElection.namespace_,
             .lease_name = cfg.scaler.leaderElection.name,

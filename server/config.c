@@ -57,6 +57,7 @@ static const key_t_ keys[] = {
     {"aws.endpoints.imds", T_STR, OFF(aws.imds), "", 0, 0},
     {"scaler.enabled", T_BOOL, OFF(scaler.enabled), "false", 0, 0},
     {"scaler.registrationTimeout", T_DUR, OFF(scaler.registrationTimeout_ns), "15m", 1, 0},
+    {"scaler.repack", T_BOOL, OFF(scaler.repack), "false", 0, 0},
     {"scaler.interruption.waitTime", T_DUR, OFF(scaler.interruptionWaitTime_ns), "20s", 1,
      20 * NW_NS_PER_SEC_},
     {"scaler.garbageCollection.initialInterval", T_DUR, OFF(scaler.gcInitialInterval_ns), "10s", 1,

@@ -56,6 +56,9 @@ typedef struct {
     bool require_unschedulable; /* only pods with PodScheduled=False/Unschedulable count
                                    (the live scaler); false for `plan` */
     bool ignore_preferences;    /* PREFERENCE_POLICY=Ignore */
+    bool repack;                /* after Karpenter's greedy packing, re-pack groups of
+                                   interchangeable new claims onto the type that costs
+                                   least for them when that saves >= 1 % (solve.c) */
 } nw_sched_opts_t;
 
 nw_sched_snap_t *nw_sched_snap_new(void);

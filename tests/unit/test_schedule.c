@@ -291,6 +291,91 @@ START_TEST(effective_requests)
 }
 END_TEST
 
+/* opts.repack: 18 pods of 3.5 CPU / 28 Gi. Karpenter's packing fills one claim until
+ * only "big" (128 CPU / 512 Gi, $6.144) holds it; the re-pack puts them on two "mid"
+ * (32 CPU / 256 Gi, $2.016: 9 each), cheaper than big and than nine "small". A pod
+ * with hostname anti-affinity keeps its claim out of the re-pack. */
+static nw_sched_snap_t *repack_snap(bool repack, bool anti)
+{
+    nw_sched_snap_t *s = nw_sched_snap_new();
+    nw_err_t err = {0};
+    struct {
+        const char *name;
+        int cpu, gib;
+        double price;
+    } ty[] = {{"small", 8, 64, 0.504}, {"mid", 32, 256, 2.016}, {"big", 128, 512, 6.144}};
+    for (int i = 0; i < 3; i++) {
+        nw_sched_res_t cap = {{0}};
+        cap.v[NW_SR_CPU] = ty[i].cpu * 1000LL;
+        cap.v[NW_SR_MEMORY] = ty[i].gib * 1073741824LL * 1000;
+        cap.v[NW_SR_PODS] = 110 * 1000;
+        nw_sched_offering_t of = {.zone = "z1", .capacity_type = "on-demand", .price = ty[i].price,
+                                  .available = true};
+        ck_assert_int_eq(nw_sched_snap_add_itype_raw(s, ty[i].name, NULL, NULL, 0, &cap, &cap,
+                                                     false, &of, 1, &err),
+                         NW_OK);
+    }
+    cJSON *np = cJSON_Parse("{\"metadata\":{\"name\":\"p\"},\"spec\":{\"template\":{\"spec\":{}}}}");
+    ck_assert_int_eq(nw_sched_snap_add_pool_json(s, np, &err), NW_OK);
+    cJSON_Delete(np);
+    for (int i = 0; i < 18; i++) {
+        char b[1024];
+        snprintf(b, sizeof b,
+                 "{\"metadata\":{\"name\":\"p%02d\",\"labels\":{\"app\":\"%s\"}},\"spec\":{"
+                 "\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"3500m\","
+                 "\"memory\":\"28Gi\"}}}]%s}}",
+                 i, anti && i == 0 ? "solo" : "x",
+                 anti && i == 0 ? ",\"affinity\":{\"podAntiAffinity\":{\"requiredDuringScheduling"
+                                  "IgnoredDuringExecution\":[{\"topologyKey\":\"kubernetes.io/"
+                                  "hostname\",\"labelSelector\":{\"matchLabels\":{\"app\":"
+                                  "\"solo\"}}}]}}"
+                                : "");
+        cJSON *pj = cJSON_Parse(b);
+        ck_assert_ptr_nonnull(pj);
+        ck_assert_int_eq(nw_sched_snap_add_pod_json(s, pj, &err), NW_OK);
+        cJSON_Delete(pj);
+    }
+    nw_sched_opts_t o = {.repack = repack};
+    nw_sched_snap_set_opts(s, &o);
+    return s;
+}
+
+START_TEST(repack_interchangeable_claims)
+{
+    nw_err_t err = {0};
+    nw_sched_results_t r;
+    nw_sched_snap_t *s = repack_snap(false, false);
+    ck_assert_int_eq(nw_sched_solve(s, 0, &r, &err), NW_OK);
+    ck_assert_int_eq(r.nclaims, 1);
+    ck_assert_str_eq(nw_sched_snap_itype(s, (size_t)r.claims[0].itype)->name, "big");
+    nw_sched_results_free(&r);
+    nw_sched_snap_free(s);
+
+    s = repack_snap(true, false);
+    ck_assert_int_eq(nw_sched_solve(s, 0, &r, &err), NW_OK);
+    ck_assert_int_eq(r.nclaims, 2);
+    int pods = 0;
+    for (int i = 0; i < r.nclaims; i++) {
+        ck_assert_str_eq(nw_sched_snap_itype(s, (size_t)r.claims[i].itype)->name, "mid");
+        ck_assert_int_eq(r.claims[i].npods, 9);
+        ck_assert_int_eq(r.claims[i].requests.v[NW_SR_CPU], 9 * 3500);
+        pods += r.claims[i].npods;
+    }
+    ck_assert_int_eq(pods, 18);
+    ck_assert(r.total_price > 4.03 && r.total_price < 4.04);
+    nw_sched_results_free(&r);
+    nw_sched_snap_free(s);
+
+    /* the claim with the anti-affinity pod is left as Karpenter packed it */
+    s = repack_snap(true, true);
+    ck_assert_int_eq(nw_sched_solve(s, 0, &r, &err), NW_OK);
+    ck_assert_int_eq(r.nclaims, 1);
+    ck_assert_str_eq(nw_sched_snap_itype(s, (size_t)r.claims[0].itype)->name, "big");
+    nw_sched_results_free(&r);
+    nw_sched_snap_free(s);
+}
+END_TEST
+
 START_TEST(bad_input_names_field)
 {
     nw_sched_snap_t *s = nw_sched_snap_new();
@@ -352,6 +437,7 @@ Suite *nw_schedule_suite(void)
     tcase_add_test(tc, effective_requests);
     tcase_add_test(tc, bad_input_names_field);
     tcase_add_test(tc, deterministic);
+    tcase_add_test(tc, repack_interchangeable_claims);
     suite_add_tcase(s, tc);
     return s;
 }
