@@ -329,10 +329,11 @@ static void *run(void *arg)
             if (pause_ms(l, wait))
                 return NULL;
         }
-        atomic_store(&l->leading, 1);
         nw_log_info(COMP, "became leader", NW_LS("lease", l->name), NW_LS("identity", l->identity));
         if (l->o.on_started)
             l->o.on_started(l->o.ud);
+        /* only now: whoever sees is_leader() == 1 may rely on on_started having run */
+        atomic_store(&l->leading, 1);
         /* renew */
         for (;;) {
             if (pause_ms(l, l->o.retry_ms))

@@ -59,7 +59,8 @@ void nw_kube_leader_stop(nw_kube_leader_t *l);
 /** Free (stops first). NULL-safe. */
 void nw_kube_leader_free(nw_kube_leader_t *l);
 
-/** 1 while this process holds the Lease. */
+/** 1 while this process holds the Lease: set only after on_started has returned,
+ * cleared before on_stopped is called. */
 int nw_kube_leader_is_leader(nw_kube_leader_t *l);
 
 /** Our holderIdentity (borrowed, valid while l lives). */

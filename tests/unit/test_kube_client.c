@@ -859,7 +859,8 @@ static const char *holder(lease_state_t *st, char *buf, size_t len)
 
 START_TEST(leader_lease_algorithm)
 {
-    lease_state_t st = {0};
+    static lease_state_t st; /* static: see leader_thread_release */
+    memset(&st, 0, sizeof st);
     pthread_mutex_init(&st.mu, NULL);
     st.srv = fake_srv_start(lease_handler, &st);
     nw_clock_fake_t fc;
@@ -918,6 +919,8 @@ typedef struct {
 
 static void on_start(void *ud)
 {
+    /* a slow callback: is_leader() must not turn 1 before it has returned */
+    sleep_ms(50);
     atomic_fetch_add(&((cb_state_t *)ud)->started, 1);
 }
 
@@ -926,14 +929,23 @@ static void on_stop(void *ud)
     atomic_fetch_add(&((cb_state_t *)ud)->stopped, 1);
 }
 
-/* The threaded elector: acquires, then releases on stop so a standby takes over at once. */
+/* The threaded elector: acquires, then releases on stop so a standby takes over at once.
+ * is_leader() turns 1 only once on_started has returned (the callback is slow on purpose).
+ * The state the server and elector threads point at is static, not on this frame: under
+ * CK_FORK=no a failed assertion longjmps out of the test while those threads keep
+ * running, and a dangling stack pointer would turn the failure into a SEGV later. */
 START_TEST(leader_thread_release)
 {
-    lease_state_t st = {0};
+    static lease_state_t st;
+    static cb_state_t ca, cb;
+    memset(&st, 0, sizeof st);
+    atomic_store(&ca.started, 0);
+    atomic_store(&ca.stopped, 0);
+    atomic_store(&cb.started, 0);
+    atomic_store(&cb.stopped, 0);
     pthread_mutex_init(&st.mu, NULL);
     st.srv = fake_srv_start(lease_handler, &st);
     nw_kube_client_t *c = mk_client(fake_srv_port(st.srv), "t", NULL);
-    cb_state_t ca = {0}, cb = {0};
     nw_kube_leader_opts_t o = {.namespace = "nodewarden", .name = "l", .identity = "a",
                                .lease_ms = 1500, .renew_deadline_ms = 1000, .retry_ms = 200,
                                .on_started = on_start, .on_stopped = on_stop, .ud = &ca};
