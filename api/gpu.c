@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/json.h"
+
 /* AWS instance families with NVIDIA or AMD GPUs (EC2 accelerated computing,
  * "GPU instances"); Inferentia/Trainium families are accelerators but not GPUs. */
 static const char *const default_families[] = {
@@ -135,38 +137,17 @@ static bool type_is_gpu(const nw_gpu_policy_t *p, const char *type)
 
 /* ---- small JSON helpers ------------------------------------------------------- */
 
-static const cJSON *obj_get(const cJSON *o, const char *k)
-{
-    if (!cJSON_IsObject(o))
-        return NULL;
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    return cJSON_IsNull(v) ? NULL : v;
-}
-
-static const cJSON *path_get(const cJSON *o, const char *const *keys, size_t n)
-{
-    for (size_t i = 0; i < n && o; i++)
-        o = obj_get(o, keys[i]);
-    return o;
-}
-
 /* a container to iterate, or NULL (cJSON_ArrayForEach then does nothing) */
 static const cJSON *kids(const cJSON *c)
 {
     return (cJSON_IsArray(c) || cJSON_IsObject(c)) ? c : NULL;
 }
 
-static const char *str_get(const cJSON *o, const char *k)
-{
-    const cJSON *v = obj_get(o, k);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
 static bool annotated_skip(const cJSON *obj)
 {
     const char *keys[] = {"metadata", "annotations"};
-    const cJSON *ann = path_get(obj, keys, 2);
-    const char *v = str_get(ann, NW_GPU_SKIP_ANNOTATION);
+    const cJSON *ann = nw_json_path(obj, keys, 2);
+    const char *v = nw_json_str(ann, NW_GPU_SKIP_ANNOTATION);
     return v && strcmp(v, "skip") == 0;
 }
 
@@ -189,8 +170,8 @@ static bool parse_int(const char *s, long long *out)
  * `value` (value NULL = the node lacks the label)? kube-contracts.md §4.3. */
 static bool expr_admits(const cJSON *expr, const char *value)
 {
-    const char *op = str_get(expr, "operator");
-    const cJSON *vals = obj_get(expr, "values");
+    const char *op = nw_json_str(expr, "operator");
+    const cJSON *vals = nw_json_get(expr, "values");
     if (!op)
         return false;
     bool listed = false;
@@ -226,15 +207,15 @@ static bool expr_admits(const cJSON *expr, const char *value)
 /* Over the expressions of one term that name the label key: do they all admit `value`? */
 static bool term_admits(const cJSON *term, const char *key, const char *value, bool *mentions)
 {
-    const cJSON *exprs = obj_get(term, "matchExpressions");
-    const cJSON *fields = obj_get(term, "matchFields");
+    const cJSON *exprs = nw_json_get(term, "matchExpressions");
+    const cJSON *fields = nw_json_get(term, "matchFields");
     if (cJSON_GetArraySize(exprs) == 0 && cJSON_GetArraySize(fields) == 0)
         return false; /* an empty term matches nothing */
     bool ok = true;
     const cJSON *e;
     cJSON_ArrayForEach(e, exprs)
     {
-        const char *k = str_get(e, "key");
+        const char *k = nw_json_str(e, "key");
         if (!k || strcmp(k, key) != 0)
             continue;
         if (mentions)
@@ -249,15 +230,15 @@ static const cJSON *required_terms(const cJSON *spec)
 {
     const char *keys[] = {"affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution",
                           "nodeSelectorTerms"};
-    return path_get(spec, keys, 4);
+    return nw_json_path(spec, keys, 4);
 }
 
 /* Does the pod's nodeSelector + required affinity admit a node with label=value
  * (value NULL: a node without the label)? */
 static bool pod_admits(const nw_gpu_policy_t *p, const cJSON *spec, const char *value)
 {
-    const char *sel = str_get(obj_get(spec, "nodeSelector"), p->label_key);
-    if (obj_get(obj_get(spec, "nodeSelector"), p->label_key) && !sel)
+    const char *sel = nw_json_str(nw_json_get(spec, "nodeSelector"), p->label_key);
+    if (nw_json_get(nw_json_get(spec, "nodeSelector"), p->label_key) && !sel)
         return false;
     if (sel && (!value || strcmp(sel, value) != 0))
         return false;
@@ -279,7 +260,7 @@ static bool resources_name_gpu(const nw_gpu_policy_t *p, const cJSON *resources)
 {
     static const char *const parts[] = {"requests", "limits"};
     for (size_t i = 0; i < 2; i++) {
-        const cJSON *m = obj_get(resources, parts[i]);
+        const cJSON *m = nw_json_get(resources, parts[i]);
         const cJSON *r;
         cJSON_ArrayForEach(r, kids(m))
         {
@@ -295,14 +276,14 @@ static const char *pod_gpu_resource(const nw_gpu_policy_t *p, const cJSON *spec)
     static const char *const lists[] = {"containers", "initContainers"};
     for (size_t l = 0; l < 2; l++) {
         const cJSON *c;
-        const cJSON *arr = obj_get(spec, lists[l]);
+        const cJSON *arr = nw_json_get(spec, lists[l]);
         cJSON_ArrayForEach(c, kids(arr))
         {
-            if (resources_name_gpu(p, obj_get(c, "resources")))
+            if (resources_name_gpu(p, nw_json_get(c, "resources")))
                 return "gpu";
         }
     }
-    if (resources_name_gpu(p, obj_get(spec, "resources")))
+    if (resources_name_gpu(p, nw_json_get(spec, "resources")))
         return "gpu";
     return NULL;
 }
@@ -311,7 +292,7 @@ static bool pod_tolerates(const nw_gpu_policy_t *p, const cJSON *spec)
 {
     nw_tolerations_t tols;
     nw_err_t err = {0};
-    if (nw_tolerations_parse(obj_get(spec, "tolerations"), "spec.tolerations", &tols, &err) !=
+    if (nw_tolerations_parse(nw_json_get(spec, "tolerations"), "spec.tolerations", &tols, &err) !=
         NW_OK)
         return false;
     nw_taint_t taint = nw_gpu_policy_taint(p);
@@ -324,23 +305,23 @@ void nw_gpu_pod_analyze(const nw_gpu_policy_t *p, const cJSON *pod, const char *
                         nw_gpu_pod_info_t *out)
 {
     memset(out, 0, sizeof *out);
-    const cJSON *meta = obj_get(pod, "metadata");
-    const cJSON *spec = obj_get(pod, "spec");
+    const cJSON *meta = nw_json_get(pod, "metadata");
+    const cJSON *spec = nw_json_get(pod, "spec");
     if (!ns || !*ns)
-        ns = str_get(meta, "namespace");
+        ns = nw_json_str(meta, "namespace");
     out->exempt_namespace = ns && in_list(p->exempt_namespaces, p->nexempt, ns);
     out->skip = annotated_skip(pod);
-    const cJSON *owners = obj_get(meta, "ownerReferences");
+    const cJSON *owners = nw_json_get(meta, "ownerReferences");
     const cJSON *o;
     cJSON_ArrayForEach(o, kids(owners))
     {
-        const char *kind = str_get(o, "kind");
+        const char *kind = nw_json_str(o, "kind");
         if (kind && strcmp(kind, "DaemonSet") == 0)
             out->daemonset = true;
     }
     out->requests_gpu = pod_gpu_resource(p, spec) != NULL;
     out->tolerates_taint = pod_tolerates(p, spec);
-    bool mentions = obj_get(obj_get(spec, "nodeSelector"), p->label_key) != NULL;
+    bool mentions = nw_json_get(nw_json_get(spec, "nodeSelector"), p->label_key) != NULL;
     const cJSON *terms = required_terms(spec);
     const cJSON *t;
     cJSON_ArrayForEach(t, kids(terms))
@@ -423,10 +404,10 @@ static cJSON *wrap_array(cJSON *inner)
  * the required affinity with one term). */
 static nw_rc_t patch_exclude_gpu(const nw_gpu_policy_t *p, const cJSON *spec, nw_jsonpatch_t *patch)
 {
-    const cJSON *aff = obj_get(spec, "affinity");
-    const cJSON *na = obj_get(aff, "nodeAffinity");
-    const cJSON *req = obj_get(na, "requiredDuringSchedulingIgnoredDuringExecution");
-    const cJSON *terms = obj_get(req, "nodeSelectorTerms");
+    const cJSON *aff = nw_json_get(spec, "affinity");
+    const cJSON *na = nw_json_get(aff, "nodeAffinity");
+    const cJSON *req = nw_json_get(na, "requiredDuringSchedulingIgnoredDuringExecution");
+    const cJSON *terms = nw_json_get(req, "nodeSelectorTerms");
     const char *base = "/spec/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution";
     if (!cJSON_IsArray(terms) || cJSON_GetArraySize(terms) == 0) {
         cJSON *v = wrap_array(wrap("matchExpressions", wrap_array(exclude_expr_json(p))));
@@ -449,7 +430,7 @@ static nw_rc_t patch_exclude_gpu(const nw_gpu_policy_t *p, const cJSON *spec, nw
     {
         if (term_admits(t, p->label_key, p->label_value, NULL)) {
             char path[200];
-            const cJSON *exprs = obj_get(t, "matchExpressions");
+            const cJSON *exprs = nw_json_get(t, "matchExpressions");
             nw_rc_t rc;
             if (cJSON_IsArray(exprs)) {
                 snprintf(path, sizeof path, "%s/nodeSelectorTerms/%d/matchExpressions/-", base, i);
@@ -483,7 +464,7 @@ nw_rc_t nw_gpu_pod_patch(const nw_gpu_policy_t *p, const cJSON *pod, const char 
                       NW_GPU_SKIP_ANNOTATION);
     if (pod_left_alone(&in))
         return NW_OK;
-    const cJSON *spec = obj_get(pod, "spec");
+    const cJSON *spec = nw_json_get(pod, "spec");
     if (!spec)
         return NW_OK;
     nw_rc_t rc = NW_OK;
@@ -492,15 +473,15 @@ nw_rc_t nw_gpu_pod_patch(const nw_gpu_policy_t *p, const cJSON *pod, const char 
             return NW_OK; /* denied by validation; nothing sensible to add */
         if (!in.tolerates_taint) {
             cJSON *tol = gpu_toleration_json(p);
-            if (cJSON_IsArray(obj_get(spec, "tolerations")))
+            if (cJSON_IsArray(nw_json_get(spec, "tolerations")))
                 rc = patch_add_owned(patch, "/spec/tolerations/-", tol);
             else
                 rc = patch_add_owned(patch, "/spec/tolerations", wrap_array(tol));
             if (rc != NW_OK)
                 return rc;
         }
-        const cJSON *sel = obj_get(spec, "nodeSelector");
-        if (!in.requires_gpu_label && !obj_get(sel, p->label_key)) {
+        const cJSON *sel = nw_json_get(spec, "nodeSelector");
+        if (!in.requires_gpu_label && !nw_json_get(sel, p->label_key)) {
             if (cJSON_IsObject(sel)) {
                 char tok[256], path[300];
                 if (nw_jsonpatch_escape(p->label_key, tok, sizeof tok) != NW_OK)
@@ -608,10 +589,10 @@ nw_rc_t nw_gpu_deny_or_warn(const nw_gpu_policy_t *p, const char *kind, const ch
 
 static const char *object_name(const cJSON *obj, const nw_admit_req_t *req)
 {
-    const char *n = str_get(obj_get(obj, "metadata"), "name");
+    const char *n = nw_json_str(nw_json_get(obj, "metadata"), "name");
     if (n && *n)
         return n;
-    n = str_get(obj_get(obj, "metadata"), "generateName");
+    n = nw_json_str(nw_json_get(obj, "metadata"), "generateName");
     if (n && *n)
         return n;
     return req && req->name ? req->name : "";
@@ -725,9 +706,9 @@ static bool single_int(const cJSON *vals, long long *out)
 /* Classify one requirement: +1 forces GPU instances, -1 excludes them, 0 neither. */
 static int classify_requirement(const nw_gpu_policy_t *p, const cJSON *r)
 {
-    const char *key = str_get(r, "key");
-    const char *op = str_get(r, "operator");
-    const cJSON *vals = obj_get(r, "values");
+    const char *key = nw_json_str(r, "key");
+    const char *op = nw_json_str(r, "operator");
+    const cJSON *vals = nw_json_get(r, "values");
     if (!key || !op)
         return 0;
     bool in = strcmp(op, "In") == 0, notin = strcmp(op, "NotIn") == 0;
@@ -790,26 +771,27 @@ static int classify_requirement(const nw_gpu_policy_t *p, const cJSON *r)
 static const cJSON *pool_template_spec(const cJSON *np)
 {
     const char *keys[] = {"spec", "template", "spec"};
-    return path_get(np, keys, 3);
+    return nw_json_path(np, keys, 3);
 }
 
 static const cJSON *pool_labels(const cJSON *np)
 {
     const char *keys[] = {"spec", "template", "metadata", "labels"};
-    return path_get(np, keys, 4);
+    return nw_json_path(np, keys, 4);
 }
 
 /* 1: exact GPU taint present; -1: a taint with the GPU key and effect but another
  * value; 0: absent. */
 static int pool_taint_state(const nw_gpu_policy_t *p, const cJSON *np)
 {
-    const cJSON *taints = obj_get(pool_template_spec(np), "taints");
+    const cJSON *taints = nw_json_get(pool_template_spec(np), "taints");
     const char *eff = nw_taint_effect_str(p->taint_effect);
     int state = 0;
     const cJSON *t;
     cJSON_ArrayForEach(t, kids(taints))
     {
-        const char *k = str_get(t, "key"), *e = str_get(t, "effect"), *v = str_get(t, "value");
+        const char *k = nw_json_str(t, "key"), *e = nw_json_str(t, "effect");
+        const char *v = nw_json_str(t, "value");
         if (!k || !e || strcmp(k, p->taint_key) != 0 || strcmp(e, eff) != 0)
             continue;
         if (strcmp(v ? v : "", p->taint_value) == 0)
@@ -823,7 +805,7 @@ void nw_gpu_pool_analyze(const nw_gpu_policy_t *p, const cJSON *np, nw_gpu_pool_
 {
     memset(out, 0, sizeof *out);
     out->skip = annotated_skip(np);
-    const cJSON *reqs = obj_get(pool_template_spec(np), "requirements");
+    const cJSON *reqs = nw_json_get(pool_template_spec(np), "requirements");
     const cJSON *r;
     int i = 0;
     cJSON_ArrayForEach(r, kids(reqs))
@@ -831,18 +813,18 @@ void nw_gpu_pool_analyze(const nw_gpu_policy_t *p, const cJSON *np, nw_gpu_pool_
         int c = classify_requirement(p, r);
         if (c != 0 && !out->why[0])
             snprintf(out->why, sizeof out->why, "spec.template.spec.requirements[%d] (%s %s)", i,
-                     str_get(r, "key") ? str_get(r, "key") : "",
-                     str_get(r, "operator") ? str_get(r, "operator") : "");
+                     nw_json_str(r, "key") ? nw_json_str(r, "key") : "",
+                     nw_json_str(r, "operator") ? nw_json_str(r, "operator") : "");
         if (c > 0)
             out->gpu_only = true;
         else if (c < 0)
             out->excludes_gpu = true;
         i++;
     }
-    const char *lv = str_get(pool_labels(np), p->label_key);
+    const char *lv = nw_json_str(pool_labels(np), p->label_key);
     out->has_label = lv && strcmp(lv, p->label_value) == 0;
     out->has_taint = pool_taint_state(p, np) == 1;
-    const cJSON *limits = obj_get(obj_get(np, "spec"), "limits");
+    const cJSON *limits = nw_json_get(nw_json_get(np, "spec"), "limits");
     cJSON_ArrayForEach(r, kids(limits))
     {
         if (r->string && in_list(p->resources, p->nresources, r->string))
@@ -867,7 +849,7 @@ size_t nw_gpu_pool_problems(const nw_gpu_policy_t *p, const cJSON *np, bool afte
     char taint[128];
     taint_text(p, taint, sizeof taint);
     size_t n = 0;
-    const char *lv = str_get(pool_labels(np), p->label_key);
+    const char *lv = nw_json_str(pool_labels(np), p->label_key);
     bool label_conflict = lv && !in.has_label;
     bool taint_conflict = pool_taint_state(p, np) == -1;
     bool marked = in.has_label || in.has_taint;
@@ -953,7 +935,7 @@ nw_rc_t nw_gpu_pool_patch(const nw_gpu_policy_t *p, const cJSON *np, nw_jsonpatc
                     cJSON_AddStringToObject(t, "value", p->taint_value);
                 cJSON_AddStringToObject(t, "effect", nw_taint_effect_str(p->taint_effect));
             }
-            if (cJSON_IsArray(obj_get(tspec, "taints")))
+            if (cJSON_IsArray(nw_json_get(tspec, "taints")))
                 rc = patch_add_owned(patch, "/spec/template/spec/taints/-", t);
             else
                 rc = patch_add_owned(patch, "/spec/template/spec/taints", wrap_array(t));
@@ -962,8 +944,8 @@ nw_rc_t nw_gpu_pool_patch(const nw_gpu_policy_t *p, const cJSON *np, nw_jsonpatc
         }
         if (!in.has_label) {
             const char *keys[] = {"spec", "template", "metadata"};
-            const cJSON *meta = path_get(np, keys, 3);
-            const cJSON *labels = obj_get(meta, "labels");
+            const cJSON *meta = nw_json_path(np, keys, 3);
+            const cJSON *labels = nw_json_get(meta, "labels");
             if (cJSON_IsObject(labels)) {
                 char tok[256], path[320];
                 if (nw_jsonpatch_escape(p->label_key, tok, sizeof tok) != NW_OK)
@@ -983,13 +965,13 @@ nw_rc_t nw_gpu_pool_patch(const nw_gpu_policy_t *p, const cJSON *np, nw_jsonpatc
         return rc;
     }
     /* the CRD allows at most 100 requirements: at the cap, validation explains instead */
-    if (!in.excludes_gpu && cJSON_GetArraySize(obj_get(tspec, "requirements")) < 100) {
+    if (!in.excludes_gpu && cJSON_GetArraySize(nw_json_get(tspec, "requirements")) < 100) {
         cJSON *r = cJSON_CreateObject();
         if (r) {
             cJSON_AddStringToObject(r, "key", NW_GPU_COUNT_KEY);
             cJSON_AddStringToObject(r, "operator", "DoesNotExist");
         }
-        if (cJSON_IsArray(obj_get(tspec, "requirements")))
+        if (cJSON_IsArray(nw_json_get(tspec, "requirements")))
             rc = patch_add_owned(patch, "/spec/template/spec/requirements/-", r);
         else
             rc = patch_add_owned(patch, "/spec/template/spec/requirements", wrap_array(r));
@@ -1137,17 +1119,18 @@ nw_rc_t nw_gpu_pool_crosscheck(const nw_gpu_policy_t *p, const cJSON *np, const 
     nw_gpu_pool_analyze(p, np, &in);
     if (in.skip || !nw_gpu_pool_is_gpu(&in))
         return NW_OK;
-    const char *ud = str_get(obj_get(nc, "spec"), "userData");
+    const char *ud = nw_json_str(nw_json_get(nc, "spec"), "userData");
     if (!ud || nw_gpu_userdata_registers_taint(p, ud))
         return NW_OK;
     char taint[128];
     taint_text(p, taint, sizeof taint);
-    const char *ncname = str_get(obj_get(nc, "metadata"), "name");
+    const char *ncname = nw_json_str(nw_json_get(nc, "metadata"), "name");
+    const char *npname = nw_json_str(nw_json_get(np, "metadata"), "name");
     return nw_admit_warn(res,
                          "GPU NodePool \"%s\" uses EC2NodeClass \"%s\" whose userData registers "
                          "the kubelet without the GPU taint %s: generic pods can schedule on a new "
                          "node until nodewarden applies the taint; add it to the kubelet's "
                          "--register-with-taints",
-                         str_get(obj_get(np, "metadata"), "name") ? str_get(obj_get(np, "metadata"), "name") : "",
+                         npname ? npname : "",
                          ncname ? ncname : "", taint);
 }

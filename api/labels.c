@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/json.h"
+
 #define NAME_FMT "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
 #define NAME_ERR                                                                                   \
     "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "  \
@@ -348,23 +350,6 @@ nw_rc_t nw_labels_copy(nw_labels_t *dst, const nw_labels_t *src)
     return NW_OK;
 }
 
-static const char *json_type_name(const cJSON *j)
-{
-    if (cJSON_IsString(j))
-        return "string";
-    if (cJSON_IsNumber(j))
-        return "number";
-    if (cJSON_IsBool(j))
-        return "boolean";
-    if (cJSON_IsArray(j))
-        return "array";
-    if (cJSON_IsObject(j))
-        return "object";
-    if (cJSON_IsNull(j))
-        return "null";
-    return "invalid";
-}
-
 nw_rc_t nw_labels_parse(const cJSON *obj, const char *path, nw_labels_t *l, nw_err_t *err)
 {
     nw_labels_init(l);
@@ -374,14 +359,14 @@ nw_rc_t nw_labels_parse(const cJSON *obj, const char *path, nw_labels_t *l, nw_e
         return NW_OK;
     if (!cJSON_IsObject(obj))
         return nw_err_set(err, NW_EINVAL, path, "Invalid value: \"%s\": %s must be of type object",
-                          json_type_name(obj), path);
+                          nw_json_type_name(obj), path);
     for (const cJSON *it = obj->child; it; it = it->next) {
         char p[128];
         snprintf(p, sizeof p, "%s[%s]", path, it->string ? it->string : "");
         if (!cJSON_IsString(it) || !it->valuestring) {
             nw_labels_cleanup(l);
             return nw_err_set(err, NW_EINVAL, p, "Invalid value: \"%s\": must be of type string",
-                              json_type_name(it));
+                              nw_json_type_name(it));
         }
         nw_rc_t rc = nw_labels_set(l, it->string ? it->string : "", it->valuestring);
         if (rc != NW_OK) {

@@ -12,29 +12,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- parsing ------------------------------------------------------------------ */
+#include "common/json.h"
 
-static const char *jtype(const cJSON *j)
-{
-    if (cJSON_IsString(j))
-        return "string";
-    if (cJSON_IsNumber(j))
-        return "number";
-    if (cJSON_IsBool(j))
-        return "boolean";
-    if (cJSON_IsArray(j))
-        return "array";
-    if (cJSON_IsObject(j))
-        return "object";
-    if (cJSON_IsNull(j))
-        return "null";
-    return "invalid";
-}
+/* ---- parsing ------------------------------------------------------------------ */
 
 static nw_rc_t type_err(nw_err_t *err, const char *path, const cJSON *j, const char *want)
 {
     return nw_err_set(err, NW_EINVAL, path, "Invalid value: \"%s\": %s must be of type %s",
-                      jtype(j), path, want);
+                      nw_json_type_name(j), path, want);
 }
 
 #define MAX_VALUES 4096

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/json.h"
+
 static const char *const EFFECTS[] = {"", "NoSchedule", "PreferNoSchedule", "NoExecute"};
 static const char *const TOL_OPS[] = {"Equal", "Exists", "Lt", "Gt"};
 
@@ -107,23 +109,6 @@ nw_rc_t nw_tolerations_add(nw_tolerations_t *t, const char *key, nw_tol_op_t op,
 
 /* ---- parsing --------------------------------------------------------------- */
 
-static const char *jtype(const cJSON *j)
-{
-    if (cJSON_IsString(j))
-        return "string";
-    if (cJSON_IsNumber(j))
-        return "number";
-    if (cJSON_IsBool(j))
-        return "boolean";
-    if (cJSON_IsArray(j))
-        return "array";
-    if (cJSON_IsObject(j))
-        return "object";
-    if (cJSON_IsNull(j))
-        return "null";
-    return "invalid";
-}
-
 /* Optional string member: absent or null -> def; a non-string is an error. */
 static nw_rc_t get_str(const cJSON *obj, const char *name, const char *base, const char *def,
                        const char **out, nw_err_t *err)
@@ -137,7 +122,7 @@ static nw_rc_t get_str(const cJSON *obj, const char *name, const char *base, con
         char p[128];
         snprintf(p, sizeof p, "%s.%s", base, name);
         return nw_err_set(err, NW_EINVAL, p, "Invalid value: \"%s\": %s must be of type string",
-                          jtype(j), p);
+                          nw_json_type_name(j), p);
     }
     *out = j->valuestring;
     return NW_OK;
@@ -147,7 +132,7 @@ static nw_rc_t check_array(const cJSON *arr, const char *path, nw_err_t *err)
 {
     if (!cJSON_IsArray(arr))
         return nw_err_set(err, NW_EINVAL, path, "Invalid value: \"%s\": %s must be of type array",
-                          jtype(arr), path);
+                          nw_json_type_name(arr), path);
     return NW_OK;
 }
 
@@ -167,7 +152,7 @@ nw_rc_t nw_taints_parse(const cJSON *arr, const char *path, nw_taints_t *out, nw
         snprintf(base, sizeof base, "%s[%d]", path, i);
         if (!cJSON_IsObject(it)) {
             rc = nw_err_set(err, NW_EINVAL, base, "Invalid value: \"%s\": %s must be of type object",
-                            jtype(it), base);
+                            nw_json_type_name(it), base);
             goto fail;
         }
         const char *key, *value, *effect;
@@ -222,7 +207,7 @@ nw_rc_t nw_tolerations_parse(const cJSON *arr, const char *path, nw_tolerations_
         snprintf(base, sizeof base, "%s[%d]", path, i);
         if (!cJSON_IsObject(it)) {
             rc = nw_err_set(err, NW_EINVAL, base, "Invalid value: \"%s\": %s must be of type object",
-                            jtype(it), base);
+                            nw_json_type_name(it), base);
             goto fail;
         }
         const char *key, *op, *value, *effect;
@@ -266,7 +251,7 @@ nw_rc_t nw_tolerations_parse(const cJSON *arr, const char *path, nw_tolerations_
             if (!cJSON_IsNumber(ts) || !isfinite(d) || d != floor(d)) {
                 rc = nw_err_set(err, NW_EINVAL, p,
                                 "Invalid value: \"%s\": %s must be of type integer",
-                                cJSON_IsNumber(ts) ? "number" : jtype(ts), p);
+                                cJSON_IsNumber(ts) ? "number" : nw_json_type_name(ts), p);
                 goto fail;
             }
             if (d >= 9223372036854775808.0 || d < -9223372036854775808.0) {
