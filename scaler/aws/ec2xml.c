@@ -201,6 +201,53 @@ static void next_token(xmlNode *root, char *next, size_t nextlen)
 
 #define OOM(err) nw_err_set((err), NW_ENOMEM, "response", "out of memory or too many records")
 
+/* The common shape of a Describe*-style response: root element `root` holding
+ * <set><item>...</item>...</set>; each item is appended to the list (zeroed, `size`
+ * bytes) and filled by fill(), which returns 0 when a required field is missing:
+ * then the item is dropped and the error is `bad_path`: `bad_msg`. Paged responses
+ * also return their nextToken. */
+typedef struct {
+    const char *root, *set;
+    size_t size;
+    int (*fill)(xmlNode *it, void *elem);
+    const char *bad_path, *bad_msg;
+    int paged;
+} item_list_t;
+
+static nw_rc_t parse_list(const item_list_t *t, const char *xml, size_t len, void **v, size_t *n,
+                          size_t *cap, char *next, size_t nextlen, nw_err_t *err)
+{
+    xmlNode *root;
+    nw_rc_t rc = NW_OK;
+    xmlDocPtr d = load(xml, len, &root, err);
+    if (!d)
+        return NW_EPARSE;
+    if ((rc = expect(root, t->root, err)) != NW_OK)
+        goto out;
+    FOREACH_ITEM(child(root, t->set), it)
+    {
+        void *e = push(v, n, cap, t->size);
+        if (!e) {
+            rc = OOM(err);
+            goto out;
+        }
+        if (!t->fill(it, e)) {
+            (*n)--;
+            rc = nw_err_set(err, NW_EPARSE, t->bad_path, "%s", t->bad_msg);
+            goto out;
+        }
+    }
+    if (t->paged)
+        next_token(root, next, nextlen);
+out:
+    xmlFreeDoc(d);
+    return rc;
+}
+
+#define PARSE_LIST(t, xml, len, list, next, nextlen, err)                                         \
+    parse_list((t), (xml), (len), (void **)&(list)->v, &(list)->n, &(list)->cap, (next),          \
+               (nextlen), (err))
+
 /* ---- errors --------------------------------------------------------------- */
 
 nw_rc_t nw_ec2xml_parse_error(const char *xml, size_t len, nw_ec2xml_error_t *out, nw_err_t *err)
@@ -302,34 +349,21 @@ static void parse_itype(xmlNode *it, nw_ec2_itype_t *t)
     }
 }
 
+static int fill_itype(xmlNode *it, void *e)
+{
+    nw_ec2_itype_t *t = e;
+    parse_itype(it, t);
+    return *t->name != 0;
+}
+
+static const item_list_t ITYPES = {"DescribeInstanceTypesResponse", "instanceTypeSet",
+                                   sizeof(nw_ec2_itype_t), fill_itype,
+                                   "instanceTypeSet.item.instanceType", "missing", 1};
+
 nw_rc_t nw_ec2xml_parse_instance_types(const char *xml, size_t len, nw_ec2_itypes_t *out,
                                        char *next, size_t nextlen, nw_err_t *err)
 {
-    xmlNode *root;
-    nw_rc_t rc = NW_OK;
-    xmlDocPtr d = load(xml, len, &root, err);
-    if (!d)
-        return NW_EPARSE;
-    if ((rc = expect(root, "DescribeInstanceTypesResponse", err)) != NW_OK)
-        goto out;
-    FOREACH_ITEM(child(root, "instanceTypeSet"), it)
-    {
-        nw_ec2_itype_t *t = PUSH(out);
-        if (!t) {
-            rc = OOM(err);
-            goto out;
-        }
-        parse_itype(it, t);
-        if (!*t->name) {
-            out->n--;
-            rc = nw_err_set(err, NW_EPARSE, "instanceTypeSet.item.instanceType", "missing");
-            goto out;
-        }
-    }
-    next_token(root, next, nextlen);
-out:
-    xmlFreeDoc(d);
-    return rc;
+    return PARSE_LIST(&ITYPES, xml, len, out, next, nextlen, err);
 }
 
 /* ---- offerings, spot prices, zones ------------------------------------------- */
@@ -340,36 +374,23 @@ void nw_ec2_offerings_free(nw_ec2_offerings_t *l)
     memset(l, 0, sizeof *l);
 }
 
+static int fill_offering(xmlNode *it, void *e)
+{
+    nw_ec2_offering_t *o = e;
+    TXT(it, "instanceType", o->type);
+    TXT(it, "location", o->location);
+    return *o->type && *o->location;
+}
+
+static const item_list_t OFFERINGS = {"DescribeInstanceTypeOfferingsResponse",
+                                      "instanceTypeOfferingSet", sizeof(nw_ec2_offering_t),
+                                      fill_offering, "instanceTypeOfferingSet.item",
+                                      "instanceType or location missing", 1};
+
 nw_rc_t nw_ec2xml_parse_offerings(const char *xml, size_t len, nw_ec2_offerings_t *out,
                                   char *next, size_t nextlen, nw_err_t *err)
 {
-    xmlNode *root;
-    nw_rc_t rc = NW_OK;
-    xmlDocPtr d = load(xml, len, &root, err);
-    if (!d)
-        return NW_EPARSE;
-    if ((rc = expect(root, "DescribeInstanceTypeOfferingsResponse", err)) != NW_OK)
-        goto out;
-    FOREACH_ITEM(child(root, "instanceTypeOfferingSet"), it)
-    {
-        nw_ec2_offering_t *o = PUSH(out);
-        if (!o) {
-            rc = OOM(err);
-            goto out;
-        }
-        TXT(it, "instanceType", o->type);
-        TXT(it, "location", o->location);
-        if (!*o->type || !*o->location) {
-            out->n--;
-            rc = nw_err_set(err, NW_EPARSE, "instanceTypeOfferingSet.item",
-                            "instanceType or location missing");
-            goto out;
-        }
-    }
-    next_token(root, next, nextlen);
-out:
-    xmlFreeDoc(d);
-    return rc;
+    return PARSE_LIST(&OFFERINGS, xml, len, out, next, nextlen, err);
 }
 
 void nw_ec2_spot_prices_free(nw_ec2_spot_prices_t *l)
@@ -378,38 +399,25 @@ void nw_ec2_spot_prices_free(nw_ec2_spot_prices_t *l)
     memset(l, 0, sizeof *l);
 }
 
+static int fill_spot_price(xmlNode *it, void *e)
+{
+    nw_ec2_spot_price_t *p = e;
+    TXT(it, "instanceType", p->type);
+    TXT(it, "availabilityZone", p->zone);
+    p->price = dbl(it, "spotPrice");
+    p->timestamp_ns = when(it, "timestamp");
+    return *p->type && *p->zone && p->price > 0;
+}
+
+static const item_list_t SPOT_PRICES = {
+    "DescribeSpotPriceHistoryResponse", "spotPriceHistorySet", sizeof(nw_ec2_spot_price_t),
+    fill_spot_price, "spotPriceHistorySet.item",
+    "instanceType, availabilityZone or spotPrice missing or invalid", 1};
+
 nw_rc_t nw_ec2xml_parse_spot_prices(const char *xml, size_t len, nw_ec2_spot_prices_t *out,
                                     char *next, size_t nextlen, nw_err_t *err)
 {
-    xmlNode *root;
-    nw_rc_t rc = NW_OK;
-    xmlDocPtr d = load(xml, len, &root, err);
-    if (!d)
-        return NW_EPARSE;
-    if ((rc = expect(root, "DescribeSpotPriceHistoryResponse", err)) != NW_OK)
-        goto out;
-    FOREACH_ITEM(child(root, "spotPriceHistorySet"), it)
-    {
-        nw_ec2_spot_price_t *p = PUSH(out);
-        if (!p) {
-            rc = OOM(err);
-            goto out;
-        }
-        TXT(it, "instanceType", p->type);
-        TXT(it, "availabilityZone", p->zone);
-        p->price = dbl(it, "spotPrice");
-        p->timestamp_ns = when(it, "timestamp");
-        if (!*p->type || !*p->zone || !(p->price > 0)) {
-            out->n--;
-            rc = nw_err_set(err, NW_EPARSE, "spotPriceHistorySet.item",
-                            "instanceType, availabilityZone or spotPrice missing or invalid");
-            goto out;
-        }
-    }
-    next_token(root, next, nextlen);
-out:
-    xmlFreeDoc(d);
-    return rc;
+    return PARSE_LIST(&SPOT_PRICES, xml, len, out, next, nextlen, err);
 }
 
 void nw_ec2_zones_free(nw_ec2_zones_t *l)
@@ -418,29 +426,21 @@ void nw_ec2_zones_free(nw_ec2_zones_t *l)
     memset(l, 0, sizeof *l);
 }
 
+static int fill_zone(xmlNode *it, void *e)
+{
+    nw_ec2_zone_t *z = e;
+    TXT(it, "zoneName", z->name);
+    TXT(it, "zoneId", z->zone_id);
+    TXT(it, "zoneState", z->state);
+    return 1;
+}
+
+static const item_list_t ZONES = {"DescribeAvailabilityZonesResponse", "availabilityZoneInfo",
+                                  sizeof(nw_ec2_zone_t), fill_zone, "", "", 0};
+
 nw_rc_t nw_ec2xml_parse_zones(const char *xml, size_t len, nw_ec2_zones_t *out, nw_err_t *err)
 {
-    xmlNode *root;
-    nw_rc_t rc = NW_OK;
-    xmlDocPtr d = load(xml, len, &root, err);
-    if (!d)
-        return NW_EPARSE;
-    if ((rc = expect(root, "DescribeAvailabilityZonesResponse", err)) != NW_OK)
-        goto out;
-    FOREACH_ITEM(child(root, "availabilityZoneInfo"), it)
-    {
-        nw_ec2_zone_t *z = PUSH(out);
-        if (!z) {
-            rc = OOM(err);
-            goto out;
-        }
-        TXT(it, "zoneName", z->name);
-        TXT(it, "zoneId", z->zone_id);
-        TXT(it, "zoneState", z->state);
-    }
-out:
-    xmlFreeDoc(d);
-    return rc;
+    return PARSE_LIST(&ZONES, xml, len, out, NULL, 0, err);
 }
 
 /* ---- subnets, security groups, images ----------------------------------------- */
@@ -451,39 +451,26 @@ void nw_ec2_subnets_free(nw_ec2_subnets_t *l)
     memset(l, 0, sizeof *l);
 }
 
+static int fill_subnet(xmlNode *it, void *e)
+{
+    nw_ec2_subnet_t *s = e;
+    TXT(it, "subnetId", s->id);
+    TXT(it, "availabilityZone", s->zone);
+    TXT(it, "availabilityZoneId", s->zone_id);
+    TXT(it, "vpcId", s->vpc_id);
+    s->available_ips = num(it, "availableIpAddressCount");
+    tags(child(it, "tagSet"), &s->tags);
+    return *s->id != 0;
+}
+
+static const item_list_t SUBNETS = {"DescribeSubnetsResponse", "subnetSet",
+                                    sizeof(nw_ec2_subnet_t), fill_subnet,
+                                    "subnetSet.item.subnetId", "missing", 1};
+
 nw_rc_t nw_ec2xml_parse_subnets(const char *xml, size_t len, nw_ec2_subnets_t *out, char *next,
                                 size_t nextlen, nw_err_t *err)
 {
-    xmlNode *root;
-    nw_rc_t rc = NW_OK;
-    xmlDocPtr d = load(xml, len, &root, err);
-    if (!d)
-        return NW_EPARSE;
-    if ((rc = expect(root, "DescribeSubnetsResponse", err)) != NW_OK)
-        goto out;
-    FOREACH_ITEM(child(root, "subnetSet"), it)
-    {
-        nw_ec2_subnet_t *s = PUSH(out);
-        if (!s) {
-            rc = OOM(err);
-            goto out;
-        }
-        TXT(it, "subnetId", s->id);
-        TXT(it, "availabilityZone", s->zone);
-        TXT(it, "availabilityZoneId", s->zone_id);
-        TXT(it, "vpcId", s->vpc_id);
-        s->available_ips = num(it, "availableIpAddressCount");
-        tags(child(it, "tagSet"), &s->tags);
-        if (!*s->id) {
-            out->n--;
-            rc = nw_err_set(err, NW_EPARSE, "subnetSet.item.subnetId", "missing");
-            goto out;
-        }
-    }
-    next_token(root, next, nextlen);
-out:
-    xmlFreeDoc(d);
-    return rc;
+    return PARSE_LIST(&SUBNETS, xml, len, out, next, nextlen, err);
 }
 
 void nw_ec2_sgs_free(nw_ec2_sgs_t *l)
@@ -492,37 +479,24 @@ void nw_ec2_sgs_free(nw_ec2_sgs_t *l)
     memset(l, 0, sizeof *l);
 }
 
+static int fill_sg(xmlNode *it, void *e)
+{
+    nw_ec2_sg_t *s = e;
+    TXT(it, "groupId", s->id);
+    TXT(it, "groupName", s->name);
+    TXT(it, "vpcId", s->vpc_id);
+    tags(child(it, "tagSet"), &s->tags);
+    return *s->id != 0;
+}
+
+static const item_list_t SGS = {"DescribeSecurityGroupsResponse", "securityGroupInfo",
+                                sizeof(nw_ec2_sg_t), fill_sg, "securityGroupInfo.item.groupId",
+                                "missing", 1};
+
 nw_rc_t nw_ec2xml_parse_sgs(const char *xml, size_t len, nw_ec2_sgs_t *out, char *next,
                             size_t nextlen, nw_err_t *err)
 {
-    xmlNode *root;
-    nw_rc_t rc = NW_OK;
-    xmlDocPtr d = load(xml, len, &root, err);
-    if (!d)
-        return NW_EPARSE;
-    if ((rc = expect(root, "DescribeSecurityGroupsResponse", err)) != NW_OK)
-        goto out;
-    FOREACH_ITEM(child(root, "securityGroupInfo"), it)
-    {
-        nw_ec2_sg_t *s = PUSH(out);
-        if (!s) {
-            rc = OOM(err);
-            goto out;
-        }
-        TXT(it, "groupId", s->id);
-        TXT(it, "groupName", s->name);
-        TXT(it, "vpcId", s->vpc_id);
-        tags(child(it, "tagSet"), &s->tags);
-        if (!*s->id) {
-            out->n--;
-            rc = nw_err_set(err, NW_EPARSE, "securityGroupInfo.item.groupId", "missing");
-            goto out;
-        }
-    }
-    next_token(root, next, nextlen);
-out:
-    xmlFreeDoc(d);
-    return rc;
+    return PARSE_LIST(&SGS, xml, len, out, next, nextlen, err);
 }
 
 void nw_ec2_images_free(nw_ec2_images_t *l)
@@ -531,41 +505,28 @@ void nw_ec2_images_free(nw_ec2_images_t *l)
     memset(l, 0, sizeof *l);
 }
 
+static int fill_image(xmlNode *it, void *e)
+{
+    nw_ec2_image_t *im = e;
+    TXT(it, "imageId", im->id);
+    TXT(it, "name", im->name);
+    TXT(it, "architecture", im->arch);
+    TXT(it, "imageState", im->state);
+    TXT(it, "imageOwnerId", im->owner);
+    im->creation_ns = when(it, "creationDate");
+    im->deprecation_ns = when(it, "deprecationTime");
+    tags(child(it, "tagSet"), &im->tags);
+    return *im->id != 0;
+}
+
+static const item_list_t IMAGES = {"DescribeImagesResponse", "imagesSet",
+                                   sizeof(nw_ec2_image_t), fill_image, "imagesSet.item.imageId",
+                                   "missing", 1};
+
 nw_rc_t nw_ec2xml_parse_images(const char *xml, size_t len, nw_ec2_images_t *out, char *next,
                                size_t nextlen, nw_err_t *err)
 {
-    xmlNode *root;
-    nw_rc_t rc = NW_OK;
-    xmlDocPtr d = load(xml, len, &root, err);
-    if (!d)
-        return NW_EPARSE;
-    if ((rc = expect(root, "DescribeImagesResponse", err)) != NW_OK)
-        goto out;
-    FOREACH_ITEM(child(root, "imagesSet"), it)
-    {
-        nw_ec2_image_t *im = PUSH(out);
-        if (!im) {
-            rc = OOM(err);
-            goto out;
-        }
-        TXT(it, "imageId", im->id);
-        TXT(it, "name", im->name);
-        TXT(it, "architecture", im->arch);
-        TXT(it, "imageState", im->state);
-        TXT(it, "imageOwnerId", im->owner);
-        im->creation_ns = when(it, "creationDate");
-        im->deprecation_ns = when(it, "deprecationTime");
-        tags(child(it, "tagSet"), &im->tags);
-        if (!*im->id) {
-            out->n--;
-            rc = nw_err_set(err, NW_EPARSE, "imagesSet.item.imageId", "missing");
-            goto out;
-        }
-    }
-    next_token(root, next, nextlen);
-out:
-    xmlFreeDoc(d);
-    return rc;
+    return PARSE_LIST(&IMAGES, xml, len, out, next, nextlen, err);
 }
 
 /* ---- launch templates ------------------------------------------------------------ */
@@ -700,30 +661,23 @@ void nw_ec2_state_changes_free(nw_ec2_state_changes_t *l)
     memset(l, 0, sizeof *l);
 }
 
+static int fill_state_change(xmlNode *it, void *e)
+{
+    nw_ec2_state_change_t *s = e;
+    TXT(it, "instanceId", s->id);
+    TXT(it, "currentState/name", s->current);
+    TXT(it, "previousState/name", s->previous);
+    return 1;
+}
+
+static const item_list_t STATE_CHANGES = {"TerminateInstancesResponse", "instancesSet",
+                                          sizeof(nw_ec2_state_change_t), fill_state_change, "",
+                                          "", 0};
+
 nw_rc_t nw_ec2xml_parse_terminate(const char *xml, size_t len, nw_ec2_state_changes_t *out,
                                   nw_err_t *err)
 {
-    xmlNode *root;
-    nw_rc_t rc = NW_OK;
-    xmlDocPtr d = load(xml, len, &root, err);
-    if (!d)
-        return NW_EPARSE;
-    if ((rc = expect(root, "TerminateInstancesResponse", err)) != NW_OK)
-        goto out;
-    FOREACH_ITEM(child(root, "instancesSet"), it)
-    {
-        nw_ec2_state_change_t *s = PUSH(out);
-        if (!s) {
-            rc = OOM(err);
-            goto out;
-        }
-        TXT(it, "instanceId", s->id);
-        TXT(it, "currentState/name", s->current);
-        TXT(it, "previousState/name", s->previous);
-    }
-out:
-    xmlFreeDoc(d);
-    return rc;
+    return PARSE_LIST(&STATE_CHANGES, xml, len, out, NULL, 0, err);
 }
 
 /* ---- CreateFleet ---------------------------------------------------------------------- */
