@@ -60,7 +60,7 @@ EMBED_OBJS := $(EMBED_SRCS:%=$(BUILD)/obj/embed/%.o)
 
 DEPS_STAMP := build/.deps-ok
 
-.PHONY: all deps test test-bins unit unit-asan fuzz-replay sim-test e2e fuzz bench certs sim run \
+.PHONY: all deps test test-bins unit unit-asan unit-asan-nofork unit-asan-fork fuzz-replay sim-test e2e fuzz bench certs sim run \
         fmt lint clean help image
 
 all: $(BUILD)/nodewarden
@@ -148,7 +148,8 @@ test: $(DEPS_STAMP)
 	@$(ASAN_MAKE) -j$(NPROC) test-bins
 	@$(RUNJOBS) --title "make test" \
 	  unit='$(MAKE) --no-print-directory unit' \
-	  unit-asan='$(MAKE) --no-print-directory unit-asan' \
+	  unit-asan='$(MAKE) --no-print-directory unit-asan-nofork' \
+	  unit-asan-threads='$(MAKE) --no-print-directory unit-asan-fork' \
 	  fuzz-replay='$(MAKE) --no-print-directory fuzz-replay' \
 	  $(SIM_JOBS) $(E2E_JOBS)
 	@echo "make test: all passed"
@@ -159,15 +160,25 @@ test-bins: $(BUILD)/nw-unit $(FUZZ_NAMES:%=$(BUILD)/fuzz-replay/%)
 
 unit: $(BUILD)/nw-unit
 	@echo "== unit tests ($(BUILD))"
-	@set -o pipefail; $(BUILD)/nw-unit 2>&1 | tee $(BUILD)/unit.log; rc=$$?; \
-	if grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' $(BUILD)/unit.log; then \
+	@set -o pipefail; $(BUILD)/nw-unit $(UNIT_SUITES_RUN) 2>&1 | tee $(UNIT_LOG); rc=$$?; \
+	if grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' $(UNIT_LOG); then \
 	  echo "sanitizer report in unit tests"; exit 1; fi; exit $$rc
 
-# Under ASan the suites run in one process (CK_FORK=no): forking for every test and
+# Under ASan most suites run in one process (CK_FORK=no): forking for every test and
 # a LeakSanitizer pass in every child made this run ~7x slower; leaks are still
-# reported (once, at exit) and any sanitizer report fails the run.
-unit-asan:
-	@CK_FORK=no $(ASAN_MAKE) unit
+# reported (once, at exit) and any sanitizer report fails the run. Suites whose tests
+# start threads, servers or wait (their test file mentions pthread, fake_srv, sleeps or
+# tcase_set_timeout) keep a fork per test, so a failing assertion cannot leave a
+# thread running into the next test, and Check's per-test timeout holds.
+FORK_RE := pthread|fake_srv|tcase_set_timeout|usleep|nanosleep|sleep_ms|_start[(]
+FORK_SUITES = $(patsubst tests/unit/test_%.c,%,$(shell grep -l -E '$(FORK_RE)' tests/unit/test_*.c))
+UNIT_LOG ?= $(BUILD)/unit.log
+unit-asan: unit-asan-nofork unit-asan-fork
+unit-asan-nofork:
+	@CK_FORK=no $(ASAN_MAKE) UNIT_SUITES_RUN="$(filter-out $(FORK_SUITES),$(UNIT_SUITES))" \
+	  UNIT_LOG=build/asan/unit-nofork.log unit
+unit-asan-fork:
+	@$(ASAN_MAKE) UNIT_SUITES_RUN="$(FORK_SUITES)" UNIT_LOG=build/asan/unit-fork.log unit
 
 fuzz-replay:
 	@$(ASAN_MAKE) fuzz-replay-run

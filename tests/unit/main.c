@@ -2,7 +2,7 @@
  * tests/unit/main.c — runs every Check suite. Suites are discovered by the
  * Makefile from tests/unit/test_<name>.c, each exporting nw_<name>_suite().
  * Run from the project root (data files are read from tests/data/).
- * An optional argument selects one suite by name.
+ * Arguments select suites by name (several may be given; none: all of them).
  */
 #include <check.h>
 #include <stdio.h>
@@ -12,12 +12,23 @@
 #include "suites.h"
 #undef NW_SUITE
 
+static int selected(int argc, char **argv, const char *name)
+{
+    if (argc < 2)
+        return 1;
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], name) == 0)
+            return 1;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    const char *only = argc > 1 ? argv[1] : NULL;
     SRunner *sr = NULL;
+    int found = 0;
 #define NW_SUITE(name)                                                                             \
-    if (!only || strcmp(only, #name) == 0) {                                                       \
+    if (selected(argc, argv, #name)) {                                                             \
+        found++;                                                                                   \
         if (!sr)                                                                                   \
             sr = srunner_create(nw_##name##_suite());                                              \
         else                                                                                       \
@@ -25,8 +36,13 @@ int main(int argc, char **argv)
     }
 #include "suites.h"
 #undef NW_SUITE
-    if (!sr) {
-        fprintf(stderr, "no such suite: %s\n", only ? only : "(none)");
+    if (!sr || (argc > 1 && found != argc - 1)) {
+        fprintf(stderr, "no such suite among:");
+        for (int i = 1; i < argc; i++)
+            fprintf(stderr, " %s", argv[i]);
+        fprintf(stderr, "\n");
+        if (sr)
+            srunner_free(sr);
         return 2;
     }
     srunner_run_all(sr, CK_NORMAL);
