@@ -968,6 +968,9 @@ START_TEST(leader_thread_release)
     for (int i = 0; i < 500 && !nw_kube_leader_is_leader(b); i++)
         sleep_ms(10);
     ck_assert_int_eq(nw_kube_leader_is_leader(b), 1);
+    /* on_started runs on b's thread just after it became leader: wait for it */
+    for (int i = 0; i < 500 && atomic_load(&cb.started) == 0; i++)
+        sleep_ms(10);
     ck_assert_int_eq(atomic_load(&cb.started), 1);
     nw_kube_leader_free(b);
     ck_assert_int_eq(atomic_load(&cb.stopped), 1);
