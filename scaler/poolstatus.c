@@ -355,6 +355,9 @@ typedef struct {
     cJSON *written;     /* ... and as JSON, until the cache shows it (owned) */
     char written_rv[64]; /* the resourceVersion our write produced */
     int64_t written_mono;
+    char valid_rv[64]; /* runtime validation memo: the pool's resourceVersion ... */
+    int valid;         /* ... its verdict ... */
+    char verr[1024];   /* ... and problems */
     int seen;
 } pool_t;
 
@@ -555,8 +558,12 @@ static void one_pool(nw_ctl_t *c, nw_poolstatus_t *p, const nw_kube_snap_t *s,
     }
     const char *cname = nw_ctl_str(pool->json, "spec.template.spec.nodeClassRef.name");
     const nw_kube_obj_t *class = cname ? nw_kube_snap_get(s, NW_KUBE_EC2NODECLASSES, NULL, cname) : NULL;
-    char verr[1024];
-    int valid = nw_poolstatus_validate(pool->json, verr, sizeof verr);
+    if (!pool->rv[0] || strcmp(pool->rv, e->valid_rv) != 0) { /* validation depends on the pool only */
+        e->valid = nw_poolstatus_validate(pool->json, e->verr, sizeof e->verr);
+        snprintf(e->valid_rv, sizeof e->valid_rv, "%s", pool->rv);
+    }
+    int valid = e->valid;
+    const char *verr = e->verr;
     int64_t mono = nw_clock_mono(c->clock);
     /* A snapshot taken before our last write landed still shows the older status: start
      * from what we wrote (we are the only writer of NodePool status) until the cache
