@@ -27,6 +27,8 @@
 #define NW_LABEL_NODECLASS "karpenter.k8s.aws/ec2nodeclass"
 #define NW_TAINT_UNREGISTERED "karpenter.sh/unregistered"
 
+struct nw_dis_ctl; /* scaler/disruption/controller.h */
+
 /* A NodeClaim this process created or launched; kept until the cache shows it. */
 typedef struct nw_ctl_claim {
     char name[256];
@@ -71,6 +73,8 @@ typedef struct {
     struct nw_term *term;
     /* drift marking, expiration, NodePool status (scaler/upkeep.h; owned) */
     struct nw_upkeep *upkeep;
+    /* disruption controller (scaler/disruption/controller.h), owned */
+    struct nw_dis_ctl *disruption;
     /* counters (metrics) */
     _Atomic uint64_t n_created, n_launched, n_launch_failed, n_registered, n_initialized,
         n_reg_timeouts, n_solves;
@@ -85,6 +89,10 @@ void nw_prov_tick(nw_ctl_t *c, const nw_kube_snap_t *s);
 /** One lifecycle pass: registration, initialization, registration timeout,
  * EC2NodeClass status. (The finalizers: scaler/termination/termination.h.) */
 void nw_life_tick(nw_ctl_t *c, const nw_kube_snap_t *s);
+
+/** One disruption pass (scaler/disruption/controller.c): markers, commands in flight,
+ * and, when due, a decision. */
+void nw_dis_tick(nw_ctl_t *c, const nw_kube_snap_t *s);
 
 /** Free the provisioner memory (claims, seen uids). */
 void nw_prov_cleanup(nw_ctl_t *c);

@@ -14,6 +14,7 @@
 #include "scaler/ctl.h"
 #include "scaler/gc/gc.h"
 #include "scaler/interruption/interruption.h"
+#include "scaler/disruption/controller.h"
 #include "scaler/kube/leader.h"
 #include "scaler/kube/watch.h"
 #include "scaler/termination/termination.h"
@@ -70,6 +71,7 @@ static void *reconcile_main(void *arg)
             nw_prov_cleanup(c);
             nw_term_reset(c->term);
             nw_upkeep_reset(c->upkeep);
+            nw_dis_ctl_reset(c->disruption);
             c->window_open_mono = c->next_resolve_mono = c->next_nodeclass_mono = 0;
             was_leading = leading;
         }
@@ -89,6 +91,11 @@ static void *reconcile_main(void *arg)
         nw_term_tick(c, snap);
         nw_upkeep_tick(c, snap);
         nw_kube_snap_release(snap);
+        snap = nw_kube_cache_snapshot(c->cache);
+        if (!snap)
+            continue;
+        nw_dis_tick(c, snap);
+        nw_kube_snap_release(snap);
     }
     return NULL;
 }
@@ -102,6 +109,7 @@ static void scaler_free(nw_scaler_t *s)
     nw_gc_free(s->ctl.gc);
     nw_term_free(s->ctl.term);
     nw_upkeep_free(s->ctl.upkeep);
+    nw_dis_ctl_free(s->ctl.disruption);
     if (s->ctl.cloud)
         s->ctl.cloud->ops->free(s->ctl.cloud);
     nw_kube_recorder_free(s->ctl.rec);
@@ -127,6 +135,12 @@ nw_rc_t nw_scaler_start(const nw_scaler_opts_t *o, nw_scaler_t **out, nw_err_t *
         o->registration_timeout_ns > 0 ? o->registration_timeout_ns : 15 * 60 * NW_NS_PER_SEC;
     c->vm_overhead = o->vm_memory_overhead_percent;
     c->repack = o->repack;
+    nw_dis_opts_t dopts = {o->disruption_poll_ns, o->disruption_validation_ns,
+                           o->disruption_command_timeout_ns, o->spot_to_spot};
+    if (o->disruption_validation_ns == 0)
+        dopts.validation_ns = 15 * NW_NS_PER_SEC; /* unset: the default */
+    else if (o->disruption_validation_ns < 0)
+        dopts.validation_ns = 0; /* configured "0s": no delay */
     c->reserved_enis = (int)o->reserved_enis;
     nw_rc_t rc;
     nw_kube_config_t *kc = NULL;
@@ -147,7 +161,8 @@ nw_rc_t nw_scaler_start(const nw_scaler_opts_t *o, nw_scaler_t **out, nw_err_t *
     c->rec = nw_kube_recorder_new(c->kube, "nodewarden", pod);
     c->term = nw_term_new();
     c->upkeep = nw_upkeep_new();
-    if (!c->cache || !c->rec || !c->term || !c->upkeep) {
+    c->disruption = nw_dis_ctl_new(&dopts, c->kube, pod);
+    if (!c->cache || !c->rec || !c->term || !c->upkeep || !c->disruption) {
         rc = nw_err_set(err, NW_ENOMEM, NULL, "out of memory");
         goto fail;
     }
@@ -284,6 +299,8 @@ nw_rc_t nw_scaler_metrics(nw_scaler_t *s, nw_buf_t *out)
         rc = counter(out, "nodewarden_nodeclaims_registration_timeouts_total",
                      "NodeClaims deleted after the registration timeout.",
                      atomic_load(&c->n_reg_timeouts));
+    if (rc == NW_OK && c->disruption)
+        rc = nw_dis_metrics(c->disruption, out);
     if (rc == NW_OK)
         rc = nw_intr_metrics(s->intr, out);
     if (rc == NW_OK)

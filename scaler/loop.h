@@ -41,6 +41,10 @@ typedef struct {
     int64_t reserved_enis;
     int64_t registration_timeout_ns;              /* scaler.registrationTimeout */
     int repack;                                   /* scaler.repack */
+    int64_t disruption_poll_ns;                   /* scaler.disruption.pollPeriod (10s) */
+    int64_t disruption_validation_ns; /* scaler.disruption.validationDelay (0: 15s; < 0: none) */
+    int64_t disruption_command_timeout_ns;        /* scaler.disruption.commandTimeout (10m) */
+    int spot_to_spot;                             /* ...spotToSpotConsolidation */
     int leader_election;                          /* scaler.leaderElection.enabled */
     const char *lease_namespace, *lease_name;
     int64_t lease_ns, renew_deadline_ns, retry_ns;

@@ -14,7 +14,9 @@
 #include "scaler/upkeep.h"
 
 #define GET(o, k) cJSON_GetObjectItemCaseSensitive((o), (k))
-#define NOMINATION_NS (20 * NW_NS_PER_SEC) /* max(2 x batch max, 10 s) */
+/* the nomination window: max(2 x batchMaxDuration, 10 s) (20 s at the defaults) */
+#define NOMINATION_NS(c) (2 * (c)->batch_max_ns > 10 * NW_NS_PER_SEC ? 2 * (c)->batch_max_ns \
+                                                                     : 10 * NW_NS_PER_SEC)
 #define NOM_KEEP_NS (30 * NW_NS_PER_SEC)
 
 /* ---- provisioner memory: nominations and FailedScheduling messages ---- */
@@ -751,7 +753,7 @@ bool nw_simsnap_is_nominated(nw_ctl_t *c, const nw_kube_snap_t *ks, const char *
     int64_t now = nw_clock_mono(c->clock);
     for (size_t i = 0; i < st->nnoms; i++)
         if (strcmp(st->noms[i].claim, claim) == 0 &&
-            (in_flight || now - st->noms[i].at < NOMINATION_NS))
+            (in_flight || now - st->noms[i].at < NOMINATION_NS(c)))
             return true;
     return false;
 }

@@ -18,6 +18,7 @@
 #include "api/admit.h"
 #include "api/gpu.h"
 #include "api/jsonpatch.h"
+#include "common/clock.h"
 #include "common/yaml.h"
 #include "scaler/schedule/schedule.h"
 #include "server/cmd.h"
@@ -31,7 +32,8 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: nodewarden plan [--output text|json] [--catalog FILE] [--region R]\n"
             "                       [--zones Z1,Z2,...] [--ice TYPE:ZONE:CAPACITY_TYPE]...\n"
-            "                       [--no-gpu-policy] FILE...\n"
+            "                       [--no-gpu-policy] [--disruption [--now RFC3339]\n"
+            "                       [--spot-to-spot]] FILE...\n"
             "\n"
             "Offline: the NodeClaims nodewarden would launch for the pending pods in FILEs\n"
             "(YAML or JSON, multi-document; NodePools, EC2NodeClasses, Pods, Deployments,\n"
@@ -39,7 +41,13 @@ static void usage(FILE *f)
             "Prices come from the compiled-in catalog (--catalog for another file in the same\n"
             "format); --region picks the price region (default us-east-1) and --zones the\n"
             "zones offered (default <region>a,b,c). --ice marks an offering unavailable.\n"
-            "Exit: 0 all pods placed, 1 some pods cannot be placed, 2 usage/input error.\n");
+            "Exit: 0 all pods placed, 1 some pods cannot be placed, 2 usage/input error.\n"
+            "\n"
+            "--disruption: instead, what one disruption pass would do to the NodeClaims,\n"
+            "Nodes, Pods and PodDisruptionBudgets given (their NodePools' budgets at --now,\n"
+            "default the current time): each NodeClaim's verdict, the pools' allowed\n"
+            "disruptions and the command (emptiness, drift, multi- or single-node\n"
+            "consolidation). Exit 0, or 2 on usage/input errors.\n");
 }
 
 static char *read_all(const char *path, size_t *len)
@@ -87,6 +95,7 @@ struct nw_plan {
     cJSON *pools;   /* collected until every doc is read (the GPU patch needs nothing else) */
     cJSON *classes; /* EC2NodeClass names */
     cJSON *later;   /* pods/nodes/etc. in file order */
+    cJSON *pdbs;    /* PodDisruptionBudgets (plan --disruption) */
     char **zones;
     int nzones;
 };
@@ -240,6 +249,8 @@ static int collect(plan_t *p, const cJSON *doc, const char *where, int depth)
         const char *n = jstr(GET(doc, "metadata"), "name");
         if (n)
             cJSON_AddItemToArray(p->classes, cJSON_CreateString(n));
+    } else if (strcmp(kind, "PodDisruptionBudget") == 0) {
+        cJSON_AddItemToArray(p->pdbs, cJSON_Duplicate(doc, 1)); /* plan --disruption */
     } else if (strcmp(kind, "Pod") == 0 || strcmp(kind, "DaemonSet") == 0 ||
                strcmp(kind, "Node") == 0 || strcmp(kind, "NodeClaim") == 0) {
         if (strcmp(kind, "Node") == 0) {
@@ -442,9 +453,10 @@ nw_plan_t *nw_plan_new(bool gpu_policy)
     p->pools = cJSON_CreateArray();
     p->classes = cJSON_CreateArray();
     p->later = cJSON_CreateArray();
+    p->pdbs = cJSON_CreateArray();
     p->snap = nw_sched_snap_new();
     p->gpu_on = gpu_policy;
-    if (!p->pools || !p->classes || !p->later || !p->snap ||
+    if (!p->pools || !p->classes || !p->later || !p->pdbs || !p->snap ||
         nw_gpu_policy_init(&p->gpu, "") != NW_OK) {
         nw_plan_free(p);
         return NULL;
@@ -462,6 +474,7 @@ void nw_plan_free(nw_plan_t *p)
     cJSON_Delete(p->pools);
     cJSON_Delete(p->classes);
     cJSON_Delete(p->later);
+    cJSON_Delete(p->pdbs);
     nw_sched_snap_free(p->snap);
     nw_gpu_policy_cleanup(&p->gpu);
     free(p);
@@ -470,6 +483,25 @@ void nw_plan_free(nw_plan_t *p)
 int nw_plan_collect(nw_plan_t *p, const cJSON *doc, const char *where)
 {
     return collect(p, doc, where, 0);
+}
+
+size_t nw_plan_objects(const nw_plan_t *p, const char *kind, const cJSON **out, size_t max)
+{
+    const cJSON *list = strcmp(kind, "NodePool") == 0              ? p->pools
+                        : strcmp(kind, "PodDisruptionBudget") == 0 ? p->pdbs
+                                                                   : p->later;
+    size_t n = 0;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, list)
+    {
+        const char *k = jstr(it, "kind");
+        if (k && strcmp(k, kind) == 0) {
+            if (out && n < max)
+                out[n] = it;
+            n++;
+        }
+    }
+    return n;
 }
 
 nw_sched_snap_t *nw_plan_snapshot(nw_plan_t *p, const char *catalog, size_t clen,
@@ -524,7 +556,8 @@ nw_sched_snap_t *nw_plan_snapshot(nw_plan_t *p, const char *catalog, size_t clen
 int nw_cmd_plan(int argc, char **argv)
 {
     const char *output = "text", *catalog = NULL, *region = "us-east-1", *zones = NULL;
-    bool gpu_on = true;
+    const char *now_s = NULL;
+    bool gpu_on = true, disruption = false, spot_to_spot = false;
     const char *files[256], *ice[64];
     int nfiles = 0, nice = 0;
     for (int i = 1; i < argc; i++) {
@@ -539,7 +572,8 @@ int nw_cmd_plan(int argc, char **argv)
         }
         bool takes = strcmp(a, "--output") == 0 || strcmp(a, "-o") == 0 ||
                      strcmp(a, "--catalog") == 0 || strcmp(a, "--region") == 0 ||
-                     strcmp(a, "--zones") == 0 || strcmp(a, "--ice") == 0;
+                     strcmp(a, "--zones") == 0 || strcmp(a, "--ice") == 0 ||
+                     strcmp(a, "--now") == 0;
         if (takes && !val) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "nodewarden plan: %s needs a value\n", a);
@@ -563,6 +597,12 @@ int nw_cmd_plan(int argc, char **argv)
                 ice[nice++] = val;
         } else if (strcmp(a, "--no-gpu-policy") == 0) {
             gpu_on = false;
+        } else if (strcmp(a, "--disruption") == 0) {
+            disruption = true;
+        } else if (strcmp(a, "--spot-to-spot") == 0) {
+            spot_to_spot = true;
+        } else if (strcmp(a, "--now") == 0) {
+            now_s = val;
         } else if (a[0] == '-' && a[1]) {
             fprintf(stderr, "nodewarden plan: unknown flag %s\n", a);
             usage(stderr);
@@ -632,9 +672,19 @@ int nw_cmd_plan(int argc, char **argv)
                 strerror(errno ? errno : EIO));
         goto out;
     }
+    int64_t now = 0;
+    if (now_s && nw_time_parse(now_s, &now) != NW_OK) {
+        fprintf(stderr, "nodewarden plan: --now wants an RFC 3339 time, got %s\n", now_s);
+        goto out;
+    }
     snap = nw_plan_snapshot(pl, cattext, clen, region, zv, nz, ice, nice);
     if (!snap)
         goto out;
+    if (disruption) {
+        ret = nw_plan_disruption(pl, snap, now_s ? now : nw_clock_now(nw_clock_system()),
+                                 strcmp(output, "json") == 0, spot_to_spot);
+        goto out;
+    }
     nw_err_t err = {0};
     if (nw_sched_solve(snap, 0, &res, &err) != NW_OK) {
         fprintf(stderr, "nodewarden plan: %s\n", err.msg);

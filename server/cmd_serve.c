@@ -126,6 +126,12 @@ int nw_cmd_serve(int argc, char **argv)
             .reserved_enis = cfg.settings.reservedENIs,
             .registration_timeout_ns = cfg.scaler.registrationTimeout_ns,
             .repack = cfg.scaler.repack,
+            .disruption_poll_ns = cfg.scaler.disruption.pollPeriod_ns,
+            .disruption_validation_ns = cfg.scaler.disruption.validationDelay_ns > 0
+                                            ? cfg.scaler.disruption.validationDelay_ns
+                                            : -1,
+            .disruption_command_timeout_ns = cfg.scaler.disruption.commandTimeout_ns,
+            .spot_to_spot = cfg.scaler.disruption.spotToSpot,
             .leader_election = cfg.scaler.leaderElection.enabled,
             .lease_namespace = cfg.scaler.leaderElection.namespace_,
             .lease_name = cfg.scaler.leaderElection.name,

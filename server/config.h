@@ -67,6 +67,12 @@ typedef struct {
         int64_t gcInterval_ns;           /* garbage collection: afterwards */
         int64_t gcLaunchGrace_ns;        /* instances younger than this are never collected */
         struct {
+            int64_t pollPeriod_ns;      /* idle disruption pass period (10s) */
+            int64_t validationDelay_ns; /* consolidation/emptiness validation delay (15s) */
+            int64_t commandTimeout_ns;  /* replacements must initialize within (10m) */
+            int spotToSpot;             /* feature gate SpotToSpotConsolidation (false) */
+        } disruption;
+        struct {
             int enabled;
             char *namespace_;
             char *name;

@@ -12,6 +12,8 @@
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "scaler/schedule/schedule.h"
 
@@ -32,6 +34,18 @@ int nw_plan_collect(nw_plan_t *p, const cJSON *doc, const char *where);
 nw_sched_snap_t *nw_plan_snapshot(nw_plan_t *p, const char *catalog, size_t catalog_len,
                                   const char *region, const char *const *zones, int nzones,
                                   const char *const *ice, int nice);
+
+/** The collected objects of one kind ("NodePool", "Pod", "Node", "NodeClaim",
+ * "DaemonSet", "PodDisruptionBudget"; workloads appear as their Pods), in file order,
+ * as given (no GPU policy). Borrowed, valid while p lives. Returns how many there are
+ * (at most max are stored in out). */
+size_t nw_plan_objects(const nw_plan_t *p, const char *kind, const cJSON **out, size_t max);
+
+/** `plan --disruption` (server/cmd_plan_disrupt.c): one disruption pass over the
+ * collected objects at `now` with the instance types of snap (from nw_plan_snapshot);
+ * prints text or JSON (nw_dis_report_json). Returns the exit code. */
+int nw_plan_disruption(const nw_plan_t *p, const nw_sched_snap_t *snap, int64_t now, bool json,
+                       bool spot_to_spot);
 
 /** The results as the JSON `nodewarden plan --output json` prints (caller owns it). */
 cJSON *nw_plan_results_json(const nw_sched_snap_t *s, const nw_sched_results_t *r);
