@@ -10,9 +10,11 @@ then plays the provisioning half of the story with the real kubectl:
   3. a GPU pod without a toleration is fixed by the mutating webhook;
   4. a 4-replica web Deployment and a CUDA pod arrive: nodewarden launches a CPU
      instance and a g6 instance, the kubelets join, the pods bind;
-  5. the workloads leave.
-Scale-down (draining and terminating idle nodes) belongs to the disruption work
-that is not built yet; the demo says so instead of pretending.
+  5. the workloads leave: the nodes become empty, and after the pools'
+     consolidateAfter (5m and 10m in the examples, shortened to 5 s and 8 s here)
+     nodewarden's disruption controller decides "Empty", taints each node
+     karpenter.sh/disrupted:NoSchedule, drains it through the Eviction API,
+     terminates the instance and removes the Node and the NodeClaim.
 Exit 0 when every step happened as described.
 """
 import json
@@ -59,7 +61,8 @@ spec:
 def run(c):
     say("simulator up: kube-apiserver https://127.0.0.1:%d, EC2 %s"
         % (c.ports.get("kube", 0), c.env.get("AWS_ENDPOINT_URL_EC2")))
-    c.start_nodewarden()
+    c.start_nodewarden("--scaler.disruption.pollPeriod", "1s",
+                       "--scaler.disruption.validationDelay", "2s")
     say("nodewarden serving the webhooks and running the scaler")
 
     c.apply(os.path.join(DATA, "pools.yaml"))
@@ -67,6 +70,10 @@ def run(c):
         taints = [t["key"] for t in np["spec"]["template"]["spec"].get("taints", [])]
         say("NodePool %-8s admitted: consolidationPolicy=%s, taints=%s" % (
             np["metadata"]["name"], np["spec"]["disruption"]["consolidationPolicy"], taints))
+    for name, after in (("default", "5s"), ("gpu", "8s")):
+        c.kubectl("patch", "nodepool", name, "--type", "merge",
+                  "-p", json.dumps({"spec": {"disruption": {"consolidateAfter": after}}}))
+    say("consolidateAfter shortened for the demo: default 5s, gpu 8s")
 
     p = subprocess.run(["kubectl", "apply", "-f", "-"], input=BAD_POOL, env=c.env,
                        capture_output=True, text=True, timeout=30)
@@ -122,10 +129,59 @@ def run(c):
     wait_for("workload gone", lambda: not [p for p in c.items("pods", "-n", "default")
                                            if not p["metadata"].get("deletionTimestamp")] or None,
              timeout=30)
-    say("workloads left; the %d nodes are now empty. Draining and terminating idle nodes "
-        "(consolidation) is not built yet, so they stay." % len(c.items("nodes")))
+    say("workloads left; the %d nodes are now empty" % len(c.items("nodes")))
+    scale_down(c)
     c.stop_nodewarden()
     say("nodewarden stopped on SIGTERM; demo done")
+
+
+def scale_down(c):
+    """Follow the nodes from empty to gone, printing each transition once."""
+    t_empty = time.time()
+    said = set()
+    reasons = {}
+
+    def once(key, msg):
+        if key not in said:
+            said.add(key)
+            say(msg)
+
+    def step():
+        for ev in c.events():
+            obj = ev.get("involvedObject", {})
+            if obj.get("kind") in ("NodeClaim", "Node") and ev.get("reason") not in (
+                    "Launched", "Registered", "Initialized", "NodeReady", "RegisteredNode",
+                    "Starting", "NodeHasSufficientMemory"):
+                once(("ev", ev["metadata"]["name"]), "event %s %s: %s %s" % (
+                    obj.get("kind"), obj.get("name"), ev.get("reason"),
+                    (ev.get("message") or "")[:160]))
+        claims = c.items("nodeclaims")
+        for nc in claims:
+            n = nc["metadata"]["name"]
+            for cd in nc.get("status", {}).get("conditions", []):
+                if cd.get("type") == "DisruptionReason" and cd.get("status") == "True":
+                    reasons[n] = cd.get("reason")
+            if nc["metadata"].get("deletionTimestamp"):
+                once(("del", n), "NodeClaim %s deleting (disruption reason: %s)"
+                     % (n, reasons.get(n, "?")))
+        for node in c.items("nodes"):
+            for t in node.get("spec", {}).get("taints", []) or []:
+                if t.get("key") == "karpenter.sh/disrupted":
+                    once(("taint", node["metadata"]["name"]),
+                         "node %s tainted karpenter.sh/disrupted:NoSchedule, draining"
+                         % node["metadata"]["name"])
+        live = c.instances()
+        for i in c.instances(live=False):
+            if i["State"]["Name"] not in ("pending", "running"):
+                once(("term", i["InstanceId"]), "instance %s (%s) %s" % (
+                    i["InstanceId"], i["InstanceType"], i["State"]["Name"]))
+        if not claims and not live and not c.items("nodes"):
+            return True
+        return None
+
+    wait_for("idle nodes drained and terminated", step, timeout=90, interval=0.5)
+    say("scale-down done %.1f s after the workloads left: no NodeClaims, no nodes, "
+        "no running instances" % (time.time() - t_empty))
 
 
 def main():
