@@ -33,8 +33,15 @@ const nw_kube_res_t nw_kube_res_leases = {"/apis/coordination.k8s.io/v1", "lease
 struct nw_kube_client {
     nw_kube_config_t *cfg;
     nw_kube_client_opts_t opts;
-    CURLSH *share;
+    CURLSH *share; /* DNS cache and TLS sessions only: libcurl does not support sharing
+                      the connection cache between threads (KNOWN_BUGS "Connection
+                      pool sharing"), so connections live in pooled easy handles */
     pthread_mutex_t share_mu[CURL_LOCK_DATA_LAST];
+    /* idle easy handles: each keeps its own connection cache, used by one request at
+     * a time; curl_easy_reset between uses keeps the live connection */
+    pthread_mutex_t pool_mu;
+    CURL *pool[8];
+    int npool;
     nw_kube_rl_t rl;
     nw_kube_metrics_t *metrics;
     char *base_url;               /* server URL, host replaced by tls-server-name if set */
@@ -45,6 +52,31 @@ struct nw_kube_client {
     char *token;
     int64_t token_read_ns; /* monotonic time of the last read; 0 = never */
 };
+
+/* An idle easy handle from the pool, or a new one. */
+static CURL *handle_take(nw_kube_client_t *c)
+{
+    CURL *h = NULL;
+    pthread_mutex_lock(&c->pool_mu);
+    if (c->npool > 0)
+        h = c->pool[--c->npool];
+    pthread_mutex_unlock(&c->pool_mu);
+    return h ? h : curl_easy_init();
+}
+
+/* Back to the pool (reset: options and buffers cleared, the connection kept). */
+static void handle_give(nw_kube_client_t *c, CURL *h)
+{
+    curl_easy_reset(h);
+    pthread_mutex_lock(&c->pool_mu);
+    if (c->npool < (int)(sizeof c->pool / sizeof c->pool[0])) {
+        c->pool[c->npool++] = h;
+        h = NULL;
+    }
+    pthread_mutex_unlock(&c->pool_mu);
+    if (h)
+        curl_easy_cleanup(h);
+}
 
 /* ---- paths ---------------------------------------------------------------------- */
 
@@ -199,6 +231,7 @@ nw_rc_t nw_kube_client_new(nw_kube_config_t *cfg, const nw_kube_client_opts_t *o
     if (!o->clock)
         o->clock = nw_clock_system();
     pthread_mutex_init(&c->tok_mu, NULL);
+    pthread_mutex_init(&c->pool_mu, NULL);
     for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
         pthread_mutex_init(&c->share_mu[i], NULL);
     nw_kube_rl_init(&c->rl, o->clock, o->qps, o->burst);
@@ -215,7 +248,6 @@ nw_rc_t nw_kube_client_new(nw_kube_config_t *cfg, const nw_kube_client_opts_t *o
     curl_share_setopt(c->share, CURLSHOPT_USERDATA, c);
     curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
     curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
-    curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
     rc = setup_server_name(c, err);
     if (rc)
         goto fail;
@@ -230,6 +262,9 @@ void nw_kube_client_free(nw_kube_client_t *c)
 {
     if (!c)
         return;
+    for (int i = 0; i < c->npool; i++)
+        curl_easy_cleanup(c->pool[i]);
+    pthread_mutex_destroy(&c->pool_mu);
     if (c->share)
         curl_share_cleanup(c->share);
     for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
@@ -519,12 +554,12 @@ nw_rc_t nw_kube_do(nw_kube_client_t *c, const nw_kube_req_t *req, nw_kube_resp_t
         resp->reason[0] = resp->message[0] = '\0';
         nw_kube_rl_wait(&c->rl);
 
-        CURL *h = curl_easy_init();
+        CURL *h = handle_take(c);
         if (!h)
             return nw_err_set(err, NW_ENOMEM, "", "curl_easy_init failed");
         struct curl_slist *hd = nw_kube__easy_setup(c, h, req->path);
         if (!hd) {
-            curl_easy_cleanup(h);
+            handle_give(c, h);
             return nw_err_set(err, NW_ENOMEM, "", "out of memory");
         }
         if (req->body) {
@@ -556,7 +591,7 @@ nw_rc_t nw_kube_do(nw_kube_client_t *c, const nw_kube_req_t *req, nw_kube_resp_t
         CURLcode cc = curl_easy_perform(h);
         if (cc == CURLE_OK)
             curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &resp->code);
-        curl_easy_cleanup(h);
+        handle_give(c, h);
         curl_slist_free_all(hd);
 
         nw_kube_metrics_add(c->metrics, NW_KM_REQUESTS, verb, res, cc == CURLE_OK ? (int)resp->code : 0, 1);
