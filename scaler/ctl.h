@@ -15,6 +15,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "common/buf.h"
 #include "common/clock.h"
 #include "common/err.h"
 #include "scaler/aws/cloud.h"
@@ -112,6 +113,9 @@ void nw_ctl_set_condition(cJSON *obj, const char *type, const char *status, cons
 
 /** String at a dotted path of nested objects ("spec.nodeClassRef.name") or NULL. */
 const char *nw_ctl_str(const cJSON *obj, const char *path);
+
+/** Append one Prometheus counter (HELP, TYPE, value) for the scaler's /metrics. */
+nw_rc_t nw_ctl_counter(nw_buf_t *out, const char *name, const char *help, uint64_t v);
 
 /** The NodeClaim recorded in memory by name, or NULL. */
 nw_ctl_claim_t *nw_ctl_claim_find(nw_ctl_t *c, const char *name);

@@ -266,37 +266,31 @@ void nw_scaler_stop(nw_scaler_t *s)
     scaler_free(s);
 }
 
-static nw_rc_t counter(nw_buf_t *out, const char *name, const char *help, uint64_t v)
-{
-    return nw_buf_addf(out, "# HELP %s %s\n# TYPE %s counter\n%s %llu\n", name, help, name,
-                       name, (unsigned long long)v);
-}
-
 nw_rc_t nw_scaler_metrics(nw_scaler_t *s, nw_buf_t *out)
 {
     nw_ctl_t *c = &s->ctl;
     nw_rc_t rc = nw_buf_addf(out, "# TYPE nodewarden_scaler_leader gauge\nnodewarden_scaler_leader %d\n",
                              atomic_load(&c->leading));
     if (rc == NW_OK)
-        rc = counter(out, "nodewarden_scaler_solves_total", "Batches placed.",
+        rc = nw_ctl_counter(out, "nodewarden_scaler_solves_total", "Batches placed.",
                      atomic_load(&c->n_solves));
     if (rc == NW_OK)
-        rc = counter(out, "nodewarden_nodeclaims_created_total", "NodeClaims created.",
+        rc = nw_ctl_counter(out, "nodewarden_nodeclaims_created_total", "NodeClaims created.",
                      atomic_load(&c->n_created));
     if (rc == NW_OK)
-        rc = counter(out, "nodewarden_nodeclaims_launched_total", "Instances launched.",
+        rc = nw_ctl_counter(out, "nodewarden_nodeclaims_launched_total", "Instances launched.",
                      atomic_load(&c->n_launched));
     if (rc == NW_OK)
-        rc = counter(out, "nodewarden_nodeclaims_launch_failed_total", "Failed launches.",
+        rc = nw_ctl_counter(out, "nodewarden_nodeclaims_launch_failed_total", "Failed launches.",
                      atomic_load(&c->n_launch_failed));
     if (rc == NW_OK)
-        rc = counter(out, "nodewarden_nodeclaims_registered_total", "NodeClaims registered.",
+        rc = nw_ctl_counter(out, "nodewarden_nodeclaims_registered_total", "NodeClaims registered.",
                      atomic_load(&c->n_registered));
     if (rc == NW_OK)
-        rc = counter(out, "nodewarden_nodeclaims_initialized_total", "NodeClaims initialized.",
+        rc = nw_ctl_counter(out, "nodewarden_nodeclaims_initialized_total", "NodeClaims initialized.",
                      atomic_load(&c->n_initialized));
     if (rc == NW_OK)
-        rc = counter(out, "nodewarden_nodeclaims_registration_timeouts_total",
+        rc = nw_ctl_counter(out, "nodewarden_nodeclaims_registration_timeouts_total",
                      "NodeClaims deleted after the registration timeout.",
                      atomic_load(&c->n_reg_timeouts));
     if (rc == NW_OK && c->disruption)

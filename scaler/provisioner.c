@@ -100,6 +100,12 @@ void nw_ctl_set_condition(cJSON *obj, const char *type, const char *status, cons
         cJSON_AddNumberToObject(cd, "observedGeneration", gen->valuedouble);
 }
 
+nw_rc_t nw_ctl_counter(nw_buf_t *out, const char *name, const char *help, uint64_t v)
+{
+    return nw_buf_addf(out, "# HELP %s %s\n# TYPE %s counter\n%s %llu\n", name, help, name, name,
+                       (unsigned long long)v);
+}
+
 nw_ctl_claim_t *nw_ctl_claim_find(nw_ctl_t *c, const char *name)
 {
     for (nw_ctl_claim_t *m = c->claims; m; m = m->next)

@@ -273,35 +273,29 @@ void nw_gc_tick(nw_ctl_t *c, const nw_kube_snap_t *s)
     pass(c, g, s);
 }
 
-static nw_rc_t counter(nw_buf_t *out, const char *name, const char *help, uint64_t v)
-{
-    return nw_buf_addf(out, "# HELP %s %s\n# TYPE %s counter\n%s %llu\n", name, help, name, name,
-                       (unsigned long long)v);
-}
-
 nw_rc_t nw_gc_metrics(nw_gc_t *g, nw_buf_t *out)
 {
     if (!g)
         return NW_OK;
-    nw_rc_t rc = counter(out, "nodewarden_gc_passes_total", "Garbage-collection passes run.",
+    nw_rc_t rc = nw_ctl_counter(out, "nodewarden_gc_passes_total", "Garbage-collection passes run.",
                          atomic_load(&g->passes));
     if (rc == NW_OK)
-        rc = counter(out, "nodewarden_gc_failed_passes_total",
+        rc = nw_ctl_counter(out, "nodewarden_gc_failed_passes_total",
                      "Garbage-collection passes that could not list the instances.",
                      atomic_load(&g->failed_passes));
     if (rc == NW_OK)
-        rc = counter(out, "nodewarden_gc_instances_terminated_total",
+        rc = nw_ctl_counter(out, "nodewarden_gc_instances_terminated_total",
                      "Leaked instances (owned by no NodeClaim) terminated.",
                      atomic_load(&g->terminated));
     if (rc == NW_OK)
-        rc = counter(out, "nodewarden_gc_nodes_deleted_total",
+        rc = nw_ctl_counter(out, "nodewarden_gc_nodes_deleted_total",
                      "Nodes of leaked instances deleted.", atomic_load(&g->nodes_deleted));
     if (rc == NW_OK)
-        rc = counter(out, "nodewarden_gc_nodeclaims_deleted_total",
+        rc = nw_ctl_counter(out, "nodewarden_gc_nodeclaims_deleted_total",
                      "NodeClaims deleted because their instance is gone.",
                      atomic_load(&g->claims_deleted));
     if (rc == NW_OK)
-        rc = counter(out, "nodewarden_gc_errors_total", "Garbage-collection writes that failed.",
+        rc = nw_ctl_counter(out, "nodewarden_gc_errors_total", "Garbage-collection writes that failed.",
                      atomic_load(&g->errors));
     return rc;
 }

@@ -883,12 +883,6 @@ void nw_term_tick(nw_ctl_t *c, const nw_kube_snap_t *s)
 
 /* ---- metrics ------------------------------------------------------------------------ */
 
-static nw_rc_t counter(nw_buf_t *out, const char *name, const char *help, uint64_t v)
-{
-    return nw_buf_addf(out, "# HELP %s %s\n# TYPE %s counter\n%s %llu\n", name, help, name, name,
-                       (unsigned long long)v);
-}
-
 static nw_rc_t histogram(nw_buf_t *out, const char *name, const char *help, hist_t *h)
 {
     nw_rc_t rc = nw_buf_addf(out, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name);
@@ -907,25 +901,25 @@ nw_rc_t nw_term_metrics(nw_term_t *t, nw_buf_t *out)
 {
     if (!t)
         return NW_OK;
-    nw_rc_t rc = counter(out, "nodewarden_nodes_drained_total", "Nodes drained (Drained=True).",
+    nw_rc_t rc = nw_ctl_counter(out, "nodewarden_nodes_drained_total", "Nodes drained (Drained=True).",
                          atomic_load(&t->nodes_drained));
     if (rc == NW_OK)
-        rc = counter(out, "nodewarden_nodes_terminated_total",
+        rc = nw_ctl_counter(out, "nodewarden_nodes_terminated_total",
                      "Nodes whose termination finalizer was removed.",
                      atomic_load(&t->nodes_terminated));
     if (rc == NW_OK)
-        rc = counter(out, "nodewarden_nodeclaims_terminated_total",
+        rc = nw_ctl_counter(out, "nodewarden_nodeclaims_terminated_total",
                      "NodeClaims whose termination finalizer was removed.",
                      atomic_load(&t->claims_terminated));
     if (rc == NW_OK)
-        rc = counter(out, "nodewarden_instances_terminated_total",
+        rc = nw_ctl_counter(out, "nodewarden_instances_terminated_total",
                      "Instances nodewarden asked EC2 to terminate.",
                      atomic_load(&t->instances_terminated));
     if (rc == NW_OK)
-        rc = counter(out, "nodewarden_pods_evicted_total", "Pods evicted by drains (eviction started).",
+        rc = nw_ctl_counter(out, "nodewarden_pods_evicted_total", "Pods evicted by drains (eviction started).",
                      atomic_load(&t->pods_evicted));
     if (rc == NW_OK)
-        rc = counter(out, "nodewarden_pods_deleted_at_deadline_total",
+        rc = nw_ctl_counter(out, "nodewarden_pods_deleted_at_deadline_total",
                      "Pods deleted because the NodeClaim's terminationGracePeriod ran out.",
                      atomic_load(&t->pods_deleted));
     if (rc == NW_OK)
