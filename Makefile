@@ -12,8 +12,9 @@
 #   make image      container image (Dockerfile) where a Docker engine is available
 #   make fmt / lint / clean
 #
-# Sources are discovered: every .c under common/ api/ server/ scaler/ is part of
-# the program; tests/unit/test_<name>.c must export `Suite *nw_<name>_suite(void)`;
+# Sources are discovered: every .c under the layer folders (SRC_DIRS, any depth;
+# docs/internals/layout.md) is part of the program, cli/main.c is its main;
+# tests/unit/test_<name>.c must export `Suite *nw_<name>_suite(void)`;
 # tests/fuzz/fuzz_<name>.c is a libFuzzer target; tests/e2e/t_* are end-to-end
 # tests (executables run from the project root); tests/sim/test_*.py are the
 # simulator's own tests; bench/<name>/run are benchmarks.
@@ -45,10 +46,11 @@ ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(SAN) -I. -I$(BUILD)/gen
               -DNW_VERSION='"$(VERSION)"' -DNW_GIT_REV='"$(GIT_REV)"' $(PKG_CFLAGS)
 LDLIBS := $(PKG_LIBS) -lpthread -lm
 
-LIB_SRCS := $(filter-out server/main.c,$(sort $(wildcard common/*.c api/*.c server/*.c \
-              scaler/*.c scaler/*/*.c)))
+# the layer folders, bottom up (docs/internals/layout.md, tools/check_layers.py)
+SRC_DIRS := common api config admission scaler server cli
+LIB_SRCS := $(filter-out cli/main.c,$(sort $(shell find $(SRC_DIRS) -name '*.c' 2>/dev/null)))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
-MAIN_OBJ := $(BUILD)/obj/server/main.o
+MAIN_OBJ := $(BUILD)/obj/cli/main.o
 UNIT_SRCS := $(sort $(wildcard tests/unit/*.c))
 UNIT_OBJS := $(UNIT_SRCS:%.c=$(BUILD)/obj/%.o)
 UNIT_SUITES := $(patsubst tests/unit/test_%.c,%,$(filter tests/unit/test_%.c,$(UNIT_SRCS)))
@@ -66,7 +68,7 @@ DEPS_STAMP := build/.deps-ok
 all: $(BUILD)/nodewarden
 
 help:
-	@sed -n '2,20p' Makefile
+	@sed -n '2,21p' Makefile
 
 # ---- dependencies -----------------------------------------------------------
 # Installs only what is missing; a stamp keeps repeated builds from calling dpkg.
@@ -244,7 +246,7 @@ fmt:
 lint: $(BUILD)/gen/suites.h
 	@cppcheck --quiet --error-exitcode=1 --enable=warning,portability,performance \
 	  --inline-suppr --std=c11 -I. --suppress=missingIncludeSystem \
-	  common api server scaler
+	  $(SRC_DIRS)
 	@echo "lint: ok"
 
 clean:

@@ -1,7 +1,7 @@
 #include "api/admit.h"
 
 #include "api/ec2nodeclass.h"
-#include "api/gpu.h"
+#include "admission/gpu.h"
 #include "api/nodepool.h"
 
 #include <stdarg.h>

@@ -23,7 +23,7 @@
 
 typedef enum { NW_OP_CREATE, NW_OP_UPDATE, NW_OP_DELETE, NW_OP_CONNECT } nw_admit_op_t;
 
-struct nw_gpu_policy; /* api/gpu.h (GPU isolation settings); may be NULL */
+struct nw_gpu_policy; /* admission/gpu.h (GPU isolation settings); may be NULL */
 
 /* What every handler may consult besides the request. */
 typedef struct {

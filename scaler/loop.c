@@ -241,7 +241,7 @@ nw_rc_t nw_scaler_start(const nw_scaler_opts_t *o, nw_scaler_t **out, nw_err_t *
                 NW_LS("region", ao.aws.region), NW_LB("leaderElection", o->leader_election),
                 NW_LI("batchIdleMs", c->batch_idle_ns / NW_NS_PER_MS),
                 NW_LI("batchMaxMs", c->batch_max_ns / NW_NS_PER_MS),
-                NW_LS("placement", "scheduling simulation (scaler/schedule)"),
+                NW_LS("placement", "scheduling simulation (scaler/sched)"),
                 NW_LB("repack", c->repack));
     *out = s;
     return NW_OK;

@@ -1,7 +1,7 @@
 /*
  * scaler/provisioner.c — batching, placement, NodeClaim creation and launch
  * (scaler-behavior.md §1.1, 1.2, 1.10, 1.11). The placement is the scheduling
- * simulation (scaler/schedule/, nw_sched_solve) on the live snapshot that
+ * simulation (scaler/sched/, nw_sched_solve) on the live snapshot that
  * scaler/simsnap.c builds; NodeClaims are created by nw_simsnap_create_claim.
  */
 #include <stdio.h>

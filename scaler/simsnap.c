@@ -9,7 +9,7 @@
 
 #include "api/requirements.h"
 #include "common/log.h"
-#include "scaler/schedule/from_catalog.h"
+#include "scaler/sched/from_catalog.h"
 #include "scaler/simsnap.h"
 #include "scaler/upkeep.h"
 

@@ -1,6 +1,6 @@
 /*
  * scaler/simsnap.h — the live cluster as a scheduling simulation input
- * (scaler/schedule/schedule.h), and NodeClaims created from the simulation's answer.
+ * (scaler/sched/schedule.h), and NodeClaims created from the simulation's answer.
  * Used by the provisioner (scaler/provisioner.c) and by any controller that needs to
  * ask "where would these pods go" (consolidation: leave some nodes out and re-add
  * their pods) or to create replacement capacity.
@@ -43,7 +43,7 @@
 #include <stddef.h>
 
 #include "scaler/ctl.h"
-#include "scaler/schedule/schedule.h"
+#include "scaler/sched/schedule.h"
 
 typedef struct {
     /* Node or NodeClaim names left out as capacity; a Node's NodeClaim goes with it

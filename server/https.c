@@ -20,7 +20,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "server/certs.h"
-#include "server/config.h"
+#include "config/config.h"
 
 struct nw_https {
     nw_https_opts_t o;

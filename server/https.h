@@ -21,7 +21,7 @@
 
 #include "api/admit.h"
 #include "common/err.h"
-#include "server/admission.h"
+#include "admission/review.h"
 #include "server/metrics.h"
 
 typedef struct nw_https nw_https_t;

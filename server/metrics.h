@@ -4,7 +4,7 @@
  *
  * Label sets are fixed (no unbounded cardinality): routes are the server's
  * routes, kinds are NodePool, EC2NodeClass, NodeClaim, Pod and "other",
- * verdicts are those of server/admission.h.
+ * verdicts are those of admission/review.h.
  *
  * Ownership: caller storage (nw_metrics_init); no heap inside.
  * Thread: any (relaxed C11 atomics; a scrape is not a consistent snapshot).
@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #include "common/buf.h"
-#include "server/admission.h"
+#include "admission/review.h"
 
 typedef enum {
     NW_ROUTE_VALIDATE = 0,

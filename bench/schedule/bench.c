@@ -25,7 +25,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "scaler/schedule/schedule.h"
+#include "scaler/sched/schedule.h"
 
 static uint64_t rng = 88172645463325252ULL;
 static unsigned rnd(unsigned n)

@@ -1,5 +1,5 @@
 /*
- * scaler/disruption/sim.c — consolidation simulation over scaler/schedule (see sim.h).
+ * scaler/disruption/sim.c — consolidation simulation over scaler/sched (see sim.h).
  */
 #include "scaler/disruption/sim.h"
 
@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "scaler/disruption/simres.h"
-#include "scaler/schedule/schedule.h"
+#include "scaler/sched/schedule.h"
 
 #define GET(o, k) cJSON_GetObjectItemCaseSensitive((o), (k))
 

@@ -1,6 +1,6 @@
 /*
  * scaler/disruption/sim.h — the disruption core's simulation (nw_dis_sim_fn) over
- * scaler/schedule: "if these NodeClaims' nodes were gone, where would their pods go?"
+ * scaler/sched: "if these NodeClaims' nodes were gone, where would their pods go?"
  * (scaler-behavior.md §2.5 step 1-2), and the NodeClaim body of a replacement.
  *
  * The cluster comes in as lists of Kubernetes JSON (borrowed), so the live controller
@@ -16,7 +16,7 @@
 #include <cjson/cJSON.h>
 
 #include "scaler/disruption/disrupt.h"
-#include "scaler/schedule/raw.h"
+#include "scaler/sched/raw.h"
 
 typedef struct {
     const cJSON *const *nodepools;
@@ -35,7 +35,7 @@ typedef struct {
     void *types_ud;
 } nw_dis_simctx_t;
 
-/** nw_dis_sim_fn over scaler/schedule; ud is a nw_dis_simctx_t. Pods of the excluded
+/** nw_dis_sim_fn over scaler/sched; ud is a nw_dis_simctx_t. Pods of the excluded
  * NodeClaims' nodes (and of deleting nodes) that are reschedulable are added back as
  * pending; ok is false when one of the excluded nodes' pods cannot be placed or when any
  * pod would land on a node that is not initialized. */

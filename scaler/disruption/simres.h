@@ -1,7 +1,7 @@
 /*
  * scaler/disruption/simres.h — reading a solved scheduling simulation as a disruption
  * simulation result (disrupt.h nw_dis_sim_t). Kept apart from sim.h because it needs
- * scaler/schedule/schedule.h (api/ types).
+ * scaler/sched/schedule.h (api/ types).
  *
  * Pure. Ownership: out->repl is allocated here (freed by nw_dis_sim_cleanup).
  */
@@ -11,7 +11,7 @@
 #include <stdbool.h>
 
 #include "scaler/disruption/disrupt.h"
-#include "scaler/schedule/schedule.h"
+#include "scaler/sched/schedule.h"
 
 /**
  * Turn a solved scheduling snapshot into a simulation result (shared with the live

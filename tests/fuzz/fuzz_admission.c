@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/gpu.h"
-#include "server/admission.h"
+#include "admission/gpu.h"
+#include "admission/review.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,6 +1,6 @@
 /*
- * tests/fuzz/fuzz_schedule.c — libFuzzer target for scaler/schedule through the `plan`
- * path (server/plan.h): the input is a YAML/JSON multi-document stream of manifests
+ * tests/fuzz/fuzz_schedule.c — libFuzzer target for scaler/sched through the `plan`
+ * path (cli/plan.h): the input is a YAML/JSON multi-document stream of manifests
  * (NodePools, Pods, workloads, DaemonSets, Nodes, NodeClaims); they are collected,
  * turned into a snapshot with the embedded catalog and solved. Invariants (abort on
  * violation): every considered pod ends up exactly once (new claim, existing node or
@@ -13,8 +13,8 @@
 #include <string.h>
 
 #include "common/yaml.h"
-#include "scaler/schedule/schedule.h"
-#include "server/plan.h"
+#include "scaler/sched/schedule.h"
+#include "cli/plan.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

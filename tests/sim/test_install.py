@@ -172,8 +172,8 @@ class StaticTest(unittest.TestCase):
         self.assertEqual(len(checks.json_schema_errors(v, schema)), 4)
 
     def test_config_keys_known_to_nodewarden(self):
-        """The ConfigMap's config.yaml (chart and install.yaml) uses only keys of server/config.c."""
-        keys = set(re.findall(r'{"([a-zA-Z0-9]+(?:\.[a-zA-Z0-9]+)+)",\s*T_', read(os.path.join(ROOT, 'server', 'config.c'))))
+        """The ConfigMap's config.yaml (chart and install.yaml) uses only keys of config/config.c."""
+        keys = set(re.findall(r'{"([a-zA-Z0-9]+(?:\.[a-zA-Z0-9]+)+)",\s*T_', read(os.path.join(ROOT, 'config', 'config.c'))))
         self.assertIn('settings.clusterName', keys)
         cm = [o for o in checks.parse_file(os.path.join(ROOT, 'manifests', 'install.yaml')) if o['kind'] == 'ConfigMap'][0]
         chart_cm = checks.parse_yaml(checks.strip_template(read(os.path.join(CHART, 'templates', 'configmap.yaml'))))[0]
@@ -201,7 +201,7 @@ class StaticTest(unittest.TestCase):
 
     # -- RBAC --------------------------------------------------------------------------
     def doctor_perms(self):
-        src = read(os.path.join(ROOT, 'scaler', 'kube', 'doctor.c'))
+        src = read(os.path.join(ROOT, 'cli', 'doctor.c'))
         table = src[src.index('static const perm_t perms[]'):]
         table = table[:table.index('};')]
         out = []
@@ -526,8 +526,6 @@ class SimInstallTest(unittest.TestCase):
         self.assertEqual(json.loads(out)['spec']['replicas'], 4)
 
     def test_3_invalid_nodepool_refused(self):
-        if not os.path.exists(os.path.join(ROOT, 'api', 'nodepool.c')):
-            self.skipTest('NodePool validation handler not built yet (api/nodepool.c)')
         bad = ('apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: broken}\nspec:\n  weight: 0\n'
                '  template:\n    spec:\n      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, '
                'name: general-purpose}\n      requirements: []\n')

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/admission.h"
+#include "admission/review.h"
 #include "server/metrics.h"
 #include "testutil.h"
 

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/config.h"
+#include "config/config.h"
 #include "testutil.h"
 
 Suite *nw_config_suite(void);

@@ -784,7 +784,7 @@ START_TEST(data_cases)
 }
 END_TEST
 
-/* ---- the simulation adapter over scaler/schedule (sim.h) ---- */
+/* ---- the simulation adapter over scaler/sched (sim.h) ---- */
 
 static nw_rc_t embedded_types(void *ud, nw_sched_snap_t *s, nw_err_t *err)
 {

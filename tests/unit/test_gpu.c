@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/gpu.h"
+#include "admission/gpu.h"
 #include "api/jsonpatch.h"
 #include "api/labels.h"
 #include "api/requirements.h"

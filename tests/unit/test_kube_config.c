@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "scaler/kube/config.h"
-#include "scaler/kube/doctor.h"
+#include "cli/doctor.h"
 
 Suite *nw_kube_config_suite(void);
 

@@ -1,4 +1,4 @@
-/* Unit tests for scaler/schedule: the table-driven cases of tests/data/schedule/NNN-name.yaml
+/* Unit tests for scaler/sched: the table-driven cases of tests/data/schedule/NNN-name.yaml
  * (manifests in, expected NodeClaims / placements / per-pool reasons out, through the
  * same path as `nodewarden plan`), plus effective requests and determinism. */
 #include <check.h>
@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "common/yaml.h"
-#include "scaler/schedule/schedule.h"
-#include "server/plan.h"
+#include "scaler/sched/schedule.h"
+#include "cli/plan.h"
 #include "tests/unit/testutil.h"
 
 Suite *nw_schedule_suite(void);

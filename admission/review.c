@@ -1,0 +1,386 @@
+/* admission/review.c — AdmissionReview v1 decode / dispatch / encode (see admission.h). */
+#include "admission/review.h"
+
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define OUT_MAX (64u << 20) /* bound on a response body */
+
+static const char *const verdict_names[] = {"allowed", "patched", "denied", "bad_request",
+                                            "error"};
+
+const char *nw_srv_verdict_str(nw_srv_verdict_t v)
+{
+    return (unsigned)v < NW_SRV_VERDICT_COUNT ? verdict_names[v] : "unknown";
+}
+
+/* ---- decode -------------------------------------------------------------------- */
+
+/* A string field: missing/null -> dflt (required: error); wrong type -> error. */
+static nw_rc_t get_str(const cJSON *obj, const char *key, const char *path, int required,
+                       const char *dflt, const char **out, nw_err_t *err)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!it || cJSON_IsNull(it)) {
+        if (required)
+            return nw_err_set(err, NW_EINVAL, path, "%s: required field is missing", path);
+        *out = dflt;
+        return NW_OK;
+    }
+    if (!cJSON_IsString(it) || !it->valuestring)
+        return nw_err_set(err, NW_EINVAL, path, "%s: must be a string", path);
+    *out = it->valuestring;
+    return NW_OK;
+}
+
+static nw_rc_t get_obj(const cJSON *obj, const char *key, const char *path, const cJSON **out,
+                       nw_err_t *err)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!it || cJSON_IsNull(it)) {
+        *out = NULL;
+        return NW_OK;
+    }
+    if (!cJSON_IsObject(it))
+        return nw_err_set(err, NW_EINVAL, path, "%s: must be an object", path);
+    *out = it;
+    return NW_OK;
+}
+
+static nw_rc_t decode_request(const cJSON *root, nw_admit_req_t *r, nw_err_t *err)
+{
+    nw_rc_t rc;
+    if (!cJSON_IsObject(root))
+        return nw_err_set(err, NW_EINVAL, "", "body: expected a JSON object (AdmissionReview)");
+    const char *api, *kind;
+    if ((rc = get_str(root, "apiVersion", "apiVersion", 1, NULL, &api, err)) != NW_OK)
+        return rc;
+    if (strcmp(api, NW_SRV_ADMISSION_API) != 0)
+        return nw_err_set(err, NW_EINVAL, "apiVersion",
+                          "apiVersion: unsupported \"%.100s\"; only " NW_SRV_ADMISSION_API
+                          " is served (set admissionReviewVersions: [v1])",
+                          api);
+    if ((rc = get_str(root, "kind", "kind", 1, NULL, &kind, err)) != NW_OK)
+        return rc;
+    if (strcmp(kind, "AdmissionReview") != 0)
+        return nw_err_set(err, NW_EINVAL, "kind", "kind: expected AdmissionReview, got \"%.100s\"",
+                          kind);
+    const cJSON *req = cJSON_GetObjectItemCaseSensitive(root, "request");
+    if (!req || cJSON_IsNull(req))
+        return nw_err_set(err, NW_EINVAL, "request", "request: required field is missing");
+    if (!cJSON_IsObject(req))
+        return nw_err_set(err, NW_EINVAL, "request", "request: must be an object");
+    if ((rc = get_str(req, "uid", "request.uid", 1, NULL, &r->uid, err)) != NW_OK)
+        return rc;
+    if (!*r->uid)
+        return nw_err_set(err, NW_EINVAL, "request.uid", "request.uid: must not be empty");
+
+    const cJSON *k = cJSON_GetObjectItemCaseSensitive(req, "kind");
+    if (!k || cJSON_IsNull(k))
+        return nw_err_set(err, NW_EINVAL, "request.kind", "request.kind: required field is missing");
+    if (!cJSON_IsObject(k))
+        return nw_err_set(err, NW_EINVAL, "request.kind", "request.kind: must be an object");
+    if ((rc = get_str(k, "group", "request.kind.group", 0, "", &r->group, err)) != NW_OK ||
+        (rc = get_str(k, "version", "request.kind.version", 0, "", &r->version, err)) != NW_OK ||
+        (rc = get_str(k, "kind", "request.kind.kind", 1, NULL, &r->kind, err)) != NW_OK)
+        return rc;
+    if (!*r->kind)
+        return nw_err_set(err, NW_EINVAL, "request.kind.kind",
+                          "request.kind.kind: must not be empty");
+
+    const cJSON *res;
+    if ((rc = get_obj(req, "resource", "request.resource", &res, err)) != NW_OK)
+        return rc;
+    r->resource = "";
+    if (res && (rc = get_str(res, "resource", "request.resource.resource", 0, "", &r->resource,
+                             err)) != NW_OK)
+        return rc;
+    if ((rc = get_str(req, "subResource", "request.subResource", 0, "", &r->subresource, err)) !=
+            NW_OK ||
+        (rc = get_str(req, "name", "request.name", 0, "", &r->name, err)) != NW_OK ||
+        (rc = get_str(req, "namespace", "request.namespace", 0, "", &r->namespace_, err)) != NW_OK)
+        return rc;
+
+    const char *op;
+    if ((rc = get_str(req, "operation", "request.operation", 1, NULL, &op, err)) != NW_OK)
+        return rc;
+    if (strcmp(op, "CREATE") == 0)
+        r->op = NW_OP_CREATE;
+    else if (strcmp(op, "UPDATE") == 0)
+        r->op = NW_OP_UPDATE;
+    else if (strcmp(op, "DELETE") == 0)
+        r->op = NW_OP_DELETE;
+    else if (strcmp(op, "CONNECT") == 0)
+        r->op = NW_OP_CONNECT;
+    else
+        return nw_err_set(err, NW_EINVAL, "request.operation",
+                          "request.operation: expected CREATE, UPDATE, DELETE or CONNECT, got "
+                          "\"%.40s\"",
+                          op);
+
+    if ((rc = get_obj(req, "object", "request.object", &r->object, err)) != NW_OK ||
+        (rc = get_obj(req, "oldObject", "request.oldObject", &r->old_object, err)) != NW_OK)
+        return rc;
+    if ((r->op == NW_OP_CREATE || r->op == NW_OP_UPDATE) && !r->object)
+        return nw_err_set(err, NW_EINVAL, "request.object",
+                          "request.object: required for %s", op);
+    if (r->op == NW_OP_UPDATE && !r->old_object)
+        return nw_err_set(err, NW_EINVAL, "request.oldObject",
+                          "request.oldObject: required for UPDATE");
+
+    const cJSON *dry = cJSON_GetObjectItemCaseSensitive(req, "dryRun");
+    if (dry && !cJSON_IsNull(dry) && !cJSON_IsBool(dry))
+        return nw_err_set(err, NW_EINVAL, "request.dryRun", "request.dryRun: must be a boolean");
+    r->dry_run = dry && cJSON_IsTrue(dry);
+    return NW_OK;
+}
+
+nw_rc_t nw_srv_review_decode(const char *body, size_t len, nw_srv_review_t *rv, nw_err_t *err)
+{
+    memset(rv, 0, sizeof *rv);
+    if (len == 0)
+        return nw_err_set(err, NW_EPARSE, "", "body: empty; expected an AdmissionReview");
+    if (memchr(body, '\0', len))
+        return nw_err_set(err, NW_EPARSE, "", "body: contains a NUL byte; not JSON");
+    /* Parse within len (the body need not be NUL-terminated), then allow only
+     * whitespace after the value. */
+    const char *end = NULL;
+    rv->root = cJSON_ParseWithLengthOpts(body, len, &end, 0);
+    if (!rv->root)
+        return nw_err_set(err, NW_EPARSE, "", "body: malformed JSON (not an AdmissionReview)");
+    for (const char *p = end ? end : body + len; p < body + len; p++)
+        if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r') {
+            nw_srv_review_cleanup(rv);
+            return nw_err_set(err, NW_EPARSE, "", "body: unexpected data after the JSON value");
+        }
+    nw_rc_t rc = decode_request(rv->root, &rv->req, err);
+    if (rc != NW_OK)
+        nw_srv_review_cleanup(rv);
+    return rc;
+}
+
+void nw_srv_review_cleanup(nw_srv_review_t *rv)
+{
+    if (!rv)
+        return;
+    cJSON_Delete(rv->root);
+    memset(rv, 0, sizeof *rv);
+}
+
+/* ---- encode -------------------------------------------------------------------- */
+
+static nw_rc_t add_jstr(nw_buf_t *b, const char *s)
+{
+    nw_rc_t rc;
+    if ((rc = nw_buf_add(b, "\"", 1)) || (rc = nw_buf_add_json_escaped(b, s ? s : "")) ||
+        (rc = nw_buf_add(b, "\"", 1)))
+        return rc;
+    return NW_OK;
+}
+
+/* A warning with control characters (which the apiserver would drop) replaced. */
+static nw_rc_t add_warning(nw_buf_t *b, const char *w)
+{
+    size_t n = strlen(w);
+    char *c = malloc(n + 1);
+    if (!c)
+        return NW_ENOMEM;
+    for (size_t i = 0; i <= n; i++) {
+        unsigned char ch = (unsigned char)w[i];
+        c[i] = (i < n && (ch < 0x20 || ch == 0x7f)) ? ' ' : (char)ch;
+    }
+    nw_rc_t rc = add_jstr(b, c);
+    free(c);
+    return rc;
+}
+
+nw_rc_t nw_srv_review_encode(const char *uid, int mutate, const nw_admit_result_t *res,
+                             nw_buf_t *out)
+{
+    nw_rc_t rc;
+    /* Check the patch first: emitting an undecodable patch is a call failure. */
+    cJSON *patch = NULL;
+    if (mutate && res->allowed && res->patch) {
+        size_t plen = strlen(res->patch);
+        patch = cJSON_ParseWithLengthOpts(res->patch, plen + 1, NULL, 1);
+        if (!patch || !cJSON_IsArray(patch)) {
+            cJSON_Delete(patch);
+            return NW_EINVAL;
+        }
+    }
+    int with_patch = patch && cJSON_GetArraySize(patch) > 0;
+    cJSON_Delete(patch);
+
+#define ADD(s) ((rc = nw_buf_adds(out, (s))) != NW_OK)
+    if (ADD("{\"apiVersion\":\"" NW_SRV_ADMISSION_API
+            "\",\"kind\":\"AdmissionReview\",\"response\":{\"uid\":") ||
+        (rc = add_jstr(out, uid)) || ADD(res->allowed ? ",\"allowed\":true" : ",\"allowed\":false"))
+        return rc;
+    if (!res->allowed) {
+        int code = res->code >= 400 && res->code <= 599 ? res->code : 403;
+        if ((rc = nw_buf_addf(out, ",\"status\":{\"status\":\"Failure\",\"code\":%d", code)))
+            return rc;
+        if (res->reason && (ADD(",\"reason\":") || (rc = add_jstr(out, res->reason))))
+            return rc;
+        if (res->message && (ADD(",\"message\":") || (rc = add_jstr(out, res->message))))
+            return rc;
+        if (res->details) {
+            char *d = cJSON_PrintUnformatted(res->details);
+            if (!d)
+                return NW_ENOMEM;
+            rc = ADD(",\"details\":") ? rc : nw_buf_adds(out, d);
+            free(d);
+            if (rc)
+                return rc;
+        }
+        if (ADD("}"))
+            return rc;
+    }
+    if (with_patch) {
+        size_t plen = strlen(res->patch);
+        size_t blen = 4 * ((plen + 2) / 3);
+        unsigned char *b64 = malloc(blen + 1);
+        if (!b64)
+            return NW_ENOMEM;
+        EVP_EncodeBlock(b64, (const unsigned char *)res->patch, (int)plen);
+        if (ADD(",\"patchType\":\"JSONPatch\",\"patch\":\"") ||
+            (rc = nw_buf_add(out, b64, blen)) || ADD("\"")) {
+            free(b64);
+            return rc;
+        }
+        free(b64);
+    }
+    if (res->nwarnings) {
+        if (ADD(",\"warnings\":["))
+            return rc;
+        for (size_t i = 0; i < res->nwarnings && i < NW_ADMIT_MAX_WARNINGS; i++)
+            if ((i && ADD(",")) || (rc = add_warning(out, res->warnings[i] ? res->warnings[i] : "")))
+                return rc;
+        if (ADD("]"))
+            return rc;
+    }
+    if (ADD("}}"))
+        return rc;
+#undef ADD
+    return NW_OK;
+}
+
+nw_rc_t nw_srv_status_json(nw_buf_t *out, int code, const char *reason, const char *message)
+{
+    nw_rc_t rc;
+    if ((rc = nw_buf_adds(out, "{\"apiVersion\":\"v1\",\"kind\":\"Status\",\"status\":\"Failure\","
+                               "\"message\":")) ||
+        (rc = add_jstr(out, message)) || (rc = nw_buf_adds(out, ",\"reason\":")) ||
+        (rc = add_jstr(out, reason)) || (rc = nw_buf_addf(out, ",\"code\":%d}", code)))
+        return rc;
+    return NW_OK;
+}
+
+/* ---- the whole path ------------------------------------------------------------ */
+
+static void copy(char *dst, size_t n, const char *src)
+{
+    snprintf(dst, n, "%s", src ? src : "");
+}
+
+static nw_rc_t finish(nw_srv_adm_out_t *out, nw_buf_t *b, int status)
+{
+    out->status = status;
+    out->body_len = b->len;
+    out->body = nw_buf_take(b);
+    nw_buf_cleanup(b);
+    return out->body ? NW_OK : NW_ENOMEM;
+}
+
+static nw_rc_t fail(nw_srv_adm_out_t *out, int status, nw_srv_verdict_t v, const char *reason,
+                    const char *msg)
+{
+    nw_buf_t b;
+    nw_buf_init(&b, OUT_MAX);
+    out->verdict = v;
+    copy(out->why, sizeof out->why, msg);
+    nw_rc_t rc = nw_srv_status_json(&b, status, reason, msg);
+    if (rc != NW_OK) {
+        nw_buf_cleanup(&b);
+        return NW_ENOMEM;
+    }
+    return finish(out, &b, status);
+}
+
+static const char *const op_names[] = {"CREATE", "UPDATE", "DELETE", "CONNECT"};
+
+nw_rc_t nw_srv_admission_handle(const nw_admit_ctx_t *ctx, nw_srv_lookup_fn lookup, int mutate,
+                                const char *body, size_t len, nw_srv_adm_out_t *out)
+{
+    memset(out, 0, sizeof *out);
+    nw_err_t err = {0};
+    nw_srv_review_t rv;
+    nw_rc_t rc = nw_srv_review_decode(body, len, &rv, &err);
+    if (rc == NW_ENOMEM)
+        return rc;
+    if (rc != NW_OK)
+        return fail(out, 400, NW_SRV_VERDICT_BAD_REQUEST, "BadRequest", err.msg);
+
+    const nw_admit_req_t *r = &rv.req;
+    copy(out->uid, sizeof out->uid, r->uid);
+    copy(out->group, sizeof out->group, r->group);
+    copy(out->kind, sizeof out->kind, r->kind);
+    copy(out->name, sizeof out->name, r->name);
+    copy(out->op, sizeof out->op, op_names[r->op]);
+
+    const nw_admit_handler_t *h = (lookup ? lookup : nw_admit_find)(r->group, r->kind);
+    nw_admit_fn fn = h ? (mutate ? h->mutate : h->validate) : NULL;
+    nw_admit_result_t res;
+    nw_admit_result_init(&res);
+    if (fn) {
+        rc = fn(ctx, r, &res);
+        if (rc != NW_OK) {
+            nw_admit_result_cleanup(&res);
+            nw_srv_review_cleanup(&rv);
+            if (rc == NW_ENOMEM)
+                return rc;
+            char msg[200];
+            snprintf(msg, sizeof msg, "admission handler for %s failed: %s", out->kind,
+                     nw_rc_str(rc));
+            return fail(out, 500, NW_SRV_VERDICT_ERROR, "InternalError", msg);
+        }
+    }
+    nw_buf_t b;
+    nw_buf_init(&b, OUT_MAX);
+    rc = nw_srv_review_encode(r->uid, mutate, &res, &b);
+    if (rc == NW_OK) {
+        if (!res.allowed) {
+            out->verdict = NW_SRV_VERDICT_DENIED;
+            copy(out->why, sizeof out->why, res.message ? res.message : res.reason);
+        } else {
+            /* encode wrote a patch iff the response carries "patchType" */
+            out->verdict = mutate && res.patch && strstr(nw_buf_str(&b), "\"patchType\":")
+                               ? NW_SRV_VERDICT_PATCHED
+                               : NW_SRV_VERDICT_ALLOWED;
+        }
+        if (!mutate && res.patch)
+            copy(out->why, sizeof out->why, "validate handler returned a patch; dropped");
+    }
+    nw_admit_result_cleanup(&res);
+    nw_srv_review_cleanup(&rv);
+    if (rc == NW_OK)
+        return finish(out, &b, 200);
+    nw_buf_cleanup(&b);
+    if (rc == NW_ENOMEM)
+        return rc;
+    char msg[200];
+    snprintf(msg, sizeof msg, "admission handler for %s produced an invalid response: %s",
+             out->kind, rc == NW_EINVAL ? "patch is not a JSON array" : nw_rc_str(rc));
+    return fail(out, 500, NW_SRV_VERDICT_ERROR, "InternalError", msg);
+}
+
+void nw_srv_adm_out_cleanup(nw_srv_adm_out_t *out)
+{
+    if (!out)
+        return;
+    free(out->body);
+    out->body = NULL;
+    out->body_len = 0;
+}

@@ -1,0 +1,390 @@
+/*
+ * cli/cmd_aws.c — `nodewarden aws VERB`: the EC2 provider by hand, for
+ * operators and for the end-to-end tests. Every verb prints JSON on stdout.
+ *
+ *   whoami      credential source, identity (STS GetCallerIdentity), fetches
+ *   zones       DescribeAvailabilityZones
+ *   catalog     instance types (embedded, or --refresh from the API)
+ *   resolve     resolve --nodeclass FILE: the EC2NodeClass status
+ *   launch      launch one instance for --nodeclass/--nodepool/--nodeclaim/--types
+ *   list        instances of settings.clusterName (tag filters)
+ *   terminate   ID|providerID ...
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/log.h"
+#include "scaler/aws/cloud.h"
+#include "cli/awsargs.h"
+#include "cli/cmd.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: nodewarden aws VERB [flags] [--config FILE] [--KEY VALUE ...]\n\n"
+            "verbs:\n"
+            "  whoami [--repeat N --interval-ms MS]   credential source and identity\n"
+            "  zones                                  DescribeAvailabilityZones\n"
+            "  catalog [--refresh]                    instance types, offerings, prices\n"
+            "  resolve --nodeclass FILE               EC2NodeClass status (subnets, SGs, AMIs)\n"
+            "  launch --nodeclass FILE --nodepool P --nodeclaim C --types T1,T2\n"
+            "         [--zones Z1,Z2] [--capacity-types spot,on-demand]\n"
+            "         [--repeat N --interval-ms MS]   N launches (claims C-1..C-N)\n"
+            "  list [--repeat N --interval-ms MS]     instances of settings.clusterName\n"
+            "  terminate ID|PROVIDER-ID ...           idempotent\n\n"
+            "Region and endpoints: aws.region / AWS_REGION, AWS_ENDPOINT_URL_EC2, _STS,\n"
+            "AWS_EC2_METADATA_SERVICE_ENDPOINT. Cluster: --settings.clusterName NAME.\n"
+            "Debugging knobs (environment): NW_AWS_MAX_RESULTS (page size of Describe\n"
+            "calls), NW_AWS_ICE_TTL_MS (insufficient-capacity cache TTL, default 180000),\n"
+            "NW_AWS_CALL_TIMEOUT_MS (timeout of one HTTP exchange, default 10000).\n");
+}
+
+static void print_json(cJSON *j)
+{
+    char *s = cJSON_Print(j);
+    if (s) {
+        printf("%s\n", s);
+        free(s);
+    }
+    cJSON_Delete(j);
+}
+
+static int fail(const char *verb, const nw_err_t *err, const nw_ec2_error_t *ae)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "error", err->msg[0] ? err->msg : nw_rc_str(err->rc));
+    if (ae && ae->code[0]) {
+        cJSON_AddStringToObject(j, "code", ae->code);
+        cJSON_AddStringToObject(j, "class", nw_ec2_class_name(ae->cls));
+    }
+    print_json(j);
+    fprintf(stderr, "nodewarden aws %s: %s\n", verb, err->msg[0] ? err->msg : nw_rc_str(err->rc));
+    return NW_EXIT_FAIL;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static cJSON *instance_json(const nw_ec2_instance_t *in)
+{
+    cJSON *o = cJSON_CreateObject();
+    char pid[192];
+    snprintf(pid, sizeof pid, "aws:///%s/%s", in->zone, in->id);
+    cJSON_AddStringToObject(o, "instanceId", in->id);
+    cJSON_AddStringToObject(o, "providerID", pid);
+    cJSON_AddStringToObject(o, "type", in->type);
+    cJSON_AddStringToObject(o, "zone", in->zone);
+    cJSON_AddStringToObject(o, "state", in->state);
+    cJSON_AddStringToObject(o, "capacityType", strcmp(in->lifecycle, "spot") == 0 ? "spot"
+                                                                                  : "on-demand");
+    cJSON *t = cJSON_AddObjectToObject(o, "tags");
+    for (int i = 0; i < in->tags.n; i++)
+        cJSON_AddStringToObject(t, in->tags.v[i].key, in->tags.v[i].value);
+    return o;
+}
+
+static int verb_whoami(nw_srv_aws_args_t *a, nw_cloud_t *cloud)
+{
+    nw_creds_t *cr = nw_aws_cloud_creds(cloud);
+    nw_sts_result_t id;
+    nw_err_t err = {0};
+    for (int i = 0; i < a->repeat; i++) {
+        if (i > 0 && a->interval_ms > 0)
+            sleep_ms(a->interval_ms);
+        memset(&err, 0, sizeof err);
+        if (nw_sts_caller_identity(&a->aws, cr, NULL, &id, &err) != NW_OK)
+            return fail("whoami", &err, NULL);
+    }
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "source", nw_creds_source_name(nw_creds_source(cr)));
+    cJSON_AddStringToObject(j, "arn", id.arn);
+    cJSON_AddStringToObject(j, "account", id.account);
+    cJSON_AddNumberToObject(j, "fetches", (double)nw_creds_fetch_count(cr));
+    cJSON_AddStringToObject(j, "region", a->aws.region);
+    print_json(j);
+    return NW_EXIT_OK;
+}
+
+static int verb_zones(nw_cloud_t *cloud)
+{
+    nw_ec2_zones_t z = {0};
+    nw_ec2_error_t ae;
+    nw_err_t err = {0};
+    if (nw_ec2_describe_zones(nw_aws_cloud_ec2(cloud), &z, &ae, &err) != NW_OK)
+        return fail("zones", &err, &ae);
+    cJSON *j = cJSON_CreateArray();
+    for (size_t i = 0; i < z.n; i++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "name", z.v[i].name);
+        cJSON_AddStringToObject(o, "zoneId", z.v[i].zone_id);
+        cJSON_AddStringToObject(o, "state", z.v[i].state);
+        cJSON_AddItemToArray(j, o);
+    }
+    nw_ec2_zones_free(&z);
+    cJSON *r = cJSON_CreateObject();
+    cJSON_AddItemToObject(r, "zones", j);
+    cJSON_AddNumberToObject(r, "requests", (double)nw_ec2_request_count(nw_aws_cloud_ec2(cloud)));
+    print_json(r);
+    return NW_EXIT_OK;
+}
+
+static int verb_catalog(nw_srv_aws_args_t *a, nw_cloud_t *cloud)
+{
+    nw_err_t err = {0};
+    nw_catalog_t *cat = (nw_catalog_t *)cloud->ops->catalog(cloud);
+    if (a->refresh && nw_catalog_refresh(cat, nw_aws_cloud_ec2(cloud), &err) != NW_OK)
+        return fail("catalog", &err, NULL);
+    nw_overhead_opts_t o;
+    nw_overhead_opts_default(&o);
+    o.vm_memory_overhead_percent = a->cfg.settings.vmMemoryOverheadPercent;
+    o.reserved_enis = (int)a->cfg.settings.reservedENIs;
+    cJSON *arr = cJSON_CreateArray();
+    for (size_t i = 0; i < nw_catalog_len(cat); i++) {
+        const nw_itype_t *t = nw_catalog_at(cat, i);
+        nw_cat_res_t al;
+        nw_itype_allocatable(t, &o, &al);
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "name", t->name);
+        cJSON_AddNumberToObject(e, "vcpu", t->vcpu);
+        cJSON_AddNumberToObject(e, "memoryMiB", (double)t->memory_mib);
+        cJSON_AddStringToObject(e, "arch", t->arch);
+        if (t->gpu_count) {
+            cJSON_AddStringToObject(e, "gpu", t->gpu_name);
+            cJSON_AddNumberToObject(e, "gpuCount", t->gpu_count);
+        }
+        cJSON_AddNumberToObject(e, "maxPods", (double)al.pods);
+        cJSON_AddNumberToObject(e, "allocatableCpuMillis", (double)al.cpu_m);
+        cJSON_AddNumberToObject(e, "allocatableMemoryMiB", (double)al.memory_mib);
+        cJSON_AddNumberToObject(e, "onDemandPrice", t->od_price);
+        cJSON *offs = cJSON_AddArrayToObject(e, "offerings");
+        for (int k = 0; k < t->noffer; k++) {
+            cJSON *of = cJSON_CreateObject();
+            cJSON_AddStringToObject(of, "zone", t->offerings[k].zone);
+            cJSON_AddStringToObject(of, "capacityType", t->offerings[k].capacity_type);
+            cJSON_AddNumberToObject(of, "price", t->offerings[k].price);
+            cJSON_AddItemToArray(offs, of);
+        }
+        cJSON_AddItemToArray(arr, e);
+    }
+    cJSON *r = cJSON_CreateObject();
+    cJSON_AddStringToObject(r, "region", nw_catalog_region(cat));
+    cJSON_AddNumberToObject(r, "count", (double)nw_catalog_len(cat));
+    cJSON_AddItemToObject(r, "types", arr);
+    print_json(r);
+    return NW_EXIT_OK;
+}
+
+static int verb_resolve(nw_srv_aws_args_t *a, nw_cloud_t *cloud)
+{
+    if (a->nnodeclasses == 0) {
+        fprintf(stderr, "nodewarden aws resolve: --nodeclass FILE is required\n");
+        return NW_EXIT_USAGE;
+    }
+    int rc = NW_EXIT_OK;
+    cJSON *arr = cJSON_CreateArray();
+    for (int i = 0; i < a->nnodeclasses; i++) {
+        const nw_nodeclass_resolved_t *r;
+        nw_err_t err = {0};
+        if (cloud->ops->resolve(cloud, a->nodeclasses[i], &r, &err) != NW_OK) {
+            cJSON_Delete(arr);
+            return fail("resolve", &err, NULL);
+        }
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "name", r->name);
+        cJSON_AddItemToObject(o, "status",
+                              nw_nodeclass_status_json(r, a->nodeclasses[i],
+                                                       nw_clock_now(nw_clock_system())));
+        cJSON_AddItemToArray(arr, o);
+        if (!r->ready)
+            rc = NW_EXIT_FAIL;
+    }
+    print_json(arr);
+    return rc;
+}
+
+static int verb_launch(nw_srv_aws_args_t *a, nw_cloud_t *cloud)
+{
+    if (a->nnodeclasses != 1 || !a->nodepool || !a->nodeclaim || !a->types) {
+        fprintf(stderr, "nodewarden aws launch: needs --nodeclass FILE (one EC2NodeClass), "
+                        "--nodepool, --nodeclaim and --types\n");
+        return NW_EXIT_USAGE;
+    }
+    char types[4096], zones[1024] = "", cts[64] = "";
+    const char *tv[256], *zv[16], *cv[2];
+    snprintf(types, sizeof types, "%s", a->types);
+    if (a->zones)
+        snprintf(zones, sizeof zones, "%s", a->zones);
+    if (a->capacity_types)
+        snprintf(cts, sizeof cts, "%s", a->capacity_types);
+    const nw_nodeclass_resolved_t *r;
+    nw_err_t err = {0};
+    if (cloud->ops->resolve(cloud, a->nodeclasses[0], &r, &err) != NW_OK)
+        return fail("launch", &err, NULL);
+    nw_launch_req_t req = {.nodepool = a->nodepool,
+                           .nodeclaim = a->nodeclaim,
+                           .nodeclass = a->nodeclasses[0],
+                           .resolved = r,
+                           .types = tv,
+                           .ntypes = nw_srv_split_commas(types, tv, 256),
+                           .zones = zv,
+                           .nzones = nw_srv_split_commas(zones, zv, 16),
+                           .capacity_types = cv,
+                           .ncapacity_types = nw_srv_split_commas(cts, cv, 2)};
+    cJSON *arr = cJSON_CreateArray();
+    for (int i = 0; i < a->repeat; i++) {
+        char claim[256];
+        if (a->repeat > 1)
+            snprintf(claim, sizeof claim, "%s-%d", a->nodeclaim, i + 1);
+        else
+            snprintf(claim, sizeof claim, "%s", a->nodeclaim);
+        if (i > 0 && a->interval_ms > 0)
+            sleep_ms(a->interval_ms);
+        req.nodeclaim = claim;
+        nw_launch_result_t res;
+        nw_ec2_error_t ae;
+        if (cloud->ops->launch(cloud, &req, &res, &ae, &err) != NW_OK) {
+            cJSON_Delete(arr);
+            return fail("launch", &err, &ae);
+        }
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "nodeclaim", claim);
+        cJSON_AddStringToObject(o, "instanceId", res.instance_id);
+        cJSON_AddStringToObject(o, "providerID", res.provider_id);
+        cJSON_AddStringToObject(o, "type", res.type);
+        cJSON_AddStringToObject(o, "zone", res.zone);
+        cJSON_AddStringToObject(o, "capacityType", res.capacity_type);
+        cJSON_AddStringToObject(o, "imageId", res.image_id);
+        cJSON_AddStringToObject(o, "subnetId", res.subnet_id);
+        cJSON_AddStringToObject(o, "launchTemplate", res.launch_template);
+        cJSON_AddNumberToObject(o, "price", res.price);
+        cJSON_AddItemToArray(arr, o);
+    }
+    cJSON *out = cJSON_CreateObject();
+    cJSON_AddItemToObject(out, "launched", arr);
+    print_json(out);
+    return NW_EXIT_OK;
+}
+
+static int verb_list(nw_srv_aws_args_t *a, nw_cloud_t *cloud)
+{
+    nw_ec2_instances_t in = {0};
+    nw_err_t err = {0};
+    for (int i = 0; i < a->repeat; i++) {
+        if (i > 0 && a->interval_ms > 0)
+            sleep_ms(a->interval_ms);
+        nw_ec2_instances_free(&in);
+        if (cloud->ops->list(cloud, &in, &err) != NW_OK)
+            return fail("list", &err, NULL);
+    }
+    cJSON *arr = cJSON_CreateArray();
+    for (size_t i = 0; i < in.n; i++)
+        cJSON_AddItemToArray(arr, instance_json(&in.v[i]));
+    nw_ec2_instances_free(&in);
+    cJSON *r = cJSON_CreateObject();
+    cJSON_AddItemToObject(r, "instances", arr);
+    cJSON_AddNumberToObject(r, "requests", (double)nw_ec2_request_count(nw_aws_cloud_ec2(cloud)));
+    cJSON_AddNumberToObject(r, "credentialFetches",
+                            (double)nw_creds_fetch_count(nw_aws_cloud_creds(cloud)));
+    print_json(r);
+    return NW_EXIT_OK;
+}
+
+static int verb_terminate(nw_srv_aws_args_t *a, nw_cloud_t *cloud)
+{
+    if (a->npos < 2) {
+        fprintf(stderr, "nodewarden aws terminate: give instance ids or providerIDs\n");
+        return NW_EXIT_USAGE;
+    }
+    cJSON *arr = cJSON_CreateArray();
+    for (int i = 1; i < a->npos; i++) {
+        nw_err_t err = {0};
+        if (cloud->ops->terminate(cloud, a->pos[i], &err) != NW_OK) {
+            cJSON_Delete(arr);
+            return fail("terminate", &err, NULL);
+        }
+        cJSON_AddItemToArray(arr, cJSON_CreateString(nw_provider_id_instance(a->pos[i])));
+    }
+    cJSON *r = cJSON_CreateObject();
+    cJSON_AddItemToObject(r, "terminated", arr);
+    print_json(r);
+    return NW_EXIT_OK;
+}
+
+int nw_cmd_aws(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            usage(stdout);
+            return NW_EXIT_OK;
+        }
+    nw_srv_aws_args_t a;
+    nw_err_t err = {0};
+    if (nw_srv_aws_args_parse(&a, argc, argv, &err) != NW_OK) {
+        fprintf(stderr, "nodewarden aws: %s\n", err.msg);
+        nw_srv_aws_args_free(&a);
+        return NW_EXIT_USAGE;
+    }
+    if (a.npos < 1) {
+        usage(stderr);
+        nw_srv_aws_args_free(&a);
+        return NW_EXIT_USAGE;
+    }
+    const char *verb = a.pos[0];
+    nw_aws_cloud_opts_t o = {a.aws, NULL, a.cfg.settings.clusterName, 0, 0};
+    /* debugging/test knobs: small pages, a short ICE TTL */
+    const char *ice_ms = getenv("NW_AWS_ICE_TTL_MS"), *mr = getenv("NW_AWS_MAX_RESULTS");
+    if (ice_ms && *ice_ms)
+        o.ice_ttl_ns = strtoll(ice_ms, NULL, 10) * NW_NS_PER_MS;
+    if (strcmp(verb, "launch") == 0 || strcmp(verb, "list") == 0 ||
+        strcmp(verb, "terminate") == 0) {
+        if (!o.cluster_name || !*o.cluster_name) {
+            fprintf(stderr, "nodewarden aws %s: --settings.clusterName is required\n", verb);
+            nw_srv_aws_args_free(&a);
+            return NW_EXIT_USAGE;
+        }
+    }
+    if (!o.cluster_name || !*o.cluster_name)
+        o.cluster_name = "-";
+    nw_cloud_t *cloud = NULL;
+    if (nw_aws_cloud_new(&o, &cloud, &err) != NW_OK) {
+        fprintf(stderr, "nodewarden aws %s: %s\n", verb, err.msg);
+        nw_srv_aws_args_free(&a);
+        return NW_EXIT_FAIL;
+    }
+    if (mr && *mr)
+        nw_ec2_set_max_results(nw_aws_cloud_ec2(cloud), (int)strtol(mr, NULL, 10));
+    /* NW_AWS_RETRY_BASE_MS: first backoff step of EC2 retries (tests; default 200) */
+    const char *rb = getenv("NW_AWS_RETRY_BASE_MS");
+    if (rb && *rb && strtol(rb, NULL, 10) > 0) {
+        nw_ec2_retry_t r = nw_ec2_get_retry(nw_aws_cloud_ec2(cloud));
+        r.base_ms = strtol(rb, NULL, 10);
+        nw_ec2_set_retry(nw_aws_cloud_ec2(cloud), &r);
+    }
+    int rc;
+    if (strcmp(verb, "whoami") == 0)
+        rc = verb_whoami(&a, cloud);
+    else if (strcmp(verb, "zones") == 0)
+        rc = verb_zones(cloud);
+    else if (strcmp(verb, "catalog") == 0)
+        rc = verb_catalog(&a, cloud);
+    else if (strcmp(verb, "resolve") == 0)
+        rc = verb_resolve(&a, cloud);
+    else if (strcmp(verb, "launch") == 0)
+        rc = verb_launch(&a, cloud);
+    else if (strcmp(verb, "list") == 0)
+        rc = verb_list(&a, cloud);
+    else if (strcmp(verb, "terminate") == 0)
+        rc = verb_terminate(&a, cloud);
+    else {
+        fprintf(stderr, "nodewarden aws: unknown verb '%s'\n", verb);
+        rc = NW_EXIT_USAGE;
+    }
+    cloud->ops->free(cloud);
+    nw_srv_aws_args_free(&a);
+    return rc;
+}

@@ -1,0 +1,452 @@
+/*
+ * cli/cmd_check.c — `nodewarden check [--output text|json] [--print-defaulted] FILE...`
+ *
+ * Offline admission: every document of every file (YAML streams or JSON, `-` for
+ * stdin) goes through exactly the webhook's path — the registered mutate handler,
+ * its patch applied, then the validate handler — as a CREATE. Objects whose kind
+ * has a handler in nw_admit_handlers[] (api/admit.c) are checked, so a Pod handler
+ * (GPU policy) registered there is picked up here without changes; other kinds are
+ * skipped with a note.
+ *
+ * Output (text): one line per error on stdout, `FILE:DOC: Kind/name: field: message`
+ * (DOC = 1-based document index); warnings and notes on stderr. With
+ * --print-defaulted the defaulted objects are written to stdout as YAML and the
+ * error lines go to stderr. --output json prints one JSON array of results.
+ * Exit: 0 all valid, 1 some invalid, 2 usage, read or parse error.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/admit.h"
+#include "api/jsonpatch.h"
+#include "common/buf.h"
+#include "common/yaml.h"
+#include "cli/cmd.h"
+#include "config/config.h"
+#include "admission/gpu_policy.h"
+
+#define CHECK_MAX_FILE ((size_t)64 << 20)
+
+typedef struct {
+    int json;
+    int print_defaulted;
+    int invalid, io_error, checked, skipped;
+    cJSON *results; /* --output json */
+    int ndefaulted;
+    const nw_admit_ctx_t *ctx; /* GPU policy for NodePools and Pods */
+} check_t;
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: nodewarden check [--output text|json] [--print-defaulted]\n"
+               "                        [--config FILE] [--gpu-policy enforce|warn|off] FILE...\n"
+               "\n"
+               "Validate and default Karpenter NodePool (karpenter.sh/v1) and EC2NodeClass\n"
+               "(karpenter.k8s.aws/v1) manifests exactly as the admission webhook does,\n"
+               "including the GPU isolation policy for NodePools and Pods.\n"
+               "FILE may be YAML (several documents) or JSON; '-' reads standard input.\n"
+               "\n"
+               "  -o, --output FORMAT     text (default): FILE:DOC: Kind/name: field: message\n"
+               "                          json: one JSON array with a result per object\n"
+               "  -d, --print-defaulted   print the defaulted objects as YAML on stdout\n"
+               "                          (error lines then go to stderr)\n"
+               "  -c, --config FILE       take the GPU policy from this config file's gpu: block\n"
+               "  -g, --gpu-policy MODE   enforce (default), warn (denials become warnings) or off\n"
+               "  -h, --help              this help\n"
+               "\n"
+               "Exit status: 0 all valid, 1 some object invalid, 2 usage, read or parse error.\n");
+}
+
+static char *read_all(FILE *f, size_t *len, const char *name)
+{
+    nw_buf_t b;
+    nw_buf_init(&b, CHECK_MAX_FILE);
+    char chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+        if (nw_buf_add(&b, chunk, n) != NW_OK) {
+            fprintf(stderr, "%s: larger than %zu MiB\n", name, CHECK_MAX_FILE >> 20);
+            nw_buf_cleanup(&b);
+            return NULL;
+        }
+    }
+    if (ferror(f)) {
+        fprintf(stderr, "%s: read error: %s\n", name, strerror(errno));
+        nw_buf_cleanup(&b);
+        return NULL;
+    }
+    *len = b.len;
+    char *s = nw_buf_take(&b);
+    nw_buf_cleanup(&b);
+    return s;
+}
+
+static const char *str_at(const cJSON *o, const char *a, const char *b)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, a);
+    if (b)
+        v = cJSON_GetObjectItemCaseSensitive(v, b);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static cJSON *result_new(check_t *c, const char *file, size_t doc, size_t line, const char *kind,
+                         const char *api, const char *name)
+{
+    if (!c->json)
+        return NULL;
+    cJSON *r = cJSON_CreateObject();
+    if (!r)
+        return NULL;
+    cJSON_AddStringToObject(r, "file", file);
+    cJSON_AddNumberToObject(r, "doc", (double)doc);
+    cJSON_AddNumberToObject(r, "line", (double)line);
+    if (kind)
+        cJSON_AddStringToObject(r, "kind", kind);
+    if (api)
+        cJSON_AddStringToObject(r, "apiVersion", api);
+    if (name)
+        cJSON_AddStringToObject(r, "name", name);
+    cJSON_AddItemToArray(c->results, r);
+    return r;
+}
+
+static void note_skip(check_t *c, const char *file, size_t doc, size_t line, const char *kind,
+                      const char *api, const char *name, const char *why)
+{
+    c->skipped++;
+    cJSON *r = result_new(c, file, doc, line, kind, api, name);
+    if (r)
+        cJSON_AddStringToObject(r, "skipped", why);
+    else if (!c->json)
+        fprintf(stderr, "%s:%zu: %s%s%s%sskipped: %s\n", file, doc, kind ? kind : "",
+                name ? "/" : "", name ? name : "", kind ? ": " : "", why);
+}
+
+/* Check one object (borrowed). */
+static void check_object(check_t *c, const char *file, size_t doc, size_t line, const cJSON *obj)
+{
+    const char *api = str_at(obj, "apiVersion", NULL);
+    const char *kind = str_at(obj, "kind", NULL);
+    const char *name = str_at(obj, "metadata", "name");
+    if (!name)
+        name = str_at(obj, "metadata", "generateName");
+    if (!name)
+        name = "";
+    if (!api || !kind) {
+        note_skip(c, file, doc, line, kind, api, NULL, "no apiVersion/kind");
+        return;
+    }
+    char group[256] = "";
+    const char *version = api;
+    const char *slash = strchr(api, '/');
+    if (slash) {
+        snprintf(group, sizeof group, "%.*s", (int)(slash - api), api);
+        version = slash + 1;
+    }
+    const nw_admit_handler_t *h = nw_admit_find(group, kind);
+    if (!h) {
+        char why[300];
+        snprintf(why, sizeof why, "no admission rules for %.100s %.100s", api, kind);
+        note_skip(c, file, doc, line, kind, api, name, why);
+        return;
+    }
+    c->checked++;
+    cJSON *r = result_new(c, file, doc, line, kind, api, name);
+    FILE *errf = c->print_defaulted ? stderr : stdout;
+    if (strcmp(version, "v1") != 0 && (strcmp(group, "karpenter.sh") == 0 ||
+                                       strcmp(group, "karpenter.k8s.aws") == 0)) {
+        /* the v1 CRDs serve only v1 */
+        c->invalid++;
+        char msg[600];
+        snprintf(msg, sizeof msg, "no matches for kind \"%.60s\" in version \"%.100s\" (only %s/v1 is served)",
+                 kind, api, group);
+        if (r) {
+            cJSON_AddBoolToObject(r, "valid", 0);
+            cJSON *errs = cJSON_AddArrayToObject(r, "errors");
+            cJSON *e = cJSON_CreateObject();
+            cJSON_AddStringToObject(e, "field", "apiVersion");
+            cJSON_AddStringToObject(e, "message", msg);
+            cJSON_AddItemToArray(errs, e);
+        } else {
+            fprintf(errf, "%s:%zu: %s/%s: apiVersion: %s\n", file, doc, kind, name, msg);
+        }
+        return;
+    }
+    nw_admit_ctx_t ctx = {.gpu = NULL, .self_namespace = ""};
+    if (c->ctx)
+        ctx = *c->ctx;
+    nw_admit_req_t req = {0};
+    req.op = NW_OP_CREATE;
+    req.uid = "check";
+    req.group = group;
+    req.version = version;
+    req.kind = kind;
+    req.resource = "";
+    req.subresource = "";
+    req.name = name;
+    req.namespace_ = str_at(obj, "metadata", "namespace") ? str_at(obj, "metadata", "namespace") : "";
+    req.object = obj;
+    nw_admit_result_t res;
+    nw_admit_result_init(&res);
+    cJSON *defaulted = cJSON_Duplicate(obj, 1);
+    nw_err_t err = {0};
+    nw_rc_t rc = defaulted ? NW_OK : NW_ENOMEM;
+    if (rc == NW_OK && h->mutate) {
+        rc = h->mutate(&ctx, &req, &res);
+        if (rc == NW_OK && res.patch)
+            rc = nw_jsonpatch_apply_text(&defaulted, res.patch, &err);
+        nw_admit_result_cleanup(&res);
+    }
+    if (rc == NW_OK && h->validate) {
+        req.object = defaulted;
+        rc = h->validate(&ctx, &req, &res);
+    }
+    if (rc != NW_OK) {
+        fprintf(stderr, "%s:%zu: %s/%s: internal error: %s %s\n", file, doc, kind, name,
+                nw_rc_str(rc), err.msg);
+        c->io_error = 1;
+        nw_admit_result_cleanup(&res);
+        cJSON_Delete(defaulted);
+        return;
+    }
+    if (!res.allowed)
+        c->invalid++;
+    const cJSON *causes = res.details ? cJSON_GetObjectItemCaseSensitive(res.details, "causes") : NULL;
+    if (r) {
+        cJSON_AddBoolToObject(r, "valid", res.allowed);
+        cJSON *errs = cJSON_AddArrayToObject(r, "errors");
+        if (causes) {
+            for (const cJSON *e = causes->child; e; e = e->next)
+                cJSON_AddItemToArray(errs, cJSON_Duplicate(e, 1));
+        } else if (!res.allowed) {
+            cJSON *e = cJSON_CreateObject();
+            cJSON_AddStringToObject(e, "field", "");
+            cJSON_AddStringToObject(e, "message", res.message ? res.message : "denied");
+            cJSON_AddItemToArray(errs, e);
+        }
+        if (!res.allowed && res.message)
+            cJSON_AddStringToObject(r, "message", res.message);
+        cJSON *w = cJSON_AddArrayToObject(r, "warnings");
+        for (size_t i = 0; i < res.nwarnings; i++)
+            cJSON_AddItemToArray(w, cJSON_CreateString(res.warnings[i]));
+        if (c->print_defaulted)
+            cJSON_AddItemToObject(r, "defaulted", cJSON_Duplicate(defaulted, 1));
+    } else {
+        if (causes) {
+            for (const cJSON *e = causes->child; e; e = e->next)
+                fprintf(errf, "%s:%zu: %s/%s: %s: %s\n", file, doc, kind, name,
+                        str_at(e, "field", NULL) ? str_at(e, "field", NULL) : "",
+                        str_at(e, "message", NULL) ? str_at(e, "message", NULL) : "");
+        } else if (!res.allowed) {
+            fprintf(errf, "%s:%zu: %s/%s: %s\n", file, doc, kind, name,
+                    res.message ? res.message : "denied");
+        }
+        for (size_t i = 0; i < res.nwarnings; i++)
+            fprintf(stderr, "%s:%zu: %s/%s: warning: %s\n", file, doc, kind, name, res.warnings[i]);
+        if (c->print_defaulted) {
+            char *y = NULL;
+            if (nw_yaml_emit(defaulted, &y, NULL, &err) == NW_OK) {
+                printf("%s%s", c->ndefaulted++ ? "---\n" : "", y);
+                free(y);
+            }
+        }
+    }
+    nw_admit_result_cleanup(&res);
+    cJSON_Delete(defaulted);
+}
+
+static void check_doc(check_t *c, const char *file, size_t doc, size_t line, const cJSON *d)
+{
+    if (cJSON_IsNull(d))
+        return; /* empty document, as kubectl skips it */
+    if (!cJSON_IsObject(d)) {
+        note_skip(c, file, doc, line, NULL, NULL, NULL, "not an object");
+        return;
+    }
+    const char *kind = str_at(d, "kind", NULL);
+    const cJSON *items = cJSON_GetObjectItemCaseSensitive(d, "items");
+    if (kind && strlen(kind) >= 4 && strcmp(kind + strlen(kind) - 4, "List") == 0 &&
+        cJSON_IsArray(items)) {
+        for (const cJSON *it = items->child; it; it = it->next)
+            if (cJSON_IsObject(it))
+                check_object(c, file, doc, line, it);
+        return;
+    }
+    check_object(c, file, doc, line, d);
+}
+
+static void check_file(check_t *c, const char *path)
+{
+    const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "%s: %s\n", name, strerror(errno));
+        c->io_error = 1;
+        return;
+    }
+    size_t len = 0;
+    char *text = read_all(f, &len, name);
+    if (f != stdin)
+        fclose(f);
+    if (!text) {
+        c->io_error = 1;
+        return;
+    }
+    cJSON **docs = NULL;
+    size_t *lines = NULL, n = 0;
+    nw_err_t err = {0};
+    if (nw_yaml_load_docs_lines(text, len, &docs, &lines, &n, &err) != NW_OK) {
+        fprintf(stderr, "%s: %s\n", name, err.msg);
+        c->io_error = 1;
+        if (c->json) {
+            cJSON *r = cJSON_CreateObject();
+            cJSON_AddStringToObject(r, "file", name);
+            cJSON_AddStringToObject(r, "error", err.msg);
+            cJSON_AddItemToArray(c->results, r);
+        }
+        free(text);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        check_doc(c, name, i + 1, lines[i], docs[i]);
+    nw_yaml_docs_free(docs, n);
+    free(lines);
+    free(text);
+}
+
+/* Pre-pass: copy the EC2NodeClass documents of a file into out (errors are left to
+ * the main pass, which reports them). */
+static void collect_nodeclasses(const char *path, cJSON *out)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return;
+    size_t len = 0;
+    char *text = read_all(f, &len, path);
+    fclose(f);
+    if (!text)
+        return;
+    cJSON **docs = NULL;
+    size_t *lines = NULL, n = 0;
+    nw_err_t err = {0};
+    if (nw_yaml_load_docs_lines(text, len, &docs, &lines, &n, &err) == NW_OK) {
+        for (size_t i = 0; i < n; i++) {
+            const char *kind = str_at(docs[i], "kind", NULL);
+            const char *api = str_at(docs[i], "apiVersion", NULL);
+            if (kind && api && strcmp(kind, "EC2NodeClass") == 0 &&
+                strncmp(api, "karpenter.k8s.aws/", 18) == 0)
+                cJSON_AddItemToArray(out, cJSON_Duplicate(docs[i], 1));
+        }
+        nw_yaml_docs_free(docs, n);
+        free(lines);
+    }
+    free(text);
+}
+
+static cJSON *lookup_nodeclass(void *arg, const char *group, const char *kind, const char *name)
+{
+    const cJSON *all = arg;
+    if (!all || strcmp(group, "karpenter.k8s.aws") != 0 || strcmp(kind, "EC2NodeClass") != 0)
+        return NULL;
+    const cJSON *nc;
+    cJSON_ArrayForEach(nc, all)
+    {
+        const char *n = str_at(nc, "metadata", "name");
+        if (n && strcmp(n, name) == 0)
+            return cJSON_Duplicate(nc, 1);
+    }
+    return NULL;
+}
+
+int nw_cmd_check(int argc, char **argv)
+{
+    check_t c = {0};
+    static const struct option opts[] = {
+        {"output", required_argument, NULL, 'o'},
+        {"print-defaulted", no_argument, NULL, 'd'},
+        {"config", required_argument, NULL, 'c'},
+        {"gpu-policy", required_argument, NULL, 'g'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *config_path = NULL, *gpu_mode = NULL;
+    optind = 1;
+    int ch;
+    while ((ch = getopt_long(argc, argv, "+o:dc:g:h", opts, NULL)) != -1) {
+        switch (ch) {
+        case 'o':
+            if (strcmp(optarg, "json") == 0)
+                c.json = 1;
+            else if (strcmp(optarg, "text") != 0) {
+                fprintf(stderr, "nodewarden check: --output must be text or json\n");
+                return NW_EXIT_USAGE;
+            }
+            break;
+        case 'd': c.print_defaulted = 1; break;
+        case 'c': config_path = optarg; break;
+        case 'g':
+            if (strcmp(optarg, "enforce") && strcmp(optarg, "warn") && strcmp(optarg, "off")) {
+                fprintf(stderr, "nodewarden check: --gpu-policy must be enforce, warn or off\n");
+                return NW_EXIT_USAGE;
+            }
+            gpu_mode = optarg;
+            break;
+        case 'h': usage(stdout); return NW_EXIT_OK;
+        default: usage(stderr); return NW_EXIT_USAGE;
+        }
+    }
+    if (optind >= argc) {
+        fprintf(stderr, "nodewarden check: no input files\n");
+        usage(stderr);
+        return NW_EXIT_USAGE;
+    }
+    /* the GPU policy: defaults, the config file's gpu: block, then --gpu-policy */
+    nw_config_t cfg;
+    nw_gpu_policy_t gpu;
+    nw_err_t cerr = {0};
+    if (nw_config_defaults(&cfg) != NW_OK ||
+        (config_path && nw_config_apply_file(&cfg, config_path, &cerr) != NW_OK) ||
+        (gpu_mode && strcmp(gpu_mode, "off") == 0 &&
+         nw_config_set(&cfg, "gpu.enabled", "false", &cerr) != NW_OK) ||
+        (gpu_mode && strcmp(gpu_mode, "off") != 0 &&
+         nw_config_set(&cfg, "gpu.mode", gpu_mode, &cerr) != NW_OK) ||
+        nw_srv_gpu_policy(&cfg, "", &gpu, &cerr) != NW_OK) {
+        fprintf(stderr, "nodewarden check: %s\n", cerr.msg[0] ? cerr.msg : "out of memory");
+        nw_config_free(&cfg);
+        return NW_EXIT_USAGE;
+    }
+    nw_config_free(&cfg);
+    /* cross-object checks see the EC2NodeClasses of every named file (not stdin) */
+    cJSON *nodeclasses = cJSON_CreateArray();
+    for (int i = optind; i < argc && nodeclasses; i++)
+        if (strcmp(argv[i], "-") != 0)
+            collect_nodeclasses(argv[i], nodeclasses);
+    nw_admit_ctx_t actx = {.gpu = &gpu, .self_namespace = "", .lookup = lookup_nodeclass,
+                           .lookup_arg = nodeclasses};
+    c.ctx = &actx;
+    if (c.json && !(c.results = cJSON_CreateArray())) {
+        nw_gpu_policy_cleanup(&gpu);
+        return NW_EXIT_USAGE;
+    }
+    for (int i = optind; i < argc; i++)
+        check_file(&c, argv[i]);
+    if (c.json) {
+        char *s = cJSON_Print(c.results);
+        if (s)
+            printf("%s\n", s);
+        free(s);
+        cJSON_Delete(c.results);
+    } else {
+        fprintf(stderr, "check: %d object%s checked, %d invalid, %d skipped\n", c.checked,
+                c.checked == 1 ? "" : "s", c.invalid, c.skipped);
+    }
+    fflush(stdout);
+    nw_gpu_policy_cleanup(&gpu);
+    cJSON_Delete(nodeclasses);
+    if (c.io_error)
+        return NW_EXIT_USAGE;
+    return c.invalid ? NW_EXIT_FAIL : NW_EXIT_OK;
+}

@@ -1,0 +1,378 @@
+/*
+ * cli/cmd_doctor.c — `nodewarden doctor`: the preflight to run when
+ * capacity does not come.
+ *
+ * AWS part (this file): region and endpoints; which credential source is used
+ * and its identity (STS GetCallerIdentity); the EC2 endpoint reachable;
+ * permissions by DryRun=true calls (RunInstances, CreateFleet,
+ * CreateLaunchTemplate, CreateTags, TerminateInstances: DryRunOperation means
+ * allowed, UnauthorizedOperation not; a missing iam:PassRole for the node role
+ * is named as such); every EC2NodeClass from --nodeclass FILE resolved, term
+ * by term. Cluster part (unless --aws-only): cli/doctor.h through
+ * nw_doctor_cluster_checks.
+ *
+ * Exit 0 only when every check passed (skipped checks do not fail), 1 when a
+ * check failed, 2 on usage errors. Each failure comes with its fix.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scaler/aws/cloud.h"
+#include "scaler/kube/client.h"
+#include "scaler/kube/config.h"
+#include "cli/doctor.h"
+#include "cli/awsargs.h"
+#include "cli/cmd.h"
+
+typedef enum { CHK_PASS, CHK_FAIL, CHK_SKIP } chk_status_t;
+
+typedef struct {
+    cJSON *arr;
+    int failed;
+    int json;
+} report_t;
+
+static void check(report_t *r, const char *name, chk_status_t st, const char *detail,
+                  const char *fix)
+{
+    static const char *tag[] = {"pass", "fail", "skip"};
+    cJSON *c = cJSON_CreateObject();
+    cJSON_AddStringToObject(c, "name", name);
+    cJSON_AddStringToObject(c, "status", tag[st]);
+    cJSON_AddStringToObject(c, "detail", detail ? detail : "");
+    if (st == CHK_FAIL && fix)
+        cJSON_AddStringToObject(c, "fix", fix);
+    cJSON_AddItemToArray(r->arr, c);
+    if (st == CHK_FAIL)
+        r->failed++;
+    if (!r->json) {
+        printf("[%s] %s: %s\n", st == CHK_PASS ? " ok " : st == CHK_FAIL ? "FAIL" : "skip", name,
+               detail ? detail : "");
+        if (st == CHK_FAIL && fix)
+            printf("       fix: %s\n", fix);
+    }
+}
+
+/* The cluster part of doctor: cli/doctor.h (API server, RBAC, CRDs,
+ * webhook registration, NodePool references, providerIDs), folded into this
+ * report. */
+static void nw_doctor_cluster_checks(report_t *r, const nw_srv_aws_args_t *a)
+{
+    nw_err_t err = {0};
+    nw_kube_config_t *kcfg = NULL;
+    nw_kube_client_t *client = NULL;
+    if (nw_kube_config_load(a->cfg.kubernetes.kubeconfig, a->cfg.kubernetes.context, &kcfg,
+                            &err) != NW_OK) {
+        check(r, "cluster", CHK_FAIL, err.msg,
+              "give --kubernetes.kubeconfig FILE (or KUBECONFIG), run in-cluster, or use "
+              "--aws-only to check AWS alone");
+        return;
+    }
+    nw_kube_client_opts_t copts = {.max_retries = 1, .timeout_ms = 10000};
+    if (nw_kube_client_new(kcfg, &copts, &client, &err) != NW_OK) {
+        check(r, "cluster", CHK_FAIL, err.msg, "fix the kubeconfig");
+        return;
+    }
+    nw_kube_report_t rep;
+    nw_kube_report_init(&rep);
+    nw_kube_doctor_opts_t kopts = {0};
+    nw_kube_doctor_run(client, &kopts, &rep);
+    for (size_t i = 0; i < rep.n; i++) {
+        const nw_kube_check_t *k = &rep.v[i];
+        char name[200], detail[1024];
+        snprintf(name, sizeof name, "cluster %s: %s", k->area, k->what);
+        snprintf(detail, sizeof detail, "%s%s", k->status == NW_CHECK_WARN ? "warning: " : "",
+                 k->detail);
+        check(r, name,
+              k->status == NW_CHECK_FAIL   ? CHK_FAIL
+              : k->status == NW_CHECK_SKIP ? CHK_SKIP
+                                           : CHK_PASS,
+              detail, k->fix[0] ? k->fix : NULL);
+    }
+    nw_kube_report_cleanup(&rep);
+    nw_kube_client_free(client);
+}
+
+static const char *source_fix(nw_creds_source_t s)
+{
+    switch (s) {
+    case NW_CREDS_ENV:
+        return "check AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN for "
+               "temporary keys): they are rejected";
+    case NW_CREDS_WEB_IDENTITY:
+        return "check AWS_ROLE_ARN, the token file AWS_WEB_IDENTITY_TOKEN_FILE and the role's trust "
+               "policy for the cluster's OIDC provider";
+    case NW_CREDS_IMDS:
+        return "attach an instance profile to the node running nodewarden; from a pod (not "
+               "hostNetwork) set the instance metadata PUT response hop limit to 2";
+    default:
+        return "provide credentials: environment keys, web identity, or an instance profile";
+    }
+}
+
+/* One DryRun permission check. */
+static void dry_run(report_t *r, nw_ec2_t *ec2, const char *action, nw_ec2_params_t *p,
+                    const char *profile)
+{
+    char name[96], detail[768], fix[768];
+    nw_ec2_error_t ae;
+    nw_err_t err = {0};
+    snprintf(name, sizeof name, "permission ec2:%s", action);
+    nw_rc_t rc = nw_ec2_dry_run(ec2, p, &ae, &err);
+    nw_ec2_params_cleanup(p);
+    if (rc == NW_OK) {
+        check(r, name, CHK_PASS, "DryRun: DryRunOperation (allowed)", NULL);
+        return;
+    }
+    if (nw_ec2_error_is_passrole(&ae)) {
+        snprintf(detail, sizeof detail, "%s: %s", ae.code, ae.message);
+        snprintf(fix, sizeof fix,
+                 "allow iam:PassRole on the node role%s%s%s for the role nodewarden runs as "
+                 "(ec2:%s needs to pass it to the instances)",
+                 profile ? " (instance profile " : "", profile ? profile : "", profile ? ")" : "",
+                 action);
+        check(r, name, CHK_FAIL, detail, fix);
+        return;
+    }
+    if (ae.cls == NW_EC2_AUTH) {
+        snprintf(detail, sizeof detail, "%s: %s", ae.code, ae.message);
+        snprintf(fix, sizeof fix, "add ec2:%s to the IAM policy of the role nodewarden runs as",
+                 action);
+        check(r, name, CHK_FAIL, detail, fix);
+        return;
+    }
+    snprintf(detail, sizeof detail, "%s", err.msg[0] ? err.msg : nw_rc_str(rc));
+    check(r, name, CHK_FAIL, detail,
+          "the dry run did not answer DryRunOperation; see the error (endpoint, parameters)");
+}
+
+static void permission_checks(report_t *r, nw_ec2_t *ec2, const nw_nodeclass_resolved_t *res,
+                              const cJSON *nc)
+{
+    const cJSON *spec = cJSON_GetObjectItemCaseSensitive(nc, "spec");
+    const cJSON *prof = cJSON_GetObjectItemCaseSensitive(spec, "instanceProfile");
+    if (!cJSON_IsString(prof))
+        prof = cJSON_GetObjectItemCaseSensitive(spec, "role");
+    const char *profile = cJSON_IsString(prof) ? prof->valuestring : NULL;
+    const char *ami = res && res->namis ? res->amis[0].id : "ami-00000000000000000";
+    const char *subnet = res && res->nsubnets ? res->subnets[0].id : NULL;
+    const char *zone = res && res->nsubnets ? res->subnets[0].zone : NULL;
+    nw_ec2_params_t p;
+
+    nw_ec2_params_init(&p, "RunInstances");
+    (void)(nw_ec2_param(&p, "ImageId", ami) || nw_ec2_param(&p, "InstanceType", "t3.micro") ||
+           nw_ec2_param(&p, "MinCount", "1") || nw_ec2_param(&p, "MaxCount", "1") ||
+           (subnet && nw_ec2_param(&p, "SubnetId", subnet)) ||
+           (profile && nw_ec2_param(&p, "IamInstanceProfile.Name", profile)));
+    dry_run(r, ec2, "RunInstances", &p, profile);
+
+    nw_ec2_params_init(&p, "CreateLaunchTemplate");
+    (void)(nw_ec2_param(&p, "LaunchTemplateName", "nodewarden-doctor-dry-run") ||
+           nw_ec2_param(&p, "LaunchTemplateData.ImageId", ami) ||
+           (profile && nw_ec2_param(&p, "LaunchTemplateData.IamInstanceProfile.Name", profile)));
+    dry_run(r, ec2, "CreateLaunchTemplate", &p, profile);
+
+    nw_ec2_params_init(&p, "CreateFleet");
+    (void)(nw_ec2_param(&p, "Type", "instant") ||
+           nw_ec2_param(&p, "TargetCapacitySpecification.TotalTargetCapacity", "1") ||
+           nw_ec2_param(&p, "TargetCapacitySpecification.DefaultTargetCapacityType", "on-demand") ||
+           nw_ec2_param(&p, "LaunchTemplateConfigs.1.LaunchTemplateSpecification.LaunchTemplateName",
+                        "nodewarden-doctor-dry-run") ||
+           nw_ec2_param(&p, "LaunchTemplateConfigs.1.LaunchTemplateSpecification.Version",
+                        "$Latest") ||
+           nw_ec2_param(&p, "LaunchTemplateConfigs.1.Overrides.1.InstanceType", "t3.micro") ||
+           (subnet && nw_ec2_param(&p, "LaunchTemplateConfigs.1.Overrides.1.SubnetId", subnet)) ||
+           (zone && nw_ec2_param(&p, "LaunchTemplateConfigs.1.Overrides.1.AvailabilityZone", zone)));
+    dry_run(r, ec2, "CreateFleet", &p, profile);
+
+    nw_ec2_params_init(&p, "CreateTags");
+    (void)(nw_ec2_param(&p, "ResourceId.1", "i-00000000000000000") ||
+           nw_ec2_param(&p, "Tag.1.Key", "nodewarden.io/doctor") ||
+           nw_ec2_param(&p, "Tag.1.Value", "dry-run"));
+    dry_run(r, ec2, "CreateTags", &p, NULL);
+
+    nw_ec2_params_init(&p, "TerminateInstances");
+    (void)nw_ec2_param(&p, "InstanceId.1", "i-00000000000000000");
+    dry_run(r, ec2, "TerminateInstances", &p, NULL);
+}
+
+static void term_checks(report_t *r, const char *nc, const char *kind, const int *found, int n,
+                        char notes[][128])
+{
+    char name[320], detail[512];
+    for (int i = 0; i < n; i++) {
+        snprintf(name, sizeof name, "EC2NodeClass %s %s[%d]", nc, kind, i);
+        if (found[i] > 0) {
+            snprintf(detail, sizeof detail, "found %d", found[i]);
+            check(r, name, CHK_PASS, detail, NULL);
+        } else {
+            snprintf(detail, sizeof detail, "found none%s%s", notes && notes[i][0] ? ": " : "",
+                     notes && notes[i][0] ? notes[i] : "");
+            check(r, name, CHK_FAIL, detail,
+                  "fix the term (ids, tags, names) or tag the resources it should select; "
+                  "terms are ORed, the fields inside a term are ANDed, tag value \"*\" means "
+                  "any value");
+        }
+    }
+}
+
+static void nodeclass_checks(report_t *r, nw_cloud_t *cloud, const nw_srv_aws_args_t *a,
+                             const nw_nodeclass_resolved_t **first)
+{
+    *first = NULL;
+    if (a->nnodeclasses == 0) {
+        check(r, "EC2NodeClasses", CHK_SKIP,
+              "none given: pass --nodeclass FILE (reading them from the cluster comes with the "
+              "Kubernetes client)",
+              NULL);
+        return;
+    }
+    for (int i = 0; i < a->nnodeclasses; i++) {
+        const nw_nodeclass_resolved_t *res;
+        nw_err_t err = {0};
+        char name[320], detail[768];
+        const cJSON *md = cJSON_GetObjectItemCaseSensitive(a->nodeclasses[i], "metadata");
+        const cJSON *nm = cJSON_GetObjectItemCaseSensitive(md, "name");
+        snprintf(name, sizeof name, "EC2NodeClass %s",
+                 cJSON_IsString(nm) ? nm->valuestring : a->nodeclass_src[i]);
+        if (cloud->ops->resolve(cloud, a->nodeclasses[i], &res, &err) != NW_OK) {
+            check(r, name, CHK_FAIL, err.msg, "fix the EC2NodeClass or the EC2 access above");
+            continue;
+        }
+        if (!*first)
+            *first = res;
+        term_checks(r, res->name, "subnetSelectorTerms", res->subnet_found, res->nsubnet_terms,
+                    NULL);
+        term_checks(r, res->name, "securityGroupSelectorTerms", res->sg_found, res->nsg_terms,
+                    NULL);
+        term_checks(r, res->name, "amiSelectorTerms", res->ami_found, res->nami_terms,
+                    (char(*)[128])res->ami_term_note);
+        snprintf(detail, sizeof detail, "%zu subnets, %zu security groups, %zu AMIs%s%s",
+                 res->nsubnets, res->nsgs, res->namis, res->ready ? "" : ": ",
+                 res->ready ? "" : res->message);
+        check(r, name, res->ready ? CHK_PASS : CHK_FAIL, detail,
+              "every selector list must find at least one resource; see the terms above");
+    }
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: nodewarden doctor [--aws-only] [--output text|json] [--nodeclass FILE ...]\n"
+               "                         [--config FILE] [--KEY VALUE ...]\n\n"
+               "Preflight checks: AWS region and endpoints, credentials and identity, EC2\n"
+               "reachability, IAM permissions (DryRun), EC2NodeClass selectors; exit 0 only\n"
+               "when every check passes, and each failure is printed with its fix.\n");
+}
+
+int nw_cmd_doctor(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            usage(stdout);
+            return NW_EXIT_OK;
+        }
+    nw_srv_aws_args_t a;
+    nw_err_t err = {0};
+    if (nw_srv_aws_args_parse(&a, argc, argv, &err) != NW_OK) {
+        fprintf(stderr, "nodewarden doctor: %s\n", err.msg);
+        nw_srv_aws_args_free(&a);
+        return NW_EXIT_USAGE;
+    }
+    report_t r = {cJSON_CreateArray(), 0, a.json};
+    char detail[4096];
+    nw_cloud_t *cloud = NULL;
+
+    if (!a.aws.region[0]) {
+        check(&r, "aws region", CHK_FAIL, "no region (config aws.region, AWS_REGION, "
+                                          "AWS_DEFAULT_REGION, IMDS placement/region)",
+              "set aws.region in the config or AWS_REGION in nodewarden's environment");
+        goto done;
+    }
+    snprintf(detail, sizeof detail, "%s; ec2 %s, sts %s, imds %s", a.aws.region, a.aws.ec2,
+             a.aws.sts, a.aws.imds_disabled ? "disabled" : a.aws.imds);
+    check(&r, "aws region", CHK_PASS, detail, NULL);
+
+    nw_aws_cloud_opts_t o = {a.aws, NULL,
+                             a.cfg.settings.clusterName && *a.cfg.settings.clusterName
+                                 ? a.cfg.settings.clusterName
+                                 : "-",
+                             0, 0};
+    if (nw_aws_cloud_new(&o, &cloud, &err) != NW_OK) {
+        check(&r, "credentials", CHK_FAIL, err.msg, source_fix(NW_CREDS_NONE));
+        goto done;
+    }
+    nw_creds_t *creds = nw_aws_cloud_creds(cloud);
+    nw_creds_source_t src = nw_creds_source(creds);
+    nw_creds_value_t cv;
+    nw_err_t ce = {0};
+    if (nw_creds_get(creds, &cv, &ce) != NW_OK) {
+        snprintf(detail, sizeof detail, "source %s: %s", nw_creds_source_name(src), ce.msg);
+        check(&r, "credentials", CHK_FAIL, detail, source_fix(src));
+        goto done;
+    }
+    nw_creds_value_wipe(&cv);
+    nw_sts_result_t id;
+    nw_err_t ie = {0};
+    if (nw_sts_caller_identity(&a.aws, creds, NULL, &id, &ie) == NW_OK) {
+        snprintf(detail, sizeof detail, "source %s, identity %s (account %s)",
+                 nw_creds_source_name(src), id.arn, id.account);
+        check(&r, "credentials", CHK_PASS, detail, NULL);
+    } else if (strcmp(ie.path, "InvalidAction") == 0 || strcmp(ie.path, "UnknownOperation") == 0) {
+        snprintf(detail, sizeof detail,
+                 "source %s; identity unknown: the STS endpoint does not support GetCallerIdentity",
+                 nw_creds_source_name(src));
+        check(&r, "credentials", CHK_PASS, detail, NULL);
+    } else {
+        snprintf(detail, sizeof detail, "source %s: GetCallerIdentity failed: %s",
+                 nw_creds_source_name(src), ie.msg);
+        check(&r, "credentials", CHK_FAIL, detail, source_fix(src));
+        goto done;
+    }
+
+    nw_ec2_t *ec2 = nw_aws_cloud_ec2(cloud);
+    nw_ec2_zones_t zs = {0};
+    nw_ec2_error_t ae;
+    nw_err_t ze = {0};
+    if (nw_ec2_describe_zones(ec2, &zs, &ae, &ze) == NW_OK) {
+        snprintf(detail, sizeof detail, "%s answered; %zu availability zones", a.aws.ec2, zs.n);
+        check(&r, "ec2 endpoint", CHK_PASS, detail, NULL);
+    } else if (ae.cls == NW_EC2_AUTH) {
+        snprintf(detail, sizeof detail, "%s answered but refused: %s", a.aws.ec2, ze.msg);
+        check(&r, "ec2 endpoint", CHK_FAIL, detail,
+              "allow ec2:Describe* (DescribeAvailabilityZones, DescribeSubnets, ...) for the role");
+    } else {
+        snprintf(detail, sizeof detail, "%s: %s", a.aws.ec2, ze.msg);
+        check(&r, "ec2 endpoint", CHK_FAIL, detail,
+              "check network egress to the EC2 endpoint (or AWS_ENDPOINT_URL_EC2) and the region");
+        nw_ec2_zones_free(&zs);
+        goto done;
+    }
+    nw_ec2_zones_free(&zs);
+
+    const nw_nodeclass_resolved_t *first = NULL;
+    nodeclass_checks(&r, cloud, &a, &first);
+    permission_checks(&r, ec2, first, first ? a.nodeclasses[0] : NULL);
+
+done:
+    if (!a.aws_only)
+        nw_doctor_cluster_checks(&r, &a);
+    if (a.json) {
+        cJSON *out = cJSON_CreateObject();
+        cJSON_AddBoolToObject(out, "passed", r.failed == 0);
+        cJSON_AddNumberToObject(out, "failed", r.failed);
+        cJSON_AddItemToObject(out, "checks", r.arr);
+        char *s = cJSON_Print(out);
+        if (s)
+            printf("%s\n", s);
+        free(s);
+        cJSON_Delete(out);
+    } else {
+        printf("%s: %d check(s) failed\n", r.failed ? "FAIL" : "OK", r.failed);
+        cJSON_Delete(r.arr);
+    }
+    if (cloud)
+        cloud->ops->free(cloud);
+    nw_srv_aws_args_free(&a);
+    return r.failed ? NW_EXIT_FAIL : NW_EXIT_OK;
+}

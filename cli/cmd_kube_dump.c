@@ -1,0 +1,240 @@
+/*
+ * cli/cmd_kube_dump.c — `nodewarden kube-dump [--kubeconfig FILE] [--context NAME]
+ * [--timeout SECONDS] [--follow] [--metrics] [--backoff MS] [--backoff-max MS]`: connect,
+ * list+watch every cached kind until the cache has synced, print it as one JSON object (a sorted list of
+ * "namespace/name", or "name" for cluster-scoped objects, per resource) and exit 0.
+ * Connection, TLS and auth failures print a clear error and exit 2.
+ * --follow keeps watching and prints the cache again, as one compact JSON line,
+ * whenever it changed (changes are coalesced until 100 ms of quiet), until
+ * SIGINT/SIGTERM; --metrics prints the client's metrics to stderr at exit; --backoff and
+ * --backoff-max set the first and largest retry back-off step of requests and watches
+ * (tests use short ones).
+ */
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <time.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "scaler/kube/cache.h"
+#include "scaler/kube/client.h"
+#include "scaler/kube/config.h"
+#include "scaler/kube/watch.h"
+#include "cli/cmd.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: nodewarden kube-dump [--kubeconfig FILE] [--context NAME] "
+               "[--timeout SECONDS] [--follow] [--metrics]\n"
+               "                           [--backoff MS] [--backoff-max MS]\n\n"
+               "Connect to the Kubernetes API server, sync the cluster-state cache (pods, nodes,\n"
+               "nodepools, ec2nodeclasses, nodeclaims, poddisruptionbudgets, daemonsets) and\n"
+               "print it as JSON. Without --kubeconfig: $KUBECONFIG, the in-cluster service\n"
+               "account, then ~/.kube/config. Exit 0 on success, 2 on connection/auth errors.\n"
+               "--follow: keep watching; print the cache as a JSON line after every change\n"
+               "(until SIGINT/SIGTERM). --metrics: print the client metrics to stderr at exit.\n"
+               "--backoff, --backoff-max: first and largest retry back-off step of requests\n"
+               "and watches (defaults 800 ms and 30000 ms).\n");
+}
+
+/* Print the cache as one compact JSON line if it differs from *last (updated). */
+static int print_if_changed(nw_kube_cache_t *cache, char **last)
+{
+    nw_kube_snap_t *snap = nw_kube_cache_snapshot(cache);
+    nw_buf_t out;
+    nw_buf_init(&out, (size_t)256 << 20);
+    int ok = snap && nw_kube_snap_dump_json(snap, &out) == NW_OK;
+    nw_kube_snap_release(snap);
+    cJSON *j = ok ? nw_kube_json_parse(out.data, out.len) : NULL;
+    char *line = j ? cJSON_PrintUnformatted(j) : NULL;
+    cJSON_Delete(j);
+    nw_buf_cleanup(&out);
+    if (!line)
+        return -1;
+    if (!*last || strcmp(*last, line) != 0) {
+        printf("%s\n", line);
+        fflush(stdout);
+        free(*last);
+        *last = line;
+    } else {
+        free(line);
+    }
+    return 0;
+}
+
+static int follow_loop(nw_kube_cache_t *cache, const sigset_t *sigs)
+{
+    char *last = NULL;
+    uint64_t gen = nw_kube_cache_generation(cache);
+    int rc = NW_EXIT_OK, dirty = 1;
+    struct timespec zero = {0, 0};
+    while (rc == NW_EXIT_OK && sigtimedwait(sigs, NULL, &zero) < 0) {
+        /* print only a synced cache, once per burst of changes */
+        if (dirty && nw_kube_cache_has_synced(cache)) {
+            if (print_if_changed(cache, &last) != 0)
+                rc = NW_EXIT_USAGE;
+            dirty = 0;
+        }
+        uint64_t g = nw_kube_cache_wait(cache, gen, 200);
+        if (g == gen)
+            continue;
+        /* coalesce a burst: wait for 100 ms without a change (at most 2 s) */
+        for (int i = 0; i < 20; i++) {
+            uint64_t g2 = nw_kube_cache_wait(cache, g, 100);
+            if (g2 == g)
+                break;
+            g = g2;
+        }
+        gen = g;
+        dirty = 1;
+    }
+    free(last);
+    return rc;
+}
+
+int nw_cmd_kube_dump(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"kubeconfig", required_argument, NULL, 'k'},
+        {"context", required_argument, NULL, 'c'},
+        {"timeout", required_argument, NULL, 't'},
+        {"follow", no_argument, NULL, 'f'},
+        {"metrics", no_argument, NULL, 'm'},
+        {"backoff", required_argument, NULL, 'b'},
+        {"backoff-max", required_argument, NULL, 'B'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *kubeconfig = NULL, *context = NULL;
+    long timeout_s = 60, backoff_ms = 0, backoff_max_ms = 0;
+    int opt, follow = 0, metrics = 0;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, "k:c:t:h", longopts, NULL)) != -1) {
+        switch (opt) {
+        case 'k':
+            kubeconfig = optarg;
+            break;
+        case 'c':
+            context = optarg;
+            break;
+        case 't': {
+            char *end;
+            timeout_s = strtol(optarg, &end, 10);
+            if (*end || timeout_s <= 0) {
+                fprintf(stderr, "nodewarden kube-dump: --timeout: not a positive number: %s\n",
+                        optarg);
+                return NW_EXIT_USAGE;
+            }
+            break;
+        }
+        case 'b':
+        case 'B': {
+            char *end;
+            long v = strtol(optarg, &end, 10);
+            if (*end || v <= 0) {
+                fprintf(stderr, "nodewarden kube-dump: --%s: not a positive number: %s\n",
+                        opt == 'b' ? "backoff" : "backoff-max", optarg);
+                return NW_EXIT_USAGE;
+            }
+            *(opt == 'b' ? &backoff_ms : &backoff_max_ms) = v;
+            break;
+        }
+        case 'f':
+            follow = 1;
+            break;
+        case 'm':
+            metrics = 1;
+            break;
+        case 'h':
+            usage(stdout);
+            return NW_EXIT_OK;
+        default:
+            usage(stderr);
+            return NW_EXIT_USAGE;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "nodewarden kube-dump: unexpected argument '%s'\n", argv[optind]);
+        return NW_EXIT_USAGE;
+    }
+
+    sigset_t sigs;
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGINT);
+    sigaddset(&sigs, SIGTERM);
+    if (follow)
+        pthread_sigmask(SIG_BLOCK, &sigs, NULL); /* before any thread starts */
+    nw_err_t err = {0};
+    nw_kube_config_t *cfg = NULL;
+    nw_kube_client_t *client = NULL;
+    nw_kube_cache_t *cache = NULL;
+    nw_kube_watch_t *watch = NULL;
+    int rc = NW_EXIT_USAGE;
+    if (nw_kube_config_load(kubeconfig, context, &cfg, &err) != NW_OK) {
+        fprintf(stderr, "nodewarden kube-dump: %s\n", err.msg);
+        return NW_EXIT_USAGE;
+    }
+    nw_kube_client_opts_t copts = {.max_retries = 2, .timeout_ms = 15000,
+                                   .backoff_base_ms = backoff_ms,
+                                   .backoff_max_ms = backoff_max_ms};
+    nw_kube_watch_opts_t wopts = {.backoff_base_ms = backoff_ms, .backoff_max_ms = backoff_max_ms};
+    if (nw_kube_client_new(cfg, &copts, &client, &err) != NW_OK) {
+        fprintf(stderr, "nodewarden kube-dump: %s\n", err.msg);
+        return NW_EXIT_USAGE;
+    }
+    const nw_kube_config_t *c = nw_kube_client_config(client);
+    /* probe: reachability, TLS and credentials, with a precise error */
+    cJSON *probe = NULL;
+    if (nw_kube_get_json(client, "/api", "get", "discovery", &probe, &err) != NW_OK) {
+        fprintf(stderr, "nodewarden kube-dump: %scannot use the API server %s (context %s from %s): %s\n",
+                follow ? "warning: " : "", c->server, c->context, c->source, err.msg);
+        if (!follow) /* --follow keeps retrying, as the scaler does */
+            goto out;
+    }
+    cJSON_Delete(probe);
+    cache = nw_kube_cache_new(nw_kube_client_metrics(client));
+    if (!cache || nw_kube_watch_new(client, cache, &wopts, &watch, &err) != NW_OK ||
+        nw_kube_watch_start(watch, &err) != NW_OK) {
+        fprintf(stderr, "nodewarden kube-dump: %s\n", err.msg[0] ? err.msg : "out of memory");
+        goto out;
+    }
+    if (!follow && !nw_kube_cache_wait_synced(cache, timeout_s * 1000)) {
+        char last[512];
+        nw_kube_watch_last_error(watch, last, sizeof last);
+        fprintf(stderr, "nodewarden kube-dump: cache did not sync within %lds%s%s\n", timeout_s,
+                last[0] ? ": " : "", last);
+        goto out;
+    }
+    if (follow) {
+        rc = follow_loop(cache, &sigs);
+        goto out;
+    }
+    nw_kube_watch_stop(watch);
+    nw_kube_snap_t *snap = nw_kube_cache_snapshot(cache);
+    nw_buf_t out;
+    nw_buf_init(&out, (size_t)256 << 20);
+    if (!snap || nw_kube_snap_dump_json(snap, &out) != NW_OK) {
+        fprintf(stderr, "nodewarden kube-dump: out of memory\n");
+    } else {
+        fwrite(out.data, 1, out.len, stdout);
+        fflush(stdout);
+        rc = NW_EXIT_OK;
+    }
+    nw_buf_cleanup(&out);
+    nw_kube_snap_release(snap);
+out:
+    if (metrics && client) {
+        nw_buf_t mb;
+        nw_buf_init(&mb, (size_t)4 << 20);
+        if (nw_kube_metrics_write(nw_kube_client_metrics(client), &mb) == NW_OK)
+            fputs(nw_buf_str(&mb), stderr);
+        nw_buf_cleanup(&mb);
+    }
+    nw_kube_watch_free(watch);
+    nw_kube_cache_free(cache);
+    nw_kube_client_free(client);
+    return rc;
+}

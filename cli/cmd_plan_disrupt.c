@@ -1,0 +1,195 @@
+/*
+ * cli/cmd_plan_disrupt.c — `nodewarden plan --disruption`: what one disruption pass
+ * (scaler/disruption) would do to the NodeClaims, Nodes, Pods and PodDisruptionBudgets
+ * in the files, with the instance types and prices of the plan's catalog snapshot.
+ * Offline: nothing is written anywhere.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scaler/disruption/disrupt.h"
+#include "scaler/disruption/sim.h"
+#include "scaler/sched/schedule.h"
+#include "cli/cmd.h"
+#include "cli/plan.h"
+
+#define GET cJSON_GetObjectItemCaseSensitive
+
+/* the price of an offering from the catalog snapshot (< 0 unknown) */
+static double snap_price(void *ud, const char *itype, const char *zone, const char *ct)
+{
+    const nw_sched_snap_t *s = ud;
+    for (size_t i = 0; i < nw_sched_snap_nitypes(s); i++) {
+        const nw_sched_itype_t *t = nw_sched_snap_itype(s, i);
+        if (strcmp(t->name, itype) != 0)
+            continue;
+        for (int k = 0; k < t->noffer; k++)
+            if (strcmp(t->offerings[k].zone, zone) == 0 &&
+                strcmp(t->offerings[k].capacity_type, ct) == 0 && t->offerings[k].price > 0)
+                return t->offerings[k].price;
+        return -1;
+    }
+    return -1;
+}
+
+static nw_rc_t snap_types(void *ud, nw_sched_snap_t *dst, nw_err_t *err)
+{
+    const nw_sched_snap_t *src = ud;
+    for (size_t i = 0; i < nw_sched_snap_nitypes(src); i++) {
+        nw_rc_t rc = nw_sched_snap_add_itype(dst, nw_sched_snap_itype(src, i), err);
+        if (rc != NW_OK)
+            return rc;
+    }
+    return NW_OK;
+}
+
+static const cJSON **objects(const nw_plan_t *p, const char *kind, size_t *n)
+{
+    *n = nw_plan_objects(p, kind, NULL, 0);
+    const cJSON **v = calloc(*n + 1, sizeof *v);
+    if (v)
+        nw_plan_objects(p, kind, v, *n);
+    else
+        *n = 0;
+    return v;
+}
+
+static void print_text(const nw_dis_state_t *st, const nw_dis_cmd_t *cmd)
+{
+    printf("NodePools:\n");
+    for (size_t k = 0; k < st->npools; k++) {
+        const nw_dis_pool_t *p = &st->pools[k];
+        printf("  %-16s %d node%s, %d disrupting; allowed now:", p->name, p->counted,
+               p->counted == 1 ? "" : "s", p->disrupting);
+        for (int r = 0; r < NW_DIS_NREASONS; r++) {
+            if (p->allowed[r] == NW_DIS_UNLIMITED)
+                printf(" %s any", nw_dis_reason_str((nw_dis_reason_t)r));
+            else
+                printf(" %s %d", nw_dis_reason_str((nw_dis_reason_t)r), p->allowed[r]);
+            printf("%s", r + 1 < NW_DIS_NREASONS ? "," : "\n");
+        }
+        if (p->consolidation_never)
+            printf("      consolidateAfter Never%s\n", p->when_empty ? ", WhenEmpty" : "");
+        else
+            printf("      consolidateAfter %llds%s\n",
+                   (long long)(p->consolidate_after / 1000000000LL),
+                   p->when_empty ? ", WhenEmpty" : "");
+        if (p->budget_error[0])
+            printf("      budget error (counts as 0): %s\n", p->budget_error);
+    }
+    printf("\nNodeClaims: %zu\n", st->nnodes);
+    for (size_t i = 0; i < st->nnodes; i++) {
+        const nw_dis_node_t *n = &st->nodes[i];
+        char price[32] = "-";
+        if (n->price >= 0)
+            snprintf(price, sizeof price, "$%.4f/h", n->price);
+        printf("  %-24s %-14s %-12s %-9s %-10s %2d pod%s  cost %.2f  ", n->name,
+               n->pool >= 0 ? st->pools[n->pool].name : "?", *n->itype ? n->itype : "-",
+               *n->capacity_type ? n->capacity_type : "-", price, n->nresched,
+               n->nresched == 1 ? " " : "s", n->disruption_cost);
+        if (!n->candidate)
+            printf("not a candidate: %s%s\n", n->why, n->drifted ? " (drifted)" : "");
+        else
+            printf("candidate%s%s%s\n", n->empty ? ", empty" : "",
+                   n->consolidatable ? ", consolidatable" : ", not consolidatable yet",
+                   n->drifted ? ", drifted" : "");
+    }
+    printf("\nCommand: ");
+    if (cmd->method == NW_DIS_NONE) {
+        printf("none\n");
+    } else {
+        printf("%s (%s, %s)%s\n", nw_dis_method_str(cmd->method), nw_dis_reason_str(cmd->reason),
+               nw_dis_action_str(cmd->action),
+               cmd->validate ? ", re-checked after the validation delay" : "");
+        printf("  delete:");
+        for (size_t i = 0; i < cmd->ncandidates; i++)
+            printf(" %s", cmd->candidates[i]);
+        printf("\n");
+        for (int k = 0; k < cmd->sim.nrepl; k++) {
+            const nw_dis_repl_t *r = &cmd->sim.repl[k];
+            printf("  launch first: NodeClaim in %s, %s%s%s, %d type%s:", r->pool,
+                   r->allow_reserved ? "reserved " : "", r->allow_spot ? "spot " : "",
+                   r->allow_on_demand ? "on-demand" : "", r->ntypes, r->ntypes == 1 ? "" : "s");
+            for (int t = 0; t < r->ntypes && t < 8; t++)
+                printf(" %s", r->types[t].name);
+            if (r->ntypes > 8)
+                printf(" (+%d more)", r->ntypes - 8);
+            printf("\n");
+        }
+        if (cmd->old_price > 0)
+            printf("  price: $%.4f/h -> $%.4f/h\n", cmd->old_price, cmd->new_price);
+    }
+    if (cmd->nnotes) {
+        printf("\nPassed over:\n");
+        for (size_t i = 0; i < cmd->nnotes; i++)
+            printf("  %s: %s: %s\n", cmd->notes[i].nodeclaim, cmd->notes[i].reason,
+                   cmd->notes[i].message);
+    }
+}
+
+int nw_plan_disruption(const nw_plan_t *p, const nw_sched_snap_t *snap, int64_t now, bool json,
+                       bool spot_to_spot)
+{
+    size_t npools, nclaims, nnodes, npods, npdbs, ndss;
+    const cJSON **pools = objects(p, "NodePool", &npools);
+    const cJSON **claims = objects(p, "NodeClaim", &nclaims);
+    const cJSON **nodes = objects(p, "Node", &nnodes);
+    const cJSON **pods = objects(p, "Pod", &npods);
+    const cJSON **pdbs = objects(p, "PodDisruptionBudget", &npdbs);
+    const cJSON **dss = objects(p, "DaemonSet", &ndss);
+    int ret = NW_EXIT_USAGE;
+    nw_dis_state_t *st = NULL;
+    nw_dis_cmd_t cmd;
+    memset(&cmd, 0, sizeof cmd);
+    if (!pools || !claims || !nodes || !pods || !pdbs || !dss) {
+        fprintf(stderr, "nodewarden plan: out of memory\n");
+        goto out;
+    }
+    nw_dis_input_t in = {
+        .nodepools = pools, .nnodepools = npools,
+        .nodeclaims = claims, .nnodeclaims = nclaims,
+        .nodes = nodes, .nnodes = nnodes,
+        .pods = pods, .npods = npods,
+        .pdbs = pdbs, .npdbs = npdbs,
+        .now = now,
+        .price = snap_price, .price_ud = (void *)snap,
+        .spot_to_spot = spot_to_spot,
+    };
+    nw_dis_simctx_t sx = {
+        .nodepools = pools, .nnodepools = npools,
+        .nodes = nodes, .nnodes = nnodes,
+        .nodeclaims = claims, .nnodeclaims = nclaims,
+        .pods = pods, .npods = npods,
+        .daemonsets = dss, .ndaemonsets = ndss,
+        .now = now,
+        .add_types = snap_types, .types_ud = (void *)snap,
+    };
+    nw_err_t err = {0};
+    if (nw_dis_state_build(&in, &st, &err) != NW_OK ||
+        nw_dis_decide(st, nw_dis_sim_schedule, &sx, &cmd, &err) != NW_OK) {
+        fprintf(stderr, "nodewarden plan: %s\n", err.msg);
+        goto out;
+    }
+    if (json) {
+        cJSON *j = nw_dis_report_json(st, &cmd);
+        char *t = j ? cJSON_Print(j) : NULL;
+        if (t)
+            printf("%s\n", t);
+        free(t);
+        cJSON_Delete(j);
+    } else {
+        print_text(st, &cmd);
+    }
+    ret = NW_EXIT_OK;
+out:
+    nw_dis_cmd_cleanup(&cmd);
+    nw_dis_state_free(st);
+    free(pools);
+    free(claims);
+    free(nodes);
+    free(pods);
+    free(pdbs);
+    free(dss);
+    return ret;
+}

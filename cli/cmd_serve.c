@@ -1,0 +1,175 @@
+/*
+ * cli/cmd_serve.c — `nodewarden serve`: the admission webhook over HTTPS
+ * and, when scaler.enabled, the scaler (scaler/loop.h: watch, Lease, reconcile).
+ *
+ * main thread: config, certificate, server, cert watcher; then sigwait for
+ * SIGTERM/SIGINT; then stop in reverse order and exit 0.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/admit.h"
+#include "common/log.h"
+#include "server/certs.h"
+#include "cli/cmd.h"
+#include "config/config.h"
+#include "admission/gpu_policy.h"
+#include "server/https.h"
+#include "server/metrics.h"
+#include "scaler/loop.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: nodewarden serve [--listen ADDR:PORT] [--tls-cert FILE] [--tls-key FILE]\n"
+            "                        [--config FILE] [--log-level LEVEL] [--KEY VALUE ...]\n\n"
+            "Serve the admission webhook over HTTPS: POST /validate, POST /mutate\n"
+            "(AdmissionReview v1), GET /healthz, GET /readyz, GET /metrics.\n"
+            "The certificate and key are re-read when the files change.\n"
+            "SIGTERM/SIGINT: stop accepting, finish requests in flight, exit 0.\n\n"
+            "  --listen ADDR:PORT   alias of --webhook.listen (default 0.0.0.0:8443)\n"
+            "  --tls-cert FILE      alias of --webhook.tlsCert\n"
+            "  --tls-key FILE       alias of --webhook.tlsKey\n"
+            "  --config FILE        YAML configuration file (flags override it)\n"
+            "  --log-level LEVEL    alias of --log.level (debug, info, warn, error)\n\n"
+            "Every configuration key is also a flag (--KEY VALUE or --KEY=VALUE; lists\n"
+            "comma-separated):\n");
+    nw_config_print_keys(f);
+}
+
+/* The admission webhook's cross-object lookup when the scaler runs: EC2NodeClasses
+ * from its watch cache (so the GPU userData warning on NodePools works in serve as
+ * in check). Without the scaler there is no cluster state and no lookup. */
+static cJSON *scaler_lookup(void *arg, const char *group, const char *kind, const char *name)
+{
+    if (strcmp(group, "karpenter.k8s.aws") != 0 || strcmp(kind, "EC2NodeClass") != 0)
+        return NULL;
+    return nw_scaler_nodeclass(arg, name);
+}
+
+static nw_rc_t scaler_metrics(void *ud, nw_buf_t *out)
+{
+    return nw_scaler_metrics(ud, out);
+}
+
+int nw_cmd_serve(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            usage(stdout);
+            return NW_EXIT_OK;
+        }
+    nw_config_t cfg;
+    nw_err_t err = {0};
+    if (nw_config_load_args(&cfg, argc, argv, &err) != NW_OK) {
+        fprintf(stderr, "nodewarden serve: %s\n", err.msg[0] ? err.msg : nw_rc_str(err.rc));
+        nw_config_free(&cfg);
+        return NW_EXIT_USAGE;
+    }
+    nw_log_set_level((nw_log_level_t)nw_log_level_parse(cfg.log.level));
+
+    /* Signals: blocked in every thread (inherited), taken with sigwait here. */
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    static nw_metrics_t metrics; /* outlives the server threads */
+    nw_metrics_init(&metrics);
+    int rc = NW_EXIT_USAGE;
+    nw_https_t *srv = NULL;
+    nw_certs_watch_t *watch = NULL;
+    int gpu_built = 0;
+    nw_scaler_t *scaler = NULL;
+    if (nw_certs_load_initial(cfg.webhook.tlsCert, cfg.webhook.tlsKey, &metrics, &err) != NW_OK) {
+        nw_log_error("serve", "cannot load the serving certificate", NW_LS("error", err.msg));
+        goto out;
+    }
+    const char *ns = getenv("POD_NAMESPACE");
+    static nw_gpu_policy_t gpu; /* outlives the server threads */
+    if (nw_srv_gpu_policy(&cfg, ns, &gpu, &err) != NW_OK) {
+        nw_log_error("serve", "bad GPU policy configuration", NW_LS("error", err.msg));
+        goto out;
+    }
+    gpu_built = 1;
+    nw_admit_ctx_t actx = {.gpu = &gpu, .self_namespace = ns ? ns : ""};
+    nw_https_opts_t o = {
+        .listen = cfg.webhook.listen,
+        .max_body = (size_t)cfg.webhook.maxBodyBytes,
+        .request_timeout_ns = cfg.webhook.requestTimeout_ns,
+        .idle_timeout_ns = cfg.webhook.idleTimeout_ns,
+        .shutdown_grace_ns = cfg.webhook.shutdownGrace_ns,
+        .threads = (unsigned)cfg.webhook.threads,
+        .admit_ctx = &actx,
+        .lookup = NULL,
+        .metrics = &metrics,
+    };
+    if (cfg.scaler.enabled) {
+        nw_scaler_opts_t so = {
+            .kubeconfig = cfg.kubernetes.kubeconfig,
+            .context = cfg.kubernetes.context,
+            .qps = cfg.kubernetes.qps,
+            .burst = cfg.kubernetes.burst,
+            .region = cfg.aws.region,
+            .ec2 = cfg.aws.ec2,
+            .sqs = cfg.aws.sqs,
+            .sts = cfg.aws.sts,
+            .imds = cfg.aws.imds,
+            .cluster_name = cfg.settings.clusterName,
+            .batch_idle_ns = cfg.settings.batchIdleDuration_ns,
+            .batch_max_ns = cfg.settings.batchMaxDuration_ns,
+            .vm_memory_overhead_percent = cfg.settings.vmMemoryOverheadPercent,
+            .reserved_enis = cfg.settings.reservedENIs,
+            .registration_timeout_ns = cfg.scaler.registrationTimeout_ns,
+            .repack = cfg.scaler.repack,
+            .disruption_poll_ns = cfg.scaler.disruption.pollPeriod_ns,
+            .disruption_validation_ns = cfg.scaler.disruption.validationDelay_ns > 0
+                                            ? cfg.scaler.disruption.validationDelay_ns
+                                            : -1,
+            .disruption_command_timeout_ns = cfg.scaler.disruption.commandTimeout_ns,
+            .spot_to_spot = cfg.scaler.disruption.spotToSpot,
+            .leader_election = cfg.scaler.leaderElection.enabled,
+            .lease_namespace = cfg.scaler.leaderElection.namespace_,
+            .lease_name = cfg.scaler.leaderElection.name,
+            .lease_ns = cfg.scaler.leaderElection.leaseDuration_ns,
+            .renew_deadline_ns = cfg.scaler.leaderElection.renewDeadline_ns,
+            .retry_ns = cfg.scaler.leaderElection.retryPeriod_ns,
+            .interruption_queue = cfg.settings.interruptionQueue,
+            .interruption_wait_ns = cfg.scaler.interruptionWaitTime_ns,
+            .gc_initial_interval_ns = cfg.scaler.gcInitialInterval_ns,
+            .gc_interval_ns = cfg.scaler.gcInterval_ns,
+            .gc_launch_grace_ns = cfg.scaler.gcLaunchGrace_ns,
+        };
+        if (nw_scaler_start(&so, &scaler, &err) != NW_OK) {
+            nw_log_error("serve", "cannot start the scaler", NW_LS("error", err.msg));
+            goto out;
+        }
+        metrics.extra = scaler_metrics;
+        metrics.extra_ud = scaler;
+        actx.lookup = scaler_lookup;
+        actx.lookup_arg = scaler;
+    }
+    if (nw_certs_watch_start(cfg.webhook.tlsCert, cfg.webhook.tlsKey,
+                             cfg.webhook.certPollInterval_ns, &metrics, &watch, &err) != NW_OK ||
+        nw_https_start(&o, &srv, &err) != NW_OK) {
+        nw_log_error("serve", "cannot start the webhook server", NW_LS("error", err.msg));
+        goto out;
+    }
+    int sig = 0;
+    sigwait(&set, &sig);
+    nw_log_info("serve", "signal received; shutting down", NW_LS("signal", strsignal(sig)));
+    rc = NW_EXIT_OK;
+out:
+    nw_https_stop(srv);
+    nw_scaler_stop(scaler);
+    nw_certs_watch_stop(watch);
+    nw_certs_shutdown();
+    if (gpu_built)
+        nw_gpu_policy_cleanup(&gpu);
+    nw_config_free(&cfg);
+    return rc;
+}

@@ -1,0 +1,569 @@
+/* cli/doctor.c — cluster preflight checks. */
+#include "cli/doctor.h"
+
+#include <openssl/bio.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+#include <openssl/x509_vfy.h>
+#include <regex.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scaler/kube/write.h"
+
+void nw_kube_report_init(nw_kube_report_t *r)
+{
+    memset(r, 0, sizeof *r);
+}
+
+void nw_kube_report_cleanup(nw_kube_report_t *r)
+{
+    free(r->v);
+    memset(r, 0, sizeof *r);
+}
+
+void nw_kube_report_add(nw_kube_report_t *r, nw_check_status_t st, const char *area,
+                        const char *what, const char *fix, const char *fmt, ...)
+{
+    if (r->n == r->cap) {
+        size_t nc = r->cap ? r->cap * 2 : 32;
+        nw_kube_check_t *nv = realloc(r->v, nc * sizeof *nv);
+        if (!nv)
+            return;
+        r->v = nv;
+        r->cap = nc;
+    }
+    nw_kube_check_t *c = &r->v[r->n++];
+    memset(c, 0, sizeof *c);
+    c->status = st;
+    snprintf(c->area, sizeof c->area, "%s", area);
+    snprintf(c->what, sizeof c->what, "%s", what);
+    snprintf(c->fix, sizeof c->fix, "%s", fix && st != NW_CHECK_OK ? fix : "");
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->detail, sizeof c->detail, fmt, ap);
+    va_end(ap);
+    if (st == NW_CHECK_FAIL)
+        r->failed++;
+    else if (st == NW_CHECK_WARN)
+        r->warned++;
+}
+
+void nw_kube_report_print(const nw_kube_report_t *rep, FILE *f)
+{
+    static const char *const label[] = {"ok  ", "FAIL", "warn", "skip"};
+    for (size_t i = 0; i < rep->n; i++) {
+        const nw_kube_check_t *c = &rep->v[i];
+        fprintf(f, "%s  %-9s %s%s%s\n", label[c->status], c->area, c->what,
+                c->detail[0] ? ": " : "", c->detail);
+        if (c->fix[0])
+            fprintf(f, "      fix: %s\n", c->fix);
+    }
+    fprintf(f, "%zu checks, %zu failed, %zu warnings\n", rep->n, rep->failed, rep->warned);
+}
+
+/* ---- certificates ------------------------------------------------------------------- */
+
+int nw_kube_ca_verifies(const char *bundle_pem, size_t bundle_len, const char *cert_pem,
+                        char *why, size_t why_len)
+{
+    int ok = 0, ncas = 0;
+    X509_STORE *store = X509_STORE_new();
+    X509_STORE_CTX *ctx = X509_STORE_CTX_new();
+    STACK_OF(X509) *chain = sk_X509_new_null();
+    X509 *leaf = NULL;
+    BIO *b = BIO_new_mem_buf(bundle_pem, (int)bundle_len);
+    if (!store || !ctx || !chain || !b) {
+        snprintf(why, why_len, "out of memory");
+        goto out;
+    }
+    X509 *x;
+    while ((x = PEM_read_bio_X509(b, NULL, NULL, NULL))) {
+        X509_STORE_add_cert(store, x);
+        X509_free(x);
+        ncas++;
+    }
+    ERR_clear_error();
+    BIO_free(b);
+    b = NULL;
+    if (!ncas) {
+        if (why)
+            snprintf(why, why_len, "caBundle holds no PEM certificate");
+        goto out;
+    }
+    b = BIO_new_mem_buf(cert_pem, -1);
+    leaf = b ? PEM_read_bio_X509(b, NULL, NULL, NULL) : NULL;
+    if (!leaf) {
+        if (why)
+            snprintf(why, why_len, "the serving certificate is not PEM");
+        goto out;
+    }
+    while ((x = PEM_read_bio_X509(b, NULL, NULL, NULL)))
+        sk_X509_push(chain, x);
+    ERR_clear_error();
+    if (X509_STORE_CTX_init(ctx, store, leaf, chain) != 1) {
+        if (why)
+            snprintf(why, why_len, "cannot set up verification");
+        goto out;
+    }
+    X509_STORE_CTX_set_purpose(ctx, X509_PURPOSE_SSL_SERVER);
+    ok = X509_verify_cert(ctx) == 1;
+    if (!ok && why)
+        snprintf(why, why_len, "%s",
+                 X509_verify_cert_error_string(X509_STORE_CTX_get_error(ctx)));
+out:
+    BIO_free(b);
+    X509_free(leaf);
+    sk_X509_pop_free(chain, X509_free);
+    X509_STORE_CTX_free(ctx);
+    X509_STORE_free(store);
+    return ok;
+}
+
+/* ---- checks ------------------------------------------------------------------------------- */
+
+typedef struct {
+    const char *group, *resource, *sub, *verbs; /* verbs space-separated */
+    int lease_ns;                               /* check in the Lease namespace */
+} perm_t;
+
+static const perm_t perms[] = {
+    {"", "pods", NULL, "get list watch", 0},
+    {"", "pods", "eviction", "create", 0},
+    {"", "nodes", NULL, "get list watch update patch delete", 0},
+    {"", "events", NULL, "create patch", 0},
+    {"karpenter.sh", "nodepools", NULL, "get list watch", 0},
+    {"karpenter.sh", "nodepools", "status", "update patch", 0},
+    {"karpenter.sh", "nodeclaims", NULL, "get list watch create update patch delete", 0},
+    {"karpenter.sh", "nodeclaims", "status", "update patch", 0},
+    {"karpenter.k8s.aws", "ec2nodeclasses", NULL, "get list watch", 0},
+    {"karpenter.k8s.aws", "ec2nodeclasses", "status", "update patch", 0},
+    {"policy", "poddisruptionbudgets", NULL, "get list watch", 0},
+    {"apps", "daemonsets", NULL, "get list watch", 0},
+    {"coordination.k8s.io", "leases", NULL, "get create update", 1},
+};
+
+static nw_rc_t ssar(nw_kube_client_t *c, const char *group, const char *resource, const char *sub,
+                    const char *verb, const char *ns, int *allowed, char *reason, size_t rlen,
+                    nw_err_t *err)
+{
+    cJSON *r = cJSON_CreateObject();
+    cJSON_AddStringToObject(r, "apiVersion", "authorization.k8s.io/v1");
+    cJSON_AddStringToObject(r, "kind", "SelfSubjectAccessReview");
+    cJSON *spec = cJSON_AddObjectToObject(r, "spec");
+    cJSON *ra = cJSON_AddObjectToObject(spec, "resourceAttributes");
+    cJSON_AddStringToObject(ra, "group", group);
+    cJSON_AddStringToObject(ra, "resource", resource);
+    if (sub)
+        cJSON_AddStringToObject(ra, "subresource", sub);
+    cJSON_AddStringToObject(ra, "verb", verb);
+    if (ns)
+        cJSON_AddStringToObject(ra, "namespace", ns);
+    char *body = cJSON_PrintUnformatted(r);
+    cJSON_Delete(r);
+    nw_kube_resp_t resp;
+    nw_kube_resp_init(&resp);
+    nw_kube_req_t req = {.method = "POST",
+                         .path = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+                         .body = body,
+                         .body_len = body ? strlen(body) : 0,
+                         .verb = "create",
+                         .resource = "selfsubjectaccessreviews"};
+    nw_rc_t rc = body ? nw_kube_do(c, &req, &resp, err) : NW_ENOMEM;
+    free(body);
+    if (!rc)
+        rc = nw_kube_resp_error(&resp, "SelfSubjectAccessReview", err);
+    if (!rc) {
+        cJSON *o = nw_kube_json_parse(resp.body.data, resp.body.len);
+        const cJSON *st = cJSON_GetObjectItemCaseSensitive(o, "status");
+        *allowed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(st, "allowed"));
+        const char *why = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(st, "reason"));
+        snprintf(reason, rlen, "%s", why ? why : "");
+        if (!o)
+            rc = nw_err_set(err, NW_EPARSE, "", "SelfSubjectAccessReview: response is not JSON");
+        cJSON_Delete(o);
+    }
+    nw_kube_resp_cleanup(&resp);
+    return rc;
+}
+
+static void check_rbac(nw_kube_client_t *c, const char *lease_ns, nw_kube_report_t *rep)
+{
+    size_t denied = 0, total = 0;
+    for (size_t i = 0; i < sizeof perms / sizeof perms[0]; i++) {
+        const perm_t *p = &perms[i];
+        char verbs[96];
+        snprintf(verbs, sizeof verbs, "%s", p->verbs);
+        char *save = NULL;
+        for (char *v = strtok_r(verbs, " ", &save); v; v = strtok_r(NULL, " ", &save)) {
+            int allowed = 0;
+            char reason[256] = "";
+            nw_err_t err = {0};
+            char what[160];
+            snprintf(what, sizeof what, "%s %s%s%s%s%s%s", v, p->group[0] ? p->group : "core", "/",
+                     p->resource, p->sub ? "/" : "", p->sub ? p->sub : "",
+                     p->lease_ns ? " (namespace)" : "");
+            total++;
+            nw_rc_t rc = ssar(c, p->group, p->resource, p->sub, v, p->lease_ns ? lease_ns : NULL,
+                              &allowed, reason, sizeof reason, &err);
+            if (rc == NW_ENOTFOUND) {
+                nw_kube_report_add(rep, NW_CHECK_WARN, "rbac", "permissions",
+                                   "enable the authorization.k8s.io/v1 API on the API server",
+                                   "SelfSubjectAccessReview is not served; permissions not checked");
+                return;
+            }
+            if (rc != NW_OK) {
+                nw_kube_report_add(rep, NW_CHECK_FAIL, "rbac", what,
+                                   "allow nodewarden to create selfsubjectaccessreviews "
+                                   "(authorization.k8s.io), granted to every authenticated user "
+                                   "by default (system:basic-user)",
+                                   "cannot check: %s", err.msg);
+                return;
+            }
+            if (!allowed) {
+                denied++;
+                char fix[512];
+                snprintf(fix, sizeof fix,
+                         "grant verb \"%s\" on resource \"%s%s%s\" (apiGroup \"%s\")%s%s to "
+                         "nodewarden's identity, e.g. in the nodewarden ClusterRole from the Helm "
+                         "chart",
+                         v, p->resource, p->sub ? "/" : "", p->sub ? p->sub : "", p->group,
+                         p->lease_ns ? " in namespace " : "", p->lease_ns ? lease_ns : "");
+                nw_kube_report_add(rep, NW_CHECK_FAIL, "rbac", what, fix, "denied%s%s",
+                                   reason[0] ? ": " : "", reason);
+            }
+        }
+    }
+    if (!denied)
+        nw_kube_report_add(rep, NW_CHECK_OK, "rbac", "permissions", NULL,
+                           "all %zu verbs allowed (SelfSubjectAccessReview)", total);
+}
+
+static void check_crds(nw_kube_client_t *c, nw_kube_report_t *rep)
+{
+    static const struct {
+        const char *crd, *group_path, *plural;
+    } crds[] = {
+        {"nodepools.karpenter.sh", "/apis/karpenter.sh/v1", "nodepools"},
+        {"nodeclaims.karpenter.sh", "/apis/karpenter.sh/v1", "nodeclaims"},
+        {"ec2nodeclasses.karpenter.k8s.aws", "/apis/karpenter.k8s.aws/v1", "ec2nodeclasses"},
+    };
+    for (size_t i = 0; i < sizeof crds / sizeof crds[0]; i++) {
+        char path[256], what[128], fix[512];
+        snprintf(what, sizeof what, "CRD %s", crds[i].crd);
+        snprintf(fix, sizeof fix,
+                 "install Karpenter's v1 CRDs: kubectl apply -f manifests/crds/ (or the Helm chart "
+                 "with crds enabled); %s must serve version v1",
+                 crds[i].crd);
+        snprintf(path, sizeof path, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/%s",
+                 crds[i].crd);
+        cJSON *crd = NULL;
+        nw_err_t err = {0};
+        nw_rc_t rc = nw_kube_get_json(c, path, "get", "customresourcedefinitions", &crd, &err);
+        if (rc == NW_OK) {
+            const cJSON *vs = cJSON_GetObjectItemCaseSensitive(
+                cJSON_GetObjectItemCaseSensitive(crd, "spec"), "versions");
+            const cJSON *v;
+            int served = 0, storage = 0;
+            char seen[128] = "";
+            cJSON_ArrayForEach(v, vs)
+            {
+                const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "name"));
+                if (name) {
+                    size_t l = strlen(seen);
+                    snprintf(seen + l, sizeof seen - l, "%s%s", l ? "," : "", name);
+                }
+                if (name && !strcmp(name, "v1")) {
+                    served = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(v, "served"));
+                    storage = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(v, "storage"));
+                }
+            }
+            cJSON_Delete(crd);
+            if (served)
+                nw_kube_report_add(rep, NW_CHECK_OK, "crds", what, NULL, "v1 served%s",
+                                   storage ? " (storage version)" : "");
+            else
+                nw_kube_report_add(rep, NW_CHECK_FAIL, "crds", what, fix,
+                                   "version v1 not served (versions: %s)", seen[0] ? seen : "none");
+            continue;
+        }
+        /* no access to CRD objects (or not served): fall back to API discovery */
+        cJSON *disc = NULL;
+        nw_err_t e2 = {0};
+        int found = 0;
+        if (nw_kube_get_json(c, crds[i].group_path, "get", "discovery", &disc, &e2) == NW_OK) {
+            const cJSON *r;
+            cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(disc, "resources"))
+            {
+                const char *n = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "name"));
+                if (n && !strcmp(n, crds[i].plural))
+                    found = 1;
+            }
+        }
+        cJSON_Delete(disc);
+        if (found)
+            nw_kube_report_add(rep, NW_CHECK_OK, "crds", what, NULL, "v1 served (API discovery)");
+        else
+            nw_kube_report_add(rep, NW_CHECK_FAIL, "crds", what, fix, "not installed: %s",
+                               rc == NW_ENOTFOUND ? "no such CustomResourceDefinition" : err.msg);
+    }
+}
+
+static void check_webhook_config(nw_kube_client_t *c, const char *kind_plural, const char *name,
+                                 const char *serving_pem, nw_kube_report_t *rep)
+{
+    char path[256], what[160];
+    snprintf(path, sizeof path, "/apis/admissionregistration.k8s.io/v1/%s/%s", kind_plural, name);
+    snprintf(what, sizeof what, "%s %s",
+             strstr(kind_plural, "validating") ? "ValidatingWebhookConfiguration"
+                                               : "MutatingWebhookConfiguration",
+             name);
+    cJSON *cfg = NULL;
+    nw_err_t err = {0};
+    nw_rc_t rc = nw_kube_get_json(c, path, "get", kind_plural, &cfg, &err);
+    if (rc) {
+        nw_kube_report_add(rep, NW_CHECK_FAIL, "webhooks", what,
+                           "install nodewarden's webhook configurations (Helm chart, or "
+                           "manifests/chart templates) with the caBundle of nodewarden's CA",
+                           "%s", rc == NW_ENOTFOUND ? "not registered" : err.msg);
+        return;
+    }
+    const cJSON *hooks = cJSON_GetObjectItemCaseSensitive(cfg, "webhooks");
+    int n = 0, bad = 0;
+    const cJSON *h;
+    cJSON_ArrayForEach(h, hooks)
+    {
+        n++;
+        const char *hn = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(h, "name"));
+        const cJSON *cc = cJSON_GetObjectItemCaseSensitive(h, "clientConfig");
+        const char *b64 = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(cc, "caBundle"));
+        char hw[200];
+        snprintf(hw, sizeof hw, "%s webhook %s", name, hn ? hn : "?");
+        if (!b64 || !b64[0]) {
+            bad++;
+            nw_kube_report_add(rep, NW_CHECK_FAIL, "webhooks", hw,
+                               "set clientConfig.caBundle to base64 of nodewarden's CA (cert-manager "
+                               "annotation cert-manager.io/inject-ca-from, or the Helm chart)",
+                               "empty caBundle: the API server will use its system roots");
+            continue;
+        }
+        size_t bl;
+        char *bundle = nw_kube_b64_decode(b64, &bl);
+        if (!bundle) {
+            bad++;
+            nw_kube_report_add(rep, NW_CHECK_FAIL, "webhooks", hw,
+                               "caBundle must be base64 of a PEM bundle", "caBundle is not base64");
+            continue;
+        }
+        char why[256] = "";
+        if (serving_pem && !nw_kube_ca_verifies(bundle, bl, serving_pem, why, sizeof why)) {
+            bad++;
+            nw_kube_report_add(rep, NW_CHECK_FAIL, "webhooks", hw,
+                               "put the CA that signed nodewarden's serving certificate "
+                               "(webhook.tlsCert) into caBundle, or re-issue the certificate from "
+                               "that CA",
+                               "caBundle does not verify nodewarden's serving certificate: %s", why);
+        } else if (!serving_pem && !strstr(bundle, "-----BEGIN CERTIFICATE-----")) {
+            bad++;
+            nw_kube_report_add(rep, NW_CHECK_FAIL, "webhooks", hw,
+                               "caBundle must be base64 of a PEM bundle", "caBundle holds no PEM certificate");
+        }
+        free(bundle);
+    }
+    cJSON_Delete(cfg);
+    if (n == 0)
+        nw_kube_report_add(rep, NW_CHECK_FAIL, "webhooks", what,
+                           "re-install the configuration from the Helm chart", "has no webhooks");
+    else if (!bad)
+        nw_kube_report_add(rep, NW_CHECK_OK, "webhooks", what, NULL, "%d webhooks, caBundle %s", n,
+                           serving_pem ? "verifies the serving certificate" : "present");
+}
+
+static cJSON *list_items(nw_kube_client_t *c, const nw_kube_res_t *res, nw_err_t *err)
+{
+    nw_buf_t p;
+    nw_buf_init(&p, 512);
+    cJSON *out = NULL;
+    if (nw_kube_path(&p, res, NULL, NULL, NULL) == NW_OK)
+        nw_kube_get_json(c, nw_buf_str(&p), "list", res->plural, &out, err);
+    nw_buf_cleanup(&p);
+    if (!out)
+        return NULL;
+    cJSON *items = cJSON_DetachItemFromObjectCaseSensitive(out, "items");
+    cJSON_Delete(out);
+    return items ? items : cJSON_CreateArray();
+}
+
+static const char *mstr(const cJSON *o, const char *k)
+{
+    const char *s = cJSON_GetStringValue(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "metadata"), k));
+    return s ? s : "";
+}
+
+static void check_nodepools(nw_kube_client_t *c, nw_kube_report_t *rep)
+{
+    nw_err_t err = {0};
+    cJSON *pools = list_items(c, &nw_kube_res_nodepools, &err);
+    if (!pools) {
+        nw_kube_report_add(rep, NW_CHECK_SKIP, "nodepools", "NodePool references", NULL,
+                           "cannot list NodePools: %s", err.msg);
+        return;
+    }
+    cJSON *classes = list_items(c, &nw_kube_res_ec2nodeclasses, &err);
+    int n = 0, bad = 0;
+    const cJSON *p;
+    cJSON_ArrayForEach(p, pools)
+    {
+        n++;
+        const cJSON *ref = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(
+                cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(p, "spec"),
+                                                 "template"),
+                "spec"),
+            "nodeClassRef");
+        const char *kind = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ref, "kind"));
+        const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ref, "name"));
+        char what[160];
+        snprintf(what, sizeof what, "NodePool %s", mstr(p, "name"));
+        if (!name || !kind || strcmp(kind, "EC2NodeClass") != 0) {
+            bad++;
+            nw_kube_report_add(rep, NW_CHECK_FAIL, "nodepools", what,
+                               "set spec.template.spec.nodeClassRef to {group: karpenter.k8s.aws, "
+                               "kind: EC2NodeClass, name: <an EC2NodeClass>}",
+                               "nodeClassRef does not name an EC2NodeClass");
+            continue;
+        }
+        int found = 0;
+        const cJSON *k;
+        cJSON_ArrayForEach(k, classes)
+        {
+            if (!strcmp(mstr(k, "name"), name))
+                found = 1;
+        }
+        if (!found) {
+            bad++;
+            char fix[300];
+            snprintf(fix, sizeof fix, "create EC2NodeClass \"%s\" or point the NodePool's nodeClassRef at an existing one", name);
+            nw_kube_report_add(rep, NW_CHECK_FAIL, "nodepools", what, fix,
+                               "nodeClassRef names EC2NodeClass \"%s\", which does not exist", name);
+        }
+    }
+    if (!bad)
+        nw_kube_report_add(rep, NW_CHECK_OK, "nodepools", "NodePool references", NULL,
+                           "%d NodePools, each naming an existing EC2NodeClass", n);
+    cJSON_Delete(pools);
+    cJSON_Delete(classes);
+}
+
+static void check_nodes(nw_kube_client_t *c, nw_kube_report_t *rep)
+{
+    nw_err_t err = {0};
+    cJSON *nodes = list_items(c, &nw_kube_res_nodes, &err);
+    if (!nodes) {
+        nw_kube_report_add(rep, NW_CHECK_SKIP, "nodes", "providerIDs", NULL,
+                           "cannot list nodes: %s", err.msg);
+        return;
+    }
+    cJSON *claims = list_items(c, &nw_kube_res_nodeclaims, &err);
+    regex_t re;
+    regcomp(&re, "^aws:///[a-z0-9-]+/i-[0-9a-f]+$", REG_EXTENDED | REG_NOSUB);
+    int n = 0, bad = 0;
+    const cJSON *node;
+    cJSON_ArrayForEach(node, nodes)
+    {
+        const cJSON *labels =
+            cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(node, "metadata"), "labels");
+        if (!cJSON_GetObjectItemCaseSensitive(labels, "karpenter.sh/nodepool"))
+            continue; /* not launched by nodewarden */
+        n++;
+        const char *name = mstr(node, "name");
+        const char *pid = cJSON_GetStringValue(
+            cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(node, "spec"), "providerID"));
+        char what[160];
+        snprintf(what, sizeof what, "node %s", name);
+        if (!pid || regexec(&re, pid, 0, NULL, 0) != 0) {
+            bad++;
+            nw_kube_report_add(rep, NW_CHECK_FAIL, "nodes", what,
+                               "the kubelet must register with --provider-id aws:///<zone>/<instance-id> "
+                               "(set by nodewarden's userData; check the AMI's bootstrap and "
+                               "kubeadm JoinConfiguration)",
+                               "providerID \"%s\" is not aws:///<zone>/<instance-id>", pid ? pid : "");
+            continue;
+        }
+        /* the NodeClaim for this node, if any, must agree */
+        const cJSON *cl;
+        cJSON_ArrayForEach(cl, claims)
+        {
+            const cJSON *st = cJSON_GetObjectItemCaseSensitive(cl, "status");
+            const char *nn = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(st, "nodeName"));
+            const char *cp = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(st, "providerID"));
+            if (nn && !strcmp(nn, name) && cp && strcmp(cp, pid) != 0) {
+                bad++;
+                nw_kube_report_add(rep, NW_CHECK_FAIL, "nodes", what,
+                                   "delete the stray node or NodeClaim; nodewarden matches nodes to "
+                                   "NodeClaims by providerID",
+                                   "providerID %s differs from NodeClaim %s's %s", pid,
+                                   mstr(cl, "name"), cp);
+            }
+        }
+    }
+    regfree(&re);
+    if (!bad)
+        nw_kube_report_add(rep, NW_CHECK_OK, "nodes", "providerIDs", NULL,
+                           "%d nodes launched by nodewarden, all with aws:/// providerIDs", n);
+    cJSON_Delete(nodes);
+    cJSON_Delete(claims);
+}
+
+nw_rc_t nw_kube_doctor_run(nw_kube_client_t *c, const nw_kube_doctor_opts_t *opts,
+                           nw_kube_report_t *rep)
+{
+    const nw_kube_config_t *cfg = nw_kube_client_config(c);
+    nw_kube_doctor_opts_t o = {0};
+    if (opts)
+        o = *opts;
+    if (!o.validating_name)
+        o.validating_name = "nodewarden-validating";
+    if (!o.mutating_name)
+        o.mutating_name = "nodewarden-mutating";
+    if (!o.lease_namespace)
+        o.lease_namespace = cfg->namespace;
+
+    /* api: reachability and credentials */
+    cJSON *v = NULL;
+    nw_err_t err = {0};
+    char what[300];
+    snprintf(what, sizeof what, "API server %s (context %s)", cfg->server, cfg->context);
+    nw_rc_t rc = nw_kube_get_json(c, "/api", "get", "discovery", &v, &err);
+    cJSON_Delete(v);
+    if (rc != NW_OK) {
+        const char *fix = strstr(err.msg, "HTTP 401")
+                              ? "the credentials were rejected: renew the token or client "
+                                "certificate in the kubeconfig (or the ServiceAccount token)"
+                          : strstr(err.msg, "SSL") || strstr(err.msg, "certificate")
+                              ? "TLS failed: check certificate-authority(-data) / the in-cluster "
+                                "ca.crt, and the server name the certificate was issued for"
+                              : "check kubernetes.kubeconfig / --kubeconfig, the server URL and the "
+                                "network path to the API server";
+        nw_kube_report_add(rep, NW_CHECK_FAIL, "api", what, fix, "%s", err.msg);
+        const char *areas[] = {"rbac", "crds", "webhooks", "nodepools", "nodes"};
+        for (size_t i = 0; i < 5; i++)
+            nw_kube_report_add(rep, NW_CHECK_SKIP, areas[i], "skipped", NULL,
+                               "the API server is not usable");
+        return NW_OK;
+    }
+    nw_kube_report_add(rep, NW_CHECK_OK, "api", what, NULL, "reachable, credentials accepted");
+    check_rbac(c, o.lease_namespace, rep);
+    check_crds(c, rep);
+    check_webhook_config(c, "validatingwebhookconfigurations", o.validating_name,
+                         o.serving_cert_pem, rep);
+    check_webhook_config(c, "mutatingwebhookconfigurations", o.mutating_name, o.serving_cert_pem,
+                         rep);
+    check_nodepools(c, rep);
+    check_nodes(c, rep);
+    return NW_OK;
+}

@@ -1,0 +1,53 @@
+/*
+ * cli/plan.h — the manifest side of `nodewarden plan` (cli/cmd_plan.c), reusable
+ * by tests: collect Kubernetes objects from parsed documents (workloads expanded to
+ * pods), apply the GPU isolation policy as the webhook would, and build a scheduling
+ * snapshot with the instance catalog.
+ *
+ * Ownership: a nw_plan_t owns what it collected and the snapshot it builds.
+ * Messages go to stderr. Thread: one.
+ */
+#ifndef NW_CLI_PLAN_H
+#define NW_CLI_PLAN_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "scaler/sched/schedule.h"
+
+typedef struct nw_plan nw_plan_t;
+
+nw_plan_t *nw_plan_new(bool gpu_policy);
+void nw_plan_free(nw_plan_t *p);
+
+/** Collect one document (a NodePool, EC2NodeClass, Pod, Deployment, ReplicaSet,
+ * StatefulSet, Job, DaemonSet, Node, NodeClaim or a List of them; other kinds are
+ * ignored with a note). where names the document in messages. 0 ok, -1 error. */
+int nw_plan_collect(nw_plan_t *p, const cJSON *doc, const char *where);
+
+/** Build the snapshot: catalog (text NULL = embedded) for region in zones (NULL/0:
+ * the region's zones the manifests name, plus <region>a,b,c), ICE entries
+ * "TYPE:ZONE:CAPACITY_TYPE", then the objects. NULL on error (message printed).
+ * The snapshot is owned by p. */
+nw_sched_snap_t *nw_plan_snapshot(nw_plan_t *p, const char *catalog, size_t catalog_len,
+                                  const char *region, const char *const *zones, int nzones,
+                                  const char *const *ice, int nice);
+
+/** The collected objects of one kind ("NodePool", "Pod", "Node", "NodeClaim",
+ * "DaemonSet", "PodDisruptionBudget"; workloads appear as their Pods), in file order,
+ * as given (no GPU policy). Borrowed, valid while p lives. Returns how many there are
+ * (at most max are stored in out). */
+size_t nw_plan_objects(const nw_plan_t *p, const char *kind, const cJSON **out, size_t max);
+
+/** `plan --disruption` (cli/cmd_plan_disrupt.c): one disruption pass over the
+ * collected objects at `now` with the instance types of snap (from nw_plan_snapshot);
+ * prints text or JSON (nw_dis_report_json). Returns the exit code. */
+int nw_plan_disruption(const nw_plan_t *p, const nw_sched_snap_t *snap, int64_t now, bool json,
+                       bool spot_to_spot);
+
+/** The results as the JSON `nodewarden plan --output json` prints (caller owns it). */
+cJSON *nw_plan_results_json(const nw_sched_snap_t *s, const nw_sched_results_t *r);
+
+#endif

@@ -1,0 +1,690 @@
+/* config/config.c — YAML config file + flag overrides (see config.h). */
+#include "config/config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#include "api/duration.h"
+#include "common/log.h"
+
+typedef enum { T_STR, T_INT, T_FLOAT, T_BOOL, T_DUR, T_LIST } key_type_t;
+
+typedef struct {
+    const char *path;  /* dotted key */
+    key_type_t type;
+    size_t off;        /* offset in nw_config_t */
+    const char *def;   /* default, in flag syntax */
+    int64_t min, max;  /* T_INT range; T_DUR range in ns when max > 0 */
+} key_t_;
+
+#define OFF(f) offsetof(nw_config_t, f)
+#define NW_NS_PER_SEC_ INT64_C(1000000000)
+
+static const key_t_ keys[] = {
+    {"settings.clusterName", T_STR, OFF(settings.clusterName), "", 0, 0},
+    {"settings.clusterEndpoint", T_STR, OFF(settings.clusterEndpoint), "", 0, 0},
+    {"settings.clusterCABundle", T_STR, OFF(settings.clusterCABundle), "", 0, 0},
+    {"settings.interruptionQueue", T_STR, OFF(settings.interruptionQueue), "", 0, 0},
+    {"settings.batchIdleDuration", T_DUR, OFF(settings.batchIdleDuration_ns), "1s", 1, 0},
+    {"settings.batchMaxDuration", T_DUR, OFF(settings.batchMaxDuration_ns), "10s", 1, 0},
+    {"settings.vmMemoryOverheadPercent", T_FLOAT, OFF(settings.vmMemoryOverheadPercent), "0.075",
+     0, 0},
+    {"settings.reservedENIs", T_INT, OFF(settings.reservedENIs), "0", 0, 1000},
+    {"kubernetes.kubeconfig", T_STR, OFF(kubernetes.kubeconfig), "", 0, 0},
+    {"kubernetes.context", T_STR, OFF(kubernetes.context), "", 0, 0},
+    {"kubernetes.qps", T_FLOAT, OFF(kubernetes.qps), "50", 0, 0},
+    {"kubernetes.burst", T_INT, OFF(kubernetes.burst), "100", 1, 100000},
+    {"webhook.listen", T_STR, OFF(webhook.listen), "0.0.0.0:8443", 0, 0},
+    {"webhook.tlsCert", T_STR, OFF(webhook.tlsCert), "/etc/nodewarden/tls/tls.crt", 0, 0},
+    {"webhook.tlsKey", T_STR, OFF(webhook.tlsKey), "/etc/nodewarden/tls/tls.key", 0, 0},
+    {"webhook.maxBodyBytes", T_INT, OFF(webhook.maxBodyBytes), "7340032", 1024,
+     INT64_C(1) << 30},
+    {"webhook.requestTimeout", T_DUR, OFF(webhook.requestTimeout_ns), "10s", 1, 0},
+    {"webhook.idleTimeout", T_DUR, OFF(webhook.idleTimeout_ns), "120s", 1, 0},
+    {"webhook.threads", T_INT, OFF(webhook.threads), "0", 0, 1024},
+    {"webhook.certPollInterval", T_DUR, OFF(webhook.certPollInterval_ns), "1s", 1, 0},
+    {"webhook.shutdownGrace", T_DUR, OFF(webhook.shutdownGrace_ns), "15s", 1, 0},
+    {"aws.region", T_STR, OFF(aws.region), "", 0, 0},
+    {"aws.endpoints.ec2", T_STR, OFF(aws.ec2), "", 0, 0},
+    {"aws.endpoints.sqs", T_STR, OFF(aws.sqs), "", 0, 0},
+    {"aws.endpoints.sts", T_STR, OFF(aws.sts), "", 0, 0},
+    {"aws.endpoints.imds", T_STR, OFF(aws.imds), "", 0, 0},
+    {"scaler.enabled", T_BOOL, OFF(scaler.enabled), "false", 0, 0},
+    {"scaler.registrationTimeout", T_DUR, OFF(scaler.registrationTimeout_ns), "15m", 1, 0},
+    {"scaler.repack", T_BOOL, OFF(scaler.repack), "false", 0, 0},
+    {"scaler.interruption.waitTime", T_DUR, OFF(scaler.interruptionWaitTime_ns), "20s", 1,
+     20 * NW_NS_PER_SEC_},
+    {"scaler.garbageCollection.initialInterval", T_DUR, OFF(scaler.gcInitialInterval_ns), "10s", 1,
+     0},
+    {"scaler.garbageCollection.interval", T_DUR, OFF(scaler.gcInterval_ns), "2m", 1, 0},
+    {"scaler.garbageCollection.launchGrace", T_DUR, OFF(scaler.gcLaunchGrace_ns), "30s", 1, 0},
+    {"scaler.disruption.pollPeriod", T_DUR, OFF(scaler.disruption.pollPeriod_ns), "10s", 1, 0},
+    {"scaler.disruption.validationDelay", T_DUR, OFF(scaler.disruption.validationDelay_ns), "15s",
+     0, 0},
+    {"scaler.disruption.commandTimeout", T_DUR, OFF(scaler.disruption.commandTimeout_ns), "10m",
+     1, 0},
+    {"scaler.disruption.spotToSpotConsolidation", T_BOOL, OFF(scaler.disruption.spotToSpot),
+     "false", 0, 0},
+    {"scaler.leaderElection.enabled", T_BOOL, OFF(scaler.leaderElection.enabled), "true", 0, 0},
+    {"scaler.leaderElection.namespace", T_STR, OFF(scaler.leaderElection.namespace_),
+     "nodewarden", 0, 0},
+    {"scaler.leaderElection.name", T_STR, OFF(scaler.leaderElection.name), "nodewarden-leader", 0,
+     0},
+    {"scaler.leaderElection.leaseDuration", T_DUR, OFF(scaler.leaderElection.leaseDuration_ns),
+     "15s", 1, 0},
+    {"scaler.leaderElection.renewDeadline", T_DUR, OFF(scaler.leaderElection.renewDeadline_ns),
+     "10s", 1, 0},
+    {"scaler.leaderElection.retryPeriod", T_DUR, OFF(scaler.leaderElection.retryPeriod_ns), "2s",
+     1, 0},
+    {"gpu.enabled", T_BOOL, OFF(gpu.enabled), "true", 0, 0},
+    {"gpu.mode", T_STR, OFF(gpu.mode), "enforce", 0, 0},
+    {"gpu.taint.key", T_STR, OFF(gpu.taintKey), "gpu", 0, 0},
+    {"gpu.taint.value", T_STR, OFF(gpu.taintValue), "true", 0, 0},
+    {"gpu.taint.effect", T_STR, OFF(gpu.taintEffect), "NoSchedule", 0, 0},
+    {"gpu.nodeLabel.key", T_STR, OFF(gpu.nodeLabelKey), "node.accelerator", 0, 0},
+    {"gpu.nodeLabel.value", T_STR, OFF(gpu.nodeLabelValue), "nvidia-gpu", 0, 0},
+    {"gpu.resources", T_LIST, OFF(gpu.resources),
+     "nvidia.com/gpu,amd.com/gpu,aws.amazon.com/neuron,aws.amazon.com/neuroncore", 0, 0},
+    {"gpu.exemptNamespaces", T_LIST, OFF(gpu.exemptNamespaces), "kube-system,nodewarden", 0, 0},
+    {"gpu.instanceFamilies", T_LIST, OFF(gpu.instanceFamilies),
+     "g3,g3s,g4ad,g4dn,g5,g5g,g6,g6e,g6f,gr6,gr6f,g7e,p2,p3,p3dn,p4d,p4de,p5,p5e,p5en,p6-b200,p6e-gb200",
+     0, 0},
+    {"log.level", T_STR, OFF(log.level), "info", 0, 0},
+};
+#define NKEYS (sizeof keys / sizeof keys[0])
+
+static const struct {
+    const char *alias, *key;
+} aliases[] = {
+    {"listen", "webhook.listen"},
+    {"tls-cert", "webhook.tlsCert"},
+    {"tls-key", "webhook.tlsKey"},
+    {"log-level", "log.level"},
+};
+
+static const key_t_ *find_key(const char *path)
+{
+    for (size_t i = 0; i < NKEYS; i++)
+        if (strcmp(keys[i].path, path) == 0)
+            return &keys[i];
+    return NULL;
+}
+
+/* True if path names a mapping (a proper prefix of some key, followed by '.'). */
+static int is_section(const char *path)
+{
+    size_t n = strlen(path);
+    for (size_t i = 0; i < NKEYS; i++)
+        if (strncmp(keys[i].path, path, n) == 0 && keys[i].path[n] == '.')
+            return 1;
+    return 0;
+}
+
+static const char *type_name(key_type_t t)
+{
+    switch (t) {
+    case T_STR:
+        return "a string";
+    case T_INT:
+        return "an integer";
+    case T_FLOAT:
+        return "a number";
+    case T_BOOL:
+        return "a boolean";
+    case T_DUR:
+        return "a duration";
+    case T_LIST:
+        return "a list of strings";
+    }
+    return "?";
+}
+
+/* ---- Go durations ---------------------------------------------------------- */
+
+nw_rc_t nw_config_parse_duration(const char *s, int64_t *out_ns)
+{
+    int64_t ns = 0;
+    if (!s || nw_duration_parse(s, &ns, NULL) != NW_OK)
+        return NW_EPARSE;
+    *out_ns = ns;
+    return NW_OK;
+}
+
+/* ---- typed setters ----------------------------------------------------------- */
+
+static void list_free(nw_strlist_t *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->v[i]);
+    free(l->v);
+    l->v = NULL;
+    l->n = 0;
+}
+
+static nw_rc_t list_push(nw_strlist_t *l, const char *s, size_t n)
+{
+    char **nv = realloc(l->v, (l->n + 1) * sizeof *nv);
+    if (!nv)
+        return NW_ENOMEM;
+    l->v = nv;
+    if (!(l->v[l->n] = strndup(s, n)))
+        return NW_ENOMEM;
+    l->n++;
+    return NW_OK;
+}
+
+static int parse_int(const char *s, int64_t *out)
+{
+    if (!*s)
+        return -1;
+    const char *p = s;
+    if (*p == '+' || *p == '-')
+        p++;
+    if (*p < '0' || *p > '9')
+        return -1;
+    errno = 0;
+    char *end = NULL;
+    long long v = strtoll(s, &end, 10);
+    if (errno || *end)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_bool(const char *s, int *out)
+{
+    static const char *const t[] = {"true", "True", "TRUE"}, *const f[] = {"false", "False",
+                                                                           "FALSE"};
+    for (int i = 0; i < 3; i++) {
+        if (strcmp(s, t[i]) == 0)
+            return *out = 1, 0;
+        if (strcmp(s, f[i]) == 0)
+            return *out = 0, 0;
+    }
+    return -1;
+}
+
+/* Set a scalar value. where: prefix for messages ("file:12: " or "--"). */
+static nw_rc_t set_scalar(nw_config_t *cfg, const key_t_ *k, const char *val, int from_flag,
+                          const char *where, nw_err_t *err)
+{
+    char *base = (char *)cfg + k->off;
+    switch (k->type) {
+    case T_STR: {
+        char *dup = strdup(val);
+        if (!dup)
+            return NW_ENOMEM;
+        free(*(char **)base);
+        *(char **)base = dup;
+        return NW_OK;
+    }
+    case T_INT: {
+        int64_t v;
+        if (parse_int(val, &v) != 0)
+            return nw_err_set(err, NW_EINVAL, k->path, "%s%s: expected an integer, got \"%s\"",
+                              where, k->path, val);
+        if (v < k->min || v > k->max)
+            return nw_err_set(err, NW_EINVAL, k->path,
+                              "%s%s: %lld is out of range (%lld..%lld)", where, k->path,
+                              (long long)v, (long long)k->min, (long long)k->max);
+        *(int64_t *)base = v;
+        return NW_OK;
+    }
+    case T_FLOAT: {
+        char *end = NULL;
+        errno = 0;
+        double v = strtod(val, &end);
+        if (!*val || errno || *end || !isfinite(v))
+            return nw_err_set(err, NW_EINVAL, k->path, "%s%s: expected a number, got \"%s\"",
+                              where, k->path, val);
+        if (v < 0)
+            return nw_err_set(err, NW_EINVAL, k->path, "%s%s: must not be negative, got %s",
+                              where, k->path, val);
+        // cppcheck-suppress invalidPointerCast
+        *(double *)base = v;
+        return NW_OK;
+    }
+    case T_BOOL: {
+        int v;
+        if (parse_bool(val, &v) != 0)
+            return nw_err_set(err, NW_EINVAL, k->path,
+                              "%s%s: expected a boolean (true or false), got \"%s\"", where,
+                              k->path, val);
+        *(int *)base = v;
+        return NW_OK;
+    }
+    case T_DUR: {
+        int64_t v;
+        if (nw_config_parse_duration(val, &v) != NW_OK)
+            return nw_err_set(err, NW_EINVAL, k->path,
+                              "%s%s: expected a duration such as \"10s\" or \"1m30s\", got \"%s\"",
+                              where, k->path, val);
+        if (k->min > 0 && v <= 0)
+            return nw_err_set(err, NW_EINVAL, k->path, "%s%s: must be positive, got \"%s\"",
+                              where, k->path, val);
+        if (k->max > 0 && v > k->max)
+            return nw_err_set(err, NW_EINVAL, k->path, "%s%s: at most %llds, got \"%s\"", where,
+                              k->path, (long long)(k->max / NW_NS_PER_SEC_), val);
+        *(int64_t *)base = v;
+        return NW_OK;
+    }
+    case T_LIST: {
+        if (!from_flag)
+            return nw_err_set(err, NW_EINVAL, k->path, "%s%s: expected a list of strings, got \"%s\"",
+                              where, k->path, val);
+        nw_strlist_t *l = (nw_strlist_t *)base;
+        list_free(l);
+        const char *p = val;
+        while (*p) {
+            const char *c = strchr(p, ',');
+            size_t n = c ? (size_t)(c - p) : strlen(p);
+            if (n && list_push(l, p, n) != NW_OK)
+                return NW_ENOMEM;
+            p += n + (c ? 1 : 0);
+        }
+        return NW_OK;
+    }
+    }
+    return NW_EINVAL;
+}
+
+nw_rc_t nw_config_defaults(nw_config_t *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    for (size_t i = 0; i < NKEYS; i++) {
+        nw_rc_t rc = set_scalar(cfg, &keys[i], keys[i].def, 1, "default ", NULL);
+        if (rc != NW_OK)
+            return rc;
+    }
+    return NW_OK;
+}
+
+void nw_config_free(nw_config_t *cfg)
+{
+    if (!cfg)
+        return;
+    for (size_t i = 0; i < NKEYS; i++) {
+        char *base = (char *)cfg + keys[i].off;
+        if (keys[i].type == T_STR)
+            free(*(char **)base);
+        else if (keys[i].type == T_LIST)
+            list_free((nw_strlist_t *)base);
+    }
+    memset(cfg, 0, sizeof *cfg);
+}
+
+/* ---- YAML ---------------------------------------------------------------------- */
+
+typedef struct {
+    nw_config_t *cfg;
+    yaml_document_t *doc;
+    const char *name;
+    nw_err_t *err;
+} walk_t;
+
+static int is_null_scalar(const yaml_node_t *n)
+{
+    if (n->type != YAML_SCALAR_NODE || n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+        return 0;
+    const char *v = (const char *)n->data.scalar.value;
+    return !*v || strcmp(v, "~") == 0 || strcmp(v, "null") == 0 || strcmp(v, "Null") == 0 ||
+           strcmp(v, "NULL") == 0;
+}
+
+static const char *node_kind(const yaml_node_t *n)
+{
+    return n->type == YAML_MAPPING_NODE ? "a mapping" : n->type == YAML_SEQUENCE_NODE ? "a list" : "a scalar";
+}
+
+static nw_rc_t walk_value(walk_t *w, const char *path, yaml_node_t *n, unsigned line);
+
+static nw_rc_t walk_mapping(walk_t *w, const char *prefix, yaml_node_t *n)
+{
+    for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = yaml_document_get_node(w->doc, p->key);
+        yaml_node_t *v = yaml_document_get_node(w->doc, p->value);
+        unsigned line = (unsigned)k->start_mark.line + 1;
+        if (k->type != YAML_SCALAR_NODE)
+            return nw_err_set(w->err, NW_EINVAL, prefix, "%s:%u: %s%skeys must be strings",
+                              w->name, line, prefix, *prefix ? ": " : "");
+        /* duplicate keys */
+        for (yaml_node_pair_t *q = n->data.mapping.pairs.start; q < p; q++) {
+            yaml_node_t *k2 = yaml_document_get_node(w->doc, q->key);
+            if (k2->type == YAML_SCALAR_NODE &&
+                strcmp((char *)k2->data.scalar.value, (char *)k->data.scalar.value) == 0)
+                return nw_err_set(w->err, NW_EINVAL, prefix, "%s:%u: %s%s%s: duplicate key",
+                                  w->name, line, prefix, *prefix ? "." : "",
+                                  (char *)k->data.scalar.value);
+        }
+        char path[256];
+        int len = snprintf(path, sizeof path, "%s%s%s", prefix, *prefix ? "." : "",
+                           (char *)k->data.scalar.value);
+        if (len < 0 || (size_t)len >= sizeof path)
+            return nw_err_set(w->err, NW_EINVAL, prefix, "%s:%u: key too long", w->name, line);
+        nw_rc_t rc = walk_value(w, path, v, line);
+        if (rc != NW_OK)
+            return rc;
+    }
+    return NW_OK;
+}
+
+/* line: where the key is (errors point at the key, as editors show it) */
+static nw_rc_t walk_value(walk_t *w, const char *path, yaml_node_t *n, unsigned line)
+{
+    char where[300];
+    snprintf(where, sizeof where, "%s:%u: ", w->name, line);
+    const key_t_ *k = find_key(path);
+    if (!k) {
+        if (!is_section(path))
+            return nw_err_set(w->err, NW_EINVAL, path, "%s%s: unknown key", where, path);
+        if (is_null_scalar(n))
+            return NW_OK;
+        if (n->type != YAML_MAPPING_NODE)
+            return nw_err_set(w->err, NW_EINVAL, path, "%s%s: expected a mapping, got %s", where,
+                              path, node_kind(n));
+        return walk_mapping(w, path, n);
+    }
+    if (is_null_scalar(n) && k->type != T_STR)
+        return NW_OK; /* null keeps the default */
+    if (k->type == T_LIST) {
+        if (n->type != YAML_SEQUENCE_NODE)
+            return nw_err_set(w->err, NW_EINVAL, path, "%s%s: expected a list of strings, got %s",
+                              where, path, node_kind(n));
+        nw_strlist_t *l = (nw_strlist_t *)((char *)w->cfg + k->off);
+        list_free(l);
+        for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
+             it++) {
+            yaml_node_t *e = yaml_document_get_node(w->doc, *it);
+            if (e->type != YAML_SCALAR_NODE) {
+                snprintf(where, sizeof where, "%s:%u: ", w->name, (unsigned)e->start_mark.line + 1);
+                return nw_err_set(w->err, NW_EINVAL, path,
+                                  "%s%s[%td]: expected a string, got %s", where, path,
+                                  it - n->data.sequence.items.start, node_kind(e));
+            }
+            if (list_push(l, (char *)e->data.scalar.value, e->data.scalar.length) != NW_OK)
+                return NW_ENOMEM;
+        }
+        return NW_OK;
+    }
+    if (n->type != YAML_SCALAR_NODE)
+        return nw_err_set(w->err, NW_EINVAL, path, "%s%s: expected %s, got %s", where, path,
+                          type_name(k->type), node_kind(n));
+    const char *val = (const char *)n->data.scalar.value;
+    if (strlen(val) != n->data.scalar.length)
+        return nw_err_set(w->err, NW_EINVAL, path, "%s%s: value contains a NUL byte", where, path);
+    /* quoted scalars are strings: "8" is not an integer, "true" is not a boolean */
+    if (k->type != T_STR && k->type != T_DUR &&
+        n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+        return nw_err_set(w->err, NW_EINVAL, path, "%s%s: expected %s, got the string \"%s\"",
+                          where, path, type_name(k->type), val);
+    if (k->type == T_STR && is_null_scalar(n))
+        val = "";
+    return set_scalar(w->cfg, k, val, 0, where, w->err);
+}
+
+nw_rc_t nw_config_apply_yaml(nw_config_t *cfg, const char *name, const char *text, size_t len,
+                             nw_err_t *err)
+{
+    yaml_parser_t parser;
+    yaml_document_t doc;
+    if (!yaml_parser_initialize(&parser))
+        return NW_ENOMEM;
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+    nw_rc_t rc = NW_OK;
+    if (!yaml_parser_load(&parser, &doc)) {
+        rc = nw_err_set(err, NW_EPARSE, "", "%s:%zu:%zu: YAML syntax error: %s %s", name,
+                        parser.problem_mark.line + 1, parser.problem_mark.column + 1,
+                        parser.problem ? parser.problem : "malformed",
+                        parser.context ? parser.context : "");
+        yaml_parser_delete(&parser);
+        return rc;
+    }
+    yaml_node_t *root = yaml_document_get_root_node(&doc);
+    if (root && !is_null_scalar(root)) {
+        if (root->type != YAML_MAPPING_NODE) {
+            rc = nw_err_set(err, NW_EINVAL, "", "%s:%zu: the configuration must be a mapping",
+                            name, root->start_mark.line + 1);
+        } else {
+            walk_t w = {cfg, &doc, name, err};
+            rc = walk_mapping(&w, "", root);
+        }
+    }
+    yaml_document_delete(&doc);
+    if (rc == NW_OK) {
+        /* a second document is a mistake, not something to ignore */
+        yaml_document_t doc2;
+        if (yaml_parser_load(&parser, &doc2)) {
+            if (yaml_document_get_root_node(&doc2))
+                rc = nw_err_set(err, NW_EINVAL, "", "%s: more than one YAML document", name);
+            yaml_document_delete(&doc2);
+        }
+    }
+    yaml_parser_delete(&parser);
+    return rc;
+}
+
+nw_rc_t nw_config_apply_file(nw_config_t *cfg, const char *path, nw_err_t *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return nw_err_set(err, NW_EIO, "", "%s: %s", path, strerror(errno));
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    for (;;) {
+        if (len == cap) {
+            if (cap >= (1u << 22)) {
+                free(buf);
+                fclose(f);
+                return nw_err_set(err, NW_EIO, "", "%s: larger than 4 MiB", path);
+            }
+            cap = cap ? cap * 2 : 4096;
+            char *nb = realloc(buf, cap + 1);
+            if (!nb) {
+                free(buf);
+                fclose(f);
+                return NW_ENOMEM;
+            }
+            buf = nb;
+        }
+        size_t r = fread(buf + len, 1, cap - len, f);
+        if (r == 0)
+            break;
+        len += r;
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        free(buf);
+        return nw_err_set(err, NW_EIO, "", "%s: read error", path);
+    }
+    nw_rc_t rc = nw_config_apply_yaml(cfg, path, buf ? buf : "", len, err);
+    free(buf);
+    return rc;
+}
+
+nw_rc_t nw_config_set(nw_config_t *cfg, const char *key, const char *value, nw_err_t *err)
+{
+    const key_t_ *k = find_key(key);
+    if (!k)
+        return nw_err_set(err, NW_EINVAL, key, "--%s: unknown flag", key);
+    char where[8] = "--";
+    return set_scalar(cfg, k, value, 1, where, err);
+}
+
+/* ---- validation ------------------------------------------------------------------ */
+
+static int valid_listen(const char *s)
+{
+    const char *colon = strrchr(s, ':');
+    if (!colon || colon == s)
+        return 0;
+    if (s[0] == '[' && colon[-1] != ']')
+        return 0;
+    int64_t port;
+    if (parse_int(colon + 1, &port) != 0 || port < 0 || port > 65535)
+        return 0;
+    return 1;
+}
+
+nw_rc_t nw_config_validate(const nw_config_t *cfg, nw_err_t *err)
+{
+    if (!valid_listen(cfg->webhook.listen))
+        return nw_err_set(err, NW_EINVAL, "webhook.listen",
+                          "webhook.listen: expected ADDR:PORT (port 0..65535; 0 picks a free port), got \"%s\"",
+                          cfg->webhook.listen);
+    if (nw_log_level_parse(cfg->log.level) < 0)
+        return nw_err_set(err, NW_EINVAL, "log.level",
+                          "log.level: expected debug, info, warn or error, got \"%s\"",
+                          cfg->log.level);
+    if (strcmp(cfg->gpu.mode, "enforce") != 0 && strcmp(cfg->gpu.mode, "warn") != 0)
+        return nw_err_set(err, NW_EINVAL, "gpu.mode",
+                          "gpu.mode: expected enforce or warn, got \"%s\"", cfg->gpu.mode);
+    const char *e = cfg->gpu.taintEffect;
+    if (strcmp(e, "NoSchedule") != 0 && strcmp(e, "PreferNoSchedule") != 0 &&
+        strcmp(e, "NoExecute") != 0)
+        return nw_err_set(err, NW_EINVAL, "gpu.taint.effect",
+                          "gpu.taint.effect: expected NoSchedule, PreferNoSchedule or NoExecute, "
+                          "got \"%s\"",
+                          e);
+    if (!*cfg->webhook.tlsCert || !*cfg->webhook.tlsKey)
+        return nw_err_set(err, NW_EINVAL, "webhook.tlsCert",
+                          "webhook.tlsCert and webhook.tlsKey must be set");
+    if (cfg->webhook.requestTimeout_ns < NW_NS_PER_SEC_ / 1000)
+        return nw_err_set(err, NW_EINVAL, "webhook.requestTimeout",
+                          "webhook.requestTimeout: must be at least 1ms");
+    if (cfg->webhook.idleTimeout_ns < NW_NS_PER_SEC_)
+        return nw_err_set(err, NW_EINVAL, "webhook.idleTimeout",
+                          "webhook.idleTimeout: must be at least 1s");
+    if (cfg->settings.batchMaxDuration_ns < cfg->settings.batchIdleDuration_ns)
+        return nw_err_set(err, NW_EINVAL, "settings.batchMaxDuration",
+                          "settings.batchMaxDuration: must not be shorter than "
+                          "settings.batchIdleDuration");
+    return NW_OK;
+}
+
+/* ---- flags ------------------------------------------------------------------------- */
+
+static const char *resolve_flag(const char *name)
+{
+    for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
+        if (strcmp(aliases[i].alias, name) == 0)
+            return aliases[i].key;
+    return name;
+}
+
+/* Split argv[i] into name/value; consumes argv[i+1] if needed. Returns args used, 0 on error. */
+static int split_flag(int argc, char **argv, int i, char *name, size_t nsz, const char **value,
+                      nw_err_t *err)
+{
+    const char *a = argv[i];
+    if (strncmp(a, "--", 2) != 0 || !a[2]) {
+        nw_err_set(err, NW_EINVAL, "", "unexpected argument \"%s\"", a);
+        return 0;
+    }
+    a += 2;
+    const char *eq = strchr(a, '=');
+    size_t n = eq ? (size_t)(eq - a) : strlen(a);
+    if (n >= nsz) {
+        nw_err_set(err, NW_EINVAL, "", "--%.40s...: unknown flag", a);
+        return 0;
+    }
+    memcpy(name, a, n);
+    name[n] = '\0';
+    if (eq) {
+        *value = eq + 1;
+        return 1;
+    }
+    if (i + 1 >= argc) {
+        nw_err_set(err, NW_EINVAL, "", "--%s: needs a value", name);
+        return 0;
+    }
+    *value = argv[i + 1];
+    return 2;
+}
+
+nw_rc_t nw_config_load_args(nw_config_t *cfg, int argc, char **argv, nw_err_t *err)
+{
+    nw_rc_t rc = nw_config_defaults(cfg);
+    if (rc != NW_OK)
+        return rc;
+    char name[128];
+    const char *value;
+    /* pass 1: the config file */
+    for (int i = 1; i < argc;) {
+        int used = split_flag(argc, argv, i, name, sizeof name, &value, err);
+        if (!used)
+            return NW_EINVAL;
+        if (strcmp(name, "config") == 0 && (rc = nw_config_apply_file(cfg, value, err)) != NW_OK)
+            return rc;
+        i += used;
+    }
+    /* pass 2: every other flag, in order */
+    for (int i = 1; i < argc;) {
+        int used = split_flag(argc, argv, i, name, sizeof name, &value, err);
+        if (strcmp(name, "config") != 0 &&
+            (rc = nw_config_set(cfg, resolve_flag(name), value, err)) != NW_OK)
+            return rc;
+        i += used;
+    }
+    return nw_config_validate(cfg, err);
+}
+
+nw_rc_t nw_config_get(const nw_config_t *cfg, const char *key, char *buf, size_t len)
+{
+    const key_t_ *k = find_key(key);
+    if (!k || !len)
+        return NW_ENOTFOUND;
+    const char *base = (const char *)cfg + k->off;
+    buf[0] = '\0';
+    switch (k->type) {
+    case T_STR:
+        snprintf(buf, len, "%s", *(char *const *)base ? *(char *const *)base : "");
+        break;
+    case T_INT:
+        snprintf(buf, len, "%lld", (long long)*(const int64_t *)base);
+        break;
+    case T_FLOAT:
+        /* base points at a double field (offsetof) */
+        // cppcheck-suppress invalidPointerCast
+        snprintf(buf, len, "%g", *(const double *)base);
+        break;
+    case T_BOOL:
+        snprintf(buf, len, "%s", *(const int *)base ? "true" : "false");
+        break;
+    case T_DUR:
+        snprintf(buf, len, "%lldns", (long long)*(const int64_t *)base);
+        break;
+    case T_LIST: {
+        const nw_strlist_t *l = (const nw_strlist_t *)base;
+        size_t off = 0;
+        for (size_t i = 0; i < l->n && off < len; i++) {
+            int n = snprintf(buf + off, len - off, "%s%s", i ? "," : "", l->v[i]);
+            if (n < 0)
+                break;
+            off += (size_t)n;
+        }
+        break;
+    }
+    }
+    return NW_OK;
+}
+
+void nw_config_print_keys(void *file)
+{
+    FILE *f = file;
+    for (size_t i = 0; i < NKEYS; i++) {
+        const char *t = keys[i].type == T_STR     ? "string"
+                        : keys[i].type == T_INT   ? "int"
+                        : keys[i].type == T_FLOAT ? "number"
+                        : keys[i].type == T_BOOL  ? "bool"
+                        : keys[i].type == T_DUR   ? "duration"
+                                                  : "list";
+        fprintf(f, "  --%-38s %-8s (default \"%s\")\n", keys[i].path, t, keys[i].def);
+    }
+}

@@ -1,0 +1,140 @@
+/*
+ * config/config.h — the YAML configuration file and its flag overrides.
+ *
+ * One file (`--config FILE`, libyaml), every key overridable by a flag named
+ * after its dotted path (`--webhook.threads 4`, `--webhook.threads=4`), plus
+ * the short aliases --listen, --tls-cert, --tls-key, --log-level. Keys and
+ * defaults are those of the README "Configuration" section. Unknown keys and
+ * wrong types are errors naming the key and the line:
+ *   config.yaml:12: webhook.threads: expected an integer, got "many"
+ *
+ * Ownership: nw_config_t is built once in main (nw_config_load_args) and is
+ * immutable afterwards; free with nw_config_free(). Strings and lists inside
+ * are owned by the config.
+ * Thread: building is main-only; a built config may be read from any thread.
+ */
+#ifndef NW_CONFIG_H
+#define NW_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/err.h"
+
+typedef struct {
+    char **v; /* owned strings */
+    size_t n;
+} nw_strlist_t;
+
+typedef struct {
+    struct {
+        char *clusterName;
+        char *clusterEndpoint;
+        char *clusterCABundle;
+        char *interruptionQueue;
+        int64_t batchIdleDuration_ns;
+        int64_t batchMaxDuration_ns;
+        double vmMemoryOverheadPercent;
+        int64_t reservedENIs;
+    } settings;
+    struct {
+        char *kubeconfig;
+        char *context;
+        double qps;
+        int64_t burst;
+    } kubernetes;
+    struct {
+        char *listen;           /* "ADDR:PORT" or "[v6]:PORT" */
+        char *tlsCert;
+        char *tlsKey;
+        int64_t maxBodyBytes;
+        int64_t requestTimeout_ns;
+        int64_t idleTimeout_ns;
+        int64_t threads;        /* 0 = one per CPU */
+        int64_t certPollInterval_ns; /* how often cert/key files are checked */
+        int64_t shutdownGrace_ns;    /* max wait for in-flight requests on SIGTERM */
+    } webhook;
+    struct {
+        char *region;
+        char *ec2, *sqs, *sts, *imds;
+    } aws;
+    struct {
+        int enabled;
+        int64_t registrationTimeout_ns;
+        int repack;
+        int64_t interruptionWaitTime_ns; /* SQS long poll (WaitTimeSeconds), <= 20 s */
+        int64_t gcInitialInterval_ns;    /* garbage collection: first 20 passes */
+        int64_t gcInterval_ns;           /* garbage collection: afterwards */
+        int64_t gcLaunchGrace_ns;        /* instances younger than this are never collected */
+        struct {
+            int64_t pollPeriod_ns;      /* idle disruption pass period (10s) */
+            int64_t validationDelay_ns; /* consolidation/emptiness validation delay (15s) */
+            int64_t commandTimeout_ns;  /* replacements must initialize within (10m) */
+            int spotToSpot;             /* feature gate SpotToSpotConsolidation (false) */
+        } disruption;
+        struct {
+            int enabled;
+            char *namespace_;
+            char *name;
+            int64_t leaseDuration_ns;
+            int64_t renewDeadline_ns;
+            int64_t retryPeriod_ns;
+        } leaderElection;
+    } scaler;
+    struct {
+        int enabled; /* false: the GPU isolation policy is off */
+        char *mode; /* "enforce" or "warn" */
+        char *taintKey, *taintValue, *taintEffect;
+        char *nodeLabelKey, *nodeLabelValue;
+        nw_strlist_t resources;
+        nw_strlist_t exemptNamespaces;
+        nw_strlist_t instanceFamilies; /* instance families that have GPUs */
+    } gpu;
+    struct {
+        char *level; /* debug, info, warn, error */
+    } log;
+} nw_config_t;
+
+/** Fill cfg with the documented defaults. Owned strings; free with nw_config_free. */
+nw_rc_t nw_config_defaults(nw_config_t *cfg);
+
+/** Apply a YAML document (text of length len) on top of cfg. `name` is used in
+ * error messages ("name:LINE: key: message"). On error cfg may be partially
+ * updated (free it with nw_config_free). */
+nw_rc_t nw_config_apply_yaml(nw_config_t *cfg, const char *name, const char *text, size_t len,
+                             nw_err_t *err);
+
+/** Read FILE and apply it (nw_config_apply_yaml). */
+nw_rc_t nw_config_apply_file(nw_config_t *cfg, const char *path, nw_err_t *err);
+
+/** Set one key by dotted path from a flag value (string form, parsed by type;
+ * lists are comma-separated). Errors name the flag ("--webhook.threads: ..."). */
+nw_rc_t nw_config_set(nw_config_t *cfg, const char *key, const char *value, nw_err_t *err);
+
+/** Check cross-field constraints (listen address syntax, ranges, enums). */
+nw_rc_t nw_config_validate(const nw_config_t *cfg, nw_err_t *err);
+
+/**
+ * Build the config from command-line flags: defaults, then the --config file
+ * (wherever it appears), then every other flag in order, then validation.
+ * argv[0] is the subcommand name and is skipped. Flags: `--KEY VALUE`,
+ * `--KEY=VALUE`, aliases --listen, --tls-cert, --tls-key, --log-level.
+ * Returns NW_EINVAL with a message in err for unknown flags or bad values.
+ */
+nw_rc_t nw_config_load_args(nw_config_t *cfg, int argc, char **argv, nw_err_t *err);
+
+/** Free everything cfg owns and zero it. NULL-safe. */
+void nw_config_free(nw_config_t *cfg);
+
+/** Parse a Go duration ("1h2m3.5s", "300ms", "-1.5h", "0"); NW_EPARSE if malformed
+ * or out of range (api/duration.h, Go's rules). Thread: any. */
+nw_rc_t nw_config_parse_duration(const char *s, int64_t *out_ns);
+
+/** Write the value of key (dotted path) as flag text into buf (lists
+ * comma-separated, durations in ns with "ns" suffix). NW_ENOTFOUND if unknown. */
+nw_rc_t nw_config_get(const nw_config_t *cfg, const char *key, char *buf, size_t len);
+
+/** Print the list of keys with their types and defaults (for --help). */
+void nw_config_print_keys(void *file);
+
+#endif

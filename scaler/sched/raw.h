@@ -1,0 +1,68 @@
+/*
+ * scaler/sched/raw.h — the plain-C part of the scheduling API: resource slots,
+ * offerings, and adding an instance type without the label/requirement types. Kept
+ * apart from schedule.h so that scaler/sched/from_catalog.c can include both this
+ * and scaler/aws/catalog.h (whose label/resource types were once named like
+ * api/labels.h and api/resources.h).
+ *
+ * Ownership: nw_sched_snap_add_itype_raw copies everything it is given.
+ */
+#ifndef NW_SCALER_SCHED_RAW_H
+#define NW_SCALER_SCHED_RAW_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/err.h"
+
+#define NW_SCHED_NRES 16
+/* fixed resource slots; NVIDIA_GPU..GAUDI are accelerators (exotic capacity) */
+enum {
+    NW_SR_CPU = 0,
+    NW_SR_MEMORY,
+    NW_SR_PODS,
+    NW_SR_EPHEMERAL,
+    NW_SR_NVIDIA_GPU,
+    NW_SR_AMD_GPU,
+    NW_SR_NEURON,
+    NW_SR_NEURONCORE,
+    NW_SR_GAUDI,
+    NW_SR_EFA,
+    NW_SR_FIXED /* first slot for other names */
+};
+
+/* int64 milli-units per slot (cpu 1500m = 1500; memory 1Gi = 1073741824000) */
+typedef struct {
+    int64_t v[NW_SCHED_NRES];
+} nw_sched_res_t;
+
+#define NW_SCHED_MAX_OFFERINGS 48
+
+typedef struct {
+    char zone[64];
+    char capacity_type[16]; /* "on-demand" | "spot" | "reserved" */
+    double price;           /* USD per hour */
+    bool available;         /* false: not offered now (ICE, no price) */
+} nw_sched_offering_t;
+
+typedef struct nw_sched_snap nw_sched_snap_t;
+
+/** Add an instance type: labels as parallel key/value arrays, capacity and allocatable
+ * in slot units, offerings. NW_EINVAL on a duplicate name or too many offerings. */
+nw_rc_t nw_sched_snap_add_itype_raw(nw_sched_snap_t *s, const char *name,
+                                    const char *const *keys, const char *const *values,
+                                    int nlabels, const nw_sched_res_t *capacity,
+                                    const nw_sched_res_t *allocatable, bool metal,
+                                    const nw_sched_offering_t *offers, int noffer,
+                                    nw_err_t *err);
+
+/** Instance types from the compiled-in catalog (json NULL) or catalog JSON text in the
+ * data/catalog.json format, for region (prices apply to the catalog's priceRegions),
+ * offered on-demand (and spot where supported, at the on-demand price until real spot
+ * prices are known) in zones (NULL/0: "<region>a", "<region>b", "<region>c"), with the
+ * default allocatable overhead. Implemented in from_catalog.c. */
+nw_rc_t nw_sched_snap_load_catalog(nw_sched_snap_t *s, const char *json, size_t len,
+                                   const char *region, const char *const *zones, int nzones,
+                                   nw_err_t *err);
+
+#endif

@@ -1,0 +1,149 @@
+/*
+ * scaler/sched/schedule.h — the provisioning simulation (scaler-behavior.md §1.1-1.10):
+ * a snapshot of pods, nodes, in-flight NodeClaims, NodePools, DaemonSets and instance
+ * types in; new NodeClaims, placements on existing capacity and per-pool reasons for
+ * pods that cannot be placed out.
+ *
+ * Pure: no I/O and no clock reads. `now` (nanoseconds) is accepted for the time-based
+ * rules the live scaler will add (nomination windows); today the decisions depend only
+ * on the snapshot (pods of equal size are ordered by creationTimestamp, then uid).
+ *
+ * Use:
+ *   nw_sched_snap_t *s = nw_sched_snap_new();
+ *   nw_sched_snap_add_itype(s, &it) ...       (or nw_sched_snap_add_catalog, catalog.h)
+ *   nw_sched_snap_add_pool_json(s, nodepool, &err); add_pod_json / add_node_json /
+ *   add_nodeclaim_json / add_daemonset_json ...
+ *   nw_sched_results_t r; nw_sched_solve(s, now, &r, &err); ... nw_sched_results_free(&r);
+ *   nw_sched_snap_free(s);
+ * Objects may be added in any order; nw_sched_solve binds pods to their nodes by name.
+ * A snapshot can be solved more than once (each solve works on its own state).
+ *
+ * Resources are held as int64 milli-units (a Kubernetes quantity's MilliValue: cpu
+ * 1500m = 1500, memory 1Gi = 1073741824000, pods 1 = 1000) in a fixed vector whose
+ * slots are named by the snapshot (cpu, memory, pods, ephemeral-storage, then the
+ * accelerator resources, then any other name seen, up to NW_SCHED_NRES).
+ *
+ * Ownership: the snapshot owns everything added to it (JSON is copied out, never kept).
+ * Results own their strings; pod/pool/itype indexes in results refer to the snapshot.
+ * Thread: a snapshot belongs to one thread; solving does not modify it.
+ */
+#ifndef NW_SCALER_SCHED_H
+#define NW_SCALER_SCHED_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "api/labels.h"
+#include "api/requirements.h"
+#include "api/taints.h"
+#include "common/err.h"
+#include "scaler/sched/raw.h"
+
+/* One instance type as the simulation sees it. */
+typedef struct {
+    char name[64];
+    nw_labels_t labels;     /* well-known labels of the type (not zone/capacity-type) */
+    nw_sched_res_t capacity;
+    nw_sched_res_t allocatable; /* capacity minus kube/system reserved and eviction */
+    bool metal;
+    nw_sched_offering_t offerings[NW_SCHED_MAX_OFFERINGS];
+    int noffer;
+} nw_sched_itype_t;
+
+typedef struct {
+    bool require_unschedulable; /* only pods with PodScheduled=False/Unschedulable count
+                                   (the live scaler); false for `plan` */
+    bool ignore_preferences;    /* PREFERENCE_POLICY=Ignore */
+    bool repack;                /* after Karpenter's greedy packing, re-pack groups of
+                                   interchangeable new claims onto the type that costs
+                                   least for them when that saves >= 1 % (solve.c) */
+} nw_sched_opts_t;
+
+nw_sched_snap_t *nw_sched_snap_new(void);
+void nw_sched_snap_free(nw_sched_snap_t *s);
+void nw_sched_snap_set_opts(nw_sched_snap_t *s, const nw_sched_opts_t *o);
+
+/** Index of a resource name's slot, allocating one for a new name; -1 when full. */
+int nw_sched_res_slot(nw_sched_snap_t *s, const char *name);
+/** The name of slot i (NULL if unused). */
+const char *nw_sched_res_name(const nw_sched_snap_t *s, int i);
+
+/** Add an instance type (copied; labels deep-copied). NW_EINVAL on a duplicate name. */
+nw_rc_t nw_sched_snap_add_itype(nw_sched_snap_t *s, const nw_sched_itype_t *t, nw_err_t *err);
+/** Mark one offering unavailable (ICE cache). Unknown names are ignored. */
+void nw_sched_snap_ice(nw_sched_snap_t *s, const char *itype, const char *zone,
+                       const char *capacity_type);
+
+/** Add objects from their Kubernetes JSON. Errors name the field
+ * (e.g. "spec.containers[0].resources.requests[cpu]"); the object is then not added. */
+nw_rc_t nw_sched_snap_add_pool_json(nw_sched_snap_t *s, const cJSON *nodepool, nw_err_t *err);
+nw_rc_t nw_sched_snap_add_pod_json(nw_sched_snap_t *s, const cJSON *pod, nw_err_t *err);
+nw_rc_t nw_sched_snap_add_node_json(nw_sched_snap_t *s, const cJSON *node, nw_err_t *err);
+/** An in-flight NodeClaim (launched or not, not registered): its requirements/labels,
+ * taints, status.capacity/allocatable (or spec.resources.requests as the floor). */
+nw_rc_t nw_sched_snap_add_nodeclaim_json(nw_sched_snap_t *s, const cJSON *nc, nw_err_t *err);
+nw_rc_t nw_sched_snap_add_daemonset_json(nw_sched_snap_t *s, const cJSON *ds, nw_err_t *err);
+/** A pod whose uid is listed here is not provisioned again (nominated to in-flight
+ * capacity by an earlier batch). */
+nw_rc_t nw_sched_snap_nominated(nw_sched_snap_t *s, const char *pod_uid);
+
+size_t nw_sched_snap_npods(const nw_sched_snap_t *s);
+size_t nw_sched_snap_npools(const nw_sched_snap_t *s);
+size_t nw_sched_snap_nitypes(const nw_sched_snap_t *s);
+const nw_sched_itype_t *nw_sched_snap_itype(const nw_sched_snap_t *s, size_t i);
+/** "namespace/name" of pod i (borrowed). */
+const char *nw_sched_pod_key(const nw_sched_snap_t *s, size_t i);
+const char *nw_sched_pool_name(const nw_sched_snap_t *s, size_t i);
+const char *nw_sched_pool_nodeclass(const nw_sched_snap_t *s, size_t i);
+
+/* ---- results ---- */
+
+typedef struct {
+    int pool;                 /* snapshot pool index */
+    int *itypes;              /* snapshot itype indexes, cheapest first (<= 600) */
+    int nitypes;
+    int itype;                /* chosen: itypes[0] */
+    char zone[64];
+    char capacity_type[16];
+    double price;
+    nw_reqs_t reqs;           /* narrowed requirements incl. instance-type In [...] */
+    nw_sched_res_t requests;  /* pods + the smallest DaemonSet overhead */
+    int *pods;                /* snapshot pod indexes */
+    int npods;
+} nw_sched_claim_t;
+
+typedef struct {
+    int pod;
+    char node[256]; /* existing Node or in-flight NodeClaim name */
+} nw_sched_placed_t;
+
+typedef struct {
+    int pod;
+    char **reasons; /* one per snapshot pool (index = pool), owned */
+    int nreasons;
+    char *reason;   /* when there is no pool at all or the pod is invalid, else NULL */
+} nw_sched_unsched_t;
+
+typedef struct {
+    nw_sched_claim_t *claims;
+    int nclaims;
+    nw_sched_placed_t *placed;
+    int nplaced;
+    nw_sched_unsched_t *unsched;
+    int nunsched;
+    int considered; /* pods that counted (pending, provisionable) */
+    double total_price;
+} nw_sched_results_t;
+
+/** Run the simulation. r is initialised by the call (free with nw_sched_results_free
+ * even on error). NW_ENOMEM is the only failure. */
+nw_rc_t nw_sched_solve(const nw_sched_snap_t *s, int64_t now, nw_sched_results_t *r,
+                       nw_err_t *err);
+void nw_sched_results_free(nw_sched_results_t *r);
+
+/** Resource vector as JSON {name: quantity}, zero slots omitted. Caller owns it. */
+cJSON *nw_sched_res_to_json(const nw_sched_snap_t *s, const nw_sched_res_t *r);
+
+#endif

@@ -1,0 +1,145 @@
+/*
+ * scaler/sched/snap.h — the snapshot's internal representation, shared by
+ * snapshot.c (building it from JSON) and solve.c (the simulation). Not an API:
+ * other modules use schedule.h.
+ *
+ * Ownership: everything below is owned by the nw_sched_snap_t it hangs from.
+ */
+#ifndef NW_SCALER_SCHED_SNAP_H
+#define NW_SCALER_SCHED_SNAP_H
+
+#include "scaler/sched/schedule.h"
+
+#define NW_SCHED_HOSTNAME 0
+#define NW_SCHED_ZONE 1
+
+typedef enum { NW_TG_SPREAD = 0, NW_TG_AFFINITY, NW_TG_ANTI } nw_tg_kind_t;
+
+/* A topology group: one distinct (kind, key, selector, namespaces, skew) seen on pods. */
+typedef struct {
+    nw_tg_kind_t kind;
+    int key; /* NW_SCHED_HOSTNAME | NW_SCHED_ZONE */
+    int max_skew;
+    int min_domains;
+    nw_reqs_t sel;     /* the label selector as requirements (Kubernetes semantics) */
+    bool sel_nothing;  /* a null selector selects nothing */
+    char **ns;         /* namespaces it selects; NULL/0 with all_ns = every namespace */
+    size_t nns;
+    bool all_ns;
+    char *sig; /* dedup signature */
+} nw_tgroup_t;
+
+typedef struct {
+    int group;
+    bool preferred;       /* preferred pod (anti-)affinity or ScheduleAnyway spread */
+    int weight;
+} nw_pod_tc_t;
+
+/* Requirement "classes": pods with the same scheduling-relevant spec share one. */
+typedef struct {
+    char *sig;
+    nw_reqs_t selector;   /* nodeSelector */
+    nw_reqs_t *terms;     /* required node-affinity terms (ORed) */
+    size_t nterms;
+    nw_reqs_t *prefs;     /* preferred node-affinity terms, heaviest first */
+    size_t nprefs;
+    nw_tolerations_t tols;
+    bool wants_accel;     /* requests an accelerator resource */
+    bool refuses;         /* required term with karpenter.sh/nodepool DoesNotExist */
+    char *invalid;        /* validation problem (pod ignored), or NULL */
+} nw_pclass_t;
+
+typedef struct {
+    char *ns, *name, *uid, *key; /* key = "ns/name" */
+    char *node_name;             /* spec.nodeName or NULL */
+    char *owner_kind, *owner_name;
+    int64_t created;
+    nw_sched_res_t req;
+    nw_labels_t labels;
+    int cls;
+    nw_pod_tc_t *tcs;
+    int ntcs;
+    bool provisionable_state; /* no nodeName, not terminating, not nominated, not DS/mirror */
+    bool unschedulable_cond;
+    bool terminating;
+    bool finished; /* Succeeded/Failed */
+} nw_spod_t;
+
+typedef struct {
+    char *name;
+    bool claim; /* in-flight NodeClaim */
+    nw_labels_t labels;
+    nw_reqs_t reqs; /* labels (+ spec.requirements for claims) */
+    nw_taints_t taints;
+    nw_taints_t startup_taints;
+    nw_sched_res_t allocatable, capacity;
+    char *pool; /* karpenter.sh/nodepool or NULL */
+    bool initialized;
+    bool deleting;
+} nw_snode_t;
+
+typedef struct {
+    char *name, *nodeclass;
+    int weight;
+    nw_reqs_t reqs; /* requirements + template labels + nodepool label */
+    nw_labels_t labels;
+    nw_taints_t taints, startup_taints;
+    bool has_limits[NW_SCHED_NRES];
+    nw_sched_res_t limits;
+    bool has_node_limit;
+    int64_t node_limit;
+    bool has_min_values;
+    bool deleting;
+} nw_spool_t;
+
+typedef struct {
+    char *ns, *name;
+    nw_sched_res_t req;
+    nw_reqs_t strict;     /* nodeSelector + first required term */
+    nw_reqs_t *terms;
+    size_t nterms;
+    nw_reqs_t selector;
+    nw_tolerations_t tols;
+} nw_sds_t;
+
+typedef struct {
+    nw_sched_itype_t t;
+    nw_reqs_t reqs; /* labels as In, zone/capacity-type In [offered] */
+    bool accel;     /* any accelerator capacity */
+} nw_sitype_t;
+
+struct nw_sched_snap {
+    nw_sched_opts_t opts;
+    char *res_names[NW_SCHED_NRES];
+    int nres;
+    nw_spod_t *pods;
+    size_t npods, cpods;
+    nw_pclass_t *classes;
+    size_t nclasses, cclasses;
+    int *class_hash; /* open addressing, -1 empty */
+    size_t class_hash_cap;
+    nw_tgroup_t *groups;
+    size_t ngroups, cgroups;
+    nw_snode_t *nodes;
+    size_t nnodes, cnodes;
+    nw_spool_t *pools;
+    size_t npools, cpools;
+    nw_sds_t *dss;
+    size_t ndss, cdss;
+    nw_sitype_t *itypes;
+    size_t nitypes, citypes;
+    char **nominated;
+    size_t nnominated, cnominated;
+};
+
+/* hash used for class dedup (FNV-1a) */
+uint64_t nw_sched_hash(const char *s);
+
+/** Does group g select pod p (namespace and labels). */
+bool nw_sched_group_selects(const nw_tgroup_t *g, const nw_spod_t *p);
+
+/** Effective requests of a PodSpec (kube-contracts.md §4.2) into out. */
+nw_rc_t nw_sched_pod_requests(nw_sched_snap_t *s, const cJSON *spec, const char *path,
+                              nw_sched_res_t *out, nw_err_t *err);
+
+#endif
