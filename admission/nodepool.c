@@ -1,34 +1,12 @@
 /* admission/nodepool.c — NodePool admission handlers (mutate = schema defaults as a JSON
- * patch; validate = default a copy, then CRD validation). */
-#include "api/nodepool.h"
+ * patch; validate = default a copy, then CRD validation), plus the GPU pool policy. */
+#include "admission/handlers.h"
 
 #include "admission/gpu.h"
+#include "api/nodepool.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-cJSON *nw_admit_apply_patch_copy(const cJSON *obj, const char *patch, nw_err_t *err)
-{
-    cJSON *copy = obj ? cJSON_Duplicate(obj, 1) : cJSON_CreateNull();
-    if (!copy) {
-        nw_err_set(err, NW_ENOMEM, "", "out of memory");
-        return NULL;
-    }
-    if (patch && nw_jsonpatch_apply_text(&copy, patch, err) != NW_OK) {
-        cJSON_Delete(copy);
-        return NULL;
-    }
-    return copy;
-}
-
-static const char *object_name(const nw_admit_req_t *req)
-{
-    if (req->name && *req->name)
-        return req->name;
-    const cJSON *n = cJSON_GetObjectItemCaseSensitive(
-        cJSON_GetObjectItemCaseSensitive(req->object, "metadata"), "name");
-    return cJSON_IsString(n) ? n->valuestring : "";
-}
 
 nw_rc_t nw_nodepool_admit_mutate(const nw_admit_ctx_t *ctx, const nw_admit_req_t *req,
                                  nw_admit_result_t *res)
@@ -76,14 +54,14 @@ nw_rc_t nw_nodepool_admit_validate(const nw_admit_ctx_t *ctx, const nw_admit_req
     nw_kv_init(&kv);
     rc = nw_nodepool_validate(obj, req->op == NW_OP_UPDATE ? req->old_object : NULL, &kv, res);
     if (rc == NW_OK)
-        rc = nw_kv_finish(&kv, "NodePool", "karpenter.sh", object_name(req), res);
+        rc = nw_kv_finish(&kv, "NodePool", "karpenter.sh", nw_admit_object_name(req), res);
     nw_kv_cleanup(&kv);
     /* GPU isolation policy, on an object that passed Karpenter's own rules */
     if (rc == NW_OK && res->allowed && ctx && ctx->gpu) {
         const nw_gpu_policy_t *gp = (const nw_gpu_policy_t *)ctx->gpu;
         char msgs[4][512];
         size_t n = nw_gpu_pool_problems(gp, obj, true, msgs, 4);
-        rc = nw_gpu_deny_or_warn(gp, "NodePool", object_name(req), msgs, n, res);
+        rc = nw_gpu_deny_or_warn(gp, "NodePool", nw_admit_object_name(req), msgs, n, res);
         /* cross-object: does the EC2NodeClass register the kubelet with the GPU taint? */
         const cJSON *ref = cJSON_GetObjectItemCaseSensitive(
             cJSON_GetObjectItemCaseSensitive(

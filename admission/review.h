@@ -20,6 +20,7 @@
 #include <cjson/cJSON.h>
 #include <stddef.h>
 
+#include "admission/handlers.h"
 #include "api/admit.h"
 #include "common/buf.h"
 #include "common/err.h"

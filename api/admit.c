@@ -1,31 +1,9 @@
 #include "api/admit.h"
 
-#include "api/ec2nodeclass.h"
-#include "admission/gpu.h"
-#include "api/nodepool.h"
-
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Handlers register here, one line each (group, kind, mutate, validate). */
-const nw_admit_handler_t nw_admit_handlers[] = {
-    {"", "Pod", nw_gpu_pod_mutate, nw_gpu_pod_validate},
-    {"karpenter.sh", "NodePool", nw_nodepool_admit_mutate, nw_nodepool_admit_validate},
-    {"karpenter.k8s.aws", "EC2NodeClass", nw_ec2nodeclass_admit_mutate, nw_ec2nodeclass_admit_validate},
-    {NULL, NULL, NULL, NULL},
-};
-
-const nw_admit_handler_t *nw_admit_find(const char *group, const char *kind)
-{
-    if (!group || !kind)
-        return NULL;
-    for (const nw_admit_handler_t *h = nw_admit_handlers; h->kind; h++)
-        if (strcmp(h->group, group) == 0 && strcmp(h->kind, kind) == 0)
-            return h;
-    return NULL;
-}
 
 void nw_admit_result_init(nw_admit_result_t *res)
 {

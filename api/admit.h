@@ -1,11 +1,11 @@
 /*
- * api/admit.h — the contract between the admission server (server/) and the
- * object-model handlers (api/). Pure: no I/O, no threads of its own.
+ * api/admit.h — the contract between the admission layer (admission/) and the
+ * object-model rules (api/). Pure: no I/O, no threads of its own.
  *
- * The server parses an AdmissionReview, finds the handler for the request's
- * kind (group + kind) in nw_admit_handlers[], and calls its mutate or validate
- * function with the decoded request. The handler fills a nw_admit_result_t;
- * the server turns it into the AdmissionReview response.
+ * admission/review.c parses an AdmissionReview, finds the handler for the request's
+ * kind (group + kind) in nw_admit_handlers[] (admission/handlers.h), and calls its
+ * mutate or validate function with the decoded request. The handler fills a
+ * nw_admit_result_t; admission/review.c turns it into the AdmissionReview response.
  *
  * Ownership: the request is borrowed (valid during the call). Everything the
  * handler puts into the result is owned by the result; free with
@@ -74,12 +74,6 @@ typedef struct {
     nw_admit_fn mutate;   /* /mutate; NULL = nothing to default */
     nw_admit_fn validate; /* /validate; NULL = always allowed */
 } nw_admit_handler_t;
-
-/* The handler table, terminated by an entry with kind == NULL (api/admit.c). */
-extern const nw_admit_handler_t nw_admit_handlers[];
-
-/** Find the handler for group/kind; NULL if none (the server then allows untouched). */
-const nw_admit_handler_t *nw_admit_find(const char *group, const char *kind);
 
 /** Initialise a result as "allowed, no patch, no warnings". */
 void nw_admit_result_init(nw_admit_result_t *res);

@@ -23,10 +23,4 @@ nw_rc_t nw_ec2nodeclass_default(const cJSON *obj, nw_jsonpatch_t *patch);
 nw_rc_t nw_ec2nodeclass_validate(const cJSON *obj, const cJSON *old, nw_kv_t *kv,
                                  nw_admit_result_t *res);
 
-/** Admission handlers (api/admit.h). */
-nw_rc_t nw_ec2nodeclass_admit_mutate(const nw_admit_ctx_t *ctx, const nw_admit_req_t *req,
-                                     nw_admit_result_t *res);
-nw_rc_t nw_ec2nodeclass_admit_validate(const nw_admit_ctx_t *ctx, const nw_admit_req_t *req,
-                                       nw_admit_result_t *res);
-
 #endif

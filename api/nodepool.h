@@ -25,13 +25,6 @@ nw_rc_t nw_nodepool_default(const cJSON *obj, nw_jsonpatch_t *patch);
 nw_rc_t nw_nodepool_validate(const cJSON *obj, const cJSON *old, nw_kv_t *kv,
                              nw_admit_result_t *res);
 
-/** Admission handlers (api/admit.h). validate defaults a copy of the object first,
- * as kube-apiserver validates the defaulted object. */
-nw_rc_t nw_nodepool_admit_mutate(const nw_admit_ctx_t *ctx, const nw_admit_req_t *req,
-                                 nw_admit_result_t *res);
-nw_rc_t nw_nodepool_admit_validate(const nw_admit_ctx_t *ctx, const nw_admit_req_t *req,
-                                   nw_admit_result_t *res);
-
 /* Shared with the EC2NodeClass and NodeClaim rules. */
 
 /** The CRD key restrictions of §5.2 for a label or requirement key: calls fail(msg)
@@ -39,8 +32,5 @@ nw_rc_t nw_nodepool_admit_validate(const nw_admit_ctx_t *ctx, const nw_admit_req
  * include the karpenter.sh/nodepool rule). Returns the number of failures. */
 int nw_nodepool_key_restrictions(const char *key, int aws, int nodepool,
                                  const char *fails[4]);
-
-/** Apply a patch text (may be NULL) to a copy of obj; the copy is returned (owned). */
-cJSON *nw_admit_apply_patch_copy(const cJSON *obj, const char *patch, nw_err_t *err);
 
 #endif

@@ -4,7 +4,7 @@
  * Offline admission: every document of every file (YAML streams or JSON, `-` for
  * stdin) goes through exactly the webhook's path — the registered mutate handler,
  * its patch applied, then the validate handler — as a CREATE. Objects whose kind
- * has a handler in nw_admit_handlers[] (api/admit.c) are checked, so a Pod handler
+ * has a handler in nw_admit_handlers[] (admission/handlers.c) are checked, so a Pod handler
  * (GPU policy) registered there is picked up here without changes; other kinds are
  * skipped with a note.
  *
@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "admission/handlers.h"
 #include "api/admit.h"
 #include "api/jsonpatch.h"
 #include "common/buf.h"

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "admission/handlers.h"
 #include "api/admit.h"
 #include "api/jsonpatch.h"
 #include "common/yaml.h"

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "admitcase.h"
+#include "admission/handlers.h"
 #include "api/admit.h"
 #include "api/kval.h"
 
