@@ -130,16 +130,21 @@ typedef struct {
     int lease_ns;                               /* check in the Lease namespace */
 } perm_t;
 
+/* Every verb the scaler uses (docs/rbac.md says which code needs each); the chart's
+ * and install.yaml's RBAC are checked against this table (tests/sim/test_install.py). */
 static const perm_t perms[] = {
-    {"", "pods", NULL, "get list watch", 0},
+    {"", "pods", NULL, "get list watch delete", 0},
     {"", "pods", "eviction", "create", 0},
     {"", "nodes", NULL, "get list watch update patch delete", 0},
     {"", "events", NULL, "create patch", 0},
-    {"karpenter.sh", "nodepools", NULL, "get list watch", 0},
+    {"", "persistentvolumeclaims", NULL, "get", 0},
+    {"storage.k8s.io", "volumeattachments", NULL, "list", 0},
+    {"karpenter.sh", "nodepools", NULL, "get list watch patch", 0},
     {"karpenter.sh", "nodepools", "status", "update patch", 0},
+    {"karpenter.sh", "nodepools", "finalizers", "update", 0},
     {"karpenter.sh", "nodeclaims", NULL, "get list watch create update patch delete", 0},
     {"karpenter.sh", "nodeclaims", "status", "update patch", 0},
-    {"karpenter.k8s.aws", "ec2nodeclasses", NULL, "get list watch", 0},
+    {"karpenter.k8s.aws", "ec2nodeclasses", NULL, "get list watch patch", 0},
     {"karpenter.k8s.aws", "ec2nodeclasses", "status", "update patch", 0},
     {"policy", "poddisruptionbudgets", NULL, "get list watch", 0},
     {"apps", "daemonsets", NULL, "get list watch", 0},

@@ -19,6 +19,7 @@ const char *nw_rc_str(nw_rc_t rc)
     case NW_ERANGE: return "out of range";
     case NW_ENOTFOUND: return "not found";
     case NW_ECONFLICT: return "conflict";
+    case NW_EFORBIDDEN: return "forbidden";
     }
     return "unknown error";
 }

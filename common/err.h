@@ -25,6 +25,7 @@ typedef enum {
     NW_ERANGE,
     NW_ENOTFOUND,
     NW_ECONFLICT,
+    NW_EFORBIDDEN, /* the API server refused the identity (HTTP 403) */
 } nw_rc_t;
 
 /* One error: a field path (JSON path such as spec.template.spec.taints[1].effect)

@@ -476,8 +476,10 @@ nw_rc_t nw_kube_resp_error(const nw_kube_resp_t *r, const char *what, nw_err_t *
     else if (r->code == 401)
         hint = " (credentials rejected: check the token or client certificate, or whether it "
                "expired)";
-    else if (r->code == 403)
+    else if (r->code == 403) {
+        rc = NW_EFORBIDDEN;
         hint = " (RBAC: grant this verb on this resource to nodewarden's identity)";
+    }
     return nw_err_set(err, rc, "", "%s: HTTP %ld%s%s%s%s%s", what, r->code, r->reason[0] ? " " : "",
                       r->reason, r->message[0] ? ": " : "", r->message, hint);
 }

@@ -132,7 +132,7 @@ nw_rc_t nw_kube_do(nw_kube_client_t *c, const nw_kube_req_t *req, nw_kube_resp_t
 
 /**
  * Turn a non-2xx response into an error: 404 → NW_ENOTFOUND, 409 → NW_ECONFLICT,
- * 401/403 → NW_EKUBE with a hint, others NW_EKUBE; message "<what>: <code> <reason>: <message>".
+ * 401 → NW_EKUBE with a hint, 403 → NW_EFORBIDDEN with a hint, others NW_EKUBE; message "<what>: <code> <reason>: <message>".
  * Returns NW_OK for 2xx.
  */
 nw_rc_t nw_kube_resp_error(const nw_kube_resp_t *resp, const char *what, nw_err_t *err);

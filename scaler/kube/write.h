@@ -9,7 +9,7 @@
  * cluster-scoped resources; `status` non-zero targets the /status subresource.
  * Objects passed in are borrowed; *out objects (nullable out-pointers) are
  * owned by the caller (cJSON_Delete). Errors: NW_ENOTFOUND (404), NW_ECONFLICT
- * (409), NW_EKUBE (other HTTP errors, message from the Status), NW_EHTTP /
+ * (409), NW_EFORBIDDEN (403), NW_EKUBE (other HTTP errors, message from the Status), NW_EHTTP /
  * NW_ETIMEOUT (no answer after the client's retries).
  * Thread: any (each call is independent; the recorder has its own mutex).
  */

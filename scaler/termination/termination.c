@@ -23,6 +23,7 @@ typedef struct {
     int failures;      /* consecutive failed evictions */
     int64_t next_mono; /* no eviction before */
     int deleted;       /* force-deleted for the TGP deadline */
+    int delete_failures; /* failed deletes at the deadline (logged, a 403 told once) */
     int seen;
 } pod_mem_t;
 
@@ -588,8 +589,17 @@ static void delete_one(nw_ctl_t *c, const nw_kube_obj_t *node, const nw_kube_obj
     nw_err_t err = {0};
     nw_rc_t rc = nw_kube_delete(c->kube, &nw_kube_res_pods, pod->ns, pod->name, &o, NULL, &err);
     if (rc != NW_OK && rc != NW_ECONFLICT) {
-        nw_log_warn(COMP, "cannot delete a pod at the termination deadline",
-                    NW_LS("node", node->name), NW_LS("pod", pod->key), NW_LS("error", err.msg));
+        if (pm->delete_failures++ % 30 == 0)
+            nw_log_warn(COMP, "cannot delete a pod at the termination deadline",
+                        NW_LS("node", node->name), NW_LS("pod", pod->key),
+                        NW_LI("failures", pm->delete_failures), NW_LS("error", err.msg));
+        if (rc == NW_EFORBIDDEN && pm->delete_failures == 1) {
+            char msg[900];
+            snprintf(msg, sizeof msg,
+                     "Failed to drain node, deleting pod %s at the termination deadline: %.700s",
+                     pod->key, err.msg);
+            event(c, &nw_kube_res_nodes, node->json, "Warning", "FailedDraining", msg);
+        }
         return;
     }
     pm->deleted = 1;
@@ -649,9 +659,12 @@ static long drain(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_kube_obj_t *nod
 }
 
 /* VolumeAttachments that still hold the node: those on it whose PersistentVolume is not
- * used by a pod the drain does not wait for. -1 when they could not be read; 0 when the
- * API does not serve them. */
-static long pending_volumes(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_kube_obj_t *node)
+ * used by a pod the drain does not wait for. -1 when they could not be read, -2 when
+ * nodewarden may not read them (403, *why says which); 0 when the API does not serve
+ * them. */
+#define VOLUMES_FORBIDDEN (-2)
+static long pending_volumes(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_kube_obj_t *node,
+                            char *why, size_t why_len)
 {
     cJSON *list = NULL;
     nw_err_t err = {0};
@@ -659,9 +672,10 @@ static long pending_volumes(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_kube_
     if (rc == NW_ENOTFOUND)
         return 0;
     if (rc != NW_OK) {
+        snprintf(why, why_len, "%s", err.msg);
         nw_log_warn(COMP, "cannot list VolumeAttachments", NW_LS("node", node->name),
                     NW_LS("error", err.msg));
-        return -1;
+        return rc == NW_EFORBIDDEN ? VOLUMES_FORBIDDEN : -1;
     }
     const cJSON *va;
     const char *pvs[256];
@@ -698,9 +712,16 @@ static long pending_volumes(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_kube_
                          pods[i]->ns, claim);
                 cJSON *pvc = NULL;
                 nw_err_clear(&err);
-                if (nw_kube_get_json(c->kube, path, "get", "persistentvolumeclaims", &pvc,
-                                     &err) != NW_OK)
+                rc = nw_kube_get_json(c->kube, path, "get", "persistentvolumeclaims", &pvc, &err);
+                if (rc == NW_ENOTFOUND)
                     continue;
+                if (rc != NW_OK) {
+                    snprintf(why, why_len, "%s", err.msg);
+                    nw_log_warn(COMP, "cannot read a PersistentVolumeClaim",
+                                NW_LS("node", node->name), NW_LS("error", err.msg));
+                    pending = rc == NW_EFORBIDDEN ? VOLUMES_FORBIDDEN : -1;
+                    goto out;
+                }
                 const char *vn = cJSON_GetStringValue(GET(GET(pvc, "spec"), "volumeName"));
                 for (size_t k = 0; vn && k < npv; k++)
                     if (!skip[k] && strcmp(pvs[k], vn) == 0) {
@@ -711,6 +732,7 @@ static long pending_volumes(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_kube_
             }
         }
     }
+out:
     cJSON_Delete(list);
     return pending;
 }
@@ -832,22 +854,33 @@ static void finalize_node(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_kube_ob
         if (mono < nm->next_volume_mono)
             return;
         nm->next_volume_mono = mono + VOLUME_EVERY_NS;
-        long pv = pending_volumes(c, s, node);
-        if (pv < 0)
-            return;
-        if (pv > 0 && (!deadline || now < deadline)) {
+        char why[512] = "";
+        long pv = pending_volumes(c, s, node, why, sizeof why);
+        int elapsed = deadline && now >= deadline;
+        if (pv == VOLUMES_FORBIDDEN) {
+            /* a permission that is missing stays missing: waiting for it would keep the
+             * instance and the finalizers forever, so say so once and go on */
+            char msg[700];
+            snprintf(msg, sizeof msg,
+                     "Not waiting for VolumeAttachments to detach, they cannot be read: %.500s", why);
+            event(c, &nw_kube_res_nodes, node->json, "Warning", "FailedVolumeDetachmentCheck", msg);
+            claim_condition(c, nc, "VolumesDetached", "False", "VolumeAttachmentsForbidden",
+                            "VolumeAttachments cannot be read (HTTP 403)");
+        } else if (pv < 0 && !elapsed) {
+            return; /* retried in VOLUME_EVERY_NS; past the deadline nothing waits */
+        } else if (pv > 0 && !elapsed) {
             char msg[128];
             snprintf(msg, sizeof msg, "Awaiting deletion of %ld VolumeAttachments bound to node", pv);
             event(c, &nw_kube_res_nodes, node->json, "Warning", "AwaitingVolumeDetachment", msg);
             claim_condition(c, nc, "VolumesDetached", "Unknown", "AwaitingVolumeDetachment",
                             "AwaitingVolumeDetachment");
             return;
-        }
-        if (pv > 0)
+        } else if (pv != 0) {
             claim_condition(c, nc, "VolumesDetached", "False", "TerminationGracePeriodElapsed",
                             "TerminationGracePeriodElapsed");
-        else
+        } else {
             claim_condition(c, nc, "VolumesDetached", "True", "VolumesDetached", "");
+        }
         nm->volumes_done = 1;
     }
     /* 7. the instance */

@@ -35,6 +35,8 @@ typedef struct {
     int n;
     char node[8192], claim[8192];
     const char *blocked; /* pod name whose eviction answers 429 */
+    int va_code;         /* answer to VolumeAttachment lists (0: 404, not served) */
+    int delete_code;     /* answer to pod deletes (0: 200) */
 } api_t;
 
 static void api_log(api_t *a, const fake_req_t *r)
@@ -64,8 +66,14 @@ static void handler(void *ud, const fake_req_t *r, fake_conn_t *c)
             fake_reply(c, 201, "", ok);
         return;
     }
-    if (strstr(r->path, "volumeattachments")) {
-        fake_reply(c, 404, "", "{\"kind\":\"Status\",\"reason\":\"NotFound\",\"code\":404}");
+    if (strstr(r->path, "volumeattachments") || (a->delete_code && strstr(r->path, "/pods/") &&
+                                                  strcmp(r->method, "DELETE") == 0)) {
+        int code = strstr(r->path, "/pods/") ? a->delete_code : a->va_code ? a->va_code : 404;
+        char b[256];
+        snprintf(b, sizeof b, "{\"kind\":\"Status\",\"status\":\"Failure\",\"code\":%d,"
+                 "\"reason\":\"%s\"}", code, code == 403 ? "Forbidden" : code == 404 ? "NotFound"
+                 : "InternalError");
+        fake_reply(c, code, "", b);
         return;
     }
     char *store = strstr(r->path, "/nodes/") ? a->node : strstr(r->path, "/nodeclaims/") ? a->claim : NULL;
@@ -480,6 +488,56 @@ START_TEST(claim_finalizer)
 }
 END_TEST
 
+/* A permission the chart forgot (403) does not hold termination: VolumeAttachments that
+ * cannot be read are not waited for (said once), and an unreadable list past the TGP
+ * deadline does not wait either; a 403 on the deadline's pod delete is told once. */
+START_TEST(forbidden_does_not_hold_termination)
+{
+    fx_t f;
+    fx_init(&f);
+    f.cloud.gone_after = 0;
+    f.api.va_code = 403;
+    node(&f, 1);
+    claim(&f, NULL, "2026-11-30T11:59:50Z"); /* drained for 10 s, no deadline */
+    tick(&f);
+    char cb[32];
+    ck_assert_str_eq(api_cond(&f, "Drained", cb, sizeof cb), "True");
+    ck_assert_str_eq(api_cond(&f, "VolumesDetached", cb, sizeof cb), "False");
+    ck_assert_int_eq(count(&f.api, 0, "/events", "FailedVolumeDetachmentCheck", "HTTP 403"), 1);
+    ck_assert_int_eq(f.cloud.terminated, 1);
+    fx_free(&f);
+
+    /* a list that fails otherwise is retried until the deadline, then not waited for */
+    fx_init(&f);
+    f.cloud.gone_after = 0;
+    f.api.va_code = 500;
+    node(&f, 1);
+    claim(&f, "2026-11-30T12:00:03Z", "2026-11-30T11:59:50Z");
+    tick(&f);
+    ck_assert_int_eq(f.cloud.terminated, 0);
+    ck_assert_str_eq(api_cond(&f, "VolumesDetached", cb, sizeof cb), "");
+    advance(&f, MS(3500));
+    tick(&f);
+    ck_assert_str_eq(api_cond(&f, "VolumesDetached", cb, sizeof cb), "False");
+    ck_assert_int_eq(f.cloud.terminated, 1);
+    fx_free(&f);
+
+    /* the deadline's delete refused: one FailedDraining event, retried, the pod waited for */
+    fx_init(&f);
+    f.api.delete_code = 403;
+    node(&f, 1);
+    claim(&f, "2026-11-30T12:00:05Z", "2026-11-30T11:59:50Z");
+    pod(&f, "keep", "", "", ",\"annotations\":{\"karpenter.sh/do-not-disrupt\":\"true\"}", 15);
+    tick(&f);
+    advance(&f, MS(100));
+    tick(&f);
+    ck_assert_int_eq(count(&f.api, 0, "DELETE /api/v1/namespaces/default/pods/keep", "DeleteOptions", NULL), 2);
+    ck_assert_int_eq(count(&f.api, 0, "/events", "FailedDraining", "deleting pod default/keep"), 1);
+    ck_assert_int_eq(f.cloud.terminated, 0);
+    fx_free(&f);
+}
+END_TEST
+
 Suite *nw_termination_suite(void)
 {
     Suite *s = suite_create("termination");
@@ -488,6 +546,7 @@ Suite *nw_termination_suite(void)
     tcase_add_test(tc, drain_waves_backoff_settle_terminate);
     tcase_add_test(tc, restart_and_deadline);
     tcase_add_test(tc, claim_finalizer);
+    tcase_add_test(tc, forbidden_does_not_hold_termination);
     suite_add_tcase(s, tc);
     return s;
 }
