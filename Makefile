@@ -153,6 +153,7 @@ test: $(DEPS_STAMP)
 	  unit-asan='$(MAKE) --no-print-directory unit-asan-nofork' \
 	  unit-asan-threads='$(MAKE) --no-print-directory unit-asan-fork' \
 	  fuzz-replay='$(MAKE) --no-print-directory fuzz-replay' \
+	  citations='tools/check_citations.sh --self-test && tools/check_citations.sh' \
 	  $(SIM_JOBS) $(E2E_JOBS)
 	@echo "make test: all passed"
 
@@ -247,6 +248,7 @@ lint: $(BUILD)/gen/suites.h
 	@cppcheck --quiet --error-exitcode=1 --enable=warning,portability,performance \
 	  --inline-suppr --std=c11 -I. --suppress=missingIncludeSystem \
 	  $(SRC_DIRS)
+	@tools/check_citations.sh
 	@echo "lint: ok"
 
 clean:

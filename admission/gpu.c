@@ -167,7 +167,8 @@ static bool parse_int(const char *s, long long *out)
 /* ---- node selector terms against the GPU label --------------------------------- */
 
 /* Does one matchExpression on the label key admit a node whose label value is
- * `value` (value NULL = the node lacks the label)? kube-contracts.md §4.3. */
+ * `value` (value NULL = the node lacks the label)? As kubernetes/kubernetes
+ * staging/src/k8s.io/component-helpers/scheduling/corev1/nodeaffinity/nodeaffinity.go. */
 static bool expr_admits(const cJSON *expr, const char *value)
 {
     const char *op = nw_json_str(expr, "operator");

@@ -8,7 +8,9 @@
  * AdmissionReview; status for denials; base64 JSONPatch for mutations;
  * warnings). Malformed input gives HTTP 400 with a metav1 Status body that
  * says what is wrong; a handler error gives HTTP 500 with no AdmissionReview,
- * so the apiserver applies the webhook's failurePolicy (kube-contracts §1.5).
+ * so the apiserver applies the webhook's failurePolicy (kubernetes/kubernetes
+ * staging/src/k8s.io/apiserver/pkg/admission/plugin/webhook/mutating/dispatcher.go
+ * and validating/dispatcher.go).
  *
  * Ownership: nw_srv_review_t owns its parsed tree; nw_srv_adm_out_t owns its
  * body. Free both with their _cleanup functions.

@@ -1,5 +1,6 @@
 /* api/ec2nodeclass.c — EC2NodeClass rules: metadataOptions defaults and the
- * v1.14.1 CRD's schema and CEL rules (karpenter-api.md §3, quirks in §10). */
+ * v1.14.1 CRD's schema and CEL rules (aws/karpenter-provider-aws
+ * pkg/apis/crds/karpenter.k8s.aws_ec2nodeclasses.yaml). */
 #include "api/ec2nodeclass.h"
 
 #include <limits.h>

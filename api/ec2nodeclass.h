@@ -1,7 +1,8 @@
 /*
  * api/ec2nodeclass.h — karpenter.k8s.aws/v1 EC2NodeClass admission: the schema
  * default of metadataOptions, and every validation rule of the v1.14.1 CRD
- * (../shared/docs/karpenter-api.md §3) in kube-apiserver wording.
+ * (aws/karpenter-provider-aws pkg/apis/crds/karpenter.k8s.aws_ec2nodeclasses.yaml) in
+ * kube-apiserver wording.
  *
  * Pure functions on cJSON trees; no I/O. Thread: any.
  */

@@ -20,7 +20,8 @@ static nw_kv_re_t table[NW_RE__COUNT] = {
     [NW_RE_DUR] = {"^([0-9]+(s|m|h))+$", "^([0-9]+(s|m|h))+$", {0}, 0},
     [NW_RE_BUDGET_DUR] = {"^((([0-9]+(h|m))|([0-9]+h[0-9]+m))(0s)?)$",
                           "^((([0-9]+(h|m))|([0-9]+h[0-9]+m))(0s)?)$", {0}, 0},
-    /* top-level alternation is unanchored on purpose (see karpenter-api.md §1.4) */
+    /* top-level alternation is unanchored on purpose, as in the budget schedule pattern
+     * of aws/karpenter-provider-aws pkg/apis/crds/karpenter.sh_nodepools.yaml */
     [NW_RE_CRON] = {"^(@(annually|yearly|monthly|weekly|daily|midnight|hourly))|((.+)\\s(.+)\\s(.+)\\s(.+)\\s(.+))$",
                     "^(@(annually|yearly|monthly|weekly|daily|midnight|hourly))|((" NOT_NL "+)" RE2_SPACE
                     "(" NOT_NL "+)" RE2_SPACE "(" NOT_NL "+)" RE2_SPACE "(" NOT_NL "+)" RE2_SPACE

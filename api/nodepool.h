@@ -1,8 +1,9 @@
 /*
  * api/nodepool.h — karpenter.sh/v1 NodePool admission: defaulting and validation
  * exactly as the v1.14.1 CRD (schema defaults, OpenAPI checks, CEL rules) does it
- * in kube-apiserver (../shared/docs/karpenter-api.md §2, §5.2), plus Karpenter's
- * runtime checks (layer D, §2.5) reported as warnings.
+ * in kube-apiserver (aws/karpenter-provider-aws pkg/apis/crds/karpenter.sh_nodepools.yaml),
+ * plus Karpenter's runtime checks (kubernetes-sigs/karpenter pkg/apis/v1/nodepool_validation.go
+ * RuntimeValidate) reported as warnings.
  *
  * Pure functions on cJSON trees; no I/O. Thread: any.
  */

@@ -67,7 +67,8 @@ nw_rc_t nw_nodepool_default(const cJSON *obj, nw_jsonpatch_t *p)
                 }
             }
         }
-        /* v1.14.x: consolidateAfter has no field-level default (karpenter-api.md §9) */
+        /* v1.14.x: consolidateAfter has no field-level default (aws/karpenter-provider-aws
+         * v1.14.1 pkg/apis/crds/karpenter.sh_nodepools.yaml) */
     }
     const cJSON *tspec = nw_kv_get(nw_kv_get(spec, "template"), "spec");
     if (rc == NW_OK && cJSON_IsObject(tspec) && !nw_kv_get(tspec, "expireAfter"))

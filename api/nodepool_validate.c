@@ -1,5 +1,6 @@
-/* api/nodepool_validate.c — NodePool CRD validation (schema + CEL, karpenter-api.md
- * §2.1–2.3, §5.2) and Karpenter's runtime checks as warnings (§2.5). */
+/* api/nodepool_validate.c — NodePool CRD validation (schema + CEL of aws/karpenter-provider-aws
+ * pkg/apis/crds/karpenter.sh_nodepools.yaml) and Karpenter's runtime checks as warnings
+ * (kubernetes-sigs/karpenter pkg/apis/v1/nodepool_validation.go RuntimeValidate). */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -56,7 +56,7 @@ const char *nw_wk_normalize(const char *key)
 }
 
 /* Core (sigs.k8s.io/karpenter pkg/apis/v1/labels.go WellKnownLabels) first, then the
- * AWS provider's additions (karpenter-api.md §5.1, v1.14.1). */
+ * AWS provider's additions (aws/karpenter-provider-aws pkg/apis/v1/labels.go, v1.14.1). */
 static const char *const WELL_KNOWN[] = {
     "karpenter.sh/nodepool",
     "topology.kubernetes.io/zone",

@@ -92,8 +92,9 @@ bool nw_req_op_parse(const char *s, unsigned flags, nw_req_op_t *out);
  * Static storage or the argument. */
 const char *nw_wk_normalize(const char *key);
 
-/** Is key one of Karpenter's well-known labels (core + AWS provider, karpenter-api.md
- * §5.1: karpenter.sh/nodepool, karpenter.sh/capacity-type, topology.kubernetes.io/zone
+/** Is key one of Karpenter's well-known labels (core + AWS provider v1.14.1: the
+ * WellKnownLabels of kubernetes-sigs/karpenter and aws/karpenter-provider-aws
+ * pkg/apis/v1/labels.go: karpenter.sh/nodepool, karpenter.sh/capacity-type, topology.kubernetes.io/zone
  * and region, node.kubernetes.io/instance-type and windows-build, kubernetes.io/arch
  * and os, the karpenter.k8s.aws/instance-* family, capacity-reservation-*,
  * placement-group-*, topology.k8s.aws/zone-id). */

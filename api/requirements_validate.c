@@ -1,6 +1,7 @@
 /*
  * api/requirements_validate.c — Karpenter's runtime validation of requirements
- * (layer D: a NodePool that fails it is stored but not used; karpenter-api.md §2.5).
+ * (a NodePool that fails it is stored but not used: kubernetes-sigs/karpenter
+ * pkg/controllers/nodepool/validation/controller.go).
  * Messages are Karpenter's (pkg/apis/v1/nodeclaim_validation.go ValidateRequirement,
  * validateWellKnownValues; pkg/apis/v1/labels.go IsRestrictedLabel). Where Karpenter
  * prints a Go set in map order, the list is printed sorted.

@@ -1,6 +1,6 @@
 /*
  * api/taints.h — taints and tolerations with Kubernetes' exact matching
- * (k8s.io/api/core/v1 Toleration.ToleratesTaint; kube-contracts.md §4.4).
+ * (kubernetes/kubernetes staging/src/k8s.io/api/core/v1/toleration.go ToleratesTaint).
  *
  * Ownership: nw_taint_t / nw_toleration_t own their strings; the lists own their
  * elements. Caller storage: *_init / *_cleanup. Matching never allocates.

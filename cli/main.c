@@ -47,7 +47,7 @@ static int cmd_version(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    curl_global_init(CURL_GLOBAL_DEFAULT); /* once, before any thread (design.md) */
+    curl_global_init(CURL_GLOBAL_DEFAULT); /* once, before any thread: libcurl's global init is not thread-safe */
     if (argc < 2) {
         usage(stderr);
         return NW_EXIT_USAGE;

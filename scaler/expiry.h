@@ -1,6 +1,6 @@
 /*
- * scaler/expiry.h — expiration (scaler-behavior.md §2.1, Karpenter's
- * pkg/controllers/nodeclaim/expiration): a NodeClaim is deleted as soon as
+ * scaler/expiry.h — expiration (kubernetes-sigs/karpenter
+ * pkg/controllers/nodeclaim/expiration/controller.go): a NodeClaim is deleted as soon as
  * now >= metadata.creationTimestamp + spec.expireAfter. expireAfter is a Go duration
  * (the NodePool's template value, 720h by default, copied onto the NodeClaim at
  * creation); "Never" disables expiration. Budgets do not apply: deleting the

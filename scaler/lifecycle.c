@@ -1,7 +1,9 @@
 /*
  * scaler/lifecycle.c — registration and initialization of launched NodeClaims,
- * the registration timeout and the EC2NodeClass status (scaler-behavior.md §1.14;
- * karpenter-api.md §3). The termination finalizers: scaler/termination/.
+ * the registration timeout and the EC2NodeClass status (kubernetes-sigs/karpenter
+ * pkg/controllers/nodeclaim/lifecycle/{registration,initialization,liveness}.go;
+ * aws/karpenter-provider-aws pkg/controllers/nodeclass/controller.go). The termination
+ * finalizers: scaler/termination/.
  */
 #include <stdio.h>
 #include <stdlib.h>

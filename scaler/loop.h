@@ -1,6 +1,5 @@
 /*
- * scaler/loop.h — the scaler inside `nodewarden serve` (design.md "The process",
- * "Threads"): a Kubernetes client and the watch-fed cache (one curl_multi
+ * scaler/loop.h — the scaler inside `nodewarden serve`: a Kubernetes client and the watch-fed cache (one curl_multi
  * thread), the AWS cloud, a Lease elector, and ONE reconcile thread that, while
  * this replica holds the Lease, runs on every cache change and at least every
  * second: the provisioner (scaler/provisioner.c: batch window, placement,

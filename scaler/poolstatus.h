@@ -1,6 +1,6 @@
 /*
- * scaler/poolstatus.h — NodePool status (karpenter-api.md §2.1 "status";
- * Karpenter's nodepool counter, readiness, validation and registrationhealth
+ * scaler/poolstatus.h — NodePool status (kubernetes-sigs/karpenter
+ * pkg/apis/v1/nodepool_status.go; Karpenter's nodepool counter, readiness, validation and registrationhealth
  * controllers):
  *
  *   status.resources   cpu, memory, pods, ephemeral-storage and nodes start at 0; the

@@ -1,6 +1,7 @@
 /*
  * scaler/provisioner.c — batching, placement, NodeClaim creation and launch
- * (scaler-behavior.md §1.1, 1.2, 1.10, 1.11). The placement is the scheduling
+ * (kubernetes-sigs/karpenter pkg/controllers/provisioning/provisioner.go, batcher.go;
+ * aws/karpenter-provider-aws pkg/cloudprovider/cloudprovider.go Create). The placement is the scheduling
  * simulation (scaler/sched/, nw_sched_solve) on the live snapshot that
  * scaler/simsnap.c builds; NodeClaims are created by nw_simsnap_create_claim.
  */

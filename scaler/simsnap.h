@@ -5,7 +5,8 @@
  * ask "where would these pods go" (consolidation: leave some nodes out and re-add
  * their pods) or to create replacement capacity.
  *
- * What nw_simsnap_build puts into the snapshot (scaler-behavior.md §1.1, §1.3):
+ * What nw_simsnap_build puts into the snapshot (as kubernetes-sigs/karpenter
+ * pkg/controllers/provisioning/provisioner.go Schedule gathers it):
  *   - NodePools that are not being deleted; DaemonSets (their overhead);
  *   - instance types from the cloud's catalog (refreshed from EC2 when it could be),
  *     with the ICE cache applied at the current monotonic time and the configured
@@ -89,7 +90,8 @@ typedef struct {
 } nw_simsnap_claim_opts_t;
 
 /**
- * Create the NodeClaim for a simulated claim (scaler-behavior.md §1.10: the pool's
+ * Create the NodeClaim for a simulated claim (kubernetes-sigs/karpenter
+ * pkg/controllers/provisioning/scheduling/nodeclaimtemplate.go ToNodeClaim: the pool's
  * template labels/annotations/taints/startupTaints/nodeClassRef/expireAfter,
  * requirements narrowed to the kept types (cheapest first, <= 600) and capacity
  * type, spec.resources.requests), remember it (so the next batches count it before
@@ -109,7 +111,8 @@ nw_rc_t nw_simsnap_create_claim(nw_ctl_t *c, const nw_kube_snap_t *ks, const nw_
 void nw_simsnap_nominate(nw_ctl_t *c, const char *pod_uid, const char *claim, int64_t mono);
 
 /** Is this Node or NodeClaim the target of a live nomination (in flight, or nominated
- * within the last 20 s)? Disruption leaves such nodes alone (scaler-behavior.md §1.2). */
+ * within the last 20 s)? Disruption leaves such nodes alone (kubernetes-sigs/karpenter
+ * pkg/controllers/state/cluster.go IsNodeNominated). */
 bool nw_simsnap_is_nominated(nw_ctl_t *c, const nw_kube_snap_t *ks, const char *node_or_claim);
 
 /** §1.1 "reschedulable": not finished, not terminating, not DaemonSet-owned, not a

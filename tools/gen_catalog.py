@@ -8,12 +8,11 @@ Sources (read 2026-11-30 via the project's search index; facts only):
   * vCPU, memory, GPU, accelerator, instance store, hypervisor: the EC2
     DescribeInstanceTypes facts as tabulated in aws/karpenter-provider-aws
     website/content/en/docs/reference/instance-types.md and
-    pkg/fake/zz_generated.describe_instance_types.go, and
-    ../shared/docs/scaler-behavior.md section 5;
+    pkg/fake/zz_generated.describe_instance_types.go;
   * ENIs (of the default network card) and IPv4 addresses per ENI: the VPC
     limits in pkg/providers/instancetype/zz_generated.vpclimits.go (the
-    per-size pattern of each family; scaler-behavior.md section 5 for the
-    GPU types whose card 0 differs).
+    per-size pattern of each family; the GPU types whose card 0 differs as
+    listed there).
 The same price is used for every region listed under "priceRegions" (the
 public list prices of these types are equal in us-east-1, us-east-2 and
 us-west-2); the running scaler refreshes from the EC2 API when it can.

@@ -1,6 +1,6 @@
 /*
  * scaler/aws/catalog.h — EC2 instance types, their offerings and prices, and
- * the allocatable math of scaler-behavior.md §1.8.
+ * the allocatable math of aws/karpenter-provider-aws pkg/providers/instancetype/types.go.
  *
  * The catalog starts from data/catalog.json (compiled in; see
  * tools/gen_catalog.py for its sources) and can be refreshed from the EC2 API
@@ -117,7 +117,7 @@ typedef struct {
     char value[64];
 } nw_cat_label_t;
 
-/** Well-known labels of the type (karpenter-api.md §5.1): instance-type, arch,
+/** Well-known labels of the type (aws/karpenter-provider-aws pkg/apis/v1/labels.go): instance-type, arch,
  * os, karpenter.k8s.aws/instance-{category,family,generation,size,cpu,
  * cpu-manufacturer,memory,hypervisor,encryption-in-transit-supported,gpu-*,
  * accelerator-*,local-nvme,network-bandwidth}. Returns the count (<= max). */
@@ -126,7 +126,7 @@ int nw_itype_labels(const nw_itype_t *t, nw_cat_label_t *out, int max);
 /** Labels of one offering: zone, zone-id, capacity-type, region. */
 int nw_offering_labels(const nw_catalog_t *c, const nw_offering_t *o, nw_cat_label_t *out, int max);
 
-/* ---- capacity and allocatable (scaler-behavior.md §1.8) ---- */
+/* ---- capacity and allocatable (karpenter-provider-aws pkg/providers/instancetype/types.go) ---- */
 typedef struct {
     double vm_memory_overhead_percent; /* 0.075 */
     int reserved_enis;                 /* 0 */

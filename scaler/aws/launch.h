@@ -1,6 +1,7 @@
 /*
  * scaler/aws/launch.h — launch, find and terminate instances for NodeClaims
- * (scaler-behavior.md §1.9-1.13).
+ * (aws/karpenter-provider-aws pkg/providers/instance/instance.go, instance/filter/filter.go,
+ * pkg/providers/launchtemplate/launchtemplate.go, pkg/cache/unavailableofferings.go).
  *
  * nw_launcher_launch turns one NodeClaim-like request into:
  *   - the candidate offerings: requested types × allowed zones that have a

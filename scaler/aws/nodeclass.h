@@ -2,7 +2,8 @@
  * scaler/aws/nodeclass.h — resolve an EC2NodeClass's subnets, security groups
  * and AMIs from its selector terms, and build the status to write back.
  *
- * Semantics (karpenter-api.md §3.2/3.4): terms are ORed, fields inside a term
+ * Semantics (aws/karpenter-provider-aws pkg/apis/v1/ec2nodeclass.go, pkg/providers/subnet,
+ * securitygroup, amifamily/ami.go): terms are ORed, fields inside a term
  * are ANDed; `tags: {k: "*"}` means "has tag k"; subnet terms take id/tags,
  * security-group terms id/name/tags, AMI terms id/name/owner/tags (a name
  * without owner searches owners self and amazon). AMI `alias` and

@@ -2,7 +2,7 @@
  * scaler/aws/sqs.h — SQS client for the interruption queue (AWS JSON 1.0:
  * POST to the SQS endpoint with X-Amz-Target: AmazonSQS.<Action> and
  * Content-Type application/x-amz-json-1.0, SigV4 service "sqs";
- * scaler-behavior.md §3, §4.1).
+ * aws/karpenter-provider-aws pkg/providers/sqs/sqs.go).
  *
  *   nw_sqs_t *q;
  *   nw_sqs_new(&cfg, creds, clock, "my-queue", &q, &err);   // name or https URL

@@ -1,5 +1,6 @@
 /*
- * scaler/disruption/budget.c — NodePool disruption budgets (scaler-behavior.md §2.3):
+ * scaler/disruption/budget.c — NodePool disruption budgets (kubernetes-sigs/karpenter
+ * pkg/apis/v1/nodepool.go GetAllowedDisruptionsByReason):
  * nodes as a count or a percentage (rounded up), cron schedule + duration windows in
  * UTC, optional reasons; the strictest active budget wins; unparseable = 0.
  */

@@ -1,7 +1,8 @@
 /*
  * scaler/disruption/candidates.c — the disruption state: per NodeClaim, its node,
- * pods, price, costs and the candidate rules of scaler-behavior.md §2.2; per NodePool,
- * consolidation settings and budgets (§2.3). Pure (see disrupt.h).
+ * pods, price, costs and the candidate rules (kubernetes-sigs/karpenter
+ * pkg/controllers/disruption/types.go NewCandidate); per NodePool, consolidation settings
+ * and budgets (pkg/apis/v1/nodepool.go). Pure (see disrupt.h).
  */
 #include <math.h>
 #include <stdio.h>

@@ -2,8 +2,8 @@
  * scaler/disruption/controller.h — the disruption controller run by the reconcile thread
  * (scaler/loop.c): the NodeClaim markers (status.lastPodEventTime, the Consolidatable
  * condition), one disruption pass every pollPeriod (immediately again after a command),
- * the validation delay, and command execution (scaler-behavior.md §2.1, §2.7 "Command
- * start"): taint the candidates karpenter.sh/disrupted:NoSchedule, set their
+ * the validation delay, and command execution (kubernetes-sigs/karpenter
+ * pkg/controllers/disruption/controller.go, queue.go): taint the candidates karpenter.sh/disrupted:NoSchedule, set their
  * DisruptionReason condition, create the replacement NodeClaims (the provisioner launches
  * them), wait until every replacement is Initialized (commandTimeout), then delete the
  * candidate NodeClaims — deletion is the whole removal step (the NodeClaim finalizer

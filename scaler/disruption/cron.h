@@ -1,6 +1,6 @@
 /*
  * scaler/disruption/cron.h — the cron schedules of NodePool disruption budgets
- * (scaler-behavior.md §2.3): standard 5-field expressions (minute hour day-of-month
+ * (kubernetes-sigs/karpenter pkg/apis/v1/nodepool.go Budget): standard 5-field expressions (minute hour day-of-month
  * month day-of-week; `*`, `?`, lists, ranges, steps, month and weekday names) and the
  * macros @yearly @annually @monthly @weekly @daily @midnight @hourly, always in UTC.
  * Day-of-month and day-of-week combine as in robfig/cron (what Karpenter uses): when

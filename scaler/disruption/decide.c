@@ -1,6 +1,7 @@
 /*
- * scaler/disruption/decide.c — the disruption methods (scaler-behavior.md §2.4-2.6
- * "Acting"): emptiness, drift, multi-node and single-node consolidation with the
+ * scaler/disruption/decide.c — the disruption methods (kubernetes-sigs/karpenter
+ * pkg/controllers/disruption/{emptiness,drift,consolidation,multinodeconsolidation,
+ * singlenodeconsolidation,validation}.go): emptiness, drift, multi-node and single-node consolidation with the
  * replacement price and spot rules, validation, and the report. Pure (see disrupt.h).
  */
 #include <math.h>

@@ -1,6 +1,6 @@
 /*
- * scaler/disruption/disrupt.h — the disruption decision core (scaler-behavior.md
- * §2.1-2.6): which nodes are candidates, what the NodePool budgets allow, and which
+ * scaler/disruption/disrupt.h — the disruption decision core (kubernetes-sigs/karpenter
+ * pkg/controllers/disruption/): which nodes are candidates, what the NodePool budgets allow, and which
  * single command a pass produces — emptiness, drift, multi-node or single-node
  * consolidation, in that order.
  *

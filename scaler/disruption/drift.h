@@ -1,7 +1,6 @@
 /*
  * scaler/disruption/drift.h — is a launched NodeClaim drifted from its NodePool or
- * EC2NodeClass, and why (scaler-behavior.md §2.6 "Marking"; Karpenter's
- * pkg/controllers/nodeclaim/disruption/drift.go and the AWS provider's
+ * EC2NodeClass, and why (Karpenter's pkg/controllers/nodeclaim/disruption/drift.go and the AWS provider's
  * pkg/cloudprovider/drift.go). The first reason that applies wins, in Karpenter's
  * order:
  *

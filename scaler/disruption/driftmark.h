@@ -1,6 +1,6 @@
 /*
  * scaler/disruption/driftmark.h — the drift-marking controller and the hash
- * annotations (scaler-behavior.md §2.6 "Marking", §1.10; Karpenter's nodeclaim
+ * annotations (Karpenter's nodeclaim
  * disruption controller and nodepool/nodeclass hash controllers).
  *
  * Each pass (leader only):

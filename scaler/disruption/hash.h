@@ -1,6 +1,7 @@
 /*
  * scaler/disruption/hash.h — the static-drift hashes Karpenter keeps in annotations
- * (karpenter-api.md §4 "annotations", §6; scaler-behavior.md §1.10, §2.6):
+ * (kubernetes-sigs/karpenter pkg/apis/v1/nodepool.go Hash, pkg/controllers/nodepool/hash;
+ * aws/karpenter-provider-aws pkg/apis/v1/ec2nodeclass.go Hash, pkg/controllers/nodeclass/hash):
  *
  *   karpenter.sh/nodepool-hash            + karpenter.sh/nodepool-hash-version: v3
  *   karpenter.k8s.aws/ec2nodeclass-hash   + karpenter.k8s.aws/ec2nodeclass-hash-version: v5

@@ -1,7 +1,8 @@
 /*
  * scaler/disruption/sim.h — the disruption core's simulation (nw_dis_sim_fn) over
  * scaler/sched: "if these NodeClaims' nodes were gone, where would their pods go?"
- * (scaler-behavior.md §2.5 step 1-2), and the NodeClaim body of a replacement.
+ * (kubernetes-sigs/karpenter pkg/controllers/disruption/helpers.go SimulateScheduling),
+ * and the NodeClaim body of a replacement.
  *
  * The cluster comes in as lists of Kubernetes JSON (borrowed), so the live controller
  * (from its cache snapshot) and `nodewarden plan --disruption` (from files) share it.

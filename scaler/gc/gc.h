@@ -1,5 +1,6 @@
 /*
- * scaler/gc/gc.h — garbage collection both ways (scaler-behavior.md §2.8), a
+ * scaler/gc/gc.h — garbage collection both ways (kubernetes-sigs/karpenter and
+ * aws/karpenter-provider-aws pkg/controllers/nodeclaim/garbagecollection/controller.go), a
  * step of the reconcile thread:
  *
  *  - leaked instances: instances tagged for this cluster (the launcher's tag

@@ -1,6 +1,6 @@
 /*
  * scaler/interruption/event.h — EventBridge events from the interruption queue
- * (scaler-behavior.md §3): the envelope (`version` "0", `source`,
+ * (aws/karpenter-provider-aws pkg/controllers/interruption/messages/): the envelope (`version` "0", `source`,
  * `detail-type`) picks the kind, the detail gives the instance ids.
  *
  *   source     detail-type                                         kind

@@ -1,6 +1,6 @@
 /*
  * scaler/interruption/interruption.h — the interruption controller
- * (scaler-behavior.md §3): its own thread long-polls the SQS queue named by
+ * (aws/karpenter-provider-aws pkg/controllers/interruption/controller.go): its own thread long-polls the SQS queue named by
  * settings.interruptionQueue (fed by EventBridge rules), so a 20 s poll never
  * blocks the reconcile thread, and acts on each message while this replica
  * holds the Lease:

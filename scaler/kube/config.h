@@ -2,7 +2,7 @@
  * scaler/kube/config.h — where the Kubernetes API server is and how to
  * authenticate: kubeconfig files (libyaml) and the in-cluster service account.
  *
- * Supported kubeconfig fields (kube-contracts.md §3.1):
+ * Supported kubeconfig fields (client-go tools/clientcmd/api/v1/types.go):
  *   clusters[].cluster: server, certificate-authority, certificate-authority-data,
  *     insecure-skip-tls-verify, tls-server-name, proxy-url
  *   users[].user: token, tokenFile, client-certificate(-data), client-key(-data)

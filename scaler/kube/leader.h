@@ -1,6 +1,6 @@
 /*
  * scaler/kube/leader.h — leader election with a coordination.k8s.io/v1 Lease,
- * the algorithm of client-go's leaderelection (kube-contracts.md §3.12):
+ * the algorithm of client-go's tools/leaderelection/leaderelection.go:
  *
  *   - GET the Lease; 404 → create it naming us (409: someone else won).
  *   - Expiry is judged on OUR monotonic clock: the Lease is expired when its

@@ -9,7 +9,7 @@
  *
  * Back-off: base doubling to max with "full jitter" in [d/2, d) (d = current
  * step); reset after `reset_after_ns` without a failure (the reflector model:
- * 800 ms .. 30 s, reset after 2 minutes; kube-contracts.md §3.3).
+ * 800 ms .. 30 s, reset after 2 minutes; client-go tools/cache/reflector.go).
  *
  * Ownership: caller storage (_init). Thread: nw_kube_rl_* is thread-safe (a
  * mutex); a back-off belongs to one thread.

@@ -2,7 +2,7 @@
  * scaler/kube/watch.h — list+watch of every cached kind, driven by one thread
  * through one curl_multi handle, feeding the cache (cache.h).
  *
- * Per kind (kube-contracts.md §3.4, §3.6; client-go's reflector):
+ * Per kind (client-go tools/cache/reflector.go):
  *   LIST  GET <collection>?limit=N[&continue=T] (+ selectors) until continue is
  *         empty; pages are accumulated and applied with one nw_kube_cache_replace,
  *         so readers never see a partial relist. 410 on a continue token restarts

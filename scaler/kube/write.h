@@ -3,7 +3,8 @@
  * create, update (optimistic concurrency, bounded re-read-and-retry on 409),
  * merge and JSON patch, the status subresource, delete (preconditions,
  * propagation), finalizer add/remove, pod eviction (policy/v1) and Events with
- * aggregation. kube-contracts.md §3.7, §3.8, §3.11, §3.13.
+ * aggregation (kubernetes/kubernetes pkg/registry/core/pod/storage/eviction.go,
+ * pkg/apis/core/validation/events.go; client-go tools/record/events_cache.go).
  *
  * Conventions: res is a descriptor from client.h; ns is ignored for
  * cluster-scoped resources; `status` non-zero targets the /status subresource.

@@ -1,7 +1,7 @@
 /*
  * scaler/sched/from_catalog.h — feed the EC2 instance catalog (scaler/aws/catalog.h)
  * into a scheduling snapshot: each type with its well-known labels, capacity,
- * allocatable (scaler-behavior.md §1.8) and offerings with availability from the ICE
+ * allocatable (karpenter-provider-aws pkg/providers/instancetype/types.go) and offerings with availability from the ICE
  * cache at `now`.
  *
  * Ownership: nothing is kept; the snapshot copies. Thread: the caller's.

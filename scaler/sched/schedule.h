@@ -1,5 +1,6 @@
 /*
- * scaler/sched/schedule.h — the provisioning simulation (scaler-behavior.md §1.1-1.10):
+ * scaler/sched/schedule.h — the provisioning simulation (kubernetes-sigs/karpenter
+ * pkg/controllers/provisioning/scheduling/scheduler.go):
  * a snapshot of pods, nodes, in-flight NodeClaims, NodePools, DaemonSets and instance
  * types in; new NodeClaims, placements on existing capacity and per-pool reasons for
  * pods that cannot be placed out.

@@ -138,7 +138,8 @@ uint64_t nw_sched_hash(const char *s);
 /** Does group g select pod p (namespace and labels). */
 bool nw_sched_group_selects(const nw_tgroup_t *g, const nw_spod_t *p);
 
-/** Effective requests of a PodSpec (kube-contracts.md §4.2) into out. */
+/** Effective requests of a PodSpec (k8s.io/component-helpers resource/helpers.go
+ * PodRequests) into out. */
 nw_rc_t nw_sched_pod_requests(nw_sched_snap_t *s, const cJSON *spec, const char *path,
                               nw_sched_res_t *out, nw_err_t *err);
 

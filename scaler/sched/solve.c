@@ -1,5 +1,6 @@
 /*
- * scaler/sched/solve.c — the provisioning simulation (scaler-behavior.md §1.3-1.10).
+ * scaler/sched/solve.c — the provisioning simulation (kubernetes-sigs/karpenter
+ * pkg/controllers/provisioning/scheduling/scheduler.go, nodeclaim.go, topology.go).
  *
  * Data layout for speed: instance types are bit positions; each (pod class, variant,
  * pool) caches the bitset of types whose requirements and offerings suit it; each

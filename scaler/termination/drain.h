@@ -1,7 +1,7 @@
 /*
  * scaler/termination/drain.h — the pure decisions of a node drain
- * (scaler-behavior.md §2.7 step 5, Karpenter's pkg/utils/pod predicates and the
- * node termination controller): how each pod on a draining node is classified,
+ * (kubernetes-sigs/karpenter pkg/utils/pod predicates and the node termination
+ * controller, pkg/controllers/node/termination/terminator/terminator.go): how each pod on a draining node is classified,
  * which pods the drain waits for, which it evicts (in four waves), which it
  * force-deletes because the NodeClaim's terminationGracePeriod deadline is near,
  * the grace period such a delete gets, the per-pod eviction backoff, and the

@@ -1,7 +1,8 @@
 /*
  * scaler/termination/termination.h — graceful node termination: the
  * karpenter.sh/termination finalizers on NodeClaims and Nodes
- * (scaler-behavior.md §1.15 and §2.7 "Node termination").
+ * (kubernetes-sigs/karpenter pkg/controllers/nodeclaim/lifecycle/controller.go and
+ * pkg/controllers/node/termination/controller.go).
  *
  * THE ENTRY POINT for every controller that wants a node gone (disruption,
  * expiration, interruption, garbage collection, the registration timeout, a

@@ -1,4 +1,5 @@
-"""EC2NodeClass admission cases (karpenter-api.md §3, §10); written by admission_cases.py."""
+"""EC2NodeClass admission cases (aws/karpenter-provider-aws
+pkg/apis/crds/karpenter.k8s.aws_ec2nodeclasses.yaml); written by admission_cases.py."""
 from admission_cases import DEL, GATE, cel, enum, ge, le, mod, pat, req, typ
 
 QTY = r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$"

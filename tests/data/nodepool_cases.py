@@ -1,4 +1,5 @@
-"""NodePool admission cases (karpenter-api.md §2, §5.2); written by admission_cases.py."""
+"""NodePool admission cases (aws/karpenter-provider-aws pkg/apis/crds/karpenter.sh_nodepools.yaml);
+written by admission_cases.py."""
 from admission_cases import DEL, GATE, cel, enum, ge, le, mod, pat, req, typ
 
 QN = r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*(\/))?([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$"

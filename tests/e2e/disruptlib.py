@@ -99,7 +99,8 @@ class DisruptionWatch:
     the largest number of its NodeClaims that were being disrupted at the same moment as
     the budget counts them: in a command (condition DisruptionReason) or being deleted,
     until their instance is terminating (InstanceTerminating=True: such a node no longer
-    counts, scaler-behavior.md §2.3)."""
+    counts: kubernetes-sigs/karpenter pkg/controllers/disruption/helpers.go
+    BuildDisruptionBudgetMapping)."""
 
     def __init__(self, c, pool):
         self.pool = pool

@@ -8,15 +8,15 @@ and self-consistent, not current to the cent):
   website/content/en/docs/reference/instance-types.md (generated from
   DescribeInstanceTypes) and pkg/fake/zz_generated.describe_instance_types.go.
 - ENIs per network card and IPv4 addresses per ENI: karpenter-provider-aws
-  pkg/providers/instancetype/zz_generated.vpclimits.go, and the table in
-  /work/shared/docs/scaler-behavior.md section 5 (m6i/m7i/c6i/r6i/g5/g6/p4d/p5
-  rows are taken from there verbatim).
+  pkg/providers/instancetype/zz_generated.vpclimits.go (the m6i/m7i/c6i/r6i/g5/
+  g6/p4d/p5 rows as listed there).
 - GPU memory per device (MiB) as DescribeInstanceTypes reports it
-  (scaler-behavior.md section 5: A10G and L4 22888, A100 40960, H100 81920).
+  (A10G and L4 22888, A100 40960, H100 81920; karpenter-provider-aws
+  pkg/fake/zz_generated.describe_instance_types.go has the A10G figure).
 - On-demand prices: Linux, shared tenancy, us-east-1/us-west-2 (identical for
   these families), from karpenter-provider-aws
-  pkg/providers/pricing/zz_generated.pricing_aws.go and the scaler-behavior.md
-  table (p4d/p5 after AWS's 2025 reductions).
+  pkg/providers/pricing/zz_generated.pricing_aws.go (p4d/p5 after AWS's 2025
+  reductions).
 - Spot prices are synthetic: a per-family discount (typical of the Spot
   price history for these families) varied per type and per zone by a stable
   hash, always below on-demand.

@@ -47,7 +47,8 @@ def _reqs(container):
 
 
 def pod_requests(pod):
-    """Effective requests (sidecar-aware, kube-contracts §4.2) as {resource: Decimal}."""
+    """Effective requests (sidecar-aware, as k8s.io/component-helpers resource/helpers.go
+    PodRequests) as {resource: Decimal}."""
     spec = pod.get('spec') or {}
     apps = {}
     for c in spec.get('containers') or []:

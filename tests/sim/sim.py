@@ -70,7 +70,7 @@ def free_port(host):
 
 
 def webhook_configurations(ca_pem, ns=WEBHOOK_NS, svc=WEBHOOK_SVC):
-    """nodewarden's two webhook configurations (kube-contracts §2.2)."""
+    """nodewarden's two webhook configurations (as manifests/chart/nodewarden installs them)."""
     bundle = base64.b64encode(ca_pem).decode()
 
     def cc(path):

@@ -69,7 +69,7 @@ class Catalog(Ec2Base):
         for t in catalog.TYPES.values():
             for zi in range(3):
                 self.assertLess(catalog.spot_price(t['name'], zi), t['on_demand'], t['name'])
-        # figures from the scaler-behavior.md table
+        # figures from aws/karpenter-provider-aws zz_generated.vpclimits.go and zz_generated.pricing_aws.go
         m = catalog.get('m6i.large')
         self.assertEqual((m['vcpu'], m['memory_mib'], catalog.max_pods_eni(m), m['on_demand']),
                          (2, 8192, 29, 0.096))

@@ -1,5 +1,5 @@
 /* Unit tests for scaler/aws/catalog and ice: the embedded catalog, offerings,
- * labels and the allocatable figures of scaler-behavior.md section 5. */
+ * labels and the allocatable figures of tests/data/catalog/allocatable.txt. */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>

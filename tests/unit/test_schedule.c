@@ -252,7 +252,8 @@ START_TEST(data_cases)
 }
 END_TEST
 
-/* kube-contracts.md §4.2 worked example: sidecars, init peak, overhead */
+/* effective requests as kubernetes/kubernetes staging/src/k8s.io/component-helpers/resource/
+ * helpers.go PodRequests computes them: sidecars, init peak, overhead */
 START_TEST(effective_requests)
 {
     const char *pod =
