@@ -965,17 +965,17 @@ nw_rc_t nw_gpu_pool_patch(const nw_gpu_policy_t *p, const cJSON *np, nw_jsonpatc
         }
         return rc;
     }
-    /* the CRD allows at most 100 requirements: at the cap, validation explains instead */
-    if (!in.excludes_gpu && cJSON_GetArraySize(nw_json_get(tspec, "requirements")) < 100) {
+    /* the CRD allows at most 100 requirements: at the cap, validation explains instead.
+     * requirements is a required field: without it the pool is invalid, and adding one
+     * here would make the API server admit it (Karpenter's CRDs refuse it), so leave it. */
+    if (!in.excludes_gpu && cJSON_IsArray(nw_json_get(tspec, "requirements")) &&
+        cJSON_GetArraySize(nw_json_get(tspec, "requirements")) < 100) {
         cJSON *r = cJSON_CreateObject();
         if (r) {
             cJSON_AddStringToObject(r, "key", NW_GPU_COUNT_KEY);
             cJSON_AddStringToObject(r, "operator", "DoesNotExist");
         }
-        if (cJSON_IsArray(nw_json_get(tspec, "requirements")))
-            rc = patch_add_owned(patch, "/spec/template/spec/requirements/-", r);
-        else
-            rc = patch_add_owned(patch, "/spec/template/spec/requirements", wrap_array(r));
+        rc = patch_add_owned(patch, "/spec/template/spec/requirements/-", r);
         if (rc == NW_OK && in.gpu_limits && res)
             nw_admit_warn(res,
                           "this NodePool is not a GPU pool: nodewarden added the requirement %s "
