@@ -117,7 +117,9 @@ def cases():
          deny(cel(T + ".nodeClassRef", "object", "nodeClassRef.kind is immutable")), FULL))
     add(("nodeclassref-name-mutable", full(("spec.template.spec.nodeClassRef.name", "other")), OK, FULL))
     add(("nodeclassref-transition-skipped-without-old", full(("spec.template.spec.nodeClassRef.group", "example.com")),
-         OK, mod(FULL, ("spec.template.spec.nodeClassRef", DEL))))
+         dict(OK, old_invalid="the old NodePool lacks the required nodeClassRef, so no API server "
+                              "with these CRDs can hold it (an object stored before the CRDs were)"),
+         mod(FULL, ("spec.template.spec.nodeClassRef", DEL))))
     # ---- requirements (§2.2, §5.2) ----
     add(("requirements-required", full(("spec.template.spec.requirements", DEL)), deny(req(RL), gate=True)))
     add(("requirements-empty-list-ok", full(reqs()), OK))

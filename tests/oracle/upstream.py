@@ -4,7 +4,8 @@
     paths = upstream.crd_paths()      # {'karpenter.sh_nodepools.yaml': '/.../build/cache/...', ...}
 
 `go mod download -json github.com/aws/karpenter-provider-aws@<version>` puts the module in
-the Go module cache (read-only files); the three CRDs nodewarden serves are copied from
+the Go module cache (read-only files); <version> is KARPENTER_VERSION in tests/k8s/versions.
+The three CRDs nodewarden serves are copied from
 its pkg/apis/crds/ into build/cache/karpenter-<version>/crds/ ($NW_CACHE overrides
 build/cache), so later runs need neither go nor the network. Nothing here is committed.
 """
@@ -16,7 +17,21 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MODULE = 'github.com/aws/karpenter-provider-aws'
-VERSION = 'v1.14.1'
+
+
+def _pinned():
+    """KARPENTER_VERSION from tests/k8s/versions (the one file of pinned versions)."""
+    try:
+        with open(os.path.join(ROOT, 'tests', 'k8s', 'versions')) as f:
+            for line in f:
+                if line.startswith('KARPENTER_VERSION='):
+                    return line.split('=', 1)[1].strip()
+    except OSError:
+        pass
+    return 'v1.14.1'
+
+
+VERSION = _pinned()
 NAMES = ('karpenter.sh_nodepools.yaml', 'karpenter.sh_nodeclaims.yaml',
          'karpenter.k8s.aws_ec2nodeclasses.yaml')
 
