@@ -154,6 +154,7 @@ test: $(DEPS_STAMP)
 	  unit-asan-threads='$(MAKE) --no-print-directory unit-asan-fork' \
 	  fuzz-replay='$(MAKE) --no-print-directory fuzz-replay' \
 	  citations='tools/check_citations.sh --self-test && tools/check_citations.sh' \
+	  docs='NW_BIN=$(abspath $(BUILD)/nodewarden) python3 tools/check_docs.py --self-test && NW_BIN=$(abspath $(BUILD)/nodewarden) python3 tools/check_docs.py' \
 	  $(SIM_JOBS) $(E2E_JOBS)
 	@echo "make test: all passed"
 

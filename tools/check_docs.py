@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""tools/check_docs.py — the documentation says what the binary does.
+
+    NW_BIN=build/nodewarden python3 tools/check_docs.py [--self-test]
+
+Fails (exit 1, naming what is wrong) when
+  1. a configuration key that `nodewarden serve --help` lists is missing from the
+     tables of docs/configuration.md, is listed there with another default, or the
+     document lists a key the binary does not know;
+  2. a YAML example in README.md is refused by `nodewarden check`;
+  3. a relative link in README.md or docs/**/*.md points to a file that does not
+     exist (documents listed in tools/pending-docs.txt are being written elsewhere
+     and are let through).
+--self-test feeds each check a wrong input and fails unless each one complains.
+Run by the `docs` job of `make test`.
+"""
+import glob
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = os.environ.get('NW_BIN', os.path.join(ROOT, 'build', 'nodewarden'))
+
+HELP_KEY = re.compile(r'^\s+--([a-zA-Z][a-zA-Z0-9.]*)\s+(string|int|number|bool|duration|list)\s+\(default "(.*)"\)\s*$')
+DOC_ROW = re.compile(r'^\|\s*`([a-zA-Z][a-zA-Z0-9]*(?:\.[a-zA-Z0-9]+)+)`\s*\|[^|]*\|\s*([^|]*?)\s*\|')
+LINK = re.compile(r'\]\(([^)#\s]+)(?:#[^)]*)?\)')
+
+
+def binary_keys():
+    out = subprocess.run([BIN, 'serve', '--help'], capture_output=True, text=True, check=False)
+    keys = {}
+    for line in (out.stdout + out.stderr).splitlines():
+        m = HELP_KEY.match(line)
+        if m:
+            keys[m.group(1)] = m.group(3)
+    if len(keys) < 10:
+        raise SystemExit('check_docs: found only %d keys in `%s serve --help`' % (len(keys), BIN))
+    return keys
+
+
+def norm_default(cell):
+    """A table cell such as "`7340032` (7 MiB)" or "`a, b, c`" -> "7340032" / "a,b,c"."""
+    m = re.match(r'`([^`]*)`', cell)
+    v = m.group(1) if m else cell
+    v = v.strip()
+    if v == '""':
+        v = ''
+    return ','.join(p.strip() for p in v.split(',')) if ',' in v else v
+
+
+def check_config(keys, doc_text):
+    problems = []
+    doc = {}
+    for line in doc_text.splitlines():
+        m = DOC_ROW.match(line)
+        if m:
+            doc[m.group(1)] = norm_default(m.group(2))
+    for k, d in sorted(keys.items()):
+        if k not in doc:
+            problems.append('docs/configuration.md: key %s (from serve --help) is not documented' % k)
+        elif doc[k] != d:
+            problems.append('docs/configuration.md: %s default is "%s", the binary says "%s"' % (k, doc[k], d))
+    for k in sorted(set(doc) - set(keys)):
+        problems.append('docs/configuration.md: documents %s, which the binary does not know' % k)
+    return problems
+
+
+def yaml_blocks(text):
+    return re.findall(r'^```yaml\n(.*?)^```', text, re.S | re.M)
+
+
+def check_examples(readme_text, name='README.md'):
+    problems = []
+    for i, block in enumerate(yaml_blocks(readme_text), 1):
+        with tempfile.NamedTemporaryFile('w', suffix='.yaml', delete=False) as f:
+            f.write(block)
+        try:
+            r = subprocess.run([BIN, 'check', f.name], capture_output=True, text=True, check=False)
+        finally:
+            os.unlink(f.name)
+        if r.returncode != 0:
+            problems.append('%s: YAML example %d is refused by nodewarden check:\n%s' % (name, i, r.stdout + r.stderr))
+    return problems
+
+
+def pending_docs():
+    try:
+        with open(os.path.join(ROOT, 'tools', 'pending-docs.txt'), encoding='utf-8') as f:
+            return {os.path.join(ROOT, l.strip()) for l in f if l.strip() and not l.startswith('#')}
+    except OSError:
+        return set()
+
+
+def check_links(files):
+    problems = []
+    pending = pending_docs()
+    for path in files:
+        with open(path, encoding='utf-8') as f:
+            text = f.read()
+        text = re.sub(r'^```.*?^```', '', text, flags=re.S | re.M)
+        for target in LINK.findall(text):
+            if re.match(r'^[a-z]+:', target):
+                continue
+            full = os.path.normpath(os.path.join(os.path.dirname(path), target))
+            if not os.path.exists(full) and full not in pending:
+                problems.append('%s: link to %s, which does not exist' % (os.path.relpath(path, ROOT), target))
+    return problems
+
+
+def doc_files():
+    return [os.path.join(ROOT, 'README.md')] + sorted(glob.glob(os.path.join(ROOT, 'docs', '**', '*.md'), recursive=True))
+
+
+def self_test(keys):
+    bad = []
+    k, d = next(iter(sorted(keys.items())))
+    rows = ''.join('| `%s` | t | `%s` | |\n' % (key, dd) for key, dd in keys.items() if key != k)
+    if check_config(keys, rows + '| `%s` | t | `%s` | |\n' % (k, d)):
+        bad.append('a correct table was rejected')
+    if not check_config(keys, rows + '| `%s` | t | `%s-not` | |\n' % (k, d)):
+        bad.append('a wrong default was not caught')
+    if not check_config(keys, ''):
+        bad.append('missing keys were not caught')
+    if not check_examples('```yaml\napiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: x}\nspec: {weight: 0}\n```\n', 'self-test'):
+        bad.append('an invalid example was not caught')
+    with tempfile.TemporaryDirectory() as d:
+        p = os.path.join(d, 'a.md')
+        with open(p, 'w') as f:
+            f.write('see [there](no-such-file.md)\n')
+        if not check_links([p]):
+            bad.append('a broken link was not caught')
+    return bad
+
+
+def main():
+    keys = binary_keys()
+    if '--self-test' in sys.argv[1:]:
+        bad = self_test(keys)
+        print('check_docs self-test: ' + ('; '.join(bad) if bad else 'ok'))
+        return 1 if bad else 0
+    with open(os.path.join(ROOT, 'docs', 'configuration.md'), encoding='utf-8') as f:
+        conf = f.read()
+    with open(os.path.join(ROOT, 'README.md'), encoding='utf-8') as f:
+        readme = f.read()
+    problems = check_config(keys, conf) + check_examples(readme) + check_links(doc_files())
+    for p in problems:
+        print(p)
+    print('check_docs: %s (%d configuration keys, %d README examples, %d documents)' % (
+        'FAILED' if problems else 'ok', len(keys), len(yaml_blocks(readme)), len(doc_files())))
+    return 1 if problems else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
