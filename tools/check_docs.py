@@ -8,8 +8,8 @@ Fails (exit 1, naming what is wrong) when
      tables of docs/configuration.md, is listed there with another default, or the
      document lists a key the binary does not know;
   2. a YAML example in README.md is refused by `nodewarden check`;
-  3. a relative link in README.md or docs/**/*.md points to a file that does not
-     exist (documents listed in tools/pending-docs.txt are being written elsewhere
+  3. a relative link in README.md or docs/**/*.md points to a file (or a heading
+     in it) that does not exist (documents listed in tools/pending-docs.txt are being written elsewhere
      and are let through).
 --self-test feeds each check a wrong input and fails unless each one complains.
 Run by the `docs` job of `make test`.
@@ -26,7 +26,20 @@ BIN = os.environ.get('NW_BIN', os.path.join(ROOT, 'build', 'nodewarden'))
 
 HELP_KEY = re.compile(r'^\s+--([a-zA-Z][a-zA-Z0-9.]*)\s+(string|int|number|bool|duration|list)\s+\(default "(.*)"\)\s*$')
 DOC_ROW = re.compile(r'^\|\s*`([a-zA-Z][a-zA-Z0-9]*(?:\.[a-zA-Z0-9]+)+)`\s*\|[^|]*\|\s*([^|]*?)\s*\|')
-LINK = re.compile(r'\]\(([^)#\s]+)(?:#[^)]*)?\)')
+LINK = re.compile(r'\]\(([^)#\s]*)(?:#([^)\s]*))?\)')
+
+
+def slug(heading):
+    """GitHub's anchor for a heading: lower case, punctuation dropped, spaces to '-'."""
+    h = heading.strip().lower()
+    h = re.sub(r'[^\w\- ]', '', h)
+    return h.replace(' ', '-')
+
+
+def anchors(path):
+    with open(path, encoding='utf-8') as f:
+        text = re.sub(r'^```.*?^```', '', f.read(), flags=re.S | re.M)
+    return {slug(m) for m in re.findall(r'^#+\s+(.*)$', text, re.M)}
 
 
 def binary_keys():
@@ -101,12 +114,16 @@ def check_links(files):
         with open(path, encoding='utf-8') as f:
             text = f.read()
         text = re.sub(r'^```.*?^```', '', text, flags=re.S | re.M)
-        for target in LINK.findall(text):
+        for target, frag in LINK.findall(text):
             if re.match(r'^[a-z]+:', target):
                 continue
-            full = os.path.normpath(os.path.join(os.path.dirname(path), target))
-            if not os.path.exists(full) and full not in pending:
-                problems.append('%s: link to %s, which does not exist' % (os.path.relpath(path, ROOT), target))
+            full = os.path.normpath(os.path.join(os.path.dirname(path), target)) if target else path
+            if not os.path.exists(full):
+                if full not in pending:
+                    problems.append('%s: link to %s, which does not exist' % (os.path.relpath(path, ROOT), target))
+                continue
+            if frag and full.endswith('.md') and frag not in anchors(full):
+                problems.append('%s: link to %s#%s: no such heading there' % (os.path.relpath(path, ROOT), target, frag))
     return problems
 
 
@@ -132,6 +149,10 @@ def self_test(keys):
             f.write('see [there](no-such-file.md)\n')
         if not check_links([p]):
             bad.append('a broken link was not caught')
+        with open(p, 'w') as f:
+            f.write('# Title\n\nsee [here](#title) and [there](#no-such-heading)\n')
+        if len(check_links([p])) != 1:
+            bad.append('a broken anchor was not caught, or a good one was refused')
     return bad
 
 
