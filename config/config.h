@@ -4,7 +4,7 @@
  * One file (`--config FILE`, libyaml), every key overridable by a flag named
  * after its dotted path (`--webhook.threads 4`, `--webhook.threads=4`), plus
  * the short aliases --listen, --tls-cert, --tls-key, --log-level. Keys and
- * defaults are those of the README "Configuration" section. Unknown keys and
+ * defaults are listed in docs/configuration.md. Unknown keys and
  * wrong types are errors naming the key and the line:
  *   config.yaml:12: webhook.threads: expected an integer, got "many"
  *

@@ -22,8 +22,8 @@ NOTES='scaler[-]behavior|karpenter[-]api[.]md|kube[-]contracts|shared/[d]ocs|(^|
 # docs/X.md not preceded by a path character (an upstream "content/en/docs/..." is fine)
 DOCREF='(^|[^A-Za-z0-9_./-])docs/[A-Za-z0-9_./-]*[.]md'
 
-# Files exempt from both rules (none today), as an ERE over the path.
-ALLOW='^$'
+# Files exempt from both rules, as an ERE over the path: the list of pending documents.
+ALLOW='^tools/pending-docs[.]txt$'
 # Documents announced by work in progress (one path a line, # comments).
 PENDING=$(grep -v '^#' tools/pending-docs.txt 2>/dev/null)
 

@@ -32,7 +32,7 @@ import controllers as controllers_mod  # noqa: E402
 import kube  # noqa: E402
 from store import KubeStore  # noqa: E402
 
-# nodewarden's namespace and Service (README: gpu.exemptNamespaces, certs/gen-dev-certs.sh)
+# nodewarden's namespace and Service (docs/configuration.md: gpu.exemptNamespaces, certs/gen-dev-certs.sh)
 WEBHOOK_NS = 'nodewarden'
 WEBHOOK_SVC = 'nodewarden'
 
