@@ -7,8 +7,10 @@ Fails (exit 1, naming what is wrong) when
   1. a configuration key that `nodewarden serve --help` lists is missing from the
      tables of docs/configuration.md, is listed there with another default, or the
      document lists a key the binary does not know;
-  2. a YAML example in README.md is refused by `nodewarden check`;
-  3. a relative link in README.md or docs/**/*.md points to a file (or a heading
+  2. an NW_* environment variable the product reads (getenv in its C sources) is
+     not in docs/configuration.md, or the document names one nothing reads;
+  3. a YAML example in README.md is refused by `nodewarden check`;
+  4. a relative link in README.md or docs/**/*.md points to a file (or a heading
      in it) that does not exist (documents listed in tools/pending-docs.txt are being written elsewhere
      and are let through).
 --self-test feeds each check a wrong input and fails unless each one complains.
@@ -81,6 +83,28 @@ def check_config(keys, doc_text):
     return problems
 
 
+SRC_DIRS = ('common', 'api', 'config', 'admission', 'scaler', 'server', 'cli')
+
+
+def product_env_knobs():
+    """NW_* environment variables the product's C sources read with getenv."""
+    names = set()
+    for d in SRC_DIRS:
+        for path in glob.glob(os.path.join(ROOT, d, '**', '*.c'), recursive=True):
+            with open(path, encoding='utf-8', errors='replace') as f:
+                names |= set(re.findall(r'getenv\("(NW_[A-Z0-9_]+)"\)', f.read()))
+    return names
+
+
+def check_env(knobs, doc_text):
+    documented = set(re.findall(r'`(NW_[A-Z0-9_]+)', doc_text))
+    problems = ['docs/configuration.md: the product reads %s, which is not documented' % k
+                for k in sorted(knobs - documented)]
+    problems += ['docs/configuration.md: documents %s, which no product source reads' % k
+                 for k in sorted(documented - knobs)]
+    return problems
+
+
 def yaml_blocks(text):
     return re.findall(r'^```yaml\n(.*?)^```', text, re.S | re.M)
 
@@ -141,6 +165,8 @@ def self_test(keys):
         bad.append('a wrong default was not caught')
     if not check_config(keys, ''):
         bad.append('missing keys were not caught')
+    if not check_env({'NW_A'}, '`NW_B`') or check_env({'NW_A'}, '`NW_A=1`'):
+        bad.append('the environment check is wrong')
     if not check_examples('```yaml\napiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: x}\nspec: {weight: 0}\n```\n', 'self-test'):
         bad.append('an invalid example was not caught')
     with tempfile.TemporaryDirectory() as d:
@@ -166,7 +192,8 @@ def main():
         conf = f.read()
     with open(os.path.join(ROOT, 'README.md'), encoding='utf-8') as f:
         readme = f.read()
-    problems = check_config(keys, conf) + check_examples(readme) + check_links(doc_files())
+    problems = (check_config(keys, conf) + check_env(product_env_knobs(), conf) +
+                check_examples(readme) + check_links(doc_files()))
     for p in problems:
         print(p)
     print('check_docs: %s (%d configuration keys, %d README examples, %d documents)' % (
