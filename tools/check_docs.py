@@ -9,7 +9,8 @@ Fails (exit 1, naming what is wrong) when
      document lists a key the binary does not know;
   2. an NW_* environment variable the product reads (getenv in its C sources) is
      not in docs/configuration.md, or the document names one nothing reads;
-  3. a YAML example in README.md is refused by `nodewarden check`;
+  3. a YAML example in README.md is refused by `nodewarden check`, README.md grows
+     past 300 lines, or its subcommand table differs from `nodewarden --help`;
   4. a relative link in README.md or docs/**/*.md points to a file (or a heading
      in it) that does not exist (documents listed in tools/pending-docs.txt are being written elsewhere
      and are let through).
@@ -109,6 +110,34 @@ def yaml_blocks(text):
     return re.findall(r'^```yaml\n(.*?)^```', text, re.S | re.M)
 
 
+README_MAX_LINES = 300
+HELP_CMD = re.compile(r'^  ([a-z][a-z-]*)\s+\S')
+README_CMD = re.compile(r'^\| `nodewarden ([a-z][a-z-]*)')
+
+
+def check_readme(readme_text, help_text):
+    """The README stays a front door, and its subcommand table is `nodewarden --help`'s."""
+    problems = []
+    n = readme_text.count('\n')
+    if n > README_MAX_LINES:
+        problems.append('README.md: %d lines; keep it under %d and put the rest in docs/' % (n, README_MAX_LINES))
+    section = help_text.split('commands:', 1)[-1].split('\n\n', 1)[0]
+    helped = {m.group(1) for m in map(HELP_CMD.match, section.splitlines()) if m}
+    listed = {m.group(1) for m in map(README_CMD.match, readme_text.splitlines()) if m}
+    if not helped:
+        problems.append('nodewarden --help: no commands found')
+    for c in sorted(helped - listed):
+        problems.append('README.md: subcommand %s (in nodewarden --help) is not in the table' % c)
+    for c in sorted(listed - helped):
+        problems.append('README.md: the table lists %s, which nodewarden --help does not' % c)
+    return problems
+
+
+def top_help():
+    r = subprocess.run([BIN, '--help'], capture_output=True, text=True, check=False)
+    return r.stdout + r.stderr
+
+
 def check_examples(readme_text, name='README.md'):
     problems = []
     for i, block in enumerate(yaml_blocks(readme_text), 1):
@@ -167,6 +196,12 @@ def self_test(keys):
         bad.append('missing keys were not caught')
     if not check_env({'NW_A'}, '`NW_B`') or check_env({'NW_A'}, '`NW_A=1`'):
         bad.append('the environment check is wrong')
+    if not check_readme('| `nodewarden serve` | x |\n', 'commands:\n  serve      a\n  check      b\n'):
+        bad.append('a missing subcommand was not caught')
+    if check_readme('| `nodewarden serve` | x |\n', 'commands:\n  serve      a\n'):
+        bad.append('a matching subcommand table was refused')
+    if not check_readme('\n' * (README_MAX_LINES + 1) + '| `nodewarden serve` | x |\n', '  serve      a\n'):
+        bad.append('a long README was not caught')
     if not check_examples('```yaml\napiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: x}\nspec: {weight: 0}\n```\n', 'self-test'):
         bad.append('an invalid example was not caught')
     with tempfile.TemporaryDirectory() as d:
@@ -193,7 +228,7 @@ def main():
     with open(os.path.join(ROOT, 'README.md'), encoding='utf-8') as f:
         readme = f.read()
     problems = (check_config(keys, conf) + check_env(product_env_knobs(), conf) +
-                check_examples(readme) + check_links(doc_files()))
+                check_readme(readme, top_help()) + check_examples(readme) + check_links(doc_files()))
     for p in problems:
         print(p)
     print('check_docs: %s (%d configuration keys, %d README examples, %d documents)' % (
