@@ -19,14 +19,16 @@ Exit 0 when every step happened as described.
 """
 import json
 import os
-import subprocess
 import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
 os.environ.setdefault("NW_BIN", os.path.join(ROOT, "build", "nodewarden"))
-from provlib import DATA, Cluster, wait_for  # noqa: E402
+from harness import wait_for  # noqa: E402
+from harness.cluster import SimCluster  # noqa: E402
+
+DATA = os.path.join(ROOT, "tests", "data", "provision")
 
 T0 = time.time()
 
@@ -75,8 +77,7 @@ def run(c):
                   "-p", json.dumps({"spec": {"disruption": {"consolidateAfter": after}}}))
     say("consolidateAfter shortened for the demo: default 5s, gpu 8s")
 
-    p = subprocess.run(["kubectl", "apply", "-f", "-"], input=BAD_POOL, env=c.env,
-                       capture_output=True, text=True, timeout=30)
+    p = c.kubectl.proc("apply", "-f", "-", input=BAD_POOL)
     if p.returncode == 0 or "spec.weight" not in p.stderr:
         raise AssertionError("the invalid NodePool was not refused with its field path: "
                              + p.stdout + p.stderr)
@@ -114,7 +115,7 @@ def run(c):
                     nc["metadata"]["labels"].get("karpenter.sh/capacity-type")))
         return bound()
 
-    pods = wait_for("all pods bound", progress, timeout=60)
+    pods = wait_for(progress, 60, "all pods bound")
     nodes = {n["metadata"]["name"]: n for n in c.items("nodes")}
     for p in sorted(pods, key=lambda p: p["metadata"]["name"]):
         n = nodes.get(p["spec"]["nodeName"], {"metadata": {"labels": {}}})
@@ -126,9 +127,8 @@ def run(c):
         time.time() - t_work, ", ".join(sorted(i["InstanceType"] for i in c.instances()))))
 
     c.kubectl("delete", "-f", os.path.join(DATA, "workload.yaml"), "--wait=false")
-    wait_for("workload gone", lambda: not [p for p in c.items("pods", "-n", "default")
-                                           if not p["metadata"].get("deletionTimestamp")] or None,
-             timeout=30)
+    wait_for(lambda: not [p for p in c.items("pods", "-n", "default")
+                                           if not p["metadata"].get("deletionTimestamp")] or None, 30, "workload gone")
     say("workloads left; the %d nodes are now empty" % len(c.items("nodes")))
     scale_down(c)
     c.stop_nodewarden()
@@ -179,13 +179,13 @@ def scale_down(c):
             return True
         return None
 
-    wait_for("idle nodes drained and terminated", step, timeout=90, interval=0.5)
+    wait_for(step, 90, "idle nodes drained and terminated", interval=0.5)
     say("scale-down done %.1f s after the workloads left: no NodeClaims, no nodes, "
         "no running instances" % (time.time() - t_empty))
 
 
 def main():
-    c = Cluster(boot_delay=1.0)
+    c = SimCluster(boot_delay=1.0)
     ok = False
     try:
         run(c)
@@ -193,7 +193,7 @@ def main():
     except AssertionError as e:
         print("demo failed:", e, flush=True)
     finally:
-        c.close(ok)
+        c.close(keep=not ok)
     sys.exit(0 if ok else 1)
 
 

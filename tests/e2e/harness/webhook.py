@@ -1,9 +1,10 @@
-"""Helpers for the webhook end-to-end tests (tests/e2e/t_webhook_tls*).
+"""nodewarden's webhook server on its own, for the webhook end-to-end tests
+(tests/e2e/t_webhook_tls*, t_gpu_webhook).
 
-Starts `$NW_BIN serve` on a free port (listen port 0; the port is read from
-the "listening" log line) with certificates made by certs/gen-dev-certs.sh in
-a temporary directory, and talks to it over real TLS, verifying the server
-certificate against the generated CA and the service name.
+Starts `$NW_BIN serve` on a free port (listen port 0; the port is read from the
+"listening" log line) with certificates made by certs/gen-dev-certs.sh in a temporary
+directory, and talks to it over real TLS, verifying the server certificate against the
+generated CA and the service name.
 """
 import base64
 import http.client
@@ -14,30 +15,15 @@ import signal
 import socket
 import ssl
 import subprocess
-import sys
 import tempfile
 import time
+
+from .core import NW_BIN, ROOT, fail, log
+from .metrics import Metrics
 
 SERVICE = "nodewarden"
 NAMESPACE = "nodewarden"
 HOST = f"{SERVICE}.{NAMESPACE}.svc"
-ROOT = os.getcwd()
-NW_BIN = os.environ.get("NW_BIN", os.path.join(ROOT, "build", "nodewarden"))
-
-
-def log(*a):
-    print(*a, flush=True)
-
-
-def fail(msg):
-    log("FAIL:", msg)
-    raise AssertionError(msg)
-
-
-def check(cond, msg):
-    if not cond:
-        fail(msg)
-    log("ok  ", msg)
 
 
 def gen_certs(d, force=False):
@@ -128,13 +114,9 @@ class Server:
 
     def metrics(self):
         st, _, data = self.request("GET", "/metrics", headers={})
-        check(st == 200, "GET /metrics is 200")
-        vals = {}
-        for line in data.decode().splitlines():
-            if line and not line.startswith("#"):
-                k, _, v = line.rpartition(" ")
-                vals[k] = float(v)
-        return vals
+        if st != 200:
+            fail("GET /metrics: %d" % st)
+        return Metrics(data.decode())
 
     def stop(self, sig=signal.SIGTERM, timeout=30):
         if self.proc.poll() is None:
@@ -181,11 +163,3 @@ def has_nodepool_handler():
 def cleanup(*dirs):
     for d in dirs:
         shutil.rmtree(d, ignore_errors=True)
-
-
-def main(fn):
-    try:
-        fn()
-    except AssertionError:
-        sys.exit(1)
-    log("PASS")

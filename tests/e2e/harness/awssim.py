@@ -1,5 +1,6 @@
-"""Fixture for nodewarden's AWS end-to-end tests: the simulator's AWS half
-(tests/sim/aws.py) in this process, and helpers to run $NW_BIN against it.
+"""Fixture for nodewarden's AWS end-to-end tests (tests/e2e/t_aws_*): the simulator's
+AWS half (tests/sim/aws.py) in this process, and helpers to run $NW_BIN against it.
+Waiting is harness.wait_for.
 
 The tests talk to the simulator object directly (call log, instances, faults
 through its control handler) and to nodewarden only through its command line.
@@ -10,15 +11,13 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 import unittest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, 'tests', 'sim'))
+from .core import NW_BIN, ROOT
 
+sys.path.insert(0, os.path.join(ROOT, 'tests', 'sim'))
 import aws  # noqa: E402
 
-NW_BIN = os.environ.get('NW_BIN', os.path.join(ROOT, 'build', 'nodewarden'))
 CLUSTER = 'e2e'
 
 
@@ -138,12 +137,3 @@ class Sim(unittest.TestCase):
         if zones:
             args += ['--zones', zones]
         return self.nwj(*args, env=env, expect=expect)
-
-    def wait(self, pred, timeout=10.0):
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            v = pred()
-            if v:
-                return v
-            time.sleep(0.05)
-        return pred()

@@ -1,16 +1,11 @@
-"""Helpers for the disruption end-to-end tests (tests/e2e/t_disrupt_*), on top of
-provlib's Cluster: nodewarden with short disruption periods, workload manifests that
-pin pods to a scenario's NodePool, the NodeClaims that are being disrupted, and the
-scaler's /metrics."""
+"""Helpers for the disruption end-to-end tests (tests/e2e/t_disrupt_*): nodewarden
+with short disruption periods, workload manifests that pin pods to a scenario's
+NodePool, and a watch of the NodeClaims that are being disrupted."""
 import json
 import os
-import re
-import ssl
-import subprocess
-import threading
-import urllib.request
 
-from provlib import ROOT, wait_for  # noqa: F401
+from .core import ROOT
+from .kubectl import Watch
 
 DATA = os.path.join(ROOT, "tests", "data", "disrupt")
 FLAGS = ["--scaler.disruption.pollPeriod", "1s", "--scaler.disruption.validationDelay", "1s"]
@@ -66,35 +61,7 @@ def bound(c, selector):
                                 not p["metadata"].get("deletionTimestamp") for p in pods) else None
 
 
-def metrics(c):
-    cfg = open(os.path.join(c.dir, "nodewarden.yaml")).read()
-    listen = re.search(r'listen:\s*"?([^"\s]+)"?', cfg).group(1)
-    ctx = ssl.create_default_context()
-    ctx.check_hostname = False
-    ctx.verify_mode = ssl.CERT_NONE
-    with urllib.request.urlopen("https://%s/metrics" % listen, context=ctx, timeout=10) as r:
-        return r.read().decode()
-
-
-def metric(text, name, **labels):
-    """The value of one series (0 when absent)."""
-    for line in text.splitlines():
-        if not line.startswith(name):
-            continue
-        m = re.match(r'([a-z_]+)(\{[^}]*\})?\s+([0-9.e+]+)$', line)
-        if not m or m.group(1) != name:
-            continue
-        got = dict(re.findall(r'(\w+)="([^"]*)"', m.group(2) or ""))
-        if all(got.get(k) == v for k, v in labels.items()):
-            return float(m.group(3))
-    return 0.0
-
-
-def events_for(c, reason):
-    return [e for e in c.events() if e.get("reason") == reason]
-
-
-class DisruptionWatch:
+class DisruptionWatch(Watch):
     """Watches NodeClaims (kubectl get -w, one ordered stream) and keeps, for one NodePool,
     the largest number of its NodeClaims that were being disrupted at the same moment as
     the budget counts them: in a command (condition DisruptionReason) or being deleted,
@@ -104,33 +71,11 @@ class DisruptionWatch:
 
     def __init__(self, c, pool):
         self.pool = pool
-        self.lock = threading.Lock()
         self.now = set()
         self.most = 0
-        self.proc = subprocess.Popen(["kubectl", "get", "nodeclaims", "-w", "--output-watch-events",
-                                      "-o", "json"], env=c.env, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL, text=True)
-        threading.Thread(target=self._read, daemon=True).start()
+        super().__init__(c, "nodeclaims")
 
-    def _read(self):
-        dec = json.JSONDecoder()
-        buf = ""
-        for line in self.proc.stdout:
-            buf += line
-            while True:
-                s = buf.lstrip()
-                if not s:
-                    buf = ""
-                    break
-                try:
-                    obj, end = dec.raw_decode(s)
-                except ValueError:
-                    break
-                buf = s[end:]
-                with self.lock:
-                    self._claim(obj.get("type"), obj.get("object", {}))
-
-    def _claim(self, typ, o):
+    def on_event(self, typ, o):
         if o.get("metadata", {}).get("labels", {}).get("karpenter.sh/nodepool") != self.pool:
             return
         name = o["metadata"]["name"]
@@ -144,5 +89,4 @@ class DisruptionWatch:
         self.most = max(self.most, len(self.now))
 
     def close(self):
-        self.proc.terminate()
-        self.proc.wait()
+        self.stop()

@@ -1,15 +1,13 @@
 """Helpers for the termination end-to-end tests (tests/e2e/t_term_*): one CPU pool
-and a Deployment on the simulator (tests/e2e/provlib.py), a watcher that counts the
-Deployment's ready pods all along, and checks that a node and its NodeClaim are
-gone with their instance terminated and finalizers removed.
+and a Deployment, a watcher that counts the Deployment's ready pods all along, and
+checks that a node and its NodeClaim are gone with their instance terminated and
+finalizers removed.
 """
-import calendar
-import json
-import subprocess
-import threading
 import time
 
-from provlib import check, cond, log, tag, wait_for  # noqa: F401
+from .core import check, log, wait_for
+from .kubectl import Watch
+from .objects import cond, events_for, instance_id, pod_ready, tag, ts
 
 POOL = """apiVersion: karpenter.k8s.aws/v1
 kind: EC2NodeClass
@@ -70,76 +68,18 @@ spec:
 """ % {"name": name, "replicas": replicas, "cpu": cpu, "ann": ann, "grace": g}
 
 
-def ready(p):
-    if p["metadata"].get("deletionTimestamp") or p.get("status", {}).get("phase") != "Running":
-        return False
-    return any(c.get("type") == "Ready" and c.get("status") == "True"
-               for c in p.get("status", {}).get("conditions", []))
-
-
 def app_pods(c, app):
     return c.items("pods", "-n", "default", "-l", "app=" + app)
 
 
 def wait_ready(c, app, n, timeout=60, exclude_node=None):
     def ok():
-        ps = [p for p in app_pods(c, app) if ready(p)]
+        ps = [p for p in app_pods(c, app) if pod_ready(p)]
         if exclude_node:
             ps = [p for p in ps if p["spec"].get("nodeName") != exclude_node]
         return ps if len(ps) >= n else None
-    return wait_for("%d ready %s pods%s" % (n, app, " off " + exclude_node if exclude_node else ""),
-                    ok, timeout=timeout)
-
-
-class Watch:
-    """`kubectl get ARGS -w -o json --output-watch-events` in the background: every
-    version of the selected objects is recorded (events: list of (type, object)), so
-    tests assert on what happened however slow their own polling is."""
-
-    def __init__(self, c, *args):
-        self.events = []
-        self.lock = threading.Lock()
-        self.p = subprocess.Popen(["kubectl", "get"] + list(args) +
-                                  ["-w", "-o", "json", "--output-watch-events"],
-                                  env=c.env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        self.t = threading.Thread(target=self.run, daemon=True)
-        self.t.start()
-
-    def on_event(self, typ, obj):
-        pass
-
-    def run(self):
-        dec = json.JSONDecoder()
-        buf = ""
-        while True:
-            chunk = self.p.stdout.read1(65536) if hasattr(self.p.stdout, "read1") else self.p.stdout.read(4096)
-            if not chunk:
-                return
-            buf += chunk.decode("utf-8", "replace")
-            while True:
-                buf = buf.lstrip()
-                if not buf:
-                    break
-                try:
-                    ev, end = dec.raw_decode(buf)
-                except ValueError:
-                    break
-                buf = buf[end:]
-                with self.lock:
-                    self.events.append((ev.get("type"), ev.get("object") or {}))
-                    self.on_event(ev.get("type"), ev.get("object") or {})
-
-    def versions(self, name=None):
-        with self.lock:
-            return [o for _, o in self.events if name is None or o.get("metadata", {}).get("name") == name]
-
-    def stop(self):
-        self.p.terminate()
-        try:
-            self.p.wait(5)
-        except subprocess.TimeoutExpired:
-            self.p.kill()
-        self.t.join(5)
+    return wait_for(ok,
+                    timeout, "%d ready %s pods%s" % (n, app, " off " + exclude_node if exclude_node else ""))
 
 
 class ReadyWatch(Watch):
@@ -159,7 +99,7 @@ class ReadyWatch(Watch):
             self.pods.pop(name, None)
         elif name:
             self.pods[name] = obj
-        n = sum(1 for p in self.pods.values() if ready(p))
+        n = sum(1 for p in self.pods.values() if pod_ready(p))
         if self.min_ready is None and n < self.full:
             return
         self.samples += 1
@@ -178,16 +118,11 @@ def claim_of_node(c, node):
     return None
 
 
-def instance_id(pid):
-    return pid.rsplit("/", 1)[-1]
-
-
 def check_gone(c, node_name, claim_name, iid, timeout=30):
-    wait_for("node %s gone" % node_name,
-             lambda: node_name not in [n["metadata"]["name"] for n in c.items("nodes")], timeout=timeout)
-    wait_for("NodeClaim %s gone" % claim_name,
-             lambda: claim_name not in [n["metadata"]["name"] for n in c.items("nodeclaims")],
-             timeout=timeout)
+    wait_for(lambda: node_name not in [n["metadata"]["name"] for n in c.items("nodes")],
+             timeout, "node %s gone" % node_name)
+    wait_for(lambda: claim_name not in [n["metadata"]["name"] for n in c.items("nodeclaims")],
+             timeout, "NodeClaim %s gone" % claim_name)
     states = {i["InstanceId"]: i["State"]["Name"] for i in c.instances(live=False)}
     check(states.get(iid) in ("shutting-down", "terminated"),
           "instance %s terminated (%s)" % (iid, states.get(iid)))
@@ -204,35 +139,6 @@ def check_no_leak(c):
         for o in c.items(kind):
             check(not o["metadata"].get("deletionTimestamp"),
                   "%s %s is not stuck being deleted" % (kind, o["metadata"]["name"]))
-
-
-def events_for(c, reason, kind=None, name=None):
-    return [e for e in c.events() if e.get("reason") == reason and
-            (kind is None or e["involvedObject"].get("kind") == kind) and
-            (name is None or e["involvedObject"].get("name") == name)]
-
-
-def metric(c, name):
-    """Sum of a nodewarden metric's samples (scraped through the webhook port)."""
-    import re
-    import ssl
-    import urllib.request
-    port = c.ports["webhook"]
-    ctx = ssl.create_default_context()
-    ctx.check_hostname = False
-    ctx.verify_mode = ssl.CERT_NONE
-    with urllib.request.urlopen("https://127.0.0.1:%d/metrics" % port, context=ctx, timeout=5) as r:
-        text = r.read().decode()
-    total = 0.0
-    for line in text.splitlines():
-        m = re.match(r"^%s(\{[^}]*\})? ([0-9.eE+-]+)$" % re.escape(name), line)
-        if m:
-            total += float(m.group(2))
-    return total
-
-
-def ts(s):
-    return calendar.timegm(time.strptime(s, "%Y-%m-%dT%H:%M:%SZ"))
 
 
 def one_node(c):
@@ -252,7 +158,7 @@ def drain_and_check(c, node, nc, how, volume=False):
     iid = instance_id(node["spec"]["providerID"])
     wn = Watch(c, "nodes", "--field-selector", "metadata.name=" + nname)
     wc = Watch(c, "nodeclaims", "--field-selector", "metadata.name=" + cname)
-    wait_for("the watches' initial listing", lambda: wn.versions() and wc.versions(), timeout=15)
+    wait_for(lambda: wn.versions() and wc.versions(), 15, "the watches' initial listing")
     t0 = time.time()
     try:
         if how == "nodeclaim":
@@ -263,8 +169,8 @@ def drain_and_check(c, node, nc, how, volume=False):
         def disrupted(n):
             t = [x for x in (n.get("spec") or {}).get("taints", []) if x["key"] == "karpenter.sh/disrupted"]
             return n if t and n["metadata"].get("deletionTimestamp") else None
-        n = wait_for("node %s being deleted and tainted" % nname,
-                     lambda: next(filter(None, map(disrupted, wn.versions())), None), timeout=20, interval=0.1)
+        n = wait_for(lambda: next(filter(None, map(disrupted, wn.versions())), None),
+                     20, "node %s being deleted and tainted" % nname, interval=0.1)
         t = [x for x in n["spec"]["taints"] if x["key"] == "karpenter.sh/disrupted"]
         check(len(t) == 1 and t[0]["effect"] == "NoSchedule" and not t[0].get("value"),
               "taint karpenter.sh/disrupted:NoSchedule")
@@ -276,8 +182,8 @@ def drain_and_check(c, node, nc, how, volume=False):
         def annotated(x):
             return x if x["metadata"].get("annotations", {}).get(
                 "karpenter.sh/nodeclaim-termination-timestamp") else None
-        x = wait_for("termination-timestamp annotation on %s" % cname,
-                     lambda: next(filter(None, map(annotated, wc.versions())), None), timeout=20, interval=0.1)
+        x = wait_for(lambda: next(filter(None, map(annotated, wc.versions())), None),
+                     20, "termination-timestamp annotation on %s" % cname, interval=0.1)
         md = x["metadata"]
         check(ts(md["annotations"]["karpenter.sh/nodeclaim-termination-timestamp"]) - ts(md["deletionTimestamp"])
               == 3600, "annotation = deletionTimestamp + terminationGracePeriod (%s, deleted %s)"
@@ -286,16 +192,16 @@ def drain_and_check(c, node, nc, how, volume=False):
         pods = wait_ready(c, "web", 4, timeout=60, exclude_node=nname)
         log("4 pods ready on new capacity after %.1f s" % (time.time() - t0))
         check(all(p["spec"]["nodeName"] != nname for p in pods), "all 4 pods moved off %s" % nname)
-        wait_for("Drained=True on %s" % cname,
-                 lambda: any(cond(v, "Drained") == "True" for v in wc.versions()), timeout=30, interval=0.2)
+        wait_for(lambda: any(cond(v, "Drained") == "True" for v in wc.versions()),
+                 30, "Drained=True on %s" % cname, interval=0.2)
         first_true = next(i for i, v in enumerate(wc.versions()) if cond(v, "Drained") == "True")
         check(any(cond(v, "Drained") == "Unknown" for v in wc.versions()[:first_true]),
               "NodeClaim Drained=Unknown while draining, then Drained=True")
         if volume:
-            wait_for("VolumesDetached=Unknown while the VolumeAttachment remains",
-                     lambda: any(cond(v, "VolumesDetached") == "Unknown" for v in wc.versions()), timeout=20)
-            wait_for("Warning AwaitingVolumeDetachment on the node",
-                     lambda: events_for(c, "AwaitingVolumeDetachment", kind="Node", name=nname), timeout=10)
+            wait_for(lambda: any(cond(v, "VolumesDetached") == "Unknown" for v in wc.versions()),
+                     20, "VolumesDetached=Unknown while the VolumeAttachment remains")
+            wait_for(lambda: events_for(c, "AwaitingVolumeDetachment", kind="Node", name=nname),
+                     10, "Warning AwaitingVolumeDetachment on the node")
             time.sleep(1.5)
             check(not any(o["metadata"].get("finalizers") is None or
                           "karpenter.sh/termination" not in o["metadata"].get("finalizers", [])
@@ -303,8 +209,8 @@ def drain_and_check(c, node, nc, how, volume=False):
                   iid in [i["InstanceId"] for i in c.instances()],
                   "node (finalizer kept) and instance wait for the VolumeAttachment")
             c.kubectl("delete", "volumeattachment", "csi-data")
-            wait_for("VolumesDetached=True",
-                     lambda: any(cond(v, "VolumesDetached") == "True" for v in wc.versions()), timeout=20)
+            wait_for(lambda: any(cond(v, "VolumesDetached") == "True" for v in wc.versions()),
+                     20, "VolumesDetached=True")
         check_gone(c, nname, cname, iid, timeout=60)
         log("node and NodeClaim gone after %.1f s" % (time.time() - t0))
         last = wc.versions()[-1] if wc.versions() else {}
