@@ -149,7 +149,9 @@ nw_rc_t nw_scaler_start(const nw_scaler_opts_t *o, nw_scaler_t **out, nw_err_t *
     nw_kube_client_opts_t ko = {0};
     ko.qps = o->qps;
     ko.burst = (int)o->burst;
-    if ((rc = nw_kube_client_new(kc, &ko, &c->kube, err)) != NW_OK)
+    rc = nw_kube_client_new(kc, &ko, &c->kube, err);
+    kc = NULL; /* the client owns it now, also when it failed (scaler/kube/client.h) */
+    if (rc != NW_OK)
         goto fail;
     c->cache = nw_kube_cache_new(nw_kube_client_metrics(c->kube));
     const char *pod = getenv("POD_NAME");
@@ -246,8 +248,7 @@ nw_rc_t nw_scaler_start(const nw_scaler_opts_t *o, nw_scaler_t **out, nw_err_t *
     *out = s;
     return NW_OK;
 fail:
-    if (!c->kube)
-        nw_kube_config_free(kc);
+    nw_kube_config_free(kc); /* still ours only if the client was never made */
     atomic_store(&c->stopping, 1);
     scaler_free(s);
     return rc;

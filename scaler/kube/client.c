@@ -170,7 +170,8 @@ static nw_rc_t setup_server_name(nw_kube_client_t *c, nw_err_t *err)
     if (!u || curl_url_set(u, CURLUPART_URL, c->cfg->server, 0) ||
         curl_url_get(u, CURLUPART_HOST, &host, 0) ||
         curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT)) {
-        rc = nw_err_set(err, NW_EINVAL, "clusters[].cluster.server", "cannot parse server URL %s",
+        rc = nw_err_set(err, NW_EINVAL, "clusters[].cluster.server",
+                        "cannot parse clusters[].cluster.server %s (tls-server-name needs a URL)",
                         c->cfg->server);
         goto out;
     }
@@ -180,7 +181,7 @@ static nw_rc_t setup_server_name(nw_kube_client_t *c, nw_err_t *err)
     if (curl_url_set(u, CURLUPART_HOST, sni, 0) || curl_url_get(u, CURLUPART_URL, &url, 0) ||
         !c->connect_to) {
         rc = nw_err_set(err, NW_EINVAL, "clusters[].cluster.tls-server-name",
-                        "invalid tls-server-name %s", sni);
+                        "invalid clusters[].cluster.tls-server-name %s", sni);
         goto out;
     }
     c->base_url = strdup(url);

@@ -73,8 +73,10 @@ typedef struct {
 typedef struct nw_kube_client nw_kube_client_t;
 
 /**
- * Create a client. Takes ownership of cfg (also on failure). opts may be NULL.
- * Does no network I/O. @return NW_OK and *out, owned, free with nw_kube_client_free.
+ * Create a client. Takes ownership of cfg whatever it returns: on failure cfg is
+ * already freed, so the caller must neither use nor free it after the call (set your
+ * pointer to NULL right after it). opts may be NULL. Does no network I/O.
+ * @return NW_OK and *out, owned, free with nw_kube_client_free.
  */
 nw_rc_t nw_kube_client_new(nw_kube_config_t *cfg, const nw_kube_client_opts_t *opts,
                            nw_kube_client_t **out, nw_err_t *err);
