@@ -2,7 +2,6 @@
 #include "admitcase.h"
 
 #include <check.h>
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,40 +150,4 @@ void nw_test_admit_case(const char *path, const char *group, const char *kind)
     nw_admit_result_cleanup(&res);
     cJSON_Delete(defaulted);
     nw_yaml_docs_free(docs, n);
-}
-
-static int cmp_path(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-int nw_test_admit_list(const char *dir, char ***out)
-{
-    *out = NULL;
-    DIR *d = opendir(dir);
-    if (!d)
-        return 0;
-    int n = 0, cap = 0;
-    char **v = NULL;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        size_t nl = strlen(e->d_name);
-        if (e->d_name[0] == '.' || nl < 5 || strcmp(e->d_name + nl - 5, ".yaml") != 0)
-            continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 64;
-            char **nv = realloc(v, (size_t)cap * sizeof *v);
-            if (!nv)
-                break;
-            v = nv;
-        }
-        if (asprintf(&v[n], "%s/%s", dir, e->d_name) < 0)
-            break;
-        n++;
-    }
-    closedir(d);
-    if (n)
-        qsort(v, (size_t)n, sizeof *v, cmp_path);
-    *out = v;
-    return n;
 }

@@ -22,8 +22,4 @@
  * (ck_assert) on any mismatch. */
 void nw_test_admit_case(const char *path, const char *group, const char *kind);
 
-/** Sorted "dir/name" paths of the *.yaml files in dir, without Check assertions
- * (usable while building suites). Missing dir: 0. The array lives until exit. */
-int nw_test_admit_list(const char *dir, char ***out);
-
 #endif

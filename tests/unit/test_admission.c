@@ -252,33 +252,33 @@ START_TEST(adm_decode_fields)
 }
 END_TEST
 
-/* Data cases: tests/data/admission/cases.tsv (file, route, status, body substring). */
-START_TEST(adm_data_cases)
+/* Data cases: tests/data/admission/cases.tsv (file, route, status, body substring), one
+ * test per line. */
+static const nw_test_cases_t *adm_cases;
+
+START_TEST(adm_data_case)
 {
-    nw_test_lines_t *l = nw_test_lines_load("tests/data/admission/cases.tsv");
-    ck_assert_int_ge(l->n, 20);
-    for (int i = 0; i < l->n; i++) {
-        char *f[4];
-        ck_assert_int_eq(nw_test_split_tabs(l->line[i], f, 4), 4);
-        char path[256];
-        snprintf(path, sizeof path, "tests/data/admission/%s", f[0]);
-        size_t len;
-        char *body = nw_test_read_file(path, &len);
-        nw_srv_adm_out_t out;
-        int mutate = strcmp(f[1], "mutate") == 0;
-        ck_assert_int_eq(nw_srv_admission_handle(&ctx, test_lookup, mutate, body, len, &out),
-                         NW_OK);
-        ck_assert_msg(out.status == (int)strtol(f[2], NULL, 10), "%s:%d: %s: status %d: %s",
-                      l->path, l->lineno[i], f[0], out.status, out.body);
-        ck_assert_msg(strstr(out.body, f[3]) != NULL, "%s:%d: %s: body %s lacks %s", l->path,
-                      l->lineno[i], f[0], out.body, f[3]);
-        cJSON *j = cJSON_Parse(out.body);
-        ck_assert_msg(j != NULL, "%s: response is not JSON", f[0]);
-        cJSON_Delete(j);
-        nw_srv_adm_out_cleanup(&out);
-        free(body);
-    }
-    nw_test_lines_free(l);
+    const nw_test_case_t *c = nw_test_case(adm_cases, _i);
+    char *f[4];
+    ck_assert_msg(nw_test_split_tabs(c->line, f, 4) == 4, "%s: want 4 tab-separated fields",
+                  c->name);
+    char path[256];
+    snprintf(path, sizeof path, "tests/data/admission/%s", f[0]);
+    size_t len;
+    char *body = nw_test_read_file(path, &len);
+    nw_srv_adm_out_t out;
+    int mutate = strcmp(f[1], "mutate") == 0;
+    ck_assert_msg(nw_srv_admission_handle(&ctx, test_lookup, mutate, body, len, &out) == NW_OK,
+                  "%s: %s: handler failed", c->name, f[0]);
+    ck_assert_msg(out.status == (int)strtol(f[2], NULL, 10), "%s: %s: status %d: %s", c->name,
+                  f[0], out.status, out.body);
+    ck_assert_msg(strstr(out.body, f[3]) != NULL, "%s: %s: body %s lacks %s", c->name, f[0],
+                  out.body, f[3]);
+    cJSON *j = cJSON_Parse(out.body);
+    ck_assert_msg(j != NULL, "%s: %s: response is not JSON", c->name, f[0]);
+    cJSON_Delete(j);
+    nw_srv_adm_out_cleanup(&out);
+    free(body);
 }
 END_TEST
 
@@ -367,7 +367,8 @@ Suite *nw_admission_suite(void)
     tcase_add_test(tc, adm_patch);
     tcase_add_test(tc, adm_handler_errors);
     tcase_add_test(tc, adm_decode_fields);
-    tcase_add_test(tc, adm_data_cases);
+    adm_cases = nw_test_cases_lines("tests/data/admission/cases.tsv", 20);
+    nw_test_add_cases(tc, adm_data_case, adm_cases);
     tcase_add_test(tc, adm_real_table);
     tcase_add_test(tc, adm_raw_bytes);
     tcase_add_test(tc, metrics_render);

@@ -50,14 +50,12 @@ static void run_case(const char *path)
     free(text);
 }
 
-START_TEST(config_cases)
+/* one test per file of tests/data/config */
+static const nw_test_cases_t *data_files;
+
+START_TEST(config_case)
 {
-    char **cases;
-    int n = nw_test_list_dir("tests/data/config", ".yaml", &cases);
-    ck_assert_int_ge(n, 20);
-    for (int i = 0; i < n; i++)
-        run_case(cases[i]);
-    nw_test_list_free(cases, n);
+    run_case(nw_test_case(data_files, _i)->path);
 }
 END_TEST
 
@@ -154,7 +152,8 @@ Suite *nw_config_suite(void)
 {
     Suite *s = suite_create("config");
     TCase *tc = tcase_create("cases");
-    tcase_add_test(tc, config_cases);
+    data_files = nw_test_cases_dir("tests/data/config", ".yaml", 20);
+    nw_test_add_cases(tc, config_case, data_files);
     tcase_add_test(tc, config_flags);
     tcase_add_test(tc, config_durations);
     suite_add_tcase(s, tc);

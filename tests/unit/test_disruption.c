@@ -773,14 +773,12 @@ static void run_case(const char *path)
     nw_yaml_docs_free(docs, nd);
 }
 
-START_TEST(data_cases)
+/* one test per file of tests/data/disruption */
+static const nw_test_cases_t *data_files;
+
+START_TEST(data_case)
 {
-    char **paths;
-    int n = nw_test_list_dir("tests/data/disruption", ".yaml", &paths);
-    ck_assert_int_ge(n, 10);
-    for (int i = 0; i < n; i++)
-        run_case(paths[i]);
-    nw_test_list_free(paths, n);
+    run_case(nw_test_case(data_files, _i)->path);
 }
 END_TEST
 
@@ -953,7 +951,8 @@ Suite *nw_disruption_suite(void)
     tcase_add_test(tc, cron_next_and_window);
     tcase_add_test(tc, budget_cases);
     tcase_add_test(tc, pod_rules);
-    tcase_add_test(tc, data_cases);
+    data_files = nw_test_cases_dir("tests/data/disruption", ".yaml", 10);
+    nw_test_add_cases(tc, data_case, data_files);
     tcase_add_test(tc, sim_schedule);
     tcase_add_test(tc, sim_unplaceable);
     tcase_set_timeout(tc, 60);

@@ -6,17 +6,17 @@
 
 #include "admitcase.h"
 #include "admission/handlers.h"
+#include "testutil.h"
 #include "api/admit.h"
 #include "api/kval.h"
 
 Suite *nw_ec2nodeclass_suite(void);
 
-static char **cases;
-static int ncases;
+static const nw_test_cases_t *cases;
 
 START_TEST(ec2nodeclass_case)
 {
-    nw_test_admit_case(cases[_i], "karpenter.k8s.aws", "EC2NodeClass");
+    nw_test_admit_case(nw_test_case(cases, _i)->path, "karpenter.k8s.aws", "EC2NodeClass");
 }
 END_TEST
 
@@ -44,8 +44,8 @@ Suite *nw_ec2nodeclass_suite(void)
     Suite *s = suite_create("ec2nodeclass");
     TCase *tc = tcase_create("cases");
     if (!cases)
-        ncases = nw_test_admit_list("tests/data/ec2nodeclass", &cases);
-    tcase_add_loop_test(tc, ec2nodeclass_case, 0, ncases);
+        cases = nw_test_cases_dir("tests/data/ec2nodeclass", ".yaml", 100);
+    nw_test_add_cases(tc, ec2nodeclass_case, cases);
     tcase_add_test(tc, delete_allowed);
     suite_add_tcase(s, tc);
     return s;

@@ -6,17 +6,17 @@
 
 #include "admitcase.h"
 #include "admission/handlers.h"
+#include "testutil.h"
 #include "api/admit.h"
 #include "api/kval.h"
 
 Suite *nw_nodepool_suite(void);
 
-static char **cases;
-static int ncases;
+static const nw_test_cases_t *cases;
 
 START_TEST(nodepool_case)
 {
-    nw_test_admit_case(cases[_i], "karpenter.sh", "NodePool");
+    nw_test_admit_case(nw_test_case(cases, _i)->path, "karpenter.sh", "NodePool");
 }
 END_TEST
 
@@ -82,8 +82,8 @@ Suite *nw_nodepool_suite(void)
     Suite *s = suite_create("nodepool");
     TCase *tc = tcase_create("cases");
     if (!cases)
-        ncases = nw_test_admit_list("tests/data/nodepool", &cases);
-    tcase_add_loop_test(tc, nodepool_case, 0, ncases);
+        cases = nw_test_cases_dir("tests/data/nodepool", ".yaml", 100);
+    nw_test_add_cases(tc, nodepool_case, cases);
     tcase_add_test(tc, status_format);
     tcase_add_test(tc, delete_allowed);
     suite_add_tcase(s, tc);

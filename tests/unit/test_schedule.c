@@ -241,14 +241,12 @@ static void run_case(const char *path)
     nw_yaml_docs_free(docs, nd);
 }
 
-START_TEST(data_cases)
+/* one test per file of tests/data/schedule */
+static const nw_test_cases_t *data_files;
+
+START_TEST(data_case)
 {
-    char **paths;
-    int n = nw_test_list_dir("tests/data/schedule", ".yaml", &paths);
-    ck_assert_int_ge(n, 14);
-    for (int i = 0; i < n; i++)
-        run_case(paths[i]);
-    nw_test_list_free(paths, n);
+    run_case(nw_test_case(data_files, _i)->path);
 }
 END_TEST
 
@@ -434,7 +432,8 @@ Suite *nw_schedule_suite(void)
     Suite *s = suite_create("schedule");
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, data_cases);
+    data_files = nw_test_cases_dir("tests/data/schedule", ".yaml", 14);
+    nw_test_add_cases(tc, data_case, data_files);
     tcase_add_test(tc, effective_requests);
     tcase_add_test(tc, bad_input_names_field);
     tcase_add_test(tc, deterministic);

@@ -123,14 +123,12 @@ static void run_vector(const char *path)
     free(text);
 }
 
-START_TEST(vectors)
+/* one test per file of tests/data/sigv4 */
+static const nw_test_cases_t *data_files;
+
+START_TEST(vector)
 {
-    char **files;
-    int n = nw_test_list_dir("tests/data/sigv4", ".txt", &files);
-    ck_assert_int_ge(n, 15);
-    for (int i = 0; i < n; i++)
-        run_vector(files[i]);
-    nw_test_list_free(files, n);
+    run_vector(nw_test_case(data_files, _i)->path);
 }
 END_TEST
 
@@ -202,7 +200,8 @@ Suite *nw_sigv4_suite(void)
 {
     Suite *s = suite_create("sigv4");
     TCase *tc = tcase_create("core");
-    tcase_add_test(tc, vectors);
+    data_files = nw_test_cases_dir("tests/data/sigv4", ".txt", 15);
+    nw_test_add_cases(tc, vector, data_files);
     tcase_add_test(tc, canonical_post_form);
     tcase_add_test(tc, query_encoding);
     tcase_add_test(tc, rejects_bad_input);

@@ -3,6 +3,7 @@
 #include <check.h>
 #include <ctype.h>
 #include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +66,7 @@ nw_test_lines_t *nw_test_lines_load(const char *path)
         p = nl ? nl + 1 : NULL;
     }
     free(text);
+    ck_assert_msg(l->n > 0, "%s: no cases (every line is blank or a comment)", path);
     return l;
 }
 
@@ -151,8 +153,8 @@ int nw_test_list_dir(const char *dir, const char *suffix, char ***out)
         n++;
     }
     closedir(d);
-    if (n)
-        qsort(v, (size_t)n, sizeof *v, cmp_str);
+    ck_assert_msg(n > 0, "%s: no *%s case files", dir, suffix);
+    qsort(v, (size_t)n, sizeof *v, cmp_str);
     *out = v;
     return n;
 }
@@ -162,4 +164,152 @@ void nw_test_list_free(char **paths, int n)
     for (int i = 0; i < n; i++)
         free(paths[i]);
     free(paths);
+}
+
+/* ---- data cases, one Check test each ---- */
+
+static void oom(void)
+{
+    fprintf(stderr, "out of memory building test suites\n");
+    exit(2);
+}
+
+static char *xstrdup(const char *s)
+{
+    char *d = strdup(s);
+    if (!d)
+        oom();
+    return d;
+}
+
+static nw_test_cases_t *cases_new(const char *source)
+{
+    nw_test_cases_t *cs = calloc(1, sizeof *cs);
+    if (!cs)
+        oom();
+    cs->source = xstrdup(source);
+    return cs;
+}
+
+static void cases_push(nw_test_cases_t *cs, int *cap, nw_test_case_t c)
+{
+    if (cs->n == *cap) {
+        *cap = *cap ? *cap * 2 : 64;
+        nw_test_case_t *nv = realloc(cs->v, (size_t)*cap * sizeof *nv);
+        if (!nv)
+            oom();
+        cs->v = nv;
+    }
+    cs->v[cs->n++] = c;
+}
+
+static void cases_check_min(nw_test_cases_t *cs, int min, const char *what)
+{
+    if (min < 1)
+        min = 1;
+    if (!cs->error && cs->n < min &&
+        asprintf(&cs->error, "%s: %d %s, want at least %d (a data folder or case file that "
+                 "tests nothing must not pass)", cs->source, cs->n, what, min) < 0)
+        oom();
+}
+
+static int cmp_case(const void *a, const void *b)
+{
+    return strcmp(((const nw_test_case_t *)a)->path, ((const nw_test_case_t *)b)->path);
+}
+
+const nw_test_cases_t *nw_test_cases_dir(const char *dir, const char *suffix, int min)
+{
+    nw_test_cases_t *cs = cases_new(dir);
+    DIR *d = opendir(dir);
+    if (!d) {
+        if (asprintf(&cs->error, "%s: cannot open the case folder: %s", dir, strerror(errno)) < 0)
+            oom();
+        return cs;
+    }
+    int cap = 0;
+    size_t sl = strlen(suffix);
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        size_t nl = strlen(e->d_name);
+        if (e->d_name[0] == '.' || nl < sl || strcmp(e->d_name + nl - sl, suffix) != 0)
+            continue;
+        nw_test_case_t c = {0};
+        if (asprintf(&c.path, "%s/%s", dir, e->d_name) < 0)
+            oom();
+        c.name = c.path;
+        cases_push(cs, &cap, c);
+    }
+    closedir(d);
+    if (cs->n)
+        qsort(cs->v, (size_t)cs->n, sizeof *cs->v, cmp_case);
+    cases_check_min(cs, min, "case files");
+    return cs;
+}
+
+const nw_test_cases_t *nw_test_cases_lines(const char *path, int min)
+{
+    nw_test_cases_t *cs = cases_new(path);
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        if (asprintf(&cs->error, "%s: cannot open the case file: %s", path, strerror(errno)) < 0)
+            oom();
+        return cs;
+    }
+    int cap = 0, lineno = 0;
+    char *buf = NULL;
+    size_t bcap = 0;
+    ssize_t len;
+    while ((len = getline(&buf, &bcap, f)) >= 0) {
+        lineno++;
+        while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r'))
+            buf[--len] = '\0';
+        const char *q = buf;
+        while (*q == ' ' || *q == '\t')
+            q++;
+        if (!*q || *q == '#')
+            continue;
+        nw_test_case_t c = {0};
+        c.path = cs->source;
+        c.line = xstrdup(buf);
+        c.lineno = lineno;
+        if (asprintf(&c.name, "%s:%d", path, lineno) < 0)
+            oom();
+        cases_push(cs, &cap, c);
+    }
+    free(buf);
+    fclose(f);
+    cases_check_min(cs, min, "cases");
+    return cs;
+}
+
+/* the sources that did not load, one failing iteration each */
+static const nw_test_cases_t *broken[64];
+static int nbroken;
+
+START_TEST(data_cases_missing)
+{
+    ck_abort_msg("%s", broken[_i]->error);
+}
+END_TEST
+
+void nw_test_add_cases(TCase *tc, const TTest *fn, const nw_test_cases_t *cs)
+{
+    if (cs->error || cs->n == 0) {
+        if (nbroken == (int)(sizeof broken / sizeof broken[0])) {
+            fprintf(stderr, "%s: %s\n", cs->source, cs->error ? cs->error : "no cases");
+            exit(2);
+        }
+        broken[nbroken] = cs;
+        _tcase_add_test(tc, data_cases_missing, 0, 0, nbroken, nbroken + 1);
+        nbroken++;
+        return;
+    }
+    _tcase_add_test(tc, fn, 0, 0, 0, cs->n);
+}
+
+const nw_test_case_t *nw_test_case(const nw_test_cases_t *cs, int i)
+{
+    ck_assert_msg(i >= 0 && i < cs->n, "%s: no case %d", cs->source, i);
+    return &cs->v[i];
 }
