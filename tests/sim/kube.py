@@ -73,8 +73,9 @@ def _status_ok(details=None, code=200):
 
 class KubeApi:
     def __init__(self, store, tokens, admission=None, bookmark_interval=60.0,
-                 default_watch_timeout=(1800, 3600), log_size=20000):
+                 default_watch_timeout=(1800, 3600), log_size=20000, authorizer=None):
         self.store = store
+        self.authorizer = authorizer        # rbac.Authorizer or None (everyone may do anything)
         self.tokens = dict(tokens)          # bearer token -> username
         self.admission = admission
         self.bookmark_interval = bookmark_interval
@@ -411,6 +412,14 @@ class Handler(BaseHTTPRequestHandler):
         sub = rest[2] if len(rest) > 2 else None
         if len(rest) > 3 or (sub and sub not in rt.subresources):
             raise ApiError(404, 'NotFound', 'the server could not find the requested resource')
+        if api.authorizer is not None:
+            watching = self.q.get('watch') in ('1', 'true', 'True')
+            verb = {'GET': 'get' if name else 'watch' if watching else 'list', 'POST': 'create',
+                    'PUT': 'update', 'PATCH': 'patch',
+                    'DELETE': 'delete' if name else 'deletecollection'}.get(method, 'get')
+            auth = (self._user, verb, group, rest[0], sub, ns, name)
+            if not api.authorizer.allowed(*auth):
+                raise ApiError(403, 'Forbidden', api.authorizer.message(*auth))
         if name is None:
             if method in ('GET', 'HEAD'):
                 if self.q.get('watch') in ('1', 'true', 'True'):

@@ -30,6 +30,7 @@ import certs  # noqa: E402
 import control as control_mod  # noqa: E402
 import controllers as controllers_mod  # noqa: E402
 import kube  # noqa: E402
+import rbac  # noqa: E402
 from store import KubeStore  # noqa: E402
 
 # nodewarden's namespace and Service (docs/configuration.md: gpu.exemptNamespaces, certs/gen-dev-certs.sh)
@@ -192,6 +193,8 @@ def main(argv=None):
     ap.add_argument('--webhook-key', default='')
     ap.add_argument('--no-webhooks', action='store_true', help='do not register nodewarden\'s webhooks')
     ap.add_argument('--no-scheduler', action='store_true')
+    ap.add_argument('--no-rbac', action='store_true',
+                    help='let nodewarden\'s ServiceAccount do everything (default: the chart\'s RBAC)')
     args = ap.parse_args(argv)
 
     out = os.path.abspath(args.dir)
@@ -212,7 +215,8 @@ def main(argv=None):
     bootstrap(store)
     adm = admission_mod.Admission(store)
     api = kube.KubeApi(store, {token: 'admin', 'nodewarden-' + token: 'system:serviceaccount:%s:nodewarden' % WEBHOOK_NS},
-                       admission=adm, bookmark_interval=args.bookmark_interval)
+                       admission=adm, bookmark_interval=args.bookmark_interval,
+                       authorizer=None if args.no_rbac else rbac.Authorizer())
     ctrl = controllers_mod.Controllers(store, adm, pod_termination_seconds=args.pod_termination,
                                        scheduler=not args.no_scheduler)
     api.serve(args.host, args.kube_port, os.path.join(out, 'apiserver.crt'), os.path.join(out, 'apiserver.key'))
@@ -280,6 +284,13 @@ def main(argv=None):
         'users': [{'name': 'admin', 'user': {'token': token}}],
         'contexts': [{'name': 'sim', 'context': {'cluster': 'sim', 'user': 'admin', 'namespace': 'default'}}],
     }, indent=2) + '\n', 0o600)
+    # nodewarden's own kubeconfig: its ServiceAccount, held to the chart's RBAC
+    write(os.path.join(out, 'nodewarden.kubeconfig'), json.dumps({
+        'apiVersion': 'v1', 'kind': 'Config', 'current-context': 'sim',
+        'clusters': [{'name': 'sim', 'cluster': {'server': kube_url, 'certificate-authority-data': ca_b64}}],
+        'users': [{'name': 'nodewarden', 'user': {'token': 'nodewarden-' + token}}],
+        'contexts': [{'name': 'sim', 'context': {'cluster': 'sim', 'user': 'nodewarden', 'namespace': WEBHOOK_NS}}],
+    }, indent=2) + '\n', 0o600)
     aws_url = 'http://%s:%d' % (args.host, aws_port) if aws_port else ''
     akid = getattr(aws, 'access_key_id', 'AKIDSIMULATOR000001') if aws else 'AKIDSIMULATOR000001'
     secret = getattr(aws, 'secret_access_key', 'simulator/secret/access/key') if aws else 'simulator/secret/access/key'
@@ -301,7 +312,7 @@ def main(argv=None):
         '  clusterCABundle: %s' % q(ca_b64),
         '  interruptionQueue: %s' % q(getattr(aws, 'queue_name', '') if aws else ''),
         'kubernetes:',
-        '  kubeconfig: %s' % q(os.path.join(out, 'kubeconfig')),
+        '  kubeconfig: %s' % q(os.path.join(out, 'nodewarden.kubeconfig')),
         'webhook:',
         '  listen: %s' % q('%s:%d' % (wh_host, wh_port)),
         '  tlsCert: %s' % q(os.path.abspath(wh_crt)),

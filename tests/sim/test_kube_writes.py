@@ -35,6 +35,26 @@ class WritesTest(unittest.TestCase):
         st, _, body = self.k.request('GET', '/api/v1/nodes', token='wrong')
         self.assertEqual(st, 401)
 
+    def test_rbac_for_nodewarden(self):
+        # nodewarden's ServiceAccount is held to the chart's ClusterRole and Role; admin is not
+        import rbac
+        self.c.api.tokens['sa-token'] = rbac.SA_USER
+        self.c.api.authorizer = rbac.Authorizer()
+        try:
+            st, _, _ = self.k.request('GET', '/api/v1/pods', token='sa-token')
+            self.assertEqual(st, 200)
+            st, _, body = self.k.request('GET', '/api/v1/namespaces/default/secrets', token='sa-token')
+            self.assertEqual((st, body['reason']), (403, 'Forbidden'))
+            self.assertIn('cannot list resource "secrets" in API group "" in the namespace "default"',
+                          body['message'])
+            st, _, body = self.k.request('PUT', '/apis/coordination.k8s.io/v1/namespaces/default/leases/l',
+                                         {'metadata': {'name': 'l'}}, token='sa-token')
+            self.assertEqual(st, 403)          # leases only in nodewarden's namespace
+            st, _, _ = self.k.request('GET', '/api/v1/namespaces/default/secrets')
+            self.assertEqual(st, 200)
+        finally:
+            self.c.api.authorizer = None
+
     def test_discovery(self):
         st, _, apis = self.k.get('/apis')
         names = [g['name'] for g in apis['groups']]
