@@ -192,7 +192,7 @@ static void check_ami_terms(nw_kv_t *kv, const cJSON *spec)
             nw_kv_path(fp, ip, "alias");
             nw_kv_max_len(kv, fp, alias, 30);
             if (!nw_kv_re_match(nw_kre(NW_RE_ALIAS), alias))
-                nw_kv_cel(kv, fp, "string",
+                nw_kv_cel_str(kv, fp, alias,
                           "'alias' is improperly formatted, must match the format 'family@version'");
             const char *at = strchr(alias, '@');
             size_t fl = at ? (size_t)(at - alias) : strlen(alias);
@@ -201,7 +201,7 @@ static void check_ami_terms(nw_kv_t *kv, const cJSON *spec)
             static const char *const fams[] = {"al2", "al2023", "bottlerocket", "windows2019",
                                                "windows2022", "windows2025", NULL};
             if (fl >= 63 || !in_list(fam, fams))
-                nw_kv_cel(kv, fp, "string",
+                nw_kv_cel_str(kv, fp, alias,
                           "family is not supported, must be one of the following: 'al2', 'al2023', "
                           "'bottlerocket', 'windows2019', 'windows2022', 'windows2025'");
             static const char *const M_WIN = "windows families may only specify version 'latest'";
@@ -213,7 +213,7 @@ static void check_ami_terms(nw_kv_t *kv, const cJSON *spec)
                     const char *v = at + 1, *e = strchr(v, '@');
                     size_t vl = e ? (size_t)(e - v) : strlen(v);
                     if (vl != 6 || strncmp(v, "latest", 6) != 0)
-                        nw_kv_cel(kv, fp, "string", M_WIN);
+                        nw_kv_cel_str(kv, fp, alias, M_WIN);
                 }
             }
         }
@@ -548,11 +548,9 @@ static void check_network_interfaces(nw_kv_t *kv, const cJSON *spec)
         }
     }
     if (cJSON_GetArraySize(nis) > 0 && !primary)
-        nw_kv_cel(kv, lp, "array", "networkInterfaces must include a primary interface with networkCardIndex 0, deviceIndex 0 and interfaceType 'interface'");
-    if (dup)
-        nw_kv_cel(kv, lp, "array", "networkInterfaces may not repeat a (networkCardIndex, deviceIndex) pair");
-    if (efa_dup)
-        nw_kv_cel(kv, lp, "array", "at most one 'efa-only' interface is allowed per networkCardIndex");
+        nw_kv_cel(kv, lp, "array", "networkInterfaces must include a primary interface with interfaceType='interface'");
+    if (dup || efa_dup) /* one rule upstream, so one error */
+        nw_kv_cel(kv, lp, "array", "networkInterfaces must not have duplicate networkCardIndex and deviceIndex pairs, and can have at most one efa device per network card");
 }
 
 static void check_connection_tracking(nw_kv_t *kv, const cJSON *spec)
@@ -565,7 +563,7 @@ static void check_connection_tracking(nw_kv_t *kv, const cJSON *spec)
     opt_int(kv, ct, cp, "udpStreamTimeout", 60, 180);
     opt_int(kv, ct, cp, "udpTimeout", 30, 60);
     if (!HAS(ct, "tcpEstablishedTimeout") && !HAS(ct, "udpStreamTimeout") && !HAS(ct, "udpTimeout"))
-        nw_kv_cel(kv, cp, "object", "expected at least one, got none, ['tcpEstablishedTimeout', 'udpStreamTimeout', 'udpTimeout']");
+        nw_kv_cel(kv, cp, "object", "at least one of tcpEstablishedTimeout, udpStreamTimeout, or udpTimeout must be set");
 }
 
 static void check_placement_group(nw_kv_t *kv, const cJSON *spec)
@@ -579,8 +577,10 @@ static void check_placement_group(nw_kv_t *kv, const cJSON *spec)
     if (name)
         nw_kv_min_len(kv, nw_kv_path(p, pp, "name"), name, 1);
     opt_pattern(kv, pg, pp, "id", NW_RE_PG_ID);
-    if (HAS(pg, "name") == HAS(pg, "id"))
-        nw_kv_cel(kv, pp, "object", "must specify exactly one of ['name', 'id']");
+    if (!HAS(pg, "name") && !HAS(pg, "id"))
+        nw_kv_cel(kv, pp, "object", "expected at least one, got none, ['name', 'id']");
+    if (HAS(pg, "name") && HAS(pg, "id"))
+        nw_kv_cel(kv, pp, "object", "'name' and 'id' are mutually exclusive");
 }
 
 /* ---- spec ------------------------------------------------------------------------------------ */
@@ -604,10 +604,10 @@ nw_rc_t nw_ec2nodeclass_validate(const cJSON *obj, const cJSON *old, nw_kv_t *kv
     check_placement_group(kv, spec);
     const char *role = opt_str(kv, spec, "spec", "role");
     if (role && !*role)
-        nw_kv_cel(kv, "spec.role", "string", "role cannot be empty");
+        nw_kv_cel_str(kv, "spec.role", role, "role cannot be empty");
     const char *ip = opt_str(kv, spec, "spec", "instanceProfile");
     if (ip && !*ip)
-        nw_kv_cel(kv, "spec.instanceProfile", "string", "instanceProfile cannot be empty");
+        nw_kv_cel_str(kv, "spec.instanceProfile", ip, "instanceProfile cannot be empty");
     opt_str(kv, spec, "spec", "userData");
     opt_str(kv, spec, "spec", "context");
     check_tags(kv, spec);

@@ -230,7 +230,7 @@ const char *nw_kv_idx(char *out, const char *parent, size_t i)
 
 const char *nw_kv_key(char *out, const char *parent, const char *key)
 {
-    snprintf(out, NW_KV_PATH_MAX, "%s[%s]", parent, key);
+    snprintf(out, NW_KV_PATH_MAX, "%s.%s", parent, key);
     return out;
 }
 
@@ -354,18 +354,25 @@ size_t nw_kv_strlen(const char *s)
     return n;
 }
 
-void nw_kv_max_len(nw_kv_t *kv, const char *path, const char *s, size_t max)
+/* A string schema stops at its first failure: maxLength, minLength, then pattern
+ * (k8s.io/kube-openapi pkg/validation/validate/validator.go, stringValidator), so the
+ * callers check the pattern only when these return true. */
+bool nw_kv_max_len(nw_kv_t *kv, const char *path, const char *s, size_t max)
 {
-    if (nw_kv_strlen(s) > max)
-        nw_kv_add(kv, NW_KV_TOOLONG, false, path, "Too long: may not be more than %zu bytes", max);
+    if (nw_kv_strlen(s) <= max)
+        return true;
+    nw_kv_add(kv, NW_KV_TOOLONG, false, path, "Too long: may not be more than %zu bytes", max);
+    return false;
 }
 
-void nw_kv_min_len(nw_kv_t *kv, const char *path, const char *s, size_t min)
+bool nw_kv_min_len(nw_kv_t *kv, const char *path, const char *s, size_t min)
 {
     char q[600];
-    if (nw_kv_strlen(s) < min)
-        nw_kv_add(kv, NW_KV_INVALID, false, path, "Invalid value: %s: %s in body should be at least %zu chars long",
-                  nw_kv_quote(q, sizeof q, s), path, min);
+    if (nw_kv_strlen(s) >= min)
+        return true;
+    nw_kv_add(kv, NW_KV_INVALID, false, path, "Invalid value: %s: %s in body should be at least %zu chars long",
+              nw_kv_quote(q, sizeof q, s), path, min);
+    return false;
 }
 
 void nw_kv_max_items(nw_kv_t *kv, const char *path, const cJSON *arr, int max)
@@ -410,9 +417,22 @@ bool nw_kv_pattern(nw_kv_t *kv, const char *path, const char *s, const nw_kv_re_
     return false;
 }
 
+/* Kubernetes 1.35 (k8s.io/apiextensions-apiserver pkg/apiserver/schema/cel/validation.go):
+ * a rule that evaluates to false on an object or an array omits the value; on a scalar
+ * the value itself is shown (field.Error.ErrorBody: a string %q-quoted). */
 void nw_kv_cel(nw_kv_t *kv, const char *path, const char *type, const char *msg)
 {
-    nw_kv_add(kv, NW_KV_INVALID, true, path, "Invalid value: \"%s\": %s", type, msg);
+    if (strcmp(type, "object") == 0 || strcmp(type, "array") == 0)
+        nw_kv_add(kv, NW_KV_INVALID, true, path, "Invalid value: %s", msg);
+    else
+        nw_kv_add(kv, NW_KV_INVALID, true, path, "Invalid value: \"%s\": %s", type, msg);
+}
+
+void nw_kv_cel_str(nw_kv_t *kv, const char *path, const char *value, const char *msg)
+{
+    char q[NW_KV_PATH_MAX];
+    nw_kv_add(kv, NW_KV_INVALID, true, path, "Invalid value: %s: %s",
+              nw_kv_quote(q, sizeof q, value), msg);
 }
 
 void nw_kv_cel_eval(nw_kv_t *kv, const char *path, const char *type, const char *err,

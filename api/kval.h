@@ -110,8 +110,9 @@ void nw_kv_int_range(nw_kv_t *kv, const char *path, double v, long long min, lon
 
 /** String length in characters (UTF-8 code points), as OpenAPI counts. */
 size_t nw_kv_strlen(const char *s);
-void nw_kv_max_len(nw_kv_t *kv, const char *path, const char *s, size_t max);
-void nw_kv_min_len(nw_kv_t *kv, const char *path, const char *s, size_t min);
+/* false (and the error added) when the length is out of bounds */
+bool nw_kv_max_len(nw_kv_t *kv, const char *path, const char *s, size_t max);
+bool nw_kv_min_len(nw_kv_t *kv, const char *path, const char *s, size_t min);
 void nw_kv_max_items(nw_kv_t *kv, const char *path, const cJSON *arr_or_obj, int max);
 void nw_kv_min_items(nw_kv_t *kv, const char *path, const cJSON *arr, int min);
 
@@ -137,8 +138,12 @@ bool nw_kv_re_match(const nw_kv_re_t *re, const char *s);
 /** Pattern check with the kube-apiserver message; returns the match result. */
 bool nw_kv_pattern(nw_kv_t *kv, const char *path, const char *s, const nw_kv_re_t *re);
 
-/** CEL failure: `path: Invalid value: "<type>": msg`. */
+/** CEL failure on an object or array (`type`): `path: Invalid value: msg`, as
+ * Kubernetes 1.35 words it. */
 void nw_kv_cel(nw_kv_t *kv, const char *path, const char *type, const char *msg);
+
+/** CEL failure on a string: `path: Invalid value: "<value>": msg`. */
+void nw_kv_cel_str(nw_kv_t *kv, const char *path, const char *value, const char *msg);
 
 /** CEL evaluation error: `path: Invalid value: "<type>": <err> evaluating rule: msg`. */
 void nw_kv_cel_eval(nw_kv_t *kv, const char *path, const char *type, const char *err,

@@ -16,9 +16,9 @@ typedef char path_t[NW_KV_PATH_MAX];
 
 #define MAX_SEEN 200 /* taints compared for duplicates (layer D) */
 
-static const char *const OPERATORS[] = {"In", "NotIn", "Exists", "DoesNotExist",
-                                        "Gt", "Lt",    "Gte",    "Lte",
-                                        NULL};
+/* in the CRD's enum order (Karpenter v1.14.1), which "supported values" lists */
+static const char *const OPERATORS[] = {"Gte", "Lte", "In", "NotIn", "Exists", "DoesNotExist",
+                                        "Gt",  "Lt",  NULL};
 static const char *const EFFECTS[] = {"NoSchedule", "PreferNoSchedule", "NoExecute", NULL};
 static const char *const POLICIES[] = {"WhenEmpty", "WhenEmptyOrUnderutilized", "Balanced", NULL};
 static const char *const REASONS[] = {"Underutilized", "Empty", "Drifted", NULL};
@@ -192,8 +192,8 @@ static void check_taints(nw_kv_t *kv, const cJSON *tspec, const char *tpath, con
         const char *added = opt_str(kv, t, ip, "timeAdded");
         if (key) {
             nw_kv_path(fp, ip, "key");
-            nw_kv_min_len(kv, fp, key, 1);
-            nw_kv_pattern(kv, fp, key, nw_kre(NW_RE_QNAME));
+            if (nw_kv_min_len(kv, fp, key, 1))
+                nw_kv_pattern(kv, fp, key, nw_kre(NW_RE_QNAME));
             if (*key)
                 warn_key(res, fp, key);
         }
@@ -208,7 +208,8 @@ static void check_taints(nw_kv_t *kv, const cJSON *tspec, const char *tpath, con
         if (added && !nw_kv_re_match(nw_kre(NW_RE_DATETIME), added)) {
             char q[600];
             nw_kv_path(fp, ip, "timeAdded");
-            nw_kv_add(kv, NW_KV_INVALID, false, fp,
+            /* a format failure is a TypeInvalid error, which gates the CEL rules */
+            nw_kv_add(kv, NW_KV_TYPE, false, fp,
                       "Invalid value: %s: %s in body must be of type date-time: %s",
                       nw_kv_quote(q, sizeof q, added), fp, q);
         }
@@ -312,12 +313,12 @@ static void check_requirements(nw_kv_t *kv, const cJSON *tspec, const char *tpat
         const cJSON *minv = opt_typed(kv, r, ip, "minValues", "integer");
         if (key) {
             nw_kv_path(fp, ip, "key");
-            nw_kv_max_len(kv, fp, key, 316);
-            nw_kv_pattern(kv, fp, key, nw_kre(NW_RE_QNAME));
+            if (nw_kv_max_len(kv, fp, key, 316))
+                nw_kv_pattern(kv, fp, key, nw_kre(NW_RE_QNAME));
             const char *fails[4];
             int nf = nw_nodepool_key_restrictions(key, 1, 1, fails);
             for (int k = 0; k < nf; k++)
-                nw_kv_cel(kv, fp, "string", fails[k]);
+                nw_kv_cel_str(kv, fp, key, fails[k]);
         }
         if (op) {
             nw_kv_path(fp, ip, "operator");
@@ -366,8 +367,8 @@ static void check_labels(nw_kv_t *kv, const cJSON *meta, const char *mpath, nw_a
         for (const cJSON *l = labels->child; l; l = l->next) {
             nw_kv_key(kp, lp, l->string);
             if (nw_kv_type(kv, kp, l, "string")) {
-                nw_kv_max_len(kv, kp, l->valuestring, 63);
-                nw_kv_pattern(kv, kp, l->valuestring, nw_kre(NW_RE_LABEL_VALUE));
+                if (nw_kv_max_len(kv, kp, l->valuestring, 63))
+                    nw_kv_pattern(kv, kp, l->valuestring, nw_kre(NW_RE_LABEL_VALUE));
                 warn_value(res, kp, l->valuestring);
             }
             warn_key(res, kp, l->string);
@@ -409,12 +410,12 @@ static void check_node_class_ref(nw_kv_t *kv, const cJSON *tspec, const char *tp
         nw_kv_path(fp, rp, "group");
         nw_kv_pattern(kv, fp, group, nw_kre(NW_RE_GROUP));
         if (!*group)
-            nw_kv_cel(kv, fp, "string", "group may not be empty");
+            nw_kv_cel_str(kv, fp, group, "group may not be empty");
     }
     if (kind && !*kind)
-        nw_kv_cel(kv, nw_kv_path(fp, rp, "kind"), "string", "kind may not be empty");
+        nw_kv_cel_str(kv, nw_kv_path(fp, rp, "kind"), kind, "kind may not be empty");
     if (name && !*name)
-        nw_kv_cel(kv, nw_kv_path(fp, rp, "name"), "string", "name may not be empty");
+        nw_kv_cel_str(kv, nw_kv_path(fp, rp, "name"), name, "name may not be empty");
     /* transition rules: only when the old object has nodeClassRef */
     const cJSON *old = nw_kv_get(old_tspec, "nodeClassRef");
     if (cJSON_IsObject(old)) {
@@ -478,13 +479,16 @@ static void check_disruption(nw_kv_t *kv, const cJSON *spec)
                 if (!nw_kv_type(kv, xp, r, "string"))
                     continue;
                 nw_kv_enum(kv, xp, r->valuestring, REASONS);
+                /* only the second appearance of a value is a Duplicate (k8s.io/
+                 * apiextensions-apiserver pkg/apiserver/schema/listtype validateListSet) */
+                int seen = 0;
                 for (const cJSON *q = reasons->child; q != r; q = q->next)
-                    if (cJSON_IsString(q) && strcmp(q->valuestring, r->valuestring) == 0) {
-                        char qq[600];
-                        nw_kv_add(kv, NW_KV_DUPLICATE, false, xp, "Duplicate value: %s",
-                                  nw_kv_quote(qq, sizeof qq, r->valuestring));
-                        break;
-                    }
+                    seen += cJSON_IsString(q) && strcmp(q->valuestring, r->valuestring) == 0;
+                if (seen == 1) {
+                    char qq[600];
+                    nw_kv_add(kv, NW_KV_DUPLICATE, false, xp, "Duplicate value: %s",
+                              nw_kv_quote(qq, sizeof qq, r->valuestring));
+                }
             }
         }
     }
@@ -508,8 +512,14 @@ static void check_limits(nw_kv_t *kv, const cJSON *spec)
             nw_kv_pattern(kv, kp, l->valuestring, nw_kre(NW_RE_QUANTITY));
             continue;
         }
+        /* the int-or-string schema (anyOf integer, string) fails three ways, as
+         * kube-apiserver reports it: the type, the anyOf, the first branch's type */
         nw_kv_add(kv, NW_KV_TYPE, false, kp,
                   "Invalid value: \"%s\": %s in body must be of type integer,string: \"%s\"", t, kp, t);
+        nw_kv_add(kv, NW_KV_INVALID, false, "<nil>",
+                  "Invalid value: \"\": \"%s\" must validate at least one schema (anyOf)", kp);
+        nw_kv_add(kv, NW_KV_TYPE, false, kp,
+                  "Invalid value: \"%s\": %s in body must be of type integer: \"%s\"", t, kp, t);
     }
 }
 

@@ -127,8 +127,14 @@ def pat(path, value, regex):
     return f'{path}: Invalid value: {json.dumps(value)}: {path} in body should match \'{regex}\''
 
 
-def cel(path, typ, msg):
-    return f'{path}: Invalid value: "{typ}": {msg}'
+def cel(path, typ, msg, value=None):
+    """A CEL rule's failure in Kubernetes 1.35's words: an object or array omits the
+    value, a string shows it (k8s.io/apiextensions-apiserver pkg/apiserver/schema/cel)."""
+    if typ in ("object", "array"):
+        return f'{path}: Invalid value: {msg}'
+    if typ == "string" and value is not None:
+        return f'{path}: Invalid value: {json.dumps(value)}: {msg}'
+    raise ValueError(f"cel({path!r}): a {typ} rule needs the value")
 
 
 def req(path):

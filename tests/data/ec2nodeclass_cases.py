@@ -78,10 +78,10 @@ def cases():
     add(("ami-alias-ok", full(ami({"alias": "bottlerocket@1.10.0"})), OK))
     add(("ami-alias-windows-latest-ok", full(ami({"alias": "windows2025@latest"})), OK))
     add(("ami-alias-format", full(ami({"alias": "al2023"})),
-         deny(cel(AMI + "[0].alias", "string", M_FMT))))
-    add(("ami-alias-family", full(ami({"alias": "ubuntu@latest"})), deny(cel(AMI + "[0].alias", "string", M_FAMILY))))
-    add(("ami-alias-family-case", full(ami({"alias": "AL2023@latest"})), deny(cel(AMI + "[0].alias", "string", M_FAMILY))))
-    add(("ami-alias-windows-version", full(ami({"alias": "windows2022@v20240101"})), deny(cel(AMI + "[0].alias", "string", M_WIN))))
+         deny(cel(AMI + "[0].alias", "string", M_FMT, "al2023"))))
+    add(("ami-alias-family", full(ami({"alias": "ubuntu@latest"})), deny(cel(AMI + "[0].alias", "string", M_FAMILY, "ubuntu@latest"))))
+    add(("ami-alias-family-case", full(ami({"alias": "AL2023@latest"})), deny(cel(AMI + "[0].alias", "string", M_FAMILY, "AL2023@latest"))))
+    add(("ami-alias-windows-version", full(ami({"alias": "windows2022@v20240101"})), deny(cel(AMI + "[0].alias", "string", M_WIN, "windows2022@v20240101"))))
     add(("ami-alias-too-long", full(ami({"alias": "al2023@" + "v" * 30})),
          deny(f"{AMI}[0].alias: Too long: may not be more than 30 bytes", gate=True)))
     add(("ami-term-empty", full(ami({}), ("spec.amiFamily", "AL2023")),
@@ -120,9 +120,9 @@ def cases():
     add(("role-and-profile", full(("spec.instanceProfile", "p")), deny(cel("spec", "object", M_EXACT))))
     add(("neither-role-nor-profile", full(("spec.role", DEL)), deny(cel("spec", "object", M_EXACT))))
     add(("profile-only-ok", full(("spec.role", DEL), ("spec.instanceProfile", "KarpenterNodeInstanceProfile")), OK))
-    add(("role-empty", full(("spec.role", "")), deny(cel("spec.role", "string", "role cannot be empty"))))
+    add(("role-empty", full(("spec.role", "")), deny(cel("spec.role", "string", "role cannot be empty", ""))))
     add(("profile-empty", full(("spec.role", DEL), ("spec.instanceProfile", "")),
-         deny(cel("spec.instanceProfile", "string", "instanceProfile cannot be empty"))))
+         deny(cel("spec.instanceProfile", "string", "instanceProfile cannot be empty", ""))))
     add(("role-changed-on-update-ok", full(("spec.role", "other")), OK, FULL))
     # ---- subnets and security groups (§3.4) ----
     add(("subnet-terms-required", full(("spec.subnetSelectorTerms", DEL)), deny(req(SUB), gate=True)))
@@ -171,7 +171,7 @@ def cases():
     add(("pg-name-ok", full(("spec.placementGroupSelector", {"name": "my-pg"})), OK))
     add(("pg-id-ok", full(("spec.placementGroupSelector", {"id": "pg-0abc"})), OK))
     add(("pg-both", full(("spec.placementGroupSelector", {"id": "pg-0abc", "name": "x"})),
-         deny(cel("spec.placementGroupSelector", "object", "must specify exactly one of ['name', 'id']"))))
+         deny(cel("spec.placementGroupSelector", "object", "'name' and 'id' are mutually exclusive"))))
     add(("pg-id-pattern", full(("spec.placementGroupSelector", {"id": "pg-ABC"})),
          deny(pat("spec.placementGroupSelector.id", "pg-ABC", "^pg-[0-9a-z]+$"))))
     add(("pg-name-empty", full(("spec.placementGroupSelector", {"name": ""})),
@@ -204,13 +204,13 @@ def cases():
     add(("kubelet-reserved-negative", full(("spec.kubelet", {"kubeReserved": {"cpu": "-1"}})),
          deny(cel(KUB + ".kubeReserved", "object", "kubeReserved value cannot be a negative resource quantity"))))
     add(("kubelet-reserved-pattern", full(("spec.kubelet", {"kubeReserved": {"memory": "1GB"}})),
-         deny(pat(KUB + ".kubeReserved[memory]", "1GB", QTY))))
+         deny(pat(KUB + ".kubeReserved.memory", "1GB", QTY))))
     add(("kubelet-reserved-plus-ok", full(("spec.kubelet", {"kubeReserved": {"memory": "+1Gi"}})), OK))
     add(("kubelet-eviction-keys", full(("spec.kubelet", {"evictionHard": {"memory.free": "1Gi"}})),
          deny(cel(KUB + ".evictionHard", "object", f"valid keys for evictionHard are {EVK}"))))
     for i, v in enumerate(["101%", "5.123%", "lots", "1 Gi"]):
         add((f"kubelet-eviction-pattern-{i}", full(("spec.kubelet", {"evictionHard": {"memory.available": v}})),
-             deny(pat(KUB + ".evictionHard[memory.available]", v, EVICT))))
+             deny(pat(KUB + ".evictionHard.memory.available", v, EVICT))))
     add(("kubelet-soft-without-grace", full(("spec.kubelet", {"evictionSoft": {"memory.available": "1Gi"}})),
          deny(f'{KUB}: Invalid value: "object": no such key: evictionSoftGracePeriod evaluating rule: evictionSoft OwnerKey does not have a matching evictionSoftGracePeriod')))
     add(("kubelet-grace-without-soft", full(("spec.kubelet", {"evictionSoftGracePeriod": {"memory.available": "1m"}})),
@@ -274,23 +274,23 @@ def cases():
         {"networkCardIndex": 0, "deviceIndex": 1, "interfaceType": "efa-only"},
         {"networkCardIndex": 1, "deviceIndex": 0, "interfaceType": "efa-only"}])), OK))
     add(("network-interfaces-no-primary", full(("spec.networkInterfaces", [{"networkCardIndex": 1, "deviceIndex": 0, "interfaceType": "efa-only"}])),
-         deny(cel(NI, "array", "networkInterfaces must include a primary interface with networkCardIndex 0, deviceIndex 0 and interfaceType 'interface'"))))
+         deny(cel(NI, "array", "networkInterfaces must include a primary interface with interfaceType='interface'"))))
     add(("network-interfaces-dup", full(("spec.networkInterfaces", [
         {"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface"},
         {"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "efa-only"}])),
-        deny(cel(NI, "array", "networkInterfaces may not repeat a (networkCardIndex, deviceIndex) pair"))))
+        deny(cel(NI, "array", "networkInterfaces must not have duplicate networkCardIndex and deviceIndex pairs, and can have at most one efa device per network card"))))
     add(("network-interfaces-two-efa-per-card", full(("spec.networkInterfaces", [
         {"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface"},
         {"networkCardIndex": 1, "deviceIndex": 0, "interfaceType": "efa-only"},
         {"networkCardIndex": 1, "deviceIndex": 1, "interfaceType": "efa-only"}])),
-        deny(cel(NI, "array", "at most one 'efa-only' interface is allowed per networkCardIndex"))))
+        deny(cel(NI, "array", "networkInterfaces must not have duplicate networkCardIndex and deviceIndex pairs, and can have at most one efa device per network card"))))
     add(("network-interfaces-required-fields", full(("spec.networkInterfaces", [{"interfaceType": "efa"}])),
          deny(req(NI + "[0].networkCardIndex"), req(NI + "[0].deviceIndex"),
               enum(NI + "[0].interfaceType", "efa", ["interface", "efa-only"]), gate=True)))
     CT = "spec.connectionTracking"
     add(("connection-tracking-ok", full(("spec.connectionTracking", {"tcpEstablishedTimeout": 60, "udpStreamTimeout": 180, "udpTimeout": 30})), OK))
     add(("connection-tracking-empty", full(("spec.connectionTracking", {})),
-         deny(cel(CT, "object", "expected at least one, got none, ['tcpEstablishedTimeout', 'udpStreamTimeout', 'udpTimeout']"))))
+         deny(cel(CT, "object", "at least one of tcpEstablishedTimeout, udpStreamTimeout, or udpTimeout must be set"))))
     add(("connection-tracking-ranges", full(("spec.connectionTracking", {"tcpEstablishedTimeout": 59, "udpStreamTimeout": 181, "udpTimeout": 61})),
          deny(ge(CT + ".tcpEstablishedTimeout", 59, 60), le(CT + ".udpStreamTimeout", 181, 180), le(CT + ".udpTimeout", 61, 60))))
     add(("spec-wrong-type", mod(BASE, ("spec", [])), deny(typ("spec", "array", "object"), gate=True)))

@@ -10,7 +10,7 @@ BDUR = r"^((([0-9]+(h|m))|([0-9]+h[0-9]+m))(0s)?)$"
 CRON = r"^(@(annually|yearly|monthly|weekly|daily|midnight|hourly))|((.+)\s(.+)\s(.+)\s(.+)\s(.+))$"
 NODES = r"^((100|[0-9]{1,2})%|[0-9]+)$"
 QTY = r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$"
-OPS = ["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", "Gte", "Lte"]
+OPS = ["Gte", "Lte", "In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]
 EFFECTS = ["NoSchedule", "PreferNoSchedule", "NoExecute"]
 POLICIES = ["WhenEmpty", "WhenEmptyOrUnderutilized", "Balanced"]
 REASONS = ["Underutilized", "Empty", "Drifted"]
@@ -104,9 +104,9 @@ def cases():
     add(("nodeclassref-fields-required", full(("spec.template.spec.nodeClassRef", {})),
          deny(req(T + ".nodeClassRef.group"), req(T + ".nodeClassRef.kind"), req(T + ".nodeClassRef.name"), gate=True)))
     add(("nodeclassref-empty-strings", full(("spec.template.spec.nodeClassRef", {"group": "", "kind": "", "name": ""})),
-         deny(cel(T + ".nodeClassRef.group", "string", "group may not be empty"),
-              cel(T + ".nodeClassRef.kind", "string", "kind may not be empty"),
-              cel(T + ".nodeClassRef.name", "string", "name may not be empty"))))
+         deny(cel(T + ".nodeClassRef.group", "string", "group may not be empty", ""),
+              cel(T + ".nodeClassRef.kind", "string", "kind may not be empty", ""),
+              cel(T + ".nodeClassRef.name", "string", "name may not be empty", ""))))
     add(("nodeclassref-group-slash", full(("spec.template.spec.nodeClassRef.group", "karpenter.k8s.aws/v1")),
          deny(pat(T + ".nodeClassRef.group", "karpenter.k8s.aws/v1", "^[^/]*$"))))
     add(("nodeclassref-other-kind-warns", full(("spec.template.spec.nodeClassRef.kind", "FooNodeClass")),
@@ -150,15 +150,15 @@ def cases():
              deny(pat(R0 + ".key", bad, QN))))
     for i, k in enumerate(["karpenter.sh/foo", "fookarpenter.sh/x", "karpenter.sh", "x.karpenter.sh/y"]):
         add((f"requirement-key-karpenter-sh-{i}", full(reqs({"key": k, "operator": "Exists"})),
-             deny(cel(R0 + ".key", "string", 'label domain "karpenter.sh" is restricted'))))
+             deny(cel(R0 + ".key", "string", 'label domain "karpenter.sh" is restricted', k))))
     add(("requirement-key-nodepool", full(reqs({"key": "karpenter.sh/nodepool", "operator": "In", "values": ["a"]})),
-         deny(cel(R0 + ".key", "string", 'label "karpenter.sh/nodepool" is restricted'))))
+         deny(cel(R0 + ".key", "string", 'label "karpenter.sh/nodepool" is restricted', "karpenter.sh/nodepool"))))
     add(("requirement-key-hostname", full(reqs({"key": "kubernetes.io/hostname", "operator": "In", "values": ["a"]})),
-         deny(cel(R0 + ".key", "string", 'label "kubernetes.io/hostname" is restricted'))))
+         deny(cel(R0 + ".key", "string", 'label "kubernetes.io/hostname" is restricted', "kubernetes.io/hostname"))))
     add(("requirement-key-aws-instance-pods", full(reqs({"key": "karpenter.k8s.aws/instance-pods", "operator": "Exists"})),
-         deny(cel(R0 + ".key", "string", 'label domain "karpenter.k8s.aws" is restricted'))))
+         deny(cel(R0 + ".key", "string", 'label domain "karpenter.k8s.aws" is restricted', "karpenter.k8s.aws/instance-pods"))))
     add(("requirement-key-aws-suffix", full(reqs({"key": "x.karpenter.k8s.aws/instance-family", "operator": "Exists"})),
-         deny(cel(R0 + ".key", "string", 'label domain "karpenter.k8s.aws" is restricted'))))
+         deny(cel(R0 + ".key", "string", 'label domain "karpenter.k8s.aws" is restricted', "x.karpenter.k8s.aws/instance-family"))))
     add(("requirement-keys-allowed", full(reqs(*[
         {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot", "on-demand"]},
         {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m6i"]},
@@ -214,9 +214,9 @@ def cases():
     add(("labels-too-many", full(("spec.template.metadata.labels", {f"k{i}": "v" for i in range(101)})),
          deny(f"{LBL}: Too many: 101: must have at most 100 items", gate=True)))
     add(("labels-value-too-long", full(("spec.template.metadata.labels", {"team": "x" * 64})),
-         deny(f"{LBL}[team]: Too long: may not be more than 63 bytes", gate=True)))
+         deny(f"{LBL}.team: Too long: may not be more than 63 bytes", gate=True)))
     add(("labels-value-pattern", full(("spec.template.metadata.labels", {"team": "bad value"})),
-         deny(pat(LBL + "[team]", "bad value", LV))))
+         deny(pat(LBL + ".team", "bad value", LV))))
     add(("labels-value-empty-ok", full(("spec.template.metadata.labels", {"team": ""})), OK))
     add(("labels-key-not-pattern-checked", full(("spec.template.metadata.labels", {"has space": "x"})),
          {"expect": "allowed", "warnings": ["invalid label key"]}))
@@ -238,10 +238,10 @@ def cases():
         "karpenter.k8s.aws/instance-family": "m6i", "example.com/gpu": "true"})),
         {"expect": "allowed"}))
     add(("labels-value-type", full(("spec.template.metadata.labels", {"n": 5})),
-         deny(typ(LBL + "[n]", "integer", "string"), gate=True)))
+         deny(typ(LBL + ".n", "integer", "string"), gate=True)))
     add(("annotations-free", full(("spec.template.metadata.annotations", {"karpenter.sh/do-not-disrupt": "true", "x y": ""})), OK))
     add(("annotations-type", full(("spec.template.metadata.annotations", {"a": True})),
-         deny(typ("spec.template.metadata.annotations[a]", "boolean", "string"), gate=True)))
+         deny(typ("spec.template.metadata.annotations.a", "boolean", "string"), gate=True)))
     # ---- taints (§1.3) ----
     TA = T + ".taints[0]"
     add(("taints-valid", full(("spec.template.spec.taints", [
@@ -252,7 +252,7 @@ def cases():
     add(("taints-key-required-effect-required", full(("spec.template.spec.taints", [{"value": "x"}])),
          deny(req(TA + ".key"), req(TA + ".effect"), gate=True)))
     add(("taints-key-empty", full(("spec.template.spec.taints", [{"key": "", "effect": "NoSchedule"}])),
-         deny(f'{TA}.key: Invalid value: "": {TA}.key in body should be at least 1 chars long', pat(TA + ".key", "", QN))))
+         deny(f'{TA}.key: Invalid value: "": {TA}.key in body should be at least 1 chars long')))
     add(("taints-key-pattern", full(("spec.template.spec.taints", [{"key": "Bad.Domain/x", "effect": "NoSchedule"}])),
          deny(pat(TA + ".key", "Bad.Domain/x", QN))))
     add(("taints-value-empty", full(("spec.template.spec.taints", [{"key": "a", "value": "", "effect": "NoSchedule"}])),
@@ -260,7 +260,7 @@ def cases():
     add(("taints-effect-enum", full(("spec.template.spec.taints", [{"key": "a", "effect": "NoSchedul"}])),
          deny(enum(TA + ".effect", "NoSchedul", EFFECTS), gate=True)))
     add(("taints-time-added-format", full(("spec.template.spec.taints", [{"key": "a", "effect": "NoExecute", "timeAdded": "yesterday"}])),
-         deny(f'{TA}.timeAdded: Invalid value: "yesterday": {TA}.timeAdded in body must be of type date-time: "yesterday"')))
+         deny(f'{TA}.timeAdded: Invalid value: "yesterday": {TA}.timeAdded in body must be of type date-time: "yesterday"', gate=True)))
     ST = T + ".startupTaints[0]"
     add(("startup-taints-rules", full(("spec.template.spec.startupTaints", [{"key": "a", "value": "", "effect": "Bad"}])),
          deny(pat(ST + ".value", "", QN), enum(ST + ".effect", "Bad", EFFECTS), gate=True)))
@@ -310,16 +310,21 @@ def cases():
     add(("budget-reasons-duplicate", full(("spec.disruption.budgets", [{"nodes": "1", "reasons": ["Drifted", "Drifted"]}])),
          deny(f'{B0}.reasons[1]: Duplicate value: "Drifted"')))
     add(("budget-reasons-too-many", full(("spec.disruption.budgets", [{"nodes": "1", "reasons": ["Empty"] * 51}])),
-         {"expect": [{"path": B0 + ".reasons", "contains": "Too many: 51: must have at most 50 items"}]}))
+         deny(B0 + ".reasons: Too many: 51: must have at most 50 items",
+              B0 + '.reasons[1]: Duplicate value: "Empty"', gate=True)))
     # ---- limits (§1.2) ----
     add(("limits-ok", full(("spec.limits", {"cpu": 1000, "memory": "1000Gi", "nvidia.com/gpu": "8", "nodes": "10",
                                             "x": "-5", "y": "1.5Ti", "z": "10e3", "w": ".5"})), OK))
     for i, v in enumerate(["100GB", "lots", "1 Gi", "10e3Gi"]):
-        add((f"limits-bad-{i}", full(("spec.limits", {"cpu": v})), deny(pat("spec.limits[cpu]", v, QTY))))
+        add((f"limits-bad-{i}", full(("spec.limits", {"cpu": v})), deny(pat("spec.limits.cpu", v, QTY))))
     add(("limits-type-bool", full(("spec.limits", {"cpu": True})),
-         deny('spec.limits[cpu]: Invalid value: "boolean": spec.limits[cpu] in body must be of type integer,string: "boolean"', gate=True)))
+         deny('spec.limits.cpu: Invalid value: "boolean": spec.limits.cpu in body must be of type integer,string: "boolean"',
+              '<nil>: Invalid value: "": "spec.limits.cpu" must validate at least one schema (anyOf)',
+              'spec.limits.cpu: Invalid value: "boolean": spec.limits.cpu in body must be of type integer: "boolean"', gate=True)))
     add(("limits-type-float", full(("spec.limits", {"cpu": 1.5})),
-         deny('spec.limits[cpu]: Invalid value: "number": spec.limits[cpu] in body must be of type integer,string: "number"', gate=True)))
+         deny('spec.limits.cpu: Invalid value: "number": spec.limits.cpu in body must be of type integer,string: "number"',
+              '<nil>: Invalid value: "": "spec.limits.cpu" must validate at least one schema (anyOf)',
+              'spec.limits.cpu: Invalid value: "number": spec.limits.cpu in body must be of type integer: "number"', gate=True)))
     # ---- weight, replicas, static pools (§2.1, §2.3) ----
     add(("weight-ok", full(("spec.weight", 100)), OK))
     add(("weight-integral-float-ok", full(("spec.weight", 10.0)), OK))
@@ -348,6 +353,6 @@ def cases():
                                       ("spec.disruption.budgets", [{"nodes": "ten"}]),
                                       reqs({"key": "karpenter.sh/foo", "operator": "Exists"})),
          deny(le("spec.weight", 101, 100), pat(T + ".expireAfter", "1d", DURN), pat(B0 + ".nodes", "ten", NODES),
-              cel(R0 + ".key", "string", 'label domain "karpenter.sh" is restricted'))))
+              cel(R0 + ".key", "string", 'label domain "karpenter.sh" is restricted', "karpenter.sh/foo"))))
     add(("unknown-fields-ignored", full(("spec.foo", 1), ("spec.template.spec.bar", {"x": 1})), OK))
     return c
