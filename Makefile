@@ -145,6 +145,12 @@ SIM_TESTS = $(sort $(wildcard tests/sim/test_*.py))
 E2E_JOBS = $(foreach t,$(E2E_TESTS),e2e/$(notdir $(t))='NW_BIN=$(abspath $(BUILD)/nodewarden) exec $(t)')
 SIM_JOBS = $(foreach t,$(SIM_TESTS),sim/$(basename $(notdir $(t)))='NW_BIN=$(abspath $(BUILD)/nodewarden) exec python3 -m unittest discover -s tests/sim -p $(notdir $(t)) -t .')
 
+# Karpenter's CRDs as the oracle (docs/admission-oracle.md): our CRDs against Karpenter's
+# field by field, and every admission case against kube-apiserver with each set (that
+# one needs the pinned control plane of tests/k8s/)
+ORACLE_JOBS = oracle/parity='python3 -m tests.oracle.parity && python3 -m unittest tests.oracle.test_parity' \
+  $(if $(wildcard tests/k8s/controlplane.py),oracle/admission='NW_BIN=$(abspath $(BUILD)/nodewarden) python3 -m tests.oracle.oracle')
+
 test: $(DEPS_STAMP)
 	@$(MAKE) --no-print-directory -j$(NPROC) all $(BUILD)/nw-unit
 	@$(ASAN_MAKE) -j$(NPROC) test-bins
@@ -155,7 +161,7 @@ test: $(DEPS_STAMP)
 	  fuzz-replay='$(MAKE) --no-print-directory fuzz-replay' \
 	  citations='tools/check_citations.sh --self-test && tools/check_citations.sh' \
 	  docs='NW_BIN=$(abspath $(BUILD)/nodewarden) python3 tools/check_docs.py --self-test && NW_BIN=$(abspath $(BUILD)/nodewarden) python3 tools/check_docs.py' \
-	  $(SIM_JOBS) $(E2E_JOBS)
+	  $(ORACLE_JOBS) $(SIM_JOBS) $(E2E_JOBS)
 	@echo "make test: all passed"
 
 # the test programs of one build (used for the ASan build by `make test`)
