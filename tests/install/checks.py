@@ -244,11 +244,12 @@ def structural_errors(v, s, path=''):
             errs.append((here, 'Too many: %d' % len(v)))
         if 'minItems' in s and len(v) < s['minItems']:
             errs.append((here, 'should have at least %d items' % s['minItems']))
-        # (as kube-apiserver: a list already over maxItems is not checked for duplicates)
-        if s.get('x-kubernetes-list-type') == 'set' and len(v) <= s.get('maxItems', len(v)):
+        # a value's second appearance is the Duplicate, also in a list over maxItems
+        # (kube-apiserver 1.35, k8s.io/apiextensions-apiserver schema/listtype)
+        if s.get('x-kubernetes-list-type') == 'set':
             seen = []
             for i, x in enumerate(v):
-                if x in seen:
+                if seen.count(x) == 1:
                     errs.append(('%s[%d]' % (path, i), 'Duplicate value'))
                 seen.append(x)
         for i, x in enumerate(v):
