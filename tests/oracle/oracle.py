@@ -45,7 +45,7 @@ from tests.oracle.upstream import ROOT
 sys.path.insert(0, os.path.join(ROOT, 'tests', 'k8s'))
 sys.path.insert(0, os.path.join(ROOT, 'tests', 'e2e'))
 from controlplane import ControlPlane  # noqa: E402  (tests/k8s/controlplane.py)
-import webhook_lib  # noqa: E402  (tests/e2e/webhook_lib.py: `nodewarden serve` over TLS)
+from harness import webhook as webhook_lib  # noqa: E402  (tests/e2e/harness/webhook.py: `nodewarden serve` over TLS)
 
 OURS = os.path.join(ROOT, 'manifests', 'crds')
 MIN_CASES = {'nodepool': 150, 'ec2nodeclass': 120, 'gpu': 15, 'examples': 8, 'admission': 2}
