@@ -49,8 +49,15 @@ def _go():
                        'proxy); see README' % (MODULE, VERSION))
 
 
-def fetch():
-    """Download the module (if the Go module cache lacks it) and copy the CRDs out."""
+def module_crd_dir():
+    """pkg/apis/crds/ of the module in the Go module cache, downloaded if missing:
+    tests/k8s/karpenter-crds does it where the pinned toolchain is present."""
+    script = os.path.join(ROOT, 'tests', 'k8s', 'karpenter-crds')
+    if os.access(script, os.X_OK):
+        r = subprocess.run([script], capture_output=True, text=True, timeout=600)
+        if r.returncode != 0:
+            raise RuntimeError('tests/k8s/karpenter-crds failed: ' + r.stderr.strip())
+        return r.stdout.strip()
     with tempfile.TemporaryDirectory() as tmp:   # outside any module: plain download
         r = subprocess.run([_go(), 'mod', 'download', '-json', '%s@%s' % (MODULE, VERSION)],
                            cwd=tmp, capture_output=True, text=True, timeout=600)
@@ -61,7 +68,13 @@ def fetch():
     if r.returncode != 0 or info.get('Error') or not info.get('Dir'):
         raise RuntimeError('go mod download %s@%s failed: %s' % (
             MODULE, VERSION, info.get('Error') or r.stderr.strip() or r.stdout.strip()))
-    src = os.path.join(info['Dir'], 'pkg', 'apis', 'crds')
+    return os.path.join(info['Dir'], 'pkg', 'apis', 'crds')
+
+
+def fetch():
+    """Copy the three CRDs nodewarden serves out of the module (the module also has
+    NodeOverlay and CapacityBuffer CRDs, which the oracle does not install)."""
+    src = module_crd_dir()
     dst = cache_dir()
     os.makedirs(dst, exist_ok=True)
     for n in NAMES:
