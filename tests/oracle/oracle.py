@@ -49,7 +49,7 @@ from harness import webhook as webhook_lib  # noqa: E402  (tests/e2e/harness/web
 
 OURS = os.path.join(ROOT, 'manifests', 'crds')
 MIN_CASES = {'nodepool': 150, 'ec2nodeclass': 120, 'gpu': 15, 'examples': 8, 'admission': 2}
-WORKERS = 4
+WORKERS = 8
 
 
 class Verdict:
