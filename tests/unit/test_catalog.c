@@ -12,19 +12,21 @@
 
 Suite *nw_catalog_suite(void);
 
+/* one test per line of tests/data/catalog/allocatable.txt */
+static const nw_test_cases_t *doc_table_cases;
+
 START_TEST(doc_table)
 {
+    const nw_test_case_t *row = nw_test_case(doc_table_cases, _i);
     nw_catalog_t *c;
     nw_err_t err = {0};
     ck_assert_int_eq(nw_catalog_new_embedded("us-east-1", &c, &err), NW_OK);
     ck_assert_uint_ge(nw_catalog_len(c), 150);
     nw_overhead_opts_t o;
     nw_overhead_opts_default(&o);
-    nw_test_lines_t *l = nw_test_lines_load("tests/data/catalog/allocatable.txt");
-    ck_assert_int_ge(l->n, 30);
-    for (int i = 0; i < l->n; i++) {
+    do {
         char *f[8];
-        ck_assert_int_eq(nw_test_split_tabs(l->line[i], f, 8), 5);
+        ck_assert_int_eq(nw_test_split_tabs(row->line, f, 8), 5);
         const nw_itype_t *t = nw_catalog_find(c, f[0]);
         ck_assert_msg(t != NULL, "%s missing", f[0]);
         nw_cat_res_t a;
@@ -36,8 +38,7 @@ START_TEST(doc_table)
         ck_assert_msg(fabs(t->od_price - strtod(f[4], NULL)) < 0.0001, "%s price %f", f[0],
                       t->od_price);
         ck_assert_int_eq(a.ephemeral_bytes, INT64_C(17) * 1024 * 1024 * 1024);
-    }
-    nw_test_lines_free(l);
+    } while (0);
     nw_catalog_free(c);
 }
 END_TEST
@@ -201,7 +202,8 @@ Suite *nw_catalog_suite(void)
 {
     Suite *s = suite_create("catalog");
     TCase *tc = tcase_create("core");
-    tcase_add_test(tc, doc_table);
+    doc_table_cases = nw_test_cases_lines("tests/data/catalog/allocatable.txt", 30);
+    nw_test_add_cases(tc, doc_table, doc_table_cases);
     tcase_add_test(tc, formulas);
     tcase_add_test(tc, labels_and_offerings);
     tcase_add_test(tc, rejects_bad_json);

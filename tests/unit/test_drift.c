@@ -89,16 +89,18 @@ static nw_catalog_t *catalog(void)
     return cat;
 }
 
+/* one test per line of tests/data/drift/cases.jsonl */
+static const nw_test_cases_t *cases_cases;
+
 START_TEST(cases)
 {
+    const nw_test_case_t *row = nw_test_case(cases_cases, _i);
     char *btxt = nw_test_read_file("tests/data/drift/base.json", NULL);
     cJSON *base = parse(btxt, "base.json");
     free(btxt);
     nw_catalog_t *cat = catalog();
-    nw_test_lines_t *l = nw_test_lines_load("tests/data/drift/cases.jsonl");
-    ck_assert_int_gt(l->n, 30);
-    for (int i = 0; i < l->n; i++) {
-        cJSON *c = parse(l->line[i], "case");
+    do {
+        cJSON *c = parse(row->line, "case");
         const char *name = cJSON_GetStringValue(GET(c, "name"));
         cJSON *pool = cJSON_Duplicate(GET(base, "nodepool"), 1);
         cJSON *class = cJSON_Duplicate(GET(base, "nodeclass"), 1);
@@ -129,7 +131,7 @@ START_TEST(cases)
         nw_drift_reason_t got = nw_drift_check(&in, detail, sizeof detail);
         const char *want = cJSON_GetStringValue(GET(c, "expect"));
         ck_assert_msg(want && strcmp(nw_drift_reason_str(got), want) == 0,
-                      "%s (line %d): got \"%s\" (%s), want \"%s\"", name, l->lineno[i],
+                      "%s (line %d): got \"%s\" (%s), want \"%s\"", name, row->lineno,
                       nw_drift_reason_str(got), detail, want ? want : "?");
         const char *sub = cJSON_GetStringValue(GET(c, "detail"));
         if (sub)
@@ -140,8 +142,7 @@ START_TEST(cases)
         cJSON_Delete(class);
         cJSON_Delete(nc);
         cJSON_Delete(c);
-    }
-    nw_test_lines_free(l);
+    } while (0);
     nw_catalog_free(cat);
     cJSON_Delete(base);
 }
@@ -183,7 +184,8 @@ Suite *nw_drift_suite(void)
 {
     Suite *s = suite_create("drift");
     TCase *tc = tcase_create("rules");
-    tcase_add_test(tc, cases);
+    cases_cases = nw_test_cases_lines("tests/data/drift/cases.jsonl", 31);
+    nw_test_add_cases(tc, cases, cases_cases);
     tcase_add_test(tc, reason_names);
     tcase_add_test(tc, missing_inputs);
     suite_add_tcase(s, tc);

@@ -37,51 +37,43 @@ static size_t unescape(char *s)
     return (size_t)(o - s);
 }
 
+/* one test per line of tests/data/duration/parse.tsv */
+static const nw_test_cases_t *parse_table_cases;
+
 START_TEST(parse_table)
 {
-    nw_test_lines_t *l = nw_test_lines_load("tests/data/duration/parse.tsv");
-    int failed = 0, ok_cases = 0, err_cases = 0;
-    for (int i = 0; i < l->n; i++) {
+    const nw_test_case_t *row = nw_test_case(parse_table_cases, _i);
+    do {
         char *f[4];
-        int nf = nw_test_split_tabs(l->line[i], f, 4);
-        ck_assert_msg(nf == 3, "parse.tsv:%d: want 3 fields, got %d", l->lineno[i], nf);
+        int nf = nw_test_split_tabs(row->line, f, 4);
+        ck_assert_msg(nf == 3, "parse.tsv:%d: want 3 fields, got %d", row->lineno, nf);
         size_t len = unescape(f[0]);
         int64_t ns = 42;
         nw_err_t err = {0};
         nw_rc_t rc = nw_duration_parse_n(f[0], len, &ns, &err);
         if (strcmp(f[1], "error") == 0) {
-            err_cases++;
             if (rc != NW_EINVAL || err.rc != NW_EINVAL || ns != 0 || !strstr(err.msg, f[2])) {
-                fprintf(stderr, "parse.tsv:%d: want error containing [%s], got rc=%s [%s]\n",
-                        l->lineno[i], f[2], nw_rc_str(rc), err.msg);
-                failed++;
+                ck_abort_msg("parse.tsv:%d: want error containing [%s], got rc=%s [%s]",
+                        row->lineno, f[2], nw_rc_str(rc), err.msg);
             }
             continue;
         }
-        ok_cases++;
         errno = 0;
         int64_t want = strtoll(f[1], NULL, 10);
         ck_assert_int_eq(errno, 0);
         char buf[NW_DURATION_STR_MAX];
         nw_duration_format(ns, buf, sizeof buf);
         if (rc != NW_OK || ns != want || strcmp(buf, f[2]) != 0) {
-            fprintf(stderr,
-                    "parse.tsv:%d: want %" PRId64 " %s, got rc=%s %" PRId64 " %s (%s)\n",
-                    l->lineno[i], want, f[2], nw_rc_str(rc), ns, buf, err.msg);
-            failed++;
+            ck_abort_msg("parse.tsv:%d: want %" PRId64 " %s, got rc=%s %" PRId64 " %s (%s)",
+                    row->lineno, want, f[2], nw_rc_str(rc), ns, buf, err.msg);
             continue;
         }
         /* String() parses back to the same duration */
         int64_t back;
         if (nw_duration_parse(buf, &back, NULL) != NW_OK || back != ns) {
-            fprintf(stderr, "parse.tsv:%d: %s does not round-trip\n", l->lineno[i], buf);
-            failed++;
+            ck_abort_msg("parse.tsv:%d: %s does not round-trip", row->lineno, buf);
         }
-    }
-    nw_test_lines_free(l);
-    ck_assert_int_ge(ok_cases, 50);
-    ck_assert_int_ge(err_cases, 25);
-    ck_assert_msg(failed == 0, "%d duration case(s) failed, see stderr", failed);
+    } while (0);
 }
 END_TEST
 
@@ -140,7 +132,8 @@ Suite *nw_duration_suite(void)
 {
     Suite *s = suite_create("duration");
     TCase *tc = tcase_create("duration");
-    tcase_add_test(tc, parse_table);
+    parse_table_cases = nw_test_cases_lines("tests/data/duration/parse.tsv", 75);
+    nw_test_add_cases(tc, parse_table, parse_table_cases);
     tcase_add_test(tc, never_literal);
     tcase_add_test(tc, format_edges);
     suite_add_tcase(s, tc);

@@ -24,15 +24,6 @@ Suite *nw_gpu_suite(void);
 
 typedef enum { K_POD, K_POOL } kind_t;
 
-static cJSON *load_cases(const char *path)
-{
-    char *text = nw_test_read_file(path, NULL);
-    cJSON *c = cJSON_Parse(text);
-    free(text);
-    ck_assert_msg(cJSON_IsArray(c), "%s: not a JSON array", path);
-    return c;
-}
-
 /* Run mutate; returns the patch (cJSON array) or NULL; warnings into res. */
 static cJSON *run_mutate(kind_t k, const nw_gpu_policy_t *p, const cJSON *obj, const char *ns,
                          nw_admit_result_t *res)
@@ -102,16 +93,15 @@ static void check_verdict(const char *name, const char *when, kind_t k, const nw
     nw_admit_result_cleanup(&res);
 }
 
-static void run_case_file(const char *path, kind_t k)
+/* one case of tests/data/gpu/pods.json or nodepools.json */
+static void run_case(const nw_test_case_t *row, kind_t k)
 {
     nw_gpu_policy_t p;
     ck_assert_int_eq(nw_gpu_policy_init(&p, "nodewarden"), NW_OK);
-    cJSON *cases = load_cases(path);
-    const cJSON *c;
-    int count = 0;
-    cJSON_ArrayForEach(c, cases)
+    cJSON *c = cJSON_Parse(row->line);
+    ck_assert_msg(cJSON_IsObject(c), "%s: not a JSON object", row->name);
     {
-        const char *name = cJSON_GetObjectItemCaseSensitive(c, "name")->valuestring;
+        const char *name = row->name;
         const cJSON *obj = cJSON_GetObjectItemCaseSensitive(c, k == K_POD ? "pod" : "nodepool");
         const cJSON *nsj = cJSON_GetObjectItemCaseSensitive(c, "namespace");
         const char *ns = cJSON_IsString(nsj) ? nsj->valuestring : "default";
@@ -161,22 +151,22 @@ static void run_case_file(const char *path, kind_t k)
                       cJSON_IsString(after) ? after->valuestring : "allow");
         cJSON_Delete(doc);
         cJSON_Delete(got);
-        count++;
     }
-    ck_assert_int_gt(count, 0);
-    cJSON_Delete(cases);
+    cJSON_Delete(c);
     nw_gpu_policy_cleanup(&p);
 }
 
-START_TEST(pod_cases)
+static const nw_test_cases_t *pod_cases, *pool_cases, *userdata_cases;
+
+START_TEST(pod_case)
 {
-    run_case_file("tests/data/gpu/pods.json", K_POD);
+    run_case(nw_test_case(pod_cases, _i), K_POD);
 }
 END_TEST
 
-START_TEST(nodepool_cases)
+START_TEST(nodepool_case)
 {
-    run_case_file("tests/data/gpu/nodepools.json", K_POOL);
+    run_case(nw_test_case(pool_cases, _i), K_POOL);
 }
 END_TEST
 
@@ -388,24 +378,27 @@ START_TEST(isolation_matrix)
 }
 END_TEST
 
+/* one case of tests/data/gpu/userdata.json */
+START_TEST(userdata_case)
+{
+    const nw_test_case_t *row = nw_test_case(userdata_cases, _i);
+    nw_gpu_policy_t p;
+    ck_assert_int_eq(nw_gpu_policy_init(&p, ""), NW_OK);
+    cJSON *c = cJSON_Parse(row->line);
+    const cJSON *udj = cJSON_GetObjectItemCaseSensitive(c, "userData");
+    ck_assert_msg(cJSON_IsString(udj), "%s: no userData", row->name);
+    bool want = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "registers"));
+    ck_assert_msg(nw_gpu_userdata_registers_taint(&p, udj->valuestring) == want, "%s: expected %s",
+                  row->name, want ? "registers the GPU taint" : "does not register it");
+    cJSON_Delete(c);
+    nw_gpu_policy_cleanup(&p);
+}
+END_TEST
+
 START_TEST(userdata_taint_detection)
 {
     nw_gpu_policy_t p;
     ck_assert_int_eq(nw_gpu_policy_init(&p, ""), NW_OK);
-    cJSON *cases = load_cases("tests/data/gpu/userdata.json");
-    const cJSON *c;
-    int n = 0;
-    cJSON_ArrayForEach(c, cases)
-    {
-        const char *name = cJSON_GetObjectItemCaseSensitive(c, "name")->valuestring;
-        const char *ud = cJSON_GetObjectItemCaseSensitive(c, "userData")->valuestring;
-        bool want = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "registers"));
-        ck_assert_msg(nw_gpu_userdata_registers_taint(&p, ud) == want, "%s: expected %s", name,
-                      want ? "registers the GPU taint" : "does not register it");
-        n++;
-    }
-    ck_assert_int_ge(n, 10);
-    cJSON_Delete(cases);
 
     /* the cross-object warning: GPU pool + nodeclass without the taint */
     cJSON *pool = cJSON_Parse("{\"metadata\":{\"name\":\"l4\"},\"spec\":{\"template\":{\"spec\":{"
@@ -440,8 +433,12 @@ Suite *nw_gpu_suite(void)
 {
     Suite *s = suite_create("gpu");
     TCase *tc = tcase_create("policy");
-    tcase_add_test(tc, pod_cases);
-    tcase_add_test(tc, nodepool_cases);
+    pod_cases = nw_test_cases_json("tests/data/gpu/pods.json", 10);
+    pool_cases = nw_test_cases_json("tests/data/gpu/nodepools.json", 5);
+    userdata_cases = nw_test_cases_json("tests/data/gpu/userdata.json", 10);
+    nw_test_add_cases(tc, pod_case, pod_cases);
+    nw_test_add_cases(tc, nodepool_case, pool_cases);
+    nw_test_add_cases(tc, userdata_case, userdata_cases);
     tcase_add_test(tc, policy_disabled_and_handlers);
     tcase_add_test(tc, custom_policy_and_garbage);
     tcase_add_test(tc, isolation_matrix);

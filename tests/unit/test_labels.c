@@ -75,23 +75,41 @@ static void expected_text(const macros_t *m, const char *exp, char *buf, size_t 
     }
 }
 
+/* one test per line of CASES; "@NAME<TAB>text" lines define the macros the expected
+ * messages use (every case sees every macro of the file) */
+static const nw_test_cases_t *validation_cases_cases;
+
+/* the macros of the table, from private copies of its "@" lines (freed by the caller) */
+static void load_macros(macros_t *m, char **copies)
+{
+    for (int i = 0; i < validation_cases_cases->n; i++) {
+        const char *line = validation_cases_cases->v[i].text;
+        if (line[0] != '@')
+            continue;
+        ck_assert_int_lt(m->n, 32);
+        char *f[3];
+        copies[m->n] = strdup(line);
+        ck_assert_ptr_nonnull(copies[m->n]);
+        ck_assert_msg(nw_test_split_tabs(copies[m->n], f, 3) == 2, "%s: want @NAME<TAB>text",
+                      validation_cases_cases->v[i].name);
+        m->name[m->n] = f[0];
+        m->text[m->n] = f[1];
+        m->n++;
+    }
+}
+
 START_TEST(validation_cases)
 {
-    nw_test_lines_t *l = nw_test_lines_load(CASES);
+    const nw_test_case_t *row = nw_test_case(validation_cases_cases, _i);
     macros_t m = {0};
-    int ncases = 0;
-    for (int i = 0; i < l->n; i++) {
+    char *copies[32];
+    load_macros(&m, copies);
+    do {
+        if (row->line[0] == '@')
+            continue; /* a macro (load_macros checks it) */
         char *f[4];
-        int nf = nw_test_split_tabs(l->line[i], f, 4);
-        if (f[0][0] == '@') {
-            ck_assert_int_eq(nf, 2);
-            ck_assert_int_lt(m.n, 32);
-            m.name[m.n] = f[0];
-            m.text[m.n] = f[1];
-            m.n++;
-            continue;
-        }
-        ck_assert_msg(nf == 3, "%s:%d: want 3 fields", CASES, l->lineno[i]);
+        int nf = nw_test_split_tabs(row->line, f, 4);
+        ck_assert_msg(nf == 3, "%s:%d: want 3 fields", CASES, row->lineno);
         char *in = expand(f[1]);
         nw_labels_msgs_t msgs;
         bool ok;
@@ -104,17 +122,17 @@ START_TEST(validation_cases)
         else if (strcmp(f[0], "dnslabel") == 0)
             ok = nw_labels_dns1123_label_valid(in, &msgs);
         else
-            ck_abort_msg("%s:%d: unknown function %s", CASES, l->lineno[i], f[0]);
+            ck_abort_msg("%s:%d: unknown function %s", CASES, row->lineno, f[0]);
         char got[4096], want[4096];
         nw_labels_msgs_join(&msgs, " || ", got, sizeof got);
         if (strcmp(f[2], "ok") == 0) {
             ck_assert_msg(ok && msgs.n == 0, "%s:%d: %s(%s) should be valid, got: %s", CASES,
-                          l->lineno[i], f[0], f[1], got);
+                          row->lineno, f[0], f[1], got);
         } else {
             expected_text(&m, f[2], want, sizeof want);
-            ck_assert_msg(!ok, "%s:%d: %s(%s) should be invalid", CASES, l->lineno[i], f[0], f[1]);
+            ck_assert_msg(!ok, "%s:%d: %s(%s) should be invalid", CASES, row->lineno, f[0], f[1]);
             ck_assert_msg(strcmp(got, want) == 0, "%s:%d: %s(%s)\n got: %s\nwant: %s", CASES,
-                          l->lineno[i], f[0], f[1], got, want);
+                          row->lineno, f[0], f[1], got, want);
         }
         /* the NULL-msgs form must agree */
         bool ok2 = strcmp(f[0], "key") == 0     ? nw_labels_key_valid(in, NULL)
@@ -123,10 +141,9 @@ START_TEST(validation_cases)
                                                     : nw_labels_dns1123_label_valid(in, NULL);
         ck_assert_int_eq(ok, ok2);
         free(in);
-        ncases++;
-    }
-    ck_assert_int_ge(ncases, 60);
-    nw_test_lines_free(l);
+    } while (0);
+    for (int i = 0; i < m.n; i++)
+        free(copies[i]);
 }
 END_TEST
 
@@ -218,7 +235,8 @@ Suite *nw_labels_suite(void)
 {
     Suite *s = suite_create("labels");
     TCase *tc = tcase_create("core");
-    tcase_add_test(tc, validation_cases);
+    validation_cases_cases = nw_test_cases_lines(CASES, 60);
+    nw_test_add_cases(tc, validation_cases, validation_cases_cases);
     tcase_add_test(tc, join_truncates);
     tcase_add_test(tc, domain);
     tcase_add_test(tc, set_get_remove);

@@ -61,15 +61,17 @@ static const char *fmt_q(nw_quantity_t q, char *buf)
     return buf;
 }
 
+/* one test per line of tests/data/quantity/parse.tsv */
+static const nw_test_cases_t *parse_table_cases;
+
 START_TEST(parse_table)
 {
-    nw_test_lines_t *l = nw_test_lines_load("tests/data/quantity/parse.tsv");
-    int failed = 0, ok_cases = 0, err_cases = 0;
-    for (int i = 0; i < l->n; i++) {
+    const nw_test_case_t *row = nw_test_case(parse_table_cases, _i);
+    do {
         char *f[5];
-        int nf = nw_test_split_tabs(l->line[i], f, 5);
+        int nf = nw_test_split_tabs(row->line, f, 5);
         char where[64];
-        snprintf(where, sizeof where, "parse.tsv:%d", l->lineno[i]);
+        snprintf(where, sizeof where, "parse.tsv:%d", row->lineno);
         ck_assert_msg(nf == 3 || nf == 4, "%s: want 3 or 4 fields, got %d", where, nf);
         size_t len = unescape(f[0]);
         nw_quantity_t q = {12345, NW_QTY_DECIMAL_EXPONENT};
@@ -77,25 +79,21 @@ START_TEST(parse_table)
         nw_rc_t rc = nw_quantity_parse_n(f[0], len, &q, &err);
         char buf[NW_QUANTITY_STR_MAX];
         if (strcmp(f[1], "error") == 0 || strcmp(f[1], "erange") == 0) {
-            err_cases++;
             nw_rc_t want = strcmp(f[1], "error") == 0 ? NW_EINVAL : NW_ERANGE;
             if (rc != want || !strstr(err.msg, f[2]) || err.rc != want || q.milli != 0) {
-                fprintf(stderr, "%s: input \"%s\": want %s containing \"%s\", got rc=%s msg=%s\n",
-                        where, l->line[i], nw_rc_str(want), f[2], nw_rc_str(rc), err.msg);
-                failed++;
+                ck_abort_msg("%s: input \"%s\": want %s containing \"%s\", got rc=%s msg=%s",
+                        where, row->line, nw_rc_str(want), f[2], nw_rc_str(rc), err.msg);
             }
             continue;
         }
-        ok_cases++;
         ck_assert_msg(nf == 4, "%s: want 4 fields", where);
         int64_t milli = to_i64(f[2]);
         if (rc != NW_OK || q.milli != milli || strcmp(fmt_q(q, buf), f[1]) != 0 ||
             strcmp(nw_quantity_format_name(q.format), f[3]) != 0) {
-            fprintf(stderr, "%s: input \"%s\": want %s %" PRId64 " %s, got rc=%s %s %" PRId64
-                    " %s (%s)\n",
+            ck_abort_msg("%s: input \"%s\": want %s %" PRId64 " %s, got rc=%s %s %" PRId64
+                    " %s (%s)",
                     where, f[0], f[1], milli, f[3], nw_rc_str(rc), buf, q.milli,
                     nw_quantity_format_name(q.format), err.msg);
-            failed++;
             continue;
         }
         /* the canonical text parses back to the same value and prints the same */
@@ -103,26 +101,23 @@ START_TEST(parse_table)
         char buf2[NW_QUANTITY_STR_MAX];
         if (nw_quantity_parse(buf, &back, NULL) != NW_OK || back.milli != q.milli ||
             (strcmp(fmt_q(back, buf2), buf) != 0 && q.format != NW_QTY_BINARY_SI)) {
-            fprintf(stderr, "%s: canonical %s does not round-trip (%s)\n", where, buf, buf2);
-            failed++;
+            ck_abort_msg("%s: canonical %s does not round-trip (%s)", where, buf, buf2);
         }
-    }
-    nw_test_lines_free(l);
-    ck_assert_int_ge(ok_cases, 60);
-    ck_assert_int_ge(err_cases, 30);
-    ck_assert_msg(failed == 0, "%d quantity parse case(s) failed, see stderr", failed);
+    } while (0);
 }
 END_TEST
 
+/* one test per line of tests/data/quantity/arith.tsv */
+static const nw_test_cases_t *arith_table_cases;
+
 START_TEST(arith_table)
 {
-    nw_test_lines_t *l = nw_test_lines_load("tests/data/quantity/arith.tsv");
-    int failed = 0;
-    for (int i = 0; i < l->n; i++) {
+    const nw_test_case_t *row = nw_test_case(arith_table_cases, _i);
+    do {
         char *f[5];
-        int nf = nw_test_split_tabs(l->line[i], f, 5);
+        int nf = nw_test_split_tabs(row->line, f, 5);
         char where[64];
-        snprintf(where, sizeof where, "arith.tsv:%d", l->lineno[i]);
+        snprintf(where, sizeof where, "arith.tsv:%d", row->lineno);
         ck_assert_msg(nf == 4, "%s: want 4 fields, got %d", where, nf);
         nw_quantity_t a, b = {0, NW_QTY_DECIMAL_SI};
         if (strcmp(f[3], "erange") == 0 && nw_quantity_parse(f[1], &a, NULL) == NW_ERANGE)
@@ -144,9 +139,8 @@ START_TEST(arith_table)
             if (rc == NW_ERANGE) {
                 snprintf(got, sizeof got, "erange");
                 if (r.milli != r0.milli || !strstr(err.msg, "overflows")) {
-                    fprintf(stderr, "%s: output changed on overflow or bad message: %s\n", where,
+                    ck_abort_msg("%s: output changed on overflow or bad message: %s", where,
                             err.msg);
-                    failed++;
                 }
             } else if (rc != NW_OK) {
                 snprintf(got, sizeof got, "rc=%s", nw_rc_str(rc));
@@ -158,8 +152,7 @@ START_TEST(arith_table)
             int c = nw_quantity_cmp(a, b);
             snprintf(got, sizeof got, "%d", c);
             if (nw_quantity_cmp(b, a) != -c) {
-                fprintf(stderr, "%s: cmp is not antisymmetric\n", where);
-                failed++;
+                ck_abort_msg("%s: cmp is not antisymmetric", where);
             }
         } else if (strcmp(op, "value") == 0) {
             snprintf(got, sizeof got, "%" PRId64, nw_quantity_value(a));
@@ -167,13 +160,9 @@ START_TEST(arith_table)
             ck_abort_msg("%s: unknown op %s", where, op);
         }
         if (strcmp(got, f[3]) != 0) {
-            fprintf(stderr, "%s: %s %s %s: want %s, got %s\n", where, op, f[1], f[2], f[3], got);
-            failed++;
+            ck_abort_msg("%s: %s %s %s: want %s, got %s", where, op, f[1], f[2], f[3], got);
         }
-    }
-    ck_assert_int_ge(l->n, 40);
-    nw_test_lines_free(l);
-    ck_assert_msg(failed == 0, "%d quantity arithmetic case(s) failed, see stderr", failed);
+    } while (0);
 }
 END_TEST
 
@@ -239,8 +228,10 @@ Suite *nw_quantity_suite(void)
 {
     Suite *s = suite_create("quantity");
     TCase *tc = tcase_create("quantity");
-    tcase_add_test(tc, parse_table);
-    tcase_add_test(tc, arith_table);
+    parse_table_cases = nw_test_cases_lines("tests/data/quantity/parse.tsv", 90);
+    nw_test_add_cases(tc, parse_table, parse_table_cases);
+    arith_table_cases = nw_test_cases_lines("tests/data/quantity/arith.tsv", 30);
+    nw_test_add_cases(tc, arith_table, arith_table_cases);
     tcase_add_test(tc, constructors);
     tcase_add_test(tc, format_roundtrip_sweep);
     suite_add_tcase(s, tc);

@@ -66,27 +66,21 @@ static bool all_overlap(const nw_reqs_t *a, const nw_reqs_t *b)
     return true;
 }
 
+/* one test per line of tests/data/requirements/pairs.tsv */
+static const nw_test_cases_t *pairs_cases;
+
 START_TEST(pairs)
 {
-    nw_test_lines_t *l = nw_test_lines_load("tests/data/requirements/pairs.tsv");
-    int seen[8][8] = {{0}};
-    for (int i = 0; i < l->n; i++) {
+    const nw_test_case_t *row = nw_test_case(pairs_cases, _i);
+    do {
         char *f[6];
         char ctx[128];
-        snprintf(ctx, sizeof ctx, "%s:%d", l->path, l->lineno[i]);
-        int nf = nw_test_split_tabs(l->line[i], f, 6);
+        snprintf(ctx, sizeof ctx, "%s:%d", row->path, row->lineno);
+        int nf = nw_test_split_tabs(row->line, f, 6);
         ck_assert_msg(nf == 5, "%s: want 5 fields, got %d", ctx, nf);
         nw_reqs_t a, b, x, y;
         build(f[0], &a, ctx);
         build(f[1], &b, ctx);
-        /* operator coverage: first word of each operand */
-        nw_req_op_t oa, ob;
-        char wa[32], wb[32];
-        if (sscanf(f[0], "%31s", wa) == 1 && sscanf(f[1], "%31s", wb) == 1 &&
-            nw_req_op_parse(wa, NW_REQS_PARSE_KARPENTER, &oa) &&
-            nw_req_op_parse(wb, NW_REQS_PARSE_KARPENTER, &ob))
-            seen[oa][ob] = 1;
-
         ck_assert_int_eq(nw_reqs_intersect(&a, &b, &x), NW_OK);
         ck_assert_int_eq(nw_reqs_intersect(&b, &a, &y), NW_OK);
         char sx[1024], sy[1024];
@@ -119,12 +113,28 @@ START_TEST(pairs)
         nw_reqs_cleanup(&b);
         nw_reqs_cleanup(&x);
         nw_reqs_cleanup(&y);
+    } while (0);
+}
+END_TEST
+
+/* the table covers every operator pair (first word of each operand) */
+START_TEST(pairs_cover_every_op)
+{
+    int seen[8][8] = {{0}};
+    for (int i = 0; i < pairs_cases->n; i++) {
+        char *f[6];
+        nw_req_op_t oa, ob;
+        char wa[32], wb[32];
+        const nw_test_case_t *row = nw_test_case(pairs_cases, i);
+        if (nw_test_split_tabs(row->line, f, 6) >= 2 && sscanf(f[0], "%31s", wa) == 1 &&
+            sscanf(f[1], "%31s", wb) == 1 && nw_req_op_parse(wa, NW_REQS_PARSE_KARPENTER, &oa) &&
+            nw_req_op_parse(wb, NW_REQS_PARSE_KARPENTER, &ob))
+            seen[oa][ob] = 1;
     }
     for (int p = 0; p < 8; p++)
         for (int q = 0; q < 8; q++)
             ck_assert_msg(seen[p][q], "pairs.tsv lacks the pair %s x %s", nw_req_op_str(p),
                           nw_req_op_str(q));
-    nw_test_lines_free(l);
 }
 END_TEST
 
@@ -143,14 +153,17 @@ static void labels_from(char *spec, nw_labels_t *l)
     }
 }
 
+/* one test per line of tests/data/requirements/match.tsv */
+static const nw_test_cases_t *match_labels_cases;
+
 START_TEST(match_labels)
 {
-    nw_test_lines_t *l = nw_test_lines_load("tests/data/requirements/match.tsv");
-    for (int i = 0; i < l->n; i++) {
+    const nw_test_case_t *row = nw_test_case(match_labels_cases, _i);
+    do {
         char *f[4];
         char ctx[128];
-        snprintf(ctx, sizeof ctx, "%s:%d", l->path, l->lineno[i]);
-        ck_assert_int_eq(nw_test_split_tabs(l->line[i], f, 4), 3);
+        snprintf(ctx, sizeof ctx, "%s:%d", row->path, row->lineno);
+        ck_assert_int_eq(nw_test_split_tabs(row->line, f, 4), 3);
         nw_reqs_t r;
         nw_labels_t lab;
         build(f[0], &r, ctx);
@@ -163,19 +176,21 @@ START_TEST(match_labels)
             ck_assert_ptr_nonnull(nw_reqs_get(&r, c.key));
         nw_reqs_cleanup(&r);
         nw_labels_cleanup(&lab);
-    }
-    nw_test_lines_free(l);
+    } while (0);
 }
 END_TEST
 
+/* one test per line of tests/data/requirements/compat.tsv */
+static const nw_test_cases_t *compatible_cases;
+
 START_TEST(compatible)
 {
-    nw_test_lines_t *l = nw_test_lines_load("tests/data/requirements/compat.tsv");
-    for (int i = 0; i < l->n; i++) {
+    const nw_test_case_t *row = nw_test_case(compatible_cases, _i);
+    do {
         char *f[5];
         char ctx[128];
-        snprintf(ctx, sizeof ctx, "%s:%d", l->path, l->lineno[i]);
-        ck_assert_int_eq(nw_test_split_tabs(l->line[i], f, 5), 4);
+        snprintf(ctx, sizeof ctx, "%s:%d", row->path, row->lineno);
+        ck_assert_int_eq(nw_test_split_tabs(row->line, f, 5), 4);
         nw_reqs_t a, b;
         build(f[0], &a, ctx);
         build(f[1], &b, ctx);
@@ -196,8 +211,7 @@ START_TEST(compatible)
         ck_assert_int_eq(nw_reqs_compatible(&a, &b, flags, NULL), ok);
         nw_reqs_cleanup(&a);
         nw_reqs_cleanup(&b);
-    }
-    nw_test_lines_free(l);
+    } while (0);
 }
 END_TEST
 
@@ -210,14 +224,17 @@ static void check_error(const cJSON *j, nw_rc_t rc, const nw_err_t *err, const c
     ck_assert_msg(strstr(err->msg, msg) != NULL, "%s: msg '%s' lacks '%s'", ctx, err->msg, msg);
 }
 
+/* one test per line of tests/data/requirements/parse.jsonl */
+static const nw_test_cases_t *parse_cases_cases;
+
 START_TEST(parse_cases)
 {
-    nw_test_lines_t *l = nw_test_lines_load("tests/data/requirements/parse.jsonl");
-    for (int i = 0; i < l->n; i++) {
+    const nw_test_case_t *row = nw_test_case(parse_cases_cases, _i);
+    do {
         char ctx[128];
-        snprintf(ctx, sizeof ctx, "%s:%d", l->path, l->lineno[i]);
+        snprintf(ctx, sizeof ctx, "%s:%d", row->path, row->lineno);
         const char *end = NULL;
-        cJSON *j = cJSON_ParseWithLengthOpts(l->line[i], strlen(l->line[i]) + 1, &end, 1);
+        cJSON *j = cJSON_ParseWithLengthOpts(row->line, strlen(row->line) + 1, &end, 1);
         ck_assert_msg(j != NULL, "%s: bad JSON", ctx);
         const char *fn = cJSON_GetObjectItemCaseSensitive(j, "fn")->valuestring;
         const cJSON *in = cJSON_GetObjectItemCaseSensitive(j, "input");
@@ -268,8 +285,7 @@ START_TEST(parse_cases)
             nw_reqs_cleanup(&r);
         }
         cJSON_Delete(j);
-    }
-    nw_test_lines_free(l);
+    } while (0);
 }
 END_TEST
 
@@ -426,14 +442,17 @@ static void expand(const char *in, char *out, size_t n)
     }
 }
 
+/* one test per line of tests/data/requirements/validate.tsv */
+static const nw_test_cases_t *validate_runtime_cases;
+
 START_TEST(validate_runtime)
 {
-    nw_test_lines_t *l = nw_test_lines_load("tests/data/requirements/validate.tsv");
-    for (int i = 0; i < l->n; i++) {
+    const nw_test_case_t *row = nw_test_case(validate_runtime_cases, _i);
+    do {
         char *f[6];
         char ctx[128];
-        snprintf(ctx, sizeof ctx, "%s:%d", l->path, l->lineno[i]);
-        ck_assert_msg(nw_test_split_tabs(l->line[i], f, 6) == 5, "%s: 5 fields", ctx);
+        snprintf(ctx, sizeof ctx, "%s:%d", row->path, row->lineno);
+        ck_assert_msg(nw_test_split_tabs(row->line, f, 6) == 5, "%s: 5 fields", ctx);
         const char *vals[16];
         char vbuf[16][128];
         size_t nv = 0;
@@ -458,9 +477,12 @@ START_TEST(validate_runtime)
             ck_assert_msg(n > 0 && strcmp(msg, f[4]) == 0, "%s:\n got: %s\nwant: %s", ctx, msg,
                           f[4]);
         }
-    }
-    nw_test_lines_free(l);
+    } while (0);
+}
+END_TEST
 
+START_TEST(validate_json_wrapper)
+{
     /* the JSON wrapper: one error per bad item, Karpenter's wrapping */
     cJSON *j = cJSON_Parse("[{\"key\":\"team\",\"operator\":\"In\",\"values\":[\"a\"]},"
                            "{\"key\":\"team\",\"operator\":\"In\",\"values\":[]},"
@@ -490,15 +512,22 @@ Suite *nw_requirements_suite(void)
 {
     Suite *s = suite_create("requirements");
     TCase *tc = tcase_create("core");
-    tcase_add_test(tc, pairs);
-    tcase_add_test(tc, match_labels);
-    tcase_add_test(tc, compatible);
-    tcase_add_test(tc, parse_cases);
+    pairs_cases = nw_test_cases_lines("tests/data/requirements/pairs.tsv", 60);
+    nw_test_add_cases(tc, pairs, pairs_cases);
+    tcase_add_test(tc, pairs_cover_every_op);
+    match_labels_cases = nw_test_cases_lines("tests/data/requirements/match.tsv", 30);
+    nw_test_add_cases(tc, match_labels, match_labels_cases);
+    compatible_cases = nw_test_cases_lines("tests/data/requirements/compat.tsv", 25);
+    nw_test_add_cases(tc, compatible, compatible_cases);
+    parse_cases_cases = nw_test_cases_lines("tests/data/requirements/parse.jsonl", 40);
+    nw_test_add_cases(tc, parse_cases, parse_cases_cases);
     tcase_add_test(tc, well_known);
     tcase_add_test(tc, ops_and_atoi);
     tcase_add_test(tc, any_value);
     tcase_add_test(tc, misc);
-    tcase_add_test(tc, validate_runtime);
+    validate_runtime_cases = nw_test_cases_lines("tests/data/requirements/validate.tsv", 25);
+    nw_test_add_cases(tc, validate_runtime, validate_runtime_cases);
+    tcase_add_test(tc, validate_json_wrapper);
     suite_add_tcase(s, tc);
     return s;
 }

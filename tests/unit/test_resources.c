@@ -40,15 +40,17 @@ static bool same_json(const nw_resources_t *r, const char *want, const char *whe
     return eq;
 }
 
+/* one test per line of tests/data/resources/ops.tsv */
+static const nw_test_cases_t *ops_table_cases;
+
 START_TEST(ops_table)
 {
-    nw_test_lines_t *l = nw_test_lines_load("tests/data/resources/ops.tsv");
-    int failed = 0;
-    for (int i = 0; i < l->n; i++) {
+    const nw_test_case_t *row = nw_test_case(ops_table_cases, _i);
+    do {
         char *f[5];
         char where[64];
-        snprintf(where, sizeof where, "ops.tsv:%d", l->lineno[i]);
-        ck_assert_msg(nw_test_split_tabs(l->line[i], f, 5) == 4, "%s: want 4 fields", where);
+        snprintf(where, sizeof where, "ops.tsv:%d", row->lineno);
+        ck_assert_msg(nw_test_split_tabs(row->line, f, 5) == 4, "%s: want 4 fields", where);
         const char *op = f[0];
         char *want = f[3];
         nw_resources_t a, b;
@@ -121,17 +123,13 @@ START_TEST(ops_table)
             nw_resources_cleanup(&before);
         }
         if (!ok) {
-            fprintf(stderr, "%s: %s %s %s: want %s, got %s (%s)\n", where, op, f[1], f[2], want,
+            ck_abort_msg("%s: %s %s %s: want %s, got %s (%s)", where, op, f[1], f[2], want,
                     got ? got : "?", err.msg);
-            failed++;
         }
         free(got);
         nw_resources_cleanup(&a);
         nw_resources_cleanup(&b);
-    }
-    ck_assert_int_ge(l->n, 40);
-    nw_test_lines_free(l);
-    ck_assert_msg(failed == 0, "%d resources case(s) failed, see stderr", failed);
+    } while (0);
 }
 END_TEST
 
@@ -226,7 +224,8 @@ Suite *nw_resources_suite(void)
 {
     Suite *s = suite_create("resources");
     TCase *tc = tcase_create("resources");
-    tcase_add_test(tc, ops_table);
+    ops_table_cases = nw_test_cases_lines("tests/data/resources/ops.tsv", 30);
+    nw_test_add_cases(tc, ops_table, ops_table_cases);
     tcase_add_test(tc, storage);
     tcase_add_test(tc, json_roundtrip);
     suite_add_tcase(s, tc);

@@ -10,11 +10,11 @@
 
 Suite *nw_taints_suite(void);
 
-static cJSON *parse_line(const nw_test_lines_t *l, int i)
+static cJSON *parse_line(const nw_test_case_t *row)
 {
     const char *end = NULL;
-    cJSON *j = cJSON_ParseWithLengthOpts(l->line[i], strlen(l->line[i]) + 1, &end, 1);
-    ck_assert_msg(j != NULL, "%s:%d: bad JSON", l->path, l->lineno[i]);
+    cJSON *j = cJSON_ParseWithLengthOpts(row->line, strlen(row->line) + 1, &end, 1);
+    ck_assert_msg(j != NULL, "%s: bad JSON", row->name);
     return j;
 }
 
@@ -25,11 +25,14 @@ static cJSON *wrap(const cJSON *item)
     return arr;
 }
 
+/* one test per line of tests/data/taints/match.jsonl */
+static const nw_test_cases_t *match_cases_cases;
+
 START_TEST(match_cases)
 {
-    nw_test_lines_t *l = nw_test_lines_load("tests/data/taints/match.jsonl");
-    for (int i = 0; i < l->n; i++) {
-        cJSON *j = parse_line(l, i);
+    const nw_test_case_t *row = nw_test_case(match_cases_cases, _i);
+    do {
+        cJSON *j = parse_line(row);
         const char *rule = cJSON_GetObjectItemCaseSensitive(j, "rule")->valuestring;
         cJSON *ta = wrap(cJSON_GetObjectItemCaseSensitive(j, "taint"));
         cJSON *to = wrap(cJSON_GetObjectItemCaseSensitive(j, "tol"));
@@ -41,7 +44,7 @@ START_TEST(match_cases)
                       err.msg);
         bool want = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "tolerates"));
         bool got = nw_toleration_tolerates(&tols.v[0], &taints.v[0]);
-        ck_assert_msg(got == want, "%s:%d: %s: got %d want %d", l->path, l->lineno[i], rule, got,
+        ck_assert_msg(got == want, "%s:%d: %s: got %d want %d", row->path, row->lineno, rule, got,
                       want);
         ck_assert_int_eq(nw_tolerations_tolerate(&tols, &taints.v[0]), want);
         nw_taints_cleanup(&taints);
@@ -49,9 +52,7 @@ START_TEST(match_cases)
         cJSON_Delete(ta);
         cJSON_Delete(to);
         cJSON_Delete(j);
-    }
-    ck_assert_int_ge(l->n, 30);
-    nw_test_lines_free(l);
+    } while (0);
 }
 END_TEST
 
@@ -75,13 +76,16 @@ static void check_mode(const nw_taints_t *t, const nw_tolerations_t *tols, nw_ta
     }
 }
 
+/* one test per line of tests/data/taints/lists.jsonl */
+static const nw_test_cases_t *list_cases_cases;
+
 START_TEST(list_cases)
 {
-    nw_test_lines_t *l = nw_test_lines_load("tests/data/taints/lists.jsonl");
-    for (int i = 0; i < l->n; i++) {
-        cJSON *j = parse_line(l, i);
+    const nw_test_case_t *row = nw_test_case(list_cases_cases, _i);
+    do {
+        cJSON *j = parse_line(row);
         char ctx[256];
-        snprintf(ctx, sizeof ctx, "%s:%d: %s", l->path, l->lineno[i],
+        snprintf(ctx, sizeof ctx, "%s:%d: %s", row->path, row->lineno,
                  cJSON_GetObjectItemCaseSensitive(j, "name")->valuestring);
         nw_taints_t taints;
         nw_tolerations_t tols;
@@ -99,16 +103,18 @@ START_TEST(list_cases)
         nw_taints_cleanup(&taints);
         nw_tolerations_cleanup(&tols);
         cJSON_Delete(j);
-    }
-    nw_test_lines_free(l);
+    } while (0);
 }
 END_TEST
 
+/* one test per line of tests/data/taints/parse.jsonl */
+static const nw_test_cases_t *parse_cases_cases;
+
 START_TEST(parse_cases)
 {
-    nw_test_lines_t *l = nw_test_lines_load("tests/data/taints/parse.jsonl");
-    for (int i = 0; i < l->n; i++) {
-        cJSON *j = parse_line(l, i);
+    const nw_test_case_t *row = nw_test_case(parse_cases_cases, _i);
+    do {
+        cJSON *j = parse_line(row);
         const char *what = cJSON_GetObjectItemCaseSensitive(j, "what")->valuestring;
         const cJSON *in = cJSON_GetObjectItemCaseSensitive(j, "input");
         int is_taints = strcmp(what, "taints") == 0;
@@ -125,17 +131,17 @@ START_TEST(parse_cases)
             n = tols.n;
         }
         if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "ok"))) {
-            ck_assert_msg(rc == NW_OK, "%s:%d: %s: %s", l->path, l->lineno[i], err.path, err.msg);
+            ck_assert_msg(rc == NW_OK, "%s:%d: %s: %s", row->path, row->lineno, err.path, err.msg);
             ck_assert_int_eq((int)n,
                              cJSON_GetObjectItemCaseSensitive(j, "n")->valueint);
         } else {
             const char *path = cJSON_GetObjectItemCaseSensitive(j, "path")->valuestring;
             const char *msg = cJSON_GetObjectItemCaseSensitive(j, "msg")->valuestring;
-            ck_assert_msg(rc != NW_OK, "%s:%d: expected an error", l->path, l->lineno[i]);
-            ck_assert_msg(strcmp(err.path, path) == 0, "%s:%d: path %s want %s", l->path,
-                          l->lineno[i], err.path, path);
-            ck_assert_msg(strstr(err.msg, msg) != NULL, "%s:%d: msg '%s' lacks '%s'", l->path,
-                          l->lineno[i], err.msg, msg);
+            ck_assert_msg(rc != NW_OK, "%s:%d: expected an error", row->path, row->lineno);
+            ck_assert_msg(strcmp(err.path, path) == 0, "%s:%d: path %s want %s", row->path,
+                          row->lineno, err.path, path);
+            ck_assert_msg(strstr(err.msg, msg) != NULL, "%s:%d: msg '%s' lacks '%s'", row->path,
+                          row->lineno, err.msg, msg);
             ck_assert_uint_eq(n, 0);
         }
         if (is_taints)
@@ -143,8 +149,7 @@ START_TEST(parse_cases)
         else
             nw_tolerations_cleanup(&tols);
         cJSON_Delete(j);
-    }
-    nw_test_lines_free(l);
+    } while (0);
 }
 END_TEST
 
@@ -227,9 +232,12 @@ Suite *nw_taints_suite(void)
 {
     Suite *s = suite_create("taints");
     TCase *tc = tcase_create("core");
-    tcase_add_test(tc, match_cases);
-    tcase_add_test(tc, list_cases);
-    tcase_add_test(tc, parse_cases);
+    match_cases_cases = nw_test_cases_lines("tests/data/taints/match.jsonl", 25);
+    nw_test_add_cases(tc, match_cases, match_cases_cases);
+    list_cases_cases = nw_test_cases_lines("tests/data/taints/lists.jsonl", 8);
+    nw_test_add_cases(tc, list_cases, list_cases_cases);
+    parse_cases_cases = nw_test_cases_lines("tests/data/taints/parse.jsonl", 15);
+    nw_test_add_cases(tc, parse_cases, parse_cases_cases);
     tcase_add_test(tc, parsed_fields);
     tcase_add_test(tc, format_and_names);
     tcase_add_test(tc, known_ephemeral);

@@ -1,6 +1,7 @@
 #include "tests/unit/testutil.h"
 
 #include <check.h>
+#include <cjson/cJSON.h>
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -29,57 +30,6 @@ char *nw_test_read_file(const char *path, size_t *len)
     if (len)
         *len = n;
     return buf;
-}
-
-nw_test_lines_t *nw_test_lines_load(const char *path)
-{
-    char *text = nw_test_read_file(path, NULL);
-    nw_test_lines_t *l = calloc(1, sizeof *l);
-    ck_assert_ptr_nonnull(l);
-    l->path = strdup(path);
-    int cap = 0, lineno = 0;
-    char *save = NULL;
-    char *p = text;
-    (void)save;
-    while (p && *p) {
-        char *nl = strchr(p, '\n');
-        if (nl)
-            *nl = '\0';
-        lineno++;
-        size_t len = strlen(p);
-        if (len && p[len - 1] == '\r')
-            p[--len] = '\0';
-        const char *q = p;
-        while (*q == ' ' || *q == '\t')
-            q++;
-        if (*q && *q != '#') {
-            if (l->n == cap) {
-                cap = cap ? cap * 2 : 64;
-                l->line = realloc(l->line, (size_t)cap * sizeof *l->line);
-                l->lineno = realloc(l->lineno, (size_t)cap * sizeof *l->lineno);
-                ck_assert(l->line && l->lineno);
-            }
-            l->line[l->n] = strdup(p);
-            l->lineno[l->n] = lineno;
-            l->n++;
-        }
-        p = nl ? nl + 1 : NULL;
-    }
-    free(text);
-    ck_assert_msg(l->n > 0, "%s: no cases (every line is blank or a comment)", path);
-    return l;
-}
-
-void nw_test_lines_free(nw_test_lines_t *l)
-{
-    if (!l)
-        return;
-    for (int i = 0; i < l->n; i++)
-        free(l->line[i]);
-    free(l->line);
-    free(l->lineno);
-    free(l->path);
-    free(l);
 }
 
 int nw_test_split_tabs(char *s, char **fields, int max)
@@ -123,47 +73,6 @@ int nw_test_split_ws(char *s, char **fields, int max)
         p = next;
     }
     return n;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-int nw_test_list_dir(const char *dir, const char *suffix, char ***out)
-{
-    DIR *d = opendir(dir);
-    ck_assert_msg(d != NULL, "cannot open directory %s", dir);
-    int n = 0, cap = 0;
-    char **v = NULL;
-    struct dirent *e;
-    size_t sl = strlen(suffix);
-    while ((e = readdir(d)) != NULL) {
-        size_t nl = strlen(e->d_name);
-        if (e->d_name[0] == '.' || nl < sl || strcmp(e->d_name + nl - sl, suffix) != 0)
-            continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 32;
-            v = realloc(v, (size_t)cap * sizeof *v);
-            ck_assert_ptr_nonnull(v);
-        }
-        size_t len = strlen(dir) + nl + 2;
-        v[n] = malloc(len);
-        snprintf(v[n], len, "%s/%s", dir, e->d_name);
-        n++;
-    }
-    closedir(d);
-    ck_assert_msg(n > 0, "%s: no *%s case files", dir, suffix);
-    qsort(v, (size_t)n, sizeof *v, cmp_str);
-    *out = v;
-    return n;
-}
-
-void nw_test_list_free(char **paths, int n)
-{
-    for (int i = 0; i < n; i++)
-        free(paths[i]);
-    free(paths);
 }
 
 /* ---- data cases, one Check test each ---- */
@@ -271,7 +180,7 @@ const nw_test_cases_t *nw_test_cases_lines(const char *path, int min)
             continue;
         nw_test_case_t c = {0};
         c.path = cs->source;
-        c.line = xstrdup(buf);
+        c.text = xstrdup(buf);
         c.lineno = lineno;
         if (asprintf(&c.name, "%s:%d", path, lineno) < 0)
             oom();
@@ -279,6 +188,46 @@ const nw_test_cases_t *nw_test_cases_lines(const char *path, int min)
     }
     free(buf);
     fclose(f);
+    cases_check_min(cs, min, "cases");
+    return cs;
+}
+
+const nw_test_cases_t *nw_test_cases_json(const char *path, int min)
+{
+    nw_test_cases_t *cs = cases_new(path);
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        if (asprintf(&cs->error, "%s: cannot open the case file: %s", path, strerror(errno)) < 0)
+            oom();
+        return cs;
+    }
+    char *text = NULL;
+    size_t tcap = 0;
+    ssize_t len = getdelim(&text, &tcap, '\0', f);
+    fclose(f);
+    cJSON *arr = len > 0 ? cJSON_Parse(text) : NULL;
+    free(text);
+    if (!cJSON_IsArray(arr)) {
+        if (asprintf(&cs->error, "%s: not a JSON array of cases", path) < 0)
+            oom();
+        cJSON_Delete(arr);
+        return cs;
+    }
+    int cap = 0, i = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, arr)
+    {
+        nw_test_case_t c = {0};
+        c.path = cs->source;
+        c.text = cJSON_PrintUnformatted(e);
+        const cJSON *nm = cJSON_GetObjectItemCaseSensitive(e, "name");
+        if (!c.text || asprintf(&c.name, "%s[%d]%s%s", path, i, cJSON_IsString(nm) ? " " : "",
+                                cJSON_IsString(nm) ? nm->valuestring : "") < 0)
+            oom();
+        cases_push(cs, &cap, c);
+        i++;
+    }
+    cJSON_Delete(arr);
     cases_check_min(cs, min, "cases");
     return cs;
 }
@@ -311,5 +260,10 @@ void nw_test_add_cases(TCase *tc, const TTest *fn, const nw_test_cases_t *cs)
 const nw_test_case_t *nw_test_case(const nw_test_cases_t *cs, int i)
 {
     ck_assert_msg(i >= 0 && i < cs->n, "%s: no case %d", cs->source, i);
-    return &cs->v[i];
+    nw_test_case_t *c = &cs->v[i]; /* the tables are ours: see cases_new */
+    if (c->text) {
+        free(c->line);
+        c->line = xstrdup(c->text);
+    }
+    return c;
 }

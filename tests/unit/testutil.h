@@ -12,21 +12,6 @@
  * and its length in *len (may be NULL). Aborts the test on failure. */
 char *nw_test_read_file(const char *path, size_t *len);
 
-/* Lines of a case file: blank lines and lines starting with '#' are skipped;
- * each kept line has its trailing newline removed. */
-typedef struct {
-    char **line;   /* owned */
-    int *lineno;   /* 1-based line number of each kept line */
-    int n;
-    char *path;
-} nw_test_lines_t;
-
-/** Load a case file; aborts the test on failure, and when the file keeps no line. */
-nw_test_lines_t *nw_test_lines_load(const char *path);
-
-/** Free what nw_test_lines_load returned. */
-void nw_test_lines_free(nw_test_lines_t *l);
-
 /** Split s in place on tab characters into at most max fields; returns the count.
  * Fields keep their text exactly (no trimming); "\t" separates. */
 int nw_test_split_tabs(char *s, char **fields, int max);
@@ -34,14 +19,6 @@ int nw_test_split_tabs(char *s, char **fields, int max);
 /** Split s in place on runs of whitespace (outside double quotes; quotes removed,
  * "" gives an empty field). Returns the count. */
 int nw_test_split_ws(char *s, char **fields, int max);
-
-/** Names of the regular files in dir whose names end with suffix, sorted;
- * returns the count and a malloc'd array of malloc'd "dir/name" paths. Aborts the
- * test when dir is missing or holds no such file. */
-int nw_test_list_dir(const char *dir, const char *suffix, char ***out);
-
-/** Free the array nw_test_list_dir returned. */
-void nw_test_list_free(char **paths, int n);
 
 /* ---- data cases, one Check test each ------------------------------------------
  * Cases are loaded while the suite is built: every file of a folder whose name ends
@@ -54,7 +31,11 @@ void nw_test_list_free(char **paths, int n);
  * naming the source and the reason. Tables live until the program exits. */
 typedef struct {
     char *path;   /* the case file */
-    char *line;   /* line tables: the kept line (the test may modify it); else NULL */
+    char *text;   /* line tables: the kept line (blank lines and lines starting with '#'
+                   * are skipped, the newline removed); JSON tables: the element as JSON
+                   * text; file cases: NULL. Never modified. */
+    char *line;   /* a fresh copy of text for the test, made by nw_test_case (split it
+                   * in place at will); NULL for file cases */
     int lineno;   /* line tables: its 1-based line number; else 0 */
     char *name;   /* "path" or "path:lineno", for messages */
 } nw_test_case_t;
@@ -69,13 +50,18 @@ typedef struct {
 /** Every file of dir ending with suffix, sorted by name; at least min of them. */
 const nw_test_cases_t *nw_test_cases_dir(const char *dir, const char *suffix, int min);
 
-/** Every kept line of a case file (as nw_test_lines_load keeps them); at least min. */
+/** Every kept line of a case file; at least min. */
 const nw_test_cases_t *nw_test_cases_lines(const char *path, int min);
+
+/** Every element of the top-level JSON array in path; case->line is its compact JSON
+ * text and case->name "path[i]" (and the element's "name" when it has one); at least min. */
+const nw_test_cases_t *nw_test_cases_json(const char *path, int min);
 
 /** Add fn as a loop test over every case of cs (one failing test if cs did not load). */
 void nw_test_add_cases(TCase *tc, const TTest *fn, const nw_test_cases_t *cs);
 
-/** Case i of cs (inside fn: nw_test_case(cs, _i)). */
+/** Case i of cs (inside fn: nw_test_case(cs, _i)), with case->line a fresh copy of
+ * case->text. */
 const nw_test_case_t *nw_test_case(const nw_test_cases_t *cs, int i);
 
 #endif
