@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scaler/disruption/disrupt.h"
-#include "scaler/disruption/sim.h"
+#include "scaler/disrupt/disrupt.h"
+#include "scaler/disrupt/sim.h"
 #include "scaler/sched/schedule.h"
 #include "cli/cmd.h"
 #include "cli/plan.h"

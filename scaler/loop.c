@@ -11,14 +11,14 @@
 #include <unistd.h>
 
 #include "common/log.h"
-#include "scaler/ctl.h"
-#include "scaler/gc/gc.h"
-#include "scaler/interruption/interruption.h"
-#include "scaler/disruption/controller.h"
+#include "scaler/controllers/ctl.h"
+#include "scaler/controllers/gc.h"
+#include "scaler/controllers/interruption.h"
+#include "scaler/controllers/disruption.h"
 #include "scaler/kube/leader.h"
 #include "scaler/kube/watch.h"
-#include "scaler/termination/termination.h"
-#include "scaler/upkeep.h"
+#include "scaler/controllers/termination.h"
+#include "scaler/controllers/upkeep.h"
 
 int64_t nw_prov_next_deadline(const nw_ctl_t *c, int64_t mono);
 

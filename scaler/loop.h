@@ -2,12 +2,12 @@
  * scaler/loop.h — the scaler inside `nodewarden serve`: a Kubernetes client and the watch-fed cache (one curl_multi
  * thread), the AWS cloud, a Lease elector, and ONE reconcile thread that, while
  * this replica holds the Lease, runs on every cache change and at least every
- * second: the provisioner (scaler/provisioner.c: batch window, placement,
- * NodeClaim create + launch) and the lifecycle (scaler/lifecycle.c:
+ * second: the provisioner (scaler/controllers/provisioning.c: batch window, placement,
+ * NodeClaim create + launch) and the lifecycle (scaler/controllers/lifecycle.c:
  * registration, initialization, registration timeout, finalizers, EC2NodeClass
- * status) and garbage collection (scaler/gc/gc.h). With settings.interruptionQueue
+ * status) and garbage collection (scaler/controllers/gc.h). With settings.interruptionQueue
  * set, one more thread long-polls the SQS interruption queue
- * (scaler/interruption/interruption.h). Every replica serves the webhook; only the
+ * (scaler/controllers/interruption.h). Every replica serves the webhook; only the
  * Lease holder writes.
  *
  * Losing the Lease stops all writes at once (every write checks it) and the

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "scaler/aws/sqs.h"
-#include "scaler/interruption/event.h"
+#include "scaler/aws/intrevent.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -12,9 +12,9 @@
 #include "api/duration.h"
 #include "common/clock.h"
 #include "common/yaml.h"
-#include "scaler/disruption/cron.h"
-#include "scaler/disruption/disrupt.h"
-#include "scaler/disruption/sim.h"
+#include "scaler/disrupt/cron.h"
+#include "scaler/disrupt/disrupt.h"
+#include "scaler/disrupt/sim.h"
 #include "tests/unit/testutil.h"
 
 Suite *nw_disruption_suite(void);

@@ -1,4 +1,4 @@
-/* Unit tests for scaler/termination/drain (the pure drain decisions): pod
+/* Unit tests for scaler/disrupt/drain (the pure drain decisions): pod
  * classification (terminal, terminating, stuck, mirror, DaemonSet, critical,
  * tolerating the disrupted taint, do-not-disrupt "true"/durations/invalid values),
  * which pods are waited for and which are evicted, the four waves, the TGP deadline
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "common/clock.h"
-#include "scaler/termination/drain.h"
+#include "scaler/disrupt/drain.h"
 
 Suite *nw_drain_suite(void);
 

@@ -1,4 +1,4 @@
-/* Unit tests for scaler/disruption/drift: the drift rules as data
+/* Unit tests for scaler/disrupt/drift: the drift rules as data
  * (tests/data/drift/base.json + cases.jsonl) and the reason names. */
 #include <check.h>
 #include <stdio.h>
@@ -7,8 +7,8 @@
 
 #include "common/clock.h"
 #include "scaler/aws/catalog.h"
-#include "scaler/disruption/drift.h"
-#include "scaler/disruption/hash.h"
+#include "scaler/disrupt/drift.h"
+#include "scaler/disrupt/hash.h"
 #include "tests/unit/testutil.h"
 
 Suite *nw_drift_suite(void);

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "common/clock.h"
-#include "scaler/expiry.h"
+#include "scaler/controllers/expiry.h"
 
 Suite *nw_expiry_suite(void);
 

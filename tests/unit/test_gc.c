@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scaler/gc/gc.h"
+#include "scaler/controllers/gc.h"
 
 Suite *nw_gc_suite(void);
 

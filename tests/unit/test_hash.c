@@ -1,11 +1,11 @@
-/* Unit tests for scaler/disruption/hash: the NodePool and EC2NodeClass drift hashes
+/* Unit tests for scaler/disrupt/hash: the NodePool and EC2NodeClass drift hashes
  * (stable under key and list order, changed by hashed fields, unchanged by the
  * fields Karpenter excludes) and the NodeClaim stamp. */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "scaler/disruption/hash.h"
+#include "scaler/disrupt/hash.h"
 
 Suite *nw_hash_suite(void);
 

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scaler/interruption/event.h"
-#include "scaler/interruption/interruption.h"
+#include "scaler/aws/intrevent.h"
+#include "scaler/controllers/interruption.h"
 #include "tests/unit/testutil.h"
 
 Suite *nw_interruption_suite(void);

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "common/clock.h"
-#include "scaler/poolstatus.h"
+#include "scaler/controllers/poolstatus.h"
 
 Suite *nw_poolstatus_suite(void);
 

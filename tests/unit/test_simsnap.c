@@ -1,11 +1,11 @@
 /* tests/unit/test_simsnap.c — the live snapshot for the scheduling simulation
- * (scaler/simsnap.h): nodes, in-flight NodeClaims, nominations, exclusions and
+ * (scaler/state/simsnap.h): nodes, in-flight NodeClaims, nominations, exclusions and
  * rescheduled pods, pending pods on/off, and what nw_sched_solve then decides. */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "scaler/simsnap.h"
+#include "scaler/state/simsnap.h"
 
 Suite *nw_simsnap_suite(void);
 

@@ -1,4 +1,4 @@
-/* Unit tests for scaler/termination/termination.c (the finalizer state machine) on a
+/* Unit tests for scaler/controllers/termination.c (the finalizer state machine) on a
  * fake clock, a fake cloud and a scripted Kubernetes API (tests/unit/fakeapi.h):
  * the first tick taints and labels the node and evicts only the first wave with UID
  * preconditions; a 429 gives FailedDraining and a per-pod backoff (no retry before
@@ -18,8 +18,8 @@
 
 #include "fakeapi.h"
 #include "scaler/kube/config.h"
-#include "scaler/termination/drain.h"
-#include "scaler/termination/termination.h"
+#include "scaler/disrupt/drain.h"
+#include "scaler/controllers/termination.h"
 
 Suite *nw_termination_suite(void);
 

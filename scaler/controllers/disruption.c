@@ -1,0 +1,936 @@
+/*
+ * scaler/controllers/disruption.c — the disruption controller (see controller.h).
+ */
+#include "scaler/controllers/disruption.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "scaler/controllers/ctl.h"
+#include "scaler/disrupt/disrupt.h"
+#include "scaler/controllers/disruption_live.h"
+#include "scaler/state/simsnap.h"
+
+#define GET(o, k) cJSON_GetObjectItemCaseSensitive((o), (k))
+#define POD_EVENT_DEDUPE_NS (10 * NW_NS_PER_SEC)
+#define UNSEEN_GRACE_NS (60 * NW_NS_PER_SEC)
+#define RECENT_NS (30 * NW_NS_PER_SEC)
+#define UNCHANGED_RECHECK_NS (300 * NW_NS_PER_SEC) /* state "changed" at least every 5 min */
+/* the nomination window: max(2 x batchMaxDuration, 10 s) (20 s at the defaults) */
+#define NOMINATION_NS(c) (2 * (c)->batch_max_ns > 10 * NW_NS_PER_SEC ? 2 * (c)->batch_max_ns \
+                                                                     : 10 * NW_NS_PER_SEC)
+#define MAX_RECENT 256
+#define MAX_NOTED 512
+
+typedef struct {
+    nw_dis_cmd_t cmd;
+    char **repl;      /* replacement NodeClaim names (owned) */
+    int *seen;
+    size_t nrepl;
+    int64_t started_mono;
+    int waiting_noted;
+} inflight_t;
+
+typedef struct {
+    char *node;
+    uint64_t fp;
+} fp_t;
+
+typedef struct {
+    char name[256];
+    int64_t mono;
+} recent_t;
+
+typedef struct {
+    char nodeclaim[256];
+    uint64_t hash;
+} noted_t;
+
+struct nw_dis_ctl {
+    nw_dis_opts_t o;
+    nw_kube_recorder_t *rec; /* its own: provisioning bursts must not starve these events */
+    int64_t next_pass_mono;
+    uint64_t idle_gen;      /* cache generation of the last pass that found nothing (0: none) */
+    int64_t idle_gen_mono;
+    int has_pending;
+    nw_dis_cmd_t pending;
+    int64_t pending_mono;
+    inflight_t *fl;
+    size_t nfl;
+    fp_t *fps;
+    size_t nfps;
+    recent_t recent[MAX_RECENT];
+    size_t nrecent;
+    recent_t repl[MAX_RECENT]; /* replacements of finished commands: nominated for a while */
+    size_t nrepl;
+    noted_t noted[MAX_NOTED];
+    size_t nnoted;
+    /* metrics */
+    _Atomic uint64_t decisions[5][2][NW_DIS_NREASONS]; /* method, action, reason */
+    _Atomic uint64_t disrupted[5][NW_DIS_NREASONS];    /* nodes, by method and reason */
+    _Atomic uint64_t blocked[NW_DIS_NREASONS];
+    _Atomic uint64_t passes, rejected, failed;
+};
+
+nw_dis_ctl_t *nw_dis_ctl_new(const nw_dis_opts_t *o, nw_kube_client_t *kube, const char *instance)
+{
+    nw_dis_ctl_t *d = calloc(1, sizeof *d);
+    if (!d)
+        return NULL;
+    if (kube && !(d->rec = nw_kube_recorder_new(kube, "nodewarden", instance ? instance : ""))) {
+        free(d);
+        return NULL;
+    }
+    if (o)
+        d->o = *o;
+    if (d->o.poll_ns <= 0)
+        d->o.poll_ns = 10 * NW_NS_PER_SEC;
+    if (d->o.validation_ns < 0)
+        d->o.validation_ns = 0;
+    if (d->o.command_timeout_ns <= 0)
+        d->o.command_timeout_ns = 600 * NW_NS_PER_SEC;
+    return d;
+}
+
+static void inflight_free(inflight_t *f)
+{
+    nw_dis_cmd_cleanup(&f->cmd);
+    for (size_t i = 0; i < f->nrepl; i++)
+        free(f->repl[i]);
+    free(f->repl);
+    free(f->seen);
+}
+
+void nw_dis_ctl_reset(nw_dis_ctl_t *d)
+{
+    if (!d)
+        return;
+    for (size_t i = 0; i < d->nfl; i++)
+        inflight_free(&d->fl[i]);
+    free(d->fl);
+    d->fl = NULL;
+    d->nfl = 0;
+    if (d->has_pending)
+        nw_dis_cmd_cleanup(&d->pending);
+    d->has_pending = 0;
+    d->next_pass_mono = 0;
+    d->idle_gen = 0;
+    d->nrecent = 0;
+    d->nrepl = 0;
+}
+
+void nw_dis_ctl_free(nw_dis_ctl_t *d)
+{
+    if (!d)
+        return;
+    nw_dis_ctl_reset(d);
+    nw_kube_recorder_free(d->rec);
+    for (size_t i = 0; i < d->nfps; i++)
+        free(d->fps[i].node);
+    free(d->fps);
+    free(d);
+}
+
+/* ---- small helpers ---- */
+
+static const char *sget(const cJSON *o, const char *k)
+{
+    return cJSON_GetStringValue(GET(o, k));
+}
+
+static uint64_t fnv(uint64_t h, const char *s)
+{
+    for (; s && *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 1099511628211ULL;
+    }
+    h ^= 0xff;
+    h *= 1099511628211ULL;
+    return h;
+}
+
+static void event2(nw_ctl_t *c, const nw_kube_obj_t *nc, const nw_kube_obj_t *node,
+                   const char *type, const char *reason, const char *msg)
+{
+    nw_kube_recorder_t *rec = c->disruption->rec ? c->disruption->rec : c->rec;
+    if (!nw_ctl_may_write(c))
+        return;
+    if (nc)
+        nw_kube_event(rec, &nw_kube_res_nodeclaims, nc->json, type, reason, msg, NULL);
+    if (node)
+        nw_kube_event(rec, &nw_kube_res_nodes, node->json, type, reason, msg, NULL);
+}
+
+static const nw_kube_obj_t *node_of(const nw_kube_snap_t *s, const nw_kube_obj_t *nc)
+{
+    if (nc && nc->provider_id[0])
+        return nw_kube_snap_node_by_provider_id(s, nc->provider_id);
+    return NULL;
+}
+
+typedef struct {
+    const cJSON **v;
+    size_t n;
+} arr_t;
+
+static int arr_kind(const nw_kube_snap_t *s, nw_kube_kind_t k, arr_t *a)
+{
+    a->n = nw_kube_snap_count(s, k);
+    a->v = calloc(a->n + 1, sizeof *a->v);
+    if (!a->v)
+        return -1;
+    for (size_t i = 0; i < a->n; i++)
+        a->v[i] = nw_kube_snap_at(s, k, i)->json;
+    return 0;
+}
+
+/* ---- prices and instance types from the cloud's catalog ---- */
+
+static double catalog_price(void *ud, const char *itype, const char *zone, const char *ct)
+{
+    nw_ctl_t *c = ud;
+    const nw_catalog_t *cat = c->cloud->ops->catalog(c->cloud);
+    const nw_itype_t *t = nw_catalog_find(cat, itype);
+    if (!t)
+        return -1;
+    nw_offering_t offs[NW_CATALOG_MAX_OFFERINGS];
+    int n = nw_catalog_offerings(t, NULL, 0, offs, NW_CATALOG_MAX_OFFERINGS);
+    for (int i = 0; i < n; i++)
+        if (strcmp(offs[i].zone, zone) == 0 && strcmp(offs[i].capacity_type, ct) == 0 &&
+            offs[i].price > 0)
+            return offs[i].price;
+    if (strcmp(ct, "on-demand") == 0 && t->od_price > 0)
+        return t->od_price;
+    return -1;
+}
+
+/* ---- the view of one tick ---- */
+
+typedef struct {
+    arr_t pools, claims, nodes, pods, pdbs, dss;
+    const char **incmd;
+    size_t nincmd;
+    const char **nominated;
+    size_t nnominated;
+    nw_dis_input_t in;
+    nw_dis_live_t live;
+    nw_dis_state_t *st;
+} view_t;
+
+static void view_free(view_t *v)
+{
+    nw_dis_state_free(v->st);
+    free(v->pools.v);
+    free(v->claims.v);
+    free(v->nodes.v);
+    free(v->pods.v);
+    free(v->pdbs.v);
+    free(v->dss.v);
+    free(v->incmd);
+    free(v->nominated);
+    memset(v, 0, sizeof *v);
+}
+
+static int view_build(nw_ctl_t *c, const nw_kube_snap_t *s, view_t *v)
+{
+    nw_dis_ctl_t *d = c->disruption;
+    memset(v, 0, sizeof *v);
+    if (arr_kind(s, NW_KUBE_NODEPOOLS, &v->pools) || arr_kind(s, NW_KUBE_NODECLAIMS, &v->claims) ||
+        arr_kind(s, NW_KUBE_NODES, &v->nodes) || arr_kind(s, NW_KUBE_PODS, &v->pods) ||
+        arr_kind(s, NW_KUBE_PDBS, &v->pdbs) || arr_kind(s, NW_KUBE_DAEMONSETS, &v->dss))
+        goto fail;
+    size_t cap = d->nrecent + 1;
+    for (size_t i = 0; i < d->nfl; i++)
+        cap += d->fl[i].cmd.ncandidates;
+    v->incmd = calloc(cap, sizeof *v->incmd);
+    if (!v->incmd)
+        goto fail;
+    for (size_t i = 0; i < d->nfl; i++)
+        for (size_t k = 0; k < d->fl[i].cmd.ncandidates; k++)
+            v->incmd[v->nincmd++] = d->fl[i].cmd.candidates[k];
+    int64_t mono = nw_clock_mono(c->clock);
+    for (size_t i = 0; i < d->nrecent; i++)
+        if (mono - d->recent[i].mono < RECENT_NS)
+            v->incmd[v->nincmd++] = d->recent[i].name;
+    /* the nodes of replacements: their pods are on the way (Karpenter nominates them) */
+    v->nominated = calloc(d->nrepl + v->claims.n + 1, sizeof *v->nominated);
+    if (!v->nominated)
+        goto fail;
+    /* nodes the provisioner nominated pods to (in flight, or in the last 20 s) */
+    for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_NODECLAIMS); i++) {
+        const nw_kube_obj_t *nc = nw_kube_snap_at(s, NW_KUBE_NODECLAIMS, i);
+        const char *nn = nw_ctl_str(nc->json, "status.nodeName");
+        if (nn && *nn && (nw_simsnap_is_nominated(c, s, nc->name) || nw_simsnap_is_nominated(c, s, nn)))
+            v->nominated[v->nnominated++] = nn;
+    }
+    for (size_t i = 0; i < d->nrepl; i++) {
+        const nw_kube_obj_t *nc = nw_kube_snap_get(s, NW_KUBE_NODECLAIMS, NULL, d->repl[i].name);
+        const char *nn = nc ? nw_ctl_str(nc->json, "status.nodeName") : NULL;
+        if (nn && mono - d->repl[i].mono < NOMINATION_NS(c))
+            v->nominated[v->nnominated++] = nn;
+    }
+    nw_dis_input_t in = {
+        .nodepools = v->pools.v, .nnodepools = v->pools.n,
+        .nodeclaims = v->claims.v, .nnodeclaims = v->claims.n,
+        .nodes = v->nodes.v, .nnodes = v->nodes.n,
+        .pods = v->pods.v, .npods = v->pods.n,
+        .pdbs = v->pdbs.v, .npdbs = v->pdbs.n,
+        .now = nw_clock_now(c->clock),
+        .in_command = v->incmd, .nin_command = v->nincmd,
+        .nominated = v->nominated, .nnominated = v->nnominated,
+        .price = catalog_price, .price_ud = c,
+        .spot_to_spot = d->o.spot_to_spot != 0,
+    };
+    v->in = in;
+    nw_dis_live_t live = {c, s, in.now};
+    v->live = live;
+    nw_err_t err = {0};
+    if (nw_dis_state_build(&v->in, &v->st, &err) != NW_OK)
+        goto fail;
+    return 0;
+fail:
+    view_free(v);
+    return -1;
+}
+
+/* ---- writes ---- */
+
+typedef struct {
+    const char *type, *status, *reason, *msg;
+    int64_t now;
+    int remove;
+    int64_t pod_event; /* > 0: set status.lastPodEventTime */
+} condw_t;
+
+static int mutate_cond(cJSON *obj, void *ud)
+{
+    const condw_t *w = ud;
+    if (w->pod_event > 0) {
+        cJSON *st = GET(obj, "status");
+        if (!cJSON_IsObject(st))
+            return 1;
+        char ts[40];
+        nw_time_format(w->pod_event, ts, sizeof ts);
+        const char *cur = sget(st, "lastPodEventTime");
+        if (cur && strcmp(cur, ts) == 0)
+            return 1;
+        cJSON_DeleteItemFromObjectCaseSensitive(st, "lastPodEventTime");
+        cJSON_AddStringToObject(st, "lastPodEventTime", ts);
+        return 0;
+    }
+    const char *cur = nw_ctl_condition(obj, w->type);
+    if (w->remove) {
+        if (!cur)
+            return 1;
+        cJSON *conds = GET(GET(obj, "status"), "conditions");
+        for (int i = cJSON_GetArraySize(conds) - 1; i >= 0; i--) {
+            const char *t = sget(cJSON_GetArrayItem(conds, i), "type");
+            if (t && strcmp(t, w->type) == 0)
+                cJSON_DeleteItemFromArray(conds, i);
+        }
+        return 0;
+    }
+    if (cur && strcmp(cur, w->status) == 0) {
+        const cJSON *cd;
+        cJSON_ArrayForEach(cd, GET(GET(obj, "status"), "conditions"))
+        {
+            const char *t = sget(cd, "type"), *r = sget(cd, "reason");
+            if (t && strcmp(t, w->type) == 0 && r && strcmp(r, w->reason) == 0)
+                return 1;
+        }
+    }
+    nw_ctl_set_condition(obj, w->type, w->status, w->reason, w->msg, w->now);
+    return 0;
+}
+
+static nw_rc_t claim_write(nw_ctl_t *c, const char *name, condw_t *w)
+{
+    nw_err_t err = {0};
+    nw_rc_t rc = nw_kube_update_retry(c->kube, &nw_kube_res_nodeclaims, NULL, name, 1, mutate_cond,
+                                      w, 5, NULL, &err);
+    if (rc != NW_OK && rc != NW_ENOTFOUND)
+        nw_log_warn("disruption", "cannot update the NodeClaim status", NW_LS("nodeclaim", name),
+                    NW_LS("error", err.msg));
+    return rc;
+}
+
+static int mutate_taint(cJSON *node, void *ud)
+{
+    int add = *(const int *)ud;
+    cJSON *spec = GET(node, "spec");
+    if (!cJSON_IsObject(spec)) {
+        if (!add)
+            return 1;
+        cJSON_DeleteItemFromObjectCaseSensitive(node, "spec");
+        spec = cJSON_AddObjectToObject(node, "spec");
+    }
+    cJSON *taints = GET(spec, "taints");
+    int have = 0, changed = 0;
+    for (int i = cJSON_GetArraySize(taints) - 1; i >= 0; i--) {
+        const cJSON *t = cJSON_GetArrayItem(taints, i);
+        const char *k = sget(t, "key"), *e = sget(t, "effect");
+        if (!k || strcmp(k, NW_DIS_TAINT) != 0)
+            continue;
+        if (add && e && strcmp(e, "NoSchedule") == 0) {
+            have = 1;
+            continue;
+        }
+        cJSON_DeleteItemFromArray(taints, i); /* another effect, or removing */
+        changed = 1;
+    }
+    if (add && !have) {
+        if (!cJSON_IsArray(taints)) {
+            cJSON_DeleteItemFromObjectCaseSensitive(spec, "taints");
+            taints = cJSON_AddArrayToObject(spec, "taints");
+        }
+        cJSON *t = cJSON_CreateObject();
+        cJSON_AddStringToObject(t, "key", NW_DIS_TAINT);
+        cJSON_AddStringToObject(t, "effect", "NoSchedule");
+        cJSON_AddItemToArray(taints, t);
+        changed = 1;
+    }
+    if (cJSON_IsArray(taints) && cJSON_GetArraySize(taints) == 0)
+        cJSON_DeleteItemFromObjectCaseSensitive(spec, "taints");
+    return changed ? 0 : 1;
+}
+
+static nw_rc_t node_taint(nw_ctl_t *c, const char *node, int add)
+{
+    nw_err_t err = {0};
+    nw_rc_t rc = nw_kube_update_retry(c->kube, &nw_kube_res_nodes, NULL, node, 0, mutate_taint,
+                                      &add, 5, NULL, &err);
+    if (rc != NW_OK && rc != NW_ENOTFOUND)
+        nw_log_warn("disruption", add ? "cannot taint the node" : "cannot untaint the node",
+                    NW_LS("node", node), NW_LS("error", err.msg));
+    return rc;
+}
+
+static int has_disrupted_taint(const cJSON *node)
+{
+    const cJSON *t;
+    cJSON_ArrayForEach(t, GET(GET(node, "spec"), "taints"))
+    {
+        const char *k = sget(t, "key");
+        if (k && strcmp(k, NW_DIS_TAINT) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+static int held(const nw_dis_ctl_t *d, const char *nc)
+{
+    for (size_t i = 0; i < d->nrecent; i++)
+        if (strcmp(d->recent[i].name, nc) == 0)
+            return 1; /* deleted by us a moment ago; the cache may not show it yet */
+    for (size_t i = 0; i < d->nfl; i++)
+        for (size_t k = 0; k < d->fl[i].cmd.ncandidates; k++)
+            if (strcmp(d->fl[i].cmd.candidates[k], nc) == 0)
+                return 1;
+    return 0;
+}
+
+/* ---- markers: lastPodEventTime and Consolidatable ---- */
+
+static uint64_t pods_fp(const nw_kube_snap_t *s, const char *node)
+{
+    const nw_kube_obj_t *const *on;
+    size_t n = nw_kube_snap_pods_on_node(s, node, &on);
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < n; i++) {
+        const cJSON *p = on[i]->json;
+        if (on[i]->terminating || strcmp(on[i]->phase, "Succeeded") == 0 ||
+            strcmp(on[i]->phase, "Failed") == 0)
+            continue;
+        int ds = 0;
+        const cJSON *r;
+        cJSON_ArrayForEach(r, GET(GET(p, "metadata"), "ownerReferences"))
+        {
+            const char *k = sget(r, "kind");
+            ds |= k && strcmp(k, "DaemonSet") == 0;
+        }
+        if (!ds)
+            h = fnv(h, on[i]->uid);
+    }
+    return h;
+}
+
+/* returns 1 when the node's pod set changed since the last tick */
+static int fp_changed(nw_dis_ctl_t *d, const char *node, uint64_t fp)
+{
+    for (size_t i = 0; i < d->nfps; i++)
+        if (strcmp(d->fps[i].node, node) == 0) {
+            int ch = d->fps[i].fp != fp;
+            d->fps[i].fp = fp;
+            return ch;
+        }
+    fp_t *n = realloc(d->fps, (d->nfps + 1) * sizeof *n);
+    if (!n)
+        return 0;
+    d->fps = n;
+    if ((d->fps[d->nfps].node = strdup(node)) != NULL)
+        d->fps[d->nfps++].fp = fp;
+    return 0;
+}
+
+static void markers(nw_ctl_t *c, const nw_kube_snap_t *s, const view_t *v)
+{
+    nw_dis_ctl_t *d = c->disruption;
+    int64_t now = v->in.now;
+    for (size_t i = 0; i < v->st->nnodes && nw_ctl_may_write(c); i++) {
+        const nw_dis_node_t *n = &v->st->nodes[i];
+        if (n->deleting || !n->node_name[0])
+            continue;
+        uint64_t fp = pods_fp(s, n->node_name);
+        if (fp_changed(d, n->node_name, fp) &&
+            (!n->last_pod_event || now - n->last_pod_event >= POD_EVENT_DEDUPE_NS)) {
+            condw_t w = {.pod_event = now};
+            claim_write(c, n->name, &w);
+        }
+        if (n->pool < 0 || !n->initialized)
+            continue;
+        const char *cur = nw_ctl_condition(n->nodeclaim, "Consolidatable");
+        int want = n->consolidatable;
+        if (want && (!cur || strcmp(cur, "True") != 0)) {
+            condw_t w = {"Consolidatable", "True", "Consolidatable", "", now, 0, 0};
+            claim_write(c, n->name, &w);
+        } else if (!want && cur) {
+            condw_t w = {"Consolidatable", NULL, NULL, NULL, now, 1, 0};
+            claim_write(c, n->name, &w);
+        }
+    }
+    /* forget nodes that are gone */
+    size_t k = 0;
+    for (size_t i = 0; i < d->nfps; i++) {
+        if (nw_kube_snap_get(s, NW_KUBE_NODES, NULL, d->fps[i].node))
+            d->fps[k++] = d->fps[i];
+        else
+            free(d->fps[i].node);
+    }
+    d->nfps = k;
+}
+
+/* ---- crash cleanup ---- */
+
+static void cleanup(nw_ctl_t *c, const nw_kube_snap_t *s)
+{
+    nw_dis_ctl_t *d = c->disruption;
+    for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_NODECLAIMS) && nw_ctl_may_write(c); i++) {
+        const nw_kube_obj_t *nc = nw_kube_snap_at(s, NW_KUBE_NODECLAIMS, i);
+        if (nc->terminating || held(d, nc->name))
+            continue;
+        const nw_kube_obj_t *node = node_of(s, nc);
+        if (node && !node->terminating && has_disrupted_taint(node->json)) {
+            nw_log_info("disruption", "removing a leftover disrupted taint", NW_LS("node", node->name),
+                        NW_LS("nodeclaim", nc->name));
+            node_taint(c, node->name, 0);
+        }
+        if (nw_ctl_condition(nc->json, "DisruptionReason")) {
+            condw_t w = {"DisruptionReason", NULL, NULL, NULL, 0, 1, 0};
+            claim_write(c, nc->name, &w);
+        }
+    }
+}
+
+/* ---- commands ---- */
+
+static void recent_add(nw_dis_ctl_t *d, const char *name, int64_t mono)
+{
+    if (d->nrecent == MAX_RECENT) {
+        memmove(d->recent, d->recent + 1, (MAX_RECENT - 1) * sizeof *d->recent);
+        d->nrecent--;
+    }
+    snprintf(d->recent[d->nrecent].name, sizeof d->recent[d->nrecent].name, "%s", name);
+    d->recent[d->nrecent++].mono = mono;
+}
+
+static void untaint_all(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_dis_cmd_t *cmd)
+{
+    for (size_t i = 0; i < cmd->ncandidates; i++) {
+        const nw_kube_obj_t *nc = nw_kube_snap_get(s, NW_KUBE_NODECLAIMS, NULL, cmd->candidates[i]);
+        const nw_kube_obj_t *node = node_of(s, nc);
+        if (node)
+            node_taint(c, node->name, 0);
+        if (nc) {
+            condw_t w = {"DisruptionReason", NULL, NULL, NULL, 0, 1, 0};
+            claim_write(c, nc->name, &w);
+        }
+    }
+}
+
+static void delete_candidates(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_dis_cmd_t *cmd)
+{
+    nw_dis_ctl_t *d = c->disruption;
+    int64_t mono = nw_clock_mono(c->clock);
+    for (size_t i = 0; i < cmd->ncandidates && nw_ctl_may_write(c); i++) {
+        const char *name = cmd->candidates[i];
+        nw_err_t err = {0};
+        nw_rc_t rc = NW_OK;
+        for (int attempt = 0; attempt < 3; attempt++) {
+            nw_err_clear(&err);
+            if ((rc = nw_kube_delete(c->kube, &nw_kube_res_nodeclaims, NULL, name, NULL, NULL,
+                                     &err)) == NW_OK)
+                break;
+        }
+        if (rc != NW_OK) {
+            nw_log_warn("disruption", "cannot delete the NodeClaim", NW_LS("nodeclaim", name),
+                        NW_LS("error", err.msg));
+            continue;
+        }
+        recent_add(d, name, mono);
+        atomic_fetch_add(&d->disrupted[cmd->method][cmd->reason], 1);
+        const nw_kube_obj_t *nc = nw_kube_snap_get(s, NW_KUBE_NODECLAIMS, NULL, name);
+        char msg[600];
+        snprintf(msg, sizeof msg, "Disrupting NodeClaim: %s/%s (%s)", nw_dis_reason_str(cmd->reason),
+                 cmd->action == NW_DIS_REPLACE ? "Replace" : "Delete", nw_dis_method_str(cmd->method));
+        event2(c, nc, node_of(s, nc), "Normal", "DisruptionTerminating", msg);
+        nw_log_info("disruption", "deleted NodeClaim", NW_LS("nodeclaim", name),
+                    NW_LS("method", nw_dis_method_str(cmd->method)),
+                    NW_LS("reason", nw_dis_reason_str(cmd->reason)));
+    }
+}
+
+/* Start a validated command: taint, condition, replacements; 0 ok, -1 aborted. */
+static int execute(nw_ctl_t *c, const nw_kube_snap_t *s, const view_t *v, nw_dis_cmd_t *cmd)
+{
+    nw_dis_ctl_t *d = c->disruption;
+    int64_t now = v->in.now;
+    nw_log_info("disruption", "disrupting", NW_LS("method", nw_dis_method_str(cmd->method)),
+                NW_LS("action", nw_dis_action_str(cmd->action)),
+                NW_LS("reason", nw_dis_reason_str(cmd->reason)),
+                NW_LI("candidates", cmd->ncandidates), NW_LI("replacements", cmd->sim.nrepl),
+                NW_LF("pricePerHour", cmd->old_price), NW_LF("replacementPricePerHour", cmd->new_price),
+                NW_LS("summary", cmd->summary));
+    for (size_t i = 0; i < cmd->ncandidates; i++) {
+        const nw_kube_obj_t *nc = nw_kube_snap_get(s, NW_KUBE_NODECLAIMS, NULL, cmd->candidates[i]);
+        const nw_kube_obj_t *node = node_of(s, nc);
+        if (!nc || !node || node_taint(c, node->name, 1) != NW_OK) {
+            if (cmd->sim.nrepl) {
+                nw_log_warn("disruption", "cannot taint a candidate; command aborted",
+                            NW_LS("nodeclaim", cmd->candidates[i]));
+                return -1;
+            }
+            continue;
+        }
+        condw_t w = {"DisruptionReason", "True", nw_dis_reason_str(cmd->reason), cmd->summary, now,
+                     0, 0};
+        claim_write(c, nc->name, &w);
+        if (cmd->sim.nrepl) /* a delete says DisruptionTerminating right away */
+            event2(c, nc, node, "Normal", "DisruptionLaunching", cmd->summary);
+    }
+    inflight_t f;
+    memset(&f, 0, sizeof f);
+    f.started_mono = nw_clock_mono(c->clock);
+    if (cmd->sim.nrepl) {
+        f.repl = calloc((size_t)cmd->sim.nrepl, sizeof *f.repl);
+        f.seen = calloc((size_t)cmd->sim.nrepl, sizeof *f.seen);
+        if (!f.repl || !f.seen) {
+            free(f.repl);
+            free(f.seen);
+            return -1;
+        }
+    }
+    for (int k = 0; k < cmd->sim.nrepl; k++) {
+        char name[256] = "";
+        nw_err_t err = {0};
+        if (!nw_ctl_may_write(c) ||
+            nw_dis_live_create(&v->live, &cmd->sim, k, name, sizeof name, &err) != NW_OK) {
+            nw_log_warn("disruption", "cannot create a replacement NodeClaim; command aborted",
+                        NW_LS("nodepool", cmd->sim.repl[k].pool), NW_LS("error", err.msg));
+            inflight_free(&f);
+            return -1; /* the taints go on the next pass */
+        }
+        f.repl[f.nrepl++] = strdup(name);
+        nw_log_info("disruption", "created replacement NodeClaim", NW_LS("nodeclaim", name),
+                    NW_LS("nodepool", cmd->sim.repl[k].pool),
+                    NW_LS("instanceType", cmd->sim.repl[k].ntypes ? cmd->sim.repl[k].types[0].name : ""),
+                    NW_LI("instanceTypes", cmd->sim.repl[k].ntypes),
+                    NW_LB("spotOnly", !cmd->sim.repl[k].allow_on_demand));
+    }
+    atomic_fetch_add(&d->decisions[cmd->method][cmd->action][cmd->reason], 1);
+    f.cmd = *cmd;
+    memset(cmd, 0, sizeof *cmd);
+    inflight_t *nf = realloc(d->fl, (d->nfl + 1) * sizeof *nf);
+    if (!nf) {
+        inflight_free(&f);
+        return -1;
+    }
+    d->fl = nf;
+    d->fl[d->nfl++] = f;
+    return 0;
+}
+
+/* Progress of the commands in flight (§2.7 step 4-5). */
+static void progress(nw_ctl_t *c, const nw_kube_snap_t *s)
+{
+    nw_dis_ctl_t *d = c->disruption;
+    int64_t mono = nw_clock_mono(c->clock);
+    size_t k = 0;
+    for (size_t i = 0; i < d->nfl; i++) {
+        inflight_t *f = &d->fl[i];
+        int ready = 1, failed = 0;
+        const char *why = "";
+        for (size_t r = 0; r < f->nrepl && !failed; r++) {
+            const nw_kube_obj_t *o = nw_kube_snap_get(s, NW_KUBE_NODECLAIMS, NULL, f->repl[r]);
+            if (o)
+                f->seen[r] = 1;
+            if (o && o->terminating) {
+                failed = 1;
+                why = "a replacement NodeClaim is being deleted";
+            } else if (!o && (f->seen[r] || mono - f->started_mono > UNSEEN_GRACE_NS)) {
+                failed = 1;
+                why = "a replacement NodeClaim disappeared";
+            } else if (!o || !nw_ctl_condition(o->json, "Initialized") ||
+                       strcmp(nw_ctl_condition(o->json, "Initialized"), "True") != 0) {
+                ready = 0;
+            }
+        }
+        if (!failed && !ready && mono - f->started_mono > d->o.command_timeout_ns) {
+            failed = 1;
+            why = "the replacements did not initialize within the command timeout";
+        }
+        if (failed) {
+            atomic_fetch_add(&d->failed, 1);
+            nw_log_warn("disruption", "disruption command failed", NW_LS("reason", why),
+                        NW_LS("summary", f->cmd.summary));
+            for (size_t n = 0; n < f->cmd.ncandidates; n++) {
+                const nw_kube_obj_t *nc = nw_kube_snap_get(s, NW_KUBE_NODECLAIMS, NULL, f->cmd.candidates[n]);
+                event2(c, nc, node_of(s, nc), "Warning", "DisruptionFailed", why);
+            }
+            untaint_all(c, s, &f->cmd);
+            inflight_free(f);
+            d->next_pass_mono = mono;
+            continue;
+        }
+        if (!ready) {
+            if (!f->waiting_noted) {
+                f->waiting_noted = 1;
+                for (size_t n = 0; n < f->cmd.ncandidates; n++) {
+                    const nw_kube_obj_t *nc = nw_kube_snap_get(s, NW_KUBE_NODECLAIMS, NULL, f->cmd.candidates[n]);
+                    event2(c, nc, node_of(s, nc), "Normal", "DisruptionWaitingReadiness",
+                           "Waiting on readiness to continue disruption");
+                }
+            }
+            d->fl[k++] = *f;
+            continue;
+        }
+        delete_candidates(c, s, &f->cmd);
+        for (size_t r = 0; r < f->nrepl; r++) {
+            if (d->nrepl == MAX_RECENT) {
+                memmove(d->repl, d->repl + 1, (MAX_RECENT - 1) * sizeof *d->repl);
+                d->nrepl--;
+            }
+            snprintf(d->repl[d->nrepl].name, sizeof d->repl[d->nrepl].name, "%s", f->repl[r]);
+            d->repl[d->nrepl++].mono = mono;
+        }
+        inflight_free(f);
+        d->next_pass_mono = mono;
+    }
+    d->nfl = k;
+}
+
+static void emit_notes(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_dis_cmd_t *cmd)
+{
+    nw_dis_ctl_t *d = c->disruption;
+    for (size_t i = 0; i < cmd->nnotes; i++) {
+        const nw_dis_note_t *n = &cmd->notes[i];
+        uint64_t h = fnv(fnv(1469598103934665603ULL, n->reason), n->message);
+        size_t j;
+        for (j = 0; j < d->nnoted; j++)
+            if (strcmp(d->noted[j].nodeclaim, n->nodeclaim) == 0)
+                break;
+        if (j < d->nnoted && d->noted[j].hash == h)
+            continue; /* said already */
+        if (j == d->nnoted) {
+            if (d->nnoted == MAX_NOTED)
+                continue;
+            snprintf(d->noted[j].nodeclaim, sizeof d->noted[j].nodeclaim, "%s", n->nodeclaim);
+            d->nnoted++;
+        }
+        d->noted[j].hash = h;
+        const nw_kube_obj_t *nc = nw_kube_snap_get(s, NW_KUBE_NODECLAIMS, NULL, n->nodeclaim);
+        event2(c, nc, NULL, "Normal", n->reason, n->message);
+        nw_log_info("disruption", "not disrupted", NW_LS("nodeclaim", n->nodeclaim),
+                    NW_LS("reason", n->reason), NW_LS("message", n->message));
+    }
+}
+
+static int unsynced(const nw_kube_snap_t *s)
+{
+    for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_NODECLAIMS); i++) {
+        const nw_kube_obj_t *nc = nw_kube_snap_at(s, NW_KUBE_NODECLAIMS, i);
+        if (!nc->terminating && !nc->provider_id[0])
+            return 1;
+    }
+    return 0;
+}
+
+void nw_dis_tick(nw_ctl_t *c, const nw_kube_snap_t *s)
+{
+    nw_dis_ctl_t *d = c->disruption;
+    if (!d || !nw_ctl_may_write(c))
+        return;
+    view_t v;
+    if (view_build(c, s, &v) != 0)
+        return;
+    markers(c, s, &v);
+    progress(c, s);
+    int64_t mono = nw_clock_mono(c->clock);
+    if (unsynced(s))
+        goto out; /* a NodeClaim is being launched: decide once it has a providerID */
+    if (d->has_pending) {
+        if (mono - d->pending_mono < d->o.validation_ns)
+            goto out;
+        /* re-derive on the current state (the view's in-command list has no pending names) */
+        char why[300] = "";
+        int ok = nw_dis_validate(v.st, &d->pending, nw_dis_live_sim, &v.live, why, sizeof why);
+        d->has_pending = 0;
+        if (ok == 1) {
+            if (execute(c, s, &v, &d->pending) == 0 && d->pending.method == NW_DIS_NONE)
+                progress(c, s); /* a delete with no replacements proceeds at once */
+        } else {
+            atomic_fetch_add(&d->rejected, 1);
+            nw_log_info("disruption", "command rejected at validation", NW_LS("reason", why),
+                        NW_LS("summary", d->pending.summary));
+            for (size_t i = 0; i < d->pending.ncandidates; i++) {
+                const nw_kube_obj_t *nc = nw_kube_snap_get(s, NW_KUBE_NODECLAIMS, NULL,
+                                                           d->pending.candidates[i]);
+                event2(c, nc, node_of(s, nc), "Normal", "ConsolidationRejected", why);
+            }
+        }
+        nw_dis_cmd_cleanup(&d->pending);
+        d->next_pass_mono = mono;
+        goto out;
+    }
+    if (mono < d->next_pass_mono)
+        goto out;
+    if (d->idle_gen && d->idle_gen == nw_kube_snap_generation(s) &&
+        mono - d->idle_gen_mono < UNCHANGED_RECHECK_NS) {
+        /* nothing changed since a pass that found nothing (Karpenter skips these too;
+         * budget windows and consolidateAfter are re-evaluated at least every 5 min, and
+         * the Consolidatable marker's write is a change) */
+        d->next_pass_mono = mono + d->o.poll_ns;
+        goto out;
+    }
+    atomic_fetch_add(&d->passes, 1);
+    cleanup(c, s);
+    nw_dis_cmd_t cmd;
+    nw_err_t err = {0};
+    if (nw_dis_decide(v.st, nw_dis_live_sim, &v.live, &cmd, &err) != NW_OK) {
+        nw_log_warn("disruption", "disruption pass failed", NW_LS("error", err.msg));
+        d->next_pass_mono = mono + d->o.poll_ns;
+        nw_dis_cmd_cleanup(&cmd);
+        goto out;
+    }
+    for (int r = 0; r < NW_DIS_NREASONS; r++)
+        atomic_fetch_add(&d->blocked[r], (uint64_t)cmd.budget_blocked[r]);
+    const char *dbg = getenv("NW_DEBUG_DISRUPTION"); /* debugging: each pass's report */
+    if (dbg && *dbg) {
+        cJSON *rep = nw_dis_report_json(v.st, &cmd);
+        char *txt = rep ? cJSON_PrintUnformatted(rep) : NULL;
+        nw_log_info("disruption", "pass report", NW_LS("report", txt ? txt : ""));
+        free(txt);
+        cJSON_Delete(rep);
+    }
+    emit_notes(c, s, &cmd);
+    if (cmd.method == NW_DIS_NONE) {
+        d->next_pass_mono = mono + d->o.poll_ns;
+        /* time-based rules that will flip without any change in the cluster (a
+         * nomination expiring, consolidateAfter running out) keep the passes going */
+        int waiting = 0;
+        for (size_t i = 0; i < v.st->nnodes && !waiting; i++)
+            waiting = v.st->nodes[i].nominated || v.st->nodes[i].consolidatable_at > v.in.now;
+        if (waiting)
+            d->idle_gen = 0;
+        else if (d->idle_gen != nw_kube_snap_generation(s)) {
+            d->idle_gen = nw_kube_snap_generation(s);
+            d->idle_gen_mono = mono;
+        }
+        nw_dis_cmd_cleanup(&cmd);
+        goto out;
+    }
+    if (cmd.validate && d->o.validation_ns > 0) {
+        nw_log_info("disruption", "command waits for validation",
+                    NW_LS("method", nw_dis_method_str(cmd.method)), NW_LS("summary", cmd.summary),
+                    NW_LI("delayMs", d->o.validation_ns / NW_NS_PER_MS));
+        /* the simulation's handle may borrow this tick's snapshot: validation makes a
+         * fresh one (the narrowed replacement options are kept) */
+        if (cmd.sim.handle && cmd.sim.handle_free)
+            cmd.sim.handle_free(cmd.sim.handle);
+        cmd.sim.handle = NULL;
+        cmd.sim.handle_free = NULL;
+        d->pending = cmd;
+        d->has_pending = 1;
+        d->pending_mono = mono;
+        goto out;
+    }
+    execute(c, s, &v, &cmd);
+    nw_dis_cmd_cleanup(&cmd);
+    progress(c, s);
+    d->next_pass_mono = mono;
+out:
+    view_free(&v);
+}
+
+/* ---- metrics ---- */
+
+nw_rc_t nw_dis_metrics(nw_dis_ctl_t *d, nw_buf_t *out)
+{
+    static const nw_dis_method_t methods[] = {NW_DIS_EMPTINESS, NW_DIS_DRIFT, NW_DIS_MULTI,
+                                              NW_DIS_SINGLE};
+    nw_rc_t rc = nw_buf_addf(out, "# HELP nodewarden_disruption_decisions_total Disruption commands "
+                                  "started, by method, action and reason.\n"
+                                  "# TYPE nodewarden_disruption_decisions_total counter\n");
+    for (size_t m = 0; m < 4 && rc == NW_OK; m++)
+        for (int a = 0; a < 2 && rc == NW_OK; a++)
+            for (int r = 0; r < NW_DIS_NREASONS && rc == NW_OK; r++) {
+                uint64_t v = atomic_load(&d->decisions[methods[m]][a][r]);
+                if (v)
+                    rc = nw_buf_addf(out,
+                                     "nodewarden_disruption_decisions_total{method=\"%s\",action=\"%s\","
+                                     "reason=\"%s\"} %llu\n",
+                                     nw_dis_method_str(methods[m]), nw_dis_action_str((nw_dis_action_t)a),
+                                     nw_dis_reason_str((nw_dis_reason_t)r), (unsigned long long)v);
+            }
+    if (rc == NW_OK)
+        rc = nw_buf_addf(out, "# HELP nodewarden_disruption_nodes_disrupted_total NodeClaims deleted "
+                              "by disruption, by method and reason.\n"
+                              "# TYPE nodewarden_disruption_nodes_disrupted_total counter\n");
+    for (size_t m = 0; m < 4 && rc == NW_OK; m++)
+        for (int r = 0; r < NW_DIS_NREASONS && rc == NW_OK; r++) {
+            uint64_t v = atomic_load(&d->disrupted[methods[m]][r]);
+            if (v)
+                rc = nw_buf_addf(out,
+                                 "nodewarden_disruption_nodes_disrupted_total{method=\"%s\",reason=\"%s\"} "
+                                 "%llu\n",
+                                 nw_dis_method_str(methods[m]), nw_dis_reason_str((nw_dis_reason_t)r),
+                                 (unsigned long long)v);
+        }
+    if (rc == NW_OK)
+        rc = nw_buf_addf(out, "# HELP nodewarden_disruption_budget_blocked_total Candidates passed over "
+                              "because their NodePool's budget allowed no more, by reason (per pass).\n"
+                              "# TYPE nodewarden_disruption_budget_blocked_total counter\n");
+    for (int r = 0; r < NW_DIS_NREASONS && rc == NW_OK; r++)
+        rc = nw_buf_addf(out, "nodewarden_disruption_budget_blocked_total{reason=\"%s\"} %llu\n",
+                         nw_dis_reason_str((nw_dis_reason_t)r),
+                         (unsigned long long)atomic_load(&d->blocked[r]));
+    if (rc == NW_OK)
+        rc = nw_buf_addf(out,
+                         "# HELP nodewarden_disruption_passes_total Disruption passes.\n"
+                         "# TYPE nodewarden_disruption_passes_total counter\n"
+                         "nodewarden_disruption_passes_total %llu\n"
+                         "# HELP nodewarden_disruption_commands_rejected_total Commands dropped at "
+                         "validation.\n"
+                         "# TYPE nodewarden_disruption_commands_rejected_total counter\n"
+                         "nodewarden_disruption_commands_rejected_total %llu\n"
+                         "# HELP nodewarden_disruption_commands_failed_total Commands whose "
+                         "replacements failed or timed out.\n"
+                         "# TYPE nodewarden_disruption_commands_failed_total counter\n"
+                         "nodewarden_disruption_commands_failed_total %llu\n",
+                         (unsigned long long)atomic_load(&d->passes),
+                         (unsigned long long)atomic_load(&d->rejected),
+                         (unsigned long long)atomic_load(&d->failed));
+    return rc;
+}

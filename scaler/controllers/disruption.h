@@ -1,0 +1,51 @@
+/*
+ * scaler/controllers/disruption.h — the disruption controller run by the reconcile thread
+ * (scaler/loop.c): the NodeClaim markers (status.lastPodEventTime, the Consolidatable
+ * condition), one disruption pass every pollPeriod (immediately again after a command),
+ * the validation delay, and command execution (kubernetes-sigs/karpenter
+ * pkg/controllers/disruption/controller.go, queue.go): taint the candidates karpenter.sh/disrupted:NoSchedule, set their
+ * DisruptionReason condition, create the replacement NodeClaims (the provisioner launches
+ * them), wait until every replacement is Initialized (commandTimeout), then delete the
+ * candidate NodeClaims — deletion is the whole removal step (the NodeClaim finalizer
+ * drains and terminates). At the start of each pass, leftovers of an interrupted command
+ * (the taint, the condition) are removed from nodes that no command holds.
+ *
+ * Decisions come from the pure core (disrupt.h) with the scheduling simulation of sim.h.
+ * Every decision records an Event on the NodeClaims and Nodes and counts in
+ * nodewarden_disruption_* metrics.
+ *
+ * Ownership: nw_dis_ctl_new / nw_dis_ctl_free; the controller hangs off nw_ctl_t as
+ * `disruption`. Thread: the reconcile thread, except nw_dis_metrics (any thread).
+ */
+#ifndef NW_SCALER_CONTROLLERS_DISRUPTION_H
+#define NW_SCALER_CONTROLLERS_DISRUPTION_H
+
+#include <stdint.h>
+
+#include "common/buf.h"
+#include "common/err.h"
+#include "scaler/kube/cache.h"
+#include "scaler/kube/write.h"
+
+typedef struct nw_dis_ctl nw_dis_ctl_t;
+
+typedef struct {
+    int64_t poll_ns;            /* idle pass period (10 s) */
+    int64_t validation_ns;      /* validation delay (15 s; 0: none) */
+    int64_t command_timeout_ns; /* replacements must be Initialized within (10 min) */
+    int spot_to_spot;           /* SpotToSpotConsolidation */
+} nw_dis_opts_t;
+
+/** New controller state (NULL on OOM). Zero options take the defaults. kube (borrowed,
+ * outlives the controller; NULL: use the scaler's recorder) gets the controller's own
+ * event recorder, reporting as `instance`. */
+nw_dis_ctl_t *nw_dis_ctl_new(const nw_dis_opts_t *o, nw_kube_client_t *kube, const char *instance);
+void nw_dis_ctl_free(nw_dis_ctl_t *d);
+
+/** Forget the commands in flight (a new leadership term; the next pass cleans up). */
+void nw_dis_ctl_reset(nw_dis_ctl_t *d);
+
+/** Append the nodewarden_disruption_* series. */
+nw_rc_t nw_dis_metrics(nw_dis_ctl_t *d, nw_buf_t *out);
+
+#endif

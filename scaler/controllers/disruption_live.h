@@ -1,0 +1,37 @@
+/*
+ * scaler/controllers/disruption_live.h — the disruption simulation (disrupt.h nw_dis_sim_fn) on the
+ * live cluster through scaler/state/simsnap.h, and the creation of a command's replacements
+ * through the provisioner's NodeClaim path.
+ *
+ * Ownership: a result's handle borrows the kube snapshot of nw_dis_live_t: create the
+ * replacements while that snapshot is held (the controller simulates and acts in one
+ * tick). Thread: the reconcile thread.
+ */
+#ifndef NW_SCALER_CONTROLLERS_DISRUPTION_LIVE_H
+#define NW_SCALER_CONTROLLERS_DISRUPTION_LIVE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "scaler/controllers/ctl.h"
+#include "scaler/disrupt/disrupt.h"
+
+typedef struct {
+    nw_ctl_t *c;
+    const nw_kube_snap_t *ks;
+    int64_t now;
+} nw_dis_live_t;
+
+/** nw_dis_sim_fn; ud is a nw_dis_live_t. */
+nw_rc_t nw_dis_live_sim(void *ud, const nw_dis_state_t *st, const char *const *nodeclaims,
+                        size_t n, nw_dis_sim_t *out, nw_err_t *err);
+
+/** Was this result made by nw_dis_live_sim (and still holds its handle)? */
+int nw_dis_live_owns(const nw_dis_sim_t *sim);
+
+/** Create (and launch) replacement k of a live result with its narrowed instance types
+ * and capacity types; the name goes to name. */
+nw_rc_t nw_dis_live_create(const nw_dis_live_t *l, const nw_dis_sim_t *sim, int k, char *name,
+                           size_t namelen, nw_err_t *err);
+
+#endif

@@ -1,0 +1,470 @@
+/*
+ * scaler/controllers/driftmark.c — hash annotations and drift marking (see driftmark.h).
+ */
+#include "scaler/controllers/driftmark.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "scaler/disrupt/drift.h"
+#include "scaler/disrupt/hash.h"
+#include "scaler/controllers/upkeep.h"
+
+#define GET(o, k) cJSON_GetObjectItemCaseSensitive((o), (k))
+#define RECHECK_NS (5 * 60 * NW_NS_PER_SEC)
+#define INSTANCES_TTL_NS (5 * 60 * NW_NS_PER_SEC)
+#define INSTANCES_MISS_NS (10 * NW_NS_PER_SEC)
+#define WRITE_BACKOFF_NS (10 * NW_NS_PER_SEC)
+#define MAX_AMIS 64
+#define MAX_IDS 64
+
+typedef struct {
+    char uid[64];
+    char pool_rv[32], class_rv[32], nc_rv[32];
+    int64_t next_mono;
+    int seen; /* in the current snapshot */
+} verdict_t;
+
+typedef struct {
+    char key[400];              /* kind/name */
+    char hash[NW_HASH_LEN];     /* written value, "" after a failed write */
+    int64_t until_mono;
+} backoff_t;
+
+struct nw_driftmark {
+    verdict_t *v;
+    size_t n, cap;
+    nw_ec2_instances_t inst;
+    int have_inst;
+    int64_t inst_mono, inst_try_mono;
+    backoff_t backoff[32];
+    unsigned nbackoff;
+};
+
+nw_driftmark_t *nw_driftmark_new(void)
+{
+    return calloc(1, sizeof(nw_driftmark_t));
+}
+
+void nw_driftmark_reset(nw_driftmark_t *d)
+{
+    if (!d)
+        return;
+    free(d->v);
+    d->v = NULL;
+    d->n = d->cap = 0;
+    nw_ec2_instances_free(&d->inst);
+    d->have_inst = 0;
+    d->inst_mono = d->inst_try_mono = 0;
+    memset(d->backoff, 0, sizeof d->backoff);
+    d->nbackoff = 0;
+}
+
+void nw_driftmark_free(nw_driftmark_t *d)
+{
+    if (!d)
+        return;
+    nw_driftmark_reset(d);
+    free(d);
+}
+
+/* ---- write memory: a failed write is retried after 10 s, not every pass, and a value
+ * just written is not written again while the cache has not caught up ---- */
+
+static backoff_t *memo_find(nw_driftmark_t *d, const char *key)
+{
+    for (unsigned i = 0; i < 32; i++)
+        if (strcmp(d->backoff[i].key, key) == 0)
+            return &d->backoff[i];
+    return NULL;
+}
+
+/* Skip writing hash h to kind/name now? */
+static int write_suppressed(nw_driftmark_t *d, const char *kind, const char *name, const char *h,
+                            int64_t mono)
+{
+    char key[400];
+    snprintf(key, sizeof key, "%s/%s", kind, name);
+    const backoff_t *b = memo_find(d, key);
+    return b && b->until_mono > mono && (!b->hash[0] || strcmp(b->hash, h) == 0);
+}
+
+/* Remember a write of h (NULL: a failed write) to kind/name. */
+static void remember_write(nw_driftmark_t *d, const char *kind, const char *name, const char *h,
+                           int64_t mono)
+{
+    char key[400];
+    snprintf(key, sizeof key, "%s/%s", kind, name);
+    backoff_t *b = memo_find(d, key);
+    if (!b)
+        b = &d->backoff[d->nbackoff++ % 32];
+    snprintf(b->key, sizeof b->key, "%s", key);
+    snprintf(b->hash, sizeof b->hash, "%s", h ? h : "");
+    b->until_mono = mono + WRITE_BACKOFF_NS;
+}
+
+/* ---- 1. hash annotations ---- */
+
+static char *annotations_patch(const char *k1, const char *v1, const char *k2, const char *v2)
+{
+    cJSON *p = cJSON_CreateObject();
+    cJSON *ann = cJSON_AddObjectToObject(cJSON_AddObjectToObject(p, "metadata"), "annotations");
+    cJSON_AddStringToObject(ann, k1, v1);
+    if (k2)
+        cJSON_AddStringToObject(ann, k2, v2);
+    char *txt = cJSON_PrintUnformatted(p);
+    cJSON_Delete(p);
+    return txt;
+}
+
+static nw_rc_t patch_annotations(nw_ctl_t *c, const nw_kube_res_t *res, const char *name,
+                                 const char *k1, const char *v1, const char *k2, const char *v2,
+                                 nw_err_t *err)
+{
+    char *body = annotations_patch(k1, v1, k2, v2);
+    if (!body)
+        return nw_err_set(err, NW_ENOMEM, NULL, "out of memory");
+    nw_rc_t rc = nw_kube_patch(c->kube, res, NULL, name, NW_KUBE_PATCH_MERGE, body, 0, NULL, err);
+    free(body);
+    return rc;
+}
+
+/* Karpenter's updateNodeClaimHash: NodeClaims of an owner whose hash version was not
+ * ours get our version, and the current hash unless they are already Drifted. */
+static void migrate_claims(nw_ctl_t *c, const nw_kube_snap_t *s, const char *pool,
+                           const char *class, const char *hkey, const char *vkey,
+                           const char *version, const char *hash)
+{
+    for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_NODECLAIMS) && nw_ctl_may_write(c); i++) {
+        const nw_kube_obj_t *nc = nw_kube_snap_at(s, NW_KUBE_NODECLAIMS, i);
+        if (nc->terminating || nw_hash_annotation_is(nc->json, vkey, version))
+            continue;
+        if (pool && strcmp(nc->nodepool, pool) != 0)
+            continue;
+        const char *ref = nw_ctl_str(nc->json, "spec.nodeClassRef.name");
+        if (class && (!ref || strcmp(ref, class) != 0))
+            continue;
+        int drifted = nw_ctl_condition(nc->json, NW_COND_DRIFTED) != NULL;
+        nw_err_t err = {0};
+        nw_rc_t rc = drifted ? patch_annotations(c, &nw_kube_res_nodeclaims, nc->name, vkey, version,
+                                                 NULL, NULL, &err)
+                             : patch_annotations(c, &nw_kube_res_nodeclaims, nc->name, vkey, version,
+                                                 hkey, hash, &err);
+        if (rc != NW_OK)
+            nw_log_warn("drift", "cannot update the NodeClaim's hash version",
+                        NW_LS("nodeclaim", nc->name), NW_LS("error", err.msg));
+    }
+}
+
+static void annotate(nw_ctl_t *c, const nw_kube_snap_t *s, nw_kube_kind_t kind)
+{
+    nw_driftmark_t *d = c->upkeep->drift;
+    int64_t mono = nw_clock_mono(c->clock);
+    int pools = kind == NW_KUBE_NODEPOOLS;
+    const nw_kube_res_t *res = pools ? &nw_kube_res_nodepools : &nw_kube_res_ec2nodeclasses;
+    const char *hkey = pools ? NW_ANN_NODEPOOL_HASH : NW_ANN_NODECLASS_HASH;
+    const char *vkey = pools ? NW_ANN_NODEPOOL_HASH_VERSION : NW_ANN_NODECLASS_HASH_VERSION;
+    const char *version = pools ? NW_NODEPOOL_HASH_VERSION : NW_NODECLASS_HASH_VERSION;
+    for (size_t i = 0; i < nw_kube_snap_count(s, kind) && nw_ctl_may_write(c); i++) {
+        const nw_kube_obj_t *o = nw_kube_snap_at(s, kind, i);
+        char h[NW_HASH_LEN];
+        if (o->terminating ||
+            (pools ? nw_hash_nodepool(o->json, h, NULL) : nw_hash_ec2nodeclass(o->json, h, NULL)) !=
+                NW_OK)
+            continue;
+        int version_ok = nw_hash_annotation_is(o->json, vkey, version);
+        if (version_ok && nw_hash_annotation_is(o->json, hkey, h))
+            continue;
+        if (write_suppressed(d, nw_kube_kind_name(kind), o->name, h, mono))
+            continue; /* failed a moment ago, or written and the cache has not caught up */
+        if (!version_ok)
+            migrate_claims(c, s, pools ? o->name : NULL, pools ? NULL : o->name, hkey, vkey,
+                           version, h);
+        nw_err_t err = {0};
+        if (patch_annotations(c, res, o->name, hkey, h, vkey, version, &err) != NW_OK) {
+            remember_write(d, nw_kube_kind_name(kind), o->name, NULL, mono);
+            nw_log_warn("drift", "cannot write the hash annotation", NW_LS("kind", nw_kube_kind_name(kind)),
+                        NW_LS("name", o->name), NW_LS("error", err.msg));
+            continue;
+        }
+        remember_write(d, nw_kube_kind_name(kind), o->name, h, mono);
+        nw_log_info("drift", "hash annotation written", NW_LS("kind", nw_kube_kind_name(kind)),
+                    NW_LS("name", o->name), NW_LS("hash", h), NW_LS("version", version));
+    }
+}
+
+/* ---- 2. drift marking ---- */
+
+static verdict_t *verdict_get(nw_driftmark_t *d, const char *uid)
+{
+    for (size_t i = 0; i < d->n; i++)
+        if (strcmp(d->v[i].uid, uid) == 0)
+            return &d->v[i];
+    if (d->n == d->cap) {
+        size_t cap = d->cap ? d->cap * 2 : 32;
+        verdict_t *nv = realloc(d->v, cap * sizeof *nv);
+        if (!nv)
+            return NULL;
+        d->v = nv;
+        d->cap = cap;
+    }
+    verdict_t *v = &d->v[d->n++];
+    memset(v, 0, sizeof *v);
+    snprintf(v->uid, sizeof v->uid, "%s", uid);
+    return v;
+}
+
+static const char *instance_id(const char *provider_id)
+{
+    const char *slash = strrchr(provider_id, '/');
+    return slash ? slash + 1 : provider_id;
+}
+
+static const nw_ec2_instance_t *find_instance(nw_driftmark_t *d, const char *id)
+{
+    for (size_t i = 0; d->have_inst && i < d->inst.n; i++)
+        if (strcmp(d->inst.v[i].id, id) == 0)
+            return &d->inst.v[i];
+    return NULL;
+}
+
+/* The instance's facts from the cached cluster instance list (refreshed when stale, or
+ * sooner when the instance is missing). NULL when unknown. */
+static const nw_ec2_instance_t *instance_facts(nw_ctl_t *c, const char *provider_id)
+{
+    nw_driftmark_t *d = c->upkeep->drift;
+    int64_t mono = nw_clock_mono(c->clock);
+    const char *id = instance_id(provider_id);
+    const nw_ec2_instance_t *i = find_instance(d, id);
+    int stale = !d->have_inst || mono - d->inst_mono > INSTANCES_TTL_NS;
+    int missing = !i && mono - d->inst_try_mono > INSTANCES_MISS_NS;
+    if ((stale || missing) && mono - d->inst_try_mono > NW_NS_PER_SEC) {
+        d->inst_try_mono = mono;
+        nw_ec2_instances_t fresh = {0};
+        nw_err_t err = {0};
+        if (c->cloud->ops->list(c->cloud, &fresh, &err) == NW_OK) {
+            nw_ec2_instances_free(&d->inst);
+            d->inst = fresh;
+            d->have_inst = 1;
+            d->inst_mono = mono;
+        } else {
+            nw_ec2_instances_free(&fresh);
+            nw_log_every(30, NW_LOG_WARN, "drift", "cannot list the cluster's instances",
+                         NW_LS("error", err.msg));
+        }
+        i = find_instance(d, id);
+    }
+    return i;
+}
+
+typedef struct {
+    const char *reason; /* NULL: remove the condition */
+    nw_ctl_t *c;
+    int changed;        /* out: the write changed the condition */
+} mark_t;
+
+static int mutate_drifted(cJSON *obj, void *ud)
+{
+    const mark_t *m = ud;
+    cJSON *conds = GET(GET(obj, "status"), "conditions");
+    int idx = -1, k = 0;
+    cJSON *cd;
+    cJSON_ArrayForEach(cd, conds)
+    {
+        const char *t = cJSON_GetStringValue(GET(cd, "type"));
+        if (t && strcmp(t, NW_COND_DRIFTED) == 0) {
+            idx = k;
+            break;
+        }
+        k++;
+    }
+    if (!m->reason) {
+        if (idx < 0)
+            return 1;
+        cJSON_DeleteItemFromArray(conds, idx);
+        ((mark_t *)ud)->changed = 1;
+        return 0;
+    }
+    if (idx >= 0) {
+        const char *st = cJSON_GetStringValue(GET(cd, "status"));
+        const char *rs = cJSON_GetStringValue(GET(cd, "reason"));
+        if (st && rs && strcmp(st, "True") == 0 && strcmp(rs, m->reason) == 0)
+            return 1;
+    }
+    nw_ctl_set_condition(obj, NW_COND_DRIFTED, "True", m->reason, m->reason,
+                         nw_clock_now(m->c->clock));
+    ((mark_t *)ud)->changed = 1;
+    return 0;
+}
+
+static const char *drift_condition_reason(const cJSON *nc)
+{
+    const cJSON *cd;
+    cJSON_ArrayForEach(cd, GET(GET(nc, "status"), "conditions"))
+    {
+        const char *t = cJSON_GetStringValue(GET(cd, "type"));
+        if (t && strcmp(t, NW_COND_DRIFTED) == 0) {
+            const char *st = cJSON_GetStringValue(GET(cd, "status"));
+            const char *rs = cJSON_GetStringValue(GET(cd, "reason"));
+            return st && strcmp(st, "True") == 0 ? (rs ? rs : "") : NULL;
+        }
+    }
+    return NULL;
+}
+
+/* 1 when the condition was changed by this write, 0 when it already was so or failed */
+static int write_mark(nw_ctl_t *c, const nw_kube_obj_t *nc, const char *reason)
+{
+    mark_t m = {reason, c, 0};
+    nw_err_t err = {0};
+    if (nw_kube_update_retry(c->kube, &nw_kube_res_nodeclaims, NULL, nc->name, 1, mutate_drifted,
+                             &m, 5, NULL, &err) != NW_OK) {
+        nw_log_warn("drift", reason ? "cannot mark the NodeClaim drifted"
+                                    : "cannot clear the NodeClaim's Drifted condition",
+                    NW_LS("nodeclaim", nc->name), NW_LS("error", err.msg));
+        return 0;
+    }
+    return m.changed;
+}
+
+static void judge(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_kube_obj_t *nc,
+                  const nw_kube_obj_t *pool)
+{
+    const char *cname = nw_ctl_str(nc->json, "spec.nodeClassRef.name");
+    const nw_kube_obj_t *class =
+        cname ? nw_kube_snap_get(s, NW_KUBE_EC2NODECLASSES, NULL, cname) : NULL;
+    /* the class as resolved from its selectors */
+    const char *ami_ids[MAX_AMIS], *ami_arch[MAX_AMIS], *subnets[MAX_IDS], *sgs[MAX_IDS];
+    nw_drift_class_t rc;
+    memset(&rc, 0, sizeof rc);
+    const nw_drift_class_t *resolved = NULL;
+    const nw_nodeclass_resolved_t *r = NULL;
+    nw_err_t err = {0};
+    if (class && !class->terminating && c->cloud->ops->resolve(c->cloud, class->json, &r, &err) == NW_OK && r) {
+        for (size_t i = 0; i < r->namis && rc.namis < MAX_AMIS; i++) {
+            ami_ids[rc.namis] = r->amis[i].id;
+            ami_arch[rc.namis++] = r->amis[i].arch;
+        }
+        for (size_t i = 0; i < r->nsubnets && rc.nsubnets < MAX_IDS; i++)
+            subnets[rc.nsubnets++] = r->subnets[i].id;
+        for (size_t i = 0; i < r->nsgs && rc.nsgs < MAX_IDS; i++)
+            sgs[rc.nsgs++] = r->sgs[i].id;
+        rc.ami_ids = ami_ids;
+        rc.ami_arch = ami_arch;
+        rc.subnet_ids = subnets;
+        rc.sg_ids = sgs;
+        resolved = &rc;
+    } else if (class && !class->terminating)
+        nw_log_every(30, NW_LOG_WARN, "drift", "cannot resolve the EC2NodeClass; provider drift not judged",
+                     NW_LS("ec2nodeclass", class->name), NW_LS("error", err.msg));
+    /* the instance */
+    nw_drift_instance_t inst;
+    const char *isgs[16];
+    const nw_drift_instance_t *instp = NULL;
+    const nw_ec2_instance_t *ei = instance_facts(c, nc->provider_id);
+    if (ei) {
+        memset(&inst, 0, sizeof inst);
+        inst.image_id = ei->image_id;
+        inst.subnet_id = ei->subnet_id;
+        for (int k = 0; k < ei->nsg && inst.nsg < 16; k++)
+            isgs[inst.nsg++] = ei->sg_ids[k];
+        inst.sg_ids = isgs;
+        instp = &inst;
+    }
+    nw_drift_in_t in = {nc->json,
+                        pool->json,
+                        class && !class->terminating ? class->json : NULL,
+                        resolved,
+                        instp,
+                        c->cloud->ops->catalog(c->cloud),
+                        nw_clock_now(c->clock)};
+    char detail[1024];
+    nw_drift_reason_t why = nw_drift_check(&in, detail, sizeof detail);
+    const char *now_reason = why == NW_DRIFT_NONE ? NULL : nw_drift_reason_str(why);
+    const char *had = drift_condition_reason(nc->json);
+    int has_cond = nw_ctl_condition(nc->json, NW_COND_DRIFTED) != NULL;
+    if (now_reason && had && strcmp(had, now_reason) == 0)
+        return;
+    if (!now_reason && !has_cond)
+        return;
+    if (!write_mark(c, nc, now_reason))
+        return;
+    if (now_reason) {
+        char msg[1200];
+        snprintf(msg, sizeof msg, "NodeClaim drifted (%s): %s", now_reason, detail);
+        nw_log_info("drift", "NodeClaim drifted", NW_LS("nodeclaim", nc->name),
+                    NW_LS("nodepool", nc->nodepool), NW_LS("reason", now_reason),
+                    NW_LS("detail", detail));
+        nw_upkeep_event(c, &nw_kube_res_nodeclaims, nc->json, "Normal", "Drifted", msg);
+        nw_upkeep_count(c->upkeep, "drifted", nc->nodepool, now_reason);
+    } else {
+        nw_log_info("drift", "NodeClaim no longer drifted", NW_LS("nodeclaim", nc->name),
+                    NW_LS("nodepool", nc->nodepool), NW_LS("was", had ? had : ""));
+    }
+}
+
+static void copy_rv(char *dst, size_t n, const nw_kube_obj_t *o)
+{
+    snprintf(dst, n, "%s", o ? o->rv : "-");
+}
+
+static int rv_differs(const char *have, const nw_kube_obj_t *o)
+{
+    return strcmp(have, o ? o->rv : "-") != 0;
+}
+
+static void mark(nw_ctl_t *c, const nw_kube_snap_t *s)
+{
+    nw_driftmark_t *d = c->upkeep->drift;
+    int64_t mono = nw_clock_mono(c->clock);
+    for (size_t i = 0; i < d->n; i++)
+        d->v[i].seen = 0;
+    for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_NODECLAIMS) && nw_ctl_may_write(c); i++) {
+        const nw_kube_obj_t *nc = nw_kube_snap_at(s, NW_KUBE_NODECLAIMS, i);
+        if (nc->terminating || !nc->uid[0])
+            continue;
+        const nw_kube_obj_t *pool =
+            nc->nodepool[0] ? nw_kube_snap_get(s, NW_KUBE_NODEPOOLS, NULL, nc->nodepool) : NULL;
+        if (!pool)
+            continue;
+        const char *launched = nw_ctl_condition(nc->json, "Launched");
+        if (!launched || strcmp(launched, "True") != 0 || !nc->provider_id[0]) {
+            if (nw_ctl_condition(nc->json, NW_COND_DRIFTED))
+                write_mark(c, nc, NULL);
+            continue;
+        }
+        verdict_t *v = verdict_get(d, nc->uid);
+        if (!v)
+            continue;
+        v->seen = 1;
+        const char *cname = nw_ctl_str(nc->json, "spec.nodeClassRef.name");
+        const nw_kube_obj_t *class =
+            cname ? nw_kube_snap_get(s, NW_KUBE_EC2NODECLASSES, NULL, cname) : NULL;
+        int due = v->next_mono == 0 || mono >= v->next_mono || rv_differs(v->pool_rv, pool) ||
+                  rv_differs(v->class_rv, class) || rv_differs(v->nc_rv, nc);
+        if (!due)
+            continue;
+        judge(c, s, nc, pool);
+        v->next_mono = mono + RECHECK_NS;
+        copy_rv(v->pool_rv, sizeof v->pool_rv, pool);
+        copy_rv(v->class_rv, sizeof v->class_rv, class);
+        copy_rv(v->nc_rv, sizeof v->nc_rv, nc);
+    }
+    /* forget NodeClaims that are gone */
+    size_t k = 0;
+    for (size_t i = 0; i < d->n; i++)
+        if (d->v[i].seen)
+            d->v[k++] = d->v[i];
+    d->n = k;
+}
+
+void nw_driftmark_tick(nw_ctl_t *c, const nw_kube_snap_t *s)
+{
+    if (!c->upkeep || !c->upkeep->drift)
+        return;
+    annotate(c, s, NW_KUBE_NODEPOOLS);
+    annotate(c, s, NW_KUBE_EC2NODECLASSES);
+    mark(c, s);
+}

@@ -1,0 +1,93 @@
+/*
+ * scaler/controllers/expiry.c — expiration (see expiry.h).
+ */
+#include "scaler/controllers/expiry.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "api/duration.h"
+#include "common/log.h"
+#include "scaler/controllers/upkeep.h"
+
+#define GET(o, k) cJSON_GetObjectItemCaseSensitive((o), (k))
+#define DEFAULT_EXPIRE_AFTER "720h"
+
+int nw_expiry_deadline(const cJSON *nodeclaim, int64_t *at_ns, nw_err_t *err)
+{
+    *at_ns = 0;
+    const cJSON *ea = GET(GET(nodeclaim, "spec"), "expireAfter");
+    const char *s = DEFAULT_EXPIRE_AFTER;
+    if (ea && !cJSON_IsNull(ea)) {
+        if (!cJSON_IsString(ea)) {
+            nw_err_set(err, NW_EINVAL, "spec.expireAfter", "spec.expireAfter: must be a string");
+            return -1;
+        }
+        s = ea->valuestring;
+    }
+    int64_t d = 0;
+    bool never = false;
+    nw_err_t e = {0};
+    if (nw_duration_parse_or_never(s, true, &d, &never, &e) != NW_OK) {
+        nw_err_set(err, NW_EINVAL, "spec.expireAfter", "spec.expireAfter: %s", e.msg);
+        return -1;
+    }
+    if (never)
+        return 0;
+    const char *ct = cJSON_GetStringValue(GET(GET(nodeclaim, "metadata"), "creationTimestamp"));
+    int64_t created = 0;
+    if (!ct || nw_time_parse(ct, &created) != NW_OK) {
+        nw_err_set(err, NW_EINVAL, "metadata.creationTimestamp",
+                   "metadata.creationTimestamp: missing or not RFC 3339");
+        return -1;
+    }
+    if (d > 0 && created > INT64_MAX - d)
+        *at_ns = INT64_MAX;
+    else
+        *at_ns = created + d;
+    return 1;
+}
+
+int nw_expiry_due(const cJSON *nodeclaim, int64_t now_ns)
+{
+    int64_t at = 0;
+    return nw_expiry_deadline(nodeclaim, &at, NULL) == 1 && now_ns >= at;
+}
+
+/* A NodeClaim we deleted a moment ago may still look alive in a lagging snapshot. */
+static int recently_expired(nw_upkeep_t *u, const char *uid)
+{
+    for (unsigned i = 0; uid[0] && i < 32 && i < u->nexpired; i++)
+        if (strcmp(u->expired[i], uid) == 0)
+            return 1;
+    return 0;
+}
+
+void nw_expiry_tick(nw_ctl_t *c, const nw_kube_snap_t *s)
+{
+    int64_t now = nw_clock_now(c->clock);
+    for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_NODECLAIMS) && nw_ctl_may_write(c); i++) {
+        const nw_kube_obj_t *nc = nw_kube_snap_at(s, NW_KUBE_NODECLAIMS, i);
+        if (nc->terminating || !nw_expiry_due(nc->json, now) || recently_expired(c->upkeep, nc->uid))
+            continue;
+        const char *ea = nw_ctl_str(nc->json, "spec.expireAfter");
+        nw_err_t err = {0};
+        nw_kube_delete_opts_t opts = {NULL, -1, nc->uid[0] ? nc->uid : NULL, NULL};
+        if (nw_kube_delete(c->kube, &nw_kube_res_nodeclaims, NULL, nc->name, &opts, NULL, &err) !=
+            NW_OK) {
+            nw_log_warn("expiry", "cannot delete an expired NodeClaim", NW_LS("nodeclaim", nc->name),
+                        NW_LS("error", err.msg));
+            continue;
+        }
+        snprintf(c->upkeep->expired[c->upkeep->nexpired++ % 32], 64, "%s", nc->uid);
+        char msg[256];
+        snprintf(msg, sizeof msg, "NodeClaim expired: older than expireAfter (%s); deleting it",
+                 ea ? ea : DEFAULT_EXPIRE_AFTER);
+        nw_log_info("expiry", "deleted an expired NodeClaim", NW_LS("nodeclaim", nc->name),
+                    NW_LS("nodepool", nc->nodepool), NW_LS("expireAfter", ea ? ea : DEFAULT_EXPIRE_AFTER),
+                    NW_LS("created", nw_ctl_str(nc->json, "metadata.creationTimestamp")));
+        nw_upkeep_event(c, &nw_kube_res_nodeclaims, nc->json, "Normal", "Expired", msg);
+        nw_upkeep_count(c->upkeep, "expired", nc->nodepool, "");
+    }
+}

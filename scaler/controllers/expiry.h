@@ -1,0 +1,37 @@
+/*
+ * scaler/controllers/expiry.h — expiration (kubernetes-sigs/karpenter
+ * pkg/controllers/nodeclaim/expiration/controller.go): a NodeClaim is deleted as soon as
+ * now >= metadata.creationTimestamp + spec.expireAfter. expireAfter is a Go duration
+ * (the NodePool's template value, 720h by default, copied onto the NodeClaim at
+ * creation); "Never" disables expiration. Budgets do not apply: deleting the
+ * NodeClaim is the whole action, and the termination finalizer drains the node
+ * (respecting PDBs and do-not-disrupt until a terminationGracePeriod, if any, runs out).
+ * Each expiry is logged, counted (nodewarden_nodeclaims_expired_total{nodepool}) and
+ * recorded as an Event with reason "Expired" on the NodeClaim.
+ *
+ * Thread: the reconcile thread (nw_expiry_tick); nw_expiry_deadline is pure.
+ */
+#ifndef NW_SCALER_CONTROLLERS_EXPIRY_H
+#define NW_SCALER_CONTROLLERS_EXPIRY_H
+
+#include <cjson/cJSON.h>
+#include <stdint.h>
+
+#include "common/err.h"
+#include "scaler/controllers/ctl.h"
+
+/**
+ * When does this NodeClaim expire. Returns 1 and sets *at_ns (epoch ns) when it has an
+ * expiry, 0 when it never expires (expireAfter "Never"), and -1 with err set when
+ * creationTimestamp or expireAfter is missing or malformed (path names the field).
+ * A missing spec.expireAfter means the CRD default, 720h.
+ */
+int nw_expiry_deadline(const cJSON *nodeclaim, int64_t *at_ns, nw_err_t *err);
+
+/** Is the NodeClaim due at now_ns (1), not yet or never (0). Malformed: 0. */
+int nw_expiry_due(const cJSON *nodeclaim, int64_t now_ns);
+
+/** Delete every NodeClaim (not already being deleted) that is due. */
+void nw_expiry_tick(nw_ctl_t *c, const nw_kube_snap_t *s);
+
+#endif

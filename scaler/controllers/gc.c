@@ -1,0 +1,301 @@
+/* scaler/controllers/gc.c — leaked instances and orphaned NodeClaims; see gc.h. */
+#include "scaler/controllers/gc.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "scaler/aws/launch.h"
+
+#define GET(o, k) cJSON_GetObjectItemCaseSensitive((o), (k))
+
+struct nw_gc {
+    nw_gc_opts_t o;
+    int64_t next_mono; /* 0: at once */
+    int good_passes;
+    _Atomic uint64_t passes, failed_passes, terminated, nodes_deleted, claims_deleted, errors;
+};
+
+nw_gc_t *nw_gc_new(const nw_gc_opts_t *o)
+{
+    nw_gc_t *g = calloc(1, sizeof *g);
+    if (!g)
+        return NULL;
+    if (o)
+        g->o = *o;
+    else
+        g->o.launch_grace_ns = -1;
+    if (g->o.initial_interval_ns <= 0)
+        g->o.initial_interval_ns = 10 * NW_NS_PER_SEC;
+    if (g->o.interval_ns <= 0)
+        g->o.interval_ns = 120 * NW_NS_PER_SEC;
+    if (g->o.fast_passes <= 0)
+        g->o.fast_passes = 20;
+    if (g->o.launch_grace_ns < 0)
+        g->o.launch_grace_ns = 30 * NW_NS_PER_SEC;
+    return g;
+}
+
+void nw_gc_free(nw_gc_t *g)
+{
+    free(g);
+}
+
+/* ---- the plan ---- */
+
+static const char *tag(const nw_ec2_instance_t *i, const char *k)
+{
+    for (int t = 0; t < i->tags.n; t++)
+        if (strcmp(i->tags.v[t].key, k) == 0)
+            return i->tags.v[t].value;
+    return NULL;
+}
+
+static int node_ready(const cJSON *node)
+{
+    const cJSON *cd;
+    cJSON_ArrayForEach(cd, GET(GET(node, "status"), "conditions"))
+    {
+        const char *t = cJSON_GetStringValue(GET(cd, "type"));
+        const char *st = cJSON_GetStringValue(GET(cd, "status"));
+        if (t && st && strcmp(t, "Ready") == 0)
+            return strcmp(st, "True") == 0;
+    }
+    return 0;
+}
+
+static int registered(const cJSON *nc)
+{
+    const char *st = nw_ctl_condition(nc, "Registered");
+    return st && strcmp(st, "True") == 0;
+}
+
+static const nw_kube_obj_t *find_by_instance(const nw_kube_snap_t *s, nw_kube_kind_t kind,
+                                             const char *id)
+{
+    for (size_t i = 0; i < nw_kube_snap_count(s, kind); i++) {
+        const nw_kube_obj_t *o = nw_kube_snap_at(s, kind, i);
+        if (o->provider_id[0] && strcmp(nw_provider_id_instance(o->provider_id), id) == 0)
+            return o;
+    }
+    return NULL;
+}
+
+static int inflight(const nw_gc_inflight_t *f, const nw_ec2_instance_t *i)
+{
+    if (!f)
+        return 0;
+    const char *name = tag(i, "karpenter.sh/nodeclaim");
+    for (size_t k = 0; name && k < f->nnames; k++)
+        if (f->names[k] && strcmp(f->names[k], name) == 0)
+            return 1;
+    for (size_t k = 0; k < f->nids; k++)
+        if (f->ids[k] && *f->ids[k] && strcmp(nw_provider_id_instance(f->ids[k]), i->id) == 0)
+            return 1;
+    return 0;
+}
+
+nw_rc_t nw_gc_plan(const nw_kube_snap_t *s, const nw_ec2_instances_t *cloud,
+                   const nw_gc_inflight_t *f, int64_t now_ns, int64_t grace_ns, nw_gc_plan_t *out)
+{
+    memset(out, 0, sizeof *out);
+    size_t nclaims = nw_kube_snap_count(s, NW_KUBE_NODECLAIMS);
+    out->leaked = calloc(cloud->n ? cloud->n : 1, sizeof *out->leaked);
+    out->orphans = calloc(nclaims ? nclaims : 1, sizeof *out->orphans);
+    if (!out->leaked || !out->orphans) {
+        nw_gc_plan_free(out);
+        return NW_ENOMEM;
+    }
+    /* leaked instances */
+    for (size_t k = 0; k < cloud->n; k++) {
+        const nw_ec2_instance_t *i = &cloud->v[k];
+        if (strcmp(i->state, "shutting-down") == 0 || strcmp(i->state, "terminated") == 0)
+            continue;
+        if (!i->launch_ns || now_ns - i->launch_ns <= grace_ns)
+            continue; /* unknown launch time, or an in-flight launch */
+        if (find_by_instance(s, NW_KUBE_NODECLAIMS, i->id) || inflight(f, i))
+            continue;
+        const char *name = tag(i, "karpenter.sh/nodeclaim");
+        const nw_kube_obj_t *owner =
+            name ? nw_kube_snap_get(s, NW_KUBE_NODECLAIMS, NULL, name) : NULL;
+        if (owner && !owner->provider_id[0] && !owner->terminating)
+            continue; /* its NodeClaim is being launched; the status write is on its way */
+        nw_gc_leak_t *l = &out->leaked[out->nleaked++];
+        snprintf(l->instance_id, sizeof l->instance_id, "%s", i->id);
+        snprintf(l->provider_id, sizeof l->provider_id, "aws:///%s/%s", i->zone, i->id);
+        l->node = find_by_instance(s, NW_KUBE_NODES, i->id);
+    }
+    /* orphaned NodeClaims */
+    for (size_t k = 0; k < nclaims; k++) {
+        const nw_kube_obj_t *nc = nw_kube_snap_at(s, NW_KUBE_NODECLAIMS, k);
+        if (nc->terminating || !nc->provider_id[0] || !registered(nc->json))
+            continue;
+        const char *id = nw_provider_id_instance(nc->provider_id);
+        int present = 0;
+        for (size_t j = 0; j < cloud->n && !present; j++)
+            present = strcmp(cloud->v[j].id, id) == 0 && strcmp(cloud->v[j].state, "terminated") != 0;
+        if (present)
+            continue;
+        const nw_kube_obj_t *node = find_by_instance(s, NW_KUBE_NODES, id);
+        if (node && node_ready(node->json))
+            continue; /* the kubelet still reports: trust it over the list */
+        out->orphans[out->norphans++] = nc;
+    }
+    return NW_OK;
+}
+
+void nw_gc_plan_free(nw_gc_plan_t *p)
+{
+    if (!p)
+        return;
+    free(p->leaked);
+    free(p->orphans);
+    memset(p, 0, sizeof *p);
+}
+
+/* ---- the pass ---- */
+
+static void pass(nw_ctl_t *c, nw_gc_t *g, const nw_kube_snap_t *s)
+{
+    nw_ec2_instances_t list = {0};
+    nw_err_t err = {0};
+    if (c->cloud->ops->list(c->cloud, &list, &err) != NW_OK) {
+        atomic_fetch_add(&g->failed_passes, 1);
+        nw_log_every(60, NW_LOG_WARN, "gc", "cannot list the cluster's instances",
+                     NW_LS("error", err.msg));
+        nw_ec2_instances_free(&list);
+        g->next_mono = nw_clock_mono(c->clock) + g->o.initial_interval_ns;
+        return;
+    }
+    /* what this process is creating or launching right now */
+    size_t nm = 0;
+    for (nw_ctl_claim_t *m = c->claims; m; m = m->next)
+        nm++;
+    const char **names = calloc(nm ? nm : 1, sizeof *names);
+    const char **ids = calloc(nm ? nm : 1, sizeof *ids);
+    nw_gc_inflight_t f = {names, 0, ids, 0};
+    if (names && ids)
+        for (nw_ctl_claim_t *m = c->claims; m; m = m->next) {
+            if (m->deleted)
+                continue;
+            names[f.nnames++] = m->name;
+            if (m->launched && m->provider_id[0])
+                ids[f.nids++] = m->provider_id;
+        }
+    nw_gc_plan_t p;
+    if (!names || !ids ||
+        nw_gc_plan(s, &list, &f, nw_clock_now(c->clock), g->o.launch_grace_ns, &p) != NW_OK) {
+        free(names);
+        free(ids);
+        nw_ec2_instances_free(&list);
+        g->next_mono = nw_clock_mono(c->clock) + g->o.initial_interval_ns;
+        return;
+    }
+    int ok = 1;
+    for (size_t i = 0; i < p.nleaked && nw_ctl_may_write(c); i++) {
+        const nw_gc_leak_t *l = &p.leaked[i];
+        nw_err_clear(&err);
+        if (c->cloud->ops->terminate(c->cloud, l->instance_id, &err) != NW_OK) {
+            ok = 0;
+            atomic_fetch_add(&g->errors, 1);
+            nw_log_warn("gc", "cannot terminate a leaked instance", NW_LS("instance", l->instance_id),
+                        NW_LS("error", err.msg));
+            continue;
+        }
+        atomic_fetch_add(&g->terminated, 1);
+        nw_log_info("gc", "terminated a leaked instance (no NodeClaim owns it)",
+                    NW_LS("instance", l->instance_id), NW_LS("providerID", l->provider_id),
+                    NW_LS("node", l->node ? l->node->name : ""));
+        if (l->node && !l->node->terminating) {
+            nw_kube_event(c->rec, &nw_kube_res_nodes, l->node->json, "Warning", "GarbageCollected",
+                          "The instance is owned by no NodeClaim; it was terminated", NULL);
+            nw_err_clear(&err);
+            if (nw_kube_delete(c->kube, &nw_kube_res_nodes, NULL, l->node->name, NULL, NULL,
+                               &err) != NW_OK) {
+                ok = 0;
+                atomic_fetch_add(&g->errors, 1);
+                nw_log_warn("gc", "cannot delete the node of a leaked instance",
+                            NW_LS("node", l->node->name), NW_LS("error", err.msg));
+            } else
+                atomic_fetch_add(&g->nodes_deleted, 1);
+        }
+    }
+    for (size_t i = 0; i < p.norphans && nw_ctl_may_write(c); i++) {
+        const nw_kube_obj_t *nc = p.orphans[i];
+        char msg[256];
+        snprintf(msg, sizeof msg,
+                 "The instance %s no longer exists and the node is not Ready; deleting the NodeClaim",
+                 nw_provider_id_instance(nc->provider_id));
+        nw_kube_event(c->rec, &nw_kube_res_nodeclaims, nc->json, "Warning", "GarbageCollected", msg,
+                      NULL);
+        nw_kube_delete_opts_t d = {.grace_seconds = -1, .uid = nc->uid[0] ? nc->uid : NULL};
+        nw_err_clear(&err);
+        nw_rc_t rc = nw_kube_delete(c->kube, &nw_kube_res_nodeclaims, NULL, nc->name, &d, NULL, &err);
+        if (rc != NW_OK && rc != NW_ECONFLICT) {
+            ok = 0;
+            atomic_fetch_add(&g->errors, 1);
+            nw_log_warn("gc", "cannot delete an orphaned NodeClaim", NW_LS("nodeclaim", nc->name),
+                        NW_LS("error", err.msg));
+            continue;
+        }
+        atomic_fetch_add(&g->claims_deleted, 1);
+        nw_log_info("gc", "deleted a NodeClaim whose instance is gone", NW_LS("nodeclaim", nc->name),
+                    NW_LS("providerID", nc->provider_id));
+    }
+    nw_gc_plan_free(&p);
+    free(names);
+    free(ids);
+    nw_ec2_instances_free(&list);
+    atomic_fetch_add(&g->passes, 1);
+    if (ok)
+        g->good_passes++;
+    g->next_mono = nw_clock_mono(c->clock) + (g->good_passes < g->o.fast_passes
+                                                  ? g->o.initial_interval_ns
+                                                  : g->o.interval_ns);
+}
+
+void nw_gc_tick(nw_ctl_t *c, const nw_kube_snap_t *s)
+{
+    nw_gc_t *g = c->gc;
+    if (!g || !nw_ctl_may_write(c))
+        return;
+    int64_t now = nw_clock_mono(c->clock);
+    if (g->next_mono && now < g->next_mono)
+        return;
+    if (!g->next_mono) {
+        /* first tick of a term: start after one short interval, so that claims being
+         * launched when the Lease was won have written their status */
+        g->next_mono = now + g->o.initial_interval_ns;
+        return;
+    }
+    pass(c, g, s);
+}
+
+nw_rc_t nw_gc_metrics(nw_gc_t *g, nw_buf_t *out)
+{
+    if (!g)
+        return NW_OK;
+    nw_rc_t rc = nw_ctl_counter(out, "nodewarden_gc_passes_total", "Garbage-collection passes run.",
+                         atomic_load(&g->passes));
+    if (rc == NW_OK)
+        rc = nw_ctl_counter(out, "nodewarden_gc_failed_passes_total",
+                     "Garbage-collection passes that could not list the instances.",
+                     atomic_load(&g->failed_passes));
+    if (rc == NW_OK)
+        rc = nw_ctl_counter(out, "nodewarden_gc_instances_terminated_total",
+                     "Leaked instances (owned by no NodeClaim) terminated.",
+                     atomic_load(&g->terminated));
+    if (rc == NW_OK)
+        rc = nw_ctl_counter(out, "nodewarden_gc_nodes_deleted_total",
+                     "Nodes of leaked instances deleted.", atomic_load(&g->nodes_deleted));
+    if (rc == NW_OK)
+        rc = nw_ctl_counter(out, "nodewarden_gc_nodeclaims_deleted_total",
+                     "NodeClaims deleted because their instance is gone.",
+                     atomic_load(&g->claims_deleted));
+    if (rc == NW_OK)
+        rc = nw_ctl_counter(out, "nodewarden_gc_errors_total", "Garbage-collection writes that failed.",
+                     atomic_load(&g->errors));
+    return rc;
+}

@@ -1,0 +1,443 @@
+/* scaler/controllers/interruption.c — SQS polling thread and message handling; see
+ * interruption.h. */
+#include "scaler/controllers/interruption.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/log.h"
+#include "scaler/aws/launch.h"
+#include "scaler/aws/sqs.h"
+
+#define GET(o, k) cJSON_GetObjectItemCaseSensitive((o), (k))
+#define NKINDS (NW_INTR_KINDS + 1) /* + one slot for messages that did not parse */
+#define KIND_UNPARSEABLE NW_INTR_KINDS
+
+enum { ACT_DELETE, ACT_CORDON, ACT_ICE, ACT_EVENT, NACTS };
+static const char *const act_names[NACTS] = {"delete_nodeclaim", "cordon", "mark_unavailable",
+                                             "event"};
+
+struct nw_intr {
+    nw_intr_opts_t o;
+    nw_awscfg_t aws;
+    char queue[512];
+    nw_sqs_t *sqs;
+    pthread_t thread;
+    int started;
+    atomic_int stop;
+    _Atomic uint64_t received[NKINDS], deleted[NKINDS], actions[NACTS];
+    _Atomic uint64_t receive_errors, handle_errors, delete_errors, polls;
+};
+
+/* ---- lookups and the plan ---- */
+
+static int pid_is(const char *pid, const char *id)
+{
+    return pid && *pid && strcmp(nw_provider_id_instance(pid), id) == 0;
+}
+
+const nw_kube_obj_t *nw_intr_nodeclaim_for_instance(const nw_kube_snap_t *s, const char *id)
+{
+    for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_NODECLAIMS); i++) {
+        const nw_kube_obj_t *o = nw_kube_snap_at(s, NW_KUBE_NODECLAIMS, i);
+        if (pid_is(o->provider_id, id))
+            return o;
+    }
+    return NULL;
+}
+
+const nw_kube_obj_t *nw_intr_node_for_instance(const nw_kube_snap_t *s, const char *id)
+{
+    for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_NODES); i++) {
+        const nw_kube_obj_t *o = nw_kube_snap_at(s, NW_KUBE_NODES, i);
+        if (pid_is(o->provider_id, id))
+            return o;
+    }
+    return NULL;
+}
+
+static const char *label(const cJSON *obj, const char *k)
+{
+    return cJSON_GetStringValue(GET(GET(GET(obj, "metadata"), "labels"), k));
+}
+
+static int has_disrupted_taint(const cJSON *node)
+{
+    const cJSON *t;
+    cJSON_ArrayForEach(t, GET(GET(node, "spec"), "taints"))
+    {
+        const char *k = cJSON_GetStringValue(GET(t, "key"));
+        const char *e = cJSON_GetStringValue(GET(t, "effect"));
+        if (k && e && strcmp(k, NW_TAINT_DISRUPTED) == 0 && strcmp(e, "NoSchedule") == 0)
+            return 1;
+    }
+    return 0;
+}
+
+int nw_intr_taint_disrupted(cJSON *node)
+{
+    if (has_disrupted_taint(node))
+        return 0;
+    cJSON *spec = GET(node, "spec");
+    if (!cJSON_IsObject(spec)) {
+        cJSON_DeleteItemFromObjectCaseSensitive(node, "spec");
+        spec = cJSON_AddObjectToObject(node, "spec");
+    }
+    cJSON *taints = GET(spec, "taints");
+    if (!cJSON_IsArray(taints)) {
+        cJSON_DeleteItemFromObjectCaseSensitive(spec, "taints");
+        taints = cJSON_AddArrayToObject(spec, "taints");
+    }
+    cJSON *t = cJSON_CreateObject();
+    if (!taints || !t) {
+        cJSON_Delete(t);
+        return 0;
+    }
+    cJSON_AddStringToObject(t, "key", NW_TAINT_DISRUPTED);
+    cJSON_AddStringToObject(t, "effect", "NoSchedule");
+    cJSON_AddItemToArray(taints, t);
+    return 1;
+}
+
+static void event_for(nw_intr_kind_t k, nw_intr_action_t *a)
+{
+    a->type = "Warning";
+    switch (k) {
+    case NW_INTR_SPOT_INTERRUPTION:
+        a->reason = "SpotInterrupted";
+        a->message = "Spot interruption warning was triggered";
+        break;
+    case NW_INTR_REBALANCE:
+        a->type = "Normal";
+        a->reason = "SpotRebalanceRecommendation";
+        a->message = "Spot rebalance recommendation was triggered";
+        break;
+    case NW_INTR_SCHEDULED_CHANGE:
+        a->reason = "Unhealthy";
+        a->message = "An unhealthy warning was triggered (scheduled change)";
+        break;
+    case NW_INTR_STOPPED:
+        a->reason = "InstanceStopping";
+        a->message = "Instance is stopping";
+        break;
+    case NW_INTR_TERMINATED:
+        a->reason = "InstanceTerminating";
+        a->message = "Instance is terminating";
+        break;
+    case NW_INTR_CAPACITY_RESERVATION:
+        a->reason = "CapacityReservationInterrupted";
+        a->message = "Capacity reservation interruption warning was triggered";
+        break;
+    default:
+        a->reason = a->message = NULL;
+    }
+}
+
+size_t nw_intr_plan(const nw_kube_snap_t *s, const nw_intr_event_t *ev, nw_intr_action_t *out,
+                    size_t cap)
+{
+    size_t n = 0;
+    if (ev->kind == NW_INTR_NOOP)
+        return 0;
+    for (size_t i = 0; i < ev->nids && n < cap; i++) {
+        nw_intr_action_t *a = &out[n++];
+        memset(a, 0, sizeof *a);
+        snprintf(a->instance_id, sizeof a->instance_id, "%s", ev->ids[i]);
+        a->nodeclaim = nw_intr_nodeclaim_for_instance(s, ev->ids[i]);
+        a->node = nw_intr_node_for_instance(s, ev->ids[i]);
+        if (!a->nodeclaim)
+            continue; /* not ours (or already gone): nothing to do */
+        event_for(ev->kind, a);
+        if (!nw_intr_kind_deletes(ev->kind))
+            continue;
+        a->delete_claim = !a->nodeclaim->terminating;
+        if (ev->kind == NW_INTR_SPOT_INTERRUPTION) {
+            a->cordon = a->node && !a->node->terminating && !has_disrupted_taint(a->node->json);
+            const cJSON *nc = a->nodeclaim->json;
+            const char *ct = label(nc, "karpenter.sh/capacity-type");
+            const char *it = label(nc, "node.kubernetes.io/instance-type");
+            const char *z = label(nc, "topology.kubernetes.io/zone");
+            if (it && z) {
+                a->mark_ice = 1;
+                snprintf(a->ice_ct, sizeof a->ice_ct, "%s", ct && *ct ? ct : "spot");
+                snprintf(a->ice_type, sizeof a->ice_type, "%s", it);
+                snprintf(a->ice_zone, sizeof a->ice_zone, "%s", z);
+            }
+        }
+    }
+    return n;
+}
+
+/* ---- acting ---- */
+
+static int may_write(nw_intr_t *h)
+{
+    return !atomic_load(&h->stop) && (!h->o.leading || atomic_load(h->o.leading));
+}
+
+static int mutate_cordon(cJSON *node, void *ud)
+{
+    (void)ud;
+    if (GET(GET(node, "metadata"), "deletionTimestamp"))
+        return 1;
+    return nw_intr_taint_disrupted(node) ? 0 : 1;
+}
+
+/* Carry out one action; NW_OK when done (or nothing to do). */
+static nw_rc_t act(nw_intr_t *h, const nw_intr_event_t *ev, const nw_intr_action_t *a)
+{
+    nw_err_t err = {0};
+    if (!a->nodeclaim) {
+        nw_log_info("interruption", "no NodeClaim for the instance; nothing to do",
+                    NW_LS("kind", nw_intr_kind_name(ev->kind)), NW_LS("instance", a->instance_id));
+        return NW_OK;
+    }
+    if (!may_write(h))
+        return nw_err_set(&err, NW_EINVAL, NULL, "not the leader");
+    const char *nc = a->nodeclaim->name;
+    nw_log_info("interruption", "interruption event", NW_LS("kind", nw_intr_kind_name(ev->kind)),
+                NW_LS("instance", a->instance_id), NW_LS("nodeclaim", nc),
+                NW_LS("node", a->node ? a->node->name : ""), NW_LB("delete", a->delete_claim));
+    if (a->reason) {
+        nw_kube_event(h->o.rec, &nw_kube_res_nodeclaims, a->nodeclaim->json, a->type, a->reason,
+                      a->message, NULL);
+        if (a->node)
+            nw_kube_event(h->o.rec, &nw_kube_res_nodes, a->node->json, a->type, a->reason,
+                          a->message, NULL);
+        atomic_fetch_add(&h->actions[ACT_EVENT], 1);
+    }
+    if (a->mark_ice && h->o.ice) {
+        nw_ice_mark(h->o.ice, a->ice_ct, a->ice_type, a->ice_zone, nw_clock_mono(h->o.clock));
+        atomic_fetch_add(&h->actions[ACT_ICE], 1);
+        nw_log_info("interruption", "offering marked unavailable", NW_LS("capacityType", a->ice_ct),
+                    NW_LS("instanceType", a->ice_type), NW_LS("zone", a->ice_zone));
+    }
+    if (a->cordon) {
+        if (nw_kube_update_retry(h->o.kube, &nw_kube_res_nodes, NULL, a->node->name, 0,
+                                 mutate_cordon, NULL, 5, NULL, &err) != NW_OK &&
+            err.rc != NW_ENOTFOUND) {
+            nw_log_warn("interruption", "cannot cordon the node", NW_LS("node", a->node->name),
+                        NW_LS("error", err.msg));
+            return err.rc;
+        }
+        nw_err_clear(&err);
+        atomic_fetch_add(&h->actions[ACT_CORDON], 1);
+        nw_log_info("interruption", "cordoned the node", NW_LS("node", a->node->name),
+                    NW_LS("taint", NW_TAINT_DISRUPTED ":NoSchedule"));
+    }
+    if (a->delete_claim) {
+        if (!may_write(h))
+            return NW_EINVAL;
+        nw_kube_delete_opts_t d = {.propagation = NULL, .grace_seconds = -1,
+                                   .uid = a->nodeclaim->uid[0] ? a->nodeclaim->uid : NULL};
+        nw_rc_t rc = nw_kube_delete(h->o.kube, &nw_kube_res_nodeclaims, NULL, nc, &d, NULL, &err);
+        if (rc != NW_OK && rc != NW_ECONFLICT) { /* conflict: a different object by now */
+            nw_log_warn("interruption", "cannot delete the NodeClaim", NW_LS("nodeclaim", nc),
+                        NW_LS("error", err.msg));
+            return rc;
+        }
+        atomic_fetch_add(&h->actions[ACT_DELETE], 1);
+        char msg[160];
+        snprintf(msg, sizeof msg, "Interruption (%s) triggered termination of the NodeClaim",
+                 nw_intr_kind_name(ev->kind));
+        nw_kube_event(h->o.rec, &nw_kube_res_nodeclaims, a->nodeclaim->json, "Warning",
+                      "TerminatingOnInterruption", msg, NULL);
+        nw_log_info("interruption", "deleted the NodeClaim", NW_LS("nodeclaim", nc),
+                    NW_LS("kind", nw_intr_kind_name(ev->kind)), NW_LS("instance", a->instance_id));
+    }
+    return NW_OK;
+}
+
+/* Handle one message; 1 when it may be deleted from the queue. */
+static int handle(nw_intr_t *h, const nw_sqs_msg_t *m, int *kind)
+{
+    nw_intr_event_t ev;
+    nw_err_t err = {0};
+    *kind = KIND_UNPARSEABLE;
+    if (nw_intr_parse(m->body, m->body_len, &ev, &err) != NW_OK) {
+        atomic_fetch_add(&h->received[KIND_UNPARSEABLE], 1);
+        nw_log_warn("interruption", "message could not be parsed; deleting it",
+                    NW_LS("messageId", m->id), NW_LS("field", err.path), NW_LS("error", err.msg));
+        return 1;
+    }
+    atomic_fetch_add(&h->received[ev.kind], 1);
+    *kind = ev.kind;
+    if (ev.kind == NW_INTR_NOOP) {
+        nw_log_debug("interruption", "message of no interest", NW_LS("messageId", m->id),
+                     NW_LS("source", ev.source), NW_LS("detailType", ev.detail_type));
+        return 1;
+    }
+    nw_kube_snap_t *s = nw_kube_cache_snapshot(h->o.cache);
+    if (!s)
+        return 0;
+    nw_intr_action_t acts[NW_INTR_MAX_IDS];
+    size_t n = nw_intr_plan(s, &ev, acts, NW_INTR_MAX_IDS);
+    int ok = 1;
+    for (size_t i = 0; i < n; i++)
+        if (act(h, &ev, &acts[i]) != NW_OK)
+            ok = 0;
+    nw_kube_snap_release(s);
+    if (!ok)
+        atomic_fetch_add(&h->handle_errors, 1);
+    return ok;
+}
+
+static void nap(nw_intr_t *h, int64_t ms)
+{
+    while (ms > 0 && !atomic_load(&h->stop)) {
+        int64_t step = ms > 100 ? 100 : ms;
+        struct timespec ts = {0, (long)(step * NW_NS_PER_MS)};
+        nanosleep(&ts, NULL);
+        ms -= step;
+    }
+}
+
+static void *intr_main(void *arg)
+{
+    nw_intr_t *h = arg;
+    int64_t backoff_ms = 0;
+    while (!atomic_load(&h->stop)) {
+        if ((h->o.leading && !atomic_load(h->o.leading)) ||
+            !nw_kube_cache_has_synced(h->o.cache)) {
+            nap(h, 500);
+            continue;
+        }
+        nw_sqs_msgs_t msgs;
+        nw_sqs_error_t ae;
+        nw_err_t err = {0};
+        atomic_fetch_add(&h->polls, 1);
+        if (nw_sqs_receive(h->sqs, NW_SQS_MAX_MESSAGES, h->o.visibility_s, h->o.wait_s, &msgs, &ae,
+                           &err) != NW_OK) {
+            if (atomic_load(&h->stop))
+                break;
+            atomic_fetch_add(&h->receive_errors, 1);
+            backoff_ms = backoff_ms ? backoff_ms * 2 : 1000;
+            if (backoff_ms > 30000)
+                backoff_ms = 30000;
+            nw_log_every(30, NW_LOG_WARN, "interruption", "cannot receive from the queue",
+                         NW_LS("queue", h->queue), NW_LS("class", nw_sqs_class_name(ae.cls)),
+                         NW_LS("code", ae.code), NW_LS("error", err.msg),
+                         NW_LI("retryInMs", backoff_ms));
+            nap(h, backoff_ms);
+            continue;
+        }
+        backoff_ms = 0;
+        /* a batch received just before the Lease was lost is left to the next leader
+         * (redelivered after the visibility timeout) */
+        for (size_t i = 0; i < msgs.n && may_write(h); i++) {
+            int k;
+            if (!handle(h, &msgs.v[i], &k))
+                continue; /* redelivered after the visibility timeout */
+            nw_err_clear(&err);
+            if (nw_sqs_delete(h->sqs, msgs.v[i].receipt, &ae, &err) != NW_OK) {
+                atomic_fetch_add(&h->delete_errors, 1);
+                nw_log_warn("interruption", "cannot delete the message", NW_LS("messageId", msgs.v[i].id),
+                            NW_LS("code", ae.code), NW_LS("error", err.msg));
+            } else
+                atomic_fetch_add(&h->deleted[k], 1);
+        }
+        nw_sqs_msgs_free(&msgs);
+    }
+    return NULL;
+}
+
+nw_rc_t nw_intr_start(const nw_intr_opts_t *o, nw_intr_t **out, nw_err_t *err)
+{
+    *out = NULL;
+    if (!o->queue || !*o->queue)
+        return nw_err_set(err, NW_EINVAL, "settings.interruptionQueue", "no queue given");
+    if (!o->kube || !o->cache || !o->rec || !o->creds || !o->aws)
+        return nw_err_set(err, NW_EINVAL, "interruption", "missing collaborators");
+    nw_intr_t *h = calloc(1, sizeof *h);
+    if (!h)
+        return nw_err_set(err, NW_ENOMEM, "interruption", "out of memory");
+    h->o = *o;
+    h->aws = *o->aws;
+    h->o.aws = &h->aws;
+    snprintf(h->queue, sizeof h->queue, "%s", o->queue);
+    h->o.queue = h->queue;
+    if (!h->o.clock)
+        h->o.clock = nw_clock_system();
+    if (h->o.wait_s < 0 || h->o.wait_s > 20)
+        h->o.wait_s = 20;
+    if (h->o.visibility_s <= 0)
+        h->o.visibility_s = 20;
+    nw_rc_t rc = nw_sqs_new(&h->aws, o->creds, h->o.clock, h->queue, &h->sqs, err);
+    if (rc != NW_OK) {
+        free(h);
+        return rc;
+    }
+    nw_sqs_set_abort(h->sqs, &h->stop);
+    if (pthread_create(&h->thread, NULL, intr_main, h) != 0) {
+        nw_sqs_free(h->sqs);
+        free(h);
+        return nw_err_set(err, NW_ENOMEM, "interruption", "cannot start the interruption thread");
+    }
+    h->started = 1;
+    nw_log_info("interruption", "interruption handling started", NW_LS("queue", h->queue),
+                NW_LI("waitTimeSeconds", h->o.wait_s),
+                NW_LI("visibilityTimeoutSeconds", h->o.visibility_s));
+    *out = h;
+    return NW_OK;
+}
+
+void nw_intr_stop(nw_intr_t *h)
+{
+    if (!h)
+        return;
+    atomic_store(&h->stop, 1);
+    if (h->started)
+        pthread_join(h->thread, NULL);
+    nw_sqs_free(h->sqs);
+    free(h);
+}
+
+static nw_rc_t series(nw_buf_t *out, const char *name, const char *help, const char *labelk,
+                      const char *const *labels, _Atomic uint64_t *v, size_t n)
+{
+    nw_rc_t rc = nw_buf_addf(out, "# HELP %s %s\n# TYPE %s counter\n", name, help, name);
+    for (size_t i = 0; i < n && rc == NW_OK; i++)
+        rc = nw_buf_addf(out, "%s{%s=\"%s\"} %llu\n", name, labelk, labels[i],
+                         (unsigned long long)atomic_load(&v[i]));
+    return rc;
+}
+
+nw_rc_t nw_intr_metrics(nw_intr_t *h, nw_buf_t *out)
+{
+    if (!h)
+        return NW_OK;
+    const char *kinds[NKINDS];
+    for (int k = 0; k < NW_INTR_KINDS; k++)
+        kinds[k] = nw_intr_kind_name((nw_intr_kind_t)k);
+    kinds[KIND_UNPARSEABLE] = "unparseable";
+    nw_rc_t rc = series(out, "nodewarden_interruption_received_messages_total",
+                        "Interruption queue messages received, by kind.", "kind", kinds,
+                        h->received, NKINDS);
+    if (rc == NW_OK)
+        rc = series(out, "nodewarden_interruption_deleted_messages_total",
+                    "Interruption queue messages deleted after handling, by kind.", "kind", kinds,
+                    h->deleted, NKINDS);
+    if (rc == NW_OK)
+        rc = series(out, "nodewarden_interruption_actions_total",
+                    "Actions taken on interruption messages.", "action", act_names, h->actions,
+                    NACTS);
+    const char *what[] = {"receive", "handle", "delete"};
+    _Atomic uint64_t errs[3];
+    atomic_init(&errs[0], atomic_load(&h->receive_errors));
+    atomic_init(&errs[1], atomic_load(&h->handle_errors));
+    atomic_init(&errs[2], atomic_load(&h->delete_errors));
+    if (rc == NW_OK)
+        rc = series(out, "nodewarden_interruption_errors_total",
+                    "Interruption queue failures (receive, message handling, delete).", "op", what,
+                    errs, 3);
+    if (rc == NW_OK)
+        rc = nw_buf_addf(out,
+                         "# HELP nodewarden_interruption_polls_total ReceiveMessage calls.\n"
+                         "# TYPE nodewarden_interruption_polls_total counter\n"
+                         "nodewarden_interruption_polls_total %llu\n",
+                         (unsigned long long)atomic_load(&h->polls));
+    return rc;
+}

@@ -1,0 +1,105 @@
+/*
+ * scaler/controllers/interruption.h — the interruption controller
+ * (aws/karpenter-provider-aws pkg/controllers/interruption/controller.go): its own thread long-polls the SQS queue named by
+ * settings.interruptionQueue (fed by EventBridge rules), so a 20 s poll never
+ * blocks the reconcile thread, and acts on each message while this replica
+ * holds the Lease:
+ *
+ *   spot interruption warning  → (spot, type, zone) ICE-unavailable for the
+ *                                cache TTL, Node tainted karpenter.sh/disrupted:
+ *                                NoSchedule at once, NodeClaim deleted
+ *   scheduled change (EC2)     → NodeClaim deleted
+ *   stopping/stopped, shutting-down/terminated → NodeClaim deleted
+ *   capacity-reservation interruption → NodeClaim deleted
+ *   rebalance recommendation   → an Event only
+ *   unknown kinds              → nothing
+ *
+ * Deleting the NodeClaim is the whole action: the termination flow drains the
+ * node and terminates the instance, and the provisioner launches capacity for
+ * the evicted pods. NodeClaims are found by the instance id in
+ * status.providerID (aws:///<zone>/<id>), Nodes by spec.providerID.
+ *
+ * Messages: parse failures are logged and deleted; handled messages are
+ * deleted; a message whose handling failed (a Kubernetes write error) is left
+ * in the queue and comes back after the visibility timeout (20 s).
+ *
+ * Ownership: nw_intr_start returns an owned handle; nw_intr_stop stops the
+ * thread (an SQS long poll in flight is abandoned within about a second) and
+ * frees it. Everything in the options is borrowed (must outlive the handle)
+ * except queue and aws, which are copied.
+ * Thread: start/stop from one controlling thread; nw_intr_metrics from any.
+ */
+#ifndef NW_SCALER_CONTROLLERS_INTERRUPTION_H
+#define NW_SCALER_CONTROLLERS_INTERRUPTION_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+
+#include "common/buf.h"
+#include "common/clock.h"
+#include "common/err.h"
+#include "scaler/aws/awscfg.h"
+#include "scaler/aws/creds.h"
+#include "scaler/aws/ice.h"
+#include "scaler/aws/intrevent.h"
+#include "scaler/kube/cache.h"
+#include "scaler/kube/client.h"
+#include "scaler/kube/write.h"
+
+#define NW_TAINT_DISRUPTED "karpenter.sh/disrupted"
+
+typedef struct {
+    nw_kube_client_t *kube;
+    nw_kube_cache_t *cache;
+    nw_kube_recorder_t *rec;
+    nw_ice_t *ice;             /* may be NULL: no ICE marks */
+    nw_creds_t *creds;
+    const nw_clock_t *clock;   /* NULL: system clock */
+    const nw_awscfg_t *aws;    /* region and the SQS endpoint (copied) */
+    const char *queue;         /* queue name or URL (copied) */
+    int wait_s;                /* WaitTimeSeconds, 0..20; < 0: 20 */
+    int visibility_s;          /* VisibilityTimeout; <= 0: 20 */
+    const atomic_int *leading; /* act only while non-zero (NULL: always) */
+} nw_intr_opts_t;
+
+typedef struct nw_intr nw_intr_t;
+
+/** Start the thread. NW_EINVAL when the queue or the SQS endpoint is missing. */
+nw_rc_t nw_intr_start(const nw_intr_opts_t *o, nw_intr_t **out, nw_err_t *err);
+
+/** Stop the thread and free. NULL-safe. */
+void nw_intr_stop(nw_intr_t *h);
+
+/** Append nodewarden_interruption_* series. */
+nw_rc_t nw_intr_metrics(nw_intr_t *h, nw_buf_t *out);
+
+/* ---- the decision, pure over a snapshot (exposed for tests) ---- */
+
+typedef struct {
+    char instance_id[32];
+    const nw_kube_obj_t *nodeclaim; /* borrowed from the snapshot; NULL when none matches */
+    const nw_kube_obj_t *node;      /* NULL when none matches */
+    int delete_claim;               /* the NodeClaim exists and is not being deleted yet */
+    int cordon;                     /* taint the Node karpenter.sh/disrupted:NoSchedule */
+    int mark_ice;                   /* mark (ice_ct, ice_type, ice_zone) unavailable */
+    char ice_ct[32], ice_type[64], ice_zone[64];
+    const char *reason;             /* Event reason on the NodeClaim and Node (static) */
+    const char *type;               /* "Normal" / "Warning" */
+    const char *message;            /* Event message (static) */
+} nw_intr_action_t;
+
+/** One action per instance id of ev (at most cap); returns how many. Instances
+ * without a NodeClaim get an action with nodeclaim NULL and nothing to do. */
+size_t nw_intr_plan(const nw_kube_snap_t *s, const nw_intr_event_t *ev, nw_intr_action_t *out,
+                    size_t cap);
+
+/** The NodeClaim whose status.providerID names instance id (aws:///<zone>/<id>), or NULL. */
+const nw_kube_obj_t *nw_intr_nodeclaim_for_instance(const nw_kube_snap_t *s, const char *id);
+/** The Node whose spec.providerID names instance id, or NULL. */
+const nw_kube_obj_t *nw_intr_node_for_instance(const nw_kube_snap_t *s, const char *id);
+
+/** Add taint karpenter.sh/disrupted:NoSchedule to a Node object (in place);
+ * returns 1 when it was added, 0 when already there. Exposed for tests. */
+int nw_intr_taint_disrupted(cJSON *node);
+
+#endif

@@ -1,0 +1,470 @@
+/*
+ * scaler/controllers/lifecycle.c — registration and initialization of launched NodeClaims,
+ * the registration timeout and the EC2NodeClass status (kubernetes-sigs/karpenter
+ * pkg/controllers/nodeclaim/lifecycle/{registration,initialization,liveness}.go;
+ * aws/karpenter-provider-aws pkg/controllers/nodeclass/controller.go). The termination
+ * finalizers: scaler/controllers/termination.c.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "scaler/controllers/ctl.h"
+
+#define GET(o, k) cJSON_GetObjectItemCaseSensitive((o), (k))
+#define NODECLASS_EVERY_NS (30 * NW_NS_PER_SEC)
+
+static int is_true(const cJSON *obj, const char *cond)
+{
+    const char *s = nw_ctl_condition(obj, cond);
+    return s && strcmp(s, "True") == 0;
+}
+
+static void event(nw_ctl_t *c, const nw_kube_res_t *res, const cJSON *obj, const char *type,
+                  const char *reason, const char *msg)
+{
+    if (nw_ctl_may_write(c))
+        nw_kube_event(c->rec, res, obj, type, reason, msg, NULL);
+}
+
+static cJSON *obj_child(cJSON *o, const char *k, int array)
+{
+    cJSON *v = GET(o, k);
+    if (array ? cJSON_IsArray(v) : cJSON_IsObject(v))
+        return v;
+    cJSON_DeleteItemFromObjectCaseSensitive(o, k);
+    return array ? cJSON_AddArrayToObject(o, k) : cJSON_AddObjectToObject(o, k);
+}
+
+static int set_label(cJSON *labels, const char *k, const char *v)
+{
+    const char *cur = cJSON_GetStringValue(GET(labels, k));
+    if (cur && strcmp(cur, v) == 0)
+        return 0;
+    cJSON_DeleteItemFromObjectCaseSensitive(labels, k);
+    cJSON_AddStringToObject(labels, k, v);
+    return 1;
+}
+
+static int taint_eq(const cJSON *a, const cJSON *b)
+{
+    const char *ka = cJSON_GetStringValue(GET(a, "key")), *kb = cJSON_GetStringValue(GET(b, "key"));
+    const char *ea = cJSON_GetStringValue(GET(a, "effect")),
+               *eb = cJSON_GetStringValue(GET(b, "effect"));
+    return ka && kb && ea && eb && strcmp(ka, kb) == 0 && strcmp(ea, eb) == 0;
+}
+
+/* ---- registration: one update of the Node ---- */
+
+typedef struct {
+    const cJSON *nc;
+    const cJSON *pool; /* may be NULL */
+    int warned_unregistered;
+} reg_t;
+
+static int mutate_register(cJSON *node, void *ud)
+{
+    reg_t *r = ud;
+    int changed = 0;
+    cJSON *md = obj_child(node, "metadata", 0);
+    if (GET(md, "deletionTimestamp"))
+        return -1;
+    cJSON *labels = obj_child(md, "labels", 0);
+    /* NodeClaim labels (pool template labels are in them), then the markers */
+    const cJSON *l;
+    cJSON_ArrayForEach(l, GET(GET(r->nc, "metadata"), "labels"))
+    {
+        if (cJSON_IsString(l))
+            changed |= set_label(labels, l->string, l->valuestring);
+    }
+    cJSON_ArrayForEach(l, GET(GET(GET(GET(r->pool, "spec"), "template"), "metadata"), "labels"))
+    {
+        if (cJSON_IsString(l))
+            changed |= set_label(labels, l->string, l->valuestring);
+    }
+    r->warned_unregistered = 0;
+    cJSON *taints = obj_child(obj_child(node, "spec", 0), "taints", 1);
+    int had_unreg = 0;
+    for (int i = cJSON_GetArraySize(taints) - 1; i >= 0; i--) {
+        const char *k = cJSON_GetStringValue(GET(cJSON_GetArrayItem(taints, i), "key"));
+        if (k && strcmp(k, NW_TAINT_UNREGISTERED) == 0) {
+            cJSON_DeleteItemFromArray(taints, i);
+            had_unreg = changed = 1;
+        }
+    }
+    if (!had_unreg && !GET(labels, "karpenter.sh/registered"))
+        r->warned_unregistered = 1;
+    if (!(cJSON_GetStringValue(GET(labels, "karpenter.sh/do-not-sync-taints")) &&
+          strcmp(cJSON_GetStringValue(GET(labels, "karpenter.sh/do-not-sync-taints")), "true") ==
+              0)) {
+        const char *lists[] = {"taints", "startupTaints"};
+        for (int k = 0; k < 2; k++) {
+            const cJSON *t;
+            cJSON_ArrayForEach(t, GET(GET(r->nc, "spec"), lists[k]))
+            {
+                int have = 0;
+                const cJSON *x;
+                cJSON_ArrayForEach(x, taints)
+                {
+                    if (taint_eq(x, t))
+                        have = 1;
+                }
+                if (!have) {
+                    cJSON_AddItemToArray(taints, cJSON_Duplicate(t, 1));
+                    changed = 1;
+                }
+            }
+        }
+    }
+    if (cJSON_GetArraySize(taints) == 0)
+        cJSON_DeleteItemFromObjectCaseSensitive(GET(node, "spec"), "taints");
+    changed |= set_label(labels, "karpenter.sh/registered", "true");
+    cJSON *fins = obj_child(md, "finalizers", 1);
+    int hasfin = 0;
+    const cJSON *f;
+    cJSON_ArrayForEach(f, fins)
+    {
+        if (cJSON_IsString(f) && strcmp(f->valuestring, NW_FINALIZER) == 0)
+            hasfin = 1;
+    }
+    if (!hasfin) {
+        cJSON_AddItemToArray(fins, cJSON_CreateString(NW_FINALIZER));
+        changed = 1;
+    }
+    cJSON *owners = obj_child(md, "ownerReferences", 1);
+    const char *uid = nw_ctl_str(r->nc, "metadata.uid");
+    int hasown = 0;
+    const cJSON *o;
+    cJSON_ArrayForEach(o, owners)
+    {
+        const char *ou = cJSON_GetStringValue(GET(o, "uid"));
+        if (ou && uid && strcmp(ou, uid) == 0)
+            hasown = 1;
+    }
+    if (!hasown && uid) {
+        cJSON *own = cJSON_CreateObject();
+        cJSON_AddStringToObject(own, "apiVersion", "karpenter.sh/v1");
+        cJSON_AddStringToObject(own, "kind", "NodeClaim");
+        cJSON_AddStringToObject(own, "name", nw_ctl_str(r->nc, "metadata.name"));
+        cJSON_AddStringToObject(own, "uid", uid);
+        cJSON_AddBoolToObject(own, "blockOwnerDeletion", 1);
+        cJSON_AddItemToArray(owners, own);
+        changed = 1;
+    }
+    return changed ? 0 : 1;
+}
+
+typedef struct {
+    nw_ctl_t *c;
+    const char *cond;
+    const char *node_name; /* nullable */
+} cond_t;
+
+static int mutate_condition(cJSON *nc, void *ud)
+{
+    const cond_t *cd = ud;
+    if (is_true(nc, cd->cond) &&
+        (!cd->node_name || (nw_ctl_str(nc, "status.nodeName") &&
+                            strcmp(nw_ctl_str(nc, "status.nodeName"), cd->node_name) == 0)))
+        return 1;
+    int64_t now = nw_clock_now(cd->c->clock);
+    nw_ctl_set_condition(nc, cd->cond, "True", cd->cond, "", now);
+    cJSON *st = GET(nc, "status");
+    if (cd->node_name) {
+        cJSON_DeleteItemFromObjectCaseSensitive(st, "nodeName");
+        cJSON_AddStringToObject(st, "nodeName", cd->node_name);
+    }
+    if (is_true(nc, "Launched") && is_true(nc, "Registered") && is_true(nc, "Initialized"))
+        nw_ctl_set_condition(nc, "Ready", "True", "Ready", "", now);
+    return 0;
+}
+
+static int mutate_initialized_label(cJSON *node, void *ud)
+{
+    (void)ud;
+    cJSON *labels = obj_child(obj_child(node, "metadata", 0), "labels", 0);
+    return set_label(labels, "karpenter.sh/initialized", "true") ? 0 : 1;
+}
+
+static int node_ready(const cJSON *node)
+{
+    const cJSON *cd;
+    cJSON_ArrayForEach(cd, GET(GET(node, "status"), "conditions"))
+    {
+        const char *t = cJSON_GetStringValue(GET(cd, "type"));
+        const char *s = cJSON_GetStringValue(GET(cd, "status"));
+        if (t && s && strcmp(t, "Ready") == 0)
+            return strcmp(s, "True") == 0;
+    }
+    return 0;
+}
+
+static int quantity_nonzero(const char *q)
+{
+    if (!q)
+        return 0;
+    for (const char *p = q; *p; p++)
+        if (*p >= '1' && *p <= '9')
+            return 1;
+        else if (*p != '0' && *p != '.')
+            break;
+    return 0;
+}
+
+/* Karpenter's initialization checks; on failure *why says what is missing. */
+static int node_initialized(const cJSON *nc, const cJSON *node, const char **why)
+{
+    if (!node_ready(node)) {
+        *why = "node not ready";
+        return 0;
+    }
+    const cJSON *t, *x;
+    const cJSON *taints = GET(GET(node, "spec"), "taints");
+    cJSON_ArrayForEach(t, GET(GET(nc, "spec"), "startupTaints"))
+    {
+        cJSON_ArrayForEach(x, taints)
+        {
+            if (taint_eq(x, t)) {
+                *why = "startup taint remains";
+                return 0;
+            }
+        }
+    }
+    static const char *const ephemeral[] = {"node.kubernetes.io/not-ready",
+                                            "node.kubernetes.io/unreachable",
+                                            "node.cloudprovider.kubernetes.io/uninitialized",
+                                            NW_TAINT_UNREGISTERED};
+    cJSON_ArrayForEach(x, taints)
+    {
+        const char *k = cJSON_GetStringValue(GET(x, "key"));
+        for (size_t i = 0; k && i < sizeof ephemeral / sizeof *ephemeral; i++)
+            if (strcmp(k, ephemeral[i]) == 0) {
+                *why = "ephemeral taint remains";
+                return 0;
+            }
+    }
+    const cJSON *r;
+    const cJSON *alloc = GET(GET(node, "status"), "allocatable");
+    cJSON_ArrayForEach(r, GET(GET(GET(nc, "spec"), "resources"), "requests"))
+    {
+        if (!r->string || !strchr(r->string, '/') || !quantity_nonzero(cJSON_GetStringValue(r)))
+            continue; /* only extended resources (vendor-domain names) */
+        if (!quantity_nonzero(cJSON_GetStringValue(GET(alloc, r->string)))) {
+            *why = "requested extended resource not registered";
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static void register_claim(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_kube_obj_t *nc,
+                           const nw_kube_obj_t *node)
+{
+    const nw_kube_obj_t *pool = nw_kube_snap_get(s, NW_KUBE_NODEPOOLS, NULL, nc->nodepool);
+    reg_t r = {nc->json, pool ? pool->json : NULL, 0};
+    nw_err_t err = {0};
+    if (nw_kube_update_retry(c->kube, &nw_kube_res_nodes, NULL, node->name, 0, mutate_register, &r,
+                             5, NULL, &err) != NW_OK) {
+        nw_log_warn("lifecycle", "cannot register the node", NW_LS("node", node->name),
+                    NW_LS("nodeclaim", nc->name), NW_LS("error", err.msg));
+        return;
+    }
+    if (r.warned_unregistered)
+        event(c, &nw_kube_res_nodes, node->json, "Warning", "UnregisteredTaintMissing",
+              "node registered without the karpenter.sh/unregistered:NoExecute taint; pods may "
+              "have been scheduled before its labels and taints were applied");
+    cond_t cd = {c, "Registered", node->name};
+    nw_err_clear(&err);
+    if (nw_kube_update_retry(c->kube, &nw_kube_res_nodeclaims, NULL, nc->name, 1,
+                             mutate_condition, &cd, 5, NULL, &err) != NW_OK) {
+        nw_log_warn("lifecycle", "cannot mark the NodeClaim registered",
+                    NW_LS("nodeclaim", nc->name), NW_LS("error", err.msg));
+        return;
+    }
+    atomic_fetch_add(&c->n_registered, 1);
+    nw_log_info("lifecycle", "registered", NW_LS("nodeclaim", nc->name), NW_LS("node", node->name),
+                NW_LS("providerID", nc->provider_id));
+    char msg[600];
+    snprintf(msg, sizeof msg, "Status condition transitioned, Type: Registered, Status: True, "
+                              "Node: %s",
+             node->name);
+    event(c, &nw_kube_res_nodeclaims, nc->json, "Normal", "Registered", msg);
+}
+
+static void initialize_claim(nw_ctl_t *c, const nw_kube_obj_t *nc, const nw_kube_obj_t *node)
+{
+    const char *why = NULL;
+    if (!node_initialized(nc->json, node->json, &why))
+        return;
+    nw_err_t err = {0};
+    if (nw_kube_update_retry(c->kube, &nw_kube_res_nodes, NULL, node->name, 0,
+                             mutate_initialized_label, NULL, 5, NULL, &err) != NW_OK) {
+        nw_log_warn("lifecycle", "cannot label the node initialized", NW_LS("node", node->name),
+                    NW_LS("error", err.msg));
+        return;
+    }
+    cond_t cd = {c, "Initialized", NULL};
+    nw_err_clear(&err);
+    if (nw_kube_update_retry(c->kube, &nw_kube_res_nodeclaims, NULL, nc->name, 1,
+                             mutate_condition, &cd, 5, NULL, &err) != NW_OK) {
+        nw_log_warn("lifecycle", "cannot mark the NodeClaim initialized",
+                    NW_LS("nodeclaim", nc->name), NW_LS("error", err.msg));
+        return;
+    }
+    atomic_fetch_add(&c->n_initialized, 1);
+    nw_log_info("lifecycle", "initialized", NW_LS("nodeclaim", nc->name), NW_LS("node", node->name));
+    event(c, &nw_kube_res_nodeclaims, nc->json, "Normal", "Initialized",
+          "Status condition transitioned, Type: Initialized, Status: True");
+}
+
+/* When did the NodeClaim launch (Launched transition, else creation); 0 unknown. */
+static int64_t launched_at(const cJSON *nc)
+{
+    const cJSON *cd;
+    int64_t t = 0;
+    cJSON_ArrayForEach(cd, GET(GET(nc, "status"), "conditions"))
+    {
+        const char *ty = cJSON_GetStringValue(GET(cd, "type"));
+        const char *lt = cJSON_GetStringValue(GET(cd, "lastTransitionTime"));
+        if (ty && lt && strcmp(ty, "Launched") == 0)
+            nw_time_parse(lt, &t);
+    }
+    if (!t) {
+        const char *ct = nw_ctl_str(nc, "metadata.creationTimestamp");
+        if (ct)
+            nw_time_parse(ct, &t);
+    }
+    return t;
+}
+
+/* ---- EC2NodeClass status ---- */
+
+static void keep_transition_times(const cJSON *old, cJSON *nw)
+{
+    cJSON *cd;
+    cJSON_ArrayForEach(cd, GET(nw, "conditions"))
+    {
+        const char *t = cJSON_GetStringValue(GET(cd, "type"));
+        const char *st = cJSON_GetStringValue(GET(cd, "status"));
+        const cJSON *o;
+        cJSON_ArrayForEach(o, GET(old, "conditions"))
+        {
+            const char *ot = cJSON_GetStringValue(GET(o, "type"));
+            const char *os = cJSON_GetStringValue(GET(o, "status"));
+            const cJSON *lt = GET(o, "lastTransitionTime");
+            if (t && ot && st && os && lt && strcmp(t, ot) == 0 && strcmp(st, os) == 0) {
+                cJSON_DeleteItemFromObjectCaseSensitive(cd, "lastTransitionTime");
+                cJSON_AddItemToObject(cd, "lastTransitionTime", cJSON_Duplicate(lt, 1));
+            }
+        }
+    }
+}
+
+static int mutate_status(cJSON *obj, void *ud)
+{
+    cJSON *st = cJSON_Duplicate((const cJSON *)ud, 1);
+    keep_transition_times(GET(obj, "status"), st);
+    /* observedGeneration follows the object */
+    const cJSON *gen = GET(GET(obj, "metadata"), "generation");
+    cJSON *cd;
+    cJSON_ArrayForEach(cd, GET(st, "conditions"))
+    {
+        cJSON_DeleteItemFromObjectCaseSensitive(cd, "observedGeneration");
+        if (cJSON_IsNumber(gen))
+            cJSON_AddNumberToObject(cd, "observedGeneration", gen->valuedouble);
+    }
+    if (cJSON_Compare(GET(obj, "status"), st, 1)) {
+        cJSON_Delete(st);
+        return 1;
+    }
+    cJSON_DeleteItemFromObjectCaseSensitive(obj, "status");
+    cJSON_AddItemToObject(obj, "status", st);
+    return 0;
+}
+
+/* Does every condition's observedGeneration match metadata.generation? */
+static int observed_current(const cJSON *obj)
+{
+    const cJSON *gen = GET(GET(obj, "metadata"), "generation"), *cd;
+    cJSON_ArrayForEach(cd, GET(GET(obj, "status"), "conditions"))
+    {
+        const cJSON *og = GET(cd, "observedGeneration");
+        if (cJSON_IsNumber(gen) && (!cJSON_IsNumber(og) || og->valuedouble != gen->valuedouble))
+            return 0;
+    }
+    return 1;
+}
+
+static void nodeclass_status(nw_ctl_t *c, const nw_kube_snap_t *s)
+{
+    int64_t mono = nw_clock_mono(c->clock);
+    int due = mono >= c->next_nodeclass_mono;
+    if (due)
+        c->next_nodeclass_mono = mono + NODECLASS_EVERY_NS;
+    for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_EC2NODECLASSES); i++) {
+        const nw_kube_obj_t *o = nw_kube_snap_at(s, NW_KUBE_EC2NODECLASSES, i);
+        if (o->terminating || !nw_ctl_may_write(c))
+            continue;
+        if (!due && nw_ctl_condition(o->json, "Ready") && observed_current(o->json))
+            continue; /* between refreshes only new or changed classes are resolved */
+        const nw_nodeclass_resolved_t *r = NULL;
+        nw_err_t err = {0};
+        if (c->cloud->ops->resolve(c->cloud, o->json, &r, &err) != NW_OK) {
+            nw_log_warn("lifecycle", "cannot resolve the EC2NodeClass", NW_LS("ec2nodeclass", o->name),
+                        NW_LS("error", err.msg));
+            c->next_nodeclass_mono = mono + 5 * NW_NS_PER_SEC;
+            continue;
+        }
+        cJSON *st = nw_nodeclass_status_json(r, o->json, nw_clock_now(c->clock));
+        if (!st)
+            continue;
+        cJSON *probe = cJSON_Duplicate(o->json, 1);
+        int need = probe && mutate_status(probe, st) == 0;
+        cJSON_Delete(probe);
+        if (need && nw_kube_update_retry(c->kube, &nw_kube_res_ec2nodeclasses, NULL, o->name, 1,
+                                         mutate_status, st, 5, NULL, &err) != NW_OK)
+            nw_log_warn("lifecycle", "cannot write the EC2NodeClass status",
+                        NW_LS("ec2nodeclass", o->name), NW_LS("error", err.msg));
+        else if (need)
+            nw_log_info("lifecycle", "EC2NodeClass status written", NW_LS("ec2nodeclass", o->name),
+                        NW_LB("ready", r->ready), NW_LS("reason", r->reason));
+        cJSON_Delete(st);
+    }
+}
+
+void nw_life_tick(nw_ctl_t *c, const nw_kube_snap_t *s)
+{
+    nodeclass_status(c, s);
+    int64_t now = nw_clock_now(c->clock);
+    for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_NODECLAIMS) && nw_ctl_may_write(c); i++) {
+        const nw_kube_obj_t *nc = nw_kube_snap_at(s, NW_KUBE_NODECLAIMS, i);
+        if (nc->terminating)
+            continue; /* scaler/termination */
+        if (!nc->provider_id[0])
+            continue;
+        const nw_kube_obj_t *node = nw_kube_snap_node_by_provider_id(s, nc->provider_id);
+        if (!is_true(nc->json, "Registered")) {
+            if (node && !node->terminating) {
+                register_claim(c, s, nc, node);
+                continue;
+            }
+            int64_t t = launched_at(nc->json);
+            if (t && now - t > c->registration_timeout_ns) {
+                char msg[256];
+                snprintf(msg, sizeof msg,
+                         "node did not register within the registration timeout (%llds); "
+                         "deleting the NodeClaim",
+                         (long long)(c->registration_timeout_ns / NW_NS_PER_SEC));
+                nw_log_warn("lifecycle", "registration timeout", NW_LS("nodeclaim", nc->name),
+                            NW_LS("providerID", nc->provider_id));
+                event(c, &nw_kube_res_nodeclaims, nc->json, "Warning", "RegistrationTimeout", msg);
+                atomic_fetch_add(&c->n_reg_timeouts, 1);
+                nw_kube_delete(c->kube, &nw_kube_res_nodeclaims, NULL, nc->name, NULL, NULL, NULL);
+            }
+            continue;
+        }
+        if (node && !is_true(nc->json, "Initialized"))
+            initialize_claim(c, nc, node);
+    }
+}

@@ -1,0 +1,971 @@
+/* scaler/controllers/termination.c — the NodeClaim and Node termination finalizers;
+ * see termination.h (what) and drain.h (the pure decisions). */
+#include "scaler/controllers/termination.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "scaler/disrupt/drain.h"
+
+#define GET(o, k) cJSON_GetObjectItemCaseSensitive((o), (k))
+#define COMP "termination"
+#define CLOUD_EVERY_NS (5 * NW_NS_PER_SEC)  /* instance checks while it shuts down */
+#define VOLUME_EVERY_NS (1 * NW_NS_PER_SEC) /* VolumeAttachment checks */
+#define EVICTED_QUIET_NS (2 * NW_NS_PER_SEC) /* no second eviction while the cache lags */
+#define VA_PATH "/apis/storage.k8s.io/v1/volumeattachments"
+
+/* ---- memory (derivable from the objects; lost on restart without harm) ---------- */
+
+typedef struct {
+    char uid[64];
+    int failures;      /* consecutive failed evictions */
+    int64_t next_mono; /* no eviction before */
+    int deleted;       /* force-deleted for the TGP deadline */
+    int delete_failures; /* failed deletes at the deadline (logged, a 403 told once) */
+    int seen;
+} pod_mem_t;
+
+typedef struct node_mem {
+    char uid[64];
+    int64_t first_attempt_ns; /* wall time of the first drain attempt, 0 = none yet */
+    int64_t next_gone_mono;   /* next "not Ready: is the instance gone?" check */
+    int64_t next_cloud_mono;  /* next termination check */
+    int64_t next_volume_mono;
+    int tgp_event, drained, volumes_done, seen;
+    int64_t last_log_mono;
+    pod_mem_t *pods;
+    size_t npods, cap;
+    struct node_mem *next;
+} node_mem_t;
+
+typedef struct claim_mem {
+    char uid[64];
+    int64_t next_cloud_mono;
+    int seen;
+    struct claim_mem *next;
+} claim_mem_t;
+
+enum { EC_2XX, EC_404, EC_409, EC_429, EC_500, EC_403, EC_504, EC_OTHER, EC_N };
+static const char *const EC_LABEL[EC_N] = {"200", "404", "409", "429",
+                                           "500", "403", "504", "other"};
+
+#define HBUCKETS 11
+static const double HB_LE[HBUCKETS] = {1, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 7200};
+
+typedef struct {
+    _Atomic uint64_t bucket[HBUCKETS];
+    _Atomic uint64_t count;
+    _Atomic uint64_t sum_ms;
+} hist_t;
+
+struct nw_term {
+    node_mem_t *nodes;
+    claim_mem_t *claims;
+    _Atomic uint64_t nodes_drained, nodes_terminated, claims_terminated, pods_evicted,
+        pods_deleted, instances_terminated;
+    _Atomic uint64_t evictions[EC_N];
+    hist_t drain_s, term_s;
+};
+
+static void hist_observe(hist_t *h, int64_t ns)
+{
+    double s = ns < 0 ? 0 : (double)ns / 1e9;
+    for (int i = 0; i < HBUCKETS; i++)
+        if (s <= HB_LE[i])
+            atomic_fetch_add(&h->bucket[i], 1);
+    atomic_fetch_add(&h->count, 1);
+    atomic_fetch_add(&h->sum_ms, (uint64_t)(ns < 0 ? 0 : ns / NW_NS_PER_MS));
+}
+
+nw_term_t *nw_term_new(void)
+{
+    return calloc(1, sizeof(nw_term_t));
+}
+
+void nw_term_reset(nw_term_t *t)
+{
+    if (!t)
+        return;
+    while (t->nodes) {
+        node_mem_t *n = t->nodes;
+        t->nodes = n->next;
+        free(n->pods);
+        free(n);
+    }
+    while (t->claims) {
+        claim_mem_t *m = t->claims;
+        t->claims = m->next;
+        free(m);
+    }
+}
+
+void nw_term_free(nw_term_t *t)
+{
+    nw_term_reset(t);
+    free(t);
+}
+
+static node_mem_t *node_mem(nw_term_t *t, const nw_kube_obj_t *n)
+{
+    for (node_mem_t *m = t->nodes; m; m = m->next)
+        if (strcmp(m->uid, n->uid) == 0) {
+            m->seen = 1;
+            return m;
+        }
+    node_mem_t *m = calloc(1, sizeof *m);
+    if (!m)
+        return NULL;
+    snprintf(m->uid, sizeof m->uid, "%s", n->uid);
+    m->seen = 1;
+    m->next = t->nodes;
+    t->nodes = m;
+    return m;
+}
+
+static claim_mem_t *claim_mem(nw_term_t *t, const nw_kube_obj_t *nc)
+{
+    for (claim_mem_t *m = t->claims; m; m = m->next)
+        if (strcmp(m->uid, nc->uid) == 0) {
+            m->seen = 1;
+            return m;
+        }
+    claim_mem_t *m = calloc(1, sizeof *m);
+    if (!m)
+        return NULL;
+    snprintf(m->uid, sizeof m->uid, "%s", nc->uid);
+    m->seen = 1;
+    m->next = t->claims;
+    t->claims = m;
+    return m;
+}
+
+static pod_mem_t *pod_mem(node_mem_t *nm, const char *uid)
+{
+    for (size_t i = 0; i < nm->npods; i++)
+        if (strcmp(nm->pods[i].uid, uid) == 0) {
+            nm->pods[i].seen = 1;
+            return &nm->pods[i];
+        }
+    if (nm->npods == nm->cap) {
+        size_t cap = nm->cap ? nm->cap * 2 : 16;
+        pod_mem_t *v = realloc(nm->pods, cap * sizeof *v);
+        if (!v)
+            return NULL;
+        nm->pods = v;
+        nm->cap = cap;
+    }
+    pod_mem_t *p = &nm->pods[nm->npods++];
+    memset(p, 0, sizeof *p);
+    snprintf(p->uid, sizeof p->uid, "%s", uid);
+    p->seen = 1;
+    return p;
+}
+
+/* Drop memory of objects the last pass did not see (gone or finished). */
+static void sweep(nw_term_t *t)
+{
+    for (node_mem_t **pp = &t->nodes; *pp;) {
+        node_mem_t *m = *pp;
+        if (!m->seen) {
+            *pp = m->next;
+            free(m->pods);
+            free(m);
+            continue;
+        }
+        m->seen = 0;
+        size_t k = 0;
+        for (size_t i = 0; i < m->npods; i++)
+            if (m->pods[i].seen) {
+                m->pods[i].seen = 0;
+                m->pods[k++] = m->pods[i];
+            }
+        m->npods = k;
+        pp = &m->next;
+    }
+    for (claim_mem_t **pp = &t->claims; *pp;) {
+        claim_mem_t *m = *pp;
+        if (!m->seen) {
+            *pp = m->next;
+            free(m);
+            continue;
+        }
+        m->seen = 0;
+        pp = &m->next;
+    }
+}
+
+/* ---- small helpers -------------------------------------------------------------- */
+
+static int has_finalizer(const cJSON *obj)
+{
+    const cJSON *f;
+    cJSON_ArrayForEach(f, GET(GET(obj, "metadata"), "finalizers"))
+    {
+        if (cJSON_IsString(f) && strcmp(f->valuestring, NW_FINALIZER) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+static int node_ready(const cJSON *node)
+{
+    const cJSON *cd;
+    cJSON_ArrayForEach(cd, GET(GET(node, "status"), "conditions"))
+    {
+        const char *t = cJSON_GetStringValue(GET(cd, "type"));
+        const char *st = cJSON_GetStringValue(GET(cd, "status"));
+        if (t && st && strcmp(t, "Ready") == 0)
+            return strcmp(st, "True") == 0;
+    }
+    return 0;
+}
+
+static void event(nw_ctl_t *c, const nw_kube_res_t *res, const cJSON *obj, const char *type,
+                  const char *reason, const char *msg)
+{
+    if (nw_ctl_may_write(c))
+        nw_kube_event(c->rec, res, obj, type, reason, msg, NULL);
+}
+
+/* lastTransitionTime of a condition (epoch ns) when its status is `status`, else 0. */
+static int64_t condition_since(const cJSON *obj, const char *type, const char *status)
+{
+    const cJSON *cd;
+    cJSON_ArrayForEach(cd, GET(GET(obj, "status"), "conditions"))
+    {
+        const char *t = cJSON_GetStringValue(GET(cd, "type"));
+        const char *st = cJSON_GetStringValue(GET(cd, "status"));
+        const char *lt = cJSON_GetStringValue(GET(cd, "lastTransitionTime"));
+        int64_t v = 0;
+        if (t && st && strcmp(t, type) == 0 && strcmp(st, status) == 0 && lt &&
+            nw_time_parse(lt, &v) == NW_OK)
+            return v;
+    }
+    return 0;
+}
+
+static int condition_is(const cJSON *obj, const char *type, const char *status, const char *reason)
+{
+    const cJSON *cd;
+    cJSON_ArrayForEach(cd, GET(GET(obj, "status"), "conditions"))
+    {
+        const char *t = cJSON_GetStringValue(GET(cd, "type"));
+        if (!t || strcmp(t, type) != 0)
+            continue;
+        const char *st = cJSON_GetStringValue(GET(cd, "status"));
+        const char *r = cJSON_GetStringValue(GET(cd, "reason"));
+        return st && strcmp(st, status) == 0 && (!reason || (r && strcmp(r, reason) == 0));
+    }
+    return 0;
+}
+
+typedef struct {
+    const char *type, *status, *reason, *message;
+    int64_t now;
+} cond_set_t;
+
+static int mutate_cond(cJSON *obj, void *ud)
+{
+    const cond_set_t *cs = ud;
+    if (GET(obj, "metadata") && condition_is(obj, cs->type, cs->status, cs->reason))
+        return 1;
+    nw_ctl_set_condition(obj, cs->type, cs->status, cs->reason, cs->message, cs->now);
+    return 0;
+}
+
+/* Set a NodeClaim status condition unless the cached object already has it. */
+static void claim_condition(nw_ctl_t *c, const nw_kube_obj_t *nc, const char *type,
+                            const char *status, const char *reason, const char *message)
+{
+    if (!nc || condition_is(nc->json, type, status, reason) || !nw_ctl_may_write(c))
+        return;
+    cond_set_t cs = {type, status, reason, message, nw_clock_now(c->clock)};
+    nw_err_t err = {0};
+    if (nw_kube_update_retry(c->kube, &nw_kube_res_nodeclaims, NULL, nc->name, 1, mutate_cond, &cs,
+                             5, NULL, &err) != NW_OK && err.rc != NW_ENOTFOUND)
+        nw_log_warn(COMP, "cannot set a NodeClaim condition", NW_LS("nodeclaim", nc->name),
+                    NW_LS("condition", type), NW_LS("error", err.msg));
+}
+
+/* ---- NodeClaim finalizer (§1.15) --------------------------------------------------- */
+
+typedef struct {
+    const char *value;
+    int wrote; /* this call added it (not: it was there already) */
+} annotate_t;
+
+static int mutate_annotate(cJSON *nc, void *ud)
+{
+    annotate_t *an = ud;
+    const char *value = an->value;
+    an->wrote = 0;
+    cJSON *md = GET(nc, "metadata");
+    if (!cJSON_IsObject(md) || !GET(md, "deletionTimestamp"))
+        return -1;
+    cJSON *ann = GET(md, "annotations");
+    if (GET(ann, NW_ANN_TERMINATION_TS))
+        return 1; /* set once, never moved */
+    if (!cJSON_IsObject(ann)) {
+        cJSON_DeleteItemFromObjectCaseSensitive(md, "annotations");
+        ann = cJSON_AddObjectToObject(md, "annotations");
+    }
+    cJSON_AddStringToObject(ann, NW_ANN_TERMINATION_TS, value);
+    an->wrote = 1;
+    return 0;
+}
+
+/* Terminate an instance until EC2 says it is gone. 1 = gone; 0 = not yet (or error). */
+static int ensure_terminated(nw_ctl_t *c, const char *pid, const char *who, int64_t *next_mono)
+{
+    int64_t mono = nw_clock_mono(c->clock);
+    if (mono < *next_mono)
+        return 0;
+    *next_mono = mono + CLOUD_EVERY_NS;
+    char state[32] = "";
+    nw_err_t err = {0};
+    nw_rc_t rc = c->cloud->ops->instance_state(c->cloud, pid, state, sizeof state, &err);
+    if (rc == NW_ENOTFOUND)
+        return 1;
+    if (rc != NW_OK) {
+        nw_log_warn(COMP, "cannot read the instance state", NW_LS("object", who),
+                    NW_LS("providerID", pid), NW_LS("error", err.msg));
+        return 0;
+    }
+    if (strcmp(state, "shutting-down") != 0) {
+        if (!nw_ctl_may_write(c))
+            return 0;
+        nw_err_clear(&err);
+        if (c->cloud->ops->terminate(c->cloud, pid, &err) != NW_OK) {
+            nw_log_warn(COMP, "cannot terminate the instance", NW_LS("object", who),
+                        NW_LS("providerID", pid), NW_LS("error", err.msg));
+            return 0;
+        }
+        atomic_fetch_add(&c->term->instances_terminated, 1);
+        nw_log_info(COMP, "terminating the instance", NW_LS("object", who),
+                    NW_LS("providerID", pid), NW_LS("was", state));
+    }
+    return 0;
+}
+
+static void finalize_claim(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_kube_obj_t *nc)
+{
+    nw_term_t *t = c->term;
+    if (!has_finalizer(nc->json))
+        return;
+    claim_mem_t *cm = claim_mem(t, nc);
+    if (!cm)
+        return;
+    nw_err_t err = {0};
+    /* 1. the TGP deadline, once */
+    const cJSON *ann = GET(GET(nc->json, "metadata"), "annotations");
+    if (!GET(ann, NW_ANN_TERMINATION_TS)) {
+        char value[64];
+        nw_rc_t rc = nw_drain_tgp_value(nc->json, value, sizeof value, &err);
+        if (rc == NW_OK && nw_ctl_may_write(c)) {
+            nw_err_clear(&err);
+            annotate_t an = {value, 0};
+            if (nw_kube_update_retry(c->kube, &nw_kube_res_nodeclaims, NULL, nc->name, 0,
+                                     mutate_annotate, &an, 5, NULL, &err) != NW_OK) {
+                if (err.rc != NW_ENOTFOUND)
+                    nw_log_warn(COMP, "cannot annotate the termination deadline",
+                                NW_LS("nodeclaim", nc->name), NW_LS("error", err.msg));
+            } else if (an.wrote) {
+                char msg[128];
+                snprintf(msg, sizeof msg, "All pods will be deleted by %s", value);
+                event(c, &nw_kube_res_nodeclaims, nc->json, "Warning",
+                      "TerminationGracePeriodExpiring", msg);
+                nw_log_info(COMP, "termination deadline set", NW_LS("nodeclaim", nc->name),
+                            NW_LS("deadline", value));
+            }
+        } else if (rc != NW_OK && rc != NW_ENOTFOUND)
+            nw_log_warn(COMP, "no termination deadline", NW_LS("nodeclaim", nc->name),
+                        NW_LS("field", err.path), NW_LS("error", err.msg));
+    }
+    /* 2. its Node goes first (the Node's finalizer drains it) */
+    if (nc->provider_id[0]) {
+        const nw_kube_obj_t *node = nw_kube_snap_node_by_provider_id(s, nc->provider_id);
+        if (node) {
+            if (!node->terminating && nw_ctl_may_write(c)) {
+                nw_err_clear(&err);
+                if (nw_kube_delete(c->kube, &nw_kube_res_nodes, NULL, node->name, NULL, NULL,
+                                   &err) == NW_OK)
+                    nw_log_info(COMP, "deleting the node of a deleted NodeClaim",
+                                NW_LS("nodeclaim", nc->name), NW_LS("node", node->name));
+                else
+                    nw_log_warn(COMP, "cannot delete the node", NW_LS("node", node->name),
+                                NW_LS("error", err.msg));
+            }
+            return; /* wait until it is gone */
+        }
+        /* 3. the instance, until EC2 reports it gone */
+        if (!ensure_terminated(c, nc->provider_id, nc->name, &cm->next_cloud_mono)) {
+            claim_condition(c, nc, "InstanceTerminating", "True", "InstanceTerminating",
+                            "the instance is terminating");
+            return;
+        }
+    } else {
+        /* never launched as far as the object says: an instance may still carry its tag
+         * (a launch just before a crash) */
+        nw_ec2_instances_t list = {0};
+        nw_err_clear(&err);
+        if (c->cloud->ops->list(c->cloud, &list, &err) != NW_OK) {
+            nw_ec2_instances_free(&list);
+            nw_log_warn(COMP, "cannot list instances", NW_LS("nodeclaim", nc->name),
+                        NW_LS("error", err.msg));
+            return;
+        }
+        int left = 0;
+        for (size_t i = 0; i < list.n; i++)
+            for (int k = 0; k < list.v[i].tags.n; k++)
+                if (strcmp(list.v[i].tags.v[k].key, "karpenter.sh/nodeclaim") == 0 &&
+                    strcmp(list.v[i].tags.v[k].value, nc->name) == 0 &&
+                    strcmp(list.v[i].state, "terminated") != 0) {
+                    nw_err_clear(&err);
+                    if (nw_ctl_may_write(c) &&
+                        c->cloud->ops->terminate(c->cloud, list.v[i].id, &err) == NW_OK) {
+                        atomic_fetch_add(&t->instances_terminated, 1);
+                        nw_log_info(COMP, "terminated an unrecorded instance of a deleted NodeClaim",
+                                    NW_LS("nodeclaim", nc->name), NW_LS("instance", list.v[i].id));
+                    } else
+                        left = 1;
+                }
+        nw_ec2_instances_free(&list);
+        if (left)
+            return;
+    }
+    /* 4. done */
+    if (!nw_ctl_may_write(c))
+        return;
+    nw_err_clear(&err);
+    if (nw_kube_finalizer_remove(c->kube, &nw_kube_res_nodeclaims, NULL, nc->name, NW_FINALIZER,
+                                 &err) != NW_OK) {
+        nw_log_warn(COMP, "cannot remove the NodeClaim finalizer", NW_LS("nodeclaim", nc->name),
+                    NW_LS("error", err.msg));
+        return;
+    }
+    atomic_fetch_add(&t->claims_terminated, 1);
+    nw_log_info(COMP, "NodeClaim finalized", NW_LS("nodeclaim", nc->name),
+                NW_LS("providerID", nc->provider_id));
+}
+
+/* ---- Node finalizer (§2.7) ------------------------------------------------------------ */
+
+static int mutate_disrupt(cJSON *node, void *ud)
+{
+    (void)ud;
+    cJSON *md = GET(node, "metadata");
+    if (!cJSON_IsObject(md))
+        return -1;
+    int changed = 0;
+    cJSON *spec = GET(node, "spec");
+    if (!cJSON_IsObject(spec)) {
+        cJSON_DeleteItemFromObjectCaseSensitive(node, "spec");
+        spec = cJSON_AddObjectToObject(node, "spec");
+    }
+    cJSON *taints = GET(spec, "taints");
+    if (!cJSON_IsArray(taints)) {
+        cJSON_DeleteItemFromObjectCaseSensitive(spec, "taints");
+        taints = cJSON_AddArrayToObject(spec, "taints");
+    }
+    int have = 0;
+    for (int i = cJSON_GetArraySize(taints) - 1; i >= 0; i--) {
+        const cJSON *x = cJSON_GetArrayItem(taints, i);
+        const char *k = cJSON_GetStringValue(GET(x, "key"));
+        if (!k || strcmp(k, NW_TAINT_DISRUPTED) != 0)
+            continue;
+        const char *e = cJSON_GetStringValue(GET(x, "effect"));
+        const char *v = cJSON_GetStringValue(GET(x, "value"));
+        if (!have && e && strcmp(e, "NoSchedule") == 0 && (!v || !*v)) {
+            have = 1;
+            continue;
+        }
+        cJSON_DeleteItemFromArray(taints, i); /* same key, another effect/value, or a duplicate */
+        changed = 1;
+    }
+    if (!have) {
+        cJSON *tn = cJSON_CreateObject();
+        cJSON_AddStringToObject(tn, "key", NW_TAINT_DISRUPTED);
+        cJSON_AddStringToObject(tn, "effect", "NoSchedule");
+        cJSON_AddItemToArray(taints, tn);
+        changed = 1;
+    }
+    cJSON *labels = GET(md, "labels");
+    if (!cJSON_IsObject(labels)) {
+        cJSON_DeleteItemFromObjectCaseSensitive(md, "labels");
+        labels = cJSON_AddObjectToObject(md, "labels");
+    }
+    const char *lv = cJSON_GetStringValue(GET(labels, NW_LABEL_EXCLUDE_LB));
+    if (!lv || strcmp(lv, "karpenter") != 0) {
+        cJSON_DeleteItemFromObjectCaseSensitive(labels, NW_LABEL_EXCLUDE_LB);
+        cJSON_AddStringToObject(labels, NW_LABEL_EXCLUDE_LB, "karpenter");
+        changed = 1;
+    }
+    return changed ? 0 : 1;
+}
+
+static int needs_disrupt(const cJSON *node)
+{
+    cJSON *probe = cJSON_Duplicate(node, 1);
+    int need = probe ? mutate_disrupt(probe, NULL) == 0 : 1;
+    cJSON_Delete(probe);
+    return need;
+}
+
+static int ec_index(long code)
+{
+    if (code >= 200 && code < 300)
+        return EC_2XX;
+    switch (code) {
+    case 404:
+        return EC_404;
+    case 409:
+        return EC_409;
+    case 429:
+        return EC_429;
+    case 500:
+        return EC_500;
+    case 403:
+        return EC_403;
+    case 504:
+        return EC_504;
+    default:
+        return EC_OTHER;
+    }
+}
+
+static void evict_one(nw_ctl_t *c, const nw_kube_obj_t *node, const nw_kube_obj_t *pod,
+                      pod_mem_t *pm, int64_t mono)
+{
+    nw_term_t *t = c->term;
+    if (mono < pm->next_mono || !nw_ctl_may_write(c))
+        return;
+    nw_kube_evict_opts_t o = {-1, pod->uid[0] ? pod->uid : NULL};
+    nw_kube_evict_t res = NW_KUBE_EVICT_BLOCKED;
+    int ra = 0;
+    long code = 0;
+    nw_err_t err = {0};
+    nw_rc_t rc = nw_kube_evict_ex(c->kube, pod->ns, pod->name, &o, &res, &ra, &code, &err);
+    atomic_fetch_add(&t->evictions[ec_index(code)], 1);
+    if (rc == NW_OK && (res == NW_KUBE_EVICT_STARTED || res == NW_KUBE_EVICT_GONE ||
+                        res == NW_KUBE_EVICT_CONFLICT)) {
+        pm->failures = 0;
+        pm->next_mono = mono + EVICTED_QUIET_NS;
+        if (res == NW_KUBE_EVICT_STARTED) {
+            atomic_fetch_add(&t->pods_evicted, 1);
+            event(c, &nw_kube_res_pods, pod->json, "Normal", "Evicted", "Evicted pod");
+            nw_log_info(COMP, "evicted", NW_LS("node", node->name), NW_LS("pod", pod->key));
+        }
+        return;
+    }
+    pm->failures++;
+    pm->next_mono = mono + nw_drain_backoff(pm->failures);
+    char msg[900];
+    if (rc == NW_OK && (code == 429 || (code == 500 && res == NW_KUBE_EVICT_BLOCKED))) {
+        if (code == 429)
+            snprintf(msg, sizeof msg, "Failed to drain node, evicting pod %s violates a PDB",
+                     pod->key);
+        else
+            snprintf(msg, sizeof msg, "Failed to drain node, evicting pod %s: %.600s", pod->key,
+                     err.msg);
+        event(c, &nw_kube_res_nodes, node->json, "Warning", "FailedDraining", msg);
+    }
+    if (pm->failures == 1 || pm->failures % 10 == 0)
+        nw_log_info(COMP, "eviction not done; retrying with backoff", NW_LS("node", node->name),
+                    NW_LS("pod", pod->key), NW_LI("code", code), NW_LI("failures", pm->failures),
+                    NW_LI("backoffMs", nw_drain_backoff(pm->failures) / NW_NS_PER_MS),
+                    NW_LS("reason", err.msg));
+}
+
+static void delete_one(nw_ctl_t *c, const nw_kube_obj_t *node, const nw_kube_obj_t *pod,
+                       const nw_drain_pod_t *dp, pod_mem_t *pm, int64_t deadline, int64_t now)
+{
+    nw_term_t *t = c->term;
+    if (pm->deleted || !nw_ctl_may_write(c))
+        return;
+    int64_t grace = nw_drain_delete_grace(deadline, now);
+    nw_kube_delete_opts_t o = {NULL, grace, pod->uid[0] ? pod->uid : NULL, NULL};
+    nw_err_t err = {0};
+    nw_rc_t rc = nw_kube_delete(c->kube, &nw_kube_res_pods, pod->ns, pod->name, &o, NULL, &err);
+    if (rc != NW_OK && rc != NW_ECONFLICT) {
+        if (pm->delete_failures++ % 30 == 0)
+            nw_log_warn(COMP, "cannot delete a pod at the termination deadline",
+                        NW_LS("node", node->name), NW_LS("pod", pod->key),
+                        NW_LI("failures", pm->delete_failures), NW_LS("error", err.msg));
+        if (rc == NW_EFORBIDDEN && pm->delete_failures == 1) {
+            char msg[900];
+            snprintf(msg, sizeof msg,
+                     "Failed to drain node, deleting pod %s at the termination deadline: %.700s",
+                     pod->key, err.msg);
+            event(c, &nw_kube_res_nodes, node->json, "Warning", "FailedDraining", msg);
+        }
+        return;
+    }
+    pm->deleted = 1;
+    if (rc != NW_OK)
+        return; /* the name holds another pod now */
+    atomic_fetch_add(&t->pods_deleted, 1);
+    char ts[40], msg[400];
+    nw_time_format(deadline, ts, sizeof ts);
+    snprintf(msg, sizeof msg,
+             "Deleting the pod to accommodate the terminationTime %s of the node. The pod was "
+             "granted %lld seconds of grace-period of its %lld terminationGracePeriodSeconds. "
+             "This bypasses the PDB of the pod and the do-not-disrupt annotation.",
+             ts, (long long)grace, (long long)dp->grace_s);
+    event(c, &nw_kube_res_pods, pod->json, "Normal", "Disrupted", msg);
+    nw_log_info(COMP, "deleted a pod at the termination deadline", NW_LS("node", node->name),
+                NW_LS("pod", pod->key), NW_LI("graceSeconds", grace));
+}
+
+/* Drain pass. Returns the number of pods still waited for (-1: could not look). */
+static long drain(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_kube_obj_t *node,
+                  node_mem_t *nm, int64_t deadline)
+{
+    const nw_kube_obj_t *const *pods = NULL;
+    size_t n = nw_kube_snap_pods_on_node(s, node->name, &pods);
+    int64_t now = nw_clock_now(c->clock), mono = nw_clock_mono(c->clock);
+    nw_drain_pod_t *dp = n ? calloc(n, sizeof *dp) : NULL;
+    nw_drain_action_t *act = n ? calloc(n, sizeof *act) : NULL;
+    if (n && (!dp || !act)) {
+        free(dp);
+        free(act);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++)
+        nw_drain_classify(pods[i]->json, now, &dp[i]);
+    nw_drain_plan_t plan;
+    nw_drain_plan(dp, n, deadline, now, act, &plan);
+    for (size_t i = 0; i < n; i++) {
+        if (act[i] == NW_DRAIN_SKIP)
+            continue;
+        pod_mem_t *pm = pod_mem(nm, pods[i]->uid);
+        if (!pm)
+            continue;
+        if (act[i] == NW_DRAIN_DELETE)
+            delete_one(c, node, pods[i], &dp[i], pm, deadline, now);
+        else if (act[i] == NW_DRAIN_EVICT)
+            evict_one(c, node, pods[i], pm, mono);
+    }
+    if (plan.waiting && mono - nm->last_log_mono >= 10 * NW_NS_PER_SEC) {
+        nm->last_log_mono = mono;
+        nw_log_info(COMP, "draining", NW_LS("node", node->name), NW_LI("waiting", plan.waiting),
+                    NW_LI("wave", plan.wave), NW_LI("evicting", plan.evict),
+                    NW_LI("doNotDisrupt", plan.blocked_dnd));
+    }
+    free(dp);
+    free(act);
+    return (long)plan.waiting;
+}
+
+/* VolumeAttachments that still hold the node: those on it whose PersistentVolume is not
+ * used by a pod the drain does not wait for. -1 when they could not be read, -2 when
+ * nodewarden may not read them (403, *why says which); 0 when the API does not serve
+ * them. */
+#define VOLUMES_FORBIDDEN (-2)
+static long pending_volumes(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_kube_obj_t *node,
+                            char *why, size_t why_len)
+{
+    cJSON *list = NULL;
+    nw_err_t err = {0};
+    nw_rc_t rc = nw_kube_get_json(c->kube, VA_PATH, "list", "volumeattachments", &list, &err);
+    if (rc == NW_ENOTFOUND)
+        return 0;
+    if (rc != NW_OK) {
+        snprintf(why, why_len, "%s", err.msg);
+        nw_log_warn(COMP, "cannot list VolumeAttachments", NW_LS("node", node->name),
+                    NW_LS("error", err.msg));
+        return rc == NW_EFORBIDDEN ? VOLUMES_FORBIDDEN : -1;
+    }
+    const cJSON *va;
+    const char *pvs[256];
+    size_t npv = 0;
+    cJSON_ArrayForEach(va, GET(list, "items"))
+    {
+        const char *nn = cJSON_GetStringValue(GET(GET(va, "spec"), "nodeName"));
+        const char *pv = cJSON_GetStringValue(GET(GET(GET(va, "spec"), "source"),
+                                                  "persistentVolumeName"));
+        if (nn && pv && strcmp(nn, node->name) == 0 && npv < sizeof pvs / sizeof *pvs)
+            pvs[npv++] = pv;
+    }
+    long pending = (long)npv;
+    if (npv) {
+        /* PVs of pods the drain does not wait for do not block */
+        const nw_kube_obj_t *const *pods = NULL;
+        size_t n = nw_kube_snap_pods_on_node(s, node->name, &pods);
+        int64_t now = nw_clock_now(c->clock);
+        int skip[256] = {0};
+        for (size_t i = 0; i < n; i++) {
+            nw_drain_pod_t dp;
+            nw_drain_classify(pods[i]->json, now, &dp);
+            if (nw_drain_waits_for(&dp))
+                continue;
+            const cJSON *v;
+            cJSON_ArrayForEach(v, GET(GET(pods[i]->json, "spec"), "volumes"))
+            {
+                const char *claim =
+                    cJSON_GetStringValue(GET(GET(v, "persistentVolumeClaim"), "claimName"));
+                if (!claim)
+                    continue;
+                char path[700];
+                snprintf(path, sizeof path, "/api/v1/namespaces/%s/persistentvolumeclaims/%s",
+                         pods[i]->ns, claim);
+                cJSON *pvc = NULL;
+                nw_err_clear(&err);
+                rc = nw_kube_get_json(c->kube, path, "get", "persistentvolumeclaims", &pvc, &err);
+                if (rc == NW_ENOTFOUND)
+                    continue;
+                if (rc != NW_OK) {
+                    snprintf(why, why_len, "%s", err.msg);
+                    nw_log_warn(COMP, "cannot read a PersistentVolumeClaim",
+                                NW_LS("node", node->name), NW_LS("error", err.msg));
+                    pending = rc == NW_EFORBIDDEN ? VOLUMES_FORBIDDEN : -1;
+                    goto out;
+                }
+                const char *vn = cJSON_GetStringValue(GET(GET(pvc, "spec"), "volumeName"));
+                for (size_t k = 0; vn && k < npv; k++)
+                    if (!skip[k] && strcmp(pvs[k], vn) == 0) {
+                        skip[k] = 1;
+                        pending--;
+                    }
+                cJSON_Delete(pvc);
+            }
+        }
+    }
+out:
+    cJSON_Delete(list);
+    return pending;
+}
+
+static void remove_node_finalizer(nw_ctl_t *c, const nw_kube_obj_t *node, const char *why)
+{
+    nw_term_t *t = c->term;
+    if (!nw_ctl_may_write(c))
+        return;
+    nw_err_t err = {0};
+    if (nw_kube_finalizer_remove(c->kube, &nw_kube_res_nodes, NULL, node->name, NW_FINALIZER,
+                                 &err) != NW_OK) {
+        nw_log_warn(COMP, "cannot remove the node finalizer", NW_LS("node", node->name),
+                    NW_LS("error", err.msg));
+        return;
+    }
+    atomic_fetch_add(&t->nodes_terminated, 1);
+    int64_t del = 0;
+    const char *dts = nw_ctl_str(node->json, "metadata.deletionTimestamp");
+    if (dts && nw_time_parse(dts, &del) == NW_OK)
+        hist_observe(&t->term_s, nw_clock_now(c->clock) - del);
+    nw_log_info(COMP, "node terminated", NW_LS("node", node->name),
+                NW_LS("providerID", node->provider_id), NW_LS("how", why));
+}
+
+static void finalize_node(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_kube_obj_t *node)
+{
+    nw_term_t *t = c->term;
+    if (!has_finalizer(node->json))
+        return;
+    node_mem_t *nm = node_mem(t, node);
+    if (!nm)
+        return;
+    nw_err_t err = {0};
+    int64_t mono = nw_clock_mono(c->clock), now = nw_clock_now(c->clock);
+    const nw_kube_obj_t *nc =
+        node->provider_id[0] ? nw_kube_snap_nodeclaim_by_provider_id(s, node->provider_id) : NULL;
+    /* 1. its NodeClaim goes too */
+    if (nc && !nc->terminating && nw_ctl_may_write(c)) {
+        if (nw_kube_delete(c->kube, &nw_kube_res_nodeclaims, NULL, nc->name, NULL, NULL, &err) ==
+            NW_OK)
+            nw_log_info(COMP, "deleting the NodeClaim of a deleted node", NW_LS("node", node->name),
+                        NW_LS("nodeclaim", nc->name));
+        else
+            nw_log_warn(COMP, "cannot delete the NodeClaim", NW_LS("nodeclaim", nc->name),
+                        NW_LS("error", err.msg));
+    }
+    /* 2. a node that is not Ready and whose instance is gone needs no drain */
+    if (node->provider_id[0] && !node_ready(node->json) && mono >= nm->next_gone_mono) {
+        nm->next_gone_mono = mono + CLOUD_EVERY_NS;
+        nw_err_clear(&err);
+        char state[32];
+        if (c->cloud->ops->instance_state(c->cloud, node->provider_id, state, sizeof state,
+                                          &err) == NW_ENOTFOUND) {
+            remove_node_finalizer(c, node, "not ready and the instance is gone");
+            return;
+        }
+    }
+    /* 3. the deadline */
+    int64_t deadline = 0;
+    if (nc) {
+        nw_err_clear(&err);
+        nw_rc_t rc = nw_drain_tgp_deadline(nc->json, &deadline, &err);
+        if (rc == NW_EPARSE && !nm->tgp_event)
+            nw_log_warn(COMP, "ignoring a malformed termination deadline",
+                        NW_LS("nodeclaim", nc->name), NW_LS("error", err.msg));
+        if (rc == NW_OK && !nm->tgp_event) {
+            char ts[40], msg[80];
+            nw_time_format(deadline, ts, sizeof ts);
+            snprintf(msg, sizeof msg, "All pods will be deleted by %s", ts);
+            event(c, &nw_kube_res_nodes, node->json, "Warning", "TerminationGracePeriodExpiring",
+                  msg);
+        }
+        if (rc != NW_ENOTFOUND)
+            nm->tgp_event = 1;
+    }
+    /* 4. no new pods; out of load balancers */
+    if (needs_disrupt(node->json)) {
+        if (!nw_ctl_may_write(c))
+            return;
+        nw_err_clear(&err);
+        if (nw_kube_update_retry(c->kube, &nw_kube_res_nodes, NULL, node->name, 0, mutate_disrupt,
+                                 NULL, 5, NULL, &err) != NW_OK) {
+            nw_log_warn(COMP, "cannot taint the node", NW_LS("node", node->name),
+                        NW_LS("error", err.msg));
+            return;
+        }
+        nw_log_info(COMP, "tainted the node", NW_LS("node", node->name),
+                    NW_LS("taint", NW_TAINT_DISRUPTED ":NoSchedule"));
+    }
+    /* 5. drain */
+    if (!nm->first_attempt_ns) {
+        /* after a restart: when the drain began, from the NodeClaim's Drained condition */
+        nm->first_attempt_ns = nc ? condition_since(nc->json, "Drained", "Unknown") : 0;
+        if (!nm->first_attempt_ns)
+            nm->first_attempt_ns = now;
+    }
+    if (nc && condition_is(nc->json, "Drained", "True", NULL))
+        nm->drained = 1;
+    if (!nm->drained) {
+        long waiting = drain(c, s, node, nm, deadline);
+        if (waiting != 0) {
+            claim_condition(c, nc, "Drained", "Unknown", "Draining", "pods are waiting to be evicted");
+            return;
+        }
+        if (now - nm->first_attempt_ns < NW_DRAIN_SETTLE_NS) {
+            claim_condition(c, nc, "Drained", "Unknown", "Draining", "pods are waiting to be evicted");
+            return; /* pods bound just before the taint landed show up in this window */
+        }
+        claim_condition(c, nc, "Drained", "True", "Drained", "");
+        nm->drained = 1;
+        atomic_fetch_add(&t->nodes_drained, 1);
+        hist_observe(&t->drain_s, now - nm->first_attempt_ns);
+        nw_log_info(COMP, "node drained", NW_LS("node", node->name),
+                    NW_LI("ms", (now - nm->first_attempt_ns) / NW_NS_PER_MS));
+    }
+    /* 6. volumes */
+    if (!nm->volumes_done) {
+        if (mono < nm->next_volume_mono)
+            return;
+        nm->next_volume_mono = mono + VOLUME_EVERY_NS;
+        char why[512] = "";
+        long pv = pending_volumes(c, s, node, why, sizeof why);
+        int elapsed = deadline && now >= deadline;
+        if (pv == VOLUMES_FORBIDDEN) {
+            /* a permission that is missing stays missing: waiting for it would keep the
+             * instance and the finalizers forever, so say so once and go on */
+            char msg[700];
+            snprintf(msg, sizeof msg,
+                     "Not waiting for VolumeAttachments to detach, they cannot be read: %.500s", why);
+            event(c, &nw_kube_res_nodes, node->json, "Warning", "FailedVolumeDetachmentCheck", msg);
+            claim_condition(c, nc, "VolumesDetached", "False", "VolumeAttachmentsForbidden",
+                            "VolumeAttachments cannot be read (HTTP 403)");
+        } else if (pv < 0 && !elapsed) {
+            return; /* retried in VOLUME_EVERY_NS; past the deadline nothing waits */
+        } else if (pv > 0 && !elapsed) {
+            char msg[128];
+            snprintf(msg, sizeof msg, "Awaiting deletion of %ld VolumeAttachments bound to node", pv);
+            event(c, &nw_kube_res_nodes, node->json, "Warning", "AwaitingVolumeDetachment", msg);
+            claim_condition(c, nc, "VolumesDetached", "Unknown", "AwaitingVolumeDetachment",
+                            "AwaitingVolumeDetachment");
+            return;
+        } else if (pv != 0) {
+            claim_condition(c, nc, "VolumesDetached", "False", "TerminationGracePeriodElapsed",
+                            "TerminationGracePeriodElapsed");
+        } else {
+            claim_condition(c, nc, "VolumesDetached", "True", "VolumesDetached", "");
+        }
+        nm->volumes_done = 1;
+    }
+    /* 7. the instance */
+    const char *pid = node->provider_id[0] ? node->provider_id : (nc ? nc->provider_id : "");
+    if (pid[0]) {
+        if (!ensure_terminated(c, pid, node->name, &nm->next_cloud_mono)) {
+            claim_condition(c, nc, "InstanceTerminating", "True", "InstanceTerminating",
+                            "the instance is terminating");
+            return;
+        }
+    }
+    /* 8. the Node goes; the NodeClaim finalizer completes */
+    remove_node_finalizer(c, node, "drained and terminated");
+}
+
+void nw_term_tick(nw_ctl_t *c, const nw_kube_snap_t *s)
+{
+    nw_term_t *t = c->term;
+    if (!t)
+        return;
+    for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_NODECLAIMS) && nw_ctl_may_write(c); i++) {
+        const nw_kube_obj_t *nc = nw_kube_snap_at(s, NW_KUBE_NODECLAIMS, i);
+        if (nc->terminating)
+            finalize_claim(c, s, nc);
+    }
+    for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_NODES) && nw_ctl_may_write(c); i++) {
+        const nw_kube_obj_t *n = nw_kube_snap_at(s, NW_KUBE_NODES, i);
+        if (n->terminating)
+            finalize_node(c, s, n);
+    }
+    sweep(t);
+}
+
+/* ---- metrics ------------------------------------------------------------------------ */
+
+static nw_rc_t histogram(nw_buf_t *out, const char *name, const char *help, hist_t *h)
+{
+    nw_rc_t rc = nw_buf_addf(out, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name);
+    for (int i = 0; i < HBUCKETS && rc == NW_OK; i++)
+        rc = nw_buf_addf(out, "%s_bucket{le=\"%g\"} %llu\n", name, HB_LE[i],
+                         (unsigned long long)atomic_load(&h->bucket[i]));
+    uint64_t n = atomic_load(&h->count);
+    if (rc == NW_OK)
+        rc = nw_buf_addf(out, "%s_bucket{le=\"+Inf\"} %llu\n%s_sum %.3f\n%s_count %llu\n", name,
+                         (unsigned long long)n, name, (double)atomic_load(&h->sum_ms) / 1000.0,
+                         name, (unsigned long long)n);
+    return rc;
+}
+
+nw_rc_t nw_term_metrics(nw_term_t *t, nw_buf_t *out)
+{
+    if (!t)
+        return NW_OK;
+    nw_rc_t rc = nw_ctl_counter(out, "nodewarden_nodes_drained_total", "Nodes drained (Drained=True).",
+                         atomic_load(&t->nodes_drained));
+    if (rc == NW_OK)
+        rc = nw_ctl_counter(out, "nodewarden_nodes_terminated_total",
+                     "Nodes whose termination finalizer was removed.",
+                     atomic_load(&t->nodes_terminated));
+    if (rc == NW_OK)
+        rc = nw_ctl_counter(out, "nodewarden_nodeclaims_terminated_total",
+                     "NodeClaims whose termination finalizer was removed.",
+                     atomic_load(&t->claims_terminated));
+    if (rc == NW_OK)
+        rc = nw_ctl_counter(out, "nodewarden_instances_terminated_total",
+                     "Instances nodewarden asked EC2 to terminate.",
+                     atomic_load(&t->instances_terminated));
+    if (rc == NW_OK)
+        rc = nw_ctl_counter(out, "nodewarden_pods_evicted_total", "Pods evicted by drains (eviction started).",
+                     atomic_load(&t->pods_evicted));
+    if (rc == NW_OK)
+        rc = nw_ctl_counter(out, "nodewarden_pods_deleted_at_deadline_total",
+                     "Pods deleted because the NodeClaim's terminationGracePeriod ran out.",
+                     atomic_load(&t->pods_deleted));
+    if (rc == NW_OK)
+        rc = nw_buf_addf(out, "# HELP nodewarden_eviction_requests_total Eviction API calls by "
+                              "HTTP status.\n# TYPE nodewarden_eviction_requests_total counter\n");
+    for (int i = 0; i < EC_N && rc == NW_OK; i++)
+        rc = nw_buf_addf(out, "nodewarden_eviction_requests_total{code=\"%s\"} %llu\n", EC_LABEL[i],
+                         (unsigned long long)atomic_load(&t->evictions[i]));
+    if (rc == NW_OK)
+        rc = histogram(out, "nodewarden_node_drain_duration_seconds",
+                       "From the first drain attempt to Drained=True.", &t->drain_s);
+    if (rc == NW_OK)
+        rc = histogram(out, "nodewarden_node_termination_duration_seconds",
+                       "From the Node's deletionTimestamp to its finalizer's removal.", &t->term_s);
+    return rc;
+}

@@ -1,0 +1,531 @@
+/*
+ * scaler/disrupt/candidates.c — the disruption state: per NodeClaim, its node,
+ * pods, price, costs and the candidate rules (kubernetes-sigs/karpenter
+ * pkg/controllers/disruption/types.go NewCandidate); per NodePool, consolidation settings
+ * and budgets (pkg/apis/v1/nodepool.go). Pure (see disrupt.h).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/duration.h"
+#include "common/clock.h"
+#include "scaler/disrupt/disrupt.h"
+
+#define GET(o, k) cJSON_GetObjectItemCaseSensitive((o), (k))
+
+static const char *sget(const cJSON *o, const char *k)
+{
+    return cJSON_GetStringValue(GET(o, k));
+}
+
+static const char *md_str(const cJSON *o, const char *sect, const char *k)
+{
+    return sget(GET(GET(o, "metadata"), sect), k);
+}
+
+static const cJSON *condition(const cJSON *o, const char *type)
+{
+    const cJSON *cd;
+    cJSON_ArrayForEach(cd, GET(GET(o, "status"), "conditions"))
+    {
+        const char *t = sget(cd, "type");
+        if (t && strcmp(t, type) == 0)
+            return cd;
+    }
+    return NULL;
+}
+
+static bool cond_true(const cJSON *o, const char *type)
+{
+    const char *s = sget(condition(o, type), "status");
+    return s && strcmp(s, "True") == 0;
+}
+
+static bool cond_false(const cJSON *o, const char *type)
+{
+    const char *s = sget(condition(o, type), "status");
+    return s && strcmp(s, "False") == 0;
+}
+
+static int64_t cond_time(const cJSON *o, const char *type)
+{
+    int64_t t = 0;
+    const char *s = sget(condition(o, type), "lastTransitionTime");
+    if (s && nw_time_parse(s, &t) != NW_OK)
+        t = 0;
+    return t;
+}
+
+static int64_t time_at(const cJSON *o, const char *sect, const char *k)
+{
+    int64_t t = 0;
+    const char *s = sget(GET(o, sect), k);
+    if (s && nw_time_parse(s, &t) != NW_OK)
+        t = 0;
+    return t;
+}
+
+static bool owned_by(const cJSON *pod, const char *kind)
+{
+    const cJSON *r;
+    cJSON_ArrayForEach(r, GET(GET(pod, "metadata"), "ownerReferences"))
+    {
+        const char *k = sget(r, "kind");
+        if (k && strcmp(k, kind) == 0)
+            return true;
+    }
+    return false;
+}
+
+static bool pod_terminal(const cJSON *pod)
+{
+    const char *ph = sget(GET(pod, "status"), "phase");
+    return ph && (strcmp(ph, "Succeeded") == 0 || strcmp(ph, "Failed") == 0);
+}
+
+static bool pod_terminating(const cJSON *pod)
+{
+    return GET(GET(pod, "metadata"), "deletionTimestamp") != NULL;
+}
+
+static bool pod_mirror(const cJSON *pod)
+{
+    return md_str(pod, "annotations", "kubernetes.io/config.mirror") != NULL ||
+           owned_by(pod, "Node");
+}
+
+static bool pod_active(const cJSON *pod)
+{
+    return !pod_terminal(pod) && !pod_terminating(pod);
+}
+
+bool nw_dis_pod_reschedulable(const cJSON *pod)
+{
+    return (pod_active(pod) || (owned_by(pod, "StatefulSet") && pod_terminating(pod) &&
+                                !pod_terminal(pod))) &&
+           !owned_by(pod, "DaemonSet") && !pod_mirror(pod);
+}
+
+double nw_dis_eviction_cost(const cJSON *pod)
+{
+    double cost = 1.0;
+    const char *dc = md_str(pod, "annotations", "controller.kubernetes.io/pod-deletion-cost");
+    if (dc) {
+        char *end = NULL;
+        double v = strtod(dc, &end);
+        if (end && end != dc && *end == 0 && isfinite(v))
+            cost += v / 134217728.0; /* 2^27 */
+    }
+    const cJSON *pr = GET(GET(pod, "spec"), "priority");
+    if (cJSON_IsNumber(pr))
+        cost += pr->valuedouble / 33554432.0; /* 2^25 */
+    return cost < -10 ? -10 : cost > 10 ? 10 : cost;
+}
+
+bool nw_dis_pod_do_not_disrupt(const cJSON *pod, int64_t now)
+{
+    const char *v = md_str(pod, "annotations", NW_DIS_DND);
+    if (!v)
+        return false;
+    if (strcmp(v, "true") == 0)
+        return true;
+    int64_t d = 0;
+    if (nw_duration_parse(v, &d, NULL) != NW_OK || d <= 0)
+        return false; /* invalid values are ignored */
+    int64_t start = time_at(pod, "status", "startTime");
+    if (!start)
+        return true; /* not started yet: the duration has not begun to run */
+    return now - start < d;
+}
+
+static bool tolerates_disrupted(const cJSON *pod)
+{
+    const cJSON *t;
+    cJSON_ArrayForEach(t, GET(GET(pod, "spec"), "tolerations"))
+    {
+        const char *k = sget(t, "key"), *op = sget(t, "operator"), *e = sget(t, "effect");
+        const char *v = sget(t, "value");
+        if (e && *e && strcmp(e, "NoSchedule") != 0)
+            continue;
+        if (op && strcmp(op, "Exists") == 0) {
+            if (!k || !*k || strcmp(k, NW_DIS_TAINT) == 0)
+                return true;
+        } else if (k && strcmp(k, NW_DIS_TAINT) == 0 && (!v || !*v)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool pod_ready_false(const cJSON *pod)
+{
+    return cond_false(pod, "Ready");
+}
+
+bool nw_dis_selector_matches(const cJSON *sel, const cJSON *labels)
+{
+    if (!cJSON_IsObject(sel))
+        return false;
+    const cJSON *l;
+    cJSON_ArrayForEach(l, GET(sel, "matchLabels"))
+    {
+        const char *v = sget(labels, l->string);
+        if (!v || !cJSON_IsString(l) || strcmp(v, l->valuestring) != 0)
+            return false;
+    }
+    const cJSON *e;
+    cJSON_ArrayForEach(e, GET(sel, "matchExpressions"))
+    {
+        const char *k = sget(e, "key"), *op = sget(e, "operator");
+        if (!k || !op)
+            return false;
+        const char *v = sget(labels, k);
+        bool in = false;
+        const cJSON *x;
+        cJSON_ArrayForEach(x, GET(e, "values"))
+        {
+            if (v && cJSON_IsString(x) && strcmp(x->valuestring, v) == 0)
+                in = true;
+        }
+        if (strcmp(op, "In") == 0) {
+            if (!in)
+                return false;
+        } else if (strcmp(op, "NotIn") == 0) {
+            if (in)
+                return false;
+        } else if (strcmp(op, "Exists") == 0) {
+            if (!v)
+                return false;
+        } else if (strcmp(op, "DoesNotExist") == 0) {
+            if (v)
+                return false;
+        } else {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* ---- pools ---- */
+
+static const cJSON *pool_disruption(const cJSON *pool)
+{
+    return GET(GET(pool, "spec"), "disruption");
+}
+
+static void pool_settings(nw_dis_pool_t *p)
+{
+    const cJSON *d = pool_disruption(p->obj);
+    const char *after = sget(d, "consolidateAfter");
+    const char *pol = sget(d, "consolidationPolicy");
+    p->when_empty = pol && strcmp(pol, "WhenEmpty") == 0;
+    p->consolidate_after = 0;
+    p->consolidation_never = false;
+    if (after && strcmp(after, "Never") == 0)
+        p->consolidation_never = true;
+    else if (after && (nw_duration_parse(after, &p->consolidate_after, NULL) != NW_OK ||
+                       p->consolidate_after < 0))
+        p->consolidation_never = true; /* unparseable: do not consolidate */
+}
+
+int64_t nw_dis_consolidatable_at(const cJSON *nc, const cJSON *pool)
+{
+    nw_dis_pool_t p = {.obj = pool};
+    pool_settings(&p);
+    if (p.consolidation_never || !cond_true(nc, "Initialized"))
+        return 0;
+    int64_t t = time_at(nc, "status", "lastPodEventTime");
+    if (!t)
+        t = cond_time(nc, "Initialized");
+    if (!t)
+        return 0;
+    return t + p.consolidate_after;
+}
+
+/* ---- state ---- */
+
+typedef struct {
+    const char *node;
+    const cJSON *pod;
+} podref_t;
+
+static int podref_cmp(const void *a, const void *b)
+{
+    return strcmp(((const podref_t *)a)->node, ((const podref_t *)b)->node);
+}
+
+static int node_cmp(const void *a, const void *b)
+{
+    return strcmp(((const nw_dis_node_t *)a)->name, ((const nw_dis_node_t *)b)->name);
+}
+
+static bool in_list(const char *const *l, size_t n, const char *s)
+{
+    for (size_t i = 0; s && *s && i < n; i++)
+        if (l[i] && strcmp(l[i], s) == 0)
+            return true;
+    return false;
+}
+
+static double lifetime_remaining(const cJSON *nc, int64_t now)
+{
+    const char *ea = sget(GET(nc, "spec"), "expireAfter");
+    int64_t d = 0;
+    if (!ea || strcmp(ea, "Never") == 0 || nw_duration_parse(ea, &d, NULL) != NW_OK || d <= 0)
+        return 1.0;
+    int64_t created = time_at(nc, "metadata", "creationTimestamp");
+    if (!created)
+        return 1.0;
+    double r = (double)(d - (now - created)) / (double)d;
+    return r < 0 ? 0 : r > 1 ? 1 : r;
+}
+
+/* The pod rules of §2.2 over a node's pods; fills why and returns true when they block. */
+static bool pods_block(const nw_dis_input_t *in, const cJSON *const *pods, size_t n, char *why,
+                       size_t wn)
+{
+    for (size_t i = 0; i < n; i++) {
+        const cJSON *p = pods[i];
+        if (!pod_active(p))
+            continue;
+        if (nw_dis_pod_do_not_disrupt(p, in->now)) {
+            snprintf(why, wn, "pod %s/%s has \"%s\"", sget(GET(p, "metadata"), "namespace"),
+                     sget(GET(p, "metadata"), "name"), NW_DIS_DND);
+            return true;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        const cJSON *p = pods[i];
+        /* evictable: active, not tolerating the disrupted taint, not mirror, no do-not-disrupt */
+        if (!pod_active(p) || tolerates_disrupted(p) || pod_mirror(p))
+            continue;
+        const char *ns = sget(GET(p, "metadata"), "namespace");
+        const cJSON *labels = GET(GET(p, "metadata"), "labels");
+        int matched = 0;
+        const char *first = NULL;
+        for (size_t k = 0; k < in->npdbs; k++) {
+            const cJSON *pdb = in->pdbs[k];
+            const char *pns = sget(GET(pdb, "metadata"), "namespace");
+            if (!ns || !pns || strcmp(ns, pns) != 0 ||
+                !nw_dis_selector_matches(GET(GET(pdb, "spec"), "selector"), labels))
+                continue;
+            matched++;
+            const char *pn = sget(GET(pdb, "metadata"), "name");
+            if (!first)
+                first = pn;
+            const char *pol = sget(GET(pdb, "spec"), "unhealthyPodEvictionPolicy");
+            if (pol && strcmp(pol, "AlwaysAllow") == 0 && pod_ready_false(p))
+                continue;
+            const cJSON *da = GET(GET(pdb, "status"), "disruptionsAllowed");
+            if (!cJSON_IsNumber(da) || da->valuedouble < 1) {
+                snprintf(why, wn, "pdb %s/%s prevents pod evictions", pns, pn ? pn : "");
+                return true;
+            }
+        }
+        if (matched > 1) {
+            snprintf(why, wn, "pod %s/%s is selected by more than one PodDisruptionBudget",
+                     ns, sget(GET(p, "metadata"), "name"));
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool annotated_dnd(const cJSON *o)
+{
+    const char *v = md_str(o, "annotations", NW_DIS_DND);
+    return v && strcmp(v, "true") == 0;
+}
+
+nw_rc_t nw_dis_state_build(const nw_dis_input_t *in, nw_dis_state_t **out, nw_err_t *err)
+{
+    *out = NULL;
+    nw_dis_state_t *st = calloc(1, sizeof *st);
+    podref_t *refs = in->npods ? calloc(in->npods, sizeof *refs) : NULL;
+    if (!st || (in->npods && !refs))
+        goto oom;
+    st->in = *in;
+    size_t nrefs = 0;
+    for (size_t i = 0; i < in->npods; i++) {
+        const char *nn = sget(GET(in->pods[i], "spec"), "nodeName");
+        if (nn && *nn) {
+            refs[nrefs].node = nn;
+            refs[nrefs++].pod = in->pods[i];
+        }
+    }
+    if (nrefs)
+        qsort(refs, nrefs, sizeof *refs, podref_cmp);
+    st->pools = in->nnodepools ? calloc(in->nnodepools, sizeof *st->pools) : NULL;
+    st->nodes = in->nnodeclaims ? calloc(in->nnodeclaims, sizeof *st->nodes) : NULL;
+    if ((in->nnodepools && !st->pools) || (in->nnodeclaims && !st->nodes))
+        goto oom;
+    for (size_t i = 0; i < in->nnodepools; i++) {
+        nw_dis_pool_t *p = &st->pools[st->npools];
+        p->obj = in->nodepools[i];
+        p->name = sget(GET(p->obj, "metadata"), "name");
+        if (!p->name)
+            continue;
+        pool_settings(p);
+        st->npools++;
+    }
+    for (size_t i = 0; i < in->nnodeclaims; i++) {
+        const cJSON *nc = in->nodeclaims[i];
+        const char *name = sget(GET(nc, "metadata"), "name");
+        const char *poolname = md_str(nc, "labels", "karpenter.sh/nodepool");
+        if (!name || !poolname)
+            continue; /* not managed */
+        nw_dis_node_t *n = &st->nodes[st->nnodes++];
+        n->name = name;
+        n->nodeclaim = nc;
+        n->pool = -1;
+        for (size_t k = 0; k < st->npools; k++)
+            if (strcmp(st->pools[k].name, poolname) == 0)
+                n->pool = (int)k;
+        const char *pid = sget(GET(nc, "status"), "providerID");
+        const char *nname = sget(GET(nc, "status"), "nodeName");
+        for (size_t k = 0; k < in->nnodes && !n->node; k++) {
+            const char *npid = sget(GET(in->nodes[k], "spec"), "providerID");
+            const char *kn = sget(GET(in->nodes[k], "metadata"), "name");
+            if ((pid && *pid && npid && strcmp(pid, npid) == 0) ||
+                ((!pid || !*pid) && nname && kn && strcmp(nname, kn) == 0))
+                n->node = in->nodes[k];
+        }
+        n->node_name = n->node ? sget(GET(n->node, "metadata"), "name") : "";
+        if (!n->node_name)
+            n->node_name = "";
+        const cJSON *lsrc = n->node ? n->node : nc;
+        n->itype = md_str(lsrc, "labels", "node.kubernetes.io/instance-type");
+        n->zone = md_str(lsrc, "labels", "topology.kubernetes.io/zone");
+        n->capacity_type = md_str(lsrc, "labels", "karpenter.sh/capacity-type");
+        if (!n->itype)
+            n->itype = md_str(nc, "labels", "node.kubernetes.io/instance-type");
+        if (!n->zone)
+            n->zone = md_str(nc, "labels", "topology.kubernetes.io/zone");
+        if (!n->capacity_type)
+            n->capacity_type = md_str(nc, "labels", "karpenter.sh/capacity-type");
+        n->itype = n->itype ? n->itype : "";
+        n->zone = n->zone ? n->zone : "";
+        n->capacity_type = n->capacity_type ? n->capacity_type : "";
+        n->price = -1;
+        if (in->price && *n->itype && *n->zone && *n->capacity_type)
+            n->price = in->price(in->price_ud, n->itype, n->zone, n->capacity_type);
+        /* pods on the node */
+        if (*n->node_name && nrefs) {
+            podref_t key = {n->node_name, NULL};
+            podref_t *hit = bsearch(&key, refs, nrefs, sizeof *refs, podref_cmp);
+            if (hit) {
+                while (hit > refs && strcmp(hit[-1].node, n->node_name) == 0)
+                    hit--;
+                size_t cnt = 0;
+                while (hit + cnt < refs + nrefs && strcmp(hit[cnt].node, n->node_name) == 0)
+                    cnt++;
+                n->pods = calloc(cnt, sizeof *n->pods);
+                if (!n->pods)
+                    goto oom;
+                for (size_t k = 0; k < cnt; k++)
+                    n->pods[k] = hit[k].pod;
+                n->npods = cnt;
+            }
+        }
+        double cost = 0;
+        for (size_t k = 0; k < n->npods; k++) {
+            if (!nw_dis_pod_reschedulable(n->pods[k]))
+                continue;
+            double ec = nw_dis_eviction_cost(n->pods[k]);
+            cost += ec;
+            if (ec > 0)
+                n->nresched++;
+        }
+        n->disruption_cost = cost * lifetime_remaining(nc, in->now);
+        n->initialized = cond_true(nc, "Initialized") && n->node;
+        n->deleting = GET(GET(nc, "metadata"), "deletionTimestamp") ||
+                      (n->node && GET(GET(n->node, "metadata"), "deletionTimestamp"));
+        n->in_command = in_list(in->in_command, in->nin_command, name);
+        n->nominated = in_list(in->nominated, in->nnominated, n->node_name);
+        n->ready = n->node && cond_true(n->node, "Ready");
+        n->has_tgp = sget(GET(nc, "spec"), "terminationGracePeriod") != NULL;
+        n->drifted = cond_true(nc, "Drifted");
+        n->drifted_at = n->drifted ? cond_time(nc, "Drifted") : 0;
+        n->last_pod_event = time_at(nc, "status", "lastPodEventTime");
+        n->counted = n->initialized && !cond_true(nc, "InstanceTerminating");
+        n->disrupting = n->counted && (!n->ready || n->deleting || n->in_command);
+        if (n->pool >= 0) {
+            n->consolidatable_at = nw_dis_consolidatable_at(nc, st->pools[n->pool].obj);
+            n->consolidatable = n->consolidatable_at && in->now >= n->consolidatable_at;
+        }
+        /* candidate rules (§2.2), first failure wins */
+        const char *why = NULL;
+        if (!n->node)
+            why = "no node";
+        else if (!n->initialized)
+            why = "not initialized";
+        else if (n->deleting)
+            why = "being deleted";
+        else if (n->in_command)
+            why = "part of a disruption command";
+        else if (n->nominated)
+            why = "nominated for pods by a recent provisioning pass";
+        else if (annotated_dnd(n->node) || annotated_dnd(nc))
+            why = "annotated karpenter.sh/do-not-disrupt";
+        else if (n->pool < 0)
+            why = "its NodePool does not exist";
+        if (why) {
+            snprintf(n->why, sizeof n->why, "%s", why);
+        } else if (pods_block(in, n->pods, n->npods, n->why, sizeof n->why)) {
+            n->pods_block = true;
+        } else {
+            n->candidate = true;
+            n->empty = n->nresched == 0;
+        }
+    }
+    if (st->nnodes)
+        qsort(st->nodes, st->nnodes, sizeof *st->nodes, node_cmp);
+    /* budgets per pool */
+    for (size_t i = 0; i < st->nnodes; i++) {
+        nw_dis_node_t *n = &st->nodes[i];
+        if (n->pool < 0)
+            continue;
+        st->pools[n->pool].counted += n->counted;
+        st->pools[n->pool].disrupting += n->disrupting;
+    }
+    for (size_t k = 0; k < st->npools; k++) {
+        nw_dis_pool_t *p = &st->pools[k];
+        for (int r = 0; r < NW_DIS_NREASONS; r++) {
+            nw_err_t e = {0};
+            int a = nw_dis_budget_allowed(p->obj, (nw_dis_reason_t)r, p->counted, in->now, &e);
+            if (e.rc != NW_OK && !p->budget_error[0])
+                snprintf(p->budget_error, sizeof p->budget_error, "%.100s: %.140s", e.path, e.msg);
+            if (a != NW_DIS_UNLIMITED)
+                a = a - p->disrupting > 0 ? a - p->disrupting : 0;
+            p->allowed[r] = a;
+        }
+    }
+    free(refs);
+    *out = st;
+    return NW_OK;
+oom:
+    free(refs);
+    nw_dis_state_free(st);
+    return nw_err_set(err, NW_ENOMEM, NULL, "out of memory");
+}
+
+void nw_dis_state_free(nw_dis_state_t *st)
+{
+    if (!st)
+        return;
+    for (size_t i = 0; i < st->nnodes; i++)
+        free(st->nodes[i].pods);
+    free(st->nodes);
+    free(st->pools);
+    free(st);
+}
+
+const nw_dis_node_t *nw_dis_state_node(const nw_dis_state_t *st, const char *nodeclaim)
+{
+    nw_dis_node_t key = {.name = nodeclaim};
+    if (!st->nnodes)
+        return NULL;
+    return bsearch(&key, st->nodes, st->nnodes, sizeof *st->nodes, node_cmp);
+}

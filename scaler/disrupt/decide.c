@@ -1,0 +1,752 @@
+/*
+ * scaler/disrupt/decide.c — the disruption methods (kubernetes-sigs/karpenter
+ * pkg/controllers/disruption/{emptiness,drift,consolidation,multinodeconsolidation,
+ * singlenodeconsolidation,validation}.go): emptiness, drift, multi-node and single-node consolidation with the
+ * replacement price and spot rules, validation, and the report. Pure (see disrupt.h).
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scaler/disrupt/disrupt.h"
+
+#define GET(o, k) cJSON_GetObjectItemCaseSensitive((o), (k))
+#define MAX_NOTES 64
+
+const char *nw_dis_method_str(nw_dis_method_t m)
+{
+    switch (m) {
+    case NW_DIS_EMPTINESS:
+        return "emptiness";
+    case NW_DIS_DRIFT:
+        return "drift";
+    case NW_DIS_MULTI:
+        return "multi-node-consolidation";
+    case NW_DIS_SINGLE:
+        return "single-node-consolidation";
+    default:
+        return "none";
+    }
+}
+
+const char *nw_dis_action_str(nw_dis_action_t a)
+{
+    return a == NW_DIS_REPLACE ? "replace" : "delete";
+}
+
+void nw_dis_sim_cleanup(nw_dis_sim_t *s)
+{
+    if (!s)
+        return;
+    for (int i = 0; i < s->nrepl; i++)
+        free(s->repl[i].types);
+    free(s->repl);
+    if (s->handle && s->handle_free)
+        s->handle_free(s->handle);
+    memset(s, 0, sizeof *s);
+}
+
+void nw_dis_cmd_cleanup(nw_dis_cmd_t *cmd)
+{
+    if (!cmd)
+        return;
+    for (size_t i = 0; i < cmd->ncandidates; i++)
+        free(cmd->candidates[i]);
+    free(cmd->candidates);
+    nw_dis_sim_cleanup(&cmd->sim);
+    free(cmd->notes);
+    memset(cmd, 0, sizeof *cmd);
+}
+
+static void note(nw_dis_cmd_t *cmd, const char *nc, const char *reason, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void note(nw_dis_cmd_t *cmd, const char *nc, const char *reason, const char *fmt, ...)
+{
+    if (cmd->nnotes >= MAX_NOTES)
+        return;
+    if (!cmd->notes && !(cmd->notes = calloc(MAX_NOTES, sizeof *cmd->notes)))
+        return;
+    nw_dis_note_t *n = &cmd->notes[cmd->nnotes++];
+    snprintf(n->nodeclaim, sizeof n->nodeclaim, "%s", nc);
+    snprintf(n->reason, sizeof n->reason, "%s", reason);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(n->message, sizeof n->message, fmt, ap);
+    va_end(ap);
+}
+
+static nw_rc_t set_candidates(nw_dis_cmd_t *cmd, const nw_dis_state_t *st, const int *idx, int n)
+{
+    cmd->candidates = calloc((size_t)n, sizeof *cmd->candidates);
+    if (!cmd->candidates)
+        return NW_ENOMEM;
+    cmd->ncandidates = 0;
+    cmd->old_price = 0;
+    for (int i = 0; i < n; i++) {
+        if (!(cmd->candidates[i] = strdup(st->nodes[idx[i]].name)))
+            return NW_ENOMEM;
+        cmd->ncandidates++;
+        if (st->nodes[idx[i]].price > 0)
+            cmd->old_price += st->nodes[idx[i]].price;
+    }
+    return NW_OK;
+}
+
+/* ---- ordering ---- */
+
+static int by_cost(const void *a, const void *b, void *arg)
+{
+    const nw_dis_state_t *st = arg;
+    const nw_dis_node_t *x = &st->nodes[*(const int *)a], *y = &st->nodes[*(const int *)b];
+    if (x->disruption_cost != y->disruption_cost)
+        return x->disruption_cost < y->disruption_cost ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+static int by_drift(const void *a, const void *b, void *arg)
+{
+    const nw_dis_state_t *st = arg;
+    const nw_dis_node_t *x = &st->nodes[*(const int *)a], *y = &st->nodes[*(const int *)b];
+    if (x->empty != y->empty)
+        return x->empty ? -1 : 1;
+    if (x->drifted_at != y->drifted_at)
+        return x->drifted_at < y->drifted_at ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+static void sort_idx(const nw_dis_state_t *st, int *idx, int n,
+                     int (*cmp)(const void *, const void *, void *))
+{
+    if (n > 1)
+        qsort_r(idx, (size_t)n, sizeof *idx, cmp, (void *)st);
+}
+
+/* ---- eligibility per method ---- */
+
+static bool consolidation_eligible(const nw_dis_state_t *st, const nw_dis_node_t *n)
+{
+    if (!n->candidate || n->empty || !n->consolidatable || n->pool < 0)
+        return false;
+    const nw_dis_pool_t *p = &st->pools[n->pool];
+    return !p->when_empty && !p->consolidation_never && n->price >= 0 && *n->itype &&
+           *n->zone && *n->capacity_type;
+}
+
+static bool emptiness_eligible(const nw_dis_state_t *st, const nw_dis_node_t *n)
+{
+    return n->candidate && n->empty && n->consolidatable && n->pool >= 0 &&
+           !st->pools[n->pool].consolidation_never;
+}
+
+static bool drift_eligible(const nw_dis_node_t *n)
+{
+    return n->drifted && n->pool >= 0 && (n->candidate || (n->pods_block && n->has_tgp));
+}
+
+/* ---- price rules (§2.5 steps 5-7) ---- */
+
+/* worst-case launch price of a type under the replacement's capacity types; < 0 none */
+static double launch_price(const nw_dis_repl_t *r, const nw_dis_topt_t *t)
+{
+    if (r->allow_reserved && t->reserved >= 0)
+        return t->reserved;
+    if (r->allow_spot && t->spot >= 0)
+        return t->spot;
+    if (r->allow_on_demand && t->on_demand >= 0)
+        return t->on_demand;
+    return -1;
+}
+
+static int topt_cmp_repl(const nw_dis_repl_t *r, const nw_dis_topt_t *a, const nw_dis_topt_t *b)
+{
+    double x = launch_price(r, a), y = launch_price(r, b);
+    if (x != y)
+        return x < y ? -1 : 1;
+    return strcmp(a->name, b->name);
+}
+
+static void sort_types(nw_dis_repl_t *r)
+{
+    /* insertion sort: lists are short (<= 600) and this keeps the comparator pure */
+    for (int i = 1; i < r->ntypes; i++) {
+        nw_dis_topt_t t = r->types[i];
+        int j = i - 1;
+        while (j >= 0 && topt_cmp_repl(r, &r->types[j], &t) > 0) {
+            r->types[j + 1] = r->types[j];
+            j--;
+        }
+        r->types[j + 1] = t;
+    }
+}
+
+/* keep types whose launch price is strictly below max; returns how many remain */
+static int filter_price(nw_dis_repl_t *r, double max)
+{
+    int k = 0;
+    for (int i = 0; i < r->ntypes; i++) {
+        double p = launch_price(r, &r->types[i]);
+        if (p >= 0 && p < max)
+            r->types[k++] = r->types[i];
+    }
+    r->ntypes = k;
+    sort_types(r);
+    return k;
+}
+
+static bool min_values_ok(const nw_dis_repl_t *r)
+{
+    return r->min_values <= 0 || r->ntypes >= r->min_values;
+}
+
+/*
+ * computeConsolidation (§2.5): 1 command in cmd (action + sim), 0 none (why), -1 error.
+ */
+static int compute(const nw_dis_state_t *st, nw_dis_sim_fn sim, void *ud, const int *idx, int n,
+                   bool multi, nw_dis_cmd_t *cmd, char *why, size_t wn)
+{
+    const char *names[NW_DIS_MULTI_MAX];
+    double price = 0;
+    bool all_spot = true;
+    for (int i = 0; i < n && i < NW_DIS_MULTI_MAX; i++) {
+        const nw_dis_node_t *c = &st->nodes[idx[i]];
+        names[i] = c->name;
+        price += c->price;
+        if (strcmp(c->capacity_type, "spot") != 0)
+            all_spot = false;
+    }
+    nw_dis_sim_t r;
+    memset(&r, 0, sizeof r);
+    nw_err_t e = {0};
+    if (sim(ud, st, names, (size_t)n, &r, &e) != NW_OK) {
+        snprintf(why, wn, "simulation failed: %.200s", e.msg);
+        nw_dis_sim_cleanup(&r);
+        return -1;
+    }
+    if (!r.ok) {
+        snprintf(why, wn, "%s", r.why[0] ? r.why : "not all pods would schedule");
+        nw_dis_sim_cleanup(&r);
+        return 0;
+    }
+    if (r.nrepl == 0) {
+        cmd->action = NW_DIS_DELETE;
+        cmd->sim = r;
+        cmd->new_price = 0;
+        return 1;
+    }
+    if (r.nrepl > 1) {
+        snprintf(why, wn, "can't remove without creating %d candidates", r.nrepl);
+        nw_dis_sim_cleanup(&r);
+        return 0;
+    }
+    nw_dis_repl_t *rp = &r.repl[0];
+    if (all_spot && rp->allow_spot) {
+        /* spot-to-spot */
+        if (!st->in.spot_to_spot) {
+            snprintf(why, wn, "SpotToSpotConsolidation is disabled, can't replace a spot node "
+                              "with a spot node");
+            nw_dis_sim_cleanup(&r);
+            return 0;
+        }
+        rp->allow_on_demand = false;
+        rp->allow_reserved = false;
+        filter_price(rp, price);
+        if (!multi) {
+            int need = rp->min_values > NW_DIS_SPOT_MIN_TYPES ? rp->min_values : NW_DIS_SPOT_MIN_TYPES;
+            if (rp->ntypes < NW_DIS_SPOT_MIN_TYPES) {
+                snprintf(why, wn, "SpotToSpotConsolidation requires %d cheaper instance type "
+                                  "options than the current candidate to consolidate, got %d",
+                         NW_DIS_SPOT_MIN_TYPES, rp->ntypes);
+                nw_dis_sim_cleanup(&r);
+                return 0;
+            }
+            if (rp->ntypes > need)
+                rp->ntypes = need;
+        }
+        if (rp->ntypes == 0 || !min_values_ok(rp)) {
+            snprintf(why, wn, "can't replace with a cheaper node");
+            nw_dis_sim_cleanup(&r);
+            return 0;
+        }
+    } else {
+        if (filter_price(rp, price) == 0 || !min_values_ok(rp)) {
+            snprintf(why, wn, "can't replace with a cheaper node");
+            nw_dis_sim_cleanup(&r);
+            return 0;
+        }
+        if (rp->allow_spot && rp->allow_on_demand) {
+            /* pin to spot: an ICE on spot must not become a pricier on-demand node */
+            rp->allow_on_demand = false;
+            if (filter_price(rp, price) == 0) { /* types without a spot offering go */
+                snprintf(why, wn, "can't replace with a cheaper node");
+                nw_dis_sim_cleanup(&r);
+                return 0;
+            }
+        }
+    }
+    if (multi) {
+        /* filterOutSameInstanceType: a type one of the candidates runs caps the price */
+        double cap = INFINITY;
+        for (int t = 0; t < rp->ntypes; t++)
+            for (int i = 0; i < n; i++) {
+                const nw_dis_node_t *c = &st->nodes[idx[i]];
+                if (strcmp(c->itype, rp->types[t].name) == 0 && c->price < cap)
+                    cap = c->price;
+            }
+        if (cap < INFINITY && filter_price(rp, cap) == 0) {
+            snprintf(why, wn, "the only cheaper replacements are the candidates' own instance "
+                              "types");
+            nw_dis_sim_cleanup(&r);
+            return 0;
+        }
+    }
+    cmd->action = NW_DIS_REPLACE;
+    cmd->new_price = launch_price(rp, &rp->types[0]);
+    cmd->sim = r;
+    return 1;
+}
+
+/* ---- methods ---- */
+
+static int emptiness(const nw_dis_state_t *st, nw_dis_cmd_t *cmd, int *idx)
+{
+    int n = 0;
+    for (size_t i = 0; i < st->nnodes; i++)
+        if (emptiness_eligible(st, &st->nodes[i]))
+            idx[n++] = (int)i;
+    if (!n)
+        return 0;
+    sort_idx(st, idx, n, by_cost);
+    int allowed[256 + 1];
+    int np = st->npools < 256 ? (int)st->npools : 256;
+    for (int k = 0; k < np; k++)
+        allowed[k] = st->pools[k].allowed[NW_DIS_EMPTY];
+    int take = 0;
+    for (int i = 0; i < n; i++) {
+        const nw_dis_node_t *c = &st->nodes[idx[i]];
+        if (c->pool >= np || allowed[c->pool] <= 0) {
+            cmd->budget_blocked[NW_DIS_EMPTY]++;
+            note(cmd, c->name, "DisruptionBlocked",
+                 "No allowed disruptions for disruption reason Empty due to blocking budget "
+                 "(NodePool %s)",
+                 st->pools[c->pool].name);
+            continue;
+        }
+        allowed[c->pool]--;
+        idx[take++] = idx[i];
+    }
+    if (!take)
+        return 0;
+    if (set_candidates(cmd, st, idx, take) != NW_OK)
+        return -1;
+    cmd->method = NW_DIS_EMPTINESS;
+    cmd->reason = NW_DIS_EMPTY;
+    cmd->action = NW_DIS_DELETE;
+    cmd->validate = true;
+    return 1;
+}
+
+static int drift(const nw_dis_state_t *st, nw_dis_sim_fn sim, void *ud, nw_dis_cmd_t *cmd,
+                 int *idx)
+{
+    int n = 0;
+    for (size_t i = 0; i < st->nnodes; i++)
+        if (drift_eligible(&st->nodes[i]))
+            idx[n++] = (int)i;
+    sort_idx(st, idx, n, by_drift);
+    for (int i = 0; i < n; i++) {
+        const nw_dis_node_t *c = &st->nodes[idx[i]];
+        if (st->pools[c->pool].allowed[NW_DIS_DRIFTED] <= 0) {
+            cmd->budget_blocked[NW_DIS_DRIFTED]++;
+            note(cmd, c->name, "DisruptionBlocked",
+                 "No allowed disruptions for disruption reason Drifted due to blocking budget "
+                 "(NodePool %s)",
+                 st->pools[c->pool].name);
+            continue;
+        }
+        if (c->nresched == 0) {
+            if (set_candidates(cmd, st, &idx[i], 1) != NW_OK)
+                return -1;
+            cmd->method = NW_DIS_DRIFT;
+            cmd->reason = NW_DIS_DRIFTED;
+            cmd->action = NW_DIS_DELETE;
+            return 1;
+        }
+        if (!sim)
+            continue;
+        nw_dis_sim_t r;
+        memset(&r, 0, sizeof r);
+        nw_err_t e = {0};
+        const char *name = c->name;
+        if (sim(ud, st, &name, 1, &r, &e) != NW_OK) {
+            nw_dis_sim_cleanup(&r);
+            continue;
+        }
+        if (!r.ok) {
+            note(cmd, c->name, "DisruptionBlocked", "Cannot replace drifted NodeClaim: %s",
+                 r.why[0] ? r.why : "not all pods would schedule");
+            nw_dis_sim_cleanup(&r);
+            continue;
+        }
+        if (set_candidates(cmd, st, &idx[i], 1) != NW_OK) {
+            nw_dis_sim_cleanup(&r);
+            return -1;
+        }
+        cmd->method = NW_DIS_DRIFT;
+        cmd->reason = NW_DIS_DRIFTED;
+        cmd->action = r.nrepl ? NW_DIS_REPLACE : NW_DIS_DELETE;
+        for (int k = 0; k < r.nrepl; k++) {
+            sort_types(&r.repl[k]);
+            if (r.repl[k].ntypes)
+                cmd->new_price += launch_price(&r.repl[k], &r.repl[k].types[0]);
+        }
+        cmd->sim = r;
+        return 1;
+    }
+    return 0;
+}
+
+/* consolidation candidates in order, filtered by the Underutilized budget */
+static int consolidation_list(const nw_dis_state_t *st, nw_dis_cmd_t *cmd, int *idx, bool notes)
+{
+    int n = 0;
+    for (size_t i = 0; i < st->nnodes; i++)
+        if (consolidation_eligible(st, &st->nodes[i]))
+            idx[n++] = (int)i;
+    sort_idx(st, idx, n, by_cost);
+    int allowed[256];
+    int np = st->npools < 256 ? (int)st->npools : 256;
+    for (int k = 0; k < np; k++)
+        allowed[k] = st->pools[k].allowed[NW_DIS_UNDERUTILIZED];
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        const nw_dis_node_t *c = &st->nodes[idx[i]];
+        if (c->pool >= np || allowed[c->pool] <= 0) {
+            if (notes) {
+                cmd->budget_blocked[NW_DIS_UNDERUTILIZED]++;
+                note(cmd, c->name, "DisruptionBlocked",
+                     "No allowed disruptions for disruption reason Underutilized due to blocking "
+                     "budget (NodePool %s)",
+                     st->pools[c->pool].name);
+            }
+            continue;
+        }
+        allowed[c->pool]--;
+        idx[k++] = idx[i];
+    }
+    return k;
+}
+
+static int multi_node(const nw_dis_state_t *st, nw_dis_sim_fn sim, void *ud, nw_dis_cmd_t *cmd,
+                      int *idx)
+{
+    int n = consolidation_list(st, cmd, idx, true);
+    if (n > NW_DIS_MULTI_MAX)
+        n = NW_DIS_MULTI_MAX;
+    if (n < 2)
+        return 0;
+    int lo = 1, hi = n - 1, found = 0;
+    nw_dis_cmd_t best;
+    memset(&best, 0, sizeof best);
+    char why[256];
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        nw_dis_cmd_t t;
+        memset(&t, 0, sizeof t);
+        int rc = compute(st, sim, ud, idx, mid + 1, true, &t, why, sizeof why);
+        if (rc < 0) {
+            nw_dis_sim_cleanup(&t.sim);
+            break;
+        }
+        if (rc == 1) {
+            nw_dis_sim_cleanup(&best.sim);
+            best.sim = t.sim;
+            best.action = t.action;
+            best.new_price = t.new_price;
+            found = mid + 1;
+            lo = mid + 1;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    if (!found)
+        return 0;
+    if (set_candidates(cmd, st, idx, found) != NW_OK) {
+        nw_dis_sim_cleanup(&best.sim);
+        return -1;
+    }
+    cmd->method = NW_DIS_MULTI;
+    cmd->reason = NW_DIS_UNDERUTILIZED;
+    cmd->action = best.action;
+    cmd->sim = best.sim;
+    cmd->new_price = best.new_price;
+    cmd->validate = true;
+    return 1;
+}
+
+static int single_node(const nw_dis_state_t *st, nw_dis_sim_fn sim, void *ud, nw_dis_cmd_t *cmd,
+                       int *idx)
+{
+    /* the budget notes were written by the multi-node pass */
+    int n = consolidation_list(st, cmd, idx, false);
+    char why[256];
+    for (int i = 0; i < n; i++) {
+        nw_dis_cmd_t t;
+        memset(&t, 0, sizeof t);
+        int rc = compute(st, sim, ud, &idx[i], 1, false, &t, why, sizeof why);
+        if (rc < 0)
+            return -1;
+        if (rc == 0) {
+            note(cmd, st->nodes[idx[i]].name, "Unconsolidatable", "%s", why);
+            continue;
+        }
+        if (set_candidates(cmd, st, &idx[i], 1) != NW_OK) {
+            nw_dis_sim_cleanup(&t.sim);
+            return -1;
+        }
+        cmd->method = NW_DIS_SINGLE;
+        cmd->reason = NW_DIS_UNDERUTILIZED;
+        cmd->action = t.action;
+        cmd->sim = t.sim;
+        cmd->new_price = t.new_price;
+        cmd->validate = true;
+        return 1;
+    }
+    return 0;
+}
+
+static void summarize(const nw_dis_state_t *st, nw_dis_cmd_t *cmd)
+{
+    size_t off = (size_t)snprintf(cmd->summary, sizeof cmd->summary, "%s/%s via %s:",
+                                  nw_dis_reason_str(cmd->reason), cmd->action == NW_DIS_REPLACE ? "Replace" : "Delete",
+                                  nw_dis_method_str(cmd->method));
+    for (size_t i = 0; i < cmd->ncandidates && off < sizeof cmd->summary; i++) {
+        const nw_dis_node_t *n = nw_dis_state_node(st, cmd->candidates[i]);
+        off += (size_t)snprintf(cmd->summary + off, sizeof cmd->summary - off, "%s %s%s%s",
+                                i ? "," : "", cmd->candidates[i], n && *n->itype ? "/" : "",
+                                n ? n->itype : "");
+    }
+    for (int k = 0; k < cmd->sim.nrepl && off < sizeof cmd->summary; k++) {
+        const nw_dis_repl_t *r = &cmd->sim.repl[k];
+        off += (size_t)snprintf(cmd->summary + off, sizeof cmd->summary - off,
+                                "%s %s (%d type%s%s)", k ? "," : " ->",
+                                r->ntypes ? r->types[0].name : "?", r->ntypes,
+                                r->ntypes == 1 ? "" : "s",
+                                r->allow_on_demand ? "" : r->allow_spot ? ", spot" : "");
+    }
+    if (off < sizeof cmd->summary && cmd->old_price > 0)
+        snprintf(cmd->summary + off, sizeof cmd->summary - off, "; $%.4f/h -> $%.4f/h",
+                 cmd->old_price, cmd->new_price);
+}
+
+nw_rc_t nw_dis_decide(const nw_dis_state_t *st, nw_dis_sim_fn sim, void *ud, nw_dis_cmd_t *cmd,
+                      nw_err_t *err)
+{
+    memset(cmd, 0, sizeof *cmd);
+    int *idx = st->nnodes ? calloc(st->nnodes, sizeof *idx) : NULL;
+    if (st->nnodes && !idx)
+        return nw_err_set(err, NW_ENOMEM, NULL, "out of memory");
+    int rc = emptiness(st, cmd, idx);
+    if (rc == 0)
+        rc = drift(st, sim, ud, cmd, idx);
+    if (rc == 0 && sim)
+        rc = multi_node(st, sim, ud, cmd, idx);
+    if (rc == 0 && sim)
+        rc = single_node(st, sim, ud, cmd, idx);
+    free(idx);
+    if (rc < 0) {
+        cmd->method = NW_DIS_NONE;
+        return nw_err_set(err, NW_ENOMEM, NULL, "out of memory");
+    }
+    if (rc == 1)
+        summarize(st, cmd);
+    return NW_OK;
+}
+
+/* ---- validation ---- */
+
+static bool still_eligible(const nw_dis_state_t *st, const nw_dis_node_t *n, nw_dis_method_t m)
+{
+    switch (m) {
+    case NW_DIS_EMPTINESS:
+        return emptiness_eligible(st, n);
+    case NW_DIS_DRIFT:
+        return drift_eligible(n);
+    default:
+        return consolidation_eligible(st, n);
+    }
+}
+
+static bool types_superset(const nw_dis_repl_t *fresh, const nw_dis_repl_t *old)
+{
+    for (int i = 0; i < old->ntypes; i++) {
+        bool have = false;
+        for (int k = 0; k < fresh->ntypes && !have; k++)
+            have = strcmp(fresh->types[k].name, old->types[i].name) == 0;
+        if (!have)
+            return false;
+    }
+    return true;
+}
+
+int nw_dis_validate(const nw_dis_state_t *st, nw_dis_cmd_t *cmd, nw_dis_sim_fn sim, void *ud,
+                    char *why, size_t wn)
+{
+    int allowed[256];
+    int np = st->npools < 256 ? (int)st->npools : 256;
+    for (int k = 0; k < np; k++)
+        allowed[k] = st->pools[k].allowed[cmd->reason];
+    size_t keep = 0;
+    const char *last_bad = "churn";
+    for (size_t i = 0; i < cmd->ncandidates; i++) {
+        const nw_dis_node_t *n = nw_dis_state_node(st, cmd->candidates[i]);
+        const char *bad = NULL;
+        if (!n || !still_eligible(st, n, cmd->method))
+            bad = "churn";
+        else if (n->pool >= np || allowed[n->pool] <= 0)
+            bad = "budget";
+        if (bad) {
+            if (cmd->method != NW_DIS_EMPTINESS) {
+                snprintf(why, wn, "%s: NodeClaim %s %s", bad, cmd->candidates[i],
+                         !n ? "is gone" : strcmp(bad, "budget") == 0 ? "exceeds the budget"
+                                                                     : n->why[0] ? n->why
+                                                                                 : "is no longer a candidate");
+                return 0;
+            }
+            last_bad = bad;
+            free(cmd->candidates[i]);
+            continue;
+        }
+        allowed[n->pool]--;
+        cmd->candidates[keep++] = cmd->candidates[i];
+    }
+    cmd->ncandidates = keep;
+    if (keep == 0) {
+        snprintf(why, wn, "%s: no candidate remains", last_bad);
+        return 0;
+    }
+    if (cmd->method == NW_DIS_EMPTINESS || cmd->method == NW_DIS_DRIFT || !sim)
+        return 1;
+    nw_dis_sim_t r;
+    memset(&r, 0, sizeof r);
+    nw_err_t e = {0};
+    if (sim(ud, st, (const char *const *)cmd->candidates, cmd->ncandidates, &r, &e) != NW_OK) {
+        snprintf(why, wn, "simulation failed: %.200s", e.msg);
+        nw_dis_sim_cleanup(&r);
+        return -1;
+    }
+    int ok = 1;
+    if (!r.ok) {
+        snprintf(why, wn, "scheduling: %s", r.why[0] ? r.why : "not all pods would schedule");
+        ok = 0;
+    } else if (cmd->action == NW_DIS_DELETE && r.nrepl != 0) {
+        snprintf(why, wn, "scheduling: a delete now needs %d new NodeClaim%s", r.nrepl,
+                 r.nrepl == 1 ? "" : "s");
+        ok = 0;
+    } else if (cmd->action == NW_DIS_REPLACE &&
+               (r.nrepl != 1 || cmd->sim.nrepl != 1 || !types_superset(&r.repl[0], &cmd->sim.repl[0]))) {
+        snprintf(why, wn, "scheduling: the replacement changed");
+        ok = 0;
+    }
+    if (ok && cmd->action == NW_DIS_REPLACE) {
+        /* keep the command's narrowed options, the fresh handle */
+        nw_dis_repl_t narrowed = cmd->sim.repl[0];
+        cmd->sim.repl[0].types = NULL;
+        nw_dis_sim_cleanup(&cmd->sim);
+        free(r.repl[0].types);
+        r.repl[0] = narrowed;
+        cmd->sim = r;
+        return 1;
+    }
+    nw_dis_sim_cleanup(&r);
+    return ok;
+}
+
+/* ---- report ---- */
+
+cJSON *nw_dis_report_json(const nw_dis_state_t *st, const nw_dis_cmd_t *cmd)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON *pools = cJSON_AddArrayToObject(o, "nodepools");
+    for (size_t k = 0; k < st->npools; k++) {
+        const nw_dis_pool_t *p = &st->pools[k];
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "name", p->name);
+        cJSON_AddNumberToObject(j, "nodes", p->counted);
+        cJSON_AddNumberToObject(j, "disrupting", p->disrupting);
+        cJSON *al = cJSON_AddObjectToObject(j, "allowedDisruptions");
+        for (int r = 0; r < NW_DIS_NREASONS; r++) {
+            if (p->allowed[r] == NW_DIS_UNLIMITED)
+                cJSON_AddStringToObject(al, nw_dis_reason_str((nw_dis_reason_t)r), "unlimited");
+            else
+                cJSON_AddNumberToObject(al, nw_dis_reason_str((nw_dis_reason_t)r), p->allowed[r]);
+        }
+        if (p->budget_error[0])
+            cJSON_AddStringToObject(j, "budgetError", p->budget_error);
+        cJSON_AddItemToArray(pools, j);
+    }
+    cJSON *nodes = cJSON_AddArrayToObject(o, "nodeclaims");
+    for (size_t i = 0; i < st->nnodes; i++) {
+        const nw_dis_node_t *n = &st->nodes[i];
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "name", n->name);
+        cJSON_AddStringToObject(j, "node", n->node_name);
+        cJSON_AddStringToObject(j, "nodepool", n->pool >= 0 ? st->pools[n->pool].name : "");
+        cJSON_AddStringToObject(j, "instanceType", n->itype);
+        cJSON_AddStringToObject(j, "capacityType", n->capacity_type);
+        cJSON_AddStringToObject(j, "zone", n->zone);
+        if (n->price >= 0)
+            cJSON_AddNumberToObject(j, "pricePerHour", n->price);
+        cJSON_AddBoolToObject(j, "candidate", n->candidate);
+        if (n->why[0])
+            cJSON_AddStringToObject(j, "notCandidate", n->why);
+        cJSON_AddNumberToObject(j, "reschedulablePods", n->nresched);
+        cJSON_AddBoolToObject(j, "empty", n->candidate && n->empty);
+        cJSON_AddBoolToObject(j, "consolidatable", n->consolidatable);
+        cJSON_AddBoolToObject(j, "drifted", n->drifted);
+        cJSON_AddNumberToObject(j, "disruptionCost", round(n->disruption_cost * 1000) / 1000);
+        cJSON_AddItemToArray(nodes, j);
+    }
+    cJSON *c = cJSON_AddObjectToObject(o, "command");
+    if (!cmd || cmd->method == NW_DIS_NONE) {
+        cJSON_AddStringToObject(c, "method", "none");
+    } else {
+        cJSON_AddStringToObject(c, "method", nw_dis_method_str(cmd->method));
+        cJSON_AddStringToObject(c, "reason", nw_dis_reason_str(cmd->reason));
+        cJSON_AddStringToObject(c, "action", nw_dis_action_str(cmd->action));
+        cJSON *cs = cJSON_AddArrayToObject(c, "candidates");
+        for (size_t i = 0; i < cmd->ncandidates; i++)
+            cJSON_AddItemToArray(cs, cJSON_CreateString(cmd->candidates[i]));
+        cJSON *rs = cJSON_AddArrayToObject(c, "replacements");
+        for (int k = 0; k < cmd->sim.nrepl; k++) {
+            const nw_dis_repl_t *r = &cmd->sim.repl[k];
+            cJSON *j = cJSON_CreateObject();
+            cJSON_AddStringToObject(j, "nodepool", r->pool);
+            cJSON *ct = cJSON_AddArrayToObject(j, "capacityTypes");
+            if (r->allow_reserved)
+                cJSON_AddItemToArray(ct, cJSON_CreateString("reserved"));
+            if (r->allow_spot)
+                cJSON_AddItemToArray(ct, cJSON_CreateString("spot"));
+            if (r->allow_on_demand)
+                cJSON_AddItemToArray(ct, cJSON_CreateString("on-demand"));
+            cJSON *ts = cJSON_AddArrayToObject(j, "instanceTypes");
+            for (int t = 0; t < r->ntypes; t++)
+                cJSON_AddItemToArray(ts, cJSON_CreateString(r->types[t].name));
+            cJSON_AddItemToArray(rs, j);
+        }
+        cJSON_AddNumberToObject(c, "pricePerHour", round(cmd->old_price * 10000) / 10000);
+        cJSON_AddNumberToObject(c, "replacementPricePerHour", round(cmd->new_price * 10000) / 10000);
+        cJSON_AddBoolToObject(c, "validationDelay", cmd->validate);
+        cJSON_AddStringToObject(c, "summary", cmd->summary);
+    }
+    cJSON *notes = cJSON_AddArrayToObject(o, "notes");
+    for (size_t i = 0; cmd && i < cmd->nnotes; i++) {
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "nodeclaim", cmd->notes[i].nodeclaim);
+        cJSON_AddStringToObject(j, "reason", cmd->notes[i].reason);
+        cJSON_AddStringToObject(j, "message", cmd->notes[i].message);
+        cJSON_AddItemToArray(notes, j);
+    }
+    return o;
+}

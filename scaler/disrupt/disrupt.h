@@ -1,0 +1,248 @@
+/*
+ * scaler/disrupt/disrupt.h — the disruption decision core (kubernetes-sigs/karpenter
+ * pkg/controllers/disruption/): which nodes are candidates, what the NodePool budgets allow, and which
+ * single command a pass produces — emptiness, drift, multi-node or single-node
+ * consolidation, in that order.
+ *
+ * Pure: no I/O and no clock reads. The objects come in as Kubernetes JSON (borrowed),
+ * `now` is passed in, offering prices come through a callback, and the question
+ * "would the pods of these nodes fit elsewhere, and on what new capacity" goes through
+ * a simulation callback (nw_dis_sim_fn), so that every rule can be tested with data.
+ *
+ * Use:
+ *   nw_dis_input_t in = {...};                    objects, now, nominated, in-command
+ *   nw_dis_state_t *st; nw_dis_state_build(&in, &st, &err);
+ *   nw_dis_cmd_t cmd; nw_dis_decide(st, sim, ud, &cmd, &err);   cmd.method NONE: nothing
+ *   ... later, on a fresh state: nw_dis_validate(st2, &cmd, sim, ud, why, n)
+ *   nw_dis_cmd_cleanup(&cmd); nw_dis_state_free(st);
+ *
+ * Ownership: the state borrows the input's JSON (valid while the state lives) and owns
+ * the rest. A command owns its strings and its simulation result (whose handle the
+ * sim callback's handle_free releases). Thread: a state belongs to one thread.
+ */
+#ifndef NW_SCALER_DISRUPT_DISRUPT_H
+#define NW_SCALER_DISRUPT_DISRUPT_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/err.h"
+
+#define NW_DIS_TAINT "karpenter.sh/disrupted"
+#define NW_DIS_DND "karpenter.sh/do-not-disrupt"
+#define NW_DIS_UNLIMITED 2147483647
+#define NW_DIS_MULTI_MAX 100
+#define NW_DIS_SPOT_MIN_TYPES 15
+
+typedef enum { NW_DIS_EMPTY = 0, NW_DIS_DRIFTED, NW_DIS_UNDERUTILIZED, NW_DIS_NREASONS } nw_dis_reason_t;
+
+typedef enum {
+    NW_DIS_NONE = 0,
+    NW_DIS_EMPTINESS,
+    NW_DIS_DRIFT,
+    NW_DIS_MULTI,
+    NW_DIS_SINGLE
+} nw_dis_method_t;
+
+typedef enum { NW_DIS_DELETE = 0, NW_DIS_REPLACE } nw_dis_action_t;
+
+/** "Empty" | "Drifted" | "Underutilized" (static). */
+const char *nw_dis_reason_str(nw_dis_reason_t r);
+/** "emptiness" | "drift" | "multi-node-consolidation" | "single-node-consolidation". */
+const char *nw_dis_method_str(nw_dis_method_t m);
+/** "delete" | "replace". */
+const char *nw_dis_action_str(nw_dis_action_t a);
+
+/* ---- budgets (§2.3) ---- */
+
+/**
+ * Nodes of a pool that a budget set allows to be disrupted at once for `reason`,
+ * before subtracting the ones already disrupting: the minimum over the pool's active
+ * budgets that apply to the reason (NW_DIS_UNLIMITED when none is active); percentages
+ * scale against `nodes` rounding up. No spec.disruption.budgets: [{nodes: 10%}].
+ * A budget that does not parse counts as 0 (fail closed) and its problem is put in err
+ * (path spec.disruption.budgets[i]...); the return code stays NW_OK.
+ */
+int nw_dis_budget_allowed(const cJSON *nodepool, nw_dis_reason_t reason, int nodes, int64_t now,
+                          nw_err_t *err);
+
+/* ---- input and state ---- */
+
+typedef struct {
+    const cJSON *const *nodepools;
+    size_t nnodepools;
+    const cJSON *const *nodeclaims;
+    size_t nnodeclaims;
+    const cJSON *const *nodes;
+    size_t nnodes;
+    const cJSON *const *pods;
+    size_t npods;
+    const cJSON *const *pdbs;
+    size_t npdbs;
+    int64_t now; /* epoch ns */
+    /* Node names a provisioning pass nominated in the last 20 s (not candidates). */
+    const char *const *nominated;
+    size_t nnominated;
+    /* NodeClaim names that are part of an in-flight command (not candidates; they count
+     * as disrupting for budgets). */
+    const char *const *in_command;
+    size_t nin_command;
+    /* Price of an offering per hour, < 0 when unknown. NULL: every price unknown. */
+    double (*price)(void *ud, const char *itype, const char *zone, const char *capacity_type);
+    void *price_ud;
+    bool spot_to_spot; /* feature gate SpotToSpotConsolidation (default off) */
+} nw_dis_input_t;
+
+typedef struct {
+    const char *name; /* NodeClaim name (borrowed from the input) */
+    const cJSON *nodeclaim, *node; /* node may be NULL */
+    const char *node_name;        /* "" without a node */
+    int pool;                     /* index into the state's pools, -1 unknown */
+    const char *itype, *zone, *capacity_type; /* labels ("" when absent) */
+    double price;                 /* the node's offering price, < 0 unknown */
+    const cJSON **pods;           /* pods bound to the node (owned array, borrowed pods) */
+    size_t npods;
+    int nresched;                 /* reschedulable pods that count against emptiness */
+    bool initialized, deleting, in_command, nominated, ready, counted, disrupting;
+    bool candidate;               /* every common rule of §2.2 holds */
+    bool pods_block;              /* only the pod rules (do-not-disrupt, PDB) fail */
+    bool has_tgp;                 /* spec.terminationGracePeriod set (drift waives pods_block) */
+    bool empty;                   /* candidate without reschedulable pods */
+    bool consolidatable;          /* Consolidatable rule (§2.5) holds now */
+    int64_t consolidatable_at;    /* when it does / did (0: never: disabled or not initialized) */
+    int64_t last_pod_event;       /* status.lastPodEventTime, 0 unset */
+    bool drifted;                 /* condition Drifted=True */
+    int64_t drifted_at;
+    double disruption_cost;
+    char why[256];                /* why it is not a candidate ("" when it is) */
+} nw_dis_node_t;
+
+typedef struct {
+    const char *name;
+    const cJSON *obj;
+    bool consolidation_never;      /* consolidateAfter: Never */
+    int64_t consolidate_after;     /* ns */
+    bool when_empty;               /* consolidationPolicy WhenEmpty */
+    int counted, disrupting;       /* nodes for the percentages; already disrupting */
+    int allowed[NW_DIS_NREASONS];  /* max(0, budget - disrupting), NW_DIS_UNLIMITED */
+    char budget_error[256];        /* a budget that failed to parse ("" none) */
+} nw_dis_pool_t;
+
+typedef struct nw_dis_state {
+    nw_dis_input_t in;
+    nw_dis_node_t *nodes; /* one per managed NodeClaim, sorted by name */
+    size_t nnodes;
+    nw_dis_pool_t *pools;
+    size_t npools;
+} nw_dis_state_t;
+
+/** Build the state: every NodeClaim with a karpenter.sh/nodepool label becomes a node
+ * with its candidate verdict; pools get their budgets. NW_ENOMEM only. */
+nw_rc_t nw_dis_state_build(const nw_dis_input_t *in, nw_dis_state_t **out, nw_err_t *err);
+void nw_dis_state_free(nw_dis_state_t *st);
+/** The node of a NodeClaim by name, or NULL. */
+const nw_dis_node_t *nw_dis_state_node(const nw_dis_state_t *st, const char *nodeclaim);
+
+/* ---- pod rules, exposed for tests and the drain ---- */
+
+/** Eviction cost of a pod: 1 + pod-deletion-cost/2^27 + priority/2^25, in [-10, 10]. */
+double nw_dis_eviction_cost(const cJSON *pod);
+/** Active, not a DaemonSet or mirror pod (a terminating StatefulSet pod counts). */
+bool nw_dis_pod_reschedulable(const cJSON *pod);
+/** An active karpenter.sh/do-not-disrupt annotation at now: "true", or a duration not
+ * yet elapsed since status.startTime. Invalid values are inactive. */
+bool nw_dis_pod_do_not_disrupt(const cJSON *pod, int64_t now);
+/** Does a label selector (matchLabels, matchExpressions) select these labels. A NULL
+ * selector selects nothing, an empty one everything. */
+bool nw_dis_selector_matches(const cJSON *selector, const cJSON *labels);
+/** The Consolidatable rule: when (epoch ns) the NodeClaim becomes consolidatable given
+ * the pool's consolidateAfter; 0 when never (Never, or not Initialized). */
+int64_t nw_dis_consolidatable_at(const cJSON *nodeclaim, const cJSON *nodepool);
+
+/* ---- simulation ---- */
+
+typedef struct {
+    char name[64];
+    /* the most expensive compatible available offering per capacity type; < 0 none */
+    double on_demand, spot, reserved;
+} nw_dis_topt_t;
+
+typedef struct {
+    char pool[256];
+    nw_dis_topt_t *types; /* owned (malloc), cheapest first */
+    int ntypes;
+    bool allow_on_demand, allow_spot, allow_reserved;
+    int min_values; /* minValues of the instance-type requirement, 0 none */
+} nw_dis_repl_t;
+
+typedef struct {
+    bool ok;          /* every pod that is not already pending can be placed, and none
+                         lands on an existing node that is not initialized */
+    char why[256];    /* when !ok */
+    nw_dis_repl_t *repl; /* new NodeClaims the placement needs (owned, malloc) */
+    int nrepl;
+    void *handle;     /* the adapter's own result (creates the replacements later) */
+    void (*handle_free)(void *handle);
+} nw_dis_sim_t;
+
+/** Simulate scheduling without the given NodeClaims' nodes, their reschedulable pods
+ * added as pending (with the cluster's pending pods). Fills *out (zeroed by the caller)
+ * or fails (the pass then does nothing). */
+typedef nw_rc_t (*nw_dis_sim_fn)(void *ud, const nw_dis_state_t *st, const char *const *nodeclaims,
+                                 size_t n, nw_dis_sim_t *out, nw_err_t *err);
+
+/** Free a simulation result's memory and handle; leaves it zeroed. NULL-safe. */
+void nw_dis_sim_cleanup(nw_dis_sim_t *s);
+
+/* ---- commands ---- */
+
+typedef struct {
+    char nodeclaim[256];
+    char reason[64];  /* Event reason: DisruptionBlocked, Unconsolidatable, ... */
+    char message[512];
+} nw_dis_note_t;
+
+typedef struct {
+    nw_dis_method_t method; /* NONE: no command */
+    nw_dis_reason_t reason;
+    nw_dis_action_t action;
+    char **candidates;      /* NodeClaim names (owned) */
+    size_t ncandidates;
+    nw_dis_sim_t sim;       /* replacements (narrowed by the price and spot rules) */
+    double old_price, new_price; /* per hour; new = cheapest replacement option */
+    bool validate;          /* wait the validation delay, then nw_dis_validate */
+    char summary[512];
+    /* why candidates were passed over this pass (events), and how many budgets blocked */
+    nw_dis_note_t *notes;
+    size_t nnotes;
+    int budget_blocked[NW_DIS_NREASONS];
+} nw_dis_cmd_t;
+
+/** One disruption pass over a state: emptiness, drift, multi-node, single-node; the
+ * first method that produces a command wins. *cmd is initialised by the call (clean up
+ * with nw_dis_cmd_cleanup even on error). sim may be NULL (then only emptiness and
+ * empty drifted nodes can act). */
+nw_rc_t nw_dis_decide(const nw_dis_state_t *st, nw_dis_sim_fn sim, void *ud, nw_dis_cmd_t *cmd,
+                      nw_err_t *err);
+
+/**
+ * Validation after the delay (§2.4, 2.5) on a freshly built state: candidates must still
+ * be candidates for the method (emptiness drops the ones that are not and proceeds with
+ * the rest), budgets must still allow them, and consolidation must simulate to the same
+ * shape (delete stays delete; replace still needs exactly one NodeClaim whose instance
+ * types include the command's). Returns 1 valid (cmd possibly reduced; a replace's sim
+ * is swapped for the fresh one), 0 rejected with *why ("budget", "scheduling", "churn"
+ * and a detail), -1 on a simulation error.
+ */
+int nw_dis_validate(const nw_dis_state_t *st, nw_dis_cmd_t *cmd, nw_dis_sim_fn sim, void *ud,
+                    char *why, size_t whylen);
+
+void nw_dis_cmd_cleanup(nw_dis_cmd_t *cmd);
+
+/** The command (and the per-node verdicts of st) as JSON for `plan --disruption` and
+ * logs (caller owns). cmd may be NULL. */
+cJSON *nw_dis_report_json(const nw_dis_state_t *st, const nw_dis_cmd_t *cmd);
+
+#endif

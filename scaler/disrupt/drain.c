@@ -1,0 +1,206 @@
+/* scaler/disrupt/drain.c — pure drain decisions; see drain.h. */
+#include "scaler/disrupt/drain.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "api/duration.h"
+#include "api/taints.h"
+#include "common/clock.h"
+
+#define GET(o, k) cJSON_GetObjectItemCaseSensitive((o), (k))
+
+static int owned_by(const cJSON *pod, const char *api_version, const char *kind)
+{
+    const cJSON *o;
+    cJSON_ArrayForEach(o, GET(GET(pod, "metadata"), "ownerReferences"))
+    {
+        const char *av = cJSON_GetStringValue(GET(o, "apiVersion"));
+        const char *k = cJSON_GetStringValue(GET(o, "kind"));
+        if (av && k && strcmp(av, api_version) == 0 && strcmp(k, kind) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+static int tolerates_disrupted(const cJSON *pod)
+{
+    nw_tolerations_t tols;
+    if (nw_tolerations_parse(GET(GET(pod, "spec"), "tolerations"), "spec.tolerations", &tols,
+                             NULL) != NW_OK)
+        return 0; /* malformed tolerations tolerate nothing */
+    nw_taint_t t = {(char *)NW_TAINT_DISRUPTED, (char *)"", NW_TAINT_NO_SCHEDULE};
+    int r = nw_tolerations_tolerate(&tols, &t);
+    nw_tolerations_cleanup(&tols);
+    return r;
+}
+
+int nw_drain_do_not_disrupt(const cJSON *pod, int64_t now_ns, int *invalid)
+{
+    if (invalid)
+        *invalid = 0;
+    const cJSON *v = GET(GET(GET(pod, "metadata"), "annotations"), NW_ANN_DO_NOT_DISRUPT);
+    if (!v)
+        return 0;
+    const char *s = cJSON_GetStringValue(v);
+    if (s && strcmp(s, "true") == 0)
+        return 1;
+    int64_t d = 0;
+    if (!s || nw_duration_parse(s, &d, NULL) != NW_OK || d <= 0) {
+        if (invalid)
+            *invalid = 1;
+        return 0;
+    }
+    const char *st = cJSON_GetStringValue(GET(GET(pod, "status"), "startTime"));
+    int64_t start = 0;
+    if (!st || nw_time_parse(st, &start) != NW_OK)
+        return 1; /* no start time: fail safe */
+    return now_ns - start < d;
+}
+
+void nw_drain_classify(const cJSON *pod, int64_t now_ns, nw_drain_pod_t *out)
+{
+    memset(out, 0, sizeof *out);
+    const char *phase = cJSON_GetStringValue(GET(GET(pod, "status"), "phase"));
+    out->terminal = phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
+    const char *dts = cJSON_GetStringValue(GET(GET(pod, "metadata"), "deletionTimestamp"));
+    if (dts) {
+        out->terminating = 1;
+        int64_t t = 0;
+        if (nw_time_parse(dts, &t) == NW_OK) {
+            out->deletion_ns = t;
+            out->stuck = now_ns - t > NW_DRAIN_STUCK_NS;
+        }
+    }
+    out->mirror = owned_by(pod, "v1", "Node");
+    out->daemonset = owned_by(pod, "apps/v1", "DaemonSet");
+    const char *pc = cJSON_GetStringValue(GET(GET(pod, "spec"), "priorityClassName"));
+    out->critical = pc && (strcmp(pc, "system-cluster-critical") == 0 ||
+                           strcmp(pc, "system-node-critical") == 0);
+    out->tolerates_disrupted = tolerates_disrupted(pod);
+    out->do_not_disrupt = nw_drain_do_not_disrupt(pod, now_ns, &out->dnd_invalid);
+    const cJSON *g = GET(GET(pod, "spec"), "terminationGracePeriodSeconds");
+    if (cJSON_IsNumber(g)) {
+        out->has_grace = 1;
+        out->grace_s = g->valuedouble < 0 ? 0 : (int64_t)g->valuedouble;
+    }
+}
+
+int nw_drain_waits_for(const nw_drain_pod_t *p)
+{
+    return !p->terminal && !p->tolerates_disrupted && !p->stuck && !p->mirror;
+}
+
+int nw_drain_evictable(const nw_drain_pod_t *p)
+{
+    return !p->terminal && !p->terminating && !p->tolerates_disrupted && !p->mirror &&
+           !p->do_not_disrupt;
+}
+
+nw_drain_wave_t nw_drain_wave(const nw_drain_pod_t *p)
+{
+    if (p->critical)
+        return p->daemonset ? NW_WAVE_CRITICAL_DS : NW_WAVE_CRITICAL;
+    return p->daemonset ? NW_WAVE_NONCRITICAL_DS : NW_WAVE_NONCRITICAL;
+}
+
+int nw_drain_must_delete(const nw_drain_pod_t *p, int64_t deadline_ns, int64_t now_ns)
+{
+    if (!deadline_ns || !nw_drain_waits_for(p))
+        return 0;
+    if (p->terminating) /* already terminating, but past the node's deadline */
+        return p->deletion_ns && p->deletion_ns > deadline_ns;
+    if (!p->has_grace)
+        return 0; /* the API server always defaults it; without one there is no time */
+    if (p->grace_s > (INT64_MAX / NW_NS_PER_SEC) / 2)
+        return 1;
+    return now_ns > deadline_ns - p->grace_s * NW_NS_PER_SEC;
+}
+
+int64_t nw_drain_delete_grace(int64_t deadline_ns, int64_t now_ns)
+{
+    int64_t s = (deadline_ns - now_ns) / NW_NS_PER_SEC;
+    return s < 1 ? 1 : s;
+}
+
+int64_t nw_drain_backoff(int failures)
+{
+    if (failures <= 0)
+        return 0;
+    int64_t d = NW_DRAIN_BACKOFF_MIN_NS;
+    for (int i = 1; i < failures && d < NW_DRAIN_BACKOFF_MAX_NS; i++)
+        d *= 2;
+    return d > NW_DRAIN_BACKOFF_MAX_NS ? NW_DRAIN_BACKOFF_MAX_NS : d;
+}
+
+void nw_drain_plan(const nw_drain_pod_t *pods, size_t n, int64_t deadline_ns, int64_t now_ns,
+                   nw_drain_action_t *actions, nw_drain_plan_t *out)
+{
+    memset(out, 0, sizeof *out);
+    out->wave = -1;
+    size_t per_wave[NW_WAVES] = {0};
+    for (size_t i = 0; i < n; i++) {
+        actions[i] = NW_DRAIN_SKIP;
+        if (!nw_drain_waits_for(&pods[i]))
+            continue;
+        out->waiting++;
+        per_wave[nw_drain_wave(&pods[i])]++;
+        actions[i] = NW_DRAIN_WAIT;
+        if (nw_drain_must_delete(&pods[i], deadline_ns, now_ns)) {
+            actions[i] = NW_DRAIN_DELETE;
+            out->del++;
+        }
+        if (pods[i].do_not_disrupt && !pods[i].terminating && actions[i] != NW_DRAIN_DELETE)
+            out->blocked_dnd++;
+    }
+    for (int w = 0; w < NW_WAVES; w++)
+        if (per_wave[w]) {
+            out->wave = w;
+            break;
+        }
+    if (out->wave < 0)
+        return;
+    for (size_t i = 0; i < n; i++)
+        if (actions[i] == NW_DRAIN_WAIT && (int)nw_drain_wave(&pods[i]) == out->wave &&
+            nw_drain_evictable(&pods[i])) {
+            actions[i] = NW_DRAIN_EVICT;
+            out->evict++;
+        }
+}
+
+nw_rc_t nw_drain_tgp_deadline(const cJSON *nodeclaim, int64_t *deadline_ns, nw_err_t *err)
+{
+    *deadline_ns = 0;
+    const cJSON *v = GET(GET(GET(nodeclaim, "metadata"), "annotations"), NW_ANN_TERMINATION_TS);
+    if (!v)
+        return NW_ENOTFOUND;
+    const char *s = cJSON_GetStringValue(v);
+    if (!s || nw_time_parse(s, deadline_ns) != NW_OK) {
+        *deadline_ns = 0;
+        return nw_err_set(err, NW_EPARSE, "metadata.annotations[" NW_ANN_TERMINATION_TS "]",
+                          "not an RFC 3339 time: %s", s ? s : "(not a string)");
+    }
+    return NW_OK;
+}
+
+nw_rc_t nw_drain_tgp_value(const cJSON *nodeclaim, char *buf, size_t len, nw_err_t *err)
+{
+    const char *dts = cJSON_GetStringValue(GET(GET(nodeclaim, "metadata"), "deletionTimestamp"));
+    const char *tgp = cJSON_GetStringValue(GET(GET(nodeclaim, "spec"), "terminationGracePeriod"));
+    if (!dts || !tgp)
+        return NW_ENOTFOUND;
+    int64_t t = 0, d = 0;
+    if (nw_time_parse(dts, &t) != NW_OK)
+        return nw_err_set(err, NW_EPARSE, "metadata.deletionTimestamp", "not an RFC 3339 time: %s",
+                          dts);
+    nw_err_t e = {0};
+    if (nw_duration_parse(tgp, &d, &e) != NW_OK || d < 0)
+        return nw_err_set(err, NW_EPARSE, "spec.terminationGracePeriod", "%s",
+                          e.msg[0] ? e.msg : "must not be negative");
+    if (d > INT64_MAX - t)
+        return nw_err_set(err, NW_ERANGE, "spec.terminationGracePeriod", "deadline out of range");
+    if (len < 32)
+        return nw_err_set(err, NW_ERANGE, "", "buffer too small");
+    nw_time_format(t + d, buf, len);
+    return NW_OK;
+}

@@ -1,0 +1,270 @@
+/*
+ * scaler/disrupt/drift.c — the drift rules (see drift.h).
+ */
+#include "scaler/disrupt/drift.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "api/labels.h"
+#include "api/requirements.h"
+#include "common/clock.h"
+#include "scaler/disrupt/hash.h"
+
+#define GET(o, k) cJSON_GetObjectItemCaseSensitive((o), (k))
+#define INSTANCE_TYPE_CHECK_AGE_NS (3600 * NW_NS_PER_SEC)
+#define MAX_TYPE_LABELS 48
+
+static const char *const NAMES[NW_DRIFT_REASONS] = {
+    "",
+    "NodePoolDrifted",
+    "RequirementsDrifted",
+    "InstanceTypeNotFound",
+    "NodeClassDrift",
+    "AMIDrift",
+    "SecurityGroupDrift",
+    "SubnetDrift",
+};
+
+const char *nw_drift_reason_str(nw_drift_reason_t r)
+{
+    return (int)r >= 0 && r < NW_DRIFT_REASONS ? NAMES[r] : "";
+}
+
+nw_drift_reason_t nw_drift_reason_parse(const char *s)
+{
+    for (int i = 1; s && i < NW_DRIFT_REASONS; i++)
+        if (strcmp(s, NAMES[i]) == 0)
+            return (nw_drift_reason_t)i;
+    return NW_DRIFT_NONE;
+}
+
+static void say(char *detail, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void say(char *detail, size_t n, const char *fmt, ...)
+{
+    if (!detail || !n)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(detail, n, fmt, ap);
+    va_end(ap);
+}
+
+static const char *annotation(const cJSON *obj, const char *key)
+{
+    return cJSON_GetStringValue(GET(GET(GET(obj, "metadata"), "annotations"), key));
+}
+
+static const char *label(const cJSON *obj, const char *key)
+{
+    return cJSON_GetStringValue(GET(GET(GET(obj, "metadata"), "labels"), key));
+}
+
+/* Karpenter's areStaticFieldsDrifted: both hash annotations on the NodeClaim, the same
+ * version as ours; the pool's hash is computed (it is what its annotation holds or is
+ * about to hold). */
+static int hash_drifted(const cJSON *nc, const char *hash_key, const char *version_key,
+                        const char *version, const char *current)
+{
+    const char *h = annotation(nc, hash_key), *v = annotation(nc, version_key);
+    if (!h || !v || !current || !*current)
+        return 0;
+    if (strcmp(v, version) != 0)
+        return 0;
+    return strcmp(h, current) != 0;
+}
+
+/* The NodeClaim's labels, completed from the catalog (type and offering labels). */
+static nw_rc_t claim_labels(const nw_drift_in_t *in, nw_labels_t *out)
+{
+    nw_labels_init(out);
+    const cJSON *l;
+    cJSON_ArrayForEach(l, GET(GET(in->nodeclaim, "metadata"), "labels"))
+    {
+        if (cJSON_IsString(l) && l->string && nw_labels_set(out, l->string, l->valuestring) != NW_OK)
+            return NW_ENOMEM;
+    }
+    if (!in->catalog)
+        return NW_OK;
+    char keys[MAX_TYPE_LABELS][64], vals[MAX_TYPE_LABELS][64];
+    int n = nw_drift__type_labels(in->catalog, label(in->nodeclaim, "node.kubernetes.io/instance-type"),
+                                  label(in->nodeclaim, "topology.kubernetes.io/zone"),
+                                  label(in->nodeclaim, "karpenter.sh/capacity-type"), keys, vals,
+                                  MAX_TYPE_LABELS);
+    for (int i = 0; i < n; i++)
+        if (!nw_labels_get(out, keys[i]) && nw_labels_set(out, keys[i], vals[i]) != NW_OK)
+            return NW_ENOMEM;
+    return NW_OK;
+}
+
+/* Karpenter's areRequirementsDrifted: NewLabelRequirements(labels).Compatible(pool reqs). */
+static int requirements_drifted(const nw_drift_in_t *in, char *detail, size_t n)
+{
+    const cJSON *arr = GET(GET(GET(GET(in->nodepool, "spec"), "template"), "spec"), "requirements");
+    nw_reqs_t pool, have;
+    nw_labels_t labels;
+    int drifted = 0;
+    if (nw_reqs_parse_list(arr, "spec.template.spec.requirements", NW_REQS_PARSE_KARPENTER, &pool,
+                           NULL) != NW_OK)
+        return 0; /* an invalid pool is reported by its ValidationSucceeded condition */
+    nw_reqs_init(&have);
+    if (claim_labels(in, &labels) == NW_OK && nw_reqs_from_labels(&labels, &have) == NW_OK) {
+        nw_reqs_conflict_t cf;
+        memset(&cf, 0, sizeof cf);
+        if (!nw_reqs_compatible(&have, &pool, 0, &cf)) {
+            drifted = 1;
+            say(detail, n, "the NodeClaim's labels no longer satisfy the NodePool's requirements: %s",
+                cf.msg);
+        }
+    }
+    nw_labels_cleanup(&labels);
+    nw_reqs_cleanup(&have);
+    nw_reqs_cleanup(&pool);
+    return drifted;
+}
+
+static int instance_type_gone(const nw_drift_in_t *in, char *detail, size_t n)
+{
+    if (!in->catalog)
+        return 0;
+    const char *ct = cJSON_GetStringValue(GET(GET(in->nodeclaim, "metadata"), "creationTimestamp"));
+    int64_t created = 0;
+    if (!ct || nw_time_parse(ct, &created) != NW_OK ||
+        in->now_ns - created < INSTANCE_TYPE_CHECK_AGE_NS)
+        return 0;
+    const char *type = label(in->nodeclaim, "node.kubernetes.io/instance-type");
+    if (!type || !*type)
+        return 0;
+    const char *zone = label(in->nodeclaim, "topology.kubernetes.io/zone");
+    const char *cap = label(in->nodeclaim, "karpenter.sh/capacity-type");
+    int r = nw_drift__offering_exists(in->catalog, type, zone, cap);
+    if (r < 0) {
+        say(detail, n, "instance type %s is no longer offered", type);
+        return 1;
+    }
+    if (r == 0) {
+        say(detail, n, "instance type %s has no offering in zone %s for capacity type %s", type,
+            zone ? zone : "(any)", cap ? cap : "(any)");
+        return 1;
+    }
+    return 0;
+}
+
+static int in_set(const char *const *set, size_t n, const char *v)
+{
+    for (size_t i = 0; i < n; i++)
+        if (set[i] && strcmp(set[i], v) == 0)
+            return 1;
+    return 0;
+}
+
+static void join(char *buf, size_t n, const char *const *v, size_t k)
+{
+    size_t off = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < k && off < n; i++) {
+        int w = snprintf(buf + off, n - off, "%s%s", i ? " " : "", v[i] ? v[i] : "");
+        if (w < 0)
+            break;
+        off += (size_t)w;
+    }
+}
+
+static int ami_drifted(const nw_drift_in_t *in, char *detail, size_t n)
+{
+    const nw_drift_class_t *r = in->resolved;
+    const char *image = in->instance && in->instance->image_id && *in->instance->image_id
+                            ? in->instance->image_id
+                            : cJSON_GetStringValue(GET(GET(in->nodeclaim, "status"), "imageID"));
+    if (!r || !r->namis || !image || !*image)
+        return 0; /* Karpenter: "no amis exist given constraints" — an error, no verdict */
+    const char *arch = nw_drift__type_arch(in->catalog,
+                                           label(in->nodeclaim, "node.kubernetes.io/instance-type"));
+    if (!arch)
+        arch = label(in->nodeclaim, "kubernetes.io/arch");
+    const char *fit[64];
+    size_t nfit = 0;
+    for (size_t i = 0; i < r->namis && nfit < 64; i++)
+        if (!arch || !r->ami_arch || !r->ami_arch[i] || !*r->ami_arch[i] ||
+            strcmp(r->ami_arch[i], arch) == 0)
+            fit[nfit++] = r->ami_ids[i];
+    if (!nfit)
+        return 0; /* no AMI fits the instance type: an error in Karpenter, no verdict */
+    if (in_set(fit, nfit, image))
+        return 0;
+    char list[512];
+    join(list, sizeof list, fit, nfit);
+    say(detail, n, "instance AMI %s is not among the EC2NodeClass's AMIs [%s]", image, list);
+    return 1;
+}
+
+static int sg_drifted(const nw_drift_in_t *in, char *detail, size_t n)
+{
+    const nw_drift_class_t *r = in->resolved;
+    const nw_drift_instance_t *i = in->instance;
+    if (!r || !r->nsgs || !i || !i->nsg)
+        return 0;
+    int same = 1;
+    for (size_t k = 0; k < i->nsg && same; k++)
+        same = in_set(r->sg_ids, r->nsgs, i->sg_ids[k]);
+    for (size_t k = 0; k < r->nsgs && same; k++)
+        same = in_set(i->sg_ids, i->nsg, r->sg_ids[k]);
+    if (same)
+        return 0;
+    char a[512], b[512];
+    join(a, sizeof a, i->sg_ids, i->nsg);
+    join(b, sizeof b, r->sg_ids, r->nsgs);
+    say(detail, n, "instance security groups [%s] differ from the EC2NodeClass's [%s]", a, b);
+    return 1;
+}
+
+static int subnet_drifted(const nw_drift_in_t *in, char *detail, size_t n)
+{
+    const nw_drift_class_t *r = in->resolved;
+    const nw_drift_instance_t *i = in->instance;
+    if (!r || !r->nsubnets || !i || !i->subnet_id || !*i->subnet_id)
+        return 0;
+    if (in_set(r->subnet_ids, r->nsubnets, i->subnet_id))
+        return 0;
+    char b[512];
+    join(b, sizeof b, r->subnet_ids, r->nsubnets);
+    say(detail, n, "instance subnet %s is not among the EC2NodeClass's subnets [%s]", i->subnet_id,
+        b);
+    return 1;
+}
+
+nw_drift_reason_t nw_drift_check(const nw_drift_in_t *in, char *detail, size_t n)
+{
+    say(detail, n, "%s", "");
+    if (!in || !in->nodeclaim || !in->nodepool)
+        return NW_DRIFT_NONE;
+    char h[NW_HASH_LEN];
+    if (nw_hash_nodepool(in->nodepool, h, NULL) == NW_OK &&
+        hash_drifted(in->nodeclaim, NW_ANN_NODEPOOL_HASH, NW_ANN_NODEPOOL_HASH_VERSION,
+                     NW_NODEPOOL_HASH_VERSION, h)) {
+        say(detail, n, "the NodePool's template changed (nodepool-hash %s, the NodeClaim has %s)", h,
+            annotation(in->nodeclaim, NW_ANN_NODEPOOL_HASH));
+        return NW_DRIFT_NODEPOOL;
+    }
+    if (requirements_drifted(in, detail, n))
+        return NW_DRIFT_REQUIREMENTS;
+    if (instance_type_gone(in, detail, n))
+        return NW_DRIFT_INSTANCE_TYPE;
+    if (!in->nodeclass)
+        return NW_DRIFT_NONE;
+    if (nw_hash_ec2nodeclass(in->nodeclass, h, NULL) == NW_OK &&
+        hash_drifted(in->nodeclaim, NW_ANN_NODECLASS_HASH, NW_ANN_NODECLASS_HASH_VERSION,
+                     NW_NODECLASS_HASH_VERSION, h)) {
+        say(detail, n, "the EC2NodeClass changed (ec2nodeclass-hash %s, the NodeClaim has %s)", h,
+            annotation(in->nodeclaim, NW_ANN_NODECLASS_HASH));
+        return NW_DRIFT_NODECLASS;
+    }
+    if (ami_drifted(in, detail, n))
+        return NW_DRIFT_AMI;
+    if (sg_drifted(in, detail, n))
+        return NW_DRIFT_SECURITY_GROUP;
+    if (subnet_drifted(in, detail, n))
+        return NW_DRIFT_SUBNET;
+    return NW_DRIFT_NONE;
+}

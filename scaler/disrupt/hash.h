@@ -1,0 +1,78 @@
+/*
+ * scaler/disrupt/hash.h — the static-drift hashes Karpenter keeps in annotations
+ * (kubernetes-sigs/karpenter pkg/apis/v1/nodepool.go Hash, pkg/controllers/nodepool/hash;
+ * aws/karpenter-provider-aws pkg/apis/v1/ec2nodeclass.go Hash, pkg/controllers/nodeclass/hash):
+ *
+ *   karpenter.sh/nodepool-hash            + karpenter.sh/nodepool-hash-version: v3
+ *   karpenter.k8s.aws/ec2nodeclass-hash   + karpenter.k8s.aws/ec2nodeclass-hash-version: v5
+ *
+ * on the NodePool / EC2NodeClass (written by the drift controller) and stamped on
+ * every NodeClaim at creation (nw_hash_stamp_nodeclaim). A NodeClaim whose hash
+ * differs from its pool's (or class's) at equal versions is NodePoolDrifted
+ * (NodeClassDrift).
+ *
+ * Which fields are hashed is Karpenter's: the NodePool hash covers
+ * spec.template (template labels and annotations, taints, startupTaints,
+ * nodeClassRef, expireAfter, terminationGracePeriod) but not
+ * spec.template.spec.requirements (requirements drift is judged separately) and
+ * nothing outside the template (disruption, limits, weight, replicas). The
+ * EC2NodeClass hash covers spec except the selector terms (amiSelectorTerms,
+ * subnetSelectorTerms, securityGroupSelectorTerms, capacityReservationSelectorTerms,
+ * placementGroupSelector), ipPrefixCount and the literal amiFamily (the resolved
+ * family — amiFamily, else the alias's family, else Custom — is hashed instead).
+ *
+ * How: Karpenter uses mitchellh/hashstructure v2 (FNV-64a over Go values, slices as
+ * sets, zero values ignored). We cannot reproduce its byte stream, so our values
+ * differ numerically from Karpenter's for the same object, but they cover the same
+ * fields with the same equivalences: key order never matters, lists are sets,
+ * absent == null == "", durations compare by value ("720h" == "43200m"), quantities
+ * by value ("20Gi" == "21474836480"). A NodeClaim stamped by Karpenter itself
+ * therefore drifts once (NodePoolDrifted) when nodewarden takes over a pool.
+ *
+ * Pure; thread: any.
+ */
+#ifndef NW_SCALER_DISRUPT_HASH_H
+#define NW_SCALER_DISRUPT_HASH_H
+
+#include <cjson/cJSON.h>
+
+#include "common/err.h"
+
+#define NW_ANN_NODEPOOL_HASH "karpenter.sh/nodepool-hash"
+#define NW_ANN_NODEPOOL_HASH_VERSION "karpenter.sh/nodepool-hash-version"
+#define NW_NODEPOOL_HASH_VERSION "v3"
+#define NW_ANN_NODECLASS_HASH "karpenter.k8s.aws/ec2nodeclass-hash"
+#define NW_ANN_NODECLASS_HASH_VERSION "karpenter.k8s.aws/ec2nodeclass-hash-version"
+#define NW_NODECLASS_HASH_VERSION "v5"
+
+/* A hash as text: a decimal uint64 (as Go's fmt.Sprint prints it) plus NUL. */
+#define NW_HASH_LEN 24
+
+/** The NodePool hash of a NodePool object into out. NW_EINVAL (path
+ * "spec.template") when the object has no spec.template object. */
+nw_rc_t nw_hash_nodepool(const cJSON *nodepool, char out[NW_HASH_LEN], nw_err_t *err);
+
+/** The EC2NodeClass hash of an EC2NodeClass object into out. NW_EINVAL (path
+ * "spec") when it has no spec object. */
+nw_rc_t nw_hash_ec2nodeclass(const cJSON *nodeclass, char out[NW_HASH_LEN], nw_err_t *err);
+
+/** The AMI family the EC2NodeClass hash uses: spec.amiFamily, else the family of
+ * an `alias` AMI selector term (al2023@latest → "AL2023"), else "Custom".
+ * Static storage or a string inside nodeclass (borrowed). */
+const char *nw_hash_ami_family(const cJSON *nodeclass);
+
+/**
+ * Stamp a NodeClaim object being created: set metadata.annotations
+ * karpenter.sh/nodepool-hash(-version) from the NodePool and, when nodeclass is
+ * not NULL, karpenter.k8s.aws/ec2nodeclass-hash(-version) from the EC2NodeClass
+ * (values computed from the objects, not read from their annotations, so a pool
+ * created a moment ago is stamped right). nodeclaim is modified in place.
+ * NW_EINVAL when the pool or class has no template/spec (nothing is stamped for it).
+ */
+nw_rc_t nw_hash_stamp_nodeclaim(cJSON *nodeclaim, const cJSON *nodepool, const cJSON *nodeclass,
+                                nw_err_t *err);
+
+/** Does obj's metadata.annotations[key] equal value (both present)? */
+int nw_hash_annotation_is(const cJSON *obj, const char *key, const char *value);
+
+#endif

@@ -1,0 +1,989 @@
+/*
+ * scaler/state/simsnap.c — the live cluster as a scheduling snapshot, nominations, and
+ * NodeClaims from simulated claims (see simsnap.h).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "api/requirements.h"
+#include "common/log.h"
+#include "scaler/sched/from_catalog.h"
+#include "scaler/state/simsnap.h"
+#include "scaler/controllers/upkeep.h"
+
+#define GET(o, k) cJSON_GetObjectItemCaseSensitive((o), (k))
+/* the nomination window: max(2 x batchMaxDuration, 10 s) (20 s at the defaults) */
+#define NOMINATION_NS(c) (2 * (c)->batch_max_ns > 10 * NW_NS_PER_SEC ? 2 * (c)->batch_max_ns \
+                                                                     : 10 * NW_NS_PER_SEC)
+#define NOM_KEEP_NS (30 * NW_NS_PER_SEC)
+
+/* ---- provisioner memory: nominations and FailedScheduling messages ---- */
+
+typedef struct {
+    char *uid;
+    char *claim;
+    int64_t at; /* monotonic ns */
+    int used;   /* looked up in the current build */
+} nom_t;
+
+typedef struct {
+    char *uid;
+    uint64_t hash; /* of the last FailedScheduling message */
+    int seen;
+} evmem_t;
+
+struct nw_simsnap_state {
+    nom_t *noms; /* sorted by uid */
+    size_t nnoms, cnoms;
+    evmem_t *ev; /* sorted by uid */
+    size_t nev, cev;
+};
+
+static struct nw_simsnap_state *state(nw_ctl_t *c)
+{
+    if (!c->sim)
+        c->sim = calloc(1, sizeof *c->sim);
+    return c->sim;
+}
+
+void nw_simsnap_cleanup(nw_ctl_t *c)
+{
+    struct nw_simsnap_state *st = c->sim;
+    if (!st)
+        return;
+    for (size_t i = 0; i < st->nnoms; i++) {
+        free(st->noms[i].uid);
+        free(st->noms[i].claim);
+    }
+    for (size_t i = 0; i < st->nev; i++)
+        free(st->ev[i].uid);
+    free(st->noms);
+    free(st->ev);
+    free(st);
+    c->sim = NULL;
+}
+
+/* binary search in an array of structs whose first member is `char *uid` */
+static size_t uid_lower(const void *arr, size_t n, size_t elem, const char *uid)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        const char *u = *(char *const *)((const char *)arr + mid * elem);
+        if (strcmp(u, uid) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static nom_t *nom_find(struct nw_simsnap_state *st, const char *uid)
+{
+    if (!st || !st->nnoms)
+        return NULL;
+    size_t i = uid_lower(st->noms, st->nnoms, sizeof *st->noms, uid);
+    return i < st->nnoms && strcmp(st->noms[i].uid, uid) == 0 ? &st->noms[i] : NULL;
+}
+
+void nw_simsnap_nominate(nw_ctl_t *c, const char *pod_uid, const char *claim, int64_t mono)
+{
+    struct nw_simsnap_state *st = state(c);
+    if (!st || !pod_uid || !*pod_uid || !claim)
+        return;
+    size_t i = uid_lower(st->noms, st->nnoms, sizeof *st->noms, pod_uid);
+    if (i < st->nnoms && strcmp(st->noms[i].uid, pod_uid) == 0) {
+        char *cl = strdup(claim);
+        if (!cl)
+            return;
+        free(st->noms[i].claim);
+        st->noms[i].claim = cl;
+        st->noms[i].at = mono;
+        return;
+    }
+    if (st->nnoms == st->cnoms) {
+        size_t n = st->cnoms ? st->cnoms * 2 : 64;
+        nom_t *v = realloc(st->noms, n * sizeof *v);
+        if (!v)
+            return;
+        st->noms = v;
+        st->cnoms = n;
+    }
+    nom_t e = {strdup(pod_uid), strdup(claim), mono, 1};
+    if (!e.uid || !e.claim) {
+        free(e.uid);
+        free(e.claim);
+        return;
+    }
+    memmove(&st->noms[i + 1], &st->noms[i], (st->nnoms - i) * sizeof *st->noms);
+    st->noms[i] = e;
+    st->nnoms++;
+}
+
+/* Drop nominations not looked up by a full build and older than NOM_KEEP_NS. */
+static void noms_prune(struct nw_simsnap_state *st, int64_t mono)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < st->nnoms; i++) {
+        nom_t *n = &st->noms[i];
+        if (n->used || mono - n->at < NOM_KEEP_NS) {
+            n->used = 0;
+            st->noms[k++] = *n;
+        } else {
+            free(n->uid);
+            free(n->claim);
+        }
+    }
+    st->nnoms = k;
+}
+
+static uint64_t fnv(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h;
+}
+
+/* Provisioner: 1 when this FailedScheduling message is new for the pod (remembered). */
+int nw_simsnap_event_once(nw_ctl_t *c, const char *uid, const char *msg)
+{
+    struct nw_simsnap_state *st = state(c);
+    if (!st)
+        return 1;
+    uint64_t h = fnv(msg);
+    size_t i = uid_lower(st->ev, st->nev, sizeof *st->ev, uid);
+    if (i < st->nev && strcmp(st->ev[i].uid, uid) == 0) {
+        st->ev[i].seen = 1;
+        if (st->ev[i].hash == h)
+            return 0;
+        st->ev[i].hash = h;
+        return 1;
+    }
+    if (st->nev == st->cev) {
+        size_t n = st->cev ? st->cev * 2 : 64;
+        evmem_t *v = realloc(st->ev, n * sizeof *v);
+        if (!v)
+            return 1;
+        st->ev = v;
+        st->cev = n;
+    }
+    char *u = strdup(uid);
+    if (!u)
+        return 1;
+    memmove(&st->ev[i + 1], &st->ev[i], (st->nev - i) * sizeof *st->ev);
+    st->ev[i] = (evmem_t){u, h, 1};
+    st->nev++;
+    return 1;
+}
+
+/* Provisioner: forget the messages of pods not reported since the last call. */
+void nw_simsnap_event_prune(nw_ctl_t *c)
+{
+    struct nw_simsnap_state *st = c->sim;
+    if (!st)
+        return;
+    size_t k = 0;
+    for (size_t i = 0; i < st->nev; i++) {
+        if (st->ev[i].seen) {
+            st->ev[i].seen = 0;
+            st->ev[k++] = st->ev[i];
+        } else
+            free(st->ev[i].uid);
+    }
+    st->nev = k;
+}
+
+/* ---- catalog ---- */
+
+static void res_str(cJSON *o, const char *name, const char *suffix, long long v)
+{
+    char b[48];
+    snprintf(b, sizeof b, "%lld%s", v, suffix);
+    cJSON_AddStringToObject(o, name, b);
+}
+
+static cJSON *catres_json(const nw_cat_res_t *r)
+{
+    cJSON *o = cJSON_CreateObject();
+    res_str(o, "cpu", "m", (long long)r->cpu_m);
+    res_str(o, "memory", "Mi", (long long)r->memory_mib);
+    res_str(o, "ephemeral-storage", "", (long long)r->ephemeral_bytes);
+    res_str(o, "pods", "", (long long)r->pods);
+    if (r->nvidia_gpu)
+        res_str(o, "nvidia.com/gpu", "", (long long)r->nvidia_gpu);
+    if (r->amd_gpu)
+        res_str(o, "amd.com/gpu", "", (long long)r->amd_gpu);
+    if (r->neuron)
+        res_str(o, "aws.amazon.com/neuron", "", (long long)r->neuron);
+    if (r->neuroncore)
+        res_str(o, "aws.amazon.com/neuroncore", "", (long long)r->neuroncore);
+    if (r->efa)
+        res_str(o, "vpc.amazonaws.com/efa", "", (long long)r->efa);
+    return o;
+}
+
+static void overhead(nw_ctl_t *c, nw_overhead_opts_t *o)
+{
+    nw_overhead_opts_default(o);
+    if (c->vm_overhead > 0)
+        o->vm_memory_overhead_percent = c->vm_overhead;
+    o->reserved_enis = c->reserved_enis;
+}
+
+cJSON *nw_simsnap_type_resources(nw_ctl_t *c, const char *type, int allocatable)
+{
+    const nw_itype_t *t = type ? nw_catalog_find(c->cloud->ops->catalog(c->cloud), type) : NULL;
+    if (!t)
+        return NULL;
+    nw_overhead_opts_t oo;
+    overhead(c, &oo);
+    nw_cat_res_t r;
+    if (allocatable)
+        nw_itype_allocatable(t, &oo, &r);
+    else
+        nw_itype_capacity(t, &oo, &r);
+    return catres_json(&r);
+}
+
+/* The catalog has no offerings when it was not refreshed from the API: offer every
+ * type in the zones of the EC2NodeClasses' subnets (what the cloud does at launch). */
+static void ensure_zones(nw_ctl_t *c, const nw_kube_snap_t *s)
+{
+    const nw_catalog_t *cat = c->cloud->ops->catalog(c->cloud);
+    if (nw_catalog_len(cat) == 0 || nw_catalog_at(cat, 0)->noffer > 0)
+        return;
+    nw_catalog_zone_t z[16];
+    int nz = 0;
+    for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_EC2NODECLASSES); i++) {
+        const nw_nodeclass_resolved_t *r = NULL;
+        if (c->cloud->ops->resolve(c->cloud, nw_kube_snap_at(s, NW_KUBE_EC2NODECLASSES, i)->json,
+                                   &r, NULL) != NW_OK || !r)
+            continue;
+        for (size_t k = 0; k < r->nsubnets && nz < 16; k++) {
+            int dup = 0;
+            for (int j = 0; j < nz; j++)
+                dup |= strcmp(z[j].name, r->subnets[k].zone) == 0;
+            if (dup)
+                continue;
+            snprintf(z[nz].name, sizeof z[nz].name, "%s", r->subnets[k].zone);
+            snprintf(z[nz].id, sizeof z[nz].id, "%s", r->subnets[k].zone_id);
+            nz++;
+        }
+    }
+    nw_err_t err = {0};
+    if (nz && nw_catalog_set_zones((nw_catalog_t *)cat, z, nz, &err) != NW_OK)
+        nw_log_warn("provisioner", "cannot set the catalog's zones", NW_LS("error", err.msg));
+}
+
+/* ---- the snapshot ---- */
+
+static int claim_initialized(const cJSON *nc)
+{
+    const char *st = nw_ctl_condition(nc, "Initialized");
+    return st && strcmp(st, "True") == 0;
+}
+
+static int excluded(const nw_simsnap_opts_t *o, const char *name)
+{
+    for (size_t i = 0; name && i < o->nexclude; i++)
+        if (o->exclude[i] && strcmp(o->exclude[i], name) == 0)
+            return 1;
+    return 0;
+}
+
+static int has_taint(const cJSON *obj, const char *key, const char *effect)
+{
+    const cJSON *t;
+    cJSON_ArrayForEach(t, GET(GET(obj, "spec"), "taints"))
+    {
+        const char *k = cJSON_GetStringValue(GET(t, "key"));
+        const char *e = cJSON_GetStringValue(GET(t, "effect"));
+        if (k && strcmp(k, key) == 0 && (!effect || (e && strcmp(e, effect) == 0)))
+            return 1;
+    }
+    return 0;
+}
+
+static int owner_kind(const cJSON *pod, const char *kind)
+{
+    const cJSON *o;
+    cJSON_ArrayForEach(o, GET(GET(pod, "metadata"), "ownerReferences"))
+    {
+        const char *k = cJSON_GetStringValue(GET(o, "kind"));
+        if (k && strcmp(k, kind) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+static int pod_terminal(const nw_kube_obj_t *p)
+{
+    return strcmp(p->phase, "Succeeded") == 0 || strcmp(p->phase, "Failed") == 0;
+}
+
+/* §1.1 "reschedulable": active, not DaemonSet, not mirror, not do-not-disrupt */
+int nw_simsnap_pod_reschedulable(const nw_kube_obj_t *p)
+{
+    if (pod_terminal(p) || p->terminating)
+        return 0;
+    if (owner_kind(p->json, "DaemonSet") || owner_kind(p->json, "Node"))
+        return 0;
+    const char *dnd = cJSON_GetStringValue(
+        GET(GET(GET(p->json, "metadata"), "annotations"), "karpenter.sh/do-not-disrupt"));
+    return !(dnd && strcmp(dnd, "true") == 0);
+}
+
+/* A shallow variant of a pod: spec copied with nodeName set (or removed), status
+ * replaced by PodScheduled=False/Unschedulable when unsched; the rest referenced. */
+static cJSON *pod_variant(const cJSON *pod, const char *node, int unsched)
+{
+    cJSON *v = cJSON_CreateObject();
+    if (!v)
+        return NULL;
+    const cJSON *ch;
+    for (ch = pod->child; ch; ch = ch->next) {
+        if (!ch->string)
+            continue;
+        cJSON *item;
+        if (strcmp(ch->string, "spec") == 0) {
+            item = cJSON_Duplicate(ch, 1);
+            if (item) {
+                cJSON_DeleteItemFromObjectCaseSensitive(item, "nodeName");
+                if (node)
+                    cJSON_AddStringToObject(item, "nodeName", node);
+            }
+        } else if (strcmp(ch->string, "status") == 0 && unsched) {
+            continue;
+        } else
+            item = cJSON_IsObject(ch) ? cJSON_CreateObjectReference(ch->child)
+                   : cJSON_IsArray(ch) ? cJSON_CreateArrayReference(ch->child)
+                                       : cJSON_Duplicate(ch, 1);
+        if (!item) {
+            cJSON_Delete(v);
+            return NULL;
+        }
+        cJSON_AddItemToObject(v, ch->string, item);
+    }
+    if (unsched) {
+        cJSON *st = cJSON_AddObjectToObject(v, "status");
+        cJSON_AddStringToObject(st, "phase", "Pending");
+        cJSON *cd = cJSON_CreateObject();
+        cJSON_AddStringToObject(cd, "type", "PodScheduled");
+        cJSON_AddStringToObject(cd, "status", "False");
+        cJSON_AddStringToObject(cd, "reason", "Unschedulable");
+        cJSON_AddItemToArray(cJSON_AddArrayToObject(st, "conditions"), cd);
+    }
+    return v;
+}
+
+typedef struct {
+    nw_ctl_t *c;
+    const nw_kube_snap_t *ks;
+    const nw_simsnap_opts_t *o;
+    nw_simsnap_t *out;
+    size_t cpods, centries;
+    nw_err_t *err;
+} build_t;
+
+static nw_rc_t push_pod(build_t *b, const nw_kube_obj_t *p, const cJSON *json, int resched)
+{
+    nw_simsnap_t *out = b->out;
+    nw_err_t e = {0};
+    size_t before = nw_sched_snap_npods(out->sched);
+    nw_rc_t rc = nw_sched_snap_add_pod_json(out->sched, json, &e);
+    if (rc == NW_ENOMEM)
+        return nw_err_set(b->err, rc, "", "out of memory");
+    if (rc != NW_OK) {
+        nw_log_debug("provisioner", "pod left out of the simulation", NW_LS("pod", p->key),
+                     NW_LS("field", e.path), NW_LS("error", e.msg));
+        return NW_OK;
+    }
+    if (nw_sched_snap_npods(out->sched) == before)
+        return NW_OK;
+    if (out->npods == b->cpods) {
+        size_t n = b->cpods ? b->cpods * 2 : 256;
+        const nw_kube_obj_t **v = realloc(out->pods, n * sizeof *v);
+        if (!v)
+            return nw_err_set(b->err, NW_ENOMEM, "", "out of memory");
+        out->pods = v;
+        unsigned char *r = realloc(out->rescheduled, n);
+        if (!r)
+            return nw_err_set(b->err, NW_ENOMEM, "", "out of memory");
+        out->rescheduled = r;
+        b->cpods = n;
+    }
+    out->pods[out->npods] = p;
+    out->rescheduled[out->npods] = (unsigned char)(resched != 0);
+    out->npods++;
+    return NW_OK;
+}
+
+static nw_rc_t push_variant(build_t *b, const nw_kube_obj_t *p, const char *node, int unsched,
+                            int resched)
+{
+    cJSON *v = pod_variant(p->json, node, unsched);
+    if (!v)
+        return nw_err_set(b->err, NW_ENOMEM, "", "out of memory");
+    nw_rc_t rc = push_pod(b, p, v, resched);
+    cJSON_Delete(v);
+    return rc;
+}
+
+static nw_rc_t push_entry(build_t *b, const char *name, const char *claim)
+{
+    nw_simsnap_t *out = b->out;
+    if (out->nentries == b->centries) {
+        size_t n = b->centries ? b->centries * 2 : 32;
+        char **a = realloc(out->entry_names, n * sizeof *a);
+        if (!a)
+            return NW_ENOMEM;
+        out->entry_names = a;
+        char **c2 = realloc(out->entry_claims, n * sizeof *c2);
+        if (!c2)
+            return NW_ENOMEM;
+        out->entry_claims = c2;
+        b->centries = n;
+    }
+    char *x = strdup(name), *y = strdup(claim);
+    if (!x || !y) {
+        free(x);
+        free(y);
+        return NW_ENOMEM;
+    }
+    out->entry_names[out->nentries] = x;
+    out->entry_claims[out->nentries] = y;
+    out->nentries++;
+    return NW_OK;
+}
+
+const char *nw_simsnap_claim_of(const nw_simsnap_t *s, const char *target)
+{
+    for (size_t i = 0; target && i < s->nentries; i++)
+        if (strcmp(s->entry_names[i], target) == 0)
+            return s->entry_claims[i];
+    return NULL;
+}
+
+/* The snapshot name under which a NodeClaim's capacity appears, or NULL. */
+static const char *entry_of_claim(const nw_simsnap_t *s, const char *claim)
+{
+    for (size_t i = 0; claim && i < s->nentries; i++)
+        if (strcmp(s->entry_claims[i], claim) == 0)
+            return s->entry_names[i];
+    return NULL;
+}
+
+/* The first value of a NodeClaim's `key In [...]` requirement (the cheapest type: the
+ * provisioner writes them cheapest first). */
+static const char *req_first(const cJSON *nc, const char *key)
+{
+    const cJSON *r;
+    cJSON_ArrayForEach(r, GET(GET(nc, "spec"), "requirements"))
+    {
+        const char *k = cJSON_GetStringValue(GET(r, "key"));
+        const char *op = cJSON_GetStringValue(GET(r, "operator"));
+        if (k && op && strcmp(k, key) == 0 && strcmp(op, "In") == 0)
+            return cJSON_GetStringValue(cJSON_GetArrayItem(GET(r, "values"), 0));
+    }
+    return NULL;
+}
+
+/* In-flight capacity for the simulation: name, the claim's labels (plus every
+ * single-valued In requirement and what the launch recorded), requirements, taints,
+ * startup taints, allocatable and capacity. launched_type: from our memory or NULL. */
+static cJSON *entry_json(nw_ctl_t *c, const cJSON *nc, const char *name,
+                         const nw_ctl_claim_t *m)
+{
+    cJSON *e = cJSON_CreateObject();
+    cJSON *md = cJSON_AddObjectToObject(e, "metadata");
+    cJSON_AddStringToObject(md, "name", name);
+    const cJSON *l0 = GET(GET(nc, "metadata"), "labels");
+    cJSON *l = cJSON_IsObject(l0) ? cJSON_Duplicate(l0, 1) : cJSON_CreateObject();
+    if (m && m->status) {
+        const char *kv[][2] = {{"node.kubernetes.io/instance-type", nw_ctl_str(m->status, "type")},
+                               {"topology.kubernetes.io/zone", nw_ctl_str(m->status, "zone")},
+                               {"karpenter.sh/capacity-type", nw_ctl_str(m->status, "ct")}};
+        for (size_t i = 0; i < 3; i++)
+            if (kv[i][1] && *kv[i][1] && !GET(l, kv[i][0]))
+                cJSON_AddStringToObject(l, kv[i][0], kv[i][1]);
+    }
+    const cJSON *r;
+    cJSON_ArrayForEach(r, GET(GET(nc, "spec"), "requirements"))
+    {
+        const char *k = cJSON_GetStringValue(GET(r, "key"));
+        const char *op = cJSON_GetStringValue(GET(r, "operator"));
+        const cJSON *vals = GET(r, "values");
+        if (k && op && strcmp(op, "In") == 0 && cJSON_GetArraySize(vals) == 1 && !GET(l, k))
+            cJSON_AddStringToObject(l, k, cJSON_GetStringValue(cJSON_GetArrayItem(vals, 0)));
+    }
+    cJSON_AddItemToObject(md, "labels", l);
+    cJSON *spec = cJSON_AddObjectToObject(e, "spec");
+    const char *copy[] = {"requirements", "taints", "startupTaints"};
+    for (size_t i = 0; i < 3; i++) {
+        const cJSON *v = GET(GET(nc, "spec"), copy[i]);
+        if (cJSON_IsArray(v))
+            cJSON_AddItemToObject(spec, copy[i], cJSON_CreateArrayReference(v->child));
+    }
+    cJSON *st = cJSON_AddObjectToObject(e, "status");
+    const char *type = cJSON_GetStringValue(GET(l, "node.kubernetes.io/instance-type"));
+    if (!type)
+        type = req_first(nc, "node.kubernetes.io/instance-type");
+    const char *which[] = {"allocatable", "capacity"};
+    for (int i = 0; i < 2; i++) {
+        const cJSON *have = GET(GET(nc, "status"), which[i]);
+        cJSON *v = cJSON_IsObject(have) && have->child
+                       ? cJSON_Duplicate(have, 1)
+                       : nw_simsnap_type_resources(c, type, i == 0);
+        if (v)
+            cJSON_AddItemToObject(st, which[i], v);
+    }
+    return e;
+}
+
+static nw_rc_t add_entry(build_t *b, const cJSON *nc, const char *name, const char *claim)
+{
+    cJSON *e = entry_json(b->c, nc, name, nw_ctl_claim_find(b->c, claim));
+    if (!e)
+        return nw_err_set(b->err, NW_ENOMEM, "", "out of memory");
+    nw_err_t er = {0};
+    nw_rc_t rc = nw_sched_snap_add_nodeclaim_json(b->out->sched, e, &er);
+    cJSON_Delete(e);
+    if (rc == NW_ENOMEM)
+        return nw_err_set(b->err, rc, "", "out of memory");
+    if (rc != NW_OK) {
+        nw_log_warn("provisioner", "NodeClaim left out of the simulation", NW_LS("nodeclaim", claim),
+                    NW_LS("field", er.path), NW_LS("error", er.msg));
+        return NW_OK;
+    }
+    if (push_entry(b, name, claim) != NW_OK)
+        return nw_err_set(b->err, NW_ENOMEM, "", "out of memory");
+    return NW_OK;
+}
+
+static nw_rc_t add_bound_pods(build_t *b, const char *node)
+{
+    const nw_kube_obj_t *const *on;
+    size_t n = nw_kube_snap_pods_on_node(b->ks, node, &on);
+    for (size_t i = 0; i < n; i++) {
+        if (pod_terminal(on[i]))
+            continue;
+        nw_rc_t rc = push_pod(b, on[i], on[i]->json, 0);
+        if (rc != NW_OK)
+            return rc;
+    }
+    return NW_OK;
+}
+
+/* The snapshot target of a pod's nomination: the entry of its NodeClaim while that
+ * is in flight. Once the claim's node initialized, the kube-scheduler decides where
+ * the pod goes and the simulation places it afresh. NULL: none. */
+static const char *nominated_target(build_t *b, const char *uid)
+{
+    nom_t *n = nom_find(b->c->sim, uid);
+    if (!n)
+        return NULL;
+    n->used = 1;
+    return entry_of_claim(b->out, n->claim);
+}
+
+static nw_rc_t add_pending(build_t *b, const nw_kube_obj_t *p, int resched)
+{
+    const char *t = nominated_target(b, p->uid);
+    if (t)
+        return push_variant(b, p, t, 0, resched);
+    if (resched)
+        return push_variant(b, p, NULL, 1, 1);
+    return push_pod(b, p, p->json, 0);
+}
+
+void nw_simsnap_free(nw_simsnap_t *s)
+{
+    if (!s)
+        return;
+    nw_sched_snap_free(s->sched);
+    free(s->pods);
+    free(s->rescheduled);
+    for (size_t i = 0; i < s->nentries; i++) {
+        free(s->entry_names[i]);
+        free(s->entry_claims[i]);
+    }
+    free(s->entry_names);
+    free(s->entry_claims);
+    memset(s, 0, sizeof *s);
+}
+
+nw_rc_t nw_simsnap_build(nw_ctl_t *c, const nw_kube_snap_t *ks, const nw_simsnap_opts_t *o,
+                         nw_simsnap_t *out, nw_err_t *err)
+{
+    memset(out, 0, sizeof *out);
+    static const nw_simsnap_opts_t defaults = {0};
+    if (!o)
+        o = &defaults;
+    build_t b = {c, ks, o, out, 0, 0, err};
+    if (!state(c) || !(out->sched = nw_sched_snap_new()))
+        return nw_err_set(err, NW_ENOMEM, "", "out of memory");
+    nw_sched_opts_t so = {.require_unschedulable = true,
+                          .ignore_preferences = o->ignore_preferences,
+                          .repack = o->repack};
+    nw_sched_snap_set_opts(out->sched, &so);
+    ensure_zones(c, ks);
+    nw_overhead_opts_t oo;
+    overhead(c, &oo);
+    nw_rc_t rc = nw_sched_snap_add_catalog(out->sched, c->cloud->ops->catalog(c->cloud),
+                                           c->cloud->ops->ice(c->cloud), nw_clock_mono(c->clock),
+                                           &oo, err);
+    if (rc != NW_OK)
+        return rc;
+    for (size_t i = 0; i < nw_kube_snap_count(ks, NW_KUBE_NODEPOOLS); i++) {
+        const nw_kube_obj_t *p = nw_kube_snap_at(ks, NW_KUBE_NODEPOOLS, i);
+        if (p->terminating)
+            continue;
+        nw_err_t e = {0};
+        if ((rc = nw_sched_snap_add_pool_json(out->sched, p->json, &e)) == NW_ENOMEM)
+            return nw_err_set(err, rc, "", "out of memory");
+        if (rc != NW_OK)
+            nw_log_warn("provisioner", "NodePool left out of the simulation", NW_LS("nodepool", p->name),
+                        NW_LS("field", e.path), NW_LS("error", e.msg));
+    }
+    for (size_t i = 0; i < nw_kube_snap_count(ks, NW_KUBE_DAEMONSETS); i++) {
+        const nw_kube_obj_t *d = nw_kube_snap_at(ks, NW_KUBE_DAEMONSETS, i);
+        nw_err_t e = {0};
+        if ((rc = nw_sched_snap_add_daemonset_json(out->sched, d->json, &e)) == NW_ENOMEM)
+            return nw_err_set(err, rc, "", "out of memory");
+        if (rc != NW_OK)
+            nw_log_debug("provisioner", "DaemonSet left out of the simulation",
+                         NW_LS("daemonset", d->key), NW_LS("error", e.msg));
+    }
+    /* Nodes (and the NodeClaims they registered for) */
+    size_t nn = nw_kube_snap_count(ks, NW_KUBE_NODES);
+    const nw_kube_obj_t **resched = calloc(nn + 1, sizeof *resched);
+    size_t nresched = 0;
+    if (!resched)
+        return nw_err_set(err, NW_ENOMEM, "", "out of memory");
+    for (size_t i = 0; i < nn && rc == NW_OK; i++) {
+        const nw_kube_obj_t *n = nw_kube_snap_at(ks, NW_KUBE_NODES, i);
+        const nw_kube_obj_t *nc =
+            n->provider_id[0] ? nw_kube_snap_nodeclaim_by_provider_id(ks, n->provider_id) : NULL;
+        int excl = excluded(o, n->name) || (nc && excluded(o, nc->name));
+        int deleting = n->terminating || (nc && nc->terminating) ||
+                       has_taint(n->json, "karpenter.sh/disrupted", "NoSchedule");
+        if (excl || deleting) {
+            if ((excl && o->reschedule_excluded) || (!excl && o->reschedule_deleting))
+                resched[nresched++] = n;
+            continue;
+        }
+        if (cJSON_IsTrue(GET(GET(n->json, "spec"), "unschedulable")))
+            continue;
+        if (nc && !claim_initialized(nc->json))
+            rc = add_entry(&b, nc->json, n->name, nc->name);
+        else {
+            nw_err_t e = {0};
+            rc = nw_sched_snap_add_node_json(out->sched, n->json, &e);
+            if (rc == NW_ENOMEM)
+                nw_err_set(err, rc, "", "out of memory");
+            else if (rc != NW_OK) {
+                nw_log_warn("provisioner", "Node left out of the simulation", NW_LS("node", n->name),
+                            NW_LS("field", e.path), NW_LS("error", e.msg));
+                rc = NW_OK;
+                continue;
+            }
+        }
+        if (rc == NW_OK)
+            rc = add_bound_pods(&b, n->name);
+    }
+    /* in-flight NodeClaims without a Node */
+    for (size_t i = 0; i < nw_kube_snap_count(ks, NW_KUBE_NODECLAIMS) && rc == NW_OK; i++) {
+        const nw_kube_obj_t *nc = nw_kube_snap_at(ks, NW_KUBE_NODECLAIMS, i);
+        if (nc->terminating || excluded(o, nc->name))
+            continue;
+        const nw_kube_obj_t *node =
+            nc->provider_id[0] ? nw_kube_snap_node_by_provider_id(ks, nc->provider_id) : NULL;
+        const char *nname = nw_ctl_str(nc->json, "status.nodeName");
+        if (!node && nname && *nname)
+            node = nw_kube_snap_get(ks, NW_KUBE_NODES, NULL, nname);
+        if (node)
+            continue; /* handled with the Nodes */
+        rc = add_entry(&b, nc->json, nc->name, nc->name);
+    }
+    /* NodeClaims this process created that the cache does not show yet */
+    for (nw_ctl_claim_t *m = c->claims; m && rc == NW_OK; m = m->next) {
+        if (!m->obj || m->deleted || excluded(o, m->name) ||
+            nw_kube_snap_get(ks, NW_KUBE_NODECLAIMS, NULL, m->name))
+            continue;
+        rc = add_entry(&b, m->obj, m->name, m->name);
+    }
+    /* pods of excluded / deleting nodes, as pending */
+    for (size_t i = 0; i < nresched && rc == NW_OK; i++) {
+        const nw_kube_obj_t *const *on;
+        size_t np = nw_kube_snap_pods_on_node(ks, resched[i]->name, &on);
+        for (size_t k = 0; k < np && rc == NW_OK; k++)
+            if (nw_simsnap_pod_reschedulable(on[k]))
+                rc = add_pending(&b, on[k], 1);
+    }
+    free(resched);
+    if (o->include_pending && rc == NW_OK) {
+        const nw_kube_obj_t *const *pend;
+        size_t np = nw_kube_snap_pending_pods(ks, &pend);
+        for (size_t i = 0; i < np && rc == NW_OK; i++)
+            rc = add_pending(&b, pend[i], 0);
+        if (rc == NW_OK && o->reschedule_deleting)
+            noms_prune(c->sim, nw_clock_mono(c->clock));
+    }
+    return rc;
+}
+
+bool nw_simsnap_is_nominated(nw_ctl_t *c, const nw_kube_snap_t *ks, const char *node_or_claim)
+{
+    struct nw_simsnap_state *st = c->sim;
+    if (!st || !node_or_claim)
+        return false;
+    /* the name may be a Node: its NodeClaim is the nomination target */
+    const char *claim = node_or_claim;
+    const nw_kube_obj_t *n = nw_kube_snap_get(ks, NW_KUBE_NODES, NULL, node_or_claim);
+    if (n && n->provider_id[0]) {
+        const nw_kube_obj_t *nc = nw_kube_snap_nodeclaim_by_provider_id(ks, n->provider_id);
+        if (nc)
+            claim = nc->name;
+    }
+    const nw_kube_obj_t *nc = nw_kube_snap_get(ks, NW_KUBE_NODECLAIMS, NULL, claim);
+    int in_flight = nc && !claim_initialized(nc->json);
+    int64_t now = nw_clock_mono(c->clock);
+    for (size_t i = 0; i < st->nnoms; i++)
+        if (strcmp(st->noms[i].claim, claim) == 0 &&
+            (in_flight || now - st->noms[i].at < NOMINATION_NS(c)))
+            return true;
+    return false;
+}
+
+/* ---- NodeClaims ---- */
+
+static cJSON *req_json(const nw_req_t *r)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "key", r->key);
+    char num[32];
+    if (r->has_gte || r->has_lte) {
+        /* Gt/Lt are strict; a set with both bounds keeps the lower one here and the upper
+         * one in a second requirement (added by the caller) */
+        cJSON_AddStringToObject(o, "operator", r->has_gte ? "Gt" : "Lt");
+        snprintf(num, sizeof num, "%lld",
+                 (long long)(r->has_gte ? r->gte - 1 : r->lte + 1));
+        cJSON_AddItemToArray(cJSON_AddArrayToObject(o, "values"), cJSON_CreateString(num));
+        return o;
+    }
+    const char *op = !r->complement ? (r->nvalues ? "In" : "DoesNotExist")
+                                    : (r->nvalues ? "NotIn" : "Exists");
+    cJSON_AddStringToObject(o, "operator", op);
+    if (r->nvalues) {
+        cJSON *vals = cJSON_AddArrayToObject(o, "values");
+        for (size_t i = 0; i < r->nvalues; i++)
+            cJSON_AddItemToArray(vals, cJSON_CreateString(r->values[i]));
+    }
+    if (r->min_values > 0)
+        cJSON_AddNumberToObject(o, "minValues", r->min_values);
+    return o;
+}
+
+static int in_list(const char *const *v, size_t n, const char *s)
+{
+    for (size_t i = 0; i < n; i++)
+        if (v[i] && strcmp(v[i], s) == 0)
+            return 1;
+    return 0;
+}
+
+/* The NodeClaim body (§1.10). NULL with err set when nothing is left to launch. */
+static cJSON *claim_body(const nw_simsnap_t *s, const nw_sched_claim_t *cl,
+                         const nw_kube_obj_t *pool, const nw_simsnap_claim_opts_t *o, int *ntypes,
+                         const char **first_type, nw_err_t *err)
+{
+    const nw_sched_snap_t *ss = s->sched;
+    cJSON *types = cJSON_CreateArray();
+    int nt = 0;
+    for (int i = 0; i < cl->nitypes && nt < 600; i++) {
+        const char *tn = nw_sched_snap_itype(ss, (size_t)cl->itypes[i])->name;
+        if (o->itypes && !in_list(o->itypes, o->nitypes, tn))
+            continue;
+        if (!nt)
+            *first_type = tn;
+        cJSON_AddItemToArray(types, cJSON_CreateString(tn));
+        nt++;
+    }
+    *ntypes = nt;
+    if (!nt) {
+        cJSON_Delete(types);
+        nw_err_set(err, NW_EINVAL, "", "no instance type left for the NodeClaim");
+        return NULL;
+    }
+    const cJSON *tmpl = GET(GET(pool->json, "spec"), "template");
+    const cJSON *tspec = GET(tmpl, "spec");
+    const char *class = nw_ctl_str(tspec, "nodeClassRef.name");
+    cJSON *nc = cJSON_CreateObject();
+    cJSON_AddStringToObject(nc, "apiVersion", "karpenter.sh/v1");
+    cJSON_AddStringToObject(nc, "kind", "NodeClaim");
+    cJSON *md = cJSON_AddObjectToObject(nc, "metadata");
+    char gen[300];
+    snprintf(gen, sizeof gen, "%s-", pool->name);
+    cJSON_AddStringToObject(md, "generateName", gen);
+    const cJSON *tl = GET(GET(tmpl, "metadata"), "labels");
+    cJSON *labels = cJSON_IsObject(tl) ? cJSON_Duplicate(tl, 1) : cJSON_CreateObject();
+    cJSON_DeleteItemFromObjectCaseSensitive(labels, NW_LABEL_NODEPOOL);
+    cJSON_AddStringToObject(labels, NW_LABEL_NODEPOOL, pool->name);
+    if (class) {
+        cJSON_DeleteItemFromObjectCaseSensitive(labels, NW_LABEL_NODECLASS);
+        cJSON_AddStringToObject(labels, NW_LABEL_NODECLASS, class);
+    }
+    /* custom requirement keys that resolved to one value become labels */
+    for (size_t i = 0; i < cl->reqs.n; i++) {
+        const nw_req_t *r = &cl->reqs.v[i];
+        if (!r->complement && r->nvalues == 1 && !r->has_gte && !r->has_lte &&
+            !r->well_known && !nw_wk_is_restricted_node_label(r->key) && !GET(labels, r->key))
+            cJSON_AddStringToObject(labels, r->key, r->values[0]);
+    }
+    cJSON_AddItemToObject(md, "labels", labels);
+    const cJSON *ta = GET(GET(tmpl, "metadata"), "annotations");
+    cJSON *ann = cJSON_IsObject(ta) ? cJSON_Duplicate(ta, 1) : cJSON_CreateObject();
+    cJSON_AddStringToObject(ann, "karpenter.sh/nodepool-hash-version", "v3");
+    cJSON_AddStringToObject(ann, "karpenter.sh/nodeclaim-min-values-relaxed", "false");
+    cJSON_AddItemToObject(md, "annotations", ann);
+    cJSON *own = cJSON_CreateObject();
+    cJSON_AddStringToObject(own, "apiVersion", "karpenter.sh/v1");
+    cJSON_AddStringToObject(own, "kind", "NodePool");
+    cJSON_AddStringToObject(own, "name", pool->name);
+    cJSON_AddStringToObject(own, "uid", pool->uid);
+    cJSON_AddBoolToObject(own, "blockOwnerDeletion", 1);
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(md, "ownerReferences"), own);
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(md, "finalizers"), cJSON_CreateString(NW_FINALIZER));
+    cJSON *spec = cJSON_AddObjectToObject(nc, "spec");
+    cJSON *reqs = cJSON_AddArrayToObject(spec, "requirements");
+    for (size_t i = 0; i < cl->reqs.n; i++) {
+        const nw_req_t *r = &cl->reqs.v[i];
+        if (strcmp(r->key, "node.kubernetes.io/instance-type") == 0 ||
+            strcmp(r->key, "karpenter.sh/capacity-type") == 0 ||
+            strcmp(r->key, "kubernetes.io/hostname") == 0)
+            continue;
+        cJSON_AddItemToArray(reqs, req_json(r));
+        if (r->has_gte && r->has_lte) {
+            nw_req_t upper = *r;
+            upper.has_gte = false;
+            cJSON_AddItemToArray(reqs, req_json(&upper));
+        }
+    }
+    const nw_req_t *itr = nw_reqs_get(&cl->reqs, "node.kubernetes.io/instance-type");
+    cJSON *it = cJSON_CreateObject();
+    cJSON_AddStringToObject(it, "key", "node.kubernetes.io/instance-type");
+    cJSON_AddStringToObject(it, "operator", "In");
+    cJSON_AddItemToObject(it, "values", types);
+    if (itr && itr->min_values > 0)
+        cJSON_AddNumberToObject(it, "minValues", itr->min_values);
+    cJSON_AddItemToArray(reqs, it);
+    cJSON *ct = cJSON_CreateObject();
+    cJSON_AddStringToObject(ct, "key", "karpenter.sh/capacity-type");
+    cJSON_AddStringToObject(ct, "operator", "In");
+    cJSON *ctv = cJSON_AddArrayToObject(ct, "values");
+    const nw_req_t *ctr = nw_reqs_get(&cl->reqs, "karpenter.sh/capacity-type");
+    if (o->capacity_type)
+        cJSON_AddItemToArray(ctv, cJSON_CreateString(o->capacity_type));
+    else if (ctr && !ctr->complement && ctr->nvalues)
+        for (size_t i = 0; i < ctr->nvalues; i++)
+            cJSON_AddItemToArray(ctv, cJSON_CreateString(ctr->values[i]));
+    else
+        cJSON_AddItemToArray(ctv, cJSON_CreateString(cl->capacity_type));
+    cJSON_AddItemToArray(reqs, ct);
+    cJSON *res = cJSON_AddObjectToObject(spec, "resources");
+    cJSON_AddItemToObject(res, "requests", nw_sched_res_to_json(ss, &cl->requests));
+    const cJSON *ref = GET(tspec, "nodeClassRef");
+    if (ref)
+        cJSON_AddItemToObject(spec, "nodeClassRef", cJSON_Duplicate(ref, 1));
+    const char *copy[] = {"taints", "startupTaints", "terminationGracePeriod"};
+    for (size_t i = 0; i < sizeof copy / sizeof *copy; i++) {
+        const cJSON *v = GET(tspec, copy[i]);
+        if (v)
+            cJSON_AddItemToObject(spec, copy[i], cJSON_Duplicate(v, 1));
+    }
+    const char *exp = cJSON_GetStringValue(GET(tspec, "expireAfter"));
+    cJSON_AddStringToObject(spec, "expireAfter", exp ? exp : "720h");
+    return nc;
+}
+
+static void pod_event(nw_ctl_t *c, const cJSON *pod, const char *type, const char *reason,
+                      const char *msg)
+{
+    if (nw_ctl_may_write(c))
+        nw_kube_event(c->rec, &nw_kube_res_pods, pod, type, reason, msg, NULL);
+}
+
+nw_rc_t nw_simsnap_create_claim(nw_ctl_t *c, const nw_kube_snap_t *ks, const nw_simsnap_t *s,
+                                const nw_sched_claim_t *cl, const nw_simsnap_claim_opts_t *o,
+                                char *name, size_t namelen, nw_err_t *err)
+{
+    static const nw_simsnap_claim_opts_t defaults = {0};
+    if (!o)
+        o = &defaults;
+    if (name && namelen)
+        name[0] = 0;
+    if (!nw_ctl_may_write(c))
+        return nw_err_set(err, NW_EINVAL, "", "not leading");
+    const char *poolname = nw_sched_pool_name(s->sched, (size_t)cl->pool);
+    const nw_kube_obj_t *pool =
+        poolname ? nw_kube_snap_get(ks, NW_KUBE_NODEPOOLS, NULL, poolname) : NULL;
+    if (!pool)
+        return nw_err_set(err, NW_EINVAL, "", "NodePool %s not found", poolname ? poolname : "");
+    int ntypes = 0;
+    const char *first = "";
+    cJSON *body = claim_body(s, cl, pool, o, &ntypes, &first, err);
+    if (!body)
+        return err && err->rc != NW_OK ? err->rc : NW_EINVAL;
+    nw_upkeep_stamp_nodeclaim(body, ks); /* drift hashes (scaler/controllers/upkeep.h) */
+    cJSON *created = NULL;
+    nw_rc_t rc = nw_kube_create(c->kube, &nw_kube_res_nodeclaims, NULL, body, &created, err);
+    cJSON_Delete(body);
+    if (rc != NW_OK) {
+        nw_log_error("provisioner", "cannot create a NodeClaim", NW_LS("nodepool", poolname),
+                     NW_LS("error", err ? err->msg : ""));
+        return rc;
+    }
+    atomic_fetch_add(&c->n_created, 1);
+    const char *nm = nw_ctl_str(created, "metadata.name");
+    if (!nm) {
+        cJSON_Delete(created);
+        return nw_err_set(err, NW_EKUBE, "metadata.name", "the created NodeClaim has no name");
+    }
+    if (name && namelen)
+        snprintf(name, namelen, "%s", nm);
+    nw_log_info("provisioner", "created NodeClaim", NW_LS("nodeclaim", nm),
+                NW_LS("nodepool", poolname), NW_LS("reason", o->reason ? o->reason : "provisioning"),
+                NW_LS("instanceType", first), NW_LI("instanceTypes", ntypes),
+                NW_LS("zone", cl->zone),
+                NW_LS("capacityType", o->capacity_type ? o->capacity_type : cl->capacity_type),
+                NW_LF("price", cl->price), NW_LI("pods", cl->npods));
+    nw_ctl_claim_t *m = nw_ctl_claim_remember(c, nm);
+    if (m) {
+        cJSON_Delete(m->obj);
+        m->obj = cJSON_Duplicate(created, 1);
+    }
+    int64_t mono = nw_clock_mono(c->clock);
+    char msg[400];
+    snprintf(msg, sizeof msg, "Pod should schedule on: nodeclaim/%s", nm);
+    for (int k = 0; k < cl->npods; k++) {
+        int pi = cl->pods[k];
+        if (pi < 0 || (size_t)pi >= s->npods)
+            continue;
+        if (!o->no_nominate)
+            nw_simsnap_nominate(c, s->pods[pi]->uid, nm, mono);
+        if (!o->no_events)
+            pod_event(c, s->pods[pi]->json, "Normal", "Nominated", msg);
+    }
+    const char *exit_after = getenv("NW_DEBUG_EXIT_AFTER_NODECLAIM");
+    if (exit_after && *exit_after) {
+        nw_log_warn("provisioner", "NW_DEBUG_EXIT_AFTER_NODECLAIM: exiting before the launch",
+                    NW_LS("nodeclaim", nm));
+        _exit(3);
+    }
+    nw_prov_launch_claim(c, ks, created, 1);
+    cJSON_Delete(created);
+    return NW_OK;
+}

@@ -1,0 +1,135 @@
+/*
+ * scaler/state/simsnap.h — the live cluster as a scheduling simulation input
+ * (scaler/sched/schedule.h), and NodeClaims created from the simulation's answer.
+ * Used by the provisioner (scaler/controllers/provisioning.c) and by any controller that needs to
+ * ask "where would these pods go" (consolidation: leave some nodes out and re-add
+ * their pods) or to create replacement capacity.
+ *
+ * What nw_simsnap_build puts into the snapshot (as kubernetes-sigs/karpenter
+ * pkg/controllers/provisioning/provisioner.go Schedule gathers it):
+ *   - NodePools that are not being deleted; DaemonSets (their overhead);
+ *   - instance types from the cloud's catalog (refreshed from EC2 when it could be),
+ *     with the ICE cache applied at the current monotonic time and the configured
+ *     VM memory overhead / reserved ENIs;
+ *   - Nodes that are schedulable (not cordoned, not being deleted, not carrying
+ *     karpenter.sh/disrupted:NoSchedule, not excluded) with the pods bound to them;
+ *   - in-flight NodeClaims (not being deleted, not excluded, whose node has not
+ *     initialized): as capacity with their own labels, requirements, taints and
+ *     allocatable (status, else the launched type's, else the cheapest type they
+ *     may become). A NodeClaim whose Node registered but did not initialize appears
+ *     under the Node's name (pods bound to the node count on it);
+ *     NodeClaims created by this process that the cache does not show yet count too;
+ *   - pending pods (opts.include_pending): the provisionable ones
+ *     (PodScheduled=False/Unschedulable, no nodeName, not nominated by the
+ *     kube-scheduler, not DaemonSet/mirror, not terminating or finished). A pending
+ *     pod that an earlier batch nominated to an in-flight NodeClaim (until its node
+ *     initializes) is added as bound to it, so the capacity it will use is not
+ *     offered twice and no second instance is launched for it;
+ *   - the reschedulable pods (not DaemonSet-owned, not mirror, not finished, not
+ *     terminating, no karpenter.sh/do-not-disrupt=true) of excluded nodes
+ *     (opts.reschedule_excluded) and of nodes being deleted or disrupted
+ *     (opts.reschedule_deleting), re-added as pending pods.
+ * Pools' limits are counted by the simulation over the snapshot's nodes and
+ * in-flight NodeClaims (existing + in-flight capacity).
+ *
+ * Ownership: nw_simsnap_t owns `sched` and its arrays; `pods[i]` are borrowed from
+ * the kube snapshot passed to nw_simsnap_build, which must outlive the nw_simsnap_t.
+ * Thread: the reconcile thread only (nw_ctl_t, the cloud and the provisioner memory
+ * that holds nominations are not shared).
+ */
+#ifndef NW_SCALER_STATE_SIMSNAP_H
+#define NW_SCALER_STATE_SIMSNAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "scaler/controllers/ctl.h"
+#include "scaler/sched/schedule.h"
+
+typedef struct {
+    /* Node or NodeClaim names left out as capacity; a Node's NodeClaim goes with it
+     * and a NodeClaim's Node with it. Borrowed. */
+    const char *const *exclude;
+    size_t nexclude;
+    bool reschedule_excluded; /* re-add the excluded nodes' reschedulable pods as pending */
+    bool reschedule_deleting; /* same for nodes being deleted / disrupted (the provisioner) */
+    bool include_pending;     /* add the cluster's pending (provisionable) pods */
+    bool ignore_preferences;  /* PREFERENCE_POLICY=Ignore */
+    bool repack;              /* nw_sched_opts_t.repack (scaler.repack) */
+} nw_simsnap_opts_t;
+
+typedef struct {
+    nw_sched_snap_t *sched;         /* owned */
+    const nw_kube_obj_t **pods;     /* [npods]: the Pod behind each snapshot pod index */
+    unsigned char *rescheduled;     /* [npods]: 1 = re-added from an excluded/deleting node */
+    size_t npods;
+    /* in-flight entries: the snapshot name (a NodeClaim name, or the Node name of a
+     * registered but not initialized claim) and the NodeClaim behind it (owned) */
+    char **entry_names, **entry_claims;
+    size_t nentries;
+} nw_simsnap_t;
+
+/** Build the snapshot. out is initialised by the call (free it with nw_simsnap_free
+ * even on error). Objects the simulation rejects (a pod with a malformed quantity...)
+ * are logged and left out; only NW_ENOMEM fails. */
+nw_rc_t nw_simsnap_build(nw_ctl_t *c, const nw_kube_snap_t *ks, const nw_simsnap_opts_t *o,
+                         nw_simsnap_t *out, nw_err_t *err);
+void nw_simsnap_free(nw_simsnap_t *s);
+
+/** The NodeClaim behind a placement target (nw_sched_placed_t.node) when it is
+ * in-flight capacity; NULL for an initialized Node. Borrowed from s. */
+const char *nw_simsnap_claim_of(const nw_simsnap_t *s, const char *target);
+
+typedef struct {
+    const char *capacity_type;  /* non-NULL: pin the NodeClaim to this capacity type */
+    const char *const *itypes;  /* non-NULL: keep only these of the claim's types */
+    size_t nitypes;
+    bool no_nominate;           /* do not nominate the claim's pods to it */
+    bool no_events;             /* no Nominated event on the pods */
+    const char *reason;         /* for the log line ("provisioning", "consolidation"...) */
+} nw_simsnap_claim_opts_t;
+
+/**
+ * Create the NodeClaim for a simulated claim (kubernetes-sigs/karpenter
+ * pkg/controllers/provisioning/scheduling/nodeclaimtemplate.go ToNodeClaim: the pool's
+ * template labels/annotations/taints/startupTaints/nodeClassRef/expireAfter,
+ * requirements narrowed to the kept types (cheapest first, <= 600) and capacity
+ * type, spec.resources.requests), remember it (so the next batches count it before
+ * the cache shows it), nominate its pods to it, record a Nominated event on each,
+ * and launch it through the provisioner's launch path (once-only). o may be NULL.
+ * The created name is written to name (namelen bytes).
+ * Fails with NW_EINVAL when the pool is unknown or no instance type is left after
+ * the o->itypes filter or when not leading; kube errors
+ * as nw_kube_create returns them. A create that succeeded but whose launch failed
+ * still returns NW_OK (the provisioner retries or, on ICE, deletes the NodeClaim).
+ */
+nw_rc_t nw_simsnap_create_claim(nw_ctl_t *c, const nw_kube_snap_t *ks, const nw_simsnap_t *s,
+                                const nw_sched_claim_t *cl, const nw_simsnap_claim_opts_t *o,
+                                char *name, size_t namelen, nw_err_t *err);
+
+/** Record that a pod (uid) is expected to run on NodeClaim `claim` (monotonic now). */
+void nw_simsnap_nominate(nw_ctl_t *c, const char *pod_uid, const char *claim, int64_t mono);
+
+/** Is this Node or NodeClaim the target of a live nomination (in flight, or nominated
+ * within the last 20 s)? Disruption leaves such nodes alone (kubernetes-sigs/karpenter
+ * pkg/controllers/state/cluster.go IsNodeNominated). */
+bool nw_simsnap_is_nominated(nw_ctl_t *c, const nw_kube_snap_t *ks, const char *node_or_claim);
+
+/** §1.1 "reschedulable": not finished, not terminating, not DaemonSet-owned, not a
+ * mirror pod, no karpenter.sh/do-not-disrupt=true annotation. */
+int nw_simsnap_pod_reschedulable(const nw_kube_obj_t *p);
+
+/** Capacity (allocatable 0) or allocatable (1) of a catalog type as a Kubernetes
+ * resource list, with the configured overhead; NULL when the type is unknown. Owned. */
+cJSON *nw_simsnap_type_resources(nw_ctl_t *c, const char *type, int allocatable);
+
+/* provisioner use: FailedScheduling messages are emitted once per pod per distinct
+ * message. event_once returns 1 (and remembers) when msg is new for the pod;
+ * event_prune forgets pods not passed to event_once since the previous prune. */
+int nw_simsnap_event_once(nw_ctl_t *c, const char *uid, const char *msg);
+void nw_simsnap_event_prune(nw_ctl_t *c);
+
+/** Free the nomination and event memory (called from nw_prov_cleanup). */
+void nw_simsnap_cleanup(nw_ctl_t *c);
+
+#endif
