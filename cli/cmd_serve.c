@@ -127,9 +127,7 @@ int nw_cmd_serve(int argc, char **argv)
             .registration_timeout_ns = cfg.scaler.registrationTimeout_ns,
             .repack = cfg.scaler.repack,
             .disruption_poll_ns = cfg.scaler.disruption.pollPeriod_ns,
-            .disruption_validation_ns = cfg.scaler.disruption.validationDelay_ns > 0
-                                            ? cfg.scaler.disruption.validationDelay_ns
-                                            : -1,
+            .disruption_validation_ns = cfg.scaler.disruption.validationDelay_ns,
             .disruption_command_timeout_ns = cfg.scaler.disruption.commandTimeout_ns,
             .spot_to_spot = cfg.scaler.disruption.spotToSpot,
             .leader_election = cfg.scaler.leaderElection.enabled,
@@ -143,6 +141,9 @@ int nw_cmd_serve(int argc, char **argv)
             .gc_initial_interval_ns = cfg.scaler.gcInitialInterval_ns,
             .gc_interval_ns = cfg.scaler.gcInterval_ns,
             .gc_launch_grace_ns = cfg.scaler.gcLaunchGrace_ns,
+            .ice_ttl_ns = cfg.aws.iceCacheTTL_ns,
+            .identity = getenv("POD_NAME"),
+            .exit_after_nodeclaim = cfg.scaler.testing.exitAfterNodeClaim,
         };
         if (nw_scaler_start(&so, &scaler, &err) != NW_OK) {
             nw_log_error("serve", "cannot start the scaler", NW_LS("error", err.msg));

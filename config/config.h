@@ -57,6 +57,7 @@ typedef struct {
     struct {
         char *region;
         char *ec2, *sqs, *sts, *imds;
+        int64_t iceCacheTTL_ns; /* insufficient-capacity cache entry lifetime */
     } aws;
     struct {
         int enabled;
@@ -80,6 +81,9 @@ typedef struct {
             int64_t renewDeadline_ns;
             int64_t retryPeriod_ns;
         } leaderElection;
+        struct {
+            int exitAfterNodeClaim; /* test-only crash point: _exit(3) after a NodeClaim create */
+        } testing;
     } scaler;
     struct {
         int enabled; /* false: the GPU isolation policy is off */

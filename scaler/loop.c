@@ -11,16 +11,17 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "common/metrics.h"
 #include "scaler/controllers/ctl.h"
+#include "scaler/controllers/disruption.h"
 #include "scaler/controllers/gc.h"
 #include "scaler/controllers/interruption.h"
-#include "scaler/controllers/disruption.h"
-#include "scaler/kube/leader.h"
-#include "scaler/kube/watch.h"
+#include "scaler/controllers/lifecycle.h"
+#include "scaler/controllers/provisioning.h"
 #include "scaler/controllers/termination.h"
 #include "scaler/controllers/upkeep.h"
-
-int64_t nw_prov_next_deadline(const nw_ctl_t *c, int64_t mono);
+#include "scaler/kube/leader.h"
+#include "scaler/kube/watch.h"
 
 struct nw_scaler {
     nw_ctl_t ctl;
@@ -49,6 +50,18 @@ static void on_new_leader(const char *id, void *ud)
 {
     (void)ud;
     nw_log_info("scaler", "leader observed", NW_LS("identity", id ? id : ""));
+}
+
+/* scaler.testing.exitAfterNodeClaim: die like a SIGKILL (no cleanup, the Lease kept)
+ * between a NodeClaim's create and its launch; tests/e2e/t_provision_restart. */
+static void exit_after_nodeclaim(void *ud, const char *point, const char *object)
+{
+    (void)ud;
+    if (strcmp(point, "nodeclaim-created") != 0)
+        return;
+    nw_log_warn("provisioner", "scaler.testing.exitAfterNodeClaim: exiting before the launch",
+                NW_LS("nodeclaim", object));
+    _exit(3);
 }
 
 static void *reconcile_main(void *arg)
@@ -89,7 +102,7 @@ static void *reconcile_main(void *arg)
         nw_life_tick(c, snap);
         nw_gc_tick(c, snap);
         nw_term_tick(c, snap);
-        nw_upkeep_tick(c, snap);
+        nw_upkeep_tick(c, c->upkeep, snap);
         nw_kube_snap_release(snap);
         snap = nw_kube_cache_snapshot(c->cache);
         if (!snap)
@@ -109,6 +122,7 @@ static void scaler_free(nw_scaler_t *s)
     nw_gc_free(s->ctl.gc);
     nw_term_free(s->ctl.term);
     nw_upkeep_free(s->ctl.upkeep);
+    nw_noms_free(s->ctl.noms);
     nw_dis_ctl_free(s->ctl.disruption);
     if (s->ctl.cloud)
         s->ctl.cloud->ops->free(s->ctl.cloud);
@@ -128,19 +142,19 @@ nw_rc_t nw_scaler_start(const nw_scaler_opts_t *o, nw_scaler_t **out, nw_err_t *
     if (!s)
         return nw_err_set(err, NW_ENOMEM, NULL, "out of memory");
     nw_ctl_t *c = &s->ctl;
-    c->clock = nw_clock_system();
-    c->batch_idle_ns = o->batch_idle_ns > 0 ? o->batch_idle_ns : NW_NS_PER_SEC;
-    c->batch_max_ns = o->batch_max_ns > 0 ? o->batch_max_ns : 10 * NW_NS_PER_SEC;
-    c->registration_timeout_ns =
-        o->registration_timeout_ns > 0 ? o->registration_timeout_ns : 15 * 60 * NW_NS_PER_SEC;
+    c->clock = o->clock ? o->clock : nw_clock_system();
+    if (o->exit_after_nodeclaim) {
+        c->fault = exit_after_nodeclaim;
+        c->fault_ud = NULL;
+    }
+    /* the defaults are the config table's (server/config.c); values are taken as given */
+    c->batch_idle_ns = o->batch_idle_ns;
+    c->batch_max_ns = o->batch_max_ns;
+    c->registration_timeout_ns = o->registration_timeout_ns;
     c->vm_overhead = o->vm_memory_overhead_percent;
     c->repack = o->repack;
     nw_dis_opts_t dopts = {o->disruption_poll_ns, o->disruption_validation_ns,
                            o->disruption_command_timeout_ns, o->spot_to_spot};
-    if (o->disruption_validation_ns == 0)
-        dopts.validation_ns = 15 * NW_NS_PER_SEC; /* unset: the default */
-    else if (o->disruption_validation_ns < 0)
-        dopts.validation_ns = 0; /* configured "0s": no delay */
     c->reserved_enis = (int)o->reserved_enis;
     nw_rc_t rc;
     nw_kube_config_t *kc = NULL;
@@ -154,17 +168,21 @@ nw_rc_t nw_scaler_start(const nw_scaler_opts_t *o, nw_scaler_t **out, nw_err_t *
     if (rc != NW_OK)
         goto fail;
     c->cache = nw_kube_cache_new(nw_kube_client_metrics(c->kube));
-    const char *pod = getenv("POD_NAME");
+    const char *pod = o->identity;
     char host[128] = "nodewarden";
     if (!pod || !*pod) {
         gethostname(host, sizeof host - 1);
         pod = host;
     }
     c->rec = nw_kube_recorder_new(c->kube, "nodewarden", pod);
+    char lease_id[300] = "";
+    if (o->identity && *o->identity)
+        snprintf(lease_id, sizeof lease_id, "%s_%ld", o->identity, (long)getpid());
     c->term = nw_term_new();
     c->upkeep = nw_upkeep_new();
+    c->noms = nw_noms_new();
     c->disruption = nw_dis_ctl_new(&dopts, c->kube, pod);
-    if (!c->cache || !c->rec || !c->term || !c->upkeep || !c->disruption) {
+    if (!c->cache || !c->rec || !c->term || !c->upkeep || !c->noms || !c->disruption) {
         rc = nw_err_set(err, NW_ENOMEM, NULL, "out of memory");
         goto fail;
     }
@@ -182,9 +200,8 @@ nw_rc_t nw_scaler_start(const nw_scaler_opts_t *o, nw_scaler_t **out, nw_err_t *
     /* instance types, offerings and spot prices from the EC2 API (the embedded catalog
      * serves when that fails): placement must rank what the account can launch */
     ao.refresh_catalog = 1;
-    const char *ice_ms = getenv("NW_AWS_ICE_TTL_MS");
-    if (ice_ms && *ice_ms)
-        ao.ice_ttl_ns = strtoll(ice_ms, NULL, 10) * NW_NS_PER_MS;
+    ao.ice_ttl_ns = o->ice_ttl_ns;
+    ao.clock = c->clock;
     if ((rc = nw_aws_cloud_new(&ao, &c->cloud, err)) != NW_OK)
         goto fail;
     nw_gc_opts_t go = {o->gc_initial_interval_ns, o->gc_interval_ns, 0,
@@ -203,6 +220,7 @@ nw_rc_t nw_scaler_start(const nw_scaler_opts_t *o, nw_scaler_t **out, nw_err_t *
             .lease_ms = o->lease_ns / NW_NS_PER_MS,
             .renew_deadline_ms = o->renew_deadline_ns / NW_NS_PER_MS,
             .retry_ms = o->retry_ns / NW_NS_PER_MS,
+            .identity = lease_id[0] ? lease_id : NULL,
             .on_started = on_started,
             .on_stopped = on_stopped,
             .on_new_leader = on_new_leader,
@@ -273,25 +291,25 @@ nw_rc_t nw_scaler_metrics(nw_scaler_t *s, nw_buf_t *out)
     nw_rc_t rc = nw_buf_addf(out, "# TYPE nodewarden_scaler_leader gauge\nnodewarden_scaler_leader %d\n",
                              atomic_load(&c->leading));
     if (rc == NW_OK)
-        rc = nw_ctl_counter(out, "nodewarden_scaler_solves_total", "Batches placed.",
+        rc = nw_metrics_counter(out, "nodewarden_scaler_solves_total", "Batches placed.",
                      atomic_load(&c->n_solves));
     if (rc == NW_OK)
-        rc = nw_ctl_counter(out, "nodewarden_nodeclaims_created_total", "NodeClaims created.",
+        rc = nw_metrics_counter(out, "nodewarden_nodeclaims_created_total", "NodeClaims created.",
                      atomic_load(&c->n_created));
     if (rc == NW_OK)
-        rc = nw_ctl_counter(out, "nodewarden_nodeclaims_launched_total", "Instances launched.",
+        rc = nw_metrics_counter(out, "nodewarden_nodeclaims_launched_total", "Instances launched.",
                      atomic_load(&c->n_launched));
     if (rc == NW_OK)
-        rc = nw_ctl_counter(out, "nodewarden_nodeclaims_launch_failed_total", "Failed launches.",
+        rc = nw_metrics_counter(out, "nodewarden_nodeclaims_launch_failed_total", "Failed launches.",
                      atomic_load(&c->n_launch_failed));
     if (rc == NW_OK)
-        rc = nw_ctl_counter(out, "nodewarden_nodeclaims_registered_total", "NodeClaims registered.",
+        rc = nw_metrics_counter(out, "nodewarden_nodeclaims_registered_total", "NodeClaims registered.",
                      atomic_load(&c->n_registered));
     if (rc == NW_OK)
-        rc = nw_ctl_counter(out, "nodewarden_nodeclaims_initialized_total", "NodeClaims initialized.",
+        rc = nw_metrics_counter(out, "nodewarden_nodeclaims_initialized_total", "NodeClaims initialized.",
                      atomic_load(&c->n_initialized));
     if (rc == NW_OK)
-        rc = nw_ctl_counter(out, "nodewarden_nodeclaims_registration_timeouts_total",
+        rc = nw_metrics_counter(out, "nodewarden_nodeclaims_registration_timeouts_total",
                      "NodeClaims deleted after the registration timeout.",
                      atomic_load(&c->n_reg_timeouts));
     if (rc == NW_OK && c->disruption)

@@ -27,6 +27,7 @@
 #include <cjson/cJSON.h>
 
 #include "common/buf.h"
+#include "common/clock.h"
 #include "common/err.h"
 
 typedef struct {
@@ -41,7 +42,7 @@ typedef struct {
     int64_t registration_timeout_ns;              /* scaler.registrationTimeout */
     int repack;                                   /* scaler.repack */
     int64_t disruption_poll_ns;                   /* scaler.disruption.pollPeriod (10s) */
-    int64_t disruption_validation_ns; /* scaler.disruption.validationDelay (0: 15s; < 0: none) */
+    int64_t disruption_validation_ns; /* scaler.disruption.validationDelay (0: none) */
     int64_t disruption_command_timeout_ns;        /* scaler.disruption.commandTimeout (10m) */
     int spot_to_spot;                             /* ...spotToSpotConsolidation */
     int leader_election;                          /* scaler.leaderElection.enabled */
@@ -50,6 +51,12 @@ typedef struct {
     const char *interruption_queue;               /* settings.interruptionQueue ("" = off) */
     int64_t interruption_wait_ns;                 /* scaler.interruption.waitTime (<= 20 s) */
     int64_t gc_initial_interval_ns, gc_interval_ns, gc_launch_grace_ns; /* scaler.garbageCollection.* */
+    int64_t ice_ttl_ns;                           /* aws.iceCacheTTL */
+    const char *identity; /* this replica's name for events and the Lease (POD_NAME); NULL:
+                           * the host name */
+    const nw_clock_t *clock; /* NULL: the system clock */
+    int exit_after_nodeclaim; /* scaler.testing.exitAfterNodeClaim: _exit(3) right after a
+                               * NodeClaim create, before its launch (crash tests only) */
 } nw_scaler_opts_t;
 
 typedef struct nw_scaler nw_scaler_t;

@@ -1,7 +1,10 @@
 /*
- * scaler/controllers/ctl.h — the scaler controller's shared context, used by the reconcile
- * thread (scaler/loop.c) and the steps it runs each tick: the provisioner
- * (scaler/controllers/provisioning.c) and the lifecycle (scaler/controllers/lifecycle.c).
+ * scaler/controllers/ctl.h — what every controller includes (and nothing above it):
+ * the scaler's shared context nw_ctl_t (the Kubernetes client, the cache, the event
+ * recorder, the cloud, the clock, leadership) and the small helpers the controllers
+ * share: the leader-only write check, events, NodeClaim conditions, dotted-path reads.
+ * Implemented in scaler/controllers/ctl.c; no controller includes another's header
+ * for these.
  *
  * Ownership: everything in nw_ctl_t is owned by loop.c (created at start, freed at
  * stop); the steps borrow it. Snapshots passed to the steps are borrowed.
@@ -22,6 +25,8 @@
 #include "scaler/kube/cache.h"
 #include "scaler/kube/client.h"
 #include "scaler/kube/write.h"
+#include "scaler/state/inflight.h"
+#include "scaler/state/nominations.h"
 
 #define NW_FINALIZER "karpenter.sh/termination"
 #define NW_LABEL_NODEPOOL "karpenter.sh/nodepool"
@@ -30,19 +35,10 @@
 
 struct nw_dis_ctl; /* scaler/controllers/disruption.h */
 
-/* A NodeClaim this process created or launched; kept until the cache shows it. */
-typedef struct nw_ctl_claim {
-    char name[256];
-    cJSON *obj;           /* the created object (owned), used while the cache lags */
-    int64_t created_mono; /* ns */
-    int launched;         /* we launched it (provider_id valid) */
-    char provider_id[192];
-    cJSON *status;        /* the status we wrote (owned) or NULL */
-    int64_t next_try_mono; /* after a failed launch */
-    int seen_in_cache;     /* the cache has shown it at least once */
-    int deleted;           /* we deleted it (ICE): no longer capacity */
-    struct nw_ctl_claim *next;
-} nw_ctl_claim_t;
+/* A test-only fault hook (config testing.*; NULL in production): called at named
+ * points, e.g. "nodeclaim-created" right after a NodeClaim is created and before its
+ * launch. */
+typedef void (*nw_ctl_fault_fn)(void *ud, const char *point, const char *object);
 
 struct nw_gc;
 
@@ -62,10 +58,10 @@ typedef struct {
     int64_t window_open_mono, last_trigger_mono, next_resolve_mono;
     char **seen_uids; /* pending pod uids already counted as triggers (owned) */
     size_t nseen;
-    /* provisioner memory */
-    nw_ctl_claim_t *claims;
-    /* nominations and FailedScheduling memory (scaler/state/simsnap.c; owned) */
-    struct nw_simsnap_state *sim;
+    /* NodeClaims this process created or launched (scaler/state/inflight.h) */
+    nw_inflight_t inflight;
+    /* nominations and FailedScheduling memory (scaler/state/nominations.h; owned) */
+    nw_noms_t *noms;
     /* EC2NodeClass status refresh */
     int64_t next_nodeclass_mono;
     /* garbage collection (scaler/controllers/gc.h; owned by loop.c) */
@@ -76,27 +72,15 @@ typedef struct {
     struct nw_upkeep *upkeep;
     /* disruption controller (scaler/controllers/disruption.h), owned */
     struct nw_dis_ctl *disruption;
+    nw_ctl_fault_fn fault; /* NULL: no fault points */
+    void *fault_ud;
     /* counters (metrics) */
     _Atomic uint64_t n_created, n_launched, n_launch_failed, n_registered, n_initialized,
         n_reg_timeouts, n_solves;
 } nw_ctl_t;
 
-/** One provisioner pass on a snapshot: batch window bookkeeping; when the window
- * closes, place the pending pods and create and launch NodeClaims; also launch
- * every NodeClaim that exists without a providerID (once: instances tagged
- * karpenter.sh/nodeclaim=<name> are looked up first). */
-void nw_prov_tick(nw_ctl_t *c, const nw_kube_snap_t *s);
-
-/** One lifecycle pass: registration, initialization, registration timeout,
- * EC2NodeClass status. (The finalizers: scaler/controllers/termination.h.) */
-void nw_life_tick(nw_ctl_t *c, const nw_kube_snap_t *s);
-
-/** One disruption pass (scaler/controllers/disruption.c): markers, commands in flight,
- * and, when due, a decision. */
-void nw_dis_tick(nw_ctl_t *c, const nw_kube_snap_t *s);
-
-/** Free the provisioner memory (claims, seen uids). */
-void nw_prov_cleanup(nw_ctl_t *c);
+/** Call the fault hook, if any, at point (about object). */
+void nw_ctl_fault(nw_ctl_t *c, const char *point, const char *object);
 
 /** Is a leader-only write still allowed (leading and not stopping). */
 int nw_ctl_may_write(nw_ctl_t *c);
@@ -107,25 +91,17 @@ int nw_ctl_may_write(nw_ctl_t *c);
 const char *nw_ctl_condition(const cJSON *obj, const char *type);
 
 /** Set (or replace) a condition in obj.status.conditions; lastTransitionTime kept
- * when the status does not change. */
-void nw_ctl_set_condition(cJSON *obj, const char *type, const char *status, const char *reason,
+ * when the status does not change. NW_ENOMEM when cJSON cannot allocate (obj may then
+ * hold a partial condition: the caller drops the write). */
+nw_rc_t nw_ctl_set_condition(cJSON *obj, const char *type, const char *status, const char *reason,
                           const char *message, int64_t now_ns);
+
+/** Post an Event about obj (res names its kind) when this replica may write. */
+void nw_ctl_event(nw_ctl_t *c, const nw_kube_res_t *res, const cJSON *obj, const char *type,
+                  const char *reason, const char *msg);
 
 /** String at a dotted path of nested objects ("spec.nodeClassRef.name") or NULL. */
 const char *nw_ctl_str(const cJSON *obj, const char *path);
 
-/** Append one Prometheus counter (HELP, TYPE, value) for the scaler's /metrics. */
-nw_rc_t nw_ctl_counter(nw_buf_t *out, const char *name, const char *help, uint64_t v);
-
-/** The NodeClaim recorded in memory by name, or NULL. */
-nw_ctl_claim_t *nw_ctl_claim_find(nw_ctl_t *c, const char *name);
-
-/** Find or add the memory record of a NodeClaim this process created (NULL on OOM). */
-nw_ctl_claim_t *nw_ctl_claim_remember(nw_ctl_t *c, const char *name);
-
-/** Launch a NodeClaim that has no providerID (once: fresh = created by this process just
- * now, else instances tagged karpenter.sh/nodeclaim=<name> are looked up first), record
- * the launch in its status; on insufficient capacity delete it. nc is borrowed. */
-void nw_prov_launch_claim(nw_ctl_t *c, const nw_kube_snap_t *s, const cJSON *nc, int fresh);
 
 #endif

@@ -342,7 +342,8 @@ static int mutate_cond(cJSON *obj, void *ud)
                 return 1;
         }
     }
-    nw_ctl_set_condition(obj, w->type, w->status, w->reason, w->msg, w->now);
+    if (nw_ctl_set_condition(obj, w->type, w->status, w->reason, w->msg, w->now) != NW_OK)
+        return 1; /* out of memory: no write this time */
     return 0;
 }
 
@@ -826,11 +827,10 @@ void nw_dis_tick(nw_ctl_t *c, const nw_kube_snap_t *s)
     }
     for (int r = 0; r < NW_DIS_NREASONS; r++)
         atomic_fetch_add(&d->blocked[r], (uint64_t)cmd.budget_blocked[r]);
-    const char *dbg = getenv("NW_DEBUG_DISRUPTION"); /* debugging: each pass's report */
-    if (dbg && *dbg) {
+    if (nw_log_enabled(NW_LOG_DEBUG)) { /* each pass's report at log.level debug */
         cJSON *rep = nw_dis_report_json(v.st, &cmd);
         char *txt = rep ? cJSON_PrintUnformatted(rep) : NULL;
-        nw_log_info("disruption", "pass report", NW_LS("report", txt ? txt : ""));
+        nw_log_debug("disruption", "pass report", NW_LS("report", txt ? txt : ""));
         free(txt);
         cJSON_Delete(rep);
     }

@@ -24,6 +24,7 @@
 
 #include "common/buf.h"
 #include "common/err.h"
+#include "scaler/controllers/ctl.h"
 #include "scaler/kube/cache.h"
 #include "scaler/kube/write.h"
 
@@ -44,6 +45,9 @@ void nw_dis_ctl_free(nw_dis_ctl_t *d);
 
 /** Forget the commands in flight (a new leadership term; the next pass cleans up). */
 void nw_dis_ctl_reset(nw_dis_ctl_t *d);
+
+/** One disruption pass: markers, commands in flight, and, when due, a decision. */
+void nw_dis_tick(nw_ctl_t *c, const nw_kube_snap_t *s);
 
 /** Append the nodewarden_disruption_* series. */
 nw_rc_t nw_dis_metrics(nw_dis_ctl_t *d, nw_buf_t *out);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "scaler/disrupt/simres.h"
+#include "scaler/controllers/nodeclaim.h"
 #include "scaler/state/simsnap.h"
 
 typedef struct {
@@ -123,7 +124,7 @@ nw_rc_t nw_dis_live_create(const nw_dis_live_t *l, const nw_dis_sim_t *sim, int 
         .no_events = true,
         .reason = "disruption",
     };
-    nw_rc_t rc = nw_simsnap_create_claim(l->c, l->ks, &h->ss, &h->res.claims[h->claim_of[k]], &o,
+    nw_rc_t rc = nw_claim_create(l->c, l->ks, &h->ss, &h->res.claims[h->claim_of[k]], &o,
                                          name, namelen, err);
     free(types);
     return rc;

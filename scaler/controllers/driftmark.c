@@ -10,7 +10,6 @@
 #include "common/log.h"
 #include "scaler/disrupt/drift.h"
 #include "scaler/disrupt/hash.h"
-#include "scaler/controllers/upkeep.h"
 
 #define GET(o, k) cJSON_GetObjectItemCaseSensitive((o), (k))
 #define RECHECK_NS (5 * 60 * NW_NS_PER_SEC)
@@ -41,11 +40,15 @@ struct nw_driftmark {
     int64_t inst_mono, inst_try_mono;
     backoff_t backoff[32];
     unsigned nbackoff;
+    nw_counters_t *counters; /* borrowed */
 };
 
-nw_driftmark_t *nw_driftmark_new(void)
+nw_driftmark_t *nw_driftmark_new(nw_counters_t *counters)
 {
-    return calloc(1, sizeof(nw_driftmark_t));
+    nw_driftmark_t *d = calloc(1, sizeof(nw_driftmark_t));
+    if (d)
+        d->counters = counters;
+    return d;
 }
 
 void nw_driftmark_reset(nw_driftmark_t *d)
@@ -158,9 +161,8 @@ static void migrate_claims(nw_ctl_t *c, const nw_kube_snap_t *s, const char *poo
     }
 }
 
-static void annotate(nw_ctl_t *c, const nw_kube_snap_t *s, nw_kube_kind_t kind)
+static void annotate(nw_ctl_t *c, nw_driftmark_t *d, const nw_kube_snap_t *s, nw_kube_kind_t kind)
 {
-    nw_driftmark_t *d = c->upkeep->drift;
     int64_t mono = nw_clock_mono(c->clock);
     int pools = kind == NW_KUBE_NODEPOOLS;
     const nw_kube_res_t *res = pools ? &nw_kube_res_nodepools : &nw_kube_res_ec2nodeclasses;
@@ -232,9 +234,9 @@ static const nw_ec2_instance_t *find_instance(nw_driftmark_t *d, const char *id)
 
 /* The instance's facts from the cached cluster instance list (refreshed when stale, or
  * sooner when the instance is missing). NULL when unknown. */
-static const nw_ec2_instance_t *instance_facts(nw_ctl_t *c, const char *provider_id)
+static const nw_ec2_instance_t *instance_facts(nw_ctl_t *c, nw_driftmark_t *d,
+                                               const char *provider_id)
 {
-    nw_driftmark_t *d = c->upkeep->drift;
     int64_t mono = nw_clock_mono(c->clock);
     const char *id = instance_id(provider_id);
     const nw_ec2_instance_t *i = find_instance(d, id);
@@ -293,8 +295,9 @@ static int mutate_drifted(cJSON *obj, void *ud)
         if (st && rs && strcmp(st, "True") == 0 && strcmp(rs, m->reason) == 0)
             return 1;
     }
-    nw_ctl_set_condition(obj, NW_COND_DRIFTED, "True", m->reason, m->reason,
-                         nw_clock_now(m->c->clock));
+    if (nw_ctl_set_condition(obj, NW_COND_DRIFTED, "True", m->reason, m->reason,
+                             nw_clock_now(m->c->clock)) != NW_OK)
+        return 1; /* out of memory: no write this time */
     ((mark_t *)ud)->changed = 1;
     return 0;
 }
@@ -329,7 +332,7 @@ static int write_mark(nw_ctl_t *c, const nw_kube_obj_t *nc, const char *reason)
     return m.changed;
 }
 
-static void judge(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_kube_obj_t *nc,
+static void judge(nw_ctl_t *c, nw_driftmark_t *d, const nw_kube_snap_t *s, const nw_kube_obj_t *nc,
                   const nw_kube_obj_t *pool)
 {
     const char *cname = nw_ctl_str(nc->json, "spec.nodeClassRef.name");
@@ -363,7 +366,7 @@ static void judge(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_kube_obj_t *nc,
     nw_drift_instance_t inst;
     const char *isgs[16];
     const nw_drift_instance_t *instp = NULL;
-    const nw_ec2_instance_t *ei = instance_facts(c, nc->provider_id);
+    const nw_ec2_instance_t *ei = instance_facts(c, d, nc->provider_id);
     if (ei) {
         memset(&inst, 0, sizeof inst);
         inst.image_id = ei->image_id;
@@ -397,8 +400,8 @@ static void judge(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_kube_obj_t *nc,
         nw_log_info("drift", "NodeClaim drifted", NW_LS("nodeclaim", nc->name),
                     NW_LS("nodepool", nc->nodepool), NW_LS("reason", now_reason),
                     NW_LS("detail", detail));
-        nw_upkeep_event(c, &nw_kube_res_nodeclaims, nc->json, "Normal", "Drifted", msg);
-        nw_upkeep_count(c->upkeep, "drifted", nc->nodepool, now_reason);
+        nw_ctl_event(c, &nw_kube_res_nodeclaims, nc->json, "Normal", "Drifted", msg);
+        nw_counters_inc(d->counters, "drifted", nc->nodepool, now_reason);
     } else {
         nw_log_info("drift", "NodeClaim no longer drifted", NW_LS("nodeclaim", nc->name),
                     NW_LS("nodepool", nc->nodepool), NW_LS("was", had ? had : ""));
@@ -415,9 +418,8 @@ static int rv_differs(const char *have, const nw_kube_obj_t *o)
     return strcmp(have, o ? o->rv : "-") != 0;
 }
 
-static void mark(nw_ctl_t *c, const nw_kube_snap_t *s)
+static void mark(nw_ctl_t *c, nw_driftmark_t *d, const nw_kube_snap_t *s)
 {
-    nw_driftmark_t *d = c->upkeep->drift;
     int64_t mono = nw_clock_mono(c->clock);
     for (size_t i = 0; i < d->n; i++)
         d->v[i].seen = 0;
@@ -446,7 +448,7 @@ static void mark(nw_ctl_t *c, const nw_kube_snap_t *s)
                   rv_differs(v->class_rv, class) || rv_differs(v->nc_rv, nc);
         if (!due)
             continue;
-        judge(c, s, nc, pool);
+        judge(c, d, s, nc, pool);
         v->next_mono = mono + RECHECK_NS;
         copy_rv(v->pool_rv, sizeof v->pool_rv, pool);
         copy_rv(v->class_rv, sizeof v->class_rv, class);
@@ -460,11 +462,11 @@ static void mark(nw_ctl_t *c, const nw_kube_snap_t *s)
     d->n = k;
 }
 
-void nw_driftmark_tick(nw_ctl_t *c, const nw_kube_snap_t *s)
+void nw_driftmark_tick(nw_ctl_t *c, nw_driftmark_t *d, const nw_kube_snap_t *s)
 {
-    if (!c->upkeep || !c->upkeep->drift)
+    if (!d)
         return;
-    annotate(c, s, NW_KUBE_NODEPOOLS);
-    annotate(c, s, NW_KUBE_EC2NODECLASSES);
-    mark(c, s);
+    annotate(c, d, s, NW_KUBE_NODEPOOLS);
+    annotate(c, d, s, NW_KUBE_EC2NODECLASSES);
+    mark(c, d, s);
 }

@@ -28,17 +28,19 @@
 #ifndef NW_SCALER_CONTROLLERS_DRIFTMARK_H
 #define NW_SCALER_CONTROLLERS_DRIFTMARK_H
 
+#include "common/metrics.h"
 #include "scaler/controllers/ctl.h"
 
 typedef struct nw_driftmark nw_driftmark_t;
 
-nw_driftmark_t *nw_driftmark_new(void);
+/** New state; counters (borrowed, outlives it) gets drifted{nodepool,reason}. NULL on OOM. */
+nw_driftmark_t *nw_driftmark_new(nw_counters_t *counters);
 void nw_driftmark_free(nw_driftmark_t *d);
 
 /** Forget every verdict and the instance cache (a new leadership term). */
 void nw_driftmark_reset(nw_driftmark_t *d);
 
 /** One pass: hash annotations, then drift marking. */
-void nw_driftmark_tick(nw_ctl_t *c, const nw_kube_snap_t *s);
+void nw_driftmark_tick(nw_ctl_t *c, nw_driftmark_t *d, const nw_kube_snap_t *s);
 
 #endif

@@ -9,7 +9,6 @@
 
 #include "api/duration.h"
 #include "common/log.h"
-#include "scaler/controllers/upkeep.h"
 
 #define GET(o, k) cJSON_GetObjectItemCaseSensitive((o), (k))
 #define DEFAULT_EXPIRE_AFTER "720h"
@@ -56,20 +55,20 @@ int nw_expiry_due(const cJSON *nodeclaim, int64_t now_ns)
 }
 
 /* A NodeClaim we deleted a moment ago may still look alive in a lagging snapshot. */
-static int recently_expired(nw_upkeep_t *u, const char *uid)
+static int recently_expired(const nw_expiry_t *e, const char *uid)
 {
-    for (unsigned i = 0; uid[0] && i < 32 && i < u->nexpired; i++)
-        if (strcmp(u->expired[i], uid) == 0)
+    for (unsigned i = 0; uid[0] && i < NW_EXPIRY_RECENT && i < e->n; i++)
+        if (strcmp(e->recent[i], uid) == 0)
             return 1;
     return 0;
 }
 
-void nw_expiry_tick(nw_ctl_t *c, const nw_kube_snap_t *s)
+void nw_expiry_tick(nw_ctl_t *c, nw_expiry_t *e, const nw_kube_snap_t *s)
 {
     int64_t now = nw_clock_now(c->clock);
     for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_NODECLAIMS) && nw_ctl_may_write(c); i++) {
         const nw_kube_obj_t *nc = nw_kube_snap_at(s, NW_KUBE_NODECLAIMS, i);
-        if (nc->terminating || !nw_expiry_due(nc->json, now) || recently_expired(c->upkeep, nc->uid))
+        if (nc->terminating || !nw_expiry_due(nc->json, now) || recently_expired(e, nc->uid))
             continue;
         const char *ea = nw_ctl_str(nc->json, "spec.expireAfter");
         nw_err_t err = {0};
@@ -80,14 +79,15 @@ void nw_expiry_tick(nw_ctl_t *c, const nw_kube_snap_t *s)
                         NW_LS("error", err.msg));
             continue;
         }
-        snprintf(c->upkeep->expired[c->upkeep->nexpired++ % 32], 64, "%s", nc->uid);
+        snprintf(e->recent[e->n++ % NW_EXPIRY_RECENT], sizeof e->recent[0], "%s", nc->uid);
         char msg[256];
         snprintf(msg, sizeof msg, "NodeClaim expired: older than expireAfter (%s); deleting it",
                  ea ? ea : DEFAULT_EXPIRE_AFTER);
         nw_log_info("expiry", "deleted an expired NodeClaim", NW_LS("nodeclaim", nc->name),
                     NW_LS("nodepool", nc->nodepool), NW_LS("expireAfter", ea ? ea : DEFAULT_EXPIRE_AFTER),
                     NW_LS("created", nw_ctl_str(nc->json, "metadata.creationTimestamp")));
-        nw_upkeep_event(c, &nw_kube_res_nodeclaims, nc->json, "Normal", "Expired", msg);
-        nw_upkeep_count(c->upkeep, "expired", nc->nodepool, "");
+        nw_ctl_event(c, &nw_kube_res_nodeclaims, nc->json, "Normal", "Expired", msg);
+        if (e->counters)
+            nw_counters_inc(e->counters, "expired", nc->nodepool, NULL);
     }
 }

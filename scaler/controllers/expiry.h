@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "common/err.h"
+#include "common/metrics.h"
 #include "scaler/controllers/ctl.h"
 
 /**
@@ -31,7 +32,17 @@ int nw_expiry_deadline(const cJSON *nodeclaim, int64_t *at_ns, nw_err_t *err);
 /** Is the NodeClaim due at now_ns (1), not yet or never (0). Malformed: 0. */
 int nw_expiry_due(const cJSON *nodeclaim, int64_t now_ns);
 
+#define NW_EXPIRY_RECENT 32
+
+/* The controller's memory: uids deleted a moment ago (a lagging snapshot may still show
+ * them alive) and where to count expirations. Caller storage; zero it to start. */
+typedef struct {
+    char recent[NW_EXPIRY_RECENT][64]; /* ring */
+    unsigned n;
+    nw_counters_t *counters; /* borrowed; expired{nodepool}; NULL: not counted */
+} nw_expiry_t;
+
 /** Delete every NodeClaim (not already being deleted) that is due. */
-void nw_expiry_tick(nw_ctl_t *c, const nw_kube_snap_t *s);
+void nw_expiry_tick(nw_ctl_t *c, nw_expiry_t *e, const nw_kube_snap_t *s);
 
 #endif

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/metrics.h"
 #include "scaler/aws/launch.h"
 
 #define GET(o, k) cJSON_GetObjectItemCaseSensitive((o), (k))
@@ -171,13 +172,13 @@ static void pass(nw_ctl_t *c, nw_gc_t *g, const nw_kube_snap_t *s)
     }
     /* what this process is creating or launching right now */
     size_t nm = 0;
-    for (nw_ctl_claim_t *m = c->claims; m; m = m->next)
+    for (const nw_inflight_claim_t *m = c->inflight.head; m; m = m->next)
         nm++;
     const char **names = calloc(nm ? nm : 1, sizeof *names);
     const char **ids = calloc(nm ? nm : 1, sizeof *ids);
     nw_gc_inflight_t f = {names, 0, ids, 0};
     if (names && ids)
-        for (nw_ctl_claim_t *m = c->claims; m; m = m->next) {
+        for (const nw_inflight_claim_t *m = c->inflight.head; m; m = m->next) {
             if (m->deleted)
                 continue;
             names[f.nnames++] = m->name;
@@ -277,25 +278,25 @@ nw_rc_t nw_gc_metrics(nw_gc_t *g, nw_buf_t *out)
 {
     if (!g)
         return NW_OK;
-    nw_rc_t rc = nw_ctl_counter(out, "nodewarden_gc_passes_total", "Garbage-collection passes run.",
+    nw_rc_t rc = nw_metrics_counter(out, "nodewarden_gc_passes_total", "Garbage-collection passes run.",
                          atomic_load(&g->passes));
     if (rc == NW_OK)
-        rc = nw_ctl_counter(out, "nodewarden_gc_failed_passes_total",
+        rc = nw_metrics_counter(out, "nodewarden_gc_failed_passes_total",
                      "Garbage-collection passes that could not list the instances.",
                      atomic_load(&g->failed_passes));
     if (rc == NW_OK)
-        rc = nw_ctl_counter(out, "nodewarden_gc_instances_terminated_total",
+        rc = nw_metrics_counter(out, "nodewarden_gc_instances_terminated_total",
                      "Leaked instances (owned by no NodeClaim) terminated.",
                      atomic_load(&g->terminated));
     if (rc == NW_OK)
-        rc = nw_ctl_counter(out, "nodewarden_gc_nodes_deleted_total",
+        rc = nw_metrics_counter(out, "nodewarden_gc_nodes_deleted_total",
                      "Nodes of leaked instances deleted.", atomic_load(&g->nodes_deleted));
     if (rc == NW_OK)
-        rc = nw_ctl_counter(out, "nodewarden_gc_nodeclaims_deleted_total",
+        rc = nw_metrics_counter(out, "nodewarden_gc_nodeclaims_deleted_total",
                      "NodeClaims deleted because their instance is gone.",
                      atomic_load(&g->claims_deleted));
     if (rc == NW_OK)
-        rc = nw_ctl_counter(out, "nodewarden_gc_errors_total", "Garbage-collection writes that failed.",
+        rc = nw_metrics_counter(out, "nodewarden_gc_errors_total", "Garbage-collection writes that failed.",
                      atomic_load(&g->errors));
     return rc;
 }

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "common/log.h"
-#include "scaler/controllers/ctl.h"
+#include "scaler/controllers/lifecycle.h"
 
 #define GET(o, k) cJSON_GetObjectItemCaseSensitive((o), (k))
 #define NODECLASS_EVERY_NS (30 * NW_NS_PER_SEC)
@@ -19,13 +19,6 @@ static int is_true(const cJSON *obj, const char *cond)
 {
     const char *s = nw_ctl_condition(obj, cond);
     return s && strcmp(s, "True") == 0;
-}
-
-static void event(nw_ctl_t *c, const nw_kube_res_t *res, const cJSON *obj, const char *type,
-                  const char *reason, const char *msg)
-{
-    if (nw_ctl_may_write(c))
-        nw_kube_event(c->rec, res, obj, type, reason, msg, NULL);
 }
 
 static cJSON *obj_child(cJSON *o, const char *k, int array)
@@ -169,14 +162,17 @@ static int mutate_condition(cJSON *nc, void *ud)
                             strcmp(nw_ctl_str(nc, "status.nodeName"), cd->node_name) == 0)))
         return 1;
     int64_t now = nw_clock_now(cd->c->clock);
-    nw_ctl_set_condition(nc, cd->cond, "True", cd->cond, "", now);
+    if (nw_ctl_set_condition(nc, cd->cond, "True", cd->cond, "", now) != NW_OK)
+        return 1; /* out of memory: no write this time */
     cJSON *st = GET(nc, "status");
     if (cd->node_name) {
         cJSON_DeleteItemFromObjectCaseSensitive(st, "nodeName");
-        cJSON_AddStringToObject(st, "nodeName", cd->node_name);
+        if (!cJSON_AddStringToObject(st, "nodeName", cd->node_name))
+            return 1;
     }
-    if (is_true(nc, "Launched") && is_true(nc, "Registered") && is_true(nc, "Initialized"))
-        nw_ctl_set_condition(nc, "Ready", "True", "Ready", "", now);
+    if (is_true(nc, "Launched") && is_true(nc, "Registered") && is_true(nc, "Initialized") &&
+        nw_ctl_set_condition(nc, "Ready", "True", "Ready", "", now) != NW_OK)
+        return 1;
     return 0;
 }
 
@@ -271,7 +267,7 @@ static void register_claim(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_kube_o
         return;
     }
     if (r.warned_unregistered)
-        event(c, &nw_kube_res_nodes, node->json, "Warning", "UnregisteredTaintMissing",
+        nw_ctl_event(c, &nw_kube_res_nodes, node->json, "Warning", "UnregisteredTaintMissing",
               "node registered without the karpenter.sh/unregistered:NoExecute taint; pods may "
               "have been scheduled before its labels and taints were applied");
     cond_t cd = {c, "Registered", node->name};
@@ -289,7 +285,7 @@ static void register_claim(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_kube_o
     snprintf(msg, sizeof msg, "Status condition transitioned, Type: Registered, Status: True, "
                               "Node: %s",
              node->name);
-    event(c, &nw_kube_res_nodeclaims, nc->json, "Normal", "Registered", msg);
+    nw_ctl_event(c, &nw_kube_res_nodeclaims, nc->json, "Normal", "Registered", msg);
 }
 
 static void initialize_claim(nw_ctl_t *c, const nw_kube_obj_t *nc, const nw_kube_obj_t *node)
@@ -314,7 +310,7 @@ static void initialize_claim(nw_ctl_t *c, const nw_kube_obj_t *nc, const nw_kube
     }
     atomic_fetch_add(&c->n_initialized, 1);
     nw_log_info("lifecycle", "initialized", NW_LS("nodeclaim", nc->name), NW_LS("node", node->name));
-    event(c, &nw_kube_res_nodeclaims, nc->json, "Normal", "Initialized",
+    nw_ctl_event(c, &nw_kube_res_nodeclaims, nc->json, "Normal", "Initialized",
           "Status condition transitioned, Type: Initialized, Status: True");
 }
 
@@ -458,7 +454,7 @@ void nw_life_tick(nw_ctl_t *c, const nw_kube_snap_t *s)
                          (long long)(c->registration_timeout_ns / NW_NS_PER_SEC));
                 nw_log_warn("lifecycle", "registration timeout", NW_LS("nodeclaim", nc->name),
                             NW_LS("providerID", nc->provider_id));
-                event(c, &nw_kube_res_nodeclaims, nc->json, "Warning", "RegistrationTimeout", msg);
+                nw_ctl_event(c, &nw_kube_res_nodeclaims, nc->json, "Warning", "RegistrationTimeout", msg);
                 atomic_fetch_add(&c->n_reg_timeouts, 1);
                 nw_kube_delete(c->kube, &nw_kube_res_nodeclaims, NULL, nc->name, NULL, NULL, NULL);
             }

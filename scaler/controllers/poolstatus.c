@@ -10,7 +10,6 @@
 #include "api/nodepool.h"
 #include "api/quantity.h"
 #include "common/log.h"
-#include "scaler/controllers/upkeep.h"
 
 #define GET(o, k) cJSON_GetObjectItemCaseSensitive((o), (k))
 #define MAX_RES 32
@@ -632,9 +631,8 @@ static void one_pool(nw_ctl_t *c, nw_poolstatus_t *p, const nw_kube_snap_t *s,
     cJSON_Delete(st);
 }
 
-void nw_poolstatus_tick(nw_ctl_t *c, const nw_kube_snap_t *s)
+void nw_poolstatus_tick(nw_ctl_t *c, nw_poolstatus_t *p, const nw_kube_snap_t *s)
 {
-    nw_poolstatus_t *p = c->upkeep ? c->upkeep->pools : NULL;
     if (!p)
         return;
     int64_t now = nw_clock_now(c->clock);

@@ -99,6 +99,6 @@ void nw_poolstatus_reset(nw_poolstatus_t *p);
 
 /** Observe registrations and registration timeouts, then write every NodePool's status
  * that changed. */
-void nw_poolstatus_tick(nw_ctl_t *c, const nw_kube_snap_t *s);
+void nw_poolstatus_tick(nw_ctl_t *c, nw_poolstatus_t *p, const nw_kube_snap_t *s);
 
 #endif

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/metrics.h"
 #include "scaler/disrupt/drain.h"
 
 #define GET(o, k) cJSON_GetObjectItemCaseSensitive((o), (k))
@@ -222,13 +223,6 @@ static int node_ready(const cJSON *node)
     return 0;
 }
 
-static void event(nw_ctl_t *c, const nw_kube_res_t *res, const cJSON *obj, const char *type,
-                  const char *reason, const char *msg)
-{
-    if (nw_ctl_may_write(c))
-        nw_kube_event(c->rec, res, obj, type, reason, msg, NULL);
-}
-
 /* lastTransitionTime of a condition (epoch ns) when its status is `status`, else 0. */
 static int64_t condition_since(const cJSON *obj, const char *type, const char *status)
 {
@@ -271,7 +265,8 @@ static int mutate_cond(cJSON *obj, void *ud)
     const cond_set_t *cs = ud;
     if (GET(obj, "metadata") && condition_is(obj, cs->type, cs->status, cs->reason))
         return 1;
-    nw_ctl_set_condition(obj, cs->type, cs->status, cs->reason, cs->message, cs->now);
+    if (nw_ctl_set_condition(obj, cs->type, cs->status, cs->reason, cs->message, cs->now) != NW_OK)
+        return 1; /* out of memory: no write this time */
     return 0;
 }
 
@@ -374,7 +369,7 @@ static void finalize_claim(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_kube_o
             } else if (an.wrote) {
                 char msg[128];
                 snprintf(msg, sizeof msg, "All pods will be deleted by %s", value);
-                event(c, &nw_kube_res_nodeclaims, nc->json, "Warning",
+                nw_ctl_event(c, &nw_kube_res_nodeclaims, nc->json, "Warning",
                       "TerminationGracePeriodExpiring", msg);
                 nw_log_info(COMP, "termination deadline set", NW_LS("nodeclaim", nc->name),
                             NW_LS("deadline", value));
@@ -554,7 +549,7 @@ static void evict_one(nw_ctl_t *c, const nw_kube_obj_t *node, const nw_kube_obj_
         pm->next_mono = mono + EVICTED_QUIET_NS;
         if (res == NW_KUBE_EVICT_STARTED) {
             atomic_fetch_add(&t->pods_evicted, 1);
-            event(c, &nw_kube_res_pods, pod->json, "Normal", "Evicted", "Evicted pod");
+            nw_ctl_event(c, &nw_kube_res_pods, pod->json, "Normal", "Evicted", "Evicted pod");
             nw_log_info(COMP, "evicted", NW_LS("node", node->name), NW_LS("pod", pod->key));
         }
         return;
@@ -569,7 +564,7 @@ static void evict_one(nw_ctl_t *c, const nw_kube_obj_t *node, const nw_kube_obj_
         else
             snprintf(msg, sizeof msg, "Failed to drain node, evicting pod %s: %.600s", pod->key,
                      err.msg);
-        event(c, &nw_kube_res_nodes, node->json, "Warning", "FailedDraining", msg);
+        nw_ctl_event(c, &nw_kube_res_nodes, node->json, "Warning", "FailedDraining", msg);
     }
     if (pm->failures == 1 || pm->failures % 10 == 0)
         nw_log_info(COMP, "eviction not done; retrying with backoff", NW_LS("node", node->name),
@@ -598,7 +593,7 @@ static void delete_one(nw_ctl_t *c, const nw_kube_obj_t *node, const nw_kube_obj
             snprintf(msg, sizeof msg,
                      "Failed to drain node, deleting pod %s at the termination deadline: %.700s",
                      pod->key, err.msg);
-            event(c, &nw_kube_res_nodes, node->json, "Warning", "FailedDraining", msg);
+            nw_ctl_event(c, &nw_kube_res_nodes, node->json, "Warning", "FailedDraining", msg);
         }
         return;
     }
@@ -613,7 +608,7 @@ static void delete_one(nw_ctl_t *c, const nw_kube_obj_t *node, const nw_kube_obj
              "granted %lld seconds of grace-period of its %lld terminationGracePeriodSeconds. "
              "This bypasses the PDB of the pod and the do-not-disrupt annotation.",
              ts, (long long)grace, (long long)dp->grace_s);
-    event(c, &nw_kube_res_pods, pod->json, "Normal", "Disrupted", msg);
+    nw_ctl_event(c, &nw_kube_res_pods, pod->json, "Normal", "Disrupted", msg);
     nw_log_info(COMP, "deleted a pod at the termination deadline", NW_LS("node", node->name),
                 NW_LS("pod", pod->key), NW_LI("graceSeconds", grace));
 }
@@ -803,7 +798,7 @@ static void finalize_node(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_kube_ob
             char ts[40], msg[80];
             nw_time_format(deadline, ts, sizeof ts);
             snprintf(msg, sizeof msg, "All pods will be deleted by %s", ts);
-            event(c, &nw_kube_res_nodes, node->json, "Warning", "TerminationGracePeriodExpiring",
+            nw_ctl_event(c, &nw_kube_res_nodes, node->json, "Warning", "TerminationGracePeriodExpiring",
                   msg);
         }
         if (rc != NW_ENOTFOUND)
@@ -863,7 +858,7 @@ static void finalize_node(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_kube_ob
             char msg[700];
             snprintf(msg, sizeof msg,
                      "Not waiting for VolumeAttachments to detach, they cannot be read: %.500s", why);
-            event(c, &nw_kube_res_nodes, node->json, "Warning", "FailedVolumeDetachmentCheck", msg);
+            nw_ctl_event(c, &nw_kube_res_nodes, node->json, "Warning", "FailedVolumeDetachmentCheck", msg);
             claim_condition(c, nc, "VolumesDetached", "False", "VolumeAttachmentsForbidden",
                             "VolumeAttachments cannot be read (HTTP 403)");
         } else if (pv < 0 && !elapsed) {
@@ -871,7 +866,7 @@ static void finalize_node(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_kube_ob
         } else if (pv > 0 && !elapsed) {
             char msg[128];
             snprintf(msg, sizeof msg, "Awaiting deletion of %ld VolumeAttachments bound to node", pv);
-            event(c, &nw_kube_res_nodes, node->json, "Warning", "AwaitingVolumeDetachment", msg);
+            nw_ctl_event(c, &nw_kube_res_nodes, node->json, "Warning", "AwaitingVolumeDetachment", msg);
             claim_condition(c, nc, "VolumesDetached", "Unknown", "AwaitingVolumeDetachment",
                             "AwaitingVolumeDetachment");
             return;
@@ -934,25 +929,25 @@ nw_rc_t nw_term_metrics(nw_term_t *t, nw_buf_t *out)
 {
     if (!t)
         return NW_OK;
-    nw_rc_t rc = nw_ctl_counter(out, "nodewarden_nodes_drained_total", "Nodes drained (Drained=True).",
+    nw_rc_t rc = nw_metrics_counter(out, "nodewarden_nodes_drained_total", "Nodes drained (Drained=True).",
                          atomic_load(&t->nodes_drained));
     if (rc == NW_OK)
-        rc = nw_ctl_counter(out, "nodewarden_nodes_terminated_total",
+        rc = nw_metrics_counter(out, "nodewarden_nodes_terminated_total",
                      "Nodes whose termination finalizer was removed.",
                      atomic_load(&t->nodes_terminated));
     if (rc == NW_OK)
-        rc = nw_ctl_counter(out, "nodewarden_nodeclaims_terminated_total",
+        rc = nw_metrics_counter(out, "nodewarden_nodeclaims_terminated_total",
                      "NodeClaims whose termination finalizer was removed.",
                      atomic_load(&t->claims_terminated));
     if (rc == NW_OK)
-        rc = nw_ctl_counter(out, "nodewarden_instances_terminated_total",
+        rc = nw_metrics_counter(out, "nodewarden_instances_terminated_total",
                      "Instances nodewarden asked EC2 to terminate.",
                      atomic_load(&t->instances_terminated));
     if (rc == NW_OK)
-        rc = nw_ctl_counter(out, "nodewarden_pods_evicted_total", "Pods evicted by drains (eviction started).",
+        rc = nw_metrics_counter(out, "nodewarden_pods_evicted_total", "Pods evicted by drains (eviction started).",
                      atomic_load(&t->pods_evicted));
     if (rc == NW_OK)
-        rc = nw_ctl_counter(out, "nodewarden_pods_deleted_at_deadline_total",
+        rc = nw_metrics_counter(out, "nodewarden_pods_deleted_at_deadline_total",
                      "Pods deleted because the NodeClaim's terminationGracePeriod ran out.",
                      atomic_load(&t->pods_deleted));
     if (rc == NW_OK)

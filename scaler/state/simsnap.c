@@ -11,190 +11,11 @@
 #include "common/log.h"
 #include "scaler/sched/from_catalog.h"
 #include "scaler/state/simsnap.h"
-#include "scaler/controllers/upkeep.h"
 
 #define GET(o, k) cJSON_GetObjectItemCaseSensitive((o), (k))
 /* the nomination window: max(2 x batchMaxDuration, 10 s) (20 s at the defaults) */
 #define NOMINATION_NS(c) (2 * (c)->batch_max_ns > 10 * NW_NS_PER_SEC ? 2 * (c)->batch_max_ns \
                                                                      : 10 * NW_NS_PER_SEC)
-#define NOM_KEEP_NS (30 * NW_NS_PER_SEC)
-
-/* ---- provisioner memory: nominations and FailedScheduling messages ---- */
-
-typedef struct {
-    char *uid;
-    char *claim;
-    int64_t at; /* monotonic ns */
-    int used;   /* looked up in the current build */
-} nom_t;
-
-typedef struct {
-    char *uid;
-    uint64_t hash; /* of the last FailedScheduling message */
-    int seen;
-} evmem_t;
-
-struct nw_simsnap_state {
-    nom_t *noms; /* sorted by uid */
-    size_t nnoms, cnoms;
-    evmem_t *ev; /* sorted by uid */
-    size_t nev, cev;
-};
-
-static struct nw_simsnap_state *state(nw_ctl_t *c)
-{
-    if (!c->sim)
-        c->sim = calloc(1, sizeof *c->sim);
-    return c->sim;
-}
-
-void nw_simsnap_cleanup(nw_ctl_t *c)
-{
-    struct nw_simsnap_state *st = c->sim;
-    if (!st)
-        return;
-    for (size_t i = 0; i < st->nnoms; i++) {
-        free(st->noms[i].uid);
-        free(st->noms[i].claim);
-    }
-    for (size_t i = 0; i < st->nev; i++)
-        free(st->ev[i].uid);
-    free(st->noms);
-    free(st->ev);
-    free(st);
-    c->sim = NULL;
-}
-
-/* binary search in an array of structs whose first member is `char *uid` */
-static size_t uid_lower(const void *arr, size_t n, size_t elem, const char *uid)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        const char *u = *(char *const *)((const char *)arr + mid * elem);
-        if (strcmp(u, uid) < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-static nom_t *nom_find(struct nw_simsnap_state *st, const char *uid)
-{
-    if (!st || !st->nnoms)
-        return NULL;
-    size_t i = uid_lower(st->noms, st->nnoms, sizeof *st->noms, uid);
-    return i < st->nnoms && strcmp(st->noms[i].uid, uid) == 0 ? &st->noms[i] : NULL;
-}
-
-void nw_simsnap_nominate(nw_ctl_t *c, const char *pod_uid, const char *claim, int64_t mono)
-{
-    struct nw_simsnap_state *st = state(c);
-    if (!st || !pod_uid || !*pod_uid || !claim)
-        return;
-    size_t i = uid_lower(st->noms, st->nnoms, sizeof *st->noms, pod_uid);
-    if (i < st->nnoms && strcmp(st->noms[i].uid, pod_uid) == 0) {
-        char *cl = strdup(claim);
-        if (!cl)
-            return;
-        free(st->noms[i].claim);
-        st->noms[i].claim = cl;
-        st->noms[i].at = mono;
-        return;
-    }
-    if (st->nnoms == st->cnoms) {
-        size_t n = st->cnoms ? st->cnoms * 2 : 64;
-        nom_t *v = realloc(st->noms, n * sizeof *v);
-        if (!v)
-            return;
-        st->noms = v;
-        st->cnoms = n;
-    }
-    nom_t e = {strdup(pod_uid), strdup(claim), mono, 1};
-    if (!e.uid || !e.claim) {
-        free(e.uid);
-        free(e.claim);
-        return;
-    }
-    memmove(&st->noms[i + 1], &st->noms[i], (st->nnoms - i) * sizeof *st->noms);
-    st->noms[i] = e;
-    st->nnoms++;
-}
-
-/* Drop nominations not looked up by a full build and older than NOM_KEEP_NS. */
-static void noms_prune(struct nw_simsnap_state *st, int64_t mono)
-{
-    size_t k = 0;
-    for (size_t i = 0; i < st->nnoms; i++) {
-        nom_t *n = &st->noms[i];
-        if (n->used || mono - n->at < NOM_KEEP_NS) {
-            n->used = 0;
-            st->noms[k++] = *n;
-        } else {
-            free(n->uid);
-            free(n->claim);
-        }
-    }
-    st->nnoms = k;
-}
-
-static uint64_t fnv(const char *s)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    return h;
-}
-
-/* Provisioner: 1 when this FailedScheduling message is new for the pod (remembered). */
-int nw_simsnap_event_once(nw_ctl_t *c, const char *uid, const char *msg)
-{
-    struct nw_simsnap_state *st = state(c);
-    if (!st)
-        return 1;
-    uint64_t h = fnv(msg);
-    size_t i = uid_lower(st->ev, st->nev, sizeof *st->ev, uid);
-    if (i < st->nev && strcmp(st->ev[i].uid, uid) == 0) {
-        st->ev[i].seen = 1;
-        if (st->ev[i].hash == h)
-            return 0;
-        st->ev[i].hash = h;
-        return 1;
-    }
-    if (st->nev == st->cev) {
-        size_t n = st->cev ? st->cev * 2 : 64;
-        evmem_t *v = realloc(st->ev, n * sizeof *v);
-        if (!v)
-            return 1;
-        st->ev = v;
-        st->cev = n;
-    }
-    char *u = strdup(uid);
-    if (!u)
-        return 1;
-    memmove(&st->ev[i + 1], &st->ev[i], (st->nev - i) * sizeof *st->ev);
-    st->ev[i] = (evmem_t){u, h, 1};
-    st->nev++;
-    return 1;
-}
-
-/* Provisioner: forget the messages of pods not reported since the last call. */
-void nw_simsnap_event_prune(nw_ctl_t *c)
-{
-    struct nw_simsnap_state *st = c->sim;
-    if (!st)
-        return;
-    size_t k = 0;
-    for (size_t i = 0; i < st->nev; i++) {
-        if (st->ev[i].seen) {
-            st->ev[i].seen = 0;
-            st->ev[k++] = st->ev[i];
-        } else
-            free(st->ev[i].uid);
-    }
-    st->nev = k;
-}
 
 /* ---- catalog ---- */
 
@@ -495,7 +316,7 @@ static const char *req_first(const cJSON *nc, const char *key)
  * single-valued In requirement and what the launch recorded), requirements, taints,
  * startup taints, allocatable and capacity. launched_type: from our memory or NULL. */
 static cJSON *entry_json(nw_ctl_t *c, const cJSON *nc, const char *name,
-                         const nw_ctl_claim_t *m)
+                         const nw_inflight_claim_t *m)
 {
     cJSON *e = cJSON_CreateObject();
     cJSON *md = cJSON_AddObjectToObject(e, "metadata");
@@ -545,7 +366,7 @@ static cJSON *entry_json(nw_ctl_t *c, const cJSON *nc, const char *name,
 
 static nw_rc_t add_entry(build_t *b, const cJSON *nc, const char *name, const char *claim)
 {
-    cJSON *e = entry_json(b->c, nc, name, nw_ctl_claim_find(b->c, claim));
+    cJSON *e = entry_json(b->c, nc, name, nw_inflight_find(&b->c->inflight, claim));
     if (!e)
         return nw_err_set(b->err, NW_ENOMEM, "", "out of memory");
     nw_err_t er = {0};
@@ -582,11 +403,21 @@ static nw_rc_t add_bound_pods(build_t *b, const char *node)
  * the pod goes and the simulation places it afresh. NULL: none. */
 static const char *nominated_target(build_t *b, const char *uid)
 {
-    nom_t *n = nom_find(b->c->sim, uid);
-    if (!n)
+    const char *claim = nw_noms_claim_of(b->c->noms, uid);
+    if (!claim)
         return NULL;
-    n->used = 1;
-    return entry_of_claim(b->out, n->claim);
+    nw_simsnap_t *o = b->out;
+    if (o->nlooked_up == o->clooked_up) {
+        size_t n = o->clooked_up ? 2 * o->clooked_up : 64;
+        const char **v = realloc(o->looked_up, n * sizeof *v);
+        if (v) {
+            o->looked_up = v;
+            o->clooked_up = n;
+        }
+    }
+    if (o->nlooked_up < o->clooked_up)
+        o->looked_up[o->nlooked_up++] = uid;
+    return entry_of_claim(o, claim);
 }
 
 static nw_rc_t add_pending(build_t *b, const nw_kube_obj_t *p, int resched)
@@ -612,6 +443,7 @@ void nw_simsnap_free(nw_simsnap_t *s)
     }
     free(s->entry_names);
     free(s->entry_claims);
+    free(s->looked_up);
     memset(s, 0, sizeof *s);
 }
 
@@ -623,7 +455,7 @@ nw_rc_t nw_simsnap_build(nw_ctl_t *c, const nw_kube_snap_t *ks, const nw_simsnap
     if (!o)
         o = &defaults;
     build_t b = {c, ks, o, out, 0, 0, err};
-    if (!state(c) || !(out->sched = nw_sched_snap_new()))
+    if (!(out->sched = nw_sched_snap_new()))
         return nw_err_set(err, NW_ENOMEM, "", "out of memory");
     nw_sched_opts_t so = {.require_unschedulable = true,
                           .ignore_preferences = o->ignore_preferences,
@@ -709,7 +541,7 @@ nw_rc_t nw_simsnap_build(nw_ctl_t *c, const nw_kube_snap_t *ks, const nw_simsnap
         rc = add_entry(&b, nc->json, nc->name, nc->name);
     }
     /* NodeClaims this process created that the cache does not show yet */
-    for (nw_ctl_claim_t *m = c->claims; m && rc == NW_OK; m = m->next) {
+    for (nw_inflight_claim_t *m = c->inflight.head; m && rc == NW_OK; m = m->next) {
         if (!m->obj || m->deleted || excluded(o, m->name) ||
             nw_kube_snap_get(ks, NW_KUBE_NODECLAIMS, NULL, m->name))
             continue;
@@ -729,16 +561,13 @@ nw_rc_t nw_simsnap_build(nw_ctl_t *c, const nw_kube_snap_t *ks, const nw_simsnap
         size_t np = nw_kube_snap_pending_pods(ks, &pend);
         for (size_t i = 0; i < np && rc == NW_OK; i++)
             rc = add_pending(&b, pend[i], 0);
-        if (rc == NW_OK && o->reschedule_deleting)
-            noms_prune(c->sim, nw_clock_mono(c->clock));
     }
     return rc;
 }
 
 bool nw_simsnap_is_nominated(nw_ctl_t *c, const nw_kube_snap_t *ks, const char *node_or_claim)
 {
-    struct nw_simsnap_state *st = c->sim;
-    if (!st || !node_or_claim)
+    if (!node_or_claim)
         return false;
     /* the name may be a Node: its NodeClaim is the nomination target */
     const char *claim = node_or_claim;
@@ -749,13 +578,8 @@ bool nw_simsnap_is_nominated(nw_ctl_t *c, const nw_kube_snap_t *ks, const char *
             claim = nc->name;
     }
     const nw_kube_obj_t *nc = nw_kube_snap_get(ks, NW_KUBE_NODECLAIMS, NULL, claim);
-    int in_flight = nc && !claim_initialized(nc->json);
-    int64_t now = nw_clock_mono(c->clock);
-    for (size_t i = 0; i < st->nnoms; i++)
-        if (strcmp(st->noms[i].claim, claim) == 0 &&
-            (in_flight || now - st->noms[i].at < NOMINATION_NS(c)))
-            return true;
-    return false;
+    bool in_flight = nc && !claim_initialized(nc->json);
+    return nw_noms_targets(c->noms, claim, in_flight, nw_clock_mono(c->clock), NOMINATION_NS(c));
 }
 
 /* ---- NodeClaims ---- */
@@ -796,7 +620,7 @@ static int in_list(const char *const *v, size_t n, const char *s)
 }
 
 /* The NodeClaim body (§1.10). NULL with err set when nothing is left to launch. */
-static cJSON *claim_body(const nw_simsnap_t *s, const nw_sched_claim_t *cl,
+cJSON *nw_simsnap_claim_body(const nw_simsnap_t *s, const nw_sched_claim_t *cl,
                          const nw_kube_obj_t *pool, const nw_simsnap_claim_opts_t *o, int *ntypes,
                          const char **first_type, nw_err_t *err)
 {
@@ -909,81 +733,3 @@ static cJSON *claim_body(const nw_simsnap_t *s, const nw_sched_claim_t *cl,
     return nc;
 }
 
-static void pod_event(nw_ctl_t *c, const cJSON *pod, const char *type, const char *reason,
-                      const char *msg)
-{
-    if (nw_ctl_may_write(c))
-        nw_kube_event(c->rec, &nw_kube_res_pods, pod, type, reason, msg, NULL);
-}
-
-nw_rc_t nw_simsnap_create_claim(nw_ctl_t *c, const nw_kube_snap_t *ks, const nw_simsnap_t *s,
-                                const nw_sched_claim_t *cl, const nw_simsnap_claim_opts_t *o,
-                                char *name, size_t namelen, nw_err_t *err)
-{
-    static const nw_simsnap_claim_opts_t defaults = {0};
-    if (!o)
-        o = &defaults;
-    if (name && namelen)
-        name[0] = 0;
-    if (!nw_ctl_may_write(c))
-        return nw_err_set(err, NW_EINVAL, "", "not leading");
-    const char *poolname = nw_sched_pool_name(s->sched, (size_t)cl->pool);
-    const nw_kube_obj_t *pool =
-        poolname ? nw_kube_snap_get(ks, NW_KUBE_NODEPOOLS, NULL, poolname) : NULL;
-    if (!pool)
-        return nw_err_set(err, NW_EINVAL, "", "NodePool %s not found", poolname ? poolname : "");
-    int ntypes = 0;
-    const char *first = "";
-    cJSON *body = claim_body(s, cl, pool, o, &ntypes, &first, err);
-    if (!body)
-        return err && err->rc != NW_OK ? err->rc : NW_EINVAL;
-    nw_upkeep_stamp_nodeclaim(body, ks); /* drift hashes (scaler/controllers/upkeep.h) */
-    cJSON *created = NULL;
-    nw_rc_t rc = nw_kube_create(c->kube, &nw_kube_res_nodeclaims, NULL, body, &created, err);
-    cJSON_Delete(body);
-    if (rc != NW_OK) {
-        nw_log_error("provisioner", "cannot create a NodeClaim", NW_LS("nodepool", poolname),
-                     NW_LS("error", err ? err->msg : ""));
-        return rc;
-    }
-    atomic_fetch_add(&c->n_created, 1);
-    const char *nm = nw_ctl_str(created, "metadata.name");
-    if (!nm) {
-        cJSON_Delete(created);
-        return nw_err_set(err, NW_EKUBE, "metadata.name", "the created NodeClaim has no name");
-    }
-    if (name && namelen)
-        snprintf(name, namelen, "%s", nm);
-    nw_log_info("provisioner", "created NodeClaim", NW_LS("nodeclaim", nm),
-                NW_LS("nodepool", poolname), NW_LS("reason", o->reason ? o->reason : "provisioning"),
-                NW_LS("instanceType", first), NW_LI("instanceTypes", ntypes),
-                NW_LS("zone", cl->zone),
-                NW_LS("capacityType", o->capacity_type ? o->capacity_type : cl->capacity_type),
-                NW_LF("price", cl->price), NW_LI("pods", cl->npods));
-    nw_ctl_claim_t *m = nw_ctl_claim_remember(c, nm);
-    if (m) {
-        cJSON_Delete(m->obj);
-        m->obj = cJSON_Duplicate(created, 1);
-    }
-    int64_t mono = nw_clock_mono(c->clock);
-    char msg[400];
-    snprintf(msg, sizeof msg, "Pod should schedule on: nodeclaim/%s", nm);
-    for (int k = 0; k < cl->npods; k++) {
-        int pi = cl->pods[k];
-        if (pi < 0 || (size_t)pi >= s->npods)
-            continue;
-        if (!o->no_nominate)
-            nw_simsnap_nominate(c, s->pods[pi]->uid, nm, mono);
-        if (!o->no_events)
-            pod_event(c, s->pods[pi]->json, "Normal", "Nominated", msg);
-    }
-    const char *exit_after = getenv("NW_DEBUG_EXIT_AFTER_NODECLAIM");
-    if (exit_after && *exit_after) {
-        nw_log_warn("provisioner", "NW_DEBUG_EXIT_AFTER_NODECLAIM: exiting before the launch",
-                    NW_LS("nodeclaim", nm));
-        _exit(3);
-    }
-    nw_prov_launch_claim(c, ks, created, 1);
-    cJSON_Delete(created);
-    return NW_OK;
-}

@@ -67,6 +67,10 @@ typedef struct {
      * registered but not initialized claim) and the NodeClaim behind it (owned) */
     char **entry_names, **entry_claims;
     size_t nentries;
+    /* uids of the pods whose nomination the build looked up (borrowed from the kube
+     * snapshot): the provisioner keeps those nominations (nw_noms_prune) */
+    const char **looked_up;
+    size_t nlooked_up, clooked_up;
 } nw_simsnap_t;
 
 /** Build the snapshot. out is initialised by the call (free it with nw_simsnap_free
@@ -89,26 +93,16 @@ typedef struct {
     const char *reason;         /* for the log line ("provisioning", "consolidation"...) */
 } nw_simsnap_claim_opts_t;
 
-/**
- * Create the NodeClaim for a simulated claim (kubernetes-sigs/karpenter
+/** The NodeClaim object for a simulated claim (kubernetes-sigs/karpenter
  * pkg/controllers/provisioning/scheduling/nodeclaimtemplate.go ToNodeClaim: the pool's
  * template labels/annotations/taints/startupTaints/nodeClassRef/expireAfter,
  * requirements narrowed to the kept types (cheapest first, <= 600) and capacity
- * type, spec.resources.requests), remember it (so the next batches count it before
- * the cache shows it), nominate its pods to it, record a Nominated event on each,
- * and launch it through the provisioner's launch path (once-only). o may be NULL.
- * The created name is written to name (namelen bytes).
- * Fails with NW_EINVAL when the pool is unknown or no instance type is left after
- * the o->itypes filter or when not leading; kube errors
- * as nw_kube_create returns them. A create that succeeded but whose launch failed
- * still returns NW_OK (the provisioner retries or, on ICE, deletes the NodeClaim).
- */
-nw_rc_t nw_simsnap_create_claim(nw_ctl_t *c, const nw_kube_snap_t *ks, const nw_simsnap_t *s,
-                                const nw_sched_claim_t *cl, const nw_simsnap_claim_opts_t *o,
-                                char *name, size_t namelen, nw_err_t *err);
-
-/** Record that a pod (uid) is expected to run on NodeClaim `claim` (monotonic now). */
-void nw_simsnap_nominate(nw_ctl_t *c, const char *pod_uid, const char *claim, int64_t mono);
+ * type, spec.resources.requests). Pure. Owned result; NULL with err set when no
+ * instance type is left after the o->itypes filter. ntypes / first_type: how many
+ * types and the first (borrowed from s). */
+cJSON *nw_simsnap_claim_body(const nw_simsnap_t *s, const nw_sched_claim_t *cl,
+                             const nw_kube_obj_t *pool, const nw_simsnap_claim_opts_t *o,
+                             int *ntypes, const char **first_type, nw_err_t *err);
 
 /** Is this Node or NodeClaim the target of a live nomination (in flight, or nominated
  * within the last 20 s)? Disruption leaves such nodes alone (kubernetes-sigs/karpenter
@@ -122,14 +116,5 @@ int nw_simsnap_pod_reschedulable(const nw_kube_obj_t *p);
 /** Capacity (allocatable 0) or allocatable (1) of a catalog type as a Kubernetes
  * resource list, with the configured overhead; NULL when the type is unknown. Owned. */
 cJSON *nw_simsnap_type_resources(nw_ctl_t *c, const char *type, int allocatable);
-
-/* provisioner use: FailedScheduling messages are emitted once per pod per distinct
- * message. event_once returns 1 (and remembers) when msg is new for the pod;
- * event_prune forgets pods not passed to event_once since the previous prune. */
-int nw_simsnap_event_once(nw_ctl_t *c, const char *uid, const char *msg);
-void nw_simsnap_event_prune(nw_ctl_t *c);
-
-/** Free the nomination and event memory (called from nw_prov_cleanup). */
-void nw_simsnap_cleanup(nw_ctl_t *c);
 
 #endif

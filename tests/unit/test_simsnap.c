@@ -41,12 +41,14 @@ static void fx_init(fx_t *f)
     f->ctl.cloud = &f->cloud.base;
     f->ctl.clock = &f->clk.base;
     f->cache = nw_kube_cache_new(NULL);
+    f->ctl.noms = nw_noms_new();
+    ck_assert_ptr_nonnull(f->ctl.noms);
     ck_assert_ptr_nonnull(f->cache);
 }
 
 static void fx_free(fx_t *f)
 {
-    nw_simsnap_cleanup(&f->ctl);
+    nw_noms_free(f->ctl.noms);
     nw_kube_cache_free(f->cache);
     nw_ice_free(f->cloud.ice);
     nw_catalog_free(f->cloud.cat);
@@ -214,7 +216,7 @@ START_TEST(test_nomination_reserves_inflight_room)
     pod(&f, "p2", "1200m", "1Gi", "", NULL);
     /* p1 was nominated to the claim by an earlier batch: it counts as bound there,
      * so p2 (which would otherwise take the claim's room) needs new capacity */
-    nw_simsnap_nominate(&f.ctl, "uid-p1", "default-abc", nw_clock_mono(&f.clk.base));
+    nw_noms_nominate(f.ctl.noms, "uid-p1", "default-abc", nw_clock_mono(&f.clk.base));
     nw_simsnap_opts_t o = {.include_pending = true};
     run_t r;
     run(&f, &o, &r);
@@ -345,16 +347,16 @@ START_TEST(test_event_once)
 {
     fx_t f;
     fx_init(&f);
-    ck_assert_int_eq(nw_simsnap_event_once(&f.ctl, "u1", "m1"), 1);
-    ck_assert_int_eq(nw_simsnap_event_once(&f.ctl, "u1", "m1"), 0);
-    ck_assert_int_eq(nw_simsnap_event_once(&f.ctl, "u2", "m1"), 1);
-    ck_assert_int_eq(nw_simsnap_event_once(&f.ctl, "u1", "m2"), 1);
-    nw_simsnap_event_prune(&f.ctl);
+    ck_assert_int_eq(nw_noms_event_once(f.ctl.noms, "u1", "m1"), 1);
+    ck_assert_int_eq(nw_noms_event_once(f.ctl.noms, "u1", "m1"), 0);
+    ck_assert_int_eq(nw_noms_event_once(f.ctl.noms, "u2", "m1"), 1);
+    ck_assert_int_eq(nw_noms_event_once(f.ctl.noms, "u1", "m2"), 1);
+    nw_noms_event_prune(f.ctl.noms);
     /* u1 and u2 were reported since the last prune: kept */
-    ck_assert_int_eq(nw_simsnap_event_once(&f.ctl, "u1", "m2"), 0);
-    nw_simsnap_event_prune(&f.ctl);
+    ck_assert_int_eq(nw_noms_event_once(f.ctl.noms, "u1", "m2"), 0);
+    nw_noms_event_prune(f.ctl.noms);
     /* u2 was not reported: forgotten */
-    ck_assert_int_eq(nw_simsnap_event_once(&f.ctl, "u2", "m1"), 1);
+    ck_assert_int_eq(nw_noms_event_once(f.ctl.noms, "u2", "m1"), 1);
     fx_free(&f);
 }
 END_TEST

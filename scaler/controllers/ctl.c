@@ -1,0 +1,108 @@
+/*
+ * scaler/controllers/ctl.c — the helpers every controller shares (see ctl.h).
+ */
+#include "scaler/controllers/ctl.h"
+
+#include <string.h>
+
+#include "common/json.h"
+
+int nw_ctl_may_write(nw_ctl_t *c)
+{
+    return atomic_load(&c->leading) && !atomic_load(&c->stopping);
+}
+
+void nw_ctl_fault(nw_ctl_t *c, const char *point, const char *object)
+{
+    if (c->fault)
+        c->fault(c->fault_ud, point, object ? object : "");
+}
+
+void nw_ctl_event(nw_ctl_t *c, const nw_kube_res_t *res, const cJSON *obj, const char *type,
+                  const char *reason, const char *msg)
+{
+    if (nw_ctl_may_write(c))
+        nw_kube_event(c->rec, res, obj, type, reason, msg, NULL);
+}
+
+const char *nw_ctl_str(const cJSON *obj, const char *path)
+{
+    char seg[128];
+    const cJSON *cur = obj;
+    const char *p = path;
+    while (cur && *p) {
+        const char *dot = strchr(p, '.');
+        size_t n = dot ? (size_t)(dot - p) : strlen(p);
+        if (n >= sizeof seg)
+            return NULL;
+        memcpy(seg, p, n);
+        seg[n] = 0;
+        cur = nw_json_get(cur, seg);
+        p = dot ? dot + 1 : p + n;
+    }
+    return cJSON_IsString(cur) ? cur->valuestring : NULL;
+}
+
+const char *nw_ctl_condition(const cJSON *obj, const char *type)
+{
+    const cJSON *cd;
+    cJSON_ArrayForEach(cd, nw_json_get(nw_json_get(obj, "status"), "conditions"))
+    {
+        const char *t = nw_json_str(cd, "type");
+        if (t && strcmp(t, type) == 0)
+            return nw_json_str(cd, "status");
+    }
+    return NULL;
+}
+
+/* Replace member key of o by a string; 0 on OOM. */
+static int set_str(cJSON *o, const char *key, const char *v)
+{
+    cJSON_DeleteItemFromObjectCaseSensitive(o, key);
+    return cJSON_AddStringToObject(o, key, v) != NULL;
+}
+
+nw_rc_t nw_ctl_set_condition(cJSON *obj, const char *type, const char *status, const char *reason,
+                             const char *message, int64_t now_ns)
+{
+    cJSON *st = cJSON_GetObjectItemCaseSensitive(obj, "status");
+    if (!cJSON_IsObject(st)) {
+        cJSON_DeleteItemFromObjectCaseSensitive(obj, "status");
+        if (!(st = cJSON_AddObjectToObject(obj, "status")))
+            return NW_ENOMEM;
+    }
+    cJSON *conds = cJSON_GetObjectItemCaseSensitive(st, "conditions");
+    if (!cJSON_IsArray(conds)) {
+        cJSON_DeleteItemFromObjectCaseSensitive(st, "conditions");
+        if (!(conds = cJSON_AddArrayToObject(st, "conditions")))
+            return NW_ENOMEM;
+    }
+    char ts[40];
+    nw_time_format(now_ns, ts, sizeof ts);
+    cJSON *cd;
+    cJSON_ArrayForEach(cd, conds)
+    {
+        const char *t = nw_json_str(cd, "type");
+        if (t && strcmp(t, type) == 0)
+            break;
+    }
+    if (!cd) {
+        if (!(cd = cJSON_CreateObject()))
+            return NW_ENOMEM;
+        cJSON_AddItemToArray(conds, cd);
+        if (!cJSON_AddStringToObject(cd, "type", type))
+            return NW_ENOMEM;
+    }
+    const char *old = nw_json_str(cd, "status");
+    if (!old || strcmp(old, status) != 0 || !nw_json_get(cd, "lastTransitionTime"))
+        if (!set_str(cd, "lastTransitionTime", ts))
+            return NW_ENOMEM;
+    if (!set_str(cd, "status", status) || !set_str(cd, "reason", reason) ||
+        !set_str(cd, "message", message ? message : ""))
+        return NW_ENOMEM;
+    const cJSON *gen = nw_json_get(nw_json_get(obj, "metadata"), "generation");
+    cJSON_DeleteItemFromObjectCaseSensitive(cd, "observedGeneration");
+    if (cJSON_IsNumber(gen) && !cJSON_AddNumberToObject(cd, "observedGeneration", gen->valuedouble))
+        return NW_ENOMEM;
+    return NW_OK;
+}
