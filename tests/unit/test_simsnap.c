@@ -5,23 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fakecloud.h"
 #include "scaler/state/simsnap.h"
 
 Suite *nw_simsnap_suite(void);
 
-/* ---- a fake cloud: the embedded catalog in three zones, an ICE cache ---- */
 typedef struct {
-    nw_cloud_t base;
-    nw_catalog_t *cat;
-    nw_ice_t *ice;
-} fcloud_t;
-
-static const nw_catalog_t *f_catalog(nw_cloud_t *c) { return ((fcloud_t *)c)->cat; }
-static nw_ice_t *f_ice(nw_cloud_t *c) { return ((fcloud_t *)c)->ice; }
-static const nw_cloud_ops_t f_ops = {.catalog = f_catalog, .ice = f_ice};
-
-typedef struct {
-    fcloud_t cloud;
+    fake_cloud_t *cloud;
     nw_clock_fake_t clk;
     nw_ctl_t ctl;
     nw_kube_cache_t *cache;
@@ -30,15 +20,9 @@ typedef struct {
 static void fx_init(fx_t *f)
 {
     memset(f, 0, sizeof *f);
-    nw_err_t err = {0};
-    ck_assert_int_eq(nw_catalog_new_embedded("us-west-2", &f->cloud.cat, &err), NW_OK);
-    nw_catalog_zone_t z[3] = {{"us-west-2a", "usw2-az1"}, {"us-west-2b", "usw2-az2"},
-                              {"us-west-2c", "usw2-az3"}};
-    ck_assert_int_eq(nw_catalog_set_zones(f->cloud.cat, z, 3, &err), NW_OK);
-    f->cloud.ice = nw_ice_new(0);
-    f->cloud.base.ops = &f_ops;
     nw_clock_fake_init(&f->clk, 1700000000LL * NW_NS_PER_SEC);
-    f->ctl.cloud = &f->cloud.base;
+    f->cloud = fake_cloud_new(&f->clk.base);
+    f->ctl.cloud = &f->cloud->base;
     f->ctl.clock = &f->clk.base;
     f->cache = nw_kube_cache_new(NULL);
     f->ctl.noms = nw_noms_new();
@@ -50,8 +34,7 @@ static void fx_free(fx_t *f)
 {
     nw_noms_free(f->ctl.noms);
     nw_kube_cache_free(f->cache);
-    nw_ice_free(f->cloud.ice);
-    nw_catalog_free(f->cloud.cat);
+    fake_cloud_free(f->cloud);
 }
 
 static void put(fx_t *f, nw_kube_kind_t k, const char *json)
@@ -329,7 +312,7 @@ START_TEST(test_ice_and_type_resources)
     /* the cheapest offering is ICE'd in every zone: another type wins */
     const char *zs[] = {"us-west-2a", "us-west-2b", "us-west-2c"};
     for (int i = 0; i < 3; i++)
-        nw_ice_mark(f.cloud.ice, "on-demand", first, zs[i], nw_clock_mono(&f.clk.base));
+        nw_ice_mark(f.cloud->ice, "on-demand", first, zs[i], nw_clock_mono(&f.clk.base));
     run(&f, &o, &r);
     ck_assert_int_eq(r.r.nclaims, 1);
     ck_assert_str_ne(nw_sched_snap_itype(r.ss.sched, (size_t)r.r.claims[0].itype)->name, first);

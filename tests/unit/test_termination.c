@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "fakeapi.h"
+#include "fakecloud.h"
 #include "scaler/kube/config.h"
 #include "scaler/disrupt/drain.h"
 #include "scaler/controllers/termination.h"
@@ -120,42 +121,12 @@ static int count(api_t *a, int mark, const char *s1, const char *s2, const char 
     return k;
 }
 
-/* ---- a fake cloud ---- */
-
-typedef struct {
-    nw_cloud_t base;
-    int terminated;  /* TerminateInstances calls */
-    int gone_after;  /* instance_state reports not-found once this many checks followed */
-    int checks_after;
-    int state_calls;
-} fcloud_t;
-
-static nw_rc_t f_state(nw_cloud_t *c, const char *pid, char *state, size_t len, nw_err_t *err)
-{
-    fcloud_t *f = (fcloud_t *)c;
-    (void)pid, (void)err;
-    f->state_calls++;
-    if (f->terminated && ++f->checks_after > f->gone_after)
-        return NW_ENOTFOUND;
-    snprintf(state, len, "%s", f->terminated ? "shutting-down" : "running");
-    return NW_OK;
-}
-
-static nw_rc_t f_terminate(nw_cloud_t *c, const char *pid, nw_err_t *err)
-{
-    (void)pid, (void)err;
-    ((fcloud_t *)c)->terminated++;
-    return NW_OK;
-}
-
-static const nw_cloud_ops_t f_ops = {.terminate = f_terminate, .instance_state = f_state};
-
 /* ---- fixture ---- */
 
 typedef struct {
     api_t api;
     fake_srv_t *srv;
-    fcloud_t cloud;
+    fake_cloud_t *cloud;
     nw_clock_fake_t clk;
     nw_ctl_t ctl;
 } fx_t;
@@ -177,9 +148,10 @@ static void fx_init(fx_t *f)
     ck_assert_int_eq(nw_kube_client_new(cfg, &o, &f->ctl.kube, &err), NW_OK);
     f->ctl.cache = nw_kube_cache_new(NULL);
     f->ctl.rec = nw_kube_recorder_new(f->ctl.kube, "nodewarden", "test");
-    f->cloud.base.ops = &f_ops;
-    f->ctl.cloud = &f->cloud.base;
     nw_clock_fake_init(&f->clk, T0);
+    f->cloud = fake_cloud_new(&f->clk.base);
+    fake_cloud_add(f->cloud, "i-0123456789abcdef0", "nc1", 0);
+    f->ctl.cloud = &f->cloud->base;
     f->ctl.clock = &f->clk.base;
     atomic_store(&f->ctl.leading, 1);
     f->ctl.term = nw_term_new();
@@ -194,6 +166,7 @@ static void fx_free(fx_t *f)
     nw_kube_cache_free(f->ctl.cache);
     nw_kube_client_free(f->ctl.kube);
     fake_srv_stop(f->srv);
+    fake_cloud_free(f->cloud);
     for (int i = 0; i < f->api.n; i++)
         free(f->api.log[i]);
     pthread_mutex_destroy(&f->api.mu);
@@ -315,7 +288,7 @@ START_TEST(drain_waves_backoff_settle_terminate)
     fx_t f;
     fx_init(&f);
     f.api.blocked = "/pods/blocked/";
-    f.cloud.gone_after = 1;
+    f.cloud->gone_after = 1;
     node(&f, 0);
     claim(&f, NULL, NULL);
     pod(&f, "web", "", "", "", 30);
@@ -379,21 +352,21 @@ START_TEST(drain_waves_backoff_settle_terminate)
     advance(&f, MS(100));
     tick(&f);
     ck_assert_str_eq(api_cond(&f, "Drained", cb, sizeof cb), "Unknown");
-    ck_assert_int_eq(f.cloud.terminated, 0);
+    ck_assert_int_eq(f.cloud->terminates, 0);
     advance(&f, MS(4600)); /* 5.16 s */
     tick(&f);
     ck_assert_str_eq(api_cond(&f, "Drained", cb, sizeof cb), "True");
     ck_assert_str_eq(api_cond(&f, "VolumesDetached", cb, sizeof cb), "True");
     ck_assert_str_eq(api_cond(&f, "InstanceTerminating", cb, sizeof cb), "True");
-    ck_assert_int_eq(f.cloud.terminated, 1);
+    ck_assert_int_eq(f.cloud->terminates, 1);
     ck_assert_int_eq(count(&f.api, m, "PATCH /api/v1/nodes/n1", NULL, NULL), 0);
     advance(&f, MS(1000));
-    int calls = f.cloud.state_calls;
+    int calls = f.cloud->state_checks;
     tick(&f); /* the next instance check is 5 s after the last */
-    ck_assert_int_eq(f.cloud.state_calls, calls);
+    ck_assert_int_eq(f.cloud->state_checks, calls);
     advance(&f, MS(4100));
     tick(&f); /* shutting-down: terminate is not called again */
-    ck_assert_int_eq(f.cloud.terminated, 1);
+    ck_assert_int_eq(f.cloud->terminates, 1);
     ck_assert_int_eq(count(&f.api, m, "PATCH /api/v1/nodes/n1", NULL, NULL), 0);
     advance(&f, MS(5100));
     m = f.api.n;
@@ -417,7 +390,7 @@ START_TEST(restart_and_deadline)
 {
     fx_t f;
     fx_init(&f);
-    f.cloud.gone_after = 0;
+    f.cloud->gone_after = 0;
     /* a drain that began 10 s ago (Drained=Unknown since then), deadline in 20 s */
     node(&f, 1);
     claim(&f, "2026-11-30T12:00:20Z", "2026-11-30T11:59:50Z");
@@ -445,7 +418,7 @@ START_TEST(restart_and_deadline)
     tick(&f);
     char cb[32];
     ck_assert_str_eq(api_cond(&f, "Drained", cb, sizeof cb), "True");
-    ck_assert_int_eq(f.cloud.terminated, 1);
+    ck_assert_int_eq(f.cloud->terminates, 1);
     fx_free(&f);
 }
 END_TEST
@@ -454,7 +427,7 @@ START_TEST(claim_finalizer)
 {
     fx_t f;
     fx_init(&f);
-    f.cloud.gone_after = 0;
+    f.cloud->gone_after = 0;
     /* a deleted NodeClaim with a TGP and its node: annotation once, node deleted, wait */
     char b[2048];
     snprintf(b, sizeof b,
@@ -471,13 +444,13 @@ START_TEST(claim_finalizer)
                            "\"karpenter.sh/nodeclaim-termination-timestamp\":\"2026-11-30T12:01:30Z\"",
                            NULL), 1);
     ck_assert_int_eq(count(&f.api, 0, "DELETE /api/v1/nodes/n1", NULL, NULL), 1);
-    ck_assert_int_eq(f.cloud.terminated, 0);
+    ck_assert_int_eq(f.cloud->terminates, 0);
     ck_assert_int_eq(count(&f.api, 0, "PATCH /apis/karpenter.sh/v1/nodeclaims/nc1", NULL, NULL), 0);
     /* the node is gone: the instance is terminated, then found gone, then the finalizer goes */
     del(&f, NW_KUBE_NODES, "", "n1");
     int m = f.api.n;
     tick(&f);
-    ck_assert_int_eq(f.cloud.terminated, 1);
+    ck_assert_int_eq(f.cloud->terminates, 1);
     char cb[32];
     ck_assert_str_eq(api_cond(&f, "InstanceTerminating", cb, sizeof cb), "True");
     ck_assert_int_eq(count(&f.api, m, "PATCH /apis/karpenter.sh/v1/nodeclaims/nc1", NULL, NULL), 0);
@@ -495,7 +468,7 @@ START_TEST(forbidden_does_not_hold_termination)
 {
     fx_t f;
     fx_init(&f);
-    f.cloud.gone_after = 0;
+    f.cloud->gone_after = 0;
     f.api.va_code = 403;
     node(&f, 1);
     claim(&f, NULL, "2026-11-30T11:59:50Z"); /* drained for 10 s, no deadline */
@@ -504,22 +477,22 @@ START_TEST(forbidden_does_not_hold_termination)
     ck_assert_str_eq(api_cond(&f, "Drained", cb, sizeof cb), "True");
     ck_assert_str_eq(api_cond(&f, "VolumesDetached", cb, sizeof cb), "False");
     ck_assert_int_eq(count(&f.api, 0, "/events", "FailedVolumeDetachmentCheck", "HTTP 403"), 1);
-    ck_assert_int_eq(f.cloud.terminated, 1);
+    ck_assert_int_eq(f.cloud->terminates, 1);
     fx_free(&f);
 
     /* a list that fails otherwise is retried until the deadline, then not waited for */
     fx_init(&f);
-    f.cloud.gone_after = 0;
+    f.cloud->gone_after = 0;
     f.api.va_code = 500;
     node(&f, 1);
     claim(&f, "2026-11-30T12:00:03Z", "2026-11-30T11:59:50Z");
     tick(&f);
-    ck_assert_int_eq(f.cloud.terminated, 0);
+    ck_assert_int_eq(f.cloud->terminates, 0);
     ck_assert_str_eq(api_cond(&f, "VolumesDetached", cb, sizeof cb), "");
     advance(&f, MS(3500));
     tick(&f);
     ck_assert_str_eq(api_cond(&f, "VolumesDetached", cb, sizeof cb), "False");
-    ck_assert_int_eq(f.cloud.terminated, 1);
+    ck_assert_int_eq(f.cloud->terminates, 1);
     fx_free(&f);
 
     /* the deadline's delete refused: one FailedDraining event, retried, the pod waited for */
@@ -533,7 +506,7 @@ START_TEST(forbidden_does_not_hold_termination)
     tick(&f);
     ck_assert_int_eq(count(&f.api, 0, "DELETE /api/v1/namespaces/default/pods/keep", "DeleteOptions", NULL), 2);
     ck_assert_int_eq(count(&f.api, 0, "/events", "FailedDraining", "deleting pod default/keep"), 1);
-    ck_assert_int_eq(f.cloud.terminated, 0);
+    ck_assert_int_eq(f.cloud->terminates, 0);
     fx_free(&f);
 }
 END_TEST

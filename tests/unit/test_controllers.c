@@ -1,0 +1,370 @@
+/* tests/unit/test_controllers.c — one tick (or a few) of each controller on a fake clock,
+ * the shared fake cloud (fakecloud.h) and an in-memory Kubernetes API (ctlfix.h):
+ *   provisioner  a pending pod -> after the batch window a NodeClaim is created and
+ *                launched once; an insufficient-capacity launch deletes the NodeClaim
+ *   lifecycle    a Node with the claim's providerID -> Registered; no Node past the
+ *                registration timeout -> the NodeClaim is deleted
+ *   expiry       the clock past spec.expireAfter -> the NodeClaim is deleted, counted once
+ *   poolstatus   a NodePool's status (resources, conditions) is written
+ *   drift        a NodeClaim whose NodePool hash changed -> Drifted=True
+ *   gc           a cluster instance without a NodeClaim, past the launch grace -> terminated
+ *   termination  a deleted NodeClaim -> its instance terminated -> finalizer removed, a 403 on
+ *                volumeattachments not blocking it
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctlfix.h"
+#include "scaler/controllers/gc.h"
+#include "scaler/controllers/lifecycle.h"
+#include "scaler/controllers/provisioning.h"
+#include "scaler/controllers/termination.h"
+#include "scaler/controllers/upkeep.h"
+
+Suite *nw_controllers_suite(void);
+
+#define SEC NW_NS_PER_SEC
+
+static const char *NODECLASS =
+    "{\"apiVersion\":\"karpenter.k8s.aws/v1\",\"kind\":\"EC2NodeClass\",\"metadata\":{\"name\":"
+    "\"default\",\"uid\":\"nc-uid\",\"generation\":1},\"spec\":{\"role\":\"r\",\"amiSelectorTerms\":"
+    "[{\"id\":\"ami-0fake\"}],\"subnetSelectorTerms\":[{\"tags\":{\"k\":\"v\"}}],"
+    "\"securityGroupSelectorTerms\":[{\"tags\":{\"k\":\"v\"}}]}}";
+
+static const char *POOL =
+    "{\"apiVersion\":\"karpenter.sh/v1\",\"kind\":\"NodePool\",\"metadata\":{\"name\":\"default\","
+    "\"uid\":\"p1\",\"generation\":1},\"spec\":{\"template\":{\"spec\":{\"nodeClassRef\":{\"group\":"
+    "\"karpenter.k8s.aws\",\"kind\":\"EC2NodeClass\",\"name\":\"default\"},\"requirements\":["
+    "{\"key\":\"karpenter.k8s.aws/instance-category\",\"operator\":\"In\",\"values\":[\"m\"]},"
+    "{\"key\":\"kubernetes.io/arch\",\"operator\":\"In\",\"values\":[\"amd64\"]},"
+    "{\"key\":\"karpenter.sh/capacity-type\",\"operator\":\"In\",\"values\":[\"on-demand\"]}]}}}}";
+
+static const char *PENDING_POD =
+    "{\"metadata\":{\"name\":\"web\",\"namespace\":\"default\",\"uid\":\"uid-web\","
+    "\"creationTimestamp\":\"2026-11-30T11:59:00Z\"},\"spec\":{\"containers\":[{\"name\":\"c\","
+    "\"resources\":{\"requests\":{\"cpu\":\"1\",\"memory\":\"1Gi\"}}}]},\"status\":{\"phase\":"
+    "\"Pending\",\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"False\",\"reason\":"
+    "\"Unschedulable\"}]}}";
+
+/* a launched NodeClaim of pool default; extra goes into metadata */
+static void launched_claim(ctlfix_t *f, const char *name, const char *pid, const char *extra_md,
+                           const char *extra_spec, const char *conds)
+{
+    char b[4096];
+    snprintf(b, sizeof b,
+             "{\"apiVersion\":\"karpenter.sh/v1\",\"kind\":\"NodeClaim\",\"metadata\":{\"name\":"
+             "\"%s\",\"uid\":\"uid-%s\",\"creationTimestamp\":\"2026-11-30T12:00:00Z\","
+             "\"finalizers\":[\"karpenter.sh/termination\"],\"labels\":{\"karpenter.sh/nodepool\":"
+             "\"default\",\"node.kubernetes.io/instance-type\":\"m5.large\"}%s},\"spec\":{"
+             "\"nodeClassRef\":{\"group\":\"karpenter.k8s.aws\",\"kind\":\"EC2NodeClass\",\"name\":"
+             "\"default\"},\"requirements\":[]%s},\"status\":{\"providerID\":\"%s\",\"conditions\":"
+             "[{\"type\":\"Launched\",\"status\":\"True\",\"reason\":\"Launched\","
+             "\"lastTransitionTime\":\"2026-11-30T12:00:00Z\"}%s]}}",
+             name, name, extra_md ? extra_md : "", extra_spec ? extra_spec : "", pid,
+             conds ? conds : "");
+    ctlfix_put(f, NW_KUBE_NODECLAIMS, b, 1);
+}
+
+static void tick_prov(ctlfix_t *f)
+{
+    nw_kube_snap_t *s = nw_kube_cache_snapshot(f->ctl.cache);
+    ck_assert_ptr_nonnull(s);
+    nw_prov_tick(&f->ctl, s);
+    nw_kube_snap_release(s);
+}
+
+static void tick_life(ctlfix_t *f)
+{
+    nw_kube_snap_t *s = nw_kube_cache_snapshot(f->ctl.cache);
+    ck_assert_ptr_nonnull(s);
+    nw_life_tick(&f->ctl, s);
+    nw_kube_snap_release(s);
+}
+
+/* ---- provisioner ---- */
+
+START_TEST(provisioner_pending_pod_creates_and_launches)
+{
+    ctlfix_t f;
+    ctlfix_init(&f);
+    ctlfix_put(&f, NW_KUBE_EC2NODECLASSES, NODECLASS, 1);
+    ctlfix_put(&f, NW_KUBE_NODEPOOLS, POOL, 1);
+    ctlfix_put(&f, NW_KUBE_PODS, PENDING_POD, 1);
+    int mark = ctlfix_mark(&f);
+    tick_prov(&f); /* opens the batch window */
+    ck_assert_int_eq(ctlfix_count(&f, mark, "POST", "/nodeclaims", NULL), 0);
+    ck_assert_int_eq(f.cloud->launches, 0);
+    nw_clock_fake_advance(&f.clk, 500 * NW_NS_PER_MS);
+    tick_prov(&f); /* still inside batchIdleDuration */
+    ck_assert_int_eq(f.cloud->launches, 0);
+    nw_clock_fake_advance(&f.clk, 600 * NW_NS_PER_MS);
+    tick_prov(&f); /* the window closed: place, create, launch */
+    ck_assert_int_eq(ctlfix_count(&f, mark, "POST", "/apis/karpenter.sh/v1/nodeclaims", NULL), 1);
+    ck_assert_int_eq(f.cloud->launches, 1);
+    ck_assert_msg(strncmp(f.cloud->last_launch_claim, "default-", 8) == 0, "launched %s",
+                  f.cloud->last_launch_claim);
+    ck_assert_int_gt(f.cloud->last_launch_ntypes, 0);
+    /* the launch is recorded in the NodeClaim's status */
+    char path[400];
+    snprintf(path, sizeof path, "/apis/karpenter.sh/v1/nodeclaims/%s", f.cloud->last_launch_claim);
+    cJSON *nc = ctlfix_get(&f, path);
+    ck_assert_ptr_nonnull(nc);
+    ck_assert_str_eq(nw_ctl_str(nc, "status.providerID"), "aws:///us-west-2a/i-00000000000000001");
+    ck_assert_str_eq(nw_ctl_condition(nc, "Launched"), "True");
+    cJSON_Delete(nc);
+    /* a pod event (Nominated) was posted */
+    ck_assert_int_ge(ctlfix_count(&f, mark, "POST", "/events", "Nominated"), 1);
+    /* later ticks see the claim (cache) and launch nothing more */
+    ctlfix_sync_nodeclaims(&f);
+    nw_clock_fake_advance(&f.clk, 11 * SEC);
+    tick_prov(&f);
+    nw_clock_fake_advance(&f.clk, 2 * SEC);
+    tick_prov(&f);
+    ck_assert_int_eq(f.cloud->launches, 1);
+    ctlfix_free(&f);
+}
+END_TEST
+
+START_TEST(provisioner_ice_deletes_claim)
+{
+    ctlfix_t f;
+    ctlfix_init(&f);
+    ctlfix_put(&f, NW_KUBE_EC2NODECLASSES, NODECLASS, 1);
+    ctlfix_put(&f, NW_KUBE_NODEPOOLS, POOL, 1);
+    ctlfix_put(&f, NW_KUBE_PODS, PENDING_POD, 1);
+    f.cloud->ice_next = 1;
+    int mark = ctlfix_mark(&f);
+    tick_prov(&f);
+    nw_clock_fake_advance(&f.clk, 1100 * NW_NS_PER_MS);
+    tick_prov(&f);
+    ck_assert_int_eq(f.cloud->launches, 1);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "DELETE", "/apis/karpenter.sh/v1/nodeclaims/default-", NULL), 1);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "POST", "/events", "InsufficientCapacityError"), 1);
+    ck_assert_uint_eq(atomic_load(&f.ctl.n_launch_failed), 1);
+    ctlfix_free(&f);
+}
+END_TEST
+
+/* ---- lifecycle ---- */
+
+START_TEST(lifecycle_registers_node)
+{
+    ctlfix_t f;
+    ctlfix_init(&f);
+    ctlfix_put(&f, NW_KUBE_EC2NODECLASSES, NODECLASS, 1);
+    launched_claim(&f, "c1", "aws:///us-west-2a/i-1", NULL, NULL, NULL);
+    ctlfix_put(&f, NW_KUBE_NODES,
+               "{\"metadata\":{\"name\":\"n1\",\"uid\":\"n1\",\"labels\":{}},\"spec\":{\"providerID\":"
+               "\"aws:///us-west-2a/i-1\",\"taints\":[{\"key\":\"karpenter.sh/unregistered\","
+               "\"effect\":\"NoExecute\"}]},\"status\":{}}",
+               1);
+    int mark = ctlfix_mark(&f);
+    tick_life(&f);
+    /* the node got the claim's labels and lost the unregistered taint; the claim Registered */
+    cJSON *n = ctlfix_get(&f, "/api/v1/nodes/n1");
+    ck_assert_ptr_nonnull(n);
+    const cJSON *labels = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(n, "metadata"), "labels");
+    ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(labels, "karpenter.sh/nodepool")),
+                     "default");
+    char *txt = cJSON_PrintUnformatted(n);
+    ck_assert_ptr_null(strstr(txt, "karpenter.sh/unregistered"));
+    free(txt);
+    cJSON_Delete(n);
+    cJSON *nc = ctlfix_get(&f, "/apis/karpenter.sh/v1/nodeclaims/c1");
+    ck_assert_str_eq(nw_ctl_condition(nc, "Registered"), "True");
+    ck_assert_str_eq(nw_ctl_str(nc, "status.nodeName"), "n1");
+    cJSON_Delete(nc);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "DELETE", NULL, NULL), 0);
+    ctlfix_free(&f);
+}
+END_TEST
+
+START_TEST(lifecycle_registration_timeout_deletes)
+{
+    ctlfix_t f;
+    ctlfix_init(&f);
+    ctlfix_put(&f, NW_KUBE_EC2NODECLASSES, NODECLASS, 1);
+    launched_claim(&f, "c1", "aws:///us-west-2a/i-1", NULL, NULL, NULL);
+    int mark = ctlfix_mark(&f);
+    nw_clock_fake_advance(&f.clk, 14 * 60 * SEC);
+    tick_life(&f);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "DELETE", "/nodeclaims/c1", NULL), 0);
+    nw_clock_fake_advance(&f.clk, 61 * SEC + 1);
+    tick_life(&f);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "DELETE", "/nodeclaims/c1", NULL), 1);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "POST", "/events", "RegistrationTimeout"), 1);
+    ck_assert_uint_eq(atomic_load(&f.ctl.n_reg_timeouts), 1);
+    ctlfix_free(&f);
+}
+END_TEST
+
+/* ---- upkeep: expiry, pool status, drift ---- */
+
+static void tick_upkeep(ctlfix_t *f, nw_upkeep_t *u)
+{
+    nw_kube_snap_t *s = nw_kube_cache_snapshot(f->ctl.cache);
+    ck_assert_ptr_nonnull(s);
+    nw_upkeep_tick(&f->ctl, u, s);
+    nw_kube_snap_release(s);
+}
+
+START_TEST(expiry_deletes_past_expire_after)
+{
+    ctlfix_t f;
+    ctlfix_init(&f);
+    nw_upkeep_t *u = nw_upkeep_new();
+    ck_assert_ptr_nonnull(u);
+    ctlfix_put(&f, NW_KUBE_EC2NODECLASSES, NODECLASS, 1);
+    ctlfix_put(&f, NW_KUBE_NODEPOOLS, POOL, 1);
+    launched_claim(&f, "c1", "aws:///us-west-2a/i-1", NULL, ",\"expireAfter\":\"1h\"", NULL);
+    int mark = ctlfix_mark(&f);
+    nw_clock_fake_advance(&f.clk, 59 * 60 * SEC);
+    tick_upkeep(&f, u);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "DELETE", "/nodeclaims/c1", NULL), 0);
+    nw_clock_fake_advance(&f.clk, 61 * SEC);
+    tick_upkeep(&f, u);
+    tick_upkeep(&f, u); /* the lagging cache still shows it: not deleted twice */
+    ck_assert_int_eq(ctlfix_count(&f, mark, "DELETE", "/nodeclaims/c1", NULL), 1);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "POST", "/events", "Expired"), 1);
+    ck_assert_uint_eq(nw_counters_get(&u->counters, "expired", "default", NULL), 1);
+    nw_buf_t b;
+    nw_buf_init(&b, 1 << 20);
+    ck_assert_int_eq(nw_upkeep_metrics(u, &b), NW_OK);
+    ck_assert_ptr_nonnull(strstr(b.data, "nodewarden_nodeclaims_expired_total{nodepool=\"default\"} 1\n"));
+    nw_buf_cleanup(&b);
+    nw_upkeep_free(u);
+    ctlfix_free(&f);
+}
+END_TEST
+
+START_TEST(poolstatus_writes_status)
+{
+    ctlfix_t f;
+    ctlfix_init(&f);
+    nw_upkeep_t *u = nw_upkeep_new();
+    ctlfix_put(&f, NW_KUBE_EC2NODECLASSES, NODECLASS, 1);
+    ctlfix_put(&f, NW_KUBE_NODEPOOLS, POOL, 1);
+    launched_claim(&f, "c1", "aws:///us-west-2a/i-1", NULL, NULL, NULL);
+    tick_upkeep(&f, u);
+    cJSON *p = ctlfix_get(&f, "/apis/karpenter.sh/v1/nodepools/default");
+    ck_assert_ptr_nonnull(p);
+    ck_assert_ptr_nonnull(nw_ctl_condition(p, "ValidationSucceeded"));
+    ck_assert_str_eq(nw_ctl_condition(p, "ValidationSucceeded"), "True");
+    ck_assert_ptr_nonnull(cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(p, "status"), "resources"));
+    cJSON_Delete(p);
+    nw_upkeep_free(u);
+    ctlfix_free(&f);
+}
+END_TEST
+
+START_TEST(drift_marks_changed_pool)
+{
+    ctlfix_t f;
+    ctlfix_init(&f);
+    nw_upkeep_t *u = nw_upkeep_new();
+    ctlfix_put(&f, NW_KUBE_EC2NODECLASSES, NODECLASS, 1);
+    ctlfix_put(&f, NW_KUBE_NODEPOOLS, POOL, 1);
+    fake_cloud_add(f.cloud, "i-1", "c1", 60 * SEC);
+    /* the claim carries a NodePool hash the pool no longer has */
+    launched_claim(&f, "c1", "aws:///us-west-2a/i-1",
+                   ",\"annotations\":{\"karpenter.sh/nodepool-hash\":\"1234\","
+                   "\"karpenter.sh/nodepool-hash-version\":\"v3\"}",
+                   NULL,
+                   ",{\"type\":\"Registered\",\"status\":\"True\",\"reason\":\"Registered\"},"
+                   "{\"type\":\"Initialized\",\"status\":\"True\",\"reason\":\"Initialized\"}");
+    /* first pass annotates the pool with its hash; the cache then shows it */
+    tick_upkeep(&f, u);
+    cJSON *p = ctlfix_get(&f, "/apis/karpenter.sh/v1/nodepools/default");
+    ck_assert_ptr_nonnull(p);
+    char *txt = cJSON_PrintUnformatted(p);
+    cJSON_Delete(p);
+    ck_assert_ptr_nonnull(strstr(txt, "karpenter.sh/nodepool-hash"));
+    ctlfix_put(&f, NW_KUBE_NODEPOOLS, txt, 0);
+    free(txt);
+    tick_upkeep(&f, u);
+    cJSON *nc = ctlfix_get(&f, "/apis/karpenter.sh/v1/nodeclaims/c1");
+    ck_assert_ptr_nonnull(nw_ctl_condition(nc, "Drifted"));
+    ck_assert_str_eq(nw_ctl_condition(nc, "Drifted"), "True");
+    cJSON_Delete(nc);
+    ck_assert_uint_eq(nw_counters_get(&u->counters, "drifted", "default", "NodePoolDrifted"), 1);
+    nw_upkeep_free(u);
+    ctlfix_free(&f);
+}
+END_TEST
+
+/* ---- garbage collection ---- */
+
+START_TEST(gc_terminates_leaked_instance)
+{
+    ctlfix_t f;
+    ctlfix_init(&f);
+    nw_gc_opts_t go = {SEC, 2 * SEC, 0, 30 * SEC};
+    f.ctl.gc = nw_gc_new(&go);
+    ck_assert_ptr_nonnull(f.ctl.gc);
+    fake_cloud_add(f.cloud, "i-leak", "gone-claim", 10 * 60 * SEC); /* old, no NodeClaim */
+    fake_cloud_add(f.cloud, "i-young", "new-claim", 5 * SEC);        /* inside the grace */
+    fake_cloud_add(f.cloud, "i-kept", "c1", 10 * 60 * SEC);
+    launched_claim(&f, "c1", "aws:///us-west-2a/i-kept", NULL, NULL, NULL);
+    nw_kube_snap_t *s = nw_kube_cache_snapshot(f.ctl.cache);
+    nw_gc_tick(&f.ctl, s); /* first tick of a term only schedules the pass */
+    ck_assert_int_eq(f.cloud->lists, 0);
+    nw_clock_fake_advance(&f.clk, 1100 * NW_NS_PER_MS);
+    nw_gc_tick(&f.ctl, s);
+    nw_kube_snap_release(s);
+    ck_assert_int_eq(f.cloud->lists, 1);
+    ck_assert_int_eq(f.cloud->terminates, 1);
+    ck_assert_str_eq(fake_cloud_find(f.cloud, "i-leak")->state, "shutting-down");
+    ck_assert_str_eq(fake_cloud_find(f.cloud, "i-young")->state, "running");
+    ck_assert_str_eq(fake_cloud_find(f.cloud, "i-kept")->state, "running");
+    nw_gc_free(f.ctl.gc);
+    ctlfix_free(&f);
+}
+END_TEST
+
+/* ---- termination ---- */
+
+START_TEST(termination_terminates_and_finalizes_despite_403)
+{
+    ctlfix_t f;
+    ctlfix_init(&f);
+    f.ctl.term = nw_term_new();
+    f.api.forbid = "volumeattachments";
+    f.cloud->gone_after = 0;
+    fake_cloud_add(f.cloud, "i-1", "c1", 60 * SEC);
+    launched_claim(&f, "c1", "aws:///us-west-2a/i-1",
+                   ",\"deletionTimestamp\":\"2026-11-30T12:00:00Z\"", NULL, NULL);
+    int mark = 0;
+    for (int i = 0; i < 20 && !ctlfix_count(&f, mark, "/nodeclaims/c1", "finalizers", NULL); i++) {
+        nw_kube_snap_t *s = nw_kube_cache_snapshot(f.ctl.cache);
+        nw_term_tick(&f.ctl, s);
+        nw_kube_snap_release(s);
+        nw_clock_fake_advance(&f.clk, 6 * SEC);
+    }
+    ck_assert_int_ge(f.cloud->terminates, 1);
+    ck_assert_int_ge(ctlfix_count(&f, mark, "/nodeclaims/c1", "finalizers", NULL), 1);
+    nw_term_free(f.ctl.term);
+    ctlfix_free(&f);
+}
+END_TEST
+
+Suite *nw_controllers_suite(void)
+{
+    Suite *s = suite_create("controllers");
+    TCase *t = tcase_create("ticks");
+    tcase_set_timeout(t, 30);
+    tcase_add_test(t, provisioner_pending_pod_creates_and_launches);
+    tcase_add_test(t, provisioner_ice_deletes_claim);
+    tcase_add_test(t, lifecycle_registers_node);
+    tcase_add_test(t, lifecycle_registration_timeout_deletes);
+    tcase_add_test(t, expiry_deletes_past_expire_after);
+    tcase_add_test(t, poolstatus_writes_status);
+    tcase_add_test(t, drift_marks_changed_pool);
+    tcase_add_test(t, gc_terminates_leaked_instance);
+    tcase_add_test(t, termination_terminates_and_finalizes_despite_403);
+    suite_add_tcase(s, t);
+    return s;
+}
