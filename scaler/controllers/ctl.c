@@ -43,6 +43,63 @@ const char *nw_ctl_str(const cJSON *obj, const char *path)
     return cJSON_IsString(cur) ? cur->valuestring : NULL;
 }
 
+int nw_ctl_has_disrupted_taint(const cJSON *node)
+{
+    const cJSON *t;
+    cJSON_ArrayForEach(t, nw_json_get(nw_json_get(node, "spec"), "taints"))
+    {
+        const char *k = nw_json_str(t, "key"), *e = nw_json_str(t, "effect");
+        if (k && e && strcmp(k, NW_TAINT_DISRUPTED) == 0 && strcmp(e, "NoSchedule") == 0)
+            return 1;
+    }
+    return 0;
+}
+
+int nw_ctl_disrupted_taint(cJSON *node, int add)
+{
+    cJSON *spec = cJSON_GetObjectItemCaseSensitive(node, "spec");
+    if (!cJSON_IsObject(spec)) {
+        if (!add)
+            return 0;
+        cJSON_DeleteItemFromObjectCaseSensitive(node, "spec");
+        if (!(spec = cJSON_AddObjectToObject(node, "spec")))
+            return -1;
+    }
+    cJSON *taints = cJSON_GetObjectItemCaseSensitive(spec, "taints");
+    int have = 0, changed = 0;
+    for (int i = cJSON_GetArraySize(taints) - 1; i >= 0; i--) {
+        const cJSON *t = cJSON_GetArrayItem(taints, i);
+        const char *k = nw_json_str(t, "key");
+        if (!k || strcmp(k, NW_TAINT_DISRUPTED) != 0)
+            continue;
+        const char *e = nw_json_str(t, "effect"), *v = nw_json_str(t, "value");
+        if (add && !have && e && strcmp(e, "NoSchedule") == 0 && (!v || !*v)) {
+            have = 1;
+            continue;
+        }
+        cJSON_DeleteItemFromArray(taints, i); /* another effect/value, a duplicate, or removing */
+        changed = 1;
+    }
+    if (add && !have) {
+        if (!cJSON_IsArray(taints)) {
+            cJSON_DeleteItemFromObjectCaseSensitive(spec, "taints");
+            if (!(taints = cJSON_AddArrayToObject(spec, "taints")))
+                return -1;
+        }
+        cJSON *t = cJSON_CreateObject();
+        if (!t || !cJSON_AddStringToObject(t, "key", NW_TAINT_DISRUPTED) ||
+            !cJSON_AddStringToObject(t, "effect", "NoSchedule")) {
+            cJSON_Delete(t);
+            return -1;
+        }
+        cJSON_AddItemToArray(taints, t);
+        changed = 1;
+    }
+    if (!add && cJSON_IsArray(taints) && cJSON_GetArraySize(taints) == 0)
+        cJSON_DeleteItemFromObjectCaseSensitive(spec, "taints");
+    return changed;
+}
+
 const char *nw_ctl_condition(const cJSON *obj, const char *type)
 {
     const cJSON *cd;

@@ -18,6 +18,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "api/wellknown.h"
 #include "common/buf.h"
 #include "common/clock.h"
 #include "common/err.h"
@@ -28,10 +29,6 @@
 #include "scaler/state/inflight.h"
 #include "scaler/state/nominations.h"
 
-#define NW_FINALIZER "karpenter.sh/termination"
-#define NW_LABEL_NODEPOOL "karpenter.sh/nodepool"
-#define NW_LABEL_NODECLASS "karpenter.k8s.aws/ec2nodeclass"
-#define NW_TAINT_UNREGISTERED "karpenter.sh/unregistered"
 
 struct nw_dis_ctl; /* scaler/controllers/disruption.h */
 
@@ -99,6 +96,17 @@ nw_rc_t nw_ctl_set_condition(cJSON *obj, const char *type, const char *status, c
 /** Post an Event about obj (res names its kind) when this replica may write. */
 void nw_ctl_event(nw_ctl_t *c, const nw_kube_res_t *res, const cJSON *obj, const char *type,
                   const char *reason, const char *msg);
+
+/** The karpenter.sh/disrupted:NoSchedule taint on a Node object (the one copy the
+ * disruption, termination and interruption controllers share). add: leave exactly one
+ * such taint (empty value), dropping others with the key (another effect or value, a
+ * duplicate); remove: drop every taint with the key (and an empty taints list).
+ * Returns 1 when node changed, 0 when it already was so, -1 on OOM (node unchanged or
+ * partly changed: do not write it). */
+int nw_ctl_disrupted_taint(cJSON *node, int add);
+
+/** Does the Node carry karpenter.sh/disrupted:NoSchedule (Karpenter's IsDisruptingTaint)? */
+int nw_ctl_has_disrupted_taint(const cJSON *node);
 
 /** String at a dotted path of nested objects ("spec.nodeClassRef.name") or NULL. */
 const char *nw_ctl_str(const cJSON *obj, const char *path);

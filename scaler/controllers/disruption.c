@@ -360,42 +360,7 @@ static nw_rc_t claim_write(nw_ctl_t *c, const char *name, condw_t *w)
 
 static int mutate_taint(cJSON *node, void *ud)
 {
-    int add = *(const int *)ud;
-    cJSON *spec = GET(node, "spec");
-    if (!cJSON_IsObject(spec)) {
-        if (!add)
-            return 1;
-        cJSON_DeleteItemFromObjectCaseSensitive(node, "spec");
-        spec = cJSON_AddObjectToObject(node, "spec");
-    }
-    cJSON *taints = GET(spec, "taints");
-    int have = 0, changed = 0;
-    for (int i = cJSON_GetArraySize(taints) - 1; i >= 0; i--) {
-        const cJSON *t = cJSON_GetArrayItem(taints, i);
-        const char *k = sget(t, "key"), *e = sget(t, "effect");
-        if (!k || strcmp(k, NW_DIS_TAINT) != 0)
-            continue;
-        if (add && e && strcmp(e, "NoSchedule") == 0) {
-            have = 1;
-            continue;
-        }
-        cJSON_DeleteItemFromArray(taints, i); /* another effect, or removing */
-        changed = 1;
-    }
-    if (add && !have) {
-        if (!cJSON_IsArray(taints)) {
-            cJSON_DeleteItemFromObjectCaseSensitive(spec, "taints");
-            taints = cJSON_AddArrayToObject(spec, "taints");
-        }
-        cJSON *t = cJSON_CreateObject();
-        cJSON_AddStringToObject(t, "key", NW_DIS_TAINT);
-        cJSON_AddStringToObject(t, "effect", "NoSchedule");
-        cJSON_AddItemToArray(taints, t);
-        changed = 1;
-    }
-    if (cJSON_IsArray(taints) && cJSON_GetArraySize(taints) == 0)
-        cJSON_DeleteItemFromObjectCaseSensitive(spec, "taints");
-    return changed ? 0 : 1;
+    return nw_ctl_disrupted_taint(node, *(const int *)ud) == 1 ? 0 : 1;
 }
 
 static nw_rc_t node_taint(nw_ctl_t *c, const char *node, int add)
@@ -407,18 +372,6 @@ static nw_rc_t node_taint(nw_ctl_t *c, const char *node, int add)
         nw_log_warn("disruption", add ? "cannot taint the node" : "cannot untaint the node",
                     NW_LS("node", node), NW_LS("error", err.msg));
     return rc;
-}
-
-static int has_disrupted_taint(const cJSON *node)
-{
-    const cJSON *t;
-    cJSON_ArrayForEach(t, GET(GET(node, "spec"), "taints"))
-    {
-        const char *k = sget(t, "key");
-        if (k && strcmp(k, NW_DIS_TAINT) == 0)
-            return 1;
-    }
-    return 0;
 }
 
 static int held(const nw_dis_ctl_t *d, const char *nc)
@@ -523,7 +476,7 @@ static void cleanup(nw_ctl_t *c, const nw_kube_snap_t *s)
         if (nc->terminating || held(d, nc->name))
             continue;
         const nw_kube_obj_t *node = node_of(s, nc);
-        if (node && !node->terminating && has_disrupted_taint(node->json)) {
+        if (node && !node->terminating && nw_ctl_has_disrupted_taint(node->json)) {
             nw_log_info("disruption", "removing a leftover disrupted taint", NW_LS("node", node->name),
                         NW_LS("nodeclaim", nc->name));
             node_taint(c, node->name, 0);

@@ -88,7 +88,7 @@ static int inflight(const nw_gc_inflight_t *f, const nw_ec2_instance_t *i)
 {
     if (!f)
         return 0;
-    const char *name = tag(i, "karpenter.sh/nodeclaim");
+    const char *name = tag(i, NW_TAG_NODECLAIM);
     for (size_t k = 0; name && k < f->nnames; k++)
         if (f->names[k] && strcmp(f->names[k], name) == 0)
             return 1;
@@ -118,7 +118,7 @@ nw_rc_t nw_gc_plan(const nw_kube_snap_t *s, const nw_ec2_instances_t *cloud,
             continue; /* unknown launch time, or an in-flight launch */
         if (find_by_instance(s, NW_KUBE_NODECLAIMS, i->id) || inflight(f, i))
             continue;
-        const char *name = tag(i, "karpenter.sh/nodeclaim");
+        const char *name = tag(i, NW_TAG_NODECLAIM);
         const nw_kube_obj_t *owner =
             name ? nw_kube_snap_get(s, NW_KUBE_NODECLAIMS, NULL, name) : NULL;
         if (owner && !owner->provider_id[0] && !owner->terminating)

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "common/log.h"
+#include "scaler/controllers/ctl.h"
 #include "scaler/aws/launch.h"
 #include "scaler/aws/sqs.h"
 
@@ -64,44 +65,6 @@ static const char *label(const cJSON *obj, const char *k)
     return cJSON_GetStringValue(GET(GET(GET(obj, "metadata"), "labels"), k));
 }
 
-static int has_disrupted_taint(const cJSON *node)
-{
-    const cJSON *t;
-    cJSON_ArrayForEach(t, GET(GET(node, "spec"), "taints"))
-    {
-        const char *k = cJSON_GetStringValue(GET(t, "key"));
-        const char *e = cJSON_GetStringValue(GET(t, "effect"));
-        if (k && e && strcmp(k, NW_TAINT_DISRUPTED) == 0 && strcmp(e, "NoSchedule") == 0)
-            return 1;
-    }
-    return 0;
-}
-
-int nw_intr_taint_disrupted(cJSON *node)
-{
-    if (has_disrupted_taint(node))
-        return 0;
-    cJSON *spec = GET(node, "spec");
-    if (!cJSON_IsObject(spec)) {
-        cJSON_DeleteItemFromObjectCaseSensitive(node, "spec");
-        spec = cJSON_AddObjectToObject(node, "spec");
-    }
-    cJSON *taints = GET(spec, "taints");
-    if (!cJSON_IsArray(taints)) {
-        cJSON_DeleteItemFromObjectCaseSensitive(spec, "taints");
-        taints = cJSON_AddArrayToObject(spec, "taints");
-    }
-    cJSON *t = cJSON_CreateObject();
-    if (!taints || !t) {
-        cJSON_Delete(t);
-        return 0;
-    }
-    cJSON_AddStringToObject(t, "key", NW_TAINT_DISRUPTED);
-    cJSON_AddStringToObject(t, "effect", "NoSchedule");
-    cJSON_AddItemToArray(taints, t);
-    return 1;
-}
-
 static void event_for(nw_intr_kind_t k, nw_intr_action_t *a)
 {
     a->type = "Warning";
@@ -155,7 +118,7 @@ size_t nw_intr_plan(const nw_kube_snap_t *s, const nw_intr_event_t *ev, nw_intr_
             continue;
         a->delete_claim = !a->nodeclaim->terminating;
         if (ev->kind == NW_INTR_SPOT_INTERRUPTION) {
-            a->cordon = a->node && !a->node->terminating && !has_disrupted_taint(a->node->json);
+            a->cordon = a->node && !a->node->terminating && !nw_ctl_has_disrupted_taint(a->node->json);
             const cJSON *nc = a->nodeclaim->json;
             const char *ct = label(nc, "karpenter.sh/capacity-type");
             const char *it = label(nc, "node.kubernetes.io/instance-type");
@@ -183,7 +146,7 @@ static int mutate_cordon(cJSON *node, void *ud)
     (void)ud;
     if (GET(GET(node, "metadata"), "deletionTimestamp"))
         return 1;
-    return nw_intr_taint_disrupted(node) ? 0 : 1;
+    return nw_ctl_disrupted_taint(node, 1) == 1 ? 0 : 1;
 }
 
 /* Carry out one action; NW_OK when done (or nothing to do). */

@@ -35,6 +35,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 
+#include "api/wellknown.h"
 #include "common/buf.h"
 #include "common/clock.h"
 #include "common/err.h"
@@ -46,7 +47,6 @@
 #include "scaler/kube/client.h"
 #include "scaler/kube/write.h"
 
-#define NW_TAINT_DISRUPTED "karpenter.sh/disrupted"
 
 typedef struct {
     nw_kube_client_t *kube;
@@ -98,8 +98,5 @@ const nw_kube_obj_t *nw_intr_nodeclaim_for_instance(const nw_kube_snap_t *s, con
 /** The Node whose spec.providerID names instance id, or NULL. */
 const nw_kube_obj_t *nw_intr_node_for_instance(const nw_kube_snap_t *s, const char *id);
 
-/** Add taint karpenter.sh/disrupted:NoSchedule to a Node object (in place);
- * returns 1 when it was added, 0 when already there. Exposed for tests. */
-int nw_intr_taint_disrupted(cJSON *node);
 
 #endif

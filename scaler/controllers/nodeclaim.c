@@ -143,7 +143,7 @@ static int find_tagged(nw_ctl_t *c, const char *name, nw_ec2_instance_t *out, in
         if (strcmp(in->state, "terminated") == 0 || strcmp(in->state, "shutting-down") == 0)
             continue;
         for (int k = 0; k < in->tags.n; k++)
-            if (strcmp(in->tags.v[k].key, "karpenter.sh/nodeclaim") == 0 &&
+            if (strcmp(in->tags.v[k].key, NW_TAG_NODECLAIM) == 0 &&
                 strcmp(in->tags.v[k].value, name) == 0) {
                 *out = *in;
                 found = 1;

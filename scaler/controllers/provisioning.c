@@ -139,15 +139,7 @@ static void provision(nw_ctl_t *c, const nw_kube_snap_t *s, size_t npend)
 /* A node being deleted or disrupted that still runs pods that must move elsewhere. */
 static int node_moving(const nw_kube_snap_t *s, const nw_kube_obj_t *n)
 {
-    int deleting = n->terminating;
-    const cJSON *t;
-    cJSON_ArrayForEach(t, GET(GET(n->json, "spec"), "taints"))
-    {
-        const char *k = cJSON_GetStringValue(GET(t, "key"));
-        const char *e = cJSON_GetStringValue(GET(t, "effect"));
-        if (k && e && strcmp(k, "karpenter.sh/disrupted") == 0 && strcmp(e, "NoSchedule") == 0)
-            deleting = 1;
-    }
+    int deleting = n->terminating || nw_ctl_has_disrupted_taint(n->json);
     if (!deleting && n->provider_id[0]) {
         const nw_kube_obj_t *nc = nw_kube_snap_nodeclaim_by_provider_id(s, n->provider_id);
         deleting = nc && nc->terminating;

@@ -414,7 +414,7 @@ static void finalize_claim(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_kube_o
         int left = 0;
         for (size_t i = 0; i < list.n; i++)
             for (int k = 0; k < list.v[i].tags.n; k++)
-                if (strcmp(list.v[i].tags.v[k].key, "karpenter.sh/nodeclaim") == 0 &&
+                if (strcmp(list.v[i].tags.v[k].key, NW_TAG_NODECLAIM) == 0 &&
                     strcmp(list.v[i].tags.v[k].value, nc->name) == 0 &&
                     strcmp(list.v[i].state, "terminated") != 0) {
                     nw_err_clear(&err);
@@ -453,39 +453,9 @@ static int mutate_disrupt(cJSON *node, void *ud)
     cJSON *md = GET(node, "metadata");
     if (!cJSON_IsObject(md))
         return -1;
-    int changed = 0;
-    cJSON *spec = GET(node, "spec");
-    if (!cJSON_IsObject(spec)) {
-        cJSON_DeleteItemFromObjectCaseSensitive(node, "spec");
-        spec = cJSON_AddObjectToObject(node, "spec");
-    }
-    cJSON *taints = GET(spec, "taints");
-    if (!cJSON_IsArray(taints)) {
-        cJSON_DeleteItemFromObjectCaseSensitive(spec, "taints");
-        taints = cJSON_AddArrayToObject(spec, "taints");
-    }
-    int have = 0;
-    for (int i = cJSON_GetArraySize(taints) - 1; i >= 0; i--) {
-        const cJSON *x = cJSON_GetArrayItem(taints, i);
-        const char *k = cJSON_GetStringValue(GET(x, "key"));
-        if (!k || strcmp(k, NW_TAINT_DISRUPTED) != 0)
-            continue;
-        const char *e = cJSON_GetStringValue(GET(x, "effect"));
-        const char *v = cJSON_GetStringValue(GET(x, "value"));
-        if (!have && e && strcmp(e, "NoSchedule") == 0 && (!v || !*v)) {
-            have = 1;
-            continue;
-        }
-        cJSON_DeleteItemFromArray(taints, i); /* same key, another effect/value, or a duplicate */
-        changed = 1;
-    }
-    if (!have) {
-        cJSON *tn = cJSON_CreateObject();
-        cJSON_AddStringToObject(tn, "key", NW_TAINT_DISRUPTED);
-        cJSON_AddStringToObject(tn, "effect", "NoSchedule");
-        cJSON_AddItemToArray(taints, tn);
-        changed = 1;
-    }
+    int changed = nw_ctl_disrupted_taint(node, 1);
+    if (changed < 0)
+        return 1; /* out of memory: no write this time */
     cJSON *labels = GET(md, "labels");
     if (!cJSON_IsObject(labels)) {
         cJSON_DeleteItemFromObjectCaseSensitive(md, "labels");

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/wellknown.h"
 #include "api/duration.h"
 #include "common/clock.h"
 #include "scaler/disrupt/disrupt.h"
@@ -150,9 +151,9 @@ static bool tolerates_disrupted(const cJSON *pod)
         if (e && *e && strcmp(e, "NoSchedule") != 0)
             continue;
         if (op && strcmp(op, "Exists") == 0) {
-            if (!k || !*k || strcmp(k, NW_DIS_TAINT) == 0)
+            if (!k || !*k || strcmp(k, NW_TAINT_DISRUPTED) == 0)
                 return true;
-        } else if (k && strcmp(k, NW_DIS_TAINT) == 0 && (!v || !*v)) {
+        } else if (k && strcmp(k, NW_TAINT_DISRUPTED) == 0 && (!v || !*v)) {
             return true;
         }
     }
@@ -373,7 +374,7 @@ nw_rc_t nw_dis_state_build(const nw_dis_input_t *in, nw_dis_state_t **out, nw_er
     for (size_t i = 0; i < in->nnodeclaims; i++) {
         const cJSON *nc = in->nodeclaims[i];
         const char *name = sget(GET(nc, "metadata"), "name");
-        const char *poolname = md_str(nc, "labels", "karpenter.sh/nodepool");
+        const char *poolname = md_str(nc, "labels", NW_LABEL_NODEPOOL);
         if (!name || !poolname)
             continue; /* not managed */
         nw_dis_node_t *n = &st->nodes[st->nnodes++];

@@ -28,9 +28,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "api/wellknown.h"
 #include "common/err.h"
 
-#define NW_DIS_TAINT "karpenter.sh/disrupted"
 #define NW_DIS_DND "karpenter.sh/do-not-disrupt"
 #define NW_DIS_UNLIMITED 2147483647
 #define NW_DIS_MULTI_MAX 100

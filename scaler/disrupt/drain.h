@@ -17,9 +17,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "api/wellknown.h"
 #include "common/err.h"
 
-#define NW_TAINT_DISRUPTED "karpenter.sh/disrupted"
 #define NW_ANN_TERMINATION_TS "karpenter.sh/nodeclaim-termination-timestamp"
 #define NW_ANN_DO_NOT_DISRUPT "karpenter.sh/do-not-disrupt"
 #define NW_LABEL_EXCLUDE_LB "node.kubernetes.io/exclude-from-external-load-balancers"

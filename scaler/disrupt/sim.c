@@ -1,6 +1,7 @@
 /*
  * scaler/disrupt/sim.c — consolidation simulation over scaler/sched (see sim.h).
  */
+#include "api/wellknown.h"
 #include "scaler/disrupt/sim.h"
 
 #include <stdio.h>
@@ -59,7 +60,7 @@ static bool target_initialized(const nw_dis_simctx_t *x, const char *name)
     for (size_t i = 0; i < x->nnodes; i++)
         if (strcmp(name_of(x->nodes[i]) ? name_of(x->nodes[i]) : "", name) == 0) {
             const cJSON *labels = GET(GET(x->nodes[i], "metadata"), "labels");
-            if (!sget(labels, "karpenter.sh/nodepool"))
+            if (!sget(labels, NW_LABEL_NODEPOOL))
                 return true; /* not managed: initialized by definition */
             const char *v = sget(labels, "karpenter.sh/initialized");
             return v && strcmp(v, "true") == 0;
@@ -372,8 +373,8 @@ cJSON *nw_dis_replacement_json(const nw_dis_sim_t *sim, int k, const cJSON *pool
     cJSON_AddStringToObject(md, "generateName", gen);
     const cJSON *tl = GET(GET(tmpl, "metadata"), "labels");
     cJSON *labels = tl ? cJSON_Duplicate(tl, 1) : cJSON_CreateObject();
-    cJSON_DeleteItemFromObjectCaseSensitive(labels, "karpenter.sh/nodepool");
-    cJSON_AddStringToObject(labels, "karpenter.sh/nodepool", poolname ? poolname : "");
+    cJSON_DeleteItemFromObjectCaseSensitive(labels, NW_LABEL_NODEPOOL);
+    cJSON_AddStringToObject(labels, NW_LABEL_NODEPOOL, poolname ? poolname : "");
     if (class) {
         cJSON_DeleteItemFromObjectCaseSensitive(labels, "karpenter.k8s.aws/ec2nodeclass");
         cJSON_AddStringToObject(labels, "karpenter.k8s.aws/ec2nodeclass", class);
@@ -395,7 +396,7 @@ cJSON *nw_dis_replacement_json(const nw_dis_sim_t *sim, int k, const cJSON *pool
         cJSON_AddItemToArray(cJSON_AddArrayToObject(md, "ownerReferences"), own);
     }
     cJSON_AddItemToArray(cJSON_AddArrayToObject(md, "finalizers"),
-                         cJSON_CreateString("karpenter.sh/termination"));
+                         cJSON_CreateString(NW_FINALIZER));
     cJSON *spec = cJSON_AddObjectToObject(nc, "spec");
     cJSON_AddItemToObject(spec, "requirements", reqs_json(&c->reqs, rp));
     cJSON *res = cJSON_AddObjectToObject(spec, "resources");

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "api/wellknown.h"
 #include "api/requirements.h"
 #include "common/log.h"
 #include "scaler/sched/from_catalog.h"
@@ -501,7 +502,7 @@ nw_rc_t nw_simsnap_build(nw_ctl_t *c, const nw_kube_snap_t *ks, const nw_simsnap
             n->provider_id[0] ? nw_kube_snap_nodeclaim_by_provider_id(ks, n->provider_id) : NULL;
         int excl = excluded(o, n->name) || (nc && excluded(o, nc->name));
         int deleting = n->terminating || (nc && nc->terminating) ||
-                       has_taint(n->json, "karpenter.sh/disrupted", "NoSchedule");
+                       has_taint(n->json, NW_TAINT_DISRUPTED, "NoSchedule");
         if (excl || deleting) {
             if ((excl && o->reschedule_excluded) || (!excl && o->reschedule_deleting))
                 resched[nresched++] = n;

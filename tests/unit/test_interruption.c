@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "scaler/aws/intrevent.h"
+#include "scaler/controllers/ctl.h"
 #include "scaler/controllers/interruption.h"
 #include "tests/unit/testutil.h"
 
@@ -287,18 +288,27 @@ END_TEST
 START_TEST(taint)
 {
     cJSON *n = js("{\"metadata\":{\"name\":\"n\"}}");
-    ck_assert_int_eq(nw_intr_taint_disrupted(n), 1);
-    ck_assert_int_eq(nw_intr_taint_disrupted(n), 0);
+    ck_assert_int_eq(nw_ctl_disrupted_taint(n, 1), 1);
+    ck_assert_int_eq(nw_ctl_disrupted_taint(n, 1), 0);
     char *p = cJSON_PrintUnformatted(n);
     ck_assert_str_eq(p, "{\"metadata\":{\"name\":\"n\"},\"spec\":{\"taints\":[{\"key\":"
                         "\"karpenter.sh/disrupted\",\"effect\":\"NoSchedule\"}]}}");
     free(p);
     cJSON_Delete(n);
-    /* a same-key taint with another effect does not count */
+    /* a same-key taint with another effect is replaced by the NoSchedule one */
     n = js("{\"spec\":{\"taints\":[{\"key\":\"karpenter.sh/disrupted\",\"effect\":\"NoExecute\"},"
            "{\"key\":\"x\",\"effect\":\"NoSchedule\"}]}}");
-    ck_assert_int_eq(nw_intr_taint_disrupted(n), 1);
-    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(n, "spec"), "taints")), 3);
+    ck_assert_int_eq(nw_ctl_disrupted_taint(n, 1), 1);
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(n, "spec"), "taints")), 2);
+    p = cJSON_PrintUnformatted(n);
+    ck_assert_ptr_null(strstr(p, "NoExecute"));
+    free(p);
+    /* removing drops every taint with the key, then the empty list */
+    ck_assert_int_eq(nw_ctl_disrupted_taint(n, 0), 1);
+    ck_assert_int_eq(nw_ctl_disrupted_taint(n, 0), 0);
+    p = cJSON_PrintUnformatted(n);
+    ck_assert_str_eq(p, "{\"spec\":{\"taints\":[{\"key\":\"x\",\"effect\":\"NoSchedule\"}]}}");
+    free(p);
     cJSON_Delete(n);
 }
 END_TEST
