@@ -25,6 +25,14 @@ const cJSON *nw_json_path(const cJSON *o, const char *const *keys, size_t n);
 /** The string value of member `key`, or NULL when it is absent, null or not a string. */
 const char *nw_json_str(const cJSON *o, const char *key);
 
+/** The string at a dotted path of nested objects ("spec.nodeClassRef.name"), or NULL when a
+ * step is missing or the value is not a string. Segments are at most 127 bytes. */
+const char *nw_json_str_at(const cJSON *o, const char *dotted);
+
+/** The status ("True", "False", "Unknown") of condition `type` in a Kubernetes object's
+ * status.conditions, or NULL when there is none. */
+const char *nw_json_condition(const cJSON *obj, const char *type);
+
 /** JSON type of a value for error messages: "string", "number", "boolean",
  * "array", "object", "null"; "invalid" for NULL or a cJSON node of no JSON type. */
 const char *nw_json_type_name(const cJSON *j);

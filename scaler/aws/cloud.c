@@ -22,12 +22,19 @@ static aws_cloud_t *me(nw_cloud_t *c)
     return (aws_cloud_t *)c;
 }
 
+static nw_rc_t op_offer_zones(nw_cloud_t *c, const nw_catalog_zone_t *z, int nz, nw_err_t *err)
+{
+    aws_cloud_t *a = me(c);
+    if (nz <= 0 || nw_catalog_len(a->cat) == 0 || nw_catalog_at(a->cat, 0)->noffer > 0)
+        return NW_OK;
+    return nw_catalog_set_zones(a->cat, z, nz, err);
+}
+
 static nw_rc_t op_launch(nw_cloud_t *c, const nw_launch_req_t *req, nw_launch_result_t *out,
                          nw_ec2_error_t *ae, nw_err_t *err)
 {
-    aws_cloud_t *a = me(c);
     /* offline catalog: offer the zones of the class's subnets */
-    if (nw_catalog_len(a->cat) > 0 && nw_catalog_at(a->cat, 0)->noffer == 0 && req->resolved) {
+    if (req->resolved) {
         nw_catalog_zone_t z[16];
         int nz = 0;
         for (size_t i = 0; i < req->resolved->nsubnets && nz < 16; i++) {
@@ -41,12 +48,13 @@ static nw_rc_t op_launch(nw_cloud_t *c, const nw_launch_req_t *req, nw_launch_re
             snprintf(z[nz].id, sizeof z[nz].id, "%s", req->resolved->subnets[i].zone_id);
             nz++;
         }
-        nw_rc_t rc = nw_catalog_set_zones(a->cat, z, nz, err);
+        nw_rc_t rc = op_offer_zones(c, z, nz, err);
         if (rc != NW_OK)
             return rc;
     }
     return nw_launcher_launch(me(c)->launcher, req, out, ae, err);
 }
+
 
 static nw_rc_t op_terminate(nw_cloud_t *c, const char *pid, nw_err_t *err)
 {
@@ -112,8 +120,17 @@ static nw_rc_t op_instance_state(nw_cloud_t *c, const char *pid, char *state, si
     return rc;
 }
 
-static const nw_cloud_ops_t aws_ops = {op_launch, op_terminate, op_list,        op_resolve,
-                                       op_catalog, op_ice,     op_free,        op_instance_state};
+static const nw_cloud_ops_t aws_ops = {
+    .launch = op_launch,
+    .terminate = op_terminate,
+    .list = op_list,
+    .resolve = op_resolve,
+    .catalog = op_catalog,
+    .ice = op_ice,
+    .free = op_free,
+    .instance_state = op_instance_state,
+    .offer_zones = op_offer_zones,
+};
 
 nw_rc_t nw_aws_cloud_new(const nw_aws_cloud_opts_t *o, nw_cloud_t **out, nw_err_t *err)
 {

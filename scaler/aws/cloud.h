@@ -46,6 +46,10 @@ typedef struct {
      * NW_ENOTFOUND when the instance does not exist or is terminated. */
     nw_rc_t (*instance_state)(nw_cloud_t *c, const char *provider_id, char *state, size_t len,
                               nw_err_t *err);
+    /** When the catalog has no offerings (it was not refreshed from the API), offer every
+     * type in these zones (the zones of the node classes' subnets); otherwise nothing. The
+     * cloud owns its catalog: this is the only way a controller changes it. */
+    nw_rc_t (*offer_zones)(nw_cloud_t *c, const nw_catalog_zone_t *zones, int n, nw_err_t *err);
 } nw_cloud_ops_t;
 
 struct nw_cloud {

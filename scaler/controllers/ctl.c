@@ -3,9 +3,11 @@
  */
 #include "scaler/controllers/ctl.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "common/json.h"
+#include "common/log.h"
 
 int nw_ctl_may_write(nw_ctl_t *c)
 {
@@ -18,29 +20,56 @@ void nw_ctl_fault(nw_ctl_t *c, const char *point, const char *object)
         c->fault(c->fault_ud, point, object ? object : "");
 }
 
+void nw_ctl_sim_env(nw_ctl_t *c, nw_simsnap_env_t *env)
+{
+    memset(env, 0, sizeof *env);
+    env->catalog = c->cloud->ops->catalog(c->cloud);
+    env->ice = c->cloud->ops->ice ? c->cloud->ops->ice(c->cloud) : NULL;
+    env->now_mono = nw_clock_mono(c->clock);
+    env->vm_overhead = c->vm_overhead;
+    env->reserved_enis = c->reserved_enis;
+    env->inflight = &c->inflight;
+    env->noms = c->noms;
+}
+
+void nw_ctl_prepare_catalog(nw_ctl_t *c, const nw_kube_snap_t *s)
+{
+    const nw_catalog_t *cat = c->cloud->ops->catalog(c->cloud);
+    if (!c->cloud->ops->offer_zones || nw_catalog_len(cat) == 0 || nw_catalog_at(cat, 0)->noffer > 0)
+        return;
+    nw_catalog_zone_t z[16];
+    int nz = 0;
+    for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_EC2NODECLASSES); i++) {
+        const nw_nodeclass_resolved_t *r = NULL;
+        if (c->cloud->ops->resolve(c->cloud, nw_kube_snap_at(s, NW_KUBE_EC2NODECLASSES, i)->json,
+                                   &r, NULL) != NW_OK || !r)
+            continue;
+        for (size_t k = 0; k < r->nsubnets && nz < 16; k++) {
+            int dup = 0;
+            for (int j = 0; j < nz; j++)
+                dup |= strcmp(z[j].name, r->subnets[k].zone) == 0;
+            if (dup)
+                continue;
+            snprintf(z[nz].name, sizeof z[nz].name, "%s", r->subnets[k].zone);
+            snprintf(z[nz].id, sizeof z[nz].id, "%s", r->subnets[k].zone_id);
+            nz++;
+        }
+    }
+    nw_err_t err = {0};
+    if (nz && c->cloud->ops->offer_zones(c->cloud, z, nz, &err) != NW_OK)
+        nw_log_warn("provisioner", "cannot set the catalog's zones", NW_LS("error", err.msg));
+}
+
+int64_t nw_ctl_nomination_window(const nw_ctl_t *c)
+{
+    return 2 * c->batch_max_ns > 10 * NW_NS_PER_SEC ? 2 * c->batch_max_ns : 10 * NW_NS_PER_SEC;
+}
+
 void nw_ctl_event(nw_ctl_t *c, const nw_kube_res_t *res, const cJSON *obj, const char *type,
                   const char *reason, const char *msg)
 {
     if (nw_ctl_may_write(c))
         nw_kube_event(c->rec, res, obj, type, reason, msg, NULL);
-}
-
-const char *nw_ctl_str(const cJSON *obj, const char *path)
-{
-    char seg[128];
-    const cJSON *cur = obj;
-    const char *p = path;
-    while (cur && *p) {
-        const char *dot = strchr(p, '.');
-        size_t n = dot ? (size_t)(dot - p) : strlen(p);
-        if (n >= sizeof seg)
-            return NULL;
-        memcpy(seg, p, n);
-        seg[n] = 0;
-        cur = nw_json_get(cur, seg);
-        p = dot ? dot + 1 : p + n;
-    }
-    return cJSON_IsString(cur) ? cur->valuestring : NULL;
 }
 
 int nw_ctl_has_disrupted_taint(const cJSON *node)
@@ -98,18 +127,6 @@ int nw_ctl_disrupted_taint(cJSON *node, int add)
     if (!add && cJSON_IsArray(taints) && cJSON_GetArraySize(taints) == 0)
         cJSON_DeleteItemFromObjectCaseSensitive(spec, "taints");
     return changed;
-}
-
-const char *nw_ctl_condition(const cJSON *obj, const char *type)
-{
-    const cJSON *cd;
-    cJSON_ArrayForEach(cd, nw_json_get(nw_json_get(obj, "status"), "conditions"))
-    {
-        const char *t = nw_json_str(cd, "type");
-        if (t && strcmp(t, type) == 0)
-            return nw_json_str(cd, "status");
-    }
-    return NULL;
 }
 
 /* Replace member key of o by a string; 0 on OOM. */

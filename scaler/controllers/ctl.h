@@ -22,12 +22,14 @@
 #include "common/buf.h"
 #include "common/clock.h"
 #include "common/err.h"
+#include "common/json.h"
 #include "scaler/aws/cloud.h"
 #include "scaler/kube/cache.h"
 #include "scaler/kube/client.h"
 #include "scaler/kube/write.h"
 #include "scaler/state/inflight.h"
 #include "scaler/state/nominations.h"
+#include "scaler/state/simsnap.h"
 
 
 struct nw_dis_ctl; /* scaler/controllers/disruption.h */
@@ -76,6 +78,16 @@ typedef struct {
         n_reg_timeouts, n_solves;
 } nw_ctl_t;
 
+/** The builder's inputs from this context (catalog, ICE cache, now, overhead, memory). */
+void nw_ctl_sim_env(nw_ctl_t *c, nw_simsnap_env_t *env);
+
+/** Before a build: when the cloud's catalog has no offerings, resolve the EC2NodeClasses in
+ * s and offer the zones of their subnets (cloud->ops->offer_zones). Logged, never fatal. */
+void nw_ctl_prepare_catalog(nw_ctl_t *c, const nw_kube_snap_t *s);
+
+/** The nomination window: max(2 x batchMaxDuration, 10 s) (20 s at the defaults). */
+int64_t nw_ctl_nomination_window(const nw_ctl_t *c);
+
 /** Call the fault hook, if any, at point (about object). */
 void nw_ctl_fault(nw_ctl_t *c, const char *point, const char *object);
 
@@ -83,9 +95,6 @@ void nw_ctl_fault(nw_ctl_t *c, const char *point, const char *object);
 int nw_ctl_may_write(nw_ctl_t *c);
 
 /* ---- small JSON helpers shared by the steps ---- */
-
-/** A NodeClaim's condition `type` status ("True", ...) or NULL. */
-const char *nw_ctl_condition(const cJSON *obj, const char *type);
 
 /** Set (or replace) a condition in obj.status.conditions; lastTransitionTime kept
  * when the status does not change. NW_ENOMEM when cJSON cannot allocate (obj may then
@@ -108,8 +117,6 @@ int nw_ctl_disrupted_taint(cJSON *node, int add);
 /** Does the Node carry karpenter.sh/disrupted:NoSchedule (Karpenter's IsDisruptingTaint)? */
 int nw_ctl_has_disrupted_taint(const cJSON *node);
 
-/** String at a dotted path of nested objects ("spec.nodeClassRef.name") or NULL. */
-const char *nw_ctl_str(const cJSON *obj, const char *path);
 
 
 #endif

@@ -19,9 +19,6 @@
 #define UNSEEN_GRACE_NS (60 * NW_NS_PER_SEC)
 #define RECENT_NS (30 * NW_NS_PER_SEC)
 #define UNCHANGED_RECHECK_NS (300 * NW_NS_PER_SEC) /* state "changed" at least every 5 min */
-/* the nomination window: max(2 x batchMaxDuration, 10 s) (20 s at the defaults) */
-#define NOMINATION_NS(c) (2 * (c)->batch_max_ns > 10 * NW_NS_PER_SEC ? 2 * (c)->batch_max_ns \
-                                                                     : 10 * NW_NS_PER_SEC)
 #define MAX_RECENT 256
 #define MAX_NOTED 512
 
@@ -262,14 +259,15 @@ static int view_build(nw_ctl_t *c, const nw_kube_snap_t *s, view_t *v)
     /* nodes the provisioner nominated pods to (in flight, or in the last 20 s) */
     for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_NODECLAIMS); i++) {
         const nw_kube_obj_t *nc = nw_kube_snap_at(s, NW_KUBE_NODECLAIMS, i);
-        const char *nn = nw_ctl_str(nc->json, "status.nodeName");
-        if (nn && *nn && (nw_simsnap_is_nominated(c, s, nc->name) || nw_simsnap_is_nominated(c, s, nn)))
+        const char *nn = nw_json_str_at(nc->json, "status.nodeName");
+        if (nn && *nn && (nw_simsnap_is_nominated(c->noms, s, nc->name, mono, nw_ctl_nomination_window(c)) ||
+                          nw_simsnap_is_nominated(c->noms, s, nn, mono, nw_ctl_nomination_window(c))))
             v->nominated[v->nnominated++] = nn;
     }
     for (size_t i = 0; i < d->nrepl; i++) {
         const nw_kube_obj_t *nc = nw_kube_snap_get(s, NW_KUBE_NODECLAIMS, NULL, d->repl[i].name);
-        const char *nn = nc ? nw_ctl_str(nc->json, "status.nodeName") : NULL;
-        if (nn && mono - d->repl[i].mono < NOMINATION_NS(c))
+        const char *nn = nc ? nw_json_str_at(nc->json, "status.nodeName") : NULL;
+        if (nn && mono - d->repl[i].mono < nw_ctl_nomination_window(c))
             v->nominated[v->nnominated++] = nn;
     }
     nw_dis_input_t in = {
@@ -321,7 +319,7 @@ static int mutate_cond(cJSON *obj, void *ud)
         cJSON_AddStringToObject(st, "lastPodEventTime", ts);
         return 0;
     }
-    const char *cur = nw_ctl_condition(obj, w->type);
+    const char *cur = nw_json_condition(obj, w->type);
     if (w->remove) {
         if (!cur)
             return 1;
@@ -445,7 +443,7 @@ static void markers(nw_ctl_t *c, const nw_kube_snap_t *s, const view_t *v)
         }
         if (n->pool < 0 || !n->initialized)
             continue;
-        const char *cur = nw_ctl_condition(n->nodeclaim, "Consolidatable");
+        const char *cur = nw_json_condition(n->nodeclaim, "Consolidatable");
         int want = n->consolidatable;
         if (want && (!cur || strcmp(cur, "True") != 0)) {
             condw_t w = {"Consolidatable", "True", "Consolidatable", "", now, 0, 0};
@@ -481,7 +479,7 @@ static void cleanup(nw_ctl_t *c, const nw_kube_snap_t *s)
                         NW_LS("nodeclaim", nc->name));
             node_taint(c, node->name, 0);
         }
-        if (nw_ctl_condition(nc->json, "DisruptionReason")) {
+        if (nw_json_condition(nc->json, "DisruptionReason")) {
             condw_t w = {"DisruptionReason", NULL, NULL, NULL, 0, 1, 0};
             claim_write(c, nc->name, &w);
         }
@@ -636,8 +634,8 @@ static void progress(nw_ctl_t *c, const nw_kube_snap_t *s)
             } else if (!o && (f->seen[r] || mono - f->started_mono > UNSEEN_GRACE_NS)) {
                 failed = 1;
                 why = "a replacement NodeClaim disappeared";
-            } else if (!o || !nw_ctl_condition(o->json, "Initialized") ||
-                       strcmp(nw_ctl_condition(o->json, "Initialized"), "True") != 0) {
+            } else if (!o || !nw_json_condition(o->json, "Initialized") ||
+                       strcmp(nw_json_condition(o->json, "Initialized"), "True") != 0) {
                 ready = 0;
             }
         }

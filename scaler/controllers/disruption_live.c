@@ -75,7 +75,10 @@ nw_rc_t nw_dis_live_sim(void *ud, const nw_dis_state_t *st, const char *const *n
         .reschedule_deleting = true,
         .include_pending = true,
     };
-    if ((rc = nw_simsnap_build(l->c, l->ks, &o, &h->ss, err)) != NW_OK)
+    nw_ctl_prepare_catalog(l->c, l->ks);
+    nw_simsnap_env_t env;
+    nw_ctl_sim_env(l->c, &env);
+    if ((rc = nw_simsnap_build(&env, l->ks, &o, &h->ss, err)) != NW_OK)
         goto fail;
     if ((rc = nw_sched_solve(h->ss.sched, l->now, &h->res, err)) != NW_OK)
         goto fail;

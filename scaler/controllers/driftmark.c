@@ -146,10 +146,10 @@ static void migrate_claims(nw_ctl_t *c, const nw_kube_snap_t *s, const char *poo
             continue;
         if (pool && strcmp(nc->nodepool, pool) != 0)
             continue;
-        const char *ref = nw_ctl_str(nc->json, "spec.nodeClassRef.name");
+        const char *ref = nw_json_str_at(nc->json, "spec.nodeClassRef.name");
         if (class && (!ref || strcmp(ref, class) != 0))
             continue;
-        int drifted = nw_ctl_condition(nc->json, NW_COND_DRIFTED) != NULL;
+        int drifted = nw_json_condition(nc->json, NW_COND_DRIFTED) != NULL;
         nw_err_t err = {0};
         nw_rc_t rc = drifted ? patch_annotations(c, &nw_kube_res_nodeclaims, nc->name, vkey, version,
                                                  NULL, NULL, &err)
@@ -335,7 +335,7 @@ static int write_mark(nw_ctl_t *c, const nw_kube_obj_t *nc, const char *reason)
 static void judge(nw_ctl_t *c, nw_driftmark_t *d, const nw_kube_snap_t *s, const nw_kube_obj_t *nc,
                   const nw_kube_obj_t *pool)
 {
-    const char *cname = nw_ctl_str(nc->json, "spec.nodeClassRef.name");
+    const char *cname = nw_json_str_at(nc->json, "spec.nodeClassRef.name");
     const nw_kube_obj_t *class =
         cname ? nw_kube_snap_get(s, NW_KUBE_EC2NODECLASSES, NULL, cname) : NULL;
     /* the class as resolved from its selectors */
@@ -387,7 +387,7 @@ static void judge(nw_ctl_t *c, nw_driftmark_t *d, const nw_kube_snap_t *s, const
     nw_drift_reason_t why = nw_drift_check(&in, detail, sizeof detail);
     const char *now_reason = why == NW_DRIFT_NONE ? NULL : nw_drift_reason_str(why);
     const char *had = drift_condition_reason(nc->json);
-    int has_cond = nw_ctl_condition(nc->json, NW_COND_DRIFTED) != NULL;
+    int has_cond = nw_json_condition(nc->json, NW_COND_DRIFTED) != NULL;
     if (now_reason && had && strcmp(had, now_reason) == 0)
         return;
     if (!now_reason && !has_cond)
@@ -431,9 +431,9 @@ static void mark(nw_ctl_t *c, nw_driftmark_t *d, const nw_kube_snap_t *s)
             nc->nodepool[0] ? nw_kube_snap_get(s, NW_KUBE_NODEPOOLS, NULL, nc->nodepool) : NULL;
         if (!pool)
             continue;
-        const char *launched = nw_ctl_condition(nc->json, "Launched");
+        const char *launched = nw_json_condition(nc->json, "Launched");
         if (!launched || strcmp(launched, "True") != 0 || !nc->provider_id[0]) {
-            if (nw_ctl_condition(nc->json, NW_COND_DRIFTED))
+            if (nw_json_condition(nc->json, NW_COND_DRIFTED))
                 write_mark(c, nc, NULL);
             continue;
         }
@@ -441,7 +441,7 @@ static void mark(nw_ctl_t *c, nw_driftmark_t *d, const nw_kube_snap_t *s)
         if (!v)
             continue;
         v->seen = 1;
-        const char *cname = nw_ctl_str(nc->json, "spec.nodeClassRef.name");
+        const char *cname = nw_json_str_at(nc->json, "spec.nodeClassRef.name");
         const nw_kube_obj_t *class =
             cname ? nw_kube_snap_get(s, NW_KUBE_EC2NODECLASSES, NULL, cname) : NULL;
         int due = v->next_mono == 0 || mono >= v->next_mono || rv_differs(v->pool_rv, pool) ||

@@ -70,7 +70,7 @@ void nw_expiry_tick(nw_ctl_t *c, nw_expiry_t *e, const nw_kube_snap_t *s)
         const nw_kube_obj_t *nc = nw_kube_snap_at(s, NW_KUBE_NODECLAIMS, i);
         if (nc->terminating || !nw_expiry_due(nc->json, now) || recently_expired(e, nc->uid))
             continue;
-        const char *ea = nw_ctl_str(nc->json, "spec.expireAfter");
+        const char *ea = nw_json_str_at(nc->json, "spec.expireAfter");
         nw_err_t err = {0};
         nw_kube_delete_opts_t opts = {NULL, -1, nc->uid[0] ? nc->uid : NULL, NULL};
         if (nw_kube_delete(c->kube, &nw_kube_res_nodeclaims, NULL, nc->name, &opts, NULL, &err) !=
@@ -85,7 +85,7 @@ void nw_expiry_tick(nw_ctl_t *c, nw_expiry_t *e, const nw_kube_snap_t *s)
                  ea ? ea : DEFAULT_EXPIRE_AFTER);
         nw_log_info("expiry", "deleted an expired NodeClaim", NW_LS("nodeclaim", nc->name),
                     NW_LS("nodepool", nc->nodepool), NW_LS("expireAfter", ea ? ea : DEFAULT_EXPIRE_AFTER),
-                    NW_LS("created", nw_ctl_str(nc->json, "metadata.creationTimestamp")));
+                    NW_LS("created", nw_json_str_at(nc->json, "metadata.creationTimestamp")));
         nw_ctl_event(c, &nw_kube_res_nodeclaims, nc->json, "Normal", "Expired", msg);
         if (e->counters)
             nw_counters_inc(e->counters, "expired", nc->nodepool, NULL);

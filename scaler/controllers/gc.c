@@ -69,7 +69,7 @@ static int node_ready(const cJSON *node)
 
 static int registered(const cJSON *nc)
 {
-    const char *st = nw_ctl_condition(nc, "Registered");
+    const char *st = nw_json_condition(nc, "Registered");
     return st && strcmp(st, "True") == 0;
 }
 

@@ -17,7 +17,7 @@
 
 static int is_true(const cJSON *obj, const char *cond)
 {
-    const char *s = nw_ctl_condition(obj, cond);
+    const char *s = nw_json_condition(obj, cond);
     return s && strcmp(s, "True") == 0;
 }
 
@@ -126,7 +126,7 @@ static int mutate_register(cJSON *node, void *ud)
         changed = 1;
     }
     cJSON *owners = obj_child(md, "ownerReferences", 1);
-    const char *uid = nw_ctl_str(r->nc, "metadata.uid");
+    const char *uid = nw_json_str_at(r->nc, "metadata.uid");
     int hasown = 0;
     const cJSON *o;
     cJSON_ArrayForEach(o, owners)
@@ -139,7 +139,7 @@ static int mutate_register(cJSON *node, void *ud)
         cJSON *own = cJSON_CreateObject();
         cJSON_AddStringToObject(own, "apiVersion", "karpenter.sh/v1");
         cJSON_AddStringToObject(own, "kind", "NodeClaim");
-        cJSON_AddStringToObject(own, "name", nw_ctl_str(r->nc, "metadata.name"));
+        cJSON_AddStringToObject(own, "name", nw_json_str_at(r->nc, "metadata.name"));
         cJSON_AddStringToObject(own, "uid", uid);
         cJSON_AddBoolToObject(own, "blockOwnerDeletion", 1);
         cJSON_AddItemToArray(owners, own);
@@ -158,8 +158,8 @@ static int mutate_condition(cJSON *nc, void *ud)
 {
     const cond_t *cd = ud;
     if (is_true(nc, cd->cond) &&
-        (!cd->node_name || (nw_ctl_str(nc, "status.nodeName") &&
-                            strcmp(nw_ctl_str(nc, "status.nodeName"), cd->node_name) == 0)))
+        (!cd->node_name || (nw_json_str_at(nc, "status.nodeName") &&
+                            strcmp(nw_json_str_at(nc, "status.nodeName"), cd->node_name) == 0)))
         return 1;
     int64_t now = nw_clock_now(cd->c->clock);
     if (nw_ctl_set_condition(nc, cd->cond, "True", cd->cond, "", now) != NW_OK)
@@ -327,7 +327,7 @@ static int64_t launched_at(const cJSON *nc)
             nw_time_parse(lt, &t);
     }
     if (!t) {
-        const char *ct = nw_ctl_str(nc, "metadata.creationTimestamp");
+        const char *ct = nw_json_str_at(nc, "metadata.creationTimestamp");
         if (ct)
             nw_time_parse(ct, &t);
     }
@@ -402,7 +402,7 @@ static void nodeclass_status(nw_ctl_t *c, const nw_kube_snap_t *s)
         const nw_kube_obj_t *o = nw_kube_snap_at(s, NW_KUBE_EC2NODECLASSES, i);
         if (o->terminating || !nw_ctl_may_write(c))
             continue;
-        if (!due && nw_ctl_condition(o->json, "Ready") && observed_current(o->json))
+        if (!due && nw_json_condition(o->json, "Ready") && observed_current(o->json))
             continue; /* between refreshes only new or changed classes are resolved */
         const nw_nodeclass_resolved_t *r = NULL;
         nw_err_t err = {0};

@@ -62,8 +62,10 @@ static cJSON *status_of_launch(nw_ctl_t *c, const launched_t *l, const cJSON *ba
     cJSON_AddStringToObject(st, "providerID", l->provider_id);
     if (l->image && *l->image)
         cJSON_AddStringToObject(st, "imageID", l->image);
-    cJSON *cap = nw_simsnap_type_resources(c, l->type, 0),
-          *al = nw_simsnap_type_resources(c, l->type, 1);
+    nw_simsnap_env_t env;
+    nw_ctl_sim_env(c, &env);
+    cJSON *cap = nw_simsnap_type_resources(&env, l->type, 0),
+          *al = nw_simsnap_type_resources(&env, l->type, 1);
     cJSON_AddItemToObject(st, "capacity", cap ? cap : cJSON_CreateObject());
     cJSON_AddItemToObject(st, "allocatable", al ? al : cJSON_CreateObject());
     return st;
@@ -73,9 +75,9 @@ static int mutate_launched(cJSON *obj, void *ud)
 {
     const launched_t *l = ud;
     if (cJSON_IsObject(GET(obj, "status")) &&
-        nw_ctl_str(obj, "status.providerID") &&
-        strcmp(nw_ctl_str(obj, "status.providerID"), l->provider_id) == 0 &&
-        nw_ctl_condition(obj, "Launched"))
+        nw_json_str_at(obj, "status.providerID") &&
+        strcmp(nw_json_str_at(obj, "status.providerID"), l->provider_id) == 0 &&
+        nw_json_condition(obj, "Launched"))
         return 1;
     cJSON *st = status_of_launch(l->c, l, GET(obj, "status"));
     cJSON_DeleteItemFromObjectCaseSensitive(obj, "status");
@@ -112,7 +114,7 @@ static int mutate_labels(cJSON *obj, void *ud)
 
 static void record_launch(nw_ctl_t *c, const cJSON *nc, const launched_t *l)
 {
-    const char *name = nw_ctl_str(nc, "metadata.name");
+    const char *name = nw_json_str_at(nc, "metadata.name");
     nw_err_t err = {0};
     if (nw_kube_update_retry(c->kube, &nw_kube_res_nodeclaims, NULL, name, 0, mutate_labels,
                              (void *)l, 5, NULL, &err) != NW_OK)
@@ -158,7 +160,7 @@ static int find_tagged(nw_ctl_t *c, const char *name, nw_ec2_instance_t *out, in
  * (no earlier launch can exist, so the tag lookup is skipped). */
 void nw_claim_launch(nw_ctl_t *c, const nw_kube_snap_t *s, const cJSON *nc, int fresh)
 {
-    const char *name = nw_ctl_str(nc, "metadata.name");
+    const char *name = nw_json_str_at(nc, "metadata.name");
     if (!name || !nw_ctl_may_write(c))
         return;
     nw_inflight_claim_t *m = nw_inflight_remember(&c->inflight, name, nw_clock_mono(c->clock));
@@ -168,9 +170,9 @@ void nw_claim_launch(nw_ctl_t *c, const nw_kube_snap_t *s, const cJSON *nc, int 
     if (m->launched) {
         /* launched by us; the cache has not caught up or the status write failed */
         if (mono - m->created_mono > 10 * NW_NS_PER_SEC && mono >= m->next_try_mono) {
-            launched_t l = {c, NULL, m->provider_id, nw_ctl_str(m->status, "type"),
-                            nw_ctl_str(m->status, "zone"), nw_ctl_str(m->status, "ct"),
-                            nw_ctl_str(m->status, "image")};
+            launched_t l = {c, NULL, m->provider_id, nw_json_str_at(m->status, "type"),
+                            nw_json_str_at(m->status, "zone"), nw_json_str_at(m->status, "ct"),
+                            nw_json_str_at(m->status, "image")};
             record_launch(c, nc, &l);
             m->next_try_mono = mono + LAUNCH_RETRY_NS;
         }
@@ -203,7 +205,7 @@ void nw_claim_launch(nw_ctl_t *c, const nw_kube_snap_t *s, const cJSON *nc, int 
         if (failed)
             return;
     }
-    const char *class = nw_ctl_str(nc, "spec.nodeClassRef.name");
+    const char *class = nw_json_str_at(nc, "spec.nodeClassRef.name");
     const nw_kube_obj_t *ncl =
         class ? nw_kube_snap_get(s, NW_KUBE_EC2NODECLASSES, NULL, class) : NULL;
     nw_err_t err = {0};
@@ -296,7 +298,7 @@ void nw_claim_launch(nw_ctl_t *c, const nw_kube_snap_t *s, const cJSON *nc, int 
 static void stamp_hashes(cJSON *nodeclaim, const nw_kube_snap_t *s)
 {
     const char *pool = nw_json_str(nw_json_get(nw_json_get(nodeclaim, "metadata"), "labels"), NW_LABEL_NODEPOOL);
-    const char *class = nw_ctl_str(nodeclaim, "spec.nodeClassRef.name");
+    const char *class = nw_json_str_at(nodeclaim, "spec.nodeClassRef.name");
     const nw_kube_obj_t *po = pool ? nw_kube_snap_get(s, NW_KUBE_NODEPOOLS, NULL, pool) : NULL;
     const nw_kube_obj_t *cl = class ? nw_kube_snap_get(s, NW_KUBE_EC2NODECLASSES, NULL, class) : NULL;
     nw_err_t err = {0};
@@ -335,7 +337,7 @@ nw_rc_t nw_claim_create(nw_ctl_t *c, const nw_kube_snap_t *ks, const nw_simsnap_
         return rc;
     }
     atomic_fetch_add(&c->n_created, 1);
-    const char *nm = nw_ctl_str(created, "metadata.name");
+    const char *nm = nw_json_str_at(created, "metadata.name");
     if (!nm) {
         cJSON_Delete(created);
         return nw_err_set(err, NW_EKUBE, "metadata.name", "the created NodeClaim has no name");

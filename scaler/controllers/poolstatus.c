@@ -484,7 +484,7 @@ static void observe(nw_ctl_t *c, nw_poolstatus_t *p, const nw_kube_snap_t *s, in
         if (launched > 1)
             e->launched_ns = launched;
         else if (!e->launched_ns) {
-            const char *ct = nw_ctl_str(nc->json, "metadata.creationTimestamp");
+            const char *ct = nw_json_str_at(nc->json, "metadata.creationTimestamp");
             if (ct)
                 nw_time_parse(ct, &e->launched_ns);
         }
@@ -555,7 +555,7 @@ static void one_pool(nw_ctl_t *c, nw_poolstatus_t *p, const nw_kube_snap_t *s,
                                         : NULL;
         nj[i] = node && !node->terminating ? node->json : NULL;
     }
-    const char *cname = nw_ctl_str(pool->json, "spec.template.spec.nodeClassRef.name");
+    const char *cname = nw_json_str_at(pool->json, "spec.template.spec.nodeClassRef.name");
     const nw_kube_obj_t *class = cname ? nw_kube_snap_get(s, NW_KUBE_EC2NODECLASSES, NULL, cname) : NULL;
     if (!pool->rv[0] || strcmp(pool->rv, e->valid_rv) != 0) { /* validation depends on the pool only */
         e->valid = nw_poolstatus_validate(pool->json, e->verr, sizeof e->verr);
@@ -624,7 +624,7 @@ static void one_pool(nw_ctl_t *c, nw_poolstatus_t *p, const nw_kube_snap_t *s,
         e->written_mono = mono;
         cJSON_Delete(e->written);
         e->written = cJSON_Duplicate(st, 1);
-        const char *rv = out ? nw_ctl_str(out, "metadata.resourceVersion") : NULL;
+        const char *rv = out ? nw_json_str_at(out, "metadata.resourceVersion") : NULL;
         snprintf(e->written_rv, sizeof e->written_rv, "%s", rv ? rv : "");
     }
     cJSON_Delete(out);

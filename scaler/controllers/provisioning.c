@@ -82,7 +82,10 @@ static void provision(nw_ctl_t *c, const nw_kube_snap_t *s, size_t npend)
     nw_simsnap_t ss;
     nw_err_t err = {0};
     atomic_fetch_add(&c->n_solves, 1);
-    if (nw_simsnap_build(c, s, &so, &ss, &err) != NW_OK) {
+    nw_ctl_prepare_catalog(c, s);
+    nw_simsnap_env_t env;
+    nw_ctl_sim_env(c, &env);
+    if (nw_simsnap_build(&env, s, &so, &ss, &err) != NW_OK) {
         nw_log_error("provisioner", "cannot build the scheduling snapshot", NW_LS("error", err.msg));
         nw_simsnap_free(&ss);
         return;

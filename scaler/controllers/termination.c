@@ -716,7 +716,7 @@ static void remove_node_finalizer(nw_ctl_t *c, const nw_kube_obj_t *node, const 
     }
     atomic_fetch_add(&t->nodes_terminated, 1);
     int64_t del = 0;
-    const char *dts = nw_ctl_str(node->json, "metadata.deletionTimestamp");
+    const char *dts = nw_json_str_at(node->json, "metadata.deletionTimestamp");
     if (dts && nw_time_parse(dts, &del) == NW_OK)
         hist_observe(&t->term_s, nw_clock_now(c->clock) - del);
     nw_log_info(COMP, "node terminated", NW_LS("node", node->name),

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/json.h"
 #include "api/wellknown.h"
 #include "api/requirements.h"
 #include "common/log.h"
@@ -14,9 +15,6 @@
 #include "scaler/state/simsnap.h"
 
 #define GET(o, k) cJSON_GetObjectItemCaseSensitive((o), (k))
-/* the nomination window: max(2 x batchMaxDuration, 10 s) (20 s at the defaults) */
-#define NOMINATION_NS(c) (2 * (c)->batch_max_ns > 10 * NW_NS_PER_SEC ? 2 * (c)->batch_max_ns \
-                                                                     : 10 * NW_NS_PER_SEC)
 
 /* ---- catalog ---- */
 
@@ -47,21 +45,21 @@ static cJSON *catres_json(const nw_cat_res_t *r)
     return o;
 }
 
-static void overhead(nw_ctl_t *c, nw_overhead_opts_t *o)
+static void overhead(const nw_simsnap_env_t *e, nw_overhead_opts_t *o)
 {
     nw_overhead_opts_default(o);
-    if (c->vm_overhead > 0)
-        o->vm_memory_overhead_percent = c->vm_overhead;
-    o->reserved_enis = c->reserved_enis;
+    if (e->vm_overhead > 0)
+        o->vm_memory_overhead_percent = e->vm_overhead;
+    o->reserved_enis = e->reserved_enis;
 }
 
-cJSON *nw_simsnap_type_resources(nw_ctl_t *c, const char *type, int allocatable)
+cJSON *nw_simsnap_type_resources(const nw_simsnap_env_t *e, const char *type, int allocatable)
 {
-    const nw_itype_t *t = type ? nw_catalog_find(c->cloud->ops->catalog(c->cloud), type) : NULL;
+    const nw_itype_t *t = type && e->catalog ? nw_catalog_find(e->catalog, type) : NULL;
     if (!t)
         return NULL;
     nw_overhead_opts_t oo;
-    overhead(c, &oo);
+    overhead(e, &oo);
     nw_cat_res_t r;
     if (allocatable)
         nw_itype_allocatable(t, &oo, &r);
@@ -70,41 +68,12 @@ cJSON *nw_simsnap_type_resources(nw_ctl_t *c, const char *type, int allocatable)
     return catres_json(&r);
 }
 
-/* The catalog has no offerings when it was not refreshed from the API: offer every
- * type in the zones of the EC2NodeClasses' subnets (what the cloud does at launch). */
-static void ensure_zones(nw_ctl_t *c, const nw_kube_snap_t *s)
-{
-    const nw_catalog_t *cat = c->cloud->ops->catalog(c->cloud);
-    if (nw_catalog_len(cat) == 0 || nw_catalog_at(cat, 0)->noffer > 0)
-        return;
-    nw_catalog_zone_t z[16];
-    int nz = 0;
-    for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_EC2NODECLASSES); i++) {
-        const nw_nodeclass_resolved_t *r = NULL;
-        if (c->cloud->ops->resolve(c->cloud, nw_kube_snap_at(s, NW_KUBE_EC2NODECLASSES, i)->json,
-                                   &r, NULL) != NW_OK || !r)
-            continue;
-        for (size_t k = 0; k < r->nsubnets && nz < 16; k++) {
-            int dup = 0;
-            for (int j = 0; j < nz; j++)
-                dup |= strcmp(z[j].name, r->subnets[k].zone) == 0;
-            if (dup)
-                continue;
-            snprintf(z[nz].name, sizeof z[nz].name, "%s", r->subnets[k].zone);
-            snprintf(z[nz].id, sizeof z[nz].id, "%s", r->subnets[k].zone_id);
-            nz++;
-        }
-    }
-    nw_err_t err = {0};
-    if (nz && nw_catalog_set_zones((nw_catalog_t *)cat, z, nz, &err) != NW_OK)
-        nw_log_warn("provisioner", "cannot set the catalog's zones", NW_LS("error", err.msg));
-}
 
 /* ---- the snapshot ---- */
 
 static int claim_initialized(const cJSON *nc)
 {
-    const char *st = nw_ctl_condition(nc, "Initialized");
+    const char *st = nw_json_condition(nc, "Initialized");
     return st && strcmp(st, "True") == 0;
 }
 
@@ -202,7 +171,7 @@ static cJSON *pod_variant(const cJSON *pod, const char *node, int unsched)
 }
 
 typedef struct {
-    nw_ctl_t *c;
+    const nw_simsnap_env_t *env;
     const nw_kube_snap_t *ks;
     const nw_simsnap_opts_t *o;
     nw_simsnap_t *out;
@@ -316,7 +285,7 @@ static const char *req_first(const cJSON *nc, const char *key)
 /* In-flight capacity for the simulation: name, the claim's labels (plus every
  * single-valued In requirement and what the launch recorded), requirements, taints,
  * startup taints, allocatable and capacity. launched_type: from our memory or NULL. */
-static cJSON *entry_json(nw_ctl_t *c, const cJSON *nc, const char *name,
+static cJSON *entry_json(const nw_simsnap_env_t *env, const cJSON *nc, const char *name,
                          const nw_inflight_claim_t *m)
 {
     cJSON *e = cJSON_CreateObject();
@@ -325,9 +294,9 @@ static cJSON *entry_json(nw_ctl_t *c, const cJSON *nc, const char *name,
     const cJSON *l0 = GET(GET(nc, "metadata"), "labels");
     cJSON *l = cJSON_IsObject(l0) ? cJSON_Duplicate(l0, 1) : cJSON_CreateObject();
     if (m && m->status) {
-        const char *kv[][2] = {{"node.kubernetes.io/instance-type", nw_ctl_str(m->status, "type")},
-                               {"topology.kubernetes.io/zone", nw_ctl_str(m->status, "zone")},
-                               {"karpenter.sh/capacity-type", nw_ctl_str(m->status, "ct")}};
+        const char *kv[][2] = {{"node.kubernetes.io/instance-type", nw_json_str_at(m->status, "type")},
+                               {"topology.kubernetes.io/zone", nw_json_str_at(m->status, "zone")},
+                               {"karpenter.sh/capacity-type", nw_json_str_at(m->status, "ct")}};
         for (size_t i = 0; i < 3; i++)
             if (kv[i][1] && *kv[i][1] && !GET(l, kv[i][0]))
                 cJSON_AddStringToObject(l, kv[i][0], kv[i][1]);
@@ -358,7 +327,7 @@ static cJSON *entry_json(nw_ctl_t *c, const cJSON *nc, const char *name,
         const cJSON *have = GET(GET(nc, "status"), which[i]);
         cJSON *v = cJSON_IsObject(have) && have->child
                        ? cJSON_Duplicate(have, 1)
-                       : nw_simsnap_type_resources(c, type, i == 0);
+                       : nw_simsnap_type_resources(env, type, i == 0);
         if (v)
             cJSON_AddItemToObject(st, which[i], v);
     }
@@ -367,7 +336,8 @@ static cJSON *entry_json(nw_ctl_t *c, const cJSON *nc, const char *name,
 
 static nw_rc_t add_entry(build_t *b, const cJSON *nc, const char *name, const char *claim)
 {
-    cJSON *e = entry_json(b->c, nc, name, nw_inflight_find(&b->c->inflight, claim));
+    cJSON *e = entry_json(b->env, nc, name,
+                          b->env->inflight ? nw_inflight_find(b->env->inflight, claim) : NULL);
     if (!e)
         return nw_err_set(b->err, NW_ENOMEM, "", "out of memory");
     nw_err_t er = {0};
@@ -404,7 +374,7 @@ static nw_rc_t add_bound_pods(build_t *b, const char *node)
  * the pod goes and the simulation places it afresh. NULL: none. */
 static const char *nominated_target(build_t *b, const char *uid)
 {
-    const char *claim = nw_noms_claim_of(b->c->noms, uid);
+    const char *claim = nw_noms_claim_of(b->env->noms, uid);
     if (!claim)
         return NULL;
     nw_simsnap_t *o = b->out;
@@ -448,26 +418,26 @@ void nw_simsnap_free(nw_simsnap_t *s)
     memset(s, 0, sizeof *s);
 }
 
-nw_rc_t nw_simsnap_build(nw_ctl_t *c, const nw_kube_snap_t *ks, const nw_simsnap_opts_t *o,
+nw_rc_t nw_simsnap_build(const nw_simsnap_env_t *env, const nw_kube_snap_t *ks, const nw_simsnap_opts_t *o,
                          nw_simsnap_t *out, nw_err_t *err)
 {
     memset(out, 0, sizeof *out);
     static const nw_simsnap_opts_t defaults = {0};
     if (!o)
         o = &defaults;
-    build_t b = {c, ks, o, out, 0, 0, err};
+    build_t b = {env, ks, o, out, 0, 0, err};
     if (!(out->sched = nw_sched_snap_new()))
         return nw_err_set(err, NW_ENOMEM, "", "out of memory");
     nw_sched_opts_t so = {.require_unschedulable = true,
                           .ignore_preferences = o->ignore_preferences,
                           .repack = o->repack};
     nw_sched_snap_set_opts(out->sched, &so);
-    ensure_zones(c, ks);
     nw_overhead_opts_t oo;
-    overhead(c, &oo);
-    nw_rc_t rc = nw_sched_snap_add_catalog(out->sched, c->cloud->ops->catalog(c->cloud),
-                                           c->cloud->ops->ice(c->cloud), nw_clock_mono(c->clock),
-                                           &oo, err);
+    overhead(env, &oo);
+    if (!env->catalog)
+        return nw_err_set(err, NW_EINVAL, "catalog", "no instance-type catalog");
+    nw_rc_t rc = nw_sched_snap_add_catalog(out->sched, env->catalog, env->ice, env->now_mono, &oo,
+                                           err);
     if (rc != NW_OK)
         return rc;
     for (size_t i = 0; i < nw_kube_snap_count(ks, NW_KUBE_NODEPOOLS); i++) {
@@ -534,7 +504,7 @@ nw_rc_t nw_simsnap_build(nw_ctl_t *c, const nw_kube_snap_t *ks, const nw_simsnap
             continue;
         const nw_kube_obj_t *node =
             nc->provider_id[0] ? nw_kube_snap_node_by_provider_id(ks, nc->provider_id) : NULL;
-        const char *nname = nw_ctl_str(nc->json, "status.nodeName");
+        const char *nname = nw_json_str_at(nc->json, "status.nodeName");
         if (!node && nname && *nname)
             node = nw_kube_snap_get(ks, NW_KUBE_NODES, NULL, nname);
         if (node)
@@ -542,7 +512,8 @@ nw_rc_t nw_simsnap_build(nw_ctl_t *c, const nw_kube_snap_t *ks, const nw_simsnap
         rc = add_entry(&b, nc->json, nc->name, nc->name);
     }
     /* NodeClaims this process created that the cache does not show yet */
-    for (nw_inflight_claim_t *m = c->inflight.head; m && rc == NW_OK; m = m->next) {
+    for (const nw_inflight_claim_t *m = env->inflight ? env->inflight->head : NULL;
+         m && rc == NW_OK; m = m->next) {
         if (!m->obj || m->deleted || excluded(o, m->name) ||
             nw_kube_snap_get(ks, NW_KUBE_NODECLAIMS, NULL, m->name))
             continue;
@@ -566,7 +537,8 @@ nw_rc_t nw_simsnap_build(nw_ctl_t *c, const nw_kube_snap_t *ks, const nw_simsnap
     return rc;
 }
 
-bool nw_simsnap_is_nominated(nw_ctl_t *c, const nw_kube_snap_t *ks, const char *node_or_claim)
+bool nw_simsnap_is_nominated(const nw_noms_t *noms, const nw_kube_snap_t *ks,
+                             const char *node_or_claim, int64_t now_mono, int64_t window_ns)
 {
     if (!node_or_claim)
         return false;
@@ -580,7 +552,7 @@ bool nw_simsnap_is_nominated(nw_ctl_t *c, const nw_kube_snap_t *ks, const char *
     }
     const nw_kube_obj_t *nc = nw_kube_snap_get(ks, NW_KUBE_NODECLAIMS, NULL, claim);
     bool in_flight = nc && !claim_initialized(nc->json);
-    return nw_noms_targets(c->noms, claim, in_flight, nw_clock_mono(c->clock), NOMINATION_NS(c));
+    return nw_noms_targets(noms, claim, in_flight, now_mono, window_ns);
 }
 
 /* ---- NodeClaims ---- */
@@ -645,7 +617,7 @@ cJSON *nw_simsnap_claim_body(const nw_simsnap_t *s, const nw_sched_claim_t *cl,
     }
     const cJSON *tmpl = GET(GET(pool->json, "spec"), "template");
     const cJSON *tspec = GET(tmpl, "spec");
-    const char *class = nw_ctl_str(tspec, "nodeClassRef.name");
+    const char *class = nw_json_str_at(tspec, "nodeClassRef.name");
     cJSON *nc = cJSON_CreateObject();
     cJSON_AddStringToObject(nc, "apiVersion", "karpenter.sh/v1");
     cJSON_AddStringToObject(nc, "kind", "NodeClaim");

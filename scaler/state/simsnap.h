@@ -43,7 +43,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "scaler/controllers/ctl.h"
+#include "scaler/aws/catalog.h"
+#include "scaler/kube/cache.h"
+#include "scaler/state/inflight.h"
+#include "scaler/state/nominations.h"
 #include "scaler/sched/schedule.h"
 
 typedef struct {
@@ -73,10 +76,25 @@ typedef struct {
     size_t nlooked_up, clooked_up;
 } nw_simsnap_t;
 
-/** Build the snapshot. out is initialised by the call (free it with nw_simsnap_free
+/* What the builder needs besides the kube snapshot: the catalog with its zones already
+ * resolved (nw_claim_prepare_catalog in scaler/controllers/nodeclaim.h does that before a
+ * build), the ICE cache and the monotonic time it is read at, the overhead settings, and
+ * the provisioner's memory (read only). Everything is borrowed. */
+typedef struct {
+    const nw_catalog_t *catalog;
+    const nw_ice_t *ice;        /* NULL: no ICE'd offerings */
+    int64_t now_mono;           /* ICE entries are judged at this time */
+    double vm_overhead;         /* settings.vmMemoryOverheadPercent (<= 0: the default) */
+    int reserved_enis;          /* settings.reservedENIs */
+    const nw_inflight_t *inflight; /* NodeClaims created but not cached yet; NULL: none */
+    const nw_noms_t *noms;      /* nominations; NULL: none */
+} nw_simsnap_env_t;
+
+/** Build the snapshot: a pure function of env, ks and o (no I/O, no clock, no change to
+ * the memory it reads). out is initialised by the call (free it with nw_simsnap_free
  * even on error). Objects the simulation rejects (a pod with a malformed quantity...)
  * are logged and left out; only NW_ENOMEM fails. */
-nw_rc_t nw_simsnap_build(nw_ctl_t *c, const nw_kube_snap_t *ks, const nw_simsnap_opts_t *o,
+nw_rc_t nw_simsnap_build(const nw_simsnap_env_t *env, const nw_kube_snap_t *ks, const nw_simsnap_opts_t *o,
                          nw_simsnap_t *out, nw_err_t *err);
 void nw_simsnap_free(nw_simsnap_t *s);
 
@@ -107,7 +125,8 @@ cJSON *nw_simsnap_claim_body(const nw_simsnap_t *s, const nw_sched_claim_t *cl,
 /** Is this Node or NodeClaim the target of a live nomination (in flight, or nominated
  * within the last 20 s)? Disruption leaves such nodes alone (kubernetes-sigs/karpenter
  * pkg/controllers/state/cluster.go IsNodeNominated). */
-bool nw_simsnap_is_nominated(nw_ctl_t *c, const nw_kube_snap_t *ks, const char *node_or_claim);
+bool nw_simsnap_is_nominated(const nw_noms_t *noms, const nw_kube_snap_t *ks,
+                             const char *node_or_claim, int64_t now_mono, int64_t window_ns);
 
 /** §1.1 "reschedulable": not finished, not terminating, not DaemonSet-owned, not a
  * mirror pod, no karpenter.sh/do-not-disrupt=true annotation. */
@@ -115,6 +134,6 @@ int nw_simsnap_pod_reschedulable(const nw_kube_obj_t *p);
 
 /** Capacity (allocatable 0) or allocatable (1) of a catalog type as a Kubernetes
  * resource list, with the configured overhead; NULL when the type is unknown. Owned. */
-cJSON *nw_simsnap_type_resources(nw_ctl_t *c, const char *type, int allocatable);
+cJSON *nw_simsnap_type_resources(const nw_simsnap_env_t *env, const char *type, int allocatable);
 
 #endif

@@ -151,6 +151,14 @@ static nw_rc_t op_state(nw_cloud_t *c, const char *pid, char *state, size_t len,
     return NW_OK;
 }
 
+static nw_rc_t op_offer_zones(nw_cloud_t *c, const nw_catalog_zone_t *z, int n, nw_err_t *err)
+{
+    fake_cloud_t *f = me(c);
+    if (n <= 0 || nw_catalog_len(f->cat) == 0 || nw_catalog_at(f->cat, 0)->noffer > 0)
+        return NW_OK;
+    return nw_catalog_set_zones(f->cat, z, n, err);
+}
+
 static const nw_cloud_ops_t fake_ops = {
     .launch = op_launch,
     .terminate = op_terminate,
@@ -160,6 +168,7 @@ static const nw_cloud_ops_t fake_ops = {
     .ice = op_ice,
     .free = op_free,
     .instance_state = op_state,
+    .offer_zones = op_offer_zones,
 };
 
 static nw_nc_subnet_t SUBNETS[3];

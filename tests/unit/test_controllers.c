@@ -111,8 +111,8 @@ START_TEST(provisioner_pending_pod_creates_and_launches)
     snprintf(path, sizeof path, "/apis/karpenter.sh/v1/nodeclaims/%s", f.cloud->last_launch_claim);
     cJSON *nc = ctlfix_get(&f, path);
     ck_assert_ptr_nonnull(nc);
-    ck_assert_str_eq(nw_ctl_str(nc, "status.providerID"), "aws:///us-west-2a/i-00000000000000001");
-    ck_assert_str_eq(nw_ctl_condition(nc, "Launched"), "True");
+    ck_assert_str_eq(nw_json_str_at(nc, "status.providerID"), "aws:///us-west-2a/i-00000000000000001");
+    ck_assert_str_eq(nw_json_condition(nc, "Launched"), "True");
     cJSON_Delete(nc);
     /* a pod event (Nominated) was posted */
     ck_assert_int_ge(ctlfix_count(&f, mark, "POST", "/events", "Nominated"), 1);
@@ -174,8 +174,8 @@ START_TEST(lifecycle_registers_node)
     free(txt);
     cJSON_Delete(n);
     cJSON *nc = ctlfix_get(&f, "/apis/karpenter.sh/v1/nodeclaims/c1");
-    ck_assert_str_eq(nw_ctl_condition(nc, "Registered"), "True");
-    ck_assert_str_eq(nw_ctl_str(nc, "status.nodeName"), "n1");
+    ck_assert_str_eq(nw_json_condition(nc, "Registered"), "True");
+    ck_assert_str_eq(nw_json_str_at(nc, "status.nodeName"), "n1");
     cJSON_Delete(nc);
     ck_assert_int_eq(ctlfix_count(&f, mark, "DELETE", NULL, NULL), 0);
     ctlfix_free(&f);
@@ -251,8 +251,8 @@ START_TEST(poolstatus_writes_status)
     tick_upkeep(&f, u);
     cJSON *p = ctlfix_get(&f, "/apis/karpenter.sh/v1/nodepools/default");
     ck_assert_ptr_nonnull(p);
-    ck_assert_ptr_nonnull(nw_ctl_condition(p, "ValidationSucceeded"));
-    ck_assert_str_eq(nw_ctl_condition(p, "ValidationSucceeded"), "True");
+    ck_assert_ptr_nonnull(nw_json_condition(p, "ValidationSucceeded"));
+    ck_assert_str_eq(nw_json_condition(p, "ValidationSucceeded"), "True");
     ck_assert_ptr_nonnull(cJSON_GetObjectItemCaseSensitive(
         cJSON_GetObjectItemCaseSensitive(p, "status"), "resources"));
     cJSON_Delete(p);
@@ -287,8 +287,8 @@ START_TEST(drift_marks_changed_pool)
     free(txt);
     tick_upkeep(&f, u);
     cJSON *nc = ctlfix_get(&f, "/apis/karpenter.sh/v1/nodeclaims/c1");
-    ck_assert_ptr_nonnull(nw_ctl_condition(nc, "Drifted"));
-    ck_assert_str_eq(nw_ctl_condition(nc, "Drifted"), "True");
+    ck_assert_ptr_nonnull(nw_json_condition(nc, "Drifted"));
+    ck_assert_str_eq(nw_json_condition(nc, "Drifted"), "True");
     cJSON_Delete(nc);
     ck_assert_uint_eq(nw_counters_get(&u->counters, "drifted", "default", "NodePoolDrifted"), 1);
     nw_upkeep_free(u);

@@ -65,12 +65,28 @@ START_TEST(type_names)
 }
 END_TEST
 
+START_TEST(dotted_and_conditions)
+{
+    cJSON *j = parse("{\"spec\":{\"ref\":{\"name\":\"a\",\"n\":1}},\"status\":{\"conditions\":["
+                     "{\"type\":\"Ready\",\"status\":\"True\"},{\"type\":\"X\"}]}}");
+    ck_assert_str_eq(nw_json_str_at(j, "spec.ref.name"), "a");
+    ck_assert_ptr_null(nw_json_str_at(j, "spec.ref.n")); /* not a string */
+    ck_assert_ptr_null(nw_json_str_at(j, "spec.missing.name"));
+    ck_assert_ptr_null(nw_json_str_at(NULL, "spec"));
+    ck_assert_str_eq(nw_json_condition(j, "Ready"), "True");
+    ck_assert_ptr_null(nw_json_condition(j, "X")); /* no status */
+    ck_assert_ptr_null(nw_json_condition(j, "Other"));
+    cJSON_Delete(j);
+}
+END_TEST
+
 Suite *nw_json_suite(void)
 {
     Suite *s = suite_create("json");
     TCase *tc = tcase_create("getters");
     tcase_add_test(tc, get_members);
     tcase_add_test(tc, type_names);
+    tcase_add_test(tc, dotted_and_conditions);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -13,26 +13,36 @@ Suite *nw_simsnap_suite(void);
 typedef struct {
     fake_cloud_t *cloud;
     nw_clock_fake_t clk;
-    nw_ctl_t ctl;
+    nw_noms_t *noms;
+    nw_simsnap_env_t env; /* the builder's inputs (env_now sets the time) */
     nw_kube_cache_t *cache;
 } fx_t;
+
+/* the builder's inputs at the fake clock's current time */
+static const nw_simsnap_env_t *env_now(fx_t *f)
+{
+    f->env.now_mono = nw_clock_mono(&f->clk.base);
+    return &f->env;
+}
 
 static void fx_init(fx_t *f)
 {
     memset(f, 0, sizeof *f);
     nw_clock_fake_init(&f->clk, 1700000000LL * NW_NS_PER_SEC);
     f->cloud = fake_cloud_new(&f->clk.base);
-    f->ctl.cloud = &f->cloud->base;
-    f->ctl.clock = &f->clk.base;
     f->cache = nw_kube_cache_new(NULL);
-    f->ctl.noms = nw_noms_new();
-    ck_assert_ptr_nonnull(f->ctl.noms);
+    f->noms = nw_noms_new();
+    ck_assert_ptr_nonnull(f->noms);
+    f->env.catalog = f->cloud->cat;
+    f->env.ice = f->cloud->ice;
+    f->env.vm_overhead = 0.075;
+    f->env.noms = f->noms;
     ck_assert_ptr_nonnull(f->cache);
 }
 
 static void fx_free(fx_t *f)
 {
-    nw_noms_free(f->ctl.noms);
+    nw_noms_free(f->noms);
     nw_kube_cache_free(f->cache);
     fake_cloud_free(f->cloud);
 }
@@ -116,7 +126,7 @@ static void run(fx_t *f, const nw_simsnap_opts_t *o, run_t *out)
 {
     nw_err_t err = {0};
     out->ks = nw_kube_cache_snapshot(f->cache);
-    ck_assert_int_eq(nw_simsnap_build(&f->ctl, out->ks, o, &out->ss, &err), NW_OK);
+    ck_assert_int_eq(nw_simsnap_build(env_now(f), out->ks, o, &out->ss, &err), NW_OK);
     ck_assert_int_eq(nw_sched_solve(out->ss.sched, 0, &out->r, &err), NW_OK);
 }
 
@@ -199,7 +209,7 @@ START_TEST(test_nomination_reserves_inflight_room)
     pod(&f, "p2", "1200m", "1Gi", "", NULL);
     /* p1 was nominated to the claim by an earlier batch: it counts as bound there,
      * so p2 (which would otherwise take the claim's room) needs new capacity */
-    nw_noms_nominate(f.ctl.noms, "uid-p1", "default-abc", nw_clock_mono(&f.clk.base));
+    nw_noms_nominate(f.noms, "uid-p1", "default-abc", nw_clock_mono(&f.clk.base));
     nw_simsnap_opts_t o = {.include_pending = true};
     run_t r;
     run(&f, &o, &r);
@@ -207,8 +217,8 @@ START_TEST(test_nomination_reserves_inflight_room)
     ck_assert_ptr_null(placed_on(&r, "p1"));
     ck_assert(!in_new_claim(&r, "p1"));
     ck_assert(in_new_claim(&r, "p2"));
-    ck_assert(nw_simsnap_is_nominated(&f.ctl, r.ks, "default-abc"));
-    ck_assert(!nw_simsnap_is_nominated(&f.ctl, r.ks, "other"));
+    ck_assert(nw_simsnap_is_nominated(f.noms, r.ks, "default-abc", nw_clock_mono(&f.clk.base), 20 * NW_NS_PER_SEC));
+    ck_assert(!nw_simsnap_is_nominated(f.noms, r.ks, "other", nw_clock_mono(&f.clk.base), 20 * NW_NS_PER_SEC));
     run_free(&r);
     /* the claim is gone (ICE): the nomination no longer binds p1 */
     cJSON *gone = cJSON_Parse("{\"metadata\":{\"name\":\"default-abc\"}}");
@@ -317,11 +327,11 @@ START_TEST(test_ice_and_type_resources)
     ck_assert_int_eq(r.r.nclaims, 1);
     ck_assert_str_ne(nw_sched_snap_itype(r.ss.sched, (size_t)r.r.claims[0].itype)->name, first);
     run_free(&r);
-    cJSON *al = nw_simsnap_type_resources(&f.ctl, "m5.large", 1);
+    cJSON *al = nw_simsnap_type_resources(env_now(&f), "m5.large", 1);
     ck_assert_ptr_nonnull(al);
     ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(al, "cpu")), "1930m");
     cJSON_Delete(al);
-    ck_assert_ptr_null(nw_simsnap_type_resources(&f.ctl, "no.such", 1));
+    ck_assert_ptr_null(nw_simsnap_type_resources(env_now(&f), "no.such", 1));
     fx_free(&f);
 }
 END_TEST
@@ -330,16 +340,16 @@ START_TEST(test_event_once)
 {
     fx_t f;
     fx_init(&f);
-    ck_assert_int_eq(nw_noms_event_once(f.ctl.noms, "u1", "m1"), 1);
-    ck_assert_int_eq(nw_noms_event_once(f.ctl.noms, "u1", "m1"), 0);
-    ck_assert_int_eq(nw_noms_event_once(f.ctl.noms, "u2", "m1"), 1);
-    ck_assert_int_eq(nw_noms_event_once(f.ctl.noms, "u1", "m2"), 1);
-    nw_noms_event_prune(f.ctl.noms);
+    ck_assert_int_eq(nw_noms_event_once(f.noms, "u1", "m1"), 1);
+    ck_assert_int_eq(nw_noms_event_once(f.noms, "u1", "m1"), 0);
+    ck_assert_int_eq(nw_noms_event_once(f.noms, "u2", "m1"), 1);
+    ck_assert_int_eq(nw_noms_event_once(f.noms, "u1", "m2"), 1);
+    nw_noms_event_prune(f.noms);
     /* u1 and u2 were reported since the last prune: kept */
-    ck_assert_int_eq(nw_noms_event_once(f.ctl.noms, "u1", "m2"), 0);
-    nw_noms_event_prune(f.ctl.noms);
+    ck_assert_int_eq(nw_noms_event_once(f.noms, "u1", "m2"), 0);
+    nw_noms_event_prune(f.noms);
     /* u2 was not reported: forgotten */
-    ck_assert_int_eq(nw_noms_event_once(f.ctl.noms, "u2", "m1"), 1);
+    ck_assert_int_eq(nw_noms_event_once(f.noms, "u2", "m1"), 1);
     fx_free(&f);
 }
 END_TEST
