@@ -52,14 +52,7 @@ enum { EC_2XX, EC_404, EC_409, EC_429, EC_500, EC_403, EC_504, EC_OTHER, EC_N };
 static const char *const EC_LABEL[EC_N] = {"200", "404", "409", "429",
                                            "500", "403", "504", "other"};
 
-#define HBUCKETS 11
-static const double HB_LE[HBUCKETS] = {1, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 7200};
-
-typedef struct {
-    _Atomic uint64_t bucket[HBUCKETS];
-    _Atomic uint64_t count;
-    _Atomic uint64_t sum_ms;
-} hist_t;
+static const double HB_LE[] = {1, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 7200};
 
 struct nw_term {
     node_mem_t *nodes;
@@ -67,22 +60,19 @@ struct nw_term {
     _Atomic uint64_t nodes_drained, nodes_terminated, claims_terminated, pods_evicted,
         pods_deleted, instances_terminated;
     _Atomic uint64_t evictions[EC_N];
-    hist_t drain_s, term_s;
+    nw_hist_t drain_s, term_s;
 };
 
-static void hist_observe(hist_t *h, int64_t ns)
-{
-    double s = ns < 0 ? 0 : (double)ns / 1e9;
-    for (int i = 0; i < HBUCKETS; i++)
-        if (s <= HB_LE[i])
-            atomic_fetch_add(&h->bucket[i], 1);
-    atomic_fetch_add(&h->count, 1);
-    atomic_fetch_add(&h->sum_ms, (uint64_t)(ns < 0 ? 0 : ns / NW_NS_PER_MS));
-}
 
 nw_term_t *nw_term_new(void)
 {
-    return calloc(1, sizeof(nw_term_t));
+    nw_term_t *t = calloc(1, sizeof(nw_term_t));
+    if (t) {
+        int n = (int)(sizeof HB_LE / sizeof *HB_LE);
+        nw_hist_init(&t->drain_s, HB_LE, n);
+        nw_hist_init(&t->term_s, HB_LE, n);
+    }
+    return t;
 }
 
 void nw_term_reset(nw_term_t *t)
@@ -718,7 +708,7 @@ static void remove_node_finalizer(nw_ctl_t *c, const nw_kube_obj_t *node, const 
     int64_t del = 0;
     const char *dts = nw_json_str_at(node->json, "metadata.deletionTimestamp");
     if (dts && nw_time_parse(dts, &del) == NW_OK)
-        hist_observe(&t->term_s, nw_clock_now(c->clock) - del);
+        nw_hist_observe(&t->term_s, nw_clock_now(c->clock) - del);
     nw_log_info(COMP, "node terminated", NW_LS("node", node->name),
                 NW_LS("providerID", node->provider_id), NW_LS("how", why));
 }
@@ -810,7 +800,7 @@ static void finalize_node(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_kube_ob
         claim_condition(c, nc, "Drained", "True", "Drained", "");
         nm->drained = 1;
         atomic_fetch_add(&t->nodes_drained, 1);
-        hist_observe(&t->drain_s, now - nm->first_attempt_ns);
+        nw_hist_observe(&t->drain_s, now - nm->first_attempt_ns);
         nw_log_info(COMP, "node drained", NW_LS("node", node->name),
                     NW_LI("ms", (now - nm->first_attempt_ns) / NW_NS_PER_MS));
     }
@@ -881,19 +871,6 @@ void nw_term_tick(nw_ctl_t *c, const nw_kube_snap_t *s)
 
 /* ---- metrics ------------------------------------------------------------------------ */
 
-static nw_rc_t histogram(nw_buf_t *out, const char *name, const char *help, hist_t *h)
-{
-    nw_rc_t rc = nw_buf_addf(out, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name);
-    for (int i = 0; i < HBUCKETS && rc == NW_OK; i++)
-        rc = nw_buf_addf(out, "%s_bucket{le=\"%g\"} %llu\n", name, HB_LE[i],
-                         (unsigned long long)atomic_load(&h->bucket[i]));
-    uint64_t n = atomic_load(&h->count);
-    if (rc == NW_OK)
-        rc = nw_buf_addf(out, "%s_bucket{le=\"+Inf\"} %llu\n%s_sum %.3f\n%s_count %llu\n", name,
-                         (unsigned long long)n, name, (double)atomic_load(&h->sum_ms) / 1000.0,
-                         name, (unsigned long long)n);
-    return rc;
-}
 
 nw_rc_t nw_term_metrics(nw_term_t *t, nw_buf_t *out)
 {
@@ -927,10 +904,10 @@ nw_rc_t nw_term_metrics(nw_term_t *t, nw_buf_t *out)
         rc = nw_buf_addf(out, "nodewarden_eviction_requests_total{code=\"%s\"} %llu\n", EC_LABEL[i],
                          (unsigned long long)atomic_load(&t->evictions[i]));
     if (rc == NW_OK)
-        rc = histogram(out, "nodewarden_node_drain_duration_seconds",
-                       "From the first drain attempt to Drained=True.", &t->drain_s);
+        rc = nw_hist_write(&t->drain_s, out, "nodewarden_node_drain_duration_seconds",
+                           "From the first drain attempt to Drained=True.", NULL);
     if (rc == NW_OK)
-        rc = histogram(out, "nodewarden_node_termination_duration_seconds",
-                       "From the Node's deletionTimestamp to its finalizer's removal.", &t->term_s);
+        rc = nw_hist_write(&t->term_s, out, "nodewarden_node_termination_duration_seconds",
+                           "From the Node's deletionTimestamp to its finalizer's removal.", NULL);
     return rc;
 }
