@@ -50,6 +50,7 @@ void nw_ctl_prepare_catalog(nw_ctl_t *c, const nw_kube_snap_t *s)
                 dup |= strcmp(z[j].name, r->subnets[k].zone) == 0;
             if (dup)
                 continue;
+            // cppcheck-suppress legacyUninitvar ; z[nz] is being written; sizeof reads nothing
             snprintf(z[nz].name, sizeof z[nz].name, "%s", r->subnets[k].zone);
             snprintf(z[nz].id, sizeof z[nz].id, "%s", r->subnets[k].zone_id);
             nz++;

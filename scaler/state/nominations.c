@@ -195,7 +195,9 @@ int nw_noms_event_once(nw_noms_t *st, const char *uid, const char *msg)
     if (!u)
         return 1;
     memmove(&st->ev[i + 1], &st->ev[i], (st->nev - i) * sizeof *st->ev);
-    st->ev[i] = (evmem_t){u, h, 1};
+    st->ev[i].uid = u;
+    st->ev[i].hash = h;
+    st->ev[i].seen = 1;
     st->nev++;
     return 1;
 }
