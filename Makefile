@@ -4,6 +4,8 @@
 #   make test       unit tests, unit tests under ASan+UBSan, fuzz corpus replay,
 #                   simulator self-tests, end-to-end tests
 #   make run        build, start the cluster simulator and nodewarden, play the demo
+#   make k8s-bins   build the pinned Kubernetes components (tests/k8s/versions) into
+#                   the cache outside the clone (tests/k8s/build; done by make test)
 #   make deps       install the Debian packages that are missing (apt-get)
 #   make fuzz       build libFuzzer targets with clang and run each FUZZ_SECONDS
 #   make bench      benchmarks (bench/*/run)
@@ -28,23 +30,37 @@ SAN ?=
 VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 GIT_REV := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 
-# Debian packages the build, the tests and the benchmarks need.
+# Debian packages the build, the tests, the tools and the benchmarks need: the C
+# build and its libraries; clang, libFuzzer and the sanitizer runtimes (make fuzz);
+# cppcheck and clang-format (make lint/fmt); python3 and openssl (the simulator,
+# the tests, certificates); wrk, nginx-light and curl (bench); git (version stamp,
+# the fresh-root check), ca-certificates (the Go module proxy over HTTPS), iproute2
+# (network namespaces of the real-cluster tests), procps, and debootstrap
+# (tests/fresh/run). Go itself is part of this machine kind (/usr/local/go); the
+# Kubernetes components are built from source by tests/k8s/build, not installed.
 DEB_PKGS := build-essential pkg-config libmicrohttpd-dev libgnutls28-dev libssl-dev libcjson-dev \
             libcurl4-openssl-dev libyaml-dev libxml2-dev check clang libfuzzer-14-dev \
-            libclang-rt-14-dev openssl python3 wrk nginx-light curl
+            libclang-rt-14-dev cppcheck clang-format openssl python3 wrk nginx-light curl \
+            git ca-certificates iproute2 procps debootstrap
 PKGS := libmicrohttpd gnutls openssl libcjson libcurl yaml-0.1 libxml-2.0
 
-PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
-CHECK_CFLAGS = $(shell pkg-config --cflags check 2>/dev/null)
-CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null)
+# The compiler and linker flags come from pkg-config, which can answer only after
+# `make deps` installed the -dev packages: every variable that holds them is
+# recursive (=) and only recipes expand them, so nothing is asked before the
+# $(DEPS_STAMP) prerequisite ran; `once` then keeps the first answer, so
+# pkg-config runs once per make, not once per compile.
+once = $(eval $(1) := $$(shell $(2)))$($(1))
+PKG_CFLAGS = $(call once,PKG_CFLAGS,pkg-config --cflags $(PKGS))
+PKG_LIBS = $(call once,PKG_LIBS,pkg-config --libs $(PKGS))
+CHECK_CFLAGS = $(call once,CHECK_CFLAGS,pkg-config --cflags check)
+CHECK_LIBS = $(call once,CHECK_LIBS,pkg-config --libs check)
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
         -Wno-unused-parameter -Wformat=2 -Wvla
 CFLAGS ?= -O2 -g
-ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(SAN) -I. -I$(BUILD)/gen \
+ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(SAN) -I. -I$(BUILD)/gen \
               -DNW_VERSION='"$(VERSION)"' -DNW_GIT_REV='"$(GIT_REV)"' $(PKG_CFLAGS)
-LDLIBS := $(PKG_LIBS) -lpthread -lm
+LDLIBS = $(PKG_LIBS) -lpthread -lm
 
 # the layer folders, bottom up (docs/internals/layout.md, tools/check_layers.py)
 SRC_DIRS := common api config admission scaler server cli
@@ -62,7 +78,7 @@ EMBED_OBJS := $(EMBED_SRCS:%=$(BUILD)/obj/embed/%.o)
 
 DEPS_STAMP := build/.deps-ok
 
-.PHONY: all deps test test-bins unit unit-asan unit-asan-nofork unit-asan-fork fuzz-replay sim-test e2e fuzz bench certs sim run \
+.PHONY: all deps k8s-bins k8s-kubectl k8s-test test test-bins unit unit-asan unit-asan-nofork unit-asan-fork fuzz-replay sim-test e2e fuzz bench certs sim run \
         fmt lint clean help image
 
 all: $(BUILD)/nodewarden
@@ -85,6 +101,19 @@ $(DEPS_STAMP): Makefile
 	       apt-get install -y -q --no-install-recommends $$missing; } || exit 1; \
 	fi
 	@mkdir -p build && touch $@
+
+# ---- the real Kubernetes components (test tooling) ----------------------------
+# tests/k8s/build builds kube-apiserver, kube-controller-manager, kube-scheduler,
+# kubectl, etcd and helm at the versions in tests/k8s/versions into a cache outside
+# the clone (NW_K8S_CACHE, default ~/.cache/nodewarden/k8s/<key>/bin); it returns at
+# once when they are built. K8S_BIN is that directory; test jobs and `make run` get
+# it as NW_K8S_BIN and first on their PATH, so `kubectl` is always the pinned one.
+K8S_BIN = $(call once,K8S_BIN,tests/k8s/build --print-bin)
+K8S_ENV = NW_K8S_BIN='$(K8S_BIN)' PATH='$(K8S_BIN)':"$$PATH"
+k8s-bins: $(DEPS_STAMP)
+	@tests/k8s/build
+k8s-kubectl: $(DEPS_STAMP)
+	@tests/k8s/build kubectl
 
 # ---- the program --------------------------------------------------------------
 $(BUILD)/gen/suites.h: $(UNIT_SRCS) | $(DEPS_STAMP)
@@ -143,6 +172,8 @@ RUNJOBS := python3 tests/runjobs.py --logdir $(BUILD)/test-logs
 E2E_TESTS = $(shell find tests/e2e -maxdepth 1 -name 't_*' -type f -perm -u+x | sort)
 SIM_TESTS = $(sort $(wildcard tests/sim/test_*.py))
 E2E_JOBS = $(foreach t,$(E2E_TESTS),e2e/$(notdir $(t))='NW_BIN=$(abspath $(BUILD)/nodewarden) exec $(t)')
+K8S_TESTS = $(sort $(wildcard tests/k8s/test_*.py))
+K8S_JOBS = $(foreach t,$(K8S_TESTS),k8s/$(basename $(notdir $(t)))='NW_BIN=$(abspath $(BUILD)/nodewarden) exec python3 -m unittest discover -s tests/k8s -p $(notdir $(t)) -t .')
 SIM_JOBS = $(foreach t,$(SIM_TESTS),sim/$(basename $(notdir $(t)))='NW_BIN=$(abspath $(BUILD)/nodewarden) exec python3 -m unittest discover -s tests/sim -p $(notdir $(t)) -t .')
 
 # Karpenter's CRDs as the oracle (docs/admission-oracle.md): our CRDs against Karpenter's
@@ -154,14 +185,15 @@ ORACLE_JOBS = oracle/parity='python3 -m tests.oracle.parity && python3 -m unitte
 test: $(DEPS_STAMP)
 	@$(MAKE) --no-print-directory -j$(NPROC) all $(BUILD)/nw-unit
 	@$(ASAN_MAKE) -j$(NPROC) test-bins
-	@$(RUNJOBS) --title "make test" \
+	@tests/k8s/build
+	@$(K8S_ENV) $(RUNJOBS) --title "make test" \
 	  unit='$(MAKE) --no-print-directory unit' \
 	  unit-asan='$(MAKE) --no-print-directory unit-asan-nofork' \
 	  unit-asan-threads='$(MAKE) --no-print-directory unit-asan-fork' \
 	  fuzz-replay='$(MAKE) --no-print-directory fuzz-replay' \
 	  citations='tools/check_citations.sh --self-test && tools/check_citations.sh' \
 	  docs='NW_BIN=$(abspath $(BUILD)/nodewarden) python3 tools/check_docs.py --self-test && NW_BIN=$(abspath $(BUILD)/nodewarden) python3 tools/check_docs.py' \
-	  $(ORACLE_JOBS) $(SIM_JOBS) $(E2E_JOBS)
+	  $(K8S_JOBS) $(ORACLE_JOBS) $(SIM_JOBS) $(E2E_JOBS)
 	@echo "make test: all passed"
 
 # the test programs of one build (used for the ASan build by `make test`)
@@ -201,15 +233,18 @@ fuzz-replay-run: $(FUZZ_NAMES:%=$(BUILD)/fuzz-replay/%)
 	  printf '%s: ' $$n; echo "$$files" | xargs $(BUILD)/fuzz-replay/$$n || exit 1; \
 	done
 
-sim-test: $(BUILD)/nodewarden
-	@$(RUNJOBS) --title "simulator tests" $(SIM_JOBS)
+sim-test: $(BUILD)/nodewarden k8s-kubectl
+	@$(K8S_ENV) $(RUNJOBS) --title "simulator tests" $(SIM_JOBS)
 
-e2e: $(BUILD)/nodewarden
-	@$(RUNJOBS) --title "end-to-end tests" $(E2E_JOBS)
+e2e: $(BUILD)/nodewarden k8s-bins
+	@$(K8S_ENV) $(RUNJOBS) --title "end-to-end tests" $(E2E_JOBS)
+
+k8s-test: $(BUILD)/nodewarden k8s-bins
+	@$(K8S_ENV) $(RUNJOBS) --title "real control plane tests" $(K8S_JOBS)
 
 # ---- fuzzing with libFuzzer (clang) ------------------------------------------
 FUZZ_SECONDS ?= 60
-FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -O1 -g -I. -Ibuild/fuzz/gen \
+FUZZ_CFLAGS = -std=c11 -D_GNU_SOURCE -O1 -g -I. -Ibuild/fuzz/gen \
                -fsanitize=fuzzer,address,undefined -DNW_VERSION='"$(VERSION)"' \
                -DNW_GIT_REV='"$(GIT_REV)"' $(PKG_CFLAGS)
 fuzz: $(DEPS_STAMP)
@@ -245,8 +280,8 @@ image:
 	docker build -t $(IMAGE) .
 	@echo "image: built $(IMAGE)"
 
-run: $(BUILD)/nodewarden
-	@python3 tests/run-demo.py
+run: $(BUILD)/nodewarden k8s-kubectl
+	@$(K8S_ENV) python3 tests/run-demo.py
 
 fmt:
 	@clang-format -i $$(git ls-files '*.c' '*.h')
