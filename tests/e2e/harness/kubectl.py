@@ -52,6 +52,13 @@ class Kubectl:
             return self.run("apply", *flags, "-f", what)
         return self.run("apply", *flags, "-f", "-", input=what)
 
+    def namespace(self, name, ok=True):
+        """Create namespace `name` if missing, through `apply` (JSON): since v1.35
+        kubectl's typed commands (`kubectl create namespace`) send protobuf, which the
+        simulator does not speak."""
+        return self.run("apply", "-f", "-", ok=ok, input=json.dumps(
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}))
+
     def get(self, *args):
         return json.loads(self.run("get", *args, "-o", "json"))
 
