@@ -35,10 +35,4 @@ nw_rc_t nw_ec2nodeclass_admit_mutate(const nw_admit_ctx_t *ctx, const nw_admit_r
 nw_rc_t nw_ec2nodeclass_admit_validate(const nw_admit_ctx_t *ctx, const nw_admit_req_t *req,
                                        nw_admit_result_t *res);
 
-/** Apply a patch text (may be NULL) to a copy of obj; the copy is returned (owned). */
-cJSON *nw_admit_apply_patch_copy(const cJSON *obj, const char *patch, nw_err_t *err);
-
-/** The request's name, or metadata.name of its object, or "" (borrowed). */
-const char *nw_admit_object_name(const nw_admit_req_t *req);
-
 #endif

@@ -1,0 +1,441 @@
+/*
+ * cli/plan.c — the manifest side of `nodewarden plan` (cli/plan.h): collect the
+ * objects of the given documents (workloads expanded to their pods), apply the GPU
+ * isolation policy (admission/gpu.h, default settings) to pods and NodePools as the
+ * webhook would have done at admission, and build the scheduling snapshot with the
+ * instance catalog.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/admit.h"
+#include "admission/gpu.h"
+#include "api/jsonpatch.h"
+#include "common/clock.h"
+#include "common/yaml.h"
+#include "scaler/sched/schedule.h"
+#include "cli/plan.h"
+
+#define GET cJSON_GetObjectItemCaseSensitive
+#define MAX_REPLICAS 100000
+
+struct nw_plan {
+    nw_sched_snap_t *snap;
+    nw_gpu_policy_t gpu;
+    bool gpu_on;
+    cJSON *pools;   /* collected until every doc is read (the GPU patch needs nothing else) */
+    cJSON *classes; /* EC2NodeClass names */
+    cJSON *later;   /* pods/nodes/etc. in file order */
+    cJSON *pdbs;    /* PodDisruptionBudgets (plan --disruption) */
+    char **zones;
+    int nzones;
+};
+typedef struct nw_plan plan_t;
+
+static const char *jstr(const cJSON *o, const char *k)
+{
+    const cJSON *v = o ? GET(o, k) : NULL;
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* apply the GPU policy's mutation to a Pod or NodePool object in place */
+static int gpu_mutate(plan_t *p, cJSON **obj, bool pod)
+{
+    if (!p->gpu_on)
+        return 0;
+    nw_jsonpatch_t patch;
+    nw_admit_result_t res;
+    nw_jsonpatch_init(&patch);
+    nw_admit_result_init(&res);
+    if (pod)
+        nw_gpu_pod_patch(&p->gpu, *obj, NULL, &patch, &res);
+    else
+        nw_gpu_pool_patch(&p->gpu, *obj, &patch, &res);
+    int rc = 0;
+    char *text = nw_jsonpatch_take_text(&patch);
+    if (text) {
+        nw_err_t err = {0};
+        if (nw_jsonpatch_apply_text(obj, text, &err) != NW_OK)
+            rc = -1;
+        free(text);
+    }
+    nw_jsonpatch_cleanup(&patch);
+    nw_admit_result_cleanup(&res);
+    return rc;
+}
+
+static void add_zone(plan_t *p, const char *z)
+{
+    for (int i = 0; i < p->nzones; i++)
+        if (strcmp(p->zones[i], z) == 0)
+            return;
+    char **nz = realloc(p->zones, (size_t)(p->nzones + 1) * sizeof *nz);
+    if (!nz)
+        return;
+    p->zones = nz;
+    if ((p->zones[p->nzones] = strdup(z)))
+        p->nzones++;
+}
+
+/* replicas of a workload as Pod objects appended to out */
+static int expand_workload(const cJSON *obj, const char *kind, cJSON *out, char *why, size_t n)
+{
+    const cJSON *md = GET(obj, "metadata"), *spec = GET(obj, "spec");
+    const cJSON *tmpl = spec ? GET(spec, "template") : NULL;
+    const char *name = jstr(md, "name");
+    if (!name || !cJSON_IsObject(tmpl) || !cJSON_IsObject(GET(tmpl, "spec"))) {
+        snprintf(why, n, "%s needs metadata.name and spec.template.spec", kind);
+        return -1;
+    }
+    const char *ns = jstr(md, "namespace");
+    int replicas = 1;
+    const cJSON *r = GET(spec, strcmp(kind, "Job") == 0 ? "parallelism" : "replicas");
+    if (r && !cJSON_IsNumber(r)) {
+        snprintf(why, n, "spec.%s must be an integer", r->string);
+        return -1;
+    }
+    if (cJSON_IsNumber(r))
+        replicas = r->valueint;
+    if (replicas < 0 || replicas > MAX_REPLICAS) {
+        snprintf(why, n, "spec.%s must be between 0 and %d", r ? r->string : "replicas",
+                 MAX_REPLICAS);
+        return -1;
+    }
+    const char *owner = strcmp(kind, "Deployment") == 0 ? "ReplicaSet" : kind;
+    for (int i = 0; i < replicas; i++) {
+        cJSON *pod = cJSON_CreateObject();
+        cJSON *pmd = cJSON_Duplicate(GET(tmpl, "metadata"), 1);
+        if (!pmd)
+            pmd = cJSON_CreateObject();
+        cJSON_DeleteItemFromObjectCaseSensitive(pmd, "name");
+        cJSON_DeleteItemFromObjectCaseSensitive(pmd, "namespace");
+        char pn[300];
+        snprintf(pn, sizeof pn, "%s-%d", name, i);
+        cJSON_AddStringToObject(pmd, "name", pn);
+        cJSON_AddStringToObject(pmd, "namespace", ns ? ns : "default");
+        cJSON *refs = cJSON_AddArrayToObject(pmd, "ownerReferences");
+        cJSON *ref = cJSON_CreateObject();
+        cJSON_AddStringToObject(ref, "kind", owner);
+        cJSON_AddStringToObject(ref, "name", name);
+        cJSON_AddBoolToObject(ref, "controller", 1);
+        cJSON_AddItemToArray(refs, ref);
+        cJSON_AddStringToObject(pod, "apiVersion", "v1");
+        cJSON_AddStringToObject(pod, "kind", "Pod");
+        cJSON_AddItemToObject(pod, "metadata", pmd);
+        cJSON_AddItemToObject(pod, "spec", cJSON_Duplicate(GET(tmpl, "spec"), 1));
+        cJSON_AddItemToArray(out, pod);
+    }
+    return 0;
+}
+
+static int collect(plan_t *p, const cJSON *doc, const char *where, int depth)
+{
+    if (cJSON_IsNull(doc))
+        return 0;
+    const char *kind = jstr(doc, "kind");
+    if (!kind) {
+        fprintf(stderr, "nodewarden plan: %s: object without kind\n", where);
+        return -1;
+    }
+    if (strcmp(kind, "List") == 0 || (strlen(kind) > 4 && strcmp(kind + strlen(kind) - 4, "List") == 0)) {
+        cJSON *it;
+        if (depth > 2)
+            return -1;
+        cJSON_ArrayForEach(it, GET(doc, "items"))
+        {
+            if (!GET(it, "kind") && strcmp(kind, "List") != 0) {
+                char k[64];
+                snprintf(k, sizeof k, "%.*s", (int)(strlen(kind) - 4), kind);
+                cJSON *cp = cJSON_Duplicate(it, 1);
+                int rc = -1;
+                if (cp && cJSON_AddStringToObject(cp, "kind", k))
+                    rc = collect(p, cp, where, depth + 1);
+                cJSON_Delete(cp);
+                if (rc != 0)
+                    return -1;
+                continue;
+            }
+            if (collect(p, it, where, depth + 1) != 0)
+                return -1;
+        }
+        return 0;
+    }
+    if (strcmp(kind, "NodePool") == 0) {
+        cJSON_AddItemToArray(p->pools, cJSON_Duplicate(doc, 1));
+        const cJSON *spec = GET(doc, "spec"), *t = spec ? GET(spec, "template") : NULL;
+        const cJSON *ts = t ? GET(t, "spec") : NULL, *it;
+        const cJSON *reqs = ts ? GET(ts, "requirements") : NULL;
+        cJSON_ArrayForEach(it, reqs)
+        {
+            const char *k = jstr(it, "key"), *op = jstr(it, "operator");
+            const cJSON *v;
+            if (k && op && strcmp(k, "topology.kubernetes.io/zone") == 0 && strcmp(op, "In") == 0)
+                cJSON_ArrayForEach(v, GET(it, "values"))
+                {
+                    if (cJSON_IsString(v))
+                        add_zone(p, v->valuestring);
+                }
+        }
+    } else if (strcmp(kind, "EC2NodeClass") == 0) {
+        const char *n = jstr(GET(doc, "metadata"), "name");
+        if (n)
+            cJSON_AddItemToArray(p->classes, cJSON_CreateString(n));
+    } else if (strcmp(kind, "PodDisruptionBudget") == 0) {
+        cJSON_AddItemToArray(p->pdbs, cJSON_Duplicate(doc, 1)); /* plan --disruption */
+    } else if (strcmp(kind, "Pod") == 0 || strcmp(kind, "DaemonSet") == 0 ||
+               strcmp(kind, "Node") == 0 || strcmp(kind, "NodeClaim") == 0) {
+        if (strcmp(kind, "Node") == 0) {
+            const cJSON *l = GET(GET(doc, "metadata"), "labels");
+            const char *z = jstr(l, "topology.kubernetes.io/zone");
+            if (z)
+                add_zone(p, z);
+        }
+        cJSON_AddItemToArray(p->later, cJSON_Duplicate(doc, 1));
+    } else if (strcmp(kind, "Deployment") == 0 || strcmp(kind, "ReplicaSet") == 0 ||
+               strcmp(kind, "StatefulSet") == 0 || strcmp(kind, "Job") == 0) {
+        char why[200];
+        if (expand_workload(doc, kind, p->later, why, sizeof why) != 0) {
+            fprintf(stderr, "nodewarden plan: %s: %s\n", where, why);
+            return -1;
+        }
+    } else {
+        fprintf(stderr, "nodewarden plan: %s: ignoring kind %s\n", where, kind);
+    }
+    return 0;
+}
+
+static const char *obj_name(const cJSON *o)
+{
+    const char *n = jstr(GET(o, "metadata"), "name");
+    return n ? n : "?";
+}
+
+static bool has_class(const plan_t *p, const char *name)
+{
+    const cJSON *it;
+    cJSON_ArrayForEach(it, p->classes)
+    {
+        if (strcmp(it->valuestring, name) == 0)
+            return true;
+    }
+    return false;
+}
+
+static int build(plan_t *p)
+{
+    cJSON *it;
+    nw_err_t err = {0};
+    cJSON_ArrayForEach(it, p->pools)
+    {
+        const cJSON *ref = GET(GET(GET(it, "spec"), "template"), "spec");
+        const char *cls = jstr(ref ? GET(ref, "nodeClassRef") : NULL, "name");
+        if (cJSON_GetArraySize(p->classes) > 0 && cls && !has_class(p, cls)) {
+            fprintf(stderr,
+                    "nodewarden plan: NodePool %s: EC2NodeClass \"%s\" not found, the pool is "
+                    "not ready and is left out\n",
+                    obj_name(it), cls);
+            continue;
+        }
+        cJSON *obj = cJSON_Duplicate(it, 1);
+        if (!obj || gpu_mutate(p, &obj, false) != 0)
+            fprintf(stderr, "nodewarden plan: NodePool %s: GPU policy patch not applied\n",
+                    obj_name(it));
+        memset(&err, 0, sizeof err);
+        nw_rc_t prc = nw_sched_snap_add_pool_json(p->snap, obj ? obj : it, &err);
+        cJSON_Delete(obj);
+        if (prc != NW_OK) {
+            fprintf(stderr, "nodewarden plan: NodePool %s: %s: %s\n", obj_name(it), err.path,
+                    err.msg);
+            return -1;
+        }
+    }
+    cJSON_ArrayForEach(it, p->later)
+    {
+        const char *kind = jstr(it, "kind");
+        nw_rc_t rc;
+        memset(&err, 0, sizeof err);
+        if (strcmp(kind, "Pod") == 0) {
+            cJSON *obj = NULL;
+            /* the webhook sees pods at creation: bound pods are left as they are */
+            if (!jstr(GET(it, "spec"), "nodeName") &&
+                (!(obj = cJSON_Duplicate(it, 1)) || gpu_mutate(p, &obj, true) != 0))
+                fprintf(stderr, "nodewarden plan: Pod %s: GPU policy patch not applied\n",
+                        obj_name(it));
+            rc = nw_sched_snap_add_pod_json(p->snap, obj ? obj : it, &err);
+            cJSON_Delete(obj);
+        } else if (strcmp(kind, "DaemonSet") == 0) {
+            rc = nw_sched_snap_add_daemonset_json(p->snap, it, &err);
+        } else if (strcmp(kind, "Node") == 0) {
+            rc = nw_sched_snap_add_node_json(p->snap, it, &err);
+        } else {
+            rc = nw_sched_snap_add_nodeclaim_json(p->snap, it, &err);
+        }
+        if (rc != NW_OK) {
+            fprintf(stderr, "nodewarden plan: %s %s: %s%s%s\n", kind, obj_name(it), err.path,
+                    *err.path ? ": " : "", err.msg);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+cJSON *nw_plan_results_json(const nw_sched_snap_t *s, const nw_sched_results_t *r)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON *ncs = cJSON_AddArrayToObject(o, "nodeclaims");
+    for (int i = 0; i < r->nclaims; i++) {
+        const nw_sched_claim_t *c = &r->claims[i];
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "nodepool", nw_sched_pool_name(s, (size_t)c->pool));
+        cJSON_AddStringToObject(j, "nodeClass", nw_sched_pool_nodeclass(s, (size_t)c->pool));
+        cJSON_AddStringToObject(j, "instanceType",
+                                c->itype >= 0 ? nw_sched_snap_itype(s, (size_t)c->itype)->name : "");
+        cJSON *its = cJSON_AddArrayToObject(j, "instanceTypes");
+        for (int k = 0; k < c->nitypes; k++)
+            cJSON_AddItemToArray(
+                its, cJSON_CreateString(nw_sched_snap_itype(s, (size_t)c->itypes[k])->name));
+        cJSON_AddStringToObject(j, "zone", c->zone);
+        cJSON_AddStringToObject(j, "capacityType", c->capacity_type);
+        cJSON_AddNumberToObject(j, "pricePerHour", c->price);
+        cJSON_AddItemToObject(j, "requests", nw_sched_res_to_json(s, &c->requests));
+        char rq[4096];
+        nw_reqs_format(&c->reqs, rq, sizeof rq);
+        cJSON_AddStringToObject(j, "requirements", rq);
+        cJSON *pods = cJSON_AddArrayToObject(j, "pods");
+        for (int k = 0; k < c->npods; k++)
+            cJSON_AddItemToArray(pods, cJSON_CreateString(nw_sched_pod_key(s, (size_t)c->pods[k])));
+        cJSON_AddItemToArray(ncs, j);
+    }
+    cJSON *pl = cJSON_AddArrayToObject(o, "placed");
+    for (int i = 0; i < r->nplaced; i++) {
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "pod", nw_sched_pod_key(s, (size_t)r->placed[i].pod));
+        cJSON_AddStringToObject(j, "node", r->placed[i].node);
+        cJSON_AddItemToArray(pl, j);
+    }
+    cJSON *un = cJSON_AddArrayToObject(o, "unschedulable");
+    for (int i = 0; i < r->nunsched; i++) {
+        const nw_sched_unsched_t *u = &r->unsched[i];
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "pod", nw_sched_pod_key(s, (size_t)u->pod));
+        cJSON *rs = cJSON_AddObjectToObject(j, "reasons");
+        if (u->reason)
+            cJSON_AddStringToObject(rs, "*", u->reason);
+        for (int k = 0; k < u->nreasons; k++)
+            if (u->reasons[k])
+                cJSON_AddStringToObject(rs, nw_sched_pool_name(s, (size_t)k), u->reasons[k]);
+        cJSON_AddItemToArray(un, j);
+    }
+    cJSON_AddNumberToObject(o, "totalPricePerHour", r->total_price);
+    return o;
+}
+
+nw_plan_t *nw_plan_new(bool gpu_policy)
+{
+    plan_t *p = calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
+    p->pools = cJSON_CreateArray();
+    p->classes = cJSON_CreateArray();
+    p->later = cJSON_CreateArray();
+    p->pdbs = cJSON_CreateArray();
+    p->snap = nw_sched_snap_new();
+    p->gpu_on = gpu_policy;
+    if (!p->pools || !p->classes || !p->later || !p->pdbs || !p->snap ||
+        nw_gpu_policy_init(&p->gpu, "") != NW_OK) {
+        nw_plan_free(p);
+        return NULL;
+    }
+    return p;
+}
+
+void nw_plan_free(nw_plan_t *p)
+{
+    if (!p)
+        return;
+    for (int i = 0; i < p->nzones; i++)
+        free(p->zones[i]);
+    free(p->zones);
+    cJSON_Delete(p->pools);
+    cJSON_Delete(p->classes);
+    cJSON_Delete(p->later);
+    cJSON_Delete(p->pdbs);
+    nw_sched_snap_free(p->snap);
+    nw_gpu_policy_cleanup(&p->gpu);
+    free(p);
+}
+
+int nw_plan_collect(nw_plan_t *p, const cJSON *doc, const char *where)
+{
+    return collect(p, doc, where, 0);
+}
+
+size_t nw_plan_objects(const nw_plan_t *p, const char *kind, const cJSON **out, size_t max)
+{
+    const cJSON *list = strcmp(kind, "NodePool") == 0              ? p->pools
+                        : strcmp(kind, "PodDisruptionBudget") == 0 ? p->pdbs
+                                                                   : p->later;
+    size_t n = 0;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, list)
+    {
+        const char *k = jstr(it, "kind");
+        if (k && strcmp(k, kind) == 0) {
+            if (out && n < max)
+                out[n] = it;
+            n++;
+        }
+    }
+    return n;
+}
+
+nw_sched_snap_t *nw_plan_snapshot(nw_plan_t *p, const char *catalog, size_t clen,
+                                  const char *region, const char *const *zones, int nzones,
+                                  const char *const *ice, int nice)
+{
+    char zbuf[3][64];
+    const char *zv[16];
+    int nz = 0;
+    for (int i = 0; zones && i < nzones && nz < 16; i++)
+        zv[nz++] = zones[i];
+    if (nz == 0) {
+        for (int i = 0; i < p->nzones && nz < 13; i++)
+            if (strncmp(p->zones[i], region, strlen(region)) == 0)
+                zv[nz++] = p->zones[i];
+        if (nz > 0) {
+            for (int c = 0; c < 3; c++) {
+                snprintf(zbuf[c], sizeof zbuf[c], "%s%c", region, 'a' + c);
+                bool seen = false;
+                for (int i = 0; i < nz; i++)
+                    seen |= strcmp(zv[i], zbuf[c]) == 0;
+                if (!seen)
+                    zv[nz++] = zbuf[c];
+            }
+        }
+    }
+    nw_err_t err = {0};
+    if (nw_sched_snap_load_catalog(p->snap, catalog, clen, region, zv, nz, &err) != NW_OK) {
+        fprintf(stderr, "nodewarden plan: catalog: %s%s%s\n", err.path, *err.path ? ": " : "",
+                err.msg);
+        return NULL;
+    }
+    for (int i = 0; i < nice; i++) {
+        char b[256];
+        snprintf(b, sizeof b, "%s", ice[i]);
+        char *z = strchr(b, ':');
+        char *ct = z ? strchr(z + 1, ':') : NULL;
+        if (!z || !ct) {
+            fprintf(stderr, "nodewarden plan: --ice wants TYPE:ZONE:CAPACITY_TYPE, got %s\n",
+                    ice[i]);
+            return NULL;
+        }
+        *z++ = 0;
+        *ct++ = 0;
+        nw_sched_snap_ice(p->snap, b, *z ? z : NULL, *ct ? ct : NULL);
+    }
+    if (build(p) != 0)
+        return NULL;
+    return p->snap;
+}
