@@ -15,6 +15,7 @@
 #include "api/jsonpatch.h"
 #include "common/clock.h"
 #include "common/yaml.h"
+#include "scaler/aws/sched_catalog.h"
 #include "scaler/sched/schedule.h"
 #include "cli/plan.h"
 

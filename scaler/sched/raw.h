@@ -1,9 +1,9 @@
 /*
  * scaler/sched/raw.h — the plain-C part of the scheduling API: resource slots,
- * offerings, and adding an instance type without the label/requirement types. Kept
- * apart from schedule.h so that scaler/sched/from_catalog.c can include both this
- * and scaler/aws/catalog.h (whose label/resource types were once named like
- * api/labels.h and api/resources.h).
+ * offerings, and adding an instance type without the label/requirement types: the
+ * provider-neutral way in for instance types. Kept apart from schedule.h so that a
+ * provider's adapter (scaler/aws/sched_catalog.c) can include both this and its own
+ * catalog header.
  *
  * Ownership: nw_sched_snap_add_itype_raw copies everything it is given.
  */
@@ -55,14 +55,5 @@ nw_rc_t nw_sched_snap_add_itype_raw(nw_sched_snap_t *s, const char *name,
                                     const nw_sched_res_t *allocatable, bool metal,
                                     const nw_sched_offering_t *offers, int noffer,
                                     nw_err_t *err);
-
-/** Instance types from the compiled-in catalog (json NULL) or catalog JSON text in the
- * data/catalog.json format, for region (prices apply to the catalog's priceRegions),
- * offered on-demand (and spot where supported, at the on-demand price until real spot
- * prices are known) in zones (NULL/0: "<region>a", "<region>b", "<region>c"), with the
- * default allocatable overhead. Implemented in from_catalog.c. */
-nw_rc_t nw_sched_snap_load_catalog(nw_sched_snap_t *s, const char *json, size_t len,
-                                   const char *region, const char *const *zones, int nzones,
-                                   nw_err_t *err);
 
 #endif

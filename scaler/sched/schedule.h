@@ -11,7 +11,7 @@
  *
  * Use:
  *   nw_sched_snap_t *s = nw_sched_snap_new();
- *   nw_sched_snap_add_itype(s, &it) ...       (or nw_sched_snap_add_catalog, catalog.h)
+ *   nw_sched_snap_add_itype(s, &it) ...       (or nw_sched_snap_add_catalog, scaler/aws/sched_catalog.h)
  *   nw_sched_snap_add_pool_json(s, nodepool, &err); add_pod_json / add_node_json /
  *   add_nodeclaim_json / add_daemonset_json ...
  *   nw_sched_results_t r; nw_sched_solve(s, now, &r, &err); ... nw_sched_results_free(&r);

@@ -1,8 +1,8 @@
-/* scaler/sched/from_catalog.c — catalog types into a scheduling snapshot. */
+/* scaler/aws/sched_catalog.c — EC2 catalog types into a scheduling snapshot. */
 #include <stdio.h>
 #include <string.h>
 
-#include "scaler/sched/from_catalog.h"
+#include "scaler/aws/sched_catalog.h"
 
 #define MIB_MILLI (1048576LL * 1000LL)
 

@@ -1,0 +1,35 @@
+/*
+ * scaler/aws/sched_catalog.h — feed the EC2 instance catalog (scaler/aws/catalog.h)
+ * into a scheduling snapshot through its provider-neutral entry (scaler/sched/raw.h):
+ * each type with its well-known labels, capacity, allocatable (karpenter-provider-aws
+ * pkg/providers/instancetype/types.go) and offerings with availability from the ICE
+ * cache at `now`. The scheduler itself
+ * knows no provider.
+ *
+ * Ownership: nothing is kept; the snapshot copies. Thread: the caller's.
+ */
+#ifndef NW_SCALER_AWS_SCHED_CATALOG_H
+#define NW_SCALER_AWS_SCHED_CATALOG_H
+
+#include "scaler/aws/catalog.h"
+#include "scaler/sched/raw.h"
+
+/** Add every catalog type (ice may be NULL; o NULL = the default overhead options). */
+nw_rc_t nw_sched_snap_add_catalog(nw_sched_snap_t *s, const nw_catalog_t *c, const nw_ice_t *ice,
+                                  int64_t now, const nw_overhead_opts_t *o, nw_err_t *err);
+
+/** Add one catalog type (as above). */
+nw_rc_t nw_sched_snap_add_catalog_type(nw_sched_snap_t *s, const nw_catalog_t *c,
+                                       const nw_itype_t *t, const nw_ice_t *ice, int64_t now,
+                                       const nw_overhead_opts_t *o, nw_err_t *err);
+
+/** Instance types from the compiled-in catalog (json NULL) or catalog JSON text in the
+ * data/catalog.json format, for region (prices apply to the catalog's priceRegions),
+ * offered on-demand (and spot where supported, at the on-demand price until real spot
+ * prices are known) in zones (NULL/0: "<region>a", "<region>b", "<region>c"), with the
+ * default allocatable overhead. */
+nw_rc_t nw_sched_snap_load_catalog(nw_sched_snap_t *s, const char *json, size_t len,
+                                   const char *region, const char *const *zones, int nzones,
+                                   nw_err_t *err);
+
+#endif
