@@ -12,7 +12,7 @@
 #   make certs      development CA + serving certificate in certs/dev/
 #   make sim        start the cluster simulator in the foreground
 #   make image      container image (Dockerfile) where a Docker engine is available
-#   make fmt / lint / clean
+#   make fmt / lint / clean   (lint-layers: the layer check alone)
 #
 # Sources are discovered: every .c under the layer folders (SRC_DIRS, any depth;
 # docs/internals/layout.md) is part of the program, cli/main.c is its main;
@@ -79,7 +79,7 @@ EMBED_OBJS := $(EMBED_SRCS:%=$(BUILD)/obj/embed/%.o)
 DEPS_STAMP := build/.deps-ok
 
 .PHONY: all deps k8s-bins k8s-kubectl k8s-test test test-bins unit unit-asan unit-asan-nofork unit-asan-fork fuzz-replay sim-test e2e fuzz bench certs sim run \
-        fmt lint clean help image
+        fmt lint lint-layers clean help image
 
 all: $(BUILD)/nodewarden
 
@@ -193,6 +193,7 @@ test: $(DEPS_STAMP)
 	  fuzz-replay='$(MAKE) --no-print-directory fuzz-replay' \
 	  citations='tools/check_citations.sh --self-test && tools/check_citations.sh' \
 	  docs='NW_BIN=$(abspath $(BUILD)/nodewarden) python3 tools/check_docs.py --self-test && NW_BIN=$(abspath $(BUILD)/nodewarden) python3 tools/check_docs.py' \
+	  layers='$(MAKE) --no-print-directory lint-layers' \
 	  $(K8S_JOBS) $(ORACLE_JOBS) $(SIM_JOBS) $(E2E_JOBS)
 	@echo "make test: all passed"
 
@@ -286,7 +287,14 @@ run: $(BUILD)/nodewarden k8s-kubectl
 fmt:
 	@clang-format -i $$(git ls-files '*.c' '*.h')
 
-lint: $(BUILD)/gen/suites.h
+# lint-layers: the include direction and link cycles of docs/internals/layout.md
+# (tools/check_layers.py; its self-test first, so the check is known to fail when it must)
+lint-layers: $(BUILD)/nodewarden
+	@python3 tools/check_layers.py --self-test
+	@python3 tools/check_layers.py --dirs "$(SRC_DIRS)" --objects $(BUILD)/obj
+
+lint: lint-layers $(BUILD)/gen/suites.h
+	@command -v cppcheck >/dev/null || { echo "lint: cppcheck is not installed (make deps)"; exit 1; }
 	@cppcheck --quiet --error-exitcode=1 --enable=warning,portability,performance \
 	  --inline-suppr --std=c11 -I. --suppress=missingIncludeSystem \
 	  $(SRC_DIRS)
