@@ -10,6 +10,7 @@
 
 #include "api/kre.h"
 #include "api/nodepool.h"
+#include "api/wellknown.h"
 
 typedef char path_t[NW_KV_PATH_MAX];
 
@@ -339,9 +340,9 @@ static void check_tags(nw_kv_t *kv, const cJSON *spec)
         empty |= !*k;
         eks |= strcmp(k, "eks:eks-cluster-name") == 0;
         cluster |= strncmp(k, "kubernetes.io/cluster", 21) == 0;
-        np |= strcmp(k, "karpenter.sh/nodepool") == 0;
-        nc |= strcmp(k, "karpenter.sh/nodeclaim") == 0;
-        ec2nc |= strcmp(k, "karpenter.k8s.aws/ec2nodeclass") == 0;
+        np |= strcmp(k, NW_LABEL_NODEPOOL) == 0;
+        nc |= strcmp(k, NW_LABEL_NODECLAIM) == 0;
+        ec2nc |= strcmp(k, NW_LABEL_NODECLASS) == 0;
     }
     const char *p = "spec.tags";
     if (empty)

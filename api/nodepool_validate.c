@@ -11,6 +11,7 @@
 #include "api/labels.h"
 #include "api/nodepool.h"
 #include "api/requirements.h"
+#include "api/wellknown.h"
 
 typedef char path_t[NW_KV_PATH_MAX];
 
@@ -29,7 +30,7 @@ static const char *const AWS_ALLOWED[] = {
     "karpenter.k8s.aws/capacity-reservation-type",
     "karpenter.k8s.aws/capacity-reservation-id",
     "karpenter.k8s.aws/capacity-reservation-interruptible",
-    "karpenter.k8s.aws/ec2nodeclass",
+    NW_LABEL_NODECLASS,
     "karpenter.k8s.aws/instance-encryption-in-transit-supported",
     "karpenter.k8s.aws/instance-category",
     "karpenter.k8s.aws/instance-hypervisor",
@@ -58,8 +59,8 @@ static const char *const AWS_ALLOWED[] = {
 
 /* Well-known requirement keys at runtime (§5.1), after alias normalisation. */
 static const char *const WELL_KNOWN[] = {
-    "karpenter.sh/capacity-type", "topology.kubernetes.io/zone", "topology.kubernetes.io/region",
-    "node.kubernetes.io/instance-type", "kubernetes.io/arch", "kubernetes.io/os",
+    NW_LABEL_CAPACITY_TYPE, NW_LABEL_ZONE, NW_LABEL_REGION,
+    NW_LABEL_INSTANCE_TYPE, NW_LABEL_ARCH, NW_LABEL_OS,
     "node.kubernetes.io/windows-build", "topology.k8s.aws/zone-id", NULL,
 };
 
@@ -83,10 +84,10 @@ int nw_nodepool_key_restrictions(const char *key, int aws, int nodepool, const c
     const char *slash = strchr(key, '/');
     size_t dlen = slash ? (size_t)(slash - key) : strlen(key);
     int n = 0;
-    if (!in_list(key, (const char *const[]){"karpenter.sh/capacity-type", "karpenter.sh/nodepool", NULL}) &&
+    if (!in_list(key, (const char *const[]){NW_LABEL_CAPACITY_TYPE, NW_LABEL_NODEPOOL, NULL}) &&
         ends_with(key, dlen, "karpenter.sh"))
         fails[n++] = "label domain \"karpenter.sh\" is restricted";
-    if (nodepool && strcmp(key, "karpenter.sh/nodepool") == 0)
+    if (nodepool && strcmp(key, NW_LABEL_NODEPOOL) == 0)
         fails[n++] = "label \"karpenter.sh/nodepool\" is restricted";
     if (strcmp(key, "kubernetes.io/hostname") == 0)
         fails[n++] = "label \"kubernetes.io/hostname\" is restricted";
@@ -114,7 +115,7 @@ static int runtime_restricted(const char *key)
         size_t dl = strlen(dom), l = strlen(*d);
         if (strcmp(dom, *d) == 0 || (dl > l && dom[dl - l - 1] == '.' && strcmp(dom + dl - l, *d) == 0))
             return !in_list(key, WELL_KNOWN) && !(in_list(key, AWS_ALLOWED) &&
-                                                  strcmp(key, "karpenter.k8s.aws/ec2nodeclass") != 0);
+                                                  strcmp(key, NW_LABEL_NODECLASS) != 0);
     }
     return 0;
 }

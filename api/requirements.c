@@ -12,6 +12,7 @@
  *   - absent_ok tracks Kubernetes' "label absent" answer for label matching.
  */
 #include "api/requirements.h"
+#include "api/wellknown.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -40,11 +41,11 @@ bool nw_req_op_parse(const char *s, unsigned flags, nw_req_op_t *out)
 }
 
 static const char *const NORMALIZED[][2] = {
-    {"failure-domain.beta.kubernetes.io/zone", "topology.kubernetes.io/zone"},
-    {"failure-domain.beta.kubernetes.io/region", "topology.kubernetes.io/region"},
-    {"beta.kubernetes.io/arch", "kubernetes.io/arch"},
-    {"beta.kubernetes.io/os", "kubernetes.io/os"},
-    {"beta.kubernetes.io/instance-type", "node.kubernetes.io/instance-type"},
+    {"failure-domain.beta.kubernetes.io/zone", NW_LABEL_ZONE},
+    {"failure-domain.beta.kubernetes.io/region", NW_LABEL_REGION},
+    {"beta.kubernetes.io/arch", NW_LABEL_ARCH},
+    {"beta.kubernetes.io/os", NW_LABEL_OS},
+    {"beta.kubernetes.io/instance-type", NW_LABEL_INSTANCE_TYPE},
 };
 
 const char *nw_wk_normalize(const char *key)
@@ -58,13 +59,13 @@ const char *nw_wk_normalize(const char *key)
 /* Core (sigs.k8s.io/karpenter pkg/apis/v1/labels.go WellKnownLabels) first, then the
  * AWS provider's additions (aws/karpenter-provider-aws pkg/apis/v1/labels.go, v1.14.1). */
 static const char *const WELL_KNOWN[] = {
-    "karpenter.sh/nodepool",
-    "topology.kubernetes.io/zone",
-    "topology.kubernetes.io/region",
-    "node.kubernetes.io/instance-type",
-    "kubernetes.io/arch",
-    "kubernetes.io/os",
-    "karpenter.sh/capacity-type",
+    NW_LABEL_NODEPOOL,
+    NW_LABEL_ZONE,
+    NW_LABEL_REGION,
+    NW_LABEL_INSTANCE_TYPE,
+    NW_LABEL_ARCH,
+    NW_LABEL_OS,
+    NW_LABEL_CAPACITY_TYPE,
     "node.kubernetes.io/windows-build",
     "karpenter.k8s.aws/instance-category",
     "karpenter.k8s.aws/instance-family",
@@ -125,15 +126,15 @@ static const char *const WELL_KNOWN_SORTED[] = {
     "karpenter.k8s.aws/instance-tenancy",
     "karpenter.k8s.aws/placement-group-id",
     "karpenter.k8s.aws/placement-group-partition",
-    "karpenter.sh/capacity-type",
-    "karpenter.sh/nodepool",
-    "kubernetes.io/arch",
-    "kubernetes.io/os",
-    "node.kubernetes.io/instance-type",
+    NW_LABEL_CAPACITY_TYPE,
+    NW_LABEL_NODEPOOL,
+    NW_LABEL_ARCH,
+    NW_LABEL_OS,
+    NW_LABEL_INSTANCE_TYPE,
     "node.kubernetes.io/windows-build",
     "topology.k8s.aws/zone-id",
-    "topology.kubernetes.io/region",
-    "topology.kubernetes.io/zone",
+    NW_LABEL_REGION,
+    NW_LABEL_ZONE,
 };
 _Static_assert(sizeof WELL_KNOWN_SORTED == sizeof WELL_KNOWN, "same keys");
 

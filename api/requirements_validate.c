@@ -7,6 +7,7 @@
  * prints a Go set in map order, the list is printed sorted.
  */
 #include "api/requirements.h"
+#include "api/wellknown.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -78,7 +79,7 @@ static void well_known_values(acc_t *a, const char *key, const char *op, const c
     size_t nknown;
     if (strcmp(op, "In") != 0)
         return;
-    if (strcmp(key, "karpenter.sh/capacity-type") == 0) {
+    if (strcmp(key, NW_LABEL_CAPACITY_TYPE) == 0) {
         known = cap;
         nknown = 3;
     } else if (strcmp(key, "karpenter.k8s.aws/instance-tenancy") == 0) {

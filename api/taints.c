@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/wellknown.h"
 #include "common/json.h"
 
 static const char *const EFFECTS[] = {"", "NoSchedule", "PreferNoSchedule", "NoExecute"};
@@ -391,7 +392,7 @@ bool nw_taint_is_known_ephemeral(const nw_taint_t *taint)
         {"node.kubernetes.io/not-ready", "", NW_TAINT_NO_EXECUTE},
         {"node.kubernetes.io/unreachable", "", NW_TAINT_NO_SCHEDULE},
         {"node.cloudprovider.kubernetes.io/uninitialized", "true", NW_TAINT_NO_SCHEDULE},
-        {"karpenter.sh/unregistered", "", NW_TAINT_NO_EXECUTE},
+        {NW_TAINT_UNREGISTERED, "", NW_TAINT_NO_EXECUTE},
     };
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
         if (taint->effect == known[i].effect && strcmp(taint->key, known[i].key) == 0 &&

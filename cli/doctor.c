@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/wellknown.h"
 #include "scaler/kube/write.h"
 
 void nw_kube_report_init(nw_kube_report_t *r)
@@ -482,7 +483,7 @@ static void check_nodes(nw_kube_client_t *c, nw_kube_report_t *rep)
     {
         const cJSON *labels =
             cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(node, "metadata"), "labels");
-        if (!cJSON_GetObjectItemCaseSensitive(labels, "karpenter.sh/nodepool"))
+        if (!cJSON_GetObjectItemCaseSensitive(labels, NW_LABEL_NODEPOOL))
             continue; /* not launched by nodewarden */
         n++;
         const char *name = mstr(node, "name");

@@ -13,6 +13,7 @@
 #include "api/admit.h"
 #include "admission/gpu.h"
 #include "api/jsonpatch.h"
+#include "api/wellknown.h"
 #include "common/clock.h"
 #include "common/yaml.h"
 #include "scaler/aws/sched_catalog.h"
@@ -172,7 +173,7 @@ static int collect(plan_t *p, const cJSON *doc, const char *where, int depth)
         {
             const char *k = jstr(it, "key"), *op = jstr(it, "operator");
             const cJSON *v;
-            if (k && op && strcmp(k, "topology.kubernetes.io/zone") == 0 && strcmp(op, "In") == 0)
+            if (k && op && strcmp(k, NW_LABEL_ZONE) == 0 && strcmp(op, "In") == 0)
                 cJSON_ArrayForEach(v, GET(it, "values"))
                 {
                     if (cJSON_IsString(v))
@@ -189,7 +190,7 @@ static int collect(plan_t *p, const cJSON *doc, const char *where, int depth)
                strcmp(kind, "Node") == 0 || strcmp(kind, "NodeClaim") == 0) {
         if (strcmp(kind, "Node") == 0) {
             const cJSON *l = GET(GET(doc, "metadata"), "labels");
-            const char *z = jstr(l, "topology.kubernetes.io/zone");
+            const char *z = jstr(l, NW_LABEL_ZONE);
             if (z)
                 add_zone(p, z);
         }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "api/quantity.h"
+#include "api/wellknown.h"
 #include "scaler/sched/snap.h"
 
 #define GET cJSON_GetObjectItemCaseSensitive
@@ -433,7 +434,7 @@ static int topo_key(const char *k)
         return -1;
     if (strcmp(k, "kubernetes.io/hostname") == 0)
         return NW_SCHED_HOSTNAME;
-    if (strcmp(nw_wk_normalize(k), "topology.kubernetes.io/zone") == 0)
+    if (strcmp(nw_wk_normalize(k), NW_LABEL_ZONE) == 0)
         return NW_SCHED_ZONE;
     return -1;
 }
@@ -677,7 +678,7 @@ static nw_rc_t class_build(nw_pclass_t *c, const cJSON *spec, nw_err_t *err)
         return rc;
     /* refuses Karpenter capacity: required term with karpenter.sh/nodepool DoesNotExist */
     for (size_t i = 0; i < c->nterms; i++) {
-        const nw_req_t *r = nw_reqs_get(&c->terms[i], "karpenter.sh/nodepool");
+        const nw_req_t *r = nw_reqs_get(&c->terms[i], NW_LABEL_NODEPOOL);
         if (r && nw_req_operator(r) == NW_REQ_DOES_NOT_EXIST)
             c->refuses = true;
     }
@@ -981,14 +982,14 @@ static nw_rc_t node_common(nw_sched_snap_t *s, const cJSON *obj, bool claim, nw_
     if ((rc = parse_res(s, st ? GET(st, "capacity") : NULL, "status.capacity", &n.capacity, NULL,
                         err)) != NW_OK)
         goto fail;
-    const char *pool = nw_labels_get(&n.labels, "karpenter.sh/nodepool");
+    const char *pool = nw_labels_get(&n.labels, NW_LABEL_NODEPOOL);
     if (!pool && claim) {
-        const nw_req_t *r = nw_reqs_get(&n.reqs, "karpenter.sh/nodepool");
+        const nw_req_t *r = nw_reqs_get(&n.reqs, NW_LABEL_NODEPOOL);
         if (r && !r->complement && r->nvalues == 1)
             pool = r->values[0];
     }
     n.pool = dupstr(pool);
-    const char *init = nw_labels_get(&n.labels, "karpenter.sh/initialized");
+    const char *init = nw_labels_get(&n.labels, NW_LABEL_INITIALIZED);
     n.initialized = pool == NULL || (init && strcmp(init, "true") == 0);
     if (claim)
         n.initialized = false;
@@ -1002,7 +1003,7 @@ static nw_rc_t node_common(nw_sched_snap_t *s, const cJSON *obj, bool claim, nw_
     } else {
         /* drop the claim this node replaces (same name in status.nodeName not known here:
          * match by providerID-less name equality of label karpenter.sh/nodeclaim) */
-        const char *ncn = nw_labels_get(&n.labels, "karpenter.sh/nodeclaim");
+        const char *ncn = nw_labels_get(&n.labels, NW_LABEL_NODECLAIM);
         for (size_t i = 0; ncn && i < s->nnodes; i++)
             if (s->nodes[i].claim && strcmp(s->nodes[i].name, ncn) == 0)
                 s->nodes[i].deleting = true;
@@ -1077,7 +1078,7 @@ nw_rc_t nw_sched_snap_add_pool_json(nw_sched_snap_t *s, const cJSON *np, nw_err_
             goto fail;
     }
     const char *pv[1] = {name};
-    if ((rc = nw_reqs_add(&p.reqs, "karpenter.sh/nodepool", NW_REQ_IN, pv, 1, 0, err)) != NW_OK)
+    if ((rc = nw_reqs_add(&p.reqs, NW_LABEL_NODEPOOL, NW_REQ_IN, pv, 1, 0, err)) != NW_OK)
         goto fail;
     for (size_t i = 0; i < p.reqs.n; i++)
         if (p.reqs.v[i].min_values > 0)
@@ -1193,10 +1194,10 @@ static nw_rc_t itype_finish(nw_sched_snap_t *s, nw_sitype_t *it, nw_err_t *err)
         if (!seen)
             cts[nc++] = o->capacity_type;
     }
-    if (nz && (rc = nw_reqs_add(&it->reqs, "topology.kubernetes.io/zone", NW_REQ_IN, zones, nz, 0,
+    if (nz && (rc = nw_reqs_add(&it->reqs, NW_LABEL_ZONE, NW_REQ_IN, zones, nz, 0,
                                 err)) != NW_OK)
         return rc;
-    if (nc && (rc = nw_reqs_add(&it->reqs, "karpenter.sh/capacity-type", NW_REQ_IN, cts, nc, 0,
+    if (nc && (rc = nw_reqs_add(&it->reqs, NW_LABEL_CAPACITY_TYPE, NW_REQ_IN, cts, nc, 0,
                                 err)) != NW_OK)
         return rc;
     for (int k = NW_SR_NVIDIA_GPU; k <= NW_SR_GAUDI; k++)
@@ -1257,8 +1258,8 @@ nw_rc_t nw_sched_snap_add_itype_raw(nw_sched_snap_t *s, const char *name,
     nw_rc_t rc = NW_OK;
     for (int i = 0; i < nlabels && rc == NW_OK; i++)
         rc = nw_labels_set(&it.t.labels, keys[i], values[i]);
-    if (rc == NW_OK && !nw_labels_get(&it.t.labels, "node.kubernetes.io/instance-type"))
-        rc = nw_labels_set(&it.t.labels, "node.kubernetes.io/instance-type", name);
+    if (rc == NW_OK && !nw_labels_get(&it.t.labels, NW_LABEL_INSTANCE_TYPE))
+        rc = nw_labels_set(&it.t.labels, NW_LABEL_INSTANCE_TYPE, name);
     it.t.capacity = *capacity;
     it.t.allocatable = *allocatable;
     it.t.metal = metal;

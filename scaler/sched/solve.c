@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "scaler/sched/snap.h"
+#include "api/wellknown.h"
 
 #define MAX_ZONES 64
 #define MAX_TCS 64
@@ -133,7 +134,7 @@ static int zone_find(const ctx_t *c, const char *z)
 
 static uint64_t zmask_of(const ctx_t *c, const nw_reqs_t *r)
 {
-    const nw_req_t *q = nw_reqs_get(r, "topology.kubernetes.io/zone");
+    const nw_req_t *q = nw_reqs_get(r, NW_LABEL_ZONE);
     uint64_t m = 0;
     for (int i = 0; i < c->nz; i++)
         if (!q || nw_req_has(q, c->zones[i]))
@@ -172,8 +173,8 @@ static bool bits_any(const word_t *b, int nw)
 static bool type_allows_offering(const nw_sitype_t *it, const nw_reqs_t *r, const bool *cts,
                                  uint64_t zmask, const ctx_t *c)
 {
-    const nw_req_t *zq = r ? nw_reqs_get(r, "topology.kubernetes.io/zone") : NULL;
-    const nw_req_t *cq = r ? nw_reqs_get(r, "karpenter.sh/capacity-type") : NULL;
+    const nw_req_t *zq = r ? nw_reqs_get(r, NW_LABEL_ZONE) : NULL;
+    const nw_req_t *cq = r ? nw_reqs_get(r, NW_LABEL_CAPACITY_TYPE) : NULL;
     for (int i = 0; i < it->t.noffer; i++) {
         const nw_sched_offering_t *o = &it->t.offerings[i];
         if (!o->available)
@@ -236,7 +237,7 @@ static nw_rc_t prep_pools(ctx_t *c)
     qsort(c->pools, (size_t)c->npools, sizeof *c->pools, cmp_pool);
     for (int pi = 0; pi < c->npools; pi++) {
         pctx_t *p = &c->pools[pi];
-        const nw_req_t *cq = nw_reqs_get(&p->p->reqs, "karpenter.sh/capacity-type");
+        const nw_req_t *cq = nw_reqs_get(&p->p->reqs, NW_LABEL_CAPACITY_TYPE);
         p->ct_allowed[0] = !cq || nw_req_has(cq, "on-demand");
         p->ct_allowed[1] = !cq || nw_req_has(cq, "spot");
         p->ct_allowed[2] = cq && nw_req_has(cq, "reserved");
@@ -292,8 +293,8 @@ static nw_rc_t prep_pools(ctx_t *c)
             for (int k = 0; k < NW_SCHED_NRES; k++)
                 zero &= cap->v[k] == 0;
             if (zero) {
-                const char *itn = nw_labels_get(&nd->labels, "node.kubernetes.io/instance-type");
-                const nw_req_t *r = nw_reqs_get(&nd->reqs, "node.kubernetes.io/instance-type");
+                const char *itn = nw_labels_get(&nd->labels, NW_LABEL_INSTANCE_TYPE);
+                const nw_req_t *r = nw_reqs_get(&nd->reqs, NW_LABEL_INSTANCE_TYPE);
                 if (!itn && r && !r->complement && r->nvalues > 0)
                     itn = r->values[0];
                 memset(&tmp, 0, sizeof tmp);
@@ -347,16 +348,16 @@ static nw_rc_t prep_nodes(ctx_t *c)
         for (int k = 0; k < NW_SCHED_NRES; k++)
             zero &= e->free.v[k] == 0;
         if (zero) { /* in-flight claim without status: the type's allocatable */
-            const char *itn = nw_labels_get(&n->labels, "node.kubernetes.io/instance-type");
-            const nw_req_t *r = nw_reqs_get(&n->reqs, "node.kubernetes.io/instance-type");
+            const char *itn = nw_labels_get(&n->labels, NW_LABEL_INSTANCE_TYPE);
+            const nw_req_t *r = nw_reqs_get(&n->reqs, NW_LABEL_INSTANCE_TYPE);
             if (!itn && r && !r->complement && r->nvalues > 0)
                 itn = r->values[0];
             const nw_sitype_t *it = find_itype(s, itn);
             if (it)
                 e->free = it->t.allocatable;
         }
-        const char *z = nw_labels_get(&n->labels, "topology.kubernetes.io/zone");
-        const nw_req_t *zr = nw_reqs_get(&n->reqs, "topology.kubernetes.io/zone");
+        const char *z = nw_labels_get(&n->labels, NW_LABEL_ZONE);
+        const nw_req_t *zr = nw_reqs_get(&n->reqs, NW_LABEL_ZONE);
         if (!z && zr && !zr->complement && zr->nvalues == 1)
             z = zr->values[0];
         e->zone = z ? zone_find(c, z) : -1;
@@ -852,7 +853,7 @@ static nw_rc_t pin_zone(ctx_t *c, claim_t *cl, uint64_t m)
         if (m >> z & 1)
             vals[n++] = c->zones[z];
     cl->zmask = m;
-    return nw_reqs_add(&cl->reqs, "topology.kubernetes.io/zone", NW_REQ_IN, vals, n, 0, NULL);
+    return nw_reqs_add(&cl->reqs, NW_LABEL_ZONE, NW_REQ_IN, vals, n, 0, NULL);
 }
 
 static int single_zone(uint64_t m)
@@ -1575,7 +1576,7 @@ static nw_rc_t finalize(ctx_t *c, claim_t *cl, nw_sched_claim_t *out)
     for (int i = 0; i < c->npools; i++)
         if (c->pools[i].idx == cl->pool)
             pc = &c->pools[i];
-    const nw_req_t *cq = nw_reqs_get(&cl->reqs, "karpenter.sh/capacity-type");
+    const nw_req_t *cq = nw_reqs_get(&cl->reqs, NW_LABEL_CAPACITY_TYPE);
     bool ct_ok[3];
     for (int k = 0; k < 3; k++)
         ct_ok[k] = pc->ct_allowed[k];
@@ -1671,8 +1672,8 @@ static nw_rc_t finalize(ctx_t *c, claim_t *cl, nw_sched_claim_t *out)
     if (rc == NW_OK && names) {
         for (int i = 0; i < n; i++)
             names[i] = s->itypes[rk[i].t].t.name;
-        const nw_req_t *old = nw_reqs_get(&cl->reqs, "node.kubernetes.io/instance-type");
-        rc = nw_reqs_add(&out->reqs, "node.kubernetes.io/instance-type", NW_REQ_IN, names,
+        const nw_req_t *old = nw_reqs_get(&cl->reqs, NW_LABEL_INSTANCE_TYPE);
+        rc = nw_reqs_add(&out->reqs, NW_LABEL_INSTANCE_TYPE, NW_REQ_IN, names,
                          (size_t)n, old ? old->min_values : 0, NULL);
         const char *cts[2];
         size_t nc = 0;
@@ -1683,7 +1684,7 @@ static nw_rc_t finalize(ctx_t *c, claim_t *cl, nw_sched_claim_t *out)
         else if (ct_ok[2])
             cts[nc++] = "reserved";
         if (rc == NW_OK && nc)
-            rc = nw_reqs_add(&out->reqs, "karpenter.sh/capacity-type", NW_REQ_IN, cts, nc, 0,
+            rc = nw_reqs_add(&out->reqs, NW_LABEL_CAPACITY_TYPE, NW_REQ_IN, cts, nc, 0,
                              NULL);
     } else if (!names) {
         rc = NW_ENOMEM;
@@ -1838,7 +1839,7 @@ nw_rc_t nw_sched_solve(const nw_sched_snap_t *s, int64_t now, nw_sched_results_t
         for (int o = 0; o < s->itypes[t].t.noffer; o++)
             zone_index(&c, s->itypes[t].t.offerings[o].zone);
     for (size_t n = 0; n < s->nnodes; n++) {
-        const char *z = nw_labels_get(&s->nodes[n].labels, "topology.kubernetes.io/zone");
+        const char *z = nw_labels_get(&s->nodes[n].labels, NW_LABEL_ZONE);
         if (z)
             zone_index(&c, z);
     }
