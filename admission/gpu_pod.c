@@ -1,0 +1,408 @@
+/* admission/gpu_pod.c — the GPU isolation policy for Pods (admission/gpu.h). */
+#include "admission/gpu.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "admission/gpu_int.h"
+#include "common/json.h"
+
+/* ---- node selector terms against the GPU label --------------------------------- */
+
+/* Does one matchExpression on the label key admit a node whose label value is
+ * `value` (value NULL = the node lacks the label)? As kubernetes/kubernetes
+ * staging/src/k8s.io/component-helpers/scheduling/corev1/nodeaffinity/nodeaffinity.go. */
+static bool expr_admits(const cJSON *expr, const char *value)
+{
+    const char *op = nw_json_str(expr, "operator");
+    const cJSON *vals = nw_json_get(expr, "values");
+    if (!op)
+        return false;
+    bool listed = false;
+    long long single = 0;
+    bool single_ok = false;
+    if (cJSON_IsArray(vals)) {
+        const cJSON *v;
+        cJSON_ArrayForEach(v, vals)
+        {
+            if (cJSON_IsString(v) && value && strcmp(v->valuestring, value) == 0)
+                listed = true;
+        }
+        if (cJSON_GetArraySize(vals) == 1 && cJSON_IsString(cJSON_GetArrayItem(vals, 0)))
+            single_ok = nw_gpu_parse_int(cJSON_GetArrayItem(vals, 0)->valuestring, &single);
+    }
+    if (strcmp(op, "In") == 0)
+        return value && listed;
+    if (strcmp(op, "NotIn") == 0)
+        return !value || !listed;
+    if (strcmp(op, "Exists") == 0)
+        return value != NULL;
+    if (strcmp(op, "DoesNotExist") == 0)
+        return value == NULL;
+    if (strcmp(op, "Gt") == 0 || strcmp(op, "Lt") == 0) {
+        long long nv;
+        if (!value || !single_ok || !nw_gpu_parse_int(value, &nv))
+            return false;
+        return op[0] == 'G' ? nv > single : nv < single;
+    }
+    return false;
+}
+
+/* Over the expressions of one term that name the label key: do they all admit `value`? */
+static bool term_admits(const cJSON *term, const char *key, const char *value, bool *mentions)
+{
+    const cJSON *exprs = nw_json_get(term, "matchExpressions");
+    const cJSON *fields = nw_json_get(term, "matchFields");
+    if (cJSON_GetArraySize(exprs) == 0 && cJSON_GetArraySize(fields) == 0)
+        return false; /* an empty term matches nothing */
+    bool ok = true;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, exprs)
+    {
+        const char *k = nw_json_str(e, "key");
+        if (!k || strcmp(k, key) != 0)
+            continue;
+        if (mentions)
+            *mentions = true;
+        if (!expr_admits(e, value))
+            ok = false;
+    }
+    return ok;
+}
+
+static const cJSON *required_terms(const cJSON *spec)
+{
+    const char *keys[] = {"affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution",
+                          "nodeSelectorTerms"};
+    return nw_json_path(spec, keys, 4);
+}
+
+/* Does the pod's nodeSelector + required affinity admit a node with label=value
+ * (value NULL: a node without the label)? */
+static bool pod_admits(const nw_gpu_policy_t *p, const cJSON *spec, const char *value)
+{
+    const char *sel = nw_json_str(nw_json_get(spec, "nodeSelector"), p->label_key);
+    if (nw_json_get(nw_json_get(spec, "nodeSelector"), p->label_key) && !sel)
+        return false;
+    if (sel && (!value || strcmp(sel, value) != 0))
+        return false;
+    const cJSON *terms = required_terms(spec);
+    if (!cJSON_IsArray(terms) || cJSON_GetArraySize(terms) == 0)
+        return true;
+    const cJSON *t;
+    cJSON_ArrayForEach(t, terms)
+    {
+        if (term_admits(t, p->label_key, value, NULL))
+            return true;
+    }
+    return false;
+}
+
+/* ---- pods ------------------------------------------------------------------------ */
+
+static bool resources_name_gpu(const nw_gpu_policy_t *p, const cJSON *resources)
+{
+    static const char *const parts[] = {"requests", "limits"};
+    for (size_t i = 0; i < 2; i++) {
+        const cJSON *m = nw_json_get(resources, parts[i]);
+        const cJSON *r;
+        cJSON_ArrayForEach(r, nw_gpu_kids(m))
+        {
+            if (r->string && nw_gpu_in_list(p->resources, p->nresources, r->string))
+                return true;
+        }
+    }
+    return false;
+}
+
+static const char *pod_gpu_resource(const nw_gpu_policy_t *p, const cJSON *spec)
+{
+    static const char *const lists[] = {"containers", "initContainers"};
+    for (size_t l = 0; l < 2; l++) {
+        const cJSON *c;
+        const cJSON *arr = nw_json_get(spec, lists[l]);
+        cJSON_ArrayForEach(c, nw_gpu_kids(arr))
+        {
+            if (resources_name_gpu(p, nw_json_get(c, "resources")))
+                return "gpu";
+        }
+    }
+    if (resources_name_gpu(p, nw_json_get(spec, "resources")))
+        return "gpu";
+    return NULL;
+}
+
+static bool pod_tolerates(const nw_gpu_policy_t *p, const cJSON *spec)
+{
+    nw_tolerations_t tols;
+    nw_err_t err = {0};
+    if (nw_tolerations_parse(nw_json_get(spec, "tolerations"), "spec.tolerations", &tols, &err) !=
+        NW_OK)
+        return false;
+    nw_taint_t taint = nw_gpu_policy_taint(p);
+    bool ok = nw_tolerations_tolerate(&tols, &taint);
+    nw_tolerations_cleanup(&tols);
+    return ok;
+}
+
+void nw_gpu_pod_analyze(const nw_gpu_policy_t *p, const cJSON *pod, const char *ns,
+                        nw_gpu_pod_info_t *out)
+{
+    memset(out, 0, sizeof *out);
+    const cJSON *meta = nw_json_get(pod, "metadata");
+    const cJSON *spec = nw_json_get(pod, "spec");
+    if (!ns || !*ns)
+        ns = nw_json_str(meta, "namespace");
+    out->exempt_namespace = ns && nw_gpu_in_list(p->exempt_namespaces, p->nexempt, ns);
+    out->skip = nw_gpu_annotated_skip(pod);
+    const cJSON *owners = nw_json_get(meta, "ownerReferences");
+    const cJSON *o;
+    cJSON_ArrayForEach(o, nw_gpu_kids(owners))
+    {
+        const char *kind = nw_json_str(o, "kind");
+        if (kind && strcmp(kind, "DaemonSet") == 0)
+            out->daemonset = true;
+    }
+    out->requests_gpu = pod_gpu_resource(p, spec) != NULL;
+    out->tolerates_taint = pod_tolerates(p, spec);
+    bool mentions = nw_json_get(nw_json_get(spec, "nodeSelector"), p->label_key) != NULL;
+    const cJSON *terms = required_terms(spec);
+    const cJSON *t;
+    cJSON_ArrayForEach(t, nw_gpu_kids(terms))
+    {
+        term_admits(t, p->label_key, NULL, &mentions);
+    }
+    out->selects_label = mentions;
+    bool admits_gpu = pod_admits(p, spec, p->label_value);
+    bool admits_cpu = pod_admits(p, spec, NULL);
+    out->requires_gpu_label = !admits_cpu && admits_gpu;
+    out->excludes_gpu_label = !admits_gpu;
+    out->every_term_excludes =
+        cJSON_GetArraySize(terms) > 0 && !admits_gpu && admits_cpu;
+}
+
+static cJSON *gpu_toleration_json(const nw_gpu_policy_t *p)
+{
+    cJSON *t = cJSON_CreateObject();
+    if (!t)
+        return NULL;
+    cJSON_AddStringToObject(t, "key", p->taint_key);
+    if (p->taint_value && *p->taint_value) {
+        cJSON_AddStringToObject(t, "operator", "Equal");
+        cJSON_AddStringToObject(t, "value", p->taint_value);
+    } else {
+        cJSON_AddStringToObject(t, "operator", "Exists");
+    }
+    cJSON_AddStringToObject(t, "effect", nw_taint_effect_str(p->taint_effect));
+    return t;
+}
+
+static cJSON *exclude_expr_json(const nw_gpu_policy_t *p)
+{
+    cJSON *e = cJSON_CreateObject();
+    if (!e)
+        return NULL;
+    cJSON_AddStringToObject(e, "key", p->label_key);
+    cJSON_AddStringToObject(e, "operator", "NotIn");
+    cJSON *vals = cJSON_AddArrayToObject(e, "values");
+    if (vals)
+        cJSON_AddItemToArray(vals, cJSON_CreateString(p->label_value));
+    return e;
+}
+
+/* Add the NotIn expression to every required term that admits GPU nodes (or create
+ * the required affinity with one term). */
+static nw_rc_t patch_exclude_gpu(const nw_gpu_policy_t *p, const cJSON *spec, nw_jsonpatch_t *patch)
+{
+    const cJSON *aff = nw_json_get(spec, "affinity");
+    const cJSON *na = nw_json_get(aff, "nodeAffinity");
+    const cJSON *req = nw_json_get(na, "requiredDuringSchedulingIgnoredDuringExecution");
+    const cJSON *terms = nw_json_get(req, "nodeSelectorTerms");
+    const char *base = "/spec/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution";
+    if (!cJSON_IsArray(terms) || cJSON_GetArraySize(terms) == 0) {
+        cJSON *v = nw_gpu_wrap_array(
+            nw_gpu_wrap("matchExpressions", nw_gpu_wrap_array(exclude_expr_json(p))));
+        if (req) {
+            char path[160];
+            snprintf(path, sizeof path, "%s/nodeSelectorTerms", base);
+            return nw_gpu_patch_add_owned(patch, path, v);
+        }
+        v = nw_gpu_wrap("nodeSelectorTerms", v);
+        if (na)
+            return nw_gpu_patch_add_owned(patch, base, v);
+        v = nw_gpu_wrap("requiredDuringSchedulingIgnoredDuringExecution", v);
+        if (aff)
+            return nw_gpu_patch_add_owned(patch, "/spec/affinity/nodeAffinity", v);
+        return nw_gpu_patch_add_owned(patch, "/spec/affinity", nw_gpu_wrap("nodeAffinity", v));
+    }
+    int i = 0;
+    const cJSON *t;
+    cJSON_ArrayForEach(t, terms)
+    {
+        if (term_admits(t, p->label_key, p->label_value, NULL)) {
+            char path[200];
+            const cJSON *exprs = nw_json_get(t, "matchExpressions");
+            nw_rc_t rc;
+            if (cJSON_IsArray(exprs)) {
+                snprintf(path, sizeof path, "%s/nodeSelectorTerms/%d/matchExpressions/-", base, i);
+                rc = nw_gpu_patch_add_owned(patch, path, exclude_expr_json(p));
+            } else {
+                snprintf(path, sizeof path, "%s/nodeSelectorTerms/%d/matchExpressions", base, i);
+                rc = nw_gpu_patch_add_owned(patch, path, nw_gpu_wrap_array(exclude_expr_json(p)));
+            }
+            if (rc != NW_OK)
+                return rc;
+        }
+        i++;
+    }
+    return NW_OK;
+}
+
+static bool pod_left_alone(const nw_gpu_pod_info_t *in)
+{
+    return in->daemonset || in->exempt_namespace || in->skip;
+}
+
+nw_rc_t nw_gpu_pod_patch(const nw_gpu_policy_t *p, const cJSON *pod, const char *ns,
+                         nw_jsonpatch_t *patch, nw_admit_result_t *res)
+{
+    if (!p || !p->enabled || !cJSON_IsObject(pod))
+        return NW_OK;
+    nw_gpu_pod_info_t in;
+    nw_gpu_pod_analyze(p, pod, ns, &in);
+    if (in.skip && res)
+        nw_admit_warn(res, "GPU isolation policy skipped for this pod (annotation %s: skip)",
+                      NW_GPU_SKIP_ANNOTATION);
+    if (pod_left_alone(&in))
+        return NW_OK;
+    const cJSON *spec = nw_json_get(pod, "spec");
+    if (!spec)
+        return NW_OK;
+    nw_rc_t rc = NW_OK;
+    if (in.requests_gpu) {
+        if (in.excludes_gpu_label)
+            return NW_OK; /* denied by validation; nothing sensible to add */
+        if (!in.tolerates_taint) {
+            cJSON *tol = gpu_toleration_json(p);
+            if (cJSON_IsArray(nw_json_get(spec, "tolerations")))
+                rc = nw_gpu_patch_add_owned(patch, "/spec/tolerations/-", tol);
+            else
+                rc = nw_gpu_patch_add_owned(patch, "/spec/tolerations", nw_gpu_wrap_array(tol));
+            if (rc != NW_OK)
+                return rc;
+        }
+        const cJSON *sel = nw_json_get(spec, "nodeSelector");
+        if (!in.requires_gpu_label && !nw_json_get(sel, p->label_key)) {
+            if (cJSON_IsObject(sel)) {
+                char tok[256], path[300];
+                if (nw_jsonpatch_escape(p->label_key, tok, sizeof tok) != NW_OK)
+                    return NW_ERANGE;
+                snprintf(path, sizeof path, "/spec/nodeSelector/%s", tok);
+                cJSON *v = cJSON_CreateString(p->label_value);
+                rc = nw_gpu_patch_add_owned(patch, path, v);
+            } else {
+                cJSON *m = cJSON_CreateObject();
+                if (m)
+                    cJSON_AddStringToObject(m, p->label_key, p->label_value);
+                rc = nw_gpu_patch_add_owned(patch, "/spec/nodeSelector", m);
+            }
+        }
+        return rc;
+    }
+    /* no GPU request: keep it off GPU nodes if it could otherwise land there */
+    if (in.tolerates_taint && !in.excludes_gpu_label && !in.requires_gpu_label)
+        rc = patch_exclude_gpu(p, spec, patch);
+    return rc;
+}
+
+size_t nw_gpu_pod_problems(const nw_gpu_policy_t *p, const cJSON *pod, const char *ns,
+                           char (*msgs)[512], size_t max)
+{
+    if (!p || !p->enabled || !cJSON_IsObject(pod) || max == 0)
+        return 0;
+    nw_gpu_pod_info_t in;
+    nw_gpu_pod_analyze(p, pod, ns, &in);
+    if (pod_left_alone(&in))
+        return 0;
+    char taint[128];
+    nw_gpu_taint_text(p, taint, sizeof taint);
+    size_t n = 0;
+    if (in.requests_gpu) {
+        if (in.excludes_gpu_label) {
+            snprintf(msgs[n++], 512,
+                     "the pod requests a GPU but its nodeSelector/required node affinity only "
+                     "admit nodes without %s=%s, so it can never run on a GPU node; remove the "
+                     "constraint on %s or set it to %s",
+                     p->label_key, p->label_value, p->label_key, p->label_value);
+            return n;
+        }
+        if (!in.tolerates_taint && n < max)
+            snprintf(msgs[n++], 512,
+                     "the pod requests a GPU but does not tolerate the GPU taint %s; add the "
+                     "toleration (the mutating webhook adds it when it is registered for pods)",
+                     taint);
+        if (!in.requires_gpu_label && n < max)
+            snprintf(msgs[n++], 512,
+                     "the pod requests a GPU but can be scheduled on nodes without %s=%s; add "
+                     "nodeSelector %s: %s (the mutating webhook adds it when it is registered "
+                     "for pods)",
+                     p->label_key, p->label_value, p->label_key, p->label_value);
+        return n;
+    }
+    if (in.requires_gpu_label) {
+        snprintf(msgs[n++], 512,
+                 "the pod selects GPU nodes (%s=%s) but requests no GPU resource (%s); request "
+                 "a GPU or remove the selector",
+                 p->label_key, p->label_value, p->nresources ? p->resources[0] : "");
+        return n;
+    }
+    if (in.tolerates_taint && !in.excludes_gpu_label)
+        snprintf(msgs[n++], 512,
+                 "the pod tolerates the GPU taint %s but requests no GPU, so it could land on a "
+                 "GPU node; add required node affinity %s NotIn [%s] (the mutating webhook adds "
+                 "it when it is registered for pods) or drop the toleration",
+                 taint, p->label_key, p->label_value);
+    return n;
+}
+
+static const char *object_name(const cJSON *obj, const nw_admit_req_t *req)
+{
+    const char *n = nw_json_str(nw_json_get(obj, "metadata"), "name");
+    if (n && *n)
+        return n;
+    n = nw_json_str(nw_json_get(obj, "metadata"), "generateName");
+    if (n && *n)
+        return n;
+    return req && req->name ? req->name : "";
+}
+
+nw_rc_t nw_gpu_pod_mutate(const nw_admit_ctx_t *ctx, const nw_admit_req_t *req,
+                          nw_admit_result_t *res)
+{
+    const nw_gpu_policy_t *p = ctx ? (const nw_gpu_policy_t *)ctx->gpu : NULL;
+    if (!p || !p->enabled || req->op != NW_OP_CREATE || !req->object)
+        return NW_OK;
+    nw_jsonpatch_t patch;
+    nw_jsonpatch_init(&patch);
+    nw_rc_t rc = nw_gpu_pod_patch(p, req->object, req->namespace_, &patch, res);
+    if (rc == NW_OK) {
+        free(res->patch);
+        res->patch = nw_jsonpatch_take_text(&patch);
+        rc = patch.rc;
+    }
+    nw_jsonpatch_cleanup(&patch);
+    return rc;
+}
+
+nw_rc_t nw_gpu_pod_validate(const nw_admit_ctx_t *ctx, const nw_admit_req_t *req,
+                            nw_admit_result_t *res)
+{
+    const nw_gpu_policy_t *p = ctx ? (const nw_gpu_policy_t *)ctx->gpu : NULL;
+    if (!p || !p->enabled || req->op != NW_OP_CREATE || !req->object)
+        return NW_OK;
+    char msgs[4][512];
+    size_t n = nw_gpu_pod_problems(p, req->object, req->namespace_, msgs, 4);
+    return nw_gpu_deny_or_warn(p, "Pod", object_name(req->object, req), msgs, n, res);
+}
