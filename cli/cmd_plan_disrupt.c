@@ -14,7 +14,6 @@
 #include "cli/cmd.h"
 #include "cli/plan.h"
 
-#define GET cJSON_GetObjectItemCaseSensitive
 
 /* the price of an offering from the catalog snapshot (< 0 unknown) */
 static double snap_price(void *ud, const char *itype, const char *zone, const char *ct)

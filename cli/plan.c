@@ -15,12 +15,12 @@
 #include "api/jsonpatch.h"
 #include "api/wellknown.h"
 #include "common/clock.h"
+#include "common/json.h"
 #include "common/yaml.h"
 #include "scaler/aws/sched_catalog.h"
 #include "scaler/sched/schedule.h"
 #include "cli/plan.h"
 
-#define GET cJSON_GetObjectItemCaseSensitive
 #define MAX_REPLICAS 100000
 
 struct nw_plan {
@@ -35,12 +35,6 @@ struct nw_plan {
     int nzones;
 };
 typedef struct nw_plan plan_t;
-
-static const char *jstr(const cJSON *o, const char *k)
-{
-    const cJSON *v = o ? GET(o, k) : NULL;
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
 
 /* apply the GPU policy's mutation to a Pod or NodePool object in place */
 static int gpu_mutate(plan_t *p, cJSON **obj, bool pod)
@@ -84,16 +78,16 @@ static void add_zone(plan_t *p, const char *z)
 /* replicas of a workload as Pod objects appended to out */
 static int expand_workload(const cJSON *obj, const char *kind, cJSON *out, char *why, size_t n)
 {
-    const cJSON *md = GET(obj, "metadata"), *spec = GET(obj, "spec");
-    const cJSON *tmpl = spec ? GET(spec, "template") : NULL;
-    const char *name = jstr(md, "name");
-    if (!name || !cJSON_IsObject(tmpl) || !cJSON_IsObject(GET(tmpl, "spec"))) {
+    const cJSON *md = nw_json_get(obj, "metadata"), *spec = nw_json_get(obj, "spec");
+    const cJSON *tmpl = spec ? nw_json_get(spec, "template") : NULL;
+    const char *name = nw_json_str(md, "name");
+    if (!name || !cJSON_IsObject(tmpl) || !cJSON_IsObject(nw_json_get(tmpl, "spec"))) {
         snprintf(why, n, "%s needs metadata.name and spec.template.spec", kind);
         return -1;
     }
-    const char *ns = jstr(md, "namespace");
+    const char *ns = nw_json_str(md, "namespace");
     int replicas = 1;
-    const cJSON *r = GET(spec, strcmp(kind, "Job") == 0 ? "parallelism" : "replicas");
+    const cJSON *r = nw_json_get(spec, strcmp(kind, "Job") == 0 ? "parallelism" : "replicas");
     if (r && !cJSON_IsNumber(r)) {
         snprintf(why, n, "spec.%s must be an integer", r->string);
         return -1;
@@ -108,7 +102,7 @@ static int expand_workload(const cJSON *obj, const char *kind, cJSON *out, char 
     const char *owner = strcmp(kind, "Deployment") == 0 ? "ReplicaSet" : kind;
     for (int i = 0; i < replicas; i++) {
         cJSON *pod = cJSON_CreateObject();
-        cJSON *pmd = cJSON_Duplicate(GET(tmpl, "metadata"), 1);
+        cJSON *pmd = cJSON_Duplicate(nw_json_get(tmpl, "metadata"), 1);
         if (!pmd)
             pmd = cJSON_CreateObject();
         cJSON_DeleteItemFromObjectCaseSensitive(pmd, "name");
@@ -126,7 +120,7 @@ static int expand_workload(const cJSON *obj, const char *kind, cJSON *out, char 
         cJSON_AddStringToObject(pod, "apiVersion", "v1");
         cJSON_AddStringToObject(pod, "kind", "Pod");
         cJSON_AddItemToObject(pod, "metadata", pmd);
-        cJSON_AddItemToObject(pod, "spec", cJSON_Duplicate(GET(tmpl, "spec"), 1));
+        cJSON_AddItemToObject(pod, "spec", cJSON_Duplicate(nw_json_get(tmpl, "spec"), 1));
         cJSON_AddItemToArray(out, pod);
     }
     return 0;
@@ -136,7 +130,7 @@ static int collect(plan_t *p, const cJSON *doc, const char *where, int depth)
 {
     if (cJSON_IsNull(doc))
         return 0;
-    const char *kind = jstr(doc, "kind");
+    const char *kind = nw_json_str(doc, "kind");
     if (!kind) {
         fprintf(stderr, "nodewarden plan: %s: object without kind\n", where);
         return -1;
@@ -145,9 +139,9 @@ static int collect(plan_t *p, const cJSON *doc, const char *where, int depth)
         cJSON *it;
         if (depth > 2)
             return -1;
-        cJSON_ArrayForEach(it, GET(doc, "items"))
+        cJSON_ArrayForEach(it, nw_json_get(doc, "items"))
         {
-            if (!GET(it, "kind") && strcmp(kind, "List") != 0) {
+            if (!nw_json_get(it, "kind") && strcmp(kind, "List") != 0) {
                 char k[64];
                 snprintf(k, sizeof k, "%.*s", (int)(strlen(kind) - 4), kind);
                 cJSON *cp = cJSON_Duplicate(it, 1);
@@ -166,22 +160,22 @@ static int collect(plan_t *p, const cJSON *doc, const char *where, int depth)
     }
     if (strcmp(kind, "NodePool") == 0) {
         cJSON_AddItemToArray(p->pools, cJSON_Duplicate(doc, 1));
-        const cJSON *spec = GET(doc, "spec"), *t = spec ? GET(spec, "template") : NULL;
-        const cJSON *ts = t ? GET(t, "spec") : NULL, *it;
-        const cJSON *reqs = ts ? GET(ts, "requirements") : NULL;
+        const cJSON *spec = nw_json_get(doc, "spec"), *t = spec ? nw_json_get(spec, "template") : NULL;
+        const cJSON *ts = t ? nw_json_get(t, "spec") : NULL, *it;
+        const cJSON *reqs = ts ? nw_json_get(ts, "requirements") : NULL;
         cJSON_ArrayForEach(it, reqs)
         {
-            const char *k = jstr(it, "key"), *op = jstr(it, "operator");
+            const char *k = nw_json_str(it, "key"), *op = nw_json_str(it, "operator");
             const cJSON *v;
             if (k && op && strcmp(k, NW_LABEL_ZONE) == 0 && strcmp(op, "In") == 0)
-                cJSON_ArrayForEach(v, GET(it, "values"))
+                cJSON_ArrayForEach(v, nw_json_get(it, "values"))
                 {
                     if (cJSON_IsString(v))
                         add_zone(p, v->valuestring);
                 }
         }
     } else if (strcmp(kind, "EC2NodeClass") == 0) {
-        const char *n = jstr(GET(doc, "metadata"), "name");
+        const char *n = nw_json_str(nw_json_get(doc, "metadata"), "name");
         if (n)
             cJSON_AddItemToArray(p->classes, cJSON_CreateString(n));
     } else if (strcmp(kind, "PodDisruptionBudget") == 0) {
@@ -189,8 +183,8 @@ static int collect(plan_t *p, const cJSON *doc, const char *where, int depth)
     } else if (strcmp(kind, "Pod") == 0 || strcmp(kind, "DaemonSet") == 0 ||
                strcmp(kind, "Node") == 0 || strcmp(kind, "NodeClaim") == 0) {
         if (strcmp(kind, "Node") == 0) {
-            const cJSON *l = GET(GET(doc, "metadata"), "labels");
-            const char *z = jstr(l, NW_LABEL_ZONE);
+            const cJSON *l = nw_json_get(nw_json_get(doc, "metadata"), "labels");
+            const char *z = nw_json_str(l, NW_LABEL_ZONE);
             if (z)
                 add_zone(p, z);
         }
@@ -210,7 +204,7 @@ static int collect(plan_t *p, const cJSON *doc, const char *where, int depth)
 
 static const char *obj_name(const cJSON *o)
 {
-    const char *n = jstr(GET(o, "metadata"), "name");
+    const char *n = nw_json_str(nw_json_get(o, "metadata"), "name");
     return n ? n : "?";
 }
 
@@ -231,8 +225,8 @@ static int build(plan_t *p)
     nw_err_t err = {0};
     cJSON_ArrayForEach(it, p->pools)
     {
-        const cJSON *ref = GET(GET(GET(it, "spec"), "template"), "spec");
-        const char *cls = jstr(ref ? GET(ref, "nodeClassRef") : NULL, "name");
+        const cJSON *ref = nw_json_get(nw_json_get(nw_json_get(it, "spec"), "template"), "spec");
+        const char *cls = nw_json_str(ref ? nw_json_get(ref, "nodeClassRef") : NULL, "name");
         if (cJSON_GetArraySize(p->classes) > 0 && cls && !has_class(p, cls)) {
             fprintf(stderr,
                     "nodewarden plan: NodePool %s: EC2NodeClass \"%s\" not found, the pool is "
@@ -255,13 +249,13 @@ static int build(plan_t *p)
     }
     cJSON_ArrayForEach(it, p->later)
     {
-        const char *kind = jstr(it, "kind");
+        const char *kind = nw_json_str(it, "kind");
         nw_rc_t rc;
         memset(&err, 0, sizeof err);
         if (strcmp(kind, "Pod") == 0) {
             cJSON *obj = NULL;
             /* the webhook sees pods at creation: bound pods are left as they are */
-            if (!jstr(GET(it, "spec"), "nodeName") &&
+            if (!nw_json_str(nw_json_get(it, "spec"), "nodeName") &&
                 (!(obj = cJSON_Duplicate(it, 1)) || gpu_mutate(p, &obj, true) != 0))
                 fprintf(stderr, "nodewarden plan: Pod %s: GPU policy patch not applied\n",
                         obj_name(it));
@@ -383,7 +377,7 @@ size_t nw_plan_objects(const nw_plan_t *p, const char *kind, const cJSON **out, 
     const cJSON *it;
     cJSON_ArrayForEach(it, list)
     {
-        const char *k = jstr(it, "kind");
+        const char *k = nw_json_str(it, "kind");
         if (k && strcmp(k, kind) == 0) {
             if (out && n < max)
                 out[n] = it;

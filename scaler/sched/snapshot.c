@@ -9,9 +9,9 @@
 
 #include "api/quantity.h"
 #include "api/wellknown.h"
+#include "common/json.h"
 #include "scaler/sched/snap.h"
 
-#define GET cJSON_GetObjectItemCaseSensitive
 
 static const char *const fixed_names[NW_SR_FIXED] = {
     "cpu", "memory", "pods", "ephemeral-storage", "nvidia.com/gpu", "amd.com/gpu",
@@ -45,12 +45,6 @@ static void *grow(void *p, size_t *cap, size_t n, size_t elem)
 static char *dupstr(const char *s)
 {
     return s ? strdup(s) : NULL;
-}
-
-static const char *jstr(const cJSON *o, const char *k)
-{
-    const cJSON *v = o ? GET(o, k) : NULL;
-    return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
 nw_sched_snap_t *nw_sched_snap_new(void)
@@ -279,21 +273,21 @@ static nw_rc_t parse_res(nw_sched_snap_t *s, const cJSON *obj, const char *path,
 static nw_rc_t container_res(nw_sched_snap_t *s, const cJSON *c, const char *path,
                              nw_sched_res_t *out, nw_err_t *err)
 {
-    const cJSON *res = GET(c, "resources");
+    const cJSON *res = nw_json_get(c, "resources");
     char p[160];
     nw_sched_res_t lim;
     snprintf(p, sizeof p, "%s.resources.requests", path);
-    nw_rc_t rc = parse_res(s, res ? GET(res, "requests") : NULL, p, out, NULL, err);
+    nw_rc_t rc = parse_res(s, res ? nw_json_get(res, "requests") : NULL, p, out, NULL, err);
     if (rc != NW_OK)
         return rc;
     snprintf(p, sizeof p, "%s.resources.limits", path);
     bool pres[NW_SCHED_NRES];
-    rc = parse_res(s, res ? GET(res, "limits") : NULL, p, &lim, pres, err);
+    rc = parse_res(s, res ? nw_json_get(res, "limits") : NULL, p, &lim, pres, err);
     if (rc != NW_OK)
         return rc;
-    const cJSON *rq = res ? GET(res, "requests") : NULL;
+    const cJSON *rq = res ? nw_json_get(res, "requests") : NULL;
     for (int i = 0; i < NW_SCHED_NRES; i++)
-        if (pres[i] && !(rq && GET(rq, s->res_names[i])))
+        if (pres[i] && !(rq && nw_json_get(rq, s->res_names[i])))
             out->v[i] = lim.v[i];
     return NW_OK;
 }
@@ -303,7 +297,7 @@ nw_rc_t nw_sched_pod_requests(nw_sched_snap_t *s, const cJSON *spec, const char 
 {
     nw_sched_res_t apps = {{0}}, side = {{0}}, peak = {{0}}, c;
     char p[160];
-    const cJSON *arr = GET(spec, "containers"), *it;
+    const cJSON *arr = nw_json_get(spec, "containers"), *it;
     int i = 0;
     nw_rc_t rc;
     if (arr && !cJSON_IsArray(arr))
@@ -316,14 +310,14 @@ nw_rc_t nw_sched_pod_requests(nw_sched_snap_t *s, const cJSON *spec, const char 
         for (int k = 0; k < NW_SCHED_NRES; k++)
             apps.v[k] += c.v[k];
     }
-    arr = GET(spec, "initContainers");
+    arr = nw_json_get(spec, "initContainers");
     i = 0;
     cJSON_ArrayForEach(it, arr)
     {
         snprintf(p, sizeof p, "%s.initContainers[%d]", path, i++);
         if ((rc = container_res(s, it, p, &c, err)) != NW_OK)
             return rc;
-        const char *rp = jstr(it, "restartPolicy");
+        const char *rp = nw_json_str(it, "restartPolicy");
         bool sidecar = rp && strcmp(rp, "Always") == 0;
         for (int k = 0; k < NW_SCHED_NRES; k++) {
             int64_t v = sidecar ? side.v[k] + c.v[k] : c.v[k] + side.v[k];
@@ -337,18 +331,18 @@ nw_rc_t nw_sched_pod_requests(nw_sched_snap_t *s, const cJSON *spec, const char 
         int64_t v = apps.v[k] + side.v[k];
         out->v[k] = v > peak.v[k] ? v : peak.v[k];
     }
-    const cJSON *pr = GET(spec, "resources");
-    if (pr && GET(pr, "requests")) {
+    const cJSON *pr = nw_json_get(spec, "resources");
+    if (pr && nw_json_get(pr, "requests")) {
         nw_sched_res_t podlvl;
         bool pres[NW_SCHED_NRES];
         snprintf(p, sizeof p, "%s.resources.requests", path);
-        if ((rc = parse_res(s, GET(pr, "requests"), p, &podlvl, pres, err)) != NW_OK)
+        if ((rc = parse_res(s, nw_json_get(pr, "requests"), p, &podlvl, pres, err)) != NW_OK)
             return rc;
         for (int k = 0; k < NW_SCHED_NRES; k++)
             if (pres[k])
                 out->v[k] = podlvl.v[k];
     }
-    const cJSON *ov = GET(spec, "overhead");
+    const cJSON *ov = nw_json_get(spec, "overhead");
     if (ov) {
         nw_sched_res_t o;
         snprintf(p, sizeof p, "%s.overhead", path);
@@ -399,11 +393,11 @@ static nw_rc_t parse_selector(const cJSON *sel, const char *path, nw_reqs_t *out
     char p[160];
     nw_reqs_t ml, me;
     snprintf(p, sizeof p, "%s.matchLabels", path);
-    nw_rc_t rc = nw_reqs_parse_node_selector(GET(sel, "matchLabels"), p, &ml, err);
+    nw_rc_t rc = nw_reqs_parse_node_selector(nw_json_get(sel, "matchLabels"), p, &ml, err);
     if (rc != NW_OK)
         return rc;
     snprintf(p, sizeof p, "%s.matchExpressions", path);
-    rc = nw_reqs_parse_list(GET(sel, "matchExpressions"), p, 0, &me, err);
+    rc = nw_reqs_parse_list(nw_json_get(sel, "matchExpressions"), p, 0, &me, err);
     if (rc != NW_OK) {
         nw_reqs_cleanup(&ml);
         return rc;
@@ -538,38 +532,38 @@ static nw_rc_t parse_affinity_terms(nw_sched_snap_t *s, nw_spod_t *p, const cJSO
     if (!aff)
         return NW_OK;
     char pp[160];
-    const cJSON *req = GET(aff, "requiredDuringSchedulingIgnoredDuringExecution"), *it;
+    const cJSON *req = nw_json_get(aff, "requiredDuringSchedulingIgnoredDuringExecution"), *it;
     int i = 0;
     cJSON_ArrayForEach(it, req)
     {
         snprintf(pp, sizeof pp, "%s.requiredDuringSchedulingIgnoredDuringExecution[%d].labelSelector",
                  path, i++);
-        int key = topo_key(jstr(it, "topologyKey"));
+        int key = topo_key(nw_json_str(it, "topologyKey"));
         if (key < 0)
             continue; /* other topology keys are not simulated */
-        int g = group_get(s, kind, key, 0, 0, GET(it, "labelSelector"), pp, p->ns,
-                          GET(it, "namespaces"), GET(it, "namespaceSelector"), err);
+        int g = group_get(s, kind, key, 0, 0, nw_json_get(it, "labelSelector"), pp, p->ns,
+                          nw_json_get(it, "namespaces"), nw_json_get(it, "namespaceSelector"), err);
         if (g < 0)
             return NW_EINVAL;
         if (add_tc(p, g, false, 0, cap) != NW_OK)
             return nw_err_set(err, NW_ENOMEM, path, "out of memory");
     }
-    const cJSON *pref = GET(aff, "preferredDuringSchedulingIgnoredDuringExecution");
+    const cJSON *pref = nw_json_get(aff, "preferredDuringSchedulingIgnoredDuringExecution");
     i = 0;
     cJSON_ArrayForEach(it, pref)
     {
-        const cJSON *term = GET(it, "podAffinityTerm");
+        const cJSON *term = nw_json_get(it, "podAffinityTerm");
         snprintf(pp, sizeof pp,
                  "%s.preferredDuringSchedulingIgnoredDuringExecution[%d].podAffinityTerm.labelSelector",
                  path, i++);
-        int key = topo_key(jstr(term, "topologyKey"));
+        int key = topo_key(nw_json_str(term, "topologyKey"));
         if (key < 0)
             continue;
-        int g = group_get(s, kind, key, 0, 0, GET(term, "labelSelector"), pp, p->ns,
-                          GET(term, "namespaces"), GET(term, "namespaceSelector"), err);
+        int g = group_get(s, kind, key, 0, 0, nw_json_get(term, "labelSelector"), pp, p->ns,
+                          nw_json_get(term, "namespaces"), nw_json_get(term, "namespaceSelector"), err);
         if (g < 0)
             return NW_EINVAL;
-        const cJSON *w = GET(it, "weight");
+        const cJSON *w = nw_json_get(it, "weight");
         if (add_tc(p, g, true, cJSON_IsNumber(w) ? w->valueint : 1, cap) != NW_OK)
             return nw_err_set(err, NW_ENOMEM, path, "out of memory");
     }
@@ -592,11 +586,11 @@ static void validate_expr_list(const cJSON *arr, const char *path, char **invali
     {
         if (*invalid)
             return;
-        const char *k = jstr(it, "key"), *op = jstr(it, "operator");
+        const char *k = nw_json_str(it, "key"), *op = nw_json_str(it, "operator");
         const char *vals[64];
         size_t nv = 0;
         const cJSON *v;
-        cJSON_ArrayForEach(v, GET(it, "values"))
+        cJSON_ArrayForEach(v, nw_json_get(it, "values"))
         {
             if (cJSON_IsString(v) && nv < 64)
                 vals[nv++] = v->valuestring;
@@ -614,21 +608,21 @@ static void validate_expr_list(const cJSON *arr, const char *path, char **invali
 
 static nw_rc_t class_build(nw_pclass_t *c, const cJSON *spec, nw_err_t *err)
 {
-    nw_rc_t rc = nw_reqs_parse_node_selector(GET(spec, "nodeSelector"), "spec.nodeSelector",
+    nw_rc_t rc = nw_reqs_parse_node_selector(nw_json_get(spec, "nodeSelector"), "spec.nodeSelector",
                                              &c->selector, err);
     if (rc != NW_OK)
         return rc;
-    const cJSON *aff = GET(spec, "affinity");
-    const cJSON *na = aff ? GET(aff, "nodeAffinity") : NULL;
-    const cJSON *req = na ? GET(na, "requiredDuringSchedulingIgnoredDuringExecution") : NULL;
+    const cJSON *aff = nw_json_get(spec, "affinity");
+    const cJSON *na = aff ? nw_json_get(aff, "nodeAffinity") : NULL;
+    const cJSON *req = na ? nw_json_get(na, "requiredDuringSchedulingIgnoredDuringExecution") : NULL;
     const char *tp = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
                      "nodeSelectorTerms";
     if (req) {
-        rc = nw_reqs_parse_terms(GET(req, "nodeSelectorTerms"), tp, &c->terms, &c->nterms, err);
+        rc = nw_reqs_parse_terms(nw_json_get(req, "nodeSelectorTerms"), tp, &c->terms, &c->nterms, err);
         if (rc != NW_OK)
             return rc;
     }
-    const cJSON *pref = na ? GET(na, "preferredDuringSchedulingIgnoredDuringExecution") : NULL;
+    const cJSON *pref = na ? nw_json_get(na, "preferredDuringSchedulingIgnoredDuringExecution") : NULL;
     int np = cJSON_GetArraySize(pref);
     if (np > 0) {
         int(*order)[2] = calloc((size_t)np, sizeof *order);
@@ -649,11 +643,11 @@ static nw_rc_t class_build(nw_pclass_t *c, const cJSON *spec, nw_err_t *err)
                      "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[%d]"
                      ".preference.matchExpressions",
                      i);
-            const cJSON *w = GET(it, "weight"), *pr = GET(it, "preference");
+            const cJSON *w = nw_json_get(it, "weight"), *pr = nw_json_get(it, "preference");
             order[i][0] = cJSON_IsNumber(w) ? w->valueint : 0;
             order[i][1] = i;
             if (rc == NW_OK)
-                rc = nw_reqs_parse_list(pr ? GET(pr, "matchExpressions") : NULL, p, 0, &tmp[i],
+                rc = nw_reqs_parse_list(pr ? nw_json_get(pr, "matchExpressions") : NULL, p, 0, &tmp[i],
                                         err);
             else
                 nw_reqs_init(&tmp[i]);
@@ -673,7 +667,7 @@ static nw_rc_t class_build(nw_pclass_t *c, const cJSON *spec, nw_err_t *err)
         if (rc != NW_OK)
             return rc;
     }
-    rc = nw_tolerations_parse(GET(spec, "tolerations"), "spec.tolerations", &c->tols, err);
+    rc = nw_tolerations_parse(nw_json_get(spec, "tolerations"), "spec.tolerations", &c->tols, err);
     if (rc != NW_OK)
         return rc;
     /* refuses Karpenter capacity: required term with karpenter.sh/nodepool DoesNotExist */
@@ -683,7 +677,7 @@ static nw_rc_t class_build(nw_pclass_t *c, const cJSON *spec, nw_err_t *err)
             c->refuses = true;
     }
     /* validation (Karpenter ignores pods with invalid requirements) */
-    const cJSON *ns = GET(spec, "nodeSelector"), *it;
+    const cJSON *ns = nw_json_get(spec, "nodeSelector"), *it;
     cJSON_ArrayForEach(it, ns)
     {
         if (c->invalid || !cJSON_IsString(it))
@@ -699,13 +693,13 @@ static nw_rc_t class_build(nw_pclass_t *c, const cJSON *spec, nw_err_t *err)
     }
     const cJSON *t;
     int ti = 0;
-    const cJSON *terms_arr = req ? GET(req, "nodeSelectorTerms") : NULL;
+    const cJSON *terms_arr = req ? nw_json_get(req, "nodeSelectorTerms") : NULL;
     cJSON_ArrayForEach(t, terms_arr)
     {
         char p[200];
         snprintf(p, sizeof p, "%s[%d].matchExpressions", tp, ti++);
-        validate_expr_list(GET(t, "matchExpressions"), p, &c->invalid);
-        if (!c->invalid && cJSON_GetArraySize(GET(t, "matchFields")) > 0) {
+        validate_expr_list(nw_json_get(t, "matchExpressions"), p, &c->invalid);
+        if (!c->invalid && cJSON_GetArraySize(nw_json_get(t, "matchFields")) > 0) {
             c->invalid = strdup("matchFields in required node affinity is not supported");
         }
     }
@@ -719,13 +713,13 @@ static int class_get(nw_sched_snap_t *s, const cJSON *spec, bool accel, nw_err_t
         nw_err_set(err, NW_ENOMEM, "spec", "out of memory");
         return -1;
     }
-    const cJSON *aff = GET(spec, "affinity");
+    const cJSON *aff = nw_json_get(spec, "affinity");
     const char *keys[] = {"nodeSelector", "tolerations"};
     for (int i = 0; i < 2; i++)
-        if (GET(spec, keys[i]))
-            cJSON_AddItemToObject(k, keys[i], cJSON_Duplicate(GET(spec, keys[i]), 1));
-    if (aff && GET(aff, "nodeAffinity"))
-        cJSON_AddItemToObject(k, "na", cJSON_Duplicate(GET(aff, "nodeAffinity"), 1));
+        if (nw_json_get(spec, keys[i]))
+            cJSON_AddItemToObject(k, keys[i], cJSON_Duplicate(nw_json_get(spec, keys[i]), 1));
+    if (aff && nw_json_get(aff, "nodeAffinity"))
+        cJSON_AddItemToObject(k, "na", cJSON_Duplicate(nw_json_get(aff, "nodeAffinity"), 1));
     cJSON_AddBoolToObject(k, "accel", accel);
     char *sig = cJSON_PrintUnformatted(k);
     cJSON_Delete(k);
@@ -818,13 +812,13 @@ nw_rc_t nw_sched_snap_add_pod_json(nw_sched_snap_t *s, const cJSON *pod, nw_err_
 {
     if (!cJSON_IsObject(pod))
         return nw_err_set(err, NW_EINVAL, "", "pod must be an object");
-    const cJSON *md = GET(pod, "metadata"), *spec = GET(pod, "spec"), *st = GET(pod, "status");
-    const char *name = jstr(md, "name");
+    const cJSON *md = nw_json_get(pod, "metadata"), *spec = nw_json_get(pod, "spec"), *st = nw_json_get(pod, "status");
+    const char *name = nw_json_str(md, "name");
     if (!name)
         return nw_err_set(err, NW_EINVAL, "metadata.name", "Required value");
     if (!cJSON_IsObject(spec))
         return nw_err_set(err, NW_EINVAL, "spec", "Required value");
-    const char *ns = jstr(md, "namespace");
+    const char *ns = nw_json_str(md, "namespace");
     if (!ns)
         ns = "default";
     nw_spod_t p = {0};
@@ -837,26 +831,26 @@ nw_rc_t nw_sched_snap_add_pod_json(nw_sched_snap_t *s, const cJSON *pod, nw_err_
     p.key = malloc(kl);
     if (p.key)
         snprintf(p.key, kl, "%s/%s", ns, name);
-    p.uid = dupstr(jstr(md, "uid") ? jstr(md, "uid") : p.key);
+    p.uid = dupstr(nw_json_str(md, "uid") ? nw_json_str(md, "uid") : p.key);
     if (!p.ns || !p.name || !p.key || !p.uid)
         goto fail_nomem;
-    p.node_name = dupstr(jstr(spec, "nodeName"));
+    p.node_name = dupstr(nw_json_str(spec, "nodeName"));
     if (p.node_name && !*p.node_name) {
         free(p.node_name);
         p.node_name = NULL;
     }
-    p.created = parse_time(jstr(md, "creationTimestamp"));
-    const cJSON *owners = GET(md, "ownerReferences"), *o, *owner = NULL;
+    p.created = parse_time(nw_json_str(md, "creationTimestamp"));
+    const cJSON *owners = nw_json_get(md, "ownerReferences"), *o, *owner = NULL;
     cJSON_ArrayForEach(o, owners)
     {
-        if (!owner || cJSON_IsTrue(GET(o, "controller")))
+        if (!owner || cJSON_IsTrue(nw_json_get(o, "controller")))
             owner = o;
     }
     if (owner) {
-        p.owner_kind = dupstr(jstr(owner, "kind"));
-        p.owner_name = dupstr(jstr(owner, "name"));
+        p.owner_kind = dupstr(nw_json_str(owner, "kind"));
+        p.owner_name = dupstr(nw_json_str(owner, "name"));
     }
-    if ((rc = nw_labels_parse(GET(md, "labels"), "metadata.labels", &p.labels, err)) != NW_OK)
+    if ((rc = nw_labels_parse(nw_json_get(md, "labels"), "metadata.labels", &p.labels, err)) != NW_OK)
         goto fail;
     if ((rc = nw_sched_pod_requests(s, spec, "spec", &p.req, err)) != NW_OK)
         goto fail;
@@ -869,26 +863,26 @@ nw_rc_t nw_sched_snap_add_pod_json(nw_sched_snap_t *s, const cJSON *pod, nw_err_
         goto fail;
     }
     /* topology spread */
-    const cJSON *tsc = GET(spec, "topologySpreadConstraints"), *it;
+    const cJSON *tsc = nw_json_get(spec, "topologySpreadConstraints"), *it;
     int i = 0;
     cJSON_ArrayForEach(it, tsc)
     {
         char pp[128];
         snprintf(pp, sizeof pp, "spec.topologySpreadConstraints[%d]", i++);
-        int key = topo_key(jstr(it, "topologyKey"));
-        const cJSON *ms = GET(it, "maxSkew"), *md2 = GET(it, "minDomains");
+        int key = topo_key(nw_json_str(it, "topologyKey"));
+        const cJSON *ms = nw_json_get(it, "maxSkew"), *md2 = nw_json_get(it, "minDomains");
         if (!cJSON_IsNumber(ms) || ms->valueint < 1) {
             rc = nw_err_set(err, NW_EINVAL, pp, "maxSkew must be an integer >= 1");
             goto fail;
         }
         if (key < 0)
             continue;
-        const char *wu = jstr(it, "whenUnsatisfiable");
+        const char *wu = nw_json_str(it, "whenUnsatisfiable");
         bool anyway = wu && strcmp(wu, "ScheduleAnyway") == 0;
         char sp[160];
         snprintf(sp, sizeof sp, "%s.labelSelector", pp);
         int g = group_get(s, NW_TG_SPREAD, key, ms->valueint,
-                          cJSON_IsNumber(md2) && !anyway ? md2->valueint : 0, GET(it, "labelSelector"),
+                          cJSON_IsNumber(md2) && !anyway ? md2->valueint : 0, nw_json_get(it, "labelSelector"),
                           sp, p.ns, NULL, NULL, err);
         if (g < 0) {
             rc = NW_EINVAL;
@@ -897,23 +891,23 @@ nw_rc_t nw_sched_snap_add_pod_json(nw_sched_snap_t *s, const cJSON *pod, nw_err_
         if (add_tc(&p, g, anyway, 1, &tccap) != NW_OK)
             goto fail_nomem;
     }
-    const cJSON *aff = GET(spec, "affinity");
+    const cJSON *aff = nw_json_get(spec, "affinity");
     if (aff) {
-        if ((rc = parse_affinity_terms(s, &p, GET(aff, "podAffinity"), NW_TG_AFFINITY,
+        if ((rc = parse_affinity_terms(s, &p, nw_json_get(aff, "podAffinity"), NW_TG_AFFINITY,
                                        "spec.affinity.podAffinity", &tccap, err)) != NW_OK)
             goto fail;
-        if ((rc = parse_affinity_terms(s, &p, GET(aff, "podAntiAffinity"), NW_TG_ANTI,
+        if ((rc = parse_affinity_terms(s, &p, nw_json_get(aff, "podAntiAffinity"), NW_TG_ANTI,
                                        "spec.affinity.podAntiAffinity", &tccap, err)) != NW_OK)
             goto fail;
     }
-    p.terminating = GET(md, "deletionTimestamp") && !cJSON_IsNull(GET(md, "deletionTimestamp"));
-    const char *phase = jstr(st, "phase");
+    p.terminating = nw_json_get(md, "deletionTimestamp") && !cJSON_IsNull(nw_json_get(md, "deletionTimestamp"));
+    const char *phase = nw_json_str(st, "phase");
     p.finished = phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
-    const char *nom = jstr(st, "nominatedNodeName");
-    const cJSON *conds = st ? GET(st, "conditions") : NULL;
+    const char *nom = nw_json_str(st, "nominatedNodeName");
+    const cJSON *conds = st ? nw_json_get(st, "conditions") : NULL;
     cJSON_ArrayForEach(it, conds)
     {
-        const char *t = jstr(it, "type"), *sv = jstr(it, "status"), *r = jstr(it, "reason");
+        const char *t = nw_json_str(it, "type"), *sv = nw_json_str(it, "status"), *r = nw_json_str(it, "reason");
         if (t && strcmp(t, "PodScheduled") == 0 && sv && strcmp(sv, "False") == 0 && r &&
             strcmp(r, "Unschedulable") == 0)
             p.unschedulable_cond = true;
@@ -941,8 +935,8 @@ static nw_rc_t node_common(nw_sched_snap_t *s, const cJSON *obj, bool claim, nw_
 {
     if (!cJSON_IsObject(obj))
         return nw_err_set(err, NW_EINVAL, "", "must be an object");
-    const cJSON *md = GET(obj, "metadata"), *spec = GET(obj, "spec"), *st = GET(obj, "status");
-    const char *name = jstr(md, "name");
+    const cJSON *md = nw_json_get(obj, "metadata"), *spec = nw_json_get(obj, "spec"), *st = nw_json_get(obj, "status");
+    const char *name = nw_json_str(md, "name");
     if (!name)
         return nw_err_set(err, NW_EINVAL, "metadata.name", "Required value");
     nw_snode_t n = {.claim = claim};
@@ -955,31 +949,31 @@ static nw_rc_t node_common(nw_sched_snap_t *s, const cJSON *obj, bool claim, nw_
         rc = nw_err_set(err, NW_ENOMEM, "", "out of memory");
         goto fail;
     }
-    if ((rc = nw_labels_parse(GET(md, "labels"), "metadata.labels", &n.labels, err)) != NW_OK)
+    if ((rc = nw_labels_parse(nw_json_get(md, "labels"), "metadata.labels", &n.labels, err)) != NW_OK)
         goto fail;
     if ((rc = nw_reqs_from_labels(&n.labels, &n.reqs)) != NW_OK)
         goto fail;
     if (claim && spec) {
         nw_reqs_t r;
-        if ((rc = nw_reqs_parse_list(GET(spec, "requirements"), "spec.requirements",
+        if ((rc = nw_reqs_parse_list(nw_json_get(spec, "requirements"), "spec.requirements",
                                      NW_REQS_PARSE_KARPENTER, &r, err)) != NW_OK)
             goto fail;
         rc = nw_reqs_add_all(&n.reqs, &r);
         nw_reqs_cleanup(&r);
         if (rc != NW_OK)
             goto fail;
-        if ((rc = nw_taints_parse(GET(spec, "startupTaints"), "spec.startupTaints",
+        if ((rc = nw_taints_parse(nw_json_get(spec, "startupTaints"), "spec.startupTaints",
                                   &n.startup_taints, err)) != NW_OK)
             goto fail;
     }
     nw_taints_cleanup(&n.taints);
-    if ((rc = nw_taints_parse(spec ? GET(spec, "taints") : NULL, "spec.taints", &n.taints,
+    if ((rc = nw_taints_parse(spec ? nw_json_get(spec, "taints") : NULL, "spec.taints", &n.taints,
                               err)) != NW_OK)
         goto fail;
-    if ((rc = parse_res(s, st ? GET(st, "allocatable") : NULL, "status.allocatable",
+    if ((rc = parse_res(s, st ? nw_json_get(st, "allocatable") : NULL, "status.allocatable",
                         &n.allocatable, NULL, err)) != NW_OK)
         goto fail;
-    if ((rc = parse_res(s, st ? GET(st, "capacity") : NULL, "status.capacity", &n.capacity, NULL,
+    if ((rc = parse_res(s, st ? nw_json_get(st, "capacity") : NULL, "status.capacity", &n.capacity, NULL,
                         err)) != NW_OK)
         goto fail;
     const char *pool = nw_labels_get(&n.labels, NW_LABEL_NODEPOOL);
@@ -993,10 +987,10 @@ static nw_rc_t node_common(nw_sched_snap_t *s, const cJSON *obj, bool claim, nw_
     n.initialized = pool == NULL || (init && strcmp(init, "true") == 0);
     if (claim)
         n.initialized = false;
-    n.deleting = GET(md, "deletionTimestamp") && !cJSON_IsNull(GET(md, "deletionTimestamp"));
+    n.deleting = nw_json_get(md, "deletionTimestamp") && !cJSON_IsNull(nw_json_get(md, "deletionTimestamp"));
     if (claim) {
         /* a claim whose node registered is represented by its Node */
-        const char *nn = jstr(st, "nodeName");
+        const char *nn = nw_json_str(st, "nodeName");
         for (size_t i = 0; nn && i < s->nnodes; i++)
             if (!s->nodes[i].claim && strcmp(s->nodes[i].name, nn) == 0)
                 goto skip;
@@ -1040,16 +1034,16 @@ nw_rc_t nw_sched_snap_add_pool_json(nw_sched_snap_t *s, const cJSON *np, nw_err_
 {
     if (!cJSON_IsObject(np))
         return nw_err_set(err, NW_EINVAL, "", "NodePool must be an object");
-    const cJSON *md = GET(np, "metadata"), *spec = GET(np, "spec");
-    const char *name = jstr(md, "name");
+    const cJSON *md = nw_json_get(np, "metadata"), *spec = nw_json_get(np, "spec");
+    const char *name = nw_json_str(md, "name");
     if (!name)
         return nw_err_set(err, NW_EINVAL, "metadata.name", "Required value");
     for (size_t i = 0; i < s->npools; i++)
         if (strcmp(s->pools[i].name, name) == 0)
             return nw_err_set(err, NW_EINVAL, "metadata.name", "duplicate NodePool \"%s\"", name);
-    const cJSON *tmpl = spec ? GET(spec, "template") : NULL;
-    const cJSON *tmd = tmpl ? GET(tmpl, "metadata") : NULL;
-    const cJSON *tsp = tmpl ? GET(tmpl, "spec") : NULL;
+    const cJSON *tmpl = spec ? nw_json_get(spec, "template") : NULL;
+    const cJSON *tmd = tmpl ? nw_json_get(tmpl, "metadata") : NULL;
+    const cJSON *tsp = tmpl ? nw_json_get(tmpl, "spec") : NULL;
     nw_spool_t p = {0};
     nw_reqs_init(&p.reqs);
     nw_labels_init(&p.labels);
@@ -1057,19 +1051,19 @@ nw_rc_t nw_sched_snap_add_pool_json(nw_sched_snap_t *s, const cJSON *np, nw_err_
     nw_taints_init(&p.startup_taints);
     nw_rc_t rc;
     p.name = strdup(name);
-    const cJSON *ref = tsp ? GET(tsp, "nodeClassRef") : NULL;
-    p.nodeclass = dupstr(jstr(ref, "name") ? jstr(ref, "name") : "");
+    const cJSON *ref = tsp ? nw_json_get(tsp, "nodeClassRef") : NULL;
+    p.nodeclass = dupstr(nw_json_str(ref, "name") ? nw_json_str(ref, "name") : "");
     if (!p.name || !p.nodeclass) {
         rc = nw_err_set(err, NW_ENOMEM, "", "out of memory");
         goto fail;
     }
-    const cJSON *w = spec ? GET(spec, "weight") : NULL;
+    const cJSON *w = spec ? nw_json_get(spec, "weight") : NULL;
     p.weight = cJSON_IsNumber(w) ? w->valueint : 0;
-    if ((rc = nw_reqs_parse_list(tsp ? GET(tsp, "requirements") : NULL,
+    if ((rc = nw_reqs_parse_list(tsp ? nw_json_get(tsp, "requirements") : NULL,
                                  "spec.template.spec.requirements", NW_REQS_PARSE_KARPENTER,
                                  &p.reqs, err)) != NW_OK)
         goto fail;
-    if ((rc = nw_labels_parse(tmd ? GET(tmd, "labels") : NULL, "spec.template.metadata.labels",
+    if ((rc = nw_labels_parse(tmd ? nw_json_get(tmd, "labels") : NULL, "spec.template.metadata.labels",
                               &p.labels, err)) != NW_OK)
         goto fail;
     for (size_t i = 0; i < p.labels.n; i++) {
@@ -1083,16 +1077,16 @@ nw_rc_t nw_sched_snap_add_pool_json(nw_sched_snap_t *s, const cJSON *np, nw_err_
     for (size_t i = 0; i < p.reqs.n; i++)
         if (p.reqs.v[i].min_values > 0)
             p.has_min_values = true;
-    if ((rc = nw_taints_parse(tsp ? GET(tsp, "taints") : NULL, "spec.template.spec.taints",
+    if ((rc = nw_taints_parse(tsp ? nw_json_get(tsp, "taints") : NULL, "spec.template.spec.taints",
                               &p.taints, err)) != NW_OK)
         goto fail;
-    if ((rc = nw_taints_parse(tsp ? GET(tsp, "startupTaints") : NULL,
+    if ((rc = nw_taints_parse(tsp ? nw_json_get(tsp, "startupTaints") : NULL,
                               "spec.template.spec.startupTaints", &p.startup_taints, err)) != NW_OK)
         goto fail;
-    const cJSON *lim = spec ? GET(spec, "limits") : NULL;
+    const cJSON *lim = spec ? nw_json_get(spec, "limits") : NULL;
     if ((rc = parse_res(s, lim, "spec.limits", &p.limits, p.has_limits, err)) != NW_OK)
         goto fail;
-    const cJSON *nl = lim ? GET(lim, "nodes") : NULL;
+    const cJSON *nl = lim ? nw_json_get(lim, "nodes") : NULL;
     if (nl) {
         int slot = res_slot_find(s, "nodes");
         p.has_node_limit = true;
@@ -1100,7 +1094,7 @@ nw_rc_t nw_sched_snap_add_pool_json(nw_sched_snap_t *s, const cJSON *np, nw_err_
         if (slot >= 0)
             p.has_limits[slot] = false;
     }
-    p.deleting = GET(md, "deletionTimestamp") && !cJSON_IsNull(GET(md, "deletionTimestamp"));
+    p.deleting = nw_json_get(md, "deletionTimestamp") && !cJSON_IsNull(nw_json_get(md, "deletionTimestamp"));
     nw_spool_t *n = grow(s->pools, &s->cpools, s->npools, sizeof *n);
     if (!n) {
         rc = nw_err_set(err, NW_ENOMEM, "", "out of memory");
@@ -1120,10 +1114,10 @@ nw_rc_t nw_sched_snap_add_daemonset_json(nw_sched_snap_t *s, const cJSON *ds, nw
 {
     if (!cJSON_IsObject(ds))
         return nw_err_set(err, NW_EINVAL, "", "DaemonSet must be an object");
-    const cJSON *md = GET(ds, "metadata"), *spec = GET(ds, "spec");
-    const cJSON *tmpl = spec ? GET(spec, "template") : NULL;
-    const cJSON *ps = tmpl ? GET(tmpl, "spec") : NULL;
-    const char *name = jstr(md, "name");
+    const cJSON *md = nw_json_get(ds, "metadata"), *spec = nw_json_get(ds, "spec");
+    const cJSON *tmpl = spec ? nw_json_get(spec, "template") : NULL;
+    const cJSON *ps = tmpl ? nw_json_get(tmpl, "spec") : NULL;
+    const char *name = nw_json_str(md, "name");
     if (!name)
         return nw_err_set(err, NW_EINVAL, "metadata.name", "Required value");
     if (!cJSON_IsObject(ps))
@@ -1133,7 +1127,7 @@ nw_rc_t nw_sched_snap_add_daemonset_json(nw_sched_snap_t *s, const cJSON *ds, nw
     nw_reqs_init(&d.selector);
     nw_tolerations_init(&d.tols);
     nw_rc_t rc;
-    d.ns = strdup(jstr(md, "namespace") ? jstr(md, "namespace") : "default");
+    d.ns = strdup(nw_json_str(md, "namespace") ? nw_json_str(md, "namespace") : "default");
     d.name = strdup(name);
     if (!d.ns || !d.name) {
         rc = nw_err_set(err, NW_ENOMEM, "", "out of memory");
@@ -1141,14 +1135,14 @@ nw_rc_t nw_sched_snap_add_daemonset_json(nw_sched_snap_t *s, const cJSON *ds, nw
     }
     if ((rc = nw_sched_pod_requests(s, ps, "spec.template.spec", &d.req, err)) != NW_OK)
         goto fail;
-    if ((rc = nw_reqs_parse_node_selector(GET(ps, "nodeSelector"),
+    if ((rc = nw_reqs_parse_node_selector(nw_json_get(ps, "nodeSelector"),
                                           "spec.template.spec.nodeSelector", &d.selector, err)) !=
         NW_OK)
         goto fail;
-    const cJSON *aff = GET(ps, "affinity");
-    const cJSON *na = aff ? GET(aff, "nodeAffinity") : NULL;
-    const cJSON *req = na ? GET(na, "requiredDuringSchedulingIgnoredDuringExecution") : NULL;
-    if (req && (rc = nw_reqs_parse_terms(GET(req, "nodeSelectorTerms"),
+    const cJSON *aff = nw_json_get(ps, "affinity");
+    const cJSON *na = aff ? nw_json_get(aff, "nodeAffinity") : NULL;
+    const cJSON *req = na ? nw_json_get(na, "requiredDuringSchedulingIgnoredDuringExecution") : NULL;
+    if (req && (rc = nw_reqs_parse_terms(nw_json_get(req, "nodeSelectorTerms"),
                                          "spec.template.spec.affinity.nodeAffinity."
                                          "requiredDuringSchedulingIgnoredDuringExecution."
                                          "nodeSelectorTerms",
@@ -1156,7 +1150,7 @@ nw_rc_t nw_sched_snap_add_daemonset_json(nw_sched_snap_t *s, const cJSON *ds, nw
         goto fail;
     if ((rc = nw_reqs_parse_pod_spec(ps, "spec.template.spec", 0, &d.strict, err)) != NW_OK)
         goto fail;
-    if ((rc = nw_tolerations_parse(GET(ps, "tolerations"), "spec.template.spec.tolerations",
+    if ((rc = nw_tolerations_parse(nw_json_get(ps, "tolerations"), "spec.template.spec.tolerations",
                                    &d.tols, err)) != NW_OK)
         goto fail;
     nw_sds_t *n = grow(s->dss, &s->cdss, s->ndss, sizeof *n);
