@@ -138,8 +138,10 @@ size_t nw_gpu_pool_problems(const nw_gpu_policy_t *p, const cJSON *nodepool, boo
 
 /** Does this userData (plain text as in EC2NodeClass spec.userData: a shell script,
  * MIME multipart, or kubeadm/kubelet configuration YAML) make the kubelet register
- * with the GPU taint? Looks at every --register-with-taints flag value and at
- * registerWithTaints entries of a KubeletConfiguration/JoinConfiguration. */
+ * with the GPU taint? Looks at every --register-with-taints flag value, and reads as
+ * YAML (common/yaml.h) the userData itself, its shell here-documents and its MIME parts
+ * for the registerWithTaints list of a KubeletConfiguration or the
+ * nodeRegistration.taints of a kubeadm JoinConfiguration/InitConfiguration. */
 bool nw_gpu_userdata_registers_taint(const nw_gpu_policy_t *p, const char *userdata);
 
 /** Cross-object check: a GPU NodePool whose EC2NodeClass userData registers the

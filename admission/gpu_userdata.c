@@ -9,6 +9,7 @@
 
 #include "admission/gpu_int.h"
 #include "common/json.h"
+#include "common/yaml.h"
 
 /* ---- cross-object: the EC2NodeClass userData of a GPU pool ---------------------- */
 
@@ -39,32 +40,141 @@ static bool taint_list_has(const nw_gpu_policy_t *p, const char *s, size_t n)
     return false;
 }
 
-/* value of "key: value" on a YAML line (after optional "- "), or NULL */
-static const char *yaml_field(const char *line, const char *eol, const char *key, size_t *vlen)
+/* ---- the YAML side: KubeletConfiguration registerWithTaints, kubeadm
+ * nodeRegistration.taints, read with common/yaml.h (libyaml) ---------------------------- */
+
+/* A scalar as text for comparison ("true" for a YAML boolean true); NULL if absent. */
+static const char *scalar_text(const cJSON *v, char *buf, size_t n)
 {
-    const char *q = line;
-    while (q < eol && (*q == ' ' || *q == '\t'))
-        q++;
-    if (q + 1 < eol && q[0] == '-' && q[1] == ' ')
-        q += 2;
-    while (q < eol && *q == ' ')
-        q++;
-    size_t kl = strlen(key);
-    if ((size_t)(eol - q) <= kl || memcmp(q, key, kl) != 0 || q[kl] != ':')
-        return NULL;
-    q += kl + 1;
-    while (q < eol && (*q == ' ' || *q == '"' || *q == '\''))
-        q++;
-    const char *e = eol;
-    while (e > q && (e[-1] == ' ' || e[-1] == '"' || e[-1] == '\'' || e[-1] == '\r'))
-        e--;
-    *vlen = (size_t)(e - q);
-    return q;
+    if (cJSON_IsString(v))
+        return v->valuestring;
+    if (cJSON_IsBool(v))
+        return cJSON_IsTrue(v) ? "true" : "false";
+    if (cJSON_IsNumber(v)) {
+        snprintf(buf, n, "%g", v->valuedouble);
+        return buf;
+    }
+    return NULL;
 }
 
-static bool field_is(const char *v, size_t n, const char *want)
+/* Is one taint object {key, value, effect} the policy's taint? */
+static bool taint_obj_is(const nw_gpu_policy_t *p, const cJSON *t)
 {
-    return v && n == strlen(want) && memcmp(v, want, n) == 0;
+    char kb[32], vb[32], eb[32];
+    const char *k = scalar_text(nw_json_get(t, "key"), kb, sizeof kb);
+    const char *v = scalar_text(nw_json_get(t, "value"), vb, sizeof vb);
+    const char *e = scalar_text(nw_json_get(t, "effect"), eb, sizeof eb);
+    return k && e && strcmp(k, p->taint_key) == 0 && strcmp(v ? v : "", p->taint_value) == 0 &&
+           strcmp(e, nw_taint_effect_str(p->taint_effect)) == 0;
+}
+
+/* Anywhere in the document: a `registerWithTaints` (KubeletConfiguration) or `taints`
+ * (kubeadm nodeRegistration) list holding the policy's taint. */
+static bool doc_registers_taint(const nw_gpu_policy_t *p, const cJSON *j, int depth)
+{
+    if (!j || depth > 32)
+        return false;
+    for (const cJSON *c = j->child; c; c = c->next) {
+        if (cJSON_IsObject(j) && c->string && cJSON_IsArray(c) &&
+            (strcmp(c->string, "registerWithTaints") == 0 || strcmp(c->string, "taints") == 0)) {
+            for (const cJSON *t = c->child; t; t = t->next)
+                if (cJSON_IsObject(t) && taint_obj_is(p, t))
+                    return true;
+        }
+        if ((cJSON_IsObject(c) || cJSON_IsArray(c)) && doc_registers_taint(p, c, depth + 1))
+            return true;
+    }
+    return false;
+}
+
+/* Parse text[0..len) as a YAML stream; does any document register the taint? Text that
+ * is not YAML (a shell script) is simply no match. */
+static bool yaml_registers_taint(const nw_gpu_policy_t *p, const char *text, size_t len)
+{
+    cJSON **docs = NULL;
+    size_t nd = 0;
+    if (len == 0 || nw_yaml_load_docs(text, len, &docs, &nd, NULL) != NW_OK)
+        return false;
+    bool found = false;
+    for (size_t i = 0; i < nd && !found; i++)
+        found = doc_registers_taint(p, docs[i], 0);
+    nw_yaml_docs_free(docs, nd);
+    return found;
+}
+
+/* The end of the line at s (its '\n' or the terminating NUL). */
+static const char *eol_of(const char *s)
+{
+    const char *e = strchr(s, '\n');
+    return e ? e : s + strlen(s);
+}
+
+/* Shell here-documents (`cat > f <<EOF` ... `EOF`, also <<-, <<'EOF', <<"EOF"): is the
+ * taint registered by the YAML of one of their bodies? */
+static bool heredocs_register_taint(const nw_gpu_policy_t *p, const char *ud)
+{
+    for (const char *h = strstr(ud, "<<"); h; h = strstr(h + 2, "<<")) {
+        const char *q = h + 2;
+        if (*q == '<')
+            continue; /* <<< here-string */
+        if (*q == '-')
+            q++;
+        while (*q == ' ')
+            q++;
+        char quote = (*q == '\'' || *q == '"') ? *q++ : 0;
+        size_t wl = strspn(q, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_");
+        if (wl == 0 || wl > 64 || (quote && q[wl] != quote))
+            continue;
+        const char *body = eol_of(q);
+        if (!*body)
+            continue;
+        body++;
+        const char *end = body;
+        while (*end) {
+            const char *e = eol_of(end);
+            const char *t = end;
+            while (t < e && (*t == ' ' || *t == '\t'))
+                t++;
+            size_t n = (size_t)(e - t);
+            if (n && t[n - 1] == '\r')
+                n--;
+            if (n == wl && memcmp(t, q, wl) == 0)
+                break;
+            end = *e ? e + 1 : e;
+        }
+        if (yaml_registers_taint(p, body, (size_t)(end - body)))
+            return true;
+    }
+    return false;
+}
+
+/* MIME multipart (`--BOUNDARY` lines): is the taint registered by the YAML body of a part
+ * (after its headers' blank line)? */
+static bool mime_parts_register_taint(const nw_gpu_policy_t *p, const char *ud)
+{
+    const char *line = ud;
+    const char *part = NULL;
+    while (*line) {
+        const char *e = eol_of(line);
+        bool boundary = e - line >= 2 && line[0] == '-' && line[1] == '-';
+        if (boundary) {
+            if (part && yaml_registers_taint(p, part, (size_t)(line - part)))
+                return true;
+            part = NULL;
+            /* the part's headers end at the first blank line */
+            const char *h = *e ? e + 1 : e;
+            while (*h) {
+                const char *he = eol_of(h);
+                if (he == h || (he - h == 1 && *h == '\r')) {
+                    part = *he ? he + 1 : he;
+                    break;
+                }
+                h = *he ? he + 1 : he;
+            }
+        }
+        line = *e ? e + 1 : e;
+    }
+    return part && yaml_registers_taint(p, part, strlen(part));
 }
 
 bool nw_gpu_userdata_registers_taint(const nw_gpu_policy_t *p, const char *ud)
@@ -81,58 +191,10 @@ bool nw_gpu_userdata_registers_taint(const nw_gpu_policy_t *p, const char *ud)
         if (taint_list_has(p, v, n))
             return true;
     }
-    /* 2. KubeletConfiguration registerWithTaints: or kubeadm nodeRegistration taints:
-     *    entries (YAML), as "- key: gpu" / "value: ..." / "effect: ..." items */
-    static const char *const blocks[] = {"registerWithTaints:", "taints:"};
-    for (size_t b = 0; b < 2; b++)
-    for (const char *rw = strstr(ud, blocks[b]); rw; rw = strstr(rw + 1, blocks[b])) {
-        const char *line = strchr(rw, '\n');
-        const char *k = NULL, *v = NULL, *e = NULL;
-        size_t kl = 0, vl = 0, el = 0;
-        while (line && line[1]) {
-            line++;
-            const char *eol = strchr(line, '\n');
-            if (!eol)
-                eol = line + strlen(line);
-            const char *first = line;
-            while (first < eol && (*first == ' ' || *first == '\t'))
-                first++;
-            if (first == eol) {
-                line = *eol ? eol : NULL;
-                continue;
-            }
-            bool item = first + 1 < eol && first[0] == '-' && first[1] == ' ';
-            size_t n;
-            const char *x;
-            if (item) {
-                /* a new item: judge the previous one */
-                if (field_is(k, kl, p->taint_key) && field_is(v ? v : "", vl, p->taint_value) &&
-                    field_is(e, el, nw_taint_effect_str(p->taint_effect)))
-                    return true;
-                k = v = e = NULL;
-                kl = vl = el = 0;
-            }
-            if ((x = yaml_field(line, eol, "key", &n))) {
-                k = x;
-                kl = n;
-            } else if ((x = yaml_field(line, eol, "value", &n))) {
-                v = x;
-                vl = n;
-            } else if ((x = yaml_field(line, eol, "effect", &n))) {
-                e = x;
-                el = n;
-            } else if (!item && first == line) {
-                break; /* back at the left margin: the list is over */
-            } else if (!item && !yaml_field(line, eol, "timeAdded", &n)) {
-                break;
-            }
-            line = *eol ? eol : NULL;
-        }
-        if (field_is(k, kl, p->taint_key) && field_is(v ? v : "", vl, p->taint_value) &&
-            field_is(e, el, nw_taint_effect_str(p->taint_effect)))
-            return true;
-    }
-    return false;
+    /* 2. YAML: the userData itself (a KubeletConfiguration or cloud-config), the bodies
+     *    of its here-documents and of its MIME parts */
+    return yaml_registers_taint(p, ud, strlen(ud)) || heredocs_register_taint(p, ud) ||
+           mime_parts_register_taint(p, ud);
 }
 
 nw_rc_t nw_gpu_pool_crosscheck(const nw_gpu_policy_t *p, const cJSON *np, const cJSON *nc,
