@@ -320,7 +320,8 @@ nw_rc_t nw_gpu_pool_patch(const nw_gpu_policy_t *p, const cJSON *np, nw_jsonpatc
             if (cJSON_IsArray(nw_json_get(tspec, "taints")))
                 rc = nw_gpu_patch_add_owned(patch, "/spec/template/spec/taints/-", t);
             else
-                rc = nw_gpu_patch_add_owned(patch, "/spec/template/spec/taints", nw_gpu_wrap_array(t));
+                rc = nw_gpu_patch_add_owned(patch, "/spec/template/spec/taints",
+                                            nw_gpu_wrap_array(t));
             if (rc != NW_OK)
                 return rc;
         }
@@ -341,7 +342,8 @@ nw_rc_t nw_gpu_pool_patch(const nw_gpu_policy_t *p, const cJSON *np, nw_jsonpatc
                 if (cJSON_IsObject(meta))
                     rc = nw_gpu_patch_add_owned(patch, "/spec/template/metadata/labels", m);
                 else
-                    rc = nw_gpu_patch_add_owned(patch, "/spec/template/metadata", nw_gpu_wrap("labels", m));
+                    rc = nw_gpu_patch_add_owned(patch, "/spec/template/metadata",
+                                                nw_gpu_wrap("labels", m));
             }
         }
         return rc;
