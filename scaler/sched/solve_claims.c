@@ -1,0 +1,472 @@
+/* scaler/sched/solve_claims.c — the provisioning simulation (scaler/sched/solve.c): placing one pod: existing capacity, open claims, a new claim;
+ * the reason per pool when nothing fits. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/wellknown.h"
+#include "scaler/sched/solve_int.h"
+
+/* ---- claims ------------------------------------------------------------------------ */
+
+void nw_sv_claim_stats(ctx_t *c, claim_t *cl, const pctx_t *pc)
+{
+    for (int k = 0; k < 3; k++)
+        cl->maxfree[k] = INT64_MIN;
+    memset(&cl->reserved, 0, sizeof cl->reserved);
+    cl->minprice = 1e300;
+    FOR_BITS(cl->bits, c->nw, t)
+    {
+        if (pc->price[t] < cl->minprice)
+            cl->minprice = pc->price[t];
+        for (int k = 0; k < 3; k++) {
+            int64_t f = pc->avail[t].v[k] - cl->used.v[k];
+            if (f > cl->maxfree[k])
+                cl->maxfree[k] = f;
+        }
+        const nw_sched_res_t *cap = &c->s->itypes[t].t.capacity;
+        for (int k = 0; k < c->nres; k++)
+            if (pc->p->has_limits[k] && cap->v[k] > cl->reserved.v[k])
+                cl->reserved.v[k] = cap->v[k];
+    }
+}
+
+/* narrow `out` (a copy of `in`) to types that hold `need` */
+bool nw_sv_filter_fit(const ctx_t *c, const pctx_t *pc, const word_t *in, word_t *out,
+                       const nw_sched_res_t *need)
+{
+    bool any = false;
+    for (int w = 0; w < c->nw; w++) {
+        word_t keep = 0;
+        for (word_t x = in[w]; x; x &= x - 1) {
+            int t = w * 64 + __builtin_ctzll(x);
+            if (fits(need, &pc->avail[t], c->nres))
+                keep |= 1ULL << (t & 63);
+        }
+        out[w] = keep;
+        any |= keep != 0;
+    }
+    return any;
+}
+
+static double bits_minprice(const ctx_t *c, const pctx_t *pc, const word_t *b)
+{
+    double m = 1e300;
+    FOR_BITS(b, c->nw, t)
+    {
+        if (pc->price[t] < m)
+            m = pc->price[t];
+    }
+    return m;
+}
+
+static bool min_values_ok(const ctx_t *c, const nw_reqs_t *r, const word_t *bits)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        const nw_req_t *q = &r->v[i];
+        if (q->min_values <= 0)
+            continue;
+        const char *seen[256];
+        int n = 0;
+        FOR_BITS(bits, c->nw, t)
+        {
+            const char *v = nw_labels_get(&c->s->itypes[t].t.labels, q->key);
+            if (!v || !nw_req_has(q, v))
+                continue;
+            bool dup = false;
+            for (int k = 0; k < n && !dup; k++)
+                dup = strcmp(seen[k], v) == 0;
+            if (!dup && n < 256)
+                seen[n++] = v;
+        }
+        if (n < q->min_values)
+            return false;
+    }
+    return true;
+}
+
+static bool tolerates(const ctx_t *c, int pod, const nw_taints_t *taints, bool ignore_ephemeral,
+                      const nw_taints_t *startup, const nw_taint_t **bad)
+{
+    const nw_pclass_t *cl = &c->s->classes[c->s->pods[pod].cls];
+    for (size_t i = 0; i < taints->n; i++) {
+        const nw_taint_t *t = &taints->v[i];
+        if (c->ps[pod].tol_prefer && t->effect == NW_TAINT_PREFER_NO_SCHEDULE)
+            continue;
+        if (ignore_ephemeral && nw_taint_is_known_ephemeral(t))
+            continue;
+        bool is_startup = false;
+        for (size_t k = 0; startup && k < startup->n && !is_startup; k++)
+            is_startup = strcmp(startup->v[k].key, t->key) == 0 &&
+                         startup->v[k].effect == t->effect;
+        if (is_startup)
+            continue;
+        if (!nw_tolerations_tolerate(&cl->tols, t)) {
+            if (bad)
+                *bad = t;
+            return false;
+        }
+    }
+    return true;
+}
+
+nw_rc_t nw_sv_claim_add_pod(claim_t *cl, int pod)
+{
+    if (cl->npods == cl->cpods) {
+        int n = cl->cpods ? cl->cpods * 2 : 8;
+        int *p = realloc(cl->pods, (size_t)n * sizeof(int));
+        if (!p)
+            return NW_ENOMEM;
+        cl->pods = p;
+        cl->cpods = n;
+    }
+    cl->pods[cl->npods++] = pod;
+    return NW_OK;
+}
+
+static nw_rc_t pin_zone(ctx_t *c, claim_t *cl, uint64_t m)
+{
+    if (m == cl->zmask)
+        return NW_OK;
+    const char *vals[MAX_ZONES];
+    size_t n = 0;
+    for (int z = 0; z < c->nz; z++)
+        if (m >> z & 1)
+            vals[n++] = c->zones[z];
+    cl->zmask = m;
+    return nw_reqs_add(&cl->reqs, NW_LABEL_ZONE, NW_REQ_IN, vals, n, 0, NULL);
+}
+
+int nw_sv_single_zone(uint64_t m)
+{
+    return (m && !(m & (m - 1))) ? __builtin_ctzll(m) : -1;
+}
+
+/* claims stay ordered by (pod count, creation) ascending */
+static void corder_bump(ctx_t *c, int pos)
+{
+    while (pos + 1 < c->nclaims) {
+        claim_t *a = &c->claims[c->corder[pos]], *b = &c->claims[c->corder[pos + 1]];
+        if (a->npods < b->npods || (a->npods == b->npods && a->idx < b->idx))
+            break;
+        int t = c->corder[pos];
+        c->corder[pos] = c->corder[pos + 1];
+        c->corder[pos + 1] = t;
+        pos++;
+    }
+}
+
+int nw_sv_try_claims(ctx_t *c, int pod, variant_t *v, nw_rc_t *rc)
+{
+    const nw_spod_t *p = &c->s->pods[pod];
+    const nw_pclass_t *cls = &c->s->classes[p->cls];
+    double *alone = c->alone;
+    for (size_t i = 0; i < c->s->npools; i++)
+        alone[i] = -1;
+    for (int oi = 0; oi < c->nclaims; oi++) {
+        claim_t *cl = &c->claims[c->corder[oi]];
+        if (p->req.v[0] > cl->maxfree[0] || p->req.v[1] > cl->maxfree[1] ||
+            p->req.v[2] > cl->maxfree[2])
+            continue;
+        const pctx_t *pc = NULL;
+        for (int i = 0; i < c->npools; i++)
+            if (c->pools[i].idx == cl->pool)
+                pc = &c->pools[i];
+        if (nw_sv_variant_pool(c, v, cls, pc) != 1)
+            continue;
+        if (!tolerates(c, pod, &pc->p->taints, false, NULL, NULL))
+            continue;
+        if (v->reqs.n && !nw_reqs_compatible(&cl->reqs, &v->reqs, FLAG_ALLOW, NULL))
+            continue;
+        bool host_ok, pinned;
+        uint64_t zm = nw_sv_topo_allowed(c, pod, c->nen + cl->idx, cl->zmask & v->zmask[pc->idx],
+                                   v->zmask[pc->idx], &host_ok, &pinned, NULL);
+        if (!host_ok || (pinned && !zm))
+            continue;
+        word_t *nb = c->scratch;
+        const word_t *vb = &v->bits[(size_t)pc->idx * (size_t)c->nw];
+        for (int w = 0; w < c->nw; w++)
+            nb[w] = cl->bits[w] & vb[w];
+        uint64_t newz = pinned ? zm : cl->zmask & v->zmask[pc->idx];
+        if (newz != cl->zmask) {
+            int z = nw_sv_single_zone(newz);
+            if (z >= 0)
+                for (int w = 0; w < c->nw; w++)
+                    nb[w] &= pc->zbits[z][w];
+        }
+        nw_sched_res_t need = cl->used;
+        for (int k = 0; k < c->nres; k++)
+            need.v[k] += p->req.v[k];
+        if (!nw_sv_filter_fit(c, pc, nb, c->scratch2, &need))
+            continue;
+        if (pc->p->has_min_values && !min_values_ok(c, &cl->reqs, c->scratch2))
+            continue;
+        /* an accelerator pod joins only if that costs no more than a node of its own
+         * (the pool's types that hold it alone): keeps 1-GPU pods off 8-GPU machines,
+         * whose price is mostly GPUs the pods do not use. Other pods pack as Karpenter
+         * packs them (fewer, larger nodes). */
+        double grown = cls->wants_accel ? bits_minprice(c, pc, c->scratch2) : 0;
+        if (cls->wants_accel && grown > cl->minprice + 1e-9) {
+            if (alone[pc->idx] < 0) {
+                const word_t *vb0 = &v->bits[(size_t)pc->idx * (size_t)c->nw];
+                alone[pc->idx] = 1e300;
+                FOR_BITS(vb0, c->nw, t)
+                {
+                    if (pc->price[t] < alone[pc->idx] && fits(&p->req, &pc->avail[t], c->nres))
+                        alone[pc->idx] = pc->price[t];
+                }
+            }
+            if (grown - cl->minprice > alone[pc->idx] + 1e-9)
+                continue;
+        }
+        /* commit */
+        if (v->reqs.n && (*rc = nw_reqs_add_all(&cl->reqs, &v->reqs)) != NW_OK)
+            return -1;
+        if (newz != cl->zmask && (*rc = pin_zone(c, cl, newz)) != NW_OK)
+            return -1;
+        memcpy(cl->bits, c->scratch2, (size_t)c->nw * sizeof(word_t));
+        cl->used = need;
+        /* limits: the claim's reservation can only shrink */
+        pctx_t *pcm = (pctx_t *)pc;
+        nw_sched_res_t old = cl->reserved;
+        nw_sv_claim_stats(c, cl, pc);
+        for (int k = 0; k < c->nres; k++)
+            if (pc->p->has_limits[k])
+                pcm->remaining[k] += old.v[k] - cl->reserved.v[k];
+        if ((*rc = nw_sv_claim_add_pod(cl, pod)) != NW_OK)
+            return -1;
+        nw_sv_topo_record(c, pod, c->nen + cl->idx, nw_sv_single_zone(cl->zmask));
+        corder_bump(c, oi);
+        return 1;
+    }
+    return 0;
+}
+
+int nw_sv_try_existing(ctx_t *c, int pod, variant_t *v)
+{
+    const nw_spod_t *p = &c->s->pods[pod];
+    for (int i = 0; i < c->nen; i++) {
+        enode_t *e = &c->en[i];
+        if (!fits(&p->req, &e->free, c->nres))
+            continue;
+        const nw_snode_t *n = &c->s->nodes[e->snode];
+        if (!tolerates(c, pod, &n->taints, !n->initialized && n->pool, &n->startup_taints, NULL))
+            continue;
+        if (v->reqs.n && !nw_reqs_compatible(&n->reqs, &v->reqs, FLAG_ALLOW, NULL))
+            continue;
+        bool host_ok, pinned;
+        uint64_t zin = e->zone >= 0 ? 1ULL << e->zone : 0;
+        uint64_t zm = nw_sv_topo_allowed(c, pod, i, zin, zin ? zin : ~0ULL, &host_ok, &pinned, NULL);
+        if (!host_ok || (pinned && !zm))
+            continue;
+        for (int k = 0; k < c->nres; k++)
+            e->free.v[k] -= p->req.v[k];
+        nw_sv_topo_record(c, pod, i, e->zone);
+        return i;
+    }
+    return -1;
+}
+
+int nw_sv_try_new(ctx_t *c, int pod, variant_t *v, nw_rc_t *rc)
+{
+    const nw_spod_t *p = &c->s->pods[pod];
+    const nw_pclass_t *cls = &c->s->classes[p->cls];
+    for (int pi = 0; pi < c->npools; pi++) {
+        pctx_t *pc = &c->pools[pi];
+        if (pc->nodes_left <= 0)
+            continue;
+        if (!tolerates(c, pod, &pc->p->taints, false, NULL, NULL))
+            continue;
+        if (nw_sv_variant_pool(c, v, cls, pc) != 1)
+            continue;
+        bool host_ok, pinned;
+        uint64_t zm = nw_sv_topo_allowed(c, pod, -1, v->zmask[pc->idx], v->zmask[pc->idx], &host_ok,
+                                   &pinned, NULL);
+        if (!host_ok || !zm)
+            continue;
+        word_t *nb = c->scratch;
+        const word_t *vb = &v->bits[(size_t)pc->idx * (size_t)c->nw];
+        memcpy(nb, vb, (size_t)c->nw * sizeof(word_t));
+        int z = pinned ? nw_sv_single_zone(zm) : -1;
+        if (z >= 0)
+            for (int w = 0; w < c->nw; w++)
+                nb[w] &= pc->zbits[z][w];
+        /* types within the pool's remaining limits */
+        for (int w = 0; w < c->nw; w++)
+            for (word_t x = nb[w]; x; x &= x - 1) {
+                int t = w * 64 + __builtin_ctzll(x);
+                const nw_sched_res_t *cap = &c->s->itypes[t].t.capacity;
+                for (int k = 0; k < c->nres; k++)
+                    if (pc->p->has_limits[k] && cap->v[k] > pc->remaining[k]) {
+                        nb[w] &= ~(1ULL << (t & 63));
+                        break;
+                    }
+            }
+        if (!nw_sv_filter_fit(c, pc, nb, c->scratch2, &p->req))
+            continue;
+        if (pc->p->has_min_values && !min_values_ok(c, &v->merged[pc->idx], c->scratch2))
+            continue;
+        if (c->nclaims == c->cclaims) {
+            int n = c->cclaims ? c->cclaims * 2 : 16;
+            claim_t *nc = realloc(c->claims, (size_t)n * sizeof *nc);
+            int *no = realloc(c->corder, (size_t)n * sizeof(int));
+            if (nc)
+                c->claims = nc;
+            if (no)
+                c->corder = no;
+            if (!nc || !no) {
+                *rc = NW_ENOMEM;
+                return -1;
+            }
+            c->cclaims = n;
+        }
+        if ((*rc = nw_sv_host_grow(c, c->nen + c->nclaims + 1)) != NW_OK)
+            return -1;
+        claim_t *cl = &c->claims[c->nclaims];
+        memset(cl, 0, sizeof *cl);
+        cl->pool = pc->idx;
+        cl->idx = c->nclaims;
+        cl->bits = calloc((size_t)c->nw, sizeof(word_t));
+        if (!cl->bits || nw_reqs_copy(&cl->reqs, &v->merged[pc->idx]) != NW_OK) {
+            free(cl->bits);
+            nw_reqs_cleanup(&cl->reqs);
+            *rc = NW_ENOMEM;
+            return -1;
+        }
+        c->nclaims++;
+        memcpy(cl->bits, c->scratch2, (size_t)c->nw * sizeof(word_t));
+        cl->used = p->req;
+        cl->zmask = v->zmask[pc->idx];
+        if (pinned && (*rc = pin_zone(c, cl, zm)) != NW_OK)
+            return -1;
+        nw_sv_claim_stats(c, cl, pc);
+        for (int k = 0; k < c->nres; k++)
+            if (pc->p->has_limits[k])
+                pc->remaining[k] -= cl->reserved.v[k];
+        if (pc->p->has_node_limit)
+            pc->nodes_left--;
+        if ((*rc = nw_sv_claim_add_pod(cl, pod)) != NW_OK)
+            return -1;
+        /* insert keeping (count, creation) order: it has 1 pod and the newest index */
+        int pos = c->nclaims - 1;
+        c->corder[pos] = cl->idx;
+        while (pos > 0 && c->claims[c->corder[pos - 1]].npods > 1) {
+            c->corder[pos] = c->corder[pos - 1];
+            c->corder[pos - 1] = cl->idx;
+            pos--;
+        }
+        nw_sv_topo_record(c, pod, c->nen + cl->idx, nw_sv_single_zone(cl->zmask));
+        return 1;
+    }
+    return 0;
+}
+
+/* one relaxation step (§1.4); false when nothing is left */
+bool nw_sv_relax(ctx_t *c, int pod)
+{
+    const nw_spod_t *p = &c->s->pods[pod];
+    const nw_pclass_t *cl = &c->s->classes[p->cls];
+    pstate_t *st = &c->ps[pod];
+    if (cl->nterms > 1 && st->term + 1 < (int)cl->nterms) {
+        st->term++;
+        return true;
+    }
+    for (int kind = NW_TG_AFFINITY; kind <= NW_TG_ANTI; kind++) {
+        int best = -1;
+        for (int i = 0; i < p->ntcs; i++) {
+            const nw_tgroup_t *g = &c->s->groups[p->tcs[i].group];
+            if ((int)g->kind == kind && p->tcs[i].preferred && nw_sv_tc_active(c, pod, i) &&
+                (best < 0 || p->tcs[i].weight > p->tcs[best].weight))
+                best = i;
+        }
+        if (best >= 0) {
+            st->tc_off |= 1ULL << best;
+            return true;
+        }
+    }
+    if (st->pref < (int)cl->nprefs) {
+        st->pref++;
+        return true;
+    }
+    for (int i = 0; i < p->ntcs; i++)
+        if (c->s->groups[p->tcs[i].group].kind == NW_TG_SPREAD && p->tcs[i].preferred &&
+            nw_sv_tc_active(c, pod, i)) {
+            st->tc_off |= 1ULL << i;
+            return true;
+        }
+    if (!st->tol_prefer && c->any_prefer_taint) {
+        st->tol_prefer = true;
+        return true;
+    }
+    return false;
+}
+
+/* ---- reasons ------------------------------------------------------------------------ */
+
+static char *res_str(const nw_sched_snap_t *s, const nw_sched_res_t *r)
+{
+    cJSON *j = nw_sched_res_to_json(s, r);
+    char *out = j ? cJSON_PrintUnformatted(j) : NULL;
+    cJSON_Delete(j);
+    return out;
+}
+
+char *nw_sv_pool_reason(ctx_t *c, int pod, const pctx_t *pc)
+{
+    const nw_spod_t *p = &c->s->pods[pod];
+    const nw_pclass_t *cls = &c->s->classes[p->cls];
+    char buf[1600];
+    const nw_taint_t *bad = NULL;
+    if (!tolerates(c, pod, &pc->p->taints, false, NULL, &bad)) {
+        nw_taint_untolerated_msg(bad, buf, sizeof buf);
+        return strdup(buf);
+    }
+    variant_t *v = nw_sv_variant_get(c, pod);
+    if (!v)
+        return NULL;
+    if (nw_sv_variant_pool(c, v, cls, pc) != 1)
+        return strdup(v->reason[pc->idx]);
+    const word_t *vb = &v->bits[(size_t)pc->idx * (size_t)c->nw];
+    if (!nw_sv_filter_fit(c, pc, vb, c->scratch2, &p->req)) {
+        char *rs = res_str(c->s, &p->req);
+        char rq[900];
+        nw_reqs_format(&v->merged[pc->idx], rq, sizeof rq);
+        snprintf(buf, sizeof buf,
+                 "no instance type satisfied resources %s and requirements %s (daemonset overhead "
+                 "included)",
+                 rs ? rs : "{}", rq);
+        free(rs);
+        return strdup(buf);
+    }
+    if (pc->nodes_left <= 0) {
+        snprintf(buf, sizeof buf, "node limit reached for nodepool \"%s\"", pc->p->name);
+        return strdup(buf);
+    }
+    bool within = false;
+    FOR_BITS(c->scratch2, c->nw, t)
+    {
+        const nw_sched_res_t *cap = &c->s->itypes[t].t.capacity;
+        bool ok = true;
+        for (int k = 0; k < c->nres && ok; k++)
+            ok = !(pc->p->has_limits[k] && cap->v[k] > pc->remaining[k]);
+        within |= ok;
+    }
+    if (!within) {
+        snprintf(buf, sizeof buf, "all available instance types exceed limits for nodepool: \"%s\"",
+                 pc->p->name);
+        return strdup(buf);
+    }
+    if (pc->p->has_min_values && !min_values_ok(c, &v->merged[pc->idx], c->scratch2)) {
+        snprintf(buf, sizeof buf, "NodePool couldn't meet minValues");
+        return strdup(buf);
+    }
+    bool host_ok, pinned;
+    const char *why = NULL;
+    uint64_t zm = nw_sv_topo_allowed(c, pod, -1, v->zmask[pc->idx], v->zmask[pc->idx], &host_ok,
+                               &pinned, &why);
+    if (!host_ok || !zm) {
+        snprintf(buf, sizeof buf, "would violate %s", why ? why : "topology constraints");
+        return strdup(buf);
+    }
+    return strdup("could not be placed with the other pods of this batch");
+}

@@ -1,0 +1,201 @@
+/*
+ * scaler/sched/solve_int.h — what the files of the provisioning simulation share: its
+ * working state (ctx_t and friends), bit sets, and the functions one part calls in
+ * another. Only for scaler/sched/solve*.c: solve_prep.c (pools, nodes, topology
+ * groups, pod requirement variants), solve_topo.c (topology), solve_claims.c (placing
+ * a pod: existing capacity, open claims, new claims; reasons), solve_repack.c (the
+ * re-pack, opts.repack), solve.c (finalize and the loop).
+ */
+#ifndef NW_SCALER_SCHED_SOLVE_INT_H
+#define NW_SCALER_SCHED_SOLVE_INT_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "scaler/sched/snap.h"
+#include "api/wellknown.h"
+
+#define MAX_ZONES 64
+#define MAX_TCS 64
+#define FLAG_ALLOW NW_REQS_ALLOW_UNDEFINED_WELL_KNOWN
+
+typedef uint64_t word_t;
+
+typedef struct {
+    bool built;
+    nw_reqs_t reqs;  /* selector ∩ term ∩ preferred term */
+    int8_t *status;  /* per pool: 0 unknown, 1 ok, 2 incompatible, 3 no type */
+    char **reason;   /* per pool when status 2/3 */
+    nw_reqs_t *merged; /* per pool when status 1: pool ∩ pod */
+    word_t *bits;    /* per pool: nw words */
+    uint64_t *zmask; /* per pool: zones allowed by merged reqs */
+} variant_t;
+
+typedef struct {
+    variant_t *v; /* nterms' × (nprefs+1) */
+    int nv;
+} vcache_t;
+
+typedef struct {
+    int term, pref;        /* variant */
+    bool tol_prefer;       /* relaxation 6 */
+    uint64_t tc_off;       /* bit i: tcs[i] relaxed */
+    bool placed;
+    int *selgroups;        /* groups selecting this pod */
+    int nsel;
+    int last_len, epoch;
+} pstate_t;
+
+typedef struct {
+    int pool;
+    nw_reqs_t reqs;
+    word_t *bits;
+    nw_sched_res_t used;
+    int64_t maxfree[3];
+    double minprice; /* cheapest type still in bits */
+    nw_sched_res_t reserved; /* max capacity over bits (limits) */
+    uint64_t zmask;
+    int *pods;
+    int npods, cpods;
+    int idx; /* creation order */
+} claim_t;
+
+typedef struct {
+    const nw_spool_t *p;
+    int idx;
+    word_t *types;         /* compatible with pool reqs, some allowed offering */
+    nw_sched_res_t *avail; /* per type: allocatable − daemonset overhead */
+    nw_sched_res_t *ovh;
+    double *price;         /* per type: cheapest available offering the pool allows */
+    word_t **zbits;        /* per zone */
+    bool ct_allowed[3];    /* on-demand, spot, reserved */
+    int64_t remaining[NW_SCHED_NRES];
+    int64_t nodes_left;
+    bool has_prefer_taint;
+} pctx_t;
+
+typedef struct {
+    int snode;             /* snapshot node index */
+    nw_sched_res_t free;   /* allocatable − pods − daemonset overhead */
+    int zone;              /* -1 unknown */
+} enode_t;
+
+typedef struct {
+    const nw_sched_snap_t *s;
+    int nt, nw, nres, nz;
+    char *zones[MAX_ZONES];
+    pctx_t *pools; /* in weight order */
+    int npools;
+    vcache_t *vc;
+    pstate_t *ps;
+    enode_t *en;
+    int nen;
+    claim_t *claims;
+    int nclaims, cclaims;
+    int *corder;
+    /* topology, per group */
+    int **zcount, **zowners, **hcount, **howners;
+    int *gtotal;
+    int hcap;
+    word_t *scratch, *scratch2;
+    double *alone; /* per snapshot pool, scratch of nw_sv_try_claims */
+    bool any_prefer_taint;
+} ctx_t;
+
+static inline int ct_index(const char *ct)
+{
+    if (strcmp(ct, "on-demand") == 0)
+        return 0;
+    if (strcmp(ct, "spot") == 0)
+        return 1;
+    return 2;
+}
+
+static inline int zone_index(ctx_t *c, const char *z)
+{
+    for (int i = 0; i < c->nz; i++)
+        if (strcmp(c->zones[i], z) == 0)
+            return i;
+    if (c->nz >= MAX_ZONES)
+        return -1;
+    c->zones[c->nz] = (char *)z;
+    return c->nz++;
+}
+
+static inline int zone_find(const ctx_t *c, const char *z)
+{
+    for (int i = 0; i < c->nz; i++)
+        if (strcmp(c->zones[i], z) == 0)
+            return i;
+    return -1;
+}
+
+static inline uint64_t zmask_of(const ctx_t *c, const nw_reqs_t *r)
+{
+    const nw_req_t *q = nw_reqs_get(r, NW_LABEL_ZONE);
+    uint64_t m = 0;
+    for (int i = 0; i < c->nz; i++)
+        if (!q || nw_req_has(q, c->zones[i]))
+            m |= 1ULL << i;
+    return m;
+}
+
+static inline bool fits(const nw_sched_res_t *need, const nw_sched_res_t *have, int nres)
+{
+    for (int k = 0; k < nres; k++)
+        if (need->v[k] > have->v[k])
+            return false;
+    return true;
+}
+
+static inline bool bit_get(const word_t *b, int i)
+{
+    return (b[i >> 6] >> (i & 63)) & 1;
+}
+
+static inline bool bits_any(const word_t *b, int nw)
+{
+    for (int i = 0; i < nw; i++)
+        if (b[i])
+            return true;
+    return false;
+}
+
+#define FOR_BITS(b, nw, t)                                                                   \
+    for (int _w = 0; _w < (nw); _w++)                                                        \
+        for (word_t _x = (b)[_w]; _x; _x &= _x - 1)                                          \
+            for (int t = _w * 64 + __builtin_ctzll(_x), _once = 1; _once; _once = 0)
+
+/* solve_prep.c */
+nw_rc_t nw_sv_prep_pools(ctx_t *c);
+nw_rc_t nw_sv_prep_nodes(ctx_t *c);
+nw_rc_t nw_sv_host_grow(ctx_t *c, int need);
+void nw_sv_topo_record(ctx_t *c, int pod, int host, int zone);
+nw_rc_t nw_sv_prep_topology(ctx_t *c);
+variant_t *nw_sv_variant_get(ctx_t *c, int pod);
+int nw_sv_variant_pool(ctx_t *c, variant_t *v, const nw_pclass_t *cl, const pctx_t *pc);
+
+/* solve_topo.c */
+bool nw_sv_tc_active(const ctx_t *c, int pod, int i);
+uint64_t nw_sv_topo_allowed(const ctx_t *c, int pod, int host, uint64_t zin, uint64_t pod_zones,
+                             bool *host_ok, bool *zone_pinned, const char **why);
+
+/* solve_claims.c */
+void nw_sv_claim_stats(ctx_t *c, claim_t *cl, const pctx_t *pc);
+bool nw_sv_filter_fit(const ctx_t *c, const pctx_t *pc, const word_t *in, word_t *out,
+                       const nw_sched_res_t *need);
+nw_rc_t nw_sv_claim_add_pod(claim_t *cl, int pod);
+int nw_sv_single_zone(uint64_t m);
+int nw_sv_try_claims(ctx_t *c, int pod, variant_t *v, nw_rc_t *rc);
+int nw_sv_try_existing(ctx_t *c, int pod, variant_t *v);
+int nw_sv_try_new(ctx_t *c, int pod, variant_t *v, nw_rc_t *rc);
+bool nw_sv_relax(ctx_t *c, int pod);
+char *nw_sv_pool_reason(ctx_t *c, int pod, const pctx_t *pc);
+
+/* solve_repack.c */
+nw_rc_t nw_sv_rebalance(ctx_t *c);
+
+/* solve.c */
+nw_rc_t nw_sv_finalize(ctx_t *c, claim_t *cl, nw_sched_claim_t *out);
+
+#endif

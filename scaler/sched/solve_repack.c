@@ -1,0 +1,369 @@
+/* scaler/sched/solve_repack.c — the provisioning simulation (scaler/sched/solve.c): the re-pack of interchangeable claims (opts.repack). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/wellknown.h"
+#include "scaler/sched/solve_int.h"
+
+/* ---- nw_sv_rebalance: re-pack groups of interchangeable claims (opts.repack) ----------- */
+/*
+ * The placement above is Karpenter's: each claim takes pods until only the largest
+ * types still hold them, then launches the cheapest of those. With pods of one shape
+ * that ends on the biggest type whatever its balance (18 pods of 3.5 CPU / 28 Gi fill
+ * a 128-vCPU / 512-GiB type at half its CPU). Afterwards, claims that are
+ * interchangeable — same pool, same accumulated requirements, same zones, no
+ * hostname-level topology on or against their pods, no accelerator pods, a pool
+ * without limits or minValues — are pooled and re-packed (first-fit decreasing) onto
+ * the one type that costs least for them, each resulting claim then keeping every
+ * type that holds its own pods (so nw_sv_finalize right-sizes the last ones). The re-pack
+ * is kept only when it is cheaper than the claims it replaces.
+ */
+#define REBALANCE_CANDIDATES 12
+
+static bool req_equal(const nw_req_t *a, const nw_req_t *b)
+{
+    if (strcmp(a->key, b->key) != 0 || a->complement != b->complement ||
+        a->nvalues != b->nvalues || a->has_gte != b->has_gte || a->has_lte != b->has_lte ||
+        (a->has_gte && a->gte != b->gte) || (a->has_lte && a->lte != b->lte) ||
+        a->min_values != b->min_values)
+        return false;
+    for (size_t i = 0; i < a->nvalues; i++)
+        if (strcmp(a->values[i], b->values[i]) != 0)
+            return false;
+    return true;
+}
+
+static bool reqs_equal(const nw_reqs_t *a, const nw_reqs_t *b)
+{
+    if (a->n != b->n)
+        return false;
+    for (size_t i = 0; i < a->n; i++)
+        if (!req_equal(&a->v[i], &b->v[i]))
+            return false;
+    return true;
+}
+
+static const pctx_t *pool_ctx(const ctx_t *c, int idx)
+{
+    for (int i = 0; i < c->npools; i++)
+        if (c->pools[i].idx == idx)
+            return &c->pools[i];
+    return NULL;
+}
+
+static bool claim_movable(ctx_t *c, const claim_t *cl)
+{
+    const pctx_t *pc = pool_ctx(c, cl->pool);
+    if (!pc || pc->p->has_min_values || pc->p->has_node_limit || cl->npods == 0)
+        return false;
+    for (int k = 0; k < c->nres; k++)
+        if (pc->p->has_limits[k])
+            return false;
+    for (int i = 0; i < cl->npods; i++) {
+        int pod = cl->pods[i];
+        const nw_spod_t *p = &c->s->pods[pod];
+        if (c->s->classes[p->cls].wants_accel)
+            return false;
+        for (int k = 0; k < p->ntcs; k++)
+            if (c->s->groups[p->tcs[k].group].key == NW_SCHED_HOSTNAME)
+                return false;
+        const pstate_t *st = &c->ps[pod];
+        for (int k = 0; k < st->nsel; k++)
+            if (c->s->groups[st->selgroups[k]].key == NW_SCHED_HOSTNAME)
+                return false;
+    }
+    return true;
+}
+
+typedef struct {
+    int t;
+    double bound;
+    int64_t cpu;
+} cand_t;
+
+/* by bound; within 1 % the larger type first (fewer nodes for the same money) */
+static int cmp_cand(const void *a, const void *b)
+{
+    const cand_t *x = a, *y = b;
+    double lo = x->bound < y->bound ? x->bound : y->bound;
+    if (x->bound > y->bound + lo * 0.01 || y->bound > x->bound + lo * 0.01)
+        return x->bound < y->bound ? -1 : 1;
+    if (x->cpu != y->cpu)
+        return x->cpu > y->cpu ? -1 : 1;
+    return x->t - y->t;
+}
+
+typedef struct {
+    int pod;
+    double key;
+} pkey_t;
+
+static int cmp_pkey(const void *a, const void *b)
+{
+    const pkey_t *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key > y->key ? -1 : 1;
+    return x->pod - y->pod;
+}
+
+/* The cheapest type of bits that holds need (price), 1e300 if none. */
+static double cheapest_fit(const ctx_t *c, const pctx_t *pc, const word_t *bits,
+                           const nw_sched_res_t *need)
+{
+    double m = 1e300;
+    FOR_BITS(bits, c->nw, t)
+    {
+        if (pc->price[t] < m && fits(need, &pc->avail[t], c->nres))
+            m = pc->price[t];
+    }
+    return m;
+}
+
+/* First-fit decreasing of pods onto bins of type t: bin index per pod in bin_of,
+ * the bins' usage in used; returns the bin count (-1 when a pod does not fit t). */
+static int ffd(const ctx_t *c, const pctx_t *pc, int t, pkey_t *order, int n,
+               nw_sched_res_t *used, int *bin_of)
+{
+    const nw_sched_res_t *av = &pc->avail[t];
+    for (int i = 0; i < n; i++) {
+        const nw_sched_res_t *r = &c->s->pods[order[i].pod].req;
+        double key = 0;
+        for (int k = 0; k < c->nres; k++) {
+            if (r->v[k] > av->v[k])
+                return -1;
+            if (av->v[k] > 0) {
+                double f = (double)r->v[k] / (double)av->v[k];
+                if (f > key)
+                    key = f;
+            }
+        }
+        order[i].key = key;
+    }
+    qsort(order, (size_t)n, sizeof *order, cmp_pkey);
+    int nb = 0;
+    for (int i = 0; i < n; i++) {
+        const nw_sched_res_t *r = &c->s->pods[order[i].pod].req;
+        int b = 0;
+        for (; b < nb; b++) {
+            bool ok = true;
+            for (int k = 0; k < c->nres && ok; k++)
+                ok = used[b].v[k] + r->v[k] <= av->v[k];
+            if (ok)
+                break;
+        }
+        if (b == nb) {
+            memset(&used[nb], 0, sizeof used[nb]);
+            nb++;
+        }
+        for (int k = 0; k < c->nres; k++)
+            used[b].v[k] += r->v[k];
+        bin_of[i] = b;
+    }
+    return nb;
+}
+
+static nw_rc_t claim_slot(ctx_t *c, int *idx)
+{
+    if (c->nclaims == c->cclaims) {
+        int n = c->cclaims ? c->cclaims * 2 : 16;
+        claim_t *nc = realloc(c->claims, (size_t)n * sizeof *nc);
+        if (!nc)
+            return NW_ENOMEM;
+        c->claims = nc;
+        int *no = realloc(c->corder, (size_t)n * sizeof(int));
+        if (!no)
+            return NW_ENOMEM;
+        c->corder = no;
+        c->cclaims = n;
+    }
+    claim_t *cl = &c->claims[c->nclaims];
+    memset(cl, 0, sizeof *cl);
+    cl->idx = c->nclaims;
+    *idx = c->nclaims++;
+    return NW_OK;
+}
+
+static nw_rc_t rebalance_group(ctx_t *c, const int *members, int nm)
+{
+    claim_t *first = &c->claims[members[0]];
+    const pctx_t *pc = pool_ctx(c, first->pool);
+    int npods = 0;
+    double current = 0;
+    for (int i = 0; i < nm; i++) {
+        npods += c->claims[members[i]].npods;
+        current += c->claims[members[i]].minprice;
+    }
+    word_t *compat = calloc((size_t)c->nw, sizeof(word_t));
+    pkey_t *order = calloc((size_t)npods, sizeof *order);
+    pkey_t *best_order = calloc((size_t)npods, sizeof *best_order);
+    int *bin_of = calloc((size_t)npods, sizeof(int)), *best_bin = calloc((size_t)npods, sizeof(int));
+    nw_sched_res_t *used = calloc((size_t)npods, sizeof *used);
+    nw_sched_res_t *best_used = calloc((size_t)npods, sizeof *best_used);
+    cand_t *cands = calloc((size_t)c->nt + 1, sizeof *cands);
+    nw_rc_t rc = NW_ENOMEM;
+    if (!compat || !order || !best_order || !bin_of || !best_bin || !used || !best_used || !cands)
+        goto out;
+    /* types every pod's requirements allow (and the pinned zone offers) */
+    memcpy(compat, pc->types, (size_t)c->nw * sizeof(word_t));
+    int z = nw_sv_single_zone(first->zmask);
+    if (z >= 0)
+        for (int w = 0; w < c->nw; w++)
+            compat[w] &= pc->zbits[z][w];
+    nw_sched_res_t total;
+    memset(&total, 0, sizeof total);
+    int n = 0;
+    for (int i = 0; i < nm; i++) {
+        const claim_t *cl = &c->claims[members[i]];
+        for (int k = 0; k < cl->npods; k++) {
+            int pod = cl->pods[k];
+            variant_t *v = nw_sv_variant_get(c, pod);
+            if (!v)
+                goto out;
+            const word_t *vb = &v->bits[(size_t)pc->idx * (size_t)c->nw];
+            for (int w = 0; w < c->nw; w++)
+                compat[w] &= vb[w];
+            for (int r = 0; r < c->nres; r++)
+                total.v[r] += c->s->pods[pod].req.v[r];
+            order[n++].pod = pod;
+        }
+    }
+    /* candidates by their fractional lower bound on this group */
+    int nc = 0;
+    FOR_BITS(compat, c->nw, t)
+    {
+        if (pc->price[t] >= 1e300)
+            continue;
+        double frac = 0;
+        for (int r = 0; r < c->nres; r++) {
+            if (total.v[r] <= 0)
+                continue;
+            if (pc->avail[t].v[r] <= 0) {
+                frac = -1;
+                break;
+            }
+            double f = (double)total.v[r] / (double)pc->avail[t].v[r];
+            if (f > frac)
+                frac = f;
+        }
+        if (frac < 0)
+            continue;
+        cands[nc].t = t;
+        cands[nc].bound = pc->price[t] * frac;
+        cands[nc].cpu = pc->avail[t].v[NW_SR_CPU];
+        nc++;
+    }
+    qsort(cands, (size_t)nc, sizeof *cands, cmp_cand);
+    /* worth it only when at least 1 % cheaper; among re-packs within 1 % of each other
+     * the one with fewer nodes */
+    double limit = current * 0.99, best = 1e300;
+    int best_nb = -1, tried = 0;
+    for (int i = 0; i < nc && tried < REBALANCE_CANDIDATES; i++) {
+        if (cands[i].bound >= limit || cands[i].bound >= best * 1.01)
+            break;
+        int nb = ffd(c, pc, cands[i].t, order, n, used, bin_of);
+        if (nb < 0)
+            continue;
+        tried++;
+        double cost = 0;
+        for (int b = 0; b < nb && cost < limit; b++)
+            cost += cheapest_fit(c, pc, compat, &used[b]);
+        if (cost >= limit)
+            continue;
+        bool better = best_nb < 0 || cost < best * 0.99 || (cost <= best * 1.01 && nb < best_nb) ||
+                      (nb == best_nb && cost < best);
+        if (better) {
+            best = cost;
+            best_nb = nb;
+            memcpy(best_order, order, (size_t)n * sizeof *order);
+            memcpy(best_bin, bin_of, (size_t)n * sizeof(int));
+            memcpy(best_used, used, (size_t)nb * sizeof *used);
+        }
+    }
+    if (best_nb < 0) {
+        rc = NW_OK;
+        goto out;
+    }
+    /* rebuild: the group's claims become best_nb claims (extra slots emptied) */
+    int *slots = calloc((size_t)(best_nb > nm ? best_nb : nm), sizeof(int));
+    if (!slots)
+        goto out;
+    for (int i = 0; i < nm; i++)
+        slots[i] = members[i];
+    for (int b = nm; b < best_nb; b++) {
+        if ((rc = claim_slot(c, &slots[b])) != NW_OK) {
+            free(slots);
+            goto out;
+        }
+        claim_t *cl = &c->claims[slots[b]];
+        first = &c->claims[members[0]]; /* claims may have moved */
+        cl->pool = first->pool;
+        cl->zmask = first->zmask;
+        cl->bits = calloc((size_t)c->nw, sizeof(word_t));
+        if (!cl->bits || nw_reqs_copy(&cl->reqs, &first->reqs) != NW_OK) {
+            free(slots);
+            rc = NW_ENOMEM;
+            goto out;
+        }
+    }
+    rc = NW_OK;
+    for (int b = 0; b < (best_nb > nm ? best_nb : nm); b++) {
+        claim_t *cl = &c->claims[slots[b]];
+        cl->npods = 0;
+        if (b >= best_nb)
+            continue;
+        cl->used = best_used[b];
+        nw_sv_filter_fit(c, pc, compat, cl->bits, &cl->used);
+        for (int i = 0; i < n; i++)
+            if (best_bin[i] == b && (rc = nw_sv_claim_add_pod(cl, best_order[i].pod)) != NW_OK)
+                break;
+        if (rc != NW_OK)
+            break;
+        nw_sv_claim_stats(c, cl, pc);
+    }
+    free(slots);
+out:
+    free(compat);
+    free(order);
+    free(best_order);
+    free(bin_of);
+    free(best_bin);
+    free(used);
+    free(best_used);
+    free(cands);
+    return rc;
+}
+
+nw_rc_t nw_sv_rebalance(ctx_t *c)
+{
+    int n0 = c->nclaims;
+    if (n0 == 0)
+        return NW_OK;
+    bool *movable = calloc((size_t)n0, sizeof(bool)), *done = calloc((size_t)n0, sizeof(bool));
+    int *members = calloc((size_t)n0, sizeof(int));
+    nw_rc_t rc = NW_ENOMEM;
+    if (!movable || !done || !members)
+        goto out;
+    for (int i = 0; i < n0; i++)
+        movable[i] = claim_movable(c, &c->claims[i]);
+    rc = NW_OK;
+    for (int i = 0; i < n0 && rc == NW_OK; i++) {
+        if (!movable[i] || done[i])
+            continue;
+        int nm = 0;
+        for (int j = i; j < n0; j++) {
+            const claim_t *a = &c->claims[i], *b = &c->claims[j];
+            if (!movable[j] || done[j] || a->pool != b->pool || a->zmask != b->zmask ||
+                !reqs_equal(&a->reqs, &b->reqs))
+                continue;
+            done[j] = true;
+            members[nm++] = j;
+        }
+        rc = rebalance_group(c, members, nm);
+    }
+out:
+    free(movable);
+    free(done);
+    free(members);
+    return rc;
+}
