@@ -1,6 +1,7 @@
 /*
  * scaler/sched/snap.h — the snapshot's internal representation, shared by
- * snapshot.c (building it from JSON) and solve.c (the simulation). Not an API:
+ * snapshot.c, snap_pod.c, snap_node.c (building it from JSON) and solve*.c (the
+ * simulation). Not an API:
  * other modules use schedule.h.
  *
  * Ownership: everything below is owned by the nw_sched_snap_t it hangs from.
@@ -142,5 +143,19 @@ bool nw_sched_group_selects(const nw_tgroup_t *g, const nw_spod_t *p);
  * PodRequests) into out. */
 nw_rc_t nw_sched_pod_requests(nw_sched_snap_t *s, const cJSON *spec, const char *path,
                               nw_sched_res_t *out, nw_err_t *err);
+
+/* Shared by the files that build the snapshot (snapshot.c, snap_pod.c, snap_node.c). */
+void *nw_ss_grow(void *p, size_t *cap, size_t n, size_t elem);
+char *nw_ss_dupstr(const char *s);
+void nw_ss_pclass_free(nw_pclass_t *c);
+void nw_ss_pod_free(nw_spod_t *p);
+void nw_ss_group_free(nw_tgroup_t *g);
+void nw_ss_node_free(nw_snode_t *n);
+void nw_ss_pool_free(nw_spool_t *p);
+void nw_ss_ds_free(nw_sds_t *d);
+int nw_ss_res_slot_find(const nw_sched_snap_t *s, const char *name);
+nw_rc_t nw_ss_parse_res(nw_sched_snap_t *s, const cJSON *obj, const char *path,
+                         nw_sched_res_t *out, bool *present, nw_err_t *err);
+int64_t nw_ss_parse_time(const char *t);
 
 #endif

@@ -1,0 +1,364 @@
+/* scaler/sched/snap_node.c — building a scheduling snapshot (scaler/sched/snapshot.c): nodes and NodeClaims, NodePools, DaemonSets and instance types. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/quantity.h"
+#include "api/wellknown.h"
+#include "common/json.h"
+#include "scaler/sched/snap.h"
+/* ---- nodes and NodeClaims ---------------------------------------------------- */
+
+static nw_rc_t node_common(nw_sched_snap_t *s, const cJSON *obj, bool claim, nw_err_t *err)
+{
+    if (!cJSON_IsObject(obj))
+        return nw_err_set(err, NW_EINVAL, "", "must be an object");
+    const cJSON *md = nw_json_get(obj, "metadata"), *spec = nw_json_get(obj, "spec"), *st = nw_json_get(obj, "status");
+    const char *name = nw_json_str(md, "name");
+    if (!name)
+        return nw_err_set(err, NW_EINVAL, "metadata.name", "Required value");
+    nw_snode_t n = {.claim = claim};
+    nw_labels_init(&n.labels);
+    nw_reqs_init(&n.reqs);
+    nw_taints_init(&n.taints);
+    nw_taints_init(&n.startup_taints);
+    nw_rc_t rc;
+    if (!(n.name = strdup(name))) {
+        rc = nw_err_set(err, NW_ENOMEM, "", "out of memory");
+        goto fail;
+    }
+    if ((rc = nw_labels_parse(nw_json_get(md, "labels"), "metadata.labels", &n.labels, err)) != NW_OK)
+        goto fail;
+    if ((rc = nw_reqs_from_labels(&n.labels, &n.reqs)) != NW_OK)
+        goto fail;
+    if (claim && spec) {
+        nw_reqs_t r;
+        if ((rc = nw_reqs_parse_list(nw_json_get(spec, "requirements"), "spec.requirements",
+                                     NW_REQS_PARSE_KARPENTER, &r, err)) != NW_OK)
+            goto fail;
+        rc = nw_reqs_add_all(&n.reqs, &r);
+        nw_reqs_cleanup(&r);
+        if (rc != NW_OK)
+            goto fail;
+        if ((rc = nw_taints_parse(nw_json_get(spec, "startupTaints"), "spec.startupTaints",
+                                  &n.startup_taints, err)) != NW_OK)
+            goto fail;
+    }
+    nw_taints_cleanup(&n.taints);
+    if ((rc = nw_taints_parse(spec ? nw_json_get(spec, "taints") : NULL, "spec.taints", &n.taints,
+                              err)) != NW_OK)
+        goto fail;
+    if ((rc = nw_ss_parse_res(s, st ? nw_json_get(st, "allocatable") : NULL, "status.allocatable",
+                        &n.allocatable, NULL, err)) != NW_OK)
+        goto fail;
+    if ((rc = nw_ss_parse_res(s, st ? nw_json_get(st, "capacity") : NULL, "status.capacity", &n.capacity, NULL,
+                        err)) != NW_OK)
+        goto fail;
+    const char *pool = nw_labels_get(&n.labels, NW_LABEL_NODEPOOL);
+    if (!pool && claim) {
+        const nw_req_t *r = nw_reqs_get(&n.reqs, NW_LABEL_NODEPOOL);
+        if (r && !r->complement && r->nvalues == 1)
+            pool = r->values[0];
+    }
+    n.pool = nw_ss_dupstr(pool);
+    const char *init = nw_labels_get(&n.labels, NW_LABEL_INITIALIZED);
+    n.initialized = pool == NULL || (init && strcmp(init, "true") == 0);
+    if (claim)
+        n.initialized = false;
+    n.deleting = nw_json_get(md, "deletionTimestamp") && !cJSON_IsNull(nw_json_get(md, "deletionTimestamp"));
+    if (claim) {
+        /* a claim whose node registered is represented by its Node */
+        const char *nn = nw_json_str(st, "nodeName");
+        for (size_t i = 0; nn && i < s->nnodes; i++)
+            if (!s->nodes[i].claim && strcmp(s->nodes[i].name, nn) == 0)
+                goto skip;
+    } else {
+        /* drop the claim this node replaces (same name in status.nodeName not known here:
+         * match by providerID-less name equality of label karpenter.sh/nodeclaim) */
+        const char *ncn = nw_labels_get(&n.labels, NW_LABEL_NODECLAIM);
+        for (size_t i = 0; ncn && i < s->nnodes; i++)
+            if (s->nodes[i].claim && strcmp(s->nodes[i].name, ncn) == 0)
+                s->nodes[i].deleting = true;
+    }
+    nw_snode_t *nn2 = nw_ss_grow(s->nodes, &s->cnodes, s->nnodes, sizeof *nn2);
+    if (!nn2) {
+        rc = nw_err_set(err, NW_ENOMEM, "", "out of memory");
+        goto fail;
+    }
+    s->nodes = nn2;
+    s->nodes[s->nnodes++] = n;
+    return NW_OK;
+skip:
+    nw_ss_node_free(&n);
+    return NW_OK;
+fail:
+    nw_ss_node_free(&n);
+    return rc;
+}
+
+nw_rc_t nw_sched_snap_add_node_json(nw_sched_snap_t *s, const cJSON *node, nw_err_t *err)
+{
+    return node_common(s, node, false, err);
+}
+
+nw_rc_t nw_sched_snap_add_nodeclaim_json(nw_sched_snap_t *s, const cJSON *nc, nw_err_t *err)
+{
+    return node_common(s, nc, true, err);
+}
+
+/* ---- NodePools ----------------------------------------------------------------- */
+
+nw_rc_t nw_sched_snap_add_pool_json(nw_sched_snap_t *s, const cJSON *np, nw_err_t *err)
+{
+    if (!cJSON_IsObject(np))
+        return nw_err_set(err, NW_EINVAL, "", "NodePool must be an object");
+    const cJSON *md = nw_json_get(np, "metadata"), *spec = nw_json_get(np, "spec");
+    const char *name = nw_json_str(md, "name");
+    if (!name)
+        return nw_err_set(err, NW_EINVAL, "metadata.name", "Required value");
+    for (size_t i = 0; i < s->npools; i++)
+        if (strcmp(s->pools[i].name, name) == 0)
+            return nw_err_set(err, NW_EINVAL, "metadata.name", "duplicate NodePool \"%s\"", name);
+    const cJSON *tmpl = spec ? nw_json_get(spec, "template") : NULL;
+    const cJSON *tmd = tmpl ? nw_json_get(tmpl, "metadata") : NULL;
+    const cJSON *tsp = tmpl ? nw_json_get(tmpl, "spec") : NULL;
+    nw_spool_t p = {0};
+    nw_reqs_init(&p.reqs);
+    nw_labels_init(&p.labels);
+    nw_taints_init(&p.taints);
+    nw_taints_init(&p.startup_taints);
+    nw_rc_t rc;
+    p.name = strdup(name);
+    const cJSON *ref = tsp ? nw_json_get(tsp, "nodeClassRef") : NULL;
+    p.nodeclass = nw_ss_dupstr(nw_json_str(ref, "name") ? nw_json_str(ref, "name") : "");
+    if (!p.name || !p.nodeclass) {
+        rc = nw_err_set(err, NW_ENOMEM, "", "out of memory");
+        goto fail;
+    }
+    const cJSON *w = spec ? nw_json_get(spec, "weight") : NULL;
+    p.weight = cJSON_IsNumber(w) ? w->valueint : 0;
+    if ((rc = nw_reqs_parse_list(tsp ? nw_json_get(tsp, "requirements") : NULL,
+                                 "spec.template.spec.requirements", NW_REQS_PARSE_KARPENTER,
+                                 &p.reqs, err)) != NW_OK)
+        goto fail;
+    if ((rc = nw_labels_parse(tmd ? nw_json_get(tmd, "labels") : NULL, "spec.template.metadata.labels",
+                              &p.labels, err)) != NW_OK)
+        goto fail;
+    for (size_t i = 0; i < p.labels.n; i++) {
+        const char *v[1] = {p.labels.v[i].value};
+        if ((rc = nw_reqs_add(&p.reqs, p.labels.v[i].key, NW_REQ_IN, v, 1, 0, err)) != NW_OK)
+            goto fail;
+    }
+    const char *pv[1] = {name};
+    if ((rc = nw_reqs_add(&p.reqs, NW_LABEL_NODEPOOL, NW_REQ_IN, pv, 1, 0, err)) != NW_OK)
+        goto fail;
+    for (size_t i = 0; i < p.reqs.n; i++)
+        if (p.reqs.v[i].min_values > 0)
+            p.has_min_values = true;
+    if ((rc = nw_taints_parse(tsp ? nw_json_get(tsp, "taints") : NULL, "spec.template.spec.taints",
+                              &p.taints, err)) != NW_OK)
+        goto fail;
+    if ((rc = nw_taints_parse(tsp ? nw_json_get(tsp, "startupTaints") : NULL,
+                              "spec.template.spec.startupTaints", &p.startup_taints, err)) != NW_OK)
+        goto fail;
+    const cJSON *lim = spec ? nw_json_get(spec, "limits") : NULL;
+    if ((rc = nw_ss_parse_res(s, lim, "spec.limits", &p.limits, p.has_limits, err)) != NW_OK)
+        goto fail;
+    const cJSON *nl = lim ? nw_json_get(lim, "nodes") : NULL;
+    if (nl) {
+        int slot = nw_ss_res_slot_find(s, "nodes");
+        p.has_node_limit = true;
+        p.node_limit = slot >= 0 ? p.limits.v[slot] / 1000 : 0;
+        if (slot >= 0)
+            p.has_limits[slot] = false;
+    }
+    p.deleting = nw_json_get(md, "deletionTimestamp") && !cJSON_IsNull(nw_json_get(md, "deletionTimestamp"));
+    nw_spool_t *n = nw_ss_grow(s->pools, &s->cpools, s->npools, sizeof *n);
+    if (!n) {
+        rc = nw_err_set(err, NW_ENOMEM, "", "out of memory");
+        goto fail;
+    }
+    s->pools = n;
+    s->pools[s->npools++] = p;
+    return NW_OK;
+fail:
+    nw_ss_pool_free(&p);
+    return rc;
+}
+
+/* ---- DaemonSets ------------------------------------------------------------------ */
+
+nw_rc_t nw_sched_snap_add_daemonset_json(nw_sched_snap_t *s, const cJSON *ds, nw_err_t *err)
+{
+    if (!cJSON_IsObject(ds))
+        return nw_err_set(err, NW_EINVAL, "", "DaemonSet must be an object");
+    const cJSON *md = nw_json_get(ds, "metadata"), *spec = nw_json_get(ds, "spec");
+    const cJSON *tmpl = spec ? nw_json_get(spec, "template") : NULL;
+    const cJSON *ps = tmpl ? nw_json_get(tmpl, "spec") : NULL;
+    const char *name = nw_json_str(md, "name");
+    if (!name)
+        return nw_err_set(err, NW_EINVAL, "metadata.name", "Required value");
+    if (!cJSON_IsObject(ps))
+        return nw_err_set(err, NW_EINVAL, "spec.template.spec", "Required value");
+    nw_sds_t d = {0};
+    nw_reqs_init(&d.strict);
+    nw_reqs_init(&d.selector);
+    nw_tolerations_init(&d.tols);
+    nw_rc_t rc;
+    d.ns = strdup(nw_json_str(md, "namespace") ? nw_json_str(md, "namespace") : "default");
+    d.name = strdup(name);
+    if (!d.ns || !d.name) {
+        rc = nw_err_set(err, NW_ENOMEM, "", "out of memory");
+        goto fail;
+    }
+    if ((rc = nw_sched_pod_requests(s, ps, "spec.template.spec", &d.req, err)) != NW_OK)
+        goto fail;
+    if ((rc = nw_reqs_parse_node_selector(nw_json_get(ps, "nodeSelector"),
+                                          "spec.template.spec.nodeSelector", &d.selector, err)) !=
+        NW_OK)
+        goto fail;
+    const cJSON *aff = nw_json_get(ps, "affinity");
+    const cJSON *na = aff ? nw_json_get(aff, "nodeAffinity") : NULL;
+    const cJSON *req = na ? nw_json_get(na, "requiredDuringSchedulingIgnoredDuringExecution") : NULL;
+    if (req && (rc = nw_reqs_parse_terms(nw_json_get(req, "nodeSelectorTerms"),
+                                         "spec.template.spec.affinity.nodeAffinity."
+                                         "requiredDuringSchedulingIgnoredDuringExecution."
+                                         "nodeSelectorTerms",
+                                         &d.terms, &d.nterms, err)) != NW_OK)
+        goto fail;
+    if ((rc = nw_reqs_parse_pod_spec(ps, "spec.template.spec", 0, &d.strict, err)) != NW_OK)
+        goto fail;
+    if ((rc = nw_tolerations_parse(nw_json_get(ps, "tolerations"), "spec.template.spec.tolerations",
+                                   &d.tols, err)) != NW_OK)
+        goto fail;
+    nw_sds_t *n = nw_ss_grow(s->dss, &s->cdss, s->ndss, sizeof *n);
+    if (!n) {
+        rc = nw_err_set(err, NW_ENOMEM, "", "out of memory");
+        goto fail;
+    }
+    s->dss = n;
+    s->dss[s->ndss++] = d;
+    return NW_OK;
+fail:
+    nw_ss_ds_free(&d);
+    return rc;
+}
+
+/* ---- instance types -------------------------------------------------------------- */
+
+static nw_rc_t itype_finish(nw_sched_snap_t *s, nw_sitype_t *it, nw_err_t *err)
+{
+    nw_rc_t rc = nw_reqs_from_labels(&it->t.labels, &it->reqs);
+    if (rc != NW_OK)
+        return nw_err_set(err, rc, "", "out of memory");
+    const char *zones[NW_SCHED_MAX_OFFERINGS], *cts[NW_SCHED_MAX_OFFERINGS];
+    size_t nz = 0, nc = 0;
+    for (int i = 0; i < it->t.noffer; i++) {
+        const nw_sched_offering_t *o = &it->t.offerings[i];
+        bool seen = false;
+        for (size_t k = 0; k < nz && !seen; k++)
+            seen = strcmp(zones[k], o->zone) == 0;
+        if (!seen)
+            zones[nz++] = o->zone;
+        seen = false;
+        for (size_t k = 0; k < nc && !seen; k++)
+            seen = strcmp(cts[k], o->capacity_type) == 0;
+        if (!seen)
+            cts[nc++] = o->capacity_type;
+    }
+    if (nz && (rc = nw_reqs_add(&it->reqs, NW_LABEL_ZONE, NW_REQ_IN, zones, nz, 0,
+                                err)) != NW_OK)
+        return rc;
+    if (nc && (rc = nw_reqs_add(&it->reqs, NW_LABEL_CAPACITY_TYPE, NW_REQ_IN, cts, nc, 0,
+                                err)) != NW_OK)
+        return rc;
+    for (int k = NW_SR_NVIDIA_GPU; k <= NW_SR_GAUDI; k++)
+        it->accel |= it->t.capacity.v[k] > 0;
+    (void)s;
+    return NW_OK;
+}
+
+static nw_rc_t itype_push(nw_sched_snap_t *s, nw_sitype_t *it, nw_err_t *err)
+{
+    for (size_t i = 0; i < s->nitypes; i++)
+        if (strcmp(s->itypes[i].t.name, it->t.name) == 0)
+            return nw_err_set(err, NW_EINVAL, "name", "duplicate instance type \"%s\"", it->t.name);
+    nw_rc_t rc = itype_finish(s, it, err);
+    if (rc != NW_OK)
+        return rc;
+    nw_sitype_t *n = nw_ss_grow(s->itypes, &s->citypes, s->nitypes, sizeof *n);
+    if (!n)
+        return nw_err_set(err, NW_ENOMEM, "", "out of memory");
+    s->itypes = n;
+    s->itypes[s->nitypes++] = *it;
+    return NW_OK;
+}
+
+nw_rc_t nw_sched_snap_add_itype(nw_sched_snap_t *s, const nw_sched_itype_t *t, nw_err_t *err)
+{
+    nw_sitype_t it;
+    memset(&it, 0, sizeof it);
+    it.t = *t;
+    nw_labels_init(&it.t.labels);
+    nw_reqs_init(&it.reqs);
+    nw_rc_t rc = nw_labels_copy(&it.t.labels, &t->labels);
+    if (rc == NW_OK)
+        rc = itype_push(s, &it, err);
+    else
+        nw_err_set(err, rc, "", "out of memory");
+    if (rc != NW_OK) {
+        nw_labels_cleanup(&it.t.labels);
+        nw_reqs_cleanup(&it.reqs);
+    }
+    return rc;
+}
+
+nw_rc_t nw_sched_snap_add_itype_raw(nw_sched_snap_t *s, const char *name,
+                                    const char *const *keys, const char *const *values,
+                                    int nlabels, const nw_sched_res_t *capacity,
+                                    const nw_sched_res_t *allocatable, bool metal,
+                                    const nw_sched_offering_t *offers, int noffer, nw_err_t *err)
+{
+    if (noffer > NW_SCHED_MAX_OFFERINGS)
+        return nw_err_set(err, NW_EINVAL, "offerings", "more than %d offerings",
+                          NW_SCHED_MAX_OFFERINGS);
+    nw_sitype_t it;
+    memset(&it, 0, sizeof it);
+    snprintf(it.t.name, sizeof it.t.name, "%s", name);
+    nw_labels_init(&it.t.labels);
+    nw_reqs_init(&it.reqs);
+    nw_rc_t rc = NW_OK;
+    for (int i = 0; i < nlabels && rc == NW_OK; i++)
+        rc = nw_labels_set(&it.t.labels, keys[i], values[i]);
+    if (rc == NW_OK && !nw_labels_get(&it.t.labels, NW_LABEL_INSTANCE_TYPE))
+        rc = nw_labels_set(&it.t.labels, NW_LABEL_INSTANCE_TYPE, name);
+    it.t.capacity = *capacity;
+    it.t.allocatable = *allocatable;
+    it.t.metal = metal;
+    memcpy(it.t.offerings, offers, sizeof *offers * (size_t)noffer);
+    it.t.noffer = noffer;
+    if (rc == NW_OK)
+        rc = itype_push(s, &it, err);
+    else
+        nw_err_set(err, rc, "", "out of memory");
+    if (rc != NW_OK) {
+        nw_labels_cleanup(&it.t.labels);
+        nw_reqs_cleanup(&it.reqs);
+    }
+    return rc;
+}
+
+void nw_sched_snap_ice(nw_sched_snap_t *s, const char *itype, const char *zone,
+                       const char *capacity_type)
+{
+    for (size_t i = 0; i < s->nitypes; i++) {
+        nw_sched_itype_t *t = &s->itypes[i].t;
+        if (strcmp(t->name, itype) != 0)
+            continue;
+        for (int k = 0; k < t->noffer; k++)
+            if ((!zone || strcmp(t->offerings[k].zone, zone) == 0) &&
+                (!capacity_type || strcmp(t->offerings[k].capacity_type, capacity_type) == 0))
+                t->offerings[k].available = false;
+    }
+}

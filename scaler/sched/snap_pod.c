@@ -1,0 +1,562 @@
+/* scaler/sched/snap_pod.c — building a scheduling snapshot (scaler/sched/snapshot.c): pods: label selectors, topology groups, pod classes and the pods
+ * themselves. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/quantity.h"
+#include "api/wellknown.h"
+#include "common/json.h"
+#include "scaler/sched/snap.h"
+/* ---- label selectors and topology groups ----------------------------------- */
+
+static nw_rc_t parse_selector(const cJSON *sel, const char *path, nw_reqs_t *out, bool *nothing,
+                              nw_err_t *err)
+{
+    nw_reqs_init(out);
+    *nothing = false;
+    if (!sel || cJSON_IsNull(sel)) {
+        *nothing = true;
+        return NW_OK;
+    }
+    if (!cJSON_IsObject(sel))
+        return nw_err_set(err, NW_EINVAL, path, "must be an object");
+    char p[160];
+    nw_reqs_t ml, me;
+    snprintf(p, sizeof p, "%s.matchLabels", path);
+    nw_rc_t rc = nw_reqs_parse_node_selector(nw_json_get(sel, "matchLabels"), p, &ml, err);
+    if (rc != NW_OK)
+        return rc;
+    snprintf(p, sizeof p, "%s.matchExpressions", path);
+    rc = nw_reqs_parse_list(nw_json_get(sel, "matchExpressions"), p, 0, &me, err);
+    if (rc != NW_OK) {
+        nw_reqs_cleanup(&ml);
+        return rc;
+    }
+    rc = nw_reqs_intersect(&ml, &me, out);
+    nw_reqs_cleanup(&ml);
+    nw_reqs_cleanup(&me);
+    return rc;
+}
+
+bool nw_sched_group_selects(const nw_tgroup_t *g, const nw_spod_t *p)
+{
+    if (g->sel_nothing)
+        return false;
+    if (!g->all_ns) {
+        bool ok = false;
+        for (size_t i = 0; i < g->nns && !ok; i++)
+            ok = strcmp(g->ns[i], p->ns) == 0;
+        if (!ok)
+            return false;
+    }
+    return nw_reqs_match_labels(&g->sel, &p->labels, NULL);
+}
+
+static int topo_key(const char *k)
+{
+    if (!k)
+        return -1;
+    if (strcmp(k, "kubernetes.io/hostname") == 0)
+        return NW_SCHED_HOSTNAME;
+    if (strcmp(nw_wk_normalize(k), NW_LABEL_ZONE) == 0)
+        return NW_SCHED_ZONE;
+    return -1;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* find or add a group; returns its index or -1 (err set) */
+static int group_get(nw_sched_snap_t *s, nw_tg_kind_t kind, int key, int skew, int min_domains,
+                     const cJSON *selector, const char *selpath, const char *pod_ns,
+                     const cJSON *namespaces, const cJSON *ns_selector, nw_err_t *err)
+{
+    char *selj = selector ? cJSON_PrintUnformatted(selector) : strdup("null");
+    if (!selj) {
+        nw_err_set(err, NW_ENOMEM, selpath, "out of memory");
+        return -1;
+    }
+    /* namespaces */
+    char **ns = NULL;
+    size_t nns = 0;
+    bool all = false;
+    if (kind != NW_TG_SPREAD && cJSON_GetArraySize(namespaces) > 0) {
+        nns = (size_t)cJSON_GetArraySize(namespaces);
+        ns = calloc(nns, sizeof *ns);
+        size_t k = 0;
+        const cJSON *it;
+        cJSON_ArrayForEach(it, namespaces)
+        {
+            if (ns && cJSON_IsString(it))
+                ns[k++] = strdup(it->valuestring);
+        }
+        nns = k;
+        if (ns)
+            qsort(ns, nns, sizeof *ns, cmp_str);
+    } else if (kind != NW_TG_SPREAD && ns_selector && cJSON_IsObject(ns_selector)) {
+        all = true; /* namespaceSelector: approximated as every namespace */
+    } else {
+        ns = calloc(1, sizeof *ns);
+        if (ns)
+            ns[nns++] = strdup(pod_ns);
+    }
+    size_t siglen = strlen(selj) + 64;
+    for (size_t i = 0; i < nns; i++)
+        siglen += (ns[i] ? strlen(ns[i]) : 0) + 1;
+    char *sig = malloc(siglen);
+    if (!sig) {
+        free(selj);
+        for (size_t i = 0; i < nns; i++)
+            free(ns[i]);
+        free(ns);
+        nw_err_set(err, NW_ENOMEM, selpath, "out of memory");
+        return -1;
+    }
+    int off = snprintf(sig, siglen, "%d|%d|%d|%d|%d|", kind, key, skew, min_domains, all);
+    for (size_t i = 0; i < nns; i++)
+        off += snprintf(sig + off, siglen - (size_t)off, "%s,", ns[i] ? ns[i] : "");
+    snprintf(sig + off, siglen - (size_t)off, "|%s", selj);
+    free(selj);
+    for (size_t i = 0; i < s->ngroups; i++) {
+        if (strcmp(s->groups[i].sig, sig) == 0) {
+            free(sig);
+            for (size_t k = 0; k < nns; k++)
+                free(ns[k]);
+            free(ns);
+            return (int)i;
+        }
+    }
+    nw_tgroup_t g = {.kind = kind, .key = key, .max_skew = skew, .min_domains = min_domains,
+                     .ns = ns, .nns = nns, .all_ns = all, .sig = sig};
+    if (parse_selector(selector, selpath, &g.sel, &g.sel_nothing, err) != NW_OK) {
+        nw_ss_group_free(&g);
+        return -1;
+    }
+    nw_tgroup_t *ng = nw_ss_grow(s->groups, &s->cgroups, s->ngroups, sizeof *ng);
+    if (!ng) {
+        nw_ss_group_free(&g);
+        nw_err_set(err, NW_ENOMEM, selpath, "out of memory");
+        return -1;
+    }
+    s->groups = ng;
+    s->groups[s->ngroups] = g;
+    return (int)s->ngroups++;
+}
+
+static nw_rc_t add_tc(nw_spod_t *p, int group, bool preferred, int weight, size_t *cap)
+{
+    nw_pod_tc_t *n = nw_ss_grow(p->tcs, cap, (size_t)p->ntcs, sizeof *n);
+    if (!n)
+        return NW_ENOMEM;
+    p->tcs = n;
+    p->tcs[p->ntcs++] = (nw_pod_tc_t){.group = group, .preferred = preferred, .weight = weight};
+    return NW_OK;
+}
+
+static nw_rc_t parse_affinity_terms(nw_sched_snap_t *s, nw_spod_t *p, const cJSON *aff,
+                                    nw_tg_kind_t kind, const char *path, size_t *cap,
+                                    nw_err_t *err)
+{
+    if (!aff)
+        return NW_OK;
+    char pp[160];
+    const cJSON *req = nw_json_get(aff, "requiredDuringSchedulingIgnoredDuringExecution"), *it;
+    int i = 0;
+    cJSON_ArrayForEach(it, req)
+    {
+        snprintf(pp, sizeof pp, "%s.requiredDuringSchedulingIgnoredDuringExecution[%d].labelSelector",
+                 path, i++);
+        int key = topo_key(nw_json_str(it, "topologyKey"));
+        if (key < 0)
+            continue; /* other topology keys are not simulated */
+        int g = group_get(s, kind, key, 0, 0, nw_json_get(it, "labelSelector"), pp, p->ns,
+                          nw_json_get(it, "namespaces"), nw_json_get(it, "namespaceSelector"), err);
+        if (g < 0)
+            return NW_EINVAL;
+        if (add_tc(p, g, false, 0, cap) != NW_OK)
+            return nw_err_set(err, NW_ENOMEM, path, "out of memory");
+    }
+    const cJSON *pref = nw_json_get(aff, "preferredDuringSchedulingIgnoredDuringExecution");
+    i = 0;
+    cJSON_ArrayForEach(it, pref)
+    {
+        const cJSON *term = nw_json_get(it, "podAffinityTerm");
+        snprintf(pp, sizeof pp,
+                 "%s.preferredDuringSchedulingIgnoredDuringExecution[%d].podAffinityTerm.labelSelector",
+                 path, i++);
+        int key = topo_key(nw_json_str(term, "topologyKey"));
+        if (key < 0)
+            continue;
+        int g = group_get(s, kind, key, 0, 0, nw_json_get(term, "labelSelector"), pp, p->ns,
+                          nw_json_get(term, "namespaces"), nw_json_get(term, "namespaceSelector"), err);
+        if (g < 0)
+            return NW_EINVAL;
+        const cJSON *w = nw_json_get(it, "weight");
+        if (add_tc(p, g, true, cJSON_IsNumber(w) ? w->valueint : 1, cap) != NW_OK)
+            return nw_err_set(err, NW_ENOMEM, path, "out of memory");
+    }
+    return NW_OK;
+}
+
+/* ---- pod classes ------------------------------------------------------------- */
+
+static int cmp_pref(const void *a, const void *b)
+{
+    const int *x = a, *y = b;
+    return x[0] != y[0] ? (y[0] > x[0]) - (y[0] < x[0]) : x[1] - y[1];
+}
+
+static void validate_expr_list(const cJSON *arr, const char *path, char **invalid)
+{
+    const cJSON *it;
+    int i = 0;
+    cJSON_ArrayForEach(it, arr)
+    {
+        if (*invalid)
+            return;
+        const char *k = nw_json_str(it, "key"), *op = nw_json_str(it, "operator");
+        const char *vals[64];
+        size_t nv = 0;
+        const cJSON *v;
+        cJSON_ArrayForEach(v, nw_json_get(it, "values"))
+        {
+            if (cJSON_IsString(v) && nv < 64)
+                vals[nv++] = v->valuestring;
+        }
+        char msg[512];
+        if (k && op && nw_reqs_validate_requirement(k, op, vals, nv, 0, msg, sizeof msg) > 0) {
+            size_t n = strlen(msg) + strlen(path) + 32;
+            *invalid = malloc(n);
+            if (*invalid)
+                snprintf(*invalid, n, "%s[%d]: %s", path, i, msg);
+        }
+        i++;
+    }
+}
+
+static nw_rc_t class_build(nw_pclass_t *c, const cJSON *spec, nw_err_t *err)
+{
+    nw_rc_t rc = nw_reqs_parse_node_selector(nw_json_get(spec, "nodeSelector"), "spec.nodeSelector",
+                                             &c->selector, err);
+    if (rc != NW_OK)
+        return rc;
+    const cJSON *aff = nw_json_get(spec, "affinity");
+    const cJSON *na = aff ? nw_json_get(aff, "nodeAffinity") : NULL;
+    const cJSON *req = na ? nw_json_get(na, "requiredDuringSchedulingIgnoredDuringExecution") : NULL;
+    const char *tp = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
+                     "nodeSelectorTerms";
+    if (req) {
+        rc = nw_reqs_parse_terms(nw_json_get(req, "nodeSelectorTerms"), tp, &c->terms, &c->nterms, err);
+        if (rc != NW_OK)
+            return rc;
+    }
+    const cJSON *pref = na ? nw_json_get(na, "preferredDuringSchedulingIgnoredDuringExecution") : NULL;
+    int np = cJSON_GetArraySize(pref);
+    if (np > 0) {
+        int(*order)[2] = calloc((size_t)np, sizeof *order);
+        nw_reqs_t *tmp = calloc((size_t)np, sizeof *tmp);
+        c->prefs = calloc((size_t)np, sizeof *c->prefs);
+        if (!order || !tmp || !c->prefs) {
+            free(order);
+            free(tmp);
+            return nw_err_set(err, NW_ENOMEM, "spec.affinity", "out of memory");
+        }
+        const cJSON *it;
+        int i = 0;
+        rc = NW_OK;
+        cJSON_ArrayForEach(it, pref)
+        {
+            char p[200];
+            snprintf(p, sizeof p,
+                     "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[%d]"
+                     ".preference.matchExpressions",
+                     i);
+            const cJSON *w = nw_json_get(it, "weight"), *pr = nw_json_get(it, "preference");
+            order[i][0] = cJSON_IsNumber(w) ? w->valueint : 0;
+            order[i][1] = i;
+            if (rc == NW_OK)
+                rc = nw_reqs_parse_list(pr ? nw_json_get(pr, "matchExpressions") : NULL, p, 0, &tmp[i],
+                                        err);
+            else
+                nw_reqs_init(&tmp[i]);
+            i++;
+        }
+        if (rc == NW_OK) {
+            qsort(order, (size_t)np, sizeof *order, cmp_pref);
+            for (int k = 0; k < np; k++)
+                c->prefs[k] = tmp[order[k][1]];
+            c->nprefs = (size_t)np;
+        } else {
+            nw_reqs_terms_free(tmp, (size_t)np);
+            tmp = NULL;
+        }
+        free(tmp);
+        free(order);
+        if (rc != NW_OK)
+            return rc;
+    }
+    rc = nw_tolerations_parse(nw_json_get(spec, "tolerations"), "spec.tolerations", &c->tols, err);
+    if (rc != NW_OK)
+        return rc;
+    /* refuses Karpenter capacity: required term with karpenter.sh/nodepool DoesNotExist */
+    for (size_t i = 0; i < c->nterms; i++) {
+        const nw_req_t *r = nw_reqs_get(&c->terms[i], NW_LABEL_NODEPOOL);
+        if (r && nw_req_operator(r) == NW_REQ_DOES_NOT_EXIST)
+            c->refuses = true;
+    }
+    /* validation (Karpenter ignores pods with invalid requirements) */
+    const cJSON *ns = nw_json_get(spec, "nodeSelector"), *it;
+    cJSON_ArrayForEach(it, ns)
+    {
+        if (c->invalid || !cJSON_IsString(it))
+            continue;
+        const char *v[1] = {it->valuestring};
+        char msg[512];
+        if (nw_reqs_validate_requirement(it->string, "In", v, 1, 0, msg, sizeof msg) > 0) {
+            size_t n = strlen(msg) + strlen(it->string) + 40;
+            c->invalid = malloc(n);
+            if (c->invalid)
+                snprintf(c->invalid, n, "spec.nodeSelector[%s]: %s", it->string, msg);
+        }
+    }
+    const cJSON *t;
+    int ti = 0;
+    const cJSON *terms_arr = req ? nw_json_get(req, "nodeSelectorTerms") : NULL;
+    cJSON_ArrayForEach(t, terms_arr)
+    {
+        char p[200];
+        snprintf(p, sizeof p, "%s[%d].matchExpressions", tp, ti++);
+        validate_expr_list(nw_json_get(t, "matchExpressions"), p, &c->invalid);
+        if (!c->invalid && cJSON_GetArraySize(nw_json_get(t, "matchFields")) > 0) {
+            c->invalid = strdup("matchFields in required node affinity is not supported");
+        }
+    }
+    return NW_OK;
+}
+
+static int class_get(nw_sched_snap_t *s, const cJSON *spec, bool accel, nw_err_t *err)
+{
+    cJSON *k = cJSON_CreateObject();
+    if (!k) {
+        nw_err_set(err, NW_ENOMEM, "spec", "out of memory");
+        return -1;
+    }
+    const cJSON *aff = nw_json_get(spec, "affinity");
+    const char *keys[] = {"nodeSelector", "tolerations"};
+    for (int i = 0; i < 2; i++)
+        if (nw_json_get(spec, keys[i]))
+            cJSON_AddItemToObject(k, keys[i], cJSON_Duplicate(nw_json_get(spec, keys[i]), 1));
+    if (aff && nw_json_get(aff, "nodeAffinity"))
+        cJSON_AddItemToObject(k, "na", cJSON_Duplicate(nw_json_get(aff, "nodeAffinity"), 1));
+    cJSON_AddBoolToObject(k, "accel", accel);
+    char *sig = cJSON_PrintUnformatted(k);
+    cJSON_Delete(k);
+    if (!sig) {
+        nw_err_set(err, NW_ENOMEM, "spec", "out of memory");
+        return -1;
+    }
+    uint64_t h = nw_sched_hash(sig);
+    if (s->class_hash) {
+        for (size_t i = h & (s->class_hash_cap - 1);; i = (i + 1) & (s->class_hash_cap - 1)) {
+            int ci = s->class_hash[i];
+            if (ci < 0)
+                break;
+            if (strcmp(s->classes[ci].sig, sig) == 0) {
+                free(sig);
+                return ci;
+            }
+        }
+    }
+    nw_pclass_t c = {.sig = sig, .wants_accel = accel};
+    nw_reqs_init(&c.selector);
+    nw_tolerations_init(&c.tols);
+    if (class_build(&c, spec, err) != NW_OK) {
+        nw_ss_pclass_free(&c);
+        return -1;
+    }
+    nw_pclass_t *nc = nw_ss_grow(s->classes, &s->cclasses, s->nclasses, sizeof *nc);
+    if (!nc) {
+        nw_ss_pclass_free(&c);
+        nw_err_set(err, NW_ENOMEM, "spec", "out of memory");
+        return -1;
+    }
+    s->classes = nc;
+    s->classes[s->nclasses] = c;
+    int idx = (int)s->nclasses++;
+    /* rehash when over half full */
+    if (s->nclasses * 2 > s->class_hash_cap) {
+        size_t cap = s->class_hash_cap ? s->class_hash_cap * 2 : 64;
+        int *nh = malloc(cap * sizeof *nh);
+        if (!nh) {
+            nw_err_set(err, NW_ENOMEM, "spec", "out of memory");
+            return -1;
+        }
+        for (size_t i = 0; i < cap; i++)
+            nh[i] = -1;
+        free(s->class_hash);
+        s->class_hash = nh;
+        s->class_hash_cap = cap;
+        for (size_t ci = 0; ci < s->nclasses; ci++) {
+            size_t i = nw_sched_hash(s->classes[ci].sig) & (cap - 1);
+            while (nh[i] >= 0)
+                i = (i + 1) & (cap - 1);
+            nh[i] = (int)ci;
+        }
+    } else {
+        size_t i = h & (s->class_hash_cap - 1);
+        while (s->class_hash[i] >= 0)
+            i = (i + 1) & (s->class_hash_cap - 1);
+        s->class_hash[i] = idx;
+    }
+    return idx;
+}
+
+/* ---- pods -------------------------------------------------------------------- */
+
+static bool is_nominated(const nw_sched_snap_t *s, const char *uid)
+{
+    for (size_t i = 0; i < s->nnominated; i++)
+        if (strcmp(s->nominated[i], uid) == 0)
+            return true;
+    return false;
+}
+
+nw_rc_t nw_sched_snap_nominated(nw_sched_snap_t *s, const char *pod_uid)
+{
+    char **n = nw_ss_grow(s->nominated, &s->cnominated, s->nnominated, sizeof *n);
+    if (!n)
+        return NW_ENOMEM;
+    s->nominated = n;
+    if (!(s->nominated[s->nnominated] = strdup(pod_uid)))
+        return NW_ENOMEM;
+    s->nnominated++;
+    for (size_t i = 0; i < s->npods; i++)
+        if (strcmp(s->pods[i].uid, pod_uid) == 0)
+            s->pods[i].provisionable_state = false;
+    return NW_OK;
+}
+
+nw_rc_t nw_sched_snap_add_pod_json(nw_sched_snap_t *s, const cJSON *pod, nw_err_t *err)
+{
+    if (!cJSON_IsObject(pod))
+        return nw_err_set(err, NW_EINVAL, "", "pod must be an object");
+    const cJSON *md = nw_json_get(pod, "metadata"), *spec = nw_json_get(pod, "spec"), *st = nw_json_get(pod, "status");
+    const char *name = nw_json_str(md, "name");
+    if (!name)
+        return nw_err_set(err, NW_EINVAL, "metadata.name", "Required value");
+    if (!cJSON_IsObject(spec))
+        return nw_err_set(err, NW_EINVAL, "spec", "Required value");
+    const char *ns = nw_json_str(md, "namespace");
+    if (!ns)
+        ns = "default";
+    nw_spod_t p = {0};
+    nw_labels_init(&p.labels);
+    size_t tccap = 0;
+    nw_rc_t rc = NW_ENOMEM;
+    p.ns = strdup(ns);
+    p.name = strdup(name);
+    size_t kl = strlen(ns) + strlen(name) + 2;
+    p.key = malloc(kl);
+    if (p.key)
+        snprintf(p.key, kl, "%s/%s", ns, name);
+    p.uid = nw_ss_dupstr(nw_json_str(md, "uid") ? nw_json_str(md, "uid") : p.key);
+    if (!p.ns || !p.name || !p.key || !p.uid)
+        goto fail_nomem;
+    p.node_name = nw_ss_dupstr(nw_json_str(spec, "nodeName"));
+    if (p.node_name && !*p.node_name) {
+        free(p.node_name);
+        p.node_name = NULL;
+    }
+    p.created = nw_ss_parse_time(nw_json_str(md, "creationTimestamp"));
+    const cJSON *owners = nw_json_get(md, "ownerReferences"), *o, *owner = NULL;
+    cJSON_ArrayForEach(o, owners)
+    {
+        if (!owner || cJSON_IsTrue(nw_json_get(o, "controller")))
+            owner = o;
+    }
+    if (owner) {
+        p.owner_kind = nw_ss_dupstr(nw_json_str(owner, "kind"));
+        p.owner_name = nw_ss_dupstr(nw_json_str(owner, "name"));
+    }
+    if ((rc = nw_labels_parse(nw_json_get(md, "labels"), "metadata.labels", &p.labels, err)) != NW_OK)
+        goto fail;
+    if ((rc = nw_sched_pod_requests(s, spec, "spec", &p.req, err)) != NW_OK)
+        goto fail;
+    bool accel = false;
+    for (int k = NW_SR_NVIDIA_GPU; k <= NW_SR_GAUDI; k++)
+        accel |= p.req.v[k] > 0;
+    p.cls = class_get(s, spec, accel, err);
+    if (p.cls < 0) {
+        rc = NW_EINVAL;
+        goto fail;
+    }
+    /* topology spread */
+    const cJSON *tsc = nw_json_get(spec, "topologySpreadConstraints"), *it;
+    int i = 0;
+    cJSON_ArrayForEach(it, tsc)
+    {
+        char pp[128];
+        snprintf(pp, sizeof pp, "spec.topologySpreadConstraints[%d]", i++);
+        int key = topo_key(nw_json_str(it, "topologyKey"));
+        const cJSON *ms = nw_json_get(it, "maxSkew"), *md2 = nw_json_get(it, "minDomains");
+        if (!cJSON_IsNumber(ms) || ms->valueint < 1) {
+            rc = nw_err_set(err, NW_EINVAL, pp, "maxSkew must be an integer >= 1");
+            goto fail;
+        }
+        if (key < 0)
+            continue;
+        const char *wu = nw_json_str(it, "whenUnsatisfiable");
+        bool anyway = wu && strcmp(wu, "ScheduleAnyway") == 0;
+        char sp[160];
+        snprintf(sp, sizeof sp, "%s.labelSelector", pp);
+        int g = group_get(s, NW_TG_SPREAD, key, ms->valueint,
+                          cJSON_IsNumber(md2) && !anyway ? md2->valueint : 0, nw_json_get(it, "labelSelector"),
+                          sp, p.ns, NULL, NULL, err);
+        if (g < 0) {
+            rc = NW_EINVAL;
+            goto fail;
+        }
+        if (add_tc(&p, g, anyway, 1, &tccap) != NW_OK)
+            goto fail_nomem;
+    }
+    const cJSON *aff = nw_json_get(spec, "affinity");
+    if (aff) {
+        if ((rc = parse_affinity_terms(s, &p, nw_json_get(aff, "podAffinity"), NW_TG_AFFINITY,
+                                       "spec.affinity.podAffinity", &tccap, err)) != NW_OK)
+            goto fail;
+        if ((rc = parse_affinity_terms(s, &p, nw_json_get(aff, "podAntiAffinity"), NW_TG_ANTI,
+                                       "spec.affinity.podAntiAffinity", &tccap, err)) != NW_OK)
+            goto fail;
+    }
+    p.terminating = nw_json_get(md, "deletionTimestamp") && !cJSON_IsNull(nw_json_get(md, "deletionTimestamp"));
+    const char *phase = nw_json_str(st, "phase");
+    p.finished = phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
+    const char *nom = nw_json_str(st, "nominatedNodeName");
+    const cJSON *conds = st ? nw_json_get(st, "conditions") : NULL;
+    cJSON_ArrayForEach(it, conds)
+    {
+        const char *t = nw_json_str(it, "type"), *sv = nw_json_str(it, "status"), *r = nw_json_str(it, "reason");
+        if (t && strcmp(t, "PodScheduled") == 0 && sv && strcmp(sv, "False") == 0 && r &&
+            strcmp(r, "Unschedulable") == 0)
+            p.unschedulable_cond = true;
+    }
+    bool ds = p.owner_kind && strcmp(p.owner_kind, "DaemonSet") == 0;
+    bool mirror = p.owner_kind && strcmp(p.owner_kind, "Node") == 0;
+    p.provisionable_state = !p.node_name && !(nom && *nom) && !ds && !mirror && !p.terminating &&
+                            !p.finished && !is_nominated(s, p.uid);
+    nw_spod_t *np = nw_ss_grow(s->pods, &s->cpods, s->npods, sizeof *np);
+    if (!np)
+        goto fail_nomem;
+    s->pods = np;
+    s->pods[s->npods++] = p;
+    return NW_OK;
+fail_nomem:
+    rc = nw_err_set(err, NW_ENOMEM, "", "out of memory");
+fail:
+    nw_ss_pod_free(&p);
+    return rc;
+}
