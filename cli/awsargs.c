@@ -7,47 +7,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/file.h"
 #include "common/log.h"
 #include "common/yaml.h"
 #include "scaler/aws/creds.h"
 
-static char *read_all(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    size_t cap = 65536, n = 0, r;
-    char *b = malloc(cap + 1);
-    while (b && (r = fread(b + n, 1, cap - n, f)) > 0) {
-        n += r;
-        if (n == cap) {
-            if (cap >= 16 * 1024 * 1024) {
-                free(b);
-                b = NULL;
-                break;
-            }
-            char *nb = realloc(b, cap * 2 + 1);
-            if (!nb) {
-                free(b);
-                b = NULL;
-                break;
-            }
-            b = nb;
-            cap *= 2;
-        }
-    }
-    fclose(f);
-    if (b) {
-        b[n] = 0;
-        *len = n;
-    }
-    return b;
-}
-
 static nw_rc_t load_nodeclasses(nw_srv_aws_args_t *a, const char *path, nw_err_t *err)
 {
     size_t len;
-    char *text = read_all(path, &len);
+    char *text = nw_file_read(path, (size_t)16 << 20, &len);
     if (!text)
         return nw_err_set(err, NW_EIO, "--nodeclass", "cannot read %s", path);
     cJSON **docs = NULL;

@@ -24,6 +24,7 @@
 #include "api/admit.h"
 #include "api/jsonpatch.h"
 #include "common/buf.h"
+#include "common/file.h"
 #include "common/yaml.h"
 #include "cli/cmd.h"
 #include "config/config.h"
@@ -63,25 +64,11 @@ static void usage(FILE *f)
 
 static char *read_all(FILE *f, size_t *len, const char *name)
 {
-    nw_buf_t b;
-    nw_buf_init(&b, CHECK_MAX_FILE);
-    char chunk[65536];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
-        if (nw_buf_add(&b, chunk, n) != NW_OK) {
-            fprintf(stderr, "%s: larger than %zu MiB\n", name, CHECK_MAX_FILE >> 20);
-            nw_buf_cleanup(&b);
-            return NULL;
-        }
-    }
-    if (ferror(f)) {
+    char *s = nw_file_read_stream(f, CHECK_MAX_FILE, len);
+    if (!s && errno == EFBIG)
+        fprintf(stderr, "%s: larger than %zu MiB\n", name, CHECK_MAX_FILE >> 20);
+    else if (!s)
         fprintf(stderr, "%s: read error: %s\n", name, strerror(errno));
-        nw_buf_cleanup(&b);
-        return NULL;
-    }
-    *len = b.len;
-    char *s = nw_buf_take(&b);
-    nw_buf_cleanup(&b);
     return s;
 }
 

@@ -17,8 +17,12 @@
 #include "cli/cmd.h"
 #include "cli/plan.h"
 #include "common/clock.h"
+#include "common/file.h"
 #include "common/yaml.h"
 #include "scaler/sched/schedule.h"
+
+/* the largest manifest or catalog file read */
+#define PLAN_MAX_FILE ((size_t)1 << 30)
 
 static void usage(FILE *f)
 {
@@ -41,44 +45,6 @@ static void usage(FILE *f)
             "default the current time): each NodeClaim's verdict, the pools' allowed\n"
             "disruptions and the command (emptiness, drift, multi- or single-node\n"
             "consolidation). Exit 0, or 2 on usage/input errors.\n");
-}
-
-static char *read_all(const char *path, size_t *len)
-{
-    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-    if (!f)
-        return NULL;
-    size_t cap = 65536, n = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        size_t r = fread(buf + n, 1, cap - n, f);
-        n += r;
-        if (n < cap) {
-            if (ferror(f)) {
-                free(buf);
-                buf = NULL;
-            }
-            break;
-        }
-        char *nb = realloc(buf, cap * 2);
-        if (!nb) {
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        buf = nb;
-        cap *= 2;
-    }
-    if (f != stdin)
-        fclose(f);
-    if (buf) {
-        char *nb = realloc(buf, n + 1);
-        if (nb)
-            buf = nb;
-        buf[n] = 0;
-        *len = n;
-    }
-    return buf;
 }
 
 static void print_text(const nw_sched_snap_t *s, const nw_sched_results_t *r)
@@ -205,7 +171,7 @@ int nw_cmd_plan(int argc, char **argv)
     }
     for (int f = 0; f < nfiles; f++) {
         size_t len = 0;
-        char *text = read_all(files[f], &len);
+        char *text = nw_file_read(files[f], PLAN_MAX_FILE, &len);
         if (!text) {
             fprintf(stderr, "nodewarden plan: %s: %s\n", files[f], strerror(errno ? errno : EIO));
             goto out;
@@ -241,7 +207,7 @@ int nw_cmd_plan(int argc, char **argv)
             zv[nz++] = t;
     }
     size_t clen = 0;
-    if (catalog && !(cattext = read_all(catalog, &clen))) {
+    if (catalog && !(cattext = nw_file_read(catalog, PLAN_MAX_FILE, &clen))) {
         fprintf(stderr, "nodewarden plan: --catalog %s: %s\n", catalog,
                 strerror(errno ? errno : EIO));
         goto out;

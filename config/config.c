@@ -11,6 +11,7 @@
 #include <yaml.h>
 
 #include "api/duration.h"
+#include "common/file.h"
 #include "common/log.h"
 
 typedef enum { T_STR, T_INT, T_FLOAT, T_BOOL, T_DUR, T_LIST } key_type_t;
@@ -477,36 +478,17 @@ nw_rc_t nw_config_apply_file(nw_config_t *cfg, const char *path, nw_err_t *err)
     FILE *f = fopen(path, "rb");
     if (!f)
         return nw_err_set(err, NW_EIO, "", "%s: %s", path, strerror(errno));
-    char *buf = NULL;
-    size_t len = 0, cap = 0;
-    for (;;) {
-        if (len == cap) {
-            if (cap >= (1u << 22)) {
-                free(buf);
-                fclose(f);
-                return nw_err_set(err, NW_EIO, "", "%s: larger than 4 MiB", path);
-            }
-            cap = cap ? cap * 2 : 4096;
-            char *nb = realloc(buf, cap + 1);
-            if (!nb) {
-                free(buf);
-                fclose(f);
-                return NW_ENOMEM;
-            }
-            buf = nb;
-        }
-        size_t r = fread(buf + len, 1, cap - len, f);
-        if (r == 0)
-            break;
-        len += r;
-    }
-    int bad = ferror(f);
+    size_t len = 0;
+    char *buf = nw_file_read_stream(f, ((size_t)1 << 22) - 1, &len);
+    int e = errno;
     fclose(f);
-    if (bad) {
-        free(buf);
+    if (!buf && e == EFBIG)
+        return nw_err_set(err, NW_EIO, "", "%s: larger than 4 MiB", path);
+    if (!buf && e == ENOMEM)
+        return NW_ENOMEM;
+    if (!buf)
         return nw_err_set(err, NW_EIO, "", "%s: read error", path);
-    }
-    nw_rc_t rc = nw_config_apply_yaml(cfg, path, buf ? buf : "", len, err);
+    nw_rc_t rc = nw_config_apply_yaml(cfg, path, buf, len, err);
     free(buf);
     return rc;
 }

@@ -1,5 +1,6 @@
 /* Unit tests for common/: buf, log, clock, err. */
 #include <check.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 #include "common/buf.h"
 #include "common/clock.h"
 #include "common/err.h"
+#include "common/file.h"
 #include "common/log.h"
 
 Suite *nw_common_suite(void);
@@ -148,6 +150,29 @@ START_TEST(err_first_wins)
 }
 END_TEST
 
+START_TEST(file_read_capped)
+{
+    char path[] = "/tmp/nw-file-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, "ab\0cd", 5), 5);
+    close(fd);
+    size_t len = 0;
+    char *s = nw_file_read(path, 5, &len);
+    ck_assert_ptr_nonnull(s);
+    ck_assert_uint_eq(len, 5); /* embedded NUL kept, NUL-terminated */
+    ck_assert(memcmp(s, "ab\0cd", 6) == 0);
+    free(s);
+    errno = 0;
+    ck_assert_ptr_null(nw_file_read(path, 4, &len));
+    ck_assert_int_eq(errno, EFBIG);
+    unlink(path);
+    errno = 0;
+    ck_assert_ptr_null(nw_file_read(path, 100, &len));
+    ck_assert_int_eq(errno, ENOENT);
+}
+END_TEST
+
 Suite *nw_common_suite(void)
 {
     Suite *s = suite_create("common");
@@ -158,6 +183,7 @@ Suite *nw_common_suite(void)
     tcase_add_test(tc, log_levels_parse);
     tcase_add_test(tc, clock_fake_and_format);
     tcase_add_test(tc, err_first_wins);
+    tcase_add_test(tc, file_read_capped);
     suite_add_tcase(s, tc);
     return s;
 }
