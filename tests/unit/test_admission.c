@@ -1,4 +1,4 @@
-/* Unit tests for server/admission (AdmissionReview decode/dispatch/encode)
+/* Unit tests for admission/review (AdmissionReview decode/dispatch/encode)
  * and server/metrics rendering. */
 #include <check.h>
 #include <cjson/cJSON.h>

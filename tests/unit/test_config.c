@@ -1,4 +1,4 @@
-/* Unit tests for server/config: data cases in tests/data/config/ and flags. */
+/* Unit tests for config/config: data cases in tests/data/config/ and flags. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>

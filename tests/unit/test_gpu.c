@@ -1,5 +1,5 @@
 /*
- * Unit tests for api/gpu: the GPU isolation policy.
+ * Unit tests for admission/gpu*: the GPU isolation policy.
  *
  * Cases live in tests/data/gpu/{pods,nodepools}.json: each has the object, the
  * exact expected mutating patch ("patch", null = none), an optional warning
