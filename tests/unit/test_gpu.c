@@ -435,7 +435,7 @@ Suite *nw_gpu_suite(void)
     TCase *tc = tcase_create("policy");
     pod_cases = nw_test_cases_json("tests/data/gpu/pods.json", 10);
     pool_cases = nw_test_cases_json("tests/data/gpu/nodepools.json", 5);
-    userdata_cases = nw_test_cases_json("tests/data/gpu/userdata.json", 10);
+    userdata_cases = nw_test_cases_json("tests/data/gpu/userdata.json", 14);
     nw_test_add_cases(tc, pod_case, pod_cases);
     nw_test_add_cases(tc, nodepool_case, pool_cases);
     nw_test_add_cases(tc, userdata_case, userdata_cases);
