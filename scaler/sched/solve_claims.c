@@ -172,7 +172,7 @@ int nw_sv_try_claims(ctx_t *c, int pod, variant_t *v, nw_rc_t *rc)
         for (int i = 0; i < c->npools; i++)
             if (c->pools[i].idx == cl->pool)
                 pc = &c->pools[i];
-        if (nw_sv_variant_pool(c, v, cls, pc) != 1)
+        if (!pc || nw_sv_variant_pool(c, v, cls, pc) != 1)
             continue;
         if (!tolerates(c, pod, &pc->p->taints, false, NULL, NULL))
             continue;

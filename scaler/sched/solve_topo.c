@@ -153,7 +153,8 @@ uint64_t nw_sv_topo_allowed(const ctx_t *c, int pod, int host, uint64_t zin, uin
                 (pick_spread >= 0 && c->zcount[pick_spread][z] < c->zcount[pick_spread][best]))
                 best = z;
         }
-        m = 1ULL << best;
+        if (best >= 0)
+            m = 1ULL << best;
     }
     return m;
 }
