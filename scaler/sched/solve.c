@@ -41,6 +41,8 @@ nw_rc_t nw_sv_finalize(ctx_t *c, claim_t *cl, nw_sched_claim_t *out)
     for (int i = 0; i < c->npools; i++)
         if (c->pools[i].idx == cl->pool)
             pc = &c->pools[i];
+    if (!pc)
+        return NW_EINVAL; /* a claim always belongs to one of the solve's pools */
     const nw_req_t *cq = nw_reqs_get(&cl->reqs, NW_LABEL_CAPACITY_TYPE);
     bool ct_ok[3];
     for (int k = 0; k < 3; k++)
