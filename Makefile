@@ -11,6 +11,7 @@
 #   make bench      benchmarks (bench/*/run)
 #   make certs      development CA + serving certificate in certs/dev/
 #   make sim        start the cluster simulator in the foreground
+#   make cluster    a real control plane with nodewarden installed by Helm, in the foreground
 #   make image      container image (Dockerfile) where a Docker engine is available
 #   make fmt / lint / clean   (lint-layers: the layer check alone)
 #
@@ -78,7 +79,7 @@ EMBED_OBJS := $(EMBED_SRCS:%=$(BUILD)/obj/embed/%.o)
 
 DEPS_STAMP := build/.deps-ok
 
-.PHONY: all deps k8s-bins k8s-kubectl k8s-test test test-bins unit unit-asan unit-asan-nofork unit-asan-fork fuzz-replay sim-test e2e fuzz bench certs sim run \
+.PHONY: all deps k8s-bins k8s-kubectl k8s-test test test-bins unit unit-asan unit-asan-nofork unit-asan-fork fuzz-replay sim-test e2e fuzz bench certs sim cluster run \
         fmt lint lint-layers clean help image
 
 all: $(BUILD)/nodewarden
@@ -174,6 +175,14 @@ SIM_TESTS = $(sort $(wildcard tests/sim/test_*.py))
 E2E_JOBS = $(foreach t,$(E2E_TESTS),e2e/$(notdir $(t))='NW_BIN=$(abspath $(BUILD)/nodewarden) exec $(t)')
 K8S_TESTS = $(sort $(wildcard tests/k8s/test_*.py))
 K8S_JOBS = $(foreach t,$(K8S_TESTS),k8s/$(basename $(notdir $(t)))='NW_BIN=$(abspath $(BUILD)/nodewarden) exec python3 -m unittest discover -s tests/k8s -p $(notdir $(t)) -t .')
+# the real-cluster tier (tests/cluster, docs/testing-real-cluster.md): its own stories and
+# harness stories of tests/e2e run unchanged on the real backend; they need tests/k8s
+# (the pinned Kubernetes components)
+K8S_IN := $(wildcard tests/k8s/controlplane.py)
+REAL_TESTS = $(if $(K8S_IN),$(shell find tests/cluster -maxdepth 1 -name 't_*' -type f -perm -u+x | sort))
+REAL_STORIES := $(if $(K8S_IN),t_interrupt)
+REAL_JOBS = $(foreach t,$(REAL_TESTS),e2e-real/$(notdir $(t))='NW_BIN=$(abspath $(BUILD)/nodewarden) exec $(t)') \
+            $(foreach t,$(REAL_STORIES),e2e-real/$(t)='NW_BIN=$(abspath $(BUILD)/nodewarden) NW_E2E_BACKEND=real exec tests/e2e/$(t)')
 SIM_JOBS = $(foreach t,$(SIM_TESTS),sim/$(basename $(notdir $(t)))='NW_BIN=$(abspath $(BUILD)/nodewarden) exec python3 -m unittest discover -s tests/sim -p $(notdir $(t)) -t .')
 
 # Karpenter's CRDs as the oracle (docs/admission-oracle.md): our CRDs against Karpenter's
@@ -194,7 +203,7 @@ test: $(DEPS_STAMP)
 	  citations='tools/check_citations.sh --self-test && tools/check_citations.sh' \
 	  docs='NW_BIN=$(abspath $(BUILD)/nodewarden) python3 tools/check_docs.py --self-test && NW_BIN=$(abspath $(BUILD)/nodewarden) python3 tools/check_docs.py' \
 	  layers='$(MAKE) --no-print-directory lint-layers' \
-	  $(K8S_JOBS) $(ORACLE_JOBS) $(SIM_JOBS) $(E2E_JOBS)
+	  $(K8S_JOBS) $(ORACLE_JOBS) $(SIM_JOBS) $(E2E_JOBS) $(REAL_JOBS)
 	@echo "make test: all passed"
 
 # the test programs of one build (used for the ASan build by `make test`)
@@ -270,6 +279,10 @@ certs: $(DEPS_STAMP)
 sim: $(BUILD)/nodewarden
 	@python3 tests/sim/sim.py --dir build/sim
 
+# the real control plane with nodewarden installed by Helm (docs/testing-real-cluster.md)
+cluster: $(BUILD)/nodewarden k8s-bins
+	@$(K8S_ENV) python3 tests/cluster/realcluster.py --dir build/cluster
+
 # IMAGE=registry/nodewarden:tag to name it; needs the docker CLI and a running engine
 IMAGE ?= nodewarden:$(VERSION)
 image:
@@ -281,8 +294,9 @@ image:
 	docker build -t $(IMAGE) .
 	@echo "image: built $(IMAGE)"
 
-run: $(BUILD)/nodewarden k8s-kubectl
-	@$(K8S_ENV) python3 tests/run-demo.py
+# make run CLUSTER=real: the same demo on the real control plane (tests/cluster)
+run: $(BUILD)/nodewarden k8s-kubectl $(if $(filter real,$(CLUSTER)),k8s-bins)
+	@CLUSTER=$(CLUSTER) $(K8S_ENV) python3 tests/run-demo.py
 
 fmt:
 	@clang-format -i $$(git ls-files '*.c' '*.h')

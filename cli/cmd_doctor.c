@@ -76,7 +76,8 @@ static void nw_doctor_cluster_checks(report_t *r, const nw_srv_aws_args_t *a)
     }
     nw_kube_report_t rep;
     nw_kube_report_init(&rep);
-    nw_kube_doctor_opts_t kopts = {0};
+    /* the Lease permissions where serve takes the Lease, not in the kubeconfig's namespace */
+    nw_kube_doctor_opts_t kopts = {.lease_namespace = a->cfg.scaler.leaderElection.namespace_};
     nw_kube_doctor_run(client, &kopts, &rep);
     for (size_t i = 0; i < rep.n; i++) {
         const nw_kube_check_t *k = &rep.v[i];

@@ -15,7 +15,10 @@ then plays the provisioning half of the story with the real kubectl:
      nodewarden's disruption controller decides "Empty", taints each node
      karpenter.sh/disrupted:NoSchedule, drains it through the Eviction API,
      terminates the instance and removes the Node and the NodeClaim.
-Exit 0 when every step happened as described.
+Exit 0 when every step happened as described. With CLUSTER=real (`make run
+CLUSTER=real`) the same story plays on the real control plane of tests/cluster
+(kube-apiserver, kube-scheduler, kube-controller-manager, nodewarden installed by
+`helm install` and run with the chart's ServiceAccount; docs/testing-real-cluster.md).
 """
 import json
 import os
@@ -26,7 +29,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
 os.environ.setdefault("NW_BIN", os.path.join(ROOT, "build", "nodewarden"))
 from harness import wait_for  # noqa: E402
-from harness.cluster import SimCluster  # noqa: E402
+from harness.cluster import new as new_cluster  # noqa: E402
 
 DATA = os.path.join(ROOT, "tests", "data", "provision")
 
@@ -61,8 +64,10 @@ spec:
 
 
 def run(c):
-    say("simulator up: kube-apiserver https://127.0.0.1:%d, EC2 %s"
-        % (c.ports.get("kube", 0), c.env.get("AWS_ENDPOINT_URL_EC2")))
+    server = json.loads(c.kubectl("config", "view", "--minify", "-o", "json"))["clusters"][0]["cluster"]["server"]
+    say("%s up: kube-apiserver %s, EC2 %s" % (
+        "real control plane (nodewarden installed by helm)" if c.backend == "real" else "simulator",
+        server, c.env.get("AWS_ENDPOINT_URL_EC2")))
     c.start_nodewarden("--scaler.disruption.pollPeriod", "1s",
                        "--scaler.disruption.validationDelay", "2s")
     say("nodewarden serving the webhooks and running the scaler")
@@ -185,7 +190,8 @@ def scale_down(c):
 
 
 def main():
-    c = SimCluster(boot_delay=1.0)
+    # CLUSTER=real (make run CLUSTER=real): the real control plane of tests/cluster
+    c = new_cluster("real" if os.environ.get("CLUSTER") == "real" else "sim", boot_delay=1.0)
     ok = False
     try:
         run(c)

@@ -50,6 +50,9 @@ def register_backend(name, factory):
 
 def new(backend=None, **options):
     name = backend or os.environ.get("NW_E2E_BACKEND", "sim")
+    if name == "real" and name not in BACKENDS:
+        sys.path.insert(0, os.path.join(ROOT, "tests", "cluster"))
+        import backend  # noqa: F401  (tests/cluster/backend.py registers "real")
     if name not in BACKENDS:
         fail("no e2e backend %r (known: %s)" % (name, ", ".join(sorted(BACKENDS))))
     return BACKENDS[name](**options)
@@ -134,16 +137,15 @@ class Cluster:
         windows and leader election timings; returns once its webhook listens."""
         path = os.path.join(self.dir, "%s-%d.log" % (name, len(self.nwlogs)))
         self.nwlogs.append(path)
-        e = dict(self.env)
-        e.update(env or {})
         args = [NW_BIN, "serve", "--config", self.nodewarden_config,
                 "--scaler.enabled", "true",
                 "--settings.batchIdleDuration", "300ms", "--settings.batchMaxDuration", "2s",
                 "--scaler.leaderElection.leaseDuration", "3s",
                 "--scaler.leaderElection.renewDeadline", "2s",
                 "--scaler.leaderElection.retryPeriod", "500ms"] + list(flags)
+        argv, e = self.nodewarden_command(args, env)
         with open(path, "w") as out:
-            self.nw = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, env=e,
+            self.nw = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=e,
                                        cwd=ROOT)
 
         # the webhook must answer before NodePools can be created (fail-closed)
@@ -153,6 +155,14 @@ class Cluster:
             return '"listening"' in open(path).read()
         wait_for(listening, 20, "nodewarden to listen", interval=0.1)
         return self.nw
+
+    def nodewarden_command(self, args, env):
+        """(argv, environment) that run nodewarden's args on this backend: the cluster's
+        environment plus env here; a backend may wrap the command (tests/cluster/backend.py
+        runs it in a network namespace)."""
+        e = dict(self.env)
+        e.update(env or {})
+        return args, e
 
     def stop_nodewarden(self):
         if self.nw and self.nw.poll() is None:

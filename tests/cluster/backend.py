@@ -1,0 +1,70 @@
+"""The "real" backend of the end-to-end harness (tests/e2e/harness): a story run with
+NW_E2E_BACKEND=real, or main(story, cluster={"backend": "real"}), gets a
+tests/cluster/realcluster.py RealCluster - real etcd, kube-apiserver,
+kube-controller-manager and kube-scheduler, nodewarden installed by `helm install`
+and run in a network namespace with the chart's ServiceAccount token and
+ConfigMap, EC2/SQS/STS/IMDS from the simulator, Nodes from the node agent.
+
+What only the simulated API server can do (c.sim: kube faults, 410s, watch drops,
+store resets) raises harness.Unsupported here.
+"""
+import os
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(ROOT, 'tests', 'e2e'))
+
+from harness import cluster as hc  # noqa: E402
+from harness.core import fail  # noqa: E402
+from realcluster import RealCluster  # noqa: E402
+
+SIM_ONLY = ('sim_args', 'webhooks')
+
+
+class RealBackend(hc.Cluster):
+    backend = 'real'
+    capabilities = frozenset({'real-apiserver', 'rbac'})
+
+    def __init__(self, boot_delay=0.3, **options):
+        super().__init__()
+        for k, v in options.items():
+            if k == 'webhooks' and v:
+                continue            # the real API server always calls the chart's webhooks
+            if k in SIM_ONLY and v:
+                raise hc.Unsupported('the real backend has no %s=%r (simulator only)' % (k, v))
+            if k not in SIM_ONLY:
+                fail('real backend: unknown option %s' % k)
+        self.dir = tempfile.mkdtemp(prefix='nw-e2e-real-')
+        agent_log = os.path.join(self.dir, 'agent.log')
+
+        def log(*a):
+            with open(agent_log, 'a') as f:
+                f.write(' '.join(str(x) for x in a) + '\n')
+        self.real = RealCluster(os.path.join(self.dir, 'cluster'), boot_delay=boot_delay, log=log)
+        try:
+            self.real.start()
+        except BaseException:
+            self.real.stop()
+            raise
+        self.kubeconfig = self.real.kubeconfig
+        self.nodewarden_config = self.real.nodewarden_config
+        self.aws_url = self.real.control_url
+        self.webhook_addr = self.real.webhook_addr
+        hc.read_env_file(os.path.join(self.real.dir, 'env'), self.env)
+        self._bind()
+
+    def nodewarden_command(self, args, env):
+        """nodewarden in the cluster's network namespace, with what the chart's pod has in
+        its environment (no kubeconfig, no AWS keys: IMDS) plus the story's env."""
+        e = self.real.nodewarden_env()
+        e.update(env or {})
+        return self.real.net.exec_prefix() + list(args), e
+
+    def _stop_backend(self):
+        self.real.stop()
+
+
+hc.register_backend('real', RealBackend)
