@@ -79,7 +79,7 @@ EMBED_OBJS := $(EMBED_SRCS:%=$(BUILD)/obj/embed/%.o)
 
 DEPS_STAMP := build/.deps-ok
 
-.PHONY: all deps k8s-bins k8s-kubectl k8s-test test test-bins unit unit-asan unit-asan-nofork unit-asan-fork fuzz-replay sim-test e2e fuzz bench certs sim cluster run \
+.PHONY: all deps fmt-check k8s-bins k8s-kubectl k8s-test test test-bins unit unit-asan unit-asan-nofork unit-asan-fork fuzz-replay sim-test e2e fuzz bench certs sim cluster run \
         fmt lint lint-layers clean help image
 
 all: $(BUILD)/nodewarden
@@ -203,6 +203,7 @@ test: $(DEPS_STAMP)
 	  citations='tools/check_citations.sh --self-test && tools/check_citations.sh' \
 	  docs='NW_BIN=$(abspath $(BUILD)/nodewarden) python3 tools/check_docs.py --self-test && NW_BIN=$(abspath $(BUILD)/nodewarden) python3 tools/check_docs.py' \
 	  layers='$(MAKE) --no-print-directory lint-layers' \
+	  fmt='$(MAKE) --no-print-directory fmt-check' \
 	  $(K8S_JOBS) $(ORACLE_JOBS) $(SIM_JOBS) $(E2E_JOBS) $(REAL_JOBS)
 	@echo "make test: all passed"
 
@@ -298,8 +299,16 @@ image:
 run: $(BUILD)/nodewarden k8s-kubectl $(if $(filter real,$(CLUSTER)),k8s-bins)
 	@CLUSTER=$(CLUSTER) $(K8S_ENV) python3 tests/run-demo.py
 
+# every tracked C file formatted as .clang-format says (make fmt rewrites; fmt-check,
+# part of make lint and the make test job 'fmt', fails naming the files that differ)
 fmt:
 	@clang-format -i $$(git ls-files '*.c' '*.h')
+
+fmt-check:
+	@command -v clang-format >/dev/null || { echo "fmt-check: clang-format is not installed (make deps)"; exit 1; }
+	@clang-format --dry-run --Werror $$(git ls-files '*.c' '*.h') 2>&1 | grep -E '^[^ ]+: error' \
+	  | sed 's/:[0-9]*:[0-9]*: error.*//' | sort -u | sed 's/^/fmt-check: not formatted (make fmt): /' \
+	  | grep . && exit 1 || echo "fmt-check: ok ($$(git ls-files '*.c' '*.h' | wc -l) files)"
 
 # lint-layers: the include direction and link cycles of docs/internals/layout.md
 # (tools/check_layers.py; its self-test first, so the check is known to fail when it must)
@@ -307,7 +316,7 @@ lint-layers: $(BUILD)/nodewarden
 	@python3 tools/check_layers.py --self-test
 	@python3 tools/check_layers.py --dirs "$(SRC_DIRS)" --objects $(BUILD)/obj
 
-lint: lint-layers $(BUILD)/gen/suites.h
+lint: lint-layers fmt-check $(BUILD)/gen/suites.h
 	@command -v cppcheck >/dev/null || { echo "lint: cppcheck is not installed (make deps)"; exit 1; }
 	@cppcheck --quiet --error-exitcode=1 --enable=warning,portability,performance \
 	  --inline-suppr --std=c11 -I. --suppress=missingIncludeSystem \

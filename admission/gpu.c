@@ -16,12 +16,11 @@
 /* AWS instance families with NVIDIA or AMD GPUs (EC2 accelerated computing,
  * "GPU instances"); Inferentia/Trainium families are accelerators but not GPUs. */
 static const char *const default_families[] = {
-    "g3", "g3s", "g4ad", "g4dn", "g5", "g5g", "g6", "g6e", "g6f", "gr6", "gr6f", "g7e",
-    "p2", "p3", "p3dn", "p4d", "p4de", "p5", "p5e", "p5en", "p6-b200", "p6e-gb200",
+    "g3",  "g3s", "g4ad", "g4dn", "g5",  "g5g",  "g6", "g6e", "g6f",  "gr6",     "gr6f",
+    "g7e", "p2",  "p3",   "p3dn", "p4d", "p4de", "p5", "p5e", "p5en", "p6-b200", "p6e-gb200",
 };
-static const char *const default_resources[] = {"nvidia.com/gpu", "amd.com/gpu",
-                                                "aws.amazon.com/neuron",
-                                                "aws.amazon.com/neuroncore"};
+static const char *const default_resources[] = {
+    "nvidia.com/gpu", "amd.com/gpu", "aws.amazon.com/neuron", "aws.amazon.com/neuroncore"};
 
 /* ---- policy ----------------------------------------------------------------- */
 
@@ -66,9 +65,8 @@ nw_rc_t nw_gpu_policy_init(nw_gpu_policy_t *p, const char *self_namespace)
     p->enabled = true;
     p->taint_effect = NW_TAINT_NO_SCHEDULE;
     const char *exempt[2] = {"kube-system", self_namespace};
-    size_t nexempt = (self_namespace && *self_namespace && strcmp(self_namespace, "kube-system"))
-                         ? 2
-                         : 1;
+    size_t nexempt =
+        (self_namespace && *self_namespace && strcmp(self_namespace, "kube-system")) ? 2 : 1;
     if (nw_gpu_policy_set_str(&p->taint_key, "gpu") ||
         nw_gpu_policy_set_str(&p->taint_value, "true") ||
         nw_gpu_policy_set_str(&p->label_key, "node.accelerator") ||

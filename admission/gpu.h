@@ -36,18 +36,18 @@
 #define NW_GPU_COUNT_KEY "karpenter.k8s.aws/instance-gpu-count"
 
 typedef struct nw_gpu_policy {
-    bool enabled;              /* false: the policy does nothing */
-    bool warn_only;            /* mode warn: denials become warnings */
-    char *taint_key;           /* owned */
-    char *taint_value;         /* owned, "" for none */
+    bool enabled;      /* false: the policy does nothing */
+    bool warn_only;    /* mode warn: denials become warnings */
+    char *taint_key;   /* owned */
+    char *taint_value; /* owned, "" for none */
     nw_taint_effect_t taint_effect;
-    char *label_key;           /* owned */
-    char *label_value;         /* owned */
-    char **resources;          /* owned list of GPU resource names */
+    char *label_key;   /* owned */
+    char *label_value; /* owned */
+    char **resources;  /* owned list of GPU resource names */
     size_t nresources;
-    char **exempt_namespaces;  /* owned */
+    char **exempt_namespaces; /* owned */
     size_t nexempt;
-    char **families;           /* owned list of GPU instance families (g5, p4d, ...) */
+    char **families; /* owned list of GPU instance families (g5, p4d, ...) */
     size_t nfamilies;
 } nw_gpu_policy_t;
 
@@ -75,15 +75,15 @@ bool nw_gpu_family_is_gpu(const nw_gpu_policy_t *p, const char *family);
 /* ---- Pods ---------------------------------------------------------------- */
 
 typedef struct {
-    bool requests_gpu;     /* some container/init container requests or limits a GPU */
-    bool daemonset;        /* owned by a DaemonSet */
-    bool exempt_namespace; /* namespace is exempt */
-    bool skip;             /* annotated nodewarden.io/gpu-policy: skip */
-    bool tolerates_taint;  /* some toleration tolerates the GPU taint */
-    bool selects_label;    /* nodeSelector or required affinity constrains the label key */
-    bool requires_gpu_label;   /* every way to schedule it needs label=value */
-    bool excludes_gpu_label;   /* no way to schedule it admits label=value */
-    bool every_term_excludes;  /* required affinity present and each term excludes GPU nodes */
+    bool requests_gpu;        /* some container/init container requests or limits a GPU */
+    bool daemonset;           /* owned by a DaemonSet */
+    bool exempt_namespace;    /* namespace is exempt */
+    bool skip;                /* annotated nodewarden.io/gpu-policy: skip */
+    bool tolerates_taint;     /* some toleration tolerates the GPU taint */
+    bool selects_label;       /* nodeSelector or required affinity constrains the label key */
+    bool requires_gpu_label;  /* every way to schedule it needs label=value */
+    bool excludes_gpu_label;  /* no way to schedule it admits label=value */
+    bool every_term_excludes; /* required affinity present and each term excludes GPU nodes */
 } nw_gpu_pod_info_t;
 
 /** Analyse a Pod object (namespace from the request, may be NULL to use the
@@ -110,13 +110,13 @@ size_t nw_gpu_pod_problems(const nw_gpu_policy_t *p, const cJSON *pod, const cha
 /* ---- NodePools ------------------------------------------------------------- */
 
 typedef struct {
-    bool skip;          /* annotated nodewarden.io/gpu-policy: skip */
-    bool gpu_only;      /* requirements can only yield GPU instances */
-    bool excludes_gpu;  /* requirements exclude GPU instances */
-    bool has_label;     /* template labels carry label=value */
-    bool has_taint;     /* template taints carry the GPU taint */
-    bool gpu_limits;    /* spec.limits names a GPU resource */
-    char why[160];      /* which requirement decided gpu_only / excludes_gpu */
+    bool skip;         /* annotated nodewarden.io/gpu-policy: skip */
+    bool gpu_only;     /* requirements can only yield GPU instances */
+    bool excludes_gpu; /* requirements exclude GPU instances */
+    bool has_label;    /* template labels carry label=value */
+    bool has_taint;    /* template taints carry the GPU taint */
+    bool gpu_limits;   /* spec.limits names a GPU resource */
+    char why[160];     /* which requirement decided gpu_only / excludes_gpu */
 } nw_gpu_pool_info_t;
 
 /** Analyse a NodePool object. */

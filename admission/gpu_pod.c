@@ -74,8 +74,8 @@ static bool term_admits(const cJSON *term, const char *key, const char *value, b
 
 static const cJSON *required_terms(const cJSON *spec)
 {
-    const char *keys[] = {"affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution",
-                          "nodeSelectorTerms"};
+    const char *keys[] = {"affinity", "nodeAffinity",
+                          "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms"};
     return nw_json_path(spec, keys, 4);
 }
 
@@ -179,8 +179,7 @@ void nw_gpu_pod_analyze(const nw_gpu_policy_t *p, const cJSON *pod, const char *
     bool admits_cpu = pod_admits(p, spec, NULL);
     out->requires_gpu_label = !admits_cpu && admits_gpu;
     out->excludes_gpu_label = !admits_gpu;
-    out->every_term_excludes =
-        cJSON_GetArraySize(terms) > 0 && !admits_gpu && admits_cpu;
+    out->every_term_excludes = cJSON_GetArraySize(terms) > 0 && !admits_gpu && admits_cpu;
 }
 
 static cJSON *gpu_toleration_json(const nw_gpu_policy_t *p)

@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-nw_rc_t nw_srv_gpu_policy(const nw_config_t *cfg, const char *self_namespace,
-                          nw_gpu_policy_t *out, nw_err_t *err)
+nw_rc_t nw_srv_gpu_policy(const nw_config_t *cfg, const char *self_namespace, nw_gpu_policy_t *out,
+                          nw_err_t *err)
 {
     nw_rc_t rc = nw_gpu_policy_init(out, self_namespace);
     if (rc != NW_OK)

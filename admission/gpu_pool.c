@@ -297,7 +297,8 @@ nw_rc_t nw_gpu_pool_patch(const nw_gpu_policy_t *p, const cJSON *np, nw_jsonpatc
     nw_gpu_pool_analyze(p, np, &in);
     if (in.skip) {
         if (res)
-            nw_admit_warn(res, "GPU isolation policy skipped for this NodePool (annotation %s: skip)",
+            nw_admit_warn(res,
+                          "GPU isolation policy skipped for this NodePool (annotation %s: skip)",
                           NW_GPU_SKIP_ANNOTATION);
         return NW_OK;
     }

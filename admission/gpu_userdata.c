@@ -218,6 +218,5 @@ nw_rc_t nw_gpu_pool_crosscheck(const nw_gpu_policy_t *p, const cJSON *np, const 
                          "the kubelet without the GPU taint %s: generic pods can schedule on a new "
                          "node until nodewarden applies the taint; add it to the kubelet's "
                          "--register-with-taints",
-                         npname ? npname : "",
-                         ncname ? ncname : "", taint);
+                         npname ? npname : "", ncname ? ncname : "", taint);
 }

@@ -9,7 +9,8 @@
 const nw_admit_handler_t nw_admit_handlers[] = {
     {"", "Pod", nw_gpu_pod_mutate, nw_gpu_pod_validate},
     {"karpenter.sh", "NodePool", nw_nodepool_admit_mutate, nw_nodepool_admit_validate},
-    {"karpenter.k8s.aws", "EC2NodeClass", nw_ec2nodeclass_admit_mutate, nw_ec2nodeclass_admit_validate},
+    {"karpenter.k8s.aws", "EC2NodeClass", nw_ec2nodeclass_admit_mutate,
+     nw_ec2nodeclass_admit_validate},
     {NULL, NULL, NULL, NULL},
 };
 

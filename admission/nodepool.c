@@ -65,8 +65,9 @@ nw_rc_t nw_nodepool_admit_validate(const nw_admit_ctx_t *ctx, const nw_admit_req
         /* cross-object: does the EC2NodeClass register the kubelet with the GPU taint? */
         const cJSON *ref = cJSON_GetObjectItemCaseSensitive(
             cJSON_GetObjectItemCaseSensitive(
-                cJSON_GetObjectItemCaseSensitive(
-                    cJSON_GetObjectItemCaseSensitive(obj, "spec"), "template"), "spec"),
+                cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "spec"),
+                                                 "template"),
+                "spec"),
             "nodeClassRef");
         const cJSON *ncname = cJSON_GetObjectItemCaseSensitive(ref, "name");
         if (rc == NW_OK && res->allowed && ctx->lookup && cJSON_IsString(ncname)) {

@@ -8,8 +8,7 @@
 
 #define OUT_MAX (64u << 20) /* bound on a response body */
 
-static const char *const verdict_names[] = {"allowed", "patched", "denied", "bad_request",
-                                            "error"};
+static const char *const verdict_names[] = {"allowed", "patched", "denied", "bad_request", "error"};
 
 const char *nw_srv_verdict_str(nw_srv_verdict_t v)
 {
@@ -79,7 +78,8 @@ static nw_rc_t decode_request(const cJSON *root, nw_admit_req_t *r, nw_err_t *er
 
     const cJSON *k = cJSON_GetObjectItemCaseSensitive(req, "kind");
     if (!k || cJSON_IsNull(k))
-        return nw_err_set(err, NW_EINVAL, "request.kind", "request.kind: required field is missing");
+        return nw_err_set(err, NW_EINVAL, "request.kind",
+                          "request.kind: required field is missing");
     if (!cJSON_IsObject(k))
         return nw_err_set(err, NW_EINVAL, "request.kind", "request.kind: must be an object");
     if ((rc = get_str(k, "group", "request.kind.group", 0, "", &r->group, err)) != NW_OK ||
@@ -124,8 +124,7 @@ static nw_rc_t decode_request(const cJSON *root, nw_admit_req_t *r, nw_err_t *er
         (rc = get_obj(req, "oldObject", "request.oldObject", &r->old_object, err)) != NW_OK)
         return rc;
     if ((r->op == NW_OP_CREATE || r->op == NW_OP_UPDATE) && !r->object)
-        return nw_err_set(err, NW_EINVAL, "request.object",
-                          "request.object: required for %s", op);
+        return nw_err_set(err, NW_EINVAL, "request.object", "request.object: required for %s", op);
     if (r->op == NW_OP_UPDATE && !r->old_object)
         return nw_err_set(err, NW_EINVAL, "request.oldObject",
                           "request.oldObject: required for UPDATE");
@@ -245,8 +244,8 @@ nw_rc_t nw_srv_review_encode(const char *uid, int mutate, const nw_admit_result_
         if (!b64)
             return NW_ENOMEM;
         EVP_EncodeBlock(b64, (const unsigned char *)res->patch, (int)plen);
-        if (ADD(",\"patchType\":\"JSONPatch\",\"patch\":\"") ||
-            (rc = nw_buf_add(out, b64, blen)) || ADD("\"")) {
+        if (ADD(",\"patchType\":\"JSONPatch\",\"patch\":\"") || (rc = nw_buf_add(out, b64, blen)) ||
+            ADD("\"")) {
             free(b64);
             return rc;
         }
@@ -256,7 +255,8 @@ nw_rc_t nw_srv_review_encode(const char *uid, int mutate, const nw_admit_result_
         if (ADD(",\"warnings\":["))
             return rc;
         for (size_t i = 0; i < res->nwarnings && i < NW_ADMIT_MAX_WARNINGS; i++)
-            if ((i && ADD(",")) || (rc = add_warning(out, res->warnings[i] ? res->warnings[i] : "")))
+            if ((i && ADD(",")) ||
+                (rc = add_warning(out, res->warnings[i] ? res->warnings[i] : "")))
                 return rc;
         if (ADD("]"))
             return rc;

@@ -77,8 +77,8 @@ typedef const nw_admit_handler_t *(*nw_srv_lookup_fn)(const char *group, const c
 /* The outcome of one admission call, with copies of the request's identity
  * for logs and metrics (truncated to fit; "" when unknown). */
 typedef struct {
-    int status;         /* HTTP status: 200, 400 or 500 */
-    char *body;         /* owned JSON (AdmissionReview or Status); free via cleanup */
+    int status; /* HTTP status: 200, 400 or 500 */
+    char *body; /* owned JSON (AdmissionReview or Status); free via cleanup */
     size_t body_len;
     nw_srv_verdict_t verdict;
     char uid[128];
@@ -86,7 +86,7 @@ typedef struct {
     char kind[64];
     char name[128];
     char op[16];
-    char why[256];      /* for 400/500: the message; for a denial: start of status.message */
+    char why[256]; /* for 400/500: the message; for a denial: start of status.message */
 } nw_srv_adm_out_t;
 
 /**

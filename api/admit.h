@@ -40,27 +40,27 @@ typedef struct {
 typedef struct {
     nw_admit_op_t op;
     const char *uid;
-    const char *group;      /* request.kind.group ("" for core) */
-    const char *version;    /* request.kind.version */
-    const char *kind;       /* request.kind.kind */
-    const char *resource;   /* request.resource.resource */
-    const char *subresource;/* "" if none */
-    const char *name;       /* may be "" (generateName on CREATE) */
-    const char *namespace_; /* "" for cluster-scoped objects */
-    const cJSON *object;    /* NULL for DELETE */
-    const cJSON *old_object;/* NULL unless UPDATE/DELETE */
+    const char *group;       /* request.kind.group ("" for core) */
+    const char *version;     /* request.kind.version */
+    const char *kind;        /* request.kind.kind */
+    const char *resource;    /* request.resource.resource */
+    const char *subresource; /* "" if none */
+    const char *name;        /* may be "" (generateName on CREATE) */
+    const char *namespace_;  /* "" for cluster-scoped objects */
+    const cJSON *object;     /* NULL for DELETE */
+    const cJSON *old_object; /* NULL unless UPDATE/DELETE */
     int dry_run;
 } nw_admit_req_t;
 
 #define NW_ADMIT_MAX_WARNINGS 16
 
 typedef struct {
-    int allowed;           /* 1 allow, 0 deny */
-    int code;              /* HTTP status for a denial (422 Invalid, 403 Forbidden, 400) */
-    char *reason;          /* owned, metav1.StatusReason ("Invalid", "Forbidden"); may be NULL */
-    char *message;         /* owned, full status.message; NULL when allowed */
-    cJSON *details;        /* owned, Status details {name, group, kind, causes[]}; may be NULL */
-    char *patch;           /* owned, RFC 6902 JSON Patch array as JSON text; NULL = no patch */
+    int allowed;    /* 1 allow, 0 deny */
+    int code;       /* HTTP status for a denial (422 Invalid, 403 Forbidden, 400) */
+    char *reason;   /* owned, metav1.StatusReason ("Invalid", "Forbidden"); may be NULL */
+    char *message;  /* owned, full status.message; NULL when allowed */
+    cJSON *details; /* owned, Status details {name, group, kind, causes[]}; may be NULL */
+    char *patch;    /* owned, RFC 6902 JSON Patch array as JSON text; NULL = no patch */
     char *warnings[NW_ADMIT_MAX_WARNINGS]; /* owned; admission warnings */
     size_t nwarnings;
 } nw_admit_result_t;
@@ -69,8 +69,8 @@ typedef nw_rc_t (*nw_admit_fn)(const nw_admit_ctx_t *ctx, const nw_admit_req_t *
                                nw_admit_result_t *res);
 
 typedef struct {
-    const char *group; /* "karpenter.sh", "karpenter.k8s.aws", "" for core */
-    const char *kind;  /* "NodePool", "EC2NodeClass", "Pod" */
+    const char *group;    /* "karpenter.sh", "karpenter.k8s.aws", "" for core */
+    const char *kind;     /* "NodePool", "EC2NodeClass", "Pod" */
     nw_admit_fn mutate;   /* /mutate; NULL = nothing to default */
     nw_admit_fn validate; /* /validate; NULL = always allowed */
 } nw_admit_handler_t;

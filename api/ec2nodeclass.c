@@ -14,16 +14,21 @@
 
 typedef char path_t[NW_KV_PATH_MAX];
 
-static const char *const AMI_FAMILIES[] = {"AL2", "AL2023", "Bottlerocket", "Custom",
-                                           "Windows2019", "Windows2022", "Windows2025", NULL};
-static const char *const VOLUME_TYPES[] = {"standard", "io1", "io2", "gp2", "sc1", "st1", "gp3", NULL};
+static const char *const AMI_FAMILIES[] = {"AL2",         "AL2023",      "Bottlerocket", "Custom",
+                                           "Windows2019", "Windows2022", "Windows2025",  NULL};
+static const char *const VOLUME_TYPES[] = {"standard", "io1", "io2", "gp2",
+                                           "sc1",      "st1", "gp3", NULL};
 static const char *const ENABLED_DISABLED[] = {"enabled", "disabled", NULL};
 static const char *const TOKENS[] = {"required", "optional", NULL};
 static const char *const MATCH_CRITERIA[] = {"open", "targeted", NULL};
 static const char *const STORE_POLICIES[] = {"RAID0", NULL};
 static const char *const IFACE_TYPES[] = {"interface", "efa-only", NULL};
-static const char *const EVICTION_KEYS[] = {"memory.available", "nodefs.available", "nodefs.inodesFree",
-                                            "imagefs.available", "imagefs.inodesFree", "pid.available",
+static const char *const EVICTION_KEYS[] = {"memory.available",
+                                            "nodefs.available",
+                                            "nodefs.inodesFree",
+                                            "imagefs.available",
+                                            "imagefs.inodesFree",
+                                            "pid.available",
                                             NULL};
 static const char *const RESERVED_KEYS[] = {"cpu", "memory", "ephemeral-storage", "pid", NULL};
 
@@ -193,22 +198,25 @@ static void check_ami_terms(nw_kv_t *kv, const cJSON *spec)
             nw_kv_path(fp, ip, "alias");
             nw_kv_max_len(kv, fp, alias, 30);
             if (!nw_kv_re_match(nw_kre(NW_RE_ALIAS), alias))
-                nw_kv_cel_str(kv, fp, alias,
-                          "'alias' is improperly formatted, must match the format 'family@version'");
+                nw_kv_cel_str(
+                    kv, fp, alias,
+                    "'alias' is improperly formatted, must match the format 'family@version'");
             const char *at = strchr(alias, '@');
             size_t fl = at ? (size_t)(at - alias) : strlen(alias);
             char fam[64];
             snprintf(fam, sizeof fam, "%.*s", (int)(fl < 63 ? fl : 63), alias);
-            static const char *const fams[] = {"al2", "al2023", "bottlerocket", "windows2019",
-                                               "windows2022", "windows2025", NULL};
+            static const char *const fams[] = {
+                "al2", "al2023", "bottlerocket", "windows2019", "windows2022", "windows2025", NULL};
             if (fl >= 63 || !in_list(fam, fams))
-                nw_kv_cel_str(kv, fp, alias,
-                          "family is not supported, must be one of the following: 'al2', 'al2023', "
-                          "'bottlerocket', 'windows2019', 'windows2022', 'windows2025'");
+                nw_kv_cel_str(
+                    kv, fp, alias,
+                    "family is not supported, must be one of the following: 'al2', 'al2023', "
+                    "'bottlerocket', 'windows2019', 'windows2022', 'windows2025'");
             static const char *const M_WIN = "windows families may only specify version 'latest'";
             if (fl < 63 && strncmp(fam, "windows", 7) == 0 && in_list(fam, fams)) {
                 if (!at)
-                    nw_kv_cel_eval(kv, fp, "string", "index '1' out of range in list size '1'", M_WIN);
+                    nw_kv_cel_eval(kv, fp, "string", "index '1' out of range in list size '1'",
+                                   M_WIN);
                 else {
                     /* split('@')[1]: the text up to the next '@' */
                     const char *v = at + 1, *e = strchr(v, '@');
@@ -229,13 +237,21 @@ static void check_ami_terms(nw_kv_t *kv, const cJSON *spec)
         any_alias |= has_alias;
     }
     if (none)
-        nw_kv_cel(kv, lp, "array", "expected at least one, got none, ['tags', 'id', 'name', 'alias', 'ssmParameter']");
+        nw_kv_cel(
+            kv, lp, "array",
+            "expected at least one, got none, ['tags', 'id', 'name', 'alias', 'ssmParameter']");
     if (id_mixed)
-        nw_kv_cel(kv, lp, "array", "'id' is mutually exclusive, cannot be set with a combination of other fields in amiSelectorTerms");
+        nw_kv_cel(kv, lp, "array",
+                  "'id' is mutually exclusive, cannot be set with a combination of other fields in "
+                  "amiSelectorTerms");
     if (alias_mixed)
-        nw_kv_cel(kv, lp, "array", "'alias' is mutually exclusive, cannot be set with a combination of other fields in amiSelectorTerms");
+        nw_kv_cel(kv, lp, "array",
+                  "'alias' is mutually exclusive, cannot be set with a combination of other fields "
+                  "in amiSelectorTerms");
     if (any_alias && cJSON_GetArraySize(terms) != 1)
-        nw_kv_cel(kv, lp, "array", "'alias' is mutually exclusive, cannot be set with a combination of other amiSelectorTerms");
+        nw_kv_cel(kv, lp, "array",
+                  "'alias' is mutually exclusive, cannot be set with a combination of other "
+                  "amiSelectorTerms");
 }
 
 /* ---- subnet / security group / capacity reservation terms (§3.4, §3.5) ------------------ */
@@ -264,7 +280,9 @@ static void check_subnet_terms(nw_kv_t *kv, const cJSON *spec)
     if (!all_some)
         nw_kv_cel(kv, lp, "array", "expected at least one, got none, ['tags', 'id']");
     if (all_mixed) /* !self.all(...): fires only when every term mixes (and on an empty list) */
-        nw_kv_cel(kv, lp, "array", "'id' is mutually exclusive, cannot be set with a combination of other fields in a subnet selector term");
+        nw_kv_cel(kv, lp, "array",
+                  "'id' is mutually exclusive, cannot be set with a combination of other fields in "
+                  "a subnet selector term");
 }
 
 static void check_sg_terms(nw_kv_t *kv, const cJSON *spec)
@@ -294,9 +312,13 @@ static void check_sg_terms(nw_kv_t *kv, const cJSON *spec)
     if (!all_some)
         nw_kv_cel(kv, lp, "array", "expected at least one, got none, ['tags', 'id', 'name']");
     if (all_id_mixed)
-        nw_kv_cel(kv, lp, "array", "'id' is mutually exclusive, cannot be set with a combination of other fields in a security group selector term");
+        nw_kv_cel(kv, lp, "array",
+                  "'id' is mutually exclusive, cannot be set with a combination of other fields in "
+                  "a security group selector term");
     if (all_name_mixed)
-        nw_kv_cel(kv, lp, "array", "'name' is mutually exclusive, cannot be set with a combination of other fields in a security group selector term");
+        nw_kv_cel(kv, lp, "array",
+                  "'name' is mutually exclusive, cannot be set with a combination of other fields "
+                  "in a security group selector term");
 }
 
 static void check_cr_terms(nw_kv_t *kv, const cJSON *spec)
@@ -322,9 +344,12 @@ static void check_cr_terms(nw_kv_t *kv, const cJSON *spec)
         all_mixed &= id && (tags || HAS(t, "ownerID") || imc);
     }
     if (!all_some)
-        nw_kv_cel(kv, lp, "array", "expected at least one, got none, ['tags', 'id', 'instanceMatchCriteria']");
+        nw_kv_cel(kv, lp, "array",
+                  "expected at least one, got none, ['tags', 'id', 'instanceMatchCriteria']");
     if (all_mixed)
-        nw_kv_cel(kv, lp, "array", "'id' is mutually exclusive, cannot be set along with other fields in a capacity reservation selector term");
+        nw_kv_cel(kv, lp, "array",
+                  "'id' is mutually exclusive, cannot be set along with other fields in a capacity "
+                  "reservation selector term");
 }
 
 /* ---- tags (§3.6) -------------------------------------------------------------------------- */
@@ -356,7 +381,8 @@ static void check_tags(nw_kv_t *kv, const cJSON *spec)
     if (nc)
         nw_kv_cel(kv, p, "object", "tag contains a restricted tag matching karpenter.sh/nodeclaim");
     if (ec2nc)
-        nw_kv_cel(kv, p, "object", "tag contains a restricted tag matching karpenter.k8s.aws/ec2nodeclass");
+        nw_kv_cel(kv, p, "object",
+                  "tag contains a restricted tag matching karpenter.k8s.aws/ec2nodeclass");
 }
 
 /* ---- kubelet (§3.7) ----------------------------------------------------------------------- */
@@ -378,7 +404,8 @@ static void reserved_map(nw_kv_t *kv, const cJSON *kub, const char *name)
     }
     char msg[160];
     if (badkey) {
-        snprintf(msg, sizeof msg, "valid keys for %s are ['cpu','memory','ephemeral-storage','pid']", name);
+        snprintf(msg, sizeof msg,
+                 "valid keys for %s are ['cpu','memory','ephemeral-storage','pid']", name);
         nw_kv_cel(kv, mp, "object", msg);
     }
     if (neg) {
@@ -439,9 +466,12 @@ static void check_kubelet(nw_kv_t *kv, const cJSON *spec)
     const cJSON *hi = nw_kv_get(kub, "imageGCHighThresholdPercent");
     const cJSON *lo = nw_kv_get(kub, "imageGCLowThresholdPercent");
     if (cJSON_IsNumber(hi) && cJSON_IsNumber(lo) && !(hi->valuedouble > lo->valuedouble))
-        nw_kv_cel(kv, kp, "object", "imageGCHighThresholdPercent must be greater than imageGCLowThresholdPercent");
-    static const char *const M_SOFT = "evictionSoft OwnerKey does not have a matching evictionSoftGracePeriod";
-    static const char *const M_GRACE = "evictionSoftGracePeriod OwnerKey does not have a matching evictionSoft";
+        nw_kv_cel(kv, kp, "object",
+                  "imageGCHighThresholdPercent must be greater than imageGCLowThresholdPercent");
+    static const char *const M_SOFT =
+        "evictionSoft OwnerKey does not have a matching evictionSoftGracePeriod";
+    static const char *const M_GRACE =
+        "evictionSoftGracePeriod OwnerKey does not have a matching evictionSoft";
     /* has(evictionSoft) ? evictionSoft.all(e, e in evictionSoftGracePeriod) : true */
     if (soft && soft->child) {
         if (!grace)
@@ -500,7 +530,8 @@ static void check_bdm(nw_kv_t *kv, const cJSON *spec)
         if (!HAS(ebs, "snapshotID") && !HAS(ebs, "volumeSize"))
             nw_kv_cel(kv, ep, "object", "snapshotID or volumeSize must be defined");
         if (HAS(ebs, "volumeInitializationRate") && !(snap && *snap))
-            nw_kv_cel(kv, ep, "object", "snapshotID must be set when volumeInitializationRate is set");
+            nw_kv_cel(kv, ep, "object",
+                      "snapshotID must be set when volumeInitializationRate is set");
     }
     if (roots > 1)
         nw_kv_cel(kv, lp, "array", "must have only one blockDeviceMappings with rootVolume");
@@ -527,14 +558,16 @@ static void check_network_interfaces(nw_kv_t *kv, const cJSON *spec)
         const cJSON *type = reqd(kv, n, ip, "interfaceType", "string");
         path_t fp;
         if (card)
-            nw_kv_int_range(kv, nw_kv_path(fp, ip, "networkCardIndex"), card->valuedouble, 0, INT_MAX);
+            nw_kv_int_range(kv, nw_kv_path(fp, ip, "networkCardIndex"), card->valuedouble, 0,
+                            INT_MAX);
         if (dev)
             nw_kv_int_range(kv, nw_kv_path(fp, ip, "deviceIndex"), dev->valuedouble, 0, INT_MAX);
         if (type)
             nw_kv_enum(kv, nw_kv_path(fp, ip, "interfaceType"), type->valuestring, IFACE_TYPES);
         if (!card || !dev || !type)
             continue;
-        if (card->valuedouble == 0 && dev->valuedouble == 0 && strcmp(type->valuestring, "interface") == 0)
+        if (card->valuedouble == 0 && dev->valuedouble == 0 &&
+            strcmp(type->valuestring, "interface") == 0)
             primary = 1;
         for (const cJSON *m = nis->child; m != n; m = m->next) {
             const cJSON *c2 = nw_kv_get(m, "networkCardIndex"), *d2 = nw_kv_get(m, "deviceIndex");
@@ -544,14 +577,19 @@ static void check_network_interfaces(nw_kv_t *kv, const cJSON *spec)
             if (c2->valuedouble == card->valuedouble && d2->valuedouble == dev->valuedouble)
                 dup = 1;
             if (c2->valuedouble == card->valuedouble && cJSON_IsString(t2) &&
-                strcmp(t2->valuestring, "efa-only") == 0 && strcmp(type->valuestring, "efa-only") == 0)
+                strcmp(t2->valuestring, "efa-only") == 0 &&
+                strcmp(type->valuestring, "efa-only") == 0)
                 efa_dup = 1;
         }
     }
     if (cJSON_GetArraySize(nis) > 0 && !primary)
-        nw_kv_cel(kv, lp, "array", "networkInterfaces must include a primary interface with interfaceType='interface'");
+        nw_kv_cel(
+            kv, lp, "array",
+            "networkInterfaces must include a primary interface with interfaceType='interface'");
     if (dup || efa_dup) /* one rule upstream, so one error */
-        nw_kv_cel(kv, lp, "array", "networkInterfaces must not have duplicate networkCardIndex and deviceIndex pairs, and can have at most one efa device per network card");
+        nw_kv_cel(kv, lp, "array",
+                  "networkInterfaces must not have duplicate networkCardIndex and deviceIndex "
+                  "pairs, and can have at most one efa device per network card");
 }
 
 static void check_connection_tracking(nw_kv_t *kv, const cJSON *spec)
@@ -564,7 +602,9 @@ static void check_connection_tracking(nw_kv_t *kv, const cJSON *spec)
     opt_int(kv, ct, cp, "udpStreamTimeout", 60, 180);
     opt_int(kv, ct, cp, "udpTimeout", 30, 60);
     if (!HAS(ct, "tcpEstablishedTimeout") && !HAS(ct, "udpStreamTimeout") && !HAS(ct, "udpTimeout"))
-        nw_kv_cel(kv, cp, "object", "at least one of tcpEstablishedTimeout, udpStreamTimeout, or udpTimeout must be set");
+        nw_kv_cel(
+            kv, cp, "object",
+            "at least one of tcpEstablishedTimeout, udpStreamTimeout, or udpTimeout must be set");
 }
 
 static void check_placement_group(nw_kv_t *kv, const cJSON *spec)
@@ -630,7 +670,8 @@ nw_rc_t nw_ec2nodeclass_validate(const cJSON *obj, const cJSON *old, nw_kv_t *kv
     check_connection_tracking(kv, spec);
     const cJSON *cpu = opt(kv, spec, "spec", "cpuOptions", "object");
     if (cpu)
-        opt_enum(kv, cpu, nw_kv_path(p, "spec", "cpuOptions"), "nestedVirtualization", ENABLED_DISABLED);
+        opt_enum(kv, cpu, nw_kv_path(p, "spec", "cpuOptions"), "nestedVirtualization",
+                 ENABLED_DISABLED);
 
     /* spec-level CEL (§3.3) */
     if (HAS(spec, "role") == HAS(spec, "instanceProfile"))
@@ -642,11 +683,16 @@ nw_rc_t nw_ec2nodeclass_validate(const cJSON *obj, const cJSON *old, nw_kv_t *kv
         const char *alias, *family, *msg;
     } rules[] = {
         {"al2", "AL2", "if set, amiFamily must be 'AL2' or 'Custom' when using an AL2 alias"},
-        {"al2023", "AL2023", "if set, amiFamily must be 'AL2023' or 'Custom' when using an AL2023 alias"},
-        {"bottlerocket", "Bottlerocket", "if set, amiFamily must be 'Bottlerocket' or 'Custom' when using a Bottlerocket alias"},
-        {"windows2019", "Windows2019", "if set, amiFamily must be 'Windows2019' or 'Custom' when using a Windows2019 alias"},
-        {"windows2022", "Windows2022", "if set, amiFamily must be 'Windows2022' or 'Custom' when using a Windows2022 alias"},
-        {"windows2025", "Windows2025", "if set, amiFamily must be 'Windows2025' or 'Custom' when using a Windows2025 alias"},
+        {"al2023", "AL2023",
+         "if set, amiFamily must be 'AL2023' or 'Custom' when using an AL2023 alias"},
+        {"bottlerocket", "Bottlerocket",
+         "if set, amiFamily must be 'Bottlerocket' or 'Custom' when using a Bottlerocket alias"},
+        {"windows2019", "Windows2019",
+         "if set, amiFamily must be 'Windows2019' or 'Custom' when using a Windows2019 alias"},
+        {"windows2022", "Windows2022",
+         "if set, amiFamily must be 'Windows2022' or 'Custom' when using a Windows2022 alias"},
+        {"windows2025", "Windows2025",
+         "if set, amiFamily must be 'Windows2025' or 'Custom' when using a Windows2025 alias"},
     };
     if (cJSON_IsArray(terms)) {
         for (const cJSON *t = terms->child; t; t = t->next)
@@ -659,14 +705,16 @@ nw_rc_t nw_ec2nodeclass_validate(const cJSON *obj, const cJSON *old, nw_kv_t *kv
                     continue;
                 /* x.alias.find('^[^@]+') */
                 size_t fl = strcspn(a->valuestring, "@");
-                match = fl == strlen(rules[r].alias) && strncmp(a->valuestring, rules[r].alias, fl) == 0;
+                match = fl == strlen(rules[r].alias) &&
+                        strncmp(a->valuestring, rules[r].alias, fl) == 0;
             }
             if (match && cJSON_IsString(fam) && strcmp(fam->valuestring, "Custom") != 0 &&
                 strcmp(fam->valuestring, rules[r].family) != 0)
                 nw_kv_cel(kv, "spec", "object", rules[r].msg);
         }
         if (!any_alias && !fam)
-            nw_kv_cel(kv, "spec", "object", "must specify amiFamily if amiSelectorTerms does not contain an alias");
+            nw_kv_cel(kv, "spec", "object",
+                      "must specify amiFamily if amiSelectorTerms does not contain an alias");
     }
     return kv->oom ? NW_ENOMEM : NW_OK;
 }

@@ -60,20 +60,27 @@ void nw_kv_add(nw_kv_t *kv, nw_kv_type_t type, bool cel, const char *field, cons
 static const char *reason_of(nw_kv_type_t t)
 {
     switch (t) {
-    case NW_KV_REQUIRED: return "FieldValueRequired";
-    case NW_KV_NOTSUPPORTED: return "FieldValueNotSupported";
-    case NW_KV_INVALID: return "FieldValueInvalid";
-    case NW_KV_TOOLONG: return "FieldValueTooLong";
-    case NW_KV_TOOMANY: return "FieldValueTooMany";
-    case NW_KV_TYPE: return "FieldValueTypeInvalid";
-    case NW_KV_DUPLICATE: return "FieldValueDuplicate";
+    case NW_KV_REQUIRED:
+        return "FieldValueRequired";
+    case NW_KV_NOTSUPPORTED:
+        return "FieldValueNotSupported";
+    case NW_KV_INVALID:
+        return "FieldValueInvalid";
+    case NW_KV_TOOLONG:
+        return "FieldValueTooLong";
+    case NW_KV_TOOMANY:
+        return "FieldValueTooMany";
+    case NW_KV_TYPE:
+        return "FieldValueTypeInvalid";
+    case NW_KV_DUPLICATE:
+        return "FieldValueDuplicate";
     }
     return "FieldValueInvalid";
 }
 
 #define GATE_FIELD "<nil>"
 #define GATE_BODY                                                                                  \
-    "Invalid value: null: some validation rules were not checked because the object was "         \
+    "Invalid value: null: some validation rules were not checked because the object was "          \
     "invalid; correct the existing errors to complete validation"
 
 size_t nw_kv_lines(const nw_kv_t *kv, char ***out, nw_kv_err_t **errs)
@@ -252,7 +259,7 @@ const char *nw_kv_jtype(const cJSON *v)
         return "string";
     if (cJSON_IsNumber(v))
         return (isfinite(v->valuedouble) && v->valuedouble == floor(v->valuedouble)) ? "integer"
-                                                                                      : "number";
+                                                                                     : "number";
     if (cJSON_IsBool(v))
         return "boolean";
     if (cJSON_IsObject(v))
@@ -267,8 +274,8 @@ bool nw_kv_type(nw_kv_t *kv, const char *path, const cJSON *v, const char *type)
     const char *got = nw_kv_jtype(v);
     if (strcmp(got, type) == 0)
         return true;
-    nw_kv_add(kv, NW_KV_TYPE, false, path, "Invalid value: \"%s\": %s in body must be of type %s: \"%s\"",
-              got, path, type, got);
+    nw_kv_add(kv, NW_KV_TYPE, false, path,
+              "Invalid value: \"%s\": %s in body must be of type %s: \"%s\"", got, path, type, got);
     return false;
 }
 
@@ -291,16 +298,35 @@ const char *nw_kv_quote(char *out, size_t cap, const char *s)
         unsigned char c = *p;
         const char *esc = NULL;
         switch (c) {
-        case '"': esc = "\\\""; break;
-        case '\\': esc = "\\\\"; break;
-        case '\n': esc = "\\n"; break;
-        case '\t': esc = "\\t"; break;
-        case '\r': esc = "\\r"; break;
-        case '\a': esc = "\\a"; break;
-        case '\b': esc = "\\b"; break;
-        case '\f': esc = "\\f"; break;
-        case '\v': esc = "\\v"; break;
-        default: break;
+        case '"':
+            esc = "\\\"";
+            break;
+        case '\\':
+            esc = "\\\\";
+            break;
+        case '\n':
+            esc = "\\n";
+            break;
+        case '\t':
+            esc = "\\t";
+            break;
+        case '\r':
+            esc = "\\r";
+            break;
+        case '\a':
+            esc = "\\a";
+            break;
+        case '\b':
+            esc = "\\b";
+            break;
+        case '\f':
+            esc = "\\f";
+            break;
+        case '\v':
+            esc = "\\v";
+            break;
+        default:
+            break;
         }
         if (esc) {
             size_t l = strlen(esc);
@@ -327,7 +353,8 @@ bool nw_kv_enum(nw_kv_t *kv, const char *path, const char *s, const char *const 
     char q[512];
     int ok = 1;
     for (const char *const *a = allowed; *a && ok; a++)
-        ok = nw_buf_addf(&b, "%s%s", a == allowed ? "" : ", ", nw_kv_quote(q, sizeof q, *a)) == NW_OK;
+        ok = nw_buf_addf(&b, "%s%s", a == allowed ? "" : ", ", nw_kv_quote(q, sizeof q, *a)) ==
+             NW_OK;
     nw_kv_add(kv, NW_KV_NOTSUPPORTED, false, path, "Unsupported value: %s: supported values: %s",
               nw_kv_quote(q, sizeof q, s), nw_buf_str(&b));
     nw_buf_cleanup(&b);
@@ -338,11 +365,12 @@ void nw_kv_int_range(nw_kv_t *kv, const char *path, double v, long long min, lon
 {
     if (min != LLONG_MIN && v < (double)min)
         nw_kv_add(kv, NW_KV_INVALID, false, path,
-                  "Invalid value: %.0f: %s in body should be greater than or equal to %lld", v, path,
-                  min);
+                  "Invalid value: %.0f: %s in body should be greater than or equal to %lld", v,
+                  path, min);
     if (max != LLONG_MAX && v > (double)max)
         nw_kv_add(kv, NW_KV_INVALID, false, path,
-                  "Invalid value: %.0f: %s in body should be less than or equal to %lld", v, path, max);
+                  "Invalid value: %.0f: %s in body should be less than or equal to %lld", v, path,
+                  max);
 }
 
 size_t nw_kv_strlen(const char *s)
@@ -370,7 +398,8 @@ bool nw_kv_min_len(nw_kv_t *kv, const char *path, const char *s, size_t min)
     char q[600];
     if (nw_kv_strlen(s) >= min)
         return true;
-    nw_kv_add(kv, NW_KV_INVALID, false, path, "Invalid value: %s: %s in body should be at least %zu chars long",
+    nw_kv_add(kv, NW_KV_INVALID, false, path,
+              "Invalid value: %s: %s in body should be at least %zu chars long",
               nw_kv_quote(q, sizeof q, s), path, min);
     return false;
 }
@@ -379,7 +408,8 @@ void nw_kv_max_items(nw_kv_t *kv, const char *path, const cJSON *arr, int max)
 {
     int n = cJSON_GetArraySize(arr);
     if (n > max)
-        nw_kv_add(kv, NW_KV_TOOMANY, false, path, "Too many: %d: must have at most %d items", n, max);
+        nw_kv_add(kv, NW_KV_TOOMANY, false, path, "Too many: %d: must have at most %d items", n,
+                  max);
 }
 
 void nw_kv_min_items(nw_kv_t *kv, const char *path, const cJSON *arr, int min)

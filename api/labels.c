@@ -17,7 +17,7 @@
 
 #define NAME_FMT "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
 #define NAME_ERR                                                                                   \
-    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "  \
+    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "    \
     "alphanumeric character"
 #define NAME_EXAMPLES "(e.g. 'MyName',  or 'my.name',  or '123-abc', "
 #define DNS_LABEL_FMT "[a-z0-9]([-a-z0-9]*[a-z0-9])?"

@@ -22,9 +22,9 @@
 
 #include "common/err.h"
 
-#define NW_LABELS_NAME_MAX 63        /* name part of a key; label values */
-#define NW_LABELS_PREFIX_MAX 253     /* DNS-1123 subdomain */
-#define NW_LABELS_DNS_LABEL_MAX 63   /* DNS-1123 label */
+#define NW_LABELS_NAME_MAX 63      /* name part of a key; label values */
+#define NW_LABELS_PREFIX_MAX 253   /* DNS-1123 subdomain */
+#define NW_LABELS_DNS_LABEL_MAX 63 /* DNS-1123 label */
 #define NW_LABELS_MSGS_MAX 4
 
 /* Validation messages, exactly as Kubernetes words them (static storage). */

@@ -31,7 +31,6 @@ nw_rc_t nw_nodepool_validate(const cJSON *obj, const cJSON *old, nw_kv_t *kv,
 /** The CRD key restrictions of §5.2 for a label or requirement key: calls fail(msg)
  * for every rule key violates (aws: include the karpenter.k8s.aws rule; nodepool:
  * include the karpenter.sh/nodepool rule). Returns the number of failures. */
-int nw_nodepool_key_restrictions(const char *key, int aws, int nodepool,
-                                 const char *fails[4]);
+int nw_nodepool_key_restrictions(const char *key, int aws, int nodepool, const char *fails[4]);
 
 #endif

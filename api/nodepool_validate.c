@@ -18,8 +18,8 @@ typedef char path_t[NW_KV_PATH_MAX];
 #define MAX_SEEN 200 /* taints compared for duplicates (layer D) */
 
 /* in the CRD's enum order (Karpenter v1.14.1), which "supported values" lists */
-static const char *const OPERATORS[] = {"Gte", "Lte", "In", "NotIn", "Exists", "DoesNotExist",
-                                        "Gt",  "Lt",  NULL};
+static const char *const OPERATORS[] = {"Gte",          "Lte", "In", "NotIn", "Exists",
+                                        "DoesNotExist", "Gt",  "Lt", NULL};
 static const char *const EFFECTS[] = {"NoSchedule", "PreferNoSchedule", "NoExecute", NULL};
 static const char *const POLICIES[] = {"WhenEmpty", "WhenEmptyOrUnderutilized", "Balanced", NULL};
 static const char *const REASONS[] = {"Underutilized", "Empty", "Drifted", NULL};
@@ -59,9 +59,15 @@ static const char *const AWS_ALLOWED[] = {
 
 /* Well-known requirement keys at runtime (§5.1), after alias normalisation. */
 static const char *const WELL_KNOWN[] = {
-    NW_LABEL_CAPACITY_TYPE, NW_LABEL_ZONE, NW_LABEL_REGION,
-    NW_LABEL_INSTANCE_TYPE, NW_LABEL_ARCH, NW_LABEL_OS,
-    "node.kubernetes.io/windows-build", "topology.k8s.aws/zone-id", NULL,
+    NW_LABEL_CAPACITY_TYPE,
+    NW_LABEL_ZONE,
+    NW_LABEL_REGION,
+    NW_LABEL_INSTANCE_TYPE,
+    NW_LABEL_ARCH,
+    NW_LABEL_OS,
+    "node.kubernetes.io/windows-build",
+    "topology.k8s.aws/zone-id",
+    NULL,
 };
 
 static int in_list(const char *s, const char *const *l)
@@ -101,7 +107,8 @@ int nw_nodepool_key_restrictions(const char *key, int aws, int nodepool, const c
 static void warn(nw_admit_result_t *res, const char *path, const char *what, const char *detail)
 {
     if (res)
-        nw_admit_warn(res, "%s: %s%s%s (Karpenter would mark the NodePool ValidationSucceeded=False)",
+        nw_admit_warn(res,
+                      "%s: %s%s%s (Karpenter would mark the NodePool ValidationSucceeded=False)",
                       path, what, detail && *detail ? ": " : "", detail ? detail : "");
 }
 
@@ -113,9 +120,10 @@ static int runtime_restricted(const char *key)
     static const char *const doms[] = {"karpenter.sh", "karpenter.k8s.aws", NULL};
     for (const char *const *d = doms; *d; d++) {
         size_t dl = strlen(dom), l = strlen(*d);
-        if (strcmp(dom, *d) == 0 || (dl > l && dom[dl - l - 1] == '.' && strcmp(dom + dl - l, *d) == 0))
-            return !in_list(key, WELL_KNOWN) && !(in_list(key, AWS_ALLOWED) &&
-                                                  strcmp(key, NW_LABEL_NODECLASS) != 0);
+        if (strcmp(dom, *d) == 0 ||
+            (dl > l && dom[dl - l - 1] == '.' && strcmp(dom + dl - l, *d) == 0))
+            return !in_list(key, WELL_KNOWN) &&
+                   !(in_list(key, AWS_ALLOWED) && strcmp(key, NW_LABEL_NODECLASS) != 0);
     }
     return 0;
 }
@@ -234,10 +242,10 @@ static void check_taints(nw_kv_t *kv, const cJSON *tspec, const char *tpath, con
 static void requirements_cel(nw_kv_t *kv, const char *lp, const cJSON *arr)
 {
     static const char *const M_IN = "requirements with operator 'In' must have a value defined";
-    static const char *const M_NUM =
-        "requirements operator 'Gt', 'Lt', 'Gte', or 'Lte' must have a single positive integer value";
-    static const char *const M_MIN =
-        "requirements with 'minValues' must have at least that many values specified in the 'values' field";
+    static const char *const M_NUM = "requirements operator 'Gt', 'Lt', 'Gte', or 'Lte' must have "
+                                     "a single positive integer value";
+    static const char *const M_MIN = "requirements with 'minValues' must have at least that many "
+                                     "values specified in the 'values' field";
     /* self.all(): a false item wins over an evaluation error in another item */
     int f_in = 0, f_num = 0, f_min = 0;
     const char *e_in = NULL, *e_num = NULL, *e_min = NULL;
@@ -429,8 +437,9 @@ static void check_node_class_ref(nw_kv_t *kv, const cJSON *tspec, const char *tp
     if (group && kind && *group && *kind &&
         (strcmp(group, "karpenter.k8s.aws") != 0 || strcmp(kind, "EC2NodeClass") != 0)) {
         char d[400];
-        snprintf(d, sizeof d, "%.120s/%.120s (the AWS provider supports karpenter.k8s.aws/EC2NodeClass)",
-                 group, kind);
+        snprintf(d, sizeof d,
+                 "%.120s/%.120s (the AWS provider supports karpenter.k8s.aws/EC2NodeClass)", group,
+                 kind);
         warn(res, rp, "unsupported node class", d);
     }
 }
@@ -516,7 +525,8 @@ static void check_limits(nw_kv_t *kv, const cJSON *spec)
         /* the int-or-string schema (anyOf integer, string) fails three ways, as
          * kube-apiserver reports it: the type, the anyOf, the first branch's type */
         nw_kv_add(kv, NW_KV_TYPE, false, kp,
-                  "Invalid value: \"%s\": %s in body must be of type integer,string: \"%s\"", t, kp, t);
+                  "Invalid value: \"%s\": %s in body must be of type integer,string: \"%s\"", t, kp,
+                  t);
         nw_kv_add(kv, NW_KV_INVALID, false, "<nil>",
                   "Invalid value: \"\": \"%s\" must validate at least one schema (anyOf)", kp);
         nw_kv_add(kv, NW_KV_TYPE, false, kp,

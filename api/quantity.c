@@ -266,13 +266,12 @@ nw_rc_t nw_quantity_parse_n(const char *s, size_t len, nw_quantity_t *out, nw_er
         char sq[QUOTE_MAX * 4 + 8];
         quote(s + suf_start, len - suf_start, sq, sizeof sq);
         if (why)
-            return nw_err_set(err, NW_EINVAL, "",
-                              "unable to parse quantity's suffix: %s in %s: %s", sq, q, why);
+            return nw_err_set(err, NW_EINVAL, "", "unable to parse quantity's suffix: %s in %s: %s",
+                              sq, q, why);
         char hint[40] = "";
         size_t sl = len - suf_start;
         if (sl == 2 && s[suf_start + 1] == 'i' && memchr("kmgtpe", s[suf_start], 6))
-            snprintf(hint, sizeof hint, " (did you mean \"%ci\"?)",
-                     s[suf_start] - 'a' + 'A');
+            snprintf(hint, sizeof hint, " (did you mean \"%ci\"?)", s[suf_start] - 'a' + 'A');
         return nw_err_set(err, NW_EINVAL, "",
                           "unable to parse quantity's suffix: unknown suffix %s in %s; expected "
                           "one of n u m k M G T P E Ki Mi Gi Ti Pi Ei or e<integer>%s",
@@ -376,9 +375,12 @@ int64_t nw_quantity_value(nw_quantity_t q)
 const char *nw_quantity_format_name(nw_quantity_format_t f)
 {
     switch (f) {
-    case NW_QTY_DECIMAL_SI: return "DecimalSI";
-    case NW_QTY_BINARY_SI: return "BinarySI";
-    case NW_QTY_DECIMAL_EXPONENT: return "DecimalExponent";
+    case NW_QTY_DECIMAL_SI:
+        return "DecimalSI";
+    case NW_QTY_BINARY_SI:
+        return "BinarySI";
+    case NW_QTY_DECIMAL_EXPONENT:
+        return "DecimalExponent";
     }
     return "DecimalSI";
 }
@@ -433,8 +435,7 @@ size_t nw_quantity_format(nw_quantity_t q, char *buf, size_t cap)
             n = snprintf(tmp, sizeof tmp, "%s%llue%d", sign, (unsigned long long)a, exp);
     } else {
         static const char *const dec[] = {"m", "", "k", "M", "G", "T", "P", "E"};
-        n = snprintf(tmp, sizeof tmp, "%s%llu%s", sign, (unsigned long long)a,
-                     dec[(exp + 3) / 3]);
+        n = snprintf(tmp, sizeof tmp, "%s%llu%s", sign, (unsigned long long)a, dec[(exp + 3) / 3]);
     }
 out:
     if (cap > 0)

@@ -59,8 +59,8 @@ typedef struct {
 #define NW_QUANTITY_STR_MAX 32
 
 /* The message Kubernetes gives for a malformed quantity (ErrFormatWrong). */
-#define NW_QUANTITY_REGEX_MSG                                                                     \
-    "quantities must match the regular expression "                                               \
+#define NW_QUANTITY_REGEX_MSG                                                                      \
+    "quantities must match the regular expression "                                                \
     "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
 
 /** Parse s (NUL-terminated, no surrounding whitespace). On success *out holds

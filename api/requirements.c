@@ -325,8 +325,7 @@ bool nw_req_is_empty(const nw_req_t *r)
 }
 
 /* combined bounds of a and b; false when they cross */
-static bool bounds(const nw_req_t *a, const nw_req_t *b, bool *hg, int64_t *g, bool *hl,
-                   int64_t *l)
+static bool bounds(const nw_req_t *a, const nw_req_t *b, bool *hg, int64_t *g, bool *hl, int64_t *l)
 {
     *hg = a->has_gte || b->has_gte;
     *g = !a->has_gte ? b->gte : !b->has_gte ? a->gte : (a->gte > b->gte ? a->gte : b->gte);
@@ -393,8 +392,7 @@ nw_rc_t nw_req_intersect(const nw_req_t *a, const nw_req_t *b, nw_req_t *out)
     if (!bounds(a, b, &hg, &g, &hl, &l))
         return NW_OK; /* DoesNotExist (keeps minValues, as Karpenter does) */
     bool comp = a->complement && b->complement;
-    size_t cap = comp ? a->nvalues + b->nvalues
-                      : (!a->complement ? a->nvalues : b->nvalues);
+    size_t cap = comp ? a->nvalues + b->nvalues : (!a->complement ? a->nvalues : b->nvalues);
     char **v = cap ? calloc(cap, sizeof *v) : NULL;
     if (cap && !v) {
         nw_req_cleanup(out);
@@ -660,8 +658,9 @@ nw_rc_t nw_reqs_add(nw_reqs_t *s, const char *key, nw_req_op_t op, const char *c
     int64_t x = 0;
     bool numeric = op == NW_REQ_GT || op == NW_REQ_LT || op == NW_REQ_GTE || op == NW_REQ_LTE;
     if (numeric && (nvalues != 1 || !values[0] || !nw_req_atoi(values[0], &x)))
-        return nw_err_set(err, NW_EINVAL, "", "key %s with operator %s must have a single integer value",
-                          key, nw_req_op_str(op));
+        return nw_err_set(err, NW_EINVAL, "",
+                          "key %s with operator %s must have a single integer value", key,
+                          nw_req_op_str(op));
     if ((unsigned)op > NW_REQ_LTE)
         return nw_err_set(err, NW_EINVAL, "", "key %s has an unsupported operator", key);
     switch (op) {
@@ -789,8 +788,7 @@ static bool key_ok(const nw_req_t *e, const nw_req_t *in, nw_reqs_conflict_t *c)
     return false;
 }
 
-bool nw_reqs_intersects(const nw_reqs_t *existing, const nw_reqs_t *incoming,
-                        nw_reqs_conflict_t *c)
+bool nw_reqs_intersects(const nw_reqs_t *existing, const nw_reqs_t *incoming, nw_reqs_conflict_t *c)
 {
     /* Walk the smaller set and binary-search the larger when that is cheaper than a
      * merge (the usual pod-vs-instance-type case); keys are visited in sorted order

@@ -51,7 +51,7 @@ typedef enum {
 typedef struct {
     char *key; /* owned, normalised */
     bool complement;
-    char **values;   /* owned, sorted (strcmp), unique */
+    char **values; /* owned, sorted (strcmp), unique */
     size_t nvalues;
     bool has_gte, has_lte;
     int64_t gte, lte; /* inclusive bounds, only meaningful when has_* */
@@ -94,9 +94,9 @@ const char *nw_wk_normalize(const char *key);
 
 /** Is key one of Karpenter's well-known labels (core + AWS provider v1.14.1: the
  * WellKnownLabels of kubernetes-sigs/karpenter and aws/karpenter-provider-aws
- * pkg/apis/v1/labels.go: karpenter.sh/nodepool, karpenter.sh/capacity-type, topology.kubernetes.io/zone
- * and region, node.kubernetes.io/instance-type and windows-build, kubernetes.io/arch
- * and os, the karpenter.k8s.aws/instance-* family, capacity-reservation-*,
+ * pkg/apis/v1/labels.go: karpenter.sh/nodepool, karpenter.sh/capacity-type,
+ * topology.kubernetes.io/zone and region, node.kubernetes.io/instance-type and windows-build,
+ * kubernetes.io/arch and os, the karpenter.k8s.aws/instance-* family, capacity-reservation-*,
  * placement-group-*, topology.k8s.aws/zone-id). */
 bool nw_wk_is_well_known(const char *key);
 
@@ -229,8 +229,8 @@ nw_rc_t nw_reqs_parse_node_selector(const cJSON *obj, const char *path, nw_reqs_
  * are ORed): *terms receives an array of *nterms sets (free with nw_reqs_terms_free).
  * Only matchExpressions count (matchFields is checked to be an array and otherwise
  * ignored, as Karpenter does). An empty term gives an empty set. */
-nw_rc_t nw_reqs_parse_terms(const cJSON *arr, const char *path, nw_reqs_t **terms,
-                            size_t *nterms, nw_err_t *err);
+nw_rc_t nw_reqs_parse_terms(const cJSON *arr, const char *path, nw_reqs_t **terms, size_t *nterms,
+                            nw_err_t *err);
 
 /** Free what nw_reqs_parse_terms returned. */
 void nw_reqs_terms_free(nw_reqs_t *terms, size_t nterms);
@@ -239,8 +239,8 @@ void nw_reqs_terms_free(nw_reqs_t *terms, size_t nterms);
  * object: spec.nodeSelector AND the first required node-affinity term, and with
  * NW_REQS_PARSE_PREFERRED also the heaviest preferred term (first of equal weights).
  * path is the PodSpec's path ("spec"). */
-nw_rc_t nw_reqs_parse_pod_spec(const cJSON *spec, const char *path, unsigned flags,
-                               nw_reqs_t *out, nw_err_t *err);
+nw_rc_t nw_reqs_parse_pod_spec(const cJSON *spec, const char *path, unsigned flags, nw_reqs_t *out,
+                               nw_err_t *err);
 
 /* ---- Karpenter's runtime validation (layer D) ---------------------------------- */
 

@@ -84,7 +84,8 @@ static nw_rc_t parse_item(const cJSON *it, const char *base, unsigned flags, nw_
     nw_rc_t rc = NW_OK;
     int64_t x;
     if (op == NW_REQ_IN && nv == 0) {
-        rc = nw_err_set(err, NW_EINVAL, p, "Required value: must be specified when `operator` is 'In'");
+        rc = nw_err_set(err, NW_EINVAL, p,
+                        "Required value: must be specified when `operator` is 'In'");
     } else if ((op == NW_REQ_GT || op == NW_REQ_LT || op == NW_REQ_GTE || op == NW_REQ_LTE) &&
                nv != 1) {
         rc = nw_err_set(err, NW_EINVAL, p,
@@ -92,8 +93,7 @@ static nw_rc_t parse_item(const cJSON *it, const char *base, unsigned flags, nw_
                         nw_req_op_str(op));
     } else if ((op == NW_REQ_GT || op == NW_REQ_LT || op == NW_REQ_GTE || op == NW_REQ_LTE) &&
                !nw_req_atoi(vals[0], &x)) {
-        rc = nw_err_set(err, NW_EINVAL, p, "Invalid value: \"%.64s\": must be an integer",
-                        vals[0]);
+        rc = nw_err_set(err, NW_EINVAL, p, "Invalid value: \"%.64s\": must be an integer", vals[0]);
     }
     int min_values = 0;
     const cJSON *jm = (flags & NW_REQS_PARSE_KARPENTER)
@@ -185,8 +185,8 @@ static nw_rc_t parse_term(const cJSON *t, const char *base, nw_reqs_t *out, nw_e
                               err);
 }
 
-nw_rc_t nw_reqs_parse_terms(const cJSON *arr, const char *path, nw_reqs_t **terms,
-                            size_t *nterms, nw_err_t *err)
+nw_rc_t nw_reqs_parse_terms(const cJSON *arr, const char *path, nw_reqs_t **terms, size_t *nterms,
+                            nw_err_t *err)
 {
     *terms = NULL;
     *nterms = 0;
@@ -217,8 +217,8 @@ nw_rc_t nw_reqs_parse_terms(const cJSON *arr, const char *path, nw_reqs_t **term
     return NW_OK;
 }
 
-nw_rc_t nw_reqs_parse_pod_spec(const cJSON *spec, const char *path, unsigned flags,
-                               nw_reqs_t *out, nw_err_t *err)
+nw_rc_t nw_reqs_parse_pod_spec(const cJSON *spec, const char *path, unsigned flags, nw_reqs_t *out,
+                               nw_err_t *err)
 {
     char p[256];
     nw_reqs_init(out);

@@ -127,8 +127,9 @@ int nw_reqs_validate_requirement(const char *key, const char *op, const char *co
     bool op_ok = nw_req_op_parse(op, NW_REQS_PARSE_KARPENTER, &o);
     if (!op_ok) {
         next(&a);
-        accf(&a, "key %s has an unsupported operator %s not in [In NotIn Exists DoesNotExist "
-                 "Gt Lt Gte Lte]",
+        accf(&a,
+             "key %s has an unsupported operator %s not in [In NotIn Exists DoesNotExist "
+             "Gt Lt Gte Lte]",
              key, op);
     }
     if (!nw_wk_is_well_known(key) && nw_wk_is_restricted_node_label(key)) {

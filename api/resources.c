@@ -365,8 +365,7 @@ static void number_text(double v, char *buf, size_t cap)
     }
 }
 
-nw_rc_t nw_resources_from_json(nw_resources_t *r, const cJSON *obj, const char *path,
-                               nw_err_t *err)
+nw_rc_t nw_resources_from_json(nw_resources_t *r, const cJSON *obj, const char *path, nw_err_t *err)
 {
     nw_resources_cleanup(r);
     if (!path)

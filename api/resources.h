@@ -43,9 +43,9 @@ typedef struct {
 } nw_res_entry_t;
 
 typedef struct {
-    uint32_t n;            /* entries in use */
-    uint32_t cap;          /* heap capacity; 0 while inline */
-    nw_res_entry_t *heap;  /* owned; NULL while inline */
+    uint32_t n;           /* entries in use */
+    uint32_t cap;         /* heap capacity; 0 while inline */
+    nw_res_entry_t *heap; /* owned; NULL while inline */
     nw_res_entry_t inl[NW_RESOURCES_INLINE];
 } nw_resources_t;
 

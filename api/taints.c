@@ -70,8 +70,7 @@ void nw_tolerations_cleanup(nw_tolerations_t *t)
     nw_tolerations_init(t);
 }
 
-nw_rc_t nw_taints_add(nw_taints_t *t, const char *key, const char *value,
-                      nw_taint_effect_t effect)
+nw_rc_t nw_taints_add(nw_taints_t *t, const char *key, const char *value, nw_taint_effect_t effect)
 {
     char *k = strdup(key ? key : "");
     char *v = strdup(value ? value : "");
@@ -86,9 +85,8 @@ nw_rc_t nw_taints_add(nw_taints_t *t, const char *key, const char *value,
     return NW_OK;
 }
 
-nw_rc_t nw_tolerations_add(nw_tolerations_t *t, const char *key, nw_tol_op_t op,
-                           const char *value, nw_taint_effect_t effect, bool has_seconds,
-                           int64_t seconds)
+nw_rc_t nw_tolerations_add(nw_tolerations_t *t, const char *key, nw_tol_op_t op, const char *value,
+                           nw_taint_effect_t effect, bool has_seconds, int64_t seconds)
 {
     char *k = strdup(key ? key : "");
     char *v = strdup(value ? value : "");
@@ -152,8 +150,9 @@ nw_rc_t nw_taints_parse(const cJSON *arr, const char *path, nw_taints_t *out, nw
         char base[128], p[160];
         snprintf(base, sizeof base, "%s[%d]", path, i);
         if (!cJSON_IsObject(it)) {
-            rc = nw_err_set(err, NW_EINVAL, base, "Invalid value: \"%s\": %s must be of type object",
-                            nw_json_type_name(it), base);
+            rc =
+                nw_err_set(err, NW_EINVAL, base, "Invalid value: \"%s\": %s must be of type object",
+                           nw_json_type_name(it), base);
             goto fail;
         }
         const char *key, *value, *effect;
@@ -207,8 +206,9 @@ nw_rc_t nw_tolerations_parse(const cJSON *arr, const char *path, nw_tolerations_
         char base[128], p[160];
         snprintf(base, sizeof base, "%s[%d]", path, i);
         if (!cJSON_IsObject(it)) {
-            rc = nw_err_set(err, NW_EINVAL, base, "Invalid value: \"%s\": %s must be of type object",
-                            nw_json_type_name(it), base);
+            rc =
+                nw_err_set(err, NW_EINVAL, base, "Invalid value: \"%s\": %s must be of type object",
+                           nw_json_type_name(it), base);
             goto fail;
         }
         const char *key, *op, *value, *effect;
@@ -256,8 +256,8 @@ nw_rc_t nw_tolerations_parse(const cJSON *arr, const char *path, nw_tolerations_
                 goto fail;
             }
             if (d >= 9223372036854775808.0 || d < -9223372036854775808.0) {
-                rc = nw_err_set(err, NW_EINVAL, p, "Invalid value: %.0f: out of range for int64",
-                                d);
+                rc =
+                    nw_err_set(err, NW_EINVAL, p, "Invalid value: %.0f: out of range for int64", d);
                 goto fail;
             }
             has_seconds = true;
@@ -344,8 +344,7 @@ bool nw_tolerations_tolerate(const nw_tolerations_t *tols, const nw_taint_t *tai
 }
 
 const nw_taint_t *nw_taints_first_untolerated(const nw_taints_t *taints,
-                                              const nw_tolerations_t *tols,
-                                              nw_taints_mode_t mode)
+                                              const nw_tolerations_t *tols, nw_taints_mode_t mode)
 {
     for (size_t i = 0; taints && i < taints->n; i++) {
         const nw_taint_t *t = &taints->v[i];

@@ -31,15 +31,15 @@ typedef enum {
 } nw_tol_op_t;
 
 typedef struct {
-    char *key;   /* owned, never NULL */
-    char *value; /* owned, never NULL ("" when absent) */
+    char *key;                /* owned, never NULL */
+    char *value;              /* owned, never NULL ("" when absent) */
     nw_taint_effect_t effect; /* never NW_TAINT_EFFECT_ANY for a parsed taint */
 } nw_taint_t;
 
 typedef struct {
-    char *key;   /* owned, never NULL; "" matches every key */
+    char *key; /* owned, never NULL; "" matches every key */
     nw_tol_op_t op;
-    char *value; /* owned, never NULL */
+    char *value;              /* owned, never NULL */
     nw_taint_effect_t effect; /* NW_TAINT_EFFECT_ANY matches every effect */
     bool has_seconds;
     int64_t seconds; /* tolerationSeconds when has_seconds */
@@ -79,14 +79,12 @@ void nw_tolerations_init(nw_tolerations_t *t);
 void nw_tolerations_cleanup(nw_tolerations_t *t);
 
 /** Append a copy of a taint. NW_ENOMEM on failure (list unchanged). */
-nw_rc_t nw_taints_add(nw_taints_t *t, const char *key, const char *value,
-                      nw_taint_effect_t effect);
+nw_rc_t nw_taints_add(nw_taints_t *t, const char *key, const char *value, nw_taint_effect_t effect);
 
 /** Append a copy of a toleration (seconds < 0 as has_seconds=false is the caller's
  * choice: pass has_seconds explicitly). */
-nw_rc_t nw_tolerations_add(nw_tolerations_t *t, const char *key, nw_tol_op_t op,
-                           const char *value, nw_taint_effect_t effect, bool has_seconds,
-                           int64_t seconds);
+nw_rc_t nw_tolerations_add(nw_tolerations_t *t, const char *key, nw_tol_op_t op, const char *value,
+                           nw_taint_effect_t effect, bool has_seconds, int64_t seconds);
 
 /** Parse a JSON array of taints ({key, value, effect}; spec.taints of a Node or a
  * NodePool template). key and effect are required; value optional; effect must be
@@ -112,8 +110,7 @@ bool nw_tolerations_tolerate(const nw_tolerations_t *tols, const nw_taint_t *tai
 /** The first taint (in list order) that must be tolerated under mode and is not;
  * NULL when all are tolerated. Borrowed from taints. */
 const nw_taint_t *nw_taints_first_untolerated(const nw_taints_t *taints,
-                                              const nw_tolerations_t *tols,
-                                              nw_taints_mode_t mode);
+                                              const nw_tolerations_t *tols, nw_taints_mode_t mode);
 
 /** Do the tolerations tolerate every taint that matters under mode. */
 bool nw_taints_tolerated(const nw_taints_t *taints, const nw_tolerations_t *tols,

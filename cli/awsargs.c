@@ -58,9 +58,9 @@ int nw_srv_split_commas(char *s, const char **out, int max)
 
 nw_rc_t nw_srv_aws_args_parse(nw_srv_aws_args_t *a, int argc, char **argv, nw_err_t *err)
 {
-    static const char *with_value[] = {"--nodeclass", "--output", "--nodepool", "--nodeclaim",
-                                       "--types", "--zones", "--capacity-types", "--repeat",
-                                       "--interval-ms", NULL};
+    static const char *with_value[] = {
+        "--nodeclass", "--output",         "--nodepool", "--nodeclaim",   "--types",
+        "--zones",     "--capacity-types", "--repeat",   "--interval-ms", NULL};
     memset(a, 0, sizeof *a);
     a->repeat = 1;
     curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -149,8 +149,9 @@ nw_rc_t nw_srv_aws_args_parse(nw_srv_aws_args_t *a, int argc, char **argv, nw_er
     nw_log_set_level((nw_log_level_t)nw_log_level_parse(a->cfg.log.level));
     /* NW_AWS_CALL_TIMEOUT_MS: per-exchange timeout (debugging and tests; default 10 s) */
     const char *cto = getenv("NW_AWS_CALL_TIMEOUT_MS");
-    nw_awscfg_explicit_t ex = {a->cfg.aws.region, a->cfg.aws.ec2, a->cfg.aws.sqs, a->cfg.aws.sts,
-                               a->cfg.aws.imds, cto && *cto ? strtol(cto, NULL, 10) : 0};
+    nw_awscfg_explicit_t ex = {a->cfg.aws.region, a->cfg.aws.ec2,
+                               a->cfg.aws.sqs,    a->cfg.aws.sts,
+                               a->cfg.aws.imds,   cto && *cto ? strtol(cto, NULL, 10) : 0};
     if ((rc = nw_awscfg_resolve(&a->aws, &ex, err)) != NW_OK)
         goto out;
     if (!a->aws.region[0] && !a->aws.imds_disabled) {

@@ -28,10 +28,10 @@ typedef struct {
     int nnodeclasses;
     const char *pos[NW_SRV_MAX_POS]; /* positional arguments (borrowed from argv) */
     int npos;
-    int json;      /* --output json */
-    int aws_only;  /* --aws-only */
-    int refresh;   /* --refresh */
-    int repeat;    /* --repeat N (default 1) */
+    int json;         /* --output json */
+    int aws_only;     /* --aws-only */
+    int refresh;      /* --refresh */
+    int repeat;       /* --repeat N (default 1) */
     long interval_ms; /* --interval-ms */
     const char *nodepool, *nodeclaim, *types, *zones, *capacity_types;
 } nw_srv_aws_args_t;

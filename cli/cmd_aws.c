@@ -22,23 +22,22 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: nodewarden aws VERB [flags] [--config FILE] [--KEY VALUE ...]\n\n"
-            "verbs:\n"
-            "  whoami [--repeat N --interval-ms MS]   credential source and identity\n"
-            "  zones                                  DescribeAvailabilityZones\n"
-            "  catalog [--refresh]                    instance types, offerings, prices\n"
-            "  resolve --nodeclass FILE               EC2NodeClass status (subnets, SGs, AMIs)\n"
-            "  launch --nodeclass FILE --nodepool P --nodeclaim C --types T1,T2\n"
-            "         [--zones Z1,Z2] [--capacity-types spot,on-demand]\n"
-            "         [--repeat N --interval-ms MS]   N launches (claims C-1..C-N)\n"
-            "  list [--repeat N --interval-ms MS]     instances of settings.clusterName\n"
-            "  terminate ID|PROVIDER-ID ...           idempotent\n\n"
-            "Region and endpoints: aws.region / AWS_REGION, AWS_ENDPOINT_URL_EC2, _STS,\n"
-            "AWS_EC2_METADATA_SERVICE_ENDPOINT. Cluster: --settings.clusterName NAME.\n"
-            "Debugging knobs (environment): NW_AWS_MAX_RESULTS (page size of Describe\n"
-            "calls), NW_AWS_ICE_TTL_MS (insufficient-capacity cache TTL, default 180000),\n"
-            "NW_AWS_CALL_TIMEOUT_MS (timeout of one HTTP exchange, default 10000).\n");
+    fprintf(f, "usage: nodewarden aws VERB [flags] [--config FILE] [--KEY VALUE ...]\n\n"
+               "verbs:\n"
+               "  whoami [--repeat N --interval-ms MS]   credential source and identity\n"
+               "  zones                                  DescribeAvailabilityZones\n"
+               "  catalog [--refresh]                    instance types, offerings, prices\n"
+               "  resolve --nodeclass FILE               EC2NodeClass status (subnets, SGs, AMIs)\n"
+               "  launch --nodeclass FILE --nodepool P --nodeclaim C --types T1,T2\n"
+               "         [--zones Z1,Z2] [--capacity-types spot,on-demand]\n"
+               "         [--repeat N --interval-ms MS]   N launches (claims C-1..C-N)\n"
+               "  list [--repeat N --interval-ms MS]     instances of settings.clusterName\n"
+               "  terminate ID|PROVIDER-ID ...           idempotent\n\n"
+               "Region and endpoints: aws.region / AWS_REGION, AWS_ENDPOINT_URL_EC2, _STS,\n"
+               "AWS_EC2_METADATA_SERVICE_ENDPOINT. Cluster: --settings.clusterName NAME.\n"
+               "Debugging knobs (environment): NW_AWS_MAX_RESULTS (page size of Describe\n"
+               "calls), NW_AWS_ICE_TTL_MS (insufficient-capacity cache TTL, default 180000),\n"
+               "NW_AWS_CALL_TIMEOUT_MS (timeout of one HTTP exchange, default 10000).\n");
 }
 
 static void print_json(cJSON *j)
@@ -80,8 +79,8 @@ static cJSON *instance_json(const nw_ec2_instance_t *in)
     cJSON_AddStringToObject(o, "type", in->type);
     cJSON_AddStringToObject(o, "zone", in->zone);
     cJSON_AddStringToObject(o, "state", in->state);
-    cJSON_AddStringToObject(o, "capacityType", strcmp(in->lifecycle, "spot") == 0 ? "spot"
-                                                                                  : "on-demand");
+    cJSON_AddStringToObject(o, "capacityType",
+                            strcmp(in->lifecycle, "spot") == 0 ? "spot" : "on-demand");
     cJSON *t = cJSON_AddObjectToObject(o, "tags");
     for (int i = 0; i < in->tags.n; i++)
         cJSON_AddStringToObject(t, in->tags.v[i].key, in->tags.v[i].value);
@@ -196,9 +195,9 @@ static int verb_resolve(nw_srv_aws_args_t *a, nw_cloud_t *cloud)
         }
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "name", r->name);
-        cJSON_AddItemToObject(o, "status",
-                              nw_nodeclass_status_json(r, a->nodeclasses[i],
-                                                       nw_clock_now(nw_clock_system())));
+        cJSON_AddItemToObject(
+            o, "status",
+            nw_nodeclass_status_json(r, a->nodeclasses[i], nw_clock_now(nw_clock_system())));
         cJSON_AddItemToArray(arr, o);
         if (!r->ready)
             rc = NW_EXIT_FAIL;

@@ -43,23 +43,24 @@ typedef struct {
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: nodewarden check [--output text|json] [--print-defaulted]\n"
-               "                        [--config FILE] [--gpu-policy enforce|warn|off] FILE...\n"
-               "\n"
-               "Validate and default Karpenter NodePool (karpenter.sh/v1) and EC2NodeClass\n"
-               "(karpenter.k8s.aws/v1) manifests exactly as the admission webhook does,\n"
-               "including the GPU isolation policy for NodePools and Pods.\n"
-               "FILE may be YAML (several documents) or JSON; '-' reads standard input.\n"
-               "\n"
-               "  -o, --output FORMAT     text (default): FILE:DOC: Kind/name: field: message\n"
-               "                          json: one JSON array with a result per object\n"
-               "  -d, --print-defaulted   print the defaulted objects as YAML on stdout\n"
-               "                          (error lines then go to stderr)\n"
-               "  -c, --config FILE       take the GPU policy from this config file's gpu: block\n"
-               "  -g, --gpu-policy MODE   enforce (default), warn (denials become warnings) or off\n"
-               "  -h, --help              this help\n"
-               "\n"
-               "Exit status: 0 all valid, 1 some object invalid, 2 usage, read or parse error.\n");
+    fprintf(f,
+            "usage: nodewarden check [--output text|json] [--print-defaulted]\n"
+            "                        [--config FILE] [--gpu-policy enforce|warn|off] FILE...\n"
+            "\n"
+            "Validate and default Karpenter NodePool (karpenter.sh/v1) and EC2NodeClass\n"
+            "(karpenter.k8s.aws/v1) manifests exactly as the admission webhook does,\n"
+            "including the GPU isolation policy for NodePools and Pods.\n"
+            "FILE may be YAML (several documents) or JSON; '-' reads standard input.\n"
+            "\n"
+            "  -o, --output FORMAT     text (default): FILE:DOC: Kind/name: field: message\n"
+            "                          json: one JSON array with a result per object\n"
+            "  -d, --print-defaulted   print the defaulted objects as YAML on stdout\n"
+            "                          (error lines then go to stderr)\n"
+            "  -c, --config FILE       take the GPU policy from this config file's gpu: block\n"
+            "  -g, --gpu-policy MODE   enforce (default), warn (denials become warnings) or off\n"
+            "  -h, --help              this help\n"
+            "\n"
+            "Exit status: 0 all valid, 1 some object invalid, 2 usage, read or parse error.\n");
 }
 
 static char *read_all(FILE *f, size_t *len, const char *name)
@@ -144,13 +145,14 @@ static void check_object(check_t *c, const char *file, size_t doc, size_t line, 
     c->checked++;
     cJSON *r = result_new(c, file, doc, line, kind, api, name);
     FILE *errf = c->print_defaulted ? stderr : stdout;
-    if (strcmp(version, "v1") != 0 && (strcmp(group, "karpenter.sh") == 0 ||
-                                       strcmp(group, "karpenter.k8s.aws") == 0)) {
+    if (strcmp(version, "v1") != 0 &&
+        (strcmp(group, "karpenter.sh") == 0 || strcmp(group, "karpenter.k8s.aws") == 0)) {
         /* the v1 CRDs serve only v1 */
         c->invalid++;
         char msg[600];
-        snprintf(msg, sizeof msg, "no matches for kind \"%.60s\" in version \"%.100s\" (only %s/v1 is served)",
-                 kind, api, group);
+        snprintf(msg, sizeof msg,
+                 "no matches for kind \"%.60s\" in version \"%.100s\" (only %s/v1 is served)", kind,
+                 api, group);
         if (r) {
             cJSON_AddBoolToObject(r, "valid", 0);
             cJSON *errs = cJSON_AddArrayToObject(r, "errors");
@@ -175,7 +177,8 @@ static void check_object(check_t *c, const char *file, size_t doc, size_t line, 
     req.resource = "";
     req.subresource = "";
     req.name = name;
-    req.namespace_ = str_at(obj, "metadata", "namespace") ? str_at(obj, "metadata", "namespace") : "";
+    req.namespace_ =
+        str_at(obj, "metadata", "namespace") ? str_at(obj, "metadata", "namespace") : "";
     req.object = obj;
     nw_admit_result_t res;
     nw_admit_result_init(&res);
@@ -202,7 +205,8 @@ static void check_object(check_t *c, const char *file, size_t doc, size_t line, 
     }
     if (!res.allowed)
         c->invalid++;
-    const cJSON *causes = res.details ? cJSON_GetObjectItemCaseSensitive(res.details, "causes") : NULL;
+    const cJSON *causes =
+        res.details ? cJSON_GetObjectItemCaseSensitive(res.details, "causes") : NULL;
     if (r) {
         cJSON_AddBoolToObject(r, "valid", res.allowed);
         cJSON *errs = cJSON_AddArrayToObject(r, "errors");
@@ -353,12 +357,9 @@ int nw_cmd_check(int argc, char **argv)
 {
     check_t c = {0};
     static const struct option opts[] = {
-        {"output", required_argument, NULL, 'o'},
-        {"print-defaulted", no_argument, NULL, 'd'},
-        {"config", required_argument, NULL, 'c'},
-        {"gpu-policy", required_argument, NULL, 'g'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+        {"output", required_argument, NULL, 'o'}, {"print-defaulted", no_argument, NULL, 'd'},
+        {"config", required_argument, NULL, 'c'}, {"gpu-policy", required_argument, NULL, 'g'},
+        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
     };
     const char *config_path = NULL, *gpu_mode = NULL;
     optind = 1;
@@ -373,8 +374,12 @@ int nw_cmd_check(int argc, char **argv)
                 return NW_EXIT_USAGE;
             }
             break;
-        case 'd': c.print_defaulted = 1; break;
-        case 'c': config_path = optarg; break;
+        case 'd':
+            c.print_defaulted = 1;
+            break;
+        case 'c':
+            config_path = optarg;
+            break;
         case 'g':
             if (strcmp(optarg, "enforce") && strcmp(optarg, "warn") && strcmp(optarg, "off")) {
                 fprintf(stderr, "nodewarden check: --gpu-policy must be enforce, warn or off\n");
@@ -382,8 +387,12 @@ int nw_cmd_check(int argc, char **argv)
             }
             gpu_mode = optarg;
             break;
-        case 'h': usage(stdout); return NW_EXIT_OK;
-        default: usage(stderr); return NW_EXIT_USAGE;
+        case 'h':
+            usage(stdout);
+            return NW_EXIT_OK;
+        default:
+            usage(stderr);
+            return NW_EXIT_USAGE;
         }
     }
     if (optind >= argc) {
@@ -412,8 +421,8 @@ int nw_cmd_check(int argc, char **argv)
     for (int i = optind; i < argc && nodeclasses; i++)
         if (strcmp(argv[i], "-") != 0)
             collect_nodeclasses(argv[i], nodeclasses);
-    nw_admit_ctx_t actx = {.gpu = &gpu, .self_namespace = "", .lookup = lookup_nodeclass,
-                           .lookup_arg = nodeclasses};
+    nw_admit_ctx_t actx = {
+        .gpu = &gpu, .self_namespace = "", .lookup = lookup_nodeclass, .lookup_arg = nodeclasses};
     c.ctx = &actx;
     if (c.json && !(c.results = cJSON_CreateArray())) {
         nw_gpu_policy_cleanup(&gpu);

@@ -47,8 +47,11 @@ static void check(report_t *r, const char *name, chk_status_t st, const char *de
     if (st == CHK_FAIL)
         r->failed++;
     if (!r->json) {
-        printf("[%s] %s: %s\n", st == CHK_PASS ? " ok " : st == CHK_FAIL ? "FAIL" : "skip", name,
-               detail ? detail : "");
+        printf("[%s] %s: %s\n",
+               st == CHK_PASS   ? " ok "
+               : st == CHK_FAIL ? "FAIL"
+                                : "skip",
+               name, detail ? detail : "");
         if (st == CHK_FAIL && fix)
             printf("       fix: %s\n", fix);
     }
@@ -62,8 +65,8 @@ static void nw_doctor_cluster_checks(report_t *r, const nw_srv_aws_args_t *a)
     nw_err_t err = {0};
     nw_kube_config_t *kcfg = NULL;
     nw_kube_client_t *client = NULL;
-    if (nw_kube_config_load(a->cfg.kubernetes.kubeconfig, a->cfg.kubernetes.context, &kcfg,
-                            &err) != NW_OK) {
+    if (nw_kube_config_load(a->cfg.kubernetes.kubeconfig, a->cfg.kubernetes.context, &kcfg, &err) !=
+        NW_OK) {
         check(r, "cluster", CHK_FAIL, err.msg,
               "give --kubernetes.kubeconfig FILE (or KUBECONFIG), run in-cluster, or use "
               "--aws-only to check AWS alone");
@@ -102,7 +105,8 @@ static const char *source_fix(nw_creds_source_t s)
         return "check AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN for "
                "temporary keys): they are rejected";
     case NW_CREDS_WEB_IDENTITY:
-        return "check AWS_ROLE_ARN, the token file AWS_WEB_IDENTITY_TOKEN_FILE and the role's trust "
+        return "check AWS_ROLE_ARN, the token file AWS_WEB_IDENTITY_TOKEN_FILE and the role's "
+               "trust "
                "policy for the cluster's OIDC provider";
     case NW_CREDS_IMDS:
         return "attach an instance profile to the node running nodewarden; from a pod (not "
@@ -178,13 +182,15 @@ static void permission_checks(report_t *r, nw_ec2_t *ec2, const nw_nodeclass_res
     (void)(nw_ec2_param(&p, "Type", "instant") ||
            nw_ec2_param(&p, "TargetCapacitySpecification.TotalTargetCapacity", "1") ||
            nw_ec2_param(&p, "TargetCapacitySpecification.DefaultTargetCapacityType", "on-demand") ||
-           nw_ec2_param(&p, "LaunchTemplateConfigs.1.LaunchTemplateSpecification.LaunchTemplateName",
+           nw_ec2_param(&p,
+                        "LaunchTemplateConfigs.1.LaunchTemplateSpecification.LaunchTemplateName",
                         "nodewarden-doctor-dry-run") ||
            nw_ec2_param(&p, "LaunchTemplateConfigs.1.LaunchTemplateSpecification.Version",
                         "$Latest") ||
            nw_ec2_param(&p, "LaunchTemplateConfigs.1.Overrides.1.InstanceType", "t3.micro") ||
            (subnet && nw_ec2_param(&p, "LaunchTemplateConfigs.1.Overrides.1.SubnetId", subnet)) ||
-           (zone && nw_ec2_param(&p, "LaunchTemplateConfigs.1.Overrides.1.AvailabilityZone", zone)));
+           (zone &&
+            nw_ec2_param(&p, "LaunchTemplateConfigs.1.Overrides.1.AvailabilityZone", zone)));
     dry_run(r, ec2, "CreateFleet", &p, profile);
 
     nw_ec2_params_init(&p, "CreateTags");
@@ -285,8 +291,9 @@ int nw_cmd_doctor(int argc, char **argv)
     nw_cloud_t *cloud = NULL;
 
     if (!a.aws.region[0]) {
-        check(&r, "aws region", CHK_FAIL, "no region (config aws.region, AWS_REGION, "
-                                          "AWS_DEFAULT_REGION, IMDS placement/region)",
+        check(&r, "aws region", CHK_FAIL,
+              "no region (config aws.region, AWS_REGION, "
+              "AWS_DEFAULT_REGION, IMDS placement/region)",
               "set aws.region in the config or AWS_REGION in nodewarden's environment");
         goto done;
     }

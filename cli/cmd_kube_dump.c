@@ -1,8 +1,8 @@
 /*
  * cli/cmd_kube_dump.c — `nodewarden kube-dump [--kubeconfig FILE] [--context NAME]
  * [--timeout SECONDS] [--follow] [--metrics] [--backoff MS] [--backoff-max MS]`: connect,
- * list+watch every cached kind until the cache has synced, print it as one JSON object (a sorted list of
- * "namespace/name", or "name" for cluster-scoped objects, per resource) and exit 0.
+ * list+watch every cached kind until the cache has synced, print it as one JSON object (a sorted
+ * list of "namespace/name", or "name" for cluster-scoped objects, per resource) and exit 0.
  * Connection, TLS and auth failures print a clear error and exit 2.
  * --follow keeps watching and prints the cache again, as one compact JSON line,
  * whenever it changed (changes are coalesced until 100 ms of quiet), until
@@ -177,7 +177,8 @@ int nw_cmd_kube_dump(int argc, char **argv)
         fprintf(stderr, "nodewarden kube-dump: %s\n", err.msg);
         return NW_EXIT_USAGE;
     }
-    nw_kube_client_opts_t copts = {.max_retries = 2, .timeout_ms = 15000,
+    nw_kube_client_opts_t copts = {.max_retries = 2,
+                                   .timeout_ms = 15000,
                                    .backoff_base_ms = backoff_ms,
                                    .backoff_max_ms = backoff_max_ms};
     nw_kube_watch_opts_t wopts = {.backoff_base_ms = backoff_ms, .backoff_max_ms = backoff_max_ms};
@@ -189,7 +190,8 @@ int nw_cmd_kube_dump(int argc, char **argv)
     /* probe: reachability, TLS and credentials, with a precise error */
     cJSON *probe = NULL;
     if (nw_kube_get_json(client, "/api", "get", "discovery", &probe, &err) != NW_OK) {
-        fprintf(stderr, "nodewarden kube-dump: %scannot use the API server %s (context %s from %s): %s\n",
+        fprintf(stderr,
+                "nodewarden kube-dump: %scannot use the API server %s (context %s from %s): %s\n",
                 follow ? "warning: " : "", c->server, c->context, c->source, err.msg);
         if (!follow) /* --follow keeps retrying, as the scaler does */
             goto out;

@@ -84,16 +84,36 @@ int nw_cmd_kube_lease(int argc, char **argv)
     optind = 1;
     while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (opt) {
-        case 'k': kubeconfig = optarg; break;
-        case 'c': context = optarg; break;
-        case 'n': lo.namespace = optarg; break;
-        case 'N': lo.name = optarg; break;
-        case 'i': lo.identity = optarg; break;
-        case 'l': lo.lease_ms = parse_ms(optarg, "--lease-duration", &bad); break;
-        case 'r': lo.renew_deadline_ms = parse_ms(optarg, "--renew-deadline", &bad); break;
-        case 'p': lo.retry_ms = parse_ms(optarg, "--retry-period", &bad); break;
-        case 'h': usage(stdout); return NW_EXIT_OK;
-        default: usage(stderr); return NW_EXIT_USAGE;
+        case 'k':
+            kubeconfig = optarg;
+            break;
+        case 'c':
+            context = optarg;
+            break;
+        case 'n':
+            lo.namespace = optarg;
+            break;
+        case 'N':
+            lo.name = optarg;
+            break;
+        case 'i':
+            lo.identity = optarg;
+            break;
+        case 'l':
+            lo.lease_ms = parse_ms(optarg, "--lease-duration", &bad);
+            break;
+        case 'r':
+            lo.renew_deadline_ms = parse_ms(optarg, "--renew-deadline", &bad);
+            break;
+        case 'p':
+            lo.retry_ms = parse_ms(optarg, "--retry-period", &bad);
+            break;
+        case 'h':
+            usage(stdout);
+            return NW_EXIT_OK;
+        default:
+            usage(stderr);
+            return NW_EXIT_USAGE;
         }
     }
     if (bad)

@@ -14,7 +14,6 @@
 #include "cli/cmd.h"
 #include "cli/plan.h"
 
-
 /* the price of an offering from the catalog snapshot (< 0 unknown) */
 static double snap_price(void *ud, const char *itype, const char *zone, const char *ct)
 {
@@ -146,23 +145,35 @@ int nw_plan_disruption(const nw_plan_t *p, const nw_sched_snap_t *snap, int64_t 
         goto out;
     }
     nw_dis_input_t in = {
-        .nodepools = pools, .nnodepools = npools,
-        .nodeclaims = claims, .nnodeclaims = nclaims,
-        .nodes = nodes, .nnodes = nnodes,
-        .pods = pods, .npods = npods,
-        .pdbs = pdbs, .npdbs = npdbs,
+        .nodepools = pools,
+        .nnodepools = npools,
+        .nodeclaims = claims,
+        .nnodeclaims = nclaims,
+        .nodes = nodes,
+        .nnodes = nnodes,
+        .pods = pods,
+        .npods = npods,
+        .pdbs = pdbs,
+        .npdbs = npdbs,
         .now = now,
-        .price = snap_price, .price_ud = (void *)snap,
+        .price = snap_price,
+        .price_ud = (void *)snap,
         .spot_to_spot = spot_to_spot,
     };
     nw_dis_simctx_t sx = {
-        .nodepools = pools, .nnodepools = npools,
-        .nodes = nodes, .nnodes = nnodes,
-        .nodeclaims = claims, .nnodeclaims = nclaims,
-        .pods = pods, .npods = npods,
-        .daemonsets = dss, .ndaemonsets = ndss,
+        .nodepools = pools,
+        .nnodepools = npools,
+        .nodes = nodes,
+        .nnodes = nnodes,
+        .nodeclaims = claims,
+        .nnodeclaims = nclaims,
+        .pods = pods,
+        .npods = npods,
+        .daemonsets = dss,
+        .ndaemonsets = ndss,
         .now = now,
-        .add_types = snap_types, .types_ud = (void *)snap,
+        .add_types = snap_types,
+        .types_ud = (void *)snap,
     };
     nw_err_t err = {0};
     if (nw_dis_state_build(&in, &st, &err) != NW_OK ||

@@ -22,20 +22,19 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: nodewarden serve [--listen ADDR:PORT] [--tls-cert FILE] [--tls-key FILE]\n"
-            "                        [--config FILE] [--log-level LEVEL] [--KEY VALUE ...]\n\n"
-            "Serve the admission webhook over HTTPS: POST /validate, POST /mutate\n"
-            "(AdmissionReview v1), GET /healthz, GET /readyz, GET /metrics.\n"
-            "The certificate and key are re-read when the files change.\n"
-            "SIGTERM/SIGINT: stop accepting, finish requests in flight, exit 0.\n\n"
-            "  --listen ADDR:PORT   alias of --webhook.listen (default 0.0.0.0:8443)\n"
-            "  --tls-cert FILE      alias of --webhook.tlsCert\n"
-            "  --tls-key FILE       alias of --webhook.tlsKey\n"
-            "  --config FILE        YAML configuration file (flags override it)\n"
-            "  --log-level LEVEL    alias of --log.level (debug, info, warn, error)\n\n"
-            "Every configuration key is also a flag (--KEY VALUE or --KEY=VALUE; lists\n"
-            "comma-separated):\n");
+    fprintf(f, "usage: nodewarden serve [--listen ADDR:PORT] [--tls-cert FILE] [--tls-key FILE]\n"
+               "                        [--config FILE] [--log-level LEVEL] [--KEY VALUE ...]\n\n"
+               "Serve the admission webhook over HTTPS: POST /validate, POST /mutate\n"
+               "(AdmissionReview v1), GET /healthz, GET /readyz, GET /metrics.\n"
+               "The certificate and key are re-read when the files change.\n"
+               "SIGTERM/SIGINT: stop accepting, finish requests in flight, exit 0.\n\n"
+               "  --listen ADDR:PORT   alias of --webhook.listen (default 0.0.0.0:8443)\n"
+               "  --tls-cert FILE      alias of --webhook.tlsCert\n"
+               "  --tls-key FILE       alias of --webhook.tlsKey\n"
+               "  --config FILE        YAML configuration file (flags override it)\n"
+               "  --log-level LEVEL    alias of --log.level (debug, info, warn, error)\n\n"
+               "Every configuration key is also a flag (--KEY VALUE or --KEY=VALUE; lists\n"
+               "comma-separated):\n");
     nw_config_print_keys(f);
 }
 

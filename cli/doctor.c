@@ -68,8 +68,8 @@ void nw_kube_report_print(const nw_kube_report_t *rep, FILE *f)
 
 /* ---- certificates ------------------------------------------------------------------- */
 
-int nw_kube_ca_verifies(const char *bundle_pem, size_t bundle_len, const char *cert_pem,
-                        char *why, size_t why_len)
+int nw_kube_ca_verifies(const char *bundle_pem, size_t bundle_len, const char *cert_pem, char *why,
+                        size_t why_len)
 {
     int ok = 0, ncas = 0;
     X509_STORE *store = X509_STORE_new();
@@ -113,8 +113,7 @@ int nw_kube_ca_verifies(const char *bundle_pem, size_t bundle_len, const char *c
     X509_STORE_CTX_set_purpose(ctx, X509_PURPOSE_SSL_SERVER);
     ok = X509_verify_cert(ctx) == 1;
     if (!ok && why)
-        snprintf(why, why_len, "%s",
-                 X509_verify_cert_error_string(X509_STORE_CTX_get_error(ctx)));
+        snprintf(why, why_len, "%s", X509_verify_cert_error_string(X509_STORE_CTX_get_error(ctx)));
 out:
     BIO_free(b);
     X509_free(leaf);
@@ -216,9 +215,10 @@ static void check_rbac(nw_kube_client_t *c, const char *lease_ns, nw_kube_report
             nw_rc_t rc = ssar(c, p->group, p->resource, p->sub, v, p->lease_ns ? lease_ns : NULL,
                               &allowed, reason, sizeof reason, &err);
             if (rc == NW_ENOTFOUND) {
-                nw_kube_report_add(rep, NW_CHECK_WARN, "rbac", "permissions",
-                                   "enable the authorization.k8s.io/v1 API on the API server",
-                                   "SelfSubjectAccessReview is not served; permissions not checked");
+                nw_kube_report_add(
+                    rep, NW_CHECK_WARN, "rbac", "permissions",
+                    "enable the authorization.k8s.io/v1 API on the API server",
+                    "SelfSubjectAccessReview is not served; permissions not checked");
                 return;
             }
             if (rc != NW_OK) {
@@ -277,7 +277,8 @@ static void check_crds(nw_kube_client_t *c, nw_kube_report_t *rep)
             char seen[128] = "";
             cJSON_ArrayForEach(v, vs)
             {
-                const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "name"));
+                const char *name =
+                    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "name"));
                 if (name) {
                     size_t l = strlen(seen);
                     snprintf(seen + l, sizeof seen - l, "%s%s", l ? "," : "", name);
@@ -350,10 +351,11 @@ static void check_webhook_config(nw_kube_client_t *c, const char *kind_plural, c
         snprintf(hw, sizeof hw, "%s webhook %s", name, hn ? hn : "?");
         if (!b64 || !b64[0]) {
             bad++;
-            nw_kube_report_add(rep, NW_CHECK_FAIL, "webhooks", hw,
-                               "set clientConfig.caBundle to base64 of nodewarden's CA (cert-manager "
-                               "annotation cert-manager.io/inject-ca-from, or the Helm chart)",
-                               "empty caBundle: the API server will use its system roots");
+            nw_kube_report_add(
+                rep, NW_CHECK_FAIL, "webhooks", hw,
+                "set clientConfig.caBundle to base64 of nodewarden's CA (cert-manager "
+                "annotation cert-manager.io/inject-ca-from, or the Helm chart)",
+                "empty caBundle: the API server will use its system roots");
             continue;
         }
         size_t bl;
@@ -371,11 +373,13 @@ static void check_webhook_config(nw_kube_client_t *c, const char *kind_plural, c
                                "put the CA that signed nodewarden's serving certificate "
                                "(webhook.tlsCert) into caBundle, or re-issue the certificate from "
                                "that CA",
-                               "caBundle does not verify nodewarden's serving certificate: %s", why);
+                               "caBundle does not verify nodewarden's serving certificate: %s",
+                               why);
         } else if (!serving_pem && !strstr(bundle, "-----BEGIN CERTIFICATE-----")) {
             bad++;
             nw_kube_report_add(rep, NW_CHECK_FAIL, "webhooks", hw,
-                               "caBundle must be base64 of a PEM bundle", "caBundle holds no PEM certificate");
+                               "caBundle must be base64 of a PEM bundle",
+                               "caBundle holds no PEM certificate");
         }
         free(bundle);
     }
@@ -453,9 +457,13 @@ static void check_nodepools(nw_kube_client_t *c, nw_kube_report_t *rep)
         if (!found) {
             bad++;
             char fix[300];
-            snprintf(fix, sizeof fix, "create EC2NodeClass \"%s\" or point the NodePool's nodeClassRef at an existing one", name);
+            snprintf(fix, sizeof fix,
+                     "create EC2NodeClass \"%s\" or point the NodePool's nodeClassRef at an "
+                     "existing one",
+                     name);
             nw_kube_report_add(rep, NW_CHECK_FAIL, "nodepools", what, fix,
-                               "nodeClassRef names EC2NodeClass \"%s\", which does not exist", name);
+                               "nodeClassRef names EC2NodeClass \"%s\", which does not exist",
+                               name);
         }
     }
     if (!bad)
@@ -481,23 +489,24 @@ static void check_nodes(nw_kube_client_t *c, nw_kube_report_t *rep)
     const cJSON *node;
     cJSON_ArrayForEach(node, nodes)
     {
-        const cJSON *labels =
-            cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(node, "metadata"), "labels");
+        const cJSON *labels = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(node, "metadata"), "labels");
         if (!cJSON_GetObjectItemCaseSensitive(labels, NW_LABEL_NODEPOOL))
             continue; /* not launched by nodewarden */
         n++;
         const char *name = mstr(node, "name");
-        const char *pid = cJSON_GetStringValue(
-            cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(node, "spec"), "providerID"));
+        const char *pid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(node, "spec"), "providerID"));
         char what[160];
         snprintf(what, sizeof what, "node %s", name);
         if (!pid || regexec(&re, pid, 0, NULL, 0) != 0) {
             bad++;
-            nw_kube_report_add(rep, NW_CHECK_FAIL, "nodes", what,
-                               "the kubelet must register with --provider-id aws:///<zone>/<instance-id> "
-                               "(set by nodewarden's userData; check the AMI's bootstrap and "
-                               "kubeadm JoinConfiguration)",
-                               "providerID \"%s\" is not aws:///<zone>/<instance-id>", pid ? pid : "");
+            nw_kube_report_add(
+                rep, NW_CHECK_FAIL, "nodes", what,
+                "the kubelet must register with --provider-id aws:///<zone>/<instance-id> "
+                "(set by nodewarden's userData; check the AMI's bootstrap and "
+                "kubeadm JoinConfiguration)",
+                "providerID \"%s\" is not aws:///<zone>/<instance-id>", pid ? pid : "");
             continue;
         }
         /* the NodeClaim for this node, if any, must agree */
@@ -506,14 +515,15 @@ static void check_nodes(nw_kube_client_t *c, nw_kube_report_t *rep)
         {
             const cJSON *st = cJSON_GetObjectItemCaseSensitive(cl, "status");
             const char *nn = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(st, "nodeName"));
-            const char *cp = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(st, "providerID"));
+            const char *cp =
+                cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(st, "providerID"));
             if (nn && !strcmp(nn, name) && cp && strcmp(cp, pid) != 0) {
                 bad++;
-                nw_kube_report_add(rep, NW_CHECK_FAIL, "nodes", what,
-                                   "delete the stray node or NodeClaim; nodewarden matches nodes to "
-                                   "NodeClaims by providerID",
-                                   "providerID %s differs from NodeClaim %s's %s", pid,
-                                   mstr(cl, "name"), cp);
+                nw_kube_report_add(
+                    rep, NW_CHECK_FAIL, "nodes", what,
+                    "delete the stray node or NodeClaim; nodewarden matches nodes to "
+                    "NodeClaims by providerID",
+                    "providerID %s differs from NodeClaim %s's %s", pid, mstr(cl, "name"), cp);
             }
         }
     }
@@ -547,14 +557,15 @@ nw_rc_t nw_kube_doctor_run(nw_kube_client_t *c, const nw_kube_doctor_opts_t *opt
     nw_rc_t rc = nw_kube_get_json(c, "/api", "get", "discovery", &v, &err);
     cJSON_Delete(v);
     if (rc != NW_OK) {
-        const char *fix = strstr(err.msg, "HTTP 401")
-                              ? "the credentials were rejected: renew the token or client "
-                                "certificate in the kubeconfig (or the ServiceAccount token)"
-                          : strstr(err.msg, "SSL") || strstr(err.msg, "certificate")
-                              ? "TLS failed: check certificate-authority(-data) / the in-cluster "
-                                "ca.crt, and the server name the certificate was issued for"
-                              : "check kubernetes.kubeconfig / --kubeconfig, the server URL and the "
-                                "network path to the API server";
+        const char *fix =
+            strstr(err.msg, "HTTP 401")
+                ? "the credentials were rejected: renew the token or client "
+                  "certificate in the kubeconfig (or the ServiceAccount token)"
+            : strstr(err.msg, "SSL") || strstr(err.msg, "certificate")
+                ? "TLS failed: check certificate-authority(-data) / the in-cluster "
+                  "ca.crt, and the server name the certificate was issued for"
+                : "check kubernetes.kubeconfig / --kubeconfig, the server URL and the "
+                  "network path to the API server";
         nw_kube_report_add(rep, NW_CHECK_FAIL, "api", what, fix, "%s", err.msg);
         const char *areas[] = {"rbac", "crds", "webhooks", "nodepools", "nodes"};
         for (size_t i = 0; i < 5; i++)

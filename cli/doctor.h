@@ -32,10 +32,10 @@ typedef enum { NW_CHECK_OK = 0, NW_CHECK_FAIL, NW_CHECK_WARN, NW_CHECK_SKIP } nw
 
 typedef struct {
     nw_check_status_t status;
-    char area[16];     /* "api", "rbac", "crds", "webhooks", "nodepools", "nodes" */
-    char what[160];    /* what was checked */
-    char detail[512];  /* what was found */
-    char fix[512];     /* what to do ("" when OK) */
+    char area[16];    /* "api", "rbac", "crds", "webhooks", "nodepools", "nodes" */
+    char what[160];   /* what was checked */
+    char detail[512]; /* what was found */
+    char fix[512];    /* what to do ("" when OK) */
 } nw_kube_check_t;
 
 typedef struct {
@@ -72,7 +72,7 @@ void nw_kube_report_print(const nw_kube_report_t *rep, FILE *f);
 
 /** 1 if the PEM bundle (CA certificates) verifies the PEM certificate chain (leaf first);
  * why (nullable) receives OpenSSL's reason otherwise. */
-int nw_kube_ca_verifies(const char *bundle_pem, size_t bundle_len, const char *cert_pem,
-                        char *why, size_t why_len);
+int nw_kube_ca_verifies(const char *bundle_pem, size_t bundle_len, const char *cert_pem, char *why,
+                        size_t why_len);
 
 #endif

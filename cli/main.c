@@ -23,7 +23,8 @@ static const nw_cmd_t commands[] = {
     {"doctor", nw_cmd_doctor, "preflight: credentials, API reachability, permissions, selectors"},
     {"kube-dump", nw_cmd_kube_dump, "connect, sync the cluster cache, print it as JSON, exit"},
     {"kube-lease", nw_cmd_kube_lease, "diagnostic: join the leader election, print transitions"},
-    {"aws", nw_cmd_aws, "the EC2 provider by hand: whoami, catalog, resolve, launch, list, terminate"},
+    {"aws", nw_cmd_aws,
+     "the EC2 provider by hand: whoami, catalog, resolve, launch, list, terminate"},
     {"version", cmd_version, "print version and build info"},
 };
 
@@ -47,7 +48,8 @@ static int cmd_version(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    curl_global_init(CURL_GLOBAL_DEFAULT); /* once, before any thread: libcurl's global init is not thread-safe */
+    curl_global_init(CURL_GLOBAL_DEFAULT); /* once, before any thread: libcurl's global init is not
+                                              thread-safe */
     if (argc < 2) {
         usage(stderr);
         return NW_EXIT_USAGE;

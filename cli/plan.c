@@ -135,7 +135,8 @@ static int collect(plan_t *p, const cJSON *doc, const char *where, int depth)
         fprintf(stderr, "nodewarden plan: %s: object without kind\n", where);
         return -1;
     }
-    if (strcmp(kind, "List") == 0 || (strlen(kind) > 4 && strcmp(kind + strlen(kind) - 4, "List") == 0)) {
+    if (strcmp(kind, "List") == 0 ||
+        (strlen(kind) > 4 && strcmp(kind + strlen(kind) - 4, "List") == 0)) {
         cJSON *it;
         if (depth > 2)
             return -1;
@@ -160,7 +161,8 @@ static int collect(plan_t *p, const cJSON *doc, const char *where, int depth)
     }
     if (strcmp(kind, "NodePool") == 0) {
         cJSON_AddItemToArray(p->pools, cJSON_Duplicate(doc, 1));
-        const cJSON *spec = nw_json_get(doc, "spec"), *t = spec ? nw_json_get(spec, "template") : NULL;
+        const cJSON *spec = nw_json_get(doc, "spec"),
+                    *t = spec ? nw_json_get(spec, "template") : NULL;
         const cJSON *ts = t ? nw_json_get(t, "spec") : NULL, *it;
         const cJSON *reqs = ts ? nw_json_get(ts, "requirements") : NULL;
         cJSON_ArrayForEach(it, reqs)
@@ -286,8 +288,8 @@ cJSON *nw_plan_results_json(const nw_sched_snap_t *s, const nw_sched_results_t *
         cJSON *j = cJSON_CreateObject();
         cJSON_AddStringToObject(j, "nodepool", nw_sched_pool_name(s, (size_t)c->pool));
         cJSON_AddStringToObject(j, "nodeClass", nw_sched_pool_nodeclass(s, (size_t)c->pool));
-        cJSON_AddStringToObject(j, "instanceType",
-                                c->itype >= 0 ? nw_sched_snap_itype(s, (size_t)c->itype)->name : "");
+        cJSON_AddStringToObject(
+            j, "instanceType", c->itype >= 0 ? nw_sched_snap_itype(s, (size_t)c->itype)->name : "");
         cJSON *its = cJSON_AddArrayToObject(j, "instanceTypes");
         for (int k = 0; k < c->nitypes; k++)
             cJSON_AddItemToArray(

@@ -96,15 +96,34 @@ nw_rc_t nw_buf_add_json_escaped(nw_buf_t *b, const char *s)
         char esc[7];
         size_t n;
         switch (*p) {
-        case '"': memcpy(esc, "\\\"", 2); n = 2; break;
-        case '\\': memcpy(esc, "\\\\", 2); n = 2; break;
-        case '\n': memcpy(esc, "\\n", 2); n = 2; break;
-        case '\r': memcpy(esc, "\\r", 2); n = 2; break;
-        case '\t': memcpy(esc, "\\t", 2); n = 2; break;
+        case '"':
+            memcpy(esc, "\\\"", 2);
+            n = 2;
+            break;
+        case '\\':
+            memcpy(esc, "\\\\", 2);
+            n = 2;
+            break;
+        case '\n':
+            memcpy(esc, "\\n", 2);
+            n = 2;
+            break;
+        case '\r':
+            memcpy(esc, "\\r", 2);
+            n = 2;
+            break;
+        case '\t':
+            memcpy(esc, "\\t", 2);
+            n = 2;
+            break;
         default:
             if (*p < 0x20) {
-                esc[0] = '\\'; esc[1] = 'u'; esc[2] = '0'; esc[3] = '0';
-                esc[4] = hex[*p >> 4]; esc[5] = hex[*p & 15];
+                esc[0] = '\\';
+                esc[1] = 'u';
+                esc[2] = '0';
+                esc[3] = '0';
+                esc[4] = hex[*p >> 4];
+                esc[5] = hex[*p & 15];
                 n = 6;
             } else {
                 esc[0] = (char)*p;

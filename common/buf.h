@@ -18,10 +18,10 @@
 #include "common/err.h"
 
 typedef struct {
-    char *data;  /* NULL until the first append */
-    size_t len;  /* bytes used, excluding the trailing NUL */
-    size_t cap;  /* bytes allocated */
-    size_t max;  /* hard limit on len */
+    char *data; /* NULL until the first append */
+    size_t len; /* bytes used, excluding the trailing NUL */
+    size_t cap; /* bytes allocated */
+    size_t max; /* hard limit on len */
 } nw_buf_t;
 
 /** Initialise an empty buffer that may hold at most max bytes. */

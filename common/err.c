@@ -7,19 +7,32 @@
 const char *nw_rc_str(nw_rc_t rc)
 {
     switch (rc) {
-    case NW_OK: return "ok";
-    case NW_ENOMEM: return "out of memory";
-    case NW_EINVAL: return "invalid value";
-    case NW_EPARSE: return "parse error";
-    case NW_EIO: return "I/O error";
-    case NW_EHTTP: return "HTTP error";
-    case NW_EKUBE: return "Kubernetes API error";
-    case NW_EAWS: return "AWS API error";
-    case NW_ETIMEOUT: return "timed out";
-    case NW_ERANGE: return "out of range";
-    case NW_ENOTFOUND: return "not found";
-    case NW_ECONFLICT: return "conflict";
-    case NW_EFORBIDDEN: return "forbidden";
+    case NW_OK:
+        return "ok";
+    case NW_ENOMEM:
+        return "out of memory";
+    case NW_EINVAL:
+        return "invalid value";
+    case NW_EPARSE:
+        return "parse error";
+    case NW_EIO:
+        return "I/O error";
+    case NW_EHTTP:
+        return "HTTP error";
+    case NW_EKUBE:
+        return "Kubernetes API error";
+    case NW_EAWS:
+        return "AWS API error";
+    case NW_ETIMEOUT:
+        return "timed out";
+    case NW_ERANGE:
+        return "out of range";
+    case NW_ENOTFOUND:
+        return "not found";
+    case NW_ECONFLICT:
+        return "conflict";
+    case NW_EFORBIDDEN:
+        return "forbidden";
     }
     return "unknown error";
 }

@@ -38,7 +38,7 @@ void nw_log_set_fd(int fd)
 
 int nw_log_key_is_secret(const char *key)
 {
-    static const char *const words[] = {"token", "secret", "password", "authorization",
+    static const char *const words[] = {"token",     "secret",     "password",   "authorization",
                                         "signature", "credential", "privatekey", "apikey"};
     char low[64];
     size_t n = 0;
@@ -106,22 +106,30 @@ void nw_log__emit(nw_log_level_t level, const char *comp, const char *msg,
             else
                 (void)!nw_buf_adds(&b, "null");
             break;
-        case 'i': (void)!nw_buf_addf(&b, "%lld", f->v.i); break;
-        case 'b': (void)!nw_buf_adds(&b, f->v.i ? "true" : "false"); break;
+        case 'i':
+            (void)!nw_buf_addf(&b, "%lld", f->v.i);
+            break;
+        case 'b':
+            (void)!nw_buf_adds(&b, f->v.i ? "true" : "false");
+            break;
         case 'f':
             if (isfinite(f->v.d))
                 (void)!nw_buf_addf(&b, "%.6g", f->v.d);
             else
                 (void)!nw_buf_adds(&b, "null");
             break;
-        default: (void)!nw_buf_adds(&b, "null"); break;
+        default:
+            (void)!nw_buf_adds(&b, "null");
+            break;
         }
     }
     if (nw_buf_adds(&b, "}\n") != NW_OK) {
         /* Line too long: keep it valid JSON by writing a marker instead. */
         nw_buf_reset(&b);
-        (void)!nw_buf_addf(&b, "{\"ts\":\"%s\",\"level\":\"error\",\"comp\":\"log\","
-                               "\"msg\":\"log line too long\"}\n", tbuf);
+        (void)!nw_buf_addf(&b,
+                           "{\"ts\":\"%s\",\"level\":\"error\",\"comp\":\"log\","
+                           "\"msg\":\"log line too long\"}\n",
+                           tbuf);
     }
     const char *p = nw_buf_str(&b);
     size_t left = b.len;

@@ -19,7 +19,13 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-typedef enum { NW_LOG_DEBUG = 0, NW_LOG_INFO, NW_LOG_WARN, NW_LOG_ERROR, NW_LOG_OFF } nw_log_level_t;
+typedef enum {
+    NW_LOG_DEBUG = 0,
+    NW_LOG_INFO,
+    NW_LOG_WARN,
+    NW_LOG_ERROR,
+    NW_LOG_OFF
+} nw_log_level_t;
 
 typedef struct {
     const char *k;
@@ -49,7 +55,8 @@ int nw_log_level_parse(const char *s);
 void nw_log_set_fd(int fd);
 
 /** True when a message at this level would be written. */
-#define nw_log_enabled(level) ((int)(level) >= atomic_load_explicit(&nw_log__level, memory_order_relaxed))
+#define nw_log_enabled(level)                                                                      \
+    ((int)(level) >= atomic_load_explicit(&nw_log__level, memory_order_relaxed))
 
 /** Internal: format and write one line. Fields end at the first with t == 0. */
 void nw_log__emit(nw_log_level_t level, const char *comp, const char *msg,

@@ -92,8 +92,7 @@ void nw_counters_free(nw_counters_t *r)
     pthread_mutex_destroy(&r->mu);
 }
 
-static nw_counter_entry_t *find(nw_counters_t *r, const char *metric, const char *a,
-                                const char *b)
+static nw_counter_entry_t *find(nw_counters_t *r, const char *metric, const char *a, const char *b)
 {
     for (size_t i = 0; i < r->n; i++) {
         nw_counter_entry_t *k = &r->v[i];

@@ -40,14 +40,14 @@ static int str_in(const char *s, const char *const *list)
     return 0;
 }
 
-static const char *const TRUE_WORDS[] = {"y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE",
-                                         "on", "On", "ON", NULL};
-static const char *const FALSE_WORDS[] = {"n", "N", "no", "No", "NO", "false", "False", "FALSE",
-                                          "off", "Off", "OFF", NULL};
+static const char *const TRUE_WORDS[] = {"y",    "Y",    "yes", "Yes", "YES", "true",
+                                         "True", "TRUE", "on",  "On",  "ON",  NULL};
+static const char *const FALSE_WORDS[] = {"n",     "N",     "no",  "No",  "NO",  "false",
+                                          "False", "FALSE", "off", "Off", "OFF", NULL};
 static const char *const NULL_WORDS[] = {"", "~", "null", "Null", "NULL", NULL};
-static const char *const SPECIAL_FLOATS[] = {".nan", ".NaN", ".NAN", ".inf", ".Inf", ".INF",
-                                             "+.inf", "+.Inf", "+.INF", "-.inf", "-.Inf",
-                                             "-.INF", NULL};
+static const char *const SPECIAL_FLOATS[] = {".nan",  ".NaN",  ".NAN",  ".inf",  ".Inf",
+                                             ".INF",  "+.inf", "+.Inf", "+.INF", "-.inf",
+                                             "-.Inf", "-.INF", NULL};
 
 /* Go's strconv.ParseInt/ParseUint(s, 0, 64) syntax. Returns 1 and the value (as a
  * double, plus exactness not tracked) when s is an integer that fits int64 or uint64;
@@ -227,8 +227,8 @@ static nw_rc_t fail_at(loader_t *l, yaml_mark_t m, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return nw_err_set(l->err, NW_EPARSE, NULL, "line %zu, column %zu: %s", m.line + 1,
-                      m.column + 1, msg);
+    return nw_err_set(l->err, NW_EPARSE, NULL, "line %zu, column %zu: %s", m.line + 1, m.column + 1,
+                      msg);
 }
 
 /* Build the cJSON value for a scalar event. */
@@ -278,13 +278,21 @@ static nw_rc_t scalar_value(loader_t *l, const yaml_event_t *ev, cJSON **out)
         }
     }
     switch (k) {
-    case R_NULL: *out = cJSON_CreateNull(); break;
-    case R_BOOL: *out = cJSON_CreateBool(b); break;
+    case R_NULL:
+        *out = cJSON_CreateNull();
+        break;
+    case R_BOOL:
+        *out = cJSON_CreateBool(b);
+        break;
     case R_INT:
-    case R_FLOAT: *out = cJSON_CreateNumber(num); break;
+    case R_FLOAT:
+        *out = cJSON_CreateNumber(num);
+        break;
     case R_SPECIAL:
         return fail_at(l, ev->start_mark, "%s cannot be represented in JSON", v);
-    case R_STR: *out = cJSON_CreateString(v); break;
+    case R_STR:
+        *out = cJSON_CreateString(v);
+        break;
     }
     return *out ? NW_OK : NW_ENOMEM;
 }
@@ -555,8 +563,10 @@ static nw_rc_t parse_node(loader_t *l, yaml_event_t *ev, int depth, cJSON **out)
         }
         return rc;
     }
-    case YAML_MAPPING_START_EVENT: return parse_mapping(l, ev, depth, out);
-    case YAML_SEQUENCE_START_EVENT: return parse_sequence(l, ev, depth, out);
+    case YAML_MAPPING_START_EVENT:
+        return parse_mapping(l, ev, depth, out);
+    case YAML_SEQUENCE_START_EVENT:
+        return parse_sequence(l, ev, depth, out);
     case YAML_ALIAS_EVENT: {
         const char *name = (const char *)ev->data.alias.anchor;
         /* the most recent definition of a name wins */
@@ -574,7 +584,8 @@ static nw_rc_t parse_node(loader_t *l, yaml_event_t *ev, int depth, cJSON **out)
         }
         return fail_at(l, ev->start_mark, "unknown anchor '%.200s' referenced", name);
     }
-    default: return fail_at(l, ev->start_mark, "%s", "unexpected YAML event");
+    default:
+        return fail_at(l, ev->start_mark, "%s", "unexpected YAML event");
     }
 }
 
@@ -709,7 +720,9 @@ static nw_rc_t load_yaml(const char *text, size_t len, doclist_t *dl, nw_err_t *
         if ((rc = next_event(&l, &ev)) != NW_OK)
             break;
         switch (ev.type) {
-        case YAML_STREAM_END_EVENT: done = 1; break;
+        case YAML_STREAM_END_EVENT:
+            done = 1;
+            break;
         case YAML_DOCUMENT_START_EVENT: {
             size_t line = ev.start_mark.line + 1;
             yaml_event_t nev;
@@ -724,9 +737,10 @@ static nw_rc_t load_yaml(const char *text, size_t len, doclist_t *dl, nw_err_t *
             if (rc != NW_OK)
                 break;
             if (!depth_ok(doc, 0)) { /* aliases can nest deeper than the text does */
-                rc = nw_err_set(err, NW_EPARSE, NULL,
-                                "line %zu, column %zu: nesting deeper than %d levels (through aliases)",
-                                line, (size_t)1, NW_YAML_MAX_DEPTH);
+                rc = nw_err_set(
+                    err, NW_EPARSE, NULL,
+                    "line %zu, column %zu: nesting deeper than %d levels (through aliases)", line,
+                    (size_t)1, NW_YAML_MAX_DEPTH);
                 cJSON_Delete(doc);
                 break;
             }
@@ -743,7 +757,8 @@ static nw_rc_t load_yaml(const char *text, size_t len, doclist_t *dl, nw_err_t *
             clear_anchors(&l); /* anchors do not cross documents */
             break;
         }
-        default: break;
+        default:
+            break;
         }
         yaml_event_delete(&ev);
         if (rc != NW_OK)

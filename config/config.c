@@ -17,11 +17,11 @@
 typedef enum { T_STR, T_INT, T_FLOAT, T_BOOL, T_DUR, T_LIST } key_type_t;
 
 typedef struct {
-    const char *path;  /* dotted key */
+    const char *path; /* dotted key */
     key_type_t type;
-    size_t off;        /* offset in nw_config_t */
-    const char *def;   /* default, in flag syntax */
-    int64_t min, max;  /* T_INT range; T_DUR range in ns when max > 0 */
+    size_t off;       /* offset in nw_config_t */
+    const char *def;  /* default, in flag syntax */
+    int64_t min, max; /* T_INT range; T_DUR range in ns when max > 0 */
 } key_t_;
 
 #define OFF(f) offsetof(nw_config_t, f)
@@ -34,8 +34,8 @@ static const key_t_ keys[] = {
     {"settings.interruptionQueue", T_STR, OFF(settings.interruptionQueue), "", 0, 0},
     {"settings.batchIdleDuration", T_DUR, OFF(settings.batchIdleDuration_ns), "1s", 1, 0},
     {"settings.batchMaxDuration", T_DUR, OFF(settings.batchMaxDuration_ns), "10s", 1, 0},
-    {"settings.vmMemoryOverheadPercent", T_FLOAT, OFF(settings.vmMemoryOverheadPercent), "0.075",
-     0, 0},
+    {"settings.vmMemoryOverheadPercent", T_FLOAT, OFF(settings.vmMemoryOverheadPercent), "0.075", 0,
+     0},
     {"settings.reservedENIs", T_INT, OFF(settings.reservedENIs), "0", 0, 1000},
     {"kubernetes.kubeconfig", T_STR, OFF(kubernetes.kubeconfig), "", 0, 0},
     {"kubernetes.context", T_STR, OFF(kubernetes.context), "", 0, 0},
@@ -44,8 +44,7 @@ static const key_t_ keys[] = {
     {"webhook.listen", T_STR, OFF(webhook.listen), "0.0.0.0:8443", 0, 0},
     {"webhook.tlsCert", T_STR, OFF(webhook.tlsCert), "/etc/nodewarden/tls/tls.crt", 0, 0},
     {"webhook.tlsKey", T_STR, OFF(webhook.tlsKey), "/etc/nodewarden/tls/tls.key", 0, 0},
-    {"webhook.maxBodyBytes", T_INT, OFF(webhook.maxBodyBytes), "7340032", 1024,
-     INT64_C(1) << 30},
+    {"webhook.maxBodyBytes", T_INT, OFF(webhook.maxBodyBytes), "7340032", 1024, INT64_C(1) << 30},
     {"webhook.requestTimeout", T_DUR, OFF(webhook.requestTimeout_ns), "10s", 1, 0},
     {"webhook.idleTimeout", T_DUR, OFF(webhook.idleTimeout_ns), "120s", 1, 0},
     {"webhook.threads", T_INT, OFF(webhook.threads), "0", 0, 1024},
@@ -69,23 +68,23 @@ static const key_t_ keys[] = {
     {"scaler.disruption.pollPeriod", T_DUR, OFF(scaler.disruption.pollPeriod_ns), "10s", 1, 0},
     {"scaler.disruption.validationDelay", T_DUR, OFF(scaler.disruption.validationDelay_ns), "15s",
      0, 0},
-    {"scaler.disruption.commandTimeout", T_DUR, OFF(scaler.disruption.commandTimeout_ns), "10m",
-     1, 0},
+    {"scaler.disruption.commandTimeout", T_DUR, OFF(scaler.disruption.commandTimeout_ns), "10m", 1,
+     0},
     {"scaler.disruption.spotToSpotConsolidation", T_BOOL, OFF(scaler.disruption.spotToSpot),
      "false", 0, 0},
     {"scaler.leaderElection.enabled", T_BOOL, OFF(scaler.leaderElection.enabled), "true", 0, 0},
-    {"scaler.leaderElection.namespace", T_STR, OFF(scaler.leaderElection.namespace_),
-     "nodewarden", 0, 0},
+    {"scaler.leaderElection.namespace", T_STR, OFF(scaler.leaderElection.namespace_), "nodewarden",
+     0, 0},
     {"scaler.leaderElection.name", T_STR, OFF(scaler.leaderElection.name), "nodewarden-leader", 0,
      0},
     {"scaler.leaderElection.leaseDuration", T_DUR, OFF(scaler.leaderElection.leaseDuration_ns),
      "15s", 1, 0},
     {"scaler.leaderElection.renewDeadline", T_DUR, OFF(scaler.leaderElection.renewDeadline_ns),
      "10s", 1, 0},
-    {"scaler.leaderElection.retryPeriod", T_DUR, OFF(scaler.leaderElection.retryPeriod_ns), "2s",
-     1, 0},
-    {"scaler.testing.exitAfterNodeClaim", T_BOOL, OFF(scaler.testing.exitAfterNodeClaim), "false", 0,
+    {"scaler.leaderElection.retryPeriod", T_DUR, OFF(scaler.leaderElection.retryPeriod_ns), "2s", 1,
      0},
+    {"scaler.testing.exitAfterNodeClaim", T_BOOL, OFF(scaler.testing.exitAfterNodeClaim), "false",
+     0, 0},
     {"gpu.enabled", T_BOOL, OFF(gpu.enabled), "true", 0, 0},
     {"gpu.mode", T_STR, OFF(gpu.mode), "enforce", 0, 0},
     {"gpu.taint.key", T_STR, OFF(gpu.taintKey), "gpu", 0, 0},
@@ -97,7 +96,8 @@ static const key_t_ keys[] = {
      "nvidia.com/gpu,amd.com/gpu,aws.amazon.com/neuron,aws.amazon.com/neuroncore", 0, 0},
     {"gpu.exemptNamespaces", T_LIST, OFF(gpu.exemptNamespaces), "kube-system,nodewarden", 0, 0},
     {"gpu.instanceFamilies", T_LIST, OFF(gpu.instanceFamilies),
-     "g3,g3s,g4ad,g4dn,g5,g5g,g6,g6e,g6f,gr6,gr6f,g7e,p2,p3,p3dn,p4d,p4de,p5,p5e,p5en,p6-b200,p6e-gb200",
+     "g3,g3s,g4ad,g4dn,g5,g5g,g6,g6e,g6f,gr6,gr6f,g7e,p2,p3,p3dn,p4d,p4de,p5,p5e,p5en,p6-b200,p6e-"
+     "gb200",
      0, 0},
     {"log.level", T_STR, OFF(log.level), "info", 0, 0},
 };
@@ -234,9 +234,8 @@ static nw_rc_t set_scalar(nw_config_t *cfg, const key_t_ *k, const char *val, in
             return nw_err_set(err, NW_EINVAL, k->path, "%s%s: expected an integer, got \"%s\"",
                               where, k->path, val);
         if (v < k->min || v > k->max)
-            return nw_err_set(err, NW_EINVAL, k->path,
-                              "%s%s: %lld is out of range (%lld..%lld)", where, k->path,
-                              (long long)v, (long long)k->min, (long long)k->max);
+            return nw_err_set(err, NW_EINVAL, k->path, "%s%s: %lld is out of range (%lld..%lld)",
+                              where, k->path, (long long)v, (long long)k->min, (long long)k->max);
         *(int64_t *)base = v;
         return NW_OK;
     }
@@ -245,11 +244,11 @@ static nw_rc_t set_scalar(nw_config_t *cfg, const key_t_ *k, const char *val, in
         errno = 0;
         double v = strtod(val, &end);
         if (!*val || errno || *end || !isfinite(v))
-            return nw_err_set(err, NW_EINVAL, k->path, "%s%s: expected a number, got \"%s\"",
-                              where, k->path, val);
+            return nw_err_set(err, NW_EINVAL, k->path, "%s%s: expected a number, got \"%s\"", where,
+                              k->path, val);
         if (v < 0)
-            return nw_err_set(err, NW_EINVAL, k->path, "%s%s: must not be negative, got %s",
-                              where, k->path, val);
+            return nw_err_set(err, NW_EINVAL, k->path, "%s%s: must not be negative, got %s", where,
+                              k->path, val);
         // cppcheck-suppress invalidPointerCast
         *(double *)base = v;
         return NW_OK;
@@ -270,8 +269,8 @@ static nw_rc_t set_scalar(nw_config_t *cfg, const key_t_ *k, const char *val, in
                               "%s%s: expected a duration such as \"10s\" or \"1m30s\", got \"%s\"",
                               where, k->path, val);
         if (k->min > 0 && v <= 0)
-            return nw_err_set(err, NW_EINVAL, k->path, "%s%s: must be positive, got \"%s\"",
-                              where, k->path, val);
+            return nw_err_set(err, NW_EINVAL, k->path, "%s%s: must be positive, got \"%s\"", where,
+                              k->path, val);
         if (k->max > 0 && v > k->max)
             return nw_err_set(err, NW_EINVAL, k->path, "%s%s: at most %llds, got \"%s\"", where,
                               k->path, (long long)(k->max / NW_NS_PER_SEC_), val);
@@ -280,8 +279,8 @@ static nw_rc_t set_scalar(nw_config_t *cfg, const key_t_ *k, const char *val, in
     }
     case T_LIST: {
         if (!from_flag)
-            return nw_err_set(err, NW_EINVAL, k->path, "%s%s: expected a list of strings, got \"%s\"",
-                              where, k->path, val);
+            return nw_err_set(err, NW_EINVAL, k->path,
+                              "%s%s: expected a list of strings, got \"%s\"", where, k->path, val);
         nw_strlist_t *l = (nw_strlist_t *)base;
         list_free(l);
         const char *p = val;
@@ -343,7 +342,9 @@ static int is_null_scalar(const yaml_node_t *n)
 
 static const char *node_kind(const yaml_node_t *n)
 {
-    return n->type == YAML_MAPPING_NODE ? "a mapping" : n->type == YAML_SEQUENCE_NODE ? "a list" : "a scalar";
+    return n->type == YAML_MAPPING_NODE    ? "a mapping"
+           : n->type == YAML_SEQUENCE_NODE ? "a list"
+                                           : "a scalar";
 }
 
 static nw_rc_t walk_value(walk_t *w, const char *path, yaml_node_t *n, unsigned line);
@@ -355,8 +356,8 @@ static nw_rc_t walk_mapping(walk_t *w, const char *prefix, yaml_node_t *n)
         yaml_node_t *v = yaml_document_get_node(w->doc, p->value);
         unsigned line = (unsigned)k->start_mark.line + 1;
         if (k->type != YAML_SCALAR_NODE)
-            return nw_err_set(w->err, NW_EINVAL, prefix, "%s:%u: %s%skeys must be strings",
-                              w->name, line, prefix, *prefix ? ": " : "");
+            return nw_err_set(w->err, NW_EINVAL, prefix, "%s:%u: %s%skeys must be strings", w->name,
+                              line, prefix, *prefix ? ": " : "");
         /* duplicate keys */
         for (yaml_node_pair_t *q = n->data.mapping.pairs.start; q < p; q++) {
             yaml_node_t *k2 = yaml_document_get_node(w->doc, q->key);
@@ -407,9 +408,8 @@ static nw_rc_t walk_value(walk_t *w, const char *path, yaml_node_t *n, unsigned 
             yaml_node_t *e = yaml_document_get_node(w->doc, *it);
             if (e->type != YAML_SCALAR_NODE) {
                 snprintf(where, sizeof where, "%s:%u: ", w->name, (unsigned)e->start_mark.line + 1);
-                return nw_err_set(w->err, NW_EINVAL, path,
-                                  "%s%s[%td]: expected a string, got %s", where, path,
-                                  it - n->data.sequence.items.start, node_kind(e));
+                return nw_err_set(w->err, NW_EINVAL, path, "%s%s[%td]: expected a string, got %s",
+                                  where, path, it - n->data.sequence.items.start, node_kind(e));
             }
             if (list_push(l, (char *)e->data.scalar.value, e->data.scalar.length) != NW_OK)
                 return NW_ENOMEM;
@@ -423,8 +423,7 @@ static nw_rc_t walk_value(walk_t *w, const char *path, yaml_node_t *n, unsigned 
     if (strlen(val) != n->data.scalar.length)
         return nw_err_set(w->err, NW_EINVAL, path, "%s%s: value contains a NUL byte", where, path);
     /* quoted scalars are strings: "8" is not an integer, "true" is not a boolean */
-    if (k->type != T_STR && k->type != T_DUR &&
-        n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+    if (k->type != T_STR && k->type != T_DUR && n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
         return nw_err_set(w->err, NW_EINVAL, path, "%s%s: expected %s, got the string \"%s\"",
                           where, path, type_name(k->type), val);
     if (k->type == T_STR && is_null_scalar(n))
@@ -452,8 +451,8 @@ nw_rc_t nw_config_apply_yaml(nw_config_t *cfg, const char *name, const char *tex
     yaml_node_t *root = yaml_document_get_root_node(&doc);
     if (root && !is_null_scalar(root)) {
         if (root->type != YAML_MAPPING_NODE) {
-            rc = nw_err_set(err, NW_EINVAL, "", "%s:%zu: the configuration must be a mapping",
-                            name, root->start_mark.line + 1);
+            rc = nw_err_set(err, NW_EINVAL, "", "%s:%zu: the configuration must be a mapping", name,
+                            root->start_mark.line + 1);
         } else {
             walk_t w = {cfg, &doc, name, err};
             rc = walk_mapping(&w, "", root);
@@ -520,9 +519,10 @@ static int valid_listen(const char *s)
 nw_rc_t nw_config_validate(const nw_config_t *cfg, nw_err_t *err)
 {
     if (!valid_listen(cfg->webhook.listen))
-        return nw_err_set(err, NW_EINVAL, "webhook.listen",
-                          "webhook.listen: expected ADDR:PORT (port 0..65535; 0 picks a free port), got \"%s\"",
-                          cfg->webhook.listen);
+        return nw_err_set(
+            err, NW_EINVAL, "webhook.listen",
+            "webhook.listen: expected ADDR:PORT (port 0..65535; 0 picks a free port), got \"%s\"",
+            cfg->webhook.listen);
     if (nw_log_level_parse(cfg->log.level) < 0)
         return nw_err_set(err, NW_EINVAL, "log.level",
                           "log.level: expected debug, info, warn or error, got \"%s\"",

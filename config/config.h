@@ -44,13 +44,13 @@ typedef struct {
         int64_t burst;
     } kubernetes;
     struct {
-        char *listen;           /* "ADDR:PORT" or "[v6]:PORT" */
+        char *listen; /* "ADDR:PORT" or "[v6]:PORT" */
         char *tlsCert;
         char *tlsKey;
         int64_t maxBodyBytes;
         int64_t requestTimeout_ns;
         int64_t idleTimeout_ns;
-        int64_t threads;        /* 0 = one per CPU */
+        int64_t threads;             /* 0 = one per CPU */
         int64_t certPollInterval_ns; /* how often cert/key files are checked */
         int64_t shutdownGrace_ns;    /* max wait for in-flight requests on SIGTERM */
     } webhook;
@@ -87,7 +87,7 @@ typedef struct {
     } scaler;
     struct {
         int enabled; /* false: the GPU isolation policy is off */
-        char *mode; /* "enforce" or "warn" */
+        char *mode;  /* "enforce" or "warn" */
         char *taintKey, *taintValue, *taintEffect;
         char *nodeLabelKey, *nodeLabelValue;
         nw_strlist_t resources;

@@ -288,30 +288,31 @@ void nw_scaler_stop(nw_scaler_t *s)
 nw_rc_t nw_scaler_metrics(nw_scaler_t *s, nw_buf_t *out)
 {
     nw_ctl_t *c = &s->ctl;
-    nw_rc_t rc = nw_buf_addf(out, "# TYPE nodewarden_scaler_leader gauge\nnodewarden_scaler_leader %d\n",
-                             atomic_load(&c->leading));
+    nw_rc_t rc =
+        nw_buf_addf(out, "# TYPE nodewarden_scaler_leader gauge\nnodewarden_scaler_leader %d\n",
+                    atomic_load(&c->leading));
     if (rc == NW_OK)
         rc = nw_metrics_counter(out, "nodewarden_scaler_solves_total", "Batches placed.",
-                     atomic_load(&c->n_solves));
+                                atomic_load(&c->n_solves));
     if (rc == NW_OK)
         rc = nw_metrics_counter(out, "nodewarden_nodeclaims_created_total", "NodeClaims created.",
-                     atomic_load(&c->n_created));
+                                atomic_load(&c->n_created));
     if (rc == NW_OK)
         rc = nw_metrics_counter(out, "nodewarden_nodeclaims_launched_total", "Instances launched.",
-                     atomic_load(&c->n_launched));
+                                atomic_load(&c->n_launched));
     if (rc == NW_OK)
-        rc = nw_metrics_counter(out, "nodewarden_nodeclaims_launch_failed_total", "Failed launches.",
-                     atomic_load(&c->n_launch_failed));
+        rc = nw_metrics_counter(out, "nodewarden_nodeclaims_launch_failed_total",
+                                "Failed launches.", atomic_load(&c->n_launch_failed));
     if (rc == NW_OK)
-        rc = nw_metrics_counter(out, "nodewarden_nodeclaims_registered_total", "NodeClaims registered.",
-                     atomic_load(&c->n_registered));
+        rc = nw_metrics_counter(out, "nodewarden_nodeclaims_registered_total",
+                                "NodeClaims registered.", atomic_load(&c->n_registered));
     if (rc == NW_OK)
-        rc = nw_metrics_counter(out, "nodewarden_nodeclaims_initialized_total", "NodeClaims initialized.",
-                     atomic_load(&c->n_initialized));
+        rc = nw_metrics_counter(out, "nodewarden_nodeclaims_initialized_total",
+                                "NodeClaims initialized.", atomic_load(&c->n_initialized));
     if (rc == NW_OK)
         rc = nw_metrics_counter(out, "nodewarden_nodeclaims_registration_timeouts_total",
-                     "NodeClaims deleted after the registration timeout.",
-                     atomic_load(&c->n_reg_timeouts));
+                                "NodeClaims deleted after the registration timeout.",
+                                atomic_load(&c->n_reg_timeouts));
     if (rc == NW_OK && c->disruption)
         rc = nw_dis_metrics(c->disruption, out);
     if (rc == NW_OK)

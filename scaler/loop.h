@@ -1,6 +1,6 @@
 /*
- * scaler/loop.h — the scaler inside `nodewarden serve`: a Kubernetes client and the watch-fed cache (one curl_multi
- * thread), the AWS cloud, a Lease elector, and ONE reconcile thread that, while
+ * scaler/loop.h — the scaler inside `nodewarden serve`: a Kubernetes client and the watch-fed cache
+ * (one curl_multi thread), the AWS cloud, a Lease elector, and ONE reconcile thread that, while
  * this replica holds the Lease, runs on every cache change and at least every
  * second: the provisioner (scaler/controllers/provisioning.c: batch window, placement,
  * NodeClaim create + launch) and the lifecycle (scaler/controllers/lifecycle.c:
@@ -35,26 +35,27 @@ typedef struct {
     double qps;
     int64_t burst;
     const char *region, *ec2, *sqs, *sts, *imds; /* aws.* ("" = from the environment) */
-    const char *cluster_name;                     /* settings.clusterName (required) */
-    int64_t batch_idle_ns, batch_max_ns;          /* settings.batch{Idle,Max}Duration */
+    const char *cluster_name;                    /* settings.clusterName (required) */
+    int64_t batch_idle_ns, batch_max_ns;         /* settings.batch{Idle,Max}Duration */
     double vm_memory_overhead_percent;
     int64_t reserved_enis;
-    int64_t registration_timeout_ns;              /* scaler.registrationTimeout */
-    int repack;                                   /* scaler.repack */
-    int64_t disruption_poll_ns;                   /* scaler.disruption.pollPeriod (10s) */
-    int64_t disruption_validation_ns; /* scaler.disruption.validationDelay (0: none) */
-    int64_t disruption_command_timeout_ns;        /* scaler.disruption.commandTimeout (10m) */
-    int spot_to_spot;                             /* ...spotToSpotConsolidation */
-    int leader_election;                          /* scaler.leaderElection.enabled */
+    int64_t registration_timeout_ns;       /* scaler.registrationTimeout */
+    int repack;                            /* scaler.repack */
+    int64_t disruption_poll_ns;            /* scaler.disruption.pollPeriod (10s) */
+    int64_t disruption_validation_ns;      /* scaler.disruption.validationDelay (0: none) */
+    int64_t disruption_command_timeout_ns; /* scaler.disruption.commandTimeout (10m) */
+    int spot_to_spot;                      /* ...spotToSpotConsolidation */
+    int leader_election;                   /* scaler.leaderElection.enabled */
     const char *lease_namespace, *lease_name;
     int64_t lease_ns, renew_deadline_ns, retry_ns;
-    const char *interruption_queue;               /* settings.interruptionQueue ("" = off) */
-    int64_t interruption_wait_ns;                 /* scaler.interruption.waitTime (<= 20 s) */
-    int64_t gc_initial_interval_ns, gc_interval_ns, gc_launch_grace_ns; /* scaler.garbageCollection.* */
-    int64_t ice_ttl_ns;                           /* aws.iceCacheTTL */
-    const char *identity; /* this replica's name for events and the Lease (POD_NAME); NULL:
-                           * the host name */
-    const nw_clock_t *clock; /* NULL: the system clock */
+    const char *interruption_queue; /* settings.interruptionQueue ("" = off) */
+    int64_t interruption_wait_ns;   /* scaler.interruption.waitTime (<= 20 s) */
+    int64_t gc_initial_interval_ns, gc_interval_ns,
+        gc_launch_grace_ns;   /* scaler.garbageCollection.* */
+    int64_t ice_ttl_ns;       /* aws.iceCacheTTL */
+    const char *identity;     /* this replica's name for events and the Lease (POD_NAME); NULL:
+                               * the host name */
+    const nw_clock_t *clock;  /* NULL: the system clock */
     int exit_after_nodeclaim; /* scaler.testing.exitAfterNodeClaim: _exit(3) right after a
                                * NodeClaim create, before its launch (crash tests only) */
 } nw_scaler_opts_t;

@@ -58,7 +58,9 @@ static nw_rc_t read_file(const char *path, gnutls_datum_t *d, nw_err_t *err)
     if (bad || n > MAX_PEM || n == 0) {
         free(buf);
         return nw_err_set(err, NW_EIO, "", "%s: %s", path,
-                          bad ? "read error" : n ? "larger than 1 MiB" : "empty file");
+                          bad ? "read error"
+                          : n ? "larger than 1 MiB"
+                              : "empty file");
     }
     d->data = buf;
     d->size = (unsigned)n;
@@ -158,8 +160,8 @@ nw_rc_t nw_certs_load_initial(const char *cert_path, const char *key_path, nw_me
     install(p, metrics);
     char exp[32];
     nw_time_format(p->not_after * NW_NS_PER_SEC, exp, sizeof exp);
-    nw_log_info("certs", "certificate loaded", NW_LS("cert", cert_path),
-                NW_LI("chain", p->n), NW_LS("notAfter", exp));
+    nw_log_info("certs", "certificate loaded", NW_LS("cert", cert_path), NW_LI("chain", p->n),
+                NW_LS("notAfter", exp));
     return NW_OK;
 }
 

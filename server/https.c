@@ -39,10 +39,10 @@ typedef struct {
     int64_t start_ns;
     int64_t deadline_ns;
     nw_buf_t body;
-    size_t seen;      /* body bytes received (kept or not) */
+    size_t seen; /* body bytes received (kept or not) */
     int too_large;
-    int done;         /* a response has been queued */
-    int timeout_set;  /* per-connection timeout changed for this request */
+    int done;        /* a response has been queued */
+    int timeout_set; /* per-connection timeout changed for this request */
 } req_t;
 
 static int64_t mono_ns(void)
@@ -58,8 +58,10 @@ static nw_route_t route_of(const char *url)
         const char *p;
         nw_route_t r;
         int prefix; /* also "/p/..." */
-    } t[] = {{"/validate", NW_ROUTE_VALIDATE, 1}, {"/mutate", NW_ROUTE_MUTATE, 1},
-             {"/healthz", NW_ROUTE_HEALTHZ, 0},   {"/readyz", NW_ROUTE_READYZ, 0},
+    } t[] = {{"/validate", NW_ROUTE_VALIDATE, 1},
+             {"/mutate", NW_ROUTE_MUTATE, 1},
+             {"/healthz", NW_ROUTE_HEALTHZ, 0},
+             {"/readyz", NW_ROUTE_READYZ, 0},
              {"/metrics", NW_ROUTE_METRICS, 0}};
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
         size_t n = strlen(t[i].p);
@@ -79,9 +81,8 @@ static int is_admission(nw_route_t r)
 static enum MHD_Result respond(nw_https_t *s, struct MHD_Connection *c, req_t *r, int code,
                                const char *ctype, char *body, size_t len, const char *allow)
 {
-    struct MHD_Response *resp =
-        MHD_create_response_from_buffer(len, body ? body : (char *)"", body ? MHD_RESPMEM_MUST_FREE
-                                                                        : MHD_RESPMEM_PERSISTENT);
+    struct MHD_Response *resp = MHD_create_response_from_buffer(
+        len, body ? body : (char *)"", body ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
     if (!resp) {
         free(body);
         return MHD_NO;
@@ -117,9 +118,9 @@ static enum MHD_Result respond_status(nw_https_t *s, struct MHD_Connection *c, r
     nw_buf_cleanup(&b);
     if (!body)
         return MHD_NO;
-    nw_log_every(1, NW_LOG_INFO, "webhook", "request rejected", NW_LS("route", nw_route_str(r->route)),
-                 NW_LS("method", method ? method : ""), NW_LS("path", url ? url : ""),
-                 NW_LI("status", code), NW_LS("reason", msg));
+    nw_log_every(1, NW_LOG_INFO, "webhook", "request rejected",
+                 NW_LS("route", nw_route_str(r->route)), NW_LS("method", method ? method : ""),
+                 NW_LS("path", url ? url : ""), NW_LI("status", code), NW_LS("reason", msg));
     return respond(s, c, r, code, "application/json", body, len, allow);
 }
 
@@ -220,10 +221,9 @@ static enum MHD_Result begin(nw_https_t *s, struct MHD_Connection *c, req_t *r, 
     }
     if (r->route == NW_ROUTE_READYZ) {
         int ready = nw_certs_ready() && !atomic_load(&s->draining);
-        char *b = strdup(ready ? "{\"status\":\"ok\"}"
-                               : atomic_load(&s->draining)
-                                   ? "{\"status\":\"shutting down\"}"
-                                   : "{\"status\":\"no certificate loaded\"}");
+        char *b = strdup(ready                       ? "{\"status\":\"ok\"}"
+                         : atomic_load(&s->draining) ? "{\"status\":\"shutting down\"}"
+                                                     : "{\"status\":\"no certificate loaded\"}");
         return respond(s, c, r, ready ? 200 : 503, "application/json", b, b ? strlen(b) : 0, NULL);
     }
     /* metrics */
@@ -245,7 +245,8 @@ static enum MHD_Result admit(nw_https_t *s, struct MHD_Connection *c, req_t *r, 
 {
     char msg[160];
     if (r->too_large) {
-        snprintf(msg, sizeof msg, "request body exceeds the limit of %zu bytes (webhook.maxBodyBytes)",
+        snprintf(msg, sizeof msg,
+                 "request body exceeds the limit of %zu bytes (webhook.maxBodyBytes)",
                  s->o.max_body);
         return respond_status(s, c, r, 413, "RequestEntityTooLarge", msg, NULL, method, url);
     }
@@ -280,9 +281,8 @@ static enum MHD_Result admit(nw_https_t *s, struct MHD_Connection *c, req_t *r, 
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
-                                  const char *method, const char *version,
-                                  const char *upload_data, size_t *upload_data_size,
-                                  void **con_cls)
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **con_cls)
 {
     (void)version;
     nw_https_t *s = cls;
@@ -344,8 +344,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     if (!r)
         return;
     *con_cls = NULL;
-    if (r->timeout_set && toe == MHD_REQUEST_TERMINATED_COMPLETED_OK &&
-        !atomic_load(&s->draining))
+    if (r->timeout_set && toe == MHD_REQUEST_TERMINATED_COMPLETED_OK && !atomic_load(&s->draining))
         MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, s->idle_secs);
     nw_buf_cleanup(&r->body);
     free(r);
@@ -436,9 +435,8 @@ nw_rc_t nw_https_start(const nw_https_opts_t *opts, nw_https_t **out, nw_err_t *
                      MHD_USE_ERROR_LOG;
     s->d = MHD_start_daemon(
         flags, 0, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
-        MHD_OPTION_LISTEN_SOCKET, s->listen_fd,
-        MHD_OPTION_HTTPS_CERT_CALLBACK, nw_certs_retrieve, MHD_OPTION_HTTPS_PRIORITIES,
-        NW_HTTPS_PRIORITIES, MHD_OPTION_THREAD_POOL_SIZE, s->threads,
+        MHD_OPTION_LISTEN_SOCKET, s->listen_fd, MHD_OPTION_HTTPS_CERT_CALLBACK, nw_certs_retrieve,
+        MHD_OPTION_HTTPS_PRIORITIES, NW_HTTPS_PRIORITIES, MHD_OPTION_THREAD_POOL_SIZE, s->threads,
         MHD_OPTION_CONNECTION_TIMEOUT, s->idle_secs, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
         MHD_OPTION_END);
     if (!s->d) {

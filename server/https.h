@@ -34,8 +34,8 @@ typedef struct {
     int64_t shutdown_grace_ns;  /* how long nw_https_stop waits for requests in flight */
     unsigned threads;           /* 0 = one per online CPU */
     const nw_admit_ctx_t *admit_ctx;
-    nw_srv_lookup_fn lookup;    /* NULL = nw_admit_find */
-    nw_metrics_t *metrics;      /* required */
+    nw_srv_lookup_fn lookup; /* NULL = nw_admit_find */
+    nw_metrics_t *metrics;   /* required */
 } nw_https_opts_t;
 
 /** TLS priority string given to GnuTLS. */

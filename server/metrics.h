@@ -28,9 +28,9 @@ typedef enum {
     NW_ROUTE_COUNT
 } nw_route_t;
 
-#define NW_METRICS_KINDS 5       /* NodePool, EC2NodeClass, NodeClaim, Pod, other */
-#define NW_METRICS_BUCKETS 14    /* histogram upper bounds, see metrics.c */
-#define NW_METRICS_CODES 12      /* HTTP status codes tracked (200, 400, 404, ...) + other */
+#define NW_METRICS_KINDS 5    /* NodePool, EC2NodeClass, NodeClaim, Pod, other */
+#define NW_METRICS_BUCKETS 14 /* histogram upper bounds, see metrics.c */
+#define NW_METRICS_CODES 12   /* HTTP status codes tracked (200, 400, 404, ...) + other */
 
 typedef struct {
     _Atomic uint64_t n;
@@ -41,13 +41,13 @@ typedef struct {
 typedef struct {
     /* admission requests: [route validate|mutate][kind][verdict] */
     _Atomic uint64_t admission[2][NW_METRICS_KINDS][NW_SRV_VERDICT_COUNT];
-    nw_hist_t latency[2];                           /* admission latency per route */
+    nw_hist_t latency[2];                                    /* admission latency per route */
     _Atomic uint64_t http[NW_ROUTE_COUNT][NW_METRICS_CODES]; /* responses by route and code */
     _Atomic uint64_t cert_reloads;
     _Atomic uint64_t cert_reload_failures;
     _Atomic int64_t cert_not_after; /* epoch seconds of the served leaf, 0 = none */
     _Atomic int64_t inflight;
-    _Atomic uint64_t aborted;       /* requests dropped: deadline, body over the hard limit */
+    _Atomic uint64_t aborted; /* requests dropped: deadline, body over the hard limit */
     /* more series appended by the renderer (the scaler's); set before serving, or NULL */
     nw_rc_t (*extra)(void *ud, nw_buf_t *out);
     void *extra_ud;

@@ -119,16 +119,18 @@ static void make_pods(nw_sched_snap_t *s, int n, bool gpu5, bool plain)
                      kind == 1 ? "topology.kubernetes.io/zone" : "kubernetes.io/hostname", selb);
             break;
         case 3:
-            snprintf(extra, sizeof extra,
-                     ",\"affinity\":{\"podAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution"
-                     "\":[{\"topologyKey\":\"topology.kubernetes.io/zone\",\"labelSelector\":%s}]}}",
-                     selb);
+            snprintf(
+                extra, sizeof extra,
+                ",\"affinity\":{\"podAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution"
+                "\":[{\"topologyKey\":\"topology.kubernetes.io/zone\",\"labelSelector\":%s}]}}",
+                selb);
             break;
         case 4:
-            snprintf(extra, sizeof extra,
-                     ",\"affinity\":{\"podAntiAffinity\":{\"requiredDuringSchedulingIgnoredDuring"
-                     "Execution\":[{\"topologyKey\":\"kubernetes.io/hostname\",\"labelSelector\":%s}]}}",
-                     selb);
+            snprintf(
+                extra, sizeof extra,
+                ",\"affinity\":{\"podAntiAffinity\":{\"requiredDuringSchedulingIgnoredDuring"
+                "Execution\":[{\"topologyKey\":\"kubernetes.io/hostname\",\"labelSelector\":%s}]}}",
+                selb);
             break;
         default:
             break;
@@ -220,7 +222,8 @@ int main(int argc, char **argv)
                  "\"2000\"},\"template\":{\"spec\":{\"requirements\":[{\"key\":\"karpenter.sh/"
                  "capacity-type\",\"operator\":\"In\",\"values\":[\"spot\"]},{\"key\":\"karpenter"
                  ".k8s.aws/instance-category\",\"operator\":\"In\",\"values\":[\"c\",\"m\",\"r\"]}"
-                 ",{\"key\":\"karpenter.k8s.aws/instance-gpu-count\",\"operator\":\"DoesNotExist\"}]}}}}");
+                 ",{\"key\":\"karpenter.k8s.aws/"
+                 "instance-gpu-count\",\"operator\":\"DoesNotExist\"}]}}}}");
         add_json(s, "pool",
                  "{\"metadata\":{\"name\":\"on-demand\"},\"spec\":{\"template\":{\"spec\":{"
                  "\"requirements\":[{\"key\":\"karpenter.sh/capacity-type\",\"operator\":\"In\","
@@ -235,8 +238,9 @@ int main(int argc, char **argv)
                  "\"Exists\"}]}}}}");
     } else {
         synthetic_types(s);
-        add_json(s, "pool", "{\"metadata\":{\"name\":\"default\"},\"spec\":{\"template\":{"
-                            "\"spec\":{}}}}");
+        add_json(s, "pool",
+                 "{\"metadata\":{\"name\":\"default\"},\"spec\":{\"template\":{"
+                 "\"spec\":{}}}}");
     }
     make_pods(s, n, cat, strcmp(argv[1], "plain") == 0);
     nw_sched_opts_t so = {.repack = repack};

@@ -40,8 +40,8 @@ static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_
 }
 
 /* host[:port] and path?query of url via curl's URL parser. */
-static nw_rc_t split_url(const char *url, char *host, size_t hl, char *path, size_t pl,
-                         char *query, size_t ql, nw_err_t *err)
+static nw_rc_t split_url(const char *url, char *host, size_t hl, char *path, size_t pl, char *query,
+                         size_t ql, nw_err_t *err)
 {
     CURLU *u = curl_url();
     char *h = NULL, *p = NULL, *q = NULL, *port = NULL;
@@ -135,7 +135,8 @@ nw_rc_t nw_awshttp_do(const char *method, const char *url, const char *const *he
     curl_easy_setopt(c, CURLOPT_URL, url);
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms > 0 ? timeout_ms : 10000L);
-    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms > 0 && timeout_ms < 5000 ? timeout_ms : 5000L);
+    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
+                     timeout_ms > 0 && timeout_ms < 5000 ? timeout_ms : 5000L);
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, hl);
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, &resp->body);

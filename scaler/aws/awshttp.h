@@ -22,9 +22,9 @@
 #define NW_AWSHTTP_MAX_BODY (32 * 1024 * 1024)
 
 typedef struct {
-    long status;       /* HTTP status, 0 when no response arrived */
-    nw_buf_t body;     /* response body (capped at NW_AWSHTTP_MAX_BODY) */
-    int timed_out;     /* 1 when the per-call timeout fired */
+    long status;   /* HTTP status, 0 when no response arrived */
+    nw_buf_t body; /* response body (capped at NW_AWSHTTP_MAX_BODY) */
+    int timed_out; /* 1 when the per-call timeout fired */
     /* optional, set by the caller after nw_awshttp_resp_init (borrowed): when it
      * reads non-zero the exchange is abandoned within about a second (NW_EIO,
      * "aborted"); lets a long poll end when its thread is told to stop */

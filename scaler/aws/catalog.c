@@ -273,8 +273,8 @@ int nw_catalog_offerings(const nw_itype_t *t, const nw_ice_t *ice, int64_t now, 
     int n = 0;
     for (int i = 0; i < t->noffer && n < max; i++) {
         out[n] = t->offerings[i];
-        out[n].available = out[n].price > 0 &&
-                           !nw_ice_unavailable(ice, out[n].capacity_type, t->name, out[n].zone, now);
+        out[n].available = out[n].price > 0 && !nw_ice_unavailable(ice, out[n].capacity_type,
+                                                                   t->name, out[n].zone, now);
         n++;
     }
     return n;
@@ -509,7 +509,8 @@ int64_t nw_kube_reserved_cpu_m(int vcpu)
     static const struct {
         int64_t lo, hi;
         double pct;
-    } step[] = {{0, 1000, 0.06}, {1000, 2000, 0.01}, {2000, 4000, 0.005}, {4000, INT64_MAX, 0.0025}};
+    } step[] = {
+        {0, 1000, 0.06}, {1000, 2000, 0.01}, {2000, 4000, 0.005}, {4000, INT64_MAX, 0.0025}};
     for (size_t i = 0; i < sizeof step / sizeof step[0]; i++) {
         if (m <= step[i].lo)
             break;
@@ -548,13 +549,13 @@ void nw_itype_capacity(const nw_itype_t *t, const nw_overhead_opts_t *o, nw_cat_
 void nw_itype_allocatable(const nw_itype_t *t, const nw_overhead_opts_t *o, nw_cat_res_t *out)
 {
     nw_itype_capacity(t, o, out);
-    int64_t kr_cpu = o->kube_reserved_cpu_m >= 0 ? o->kube_reserved_cpu_m
-                                                 : nw_kube_reserved_cpu_m(t->vcpu);
+    int64_t kr_cpu =
+        o->kube_reserved_cpu_m >= 0 ? o->kube_reserved_cpu_m : nw_kube_reserved_cpu_m(t->vcpu);
     /* AL2/AL2023/Custom use the ENI-limited pod count (0 reserved ENIs) here
      * even when maxPods is overridden; Bottlerocket uses the real value. */
     int64_t pods_for_mem = o->bottlerocket ? out->pods : eni_pods(t, 0);
-    int64_t kr_mem = o->kube_reserved_memory_mib >= 0 ? o->kube_reserved_memory_mib
-                                                      : 11 * pods_for_mem + 255;
+    int64_t kr_mem =
+        o->kube_reserved_memory_mib >= 0 ? o->kube_reserved_memory_mib : 11 * pods_for_mem + 255;
     int64_t ev_mem = o->eviction_memory_mib >= 0 ? o->eviction_memory_mib : 100;
     out->cpu_m -= kr_cpu + o->system_reserved_cpu_m;
     out->memory_mib -= kr_mem + o->system_reserved_memory_mib + ev_mem;

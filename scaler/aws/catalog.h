@@ -39,25 +39,25 @@ typedef struct {
 } nw_offering_t;
 
 typedef struct {
-    char name[64];        /* "m6i.large" */
-    char family[32];      /* "m6i" */
-    char category[16];    /* "m" */
-    char size[32];        /* "large" */
-    int generation;       /* 6 */
+    char name[64];     /* "m6i.large" */
+    char family[32];   /* "m6i" */
+    char category[16]; /* "m" */
+    char size[32];     /* "large" */
+    int generation;    /* 6 */
     int vcpu;
     int64_t memory_mib;
-    char arch[8];         /* "amd64" | "arm64" (Kubernetes names) */
+    char arch[8];              /* "amd64" | "arm64" (Kubernetes names) */
     char cpu_manufacturer[16]; /* "intel" | "amd" | "aws" */
-    int clock_mhz;        /* 0 = unknown */
-    char gpu_name[32];    /* lower-kebab: "a10g", "l4"; "" = none */
+    int clock_mhz;             /* 0 = unknown */
+    char gpu_name[32];         /* lower-kebab: "a10g", "l4"; "" = none */
     char gpu_manufacturer[16];
     int gpu_count;
     int64_t gpu_memory_mib; /* per GPU */
-    char accel_name[32];  /* "inferentia2" */
+    char accel_name[32];    /* "inferentia2" */
     char accel_manufacturer[16];
-    int accel_count;      /* neuron devices */
+    int accel_count; /* neuron devices */
     int neuron_cores;
-    int enis;             /* of the default network card */
+    int enis; /* of the default network card */
     int ipv4_per_eni;
     int efa;
     int64_t local_nvme_gb;
@@ -66,7 +66,7 @@ typedef struct {
     int bare_metal;
     int encryption_in_transit;
     int spot_supported;
-    double od_price;      /* on-demand USD/h in the catalog's region, 0 = unknown */
+    double od_price; /* on-demand USD/h in the catalog's region, 0 = unknown */
     nw_offering_t offerings[NW_CATALOG_MAX_OFFERINGS];
     int noffer;
 } nw_itype_t;
@@ -89,8 +89,7 @@ nw_rc_t nw_catalog_new_from_json(const char *json, size_t len, const char *regio
 void nw_catalog_free(nw_catalog_t *c);
 
 /** Offer every type in these zones (on-demand always, spot when supported). */
-nw_rc_t nw_catalog_set_zones(nw_catalog_t *c, const nw_catalog_zone_t *zones, int n,
-                             nw_err_t *err);
+nw_rc_t nw_catalog_set_zones(nw_catalog_t *c, const nw_catalog_zone_t *zones, int n, nw_err_t *err);
 
 /** Refresh types, offerings and spot prices from the EC2 API. On-demand prices
  * of known types are kept; new types get price 0 unless priced already. On
@@ -117,8 +116,8 @@ typedef struct {
     char value[64];
 } nw_cat_label_t;
 
-/** Well-known labels of the type (aws/karpenter-provider-aws pkg/apis/v1/labels.go): instance-type, arch,
- * os, karpenter.k8s.aws/instance-{category,family,generation,size,cpu,
+/** Well-known labels of the type (aws/karpenter-provider-aws pkg/apis/v1/labels.go): instance-type,
+ * arch, os, karpenter.k8s.aws/instance-{category,family,generation,size,cpu,
  * cpu-manufacturer,memory,hypervisor,encryption-in-transit-supported,gpu-*,
  * accelerator-*,local-nvme,network-bandwidth}. Returns the count (<= max). */
 int nw_itype_labels(const nw_itype_t *t, nw_cat_label_t *out, int max);
@@ -126,7 +125,8 @@ int nw_itype_labels(const nw_itype_t *t, nw_cat_label_t *out, int max);
 /** Labels of one offering: zone, zone-id, capacity-type, region. */
 int nw_offering_labels(const nw_catalog_t *c, const nw_offering_t *o, nw_cat_label_t *out, int max);
 
-/* ---- capacity and allocatable (karpenter-provider-aws pkg/providers/instancetype/types.go) ---- */
+/* ---- capacity and allocatable (karpenter-provider-aws pkg/providers/instancetype/types.go) ----
+ */
 typedef struct {
     double vm_memory_overhead_percent; /* 0.075 */
     int reserved_enis;                 /* 0 */

@@ -55,7 +55,6 @@ static nw_rc_t op_launch(nw_cloud_t *c, const nw_launch_req_t *req, nw_launch_re
     return nw_launcher_launch(me(c)->launcher, req, out, ae, err);
 }
 
-
 static nw_rc_t op_terminate(nw_cloud_t *c, const char *pid, nw_err_t *err)
 {
     return nw_launcher_terminate(me(c)->launcher, pid, err);
@@ -148,7 +147,8 @@ nw_rc_t nw_aws_cloud_new(const nw_aws_cloud_opts_t *o, nw_cloud_t **out, nw_err_
         goto fail;
     a->ice = nw_ice_new(o->ice_ttl_ns);
     a->nc = nw_nodeclass_cache_new(a->ec2, o->clock, 0);
-    a->launcher = a->ice ? nw_launcher_new(a->ec2, a->cat, a->ice, o->clock, o->cluster_name) : NULL;
+    a->launcher =
+        a->ice ? nw_launcher_new(a->ec2, a->cat, a->ice, o->clock, o->cluster_name) : NULL;
     if (!a->ice || !a->nc || !a->launcher) {
         rc = nw_err_set(err, NW_ENOMEM, "cloud", "out of memory");
         goto fail;

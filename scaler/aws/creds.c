@@ -76,7 +76,8 @@ nw_rc_t nw_creds_new(const nw_awscfg_t *cfg, const nw_clock_t *clock, nw_creds_t
     } else if (ak || sk) {
         nw_creds_free(c);
         return nw_err_set(err, NW_EINVAL, ak ? "AWS_SECRET_ACCESS_KEY" : "AWS_ACCESS_KEY_ID",
-                          "%s is set but %s is not", ak ? "AWS_ACCESS_KEY_ID" : "AWS_SECRET_ACCESS_KEY",
+                          "%s is set but %s is not",
+                          ak ? "AWS_ACCESS_KEY_ID" : "AWS_SECRET_ACCESS_KEY",
                           ak ? "AWS_SECRET_ACCESS_KEY" : "AWS_ACCESS_KEY_ID");
     } else if (arn && tf) {
         c->source = NW_CREDS_WEB_IDENTITY;
@@ -172,8 +173,8 @@ static nw_rc_t fetch_web_identity(nw_creds_t *c, nw_creds_value_t *v, nw_err_t *
             rc = nw_err_set(err, NW_EAWS, "sts", "AssumeRoleWithWebIdentity for %s: %s: %s",
                             c->role_arn, e.code, e.message);
         else
-            rc = nw_err_set(err, NW_EAWS, "sts", "AssumeRoleWithWebIdentity: HTTP %ld",
-                            resp.status);
+            rc =
+                nw_err_set(err, NW_EAWS, "sts", "AssumeRoleWithWebIdentity: HTTP %ld", resp.status);
         goto out;
     }
     nw_sts_result_t r;
@@ -207,12 +208,14 @@ static nw_rc_t imds_token(const nw_awscfg_t *cfg, char *tok, size_t len, nw_err_
     const char *hdr[] = {"X-aws-ec2-metadata-token-ttl-seconds: 21600", NULL};
     nw_awshttp_resp_init(&resp);
     snprintf(url, sizeof url, "%s/latest/api/token", cfg->imds);
-    nw_rc_t rc = nw_awshttp_do("PUT", url, hdr, NULL, "", 0, NULL,
-                               cfg->call_timeout_ms < 2000 ? cfg->call_timeout_ms : 2000, &resp,
-                               err);
+    nw_rc_t rc =
+        nw_awshttp_do("PUT", url, hdr, NULL, "", 0, NULL,
+                      cfg->call_timeout_ms < 2000 ? cfg->call_timeout_ms : 2000, &resp, err);
     if (rc == NW_OK && resp.status != 200)
-        rc = nw_err_set(err, NW_EAWS, "imds", "IMDSv2 token request: HTTP %ld (is the PUT "
-                        "response hop limit >= 2 for pods?)", resp.status);
+        rc = nw_err_set(err, NW_EAWS, "imds",
+                        "IMDSv2 token request: HTTP %ld (is the PUT "
+                        "response hop limit >= 2 for pods?)",
+                        resp.status);
     if (rc == NW_OK) {
         if (resp.body.len == 0 || resp.body.len >= len)
             rc = nw_err_set(err, NW_EPARSE, "imds", "IMDSv2 token missing or too long");
@@ -232,14 +235,15 @@ static nw_rc_t imds_get_with(const nw_awscfg_t *cfg, const char *tok, const char
     snprintf(th, sizeof th, "X-aws-ec2-metadata-token: %s", tok);
     const char *hdr[] = {th, NULL};
     nw_awshttp_resp_init(&resp);
-    nw_rc_t rc = nw_awshttp_do("GET", url, hdr, NULL, NULL, 0, NULL, cfg->call_timeout_ms, &resp,
-                               err);
+    nw_rc_t rc =
+        nw_awshttp_do("GET", url, hdr, NULL, NULL, 0, NULL, cfg->call_timeout_ms, &resp, err);
     if (rc == NW_OK && resp.status == 404)
         rc = nw_err_set(err, NW_ENOTFOUND, "imds", "IMDS %s: not found (no instance profile?)",
                         path);
     else if (rc == NW_OK && resp.status != 200)
         rc = nw_err_set(err, NW_EAWS, "imds", "IMDS %s: HTTP %ld", path, resp.status);
-    if (rc == NW_OK && nw_buf_add(out, resp.body.data ? resp.body.data : "", resp.body.len) != NW_OK)
+    if (rc == NW_OK &&
+        nw_buf_add(out, resp.body.data ? resp.body.data : "", resp.body.len) != NW_OK)
         rc = nw_err_set(err, NW_ERANGE, "imds", "IMDS %s: response too large", path);
     if (resp.body.data)
         OPENSSL_cleanse(resp.body.data, resp.body.len);
@@ -349,8 +353,8 @@ nw_rc_t nw_creds_get(nw_creds_t *c, nw_creds_value_t *out, nw_err_t *err)
     nw_rc_t rc = NW_OK;
     pthread_mutex_lock(&c->mu);
     int64_t now = nw_clock_now(c->clock);
-    int fresh = c->have && (c->cur.expires_ns == 0 ||
-                            now < c->cur.expires_ns - NW_CREDS_REFRESH_EARLY_NS);
+    int fresh =
+        c->have && (c->cur.expires_ns == 0 || now < c->cur.expires_ns - NW_CREDS_REFRESH_EARLY_NS);
     if (!fresh && c->source != NW_CREDS_ENV) {
         nw_creds_value_t v;
         nw_err_t e = {0};
@@ -361,8 +365,8 @@ nw_rc_t nw_creds_get(nw_creds_t *c, nw_creds_value_t *out, nw_err_t *err)
         if (rc == NW_OK) {
             char exp[32];
             nw_time_format(v.expires_ns, exp, sizeof exp);
-            nw_log_info(COMP, "credentials fetched", NW_LS("source", nw_creds_source_name(c->source)),
-                        NW_LS("expires", exp));
+            nw_log_info(COMP, "credentials fetched",
+                        NW_LS("source", nw_creds_source_name(c->source)), NW_LS("expires", exp));
             nw_creds_value_wipe(&c->cur);
             c->cur = v;
             c->have = 1;
@@ -394,8 +398,10 @@ nw_rc_t nw_sts_caller_identity(const nw_awscfg_t *cfg, nw_creds_t *creds, const 
     if (rc != NW_OK)
         return rc;
     const char *body = "Action=GetCallerIdentity&Version=2011-06-15";
-    nw_awshttp_sign_t s = {v.access_key_id, v.secret_access_key, v.session_token, cfg->region,
-                           "sts", nw_clock_now(clock ? clock : nw_clock_system()) / NW_NS_PER_SEC};
+    nw_awshttp_sign_t s = {
+        v.access_key_id, v.secret_access_key,
+        v.session_token, cfg->region,
+        "sts",           nw_clock_now(clock ? clock : nw_clock_system()) / NW_NS_PER_SEC};
     nw_awshttp_resp_t resp;
     char url[600];
     snprintf(url, sizeof url, "%s/", cfg->sts);

@@ -43,11 +43,11 @@ static int in_list(const char *s, const char *const *l)
 
 nw_ec2_class_t nw_ec2_classify(const char *code, const char *message, long status)
 {
-    static const char *const throttle[] = {"RequestLimitExceeded", "Throttling",
-                                           "ThrottlingException", "RequestThrottled",
+    static const char *const throttle[] = {"RequestLimitExceeded",      "Throttling",
+                                           "ThrottlingException",       "RequestThrottled",
                                            "RequestThrottledException", "TooManyRequestsException",
-                                           "EC2ThrottledException", "SlowDown",
-                                           "PriorRequestNotComplete", NULL};
+                                           "EC2ThrottledException",     "SlowDown",
+                                           "PriorRequestNotComplete",   NULL};
     static const char *const capacity[] = {"InsufficientInstanceCapacity",
                                            "UnfulfillableCapacity",
                                            "MaxSpotInstanceCountExceeded",
@@ -61,15 +61,22 @@ nw_ec2_class_t nw_ec2_classify(const char *code, const char *message, long statu
                                            "InstanceLimitExceeded",
                                            "AuthFailure.ServiceLinkedRoleCreationNotPermitted",
                                            NULL};
-    static const char *const auth[] = {"UnauthorizedOperation", "AccessDenied",
-                                       "AccessDeniedException", "AuthFailure",
-                                       "InvalidClientTokenId", "SignatureDoesNotMatch",
-                                       "ExpiredToken", "ExpiredTokenException",
-                                       "IncompleteSignature", "OptInRequired", "Blocked",
-                                       "UnrecognizedClientException", "InvalidIdentityToken",
+    static const char *const auth[] = {"UnauthorizedOperation",
+                                       "AccessDenied",
+                                       "AccessDeniedException",
+                                       "AuthFailure",
+                                       "InvalidClientTokenId",
+                                       "SignatureDoesNotMatch",
+                                       "ExpiredToken",
+                                       "ExpiredTokenException",
+                                       "IncompleteSignature",
+                                       "OptInRequired",
+                                       "Blocked",
+                                       "UnrecognizedClientException",
+                                       "InvalidIdentityToken",
                                        NULL};
     static const char *const server[] = {"InternalError", "InternalFailure", "ServiceUnavailable",
-                                         "Unavailable", "ServerInternal", NULL};
+                                         "Unavailable",   "ServerInternal",  NULL};
     static const char *const notfound[] = {"ParameterNotFound", "NoSuchEntity", "QueueDoesNotExist",
                                            "AWS.SimpleQueueService.NonExistentQueue", NULL};
     if (!code || !*code) {
@@ -313,8 +320,12 @@ nw_rc_t nw_ec2_call(nw_ec2_t *c, const nw_ec2_params_t *p, nw_buf_t *resp_out, n
         long timeout = c->cfg.call_timeout_ms;
         if (remaining < timeout)
             timeout = remaining > 100 ? remaining : 100;
-        nw_awshttp_sign_t s = {cv.access_key_id, cv.secret_access_key, cv.session_token,
-                               c->cfg.region, "ec2", nw_clock_now(c->clock) / NW_NS_PER_SEC};
+        nw_awshttp_sign_t s = {cv.access_key_id,
+                               cv.secret_access_key,
+                               cv.session_token,
+                               c->cfg.region,
+                               "ec2",
+                               nw_clock_now(c->clock) / NW_NS_PER_SEC};
         c->requests++;
         rc = nw_awshttp_do("POST", url, NULL, "application/x-www-form-urlencoded; charset=utf-8",
                            p->body.data, p->body.len, &s, timeout, &resp, &e);
@@ -391,9 +402,9 @@ typedef nw_rc_t (*page_fn)(const char *xml, size_t len, void *out, char *next, s
                            nw_err_t *err);
 
 /* Run the request built by build(p, ctx) for every page. */
-static nw_rc_t paged(nw_ec2_t *c, const char *action, nw_rc_t (*build)(nw_ec2_params_t *, const void *),
-                     const void *ctx, int max_results, page_fn parse, void *out, nw_ec2_error_t *ae,
-                     nw_err_t *err)
+static nw_rc_t paged(nw_ec2_t *c, const char *action,
+                     nw_rc_t (*build)(nw_ec2_params_t *, const void *), const void *ctx,
+                     int max_results, page_fn parse, void *out, nw_ec2_error_t *ae, nw_err_t *err)
 {
     char next[4096] = "";
     nw_buf_t body;
@@ -505,8 +516,8 @@ static nw_rc_t build_offerings(nw_ec2_params_t *p, const void *ctx)
 nw_rc_t nw_ec2_describe_offerings(nw_ec2_t *c, nw_ec2_offerings_t *out, nw_ec2_error_t *ae,
                                   nw_err_t *err)
 {
-    return paged(c, "DescribeInstanceTypeOfferings", build_offerings, NULL, 1000, pg_offerings,
-                 out, ae, err);
+    return paged(c, "DescribeInstanceTypeOfferings", build_offerings, NULL, 1000, pg_offerings, out,
+                 ae, err);
 }
 
 static nw_rc_t build_spot(nw_ec2_params_t *p, const void *ctx)
@@ -713,8 +724,7 @@ static nw_rc_t terminate_batch(nw_ec2_t *c, const char *const *ids, int nids,
 }
 
 nw_rc_t nw_ec2_terminate_instances(nw_ec2_t *c, const char *const *ids, int nids,
-                                   nw_ec2_state_changes_t *out, nw_ec2_error_t *ae,
-                                   nw_err_t *err)
+                                   nw_ec2_state_changes_t *out, nw_ec2_error_t *ae, nw_err_t *err)
 {
     nw_ec2_error_t local;
     nw_err_t e = {0};

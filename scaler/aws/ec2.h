@@ -51,10 +51,10 @@ typedef struct {
 } nw_ec2_error_t;
 
 typedef struct {
-    int max_attempts;  /* default 5 */
-    long base_ms;      /* first backoff step, default 200 */
-    long max_ms;       /* cap of one step, default 20000 */
-    long deadline_ms;  /* whole call incl. retries, default 60000 */
+    int max_attempts; /* default 5 */
+    long base_ms;     /* first backoff step, default 200 */
+    long max_ms;      /* cap of one step, default 20000 */
+    long deadline_ms; /* whole call incl. retries, default 60000 */
 } nw_ec2_retry_t;
 
 typedef struct nw_ec2 nw_ec2_t;
@@ -97,7 +97,7 @@ nw_rc_t nw_ec2_paramf(nw_ec2_params_t *p, const char *value, const char *keyfmt,
     __attribute__((format(printf, 3, 4)));
 
 typedef struct {
-    const char *name;       /* "tag:Name", "subnet-id", "instance-state-name" */
+    const char *name; /* "tag:Name", "subnet-id", "instance-state-name" */
     const char *values[16];
     int nvalues;
 } nw_ec2_filter_t;
@@ -149,8 +149,7 @@ nw_rc_t nw_ec2_describe_instances(nw_ec2_t *c, const char *const *ids, int nids,
                                   nw_ec2_error_t *ae, nw_err_t *err);
 /** Idempotent: instances that no longer exist count as terminated. */
 nw_rc_t nw_ec2_terminate_instances(nw_ec2_t *c, const char *const *ids, int nids,
-                                   nw_ec2_state_changes_t *out, nw_ec2_error_t *ae,
-                                   nw_err_t *err);
+                                   nw_ec2_state_changes_t *out, nw_ec2_error_t *ae, nw_err_t *err);
 /** Send p with DryRun=true; returns NW_OK and ae->cls NW_EC2_DRYRUN_OK when
  * allowed, NW_EAWS with ae->cls NW_EC2_AUTH when not. */
 nw_rc_t nw_ec2_dry_run(nw_ec2_t *c, nw_ec2_params_t *p, nw_ec2_error_t *ae, nw_err_t *err);

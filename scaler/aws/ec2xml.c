@@ -244,8 +244,8 @@ out:
     return rc;
 }
 
-#define PARSE_LIST(t, xml, len, list, next, nextlen, err)                                         \
-    parse_list((t), (xml), (len), (void **)&(list)->v, &(list)->n, &(list)->cap, (next),          \
+#define PARSE_LIST(t, xml, len, list, next, nextlen, err)                                          \
+    parse_list((t), (xml), (len), (void **)&(list)->v, &(list)->n, &(list)->cap, (next),           \
                (nextlen), (err))
 
 /* ---- errors --------------------------------------------------------------- */
@@ -356,9 +356,13 @@ static int fill_itype(xmlNode *it, void *e)
     return *t->name != 0;
 }
 
-static const item_list_t ITYPES = {"DescribeInstanceTypesResponse", "instanceTypeSet",
-                                   sizeof(nw_ec2_itype_t), fill_itype,
-                                   "instanceTypeSet.item.instanceType", "missing", 1};
+static const item_list_t ITYPES = {"DescribeInstanceTypesResponse",
+                                   "instanceTypeSet",
+                                   sizeof(nw_ec2_itype_t),
+                                   fill_itype,
+                                   "instanceTypeSet.item.instanceType",
+                                   "missing",
+                                   1};
 
 nw_rc_t nw_ec2xml_parse_instance_types(const char *xml, size_t len, nw_ec2_itypes_t *out,
                                        char *next, size_t nextlen, nw_err_t *err)
@@ -383,12 +387,15 @@ static int fill_offering(xmlNode *it, void *e)
 }
 
 static const item_list_t OFFERINGS = {"DescribeInstanceTypeOfferingsResponse",
-                                      "instanceTypeOfferingSet", sizeof(nw_ec2_offering_t),
-                                      fill_offering, "instanceTypeOfferingSet.item",
-                                      "instanceType or location missing", 1};
+                                      "instanceTypeOfferingSet",
+                                      sizeof(nw_ec2_offering_t),
+                                      fill_offering,
+                                      "instanceTypeOfferingSet.item",
+                                      "instanceType or location missing",
+                                      1};
 
-nw_rc_t nw_ec2xml_parse_offerings(const char *xml, size_t len, nw_ec2_offerings_t *out,
-                                  char *next, size_t nextlen, nw_err_t *err)
+nw_rc_t nw_ec2xml_parse_offerings(const char *xml, size_t len, nw_ec2_offerings_t *out, char *next,
+                                  size_t nextlen, nw_err_t *err)
 {
     return PARSE_LIST(&OFFERINGS, xml, len, out, next, nextlen, err);
 }
@@ -410,9 +417,13 @@ static int fill_spot_price(xmlNode *it, void *e)
 }
 
 static const item_list_t SPOT_PRICES = {
-    "DescribeSpotPriceHistoryResponse", "spotPriceHistorySet", sizeof(nw_ec2_spot_price_t),
-    fill_spot_price, "spotPriceHistorySet.item",
-    "instanceType, availabilityZone or spotPrice missing or invalid", 1};
+    "DescribeSpotPriceHistoryResponse",
+    "spotPriceHistorySet",
+    sizeof(nw_ec2_spot_price_t),
+    fill_spot_price,
+    "spotPriceHistorySet.item",
+    "instanceType, availabilityZone or spotPrice missing or invalid",
+    1};
 
 nw_rc_t nw_ec2xml_parse_spot_prices(const char *xml, size_t len, nw_ec2_spot_prices_t *out,
                                     char *next, size_t nextlen, nw_err_t *err)
@@ -435,8 +446,13 @@ static int fill_zone(xmlNode *it, void *e)
     return 1;
 }
 
-static const item_list_t ZONES = {"DescribeAvailabilityZonesResponse", "availabilityZoneInfo",
-                                  sizeof(nw_ec2_zone_t), fill_zone, "", "", 0};
+static const item_list_t ZONES = {"DescribeAvailabilityZonesResponse",
+                                  "availabilityZoneInfo",
+                                  sizeof(nw_ec2_zone_t),
+                                  fill_zone,
+                                  "",
+                                  "",
+                                  0};
 
 nw_rc_t nw_ec2xml_parse_zones(const char *xml, size_t len, nw_ec2_zones_t *out, nw_err_t *err)
 {
@@ -463,9 +479,13 @@ static int fill_subnet(xmlNode *it, void *e)
     return *s->id != 0;
 }
 
-static const item_list_t SUBNETS = {"DescribeSubnetsResponse", "subnetSet",
-                                    sizeof(nw_ec2_subnet_t), fill_subnet,
-                                    "subnetSet.item.subnetId", "missing", 1};
+static const item_list_t SUBNETS = {"DescribeSubnetsResponse",
+                                    "subnetSet",
+                                    sizeof(nw_ec2_subnet_t),
+                                    fill_subnet,
+                                    "subnetSet.item.subnetId",
+                                    "missing",
+                                    1};
 
 nw_rc_t nw_ec2xml_parse_subnets(const char *xml, size_t len, nw_ec2_subnets_t *out, char *next,
                                 size_t nextlen, nw_err_t *err)
@@ -489,9 +509,13 @@ static int fill_sg(xmlNode *it, void *e)
     return *s->id != 0;
 }
 
-static const item_list_t SGS = {"DescribeSecurityGroupsResponse", "securityGroupInfo",
-                                sizeof(nw_ec2_sg_t), fill_sg, "securityGroupInfo.item.groupId",
-                                "missing", 1};
+static const item_list_t SGS = {"DescribeSecurityGroupsResponse",
+                                "securityGroupInfo",
+                                sizeof(nw_ec2_sg_t),
+                                fill_sg,
+                                "securityGroupInfo.item.groupId",
+                                "missing",
+                                1};
 
 nw_rc_t nw_ec2xml_parse_sgs(const char *xml, size_t len, nw_ec2_sgs_t *out, char *next,
                             size_t nextlen, nw_err_t *err)
@@ -519,9 +543,13 @@ static int fill_image(xmlNode *it, void *e)
     return *im->id != 0;
 }
 
-static const item_list_t IMAGES = {"DescribeImagesResponse", "imagesSet",
-                                   sizeof(nw_ec2_image_t), fill_image, "imagesSet.item.imageId",
-                                   "missing", 1};
+static const item_list_t IMAGES = {"DescribeImagesResponse",
+                                   "imagesSet",
+                                   sizeof(nw_ec2_image_t),
+                                   fill_image,
+                                   "imagesSet.item.imageId",
+                                   "missing",
+                                   1};
 
 nw_rc_t nw_ec2xml_parse_images(const char *xml, size_t len, nw_ec2_images_t *out, char *next,
                                size_t nextlen, nw_err_t *err)
@@ -552,8 +580,8 @@ static nw_rc_t one_lt(xmlNode *n, nw_ec2_lts_t *out, nw_err_t *err)
     return NW_OK;
 }
 
-nw_rc_t nw_ec2xml_parse_launch_templates(const char *xml, size_t len, nw_ec2_lts_t *out,
-                                         char *next, size_t nextlen, nw_err_t *err)
+nw_rc_t nw_ec2xml_parse_launch_templates(const char *xml, size_t len, nw_ec2_lts_t *out, char *next,
+                                         size_t nextlen, nw_err_t *err)
 {
     xmlNode *root;
     nw_rc_t rc = NW_OK;
@@ -628,8 +656,8 @@ static nw_rc_t instances_set(xmlNode *set, nw_ec2_instances_t *out, nw_err_t *er
     return NW_OK;
 }
 
-nw_rc_t nw_ec2xml_parse_instances(const char *xml, size_t len, nw_ec2_instances_t *out,
-                                  char *next, size_t nextlen, nw_err_t *err)
+nw_rc_t nw_ec2xml_parse_instances(const char *xml, size_t len, nw_ec2_instances_t *out, char *next,
+                                  size_t nextlen, nw_err_t *err)
 {
     xmlNode *root;
     nw_rc_t rc = NW_OK;
@@ -670,9 +698,13 @@ static int fill_state_change(xmlNode *it, void *e)
     return 1;
 }
 
-static const item_list_t STATE_CHANGES = {"TerminateInstancesResponse", "instancesSet",
-                                          sizeof(nw_ec2_state_change_t), fill_state_change, "",
-                                          "", 0};
+static const item_list_t STATE_CHANGES = {"TerminateInstancesResponse",
+                                          "instancesSet",
+                                          sizeof(nw_ec2_state_change_t),
+                                          fill_state_change,
+                                          "",
+                                          "",
+                                          0};
 
 nw_rc_t nw_ec2xml_parse_terminate(const char *xml, size_t len, nw_ec2_state_changes_t *out,
                                   nw_err_t *err)
@@ -783,9 +815,9 @@ nw_rc_t nw_ec2xml_parse_sts(const char *xml, size_t len, nw_sts_result_t *out, n
             rc = nw_err_set(err, NW_EPARSE, "AssumeRoleWithWebIdentityResult.Credentials",
                             "AccessKeyId, SecretAccessKey or SessionToken missing");
         else if (out->expiration_ns == 0)
-            rc = nw_err_set(err, NW_EPARSE,
-                            "AssumeRoleWithWebIdentityResult.Credentials.Expiration",
-                            "missing or not an RFC 3339 time");
+            rc =
+                nw_err_set(err, NW_EPARSE, "AssumeRoleWithWebIdentityResult.Credentials.Expiration",
+                           "missing or not an RFC 3339 time");
     } else if (is_el(root, "GetCallerIdentityResponse")) {
         xmlNode *r = child(root, "GetCallerIdentityResult");
         TXT(r, "Arn", out->arn);

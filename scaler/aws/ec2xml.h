@@ -48,7 +48,7 @@ nw_rc_t nw_ec2xml_parse_error(const char *xml, size_t len, nw_ec2xml_error_t *ou
 
 /* ---- DescribeInstanceTypes ---- */
 typedef struct {
-    char name[NW_EC2_ID];      /* "m6i.large" */
+    char name[NW_EC2_ID]; /* "m6i.large" */
     int vcpus;
     int64_t memory_mib;
     char arch[16];             /* first supported architecture: "x86_64", "arm64" */
@@ -62,7 +62,7 @@ typedef struct {
     char accel_manufacturer[64];
     int accel_count;
     int neuron_cores;
-    int max_enis;    /* of the default network card */
+    int max_enis; /* of the default network card */
     int ipv4_per_eni;
     int efa_max;
     int encryption_in_transit;
@@ -91,8 +91,8 @@ typedef struct {
     size_t n, cap;
 } nw_ec2_offerings_t;
 void nw_ec2_offerings_free(nw_ec2_offerings_t *l);
-nw_rc_t nw_ec2xml_parse_offerings(const char *xml, size_t len, nw_ec2_offerings_t *out,
-                                  char *next, size_t nextlen, nw_err_t *err);
+nw_rc_t nw_ec2xml_parse_offerings(const char *xml, size_t len, nw_ec2_offerings_t *out, char *next,
+                                  size_t nextlen, nw_err_t *err);
 
 /* ---- DescribeSpotPriceHistory ---- */
 typedef struct {
@@ -186,8 +186,8 @@ typedef struct {
 void nw_ec2_lts_free(nw_ec2_lts_t *l);
 /** DescribeLaunchTemplatesResponse, CreateLaunchTemplateResponse and
  * DeleteLaunchTemplateResponse are all accepted. */
-nw_rc_t nw_ec2xml_parse_launch_templates(const char *xml, size_t len, nw_ec2_lts_t *out,
-                                         char *next, size_t nextlen, nw_err_t *err);
+nw_rc_t nw_ec2xml_parse_launch_templates(const char *xml, size_t len, nw_ec2_lts_t *out, char *next,
+                                         size_t nextlen, nw_err_t *err);
 
 /* ---- DescribeInstances / RunInstances / CreateFleet instances ---- */
 #define NW_EC2_MAX_INSTANCE_SGS 16 /* EC2 allows 5 per interface by default, 16 at most */
@@ -200,7 +200,7 @@ typedef struct {
     char state[32];
     char subnet_id[NW_EC2_ID];
     char private_ip[64];
-    char lifecycle[32];        /* "spot" or "" */
+    char lifecycle[32]; /* "spot" or "" */
     char spot_request_id[NW_EC2_ID];
     int64_t launch_ns;
     nw_ec2_tags_t tags;
@@ -214,8 +214,8 @@ typedef struct {
 void nw_ec2_instances_free(nw_ec2_instances_t *l);
 /** DescribeInstancesResponse (reservationSet/item/instancesSet) or
  * RunInstancesResponse (instancesSet). */
-nw_rc_t nw_ec2xml_parse_instances(const char *xml, size_t len, nw_ec2_instances_t *out,
-                                  char *next, size_t nextlen, nw_err_t *err);
+nw_rc_t nw_ec2xml_parse_instances(const char *xml, size_t len, nw_ec2_instances_t *out, char *next,
+                                  size_t nextlen, nw_err_t *err);
 
 /* ---- TerminateInstances ---- */
 typedef struct {
@@ -269,8 +269,8 @@ typedef struct {
     char secret_access_key[128];
     char session_token[4096];
     int64_t expiration_ns;
-    char arn[512];     /* AssumedRoleUser/Arn or GetCallerIdentity Arn */
-    char account[32];  /* GetCallerIdentity only */
+    char arn[512];    /* AssumedRoleUser/Arn or GetCallerIdentity Arn */
+    char account[32]; /* GetCallerIdentity only */
     char user_id[256];
 } nw_sts_result_t;
 /** AssumeRoleWithWebIdentityResponse or GetCallerIdentityResponse. */

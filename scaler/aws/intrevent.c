@@ -118,8 +118,8 @@ static nw_rc_t parse_detail(const cJSON *root, nw_intr_event_t *e, nw_err_t *err
     if ((rc = add_id(e, GET(d, "instance-id"), "detail.instance-id", err)) != NW_OK)
         return rc;
     if (e->kind == NW_INTR_SPOT_INTERRUPTION || e->kind == NW_INTR_CAPACITY_RESERVATION)
-        return opt_str(d, "instance-action", "detail.instance-action", e->action,
-                       sizeof e->action, err);
+        return opt_str(d, "instance-action", "detail.instance-action", e->action, sizeof e->action,
+                       err);
     if (e->kind == NW_INTR_STOPPED) { /* the state decides the kind */
         const cJSON *st = GET(d, "state");
         if (!cJSON_IsString(st) || !*st->valuestring)
@@ -159,15 +159,19 @@ nw_rc_t nw_intr_parse(const char *body, size_t len, nw_intr_event_t *out, nw_err
     char version[16];
     if ((rc = opt_str(root, "version", "version", version, sizeof version, err)) != NW_OK ||
         (rc = opt_str(root, "source", "source", out->source, sizeof out->source, err)) != NW_OK ||
-        (rc = opt_str(root, "detail-type", "detail-type", out->detail_type,
-                      sizeof out->detail_type, err)) != NW_OK ||
+        (rc = opt_str(root, "detail-type", "detail-type", out->detail_type, sizeof out->detail_type,
+                      err)) != NW_OK ||
         (rc = opt_str(root, "id", "id", out->id, sizeof out->id, err)) != NW_OK)
         goto out;
     if (!version[0] || !out->source[0] || !out->detail_type[0]) {
-        rc = nw_err_set(err, NW_EPARSE, !version[0] ? "version" : !out->source[0] ? "source"
-                                                                                  : "detail-type",
+        rc = nw_err_set(err, NW_EPARSE,
+                        !version[0]       ? "version"
+                        : !out->source[0] ? "source"
+                                          : "detail-type",
                         "not an EventBridge event: %s is missing",
-                        !version[0] ? "version" : !out->source[0] ? "source" : "detail-type");
+                        !version[0]       ? "version"
+                        : !out->source[0] ? "source"
+                                          : "detail-type");
         goto out;
     }
     static const struct {

@@ -1,16 +1,15 @@
 /*
  * scaler/aws/intrevent.h — EventBridge events from the interruption queue
- * (aws/karpenter-provider-aws pkg/controllers/interruption/messages/): the envelope (`version` "0", `source`,
- * `detail-type`) picks the kind, the detail gives the instance ids.
+ * (aws/karpenter-provider-aws pkg/controllers/interruption/messages/): the envelope (`version` "0",
+ * `source`, `detail-type`) picks the kind, the detail gives the instance ids.
  *
  *   source     detail-type                                         kind
  *   aws.ec2    EC2 Spot Instance Interruption Warning              SPOT_INTERRUPTION
  *   aws.ec2    EC2 Instance Rebalance Recommendation               REBALANCE
  *   aws.ec2    EC2 Instance State-change Notification              STOPPED (stopping, stopped)
- *                                                                  TERMINATED (shutting-down, terminated)
- *                                                                  NOOP (other states)
- *   aws.ec2    EC2 Capacity Reservation Instance Interruption Warning  CAPACITY_RESERVATION
- *   aws.health AWS Health Event, detail.service "EC2" and
+ *                                                                  TERMINATED (shutting-down,
+ * terminated) NOOP (other states) aws.ec2    EC2 Capacity Reservation Instance Interruption Warning
+ * CAPACITY_RESERVATION aws.health AWS Health Event, detail.service "EC2" and
  *              detail.eventTypeCategory "scheduledChange"          SCHEDULED_CHANGE (others NOOP)
  *   anything else (other version, source or detail-type)           NOOP
  *
@@ -42,11 +41,11 @@ typedef enum {
 
 typedef struct {
     nw_intr_kind_t kind;
-    char id[128];          /* envelope id ("" when absent) */
+    char id[128]; /* envelope id ("" when absent) */
     char source[64];
     char detail_type[128];
-    char state[32];        /* state changes: detail.state */
-    char action[32];       /* spot / capacity reservation: detail.instance-action */
+    char state[32];  /* state changes: detail.state */
+    char action[32]; /* spot / capacity reservation: detail.instance-action */
     char ids[NW_INTR_MAX_IDS][32];
     size_t nids;
 } nw_intr_event_t;

@@ -178,7 +178,7 @@ void nw_launcher_template_name(nw_launcher_t *l, const nw_launch_req_t *r, const
     cJSON_AddItemToArray(k, cJSON_CreateString(r->resolved->name));
     cJSON_AddItemToArray(k, cJSON_CreateString(ami_id));
     cJSON_AddItemToArray(k, cJSON_CreateString(ct));
-    const char *keys[] = {"userData", "instanceProfile", "role", "blockDeviceMappings",
+    const char *keys[] = {"userData",        "instanceProfile",    "role", "blockDeviceMappings",
                           "metadataOptions", "detailedMonitoring", "tags", "amiFamily"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         const cJSON *v = get(spec, keys[i]);
@@ -202,7 +202,7 @@ static nw_rc_t lt_params(nw_launcher_t *l, const nw_launch_req_t *r, const char 
 #define LTD(key, val)                                                                              \
     do {                                                                                           \
         if (rc == NW_OK)                                                                           \
-            rc = nw_ec2_param(p, "LaunchTemplateData." key, (val));                               \
+            rc = nw_ec2_param(p, "LaunchTemplateData." key, (val));                                \
     } while (0)
     LTD("ImageId", ami_id);
     const char *ud = gets(spec, "userData");
@@ -245,8 +245,8 @@ static nw_rc_t lt_params(nw_launcher_t *l, const nw_launch_req_t *r, const char 
         }
         static const struct {
             const char *json, *ec2;
-        } str[] = {{"volumeType", "VolumeType"}, {"kmsKeyID", "KmsKeyId"},
-                   {"snapshotID", "SnapshotId"}};
+        } str[] = {
+            {"volumeType", "VolumeType"}, {"kmsKeyID", "KmsKeyId"}, {"snapshotID", "SnapshotId"}};
         for (size_t i = 0; i < 3 && rc == NW_OK; i++) {
             const char *v = gets(ebs, str[i].json);
             if (v)
@@ -271,8 +271,9 @@ static nw_rc_t lt_params(nw_launcher_t *l, const nw_launch_req_t *r, const char 
         for (size_t i = 0; i < 2 && rc == NW_OK; i++) {
             const cJSON *v = get(ebs, bl[i].json);
             if (cJSON_IsBool(v))
-                rc = nw_ec2_paramf(p, cJSON_IsTrue(v) ? "true" : "false",
-                                   "LaunchTemplateData.BlockDeviceMapping.%d.Ebs.%s", nb, bl[i].ec2);
+                rc =
+                    nw_ec2_paramf(p, cJSON_IsTrue(v) ? "true" : "false",
+                                  "LaunchTemplateData.BlockDeviceMapping.%d.Ebs.%s", nb, bl[i].ec2);
         }
     }
     if (nb == 0 && strcmp(ami_family(r), "Custom") != 0) {
@@ -492,12 +493,13 @@ static nw_rc_t fleet_params(nw_launcher_t *l, const nw_launch_req_t *r, const ch
     if (ctx && rc == NW_OK)
         rc = nw_ec2_param(p, "Context", ctx);
     for (int a = 0; a < namis && rc == NW_OK; a++) {
-        rc = nw_ec2_paramf(p, lt_names[a],
-                           "LaunchTemplateConfigs.%d.LaunchTemplateSpecification.LaunchTemplateName",
-                           a + 1);
+        rc = nw_ec2_paramf(
+            p, lt_names[a],
+            "LaunchTemplateConfigs.%d.LaunchTemplateSpecification.LaunchTemplateName", a + 1);
         if (rc == NW_OK)
             rc = nw_ec2_paramf(p, "$Latest",
-                               "LaunchTemplateConfigs.%d.LaunchTemplateSpecification.Version", a + 1);
+                               "LaunchTemplateConfigs.%d.LaunchTemplateSpecification.Version",
+                               a + 1);
         int o = 0;
         for (int i = 0; i < n && rc == NW_OK; i++) {
             if (c[i].ami != amis[a])
@@ -508,7 +510,8 @@ static nw_rc_t fleet_params(nw_launcher_t *l, const nw_launch_req_t *r, const ch
 #define OV(field, val)                                                                             \
     do {                                                                                           \
         if (rc == NW_OK)                                                                           \
-            rc = nw_ec2_paramf(p, (val), "LaunchTemplateConfigs.%d.Overrides.%d." field, a + 1, o); \
+            rc =                                                                                   \
+                nw_ec2_paramf(p, (val), "LaunchTemplateConfigs.%d.Overrides.%d." field, a + 1, o); \
     } while (0)
             OV("InstanceType", c[i].t->name);
             OV("SubnetId", c[i].subnet);
@@ -623,7 +626,8 @@ nw_rc_t nw_launcher_launch(nw_launcher_t *l, const nw_launch_req_t *r, nw_launch
                 amis[namis++] = c[i].ami;
         }
         for (int a = 0; a < namis; a++)
-            if ((rc = ensure_lt(l, r, amis[a]->id, ct, names[a], sizeof names[a], ae, err)) != NW_OK)
+            if ((rc = ensure_lt(l, r, amis[a]->id, ct, names[a], sizeof names[a], ae, err)) !=
+                NW_OK)
                 goto out;
 
         nw_ec2_params_t p;
@@ -704,8 +708,8 @@ nw_rc_t nw_launcher_launch(nw_launcher_t *l, const nw_launch_req_t *r, nw_launch
                  out->instance_id);
         nw_log_info(COMP, "launched", NW_LS("nodeclaim", r->nodeclaim),
                     NW_LS("nodepool", r->nodepool), NW_LS("instance", out->instance_id),
-                    NW_LS("type", out->type), NW_LS("zone", out->zone),
-                    NW_LS("capacity_type", ct), NW_LI("fleet_errors", fr.nerrs));
+                    NW_LS("type", out->type), NW_LS("zone", out->zone), NW_LS("capacity_type", ct),
+                    NW_LI("fleet_errors", fr.nerrs));
         nw_ec2_fleet_result_free(&fr);
         rc = NW_OK;
         break;

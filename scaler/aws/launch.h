@@ -52,17 +52,17 @@
 #define NW_LAUNCH_MAX_TYPES 60
 
 typedef struct {
-    const char *nodepool;  /* karpenter.sh/nodepool */
-    const char *nodeclaim; /* karpenter.sh/nodeclaim and Name */
+    const char *nodepool;                    /* karpenter.sh/nodepool */
+    const char *nodeclaim;                   /* karpenter.sh/nodeclaim and Name */
     const cJSON *nodeclass;                  /* the EC2NodeClass object */
     const nw_nodeclass_resolved_t *resolved; /* its resolution */
-    const char *const *types;  /* compatible instance types */
+    const char *const *types;                /* compatible instance types */
     int ntypes;
-    const char *const *zones;  /* allowed zones; NULL/0 = any */
+    const char *const *zones; /* allowed zones; NULL/0 = any */
     int nzones;
     const char *const *capacity_types; /* "spot", "on-demand"; NULL/0 = on-demand */
     int ncapacity_types;
-    int min_values;            /* the requirements carry minValues: keep exotic types */
+    int min_values; /* the requirements carry minValues: keep exotic types */
 } nw_launch_req_t;
 
 typedef struct {

@@ -218,7 +218,8 @@ static nw_rc_t resolve_amis(nw_ec2_t *ec2, const cJSON *terms, nw_nodeclass_reso
     for (size_t k = 0; k < all.n; k++) {
         const nw_ec2_image_t *im = &all.v[k];
         const char *arch = strcmp(im->arch, "arm64") == 0 ? "arm64" : "amd64";
-        int dep = im->deprecation_ns != 0; /* deprecation set; the caller's clock decides nothing here */
+        int dep =
+            im->deprecation_ns != 0; /* deprecation set; the caller's clock decides nothing here */
         nw_nc_ami_t *cur = NULL;
         for (size_t j = 0; j < r->namis; j++)
             if (strcmp(r->amis[j].arch, arch) == 0)
@@ -270,7 +271,8 @@ nw_rc_t nw_nodeclass_resolve(nw_ec2_t *ec2, const cJSON *nc, nw_nodeclass_resolv
         (rc = check_terms(spec, "amiSelectorTerms", &at, &n, err)) != NW_OK)
         return rc;
     if ((rc = resolve_subnets(ec2, st, r, err)) != NW_OK ||
-        (rc = resolve_sgs(ec2, gt, r, err)) != NW_OK || (rc = resolve_amis(ec2, at, r, err)) != NW_OK) {
+        (rc = resolve_sgs(ec2, gt, r, err)) != NW_OK ||
+        (rc = resolve_amis(ec2, at, r, err)) != NW_OK) {
         nw_nodeclass_resolved_cleanup(r);
         return rc;
     }

@@ -50,8 +50,8 @@ typedef struct {
 } nw_nc_ami_t;
 
 typedef struct {
-    char name[256];       /* metadata.name */
-    char ami_family[32];  /* spec.amiFamily (or the alias family), "" if none */
+    char name[256];      /* metadata.name */
+    char ami_family[32]; /* spec.amiFamily (or the alias family), "" if none */
     nw_nc_subnet_t *subnets;
     size_t nsubnets;
     nw_nc_sg_t *sgs;
@@ -63,7 +63,7 @@ typedef struct {
     int subnet_found[NW_NC_MAX_TERMS], sg_found[NW_NC_MAX_TERMS], ami_found[NW_NC_MAX_TERMS];
     char ami_term_note[NW_NC_MAX_TERMS][128]; /* why a term found nothing, if known */
     int subnets_ready, sgs_ready, amis_ready, ready;
-    char reason[64];   /* first failing condition, e.g. "SubnetsNotFound" */
+    char reason[64]; /* first failing condition, e.g. "SubnetsNotFound" */
     char message[512];
 } nw_nodeclass_resolved_t;
 
@@ -86,7 +86,8 @@ cJSON *nw_nodeclass_status_json(const nw_nodeclass_resolved_t *r, const cJSON *n
 /* ---- cache with a TTL (Karpenter refreshes subnets/AMIs every minute) ---- */
 typedef struct nw_nodeclass_cache nw_nodeclass_cache_t;
 
-nw_nodeclass_cache_t *nw_nodeclass_cache_new(nw_ec2_t *ec2, const nw_clock_t *clock, int64_t ttl_ns);
+nw_nodeclass_cache_t *nw_nodeclass_cache_new(nw_ec2_t *ec2, const nw_clock_t *clock,
+                                             int64_t ttl_ns);
 void nw_nodeclass_cache_free(nw_nodeclass_cache_t *c);
 /** Resolved class, from the cache when younger than the TTL and the selectors
  * are unchanged; otherwise resolved again. */

@@ -321,7 +321,8 @@ nw_rc_t nw_sigv4_canonical_request(const nw_sigv4_req_t *req, const char *amz_da
 
     if ((rc = nw_buf_addf(out, "%s\n", req->method)) != NW_OK ||
         (rc = canonical_path(req->path, req->normalize_path, out)) != NW_OK ||
-        (rc = nw_buf_adds(out, "\n")) != NW_OK || (rc = canonical_query(req->query, out, err)) != NW_OK ||
+        (rc = nw_buf_adds(out, "\n")) != NW_OK ||
+        (rc = canonical_query(req->query, out, err)) != NW_OK ||
         (rc = nw_buf_adds(out, "\n")) != NW_OK)
         goto fail;
     for (size_t i = 0; i < n; i++) {
@@ -330,8 +331,9 @@ nw_rc_t nw_sigv4_canonical_request(const nw_sigv4_req_t *req, const char *amz_da
         if (first) {
             if ((rc = nw_buf_addf(out, "%s:", h[i].name)) != NW_OK)
                 goto fail;
-            if (signed_headers && (rc = nw_buf_addf(signed_headers, "%s%s",
-                                                    signed_headers->len ? ";" : "", h[i].name)) != NW_OK)
+            if (signed_headers &&
+                (rc = nw_buf_addf(signed_headers, "%s%s", signed_headers->len ? ";" : "",
+                                  h[i].name)) != NW_OK)
                 goto fail;
         } else if ((rc = nw_buf_adds(out, ",")) != NW_OK) {
             goto fail;

@@ -33,18 +33,18 @@ typedef struct {
 } nw_sigv4_header_t;
 
 typedef struct {
-    const char *method;      /* "GET", "POST" */
-    const char *path;        /* raw path, "/" when NULL or empty */
-    const char *query;       /* query string without '?', may be NULL */
+    const char *method;               /* "GET", "POST" */
+    const char *path;                 /* raw path, "/" when NULL or empty */
+    const char *query;                /* query string without '?', may be NULL */
     const nw_sigv4_header_t *headers; /* must include Host */
     size_t nheaders;
-    const void *payload;     /* may be NULL when payload_len is 0 */
+    const void *payload; /* may be NULL when payload_len is 0 */
     size_t payload_len;
     const char *payload_hash; /* lowercase hex SHA-256 to use instead of hashing payload */
-    const char *region;      /* "us-east-1" */
-    const char *service;     /* "ec2", "sts", "sqs" */
-    int64_t time_s;          /* signing time, epoch seconds */
-    int normalize_path;      /* 1: remove dot segments, collapse slashes */
+    const char *region;       /* "us-east-1" */
+    const char *service;      /* "ec2", "sts", "sqs" */
+    int64_t time_s;           /* signing time, epoch seconds */
+    int normalize_path;       /* 1: remove dot segments, collapse slashes */
 } nw_sigv4_req_t;
 
 typedef struct {
@@ -54,9 +54,9 @@ typedef struct {
 } nw_sigv4_creds_t;
 
 typedef struct {
-    char amz_date[17];       /* "20150830T123600Z" (send as X-Amz-Date) */
-    char signature[65];      /* lowercase hex */
-    char authorization[1024]; /* full Authorization header value */
+    char amz_date[17];         /* "20150830T123600Z" (send as X-Amz-Date) */
+    char signature[65];        /* lowercase hex */
+    char authorization[1024];  /* full Authorization header value */
     const char *session_token; /* borrowed from creds; send as X-Amz-Security-Token when set */
 } nw_sigv4_result_t;
 

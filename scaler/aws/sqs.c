@@ -15,8 +15,8 @@ struct nw_sqs {
     nw_awscfg_t cfg;
     nw_creds_t *creds;
     const nw_clock_t *clock;
-    char queue[512];   /* as configured */
-    char url[1024];    /* resolved queue URL ("" until known) */
+    char queue[512]; /* as configured */
+    char url[1024];  /* resolved queue URL ("" until known) */
     const atomic_int *abort;
     long requests;
 };
@@ -158,7 +158,8 @@ nw_rc_t nw_sqs_parse_receive(const char *json, size_t len, nw_sqs_msgs_t *out, n
     cJSON_ArrayForEach(m, msgs)
     {
         const char *field = NULL, *why = NULL;
-        const cJSON *id = GET(m, "MessageId"), *rh = GET(m, "ReceiptHandle"), *body = GET(m, "Body");
+        const cJSON *id = GET(m, "MessageId"), *rh = GET(m, "ReceiptHandle"),
+                    *body = GET(m, "Body");
         if (!cJSON_IsObject(m))
             why = "must be an object";
         else if (!cJSON_IsString(id) || !*id->valuestring)
@@ -174,7 +175,8 @@ nw_rc_t nw_sqs_parse_receive(const char *json, size_t len, nw_sqs_msgs_t *out, n
         else if (strlen(body->valuestring) > NW_SQS_MAX_BODY)
             field = "Body", why = "longer than 256 KiB";
         if (why) {
-            snprintf(path, sizeof path, "Messages[%d]%s%s", i, field ? "." : "", field ? field : "");
+            snprintf(path, sizeof path, "Messages[%d]%s%s", i, field ? "." : "",
+                     field ? field : "");
             rc = nw_err_set(err, NW_EPARSE, path, "%s: %s", path, why);
             goto out;
         }
@@ -313,8 +315,12 @@ static nw_rc_t call(nw_sqs_t *q, const char *action, const char *body, long time
     nw_awshttp_resp_t resp;
     nw_awshttp_resp_init(&resp);
     resp.abort = q->abort;
-    nw_awshttp_sign_t s = {cv.access_key_id, cv.secret_access_key, cv.session_token,
-                           q->cfg.region, "sqs", nw_clock_now(q->clock) / NW_NS_PER_SEC};
+    nw_awshttp_sign_t s = {cv.access_key_id,
+                           cv.secret_access_key,
+                           cv.session_token,
+                           q->cfg.region,
+                           "sqs",
+                           nw_clock_now(q->clock) / NW_NS_PER_SEC};
     q->requests++;
     nw_rc_t rc = nw_awshttp_do("POST", q->cfg.sqs, hdrs, "application/x-amz-json-1.0", body,
                                strlen(body), &s, timeout_ms, &resp, &e);

@@ -35,14 +35,16 @@ void nw_ctl_sim_env(nw_ctl_t *c, nw_simsnap_env_t *env)
 void nw_ctl_prepare_catalog(nw_ctl_t *c, const nw_kube_snap_t *s)
 {
     const nw_catalog_t *cat = c->cloud->ops->catalog(c->cloud);
-    if (!c->cloud->ops->offer_zones || nw_catalog_len(cat) == 0 || nw_catalog_at(cat, 0)->noffer > 0)
+    if (!c->cloud->ops->offer_zones || nw_catalog_len(cat) == 0 ||
+        nw_catalog_at(cat, 0)->noffer > 0)
         return;
     nw_catalog_zone_t z[16];
     int nz = 0;
     for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_EC2NODECLASSES); i++) {
         const nw_nodeclass_resolved_t *r = NULL;
         if (c->cloud->ops->resolve(c->cloud, nw_kube_snap_at(s, NW_KUBE_EC2NODECLASSES, i)->json,
-                                   &r, NULL) != NW_OK || !r)
+                                   &r, NULL) != NW_OK ||
+            !r)
             continue;
         for (size_t k = 0; k < r->nsubnets && nz < 16; k++) {
             int dup = 0;

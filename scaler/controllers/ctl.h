@@ -31,7 +31,6 @@
 #include "scaler/state/nominations.h"
 #include "scaler/state/simsnap.h"
 
-
 struct nw_dis_ctl; /* scaler/controllers/disruption.h */
 
 /* A test-only fault hook (config testing.*; NULL in production): called at named
@@ -100,7 +99,7 @@ int nw_ctl_may_write(nw_ctl_t *c);
  * when the status does not change. NW_ENOMEM when cJSON cannot allocate (obj may then
  * hold a partial condition: the caller drops the write). */
 nw_rc_t nw_ctl_set_condition(cJSON *obj, const char *type, const char *status, const char *reason,
-                          const char *message, int64_t now_ns);
+                             const char *message, int64_t now_ns);
 
 /** Post an Event about obj (res names its kind) when this replica may write. */
 void nw_ctl_event(nw_ctl_t *c, const nw_kube_res_t *res, const cJSON *obj, const char *type,
@@ -116,7 +115,5 @@ int nw_ctl_disrupted_taint(cJSON *node, int add);
 
 /** Does the Node carry karpenter.sh/disrupted:NoSchedule (Karpenter's IsDisruptingTaint)? */
 int nw_ctl_has_disrupted_taint(const cJSON *node);
-
-
 
 #endif

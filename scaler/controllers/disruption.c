@@ -24,7 +24,7 @@
 
 typedef struct {
     nw_dis_cmd_t cmd;
-    char **repl;      /* replacement NodeClaim names (owned) */
+    char **repl; /* replacement NodeClaim names (owned) */
     int *seen;
     size_t nrepl;
     int64_t started_mono;
@@ -50,7 +50,7 @@ struct nw_dis_ctl {
     nw_dis_opts_t o;
     nw_kube_recorder_t *rec; /* its own: provisioning bursts must not starve these events */
     int64_t next_pass_mono;
-    uint64_t idle_gen;      /* cache generation of the last pass that found nothing (0: none) */
+    uint64_t idle_gen; /* cache generation of the last pass that found nothing (0: none) */
     int64_t idle_gen_mono;
     int has_pending;
     nw_dis_cmd_t pending;
@@ -260,8 +260,9 @@ static int view_build(nw_ctl_t *c, const nw_kube_snap_t *s, view_t *v)
     for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_NODECLAIMS); i++) {
         const nw_kube_obj_t *nc = nw_kube_snap_at(s, NW_KUBE_NODECLAIMS, i);
         const char *nn = nw_json_str_at(nc->json, "status.nodeName");
-        if (nn && *nn && (nw_simsnap_is_nominated(c->noms, s, nc->name, mono, nw_ctl_nomination_window(c)) ||
-                          nw_simsnap_is_nominated(c->noms, s, nn, mono, nw_ctl_nomination_window(c))))
+        if (nn && *nn &&
+            (nw_simsnap_is_nominated(c->noms, s, nc->name, mono, nw_ctl_nomination_window(c)) ||
+             nw_simsnap_is_nominated(c->noms, s, nn, mono, nw_ctl_nomination_window(c))))
             v->nominated[v->nnominated++] = nn;
     }
     for (size_t i = 0; i < d->nrepl; i++) {
@@ -271,15 +272,23 @@ static int view_build(nw_ctl_t *c, const nw_kube_snap_t *s, view_t *v)
             v->nominated[v->nnominated++] = nn;
     }
     nw_dis_input_t in = {
-        .nodepools = v->pools.v, .nnodepools = v->pools.n,
-        .nodeclaims = v->claims.v, .nnodeclaims = v->claims.n,
-        .nodes = v->nodes.v, .nnodes = v->nodes.n,
-        .pods = v->pods.v, .npods = v->pods.n,
-        .pdbs = v->pdbs.v, .npdbs = v->pdbs.n,
+        .nodepools = v->pools.v,
+        .nnodepools = v->pools.n,
+        .nodeclaims = v->claims.v,
+        .nnodeclaims = v->claims.n,
+        .nodes = v->nodes.v,
+        .nnodes = v->nodes.n,
+        .pods = v->pods.v,
+        .npods = v->pods.n,
+        .pdbs = v->pdbs.v,
+        .npdbs = v->pdbs.n,
         .now = nw_clock_now(c->clock),
-        .in_command = v->incmd, .nin_command = v->nincmd,
-        .nominated = v->nominated, .nnominated = v->nnominated,
-        .price = catalog_price, .price_ud = c,
+        .in_command = v->incmd,
+        .nin_command = v->nincmd,
+        .nominated = v->nominated,
+        .nnominated = v->nnominated,
+        .price = catalog_price,
+        .price_ud = c,
         .spot_to_spot = d->o.spot_to_spot != 0,
     };
     v->in = in;
@@ -475,8 +484,8 @@ static void cleanup(nw_ctl_t *c, const nw_kube_snap_t *s)
             continue;
         const nw_kube_obj_t *node = node_of(s, nc);
         if (node && !node->terminating && nw_ctl_has_disrupted_taint(node->json)) {
-            nw_log_info("disruption", "removing a leftover disrupted taint", NW_LS("node", node->name),
-                        NW_LS("nodeclaim", nc->name));
+            nw_log_info("disruption", "removing a leftover disrupted taint",
+                        NW_LS("node", node->name), NW_LS("nodeclaim", nc->name));
             node_taint(c, node->name, 0);
         }
         if (nw_json_condition(nc->json, "DisruptionReason")) {
@@ -535,8 +544,9 @@ static void delete_candidates(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_dis
         atomic_fetch_add(&d->disrupted[cmd->method][cmd->reason], 1);
         const nw_kube_obj_t *nc = nw_kube_snap_get(s, NW_KUBE_NODECLAIMS, NULL, name);
         char msg[600];
-        snprintf(msg, sizeof msg, "Disrupting NodeClaim: %s/%s (%s)", nw_dis_reason_str(cmd->reason),
-                 cmd->action == NW_DIS_REPLACE ? "Replace" : "Delete", nw_dis_method_str(cmd->method));
+        snprintf(
+            msg, sizeof msg, "Disrupting NodeClaim: %s/%s (%s)", nw_dis_reason_str(cmd->reason),
+            cmd->action == NW_DIS_REPLACE ? "Replace" : "Delete", nw_dis_method_str(cmd->method));
         event2(c, nc, node_of(s, nc), "Normal", "DisruptionTerminating", msg);
         nw_log_info("disruption", "deleted NodeClaim", NW_LS("nodeclaim", name),
                     NW_LS("method", nw_dis_method_str(cmd->method)),
@@ -553,8 +563,8 @@ static int execute(nw_ctl_t *c, const nw_kube_snap_t *s, const view_t *v, nw_dis
                 NW_LS("action", nw_dis_action_str(cmd->action)),
                 NW_LS("reason", nw_dis_reason_str(cmd->reason)),
                 NW_LI("candidates", cmd->ncandidates), NW_LI("replacements", cmd->sim.nrepl),
-                NW_LF("pricePerHour", cmd->old_price), NW_LF("replacementPricePerHour", cmd->new_price),
-                NW_LS("summary", cmd->summary));
+                NW_LF("pricePerHour", cmd->old_price),
+                NW_LF("replacementPricePerHour", cmd->new_price), NW_LS("summary", cmd->summary));
     for (size_t i = 0; i < cmd->ncandidates; i++) {
         const nw_kube_obj_t *nc = nw_kube_snap_get(s, NW_KUBE_NODECLAIMS, NULL, cmd->candidates[i]);
         const nw_kube_obj_t *node = node_of(s, nc);
@@ -566,8 +576,8 @@ static int execute(nw_ctl_t *c, const nw_kube_snap_t *s, const view_t *v, nw_dis
             }
             continue;
         }
-        condw_t w = {"DisruptionReason", "True", nw_dis_reason_str(cmd->reason), cmd->summary, now,
-                     0, 0};
+        condw_t w = {
+            "DisruptionReason", "True", nw_dis_reason_str(cmd->reason), cmd->summary, now, 0, 0};
         claim_write(c, nc->name, &w);
         if (cmd->sim.nrepl) /* a delete says DisruptionTerminating right away */
             event2(c, nc, node, "Normal", "DisruptionLaunching", cmd->summary);
@@ -595,11 +605,12 @@ static int execute(nw_ctl_t *c, const nw_kube_snap_t *s, const view_t *v, nw_dis
             return -1; /* the taints go on the next pass */
         }
         f.repl[f.nrepl++] = strdup(name);
-        nw_log_info("disruption", "created replacement NodeClaim", NW_LS("nodeclaim", name),
-                    NW_LS("nodepool", cmd->sim.repl[k].pool),
-                    NW_LS("instanceType", cmd->sim.repl[k].ntypes ? cmd->sim.repl[k].types[0].name : ""),
-                    NW_LI("instanceTypes", cmd->sim.repl[k].ntypes),
-                    NW_LB("spotOnly", !cmd->sim.repl[k].allow_on_demand));
+        nw_log_info(
+            "disruption", "created replacement NodeClaim", NW_LS("nodeclaim", name),
+            NW_LS("nodepool", cmd->sim.repl[k].pool),
+            NW_LS("instanceType", cmd->sim.repl[k].ntypes ? cmd->sim.repl[k].types[0].name : ""),
+            NW_LI("instanceTypes", cmd->sim.repl[k].ntypes),
+            NW_LB("spotOnly", !cmd->sim.repl[k].allow_on_demand));
     }
     atomic_fetch_add(&d->decisions[cmd->method][cmd->action][cmd->reason], 1);
     f.cmd = *cmd;
@@ -648,7 +659,8 @@ static void progress(nw_ctl_t *c, const nw_kube_snap_t *s)
             nw_log_warn("disruption", "disruption command failed", NW_LS("reason", why),
                         NW_LS("summary", f->cmd.summary));
             for (size_t n = 0; n < f->cmd.ncandidates; n++) {
-                const nw_kube_obj_t *nc = nw_kube_snap_get(s, NW_KUBE_NODECLAIMS, NULL, f->cmd.candidates[n]);
+                const nw_kube_obj_t *nc =
+                    nw_kube_snap_get(s, NW_KUBE_NODECLAIMS, NULL, f->cmd.candidates[n]);
                 event2(c, nc, node_of(s, nc), "Warning", "DisruptionFailed", why);
             }
             untaint_all(c, s, &f->cmd);
@@ -660,7 +672,8 @@ static void progress(nw_ctl_t *c, const nw_kube_snap_t *s)
             if (!f->waiting_noted) {
                 f->waiting_noted = 1;
                 for (size_t n = 0; n < f->cmd.ncandidates; n++) {
-                    const nw_kube_obj_t *nc = nw_kube_snap_get(s, NW_KUBE_NODECLAIMS, NULL, f->cmd.candidates[n]);
+                    const nw_kube_obj_t *nc =
+                        nw_kube_snap_get(s, NW_KUBE_NODECLAIMS, NULL, f->cmd.candidates[n]);
                     event2(c, nc, node_of(s, nc), "Normal", "DisruptionWaitingReadiness",
                            "Waiting on readiness to continue disruption");
                 }
@@ -747,8 +760,8 @@ void nw_dis_tick(nw_ctl_t *c, const nw_kube_snap_t *s)
             nw_log_info("disruption", "command rejected at validation", NW_LS("reason", why),
                         NW_LS("summary", d->pending.summary));
             for (size_t i = 0; i < d->pending.ncandidates; i++) {
-                const nw_kube_obj_t *nc = nw_kube_snap_get(s, NW_KUBE_NODECLAIMS, NULL,
-                                                           d->pending.candidates[i]);
+                const nw_kube_obj_t *nc =
+                    nw_kube_snap_get(s, NW_KUBE_NODECLAIMS, NULL, d->pending.candidates[i]);
                 event2(c, nc, node_of(s, nc), "Normal", "ConsolidationRejected", why);
             }
         }
@@ -831,38 +844,43 @@ nw_rc_t nw_dis_metrics(nw_dis_ctl_t *d, nw_buf_t *out)
 {
     static const nw_dis_method_t methods[] = {NW_DIS_EMPTINESS, NW_DIS_DRIFT, NW_DIS_MULTI,
                                               NW_DIS_SINGLE};
-    nw_rc_t rc = nw_buf_addf(out, "# HELP nodewarden_disruption_decisions_total Disruption commands "
-                                  "started, by method, action and reason.\n"
-                                  "# TYPE nodewarden_disruption_decisions_total counter\n");
+    nw_rc_t rc =
+        nw_buf_addf(out, "# HELP nodewarden_disruption_decisions_total Disruption commands "
+                         "started, by method, action and reason.\n"
+                         "# TYPE nodewarden_disruption_decisions_total counter\n");
     for (size_t m = 0; m < 4 && rc == NW_OK; m++)
         for (int a = 0; a < 2 && rc == NW_OK; a++)
             for (int r = 0; r < NW_DIS_NREASONS && rc == NW_OK; r++) {
                 uint64_t v = atomic_load(&d->decisions[methods[m]][a][r]);
                 if (v)
-                    rc = nw_buf_addf(out,
-                                     "nodewarden_disruption_decisions_total{method=\"%s\",action=\"%s\","
-                                     "reason=\"%s\"} %llu\n",
-                                     nw_dis_method_str(methods[m]), nw_dis_action_str((nw_dis_action_t)a),
-                                     nw_dis_reason_str((nw_dis_reason_t)r), (unsigned long long)v);
+                    rc = nw_buf_addf(
+                        out,
+                        "nodewarden_disruption_decisions_total{method=\"%s\",action=\"%s\","
+                        "reason=\"%s\"} %llu\n",
+                        nw_dis_method_str(methods[m]), nw_dis_action_str((nw_dis_action_t)a),
+                        nw_dis_reason_str((nw_dis_reason_t)r), (unsigned long long)v);
             }
     if (rc == NW_OK)
-        rc = nw_buf_addf(out, "# HELP nodewarden_disruption_nodes_disrupted_total NodeClaims deleted "
-                              "by disruption, by method and reason.\n"
-                              "# TYPE nodewarden_disruption_nodes_disrupted_total counter\n");
+        rc = nw_buf_addf(out,
+                         "# HELP nodewarden_disruption_nodes_disrupted_total NodeClaims deleted "
+                         "by disruption, by method and reason.\n"
+                         "# TYPE nodewarden_disruption_nodes_disrupted_total counter\n");
     for (size_t m = 0; m < 4 && rc == NW_OK; m++)
         for (int r = 0; r < NW_DIS_NREASONS && rc == NW_OK; r++) {
             uint64_t v = atomic_load(&d->disrupted[methods[m]][r]);
             if (v)
-                rc = nw_buf_addf(out,
-                                 "nodewarden_disruption_nodes_disrupted_total{method=\"%s\",reason=\"%s\"} "
-                                 "%llu\n",
-                                 nw_dis_method_str(methods[m]), nw_dis_reason_str((nw_dis_reason_t)r),
-                                 (unsigned long long)v);
+                rc = nw_buf_addf(
+                    out,
+                    "nodewarden_disruption_nodes_disrupted_total{method=\"%s\",reason=\"%s\"} "
+                    "%llu\n",
+                    nw_dis_method_str(methods[m]), nw_dis_reason_str((nw_dis_reason_t)r),
+                    (unsigned long long)v);
         }
     if (rc == NW_OK)
-        rc = nw_buf_addf(out, "# HELP nodewarden_disruption_budget_blocked_total Candidates passed over "
-                              "because their NodePool's budget allowed no more, by reason (per pass).\n"
-                              "# TYPE nodewarden_disruption_budget_blocked_total counter\n");
+        rc = nw_buf_addf(out,
+                         "# HELP nodewarden_disruption_budget_blocked_total Candidates passed over "
+                         "because their NodePool's budget allowed no more, by reason (per pass).\n"
+                         "# TYPE nodewarden_disruption_budget_blocked_total counter\n");
     for (int r = 0; r < NW_DIS_NREASONS && rc == NW_OK; r++)
         rc = nw_buf_addf(out, "nodewarden_disruption_budget_blocked_total{reason=\"%s\"} %llu\n",
                          nw_dis_reason_str((nw_dis_reason_t)r),

@@ -3,12 +3,12 @@
  * (scaler/loop.c): the NodeClaim markers (status.lastPodEventTime, the Consolidatable
  * condition), one disruption pass every pollPeriod (immediately again after a command),
  * the validation delay, and command execution (kubernetes-sigs/karpenter
- * pkg/controllers/disruption/controller.go, queue.go): taint the candidates karpenter.sh/disrupted:NoSchedule, set their
- * DisruptionReason condition, create the replacement NodeClaims (the provisioner launches
- * them), wait until every replacement is Initialized (commandTimeout), then delete the
- * candidate NodeClaims — deletion is the whole removal step (the NodeClaim finalizer
- * drains and terminates). At the start of each pass, leftovers of an interrupted command
- * (the taint, the condition) are removed from nodes that no command holds.
+ * pkg/controllers/disruption/controller.go, queue.go): taint the candidates
+ * karpenter.sh/disrupted:NoSchedule, set their DisruptionReason condition, create the replacement
+ * NodeClaims (the provisioner launches them), wait until every replacement is Initialized
+ * (commandTimeout), then delete the candidate NodeClaims — deletion is the whole removal step (the
+ * NodeClaim finalizer drains and terminates). At the start of each pass, leftovers of an
+ * interrupted command (the taint, the condition) are removed from nodes that no command holds.
  *
  * Decisions come from the pure core (disrupt.h) with the scheduling simulation of sim.h.
  * Every decision records an Event on the NodeClaims and Nodes and counts in

@@ -127,8 +127,8 @@ nw_rc_t nw_dis_live_create(const nw_dis_live_t *l, const nw_dis_sim_t *sim, int 
         .no_events = true,
         .reason = "disruption",
     };
-    nw_rc_t rc = nw_claim_create(l->c, l->ks, &h->ss, &h->res.claims[h->claim_of[k]], &o,
-                                         name, namelen, err);
+    nw_rc_t rc = nw_claim_create(l->c, l->ks, &h->ss, &h->res.claims[h->claim_of[k]], &o, name,
+                                 namelen, err);
     free(types);
     return rc;
 }

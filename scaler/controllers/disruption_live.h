@@ -23,8 +23,8 @@ typedef struct {
 } nw_dis_live_t;
 
 /** nw_dis_sim_fn; ud is a nw_dis_live_t. */
-nw_rc_t nw_dis_live_sim(void *ud, const nw_dis_state_t *st, const char *const *nodeclaims,
-                        size_t n, nw_dis_sim_t *out, nw_err_t *err);
+nw_rc_t nw_dis_live_sim(void *ud, const nw_dis_state_t *st, const char *const *nodeclaims, size_t n,
+                        nw_dis_sim_t *out, nw_err_t *err);
 
 /** Was this result made by nw_dis_live_sim (and still holds its handle)? */
 int nw_dis_live_owns(const nw_dis_sim_t *sim);

@@ -27,8 +27,8 @@ typedef struct {
 } verdict_t;
 
 typedef struct {
-    char key[400];              /* kind/name */
-    char hash[NW_HASH_LEN];     /* written value, "" after a failed write */
+    char key[400];          /* kind/name */
+    char hash[NW_HASH_LEN]; /* written value, "" after a failed write */
     int64_t until_mono;
 } backoff_t;
 
@@ -151,10 +151,10 @@ static void migrate_claims(nw_ctl_t *c, const nw_kube_snap_t *s, const char *poo
             continue;
         int drifted = nw_json_condition(nc->json, NW_COND_DRIFTED) != NULL;
         nw_err_t err = {0};
-        nw_rc_t rc = drifted ? patch_annotations(c, &nw_kube_res_nodeclaims, nc->name, vkey, version,
-                                                 NULL, NULL, &err)
-                             : patch_annotations(c, &nw_kube_res_nodeclaims, nc->name, vkey, version,
-                                                 hkey, hash, &err);
+        nw_rc_t rc = drifted ? patch_annotations(c, &nw_kube_res_nodeclaims, nc->name, vkey,
+                                                 version, NULL, NULL, &err)
+                             : patch_annotations(c, &nw_kube_res_nodeclaims, nc->name, vkey,
+                                                 version, hkey, hash, &err);
         if (rc != NW_OK)
             nw_log_warn("drift", "cannot update the NodeClaim's hash version",
                         NW_LS("nodeclaim", nc->name), NW_LS("error", err.msg));
@@ -172,9 +172,8 @@ static void annotate(nw_ctl_t *c, nw_driftmark_t *d, const nw_kube_snap_t *s, nw
     for (size_t i = 0; i < nw_kube_snap_count(s, kind) && nw_ctl_may_write(c); i++) {
         const nw_kube_obj_t *o = nw_kube_snap_at(s, kind, i);
         char h[NW_HASH_LEN];
-        if (o->terminating ||
-            (pools ? nw_hash_nodepool(o->json, h, NULL) : nw_hash_ec2nodeclass(o->json, h, NULL)) !=
-                NW_OK)
+        if (o->terminating || (pools ? nw_hash_nodepool(o->json, h, NULL)
+                                     : nw_hash_ec2nodeclass(o->json, h, NULL)) != NW_OK)
             continue;
         int version_ok = nw_hash_annotation_is(o->json, vkey, version);
         if (version_ok && nw_hash_annotation_is(o->json, hkey, h))
@@ -187,8 +186,9 @@ static void annotate(nw_ctl_t *c, nw_driftmark_t *d, const nw_kube_snap_t *s, nw
         nw_err_t err = {0};
         if (patch_annotations(c, res, o->name, hkey, h, vkey, version, &err) != NW_OK) {
             remember_write(d, nw_kube_kind_name(kind), o->name, NULL, mono);
-            nw_log_warn("drift", "cannot write the hash annotation", NW_LS("kind", nw_kube_kind_name(kind)),
-                        NW_LS("name", o->name), NW_LS("error", err.msg));
+            nw_log_warn("drift", "cannot write the hash annotation",
+                        NW_LS("kind", nw_kube_kind_name(kind)), NW_LS("name", o->name),
+                        NW_LS("error", err.msg));
             continue;
         }
         remember_write(d, nw_kube_kind_name(kind), o->name, h, mono);
@@ -264,7 +264,7 @@ static const nw_ec2_instance_t *instance_facts(nw_ctl_t *c, nw_driftmark_t *d,
 typedef struct {
     const char *reason; /* NULL: remove the condition */
     nw_ctl_t *c;
-    int changed;        /* out: the write changed the condition */
+    int changed; /* out: the write changed the condition */
 } mark_t;
 
 static int mutate_drifted(cJSON *obj, void *ud)
@@ -324,8 +324,9 @@ static int write_mark(nw_ctl_t *c, const nw_kube_obj_t *nc, const char *reason)
     nw_err_t err = {0};
     if (nw_kube_update_retry(c->kube, &nw_kube_res_nodeclaims, NULL, nc->name, 1, mutate_drifted,
                              &m, 5, NULL, &err) != NW_OK) {
-        nw_log_warn("drift", reason ? "cannot mark the NodeClaim drifted"
-                                    : "cannot clear the NodeClaim's Drifted condition",
+        nw_log_warn("drift",
+                    reason ? "cannot mark the NodeClaim drifted"
+                           : "cannot clear the NodeClaim's Drifted condition",
                     NW_LS("nodeclaim", nc->name), NW_LS("error", err.msg));
         return 0;
     }
@@ -345,7 +346,8 @@ static void judge(nw_ctl_t *c, nw_driftmark_t *d, const nw_kube_snap_t *s, const
     const nw_drift_class_t *resolved = NULL;
     const nw_nodeclass_resolved_t *r = NULL;
     nw_err_t err = {0};
-    if (class && !class->terminating && c->cloud->ops->resolve(c->cloud, class->json, &r, &err) == NW_OK && r) {
+    if (class && !class->terminating &&
+        c->cloud->ops->resolve(c->cloud, class->json, &r, &err) == NW_OK && r) {
         for (size_t i = 0; i < r->namis && rc.namis < MAX_AMIS; i++) {
             ami_ids[rc.namis] = r->amis[i].id;
             ami_arch[rc.namis++] = r->amis[i].arch;
@@ -360,7 +362,8 @@ static void judge(nw_ctl_t *c, nw_driftmark_t *d, const nw_kube_snap_t *s, const
         rc.sg_ids = sgs;
         resolved = &rc;
     } else if (class && !class->terminating)
-        nw_log_every(30, NW_LOG_WARN, "drift", "cannot resolve the EC2NodeClass; provider drift not judged",
+        nw_log_every(30, NW_LOG_WARN, "drift",
+                     "cannot resolve the EC2NodeClass; provider drift not judged",
                      NW_LS("ec2nodeclass", class->name), NW_LS("error", err.msg));
     /* the instance */
     nw_drift_instance_t inst;

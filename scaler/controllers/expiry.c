@@ -75,8 +75,8 @@ void nw_expiry_tick(nw_ctl_t *c, nw_expiry_t *e, const nw_kube_snap_t *s)
         nw_kube_delete_opts_t opts = {NULL, -1, nc->uid[0] ? nc->uid : NULL, NULL};
         if (nw_kube_delete(c->kube, &nw_kube_res_nodeclaims, NULL, nc->name, &opts, NULL, &err) !=
             NW_OK) {
-            nw_log_warn("expiry", "cannot delete an expired NodeClaim", NW_LS("nodeclaim", nc->name),
-                        NW_LS("error", err.msg));
+            nw_log_warn("expiry", "cannot delete an expired NodeClaim",
+                        NW_LS("nodeclaim", nc->name), NW_LS("error", err.msg));
             continue;
         }
         snprintf(e->recent[e->n++ % NW_EXPIRY_RECENT], sizeof e->recent[0], "%s", nc->uid);
@@ -84,7 +84,8 @@ void nw_expiry_tick(nw_ctl_t *c, nw_expiry_t *e, const nw_kube_snap_t *s)
         snprintf(msg, sizeof msg, "NodeClaim expired: older than expireAfter (%s); deleting it",
                  ea ? ea : DEFAULT_EXPIRE_AFTER);
         nw_log_info("expiry", "deleted an expired NodeClaim", NW_LS("nodeclaim", nc->name),
-                    NW_LS("nodepool", nc->nodepool), NW_LS("expireAfter", ea ? ea : DEFAULT_EXPIRE_AFTER),
+                    NW_LS("nodepool", nc->nodepool),
+                    NW_LS("expireAfter", ea ? ea : DEFAULT_EXPIRE_AFTER),
                     NW_LS("created", nw_json_str_at(nc->json, "metadata.creationTimestamp")));
         nw_ctl_event(c, &nw_kube_res_nodeclaims, nc->json, "Normal", "Expired", msg);
         if (e->counters)

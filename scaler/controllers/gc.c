@@ -136,7 +136,8 @@ nw_rc_t nw_gc_plan(const nw_kube_snap_t *s, const nw_ec2_instances_t *cloud,
         const char *id = nw_provider_id_instance(nc->provider_id);
         int present = 0;
         for (size_t j = 0; j < cloud->n && !present; j++)
-            present = strcmp(cloud->v[j].id, id) == 0 && strcmp(cloud->v[j].state, "terminated") != 0;
+            present =
+                strcmp(cloud->v[j].id, id) == 0 && strcmp(cloud->v[j].state, "terminated") != 0;
         if (present)
             continue;
         const nw_kube_obj_t *node = find_by_instance(s, NW_KUBE_NODES, id);
@@ -201,8 +202,8 @@ static void pass(nw_ctl_t *c, nw_gc_t *g, const nw_kube_snap_t *s)
         if (c->cloud->ops->terminate(c->cloud, l->instance_id, &err) != NW_OK) {
             ok = 0;
             atomic_fetch_add(&g->errors, 1);
-            nw_log_warn("gc", "cannot terminate a leaked instance", NW_LS("instance", l->instance_id),
-                        NW_LS("error", err.msg));
+            nw_log_warn("gc", "cannot terminate a leaked instance",
+                        NW_LS("instance", l->instance_id), NW_LS("error", err.msg));
             continue;
         }
         atomic_fetch_add(&g->terminated, 1);
@@ -226,14 +227,16 @@ static void pass(nw_ctl_t *c, nw_gc_t *g, const nw_kube_snap_t *s)
     for (size_t i = 0; i < p.norphans && nw_ctl_may_write(c); i++) {
         const nw_kube_obj_t *nc = p.orphans[i];
         char msg[256];
-        snprintf(msg, sizeof msg,
-                 "The instance %s no longer exists and the node is not Ready; deleting the NodeClaim",
-                 nw_provider_id_instance(nc->provider_id));
+        snprintf(
+            msg, sizeof msg,
+            "The instance %s no longer exists and the node is not Ready; deleting the NodeClaim",
+            nw_provider_id_instance(nc->provider_id));
         nw_kube_event(c->rec, &nw_kube_res_nodeclaims, nc->json, "Warning", "GarbageCollected", msg,
                       NULL);
         nw_kube_delete_opts_t d = {.grace_seconds = -1, .uid = nc->uid[0] ? nc->uid : NULL};
         nw_err_clear(&err);
-        nw_rc_t rc = nw_kube_delete(c->kube, &nw_kube_res_nodeclaims, NULL, nc->name, &d, NULL, &err);
+        nw_rc_t rc =
+            nw_kube_delete(c->kube, &nw_kube_res_nodeclaims, NULL, nc->name, &d, NULL, &err);
         if (rc != NW_OK && rc != NW_ECONFLICT) {
             ok = 0;
             atomic_fetch_add(&g->errors, 1);
@@ -242,8 +245,8 @@ static void pass(nw_ctl_t *c, nw_gc_t *g, const nw_kube_snap_t *s)
             continue;
         }
         atomic_fetch_add(&g->claims_deleted, 1);
-        nw_log_info("gc", "deleted a NodeClaim whose instance is gone", NW_LS("nodeclaim", nc->name),
-                    NW_LS("providerID", nc->provider_id));
+        nw_log_info("gc", "deleted a NodeClaim whose instance is gone",
+                    NW_LS("nodeclaim", nc->name), NW_LS("providerID", nc->provider_id));
     }
     nw_gc_plan_free(&p);
     free(names);
@@ -252,9 +255,9 @@ static void pass(nw_ctl_t *c, nw_gc_t *g, const nw_kube_snap_t *s)
     atomic_fetch_add(&g->passes, 1);
     if (ok)
         g->good_passes++;
-    g->next_mono = nw_clock_mono(c->clock) + (g->good_passes < g->o.fast_passes
-                                                  ? g->o.initial_interval_ns
-                                                  : g->o.interval_ns);
+    g->next_mono =
+        nw_clock_mono(c->clock) +
+        (g->good_passes < g->o.fast_passes ? g->o.initial_interval_ns : g->o.interval_ns);
 }
 
 void nw_gc_tick(nw_ctl_t *c, const nw_kube_snap_t *s)
@@ -278,25 +281,26 @@ nw_rc_t nw_gc_metrics(nw_gc_t *g, nw_buf_t *out)
 {
     if (!g)
         return NW_OK;
-    nw_rc_t rc = nw_metrics_counter(out, "nodewarden_gc_passes_total", "Garbage-collection passes run.",
-                         atomic_load(&g->passes));
+    nw_rc_t rc = nw_metrics_counter(out, "nodewarden_gc_passes_total",
+                                    "Garbage-collection passes run.", atomic_load(&g->passes));
     if (rc == NW_OK)
         rc = nw_metrics_counter(out, "nodewarden_gc_failed_passes_total",
-                     "Garbage-collection passes that could not list the instances.",
-                     atomic_load(&g->failed_passes));
+                                "Garbage-collection passes that could not list the instances.",
+                                atomic_load(&g->failed_passes));
     if (rc == NW_OK)
         rc = nw_metrics_counter(out, "nodewarden_gc_instances_terminated_total",
-                     "Leaked instances (owned by no NodeClaim) terminated.",
-                     atomic_load(&g->terminated));
+                                "Leaked instances (owned by no NodeClaim) terminated.",
+                                atomic_load(&g->terminated));
     if (rc == NW_OK)
         rc = nw_metrics_counter(out, "nodewarden_gc_nodes_deleted_total",
-                     "Nodes of leaked instances deleted.", atomic_load(&g->nodes_deleted));
+                                "Nodes of leaked instances deleted.",
+                                atomic_load(&g->nodes_deleted));
     if (rc == NW_OK)
         rc = nw_metrics_counter(out, "nodewarden_gc_nodeclaims_deleted_total",
-                     "NodeClaims deleted because their instance is gone.",
-                     atomic_load(&g->claims_deleted));
+                                "NodeClaims deleted because their instance is gone.",
+                                atomic_load(&g->claims_deleted));
     if (rc == NW_OK)
-        rc = nw_metrics_counter(out, "nodewarden_gc_errors_total", "Garbage-collection writes that failed.",
-                     atomic_load(&g->errors));
+        rc = nw_metrics_counter(out, "nodewarden_gc_errors_total",
+                                "Garbage-collection writes that failed.", atomic_load(&g->errors));
     return rc;
 }

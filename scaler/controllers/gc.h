@@ -56,8 +56,8 @@ nw_rc_t nw_gc_metrics(nw_gc_t *g, nw_buf_t *out);
 
 typedef struct {
     char instance_id[64];
-    char provider_id[160];       /* aws:///<zone>/<id> */
-    const nw_kube_obj_t *node;  /* a Node with that providerID, or NULL */
+    char provider_id[160];     /* aws:///<zone>/<id> */
+    const nw_kube_obj_t *node; /* a Node with that providerID, or NULL */
 } nw_gc_leak_t;
 
 typedef struct {
@@ -70,7 +70,7 @@ typedef struct {
 typedef struct {
     const char *const *names; /* NodeClaims being created/launched (nodeclaim tag values) */
     size_t nnames;
-    const char *const *ids;   /* instance ids or providerIDs just launched */
+    const char *const *ids; /* instance ids or providerIDs just launched */
     size_t nids;
 } nw_gc_inflight_t;
 

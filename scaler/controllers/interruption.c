@@ -118,7 +118,8 @@ size_t nw_intr_plan(const nw_kube_snap_t *s, const nw_intr_event_t *ev, nw_intr_
             continue;
         a->delete_claim = !a->nodeclaim->terminating;
         if (ev->kind == NW_INTR_SPOT_INTERRUPTION) {
-            a->cordon = a->node && !a->node->terminating && !nw_ctl_has_disrupted_taint(a->node->json);
+            a->cordon =
+                a->node && !a->node->terminating && !nw_ctl_has_disrupted_taint(a->node->json);
             const cJSON *nc = a->nodeclaim->json;
             const char *ct = label(nc, "karpenter.sh/capacity-type");
             const char *it = label(nc, "node.kubernetes.io/instance-type");
@@ -194,7 +195,8 @@ static nw_rc_t act(nw_intr_t *h, const nw_intr_event_t *ev, const nw_intr_action
     if (a->delete_claim) {
         if (!may_write(h))
             return NW_EINVAL;
-        nw_kube_delete_opts_t d = {.propagation = NULL, .grace_seconds = -1,
+        nw_kube_delete_opts_t d = {.propagation = NULL,
+                                   .grace_seconds = -1,
                                    .uid = a->nodeclaim->uid[0] ? a->nodeclaim->uid : NULL};
         nw_rc_t rc = nw_kube_delete(h->o.kube, &nw_kube_res_nodeclaims, NULL, nc, &d, NULL, &err);
         if (rc != NW_OK && rc != NW_ECONFLICT) { /* conflict: a different object by now */
@@ -263,8 +265,7 @@ static void *intr_main(void *arg)
     nw_intr_t *h = arg;
     int64_t backoff_ms = 0;
     while (!atomic_load(&h->stop)) {
-        if ((h->o.leading && !atomic_load(h->o.leading)) ||
-            !nw_kube_cache_has_synced(h->o.cache)) {
+        if ((h->o.leading && !atomic_load(h->o.leading)) || !nw_kube_cache_has_synced(h->o.cache)) {
             nap(h, 500);
             continue;
         }
@@ -297,8 +298,9 @@ static void *intr_main(void *arg)
             nw_err_clear(&err);
             if (nw_sqs_delete(h->sqs, msgs.v[i].receipt, &ae, &err) != NW_OK) {
                 atomic_fetch_add(&h->delete_errors, 1);
-                nw_log_warn("interruption", "cannot delete the message", NW_LS("messageId", msgs.v[i].id),
-                            NW_LS("code", ae.code), NW_LS("error", err.msg));
+                nw_log_warn("interruption", "cannot delete the message",
+                            NW_LS("messageId", msgs.v[i].id), NW_LS("code", ae.code),
+                            NW_LS("error", err.msg));
             } else
                 atomic_fetch_add(&h->deleted[k], 1);
         }

@@ -1,9 +1,9 @@
 /*
  * scaler/controllers/interruption.h — the interruption controller
- * (aws/karpenter-provider-aws pkg/controllers/interruption/controller.go): its own thread long-polls the SQS queue named by
- * settings.interruptionQueue (fed by EventBridge rules), so a 20 s poll never
- * blocks the reconcile thread, and acts on each message while this replica
- * holds the Lease:
+ * (aws/karpenter-provider-aws pkg/controllers/interruption/controller.go): its own thread
+ * long-polls the SQS queue named by settings.interruptionQueue (fed by EventBridge rules), so a 20
+ * s poll never blocks the reconcile thread, and acts on each message while this replica holds the
+ * Lease:
  *
  *   spot interruption warning  → (spot, type, zone) ICE-unavailable for the
  *                                cache TTL, Node tainted karpenter.sh/disrupted:
@@ -47,12 +47,11 @@
 #include "scaler/kube/client.h"
 #include "scaler/kube/write.h"
 
-
 typedef struct {
     nw_kube_client_t *kube;
     nw_kube_cache_t *cache;
     nw_kube_recorder_t *rec;
-    nw_ice_t *ice;             /* may be NULL: no ICE marks */
+    nw_ice_t *ice; /* may be NULL: no ICE marks */
     nw_creds_t *creds;
     const nw_clock_t *clock;   /* NULL: system clock */
     const nw_awscfg_t *aws;    /* region and the SQS endpoint (copied) */
@@ -83,9 +82,9 @@ typedef struct {
     int cordon;                     /* taint the Node karpenter.sh/disrupted:NoSchedule */
     int mark_ice;                   /* mark (ice_ct, ice_type, ice_zone) unavailable */
     char ice_ct[32], ice_type[64], ice_zone[64];
-    const char *reason;             /* Event reason on the NodeClaim and Node (static) */
-    const char *type;               /* "Normal" / "Warning" */
-    const char *message;            /* Event message (static) */
+    const char *reason;  /* Event reason on the NodeClaim and Node (static) */
+    const char *type;    /* "Normal" / "Warning" */
+    const char *message; /* Event message (static) */
 } nw_intr_action_t;
 
 /** One action per instance id of ev (at most cap); returns how many. Instances
@@ -97,6 +96,5 @@ size_t nw_intr_plan(const nw_kube_snap_t *s, const nw_intr_event_t *ev, nw_intr_
 const nw_kube_obj_t *nw_intr_nodeclaim_for_instance(const nw_kube_snap_t *s, const char *id);
 /** The Node whose spec.providerID names instance id, or NULL. */
 const nw_kube_obj_t *nw_intr_node_for_instance(const nw_kube_snap_t *s, const char *id);
-
 
 #endif

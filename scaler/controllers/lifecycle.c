@@ -227,10 +227,9 @@ static int node_initialized(const cJSON *nc, const cJSON *node, const char **why
             }
         }
     }
-    static const char *const ephemeral[] = {"node.kubernetes.io/not-ready",
-                                            "node.kubernetes.io/unreachable",
-                                            "node.cloudprovider.kubernetes.io/uninitialized",
-                                            NW_TAINT_UNREGISTERED};
+    static const char *const ephemeral[] = {
+        "node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable",
+        "node.cloudprovider.kubernetes.io/uninitialized", NW_TAINT_UNREGISTERED};
     cJSON_ArrayForEach(x, taints)
     {
         const char *k = cJSON_GetStringValue(GET(x, "key"));
@@ -267,13 +266,14 @@ static void register_claim(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_kube_o
         return;
     }
     if (r.warned_unregistered)
-        nw_ctl_event(c, &nw_kube_res_nodes, node->json, "Warning", "UnregisteredTaintMissing",
-              "node registered without the karpenter.sh/unregistered:NoExecute taint; pods may "
-              "have been scheduled before its labels and taints were applied");
+        nw_ctl_event(
+            c, &nw_kube_res_nodes, node->json, "Warning", "UnregisteredTaintMissing",
+            "node registered without the karpenter.sh/unregistered:NoExecute taint; pods may "
+            "have been scheduled before its labels and taints were applied");
     cond_t cd = {c, "Registered", node->name};
     nw_err_clear(&err);
-    if (nw_kube_update_retry(c->kube, &nw_kube_res_nodeclaims, NULL, nc->name, 1,
-                             mutate_condition, &cd, 5, NULL, &err) != NW_OK) {
+    if (nw_kube_update_retry(c->kube, &nw_kube_res_nodeclaims, NULL, nc->name, 1, mutate_condition,
+                             &cd, 5, NULL, &err) != NW_OK) {
         nw_log_warn("lifecycle", "cannot mark the NodeClaim registered",
                     NW_LS("nodeclaim", nc->name), NW_LS("error", err.msg));
         return;
@@ -282,8 +282,9 @@ static void register_claim(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_kube_o
     nw_log_info("lifecycle", "registered", NW_LS("nodeclaim", nc->name), NW_LS("node", node->name),
                 NW_LS("providerID", nc->provider_id));
     char msg[600];
-    snprintf(msg, sizeof msg, "Status condition transitioned, Type: Registered, Status: True, "
-                              "Node: %s",
+    snprintf(msg, sizeof msg,
+             "Status condition transitioned, Type: Registered, Status: True, "
+             "Node: %s",
              node->name);
     nw_ctl_event(c, &nw_kube_res_nodeclaims, nc->json, "Normal", "Registered", msg);
 }
@@ -302,16 +303,17 @@ static void initialize_claim(nw_ctl_t *c, const nw_kube_obj_t *nc, const nw_kube
     }
     cond_t cd = {c, "Initialized", NULL};
     nw_err_clear(&err);
-    if (nw_kube_update_retry(c->kube, &nw_kube_res_nodeclaims, NULL, nc->name, 1,
-                             mutate_condition, &cd, 5, NULL, &err) != NW_OK) {
+    if (nw_kube_update_retry(c->kube, &nw_kube_res_nodeclaims, NULL, nc->name, 1, mutate_condition,
+                             &cd, 5, NULL, &err) != NW_OK) {
         nw_log_warn("lifecycle", "cannot mark the NodeClaim initialized",
                     NW_LS("nodeclaim", nc->name), NW_LS("error", err.msg));
         return;
     }
     atomic_fetch_add(&c->n_initialized, 1);
-    nw_log_info("lifecycle", "initialized", NW_LS("nodeclaim", nc->name), NW_LS("node", node->name));
+    nw_log_info("lifecycle", "initialized", NW_LS("nodeclaim", nc->name),
+                NW_LS("node", node->name));
     nw_ctl_event(c, &nw_kube_res_nodeclaims, nc->json, "Normal", "Initialized",
-          "Status condition transitioned, Type: Initialized, Status: True");
+                 "Status condition transitioned, Type: Initialized, Status: True");
 }
 
 /* When did the NodeClaim launch (Launched transition, else creation); 0 unknown. */
@@ -407,8 +409,8 @@ static void nodeclass_status(nw_ctl_t *c, const nw_kube_snap_t *s)
         const nw_nodeclass_resolved_t *r = NULL;
         nw_err_t err = {0};
         if (c->cloud->ops->resolve(c->cloud, o->json, &r, &err) != NW_OK) {
-            nw_log_warn("lifecycle", "cannot resolve the EC2NodeClass", NW_LS("ec2nodeclass", o->name),
-                        NW_LS("error", err.msg));
+            nw_log_warn("lifecycle", "cannot resolve the EC2NodeClass",
+                        NW_LS("ec2nodeclass", o->name), NW_LS("error", err.msg));
             c->next_nodeclass_mono = mono + 5 * NW_NS_PER_SEC;
             continue;
         }
@@ -454,7 +456,8 @@ void nw_life_tick(nw_ctl_t *c, const nw_kube_snap_t *s)
                          (long long)(c->registration_timeout_ns / NW_NS_PER_SEC));
                 nw_log_warn("lifecycle", "registration timeout", NW_LS("nodeclaim", nc->name),
                             NW_LS("providerID", nc->provider_id));
-                nw_ctl_event(c, &nw_kube_res_nodeclaims, nc->json, "Warning", "RegistrationTimeout", msg);
+                nw_ctl_event(c, &nw_kube_res_nodeclaims, nc->json, "Warning", "RegistrationTimeout",
+                             msg);
                 atomic_fetch_add(&c->n_reg_timeouts, 1);
                 nw_kube_delete(c->kube, &nw_kube_res_nodeclaims, NULL, nc->name, NULL, NULL, NULL);
             }

@@ -28,7 +28,6 @@ static const cJSON *req_values(const cJSON *nc, const char *key)
     return NULL;
 }
 
-
 /* ---- launch ---- */
 
 static int str_list(const cJSON *arr, const char **out, int max)
@@ -74,8 +73,7 @@ static cJSON *status_of_launch(nw_ctl_t *c, const launched_t *l, const cJSON *ba
 static int mutate_launched(cJSON *obj, void *ud)
 {
     const launched_t *l = ud;
-    if (cJSON_IsObject(GET(obj, "status")) &&
-        nw_json_str_at(obj, "status.providerID") &&
+    if (cJSON_IsObject(GET(obj, "status")) && nw_json_str_at(obj, "status.providerID") &&
         strcmp(nw_json_str_at(obj, "status.providerID"), l->provider_id) == 0 &&
         nw_json_condition(obj, "Launched"))
         return 1;
@@ -170,8 +168,12 @@ void nw_claim_launch(nw_ctl_t *c, const nw_kube_snap_t *s, const cJSON *nc, int 
     if (m->launched) {
         /* launched by us; the cache has not caught up or the status write failed */
         if (mono - m->created_mono > 10 * NW_NS_PER_SEC && mono >= m->next_try_mono) {
-            launched_t l = {c, NULL, m->provider_id, nw_json_str_at(m->status, "type"),
-                            nw_json_str_at(m->status, "zone"), nw_json_str_at(m->status, "ct"),
+            launched_t l = {c,
+                            NULL,
+                            m->provider_id,
+                            nw_json_str_at(m->status, "type"),
+                            nw_json_str_at(m->status, "zone"),
+                            nw_json_str_at(m->status, "ct"),
                             nw_json_str_at(m->status, "image")};
             record_launch(c, nc, &l);
             m->next_try_mono = mono + LAUNCH_RETRY_NS;
@@ -189,7 +191,8 @@ void nw_claim_launch(nw_ctl_t *c, const nw_kube_snap_t *s, const cJSON *nc, int 
             snprintf(pid, sizeof pid, "aws:///%s/%s", in.zone, in.id);
             const char *ct = strcmp(in.lifecycle, "spot") == 0 ? "spot" : "on-demand";
             launched_t l = {c, NULL, pid, in.type, in.zone, ct, in.image_id};
-            nw_log_info("provisioner", "found the instance of a NodeClaim launched before a restart",
+            nw_log_info("provisioner",
+                        "found the instance of a NodeClaim launched before a restart",
                         NW_LS("nodeclaim", name), NW_LS("providerID", pid));
             m->launched = 1;
             snprintf(m->provider_id, sizeof m->provider_id, "%s", pid);
@@ -233,7 +236,8 @@ void nw_claim_launch(nw_ctl_t *c, const nw_kube_snap_t *s, const cJSON *nc, int 
             minv = 1;
     }
     nw_launch_req_t req = {
-        .nodepool = cJSON_GetStringValue(GET(GET(GET(nc, "metadata"), "labels"), NW_LABEL_NODEPOOL)),
+        .nodepool =
+            cJSON_GetStringValue(GET(GET(GET(nc, "metadata"), "labels"), NW_LABEL_NODEPOOL)),
         .nodeclaim = name,
         .nodeclass = ncl->json,
         .resolved = rs,
@@ -260,7 +264,8 @@ void nw_claim_launch(nw_ctl_t *c, const nw_kube_snap_t *s, const cJSON *nc, int 
         if (ae.cls == NW_EC2_CAPACITY) {
             /* Karpenter: an insufficient-capacity launch deletes the NodeClaim; the
              * pods are placed again next batch without the ICE'd offerings. */
-            nw_ctl_event(c, &nw_kube_res_nodeclaims, nc, "Warning", "InsufficientCapacityError", msg);
+            nw_ctl_event(c, &nw_kube_res_nodeclaims, nc, "Warning", "InsufficientCapacityError",
+                         msg);
             nw_err_t e2 = {0};
             nw_kube_delete(c->kube, &nw_kube_res_nodeclaims, NULL, name, NULL, NULL, &e2);
             m->deleted = 1;
@@ -290,25 +295,27 @@ void nw_claim_launch(nw_ctl_t *c, const nw_kube_snap_t *s, const cJSON *nc, int 
     record_launch(c, nc, &l);
 }
 
-
 /* ---- create ---- */
 
 /* The NodePool's and EC2NodeClass's drift hashes on a NodeClaim about to be created
  * (nw_hash_stamp_nodeclaim); a pool or class missing from s is left out. */
 static void stamp_hashes(cJSON *nodeclaim, const nw_kube_snap_t *s)
 {
-    const char *pool = nw_json_str(nw_json_get(nw_json_get(nodeclaim, "metadata"), "labels"), NW_LABEL_NODEPOOL);
+    const char *pool =
+        nw_json_str(nw_json_get(nw_json_get(nodeclaim, "metadata"), "labels"), NW_LABEL_NODEPOOL);
     const char *class = nw_json_str_at(nodeclaim, "spec.nodeClassRef.name");
     const nw_kube_obj_t *po = pool ? nw_kube_snap_get(s, NW_KUBE_NODEPOOLS, NULL, pool) : NULL;
-    const nw_kube_obj_t *cl = class ? nw_kube_snap_get(s, NW_KUBE_EC2NODECLASSES, NULL, class) : NULL;
+    const nw_kube_obj_t *cl =
+        class ? nw_kube_snap_get(s, NW_KUBE_EC2NODECLASSES, NULL, class) : NULL;
     nw_err_t err = {0};
-    if (nw_hash_stamp_nodeclaim(nodeclaim, po ? po->json : NULL, cl ? cl->json : NULL, &err) != NW_OK)
+    if (nw_hash_stamp_nodeclaim(nodeclaim, po ? po->json : NULL, cl ? cl->json : NULL, &err) !=
+        NW_OK)
         nw_log_warn("drift", "cannot stamp the NodeClaim's drift hashes", NW_LS("error", err.msg));
 }
 
 nw_rc_t nw_claim_create(nw_ctl_t *c, const nw_kube_snap_t *ks, const nw_simsnap_t *s,
-                        const nw_sched_claim_t *cl, const nw_simsnap_claim_opts_t *o,
-                        char *name, size_t namelen, nw_err_t *err)
+                        const nw_sched_claim_t *cl, const nw_simsnap_claim_opts_t *o, char *name,
+                        size_t namelen, nw_err_t *err)
 {
     static const nw_simsnap_claim_opts_t defaults = {0};
     if (!o)
@@ -344,12 +351,12 @@ nw_rc_t nw_claim_create(nw_ctl_t *c, const nw_kube_snap_t *ks, const nw_simsnap_
     }
     if (name && namelen)
         snprintf(name, namelen, "%s", nm);
-    nw_log_info("provisioner", "created NodeClaim", NW_LS("nodeclaim", nm),
-                NW_LS("nodepool", poolname), NW_LS("reason", o->reason ? o->reason : "provisioning"),
-                NW_LS("instanceType", first), NW_LI("instanceTypes", ntypes),
-                NW_LS("zone", cl->zone),
-                NW_LS("capacityType", o->capacity_type ? o->capacity_type : cl->capacity_type),
-                NW_LF("price", cl->price), NW_LI("pods", cl->npods));
+    nw_log_info(
+        "provisioner", "created NodeClaim", NW_LS("nodeclaim", nm), NW_LS("nodepool", poolname),
+        NW_LS("reason", o->reason ? o->reason : "provisioning"), NW_LS("instanceType", first),
+        NW_LI("instanceTypes", ntypes), NW_LS("zone", cl->zone),
+        NW_LS("capacityType", o->capacity_type ? o->capacity_type : cl->capacity_type),
+        NW_LF("price", cl->price), NW_LI("pods", cl->npods));
     int64_t mono = nw_clock_mono(c->clock);
     nw_inflight_claim_t *m = nw_inflight_remember(&c->inflight, nm, mono);
     if (m) {

@@ -190,8 +190,8 @@ static void node_class_ready(cJSON *conds, const nw_poolstatus_in_t *in, double 
         return;
     }
     if (GET(GET(cl, "metadata"), "deletionTimestamp")) {
-        cond_set(conds, "NodeClassReady", "False", "NodeClassTerminating", "NodeClass is Terminating",
-                 gen, in->now_ns);
+        cond_set(conds, "NodeClassReady", "False", "NodeClassTerminating",
+                 "NodeClass is Terminating", gen, in->now_ns);
         return;
     }
     cJSON *cconds = GET(GET(cl, "status"), "conditions");
@@ -350,8 +350,8 @@ typedef struct {
     nw_reghealth_t t;
     int events[16];
     size_t nev;
-    char *last_written; /* the status text we wrote last (owned) */
-    cJSON *written;     /* ... and as JSON, until the cache shows it (owned) */
+    char *last_written;  /* the status text we wrote last (owned) */
+    cJSON *written;      /* ... and as JSON, until the cache shows it (owned) */
     char written_rv[64]; /* the resourceVersion our write produced */
     int64_t written_mono;
     char valid_rv[64]; /* runtime validation memo: the pool's resourceVersion ... */
@@ -422,8 +422,9 @@ static void pool_event(nw_poolstatus_t *p, const nw_kube_snap_t *s, const char *
         e->nev--;
     }
     e->events[e->nev++] = ok;
-    nw_log_info("poolstatus", ok ? "registration counted as healthy"
-                                 : "registration timeout counted as unhealthy",
+    nw_log_info("poolstatus",
+                ok ? "registration counted as healthy"
+                   : "registration timeout counted as unhealthy",
                 NW_LS("nodepool", pool));
 }
 
@@ -550,14 +551,16 @@ static void one_pool(nw_ctl_t *c, nw_poolstatus_t *p, const nw_kube_snap_t *s,
     }
     for (size_t i = 0; i < n; i++) {
         cj[i] = claims[i]->json;
-        const nw_kube_obj_t *node = claims[i]->provider_id[0]
-                                        ? nw_kube_snap_node_by_provider_id(s, claims[i]->provider_id)
-                                        : NULL;
+        const nw_kube_obj_t *node =
+            claims[i]->provider_id[0] ? nw_kube_snap_node_by_provider_id(s, claims[i]->provider_id)
+                                      : NULL;
         nj[i] = node && !node->terminating ? node->json : NULL;
     }
     const char *cname = nw_json_str_at(pool->json, "spec.template.spec.nodeClassRef.name");
-    const nw_kube_obj_t *class = cname ? nw_kube_snap_get(s, NW_KUBE_EC2NODECLASSES, NULL, cname) : NULL;
-    if (!pool->rv[0] || strcmp(pool->rv, e->valid_rv) != 0) { /* validation depends on the pool only */
+    const nw_kube_obj_t *class =
+        cname ? nw_kube_snap_get(s, NW_KUBE_EC2NODECLASSES, NULL, cname) : NULL;
+    if (!pool->rv[0] ||
+        strcmp(pool->rv, e->valid_rv) != 0) { /* validation depends on the pool only */
         e->valid = nw_poolstatus_validate(pool->json, e->verr, sizeof e->verr);
         snprintf(e->valid_rv, sizeof e->valid_rv, "%s", pool->rv);
     }
@@ -569,7 +572,8 @@ static void one_pool(nw_ctl_t *c, nw_poolstatus_t *p, const nw_kube_snap_t *s,
      * shows our write's resourceVersion. */
     const cJSON *base = pool->json;
     cJSON *tmp = NULL;
-    if (e->written && (strcmp(pool->rv, e->written_rv) == 0 || mono - e->written_mono > REWRITE_SAME_NS)) {
+    if (e->written &&
+        (strcmp(pool->rv, e->written_rv) == 0 || mono - e->written_mono > REWRITE_SAME_NS)) {
         cJSON_Delete(e->written);
         e->written = NULL;
     } else if (e->written && !cJSON_Compare(GET(pool->json, "status"), e->written, 1)) {
@@ -581,8 +585,9 @@ static void one_pool(nw_ctl_t *c, nw_poolstatus_t *p, const nw_kube_snap_t *s,
         }
     }
     nw_reghealth_t before = e->t;
-    nw_poolstatus_in_t in = {base, class ? class->json : NULL, cj, nj, n,
-                             valid ? NULL : verr, &e->t, e->events, e->nev, now};
+    nw_poolstatus_in_t in = {
+        base, class ? class->json : NULL, cj, nj, n, valid ? NULL : verr, &e->t, e->events, e->nev,
+        now};
     cJSON *st = nw_poolstatus_compute(&in);
     free(cj);
     free(nj);
@@ -605,19 +610,19 @@ static void one_pool(nw_ctl_t *c, nw_poolstatus_t *p, const nw_kube_snap_t *s,
     write_t w = {st};
     nw_err_t err = {0};
     cJSON *out = NULL;
-    if (nw_kube_update_retry(c->kube, &nw_kube_res_nodepools, NULL, pool->name, 1, mutate_status, &w,
-                             5, &out, &err) != NW_OK) {
+    if (nw_kube_update_retry(c->kube, &nw_kube_res_nodepools, NULL, pool->name, 1, mutate_status,
+                             &w, 5, &out, &err) != NW_OK) {
         e->t = before; /* the events are applied again next pass */
         nw_log_every(10, NW_LOG_WARN, "poolstatus", "cannot write the NodePool status",
                      NW_LS("nodepool", pool->name), NW_LS("error", err.msg));
         free(txt);
     } else {
-        const char *old_reg = cond_status(GET(GET(pool->json, "status"), "conditions"),
-                                          "NodeRegistrationHealthy");
+        const char *old_reg =
+            cond_status(GET(GET(pool->json, "status"), "conditions"), "NodeRegistrationHealthy");
         const char *new_reg = cond_status(GET(st, "conditions"), "NodeRegistrationHealthy");
         if (new_reg && (!old_reg || strcmp(old_reg, new_reg) != 0))
-            nw_log_info("poolstatus", "NodeRegistrationHealthy changed", NW_LS("nodepool", pool->name),
-                        NW_LS("status", new_reg));
+            nw_log_info("poolstatus", "NodeRegistrationHealthy changed",
+                        NW_LS("nodepool", pool->name), NW_LS("status", new_reg));
         e->nev = 0;
         free(e->last_written);
         e->last_written = txt;

@@ -1,7 +1,7 @@
 /*
  * scaler/controllers/poolstatus.h — NodePool status (kubernetes-sigs/karpenter
- * pkg/apis/v1/nodepool_status.go; Karpenter's nodepool counter, readiness, validation and registrationhealth
- * controllers):
+ * pkg/apis/v1/nodepool_status.go; Karpenter's nodepool counter, readiness, validation and
+ * registrationhealth controllers):
  *
  *   status.resources   cpu, memory, pods, ephemeral-storage and nodes start at 0; the
  *                      capacity of every launched NodeClaim of the pool that is not
@@ -47,7 +47,11 @@
 
 #define NW_REGHEALTH_WINDOW 4
 
-typedef enum { NW_REGHEALTH_UNKNOWN = 0, NW_REGHEALTH_HEALTHY, NW_REGHEALTH_UNHEALTHY } nw_reghealth_status_t;
+typedef enum {
+    NW_REGHEALTH_UNKNOWN = 0,
+    NW_REGHEALTH_HEALTHY,
+    NW_REGHEALTH_UNHEALTHY
+} nw_reghealth_status_t;
 
 typedef struct {
     unsigned char ok[NW_REGHEALTH_WINDOW]; /* ring of outcomes, oldest overwritten */
@@ -66,14 +70,14 @@ void nw_reghealth_set(nw_reghealth_t *t, nw_reghealth_status_t s);
 /* ---- the status of one pool (pure) ---- */
 
 typedef struct {
-    const cJSON *nodepool;            /* required */
-    const cJSON *nodeclass;           /* the referenced EC2NodeClass, NULL if absent */
-    const cJSON *const *claims;       /* the pool's NodeClaims */
-    const cJSON *const *claim_nodes;  /* per claim its Node or NULL (may be NULL itself) */
+    const cJSON *nodepool;           /* required */
+    const cJSON *nodeclass;          /* the referenced EC2NodeClass, NULL if absent */
+    const cJSON *const *claims;      /* the pool's NodeClaims */
+    const cJSON *const *claim_nodes; /* per claim its Node or NULL (may be NULL itself) */
     size_t nclaims;
-    const char *validation_error;     /* NULL: runtime validation passed */
-    nw_reghealth_t *tracker;          /* in/out */
-    const int *reg_events;            /* outcomes since the last pass: 1 registered, 0 failed */
+    const char *validation_error; /* NULL: runtime validation passed */
+    nw_reghealth_t *tracker;      /* in/out */
+    const int *reg_events;        /* outcomes since the last pass: 1 registered, 0 failed */
     size_t nreg_events;
     int64_t now_ns;
 } nw_poolstatus_in_t;

@@ -1,9 +1,10 @@
 /*
  * scaler/controllers/provisioning.c — batching, placement, NodeClaim creation and launch
  * (kubernetes-sigs/karpenter pkg/controllers/provisioning/provisioner.go, batcher.go;
- * aws/karpenter-provider-aws pkg/cloudprovider/cloudprovider.go Create). The placement is the scheduling
- * simulation (scaler/sched/, nw_sched_solve) on the live snapshot that
- * scaler/state/simsnap.c builds; NodeClaims are created and launched by scaler/controllers/nodeclaim.h.
+ * aws/karpenter-provider-aws pkg/cloudprovider/cloudprovider.go Create). The placement is the
+ * scheduling simulation (scaler/sched/, nw_sched_solve) on the live snapshot that
+ * scaler/state/simsnap.c builds; NodeClaims are created and launched by
+ * scaler/controllers/nodeclaim.h.
  */
 #include <stdio.h>
 #include <malloc.h>
@@ -77,8 +78,8 @@ static void unsched_msg(const nw_simsnap_t *ss, const nw_sched_unsched_t *u, cha
 
 static void provision(nw_ctl_t *c, const nw_kube_snap_t *s, size_t npend)
 {
-    nw_simsnap_opts_t so = {.include_pending = true, .reschedule_deleting = true,
-                            .repack = c->repack};
+    nw_simsnap_opts_t so = {
+        .include_pending = true, .reschedule_deleting = true, .repack = c->repack};
     nw_simsnap_t ss;
     nw_err_t err = {0};
     atomic_fetch_add(&c->n_solves, 1);
@@ -86,7 +87,8 @@ static void provision(nw_ctl_t *c, const nw_kube_snap_t *s, size_t npend)
     nw_simsnap_env_t env;
     nw_ctl_sim_env(c, &env);
     if (nw_simsnap_build(&env, s, &so, &ss, &err) != NW_OK) {
-        nw_log_error("provisioner", "cannot build the scheduling snapshot", NW_LS("error", err.msg));
+        nw_log_error("provisioner", "cannot build the scheduling snapshot",
+                     NW_LS("error", err.msg));
         nw_simsnap_free(&ss);
         return;
     }

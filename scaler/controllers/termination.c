@@ -12,8 +12,8 @@
 
 #define GET(o, k) cJSON_GetObjectItemCaseSensitive((o), (k))
 #define COMP "termination"
-#define CLOUD_EVERY_NS (5 * NW_NS_PER_SEC)  /* instance checks while it shuts down */
-#define VOLUME_EVERY_NS (1 * NW_NS_PER_SEC) /* VolumeAttachment checks */
+#define CLOUD_EVERY_NS (5 * NW_NS_PER_SEC)   /* instance checks while it shuts down */
+#define VOLUME_EVERY_NS (1 * NW_NS_PER_SEC)  /* VolumeAttachment checks */
 #define EVICTED_QUIET_NS (2 * NW_NS_PER_SEC) /* no second eviction while the cache lags */
 #define VA_PATH "/apis/storage.k8s.io/v1/volumeattachments"
 
@@ -21,9 +21,9 @@
 
 typedef struct {
     char uid[64];
-    int failures;      /* consecutive failed evictions */
-    int64_t next_mono; /* no eviction before */
-    int deleted;       /* force-deleted for the TGP deadline */
+    int failures;        /* consecutive failed evictions */
+    int64_t next_mono;   /* no eviction before */
+    int deleted;         /* force-deleted for the TGP deadline */
     int delete_failures; /* failed deletes at the deadline (logged, a 403 told once) */
     int seen;
 } pod_mem_t;
@@ -57,12 +57,11 @@ static const double HB_LE[] = {1, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 7200
 struct nw_term {
     node_mem_t *nodes;
     claim_mem_t *claims;
-    _Atomic uint64_t nodes_drained, nodes_terminated, claims_terminated, pods_evicted,
-        pods_deleted, instances_terminated;
+    _Atomic uint64_t nodes_drained, nodes_terminated, claims_terminated, pods_evicted, pods_deleted,
+        instances_terminated;
     _Atomic uint64_t evictions[EC_N];
     nw_hist_t drain_s, term_s;
 };
-
 
 nw_term_t *nw_term_new(void)
 {
@@ -269,7 +268,8 @@ static void claim_condition(nw_ctl_t *c, const nw_kube_obj_t *nc, const char *ty
     cond_set_t cs = {type, status, reason, message, nw_clock_now(c->clock)};
     nw_err_t err = {0};
     if (nw_kube_update_retry(c->kube, &nw_kube_res_nodeclaims, NULL, nc->name, 1, mutate_cond, &cs,
-                             5, NULL, &err) != NW_OK && err.rc != NW_ENOTFOUND)
+                             5, NULL, &err) != NW_OK &&
+        err.rc != NW_ENOTFOUND)
         nw_log_warn(COMP, "cannot set a NodeClaim condition", NW_LS("nodeclaim", nc->name),
                     NW_LS("condition", type), NW_LS("error", err.msg));
 }
@@ -360,7 +360,7 @@ static void finalize_claim(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_kube_o
                 char msg[128];
                 snprintf(msg, sizeof msg, "All pods will be deleted by %s", value);
                 nw_ctl_event(c, &nw_kube_res_nodeclaims, nc->json, "Warning",
-                      "TerminationGracePeriodExpiring", msg);
+                             "TerminationGracePeriodExpiring", msg);
                 nw_log_info(COMP, "termination deadline set", NW_LS("nodeclaim", nc->name),
                             NW_LS("deadline", value));
             }
@@ -411,7 +411,8 @@ static void finalize_claim(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_kube_o
                     if (nw_ctl_may_write(c) &&
                         c->cloud->ops->terminate(c->cloud, list.v[i].id, &err) == NW_OK) {
                         atomic_fetch_add(&t->instances_terminated, 1);
-                        nw_log_info(COMP, "terminated an unrecorded instance of a deleted NodeClaim",
+                        nw_log_info(COMP,
+                                    "terminated an unrecorded instance of a deleted NodeClaim",
                                     NW_LS("nodeclaim", nc->name), NW_LS("instance", list.v[i].id));
                     } else
                         left = 1;
@@ -574,8 +575,8 @@ static void delete_one(nw_ctl_t *c, const nw_kube_obj_t *node, const nw_kube_obj
 }
 
 /* Drain pass. Returns the number of pods still waited for (-1: could not look). */
-static long drain(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_kube_obj_t *node,
-                  node_mem_t *nm, int64_t deadline)
+static long drain(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_kube_obj_t *node, node_mem_t *nm,
+                  int64_t deadline)
 {
     const nw_kube_obj_t *const *pods = NULL;
     size_t n = nw_kube_snap_pods_on_node(s, node->name, &pods);
@@ -638,8 +639,8 @@ static long pending_volumes(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_kube_
     cJSON_ArrayForEach(va, GET(list, "items"))
     {
         const char *nn = cJSON_GetStringValue(GET(GET(va, "spec"), "nodeName"));
-        const char *pv = cJSON_GetStringValue(GET(GET(GET(va, "spec"), "source"),
-                                                  "persistentVolumeName"));
+        const char *pv =
+            cJSON_GetStringValue(GET(GET(GET(va, "spec"), "source"), "persistentVolumeName"));
         if (nn && pv && strcmp(nn, node->name) == 0 && npv < sizeof pvs / sizeof *pvs)
             pvs[npv++] = pv;
     }
@@ -740,8 +741,8 @@ static void finalize_node(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_kube_ob
         nm->next_gone_mono = mono + CLOUD_EVERY_NS;
         nw_err_clear(&err);
         char state[32];
-        if (c->cloud->ops->instance_state(c->cloud, node->provider_id, state, sizeof state,
-                                          &err) == NW_ENOTFOUND) {
+        if (c->cloud->ops->instance_state(c->cloud, node->provider_id, state, sizeof state, &err) ==
+            NW_ENOTFOUND) {
             remove_node_finalizer(c, node, "not ready and the instance is gone");
             return;
         }
@@ -758,8 +759,8 @@ static void finalize_node(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_kube_ob
             char ts[40], msg[80];
             nw_time_format(deadline, ts, sizeof ts);
             snprintf(msg, sizeof msg, "All pods will be deleted by %s", ts);
-            nw_ctl_event(c, &nw_kube_res_nodes, node->json, "Warning", "TerminationGracePeriodExpiring",
-                  msg);
+            nw_ctl_event(c, &nw_kube_res_nodes, node->json, "Warning",
+                         "TerminationGracePeriodExpiring", msg);
         }
         if (rc != NW_ENOTFOUND)
             nm->tgp_event = 1;
@@ -790,11 +791,13 @@ static void finalize_node(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_kube_ob
     if (!nm->drained) {
         long waiting = drain(c, s, node, nm, deadline);
         if (waiting != 0) {
-            claim_condition(c, nc, "Drained", "Unknown", "Draining", "pods are waiting to be evicted");
+            claim_condition(c, nc, "Drained", "Unknown", "Draining",
+                            "pods are waiting to be evicted");
             return;
         }
         if (now - nm->first_attempt_ns < NW_DRAIN_SETTLE_NS) {
-            claim_condition(c, nc, "Drained", "Unknown", "Draining", "pods are waiting to be evicted");
+            claim_condition(c, nc, "Drained", "Unknown", "Draining",
+                            "pods are waiting to be evicted");
             return; /* pods bound just before the taint landed show up in this window */
         }
         claim_condition(c, nc, "Drained", "True", "Drained", "");
@@ -817,16 +820,20 @@ static void finalize_node(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_kube_ob
              * instance and the finalizers forever, so say so once and go on */
             char msg[700];
             snprintf(msg, sizeof msg,
-                     "Not waiting for VolumeAttachments to detach, they cannot be read: %.500s", why);
-            nw_ctl_event(c, &nw_kube_res_nodes, node->json, "Warning", "FailedVolumeDetachmentCheck", msg);
+                     "Not waiting for VolumeAttachments to detach, they cannot be read: %.500s",
+                     why);
+            nw_ctl_event(c, &nw_kube_res_nodes, node->json, "Warning",
+                         "FailedVolumeDetachmentCheck", msg);
             claim_condition(c, nc, "VolumesDetached", "False", "VolumeAttachmentsForbidden",
                             "VolumeAttachments cannot be read (HTTP 403)");
         } else if (pv < 0 && !elapsed) {
             return; /* retried in VOLUME_EVERY_NS; past the deadline nothing waits */
         } else if (pv > 0 && !elapsed) {
             char msg[128];
-            snprintf(msg, sizeof msg, "Awaiting deletion of %ld VolumeAttachments bound to node", pv);
-            nw_ctl_event(c, &nw_kube_res_nodes, node->json, "Warning", "AwaitingVolumeDetachment", msg);
+            snprintf(msg, sizeof msg, "Awaiting deletion of %ld VolumeAttachments bound to node",
+                     pv);
+            nw_ctl_event(c, &nw_kube_res_nodes, node->json, "Warning", "AwaitingVolumeDetachment",
+                         msg);
             claim_condition(c, nc, "VolumesDetached", "Unknown", "AwaitingVolumeDetachment",
                             "AwaitingVolumeDetachment");
             return;
@@ -871,32 +878,34 @@ void nw_term_tick(nw_ctl_t *c, const nw_kube_snap_t *s)
 
 /* ---- metrics ------------------------------------------------------------------------ */
 
-
 nw_rc_t nw_term_metrics(nw_term_t *t, nw_buf_t *out)
 {
     if (!t)
         return NW_OK;
-    nw_rc_t rc = nw_metrics_counter(out, "nodewarden_nodes_drained_total", "Nodes drained (Drained=True).",
-                         atomic_load(&t->nodes_drained));
+    nw_rc_t rc =
+        nw_metrics_counter(out, "nodewarden_nodes_drained_total", "Nodes drained (Drained=True).",
+                           atomic_load(&t->nodes_drained));
     if (rc == NW_OK)
         rc = nw_metrics_counter(out, "nodewarden_nodes_terminated_total",
-                     "Nodes whose termination finalizer was removed.",
-                     atomic_load(&t->nodes_terminated));
+                                "Nodes whose termination finalizer was removed.",
+                                atomic_load(&t->nodes_terminated));
     if (rc == NW_OK)
         rc = nw_metrics_counter(out, "nodewarden_nodeclaims_terminated_total",
-                     "NodeClaims whose termination finalizer was removed.",
-                     atomic_load(&t->claims_terminated));
+                                "NodeClaims whose termination finalizer was removed.",
+                                atomic_load(&t->claims_terminated));
     if (rc == NW_OK)
         rc = nw_metrics_counter(out, "nodewarden_instances_terminated_total",
-                     "Instances nodewarden asked EC2 to terminate.",
-                     atomic_load(&t->instances_terminated));
+                                "Instances nodewarden asked EC2 to terminate.",
+                                atomic_load(&t->instances_terminated));
     if (rc == NW_OK)
-        rc = nw_metrics_counter(out, "nodewarden_pods_evicted_total", "Pods evicted by drains (eviction started).",
-                     atomic_load(&t->pods_evicted));
+        rc = nw_metrics_counter(out, "nodewarden_pods_evicted_total",
+                                "Pods evicted by drains (eviction started).",
+                                atomic_load(&t->pods_evicted));
     if (rc == NW_OK)
-        rc = nw_metrics_counter(out, "nodewarden_pods_deleted_at_deadline_total",
-                     "Pods deleted because the NodeClaim's terminationGracePeriod ran out.",
-                     atomic_load(&t->pods_deleted));
+        rc = nw_metrics_counter(
+            out, "nodewarden_pods_deleted_at_deadline_total",
+            "Pods deleted because the NodeClaim's terminationGracePeriod ran out.",
+            atomic_load(&t->pods_deleted));
     if (rc == NW_OK)
         rc = nw_buf_addf(out, "# HELP nodewarden_eviction_requests_total Eviction API calls by "
                               "HTTP status.\n# TYPE nodewarden_eviction_requests_total counter\n");

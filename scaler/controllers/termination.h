@@ -74,7 +74,8 @@ void nw_term_reset(nw_term_t *t);
 /** One pass over every NodeClaim and Node being deleted (leader only; uses c->term). */
 void nw_term_tick(nw_ctl_t *c, const nw_kube_snap_t *s);
 
-/** Append the Prometheus series: nodewarden_termination_* (see docs/scaler.md, "Events and metrics"). */
+/** Append the Prometheus series: nodewarden_termination_* (see docs/scaler.md, "Events and
+ * metrics"). */
 nw_rc_t nw_term_metrics(nw_term_t *t, nw_buf_t *out);
 
 #endif

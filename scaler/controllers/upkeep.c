@@ -57,9 +57,9 @@ nw_rc_t nw_upkeep_metrics(nw_upkeep_t *u, nw_buf_t *out)
 {
     if (!u)
         return NW_OK;
-    nw_rc_t rc = nw_counters_write(&u->counters, out, "drifted", "nodewarden_nodeclaims_drifted_total",
-                                   "NodeClaims marked Drifted, by NodePool and drift reason.",
-                                   "nodepool", "reason");
+    nw_rc_t rc = nw_counters_write(
+        &u->counters, out, "drifted", "nodewarden_nodeclaims_drifted_total",
+        "NodeClaims marked Drifted, by NodePool and drift reason.", "nodepool", "reason");
     if (rc == NW_OK)
         rc = nw_counters_write(&u->counters, out, "expired", "nodewarden_nodeclaims_expired_total",
                                "NodeClaims deleted because they outlived spec.expireAfter.",

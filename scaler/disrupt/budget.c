@@ -82,7 +82,8 @@ static int one_budget(const cJSON *b, int i, int nodes, int64_t now, nw_err_t *e
         return val;
     const char *sched = cJSON_GetStringValue(sj), *dur = cJSON_GetStringValue(dj);
     if (!sched || !dur) {
-        snprintf(path, sizeof path, "spec.disruption.budgets[%d].%s", i, sched ? "duration" : "schedule");
+        snprintf(path, sizeof path, "spec.disruption.budgets[%d].%s", i,
+                 sched ? "duration" : "schedule");
         nw_err_set(err, NW_EINVAL, path, "schedule and duration must be set together");
         return -1;
     }

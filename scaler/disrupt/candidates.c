@@ -104,8 +104,8 @@ static bool pod_active(const cJSON *pod)
 
 bool nw_dis_pod_reschedulable(const cJSON *pod)
 {
-    return (pod_active(pod) || (owned_by(pod, "StatefulSet") && pod_terminating(pod) &&
-                                !pod_terminal(pod))) &&
+    return (pod_active(pod) ||
+            (owned_by(pod, "StatefulSet") && pod_terminating(pod) && !pod_terminal(pod))) &&
            !owned_by(pod, "DaemonSet") && !pod_mirror(pod);
 }
 
@@ -326,8 +326,8 @@ static bool pods_block(const nw_dis_input_t *in, const cJSON *const *pods, size_
             }
         }
         if (matched > 1) {
-            snprintf(why, wn, "pod %s/%s is selected by more than one PodDisruptionBudget",
-                     ns, sget(GET(p, "metadata"), "name"));
+            snprintf(why, wn, "pod %s/%s is selected by more than one PodDisruptionBudget", ns,
+                     sget(GET(p, "metadata"), "name"));
             return true;
         }
     }

@@ -24,10 +24,8 @@ typedef struct {
 } field_t;
 
 static const field_t fields[5] = {
-    {"minute", 0, 59, NULL, 0, 0},
-    {"hour", 0, 23, NULL, 0, 0},
-    {"day of month", 1, 31, NULL, 0, 0},
-    {"month", 1, 12, months, 12, 1},
+    {"minute", 0, 59, NULL, 0, 0},       {"hour", 0, 23, NULL, 0, 0},
+    {"day of month", 1, 31, NULL, 0, 0}, {"month", 1, 12, months, 12, 1},
     {"day of week", 0, 6, days, 7, 0},
 };
 
@@ -78,12 +76,11 @@ static nw_rc_t item(const field_t *f, const char *s, size_t n, uint64_t *bits, b
             hi = slash ? f->hi : lo; /* "N/STEP" runs to the maximum */
         }
         if (lo < 0 || hi < 0)
-            return nw_err_set(err, NW_EINVAL, f->name, "bad %s field \"%.*s\"", f->name, (int)n,
-                              s);
+            return nw_err_set(err, NW_EINVAL, f->name, "bad %s field \"%.*s\"", f->name, (int)n, s);
     }
     if (lo < f->lo || hi > f->hi || lo > hi)
-        return nw_err_set(err, NW_EINVAL, f->name, "%s field \"%.*s\" out of range %d-%d",
-                          f->name, (int)n, s, f->lo, f->hi);
+        return nw_err_set(err, NW_EINVAL, f->name, "%s field \"%.*s\" out of range %d-%d", f->name,
+                          (int)n, s, f->lo, f->hi);
     for (int v = lo; v <= hi; v += step)
         *bits |= 1ULL << v;
     return NW_OK;
@@ -120,8 +117,8 @@ nw_rc_t nw_cron_parse(const char *expr, nw_cron_t *out, nw_err_t *err)
         expr++;
     static const struct {
         const char *name, *expr;
-    } macros[] = {{"@yearly", "0 0 1 1 *"},  {"@annually", "0 0 1 1 *"}, {"@monthly", "0 0 1 * *"},
-                  {"@weekly", "0 0 * * 0"},  {"@daily", "0 0 * * *"},    {"@midnight", "0 0 * * *"},
+    } macros[] = {{"@yearly", "0 0 1 1 *"}, {"@annually", "0 0 1 1 *"}, {"@monthly", "0 0 1 * *"},
+                  {"@weekly", "0 0 * * 0"}, {"@daily", "0 0 * * *"},    {"@midnight", "0 0 * * *"},
                   {"@hourly", "0 * * * *"}};
     if (expr[0] == '@') {
         size_t n = strlen(expr);

@@ -1,8 +1,8 @@
 /*
  * scaler/disrupt/cron.h — the cron schedules of NodePool disruption budgets
- * (kubernetes-sigs/karpenter pkg/apis/v1/nodepool.go Budget): standard 5-field expressions (minute hour day-of-month
- * month day-of-week; `*`, `?`, lists, ranges, steps, month and weekday names) and the
- * macros @yearly @annually @monthly @weekly @daily @midnight @hourly, always in UTC.
+ * (kubernetes-sigs/karpenter pkg/apis/v1/nodepool.go Budget): standard 5-field expressions (minute
+ * hour day-of-month month day-of-week; `*`, `?`, lists, ranges, steps, month and weekday names) and
+ * the macros @yearly @annually @monthly @weekly @daily @midnight @hourly, always in UTC.
  * Day-of-month and day-of-week combine as in robfig/cron (what Karpenter uses): when
  * either field starts with `*` both must match, otherwise either may.
  *

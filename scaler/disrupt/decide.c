@@ -1,8 +1,9 @@
 /*
  * scaler/disrupt/decide.c — the disruption methods (kubernetes-sigs/karpenter
  * pkg/controllers/disruption/{emptiness,drift,consolidation,multinodeconsolidation,
- * singlenodeconsolidation,validation}.go): emptiness, drift, multi-node and single-node consolidation with the
- * replacement price and spot rules, validation, and the report. Pure (see disrupt.h).
+ * singlenodeconsolidation,validation}.go): emptiness, drift, multi-node and single-node
+ * consolidation with the replacement price and spot rules, validation, and the report. Pure (see
+ * disrupt.h).
  */
 #include <math.h>
 #include <stdarg.h>
@@ -130,8 +131,8 @@ static bool consolidation_eligible(const nw_dis_state_t *st, const nw_dis_node_t
     if (!n->candidate || n->empty || !n->consolidatable || n->pool < 0)
         return false;
     const nw_dis_pool_t *p = &st->pools[n->pool];
-    return !p->when_empty && !p->consolidation_never && n->price >= 0 && *n->itype &&
-           *n->zone && *n->capacity_type;
+    return !p->when_empty && !p->consolidation_never && n->price >= 0 && *n->itype && *n->zone &&
+           *n->capacity_type;
 }
 
 static bool emptiness_eligible(const nw_dis_state_t *st, const nw_dis_node_t *n)
@@ -244,8 +245,9 @@ static int compute(const nw_dis_state_t *st, nw_dis_sim_fn sim, void *ud, const 
     if (all_spot && rp->allow_spot) {
         /* spot-to-spot */
         if (!st->in.spot_to_spot) {
-            snprintf(why, wn, "SpotToSpotConsolidation is disabled, can't replace a spot node "
-                              "with a spot node");
+            snprintf(why, wn,
+                     "SpotToSpotConsolidation is disabled, can't replace a spot node "
+                     "with a spot node");
             nw_dis_sim_cleanup(&r);
             return 0;
         }
@@ -253,10 +255,12 @@ static int compute(const nw_dis_state_t *st, nw_dis_sim_fn sim, void *ud, const 
         rp->allow_reserved = false;
         filter_price(rp, price);
         if (!multi) {
-            int need = rp->min_values > NW_DIS_SPOT_MIN_TYPES ? rp->min_values : NW_DIS_SPOT_MIN_TYPES;
+            int need =
+                rp->min_values > NW_DIS_SPOT_MIN_TYPES ? rp->min_values : NW_DIS_SPOT_MIN_TYPES;
             if (rp->ntypes < NW_DIS_SPOT_MIN_TYPES) {
-                snprintf(why, wn, "SpotToSpotConsolidation requires %d cheaper instance type "
-                                  "options than the current candidate to consolidate, got %d",
+                snprintf(why, wn,
+                         "SpotToSpotConsolidation requires %d cheaper instance type "
+                         "options than the current candidate to consolidate, got %d",
                          NW_DIS_SPOT_MIN_TYPES, rp->ntypes);
                 nw_dis_sim_cleanup(&r);
                 return 0;
@@ -295,8 +299,9 @@ static int compute(const nw_dis_state_t *st, nw_dis_sim_fn sim, void *ud, const 
                     cap = c->price;
             }
         if (cap < INFINITY && filter_price(rp, cap) == 0) {
-            snprintf(why, wn, "the only cheaper replacements are the candidates' own instance "
-                              "types");
+            snprintf(why, wn,
+                     "the only cheaper replacements are the candidates' own instance "
+                     "types");
             nw_dis_sim_cleanup(&r);
             return 0;
         }
@@ -347,8 +352,7 @@ static int emptiness(const nw_dis_state_t *st, nw_dis_cmd_t *cmd, int *idx)
     return 1;
 }
 
-static int drift(const nw_dis_state_t *st, nw_dis_sim_fn sim, void *ud, nw_dis_cmd_t *cmd,
-                 int *idx)
+static int drift(const nw_dis_state_t *st, nw_dis_sim_fn sim, void *ud, nw_dis_cmd_t *cmd, int *idx)
 {
     int n = 0;
     for (size_t i = 0; i < st->nnodes; i++)
@@ -518,9 +522,9 @@ static int single_node(const nw_dis_state_t *st, nw_dis_sim_fn sim, void *ud, nw
 
 static void summarize(const nw_dis_state_t *st, nw_dis_cmd_t *cmd)
 {
-    size_t off = (size_t)snprintf(cmd->summary, sizeof cmd->summary, "%s/%s via %s:",
-                                  nw_dis_reason_str(cmd->reason), cmd->action == NW_DIS_REPLACE ? "Replace" : "Delete",
-                                  nw_dis_method_str(cmd->method));
+    size_t off = (size_t)snprintf(
+        cmd->summary, sizeof cmd->summary, "%s/%s via %s:", nw_dis_reason_str(cmd->reason),
+        cmd->action == NW_DIS_REPLACE ? "Replace" : "Delete", nw_dis_method_str(cmd->method));
     for (size_t i = 0; i < cmd->ncandidates && off < sizeof cmd->summary; i++) {
         const nw_dis_node_t *n = nw_dis_state_node(st, cmd->candidates[i]);
         off += (size_t)snprintf(cmd->summary + off, sizeof cmd->summary - off, "%s %s%s%s",
@@ -529,11 +533,12 @@ static void summarize(const nw_dis_state_t *st, nw_dis_cmd_t *cmd)
     }
     for (int k = 0; k < cmd->sim.nrepl && off < sizeof cmd->summary; k++) {
         const nw_dis_repl_t *r = &cmd->sim.repl[k];
-        off += (size_t)snprintf(cmd->summary + off, sizeof cmd->summary - off,
-                                "%s %s (%d type%s%s)", k ? "," : " ->",
-                                r->ntypes ? r->types[0].name : "?", r->ntypes,
-                                r->ntypes == 1 ? "" : "s",
-                                r->allow_on_demand ? "" : r->allow_spot ? ", spot" : "");
+        off += (size_t)snprintf(
+            cmd->summary + off, sizeof cmd->summary - off, "%s %s (%d type%s%s)", k ? "," : " ->",
+            r->ntypes ? r->types[0].name : "?", r->ntypes, r->ntypes == 1 ? "" : "s",
+            r->allow_on_demand ? ""
+            : r->allow_spot    ? ", spot"
+                               : "");
     }
     if (off < sizeof cmd->summary && cmd->old_price > 0)
         snprintf(cmd->summary + off, sizeof cmd->summary - off, "; $%.4f/h -> $%.4f/h",
@@ -609,9 +614,10 @@ int nw_dis_validate(const nw_dis_state_t *st, nw_dis_cmd_t *cmd, nw_dis_sim_fn s
         if (bad) {
             if (cmd->method != NW_DIS_EMPTINESS) {
                 snprintf(why, wn, "%s: NodeClaim %s %s", bad, cmd->candidates[i],
-                         !n ? "is gone" : strcmp(bad, "budget") == 0 ? "exceeds the budget"
-                                                                     : n->why[0] ? n->why
-                                                                                 : "is no longer a candidate");
+                         !n                           ? "is gone"
+                         : strcmp(bad, "budget") == 0 ? "exceeds the budget"
+                         : n->why[0]                  ? n->why
+                                                      : "is no longer a candidate");
                 return 0;
             }
             last_bad = bad;
@@ -644,8 +650,8 @@ int nw_dis_validate(const nw_dis_state_t *st, nw_dis_cmd_t *cmd, nw_dis_sim_fn s
         snprintf(why, wn, "scheduling: a delete now needs %d new NodeClaim%s", r.nrepl,
                  r.nrepl == 1 ? "" : "s");
         ok = 0;
-    } else if (cmd->action == NW_DIS_REPLACE &&
-               (r.nrepl != 1 || cmd->sim.nrepl != 1 || !types_superset(&r.repl[0], &cmd->sim.repl[0]))) {
+    } else if (cmd->action == NW_DIS_REPLACE && (r.nrepl != 1 || cmd->sim.nrepl != 1 ||
+                                                 !types_superset(&r.repl[0], &cmd->sim.repl[0]))) {
         snprintf(why, wn, "scheduling: the replacement changed");
         ok = 0;
     }
@@ -736,7 +742,8 @@ cJSON *nw_dis_report_json(const nw_dis_state_t *st, const nw_dis_cmd_t *cmd)
             cJSON_AddItemToArray(rs, j);
         }
         cJSON_AddNumberToObject(c, "pricePerHour", round(cmd->old_price * 10000) / 10000);
-        cJSON_AddNumberToObject(c, "replacementPricePerHour", round(cmd->new_price * 10000) / 10000);
+        cJSON_AddNumberToObject(c, "replacementPricePerHour",
+                                round(cmd->new_price * 10000) / 10000);
         cJSON_AddBoolToObject(c, "validationDelay", cmd->validate);
         cJSON_AddStringToObject(c, "summary", cmd->summary);
     }

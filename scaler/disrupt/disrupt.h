@@ -1,8 +1,8 @@
 /*
  * scaler/disrupt/disrupt.h — the disruption decision core (kubernetes-sigs/karpenter
- * pkg/controllers/disruption/): which nodes are candidates, what the NodePool budgets allow, and which
- * single command a pass produces — emptiness, drift, multi-node or single-node
- * consolidation, in that order.
+ * pkg/controllers/disruption/): which nodes are candidates, what the NodePool budgets allow, and
+ * which single command a pass produces — emptiness, drift, multi-node or single-node consolidation,
+ * in that order.
  *
  * Pure: no I/O and no clock reads. The objects come in as Kubernetes JSON (borrowed),
  * `now` is passed in, offering prices come through a callback, and the question
@@ -36,7 +36,12 @@
 #define NW_DIS_MULTI_MAX 100
 #define NW_DIS_SPOT_MIN_TYPES 15
 
-typedef enum { NW_DIS_EMPTY = 0, NW_DIS_DRIFTED, NW_DIS_UNDERUTILIZED, NW_DIS_NREASONS } nw_dis_reason_t;
+typedef enum {
+    NW_DIS_EMPTY = 0,
+    NW_DIS_DRIFTED,
+    NW_DIS_UNDERUTILIZED,
+    NW_DIS_NREASONS
+} nw_dis_reason_t;
 
 typedef enum {
     NW_DIS_NONE = 0,
@@ -96,38 +101,38 @@ typedef struct {
 } nw_dis_input_t;
 
 typedef struct {
-    const char *name; /* NodeClaim name (borrowed from the input) */
-    const cJSON *nodeclaim, *node; /* node may be NULL */
-    const char *node_name;        /* "" without a node */
-    int pool;                     /* index into the state's pools, -1 unknown */
+    const char *name;                         /* NodeClaim name (borrowed from the input) */
+    const cJSON *nodeclaim, *node;            /* node may be NULL */
+    const char *node_name;                    /* "" without a node */
+    int pool;                                 /* index into the state's pools, -1 unknown */
     const char *itype, *zone, *capacity_type; /* labels ("" when absent) */
-    double price;                 /* the node's offering price, < 0 unknown */
-    const cJSON **pods;           /* pods bound to the node (owned array, borrowed pods) */
+    double price;                             /* the node's offering price, < 0 unknown */
+    const cJSON **pods; /* pods bound to the node (owned array, borrowed pods) */
     size_t npods;
-    int nresched;                 /* reschedulable pods that count against emptiness */
+    int nresched; /* reschedulable pods that count against emptiness */
     bool initialized, deleting, in_command, nominated, ready, counted, disrupting;
-    bool candidate;               /* every common rule of §2.2 holds */
-    bool pods_block;              /* only the pod rules (do-not-disrupt, PDB) fail */
-    bool has_tgp;                 /* spec.terminationGracePeriod set (drift waives pods_block) */
-    bool empty;                   /* candidate without reschedulable pods */
-    bool consolidatable;          /* Consolidatable rule (§2.5) holds now */
-    int64_t consolidatable_at;    /* when it does / did (0: never: disabled or not initialized) */
-    int64_t last_pod_event;       /* status.lastPodEventTime, 0 unset */
-    bool drifted;                 /* condition Drifted=True */
+    bool candidate;            /* every common rule of §2.2 holds */
+    bool pods_block;           /* only the pod rules (do-not-disrupt, PDB) fail */
+    bool has_tgp;              /* spec.terminationGracePeriod set (drift waives pods_block) */
+    bool empty;                /* candidate without reschedulable pods */
+    bool consolidatable;       /* Consolidatable rule (§2.5) holds now */
+    int64_t consolidatable_at; /* when it does / did (0: never: disabled or not initialized) */
+    int64_t last_pod_event;    /* status.lastPodEventTime, 0 unset */
+    bool drifted;              /* condition Drifted=True */
     int64_t drifted_at;
     double disruption_cost;
-    char why[256];                /* why it is not a candidate ("" when it is) */
+    char why[256]; /* why it is not a candidate ("" when it is) */
 } nw_dis_node_t;
 
 typedef struct {
     const char *name;
     const cJSON *obj;
-    bool consolidation_never;      /* consolidateAfter: Never */
-    int64_t consolidate_after;     /* ns */
-    bool when_empty;               /* consolidationPolicy WhenEmpty */
-    int counted, disrupting;       /* nodes for the percentages; already disrupting */
-    int allowed[NW_DIS_NREASONS];  /* max(0, budget - disrupting), NW_DIS_UNLIMITED */
-    char budget_error[256];        /* a budget that failed to parse ("" none) */
+    bool consolidation_never;     /* consolidateAfter: Never */
+    int64_t consolidate_after;    /* ns */
+    bool when_empty;              /* consolidationPolicy WhenEmpty */
+    int counted, disrupting;      /* nodes for the percentages; already disrupting */
+    int allowed[NW_DIS_NREASONS]; /* max(0, budget - disrupting), NW_DIS_UNLIMITED */
+    char budget_error[256];       /* a budget that failed to parse ("" none) */
 } nw_dis_pool_t;
 
 typedef struct nw_dis_state {
@@ -178,12 +183,12 @@ typedef struct {
 } nw_dis_repl_t;
 
 typedef struct {
-    bool ok;          /* every pod that is not already pending can be placed, and none
-                         lands on an existing node that is not initialized */
-    char why[256];    /* when !ok */
+    bool ok;             /* every pod that is not already pending can be placed, and none
+                            lands on an existing node that is not initialized */
+    char why[256];       /* when !ok */
     nw_dis_repl_t *repl; /* new NodeClaims the placement needs (owned, malloc) */
     int nrepl;
-    void *handle;     /* the adapter's own result (creates the replacements later) */
+    void *handle; /* the adapter's own result (creates the replacements later) */
     void (*handle_free)(void *handle);
 } nw_dis_sim_t;
 
@@ -200,7 +205,7 @@ void nw_dis_sim_cleanup(nw_dis_sim_t *s);
 
 typedef struct {
     char nodeclaim[256];
-    char reason[64];  /* Event reason: DisruptionBlocked, Unconsolidatable, ... */
+    char reason[64]; /* Event reason: DisruptionBlocked, Unconsolidatable, ... */
     char message[512];
 } nw_dis_note_t;
 
@@ -208,11 +213,11 @@ typedef struct {
     nw_dis_method_t method; /* NONE: no command */
     nw_dis_reason_t reason;
     nw_dis_action_t action;
-    char **candidates;      /* NodeClaim names (owned) */
+    char **candidates; /* NodeClaim names (owned) */
     size_t ncandidates;
-    nw_dis_sim_t sim;       /* replacements (narrowed by the price and spot rules) */
+    nw_dis_sim_t sim;            /* replacements (narrowed by the price and spot rules) */
     double old_price, new_price; /* per hour; new = cheapest replacement option */
-    bool validate;          /* wait the validation delay, then nw_dis_validate */
+    bool validate;               /* wait the validation delay, then nw_dis_validate */
     char summary[512];
     /* why candidates were passed over this pass (events), and how many budgets blocked */
     nw_dis_note_t *notes;

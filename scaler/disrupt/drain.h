@@ -1,11 +1,10 @@
 /*
  * scaler/disrupt/drain.h — the pure decisions of a node drain
  * (kubernetes-sigs/karpenter pkg/utils/pod predicates and the node termination
- * controller, pkg/controllers/node/termination/terminator/terminator.go): how each pod on a draining node is classified,
- * which pods the drain waits for, which it evicts (in four waves), which it
- * force-deletes because the NodeClaim's terminationGracePeriod deadline is near,
- * the grace period such a delete gets, the per-pod eviction backoff, and the
- * TGP deadline annotation.
+ * controller, pkg/controllers/node/termination/terminator/terminator.go): how each pod on a
+ * draining node is classified, which pods the drain waits for, which it evicts (in four waves),
+ * which it force-deletes because the NodeClaim's terminationGracePeriod deadline is near, the grace
+ * period such a delete gets, the per-pod eviction backoff, and the TGP deadline annotation.
  *
  * No I/O, no clock: every function takes the time it needs ("now", epoch ns).
  * Thread: any (no state). Objects passed in are borrowed.
@@ -95,10 +94,10 @@ int64_t nw_drain_backoff(int failures);
 
 /* What the drain does with one pod this pass. */
 typedef enum {
-    NW_DRAIN_SKIP = 0,    /* not waited for (terminal, mirror, tolerating, stuck) */
-    NW_DRAIN_WAIT,        /* waited for; nothing to do now (later wave, terminating, DND) */
-    NW_DRAIN_EVICT,       /* call the Eviction API */
-    NW_DRAIN_DELETE,      /* delete with nw_drain_delete_grace (TGP deadline) */
+    NW_DRAIN_SKIP = 0, /* not waited for (terminal, mirror, tolerating, stuck) */
+    NW_DRAIN_WAIT,     /* waited for; nothing to do now (later wave, terminating, DND) */
+    NW_DRAIN_EVICT,    /* call the Eviction API */
+    NW_DRAIN_DELETE,   /* delete with nw_drain_delete_grace (TGP deadline) */
 } nw_drain_action_t;
 
 typedef struct {

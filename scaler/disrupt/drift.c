@@ -82,16 +82,17 @@ static nw_rc_t claim_labels(const nw_drift_in_t *in, nw_labels_t *out)
     const cJSON *l;
     cJSON_ArrayForEach(l, GET(GET(in->nodeclaim, "metadata"), "labels"))
     {
-        if (cJSON_IsString(l) && l->string && nw_labels_set(out, l->string, l->valuestring) != NW_OK)
+        if (cJSON_IsString(l) && l->string &&
+            nw_labels_set(out, l->string, l->valuestring) != NW_OK)
             return NW_ENOMEM;
     }
     if (!in->catalog)
         return NW_OK;
     char keys[MAX_TYPE_LABELS][64], vals[MAX_TYPE_LABELS][64];
-    int n = nw_drift__type_labels(in->catalog, label(in->nodeclaim, "node.kubernetes.io/instance-type"),
-                                  label(in->nodeclaim, "topology.kubernetes.io/zone"),
-                                  label(in->nodeclaim, "karpenter.sh/capacity-type"), keys, vals,
-                                  MAX_TYPE_LABELS);
+    int n = nw_drift__type_labels(
+        in->catalog, label(in->nodeclaim, "node.kubernetes.io/instance-type"),
+        label(in->nodeclaim, "topology.kubernetes.io/zone"),
+        label(in->nodeclaim, "karpenter.sh/capacity-type"), keys, vals, MAX_TYPE_LABELS);
     for (int i = 0; i < n; i++)
         if (!nw_labels_get(out, keys[i]) && nw_labels_set(out, keys[i], vals[i]) != NW_OK)
             return NW_ENOMEM;
@@ -114,8 +115,8 @@ static int requirements_drifted(const nw_drift_in_t *in, char *detail, size_t n)
         memset(&cf, 0, sizeof cf);
         if (!nw_reqs_compatible(&have, &pool, 0, &cf)) {
             drifted = 1;
-            say(detail, n, "the NodeClaim's labels no longer satisfy the NodePool's requirements: %s",
-                cf.msg);
+            say(detail, n,
+                "the NodeClaim's labels no longer satisfy the NodePool's requirements: %s", cf.msg);
         }
     }
     nw_labels_cleanup(&labels);
@@ -179,8 +180,8 @@ static int ami_drifted(const nw_drift_in_t *in, char *detail, size_t n)
                             : cJSON_GetStringValue(GET(GET(in->nodeclaim, "status"), "imageID"));
     if (!r || !r->namis || !image || !*image)
         return 0; /* Karpenter: "no amis exist given constraints" — an error, no verdict */
-    const char *arch = nw_drift__type_arch(in->catalog,
-                                           label(in->nodeclaim, "node.kubernetes.io/instance-type"));
+    const char *arch =
+        nw_drift__type_arch(in->catalog, label(in->nodeclaim, "node.kubernetes.io/instance-type"));
     if (!arch)
         arch = label(in->nodeclaim, "kubernetes.io/arch");
     const char *fit[64];
@@ -243,8 +244,8 @@ nw_drift_reason_t nw_drift_check(const nw_drift_in_t *in, char *detail, size_t n
     if (nw_hash_nodepool(in->nodepool, h, NULL) == NW_OK &&
         hash_drifted(in->nodeclaim, NW_ANN_NODEPOOL_HASH, NW_ANN_NODEPOOL_HASH_VERSION,
                      NW_NODEPOOL_HASH_VERSION, h)) {
-        say(detail, n, "the NodePool's template changed (nodepool-hash %s, the NodeClaim has %s)", h,
-            annotation(in->nodeclaim, NW_ANN_NODEPOOL_HASH));
+        say(detail, n, "the NodePool's template changed (nodepool-hash %s, the NodeClaim has %s)",
+            h, annotation(in->nodeclaim, NW_ANN_NODEPOOL_HASH));
         return NW_DRIFT_NODEPOOL;
     }
     if (requirements_drifted(in, detail, n))

@@ -1,8 +1,7 @@
 /*
  * scaler/disrupt/drift.h — is a launched NodeClaim drifted from its NodePool or
- * EC2NodeClass, and why (Karpenter's pkg/controllers/nodeclaim/disruption/drift.go and the AWS provider's
- * pkg/cloudprovider/drift.go). The first reason that applies wins, in Karpenter's
- * order:
+ * EC2NodeClass, and why (Karpenter's pkg/controllers/nodeclaim/disruption/drift.go and the AWS
+ * provider's pkg/cloudprovider/drift.go). The first reason that applies wins, in Karpenter's order:
  *
  *   NodePoolDrifted       karpenter.sh/nodepool-hash on the NodeClaim differs from the
  *                         pool's (hash.h), both with hash version v3
@@ -80,13 +79,13 @@ typedef struct {
 typedef struct nw_catalog nw_catalog_t;
 
 typedef struct {
-    const cJSON *nodeclaim;          /* required */
-    const cJSON *nodepool;           /* required */
-    const cJSON *nodeclass;          /* nullable: NodeClassDrift and provider checks skipped */
-    const nw_drift_class_t *resolved; /* nullable: AMI/SG/subnet checks skipped */
+    const cJSON *nodeclaim;              /* required */
+    const cJSON *nodepool;               /* required */
+    const cJSON *nodeclass;              /* nullable: NodeClassDrift and provider checks skipped */
+    const nw_drift_class_t *resolved;    /* nullable: AMI/SG/subnet checks skipped */
     const nw_drift_instance_t *instance; /* nullable: AMI from status.imageID; SG/subnet skipped */
-    const nw_catalog_t *catalog;     /* nullable: InstanceTypeNotFound skipped, no label completion */
-    int64_t now_ns;                  /* wall clock */
+    const nw_catalog_t *catalog; /* nullable: InstanceTypeNotFound skipped, no label completion */
+    int64_t now_ns;              /* wall clock */
 } nw_drift_in_t;
 
 /**

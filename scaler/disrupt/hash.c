@@ -254,10 +254,14 @@ nw_rc_t nw_hash_nodepool(const cJSON *nodepool, char out[NW_HASH_LEN], nw_err_t 
 
 /* ---- EC2NodeClass: spec + resolved AMI family (aws pkg/apis/v1/ec2nodeclass.go Hash) ---- */
 
-static const char *const NODECLASS_IGNORE[] = {
-    "amiSelectorTerms",   "subnetSelectorTerms",    "securityGroupSelectorTerms",
-    "capacityReservationSelectorTerms", "placementGroupSelector", "ipPrefixCount",
-    "amiFamily",          NULL};
+static const char *const NODECLASS_IGNORE[] = {"amiSelectorTerms",
+                                               "subnetSelectorTerms",
+                                               "securityGroupSelectorTerms",
+                                               "capacityReservationSelectorTerms",
+                                               "placementGroupSelector",
+                                               "ipPrefixCount",
+                                               "amiFamily",
+                                               NULL};
 static const char *const NODECLASS_QUANTITIES[] = {"blockDeviceMappings[].ebs.volumeSize", NULL};
 
 const char *nw_hash_ami_family(const cJSON *nodeclass)

@@ -259,8 +259,8 @@ nw_rc_t nw_dis_sim_schedule(void *ud, const nw_dis_state_t *st, const char *cons
         goto out;
     }
     must_t mu = {h->snap, (const char *const *)must, nmust, x};
-    if ((rc = nw_dis_sim_interpret(h->snap, &h->res, must_pod, target_init, &mu, out,
-                                   h->claim_of, err)) != NW_OK)
+    if ((rc = nw_dis_sim_interpret(h->snap, &h->res, must_pod, target_init, &mu, out, h->claim_of,
+                                   err)) != NW_OK)
         goto out;
     out->handle = h;
     out->handle_free = handle_free;

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 static const nw_kube_res_t *const kind_res[NW_KUBE_KINDS] = {
-    &nw_kube_res_pods,       &nw_kube_res_nodes, &nw_kube_res_nodepools,
+    &nw_kube_res_pods,           &nw_kube_res_nodes,      &nw_kube_res_nodepools,
     &nw_kube_res_ec2nodeclasses, &nw_kube_res_nodeclaims, &nw_kube_res_pdbs,
     &nw_kube_res_daemonsets,
 };
@@ -105,8 +105,8 @@ static nw_kube_obj_t *obj_new(nw_kube_kind_t kind, cJSON *json)
         break;
     case NW_KUBE_NODECLAIMS:
         o->provider_id = sfield(json, "status", "providerID");
-        o->nodepool = sfield(cJSON_GetObjectItemCaseSensitive(meta, "labels"),
-                             "karpenter.sh/nodepool", NULL);
+        o->nodepool =
+            sfield(cJSON_GetObjectItemCaseSensitive(meta, "labels"), "karpenter.sh/nodepool", NULL);
         break;
     default:
         break;
@@ -606,13 +606,13 @@ nw_kube_snap_t *nw_kube_cache_snapshot(nw_kube_cache_t *c)
     }
     for (int k = 0; k < NW_KUBE_KINDS; k++)
         qsort(s->all[k].v, s->all[k].n, sizeof *s->all[k].v, cmp_key);
-    if (build_index(&s->pods_by_node, &s->all[NW_KUBE_PODS], offsetof(nw_kube_obj_t, node_name),
-                    0, cmp_node) ||
+    if (build_index(&s->pods_by_node, &s->all[NW_KUBE_PODS], offsetof(nw_kube_obj_t, node_name), 0,
+                    cmp_node) ||
         build_index(&s->pods_by_phase, &s->all[NW_KUBE_PODS], offsetof(nw_kube_obj_t, phase), 0,
                     cmp_phase) ||
         build_index(&s->pending, &s->all[NW_KUBE_PODS], 0, 1, cmp_key) ||
-        build_index(&s->nodes_by_pid, &s->all[NW_KUBE_NODES],
-                    offsetof(nw_kube_obj_t, provider_id), 0, cmp_pid) ||
+        build_index(&s->nodes_by_pid, &s->all[NW_KUBE_NODES], offsetof(nw_kube_obj_t, provider_id),
+                    0, cmp_pid) ||
         build_index(&s->claims_by_pid, &s->all[NW_KUBE_NODECLAIMS],
                     offsetof(nw_kube_obj_t, provider_id), 0, cmp_pid) ||
         build_index(&s->claims_by_pool, &s->all[NW_KUBE_NODECLAIMS],
@@ -672,8 +672,8 @@ const nw_kube_obj_t *nw_kube_snap_at(const nw_kube_snap_t *s, nw_kube_kind_t kin
     return kind < NW_KUBE_KINDS && i < s->all[kind].n ? s->all[kind].v[i] : NULL;
 }
 
-const nw_kube_obj_t *nw_kube_snap_get(const nw_kube_snap_t *s, nw_kube_kind_t kind,
-                                      const char *ns, const char *name)
+const nw_kube_obj_t *nw_kube_snap_get(const nw_kube_snap_t *s, nw_kube_kind_t kind, const char *ns,
+                                      const char *name)
 {
     if (kind >= NW_KUBE_KINDS || !name)
         return NULL;
@@ -743,18 +743,15 @@ size_t nw_kube_snap_nodeclaims_for_nodepool(const nw_kube_snap_t *s, const char 
 const nw_kube_obj_t *nw_kube_snap_node_by_provider_id(const nw_kube_snap_t *s, const char *pid)
 {
     const nw_kube_obj_t *const *v;
-    return pid && pid[0] &&
-                   range(&s->nodes_by_pid, offsetof(nw_kube_obj_t, provider_id), pid, &v)
+    return pid && pid[0] && range(&s->nodes_by_pid, offsetof(nw_kube_obj_t, provider_id), pid, &v)
                ? v[0]
                : NULL;
 }
 
-const nw_kube_obj_t *nw_kube_snap_nodeclaim_by_provider_id(const nw_kube_snap_t *s,
-                                                           const char *pid)
+const nw_kube_obj_t *nw_kube_snap_nodeclaim_by_provider_id(const nw_kube_snap_t *s, const char *pid)
 {
     const nw_kube_obj_t *const *v;
-    return pid && pid[0] &&
-                   range(&s->claims_by_pid, offsetof(nw_kube_obj_t, provider_id), pid, &v)
+    return pid && pid[0] && range(&s->claims_by_pid, offsetof(nw_kube_obj_t, provider_id), pid, &v)
                ? v[0]
                : NULL;
 }

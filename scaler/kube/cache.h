@@ -57,13 +57,13 @@ const char *nw_kube_kind_name(nw_kube_kind_t k);
 
 /* One cached object. Everything is read-only for users; strings point into json. */
 typedef struct nw_kube_obj {
-    _Atomic int refs_;       /* private */
-    cJSON *json;             /* the whole object; never modified */
-    char *key;               /* "namespace/name", or "name" for cluster-scoped */
-    const char *ns;          /* "" for cluster-scoped */
+    _Atomic int refs_; /* private */
+    cJSON *json;       /* the whole object; never modified */
+    char *key;         /* "namespace/name", or "name" for cluster-scoped */
+    const char *ns;    /* "" for cluster-scoped */
     const char *name;
-    const char *uid;         /* "" if absent */
-    const char *rv;          /* metadata.resourceVersion, "" if absent */
+    const char *uid; /* "" if absent */
+    const char *rv;  /* metadata.resourceVersion, "" if absent */
     /* indexed fields ("" when absent / not applicable) */
     const char *node_name;   /* pods: spec.nodeName */
     const char *phase;       /* pods: status.phase */
@@ -147,8 +147,8 @@ size_t nw_kube_snap_count(const nw_kube_snap_t *s, nw_kube_kind_t kind);
 const nw_kube_obj_t *nw_kube_snap_at(const nw_kube_snap_t *s, nw_kube_kind_t kind, size_t i);
 
 /** Lookup by namespace/name (ns ignored for cluster-scoped kinds). NULL if absent. */
-const nw_kube_obj_t *nw_kube_snap_get(const nw_kube_snap_t *s, nw_kube_kind_t kind,
-                                      const char *ns, const char *name);
+const nw_kube_obj_t *nw_kube_snap_get(const nw_kube_snap_t *s, nw_kube_kind_t kind, const char *ns,
+                                      const char *name);
 
 /* Index lookups: *out receives a borrowed array (sorted by key) and the count is returned. */
 size_t nw_kube_snap_pods_on_node(const nw_kube_snap_t *s, const char *node,

@@ -25,8 +25,8 @@ const nw_kube_res_t nw_kube_res_ec2nodeclasses = {"/apis/karpenter.k8s.aws/v1", 
                                                   "EC2NodeClass", "karpenter.k8s.aws/v1", 0};
 const nw_kube_res_t nw_kube_res_pdbs = {"/apis/policy/v1", "poddisruptionbudgets",
                                         "PodDisruptionBudget", "policy/v1", 1};
-const nw_kube_res_t nw_kube_res_daemonsets = {"/apis/apps/v1", "daemonsets", "DaemonSet",
-                                              "apps/v1", 1};
+const nw_kube_res_t nw_kube_res_daemonsets = {"/apis/apps/v1", "daemonsets", "DaemonSet", "apps/v1",
+                                              1};
 const nw_kube_res_t nw_kube_res_leases = {"/apis/coordination.k8s.io/v1", "leases", "Lease",
                                           "coordination.k8s.io/v1", 1};
 
@@ -44,7 +44,7 @@ struct nw_kube_client {
     int npool;
     nw_kube_rl_t rl;
     nw_kube_metrics_t *metrics;
-    char *base_url;               /* server URL, host replaced by tls-server-name if set */
+    char *base_url;                /* server URL, host replaced by tls-server-name if set */
     struct curl_slist *connect_to; /* tls-server-name: connect to the real host */
     char user_agent[96];
     /* token */
@@ -345,7 +345,8 @@ static char *auth_header(nw_kube_client_t *c)
             c->token = t;
             c->token_read_ns = now;
         } else {
-            nw_log_every(30, NW_LOG_WARN, "kube.client", "token file unreadable; keeping the old token",
+            nw_log_every(30, NW_LOG_WARN, "kube.client",
+                         "token file unreadable; keeping the old token",
                          NW_LS("file", c->cfg->token_file));
         }
     }
@@ -440,7 +441,8 @@ void nw_kube__resp_parse_status(nw_kube_resp_t *r)
 {
     r->reason[0] = r->message[0] = '\0';
     cJSON *st = nw_kube_json_parse(r->body.data, r->body.len);
-    const char *kind = st ? cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(st, "kind")) : NULL;
+    const char *kind =
+        st ? cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(st, "kind")) : NULL;
     if (kind && !strcmp(kind, "Status")) {
         const char *reason = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(st, "reason"));
         const char *msg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(st, "message"));
@@ -597,7 +599,8 @@ nw_rc_t nw_kube_do(nw_kube_client_t *c, const nw_kube_req_t *req, nw_kube_resp_t
         handle_give(c, h);
         curl_slist_free_all(hd);
 
-        nw_kube_metrics_add(c->metrics, NW_KM_REQUESTS, verb, res, cc == CURLE_OK ? (int)resp->code : 0, 1);
+        nw_kube_metrics_add(c->metrics, NW_KM_REQUESTS, verb, res,
+                            cc == CURLE_OK ? (int)resp->code : 0, 1);
         int64_t wait_ns = -1;
         if (cc == CURLE_OK) {
             if (resp->code >= 300)
@@ -634,7 +637,8 @@ nw_rc_t nw_kube_do(nw_kube_client_t *c, const nw_kube_req_t *req, nw_kube_resp_t
             }
             wait_ns = nw_kube_backoff_next(&bo, nw_clock_mono(c->opts.clock));
             nw_log_debug("kube.client", "retrying after a network error", NW_LS("verb", verb),
-                         NW_LS("resource", res), NW_LS("error", errbuf[0] ? errbuf : curl_easy_strerror(cc)),
+                         NW_LS("resource", res),
+                         NW_LS("error", errbuf[0] ? errbuf : curl_easy_strerror(cc)),
                          NW_LI("wait_ms", wait_ns / NW_NS_PER_MS));
         }
         nw_kube_metrics_add(c->metrics, NW_KM_RETRIES, verb, res, -1, 1);

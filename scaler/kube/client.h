@@ -57,17 +57,17 @@ nw_rc_t nw_kube_query(nw_buf_t *out, const char *k, const char *v);
 /* ---- client --------------------------------------------------------------------- */
 
 typedef struct {
-    double qps;                  /* requests per second; default 50; < 0 unlimited */
-    int burst;                   /* default 100 */
-    int timeout_ms;              /* per attempt; default 30000 */
-    int connect_timeout_ms;      /* default 10000 */
-    int max_retries;             /* default 5; -1 for none */
-    int64_t backoff_base_ms;     /* default 800 */
-    int64_t backoff_max_ms;      /* default 30000 */
-    int64_t retry_after_max_s;   /* cap on a server's Retry-After; default 60 */
-    int64_t token_reload_ms;     /* re-read the token file at most this often; default 60000 */
-    int http1_only;              /* disable HTTP/2 (default: HTTP/2 over TLS when offered) */
-    const nw_clock_t *clock;     /* default nw_clock_system() */
+    double qps;                /* requests per second; default 50; < 0 unlimited */
+    int burst;                 /* default 100 */
+    int timeout_ms;            /* per attempt; default 30000 */
+    int connect_timeout_ms;    /* default 10000 */
+    int max_retries;           /* default 5; -1 for none */
+    int64_t backoff_base_ms;   /* default 800 */
+    int64_t backoff_max_ms;    /* default 30000 */
+    int64_t retry_after_max_s; /* cap on a server's Retry-After; default 60 */
+    int64_t token_reload_ms;   /* re-read the token file at most this often; default 60000 */
+    int http1_only;            /* disable HTTP/2 (default: HTTP/2 over TLS when offered) */
+    const nw_clock_t *clock;   /* default nw_clock_system() */
 } nw_kube_client_opts_t;
 
 typedef struct nw_kube_client nw_kube_client_t;
@@ -99,9 +99,9 @@ const nw_kube_client_opts_t *nw_kube_client_opts(const nw_kube_client_t *c);
 /* ---- requests ------------------------------------------------------------------- */
 
 typedef struct {
-    const char *method;       /* "GET", "POST", "PUT", "PATCH", "DELETE" */
-    const char *path;         /* path and query, e.g. "/api/v1/pods?limit=500" */
-    const char *body;         /* NULL for none */
+    const char *method; /* "GET", "POST", "PUT", "PATCH", "DELETE" */
+    const char *path;   /* path and query, e.g. "/api/v1/pods?limit=500" */
+    const char *body;   /* NULL for none */
     size_t body_len;
     const char *content_type; /* default "application/json" when body is set */
     const char *verb;         /* metrics label: get, list, create, update, patch, delete, ... */
@@ -111,11 +111,11 @@ typedef struct {
 } nw_kube_req_t;
 
 typedef struct {
-    long code;                /* HTTP status; 0 if no answer */
-    nw_buf_t body;            /* response body (capped at 64 MiB) */
-    int retry_after_s;        /* Retry-After header, -1 if absent */
-    char reason[64];          /* Status.reason when the body is a Status */
-    char message[512];        /* Status.message, or the start of a non-JSON body */
+    long code;         /* HTTP status; 0 if no answer */
+    nw_buf_t body;     /* response body (capped at 64 MiB) */
+    int retry_after_s; /* Retry-After header, -1 if absent */
+    char reason[64];   /* Status.reason when the body is a Status */
+    char message[512]; /* Status.message, or the start of a non-JSON body */
 } nw_kube_resp_t;
 
 /** Initialise a response (caller storage). */
@@ -134,8 +134,8 @@ nw_rc_t nw_kube_do(nw_kube_client_t *c, const nw_kube_req_t *req, nw_kube_resp_t
 
 /**
  * Turn a non-2xx response into an error: 404 → NW_ENOTFOUND, 409 → NW_ECONFLICT,
- * 401 → NW_EKUBE with a hint, 403 → NW_EFORBIDDEN with a hint, others NW_EKUBE; message "<what>: <code> <reason>: <message>".
- * Returns NW_OK for 2xx.
+ * 401 → NW_EKUBE with a hint, 403 → NW_EFORBIDDEN with a hint, others NW_EKUBE; message "<what>:
+ * <code> <reason>: <message>". Returns NW_OK for 2xx.
  */
 nw_rc_t nw_kube_resp_error(const nw_kube_resp_t *resp, const char *what, nw_err_t *err);
 

@@ -367,8 +367,9 @@ static nw_rc_t build_from_files(kfile_t *files, int nf, const char *context, nw_
         for (size_t i = 0; i < sizeof unsupported / sizeof unsupported[0]; i++) {
             const cJSON *v = cJSON_GetObjectItemCaseSensitive(user, unsupported[i].key);
             if (v && !cJSON_IsNull(v))
-                return nw_err_set(err, NW_EINVAL, "users[].user", "%s: user \"%s\": users[].user.%s: %s",
-                                  uf->path, uname, unsupported[i].key, unsupported[i].why);
+                return nw_err_set(err, NW_EINVAL, "users[].user",
+                                  "%s: user \"%s\": users[].user.%s: %s", uf->path, uname,
+                                  unsupported[i].key, unsupported[i].why);
         }
         const char *tok = jstr(user, "token");
         const char *tf = jstr(user, "tokenFile");

@@ -29,12 +29,12 @@
 #define NW_KUBE_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
 
 typedef struct {
-    char *server;          /* "https://host:port" (no trailing slash); owned */
-    char *ca_pem;          /* PEM bundle or NULL (system roots); owned */
+    char *server; /* "https://host:port" (no trailing slash); owned */
+    char *ca_pem; /* PEM bundle or NULL (system roots); owned */
     size_t ca_len;
-    char *cert_pem;        /* client certificate PEM or NULL */
+    char *cert_pem; /* client certificate PEM or NULL */
     size_t cert_len;
-    char *key_pem;         /* client key PEM or NULL */
+    char *key_pem; /* client key PEM or NULL */
     size_t key_len;
     char *token;           /* static bearer token or NULL */
     char *token_file;      /* bearer token file, re-read by the client, or NULL */

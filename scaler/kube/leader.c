@@ -63,9 +63,10 @@ nw_rc_t nw_kube_leader_new(nw_kube_client_t *c, const nw_kube_leader_opts_t *opt
                           "leaseDuration (%lld ms) must be greater than renewDeadline (%lld ms)",
                           (long long)o.lease_ms, (long long)o.renew_deadline_ms);
     if (!((double)o.renew_deadline_ms > 1.2 * (double)o.retry_ms))
-        return nw_err_set(err, NW_EINVAL, "scaler.leaderElection.renewDeadline",
-                          "renewDeadline (%lld ms) must be greater than 1.2 x retryPeriod (%lld ms)",
-                          (long long)o.renew_deadline_ms, (long long)o.retry_ms);
+        return nw_err_set(
+            err, NW_EINVAL, "scaler.leaderElection.renewDeadline",
+            "renewDeadline (%lld ms) must be greater than 1.2 x retryPeriod (%lld ms)",
+            (long long)o.renew_deadline_ms, (long long)o.retry_ms);
     nw_kube_leader_t *l = calloc(1, sizeof *l);
     if (!l)
         return nw_err_set(err, NW_ENOMEM, "", "out of memory");
@@ -113,13 +114,13 @@ int nw_kube_leader_is_leader(nw_kube_leader_t *l)
 }
 
 /* One Lease request: a single attempt bounded by the retry period. */
-static nw_rc_t lease_req(nw_kube_leader_t *l, const char *method, const cJSON *body,
-                         cJSON **out, long *code, nw_err_t *err)
+static nw_rc_t lease_req(nw_kube_leader_t *l, const char *method, const cJSON *body, cJSON **out,
+                         long *code, nw_err_t *err)
 {
     nw_buf_t p;
     nw_buf_init(&p, 1024);
-    nw_rc_t rc = nw_kube_path(&p, &nw_kube_res_leases, l->ns,
-                              strcmp(method, "POST") ? l->name : NULL, NULL);
+    nw_rc_t rc =
+        nw_kube_path(&p, &nw_kube_res_leases, l->ns, strcmp(method, "POST") ? l->name : NULL, NULL);
     char *b = body ? cJSON_PrintUnformatted(body) : NULL;
     nw_kube_resp_t resp;
     nw_kube_resp_init(&resp);
@@ -131,7 +132,7 @@ static nw_rc_t lease_req(nw_kube_leader_t *l, const char *method, const cJSON *b
                              .path = nw_buf_str(&p),
                              .body = b,
                              .body_len = b ? strlen(b) : 0,
-                             .verb = !strcmp(method, "GET") ? "get"
+                             .verb = !strcmp(method, "GET")    ? "get"
                                      : !strcmp(method, "POST") ? "create"
                                                                : "update",
                              .resource = "leases",
@@ -183,7 +184,8 @@ static void observe(nw_kube_leader_t *l, const cJSON *lease, int64_t now)
         free(l->observed_spec);
         l->observed_spec = s;
         l->observed_mono = now;
-        const char *h = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(spec, "holderIdentity"));
+        const char *h =
+            cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(spec, "holderIdentity"));
         if (!l->observed_holder || strcmp(l->observed_holder, h ? h : "") != 0) {
             free(l->observed_holder);
             l->observed_holder = strdup(h ? h : "");
@@ -232,10 +234,11 @@ nw_rc_t nw_kube_leader_try(nw_kube_leader_t *l, int *leading, nw_err_t *err)
         return nw_err_set(err, NW_EPARSE, "", "Lease %s/%s: response is not JSON", l->ns, l->name);
     observe(l, lease, now_mono);
     cJSON *spec = cJSON_GetObjectItemCaseSensitive(lease, "spec");
-    const char *holder = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(spec, "holderIdentity"));
+    const char *holder =
+        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(spec, "holderIdentity"));
     const cJSON *ld = cJSON_GetObjectItemCaseSensitive(spec, "leaseDurationSeconds");
-    int64_t their_ms = cJSON_IsNumber(ld) && ld->valuedouble > 0 ? (int64_t)ld->valuedouble * 1000
-                                                                 : l->o.lease_ms;
+    int64_t their_ms =
+        cJSON_IsNumber(ld) && ld->valuedouble > 0 ? (int64_t)ld->valuedouble * 1000 : l->o.lease_ms;
     int mine = holder && !strcmp(holder, l->identity);
     if (holder && holder[0] && !mine && now_mono - l->observed_mono < their_ms * NW_NS_PER_MS) {
         cJSON_Delete(lease);
@@ -272,7 +275,8 @@ static void release(nw_kube_leader_t *l)
         return;
     }
     cJSON *spec = cJSON_GetObjectItemCaseSensitive(lease, "spec");
-    const char *holder = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(spec, "holderIdentity"));
+    const char *holder =
+        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(spec, "holderIdentity"));
     if (holder && !strcmp(holder, l->identity)) {
         char now[40];
         nw_kube_microtime(nw_clock_now(nw_kube_client_clock(l->c)), now, sizeof now);
@@ -325,7 +329,8 @@ static void *run(void *arg)
                              NW_LS("lease", l->name), NW_LS("error", err.msg));
             if (leading)
                 break;
-            int64_t wait = (int64_t)((double)l->o.retry_ms * (1.0 + nw_kube_backoff_rand(&l->rnd) * 1.2));
+            int64_t wait =
+                (int64_t)((double)l->o.retry_ms * (1.0 + nw_kube_backoff_rand(&l->rnd) * 1.2));
             if (pause_ms(l, wait))
                 return NULL;
         }
@@ -359,7 +364,8 @@ static void *run(void *arg)
                 break;
         }
         atomic_store(&l->leading, 0);
-        nw_log_warn(COMP, "lost leadership", NW_LS("lease", l->name), NW_LS("identity", l->identity));
+        nw_log_warn(COMP, "lost leadership", NW_LS("lease", l->name),
+                    NW_LS("identity", l->identity));
         if (l->o.on_stopped)
             l->o.on_stopped(l->o.ud);
     }

@@ -25,11 +25,15 @@ struct nw_kube_metrics {
 static const struct {
     const char *name, *type, *help;
 } families[NW_KM_FAMILIES] = {
-    {"nodewarden_kube_requests_total", "counter", "Kubernetes API requests by verb, resource and HTTP code (0: no answer)."},
-    {"nodewarden_kube_retries_total", "counter", "Kubernetes API requests retried after 429, 5xx or a network error."},
+    {"nodewarden_kube_requests_total", "counter",
+     "Kubernetes API requests by verb, resource and HTTP code (0: no answer)."},
+    {"nodewarden_kube_retries_total", "counter",
+     "Kubernetes API requests retried after 429, 5xx or a network error."},
     {"nodewarden_kube_watch_events_total", "counter", "Watch events received."},
-    {"nodewarden_kube_watch_restarts_total", "counter", "Watch streams re-established (timeouts, drops, errors)."},
-    {"nodewarden_kube_relists_total", "counter", "Full lists (initial sync, 410 Gone, other errors)."},
+    {"nodewarden_kube_watch_restarts_total", "counter",
+     "Watch streams re-established (timeouts, drops, errors)."},
+    {"nodewarden_kube_relists_total", "counter",
+     "Full lists (initial sync, 410 Gone, other errors)."},
     {"nodewarden_kube_cache_objects", "gauge", "Objects in the cluster-state cache."},
 };
 
@@ -49,8 +53,8 @@ void nw_kube_metrics_free(nw_kube_metrics_t *m)
     free(m);
 }
 
-static series_t *find(nw_kube_metrics_t *m, nw_kube_metric_t f, const char *verb,
-                      const char *res, int code, int create)
+static series_t *find(nw_kube_metrics_t *m, nw_kube_metric_t f, const char *verb, const char *res,
+                      int code, int create)
 {
     verb = verb ? verb : "";
     res = res ? res : "";

@@ -48,9 +48,9 @@ void nw_kube_rl_wait(nw_kube_rl_t *rl);
 
 typedef struct {
     int64_t base_ns, max_ns, reset_after_ns;
-    int64_t cur_ns;         /* next un-jittered step; 0 = start at base */
-    int64_t last_fail_ns;   /* monotonic time of the last failure */
-    uint64_t rng;           /* xorshift state for jitter */
+    int64_t cur_ns;       /* next un-jittered step; 0 = start at base */
+    int64_t last_fail_ns; /* monotonic time of the last failure */
+    uint64_t rng;         /* xorshift state for jitter */
 } nw_kube_backoff_t;
 
 /** Initialise; seed 0 picks a seed from the clock. */

@@ -121,20 +121,20 @@ typedef struct {
     nw_kube_kind_t kind;
     const nw_kube_res_t *res;
     wstate_t st;
-    int need_list;      /* next start is a LIST (else a WATCH from rv) */
-    int64_t start_at;   /* monotonic ns; when IDLE */
-    char *rv;           /* last seen resourceVersion */
-    char *cont;         /* continue token of the list in progress */
-    cJSON *items;       /* pages accumulated so far */
+    int need_list;    /* next start is a LIST (else a WATCH from rv) */
+    int64_t start_at; /* monotonic ns; when IDLE */
+    char *rv;         /* last seen resourceVersion */
+    char *cont;       /* continue token of the list in progress */
+    cJSON *items;     /* pages accumulated so far */
     CURL *h;
     struct curl_slist *hd;
     nw_kube_resp_t resp; /* list body, or the body of a failed watch */
     nw_kube_wparse_t parser;
     long code;
-    int relist;         /* an ERROR 410 / parse failure asked for a relist */
-    int gone_reason;    /* 504 ResourceVersionTooLarge seen */
-    int64_t began;      /* monotonic ns the current request started */
-    size_t events;      /* events in the current watch */
+    int relist;      /* an ERROR 410 / parse failure asked for a relist */
+    int gone_reason; /* 504 ResourceVersionTooLarge seen */
+    int64_t began;   /* monotonic ns the current request started */
+    size_t events;   /* events in the current watch */
     nw_kube_backoff_t bo;
     int synced_once;
 } watcher_t;
@@ -192,7 +192,8 @@ static int on_event(void *ud, const char *type, cJSON *obj)
     x->events++;
     nw_kube_metrics_add(w->metrics, NW_KM_WATCH_EVENTS, NULL, x->res->plural, -1, 1);
     const cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
-    const char *rv = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(meta, "resourceVersion"));
+    const char *rv =
+        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(meta, "resourceVersion"));
     if (!strcmp(type, "ERROR")) {
         const cJSON *code = cJSON_GetObjectItemCaseSensitive(obj, "code");
         const char *reason = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(obj, "reason"));
@@ -367,7 +368,8 @@ static void list_done(watcher_t *x, CURLcode cc)
 {
     nw_kube_watch_t *w = x->w;
     const char *plural = x->res->plural;
-    nw_kube_metrics_add(w->metrics, NW_KM_REQUESTS, "list", plural, cc == CURLE_OK ? (int)x->code : 0, 1);
+    nw_kube_metrics_add(w->metrics, NW_KM_REQUESTS, "list", plural,
+                        cc == CURLE_OK ? (int)x->code : 0, 1);
     if (cc != CURLE_OK) {
         set_last_err(w, "list %s: %s", plural, curl_easy_strerror(cc));
         nw_log_every(10, NW_LOG_WARN, COMP, "list failed", NW_LS("resource", plural),
@@ -382,7 +384,8 @@ static void list_done(watcher_t *x, CURLcode cc)
         cJSON *items = cJSON_DetachItemFromObjectCaseSensitive(doc, "items");
         const cJSON *meta = cJSON_GetObjectItemCaseSensitive(doc, "metadata");
         const char *cont = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(meta, "continue"));
-        const char *rv = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(meta, "resourceVersion"));
+        const char *rv =
+            cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(meta, "resourceVersion"));
         if (!doc || (items && !cJSON_IsArray(items) && !cJSON_IsNull(items))) {
             cJSON_Delete(items);
             cJSON_Delete(doc);
@@ -433,7 +436,8 @@ static void list_done(watcher_t *x, CURLcode cc)
         return;
     }
     if (x->code == 404) { /* not served (CRD missing): empty and synced, retry slowly */
-        nw_log_every(60, NW_LOG_WARN, COMP, "resource not served by the API server; treating as empty",
+        nw_log_every(60, NW_LOG_WARN, COMP,
+                     "resource not served by the API server; treating as empty",
                      NW_LS("resource", plural), NW_LS("message", x->resp.message));
         nw_kube_cache_replace(w->cache, x->kind, NULL);
         x->synced_once = 1;

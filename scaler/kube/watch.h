@@ -40,12 +40,12 @@
 typedef int (*nw_kube_event_fn)(void *ud, const char *type, cJSON *object);
 
 typedef struct {
-    nw_buf_t line;        /* the incomplete event carried over between chunks */
+    nw_buf_t line; /* the incomplete event carried over between chunks */
     nw_kube_event_fn fn;
     void *ud;
-    int stopped;          /* the callback asked to stop */
-    size_t events;        /* events delivered */
-    char err[160];        /* why the last feed failed */
+    int stopped;   /* the callback asked to stop */
+    size_t events; /* events delivered */
+    char err[160]; /* why the last feed failed */
 } nw_kube_wparse_t;
 
 /** Initialise; max_event caps one event's size (bytes). */
@@ -68,7 +68,7 @@ nw_rc_t nw_kube_wparse_finish(nw_kube_wparse_t *p);
 /* ---- the watch engine ---- */
 
 typedef struct {
-    int timeout_min_s;       /* watch timeoutSeconds range; default 300..600 */
+    int timeout_min_s; /* watch timeoutSeconds range; default 300..600 */
     int timeout_max_s;
     int page_limit;          /* list page size; default 500 */
     int64_t backoff_base_ms; /* default 800 */

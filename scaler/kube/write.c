@@ -18,10 +18,9 @@ static const char *meta_str(const cJSON *obj, const char *k)
 }
 
 /* One request; parses a JSON answer into *out when wanted. *code gets the HTTP code. */
-static nw_rc_t send_req(nw_kube_client_t *c, const char *method, const char *path,
-                        const char *body, const char *ctype, const char *verb,
-                        const char *resource, int no_retry, cJSON **out, long *code,
-                        nw_kube_resp_t *keep, nw_err_t *err)
+static nw_rc_t send_req(nw_kube_client_t *c, const char *method, const char *path, const char *body,
+                        const char *ctype, const char *verb, const char *resource, int no_retry,
+                        cJSON **out, long *code, nw_kube_resp_t *keep, nw_err_t *err)
 {
     if (out)
         *out = NULL;
@@ -61,15 +60,15 @@ static nw_rc_t obj_path(nw_buf_t *p, const nw_kube_res_t *res, const char *ns, c
     return nw_kube_path(p, res, ns, name, status ? "status" : NULL);
 }
 
-nw_rc_t nw_kube_get(nw_kube_client_t *c, const nw_kube_res_t *res, const char *ns,
-                    const char *name, cJSON **out, nw_err_t *err)
+nw_rc_t nw_kube_get(nw_kube_client_t *c, const nw_kube_res_t *res, const char *ns, const char *name,
+                    cJSON **out, nw_err_t *err)
 {
     nw_buf_t p;
     nw_buf_init(&p, 4096);
     nw_rc_t rc = obj_path(&p, res, ns, name, 0);
     if (!rc)
-        rc = send_req(c, "GET", nw_buf_str(&p), NULL, NULL, "get", res->plural, 0, out, NULL,
-                      NULL, err);
+        rc = send_req(c, "GET", nw_buf_str(&p), NULL, NULL, "get", res->plural, 0, out, NULL, NULL,
+                      err);
     nw_buf_cleanup(&p);
     return rc;
 }
@@ -88,15 +87,15 @@ nw_rc_t nw_kube_create(nw_kube_client_t *c, const nw_kube_res_t *res, const char
     nw_buf_init(&p, 4096);
     nw_rc_t rc = nw_kube_path(&p, res, ns, NULL, NULL);
     if (!rc)
-        rc = send_req(c, "POST", nw_buf_str(&p), body, "application/json", "create",
-                      res->plural, 0, out, NULL, NULL, err);
+        rc = send_req(c, "POST", nw_buf_str(&p), body, "application/json", "create", res->plural, 0,
+                      out, NULL, NULL, err);
     nw_buf_cleanup(&p);
     free(body);
     return rc;
 }
 
-nw_rc_t nw_kube_update(nw_kube_client_t *c, const nw_kube_res_t *res, const cJSON *obj,
-                       int status, cJSON **out, nw_err_t *err)
+nw_rc_t nw_kube_update(nw_kube_client_t *c, const nw_kube_res_t *res, const cJSON *obj, int status,
+                       cJSON **out, nw_err_t *err)
 {
     const char *name = meta_str(obj, "name");
     if (!name || !name[0])
@@ -189,8 +188,7 @@ nw_rc_t nw_kube_patch(nw_kube_client_t *c, const nw_kube_res_t *res, const char 
 }
 
 nw_rc_t nw_kube_delete(nw_kube_client_t *c, const nw_kube_res_t *res, const char *ns,
-                       const char *name, const nw_kube_delete_opts_t *o, int *gone,
-                       nw_err_t *err)
+                       const char *name, const nw_kube_delete_opts_t *o, int *gone, nw_err_t *err)
 {
     if (gone)
         *gone = 0;
@@ -219,8 +217,8 @@ nw_rc_t nw_kube_delete(nw_kube_client_t *c, const nw_kube_res_t *res, const char
     nw_rc_t rc = obj_path(&p, res, ns, name, 0);
     nw_err_t e = {0};
     if (!rc)
-        rc = send_req(c, "DELETE", nw_buf_str(&p), body, "application/json", "delete",
-                      res->plural, 0, NULL, NULL, NULL, &e);
+        rc = send_req(c, "DELETE", nw_buf_str(&p), body, "application/json", "delete", res->plural,
+                      0, NULL, NULL, NULL, &e);
     nw_buf_cleanup(&p);
     free(body);
     if (rc == NW_ENOTFOUND) {
@@ -342,17 +340,16 @@ nw_rc_t nw_kube_finalizer_remove(nw_kube_client_t *c, const nw_kube_res_t *res, 
     return finalizer_edit(c, res, ns, name, finalizer, 0, err);
 }
 
-nw_rc_t nw_kube_evict(nw_kube_client_t *c, const char *ns, const char *name,
-                      int64_t grace_seconds, nw_kube_evict_t *result, int *retry_after_s,
-                      nw_err_t *err)
+nw_rc_t nw_kube_evict(nw_kube_client_t *c, const char *ns, const char *name, int64_t grace_seconds,
+                      nw_kube_evict_t *result, int *retry_after_s, nw_err_t *err)
 {
     nw_kube_evict_opts_t o = {grace_seconds, NULL};
     return nw_kube_evict_ex(c, ns, name, &o, result, retry_after_s, NULL, err);
 }
 
 nw_rc_t nw_kube_evict_ex(nw_kube_client_t *c, const char *ns, const char *name,
-                         const nw_kube_evict_opts_t *o, nw_kube_evict_t *result,
-                         int *retry_after_s, long *code_out, nw_err_t *err)
+                         const nw_kube_evict_opts_t *o, nw_kube_evict_t *result, int *retry_after_s,
+                         long *code_out, nw_err_t *err)
 {
     int64_t grace_seconds = o ? o->grace_seconds : -1;
     const char *uid = o ? o->uid : NULL;
@@ -410,12 +407,11 @@ nw_rc_t nw_kube_evict_ex(nw_kube_client_t *c, const char *ns, const char *name,
             *result = NW_KUBE_EVICT_NOT_NOW;
             if (retry_after_s)
                 *retry_after_s = resp.retry_after_s > 0 ? resp.retry_after_s : 5;
-            nw_err_set(err, NW_OK, "", "eviction of %s/%s: not now (HTTP %ld): %s", ns, name,
-                       code, resp.message);
+            nw_err_set(err, NW_OK, "", "eviction of %s/%s: not now (HTTP %ld): %s", ns, name, code,
+                       resp.message);
         } else if (code == 409) {
             *result = NW_KUBE_EVICT_CONFLICT;
-            nw_err_set(err, NW_OK, "", "eviction of %s/%s: conflict: %s", ns, name,
-                       resp.message);
+            nw_err_set(err, NW_OK, "", "eviction of %s/%s: conflict: %s", ns, name, resp.message);
         } else if (code == 500 || code == 403) {
             *result = NW_KUBE_EVICT_BLOCKED;
             nw_err_set(err, NW_OK, "", "eviction of %s/%s blocked (HTTP %ld): %s", ns, name, code,
@@ -588,8 +584,8 @@ nw_rc_t nw_kube_event(nw_kube_recorder_t *r, const nw_kube_res_t *res, const cJS
     if (!create) {
         char patch[160];
         snprintf(patch, sizeof patch, "{\"count\":%d,\"lastTimestamp\":\"%s\"}", count, ts);
-        rc = nw_kube_patch(r->c, &nw_kube_res_events, ev_ns, ev_name, NW_KUBE_PATCH_MERGE, patch,
-                           0, NULL, &e2);
+        rc = nw_kube_patch(r->c, &nw_kube_res_events, ev_ns, ev_name, NW_KUBE_PATCH_MERGE, patch, 0,
+                           NULL, &e2);
         if (rc == NW_ENOTFOUND) /* expired on the server: start again */
             create = 1;
         else if (!rc) {

@@ -24,8 +24,8 @@
 #include "scaler/kube/client.h"
 
 /** GET one object. */
-nw_rc_t nw_kube_get(nw_kube_client_t *c, const nw_kube_res_t *res, const char *ns,
-                    const char *name, cJSON **out, nw_err_t *err);
+nw_rc_t nw_kube_get(nw_kube_client_t *c, const nw_kube_res_t *res, const char *ns, const char *name,
+                    cJSON **out, nw_err_t *err);
 
 /** POST obj to the collection (namespace taken from ns, else obj's metadata.namespace).
  * 409 AlreadyExists → NW_ECONFLICT. */
@@ -33,8 +33,8 @@ nw_rc_t nw_kube_create(nw_kube_client_t *c, const nw_kube_res_t *res, const char
                        const cJSON *obj, cJSON **out, nw_err_t *err);
 
 /** PUT obj (it must carry the metadata.resourceVersion that was read; 409 → NW_ECONFLICT). */
-nw_rc_t nw_kube_update(nw_kube_client_t *c, const nw_kube_res_t *res, const cJSON *obj,
-                       int status, cJSON **out, nw_err_t *err);
+nw_rc_t nw_kube_update(nw_kube_client_t *c, const nw_kube_res_t *res, const cJSON *obj, int status,
+                       cJSON **out, nw_err_t *err);
 
 /* Change obj in place for an update. Return 0 to write it, 1 when no write is needed
  * (the change is already there), -1 to give up (the call returns NW_EINVAL). */
@@ -96,9 +96,8 @@ typedef enum {
  * Retry-After, or 5 s (client-go's drain interval) when it sent none. The reason is
  * in err->msg for NOT_NOW/BLOCKED/CONFLICT (err is not an error then: rc is NW_OK).
  */
-nw_rc_t nw_kube_evict(nw_kube_client_t *c, const char *ns, const char *name,
-                      int64_t grace_seconds, nw_kube_evict_t *result, int *retry_after_s,
-                      nw_err_t *err);
+nw_rc_t nw_kube_evict(nw_kube_client_t *c, const char *ns, const char *name, int64_t grace_seconds,
+                      nw_kube_evict_t *result, int *retry_after_s, nw_err_t *err);
 
 typedef struct {
     int64_t grace_seconds; /* < 0: the pod's own */
@@ -109,8 +108,8 @@ typedef struct {
  * means the name now holds another pod) and the HTTP status in *code (nullable; 0 when
  * no answer arrived). */
 nw_rc_t nw_kube_evict_ex(nw_kube_client_t *c, const char *ns, const char *name,
-                         const nw_kube_evict_opts_t *o, nw_kube_evict_t *result,
-                         int *retry_after_s, long *code, nw_err_t *err);
+                         const nw_kube_evict_opts_t *o, nw_kube_evict_t *result, int *retry_after_s,
+                         long *code, nw_err_t *err);
 
 /* ---- Events ---- */
 

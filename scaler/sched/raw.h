@@ -49,11 +49,10 @@ typedef struct nw_sched_snap nw_sched_snap_t;
 
 /** Add an instance type: labels as parallel key/value arrays, capacity and allocatable
  * in slot units, offerings. NW_EINVAL on a duplicate name or too many offerings. */
-nw_rc_t nw_sched_snap_add_itype_raw(nw_sched_snap_t *s, const char *name,
-                                    const char *const *keys, const char *const *values,
-                                    int nlabels, const nw_sched_res_t *capacity,
+nw_rc_t nw_sched_snap_add_itype_raw(nw_sched_snap_t *s, const char *name, const char *const *keys,
+                                    const char *const *values, int nlabels,
+                                    const nw_sched_res_t *capacity,
                                     const nw_sched_res_t *allocatable, bool metal,
-                                    const nw_sched_offering_t *offers, int noffer,
-                                    nw_err_t *err);
+                                    const nw_sched_offering_t *offers, int noffer, nw_err_t *err);
 
 #endif

@@ -11,13 +11,12 @@
  *
  * Use:
  *   nw_sched_snap_t *s = nw_sched_snap_new();
- *   nw_sched_snap_add_itype(s, &it) ...       (or nw_sched_snap_add_catalog, scaler/aws/sched_catalog.h)
- *   nw_sched_snap_add_pool_json(s, nodepool, &err); add_pod_json / add_node_json /
- *   add_nodeclaim_json / add_daemonset_json ...
- *   nw_sched_results_t r; nw_sched_solve(s, now, &r, &err); ... nw_sched_results_free(&r);
- *   nw_sched_snap_free(s);
- * Objects may be added in any order; nw_sched_solve binds pods to their nodes by name.
- * A snapshot can be solved more than once (each solve works on its own state).
+ *   nw_sched_snap_add_itype(s, &it) ...       (or nw_sched_snap_add_catalog,
+ * scaler/aws/sched_catalog.h) nw_sched_snap_add_pool_json(s, nodepool, &err); add_pod_json /
+ * add_node_json / add_nodeclaim_json / add_daemonset_json ... nw_sched_results_t r;
+ * nw_sched_solve(s, now, &r, &err); ... nw_sched_results_free(&r); nw_sched_snap_free(s); Objects
+ * may be added in any order; nw_sched_solve binds pods to their nodes by name. A snapshot can be
+ * solved more than once (each solve works on its own state).
  *
  * Resources are held as int64 milli-units (a Kubernetes quantity's MilliValue: cpu
  * 1500m = 1500, memory 1Gi = 1073741824000, pods 1 = 1000) in a fixed vector whose
@@ -45,7 +44,7 @@
 /* One instance type as the simulation sees it. */
 typedef struct {
     char name[64];
-    nw_labels_t labels;     /* well-known labels of the type (not zone/capacity-type) */
+    nw_labels_t labels; /* well-known labels of the type (not zone/capacity-type) */
     nw_sched_res_t capacity;
     nw_sched_res_t allocatable; /* capacity minus kube/system reserved and eviction */
     bool metal;
@@ -102,16 +101,16 @@ const char *nw_sched_pool_nodeclass(const nw_sched_snap_t *s, size_t i);
 /* ---- results ---- */
 
 typedef struct {
-    int pool;                 /* snapshot pool index */
-    int *itypes;              /* snapshot itype indexes, cheapest first (<= 600) */
+    int pool;    /* snapshot pool index */
+    int *itypes; /* snapshot itype indexes, cheapest first (<= 600) */
     int nitypes;
-    int itype;                /* chosen: itypes[0] */
+    int itype; /* chosen: itypes[0] */
     char zone[64];
     char capacity_type[16];
     double price;
-    nw_reqs_t reqs;           /* narrowed requirements incl. instance-type In [...] */
-    nw_sched_res_t requests;  /* pods + the smallest DaemonSet overhead */
-    int *pods;                /* snapshot pod indexes */
+    nw_reqs_t reqs;          /* narrowed requirements incl. instance-type In [...] */
+    nw_sched_res_t requests; /* pods + the smallest DaemonSet overhead */
+    int *pods;               /* snapshot pod indexes */
     int npods;
 } nw_sched_claim_t;
 
@@ -124,7 +123,7 @@ typedef struct {
     int pod;
     char **reasons; /* one per snapshot pool (index = pool), owned */
     int nreasons;
-    char *reason;   /* when there is no pool at all or the pod is invalid, else NULL */
+    char *reason; /* when there is no pool at all or the pod is invalid, else NULL */
 } nw_sched_unsched_t;
 
 typedef struct {
@@ -140,8 +139,7 @@ typedef struct {
 
 /** Run the simulation. r is initialised by the call (free with nw_sched_results_free
  * even on error). NW_ENOMEM is the only failure. */
-nw_rc_t nw_sched_solve(const nw_sched_snap_t *s, int64_t now, nw_sched_results_t *r,
-                       nw_err_t *err);
+nw_rc_t nw_sched_solve(const nw_sched_snap_t *s, int64_t now, nw_sched_results_t *r, nw_err_t *err);
 void nw_sched_results_free(nw_sched_results_t *r);
 
 /** Resource vector as JSON {name: quantity}, zero slots omitted. Caller owns it. */

@@ -22,9 +22,9 @@ typedef struct {
     int key; /* NW_SCHED_HOSTNAME | NW_SCHED_ZONE */
     int max_skew;
     int min_domains;
-    nw_reqs_t sel;     /* the label selector as requirements (Kubernetes semantics) */
-    bool sel_nothing;  /* a null selector selects nothing */
-    char **ns;         /* namespaces it selects; NULL/0 with all_ns = every namespace */
+    nw_reqs_t sel;    /* the label selector as requirements (Kubernetes semantics) */
+    bool sel_nothing; /* a null selector selects nothing */
+    char **ns;        /* namespaces it selects; NULL/0 with all_ns = every namespace */
     size_t nns;
     bool all_ns;
     char *sig; /* dedup signature */
@@ -32,22 +32,22 @@ typedef struct {
 
 typedef struct {
     int group;
-    bool preferred;       /* preferred pod (anti-)affinity or ScheduleAnyway spread */
+    bool preferred; /* preferred pod (anti-)affinity or ScheduleAnyway spread */
     int weight;
 } nw_pod_tc_t;
 
 /* Requirement "classes": pods with the same scheduling-relevant spec share one. */
 typedef struct {
     char *sig;
-    nw_reqs_t selector;   /* nodeSelector */
-    nw_reqs_t *terms;     /* required node-affinity terms (ORed) */
+    nw_reqs_t selector; /* nodeSelector */
+    nw_reqs_t *terms;   /* required node-affinity terms (ORed) */
     size_t nterms;
-    nw_reqs_t *prefs;     /* preferred node-affinity terms, heaviest first */
+    nw_reqs_t *prefs; /* preferred node-affinity terms, heaviest first */
     size_t nprefs;
     nw_tolerations_t tols;
-    bool wants_accel;     /* requests an accelerator resource */
-    bool refuses;         /* required term with karpenter.sh/nodepool DoesNotExist */
-    char *invalid;        /* validation problem (pod ignored), or NULL */
+    bool wants_accel; /* requests an accelerator resource */
+    bool refuses;     /* required term with karpenter.sh/nodepool DoesNotExist */
+    char *invalid;    /* validation problem (pod ignored), or NULL */
 } nw_pclass_t;
 
 typedef struct {
@@ -96,7 +96,7 @@ typedef struct {
 typedef struct {
     char *ns, *name;
     nw_sched_res_t req;
-    nw_reqs_t strict;     /* nodeSelector + first required term */
+    nw_reqs_t strict; /* nodeSelector + first required term */
     nw_reqs_t *terms;
     size_t nterms;
     nw_reqs_t selector;
@@ -154,8 +154,8 @@ void nw_ss_node_free(nw_snode_t *n);
 void nw_ss_pool_free(nw_spool_t *p);
 void nw_ss_ds_free(nw_sds_t *d);
 int nw_ss_res_slot_find(const nw_sched_snap_t *s, const char *name);
-nw_rc_t nw_ss_parse_res(nw_sched_snap_t *s, const cJSON *obj, const char *path,
-                         nw_sched_res_t *out, bool *present, nw_err_t *err);
+nw_rc_t nw_ss_parse_res(nw_sched_snap_t *s, const cJSON *obj, const char *path, nw_sched_res_t *out,
+                        bool *present, nw_err_t *err);
 int64_t nw_ss_parse_time(const char *t);
 
 #endif

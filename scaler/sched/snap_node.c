@@ -1,4 +1,5 @@
-/* scaler/sched/snap_node.c — building a scheduling snapshot (scaler/sched/snapshot.c): nodes and NodeClaims, NodePools, DaemonSets and instance types. */
+/* scaler/sched/snap_node.c — building a scheduling snapshot (scaler/sched/snapshot.c): nodes and
+ * NodeClaims, NodePools, DaemonSets and instance types. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +15,8 @@ static nw_rc_t node_common(nw_sched_snap_t *s, const cJSON *obj, bool claim, nw_
 {
     if (!cJSON_IsObject(obj))
         return nw_err_set(err, NW_EINVAL, "", "must be an object");
-    const cJSON *md = nw_json_get(obj, "metadata"), *spec = nw_json_get(obj, "spec"), *st = nw_json_get(obj, "status");
+    const cJSON *md = nw_json_get(obj, "metadata"), *spec = nw_json_get(obj, "spec"),
+                *st = nw_json_get(obj, "status");
     const char *name = nw_json_str(md, "name");
     if (!name)
         return nw_err_set(err, NW_EINVAL, "metadata.name", "Required value");
@@ -28,7 +30,8 @@ static nw_rc_t node_common(nw_sched_snap_t *s, const cJSON *obj, bool claim, nw_
         rc = nw_err_set(err, NW_ENOMEM, "", "out of memory");
         goto fail;
     }
-    if ((rc = nw_labels_parse(nw_json_get(md, "labels"), "metadata.labels", &n.labels, err)) != NW_OK)
+    if ((rc = nw_labels_parse(nw_json_get(md, "labels"), "metadata.labels", &n.labels, err)) !=
+        NW_OK)
         goto fail;
     if ((rc = nw_reqs_from_labels(&n.labels, &n.reqs)) != NW_OK)
         goto fail;
@@ -50,10 +53,10 @@ static nw_rc_t node_common(nw_sched_snap_t *s, const cJSON *obj, bool claim, nw_
                               err)) != NW_OK)
         goto fail;
     if ((rc = nw_ss_parse_res(s, st ? nw_json_get(st, "allocatable") : NULL, "status.allocatable",
-                        &n.allocatable, NULL, err)) != NW_OK)
+                              &n.allocatable, NULL, err)) != NW_OK)
         goto fail;
-    if ((rc = nw_ss_parse_res(s, st ? nw_json_get(st, "capacity") : NULL, "status.capacity", &n.capacity, NULL,
-                        err)) != NW_OK)
+    if ((rc = nw_ss_parse_res(s, st ? nw_json_get(st, "capacity") : NULL, "status.capacity",
+                              &n.capacity, NULL, err)) != NW_OK)
         goto fail;
     const char *pool = nw_labels_get(&n.labels, NW_LABEL_NODEPOOL);
     if (!pool && claim) {
@@ -66,7 +69,8 @@ static nw_rc_t node_common(nw_sched_snap_t *s, const cJSON *obj, bool claim, nw_
     n.initialized = pool == NULL || (init && strcmp(init, "true") == 0);
     if (claim)
         n.initialized = false;
-    n.deleting = nw_json_get(md, "deletionTimestamp") && !cJSON_IsNull(nw_json_get(md, "deletionTimestamp"));
+    n.deleting =
+        nw_json_get(md, "deletionTimestamp") && !cJSON_IsNull(nw_json_get(md, "deletionTimestamp"));
     if (claim) {
         /* a claim whose node registered is represented by its Node */
         const char *nn = nw_json_str(st, "nodeName");
@@ -142,8 +146,8 @@ nw_rc_t nw_sched_snap_add_pool_json(nw_sched_snap_t *s, const cJSON *np, nw_err_
                                  "spec.template.spec.requirements", NW_REQS_PARSE_KARPENTER,
                                  &p.reqs, err)) != NW_OK)
         goto fail;
-    if ((rc = nw_labels_parse(tmd ? nw_json_get(tmd, "labels") : NULL, "spec.template.metadata.labels",
-                              &p.labels, err)) != NW_OK)
+    if ((rc = nw_labels_parse(tmd ? nw_json_get(tmd, "labels") : NULL,
+                              "spec.template.metadata.labels", &p.labels, err)) != NW_OK)
         goto fail;
     for (size_t i = 0; i < p.labels.n; i++) {
         const char *v[1] = {p.labels.v[i].value};
@@ -173,7 +177,8 @@ nw_rc_t nw_sched_snap_add_pool_json(nw_sched_snap_t *s, const cJSON *np, nw_err_
         if (slot >= 0)
             p.has_limits[slot] = false;
     }
-    p.deleting = nw_json_get(md, "deletionTimestamp") && !cJSON_IsNull(nw_json_get(md, "deletionTimestamp"));
+    p.deleting =
+        nw_json_get(md, "deletionTimestamp") && !cJSON_IsNull(nw_json_get(md, "deletionTimestamp"));
     nw_spool_t *n = nw_ss_grow(s->pools, &s->cpools, s->npools, sizeof *n);
     if (!n) {
         rc = nw_err_set(err, NW_ENOMEM, "", "out of memory");
@@ -220,7 +225,8 @@ nw_rc_t nw_sched_snap_add_daemonset_json(nw_sched_snap_t *s, const cJSON *ds, nw
         goto fail;
     const cJSON *aff = nw_json_get(ps, "affinity");
     const cJSON *na = aff ? nw_json_get(aff, "nodeAffinity") : NULL;
-    const cJSON *req = na ? nw_json_get(na, "requiredDuringSchedulingIgnoredDuringExecution") : NULL;
+    const cJSON *req =
+        na ? nw_json_get(na, "requiredDuringSchedulingIgnoredDuringExecution") : NULL;
     if (req && (rc = nw_reqs_parse_terms(nw_json_get(req, "nodeSelectorTerms"),
                                          "spec.template.spec.affinity.nodeAffinity."
                                          "requiredDuringSchedulingIgnoredDuringExecution."
@@ -267,11 +273,10 @@ static nw_rc_t itype_finish(nw_sched_snap_t *s, nw_sitype_t *it, nw_err_t *err)
         if (!seen)
             cts[nc++] = o->capacity_type;
     }
-    if (nz && (rc = nw_reqs_add(&it->reqs, NW_LABEL_ZONE, NW_REQ_IN, zones, nz, 0,
-                                err)) != NW_OK)
+    if (nz && (rc = nw_reqs_add(&it->reqs, NW_LABEL_ZONE, NW_REQ_IN, zones, nz, 0, err)) != NW_OK)
         return rc;
-    if (nc && (rc = nw_reqs_add(&it->reqs, NW_LABEL_CAPACITY_TYPE, NW_REQ_IN, cts, nc, 0,
-                                err)) != NW_OK)
+    if (nc &&
+        (rc = nw_reqs_add(&it->reqs, NW_LABEL_CAPACITY_TYPE, NW_REQ_IN, cts, nc, 0, err)) != NW_OK)
         return rc;
     for (int k = NW_SR_NVIDIA_GPU; k <= NW_SR_GAUDI; k++)
         it->accel |= it->t.capacity.v[k] > 0;
@@ -314,9 +319,9 @@ nw_rc_t nw_sched_snap_add_itype(nw_sched_snap_t *s, const nw_sched_itype_t *t, n
     return rc;
 }
 
-nw_rc_t nw_sched_snap_add_itype_raw(nw_sched_snap_t *s, const char *name,
-                                    const char *const *keys, const char *const *values,
-                                    int nlabels, const nw_sched_res_t *capacity,
+nw_rc_t nw_sched_snap_add_itype_raw(nw_sched_snap_t *s, const char *name, const char *const *keys,
+                                    const char *const *values, int nlabels,
+                                    const nw_sched_res_t *capacity,
                                     const nw_sched_res_t *allocatable, bool metal,
                                     const nw_sched_offering_t *offers, int noffer, nw_err_t *err)
 {

@@ -1,5 +1,5 @@
-/* scaler/sched/snap_pod.c — building a scheduling snapshot (scaler/sched/snapshot.c): pods: label selectors, topology groups, pod classes and the pods
- * themselves. */
+/* scaler/sched/snap_pod.c — building a scheduling snapshot (scaler/sched/snapshot.c): pods: label
+ * selectors, topology groups, pod classes and the pods themselves. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,8 +130,14 @@ static int group_get(nw_sched_snap_t *s, nw_tg_kind_t kind, int key, int skew, i
             return (int)i;
         }
     }
-    nw_tgroup_t g = {.kind = kind, .key = key, .max_skew = skew, .min_domains = min_domains,
-                     .ns = ns, .nns = nns, .all_ns = all, .sig = sig};
+    nw_tgroup_t g = {.kind = kind,
+                     .key = key,
+                     .max_skew = skew,
+                     .min_domains = min_domains,
+                     .ns = ns,
+                     .nns = nns,
+                     .all_ns = all,
+                     .sig = sig};
     if (parse_selector(selector, selpath, &g.sel, &g.sel_nothing, err) != NW_OK) {
         nw_ss_group_free(&g);
         return -1;
@@ -158,8 +164,7 @@ static nw_rc_t add_tc(nw_spod_t *p, int group, bool preferred, int weight, size_
 }
 
 static nw_rc_t parse_affinity_terms(nw_sched_snap_t *s, nw_spod_t *p, const cJSON *aff,
-                                    nw_tg_kind_t kind, const char *path, size_t *cap,
-                                    nw_err_t *err)
+                                    nw_tg_kind_t kind, const char *path, size_t *cap, nw_err_t *err)
 {
     if (!aff)
         return NW_OK;
@@ -168,8 +173,8 @@ static nw_rc_t parse_affinity_terms(nw_sched_snap_t *s, nw_spod_t *p, const cJSO
     int i = 0;
     cJSON_ArrayForEach(it, req)
     {
-        snprintf(pp, sizeof pp, "%s.requiredDuringSchedulingIgnoredDuringExecution[%d].labelSelector",
-                 path, i++);
+        snprintf(pp, sizeof pp,
+                 "%s.requiredDuringSchedulingIgnoredDuringExecution[%d].labelSelector", path, i++);
         int key = topo_key(nw_json_str(it, "topologyKey"));
         if (key < 0)
             continue; /* other topology keys are not simulated */
@@ -185,14 +190,16 @@ static nw_rc_t parse_affinity_terms(nw_sched_snap_t *s, nw_spod_t *p, const cJSO
     cJSON_ArrayForEach(it, pref)
     {
         const cJSON *term = nw_json_get(it, "podAffinityTerm");
-        snprintf(pp, sizeof pp,
-                 "%s.preferredDuringSchedulingIgnoredDuringExecution[%d].podAffinityTerm.labelSelector",
-                 path, i++);
+        snprintf(
+            pp, sizeof pp,
+            "%s.preferredDuringSchedulingIgnoredDuringExecution[%d].podAffinityTerm.labelSelector",
+            path, i++);
         int key = topo_key(nw_json_str(term, "topologyKey"));
         if (key < 0)
             continue;
-        int g = group_get(s, kind, key, 0, 0, nw_json_get(term, "labelSelector"), pp, p->ns,
-                          nw_json_get(term, "namespaces"), nw_json_get(term, "namespaceSelector"), err);
+        int g =
+            group_get(s, kind, key, 0, 0, nw_json_get(term, "labelSelector"), pp, p->ns,
+                      nw_json_get(term, "namespaces"), nw_json_get(term, "namespaceSelector"), err);
         if (g < 0)
             return NW_EINVAL;
         const cJSON *w = nw_json_get(it, "weight");
@@ -246,15 +253,18 @@ static nw_rc_t class_build(nw_pclass_t *c, const cJSON *spec, nw_err_t *err)
         return rc;
     const cJSON *aff = nw_json_get(spec, "affinity");
     const cJSON *na = aff ? nw_json_get(aff, "nodeAffinity") : NULL;
-    const cJSON *req = na ? nw_json_get(na, "requiredDuringSchedulingIgnoredDuringExecution") : NULL;
+    const cJSON *req =
+        na ? nw_json_get(na, "requiredDuringSchedulingIgnoredDuringExecution") : NULL;
     const char *tp = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
                      "nodeSelectorTerms";
     if (req) {
-        rc = nw_reqs_parse_terms(nw_json_get(req, "nodeSelectorTerms"), tp, &c->terms, &c->nterms, err);
+        rc = nw_reqs_parse_terms(nw_json_get(req, "nodeSelectorTerms"), tp, &c->terms, &c->nterms,
+                                 err);
         if (rc != NW_OK)
             return rc;
     }
-    const cJSON *pref = na ? nw_json_get(na, "preferredDuringSchedulingIgnoredDuringExecution") : NULL;
+    const cJSON *pref =
+        na ? nw_json_get(na, "preferredDuringSchedulingIgnoredDuringExecution") : NULL;
     int np = cJSON_GetArraySize(pref);
     if (np > 0) {
         int(*order)[2] = calloc((size_t)np, sizeof *order);
@@ -271,16 +281,17 @@ static nw_rc_t class_build(nw_pclass_t *c, const cJSON *spec, nw_err_t *err)
         cJSON_ArrayForEach(it, pref)
         {
             char p[200];
-            snprintf(p, sizeof p,
-                     "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[%d]"
-                     ".preference.matchExpressions",
-                     i);
+            snprintf(
+                p, sizeof p,
+                "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[%d]"
+                ".preference.matchExpressions",
+                i);
             const cJSON *w = nw_json_get(it, "weight"), *pr = nw_json_get(it, "preference");
             order[i][0] = cJSON_IsNumber(w) ? w->valueint : 0;
             order[i][1] = i;
             if (rc == NW_OK)
-                rc = nw_reqs_parse_list(pr ? nw_json_get(pr, "matchExpressions") : NULL, p, 0, &tmp[i],
-                                        err);
+                rc = nw_reqs_parse_list(pr ? nw_json_get(pr, "matchExpressions") : NULL, p, 0,
+                                        &tmp[i], err);
             else
                 nw_reqs_init(&tmp[i]);
             i++;
@@ -444,7 +455,8 @@ nw_rc_t nw_sched_snap_add_pod_json(nw_sched_snap_t *s, const cJSON *pod, nw_err_
 {
     if (!cJSON_IsObject(pod))
         return nw_err_set(err, NW_EINVAL, "", "pod must be an object");
-    const cJSON *md = nw_json_get(pod, "metadata"), *spec = nw_json_get(pod, "spec"), *st = nw_json_get(pod, "status");
+    const cJSON *md = nw_json_get(pod, "metadata"), *spec = nw_json_get(pod, "spec"),
+                *st = nw_json_get(pod, "status");
     const char *name = nw_json_str(md, "name");
     if (!name)
         return nw_err_set(err, NW_EINVAL, "metadata.name", "Required value");
@@ -482,7 +494,8 @@ nw_rc_t nw_sched_snap_add_pod_json(nw_sched_snap_t *s, const cJSON *pod, nw_err_
         p.owner_kind = nw_ss_dupstr(nw_json_str(owner, "kind"));
         p.owner_name = nw_ss_dupstr(nw_json_str(owner, "name"));
     }
-    if ((rc = nw_labels_parse(nw_json_get(md, "labels"), "metadata.labels", &p.labels, err)) != NW_OK)
+    if ((rc = nw_labels_parse(nw_json_get(md, "labels"), "metadata.labels", &p.labels, err)) !=
+        NW_OK)
         goto fail;
     if ((rc = nw_sched_pod_requests(s, spec, "spec", &p.req, err)) != NW_OK)
         goto fail;
@@ -514,8 +527,8 @@ nw_rc_t nw_sched_snap_add_pod_json(nw_sched_snap_t *s, const cJSON *pod, nw_err_
         char sp[160];
         snprintf(sp, sizeof sp, "%s.labelSelector", pp);
         int g = group_get(s, NW_TG_SPREAD, key, ms->valueint,
-                          cJSON_IsNumber(md2) && !anyway ? md2->valueint : 0, nw_json_get(it, "labelSelector"),
-                          sp, p.ns, NULL, NULL, err);
+                          cJSON_IsNumber(md2) && !anyway ? md2->valueint : 0,
+                          nw_json_get(it, "labelSelector"), sp, p.ns, NULL, NULL, err);
         if (g < 0) {
             rc = NW_EINVAL;
             goto fail;
@@ -532,14 +545,16 @@ nw_rc_t nw_sched_snap_add_pod_json(nw_sched_snap_t *s, const cJSON *pod, nw_err_
                                        "spec.affinity.podAntiAffinity", &tccap, err)) != NW_OK)
             goto fail;
     }
-    p.terminating = nw_json_get(md, "deletionTimestamp") && !cJSON_IsNull(nw_json_get(md, "deletionTimestamp"));
+    p.terminating =
+        nw_json_get(md, "deletionTimestamp") && !cJSON_IsNull(nw_json_get(md, "deletionTimestamp"));
     const char *phase = nw_json_str(st, "phase");
     p.finished = phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
     const char *nom = nw_json_str(st, "nominatedNodeName");
     const cJSON *conds = st ? nw_json_get(st, "conditions") : NULL;
     cJSON_ArrayForEach(it, conds)
     {
-        const char *t = nw_json_str(it, "type"), *sv = nw_json_str(it, "status"), *r = nw_json_str(it, "reason");
+        const char *t = nw_json_str(it, "type"), *sv = nw_json_str(it, "status"),
+                   *r = nw_json_str(it, "reason");
         if (t && strcmp(t, "PodScheduled") == 0 && sv && strcmp(sv, "False") == 0 && r &&
             strcmp(r, "Unschedulable") == 0)
             p.unschedulable_cond = true;

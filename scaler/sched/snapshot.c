@@ -13,8 +13,15 @@
 #include "common/json.h"
 #include "scaler/sched/snap.h"
 static const char *const fixed_names[NW_SR_FIXED] = {
-    "cpu", "memory", "pods", "ephemeral-storage", "nvidia.com/gpu", "amd.com/gpu",
-    "aws.amazon.com/neuron", "aws.amazon.com/neuroncore", "habana.ai/gaudi",
+    "cpu",
+    "memory",
+    "pods",
+    "ephemeral-storage",
+    "nvidia.com/gpu",
+    "amd.com/gpu",
+    "aws.amazon.com/neuron",
+    "aws.amazon.com/neuroncore",
+    "habana.ai/gaudi",
     "vpc.amazonaws.com/efa",
 };
 
@@ -186,9 +193,18 @@ const char *nw_sched_res_name(const nw_sched_snap_t *s, int i)
     return (i >= 0 && i < s->nres) ? s->res_names[i] : NULL;
 }
 
-size_t nw_sched_snap_npods(const nw_sched_snap_t *s) { return s->npods; }
-size_t nw_sched_snap_npools(const nw_sched_snap_t *s) { return s->npools; }
-size_t nw_sched_snap_nitypes(const nw_sched_snap_t *s) { return s->nitypes; }
+size_t nw_sched_snap_npods(const nw_sched_snap_t *s)
+{
+    return s->npods;
+}
+size_t nw_sched_snap_npools(const nw_sched_snap_t *s)
+{
+    return s->npools;
+}
+size_t nw_sched_snap_nitypes(const nw_sched_snap_t *s)
+{
+    return s->nitypes;
+}
 const nw_sched_itype_t *nw_sched_snap_itype(const nw_sched_snap_t *s, size_t i)
 {
     return i < s->nitypes ? &s->itypes[i].t : NULL;
@@ -214,8 +230,8 @@ cJSON *nw_sched_res_to_json(const nw_sched_snap_t *s, const nw_sched_res_t *r)
     for (int i = 0; i < s->nres; i++) {
         if (r->v[i] == 0)
             continue;
-        nw_quantity_format_t f = (i == NW_SR_MEMORY || i == NW_SR_EPHEMERAL) ? NW_QTY_BINARY_SI
-                                                                            : NW_QTY_DECIMAL_SI;
+        nw_quantity_format_t f =
+            (i == NW_SR_MEMORY || i == NW_SR_EPHEMERAL) ? NW_QTY_BINARY_SI : NW_QTY_DECIMAL_SI;
         char buf[64];
         nw_quantity_format(nw_quantity_from_milli(r->v[i], f), buf, sizeof buf);
         cJSON_AddStringToObject(o, s->res_names[i], buf);
@@ -225,8 +241,8 @@ cJSON *nw_sched_res_to_json(const nw_sched_snap_t *s, const nw_sched_res_t *r)
 
 /* ---- resources ------------------------------------------------------------- */
 
-nw_rc_t nw_ss_parse_res(nw_sched_snap_t *s, const cJSON *obj, const char *path,
-                         nw_sched_res_t *out, bool *present, nw_err_t *err)
+nw_rc_t nw_ss_parse_res(nw_sched_snap_t *s, const cJSON *obj, const char *path, nw_sched_res_t *out,
+                        bool *present, nw_err_t *err)
 {
     memset(out, 0, sizeof *out);
     if (present)

@@ -140,8 +140,8 @@ nw_rc_t nw_sv_finalize(ctx_t *c, claim_t *cl, nw_sched_claim_t *out)
         for (int i = 0; i < n; i++)
             names[i] = s->itypes[rk[i].t].t.name;
         const nw_req_t *old = nw_reqs_get(&cl->reqs, NW_LABEL_INSTANCE_TYPE);
-        rc = nw_reqs_add(&out->reqs, NW_LABEL_INSTANCE_TYPE, NW_REQ_IN, names,
-                         (size_t)n, old ? old->min_values : 0, NULL);
+        rc = nw_reqs_add(&out->reqs, NW_LABEL_INSTANCE_TYPE, NW_REQ_IN, names, (size_t)n,
+                         old ? old->min_values : 0, NULL);
         const char *cts[2];
         size_t nc = 0;
         if (use_spot)
@@ -151,8 +151,7 @@ nw_rc_t nw_sv_finalize(ctx_t *c, claim_t *cl, nw_sched_claim_t *out)
         else if (ct_ok[2])
             cts[nc++] = "reserved";
         if (rc == NW_OK && nc)
-            rc = nw_reqs_add(&out->reqs, NW_LABEL_CAPACITY_TYPE, NW_REQ_IN, cts, nc, 0,
-                             NULL);
+            rc = nw_reqs_add(&out->reqs, NW_LABEL_CAPACITY_TYPE, NW_REQ_IN, cts, nc, 0, NULL);
     } else if (!names) {
         rc = NW_ENOMEM;
     }
@@ -286,8 +285,7 @@ static nw_rc_t add_unsched(ctx_t *c, nw_sched_results_t *r, int pod, const char 
     return NW_OK;
 }
 
-nw_rc_t nw_sched_solve(const nw_sched_snap_t *s, int64_t now, nw_sched_results_t *r,
-                       nw_err_t *err)
+nw_rc_t nw_sched_solve(const nw_sched_snap_t *s, int64_t now, nw_sched_results_t *r, nw_err_t *err)
 {
     (void)now;
     memset(r, 0, sizeof *r);
@@ -318,7 +316,8 @@ nw_rc_t nw_sched_solve(const nw_sched_snap_t *s, int64_t now, nw_sched_results_t
     r->placed = calloc(s->npods + 1, sizeof *r->placed);
     r->unsched = calloc(s->npods + 1, sizeof *r->unsched);
     queue = malloc((s->npods + 1) * sizeof(int));
-    if (!c.scratch || !c.scratch2 || !c.alone || !c.vc || !c.ps || !r->placed || !r->unsched || !queue)
+    if (!c.scratch || !c.scratch2 || !c.alone || !c.vc || !c.ps || !r->placed || !r->unsched ||
+        !queue)
         goto out;
     if ((rc = nw_sv_prep_pools(&c)) != NW_OK || (rc = nw_sv_prep_nodes(&c)) != NW_OK ||
         (rc = nw_sv_prep_topology(&c)) != NW_OK)

@@ -1,5 +1,5 @@
-/* scaler/sched/solve_claims.c — the provisioning simulation (scaler/sched/solve.c): placing one pod: existing capacity, open claims, a new claim;
- * the reason per pool when nothing fits. */
+/* scaler/sched/solve_claims.c — the provisioning simulation (scaler/sched/solve.c): placing one
+ * pod: existing capacity, open claims, a new claim; the reason per pool when nothing fits. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +33,7 @@ void nw_sv_claim_stats(ctx_t *c, claim_t *cl, const pctx_t *pc)
 
 /* narrow `out` (a copy of `in`) to types that hold `need` */
 bool nw_sv_filter_fit(const ctx_t *c, const pctx_t *pc, const word_t *in, word_t *out,
-                       const nw_sched_res_t *need)
+                      const nw_sched_res_t *need)
 {
     bool any = false;
     for (int w = 0; w < c->nw; w++) {
@@ -97,8 +97,8 @@ static bool tolerates(const ctx_t *c, int pod, const nw_taints_t *taints, bool i
             continue;
         bool is_startup = false;
         for (size_t k = 0; startup && k < startup->n && !is_startup; k++)
-            is_startup = strcmp(startup->v[k].key, t->key) == 0 &&
-                         startup->v[k].effect == t->effect;
+            is_startup =
+                strcmp(startup->v[k].key, t->key) == 0 && startup->v[k].effect == t->effect;
         if (is_startup)
             continue;
         if (!nw_tolerations_tolerate(&cl->tols, t)) {
@@ -180,7 +180,7 @@ int nw_sv_try_claims(ctx_t *c, int pod, variant_t *v, nw_rc_t *rc)
             continue;
         bool host_ok, pinned;
         uint64_t zm = nw_sv_topo_allowed(c, pod, c->nen + cl->idx, cl->zmask & v->zmask[pc->idx],
-                                   v->zmask[pc->idx], &host_ok, &pinned, NULL);
+                                         v->zmask[pc->idx], &host_ok, &pinned, NULL);
         if (!host_ok || (pinned && !zm))
             continue;
         word_t *nb = c->scratch;
@@ -256,7 +256,8 @@ int nw_sv_try_existing(ctx_t *c, int pod, variant_t *v)
             continue;
         bool host_ok, pinned;
         uint64_t zin = e->zone >= 0 ? 1ULL << e->zone : 0;
-        uint64_t zm = nw_sv_topo_allowed(c, pod, i, zin, zin ? zin : ~0ULL, &host_ok, &pinned, NULL);
+        uint64_t zm =
+            nw_sv_topo_allowed(c, pod, i, zin, zin ? zin : ~0ULL, &host_ok, &pinned, NULL);
         if (!host_ok || (pinned && !zm))
             continue;
         for (int k = 0; k < c->nres; k++)
@@ -281,7 +282,7 @@ int nw_sv_try_new(ctx_t *c, int pod, variant_t *v, nw_rc_t *rc)
             continue;
         bool host_ok, pinned;
         uint64_t zm = nw_sv_topo_allowed(c, pod, -1, v->zmask[pc->idx], v->zmask[pc->idx], &host_ok,
-                                   &pinned, NULL);
+                                         &pinned, NULL);
         if (!host_ok || !zm)
             continue;
         word_t *nb = c->scratch;
@@ -463,7 +464,7 @@ char *nw_sv_pool_reason(ctx_t *c, int pod, const pctx_t *pc)
     bool host_ok, pinned;
     const char *why = NULL;
     uint64_t zm = nw_sv_topo_allowed(c, pod, -1, v->zmask[pc->idx], v->zmask[pc->idx], &host_ok,
-                               &pinned, &why);
+                                     &pinned, &why);
     if (!host_ok || !zm) {
         snprintf(buf, sizeof buf, "would violate %s", why ? why : "topology constraints");
         return strdup(buf);

@@ -23,12 +23,12 @@ typedef uint64_t word_t;
 
 typedef struct {
     bool built;
-    nw_reqs_t reqs;  /* selector ∩ term ∩ preferred term */
-    int8_t *status;  /* per pool: 0 unknown, 1 ok, 2 incompatible, 3 no type */
-    char **reason;   /* per pool when status 2/3 */
+    nw_reqs_t reqs;    /* selector ∩ term ∩ preferred term */
+    int8_t *status;    /* per pool: 0 unknown, 1 ok, 2 incompatible, 3 no type */
+    char **reason;     /* per pool when status 2/3 */
     nw_reqs_t *merged; /* per pool when status 1: pool ∩ pod */
-    word_t *bits;    /* per pool: nw words */
-    uint64_t *zmask; /* per pool: zones allowed by merged reqs */
+    word_t *bits;      /* per pool: nw words */
+    uint64_t *zmask;   /* per pool: zones allowed by merged reqs */
 } variant_t;
 
 typedef struct {
@@ -37,11 +37,11 @@ typedef struct {
 } vcache_t;
 
 typedef struct {
-    int term, pref;        /* variant */
-    bool tol_prefer;       /* relaxation 6 */
-    uint64_t tc_off;       /* bit i: tcs[i] relaxed */
+    int term, pref;  /* variant */
+    bool tol_prefer; /* relaxation 6 */
+    uint64_t tc_off; /* bit i: tcs[i] relaxed */
     bool placed;
-    int *selgroups;        /* groups selecting this pod */
+    int *selgroups; /* groups selecting this pod */
     int nsel;
     int last_len, epoch;
 } pstate_t;
@@ -52,7 +52,7 @@ typedef struct {
     word_t *bits;
     nw_sched_res_t used;
     int64_t maxfree[3];
-    double minprice; /* cheapest type still in bits */
+    double minprice;         /* cheapest type still in bits */
     nw_sched_res_t reserved; /* max capacity over bits (limits) */
     uint64_t zmask;
     int *pods;
@@ -66,18 +66,18 @@ typedef struct {
     word_t *types;         /* compatible with pool reqs, some allowed offering */
     nw_sched_res_t *avail; /* per type: allocatable − daemonset overhead */
     nw_sched_res_t *ovh;
-    double *price;         /* per type: cheapest available offering the pool allows */
-    word_t **zbits;        /* per zone */
-    bool ct_allowed[3];    /* on-demand, spot, reserved */
+    double *price;      /* per type: cheapest available offering the pool allows */
+    word_t **zbits;     /* per zone */
+    bool ct_allowed[3]; /* on-demand, spot, reserved */
     int64_t remaining[NW_SCHED_NRES];
     int64_t nodes_left;
     bool has_prefer_taint;
 } pctx_t;
 
 typedef struct {
-    int snode;             /* snapshot node index */
-    nw_sched_res_t free;   /* allocatable − pods − daemonset overhead */
-    int zone;              /* -1 unknown */
+    int snode;           /* snapshot node index */
+    nw_sched_res_t free; /* allocatable − pods − daemonset overhead */
+    int zone;            /* -1 unknown */
 } enode_t;
 
 typedef struct {
@@ -161,9 +161,9 @@ static inline bool bits_any(const word_t *b, int nw)
     return false;
 }
 
-#define FOR_BITS(b, nw, t)                                                                   \
-    for (int _w = 0; _w < (nw); _w++)                                                        \
-        for (word_t _x = (b)[_w]; _x; _x &= _x - 1)                                          \
+#define FOR_BITS(b, nw, t)                                                                         \
+    for (int _w = 0; _w < (nw); _w++)                                                              \
+        for (word_t _x = (b)[_w]; _x; _x &= _x - 1)                                                \
             for (int t = _w * 64 + __builtin_ctzll(_x), _once = 1; _once; _once = 0)
 
 /* solve_prep.c */
@@ -178,12 +178,12 @@ int nw_sv_variant_pool(ctx_t *c, variant_t *v, const nw_pclass_t *cl, const pctx
 /* solve_topo.c */
 bool nw_sv_tc_active(const ctx_t *c, int pod, int i);
 uint64_t nw_sv_topo_allowed(const ctx_t *c, int pod, int host, uint64_t zin, uint64_t pod_zones,
-                             bool *host_ok, bool *zone_pinned, const char **why);
+                            bool *host_ok, bool *zone_pinned, const char **why);
 
 /* solve_claims.c */
 void nw_sv_claim_stats(ctx_t *c, claim_t *cl, const pctx_t *pc);
 bool nw_sv_filter_fit(const ctx_t *c, const pctx_t *pc, const word_t *in, word_t *out,
-                       const nw_sched_res_t *need);
+                      const nw_sched_res_t *need);
 nw_rc_t nw_sv_claim_add_pod(claim_t *cl, int pod);
 int nw_sv_single_zone(uint64_t m);
 int nw_sv_try_claims(ctx_t *c, int pod, variant_t *v, nw_rc_t *rc);

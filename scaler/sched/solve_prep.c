@@ -1,5 +1,5 @@
-/* scaler/sched/solve_prep.c — the provisioning simulation (scaler/sched/solve.c): preparation: pools, existing nodes, topology groups, and the
- * requirement variants of a pod class. */
+/* scaler/sched/solve_prep.c — the provisioning simulation (scaler/sched/solve.c): preparation:
+ * pools, existing nodes, topology groups, and the requirement variants of a pod class. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -221,10 +221,9 @@ nw_rc_t nw_sv_prep_nodes(ctx_t *c)
             bool running = false;
             for (size_t p = 0; p < s->npods && !running; p++) {
                 const nw_spod_t *pd = &s->pods[p];
-                running = pd->node_name && strcmp(pd->node_name, n->name) == 0 &&
-                          pd->owner_kind && strcmp(pd->owner_kind, "DaemonSet") == 0 &&
-                          pd->owner_name && strcmp(pd->owner_name, ds->name) == 0 &&
-                          strcmp(pd->ns, ds->ns) == 0;
+                running = pd->node_name && strcmp(pd->node_name, n->name) == 0 && pd->owner_kind &&
+                          strcmp(pd->owner_kind, "DaemonSet") == 0 && pd->owner_name &&
+                          strcmp(pd->owner_name, ds->name) == 0 && strcmp(pd->ns, ds->ns) == 0;
             }
             if (!running)
                 for (int k = 0; k < NW_SCHED_NRES; k++)

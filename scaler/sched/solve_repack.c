@@ -1,4 +1,5 @@
-/* scaler/sched/solve_repack.c — the provisioning simulation (scaler/sched/solve.c): the re-pack of interchangeable claims (opts.repack). */
+/* scaler/sched/solve_repack.c — the provisioning simulation (scaler/sched/solve.c): the re-pack of
+ * interchangeable claims (opts.repack). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,10 +24,9 @@
 
 static bool req_equal(const nw_req_t *a, const nw_req_t *b)
 {
-    if (strcmp(a->key, b->key) != 0 || a->complement != b->complement ||
-        a->nvalues != b->nvalues || a->has_gte != b->has_gte || a->has_lte != b->has_lte ||
-        (a->has_gte && a->gte != b->gte) || (a->has_lte && a->lte != b->lte) ||
-        a->min_values != b->min_values)
+    if (strcmp(a->key, b->key) != 0 || a->complement != b->complement || a->nvalues != b->nvalues ||
+        a->has_gte != b->has_gte || a->has_lte != b->has_lte || (a->has_gte && a->gte != b->gte) ||
+        (a->has_lte && a->lte != b->lte) || a->min_values != b->min_values)
         return false;
     for (size_t i = 0; i < a->nvalues; i++)
         if (strcmp(a->values[i], b->values[i]) != 0)
@@ -122,8 +122,8 @@ static double cheapest_fit(const ctx_t *c, const pctx_t *pc, const word_t *bits,
 
 /* First-fit decreasing of pods onto bins of type t: bin index per pod in bin_of,
  * the bins' usage in used; returns the bin count (-1 when a pod does not fit t). */
-static int ffd(const ctx_t *c, const pctx_t *pc, int t, pkey_t *order, int n,
-               nw_sched_res_t *used, int *bin_of)
+static int ffd(const ctx_t *c, const pctx_t *pc, int t, pkey_t *order, int n, nw_sched_res_t *used,
+               int *bin_of)
 {
     const nw_sched_res_t *av = &pc->avail[t];
     for (int i = 0; i < n; i++) {
@@ -197,7 +197,8 @@ static nw_rc_t rebalance_group(ctx_t *c, const int *members, int nm)
     word_t *compat = calloc((size_t)c->nw, sizeof(word_t));
     pkey_t *order = calloc((size_t)npods, sizeof *order);
     pkey_t *best_order = calloc((size_t)npods, sizeof *best_order);
-    int *bin_of = calloc((size_t)npods, sizeof(int)), *best_bin = calloc((size_t)npods, sizeof(int));
+    int *bin_of = calloc((size_t)npods, sizeof(int)),
+        *best_bin = calloc((size_t)npods, sizeof(int));
     nw_sched_res_t *used = calloc((size_t)npods, sizeof *used);
     nw_sched_res_t *best_used = calloc((size_t)npods, sizeof *best_used);
     cand_t *cands = calloc((size_t)c->nt + 1, sizeof *cands);

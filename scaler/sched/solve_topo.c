@@ -1,4 +1,5 @@
-/* scaler/sched/solve_topo.c — the provisioning simulation (scaler/sched/solve.c): topology spread and pod (anti-)affinity counts. */
+/* scaler/sched/solve_topo.c — the provisioning simulation (scaler/sched/solve.c): topology spread
+ * and pod (anti-)affinity counts. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +28,7 @@ static bool selects_self(const ctx_t *c, int pod, int g)
  * says a zone must be chosen (the pod has zone constraints). why (nullable) names the
  * first constraint that failed. */
 uint64_t nw_sv_topo_allowed(const ctx_t *c, int pod, int host, uint64_t zin, uint64_t pod_zones,
-                             bool *host_ok, bool *zone_pinned, const char **why)
+                            bool *host_ok, bool *zone_pinned, const char **why)
 {
     const nw_spod_t *p = &c->s->pods[pod];
     const pstate_t *st = &c->ps[pod];

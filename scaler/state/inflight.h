@@ -22,9 +22,9 @@
 
 typedef struct nw_inflight_claim {
     char name[256];
-    cJSON *obj;            /* the created object (owned), used while the cache lags */
-    int64_t created_mono;  /* ns */
-    int launched;          /* we launched it (provider_id valid) */
+    cJSON *obj;           /* the created object (owned), used while the cache lags */
+    int64_t created_mono; /* ns */
+    int launched;         /* we launched it (provider_id valid) */
     char provider_id[192];
     cJSON *status;         /* what the launch chose (owned): type, zone, ct, image; or NULL */
     int64_t next_try_mono; /* after a failed launch */

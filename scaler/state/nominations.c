@@ -125,7 +125,8 @@ bool nw_noms_targets(const nw_noms_t *st, const char *claim, bool in_flight, int
     if (!st || !claim)
         return false;
     for (size_t i = 0; i < st->nnoms; i++)
-        if (strcmp(st->noms[i].claim, claim) == 0 && (in_flight || mono - st->noms[i].at < window_ns))
+        if (strcmp(st->noms[i].claim, claim) == 0 &&
+            (in_flight || mono - st->noms[i].at < window_ns))
             return true;
     return false;
 }

@@ -68,7 +68,6 @@ cJSON *nw_simsnap_type_resources(const nw_simsnap_env_t *e, const char *type, in
     return catres_json(&r);
 }
 
-
 /* ---- the snapshot ---- */
 
 static int claim_initialized(const cJSON *nc)
@@ -149,7 +148,7 @@ static cJSON *pod_variant(const cJSON *pod, const char *node, int unsched)
         } else if (strcmp(ch->string, "status") == 0 && unsched) {
             continue;
         } else
-            item = cJSON_IsObject(ch) ? cJSON_CreateObjectReference(ch->child)
+            item = cJSON_IsObject(ch)  ? cJSON_CreateObjectReference(ch->child)
                    : cJSON_IsArray(ch) ? cJSON_CreateArrayReference(ch->child)
                                        : cJSON_Duplicate(ch, 1);
         if (!item) {
@@ -294,9 +293,10 @@ static cJSON *entry_json(const nw_simsnap_env_t *env, const cJSON *nc, const cha
     const cJSON *l0 = GET(GET(nc, "metadata"), "labels");
     cJSON *l = cJSON_IsObject(l0) ? cJSON_Duplicate(l0, 1) : cJSON_CreateObject();
     if (m && m->status) {
-        const char *kv[][2] = {{"node.kubernetes.io/instance-type", nw_json_str_at(m->status, "type")},
-                               {"topology.kubernetes.io/zone", nw_json_str_at(m->status, "zone")},
-                               {"karpenter.sh/capacity-type", nw_json_str_at(m->status, "ct")}};
+        const char *kv[][2] = {
+            {"node.kubernetes.io/instance-type", nw_json_str_at(m->status, "type")},
+            {"topology.kubernetes.io/zone", nw_json_str_at(m->status, "zone")},
+            {"karpenter.sh/capacity-type", nw_json_str_at(m->status, "ct")}};
         for (size_t i = 0; i < 3; i++)
             if (kv[i][1] && *kv[i][1] && !GET(l, kv[i][0]))
                 cJSON_AddStringToObject(l, kv[i][0], kv[i][1]);
@@ -346,8 +346,8 @@ static nw_rc_t add_entry(build_t *b, const cJSON *nc, const char *name, const ch
     if (rc == NW_ENOMEM)
         return nw_err_set(b->err, rc, "", "out of memory");
     if (rc != NW_OK) {
-        nw_log_warn("provisioner", "NodeClaim left out of the simulation", NW_LS("nodeclaim", claim),
-                    NW_LS("field", er.path), NW_LS("error", er.msg));
+        nw_log_warn("provisioner", "NodeClaim left out of the simulation",
+                    NW_LS("nodeclaim", claim), NW_LS("field", er.path), NW_LS("error", er.msg));
         return NW_OK;
     }
     if (push_entry(b, name, claim) != NW_OK)
@@ -418,8 +418,8 @@ void nw_simsnap_free(nw_simsnap_t *s)
     memset(s, 0, sizeof *s);
 }
 
-nw_rc_t nw_simsnap_build(const nw_simsnap_env_t *env, const nw_kube_snap_t *ks, const nw_simsnap_opts_t *o,
-                         nw_simsnap_t *out, nw_err_t *err)
+nw_rc_t nw_simsnap_build(const nw_simsnap_env_t *env, const nw_kube_snap_t *ks,
+                         const nw_simsnap_opts_t *o, nw_simsnap_t *out, nw_err_t *err)
 {
     memset(out, 0, sizeof *out);
     static const nw_simsnap_opts_t defaults = {0};
@@ -436,8 +436,8 @@ nw_rc_t nw_simsnap_build(const nw_simsnap_env_t *env, const nw_kube_snap_t *ks, 
     overhead(env, &oo);
     if (!env->catalog)
         return nw_err_set(err, NW_EINVAL, "catalog", "no instance-type catalog");
-    nw_rc_t rc = nw_sched_snap_add_catalog(out->sched, env->catalog, env->ice, env->now_mono, &oo,
-                                           err);
+    nw_rc_t rc =
+        nw_sched_snap_add_catalog(out->sched, env->catalog, env->ice, env->now_mono, &oo, err);
     if (rc != NW_OK)
         return rc;
     for (size_t i = 0; i < nw_kube_snap_count(ks, NW_KUBE_NODEPOOLS); i++) {
@@ -448,8 +448,8 @@ nw_rc_t nw_simsnap_build(const nw_simsnap_env_t *env, const nw_kube_snap_t *ks, 
         if ((rc = nw_sched_snap_add_pool_json(out->sched, p->json, &e)) == NW_ENOMEM)
             return nw_err_set(err, rc, "", "out of memory");
         if (rc != NW_OK)
-            nw_log_warn("provisioner", "NodePool left out of the simulation", NW_LS("nodepool", p->name),
-                        NW_LS("field", e.path), NW_LS("error", e.msg));
+            nw_log_warn("provisioner", "NodePool left out of the simulation",
+                        NW_LS("nodepool", p->name), NW_LS("field", e.path), NW_LS("error", e.msg));
     }
     for (size_t i = 0; i < nw_kube_snap_count(ks, NW_KUBE_DAEMONSETS); i++) {
         const nw_kube_obj_t *d = nw_kube_snap_at(ks, NW_KUBE_DAEMONSETS, i);
@@ -488,8 +488,8 @@ nw_rc_t nw_simsnap_build(const nw_simsnap_env_t *env, const nw_kube_snap_t *ks, 
             if (rc == NW_ENOMEM)
                 nw_err_set(err, rc, "", "out of memory");
             else if (rc != NW_OK) {
-                nw_log_warn("provisioner", "Node left out of the simulation", NW_LS("node", n->name),
-                            NW_LS("field", e.path), NW_LS("error", e.msg));
+                nw_log_warn("provisioner", "Node left out of the simulation",
+                            NW_LS("node", n->name), NW_LS("field", e.path), NW_LS("error", e.msg));
                 rc = NW_OK;
                 continue;
             }
@@ -566,13 +566,12 @@ static cJSON *req_json(const nw_req_t *r)
         /* Gt/Lt are strict; a set with both bounds keeps the lower one here and the upper
          * one in a second requirement (added by the caller) */
         cJSON_AddStringToObject(o, "operator", r->has_gte ? "Gt" : "Lt");
-        snprintf(num, sizeof num, "%lld",
-                 (long long)(r->has_gte ? r->gte - 1 : r->lte + 1));
+        snprintf(num, sizeof num, "%lld", (long long)(r->has_gte ? r->gte - 1 : r->lte + 1));
         cJSON_AddItemToArray(cJSON_AddArrayToObject(o, "values"), cJSON_CreateString(num));
         return o;
     }
-    const char *op = !r->complement ? (r->nvalues ? "In" : "DoesNotExist")
-                                    : (r->nvalues ? "NotIn" : "Exists");
+    const char *op =
+        !r->complement ? (r->nvalues ? "In" : "DoesNotExist") : (r->nvalues ? "NotIn" : "Exists");
     cJSON_AddStringToObject(o, "operator", op);
     if (r->nvalues) {
         cJSON *vals = cJSON_AddArrayToObject(o, "values");
@@ -594,8 +593,8 @@ static int in_list(const char *const *v, size_t n, const char *s)
 
 /* The NodeClaim body (§1.10). NULL with err set when nothing is left to launch. */
 cJSON *nw_simsnap_claim_body(const nw_simsnap_t *s, const nw_sched_claim_t *cl,
-                         const nw_kube_obj_t *pool, const nw_simsnap_claim_opts_t *o, int *ntypes,
-                         const char **first_type, nw_err_t *err)
+                             const nw_kube_obj_t *pool, const nw_simsnap_claim_opts_t *o,
+                             int *ntypes, const char **first_type, nw_err_t *err)
 {
     const nw_sched_snap_t *ss = s->sched;
     cJSON *types = cJSON_CreateArray();
@@ -636,8 +635,8 @@ cJSON *nw_simsnap_claim_body(const nw_simsnap_t *s, const nw_sched_claim_t *cl,
     /* custom requirement keys that resolved to one value become labels */
     for (size_t i = 0; i < cl->reqs.n; i++) {
         const nw_req_t *r = &cl->reqs.v[i];
-        if (!r->complement && r->nvalues == 1 && !r->has_gte && !r->has_lte &&
-            !r->well_known && !nw_wk_is_restricted_node_label(r->key) && !GET(labels, r->key))
+        if (!r->complement && r->nvalues == 1 && !r->has_gte && !r->has_lte && !r->well_known &&
+            !nw_wk_is_restricted_node_label(r->key) && !GET(labels, r->key))
             cJSON_AddStringToObject(labels, r->key, r->values[0]);
     }
     cJSON_AddItemToObject(md, "labels", labels);
@@ -653,7 +652,8 @@ cJSON *nw_simsnap_claim_body(const nw_simsnap_t *s, const nw_sched_claim_t *cl,
     cJSON_AddStringToObject(own, "uid", pool->uid);
     cJSON_AddBoolToObject(own, "blockOwnerDeletion", 1);
     cJSON_AddItemToArray(cJSON_AddArrayToObject(md, "ownerReferences"), own);
-    cJSON_AddItemToArray(cJSON_AddArrayToObject(md, "finalizers"), cJSON_CreateString(NW_FINALIZER));
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(md, "finalizers"),
+                         cJSON_CreateString(NW_FINALIZER));
     cJSON *spec = cJSON_AddObjectToObject(nc, "spec");
     cJSON *reqs = cJSON_AddArrayToObject(spec, "requirements");
     for (size_t i = 0; i < cl->reqs.n; i++) {
@@ -705,4 +705,3 @@ cJSON *nw_simsnap_claim_body(const nw_simsnap_t *s, const nw_sched_claim_t *cl,
     cJSON_AddStringToObject(spec, "expireAfter", exp ? exp : "720h");
     return nc;
 }
-

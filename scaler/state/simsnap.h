@@ -62,9 +62,9 @@ typedef struct {
 } nw_simsnap_opts_t;
 
 typedef struct {
-    nw_sched_snap_t *sched;         /* owned */
-    const nw_kube_obj_t **pods;     /* [npods]: the Pod behind each snapshot pod index */
-    unsigned char *rescheduled;     /* [npods]: 1 = re-added from an excluded/deleting node */
+    nw_sched_snap_t *sched;     /* owned */
+    const nw_kube_obj_t **pods; /* [npods]: the Pod behind each snapshot pod index */
+    unsigned char *rescheduled; /* [npods]: 1 = re-added from an excluded/deleting node */
     size_t npods;
     /* in-flight entries: the snapshot name (a NodeClaim name, or the Node name of a
      * registered but not initialized claim) and the NodeClaim behind it (owned) */
@@ -82,20 +82,20 @@ typedef struct {
  * the provisioner's memory (read only). Everything is borrowed. */
 typedef struct {
     const nw_catalog_t *catalog;
-    const nw_ice_t *ice;        /* NULL: no ICE'd offerings */
-    int64_t now_mono;           /* ICE entries are judged at this time */
-    double vm_overhead;         /* settings.vmMemoryOverheadPercent (<= 0: the default) */
-    int reserved_enis;          /* settings.reservedENIs */
+    const nw_ice_t *ice;           /* NULL: no ICE'd offerings */
+    int64_t now_mono;              /* ICE entries are judged at this time */
+    double vm_overhead;            /* settings.vmMemoryOverheadPercent (<= 0: the default) */
+    int reserved_enis;             /* settings.reservedENIs */
     const nw_inflight_t *inflight; /* NodeClaims created but not cached yet; NULL: none */
-    const nw_noms_t *noms;      /* nominations; NULL: none */
+    const nw_noms_t *noms;         /* nominations; NULL: none */
 } nw_simsnap_env_t;
 
 /** Build the snapshot: a pure function of env, ks and o (no I/O, no clock, no change to
  * the memory it reads). out is initialised by the call (free it with nw_simsnap_free
  * even on error). Objects the simulation rejects (a pod with a malformed quantity...)
  * are logged and left out; only NW_ENOMEM fails. */
-nw_rc_t nw_simsnap_build(const nw_simsnap_env_t *env, const nw_kube_snap_t *ks, const nw_simsnap_opts_t *o,
-                         nw_simsnap_t *out, nw_err_t *err);
+nw_rc_t nw_simsnap_build(const nw_simsnap_env_t *env, const nw_kube_snap_t *ks,
+                         const nw_simsnap_opts_t *o, nw_simsnap_t *out, nw_err_t *err);
 void nw_simsnap_free(nw_simsnap_t *s);
 
 /** The NodeClaim behind a placement target (nw_sched_placed_t.node) when it is
@@ -103,12 +103,12 @@ void nw_simsnap_free(nw_simsnap_t *s);
 const char *nw_simsnap_claim_of(const nw_simsnap_t *s, const char *target);
 
 typedef struct {
-    const char *capacity_type;  /* non-NULL: pin the NodeClaim to this capacity type */
-    const char *const *itypes;  /* non-NULL: keep only these of the claim's types */
+    const char *capacity_type; /* non-NULL: pin the NodeClaim to this capacity type */
+    const char *const *itypes; /* non-NULL: keep only these of the claim's types */
     size_t nitypes;
-    bool no_nominate;           /* do not nominate the claim's pods to it */
-    bool no_events;             /* no Nominated event on the pods */
-    const char *reason;         /* for the log line ("provisioning", "consolidation"...) */
+    bool no_nominate;   /* do not nominate the claim's pods to it */
+    bool no_events;     /* no Nominated event on the pods */
+    const char *reason; /* for the log line ("provisioning", "consolidation"...) */
 } nw_simsnap_claim_opts_t;
 
 /** The NodeClaim object for a simulated claim (kubernetes-sigs/karpenter

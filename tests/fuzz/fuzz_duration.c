@@ -23,8 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     nw_err_t err = {0};
     nw_rc_t rc = nw_duration_parse(s, &ns, &err);
     if (rc != NW_OK) {
-        if (rc != NW_EINVAL || err.rc != NW_EINVAL || strncmp(err.msg, "time: ", 6) != 0 ||
-            ns != 0)
+        if (rc != NW_EINVAL || err.rc != NW_EINVAL || strncmp(err.msg, "time: ", 6) != 0 || ns != 0)
             abort();
     } else {
         char buf[NW_DURATION_STR_MAX], buf2[NW_DURATION_STR_MAX];

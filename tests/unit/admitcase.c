@@ -36,7 +36,8 @@ static int has_contains(const cJSON *causes, const char *path, const char *sub)
     return 0;
 }
 
-static void run_handler(nw_admit_fn fn, nw_admit_req_t *req, nw_admit_result_t *res, const char *path)
+static void run_handler(nw_admit_fn fn, nw_admit_req_t *req, nw_admit_result_t *res,
+                        const char *path)
 {
     nw_admit_ctx_t ctx = {.gpu = NULL, .self_namespace = ""};
     nw_admit_result_init(res);
@@ -89,8 +90,8 @@ void nw_test_admit_case(const char *path, const char *group, const char *kind)
     }
     cJSON *defaulted = cJSON_Duplicate(docs[1], 1);
     if (res.patch)
-        ck_assert_msg(nw_jsonpatch_apply_text(&defaulted, res.patch, &err) == NW_OK, "%s: apply: %s",
-                      path, err.msg);
+        ck_assert_msg(nw_jsonpatch_apply_text(&defaulted, res.patch, &err) == NW_OK,
+                      "%s: apply: %s", path, err.msg);
     nw_admit_result_cleanup(&res);
     req.object = defaulted;
     run_handler(h->mutate, &req, &res, path);
@@ -108,7 +109,8 @@ void nw_test_admit_case(const char *path, const char *group, const char *kind)
     nw_admit_result_cleanup(&res2);
 
     ck_assert_msg(expect != NULL, "%s: no expect", path);
-    const cJSON *causes = res.details ? cJSON_GetObjectItemCaseSensitive(res.details, "causes") : NULL;
+    const cJSON *causes =
+        res.details ? cJSON_GetObjectItemCaseSensitive(res.details, "causes") : NULL;
     if (cJSON_IsString(expect)) {
         ck_assert_msg(strcmp(expect->valuestring, "allowed") == 0, "%s: bad expect", path);
         ck_assert_msg(res.allowed, "%s: denied: %s", path, res.message ? res.message : "");

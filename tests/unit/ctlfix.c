@@ -76,8 +76,9 @@ static void handler(void *ud, const fake_req_t *r, fake_conn_t *c)
     }
     if (a->forbid && strstr(r->path, a->forbid)) {
         pthread_mutex_unlock(&a->mu);
-        fake_reply(c, 403, "",
-                   "{\"kind\":\"Status\",\"status\":\"Failure\",\"reason\":\"Forbidden\",\"code\":403}");
+        fake_reply(
+            c, 403, "",
+            "{\"kind\":\"Status\",\"status\":\"Failure\",\"reason\":\"Forbidden\",\"code\":403}");
         return;
     }
     char *reply = NULL;
@@ -86,7 +87,8 @@ static void handler(void *ud, const fake_req_t *r, fake_conn_t *c)
         cJSON *o = cJSON_Parse(r->body ? r->body : "{}");
         cJSON *md = o ? cJSON_GetObjectItemCaseSensitive(o, "metadata") : NULL;
         const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "name"));
-        const char *gen = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "generateName"));
+        const char *gen =
+            cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "generateName"));
         char nm[300];
         if (name)
             snprintf(nm, sizeof nm, "%s", name);
@@ -126,8 +128,7 @@ static void handler(void *ud, const fake_req_t *r, fake_conn_t *c)
             store(a, path, reply);
             cJSON_Delete(o);
             cJSON_Delete(pt);
-        }
-        else if (strcmp(r->method, "PUT") == 0) {
+        } else if (strcmp(r->method, "PUT") == 0) {
             store(a, path, r->body ? r->body : "{}");
             reply = strdup(r->body ? r->body : "{}");
         } else if (strcmp(r->method, "DELETE") == 0) {
@@ -139,7 +140,9 @@ static void handler(void *ud, const fake_req_t *r, fake_conn_t *c)
     }
     pthread_mutex_unlock(&a->mu);
     if (code == 404)
-        fake_reply(c, 404, "", "{\"kind\":\"Status\",\"status\":\"Failure\",\"reason\":\"NotFound\",\"code\":404}");
+        fake_reply(
+            c, 404, "",
+            "{\"kind\":\"Status\",\"status\":\"Failure\",\"reason\":\"NotFound\",\"code\":404}");
     else
         fake_reply(c, code, "", reply ? reply : "{}");
     free(reply);
@@ -157,8 +160,11 @@ void ctlfix_init(ctlfix_t *f)
     ck_assert_int_eq(nw_kube_config_load_kubeconfig(kc, NULL, &cfg, &err), NW_OK);
     unlink(kc);
     free(kc);
-    nw_kube_client_opts_t o = {.qps = -1, .backoff_base_ms = 10, .backoff_max_ms = 40,
-                               .max_retries = 1, .timeout_ms = 5000};
+    nw_kube_client_opts_t o = {.qps = -1,
+                               .backoff_base_ms = 10,
+                               .backoff_max_ms = 40,
+                               .max_retries = 1,
+                               .timeout_ms = 5000};
     ck_assert_int_eq(nw_kube_client_new(cfg, &o, &f->ctl.kube, &err), NW_OK);
     f->ctl.cache = nw_kube_cache_new(NULL);
     f->ctl.rec = nw_kube_recorder_new(f->ctl.kube, "nodewarden", "test");

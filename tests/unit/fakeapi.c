@@ -52,17 +52,28 @@ static int write_all(int fd, const char *p, size_t n)
 static const char *status_text(int code)
 {
     switch (code) {
-    case 200: return "OK";
-    case 201: return "Created";
-    case 401: return "Unauthorized";
-    case 404: return "Not Found";
-    case 409: return "Conflict";
-    case 410: return "Gone";
-    case 422: return "Unprocessable Entity";
-    case 429: return "Too Many Requests";
-    case 500: return "Internal Server Error";
-    case 503: return "Service Unavailable";
-    default: return "Status";
+    case 200:
+        return "OK";
+    case 201:
+        return "Created";
+    case 401:
+        return "Unauthorized";
+    case 404:
+        return "Not Found";
+    case 409:
+        return "Conflict";
+    case 410:
+        return "Gone";
+    case 422:
+        return "Unprocessable Entity";
+    case 429:
+        return "Too Many Requests";
+    case 500:
+        return "Internal Server Error";
+    case 503:
+        return "Service Unavailable";
+    default:
+        return "Status";
     }
 }
 
@@ -81,9 +92,10 @@ void fake_reply(fake_conn_t *c, int code, const char *extra, const char *body)
 void fake_stream_begin(fake_conn_t *c, int code)
 {
     char head[256];
-    snprintf(head, sizeof head,
-             "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n",
-             code, status_text(code));
+    snprintf(
+        head, sizeof head,
+        "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n",
+        code, status_text(code));
     write_all(c->fd, head, strlen(head));
 }
 

@@ -11,10 +11,10 @@
 
 typedef struct {
     char method[16];
-    char path[4096];     /* path and query, as sent */
-    char auth[512];      /* Authorization header value, "" if none */
-    char ctype[128];     /* Content-Type, "" if none */
-    char *body;          /* NUL-terminated, owned by the server */
+    char path[4096]; /* path and query, as sent */
+    char auth[512];  /* Authorization header value, "" if none */
+    char ctype[128]; /* Content-Type, "" if none */
+    char *body;      /* NUL-terminated, owned by the server */
     size_t body_len;
 } fake_req_t;
 

@@ -183,8 +183,8 @@ fake_cloud_t *fake_cloud_new(const nw_clock_t *clock)
     f->clock = clock;
     nw_err_t err = {0};
     ck_assert_int_eq(nw_catalog_new_embedded("us-west-2", &f->cat, &err), NW_OK);
-    nw_catalog_zone_t z[3] = {{"us-west-2a", "usw2-az1"}, {"us-west-2b", "usw2-az2"},
-                              {"us-west-2c", "usw2-az3"}};
+    nw_catalog_zone_t z[3] = {
+        {"us-west-2a", "usw2-az1"}, {"us-west-2b", "usw2-az2"}, {"us-west-2c", "usw2-az3"}};
     ck_assert_int_eq(nw_catalog_set_zones(f->cat, z, 3, &err), NW_OK);
     f->ice = nw_ice_new(0);
     ck_assert_ptr_nonnull(f->ice);

@@ -29,9 +29,9 @@ typedef struct {
     char last_launch_claim[256];
     int last_launch_ntypes;
     /* scripted behaviour */
-    int ice_next;       /* > 0: the next launches fail with insufficient capacity */
-    int fail_list;      /* list fails */
-    int gone_after;     /* a terminated instance is reported gone after this many checks */
+    int ice_next;   /* > 0: the next launches fail with insufficient capacity */
+    int fail_list;  /* list fails */
+    int gone_after; /* a terminated instance is reported gone after this many checks */
 } fake_cloud_t;
 
 /** A new fake cloud on the given clock (launch times); aborts the test on failure. */

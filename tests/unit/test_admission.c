@@ -72,8 +72,9 @@ static nw_rc_t h_emptypatch(const nw_admit_ctx_t *ctx, const nw_admit_req_t *req
 static nw_rc_t h_echo(const nw_admit_ctx_t *ctx, const nw_admit_req_t *req, nw_admit_result_t *res)
 {
     static const char *const ops[] = {"CREATE", "UPDATE", "DELETE", "CONNECT"};
-    nw_admit_warn(res, "op=%s group=%s version=%s kind=%s res=%s sub=%s name=%s ns=%s dry=%d "
-                       "obj=%d old=%d self=%s",
+    nw_admit_warn(res,
+                  "op=%s group=%s version=%s kind=%s res=%s sub=%s name=%s ns=%s dry=%d "
+                  "obj=%d old=%d self=%s",
                   ops[req->op], req->group, req->version, req->kind, req->resource,
                   req->subresource, req->name, req->namespace_, req->dry_run, req->object != NULL,
                   req->old_object != NULL, ctx->self_namespace);
@@ -81,14 +82,10 @@ static nw_rc_t h_echo(const nw_admit_ctx_t *ctx, const nw_admit_req_t *req, nw_a
 }
 
 static const nw_admit_handler_t test_handlers[] = {
-    {G, "Deny", NULL, h_deny},
-    {G, "DenyNoCode", NULL, h_deny_nocode},
-    {G, "Patch", h_patch, h_patch},
-    {G, "Fail", h_fail, h_fail},
-    {G, "BadPatch", h_badpatch, NULL},
-    {G, "EmptyPatch", h_emptypatch, NULL},
-    {G, "Echo", h_echo, h_echo},
-    {NULL, NULL, NULL, NULL},
+    {G, "Deny", NULL, h_deny},         {G, "DenyNoCode", NULL, h_deny_nocode},
+    {G, "Patch", h_patch, h_patch},    {G, "Fail", h_fail, h_fail},
+    {G, "BadPatch", h_badpatch, NULL}, {G, "EmptyPatch", h_emptypatch, NULL},
+    {G, "Echo", h_echo, h_echo},       {NULL, NULL, NULL, NULL},
 };
 
 static const nw_admit_handler_t *test_lookup(const char *group, const char *kind)
@@ -166,8 +163,8 @@ END_TEST
 START_TEST(adm_deny)
 {
     cJSON *root;
-    cJSON *r = run("Deny", "UPDATE",
-                   ",\"name\":\"x\",\"object\":{\"a\":1},\"oldObject\":{\"a\":0}", 0, 200, &root);
+    cJSON *r = run("Deny", "UPDATE", ",\"name\":\"x\",\"object\":{\"a\":1},\"oldObject\":{\"a\":0}",
+                   0, 200, &root);
     ck_assert(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(r, "allowed")));
     cJSON *st = cJSON_GetObjectItemCaseSensitive(r, "status");
     ck_assert_int_eq(cJSON_GetObjectItemCaseSensitive(st, "code")->valueint, 422);
@@ -201,8 +198,9 @@ START_TEST(adm_patch)
     while (n > 0 && dec[n - 1] == '\0') /* DecodeBlock keeps padding bytes */
         n--;
     dec[n] = '\0';
-    ck_assert_str_eq((char *)dec, "[{\"op\":\"add\",\"path\":\"/metadata/labels/karpenter.sh~1nodepool\","
-                                  "\"value\":\"a~b\"}]");
+    ck_assert_str_eq((char *)dec,
+                     "[{\"op\":\"add\",\"path\":\"/metadata/labels/karpenter.sh~1nodepool\","
+                     "\"value\":\"a~b\"}]");
     cJSON *w = cJSON_GetObjectItemCaseSensitive(r, "warnings");
     ck_assert_int_eq(cJSON_GetArraySize(w), 1);
     ck_assert_str_eq(cJSON_GetArrayItem(w, 0)->valuestring, "line one line two");
@@ -239,15 +237,17 @@ START_TEST(adm_decode_fields)
                    "\"name\":\"n1\",\"namespace\":\"ns1\",\"dryRun\":true,"
                    "\"object\":{},\"oldObject\":{}",
                    0, 200, &root);
-    ck_assert_str_eq(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(r, "warnings"), 0)->valuestring,
-                     "op=UPDATE group=" G " version=v2 kind=Echo res=echoes sub=status name=n1 "
-                     "ns=ns1 dry=1 obj=1 old=1 self=nodewarden");
+    ck_assert_str_eq(
+        cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(r, "warnings"), 0)->valuestring,
+        "op=UPDATE group=" G " version=v2 kind=Echo res=echoes sub=status name=n1 "
+        "ns=ns1 dry=1 obj=1 old=1 self=nodewarden");
     cJSON_Delete(root);
     /* DELETE: object null, name absent */
     r = run("Echo", "DELETE", ",\"object\":null,\"oldObject\":{}", 1, 200, &root);
-    ck_assert_str_eq(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(r, "warnings"), 0)->valuestring,
-                     "op=DELETE group=" G " version=v2 kind=Echo res= sub= name= ns= dry=0 "
-                     "obj=0 old=1 self=nodewarden");
+    ck_assert_str_eq(
+        cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(r, "warnings"), 0)->valuestring,
+        "op=DELETE group=" G " version=v2 kind=Echo res= sub= name= ns= dry=0 "
+        "obj=0 old=1 self=nodewarden");
     cJSON_Delete(root);
 }
 END_TEST
@@ -270,8 +270,8 @@ START_TEST(adm_data_case)
     int mutate = strcmp(f[1], "mutate") == 0;
     ck_assert_msg(nw_srv_admission_handle(&ctx, test_lookup, mutate, body, len, &out) == NW_OK,
                   "%s: %s: handler failed", c->name, f[0]);
-    ck_assert_msg(out.status == (int)strtol(f[2], NULL, 10), "%s: %s: status %d: %s", c->name,
-                  f[0], out.status, out.body);
+    ck_assert_msg(out.status == (int)strtol(f[2], NULL, 10), "%s: %s: status %d: %s", c->name, f[0],
+                  out.status, out.body);
     ck_assert_msg(strstr(out.body, f[3]) != NULL, "%s: %s: body %s lacks %s", c->name, f[0],
                   out.body, f[3]);
     cJSON *j = cJSON_Parse(out.body);
@@ -292,8 +292,9 @@ START_TEST(adm_real_table)
     for (int m = 0; m < 2; m++) {
         ck_assert_int_eq(nw_srv_admission_handle(&ctx, NULL, m, b, strlen(b), &out), NW_OK);
         ck_assert_int_eq(out.status, 200);
-        ck_assert_str_eq(out.body, "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":"
-                                   "\"AdmissionReview\",\"response\":{\"uid\":\"z\",\"allowed\":true}}");
+        ck_assert_str_eq(out.body,
+                         "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":"
+                         "\"AdmissionReview\",\"response\":{\"uid\":\"z\",\"allowed\":true}}");
         ck_assert_int_eq(out.verdict, NW_SRV_VERDICT_ALLOWED);
         nw_srv_adm_out_cleanup(&out);
     }
@@ -303,8 +304,9 @@ END_TEST
 /* Bodies that are not NUL-terminated and that contain NUL bytes. */
 START_TEST(adm_raw_bytes)
 {
-    const char *b = "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
-                    "\"request\":{\"uid\":\"z\",\"kind\":{\"kind\":\"X\"},\"operation\":\"CONNECT\"}}";
+    const char *b =
+        "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+        "\"request\":{\"uid\":\"z\",\"kind\":{\"kind\":\"X\"},\"operation\":\"CONNECT\"}}";
     size_t n = strlen(b);
     char *exact = malloc(n);
     memcpy(exact, b, n);
@@ -349,9 +351,12 @@ START_TEST(metrics_render)
         s, "nodewarden_admission_duration_seconds_bucket{route=\"validate\",le=\"0.005\"} 1\n"));
     ck_assert_ptr_nonnull(strstr(
         s, "nodewarden_admission_duration_seconds_bucket{route=\"validate\",le=\"+Inf\"} 1\n"));
-    ck_assert_ptr_nonnull(strstr(s, "nodewarden_admission_duration_seconds_count{route=\"mutate\"} 1\n"));
-    ck_assert_ptr_nonnull(strstr(s, "nodewarden_http_responses_total{route=\"other\",code=\"404\"} 1\n"));
-    ck_assert_ptr_nonnull(strstr(s, "nodewarden_http_responses_total{route=\"validate\",code=\"other\"} 1\n"));
+    ck_assert_ptr_nonnull(
+        strstr(s, "nodewarden_admission_duration_seconds_count{route=\"mutate\"} 1\n"));
+    ck_assert_ptr_nonnull(
+        strstr(s, "nodewarden_http_responses_total{route=\"other\",code=\"404\"} 1\n"));
+    ck_assert_ptr_nonnull(
+        strstr(s, "nodewarden_http_responses_total{route=\"validate\",code=\"other\"} 1\n"));
     ck_assert_ptr_nonnull(strstr(s, "nodewarden_cert_reloads_total 2\n"));
     ck_assert_ptr_nonnull(strstr(s, "# TYPE nodewarden_admission_duration_seconds histogram\n"));
     nw_buf_cleanup(&b);

@@ -153,10 +153,11 @@ START_TEST(labels_and_offerings)
         avail += of[i].available;
     ck_assert_int_eq(avail, 3);
     ck_assert(nw_catalog_cheapest(t, "on-demand", ice, now + 1) > 0);
-    ck_assert_int_eq(nw_ice_unavailable(ice, "on-demand", "m6i.large", "us-west-2a",
-                                        now + NW_ICE_TTL_NS - 1), 1);
-    ck_assert_int_eq(nw_ice_unavailable(ice, "on-demand", "m6i.large", "us-west-2a",
-                                        now + NW_ICE_TTL_NS), 0);
+    ck_assert_int_eq(
+        nw_ice_unavailable(ice, "on-demand", "m6i.large", "us-west-2a", now + NW_ICE_TTL_NS - 1),
+        1);
+    ck_assert_int_eq(
+        nw_ice_unavailable(ice, "on-demand", "m6i.large", "us-west-2a", now + NW_ICE_TTL_NS), 0);
     ck_assert_uint_eq(nw_ice_sweep(ice, now + NW_ICE_TTL_NS), 0);
     nw_ice_mark_capacity_type(ice, "spot", now);
     ck_assert_int_eq(nw_ice_unavailable(ice, "spot", "m6i.large", "us-west-2b", now), 1);
@@ -179,19 +180,22 @@ START_TEST(rejects_bad_json)
     } cases[] = {
         {"[]", "catalog"},
         {"{\"types\":[]}", "types"},
-        {"{\"types\":[{\"name\":\"nodot\",\"vcpu\":2,\"memMiB\":1,\"enis\":1,\"ipv4\":2,\"arch\":\"amd64\"}]}",
+        {"{\"types\":[{\"name\":\"nodot\",\"vcpu\":2,\"memMiB\":1,\"enis\":1,\"ipv4\":2,\"arch\":"
+         "\"amd64\"}]}",
          "types[0]"},
-        {"{\"types\":[{\"name\":\"m.x\",\"vcpu\":2,\"memMiB\":1,\"enis\":1,\"ipv4\":2,\"arch\":\"sparc\"}]}",
+        {"{\"types\":[{\"name\":\"m.x\",\"vcpu\":2,\"memMiB\":1,\"enis\":1,\"ipv4\":2,\"arch\":"
+         "\"sparc\"}]}",
          "types[0]"},
-        {"{\"types\":[{\"name\":\"m.x\",\"vcpu\":\"2\",\"memMiB\":1,\"enis\":1,\"ipv4\":2,\"arch\":\"amd64\"}]}",
+        {"{\"types\":[{\"name\":\"m.x\",\"vcpu\":\"2\",\"memMiB\":1,\"enis\":1,\"ipv4\":2,\"arch\":"
+         "\"amd64\"}]}",
          "types[0]"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         nw_catalog_t *c = (nw_catalog_t *)1;
         nw_err_t err = {0};
-        ck_assert_int_eq(nw_catalog_new_from_json(cases[i].json, strlen(cases[i].json), "us-east-1",
-                                                  &c, &err),
-                         NW_EPARSE);
+        ck_assert_int_eq(
+            nw_catalog_new_from_json(cases[i].json, strlen(cases[i].json), "us-east-1", &c, &err),
+            NW_EPARSE);
         ck_assert_ptr_null(c);
         ck_assert_str_eq(err.path, cases[i].path);
     }

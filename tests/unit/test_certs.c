@@ -123,7 +123,7 @@ START_TEST(certs_watch)
     ck_assert_int_eq(nw_certs_watch_poll(w), -1);
     ck_assert(served_is(D "a.crt"));
     ck_assert_int_eq(nw_certs_watch_poll(w), 0); /* same files: not retried */
-    copy_file(D "b.key", key); /* now the pair matches */
+    copy_file(D "b.key", key);                   /* now the pair matches */
     ck_assert_int_eq(nw_certs_watch_poll(w), 1);
     ck_assert(served_is(D "b.crt"));
     copy_file(D "garbage.crt", crt);

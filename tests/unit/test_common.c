@@ -86,7 +86,8 @@ START_TEST(log_json_lines)
                                       "\"token\":\"[redacted]\","
                                       "\"awsSecretAccessKey\":\"[redacted]\"}\n"));
     ck_assert_ptr_null(strstr(out, "s3cr3t"));
-    ck_assert_ptr_nonnull(strstr(out, "\"level\":\"warn\",\"comp\":\"t\",\"msg\":\"no fields\"}\n"));
+    ck_assert_ptr_nonnull(
+        strstr(out, "\"level\":\"warn\",\"comp\":\"t\",\"msg\":\"no fields\"}\n"));
     free(out);
 }
 END_TEST

@@ -30,8 +30,7 @@ static void run_case(const char *path)
             ck_assert_msg(strstr(err.msg, line + 9), "%s: error '%s' lacks '%s'", path, err.msg,
                           line + 9);
             if (line[9] == ':') /* line numbers: the message starts with the file name */
-                ck_assert_msg(strncmp(err.msg, path, strlen(path)) == 0, "%s: '%s'", path,
-                              err.msg);
+                ck_assert_msg(strncmp(err.msg, path, strlen(path)) == 0, "%s: '%s'", path, err.msg);
             checked++;
         } else if (strncmp(line, "# expect: ", 10) == 0) {
             ck_assert_msg(rc == NW_OK, "%s: unexpected error: %s", path, err.msg);
@@ -75,10 +74,22 @@ START_TEST(config_flags)
     nw_err_t err = {0};
     char v[256];
     /* flags override the file wherever --config appears; aliases map to keys */
-    const char *a1[] = {"--webhook.threads", "7", "--config", "tests/data/config/002-readme-example.yaml",
-                        "--listen", "127.0.0.1:1234", "--tls-cert=/c", "--tls-key", "/k",
-                        "--log-level", "warn", "--gpu.resources=a,b,c", "--scaler.enabled=true",
-                        "--webhook.requestTimeout", "2s", NULL};
+    const char *a1[] = {"--webhook.threads",
+                        "7",
+                        "--config",
+                        "tests/data/config/002-readme-example.yaml",
+                        "--listen",
+                        "127.0.0.1:1234",
+                        "--tls-cert=/c",
+                        "--tls-key",
+                        "/k",
+                        "--log-level",
+                        "warn",
+                        "--gpu.resources=a,b,c",
+                        "--scaler.enabled=true",
+                        "--webhook.requestTimeout",
+                        "2s",
+                        NULL};
     ck_assert_msg(load(&cfg, &err, a1) == NW_OK, "%s", err.msg);
     nw_config_get(&cfg, "webhook.threads", v, sizeof v);
     ck_assert_str_eq(v, "7");
@@ -128,13 +139,26 @@ START_TEST(config_durations)
     static const struct {
         const char *in;
         long long ns; /* -1: error */
-    } t[] = {{"10s", 10000000000LL}, {"1m0s", 60000000000LL}, {"1.5h", 5400000000000LL},
-             {"300ms", 300000000LL},  {"1us", 1000},           {"1\xc2\xb5s", 1000},
-             {"2ns", 2},              {"0", 0},                {"-1s", -1000000000LL},
-             {".5s", 500000000LL},    {"1h2m3s", 3723000000000LL},
-             {"", -1},                {"10", -1},              {"s", -1},
-             {"1x", -1},              {"1s ", -1},             {"3000000h", -1},
-             {"1.s", 1000000000LL},   {"-", -1},               {"1d", -1}};
+    } t[] = {{"10s", 10000000000LL},
+             {"1m0s", 60000000000LL},
+             {"1.5h", 5400000000000LL},
+             {"300ms", 300000000LL},
+             {"1us", 1000},
+             {"1\xc2\xb5s", 1000},
+             {"2ns", 2},
+             {"0", 0},
+             {"-1s", -1000000000LL},
+             {".5s", 500000000LL},
+             {"1h2m3s", 3723000000000LL},
+             {"", -1},
+             {"10", -1},
+             {"s", -1},
+             {"1x", -1},
+             {"1s ", -1},
+             {"3000000h", -1},
+             {"1.s", 1000000000LL},
+             {"-", -1},
+             {"1d", -1}};
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
         int64_t ns = 12345;
         nw_rc_t rc = nw_config_parse_duration(t[i].in, &ns);

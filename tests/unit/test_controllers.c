@@ -29,13 +29,15 @@ Suite *nw_controllers_suite(void);
 
 static const char *NODECLASS =
     "{\"apiVersion\":\"karpenter.k8s.aws/v1\",\"kind\":\"EC2NodeClass\",\"metadata\":{\"name\":"
-    "\"default\",\"uid\":\"nc-uid\",\"generation\":1},\"spec\":{\"role\":\"r\",\"amiSelectorTerms\":"
+    "\"default\",\"uid\":\"nc-uid\",\"generation\":1},\"spec\":{\"role\":\"r\","
+    "\"amiSelectorTerms\":"
     "[{\"id\":\"ami-0fake\"}],\"subnetSelectorTerms\":[{\"tags\":{\"k\":\"v\"}}],"
     "\"securityGroupSelectorTerms\":[{\"tags\":{\"k\":\"v\"}}]}}";
 
 static const char *POOL =
     "{\"apiVersion\":\"karpenter.sh/v1\",\"kind\":\"NodePool\",\"metadata\":{\"name\":\"default\","
-    "\"uid\":\"p1\",\"generation\":1},\"spec\":{\"template\":{\"spec\":{\"nodeClassRef\":{\"group\":"
+    "\"uid\":\"p1\",\"generation\":1},\"spec\":{\"template\":{\"spec\":{\"nodeClassRef\":{"
+    "\"group\":"
     "\"karpenter.k8s.aws\",\"kind\":\"EC2NodeClass\",\"name\":\"default\"},\"requirements\":["
     "{\"key\":\"karpenter.k8s.aws/instance-category\",\"operator\":\"In\",\"values\":[\"m\"]},"
     "{\"key\":\"kubernetes.io/arch\",\"operator\":\"In\",\"values\":[\"amd64\"]},"
@@ -111,7 +113,8 @@ START_TEST(provisioner_pending_pod_creates_and_launches)
     snprintf(path, sizeof path, "/apis/karpenter.sh/v1/nodeclaims/%s", f.cloud->last_launch_claim);
     cJSON *nc = ctlfix_get(&f, path);
     ck_assert_ptr_nonnull(nc);
-    ck_assert_str_eq(nw_json_str_at(nc, "status.providerID"), "aws:///us-west-2a/i-00000000000000001");
+    ck_assert_str_eq(nw_json_str_at(nc, "status.providerID"),
+                     "aws:///us-west-2a/i-00000000000000001");
     ck_assert_str_eq(nw_json_condition(nc, "Launched"), "True");
     cJSON_Delete(nc);
     /* a pod event (Nominated) was posted */
@@ -140,7 +143,8 @@ START_TEST(provisioner_ice_deletes_claim)
     nw_clock_fake_advance(&f.clk, 1100 * NW_NS_PER_MS);
     tick_prov(&f);
     ck_assert_int_eq(f.cloud->launches, 1);
-    ck_assert_int_eq(ctlfix_count(&f, mark, "DELETE", "/apis/karpenter.sh/v1/nodeclaims/default-", NULL), 1);
+    ck_assert_int_eq(
+        ctlfix_count(&f, mark, "DELETE", "/apis/karpenter.sh/v1/nodeclaims/default-", NULL), 1);
     ck_assert_int_eq(ctlfix_count(&f, mark, "POST", "/events", "InsufficientCapacityError"), 1);
     ck_assert_uint_eq(atomic_load(&f.ctl.n_launch_failed), 1);
     ctlfix_free(&f);
@@ -155,20 +159,22 @@ START_TEST(lifecycle_registers_node)
     ctlfix_init(&f);
     ctlfix_put(&f, NW_KUBE_EC2NODECLASSES, NODECLASS, 1);
     launched_claim(&f, "c1", "aws:///us-west-2a/i-1", NULL, NULL, NULL);
-    ctlfix_put(&f, NW_KUBE_NODES,
-               "{\"metadata\":{\"name\":\"n1\",\"uid\":\"n1\",\"labels\":{}},\"spec\":{\"providerID\":"
-               "\"aws:///us-west-2a/i-1\",\"taints\":[{\"key\":\"karpenter.sh/unregistered\","
-               "\"effect\":\"NoExecute\"}]},\"status\":{}}",
-               1);
+    ctlfix_put(
+        &f, NW_KUBE_NODES,
+        "{\"metadata\":{\"name\":\"n1\",\"uid\":\"n1\",\"labels\":{}},\"spec\":{\"providerID\":"
+        "\"aws:///us-west-2a/i-1\",\"taints\":[{\"key\":\"karpenter.sh/unregistered\","
+        "\"effect\":\"NoExecute\"}]},\"status\":{}}",
+        1);
     int mark = ctlfix_mark(&f);
     tick_life(&f);
     /* the node got the claim's labels and lost the unregistered taint; the claim Registered */
     cJSON *n = ctlfix_get(&f, "/api/v1/nodes/n1");
     ck_assert_ptr_nonnull(n);
-    const cJSON *labels = cJSON_GetObjectItemCaseSensitive(
-        cJSON_GetObjectItemCaseSensitive(n, "metadata"), "labels");
-    ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(labels, "karpenter.sh/nodepool")),
-                     "default");
+    const cJSON *labels =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(n, "metadata"), "labels");
+    ck_assert_str_eq(
+        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(labels, "karpenter.sh/nodepool")),
+        "default");
     char *txt = cJSON_PrintUnformatted(n);
     ck_assert_ptr_null(strstr(txt, "karpenter.sh/unregistered"));
     free(txt);
@@ -233,7 +239,8 @@ START_TEST(expiry_deletes_past_expire_after)
     nw_buf_t b;
     nw_buf_init(&b, 1 << 20);
     ck_assert_int_eq(nw_upkeep_metrics(u, &b), NW_OK);
-    ck_assert_ptr_nonnull(strstr(b.data, "nodewarden_nodeclaims_expired_total{nodepool=\"default\"} 1\n"));
+    ck_assert_ptr_nonnull(
+        strstr(b.data, "nodewarden_nodeclaims_expired_total{nodepool=\"default\"} 1\n"));
     nw_buf_cleanup(&b);
     nw_upkeep_free(u);
     ctlfix_free(&f);
@@ -306,7 +313,7 @@ START_TEST(gc_terminates_leaked_instance)
     f.ctl.gc = nw_gc_new(&go);
     ck_assert_ptr_nonnull(f.ctl.gc);
     fake_cloud_add(f.cloud, "i-leak", "gone-claim", 10 * 60 * SEC); /* old, no NodeClaim */
-    fake_cloud_add(f.cloud, "i-young", "new-claim", 5 * SEC);        /* inside the grace */
+    fake_cloud_add(f.cloud, "i-young", "new-claim", 5 * SEC);       /* inside the grace */
     fake_cloud_add(f.cloud, "i-kept", "c1", 10 * 60 * SEC);
     launched_claim(&f, "c1", "aws:///us-west-2a/i-kept", NULL, NULL, NULL);
     nw_kube_snap_t *s = nw_kube_cache_snapshot(f.ctl.cache);

@@ -73,11 +73,21 @@ START_TEST(cron_cases)
     }
     static const struct {
         const char *expr, *field;
-    } bad[] = {{"", NULL},           {"* * * *", NULL},       {"* * * * * *", NULL},
-               {"60 * * * *", "minute"}, {"* 24 * * *", "hour"}, {"* * 0 * *", "day of month"},
-               {"* * * 13 *", "month"},  {"* * * * 7", "day of week"}, {"* * * * funday", "day of week"},
-               {"*/0 * * * *", "minute"}, {"5-1 * * * *", "minute"}, {"1,,2 * * * *", "minute"},
-               {"@every 5m", NULL},       {"@reboot", NULL},     {"a * * * *", "minute"}};
+    } bad[] = {{"", NULL},
+               {"* * * *", NULL},
+               {"* * * * * *", NULL},
+               {"60 * * * *", "minute"},
+               {"* 24 * * *", "hour"},
+               {"* * 0 * *", "day of month"},
+               {"* * * 13 *", "month"},
+               {"* * * * 7", "day of week"},
+               {"* * * * funday", "day of week"},
+               {"*/0 * * * *", "minute"},
+               {"5-1 * * * *", "minute"},
+               {"1,,2 * * * *", "minute"},
+               {"@every 5m", NULL},
+               {"@reboot", NULL},
+               {"a * * * *", "minute"}};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         nw_cron_t c;
         nw_err_t err = {0};
@@ -95,12 +105,15 @@ START_TEST(cron_next_and_window)
     ck_assert_int_eq(nw_cron_parse("30 9 * * 1-5", &c, NULL), NW_OK);
     int64_t out = 0;
     /* Saturday 2026-11-28 10:00 → Monday 09:30 */
-    ck_assert_int_eq(nw_cron_next(&c, T("2026-11-28T10:00:00Z"), T("2026-12-10T00:00:00Z"), &out), 1);
+    ck_assert_int_eq(nw_cron_next(&c, T("2026-11-28T10:00:00Z"), T("2026-12-10T00:00:00Z"), &out),
+                     1);
     ck_assert_int_eq(out, T("2026-11-30T09:30:00Z"));
     /* strictly after: exactly on a fire time gives the next one */
-    ck_assert_int_eq(nw_cron_next(&c, T("2026-11-30T09:30:00Z"), T("2026-12-10T00:00:00Z"), &out), 1);
+    ck_assert_int_eq(nw_cron_next(&c, T("2026-11-30T09:30:00Z"), T("2026-12-10T00:00:00Z"), &out),
+                     1);
     ck_assert_int_eq(out, T("2026-12-01T09:30:00Z"));
-    ck_assert_int_eq(nw_cron_next(&c, T("2026-11-28T10:00:00Z"), T("2026-11-30T09:29:00Z"), &out), 0);
+    ck_assert_int_eq(nw_cron_next(&c, T("2026-11-28T10:00:00Z"), T("2026-11-30T09:29:00Z"), &out),
+                     0);
     /* window: fire at 09:30 with 1h: active (09:30, 10:30], not at 10:31 */
     ck_assert(!nw_cron_window_active(&c, 3600 * NW_NS_PER_SEC, T("2026-11-30T09:29:59Z")));
     ck_assert(nw_cron_window_active(&c, 3600 * NW_NS_PER_SEC, T("2026-11-30T09:30:00Z")));
@@ -146,18 +159,20 @@ START_TEST(budget_cases)
         {"[{\"nodes\":\"0%\"}]", NW_DIS_EMPTY, 7, "2026-11-30T10:00:00Z", 0, NULL},
         {"[{\"nodes\":\"100%\"}]", NW_DIS_EMPTY, 7, "2026-11-30T10:00:00Z", 7, NULL},
         {"[{\"nodes\":\"3\"}]", NW_DIS_DRIFTED, 1, "2026-11-30T10:00:00Z", 3, NULL},
-        {"[{\"nodes\":\"3\"},{\"nodes\":\"50%\"}]", NW_DIS_EMPTY, 4, "2026-11-30T10:00:00Z", 2, NULL},
+        {"[{\"nodes\":\"3\"},{\"nodes\":\"50%\"}]", NW_DIS_EMPTY, 4, "2026-11-30T10:00:00Z", 2,
+         NULL},
         /* reasons: only that reason is limited */
-        {"[{\"nodes\":\"0\",\"reasons\":[\"Drifted\"]}]", NW_DIS_DRIFTED, 4, "2026-11-30T10:00:00Z", 0, NULL},
+        {"[{\"nodes\":\"0\",\"reasons\":[\"Drifted\"]}]", NW_DIS_DRIFTED, 4, "2026-11-30T10:00:00Z",
+         0, NULL},
         {"[{\"nodes\":\"0\",\"reasons\":[\"Drifted\"]}]", NW_DIS_EMPTY, 4, "2026-11-30T10:00:00Z",
          NW_DIS_UNLIMITED, NULL},
         /* schedule windows: business hours block, off hours unlimited */
-        {"[{\"nodes\":\"0\",\"schedule\":\"0 9 * * mon-fri\",\"duration\":\"8h\"}]", NW_DIS_EMPTY, 4,
-         "2026-11-30T10:00:00Z", 0, NULL},
-        {"[{\"nodes\":\"0\",\"schedule\":\"0 9 * * mon-fri\",\"duration\":\"8h\"}]", NW_DIS_EMPTY, 4,
-         "2026-11-30T17:00:00Z", NW_DIS_UNLIMITED, NULL},
-        {"[{\"nodes\":\"0\",\"schedule\":\"0 9 * * mon-fri\",\"duration\":\"8h\"}]", NW_DIS_EMPTY, 4,
-         "2026-11-29T10:00:00Z", NW_DIS_UNLIMITED, NULL},
+        {"[{\"nodes\":\"0\",\"schedule\":\"0 9 * * mon-fri\",\"duration\":\"8h\"}]", NW_DIS_EMPTY,
+         4, "2026-11-30T10:00:00Z", 0, NULL},
+        {"[{\"nodes\":\"0\",\"schedule\":\"0 9 * * mon-fri\",\"duration\":\"8h\"}]", NW_DIS_EMPTY,
+         4, "2026-11-30T17:00:00Z", NW_DIS_UNLIMITED, NULL},
+        {"[{\"nodes\":\"0\",\"schedule\":\"0 9 * * mon-fri\",\"duration\":\"8h\"}]", NW_DIS_EMPTY,
+         4, "2026-11-29T10:00:00Z", NW_DIS_UNLIMITED, NULL},
         {"[{\"nodes\":\"0\",\"schedule\":\"@daily\",\"duration\":\"10m\"},{\"nodes\":\"2\"}]",
          NW_DIS_EMPTY, 4, "2026-11-30T00:05:00Z", 0, NULL},
         {"[{\"nodes\":\"0\",\"schedule\":\"@daily\",\"duration\":\"10m\"},{\"nodes\":\"2\"}]",
@@ -203,8 +218,9 @@ START_TEST(pod_rules)
     p = cJSON_Parse("{\"spec\":{\"priority\":2000000000}}");
     ck_assert_double_eq_tol(nw_dis_eviction_cost(p), 10.0, 1e-9);
     cJSON_Delete(p);
-    p = cJSON_Parse("{\"metadata\":{\"annotations\":{\"controller.kubernetes.io/pod-deletion-cost\":"
-                    "\"junk\"}},\"spec\":{\"priority\":-2147483648}}");
+    p = cJSON_Parse(
+        "{\"metadata\":{\"annotations\":{\"controller.kubernetes.io/pod-deletion-cost\":"
+        "\"junk\"}},\"spec\":{\"priority\":-2147483648}}");
     ck_assert_double_eq_tol(nw_dis_eviction_cost(p), -10.0, 1e-9);
     cJSON_Delete(p);
     /* do-not-disrupt durations run from startTime */
@@ -254,9 +270,12 @@ START_TEST(pod_rules)
          "{\"a\":\"1\"}", false},
         {"{\"matchExpressions\":[{\"key\":\"b\",\"operator\":\"NotIn\",\"values\":[\"1\"]}]}",
          "{\"a\":\"1\"}", true},
-        {"{\"matchExpressions\":[{\"key\":\"b\",\"operator\":\"Exists\"}]}", "{\"a\":\"1\"}", false},
-        {"{\"matchExpressions\":[{\"key\":\"b\",\"operator\":\"DoesNotExist\"}]}", "{\"a\":\"1\"}", true},
-        {"{\"matchExpressions\":[{\"key\":\"b\",\"operator\":\"Gt\",\"values\":[\"1\"]}]}", "{}", false},
+        {"{\"matchExpressions\":[{\"key\":\"b\",\"operator\":\"Exists\"}]}", "{\"a\":\"1\"}",
+         false},
+        {"{\"matchExpressions\":[{\"key\":\"b\",\"operator\":\"DoesNotExist\"}]}", "{\"a\":\"1\"}",
+         true},
+        {"{\"matchExpressions\":[{\"key\":\"b\",\"operator\":\"Gt\",\"values\":[\"1\"]}]}", "{}",
+         false},
     };
     for (size_t i = 0; i < sizeof s / sizeof *s; i++) {
         cJSON *sel = cJSON_Parse(s[i].sel), *lab = cJSON_Parse(s[i].labels);
@@ -271,9 +290,9 @@ END_TEST
 /* ---- data cases ---- */
 
 typedef struct {
-    const cJSON *sim;     /* list of {without: [...], ok, why, replacements} */
-    const cJSON *simdef;  /* default answer */
-    const cJSON *prices;  /* {"type/zone/ct": price} */
+    const cJSON *sim;    /* list of {without: [...], ok, why, replacements} */
+    const cJSON *simdef; /* default answer */
+    const cJSON *prices; /* {"type/zone/ct": price} */
     int calls;
 } fixture_t;
 
@@ -418,7 +437,8 @@ static void expand_node(cJSON *objs, const cJSON *n, int64_t now)
     cJSON_AddStringToObject(nc, "kind", "NodeClaim");
     cJSON *md = cJSON_AddObjectToObject(nc, "metadata");
     cJSON_AddStringToObject(md, "name", name);
-    set_ts(md, "creationTimestamp", GET(n, "age") ? ago(now, GET(n, "age")) : now - 7200 * NW_NS_PER_SEC);
+    set_ts(md, "creationTimestamp",
+           GET(n, "age") ? ago(now, GET(n, "age")) : now - 7200 * NW_NS_PER_SEC);
     cJSON *labels = cJSON_AddObjectToObject(md, "labels");
     if (!cJSON_IsFalse(GET(n, "managed")))
         cJSON_AddStringToObject(labels, "karpenter.sh/nodepool", pool ? pool : "default");
@@ -439,7 +459,8 @@ static void expand_node(cJSON *objs, const cJSON *n, int64_t now)
     cJSON *conds = cJSON_AddArrayToObject(st, "conditions");
     if (!cJSON_IsFalse(GET(n, "initialized")))
         add_cond(conds, "Initialized", "True",
-                 GET(n, "initializedAgo") ? ago(now, GET(n, "initializedAgo")) : now - 3600 * NW_NS_PER_SEC);
+                 GET(n, "initializedAgo") ? ago(now, GET(n, "initializedAgo"))
+                                          : now - 3600 * NW_NS_PER_SEC);
     if (GET(n, "driftedAgo"))
         add_cond(conds, "Drifted", "True", ago(now, GET(n, "driftedAgo")));
     if (cJSON_IsTrue(GET(n, "instanceTerminating")))
@@ -497,7 +518,8 @@ static void expand_pod(cJSON *objs, const cJSON *p, int64_t now)
     cJSON *st = cJSON_AddObjectToObject(o, "status");
     const char *phase = cJSON_GetStringValue(GET(p, "phase"));
     cJSON_AddStringToObject(st, "phase", phase ? phase : "Running");
-    set_ts(st, "startTime", GET(p, "startedAgo") ? ago(now, GET(p, "startedAgo")) : now - 3600 * NW_NS_PER_SEC);
+    set_ts(st, "startTime",
+           GET(p, "startedAgo") ? ago(now, GET(p, "startedAgo")) : now - 3600 * NW_NS_PER_SEC);
     cJSON *conds = cJSON_AddArrayToObject(st, "conditions");
     add_cond(conds, "Ready", cJSON_IsFalse(GET(p, "ready")) ? "False" : "True", now);
     add_obj(objs, o);
@@ -536,7 +558,8 @@ static void expand(const cJSON *doc, cJSON *objs, int64_t now)
         cJSON *spec = cJSON_AddObjectToObject(o, "spec");
         cJSON_AddItemToObject(spec, "selector", dup_or_obj(GET(it, "selector")));
         if (GET(it, "policy"))
-            cJSON_AddItemToObject(spec, "unhealthyPodEvictionPolicy", cJSON_Duplicate(GET(it, "policy"), 1));
+            cJSON_AddItemToObject(spec, "unhealthyPodEvictionPolicy",
+                                  cJSON_Duplicate(GET(it, "policy"), 1));
         cJSON_AddNumberToObject(cJSON_AddObjectToObject(o, "status"), "disruptionsAllowed",
                                 num_or(it, "allowed", 1));
         add_obj(objs, o);
@@ -586,13 +609,19 @@ static nw_dis_state_t *build(const cJSON *doc, cJSON *objs, fixture_t *f, list_t
         collect(objs, kinds[i], &ls[i]);
     static const char *nom[64], *inc[64];
     nw_dis_input_t in = {
-        .nodepools = ls[0].v, .nnodepools = ls[0].n,
-        .nodeclaims = ls[1].v, .nnodeclaims = ls[1].n,
-        .nodes = ls[2].v, .nnodes = ls[2].n,
-        .pods = ls[3].v, .npods = ls[3].n,
-        .pdbs = ls[4].v, .npdbs = ls[4].n,
+        .nodepools = ls[0].v,
+        .nnodepools = ls[0].n,
+        .nodeclaims = ls[1].v,
+        .nnodeclaims = ls[1].n,
+        .nodes = ls[2].v,
+        .nnodes = ls[2].n,
+        .pods = ls[3].v,
+        .npods = ls[3].n,
+        .pdbs = ls[4].v,
+        .npdbs = ls[4].n,
         .now = now,
-        .price = price_fn, .price_ud = f,
+        .price = price_fn,
+        .price_ud = f,
         .spot_to_spot = cJSON_IsTrue(GET(doc, "spotToSpot")),
     };
     in.nnominated = str_array(GET(doc, "nominated"), nom, 64);
@@ -622,12 +651,14 @@ static void check_expect(const char *path, const cJSON *exp, const nw_dis_state_
                       "%s: candidates\n%s", path, dump);
     const cJSON *r = GET(exp, "replacements");
     if (cJSON_IsNumber(r))
-        ck_assert_msg(cmd->sim.nrepl == r->valueint, "%s: %d replacements\n%s", path, cmd->sim.nrepl, dump);
+        ck_assert_msg(cmd->sim.nrepl == r->valueint, "%s: %d replacements\n%s", path,
+                      cmd->sim.nrepl, dump);
     const cJSON *rt = GET(exp, "replacementTypes");
     if (rt) {
         ck_assert_msg(cmd->sim.nrepl >= 1, "%s: no replacement\n%s", path, dump);
         const nw_dis_repl_t *rp = &cmd->sim.repl[0];
-        ck_assert_msg(cJSON_GetArraySize(rt) == rp->ntypes, "%s: replacement types\n%s", path, dump);
+        ck_assert_msg(cJSON_GetArraySize(rt) == rp->ntypes, "%s: replacement types\n%s", path,
+                      dump);
         for (int i = 0; i < rp->ntypes; i++)
             ck_assert_msg(strcmp(cJSON_GetArrayItem(rt, i)->valuestring, rp->types[i].name) == 0,
                           "%s: replacement type %d\n%s", path, i, dump);
@@ -652,7 +683,8 @@ static void check_expect(const char *path, const cJSON *exp, const nw_dis_state_
         ck_assert_msg(dn != NULL, "%s: no node %s", path, n->string);
         const cJSON *v;
         if ((v = GET(n, "candidate")))
-            ck_assert_msg(dn->candidate == cJSON_IsTrue(v), "%s: %s candidate\n%s", path, n->string, dump);
+            ck_assert_msg(dn->candidate == cJSON_IsTrue(v), "%s: %s candidate\n%s", path, n->string,
+                          dump);
         if ((v = GET(n, "empty")))
             ck_assert_msg(dn->empty == cJSON_IsTrue(v), "%s: %s empty\n%s", path, n->string, dump);
         if ((v = GET(n, "consolidatable")))
@@ -729,9 +761,9 @@ static void run_case(const char *path)
     list_t ls[5];
     nw_dis_state_t *st = build(doc, objs, &f, ls);
     nw_dis_cmd_t cmd;
-    ck_assert_int_eq(nw_dis_decide(st, cJSON_IsFalse(GET(doc, "withSim")) ? NULL : sim_fn, &f,
-                                   &cmd, &err),
-                     NW_OK);
+    ck_assert_int_eq(
+        nw_dis_decide(st, cJSON_IsFalse(GET(doc, "withSim")) ? NULL : sim_fn, &f, &cmd, &err),
+        NW_OK);
     check_expect(path, GET(doc, "expect"), st, &cmd);
     const cJSON *maxc = GET(doc, "maxSimCalls");
     if (cJSON_IsNumber(maxc))
@@ -756,7 +788,8 @@ static void run_case(const char *path)
         int v = nw_dis_validate(st2, &cmd, sim_fn, &f2, why, sizeof why);
         const cJSON *ve = GET(val, "expect");
         const cJSON *vv = GET(ve, "valid");
-        ck_assert_msg(v == (cJSON_IsTrue(vv) ? 1 : 0), "%s: validate returned %d (%s)", path, v, why);
+        ck_assert_msg(v == (cJSON_IsTrue(vv) ? 1 : 0), "%s: validate returned %d (%s)", path, v,
+                      why);
         const char *wc = cJSON_GetStringValue(GET(ve, "whyContains"));
         if (wc)
             ck_assert_msg(strstr(why, wc), "%s: validation why \"%s\"", path, why);
@@ -817,8 +850,8 @@ static void simfix_load(simfix_t *f, const char *path, const char *drop_label_no
                                                         "karpenter.sh/initialized");
         }
     }
-    static const char *kinds[6] = {"NodePool", "NodeClaim", "Node", "Pod", "PodDisruptionBudget",
-                                   "DaemonSet"};
+    static const char *kinds[6] = {"NodePool", "NodeClaim",           "Node",
+                                   "Pod",      "PodDisruptionBudget", "DaemonSet"};
     for (int i = 0; i < 6; i++) {
         f->ls[i].n = 0;
         for (size_t k = 0; k < f->nd; k++) {
@@ -827,19 +860,30 @@ static void simfix_load(simfix_t *f, const char *path, const char *drop_label_no
                 f->ls[i].v[f->ls[i].n++] = f->docs[k];
         }
     }
-    nw_dis_input_t in = {.nodepools = f->ls[0].v, .nnodepools = f->ls[0].n,
-                         .nodeclaims = f->ls[1].v, .nnodeclaims = f->ls[1].n,
-                         .nodes = f->ls[2].v, .nnodes = f->ls[2].n,
-                         .pods = f->ls[3].v, .npods = f->ls[3].n,
-                         .pdbs = f->ls[4].v, .npdbs = f->ls[4].n,
+    nw_dis_input_t in = {.nodepools = f->ls[0].v,
+                         .nnodepools = f->ls[0].n,
+                         .nodeclaims = f->ls[1].v,
+                         .nnodeclaims = f->ls[1].n,
+                         .nodes = f->ls[2].v,
+                         .nnodes = f->ls[2].n,
+                         .pods = f->ls[3].v,
+                         .npods = f->ls[3].n,
+                         .pdbs = f->ls[4].v,
+                         .npdbs = f->ls[4].n,
                          .now = T("2026-11-30T18:00:00Z")};
     f->in = in;
-    nw_dis_simctx_t sx = {.nodepools = f->ls[0].v, .nnodepools = f->ls[0].n,
-                          .nodes = f->ls[2].v, .nnodes = f->ls[2].n,
-                          .nodeclaims = f->ls[1].v, .nnodeclaims = f->ls[1].n,
-                          .pods = f->ls[3].v, .npods = f->ls[3].n,
-                          .daemonsets = f->ls[5].v, .ndaemonsets = f->ls[5].n,
-                          .now = f->in.now, .add_types = embedded_types};
+    nw_dis_simctx_t sx = {.nodepools = f->ls[0].v,
+                          .nnodepools = f->ls[0].n,
+                          .nodes = f->ls[2].v,
+                          .nnodes = f->ls[2].n,
+                          .nodeclaims = f->ls[1].v,
+                          .nnodeclaims = f->ls[1].n,
+                          .pods = f->ls[3].v,
+                          .npods = f->ls[3].n,
+                          .daemonsets = f->ls[5].v,
+                          .ndaemonsets = f->ls[5].n,
+                          .now = f->in.now,
+                          .add_types = embedded_types};
     f->sx = sx;
     ck_assert_int_eq(nw_dis_state_build(&f->in, &f->st, NULL), NW_OK);
 }
@@ -877,9 +921,9 @@ START_TEST(sim_schedule)
     ck_assert(r.repl[0].allow_on_demand && !r.repl[0].allow_spot);
     ck_assert_int_ge(r.repl[0].ntypes, 1);
     for (int i = 0; i < r.repl[0].ntypes; i++) {
-        ck_assert_msg(strncmp(r.repl[0].types[i].name, "m6i.", 4) == 0, "%s", r.repl[0].types[i].name);
-        ck_assert_msg(r.repl[0].types[i].on_demand > 0, "%s prices",
+        ck_assert_msg(strncmp(r.repl[0].types[i].name, "m6i.", 4) == 0, "%s",
                       r.repl[0].types[i].name);
+        ck_assert_msg(r.repl[0].types[i].on_demand > 0, "%s prices", r.repl[0].types[i].name);
     }
     /* the replacement NodeClaim: narrowed types, the pool's template, ownership */
     r.repl[0].ntypes = 1;

@@ -16,7 +16,7 @@ Suite *nw_drain_suite(void);
 
 /* 2026-11-30T12:00:00Z */
 #define NOW (INT64_C(1796040000) * NW_NS_PER_SEC)
-#define S(x) ((int64_t)(x) * NW_NS_PER_SEC)
+#define S(x) ((int64_t)(x)*NW_NS_PER_SEC)
 
 static cJSON *pod(const char *json)
 {
@@ -43,10 +43,12 @@ END_TEST
 
 START_TEST(classify_plain_pod)
 {
-    nw_drain_pod_t d = classify("{\"metadata\":{\"name\":\"a\"},\"spec\":{\"terminationGracePeriodSeconds\":30},"
-                                "\"status\":{\"phase\":\"Running\"}}",
-                                NOW);
-    ck_assert(!d.terminal && !d.terminating && !d.stuck && !d.mirror && !d.daemonset && !d.critical);
+    nw_drain_pod_t d =
+        classify("{\"metadata\":{\"name\":\"a\"},\"spec\":{\"terminationGracePeriodSeconds\":30},"
+                 "\"status\":{\"phase\":\"Running\"}}",
+                 NOW);
+    ck_assert(!d.terminal && !d.terminating && !d.stuck && !d.mirror && !d.daemonset &&
+              !d.critical);
     ck_assert(!d.tolerates_disrupted && !d.do_not_disrupt && !d.dnd_invalid);
     ck_assert(d.has_grace && d.grace_s == 30);
     ck_assert(nw_drain_waits_for(&d) && nw_drain_evictable(&d));
@@ -82,9 +84,10 @@ END_TEST
 
 START_TEST(classify_owners_and_priority)
 {
-    nw_drain_pod_t d = classify("{\"metadata\":{\"ownerReferences\":[{\"apiVersion\":\"v1\",\"kind\":"
-                                "\"Node\",\"name\":\"n1\"}]}}",
-                                NOW);
+    nw_drain_pod_t d =
+        classify("{\"metadata\":{\"ownerReferences\":[{\"apiVersion\":\"v1\",\"kind\":"
+                 "\"Node\",\"name\":\"n1\"}]}}",
+                 NOW);
     ck_assert(d.mirror && !nw_drain_waits_for(&d) && !nw_drain_evictable(&d));
     d = classify("{\"metadata\":{\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":"
                  "\"DaemonSet\",\"name\":\"ds\"}]}}",
@@ -116,11 +119,13 @@ START_TEST(classify_tolerations)
         int tolerates;
     } cases[] = {
         {"[{\"key\":\"karpenter.sh/disrupted\",\"operator\":\"Exists\"}]", 1},
-        {"[{\"key\":\"karpenter.sh/disrupted\",\"operator\":\"Exists\",\"effect\":\"NoSchedule\"}]", 1},
+        {"[{\"key\":\"karpenter.sh/disrupted\",\"operator\":\"Exists\",\"effect\":\"NoSchedule\"}]",
+         1},
         {"[{\"operator\":\"Exists\"}]", 1}, /* tolerates everything */
-        {"[{\"key\":\"karpenter.sh/disrupted\",\"operator\":\"Exists\",\"effect\":\"NoExecute\"}]", 0},
+        {"[{\"key\":\"karpenter.sh/disrupted\",\"operator\":\"Exists\",\"effect\":\"NoExecute\"}]",
+         0},
         {"[{\"key\":\"karpenter.sh/disrupted\",\"value\":\"x\"}]", 0}, /* Equal "x" vs "" */
-        {"[{\"key\":\"karpenter.sh/disrupted\"}]", 1},                  /* Equal "" */
+        {"[{\"key\":\"karpenter.sh/disrupted\"}]", 1},                 /* Equal "" */
         {"[{\"key\":\"other\",\"operator\":\"Exists\"}]", 0},
         {"[{\"key\":\"karpenter.sh/disrupted\",\"operator\":\"Bogus\"}]", 0}, /* malformed */
         {"[]", 0},
@@ -129,7 +134,8 @@ START_TEST(classify_tolerations)
         char js[512];
         snprintf(js, sizeof js, "{\"spec\":{\"tolerations\":%s}}", cases[i].tols);
         nw_drain_pod_t d = classify(js, NOW);
-        ck_assert_msg(d.tolerates_disrupted == cases[i].tolerates, "case %zu: %s", i, cases[i].tols);
+        ck_assert_msg(d.tolerates_disrupted == cases[i].tolerates, "case %zu: %s", i,
+                      cases[i].tols);
         ck_assert_int_eq(nw_drain_waits_for(&d), !cases[i].tolerates);
         ck_assert_int_eq(nw_drain_evictable(&d), !cases[i].tolerates);
     }
@@ -144,17 +150,17 @@ START_TEST(do_not_disrupt_values)
     } cases[] = {
         {"\"true\"", NULL, 1, 0},
         {"\"true\"", "2026-11-30T00:00:00Z", 1, 0},
-        {"\"30m\"", "2026-11-30T11:45:00Z", 1, 0},  /* 15 m of 30 */
-        {"\"30m\"", "2026-11-30T11:30:00Z", 0, 0},  /* exactly elapsed */
+        {"\"30m\"", "2026-11-30T11:45:00Z", 1, 0}, /* 15 m of 30 */
+        {"\"30m\"", "2026-11-30T11:30:00Z", 0, 0}, /* exactly elapsed */
         {"\"30m\"", "2026-11-30T11:00:00Z", 0, 0},
         {"\"1h30m\"", "2026-11-30T11:00:00Z", 1, 0},
-        {"\"30m\"", NULL, 1, 0},                    /* no start time: fail safe */
+        {"\"30m\"", NULL, 1, 0}, /* no start time: fail safe */
         {"\"false\"", NULL, 0, 1},
         {"\"0s\"", NULL, 0, 1},
         {"\"-5m\"", NULL, 0, 1},
         {"\"TRUE\"", NULL, 0, 1},
         {"\"\"", NULL, 0, 1},
-        {"true", NULL, 0, 1},                        /* not a string */
+        {"true", NULL, 0, 1}, /* not a string */
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char js[512];

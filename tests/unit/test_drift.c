@@ -125,8 +125,9 @@ START_TEST(cases)
         const char *now_s = cJSON_GetStringValue(GET(c, "now"));
         int64_t now = 0;
         ck_assert_int_eq(nw_time_parse(now_s ? now_s : "2026-11-30T00:30:00Z", &now), NW_OK);
-        nw_drift_in_t in = {nc, pool, class, cJSON_IsNull(rj) ? NULL : &r.c,
-                            cJSON_IsNull(ij) ? NULL : &inst.i, cat, now};
+        nw_drift_in_t in = {
+            nc,  pool, class, cJSON_IsNull(rj) ? NULL : &r.c, cJSON_IsNull(ij) ? NULL : &inst.i,
+            cat, now};
         char detail[1024];
         nw_drift_reason_t got = nw_drift_check(&in, detail, sizeof detail);
         const char *want = cJSON_GetStringValue(GET(c, "expect"));

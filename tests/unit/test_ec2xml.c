@@ -209,8 +209,7 @@ START_TEST(errors_and_sts)
         {"error-DryRunOperation.xml", "DryRunOperation", NW_EC2_DRYRUN_OK},
         {"error-InvalidInstanceID.NotFound.xml", "InvalidInstanceID.NotFound", NW_EC2_NOTFOUND},
         {"error-InvalidParameterValue.xml", "InvalidParameterValue", NW_EC2_INVALID},
-        {"error-InsufficientInstanceCapacity.xml", "InsufficientInstanceCapacity",
-         NW_EC2_CAPACITY},
+        {"error-InsufficientInstanceCapacity.xml", "InsufficientInstanceCapacity", NW_EC2_CAPACITY},
         {"error-InternalError.xml", "InternalError", NW_EC2_SERVER},
         {"sts-error.xml", "InvalidIdentityToken", NW_EC2_AUTH},
     };

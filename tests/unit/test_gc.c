@@ -67,31 +67,32 @@ static int orphan(const nw_gc_plan_t *p, const char *name)
 
 #define REG "\"conditions\":[{\"type\":\"Registered\",\"status\":\"True\"}]"
 #define NC(name, pid, status_extra, md_extra)                                                      \
-    "{\"metadata\":{\"name\":\"" name "\",\"uid\":\"u\"" md_extra "},\"status\":{\"providerID\":\"" \
-    pid "\"" status_extra "}}"
+    "{\"metadata\":{\"name\":\"" name "\",\"uid\":\"u\"" md_extra                                  \
+    "},\"status\":{\"providerID\":\"" pid "\"" status_extra "}}"
 #define NODE(name, pid, ready)                                                                     \
     "{\"metadata\":{\"name\":\"" name "\"},\"spec\":{\"providerID\":\"" pid "\"},"                 \
     "\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"" ready "\"}]}}"
 
 START_TEST(leaked_instances)
 {
-    nw_kube_cache_t *c = cache_with(
-        "[" NC("owned", "aws:///us-west-2a/i-00000001", ",\"conditions\":[]", "") ","
-        "{\"metadata\":{\"name\":\"launching\"}},"
-        NC("dup", "aws:///us-west-2a/i-00000009", "", "") "]",
-        "[" NODE("leak-node", "aws:///us-west-2a/i-00000002", "True") "]");
+    nw_kube_cache_t *c =
+        cache_with("[" NC("owned", "aws:///us-west-2a/i-00000001", ",\"conditions\":[]",
+                          "") ","
+                              "{\"metadata\":{\"name\":\"launching\"}}," NC(
+                                  "dup", "aws:///us-west-2a/i-00000009", "", "") "]",
+                   "[" NODE("leak-node", "aws:///us-west-2a/i-00000002", "True") "]");
     nw_kube_snap_t *s = nw_kube_cache_snapshot(c);
     nw_ec2_instances_t l = {0};
-    add(&l, "i-00000001", "running", 600, "owned");    /* owned by providerID */
-    add(&l, "i-00000002", "running", 600, NULL);       /* leaked, with a node */
-    add(&l, "i-00000003", "running", 10, NULL);        /* too young */
-    add(&l, "i-00000004", "shutting-down", 600, NULL); /* already going */
-    add(&l, "i-00000005", "running", -1, NULL);        /* launch time unknown */
+    add(&l, "i-00000001", "running", 600, "owned");     /* owned by providerID */
+    add(&l, "i-00000002", "running", 600, NULL);        /* leaked, with a node */
+    add(&l, "i-00000003", "running", 10, NULL);         /* too young */
+    add(&l, "i-00000004", "shutting-down", 600, NULL);  /* already going */
+    add(&l, "i-00000005", "running", -1, NULL);         /* launch time unknown */
     add(&l, "i-00000006", "running", 600, "mem-claim"); /* in flight by name */
-    add(&l, "i-00000007", "running", 600, NULL);       /* in flight by providerID */
+    add(&l, "i-00000007", "running", 600, NULL);        /* in flight by providerID */
     add(&l, "i-00000008", "running", 600, "launching"); /* its claim has no providerID yet */
-    add(&l, "i-0000000a", "running", 600, "dup");      /* its claim owns another instance */
-    add(&l, "i-0000000b", "stopped", 600, NULL);       /* stopped and ownerless */
+    add(&l, "i-0000000a", "running", 600, "dup");       /* its claim owns another instance */
+    add(&l, "i-0000000b", "stopped", 600, NULL);        /* stopped and ownerless */
     add(&l, "i-0000000c", "terminated", 600, NULL);
     const char *names[] = {"mem-claim"};
     const char *ids[] = {"aws:///us-west-2b/i-00000007"};
@@ -127,19 +128,52 @@ END_TEST
 START_TEST(orphaned_claims)
 {
     nw_kube_cache_t *c = cache_with(
-        "[" NC("gone-notready", "aws:///us-west-2a/i-00000001", "," REG, "") ","
-        NC("gone-ready", "aws:///us-west-2a/i-00000002", "," REG, "") ","
-        NC("gone-nonode", "aws:///us-west-2a/i-00000003", "," REG, "") ","
-        NC("gone-unregistered", "aws:///us-west-2a/i-00000004", "", "") ","
-        NC("gone-deleting", "aws:///us-west-2a/i-00000005", "," REG,
-           ",\"deletionTimestamp\":\"2026-01-01T00:00:00Z\"") ","
-        NC("present", "aws:///us-west-2a/i-00000006", "," REG, "") ","
-        NC("shutting", "aws:///us-west-2a/i-00000007", "," REG, "") ","
-        NC("terminated", "aws:///us-west-2a/i-00000008", "," REG, "") ","
-        "{\"metadata\":{\"name\":\"no-pid\"},\"status\":{" REG "}}]",
-        "[" NODE("n1", "aws:///us-west-2a/i-00000001", "Unknown") ","
-        NODE("n2", "aws:///us-west-2a/i-00000002", "True") ","
-        NODE("n6", "aws:///us-west-2a/i-00000006", "False") "]");
+        "[" NC("gone-notready", "aws:///us-west-2a/i-00000001", "," REG, "") "," NC(
+            "gone-ready", "aws:///us-west-2a/i-00000002", "," REG,
+            "") "," NC("gone-nonode", "aws:///us-west-2a/i-00000003", "," REG,
+                       "") "," NC("gone-unregistered", "aws:///us-west-2a/i-00000004", "",
+                                  "") "," NC("gone-deleting", "aws:///us-west-2a/i-00000005",
+                                             "," REG,
+                                             ",\"deletionTimestamp\":\"2026-01-01T00:00:"
+                                             "00Z\"") "," NC("present",
+                                                             "aws:///us-west-2a/i-00000006",
+                                                             "," REG,
+                                                             "") "," NC("shutting",
+                                                                        "aws:///us-west-2a/"
+                                                                        "i-00000007",
+                                                                        "," REG,
+                                                                        "") "," NC("termina"
+                                                                                   "ted",
+                                                                                   "aws:///"
+                                                                                   "us-"
+                                                                                   "west-"
+                                                                                   "2a/"
+                                                                                   "i-"
+                                                                                   "0000000"
+                                                                                   "8",
+                                                                                   "," REG,
+                                                                                   "") ","
+                                                                                       "{\""
+                                                                                       "met"
+                                                                                       "ada"
+                                                                                       "ta"
+                                                                                       "\":"
+                                                                                       "{\""
+                                                                                       "nam"
+                                                                                       "e\""
+                                                                                       ":\""
+                                                                                       "no-"
+                                                                                       "pid"
+                                                                                       "\"}"
+                                                                                       ",\""
+                                                                                       "sta"
+                                                                                       "tus"
+                                                                                       "\":"
+                                                                                       "{" REG "}}"
+                                                                                       "]",
+        "[" NODE("n1", "aws:///us-west-2a/i-00000001", "Unknown") "," NODE(
+            "n2", "aws:///us-west-2a/i-00000002",
+            "True") "," NODE("n6", "aws:///us-west-2a/i-00000006", "False") "]");
     nw_kube_snap_t *s = nw_kube_cache_snapshot(c);
     nw_ec2_instances_t l = {0};
     add(&l, "i-00000006", "running", 600, "present");

@@ -76,8 +76,8 @@ static void check_verdict(const char *name, const char *when, kind_t k, const nw
         ck_assert_msg(!res.allowed, "%s (%s): expected denial containing '%s'", name, when,
                       want + 5);
         ck_assert_int_eq(res.code, 403);
-        ck_assert_msg(strstr(res.message, want + 5), "%s (%s): message '%s' lacks '%s'", name,
-                      when, res.message, want + 5);
+        ck_assert_msg(strstr(res.message, want + 5), "%s (%s): message '%s' lacks '%s'", name, when,
+                      res.message, want + 5);
         /* warn mode turns the same denial into a warning */
         nw_gpu_policy_t *wp = (nw_gpu_policy_t *)p;
         wp->warn_only = true;
@@ -138,8 +138,8 @@ static void run_case(const nw_test_case_t *row, kind_t k)
         cJSON *doc = cJSON_Duplicate(obj, 1);
         if (got) {
             nw_err_t err = {0};
-            ck_assert_msg(nw_jsonpatch_apply(&doc, got, &err) == NW_OK, "%s: patch does not apply: %s",
-                          name, err.msg);
+            ck_assert_msg(nw_jsonpatch_apply(&doc, got, &err) == NW_OK,
+                          "%s: patch does not apply: %s", name, err.msg);
             nw_admit_result_init(&res);
             cJSON *again = run_mutate(k, &p, doc, ns, &res);
             char *a = again ? cJSON_PrintUnformatted(again) : NULL;
@@ -178,8 +178,12 @@ START_TEST(policy_disabled_and_handlers)
     cJSON *pod = cJSON_Parse("{\"metadata\":{\"name\":\"c\"},\"spec\":{\"containers\":[{\"name\":"
                              "\"c\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"1\"}}}]}}");
     nw_admit_ctx_t ctx = {.gpu = (const struct nw_gpu_policy *)&p, .self_namespace = ""};
-    nw_admit_req_t req = {.op = NW_OP_CREATE, .kind = "Pod", .group = "", .namespace_ = "default",
-                          .name = "", .object = pod};
+    nw_admit_req_t req = {.op = NW_OP_CREATE,
+                          .kind = "Pod",
+                          .group = "",
+                          .namespace_ = "default",
+                          .name = "",
+                          .object = pod};
     nw_admit_result_t res;
     nw_admit_result_init(&res);
     ck_assert_int_eq(nw_gpu_pod_mutate(&ctx, &req, &res), NW_OK);
@@ -217,25 +221,31 @@ START_TEST(custom_policy_and_garbage)
     ck_assert_int_eq(nw_gpu_policy_set_str(&p.taint_value, ""), NW_OK);
     const char *res_names[] = {"example.com/tpu"};
     ck_assert_int_eq(nw_gpu_policy_set_list(&p.resources, &p.nresources, res_names, 1), NW_OK);
-    cJSON *pod = cJSON_Parse("{\"metadata\":{\"name\":\"t\"},\"spec\":{\"nodeSelector\":{},"
-                             "\"containers\":[{\"resources\":{\"limits\":{\"example.com/tpu\":1}}}]}}");
+    cJSON *pod =
+        cJSON_Parse("{\"metadata\":{\"name\":\"t\"},\"spec\":{\"nodeSelector\":{},"
+                    "\"containers\":[{\"resources\":{\"limits\":{\"example.com/tpu\":1}}}]}}");
     nw_admit_result_t res;
     nw_admit_result_init(&res);
     cJSON *patch = run_mutate(K_POD, &p, pod, "default", &res);
     ck_assert_ptr_nonnull(patch);
     char *t = cJSON_PrintUnformatted(patch);
-    ck_assert_str_eq(t, "[{\"op\":\"add\",\"path\":\"/spec/tolerations\",\"value\":[{\"key\":\"gpu\","
-                        "\"operator\":\"Exists\",\"effect\":\"NoSchedule\"}]},{\"op\":\"add\","
-                        "\"path\":\"/spec/nodeSelector/example.com~1acc~0x\",\"value\":\"nvidia-gpu\"}]");
+    ck_assert_str_eq(
+        t, "[{\"op\":\"add\",\"path\":\"/spec/tolerations\",\"value\":[{\"key\":\"gpu\","
+           "\"operator\":\"Exists\",\"effect\":\"NoSchedule\"}]},{\"op\":\"add\","
+           "\"path\":\"/spec/nodeSelector/example.com~1acc~0x\",\"value\":\"nvidia-gpu\"}]");
     free(t);
     cJSON_Delete(patch);
     cJSON_Delete(pod);
     /* ill-typed objects never crash and produce no patch */
-    const char *garbage[] = {"null", "[]", "{\"spec\":7}", "{\"spec\":{\"containers\":7}}",
-                             "{\"spec\":{\"containers\":[7,{\"resources\":[]}],\"tolerations\":{}}}",
-                             "{\"spec\":{\"affinity\":{\"nodeAffinity\":{\"requiredDuringScheduling"
-                             "IgnoredDuringExecution\":{\"nodeSelectorTerms\":[1,{\"matchExpressions\":[2]}]}}},"
-                             "\"tolerations\":[{\"operator\":\"Exists\"}]}}"};
+    const char *garbage[] = {
+        "null",
+        "[]",
+        "{\"spec\":7}",
+        "{\"spec\":{\"containers\":7}}",
+        "{\"spec\":{\"containers\":[7,{\"resources\":[]}],\"tolerations\":{}}}",
+        "{\"spec\":{\"affinity\":{\"nodeAffinity\":{\"requiredDuringScheduling"
+        "IgnoredDuringExecution\":{\"nodeSelectorTerms\":[1,{\"matchExpressions\":[2]}]}}},"
+        "\"tolerations\":[{\"operator\":\"Exists\"}]}}"};
     for (size_t i = 0; i < sizeof garbage / sizeof garbage[0]; i++) {
         cJSON *g = cJSON_Parse(garbage[i]);
         cJSON *pp = run_mutate(K_POD, &p, g, "default", &res);
@@ -251,7 +261,6 @@ START_TEST(custom_policy_and_garbage)
 }
 END_TEST
 
-
 /* ---- the isolation invariant over a matrix of pods --------------------------------
  * GPU request × toleration (none / exact / wildcard) × constraint (none / nodeSelector
  * / required affinity) × DaemonSet × exempt namespace. After mutation, every pod the
@@ -265,17 +274,21 @@ static bool fits(const cJSON *pod, const nw_labels_t *labels, const nw_taints_t 
     nw_err_t err = {0};
     nw_tolerations_t tols;
     ck_assert_int_eq(nw_tolerations_parse(cJSON_GetObjectItemCaseSensitive(spec, "tolerations"),
-                                          "spec.tolerations", &tols, &err), NW_OK);
+                                          "spec.tolerations", &tols, &err),
+                     NW_OK);
     bool ok = nw_taints_tolerated(taints, &tols, NW_TAINTS_SCHEDULING);
     nw_tolerations_cleanup(&tols);
     nw_reqs_t sel;
-    ck_assert_int_eq(nw_reqs_parse_node_selector(cJSON_GetObjectItemCaseSensitive(spec, "nodeSelector"),
-                                                 "spec.nodeSelector", &sel, &err), NW_OK);
+    ck_assert_int_eq(
+        nw_reqs_parse_node_selector(cJSON_GetObjectItemCaseSensitive(spec, "nodeSelector"),
+                                    "spec.nodeSelector", &sel, &err),
+        NW_OK);
     ok = ok && nw_reqs_match_labels(&sel, labels, NULL);
     nw_reqs_cleanup(&sel);
     const cJSON *aff = cJSON_GetObjectItemCaseSensitive(spec, "affinity");
     const cJSON *na = cJSON_GetObjectItemCaseSensitive(aff, "nodeAffinity");
-    const cJSON *req = cJSON_GetObjectItemCaseSensitive(na, "requiredDuringSchedulingIgnoredDuringExecution");
+    const cJSON *req =
+        cJSON_GetObjectItemCaseSensitive(na, "requiredDuringSchedulingIgnoredDuringExecution");
     const cJSON *terms = cJSON_GetObjectItemCaseSensitive(req, "nodeSelectorTerms");
     if (terms) {
         nw_reqs_t *t = NULL;
@@ -298,7 +311,8 @@ START_TEST(isolation_matrix)
     nw_labels_t gpu_labels, cpu_labels;
     nw_labels_init(&gpu_labels);
     nw_labels_init(&cpu_labels);
-    const char *common[][2] = {{"kubernetes.io/arch", "amd64"}, {"topology.kubernetes.io/zone", "us-west-2a"}};
+    const char *common[][2] = {{"kubernetes.io/arch", "amd64"},
+                               {"topology.kubernetes.io/zone", "us-west-2a"}};
     for (int i = 0; i < 2; i++) {
         ck_assert_int_eq(nw_labels_set(&gpu_labels, common[i][0], common[i][1]), NW_OK);
         ck_assert_int_eq(nw_labels_set(&cpu_labels, common[i][0], common[i][1]), NW_OK);
@@ -309,13 +323,12 @@ START_TEST(isolation_matrix)
     nw_taints_init(&cpu_taints);
     ck_assert_int_eq(nw_taints_add(&gpu_taints, "gpu", "true", NW_TAINT_NO_SCHEDULE), NW_OK);
 
-    static const char *const tols[] = {
-        "",
-        ",\"tolerations\":[{\"key\":\"gpu\",\"operator\":\"Equal\",\"value\":\"true\",\"effect\":\"NoSchedule\"}]",
-        ",\"tolerations\":[{\"operator\":\"Exists\"}]"};
+    static const char *const tols[] = {"",
+                                       ",\"tolerations\":[{\"key\":\"gpu\",\"operator\":\"Equal\","
+                                       "\"value\":\"true\",\"effect\":\"NoSchedule\"}]",
+                                       ",\"tolerations\":[{\"operator\":\"Exists\"}]"};
     static const char *const cons[] = {
-        "",
-        ",\"nodeSelector\":{\"kubernetes.io/arch\":\"amd64\"}",
+        "", ",\"nodeSelector\":{\"kubernetes.io/arch\":\"amd64\"}",
         ",\"affinity\":{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":{"
         "\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":\"topology.kubernetes.io/zone\","
         "\"operator\":\"In\",\"values\":[\"us-west-2a\",\"us-west-2b\"]}]}]}}}"};
@@ -327,12 +340,14 @@ START_TEST(isolation_matrix)
                     for (int ex = 0; ex < 2; ex++) {
                         char text[2048];
                         snprintf(text, sizeof text,
-                                 "{\"metadata\":{\"name\":\"m\"%s},\"spec\":{\"containers\":[{\"name\":\"c\","
+                                 "{\"metadata\":{\"name\":\"m\"%s},\"spec\":{\"containers\":[{"
+                                 "\"name\":\"c\","
                                  "\"resources\":{\"limits\":{%s}}}]%s%s}}",
                                  ds ? ",\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":"
                                       "\"DaemonSet\",\"name\":\"d\",\"uid\":\"u\"}]"
                                     : "",
-                                 gpu ? "\"nvidia.com/gpu\":\"1\"" : "\"cpu\":\"1\"", tols[t], cons[c]);
+                                 gpu ? "\"nvidia.com/gpu\":\"1\"" : "\"cpu\":\"1\"", tols[t],
+                                 cons[c]);
                         const char *ns = ex ? "kube-system" : "team-a";
                         cJSON *pod = cJSON_Parse(text);
                         ck_assert_ptr_nonnull(pod);
@@ -356,11 +371,13 @@ START_TEST(isolation_matrix)
                             bool on_gpu = fits(pod, &gpu_labels, &gpu_taints);
                             bool on_cpu = fits(pod, &cpu_labels, &cpu_taints);
                             if (gpu) {
-                                ck_assert_msg(on_gpu && !on_cpu, "GPU pod misplaced (gpu=%d cpu=%d): %s",
-                                              on_gpu, on_cpu, text);
+                                ck_assert_msg(on_gpu && !on_cpu,
+                                              "GPU pod misplaced (gpu=%d cpu=%d): %s", on_gpu,
+                                              on_cpu, text);
                             } else {
-                                ck_assert_msg(!on_gpu && on_cpu, "plain pod misplaced (gpu=%d cpu=%d): %s",
-                                              on_gpu, on_cpu, text);
+                                ck_assert_msg(!on_gpu && on_cpu,
+                                              "plain pod misplaced (gpu=%d cpu=%d): %s", on_gpu,
+                                              on_cpu, text);
                             }
                         }
                         /* every generated pod is policy-clean once mutated */
@@ -401,12 +418,14 @@ START_TEST(userdata_taint_detection)
     ck_assert_int_eq(nw_gpu_policy_init(&p, ""), NW_OK);
 
     /* the cross-object warning: GPU pool + nodeclass without the taint */
-    cJSON *pool = cJSON_Parse("{\"metadata\":{\"name\":\"l4\"},\"spec\":{\"template\":{\"spec\":{"
-                              "\"nodeClassRef\":{\"name\":\"gpu\"},\"requirements\":[{\"key\":"
-                              "\"karpenter.k8s.aws/instance-family\",\"operator\":\"In\",\"values\":"
-                              "[\"g6\"]}]}}}}");
-    cJSON *cpu = cJSON_Parse("{\"metadata\":{\"name\":\"general\"},\"spec\":{\"template\":{\"spec\":{"
-                             "\"nodeClassRef\":{\"name\":\"gpu\"},\"requirements\":[]}}}}");
+    cJSON *pool =
+        cJSON_Parse("{\"metadata\":{\"name\":\"l4\"},\"spec\":{\"template\":{\"spec\":{"
+                    "\"nodeClassRef\":{\"name\":\"gpu\"},\"requirements\":[{\"key\":"
+                    "\"karpenter.k8s.aws/instance-family\",\"operator\":\"In\",\"values\":"
+                    "[\"g6\"]}]}}}}");
+    cJSON *cpu =
+        cJSON_Parse("{\"metadata\":{\"name\":\"general\"},\"spec\":{\"template\":{\"spec\":{"
+                    "\"nodeClassRef\":{\"name\":\"gpu\"},\"requirements\":[]}}}}");
     cJSON *bad = cJSON_Parse("{\"metadata\":{\"name\":\"gpu\"},\"spec\":{\"userData\":"
                              "\"#!/bin/bash\\nkubeadm join x\\n\"}}");
     cJSON *good = cJSON_Parse("{\"metadata\":{\"name\":\"gpu\"},\"spec\":{\"userData\":"

@@ -18,7 +18,8 @@ static const char *POOL =
     "\"spec\":{\"nodeClassRef\":{\"group\":\"karpenter.k8s.aws\",\"kind\":\"EC2NodeClass\","
     "\"name\":\"default\"},\"taints\":[{\"key\":\"t1\",\"effect\":\"NoSchedule\"},"
     "{\"key\":\"t2\",\"value\":\"v\",\"effect\":\"NoExecute\"}],"
-    "\"requirements\":[{\"key\":\"kubernetes.io/arch\",\"operator\":\"In\",\"values\":[\"amd64\"]}],"
+    "\"requirements\":[{\"key\":\"kubernetes.io/"
+    "arch\",\"operator\":\"In\",\"values\":[\"amd64\"]}],"
     "\"expireAfter\":\"720h\",\"terminationGracePeriod\":\"1h\"}},"
     "\"disruption\":{\"consolidateAfter\":\"0s\",\"budgets\":[{\"nodes\":\"10%\"}]},"
     "\"limits\":{\"cpu\":\"100\"},\"weight\":10}}";
@@ -104,7 +105,8 @@ START_TEST(nodepool_hashed_fields)
     ck_assert(pool_changed_by("spec.template.metadata.labels.c", "\"1\""));
     ck_assert(pool_changed_by("spec.template.metadata.annotations.n", "\"w\""));
     ck_assert(pool_changed_by("spec.template.metadata.annotations", NULL));
-    ck_assert(pool_changed_by("spec.template.spec.taints", "[{\"key\":\"t1\",\"effect\":\"NoSchedule\"}]"));
+    ck_assert(pool_changed_by("spec.template.spec.taints",
+                              "[{\"key\":\"t1\",\"effect\":\"NoSchedule\"}]"));
     ck_assert(pool_changed_by("spec.template.spec.startupTaints",
                               "[{\"key\":\"s\",\"effect\":\"NoSchedule\"}]"));
     ck_assert(pool_changed_by("spec.template.spec.nodeClassRef.name", "\"other\""));

@@ -205,9 +205,9 @@ static nw_intr_event_t event_of(nw_intr_kind_t kind, const char *id1, const char
 
 START_TEST(plan_spot)
 {
-    nw_kube_cache_t *c =
-        cache_with("[" NC("a", "aws:///us-west-2a/" ID1, "") "," NC("b", "aws:///us-west-2b/" ID2, "") "]",
-                   "[" NODE("node-a", "aws:///us-west-2a/" ID1, "") "]");
+    nw_kube_cache_t *c = cache_with(
+        "[" NC("a", "aws:///us-west-2a/" ID1, "") "," NC("b", "aws:///us-west-2b/" ID2, "") "]",
+        "[" NODE("node-a", "aws:///us-west-2a/" ID1, "") "]");
     nw_kube_snap_t *s = nw_kube_cache_snapshot(c);
     nw_intr_event_t ev = event_of(NW_INTR_SPOT_INTERRUPTION, ID1, "i-00000000");
     nw_intr_action_t a[4];
@@ -236,10 +236,11 @@ END_TEST
 START_TEST(plan_kinds)
 {
     nw_kube_cache_t *c = cache_with(
-        "[" NC("a", "aws:///us-west-2a/" ID1, "") "," NC("b", "aws:///us-west-2b/" ID2,
-                                                        ",\"deletionTimestamp\":\"2026-01-01T00:00:00Z\"") "]",
-        "[" NODE("node-a", "aws:///us-west-2a/" ID1,
-                 ",\"taints\":[{\"key\":\"karpenter.sh/disrupted\",\"effect\":\"NoSchedule\"}]") "]");
+        "[" NC("a", "aws:///us-west-2a/" ID1, "") "," NC(
+            "b", "aws:///us-west-2b/" ID2, ",\"deletionTimestamp\":\"2026-01-01T00:00:00Z\"") "]",
+        "[" NODE(
+            "node-a", "aws:///us-west-2a/" ID1,
+            ",\"taints\":[{\"key\":\"karpenter.sh/disrupted\",\"effect\":\"NoSchedule\"}]") "]");
     nw_kube_snap_t *s = nw_kube_cache_snapshot(c);
     nw_intr_action_t a[4];
     /* rebalance: an event only */
@@ -299,7 +300,8 @@ START_TEST(taint)
     n = js("{\"spec\":{\"taints\":[{\"key\":\"karpenter.sh/disrupted\",\"effect\":\"NoExecute\"},"
            "{\"key\":\"x\",\"effect\":\"NoSchedule\"}]}}");
     ck_assert_int_eq(nw_ctl_disrupted_taint(n, 1), 1);
-    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(n, "spec"), "taints")), 2);
+    ck_assert_int_eq(
+        cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(n, "spec"), "taints")), 2);
     p = cJSON_PrintUnformatted(n);
     ck_assert_ptr_null(strstr(p, "NoExecute"));
     free(p);

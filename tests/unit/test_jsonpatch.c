@@ -46,8 +46,9 @@ START_TEST(build_and_escape)
     cJSON_Delete(v);
     ck_assert_uint_eq(nw_jsonpatch_len(&p), 2);
     char *t = nw_jsonpatch_take_text(&p);
-    ck_assert_str_eq(t, "[{\"op\":\"add\",\"path\":\"/spec/template/spec/expireAfter\",\"value\":\"720h\"},"
-                        "{\"op\":\"remove\",\"path\":\"/metadata/labels/a~1b\"}]");
+    ck_assert_str_eq(
+        t, "[{\"op\":\"add\",\"path\":\"/spec/template/spec/expireAfter\",\"value\":\"720h\"},"
+           "{\"op\":\"remove\",\"path\":\"/metadata/labels/a~1b\"}]");
     free(t);
     nw_jsonpatch_cleanup(&p);
 }
@@ -55,17 +56,20 @@ END_TEST
 
 START_TEST(apply_ops)
 {
-    apply_ok("{\"a\":1}", "[{\"op\":\"add\",\"path\":\"/b\",\"value\":[1]}]", "{\"a\":1,\"b\":[1]}");
+    apply_ok("{\"a\":1}", "[{\"op\":\"add\",\"path\":\"/b\",\"value\":[1]}]",
+             "{\"a\":1,\"b\":[1]}");
     apply_ok("{\"a\":1}", "[{\"op\":\"add\",\"path\":\"/a\",\"value\":2}]", "{\"a\":2}");
-    apply_ok("{\"l\":[1,3]}", "[{\"op\":\"add\",\"path\":\"/l/1\",\"value\":2}]", "{\"l\":[1,2,3]}");
+    apply_ok("{\"l\":[1,3]}", "[{\"op\":\"add\",\"path\":\"/l/1\",\"value\":2}]",
+             "{\"l\":[1,2,3]}");
     apply_ok("{\"l\":[1]}", "[{\"op\":\"add\",\"path\":\"/l/-\",\"value\":2}]", "{\"l\":[1,2]}");
     apply_ok("{\"l\":[1]}", "[{\"op\":\"add\",\"path\":\"/l/1\",\"value\":2}]", "{\"l\":[1,2]}");
     apply_ok("{\"a/b\":{\"~\":1}}", "[{\"op\":\"replace\",\"path\":\"/a~1b/~0\",\"value\":5}]",
              "{\"a/b\":{\"~\":5}}");
     apply_ok("{\"a\":1,\"b\":2}", "[{\"op\":\"remove\",\"path\":\"/a\"}]", "{\"b\":2}");
-    apply_ok("{\"a\":1}", "[{\"op\":\"test\",\"path\":\"/a\",\"value\":1},"
-                          "{\"op\":\"copy\",\"from\":\"/a\",\"path\":\"/c\"},"
-                          "{\"op\":\"move\",\"from\":\"/a\",\"path\":\"/d\"}]",
+    apply_ok("{\"a\":1}",
+             "[{\"op\":\"test\",\"path\":\"/a\",\"value\":1},"
+             "{\"op\":\"copy\",\"from\":\"/a\",\"path\":\"/c\"},"
+             "{\"op\":\"move\",\"from\":\"/a\",\"path\":\"/d\"}]",
              "{\"c\":1,\"d\":1}");
     apply_ok("{\"a\":1}", "[{\"op\":\"replace\",\"path\":\"\",\"value\":[]}]", "[]");
     apply_ok("{\"a\":1}", "[]", "{\"a\":1}");
@@ -74,8 +78,10 @@ END_TEST
 
 START_TEST(apply_errors)
 {
-    apply_fail("{\"a\":1}", "[{\"op\":\"add\",\"path\":\"/x/y\",\"value\":1}]", "parent path does not exist");
-    apply_fail("{\"a\":1}", "[{\"op\":\"replace\",\"path\":\"/x\",\"value\":1}]", "path does not exist");
+    apply_fail("{\"a\":1}", "[{\"op\":\"add\",\"path\":\"/x/y\",\"value\":1}]",
+               "parent path does not exist");
+    apply_fail("{\"a\":1}", "[{\"op\":\"replace\",\"path\":\"/x\",\"value\":1}]",
+               "path does not exist");
     apply_fail("{\"a\":1}", "[{\"op\":\"remove\",\"path\":\"/x\"}]", "path does not exist");
     apply_fail("{\"l\":[1]}", "[{\"op\":\"add\",\"path\":\"/l/3\",\"value\":1}]", "out of range");
     apply_fail("{\"l\":[1]}", "[{\"op\":\"add\",\"path\":\"/l/01\",\"value\":1}]", "out of range");
@@ -83,9 +89,12 @@ START_TEST(apply_errors)
     apply_fail("{\"a\":1}", "[{\"op\":\"add\",\"path\":\"/~2\",\"value\":1}]", "bad JSON pointer");
     apply_fail("{\"a\":1}", "[{\"op\":\"frob\",\"path\":\"/a\"}]", "unknown op");
     apply_fail("{\"a\":1}", "[{\"op\":\"add\",\"path\":\"/a\"}]", "needs \"value\"");
-    apply_fail("{\"a\":1}", "[{\"op\":\"add\",\"path\":\"/b\",\"value\":1},{\"op\":\"test\",\"path\":\"/a\",\"value\":2}]",
+    apply_fail("{\"a\":1}",
+               "[{\"op\":\"add\",\"path\":\"/b\",\"value\":1},{\"op\":\"test\",\"path\":\"/"
+               "a\",\"value\":2}]",
                "test failed");
-    apply_fail("{\"a\":{}}", "[{\"op\":\"move\",\"from\":\"/a\",\"path\":\"/a/b\"}]", "into itself");
+    apply_fail("{\"a\":{}}", "[{\"op\":\"move\",\"from\":\"/a\",\"path\":\"/a/b\"}]",
+               "into itself");
     apply_fail("{\"a\":1}", "{}", "must be an array");
     apply_fail("{\"a\":1}", "[1]", "not an object");
 }

@@ -75,25 +75,33 @@ START_TEST(store_and_indexes)
     nw_kube_metrics_t *m = nw_kube_metrics_new();
     nw_kube_cache_t *c = nw_kube_cache_new(m);
     ck_assert_int_eq(nw_kube_cache_has_synced(c), 0);
-    ck_assert_int_eq(nw_kube_cache_upsert(c, NW_KUBE_PODS, pod("b", "p1", "1", "n1", "Running", 0)), NW_OK);
-    ck_assert_int_eq(nw_kube_cache_upsert(c, NW_KUBE_PODS, pod("a", "p2", "2", "n1", "Running", 0)), NW_OK);
-    ck_assert_int_eq(nw_kube_cache_upsert(c, NW_KUBE_PODS, pod("a", "p3", "3", "n2", "Running", 0)), NW_OK);
-    ck_assert_int_eq(nw_kube_cache_upsert(c, NW_KUBE_PODS, pod("a", "p4", "4", "", "Pending", 1)), NW_OK);
-    ck_assert_int_eq(nw_kube_cache_upsert(c, NW_KUBE_PODS, pod("a", "p5", "5", "", "Pending", 1)), NW_OK);
-    ck_assert_int_eq(nw_kube_cache_upsert(c, NW_KUBE_NODES,
-                                          named("n1", "6", ",\"spec\":{\"providerID\":\"aws:///us-west-2a/i-1\"}")),
+    ck_assert_int_eq(nw_kube_cache_upsert(c, NW_KUBE_PODS, pod("b", "p1", "1", "n1", "Running", 0)),
                      NW_OK);
-    ck_assert_int_eq(nw_kube_cache_upsert(c, NW_KUBE_NODECLAIMS,
-                                          cJSON_Parse("{\"metadata\":{\"name\":\"nc1\",\"labels\":"
-                                                      "{\"karpenter.sh/nodepool\":\"gpu\"}},\"status\":"
-                                                      "{\"providerID\":\"aws:///us-west-2a/i-1\"}}")),
+    ck_assert_int_eq(nw_kube_cache_upsert(c, NW_KUBE_PODS, pod("a", "p2", "2", "n1", "Running", 0)),
                      NW_OK);
+    ck_assert_int_eq(nw_kube_cache_upsert(c, NW_KUBE_PODS, pod("a", "p3", "3", "n2", "Running", 0)),
+                     NW_OK);
+    ck_assert_int_eq(nw_kube_cache_upsert(c, NW_KUBE_PODS, pod("a", "p4", "4", "", "Pending", 1)),
+                     NW_OK);
+    ck_assert_int_eq(nw_kube_cache_upsert(c, NW_KUBE_PODS, pod("a", "p5", "5", "", "Pending", 1)),
+                     NW_OK);
+    ck_assert_int_eq(nw_kube_cache_upsert(
+                         c, NW_KUBE_NODES,
+                         named("n1", "6", ",\"spec\":{\"providerID\":\"aws:///us-west-2a/i-1\"}")),
+                     NW_OK);
+    ck_assert_int_eq(
+        nw_kube_cache_upsert(c, NW_KUBE_NODECLAIMS,
+                             cJSON_Parse("{\"metadata\":{\"name\":\"nc1\",\"labels\":"
+                                         "{\"karpenter.sh/nodepool\":\"gpu\"}},\"status\":"
+                                         "{\"providerID\":\"aws:///us-west-2a/i-1\"}}")),
+        NW_OK);
     ck_assert_int_eq(nw_kube_cache_upsert(c, NW_KUBE_NODECLAIMS,
                                           cJSON_Parse("{\"metadata\":{\"name\":\"nc2\",\"labels\":"
                                                       "{\"karpenter.sh/nodepool\":\"gpu\"}}}")),
                      NW_OK);
     /* no name: rejected, no leak */
-    ck_assert_int_eq(nw_kube_cache_upsert(c, NW_KUBE_NODES, cJSON_Parse("{\"metadata\":{}}")), NW_EINVAL);
+    ck_assert_int_eq(nw_kube_cache_upsert(c, NW_KUBE_NODES, cJSON_Parse("{\"metadata\":{}}")),
+                     NW_EINVAL);
     ck_assert_int_eq(nw_kube_metrics_get(m, NW_KM_CACHE_OBJECTS, NULL, "pods", -1), 5);
 
     nw_kube_snap_t *s = nw_kube_cache_snapshot(c);
@@ -109,7 +117,8 @@ START_TEST(store_and_indexes)
     ck_assert_str_eq(v[0]->name, "p4");
     ck_assert_uint_eq(nw_kube_snap_pods_in_phase(s, "Running", &v), 3);
     ck_assert_ptr_nonnull(nw_kube_snap_node_by_provider_id(s, "aws:///us-west-2a/i-1"));
-    ck_assert_str_eq(nw_kube_snap_nodeclaim_by_provider_id(s, "aws:///us-west-2a/i-1")->name, "nc1");
+    ck_assert_str_eq(nw_kube_snap_nodeclaim_by_provider_id(s, "aws:///us-west-2a/i-1")->name,
+                     "nc1");
     ck_assert_ptr_null(nw_kube_snap_node_by_provider_id(s, ""));
     ck_assert_uint_eq(nw_kube_snap_nodeclaims_for_nodepool(s, "gpu", &v), 2);
     ck_assert_str_eq(nw_kube_snap_get(s, NW_KUBE_PODS, "a", "p3")->node_name, "n2");
@@ -118,7 +127,8 @@ START_TEST(store_and_indexes)
 
     /* the snapshot is immutable: later changes do not show in it */
     const nw_kube_obj_t *p3 = nw_kube_snap_get(s, NW_KUBE_PODS, "a", "p3");
-    ck_assert_int_eq(nw_kube_cache_upsert(c, NW_KUBE_PODS, pod("a", "p3", "9", "n1", "Running", 0)), NW_OK);
+    ck_assert_int_eq(nw_kube_cache_upsert(c, NW_KUBE_PODS, pod("a", "p3", "9", "n1", "Running", 0)),
+                     NW_OK);
     cJSON *del = pod("b", "p1", "10", "", "", 0);
     ck_assert_int_eq(nw_kube_cache_remove(c, NW_KUBE_PODS, del), NW_OK);
     cJSON_Delete(del);
@@ -151,7 +161,10 @@ static void hook(nw_kube_kind_t kind, nw_kube_change_t ch, const nw_kube_obj_t *
     hooklog_t *h = ud;
     size_t l = strlen(h->log);
     snprintf(h->log + l, sizeof h->log - l, "%s %c %s;", nw_kube_kind_name(kind),
-             ch == NW_KUBE_ADDED ? 'A' : ch == NW_KUBE_MODIFIED ? 'M' : 'D', n ? n->key : o->key);
+             ch == NW_KUBE_ADDED      ? 'A'
+             : ch == NW_KUBE_MODIFIED ? 'M'
+                                      : 'D',
+             n ? n->key : o->key);
 }
 
 START_TEST(replace_and_sync)
@@ -164,9 +177,9 @@ START_TEST(replace_and_sync)
     ck_assert_int_eq(nw_kube_cache_upsert(c, NW_KUBE_NODES, named("n3", "1", NULL)), NW_OK);
     nw_kube_snap_t *before = nw_kube_cache_snapshot(c);
     cJSON *items = cJSON_CreateArray();
-    cJSON_AddItemToArray(items, named("n2", "1", NULL)); /* unchanged */
-    cJSON_AddItemToArray(items, named("n3", "5", NULL)); /* modified */
-    cJSON_AddItemToArray(items, named("n4", "5", NULL)); /* new */
+    cJSON_AddItemToArray(items, named("n2", "1", NULL));           /* unchanged */
+    cJSON_AddItemToArray(items, named("n3", "5", NULL));           /* modified */
+    cJSON_AddItemToArray(items, named("n4", "5", NULL));           /* new */
     cJSON_AddItemToArray(items, cJSON_Parse("{\"metadata\":{}}")); /* skipped */
     h.log[0] = '\0';
     ck_assert_int_eq(nw_kube_cache_replace(c, NW_KUBE_NODES, items), NW_OK);
@@ -220,7 +233,8 @@ static void *writer(void *arg)
     for (int i = 0; i < w->n; i++) {
         snprintf(name, sizeof name, "p%d", i % 50);
         snprintf(rv, sizeof rv, "%d", i);
-        nw_kube_cache_upsert(w->c, NW_KUBE_PODS, pod("ns", name, rv, i % 2 ? "n1" : "", "Running", 0));
+        nw_kube_cache_upsert(w->c, NW_KUBE_PODS,
+                             pod("ns", name, rv, i % 2 ? "n1" : "", "Running", 0));
         if (i % 100 == 99) {
             cJSON *items = cJSON_CreateArray();
             for (int j = 0; j < 10; j++) {

@@ -29,8 +29,12 @@ static nw_kube_client_t *mk_client(int port, const char *token, const nw_clock_t
     ck_assert_int_eq(nw_kube_config_load_kubeconfig(kc, NULL, &cfg, &err), NW_OK);
     unlink(kc);
     free(kc);
-    nw_kube_client_opts_t o = {.qps = -1, .backoff_base_ms = 10, .backoff_max_ms = 40,
-                               .max_retries = 3, .timeout_ms = 5000, .clock = clk};
+    nw_kube_client_opts_t o = {.qps = -1,
+                               .backoff_base_ms = 10,
+                               .backoff_max_ms = 40,
+                               .max_retries = 3,
+                               .timeout_ms = 5000,
+                               .clock = clk};
     nw_kube_client_t *c = NULL;
     ck_assert_int_eq(nw_kube_client_new(cfg, &o, &c, &err), NW_OK);
     return c;
@@ -53,7 +57,8 @@ static void hold_stream(fake_conn_t *c, fake_srv_t **srvp)
 static void empty_list(fake_conn_t *c, const char *rv)
 {
     char body[256];
-    snprintf(body, sizeof body, "{\"kind\":\"List\",\"metadata\":{\"resourceVersion\":\"%s\"},\"items\":[]}", rv);
+    snprintf(body, sizeof body,
+             "{\"kind\":\"List\",\"metadata\":{\"resourceVersion\":\"%s\"},\"items\":[]}", rv);
     fake_reply(c, 200, "", body);
 }
 
@@ -95,7 +100,8 @@ START_TEST(retry_5xx_then_ok)
     nw_kube_client_t *c = mk_client(fake_srv_port(st.srv), "t", NULL);
     cJSON *out = NULL;
     nw_err_t err = {0};
-    ck_assert_int_eq(nw_kube_get_json(c, "/api/v1/namespaces/default", "get", "namespaces", &out, &err), NW_OK);
+    ck_assert_int_eq(
+        nw_kube_get_json(c, "/api/v1/namespaces/default", "get", "namespaces", &out, &err), NW_OK);
     ck_assert_int_eq(atomic_load(&st.calls), 4);
     cJSON_Delete(out);
     nw_kube_metrics_t *m = nw_kube_client_metrics(c);
@@ -106,13 +112,16 @@ START_TEST(retry_5xx_then_ok)
     nw_buf_t b;
     nw_buf_init(&b, 1 << 20);
     ck_assert_int_eq(nw_kube_metrics_write(m, &b), NW_OK);
-    ck_assert_ptr_nonnull(strstr(nw_buf_str(&b),
-                                 "nodewarden_kube_requests_total{verb=\"get\",resource=\"namespaces\",code=\"503\"} 2\n"));
+    ck_assert_ptr_nonnull(strstr(
+        nw_buf_str(&b),
+        "nodewarden_kube_requests_total{verb=\"get\",resource=\"namespaces\",code=\"503\"} 2\n"));
     nw_buf_cleanup(&b);
     /* too many failures: the last answer is returned, not retried forever */
     atomic_store(&st.calls, 0);
     st.fail_first = 100;
-    ck_assert_int_eq(nw_kube_get_json(c, "/api/v1/namespaces/default", "get", "namespaces", &out, &err), NW_EKUBE);
+    ck_assert_int_eq(
+        nw_kube_get_json(c, "/api/v1/namespaces/default", "get", "namespaces", &out, &err),
+        NW_EKUBE);
     ck_assert_int_eq(atomic_load(&st.calls), 4); /* 1 + max_retries */
     ck_assert_ptr_nonnull(strstr(err.msg, "503"));
     nw_kube_client_free(c);
@@ -134,7 +143,8 @@ START_TEST(no_server)
     ck_assert(rc == NW_EHTTP || rc == NW_ETIMEOUT);
     ck_assert_ptr_null(out);
     ck_assert_ptr_nonnull(strstr(err.msg, "127.0.0.1"));
-    ck_assert_int_eq(nw_kube_metrics_get(nw_kube_client_metrics(c), NW_KM_REQUESTS, "list", "nodes", 0), 4);
+    ck_assert_int_eq(
+        nw_kube_metrics_get(nw_kube_client_metrics(c), NW_KM_REQUESTS, "list", "nodes", 0), 4);
     nw_kube_client_free(c);
 }
 END_TEST
@@ -147,7 +157,8 @@ START_TEST(bad_token_clear_error)
     nw_kube_client_t *c = mk_client(fake_srv_port(st.srv), "expired", NULL);
     cJSON *out = NULL;
     nw_err_t err = {0};
-    ck_assert_int_eq(nw_kube_get_json(c, "/api/v1/namespaces", "list", "namespaces", &out, &err), NW_EKUBE);
+    ck_assert_int_eq(nw_kube_get_json(c, "/api/v1/namespaces", "list", "namespaces", &out, &err),
+                     NW_EKUBE);
     ck_assert_ptr_nonnull(strstr(err.msg, "401"));
     ck_assert_ptr_nonnull(strstr(err.msg, "credentials"));
     /* one retry after "reloading" the (static) token, no more */
@@ -182,7 +193,8 @@ START_TEST(token_file_reloaded_on_401)
     nw_err_t err = {0};
     ck_assert_int_eq(nw_kube_client_new(cfg, &o, &c, &err), NW_OK);
     cJSON *out = NULL;
-    ck_assert_int_eq(nw_kube_get_json(c, "/api/v1/namespaces", "list", "namespaces", &out, &err), NW_EKUBE);
+    ck_assert_int_eq(nw_kube_get_json(c, "/api/v1/namespaces", "list", "namespaces", &out, &err),
+                     NW_EKUBE);
     ck_assert_int_eq(atomic_load(&st.calls), 2);
     /* the kubelet rotates the token: the next 401 makes the client re-read it at once */
     FILE *f = fopen(tf, "w");
@@ -190,7 +202,8 @@ START_TEST(token_file_reloaded_on_401)
     fclose(f);
     atomic_store(&st.calls, 0);
     nw_err_clear(&err);
-    ck_assert_int_eq(nw_kube_get_json(c, "/api/v1/namespaces", "list", "namespaces", &out, &err), NW_OK);
+    ck_assert_int_eq(nw_kube_get_json(c, "/api/v1/namespaces", "list", "namespaces", &out, &err),
+                     NW_OK);
     ck_assert_int_eq(atomic_load(&st.calls), 2);
     cJSON_Delete(out);
     /* and periodically: rotate again, advance 61 s; no 401 needed */
@@ -200,7 +213,8 @@ START_TEST(token_file_reloaded_on_401)
     fclose(f);
     nw_clock_fake_advance(&fc, 61 * NW_NS_PER_SEC);
     atomic_store(&st.calls, 0);
-    ck_assert_int_eq(nw_kube_get_json(c, "/api/v1/namespaces", "list", "namespaces", &out, &err), NW_OK);
+    ck_assert_int_eq(nw_kube_get_json(c, "/api/v1/namespaces", "list", "namespaces", &out, &err),
+                     NW_OK);
     ck_assert_int_eq(atomic_load(&st.calls), 1);
     cJSON_Delete(out);
     nw_kube_client_free(c);
@@ -236,19 +250,22 @@ static void page_handler(void *ud, const fake_req_t *r, fake_conn_t *c)
     if (!fake_query(r->path, "continue", v, sizeof v)) {
         int n = atomic_fetch_add(&st->lists, 1);
         char body[512];
-        snprintf(body, sizeof body,
-                 "{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":\"100\",\"continue\":\"c1\"},"
-                 "\"items\":[{\"metadata\":{\"name\":\"p0\",\"namespace\":\"a\",\"resourceVersion\":\"%d\"}},"
-                 "{\"metadata\":{\"name\":\"p1\",\"namespace\":\"a\"}}]}",
-                 n);
+        snprintf(
+            body, sizeof body,
+            "{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":\"100\",\"continue\":\"c1\"},"
+            "\"items\":[{\"metadata\":{\"name\":\"p0\",\"namespace\":\"a\",\"resourceVersion\":\"%"
+            "d\"}},"
+            "{\"metadata\":{\"name\":\"p1\",\"namespace\":\"a\"}}]}",
+            n);
         fake_reply(c, 200, "", body);
         return;
     }
     ck_assert_str_eq(v, "c1");
     if (atomic_fetch_add(&st->cont_calls, 1) == 0) {
-        fake_reply(c, 410, "",
-                   "{\"kind\":\"Status\",\"reason\":\"Expired\",\"message\":\"The provided continue "
-                   "parameter is too old\",\"code\":410}");
+        fake_reply(
+            c, 410, "",
+            "{\"kind\":\"Status\",\"reason\":\"Expired\",\"message\":\"The provided continue "
+            "parameter is too old\",\"code\":410}");
         return;
     }
     fake_reply(c, 200, "",
@@ -311,14 +328,17 @@ static void watch_handler(void *ud, const fake_req_t *r, fake_conn_t *c)
         n = st->lists++;
         pthread_mutex_unlock(&st->mu);
         if (n == 0)
-            fake_reply(c, 200, "",
-                       "{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":\"10\"},\"items\":["
-                       "{\"metadata\":{\"name\":\"p1\",\"namespace\":\"a\",\"resourceVersion\":\"5\"}}]}");
+            fake_reply(
+                c, 200, "",
+                "{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":\"10\"},\"items\":["
+                "{\"metadata\":{\"name\":\"p1\",\"namespace\":\"a\",\"resourceVersion\":\"5\"}}]}");
         else
-            fake_reply(c, 200, "",
-                       "{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":\"20\"},\"items\":["
-                       "{\"metadata\":{\"name\":\"p2\",\"namespace\":\"a\",\"resourceVersion\":\"11\"}},"
-                       "{\"metadata\":{\"name\":\"p3\",\"namespace\":\"a\",\"resourceVersion\":\"19\"}}]}");
+            fake_reply(
+                c, 200, "",
+                "{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":\"20\"},\"items\":["
+                "{\"metadata\":{\"name\":\"p2\",\"namespace\":\"a\",\"resourceVersion\":\"11\"}},"
+                "{\"metadata\":{\"name\":\"p3\",\"namespace\":\"a\",\"resourceVersion\":\"19\"}}]"
+                "}");
         return;
     }
     n = st->watches++;
@@ -334,9 +354,10 @@ static void watch_handler(void *ud, const fake_req_t *r, fake_conn_t *c)
     ck_assert_int_le(atoi(tv), 600);
     if (n == 0) {
         /* an event split across chunks, a bookmark, then the connection dies mid-event */
-        const char *ev = "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"p2\",\"namespace\":\"a\","
-                         "\"resourceVersion\":\"11\"}}}\n{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":"
-                         "{\"resourceVersion\":\"15\"}}}\n{\"type\":\"ADDED\",\"object\":{\"meta";
+        const char *ev =
+            "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"p2\",\"namespace\":\"a\","
+            "\"resourceVersion\":\"11\"}}}\n{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":"
+            "{\"resourceVersion\":\"15\"}}}\n{\"type\":\"ADDED\",\"object\":{\"meta";
         fake_stream_begin(c, 200);
         fake_stream_chunk(c, ev, 30);
         sleep_ms(20);
@@ -346,9 +367,10 @@ static void watch_handler(void *ud, const fake_req_t *r, fake_conn_t *c)
         return;
     }
     if (n == 1) {
-        const char *ev = "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"status\":\"Failure\","
-                         "\"reason\":\"Expired\",\"message\":\"too old resource version: 15 (18)\","
-                         "\"code\":410}}\n";
+        const char *ev =
+            "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"status\":\"Failure\","
+            "\"reason\":\"Expired\",\"message\":\"too old resource version: 15 (18)\","
+            "\"code\":410}}\n";
         fake_stream_begin(c, 200);
         fake_stream_chunk(c, ev, strlen(ev));
         fake_stream_end(c);
@@ -433,11 +455,12 @@ static void flood_handler(void *ud, const fake_req_t *r, fake_conn_t *c)
                 sleep_ms(5);
         }
         char ev[512];
-        int n = snprintf(ev, sizeof ev,
-                         "{\"type\":\"%s\",\"object\":{\"metadata\":{\"name\":\"p%d\",\"namespace\":\"ns\","
-                         "\"resourceVersion\":\"%d\",\"labels\":{\"i\":\"%d\"}},\"spec\":{\"nodeName\":\"n%d\"},"
-                         "\"status\":{\"phase\":\"Running\"}}}\n",
-                         i <= 10 ? "ADDED" : "MODIFIED", i % 10, i, i, i % 3);
+        int n = snprintf(
+            ev, sizeof ev,
+            "{\"type\":\"%s\",\"object\":{\"metadata\":{\"name\":\"p%d\",\"namespace\":\"ns\","
+            "\"resourceVersion\":\"%d\",\"labels\":{\"i\":\"%d\"}},\"spec\":{\"nodeName\":\"n%d\"},"
+            "\"status\":{\"phase\":\"Running\"}}}\n",
+            i <= 10 ? "ADDED" : "MODIFIED", i % 10, i, i, i % 3);
         memcpy(chunk + used, ev, (size_t)n);
         used += (size_t)n;
         seed = seed * 1103515245u + 12345u;
@@ -490,10 +513,13 @@ START_TEST(watch_10000_events_memory_flat)
     ck_assert_msg(after.uordblks < before.uordblks + (1u << 20), "heap grew from %zu to %zu",
                   before.uordblks, after.uordblks);
     ck_assert_uint_eq(nw_kube_cache_count(cache, NW_KUBE_PODS), 10);
-    ck_assert_int_eq(nw_kube_metrics_get(nw_kube_client_metrics(c), NW_KM_WATCH_EVENTS, NULL, "pods", -1), 10000);
+    ck_assert_int_eq(
+        nw_kube_metrics_get(nw_kube_client_metrics(c), NW_KM_WATCH_EVENTS, NULL, "pods", -1),
+        10000);
     nw_kube_snap_t *s = nw_kube_cache_snapshot(cache);
     const nw_kube_obj_t *const *v;
-    ck_assert_uint_eq(nw_kube_snap_pods_on_node(s, "n1", &v), 4); /* p1 p4 p7 p0: i=9991,9994,9997,10000 */
+    ck_assert_uint_eq(nw_kube_snap_pods_on_node(s, "n1", &v),
+                      4); /* p1 p4 p7 p0: i=9991,9994,9997,10000 */
     nw_kube_snap_release(s);
     nw_kube_watch_free(w);
     fake_srv_stop(st.srv);
@@ -533,10 +559,11 @@ static void write_handler(void *ud, const fake_req_t *r, fake_conn_t *c)
     if (!strcmp(r->method, "GET") && strstr(p, "/nodeclaims/nc1")) {
         char body[256];
         pthread_mutex_lock(&st->mu);
-        snprintf(body, sizeof body,
-                 "{\"apiVersion\":\"karpenter.sh/v1\",\"kind\":\"NodeClaim\",\"metadata\":{\"name\":"
-                 "\"nc1\",\"resourceVersion\":\"%d\",\"finalizers\":[\"a\"]}}",
-                 10 + st->puts);
+        snprintf(
+            body, sizeof body,
+            "{\"apiVersion\":\"karpenter.sh/v1\",\"kind\":\"NodeClaim\",\"metadata\":{\"name\":"
+            "\"nc1\",\"resourceVersion\":\"%d\",\"finalizers\":[\"a\"]}}",
+            10 + st->puts);
         pthread_mutex_unlock(&st->mu);
         fake_reply(c, 200, "", body);
         return;
@@ -547,17 +574,20 @@ static void write_handler(void *ud, const fake_req_t *r, fake_conn_t *c)
         int conflict = st->conflicts_left-- > 0;
         pthread_mutex_unlock(&st->mu);
         if (conflict)
-            fake_reply(c, 409, "",
-                       "{\"kind\":\"Status\",\"reason\":\"Conflict\",\"message\":\"the object has been "
-                       "modified; please apply your changes to the latest version and try again\",\"code\":409}");
+            fake_reply(
+                c, 409, "",
+                "{\"kind\":\"Status\",\"reason\":\"Conflict\",\"message\":\"the object has been "
+                "modified; please apply your changes to the latest version and try "
+                "again\",\"code\":409}");
         else
             fake_reply(c, 200, "", r->body);
         return;
     }
     if (!strcmp(r->method, "GET") && strstr(p, "/nodeclaims/dying")) {
-        fake_reply(c, 200, "",
-                   "{\"metadata\":{\"name\":\"dying\",\"resourceVersion\":\"3\",\"deletionTimestamp\":"
-                   "\"2026-01-01T00:00:00Z\",\"finalizers\":[\"karpenter.sh/termination\"]}}");
+        fake_reply(
+            c, 200, "",
+            "{\"metadata\":{\"name\":\"dying\",\"resourceVersion\":\"3\",\"deletionTimestamp\":"
+            "\"2026-01-01T00:00:00Z\",\"finalizers\":[\"karpenter.sh/termination\"]}}");
         return;
     }
     if (!strcmp(r->method, "PATCH")) {
@@ -577,17 +607,19 @@ static void write_handler(void *ud, const fake_req_t *r, fake_conn_t *c)
         else if (strstr(p, "/pods/gone/"))
             fake_reply(c, 404, "", "{\"kind\":\"Status\",\"reason\":\"NotFound\",\"code\":404}");
         else if (strstr(p, "/pods/pdb/"))
-            fake_reply(c, 429, "",
-                       "{\"kind\":\"Status\",\"reason\":\"TooManyRequests\",\"message\":\"Cannot evict "
-                       "pod as it would violate the pod's disruption budget.\",\"code\":429}");
+            fake_reply(
+                c, 429, "",
+                "{\"kind\":\"Status\",\"reason\":\"TooManyRequests\",\"message\":\"Cannot evict "
+                "pod as it would violate the pod's disruption budget.\",\"code\":429}");
         else if (strstr(p, "/pods/later/"))
             fake_reply(c, 429, "Retry-After: 7\r\n",
                        "{\"kind\":\"Status\",\"reason\":\"TooManyRequests\",\"code\":429}");
         else
-            fake_reply(c, 500, "",
-                       "{\"kind\":\"Status\",\"reason\":\"InternalError\",\"message\":\"This pod has "
-                       "more than one PodDisruptionBudget, which the eviction subresource does not "
-                       "support.\",\"code\":500}");
+            fake_reply(
+                c, 500, "",
+                "{\"kind\":\"Status\",\"reason\":\"InternalError\",\"message\":\"This pod has "
+                "more than one PodDisruptionBudget, which the eviction subresource does not "
+                "support.\",\"code\":500}");
         return;
     }
     if (!strcmp(r->method, "POST")) {
@@ -647,22 +679,28 @@ START_TEST(finalizers_patch_delete)
     st.srv = fake_srv_start(write_handler, &st);
     nw_kube_client_t *c = mk_client(fake_srv_port(st.srv), "t", NULL);
     nw_err_t err = {0};
-    ck_assert_int_eq(nw_kube_finalizer_add(c, &nw_kube_res_nodeclaims, NULL, "nc1", "nodewarden.io/termination", &err), NW_OK);
+    ck_assert_int_eq(nw_kube_finalizer_add(c, &nw_kube_res_nodeclaims, NULL, "nc1",
+                                           "nodewarden.io/termination", &err),
+                     NW_OK);
     ck_assert_str_eq(st.last_method, "PATCH");
     ck_assert_str_eq(st.last_ctype, "application/json-patch+json");
     ck_assert_str_eq(st.last_body,
                      "[{\"op\":\"test\",\"path\":\"/metadata/resourceVersion\",\"value\":\"10\"},"
-                     "{\"op\":\"add\",\"path\":\"/metadata/finalizers/-\",\"value\":\"nodewarden.io/termination\"}]");
+                     "{\"op\":\"add\",\"path\":\"/metadata/finalizers/"
+                     "-\",\"value\":\"nodewarden.io/termination\"}]");
     /* already present: no write */
     st.last_method[0] = '\0';
-    ck_assert_int_eq(nw_kube_finalizer_add(c, &nw_kube_res_nodeclaims, NULL, "nc1", "a", &err), NW_OK);
+    ck_assert_int_eq(nw_kube_finalizer_add(c, &nw_kube_res_nodeclaims, NULL, "nc1", "a", &err),
+                     NW_OK);
     ck_assert_str_eq(st.last_method, "GET");
-    ck_assert_int_eq(nw_kube_finalizer_remove(c, &nw_kube_res_nodeclaims, NULL, "nc1", "a", &err), NW_OK);
+    ck_assert_int_eq(nw_kube_finalizer_remove(c, &nw_kube_res_nodeclaims, NULL, "nc1", "a", &err),
+                     NW_OK);
     ck_assert_str_eq(st.last_body,
                      "[{\"op\":\"test\",\"path\":\"/metadata/finalizers/0\",\"value\":\"a\"},"
                      "{\"op\":\"remove\",\"path\":\"/metadata/finalizers/0\"}]");
     /* being deleted: no new finalizer */
-    ck_assert_int_eq(nw_kube_finalizer_add(c, &nw_kube_res_nodeclaims, NULL, "dying", "b", &err), NW_EINVAL);
+    ck_assert_int_eq(nw_kube_finalizer_add(c, &nw_kube_res_nodeclaims, NULL, "dying", "b", &err),
+                     NW_EINVAL);
     ck_assert_ptr_nonnull(strstr(err.msg, "no new finalizers"));
     /* merge patch to the status subresource */
     ck_assert_int_eq(nw_kube_patch(c, &nw_kube_res_nodeclaims, NULL, "nc1", NW_KUBE_PATCH_MERGE,
@@ -685,7 +723,8 @@ START_TEST(finalizers_patch_delete)
     cJSON *o = cJSON_Parse("{\"metadata\":{\"name\":\"x\",\"namespace\":\"team\"}}");
     ck_assert_int_eq(nw_kube_create(c, &nw_kube_res_pdbs, NULL, o, NULL, &err), NW_OK);
     cJSON_Delete(o);
-    ck_assert_ptr_nonnull(strstr(st.log, "POST /apis/policy/v1/namespaces/team/poddisruptionbudgets;"));
+    ck_assert_ptr_nonnull(
+        strstr(st.log, "POST /apis/policy/v1/namespaces/team/poddisruptionbudgets;"));
     nw_kube_client_free(c);
     fake_srv_stop(st.srv);
 }
@@ -702,9 +741,10 @@ START_TEST(eviction_answers)
     nw_err_t err = {0};
     ck_assert_int_eq(nw_kube_evict(c, "ns", "ok", 30, &res, &ra, &err), NW_OK);
     ck_assert_int_eq(res, NW_KUBE_EVICT_STARTED);
-    ck_assert_str_eq(st.last_body,
-                     "{\"apiVersion\":\"policy/v1\",\"kind\":\"Eviction\",\"metadata\":{\"name\":\"ok\","
-                     "\"namespace\":\"ns\"},\"deleteOptions\":{\"gracePeriodSeconds\":30}}");
+    ck_assert_str_eq(
+        st.last_body,
+        "{\"apiVersion\":\"policy/v1\",\"kind\":\"Eviction\",\"metadata\":{\"name\":\"ok\","
+        "\"namespace\":\"ns\"},\"deleteOptions\":{\"gracePeriodSeconds\":30}}");
     ck_assert_int_eq(nw_kube_evict(c, "ns", "gone", -1, &res, &ra, &err), NW_OK);
     ck_assert_int_eq(res, NW_KUBE_EVICT_GONE);
     nw_err_clear(&err);
@@ -720,7 +760,9 @@ START_TEST(eviction_answers)
     ck_assert_int_eq(res, NW_KUBE_EVICT_BLOCKED);
     ck_assert_ptr_nonnull(strstr(err.msg, "more than one PodDisruptionBudget"));
     /* evictions are never retried by the client: the caller decides */
-    ck_assert_int_eq(nw_kube_metrics_get(nw_kube_client_metrics(c), NW_KM_RETRIES, "create", "pods/eviction", -1), 0);
+    ck_assert_int_eq(nw_kube_metrics_get(nw_kube_client_metrics(c), NW_KM_RETRIES, "create",
+                                         "pods/eviction", -1),
+                     0);
     nw_kube_client_free(c);
     fake_srv_stop(st.srv);
 }
@@ -762,7 +804,8 @@ START_TEST(events_aggregate)
     nw_clock_fake_init(&fc, INT64_C(1780000000) * NW_NS_PER_SEC);
     nw_kube_client_t *c = mk_client(fake_srv_port(st.srv), "t", &fc.base);
     nw_kube_recorder_t *r = nw_kube_recorder_new(c, "nodewarden", "nodewarden-0");
-    cJSON *nc = cJSON_Parse("{\"metadata\":{\"name\":\"nc1\",\"uid\":\"u1\",\"resourceVersion\":\"4\"}}");
+    cJSON *nc =
+        cJSON_Parse("{\"metadata\":{\"name\":\"nc1\",\"uid\":\"u1\",\"resourceVersion\":\"4\"}}");
     nw_err_t err = {0};
     for (int i = 0; i < 3; i++) {
         ck_assert_int_eq(nw_kube_event(r, &nw_kube_res_nodeclaims, nc, "Normal", "Launched",
@@ -779,14 +822,21 @@ START_TEST(events_aggregate)
     cJSON *ev = cJSON_Parse(st.last_post);
     ck_assert_ptr_nonnull(ev);
     const cJSON *io = cJSON_GetObjectItemCaseSensitive(ev, "involvedObject");
-    ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(io, "kind")), "NodeClaim");
-    ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(io, "apiVersion")), "karpenter.sh/v1");
+    ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(io, "kind")),
+                     "NodeClaim");
+    ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(io, "apiVersion")),
+                     "karpenter.sh/v1");
     ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(io, "uid")), "u1");
-    ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "reason")), "Launched");
-    ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "reportingComponent")), "nodewarden");
+    ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "reason")),
+                     "Launched");
+    ck_assert_str_eq(
+        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "reportingComponent")),
+        "nodewarden");
     cJSON_Delete(ev);
     /* another message is another event */
-    ck_assert_int_eq(nw_kube_event(r, &nw_kube_res_nodeclaims, nc, "Warning", "LaunchFailed", "ICE", &err), NW_OK);
+    ck_assert_int_eq(
+        nw_kube_event(r, &nw_kube_res_nodeclaims, nc, "Warning", "LaunchFailed", "ICE", &err),
+        NW_OK);
     ck_assert_int_eq(st.posts, 2);
     /* a flood is limited: the burst passes, the rest is counted and carried */
     for (int i = 0; i < 200; i++)
@@ -824,7 +874,8 @@ static void lease_handler(void *ud, const fake_req_t *r, fake_conn_t *c)
     } else if (!strcmp(r->method, "POST") || !strcmp(r->method, "PUT")) {
         cJSON *o = cJSON_Parse(r->body);
         cJSON *m = cJSON_GetObjectItemCaseSensitive(o, "metadata");
-        const char *rv = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "resourceVersion"));
+        const char *rv =
+            cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "resourceVersion"));
         char cur[16];
         snprintf(cur, sizeof cur, "%d", st->rv);
         if ((!strcmp(r->method, "POST") && st->lease) ||
@@ -851,7 +902,8 @@ static const char *holder(lease_state_t *st, char *buf, size_t len)
     pthread_mutex_lock(&st->mu);
     cJSON *o = cJSON_Parse(st->lease);
     const cJSON *spec = cJSON_GetObjectItemCaseSensitive(o, "spec");
-    snprintf(buf, len, "%s", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(spec, "holderIdentity")));
+    snprintf(buf, len, "%s",
+             cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(spec, "holderIdentity")));
     cJSON_Delete(o);
     pthread_mutex_unlock(&st->mu);
     return buf;
@@ -866,7 +918,8 @@ START_TEST(leader_lease_algorithm)
     nw_clock_fake_t fc;
     nw_clock_fake_init(&fc, INT64_C(1780000000) * NW_NS_PER_SEC);
     nw_kube_client_t *c = mk_client(fake_srv_port(st.srv), "t", &fc.base);
-    nw_kube_leader_opts_t o = {.namespace = "nodewarden", .name = "nodewarden-leader", .identity = "a"};
+    nw_kube_leader_opts_t o = {
+        .namespace = "nodewarden", .name = "nodewarden-leader", .identity = "a"};
     nw_kube_leader_t *a = NULL, *b = NULL;
     nw_err_t err = {0};
     ck_assert_int_eq(nw_kube_leader_new(c, &o, &a, &err), NW_OK);
@@ -902,7 +955,8 @@ START_TEST(leader_lease_algorithm)
     ck_assert_int_eq(nw_kube_leader_try(a, &la, &err), NW_OK);
     ck_assert_int_eq(la, 0);
     /* bad timings are rejected */
-    nw_kube_leader_opts_t bad = {.namespace = "n", .name = "l", .lease_ms = 5000, .renew_deadline_ms = 10000};
+    nw_kube_leader_opts_t bad = {
+        .namespace = "n", .name = "l", .lease_ms = 5000, .renew_deadline_ms = 10000};
     nw_kube_leader_t *x = NULL;
     ck_assert_int_eq(nw_kube_leader_new(c, &bad, &x, &err), NW_EINVAL);
     nw_kube_leader_free(a);
@@ -946,9 +1000,15 @@ START_TEST(leader_thread_release)
     pthread_mutex_init(&st.mu, NULL);
     st.srv = fake_srv_start(lease_handler, &st);
     nw_kube_client_t *c = mk_client(fake_srv_port(st.srv), "t", NULL);
-    nw_kube_leader_opts_t o = {.namespace = "nodewarden", .name = "l", .identity = "a",
-                               .lease_ms = 1500, .renew_deadline_ms = 1000, .retry_ms = 200,
-                               .on_started = on_start, .on_stopped = on_stop, .ud = &ca};
+    nw_kube_leader_opts_t o = {.namespace = "nodewarden",
+                               .name = "l",
+                               .identity = "a",
+                               .lease_ms = 1500,
+                               .renew_deadline_ms = 1000,
+                               .retry_ms = 200,
+                               .on_started = on_start,
+                               .on_stopped = on_stop,
+                               .ud = &ca};
     nw_kube_leader_t *a = NULL, *b = NULL;
     nw_err_t err = {0};
     ck_assert_int_eq(nw_kube_leader_new(c, &o, &a, &err), NW_OK);

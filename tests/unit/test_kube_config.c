@@ -242,8 +242,8 @@ START_TEST(b64)
     s = nw_kube_b64_decode("aGVs\nbG8=", &n);
     ck_assert_str_eq(s, "hello");
     free(s);
-    ck_assert_ptr_null(nw_kube_b64_decode("aGVsbG8", &n));  /* not a multiple of 4 */
-    ck_assert_ptr_null(nw_kube_b64_decode("aG=Vz", &n));    /* data after padding */
+    ck_assert_ptr_null(nw_kube_b64_decode("aGVsbG8", &n)); /* not a multiple of 4 */
+    ck_assert_ptr_null(nw_kube_b64_decode("aG=Vz", &n));   /* data after padding */
     ck_assert_ptr_null(nw_kube_b64_decode("a*bc", &n));
 }
 END_TEST
@@ -283,7 +283,8 @@ START_TEST(doctor_report_format)
     nw_kube_report_t r;
     nw_kube_report_init(&r);
     nw_kube_report_add(&r, NW_CHECK_OK, "api", "API server", "never shown", "reachable");
-    nw_kube_report_add(&r, NW_CHECK_FAIL, "rbac", "create core/pods/eviction", "grant it", "denied");
+    nw_kube_report_add(&r, NW_CHECK_FAIL, "rbac", "create core/pods/eviction", "grant it",
+                       "denied");
     nw_kube_report_add(&r, NW_CHECK_WARN, "rbac", "x", "y", "%d", 3);
     ck_assert_uint_eq(r.n, 3);
     ck_assert_uint_eq(r.failed, 1);
@@ -294,7 +295,8 @@ START_TEST(doctor_report_format)
     FILE *f = open_memstream(&buf, &len);
     nw_kube_report_print(&r, f);
     fclose(f);
-    ck_assert_ptr_nonnull(strstr(buf, "FAIL  rbac      create core/pods/eviction: denied\n      fix: grant it\n"));
+    ck_assert_ptr_nonnull(
+        strstr(buf, "FAIL  rbac      create core/pods/eviction: denied\n      fix: grant it\n"));
     ck_assert_ptr_nonnull(strstr(buf, "3 checks, 1 failed, 1 warnings"));
     free(buf);
     nw_kube_report_cleanup(&r);

@@ -88,7 +88,8 @@ static void create(sim_t *s, const nw_kube_res_t *r, const char *ns, const char 
 {
     cJSON *o = parse(json);
     nw_err_t err = {0};
-    ck_assert_msg(nw_kube_create(s->c, r, ns, o, NULL, &err) == NW_OK, "create %s: %s", r->plural, err.msg);
+    ck_assert_msg(nw_kube_create(s->c, r, ns, o, NULL, &err) == NW_OK, "create %s: %s", r->plural,
+                  err.msg);
     cJSON_Delete(o);
 }
 
@@ -104,9 +105,10 @@ static int mutate_with_race(cJSON *obj, void *ud)
     u->calls++;
     if (u->calls == 1) {
         nw_err_t err = {0};
-        ck_assert_int_eq(nw_kube_patch(u->s->c, &nw_kube_res_nodes, NULL, "n-conflict", NW_KUBE_PATCH_MERGE,
-                                       "{\"metadata\":{\"labels\":{\"other-writer\":\"yes\"}}}", 0, NULL, &err),
-                         NW_OK);
+        ck_assert_int_eq(
+            nw_kube_patch(u->s->c, &nw_kube_res_nodes, NULL, "n-conflict", NW_KUBE_PATCH_MERGE,
+                          "{\"metadata\":{\"labels\":{\"other-writer\":\"yes\"}}}", 0, NULL, &err),
+            NW_OK);
     }
     cJSON *m = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
     cJSON *l = cJSON_GetObjectItemCaseSensitive(m, "labels");
@@ -121,22 +123,29 @@ START_TEST(sim_update_conflict_retry)
 {
     sim_t s;
     sim_start(&s);
-    create(&s, &nw_kube_res_nodes, NULL, "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"n-conflict\"}}");
+    create(&s, &nw_kube_res_nodes, NULL,
+           "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"n-conflict\"}}");
     conflict_ud_t u = {&s, 0};
     nw_err_t err = {0};
     cJSON *out = NULL;
-    ck_assert_msg(nw_kube_update_retry(s.c, &nw_kube_res_nodes, NULL, "n-conflict", 0, mutate_with_race, &u, 5,
-                                       &out, &err) == NW_OK,
+    ck_assert_msg(nw_kube_update_retry(s.c, &nw_kube_res_nodes, NULL, "n-conflict", 0,
+                                       mutate_with_race, &u, 5, &out, &err) == NW_OK,
                   "%s", err.msg);
     ck_assert_int_eq(u.calls, 2); /* 409 once, then re-read and succeed */
-    ck_assert_int_eq(nw_kube_metrics_get(nw_kube_client_metrics(s.c), NW_KM_REQUESTS, "update", "nodes", 409), 1);
-    cJSON *l = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(out, "metadata"), "labels");
-    ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(l, "other-writer")), "yes");
-    ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(l, "nodewarden.io/seen")), "true");
+    ck_assert_int_eq(
+        nw_kube_metrics_get(nw_kube_client_metrics(s.c), NW_KM_REQUESTS, "update", "nodes", 409),
+        1);
+    cJSON *l = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(out, "metadata"),
+                                                "labels");
+    ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(l, "other-writer")),
+                     "yes");
+    ck_assert_str_eq(
+        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(l, "nodewarden.io/seen")), "true");
     cJSON_Delete(out);
     /* a plain update with a stale resourceVersion is NW_ECONFLICT */
-    cJSON *stale = parse("{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"n-conflict\","
-                         "\"resourceVersion\":\"1\"}}");
+    cJSON *stale =
+        parse("{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"n-conflict\","
+              "\"resourceVersion\":\"1\"}}");
     nw_err_clear(&err);
     ck_assert_int_eq(nw_kube_update(s.c, &nw_kube_res_nodes, stale, 0, NULL, &err), NW_ECONFLICT);
     ck_assert_ptr_nonnull(strstr(err.msg, "409"));
@@ -164,26 +173,32 @@ START_TEST(sim_eviction_pdb_blocks_then_allows)
     sim_t s;
     sim_start(&s);
     nw_err_t err = {0};
-    create(&s, &nw_kube_res_nodes, NULL, "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"n1\"},"
-                                         "\"spec\":{\"providerID\":\"aws:///us-west-2a/i-0123456789abcdef0\"}}");
-    ck_assert_int_eq(nw_kube_patch(s.c, &nw_kube_res_nodes, NULL, "n1", NW_KUBE_PATCH_MERGE,
-                                   "{\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}],"
-                                   "\"allocatable\":{\"cpu\":\"4\",\"memory\":\"8Gi\",\"pods\":\"110\"},"
-                                   "\"capacity\":{\"cpu\":\"4\",\"memory\":\"8Gi\",\"pods\":\"110\"}}}",
-                                   1, NULL, &err),
-                     NW_OK);
-    create(&s, &nw_kube_res_namespaces, NULL, "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"shop\"}}");
+    create(&s, &nw_kube_res_nodes, NULL,
+           "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"n1\"},"
+           "\"spec\":{\"providerID\":\"aws:///us-west-2a/i-0123456789abcdef0\"}}");
+    ck_assert_int_eq(
+        nw_kube_patch(s.c, &nw_kube_res_nodes, NULL, "n1", NW_KUBE_PATCH_MERGE,
+                      "{\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}],"
+                      "\"allocatable\":{\"cpu\":\"4\",\"memory\":\"8Gi\",\"pods\":\"110\"},"
+                      "\"capacity\":{\"cpu\":\"4\",\"memory\":\"8Gi\",\"pods\":\"110\"}}}",
+                      1, NULL, &err),
+        NW_OK);
+    create(&s, &nw_kube_res_namespaces, NULL,
+           "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"shop\"}}");
     for (int i = 0; i < 2; i++) {
         char pod[512];
         snprintf(pod, sizeof pod,
-                 "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"web-%d\",\"namespace\":\"shop\","
-                 "\"labels\":{\"app\":\"web\"}},\"spec\":{\"containers\":[{\"name\":\"app\",\"image\":\"nginx\","
+                 "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"web-%d\","
+                 "\"namespace\":\"shop\","
+                 "\"labels\":{\"app\":\"web\"}},\"spec\":{\"containers\":[{\"name\":\"app\","
+                 "\"image\":\"nginx\","
                  "\"resources\":{\"requests\":{\"cpu\":\"100m\"}}}]}}",
                  i);
         create(&s, &nw_kube_res_pods, "shop", pod);
     }
     create(&s, &nw_kube_res_pdbs, "shop",
-           "{\"apiVersion\":\"policy/v1\",\"kind\":\"PodDisruptionBudget\",\"metadata\":{\"name\":\"web\"},"
+           "{\"apiVersion\":\"policy/"
+           "v1\",\"kind\":\"PodDisruptionBudget\",\"metadata\":{\"name\":\"web\"},"
            "\"spec\":{\"minAvailable\":2,\"selector\":{\"matchLabels\":{\"app\":\"web\"}}}}");
     int allowed = -1;
     for (int i = 0; i < 300 && (allowed = pdb_allowed(&s, "shop", "web")) != 0; i++)
@@ -231,20 +246,24 @@ START_TEST(sim_finalizers_and_events)
     sim_t s;
     sim_start(&s);
     nw_err_t err = {0};
-    create(&s, &nw_kube_res_nodeclaims, NULL,
-           "{\"apiVersion\":\"karpenter.sh/v1\",\"kind\":\"NodeClaim\",\"metadata\":{\"name\":\"nc-1\","
-           "\"labels\":{\"karpenter.sh/nodepool\":\"general\"}},\"spec\":{\"nodeClassRef\":{\"group\":"
-           "\"karpenter.k8s.aws\",\"kind\":\"EC2NodeClass\",\"name\":\"default\"},\"requirements\":[]}}");
-    ck_assert_msg(nw_kube_finalizer_add(s.c, &nw_kube_res_nodeclaims, NULL, "nc-1", "nodewarden.io/termination",
-                                        &err) == NW_OK,
+    create(
+        &s, &nw_kube_res_nodeclaims, NULL,
+        "{\"apiVersion\":\"karpenter.sh/"
+        "v1\",\"kind\":\"NodeClaim\",\"metadata\":{\"name\":\"nc-1\","
+        "\"labels\":{\"karpenter.sh/nodepool\":\"general\"}},\"spec\":{\"nodeClassRef\":{\"group\":"
+        "\"karpenter.k8s.aws\",\"kind\":\"EC2NodeClass\",\"name\":\"default\"},\"requirements\":[]}"
+        "}");
+    ck_assert_msg(nw_kube_finalizer_add(s.c, &nw_kube_res_nodeclaims, NULL, "nc-1",
+                                        "nodewarden.io/termination", &err) == NW_OK,
                   "%s", err.msg);
     int gone = -1;
-    ck_assert_int_eq(nw_kube_delete(s.c, &nw_kube_res_nodeclaims, NULL, "nc-1", NULL, &gone, &err), NW_OK);
+    ck_assert_int_eq(nw_kube_delete(s.c, &nw_kube_res_nodeclaims, NULL, "nc-1", NULL, &gone, &err),
+                     NW_OK);
     ck_assert_int_eq(gone, 0);
     cJSON *o = NULL;
     ck_assert_int_eq(nw_kube_get(s.c, &nw_kube_res_nodeclaims, NULL, "nc-1", &o, &err), NW_OK);
-    const cJSON *dt = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "metadata"),
-                                                       "deletionTimestamp");
+    const cJSON *dt = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(o, "metadata"), "deletionTimestamp");
     ck_assert(cJSON_IsString(dt)); /* held by the finalizer */
     nw_kube_recorder_t *r = nw_kube_recorder_new(s.c, "nodewarden", "test-0");
     for (int i = 0; i < 3; i++)
@@ -252,16 +271,21 @@ START_TEST(sim_finalizers_and_events)
                                     "waiting for the instance to terminate", &err) == NW_OK,
                       "%s", err.msg);
     cJSON_Delete(o);
-    ck_assert_int_eq(nw_kube_finalizer_add(s.c, &nw_kube_res_nodeclaims, NULL, "nc-1", "other.io/x", &err), NW_EINVAL);
+    ck_assert_int_eq(
+        nw_kube_finalizer_add(s.c, &nw_kube_res_nodeclaims, NULL, "nc-1", "other.io/x", &err),
+        NW_EINVAL);
     nw_err_clear(&err);
-    ck_assert_msg(nw_kube_finalizer_remove(s.c, &nw_kube_res_nodeclaims, NULL, "nc-1", "nodewarden.io/termination",
-                                           &err) == NW_OK,
+    ck_assert_msg(nw_kube_finalizer_remove(s.c, &nw_kube_res_nodeclaims, NULL, "nc-1",
+                                           "nodewarden.io/termination", &err) == NW_OK,
                   "%s", err.msg);
     o = NULL;
-    ck_assert_int_eq(nw_kube_get(s.c, &nw_kube_res_nodeclaims, NULL, "nc-1", &o, &err), NW_ENOTFOUND);
+    ck_assert_int_eq(nw_kube_get(s.c, &nw_kube_res_nodeclaims, NULL, "nc-1", &o, &err),
+                     NW_ENOTFOUND);
     /* one Event in "default" with count 3 */
     cJSON *evs = NULL;
-    ck_assert_int_eq(nw_kube_get_json(s.c, "/api/v1/namespaces/default/events", "list", "events", &evs, &err), NW_OK);
+    ck_assert_int_eq(
+        nw_kube_get_json(s.c, "/api/v1/namespaces/default/events", "list", "events", &evs, &err),
+        NW_OK);
     int n = 0, count = 0;
     const cJSON *e;
     cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(evs, "items"))

@@ -135,8 +135,8 @@ START_TEST(validation_cases)
                           row->lineno, f[0], f[1], got, want);
         }
         /* the NULL-msgs form must agree */
-        bool ok2 = strcmp(f[0], "key") == 0     ? nw_labels_key_valid(in, NULL)
-                   : strcmp(f[0], "value") == 0 ? nw_labels_value_valid(in, NULL)
+        bool ok2 = strcmp(f[0], "key") == 0         ? nw_labels_key_valid(in, NULL)
+                   : strcmp(f[0], "value") == 0     ? nw_labels_value_valid(in, NULL)
                    : strcmp(f[0], "subdomain") == 0 ? nw_labels_dns1123_subdomain_valid(in, NULL)
                                                     : nw_labels_dns1123_label_valid(in, NULL);
         ck_assert_int_eq(ok, ok2);

@@ -55,8 +55,9 @@ START_TEST(status_ready)
     const cJSON *req = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(a1, "requirements"), 0);
     ck_assert_str_eq(str(req, "key"), "kubernetes.io/arch");
     ck_assert_str_eq(str(req, "operator"), "In");
-    ck_assert_str_eq(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(req, "values"), 0)->valuestring,
-                     "arm64");
+    ck_assert_str_eq(
+        cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(req, "values"), 0)->valuestring,
+        "arm64");
     ck_assert_str_eq(str(st, "instanceProfile"), "KarpenterNodeProfile");
     const cJSON *ready = cond(st, "Ready");
     ck_assert_str_eq(str(ready, "status"), "True");

@@ -35,24 +35,30 @@ START_TEST(status_format)
     ck_assert(!res.allowed);
     ck_assert_int_eq(res.code, 422);
     ck_assert_str_eq(res.reason, "Invalid");
-    ck_assert_str_eq(res.message, "NodePool.karpenter.sh \"gpu\" is invalid: spec.weight: Invalid value: 0: x");
+    ck_assert_str_eq(res.message,
+                     "NodePool.karpenter.sh \"gpu\" is invalid: spec.weight: Invalid value: 0: x");
     nw_kv_add(&kv, NW_KV_INVALID, false, "spec.weight", "Invalid value: 0: x"); /* duplicate */
     nw_kv_cel(&kv, "spec", "object", "rule");
     ck_assert_int_eq(nw_kv_finish(&kv, "NodePool", "karpenter.sh", "gpu", &res), NW_OK);
-    ck_assert_str_eq(res.message, "NodePool.karpenter.sh \"gpu\" is invalid: [spec.weight: Invalid value: 0: x, "
-                                  "spec: Invalid value: rule]");
+    ck_assert_str_eq(res.message,
+                     "NodePool.karpenter.sh \"gpu\" is invalid: [spec.weight: Invalid value: 0: x, "
+                     "spec: Invalid value: rule]");
     const cJSON *causes = cJSON_GetObjectItemCaseSensitive(res.details, "causes");
     ck_assert_int_eq(cJSON_GetArraySize(causes), 2);
     const cJSON *c0 = cJSON_GetArrayItem(causes, 0);
-    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(c0, "reason")->valuestring, "FieldValueInvalid");
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(c0, "reason")->valuestring,
+                     "FieldValueInvalid");
     ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(c0, "field")->valuestring, "spec.weight");
-    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(c0, "message")->valuestring, "Invalid value: 0: x");
-    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(res.details, "kind")->valuestring, "NodePool");
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(c0, "message")->valuestring,
+                     "Invalid value: 0: x");
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(res.details, "kind")->valuestring,
+                     "NodePool");
     nw_kv_add(&kv, NW_KV_REQUIRED, false, "spec.template", "Required value"); /* gates CEL */
     ck_assert_int_eq(nw_kv_finish(&kv, "NodePool", "karpenter.sh", "gpu", &res), NW_OK);
     ck_assert_ptr_null(strstr(res.message, "\"object\": rule"));
-    ck_assert_ptr_nonnull(strstr(res.message, "spec.template: Required value, <nil>: Invalid value: null: "
-                                              "some validation rules were not checked"));
+    ck_assert_ptr_nonnull(strstr(res.message,
+                                 "spec.template: Required value, <nil>: Invalid value: null: "
+                                 "some validation rules were not checked"));
     nw_kv_cleanup(&kv);
     nw_admit_result_cleanup(&res);
 }

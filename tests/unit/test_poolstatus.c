@@ -89,8 +89,8 @@ static const char *res(const cJSON *st, const char *name)
 
 /* compute, and store the result as the pool's status (what the write would do) */
 static cJSON *step(cJSON *pool, const cJSON *class, const cJSON *const *claims,
-                   const cJSON *const *nodes, size_t n, nw_reghealth_t *t, const int *ev, size_t nev,
-                   int64_t now)
+                   const cJSON *const *nodes, size_t n, nw_reghealth_t *t, const int *ev,
+                   size_t nev, int64_t now)
 {
     nw_poolstatus_in_t in = {pool, class, claims, nodes, n, NULL, t, ev, nev, now};
     cJSON *st = nw_poolstatus_compute(&in);
@@ -109,10 +109,12 @@ START_TEST(resources_and_nodes)
                      "\"capacity\":{\"cpu\":\"4\",\"memory\":\"16Gi\",\"pods\":\"58\","
                      "\"nvidia.com/gpu\":\"1\"}}}");
     /* b's Node reports its own capacity: that one counts */
-    cJSON *bn = parse("{\"status\":{\"capacity\":{\"cpu\":\"4\",\"memory\":\"15Gi\",\"pods\":\"58\","
-                      "\"nvidia.com/gpu\":\"1\",\"ephemeral-storage\":\"20Gi\"}}}");
-    cJSON *gone = parse("{\"metadata\":{\"name\":\"c\",\"deletionTimestamp\":\"2026-11-30T00:00:00Z\"},"
-                        "\"status\":{\"providerID\":\"aws:///z/i-3\",\"capacity\":{\"cpu\":\"64\"}}}");
+    cJSON *bn =
+        parse("{\"status\":{\"capacity\":{\"cpu\":\"4\",\"memory\":\"15Gi\",\"pods\":\"58\","
+              "\"nvidia.com/gpu\":\"1\",\"ephemeral-storage\":\"20Gi\"}}}");
+    cJSON *gone =
+        parse("{\"metadata\":{\"name\":\"c\",\"deletionTimestamp\":\"2026-11-30T00:00:00Z\"},"
+              "\"status\":{\"providerID\":\"aws:///z/i-3\",\"capacity\":{\"cpu\":\"64\"}}}");
     cJSON *unlaunched = parse("{\"metadata\":{\"name\":\"d\"},\"spec\":{}}");
     const cJSON *claims[] = {a, b, gone, unlaunched};
     const cJSON *nodes[] = {NULL, bn, NULL, NULL};
@@ -161,7 +163,8 @@ START_TEST(readiness)
     ck_assert_str_eq(cr(st, "NodeClassReady"), "NodeClassNotFound");
     ck_assert_str_eq(cs(st, "Ready"), "False");
     ck_assert_str_eq(cr(st, "Ready"), "UnhealthyDependents");
-    ck_assert_str_eq(cJSON_GetStringValue(GET(cond(st, "Ready"), "message")), "NodeClassReady=False");
+    ck_assert_str_eq(cJSON_GetStringValue(GET(cond(st, "Ready"), "message")),
+                     "NodeClassReady=False");
     ck_assert_ptr_null(cond(st, "NodeRegistrationHealthy"));
     /* class present but its readiness unknown */
     cJSON *class = parse("{\"metadata\":{\"name\":\"default\",\"generation\":1}}");
@@ -172,9 +175,10 @@ START_TEST(readiness)
                      "2026-11-30T01:00:00Z");
     cJSON_Delete(class);
     /* class not ready: its reason and message are passed on */
-    class = parse("{\"metadata\":{\"name\":\"default\",\"generation\":1},\"status\":{\"conditions\":"
-                  "[{\"type\":\"Ready\",\"status\":\"False\",\"reason\":\"SubnetsNotFound\","
-                  "\"message\":\"SubnetSelector did not match any Subnets\"}]}}");
+    class =
+        parse("{\"metadata\":{\"name\":\"default\",\"generation\":1},\"status\":{\"conditions\":"
+              "[{\"type\":\"Ready\",\"status\":\"False\",\"reason\":\"SubnetsNotFound\","
+              "\"message\":\"SubnetSelector did not match any Subnets\"}]}}");
     st = step(pool, class, NULL, NULL, 0, &t, NULL, 0, t1);
     ck_assert_str_eq(cr(st, "NodeClassReady"), "SubnetsNotFound");
     ck_assert_str_eq(cJSON_GetStringValue(GET(cond(st, "NodeClassReady"), "message")),

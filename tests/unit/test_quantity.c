@@ -81,8 +81,8 @@ START_TEST(parse_table)
         if (strcmp(f[1], "error") == 0 || strcmp(f[1], "erange") == 0) {
             nw_rc_t want = strcmp(f[1], "error") == 0 ? NW_EINVAL : NW_ERANGE;
             if (rc != want || !strstr(err.msg, f[2]) || err.rc != want || q.milli != 0) {
-                ck_abort_msg("%s: input \"%s\": want %s containing \"%s\", got rc=%s msg=%s",
-                        where, row->line, nw_rc_str(want), f[2], nw_rc_str(rc), err.msg);
+                ck_abort_msg("%s: input \"%s\": want %s containing \"%s\", got rc=%s msg=%s", where,
+                             row->line, nw_rc_str(want), f[2], nw_rc_str(rc), err.msg);
             }
             continue;
         }
@@ -91,9 +91,9 @@ START_TEST(parse_table)
         if (rc != NW_OK || q.milli != milli || strcmp(fmt_q(q, buf), f[1]) != 0 ||
             strcmp(nw_quantity_format_name(q.format), f[3]) != 0) {
             ck_abort_msg("%s: input \"%s\": want %s %" PRId64 " %s, got rc=%s %s %" PRId64
-                    " %s (%s)",
-                    where, f[0], f[1], milli, f[3], nw_rc_str(rc), buf, q.milli,
-                    nw_quantity_format_name(q.format), err.msg);
+                         " %s (%s)",
+                         where, f[0], f[1], milli, f[3], nw_rc_str(rc), buf, q.milli,
+                         nw_quantity_format_name(q.format), err.msg);
             continue;
         }
         /* the canonical text parses back to the same value and prints the same */
@@ -140,7 +140,7 @@ START_TEST(arith_table)
                 snprintf(got, sizeof got, "erange");
                 if (r.milli != r0.milli || !strstr(err.msg, "overflows")) {
                     ck_abort_msg("%s: output changed on overflow or bad message: %s", where,
-                            err.msg);
+                                 err.msg);
                 }
             } else if (rc != NW_OK) {
                 snprintf(got, sizeof got, "rc=%s", nw_rc_str(rc));
@@ -204,9 +204,19 @@ END_TEST
 /* Every milli value in a sweep formats to text that parses back to itself. */
 START_TEST(format_roundtrip_sweep)
 {
-    static const int64_t seeds[] = {1,         7,          999,         1000,       1001,
-                                    1024000,   1536000,    1073741824000, 999999999,
-                                    123456789, INT64_MAX,  INT64_MAX / 3, 5000000000000};
+    static const int64_t seeds[] = {1,
+                                    7,
+                                    999,
+                                    1000,
+                                    1001,
+                                    1024000,
+                                    1536000,
+                                    1073741824000,
+                                    999999999,
+                                    123456789,
+                                    INT64_MAX,
+                                    INT64_MAX / 3,
+                                    5000000000000};
     for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++) {
         for (int f = 0; f < 3; f++) {
             for (int sign = -1; sign <= 1; sign += 2) {
@@ -214,10 +224,9 @@ START_TEST(format_roundtrip_sweep)
                 char buf[NW_QUANTITY_STR_MAX];
                 nw_err_t err = {0};
                 fmt_q(q, buf);
-                ck_assert_msg(nw_quantity_parse(buf, &back, &err) == NW_OK, "%s: %s", buf,
-                              err.msg);
-                ck_assert_msg(back.milli == q.milli, "%s: %" PRId64 " != %" PRId64, buf,
-                              back.milli, q.milli);
+                ck_assert_msg(nw_quantity_parse(buf, &back, &err) == NW_OK, "%s: %s", buf, err.msg);
+                ck_assert_msg(back.milli == q.milli, "%s: %" PRId64 " != %" PRId64, buf, back.milli,
+                              q.milli);
             }
         }
     }

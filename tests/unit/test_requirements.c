@@ -50,8 +50,8 @@ static void build(const char *spec, nw_reqs_t *out, const char *ctx)
                 vals[nv++] = v;
         }
         nw_err_t err = {0};
-        ck_assert_msg(nw_reqs_add(out, key, op, vals, nv, min_values, &err) == NW_OK, "%s: %s",
-                      ctx, err.msg);
+        ck_assert_msg(nw_reqs_add(out, key, op, vals, nv, min_values, &err) == NW_OK, "%s: %s", ctx,
+                      err.msg);
     }
     free(copy);
 }
@@ -86,8 +86,8 @@ START_TEST(pairs)
         char sx[1024], sy[1024];
         nw_reqs_format(&x, sx, sizeof sx);
         nw_reqs_format(&y, sy, sizeof sy);
-        ck_assert_msg(strcmp(sx, f[2]) == 0, "%s: %s ∩ %s\n got: %s\nwant: %s", ctx, f[0], f[1],
-                      sx, f[2]);
+        ck_assert_msg(strcmp(sx, f[2]) == 0, "%s: %s ∩ %s\n got: %s\nwant: %s", ctx, f[0], f[1], sx,
+                      f[2]);
         ck_assert_msg(strcmp(sy, f[2]) == 0, "%s: B∩A differs: %s", ctx, sy);
 
         bool ov = strcmp(f[3], "yes") == 0;
@@ -276,8 +276,8 @@ START_TEST(parse_cases)
             if (expect) {
                 ck_assert_msg(rc == NW_OK, "%s: %s: %s", ctx, err.path, err.msg);
                 nw_reqs_format(&r, s, sizeof s);
-                ck_assert_msg(strcmp(s, expect->valuestring) == 0, "%s: got '%s' want '%s'", ctx,
-                              s, expect->valuestring);
+                ck_assert_msg(strcmp(s, expect->valuestring) == 0, "%s: got '%s' want '%s'", ctx, s,
+                              expect->valuestring);
             } else {
                 check_error(j, rc, &err, ctx);
                 ck_assert_uint_eq(r.n, 0);
@@ -466,13 +466,14 @@ START_TEST(validate_runtime)
             }
         }
         char msg[8192];
-        int n = nw_reqs_validate_requirement(f[0], f[1], vals, nv, (int)strtol(f[3], NULL, 10),
-                                             msg, sizeof msg);
+        int n = nw_reqs_validate_requirement(f[0], f[1], vals, nv, (int)strtol(f[3], NULL, 10), msg,
+                                             sizeof msg);
         if (strcmp(f[4], "ok") == 0) {
             ck_assert_msg(n == 0, "%s: unexpected: %s", ctx, msg);
             ck_assert_str_eq(msg, "");
         } else if (f[4][0] == '~') {
-            ck_assert_msg(n > 0 && strstr(msg, f[4] + 1), "%s: '%s' lacks '%s'", ctx, msg, f[4] + 1);
+            ck_assert_msg(n > 0 && strstr(msg, f[4] + 1), "%s: '%s' lacks '%s'", ctx, msg,
+                          f[4] + 1);
         } else {
             ck_assert_msg(n > 0 && strcmp(msg, f[4]) == 0, "%s:\n got: %s\nwant: %s", ctx, msg,
                           f[4]);
@@ -502,7 +503,8 @@ START_TEST(validate_json_wrapper)
     ck_assert_str_eq(errs.v[3].path, "spec.template.spec.requirements[4]");
     cJSON_Delete(j);
     char small[16];
-    ck_assert_int_eq(nw_reqs_validate_requirement("team", "In", NULL, 0, 0, small, sizeof small), 1);
+    ck_assert_int_eq(nw_reqs_validate_requirement("team", "In", NULL, 0, 0, small, sizeof small),
+                     1);
     ck_assert_uint_eq(strlen(small), 15);
     ck_assert_int_eq(nw_reqs_validate_requirement("team", "Gt", NULL, 0, 0, NULL, 0), 1);
 }

@@ -23,8 +23,8 @@ static void load(nw_resources_t *r, const char *json, const char *where)
 {
     cJSON *j = parse_json(json, where);
     nw_err_t err = {0};
-    ck_assert_msg(nw_resources_from_json(r, j, "x", &err) == NW_OK, "%s: %s: %s", where,
-                  err.path, err.msg);
+    ck_assert_msg(nw_resources_from_json(r, j, "x", &err) == NW_OK, "%s: %s: %s", where, err.path,
+                  err.msg);
     cJSON_Delete(j);
 }
 
@@ -124,7 +124,7 @@ START_TEST(ops_table)
         }
         if (!ok) {
             ck_abort_msg("%s: %s %s %s: want %s, got %s (%s)", where, op, f[1], f[2], want,
-                    got ? got : "?", err.msg);
+                         got ? got : "?", err.msg);
         }
         free(got);
         nw_resources_cleanup(&a);

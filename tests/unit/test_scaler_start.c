@@ -25,7 +25,8 @@ START_TEST(start_bad_server_with_sni)
     ck_assert_int_eq(nw_scaler_start(&o, &s, &err), NW_EINVAL);
     ck_assert_ptr_null(s);
     ck_assert_str_eq(err.path, "clusters[].cluster.server");
-    ck_assert_msg(strstr(err.msg, "clusters[].cluster.server") && strstr(err.msg, "https://api .example.com:6443"),
+    ck_assert_msg(strstr(err.msg, "clusters[].cluster.server") &&
+                      strstr(err.msg, "https://api .example.com:6443"),
                   "message: %s", err.msg);
 }
 END_TEST

@@ -124,8 +124,7 @@ static void run_case(const char *path)
     cJSON **docs = NULL;
     size_t nd = 0;
     nw_err_t err = {0};
-    ck_assert_msg(nw_yaml_load_docs(text, len, &docs, &nd, &err) == NW_OK, "%s: %s", path,
-                  err.msg);
+    ck_assert_msg(nw_yaml_load_docs(text, len, &docs, &nd, &err) == NW_OK, "%s: %s", path, err.msg);
     free(text);
     ck_assert_msg(nd >= 2 && strcmp(js(docs[0], "kind"), "Case") == 0,
                   "%s: first document must be kind: Case", path);
@@ -169,8 +168,8 @@ static void run_case(const char *path)
             if (!seen && k < 64)
                 zs[k++] = js(c, "zone");
         }
-        ck_assert_msg(k == n->valueint, "%s: %d distinct zones, want %d\n%s", path, k,
-                      n->valueint, dump);
+        ck_assert_msg(k == n->valueint, "%s: %d distinct zones, want %d\n%s", path, k, n->valueint,
+                      dump);
     }
     const cJSON *e;
     cJSON_ArrayForEach(e, GET(exp, "nodeclaims"))
@@ -211,9 +210,9 @@ static void run_case(const char *path)
         cJSON_ArrayForEach(want, GET(e, "reasons"))
         {
             const char *got = js(GET(u, "reasons"), want->string);
-            ck_assert_msg(got && strstr(got, want->valuestring), "%s: %s reason for %s: %s, want %s",
-                          path, js(e, "pod"), want->string, got ? got : "(none)",
-                          want->valuestring);
+            ck_assert_msg(got && strstr(got, want->valuestring),
+                          "%s: %s reason for %s: %s, want %s", path, js(e, "pod"), want->string,
+                          got ? got : "(none)", want->valuestring);
         }
     }
     cJSON_ArrayForEach(e, GET(exp, "scheduled"))
@@ -270,12 +269,13 @@ START_TEST(effective_requests)
     cap.v[NW_SR_CPU] = 1250;
     cap.v[NW_SR_MEMORY] = (1024LL + 120) * 1048576 * 1000;
     cap.v[NW_SR_PODS] = 1000;
-    nw_sched_offering_t of = {.zone = "z1", .capacity_type = "on-demand", .price = 1,
-                              .available = true};
-    ck_assert_int_eq(nw_sched_snap_add_itype_raw(s, "exact", NULL, NULL, 0, &cap, &cap, false,
-                                                 &of, 1, &err),
-                     NW_OK);
-    cJSON *np = cJSON_Parse("{\"metadata\":{\"name\":\"p\"},\"spec\":{\"template\":{\"spec\":{}}}}");
+    nw_sched_offering_t of = {
+        .zone = "z1", .capacity_type = "on-demand", .price = 1, .available = true};
+    ck_assert_int_eq(
+        nw_sched_snap_add_itype_raw(s, "exact", NULL, NULL, 0, &cap, &cap, false, &of, 1, &err),
+        NW_OK);
+    cJSON *np =
+        cJSON_Parse("{\"metadata\":{\"name\":\"p\"},\"spec\":{\"template\":{\"spec\":{}}}}");
     ck_assert_int_eq(nw_sched_snap_add_pool_json(s, np, &err), NW_OK);
     nw_sched_results_t r;
     ck_assert_int_eq(nw_sched_solve(s, 0, &r, &err), NW_OK);
@@ -308,13 +308,14 @@ static nw_sched_snap_t *repack_snap(bool repack, bool anti)
         cap.v[NW_SR_CPU] = ty[i].cpu * 1000LL;
         cap.v[NW_SR_MEMORY] = ty[i].gib * 1073741824LL * 1000;
         cap.v[NW_SR_PODS] = 110 * 1000;
-        nw_sched_offering_t of = {.zone = "z1", .capacity_type = "on-demand", .price = ty[i].price,
-                                  .available = true};
+        nw_sched_offering_t of = {
+            .zone = "z1", .capacity_type = "on-demand", .price = ty[i].price, .available = true};
         ck_assert_int_eq(nw_sched_snap_add_itype_raw(s, ty[i].name, NULL, NULL, 0, &cap, &cap,
                                                      false, &of, 1, &err),
                          NW_OK);
     }
-    cJSON *np = cJSON_Parse("{\"metadata\":{\"name\":\"p\"},\"spec\":{\"template\":{\"spec\":{}}}}");
+    cJSON *np =
+        cJSON_Parse("{\"metadata\":{\"name\":\"p\"},\"spec\":{\"template\":{\"spec\":{}}}}");
     ck_assert_int_eq(nw_sched_snap_add_pool_json(s, np, &err), NW_OK);
     cJSON_Delete(np);
     for (int i = 0; i < 18; i++) {

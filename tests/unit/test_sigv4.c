@@ -114,7 +114,8 @@ static void run_vector(const char *path)
     if (*chash) {
         nw_buf_t cr;
         nw_buf_init(&cr, 1 << 16);
-        ck_assert_int_eq(nw_sigv4_canonical_request(&req, r.amz_date, NULL, &cr, NULL, NULL), NW_OK);
+        ck_assert_int_eq(nw_sigv4_canonical_request(&req, r.amz_date, NULL, &cr, NULL, NULL),
+                         NW_OK);
         char hex[65];
         nw_sigv4_sha256_hex(cr.data, cr.len, hex);
         ck_assert_str_eq(hex, chash);
@@ -139,18 +140,24 @@ START_TEST(canonical_post_form)
     nw_sigv4_header_t h[] = {{"Content-Type", "application/x-www-form-urlencoded"},
                              {"Host", "example.amazonaws.com"},
                              {"Content-Length", "13"}};
-    nw_sigv4_req_t req = {.method = "POST", .path = "/", .headers = h, .nheaders = 3,
-                          .payload = "", .payload_len = 0, .region = "us-east-1",
+    nw_sigv4_req_t req = {.method = "POST",
+                          .path = "/",
+                          .headers = h,
+                          .nheaders = 3,
+                          .payload = "",
+                          .payload_len = 0,
+                          .region = "us-east-1",
                           .service = "service"};
     nw_buf_t b;
     nw_buf_init(&b, 4096);
     ck_assert_int_eq(nw_sigv4_canonical_request(&req, "20150830T123600Z", NULL, &b, NULL, NULL),
                      NW_OK);
-    ck_assert_str_eq(nw_buf_str(&b),
-                     "POST\n/\n\ncontent-length:13\ncontent-type:application/x-www-form-urlencoded\n"
-                     "host:example.amazonaws.com\nx-amz-date:20150830T123600Z\n\n"
-                     "content-length;content-type;host;x-amz-date\n"
-                     "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    ck_assert_str_eq(
+        nw_buf_str(&b),
+        "POST\n/\n\ncontent-length:13\ncontent-type:application/x-www-form-urlencoded\n"
+        "host:example.amazonaws.com\nx-amz-date:20150830T123600Z\n\n"
+        "content-length;content-type;host;x-amz-date\n"
+        "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
     char hex[65];
     nw_sigv4_sha256_hex(b.data, b.len, hex);
     /* header-string-to-sign.txt's last line */
@@ -162,8 +169,13 @@ END_TEST
 START_TEST(query_encoding)
 {
     nw_sigv4_header_t h[] = {{"Host", "h"}};
-    nw_sigv4_req_t req = {.method = "GET", .path = "/a b/../c", .query = "b=2&a=%7e x&a=1&flag",
-                          .headers = h, .nheaders = 1, .region = "r", .service = "s",
+    nw_sigv4_req_t req = {.method = "GET",
+                          .path = "/a b/../c",
+                          .query = "b=2&a=%7e x&a=1&flag",
+                          .headers = h,
+                          .nheaders = 1,
+                          .region = "r",
+                          .service = "s",
                           .normalize_path = 1};
     nw_buf_t b;
     nw_buf_init(&b, 4096);
@@ -176,8 +188,13 @@ END_TEST
 START_TEST(rejects_bad_input)
 {
     nw_sigv4_header_t h[] = {{"X-Other", "v"}};
-    nw_sigv4_req_t req = {.method = "GET", .path = "/", .headers = h, .nheaders = 1,
-                          .region = "us-east-1", .service = "ec2", .time_s = 1};
+    nw_sigv4_req_t req = {.method = "GET",
+                          .path = "/",
+                          .headers = h,
+                          .nheaders = 1,
+                          .region = "us-east-1",
+                          .service = "ec2",
+                          .time_s = 1};
     nw_sigv4_creds_t c = {"AK", "SK", NULL};
     nw_sigv4_result_t r;
     nw_err_t err = {0};

@@ -74,11 +74,13 @@ static void pod(fx_t *f, const char *name, const char *cpu, const char *mem, con
              "{\"cpu\":\"%s\",\"memory\":\"%s\"}}}]},"
              "\"status\":{\"phase\":\"%s\"%s}}",
              name, name, owner_kind ? ",\"ownerReferences\":[{\"kind\":\"" : "",
-             owner_kind ? owner_kind : "", owner_kind ? "\",\"name\":\"o\",\"controller\":true}]" : "",
+             owner_kind ? owner_kind : "",
+             owner_kind ? "\",\"name\":\"o\",\"controller\":true}]" : "",
              *node ? "\"nodeName\":\"" : "", node, *node ? "\"," : "", cpu, mem,
              *node ? "Running" : "Pending",
-             *node ? "" : ",\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"False\","
-                          "\"reason\":\"Unschedulable\"}]");
+             *node ? ""
+                   : ",\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"False\","
+                     "\"reason\":\"Unschedulable\"}]");
     put(f, NW_KUBE_PODS, b);
 }
 
@@ -104,15 +106,16 @@ static void node(fx_t *f, const char *name, const char *extra_taint, int deletin
 static void claim(fx_t *f, const char *name)
 {
     char b[2048];
-    snprintf(b, sizeof b,
-             "{\"metadata\":{\"name\":\"%s\",\"uid\":\"c-%s\",\"labels\":{"
-             "\"karpenter.sh/nodepool\":\"default\",\"node.kubernetes.io/instance-type\":"
-             "\"m5.large\",\"topology.kubernetes.io/zone\":\"us-west-2a\"}},"
-             "\"spec\":{\"requirements\":[{\"key\":\"node.kubernetes.io/instance-type\","
-             "\"operator\":\"In\",\"values\":[\"m5.large\"]},{\"key\":\"karpenter.sh/capacity-type\","
-             "\"operator\":\"In\",\"values\":[\"on-demand\"]}]},"
-             "\"status\":{\"providerID\":\"aws:///us-west-2a/i-%s\"}}",
-             name, name, name);
+    snprintf(
+        b, sizeof b,
+        "{\"metadata\":{\"name\":\"%s\",\"uid\":\"c-%s\",\"labels\":{"
+        "\"karpenter.sh/nodepool\":\"default\",\"node.kubernetes.io/instance-type\":"
+        "\"m5.large\",\"topology.kubernetes.io/zone\":\"us-west-2a\"}},"
+        "\"spec\":{\"requirements\":[{\"key\":\"node.kubernetes.io/instance-type\","
+        "\"operator\":\"In\",\"values\":[\"m5.large\"]},{\"key\":\"karpenter.sh/capacity-type\","
+        "\"operator\":\"In\",\"values\":[\"on-demand\"]}]},"
+        "\"status\":{\"providerID\":\"aws:///us-west-2a/i-%s\"}}",
+        name, name, name);
     put(f, NW_KUBE_NODECLAIMS, b);
 }
 
@@ -172,9 +175,9 @@ START_TEST(test_existing_then_inflight_then_new)
     node(&f, "n1", NULL, 0);
     pod(&f, "bound", "3", "1Gi", "n1", NULL);
     claim(&f, "default-abc");
-    pod(&f, "p-small", "500m", "512Mi", "", NULL); /* fits on n1 (920m left) */
-    pod(&f, "p-mid", "1200m", "1Gi", "", NULL);    /* n1 too small now: the claim (m5.large) */
-    pod(&f, "p-big", "3", "4Gi", "", NULL);        /* neither: a new claim */
+    pod(&f, "p-small", "500m", "512Mi", "", NULL);  /* fits on n1 (920m left) */
+    pod(&f, "p-mid", "1200m", "1Gi", "", NULL);     /* n1 too small now: the claim (m5.large) */
+    pod(&f, "p-big", "3", "4Gi", "", NULL);         /* neither: a new claim */
     pod(&f, "ds", "100m", "10Mi", "", "DaemonSet"); /* never provisioned */
     nw_simsnap_opts_t o = {.include_pending = true};
     run_t r;
@@ -217,8 +220,10 @@ START_TEST(test_nomination_reserves_inflight_room)
     ck_assert_ptr_null(placed_on(&r, "p1"));
     ck_assert(!in_new_claim(&r, "p1"));
     ck_assert(in_new_claim(&r, "p2"));
-    ck_assert(nw_simsnap_is_nominated(f.noms, r.ks, "default-abc", nw_clock_mono(&f.clk.base), 20 * NW_NS_PER_SEC));
-    ck_assert(!nw_simsnap_is_nominated(f.noms, r.ks, "other", nw_clock_mono(&f.clk.base), 20 * NW_NS_PER_SEC));
+    ck_assert(nw_simsnap_is_nominated(f.noms, r.ks, "default-abc", nw_clock_mono(&f.clk.base),
+                                      20 * NW_NS_PER_SEC));
+    ck_assert(!nw_simsnap_is_nominated(f.noms, r.ks, "other", nw_clock_mono(&f.clk.base),
+                                       20 * NW_NS_PER_SEC));
     run_free(&r);
     /* the claim is gone (ICE): the nomination no longer binds p1 */
     cJSON *gone = cJSON_Parse("{\"metadata\":{\"name\":\"default-abc\"}}");
@@ -277,14 +282,16 @@ START_TEST(test_deleting_and_disrupted_nodes)
     fx_init(&f);
     put(&f, NW_KUBE_NODEPOOLS, POOL);
     node(&f, "gone", NULL, 1);
-    node(&f, "tainted", ",\"taints\":[{\"key\":\"karpenter.sh/disrupted\",\"effect\":\"NoSchedule\"}]", 0);
+    node(&f, "tainted",
+         ",\"taints\":[{\"key\":\"karpenter.sh/disrupted\",\"effect\":\"NoSchedule\"}]", 0);
     pod(&f, "x", "3", "1Gi", "gone", NULL);
     pod(&f, "y", "3", "1Gi", "tainted", NULL);
     char dnd[1024];
     snprintf(dnd, sizeof dnd,
              "{\"metadata\":{\"name\":\"z\",\"namespace\":\"default\",\"uid\":\"uid-z\","
              "\"annotations\":{\"karpenter.sh/do-not-disrupt\":\"true\"}},\"spec\":{\"nodeName\":"
-             "\"tainted\",\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]},"
+             "\"tainted\",\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":"
+             "\"1\"}}}]},"
              "\"status\":{\"phase\":\"Running\"}}");
     put(&f, NW_KUBE_PODS, dnd);
     nw_simsnap_opts_t o = {.include_pending = true, .reschedule_deleting = true};

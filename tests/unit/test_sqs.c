@@ -211,7 +211,8 @@ START_TEST(client_flow)
     ck_assert_uint_eq(m.n, 1);
     ck_assert_str_eq(m.v[0].receipt, "rh-1");
     ck_assert_str_eq(m.v[0].body, "{\"version\":\"0\"}");
-    ck_assert_ptr_nonnull(strstr(r.f.last_body, "\"QueueUrl\":\"http://127.0.0.1/123456789012/q\""));
+    ck_assert_ptr_nonnull(
+        strstr(r.f.last_body, "\"QueueUrl\":\"http://127.0.0.1/123456789012/q\""));
     ck_assert_ptr_nonnull(strstr(r.f.last_body, "\"MaxNumberOfMessages\":10"));
     ck_assert_ptr_nonnull(strstr(r.f.last_body, "\"VisibilityTimeout\":20"));
     ck_assert_ptr_nonnull(strstr(r.f.last_body, "\"WaitTimeSeconds\":0"));

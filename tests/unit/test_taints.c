@@ -40,8 +40,7 @@ START_TEST(match_cases)
         nw_tolerations_t tols;
         nw_err_t err = {0};
         ck_assert_msg(nw_taints_parse(ta, "t", &taints, &err) == NW_OK, "%s: %s", rule, err.msg);
-        ck_assert_msg(nw_tolerations_parse(to, "t", &tols, &err) == NW_OK, "%s: %s", rule,
-                      err.msg);
+        ck_assert_msg(nw_tolerations_parse(to, "t", &tols, &err) == NW_OK, "%s: %s", rule, err.msg);
         bool want = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "tolerates"));
         bool got = nw_toleration_tolerates(&tols.v[0], &taints.v[0]);
         ck_assert_msg(got == want, "%s:%d: %s: got %d want %d", row->path, row->lineno, rule, got,
@@ -90,16 +89,16 @@ START_TEST(list_cases)
         nw_taints_t taints;
         nw_tolerations_t tols;
         nw_err_t err = {0};
-        ck_assert_msg(nw_taints_parse(cJSON_GetObjectItemCaseSensitive(j, "taints"), "t",
-                                      &taints, &err) == NW_OK,
+        ck_assert_msg(nw_taints_parse(cJSON_GetObjectItemCaseSensitive(j, "taints"), "t", &taints,
+                                      &err) == NW_OK,
                       "%s: %s", ctx, err.msg);
-        ck_assert_msg(nw_tolerations_parse(cJSON_GetObjectItemCaseSensitive(j, "tolerations"),
-                                           "t", &tols, &err) == NW_OK,
+        ck_assert_msg(nw_tolerations_parse(cJSON_GetObjectItemCaseSensitive(j, "tolerations"), "t",
+                                           &tols, &err) == NW_OK,
                       "%s: %s", ctx, err.msg);
         check_mode(&taints, &tols, NW_TAINTS_SCHEDULING,
                    cJSON_GetObjectItemCaseSensitive(j, "scheduling"), ctx);
-        check_mode(&taints, &tols, NW_TAINTS_STRICT,
-                   cJSON_GetObjectItemCaseSensitive(j, "strict"), ctx);
+        check_mode(&taints, &tols, NW_TAINTS_STRICT, cJSON_GetObjectItemCaseSensitive(j, "strict"),
+                   ctx);
         nw_taints_cleanup(&taints);
         nw_tolerations_cleanup(&tols);
         cJSON_Delete(j);
@@ -132,8 +131,7 @@ START_TEST(parse_cases)
         }
         if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "ok"))) {
             ck_assert_msg(rc == NW_OK, "%s:%d: %s: %s", row->path, row->lineno, err.path, err.msg);
-            ck_assert_int_eq((int)n,
-                             cJSON_GetObjectItemCaseSensitive(j, "n")->valueint);
+            ck_assert_int_eq((int)n, cJSON_GetObjectItemCaseSensitive(j, "n")->valueint);
         } else {
             const char *path = cJSON_GetObjectItemCaseSensitive(j, "path")->valuestring;
             const char *msg = cJSON_GetObjectItemCaseSensitive(j, "msg")->valuestring;

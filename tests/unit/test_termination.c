@@ -25,7 +25,7 @@
 Suite *nw_termination_suite(void);
 
 #define T0 (INT64_C(1796040000) * NW_NS_PER_SEC) /* 2026-11-30T12:00:00Z */
-#define MS(x) ((int64_t)(x) * NW_NS_PER_MS)
+#define MS(x) ((int64_t)(x)*NW_NS_PER_MS)
 
 /* ---- the scripted API ---- */
 
@@ -67,17 +67,23 @@ static void handler(void *ud, const fake_req_t *r, fake_conn_t *c)
             fake_reply(c, 201, "", ok);
         return;
     }
-    if (strstr(r->path, "volumeattachments") || (a->delete_code && strstr(r->path, "/pods/") &&
-                                                  strcmp(r->method, "DELETE") == 0)) {
+    if (strstr(r->path, "volumeattachments") ||
+        (a->delete_code && strstr(r->path, "/pods/") && strcmp(r->method, "DELETE") == 0)) {
         int code = strstr(r->path, "/pods/") ? a->delete_code : a->va_code ? a->va_code : 404;
         char b[256];
-        snprintf(b, sizeof b, "{\"kind\":\"Status\",\"status\":\"Failure\",\"code\":%d,"
-                 "\"reason\":\"%s\"}", code, code == 403 ? "Forbidden" : code == 404 ? "NotFound"
-                 : "InternalError");
+        snprintf(b, sizeof b,
+                 "{\"kind\":\"Status\",\"status\":\"Failure\",\"code\":%d,"
+                 "\"reason\":\"%s\"}",
+                 code,
+                 code == 403   ? "Forbidden"
+                 : code == 404 ? "NotFound"
+                               : "InternalError");
         fake_reply(c, code, "", b);
         return;
     }
-    char *store = strstr(r->path, "/nodes/") ? a->node : strstr(r->path, "/nodeclaims/") ? a->claim : NULL;
+    char *store = strstr(r->path, "/nodes/")        ? a->node
+                  : strstr(r->path, "/nodeclaims/") ? a->claim
+                                                    : NULL;
     if (store && strcmp(r->method, "GET") == 0) {
         pthread_mutex_lock(&a->mu);
         char copy[8192];
@@ -143,8 +149,11 @@ static void fx_init(fx_t *f)
     ck_assert_int_eq(nw_kube_config_load_kubeconfig(kc, NULL, &cfg, &err), NW_OK);
     unlink(kc);
     free(kc);
-    nw_kube_client_opts_t o = {.qps = -1, .backoff_base_ms = 10, .backoff_max_ms = 40,
-                               .max_retries = 1, .timeout_ms = 5000};
+    nw_kube_client_opts_t o = {.qps = -1,
+                               .backoff_base_ms = 10,
+                               .backoff_max_ms = 40,
+                               .max_retries = 1,
+                               .timeout_ms = 5000};
     ck_assert_int_eq(nw_kube_client_new(cfg, &o, &f->ctl.kube, &err), NW_OK);
     f->ctl.cache = nw_kube_cache_new(NULL);
     f->ctl.rec = nw_kube_recorder_new(f->ctl.kube, "nodewarden", "test");
@@ -205,14 +214,16 @@ static void advance(fx_t *f, int64_t ns)
 static void node(fx_t *f, int tainted)
 {
     char b[2048];
-    snprintf(b, sizeof b,
-             "{\"metadata\":{\"name\":\"n1\",\"uid\":\"node-uid\",\"resourceVersion\":\"5\","
-             "\"deletionTimestamp\":\"2026-11-30T12:00:00Z\",\"finalizers\":[\"karpenter.sh/"
-             "termination\"],\"labels\":{\"karpenter.sh/nodepool\":\"default\"%s}},"
-             "\"spec\":{\"providerID\":\"" PID "\"%s},"
-             "\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}",
-             tainted ? ",\"node.kubernetes.io/exclude-from-external-load-balancers\":\"karpenter\"" : "",
-             tainted ? ",\"taints\":[{\"key\":\"karpenter.sh/disrupted\",\"effect\":\"NoSchedule\"}]" : "");
+    snprintf(
+        b, sizeof b,
+        "{\"metadata\":{\"name\":\"n1\",\"uid\":\"node-uid\",\"resourceVersion\":\"5\","
+        "\"deletionTimestamp\":\"2026-11-30T12:00:00Z\",\"finalizers\":[\"karpenter.sh/"
+        "termination\"],\"labels\":{\"karpenter.sh/nodepool\":\"default\"%s}},"
+        "\"spec\":{\"providerID\":\"" PID "\"%s},"
+        "\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}",
+        tainted ? ",\"node.kubernetes.io/exclude-from-external-load-balancers\":\"karpenter\"" : "",
+        tainted ? ",\"taints\":[{\"key\":\"karpenter.sh/disrupted\",\"effect\":\"NoSchedule\"}]"
+                : "");
     put(f, NW_KUBE_NODES, b);
     snprintf(f->api.node, sizeof f->api.node, "%s", b);
 }
@@ -246,11 +257,12 @@ static void pod(fx_t *f, const char *name, const char *owner, const char *prio, 
                 int grace)
 {
     char b[2048];
-    const char *own = strcmp(owner, "ds") == 0 ? ",\"ownerReferences\":[{\"apiVersion\":\"apps/v1\","
-                                                 "\"kind\":\"DaemonSet\",\"name\":\"ds\"}]"
-                      : strcmp(owner, "mirror") == 0 ? ",\"ownerReferences\":[{\"apiVersion\":\"v1\","
-                                                       "\"kind\":\"Node\",\"name\":\"n1\"}]"
-                                                     : "";
+    const char *own =
+        strcmp(owner, "ds") == 0       ? ",\"ownerReferences\":[{\"apiVersion\":\"apps/v1\","
+                                         "\"kind\":\"DaemonSet\",\"name\":\"ds\"}]"
+        : strcmp(owner, "mirror") == 0 ? ",\"ownerReferences\":[{\"apiVersion\":\"v1\","
+                                         "\"kind\":\"Node\",\"name\":\"n1\"}]"
+                                       : "";
     char pc[128] = "";
     if (*prio)
         snprintf(pc, sizeof pc, "\"priorityClassName\":\"%s\",", prio);
@@ -298,16 +310,20 @@ START_TEST(drain_waves_backoff_settle_terminate)
     pod(&f, "static", "mirror", "", "", 30);
 
     tick(&f); /* t = 0 */
-    ck_assert_int_eq(count(&f.api, 0, "PUT /api/v1/nodes/n1", "karpenter.sh/disrupted", "NoSchedule"), 1);
+    ck_assert_int_eq(
+        count(&f.api, 0, "PUT /api/v1/nodes/n1", "karpenter.sh/disrupted", "NoSchedule"), 1);
     ck_assert_int_eq(count(&f.api, 0, "PUT /api/v1/nodes/n1",
-                           "exclude-from-external-load-balancers\":\"karpenter", NULL), 1);
+                           "exclude-from-external-load-balancers\":\"karpenter", NULL),
+                     1);
     ck_assert_int_eq(count(&f.api, 0, "/pods/web/eviction", "\"uid\":\"uid-web\"", NULL), 1);
-    ck_assert_int_eq(count(&f.api, 0, "/pods/blocked/eviction", "\"uid\":\"uid-blocked\"", NULL), 1);
+    ck_assert_int_eq(count(&f.api, 0, "/pods/blocked/eviction", "\"uid\":\"uid-blocked\"", NULL),
+                     1);
     ck_assert_int_eq(count(&f.api, 0, "/eviction", NULL, NULL), 2); /* wave 1 only */
     ck_assert_int_eq(count(&f.api, 0, "/pods/agent/eviction", NULL, NULL), 0);
     ck_assert_int_eq(count(&f.api, 0, "/pods/dns/eviction", NULL, NULL), 0);
     ck_assert_int_eq(count(&f.api, 0, "/pods/static/eviction", NULL, NULL), 0);
-    ck_assert_int_eq(count(&f.api, 0, "/events", "FailedDraining", "default/blocked violates a PDB"), 1);
+    ck_assert_int_eq(
+        count(&f.api, 0, "/events", "FailedDraining", "default/blocked violates a PDB"), 1);
     ck_assert_int_eq(count(&f.api, 0, "/events", "\"Evicted\"", "uid-web"), 1);
     char cb[32];
     ck_assert_str_eq(api_cond(&f, "Drained", cb, sizeof cb), "Unknown");
@@ -371,7 +387,8 @@ START_TEST(drain_waves_backoff_settle_terminate)
     advance(&f, MS(5100));
     m = f.api.n;
     tick(&f); /* gone: the finalizer goes */
-    ck_assert_int_eq(count(&f.api, m, "PATCH /api/v1/nodes/n1", "remove", "/metadata/finalizers/0"), 1);
+    ck_assert_int_eq(count(&f.api, m, "PATCH /api/v1/nodes/n1", "remove", "/metadata/finalizers/0"),
+                     1);
 
     nw_buf_t out;
     nw_buf_init(&out, 1 << 20);
@@ -379,8 +396,10 @@ START_TEST(drain_waves_backoff_settle_terminate)
     ck_assert_ptr_nonnull(strstr(nw_buf_str(&out), "nodewarden_nodes_drained_total 1\n"));
     ck_assert_ptr_nonnull(strstr(nw_buf_str(&out), "nodewarden_nodes_terminated_total 1\n"));
     ck_assert_ptr_nonnull(strstr(nw_buf_str(&out), "nodewarden_pods_evicted_total 4\n"));
-    ck_assert_ptr_nonnull(strstr(nw_buf_str(&out), "nodewarden_eviction_requests_total{code=\"429\"} 2\n"));
-    ck_assert_ptr_nonnull(strstr(nw_buf_str(&out), "nodewarden_node_drain_duration_seconds_count 1\n"));
+    ck_assert_ptr_nonnull(
+        strstr(nw_buf_str(&out), "nodewarden_eviction_requests_total{code=\"429\"} 2\n"));
+    ck_assert_ptr_nonnull(
+        strstr(nw_buf_str(&out), "nodewarden_node_drain_duration_seconds_count 1\n"));
     nw_buf_cleanup(&out);
     fx_free(&f);
 }
@@ -400,12 +419,14 @@ START_TEST(restart_and_deadline)
     ck_assert_int_eq(count(&f.api, 0, "/eviction", NULL, NULL), 0);
     ck_assert_int_eq(count(&f.api, 0, "DELETE", "/pods/keep", NULL), 0);
     ck_assert_int_eq(count(&f.api, 0, "/events", "TerminationGracePeriodExpiring",
-                           "All pods will be deleted by 2026-11-30T12:00:20Z"), 1);
+                           "All pods will be deleted by 2026-11-30T12:00:20Z"),
+                     1);
     advance(&f, MS(5500)); /* now > deadline - 15 s */
     int m = f.api.n;
     tick(&f);
-    ck_assert_int_eq(count(&f.api, m, "DELETE /api/v1/namespaces/default/pods/keep", "\"gracePeriodSeconds\":14",
-                           "uid-keep"), 1);
+    ck_assert_int_eq(count(&f.api, m, "DELETE /api/v1/namespaces/default/pods/keep",
+                           "\"gracePeriodSeconds\":14", "uid-keep"),
+                     1);
     ck_assert_int_eq(count(&f.api, m, "/events", "\"Disrupted\"", "granted 14 seconds"), 1);
     m = f.api.n;
     advance(&f, MS(100));
@@ -434,15 +455,18 @@ START_TEST(claim_finalizer)
              "{\"apiVersion\":\"karpenter.sh/v1\",\"kind\":\"NodeClaim\",\"metadata\":{\"name\":"
              "\"nc1\",\"uid\":\"nc-uid\",\"resourceVersion\":\"7\",\"deletionTimestamp\":"
              "\"2026-11-30T12:00:00Z\",\"finalizers\":[\"karpenter.sh/termination\"]},"
-             "\"spec\":{\"terminationGracePeriod\":\"90s\"},\"status\":{\"providerID\":\"" PID "\"}}");
+             "\"spec\":{\"terminationGracePeriod\":\"90s\"},\"status\":{\"providerID\":\"" PID
+             "\"}}");
     put(&f, NW_KUBE_NODECLAIMS, b);
     snprintf(f.api.claim, sizeof f.api.claim, "%s", b);
     put(&f, NW_KUBE_NODES,
-        "{\"metadata\":{\"name\":\"n1\",\"uid\":\"node-uid\"},\"spec\":{\"providerID\":\"" PID "\"}}");
+        "{\"metadata\":{\"name\":\"n1\",\"uid\":\"node-uid\"},\"spec\":{\"providerID\":\"" PID
+        "\"}}");
     tick(&f);
-    ck_assert_int_eq(count(&f.api, 0, "PUT /apis/karpenter.sh/v1/nodeclaims/nc1 ",
-                           "\"karpenter.sh/nodeclaim-termination-timestamp\":\"2026-11-30T12:01:30Z\"",
-                           NULL), 1);
+    ck_assert_int_eq(
+        count(&f.api, 0, "PUT /apis/karpenter.sh/v1/nodeclaims/nc1 ",
+              "\"karpenter.sh/nodeclaim-termination-timestamp\":\"2026-11-30T12:01:30Z\"", NULL),
+        1);
     ck_assert_int_eq(count(&f.api, 0, "DELETE /api/v1/nodes/n1", NULL, NULL), 1);
     ck_assert_int_eq(f.cloud->terminates, 0);
     ck_assert_int_eq(count(&f.api, 0, "PATCH /apis/karpenter.sh/v1/nodeclaims/nc1", NULL, NULL), 0);
@@ -456,7 +480,8 @@ START_TEST(claim_finalizer)
     ck_assert_int_eq(count(&f.api, m, "PATCH /apis/karpenter.sh/v1/nodeclaims/nc1", NULL, NULL), 0);
     advance(&f, MS(5000));
     tick(&f);
-    ck_assert_int_eq(count(&f.api, m, "PATCH /apis/karpenter.sh/v1/nodeclaims/nc1", "remove", NULL), 1);
+    ck_assert_int_eq(count(&f.api, m, "PATCH /apis/karpenter.sh/v1/nodeclaims/nc1", "remove", NULL),
+                     1);
     fx_free(&f);
 }
 END_TEST
@@ -504,7 +529,8 @@ START_TEST(forbidden_does_not_hold_termination)
     tick(&f);
     advance(&f, MS(100));
     tick(&f);
-    ck_assert_int_eq(count(&f.api, 0, "DELETE /api/v1/namespaces/default/pods/keep", "DeleteOptions", NULL), 2);
+    ck_assert_int_eq(
+        count(&f.api, 0, "DELETE /api/v1/namespaces/default/pods/keep", "DeleteOptions", NULL), 2);
     ck_assert_int_eq(count(&f.api, 0, "/events", "FailedDraining", "deleting pod default/keep"), 1);
     ck_assert_int_eq(f.cloud->terminates, 0);
     fx_free(&f);

@@ -43,15 +43,20 @@ static void expect_err(const char *yaml, const char *want)
 
 START_TEST(scalar_typing)
 {
-    expect_json("a: true\nb: false\nc: null\nd: ~\ne:\n", "{\"a\":true,\"b\":false,\"c\":null,\"d\":null,\"e\":null}");
+    expect_json("a: true\nb: false\nc: null\nd: ~\ne:\n",
+                "{\"a\":true,\"b\":false,\"c\":null,\"d\":null,\"e\":null}");
     /* YAML 1.1 booleans, as goyaml.v2 / kubectl read them */
-    expect_json("a: on\nb: yes\nc: Off\nd: NO\ne: y\n", "{\"a\":true,\"b\":true,\"c\":false,\"d\":false,\"e\":true}");
-    expect_json("a: 'on'\nb: \"yes\"\nc: onx\nd: tRue\n", "{\"a\":\"on\",\"b\":\"yes\",\"c\":\"onx\",\"d\":\"tRue\"}");
+    expect_json("a: on\nb: yes\nc: Off\nd: NO\ne: y\n",
+                "{\"a\":true,\"b\":true,\"c\":false,\"d\":false,\"e\":true}");
+    expect_json("a: 'on'\nb: \"yes\"\nc: onx\nd: tRue\n",
+                "{\"a\":\"on\",\"b\":\"yes\",\"c\":\"onx\",\"d\":\"tRue\"}");
     expect_json("a: 10\nb: -5\nc: 0x1f\nd: 017\ne: 0o17\nf: 0b101\ng: 1_000\n",
                 "{\"a\":10,\"b\":-5,\"c\":31,\"d\":15,\"e\":15,\"f\":5,\"g\":1000}");
-    expect_json("a: 1.5\nb: .5\nc: 1e3\nd: 08\ne: 10.0\n", "{\"a\":1.5,\"b\":0.5,\"c\":1000,\"d\":8,\"e\":10}");
+    expect_json("a: 1.5\nb: .5\nc: 1e3\nd: 08\ne: 10.0\n",
+                "{\"a\":1.5,\"b\":0.5,\"c\":1000,\"d\":8,\"e\":10}");
     expect_json("a: 2001-12-14\nb: 1h30m\nc: 10%\nd: 1.2.3\ne: 0x\nf: '10'\n",
-                "{\"a\":\"2001-12-14\",\"b\":\"1h30m\",\"c\":\"10%\",\"d\":\"1.2.3\",\"e\":\"0x\",\"f\":\"10\"}");
+                "{\"a\":\"2001-12-14\",\"b\":\"1h30m\",\"c\":\"10%\",\"d\":\"1.2.3\",\"e\":\"0x\","
+                "\"f\":\"10\"}");
     expect_json("a: !!str 10\nb: !!int \"7\"\nc: !!float 3\nd: !custom 5\ne: |\n  x\n  y\n",
                 "{\"a\":\"10\",\"b\":7,\"c\":3,\"d\":\"5\",\"e\":\"x\\ny\\n\"}");
     expect_json("1: a\ntrue: b\n", "{\"1\":\"a\",\"true\":\"b\"}");

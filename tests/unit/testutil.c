@@ -117,8 +117,10 @@ static void cases_check_min(nw_test_cases_t *cs, int min, const char *what)
     if (min < 1)
         min = 1;
     if (!cs->error && cs->n < min &&
-        asprintf(&cs->error, "%s: %d %s, want at least %d (a data folder or case file that "
-                 "tests nothing must not pass)", cs->source, cs->n, what, min) < 0)
+        asprintf(&cs->error,
+                 "%s: %d %s, want at least %d (a data folder or case file that "
+                 "tests nothing must not pass)",
+                 cs->source, cs->n, what, min) < 0)
         oom();
 }
 

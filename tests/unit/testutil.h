@@ -30,21 +30,21 @@ int nw_test_split_ws(char *s, char **fields, int max);
  * never a pass with nothing tested: nw_test_add_cases then adds one test that fails
  * naming the source and the reason. Tables live until the program exits. */
 typedef struct {
-    char *path;   /* the case file */
-    char *text;   /* line tables: the kept line (blank lines and lines starting with '#'
-                   * are skipped, the newline removed); JSON tables: the element as JSON
-                   * text; file cases: NULL. Never modified. */
-    char *line;   /* a fresh copy of text for the test, made by nw_test_case (split it
-                   * in place at will); NULL for file cases */
-    int lineno;   /* line tables: its 1-based line number; else 0 */
-    char *name;   /* "path" or "path:lineno", for messages */
+    char *path; /* the case file */
+    char *text; /* line tables: the kept line (blank lines and lines starting with '#'
+                 * are skipped, the newline removed); JSON tables: the element as JSON
+                 * text; file cases: NULL. Never modified. */
+    char *line; /* a fresh copy of text for the test, made by nw_test_case (split it
+                 * in place at will); NULL for file cases */
+    int lineno; /* line tables: its 1-based line number; else 0 */
+    char *name; /* "path" or "path:lineno", for messages */
 } nw_test_case_t;
 
 typedef struct {
     char *source; /* the folder or case file */
     nw_test_case_t *v;
     int n;
-    char *error;  /* why loading failed (NULL: loaded, n >= min) */
+    char *error; /* why loading failed (NULL: loaded, n >= min) */
 } nw_test_cases_t;
 
 /** Every file of dir ending with suffix, sorted by name; at least min of them. */
