@@ -75,6 +75,12 @@ void nw_ctl_event(nw_ctl_t *c, const nw_kube_res_t *res, const cJSON *obj, const
         nw_kube_event(c->rec, res, obj, type, reason, msg, NULL);
 }
 
+int nw_ctl_node_ready(const cJSON *node)
+{
+    const char *st = nw_json_condition(node, "Ready");
+    return st && strcmp(st, "True") == 0;
+}
+
 int nw_ctl_has_disrupted_taint(const cJSON *node)
 {
     const cJSON *t;

@@ -116,4 +116,7 @@ int nw_ctl_disrupted_taint(cJSON *node, int add);
 /** Does the Node carry karpenter.sh/disrupted:NoSchedule (Karpenter's IsDisruptingTaint)? */
 int nw_ctl_has_disrupted_taint(const cJSON *node);
 
+/** Is the Node's Ready condition True? (no condition: not ready) */
+int nw_ctl_node_ready(const cJSON *node);
+
 #endif

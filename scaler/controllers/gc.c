@@ -54,19 +54,6 @@ static const char *tag(const nw_ec2_instance_t *i, const char *k)
     return NULL;
 }
 
-static int node_ready(const cJSON *node)
-{
-    const cJSON *cd;
-    cJSON_ArrayForEach(cd, GET(GET(node, "status"), "conditions"))
-    {
-        const char *t = cJSON_GetStringValue(GET(cd, "type"));
-        const char *st = cJSON_GetStringValue(GET(cd, "status"));
-        if (t && st && strcmp(t, "Ready") == 0)
-            return strcmp(st, "True") == 0;
-    }
-    return 0;
-}
-
 static int registered(const cJSON *nc)
 {
     const char *st = nw_json_condition(nc, "Registered");
@@ -141,7 +128,7 @@ nw_rc_t nw_gc_plan(const nw_kube_snap_t *s, const nw_ec2_instances_t *cloud,
         if (present)
             continue;
         const nw_kube_obj_t *node = find_by_instance(s, NW_KUBE_NODES, id);
-        if (node && node_ready(node->json))
+        if (node && nw_ctl_node_ready(node->json))
             continue; /* the kubelet still reports: trust it over the list */
         out->orphans[out->norphans++] = nc;
     }

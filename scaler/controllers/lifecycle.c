@@ -183,19 +183,6 @@ static int mutate_initialized_label(cJSON *node, void *ud)
     return set_label(labels, "karpenter.sh/initialized", "true") ? 0 : 1;
 }
 
-static int node_ready(const cJSON *node)
-{
-    const cJSON *cd;
-    cJSON_ArrayForEach(cd, GET(GET(node, "status"), "conditions"))
-    {
-        const char *t = cJSON_GetStringValue(GET(cd, "type"));
-        const char *s = cJSON_GetStringValue(GET(cd, "status"));
-        if (t && s && strcmp(t, "Ready") == 0)
-            return strcmp(s, "True") == 0;
-    }
-    return 0;
-}
-
 static int quantity_nonzero(const char *q)
 {
     if (!q)
@@ -211,7 +198,7 @@ static int quantity_nonzero(const char *q)
 /* Karpenter's initialization checks; on failure *why says what is missing. */
 static int node_initialized(const cJSON *nc, const cJSON *node, const char **why)
 {
-    if (!node_ready(node)) {
+    if (!nw_ctl_node_ready(node)) {
         *why = "node not ready";
         return 0;
     }

@@ -199,19 +199,6 @@ static int has_finalizer(const cJSON *obj)
     return 0;
 }
 
-static int node_ready(const cJSON *node)
-{
-    const cJSON *cd;
-    cJSON_ArrayForEach(cd, GET(GET(node, "status"), "conditions"))
-    {
-        const char *t = cJSON_GetStringValue(GET(cd, "type"));
-        const char *st = cJSON_GetStringValue(GET(cd, "status"));
-        if (t && st && strcmp(t, "Ready") == 0)
-            return strcmp(st, "True") == 0;
-    }
-    return 0;
-}
-
 /* lastTransitionTime of a condition (epoch ns) when its status is `status`, else 0. */
 static int64_t condition_since(const cJSON *obj, const char *type, const char *status)
 {
@@ -737,7 +724,7 @@ static void finalize_node(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_kube_ob
                         NW_LS("error", err.msg));
     }
     /* 2. a node that is not Ready and whose instance is gone needs no drain */
-    if (node->provider_id[0] && !node_ready(node->json) && mono >= nm->next_gone_mono) {
+    if (node->provider_id[0] && !nw_ctl_node_ready(node->json) && mono >= nm->next_gone_mono) {
         nm->next_gone_mono = mono + CLOUD_EVERY_NS;
         nw_err_clear(&err);
         char state[32];
