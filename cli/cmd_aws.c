@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "common/log.h"
+#include "scaler/aws/catalog_refresh.h"
 #include "scaler/aws/cloud.h"
 #include "cli/awsargs.h"
 #include "cli/cmd.h"

@@ -17,7 +17,7 @@
 #include "common/clock.h"
 #include "common/json.h"
 #include "common/yaml.h"
-#include "scaler/aws/sched_catalog.h"
+#include "scaler/sched/from_catalog.h"
 #include "scaler/sched/schedule.h"
 #include "cli/plan.h"
 

@@ -39,9 +39,9 @@ LAYERS = [
     (0, ["common"], False),                   # log, buf, err, clock, yaml, json, embed
     (1, ["api"], False),                      # the object model, pure
     (2, ["config"], False),                   # the configuration file and its defaults
-    (3, ["admission", "scaler/sched"], False),  # admission; the scheduling simulation
-    (4, ["scaler/disrupt"], False),           # disruption decisions (use the simulation)
-    (5, ["scaler/cloud"], False),             # the provider-neutral cloud interface
+    (3, ["scaler/cloud"], False),             # the provider-neutral cloud interface, catalog
+    (4, ["admission", "scaler/sched"], False),  # admission; the scheduling simulation
+    (5, ["scaler/disrupt"], False),           # disruption decisions (use the simulation)
     (6, ["scaler/aws", "scaler/kube"], False),  # clients
     (7, ["scaler/state"], False),             # cache, snapshots, nominations
     (8, ["scaler/controllers"], False),       # the controllers
@@ -52,9 +52,8 @@ LAYERS = [
 
 # ---- what is still being removed (issue 16); these lists only shrink ------------------
 # (lower folder, upper folder): files of the first may still include or call the second.
-KNOWN_UPWARD = [
-    ("scaler/disrupt", "scaler/aws"),         # driftcat.c: drift against the EC2 catalog
-]
+# Empty: nothing reaches up.
+KNOWN_UPWARD = []
 # Folders among whose files link cycles (A calls B calls ... calls A) are still
 # tolerated; a cycle with a file outside them fails. Empty: no cycle is tolerated.
 CYCLES_TOLERATED_IN = []

@@ -25,7 +25,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "scaler/aws/sched_catalog.h"
+#include "scaler/sched/from_catalog.h"
 #include "scaler/sched/schedule.h"
 
 static uint64_t rng = 88172645463325252ULL;

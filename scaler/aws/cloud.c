@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "scaler/aws/catalog_refresh.h"
 
 typedef struct {
     nw_cloud_t base;

@@ -22,7 +22,7 @@
 #include "common/clock.h"
 #include "common/err.h"
 #include "scaler/aws/awscfg.h"
-#include "scaler/aws/catalog.h"
+#include "scaler/cloud/catalog.h"
 #include "scaler/aws/creds.h"
 #include "scaler/aws/ec2.h"
 #include "scaler/aws/launch.h"

@@ -44,9 +44,9 @@
 
 #include "common/clock.h"
 #include "common/err.h"
-#include "scaler/aws/catalog.h"
+#include "scaler/cloud/catalog.h"
 #include "scaler/aws/ec2.h"
-#include "scaler/aws/ice.h"
+#include "scaler/cloud/ice.h"
 #include "scaler/aws/nodeclass.h"
 
 #define NW_LAUNCH_MAX_TYPES 60

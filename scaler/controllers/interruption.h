@@ -41,7 +41,7 @@
 #include "common/err.h"
 #include "scaler/aws/awscfg.h"
 #include "scaler/aws/creds.h"
-#include "scaler/aws/ice.h"
+#include "scaler/cloud/ice.h"
 #include "scaler/aws/intrevent.h"
 #include "scaler/kube/cache.h"
 #include "scaler/kube/client.h"

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "scaler/aws/catalog.h"
+#include "scaler/cloud/catalog.h"
 #include "scaler/disrupt/drift.h"
 
 #define MAX_LABELS 48

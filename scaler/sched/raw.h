@@ -1,9 +1,9 @@
 /*
  * scaler/sched/raw.h — the plain-C part of the scheduling API: resource slots,
  * offerings, and adding an instance type without the label/requirement types: the
- * provider-neutral way in for instance types. Kept apart from schedule.h so that a
- * provider's adapter (scaler/aws/sched_catalog.c) can include both this and its own
- * catalog header.
+ * provider-neutral way in for instance types. Kept apart from schedule.h so that the
+ * catalog adapter (scaler/sched/from_catalog.c, over scaler/cloud/catalog.h) needs only
+ * this.
  *
  * Ownership: nw_sched_snap_add_itype_raw copies everything it is given.
  */

@@ -12,7 +12,7 @@
  * Use:
  *   nw_sched_snap_t *s = nw_sched_snap_new();
  *   nw_sched_snap_add_itype(s, &it) ...       (or nw_sched_snap_add_catalog,
- * scaler/aws/sched_catalog.h) nw_sched_snap_add_pool_json(s, nodepool, &err); add_pod_json /
+ * scaler/sched/from_catalog.h) nw_sched_snap_add_pool_json(s, nodepool, &err); add_pod_json /
  * add_node_json / add_nodeclaim_json / add_daemonset_json ... nw_sched_results_t r;
  * nw_sched_solve(s, now, &r, &err); ... nw_sched_results_free(&r); nw_sched_snap_free(s); Objects
  * may be added in any order; nw_sched_solve binds pods to their nodes by name. A snapshot can be

@@ -11,7 +11,7 @@
 #include "api/wellknown.h"
 #include "api/requirements.h"
 #include "common/log.h"
-#include "scaler/aws/sched_catalog.h"
+#include "scaler/sched/from_catalog.h"
 #include "scaler/state/simsnap.h"
 
 #define GET(o, k) cJSON_GetObjectItemCaseSensitive((o), (k))

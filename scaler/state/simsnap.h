@@ -43,7 +43,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "scaler/aws/catalog.h"
+#include "scaler/cloud/catalog.h"
 #include "scaler/kube/cache.h"
 #include "scaler/state/inflight.h"
 #include "scaler/state/nominations.h"

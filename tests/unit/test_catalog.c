@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scaler/aws/catalog.h"
-#include "scaler/aws/ice.h"
+#include "scaler/cloud/catalog.h"
+#include "scaler/cloud/ice.h"
 #include "tests/unit/testutil.h"
 
 Suite *nw_catalog_suite(void);

@@ -12,7 +12,7 @@
 #include "api/duration.h"
 #include "common/clock.h"
 #include "common/yaml.h"
-#include "scaler/aws/sched_catalog.h"
+#include "scaler/sched/from_catalog.h"
 #include "scaler/disrupt/cron.h"
 #include "scaler/disrupt/disrupt.h"
 #include "scaler/disrupt/sim.h"

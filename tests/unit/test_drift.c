@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "common/clock.h"
-#include "scaler/aws/catalog.h"
+#include "scaler/cloud/catalog.h"
 #include "scaler/disrupt/drift.h"
 #include "scaler/disrupt/hash.h"
 #include "tests/unit/testutil.h"

@@ -1,5 +1,6 @@
 /*
- * scaler/aws/ice.h — the insufficient-capacity (ICE) cache.
+ * scaler/cloud/ice.h — the insufficient-capacity (ICE) cache: offerings the cloud could not
+ * launch lately (no I/O; scaler/cloud/catalog.h reads it for availability).
  *
  * After CreateFleet reports insufficient capacity for an offering, the offering
  * (capacity type, instance type, zone) is unavailable for a TTL (3 minutes by
@@ -11,8 +12,8 @@
  * Ownership: nw_ice_new/nw_ice_free.
  * Thread: any (one mutex).
  */
-#ifndef NW_SCALER_AWS_ICE_H
-#define NW_SCALER_AWS_ICE_H
+#ifndef NW_SCALER_CLOUD_ICE_H
+#define NW_SCALER_CLOUD_ICE_H
 
 #include <stddef.h>
 #include <stdint.h>

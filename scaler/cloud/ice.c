@@ -1,5 +1,5 @@
-/* scaler/aws/ice.c — insufficient-capacity cache; see ice.h. */
-#include "scaler/aws/ice.h"
+/* scaler/cloud/ice.c — insufficient-capacity cache; see ice.h. */
+#include "scaler/cloud/ice.h"
 
 #include <pthread.h>
 #include <stdio.h>

@@ -1,32 +1,34 @@
 /*
- * scaler/aws/catalog.h — EC2 instance types, their offerings and prices, and
- * the allocatable math of aws/karpenter-provider-aws pkg/providers/instancetype/types.go.
+ * scaler/cloud/catalog.h — instance types, their offerings and prices, and the
+ * allocatable math of aws/karpenter-provider-aws pkg/providers/instancetype/types.go: what
+ * the cloud tells the scheduler, drift and the cluster input about the machines it can
+ * launch (Karpenter's cloudprovider.InstanceType and Offering, pkg/cloudprovider/types.go).
+ * No I/O: it lives below the pure decisions so that they can read it
+ * (docs/internals/layout.md). AWS is the only provider, so its figures are EC2's.
  *
- * The catalog starts from data/catalog.json (compiled in; see
- * tools/gen_catalog.py for its sources) and can be refreshed from the EC2 API
- * (DescribeInstanceTypes, DescribeInstanceTypeOfferings, DescribeSpotPriceHistory,
- * DescribeAvailabilityZones). Offline, every type is offered in every zone given
- * to nw_catalog_set_zones, on-demand at the compiled price and spot at the same
- * price until real spot prices are known (what Karpenter does before its first
- * spot price refresh).
+ * The catalog starts from data/catalog.json (compiled in; see tools/gen_catalog.py for
+ * its sources); a provider may replace its contents from its API (the EC2 refresh is
+ * scaler/aws/catalog_refresh.h). Offline, every type is offered in every zone given to
+ * nw_catalog_set_zones, on-demand at the compiled price and spot at the same price until
+ * real spot prices are known (what Karpenter does before its first spot price refresh).
  *
- * The scheduler uses the pure part: iterate types, their offerings (with
- * availability from the ICE cache), labels, capacity and allocatable.
+ * The scheduler uses the pure part: iterate types, their offerings (with availability
+ * from the unavailable-offerings cache, scaler/cloud/ice.h), labels, capacity and
+ * allocatable.
  *
- * Ownership: nw_catalog_new_* / nw_catalog_free. nw_itype_t pointers are
- * borrowed and valid until the next refresh or set_zones.
- * Thread: loading and refreshing belong to one thread (the controller); reads
- * from other threads need outside synchronisation.
+ * Ownership: nw_catalog_new_* / nw_catalog_free. nw_itype_t pointers are borrowed and
+ * valid until the next replace or set_zones.
+ * Thread: loading and refreshing belong to one thread (the controller); reads from
+ * other threads need outside synchronisation.
  */
-#ifndef NW_SCALER_AWS_CATALOG_H
-#define NW_SCALER_AWS_CATALOG_H
+#ifndef NW_SCALER_CLOUD_CATALOG_H
+#define NW_SCALER_CLOUD_CATALOG_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "common/err.h"
-#include "scaler/aws/ec2.h"
-#include "scaler/aws/ice.h"
+#include "scaler/cloud/ice.h"
 
 #define NW_CATALOG_MAX_OFFERINGS 48
 
@@ -91,10 +93,17 @@ void nw_catalog_free(nw_catalog_t *c);
 /** Offer every type in these zones (on-demand always, spot when supported). */
 nw_rc_t nw_catalog_set_zones(nw_catalog_t *c, const nw_catalog_zone_t *zones, int n, nw_err_t *err);
 
-/** Refresh types, offerings and spot prices from the EC2 API. On-demand prices
- * of known types are kept; new types get price 0 unless priced already. On
- * failure the catalog is unchanged. */
-nw_rc_t nw_catalog_refresh(nw_catalog_t *c, nw_ec2_t *ec2, nw_err_t *err);
+/* ---- for a provider that builds the catalog from its API (scaler/aws/catalog_refresh.c) */
+/** Replace every type with types[0..n) (calloc'd; the catalog takes it and frees it). */
+void nw_catalog_replace(nw_catalog_t *c, nw_itype_t *types, size_t n);
+/** Fill family, category, size, generation and bare_metal from t->name ("m6i.large");
+ * -1 when the name has no "family.size" form. */
+int nw_itype_split_name(nw_itype_t *t);
+/** Append one offering (ignored past NW_CATALOG_MAX_OFFERINGS). */
+void nw_itype_add_offering(nw_itype_t *t, const char *zone, const char *zone_id, const char *ct,
+                           double price);
+/** "NVIDIA A10G" -> "nvidia-a10g": the label form of a manufacturer or device name. */
+void nw_catalog_lower_kebab(const char *in, char *out, size_t len);
 
 size_t nw_catalog_len(const nw_catalog_t *c);
 const nw_itype_t *nw_catalog_at(const nw_catalog_t *c, size_t i);

@@ -1,17 +1,17 @@
 /*
- * scaler/aws/sched_catalog.h — feed the EC2 instance catalog (scaler/aws/catalog.h)
- * into a scheduling snapshot through its provider-neutral entry (scaler/sched/raw.h):
+ * scaler/sched/from_catalog.h — feed the cloud's instance catalog (scaler/cloud/catalog.h)
+ * into a scheduling snapshot through its raw entry (scaler/sched/raw.h):
  * each type with its well-known labels, capacity, allocatable (karpenter-provider-aws
  * pkg/providers/instancetype/types.go) and offerings with availability from the ICE
- * cache at `now`. The scheduler itself
- * knows no provider.
+ * cache at `now`. The scheduler itself knows
+ * no provider: only the catalog model of the layer below it.
  *
  * Ownership: nothing is kept; the snapshot copies. Thread: the caller's.
  */
-#ifndef NW_SCALER_AWS_SCHED_CATALOG_H
-#define NW_SCALER_AWS_SCHED_CATALOG_H
+#ifndef NW_SCALER_SCHED_FROM_CATALOG_H
+#define NW_SCALER_SCHED_FROM_CATALOG_H
 
-#include "scaler/aws/catalog.h"
+#include "scaler/cloud/catalog.h"
 #include "scaler/sched/raw.h"
 
 /** Add every catalog type (ice may be NULL; o NULL = the default overhead options). */

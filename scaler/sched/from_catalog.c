@@ -1,8 +1,8 @@
-/* scaler/aws/sched_catalog.c — EC2 catalog types into a scheduling snapshot. */
+/* scaler/sched/from_catalog.c — catalog types into a scheduling snapshot; see from_catalog.h. */
 #include <stdio.h>
 #include <string.h>
 
-#include "scaler/aws/sched_catalog.h"
+#include "scaler/sched/from_catalog.h"
 
 #define MIB_MILLI (1048576LL * 1000LL)
 

@@ -1,5 +1,5 @@
-/* scaler/aws/catalog.c — instance catalog and allocatable math; see catalog.h. */
-#include "scaler/aws/catalog.h"
+/* scaler/cloud/catalog.c — the instance-type catalog and its allocatable math; see catalog.h. */
+#include "scaler/cloud/catalog.h"
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
@@ -11,11 +11,9 @@
 #include <string.h>
 
 #include "common/embed.h"
-#include "common/log.h"
 
 NW_EMBED_DECL(catalog_json);
 
-#define COMP "aws.catalog"
 #define MAX_ZONES 16
 
 struct nw_catalog {
@@ -28,7 +26,7 @@ struct nw_catalog {
 
 /* ---- names ---------------------------------------------------------------------- */
 
-static void lower_kebab(const char *in, char *out, size_t len)
+void nw_catalog_lower_kebab(const char *in, char *out, size_t len)
 {
     size_t j = 0;
     for (size_t i = 0; in[i] && j + 1 < len; i++) {
@@ -39,7 +37,7 @@ static void lower_kebab(const char *in, char *out, size_t len)
 }
 
 /* Fill family/category/size/generation from the name. */
-static int split_name(nw_itype_t *t)
+int nw_itype_split_name(nw_itype_t *t)
 {
     const char *dot = strchr(t->name, '.');
     if (!dot || dot == t->name || !dot[1])
@@ -87,7 +85,7 @@ static nw_rc_t parse_type(cJSON *o, nw_itype_t *t, int priced, size_t idx, nw_er
     char path[64], buf[64];
     memset(t, 0, sizeof *t);
     snprintf(path, sizeof path, "types[%zu]", idx);
-    if (jstr(o, "name", t->name, sizeof t->name) != 1 || split_name(t) != 0)
+    if (jstr(o, "name", t->name, sizeof t->name) != 1 || nw_itype_split_name(t) != 0)
         return nw_err_set(err, NW_EPARSE, path, "name missing or not <family>.<size>");
 #define NEED_INT(key, dst)                                                                         \
     do {                                                                                           \
@@ -120,20 +118,20 @@ static nw_rc_t parse_type(cJSON *o, nw_itype_t *t, int priced, size_t idx, nw_er
     if (g) {
         if (jstr(g, "name", buf, sizeof buf) != 1 || jint(g, "count", &v) != 1 || v <= 0)
             return nw_err_set(err, NW_EPARSE, path, "%s: gpu needs name and count", t->name);
-        lower_kebab(buf, t->gpu_name, sizeof t->gpu_name);
+        nw_catalog_lower_kebab(buf, t->gpu_name, sizeof t->gpu_name);
         t->gpu_count = (int)v;
         if (jstr(g, "manufacturer", buf, sizeof buf) == 1)
-            lower_kebab(buf, t->gpu_manufacturer, sizeof t->gpu_manufacturer);
+            nw_catalog_lower_kebab(buf, t->gpu_manufacturer, sizeof t->gpu_manufacturer);
         jint(g, "memMiB", &t->gpu_memory_mib);
     }
     cJSON *a = cJSON_GetObjectItemCaseSensitive(o, "accel");
     if (a) {
         if (jstr(a, "name", buf, sizeof buf) != 1 || jint(a, "count", &v) != 1 || v <= 0)
             return nw_err_set(err, NW_EPARSE, path, "%s: accel needs name and count", t->name);
-        lower_kebab(buf, t->accel_name, sizeof t->accel_name);
+        nw_catalog_lower_kebab(buf, t->accel_name, sizeof t->accel_name);
         t->accel_count = (int)v;
         if (jstr(a, "manufacturer", buf, sizeof buf) == 1)
-            lower_kebab(buf, t->accel_manufacturer, sizeof t->accel_manufacturer);
+            nw_catalog_lower_kebab(buf, t->accel_manufacturer, sizeof t->accel_manufacturer);
         if (jint(a, "cores", &v) == 1)
             t->neuron_cores = (int)v;
     }
@@ -235,8 +233,8 @@ const char *nw_catalog_region(const nw_catalog_t *c)
 
 /* ---- offerings ----------------------------------------------------------------------- */
 
-static void add_offering(nw_itype_t *t, const char *zone, const char *zone_id, const char *ct,
-                         double price)
+void nw_itype_add_offering(nw_itype_t *t, const char *zone, const char *zone_id, const char *ct,
+                           double price)
 {
     if (t->noffer >= NW_CATALOG_MAX_OFFERINGS)
         return;
@@ -259,9 +257,9 @@ nw_rc_t nw_catalog_set_zones(nw_catalog_t *c, const nw_catalog_zone_t *zones, in
         nw_itype_t *t = &c->t[i];
         t->noffer = 0;
         for (int z = 0; z < n; z++) {
-            add_offering(t, zones[z].name, zones[z].id, "on-demand", t->od_price);
+            nw_itype_add_offering(t, zones[z].name, zones[z].id, "on-demand", t->od_price);
             if (t->spot_supported)
-                add_offering(t, zones[z].name, zones[z].id, "spot", t->od_price);
+                nw_itype_add_offering(t, zones[z].name, zones[z].id, "spot", t->od_price);
         }
     }
     return NW_OK;
@@ -295,108 +293,11 @@ double nw_catalog_cheapest(const nw_itype_t *t, const char *ct, const nw_ice_t *
     return best;
 }
 
-/* ---- refresh from the API ------------------------------------------------------------- */
-
-static void from_api(const nw_ec2_itype_t *a, nw_itype_t *t)
+void nw_catalog_replace(nw_catalog_t *c, nw_itype_t *types, size_t n)
 {
-    memset(t, 0, sizeof *t);
-    snprintf(t->name, sizeof t->name, "%s", a->name);
-    split_name(t);
-    t->vcpu = a->vcpus;
-    t->memory_mib = a->memory_mib;
-    snprintf(t->arch, sizeof t->arch, "%s", strcmp(a->arch, "arm64") == 0 ? "arm64" : "amd64");
-    lower_kebab(a->cpu_manufacturer, t->cpu_manufacturer, sizeof t->cpu_manufacturer);
-    t->clock_mhz = (int)(a->clock_ghz * 1000 + 0.5);
-    if (a->gpu_count > 0) {
-        lower_kebab(a->gpu_name, t->gpu_name, sizeof t->gpu_name);
-        lower_kebab(a->gpu_manufacturer, t->gpu_manufacturer, sizeof t->gpu_manufacturer);
-        t->gpu_count = a->gpu_count;
-        t->gpu_memory_mib = a->gpu_memory_mib;
-    }
-    if (a->accel_count > 0) {
-        lower_kebab(a->accel_name, t->accel_name, sizeof t->accel_name);
-        lower_kebab(a->accel_manufacturer, t->accel_manufacturer, sizeof t->accel_manufacturer);
-        t->accel_count = a->accel_count;
-        t->neuron_cores = a->neuron_cores;
-    }
-    t->enis = a->max_enis;
-    t->ipv4_per_eni = a->ipv4_per_eni;
-    t->efa = a->efa_max;
-    t->local_nvme_gb = a->local_nvme_gb;
-    t->network_mbps = a->network_mbps;
-    snprintf(t->hypervisor, sizeof t->hypervisor, "%s", a->hypervisor);
-    t->bare_metal = a->bare_metal || t->bare_metal;
-    t->encryption_in_transit = a->encryption_in_transit;
-    t->spot_supported = a->spot_supported;
-}
-
-nw_rc_t nw_catalog_refresh(nw_catalog_t *c, nw_ec2_t *ec2, nw_err_t *err)
-{
-    nw_ec2_filter_t f[] = {{"supported-virtualization-type", {"hvm"}, 1},
-                           {"processor-info.supported-architecture", {"x86_64", "arm64"}, 2}};
-    nw_ec2_itypes_t it = {0};
-    nw_ec2_offerings_t of = {0};
-    nw_ec2_spot_prices_t sp = {0};
-    nw_ec2_zones_t zs = {0};
-    nw_itype_t *nt = NULL;
-    size_t nn = 0;
-    nw_rc_t rc;
-    if ((rc = nw_ec2_describe_instance_types(ec2, f, 2, &it, NULL, err)) != NW_OK ||
-        (rc = nw_ec2_describe_offerings(ec2, &of, NULL, err)) != NW_OK ||
-        (rc = nw_ec2_describe_zones(ec2, &zs, NULL, err)) != NW_OK)
-        goto out;
-    /* spot prices are optional: without them spot is priced like on-demand */
-    nw_err_t spe = {0};
-    if (nw_ec2_describe_spot_prices(ec2, &sp, NULL, &spe) != NW_OK)
-        nw_log_warn(COMP, "spot prices unavailable; using on-demand prices for spot",
-                    NW_LS("error", spe.msg));
-    nt = calloc(it.n ? it.n : 1, sizeof *nt);
-    if (!nt) {
-        rc = nw_err_set(err, NW_ENOMEM, "catalog", "out of memory");
-        goto out;
-    }
-    for (size_t i = 0; i < it.n; i++) {
-        nw_itype_t *t = &nt[nn];
-        from_api(&it.v[i], t);
-        if (!t->family[0] || t->vcpu <= 0 || t->memory_mib <= 0)
-            continue;
-        const nw_itype_t *old = nw_catalog_find(c, t->name);
-        t->od_price = old ? old->od_price : 0;
-        for (size_t k = 0; k < of.n; k++) {
-            if (strcmp(of.v[k].type, t->name) != 0)
-                continue;
-            const char *zid = "";
-            for (size_t z = 0; z < zs.n; z++)
-                if (strcmp(zs.v[z].name, of.v[k].location) == 0)
-                    zid = zs.v[z].zone_id;
-            add_offering(t, of.v[k].location, zid, "on-demand", t->od_price);
-            if (t->spot_supported) {
-                double price = 0;
-                int64_t ts = -1;
-                for (size_t s = 0; s < sp.n; s++)
-                    if (strcmp(sp.v[s].type, t->name) == 0 &&
-                        strcmp(sp.v[s].zone, of.v[k].location) == 0 && sp.v[s].timestamp_ns > ts) {
-                        price = sp.v[s].price;
-                        ts = sp.v[s].timestamp_ns;
-                    }
-                add_offering(t, of.v[k].location, zid, "spot", price > 0 ? price : t->od_price);
-            }
-        }
-        nn++;
-    }
     free(c->t);
-    c->t = nt;
-    c->n = nn;
-    nt = NULL;
-    nw_log_info(COMP, "catalog refreshed", NW_LI("types", nn), NW_LI("offerings", of.n),
-                NW_LI("spot_prices", sp.n));
-out:
-    free(nt);
-    nw_ec2_itypes_free(&it);
-    nw_ec2_offerings_free(&of);
-    nw_ec2_spot_prices_free(&sp);
-    nw_ec2_zones_free(&zs);
-    return rc;
+    c->t = types;
+    c->n = n;
 }
 
 /* ---- labels ------------------------------------------------------------------------------ */
