@@ -190,7 +190,8 @@ static int verb_resolve(nw_srv_aws_args_t *a, nw_cloud_t *cloud)
     for (int i = 0; i < a->nnodeclasses; i++) {
         const nw_nodeclass_resolved_t *r;
         nw_err_t err = {0};
-        if (cloud->ops->resolve(cloud, a->nodeclasses[i], &r, &err) != NW_OK) {
+        if (nw_nodeclass_cache_get(nw_aws_cloud_nodeclasses(cloud), a->nodeclasses[i], &r, &err) !=
+            NW_OK) {
             cJSON_Delete(arr);
             return fail("resolve", &err, NULL);
         }
@@ -223,7 +224,8 @@ static int verb_launch(nw_srv_aws_args_t *a, nw_cloud_t *cloud)
         snprintf(cts, sizeof cts, "%s", a->capacity_types);
     const nw_nodeclass_resolved_t *r;
     nw_err_t err = {0};
-    if (cloud->ops->resolve(cloud, a->nodeclasses[0], &r, &err) != NW_OK)
+    if (nw_nodeclass_cache_get(nw_aws_cloud_nodeclasses(cloud), a->nodeclasses[0], &r, &err) !=
+        NW_OK)
         return fail("launch", &err, NULL);
     nw_launch_req_t req = {.nodepool = a->nodepool,
                            .nodeclaim = a->nodeclaim,
@@ -247,7 +249,7 @@ static int verb_launch(nw_srv_aws_args_t *a, nw_cloud_t *cloud)
         req.nodeclaim = claim;
         nw_launch_result_t res;
         nw_ec2_error_t ae;
-        if (cloud->ops->launch(cloud, &req, &res, &ae, &err) != NW_OK) {
+        if (nw_aws_cloud_launch(cloud, &req, &res, &ae, &err) != NW_OK) {
             cJSON_Delete(arr);
             return fail("launch", &err, &ae);
         }
@@ -278,7 +280,7 @@ static int verb_list(nw_srv_aws_args_t *a, nw_cloud_t *cloud)
         if (i > 0 && a->interval_ms > 0)
             sleep_ms(a->interval_ms);
         nw_ec2_instances_free(&in);
-        if (cloud->ops->list(cloud, &in, &err) != NW_OK)
+        if (nw_launcher_list(nw_aws_cloud_launcher(cloud), &in, &err) != NW_OK)
             return fail("list", &err, NULL);
     }
     cJSON *arr = cJSON_CreateArray();
@@ -307,7 +309,7 @@ static int verb_terminate(nw_srv_aws_args_t *a, nw_cloud_t *cloud)
             cJSON_Delete(arr);
             return fail("terminate", &err, NULL);
         }
-        cJSON_AddItemToArray(arr, cJSON_CreateString(nw_provider_id_instance(a->pos[i])));
+        cJSON_AddItemToArray(arr, cJSON_CreateString(nw_cloud_instance_id(a->pos[i])));
     }
     cJSON *r = cJSON_CreateObject();
     cJSON_AddItemToObject(r, "terminated", arr);

@@ -243,7 +243,8 @@ static void nodeclass_checks(report_t *r, nw_cloud_t *cloud, const nw_srv_aws_ar
         const cJSON *nm = cJSON_GetObjectItemCaseSensitive(md, "name");
         snprintf(name, sizeof name, "EC2NodeClass %s",
                  cJSON_IsString(nm) ? nm->valuestring : a->nodeclass_src[i]);
-        if (cloud->ops->resolve(cloud, a->nodeclasses[i], &res, &err) != NW_OK) {
+        if (nw_nodeclass_cache_get(nw_aws_cloud_nodeclasses(cloud), a->nodeclasses[i], &res,
+                                   &err) != NW_OK) {
             check(r, name, CHK_FAIL, err.msg, "fix the EC2NodeClass or the EC2 access above");
             continue;
         }

@@ -12,6 +12,7 @@
 
 #include "common/log.h"
 #include "common/metrics.h"
+#include "scaler/aws/cloud.h"
 #include "scaler/controllers/ctl.h"
 #include "scaler/controllers/disruption.h"
 #include "scaler/controllers/gc.h"

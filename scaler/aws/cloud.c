@@ -1,4 +1,4 @@
-/* scaler/aws/cloud.c — nw_cloud_ops_t for AWS; see cloud.h. */
+/* scaler/aws/cloud.c — the neutral cloud (scaler/cloud/cloud.h) on EC2; see cloud.h. */
 #include "scaler/aws/cloud.h"
 
 #include <stdio.h>
@@ -16,6 +16,13 @@ typedef struct {
     nw_ice_t *ice;
     nw_nodeclass_cache_t *nc;
     nw_launcher_t *launcher;
+    /* the last resolved class in neutral terms (borrowed by the caller until the next
+     * resolve) and its arrays */
+    nw_cloud_class_t view;
+    nw_cloud_subnet_t *subnets;
+    char (*sgs)[64];
+    nw_cloud_image_t *images;
+    size_t cap_subnets, cap_sgs, cap_images;
 } aws_cloud_t;
 
 static aws_cloud_t *me(nw_cloud_t *c)
@@ -31,8 +38,103 @@ static nw_rc_t op_offer_zones(nw_cloud_t *c, const nw_catalog_zone_t *z, int nz,
     return nw_catalog_set_zones(a->cat, z, nz, err);
 }
 
-static nw_rc_t op_launch(nw_cloud_t *c, const nw_launch_req_t *req, nw_launch_result_t *out,
-                         nw_ec2_error_t *ae, nw_err_t *err)
+/* ---- EC2 -> neutral ---- */
+
+nw_cloud_err_kind_t nw_aws_err_kind(nw_ec2_class_t cls)
+{
+    switch (cls) {
+    case NW_EC2_OK:
+    case NW_EC2_DRYRUN_OK:
+        return NW_CLOUD_ERR_NONE;
+    case NW_EC2_CAPACITY:
+        return NW_CLOUD_ERR_CAPACITY;
+    case NW_EC2_AUTH:
+        return NW_CLOUD_ERR_UNAUTHORIZED;
+    case NW_EC2_NOTFOUND:
+    case NW_EC2_INVALID:
+        return NW_CLOUD_ERR_INVALID;
+    case NW_EC2_THROTTLE:
+        return NW_CLOUD_ERR_THROTTLED;
+    case NW_EC2_SERVER:
+    case NW_EC2_TRANSPORT:
+    case NW_EC2_OTHER:
+        break;
+    }
+    return NW_CLOUD_ERR_OTHER;
+}
+
+void nw_aws_instance(const nw_ec2_instance_t *in, nw_cloud_instance_t *o)
+{
+    memset(o, 0, sizeof *o);
+    snprintf(o->id, sizeof o->id, "%s", in->id);
+    snprintf(o->provider_id, sizeof o->provider_id, "aws:///%s/%s", in->zone, in->id);
+    snprintf(o->type, sizeof o->type, "%s", in->type);
+    snprintf(o->zone, sizeof o->zone, "%s", in->zone);
+    snprintf(o->capacity_type, sizeof o->capacity_type, "%s",
+             strcmp(in->lifecycle, "spot") == 0 ? "spot" : "on-demand");
+    snprintf(o->state, sizeof o->state, "%s", in->state);
+    o->launch_ns = in->launch_ns;
+    snprintf(o->image_id, sizeof o->image_id, "%s", in->image_id);
+    snprintf(o->subnet_id, sizeof o->subnet_id, "%s", in->subnet_id);
+    for (int i = 0; i < in->nsg && o->nsg < NW_CLOUD_MAX_SGS; i++)
+        snprintf(o->sg_ids[o->nsg++], sizeof o->sg_ids[0], "%s", in->sg_ids[i]);
+    for (int i = 0; i < in->tags.n && o->ntags < NW_CLOUD_MAX_TAGS; i++) {
+        nw_cloud_tag_t *t = &o->tags[o->ntags++];
+        snprintf(t->key, sizeof t->key, "%s", in->tags.v[i].key);
+        snprintf(t->value, sizeof t->value, "%s", in->tags.v[i].value);
+    }
+}
+
+static int grow(void **p, size_t *cap, size_t n, size_t size)
+{
+    if (n <= *cap)
+        return 0;
+    void *q = realloc(*p, n * size);
+    if (!q)
+        return -1;
+    *p = q;
+    *cap = n;
+    return 0;
+}
+
+static nw_rc_t class_view(aws_cloud_t *a, const nw_nodeclass_resolved_t *r,
+                          const nw_cloud_class_t **out, nw_err_t *err)
+{
+    if (grow((void **)&a->subnets, &a->cap_subnets, r->nsubnets, sizeof *a->subnets) ||
+        grow((void **)&a->sgs, &a->cap_sgs, r->nsgs, sizeof *a->sgs) ||
+        grow((void **)&a->images, &a->cap_images, r->namis, sizeof *a->images))
+        return nw_err_set(err, NW_ENOMEM, "cloud", "out of memory");
+    nw_cloud_class_t *v = &a->view;
+    memset(v, 0, sizeof *v);
+    snprintf(v->name, sizeof v->name, "%s", r->name);
+    v->ready = r->ready;
+    snprintf(v->reason, sizeof v->reason, "%s", r->reason);
+    snprintf(v->message, sizeof v->message, "%s", r->message);
+    for (size_t i = 0; i < r->nsubnets; i++) {
+        snprintf(a->subnets[i].id, sizeof a->subnets[i].id, "%s", r->subnets[i].id);
+        snprintf(a->subnets[i].zone, sizeof a->subnets[i].zone, "%s", r->subnets[i].zone);
+        snprintf(a->subnets[i].zone_id, sizeof a->subnets[i].zone_id, "%s", r->subnets[i].zone_id);
+    }
+    for (size_t i = 0; i < r->nsgs; i++)
+        snprintf(a->sgs[i], sizeof a->sgs[i], "%s", r->sgs[i].id);
+    for (size_t i = 0; i < r->namis; i++) {
+        snprintf(a->images[i].id, sizeof a->images[i].id, "%s", r->amis[i].id);
+        snprintf(a->images[i].arch, sizeof a->images[i].arch, "%s", r->amis[i].arch);
+    }
+    v->subnets = a->subnets;
+    v->nsubnets = r->nsubnets;
+    v->sg_ids = (const char(*)[64])a->sgs;
+    v->nsgs = r->nsgs;
+    v->images = a->images;
+    v->nimages = r->namis;
+    *out = v;
+    return NW_OK;
+}
+
+/* ---- the operations ---- */
+
+nw_rc_t nw_aws_cloud_launch(nw_cloud_t *c, const nw_launch_req_t *req, nw_launch_result_t *out,
+                            nw_ec2_error_t *ae, nw_err_t *err)
 {
     /* offline catalog: offer the zones of the class's subnets */
     if (req->resolved) {
@@ -56,20 +158,105 @@ static nw_rc_t op_launch(nw_cloud_t *c, const nw_launch_req_t *req, nw_launch_re
     return nw_launcher_launch(me(c)->launcher, req, out, ae, err);
 }
 
+static nw_rc_t op_launch(nw_cloud_t *c, const nw_cloud_launch_req_t *cr, nw_cloud_launch_t *out,
+                         nw_cloud_error_t *ce, nw_err_t *err)
+{
+    memset(out, 0, sizeof *out);
+    if (ce)
+        memset(ce, 0, sizeof *ce);
+    const nw_nodeclass_resolved_t *resolved = NULL;
+    nw_rc_t rc = nw_nodeclass_cache_get(me(c)->nc, cr->nodeclass, &resolved, err);
+    if (rc != NW_OK) {
+        if (ce)
+            ce->kind = rc == NW_EINVAL ? NW_CLOUD_ERR_INVALID : NW_CLOUD_ERR_OTHER;
+        return rc;
+    }
+    nw_launch_req_t req = {
+        .nodepool = cr->nodepool,
+        .nodeclaim = cr->nodeclaim,
+        .nodeclass = cr->nodeclass,
+        .resolved = resolved,
+        .types = cr->types,
+        .ntypes = cr->ntypes,
+        .zones = cr->zones,
+        .nzones = cr->nzones,
+        .capacity_types = cr->capacity_types,
+        .ncapacity_types = cr->ncapacity_types,
+        .min_values = cr->min_values,
+    };
+    nw_launch_result_t res;
+    nw_ec2_error_t ae;
+    memset(&res, 0, sizeof res);
+    memset(&ae, 0, sizeof ae);
+    rc = nw_aws_cloud_launch(c, &req, &res, &ae, err);
+    if (rc != NW_OK) {
+        if (ce) {
+            ce->kind = nw_aws_err_kind(ae.cls);
+            if (ce->kind == NW_CLOUD_ERR_NONE)
+                ce->kind = rc == NW_EINVAL ? NW_CLOUD_ERR_INVALID : NW_CLOUD_ERR_OTHER;
+            snprintf(ce->type, sizeof ce->type, "%s", res.failed_type);
+            snprintf(ce->zone, sizeof ce->zone, "%s", res.failed_zone);
+            snprintf(ce->capacity_type, sizeof ce->capacity_type, "%s", res.failed_capacity_type);
+            snprintf(ce->code, sizeof ce->code, "%s", ae.code);
+            snprintf(ce->message, sizeof ce->message, "%s", ae.message);
+        }
+        return rc;
+    }
+    snprintf(out->instance_id, sizeof out->instance_id, "%s", res.instance_id);
+    snprintf(out->provider_id, sizeof out->provider_id, "%s", res.provider_id);
+    snprintf(out->type, sizeof out->type, "%s", res.type);
+    snprintf(out->zone, sizeof out->zone, "%s", res.zone);
+    snprintf(out->zone_id, sizeof out->zone_id, "%s", res.zone_id);
+    snprintf(out->capacity_type, sizeof out->capacity_type, "%s", res.capacity_type);
+    snprintf(out->image_id, sizeof out->image_id, "%s", res.image_id);
+    out->price = res.price;
+    return NW_OK;
+}
+
 static nw_rc_t op_terminate(nw_cloud_t *c, const char *pid, nw_err_t *err)
 {
     return nw_launcher_terminate(me(c)->launcher, pid, err);
 }
 
-static nw_rc_t op_list(nw_cloud_t *c, nw_ec2_instances_t *out, nw_err_t *err)
+static nw_rc_t op_list(nw_cloud_t *c, nw_cloud_instances_t *out, nw_err_t *err)
 {
-    return nw_launcher_list(me(c)->launcher, out, err);
+    memset(out, 0, sizeof *out);
+    nw_ec2_instances_t l = {0};
+    nw_rc_t rc = nw_launcher_list(me(c)->launcher, &l, err);
+    if (rc == NW_OK && l.n) {
+        out->v = calloc(l.n, sizeof *out->v);
+        if (!out->v)
+            rc = nw_err_set(err, NW_ENOMEM, "cloud", "out of memory");
+        for (size_t i = 0; out->v && i < l.n; i++)
+            nw_aws_instance(&l.v[i], &out->v[out->n++]);
+        out->cap = out->n;
+    }
+    nw_ec2_instances_free(&l);
+    return rc;
 }
 
-static nw_rc_t op_resolve(nw_cloud_t *c, const cJSON *nc, const nw_nodeclass_resolved_t **out,
+static nw_rc_t op_resolve(nw_cloud_t *c, const cJSON *nc, const nw_cloud_class_t **out,
                           nw_err_t *err)
 {
-    return nw_nodeclass_cache_get(me(c)->nc, nc, out, err);
+    const nw_nodeclass_resolved_t *r = NULL;
+    *out = NULL;
+    nw_rc_t rc = nw_nodeclass_cache_get(me(c)->nc, nc, &r, err);
+    if (rc != NW_OK || !r)
+        return rc;
+    return class_view(me(c), r, out, err);
+}
+
+static nw_rc_t op_class_status(nw_cloud_t *c, const cJSON *nc, int64_t now_ns, cJSON **out,
+                               nw_err_t *err)
+{
+    const nw_nodeclass_resolved_t *r = NULL;
+    *out = NULL;
+    nw_rc_t rc = nw_nodeclass_cache_get(me(c)->nc, nc, &r, err);
+    if (rc != NW_OK)
+        return rc;
+    if (!r || !(*out = nw_nodeclass_status_json(r, nc, now_ns)))
+        return nw_err_set(err, NW_ENOMEM, "cloud", "out of memory");
+    return NW_OK;
 }
 
 static const nw_catalog_t *op_catalog(nw_cloud_t *c)
@@ -93,13 +280,16 @@ static void op_free(nw_cloud_t *c)
     nw_catalog_free(a->cat);
     nw_ec2_free(a->ec2);
     nw_creds_free(a->creds);
+    free(a->subnets);
+    free(a->sgs);
+    free(a->images);
     free(a);
 }
 
 static nw_rc_t op_instance_state(nw_cloud_t *c, const char *pid, char *state, size_t len,
                                  nw_err_t *err)
 {
-    const char *id = nw_provider_id_instance(pid);
+    const char *id = nw_cloud_instance_id(pid);
     if (strncmp(id, "i-", 2) != 0)
         return nw_err_set(err, NW_EINVAL, "providerID", "not an instance id: %s", pid);
     nw_ec2_instances_t l = {0};
@@ -125,6 +315,7 @@ static const nw_cloud_ops_t aws_ops = {
     .terminate = op_terminate,
     .list = op_list,
     .resolve = op_resolve,
+    .class_status = op_class_status,
     .catalog = op_catalog,
     .ice = op_ice,
     .free = op_free,
@@ -175,4 +366,14 @@ nw_ec2_t *nw_aws_cloud_ec2(nw_cloud_t *c)
 nw_creds_t *nw_aws_cloud_creds(nw_cloud_t *c)
 {
     return me(c)->creds;
+}
+
+nw_launcher_t *nw_aws_cloud_launcher(nw_cloud_t *c)
+{
+    return me(c)->launcher;
+}
+
+nw_nodeclass_cache_t *nw_aws_cloud_nodeclasses(nw_cloud_t *c)
+{
+    return me(c)->nc;
 }

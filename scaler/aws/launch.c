@@ -59,12 +59,6 @@ void nw_launcher_free(nw_launcher_t *l)
     free(l);
 }
 
-const char *nw_provider_id_instance(const char *pid)
-{
-    const char *s = strrchr(pid, '/');
-    return s ? s + 1 : pid;
-}
-
 static const cJSON *get(const cJSON *o, const char *k)
 {
     return cJSON_GetObjectItemCaseSensitive(o, k);
@@ -678,6 +672,12 @@ nw_rc_t nw_launcher_launch(nw_launcher_t *l, const nw_launch_req_t *r, nw_launch
         }
         if (fr.ninst == 0) {
             const nw_ec2_fleet_error_t *e0 = fr.nerrs ? &fr.errs[0] : NULL;
+            if (e0) {
+                snprintf(out->failed_type, sizeof out->failed_type, "%s", e0->type);
+                snprintf(out->failed_zone, sizeof out->failed_zone, "%s", e0->zone);
+                snprintf(out->failed_capacity_type, sizeof out->failed_capacity_type, "%s",
+                         e0->lifecycle[0] ? e0->lifecycle : ct);
+            }
             ae->cls = all_ice ? NW_EC2_CAPACITY : nw_ec2_classify(e0 ? e0->code : "", "", 400);
             snprintf(ae->code, sizeof ae->code, "%s", e0 ? e0->code : "NoInstance");
             snprintf(ae->message, sizeof ae->message, "%s",
@@ -723,7 +723,7 @@ out:
 
 nw_rc_t nw_launcher_terminate(nw_launcher_t *l, const char *id_or_pid, nw_err_t *err)
 {
-    const char *id = nw_provider_id_instance(id_or_pid);
+    const char *id = nw_cloud_instance_id(id_or_pid);
     if (strncmp(id, "i-", 2) != 0)
         return nw_err_set(err, NW_EINVAL, "providerID", "not an instance id: %s", id_or_pid);
     nw_ec2_state_changes_t sc = {0};

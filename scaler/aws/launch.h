@@ -48,8 +48,9 @@
 #include "scaler/aws/ec2.h"
 #include "scaler/cloud/ice.h"
 #include "scaler/aws/nodeclass.h"
+#include "scaler/cloud/cloud.h"
 
-#define NW_LAUNCH_MAX_TYPES 60
+#define NW_LAUNCH_MAX_TYPES NW_CLOUD_MAX_LAUNCH_TYPES
 
 typedef struct {
     const char *nodepool;                    /* karpenter.sh/nodepool */
@@ -76,6 +77,10 @@ typedef struct {
     char provider_id[192]; /* aws:///<zone>/<instance-id> */
     char launch_template[256];
     double price;
+    /* on failure: the offering CreateFleet reported first, "" when none */
+    char failed_type[64];
+    char failed_zone[64];
+    char failed_capacity_type[32];
 } nw_launch_result_t;
 
 typedef struct nw_launcher nw_launcher_t;
@@ -95,9 +100,6 @@ nw_rc_t nw_launcher_terminate(nw_launcher_t *l, const char *id_or_provider_id, n
 
 /** Instances of this cluster (tag filters of §1.12, states pending..stopped). */
 nw_rc_t nw_launcher_list(nw_launcher_t *l, nw_ec2_instances_t *out, nw_err_t *err);
-
-/** Extract the instance id from "aws:///<zone>/<id>" (or return id itself). */
-const char *nw_provider_id_instance(const char *provider_id);
 
 /** The launch template name this request would use for an AMI (for tests). */
 void nw_launcher_template_name(nw_launcher_t *l, const nw_launch_req_t *req, const char *ami_id,

@@ -41,7 +41,7 @@ void nw_ctl_prepare_catalog(nw_ctl_t *c, const nw_kube_snap_t *s)
     nw_catalog_zone_t z[16];
     int nz = 0;
     for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_EC2NODECLASSES); i++) {
-        const nw_nodeclass_resolved_t *r = NULL;
+        const nw_cloud_class_t *r = NULL;
         if (c->cloud->ops->resolve(c->cloud, nw_kube_snap_at(s, NW_KUBE_EC2NODECLASSES, i)->json,
                                    &r, NULL) != NW_OK ||
             !r)

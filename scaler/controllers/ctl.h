@@ -23,7 +23,7 @@
 #include "common/clock.h"
 #include "common/err.h"
 #include "common/json.h"
-#include "scaler/aws/cloud.h"
+#include "scaler/cloud/cloud.h"
 #include "scaler/kube/cache.h"
 #include "scaler/kube/client.h"
 #include "scaler/kube/write.h"

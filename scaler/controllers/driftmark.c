@@ -35,7 +35,7 @@ typedef struct {
 struct nw_driftmark {
     verdict_t *v;
     size_t n, cap;
-    nw_ec2_instances_t inst;
+    nw_cloud_instances_t inst;
     int have_inst;
     int64_t inst_mono, inst_try_mono;
     backoff_t backoff[32];
@@ -58,7 +58,7 @@ void nw_driftmark_reset(nw_driftmark_t *d)
     free(d->v);
     d->v = NULL;
     d->n = d->cap = 0;
-    nw_ec2_instances_free(&d->inst);
+    nw_cloud_instances_free(&d->inst);
     d->have_inst = 0;
     d->inst_mono = d->inst_try_mono = 0;
     memset(d->backoff, 0, sizeof d->backoff);
@@ -218,13 +218,7 @@ static verdict_t *verdict_get(nw_driftmark_t *d, const char *uid)
     return v;
 }
 
-static const char *instance_id(const char *provider_id)
-{
-    const char *slash = strrchr(provider_id, '/');
-    return slash ? slash + 1 : provider_id;
-}
-
-static const nw_ec2_instance_t *find_instance(nw_driftmark_t *d, const char *id)
+static const nw_cloud_instance_t *find_instance(nw_driftmark_t *d, const char *id)
 {
     for (size_t i = 0; d->have_inst && i < d->inst.n; i++)
         if (strcmp(d->inst.v[i].id, id) == 0)
@@ -234,25 +228,25 @@ static const nw_ec2_instance_t *find_instance(nw_driftmark_t *d, const char *id)
 
 /* The instance's facts from the cached cluster instance list (refreshed when stale, or
  * sooner when the instance is missing). NULL when unknown. */
-static const nw_ec2_instance_t *instance_facts(nw_ctl_t *c, nw_driftmark_t *d,
-                                               const char *provider_id)
+static const nw_cloud_instance_t *instance_facts(nw_ctl_t *c, nw_driftmark_t *d,
+                                                 const char *provider_id)
 {
     int64_t mono = nw_clock_mono(c->clock);
-    const char *id = instance_id(provider_id);
-    const nw_ec2_instance_t *i = find_instance(d, id);
+    const char *id = nw_cloud_instance_id(provider_id);
+    const nw_cloud_instance_t *i = find_instance(d, id);
     int stale = !d->have_inst || mono - d->inst_mono > INSTANCES_TTL_NS;
     int missing = !i && mono - d->inst_try_mono > INSTANCES_MISS_NS;
     if ((stale || missing) && mono - d->inst_try_mono > NW_NS_PER_SEC) {
         d->inst_try_mono = mono;
-        nw_ec2_instances_t fresh = {0};
+        nw_cloud_instances_t fresh = {0};
         nw_err_t err = {0};
         if (c->cloud->ops->list(c->cloud, &fresh, &err) == NW_OK) {
-            nw_ec2_instances_free(&d->inst);
+            nw_cloud_instances_free(&d->inst);
             d->inst = fresh;
             d->have_inst = 1;
             d->inst_mono = mono;
         } else {
-            nw_ec2_instances_free(&fresh);
+            nw_cloud_instances_free(&fresh);
             nw_log_every(30, NW_LOG_WARN, "drift", "cannot list the cluster's instances",
                          NW_LS("error", err.msg));
         }
@@ -344,18 +338,18 @@ static void judge(nw_ctl_t *c, nw_driftmark_t *d, const nw_kube_snap_t *s, const
     nw_drift_class_t rc;
     memset(&rc, 0, sizeof rc);
     const nw_drift_class_t *resolved = NULL;
-    const nw_nodeclass_resolved_t *r = NULL;
+    const nw_cloud_class_t *r = NULL;
     nw_err_t err = {0};
     if (class && !class->terminating &&
         c->cloud->ops->resolve(c->cloud, class->json, &r, &err) == NW_OK && r) {
-        for (size_t i = 0; i < r->namis && rc.namis < MAX_AMIS; i++) {
-            ami_ids[rc.namis] = r->amis[i].id;
-            ami_arch[rc.namis++] = r->amis[i].arch;
+        for (size_t i = 0; i < r->nimages && rc.namis < MAX_AMIS; i++) {
+            ami_ids[rc.namis] = r->images[i].id;
+            ami_arch[rc.namis++] = r->images[i].arch;
         }
         for (size_t i = 0; i < r->nsubnets && rc.nsubnets < MAX_IDS; i++)
             subnets[rc.nsubnets++] = r->subnets[i].id;
         for (size_t i = 0; i < r->nsgs && rc.nsgs < MAX_IDS; i++)
-            sgs[rc.nsgs++] = r->sgs[i].id;
+            sgs[rc.nsgs++] = r->sg_ids[i];
         rc.ami_ids = ami_ids;
         rc.ami_arch = ami_arch;
         rc.subnet_ids = subnets;
@@ -369,7 +363,7 @@ static void judge(nw_ctl_t *c, nw_driftmark_t *d, const nw_kube_snap_t *s, const
     nw_drift_instance_t inst;
     const char *isgs[16];
     const nw_drift_instance_t *instp = NULL;
-    const nw_ec2_instance_t *ei = instance_facts(c, d, nc->provider_id);
+    const nw_cloud_instance_t *ei = instance_facts(c, d, nc->provider_id);
     if (ei) {
         memset(&inst, 0, sizeof inst);
         inst.image_id = ei->image_id;

@@ -8,7 +8,6 @@
 
 #include "common/log.h"
 #include "common/metrics.h"
-#include "scaler/aws/launch.h"
 
 #define GET(o, k) cJSON_GetObjectItemCaseSensitive((o), (k))
 
@@ -46,14 +45,6 @@ void nw_gc_free(nw_gc_t *g)
 
 /* ---- the plan ---- */
 
-static const char *tag(const nw_ec2_instance_t *i, const char *k)
-{
-    for (int t = 0; t < i->tags.n; t++)
-        if (strcmp(i->tags.v[t].key, k) == 0)
-            return i->tags.v[t].value;
-    return NULL;
-}
-
 static int registered(const cJSON *nc)
 {
     const char *st = nw_json_condition(nc, "Registered");
@@ -65,27 +56,27 @@ static const nw_kube_obj_t *find_by_instance(const nw_kube_snap_t *s, nw_kube_ki
 {
     for (size_t i = 0; i < nw_kube_snap_count(s, kind); i++) {
         const nw_kube_obj_t *o = nw_kube_snap_at(s, kind, i);
-        if (o->provider_id[0] && strcmp(nw_provider_id_instance(o->provider_id), id) == 0)
+        if (o->provider_id[0] && strcmp(nw_cloud_instance_id(o->provider_id), id) == 0)
             return o;
     }
     return NULL;
 }
 
-static int inflight(const nw_gc_inflight_t *f, const nw_ec2_instance_t *i)
+static int inflight(const nw_gc_inflight_t *f, const nw_cloud_instance_t *i)
 {
     if (!f)
         return 0;
-    const char *name = tag(i, NW_TAG_NODECLAIM);
+    const char *name = nw_cloud_instance_tag(i, NW_TAG_NODECLAIM);
     for (size_t k = 0; name && k < f->nnames; k++)
         if (f->names[k] && strcmp(f->names[k], name) == 0)
             return 1;
     for (size_t k = 0; k < f->nids; k++)
-        if (f->ids[k] && *f->ids[k] && strcmp(nw_provider_id_instance(f->ids[k]), i->id) == 0)
+        if (f->ids[k] && *f->ids[k] && strcmp(nw_cloud_instance_id(f->ids[k]), i->id) == 0)
             return 1;
     return 0;
 }
 
-nw_rc_t nw_gc_plan(const nw_kube_snap_t *s, const nw_ec2_instances_t *cloud,
+nw_rc_t nw_gc_plan(const nw_kube_snap_t *s, const nw_cloud_instances_t *cloud,
                    const nw_gc_inflight_t *f, int64_t now_ns, int64_t grace_ns, nw_gc_plan_t *out)
 {
     memset(out, 0, sizeof *out);
@@ -98,21 +89,21 @@ nw_rc_t nw_gc_plan(const nw_kube_snap_t *s, const nw_ec2_instances_t *cloud,
     }
     /* leaked instances */
     for (size_t k = 0; k < cloud->n; k++) {
-        const nw_ec2_instance_t *i = &cloud->v[k];
+        const nw_cloud_instance_t *i = &cloud->v[k];
         if (strcmp(i->state, "shutting-down") == 0 || strcmp(i->state, "terminated") == 0)
             continue;
         if (!i->launch_ns || now_ns - i->launch_ns <= grace_ns)
             continue; /* unknown launch time, or an in-flight launch */
         if (find_by_instance(s, NW_KUBE_NODECLAIMS, i->id) || inflight(f, i))
             continue;
-        const char *name = tag(i, NW_TAG_NODECLAIM);
+        const char *name = nw_cloud_instance_tag(i, NW_TAG_NODECLAIM);
         const nw_kube_obj_t *owner =
             name ? nw_kube_snap_get(s, NW_KUBE_NODECLAIMS, NULL, name) : NULL;
         if (owner && !owner->provider_id[0] && !owner->terminating)
             continue; /* its NodeClaim is being launched; the status write is on its way */
         nw_gc_leak_t *l = &out->leaked[out->nleaked++];
         snprintf(l->instance_id, sizeof l->instance_id, "%s", i->id);
-        snprintf(l->provider_id, sizeof l->provider_id, "aws:///%s/%s", i->zone, i->id);
+        snprintf(l->provider_id, sizeof l->provider_id, "%s", i->provider_id);
         l->node = find_by_instance(s, NW_KUBE_NODES, i->id);
     }
     /* orphaned NodeClaims */
@@ -120,7 +111,7 @@ nw_rc_t nw_gc_plan(const nw_kube_snap_t *s, const nw_ec2_instances_t *cloud,
         const nw_kube_obj_t *nc = nw_kube_snap_at(s, NW_KUBE_NODECLAIMS, k);
         if (nc->terminating || !nc->provider_id[0] || !registered(nc->json))
             continue;
-        const char *id = nw_provider_id_instance(nc->provider_id);
+        const char *id = nw_cloud_instance_id(nc->provider_id);
         int present = 0;
         for (size_t j = 0; j < cloud->n && !present; j++)
             present =
@@ -148,13 +139,13 @@ void nw_gc_plan_free(nw_gc_plan_t *p)
 
 static void pass(nw_ctl_t *c, nw_gc_t *g, const nw_kube_snap_t *s)
 {
-    nw_ec2_instances_t list = {0};
+    nw_cloud_instances_t list = {0};
     nw_err_t err = {0};
     if (c->cloud->ops->list(c->cloud, &list, &err) != NW_OK) {
         atomic_fetch_add(&g->failed_passes, 1);
         nw_log_every(60, NW_LOG_WARN, "gc", "cannot list the cluster's instances",
                      NW_LS("error", err.msg));
-        nw_ec2_instances_free(&list);
+        nw_cloud_instances_free(&list);
         g->next_mono = nw_clock_mono(c->clock) + g->o.initial_interval_ns;
         return;
     }
@@ -178,7 +169,7 @@ static void pass(nw_ctl_t *c, nw_gc_t *g, const nw_kube_snap_t *s)
         nw_gc_plan(s, &list, &f, nw_clock_now(c->clock), g->o.launch_grace_ns, &p) != NW_OK) {
         free(names);
         free(ids);
-        nw_ec2_instances_free(&list);
+        nw_cloud_instances_free(&list);
         g->next_mono = nw_clock_mono(c->clock) + g->o.initial_interval_ns;
         return;
     }
@@ -217,7 +208,7 @@ static void pass(nw_ctl_t *c, nw_gc_t *g, const nw_kube_snap_t *s)
         snprintf(
             msg, sizeof msg,
             "The instance %s no longer exists and the node is not Ready; deleting the NodeClaim",
-            nw_provider_id_instance(nc->provider_id));
+            nw_cloud_instance_id(nc->provider_id));
         nw_kube_event(c->rec, &nw_kube_res_nodeclaims, nc->json, "Warning", "GarbageCollected", msg,
                       NULL);
         nw_kube_delete_opts_t d = {.grace_seconds = -1, .uid = nc->uid[0] ? nc->uid : NULL};
@@ -238,7 +229,7 @@ static void pass(nw_ctl_t *c, nw_gc_t *g, const nw_kube_snap_t *s)
     nw_gc_plan_free(&p);
     free(names);
     free(ids);
-    nw_ec2_instances_free(&list);
+    nw_cloud_instances_free(&list);
     atomic_fetch_add(&g->passes, 1);
     if (ok)
         g->good_passes++;

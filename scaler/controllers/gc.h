@@ -29,7 +29,6 @@
 #include <stdint.h>
 
 #include "common/buf.h"
-#include "scaler/aws/ec2xml.h"
 #include "scaler/controllers/ctl.h"
 #include "scaler/kube/cache.h"
 
@@ -56,7 +55,7 @@ nw_rc_t nw_gc_metrics(nw_gc_t *g, nw_buf_t *out);
 
 typedef struct {
     char instance_id[64];
-    char provider_id[160];     /* aws:///<zone>/<id> */
+    char provider_id[192];     /* the instance's providerID */
     const nw_kube_obj_t *node; /* a Node with that providerID, or NULL */
 } nw_gc_leak_t;
 
@@ -76,7 +75,7 @@ typedef struct {
 
 /** Decide a pass: cloud is the list of this cluster's instances (borrowed),
  * inflight may be NULL. out is owned by the caller, free with nw_gc_plan_free. */
-nw_rc_t nw_gc_plan(const nw_kube_snap_t *s, const nw_ec2_instances_t *cloud,
+nw_rc_t nw_gc_plan(const nw_kube_snap_t *s, const nw_cloud_instances_t *cloud,
                    const nw_gc_inflight_t *inflight, int64_t now_ns, int64_t launch_grace_ns,
                    nw_gc_plan_t *out);
 void nw_gc_plan_free(nw_gc_plan_t *p);

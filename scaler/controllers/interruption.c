@@ -37,7 +37,7 @@ struct nw_intr {
 
 static int pid_is(const char *pid, const char *id)
 {
-    return pid && *pid && strcmp(nw_provider_id_instance(pid), id) == 0;
+    return pid && *pid && strcmp(nw_cloud_instance_id(pid), id) == 0;
 }
 
 const nw_kube_obj_t *nw_intr_nodeclaim_for_instance(const nw_kube_snap_t *s, const char *id)

@@ -393,17 +393,22 @@ static void nodeclass_status(nw_ctl_t *c, const nw_kube_snap_t *s)
             continue;
         if (!due && nw_json_condition(o->json, "Ready") && observed_current(o->json))
             continue; /* between refreshes only new or changed classes are resolved */
-        const nw_nodeclass_resolved_t *r = NULL;
+        const nw_cloud_class_t *r = NULL;
         nw_err_t err = {0};
-        if (c->cloud->ops->resolve(c->cloud, o->json, &r, &err) != NW_OK) {
+        if (c->cloud->ops->resolve(c->cloud, o->json, &r, &err) != NW_OK || !r) {
             nw_log_warn("lifecycle", "cannot resolve the EC2NodeClass",
                         NW_LS("ec2nodeclass", o->name), NW_LS("error", err.msg));
             c->next_nodeclass_mono = mono + 5 * NW_NS_PER_SEC;
             continue;
         }
-        cJSON *st = nw_nodeclass_status_json(r, o->json, nw_clock_now(c->clock));
-        if (!st)
+        cJSON *st = NULL;
+        if (c->cloud->ops->class_status(c->cloud, o->json, nw_clock_now(c->clock), &st, &err) !=
+                NW_OK ||
+            !st) {
+            nw_log_warn("lifecycle", "cannot build the EC2NodeClass status",
+                        NW_LS("ec2nodeclass", o->name), NW_LS("error", err.msg));
             continue;
+        }
         cJSON *probe = cJSON_Duplicate(o->json, 1);
         int need = probe && mutate_status(probe, st) == 0;
         cJSON_Delete(probe);

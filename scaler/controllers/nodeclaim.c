@@ -44,7 +44,7 @@ static int str_list(const cJSON *arr, const char **out, int max)
 
 typedef struct {
     nw_ctl_t *c;
-    const nw_launch_result_t *r;
+    const nw_cloud_launch_t *r;
     const char *provider_id, *type, *zone, *ct, *image;
 } launched_t;
 
@@ -126,31 +126,29 @@ static void record_launch(nw_ctl_t *c, const cJSON *nc, const launched_t *l)
 }
 
 /* Look for an instance already tagged for this NodeClaim (a launch before a crash). */
-static int find_tagged(nw_ctl_t *c, const char *name, nw_ec2_instance_t *out, int *failed)
+static int find_tagged(nw_ctl_t *c, const char *name, nw_cloud_instance_t *out, int *failed)
 {
-    nw_ec2_instances_t list = {0};
+    nw_cloud_instances_t list = {0};
     nw_err_t err = {0};
     *failed = 0;
     if (c->cloud->ops->list(c->cloud, &list, &err) != NW_OK) {
         nw_log_warn("provisioner", "cannot list instances", NW_LS("error", err.msg));
         *failed = 1;
-        nw_ec2_instances_free(&list);
+        nw_cloud_instances_free(&list);
         return 0;
     }
     int found = 0;
     for (size_t i = 0; i < list.n && !found; i++) {
-        const nw_ec2_instance_t *in = &list.v[i];
+        const nw_cloud_instance_t *in = &list.v[i];
         if (strcmp(in->state, "terminated") == 0 || strcmp(in->state, "shutting-down") == 0)
             continue;
-        for (int k = 0; k < in->tags.n; k++)
-            if (strcmp(in->tags.v[k].key, NW_TAG_NODECLAIM) == 0 &&
-                strcmp(in->tags.v[k].value, name) == 0) {
-                *out = *in;
-                found = 1;
-                break;
-            }
+        const char *owner = nw_cloud_instance_tag(in, NW_TAG_NODECLAIM);
+        if (owner && strcmp(owner, name) == 0) {
+            *out = *in;
+            found = 1;
+        }
     }
-    nw_ec2_instances_free(&list);
+    nw_cloud_instances_free(&list);
     return found;
 }
 
@@ -183,13 +181,11 @@ void nw_claim_launch(nw_ctl_t *c, const nw_kube_snap_t *s, const cJSON *nc, int 
     if (mono < m->next_try_mono)
         return;
     m->next_try_mono = mono + LAUNCH_RETRY_NS;
-    char pid[192];
     if (!fresh) {
-        nw_ec2_instance_t in;
+        nw_cloud_instance_t in;
         int failed = 0;
         if (find_tagged(c, name, &in, &failed)) {
-            snprintf(pid, sizeof pid, "aws:///%s/%s", in.zone, in.id);
-            const char *ct = strcmp(in.lifecycle, "spot") == 0 ? "spot" : "on-demand";
+            const char *pid = in.provider_id, *ct = in.capacity_type;
             launched_t l = {c, NULL, pid, in.type, in.zone, ct, in.image_id};
             nw_log_info("provisioner",
                         "found the instance of a NodeClaim launched before a restart",
@@ -217,13 +213,13 @@ void nw_claim_launch(nw_ctl_t *c, const nw_kube_snap_t *s, const cJSON *nc, int 
                     NW_LS("nodeclaim", name), NW_LS("ec2nodeclass", class ? class : ""));
         return;
     }
-    const nw_nodeclass_resolved_t *rs = NULL;
+    const nw_cloud_class_t *rs = NULL;
     if (c->cloud->ops->resolve(c->cloud, ncl->json, &rs, &err) != NW_OK) {
         nw_log_warn("provisioner", "cannot resolve the EC2NodeClass", NW_LS("nodeclaim", name),
                     NW_LS("error", err.msg));
         return;
     }
-    const char *types[NW_LAUNCH_MAX_TYPES * 10], *zones[16], *cts[4];
+    const char *types[NW_CLOUD_MAX_LAUNCH_TYPES * 10], *zones[16], *cts[4];
     int nt = str_list(req_values(nc, "node.kubernetes.io/instance-type"), types,
                       (int)(sizeof types / sizeof *types));
     int nz = str_list(req_values(nc, "topology.kubernetes.io/zone"), zones, 16);
@@ -235,12 +231,11 @@ void nw_claim_launch(nw_ctl_t *c, const nw_kube_snap_t *s, const cJSON *nc, int 
         if (GET(r, "minValues"))
             minv = 1;
     }
-    nw_launch_req_t req = {
+    nw_cloud_launch_req_t req = {
         .nodepool =
             cJSON_GetStringValue(GET(GET(GET(nc, "metadata"), "labels"), NW_LABEL_NODEPOOL)),
         .nodeclaim = name,
         .nodeclass = ncl->json,
-        .resolved = rs,
         .types = types,
         .ntypes = nt,
         .zones = nz ? zones : NULL,
@@ -249,19 +244,19 @@ void nw_claim_launch(nw_ctl_t *c, const nw_kube_snap_t *s, const cJSON *nc, int 
         .ncapacity_types = nct,
         .min_values = minv,
     };
-    nw_launch_result_t res;
+    nw_cloud_launch_t res;
     memset(&res, 0, sizeof res);
-    nw_ec2_error_t ae;
-    memset(&ae, 0, sizeof ae);
+    nw_cloud_error_t ce;
+    memset(&ce, 0, sizeof ce);
     if (!nw_ctl_may_write(c))
         return;
-    if (c->cloud->ops->launch(c->cloud, &req, &res, &ae, &err) != NW_OK) {
+    if (c->cloud->ops->launch(c->cloud, &req, &res, &ce, &err) != NW_OK) {
         atomic_fetch_add(&c->n_launch_failed, 1);
         char msg[700];
         snprintf(msg, sizeof msg, "launching nodeclaim: %s", err.msg);
         nw_log_warn("provisioner", "launch failed", NW_LS("nodeclaim", name),
                     NW_LS("error", err.msg));
-        if (ae.cls == NW_EC2_CAPACITY) {
+        if (ce.kind == NW_CLOUD_ERR_CAPACITY) {
             /* Karpenter: an insufficient-capacity launch deletes the NodeClaim; the
              * pods are placed again next batch without the ICE'd offerings. */
             nw_ctl_event(c, &nw_kube_res_nodeclaims, nc, "Warning", "InsufficientCapacityError",

@@ -380,31 +380,30 @@ static void finalize_claim(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_kube_o
     } else {
         /* never launched as far as the object says: an instance may still carry its tag
          * (a launch just before a crash) */
-        nw_ec2_instances_t list = {0};
+        nw_cloud_instances_t list = {0};
         nw_err_clear(&err);
         if (c->cloud->ops->list(c->cloud, &list, &err) != NW_OK) {
-            nw_ec2_instances_free(&list);
+            nw_cloud_instances_free(&list);
             nw_log_warn(COMP, "cannot list instances", NW_LS("nodeclaim", nc->name),
                         NW_LS("error", err.msg));
             return;
         }
         int left = 0;
-        for (size_t i = 0; i < list.n; i++)
-            for (int k = 0; k < list.v[i].tags.n; k++)
-                if (strcmp(list.v[i].tags.v[k].key, NW_TAG_NODECLAIM) == 0 &&
-                    strcmp(list.v[i].tags.v[k].value, nc->name) == 0 &&
-                    strcmp(list.v[i].state, "terminated") != 0) {
-                    nw_err_clear(&err);
-                    if (nw_ctl_may_write(c) &&
-                        c->cloud->ops->terminate(c->cloud, list.v[i].id, &err) == NW_OK) {
-                        atomic_fetch_add(&t->instances_terminated, 1);
-                        nw_log_info(COMP,
-                                    "terminated an unrecorded instance of a deleted NodeClaim",
-                                    NW_LS("nodeclaim", nc->name), NW_LS("instance", list.v[i].id));
-                    } else
-                        left = 1;
-                }
-        nw_ec2_instances_free(&list);
+        for (size_t i = 0; i < list.n; i++) {
+            const char *owner = nw_cloud_instance_tag(&list.v[i], NW_TAG_NODECLAIM);
+            if (owner && strcmp(owner, nc->name) == 0 &&
+                strcmp(list.v[i].state, "terminated") != 0) {
+                nw_err_clear(&err);
+                if (nw_ctl_may_write(c) &&
+                    c->cloud->ops->terminate(c->cloud, list.v[i].id, &err) == NW_OK) {
+                    atomic_fetch_add(&t->instances_terminated, 1);
+                    nw_log_info(COMP, "terminated an unrecorded instance of a deleted NodeClaim",
+                                NW_LS("nodeclaim", nc->name), NW_LS("instance", list.v[i].id));
+                } else
+                    left = 1;
+            }
+        }
+        nw_cloud_instances_free(&list);
         if (left)
             return;
     }

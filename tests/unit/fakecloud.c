@@ -11,25 +11,28 @@ static fake_cloud_t *me(nw_cloud_t *c)
     return (fake_cloud_t *)c;
 }
 
-nw_ec2_instance_t *fake_cloud_find(fake_cloud_t *f, const char *id)
+nw_cloud_instance_t *fake_cloud_find(fake_cloud_t *f, const char *id)
 {
-    const char *bare = nw_provider_id_instance(id);
+    const char *bare = nw_cloud_instance_id(id);
     for (int i = 0; i < f->ninst; i++)
         if (strcmp(f->inst[i].id, bare) == 0)
             return &f->inst[i];
     return NULL;
 }
 
-nw_ec2_instance_t *fake_cloud_add(fake_cloud_t *f, const char *id, const char *claim,
-                                  int64_t age_ns)
+nw_cloud_instance_t *fake_cloud_add(fake_cloud_t *f, const char *id, const char *claim,
+                                    int64_t age_ns)
 {
     ck_assert_int_lt(f->ninst, FAKE_CLOUD_MAX);
-    nw_ec2_instance_t *i = &f->inst[f->ninst++];
+    nw_cloud_instance_t *i = &f->inst[f->ninst++];
     memset(i, 0, sizeof *i);
     snprintf(i->id, sizeof i->id, "%s", id);
     snprintf(i->type, sizeof i->type, "m5.large");
     snprintf(i->zone, sizeof i->zone, "us-west-2a");
-    snprintf(i->zone_id, sizeof i->zone_id, "usw2-az1");
+    char pid[sizeof i->provider_id];
+    snprintf(pid, sizeof pid, "aws:///us-west-2a/%s", id);
+    memcpy(i->provider_id, pid, sizeof pid);
+    snprintf(i->capacity_type, sizeof i->capacity_type, "on-demand");
     snprintf(i->state, sizeof i->state, "running");
     snprintf(i->image_id, sizeof i->image_id, "ami-0fake");
     snprintf(i->subnet_id, sizeof i->subnet_id, "subnet-a");
@@ -37,20 +40,20 @@ nw_ec2_instance_t *fake_cloud_add(fake_cloud_t *f, const char *id, const char *c
     i->nsg = 1;
     i->launch_ns = nw_clock_now(f->clock) - age_ns;
     int n = 0;
-    snprintf(i->tags.v[n].key, sizeof i->tags.v[n].key, "karpenter.sh/managed-by");
-    snprintf(i->tags.v[n++].value, sizeof i->tags.v[0].value, "test-cluster");
-    snprintf(i->tags.v[n].key, sizeof i->tags.v[n].key, "kubernetes.io/cluster/test-cluster");
-    snprintf(i->tags.v[n++].value, sizeof i->tags.v[0].value, "owned");
+    snprintf(i->tags[n].key, sizeof i->tags[n].key, "karpenter.sh/managed-by");
+    snprintf(i->tags[n++].value, sizeof i->tags[0].value, "test-cluster");
+    snprintf(i->tags[n].key, sizeof i->tags[n].key, "kubernetes.io/cluster/test-cluster");
+    snprintf(i->tags[n++].value, sizeof i->tags[0].value, "owned");
     if (claim) {
-        snprintf(i->tags.v[n].key, sizeof i->tags.v[n].key, "karpenter.sh/nodeclaim");
-        snprintf(i->tags.v[n++].value, sizeof i->tags.v[0].value, "%s", claim);
+        snprintf(i->tags[n].key, sizeof i->tags[n].key, "karpenter.sh/nodeclaim");
+        snprintf(i->tags[n++].value, sizeof i->tags[0].value, "%s", claim);
     }
-    i->tags.n = n;
+    i->ntags = n;
     return i;
 }
 
-static nw_rc_t op_launch(nw_cloud_t *c, const nw_launch_req_t *req, nw_launch_result_t *out,
-                         nw_ec2_error_t *ae, nw_err_t *err)
+static nw_rc_t op_launch(nw_cloud_t *c, const nw_cloud_launch_req_t *req, nw_cloud_launch_t *out,
+                         nw_cloud_error_t *ce, nw_err_t *err)
 {
     fake_cloud_t *f = me(c);
     f->launches++;
@@ -59,10 +62,13 @@ static nw_rc_t op_launch(nw_cloud_t *c, const nw_launch_req_t *req, nw_launch_re
     f->last_launch_ntypes = req->ntypes;
     if (f->ice_next > 0) {
         f->ice_next--;
-        if (ae) {
-            memset(ae, 0, sizeof *ae);
-            ae->cls = NW_EC2_CAPACITY;
-            snprintf(ae->code, sizeof ae->code, "InsufficientInstanceCapacity");
+        if (ce) {
+            memset(ce, 0, sizeof *ce);
+            ce->kind = NW_CLOUD_ERR_CAPACITY;
+            snprintf(ce->type, sizeof ce->type, "%s", req->ntypes > 0 ? req->types[0] : "");
+            snprintf(ce->zone, sizeof ce->zone, "us-west-2a");
+            snprintf(ce->capacity_type, sizeof ce->capacity_type, "on-demand");
+            snprintf(ce->code, sizeof ce->code, "InsufficientInstanceCapacity");
         }
         return nw_err_set(err, NW_EAWS, "", "InsufficientInstanceCapacity: no capacity (fake)");
     }
@@ -70,16 +76,16 @@ static nw_rc_t op_launch(nw_cloud_t *c, const nw_launch_req_t *req, nw_launch_re
         return nw_err_set(err, NW_EINVAL, "types", "nothing to launch");
     char id[32];
     snprintf(id, sizeof id, "i-%017d", f->ninst + 1);
-    nw_ec2_instance_t *i = fake_cloud_add(f, id, req->nodeclaim, 0);
+    nw_cloud_instance_t *i = fake_cloud_add(f, id, req->nodeclaim, 0);
     snprintf(i->type, sizeof i->type, "%s", req->types[0]);
     memset(out, 0, sizeof *out);
     snprintf(out->instance_id, sizeof out->instance_id, "%s", id);
     snprintf(out->type, sizeof out->type, "%s", req->types[0]);
     snprintf(out->zone, sizeof out->zone, "%s", i->zone);
-    snprintf(out->zone_id, sizeof out->zone_id, "%s", i->zone_id);
+    snprintf(out->zone_id, sizeof out->zone_id, "usw2-az1");
     snprintf(out->image_id, sizeof out->image_id, "%s", i->image_id);
     snprintf(out->capacity_type, sizeof out->capacity_type, "on-demand");
-    snprintf(out->provider_id, sizeof out->provider_id, "aws:///%s/%s", i->zone, id);
+    snprintf(out->provider_id, sizeof out->provider_id, "%s", i->provider_id);
     out->price = 0.1;
     return NW_OK;
 }
@@ -89,13 +95,13 @@ static nw_rc_t op_terminate(nw_cloud_t *c, const char *pid, nw_err_t *err)
     (void)err;
     fake_cloud_t *f = me(c);
     f->terminates++;
-    nw_ec2_instance_t *i = fake_cloud_find(f, pid);
+    nw_cloud_instance_t *i = fake_cloud_find(f, pid);
     if (i)
         snprintf(i->state, sizeof i->state, "shutting-down");
     return NW_OK;
 }
 
-static nw_rc_t op_list(nw_cloud_t *c, nw_ec2_instances_t *out, nw_err_t *err)
+static nw_rc_t op_list(nw_cloud_t *c, nw_cloud_instances_t *out, nw_err_t *err)
 {
     fake_cloud_t *f = me(c);
     f->lists++;
@@ -111,12 +117,51 @@ static nw_rc_t op_list(nw_cloud_t *c, nw_ec2_instances_t *out, nw_err_t *err)
     return NW_OK;
 }
 
-static nw_rc_t op_resolve(nw_cloud_t *c, const cJSON *nc, const nw_nodeclass_resolved_t **out,
+static nw_rc_t op_resolve(nw_cloud_t *c, const cJSON *nc, const nw_cloud_class_t **out,
                           nw_err_t *err)
 {
     (void)nc, (void)err;
     me(c)->resolves++;
     *out = &me(c)->resolved;
+    return NW_OK;
+}
+
+/* The status of a class that resolved: its subnets, security groups, images, Ready. */
+static nw_rc_t op_class_status(nw_cloud_t *c, const cJSON *nc, int64_t now_ns, cJSON **out,
+                               nw_err_t *err)
+{
+    (void)nc, (void)now_ns, (void)err;
+    fake_cloud_t *f = me(c);
+    f->statuses++;
+    const nw_cloud_class_t *r = &f->resolved;
+    cJSON *st = cJSON_CreateObject();
+    ck_assert_ptr_nonnull(st);
+    cJSON *a = cJSON_AddArrayToObject(st, "subnets");
+    for (size_t i = 0; i < r->nsubnets; i++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "id", r->subnets[i].id);
+        cJSON_AddStringToObject(o, "zone", r->subnets[i].zone);
+        cJSON_AddStringToObject(o, "zoneID", r->subnets[i].zone_id);
+        cJSON_AddItemToArray(a, o);
+    }
+    a = cJSON_AddArrayToObject(st, "securityGroups");
+    for (size_t i = 0; i < r->nsgs; i++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "id", r->sg_ids[i]);
+        cJSON_AddItemToArray(a, o);
+    }
+    a = cJSON_AddArrayToObject(st, "amis");
+    for (size_t i = 0; i < r->nimages; i++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "id", r->images[i].id);
+        cJSON_AddItemToArray(a, o);
+    }
+    cJSON *cond = cJSON_CreateObject();
+    cJSON_AddStringToObject(cond, "type", "Ready");
+    cJSON_AddStringToObject(cond, "status", r->ready ? "True" : "False");
+    cJSON_AddStringToObject(cond, "reason", r->ready ? "Ready" : r->reason);
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(st, "conditions"), cond);
+    *out = st;
     return NW_OK;
 }
 
@@ -140,7 +185,7 @@ static nw_rc_t op_state(nw_cloud_t *c, const char *pid, char *state, size_t len,
     (void)err;
     fake_cloud_t *f = me(c);
     f->state_checks++;
-    nw_ec2_instance_t *i = fake_cloud_find(f, pid);
+    nw_cloud_instance_t *i = fake_cloud_find(f, pid);
     if (!i)
         return NW_ENOTFOUND;
     if (strcmp(i->state, "shutting-down") == 0 && f->gone_after-- <= 0)
@@ -164,16 +209,13 @@ static const nw_cloud_ops_t fake_ops = {
     .terminate = op_terminate,
     .list = op_list,
     .resolve = op_resolve,
+    .class_status = op_class_status,
     .catalog = op_catalog,
     .ice = op_ice,
     .free = op_free,
     .instance_state = op_state,
     .offer_zones = op_offer_zones,
 };
-
-static nw_nc_subnet_t SUBNETS[3];
-static nw_nc_sg_t SGS[1];
-static nw_nc_ami_t AMIS[1];
 
 fake_cloud_t *fake_cloud_new(const nw_clock_t *clock)
 {
@@ -189,22 +231,22 @@ fake_cloud_t *fake_cloud_new(const nw_clock_t *clock)
     f->ice = nw_ice_new(0);
     ck_assert_ptr_nonnull(f->ice);
     for (int i = 0; i < 3; i++) {
-        snprintf(SUBNETS[i].id, sizeof SUBNETS[i].id, "subnet-%c", 'a' + i);
-        snprintf(SUBNETS[i].zone, sizeof SUBNETS[i].zone, "%.60s", z[i].name);
-        snprintf(SUBNETS[i].zone_id, sizeof SUBNETS[i].zone_id, "%.60s", z[i].id);
+        snprintf(f->subnets[i].id, sizeof f->subnets[i].id, "subnet-%c", 'a' + i);
+        snprintf(f->subnets[i].zone, sizeof f->subnets[i].zone, "%.60s", z[i].name);
+        snprintf(f->subnets[i].zone_id, sizeof f->subnets[i].zone_id, "%.60s", z[i].id);
     }
-    snprintf(SGS[0].id, sizeof SGS[0].id, "sg-1");
-    snprintf(AMIS[0].id, sizeof AMIS[0].id, "ami-0fake");
-    snprintf(AMIS[0].arch, sizeof AMIS[0].arch, "amd64");
-    nw_nodeclass_resolved_t *r = &f->resolved;
+    snprintf(f->sgs[0], sizeof f->sgs[0], "sg-1");
+    snprintf(f->images[0].id, sizeof f->images[0].id, "ami-0fake");
+    snprintf(f->images[0].arch, sizeof f->images[0].arch, "amd64");
+    nw_cloud_class_t *r = &f->resolved;
     snprintf(r->name, sizeof r->name, "default");
-    r->subnets = SUBNETS;
+    r->subnets = f->subnets;
     r->nsubnets = 3;
-    r->sgs = SGS;
+    r->sg_ids = (const char(*)[64])f->sgs;
     r->nsgs = 1;
-    r->amis = AMIS;
-    r->namis = 1;
-    r->subnets_ready = r->sgs_ready = r->amis_ready = r->ready = 1;
+    r->images = f->images;
+    r->nimages = 1;
+    r->ready = 1;
     return f;
 }
 

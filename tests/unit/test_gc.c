@@ -29,23 +29,24 @@ static nw_kube_cache_t *cache_with(const char *nodeclaims, const char *nodes)
     return c;
 }
 
-static void add(nw_ec2_instances_t *l, const char *id, const char *state, int64_t age_s,
+static void add(nw_cloud_instances_t *l, const char *id, const char *state, int64_t age_s,
                 const char *claim_tag)
 {
     if (l->n == l->cap) {
         l->cap = l->cap ? l->cap * 2 : 8;
         l->v = realloc(l->v, l->cap * sizeof *l->v);
     }
-    nw_ec2_instance_t *i = &l->v[l->n++];
+    nw_cloud_instance_t *i = &l->v[l->n++];
     memset(i, 0, sizeof *i);
     snprintf(i->id, sizeof i->id, "%s", id);
     snprintf(i->state, sizeof i->state, "%s", state);
     snprintf(i->zone, sizeof i->zone, "us-west-2a");
+    snprintf(i->provider_id, sizeof i->provider_id, "aws:///us-west-2a/%s", id);
     i->launch_ns = age_s < 0 ? 0 : NOW - age_s * S;
     if (claim_tag) {
-        snprintf(i->tags.v[0].key, sizeof i->tags.v[0].key, "karpenter.sh/nodeclaim");
-        snprintf(i->tags.v[0].value, sizeof i->tags.v[0].value, "%s", claim_tag);
-        i->tags.n = 1;
+        snprintf(i->tags[0].key, sizeof i->tags[0].key, "karpenter.sh/nodeclaim");
+        snprintf(i->tags[0].value, sizeof i->tags[0].value, "%s", claim_tag);
+        i->ntags = 1;
     }
 }
 
@@ -82,7 +83,7 @@ START_TEST(leaked_instances)
                                   "dup", "aws:///us-west-2a/i-00000009", "", "") "]",
                    "[" NODE("leak-node", "aws:///us-west-2a/i-00000002", "True") "]");
     nw_kube_snap_t *s = nw_kube_cache_snapshot(c);
-    nw_ec2_instances_t l = {0};
+    nw_cloud_instances_t l = {0};
     add(&l, "i-00000001", "running", 600, "owned");     /* owned by providerID */
     add(&l, "i-00000002", "running", 600, NULL);        /* leaked, with a node */
     add(&l, "i-00000003", "running", 10, NULL);         /* too young */
@@ -119,7 +120,7 @@ START_TEST(leaked_instances)
     ck_assert(!leaked(&p, "i-00000008"));
     ck_assert_uint_eq(p.norphans, 0); /* dup is not Registered */
     nw_gc_plan_free(&p);
-    nw_ec2_instances_free(&l);
+    nw_cloud_instances_free(&l);
     nw_kube_snap_release(s);
     nw_kube_cache_free(c);
 }
@@ -175,7 +176,7 @@ START_TEST(orphaned_claims)
             "n2", "aws:///us-west-2a/i-00000002",
             "True") "," NODE("n6", "aws:///us-west-2a/i-00000006", "False") "]");
     nw_kube_snap_t *s = nw_kube_cache_snapshot(c);
-    nw_ec2_instances_t l = {0};
+    nw_cloud_instances_t l = {0};
     add(&l, "i-00000006", "running", 600, "present");
     add(&l, "i-00000007", "shutting-down", 600, "shutting");
     add(&l, "i-00000008", "terminated", 600, "terminated");
@@ -194,7 +195,7 @@ START_TEST(orphaned_claims)
     ck_assert_uint_eq(p.nleaked, 0);
     nw_gc_plan_free(&p);
     /* an empty cloud list with no claims: nothing */
-    nw_ec2_instances_t none = {0};
+    nw_cloud_instances_t none = {0};
     nw_kube_cache_t *c2 = cache_with("[]", "[]");
     nw_kube_snap_t *s2 = nw_kube_cache_snapshot(c2);
     ck_assert_int_eq(nw_gc_plan(s2, &none, NULL, NOW, 30 * S, &p), NW_OK);
@@ -202,7 +203,7 @@ START_TEST(orphaned_claims)
     nw_gc_plan_free(&p);
     nw_kube_snap_release(s2);
     nw_kube_cache_free(c2);
-    nw_ec2_instances_free(&l);
+    nw_cloud_instances_free(&l);
     nw_kube_snap_release(s);
     nw_kube_cache_free(c);
 }

@@ -1,0 +1,184 @@
+/*
+ * scaler/cloud/cloud.h — the provider-neutral cloud the controllers use (after Karpenter's
+ * CloudProvider interface, pkg/cloudprovider/types.go): launch an instance for a
+ * NodeClaim, terminate one, list the cluster's instances, ask one instance's state,
+ * resolve a node class, and the instance catalog with its unavailable offerings.
+ *
+ *   nw_cloud_t *cloud = ...;                   // scaler/aws/cloud.h builds the AWS one
+ *   cloud->ops->launch(cloud, &req, &res, &ce, &err);  // res.provider_id
+ *   cloud->ops->terminate(cloud, res.provider_id, &err);
+ *   cloud->ops->list(cloud, &instances, &err);          // nw_cloud_instances_free
+ *   cloud->ops->instance_state(cloud, provider_id, state, sizeof state, &err);
+ *   const nw_catalog_t *cat = cloud->ops->catalog(cloud);
+ *
+ * Every type here is the provider's answer in neutral terms: a provider translates its
+ * own errors and instance descriptions into them (the AWS translation is
+ * scaler/aws/cloud.c). The unit tests use one fake (tests/unit/fakecloud.c).
+ *
+ * Instance states use the lifecycle words "pending", "running", "shutting-down",
+ * "terminated", "stopping", "stopped" (a provider maps its own onto them).
+ *
+ * Ownership: a provider's constructor / cloud->ops->free. Lists returned by list are the
+ * caller's (nw_cloud_instances_free); a resolved class is borrowed until the next
+ * resolve; the catalog and the ICE cache are the cloud's.
+ * Thread: the reconcile thread; launch/terminate/resolve are not reentrant.
+ */
+#ifndef NW_SCALER_CLOUD_CLOUD_H
+#define NW_SCALER_CLOUD_CLOUD_H
+
+#include <cjson/cJSON.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/err.h"
+#include "scaler/cloud/catalog.h"
+#include "scaler/cloud/ice.h"
+
+#define NW_CLOUD_MAX_TAGS 50
+#define NW_CLOUD_MAX_SGS 16
+#define NW_CLOUD_MAX_LAUNCH_TYPES 60 /* a launch considers at most this many types */
+
+/* ---- errors ---- */
+typedef enum {
+    NW_CLOUD_ERR_NONE = 0,
+    NW_CLOUD_ERR_CAPACITY,     /* insufficient capacity: the NodeClaim is given up */
+    NW_CLOUD_ERR_UNAUTHORIZED, /* the credentials may not do this */
+    NW_CLOUD_ERR_INVALID,      /* the request is wrong (a parameter, a missing resource) */
+    NW_CLOUD_ERR_THROTTLED,    /* rate-limited (after the provider's own retries) */
+    NW_CLOUD_ERR_OTHER,
+} nw_cloud_err_kind_t;
+
+typedef struct {
+    nw_cloud_err_kind_t kind;
+    /* the offering that failed, "" where the failure is not one offering's */
+    char type[64];
+    char zone[64];
+    char capacity_type[32];
+    char code[128];    /* the provider's error code, e.g. "InsufficientInstanceCapacity" */
+    char message[512]; /* the provider's message */
+} nw_cloud_error_t;
+
+/** "capacity", "unauthorized", "invalid", "throttled", "other", "none". */
+const char *nw_cloud_err_kind_name(nw_cloud_err_kind_t k);
+
+/* ---- instances ---- */
+typedef struct {
+    char key[128];
+    char value[256];
+} nw_cloud_tag_t;
+
+typedef struct {
+    char id[64];           /* the provider's instance id */
+    char provider_id[192]; /* Node.spec.providerID form */
+    char type[64];
+    char zone[64];
+    char capacity_type[16]; /* "spot" | "on-demand" */
+    char state[32];         /* see the lifecycle words above */
+    int64_t launch_ns;      /* wall clock; 0 = unknown */
+    /* what drift compares with the resolved node class */
+    char image_id[64];
+    char subnet_id[64];
+    char sg_ids[NW_CLOUD_MAX_SGS][64];
+    int nsg;
+    nw_cloud_tag_t tags[NW_CLOUD_MAX_TAGS];
+    int ntags;
+} nw_cloud_instance_t;
+
+typedef struct {
+    nw_cloud_instance_t *v;
+    size_t n, cap;
+} nw_cloud_instances_t;
+
+void nw_cloud_instances_free(nw_cloud_instances_t *l);
+/** The value of tag key on i, or NULL. */
+const char *nw_cloud_instance_tag(const nw_cloud_instance_t *i, const char *key);
+/** The instance id in a providerID: its last path segment ("aws:///<zone>/<id>" -> <id>),
+ * or the argument itself when it has no '/'. */
+const char *nw_cloud_instance_id(const char *provider_id);
+
+/* ---- a resolved node class (EC2NodeClass), as the controllers need it ---- */
+typedef struct {
+    char id[64];
+    char zone[64];
+    char zone_id[64];
+} nw_cloud_subnet_t;
+
+typedef struct {
+    char id[64];
+    char arch[8]; /* Kubernetes name: amd64, arm64 */
+} nw_cloud_image_t;
+
+typedef struct {
+    char name[256]; /* metadata.name */
+    int ready;      /* every selector found something */
+    char reason[64];
+    char message[512];
+    const nw_cloud_subnet_t *subnets;
+    size_t nsubnets;
+    const char (*sg_ids)[64];
+    size_t nsgs;
+    const nw_cloud_image_t *images;
+    size_t nimages;
+} nw_cloud_class_t;
+
+/* ---- launches ---- */
+typedef struct {
+    const char *nodepool;     /* karpenter.sh/nodepool */
+    const char *nodeclaim;    /* karpenter.sh/nodeclaim */
+    const cJSON *nodeclass;   /* the node class object; the cloud resolves it */
+    const char *const *types; /* compatible instance types */
+    int ntypes;
+    const char *const *zones; /* allowed zones; NULL/0 = any */
+    int nzones;
+    const char *const *capacity_types; /* "spot", "on-demand"; NULL/0 = on-demand */
+    int ncapacity_types;
+    int min_values; /* the requirements carry minValues: keep exotic types */
+} nw_cloud_launch_req_t;
+
+typedef struct {
+    char instance_id[64];
+    char provider_id[192];
+    char type[64];
+    char zone[64];
+    char zone_id[64];
+    char capacity_type[16];
+    char image_id[64];
+    double price; /* per hour, 0 = unknown */
+} nw_cloud_launch_t;
+
+/* ---- the interface ---- */
+typedef struct nw_cloud nw_cloud_t;
+
+typedef struct {
+    /** Launch one instance; ce (nullable) says why it failed. */
+    nw_rc_t (*launch)(nw_cloud_t *c, const nw_cloud_launch_req_t *req, nw_cloud_launch_t *out,
+                      nw_cloud_error_t *ce, nw_err_t *err);
+    /** Terminate by instance id or providerID; idempotent (gone = done). */
+    nw_rc_t (*terminate)(nw_cloud_t *c, const char *provider_id, nw_err_t *err);
+    /** This cluster's instances (the caller frees with nw_cloud_instances_free). */
+    nw_rc_t (*list)(nw_cloud_t *c, nw_cloud_instances_t *out, nw_err_t *err);
+    /** The resolved node class (cached with a TTL); borrowed until the next resolve. */
+    nw_rc_t (*resolve)(nw_cloud_t *c, const cJSON *nodeclass, const nw_cloud_class_t **out,
+                       nw_err_t *err);
+    /** The status to write back to the node class object (resolved, cached as above),
+     * stamped now_ns; the caller owns it. */
+    nw_rc_t (*class_status)(nw_cloud_t *c, const cJSON *nodeclass, int64_t now_ns, cJSON **out,
+                            nw_err_t *err);
+    const nw_catalog_t *(*catalog)(nw_cloud_t *c);
+    nw_ice_t *(*ice)(nw_cloud_t *c);
+    void (*free)(nw_cloud_t *c);
+    /** The state of a providerID's instance, asked now (no cache); state holds >= 32 bytes.
+     * NW_ENOTFOUND when the instance does not exist or is terminated. */
+    nw_rc_t (*instance_state)(nw_cloud_t *c, const char *provider_id, char *state, size_t len,
+                              nw_err_t *err);
+    /** When the catalog has no offerings (it was not refreshed from the API), offer every
+     * type in these zones (the zones of the node classes' subnets); otherwise nothing. The
+     * cloud owns its catalog: this is the only way a controller changes it. */
+    nw_rc_t (*offer_zones)(nw_cloud_t *c, const nw_catalog_zone_t *zones, int n, nw_err_t *err);
+} nw_cloud_ops_t;
+
+struct nw_cloud {
+    const nw_cloud_ops_t *ops;
+};
+
+#endif
