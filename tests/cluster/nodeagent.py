@@ -60,7 +60,6 @@ class NodeAgent:
         self.ready_delay = ready_delay
         self.log = log or (lambda *a: print('nodeagent:', *a, flush=True))
         self.lock = threading.RLock()
-        self.cert_lock = threading.Lock()
         self.nodes = {}                 # instance id -> state dict
         self.pods = {}                  # uid -> pod (cache from the watch)
         self.done_pods = set()          # uids marked Running / deleted already
@@ -125,9 +124,8 @@ class NodeAgent:
             return
         name = cfg['node_name'] or inst['PrivateDnsName']
         try:
-            with self.cert_lock:  # openssl's -CAcreateserial: one signing at a time
-                crt, key = self.cp.issue_cert('node-' + name, 'system:node:' + name,
-                                              orgs=['system:nodes'], client=True)
+            crt, key = self.cp.issue_cert('node-' + name, 'system:node:' + name,
+                                          orgs=['system:nodes'], client=True)
         except Exception as e:
             self.log('%s: no client certificate for %s: %s; retrying' % (iid, name, e))
             self._after(1.0, self._boot, iid)

@@ -41,7 +41,8 @@ After start():
   kubectl(*args, input=None, check=True, kubeconfig=None, timeout=60)
   create_token(namespace, serviceaccount, duration="1h") -> str (TokenRequest)
   token_kubeconfig(path, token)        writes a kubeconfig authenticating with a token
-  issue_cert(name, cn, sans=(), orgs=(), client=False) -> (crt, key) signed by the CA
+  issue_cert(name, cn, sans=(), orgs=(), client=False) -> (crt, key) signed by the CA,
+                        with a random serial; safe to call from several threads at once
   pids()                {component: pid} of the running processes
 
 What runs: etcd serves plain HTTP on loopback only (--unsafe-no-fsync: test data).
@@ -65,6 +66,7 @@ test process is killed with SIGKILL (start() from the thread that lives longest)
 import atexit
 import ctypes
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -310,7 +312,10 @@ class ControlPlane:
         extfile = os.path.join(self.pki, name + ".ext")
         with open(extfile, "w") as f:
             f.write("\n".join(ext) + "\n")
-        self._openssl("x509", "-req", "-CA", ca_crt, "-CAkey", ca_key, "-CAcreateserial",
+        # a random 127-bit serial per certificate: no serial file (-CAcreateserial) that
+        # concurrent signings (several node agents) would read and rewrite at once
+        self._openssl("x509", "-req", "-CA", ca_crt, "-CAkey", ca_key,
+                      "-set_serial", str(secrets.randbits(127) | 1 << 126),
                       "-days", "30", "-sha256", "-extfile", extfile, "-out", crt, input=csr)
         return crt, key
 

@@ -10,6 +10,7 @@ import ssl
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import unittest
 import urllib.error
@@ -146,6 +147,44 @@ class ControlPlaneTest(unittest.TestCase):
         self.assertTrue(all(alive(p) for p in pids.values()))
         self.cp.stop()
         self.assertEqual([c for c, p in pids.items() if alive(p)], [])
+
+
+class IssueCertTest(unittest.TestCase):
+    def test_concurrent_certificates_verify_with_distinct_serials(self):
+        """issue_cert from many threads at once (node agents registering side by side):
+        every certificate verifies against the CA and no two share a serial."""
+        tmp = tempfile.mkdtemp(prefix="nw-cp-certs-")
+        try:
+            cp = ControlPlane(tmp, components=("etcd",), bin_dir=tmp)
+            os.makedirs(cp.pki)
+            cp._make_ca("ca", "nodewarden-test-ca")
+            out, errors = {}, []
+
+            def issue(i):
+                try:
+                    out[i] = cp.issue_cert("node-%d" % i, "system:node:node-%d" % i,
+                                           orgs=["system:nodes"], client=True)
+                except Exception as e:
+                    errors.append(e)
+            threads = [threading.Thread(target=issue, args=(i,)) for i in range(16)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            self.assertEqual(errors, [])
+            self.assertEqual(len(out), 16)
+            serials = set()
+            for i, (crt, key) in sorted(out.items()):
+                r = subprocess.run(["openssl", "verify", "-CAfile", cp.ca_file, crt],
+                                   capture_output=True, text=True)
+                self.assertEqual((r.returncode, r.stdout.strip()), (0, crt + ": OK"), r.stderr)
+                r = subprocess.run(["openssl", "x509", "-in", crt, "-noout", "-serial", "-subject"],
+                                   capture_output=True, text=True, check=True)
+                self.assertIn("CN = system:node:node-%d" % i, r.stdout)
+                serials.add(r.stdout.splitlines()[0])
+            self.assertEqual(len(serials), 16, serials)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 class SigtermTest(unittest.TestCase):
