@@ -2,6 +2,8 @@
 thing in a copy of our NodePool/EC2NodeClass CRD and expects exactly that path reported."""
 import copy
 import os
+import shutil
+import tempfile
 import unittest
 
 from tests.oracle import parity, upstream
@@ -104,6 +106,36 @@ class ParityTest(unittest.TestCase):
         def reworded(c):
             node(c, ['spec', 'limits'])['description'] = 'something else'
         self.assertEqual(self.diff('karpenter.sh_nodepools.yaml', reworded), [])
+
+
+
+class VersionTest(unittest.TestCase):
+    """The oracle's Karpenter version comes from tests/k8s/versions only."""
+
+    def versions(self, text):
+        d = tempfile.mkdtemp(prefix='nw-versions-')
+        self.addCleanup(shutil.rmtree, d, True)
+        p = os.path.join(d, 'versions')
+        if text is not None:
+            with open(p, 'w') as f:
+                f.write(text)
+        return p
+
+    def test_pinned(self):
+        self.assertEqual(upstream.pinned(self.versions('K8S_VERSION=v1.35.4\nKARPENTER_VERSION=v1.2.3\n')),
+                         'v1.2.3')
+        with open(upstream.VERSIONS) as f:
+            self.assertIn('KARPENTER_VERSION=%s\n' % upstream.VERSION, f.read())
+
+    def test_missing_is_an_error_naming_file_and_key(self):
+        for text, words in (('K8S_VERSION=v1.35.4\n', 'no KARPENTER_VERSION= line'),
+                            ('KARPENTER_VERSION=\n', 'is not a module version'),
+                            (None, 'cannot read the pinned versions')):
+            p = self.versions(text)
+            with self.assertRaises(upstream.UpstreamError) as e:
+                upstream.pinned(p)
+            self.assertIn(p, str(e.exception))
+            self.assertIn(words, str(e.exception))
 
 
 if __name__ == '__main__':

@@ -3,35 +3,47 @@
     from tests.oracle import upstream
     paths = upstream.crd_paths()      # {'karpenter.sh_nodepools.yaml': '/.../build/cache/...', ...}
 
-`go mod download -json github.com/aws/karpenter-provider-aws@<version>` puts the module in
-the Go module cache (read-only files); <version> is KARPENTER_VERSION in tests/k8s/versions.
-The three CRDs nodewarden serves are copied from
-its pkg/apis/crds/ into build/cache/karpenter-<version>/crds/ ($NW_CACHE overrides
+The version is KARPENTER_VERSION in tests/k8s/versions, the one file of pinned versions
+(a file without it is an UpstreamError naming the file and the key). The module is
+fetched the way tests/k8s fetches it: tests/k8s/karpenter-crds (`go mod download`
+through the module proxy into the Go module cache, with its own error when the proxy
+is unreachable) prints its pkg/apis/crds/. The three CRDs nodewarden serves are copied
+from there into build/cache/karpenter-<version>/crds/ ($NW_CACHE overrides
 build/cache), so later runs need neither go nor the network. Nothing here is committed.
 """
-import json
 import os
 import shutil
 import subprocess
-import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MODULE = 'github.com/aws/karpenter-provider-aws'
+VERSIONS = os.path.join(ROOT, 'tests', 'k8s', 'versions')
+FETCH = os.path.join(ROOT, 'tests', 'k8s', 'karpenter-crds')
 
 
-def _pinned():
-    """KARPENTER_VERSION from tests/k8s/versions (the one file of pinned versions)."""
+class UpstreamError(RuntimeError):
+    pass
+
+
+def pinned(path=VERSIONS):
+    """KARPENTER_VERSION from tests/k8s/versions; an UpstreamError when it is not there."""
     try:
-        with open(os.path.join(ROOT, 'tests', 'k8s', 'versions')) as f:
-            for line in f:
-                if line.startswith('KARPENTER_VERSION='):
-                    return line.split('=', 1)[1].strip()
-    except OSError:
-        pass
-    return 'v1.14.1'
+        with open(path) as f:
+            lines = f.read().splitlines()
+    except OSError as e:
+        raise UpstreamError('%s: cannot read the pinned versions: %s' % (path, e.strerror))
+    for line in lines:
+        if line.startswith('KARPENTER_VERSION='):
+            v = line.split('=', 1)[1].strip()
+            if not v.startswith('v') or len(v) < 2:
+                raise UpstreamError('%s: KARPENTER_VERSION=%r is not a module version (vX.Y.Z)'
+                                    % (path, v))
+            return v
+    raise UpstreamError('%s: no KARPENTER_VERSION= line (the version of %s whose CRDs are '
+                        'the oracle)' % (path, MODULE))
 
 
-VERSION = _pinned()
+VERSION = pinned()
 NAMES = ('karpenter.sh_nodepools.yaml', 'karpenter.sh_nodeclaims.yaml',
          'karpenter.k8s.aws_ec2nodeclasses.yaml')
 
@@ -41,34 +53,14 @@ def cache_dir():
     return os.path.join(base, 'karpenter-%s' % VERSION, 'crds')
 
 
-def _go():
-    for c in (shutil.which('go'), '/usr/local/go/bin/go'):
-        if c and os.access(c, os.X_OK):
-            return c
-    raise RuntimeError('go is not installed (needed once to fetch %s@%s through the module '
-                       'proxy); see README' % (MODULE, VERSION))
-
-
 def module_crd_dir():
-    """pkg/apis/crds/ of the module in the Go module cache, downloaded if missing:
-    tests/k8s/karpenter-crds does it where the pinned toolchain is present."""
-    script = os.path.join(ROOT, 'tests', 'k8s', 'karpenter-crds')
-    if os.access(script, os.X_OK):
-        r = subprocess.run([script], capture_output=True, text=True, timeout=600)
-        if r.returncode != 0:
-            raise RuntimeError('tests/k8s/karpenter-crds failed: ' + r.stderr.strip())
-        return r.stdout.strip()
-    with tempfile.TemporaryDirectory() as tmp:   # outside any module: plain download
-        r = subprocess.run([_go(), 'mod', 'download', '-json', '%s@%s' % (MODULE, VERSION)],
-                           cwd=tmp, capture_output=True, text=True, timeout=600)
-    try:
-        info = json.loads(r.stdout)
-    except ValueError:
-        info = {}
-    if r.returncode != 0 or info.get('Error') or not info.get('Dir'):
-        raise RuntimeError('go mod download %s@%s failed: %s' % (
-            MODULE, VERSION, info.get('Error') or r.stderr.strip() or r.stdout.strip()))
-    return os.path.join(info['Dir'], 'pkg', 'apis', 'crds')
+    """pkg/apis/crds/ of the module in the Go module cache, downloaded if missing, by
+    tests/k8s/karpenter-crds (which reads the same tests/k8s/versions)."""
+    r = subprocess.run([FETCH], capture_output=True, text=True, timeout=600)
+    if r.returncode != 0:
+        raise UpstreamError('tests/k8s/karpenter-crds (%s@%s) failed: %s'
+                            % (MODULE, VERSION, r.stderr.strip() or 'exit %d' % r.returncode))
+    return r.stdout.strip()
 
 
 def fetch():
