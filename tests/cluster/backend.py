@@ -19,7 +19,7 @@ sys.path.insert(0, os.path.join(ROOT, 'tests', 'e2e'))
 
 from harness import cluster as hc  # noqa: E402
 from harness.core import fail  # noqa: E402
-from realcluster import RealCluster  # noqa: E402
+from realcluster import CLOUD_USER, RealCluster  # noqa: E402,F401
 
 SIM_ONLY = ('sim_args', 'webhooks')
 

@@ -24,9 +24,12 @@ For every instance of the AWS simulator (tests/sim/aws.py) that reaches 'running
   identity (as the cloud node-lifecycle controller does; finalizers are the API
   server's business). A Node deleted while its instance still runs registers again.
 
-Reads (one watch of all pods, one of all nodes) use the agent's cloud-provider
-identity; every write a kubelet makes uses that node's certificate.
+Reads (one watch of all pods, a Node before deleting it) use the agent's cloud-provider
+identity, which has only what upstream's cloud-node-lifecycle controller has
+(tests/cluster/realcluster.py RealCluster._cloud_identity); every write a kubelet
+makes uses that node's certificate.
 """
+import http.client
 import os
 import sys
 import threading
@@ -219,8 +222,8 @@ class NodeAgent:
             n = self.cloud.get('/api/v1/nodes/' + name)
             if n['spec'].get('providerID', '').endswith('/' + iid):
                 self.cloud.delete('/api/v1/nodes/' + name)
-        except ApiError as e:
-            if e.code != 404:
+        except (ApiError, OSError, http.client.HTTPException) as e:
+            if getattr(e, 'code', None) != 404:
                 self.log('delete node %s failed: %s' % (name, e))
 
     # ---- the periodic part ----------------------------------------------------

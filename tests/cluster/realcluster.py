@@ -55,6 +55,8 @@ CHART = os.path.join(ROOT, 'manifests', 'chart', 'nodewarden')
 NAMESPACE = RELEASE = 'nodewarden'
 CLUSTER_NAME = 'sim-cluster'   # the discovery tag the test manifests select by
 WEBHOOK_PORT = 8443
+CLOUD_USER = 'nodewarden-tests:cloud-node-lifecycle'
+CLOUD_ROLE = 'system:controller:node-controller'
 
 
 def _run(*argv, check=True, **kw):
@@ -138,8 +140,7 @@ class RealCluster:
             self._start_aws()
             self.admin = Api(self.cp.server, self.cp.ca_file,
                              cert=(os.path.join(self.cp.pki, 'admin.crt'), os.path.join(self.cp.pki, 'admin.key')))
-            crt, key = self.cp.issue_cert('cloud-provider', 'nodewarden-tests:cloud-node-lifecycle',
-                                          orgs=['system:masters'], client=True)
+            crt, key = self._cloud_identity()
             self.agent = NodeAgent(self.aws, self.cp, Api(self.cp.server, self.cp.ca_file, cert=(crt, key)),
                                    boot_delay=self.boot_delay, log=self.log)
             t1 = time.monotonic()
@@ -152,6 +153,22 @@ class RealCluster:
         self.timings['total'] = time.monotonic() - t0
         self._write_files()
         return self
+
+    def _cloud_identity(self):
+        """The node agent's cloud-node-lifecycle identity: a client certificate for the user
+        CLOUD_USER (no groups), bound to kube-apiserver's bootstrap ClusterRole
+        system:controller:node-controller - the role upstream's cloud-node-lifecycle
+        controller runs with (k8s.io/cloud-provider app/controllermanager.go gives it the
+        "node-controller" client; k8s.io/kubernetes
+        plugin/pkg/auth/authorizer/rbac/bootstrappolicy/controller_policy.go: nodes get/
+        list/watch/update/delete/patch, nodes/status and pods/status patch/update, pods
+        list/watch/get/delete, events), so a verb that role lacks is a 403 here too."""
+        self.admin.create('/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
+            'metadata': {'name': CLOUD_USER},
+            'roleRef': {'apiGroup': 'rbac.authorization.k8s.io', 'kind': 'ClusterRole',
+                        'name': CLOUD_ROLE},
+            'subjects': [{'apiGroup': 'rbac.authorization.k8s.io', 'kind': 'User', 'name': CLOUD_USER}]})
+        return self.cp.issue_cert('cloud-provider', CLOUD_USER, client=True)
 
     def _start_aws(self):
         self.aws = aws_mod.AwsSim(region=self.region, cluster=CLUSTER_NAME)
