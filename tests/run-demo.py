@@ -22,6 +22,7 @@ CLUSTER=real`) the same story plays on the real control plane of tests/cluster
 """
 import json
 import os
+import signal
 import sys
 import time
 
@@ -190,6 +191,9 @@ def scale_down(c):
 
 
 def main():
+    # SIGTERM ends the demo like Ctrl-C: nodewarden first, then the cluster (with a handler
+    # of ours, tests/k8s/controlplane.py does not stop the control plane under it first)
+    signal.signal(signal.SIGTERM, lambda *a: sys.exit(128 + signal.SIGTERM))
     # CLUSTER=real (make run CLUSTER=real): the real control plane of tests/cluster
     c = new_cluster("real" if os.environ.get("CLUSTER") == "real" else "sim", boot_delay=1.0)
     ok = False

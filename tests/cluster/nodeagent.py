@@ -284,9 +284,10 @@ class NodeAgent:
                             self.pods.pop(obj['metadata']['uid'], None)
                         else:
                             self.pods[obj['metadata']['uid']] = obj
-            except (ApiError, OSError, ValueError) as e:
+            except (ApiError, OSError, ValueError, http.client.HTTPException) as e:
+                # HTTPException: the API server ended the stream mid-chunk (it stopped)
                 if not self.stop_ev.is_set():
-                    self.log('pod watch: %s' % e)
+                    self.log('pod watch: %r' % e)
                     rv = None
                     time.sleep(0.5)
 
