@@ -129,8 +129,12 @@ def _type_ok(v, t):
 
 def json_schema_errors(v, s, path='values'):
     """type, properties, required, enum, additionalProperties (bool or schema), items,
-    minimum/maximum, minLength, pattern."""
+    minimum/maximum, minLength, pattern, anyOf."""
     errs = []
+    if 'anyOf' in s:
+        alts = [json_schema_errors(v, a, path) for a in s['anyOf']]
+        if all(alts):
+            return ['%s: matches none of anyOf (%s)' % (path, '; '.join(e[0] for e in alts))]
     if 'type' in s and not _type_ok(v, s['type']):
         return ['%s: expected %s, got %s' % (path, s['type'], type(v).__name__)]
     if 'enum' in s and v not in s['enum']:

@@ -155,7 +155,8 @@ class StaticTest(unittest.TestCase):
         self.assertEqual(values['aws']['credentials'], 'instanceProfile')
         bad = [
             ('replicaCount', 'two', 'expected integer'),
-            ('replicaCount', 0, 'minimum'),
+            ('replicaCount', -1, 'minimum'),
+            ('replicaCount', 11, 'maximum'),
             ('logLevel', 'loud', 'not in'),
             ('nonsense', 1, 'unknown key'),
         ]
@@ -169,7 +170,8 @@ class StaticTest(unittest.TestCase):
         v['aws']['credentials'] = 'magic'
         v['settings']['batchIdleDuration'] = '1 second'
         v['webhook']['failurePolicy']['pods'] = 'Maybe'
-        self.assertEqual(len(checks.json_schema_errors(v, schema)), 4)
+        v['podDisruptionBudget']['maxUnavailable'] = '150%'
+        self.assertEqual(len(checks.json_schema_errors(v, schema)), 5)
 
     def test_config_keys_known_to_nodewarden(self):
         """The ConfigMap's config.yaml (chart and install.yaml) uses only keys of config/config.c."""
