@@ -237,8 +237,16 @@ class Launch(Ec2Base):
     def test_fleet_on_demand_lowest_price_and_instances(self):
         self.lt('karpenter.k8s.aws/od')
         z = self.sim.zones
-        root = self.fleet('karpenter.k8s.aws/od', [('m6i.xlarge', z[0]), ('m6i.large', z[1]),
-                                                   ('c6i.large', z[2])], total=2)
+        # a new instance is pending for pending_seconds: long enough here that
+        # DescribeInstances sees it pending however loaded the machine (0.05 s raced a
+        # busy test run, which sometimes saw it running already); the pending -> running
+        # step is checked on a second launch with the class's 0.05 s
+        self.sim.pending_seconds = 600
+        try:
+            root = self.fleet('karpenter.k8s.aws/od', [('m6i.xlarge', z[0]), ('m6i.large', z[1]),
+                                                       ('c6i.large', z[2])], total=2)
+        finally:
+            self.sim.pending_seconds = 0.05
         fis = root.findall('./fleetInstanceSet/item')
         self.assertEqual(len(fis), 1)
         self.assertEqual(fis[0].find('instanceType').text, 'c6i.large')   # cheapest
@@ -257,11 +265,14 @@ class Launch(Ec2Base):
                                 'eks:eks-cluster-name': 'demo'})
         self.assertIsNone(inst.find('spotInstanceRequestId'))
         self.assertEqual(inst.find('./metadataOptions/httpTokens').text, 'required')
-        self.assertTrue(wait_for(lambda: self.sim.instance(ids[0])['State']['Name'] == 'running'))
         pub = self.sim.instance(ids[0])
+        self.assertEqual(pub['State']['Name'], 'pending')
         self.assertEqual(pub['UserData'], USER_DATA)
         self.assertEqual(pub['RootVolumeSizeGiB'], 80)
         self.assertTrue(pub['PrivateDnsName'].endswith('.us-west-2.compute.internal'))
+        root = self.fleet('karpenter.k8s.aws/od', [('c6i.large', z[2])], total=1)
+        again = root.find('./fleetInstanceSet/item/instanceIds/item').text
+        self.assertTrue(wait_for(lambda: self.sim.instance(again)['State']['Name'] == 'running'))
 
     def test_fleet_spot_and_ice(self):
         self.lt('karpenter.k8s.aws/spot')
