@@ -69,8 +69,12 @@ def main(story, cluster=None):
             from . import cluster as clusters
             c = clusters.new(**cluster)
             story(c)
-    except Failure:
-        pass  # already recorded and logged
+    except Failure as e:
+        # fail() recorded and logged it; a Failure raised directly (harness.Unsupported:
+        # the backend cannot do what the story asked) must fail the story too
+        if str(e) not in FAILED:
+            log("FAIL " + str(e))
+            FAILED.append(str(e))
     except Exception as e:  # a crash is a failure with its reason
         traceback.print_exc()
         FAILED.append("exception: %r" % e)
