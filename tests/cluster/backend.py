@@ -6,7 +6,9 @@ and run in a network namespace with the chart's ServiceAccount token and
 ConfigMap, EC2/SQS/STS/IMDS from the simulator, Nodes from the node agent.
 
 What only the simulated API server can do (c.sim: kube faults, 410s, watch drops,
-store resets) raises harness.Unsupported here.
+store resets) raises harness.Unsupported here. Every story on this backend also fails
+when nodewarden met a 403 (its request counter before it stops, its log at the end):
+the chart's RBAC must grant whatever the story made it do.
 """
 import os
 import sys
@@ -18,10 +20,12 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, 'tests', 'e2e'))
 
 from harness import cluster as hc  # noqa: E402
-from harness.core import fail  # noqa: E402
+from harness.core import check, fail  # noqa: E402
 from realcluster import CLOUD_USER, RealCluster  # noqa: E402,F401
 
 SIM_ONLY = ('sim_args', 'webhooks')
+# what nodewarden's kube client adds to a 403 (scaler/kube/client.c)
+RBAC_HINT = 'RBAC: grant this verb on this resource'
 
 
 class RealBackend(hc.Cluster):
@@ -63,7 +67,30 @@ class RealBackend(hc.Cluster):
         e.update(env or {})
         return self.real.net.exec_prefix() + list(args), e
 
+    def stop_nodewarden(self):
+        """Before it stops: nothing nodewarden asked for was refused by the chart's RBAC
+        (its own counter of 403 answers), whatever the story checked itself."""
+        if self.nw is not None and self.nw.poll() is None:
+            try:
+                denied = self.metrics().sum('nodewarden_kube_requests_total', code='403')
+            except OSError:
+                denied = None     # no /metrics: the log check below still runs
+            if denied:
+                check(False, 'real backend: no request of nodewarden refused with 403 (%g refused)'
+                      % denied)
+        super().stop_nodewarden()
+
     def _stop_backend(self):
+        # runs that ended otherwise (killed by the story) too: a 403 nodewarden logged
+        for p in self.nwlogs:
+            try:
+                with open(p) as f:
+                    bad = [line for line in f if RBAC_HINT in line]
+            except OSError:
+                continue
+            if bad:
+                check(False, 'real backend: %s logged %d request(s) refused by RBAC, first: %s'
+                      % (os.path.basename(p), len(bad), bad[0].strip()[:400]))
         self.real.stop()
 
 
