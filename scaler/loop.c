@@ -13,6 +13,7 @@
 #include "common/log.h"
 #include "common/metrics.h"
 #include "scaler/aws/cloud.h"
+#include "scaler/aws/intrsource.h"
 #include "scaler/controllers/ctl.h"
 #include "scaler/controllers/disruption.h"
 #include "scaler/controllers/gc.h"
@@ -28,7 +29,8 @@ struct nw_scaler {
     nw_ctl_t ctl;
     nw_kube_watch_t *watch;
     nw_kube_leader_t *leader;
-    nw_intr_t *intr; /* interruption thread, when settings.interruptionQueue is set */
+    nw_intr_t *intr;               /* interruption thread, when settings.interruptionQueue is set */
+    nw_intr_source_t *intr_source; /* its SQS queue (owned) */
     pthread_t thread;
     int thread_started;
 };
@@ -117,6 +119,8 @@ static void *reconcile_main(void *arg)
 static void scaler_free(nw_scaler_t *s)
 {
     nw_intr_stop(s->intr);
+    if (s->intr_source)
+        s->intr_source->ops->free(s->intr_source);
     nw_kube_leader_free(s->leader);
     nw_kube_watch_free(s->watch);
     nw_prov_cleanup(&s->ctl);
@@ -233,21 +237,22 @@ nw_rc_t nw_scaler_start(const nw_scaler_opts_t *o, nw_scaler_t **out, nw_err_t *
     } else
         atomic_store(&c->leading, 1);
     if (o->interruption_queue && *o->interruption_queue) {
+        /* whole seconds, at least 1 (0 would turn the long poll into a busy loop) */
+        int wait_s = o->interruption_wait_ns <= 0 ? -1
+                     : o->interruption_wait_ns < NW_NS_PER_SEC
+                         ? 1
+                         : (int)(o->interruption_wait_ns / NW_NS_PER_SEC);
+        if ((rc = nw_aws_intr_source_new(&ao.aws, nw_aws_cloud_creds(c->cloud), c->clock,
+                                         o->interruption_queue, wait_s, 20, &s->intr_source,
+                                         err)) != NW_OK)
+            goto fail;
         nw_intr_opts_t io = {
             .kube = c->kube,
             .cache = c->cache,
             .rec = c->rec,
             .ice = c->cloud->ops->ice(c->cloud),
-            .creds = nw_aws_cloud_creds(c->cloud),
+            .source = s->intr_source,
             .clock = c->clock,
-            .aws = &ao.aws,
-            .queue = o->interruption_queue,
-            /* whole seconds, at least 1 (0 would turn the long poll into a busy loop) */
-            .wait_s = o->interruption_wait_ns <= 0 ? -1
-                      : o->interruption_wait_ns < NW_NS_PER_SEC
-                          ? 1
-                          : (int)(o->interruption_wait_ns / NW_NS_PER_SEC),
-            .visibility_s = 20,
             .leading = &c->leading,
         };
         if ((rc = nw_intr_start(&io, &s->intr, err)) != NW_OK)

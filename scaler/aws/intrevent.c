@@ -1,36 +1,13 @@
-/* scaler/aws/intrevent.c — EventBridge envelope and detail parsing; see event.h. */
+/* scaler/aws/intrevent.c — EventBridge envelope and detail parsing; see intrevent.h. */
 #include "scaler/aws/intrevent.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "common/clock.h"
+
 #define GET(o, k) cJSON_GetObjectItemCaseSensitive((o), (k))
-
-const char *nw_intr_kind_name(nw_intr_kind_t k)
-{
-    switch (k) {
-    case NW_INTR_SPOT_INTERRUPTION:
-        return "spot_interruption";
-    case NW_INTR_REBALANCE:
-        return "rebalance_recommendation";
-    case NW_INTR_SCHEDULED_CHANGE:
-        return "scheduled_change";
-    case NW_INTR_STOPPED:
-        return "instance_stopped";
-    case NW_INTR_TERMINATED:
-        return "instance_terminated";
-    case NW_INTR_CAPACITY_RESERVATION:
-        return "capacity_reservation_interruption";
-    default:
-        return "noop";
-    }
-}
-
-int nw_intr_kind_deletes(nw_intr_kind_t k)
-{
-    return k != NW_INTR_NOOP && k != NW_INTR_REBALANCE && k < NW_INTR_KINDS;
-}
 
 /* "i-" and 8 or 17 lowercase hex digits, as EC2 issues them. */
 static int valid_instance_id(const char *s)
@@ -163,6 +140,10 @@ nw_rc_t nw_intr_parse(const char *body, size_t len, nw_intr_event_t *out, nw_err
                       err)) != NW_OK ||
         (rc = opt_str(root, "id", "id", out->id, sizeof out->id, err)) != NW_OK)
         goto out;
+    /* the event's time: informative, so a missing or odd one leaves 0 */
+    const cJSON *tm = GET(root, "time");
+    if (cJSON_IsString(tm) && nw_time_parse(tm->valuestring, &out->time_ns) != NW_OK)
+        out->time_ns = 0;
     if (!version[0] || !out->source[0] || !out->detail_type[0]) {
         rc = nw_err_set(err, NW_EPARSE,
                         !version[0]       ? "version"

@@ -1,4 +1,4 @@
-/* scaler/controllers/interruption.c — SQS polling thread and message handling; see
+/* scaler/controllers/interruption.c — the interruption thread and event handling; see
  * interruption.h. */
 #include "scaler/controllers/interruption.h"
 
@@ -10,8 +10,6 @@
 
 #include "common/log.h"
 #include "scaler/controllers/ctl.h"
-#include "scaler/aws/launch.h"
-#include "scaler/aws/sqs.h"
 
 #define GET(o, k) cJSON_GetObjectItemCaseSensitive((o), (k))
 #define NKINDS (NW_INTR_KINDS + 1) /* + one slot for messages that did not parse */
@@ -23,9 +21,7 @@ static const char *const act_names[NACTS] = {"delete_nodeclaim", "cordon", "mark
 
 struct nw_intr {
     nw_intr_opts_t o;
-    nw_awscfg_t aws;
-    char queue[512];
-    nw_sqs_t *sqs;
+    const char *queue; /* the source's name */
     pthread_t thread;
     int started;
     atomic_int stop;
@@ -217,15 +213,15 @@ static nw_rc_t act(nw_intr_t *h, const nw_intr_event_t *ev, const nw_intr_action
 }
 
 /* Handle one message; 1 when it may be deleted from the queue. */
-static int handle(nw_intr_t *h, const nw_sqs_msg_t *m, int *kind)
+static int handle(nw_intr_t *h, const nw_intr_msg_t *m, int *kind)
 {
-    nw_intr_event_t ev;
-    nw_err_t err = {0};
+    const nw_intr_event_t ev = m->ev;
     *kind = KIND_UNPARSEABLE;
-    if (nw_intr_parse(m->body, m->body_len, &ev, &err) != NW_OK) {
+    if (!m->parsed) {
         atomic_fetch_add(&h->received[KIND_UNPARSEABLE], 1);
         nw_log_warn("interruption", "message could not be parsed; deleting it",
-                    NW_LS("messageId", m->id), NW_LS("field", err.path), NW_LS("error", err.msg));
+                    NW_LS("messageId", m->id), NW_LS("field", m->perr.path),
+                    NW_LS("error", m->perr.msg));
         return 1;
     }
     atomic_fetch_add(&h->received[ev.kind], 1);
@@ -269,12 +265,12 @@ static void *intr_main(void *arg)
             nap(h, 500);
             continue;
         }
-        nw_sqs_msgs_t msgs;
-        nw_sqs_error_t ae;
+        nw_intr_batch_t msgs;
+        nw_cloud_error_t ce;
         nw_err_t err = {0};
+        memset(&ce, 0, sizeof ce);
         atomic_fetch_add(&h->polls, 1);
-        if (nw_sqs_receive(h->sqs, NW_SQS_MAX_MESSAGES, h->o.visibility_s, h->o.wait_s, &msgs, &ae,
-                           &err) != NW_OK) {
+        if (h->o.source->ops->receive(h->o.source, &msgs, &ce, &err) != NW_OK) {
             if (atomic_load(&h->stop))
                 break;
             atomic_fetch_add(&h->receive_errors, 1);
@@ -282,8 +278,8 @@ static void *intr_main(void *arg)
             if (backoff_ms > 30000)
                 backoff_ms = 30000;
             nw_log_every(30, NW_LOG_WARN, "interruption", "cannot receive from the queue",
-                         NW_LS("queue", h->queue), NW_LS("class", nw_sqs_class_name(ae.cls)),
-                         NW_LS("code", ae.code), NW_LS("error", err.msg),
+                         NW_LS("queue", h->queue), NW_LS("class", nw_cloud_err_kind_name(ce.kind)),
+                         NW_LS("code", ce.code), NW_LS("error", err.msg),
                          NW_LI("retryInMs", backoff_ms));
             nap(h, backoff_ms);
             continue;
@@ -296,15 +292,15 @@ static void *intr_main(void *arg)
             if (!handle(h, &msgs.v[i], &k))
                 continue; /* redelivered after the visibility timeout */
             nw_err_clear(&err);
-            if (nw_sqs_delete(h->sqs, msgs.v[i].receipt, &ae, &err) != NW_OK) {
+            if (h->o.source->ops->ack(h->o.source, &msgs.v[i], &ce, &err) != NW_OK) {
                 atomic_fetch_add(&h->delete_errors, 1);
                 nw_log_warn("interruption", "cannot delete the message",
-                            NW_LS("messageId", msgs.v[i].id), NW_LS("code", ae.code),
+                            NW_LS("messageId", msgs.v[i].id), NW_LS("code", ce.code),
                             NW_LS("error", err.msg));
             } else
                 atomic_fetch_add(&h->deleted[k], 1);
         }
-        nw_sqs_msgs_free(&msgs);
+        nw_intr_batch_free(&msgs);
     }
     return NULL;
 }
@@ -312,39 +308,23 @@ static void *intr_main(void *arg)
 nw_rc_t nw_intr_start(const nw_intr_opts_t *o, nw_intr_t **out, nw_err_t *err)
 {
     *out = NULL;
-    if (!o->queue || !*o->queue)
-        return nw_err_set(err, NW_EINVAL, "settings.interruptionQueue", "no queue given");
-    if (!o->kube || !o->cache || !o->rec || !o->creds || !o->aws)
+    if (!o->kube || !o->cache || !o->rec || !o->source)
         return nw_err_set(err, NW_EINVAL, "interruption", "missing collaborators");
     nw_intr_t *h = calloc(1, sizeof *h);
     if (!h)
         return nw_err_set(err, NW_ENOMEM, "interruption", "out of memory");
     h->o = *o;
-    h->aws = *o->aws;
-    h->o.aws = &h->aws;
-    snprintf(h->queue, sizeof h->queue, "%s", o->queue);
-    h->o.queue = h->queue;
+    h->queue = o->source->name ? o->source->name : "";
     if (!h->o.clock)
         h->o.clock = nw_clock_system();
-    if (h->o.wait_s < 0 || h->o.wait_s > 20)
-        h->o.wait_s = 20;
-    if (h->o.visibility_s <= 0)
-        h->o.visibility_s = 20;
-    nw_rc_t rc = nw_sqs_new(&h->aws, o->creds, h->o.clock, h->queue, &h->sqs, err);
-    if (rc != NW_OK) {
-        free(h);
-        return rc;
-    }
-    nw_sqs_set_abort(h->sqs, &h->stop);
+    h->o.source->ops->set_abort(h->o.source, &h->stop);
     if (pthread_create(&h->thread, NULL, intr_main, h) != 0) {
-        nw_sqs_free(h->sqs);
+        h->o.source->ops->set_abort(h->o.source, NULL);
         free(h);
         return nw_err_set(err, NW_ENOMEM, "interruption", "cannot start the interruption thread");
     }
     h->started = 1;
-    nw_log_info("interruption", "interruption handling started", NW_LS("queue", h->queue),
-                NW_LI("waitTimeSeconds", h->o.wait_s),
-                NW_LI("visibilityTimeoutSeconds", h->o.visibility_s));
+    nw_log_info("interruption", "interruption handling started", NW_LS("queue", h->queue));
     *out = h;
     return NW_OK;
 }
@@ -356,7 +336,7 @@ void nw_intr_stop(nw_intr_t *h)
     atomic_store(&h->stop, 1);
     if (h->started)
         pthread_join(h->thread, NULL);
-    nw_sqs_free(h->sqs);
+    h->o.source->ops->set_abort(h->o.source, NULL);
     free(h);
 }
 

@@ -1,9 +1,10 @@
 /*
  * scaler/controllers/interruption.h — the interruption controller
  * (aws/karpenter-provider-aws pkg/controllers/interruption/controller.go): its own thread
- * long-polls the SQS queue named by settings.interruptionQueue (fed by EventBridge rules), so a 20
- * s poll never blocks the reconcile thread, and acts on each message while this replica holds the
- * Lease:
+ * reads an interruption source (scaler/cloud/interrupt.h; on AWS the SQS queue named by
+ * settings.interruptionQueue, fed by EventBridge rules: scaler/aws/intrsource.h), so a 20 s
+ * long poll never blocks the reconcile thread, and acts on each event while this replica
+ * holds the Lease:
  *
  *   spot interruption warning  → (spot, type, zone) ICE-unavailable for the
  *                                cache TTL, Node tainted karpenter.sh/disrupted:
@@ -17,16 +18,16 @@
  * Deleting the NodeClaim is the whole action: the termination flow drains the
  * node and terminates the instance, and the provisioner launches capacity for
  * the evicted pods. NodeClaims are found by the instance id in
- * status.providerID (aws:///<zone>/<id>), Nodes by spec.providerID.
+ * status.providerID (its last segment, nw_cloud_instance_id), Nodes by spec.providerID.
  *
- * Messages: parse failures are logged and deleted; handled messages are
- * deleted; a message whose handling failed (a Kubernetes write error) is left
- * in the queue and comes back after the visibility timeout (20 s).
+ * Messages: parse failures are logged and acknowledged (deleted from the queue); handled
+ * messages are acknowledged; a message whose handling failed (a Kubernetes write error) is
+ * not, and comes back (on SQS after the visibility timeout, 20 s).
  *
  * Ownership: nw_intr_start returns an owned handle; nw_intr_stop stops the
- * thread (an SQS long poll in flight is abandoned within about a second) and
- * frees it. Everything in the options is borrowed (must outlive the handle)
- * except queue and aws, which are copied.
+ * thread (a long poll in flight is abandoned within about a second) and
+ * frees it. Everything in the options is borrowed and must outlive the handle (the
+ * source too: its owner frees it after nw_intr_stop).
  * Thread: start/stop from one controlling thread; nw_intr_metrics from any.
  */
 #ifndef NW_SCALER_CONTROLLERS_INTERRUPTION_H
@@ -39,10 +40,8 @@
 #include "common/buf.h"
 #include "common/clock.h"
 #include "common/err.h"
-#include "scaler/aws/awscfg.h"
-#include "scaler/aws/creds.h"
 #include "scaler/cloud/ice.h"
-#include "scaler/aws/intrevent.h"
+#include "scaler/cloud/interrupt.h"
 #include "scaler/kube/cache.h"
 #include "scaler/kube/client.h"
 #include "scaler/kube/write.h"
@@ -51,19 +50,15 @@ typedef struct {
     nw_kube_client_t *kube;
     nw_kube_cache_t *cache;
     nw_kube_recorder_t *rec;
-    nw_ice_t *ice; /* may be NULL: no ICE marks */
-    nw_creds_t *creds;
+    nw_ice_t *ice;             /* may be NULL: no ICE marks */
+    nw_intr_source_t *source;  /* where the events come from */
     const nw_clock_t *clock;   /* NULL: system clock */
-    const nw_awscfg_t *aws;    /* region and the SQS endpoint (copied) */
-    const char *queue;         /* queue name or URL (copied) */
-    int wait_s;                /* WaitTimeSeconds, 0..20; < 0: 20 */
-    int visibility_s;          /* VisibilityTimeout; <= 0: 20 */
     const atomic_int *leading; /* act only while non-zero (NULL: always) */
 } nw_intr_opts_t;
 
 typedef struct nw_intr nw_intr_t;
 
-/** Start the thread. NW_EINVAL when the queue or the SQS endpoint is missing. */
+/** Start the thread. NW_EINVAL when a collaborator is missing. */
 nw_rc_t nw_intr_start(const nw_intr_opts_t *o, nw_intr_t **out, nw_err_t *err);
 
 /** Stop the thread and free. NULL-safe. */

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static fake_cloud_t *me(nw_cloud_t *c)
 {
@@ -257,4 +258,135 @@ void fake_cloud_free(fake_cloud_t *f)
     nw_ice_free(f->ice);
     nw_catalog_free(f->cat);
     free(f);
+}
+
+/* ---- the fake interruption source ---- */
+
+static fake_intr_t *qme(nw_intr_source_t *s)
+{
+    return (fake_intr_t *)s;
+}
+
+static nw_rc_t intr_receive(nw_intr_source_t *s, nw_intr_batch_t *out, nw_cloud_error_t *ce,
+                            nw_err_t *err)
+{
+    fake_intr_t *q = qme(s);
+    memset(out, 0, sizeof *out);
+    for (int i = 0; i < 5 && !(q->abort && atomic_load(q->abort)); i++) {
+        struct timespec ts = {0, 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    pthread_mutex_lock(&q->mu);
+    int r = ++q->receives;
+    if (q->fail_receives > 0) {
+        q->fail_receives--;
+        pthread_mutex_unlock(&q->mu);
+        if (ce) {
+            memset(ce, 0, sizeof *ce);
+            ce->kind = NW_CLOUD_ERR_THROTTLED;
+            snprintf(ce->code, sizeof ce->code, "ThrottlingException");
+        }
+        return nw_err_set(err, NW_EAWS, "", "ReceiveMessage throttled (fake)");
+    }
+    out->v = calloc(FAKE_INTR_MAX, sizeof *out->v);
+    ck_assert_ptr_nonnull(out->v);
+    for (int i = 0; i < q->n; i++) {
+        fake_intr_msg_t *m = &q->msgs[i];
+        if (m->acked || m->next_receive > r)
+            continue;
+        m->deliveries++;
+        m->next_receive = r + FAKE_INTR_REDELIVER;
+        nw_intr_msg_t *o = &out->v[out->n++];
+        snprintf(o->id, sizeof o->id, "%s", m->id);
+        o->handle = strdup(m->id);
+        ck_assert_ptr_nonnull(o->handle);
+        o->parsed = m->parsed;
+        o->ev = m->ev;
+        if (!m->parsed)
+            nw_err_set(&o->perr, NW_EPARSE, "detail-type", "not an event (fake)");
+    }
+    pthread_mutex_unlock(&q->mu);
+    return NW_OK;
+}
+
+static nw_rc_t intr_ack(nw_intr_source_t *s, const nw_intr_msg_t *m, nw_cloud_error_t *ce,
+                        nw_err_t *err)
+{
+    (void)ce, (void)err;
+    fake_intr_t *q = qme(s);
+    pthread_mutex_lock(&q->mu);
+    for (int i = 0; i < q->n; i++)
+        if (strcmp(q->msgs[i].id, m->handle) == 0)
+            q->msgs[i].acked = 1;
+    pthread_mutex_unlock(&q->mu);
+    return NW_OK;
+}
+
+static void intr_set_abort(nw_intr_source_t *s, const atomic_int *flag)
+{
+    qme(s)->abort = flag;
+}
+
+static void intr_free(nw_intr_source_t *s)
+{
+    (void)s; /* the test owns it: fake_intr_destroy */
+}
+
+static const nw_intr_source_ops_t fake_intr_ops = {
+    .receive = intr_receive,
+    .ack = intr_ack,
+    .set_abort = intr_set_abort,
+    .free = intr_free,
+};
+
+void fake_intr_init(fake_intr_t *q)
+{
+    memset(q, 0, sizeof *q);
+    q->base.ops = &fake_intr_ops;
+    q->base.name = "fake-queue";
+    pthread_mutex_init(&q->mu, NULL);
+}
+
+void fake_intr_destroy(fake_intr_t *q)
+{
+    pthread_mutex_destroy(&q->mu);
+}
+
+void fake_intr_push(fake_intr_t *q, const char *id, const nw_intr_event_t *ev)
+{
+    pthread_mutex_lock(&q->mu);
+    ck_assert_int_lt(q->n, FAKE_INTR_MAX);
+    fake_intr_msg_t *m = &q->msgs[q->n++];
+    memset(m, 0, sizeof *m);
+    snprintf(m->id, sizeof m->id, "%s", id);
+    m->parsed = ev != NULL;
+    if (ev)
+        m->ev = *ev;
+    pthread_mutex_unlock(&q->mu);
+}
+
+static fake_intr_msg_t *intr_find(fake_intr_t *q, const char *id)
+{
+    for (int i = 0; i < q->n; i++)
+        if (strcmp(q->msgs[i].id, id) == 0)
+            return &q->msgs[i];
+    return NULL;
+}
+
+int fake_intr_deliveries(fake_intr_t *q, const char *id)
+{
+    pthread_mutex_lock(&q->mu);
+    fake_intr_msg_t *m = intr_find(q, id);
+    int n = m ? m->deliveries : -1;
+    pthread_mutex_unlock(&q->mu);
+    return n;
+}
+
+int fake_intr_acked(fake_intr_t *q, const char *id)
+{
+    pthread_mutex_lock(&q->mu);
+    fake_intr_msg_t *m = intr_find(q, id);
+    int n = m ? m->acked : 0;
+    pthread_mutex_unlock(&q->mu);
+    return n;
 }

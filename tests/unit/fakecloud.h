@@ -13,8 +13,12 @@
 #ifndef NW_TESTS_FAKECLOUD_H
 #define NW_TESTS_FAKECLOUD_H
 
+#include <pthread.h>
+#include <stdatomic.h>
+
 #include "common/clock.h"
 #include "scaler/cloud/cloud.h"
+#include "scaler/cloud/interrupt.h"
 
 #define FAKE_CLOUD_MAX 32
 
@@ -50,5 +54,37 @@ nw_cloud_instance_t *fake_cloud_add(fake_cloud_t *f, const char *id, const char 
 
 /** The instance with this id or providerID, or NULL. */
 nw_cloud_instance_t *fake_cloud_find(fake_cloud_t *f, const char *id_or_provider_id);
+
+/* ---- a fake interruption source (scaler/cloud/interrupt.h), instead of SQS ----
+ * Pushed messages stay pending until acknowledged; receive hands out the pending ones
+ * due (each at most once per FAKE_INTR_REDELIVER receives: the visibility timeout) after
+ * a 5 ms wait that the abort flag cuts short. Thread: the pusher and the interruption
+ * thread (one mutex). */
+#define FAKE_INTR_MAX 16
+#define FAKE_INTR_REDELIVER 20
+
+typedef struct {
+    char id[128];
+    int parsed;
+    nw_intr_event_t ev;
+    int acked, deliveries, next_receive;
+} fake_intr_msg_t;
+
+typedef struct {
+    nw_intr_source_t base;
+    pthread_mutex_t mu;
+    fake_intr_msg_t msgs[FAKE_INTR_MAX];
+    int n;
+    int receives, fail_receives; /* fail_receives > 0: the next receives fail (throttled) */
+    const atomic_int *abort;
+} fake_intr_t;
+
+void fake_intr_init(fake_intr_t *q);
+void fake_intr_destroy(fake_intr_t *q);
+/** Queue a message; ev NULL: a body that did not parse. */
+void fake_intr_push(fake_intr_t *q, const char *id, const nw_intr_event_t *ev);
+/** How often message id was delivered, and whether it was acknowledged. */
+int fake_intr_deliveries(fake_intr_t *q, const char *id);
+int fake_intr_acked(fake_intr_t *q, const char *id);
 
 #endif

@@ -4,7 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "scaler/aws/cloud.h"
 #include "scaler/aws/ec2.h"
+#include "scaler/aws/intrsource.h"
 #include "scaler/aws/ec2xml.h"
 #include "tests/unit/testutil.h"
 
@@ -128,6 +130,29 @@ START_TEST(describe_lists)
 }
 END_TEST
 
+START_TEST(error_kinds)
+{
+    /* EC2's and SQS's error classes in the cloud's neutral kinds */
+    ck_assert_int_eq(nw_aws_err_kind(nw_ec2_classify("InsufficientInstanceCapacity", "", 500)),
+                     NW_CLOUD_ERR_CAPACITY);
+    ck_assert_int_eq(nw_aws_err_kind(nw_ec2_classify("UnauthorizedOperation", "", 403)),
+                     NW_CLOUD_ERR_UNAUTHORIZED);
+    ck_assert_int_eq(nw_aws_err_kind(nw_ec2_classify("InvalidParameterValue", "", 400)),
+                     NW_CLOUD_ERR_INVALID);
+    ck_assert_int_eq(nw_aws_err_kind(nw_ec2_classify("RequestLimitExceeded", "", 503)),
+                     NW_CLOUD_ERR_THROTTLED);
+    ck_assert_int_eq(nw_aws_err_kind(NW_EC2_SERVER), NW_CLOUD_ERR_OTHER);
+    ck_assert_int_eq(nw_aws_err_kind(NW_EC2_OK), NW_CLOUD_ERR_NONE);
+    ck_assert_int_eq(nw_aws_sqs_err_kind(nw_sqs_classify("ThrottlingException", 400)),
+                     NW_CLOUD_ERR_THROTTLED);
+    ck_assert_int_eq(nw_aws_sqs_err_kind(nw_sqs_classify("AccessDenied", 403)),
+                     NW_CLOUD_ERR_UNAUTHORIZED);
+    ck_assert_int_eq(nw_aws_sqs_err_kind(NW_SQS_TRANSPORT), NW_CLOUD_ERR_OTHER);
+    ck_assert_str_eq(nw_cloud_err_kind_name(NW_CLOUD_ERR_CAPACITY), "capacity");
+    ck_assert_str_eq(nw_cloud_err_kind_name(NW_CLOUD_ERR_THROTTLED), "throttled");
+}
+END_TEST
+
 START_TEST(instances_and_launch)
 {
     size_t len;
@@ -147,6 +172,26 @@ START_TEST(instances_and_launch)
     ck_assert_str_eq(in.v[0].subnet_id, "subnet-0a1b2c3d4e5f60002");
     ck_assert_int_eq(in.v[1].nsg, 0);
     ck_assert_str_eq(next, "ZGVzY3JpYmUtaW5zdGFuY2VzLTI=");
+    /* the same instances in the cloud's neutral terms (scaler/aws/cloud.c) */
+    nw_cloud_instance_t ci;
+    nw_aws_instance(&in.v[0], &ci);
+    ck_assert_str_eq(ci.id, "i-0123456789abcdef0");
+    ck_assert_str_eq(ci.provider_id, "aws:///us-west-2b/i-0123456789abcdef0");
+    ck_assert_str_eq(nw_cloud_instance_id(ci.provider_id), ci.id);
+    ck_assert_str_eq(ci.type, "m7i.large");
+    ck_assert_str_eq(ci.capacity_type, "on-demand");
+    ck_assert_str_eq(ci.state, "running");
+    ck_assert_str_eq(ci.image_id, "ami-0aaaaaaaaaaaaaaa1");
+    ck_assert_str_eq(ci.subnet_id, "subnet-0a1b2c3d4e5f60002");
+    ck_assert_int_eq(ci.nsg, 2);
+    ck_assert_str_eq(ci.sg_ids[1], "sg-0a1b2c3d4e5f60002");
+    ck_assert_int_eq(ci.launch_ns, in.v[0].launch_ns);
+    ck_assert(ci.launch_ns > 0);
+    ck_assert_int_eq(ci.ntags, 4);
+    ck_assert_str_eq(nw_cloud_instance_tag(&ci, "karpenter.sh/nodepool"), "default");
+    ck_assert_ptr_null(nw_cloud_instance_tag(&ci, "karpenter.sh/nodeclaim"));
+    nw_aws_instance(&in.v[1], &ci);
+    ck_assert_str_eq(ci.capacity_type, "spot");
     free(x);
     x = load(DIR "run-instances.xml", &len);
     ck_assert_int_eq(nw_ec2xml_parse_instances(x, len, &in, next, sizeof next, &err), NW_OK);
@@ -312,6 +357,7 @@ Suite *nw_ec2xml_suite(void)
     tcase_add_test(tc, instance_types);
     tcase_add_test(tc, describe_lists);
     tcase_add_test(tc, instances_and_launch);
+    tcase_add_test(tc, error_kinds);
     tcase_add_test(tc, errors_and_sts);
     tcase_add_test(tc, rejects_bad_input);
     suite_add_tcase(s, tc);

@@ -7,12 +7,14 @@
 #include "scaler/aws/intrevent.h"
 #include "scaler/controllers/ctl.h"
 #include "scaler/controllers/interruption.h"
+#include "tests/unit/ctlfix.h"
 #include "tests/unit/testutil.h"
 
 Suite *nw_interruption_suite(void);
 
 #define ID1 "i-0123456789abcdef0"
 #define ID2 "i-0fedcba9876543210"
+#define ID3 "i-0aaaaaaaaaaaaaaaa"
 
 static nw_rc_t parse_file(const char *name, nw_intr_event_t *ev, nw_err_t *err)
 {
@@ -62,6 +64,9 @@ START_TEST(sample_details)
     ck_assert_str_eq(ev.action, "terminate");
     ck_assert_str_eq(ev.source, "aws.ec2");
     ck_assert_str_eq(ev.id, "1e5527d7-bb36-4607-3370-4164db56a40e");
+    int64_t t = 0;
+    ck_assert_int_eq(nw_time_parse("2026-11-30T07:00:00Z", &t), NW_OK);
+    ck_assert_int_eq(ev.time_ns, t); /* the envelope's time */
     ck_assert_int_eq(parse_file("scheduled.json", &ev, NULL), NW_OK);
     ck_assert_str_eq(ev.ids[1], ID2);
     ck_assert_int_eq(parse_file("terminated.json", &ev, NULL), NW_OK);
@@ -315,6 +320,76 @@ START_TEST(taint)
 }
 END_TEST
 
+/* ---- the thread, on the fake interruption source and the fake API ---- */
+
+static int intr_done(fake_intr_t *q)
+{
+    return fake_intr_acked(q, "m-spot") && fake_intr_acked(q, "m-bad") &&
+           fake_intr_acked(q, "m-rebalance") && fake_intr_deliveries(q, "m-sched") >= 3;
+}
+
+START_TEST(thread_acts_and_acks)
+{
+    ctlfix_t f;
+    ctlfix_init(&f);
+    ctlfix_put(&f, NW_KUBE_NODECLAIMS, NC("a", "aws:///us-west-2a/" ID1, ""), 1);
+    ctlfix_put(&f, NW_KUBE_NODES, NODE("node-a", "aws:///us-west-2a/" ID1, ""), 1);
+    ctlfix_put(&f, NW_KUBE_NODECLAIMS, NC("b", "aws:///us-west-2b/" ID2, ""), 1);
+    ctlfix_put(&f, NW_KUBE_NODECLAIMS, NC("c", "aws:///us-west-2c/" ID3, ""), 1);
+    f.api.forbid = "nodeclaims/c"; /* handling c fails: its message is not acknowledged */
+    fake_intr_t q;
+    fake_intr_init(&q);
+    q.fail_receives = 1; /* the first receive fails; the thread backs off and goes on */
+    nw_intr_event_t spot = event_of(NW_INTR_SPOT_INTERRUPTION, ID1, NULL),
+                    reb = event_of(NW_INTR_REBALANCE, ID2, NULL),
+                    sched = event_of(NW_INTR_SCHEDULED_CHANGE, ID3, NULL);
+    fake_intr_push(&q, "m-spot", &spot);
+    fake_intr_push(&q, "m-bad", NULL);
+    fake_intr_push(&q, "m-rebalance", &reb);
+    fake_intr_push(&q, "m-sched", &sched);
+    nw_intr_opts_t o = {.kube = f.ctl.kube,
+                        .cache = f.ctl.cache,
+                        .rec = f.ctl.rec,
+                        .ice = f.cloud->ice,
+                        .source = &q.base,
+                        .clock = f.ctl.clock,
+                        .leading = &f.ctl.leading};
+    nw_intr_t *h = NULL;
+    nw_err_t err = {0};
+    ck_assert_int_eq(nw_intr_start(&o, &h, &err), NW_OK);
+    /* wait for the outcome (not a timing: the deadline only bounds a hang) */
+    for (int i = 0; i < 2000 && !intr_done(&q); i++) {
+        struct timespec ts = {0, 10000000L};
+        nanosleep(&ts, NULL);
+    }
+    ck_assert_msg(intr_done(&q), "spot %d bad %d rebalance %d sched deliveries %d",
+                  fake_intr_acked(&q, "m-spot"), fake_intr_acked(&q, "m-bad"),
+                  fake_intr_acked(&q, "m-rebalance"), fake_intr_deliveries(&q, "m-sched"));
+    nw_buf_t b;
+    nw_buf_init(&b, 1 << 16);
+    ck_assert_int_eq(nw_intr_metrics(h, &b), NW_OK);
+    nw_intr_stop(h);
+    /* spot: the offering is unavailable, the node tainted, the NodeClaim deleted */
+    ck_assert_int_eq(nw_ice_unavailable(f.cloud->ice, "spot", "m5.large", "us-west-2a",
+                                        nw_clock_mono(f.ctl.clock)),
+                     1);
+    ck_assert_int_ge(ctlfix_count(&f, 0, "PUT", "nodes/node-a", "karpenter.sh/disrupted"), 1);
+    ck_assert_int_eq(ctlfix_count(&f, 0, "DELETE", "nodeclaims/a", NULL), 1);
+    /* rebalance: nothing deleted; the scheduled change was tried (its third delivery
+     * came after the second try was done) and stays queued */
+    ck_assert_int_eq(ctlfix_count(&f, 0, "DELETE", "nodeclaims/b", NULL), 0);
+    ck_assert_int_ge(ctlfix_count(&f, 0, "DELETE", "nodeclaims/c", NULL), 2);
+    ck_assert(!fake_intr_acked(&q, "m-sched"));
+    ck_assert_ptr_nonnull(strstr(
+        b.data, "nodewarden_interruption_received_messages_total{kind=\"unparseable\"} 1\n"));
+    ck_assert_ptr_nonnull(
+        strstr(b.data, "nodewarden_interruption_errors_total{op=\"receive\"} 1\n"));
+    nw_buf_cleanup(&b);
+    fake_intr_destroy(&q);
+    ctlfix_free(&f);
+}
+END_TEST
+
 Suite *nw_interruption_suite(void)
 {
     Suite *s = suite_create("interruption");
@@ -328,6 +403,10 @@ Suite *nw_interruption_suite(void)
     tcase_add_test(t, plan_spot);
     tcase_add_test(t, plan_kinds);
     tcase_add_test(t, taint);
+    suite_add_tcase(s, t);
+    t = tcase_create("thread");
+    tcase_set_timeout(t, 60);
+    tcase_add_test(t, thread_acts_and_acks);
     suite_add_tcase(s, t);
     return s;
 }
