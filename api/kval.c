@@ -220,24 +220,59 @@ nw_rc_t nw_kv_finish(const nw_kv_t *kv, const char *kind, const char *group, con
 
 /* ---- paths ----------------------------------------------------------------------- */
 
+/* Append n bytes of s at out[*at], keeping out a NUL-terminated string of at most
+ * NW_KV_PATH_MAX - 1 bytes (truncated like snprintf would). Paths are built for every
+ * field the validators visit, errors or not: memcpy, not a printf. */
+static void path_put(char *out, size_t *at, const char *s, size_t n)
+{
+    size_t room = NW_KV_PATH_MAX - 1 - *at;
+    if (n > room)
+        n = room;
+    memcpy(out + *at, s, n);
+    *at += n;
+    out[*at] = '\0';
+}
+
+/* out = parent (moved or copied; parent may be out itself) */
+static size_t path_start(char *out, const char *parent)
+{
+    size_t n = parent ? strlen(parent) : 0;
+    if (n > NW_KV_PATH_MAX - 1)
+        n = NW_KV_PATH_MAX - 1;
+    if (parent != out)
+        memmove(out, parent ? parent : "", n);
+    out[n] = '\0';
+    return n;
+}
+
 const char *nw_kv_path(char *out, const char *parent, const char *name)
 {
-    if (!parent || !*parent)
-        snprintf(out, NW_KV_PATH_MAX, "%s", name);
-    else
-        snprintf(out, NW_KV_PATH_MAX, "%s.%s", parent, name);
+    size_t at = path_start(out, parent);
+    if (at)
+        path_put(out, &at, ".", 1);
+    path_put(out, &at, name, strlen(name));
     return out;
 }
 
 const char *nw_kv_idx(char *out, const char *parent, size_t i)
 {
-    snprintf(out, NW_KV_PATH_MAX, "%s[%zu]", parent, i);
+    char num[24];
+    size_t k = sizeof num;
+    do
+        num[--k] = (char)('0' + i % 10);
+    while ((i /= 10) && k > 1);
+    size_t at = path_start(out, parent);
+    path_put(out, &at, "[", 1);
+    path_put(out, &at, num + k, sizeof num - k);
+    path_put(out, &at, "]", 1);
     return out;
 }
 
 const char *nw_kv_key(char *out, const char *parent, const char *key)
 {
-    snprintf(out, NW_KV_PATH_MAX, "%s.%s", parent, key);
+    size_t at = path_start(out, parent);
+    path_put(out, &at, ".", 1);
+    path_put(out, &at, key, strlen(key));
     return out;
 }
 
