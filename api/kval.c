@@ -467,9 +467,14 @@ bool nw_kv_re_compile(nw_kv_re_t *res, size_t n)
     return all;
 }
 
-bool nw_kv_re_match(const nw_kv_re_t *re, const char *s)
+bool nw_kv_re_match_posix(const nw_kv_re_t *re, const char *s)
 {
     return re->ok && regexec(&re->rx, s, 0, NULL, 0) == 0;
+}
+
+bool nw_kv_re_match(const nw_kv_re_t *re, const char *s)
+{
+    return re->direct ? re->direct(s) : nw_kv_re_match_posix(re, s);
 }
 
 bool nw_kv_pattern(nw_kv_t *kv, const char *path, const char *s, const nw_kv_re_t *re)
