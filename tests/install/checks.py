@@ -4,10 +4,13 @@ subset for values.schema.json, and a Kubernetes structural-schema subset for the
 import json
 import os
 import re
+import shutil
 import subprocess
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-KUBECTL = os.environ.get('KUBECTL', '/usr/bin/kubectl')
+# the pinned kubectl the Makefile puts first on PATH (tests/k8s/build), never a path
+# that exists only on some machines
+KUBECTL = os.environ.get('NW_KUBECTL') or shutil.which('kubectl') or 'kubectl'
 PARSE_LABEL = 'nodewarden.test/parsed'
 
 

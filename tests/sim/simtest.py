@@ -5,6 +5,7 @@ import base64
 import http.client
 import json
 import os
+import shutil
 import signal
 import ssl
 import subprocess
@@ -25,7 +26,8 @@ import kube  # noqa: E402
 import sim  # noqa: E402
 from store import KubeStore  # noqa: E402
 
-KUBECTL = '/usr/bin/kubectl'
+# the pinned kubectl the Makefile puts first on PATH (tests/k8s/build)
+KUBECTL = os.environ.get("NW_KUBECTL") or shutil.which("kubectl") or "kubectl"
 _CERTS = {}
 
 
