@@ -1,6 +1,8 @@
 /* admission/review.c — AdmissionReview v1 decode / dispatch / encode (see admission.h). */
 #include "admission/review.h"
 
+#include "common/jsonarena.h"
+
 #include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -230,7 +232,7 @@ nw_rc_t nw_srv_review_encode(const char *uid, int mutate, const nw_admit_result_
             if (!d)
                 return NW_ENOMEM;
             rc = ADD(",\"details\":") ? rc : nw_buf_adds(out, d);
-            free(d);
+            cJSON_free(d);
             if (rc)
                 return rc;
         }
@@ -311,8 +313,8 @@ static nw_rc_t fail(nw_srv_adm_out_t *out, int status, nw_srv_verdict_t v, const
 
 static const char *const op_names[] = {"CREATE", "UPDATE", "DELETE", "CONNECT"};
 
-nw_rc_t nw_srv_admission_handle(const nw_admit_ctx_t *ctx, nw_srv_lookup_fn lookup, int mutate,
-                                const char *body, size_t len, nw_srv_adm_out_t *out)
+static nw_rc_t handle(const nw_admit_ctx_t *ctx, nw_srv_lookup_fn lookup, int mutate,
+                      const char *body, size_t len, nw_srv_adm_out_t *out)
 {
     memset(out, 0, sizeof *out);
     nw_err_t err = {0};
@@ -383,4 +385,15 @@ void nw_srv_adm_out_cleanup(nw_srv_adm_out_t *out)
     free(out->body);
     out->body = NULL;
     out->body_len = 0;
+}
+
+nw_rc_t nw_srv_admission_handle(const nw_admit_ctx_t *ctx, nw_srv_lookup_fn lookup, int mutate,
+                                const char *body, size_t len, nw_srv_adm_out_t *out)
+{
+    /* every cJSON tree of one review lives and dies inside this call: out holds only
+     * malloc'd memory (nw_buf), so the whole review can allocate from the arena */
+    nw_json_arena_begin();
+    nw_rc_t rc = handle(ctx, lookup, mutate, body, len, out);
+    nw_json_arena_end();
+    return rc;
 }

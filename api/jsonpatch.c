@@ -51,7 +51,11 @@ char *nw_jsonpatch_take_text(nw_jsonpatch_t *p)
 {
     char *s = NULL;
     if (p->rc == NW_OK && nw_jsonpatch_len(p) > 0) {
-        s = cJSON_PrintUnformatted(p->ops);
+        /* the text outlives the tree and is released with free(): a malloc'd copy, not
+         * cJSON's own buffer (which may come from the request's arena, common/jsonarena.h) */
+        char *t = cJSON_PrintUnformatted(p->ops);
+        s = t ? strdup(t) : NULL;
+        cJSON_free(t);
         if (!s)
             p->rc = NW_ENOMEM;
     }

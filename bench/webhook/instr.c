@@ -20,6 +20,7 @@
 #include "admission/gpu.h"
 #include "admission/review.h"
 #include "common/file.h"
+#include "common/jsonarena.h"
 
 nw_rc_t nw_bench_loop(const nw_admit_ctx_t *ctx, int mutate, const char *body, size_t len, long n,
                       nw_srv_adm_out_t *out);
@@ -55,6 +56,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s: %s: %s\n", argv[0], argv[1], strerror(errno));
         return 1;
     }
+    nw_json_arena_install(); /* as cli/main.c does */
     nw_gpu_policy_t gpu;
     if (nw_gpu_policy_init(&gpu, "nodewarden") != NW_OK) {
         fprintf(stderr, "%s: out of memory\n", argv[0]);

@@ -14,6 +14,7 @@
 
 #include "admission/gpu.h"
 #include "admission/review.h"
+#include "common/jsonarena.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -31,6 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static nw_gpu_policy_t gpu;
     static nw_admit_ctx_t ctx = {.gpu = NULL, .self_namespace = "nodewarden"};
     if (!ctx.gpu) {
+        nw_json_arena_install(); /* as cli/main.c does: the review path runs on the arena */
         if (nw_gpu_policy_init(&gpu, "nodewarden") != NW_OK)
             abort();
         ctx.gpu = &gpu;

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/jsonarena.h"
+
 #define NW_SUITE(name) Suite *nw_##name##_suite(void);
 #include "suites.h"
 #undef NW_SUITE
@@ -26,6 +28,7 @@ int main(int argc, char **argv)
 {
     SRunner *sr = NULL;
     int found = 0;
+    nw_json_arena_install(); /* as cli/main.c does: the admission path runs on the arena */
 #define NW_SUITE(name)                                                                             \
     if (selected(argc, argv, #name)) {                                                             \
         found++;                                                                                   \
