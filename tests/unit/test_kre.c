@@ -11,13 +11,14 @@
 #include <check.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "api/kre.h"
 
 Suite *nw_kre_suite(void);
 
-static const char ALPHABET[] = "aA0z9-._/@%+ehmsiKMnkE\n \t:";
+static const char ALPHABET[] = "aA0z19-._/@%+ehmsiKMnkEGTt\n \t:";
 
 /* Both answers for every pattern with a direct matcher; returns how many were compared
  * (fails the test on the first disagreement). */
@@ -44,10 +45,8 @@ START_TEST(kre_direct_matchers_exist)
         ck_assert_msg(re->ok, "pattern %s does not compile", re->re2);
         n += re->direct != NULL;
     }
-    /* the ones the admission path checks per field have one */
-    ck_assert(nw_kre(NW_RE_QNAME)->direct && nw_kre(NW_RE_LABEL_VALUE)->direct &&
-              nw_kre(NW_RE_DUR_NEVER)->direct && nw_kre(NW_RE_QUANTITY)->direct);
-    ck_assert_int_ge(n, 10);
+    /* every pattern: no regex engine (and its lock) on the admission path */
+    ck_assert_int_eq(n, NW_RE__COUNT);
 }
 END_TEST
 
@@ -151,6 +150,28 @@ static const example_t EXAMPLES[] = {
     {NW_RE_OWNER_ID, "123456789012", true},
     {NW_RE_OWNER_ID, "1234567890123", false},
     {NW_RE_PG_ID, "pg-0a", true},
+    {NW_RE_CRON, "@daily", true},
+    {NW_RE_CRON, "@dailyish", true}, /* the first branch is a prefix */
+    {NW_RE_CRON, "0 9 * * mon-fri", true},
+    {NW_RE_CRON, "0 9 * *", false},
+    {NW_RE_CRON, "x\n0 9 * * 1", true}, /* the second branch is a suffix */
+    {NW_RE_CRON, "0 9 * * 1\n", false},
+    {NW_RE_DATETIME, "2026-12-01T09:30:00Z", true},
+    {NW_RE_DATETIME, "2026-12-01 09:30:00.123+01:00", true},
+    {NW_RE_DATETIME, "2026-12-01T09:30Z", false},
+    {NW_RE_EVICT, "", true},
+    {NW_RE_EVICT, "5%", true},
+    {NW_RE_EVICT, "10.5%", true},
+    {NW_RE_EVICT, "100.00%", true},
+    {NW_RE_EVICT, "100.5%", false},
+    {NW_RE_EVICT, "500Mi", true},
+    {NW_RE_VOLUME_SIZE, "100Gi", true},
+    {NW_RE_VOLUME_SIZE, "59001Gi", false},
+    {NW_RE_VOLUME_SIZE, "64000G", true},
+    {NW_RE_VOLUME_SIZE, "Ti", true},
+    {NW_RE_VOLUME_SIZE, "18Ti", false},
+    {NW_RE_VOLUME_SIZE, "64T", true},
+    {NW_RE_VOLUME_SIZE, "065T", false},
 };
 
 START_TEST(kre_examples)
@@ -164,6 +185,24 @@ START_TEST(kre_examples)
 }
 END_TEST
 
+/* a budget schedule of 7 MiB (kube-apiserver would refuse the object for its size, but
+ * the webhook still reads it): judged in one pass; a backtracking engine took seconds
+ * for 60 kB, so this would never end within the test's timeout */
+START_TEST(kre_cron_long_input)
+{
+    size_t n = 7u << 20;
+    char *s = malloc(n + 1);
+    ck_assert_ptr_nonnull(s);
+    for (size_t i = 0; i < n; i++)
+        s[i] = (i % 7 == 3) ? ' ' : '1';
+    s[n] = 0;
+    ck_assert(nw_kv_re_match(nw_kre(NW_RE_CRON), s));
+    s[n - 1] = '\n'; /* the last field may not end in a newline */
+    ck_assert(!nw_kv_re_match(nw_kre(NW_RE_CRON), s));
+    free(s);
+}
+END_TEST
+
 Suite *nw_kre_suite(void)
 {
     Suite *s = suite_create("kre");
@@ -172,6 +211,7 @@ Suite *nw_kre_suite(void)
     tcase_add_test(tc, kre_direct_matchers_exist);
     tcase_add_test(tc, kre_exhaustive_short);
     tcase_add_test(tc, kre_random_tokens);
+    tcase_add_test(tc, kre_cron_long_input);
     tcase_add_loop_test(tc, kre_examples, 0, (int)(sizeof EXAMPLES / sizeof EXAMPLES[0]));
     suite_add_tcase(s, tc);
     return s;
