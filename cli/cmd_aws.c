@@ -16,7 +16,6 @@
 #include <time.h>
 
 #include "common/log.h"
-#include "scaler/aws/catalog_refresh.h"
 #include "scaler/aws/cloud.h"
 #include "cli/awsargs.h"
 #include "cli/cmd.h"
@@ -136,9 +135,9 @@ static int verb_zones(nw_cloud_t *cloud)
 static int verb_catalog(nw_srv_aws_args_t *a, nw_cloud_t *cloud)
 {
     nw_err_t err = {0};
-    nw_catalog_t *cat = (nw_catalog_t *)cloud->ops->catalog(cloud);
-    if (a->refresh && nw_catalog_refresh(cat, nw_aws_cloud_ec2(cloud), &err) != NW_OK)
+    if (a->refresh && nw_aws_cloud_refresh_catalog(cloud, &err) != NW_OK)
         return fail("catalog", &err, NULL);
+    const nw_catalog_t *cat = cloud->ops->catalog(cloud);
     nw_overhead_opts_t o;
     nw_overhead_opts_default(&o);
     o.vm_memory_overhead_percent = a->cfg.settings.vmMemoryOverheadPercent;

@@ -33,7 +33,7 @@ static aws_cloud_t *me(nw_cloud_t *c)
 static nw_rc_t op_offer_zones(nw_cloud_t *c, const nw_catalog_zone_t *z, int nz, nw_err_t *err)
 {
     aws_cloud_t *a = me(c);
-    if (nz <= 0 || nw_catalog_len(a->cat) == 0 || nw_catalog_at(a->cat, 0)->noffer > 0)
+    if (nz <= 0 || !nw_catalog_offline(a->cat))
         return NW_OK;
     return nw_catalog_set_zones(a->cat, z, nz, err);
 }
@@ -140,17 +140,9 @@ nw_rc_t nw_aws_cloud_launch(nw_cloud_t *c, const nw_launch_req_t *req, nw_launch
     if (req->resolved) {
         nw_catalog_zone_t z[16];
         int nz = 0;
-        for (size_t i = 0; i < req->resolved->nsubnets && nz < 16; i++) {
-            int seen = 0;
-            for (int k = 0; k < nz; k++)
-                seen |= strcmp(z[k].name, req->resolved->subnets[i].zone) == 0;
-            if (seen)
-                continue;
-            // cppcheck-suppress legacyUninitvar ; z[nz] is being written; sizeof reads nothing
-            snprintf(z[nz].name, sizeof z[nz].name, "%s", req->resolved->subnets[i].zone);
-            snprintf(z[nz].id, sizeof z[nz].id, "%s", req->resolved->subnets[i].zone_id);
-            nz++;
-        }
+        for (size_t i = 0; i < req->resolved->nsubnets; i++)
+            nz = nw_catalog_zone_add(z, nz, 16, req->resolved->subnets[i].zone,
+                                     req->resolved->subnets[i].zone_id);
         nw_rc_t rc = op_offer_zones(c, z, nz, err);
         if (rc != NW_OK)
             return rc;
@@ -366,6 +358,11 @@ nw_ec2_t *nw_aws_cloud_ec2(nw_cloud_t *c)
 nw_creds_t *nw_aws_cloud_creds(nw_cloud_t *c)
 {
     return me(c)->creds;
+}
+
+nw_rc_t nw_aws_cloud_refresh_catalog(nw_cloud_t *c, nw_err_t *err)
+{
+    return nw_catalog_refresh(me(c)->cat, me(c)->ec2, err);
 }
 
 nw_launcher_t *nw_aws_cloud_launcher(nw_cloud_t *c)

@@ -44,6 +44,8 @@ nw_rc_t nw_aws_cloud_new(const nw_aws_cloud_opts_t *o, nw_cloud_t **out, nw_err_
 /** The EC2 client inside an AWS cloud (doctor, tests); borrowed. */
 nw_ec2_t *nw_aws_cloud_ec2(nw_cloud_t *c);
 nw_creds_t *nw_aws_cloud_creds(nw_cloud_t *c);
+/** Refresh the cloud's catalog from the EC2 API now (nw_catalog_refresh). */
+nw_rc_t nw_aws_cloud_refresh_catalog(nw_cloud_t *c, nw_err_t *err);
 /** The launcher and the EC2NodeClass cache inside an AWS cloud (the aws subcommand,
  * doctor); borrowed. */
 nw_launcher_t *nw_aws_cloud_launcher(nw_cloud_t *c);

@@ -246,6 +246,23 @@ void nw_itype_add_offering(nw_itype_t *t, const char *zone, const char *zone_id,
     o->price = price;
 }
 
+int nw_catalog_offline(const nw_catalog_t *c)
+{
+    return c && c->n > 0 && c->t[0].noffer == 0;
+}
+
+int nw_catalog_zone_add(nw_catalog_zone_t *z, int nz, int max, const char *name, const char *id)
+{
+    if (nz >= max)
+        return nz;
+    for (int i = 0; i < nz; i++)
+        if (strcmp(z[i].name, name) == 0)
+            return nz;
+    snprintf(z[nz].name, sizeof z[nz].name, "%s", name);
+    snprintf(z[nz].id, sizeof z[nz].id, "%s", id ? id : "");
+    return nz + 1;
+}
+
 nw_rc_t nw_catalog_set_zones(nw_catalog_t *c, const nw_catalog_zone_t *zones, int n, nw_err_t *err)
 {
     if (n > MAX_ZONES || n * 2 > NW_CATALOG_MAX_OFFERINGS)

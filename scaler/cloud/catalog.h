@@ -90,6 +90,14 @@ nw_rc_t nw_catalog_new_from_json(const char *json, size_t len, const char *regio
 
 void nw_catalog_free(nw_catalog_t *c);
 
+/** 1 when the catalog has types but no offerings (it was not refreshed from an API):
+ * what offer_zones (scaler/cloud/cloud.h) fills in. */
+int nw_catalog_offline(const nw_catalog_t *c);
+
+/** Append zone (name, id) to z[0..nz) unless its name is there or nz == max; returns the
+ * new count. */
+int nw_catalog_zone_add(nw_catalog_zone_t *z, int nz, int max, const char *name, const char *id);
+
 /** Offer every type in these zones (on-demand always, spot when supported). */
 nw_rc_t nw_catalog_set_zones(nw_catalog_t *c, const nw_catalog_zone_t *zones, int n, nw_err_t *err);
 

@@ -35,8 +35,7 @@ void nw_ctl_sim_env(nw_ctl_t *c, nw_simsnap_env_t *env)
 void nw_ctl_prepare_catalog(nw_ctl_t *c, const nw_kube_snap_t *s)
 {
     const nw_catalog_t *cat = c->cloud->ops->catalog(c->cloud);
-    if (!c->cloud->ops->offer_zones || nw_catalog_len(cat) == 0 ||
-        nw_catalog_at(cat, 0)->noffer > 0)
+    if (!c->cloud->ops->offer_zones || !nw_catalog_offline(cat))
         return;
     nw_catalog_zone_t z[16];
     int nz = 0;
@@ -46,17 +45,8 @@ void nw_ctl_prepare_catalog(nw_ctl_t *c, const nw_kube_snap_t *s)
                                    &r, NULL) != NW_OK ||
             !r)
             continue;
-        for (size_t k = 0; k < r->nsubnets && nz < 16; k++) {
-            int dup = 0;
-            for (int j = 0; j < nz; j++)
-                dup |= strcmp(z[j].name, r->subnets[k].zone) == 0;
-            if (dup)
-                continue;
-            // cppcheck-suppress legacyUninitvar ; z[nz] is being written; sizeof reads nothing
-            snprintf(z[nz].name, sizeof z[nz].name, "%s", r->subnets[k].zone);
-            snprintf(z[nz].id, sizeof z[nz].id, "%s", r->subnets[k].zone_id);
-            nz++;
-        }
+        for (size_t k = 0; k < r->nsubnets; k++)
+            nz = nw_catalog_zone_add(z, nz, 16, r->subnets[k].zone, r->subnets[k].zone_id);
     }
     nw_err_t err = {0};
     if (nz && c->cloud->ops->offer_zones(c->cloud, z, nz, &err) != NW_OK)

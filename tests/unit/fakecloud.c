@@ -200,7 +200,7 @@ static nw_rc_t op_state(nw_cloud_t *c, const char *pid, char *state, size_t len,
 static nw_rc_t op_offer_zones(nw_cloud_t *c, const nw_catalog_zone_t *z, int n, nw_err_t *err)
 {
     fake_cloud_t *f = me(c);
-    if (n <= 0 || nw_catalog_len(f->cat) == 0 || nw_catalog_at(f->cat, 0)->noffer > 0)
+    if (n <= 0 || !nw_catalog_offline(f->cat))
         return NW_OK;
     return nw_catalog_set_zones(f->cat, z, n, err);
 }

@@ -131,8 +131,17 @@ START_TEST(labels_and_offerings)
     ck_assert_str_eq(label(l, n, "karpenter.k8s.aws/instance-category"), "inf");
     ck_assert_str_eq(label(l, n, "karpenter.k8s.aws/instance-accelerator-name"), "inferentia2");
 
-    nw_catalog_zone_t z[] = {{"us-west-2a", "usw2-az1"}, {"us-west-2b", "usw2-az2"}};
+    /* the zones of subnets, each once, at most max */
+    nw_catalog_zone_t z[2];
+    int nz = nw_catalog_zone_add(z, 0, 2, "us-west-2a", "usw2-az1");
+    nz = nw_catalog_zone_add(z, nz, 2, "us-west-2a", "usw2-az1");
+    nz = nw_catalog_zone_add(z, nz, 2, "us-west-2b", "usw2-az2");
+    ck_assert_int_eq(nz, 2);
+    ck_assert_int_eq(nw_catalog_zone_add(z, nz, 2, "us-west-2c", NULL), 2);
+    ck_assert_str_eq(z[1].id, "usw2-az2");
+    ck_assert_int_eq(nw_catalog_offline(c), 1); /* embedded: types, no offerings yet */
     ck_assert_int_eq(nw_catalog_set_zones(c, z, 2, NULL), NW_OK);
+    ck_assert_int_eq(nw_catalog_offline(c), 0);
     t = nw_catalog_find(c, "m6i.large");
     nw_offering_t of[NW_CATALOG_MAX_OFFERINGS];
     nw_ice_t *ice = nw_ice_new(0);
