@@ -19,32 +19,43 @@
 #include "scaler/controllers/gc.h"
 #include "scaler/controllers/interruption.h"
 #include "scaler/controllers/lifecycle.h"
+#include "scaler/controllers/nodeclaim.h"
 #include "scaler/controllers/provisioning.h"
 #include "scaler/controllers/termination.h"
 #include "scaler/controllers/upkeep.h"
 #include "scaler/kube/leader.h"
 #include "scaler/kube/watch.h"
 
+/* Everything here is owned by the scaler: the shared dependencies and memory, and one
+ * struct per controller, each built from what it needs (scaler/controllers/ctl.h). */
 struct nw_scaler {
-    nw_ctl_t ctl;
+    nw_ctl_deps_t deps;
+    nw_ctl_shared_t mem; /* in-flight claims, nominations (provisioning, nodeclaim, disruption) */
+    nw_claims_t *claims; /* NodeClaim create/launch (provisioning and disruption use it) */
+    nw_prov_t *prov;     /* provisioning */
+    nw_life_t *life;     /* lifecycle */
+    nw_gc_t *gc;         /* garbage collection */
+    nw_term_t *term;     /* termination */
+    nw_upkeep_t *upkeep; /* expiry, drift marking, NodePool status */
+    nw_dis_ctl_t *dis;   /* disruption */
+    nw_intr_t *intr;     /* interruption thread, when settings.interruptionQueue is set */
+    nw_intr_source_t *intr_source; /* its SQS queue (owned) */
     nw_kube_watch_t *watch;
     nw_kube_leader_t *leader;
-    nw_intr_t *intr;               /* interruption thread, when settings.interruptionQueue is set */
-    nw_intr_source_t *intr_source; /* its SQS queue (owned) */
     pthread_t thread;
     int thread_started;
 };
 
 static void on_started(void *ud)
 {
-    nw_ctl_t *c = ud;
+    nw_ctl_deps_t *c = ud;
     atomic_store(&c->leading, 1);
     nw_log_info("scaler", "became leader; running the scaler");
 }
 
 static void on_stopped(void *ud)
 {
-    nw_ctl_t *c = ud;
+    nw_ctl_deps_t *c = ud;
     atomic_store(&c->leading, 0);
     nw_log_warn("scaler", "not the leader any more; scaler writes stopped");
 }
@@ -70,12 +81,12 @@ static void exit_after_nodeclaim(void *ud, const char *point, const char *object
 static void *reconcile_main(void *arg)
 {
     nw_scaler_t *s = arg;
-    nw_ctl_t *c = &s->ctl;
+    nw_ctl_deps_t *c = &s->deps;
     uint64_t seen = 0;
     int was_leading = 0;
     while (!atomic_load(&c->stopping)) {
         int64_t wait_ms = 1000;
-        int64_t d = nw_prov_next_deadline(c, nw_clock_mono(c->clock));
+        int64_t d = nw_prov_next_deadline(s->prov, nw_clock_mono(c->clock));
         if (d >= 0 && d / NW_NS_PER_MS + 1 < wait_ms)
             wait_ms = d / NW_NS_PER_MS + 1;
         seen = nw_kube_cache_wait(c->cache, seen, wait_ms);
@@ -84,11 +95,12 @@ static void *reconcile_main(void *arg)
         int leading = atomic_load(&c->leading);
         if (leading != was_leading) {
             /* a new term: forget what the previous term remembered */
-            nw_prov_cleanup(c);
-            nw_term_reset(c->term);
-            nw_upkeep_reset(c->upkeep);
-            nw_dis_ctl_reset(c->disruption);
-            c->window_open_mono = c->next_resolve_mono = c->next_nodeclass_mono = 0;
+            nw_ctl_shared_clear(&s->mem);
+            nw_prov_reset(s->prov);
+            nw_life_reset(s->life);
+            nw_term_reset(s->term);
+            nw_upkeep_reset(s->upkeep);
+            nw_dis_ctl_reset(s->dis);
             was_leading = leading;
         }
         if (!leading || !nw_kube_cache_has_synced(c->cache))
@@ -96,21 +108,21 @@ static void *reconcile_main(void *arg)
         nw_kube_snap_t *snap = nw_kube_cache_snapshot(c->cache);
         if (!snap)
             continue;
-        nw_prov_tick(c, snap);
+        nw_prov_tick(s->prov, snap);
         nw_kube_snap_release(snap);
         /* lifecycle on a fresh snapshot (the provisioner's writes may have landed) */
         snap = nw_kube_cache_snapshot(c->cache);
         if (!snap)
             continue;
-        nw_life_tick(c, snap);
-        nw_gc_tick(c, snap);
-        nw_term_tick(c, snap);
-        nw_upkeep_tick(c, c->upkeep, snap);
+        nw_life_tick(s->life, snap);
+        nw_gc_tick(s->gc, snap);
+        nw_term_tick(s->term, snap);
+        nw_upkeep_tick(s->upkeep, snap);
         nw_kube_snap_release(snap);
         snap = nw_kube_cache_snapshot(c->cache);
         if (!snap)
             continue;
-        nw_dis_tick(c, snap);
+        nw_dis_tick(s->dis, snap);
         nw_kube_snap_release(snap);
     }
     return NULL;
@@ -118,22 +130,24 @@ static void *reconcile_main(void *arg)
 
 static void scaler_free(nw_scaler_t *s)
 {
-    nw_intr_stop(s->intr);
+    nw_intr_free(s->intr);
     if (s->intr_source)
         s->intr_source->ops->free(s->intr_source);
     nw_kube_leader_free(s->leader);
     nw_kube_watch_free(s->watch);
-    nw_prov_cleanup(&s->ctl);
-    nw_gc_free(s->ctl.gc);
-    nw_term_free(s->ctl.term);
-    nw_upkeep_free(s->ctl.upkeep);
-    nw_noms_free(s->ctl.noms);
-    nw_dis_ctl_free(s->ctl.disruption);
-    if (s->ctl.cloud)
-        s->ctl.cloud->ops->free(s->ctl.cloud);
-    nw_kube_recorder_free(s->ctl.rec);
-    nw_kube_cache_free(s->ctl.cache);
-    nw_kube_client_free(s->ctl.kube);
+    nw_dis_ctl_free(s->dis);
+    nw_upkeep_free(s->upkeep);
+    nw_term_free(s->term);
+    nw_gc_free(s->gc);
+    nw_life_free(s->life);
+    nw_prov_free(s->prov);
+    nw_claims_free(s->claims);
+    nw_ctl_shared_cleanup(&s->mem);
+    if (s->deps.cloud)
+        s->deps.cloud->ops->free(s->deps.cloud);
+    nw_kube_recorder_free(s->deps.rec);
+    nw_kube_cache_free(s->deps.cache);
+    nw_kube_client_free(s->deps.kube);
     free(s);
 }
 
@@ -146,22 +160,25 @@ nw_rc_t nw_scaler_start(const nw_scaler_opts_t *o, nw_scaler_t **out, nw_err_t *
     nw_scaler_t *s = calloc(1, sizeof *s);
     if (!s)
         return nw_err_set(err, NW_ENOMEM, NULL, "out of memory");
-    nw_ctl_t *c = &s->ctl;
+    nw_ctl_deps_t *c = &s->deps;
     c->clock = o->clock ? o->clock : nw_clock_system();
     if (o->exit_after_nodeclaim) {
         c->fault = exit_after_nodeclaim;
         c->fault_ud = NULL;
     }
-    /* the defaults are the config table's (server/config.c); values are taken as given */
-    c->batch_idle_ns = o->batch_idle_ns;
-    c->batch_max_ns = o->batch_max_ns;
-    c->registration_timeout_ns = o->registration_timeout_ns;
-    c->vm_overhead = o->vm_memory_overhead_percent;
-    c->repack = o->repack;
+    nw_rc_t rc;
+    if ((rc = nw_ctl_shared_init(&s->mem)) != NW_OK) {
+        free(s);
+        return nw_err_set(err, NW_ENOMEM, NULL, "out of memory");
+    }
+    /* the defaults are the config table's (config/config.c); values are taken as given */
+    s->mem.batch_max_ns = o->batch_max_ns;
+    s->mem.vm_overhead = o->vm_memory_overhead_percent;
+    s->mem.reserved_enis = (int)o->reserved_enis;
+    nw_prov_opts_t popts = {o->batch_idle_ns, o->batch_max_ns, o->repack};
+    nw_life_opts_t lopts = {o->registration_timeout_ns};
     nw_dis_opts_t dopts = {o->disruption_poll_ns, o->disruption_validation_ns,
                            o->disruption_command_timeout_ns, o->spot_to_spot};
-    c->reserved_enis = (int)o->reserved_enis;
-    nw_rc_t rc;
     nw_kube_config_t *kc = NULL;
     if ((rc = nw_kube_config_load(o->kubeconfig, o->context, &kc, err)) != NW_OK)
         goto fail;
@@ -183,11 +200,14 @@ nw_rc_t nw_scaler_start(const nw_scaler_opts_t *o, nw_scaler_t **out, nw_err_t *
     char lease_id[300] = "";
     if (o->identity && *o->identity)
         snprintf(lease_id, sizeof lease_id, "%s_%ld", o->identity, (long)getpid());
-    c->term = nw_term_new();
-    c->upkeep = nw_upkeep_new();
-    c->noms = nw_noms_new();
-    c->disruption = nw_dis_ctl_new(&dopts, c->kube, pod);
-    if (!c->cache || !c->rec || !c->term || !c->upkeep || !c->noms || !c->disruption) {
+    s->claims = nw_claims_new(c, &s->mem);
+    s->prov = nw_prov_new(c, s->claims, &s->mem, &popts);
+    s->life = nw_life_new(c, &lopts);
+    s->term = nw_term_new(c);
+    s->upkeep = nw_upkeep_new(c, o->registration_timeout_ns);
+    s->dis = nw_dis_ctl_new(c, s->claims, &s->mem, &dopts, pod);
+    if (!c->cache || !c->rec || !s->claims || !s->prov || !s->life || !s->term || !s->upkeep ||
+        !s->dis) {
         rc = nw_err_set(err, NW_ENOMEM, NULL, "out of memory");
         goto fail;
     }
@@ -211,7 +231,7 @@ nw_rc_t nw_scaler_start(const nw_scaler_opts_t *o, nw_scaler_t **out, nw_err_t *
         goto fail;
     nw_gc_opts_t go = {o->gc_initial_interval_ns, o->gc_interval_ns, 0,
                        o->gc_launch_grace_ns > 0 ? o->gc_launch_grace_ns : -1};
-    if (!(c->gc = nw_gc_new(&go))) {
+    if (!(s->gc = nw_gc_new(c, &s->mem.inflight, &go))) {
         rc = nw_err_set(err, NW_ENOMEM, NULL, "out of memory");
         goto fail;
     }
@@ -247,15 +267,11 @@ nw_rc_t nw_scaler_start(const nw_scaler_opts_t *o, nw_scaler_t **out, nw_err_t *
                                          err)) != NW_OK)
             goto fail;
         nw_intr_opts_t io = {
-            .kube = c->kube,
-            .cache = c->cache,
-            .rec = c->rec,
             .ice = c->cloud->ops->ice(c->cloud),
             .source = s->intr_source,
-            .clock = c->clock,
-            .leading = &c->leading,
         };
-        if ((rc = nw_intr_start(&io, &s->intr, err)) != NW_OK)
+        if ((rc = nw_intr_new(c, &io, &s->intr, err)) != NW_OK ||
+            (rc = nw_intr_start(s->intr, err)) != NW_OK)
             goto fail;
     }
     if (pthread_create(&s->thread, NULL, reconcile_main, s) != 0) {
@@ -265,10 +281,10 @@ nw_rc_t nw_scaler_start(const nw_scaler_opts_t *o, nw_scaler_t **out, nw_err_t *
     s->thread_started = 1;
     nw_log_info("scaler", "scaler started", NW_LS("cluster", o->cluster_name),
                 NW_LS("region", ao.aws.region), NW_LB("leaderElection", o->leader_election),
-                NW_LI("batchIdleMs", c->batch_idle_ns / NW_NS_PER_MS),
-                NW_LI("batchMaxMs", c->batch_max_ns / NW_NS_PER_MS),
+                NW_LI("batchIdleMs", popts.batch_idle_ns / NW_NS_PER_MS),
+                NW_LI("batchMaxMs", popts.batch_max_ns / NW_NS_PER_MS),
                 NW_LS("placement", "scheduling simulation (scaler/sched)"),
-                NW_LB("repack", c->repack));
+                NW_LB("repack", popts.repack));
     *out = s;
     return NW_OK;
 fail:
@@ -282,7 +298,7 @@ void nw_scaler_stop(nw_scaler_t *s)
 {
     if (!s)
         return;
-    atomic_store(&s->ctl.stopping, 1);
+    atomic_store(&s->deps.stopping, 1);
     if (s->thread_started)
         pthread_join(s->thread, NULL);
     nw_kube_leader_stop(s->leader);
@@ -293,52 +309,36 @@ void nw_scaler_stop(nw_scaler_t *s)
 
 nw_rc_t nw_scaler_metrics(nw_scaler_t *s, nw_buf_t *out)
 {
-    nw_ctl_t *c = &s->ctl;
     nw_rc_t rc =
         nw_buf_addf(out, "# TYPE nodewarden_scaler_leader gauge\nnodewarden_scaler_leader %d\n",
-                    atomic_load(&c->leading));
+                    atomic_load(&s->deps.leading));
+    /* each controller's own counters, in the order of a tick */
     if (rc == NW_OK)
-        rc = nw_metrics_counter(out, "nodewarden_scaler_solves_total", "Batches placed.",
-                                atomic_load(&c->n_solves));
+        rc = nw_prov_metrics(s->prov, out);
     if (rc == NW_OK)
-        rc = nw_metrics_counter(out, "nodewarden_nodeclaims_created_total", "NodeClaims created.",
-                                atomic_load(&c->n_created));
+        rc = nw_claims_metrics(s->claims, out);
     if (rc == NW_OK)
-        rc = nw_metrics_counter(out, "nodewarden_nodeclaims_launched_total", "Instances launched.",
-                                atomic_load(&c->n_launched));
+        rc = nw_life_metrics(s->life, out);
     if (rc == NW_OK)
-        rc = nw_metrics_counter(out, "nodewarden_nodeclaims_launch_failed_total",
-                                "Failed launches.", atomic_load(&c->n_launch_failed));
-    if (rc == NW_OK)
-        rc = nw_metrics_counter(out, "nodewarden_nodeclaims_registered_total",
-                                "NodeClaims registered.", atomic_load(&c->n_registered));
-    if (rc == NW_OK)
-        rc = nw_metrics_counter(out, "nodewarden_nodeclaims_initialized_total",
-                                "NodeClaims initialized.", atomic_load(&c->n_initialized));
-    if (rc == NW_OK)
-        rc = nw_metrics_counter(out, "nodewarden_nodeclaims_registration_timeouts_total",
-                                "NodeClaims deleted after the registration timeout.",
-                                atomic_load(&c->n_reg_timeouts));
-    if (rc == NW_OK && c->disruption)
-        rc = nw_dis_metrics(c->disruption, out);
+        rc = nw_dis_metrics(s->dis, out);
     if (rc == NW_OK)
         rc = nw_intr_metrics(s->intr, out);
     if (rc == NW_OK)
-        rc = nw_gc_metrics(c->gc, out);
+        rc = nw_gc_metrics(s->gc, out);
     if (rc == NW_OK)
-        rc = nw_term_metrics(c->term, out);
+        rc = nw_term_metrics(s->term, out);
     if (rc == NW_OK)
-        rc = nw_upkeep_metrics(c->upkeep, out);
+        rc = nw_upkeep_metrics(s->upkeep, out);
     if (rc == NW_OK)
-        rc = nw_kube_metrics_write(nw_kube_client_metrics(c->kube), out);
+        rc = nw_kube_metrics_write(nw_kube_client_metrics(s->deps.kube), out);
     return rc;
 }
 
 cJSON *nw_scaler_nodeclass(nw_scaler_t *s, const char *name)
 {
-    if (!s || !s->ctl.cache || !name)
+    if (!s || !s->deps.cache || !name)
         return NULL;
-    nw_kube_snap_t *snap = nw_kube_cache_snapshot(s->ctl.cache);
+    nw_kube_snap_t *snap = nw_kube_cache_snapshot(s->deps.cache);
     if (!snap)
         return NULL;
     const nw_kube_obj_t *o = nw_kube_snap_get(snap, NW_KUBE_EC2NODECLASSES, "", name);

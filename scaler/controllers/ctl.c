@@ -8,31 +8,53 @@
 
 #include "common/json.h"
 #include "common/log.h"
+#include "common/metrics.h"
 
-int nw_ctl_may_write(nw_ctl_t *c)
+int nw_ctl_may_write(nw_ctl_deps_t *c)
 {
     return atomic_load(&c->leading) && !atomic_load(&c->stopping);
 }
 
-void nw_ctl_fault(nw_ctl_t *c, const char *point, const char *object)
+void nw_ctl_fault(nw_ctl_deps_t *c, const char *point, const char *object)
 {
     if (c->fault)
         c->fault(c->fault_ud, point, object ? object : "");
 }
 
-void nw_ctl_sim_env(nw_ctl_t *c, nw_simsnap_env_t *env)
+nw_rc_t nw_ctl_shared_init(nw_ctl_shared_t *m)
+{
+    memset(m, 0, sizeof *m);
+    return (m->noms = nw_noms_new()) != NULL ? NW_OK : NW_ENOMEM;
+}
+
+void nw_ctl_shared_clear(nw_ctl_shared_t *m)
+{
+    nw_inflight_clear(&m->inflight);
+    nw_noms_clear(m->noms);
+}
+
+void nw_ctl_shared_cleanup(nw_ctl_shared_t *m)
+{
+    if (!m)
+        return;
+    nw_inflight_clear(&m->inflight);
+    nw_noms_free(m->noms);
+    m->noms = NULL;
+}
+
+void nw_ctl_sim_env(nw_ctl_deps_t *c, nw_ctl_shared_t *m, nw_simsnap_env_t *env)
 {
     memset(env, 0, sizeof *env);
     env->catalog = c->cloud->ops->catalog(c->cloud);
     env->ice = c->cloud->ops->ice ? c->cloud->ops->ice(c->cloud) : NULL;
     env->now_mono = nw_clock_mono(c->clock);
-    env->vm_overhead = c->vm_overhead;
-    env->reserved_enis = c->reserved_enis;
-    env->inflight = &c->inflight;
-    env->noms = c->noms;
+    env->vm_overhead = m->vm_overhead;
+    env->reserved_enis = m->reserved_enis;
+    env->inflight = &m->inflight;
+    env->noms = m->noms;
 }
 
-void nw_ctl_prepare_catalog(nw_ctl_t *c, const nw_kube_snap_t *s)
+void nw_ctl_prepare_catalog(nw_ctl_deps_t *c, const nw_kube_snap_t *s)
 {
     const nw_catalog_t *cat = c->cloud->ops->catalog(c->cloud);
     if (!c->cloud->ops->offer_zones || !nw_catalog_offline(cat))
@@ -53,12 +75,20 @@ void nw_ctl_prepare_catalog(nw_ctl_t *c, const nw_kube_snap_t *s)
         nw_log_warn("provisioner", "cannot set the catalog's zones", NW_LS("error", err.msg));
 }
 
-int64_t nw_ctl_nomination_window(const nw_ctl_t *c)
+int64_t nw_ctl_nomination_window(const nw_ctl_shared_t *m)
 {
-    return 2 * c->batch_max_ns > 10 * NW_NS_PER_SEC ? 2 * c->batch_max_ns : 10 * NW_NS_PER_SEC;
+    return 2 * m->batch_max_ns > 10 * NW_NS_PER_SEC ? 2 * m->batch_max_ns : 10 * NW_NS_PER_SEC;
 }
 
-void nw_ctl_event(nw_ctl_t *c, const nw_kube_res_t *res, const cJSON *obj, const char *type,
+nw_rc_t nw_ctl_counters_write(nw_buf_t *out, const nw_ctl_counter_t *v, size_t n)
+{
+    nw_rc_t rc = NW_OK;
+    for (size_t i = 0; i < n && rc == NW_OK; i++)
+        rc = nw_metrics_counter(out, v[i].name, v[i].help, atomic_load(v[i].v));
+    return rc;
+}
+
+void nw_ctl_event(nw_ctl_deps_t *c, const nw_kube_res_t *res, const cJSON *obj, const char *type,
                   const char *reason, const char *msg)
 {
     if (nw_ctl_may_write(c))

@@ -1,21 +1,27 @@
 /*
  * scaler/controllers/ctl.h — what every controller includes (and nothing above it):
- * the scaler's shared context nw_ctl_t (the Kubernetes client, the cache, the event
- * recorder, the cloud, the clock, leadership) and the small helpers the controllers
- * share: the leader-only write check, events, NodeClaim conditions, dotted-path reads.
- * Implemented in scaler/controllers/ctl.c; no controller includes another's header
- * for these.
+ * the dependencies the controllers share (nw_ctl_deps_t: the Kubernetes client, the
+ * cache, the event recorder, the cloud, the clock, leadership, the fault hook), the
+ * memory provisioning, NodeClaim creation and disruption share (nw_ctl_shared_t: the
+ * in-flight claims, the nominations and the simulation settings), and the small helpers
+ * the controllers share: the leader-only write check, events, NodeClaim conditions, the
+ * disrupted taint, counter tables for metrics. Implemented in scaler/controllers/ctl.c.
  *
- * Ownership: everything in nw_ctl_t is owned by loop.c (created at start, freed at
- * stop); the steps borrow it. Snapshots passed to the steps are borrowed.
- * Thread: the reconcile thread only (the cloud and the recorder are not shared),
- * except `leading`, an atomic any thread may read.
+ * Each controller has its own struct (its state and counters), made with
+ * nw_<ctl>_new(deps, ...) from what it needs and freed with nw_<ctl>_free; none reaches
+ * into another's.
+ *
+ * Ownership: loop.c owns the deps and the shared memory (created at start, freed at stop)
+ * and every controller; controllers borrow them. Snapshots passed to ticks are borrowed.
+ * Thread: the reconcile thread only (the cloud and the recorder are not shared), except
+ * `leading` and `stopping`, atomics any thread may read.
  */
 #ifndef NW_SCALER_CONTROLLERS_CTL_H
 #define NW_SCALER_CONTROLLERS_CTL_H
 
 #include <cjson/cJSON.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "api/wellknown.h"
@@ -31,67 +37,67 @@
 #include "scaler/state/nominations.h"
 #include "scaler/state/simsnap.h"
 
-struct nw_dis_ctl; /* scaler/controllers/disruption.h */
-
 /* A test-only fault hook (config testing.*; NULL in production): called at named
  * points, e.g. "nodeclaim-created" right after a NodeClaim is created and before its
  * launch. */
 typedef void (*nw_ctl_fault_fn)(void *ud, const char *point, const char *object);
 
-struct nw_gc;
-
+/* What every controller is built on (all borrowed; loop.c owns them). */
 typedef struct {
     nw_kube_client_t *kube;
     nw_kube_cache_t *cache;
     nw_kube_recorder_t *rec;
     nw_cloud_t *cloud;
     const nw_clock_t *clock;
-    atomic_int leading;
-    atomic_int stopping;
-    int64_t batch_idle_ns, batch_max_ns, registration_timeout_ns;
-    double vm_overhead;
-    int repack; /* scaler.repack: re-pack interchangeable NodeClaims (nw_sched_opts_t) */
-    int reserved_enis;
-    /* batching */
-    int64_t window_open_mono, last_trigger_mono, next_resolve_mono;
-    char **seen_uids; /* pending pod uids already counted as triggers (owned) */
-    size_t nseen;
-    /* NodeClaims this process created or launched (scaler/state/inflight.h) */
-    nw_inflight_t inflight;
-    /* nominations and FailedScheduling memory (scaler/state/nominations.h; owned) */
-    nw_noms_t *noms;
-    /* EC2NodeClass status refresh */
-    int64_t next_nodeclass_mono;
-    /* garbage collection (scaler/controllers/gc.h; owned by loop.c) */
-    struct nw_gc *gc;
-    /* graceful termination (scaler/controllers/termination.h; owned) */
-    struct nw_term *term;
-    /* drift marking, expiration, NodePool status (scaler/controllers/upkeep.h; owned) */
-    struct nw_upkeep *upkeep;
-    /* disruption controller (scaler/controllers/disruption.h), owned */
-    struct nw_dis_ctl *disruption;
+    atomic_int leading;    /* this replica holds the Lease */
+    atomic_int stopping;   /* the scaler is shutting down */
     nw_ctl_fault_fn fault; /* NULL: no fault points */
     void *fault_ud;
-    /* counters (metrics) */
-    _Atomic uint64_t n_created, n_launched, n_launch_failed, n_registered, n_initialized,
-        n_reg_timeouts, n_solves;
-} nw_ctl_t;
+} nw_ctl_deps_t;
 
-/** The builder's inputs from this context (catalog, ICE cache, now, overhead, memory). */
-void nw_ctl_sim_env(nw_ctl_t *c, nw_simsnap_env_t *env);
+/* The memory provisioning, NodeClaim create/launch and disruption share, and the settings
+ * of the cluster-input builder they all run (loop.c owns it; the reconcile thread only). */
+typedef struct {
+    nw_inflight_t inflight; /* NodeClaims this process created or launched (state/inflight.h) */
+    nw_noms_t *noms;        /* nominations and FailedScheduling memory (state/nominations.h) */
+    double vm_overhead;     /* settings.vmMemoryOverheadPercent */
+    int reserved_enis;      /* settings.reservedENIs */
+    int64_t batch_max_ns;   /* settings.batchMaxDuration (the nomination window) */
+} nw_ctl_shared_t;
+
+/** Initialise shared memory (noms allocated); NW_ENOMEM on OOM. */
+nw_rc_t nw_ctl_shared_init(nw_ctl_shared_t *m);
+/** Forget everything remembered (a new leadership term); settings are kept. */
+void nw_ctl_shared_clear(nw_ctl_shared_t *m);
+/** Free what nw_ctl_shared_init allocated. NULL-safe. */
+void nw_ctl_shared_cleanup(nw_ctl_shared_t *m);
+
+/** The builder's inputs (catalog, ICE cache, now, overhead, memory). */
+void nw_ctl_sim_env(nw_ctl_deps_t *c, nw_ctl_shared_t *m, nw_simsnap_env_t *env);
 
 /** Before a build: when the cloud's catalog has no offerings, resolve the EC2NodeClasses in
  * s and offer the zones of their subnets (cloud->ops->offer_zones). Logged, never fatal. */
-void nw_ctl_prepare_catalog(nw_ctl_t *c, const nw_kube_snap_t *s);
+void nw_ctl_prepare_catalog(nw_ctl_deps_t *c, const nw_kube_snap_t *s);
 
 /** The nomination window: max(2 x batchMaxDuration, 10 s) (20 s at the defaults). */
-int64_t nw_ctl_nomination_window(const nw_ctl_t *c);
+int64_t nw_ctl_nomination_window(const nw_ctl_shared_t *m);
 
 /** Call the fault hook, if any, at point (about object). */
-void nw_ctl_fault(nw_ctl_t *c, const char *point, const char *object);
+void nw_ctl_fault(nw_ctl_deps_t *c, const char *point, const char *object);
+
+/* ---- metrics: every controller's counters in one shape ---- */
+
+/* One counter of a controller: its Prometheus name, help, and the atomic it reads. */
+typedef struct {
+    const char *name, *help;
+    _Atomic uint64_t *v;
+} nw_ctl_counter_t;
+
+/** Append each counter (HELP, TYPE, value) in order; stops at the first error. */
+nw_rc_t nw_ctl_counters_write(nw_buf_t *out, const nw_ctl_counter_t *v, size_t n);
 
 /** Is a leader-only write still allowed (leading and not stopping). */
-int nw_ctl_may_write(nw_ctl_t *c);
+int nw_ctl_may_write(nw_ctl_deps_t *c);
 
 /* ---- small JSON helpers shared by the steps ---- */
 
@@ -102,7 +108,7 @@ nw_rc_t nw_ctl_set_condition(cJSON *obj, const char *type, const char *status, c
                              const char *message, int64_t now_ns);
 
 /** Post an Event about obj (res names its kind) when this replica may write. */
-void nw_ctl_event(nw_ctl_t *c, const nw_kube_res_t *res, const cJSON *obj, const char *type,
+void nw_ctl_event(nw_ctl_deps_t *c, const nw_kube_res_t *res, const cJSON *obj, const char *type,
                   const char *reason, const char *msg);
 
 /** The karpenter.sh/disrupted:NoSchedule taint on a Node object (the one copy the

@@ -14,7 +14,6 @@
 #include "scaler/controllers/disruption_live.h"
 #include "scaler/state/simsnap.h"
 
-#define GET(o, k) cJSON_GetObjectItemCaseSensitive((o), (k))
 #define POD_EVENT_DEDUPE_NS (10 * NW_NS_PER_SEC)
 #define UNSEEN_GRACE_NS (60 * NW_NS_PER_SEC)
 #define RECENT_NS (30 * NW_NS_PER_SEC)
@@ -47,6 +46,9 @@ typedef struct {
 } noted_t;
 
 struct nw_dis_ctl {
+    nw_ctl_deps_t *deps;
+    nw_claims_t *claims;  /* borrowed: replacements are created through it */
+    nw_ctl_shared_t *mem; /* borrowed: nominations */
     nw_dis_opts_t o;
     nw_kube_recorder_t *rec; /* its own: provisioning bursts must not starve these events */
     int64_t next_pass_mono;
@@ -72,12 +74,16 @@ struct nw_dis_ctl {
     _Atomic uint64_t passes, rejected, failed;
 };
 
-nw_dis_ctl_t *nw_dis_ctl_new(const nw_dis_opts_t *o, nw_kube_client_t *kube, const char *instance)
+nw_dis_ctl_t *nw_dis_ctl_new(nw_ctl_deps_t *deps, nw_claims_t *claims, nw_ctl_shared_t *mem,
+                             const nw_dis_opts_t *o, const char *instance)
 {
     nw_dis_ctl_t *d = calloc(1, sizeof *d);
     if (!d)
         return NULL;
-    if (kube && !(d->rec = nw_kube_recorder_new(kube, "nodewarden", instance ? instance : ""))) {
+    d->deps = deps;
+    d->claims = claims;
+    d->mem = mem;
+    if (instance && !(d->rec = nw_kube_recorder_new(deps->kube, "nodewarden", instance))) {
         free(d);
         return NULL;
     }
@@ -133,11 +139,6 @@ void nw_dis_ctl_free(nw_dis_ctl_t *d)
 
 /* ---- small helpers ---- */
 
-static const char *sget(const cJSON *o, const char *k)
-{
-    return cJSON_GetStringValue(GET(o, k));
-}
-
 static uint64_t fnv(uint64_t h, const char *s)
 {
     for (; s && *s; s++) {
@@ -149,10 +150,11 @@ static uint64_t fnv(uint64_t h, const char *s)
     return h;
 }
 
-static void event2(nw_ctl_t *c, const nw_kube_obj_t *nc, const nw_kube_obj_t *node,
+static void event2(nw_dis_ctl_t *d, const nw_kube_obj_t *nc, const nw_kube_obj_t *node,
                    const char *type, const char *reason, const char *msg)
 {
-    nw_kube_recorder_t *rec = c->disruption->rec ? c->disruption->rec : c->rec;
+    nw_ctl_deps_t *c = d->deps;
+    nw_kube_recorder_t *rec = d->rec ? d->rec : c->rec;
     if (!nw_ctl_may_write(c))
         return;
     if (nc)
@@ -188,7 +190,7 @@ static int arr_kind(const nw_kube_snap_t *s, nw_kube_kind_t k, arr_t *a)
 
 static double catalog_price(void *ud, const char *itype, const char *zone, const char *ct)
 {
-    nw_ctl_t *c = ud;
+    nw_ctl_deps_t *c = ud;
     const nw_catalog_t *cat = c->cloud->ops->catalog(c->cloud);
     const nw_itype_t *t = nw_catalog_find(cat, itype);
     if (!t)
@@ -231,9 +233,9 @@ static void view_free(view_t *v)
     memset(v, 0, sizeof *v);
 }
 
-static int view_build(nw_ctl_t *c, const nw_kube_snap_t *s, view_t *v)
+static int view_build(nw_dis_ctl_t *d, const nw_kube_snap_t *s, view_t *v)
 {
-    nw_dis_ctl_t *d = c->disruption;
+    nw_ctl_deps_t *c = d->deps;
     memset(v, 0, sizeof *v);
     if (arr_kind(s, NW_KUBE_NODEPOOLS, &v->pools) || arr_kind(s, NW_KUBE_NODECLAIMS, &v->claims) ||
         arr_kind(s, NW_KUBE_NODES, &v->nodes) || arr_kind(s, NW_KUBE_PODS, &v->pods) ||
@@ -261,14 +263,15 @@ static int view_build(nw_ctl_t *c, const nw_kube_snap_t *s, view_t *v)
         const nw_kube_obj_t *nc = nw_kube_snap_at(s, NW_KUBE_NODECLAIMS, i);
         const char *nn = nw_json_str_at(nc->json, "status.nodeName");
         if (nn && *nn &&
-            (nw_simsnap_is_nominated(c->noms, s, nc->name, mono, nw_ctl_nomination_window(c)) ||
-             nw_simsnap_is_nominated(c->noms, s, nn, mono, nw_ctl_nomination_window(c))))
+            (nw_simsnap_is_nominated(d->mem->noms, s, nc->name, mono,
+                                     nw_ctl_nomination_window(d->mem)) ||
+             nw_simsnap_is_nominated(d->mem->noms, s, nn, mono, nw_ctl_nomination_window(d->mem))))
             v->nominated[v->nnominated++] = nn;
     }
     for (size_t i = 0; i < d->nrepl; i++) {
         const nw_kube_obj_t *nc = nw_kube_snap_get(s, NW_KUBE_NODECLAIMS, NULL, d->repl[i].name);
         const char *nn = nc ? nw_json_str_at(nc->json, "status.nodeName") : NULL;
-        if (nn && mono - d->repl[i].mono < nw_ctl_nomination_window(c))
+        if (nn && mono - d->repl[i].mono < nw_ctl_nomination_window(d->mem))
             v->nominated[v->nnominated++] = nn;
     }
     nw_dis_input_t in = {
@@ -292,7 +295,7 @@ static int view_build(nw_ctl_t *c, const nw_kube_snap_t *s, view_t *v)
         .spot_to_spot = d->o.spot_to_spot != 0,
     };
     v->in = in;
-    nw_dis_live_t live = {c, s, in.now};
+    nw_dis_live_t live = {c, d->claims, d->mem, s, in.now};
     v->live = live;
     nw_err_t err = {0};
     if (nw_dis_state_build(&v->in, &v->st, &err) != NW_OK)
@@ -316,12 +319,12 @@ static int mutate_cond(cJSON *obj, void *ud)
 {
     const condw_t *w = ud;
     if (w->pod_event > 0) {
-        cJSON *st = GET(obj, "status");
+        cJSON *st = cJSON_GetObjectItemCaseSensitive(obj, "status");
         if (!cJSON_IsObject(st))
             return 1;
         char ts[40];
         nw_time_format(w->pod_event, ts, sizeof ts);
-        const char *cur = sget(st, "lastPodEventTime");
+        const char *cur = nw_json_str(st, "lastPodEventTime");
         if (cur && strcmp(cur, ts) == 0)
             return 1;
         cJSON_DeleteItemFromObjectCaseSensitive(st, "lastPodEventTime");
@@ -332,9 +335,10 @@ static int mutate_cond(cJSON *obj, void *ud)
     if (w->remove) {
         if (!cur)
             return 1;
-        cJSON *conds = GET(GET(obj, "status"), "conditions");
+        cJSON *conds = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(obj, "status"), "conditions");
         for (int i = cJSON_GetArraySize(conds) - 1; i >= 0; i--) {
-            const char *t = sget(cJSON_GetArrayItem(conds, i), "type");
+            const char *t = nw_json_str(cJSON_GetArrayItem(conds, i), "type");
             if (t && strcmp(t, w->type) == 0)
                 cJSON_DeleteItemFromArray(conds, i);
         }
@@ -342,9 +346,9 @@ static int mutate_cond(cJSON *obj, void *ud)
     }
     if (cur && strcmp(cur, w->status) == 0) {
         const cJSON *cd;
-        cJSON_ArrayForEach(cd, GET(GET(obj, "status"), "conditions"))
+        cJSON_ArrayForEach(cd, nw_json_get(nw_json_get(obj, "status"), "conditions"))
         {
-            const char *t = sget(cd, "type"), *r = sget(cd, "reason");
+            const char *t = nw_json_str(cd, "type"), *r = nw_json_str(cd, "reason");
             if (t && strcmp(t, w->type) == 0 && r && strcmp(r, w->reason) == 0)
                 return 1;
         }
@@ -354,8 +358,9 @@ static int mutate_cond(cJSON *obj, void *ud)
     return 0;
 }
 
-static nw_rc_t claim_write(nw_ctl_t *c, const char *name, condw_t *w)
+static nw_rc_t claim_write(nw_dis_ctl_t *d, const char *name, condw_t *w)
 {
+    nw_ctl_deps_t *c = d->deps;
     nw_err_t err = {0};
     nw_rc_t rc = nw_kube_update_retry(c->kube, &nw_kube_res_nodeclaims, NULL, name, 1, mutate_cond,
                                       w, 5, NULL, &err);
@@ -370,8 +375,9 @@ static int mutate_taint(cJSON *node, void *ud)
     return nw_ctl_disrupted_taint(node, *(const int *)ud) == 1 ? 0 : 1;
 }
 
-static nw_rc_t node_taint(nw_ctl_t *c, const char *node, int add)
+static nw_rc_t node_taint(nw_dis_ctl_t *d, const char *node, int add)
 {
+    nw_ctl_deps_t *c = d->deps;
     nw_err_t err = {0};
     nw_rc_t rc = nw_kube_update_retry(c->kube, &nw_kube_res_nodes, NULL, node, 0, mutate_taint,
                                       &add, 5, NULL, &err);
@@ -407,9 +413,9 @@ static uint64_t pods_fp(const nw_kube_snap_t *s, const char *node)
             continue;
         int ds = 0;
         const cJSON *r;
-        cJSON_ArrayForEach(r, GET(GET(p, "metadata"), "ownerReferences"))
+        cJSON_ArrayForEach(r, nw_json_get(nw_json_get(p, "metadata"), "ownerReferences"))
         {
-            const char *k = sget(r, "kind");
+            const char *k = nw_json_str(r, "kind");
             ds |= k && strcmp(k, "DaemonSet") == 0;
         }
         if (!ds)
@@ -436,9 +442,9 @@ static int fp_changed(nw_dis_ctl_t *d, const char *node, uint64_t fp)
     return 0;
 }
 
-static void markers(nw_ctl_t *c, const nw_kube_snap_t *s, const view_t *v)
+static void markers(nw_dis_ctl_t *d, const nw_kube_snap_t *s, const view_t *v)
 {
-    nw_dis_ctl_t *d = c->disruption;
+    nw_ctl_deps_t *c = d->deps;
     int64_t now = v->in.now;
     for (size_t i = 0; i < v->st->nnodes && nw_ctl_may_write(c); i++) {
         const nw_dis_node_t *n = &v->st->nodes[i];
@@ -448,7 +454,7 @@ static void markers(nw_ctl_t *c, const nw_kube_snap_t *s, const view_t *v)
         if (fp_changed(d, n->node_name, fp) &&
             (!n->last_pod_event || now - n->last_pod_event >= POD_EVENT_DEDUPE_NS)) {
             condw_t w = {.pod_event = now};
-            claim_write(c, n->name, &w);
+            claim_write(d, n->name, &w);
         }
         if (n->pool < 0 || !n->initialized)
             continue;
@@ -456,10 +462,10 @@ static void markers(nw_ctl_t *c, const nw_kube_snap_t *s, const view_t *v)
         int want = n->consolidatable;
         if (want && (!cur || strcmp(cur, "True") != 0)) {
             condw_t w = {"Consolidatable", "True", "Consolidatable", "", now, 0, 0};
-            claim_write(c, n->name, &w);
+            claim_write(d, n->name, &w);
         } else if (!want && cur) {
             condw_t w = {"Consolidatable", NULL, NULL, NULL, now, 1, 0};
-            claim_write(c, n->name, &w);
+            claim_write(d, n->name, &w);
         }
     }
     /* forget nodes that are gone */
@@ -475,9 +481,9 @@ static void markers(nw_ctl_t *c, const nw_kube_snap_t *s, const view_t *v)
 
 /* ---- crash cleanup ---- */
 
-static void cleanup(nw_ctl_t *c, const nw_kube_snap_t *s)
+static void cleanup(nw_dis_ctl_t *d, const nw_kube_snap_t *s)
 {
-    nw_dis_ctl_t *d = c->disruption;
+    nw_ctl_deps_t *c = d->deps;
     for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_NODECLAIMS) && nw_ctl_may_write(c); i++) {
         const nw_kube_obj_t *nc = nw_kube_snap_at(s, NW_KUBE_NODECLAIMS, i);
         if (nc->terminating || held(d, nc->name))
@@ -486,11 +492,11 @@ static void cleanup(nw_ctl_t *c, const nw_kube_snap_t *s)
         if (node && !node->terminating && nw_ctl_has_disrupted_taint(node->json)) {
             nw_log_info("disruption", "removing a leftover disrupted taint",
                         NW_LS("node", node->name), NW_LS("nodeclaim", nc->name));
-            node_taint(c, node->name, 0);
+            node_taint(d, node->name, 0);
         }
         if (nw_json_condition(nc->json, "DisruptionReason")) {
             condw_t w = {"DisruptionReason", NULL, NULL, NULL, 0, 1, 0};
-            claim_write(c, nc->name, &w);
+            claim_write(d, nc->name, &w);
         }
     }
 }
@@ -507,23 +513,23 @@ static void recent_add(nw_dis_ctl_t *d, const char *name, int64_t mono)
     d->recent[d->nrecent++].mono = mono;
 }
 
-static void untaint_all(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_dis_cmd_t *cmd)
+static void untaint_all(nw_dis_ctl_t *d, const nw_kube_snap_t *s, const nw_dis_cmd_t *cmd)
 {
     for (size_t i = 0; i < cmd->ncandidates; i++) {
         const nw_kube_obj_t *nc = nw_kube_snap_get(s, NW_KUBE_NODECLAIMS, NULL, cmd->candidates[i]);
         const nw_kube_obj_t *node = node_of(s, nc);
         if (node)
-            node_taint(c, node->name, 0);
+            node_taint(d, node->name, 0);
         if (nc) {
             condw_t w = {"DisruptionReason", NULL, NULL, NULL, 0, 1, 0};
-            claim_write(c, nc->name, &w);
+            claim_write(d, nc->name, &w);
         }
     }
 }
 
-static void delete_candidates(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_dis_cmd_t *cmd)
+static void delete_candidates(nw_dis_ctl_t *d, const nw_kube_snap_t *s, const nw_dis_cmd_t *cmd)
 {
-    nw_dis_ctl_t *d = c->disruption;
+    nw_ctl_deps_t *c = d->deps;
     int64_t mono = nw_clock_mono(c->clock);
     for (size_t i = 0; i < cmd->ncandidates && nw_ctl_may_write(c); i++) {
         const char *name = cmd->candidates[i];
@@ -547,7 +553,7 @@ static void delete_candidates(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_dis
         snprintf(
             msg, sizeof msg, "Disrupting NodeClaim: %s/%s (%s)", nw_dis_reason_str(cmd->reason),
             cmd->action == NW_DIS_REPLACE ? "Replace" : "Delete", nw_dis_method_str(cmd->method));
-        event2(c, nc, node_of(s, nc), "Normal", "DisruptionTerminating", msg);
+        event2(d, nc, node_of(s, nc), "Normal", "DisruptionTerminating", msg);
         nw_log_info("disruption", "deleted NodeClaim", NW_LS("nodeclaim", name),
                     NW_LS("method", nw_dis_method_str(cmd->method)),
                     NW_LS("reason", nw_dis_reason_str(cmd->reason)));
@@ -555,9 +561,9 @@ static void delete_candidates(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_dis
 }
 
 /* Start a validated command: taint, condition, replacements; 0 ok, -1 aborted. */
-static int execute(nw_ctl_t *c, const nw_kube_snap_t *s, const view_t *v, nw_dis_cmd_t *cmd)
+static int execute(nw_dis_ctl_t *d, const nw_kube_snap_t *s, const view_t *v, nw_dis_cmd_t *cmd)
 {
-    nw_dis_ctl_t *d = c->disruption;
+    nw_ctl_deps_t *c = d->deps;
     int64_t now = v->in.now;
     nw_log_info("disruption", "disrupting", NW_LS("method", nw_dis_method_str(cmd->method)),
                 NW_LS("action", nw_dis_action_str(cmd->action)),
@@ -568,7 +574,7 @@ static int execute(nw_ctl_t *c, const nw_kube_snap_t *s, const view_t *v, nw_dis
     for (size_t i = 0; i < cmd->ncandidates; i++) {
         const nw_kube_obj_t *nc = nw_kube_snap_get(s, NW_KUBE_NODECLAIMS, NULL, cmd->candidates[i]);
         const nw_kube_obj_t *node = node_of(s, nc);
-        if (!nc || !node || node_taint(c, node->name, 1) != NW_OK) {
+        if (!nc || !node || node_taint(d, node->name, 1) != NW_OK) {
             if (cmd->sim.nrepl) {
                 nw_log_warn("disruption", "cannot taint a candidate; command aborted",
                             NW_LS("nodeclaim", cmd->candidates[i]));
@@ -578,9 +584,9 @@ static int execute(nw_ctl_t *c, const nw_kube_snap_t *s, const view_t *v, nw_dis
         }
         condw_t w = {
             "DisruptionReason", "True", nw_dis_reason_str(cmd->reason), cmd->summary, now, 0, 0};
-        claim_write(c, nc->name, &w);
+        claim_write(d, nc->name, &w);
         if (cmd->sim.nrepl) /* a delete says DisruptionTerminating right away */
-            event2(c, nc, node, "Normal", "DisruptionLaunching", cmd->summary);
+            event2(d, nc, node, "Normal", "DisruptionLaunching", cmd->summary);
     }
     inflight_t f;
     memset(&f, 0, sizeof f);
@@ -626,9 +632,9 @@ static int execute(nw_ctl_t *c, const nw_kube_snap_t *s, const view_t *v, nw_dis
 }
 
 /* Progress of the commands in flight (§2.7 step 4-5). */
-static void progress(nw_ctl_t *c, const nw_kube_snap_t *s)
+static void progress(nw_dis_ctl_t *d, const nw_kube_snap_t *s)
 {
-    nw_dis_ctl_t *d = c->disruption;
+    nw_ctl_deps_t *c = d->deps;
     int64_t mono = nw_clock_mono(c->clock);
     size_t k = 0;
     for (size_t i = 0; i < d->nfl; i++) {
@@ -661,9 +667,9 @@ static void progress(nw_ctl_t *c, const nw_kube_snap_t *s)
             for (size_t n = 0; n < f->cmd.ncandidates; n++) {
                 const nw_kube_obj_t *nc =
                     nw_kube_snap_get(s, NW_KUBE_NODECLAIMS, NULL, f->cmd.candidates[n]);
-                event2(c, nc, node_of(s, nc), "Warning", "DisruptionFailed", why);
+                event2(d, nc, node_of(s, nc), "Warning", "DisruptionFailed", why);
             }
-            untaint_all(c, s, &f->cmd);
+            untaint_all(d, s, &f->cmd);
             inflight_free(f);
             d->next_pass_mono = mono;
             continue;
@@ -674,14 +680,14 @@ static void progress(nw_ctl_t *c, const nw_kube_snap_t *s)
                 for (size_t n = 0; n < f->cmd.ncandidates; n++) {
                     const nw_kube_obj_t *nc =
                         nw_kube_snap_get(s, NW_KUBE_NODECLAIMS, NULL, f->cmd.candidates[n]);
-                    event2(c, nc, node_of(s, nc), "Normal", "DisruptionWaitingReadiness",
+                    event2(d, nc, node_of(s, nc), "Normal", "DisruptionWaitingReadiness",
                            "Waiting on readiness to continue disruption");
                 }
             }
             d->fl[k++] = *f;
             continue;
         }
-        delete_candidates(c, s, &f->cmd);
+        delete_candidates(d, s, &f->cmd);
         for (size_t r = 0; r < f->nrepl; r++) {
             if (d->nrepl == MAX_RECENT) {
                 memmove(d->repl, d->repl + 1, (MAX_RECENT - 1) * sizeof *d->repl);
@@ -696,9 +702,8 @@ static void progress(nw_ctl_t *c, const nw_kube_snap_t *s)
     d->nfl = k;
 }
 
-static void emit_notes(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_dis_cmd_t *cmd)
+static void emit_notes(nw_dis_ctl_t *d, const nw_kube_snap_t *s, const nw_dis_cmd_t *cmd)
 {
-    nw_dis_ctl_t *d = c->disruption;
     for (size_t i = 0; i < cmd->nnotes; i++) {
         const nw_dis_note_t *n = &cmd->notes[i];
         uint64_t h = fnv(fnv(1469598103934665603ULL, n->reason), n->message);
@@ -716,7 +721,7 @@ static void emit_notes(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_dis_cmd_t 
         }
         d->noted[j].hash = h;
         const nw_kube_obj_t *nc = nw_kube_snap_get(s, NW_KUBE_NODECLAIMS, NULL, n->nodeclaim);
-        event2(c, nc, NULL, "Normal", n->reason, n->message);
+        event2(d, nc, NULL, "Normal", n->reason, n->message);
         nw_log_info("disruption", "not disrupted", NW_LS("nodeclaim", n->nodeclaim),
                     NW_LS("reason", n->reason), NW_LS("message", n->message));
     }
@@ -732,16 +737,16 @@ static int unsynced(const nw_kube_snap_t *s)
     return 0;
 }
 
-void nw_dis_tick(nw_ctl_t *c, const nw_kube_snap_t *s)
+void nw_dis_tick(nw_dis_ctl_t *d, const nw_kube_snap_t *s)
 {
-    nw_dis_ctl_t *d = c->disruption;
+    nw_ctl_deps_t *c = d ? d->deps : NULL;
     if (!d || !nw_ctl_may_write(c))
         return;
     view_t v;
-    if (view_build(c, s, &v) != 0)
+    if (view_build(d, s, &v) != 0)
         return;
-    markers(c, s, &v);
-    progress(c, s);
+    markers(d, s, &v);
+    progress(d, s);
     int64_t mono = nw_clock_mono(c->clock);
     if (unsynced(s))
         goto out; /* a NodeClaim is being launched: decide once it has a providerID */
@@ -753,8 +758,8 @@ void nw_dis_tick(nw_ctl_t *c, const nw_kube_snap_t *s)
         int ok = nw_dis_validate(v.st, &d->pending, nw_dis_live_sim, &v.live, why, sizeof why);
         d->has_pending = 0;
         if (ok == 1) {
-            if (execute(c, s, &v, &d->pending) == 0 && d->pending.method == NW_DIS_NONE)
-                progress(c, s); /* a delete with no replacements proceeds at once */
+            if (execute(d, s, &v, &d->pending) == 0 && d->pending.method == NW_DIS_NONE)
+                progress(d, s); /* a delete with no replacements proceeds at once */
         } else {
             atomic_fetch_add(&d->rejected, 1);
             nw_log_info("disruption", "command rejected at validation", NW_LS("reason", why),
@@ -762,7 +767,7 @@ void nw_dis_tick(nw_ctl_t *c, const nw_kube_snap_t *s)
             for (size_t i = 0; i < d->pending.ncandidates; i++) {
                 const nw_kube_obj_t *nc =
                     nw_kube_snap_get(s, NW_KUBE_NODECLAIMS, NULL, d->pending.candidates[i]);
-                event2(c, nc, node_of(s, nc), "Normal", "ConsolidationRejected", why);
+                event2(d, nc, node_of(s, nc), "Normal", "ConsolidationRejected", why);
             }
         }
         nw_dis_cmd_cleanup(&d->pending);
@@ -780,7 +785,7 @@ void nw_dis_tick(nw_ctl_t *c, const nw_kube_snap_t *s)
         goto out;
     }
     atomic_fetch_add(&d->passes, 1);
-    cleanup(c, s);
+    cleanup(d, s);
     nw_dis_cmd_t cmd;
     nw_err_t err = {0};
     if (nw_dis_decide(v.st, nw_dis_live_sim, &v.live, &cmd, &err) != NW_OK) {
@@ -798,7 +803,7 @@ void nw_dis_tick(nw_ctl_t *c, const nw_kube_snap_t *s)
         free(txt);
         cJSON_Delete(rep);
     }
-    emit_notes(c, s, &cmd);
+    emit_notes(d, s, &cmd);
     if (cmd.method == NW_DIS_NONE) {
         d->next_pass_mono = mono + d->o.poll_ns;
         /* time-based rules that will flip without any change in the cluster (a
@@ -830,9 +835,9 @@ void nw_dis_tick(nw_ctl_t *c, const nw_kube_snap_t *s)
         d->pending_mono = mono;
         goto out;
     }
-    execute(c, s, &v, &cmd);
+    execute(d, s, &v, &cmd);
     nw_dis_cmd_cleanup(&cmd);
-    progress(c, s);
+    progress(d, s);
     d->next_pass_mono = mono;
 out:
     view_free(&v);

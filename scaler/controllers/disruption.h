@@ -14,8 +14,9 @@
  * Every decision records an Event on the NodeClaims and Nodes and counts in
  * nodewarden_disruption_* metrics.
  *
- * Ownership: nw_dis_ctl_new / nw_dis_ctl_free; the controller hangs off nw_ctl_t as
- * `disruption`. Thread: the reconcile thread, except nw_dis_metrics (any thread).
+ * Ownership: nw_dis_ctl_new / nw_dis_ctl_free (loop.c). It creates replacements through the
+ * nw_claims_t it is given and reads the shared nominations (ctl.h nw_ctl_shared_t).
+ * Thread: the reconcile thread, except nw_dis_metrics (any thread).
  */
 #ifndef NW_SCALER_CONTROLLERS_DISRUPTION_H
 #define NW_SCALER_CONTROLLERS_DISRUPTION_H
@@ -25,6 +26,7 @@
 #include "common/buf.h"
 #include "common/err.h"
 #include "scaler/controllers/ctl.h"
+#include "scaler/controllers/nodeclaim.h"
 #include "scaler/kube/cache.h"
 #include "scaler/kube/write.h"
 
@@ -37,17 +39,19 @@ typedef struct {
     int spot_to_spot;           /* SpotToSpotConsolidation */
 } nw_dis_opts_t;
 
-/** New controller state (NULL on OOM). Zero options take the defaults. kube (borrowed,
- * outlives the controller; NULL: use the scaler's recorder) gets the controller's own
- * event recorder, reporting as `instance`. */
-nw_dis_ctl_t *nw_dis_ctl_new(const nw_dis_opts_t *o, nw_kube_client_t *kube, const char *instance);
+/** New controller state (NULL on OOM). Zero options take the defaults. deps, claims and mem
+ * are borrowed and outlive it. instance != NULL: the controller gets its own event recorder
+ * on deps->kube, reporting as `instance` (provisioning bursts must not starve its events);
+ * NULL: it uses deps->rec. */
+nw_dis_ctl_t *nw_dis_ctl_new(nw_ctl_deps_t *deps, nw_claims_t *claims, nw_ctl_shared_t *mem,
+                             const nw_dis_opts_t *o, const char *instance);
 void nw_dis_ctl_free(nw_dis_ctl_t *d);
 
 /** Forget the commands in flight (a new leadership term; the next pass cleans up). */
 void nw_dis_ctl_reset(nw_dis_ctl_t *d);
 
 /** One disruption pass: markers, commands in flight, and, when due, a decision. */
-void nw_dis_tick(nw_ctl_t *c, const nw_kube_snap_t *s);
+void nw_dis_tick(nw_dis_ctl_t *d, const nw_kube_snap_t *s);
 
 /** Append the nodewarden_disruption_* series. */
 nw_rc_t nw_dis_metrics(nw_dis_ctl_t *d, nw_buf_t *out);

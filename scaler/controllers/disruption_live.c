@@ -77,7 +77,7 @@ nw_rc_t nw_dis_live_sim(void *ud, const nw_dis_state_t *st, const char *const *n
     };
     nw_ctl_prepare_catalog(l->c, l->ks);
     nw_simsnap_env_t env;
-    nw_ctl_sim_env(l->c, &env);
+    nw_ctl_sim_env(l->c, l->mem, &env);
     if ((rc = nw_simsnap_build(&env, l->ks, &o, &h->ss, err)) != NW_OK)
         goto fail;
     if ((rc = nw_sched_solve(h->ss.sched, l->now, &h->res, err)) != NW_OK)
@@ -127,7 +127,7 @@ nw_rc_t nw_dis_live_create(const nw_dis_live_t *l, const nw_dis_sim_t *sim, int 
         .no_events = true,
         .reason = "disruption",
     };
-    nw_rc_t rc = nw_claim_create(l->c, l->ks, &h->ss, &h->res.claims[h->claim_of[k]], &o, name,
+    nw_rc_t rc = nw_claim_create(l->claims, l->ks, &h->ss, &h->res.claims[h->claim_of[k]], &o, name,
                                  namelen, err);
     free(types);
     return rc;

@@ -14,10 +14,13 @@
 #include <stdint.h>
 
 #include "scaler/controllers/ctl.h"
+#include "scaler/controllers/nodeclaim.h"
 #include "scaler/disrupt/disrupt.h"
 
 typedef struct {
-    nw_ctl_t *c;
+    nw_ctl_deps_t *c;
+    nw_claims_t *claims;  /* replacements are created through it */
+    nw_ctl_shared_t *mem; /* the simulation's in-flight and nomination memory */
     const nw_kube_snap_t *ks;
     int64_t now;
 } nw_dis_live_t;

@@ -11,7 +11,6 @@
 #include "scaler/disrupt/drift.h"
 #include "scaler/disrupt/hash.h"
 
-#define GET(o, k) cJSON_GetObjectItemCaseSensitive((o), (k))
 #define RECHECK_NS (5 * 60 * NW_NS_PER_SEC)
 #define INSTANCES_TTL_NS (5 * 60 * NW_NS_PER_SEC)
 #define INSTANCES_MISS_NS (10 * NW_NS_PER_SEC)
@@ -33,6 +32,7 @@ typedef struct {
 } backoff_t;
 
 struct nw_driftmark {
+    nw_ctl_deps_t *deps;
     verdict_t *v;
     size_t n, cap;
     nw_cloud_instances_t inst;
@@ -43,11 +43,13 @@ struct nw_driftmark {
     nw_counters_t *counters; /* borrowed */
 };
 
-nw_driftmark_t *nw_driftmark_new(nw_counters_t *counters)
+nw_driftmark_t *nw_driftmark_new(nw_ctl_deps_t *deps, nw_counters_t *counters)
 {
     nw_driftmark_t *d = calloc(1, sizeof(nw_driftmark_t));
-    if (d)
+    if (d) {
+        d->deps = deps;
         d->counters = counters;
+    }
     return d;
 }
 
@@ -122,7 +124,7 @@ static char *annotations_patch(const char *k1, const char *v1, const char *k2, c
     return txt;
 }
 
-static nw_rc_t patch_annotations(nw_ctl_t *c, const nw_kube_res_t *res, const char *name,
+static nw_rc_t patch_annotations(nw_ctl_deps_t *c, const nw_kube_res_t *res, const char *name,
                                  const char *k1, const char *v1, const char *k2, const char *v2,
                                  nw_err_t *err)
 {
@@ -136,7 +138,7 @@ static nw_rc_t patch_annotations(nw_ctl_t *c, const nw_kube_res_t *res, const ch
 
 /* Karpenter's updateNodeClaimHash: NodeClaims of an owner whose hash version was not
  * ours get our version, and the current hash unless they are already Drifted. */
-static void migrate_claims(nw_ctl_t *c, const nw_kube_snap_t *s, const char *pool,
+static void migrate_claims(nw_ctl_deps_t *c, const nw_kube_snap_t *s, const char *pool,
                            const char *class, const char *hkey, const char *vkey,
                            const char *version, const char *hash)
 {
@@ -161,7 +163,8 @@ static void migrate_claims(nw_ctl_t *c, const nw_kube_snap_t *s, const char *poo
     }
 }
 
-static void annotate(nw_ctl_t *c, nw_driftmark_t *d, const nw_kube_snap_t *s, nw_kube_kind_t kind)
+static void annotate(nw_ctl_deps_t *c, nw_driftmark_t *d, const nw_kube_snap_t *s,
+                     nw_kube_kind_t kind)
 {
     int64_t mono = nw_clock_mono(c->clock);
     int pools = kind == NW_KUBE_NODEPOOLS;
@@ -228,7 +231,7 @@ static const nw_cloud_instance_t *find_instance(nw_driftmark_t *d, const char *i
 
 /* The instance's facts from the cached cluster instance list (refreshed when stale, or
  * sooner when the instance is missing). NULL when unknown. */
-static const nw_cloud_instance_t *instance_facts(nw_ctl_t *c, nw_driftmark_t *d,
+static const nw_cloud_instance_t *instance_facts(nw_ctl_deps_t *c, nw_driftmark_t *d,
                                                  const char *provider_id)
 {
     int64_t mono = nw_clock_mono(c->clock);
@@ -257,19 +260,20 @@ static const nw_cloud_instance_t *instance_facts(nw_ctl_t *c, nw_driftmark_t *d,
 
 typedef struct {
     const char *reason; /* NULL: remove the condition */
-    nw_ctl_t *c;
+    nw_ctl_deps_t *c;
     int changed; /* out: the write changed the condition */
 } mark_t;
 
 static int mutate_drifted(cJSON *obj, void *ud)
 {
     const mark_t *m = ud;
-    cJSON *conds = GET(GET(obj, "status"), "conditions");
+    cJSON *conds = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "status"),
+                                                    "conditions");
     int idx = -1, k = 0;
     cJSON *cd;
     cJSON_ArrayForEach(cd, conds)
     {
-        const char *t = cJSON_GetStringValue(GET(cd, "type"));
+        const char *t = nw_json_str(cd, "type");
         if (t && strcmp(t, NW_COND_DRIFTED) == 0) {
             idx = k;
             break;
@@ -284,8 +288,8 @@ static int mutate_drifted(cJSON *obj, void *ud)
         return 0;
     }
     if (idx >= 0) {
-        const char *st = cJSON_GetStringValue(GET(cd, "status"));
-        const char *rs = cJSON_GetStringValue(GET(cd, "reason"));
+        const char *st = nw_json_str(cd, "status");
+        const char *rs = nw_json_str(cd, "reason");
         if (st && rs && strcmp(st, "True") == 0 && strcmp(rs, m->reason) == 0)
             return 1;
     }
@@ -299,12 +303,12 @@ static int mutate_drifted(cJSON *obj, void *ud)
 static const char *drift_condition_reason(const cJSON *nc)
 {
     const cJSON *cd;
-    cJSON_ArrayForEach(cd, GET(GET(nc, "status"), "conditions"))
+    cJSON_ArrayForEach(cd, nw_json_get(nw_json_get(nc, "status"), "conditions"))
     {
-        const char *t = cJSON_GetStringValue(GET(cd, "type"));
+        const char *t = nw_json_str(cd, "type");
         if (t && strcmp(t, NW_COND_DRIFTED) == 0) {
-            const char *st = cJSON_GetStringValue(GET(cd, "status"));
-            const char *rs = cJSON_GetStringValue(GET(cd, "reason"));
+            const char *st = nw_json_str(cd, "status");
+            const char *rs = nw_json_str(cd, "reason");
             return st && strcmp(st, "True") == 0 ? (rs ? rs : "") : NULL;
         }
     }
@@ -312,7 +316,7 @@ static const char *drift_condition_reason(const cJSON *nc)
 }
 
 /* 1 when the condition was changed by this write, 0 when it already was so or failed */
-static int write_mark(nw_ctl_t *c, const nw_kube_obj_t *nc, const char *reason)
+static int write_mark(nw_ctl_deps_t *c, const nw_kube_obj_t *nc, const char *reason)
 {
     mark_t m = {reason, c, 0};
     nw_err_t err = {0};
@@ -327,8 +331,8 @@ static int write_mark(nw_ctl_t *c, const nw_kube_obj_t *nc, const char *reason)
     return m.changed;
 }
 
-static void judge(nw_ctl_t *c, nw_driftmark_t *d, const nw_kube_snap_t *s, const nw_kube_obj_t *nc,
-                  const nw_kube_obj_t *pool)
+static void judge(nw_ctl_deps_t *c, nw_driftmark_t *d, const nw_kube_snap_t *s,
+                  const nw_kube_obj_t *nc, const nw_kube_obj_t *pool)
 {
     const char *cname = nw_json_str_at(nc->json, "spec.nodeClassRef.name");
     const nw_kube_obj_t *class =
@@ -415,7 +419,7 @@ static int rv_differs(const char *have, const nw_kube_obj_t *o)
     return strcmp(have, o ? o->rv : "-") != 0;
 }
 
-static void mark(nw_ctl_t *c, nw_driftmark_t *d, const nw_kube_snap_t *s)
+static void mark(nw_ctl_deps_t *c, nw_driftmark_t *d, const nw_kube_snap_t *s)
 {
     int64_t mono = nw_clock_mono(c->clock);
     for (size_t i = 0; i < d->n; i++)
@@ -459,10 +463,11 @@ static void mark(nw_ctl_t *c, nw_driftmark_t *d, const nw_kube_snap_t *s)
     d->n = k;
 }
 
-void nw_driftmark_tick(nw_ctl_t *c, nw_driftmark_t *d, const nw_kube_snap_t *s)
+void nw_driftmark_tick(nw_driftmark_t *d, const nw_kube_snap_t *s)
 {
     if (!d)
         return;
+    nw_ctl_deps_t *c = d->deps;
     annotate(c, d, s, NW_KUBE_NODEPOOLS);
     annotate(c, d, s, NW_KUBE_EC2NODECLASSES);
     mark(c, d, s);

@@ -33,14 +33,15 @@
 
 typedef struct nw_driftmark nw_driftmark_t;
 
-/** New state; counters (borrowed, outlives it) gets drifted{nodepool,reason}. NULL on OOM. */
-nw_driftmark_t *nw_driftmark_new(nw_counters_t *counters);
+/** New state; deps and counters (drifted{nodepool,reason}) are borrowed and outlive it.
+ * NULL on OOM. */
+nw_driftmark_t *nw_driftmark_new(nw_ctl_deps_t *deps, nw_counters_t *counters);
 void nw_driftmark_free(nw_driftmark_t *d);
 
 /** Forget every verdict and the instance cache (a new leadership term). */
 void nw_driftmark_reset(nw_driftmark_t *d);
 
 /** One pass: hash annotations, then drift marking. */
-void nw_driftmark_tick(nw_ctl_t *c, nw_driftmark_t *d, const nw_kube_snap_t *s);
+void nw_driftmark_tick(nw_driftmark_t *d, const nw_kube_snap_t *s);
 
 #endif

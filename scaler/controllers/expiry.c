@@ -10,13 +10,12 @@
 #include "api/duration.h"
 #include "common/log.h"
 
-#define GET(o, k) cJSON_GetObjectItemCaseSensitive((o), (k))
 #define DEFAULT_EXPIRE_AFTER "720h"
 
 int nw_expiry_deadline(const cJSON *nodeclaim, int64_t *at_ns, nw_err_t *err)
 {
     *at_ns = 0;
-    const cJSON *ea = GET(GET(nodeclaim, "spec"), "expireAfter");
+    const cJSON *ea = nw_json_get(nw_json_get(nodeclaim, "spec"), "expireAfter");
     const char *s = DEFAULT_EXPIRE_AFTER;
     if (ea && !cJSON_IsNull(ea)) {
         if (!cJSON_IsString(ea)) {
@@ -34,7 +33,7 @@ int nw_expiry_deadline(const cJSON *nodeclaim, int64_t *at_ns, nw_err_t *err)
     }
     if (never)
         return 0;
-    const char *ct = cJSON_GetStringValue(GET(GET(nodeclaim, "metadata"), "creationTimestamp"));
+    const char *ct = nw_json_str(nw_json_get(nodeclaim, "metadata"), "creationTimestamp");
     int64_t created = 0;
     if (!ct || nw_time_parse(ct, &created) != NW_OK) {
         nw_err_set(err, NW_EINVAL, "metadata.creationTimestamp",
@@ -63,8 +62,9 @@ static int recently_expired(const nw_expiry_t *e, const char *uid)
     return 0;
 }
 
-void nw_expiry_tick(nw_ctl_t *c, nw_expiry_t *e, const nw_kube_snap_t *s)
+void nw_expiry_tick(nw_expiry_t *e, const nw_kube_snap_t *s)
 {
+    nw_ctl_deps_t *c = e->deps;
     int64_t now = nw_clock_now(c->clock);
     for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_NODECLAIMS) && nw_ctl_may_write(c); i++) {
         const nw_kube_obj_t *nc = nw_kube_snap_at(s, NW_KUBE_NODECLAIMS, i);

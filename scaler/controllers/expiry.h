@@ -34,15 +34,16 @@ int nw_expiry_due(const cJSON *nodeclaim, int64_t now_ns);
 
 #define NW_EXPIRY_RECENT 32
 
-/* The controller's memory: uids deleted a moment ago (a lagging snapshot may still show
- * them alive) and where to count expirations. Caller storage; zero it to start. */
+/* The controller: its dependencies, uids deleted a moment ago (a lagging snapshot may still
+ * show them alive) and where to count expirations. Caller storage; zero it, then set deps. */
 typedef struct {
+    nw_ctl_deps_t *deps;               /* borrowed */
     char recent[NW_EXPIRY_RECENT][64]; /* ring */
     unsigned n;
     nw_counters_t *counters; /* borrowed; expired{nodepool}; NULL: not counted */
 } nw_expiry_t;
 
 /** Delete every NodeClaim (not already being deleted) that is due. */
-void nw_expiry_tick(nw_ctl_t *c, nw_expiry_t *e, const nw_kube_snap_t *s);
+void nw_expiry_tick(nw_expiry_t *e, const nw_kube_snap_t *s);
 
 #endif

@@ -9,20 +9,22 @@
 #include "common/log.h"
 #include "common/metrics.h"
 
-#define GET(o, k) cJSON_GetObjectItemCaseSensitive((o), (k))
-
 struct nw_gc {
+    nw_ctl_deps_t *deps;
+    const nw_inflight_t *inflight; /* borrowed: what this process is creating or launching */
     nw_gc_opts_t o;
     int64_t next_mono; /* 0: at once */
     int good_passes;
     _Atomic uint64_t passes, failed_passes, terminated, nodes_deleted, claims_deleted, errors;
 };
 
-nw_gc_t *nw_gc_new(const nw_gc_opts_t *o)
+nw_gc_t *nw_gc_new(nw_ctl_deps_t *deps, const nw_inflight_t *inflight, const nw_gc_opts_t *o)
 {
     nw_gc_t *g = calloc(1, sizeof *g);
     if (!g)
         return NULL;
+    g->deps = deps;
+    g->inflight = inflight;
     if (o)
         g->o = *o;
     else
@@ -137,8 +139,9 @@ void nw_gc_plan_free(nw_gc_plan_t *p)
 
 /* ---- the pass ---- */
 
-static void pass(nw_ctl_t *c, nw_gc_t *g, const nw_kube_snap_t *s)
+static void pass(nw_gc_t *g, const nw_kube_snap_t *s)
 {
+    nw_ctl_deps_t *c = g->deps;
     nw_cloud_instances_t list = {0};
     nw_err_t err = {0};
     if (c->cloud->ops->list(c->cloud, &list, &err) != NW_OK) {
@@ -151,13 +154,14 @@ static void pass(nw_ctl_t *c, nw_gc_t *g, const nw_kube_snap_t *s)
     }
     /* what this process is creating or launching right now */
     size_t nm = 0;
-    for (const nw_inflight_claim_t *m = c->inflight.head; m; m = m->next)
+    for (const nw_inflight_claim_t *m = (g->inflight ? g->inflight->head : NULL); m; m = m->next)
         nm++;
     const char **names = calloc(nm ? nm : 1, sizeof *names);
     const char **ids = calloc(nm ? nm : 1, sizeof *ids);
     nw_gc_inflight_t f = {names, 0, ids, 0};
     if (names && ids)
-        for (const nw_inflight_claim_t *m = c->inflight.head; m; m = m->next) {
+        for (const nw_inflight_claim_t *m = (g->inflight ? g->inflight->head : NULL); m;
+             m = m->next) {
             if (m->deleted)
                 continue;
             names[f.nnames++] = m->name;
@@ -238,9 +242,9 @@ static void pass(nw_ctl_t *c, nw_gc_t *g, const nw_kube_snap_t *s)
         (g->good_passes < g->o.fast_passes ? g->o.initial_interval_ns : g->o.interval_ns);
 }
 
-void nw_gc_tick(nw_ctl_t *c, const nw_kube_snap_t *s)
+void nw_gc_tick(nw_gc_t *g, const nw_kube_snap_t *s)
 {
-    nw_gc_t *g = c->gc;
+    nw_ctl_deps_t *c = g ? g->deps : NULL;
     if (!g || !nw_ctl_may_write(c))
         return;
     int64_t now = nw_clock_mono(c->clock);
@@ -252,33 +256,24 @@ void nw_gc_tick(nw_ctl_t *c, const nw_kube_snap_t *s)
         g->next_mono = now + g->o.initial_interval_ns;
         return;
     }
-    pass(c, g, s);
+    pass(g, s);
 }
 
 nw_rc_t nw_gc_metrics(nw_gc_t *g, nw_buf_t *out)
 {
     if (!g)
         return NW_OK;
-    nw_rc_t rc = nw_metrics_counter(out, "nodewarden_gc_passes_total",
-                                    "Garbage-collection passes run.", atomic_load(&g->passes));
-    if (rc == NW_OK)
-        rc = nw_metrics_counter(out, "nodewarden_gc_failed_passes_total",
-                                "Garbage-collection passes that could not list the instances.",
-                                atomic_load(&g->failed_passes));
-    if (rc == NW_OK)
-        rc = nw_metrics_counter(out, "nodewarden_gc_instances_terminated_total",
-                                "Leaked instances (owned by no NodeClaim) terminated.",
-                                atomic_load(&g->terminated));
-    if (rc == NW_OK)
-        rc = nw_metrics_counter(out, "nodewarden_gc_nodes_deleted_total",
-                                "Nodes of leaked instances deleted.",
-                                atomic_load(&g->nodes_deleted));
-    if (rc == NW_OK)
-        rc = nw_metrics_counter(out, "nodewarden_gc_nodeclaims_deleted_total",
-                                "NodeClaims deleted because their instance is gone.",
-                                atomic_load(&g->claims_deleted));
-    if (rc == NW_OK)
-        rc = nw_metrics_counter(out, "nodewarden_gc_errors_total",
-                                "Garbage-collection writes that failed.", atomic_load(&g->errors));
-    return rc;
+    const nw_ctl_counter_t v[] = {
+        {"nodewarden_gc_passes_total", "Garbage-collection passes run.", &g->passes},
+        {"nodewarden_gc_failed_passes_total",
+         "Garbage-collection passes that could not list the instances.", &g->failed_passes},
+        {"nodewarden_gc_instances_terminated_total",
+         "Leaked instances (owned by no NodeClaim) terminated.", &g->terminated},
+        {"nodewarden_gc_nodes_deleted_total", "Nodes of leaked instances deleted.",
+         &g->nodes_deleted},
+        {"nodewarden_gc_nodeclaims_deleted_total",
+         "NodeClaims deleted because their instance is gone.", &g->claims_deleted},
+        {"nodewarden_gc_errors_total", "Garbage-collection writes that failed.", &g->errors},
+    };
+    return nw_ctl_counters_write(out, v, sizeof v / sizeof *v);
 }

@@ -7,8 +7,8 @@
  *    filters), not shutting-down, launched more than launchGrace (30 s) ago,
  *    whose providerID matches no NodeClaim, are terminated, and a Node with
  *    that providerID is deleted. Instances whose NodeClaim this process is
- *    still creating or launching (nw_ctl_t.claims: by karpenter.sh/nodeclaim
- *    tag or by providerID), or whose karpenter.sh/nodeclaim tag names a
+ *    still creating or launching (the in-flight memory, ctl.h nw_ctl_shared_t: by
+ * karpenter.sh/nodeclaim tag or by providerID), or whose karpenter.sh/nodeclaim tag names a
  *    NodeClaim that has no providerID yet, are never collected;
  *  - orphaned NodeClaims: Registered, not being deleted, with a providerID
  *    whose instance is absent from the cloud's list, and whose Node is absent
@@ -18,7 +18,7 @@
  * then every interval (2 min); a pass whose DescribeInstances failed does not
  * count and is retried after initialInterval.
  *
- * Ownership: nw_gc_new/nw_gc_free (owned by loop.c, pointer in nw_ctl_t.gc).
+ * Ownership: nw_gc_new/nw_gc_free (owned by loop.c).
  * Plans borrow objects from the snapshot they were made from.
  * Thread: nw_gc_tick on the reconcile thread; nw_gc_metrics from any thread.
  */
@@ -41,12 +41,13 @@ typedef struct {
 
 typedef struct nw_gc nw_gc_t;
 
-/** NULL when out of memory. o may be NULL (defaults). */
-nw_gc_t *nw_gc_new(const nw_gc_opts_t *o);
+/** NULL when out of memory. deps and inflight (the in-flight memory; may be NULL) are
+ * borrowed and outlive it; o may be NULL (defaults). */
+nw_gc_t *nw_gc_new(nw_ctl_deps_t *deps, const nw_inflight_t *inflight, const nw_gc_opts_t *o);
 void nw_gc_free(nw_gc_t *g);
 
-/** Run a pass on s when one is due (c->gc must be set; leader only). */
-void nw_gc_tick(nw_ctl_t *c, const nw_kube_snap_t *s);
+/** Run a pass on s when one is due (leader only). NULL-safe. */
+void nw_gc_tick(nw_gc_t *g, const nw_kube_snap_t *s);
 
 /** Append nodewarden_gc_* series. NULL-safe. */
 nw_rc_t nw_gc_metrics(nw_gc_t *g, nw_buf_t *out);

@@ -11,7 +11,6 @@
 #include "common/log.h"
 #include "scaler/controllers/ctl.h"
 
-#define GET(o, k) cJSON_GetObjectItemCaseSensitive((o), (k))
 #define NKINDS (NW_INTR_KINDS + 1) /* + one slot for messages that did not parse */
 #define KIND_UNPARSEABLE NW_INTR_KINDS
 
@@ -20,6 +19,7 @@ static const char *const act_names[NACTS] = {"delete_nodeclaim", "cordon", "mark
                                              "event"};
 
 struct nw_intr {
+    nw_ctl_deps_t *deps;
     nw_intr_opts_t o;
     const char *queue; /* the source's name */
     pthread_t thread;
@@ -58,7 +58,7 @@ const nw_kube_obj_t *nw_intr_node_for_instance(const nw_kube_snap_t *s, const ch
 
 static const char *label(const cJSON *obj, const char *k)
 {
-    return cJSON_GetStringValue(GET(GET(GET(obj, "metadata"), "labels"), k));
+    return nw_json_str(nw_json_get(nw_json_get(obj, "metadata"), "labels"), k);
 }
 
 static void event_for(nw_intr_kind_t k, nw_intr_action_t *a)
@@ -135,13 +135,13 @@ size_t nw_intr_plan(const nw_kube_snap_t *s, const nw_intr_event_t *ev, nw_intr_
 
 static int may_write(nw_intr_t *h)
 {
-    return !atomic_load(&h->stop) && (!h->o.leading || atomic_load(h->o.leading));
+    return !atomic_load(&h->stop) && nw_ctl_may_write(h->deps);
 }
 
 static int mutate_cordon(cJSON *node, void *ud)
 {
     (void)ud;
-    if (GET(GET(node, "metadata"), "deletionTimestamp"))
+    if (nw_json_get(nw_json_get(node, "metadata"), "deletionTimestamp"))
         return 1;
     return nw_ctl_disrupted_taint(node, 1) == 1 ? 0 : 1;
 }
@@ -162,21 +162,21 @@ static nw_rc_t act(nw_intr_t *h, const nw_intr_event_t *ev, const nw_intr_action
                 NW_LS("instance", a->instance_id), NW_LS("nodeclaim", nc),
                 NW_LS("node", a->node ? a->node->name : ""), NW_LB("delete", a->delete_claim));
     if (a->reason) {
-        nw_kube_event(h->o.rec, &nw_kube_res_nodeclaims, a->nodeclaim->json, a->type, a->reason,
+        nw_kube_event(h->deps->rec, &nw_kube_res_nodeclaims, a->nodeclaim->json, a->type, a->reason,
                       a->message, NULL);
         if (a->node)
-            nw_kube_event(h->o.rec, &nw_kube_res_nodes, a->node->json, a->type, a->reason,
+            nw_kube_event(h->deps->rec, &nw_kube_res_nodes, a->node->json, a->type, a->reason,
                           a->message, NULL);
         atomic_fetch_add(&h->actions[ACT_EVENT], 1);
     }
     if (a->mark_ice && h->o.ice) {
-        nw_ice_mark(h->o.ice, a->ice_ct, a->ice_type, a->ice_zone, nw_clock_mono(h->o.clock));
+        nw_ice_mark(h->o.ice, a->ice_ct, a->ice_type, a->ice_zone, nw_clock_mono(h->deps->clock));
         atomic_fetch_add(&h->actions[ACT_ICE], 1);
         nw_log_info("interruption", "offering marked unavailable", NW_LS("capacityType", a->ice_ct),
                     NW_LS("instanceType", a->ice_type), NW_LS("zone", a->ice_zone));
     }
     if (a->cordon) {
-        if (nw_kube_update_retry(h->o.kube, &nw_kube_res_nodes, NULL, a->node->name, 0,
+        if (nw_kube_update_retry(h->deps->kube, &nw_kube_res_nodes, NULL, a->node->name, 0,
                                  mutate_cordon, NULL, 5, NULL, &err) != NW_OK &&
             err.rc != NW_ENOTFOUND) {
             nw_log_warn("interruption", "cannot cordon the node", NW_LS("node", a->node->name),
@@ -194,7 +194,8 @@ static nw_rc_t act(nw_intr_t *h, const nw_intr_event_t *ev, const nw_intr_action
         nw_kube_delete_opts_t d = {.propagation = NULL,
                                    .grace_seconds = -1,
                                    .uid = a->nodeclaim->uid[0] ? a->nodeclaim->uid : NULL};
-        nw_rc_t rc = nw_kube_delete(h->o.kube, &nw_kube_res_nodeclaims, NULL, nc, &d, NULL, &err);
+        nw_rc_t rc =
+            nw_kube_delete(h->deps->kube, &nw_kube_res_nodeclaims, NULL, nc, &d, NULL, &err);
         if (rc != NW_OK && rc != NW_ECONFLICT) { /* conflict: a different object by now */
             nw_log_warn("interruption", "cannot delete the NodeClaim", NW_LS("nodeclaim", nc),
                         NW_LS("error", err.msg));
@@ -204,7 +205,7 @@ static nw_rc_t act(nw_intr_t *h, const nw_intr_event_t *ev, const nw_intr_action
         char msg[160];
         snprintf(msg, sizeof msg, "Interruption (%s) triggered termination of the NodeClaim",
                  nw_intr_kind_name(ev->kind));
-        nw_kube_event(h->o.rec, &nw_kube_res_nodeclaims, a->nodeclaim->json, "Warning",
+        nw_kube_event(h->deps->rec, &nw_kube_res_nodeclaims, a->nodeclaim->json, "Warning",
                       "TerminatingOnInterruption", msg, NULL);
         nw_log_info("interruption", "deleted the NodeClaim", NW_LS("nodeclaim", nc),
                     NW_LS("kind", nw_intr_kind_name(ev->kind)), NW_LS("instance", a->instance_id));
@@ -231,7 +232,7 @@ static int handle(nw_intr_t *h, const nw_intr_msg_t *m, int *kind)
                      NW_LS("source", ev.source), NW_LS("detailType", ev.detail_type));
         return 1;
     }
-    nw_kube_snap_t *s = nw_kube_cache_snapshot(h->o.cache);
+    nw_kube_snap_t *s = nw_kube_cache_snapshot(h->deps->cache);
     if (!s)
         return 0;
     nw_intr_action_t acts[NW_INTR_MAX_IDS];
@@ -256,80 +257,93 @@ static void nap(nw_intr_t *h, int64_t ms)
     }
 }
 
+int nw_intr_poll(nw_intr_t *h)
+{
+    nw_intr_batch_t msgs;
+    nw_cloud_error_t ce;
+    nw_err_t err = {0};
+    memset(&ce, 0, sizeof ce);
+    atomic_fetch_add(&h->polls, 1);
+    if (h->o.source->ops->receive(h->o.source, &msgs, &ce, &err) != NW_OK) {
+        if (atomic_load(&h->stop))
+            return -1;
+        atomic_fetch_add(&h->receive_errors, 1);
+        nw_log_every(30, NW_LOG_WARN, "interruption", "cannot receive from the queue",
+                     NW_LS("queue", h->queue), NW_LS("class", nw_cloud_err_kind_name(ce.kind)),
+                     NW_LS("code", ce.code), NW_LS("error", err.msg));
+        return -1;
+    }
+    /* a batch received just before the Lease was lost is left to the next leader
+     * (redelivered after the visibility timeout) */
+    for (size_t i = 0; i < msgs.n && may_write(h); i++) {
+        int k;
+        if (!handle(h, &msgs.v[i], &k))
+            continue; /* redelivered after the visibility timeout */
+        nw_err_clear(&err);
+        if (h->o.source->ops->ack(h->o.source, &msgs.v[i], &ce, &err) != NW_OK) {
+            atomic_fetch_add(&h->delete_errors, 1);
+            nw_log_warn("interruption", "cannot delete the message",
+                        NW_LS("messageId", msgs.v[i].id), NW_LS("code", ce.code),
+                        NW_LS("error", err.msg));
+        } else
+            atomic_fetch_add(&h->deleted[k], 1);
+    }
+    int n = (int)msgs.n;
+    nw_intr_batch_free(&msgs);
+    return n;
+}
+
 static void *intr_main(void *arg)
 {
     nw_intr_t *h = arg;
     int64_t backoff_ms = 0;
     while (!atomic_load(&h->stop)) {
-        if ((h->o.leading && !atomic_load(h->o.leading)) || !nw_kube_cache_has_synced(h->o.cache)) {
+        if (!atomic_load(&h->deps->leading) || !nw_kube_cache_has_synced(h->deps->cache)) {
             nap(h, 500);
             continue;
         }
-        nw_intr_batch_t msgs;
-        nw_cloud_error_t ce;
-        nw_err_t err = {0};
-        memset(&ce, 0, sizeof ce);
-        atomic_fetch_add(&h->polls, 1);
-        if (h->o.source->ops->receive(h->o.source, &msgs, &ce, &err) != NW_OK) {
-            if (atomic_load(&h->stop))
-                break;
-            atomic_fetch_add(&h->receive_errors, 1);
-            backoff_ms = backoff_ms ? backoff_ms * 2 : 1000;
-            if (backoff_ms > 30000)
-                backoff_ms = 30000;
-            nw_log_every(30, NW_LOG_WARN, "interruption", "cannot receive from the queue",
-                         NW_LS("queue", h->queue), NW_LS("class", nw_cloud_err_kind_name(ce.kind)),
-                         NW_LS("code", ce.code), NW_LS("error", err.msg),
-                         NW_LI("retryInMs", backoff_ms));
-            nap(h, backoff_ms);
+        if (nw_intr_poll(h) >= 0) {
+            backoff_ms = 0;
             continue;
         }
-        backoff_ms = 0;
-        /* a batch received just before the Lease was lost is left to the next leader
-         * (redelivered after the visibility timeout) */
-        for (size_t i = 0; i < msgs.n && may_write(h); i++) {
-            int k;
-            if (!handle(h, &msgs.v[i], &k))
-                continue; /* redelivered after the visibility timeout */
-            nw_err_clear(&err);
-            if (h->o.source->ops->ack(h->o.source, &msgs.v[i], &ce, &err) != NW_OK) {
-                atomic_fetch_add(&h->delete_errors, 1);
-                nw_log_warn("interruption", "cannot delete the message",
-                            NW_LS("messageId", msgs.v[i].id), NW_LS("code", ce.code),
-                            NW_LS("error", err.msg));
-            } else
-                atomic_fetch_add(&h->deleted[k], 1);
-        }
-        nw_intr_batch_free(&msgs);
+        if (atomic_load(&h->stop))
+            break;
+        backoff_ms = backoff_ms ? backoff_ms * 2 : 1000;
+        if (backoff_ms > 30000)
+            backoff_ms = 30000;
+        nap(h, backoff_ms);
     }
     return NULL;
 }
 
-nw_rc_t nw_intr_start(const nw_intr_opts_t *o, nw_intr_t **out, nw_err_t *err)
+nw_rc_t nw_intr_new(nw_ctl_deps_t *deps, const nw_intr_opts_t *o, nw_intr_t **out, nw_err_t *err)
 {
     *out = NULL;
-    if (!o->kube || !o->cache || !o->rec || !o->source)
+    if (!deps || !deps->kube || !deps->cache || !deps->rec || !deps->clock || !o->source)
         return nw_err_set(err, NW_EINVAL, "interruption", "missing collaborators");
     nw_intr_t *h = calloc(1, sizeof *h);
     if (!h)
         return nw_err_set(err, NW_ENOMEM, "interruption", "out of memory");
+    h->deps = deps;
     h->o = *o;
     h->queue = o->source->name ? o->source->name : "";
-    if (!h->o.clock)
-        h->o.clock = nw_clock_system();
     h->o.source->ops->set_abort(h->o.source, &h->stop);
-    if (pthread_create(&h->thread, NULL, intr_main, h) != 0) {
-        h->o.source->ops->set_abort(h->o.source, NULL);
-        free(h);
-        return nw_err_set(err, NW_ENOMEM, "interruption", "cannot start the interruption thread");
-    }
-    h->started = 1;
-    nw_log_info("interruption", "interruption handling started", NW_LS("queue", h->queue));
     *out = h;
     return NW_OK;
 }
 
-void nw_intr_stop(nw_intr_t *h)
+nw_rc_t nw_intr_start(nw_intr_t *h, nw_err_t *err)
+{
+    if (h->started)
+        return NW_OK;
+    if (pthread_create(&h->thread, NULL, intr_main, h) != 0)
+        return nw_err_set(err, NW_ENOMEM, "interruption", "cannot start the interruption thread");
+    h->started = 1;
+    nw_log_info("interruption", "interruption handling started", NW_LS("queue", h->queue));
+    return NW_OK;
+}
+
+void nw_intr_free(nw_intr_t *h)
 {
     if (!h)
         return;

@@ -24,11 +24,12 @@
  * messages are acknowledged; a message whose handling failed (a Kubernetes write error) is
  * not, and comes back (on SQS after the visibility timeout, 20 s).
  *
- * Ownership: nw_intr_start returns an owned handle; nw_intr_stop stops the
- * thread (a long poll in flight is abandoned within about a second) and
- * frees it. Everything in the options is borrowed and must outlive the handle (the
- * source too: its owner frees it after nw_intr_stop).
- * Thread: start/stop from one controlling thread; nw_intr_metrics from any.
+ * Ownership: nw_intr_new returns an owned handle; nw_intr_free stops the thread (a long
+ * poll in flight is abandoned within about a second) and frees it. deps and everything in
+ * the options are borrowed and must outlive the handle (the source too: its owner frees it
+ * after nw_intr_free).
+ * Thread: new/start/free from one controlling thread; nw_intr_poll on the controller's
+ * thread (or, without one, the caller's); nw_intr_metrics from any.
  */
 #ifndef NW_SCALER_CONTROLLERS_INTERRUPTION_H
 #define NW_SCALER_CONTROLLERS_INTERRUPTION_H
@@ -42,27 +43,35 @@
 #include "common/err.h"
 #include "scaler/cloud/ice.h"
 #include "scaler/cloud/interrupt.h"
+#include "scaler/controllers/ctl.h"
 #include "scaler/kube/cache.h"
 #include "scaler/kube/client.h"
 #include "scaler/kube/write.h"
 
 typedef struct {
-    nw_kube_client_t *kube;
-    nw_kube_cache_t *cache;
-    nw_kube_recorder_t *rec;
-    nw_ice_t *ice;             /* may be NULL: no ICE marks */
-    nw_intr_source_t *source;  /* where the events come from */
-    const nw_clock_t *clock;   /* NULL: system clock */
-    const atomic_int *leading; /* act only while non-zero (NULL: always) */
+    nw_ice_t *ice;            /* may be NULL: no ICE marks (borrowed; it has its own mutex) */
+    nw_intr_source_t *source; /* where the events come from */
 } nw_intr_opts_t;
 
 typedef struct nw_intr nw_intr_t;
 
-/** Start the thread. NW_EINVAL when a collaborator is missing. */
-nw_rc_t nw_intr_start(const nw_intr_opts_t *o, nw_intr_t **out, nw_err_t *err);
+/** A new controller (no thread yet; no I/O) on deps: the Kubernetes client, the cache, the
+ * recorder and the clock are used from its thread; it acts only while deps->leading is set
+ * and deps->stopping is not. NW_EINVAL when a collaborator is missing. */
+nw_rc_t nw_intr_new(nw_ctl_deps_t *deps, const nw_intr_opts_t *o, nw_intr_t **out, nw_err_t *err);
 
-/** Stop the thread and free. NULL-safe. */
-void nw_intr_stop(nw_intr_t *h);
+/** Start the thread: nw_intr_poll in a loop while leading and synced, backing off 1 s .. 30 s
+ * after a failed receive. */
+nw_rc_t nw_intr_start(nw_intr_t *h, nw_err_t *err);
+
+/** One round on the calling thread: receive from the source (its long poll), handle each
+ * message while this replica may write, acknowledge those handled or unparseable. Returns
+ * the number of messages received, -1 when the receive failed. The thread's body; tests
+ * call it directly (not while the thread runs). */
+int nw_intr_poll(nw_intr_t *h);
+
+/** Stop the thread (if started) and free. NULL-safe. */
+void nw_intr_free(nw_intr_t *h);
 
 /** Append nodewarden_interruption_* series. */
 nw_rc_t nw_intr_metrics(nw_intr_t *h, nw_buf_t *out);

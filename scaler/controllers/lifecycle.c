@@ -12,8 +12,49 @@
 #include "common/log.h"
 #include "scaler/controllers/lifecycle.h"
 
-#define GET(o, k) cJSON_GetObjectItemCaseSensitive((o), (k))
 #define NODECLASS_EVERY_NS (30 * NW_NS_PER_SEC)
+
+struct nw_life {
+    nw_ctl_deps_t *deps;
+    nw_life_opts_t o;
+    int64_t next_nodeclass_mono; /* the next EC2NodeClass status refresh */
+    _Atomic uint64_t registered, initialized, reg_timeouts;
+};
+
+nw_life_t *nw_life_new(nw_ctl_deps_t *deps, const nw_life_opts_t *o)
+{
+    nw_life_t *l = calloc(1, sizeof *l);
+    if (!l)
+        return NULL;
+    l->deps = deps;
+    if (o)
+        l->o = *o;
+    return l;
+}
+
+void nw_life_free(nw_life_t *l)
+{
+    free(l);
+}
+
+void nw_life_reset(nw_life_t *l)
+{
+    if (l)
+        l->next_nodeclass_mono = 0;
+}
+
+nw_rc_t nw_life_metrics(nw_life_t *l, nw_buf_t *out)
+{
+    if (!l)
+        return NW_OK;
+    const nw_ctl_counter_t v[] = {
+        {"nodewarden_nodeclaims_registered_total", "NodeClaims registered.", &l->registered},
+        {"nodewarden_nodeclaims_initialized_total", "NodeClaims initialized.", &l->initialized},
+        {"nodewarden_nodeclaims_registration_timeouts_total",
+         "NodeClaims deleted after the registration timeout.", &l->reg_timeouts},
+    };
+    return nw_ctl_counters_write(out, v, sizeof v / sizeof *v);
+}
 
 static int is_true(const cJSON *obj, const char *cond)
 {
@@ -23,7 +64,7 @@ static int is_true(const cJSON *obj, const char *cond)
 
 static cJSON *obj_child(cJSON *o, const char *k, int array)
 {
-    cJSON *v = GET(o, k);
+    cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
     if (array ? cJSON_IsArray(v) : cJSON_IsObject(v))
         return v;
     cJSON_DeleteItemFromObjectCaseSensitive(o, k);
@@ -32,7 +73,7 @@ static cJSON *obj_child(cJSON *o, const char *k, int array)
 
 static int set_label(cJSON *labels, const char *k, const char *v)
 {
-    const char *cur = cJSON_GetStringValue(GET(labels, k));
+    const char *cur = nw_json_str(labels, k);
     if (cur && strcmp(cur, v) == 0)
         return 0;
     cJSON_DeleteItemFromObjectCaseSensitive(labels, k);
@@ -42,9 +83,8 @@ static int set_label(cJSON *labels, const char *k, const char *v)
 
 static int taint_eq(const cJSON *a, const cJSON *b)
 {
-    const char *ka = cJSON_GetStringValue(GET(a, "key")), *kb = cJSON_GetStringValue(GET(b, "key"));
-    const char *ea = cJSON_GetStringValue(GET(a, "effect")),
-               *eb = cJSON_GetStringValue(GET(b, "effect"));
+    const char *ka = nw_json_str(a, "key"), *kb = nw_json_str(b, "key");
+    const char *ea = nw_json_str(a, "effect"), *eb = nw_json_str(b, "effect");
     return ka && kb && ea && eb && strcmp(ka, kb) == 0 && strcmp(ea, eb) == 0;
 }
 
@@ -61,17 +101,20 @@ static int mutate_register(cJSON *node, void *ud)
     reg_t *r = ud;
     int changed = 0;
     cJSON *md = obj_child(node, "metadata", 0);
-    if (GET(md, "deletionTimestamp"))
+    if (nw_json_get(md, "deletionTimestamp"))
         return -1;
     cJSON *labels = obj_child(md, "labels", 0);
     /* NodeClaim labels (pool template labels are in them), then the markers */
     const cJSON *l;
-    cJSON_ArrayForEach(l, GET(GET(r->nc, "metadata"), "labels"))
+    cJSON_ArrayForEach(l, nw_json_get(nw_json_get(r->nc, "metadata"), "labels"))
     {
         if (cJSON_IsString(l))
             changed |= set_label(labels, l->string, l->valuestring);
     }
-    cJSON_ArrayForEach(l, GET(GET(GET(GET(r->pool, "spec"), "template"), "metadata"), "labels"))
+    cJSON_ArrayForEach(
+        l,
+        nw_json_get(nw_json_get(nw_json_get(nw_json_get(r->pool, "spec"), "template"), "metadata"),
+                    "labels"))
     {
         if (cJSON_IsString(l))
             changed |= set_label(labels, l->string, l->valuestring);
@@ -80,21 +123,20 @@ static int mutate_register(cJSON *node, void *ud)
     cJSON *taints = obj_child(obj_child(node, "spec", 0), "taints", 1);
     int had_unreg = 0;
     for (int i = cJSON_GetArraySize(taints) - 1; i >= 0; i--) {
-        const char *k = cJSON_GetStringValue(GET(cJSON_GetArrayItem(taints, i), "key"));
+        const char *k = nw_json_str(cJSON_GetArrayItem(taints, i), "key");
         if (k && strcmp(k, NW_TAINT_UNREGISTERED) == 0) {
             cJSON_DeleteItemFromArray(taints, i);
             had_unreg = changed = 1;
         }
     }
-    if (!had_unreg && !GET(labels, "karpenter.sh/registered"))
+    if (!had_unreg && !nw_json_get(labels, "karpenter.sh/registered"))
         r->warned_unregistered = 1;
-    if (!(cJSON_GetStringValue(GET(labels, "karpenter.sh/do-not-sync-taints")) &&
-          strcmp(cJSON_GetStringValue(GET(labels, "karpenter.sh/do-not-sync-taints")), "true") ==
-              0)) {
+    if (!(nw_json_str(labels, "karpenter.sh/do-not-sync-taints") &&
+          strcmp(nw_json_str(labels, "karpenter.sh/do-not-sync-taints"), "true") == 0)) {
         const char *lists[] = {"taints", "startupTaints"};
         for (int k = 0; k < 2; k++) {
             const cJSON *t;
-            cJSON_ArrayForEach(t, GET(GET(r->nc, "spec"), lists[k]))
+            cJSON_ArrayForEach(t, nw_json_get(nw_json_get(r->nc, "spec"), lists[k]))
             {
                 int have = 0;
                 const cJSON *x;
@@ -111,7 +153,8 @@ static int mutate_register(cJSON *node, void *ud)
         }
     }
     if (cJSON_GetArraySize(taints) == 0)
-        cJSON_DeleteItemFromObjectCaseSensitive(GET(node, "spec"), "taints");
+        cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(node, "spec"),
+                                                "taints");
     changed |= set_label(labels, "karpenter.sh/registered", "true");
     cJSON *fins = obj_child(md, "finalizers", 1);
     int hasfin = 0;
@@ -131,7 +174,7 @@ static int mutate_register(cJSON *node, void *ud)
     const cJSON *o;
     cJSON_ArrayForEach(o, owners)
     {
-        const char *ou = cJSON_GetStringValue(GET(o, "uid"));
+        const char *ou = nw_json_str(o, "uid");
         if (ou && uid && strcmp(ou, uid) == 0)
             hasown = 1;
     }
@@ -149,7 +192,7 @@ static int mutate_register(cJSON *node, void *ud)
 }
 
 typedef struct {
-    nw_ctl_t *c;
+    nw_ctl_deps_t *c;
     const char *cond;
     const char *node_name; /* nullable */
 } cond_t;
@@ -164,7 +207,7 @@ static int mutate_condition(cJSON *nc, void *ud)
     int64_t now = nw_clock_now(cd->c->clock);
     if (nw_ctl_set_condition(nc, cd->cond, "True", cd->cond, "", now) != NW_OK)
         return 1; /* out of memory: no write this time */
-    cJSON *st = GET(nc, "status");
+    cJSON *st = cJSON_GetObjectItemCaseSensitive(nc, "status");
     if (cd->node_name) {
         cJSON_DeleteItemFromObjectCaseSensitive(st, "nodeName");
         if (!cJSON_AddStringToObject(st, "nodeName", cd->node_name))
@@ -203,8 +246,8 @@ static int node_initialized(const cJSON *nc, const cJSON *node, const char **why
         return 0;
     }
     const cJSON *t, *x;
-    const cJSON *taints = GET(GET(node, "spec"), "taints");
-    cJSON_ArrayForEach(t, GET(GET(nc, "spec"), "startupTaints"))
+    const cJSON *taints = nw_json_get(nw_json_get(node, "spec"), "taints");
+    cJSON_ArrayForEach(t, nw_json_get(nw_json_get(nc, "spec"), "startupTaints"))
     {
         cJSON_ArrayForEach(x, taints)
         {
@@ -219,7 +262,7 @@ static int node_initialized(const cJSON *nc, const cJSON *node, const char **why
         "node.cloudprovider.kubernetes.io/uninitialized", NW_TAINT_UNREGISTERED};
     cJSON_ArrayForEach(x, taints)
     {
-        const char *k = cJSON_GetStringValue(GET(x, "key"));
+        const char *k = nw_json_str(x, "key");
         for (size_t i = 0; k && i < sizeof ephemeral / sizeof *ephemeral; i++)
             if (strcmp(k, ephemeral[i]) == 0) {
                 *why = "ephemeral taint remains";
@@ -227,12 +270,13 @@ static int node_initialized(const cJSON *nc, const cJSON *node, const char **why
             }
     }
     const cJSON *r;
-    const cJSON *alloc = GET(GET(node, "status"), "allocatable");
-    cJSON_ArrayForEach(r, GET(GET(GET(nc, "spec"), "resources"), "requests"))
+    const cJSON *alloc = nw_json_get(nw_json_get(node, "status"), "allocatable");
+    cJSON_ArrayForEach(r,
+                       nw_json_get(nw_json_get(nw_json_get(nc, "spec"), "resources"), "requests"))
     {
         if (!r->string || !strchr(r->string, '/') || !quantity_nonzero(cJSON_GetStringValue(r)))
             continue; /* only extended resources (vendor-domain names) */
-        if (!quantity_nonzero(cJSON_GetStringValue(GET(alloc, r->string)))) {
+        if (!quantity_nonzero(nw_json_str(alloc, r->string))) {
             *why = "requested extended resource not registered";
             return 0;
         }
@@ -240,9 +284,10 @@ static int node_initialized(const cJSON *nc, const cJSON *node, const char **why
     return 1;
 }
 
-static void register_claim(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_kube_obj_t *nc,
+static void register_claim(nw_life_t *l, const nw_kube_snap_t *s, const nw_kube_obj_t *nc,
                            const nw_kube_obj_t *node)
 {
+    nw_ctl_deps_t *c = l->deps;
     const nw_kube_obj_t *pool = nw_kube_snap_get(s, NW_KUBE_NODEPOOLS, NULL, nc->nodepool);
     reg_t r = {nc->json, pool ? pool->json : NULL, 0};
     nw_err_t err = {0};
@@ -265,7 +310,7 @@ static void register_claim(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_kube_o
                     NW_LS("nodeclaim", nc->name), NW_LS("error", err.msg));
         return;
     }
-    atomic_fetch_add(&c->n_registered, 1);
+    atomic_fetch_add(&l->registered, 1);
     nw_log_info("lifecycle", "registered", NW_LS("nodeclaim", nc->name), NW_LS("node", node->name),
                 NW_LS("providerID", nc->provider_id));
     char msg[600];
@@ -276,8 +321,9 @@ static void register_claim(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_kube_o
     nw_ctl_event(c, &nw_kube_res_nodeclaims, nc->json, "Normal", "Registered", msg);
 }
 
-static void initialize_claim(nw_ctl_t *c, const nw_kube_obj_t *nc, const nw_kube_obj_t *node)
+static void initialize_claim(nw_life_t *l, const nw_kube_obj_t *nc, const nw_kube_obj_t *node)
 {
+    nw_ctl_deps_t *c = l->deps;
     const char *why = NULL;
     if (!node_initialized(nc->json, node->json, &why))
         return;
@@ -296,7 +342,7 @@ static void initialize_claim(nw_ctl_t *c, const nw_kube_obj_t *nc, const nw_kube
                     NW_LS("nodeclaim", nc->name), NW_LS("error", err.msg));
         return;
     }
-    atomic_fetch_add(&c->n_initialized, 1);
+    atomic_fetch_add(&l->initialized, 1);
     nw_log_info("lifecycle", "initialized", NW_LS("nodeclaim", nc->name),
                 NW_LS("node", node->name));
     nw_ctl_event(c, &nw_kube_res_nodeclaims, nc->json, "Normal", "Initialized",
@@ -308,10 +354,10 @@ static int64_t launched_at(const cJSON *nc)
 {
     const cJSON *cd;
     int64_t t = 0;
-    cJSON_ArrayForEach(cd, GET(GET(nc, "status"), "conditions"))
+    cJSON_ArrayForEach(cd, nw_json_get(nw_json_get(nc, "status"), "conditions"))
     {
-        const char *ty = cJSON_GetStringValue(GET(cd, "type"));
-        const char *lt = cJSON_GetStringValue(GET(cd, "lastTransitionTime"));
+        const char *ty = nw_json_str(cd, "type");
+        const char *lt = nw_json_str(cd, "lastTransitionTime");
         if (ty && lt && strcmp(ty, "Launched") == 0)
             nw_time_parse(lt, &t);
     }
@@ -328,16 +374,16 @@ static int64_t launched_at(const cJSON *nc)
 static void keep_transition_times(const cJSON *old, cJSON *nw)
 {
     cJSON *cd;
-    cJSON_ArrayForEach(cd, GET(nw, "conditions"))
+    cJSON_ArrayForEach(cd, nw_json_get(nw, "conditions"))
     {
-        const char *t = cJSON_GetStringValue(GET(cd, "type"));
-        const char *st = cJSON_GetStringValue(GET(cd, "status"));
+        const char *t = nw_json_str(cd, "type");
+        const char *st = nw_json_str(cd, "status");
         const cJSON *o;
-        cJSON_ArrayForEach(o, GET(old, "conditions"))
+        cJSON_ArrayForEach(o, nw_json_get(old, "conditions"))
         {
-            const char *ot = cJSON_GetStringValue(GET(o, "type"));
-            const char *os = cJSON_GetStringValue(GET(o, "status"));
-            const cJSON *lt = GET(o, "lastTransitionTime");
+            const char *ot = nw_json_str(o, "type");
+            const char *os = nw_json_str(o, "status");
+            const cJSON *lt = nw_json_get(o, "lastTransitionTime");
             if (t && ot && st && os && lt && strcmp(t, ot) == 0 && strcmp(st, os) == 0) {
                 cJSON_DeleteItemFromObjectCaseSensitive(cd, "lastTransitionTime");
                 cJSON_AddItemToObject(cd, "lastTransitionTime", cJSON_Duplicate(lt, 1));
@@ -349,17 +395,17 @@ static void keep_transition_times(const cJSON *old, cJSON *nw)
 static int mutate_status(cJSON *obj, void *ud)
 {
     cJSON *st = cJSON_Duplicate((const cJSON *)ud, 1);
-    keep_transition_times(GET(obj, "status"), st);
+    keep_transition_times(nw_json_get(obj, "status"), st);
     /* observedGeneration follows the object */
-    const cJSON *gen = GET(GET(obj, "metadata"), "generation");
+    const cJSON *gen = nw_json_get(nw_json_get(obj, "metadata"), "generation");
     cJSON *cd;
-    cJSON_ArrayForEach(cd, GET(st, "conditions"))
+    cJSON_ArrayForEach(cd, nw_json_get(st, "conditions"))
     {
         cJSON_DeleteItemFromObjectCaseSensitive(cd, "observedGeneration");
         if (cJSON_IsNumber(gen))
             cJSON_AddNumberToObject(cd, "observedGeneration", gen->valuedouble);
     }
-    if (cJSON_Compare(GET(obj, "status"), st, 1)) {
+    if (cJSON_Compare(nw_json_get(obj, "status"), st, 1)) {
         cJSON_Delete(st);
         return 1;
     }
@@ -371,22 +417,23 @@ static int mutate_status(cJSON *obj, void *ud)
 /* Does every condition's observedGeneration match metadata.generation? */
 static int observed_current(const cJSON *obj)
 {
-    const cJSON *gen = GET(GET(obj, "metadata"), "generation"), *cd;
-    cJSON_ArrayForEach(cd, GET(GET(obj, "status"), "conditions"))
+    const cJSON *gen = nw_json_get(nw_json_get(obj, "metadata"), "generation"), *cd;
+    cJSON_ArrayForEach(cd, nw_json_get(nw_json_get(obj, "status"), "conditions"))
     {
-        const cJSON *og = GET(cd, "observedGeneration");
+        const cJSON *og = nw_json_get(cd, "observedGeneration");
         if (cJSON_IsNumber(gen) && (!cJSON_IsNumber(og) || og->valuedouble != gen->valuedouble))
             return 0;
     }
     return 1;
 }
 
-static void nodeclass_status(nw_ctl_t *c, const nw_kube_snap_t *s)
+static void nodeclass_status(nw_life_t *l, const nw_kube_snap_t *s)
 {
+    nw_ctl_deps_t *c = l->deps;
     int64_t mono = nw_clock_mono(c->clock);
-    int due = mono >= c->next_nodeclass_mono;
+    int due = mono >= l->next_nodeclass_mono;
     if (due)
-        c->next_nodeclass_mono = mono + NODECLASS_EVERY_NS;
+        l->next_nodeclass_mono = mono + NODECLASS_EVERY_NS;
     for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_EC2NODECLASSES); i++) {
         const nw_kube_obj_t *o = nw_kube_snap_at(s, NW_KUBE_EC2NODECLASSES, i);
         if (o->terminating || !nw_ctl_may_write(c))
@@ -398,7 +445,7 @@ static void nodeclass_status(nw_ctl_t *c, const nw_kube_snap_t *s)
         if (c->cloud->ops->resolve(c->cloud, o->json, &r, &err) != NW_OK || !r) {
             nw_log_warn("lifecycle", "cannot resolve the EC2NodeClass",
                         NW_LS("ec2nodeclass", o->name), NW_LS("error", err.msg));
-            c->next_nodeclass_mono = mono + 5 * NW_NS_PER_SEC;
+            l->next_nodeclass_mono = mono + 5 * NW_NS_PER_SEC;
             continue;
         }
         cJSON *st = NULL;
@@ -423,9 +470,10 @@ static void nodeclass_status(nw_ctl_t *c, const nw_kube_snap_t *s)
     }
 }
 
-void nw_life_tick(nw_ctl_t *c, const nw_kube_snap_t *s)
+void nw_life_tick(nw_life_t *l, const nw_kube_snap_t *s)
 {
-    nodeclass_status(c, s);
+    nw_ctl_deps_t *c = l->deps;
+    nodeclass_status(l, s);
     int64_t now = nw_clock_now(c->clock);
     for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_NODECLAIMS) && nw_ctl_may_write(c); i++) {
         const nw_kube_obj_t *nc = nw_kube_snap_at(s, NW_KUBE_NODECLAIMS, i);
@@ -436,26 +484,26 @@ void nw_life_tick(nw_ctl_t *c, const nw_kube_snap_t *s)
         const nw_kube_obj_t *node = nw_kube_snap_node_by_provider_id(s, nc->provider_id);
         if (!is_true(nc->json, "Registered")) {
             if (node && !node->terminating) {
-                register_claim(c, s, nc, node);
+                register_claim(l, s, nc, node);
                 continue;
             }
             int64_t t = launched_at(nc->json);
-            if (t && now - t > c->registration_timeout_ns) {
+            if (t && now - t > l->o.registration_timeout_ns) {
                 char msg[256];
                 snprintf(msg, sizeof msg,
                          "node did not register within the registration timeout (%llds); "
                          "deleting the NodeClaim",
-                         (long long)(c->registration_timeout_ns / NW_NS_PER_SEC));
+                         (long long)(l->o.registration_timeout_ns / NW_NS_PER_SEC));
                 nw_log_warn("lifecycle", "registration timeout", NW_LS("nodeclaim", nc->name),
                             NW_LS("providerID", nc->provider_id));
                 nw_ctl_event(c, &nw_kube_res_nodeclaims, nc->json, "Warning", "RegistrationTimeout",
                              msg);
-                atomic_fetch_add(&c->n_reg_timeouts, 1);
+                atomic_fetch_add(&l->reg_timeouts, 1);
                 nw_kube_delete(c->kube, &nw_kube_res_nodeclaims, NULL, nc->name, NULL, NULL, NULL);
             }
             continue;
         }
         if (node && !is_true(nc->json, "Initialized"))
-            initialize_claim(c, nc, node);
+            initialize_claim(l, nc, node);
     }
 }

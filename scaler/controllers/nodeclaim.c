@@ -11,19 +11,56 @@
 #include "common/log.h"
 #include "scaler/disrupt/hash.h"
 
-#define GET(o, k) cJSON_GetObjectItemCaseSensitive((o), (k))
 #define LAUNCH_RETRY_NS (5 * NW_NS_PER_SEC)
+
+struct nw_claims {
+    nw_ctl_deps_t *deps;
+    nw_ctl_shared_t *mem;
+    _Atomic uint64_t created, launched, launch_failed, ice_deleted;
+};
+
+nw_claims_t *nw_claims_new(nw_ctl_deps_t *deps, nw_ctl_shared_t *mem)
+{
+    nw_claims_t *k = calloc(1, sizeof *k);
+    if (!k)
+        return NULL;
+    k->deps = deps;
+    k->mem = mem;
+    return k;
+}
+
+void nw_claims_free(nw_claims_t *k)
+{
+    free(k);
+}
+
+uint64_t nw_claims_ice_deletes(nw_claims_t *k)
+{
+    return atomic_load(&k->ice_deleted);
+}
+
+nw_rc_t nw_claims_metrics(nw_claims_t *k, nw_buf_t *out)
+{
+    if (!k)
+        return NW_OK;
+    const nw_ctl_counter_t v[] = {
+        {"nodewarden_nodeclaims_created_total", "NodeClaims created.", &k->created},
+        {"nodewarden_nodeclaims_launched_total", "Instances launched.", &k->launched},
+        {"nodewarden_nodeclaims_launch_failed_total", "Failed launches.", &k->launch_failed},
+    };
+    return nw_ctl_counters_write(out, v, sizeof v / sizeof *v);
+}
 
 /* The values of requirement key in a NodeClaim's spec.requirements (borrowed array). */
 static const cJSON *req_values(const cJSON *nc, const char *key)
 {
     const cJSON *r;
-    cJSON_ArrayForEach(r, GET(GET(nc, "spec"), "requirements"))
+    cJSON_ArrayForEach(r, nw_json_get(nw_json_get(nc, "spec"), "requirements"))
     {
-        const char *k = cJSON_GetStringValue(GET(r, "key"));
-        const char *op = cJSON_GetStringValue(GET(r, "operator"));
+        const char *k = nw_json_str(r, "key");
+        const char *op = nw_json_str(r, "operator");
         if (k && op && strcmp(k, key) == 0 && strcmp(op, "In") == 0)
-            return GET(r, "values");
+            return nw_json_get(r, "values");
     }
     return NULL;
 }
@@ -43,12 +80,12 @@ static int str_list(const cJSON *arr, const char **out, int max)
 }
 
 typedef struct {
-    nw_ctl_t *c;
+    nw_claims_t *k;
     const nw_cloud_launch_t *r;
     const char *provider_id, *type, *zone, *ct, *image;
 } launched_t;
 
-static cJSON *status_of_launch(nw_ctl_t *c, const launched_t *l, const cJSON *base)
+static cJSON *status_of_launch(nw_claims_t *k, const launched_t *l, const cJSON *base)
 {
     cJSON *st = base ? cJSON_Duplicate(base, 1) : cJSON_CreateObject();
     if (!cJSON_IsObject(st)) {
@@ -62,7 +99,7 @@ static cJSON *status_of_launch(nw_ctl_t *c, const launched_t *l, const cJSON *ba
     if (l->image && *l->image)
         cJSON_AddStringToObject(st, "imageID", l->image);
     nw_simsnap_env_t env;
-    nw_ctl_sim_env(c, &env);
+    nw_ctl_sim_env(k->deps, k->mem, &env);
     cJSON *cap = nw_simsnap_type_resources(&env, l->type, 0),
           *al = nw_simsnap_type_resources(&env, l->type, 1);
     cJSON_AddItemToObject(st, "capacity", cap ? cap : cJSON_CreateObject());
@@ -73,22 +110,22 @@ static cJSON *status_of_launch(nw_ctl_t *c, const launched_t *l, const cJSON *ba
 static int mutate_launched(cJSON *obj, void *ud)
 {
     const launched_t *l = ud;
-    if (cJSON_IsObject(GET(obj, "status")) && nw_json_str_at(obj, "status.providerID") &&
+    if (cJSON_IsObject(nw_json_get(obj, "status")) && nw_json_str_at(obj, "status.providerID") &&
         strcmp(nw_json_str_at(obj, "status.providerID"), l->provider_id) == 0 &&
         nw_json_condition(obj, "Launched"))
         return 1;
-    cJSON *st = status_of_launch(l->c, l, GET(obj, "status"));
+    cJSON *st = status_of_launch(l->k, l, nw_json_get(obj, "status"));
     cJSON_DeleteItemFromObjectCaseSensitive(obj, "status");
     cJSON_AddItemToObject(obj, "status", st);
-    nw_ctl_set_condition(obj, "Launched", "True", "Launched", "", nw_clock_now(l->c->clock));
+    nw_ctl_set_condition(obj, "Launched", "True", "Launched", "", nw_clock_now(l->k->deps->clock));
     return 0;
 }
 
 static int mutate_labels(cJSON *obj, void *ud)
 {
     const launched_t *l = ud;
-    cJSON *md = GET(obj, "metadata");
-    cJSON *labels = GET(md, "labels");
+    cJSON *md = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+    cJSON *labels = cJSON_GetObjectItemCaseSensitive(md, "labels");
     if (!cJSON_IsObject(labels)) {
         cJSON_DeleteItemFromObjectCaseSensitive(md, "labels");
         labels = cJSON_AddObjectToObject(md, "labels");
@@ -100,7 +137,7 @@ static int mutate_labels(cJSON *obj, void *ud)
     for (size_t i = 0; i < 3; i++) {
         if (!kv[i][1] || !*kv[i][1])
             continue;
-        const char *cur = cJSON_GetStringValue(GET(labels, kv[i][0]));
+        const char *cur = nw_json_str(labels, kv[i][0]);
         if (cur && strcmp(cur, kv[i][1]) == 0)
             continue;
         cJSON_DeleteItemFromObjectCaseSensitive(labels, kv[i][0]);
@@ -110,7 +147,7 @@ static int mutate_labels(cJSON *obj, void *ud)
     return changed ? 0 : 1;
 }
 
-static void record_launch(nw_ctl_t *c, const cJSON *nc, const launched_t *l)
+static void record_launch(nw_ctl_deps_t *c, const cJSON *nc, const launched_t *l)
 {
     const char *name = nw_json_str_at(nc, "metadata.name");
     nw_err_t err = {0};
@@ -126,7 +163,7 @@ static void record_launch(nw_ctl_t *c, const cJSON *nc, const launched_t *l)
 }
 
 /* Look for an instance already tagged for this NodeClaim (a launch before a crash). */
-static int find_tagged(nw_ctl_t *c, const char *name, nw_cloud_instance_t *out, int *failed)
+static int find_tagged(nw_ctl_deps_t *c, const char *name, nw_cloud_instance_t *out, int *failed)
 {
     nw_cloud_instances_t list = {0};
     nw_err_t err = {0};
@@ -154,19 +191,20 @@ static int find_tagged(nw_ctl_t *c, const char *name, nw_cloud_instance_t *out, 
 
 /* Launch one NodeClaim that has no providerID. fresh: we created it this tick
  * (no earlier launch can exist, so the tag lookup is skipped). */
-void nw_claim_launch(nw_ctl_t *c, const nw_kube_snap_t *s, const cJSON *nc, int fresh)
+void nw_claim_launch(nw_claims_t *k, const nw_kube_snap_t *s, const cJSON *nc, int fresh)
 {
+    nw_ctl_deps_t *c = k->deps;
     const char *name = nw_json_str_at(nc, "metadata.name");
     if (!name || !nw_ctl_may_write(c))
         return;
-    nw_inflight_claim_t *m = nw_inflight_remember(&c->inflight, name, nw_clock_mono(c->clock));
+    nw_inflight_claim_t *m = nw_inflight_remember(&k->mem->inflight, name, nw_clock_mono(c->clock));
     if (!m)
         return;
     int64_t mono = nw_clock_mono(c->clock);
     if (m->launched) {
         /* launched by us; the cache has not caught up or the status write failed */
         if (mono - m->created_mono > 10 * NW_NS_PER_SEC && mono >= m->next_try_mono) {
-            launched_t l = {c,
+            launched_t l = {k,
                             NULL,
                             m->provider_id,
                             nw_json_str_at(m->status, "type"),
@@ -186,7 +224,7 @@ void nw_claim_launch(nw_ctl_t *c, const nw_kube_snap_t *s, const cJSON *nc, int 
         int failed = 0;
         if (find_tagged(c, name, &in, &failed)) {
             const char *pid = in.provider_id, *ct = in.capacity_type;
-            launched_t l = {c, NULL, pid, in.type, in.zone, ct, in.image_id};
+            launched_t l = {k, NULL, pid, in.type, in.zone, ct, in.image_id};
             nw_log_info("provisioner",
                         "found the instance of a NodeClaim launched before a restart",
                         NW_LS("nodeclaim", name), NW_LS("providerID", pid));
@@ -226,14 +264,14 @@ void nw_claim_launch(nw_ctl_t *c, const nw_kube_snap_t *s, const cJSON *nc, int 
     int nct = str_list(req_values(nc, "karpenter.sh/capacity-type"), cts, 4);
     int minv = 0;
     const cJSON *r;
-    cJSON_ArrayForEach(r, GET(GET(nc, "spec"), "requirements"))
+    cJSON_ArrayForEach(r, nw_json_get(nw_json_get(nc, "spec"), "requirements"))
     {
-        if (GET(r, "minValues"))
+        if (nw_json_get(r, "minValues"))
             minv = 1;
     }
     nw_cloud_launch_req_t req = {
         .nodepool =
-            cJSON_GetStringValue(GET(GET(GET(nc, "metadata"), "labels"), NW_LABEL_NODEPOOL)),
+            nw_json_str(nw_json_get(nw_json_get(nc, "metadata"), "labels"), NW_LABEL_NODEPOOL),
         .nodeclaim = name,
         .nodeclass = ncl->json,
         .types = types,
@@ -251,7 +289,7 @@ void nw_claim_launch(nw_ctl_t *c, const nw_kube_snap_t *s, const cJSON *nc, int 
     if (!nw_ctl_may_write(c))
         return;
     if (c->cloud->ops->launch(c->cloud, &req, &res, &ce, &err) != NW_OK) {
-        atomic_fetch_add(&c->n_launch_failed, 1);
+        atomic_fetch_add(&k->launch_failed, 1);
         char msg[700];
         snprintf(msg, sizeof msg, "launching nodeclaim: %s", err.msg);
         nw_log_warn("provisioner", "launch failed", NW_LS("nodeclaim", name),
@@ -264,12 +302,12 @@ void nw_claim_launch(nw_ctl_t *c, const nw_kube_snap_t *s, const cJSON *nc, int 
             nw_err_t e2 = {0};
             nw_kube_delete(c->kube, &nw_kube_res_nodeclaims, NULL, name, NULL, NULL, &e2);
             m->deleted = 1;
-            c->next_resolve_mono = 0;
+            atomic_fetch_add(&k->ice_deleted, 1);
         } else
             nw_ctl_event(c, &nw_kube_res_nodeclaims, nc, "Warning", "LaunchFailed", msg);
         return;
     }
-    atomic_fetch_add(&c->n_launched, 1);
+    atomic_fetch_add(&k->launched, 1);
     m->launched = 1;
     snprintf(m->provider_id, sizeof m->provider_id, "%s", res.provider_id);
     cJSON_Delete(m->status);
@@ -286,7 +324,7 @@ void nw_claim_launch(nw_ctl_t *c, const nw_kube_snap_t *s, const cJSON *nc, int 
     snprintf(msg, sizeof msg, "Launched %s %s instance %s in %s", res.capacity_type, res.type,
              res.instance_id, res.zone);
     nw_ctl_event(c, &nw_kube_res_nodeclaims, nc, "Normal", "Launched", msg);
-    launched_t l = {c, &res, res.provider_id, res.type, res.zone, res.capacity_type, res.image_id};
+    launched_t l = {k, &res, res.provider_id, res.type, res.zone, res.capacity_type, res.image_id};
     record_launch(c, nc, &l);
 }
 
@@ -308,10 +346,11 @@ static void stamp_hashes(cJSON *nodeclaim, const nw_kube_snap_t *s)
         nw_log_warn("drift", "cannot stamp the NodeClaim's drift hashes", NW_LS("error", err.msg));
 }
 
-nw_rc_t nw_claim_create(nw_ctl_t *c, const nw_kube_snap_t *ks, const nw_simsnap_t *s,
+nw_rc_t nw_claim_create(nw_claims_t *k, const nw_kube_snap_t *ks, const nw_simsnap_t *s,
                         const nw_sched_claim_t *cl, const nw_simsnap_claim_opts_t *o, char *name,
                         size_t namelen, nw_err_t *err)
 {
+    nw_ctl_deps_t *c = k->deps;
     static const nw_simsnap_claim_opts_t defaults = {0};
     if (!o)
         o = &defaults;
@@ -338,7 +377,7 @@ nw_rc_t nw_claim_create(nw_ctl_t *c, const nw_kube_snap_t *ks, const nw_simsnap_
                      NW_LS("error", err ? err->msg : ""));
         return rc;
     }
-    atomic_fetch_add(&c->n_created, 1);
+    atomic_fetch_add(&k->created, 1);
     const char *nm = nw_json_str_at(created, "metadata.name");
     if (!nm) {
         cJSON_Delete(created);
@@ -353,24 +392,24 @@ nw_rc_t nw_claim_create(nw_ctl_t *c, const nw_kube_snap_t *ks, const nw_simsnap_
         NW_LS("capacityType", o->capacity_type ? o->capacity_type : cl->capacity_type),
         NW_LF("price", cl->price), NW_LI("pods", cl->npods));
     int64_t mono = nw_clock_mono(c->clock);
-    nw_inflight_claim_t *m = nw_inflight_remember(&c->inflight, nm, mono);
+    nw_inflight_claim_t *m = nw_inflight_remember(&k->mem->inflight, nm, mono);
     if (m) {
         cJSON_Delete(m->obj);
         m->obj = cJSON_Duplicate(created, 1);
     }
     char msg[400];
     snprintf(msg, sizeof msg, "Pod should schedule on: nodeclaim/%s", nm);
-    for (int k = 0; k < cl->npods; k++) {
-        int pi = cl->pods[k];
+    for (int i = 0; i < cl->npods; i++) {
+        int pi = cl->pods[i];
         if (pi < 0 || (size_t)pi >= s->npods)
             continue;
         if (!o->no_nominate)
-            nw_noms_nominate(c->noms, s->pods[pi]->uid, nm, mono);
+            nw_noms_nominate(k->mem->noms, s->pods[pi]->uid, nm, mono);
         if (!o->no_events)
             nw_ctl_event(c, &nw_kube_res_pods, s->pods[pi]->json, "Normal", "Nominated", msg);
     }
     nw_ctl_fault(c, "nodeclaim-created", nm); /* test-only crash point (ctl.h) */
-    nw_claim_launch(c, ks, created, 1);
+    nw_claim_launch(k, ks, created, 1);
     cJSON_Delete(created);
     return NW_OK;
 }

@@ -11,7 +11,6 @@
 #include "api/quantity.h"
 #include "common/log.h"
 
-#define GET(o, k) cJSON_GetObjectItemCaseSensitive((o), (k))
 #define MAX_RES 32
 #define REWRITE_SAME_NS (30 * NW_NS_PER_SEC)
 
@@ -67,7 +66,7 @@ static cJSON *cond_find(cJSON *conds, const char *type)
     cJSON *cd;
     cJSON_ArrayForEach(cd, conds)
     {
-        const char *t = cJSON_GetStringValue(GET(cd, "type"));
+        const char *t = nw_json_str(cd, "type");
         if (t && strcmp(t, type) == 0)
             return cd;
     }
@@ -76,7 +75,7 @@ static cJSON *cond_find(cJSON *conds, const char *type)
 
 static const char *cond_status(cJSON *conds, const char *type)
 {
-    return cJSON_GetStringValue(GET(cond_find(conds, type), "status"));
+    return nw_json_str(cond_find(conds, type), "status");
 }
 
 static void put_str(cJSON *o, const char *k, const char *v)
@@ -96,8 +95,9 @@ static void cond_set(cJSON *conds, const char *type, const char *status, const c
         cJSON_AddItemToArray(conds, cd);
         cJSON_AddStringToObject(cd, "type", type);
     }
-    const char *old = cJSON_GetStringValue(GET(cd, "status"));
-    if (!old || strcmp(old, status) != 0 || !cJSON_IsString(GET(cd, "lastTransitionTime"))) {
+    const char *old = nw_json_str(cd, "status");
+    if (!old || strcmp(old, status) != 0 ||
+        !cJSON_IsString(nw_json_get(cd, "lastTransitionTime"))) {
         char ts[40];
         nw_time_format(now, ts, sizeof ts);
         put_str(cd, "lastTransitionTime", ts);
@@ -111,7 +111,7 @@ static void cond_set(cJSON *conds, const char *type, const char *status, const c
 
 static double generation(const cJSON *obj)
 {
-    const cJSON *g = GET(GET(obj, "metadata"), "generation");
+    const cJSON *g = nw_json_get(nw_json_get(obj, "metadata"), "generation");
     return cJSON_IsNumber(g) ? g->valuedouble : 0;
 }
 
@@ -159,13 +159,13 @@ static cJSON *resources_json(const nw_poolstatus_in_t *in, int *count)
     *count = 0;
     for (size_t i = 0; i < in->nclaims; i++) {
         const cJSON *nc = in->claims[i];
-        if (GET(GET(nc, "metadata"), "deletionTimestamp") ||
-            !cJSON_GetStringValue(GET(GET(nc, "status"), "providerID")))
+        if (nw_json_get(nw_json_get(nc, "metadata"), "deletionTimestamp") ||
+            !nw_json_str(nw_json_get(nc, "status"), "providerID"))
             continue;
         const cJSON *node = in->claim_nodes ? in->claim_nodes[i] : NULL;
-        const cJSON *cap = GET(GET(node, "status"), "capacity");
+        const cJSON *cap = nw_json_get(nw_json_get(node, "status"), "capacity");
         if (!cJSON_IsObject(cap) || !cap->child)
-            cap = GET(GET(nc, "status"), "capacity");
+            cap = nw_json_get(nw_json_get(nc, "status"), "capacity");
         res_add_map(r, &n, cap);
         (*count)++;
     }
@@ -189,20 +189,21 @@ static void node_class_ready(cJSON *conds, const nw_poolstatus_in_t *in, double 
                  "NodeClass not found on cluster", gen, in->now_ns);
         return;
     }
-    if (GET(GET(cl, "metadata"), "deletionTimestamp")) {
+    if (nw_json_get(nw_json_get(cl, "metadata"), "deletionTimestamp")) {
         cond_set(conds, "NodeClassReady", "False", "NodeClassTerminating",
                  "NodeClass is Terminating", gen, in->now_ns);
         return;
     }
-    cJSON *cconds = GET(GET(cl, "status"), "conditions");
+    cJSON *cconds = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(cl, "status"),
+                                                     "conditions");
     cJSON *ready = cond_find(cconds, "Ready");
-    const char *st = cJSON_GetStringValue(GET(ready, "status"));
+    const char *st = nw_json_str(ready, "status");
     if (!st || strcmp(st, "Unknown") == 0 || (strcmp(st, "True") != 0 && strcmp(st, "False") != 0))
         cond_set(conds, "NodeClassReady", "False", "NodeClassReadinessUnknown",
                  "Node Class Readiness Unknown", gen, in->now_ns);
     else if (strcmp(st, "False") == 0)
-        cond_set(conds, "NodeClassReady", "False", cJSON_GetStringValue(GET(ready, "reason")),
-                 cJSON_GetStringValue(GET(ready, "message")), gen, in->now_ns);
+        cond_set(conds, "NodeClassReady", "False", nw_json_str(ready, "reason"),
+                 nw_json_str(ready, "message"), gen, in->now_ns);
     else
         cond_set(conds, "NodeClassReady", "True", "NodeClassReady", "", gen, in->now_ns);
 }
@@ -222,8 +223,8 @@ static void registration_health(cJSON *conds, cJSON *st, const cJSON *old_st,
         }
         /* NodePool or EC2NodeClass changed: start over */
         cJSON *cd = cond_find(conds, "NodeRegistrationHealthy");
-        const cJSON *og = GET(cd, "observedGeneration");
-        const cJSON *ncog = GET(old_st, "nodeClassObservedGeneration");
+        const cJSON *og = nw_json_get(cd, "observedGeneration");
+        const cJSON *ncog = nw_json_get(old_st, "nodeClassObservedGeneration");
         double ncgen = generation(in->nodeclass);
         if (!cd || !cJSON_IsNumber(ncog) || ncog->valuedouble != ncgen || !cJSON_IsNumber(og) ||
             og->valuedouble != gen) {
@@ -257,10 +258,10 @@ static void ready(cJSON *conds, double gen, int64_t now)
     int bad = 0, any_false = 0;
     for (size_t i = 0; i < 2; i++) {
         cJSON *cd = cond_find(conds, deps[i]);
-        const char *st = cJSON_GetStringValue(GET(cd, "status"));
+        const char *st = nw_json_str(cd, "status");
         if (st && strcmp(st, "True") == 0)
             continue;
-        const cJSON *og = GET(cd, "observedGeneration");
+        const cJSON *og = nw_json_get(cd, "observedGeneration");
         if (st && strcmp(st, "False") == 0 && cJSON_IsNumber(og) && og->valuedouble == gen)
             any_false = 1;
         int w = snprintf(msg + off, sizeof msg - off, "%s%s=%s", bad ? ", " : "", deps[i],
@@ -279,7 +280,7 @@ static void ready(cJSON *conds, double gen, int64_t now)
 
 cJSON *nw_poolstatus_compute(const nw_poolstatus_in_t *in)
 {
-    const cJSON *old = GET(in->nodepool, "status");
+    const cJSON *old = nw_json_get(in->nodepool, "status");
     cJSON *st = cJSON_IsObject(old) ? cJSON_Duplicate(old, 1) : cJSON_CreateObject();
     if (!st)
         return NULL;
@@ -291,7 +292,7 @@ cJSON *nw_poolstatus_compute(const nw_poolstatus_in_t *in)
         cJSON_AddItemToObject(st, "resources", res);
     cJSON_DeleteItemFromObjectCaseSensitive(st, "nodes");
     cJSON_AddNumberToObject(st, "nodes", count);
-    cJSON *conds = GET(st, "conditions");
+    cJSON *conds = cJSON_GetObjectItemCaseSensitive(st, "conditions");
     if (!cJSON_IsArray(conds)) {
         cJSON_DeleteItemFromObjectCaseSensitive(st, "conditions");
         conds = cJSON_AddArrayToObject(st, "conditions");
@@ -361,6 +362,8 @@ typedef struct {
 } pool_t;
 
 struct nw_poolstatus {
+    nw_ctl_deps_t *deps;
+    int64_t registration_timeout_ns;
     claim_t *c;
     size_t nc, ccap;
     pool_t *p;
@@ -368,9 +371,14 @@ struct nw_poolstatus {
     int64_t term_start_ns;
 };
 
-nw_poolstatus_t *nw_poolstatus_new(void)
+nw_poolstatus_t *nw_poolstatus_new(nw_ctl_deps_t *deps, int64_t registration_timeout_ns)
 {
-    return calloc(1, sizeof(nw_poolstatus_t));
+    nw_poolstatus_t *p = calloc(1, sizeof(nw_poolstatus_t));
+    if (p) {
+        p->deps = deps;
+        p->registration_timeout_ns = registration_timeout_ns;
+    }
+    return p;
 }
 
 void nw_poolstatus_reset(nw_poolstatus_t *p)
@@ -383,7 +391,11 @@ void nw_poolstatus_reset(nw_poolstatus_t *p)
     }
     free(p->p);
     free(p->c);
+    nw_ctl_deps_t *deps = p->deps; /* what it was built with stays */
+    int64_t timeout = p->registration_timeout_ns;
     memset(p, 0, sizeof *p);
+    p->deps = deps;
+    p->registration_timeout_ns = timeout;
 }
 
 void nw_poolstatus_free(nw_poolstatus_t *p)
@@ -453,11 +465,11 @@ static claim_t *claim_get(nw_poolstatus_t *p, const char *uid, int *fresh)
 static int64_t true_since(const cJSON *obj, const char *type)
 {
     const cJSON *cd;
-    cJSON_ArrayForEach(cd, GET(GET(obj, "status"), "conditions"))
+    cJSON_ArrayForEach(cd, nw_json_get(nw_json_get(obj, "status"), "conditions"))
     {
-        const char *t = cJSON_GetStringValue(GET(cd, "type"));
-        const char *st = cJSON_GetStringValue(GET(cd, "status"));
-        const char *lt = cJSON_GetStringValue(GET(cd, "lastTransitionTime"));
+        const char *t = nw_json_str(cd, "type");
+        const char *st = nw_json_str(cd, "status");
+        const char *lt = nw_json_str(cd, "lastTransitionTime");
         int64_t ns = 0;
         if (t && st && strcmp(t, type) == 0 && strcmp(st, "True") == 0)
             return lt && nw_time_parse(lt, &ns) == NW_OK && ns > 0 ? ns : 1;
@@ -466,7 +478,7 @@ static int64_t true_since(const cJSON *obj, const char *type)
 }
 
 /* Registrations (healthy) and registration timeouts (unhealthy) seen since the last pass. */
-static void observe(nw_ctl_t *c, nw_poolstatus_t *p, const nw_kube_snap_t *s, int64_t now)
+static void observe(nw_ctl_deps_t *c, nw_poolstatus_t *p, const nw_kube_snap_t *s, int64_t now)
 {
     for (size_t i = 0; i < p->nc; i++)
         p->c[i].seen = 0;
@@ -501,7 +513,7 @@ static void observe(nw_ctl_t *c, nw_poolstatus_t *p, const nw_kube_snap_t *s, in
             pool_event(p, s, nc->nodepool, 1);
         } else if (!e->registered && !e->judged && nc->terminating) {
             e->judged = 1;
-            if (e->launched_ns && now - e->launched_ns >= c->registration_timeout_ns)
+            if (e->launched_ns && now - e->launched_ns >= p->registration_timeout_ns)
                 pool_event(p, s, nc->nodepool, 0);
         }
     }
@@ -513,7 +525,7 @@ static void observe(nw_ctl_t *c, nw_poolstatus_t *p, const nw_kube_snap_t *s, in
             continue;
         }
         if (!e->registered && !e->judged && e->launched_ns &&
-            now - e->launched_ns >= c->registration_timeout_ns)
+            now - e->launched_ns >= p->registration_timeout_ns)
             pool_event(p, s, e->pool, 0);
     }
     p->nc = k;
@@ -526,14 +538,14 @@ typedef struct {
 static int mutate_status(cJSON *obj, void *ud)
 {
     const write_t *w = ud;
-    if (cJSON_Compare(GET(obj, "status"), w->status, 1))
+    if (cJSON_Compare(nw_json_get(obj, "status"), w->status, 1))
         return 1;
     cJSON_DeleteItemFromObjectCaseSensitive(obj, "status");
     cJSON_AddItemToObject(obj, "status", cJSON_Duplicate(w->status, 1));
     return 0;
 }
 
-static void one_pool(nw_ctl_t *c, nw_poolstatus_t *p, const nw_kube_snap_t *s,
+static void one_pool(nw_ctl_deps_t *c, nw_poolstatus_t *p, const nw_kube_snap_t *s,
                      const nw_kube_obj_t *pool, int64_t now)
 {
     pool_t *e = pool_get(p, pool->uid[0] ? pool->uid : pool->name);
@@ -576,7 +588,7 @@ static void one_pool(nw_ctl_t *c, nw_poolstatus_t *p, const nw_kube_snap_t *s,
         (strcmp(pool->rv, e->written_rv) == 0 || mono - e->written_mono > REWRITE_SAME_NS)) {
         cJSON_Delete(e->written);
         e->written = NULL;
-    } else if (e->written && !cJSON_Compare(GET(pool->json, "status"), e->written, 1)) {
+    } else if (e->written && !cJSON_Compare(nw_json_get(pool->json, "status"), e->written, 1)) {
         tmp = cJSON_Duplicate(pool->json, 1);
         if (tmp) {
             cJSON_DeleteItemFromObjectCaseSensitive(tmp, "status");
@@ -597,7 +609,7 @@ static void one_pool(nw_ctl_t *c, nw_poolstatus_t *p, const nw_kube_snap_t *s,
         return;
     }
     char *txt = cJSON_PrintUnformatted(st);
-    int same_as_cache = cJSON_Compare(GET(base, "status"), st, 1);
+    int same_as_cache = cJSON_Compare(nw_json_get(base, "status"), st, 1);
     cJSON_Delete(tmp);
     int same_as_last = txt && e->last_written && strcmp(txt, e->last_written) == 0 &&
                        mono - e->written_mono < REWRITE_SAME_NS;
@@ -618,8 +630,11 @@ static void one_pool(nw_ctl_t *c, nw_poolstatus_t *p, const nw_kube_snap_t *s,
         free(txt);
     } else {
         const char *old_reg =
-            cond_status(GET(GET(pool->json, "status"), "conditions"), "NodeRegistrationHealthy");
-        const char *new_reg = cond_status(GET(st, "conditions"), "NodeRegistrationHealthy");
+            cond_status(cJSON_GetObjectItemCaseSensitive(
+                            cJSON_GetObjectItemCaseSensitive(pool->json, "status"), "conditions"),
+                        "NodeRegistrationHealthy");
+        const char *new_reg = cond_status(cJSON_GetObjectItemCaseSensitive(st, "conditions"),
+                                          "NodeRegistrationHealthy");
         if (new_reg && (!old_reg || strcmp(old_reg, new_reg) != 0))
             nw_log_info("poolstatus", "NodeRegistrationHealthy changed",
                         NW_LS("nodepool", pool->name), NW_LS("status", new_reg));
@@ -636,10 +651,11 @@ static void one_pool(nw_ctl_t *c, nw_poolstatus_t *p, const nw_kube_snap_t *s,
     cJSON_Delete(st);
 }
 
-void nw_poolstatus_tick(nw_ctl_t *c, nw_poolstatus_t *p, const nw_kube_snap_t *s)
+void nw_poolstatus_tick(nw_poolstatus_t *p, const nw_kube_snap_t *s)
 {
     if (!p)
         return;
+    nw_ctl_deps_t *c = p->deps;
     int64_t now = nw_clock_now(c->clock);
     if (!p->term_start_ns)
         p->term_start_ns = now;

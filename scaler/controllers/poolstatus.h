@@ -95,7 +95,9 @@ int nw_poolstatus_validate(const cJSON *nodepool, char *msg, size_t n);
 
 typedef struct nw_poolstatus nw_poolstatus_t;
 
-nw_poolstatus_t *nw_poolstatus_new(void);
+/** New state (NULL on OOM); deps is borrowed and outlives it; registration_timeout_ns is
+ * scaler.registrationTimeout (a launch older than it without a Node counts as failed). */
+nw_poolstatus_t *nw_poolstatus_new(nw_ctl_deps_t *deps, int64_t registration_timeout_ns);
 void nw_poolstatus_free(nw_poolstatus_t *p);
 /** A new leadership term: windows are refilled from the conditions, registrations
  * seen from now on count. */
@@ -103,6 +105,6 @@ void nw_poolstatus_reset(nw_poolstatus_t *p);
 
 /** Observe registrations and registration timeouts, then write every NodePool's status
  * that changed. */
-void nw_poolstatus_tick(nw_ctl_t *c, nw_poolstatus_t *p, const nw_kube_snap_t *s);
+void nw_poolstatus_tick(nw_poolstatus_t *p, const nw_kube_snap_t *s);
 
 #endif

@@ -17,18 +17,61 @@
 #include "scaler/controllers/nodeclaim.h"
 #include "scaler/state/simsnap.h"
 
-#define GET(o, k) cJSON_GetObjectItemCaseSensitive((o), (k))
 #define RESOLVE_EVERY_NS (10 * NW_NS_PER_SEC)
 
-void nw_prov_cleanup(nw_ctl_t *c)
+struct nw_prov {
+    nw_ctl_deps_t *deps;
+    nw_claims_t *claims;  /* borrowed (nodeclaim.h) */
+    nw_ctl_shared_t *mem; /* borrowed */
+    nw_prov_opts_t o;
+    /* the batch window */
+    int64_t window_open_mono, last_trigger_mono, next_resolve_mono;
+    char **seen_uids; /* pending pod uids already counted as triggers (owned, sorted) */
+    size_t nseen;
+    uint64_t ice_deletes; /* nw_claims_ice_deletes when last looked at */
+    _Atomic uint64_t solves;
+};
+
+nw_prov_t *nw_prov_new(nw_ctl_deps_t *deps, nw_claims_t *claims, nw_ctl_shared_t *mem,
+                       const nw_prov_opts_t *o)
 {
-    nw_inflight_clear(&c->inflight);
+    nw_prov_t *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->deps = deps;
+    c->claims = claims;
+    c->mem = mem;
+    if (o)
+        c->o = *o;
+    return c;
+}
+
+void nw_prov_reset(nw_prov_t *c)
+{
+    if (!c)
+        return;
     for (size_t i = 0; i < c->nseen; i++)
         free(c->seen_uids[i]);
     free(c->seen_uids);
     c->seen_uids = NULL;
     c->nseen = 0;
-    nw_noms_clear(c->noms);
+    c->window_open_mono = c->last_trigger_mono = c->next_resolve_mono = 0;
+}
+
+void nw_prov_free(nw_prov_t *c)
+{
+    nw_prov_reset(c);
+    free(c);
+}
+
+nw_rc_t nw_prov_metrics(nw_prov_t *c, nw_buf_t *out)
+{
+    if (!c)
+        return NW_OK;
+    const nw_ctl_counter_t v[] = {
+        {"nodewarden_scaler_solves_total", "Batches placed.", &c->solves},
+    };
+    return nw_ctl_counters_write(out, v, sizeof v / sizeof *v);
 }
 
 /* ---- batching ---- */
@@ -39,12 +82,12 @@ static int str_cmp(const void *a, const void *b)
 }
 
 /* Was this pending pod's uid already counted (sorted list, binary search)? */
-static int seen(nw_ctl_t *c, const char *uid)
+static int seen(nw_prov_t *c, const char *uid)
 {
     return c->nseen && bsearch(&uid, c->seen_uids, c->nseen, sizeof *c->seen_uids, str_cmp);
 }
 
-static void seen_reset(nw_ctl_t *c, const nw_kube_obj_t *const *p, size_t n)
+static void seen_reset(nw_prov_t *c, const nw_kube_obj_t *const *p, size_t n)
 {
     /* keep only uids still pending, add the new ones */
     char **keep = calloc(n + 1, sizeof *keep);
@@ -76,16 +119,17 @@ static void unsched_msg(const nw_simsnap_t *ss, const nw_sched_unsched_t *u, cha
                                     nw_sched_pool_name(ss->sched, (size_t)k), u->reasons[k]);
 }
 
-static void provision(nw_ctl_t *c, const nw_kube_snap_t *s, size_t npend)
+static void provision(nw_prov_t *p, const nw_kube_snap_t *s, size_t npend)
 {
+    nw_ctl_deps_t *c = p->deps;
     nw_simsnap_opts_t so = {
-        .include_pending = true, .reschedule_deleting = true, .repack = c->repack};
+        .include_pending = true, .reschedule_deleting = true, .repack = p->o.repack};
     nw_simsnap_t ss;
     nw_err_t err = {0};
-    atomic_fetch_add(&c->n_solves, 1);
+    atomic_fetch_add(&p->solves, 1);
     nw_ctl_prepare_catalog(c, s);
     nw_simsnap_env_t env;
-    nw_ctl_sim_env(c, &env);
+    nw_ctl_sim_env(c, p->mem, &env);
     if (nw_simsnap_build(&env, s, &so, &ss, &err) != NW_OK) {
         nw_log_error("provisioner", "cannot build the scheduling snapshot",
                      NW_LS("error", err.msg));
@@ -105,13 +149,13 @@ static void provision(nw_ctl_t *c, const nw_kube_snap_t *s, size_t npend)
                 NW_LF("pricePerHour", r.total_price));
     /* nominations no pending pod looked up and older than 30 s go */
     int64_t mono = nw_clock_mono(c->clock);
-    nw_noms_prune(c->noms, ss.looked_up, ss.nlooked_up, mono);
+    nw_noms_prune(p->mem->noms, ss.looked_up, ss.nlooked_up, mono);
     /* pods placed on in-flight capacity stay nominated to it */
     for (int i = 0; i < r.nplaced; i++) {
         const char *claim = nw_simsnap_claim_of(&ss, r.placed[i].node);
         int pi = r.placed[i].pod;
         if (claim && pi >= 0 && (size_t)pi < ss.npods)
-            nw_noms_nominate(c->noms, ss.pods[pi]->uid, claim, mono);
+            nw_noms_nominate(p->mem->noms, ss.pods[pi]->uid, claim, mono);
     }
     for (int i = 0; i < r.nunsched; i++) {
         const nw_sched_unsched_t *u = &r.unsched[i];
@@ -120,7 +164,7 @@ static void provision(nw_ctl_t *c, const nw_kube_snap_t *s, size_t npend)
         const nw_kube_obj_t *pod = ss.pods[u->pod];
         char msg[2048];
         unsched_msg(&ss, u, msg, sizeof msg);
-        if (!nw_noms_event_once(c->noms, pod->uid, msg))
+        if (!nw_noms_event_once(p->mem->noms, pod->uid, msg))
             continue;
         nw_log_info("provisioner", "pod cannot be placed", NW_LS("pod", pod->key),
                     NW_LS("reason", msg));
@@ -128,12 +172,12 @@ static void provision(nw_ctl_t *c, const nw_kube_snap_t *s, size_t npend)
             nw_kube_event(c->rec, &nw_kube_res_pods, pod->json, "Warning", "FailedScheduling", msg,
                           NULL);
     }
-    nw_noms_event_prune(c->noms);
+    nw_noms_event_prune(p->mem->noms);
     for (int i = 0; i < r.nclaims && nw_ctl_may_write(c); i++) {
         char name[256];
         nw_err_t e = {0};
         nw_simsnap_claim_opts_t co = {.reason = "provisioning"};
-        if (nw_claim_create(c, s, &ss, &r.claims[i], &co, name, sizeof name, &e) != NW_OK)
+        if (nw_claim_create(p->claims, s, &ss, &r.claims[i], &co, name, sizeof name, &e) != NW_OK)
             nw_log_warn("provisioner", "NodeClaim not created", NW_LS("error", e.msg));
     }
     nw_sched_results_free(&r);
@@ -159,15 +203,22 @@ static int node_moving(const nw_kube_snap_t *s, const nw_kube_obj_t *n)
     return 0;
 }
 
-void nw_prov_tick(nw_ctl_t *c, const nw_kube_snap_t *s)
+void nw_prov_tick(nw_prov_t *c, const nw_kube_snap_t *s)
 {
-    nw_inflight_expire(&c->inflight, s, nw_clock_mono(c->clock));
+    nw_inflight_expire(&c->mem->inflight, s, nw_clock_mono(c->deps->clock));
     /* NodeClaims that exist without a providerID: launch them (once) */
     for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_NODECLAIMS); i++) {
         const nw_kube_obj_t *nc = nw_kube_snap_at(s, NW_KUBE_NODECLAIMS, i);
         if (nc->terminating || nc->provider_id[0])
             continue;
-        nw_claim_launch(c, s, nc->json, 0);
+        nw_claim_launch(c->claims, s, nc->json, 0);
+    }
+    uint64_t ice = nw_claims_ice_deletes(c->claims);
+    if (ice != c->ice_deletes) {
+        /* a launch met insufficient capacity and deleted its NodeClaim: place its pods
+         * again at once (without the ICE'd offerings) */
+        c->ice_deletes = ice;
+        c->next_resolve_mono = 0;
     }
     const nw_kube_obj_t *const *pend;
     size_t np = nw_kube_snap_pending_pods(s, &pend);
@@ -185,7 +236,7 @@ void nw_prov_tick(nw_ctl_t *c, const nw_kube_snap_t *s)
         if (node_moving(s, n))
             trig[nt++] = n;
     }
-    int64_t mono = nw_clock_mono(c->clock);
+    int64_t mono = nw_clock_mono(c->deps->clock);
     int trigger = 0;
     for (size_t i = 0; i < nt && !trigger; i++)
         if (!seen(c, trig[i]->uid))
@@ -204,8 +255,8 @@ void nw_prov_tick(nw_ctl_t *c, const nw_kube_snap_t *s)
     free(trig);
     if (!c->window_open_mono)
         return;
-    if (mono - c->last_trigger_mono < c->batch_idle_ns &&
-        mono - c->window_open_mono < c->batch_max_ns)
+    if (mono - c->last_trigger_mono < c->o.batch_idle_ns &&
+        mono - c->window_open_mono < c->o.batch_max_ns)
         return;
     c->window_open_mono = 0;
     if (nt)
@@ -213,11 +264,11 @@ void nw_prov_tick(nw_ctl_t *c, const nw_kube_snap_t *s)
 }
 
 /* How long until the batch window closes (ns; < 0: no window open). */
-int64_t nw_prov_next_deadline(const nw_ctl_t *c, int64_t mono)
+int64_t nw_prov_next_deadline(const nw_prov_t *c, int64_t mono)
 {
     if (!c->window_open_mono)
         return c->next_resolve_mono ? c->next_resolve_mono - mono : -1;
-    int64_t a = c->last_trigger_mono + c->batch_idle_ns - mono,
-            b = c->window_open_mono + c->batch_max_ns - mono;
+    int64_t a = c->last_trigger_mono + c->o.batch_idle_ns - mono,
+            b = c->window_open_mono + c->o.batch_max_ns - mono;
     return a < b ? a : b;
 }

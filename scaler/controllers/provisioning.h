@@ -4,28 +4,50 @@
  * the cluster input (scaler/state/simsnap.h), FailedScheduling events, nominations,
  * and NodeClaims created and launched through scaler/controllers/nodeclaim.h.
  *
- * State: the batching fields of nw_ctl_t (window_open_mono, last_trigger_mono,
- * next_resolve_mono, seen_uids) and the in-flight and nomination memory.
- * Thread: the reconcile thread.
+ * State: nw_prov_t — the batch window (when it opened, the last trigger, the next look
+ * at pods still pending), the pending pod uids already counted, the solve counter. It
+ * creates and launches through the nw_claims_t it is given and reads and prunes the shared
+ * in-flight and nomination memory (ctl.h nw_ctl_shared_t).
+ * Ownership: nw_prov_new / nw_prov_free (loop.c). Thread: the reconcile thread, except
+ * nw_prov_metrics (any thread; atomics).
  */
 #ifndef NW_SCALER_CONTROLLERS_PROVISIONING_H
 #define NW_SCALER_CONTROLLERS_PROVISIONING_H
 
 #include <stdint.h>
 
+#include "common/buf.h"
 #include "scaler/controllers/ctl.h"
+#include "scaler/controllers/nodeclaim.h"
+
+typedef struct {
+    int64_t batch_idle_ns; /* settings.batchIdleDuration */
+    int64_t batch_max_ns;  /* settings.batchMaxDuration */
+    int repack;            /* scaler.repack: re-pack interchangeable NodeClaims (nw_sched_opts_t) */
+} nw_prov_opts_t;
+
+typedef struct nw_prov nw_prov_t;
+
+/** New (NULL on OOM); deps, claims and mem are borrowed and outlive it. */
+nw_prov_t *nw_prov_new(nw_ctl_deps_t *deps, nw_claims_t *claims, nw_ctl_shared_t *mem,
+                       const nw_prov_opts_t *o);
+void nw_prov_free(nw_prov_t *p);
 
 /** One provisioner pass on a snapshot: batch window bookkeeping; when the window
  * closes, place the pending pods and create and launch NodeClaims; also launch
  * every NodeClaim that exists without a providerID (once: instances tagged
  * karpenter.sh/nodeclaim=<name> are looked up first). */
-void nw_prov_tick(nw_ctl_t *c, const nw_kube_snap_t *s);
+void nw_prov_tick(nw_prov_t *p, const nw_kube_snap_t *s);
 
 /** How long until the batch window closes or pending pods are looked at again (ns from
  * mono; < 0: nothing scheduled). */
-int64_t nw_prov_next_deadline(const nw_ctl_t *c, int64_t mono);
+int64_t nw_prov_next_deadline(const nw_prov_t *p, int64_t mono);
 
-/** Forget the provisioner memory (in-flight claims, seen uids, nominations). */
-void nw_prov_cleanup(nw_ctl_t *c);
+/** Forget the batch window and the seen uids (a new leadership term; the shared memory is
+ * cleared by its owner). */
+void nw_prov_reset(nw_prov_t *p);
+
+/** Append nodewarden_scaler_solves_total. */
+nw_rc_t nw_prov_metrics(nw_prov_t *p, nw_buf_t *out);
 
 #endif

@@ -10,7 +10,6 @@
 #include "common/metrics.h"
 #include "scaler/disrupt/drain.h"
 
-#define GET(o, k) cJSON_GetObjectItemCaseSensitive((o), (k))
 #define COMP "termination"
 #define CLOUD_EVERY_NS (5 * NW_NS_PER_SEC)   /* instance checks while it shuts down */
 #define VOLUME_EVERY_NS (1 * NW_NS_PER_SEC)  /* VolumeAttachment checks */
@@ -55,6 +54,7 @@ static const char *const EC_LABEL[EC_N] = {"200", "404", "409", "429",
 static const double HB_LE[] = {1, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 7200};
 
 struct nw_term {
+    nw_ctl_deps_t *deps;
     node_mem_t *nodes;
     claim_mem_t *claims;
     _Atomic uint64_t nodes_drained, nodes_terminated, claims_terminated, pods_evicted, pods_deleted,
@@ -63,10 +63,11 @@ struct nw_term {
     nw_hist_t drain_s, term_s;
 };
 
-nw_term_t *nw_term_new(void)
+nw_term_t *nw_term_new(nw_ctl_deps_t *deps)
 {
     nw_term_t *t = calloc(1, sizeof(nw_term_t));
     if (t) {
+        t->deps = deps;
         int n = (int)(sizeof HB_LE / sizeof *HB_LE);
         nw_hist_init(&t->drain_s, HB_LE, n);
         nw_hist_init(&t->term_s, HB_LE, n);
@@ -191,7 +192,7 @@ static void sweep(nw_term_t *t)
 static int has_finalizer(const cJSON *obj)
 {
     const cJSON *f;
-    cJSON_ArrayForEach(f, GET(GET(obj, "metadata"), "finalizers"))
+    cJSON_ArrayForEach(f, nw_json_get(nw_json_get(obj, "metadata"), "finalizers"))
     {
         if (cJSON_IsString(f) && strcmp(f->valuestring, NW_FINALIZER) == 0)
             return 1;
@@ -203,11 +204,11 @@ static int has_finalizer(const cJSON *obj)
 static int64_t condition_since(const cJSON *obj, const char *type, const char *status)
 {
     const cJSON *cd;
-    cJSON_ArrayForEach(cd, GET(GET(obj, "status"), "conditions"))
+    cJSON_ArrayForEach(cd, nw_json_get(nw_json_get(obj, "status"), "conditions"))
     {
-        const char *t = cJSON_GetStringValue(GET(cd, "type"));
-        const char *st = cJSON_GetStringValue(GET(cd, "status"));
-        const char *lt = cJSON_GetStringValue(GET(cd, "lastTransitionTime"));
+        const char *t = nw_json_str(cd, "type");
+        const char *st = nw_json_str(cd, "status");
+        const char *lt = nw_json_str(cd, "lastTransitionTime");
         int64_t v = 0;
         if (t && st && strcmp(t, type) == 0 && strcmp(st, status) == 0 && lt &&
             nw_time_parse(lt, &v) == NW_OK)
@@ -219,13 +220,13 @@ static int64_t condition_since(const cJSON *obj, const char *type, const char *s
 static int condition_is(const cJSON *obj, const char *type, const char *status, const char *reason)
 {
     const cJSON *cd;
-    cJSON_ArrayForEach(cd, GET(GET(obj, "status"), "conditions"))
+    cJSON_ArrayForEach(cd, nw_json_get(nw_json_get(obj, "status"), "conditions"))
     {
-        const char *t = cJSON_GetStringValue(GET(cd, "type"));
+        const char *t = nw_json_str(cd, "type");
         if (!t || strcmp(t, type) != 0)
             continue;
-        const char *st = cJSON_GetStringValue(GET(cd, "status"));
-        const char *r = cJSON_GetStringValue(GET(cd, "reason"));
+        const char *st = nw_json_str(cd, "status");
+        const char *r = nw_json_str(cd, "reason");
         return st && strcmp(st, status) == 0 && (!reason || (r && strcmp(r, reason) == 0));
     }
     return 0;
@@ -239,7 +240,7 @@ typedef struct {
 static int mutate_cond(cJSON *obj, void *ud)
 {
     const cond_set_t *cs = ud;
-    if (GET(obj, "metadata") && condition_is(obj, cs->type, cs->status, cs->reason))
+    if (nw_json_get(obj, "metadata") && condition_is(obj, cs->type, cs->status, cs->reason))
         return 1;
     if (nw_ctl_set_condition(obj, cs->type, cs->status, cs->reason, cs->message, cs->now) != NW_OK)
         return 1; /* out of memory: no write this time */
@@ -247,9 +248,10 @@ static int mutate_cond(cJSON *obj, void *ud)
 }
 
 /* Set a NodeClaim status condition unless the cached object already has it. */
-static void claim_condition(nw_ctl_t *c, const nw_kube_obj_t *nc, const char *type,
+static void claim_condition(nw_term_t *t, const nw_kube_obj_t *nc, const char *type,
                             const char *status, const char *reason, const char *message)
 {
+    nw_ctl_deps_t *c = t->deps;
     if (!nc || condition_is(nc->json, type, status, reason) || !nw_ctl_may_write(c))
         return;
     cond_set_t cs = {type, status, reason, message, nw_clock_now(c->clock)};
@@ -273,11 +275,11 @@ static int mutate_annotate(cJSON *nc, void *ud)
     annotate_t *an = ud;
     const char *value = an->value;
     an->wrote = 0;
-    cJSON *md = GET(nc, "metadata");
-    if (!cJSON_IsObject(md) || !GET(md, "deletionTimestamp"))
+    cJSON *md = cJSON_GetObjectItemCaseSensitive(nc, "metadata");
+    if (!cJSON_IsObject(md) || !nw_json_get(md, "deletionTimestamp"))
         return -1;
-    cJSON *ann = GET(md, "annotations");
-    if (GET(ann, NW_ANN_TERMINATION_TS))
+    cJSON *ann = cJSON_GetObjectItemCaseSensitive(md, "annotations");
+    if (nw_json_get(ann, NW_ANN_TERMINATION_TS))
         return 1; /* set once, never moved */
     if (!cJSON_IsObject(ann)) {
         cJSON_DeleteItemFromObjectCaseSensitive(md, "annotations");
@@ -289,8 +291,9 @@ static int mutate_annotate(cJSON *nc, void *ud)
 }
 
 /* Terminate an instance until EC2 says it is gone. 1 = gone; 0 = not yet (or error). */
-static int ensure_terminated(nw_ctl_t *c, const char *pid, const char *who, int64_t *next_mono)
+static int ensure_terminated(nw_term_t *t, const char *pid, const char *who, int64_t *next_mono)
 {
+    nw_ctl_deps_t *c = t->deps;
     int64_t mono = nw_clock_mono(c->clock);
     if (mono < *next_mono)
         return 0;
@@ -314,16 +317,16 @@ static int ensure_terminated(nw_ctl_t *c, const char *pid, const char *who, int6
                         NW_LS("providerID", pid), NW_LS("error", err.msg));
             return 0;
         }
-        atomic_fetch_add(&c->term->instances_terminated, 1);
+        atomic_fetch_add(&t->instances_terminated, 1);
         nw_log_info(COMP, "terminating the instance", NW_LS("object", who),
                     NW_LS("providerID", pid), NW_LS("was", state));
     }
     return 0;
 }
 
-static void finalize_claim(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_kube_obj_t *nc)
+static void finalize_claim(nw_term_t *t, const nw_kube_snap_t *s, const nw_kube_obj_t *nc)
 {
-    nw_term_t *t = c->term;
+    nw_ctl_deps_t *c = t->deps;
     if (!has_finalizer(nc->json))
         return;
     claim_mem_t *cm = claim_mem(t, nc);
@@ -331,8 +334,8 @@ static void finalize_claim(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_kube_o
         return;
     nw_err_t err = {0};
     /* 1. the TGP deadline, once */
-    const cJSON *ann = GET(GET(nc->json, "metadata"), "annotations");
-    if (!GET(ann, NW_ANN_TERMINATION_TS)) {
+    const cJSON *ann = nw_json_get(nw_json_get(nc->json, "metadata"), "annotations");
+    if (!nw_json_get(ann, NW_ANN_TERMINATION_TS)) {
         char value[64];
         nw_rc_t rc = nw_drain_tgp_value(nc->json, value, sizeof value, &err);
         if (rc == NW_OK && nw_ctl_may_write(c)) {
@@ -372,8 +375,8 @@ static void finalize_claim(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_kube_o
             return; /* wait until it is gone */
         }
         /* 3. the instance, until EC2 reports it gone */
-        if (!ensure_terminated(c, nc->provider_id, nc->name, &cm->next_cloud_mono)) {
-            claim_condition(c, nc, "InstanceTerminating", "True", "InstanceTerminating",
+        if (!ensure_terminated(t, nc->provider_id, nc->name, &cm->next_cloud_mono)) {
+            claim_condition(t, nc, "InstanceTerminating", "True", "InstanceTerminating",
                             "the instance is terminating");
             return;
         }
@@ -427,18 +430,18 @@ static void finalize_claim(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_kube_o
 static int mutate_disrupt(cJSON *node, void *ud)
 {
     (void)ud;
-    cJSON *md = GET(node, "metadata");
+    cJSON *md = cJSON_GetObjectItemCaseSensitive(node, "metadata");
     if (!cJSON_IsObject(md))
         return -1;
     int changed = nw_ctl_disrupted_taint(node, 1);
     if (changed < 0)
         return 1; /* out of memory: no write this time */
-    cJSON *labels = GET(md, "labels");
+    cJSON *labels = cJSON_GetObjectItemCaseSensitive(md, "labels");
     if (!cJSON_IsObject(labels)) {
         cJSON_DeleteItemFromObjectCaseSensitive(md, "labels");
         labels = cJSON_AddObjectToObject(md, "labels");
     }
-    const char *lv = cJSON_GetStringValue(GET(labels, NW_LABEL_EXCLUDE_LB));
+    const char *lv = nw_json_str(labels, NW_LABEL_EXCLUDE_LB);
     if (!lv || strcmp(lv, "karpenter") != 0) {
         cJSON_DeleteItemFromObjectCaseSensitive(labels, NW_LABEL_EXCLUDE_LB);
         cJSON_AddStringToObject(labels, NW_LABEL_EXCLUDE_LB, "karpenter");
@@ -477,10 +480,10 @@ static int ec_index(long code)
     }
 }
 
-static void evict_one(nw_ctl_t *c, const nw_kube_obj_t *node, const nw_kube_obj_t *pod,
+static void evict_one(nw_term_t *t, const nw_kube_obj_t *node, const nw_kube_obj_t *pod,
                       pod_mem_t *pm, int64_t mono)
 {
-    nw_term_t *t = c->term;
+    nw_ctl_deps_t *c = t->deps;
     if (mono < pm->next_mono || !nw_ctl_may_write(c))
         return;
     nw_kube_evict_opts_t o = {-1, pod->uid[0] ? pod->uid : NULL};
@@ -520,10 +523,10 @@ static void evict_one(nw_ctl_t *c, const nw_kube_obj_t *node, const nw_kube_obj_
                     NW_LS("reason", err.msg));
 }
 
-static void delete_one(nw_ctl_t *c, const nw_kube_obj_t *node, const nw_kube_obj_t *pod,
+static void delete_one(nw_term_t *t, const nw_kube_obj_t *node, const nw_kube_obj_t *pod,
                        const nw_drain_pod_t *dp, pod_mem_t *pm, int64_t deadline, int64_t now)
 {
-    nw_term_t *t = c->term;
+    nw_ctl_deps_t *c = t->deps;
     if (pm->deleted || !nw_ctl_may_write(c))
         return;
     int64_t grace = nw_drain_delete_grace(deadline, now);
@@ -561,9 +564,10 @@ static void delete_one(nw_ctl_t *c, const nw_kube_obj_t *node, const nw_kube_obj
 }
 
 /* Drain pass. Returns the number of pods still waited for (-1: could not look). */
-static long drain(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_kube_obj_t *node, node_mem_t *nm,
+static long drain(nw_term_t *t, const nw_kube_snap_t *s, const nw_kube_obj_t *node, node_mem_t *nm,
                   int64_t deadline)
 {
+    nw_ctl_deps_t *c = t->deps;
     const nw_kube_obj_t *const *pods = NULL;
     size_t n = nw_kube_snap_pods_on_node(s, node->name, &pods);
     int64_t now = nw_clock_now(c->clock), mono = nw_clock_mono(c->clock);
@@ -585,9 +589,9 @@ static long drain(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_kube_obj_t *nod
         if (!pm)
             continue;
         if (act[i] == NW_DRAIN_DELETE)
-            delete_one(c, node, pods[i], &dp[i], pm, deadline, now);
+            delete_one(t, node, pods[i], &dp[i], pm, deadline, now);
         else if (act[i] == NW_DRAIN_EVICT)
-            evict_one(c, node, pods[i], pm, mono);
+            evict_one(t, node, pods[i], pm, mono);
     }
     if (plan.waiting && mono - nm->last_log_mono >= 10 * NW_NS_PER_SEC) {
         nm->last_log_mono = mono;
@@ -605,9 +609,10 @@ static long drain(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_kube_obj_t *nod
  * nodewarden may not read them (403, *why says which); 0 when the API does not serve
  * them. */
 #define VOLUMES_FORBIDDEN (-2)
-static long pending_volumes(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_kube_obj_t *node,
+static long pending_volumes(nw_term_t *t, const nw_kube_snap_t *s, const nw_kube_obj_t *node,
                             char *why, size_t why_len)
 {
+    nw_ctl_deps_t *c = t->deps;
     cJSON *list = NULL;
     nw_err_t err = {0};
     nw_rc_t rc = nw_kube_get_json(c->kube, VA_PATH, "list", "volumeattachments", &list, &err);
@@ -622,11 +627,11 @@ static long pending_volumes(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_kube_
     const cJSON *va;
     const char *pvs[256];
     size_t npv = 0;
-    cJSON_ArrayForEach(va, GET(list, "items"))
+    cJSON_ArrayForEach(va, nw_json_get(list, "items"))
     {
-        const char *nn = cJSON_GetStringValue(GET(GET(va, "spec"), "nodeName"));
+        const char *nn = nw_json_str(nw_json_get(va, "spec"), "nodeName");
         const char *pv =
-            cJSON_GetStringValue(GET(GET(GET(va, "spec"), "source"), "persistentVolumeName"));
+            nw_json_str(nw_json_get(nw_json_get(va, "spec"), "source"), "persistentVolumeName");
         if (nn && pv && strcmp(nn, node->name) == 0 && npv < sizeof pvs / sizeof *pvs)
             pvs[npv++] = pv;
     }
@@ -643,10 +648,10 @@ static long pending_volumes(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_kube_
             if (nw_drain_waits_for(&dp))
                 continue;
             const cJSON *v;
-            cJSON_ArrayForEach(v, GET(GET(pods[i]->json, "spec"), "volumes"))
+            cJSON_ArrayForEach(v, nw_json_get(nw_json_get(pods[i]->json, "spec"), "volumes"))
             {
                 const char *claim =
-                    cJSON_GetStringValue(GET(GET(v, "persistentVolumeClaim"), "claimName"));
+                    nw_json_str(nw_json_get(v, "persistentVolumeClaim"), "claimName");
                 if (!claim)
                     continue;
                 char path[700];
@@ -664,7 +669,7 @@ static long pending_volumes(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_kube_
                     pending = rc == NW_EFORBIDDEN ? VOLUMES_FORBIDDEN : -1;
                     goto out;
                 }
-                const char *vn = cJSON_GetStringValue(GET(GET(pvc, "spec"), "volumeName"));
+                const char *vn = nw_json_str(nw_json_get(pvc, "spec"), "volumeName");
                 for (size_t k = 0; vn && k < npv; k++)
                     if (!skip[k] && strcmp(pvs[k], vn) == 0) {
                         skip[k] = 1;
@@ -679,9 +684,9 @@ out:
     return pending;
 }
 
-static void remove_node_finalizer(nw_ctl_t *c, const nw_kube_obj_t *node, const char *why)
+static void remove_node_finalizer(nw_term_t *t, const nw_kube_obj_t *node, const char *why)
 {
-    nw_term_t *t = c->term;
+    nw_ctl_deps_t *c = t->deps;
     if (!nw_ctl_may_write(c))
         return;
     nw_err_t err = {0};
@@ -700,9 +705,9 @@ static void remove_node_finalizer(nw_ctl_t *c, const nw_kube_obj_t *node, const 
                 NW_LS("providerID", node->provider_id), NW_LS("how", why));
 }
 
-static void finalize_node(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_kube_obj_t *node)
+static void finalize_node(nw_term_t *t, const nw_kube_snap_t *s, const nw_kube_obj_t *node)
 {
-    nw_term_t *t = c->term;
+    nw_ctl_deps_t *c = t->deps;
     if (!has_finalizer(node->json))
         return;
     node_mem_t *nm = node_mem(t, node);
@@ -729,7 +734,7 @@ static void finalize_node(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_kube_ob
         char state[32];
         if (c->cloud->ops->instance_state(c->cloud, node->provider_id, state, sizeof state, &err) ==
             NW_ENOTFOUND) {
-            remove_node_finalizer(c, node, "not ready and the instance is gone");
+            remove_node_finalizer(t, node, "not ready and the instance is gone");
             return;
         }
     }
@@ -775,18 +780,18 @@ static void finalize_node(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_kube_ob
     if (nc && condition_is(nc->json, "Drained", "True", NULL))
         nm->drained = 1;
     if (!nm->drained) {
-        long waiting = drain(c, s, node, nm, deadline);
+        long waiting = drain(t, s, node, nm, deadline);
         if (waiting != 0) {
-            claim_condition(c, nc, "Drained", "Unknown", "Draining",
+            claim_condition(t, nc, "Drained", "Unknown", "Draining",
                             "pods are waiting to be evicted");
             return;
         }
         if (now - nm->first_attempt_ns < NW_DRAIN_SETTLE_NS) {
-            claim_condition(c, nc, "Drained", "Unknown", "Draining",
+            claim_condition(t, nc, "Drained", "Unknown", "Draining",
                             "pods are waiting to be evicted");
             return; /* pods bound just before the taint landed show up in this window */
         }
-        claim_condition(c, nc, "Drained", "True", "Drained", "");
+        claim_condition(t, nc, "Drained", "True", "Drained", "");
         nm->drained = 1;
         atomic_fetch_add(&t->nodes_drained, 1);
         nw_hist_observe(&t->drain_s, now - nm->first_attempt_ns);
@@ -799,7 +804,7 @@ static void finalize_node(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_kube_ob
             return;
         nm->next_volume_mono = mono + VOLUME_EVERY_NS;
         char why[512] = "";
-        long pv = pending_volumes(c, s, node, why, sizeof why);
+        long pv = pending_volumes(t, s, node, why, sizeof why);
         int elapsed = deadline && now >= deadline;
         if (pv == VOLUMES_FORBIDDEN) {
             /* a permission that is missing stays missing: waiting for it would keep the
@@ -810,7 +815,7 @@ static void finalize_node(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_kube_ob
                      why);
             nw_ctl_event(c, &nw_kube_res_nodes, node->json, "Warning",
                          "FailedVolumeDetachmentCheck", msg);
-            claim_condition(c, nc, "VolumesDetached", "False", "VolumeAttachmentsForbidden",
+            claim_condition(t, nc, "VolumesDetached", "False", "VolumeAttachmentsForbidden",
                             "VolumeAttachments cannot be read (HTTP 403)");
         } else if (pv < 0 && !elapsed) {
             return; /* retried in VOLUME_EVERY_NS; past the deadline nothing waits */
@@ -820,44 +825,44 @@ static void finalize_node(nw_ctl_t *c, const nw_kube_snap_t *s, const nw_kube_ob
                      pv);
             nw_ctl_event(c, &nw_kube_res_nodes, node->json, "Warning", "AwaitingVolumeDetachment",
                          msg);
-            claim_condition(c, nc, "VolumesDetached", "Unknown", "AwaitingVolumeDetachment",
+            claim_condition(t, nc, "VolumesDetached", "Unknown", "AwaitingVolumeDetachment",
                             "AwaitingVolumeDetachment");
             return;
         } else if (pv != 0) {
-            claim_condition(c, nc, "VolumesDetached", "False", "TerminationGracePeriodElapsed",
+            claim_condition(t, nc, "VolumesDetached", "False", "TerminationGracePeriodElapsed",
                             "TerminationGracePeriodElapsed");
         } else {
-            claim_condition(c, nc, "VolumesDetached", "True", "VolumesDetached", "");
+            claim_condition(t, nc, "VolumesDetached", "True", "VolumesDetached", "");
         }
         nm->volumes_done = 1;
     }
     /* 7. the instance */
     const char *pid = node->provider_id[0] ? node->provider_id : (nc ? nc->provider_id : "");
     if (pid[0]) {
-        if (!ensure_terminated(c, pid, node->name, &nm->next_cloud_mono)) {
-            claim_condition(c, nc, "InstanceTerminating", "True", "InstanceTerminating",
+        if (!ensure_terminated(t, pid, node->name, &nm->next_cloud_mono)) {
+            claim_condition(t, nc, "InstanceTerminating", "True", "InstanceTerminating",
                             "the instance is terminating");
             return;
         }
     }
     /* 8. the Node goes; the NodeClaim finalizer completes */
-    remove_node_finalizer(c, node, "drained and terminated");
+    remove_node_finalizer(t, node, "drained and terminated");
 }
 
-void nw_term_tick(nw_ctl_t *c, const nw_kube_snap_t *s)
+void nw_term_tick(nw_term_t *t, const nw_kube_snap_t *s)
 {
-    nw_term_t *t = c->term;
     if (!t)
         return;
+    nw_ctl_deps_t *c = t->deps;
     for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_NODECLAIMS) && nw_ctl_may_write(c); i++) {
         const nw_kube_obj_t *nc = nw_kube_snap_at(s, NW_KUBE_NODECLAIMS, i);
         if (nc->terminating)
-            finalize_claim(c, s, nc);
+            finalize_claim(t, s, nc);
     }
     for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_NODES) && nw_ctl_may_write(c); i++) {
         const nw_kube_obj_t *n = nw_kube_snap_at(s, NW_KUBE_NODES, i);
         if (n->terminating)
-            finalize_node(c, s, n);
+            finalize_node(t, s, n);
     }
     sweep(t);
 }
@@ -868,30 +873,20 @@ nw_rc_t nw_term_metrics(nw_term_t *t, nw_buf_t *out)
 {
     if (!t)
         return NW_OK;
-    nw_rc_t rc =
-        nw_metrics_counter(out, "nodewarden_nodes_drained_total", "Nodes drained (Drained=True).",
-                           atomic_load(&t->nodes_drained));
-    if (rc == NW_OK)
-        rc = nw_metrics_counter(out, "nodewarden_nodes_terminated_total",
-                                "Nodes whose termination finalizer was removed.",
-                                atomic_load(&t->nodes_terminated));
-    if (rc == NW_OK)
-        rc = nw_metrics_counter(out, "nodewarden_nodeclaims_terminated_total",
-                                "NodeClaims whose termination finalizer was removed.",
-                                atomic_load(&t->claims_terminated));
-    if (rc == NW_OK)
-        rc = nw_metrics_counter(out, "nodewarden_instances_terminated_total",
-                                "Instances nodewarden asked EC2 to terminate.",
-                                atomic_load(&t->instances_terminated));
-    if (rc == NW_OK)
-        rc = nw_metrics_counter(out, "nodewarden_pods_evicted_total",
-                                "Pods evicted by drains (eviction started).",
-                                atomic_load(&t->pods_evicted));
-    if (rc == NW_OK)
-        rc = nw_metrics_counter(
-            out, "nodewarden_pods_deleted_at_deadline_total",
-            "Pods deleted because the NodeClaim's terminationGracePeriod ran out.",
-            atomic_load(&t->pods_deleted));
+    const nw_ctl_counter_t v[] = {
+        {"nodewarden_nodes_drained_total", "Nodes drained (Drained=True).", &t->nodes_drained},
+        {"nodewarden_nodes_terminated_total", "Nodes whose termination finalizer was removed.",
+         &t->nodes_terminated},
+        {"nodewarden_nodeclaims_terminated_total",
+         "NodeClaims whose termination finalizer was removed.", &t->claims_terminated},
+        {"nodewarden_instances_terminated_total", "Instances nodewarden asked EC2 to terminate.",
+         &t->instances_terminated},
+        {"nodewarden_pods_evicted_total", "Pods evicted by drains (eviction started).",
+         &t->pods_evicted},
+        {"nodewarden_pods_deleted_at_deadline_total",
+         "Pods deleted because the NodeClaim's terminationGracePeriod ran out.", &t->pods_deleted},
+    };
+    nw_rc_t rc = nw_ctl_counters_write(out, v, sizeof v / sizeof *v);
     if (rc == NW_OK)
         rc = nw_buf_addf(out, "# HELP nodewarden_eviction_requests_total Eviction API calls by "
                               "HTTP status.\n# TYPE nodewarden_eviction_requests_total counter\n");

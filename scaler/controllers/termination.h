@@ -51,7 +51,7 @@
  *   6. terminate the instance (InstanceTerminating=True) until EC2 reports it gone;
  *   7. remove the finalizer (the Node goes; the NodeClaim's finalizer completes).
  *
- * Ownership: nw_term_new / nw_term_free; the nw_ctl_t holds one (ctl.h `term`).
+ * Ownership: nw_term_new / nw_term_free (loop.c).
  * Thread: the reconcile thread, except nw_term_metrics (any thread; atomics).
  */
 #ifndef NW_SCALER_CONTROLLERS_TERMINATION_H
@@ -62,8 +62,8 @@
 
 typedef struct nw_term nw_term_t;
 
-/** New termination state (NULL on OOM). */
-nw_term_t *nw_term_new(void);
+/** New termination state (NULL on OOM); deps is borrowed and outlives it. */
+nw_term_t *nw_term_new(nw_ctl_deps_t *deps);
 
 /** Free. NULL-safe. */
 void nw_term_free(nw_term_t *t);
@@ -71,8 +71,8 @@ void nw_term_free(nw_term_t *t);
 /** Forget per-node memory (a new leadership term); counters are kept. */
 void nw_term_reset(nw_term_t *t);
 
-/** One pass over every NodeClaim and Node being deleted (leader only; uses c->term). */
-void nw_term_tick(nw_ctl_t *c, const nw_kube_snap_t *s);
+/** One pass over every NodeClaim and Node being deleted (leader only). NULL-safe. */
+void nw_term_tick(nw_term_t *t, const nw_kube_snap_t *s);
 
 /** Append the Prometheus series: nodewarden_termination_* (see docs/scaler.md, "Events and
  * metrics"). */

@@ -6,7 +6,7 @@
 
 #include <stdlib.h>
 
-nw_upkeep_t *nw_upkeep_new(void)
+nw_upkeep_t *nw_upkeep_new(nw_ctl_deps_t *deps, int64_t registration_timeout_ns)
 {
     nw_upkeep_t *u = calloc(1, sizeof *u);
     if (!u)
@@ -15,9 +15,11 @@ nw_upkeep_t *nw_upkeep_new(void)
         free(u);
         return NULL;
     }
+    u->deps = deps;
+    u->expiry.deps = deps;
     u->expiry.counters = &u->counters;
-    u->drift = nw_driftmark_new(&u->counters);
-    u->pools = nw_poolstatus_new();
+    u->drift = nw_driftmark_new(deps, &u->counters);
+    u->pools = nw_poolstatus_new(deps, registration_timeout_ns);
     if (!u->drift || !u->pools) {
         nw_upkeep_free(u);
         return NULL;
@@ -43,14 +45,14 @@ void nw_upkeep_reset(nw_upkeep_t *u)
     nw_poolstatus_reset(u->pools);
 }
 
-void nw_upkeep_tick(nw_ctl_t *c, nw_upkeep_t *u, const nw_kube_snap_t *s)
+void nw_upkeep_tick(nw_upkeep_t *u, const nw_kube_snap_t *s)
 {
-    if (!u || !nw_ctl_may_write(c))
+    if (!u || !nw_ctl_may_write(u->deps))
         return;
     /* expiration first: an expired NodeClaim needs no drift verdict */
-    nw_expiry_tick(c, &u->expiry, s);
-    nw_driftmark_tick(c, u->drift, s);
-    nw_poolstatus_tick(c, u->pools, s);
+    nw_expiry_tick(&u->expiry, s);
+    nw_driftmark_tick(u->drift, s);
+    nw_poolstatus_tick(u->pools, s);
 }
 
 nw_rc_t nw_upkeep_metrics(nw_upkeep_t *u, nw_buf_t *out)

@@ -16,8 +16,8 @@
  * upkeep is only the runner: each controller has its own header and state, and none
  * of them includes this one.
  *
- * Ownership: nw_ctl_t.upkeep, created by nw_upkeep_new in nw_scaler_start and freed
- * by nw_upkeep_free; the sub-controllers' state lives inside it.
+ * Ownership: loop.c creates it with nw_upkeep_new in nw_scaler_start and frees it with
+ * nw_upkeep_free; the sub-controllers' state lives inside it.
  * Thread: the reconcile thread, except nw_upkeep_metrics (any thread; the counter
  * registry has its own mutex).
  */
@@ -33,6 +33,7 @@
 #include "scaler/controllers/poolstatus.h"
 
 struct nw_upkeep {
+    nw_ctl_deps_t *deps;    /* borrowed */
     nw_driftmark_t *drift;  /* owned (driftmark.h) */
     nw_poolstatus_t *pools; /* owned (poolstatus.h) */
     nw_expiry_t expiry;     /* expiry.h */
@@ -40,8 +41,9 @@ struct nw_upkeep {
 };
 typedef struct nw_upkeep nw_upkeep_t;
 
-/** New state; NULL on OOM. */
-nw_upkeep_t *nw_upkeep_new(void);
+/** New state (NULL on OOM); deps is borrowed and outlives it; registration_timeout_ns is
+ * scaler.registrationTimeout (NodePool status). */
+nw_upkeep_t *nw_upkeep_new(nw_ctl_deps_t *deps, int64_t registration_timeout_ns);
 
 /** Free. NULL-safe. */
 void nw_upkeep_free(nw_upkeep_t *u);
@@ -50,7 +52,7 @@ void nw_upkeep_free(nw_upkeep_t *u);
 void nw_upkeep_reset(nw_upkeep_t *u);
 
 /** One pass of every upkeep controller on a snapshot (writes only while leading). */
-void nw_upkeep_tick(nw_ctl_t *c, nw_upkeep_t *u, const nw_kube_snap_t *s);
+void nw_upkeep_tick(nw_upkeep_t *u, const nw_kube_snap_t *s);
 
 /** Append nodewarden_nodeclaims_drifted_total{nodepool,reason} and
  * nodewarden_nodeclaims_expired_total{nodepool} (Prometheus text). */

@@ -14,8 +14,6 @@
 #include "scaler/sched/from_catalog.h"
 #include "scaler/state/simsnap.h"
 
-#define GET(o, k) cJSON_GetObjectItemCaseSensitive((o), (k))
-
 /* ---- catalog ---- */
 
 static void res_str(cJSON *o, const char *name, const char *suffix, long long v)
@@ -87,10 +85,10 @@ static int excluded(const nw_simsnap_opts_t *o, const char *name)
 static int has_taint(const cJSON *obj, const char *key, const char *effect)
 {
     const cJSON *t;
-    cJSON_ArrayForEach(t, GET(GET(obj, "spec"), "taints"))
+    cJSON_ArrayForEach(t, nw_json_get(nw_json_get(obj, "spec"), "taints"))
     {
-        const char *k = cJSON_GetStringValue(GET(t, "key"));
-        const char *e = cJSON_GetStringValue(GET(t, "effect"));
+        const char *k = nw_json_str(t, "key");
+        const char *e = nw_json_str(t, "effect");
         if (k && strcmp(k, key) == 0 && (!effect || (e && strcmp(e, effect) == 0)))
             return 1;
     }
@@ -100,9 +98,9 @@ static int has_taint(const cJSON *obj, const char *key, const char *effect)
 static int owner_kind(const cJSON *pod, const char *kind)
 {
     const cJSON *o;
-    cJSON_ArrayForEach(o, GET(GET(pod, "metadata"), "ownerReferences"))
+    cJSON_ArrayForEach(o, nw_json_get(nw_json_get(pod, "metadata"), "ownerReferences"))
     {
-        const char *k = cJSON_GetStringValue(GET(o, "kind"));
+        const char *k = nw_json_str(o, "kind");
         if (k && strcmp(k, kind) == 0)
             return 1;
     }
@@ -122,7 +120,8 @@ int nw_simsnap_pod_reschedulable(const nw_kube_obj_t *p)
     if (owner_kind(p->json, "DaemonSet") || owner_kind(p->json, "Node"))
         return 0;
     const char *dnd = cJSON_GetStringValue(
-        GET(GET(GET(p->json, "metadata"), "annotations"), "karpenter.sh/do-not-disrupt"));
+        nw_json_get(nw_json_get(nw_json_get(p->json, "metadata"), "annotations"),
+                    "karpenter.sh/do-not-disrupt"));
     return !(dnd && strcmp(dnd, "true") == 0);
 }
 
@@ -271,12 +270,12 @@ static const char *entry_of_claim(const nw_simsnap_t *s, const char *claim)
 static const char *req_first(const cJSON *nc, const char *key)
 {
     const cJSON *r;
-    cJSON_ArrayForEach(r, GET(GET(nc, "spec"), "requirements"))
+    cJSON_ArrayForEach(r, nw_json_get(nw_json_get(nc, "spec"), "requirements"))
     {
-        const char *k = cJSON_GetStringValue(GET(r, "key"));
-        const char *op = cJSON_GetStringValue(GET(r, "operator"));
+        const char *k = nw_json_str(r, "key");
+        const char *op = nw_json_str(r, "operator");
         if (k && op && strcmp(k, key) == 0 && strcmp(op, "In") == 0)
-            return cJSON_GetStringValue(cJSON_GetArrayItem(GET(r, "values"), 0));
+            return cJSON_GetStringValue(cJSON_GetArrayItem(nw_json_get(r, "values"), 0));
     }
     return NULL;
 }
@@ -290,7 +289,7 @@ static cJSON *entry_json(const nw_simsnap_env_t *env, const cJSON *nc, const cha
     cJSON *e = cJSON_CreateObject();
     cJSON *md = cJSON_AddObjectToObject(e, "metadata");
     cJSON_AddStringToObject(md, "name", name);
-    const cJSON *l0 = GET(GET(nc, "metadata"), "labels");
+    const cJSON *l0 = nw_json_get(nw_json_get(nc, "metadata"), "labels");
     cJSON *l = cJSON_IsObject(l0) ? cJSON_Duplicate(l0, 1) : cJSON_CreateObject();
     if (m && m->status) {
         const char *kv[][2] = {
@@ -298,33 +297,33 @@ static cJSON *entry_json(const nw_simsnap_env_t *env, const cJSON *nc, const cha
             {"topology.kubernetes.io/zone", nw_json_str_at(m->status, "zone")},
             {"karpenter.sh/capacity-type", nw_json_str_at(m->status, "ct")}};
         for (size_t i = 0; i < 3; i++)
-            if (kv[i][1] && *kv[i][1] && !GET(l, kv[i][0]))
+            if (kv[i][1] && *kv[i][1] && !nw_json_get(l, kv[i][0]))
                 cJSON_AddStringToObject(l, kv[i][0], kv[i][1]);
     }
     const cJSON *r;
-    cJSON_ArrayForEach(r, GET(GET(nc, "spec"), "requirements"))
+    cJSON_ArrayForEach(r, nw_json_get(nw_json_get(nc, "spec"), "requirements"))
     {
-        const char *k = cJSON_GetStringValue(GET(r, "key"));
-        const char *op = cJSON_GetStringValue(GET(r, "operator"));
-        const cJSON *vals = GET(r, "values");
-        if (k && op && strcmp(op, "In") == 0 && cJSON_GetArraySize(vals) == 1 && !GET(l, k))
+        const char *k = nw_json_str(r, "key");
+        const char *op = nw_json_str(r, "operator");
+        const cJSON *vals = nw_json_get(r, "values");
+        if (k && op && strcmp(op, "In") == 0 && cJSON_GetArraySize(vals) == 1 && !nw_json_get(l, k))
             cJSON_AddStringToObject(l, k, cJSON_GetStringValue(cJSON_GetArrayItem(vals, 0)));
     }
     cJSON_AddItemToObject(md, "labels", l);
     cJSON *spec = cJSON_AddObjectToObject(e, "spec");
     const char *copy[] = {"requirements", "taints", "startupTaints"};
     for (size_t i = 0; i < 3; i++) {
-        const cJSON *v = GET(GET(nc, "spec"), copy[i]);
+        const cJSON *v = nw_json_get(nw_json_get(nc, "spec"), copy[i]);
         if (cJSON_IsArray(v))
             cJSON_AddItemToObject(spec, copy[i], cJSON_CreateArrayReference(v->child));
     }
     cJSON *st = cJSON_AddObjectToObject(e, "status");
-    const char *type = cJSON_GetStringValue(GET(l, "node.kubernetes.io/instance-type"));
+    const char *type = nw_json_str(l, "node.kubernetes.io/instance-type");
     if (!type)
         type = req_first(nc, "node.kubernetes.io/instance-type");
     const char *which[] = {"allocatable", "capacity"};
     for (int i = 0; i < 2; i++) {
-        const cJSON *have = GET(GET(nc, "status"), which[i]);
+        const cJSON *have = nw_json_get(nw_json_get(nc, "status"), which[i]);
         cJSON *v = cJSON_IsObject(have) && have->child
                        ? cJSON_Duplicate(have, 1)
                        : nw_simsnap_type_resources(env, type, i == 0);
@@ -478,7 +477,7 @@ nw_rc_t nw_simsnap_build(const nw_simsnap_env_t *env, const nw_kube_snap_t *ks,
                 resched[nresched++] = n;
             continue;
         }
-        if (cJSON_IsTrue(GET(GET(n->json, "spec"), "unschedulable")))
+        if (cJSON_IsTrue(nw_json_get(nw_json_get(n->json, "spec"), "unschedulable")))
             continue;
         if (nc && !claim_initialized(nc->json))
             rc = add_entry(&b, nc->json, n->name, nc->name);
@@ -614,8 +613,8 @@ cJSON *nw_simsnap_claim_body(const nw_simsnap_t *s, const nw_sched_claim_t *cl,
         nw_err_set(err, NW_EINVAL, "", "no instance type left for the NodeClaim");
         return NULL;
     }
-    const cJSON *tmpl = GET(GET(pool->json, "spec"), "template");
-    const cJSON *tspec = GET(tmpl, "spec");
+    const cJSON *tmpl = nw_json_get(nw_json_get(pool->json, "spec"), "template");
+    const cJSON *tspec = nw_json_get(tmpl, "spec");
     const char *class = nw_json_str_at(tspec, "nodeClassRef.name");
     cJSON *nc = cJSON_CreateObject();
     cJSON_AddStringToObject(nc, "apiVersion", "karpenter.sh/v1");
@@ -624,7 +623,7 @@ cJSON *nw_simsnap_claim_body(const nw_simsnap_t *s, const nw_sched_claim_t *cl,
     char gen[300];
     snprintf(gen, sizeof gen, "%s-", pool->name);
     cJSON_AddStringToObject(md, "generateName", gen);
-    const cJSON *tl = GET(GET(tmpl, "metadata"), "labels");
+    const cJSON *tl = nw_json_get(nw_json_get(tmpl, "metadata"), "labels");
     cJSON *labels = cJSON_IsObject(tl) ? cJSON_Duplicate(tl, 1) : cJSON_CreateObject();
     cJSON_DeleteItemFromObjectCaseSensitive(labels, NW_LABEL_NODEPOOL);
     cJSON_AddStringToObject(labels, NW_LABEL_NODEPOOL, pool->name);
@@ -636,11 +635,11 @@ cJSON *nw_simsnap_claim_body(const nw_simsnap_t *s, const nw_sched_claim_t *cl,
     for (size_t i = 0; i < cl->reqs.n; i++) {
         const nw_req_t *r = &cl->reqs.v[i];
         if (!r->complement && r->nvalues == 1 && !r->has_gte && !r->has_lte && !r->well_known &&
-            !nw_wk_is_restricted_node_label(r->key) && !GET(labels, r->key))
+            !nw_wk_is_restricted_node_label(r->key) && !nw_json_get(labels, r->key))
             cJSON_AddStringToObject(labels, r->key, r->values[0]);
     }
     cJSON_AddItemToObject(md, "labels", labels);
-    const cJSON *ta = GET(GET(tmpl, "metadata"), "annotations");
+    const cJSON *ta = nw_json_get(nw_json_get(tmpl, "metadata"), "annotations");
     cJSON *ann = cJSON_IsObject(ta) ? cJSON_Duplicate(ta, 1) : cJSON_CreateObject();
     cJSON_AddStringToObject(ann, "karpenter.sh/nodepool-hash-version", "v3");
     cJSON_AddStringToObject(ann, "karpenter.sh/nodeclaim-min-values-relaxed", "false");
@@ -692,16 +691,16 @@ cJSON *nw_simsnap_claim_body(const nw_simsnap_t *s, const nw_sched_claim_t *cl,
     cJSON_AddItemToArray(reqs, ct);
     cJSON *res = cJSON_AddObjectToObject(spec, "resources");
     cJSON_AddItemToObject(res, "requests", nw_sched_res_to_json(ss, &cl->requests));
-    const cJSON *ref = GET(tspec, "nodeClassRef");
+    const cJSON *ref = nw_json_get(tspec, "nodeClassRef");
     if (ref)
         cJSON_AddItemToObject(spec, "nodeClassRef", cJSON_Duplicate(ref, 1));
     const char *copy[] = {"taints", "startupTaints", "terminationGracePeriod"};
     for (size_t i = 0; i < sizeof copy / sizeof *copy; i++) {
-        const cJSON *v = GET(tspec, copy[i]);
+        const cJSON *v = nw_json_get(tspec, copy[i]);
         if (v)
             cJSON_AddItemToObject(spec, copy[i], cJSON_Duplicate(v, 1));
     }
-    const char *exp = cJSON_GetStringValue(GET(tspec, "expireAfter"));
+    const char *exp = nw_json_str(tspec, "expireAfter");
     cJSON_AddStringToObject(spec, "expireAfter", exp ? exp : "720h");
     return nc;
 }

@@ -34,7 +34,7 @@
  *
  * Ownership: nw_simsnap_t owns `sched` and its arrays; `pods[i]` are borrowed from
  * the kube snapshot passed to nw_simsnap_build, which must outlive the nw_simsnap_t.
- * Thread: the reconcile thread only (nw_ctl_t, the cloud and the provisioner memory
+ * Thread: the reconcile thread only (the controllers, the cloud and the provisioner memory
  * that holds nominations are not shared).
  */
 #ifndef NW_SCALER_STATE_SIMSNAP_H

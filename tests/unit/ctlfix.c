@@ -74,6 +74,10 @@ static void handler(void *ud, const fake_req_t *r, fake_conn_t *c)
         snprintf(a->log[a->nlog], len, "%s %s %s", r->method, r->path, r->body ? r->body : "");
         a->nlog++;
     }
+    if (a->hook && a->hook(a->hook_ud, r, c)) {
+        pthread_mutex_unlock(&a->mu);
+        return;
+    }
     if (a->forbid && strstr(r->path, a->forbid)) {
         pthread_mutex_unlock(&a->mu);
         fake_reply(
@@ -132,10 +136,21 @@ static void handler(void *ud, const fake_req_t *r, fake_conn_t *c)
             store(a, path, r->body ? r->body : "{}");
             reply = strdup(r->body ? r->body : "{}");
         } else if (strcmp(r->method, "DELETE") == 0) {
-            reply = a->body[i];
-            free(a->path[i]);
-            a->path[i] = NULL;
-            a->body[i] = NULL;
+            cJSON *o = cJSON_Parse(a->body[i]);
+            cJSON *md = cJSON_GetObjectItemCaseSensitive(o, "metadata");
+            if (cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(md, "finalizers")) > 0) {
+                /* kept until its finalizers are removed */
+                if (!cJSON_GetObjectItemCaseSensitive(md, "deletionTimestamp"))
+                    cJSON_AddStringToObject(md, "deletionTimestamp", "2026-11-30T12:00:00Z");
+                reply = cJSON_PrintUnformatted(o);
+                store(a, path, reply);
+            } else {
+                reply = a->body[i];
+                free(a->path[i]);
+                a->path[i] = NULL;
+                a->body[i] = NULL;
+            }
+            cJSON_Delete(o);
         }
     }
     pthread_mutex_unlock(&a->mu);
@@ -165,34 +180,30 @@ void ctlfix_init(ctlfix_t *f)
                                .backoff_max_ms = 40,
                                .max_retries = 1,
                                .timeout_ms = 5000};
-    ck_assert_int_eq(nw_kube_client_new(cfg, &o, &f->ctl.kube, &err), NW_OK);
-    f->ctl.cache = nw_kube_cache_new(NULL);
-    f->ctl.rec = nw_kube_recorder_new(f->ctl.kube, "nodewarden", "test");
+    ck_assert_int_eq(nw_kube_client_new(cfg, &o, &f->deps.kube, &err), NW_OK);
+    f->deps.cache = nw_kube_cache_new(NULL);
+    f->deps.rec = nw_kube_recorder_new(f->deps.kube, "nodewarden", "test");
     nw_clock_fake_init(&f->clk, CTLFIX_T0);
-    f->ctl.clock = &f->clk.base;
-    f->cloud = fake_cloud_new(f->ctl.clock);
-    f->ctl.cloud = &f->cloud->base;
-    f->ctl.noms = nw_noms_new();
-    f->ctl.batch_idle_ns = NW_NS_PER_SEC;
-    f->ctl.batch_max_ns = 10 * NW_NS_PER_SEC;
-    f->ctl.registration_timeout_ns = 15 * 60 * NW_NS_PER_SEC;
-    f->ctl.vm_overhead = 0.075;
-    atomic_store(&f->ctl.leading, 1);
-    ck_assert(f->ctl.cache && f->ctl.rec && f->ctl.noms);
+    f->deps.clock = &f->clk.base;
+    f->cloud = fake_cloud_new(f->deps.clock);
+    f->deps.cloud = &f->cloud->base;
+    atomic_store(&f->deps.leading, 1);
+    ck_assert_int_eq(nw_ctl_shared_init(&f->mem), NW_OK);
+    f->mem.batch_max_ns = 10 * NW_NS_PER_SEC;
+    f->mem.vm_overhead = 0.075;
+    f->claims = nw_claims_new(&f->deps, &f->mem);
+    ck_assert(f->deps.cache && f->deps.rec && f->claims);
     for (int k = 0; k < NW_KUBE_KINDS; k++)
-        nw_kube_cache_mark_synced(f->ctl.cache, (nw_kube_kind_t)k);
+        nw_kube_cache_mark_synced(f->deps.cache, (nw_kube_kind_t)k);
 }
 
 void ctlfix_free(ctlfix_t *f)
 {
-    nw_inflight_clear(&f->ctl.inflight);
-    for (size_t i = 0; i < f->ctl.nseen; i++)
-        free(f->ctl.seen_uids[i]);
-    free(f->ctl.seen_uids);
-    nw_noms_free(f->ctl.noms);
-    nw_kube_recorder_free(f->ctl.rec);
-    nw_kube_cache_free(f->ctl.cache);
-    nw_kube_client_free(f->ctl.kube);
+    nw_claims_free(f->claims);
+    nw_ctl_shared_cleanup(&f->mem);
+    nw_kube_recorder_free(f->deps.rec);
+    nw_kube_cache_free(f->deps.cache);
+    nw_kube_client_free(f->deps.kube);
     fake_srv_stop(f->srv);
     fake_cloud_free(f->cloud);
     for (int i = 0; i < f->api.nlog; i++)
@@ -230,7 +241,7 @@ void ctlfix_put(ctlfix_t *f, nw_kube_kind_t k, const char *json, int api)
         store(&f->api, path, json);
         pthread_mutex_unlock(&f->api.mu);
     }
-    ck_assert_int_eq(nw_kube_cache_upsert(f->ctl.cache, k, o), NW_OK);
+    ck_assert_int_eq(nw_kube_cache_upsert(f->deps.cache, k, o), NW_OK);
 }
 
 int ctlfix_mark(ctlfix_t *f)
@@ -270,7 +281,118 @@ void ctlfix_sync_nodeclaims(ctlfix_t *f)
         if (f->api.path[i] && strncmp(f->api.path[i], pre, strlen(pre)) == 0) {
             cJSON *o = cJSON_Parse(f->api.body[i]);
             if (o)
-                ck_assert_int_eq(nw_kube_cache_upsert(f->ctl.cache, NW_KUBE_NODECLAIMS, o), NW_OK);
+                ck_assert_int_eq(nw_kube_cache_upsert(f->deps.cache, NW_KUBE_NODECLAIMS, o), NW_OK);
         }
     pthread_mutex_unlock(&f->api.mu);
+}
+
+int ctlfix_sync(ctlfix_t *f, nw_kube_kind_t k, const char *path)
+{
+    cJSON *o = ctlfix_get(f, path);
+    if (!o)
+        return 0;
+    ck_assert_int_eq(nw_kube_cache_upsert(f->deps.cache, k, o), NW_OK);
+    return 1;
+}
+
+void ctlfix_del(ctlfix_t *f, nw_kube_kind_t k, const char *ns, const char *name)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON *md = cJSON_AddObjectToObject(o, "metadata");
+    cJSON_AddStringToObject(md, "name", name);
+    if (ns && *ns)
+        cJSON_AddStringToObject(md, "namespace", ns);
+    nw_kube_cache_remove(f->deps.cache, k, o);
+    cJSON_Delete(o);
+}
+
+void ctlfix_put_nodeclass(ctlfix_t *f)
+{
+    ctlfix_put(f, NW_KUBE_EC2NODECLASSES,
+               "{\"apiVersion\":\"karpenter.k8s.aws/v1\",\"kind\":\"EC2NodeClass\",\"metadata\":{"
+               "\"name\":\"default\",\"uid\":\"nc-uid\",\"generation\":1},\"spec\":{\"role\":\"r\","
+               "\"amiSelectorTerms\":[{\"id\":\"ami-0fake\"}],\"subnetSelectorTerms\":[{\"tags\":{"
+               "\"k\":\"v\"}}],\"securityGroupSelectorTerms\":[{\"tags\":{\"k\":\"v\"}}]}}",
+               1);
+}
+
+void ctlfix_put_nodepool(ctlfix_t *f, const char *disruption)
+{
+    char b[4096], d[1024] = "";
+    if (disruption)
+        snprintf(d, sizeof d, ",\"disruption\":%s", disruption);
+    snprintf(b, sizeof b,
+             "{\"apiVersion\":\"karpenter.sh/v1\",\"kind\":\"NodePool\",\"metadata\":{\"name\":"
+             "\"default\",\"uid\":\"p1\",\"generation\":1},\"spec\":{\"template\":{\"spec\":{"
+             "\"nodeClassRef\":{\"group\":\"karpenter.k8s.aws\",\"kind\":\"EC2NodeClass\",\"name\":"
+             "\"default\"},\"requirements\":["
+             "{\"key\":\"karpenter.k8s.aws/instance-category\",\"operator\":\"In\",\"values\":"
+             "[\"m\"]},{\"key\":\"kubernetes.io/arch\",\"operator\":\"In\",\"values\":[\"amd64\"]},"
+             "{\"key\":\"karpenter.sh/capacity-type\",\"operator\":\"In\",\"values\":"
+             "[\"on-demand\"]}]}}%s}}",
+             d);
+    ctlfix_put(f, NW_KUBE_NODEPOOLS, b, 1);
+}
+
+void ctlfix_launched_claim(ctlfix_t *f, const char *name, const char *pid, const char *extra_md,
+                           const char *extra_spec, const char *conds)
+{
+    char b[4096];
+    snprintf(b, sizeof b,
+             "{\"apiVersion\":\"karpenter.sh/v1\",\"kind\":\"NodeClaim\",\"metadata\":{\"name\":"
+             "\"%s\",\"uid\":\"uid-%s\",\"creationTimestamp\":\"2026-11-30T12:00:00Z\","
+             "\"finalizers\":[\"karpenter.sh/termination\"],\"labels\":{\"karpenter.sh/nodepool\":"
+             "\"default\",\"node.kubernetes.io/instance-type\":\"m5.large\"}%s},\"spec\":{"
+             "\"nodeClassRef\":{\"group\":\"karpenter.k8s.aws\",\"kind\":\"EC2NodeClass\",\"name\":"
+             "\"default\"},\"requirements\":[]%s},\"status\":{\"providerID\":\"%s\",\"conditions\":"
+             "[{\"type\":\"Launched\",\"status\":\"True\",\"reason\":\"Launched\","
+             "\"lastTransitionTime\":\"2026-11-30T12:00:00Z\"}%s]}}",
+             name, name, extra_md ? extra_md : "", extra_spec ? extra_spec : "", pid,
+             conds ? conds : "");
+    ctlfix_put(f, NW_KUBE_NODECLAIMS, b, 1);
+}
+
+void ctlfix_node_pair(ctlfix_t *f, const char *name, const char *conds)
+{
+    const char *labels =
+        "\"karpenter.sh/nodepool\":\"default\",\"node.kubernetes.io/instance-type\":"
+        "\"m5.large\",\"karpenter.sh/capacity-type\":\"on-demand\","
+        "\"topology.kubernetes.io/zone\":\"us-west-2a\",\"kubernetes.io/arch\":\"amd64\","
+        "\"karpenter.k8s.aws/instance-category\":\"m\"";
+    char b[4096];
+    snprintf(b, sizeof b,
+             "{\"apiVersion\":\"karpenter.sh/v1\",\"kind\":\"NodeClaim\",\"metadata\":{\"name\":"
+             "\"%s\",\"uid\":\"uid-%s\",\"creationTimestamp\":\"2026-11-30T10:00:00Z\","
+             "\"finalizers\":[\"karpenter.sh/termination\"],\"labels\":{%s}},\"spec\":{"
+             "\"nodeClassRef\":{\"group\":\"karpenter.k8s.aws\",\"kind\":\"EC2NodeClass\",\"name\":"
+             "\"default\"},\"requirements\":[]},\"status\":{\"providerID\":"
+             "\"aws:///us-west-2a/i-%s\",\"nodeName\":\"node-%s\",\"conditions\":["
+             "{\"type\":\"Launched\",\"status\":\"True\",\"reason\":\"Launched\","
+             "\"lastTransitionTime\":\"2026-11-30T10:00:00Z\"},"
+             "{\"type\":\"Registered\",\"status\":\"True\",\"reason\":\"Registered\","
+             "\"lastTransitionTime\":\"2026-11-30T10:01:00Z\"},"
+             "{\"type\":\"Initialized\",\"status\":\"True\",\"reason\":\"Initialized\","
+             "\"lastTransitionTime\":\"2026-11-30T10:02:00Z\"}%s]}}",
+             name, name, labels, name, name, conds ? conds : "");
+    ctlfix_put(f, NW_KUBE_NODECLAIMS, b, 1);
+    snprintf(b, sizeof b,
+             "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"node-%s\","
+             "\"uid\":\"uid-node-%s\",\"creationTimestamp\":\"2026-11-30T10:01:00Z\",\"labels\":{"
+             "%s,\"kubernetes.io/hostname\":\"node-%s\"}},\"spec\":{\"providerID\":"
+             "\"aws:///us-west-2a/i-%s\"},\"status\":{\"allocatable\":{\"cpu\":\"1930m\","
+             "\"memory\":\"7Gi\",\"pods\":\"29\"},\"capacity\":{\"cpu\":\"2\",\"memory\":"
+             "\"8Gi\",\"pods\":\"29\"},\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\","
+             "\"lastTransitionTime\":\"2026-11-30T10:01:30Z\"}]}}",
+             name, name, labels, name, name);
+    ctlfix_put(f, NW_KUBE_NODES, b, 1);
+}
+
+int ctlfix_metric(nw_buf_t *b, nw_rc_t rc, const char *line)
+{
+    ck_assert_int_eq(rc, NW_OK);
+    int hit = b->data && strstr(b->data, line) != NULL;
+    if (!hit)
+        fprintf(stderr, "no \"%s\" in\n%s", line, b->data ? b->data : "");
+    nw_buf_cleanup(b);
+    return hit;
 }

@@ -27,22 +27,6 @@ Suite *nw_controllers_suite(void);
 
 #define SEC NW_NS_PER_SEC
 
-static const char *NODECLASS =
-    "{\"apiVersion\":\"karpenter.k8s.aws/v1\",\"kind\":\"EC2NodeClass\",\"metadata\":{\"name\":"
-    "\"default\",\"uid\":\"nc-uid\",\"generation\":1},\"spec\":{\"role\":\"r\","
-    "\"amiSelectorTerms\":"
-    "[{\"id\":\"ami-0fake\"}],\"subnetSelectorTerms\":[{\"tags\":{\"k\":\"v\"}}],"
-    "\"securityGroupSelectorTerms\":[{\"tags\":{\"k\":\"v\"}}]}}";
-
-static const char *POOL =
-    "{\"apiVersion\":\"karpenter.sh/v1\",\"kind\":\"NodePool\",\"metadata\":{\"name\":\"default\","
-    "\"uid\":\"p1\",\"generation\":1},\"spec\":{\"template\":{\"spec\":{\"nodeClassRef\":{"
-    "\"group\":"
-    "\"karpenter.k8s.aws\",\"kind\":\"EC2NodeClass\",\"name\":\"default\"},\"requirements\":["
-    "{\"key\":\"karpenter.k8s.aws/instance-category\",\"operator\":\"In\",\"values\":[\"m\"]},"
-    "{\"key\":\"kubernetes.io/arch\",\"operator\":\"In\",\"values\":[\"amd64\"]},"
-    "{\"key\":\"karpenter.sh/capacity-type\",\"operator\":\"In\",\"values\":[\"on-demand\"]}]}}}}";
-
 static const char *PENDING_POD =
     "{\"metadata\":{\"name\":\"web\",\"namespace\":\"default\",\"uid\":\"uid-web\","
     "\"creationTimestamp\":\"2026-11-30T11:59:00Z\"},\"spec\":{\"containers\":[{\"name\":\"c\","
@@ -50,38 +34,35 @@ static const char *PENDING_POD =
     "\"Pending\",\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"False\",\"reason\":"
     "\"Unschedulable\"}]}}";
 
-/* a launched NodeClaim of pool default; extra goes into metadata */
-static void launched_claim(ctlfix_t *f, const char *name, const char *pid, const char *extra_md,
-                           const char *extra_spec, const char *conds)
+static nw_prov_t *prov_new(ctlfix_t *f)
 {
-    char b[4096];
-    snprintf(b, sizeof b,
-             "{\"apiVersion\":\"karpenter.sh/v1\",\"kind\":\"NodeClaim\",\"metadata\":{\"name\":"
-             "\"%s\",\"uid\":\"uid-%s\",\"creationTimestamp\":\"2026-11-30T12:00:00Z\","
-             "\"finalizers\":[\"karpenter.sh/termination\"],\"labels\":{\"karpenter.sh/nodepool\":"
-             "\"default\",\"node.kubernetes.io/instance-type\":\"m5.large\"}%s},\"spec\":{"
-             "\"nodeClassRef\":{\"group\":\"karpenter.k8s.aws\",\"kind\":\"EC2NodeClass\",\"name\":"
-             "\"default\"},\"requirements\":[]%s},\"status\":{\"providerID\":\"%s\",\"conditions\":"
-             "[{\"type\":\"Launched\",\"status\":\"True\",\"reason\":\"Launched\","
-             "\"lastTransitionTime\":\"2026-11-30T12:00:00Z\"}%s]}}",
-             name, name, extra_md ? extra_md : "", extra_spec ? extra_spec : "", pid,
-             conds ? conds : "");
-    ctlfix_put(f, NW_KUBE_NODECLAIMS, b, 1);
+    nw_prov_opts_t o = {.batch_idle_ns = SEC, .batch_max_ns = 10 * SEC};
+    nw_prov_t *p = nw_prov_new(&f->deps, f->claims, &f->mem, &o);
+    ck_assert_ptr_nonnull(p);
+    return p;
 }
 
-static void tick_prov(ctlfix_t *f)
+static void tick_prov(ctlfix_t *f, nw_prov_t *p)
 {
-    nw_kube_snap_t *s = nw_kube_cache_snapshot(f->ctl.cache);
+    nw_kube_snap_t *s = nw_kube_cache_snapshot(f->deps.cache);
     ck_assert_ptr_nonnull(s);
-    nw_prov_tick(&f->ctl, s);
+    nw_prov_tick(p, s);
     nw_kube_snap_release(s);
 }
 
-static void tick_life(ctlfix_t *f)
+static nw_life_t *life_new(ctlfix_t *f)
 {
-    nw_kube_snap_t *s = nw_kube_cache_snapshot(f->ctl.cache);
+    nw_life_opts_t o = {.registration_timeout_ns = 15 * 60 * SEC};
+    nw_life_t *l = nw_life_new(&f->deps, &o);
+    ck_assert_ptr_nonnull(l);
+    return l;
+}
+
+static void tick_life(ctlfix_t *f, nw_life_t *l)
+{
+    nw_kube_snap_t *s = nw_kube_cache_snapshot(f->deps.cache);
     ck_assert_ptr_nonnull(s);
-    nw_life_tick(&f->ctl, s);
+    nw_life_tick(l, s);
     nw_kube_snap_release(s);
 }
 
@@ -91,18 +72,19 @@ START_TEST(provisioner_pending_pod_creates_and_launches)
 {
     ctlfix_t f;
     ctlfix_init(&f);
-    ctlfix_put(&f, NW_KUBE_EC2NODECLASSES, NODECLASS, 1);
-    ctlfix_put(&f, NW_KUBE_NODEPOOLS, POOL, 1);
+    nw_prov_t *p = prov_new(&f);
+    ctlfix_put_nodeclass(&f);
+    ctlfix_put_nodepool(&f, NULL);
     ctlfix_put(&f, NW_KUBE_PODS, PENDING_POD, 1);
     int mark = ctlfix_mark(&f);
-    tick_prov(&f); /* opens the batch window */
+    tick_prov(&f, p); /* opens the batch window */
     ck_assert_int_eq(ctlfix_count(&f, mark, "POST", "/nodeclaims", NULL), 0);
     ck_assert_int_eq(f.cloud->launches, 0);
     nw_clock_fake_advance(&f.clk, 500 * NW_NS_PER_MS);
-    tick_prov(&f); /* still inside batchIdleDuration */
+    tick_prov(&f, p); /* still inside batchIdleDuration */
     ck_assert_int_eq(f.cloud->launches, 0);
     nw_clock_fake_advance(&f.clk, 600 * NW_NS_PER_MS);
-    tick_prov(&f); /* the window closed: place, create, launch */
+    tick_prov(&f, p); /* the window closed: place, create, launch */
     ck_assert_int_eq(ctlfix_count(&f, mark, "POST", "/apis/karpenter.sh/v1/nodeclaims", NULL), 1);
     ck_assert_int_eq(f.cloud->launches, 1);
     ck_assert_msg(strncmp(f.cloud->last_launch_claim, "default-", 8) == 0, "launched %s",
@@ -122,10 +104,11 @@ START_TEST(provisioner_pending_pod_creates_and_launches)
     /* later ticks see the claim (cache) and launch nothing more */
     ctlfix_sync_nodeclaims(&f);
     nw_clock_fake_advance(&f.clk, 11 * SEC);
-    tick_prov(&f);
+    tick_prov(&f, p);
     nw_clock_fake_advance(&f.clk, 2 * SEC);
-    tick_prov(&f);
+    tick_prov(&f, p);
     ck_assert_int_eq(f.cloud->launches, 1);
+    nw_prov_free(p);
     ctlfix_free(&f);
 }
 END_TEST
@@ -134,19 +117,24 @@ START_TEST(provisioner_ice_deletes_claim)
 {
     ctlfix_t f;
     ctlfix_init(&f);
-    ctlfix_put(&f, NW_KUBE_EC2NODECLASSES, NODECLASS, 1);
-    ctlfix_put(&f, NW_KUBE_NODEPOOLS, POOL, 1);
+    nw_prov_t *p = prov_new(&f);
+    ctlfix_put_nodeclass(&f);
+    ctlfix_put_nodepool(&f, NULL);
     ctlfix_put(&f, NW_KUBE_PODS, PENDING_POD, 1);
     f.cloud->ice_next = 1;
     int mark = ctlfix_mark(&f);
-    tick_prov(&f);
+    tick_prov(&f, p);
     nw_clock_fake_advance(&f.clk, 1100 * NW_NS_PER_MS);
-    tick_prov(&f);
+    tick_prov(&f, p);
     ck_assert_int_eq(f.cloud->launches, 1);
     ck_assert_int_eq(
         ctlfix_count(&f, mark, "DELETE", "/apis/karpenter.sh/v1/nodeclaims/default-", NULL), 1);
     ck_assert_int_eq(ctlfix_count(&f, mark, "POST", "/events", "InsufficientCapacityError"), 1);
-    ck_assert_uint_eq(atomic_load(&f.ctl.n_launch_failed), 1);
+    nw_buf_t b;
+    nw_buf_init(&b, 1 << 20);
+    ck_assert(ctlfix_metric(&b, nw_claims_metrics(f.claims, &b),
+                            "nodewarden_nodeclaims_launch_failed_total 1\n"));
+    nw_prov_free(p);
     ctlfix_free(&f);
 }
 END_TEST
@@ -157,8 +145,9 @@ START_TEST(lifecycle_registers_node)
 {
     ctlfix_t f;
     ctlfix_init(&f);
-    ctlfix_put(&f, NW_KUBE_EC2NODECLASSES, NODECLASS, 1);
-    launched_claim(&f, "c1", "aws:///us-west-2a/i-1", NULL, NULL, NULL);
+    nw_life_t *l = life_new(&f);
+    ctlfix_put_nodeclass(&f);
+    ctlfix_launched_claim(&f, "c1", "aws:///us-west-2a/i-1", NULL, NULL, NULL);
     ctlfix_put(
         &f, NW_KUBE_NODES,
         "{\"metadata\":{\"name\":\"n1\",\"uid\":\"n1\",\"labels\":{}},\"spec\":{\"providerID\":"
@@ -166,7 +155,7 @@ START_TEST(lifecycle_registers_node)
         "\"effect\":\"NoExecute\"}]},\"status\":{}}",
         1);
     int mark = ctlfix_mark(&f);
-    tick_life(&f);
+    tick_life(&f, l);
     /* the node got the claim's labels and lost the unregistered taint; the claim Registered */
     cJSON *n = ctlfix_get(&f, "/api/v1/nodes/n1");
     ck_assert_ptr_nonnull(n);
@@ -184,6 +173,7 @@ START_TEST(lifecycle_registers_node)
     ck_assert_str_eq(nw_json_str_at(nc, "status.nodeName"), "n1");
     cJSON_Delete(nc);
     ck_assert_int_eq(ctlfix_count(&f, mark, "DELETE", NULL, NULL), 0);
+    nw_life_free(l);
     ctlfix_free(&f);
 }
 END_TEST
@@ -192,17 +182,22 @@ START_TEST(lifecycle_registration_timeout_deletes)
 {
     ctlfix_t f;
     ctlfix_init(&f);
-    ctlfix_put(&f, NW_KUBE_EC2NODECLASSES, NODECLASS, 1);
-    launched_claim(&f, "c1", "aws:///us-west-2a/i-1", NULL, NULL, NULL);
+    nw_life_t *l = life_new(&f);
+    ctlfix_put_nodeclass(&f);
+    ctlfix_launched_claim(&f, "c1", "aws:///us-west-2a/i-1", NULL, NULL, NULL);
     int mark = ctlfix_mark(&f);
     nw_clock_fake_advance(&f.clk, 14 * 60 * SEC);
-    tick_life(&f);
+    tick_life(&f, l);
     ck_assert_int_eq(ctlfix_count(&f, mark, "DELETE", "/nodeclaims/c1", NULL), 0);
     nw_clock_fake_advance(&f.clk, 61 * SEC + 1);
-    tick_life(&f);
+    tick_life(&f, l);
     ck_assert_int_eq(ctlfix_count(&f, mark, "DELETE", "/nodeclaims/c1", NULL), 1);
     ck_assert_int_eq(ctlfix_count(&f, mark, "POST", "/events", "RegistrationTimeout"), 1);
-    ck_assert_uint_eq(atomic_load(&f.ctl.n_reg_timeouts), 1);
+    nw_buf_t b;
+    nw_buf_init(&b, 1 << 20);
+    ck_assert(ctlfix_metric(&b, nw_life_metrics(l, &b),
+                            "nodewarden_nodeclaims_registration_timeouts_total 1\n"));
+    nw_life_free(l);
     ctlfix_free(&f);
 }
 END_TEST
@@ -211,9 +206,9 @@ END_TEST
 
 static void tick_upkeep(ctlfix_t *f, nw_upkeep_t *u)
 {
-    nw_kube_snap_t *s = nw_kube_cache_snapshot(f->ctl.cache);
+    nw_kube_snap_t *s = nw_kube_cache_snapshot(f->deps.cache);
     ck_assert_ptr_nonnull(s);
-    nw_upkeep_tick(&f->ctl, u, s);
+    nw_upkeep_tick(u, s);
     nw_kube_snap_release(s);
 }
 
@@ -221,11 +216,11 @@ START_TEST(expiry_deletes_past_expire_after)
 {
     ctlfix_t f;
     ctlfix_init(&f);
-    nw_upkeep_t *u = nw_upkeep_new();
+    nw_upkeep_t *u = nw_upkeep_new(&f.deps, 15 * 60 * SEC);
     ck_assert_ptr_nonnull(u);
-    ctlfix_put(&f, NW_KUBE_EC2NODECLASSES, NODECLASS, 1);
-    ctlfix_put(&f, NW_KUBE_NODEPOOLS, POOL, 1);
-    launched_claim(&f, "c1", "aws:///us-west-2a/i-1", NULL, ",\"expireAfter\":\"1h\"", NULL);
+    ctlfix_put_nodeclass(&f);
+    ctlfix_put_nodepool(&f, NULL);
+    ctlfix_launched_claim(&f, "c1", "aws:///us-west-2a/i-1", NULL, ",\"expireAfter\":\"1h\"", NULL);
     int mark = ctlfix_mark(&f);
     nw_clock_fake_advance(&f.clk, 59 * 60 * SEC);
     tick_upkeep(&f, u);
@@ -251,10 +246,10 @@ START_TEST(poolstatus_writes_status)
 {
     ctlfix_t f;
     ctlfix_init(&f);
-    nw_upkeep_t *u = nw_upkeep_new();
-    ctlfix_put(&f, NW_KUBE_EC2NODECLASSES, NODECLASS, 1);
-    ctlfix_put(&f, NW_KUBE_NODEPOOLS, POOL, 1);
-    launched_claim(&f, "c1", "aws:///us-west-2a/i-1", NULL, NULL, NULL);
+    nw_upkeep_t *u = nw_upkeep_new(&f.deps, 15 * 60 * SEC);
+    ctlfix_put_nodeclass(&f);
+    ctlfix_put_nodepool(&f, NULL);
+    ctlfix_launched_claim(&f, "c1", "aws:///us-west-2a/i-1", NULL, NULL, NULL);
     tick_upkeep(&f, u);
     cJSON *p = ctlfix_get(&f, "/apis/karpenter.sh/v1/nodepools/default");
     ck_assert_ptr_nonnull(p);
@@ -262,6 +257,22 @@ START_TEST(poolstatus_writes_status)
     ck_assert_str_eq(nw_json_condition(p, "ValidationSucceeded"), "True");
     ck_assert_ptr_nonnull(cJSON_GetObjectItemCaseSensitive(
         cJSON_GetObjectItemCaseSensitive(p, "status"), "resources"));
+    cJSON_Delete(p);
+    /* a new leadership term: the controllers keep what they were built with */
+    nw_upkeep_reset(u);
+    cJSON *other = ctlfix_get(&f, "/apis/karpenter.sh/v1/nodepools/default");
+    cJSON *md = cJSON_GetObjectItemCaseSensitive(other, "metadata");
+    cJSON_ReplaceItemInObjectCaseSensitive(md, "name", cJSON_CreateString("other"));
+    cJSON_ReplaceItemInObjectCaseSensitive(md, "uid", cJSON_CreateString("p2"));
+    cJSON_DeleteItemFromObjectCaseSensitive(other, "status");
+    char *txt = cJSON_PrintUnformatted(other);
+    cJSON_Delete(other);
+    ctlfix_put(&f, NW_KUBE_NODEPOOLS, txt, 1);
+    free(txt);
+    tick_upkeep(&f, u);
+    p = ctlfix_get(&f, "/apis/karpenter.sh/v1/nodepools/other");
+    ck_assert_ptr_nonnull(p);
+    ck_assert_ptr_nonnull(nw_json_condition(p, "ValidationSucceeded"));
     cJSON_Delete(p);
     nw_upkeep_free(u);
     ctlfix_free(&f);
@@ -272,17 +283,18 @@ START_TEST(drift_marks_changed_pool)
 {
     ctlfix_t f;
     ctlfix_init(&f);
-    nw_upkeep_t *u = nw_upkeep_new();
-    ctlfix_put(&f, NW_KUBE_EC2NODECLASSES, NODECLASS, 1);
-    ctlfix_put(&f, NW_KUBE_NODEPOOLS, POOL, 1);
+    nw_upkeep_t *u = nw_upkeep_new(&f.deps, 15 * 60 * SEC);
+    ctlfix_put_nodeclass(&f);
+    ctlfix_put_nodepool(&f, NULL);
     fake_cloud_add(f.cloud, "i-1", "c1", 60 * SEC);
     /* the claim carries a NodePool hash the pool no longer has */
-    launched_claim(&f, "c1", "aws:///us-west-2a/i-1",
-                   ",\"annotations\":{\"karpenter.sh/nodepool-hash\":\"1234\","
-                   "\"karpenter.sh/nodepool-hash-version\":\"v3\"}",
-                   NULL,
-                   ",{\"type\":\"Registered\",\"status\":\"True\",\"reason\":\"Registered\"},"
-                   "{\"type\":\"Initialized\",\"status\":\"True\",\"reason\":\"Initialized\"}");
+    ctlfix_launched_claim(
+        &f, "c1", "aws:///us-west-2a/i-1",
+        ",\"annotations\":{\"karpenter.sh/nodepool-hash\":\"1234\","
+        "\"karpenter.sh/nodepool-hash-version\":\"v3\"}",
+        NULL,
+        ",{\"type\":\"Registered\",\"status\":\"True\",\"reason\":\"Registered\"},"
+        "{\"type\":\"Initialized\",\"status\":\"True\",\"reason\":\"Initialized\"}");
     /* first pass annotates the pool with its hash; the cache then shows it */
     tick_upkeep(&f, u);
     cJSON *p = ctlfix_get(&f, "/apis/karpenter.sh/v1/nodepools/default");
@@ -310,24 +322,24 @@ START_TEST(gc_terminates_leaked_instance)
     ctlfix_t f;
     ctlfix_init(&f);
     nw_gc_opts_t go = {SEC, 2 * SEC, 0, 30 * SEC};
-    f.ctl.gc = nw_gc_new(&go);
-    ck_assert_ptr_nonnull(f.ctl.gc);
+    nw_gc_t *g = nw_gc_new(&f.deps, &f.mem.inflight, &go);
+    ck_assert_ptr_nonnull(g);
     fake_cloud_add(f.cloud, "i-leak", "gone-claim", 10 * 60 * SEC); /* old, no NodeClaim */
     fake_cloud_add(f.cloud, "i-young", "new-claim", 5 * SEC);       /* inside the grace */
     fake_cloud_add(f.cloud, "i-kept", "c1", 10 * 60 * SEC);
-    launched_claim(&f, "c1", "aws:///us-west-2a/i-kept", NULL, NULL, NULL);
-    nw_kube_snap_t *s = nw_kube_cache_snapshot(f.ctl.cache);
-    nw_gc_tick(&f.ctl, s); /* first tick of a term only schedules the pass */
+    ctlfix_launched_claim(&f, "c1", "aws:///us-west-2a/i-kept", NULL, NULL, NULL);
+    nw_kube_snap_t *s = nw_kube_cache_snapshot(f.deps.cache);
+    nw_gc_tick(g, s); /* first tick of a term only schedules the pass */
     ck_assert_int_eq(f.cloud->lists, 0);
     nw_clock_fake_advance(&f.clk, 1100 * NW_NS_PER_MS);
-    nw_gc_tick(&f.ctl, s);
+    nw_gc_tick(g, s);
     nw_kube_snap_release(s);
     ck_assert_int_eq(f.cloud->lists, 1);
     ck_assert_int_eq(f.cloud->terminates, 1);
     ck_assert_str_eq(fake_cloud_find(f.cloud, "i-leak")->state, "shutting-down");
     ck_assert_str_eq(fake_cloud_find(f.cloud, "i-young")->state, "running");
     ck_assert_str_eq(fake_cloud_find(f.cloud, "i-kept")->state, "running");
-    nw_gc_free(f.ctl.gc);
+    nw_gc_free(g);
     ctlfix_free(&f);
 }
 END_TEST
@@ -338,22 +350,22 @@ START_TEST(termination_terminates_and_finalizes_despite_403)
 {
     ctlfix_t f;
     ctlfix_init(&f);
-    f.ctl.term = nw_term_new();
+    nw_term_t *t = nw_term_new(&f.deps);
     f.api.forbid = "volumeattachments";
     f.cloud->gone_after = 0;
     fake_cloud_add(f.cloud, "i-1", "c1", 60 * SEC);
-    launched_claim(&f, "c1", "aws:///us-west-2a/i-1",
-                   ",\"deletionTimestamp\":\"2026-11-30T12:00:00Z\"", NULL, NULL);
+    ctlfix_launched_claim(&f, "c1", "aws:///us-west-2a/i-1",
+                          ",\"deletionTimestamp\":\"2026-11-30T12:00:00Z\"", NULL, NULL);
     int mark = 0;
     for (int i = 0; i < 20 && !ctlfix_count(&f, mark, "/nodeclaims/c1", "finalizers", NULL); i++) {
-        nw_kube_snap_t *s = nw_kube_cache_snapshot(f.ctl.cache);
-        nw_term_tick(&f.ctl, s);
+        nw_kube_snap_t *s = nw_kube_cache_snapshot(f.deps.cache);
+        nw_term_tick(t, s);
         nw_kube_snap_release(s);
         nw_clock_fake_advance(&f.clk, 6 * SEC);
     }
     ck_assert_int_ge(f.cloud->terminates, 1);
     ck_assert_int_ge(ctlfix_count(&f, mark, "/nodeclaims/c1", "finalizers", NULL), 1);
-    nw_term_free(f.ctl.term);
+    nw_term_free(t);
     ctlfix_free(&f);
 }
 END_TEST

@@ -211,7 +211,7 @@ END_TEST
 
 START_TEST(metrics_and_defaults)
 {
-    nw_gc_t *g = nw_gc_new(NULL);
+    nw_gc_t *g = nw_gc_new(NULL, NULL, NULL);
     ck_assert_ptr_nonnull(g);
     nw_buf_t b;
     nw_buf_init(&b, 1 << 16);

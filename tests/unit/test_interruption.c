@@ -347,16 +347,11 @@ START_TEST(thread_acts_and_acks)
     fake_intr_push(&q, "m-bad", NULL);
     fake_intr_push(&q, "m-rebalance", &reb);
     fake_intr_push(&q, "m-sched", &sched);
-    nw_intr_opts_t o = {.kube = f.ctl.kube,
-                        .cache = f.ctl.cache,
-                        .rec = f.ctl.rec,
-                        .ice = f.cloud->ice,
-                        .source = &q.base,
-                        .clock = f.ctl.clock,
-                        .leading = &f.ctl.leading};
+    nw_intr_opts_t o = {.ice = f.cloud->ice, .source = &q.base};
     nw_intr_t *h = NULL;
     nw_err_t err = {0};
-    ck_assert_int_eq(nw_intr_start(&o, &h, &err), NW_OK);
+    ck_assert_int_eq(nw_intr_new(&f.deps, &o, &h, &err), NW_OK);
+    ck_assert_int_eq(nw_intr_start(h, &err), NW_OK);
     /* wait for the outcome (not a timing: the deadline only bounds a hang) */
     for (int i = 0; i < 2000 && !intr_done(&q); i++) {
         struct timespec ts = {0, 10000000L};
@@ -368,10 +363,10 @@ START_TEST(thread_acts_and_acks)
     nw_buf_t b;
     nw_buf_init(&b, 1 << 16);
     ck_assert_int_eq(nw_intr_metrics(h, &b), NW_OK);
-    nw_intr_stop(h);
+    nw_intr_free(h);
     /* spot: the offering is unavailable, the node tainted, the NodeClaim deleted */
     ck_assert_int_eq(nw_ice_unavailable(f.cloud->ice, "spot", "m5.large", "us-west-2a",
-                                        nw_clock_mono(f.ctl.clock)),
+                                        nw_clock_mono(f.deps.clock)),
                      1);
     ck_assert_int_ge(ctlfix_count(&f, 0, "PUT", "nodes/node-a", "karpenter.sh/disrupted"), 1);
     ck_assert_int_eq(ctlfix_count(&f, 0, "DELETE", "nodeclaims/a", NULL), 1);

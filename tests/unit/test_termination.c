@@ -1,5 +1,6 @@
 /* Unit tests for scaler/controllers/termination.c (the finalizer state machine) on a
- * fake clock, a fake cloud and a scripted Kubernetes API (tests/unit/fakeapi.h):
+ * fake clock, the shared fake cloud and the in-memory Kubernetes API (tests/unit/ctlfix.h)
+ * with scripted evictions and errors:
  * the first tick taints and labels the node and evicts only the first wave with UID
  * preconditions; a 429 gives FailedDraining and a per-pod backoff (no retry before
  * 100 ms, then 200 ms); later waves follow; Drained stays Unknown for 5 s after the
@@ -9,204 +10,110 @@
  * with the grace left once the TGP deadline is near. */
 #include <check.h>
 #include <cjson/cJSON.h>
-#include <curl/curl.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "fakeapi.h"
-#include "fakecloud.h"
-#include "scaler/kube/config.h"
+#include "ctlfix.h"
 #include "scaler/disrupt/drain.h"
 #include "scaler/controllers/termination.h"
 
 Suite *nw_termination_suite(void);
 
-#define T0 (INT64_C(1796040000) * NW_NS_PER_SEC) /* 2026-11-30T12:00:00Z */
 #define MS(x) ((int64_t)(x)*NW_NS_PER_MS)
 
-/* ---- the scripted API ---- */
+/* ---- the fixture: ctlfix.h, with scripted answers ---- */
 
-#define MAXREQ 512
 typedef struct {
-    pthread_mutex_t mu;
-    char *log[MAXREQ]; /* "METHOD path body" */
-    int n;
-    char node[8192], claim[8192];
     const char *blocked; /* pod name whose eviction answers 429 */
     int va_code;         /* answer to VolumeAttachment lists (0: 404, not served) */
-    int delete_code;     /* answer to pod deletes (0: 200) */
-} api_t;
+    int delete_code;     /* answer to pod deletes (0: the fake API's) */
+} script_t;
 
-static void api_log(api_t *a, const fake_req_t *r)
+static int hook(void *ud, const fake_req_t *r, fake_conn_t *c)
 {
-    pthread_mutex_lock(&a->mu);
-    if (a->n < MAXREQ) {
-        size_t len = strlen(r->path) + (r->body ? r->body_len : 0) + 32;
-        a->log[a->n] = malloc(len);
-        snprintf(a->log[a->n], len, "%s %s %s", r->method, r->path, r->body ? r->body : "");
-        a->n++;
-    }
-    pthread_mutex_unlock(&a->mu);
-}
-
-static void handler(void *ud, const fake_req_t *r, fake_conn_t *c)
-{
-    api_t *a = ud;
-    api_log(a, r);
-    const char *ok = "{\"kind\":\"Status\",\"status\":\"Success\"}";
+    const script_t *sc = ud;
     if (strstr(r->path, "/eviction")) {
-        if (a->blocked && strstr(r->path, a->blocked))
+        if (sc->blocked && strstr(r->path, sc->blocked))
             fake_reply(c, 429, "",
                        "{\"kind\":\"Status\",\"status\":\"Failure\",\"reason\":\"TooManyRequests\","
                        "\"message\":\"Cannot evict pod as it would violate the pod's disruption "
                        "budget.\",\"code\":429}");
         else
-            fake_reply(c, 201, "", ok);
-        return;
+            fake_reply(c, 201, "", "{\"kind\":\"Status\",\"status\":\"Success\"}");
+        return 1;
     }
-    if (strstr(r->path, "volumeattachments") ||
-        (a->delete_code && strstr(r->path, "/pods/") && strcmp(r->method, "DELETE") == 0)) {
-        int code = strstr(r->path, "/pods/") ? a->delete_code : a->va_code ? a->va_code : 404;
-        char b[256];
-        snprintf(b, sizeof b,
-                 "{\"kind\":\"Status\",\"status\":\"Failure\",\"code\":%d,"
-                 "\"reason\":\"%s\"}",
-                 code,
-                 code == 403   ? "Forbidden"
-                 : code == 404 ? "NotFound"
-                               : "InternalError");
-        fake_reply(c, code, "", b);
-        return;
-    }
-    char *store = strstr(r->path, "/nodes/")        ? a->node
-                  : strstr(r->path, "/nodeclaims/") ? a->claim
-                                                    : NULL;
-    if (store && strcmp(r->method, "GET") == 0) {
-        pthread_mutex_lock(&a->mu);
-        char copy[8192];
-        snprintf(copy, sizeof copy, "%s", store);
-        pthread_mutex_unlock(&a->mu);
-        fake_reply(c, 200, "", copy);
-        return;
-    }
-    if (store && strcmp(r->method, "PUT") == 0 && r->body) {
-        pthread_mutex_lock(&a->mu);
-        snprintf(store, 8192, "%s", r->body);
-        pthread_mutex_unlock(&a->mu);
-        fake_reply(c, 200, "", r->body);
-        return;
-    }
-    if (store) { /* PATCH (finalizer), DELETE */
-        pthread_mutex_lock(&a->mu);
-        char copy[8192];
-        snprintf(copy, sizeof copy, "%s", store);
-        pthread_mutex_unlock(&a->mu);
-        fake_reply(c, 200, "", copy);
-        return;
-    }
-    if (r->body && strcmp(r->method, "POST") == 0) {
-        fake_reply(c, 201, "", r->body);
-        return;
-    }
-    fake_reply(c, 200, "", r->body && *r->body ? r->body : "{}");
+    int pod_delete = strstr(r->path, "/pods/") && strcmp(r->method, "DELETE") == 0;
+    if (!strstr(r->path, "volumeattachments") && !(sc->delete_code && pod_delete))
+        return 0;
+    int code = pod_delete ? sc->delete_code : sc->va_code ? sc->va_code : 404;
+    char b[256];
+    snprintf(b, sizeof b,
+             "{\"kind\":\"Status\",\"status\":\"Failure\",\"code\":%d,\"reason\":\"%s\"}", code,
+             code == 403   ? "Forbidden"
+             : code == 404 ? "NotFound"
+                           : "InternalError");
+    fake_reply(c, code, "", b);
+    return 1;
 }
-
-/* requests since mark matching all the given substrings */
-static int count(api_t *a, int mark, const char *s1, const char *s2, const char *s3)
-{
-    int k = 0;
-    pthread_mutex_lock(&a->mu);
-    for (int i = mark; i < a->n; i++)
-        if ((!s1 || strstr(a->log[i], s1)) && (!s2 || strstr(a->log[i], s2)) &&
-            (!s3 || strstr(a->log[i], s3)))
-            k++;
-    pthread_mutex_unlock(&a->mu);
-    return k;
-}
-
-/* ---- fixture ---- */
 
 typedef struct {
-    api_t api;
-    fake_srv_t *srv;
-    fake_cloud_t *cloud;
-    nw_clock_fake_t clk;
-    nw_ctl_t ctl;
+    ctlfix_t fx;
+    script_t sc;
+    nw_term_t *term;
+    fake_cloud_t *cloud; /* fx.cloud */
 } fx_t;
 
 static void fx_init(fx_t *f)
 {
-    memset(f, 0, sizeof *f);
-    pthread_mutex_init(&f->api.mu, NULL);
-    f->srv = fake_srv_start(handler, &f->api);
-    curl_global_init(CURL_GLOBAL_DEFAULT);
-    char *kc = fake_kubeconfig(fake_srv_port(f->srv), "tok");
-    nw_kube_config_t *cfg = NULL;
-    nw_err_t err = {0};
-    ck_assert_int_eq(nw_kube_config_load_kubeconfig(kc, NULL, &cfg, &err), NW_OK);
-    unlink(kc);
-    free(kc);
-    nw_kube_client_opts_t o = {.qps = -1,
-                               .backoff_base_ms = 10,
-                               .backoff_max_ms = 40,
-                               .max_retries = 1,
-                               .timeout_ms = 5000};
-    ck_assert_int_eq(nw_kube_client_new(cfg, &o, &f->ctl.kube, &err), NW_OK);
-    f->ctl.cache = nw_kube_cache_new(NULL);
-    f->ctl.rec = nw_kube_recorder_new(f->ctl.kube, "nodewarden", "test");
-    nw_clock_fake_init(&f->clk, T0);
-    f->cloud = fake_cloud_new(&f->clk.base);
+    memset(&f->sc, 0, sizeof f->sc);
+    ctlfix_init(&f->fx);
+    f->fx.api.hook = hook;
+    f->fx.api.hook_ud = &f->sc;
+    f->cloud = f->fx.cloud;
     fake_cloud_add(f->cloud, "i-0123456789abcdef0", "nc1", 0);
-    f->ctl.cloud = &f->cloud->base;
-    f->ctl.clock = &f->clk.base;
-    atomic_store(&f->ctl.leading, 1);
-    f->ctl.term = nw_term_new();
-    for (int k = 0; k < NW_KUBE_KINDS; k++)
-        nw_kube_cache_mark_synced(f->ctl.cache, (nw_kube_kind_t)k);
+    f->term = nw_term_new(&f->fx.deps);
+    ck_assert_ptr_nonnull(f->term);
 }
 
 static void fx_free(fx_t *f)
 {
-    nw_term_free(f->ctl.term);
-    nw_kube_recorder_free(f->ctl.rec);
-    nw_kube_cache_free(f->ctl.cache);
-    nw_kube_client_free(f->ctl.kube);
-    fake_srv_stop(f->srv);
-    fake_cloud_free(f->cloud);
-    for (int i = 0; i < f->api.n; i++)
-        free(f->api.log[i]);
-    pthread_mutex_destroy(&f->api.mu);
+    nw_term_free(f->term);
+    ctlfix_free(&f->fx);
 }
 
+/* an object in the cache and the fake API */
 static void put(fx_t *f, nw_kube_kind_t k, const char *json)
 {
-    cJSON *o = cJSON_Parse(json);
-    ck_assert_msg(o != NULL, "bad fixture JSON: %s", json);
-    ck_assert_int_eq(nw_kube_cache_upsert(f->ctl.cache, k, o), NW_OK);
+    ctlfix_put(&f->fx, k, json, 1);
 }
 
 static void del(fx_t *f, nw_kube_kind_t k, const char *ns, const char *name)
 {
-    char b[256];
-    snprintf(b, sizeof b, "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\"}}", name, ns);
-    cJSON *o = cJSON_Parse(b);
-    nw_kube_cache_remove(f->ctl.cache, k, o);
-    cJSON_Delete(o);
+    ctlfix_del(&f->fx, k, ns, name);
+}
+
+/* requests since mark matching all the given substrings */
+static int count(fx_t *f, int mark, const char *s1, const char *s2, const char *s3)
+{
+    return ctlfix_count(&f->fx, mark, s1, s2, s3);
+}
+
+static int mark(fx_t *f)
+{
+    return ctlfix_mark(&f->fx);
 }
 
 static void tick(fx_t *f)
 {
-    nw_kube_snap_t *s = nw_kube_cache_snapshot(f->ctl.cache);
-    nw_term_tick(&f->ctl, s);
+    nw_kube_snap_t *s = nw_kube_cache_snapshot(f->fx.deps.cache);
+    nw_term_tick(f->term, s);
     nw_kube_snap_release(s);
 }
 
 static void advance(fx_t *f, int64_t ns)
 {
-    nw_clock_fake_advance(&f->clk, ns);
+    nw_clock_fake_advance(&f->fx.clk, ns);
 }
 
 #define PID "aws:///us-west-2a/i-0123456789abcdef0"
@@ -225,7 +132,6 @@ static void node(fx_t *f, int tainted)
         tainted ? ",\"taints\":[{\"key\":\"karpenter.sh/disrupted\",\"effect\":\"NoSchedule\"}]"
                 : "");
     put(f, NW_KUBE_NODES, b);
-    snprintf(f->api.node, sizeof f->api.node, "%s", b);
 }
 
 static void claim(fx_t *f, const char *deadline, const char *drained_since)
@@ -249,7 +155,6 @@ static void claim(fx_t *f, const char *deadline, const char *drained_since)
              "\"spec\":{}%s}",
              ann, st);
     put(f, NW_KUBE_NODECLAIMS, b);
-    snprintf(f->api.claim, sizeof f->api.claim, "%s", b);
 }
 
 /* owner: "" | "ds" | "mirror"; prio: "" or a priorityClassName; extra metadata JSON */
@@ -278,9 +183,7 @@ static void pod(fx_t *f, const char *name, const char *owner, const char *prio, 
 /* a condition's status in the NodeClaim the fake API holds now ("" if absent) */
 static const char *api_cond(fx_t *f, const char *type, char *buf, size_t len)
 {
-    pthread_mutex_lock(&f->api.mu);
-    cJSON *o = cJSON_Parse(f->api.claim);
-    pthread_mutex_unlock(&f->api.mu);
+    cJSON *o = ctlfix_get(&f->fx, "/apis/karpenter.sh/v1/nodeclaims/nc1");
     snprintf(buf, len, "%s", "");
     const cJSON *cd;
     cJSON_ArrayForEach(cd, cJSON_GetObjectItemCaseSensitive(
@@ -299,7 +202,7 @@ START_TEST(drain_waves_backoff_settle_terminate)
 {
     fx_t f;
     fx_init(&f);
-    f.api.blocked = "/pods/blocked/";
+    f.sc.blocked = "/pods/blocked/";
     f.cloud->gone_after = 1;
     node(&f, 0);
     claim(&f, NULL, NULL);
@@ -310,21 +213,20 @@ START_TEST(drain_waves_backoff_settle_terminate)
     pod(&f, "static", "mirror", "", "", 30);
 
     tick(&f); /* t = 0 */
-    ck_assert_int_eq(
-        count(&f.api, 0, "PUT /api/v1/nodes/n1", "karpenter.sh/disrupted", "NoSchedule"), 1);
-    ck_assert_int_eq(count(&f.api, 0, "PUT /api/v1/nodes/n1",
+    ck_assert_int_eq(count(&f, 0, "PUT /api/v1/nodes/n1", "karpenter.sh/disrupted", "NoSchedule"),
+                     1);
+    ck_assert_int_eq(count(&f, 0, "PUT /api/v1/nodes/n1",
                            "exclude-from-external-load-balancers\":\"karpenter", NULL),
                      1);
-    ck_assert_int_eq(count(&f.api, 0, "/pods/web/eviction", "\"uid\":\"uid-web\"", NULL), 1);
-    ck_assert_int_eq(count(&f.api, 0, "/pods/blocked/eviction", "\"uid\":\"uid-blocked\"", NULL),
+    ck_assert_int_eq(count(&f, 0, "/pods/web/eviction", "\"uid\":\"uid-web\"", NULL), 1);
+    ck_assert_int_eq(count(&f, 0, "/pods/blocked/eviction", "\"uid\":\"uid-blocked\"", NULL), 1);
+    ck_assert_int_eq(count(&f, 0, "/eviction", NULL, NULL), 2); /* wave 1 only */
+    ck_assert_int_eq(count(&f, 0, "/pods/agent/eviction", NULL, NULL), 0);
+    ck_assert_int_eq(count(&f, 0, "/pods/dns/eviction", NULL, NULL), 0);
+    ck_assert_int_eq(count(&f, 0, "/pods/static/eviction", NULL, NULL), 0);
+    ck_assert_int_eq(count(&f, 0, "/events", "FailedDraining", "default/blocked violates a PDB"),
                      1);
-    ck_assert_int_eq(count(&f.api, 0, "/eviction", NULL, NULL), 2); /* wave 1 only */
-    ck_assert_int_eq(count(&f.api, 0, "/pods/agent/eviction", NULL, NULL), 0);
-    ck_assert_int_eq(count(&f.api, 0, "/pods/dns/eviction", NULL, NULL), 0);
-    ck_assert_int_eq(count(&f.api, 0, "/pods/static/eviction", NULL, NULL), 0);
-    ck_assert_int_eq(
-        count(&f.api, 0, "/events", "FailedDraining", "default/blocked violates a PDB"), 1);
-    ck_assert_int_eq(count(&f.api, 0, "/events", "\"Evicted\"", "uid-web"), 1);
+    ck_assert_int_eq(count(&f, 0, "/events", "\"Evicted\"", "uid-web"), 1);
     char cb[32];
     ck_assert_str_eq(api_cond(&f, "Drained", cb, sizeof cb), "Unknown");
 
@@ -332,39 +234,39 @@ START_TEST(drain_waves_backoff_settle_terminate)
     node(&f, 1);
     del(&f, NW_KUBE_PODS, "default", "web");
     claim(&f, NULL, "2026-11-30T12:00:00Z");
-    int m = f.api.n;
+    int m = mark(&f);
     advance(&f, MS(50));
     tick(&f); /* 50 ms: blocked is backing off */
-    ck_assert_int_eq(count(&f.api, m, "/eviction", NULL, NULL), 0);
-    ck_assert_int_eq(count(&f.api, m, "PUT /api/v1/nodes/n1", NULL, NULL), 0);
+    ck_assert_int_eq(count(&f, m, "/eviction", NULL, NULL), 0);
+    ck_assert_int_eq(count(&f, m, "PUT /api/v1/nodes/n1", NULL, NULL), 0);
     advance(&f, MS(60));
     tick(&f); /* 110 ms: retried, 429 again: now 200 ms */
-    ck_assert_int_eq(count(&f.api, m, "/pods/blocked/eviction", NULL, NULL), 1);
-    m = f.api.n;
+    ck_assert_int_eq(count(&f, m, "/pods/blocked/eviction", NULL, NULL), 1);
+    m = mark(&f);
     advance(&f, MS(150));
     tick(&f); /* 260 ms: still backing off */
-    ck_assert_int_eq(count(&f.api, m, "/eviction", NULL, NULL), 0);
+    ck_assert_int_eq(count(&f, m, "/eviction", NULL, NULL), 0);
     advance(&f, MS(100));
-    f.api.blocked = NULL;
+    f.sc.blocked = NULL;
     tick(&f); /* 360 ms: evicted */
-    ck_assert_int_eq(count(&f.api, m, "/pods/blocked/eviction", NULL, NULL), 1);
+    ck_assert_int_eq(count(&f, m, "/pods/blocked/eviction", NULL, NULL), 1);
     del(&f, NW_KUBE_PODS, "default", "blocked");
 
     /* wave 2: the DaemonSet pod; then 3: the critical pod */
-    m = f.api.n;
+    m = mark(&f);
     advance(&f, MS(100));
     tick(&f);
-    ck_assert_int_eq(count(&f.api, m, "/pods/agent/eviction", NULL, NULL), 1);
-    ck_assert_int_eq(count(&f.api, m, "/pods/dns/eviction", NULL, NULL), 0);
+    ck_assert_int_eq(count(&f, m, "/pods/agent/eviction", NULL, NULL), 1);
+    ck_assert_int_eq(count(&f, m, "/pods/dns/eviction", NULL, NULL), 0);
     del(&f, NW_KUBE_PODS, "default", "agent");
-    m = f.api.n;
+    m = mark(&f);
     advance(&f, MS(100));
     tick(&f);
-    ck_assert_int_eq(count(&f.api, m, "/pods/dns/eviction", NULL, NULL), 1);
+    ck_assert_int_eq(count(&f, m, "/pods/dns/eviction", NULL, NULL), 1);
     del(&f, NW_KUBE_PODS, "default", "dns");
 
     /* empty (the mirror pod does not count), but within 5 s of the first attempt */
-    m = f.api.n;
+    m = mark(&f);
     advance(&f, MS(100));
     tick(&f);
     ck_assert_str_eq(api_cond(&f, "Drained", cb, sizeof cb), "Unknown");
@@ -375,7 +277,7 @@ START_TEST(drain_waves_backoff_settle_terminate)
     ck_assert_str_eq(api_cond(&f, "VolumesDetached", cb, sizeof cb), "True");
     ck_assert_str_eq(api_cond(&f, "InstanceTerminating", cb, sizeof cb), "True");
     ck_assert_int_eq(f.cloud->terminates, 1);
-    ck_assert_int_eq(count(&f.api, m, "PATCH /api/v1/nodes/n1", NULL, NULL), 0);
+    ck_assert_int_eq(count(&f, m, "PATCH /api/v1/nodes/n1", NULL, NULL), 0);
     advance(&f, MS(1000));
     int calls = f.cloud->state_checks;
     tick(&f); /* the next instance check is 5 s after the last */
@@ -383,16 +285,15 @@ START_TEST(drain_waves_backoff_settle_terminate)
     advance(&f, MS(4100));
     tick(&f); /* shutting-down: terminate is not called again */
     ck_assert_int_eq(f.cloud->terminates, 1);
-    ck_assert_int_eq(count(&f.api, m, "PATCH /api/v1/nodes/n1", NULL, NULL), 0);
+    ck_assert_int_eq(count(&f, m, "PATCH /api/v1/nodes/n1", NULL, NULL), 0);
     advance(&f, MS(5100));
-    m = f.api.n;
+    m = mark(&f);
     tick(&f); /* gone: the finalizer goes */
-    ck_assert_int_eq(count(&f.api, m, "PATCH /api/v1/nodes/n1", "remove", "/metadata/finalizers/0"),
-                     1);
+    ck_assert_int_eq(count(&f, m, "PATCH /api/v1/nodes/n1", "remove", "/metadata/finalizers/0"), 1);
 
     nw_buf_t out;
     nw_buf_init(&out, 1 << 20);
-    ck_assert_int_eq(nw_term_metrics(f.ctl.term, &out), NW_OK);
+    ck_assert_int_eq(nw_term_metrics(f.term, &out), NW_OK);
     ck_assert_ptr_nonnull(strstr(nw_buf_str(&out), "nodewarden_nodes_drained_total 1\n"));
     ck_assert_ptr_nonnull(strstr(nw_buf_str(&out), "nodewarden_nodes_terminated_total 1\n"));
     ck_assert_ptr_nonnull(strstr(nw_buf_str(&out), "nodewarden_pods_evicted_total 4\n"));
@@ -416,25 +317,25 @@ START_TEST(restart_and_deadline)
     pod(&f, "keep", "", "", ",\"annotations\":{\"karpenter.sh/do-not-disrupt\":\"true\"}", 15);
     tick(&f);
     /* the do-not-disrupt pod is waited for, not evicted; its deletion time is 12:00:05 */
-    ck_assert_int_eq(count(&f.api, 0, "/eviction", NULL, NULL), 0);
-    ck_assert_int_eq(count(&f.api, 0, "DELETE", "/pods/keep", NULL), 0);
-    ck_assert_int_eq(count(&f.api, 0, "/events", "TerminationGracePeriodExpiring",
+    ck_assert_int_eq(count(&f, 0, "/eviction", NULL, NULL), 0);
+    ck_assert_int_eq(count(&f, 0, "DELETE", "/pods/keep", NULL), 0);
+    ck_assert_int_eq(count(&f, 0, "/events", "TerminationGracePeriodExpiring",
                            "All pods will be deleted by 2026-11-30T12:00:20Z"),
                      1);
     advance(&f, MS(5500)); /* now > deadline - 15 s */
-    int m = f.api.n;
+    int m = mark(&f);
     tick(&f);
-    ck_assert_int_eq(count(&f.api, m, "DELETE /api/v1/namespaces/default/pods/keep",
+    ck_assert_int_eq(count(&f, m, "DELETE /api/v1/namespaces/default/pods/keep",
                            "\"gracePeriodSeconds\":14", "uid-keep"),
                      1);
-    ck_assert_int_eq(count(&f.api, m, "/events", "\"Disrupted\"", "granted 14 seconds"), 1);
-    m = f.api.n;
+    ck_assert_int_eq(count(&f, m, "/events", "\"Disrupted\"", "granted 14 seconds"), 1);
+    m = mark(&f);
     advance(&f, MS(100));
     tick(&f); /* deleted once, not again */
-    ck_assert_int_eq(count(&f.api, m, "DELETE", "/pods/keep", NULL), 0);
+    ck_assert_int_eq(count(&f, m, "DELETE", "/pods/keep", NULL), 0);
     /* gone: the drain began > 5 s ago (from the condition), so Drained=True at once */
     del(&f, NW_KUBE_PODS, "default", "keep");
-    m = f.api.n;
+    m = mark(&f);
     advance(&f, MS(100));
     tick(&f);
     char cb[32];
@@ -458,30 +359,28 @@ START_TEST(claim_finalizer)
              "\"spec\":{\"terminationGracePeriod\":\"90s\"},\"status\":{\"providerID\":\"" PID
              "\"}}");
     put(&f, NW_KUBE_NODECLAIMS, b);
-    snprintf(f.api.claim, sizeof f.api.claim, "%s", b);
     put(&f, NW_KUBE_NODES,
         "{\"metadata\":{\"name\":\"n1\",\"uid\":\"node-uid\"},\"spec\":{\"providerID\":\"" PID
         "\"}}");
     tick(&f);
     ck_assert_int_eq(
-        count(&f.api, 0, "PUT /apis/karpenter.sh/v1/nodeclaims/nc1 ",
+        count(&f, 0, "PUT /apis/karpenter.sh/v1/nodeclaims/nc1 ",
               "\"karpenter.sh/nodeclaim-termination-timestamp\":\"2026-11-30T12:01:30Z\"", NULL),
         1);
-    ck_assert_int_eq(count(&f.api, 0, "DELETE /api/v1/nodes/n1", NULL, NULL), 1);
+    ck_assert_int_eq(count(&f, 0, "DELETE /api/v1/nodes/n1", NULL, NULL), 1);
     ck_assert_int_eq(f.cloud->terminates, 0);
-    ck_assert_int_eq(count(&f.api, 0, "PATCH /apis/karpenter.sh/v1/nodeclaims/nc1", NULL, NULL), 0);
+    ck_assert_int_eq(count(&f, 0, "PATCH /apis/karpenter.sh/v1/nodeclaims/nc1", NULL, NULL), 0);
     /* the node is gone: the instance is terminated, then found gone, then the finalizer goes */
     del(&f, NW_KUBE_NODES, "", "n1");
-    int m = f.api.n;
+    int m = mark(&f);
     tick(&f);
     ck_assert_int_eq(f.cloud->terminates, 1);
     char cb[32];
     ck_assert_str_eq(api_cond(&f, "InstanceTerminating", cb, sizeof cb), "True");
-    ck_assert_int_eq(count(&f.api, m, "PATCH /apis/karpenter.sh/v1/nodeclaims/nc1", NULL, NULL), 0);
+    ck_assert_int_eq(count(&f, m, "PATCH /apis/karpenter.sh/v1/nodeclaims/nc1", NULL, NULL), 0);
     advance(&f, MS(5000));
     tick(&f);
-    ck_assert_int_eq(count(&f.api, m, "PATCH /apis/karpenter.sh/v1/nodeclaims/nc1", "remove", NULL),
-                     1);
+    ck_assert_int_eq(count(&f, m, "PATCH /apis/karpenter.sh/v1/nodeclaims/nc1", "remove", NULL), 1);
     fx_free(&f);
 }
 END_TEST
@@ -494,21 +393,21 @@ START_TEST(forbidden_does_not_hold_termination)
     fx_t f;
     fx_init(&f);
     f.cloud->gone_after = 0;
-    f.api.va_code = 403;
+    f.sc.va_code = 403;
     node(&f, 1);
     claim(&f, NULL, "2026-11-30T11:59:50Z"); /* drained for 10 s, no deadline */
     tick(&f);
     char cb[32];
     ck_assert_str_eq(api_cond(&f, "Drained", cb, sizeof cb), "True");
     ck_assert_str_eq(api_cond(&f, "VolumesDetached", cb, sizeof cb), "False");
-    ck_assert_int_eq(count(&f.api, 0, "/events", "FailedVolumeDetachmentCheck", "HTTP 403"), 1);
+    ck_assert_int_eq(count(&f, 0, "/events", "FailedVolumeDetachmentCheck", "HTTP 403"), 1);
     ck_assert_int_eq(f.cloud->terminates, 1);
     fx_free(&f);
 
     /* a list that fails otherwise is retried until the deadline, then not waited for */
     fx_init(&f);
     f.cloud->gone_after = 0;
-    f.api.va_code = 500;
+    f.sc.va_code = 500;
     node(&f, 1);
     claim(&f, "2026-11-30T12:00:03Z", "2026-11-30T11:59:50Z");
     tick(&f);
@@ -522,7 +421,7 @@ START_TEST(forbidden_does_not_hold_termination)
 
     /* the deadline's delete refused: one FailedDraining event, retried, the pod waited for */
     fx_init(&f);
-    f.api.delete_code = 403;
+    f.sc.delete_code = 403;
     node(&f, 1);
     claim(&f, "2026-11-30T12:00:05Z", "2026-11-30T11:59:50Z");
     pod(&f, "keep", "", "", ",\"annotations\":{\"karpenter.sh/do-not-disrupt\":\"true\"}", 15);
@@ -530,8 +429,8 @@ START_TEST(forbidden_does_not_hold_termination)
     advance(&f, MS(100));
     tick(&f);
     ck_assert_int_eq(
-        count(&f.api, 0, "DELETE /api/v1/namespaces/default/pods/keep", "DeleteOptions", NULL), 2);
-    ck_assert_int_eq(count(&f.api, 0, "/events", "FailedDraining", "deleting pod default/keep"), 1);
+        count(&f, 0, "DELETE /api/v1/namespaces/default/pods/keep", "DeleteOptions", NULL), 2);
+    ck_assert_int_eq(count(&f, 0, "/events", "FailedDraining", "deleting pod default/keep"), 1);
     ck_assert_int_eq(f.cloud->terminates, 0);
     fx_free(&f);
 }

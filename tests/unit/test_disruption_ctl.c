@@ -1,0 +1,365 @@
+/* tests/unit/test_disruption_ctl.c — the disruption controller's tick
+ * (scaler/controllers/disruption.c) on a fake clock, the shared fake cloud and the
+ * in-memory API (ctlfix.h); the decisions themselves are test_disruption.c's:
+ *   emptiness   empty nodes are deleted within the NodePool's budget (one per "1"), the
+ *               deleted one is not counted twice while the cache still shows it, and a
+ *               command that must be validated waits for the validation delay
+ *   PDB         a drifted node whose pod a PDB protects (0 disruptions allowed) is left alone
+ *   drift       a drifted node with a pod: the node is tainted, a replacement NodeClaim is
+ *               created and launched, the candidate is deleted only once the replacement is
+ *               Initialized (the command stays in flight across ticks)
+ *   new term    after a reset (leadership), a command of the previous term is forgotten and
+ *               its leftovers (the taint, the DisruptionReason condition) are removed
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctlfix.h"
+#include "scaler/controllers/disruption.h"
+
+Suite *nw_disruption_ctl_suite(void);
+
+#define SEC NW_NS_PER_SEC
+#define CLAIMS "/apis/karpenter.sh/v1/nodeclaims/"
+#define CREATE_CLAIM "POST /apis/karpenter.sh/v1/nodeclaims "
+
+static const char *DRIFTED = ",{\"type\":\"Drifted\",\"status\":\"True\",\"reason\":"
+                             "\"NodePoolDrifted\",\"lastTransitionTime\":\"2026-11-30T11:00:00Z\"}";
+
+typedef struct {
+    ctlfix_t f;
+    nw_dis_ctl_t *d;
+} dfx_t;
+
+static void dfx_init(dfx_t *x, const char *disruption, int64_t validation_ns)
+{
+    ctlfix_init(&x->f);
+    nw_dis_opts_t o = {.poll_ns = 10 * SEC, .validation_ns = validation_ns};
+    x->d = nw_dis_ctl_new(&x->f.deps, x->f.claims, &x->f.mem, &o, NULL);
+    ck_assert_ptr_nonnull(x->d);
+    ctlfix_put_nodeclass(&x->f);
+    ctlfix_put_nodepool(&x->f, disruption);
+}
+
+static void dfx_free(dfx_t *x)
+{
+    nw_dis_ctl_free(x->d);
+    ctlfix_free(&x->f);
+}
+
+static void tick(dfx_t *x)
+{
+    nw_kube_snap_t *s = nw_kube_cache_snapshot(x->f.deps.cache);
+    ck_assert_ptr_nonnull(s);
+    nw_dis_tick(x->d, s);
+    nw_kube_snap_release(s);
+}
+
+/* a running pod of a ReplicaSet on node-<node> */
+static void pod_on(ctlfix_t *f, const char *name, const char *node, const char *labels)
+{
+    char b[2048];
+    snprintf(b, sizeof b,
+             "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\",\"namespace\":"
+             "\"default\",\"uid\":\"uid-%s\",\"labels\":{%s},\"ownerReferences\":[{\"apiVersion\":"
+             "\"apps/v1\",\"kind\":\"ReplicaSet\",\"name\":\"rs\",\"uid\":\"rs-uid\","
+             "\"controller\":true}],\"creationTimestamp\":\"2026-11-30T10:05:00Z\"},\"spec\":{"
+             "\"nodeName\":\"node-%s\",\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":"
+             "{\"cpu\":\"500m\",\"memory\":\"512Mi\"}}}]},\"status\":{\"phase\":\"Running\","
+             "\"startTime\":\"2026-11-30T10:05:00Z\",\"conditions\":[{\"type\":\"Ready\","
+             "\"status\":\"True\"}]}}",
+             name, name, labels ? labels : "", node);
+    ctlfix_put(f, NW_KUBE_PODS, b, 1);
+}
+
+/* the name of the one NodeClaim deleted since mark among names (NULL: none or several) */
+static const char *deleted_one(ctlfix_t *f, int mark, const char *const *names, size_t n)
+{
+    const char *hit = NULL;
+    for (size_t i = 0; i < n; i++) {
+        char p[300];
+        snprintf(p, sizeof p, "DELETE " CLAIMS "%s", names[i]);
+        if (ctlfix_count(f, mark, p, NULL, NULL)) {
+            if (hit)
+                return NULL;
+            hit = names[i];
+        }
+    }
+    return hit;
+}
+
+/* is the disrupted taint on the API's copy of the Node */
+static int api_node_tainted(ctlfix_t *f, const char *node)
+{
+    char p[300];
+    snprintf(p, sizeof p, "/api/v1/nodes/%s", node);
+    cJSON *n = ctlfix_get(f, p);
+    ck_assert_ptr_nonnull(n);
+    int t = nw_ctl_has_disrupted_taint(n);
+    cJSON_Delete(n);
+    return t;
+}
+
+static const char *api_condition(ctlfix_t *f, const char *claim, const char *type, char *buf,
+                                 size_t n)
+{
+    char p[300];
+    snprintf(p, sizeof p, CLAIMS "%s", claim);
+    cJSON *o = ctlfix_get(f, p);
+    ck_assert_ptr_nonnull(o);
+    const char *st = nw_json_condition(o, type);
+    if (st)
+        snprintf(buf, n, "%s", st);
+    cJSON_Delete(o);
+    return st ? buf : NULL;
+}
+
+/* ---- emptiness ---- */
+
+START_TEST(empty_nodes_within_budget)
+{
+    dfx_t x;
+    dfx_init(&x, "{\"consolidateAfter\":\"0s\",\"budgets\":[{\"nodes\":\"1\"}]}", 0);
+    ctlfix_t *f = &x.f;
+    const char *names[] = {"a", "b", "c"};
+    for (size_t i = 0; i < 3; i++)
+        ctlfix_node_pair(f, names[i], NULL);
+    int mark = ctlfix_mark(f);
+    tick(&x);
+    /* the budget allows one: exactly one empty NodeClaim deleted, the others noted */
+    ck_assert_int_eq(ctlfix_count(f, mark, "DELETE " CLAIMS, NULL, NULL), 1);
+    const char *first = deleted_one(f, mark, names, 3);
+    ck_assert_ptr_nonnull(first);
+    ck_assert_int_ge(ctlfix_count(f, mark, "POST", "/events", "DisruptionBlocked"), 1);
+    ck_assert_int_ge(ctlfix_count(f, mark, "POST", "/events", "DisruptionTerminating"), 1);
+    ck_assert_int_eq(ctlfix_count(f, mark, CREATE_CLAIM, NULL, NULL), 0); /* no replacement */
+    /* the cache still shows it alive: it counts as disrupting, nothing else goes */
+    mark = ctlfix_mark(f);
+    nw_clock_fake_advance(&f->clk, 11 * SEC);
+    tick(&x);
+    ck_assert_int_eq(ctlfix_count(f, mark, "DELETE " CLAIMS, NULL, NULL), 0);
+    /* gone: the budget has room again, the next one goes */
+    ctlfix_del(f, NW_KUBE_NODECLAIMS, "", first);
+    char node[64];
+    snprintf(node, sizeof node, "node-%s", first);
+    ctlfix_del(f, NW_KUBE_NODES, "", node);
+    nw_clock_fake_advance(&f->clk, 31 * SEC);
+    mark = ctlfix_mark(f);
+    tick(&x);
+    ck_assert_int_eq(ctlfix_count(f, mark, "DELETE " CLAIMS, NULL, NULL), 1);
+    const char *second = deleted_one(f, mark, names, 3);
+    ck_assert_ptr_nonnull(second);
+    ck_assert_str_ne(second, first);
+    nw_buf_t b;
+    nw_buf_init(&b, 1 << 20);
+    ck_assert_int_eq(nw_dis_metrics(x.d, &b), NW_OK);
+    ck_assert_msg(strstr(b.data, "nodewarden_disruption_nodes_disrupted_total{method=\"emptiness\","
+                                 "reason=\"Empty\"} 2\n"),
+                  "%s", b.data);
+    nw_buf_cleanup(&b);
+    dfx_free(&x);
+}
+END_TEST
+
+START_TEST(empty_node_waits_for_validation)
+{
+    dfx_t x;
+    dfx_init(&x, "{\"consolidateAfter\":\"0s\",\"budgets\":[{\"nodes\":\"100%\"}]}", 15 * SEC);
+    ctlfix_t *f = &x.f;
+    ctlfix_node_pair(f, "a", NULL);
+    int mark = ctlfix_mark(f);
+    tick(&x); /* decided; waits for the validation delay */
+    ck_assert_int_eq(ctlfix_count(f, mark, "DELETE " CLAIMS, NULL, NULL), 0);
+    nw_clock_fake_advance(&f->clk, 10 * SEC);
+    tick(&x);
+    ck_assert_int_eq(ctlfix_count(f, mark, "DELETE " CLAIMS, NULL, NULL), 0);
+    nw_clock_fake_advance(&f->clk, 6 * SEC);
+    tick(&x); /* validated on the current state: still empty, deleted */
+    ck_assert_int_eq(ctlfix_count(f, mark, "DELETE " CLAIMS "a", NULL, NULL), 1);
+    dfx_free(&x);
+}
+END_TEST
+
+START_TEST(validation_rejects_a_node_that_got_a_pod)
+{
+    dfx_t x;
+    dfx_init(&x, "{\"consolidateAfter\":\"0s\",\"budgets\":[{\"nodes\":\"100%\"}]}", 15 * SEC);
+    ctlfix_t *f = &x.f;
+    ctlfix_node_pair(f, "a", NULL);
+    int mark = ctlfix_mark(f);
+    tick(&x);
+    pod_on(f, "late", "a", NULL); /* a pod lands during the validation delay */
+    nw_clock_fake_advance(&f->clk, 16 * SEC);
+    tick(&x);
+    ck_assert_int_eq(ctlfix_count(f, mark, "DELETE " CLAIMS, NULL, NULL), 0);
+    nw_buf_t b;
+    nw_buf_init(&b, 1 << 20);
+    ck_assert_int_eq(nw_dis_metrics(x.d, &b), NW_OK);
+    ck_assert_msg(strstr(b.data, "nodewarden_disruption_commands_rejected_total 1\n"), "%s",
+                  b.data);
+    nw_buf_cleanup(&b);
+    dfx_free(&x);
+}
+END_TEST
+
+/* ---- drift ---- */
+
+static const char *DRIFT_POOL =
+    "{\"consolidateAfter\":\"Never\",\"budgets\":[{\"nodes\":\"100%\"}]}";
+
+START_TEST(pdb_blocks_drift)
+{
+    dfx_t x;
+    dfx_init(&x, DRIFT_POOL, 0);
+    ctlfix_t *f = &x.f;
+    ctlfix_node_pair(f, "d", DRIFTED);
+    pod_on(f, "web", "d", "\"app\":\"web\"");
+    ctlfix_put(f, NW_KUBE_PDBS,
+               "{\"apiVersion\":\"policy/v1\",\"kind\":\"PodDisruptionBudget\",\"metadata\":{"
+               "\"name\":\"web\",\"namespace\":\"default\",\"uid\":\"pdb-web\"},\"spec\":{"
+               "\"selector\":{\"matchLabels\":{\"app\":\"web\"}}},\"status\":{"
+               "\"disruptionsAllowed\":0}}",
+               0);
+    int mark = ctlfix_mark(f);
+    for (int i = 0; i < 3; i++) {
+        tick(&x);
+        nw_clock_fake_advance(&f->clk, 11 * SEC);
+    }
+    ck_assert_int_eq(ctlfix_count(f, mark, CREATE_CLAIM, NULL, NULL), 0);
+    ck_assert_int_eq(ctlfix_count(f, mark, "DELETE " CLAIMS, NULL, NULL), 0);
+    ck_assert_int_eq(f->cloud->launches, 0);
+    ck_assert(!api_node_tainted(f, "node-d"));
+    dfx_free(&x);
+}
+END_TEST
+
+/* tick once on a drifted node d with a pod: the command starts; returns the replacement */
+static void start_drift(dfx_t *x, char *repl, size_t n)
+{
+    ctlfix_t *f = &x->f;
+    ctlfix_node_pair(f, "d", DRIFTED);
+    pod_on(f, "web", "d", "\"app\":\"web\"");
+    int mark = ctlfix_mark(f);
+    tick(x);
+    ck_assert_int_eq(ctlfix_count(f, mark, CREATE_CLAIM, NULL, NULL), 1);
+    ck_assert_int_eq(f->cloud->launches, 1);
+    snprintf(repl, n, "%s", f->cloud->last_launch_claim);
+    ck_assert_msg(strncmp(repl, "default-", 8) == 0, "replacement %s", repl);
+    ck_assert(api_node_tainted(f, "node-d"));
+    char buf[32];
+    ck_assert_ptr_nonnull(api_condition(f, "d", "DisruptionReason", buf, sizeof buf));
+    ck_assert_str_eq(buf, "True");
+    ck_assert_int_eq(ctlfix_count(f, mark, "DELETE " CLAIMS, NULL, NULL), 0);
+    ck_assert_int_ge(ctlfix_count(f, mark, "POST", "/events", "DisruptionLaunching"), 1);
+    /* the watch delivers the replacement (launched: it has a providerID) and the taint */
+    char p[400];
+    snprintf(p, sizeof p, CLAIMS "%s", repl);
+    ck_assert(ctlfix_sync(f, NW_KUBE_NODECLAIMS, p));
+    ck_assert(ctlfix_sync(f, NW_KUBE_NODES, "/api/v1/nodes/node-d"));
+    ck_assert(ctlfix_sync(f, NW_KUBE_NODECLAIMS, CLAIMS "d"));
+}
+
+/* the cache's replacement becomes Initialized */
+static void initialize(ctlfix_t *f, const char *repl)
+{
+    char p[400];
+    snprintf(p, sizeof p, CLAIMS "%s", repl);
+    cJSON *o = ctlfix_get(f, p);
+    ck_assert_ptr_nonnull(o);
+    ck_assert_int_eq(nw_ctl_set_condition(o, "Initialized", "True", "Initialized", "",
+                                          nw_clock_now(f->deps.clock)),
+                     NW_OK);
+    ck_assert_int_eq(nw_kube_cache_upsert(f->deps.cache, NW_KUBE_NODECLAIMS, o), NW_OK);
+}
+
+START_TEST(drift_replaces_then_deletes)
+{
+    dfx_t x;
+    dfx_init(&x, DRIFT_POOL, 0);
+    ctlfix_t *f = &x.f;
+    char repl[256];
+    start_drift(&x, repl, sizeof repl);
+    /* the replacement is not Initialized yet: the candidate stays, across ticks */
+    int mark = ctlfix_mark(f);
+    for (int i = 0; i < 3; i++) {
+        nw_clock_fake_advance(&f->clk, 5 * SEC);
+        tick(&x);
+    }
+    ck_assert_int_eq(ctlfix_count(f, mark, "DELETE " CLAIMS, NULL, NULL), 0);
+    ck_assert_int_eq(ctlfix_count(f, mark, CREATE_CLAIM, NULL, NULL), 0); /* no second one */
+    /* said once, on the NodeClaim and on its Node */
+    ck_assert_int_eq(ctlfix_count(f, 0, "POST", "/events", "DisruptionWaitingReadiness"), 2);
+    initialize(f, repl);
+    mark = ctlfix_mark(f);
+    tick(&x);
+    ck_assert_int_eq(ctlfix_count(f, mark, "DELETE " CLAIMS, NULL, NULL), 1);
+    ck_assert_int_eq(ctlfix_count(f, mark, "DELETE " CLAIMS "d", NULL, NULL), 1);
+    ck_assert_int_ge(ctlfix_count(f, mark, "POST", "/events", "DisruptionTerminating"), 1);
+    nw_buf_t b;
+    nw_buf_init(&b, 1 << 20);
+    ck_assert_int_eq(nw_dis_metrics(x.d, &b), NW_OK);
+    ck_assert_msg(strstr(b.data, "nodewarden_disruption_decisions_total{method=\"drift\","
+                                 "action=\"replace\",reason=\"Drifted\"} 1\n"),
+                  "%s", b.data);
+    ck_assert_msg(strstr(b.data, "nodewarden_disruption_nodes_disrupted_total{method=\"drift\","
+                                 "reason=\"Drifted\"} 1\n"),
+                  "%s", b.data);
+    nw_buf_cleanup(&b);
+    dfx_free(&x);
+}
+END_TEST
+
+START_TEST(new_term_forgets_command_and_cleans_up)
+{
+    dfx_t x;
+    dfx_init(&x, DRIFT_POOL, 0);
+    ctlfix_t *f = &x.f;
+    char repl[256];
+    start_drift(&x, repl, sizeof repl);
+    /* a new leadership term; meanwhile the drift was resolved (no Drifted condition) */
+    nw_dis_ctl_reset(x.d);
+    cJSON *d = ctlfix_get(f, CLAIMS "d");
+    ck_assert_ptr_nonnull(d);
+    cJSON *conds = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(d, "status"),
+                                                    "conditions");
+    for (int i = cJSON_GetArraySize(conds) - 1; i >= 0; i--)
+        if (strcmp(nw_json_str(cJSON_GetArrayItem(conds, i), "type"), "Drifted") == 0)
+            cJSON_DeleteItemFromArray(conds, i);
+    char *txt = cJSON_PrintUnformatted(d);
+    cJSON_Delete(d);
+    ctlfix_put(f, NW_KUBE_NODECLAIMS, txt, 1);
+    free(txt);
+    int mark = ctlfix_mark(f);
+    tick(&x);
+    /* leftovers of the forgotten command are removed */
+    ck_assert(!api_node_tainted(f, "node-d"));
+    char buf[32];
+    ck_assert_ptr_null(api_condition(f, "d", "DisruptionReason", buf, sizeof buf));
+    /* and the replacement's readiness no longer deletes the candidate */
+    ck_assert(ctlfix_sync(f, NW_KUBE_NODES, "/api/v1/nodes/node-d"));
+    ck_assert(ctlfix_sync(f, NW_KUBE_NODECLAIMS, CLAIMS "d"));
+    initialize(f, repl);
+    nw_clock_fake_advance(&f->clk, 11 * SEC);
+    tick(&x);
+    ck_assert_int_eq(ctlfix_count(f, mark, "DELETE " CLAIMS "d", NULL, NULL), 0);
+    ck_assert(!api_node_tainted(f, "node-d"));
+    dfx_free(&x);
+}
+END_TEST
+
+Suite *nw_disruption_ctl_suite(void)
+{
+    Suite *s = suite_create("disruption_ctl");
+    TCase *t = tcase_create("ticks");
+    tcase_set_timeout(t, 30);
+    tcase_add_test(t, empty_nodes_within_budget);
+    tcase_add_test(t, empty_node_waits_for_validation);
+    tcase_add_test(t, validation_rejects_a_node_that_got_a_pod);
+    tcase_add_test(t, pdb_blocks_drift);
+    tcase_add_test(t, drift_replaces_then_deletes);
+    tcase_add_test(t, new_term_forgets_command_and_cleans_up);
+    suite_add_tcase(s, t);
+    return s;
+}
