@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/kval.h"
 #include "api/wellknown.h"
 #include "common/json.h"
 
@@ -147,8 +148,8 @@ nw_rc_t nw_taints_parse(const cJSON *arr, const char *path, nw_taints_t *out, nw
         return rc;
     int i = 0;
     for (const cJSON *it = arr->child; it; it = it->next, i++) {
-        char base[128], p[160];
-        snprintf(base, sizeof base, "%s[%d]", path, i);
+        char base[NW_KV_PATH_MAX], p[NW_KV_PATH_MAX];
+        nw_kv_idx(base, path, (size_t)i);
         if (!cJSON_IsObject(it)) {
             rc =
                 nw_err_set(err, NW_EINVAL, base, "Invalid value: \"%s\": %s must be of type object",
@@ -161,18 +162,18 @@ nw_rc_t nw_taints_parse(const cJSON *arr, const char *path, nw_taints_t *out, nw
             (rc = get_str(it, "effect", base, NULL, &effect, err)) != NW_OK)
             goto fail;
         if (!key || !*key) {
-            snprintf(p, sizeof p, "%s.key", base);
+            nw_kv_path(p, base, "key");
             rc = nw_err_set(err, NW_EINVAL, p, "Required value");
             goto fail;
         }
         nw_taint_effect_t eff;
         if (!effect || !*effect) {
-            snprintf(p, sizeof p, "%s.effect", base);
+            nw_kv_path(p, base, "effect");
             rc = nw_err_set(err, NW_EINVAL, p, "Required value");
             goto fail;
         }
         if (!nw_taint_effect_parse(effect, &eff)) {
-            snprintf(p, sizeof p, "%s.effect", base);
+            nw_kv_path(p, base, "effect");
             rc = nw_err_set(err, NW_EINVAL, p,
                             "Unsupported value: \"%s\": supported values: \"NoSchedule\", "
                             "\"PreferNoSchedule\", \"NoExecute\"",
@@ -203,8 +204,8 @@ nw_rc_t nw_tolerations_parse(const cJSON *arr, const char *path, nw_tolerations_
         return rc;
     int i = 0;
     for (const cJSON *it = arr->child; it; it = it->next, i++) {
-        char base[128], p[160];
-        snprintf(base, sizeof base, "%s[%d]", path, i);
+        char base[NW_KV_PATH_MAX], p[NW_KV_PATH_MAX];
+        nw_kv_idx(base, path, (size_t)i);
         if (!cJSON_IsObject(it)) {
             rc =
                 nw_err_set(err, NW_EINVAL, base, "Invalid value: \"%s\": %s must be of type object",
@@ -227,7 +228,7 @@ nw_rc_t nw_tolerations_parse(const cJSON *arr, const char *path, nw_tolerations_
         } else if (strcmp(op, "Gt") == 0) {
             o = NW_TOL_GT;
         } else {
-            snprintf(p, sizeof p, "%s.operator", base);
+            nw_kv_path(p, base, "operator");
             rc = nw_err_set(err, NW_EINVAL, p,
                             "Unsupported value: \"%s\": supported values: \"Equal\", \"Exists\", "
                             "\"Lt\", \"Gt\"",
@@ -236,7 +237,7 @@ nw_rc_t nw_tolerations_parse(const cJSON *arr, const char *path, nw_tolerations_
         }
         nw_taint_effect_t eff;
         if (!nw_taint_effect_parse(effect, &eff)) {
-            snprintf(p, sizeof p, "%s.effect", base);
+            nw_kv_path(p, base, "effect");
             rc = nw_err_set(err, NW_EINVAL, p,
                             "Unsupported value: \"%s\": supported values: \"NoSchedule\", "
                             "\"PreferNoSchedule\", \"NoExecute\"",
@@ -247,7 +248,7 @@ nw_rc_t nw_tolerations_parse(const cJSON *arr, const char *path, nw_tolerations_
         int64_t seconds = 0;
         const cJSON *ts = cJSON_GetObjectItemCaseSensitive(it, "tolerationSeconds");
         if (ts && !cJSON_IsNull(ts)) {
-            snprintf(p, sizeof p, "%s.tolerationSeconds", base);
+            nw_kv_path(p, base, "tolerationSeconds");
             double d = ts->valuedouble;
             if (!cJSON_IsNumber(ts) || !isfinite(d) || d != floor(d)) {
                 rc = nw_err_set(err, NW_EINVAL, p,
