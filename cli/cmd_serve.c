@@ -84,7 +84,9 @@ int nw_cmd_serve(int argc, char **argv)
     nw_certs_watch_t *watch = NULL;
     int gpu_built = 0;
     nw_scaler_t *scaler = NULL;
-    if (nw_certs_load_initial(cfg.webhook.tlsCert, cfg.webhook.tlsKey, &metrics, &err) != NW_OK) {
+    if (nw_certs_require_dns_names(cfg.webhook.certDNSNames.v, cfg.webhook.certDNSNames.n) !=
+            NW_OK ||
+        nw_certs_load_initial(cfg.webhook.tlsCert, cfg.webhook.tlsKey, &metrics, &err) != NW_OK) {
         nw_log_error("serve", "cannot load the serving certificate", NW_LS("error", err.msg));
         goto out;
     }

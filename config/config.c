@@ -50,6 +50,7 @@ static const key_t_ keys[] = {
     {"webhook.threads", T_INT, OFF(webhook.threads), "0", 0, 1024},
     {"webhook.certPollInterval", T_DUR, OFF(webhook.certPollInterval_ns), "1s", 1, 0},
     {"webhook.shutdownGrace", T_DUR, OFF(webhook.shutdownGrace_ns), "15s", 1, 0},
+    {"webhook.certDNSNames", T_LIST, OFF(webhook.certDNSNames), "", 0, 0},
     {"aws.region", T_STR, OFF(aws.region), "", 0, 0},
     {"aws.endpoints.ec2", T_STR, OFF(aws.ec2), "", 0, 0},
     {"aws.endpoints.sqs", T_STR, OFF(aws.sqs), "", 0, 0},

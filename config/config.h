@@ -53,6 +53,7 @@ typedef struct {
         int64_t threads;             /* 0 = one per CPU */
         int64_t certPollInterval_ns; /* how often cert/key files are checked */
         int64_t shutdownGrace_ns;    /* max wait for in-flight requests on SIGTERM */
+        nw_strlist_t certDNSNames;   /* SANs a loaded certificate must carry; empty = no check */
     } webhook;
     struct {
         char *region;

@@ -2,6 +2,8 @@
 #include "server/certs.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
 #include <gnutls/x509.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -10,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "common/clock.h"
 #include "common/log.h"
@@ -40,27 +43,64 @@ static void pair_free(pair_t *p)
     free(p);
 }
 
-static nw_rc_t read_file(const char *path, gnutls_datum_t *d, nw_err_t *err)
+/* Why the last load_pair failed (an nw_cert_err_t), for the metric. */
+typedef struct {
+    nw_err_t *err;
+    nw_cert_err_t why;
+} fail_t;
+
+static nw_rc_t fail(fail_t *f, nw_cert_err_t why, nw_rc_t rc, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static nw_rc_t fail(fail_t *f, nw_cert_err_t why, nw_rc_t rc, const char *fmt, ...)
+{
+    f->why = why;
+    char msg[sizeof f->err->msg];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return nw_err_set(f->err, rc, "", "%s", msg);
+}
+
+/* Read a whole PEM file. Symlinks are followed (the kubelet's ..data swap), but
+ * the target must be a regular file: it is opened with O_NONBLOCK, so a FIFO or
+ * a device at the path fails at once instead of blocking the watcher. */
+static nw_rc_t read_file(const char *path, gnutls_datum_t *d, fail_t *f)
 {
     d->data = NULL;
     d->size = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return nw_err_set(err, NW_EIO, "", "%s: %s", path, strerror(errno));
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0)
+        return fail(f, NW_CERT_ERR_UNREADABLE, NW_EIO, "%s: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return fail(f, NW_CERT_ERR_NOT_REGULAR, NW_EIO, "%s: not a regular file", path);
+    }
     unsigned char *buf = malloc(MAX_PEM + 1);
     if (!buf) {
-        fclose(f);
+        close(fd);
         return NW_ENOMEM;
     }
-    size_t n = fread(buf, 1, MAX_PEM + 1, f);
-    int bad = ferror(f);
-    fclose(f);
+    size_t n = 0;
+    int bad = 0;
+    while (n <= MAX_PEM) {
+        ssize_t r = read(fd, buf + n, MAX_PEM + 1 - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            bad = r < 0;
+            break;
+        }
+        n += (size_t)r;
+    }
+    close(fd);
     if (bad || n > MAX_PEM || n == 0) {
         free(buf);
-        return nw_err_set(err, NW_EIO, "", "%s: %s", path,
-                          bad ? "read error"
-                          : n ? "larger than 1 MiB"
-                              : "empty file");
+        return fail(f, NW_CERT_ERR_UNREADABLE, NW_EIO, "%s: %s", path,
+                    bad ? "read error"
+                    : n ? "larger than 1 MiB"
+                        : "empty file");
     }
     d->data = buf;
     d->size = (unsigned)n;
@@ -72,13 +112,87 @@ static nw_rc_t pubkey_der(gnutls_pubkey_t pk, gnutls_datum_t *out)
     return gnutls_pubkey_export2(pk, GNUTLS_X509_FMT_DER, out) < 0 ? NW_EINVAL : NW_OK;
 }
 
-static nw_rc_t load_pair(const char *cert_path, const char *key_path, pair_t **out, nw_err_t *err)
+/* The DNS names a new certificate must carry (nw_certs_require_dns_names). */
+static pthread_mutex_t names_mu = PTHREAD_MUTEX_INITIALIZER;
+static char **req_names;
+static size_t n_req_names;
+
+static void names_free(void)
+{
+    for (size_t i = 0; i < n_req_names; i++)
+        free(req_names[i]);
+    free(req_names);
+    req_names = NULL;
+    n_req_names = 0;
+}
+
+nw_rc_t nw_certs_require_dns_names(char *const *names, size_t n)
+{
+    pthread_mutex_lock(&names_mu);
+    names_free();
+    nw_rc_t rc = NW_OK;
+    if (n && !(req_names = calloc(n, sizeof *req_names)))
+        rc = NW_ENOMEM;
+    for (size_t i = 0; rc == NW_OK && i < n; i++, n_req_names++)
+        if (!(req_names[i] = strdup(names[i])))
+            rc = NW_ENOMEM;
+    pthread_mutex_unlock(&names_mu);
+    return rc;
+}
+
+/* True if the certificate has a DNS subjectAltName matching name (the
+ * apiserver's Go client ignores the CN, so a CN alone does not count). */
+static int has_dns_name(gnutls_x509_crt_t crt, const char *name)
+{
+    int dns_sans = 0;
+    for (unsigned i = 0;; i++) {
+        char buf[512];
+        size_t len = sizeof buf;
+        int t = gnutls_x509_crt_get_subject_alt_name(crt, i, buf, &len, NULL);
+        if (t == GNUTLS_E_REQUESTED_DATA_NOT_AVAILABLE)
+            break;
+        if (t == GNUTLS_SAN_DNSNAME)
+            dns_sans++;
+    }
+    return dns_sans > 0 && gnutls_x509_crt_check_hostname2(crt, name, 0) != 0;
+}
+
+/* Validity period and DNS names of the leaf. */
+static nw_rc_t check_leaf(const char *cert_path, gnutls_x509_crt_t crt, pair_t *p, fail_t *f)
+{
+    int64_t now = (int64_t)time(NULL);
+    int64_t nb = (int64_t)gnutls_x509_crt_get_activation_time(crt);
+    p->not_after = (int64_t)gnutls_x509_crt_get_expiration_time(crt);
+    char t[32];
+    if (p->not_after != -1 && now > p->not_after) {
+        nw_time_format(p->not_after * NW_NS_PER_SEC, t, sizeof t);
+        return fail(f, NW_CERT_ERR_EXPIRED, NW_EINVAL, "%s: certificate expired at %s", cert_path,
+                    t);
+    }
+    if (nb != -1 && now < nb) {
+        nw_time_format(nb * NW_NS_PER_SEC, t, sizeof t);
+        return fail(f, NW_CERT_ERR_NOT_YET_VALID, NW_EINVAL, "%s: certificate not valid before %s",
+                    cert_path, t);
+    }
+    nw_rc_t rc = NW_OK;
+    pthread_mutex_lock(&names_mu);
+    for (size_t i = 0; rc == NW_OK && i < n_req_names; i++)
+        if (!has_dns_name(crt, req_names[i]))
+            rc = fail(f, NW_CERT_ERR_DNS_NAME, NW_EINVAL,
+                      "%s: certificate does not name %s in its subjectAltName "
+                      "(webhook.certDNSNames)",
+                      cert_path, req_names[i]);
+    pthread_mutex_unlock(&names_mu);
+    return rc;
+}
+
+static nw_rc_t load_pair(const char *cert_path, const char *key_path, pair_t **out, fail_t *f)
 {
     *out = NULL;
     gnutls_datum_t cd = {0}, kd = {0};
-    nw_rc_t rc = read_file(cert_path, &cd, err);
+    nw_rc_t rc = read_file(cert_path, &cd, f);
     if (rc == NW_OK)
-        rc = read_file(key_path, &kd, err);
+        rc = read_file(key_path, &kd, f);
     pair_t *p = NULL;
     if (rc != NW_OK)
         goto out;
@@ -91,14 +205,14 @@ static nw_rc_t load_pair(const char *cert_path, const char *key_path, pair_t **o
     int r = gnutls_pcert_list_import_x509_raw(p->pcert, &p->n, &cd, GNUTLS_X509_FMT_PEM, 0);
     if (r < 0 || p->n == 0) {
         p->n = 0;
-        rc = nw_err_set(err, NW_EINVAL, "", "%s: not a PEM certificate (chain): %s", cert_path,
-                        gnutls_strerror(r));
+        rc = fail(f, NW_CERT_ERR_PARSE, NW_EINVAL, "%s: not a PEM certificate (chain): %s",
+                  cert_path, gnutls_strerror(r));
         goto out;
     }
     if ((r = gnutls_privkey_init(&p->key)) < 0 ||
         (r = gnutls_privkey_import_x509_raw(p->key, &kd, GNUTLS_X509_FMT_PEM, NULL, 0)) < 0) {
-        rc = nw_err_set(err, NW_EINVAL, "", "%s: not a PEM private key: %s", key_path,
-                        gnutls_strerror(r));
+        rc = fail(f, NW_CERT_ERR_PARSE, NW_EINVAL, "%s: not a PEM private key: %s", key_path,
+                  gnutls_strerror(r));
         goto out;
     }
     /* the key must belong to the leaf */
@@ -113,16 +227,23 @@ static nw_rc_t load_pair(const char *cert_path, const char *key_path, pair_t **o
     if (kpub)
         gnutls_pubkey_deinit(kpub);
     if (!match) {
-        rc = nw_err_set(err, NW_EINVAL, "", "%s does not match the certificate in %s", key_path,
-                        cert_path);
+        rc = fail(f, NW_CERT_ERR_KEY_MISMATCH, NW_EINVAL, "%s does not match the certificate in %s",
+                  key_path, cert_path);
         goto out;
     }
     gnutls_x509_crt_t crt;
-    if (gnutls_x509_crt_init(&crt) >= 0) {
-        if (gnutls_x509_crt_import(crt, &p->pcert[0].cert, GNUTLS_X509_FMT_DER) >= 0)
-            p->not_after = (int64_t)gnutls_x509_crt_get_expiration_time(crt);
-        gnutls_x509_crt_deinit(crt);
+    if (gnutls_x509_crt_init(&crt) < 0) {
+        rc = NW_ENOMEM;
+        goto out;
     }
+    if (gnutls_x509_crt_import(crt, &p->pcert[0].cert, GNUTLS_X509_FMT_DER) < 0)
+        rc = fail(f, NW_CERT_ERR_PARSE, NW_EINVAL, "%s: the leaf certificate does not parse",
+                  cert_path);
+    else
+        rc = check_leaf(cert_path, crt, p, f);
+    gnutls_x509_crt_deinit(crt);
+    if (rc != NW_OK)
+        goto out;
     *out = p;
     p = NULL;
 out:
@@ -130,6 +251,16 @@ out:
     free(cd.data);
     free(kd.data);
     return rc;
+}
+
+/* Count a refused pair (total and by reason). */
+static void count_failure(nw_metrics_t *m, nw_cert_err_t why)
+{
+    if (!m)
+        return;
+    atomic_fetch_add(&m->cert_reload_failures, 1);
+    if ((unsigned)why < NW_CERT_ERR_COUNT)
+        atomic_fetch_add(&m->cert_reload_errors[why], 1);
 }
 
 static void install(pair_t *p, nw_metrics_t *m)
@@ -151,10 +282,10 @@ nw_rc_t nw_certs_load_initial(const char *cert_path, const char *key_path, nw_me
                               nw_err_t *err)
 {
     pair_t *p;
-    nw_rc_t rc = load_pair(cert_path, key_path, &p, err);
+    fail_t f = {err, NW_CERT_ERR_COUNT};
+    nw_rc_t rc = load_pair(cert_path, key_path, &p, &f);
     if (rc != NW_OK) {
-        if (metrics)
-            atomic_fetch_add(&metrics->cert_reload_failures, 1);
+        count_failure(metrics, f.why);
         return rc;
     }
     install(p, metrics);
@@ -197,6 +328,9 @@ void nw_certs_shutdown(void)
         retired = n;
     }
     pthread_mutex_unlock(&retired_mu);
+    pthread_mutex_lock(&names_mu);
+    names_free();
+    pthread_mutex_unlock(&names_mu);
 }
 
 /* ---- watcher --------------------------------------------------------------------- */
@@ -249,11 +383,12 @@ int nw_certs_watch_poll(nw_certs_watch_t *w)
     w->seen[1] = k;
     pair_t *p;
     nw_err_t err = {0};
-    if (load_pair(w->cert, w->key, &p, &err) != NW_OK) {
-        if (w->metrics)
-            atomic_fetch_add(&w->metrics->cert_reload_failures, 1);
+    fail_t f = {&err, NW_CERT_ERR_COUNT};
+    if (load_pair(w->cert, w->key, &p, &f) != NW_OK) {
+        count_failure(w->metrics, f.why);
         nw_log_error("certs", "certificate change not loaded; keeping the previous pair",
-                     NW_LS("cert", w->cert), NW_LS("key", w->key), NW_LS("error", err.msg));
+                     NW_LS("cert", w->cert), NW_LS("key", w->key),
+                     NW_LS("reason", nw_cert_err_str(f.why)), NW_LS("error", err.msg));
         return -1;
     }
     install(p, w->metrics);
@@ -324,7 +459,15 @@ void nw_certs_watch_stop(nw_certs_watch_t *w)
     w->stop = 1;
     pthread_cond_signal(&w->cv);
     pthread_mutex_unlock(&w->mu);
-    pthread_join(w->thr, NULL);
+    /* A poll never blocks on a file (read_file), but shutdown must not depend on
+     * it: wait at most 2 s, then leave the thread and its state to the exit. */
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += 2;
+    if (pthread_timedjoin_np(w->thr, NULL, &ts) != 0) {
+        nw_log_warn("certs", "certificate watcher did not stop within 2s; not waiting for it");
+        return;
+    }
     pthread_cond_destroy(&w->cv);
     pthread_mutex_destroy(&w->mu);
     free(w->cert);

@@ -23,6 +23,14 @@ const char *nw_route_str(nw_route_t r)
     return (unsigned)r < NW_ROUTE_COUNT ? route_names[r] : "other";
 }
 
+const char *nw_cert_err_str(nw_cert_err_t e)
+{
+    static const char *const names[NW_CERT_ERR_COUNT] = {
+        "unreadable", "not_regular_file", "not_pem",         "key_mismatch",
+        "expired",    "not_yet_valid",    "dns_name_missing"};
+    return (unsigned)e < NW_CERT_ERR_COUNT ? names[e] : "other";
+}
+
 static int kind_index(const char *kind)
 {
     for (int i = 0; i < NW_METRICS_KINDS - 1; i++)
@@ -124,6 +132,11 @@ nw_rc_t nw_metrics_render(const nw_metrics_t *mc, nw_buf_t *out)
       "# TYPE nodewarden_cert_reload_failures_total counter\n"
       "nodewarden_cert_reload_failures_total %llu\n",
       (unsigned long long)LOAD(m->cert_reload_failures));
+    F("# HELP nodewarden_cert_reload_errors_total Certificate pairs refused, by reason.\n"
+      "# TYPE nodewarden_cert_reload_errors_total counter\n");
+    for (int e = 0; e < NW_CERT_ERR_COUNT; e++)
+        F("nodewarden_cert_reload_errors_total{reason=\"%s\"} %llu\n",
+          nw_cert_err_str((nw_cert_err_t)e), (unsigned long long)LOAD(m->cert_reload_errors[e]));
     F("# HELP nodewarden_cert_not_after_seconds Expiry of the served certificate (Unix time).\n"
       "# TYPE nodewarden_cert_not_after_seconds gauge\nnodewarden_cert_not_after_seconds %lld\n",
       (long long)LOAD(m->cert_not_after));

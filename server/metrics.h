@@ -32,6 +32,18 @@ typedef enum {
 #define NW_METRICS_BUCKETS 14 /* histogram upper bounds, see metrics.c */
 #define NW_METRICS_CODES 12   /* HTTP status codes tracked (200, 400, 404, ...) + other */
 
+/* Why a certificate pair was refused (label reason of nodewarden_cert_reload_errors_total). */
+typedef enum {
+    NW_CERT_ERR_UNREADABLE = 0, /* missing, unreadable, empty, too large */
+    NW_CERT_ERR_NOT_REGULAR,    /* a FIFO, device, directory ... */
+    NW_CERT_ERR_PARSE,          /* not PEM */
+    NW_CERT_ERR_KEY_MISMATCH,
+    NW_CERT_ERR_EXPIRED,
+    NW_CERT_ERR_NOT_YET_VALID,
+    NW_CERT_ERR_DNS_NAME, /* a name of webhook.certDNSNames is not in the SANs */
+    NW_CERT_ERR_COUNT
+} nw_cert_err_t;
+
 typedef struct {
     _Atomic uint64_t n;
     _Atomic uint64_t sum_us;
@@ -45,6 +57,7 @@ typedef struct {
     _Atomic uint64_t http[NW_ROUTE_COUNT][NW_METRICS_CODES]; /* responses by route and code */
     _Atomic uint64_t cert_reloads;
     _Atomic uint64_t cert_reload_failures;
+    _Atomic uint64_t cert_reload_errors[NW_CERT_ERR_COUNT]; /* the same, by reason */
     _Atomic int64_t cert_not_after; /* epoch seconds of the served leaf, 0 = none */
     _Atomic int64_t inflight;
     _Atomic uint64_t aborted; /* requests dropped: deadline, body over the hard limit */
@@ -65,6 +78,9 @@ void nw_metrics_admission(nw_metrics_t *m, nw_route_t route, const char *kind,
 
 /** Count one HTTP response. */
 void nw_metrics_http(nw_metrics_t *m, nw_route_t route, int code);
+
+/** Name of a refusal reason ("expired", ...). */
+const char *nw_cert_err_str(nw_cert_err_t e);
 
 /** Append the Prometheus text exposition to out. */
 nw_rc_t nw_metrics_render(const nw_metrics_t *m, nw_buf_t *out);

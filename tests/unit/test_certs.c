@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "server/certs.h"
@@ -146,6 +147,80 @@ START_TEST(certs_watch)
 }
 END_TEST
 
+/* Each refusal: the error names the file and the problem, the metric counts the reason,
+ * and nothing is installed. */
+static void refused(const char *crt, const char *key, nw_cert_err_t why, const char *msg)
+{
+    nw_metrics_t m;
+    nw_metrics_init(&m);
+    nw_err_t err = {0};
+    ck_assert_int_ne(nw_certs_load_initial(crt, key, &m, &err), NW_OK);
+    ck_assert_msg(strstr(err.msg, msg), "error \"%s\" lacks \"%s\"", err.msg, msg);
+    ck_assert_uint_eq(atomic_load(&m.cert_reload_errors[why]), 1);
+    ck_assert_uint_eq(atomic_load(&m.cert_reload_failures), 1);
+    ck_assert(!nw_certs_ready());
+}
+
+START_TEST(certs_refusals)
+{
+    static char *const svc[] = {"nodewarden.nodewarden.svc"};
+    ck_assert_int_eq(nw_certs_require_dns_names(svc, 1), NW_OK);
+    refused(D "missing.crt", D "a.key", NW_CERT_ERR_UNREADABLE, "missing.crt: No such file");
+    refused(D, D "a.key", NW_CERT_ERR_NOT_REGULAR, "certs/: not a regular file");
+    refused(D "garbage.crt", D "a.key", NW_CERT_ERR_PARSE, "not a PEM certificate");
+    refused(D "a.crt", D "b.key", NW_CERT_ERR_KEY_MISMATCH, "b.key does not match");
+    refused(D "a-expired.crt", D "a.key", NW_CERT_ERR_EXPIRED,
+            "a-expired.crt: certificate expired at 2020-01-02");
+    refused(D "a-future.crt", D "a.key", NW_CERT_ERR_NOT_YET_VALID,
+            "a-future.crt: certificate not valid before 2090-01-01");
+    refused(D "a-othername.crt", D "a.key", NW_CERT_ERR_DNS_NAME,
+            "does not name nodewarden.nodewarden.svc in its subjectAltName");
+    /* the named certificate loads; without required names the other one does too */
+    nw_err_t err = {0};
+    ck_assert_int_eq(nw_certs_load_initial(D "a.crt", D "a.key", NULL, &err), NW_OK);
+    nw_certs_shutdown(); /* also forgets the names */
+    ck_assert_int_eq(nw_certs_load_initial(D "a-othername.crt", D "a.key", NULL, &err), NW_OK);
+    nw_certs_shutdown();
+}
+END_TEST
+
+/* A FIFO at the certificate path is refused at once (it used to block the watcher in
+ * fopen forever, and SIGTERM then waited on it); the old pair stays and stop returns. */
+START_TEST(certs_watch_fifo)
+{
+    char dir[] = "/tmp/nw-certs-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char crt[256], key[256];
+    snprintf(crt, sizeof crt, "%s/tls.crt", dir);
+    snprintf(key, sizeof key, "%s/tls.key", dir);
+    copy_file(D "a.crt", crt);
+    copy_file(D "a.key", key);
+    nw_metrics_t m;
+    nw_metrics_init(&m);
+    nw_err_t err = {0};
+    ck_assert_int_eq(nw_certs_load_initial(crt, key, &m, &err), NW_OK);
+    nw_certs_watch_t *w;
+    ck_assert_int_eq(nw_certs_watch_start(crt, key, 3600LL * 1000000000LL, &m, &w, &err), NW_OK);
+    unlink(crt);
+    ck_assert_int_eq(mkfifo(crt, 0600), 0);
+    ck_assert_int_eq(nw_certs_watch_poll(w), -1); /* returns: no writer needed */
+    ck_assert(served_is(D "a.crt"));
+    ck_assert_uint_eq(atomic_load(&m.cert_reload_errors[NW_CERT_ERR_NOT_REGULAR]), 1);
+    unlink(key);
+    ck_assert_int_eq(mkfifo(key, 0600), 0);
+    unlink(crt);
+    copy_file(D "b.crt", crt);
+    ck_assert_int_eq(nw_certs_watch_poll(w), -1); /* the key is the FIFO now */
+    ck_assert(served_is(D "a.crt"));
+    ck_assert_uint_eq(atomic_load(&m.cert_reload_errors[NW_CERT_ERR_NOT_REGULAR]), 2);
+    nw_certs_watch_stop(w);
+    nw_certs_shutdown();
+    unlink(crt);
+    unlink(key);
+    rmdir(dir);
+}
+END_TEST
+
 Suite *nw_certs_suite(void)
 {
     Suite *s = suite_create("certs");
@@ -153,6 +228,8 @@ Suite *nw_certs_suite(void)
     tcase_add_test(tc, certs_load_errors);
     tcase_add_test(tc, certs_load_and_chain);
     tcase_add_test(tc, certs_watch);
+    tcase_add_test(tc, certs_refusals);
+    tcase_add_test(tc, certs_watch_fifo);
     suite_add_tcase(s, tc);
     return s;
 }
