@@ -50,6 +50,12 @@ static const key_t_ keys[] = {
     {"webhook.threads", T_INT, OFF(webhook.threads), "0", 0, 1024},
     {"webhook.certPollInterval", T_DUR, OFF(webhook.certPollInterval_ns), "1s", 1, 0},
     {"webhook.shutdownGrace", T_DUR, OFF(webhook.shutdownGrace_ns), "15s", 1, 0},
+    {"webhook.maxConnections", T_INT, OFF(webhook.maxConnections), "1024", 1, 1000000},
+    {"webhook.maxConnectionsPerClient", T_INT, OFF(webhook.maxConnectionsPerClient), "128", 0,
+     1000000},
+    {"webhook.headerTimeout", T_DUR, OFF(webhook.headerTimeout_ns), "10s", 1, 0},
+    {"webhook.maxInflightBodyBytes", T_INT, OFF(webhook.maxInflightBodyBytes), "67108864", 1024,
+     INT64_C(1) << 40},
     {"webhook.certDNSNames", T_LIST, OFF(webhook.certDNSNames), "", 0, 0},
     {"aws.region", T_STR, OFF(aws.region), "", 0, 0},
     {"aws.endpoints.ec2", T_STR, OFF(aws.ec2), "", 0, 0},
@@ -547,6 +553,11 @@ nw_rc_t nw_config_validate(const nw_config_t *cfg, nw_err_t *err)
     if (cfg->webhook.idleTimeout_ns < NW_NS_PER_SEC_)
         return nw_err_set(err, NW_EINVAL, "webhook.idleTimeout",
                           "webhook.idleTimeout: must be at least 1s");
+    if (cfg->webhook.maxInflightBodyBytes < cfg->webhook.maxBodyBytes)
+        return nw_err_set(err, NW_EINVAL, "webhook.maxInflightBodyBytes",
+                          "webhook.maxInflightBodyBytes: must be at least webhook.maxBodyBytes "
+                          "(%lld)",
+                          (long long)cfg->webhook.maxBodyBytes);
     if (cfg->settings.batchMaxDuration_ns < cfg->settings.batchIdleDuration_ns)
         return nw_err_set(err, NW_EINVAL, "settings.batchMaxDuration",
                           "settings.batchMaxDuration: must not be shorter than "

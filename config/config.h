@@ -50,10 +50,14 @@ typedef struct {
         int64_t maxBodyBytes;
         int64_t requestTimeout_ns;
         int64_t idleTimeout_ns;
-        int64_t threads;             /* 0 = one per CPU */
-        int64_t certPollInterval_ns; /* how often cert/key files are checked */
-        int64_t shutdownGrace_ns;    /* max wait for in-flight requests on SIGTERM */
-        nw_strlist_t certDNSNames;   /* SANs a loaded certificate must carry; empty = no check */
+        int64_t threads;                 /* 0 = one per CPU */
+        int64_t certPollInterval_ns;     /* how often cert/key files are checked */
+        int64_t shutdownGrace_ns;        /* max wait for in-flight requests on SIGTERM */
+        int64_t maxConnections;          /* all clients together */
+        int64_t maxConnectionsPerClient; /* per client address; 0 = no limit */
+        int64_t headerTimeout_ns;        /* accept to end of request headers */
+        int64_t maxInflightBodyBytes;    /* body bytes of all requests together */
+        nw_strlist_t certDNSNames; /* SANs a loaded certificate must carry; empty = no check */
     } webhook;
     struct {
         char *region;

@@ -7,6 +7,7 @@
 #include <microhttpd.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,7 +32,22 @@ struct nw_https {
     unsigned idle_secs;
     _Atomic int draining;
     _Atomic int64_t inflight;
+    _Atomic int64_t body_bytes; /* reserved by requests in flight (max_inflight_body) */
+    /* connections waiting for their request headers (header_timeout_ns) */
+    pthread_mutex_t conns_mu;
+    pthread_cond_t conns_cv;
+    struct conn *conns; /* every open connection (doubly linked) */
+    int sweeper_stop;
+    int sweeper_started;
+    pthread_t sweeper;
 };
+
+/* One TCP connection (MHD's socket context): the header deadline. */
+typedef struct conn {
+    int fd;
+    int64_t deadline_ns; /* 0: headers are in (a request is running) */
+    struct conn *prev, *next;
+} conn_t;
 
 /* Per-request state, created on the first callback, freed in on_completed. */
 typedef struct {
@@ -42,6 +58,8 @@ typedef struct {
     size_t seen; /* body bytes received (kept or not) */
     int too_large;
     int done;        /* a response has been queued */
+    int over_budget; /* the global body budget ran out while receiving */
+    size_t reserved; /* bytes of s->body_bytes held by this request */
     int timeout_set; /* per-connection timeout changed for this request */
 } req_t;
 
@@ -162,6 +180,116 @@ static void set_conn_timeout(struct MHD_Connection *c, int64_t ns)
     MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, secs ? secs : 1u);
 }
 
+/* Reserve n more body bytes from the global budget; 0 if it would be exceeded. */
+static int budget_take(nw_https_t *s, req_t *r, size_t n)
+{
+    if (!s->o.max_inflight_body)
+        return 1;
+    int64_t was = atomic_fetch_add(&s->body_bytes, (int64_t)n);
+    if (was + (int64_t)n > (int64_t)s->o.max_inflight_body) {
+        atomic_fetch_sub(&s->body_bytes, (int64_t)n);
+        return 0;
+    }
+    r->reserved += n;
+    return 1;
+}
+
+static enum MHD_Result respond_busy(nw_https_t *s, struct MHD_Connection *c, req_t *r,
+                                    const char *method, const char *url)
+{
+    char msg[200];
+    snprintf(msg, sizeof msg,
+             "the webhook holds its budget of %zu request body bytes already "
+             "(webhook.maxInflightBodyBytes); retry",
+             s->o.max_inflight_body);
+    return respond_status(s, c, r, 503, "ServiceUnavailable", msg, NULL, method, url);
+}
+
+/* The header deadline of the connection c (0 = none). */
+static void conn_set_deadline(nw_https_t *s, struct MHD_Connection *c, int64_t deadline_ns)
+{
+    if (!s->o.header_timeout_ns)
+        return;
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    conn_t *k = ci ? ci->socket_context : NULL;
+    if (!k)
+        return;
+    pthread_mutex_lock(&s->conns_mu);
+    k->deadline_ns = deadline_ns;
+    pthread_mutex_unlock(&s->conns_mu);
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code)
+{
+    nw_https_t *s = cls;
+    conn_t *k = *socket_context;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        if (!ci || !(k = calloc(1, sizeof *k)))
+            return; /* no deadline for this one: MHD's idle timeout still applies */
+        k->fd = ci->connect_fd;
+        k->deadline_ns = mono_ns() + s->o.header_timeout_ns;
+        pthread_mutex_lock(&s->conns_mu);
+        k->next = s->conns;
+        if (s->conns)
+            s->conns->prev = k;
+        s->conns = k;
+        pthread_mutex_unlock(&s->conns_mu);
+        *socket_context = k;
+        return;
+    }
+    if (!k) /* MHD_CONNECTION_NOTIFY_CLOSED, before libmicrohttpd closes the socket */
+        return;
+    pthread_mutex_lock(&s->conns_mu);
+    if (k->prev)
+        k->prev->next = k->next;
+    else
+        s->conns = k->next;
+    if (k->next)
+        k->next->prev = k->prev;
+    pthread_mutex_unlock(&s->conns_mu);
+    free(k);
+    *socket_context = NULL;
+}
+
+/* Shut down connections past their header deadline. shutdown(2), not close: the
+ * socket stays libmicrohttpd's, which sees the end of the stream and cleans up;
+ * the connection is still in the list (under the mutex), so fd is still its. */
+static void *sweeper_main(void *arg)
+{
+    nw_https_t *s = arg;
+    pthread_mutex_lock(&s->conns_mu);
+    while (!s->sweeper_stop) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        ts.tv_nsec += 200 * 1000 * 1000;
+        if (ts.tv_nsec >= 1000000000) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000;
+        }
+        pthread_cond_timedwait(&s->conns_cv, &s->conns_mu, &ts);
+        int64_t now = mono_ns();
+        unsigned n = 0;
+        for (conn_t *k = s->conns; k; k = k->next)
+            if (k->deadline_ns && now > k->deadline_ns) {
+                shutdown(k->fd, SHUT_RDWR);
+                k->deadline_ns = 0;
+                n++;
+            }
+        if (n) {
+            atomic_fetch_add(&s->o.metrics->aborted, n);
+            nw_log_every(5, NW_LOG_WARN, "webhook",
+                         "connections closed: no request headers within webhook.headerTimeout",
+                         NW_LI("closed", n));
+        }
+    }
+    pthread_mutex_unlock(&s->conns_mu);
+    return NULL;
+}
+
 /* First callback: headers are in. Route, method, content type, size, deadline. */
 static enum MHD_Result begin(nw_https_t *s, struct MHD_Connection *c, req_t *r, const char *url,
                              const char *method)
@@ -201,6 +329,8 @@ static enum MHD_Result begin(nw_https_t *s, struct MHD_Connection *c, req_t *r, 
                 return respond_status(s, c, r, 413, "RequestEntityTooLarge", msg, NULL, method,
                                       url);
             }
+            if (end != cl && n && !budget_take(s, r, (size_t)n))
+                return respond_busy(s, c, r, method, url);
         }
         int64_t budget = s->o.request_timeout_ns;
         int64_t qt = query_timeout_ns(c);
@@ -244,6 +374,8 @@ static enum MHD_Result admit(nw_https_t *s, struct MHD_Connection *c, req_t *r, 
                              const char *method)
 {
     char msg[160];
+    if (r->over_budget)
+        return respond_busy(s, c, r, method, url);
     if (r->too_large) {
         snprintf(msg, sizeof msg,
                  "request body exceeds the limit of %zu bytes (webhook.maxBodyBytes)",
@@ -294,6 +426,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         *con_cls = r;
         r->start_ns = mono_ns();
         r->route = route_of(url);
+        conn_set_deadline(s, c, 0); /* headers are in */
         nw_buf_init(&r->body, s->o.max_body);
         atomic_fetch_add(&s->inflight, 1);
         atomic_fetch_add_explicit(&s->o.metrics->inflight, 1, memory_order_relaxed);
@@ -313,6 +446,20 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             return MHD_NO; /* the caller stopped waiting; drop the connection */
         }
         r->seen += n;
+        if (!r->too_large && !r->over_budget && r->seen > r->reserved &&
+            !budget_take(s, r, r->seen - r->reserved)) {
+            r->over_budget = 1; /* more than Content-Length said, or chunked */
+            nw_buf_cleanup(&r->body);
+            if (respond_busy(s, c, r, method, url) == MHD_YES)
+                return MHD_YES;
+        }
+        if (r->over_budget) {
+            if (r->seen > 2 * s->o.max_body) {
+                atomic_fetch_add(&s->o.metrics->aborted, 1);
+                return MHD_NO;
+            }
+            return MHD_YES;
+        }
         if (!r->too_large && nw_buf_add(&r->body, upload_data, n) != NW_OK) {
             r->too_large = 1;
             nw_buf_cleanup(&r->body);
@@ -346,6 +493,11 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     *con_cls = NULL;
     if (r->timeout_set && toe == MHD_REQUEST_TERMINATED_COMPLETED_OK && !atomic_load(&s->draining))
         MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, s->idle_secs);
+    /* keep-alive: the next request's headers must come within idle + header timeout */
+    conn_set_deadline(s, c,
+                      mono_ns() + (int64_t)s->idle_secs * NW_NS_PER_SEC + s->o.header_timeout_ns);
+    if (r->reserved)
+        atomic_fetch_sub(&s->body_bytes, (int64_t)r->reserved);
     nw_buf_cleanup(&r->body);
     free(r);
     atomic_fetch_sub_explicit(&s->o.metrics->inflight, 1, memory_order_relaxed);
@@ -431,6 +583,13 @@ nw_rc_t nw_https_start(const nw_https_opts_t *opts, nw_https_t **out, nw_err_t *
         free(s);
         return rc;
     }
+    pthread_mutex_init(&s->conns_mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&s->conns_cv, &ca);
+    pthread_condattr_destroy(&ca);
+    unsigned max_conns = opts->max_conns ? opts->max_conns : 1020;
     unsigned flags = MHD_USE_TLS | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ITC |
                      MHD_USE_ERROR_LOG;
     s->d = MHD_start_daemon(
@@ -438,16 +597,29 @@ nw_rc_t nw_https_start(const nw_https_opts_t *opts, nw_https_t **out, nw_err_t *
         MHD_OPTION_LISTEN_SOCKET, s->listen_fd, MHD_OPTION_HTTPS_CERT_CALLBACK, nw_certs_retrieve,
         MHD_OPTION_HTTPS_PRIORITIES, NW_HTTPS_PRIORITIES, MHD_OPTION_THREAD_POOL_SIZE, s->threads,
         MHD_OPTION_CONNECTION_TIMEOUT, s->idle_secs, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-        MHD_OPTION_END);
+        MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_CONNECTION_LIMIT, max_conns,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, opts->max_conns_per_ip, MHD_OPTION_END);
+    if (s->d && opts->header_timeout_ns) {
+        if (pthread_create(&s->sweeper, NULL, sweeper_main, s) == 0)
+            s->sweeper_started = 1;
+        else
+            nw_log_warn("webhook", "cannot start the header-deadline sweeper; relying on "
+                                   "webhook.idleTimeout");
+    }
     if (!s->d) {
         close(s->listen_fd);
+        pthread_cond_destroy(&s->conns_cv);
+        pthread_mutex_destroy(&s->conns_mu);
         free(s);
         return nw_err_set(err, NW_EIO, "", "libmicrohttpd failed to start on %s (see log)",
                           opts->listen);
     }
     nw_log_info("webhook", "listening", NW_LS("addr", opts->listen), NW_LI("port", s->port),
                 NW_LI("threads", s->threads), NW_LI("maxBodyBytes", opts->max_body),
-                NW_LI("idleTimeoutSec", s->idle_secs),
+                NW_LI("idleTimeoutSec", s->idle_secs), NW_LI("maxConnections", max_conns),
+                NW_LI("maxConnectionsPerClient", opts->max_conns_per_ip),
+                NW_LF("headerTimeoutSec", (double)opts->header_timeout_ns / 1e9),
+                NW_LI("maxInflightBodyBytes", opts->max_inflight_body),
                 NW_LF("requestTimeoutSec", (double)opts->request_timeout_ns / 1e9));
     *out = s;
     return NW_OK;
@@ -482,7 +654,16 @@ void nw_https_stop(nw_https_t *s)
     if (left > 0)
         nw_log_warn("webhook", "shutdown grace expired with requests in flight",
                     NW_LI("inflight", left));
-    MHD_stop_daemon(s->d);
+    if (s->sweeper_started) {
+        pthread_mutex_lock(&s->conns_mu);
+        s->sweeper_stop = 1;
+        pthread_cond_signal(&s->conns_cv);
+        pthread_mutex_unlock(&s->conns_mu);
+        pthread_join(s->sweeper, NULL);
+    }
+    MHD_stop_daemon(s->d); /* closes every connection: on_connection frees each conn_t */
+    pthread_cond_destroy(&s->conns_cv);
+    pthread_mutex_destroy(&s->conns_mu);
     nw_log_info("webhook", "stopped");
     free(s);
 }

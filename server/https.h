@@ -7,7 +7,13 @@
  * (swappable at runtime). A pool of internal polling threads (epoll), so a
  * stalled client occupies a socket, never a thread. Body cap (413), per-request
  * deadline (min of webhook.requestTimeout and the apiserver's ?timeout=),
- * keep-alive idle timeout. Every error is a JSON metav1 Status body.
+ * keep-alive idle timeout. Against hostile clients: connection caps in total
+ * and per client address (libmicrohttpd refuses the excess at accept), an
+ * absolute deadline from accept to the end of the request headers (TLS
+ * handshake included; a sweeper thread shuts down a connection that has not
+ * sent its headers in time, so bytes dripped slowly do not keep it), and a
+ * budget of body bytes across all requests (503 once it is used up). Every
+ * error is a JSON metav1 Status body.
  *
  * Ownership: nw_https_start returns an owned server; nw_https_stop drains and
  * frees it. opts and everything it points to are borrowed and must outlive it.
@@ -33,6 +39,10 @@ typedef struct {
     int64_t idle_timeout_ns;    /* keep-alive idle timeout (>90 s for kube-apiserver) */
     int64_t shutdown_grace_ns;  /* how long nw_https_stop waits for requests in flight */
     unsigned threads;           /* 0 = one per online CPU */
+    unsigned max_conns;         /* all clients together; 0 = libmicrohttpd's default */
+    unsigned max_conns_per_ip;  /* per client address; 0 = no limit */
+    int64_t header_timeout_ns;  /* TLS handshake + request headers, from accept; 0 = none */
+    size_t max_inflight_body;   /* body bytes held by all requests together; 0 = no limit */
     const nw_admit_ctx_t *admit_ctx;
     nw_srv_lookup_fn lookup; /* NULL = nw_admit_find */
     nw_metrics_t *metrics;   /* required */
