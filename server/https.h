@@ -3,8 +3,8 @@
  *
  * Routes: POST /validate[/...] and POST /mutate[/...] (AdmissionReview v1,
  * Content-Type application/json), GET /healthz, GET /readyz, GET /metrics.
- * TLS 1.2/1.3 with ECDHE only; the certificate comes from server/certs.h
- * (swappable at runtime). A pool of internal polling threads (epoll), so a
+ * TLS 1.2/1.3 with ECDHE and AEAD ciphers (AES-GCM, ChaCha20-Poly1305) only; the certificate comes
+ * from server/certs.h (swappable at runtime). A pool of internal polling threads (epoll), so a
  * stalled client occupies a socket, never a thread. Body cap (413), per-request
  * deadline (min of webhook.requestTimeout and the apiserver's ?timeout=),
  * keep-alive idle timeout. Against hostile clients: connection caps in total
@@ -50,7 +50,8 @@ typedef struct {
 
 /** TLS priority string given to GnuTLS. */
 #define NW_HTTPS_PRIORITIES                                                                        \
-    "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-KX-ALL:+ECDHE-ECDSA:+ECDHE-RSA"
+    "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-KX-ALL:+ECDHE-ECDSA:+ECDHE-RSA:-CIPHER-ALL:"      \
+    "+AES-256-GCM:+AES-128-GCM:+CHACHA20-POLY1305:-MAC-ALL:+AEAD"
 
 /** Bind, listen and start serving. A certificate must already be loaded
  * (nw_certs_load_initial). */
