@@ -32,11 +32,11 @@ nw_rc_t nw_jsonpatch_add(nw_jsonpatch_t *p, const char *op, const char *path, co
     }
     if (value) {
         cJSON *v = cJSON_Duplicate(value, 1);
-        if (!v) {
+        if (!v || !cJSON_AddItemToObject(o, "value", v)) {
+            cJSON_Delete(v);
             cJSON_Delete(o);
             return p->rc = NW_ENOMEM;
         }
-        cJSON_AddItemToObject(o, "value", v);
     }
     cJSON_AddItemToArray(p->ops, o);
     return NW_OK;

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/json.h"
 #include "common/log.h"
 #include "scaler/aws/cloud.h"
 #include "cli/awsargs.h"
@@ -42,7 +43,7 @@ static void usage(FILE *f)
 
 static void print_json(cJSON *j)
 {
-    char *s = cJSON_Print(j);
+    char *s = nw_json_print_pretty(j);
     if (s) {
         printf("%s\n", s);
         free(s);
@@ -52,11 +53,11 @@ static void print_json(cJSON *j)
 
 static int fail(const char *verb, const nw_err_t *err, const nw_ec2_error_t *ae)
 {
-    cJSON *j = cJSON_CreateObject();
-    cJSON_AddStringToObject(j, "error", err->msg[0] ? err->msg : nw_rc_str(err->rc));
+    cJSON *j = nw_json_new_object();
+    nw_json_add_string(j, "error", err->msg[0] ? err->msg : nw_rc_str(err->rc));
     if (ae && ae->code[0]) {
-        cJSON_AddStringToObject(j, "code", ae->code);
-        cJSON_AddStringToObject(j, "class", nw_ec2_class_name(ae->cls));
+        nw_json_add_string(j, "code", ae->code);
+        nw_json_add_string(j, "class", nw_ec2_class_name(ae->cls));
     }
     print_json(j);
     fprintf(stderr, "nodewarden aws %s: %s\n", verb, err->msg[0] ? err->msg : nw_rc_str(err->rc));
@@ -71,19 +72,19 @@ static void sleep_ms(long ms)
 
 static cJSON *instance_json(const nw_ec2_instance_t *in)
 {
-    cJSON *o = cJSON_CreateObject();
+    cJSON *o = nw_json_new_object();
     char pid[192];
     snprintf(pid, sizeof pid, "aws:///%s/%s", in->zone, in->id);
-    cJSON_AddStringToObject(o, "instanceId", in->id);
-    cJSON_AddStringToObject(o, "providerID", pid);
-    cJSON_AddStringToObject(o, "type", in->type);
-    cJSON_AddStringToObject(o, "zone", in->zone);
-    cJSON_AddStringToObject(o, "state", in->state);
-    cJSON_AddStringToObject(o, "capacityType",
-                            strcmp(in->lifecycle, "spot") == 0 ? "spot" : "on-demand");
-    cJSON *t = cJSON_AddObjectToObject(o, "tags");
+    nw_json_add_string(o, "instanceId", in->id);
+    nw_json_add_string(o, "providerID", pid);
+    nw_json_add_string(o, "type", in->type);
+    nw_json_add_string(o, "zone", in->zone);
+    nw_json_add_string(o, "state", in->state);
+    nw_json_add_string(o, "capacityType",
+                       strcmp(in->lifecycle, "spot") == 0 ? "spot" : "on-demand");
+    cJSON *t = nw_json_add_object(o, "tags");
     for (int i = 0; i < in->tags.n; i++)
-        cJSON_AddStringToObject(t, in->tags.v[i].key, in->tags.v[i].value);
+        nw_json_add_string(t, in->tags.v[i].key, in->tags.v[i].value);
     return o;
 }
 
@@ -99,12 +100,12 @@ static int verb_whoami(nw_srv_aws_args_t *a, nw_cloud_t *cloud)
         if (nw_sts_caller_identity(&a->aws, cr, NULL, &id, &err) != NW_OK)
             return fail("whoami", &err, NULL);
     }
-    cJSON *j = cJSON_CreateObject();
-    cJSON_AddStringToObject(j, "source", nw_creds_source_name(nw_creds_source(cr)));
-    cJSON_AddStringToObject(j, "arn", id.arn);
-    cJSON_AddStringToObject(j, "account", id.account);
-    cJSON_AddNumberToObject(j, "fetches", (double)nw_creds_fetch_count(cr));
-    cJSON_AddStringToObject(j, "region", a->aws.region);
+    cJSON *j = nw_json_new_object();
+    nw_json_add_string(j, "source", nw_creds_source_name(nw_creds_source(cr)));
+    nw_json_add_string(j, "arn", id.arn);
+    nw_json_add_string(j, "account", id.account);
+    nw_json_add_number(j, "fetches", (double)nw_creds_fetch_count(cr));
+    nw_json_add_string(j, "region", a->aws.region);
     print_json(j);
     return NW_EXIT_OK;
 }
@@ -116,18 +117,18 @@ static int verb_zones(nw_cloud_t *cloud)
     nw_err_t err = {0};
     if (nw_ec2_describe_zones(nw_aws_cloud_ec2(cloud), &z, &ae, &err) != NW_OK)
         return fail("zones", &err, &ae);
-    cJSON *j = cJSON_CreateArray();
+    cJSON *j = nw_json_new_array();
     for (size_t i = 0; i < z.n; i++) {
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "name", z.v[i].name);
-        cJSON_AddStringToObject(o, "zoneId", z.v[i].zone_id);
-        cJSON_AddStringToObject(o, "state", z.v[i].state);
-        cJSON_AddItemToArray(j, o);
+        cJSON *o = nw_json_new_object();
+        nw_json_add_string(o, "name", z.v[i].name);
+        nw_json_add_string(o, "zoneId", z.v[i].zone_id);
+        nw_json_add_string(o, "state", z.v[i].state);
+        nw_json_push(j, o);
     }
     nw_ec2_zones_free(&z);
-    cJSON *r = cJSON_CreateObject();
-    cJSON_AddItemToObject(r, "zones", j);
-    cJSON_AddNumberToObject(r, "requests", (double)nw_ec2_request_count(nw_aws_cloud_ec2(cloud)));
+    cJSON *r = nw_json_new_object();
+    nw_json_add_item(r, "zones", j);
+    nw_json_add_number(r, "requests", (double)nw_ec2_request_count(nw_aws_cloud_ec2(cloud)));
     print_json(r);
     return NW_EXIT_OK;
 }
@@ -142,38 +143,38 @@ static int verb_catalog(nw_srv_aws_args_t *a, nw_cloud_t *cloud)
     nw_overhead_opts_default(&o);
     o.vm_memory_overhead_percent = a->cfg.settings.vmMemoryOverheadPercent;
     o.reserved_enis = (int)a->cfg.settings.reservedENIs;
-    cJSON *arr = cJSON_CreateArray();
+    cJSON *arr = nw_json_new_array();
     for (size_t i = 0; i < nw_catalog_len(cat); i++) {
         const nw_itype_t *t = nw_catalog_at(cat, i);
         nw_cat_res_t al;
         nw_itype_allocatable(t, &o, &al);
-        cJSON *e = cJSON_CreateObject();
-        cJSON_AddStringToObject(e, "name", t->name);
-        cJSON_AddNumberToObject(e, "vcpu", t->vcpu);
-        cJSON_AddNumberToObject(e, "memoryMiB", (double)t->memory_mib);
-        cJSON_AddStringToObject(e, "arch", t->arch);
+        cJSON *e = nw_json_new_object();
+        nw_json_add_string(e, "name", t->name);
+        nw_json_add_number(e, "vcpu", t->vcpu);
+        nw_json_add_number(e, "memoryMiB", (double)t->memory_mib);
+        nw_json_add_string(e, "arch", t->arch);
         if (t->gpu_count) {
-            cJSON_AddStringToObject(e, "gpu", t->gpu_name);
-            cJSON_AddNumberToObject(e, "gpuCount", t->gpu_count);
+            nw_json_add_string(e, "gpu", t->gpu_name);
+            nw_json_add_number(e, "gpuCount", t->gpu_count);
         }
-        cJSON_AddNumberToObject(e, "maxPods", (double)al.pods);
-        cJSON_AddNumberToObject(e, "allocatableCpuMillis", (double)al.cpu_m);
-        cJSON_AddNumberToObject(e, "allocatableMemoryMiB", (double)al.memory_mib);
-        cJSON_AddNumberToObject(e, "onDemandPrice", t->od_price);
-        cJSON *offs = cJSON_AddArrayToObject(e, "offerings");
+        nw_json_add_number(e, "maxPods", (double)al.pods);
+        nw_json_add_number(e, "allocatableCpuMillis", (double)al.cpu_m);
+        nw_json_add_number(e, "allocatableMemoryMiB", (double)al.memory_mib);
+        nw_json_add_number(e, "onDemandPrice", t->od_price);
+        cJSON *offs = nw_json_add_array(e, "offerings");
         for (int k = 0; k < t->noffer; k++) {
-            cJSON *of = cJSON_CreateObject();
-            cJSON_AddStringToObject(of, "zone", t->offerings[k].zone);
-            cJSON_AddStringToObject(of, "capacityType", t->offerings[k].capacity_type);
-            cJSON_AddNumberToObject(of, "price", t->offerings[k].price);
-            cJSON_AddItemToArray(offs, of);
+            cJSON *of = nw_json_new_object();
+            nw_json_add_string(of, "zone", t->offerings[k].zone);
+            nw_json_add_string(of, "capacityType", t->offerings[k].capacity_type);
+            nw_json_add_number(of, "price", t->offerings[k].price);
+            nw_json_push(offs, of);
         }
-        cJSON_AddItemToArray(arr, e);
+        nw_json_push(arr, e);
     }
-    cJSON *r = cJSON_CreateObject();
-    cJSON_AddStringToObject(r, "region", nw_catalog_region(cat));
-    cJSON_AddNumberToObject(r, "count", (double)nw_catalog_len(cat));
-    cJSON_AddItemToObject(r, "types", arr);
+    cJSON *r = nw_json_new_object();
+    nw_json_add_string(r, "region", nw_catalog_region(cat));
+    nw_json_add_number(r, "count", (double)nw_catalog_len(cat));
+    nw_json_add_item(r, "types", arr);
     print_json(r);
     return NW_EXIT_OK;
 }
@@ -185,7 +186,7 @@ static int verb_resolve(nw_srv_aws_args_t *a, nw_cloud_t *cloud)
         return NW_EXIT_USAGE;
     }
     int rc = NW_EXIT_OK;
-    cJSON *arr = cJSON_CreateArray();
+    cJSON *arr = nw_json_new_array();
     for (int i = 0; i < a->nnodeclasses; i++) {
         const nw_nodeclass_resolved_t *r;
         nw_err_t err = {0};
@@ -194,12 +195,12 @@ static int verb_resolve(nw_srv_aws_args_t *a, nw_cloud_t *cloud)
             cJSON_Delete(arr);
             return fail("resolve", &err, NULL);
         }
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "name", r->name);
-        cJSON_AddItemToObject(
+        cJSON *o = nw_json_new_object();
+        nw_json_add_string(o, "name", r->name);
+        nw_json_add_item(
             o, "status",
             nw_nodeclass_status_json(r, a->nodeclasses[i], nw_clock_now(nw_clock_system())));
-        cJSON_AddItemToArray(arr, o);
+        nw_json_push(arr, o);
         if (!r->ready)
             rc = NW_EXIT_FAIL;
     }
@@ -236,7 +237,7 @@ static int verb_launch(nw_srv_aws_args_t *a, nw_cloud_t *cloud)
                            .nzones = nw_srv_split_commas(zones, zv, 16),
                            .capacity_types = cv,
                            .ncapacity_types = nw_srv_split_commas(cts, cv, 2)};
-    cJSON *arr = cJSON_CreateArray();
+    cJSON *arr = nw_json_new_array();
     for (int i = 0; i < a->repeat; i++) {
         char claim[256];
         if (a->repeat > 1)
@@ -252,21 +253,21 @@ static int verb_launch(nw_srv_aws_args_t *a, nw_cloud_t *cloud)
             cJSON_Delete(arr);
             return fail("launch", &err, &ae);
         }
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "nodeclaim", claim);
-        cJSON_AddStringToObject(o, "instanceId", res.instance_id);
-        cJSON_AddStringToObject(o, "providerID", res.provider_id);
-        cJSON_AddStringToObject(o, "type", res.type);
-        cJSON_AddStringToObject(o, "zone", res.zone);
-        cJSON_AddStringToObject(o, "capacityType", res.capacity_type);
-        cJSON_AddStringToObject(o, "imageId", res.image_id);
-        cJSON_AddStringToObject(o, "subnetId", res.subnet_id);
-        cJSON_AddStringToObject(o, "launchTemplate", res.launch_template);
-        cJSON_AddNumberToObject(o, "price", res.price);
-        cJSON_AddItemToArray(arr, o);
+        cJSON *o = nw_json_new_object();
+        nw_json_add_string(o, "nodeclaim", claim);
+        nw_json_add_string(o, "instanceId", res.instance_id);
+        nw_json_add_string(o, "providerID", res.provider_id);
+        nw_json_add_string(o, "type", res.type);
+        nw_json_add_string(o, "zone", res.zone);
+        nw_json_add_string(o, "capacityType", res.capacity_type);
+        nw_json_add_string(o, "imageId", res.image_id);
+        nw_json_add_string(o, "subnetId", res.subnet_id);
+        nw_json_add_string(o, "launchTemplate", res.launch_template);
+        nw_json_add_number(o, "price", res.price);
+        nw_json_push(arr, o);
     }
-    cJSON *out = cJSON_CreateObject();
-    cJSON_AddItemToObject(out, "launched", arr);
+    cJSON *out = nw_json_new_object();
+    nw_json_add_item(out, "launched", arr);
     print_json(out);
     return NW_EXIT_OK;
 }
@@ -282,15 +283,15 @@ static int verb_list(nw_srv_aws_args_t *a, nw_cloud_t *cloud)
         if (nw_launcher_list(nw_aws_cloud_launcher(cloud), &in, &err) != NW_OK)
             return fail("list", &err, NULL);
     }
-    cJSON *arr = cJSON_CreateArray();
+    cJSON *arr = nw_json_new_array();
     for (size_t i = 0; i < in.n; i++)
-        cJSON_AddItemToArray(arr, instance_json(&in.v[i]));
+        nw_json_push(arr, instance_json(&in.v[i]));
     nw_ec2_instances_free(&in);
-    cJSON *r = cJSON_CreateObject();
-    cJSON_AddItemToObject(r, "instances", arr);
-    cJSON_AddNumberToObject(r, "requests", (double)nw_ec2_request_count(nw_aws_cloud_ec2(cloud)));
-    cJSON_AddNumberToObject(r, "credentialFetches",
-                            (double)nw_creds_fetch_count(nw_aws_cloud_creds(cloud)));
+    cJSON *r = nw_json_new_object();
+    nw_json_add_item(r, "instances", arr);
+    nw_json_add_number(r, "requests", (double)nw_ec2_request_count(nw_aws_cloud_ec2(cloud)));
+    nw_json_add_number(r, "credentialFetches",
+                       (double)nw_creds_fetch_count(nw_aws_cloud_creds(cloud)));
     print_json(r);
     return NW_EXIT_OK;
 }
@@ -301,17 +302,17 @@ static int verb_terminate(nw_srv_aws_args_t *a, nw_cloud_t *cloud)
         fprintf(stderr, "nodewarden aws terminate: give instance ids or providerIDs\n");
         return NW_EXIT_USAGE;
     }
-    cJSON *arr = cJSON_CreateArray();
+    cJSON *arr = nw_json_new_array();
     for (int i = 1; i < a->npos; i++) {
         nw_err_t err = {0};
         if (cloud->ops->terminate(cloud, a->pos[i], &err) != NW_OK) {
             cJSON_Delete(arr);
             return fail("terminate", &err, NULL);
         }
-        cJSON_AddItemToArray(arr, cJSON_CreateString(nw_cloud_instance_id(a->pos[i])));
+        nw_json_push(arr, nw_json_new_string(nw_cloud_instance_id(a->pos[i])));
     }
-    cJSON *r = cJSON_CreateObject();
-    cJSON_AddItemToObject(r, "terminated", arr);
+    cJSON *r = nw_json_new_object();
+    nw_json_add_item(r, "terminated", arr);
     print_json(r);
     return NW_EXIT_OK;
 }

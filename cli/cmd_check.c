@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/json.h"
 #include "admission/handlers.h"
 #include "api/admit.h"
 #include "api/jsonpatch.h"
@@ -86,19 +87,19 @@ static cJSON *result_new(check_t *c, const char *file, size_t doc, size_t line, 
 {
     if (!c->json)
         return NULL;
-    cJSON *r = cJSON_CreateObject();
+    cJSON *r = nw_json_new_object();
     if (!r)
         return NULL;
-    cJSON_AddStringToObject(r, "file", file);
-    cJSON_AddNumberToObject(r, "doc", (double)doc);
-    cJSON_AddNumberToObject(r, "line", (double)line);
+    nw_json_add_string(r, "file", file);
+    nw_json_add_number(r, "doc", (double)doc);
+    nw_json_add_number(r, "line", (double)line);
     if (kind)
-        cJSON_AddStringToObject(r, "kind", kind);
+        nw_json_add_string(r, "kind", kind);
     if (api)
-        cJSON_AddStringToObject(r, "apiVersion", api);
+        nw_json_add_string(r, "apiVersion", api);
     if (name)
-        cJSON_AddStringToObject(r, "name", name);
-    cJSON_AddItemToArray(c->results, r);
+        nw_json_add_string(r, "name", name);
+    nw_json_push(c->results, r);
     return r;
 }
 
@@ -108,7 +109,7 @@ static void note_skip(check_t *c, const char *file, size_t doc, size_t line, con
     c->skipped++;
     cJSON *r = result_new(c, file, doc, line, kind, api, name);
     if (r)
-        cJSON_AddStringToObject(r, "skipped", why);
+        nw_json_add_string(r, "skipped", why);
     else if (!c->json)
         fprintf(stderr, "%s:%zu: %s%s%s%sskipped: %s\n", file, doc, kind ? kind : "",
                 name ? "/" : "", name ? name : "", kind ? ": " : "", why);
@@ -154,12 +155,12 @@ static void check_object(check_t *c, const char *file, size_t doc, size_t line, 
                  "no matches for kind \"%.60s\" in version \"%.100s\" (only %s/v1 is served)", kind,
                  api, group);
         if (r) {
-            cJSON_AddBoolToObject(r, "valid", 0);
-            cJSON *errs = cJSON_AddArrayToObject(r, "errors");
-            cJSON *e = cJSON_CreateObject();
-            cJSON_AddStringToObject(e, "field", "apiVersion");
-            cJSON_AddStringToObject(e, "message", msg);
-            cJSON_AddItemToArray(errs, e);
+            nw_json_add_bool(r, "valid", 0);
+            cJSON *errs = nw_json_add_array(r, "errors");
+            cJSON *e = nw_json_new_object();
+            nw_json_add_string(e, "field", "apiVersion");
+            nw_json_add_string(e, "message", msg);
+            nw_json_push(errs, e);
         } else {
             fprintf(errf, "%s:%zu: %s/%s: apiVersion: %s\n", file, doc, kind, name, msg);
         }
@@ -182,7 +183,7 @@ static void check_object(check_t *c, const char *file, size_t doc, size_t line, 
     req.object = obj;
     nw_admit_result_t res;
     nw_admit_result_init(&res);
-    cJSON *defaulted = cJSON_Duplicate(obj, 1);
+    cJSON *defaulted = nw_json_dup(obj);
     nw_err_t err = {0};
     nw_rc_t rc = defaulted ? NW_OK : NW_ENOMEM;
     if (rc == NW_OK && h->mutate) {
@@ -208,24 +209,24 @@ static void check_object(check_t *c, const char *file, size_t doc, size_t line, 
     const cJSON *causes =
         res.details ? cJSON_GetObjectItemCaseSensitive(res.details, "causes") : NULL;
     if (r) {
-        cJSON_AddBoolToObject(r, "valid", res.allowed);
-        cJSON *errs = cJSON_AddArrayToObject(r, "errors");
+        nw_json_add_bool(r, "valid", res.allowed);
+        cJSON *errs = nw_json_add_array(r, "errors");
         if (causes) {
             for (const cJSON *e = causes->child; e; e = e->next)
-                cJSON_AddItemToArray(errs, cJSON_Duplicate(e, 1));
+                nw_json_push(errs, nw_json_dup(e));
         } else if (!res.allowed) {
-            cJSON *e = cJSON_CreateObject();
-            cJSON_AddStringToObject(e, "field", "");
-            cJSON_AddStringToObject(e, "message", res.message ? res.message : "denied");
-            cJSON_AddItemToArray(errs, e);
+            cJSON *e = nw_json_new_object();
+            nw_json_add_string(e, "field", "");
+            nw_json_add_string(e, "message", res.message ? res.message : "denied");
+            nw_json_push(errs, e);
         }
         if (!res.allowed && res.message)
-            cJSON_AddStringToObject(r, "message", res.message);
-        cJSON *w = cJSON_AddArrayToObject(r, "warnings");
+            nw_json_add_string(r, "message", res.message);
+        cJSON *w = nw_json_add_array(r, "warnings");
         for (size_t i = 0; i < res.nwarnings; i++)
-            cJSON_AddItemToArray(w, cJSON_CreateString(res.warnings[i]));
+            nw_json_push(w, nw_json_new_string(res.warnings[i]));
         if (c->print_defaulted)
-            cJSON_AddItemToObject(r, "defaulted", cJSON_Duplicate(defaulted, 1));
+            nw_json_add_item(r, "defaulted", nw_json_dup(defaulted));
     } else {
         if (causes) {
             for (const cJSON *e = causes->child; e; e = e->next)
@@ -294,10 +295,10 @@ static void check_file(check_t *c, const char *path)
         fprintf(stderr, "%s: %s\n", name, err.msg);
         c->io_error = 1;
         if (c->json) {
-            cJSON *r = cJSON_CreateObject();
-            cJSON_AddStringToObject(r, "file", name);
-            cJSON_AddStringToObject(r, "error", err.msg);
-            cJSON_AddItemToArray(c->results, r);
+            cJSON *r = nw_json_new_object();
+            nw_json_add_string(r, "file", name);
+            nw_json_add_string(r, "error", err.msg);
+            nw_json_push(c->results, r);
         }
         free(text);
         return;
@@ -330,7 +331,7 @@ static void collect_nodeclasses(const char *path, cJSON *out)
             const char *api = str_at(docs[i], "apiVersion", NULL);
             if (kind && api && strcmp(kind, "EC2NodeClass") == 0 &&
                 strncmp(api, "karpenter.k8s.aws/", 18) == 0)
-                cJSON_AddItemToArray(out, cJSON_Duplicate(docs[i], 1));
+                nw_json_push(out, nw_json_dup(docs[i]));
         }
         nw_yaml_docs_free(docs, n);
         free(lines);
@@ -348,7 +349,7 @@ static cJSON *lookup_nodeclass(void *arg, const char *group, const char *kind, c
     {
         const char *n = str_at(nc, "metadata", "name");
         if (n && strcmp(n, name) == 0)
-            return cJSON_Duplicate(nc, 1);
+            return nw_json_dup(nc);
     }
     return NULL;
 }
@@ -417,21 +418,21 @@ int nw_cmd_check(int argc, char **argv)
     }
     nw_config_free(&cfg);
     /* cross-object checks see the EC2NodeClasses of every named file (not stdin) */
-    cJSON *nodeclasses = cJSON_CreateArray();
+    cJSON *nodeclasses = nw_json_new_array();
     for (int i = optind; i < argc && nodeclasses; i++)
         if (strcmp(argv[i], "-") != 0)
             collect_nodeclasses(argv[i], nodeclasses);
     nw_admit_ctx_t actx = {
         .gpu = &gpu, .self_namespace = "", .lookup = lookup_nodeclass, .lookup_arg = nodeclasses};
     c.ctx = &actx;
-    if (c.json && !(c.results = cJSON_CreateArray())) {
+    if (c.json && !(c.results = nw_json_new_array())) {
         nw_gpu_policy_cleanup(&gpu);
         return NW_EXIT_USAGE;
     }
     for (int i = optind; i < argc; i++)
         check_file(&c, argv[i]);
     if (c.json) {
-        char *s = cJSON_Print(c.results);
+        char *s = nw_json_print_pretty(c.results);
         if (s)
             printf("%s\n", s);
         free(s);

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/json.h"
 #include "scaler/aws/cloud.h"
 #include "scaler/kube/client.h"
 #include "scaler/kube/config.h"
@@ -37,13 +38,13 @@ static void check(report_t *r, const char *name, chk_status_t st, const char *de
                   const char *fix)
 {
     static const char *tag[] = {"pass", "fail", "skip"};
-    cJSON *c = cJSON_CreateObject();
-    cJSON_AddStringToObject(c, "name", name);
-    cJSON_AddStringToObject(c, "status", tag[st]);
-    cJSON_AddStringToObject(c, "detail", detail ? detail : "");
+    cJSON *c = nw_json_new_object();
+    nw_json_add_string(c, "name", name);
+    nw_json_add_string(c, "status", tag[st]);
+    nw_json_add_string(c, "detail", detail ? detail : "");
     if (st == CHK_FAIL && fix)
-        cJSON_AddStringToObject(c, "fix", fix);
-    cJSON_AddItemToArray(r->arr, c);
+        nw_json_add_string(c, "fix", fix);
+    nw_json_push(r->arr, c);
     if (st == CHK_FAIL)
         r->failed++;
     if (!r->json) {
@@ -287,7 +288,7 @@ int nw_cmd_doctor(int argc, char **argv)
         nw_srv_aws_args_free(&a);
         return NW_EXIT_USAGE;
     }
-    report_t r = {cJSON_CreateArray(), 0, a.json};
+    report_t r = {nw_json_new_array(), 0, a.json};
     char detail[4096];
     nw_cloud_t *cloud = NULL;
 
@@ -367,11 +368,11 @@ done:
     if (!a.aws_only)
         nw_doctor_cluster_checks(&r, &a);
     if (a.json) {
-        cJSON *out = cJSON_CreateObject();
-        cJSON_AddBoolToObject(out, "passed", r.failed == 0);
-        cJSON_AddNumberToObject(out, "failed", r.failed);
-        cJSON_AddItemToObject(out, "checks", r.arr);
-        char *s = cJSON_Print(out);
+        cJSON *out = nw_json_new_object();
+        nw_json_add_bool(out, "passed", r.failed == 0);
+        nw_json_add_number(out, "failed", r.failed);
+        nw_json_add_item(out, "checks", r.arr);
+        char *s = nw_json_print_pretty(out);
         if (s)
             printf("%s\n", s);
         free(s);

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/json.h"
 #include "common/log.h"
 #include "scaler/kube/cache.h"
 #include "scaler/kube/client.h"
@@ -49,7 +50,7 @@ static int print_if_changed(nw_kube_cache_t *cache, char **last)
     int ok = snap && nw_kube_snap_dump_json(snap, &out) == NW_OK;
     nw_kube_snap_release(snap);
     cJSON *j = ok ? nw_kube_json_parse(out.data, out.len) : NULL;
-    char *line = j ? cJSON_PrintUnformatted(j) : NULL;
+    char *line = j ? nw_json_print(j) : NULL;
     cJSON_Delete(j);
     nw_buf_cleanup(&out);
     if (!line)

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/json.h"
 #include "cli/cmd.h"
 #include "cli/plan.h"
 #include "common/clock.h"
@@ -232,7 +233,7 @@ int nw_cmd_plan(int argc, char **argv)
     }
     if (strcmp(output, "json") == 0) {
         cJSON *j = nw_plan_results_json(snap, &res);
-        char *t = j ? cJSON_Print(j) : NULL;
+        char *t = j ? nw_json_print_pretty(j) : NULL;
         if (t)
             printf("%s\n", t);
         free(t);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/json.h"
 #include "scaler/disrupt/disrupt.h"
 #include "scaler/disrupt/sim.h"
 #include "scaler/sched/schedule.h"
@@ -183,7 +184,7 @@ int nw_plan_disruption(const nw_plan_t *p, const nw_sched_snap_t *snap, int64_t 
     }
     if (json) {
         cJSON *j = nw_dis_report_json(st, &cmd);
-        char *t = j ? cJSON_Print(j) : NULL;
+        char *t = j ? nw_json_print_pretty(j) : NULL;
         if (t)
             printf("%s\n", t);
         free(t);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/json.h"
 #include "api/wellknown.h"
 #include "scaler/kube/write.h"
 
@@ -155,19 +156,19 @@ static nw_rc_t ssar(nw_kube_client_t *c, const char *group, const char *resource
                     const char *verb, const char *ns, int *allowed, char *reason, size_t rlen,
                     nw_err_t *err)
 {
-    cJSON *r = cJSON_CreateObject();
-    cJSON_AddStringToObject(r, "apiVersion", "authorization.k8s.io/v1");
-    cJSON_AddStringToObject(r, "kind", "SelfSubjectAccessReview");
-    cJSON *spec = cJSON_AddObjectToObject(r, "spec");
-    cJSON *ra = cJSON_AddObjectToObject(spec, "resourceAttributes");
-    cJSON_AddStringToObject(ra, "group", group);
-    cJSON_AddStringToObject(ra, "resource", resource);
+    cJSON *r = nw_json_new_object();
+    nw_json_add_string(r, "apiVersion", "authorization.k8s.io/v1");
+    nw_json_add_string(r, "kind", "SelfSubjectAccessReview");
+    cJSON *spec = nw_json_add_object(r, "spec");
+    cJSON *ra = nw_json_add_object(spec, "resourceAttributes");
+    nw_json_add_string(ra, "group", group);
+    nw_json_add_string(ra, "resource", resource);
     if (sub)
-        cJSON_AddStringToObject(ra, "subresource", sub);
-    cJSON_AddStringToObject(ra, "verb", verb);
+        nw_json_add_string(ra, "subresource", sub);
+    nw_json_add_string(ra, "verb", verb);
     if (ns)
-        cJSON_AddStringToObject(ra, "namespace", ns);
-    char *body = cJSON_PrintUnformatted(r);
+        nw_json_add_string(ra, "namespace", ns);
+    char *body = nw_json_print(r);
     cJSON_Delete(r);
     nw_kube_resp_t resp;
     nw_kube_resp_init(&resp);
@@ -404,7 +405,7 @@ static cJSON *list_items(nw_kube_client_t *c, const nw_kube_res_t *res, nw_err_t
         return NULL;
     cJSON *items = cJSON_DetachItemFromObjectCaseSensitive(out, "items");
     cJSON_Delete(out);
-    return items ? items : cJSON_CreateArray();
+    return items ? items : nw_json_new_array();
 }
 
 static const char *mstr(const cJSON *o, const char *k)

@@ -101,27 +101,27 @@ static int expand_workload(const cJSON *obj, const char *kind, cJSON *out, char 
     }
     const char *owner = strcmp(kind, "Deployment") == 0 ? "ReplicaSet" : kind;
     for (int i = 0; i < replicas; i++) {
-        cJSON *pod = cJSON_CreateObject();
-        cJSON *pmd = cJSON_Duplicate(nw_json_get(tmpl, "metadata"), 1);
+        cJSON *pod = nw_json_new_object();
+        cJSON *pmd = nw_json_dup(nw_json_get(tmpl, "metadata"));
         if (!pmd)
-            pmd = cJSON_CreateObject();
+            pmd = nw_json_new_object();
         cJSON_DeleteItemFromObjectCaseSensitive(pmd, "name");
         cJSON_DeleteItemFromObjectCaseSensitive(pmd, "namespace");
         char pn[300];
         snprintf(pn, sizeof pn, "%s-%d", name, i);
-        cJSON_AddStringToObject(pmd, "name", pn);
-        cJSON_AddStringToObject(pmd, "namespace", ns ? ns : "default");
-        cJSON *refs = cJSON_AddArrayToObject(pmd, "ownerReferences");
-        cJSON *ref = cJSON_CreateObject();
-        cJSON_AddStringToObject(ref, "kind", owner);
-        cJSON_AddStringToObject(ref, "name", name);
-        cJSON_AddBoolToObject(ref, "controller", 1);
-        cJSON_AddItemToArray(refs, ref);
-        cJSON_AddStringToObject(pod, "apiVersion", "v1");
-        cJSON_AddStringToObject(pod, "kind", "Pod");
-        cJSON_AddItemToObject(pod, "metadata", pmd);
-        cJSON_AddItemToObject(pod, "spec", cJSON_Duplicate(nw_json_get(tmpl, "spec"), 1));
-        cJSON_AddItemToArray(out, pod);
+        nw_json_add_string(pmd, "name", pn);
+        nw_json_add_string(pmd, "namespace", ns ? ns : "default");
+        cJSON *refs = nw_json_add_array(pmd, "ownerReferences");
+        cJSON *ref = nw_json_new_object();
+        nw_json_add_string(ref, "kind", owner);
+        nw_json_add_string(ref, "name", name);
+        nw_json_add_bool(ref, "controller", 1);
+        nw_json_push(refs, ref);
+        nw_json_add_string(pod, "apiVersion", "v1");
+        nw_json_add_string(pod, "kind", "Pod");
+        nw_json_add_item(pod, "metadata", pmd);
+        nw_json_add_item(pod, "spec", nw_json_dup(nw_json_get(tmpl, "spec")));
+        nw_json_push(out, pod);
     }
     return 0;
 }
@@ -145,9 +145,9 @@ static int collect(plan_t *p, const cJSON *doc, const char *where, int depth)
             if (!nw_json_get(it, "kind") && strcmp(kind, "List") != 0) {
                 char k[64];
                 snprintf(k, sizeof k, "%.*s", (int)(strlen(kind) - 4), kind);
-                cJSON *cp = cJSON_Duplicate(it, 1);
+                cJSON *cp = nw_json_dup(it);
                 int rc = -1;
-                if (cp && cJSON_AddStringToObject(cp, "kind", k))
+                if (cp && nw_json_add_string(cp, "kind", k))
                     rc = collect(p, cp, where, depth + 1);
                 cJSON_Delete(cp);
                 if (rc != 0)
@@ -160,7 +160,7 @@ static int collect(plan_t *p, const cJSON *doc, const char *where, int depth)
         return 0;
     }
     if (strcmp(kind, "NodePool") == 0) {
-        cJSON_AddItemToArray(p->pools, cJSON_Duplicate(doc, 1));
+        nw_json_push(p->pools, nw_json_dup(doc));
         const cJSON *spec = nw_json_get(doc, "spec"),
                     *t = spec ? nw_json_get(spec, "template") : NULL;
         const cJSON *ts = t ? nw_json_get(t, "spec") : NULL, *it;
@@ -179,9 +179,9 @@ static int collect(plan_t *p, const cJSON *doc, const char *where, int depth)
     } else if (strcmp(kind, "EC2NodeClass") == 0) {
         const char *n = nw_json_str(nw_json_get(doc, "metadata"), "name");
         if (n)
-            cJSON_AddItemToArray(p->classes, cJSON_CreateString(n));
+            nw_json_push(p->classes, nw_json_new_string(n));
     } else if (strcmp(kind, "PodDisruptionBudget") == 0) {
-        cJSON_AddItemToArray(p->pdbs, cJSON_Duplicate(doc, 1)); /* plan --disruption */
+        nw_json_push(p->pdbs, nw_json_dup(doc)); /* plan --disruption */
     } else if (strcmp(kind, "Pod") == 0 || strcmp(kind, "DaemonSet") == 0 ||
                strcmp(kind, "Node") == 0 || strcmp(kind, "NodeClaim") == 0) {
         if (strcmp(kind, "Node") == 0) {
@@ -190,7 +190,7 @@ static int collect(plan_t *p, const cJSON *doc, const char *where, int depth)
             if (z)
                 add_zone(p, z);
         }
-        cJSON_AddItemToArray(p->later, cJSON_Duplicate(doc, 1));
+        nw_json_push(p->later, nw_json_dup(doc));
     } else if (strcmp(kind, "Deployment") == 0 || strcmp(kind, "ReplicaSet") == 0 ||
                strcmp(kind, "StatefulSet") == 0 || strcmp(kind, "Job") == 0) {
         char why[200];
@@ -236,7 +236,7 @@ static int build(plan_t *p)
                     obj_name(it), cls);
             continue;
         }
-        cJSON *obj = cJSON_Duplicate(it, 1);
+        cJSON *obj = nw_json_dup(it);
         if (!obj || gpu_mutate(p, &obj, false) != 0)
             fprintf(stderr, "nodewarden plan: NodePool %s: GPU policy patch not applied\n",
                     obj_name(it));
@@ -258,7 +258,7 @@ static int build(plan_t *p)
             cJSON *obj = NULL;
             /* the webhook sees pods at creation: bound pods are left as they are */
             if (!nw_json_str(nw_json_get(it, "spec"), "nodeName") &&
-                (!(obj = cJSON_Duplicate(it, 1)) || gpu_mutate(p, &obj, true) != 0))
+                (!(obj = nw_json_dup(it)) || gpu_mutate(p, &obj, true) != 0))
                 fprintf(stderr, "nodewarden plan: Pod %s: GPU policy patch not applied\n",
                         obj_name(it));
             rc = nw_sched_snap_add_pod_json(p->snap, obj ? obj : it, &err);
@@ -281,52 +281,52 @@ static int build(plan_t *p)
 
 cJSON *nw_plan_results_json(const nw_sched_snap_t *s, const nw_sched_results_t *r)
 {
-    cJSON *o = cJSON_CreateObject();
-    cJSON *ncs = cJSON_AddArrayToObject(o, "nodeclaims");
+    cJSON *o = nw_json_new_object();
+    cJSON *ncs = nw_json_add_array(o, "nodeclaims");
     for (int i = 0; i < r->nclaims; i++) {
         const nw_sched_claim_t *c = &r->claims[i];
-        cJSON *j = cJSON_CreateObject();
-        cJSON_AddStringToObject(j, "nodepool", nw_sched_pool_name(s, (size_t)c->pool));
-        cJSON_AddStringToObject(j, "nodeClass", nw_sched_pool_nodeclass(s, (size_t)c->pool));
-        cJSON_AddStringToObject(
-            j, "instanceType", c->itype >= 0 ? nw_sched_snap_itype(s, (size_t)c->itype)->name : "");
-        cJSON *its = cJSON_AddArrayToObject(j, "instanceTypes");
+        cJSON *j = nw_json_new_object();
+        nw_json_add_string(j, "nodepool", nw_sched_pool_name(s, (size_t)c->pool));
+        nw_json_add_string(j, "nodeClass", nw_sched_pool_nodeclass(s, (size_t)c->pool));
+        nw_json_add_string(j, "instanceType",
+                           c->itype >= 0 ? nw_sched_snap_itype(s, (size_t)c->itype)->name : "");
+        cJSON *its = nw_json_add_array(j, "instanceTypes");
         for (int k = 0; k < c->nitypes; k++)
-            cJSON_AddItemToArray(
-                its, cJSON_CreateString(nw_sched_snap_itype(s, (size_t)c->itypes[k])->name));
-        cJSON_AddStringToObject(j, "zone", c->zone);
-        cJSON_AddStringToObject(j, "capacityType", c->capacity_type);
-        cJSON_AddNumberToObject(j, "pricePerHour", c->price);
-        cJSON_AddItemToObject(j, "requests", nw_sched_res_to_json(s, &c->requests));
+            nw_json_push(its,
+                         nw_json_new_string(nw_sched_snap_itype(s, (size_t)c->itypes[k])->name));
+        nw_json_add_string(j, "zone", c->zone);
+        nw_json_add_string(j, "capacityType", c->capacity_type);
+        nw_json_add_number(j, "pricePerHour", c->price);
+        nw_json_add_item(j, "requests", nw_sched_res_to_json(s, &c->requests));
         char rq[4096];
         nw_reqs_format(&c->reqs, rq, sizeof rq);
-        cJSON_AddStringToObject(j, "requirements", rq);
-        cJSON *pods = cJSON_AddArrayToObject(j, "pods");
+        nw_json_add_string(j, "requirements", rq);
+        cJSON *pods = nw_json_add_array(j, "pods");
         for (int k = 0; k < c->npods; k++)
-            cJSON_AddItemToArray(pods, cJSON_CreateString(nw_sched_pod_key(s, (size_t)c->pods[k])));
-        cJSON_AddItemToArray(ncs, j);
+            nw_json_push(pods, nw_json_new_string(nw_sched_pod_key(s, (size_t)c->pods[k])));
+        nw_json_push(ncs, j);
     }
-    cJSON *pl = cJSON_AddArrayToObject(o, "placed");
+    cJSON *pl = nw_json_add_array(o, "placed");
     for (int i = 0; i < r->nplaced; i++) {
-        cJSON *j = cJSON_CreateObject();
-        cJSON_AddStringToObject(j, "pod", nw_sched_pod_key(s, (size_t)r->placed[i].pod));
-        cJSON_AddStringToObject(j, "node", r->placed[i].node);
-        cJSON_AddItemToArray(pl, j);
+        cJSON *j = nw_json_new_object();
+        nw_json_add_string(j, "pod", nw_sched_pod_key(s, (size_t)r->placed[i].pod));
+        nw_json_add_string(j, "node", r->placed[i].node);
+        nw_json_push(pl, j);
     }
-    cJSON *un = cJSON_AddArrayToObject(o, "unschedulable");
+    cJSON *un = nw_json_add_array(o, "unschedulable");
     for (int i = 0; i < r->nunsched; i++) {
         const nw_sched_unsched_t *u = &r->unsched[i];
-        cJSON *j = cJSON_CreateObject();
-        cJSON_AddStringToObject(j, "pod", nw_sched_pod_key(s, (size_t)u->pod));
-        cJSON *rs = cJSON_AddObjectToObject(j, "reasons");
+        cJSON *j = nw_json_new_object();
+        nw_json_add_string(j, "pod", nw_sched_pod_key(s, (size_t)u->pod));
+        cJSON *rs = nw_json_add_object(j, "reasons");
         if (u->reason)
-            cJSON_AddStringToObject(rs, "*", u->reason);
+            nw_json_add_string(rs, "*", u->reason);
         for (int k = 0; k < u->nreasons; k++)
             if (u->reasons[k])
-                cJSON_AddStringToObject(rs, nw_sched_pool_name(s, (size_t)k), u->reasons[k]);
-        cJSON_AddItemToArray(un, j);
+                nw_json_add_string(rs, nw_sched_pool_name(s, (size_t)k), u->reasons[k]);
+        nw_json_push(un, j);
     }
-    cJSON_AddNumberToObject(o, "totalPricePerHour", r->total_price);
+    nw_json_add_number(o, "totalPricePerHour", r->total_price);
     return o;
 }
 
@@ -335,10 +335,10 @@ nw_plan_t *nw_plan_new(bool gpu_policy)
     plan_t *p = calloc(1, sizeof *p);
     if (!p)
         return NULL;
-    p->pools = cJSON_CreateArray();
-    p->classes = cJSON_CreateArray();
-    p->later = cJSON_CreateArray();
-    p->pdbs = cJSON_CreateArray();
+    p->pools = nw_json_new_array();
+    p->classes = nw_json_new_array();
+    p->later = nw_json_new_array();
+    p->pdbs = nw_json_new_array();
     p->snap = nw_sched_snap_new();
     p->gpu_on = gpu_policy;
     if (!p->pools || !p->classes || !p->later || !p->pdbs || !p->snap ||

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/json.h"
 #include "common/log.h"
 #include "common/metrics.h"
 #include "scaler/aws/cloud.h"
@@ -342,7 +343,7 @@ cJSON *nw_scaler_nodeclass(nw_scaler_t *s, const char *name)
     if (!snap)
         return NULL;
     const nw_kube_obj_t *o = nw_kube_snap_get(snap, NW_KUBE_EC2NODECLASSES, "", name);
-    cJSON *copy = o ? cJSON_Duplicate(o->json, 1) : NULL;
+    cJSON *copy = o ? nw_json_dup(o->json) : NULL;
     nw_kube_snap_release(snap);
     return copy;
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/json.h"
 #include "common/log.h"
 #include "scaler/aws/sigv4.h"
 
@@ -167,20 +168,20 @@ void nw_launcher_template_name(nw_launcher_t *l, const nw_launch_req_t *r, const
 {
     /* everything that goes into the template data, hashed */
     const cJSON *spec = get(r->nodeclass, "spec");
-    cJSON *k = cJSON_CreateArray();
-    cJSON_AddItemToArray(k, cJSON_CreateString(l->cluster));
-    cJSON_AddItemToArray(k, cJSON_CreateString(r->resolved->name));
-    cJSON_AddItemToArray(k, cJSON_CreateString(ami_id));
-    cJSON_AddItemToArray(k, cJSON_CreateString(ct));
+    cJSON *k = nw_json_new_array();
+    nw_json_push(k, nw_json_new_string(l->cluster));
+    nw_json_push(k, nw_json_new_string(r->resolved->name));
+    nw_json_push(k, nw_json_new_string(ami_id));
+    nw_json_push(k, nw_json_new_string(ct));
     const char *keys[] = {"userData",        "instanceProfile",    "role", "blockDeviceMappings",
                           "metadataOptions", "detailedMonitoring", "tags", "amiFamily"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         const cJSON *v = get(spec, keys[i]);
-        cJSON_AddItemToArray(k, v ? cJSON_Duplicate(v, 1) : cJSON_CreateNull());
+        nw_json_push(k, v ? nw_json_dup(v) : nw_json_new_null());
     }
     for (size_t i = 0; i < r->resolved->nsgs; i++)
-        cJSON_AddItemToArray(k, cJSON_CreateString(r->resolved->sgs[i].id));
-    char *s = cJSON_PrintUnformatted(k);
+        nw_json_push(k, nw_json_new_string(r->resolved->sgs[i].id));
+    char *s = nw_json_print(k);
     cJSON_Delete(k);
     char hex[65];
     nw_sigv4_sha256_hex(s ? s : "", s ? strlen(s) : 0, hex);

@@ -1,6 +1,8 @@
 /* scaler/aws/nodeclass.c — EC2NodeClass selector resolution; see nodeclass.h. */
 #include "scaler/aws/nodeclass.h"
 
+#include "common/json.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -293,15 +295,15 @@ nw_rc_t nw_nodeclass_resolve(nw_ec2_t *ec2, const cJSON *nc, nw_nodeclass_resolv
 static void add_condition(cJSON *conds, const char *type, int ok, const char *reason,
                           const char *msg, const char *ts, double gen)
 {
-    cJSON *c = cJSON_CreateObject();
-    cJSON_AddStringToObject(c, "type", type);
-    cJSON_AddStringToObject(c, "status", ok ? "True" : "False");
-    cJSON_AddStringToObject(c, "reason", ok ? type : reason);
-    cJSON_AddStringToObject(c, "message", ok ? "" : msg);
-    cJSON_AddStringToObject(c, "lastTransitionTime", ts);
+    cJSON *c = nw_json_new_object();
+    nw_json_add_string(c, "type", type);
+    nw_json_add_string(c, "status", ok ? "True" : "False");
+    nw_json_add_string(c, "reason", ok ? type : reason);
+    nw_json_add_string(c, "message", ok ? "" : msg);
+    nw_json_add_string(c, "lastTransitionTime", ts);
     if (gen > 0)
-        cJSON_AddNumberToObject(c, "observedGeneration", gen);
-    cJSON_AddItemToArray(conds, c);
+        nw_json_add_number(c, "observedGeneration", gen);
+    nw_json_push(conds, c);
 }
 
 cJSON *nw_nodeclass_status_json(const nw_nodeclass_resolved_t *r, const cJSON *nc, int64_t now_ns)
@@ -310,43 +312,43 @@ cJSON *nw_nodeclass_status_json(const nw_nodeclass_resolved_t *r, const cJSON *n
     nw_time_format(now_ns, ts, sizeof ts);
     const cJSON *g = get(get(nc, "metadata"), "generation");
     double gen = cJSON_IsNumber(g) ? g->valuedouble : 0;
-    cJSON *st = cJSON_CreateObject();
-    cJSON *a = cJSON_AddArrayToObject(st, "subnets");
+    cJSON *st = nw_json_new_object();
+    cJSON *a = nw_json_add_array(st, "subnets");
     for (size_t i = 0; i < r->nsubnets; i++) {
-        cJSON *s = cJSON_CreateObject();
-        cJSON_AddStringToObject(s, "id", r->subnets[i].id);
-        cJSON_AddStringToObject(s, "zone", r->subnets[i].zone);
+        cJSON *s = nw_json_new_object();
+        nw_json_add_string(s, "id", r->subnets[i].id);
+        nw_json_add_string(s, "zone", r->subnets[i].zone);
         if (r->subnets[i].zone_id[0])
-            cJSON_AddStringToObject(s, "zoneID", r->subnets[i].zone_id);
-        cJSON_AddItemToArray(a, s);
+            nw_json_add_string(s, "zoneID", r->subnets[i].zone_id);
+        nw_json_push(a, s);
     }
-    a = cJSON_AddArrayToObject(st, "securityGroups");
+    a = nw_json_add_array(st, "securityGroups");
     for (size_t i = 0; i < r->nsgs; i++) {
-        cJSON *s = cJSON_CreateObject();
-        cJSON_AddStringToObject(s, "id", r->sgs[i].id);
-        cJSON_AddStringToObject(s, "name", r->sgs[i].name);
-        cJSON_AddItemToArray(a, s);
+        cJSON *s = nw_json_new_object();
+        nw_json_add_string(s, "id", r->sgs[i].id);
+        nw_json_add_string(s, "name", r->sgs[i].name);
+        nw_json_push(a, s);
     }
-    a = cJSON_AddArrayToObject(st, "amis");
+    a = nw_json_add_array(st, "amis");
     for (size_t i = 0; i < r->namis; i++) {
-        cJSON *s = cJSON_CreateObject();
-        cJSON_AddStringToObject(s, "id", r->amis[i].id);
-        cJSON_AddStringToObject(s, "name", r->amis[i].name);
+        cJSON *s = nw_json_new_object();
+        nw_json_add_string(s, "id", r->amis[i].id);
+        nw_json_add_string(s, "name", r->amis[i].name);
         if (r->amis[i].deprecated)
-            cJSON_AddTrueToObject(s, "deprecated");
-        cJSON *reqs = cJSON_AddArrayToObject(s, "requirements");
-        cJSON *req = cJSON_CreateObject();
-        cJSON_AddStringToObject(req, "key", "kubernetes.io/arch");
-        cJSON_AddStringToObject(req, "operator", "In");
-        cJSON *vals = cJSON_AddArrayToObject(req, "values");
-        cJSON_AddItemToArray(vals, cJSON_CreateString(r->amis[i].arch));
-        cJSON_AddItemToArray(reqs, req);
-        cJSON_AddItemToArray(a, s);
+            nw_json_add_bool(s, "deprecated", 1);
+        cJSON *reqs = nw_json_add_array(s, "requirements");
+        cJSON *req = nw_json_new_object();
+        nw_json_add_string(req, "key", "kubernetes.io/arch");
+        nw_json_add_string(req, "operator", "In");
+        cJSON *vals = nw_json_add_array(req, "values");
+        nw_json_push(vals, nw_json_new_string(r->amis[i].arch));
+        nw_json_push(reqs, req);
+        nw_json_push(a, s);
     }
     const char *prof = gets(get(nc, "spec"), "instanceProfile");
     if (prof)
-        cJSON_AddStringToObject(st, "instanceProfile", prof);
-    cJSON *conds = cJSON_AddArrayToObject(st, "conditions");
+        nw_json_add_string(st, "instanceProfile", prof);
+    cJSON *conds = nw_json_add_array(st, "conditions");
     add_condition(conds, "SubnetsReady", r->subnets_ready, "SubnetsNotFound",
                   "SubnetSelector did not match any Subnets", ts, gen);
     add_condition(conds, "SecurityGroupsReady", r->sgs_ready, "SecurityGroupsNotFound",
@@ -406,14 +408,14 @@ void nw_nodeclass_cache_free(nw_nodeclass_cache_t *c)
 static char *selector_key(const cJSON *nc)
 {
     const cJSON *spec = get(nc, "spec");
-    cJSON *k = cJSON_CreateArray();
+    cJSON *k = nw_json_new_array();
     const char *keys[] = {"subnetSelectorTerms", "securityGroupSelectorTerms", "amiSelectorTerms",
                           "amiFamily"};
     for (int i = 0; i < 4; i++) {
         const cJSON *v = get(spec, keys[i]);
-        cJSON_AddItemToArray(k, v ? cJSON_Duplicate(v, 1) : cJSON_CreateNull());
+        nw_json_push(k, v ? nw_json_dup(v) : nw_json_new_null());
     }
-    char *s = cJSON_PrintUnformatted(k);
+    char *s = nw_json_print(k);
     cJSON_Delete(k);
     return s;
 }

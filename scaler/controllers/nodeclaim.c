@@ -87,23 +87,23 @@ typedef struct {
 
 static cJSON *status_of_launch(nw_claims_t *k, const launched_t *l, const cJSON *base)
 {
-    cJSON *st = base ? cJSON_Duplicate(base, 1) : cJSON_CreateObject();
+    cJSON *st = base ? nw_json_dup(base) : nw_json_new_object();
     if (!cJSON_IsObject(st)) {
         cJSON_Delete(st);
-        st = cJSON_CreateObject();
+        st = nw_json_new_object();
     }
     const char *keys[] = {"providerID", "imageID", "capacity", "allocatable"};
     for (size_t i = 0; i < 4; i++)
         cJSON_DeleteItemFromObjectCaseSensitive(st, keys[i]);
-    cJSON_AddStringToObject(st, "providerID", l->provider_id);
+    nw_json_add_string(st, "providerID", l->provider_id);
     if (l->image && *l->image)
-        cJSON_AddStringToObject(st, "imageID", l->image);
+        nw_json_add_string(st, "imageID", l->image);
     nw_simsnap_env_t env;
     nw_ctl_sim_env(k->deps, k->mem, &env);
     cJSON *cap = nw_simsnap_type_resources(&env, l->type, 0),
           *al = nw_simsnap_type_resources(&env, l->type, 1);
-    cJSON_AddItemToObject(st, "capacity", cap ? cap : cJSON_CreateObject());
-    cJSON_AddItemToObject(st, "allocatable", al ? al : cJSON_CreateObject());
+    nw_json_add_item(st, "capacity", cap ? cap : nw_json_new_object());
+    nw_json_add_item(st, "allocatable", al ? al : nw_json_new_object());
     return st;
 }
 
@@ -116,8 +116,11 @@ static int mutate_launched(cJSON *obj, void *ud)
         return 1;
     cJSON *st = status_of_launch(l->k, l, nw_json_get(obj, "status"));
     cJSON_DeleteItemFromObjectCaseSensitive(obj, "status");
-    cJSON_AddItemToObject(obj, "status", st);
-    nw_ctl_set_condition(obj, "Launched", "True", "Launched", "", nw_clock_now(l->k->deps->clock));
+    nw_json_add_item(obj, "status", st);
+    /* a status without its Launched condition is never written: the next tick retries */
+    if (nw_ctl_set_condition(obj, "Launched", "True", "Launched", "",
+                             nw_clock_now(l->k->deps->clock)) != NW_OK)
+        return 1;
     return 0;
 }
 
@@ -128,7 +131,7 @@ static int mutate_labels(cJSON *obj, void *ud)
     cJSON *labels = cJSON_GetObjectItemCaseSensitive(md, "labels");
     if (!cJSON_IsObject(labels)) {
         cJSON_DeleteItemFromObjectCaseSensitive(md, "labels");
-        labels = cJSON_AddObjectToObject(md, "labels");
+        labels = nw_json_add_object(md, "labels");
     }
     const char *kv[][2] = {{"node.kubernetes.io/instance-type", l->type},
                            {"topology.kubernetes.io/zone", l->zone},
@@ -141,7 +144,7 @@ static int mutate_labels(cJSON *obj, void *ud)
         if (cur && strcmp(cur, kv[i][1]) == 0)
             continue;
         cJSON_DeleteItemFromObjectCaseSensitive(labels, kv[i][0]);
-        cJSON_AddStringToObject(labels, kv[i][0], kv[i][1]);
+        nw_json_add_string(labels, kv[i][0], kv[i][1]);
         changed = 1;
     }
     return changed ? 0 : 1;
@@ -231,11 +234,11 @@ void nw_claim_launch(nw_claims_t *k, const nw_kube_snap_t *s, const cJSON *nc, i
             m->launched = 1;
             snprintf(m->provider_id, sizeof m->provider_id, "%s", pid);
             cJSON_Delete(m->status);
-            m->status = cJSON_CreateObject();
-            cJSON_AddStringToObject(m->status, "type", in.type);
-            cJSON_AddStringToObject(m->status, "zone", in.zone);
-            cJSON_AddStringToObject(m->status, "ct", ct);
-            cJSON_AddStringToObject(m->status, "image", in.image_id);
+            m->status = nw_json_new_object();
+            nw_json_add_string(m->status, "type", in.type);
+            nw_json_add_string(m->status, "zone", in.zone);
+            nw_json_add_string(m->status, "ct", ct);
+            nw_json_add_string(m->status, "image", in.image_id);
             record_launch(c, nc, &l);
             return;
         }
@@ -311,11 +314,11 @@ void nw_claim_launch(nw_claims_t *k, const nw_kube_snap_t *s, const cJSON *nc, i
     m->launched = 1;
     snprintf(m->provider_id, sizeof m->provider_id, "%s", res.provider_id);
     cJSON_Delete(m->status);
-    m->status = cJSON_CreateObject();
-    cJSON_AddStringToObject(m->status, "type", res.type);
-    cJSON_AddStringToObject(m->status, "zone", res.zone);
-    cJSON_AddStringToObject(m->status, "ct", res.capacity_type);
-    cJSON_AddStringToObject(m->status, "image", res.image_id);
+    m->status = nw_json_new_object();
+    nw_json_add_string(m->status, "type", res.type);
+    nw_json_add_string(m->status, "zone", res.zone);
+    nw_json_add_string(m->status, "ct", res.capacity_type);
+    nw_json_add_string(m->status, "image", res.image_id);
     nw_log_info("provisioner", "launched", NW_LS("nodeclaim", name),
                 NW_LS("instanceType", res.type), NW_LS("zone", res.zone),
                 NW_LS("capacityType", res.capacity_type), NW_LS("providerID", res.provider_id),
@@ -395,7 +398,7 @@ nw_rc_t nw_claim_create(nw_claims_t *k, const nw_kube_snap_t *ks, const nw_simsn
     nw_inflight_claim_t *m = nw_inflight_remember(&k->mem->inflight, nm, mono);
     if (m) {
         cJSON_Delete(m->obj);
-        m->obj = cJSON_Duplicate(created, 1);
+        m->obj = nw_json_dup(created);
     }
     char msg[400];
     snprintf(msg, sizeof msg, "Pod should schedule on: nodeclaim/%s", nm);

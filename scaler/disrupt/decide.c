@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/json.h"
 #include "scaler/disrupt/disrupt.h"
 
 #define GET(o, k) cJSON_GetObjectItemCaseSensitive((o), (k))
@@ -673,87 +674,86 @@ int nw_dis_validate(const nw_dis_state_t *st, nw_dis_cmd_t *cmd, nw_dis_sim_fn s
 
 cJSON *nw_dis_report_json(const nw_dis_state_t *st, const nw_dis_cmd_t *cmd)
 {
-    cJSON *o = cJSON_CreateObject();
-    cJSON *pools = cJSON_AddArrayToObject(o, "nodepools");
+    cJSON *o = nw_json_new_object();
+    cJSON *pools = nw_json_add_array(o, "nodepools");
     for (size_t k = 0; k < st->npools; k++) {
         const nw_dis_pool_t *p = &st->pools[k];
-        cJSON *j = cJSON_CreateObject();
-        cJSON_AddStringToObject(j, "name", p->name);
-        cJSON_AddNumberToObject(j, "nodes", p->counted);
-        cJSON_AddNumberToObject(j, "disrupting", p->disrupting);
-        cJSON *al = cJSON_AddObjectToObject(j, "allowedDisruptions");
+        cJSON *j = nw_json_new_object();
+        nw_json_add_string(j, "name", p->name);
+        nw_json_add_number(j, "nodes", p->counted);
+        nw_json_add_number(j, "disrupting", p->disrupting);
+        cJSON *al = nw_json_add_object(j, "allowedDisruptions");
         for (int r = 0; r < NW_DIS_NREASONS; r++) {
             if (p->allowed[r] == NW_DIS_UNLIMITED)
-                cJSON_AddStringToObject(al, nw_dis_reason_str((nw_dis_reason_t)r), "unlimited");
+                nw_json_add_string(al, nw_dis_reason_str((nw_dis_reason_t)r), "unlimited");
             else
-                cJSON_AddNumberToObject(al, nw_dis_reason_str((nw_dis_reason_t)r), p->allowed[r]);
+                nw_json_add_number(al, nw_dis_reason_str((nw_dis_reason_t)r), p->allowed[r]);
         }
         if (p->budget_error[0])
-            cJSON_AddStringToObject(j, "budgetError", p->budget_error);
-        cJSON_AddItemToArray(pools, j);
+            nw_json_add_string(j, "budgetError", p->budget_error);
+        nw_json_push(pools, j);
     }
-    cJSON *nodes = cJSON_AddArrayToObject(o, "nodeclaims");
+    cJSON *nodes = nw_json_add_array(o, "nodeclaims");
     for (size_t i = 0; i < st->nnodes; i++) {
         const nw_dis_node_t *n = &st->nodes[i];
-        cJSON *j = cJSON_CreateObject();
-        cJSON_AddStringToObject(j, "name", n->name);
-        cJSON_AddStringToObject(j, "node", n->node_name);
-        cJSON_AddStringToObject(j, "nodepool", n->pool >= 0 ? st->pools[n->pool].name : "");
-        cJSON_AddStringToObject(j, "instanceType", n->itype);
-        cJSON_AddStringToObject(j, "capacityType", n->capacity_type);
-        cJSON_AddStringToObject(j, "zone", n->zone);
+        cJSON *j = nw_json_new_object();
+        nw_json_add_string(j, "name", n->name);
+        nw_json_add_string(j, "node", n->node_name);
+        nw_json_add_string(j, "nodepool", n->pool >= 0 ? st->pools[n->pool].name : "");
+        nw_json_add_string(j, "instanceType", n->itype);
+        nw_json_add_string(j, "capacityType", n->capacity_type);
+        nw_json_add_string(j, "zone", n->zone);
         if (n->price >= 0)
-            cJSON_AddNumberToObject(j, "pricePerHour", n->price);
-        cJSON_AddBoolToObject(j, "candidate", n->candidate);
+            nw_json_add_number(j, "pricePerHour", n->price);
+        nw_json_add_bool(j, "candidate", n->candidate);
         if (n->why[0])
-            cJSON_AddStringToObject(j, "notCandidate", n->why);
-        cJSON_AddNumberToObject(j, "reschedulablePods", n->nresched);
-        cJSON_AddBoolToObject(j, "empty", n->candidate && n->empty);
-        cJSON_AddBoolToObject(j, "consolidatable", n->consolidatable);
-        cJSON_AddBoolToObject(j, "drifted", n->drifted);
-        cJSON_AddNumberToObject(j, "disruptionCost", round(n->disruption_cost * 1000) / 1000);
-        cJSON_AddItemToArray(nodes, j);
+            nw_json_add_string(j, "notCandidate", n->why);
+        nw_json_add_number(j, "reschedulablePods", n->nresched);
+        nw_json_add_bool(j, "empty", n->candidate && n->empty);
+        nw_json_add_bool(j, "consolidatable", n->consolidatable);
+        nw_json_add_bool(j, "drifted", n->drifted);
+        nw_json_add_number(j, "disruptionCost", round(n->disruption_cost * 1000) / 1000);
+        nw_json_push(nodes, j);
     }
-    cJSON *c = cJSON_AddObjectToObject(o, "command");
+    cJSON *c = nw_json_add_object(o, "command");
     if (!cmd || cmd->method == NW_DIS_NONE) {
-        cJSON_AddStringToObject(c, "method", "none");
+        nw_json_add_string(c, "method", "none");
     } else {
-        cJSON_AddStringToObject(c, "method", nw_dis_method_str(cmd->method));
-        cJSON_AddStringToObject(c, "reason", nw_dis_reason_str(cmd->reason));
-        cJSON_AddStringToObject(c, "action", nw_dis_action_str(cmd->action));
-        cJSON *cs = cJSON_AddArrayToObject(c, "candidates");
+        nw_json_add_string(c, "method", nw_dis_method_str(cmd->method));
+        nw_json_add_string(c, "reason", nw_dis_reason_str(cmd->reason));
+        nw_json_add_string(c, "action", nw_dis_action_str(cmd->action));
+        cJSON *cs = nw_json_add_array(c, "candidates");
         for (size_t i = 0; i < cmd->ncandidates; i++)
-            cJSON_AddItemToArray(cs, cJSON_CreateString(cmd->candidates[i]));
-        cJSON *rs = cJSON_AddArrayToObject(c, "replacements");
+            nw_json_push(cs, nw_json_new_string(cmd->candidates[i]));
+        cJSON *rs = nw_json_add_array(c, "replacements");
         for (int k = 0; k < cmd->sim.nrepl; k++) {
             const nw_dis_repl_t *r = &cmd->sim.repl[k];
-            cJSON *j = cJSON_CreateObject();
-            cJSON_AddStringToObject(j, "nodepool", r->pool);
-            cJSON *ct = cJSON_AddArrayToObject(j, "capacityTypes");
+            cJSON *j = nw_json_new_object();
+            nw_json_add_string(j, "nodepool", r->pool);
+            cJSON *ct = nw_json_add_array(j, "capacityTypes");
             if (r->allow_reserved)
-                cJSON_AddItemToArray(ct, cJSON_CreateString("reserved"));
+                nw_json_push(ct, nw_json_new_string("reserved"));
             if (r->allow_spot)
-                cJSON_AddItemToArray(ct, cJSON_CreateString("spot"));
+                nw_json_push(ct, nw_json_new_string("spot"));
             if (r->allow_on_demand)
-                cJSON_AddItemToArray(ct, cJSON_CreateString("on-demand"));
-            cJSON *ts = cJSON_AddArrayToObject(j, "instanceTypes");
+                nw_json_push(ct, nw_json_new_string("on-demand"));
+            cJSON *ts = nw_json_add_array(j, "instanceTypes");
             for (int t = 0; t < r->ntypes; t++)
-                cJSON_AddItemToArray(ts, cJSON_CreateString(r->types[t].name));
-            cJSON_AddItemToArray(rs, j);
+                nw_json_push(ts, nw_json_new_string(r->types[t].name));
+            nw_json_push(rs, j);
         }
-        cJSON_AddNumberToObject(c, "pricePerHour", round(cmd->old_price * 10000) / 10000);
-        cJSON_AddNumberToObject(c, "replacementPricePerHour",
-                                round(cmd->new_price * 10000) / 10000);
-        cJSON_AddBoolToObject(c, "validationDelay", cmd->validate);
-        cJSON_AddStringToObject(c, "summary", cmd->summary);
+        nw_json_add_number(c, "pricePerHour", round(cmd->old_price * 10000) / 10000);
+        nw_json_add_number(c, "replacementPricePerHour", round(cmd->new_price * 10000) / 10000);
+        nw_json_add_bool(c, "validationDelay", cmd->validate);
+        nw_json_add_string(c, "summary", cmd->summary);
     }
-    cJSON *notes = cJSON_AddArrayToObject(o, "notes");
+    cJSON *notes = nw_json_add_array(o, "notes");
     for (size_t i = 0; cmd && i < cmd->nnotes; i++) {
-        cJSON *j = cJSON_CreateObject();
-        cJSON_AddStringToObject(j, "nodeclaim", cmd->notes[i].nodeclaim);
-        cJSON_AddStringToObject(j, "reason", cmd->notes[i].reason);
-        cJSON_AddStringToObject(j, "message", cmd->notes[i].message);
-        cJSON_AddItemToArray(notes, j);
+        cJSON *j = nw_json_new_object();
+        nw_json_add_string(j, "nodeclaim", cmd->notes[i].nodeclaim);
+        nw_json_add_string(j, "reason", cmd->notes[i].reason);
+        nw_json_add_string(j, "message", cmd->notes[i].message);
+        nw_json_push(notes, j);
     }
     return o;
 }

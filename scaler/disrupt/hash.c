@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/json.h"
 #include "api/duration.h"
 #include "api/quantity.h"
 #include "common/clock.h"
@@ -317,12 +318,12 @@ static cJSON *annotations(cJSON *obj)
     cJSON *md = GET(obj, "metadata");
     if (!cJSON_IsObject(md)) {
         cJSON_DeleteItemFromObjectCaseSensitive(obj, "metadata");
-        md = cJSON_AddObjectToObject(obj, "metadata");
+        md = nw_json_add_object(obj, "metadata");
     }
     cJSON *ann = GET(md, "annotations");
     if (!cJSON_IsObject(ann)) {
         cJSON_DeleteItemFromObjectCaseSensitive(md, "annotations");
-        ann = cJSON_AddObjectToObject(md, "annotations");
+        ann = nw_json_add_object(md, "annotations");
     }
     return ann;
 }
@@ -330,7 +331,7 @@ static cJSON *annotations(cJSON *obj)
 static void put(cJSON *ann, const char *k, const char *v)
 {
     cJSON_DeleteItemFromObjectCaseSensitive(ann, k);
-    cJSON_AddStringToObject(ann, k, v);
+    nw_json_add_string(ann, k, v);
 }
 
 nw_rc_t nw_hash_stamp_nodeclaim(cJSON *nodeclaim, const cJSON *nodepool, const cJSON *nodeclass,

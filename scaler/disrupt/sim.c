@@ -1,6 +1,7 @@
 /*
  * scaler/disrupt/sim.c — consolidation simulation over scaler/sched (see sim.h).
  */
+#include "common/json.h"
 #include "api/wellknown.h"
 #include "scaler/disrupt/sim.h"
 
@@ -228,7 +229,7 @@ nw_rc_t nw_dis_sim_schedule(void *ud, const nw_dis_state_t *st, const char *cons
         if (nn && in_names(gone, ngone, nn)) {
             if (!nw_dis_pod_reschedulable(p))
                 continue;
-            cJSON *cp = cJSON_Duplicate(p, 1);
+            cJSON *cp = nw_json_dup(p);
             if (!cp) {
                 rc = nw_err_set(err, NW_ENOMEM, NULL, "out of memory");
                 goto out;
@@ -281,17 +282,17 @@ out:
 static void add_req(cJSON *arr, const char *key, const char *op, char **vals, size_t n,
                     int min_values)
 {
-    cJSON *r = cJSON_CreateObject();
-    cJSON_AddStringToObject(r, "key", key);
-    cJSON_AddStringToObject(r, "operator", op);
+    cJSON *r = nw_json_new_object();
+    nw_json_add_string(r, "key", key);
+    nw_json_add_string(r, "operator", op);
     if (vals) {
-        cJSON *v = cJSON_AddArrayToObject(r, "values");
+        cJSON *v = nw_json_add_array(r, "values");
         for (size_t i = 0; i < n; i++)
-            cJSON_AddItemToArray(v, cJSON_CreateString(vals[i]));
+            nw_json_push(v, nw_json_new_string(vals[i]));
     }
     if (min_values > 0)
-        cJSON_AddNumberToObject(r, "minValues", min_values);
-    cJSON_AddItemToArray(arr, r);
+        nw_json_add_number(r, "minValues", min_values);
+    nw_json_push(arr, r);
 }
 
 static void add_bound(cJSON *arr, const char *key, const char *op, int64_t v)
@@ -304,7 +305,7 @@ static void add_bound(cJSON *arr, const char *key, const char *op, int64_t v)
 
 static cJSON *reqs_json(const nw_reqs_t *rs, const nw_dis_repl_t *rp)
 {
-    cJSON *arr = cJSON_CreateArray();
+    cJSON *arr = nw_json_new_array();
     for (size_t i = 0; i < rs->n; i++) {
         const nw_req_t *r = &rs->v[i];
         if (strcmp(r->key, "node.kubernetes.io/instance-type") == 0) {
@@ -364,53 +365,52 @@ cJSON *nw_dis_replacement_json(const nw_dis_sim_t *sim, int k, const cJSON *pool
     const cJSON *tmpl = GET(GET(pool, "spec"), "template");
     const cJSON *tspec = GET(tmpl, "spec");
     const char *class = sget(GET(tspec, "nodeClassRef"), "name");
-    cJSON *nc = cJSON_CreateObject();
-    cJSON_AddStringToObject(nc, "apiVersion", "karpenter.sh/v1");
-    cJSON_AddStringToObject(nc, "kind", "NodeClaim");
-    cJSON *md = cJSON_AddObjectToObject(nc, "metadata");
+    cJSON *nc = nw_json_new_object();
+    nw_json_add_string(nc, "apiVersion", "karpenter.sh/v1");
+    nw_json_add_string(nc, "kind", "NodeClaim");
+    cJSON *md = nw_json_add_object(nc, "metadata");
     char gen[300];
     snprintf(gen, sizeof gen, "%s-", poolname ? poolname : "nodeclaim");
-    cJSON_AddStringToObject(md, "generateName", gen);
+    nw_json_add_string(md, "generateName", gen);
     const cJSON *tl = GET(GET(tmpl, "metadata"), "labels");
-    cJSON *labels = tl ? cJSON_Duplicate(tl, 1) : cJSON_CreateObject();
+    cJSON *labels = tl ? nw_json_dup(tl) : nw_json_new_object();
     cJSON_DeleteItemFromObjectCaseSensitive(labels, NW_LABEL_NODEPOOL);
-    cJSON_AddStringToObject(labels, NW_LABEL_NODEPOOL, poolname ? poolname : "");
+    nw_json_add_string(labels, NW_LABEL_NODEPOOL, poolname ? poolname : "");
     if (class) {
         cJSON_DeleteItemFromObjectCaseSensitive(labels, "karpenter.k8s.aws/ec2nodeclass");
-        cJSON_AddStringToObject(labels, "karpenter.k8s.aws/ec2nodeclass", class);
+        nw_json_add_string(labels, "karpenter.k8s.aws/ec2nodeclass", class);
     }
-    cJSON_AddItemToObject(md, "labels", labels);
+    nw_json_add_item(md, "labels", labels);
     const cJSON *ta = GET(GET(tmpl, "metadata"), "annotations");
-    cJSON *ann = ta ? cJSON_Duplicate(ta, 1) : cJSON_CreateObject();
-    cJSON_AddStringToObject(ann, "karpenter.sh/nodepool-hash-version", "v3");
-    cJSON_AddStringToObject(ann, "karpenter.sh/nodeclaim-min-values-relaxed", "false");
-    cJSON_AddItemToObject(md, "annotations", ann);
+    cJSON *ann = ta ? nw_json_dup(ta) : nw_json_new_object();
+    nw_json_add_string(ann, "karpenter.sh/nodepool-hash-version", "v3");
+    nw_json_add_string(ann, "karpenter.sh/nodeclaim-min-values-relaxed", "false");
+    nw_json_add_item(md, "annotations", ann);
     const char *uid = sget(GET(pool, "metadata"), "uid");
     if (uid) {
-        cJSON *own = cJSON_CreateObject();
-        cJSON_AddStringToObject(own, "apiVersion", "karpenter.sh/v1");
-        cJSON_AddStringToObject(own, "kind", "NodePool");
-        cJSON_AddStringToObject(own, "name", poolname);
-        cJSON_AddStringToObject(own, "uid", uid);
-        cJSON_AddBoolToObject(own, "blockOwnerDeletion", 1);
-        cJSON_AddItemToArray(cJSON_AddArrayToObject(md, "ownerReferences"), own);
+        cJSON *own = nw_json_new_object();
+        nw_json_add_string(own, "apiVersion", "karpenter.sh/v1");
+        nw_json_add_string(own, "kind", "NodePool");
+        nw_json_add_string(own, "name", poolname);
+        nw_json_add_string(own, "uid", uid);
+        nw_json_add_bool(own, "blockOwnerDeletion", 1);
+        nw_json_push(nw_json_add_array(md, "ownerReferences"), own);
     }
-    cJSON_AddItemToArray(cJSON_AddArrayToObject(md, "finalizers"),
-                         cJSON_CreateString(NW_FINALIZER));
-    cJSON *spec = cJSON_AddObjectToObject(nc, "spec");
-    cJSON_AddItemToObject(spec, "requirements", reqs_json(&c->reqs, rp));
-    cJSON *res = cJSON_AddObjectToObject(spec, "resources");
-    cJSON_AddItemToObject(res, "requests", nw_sched_res_to_json(h->snap, &c->requests));
+    nw_json_push(nw_json_add_array(md, "finalizers"), nw_json_new_string(NW_FINALIZER));
+    cJSON *spec = nw_json_add_object(nc, "spec");
+    nw_json_add_item(spec, "requirements", reqs_json(&c->reqs, rp));
+    cJSON *res = nw_json_add_object(spec, "resources");
+    nw_json_add_item(res, "requests", nw_sched_res_to_json(h->snap, &c->requests));
     const cJSON *ref = GET(tspec, "nodeClassRef");
     if (ref)
-        cJSON_AddItemToObject(spec, "nodeClassRef", cJSON_Duplicate(ref, 1));
+        nw_json_add_item(spec, "nodeClassRef", nw_json_dup(ref));
     static const char *const copy[] = {"taints", "startupTaints", "terminationGracePeriod"};
     for (size_t i = 0; i < sizeof copy / sizeof *copy; i++) {
         const cJSON *v = GET(tspec, copy[i]);
         if (v)
-            cJSON_AddItemToObject(spec, copy[i], cJSON_Duplicate(v, 1));
+            nw_json_add_item(spec, copy[i], nw_json_dup(v));
     }
     const char *exp = sget(tspec, "expireAfter");
-    cJSON_AddStringToObject(spec, "expireAfter", exp ? exp : "720h");
+    nw_json_add_string(spec, "expireAfter", exp ? exp : "720h");
     return nc;
 }

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/json.h"
 #include "common/log.h"
 #include "scaler/kube/retry.h"
 
@@ -121,7 +122,7 @@ static nw_rc_t lease_req(nw_kube_leader_t *l, const char *method, const cJSON *b
     nw_buf_init(&p, 1024);
     nw_rc_t rc =
         nw_kube_path(&p, &nw_kube_res_leases, l->ns, strcmp(method, "POST") ? l->name : NULL, NULL);
-    char *b = body ? cJSON_PrintUnformatted(body) : NULL;
+    char *b = body ? nw_json_print(body) : NULL;
     nw_kube_resp_t resp;
     nw_kube_resp_init(&resp);
     *code = 0;
@@ -166,18 +167,18 @@ static void set_spec(cJSON *spec, const char *holder, int64_t dur_s, const char 
     cJSON_DeleteItemFromObjectCaseSensitive(spec, "acquireTime");
     cJSON_DeleteItemFromObjectCaseSensitive(spec, "renewTime");
     cJSON_DeleteItemFromObjectCaseSensitive(spec, "leaseTransitions");
-    cJSON_AddStringToObject(spec, "holderIdentity", holder);
-    cJSON_AddNumberToObject(spec, "leaseDurationSeconds", (double)dur_s);
+    nw_json_add_string(spec, "holderIdentity", holder);
+    nw_json_add_number(spec, "leaseDurationSeconds", (double)dur_s);
     if (acquire)
-        cJSON_AddStringToObject(spec, "acquireTime", acquire);
-    cJSON_AddStringToObject(spec, "renewTime", renew);
-    cJSON_AddNumberToObject(spec, "leaseTransitions", (double)transitions);
+        nw_json_add_string(spec, "acquireTime", acquire);
+    nw_json_add_string(spec, "renewTime", renew);
+    nw_json_add_number(spec, "leaseTransitions", (double)transitions);
 }
 
 static void observe(nw_kube_leader_t *l, const cJSON *lease, int64_t now)
 {
     const cJSON *spec = cJSON_GetObjectItemCaseSensitive(lease, "spec");
-    char *s = cJSON_PrintUnformatted(spec);
+    char *s = nw_json_print(spec);
     if (!s)
         return;
     if (!l->observed_spec || strcmp(s, l->observed_spec) != 0) {
@@ -211,13 +212,13 @@ nw_rc_t nw_kube_leader_try(nw_kube_leader_t *l, int *leading, nw_err_t *err)
     if (rc)
         return rc;
     if (code == 404) {
-        cJSON *nl = cJSON_CreateObject();
-        cJSON_AddStringToObject(nl, "apiVersion", "coordination.k8s.io/v1");
-        cJSON_AddStringToObject(nl, "kind", "Lease");
-        cJSON *m = cJSON_AddObjectToObject(nl, "metadata");
-        cJSON_AddStringToObject(m, "name", l->name);
-        cJSON_AddStringToObject(m, "namespace", l->ns);
-        cJSON *spec = cJSON_AddObjectToObject(nl, "spec");
+        cJSON *nl = nw_json_new_object();
+        nw_json_add_string(nl, "apiVersion", "coordination.k8s.io/v1");
+        nw_json_add_string(nl, "kind", "Lease");
+        cJSON *m = nw_json_add_object(nl, "metadata");
+        nw_json_add_string(m, "name", l->name);
+        nw_json_add_string(m, "namespace", l->ns);
+        cJSON *spec = nw_json_add_object(nl, "spec");
         set_spec(spec, l->identity, dur_s, now, now, 0);
         cJSON *created = NULL;
         rc = lease_req(l, "POST", nl, &created, &code, err);
@@ -249,7 +250,7 @@ nw_rc_t nw_kube_leader_try(nw_kube_leader_t *l, int *leading, nw_err_t *err)
     const char *acq = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(spec, "acquireTime"));
     char *acq_copy = mine && acq ? strdup(acq) : NULL;
     if (!spec)
-        spec = cJSON_AddObjectToObject(lease, "spec");
+        spec = nw_json_add_object(lease, "spec");
     set_spec(spec, l->identity, dur_s, mine ? (acq_copy ? acq_copy : now) : now, now,
              mine ? transitions : transitions + 1);
     free(acq_copy);

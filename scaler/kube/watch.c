@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/json.h"
 #include "common/log.h"
 #include "scaler/kube/retry.h"
 
@@ -396,12 +397,12 @@ static void list_done(watcher_t *x, CURLcode cc)
             return;
         }
         if (!x->items) {
-            x->items = cJSON_CreateArray();
+            x->items = nw_json_new_array();
             /* all pages share the first page's resourceVersion */
             set_str(&x->rv, rv);
         }
         while (cJSON_IsArray(items) && items->child)
-            cJSON_AddItemToArray(x->items, cJSON_DetachItemViaPointer(items, items->child));
+            nw_json_push(x->items, cJSON_DetachItemViaPointer(items, items->child));
         cJSON_Delete(items);
         if (cont && cont[0]) {
             set_str(&x->cont, cont);

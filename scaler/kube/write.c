@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/json.h"
 #include "common/log.h"
 #include "scaler/kube/retry.h"
 
@@ -80,7 +81,7 @@ nw_rc_t nw_kube_create(nw_kube_client_t *c, const nw_kube_res_t *res, const char
         ns = meta_str(obj, "namespace");
     if (res->namespaced && (!ns || !ns[0]))
         ns = "default";
-    char *body = cJSON_PrintUnformatted(obj);
+    char *body = nw_json_print(obj);
     if (!body)
         return nw_err_set(err, NW_ENOMEM, "", "out of memory");
     nw_buf_t p;
@@ -100,7 +101,7 @@ nw_rc_t nw_kube_update(nw_kube_client_t *c, const nw_kube_res_t *res, const cJSO
     const char *name = meta_str(obj, "name");
     if (!name || !name[0])
         return nw_err_set(err, NW_EINVAL, "metadata.name", "update: object has no name");
-    char *body = cJSON_PrintUnformatted(obj);
+    char *body = nw_json_print(obj);
     if (!body)
         return nw_err_set(err, NW_ENOMEM, "", "out of memory");
     nw_buf_t p;
@@ -192,23 +193,23 @@ nw_rc_t nw_kube_delete(nw_kube_client_t *c, const nw_kube_res_t *res, const char
 {
     if (gone)
         *gone = 0;
-    cJSON *opts = cJSON_CreateObject();
+    cJSON *opts = nw_json_new_object();
     if (!opts)
         return nw_err_set(err, NW_ENOMEM, "", "out of memory");
-    cJSON_AddStringToObject(opts, "apiVersion", "v1");
-    cJSON_AddStringToObject(opts, "kind", "DeleteOptions");
+    nw_json_add_string(opts, "apiVersion", "v1");
+    nw_json_add_string(opts, "kind", "DeleteOptions");
     if (o && o->propagation)
-        cJSON_AddStringToObject(opts, "propagationPolicy", o->propagation);
+        nw_json_add_string(opts, "propagationPolicy", o->propagation);
     if (o && o->grace_seconds >= 0)
-        cJSON_AddNumberToObject(opts, "gracePeriodSeconds", (double)o->grace_seconds);
+        nw_json_add_number(opts, "gracePeriodSeconds", (double)o->grace_seconds);
     if (o && (o->uid || o->rv)) {
-        cJSON *pre = cJSON_AddObjectToObject(opts, "preconditions");
+        cJSON *pre = nw_json_add_object(opts, "preconditions");
         if (o->uid)
-            cJSON_AddStringToObject(pre, "uid", o->uid);
+            nw_json_add_string(pre, "uid", o->uid);
         if (o->rv)
-            cJSON_AddStringToObject(pre, "resourceVersion", o->rv);
+            nw_json_add_string(pre, "resourceVersion", o->rv);
     }
-    char *body = cJSON_PrintUnformatted(opts);
+    char *body = nw_json_print(opts);
     cJSON_Delete(opts);
     if (!body)
         return nw_err_set(err, NW_ENOMEM, "", "out of memory");
@@ -275,37 +276,37 @@ static nw_rc_t finalizer_edit(nw_kube_client_t *c, const nw_kube_res_t *res, con
                               "%s %s is being deleted: no new finalizers can be added", res->kind,
                               name);
         }
-        cJSON *patch = cJSON_CreateArray();
-        cJSON *op = cJSON_CreateObject();
-        cJSON_AddItemToArray(patch, op);
+        cJSON *patch = nw_json_new_array();
+        cJSON *op = nw_json_new_object();
+        nw_json_push(patch, op);
         if (add) {
-            cJSON_AddStringToObject(op, "op", "test");
-            cJSON_AddStringToObject(op, "path", "/metadata/resourceVersion");
-            cJSON_AddStringToObject(op, "value", rv ? rv : "");
-            op = cJSON_CreateObject();
-            cJSON_AddItemToArray(patch, op);
-            cJSON_AddStringToObject(op, "op", "add");
+            nw_json_add_string(op, "op", "test");
+            nw_json_add_string(op, "path", "/metadata/resourceVersion");
+            nw_json_add_string(op, "value", rv ? rv : "");
+            op = nw_json_new_object();
+            nw_json_push(patch, op);
+            nw_json_add_string(op, "op", "add");
             if (cJSON_IsArray(fins)) {
-                cJSON_AddStringToObject(op, "path", "/metadata/finalizers/-");
-                cJSON_AddStringToObject(op, "value", fin);
+                nw_json_add_string(op, "path", "/metadata/finalizers/-");
+                nw_json_add_string(op, "value", fin);
             } else {
-                cJSON_AddStringToObject(op, "path", "/metadata/finalizers");
-                cJSON *v = cJSON_AddArrayToObject(op, "value");
-                cJSON_AddItemToArray(v, cJSON_CreateString(fin));
+                nw_json_add_string(op, "path", "/metadata/finalizers");
+                cJSON *v = nw_json_add_array(op, "value");
+                nw_json_push(v, nw_json_new_string(fin));
             }
         } else {
             char ptr[64];
             snprintf(ptr, sizeof ptr, "/metadata/finalizers/%d", idx);
-            cJSON_AddStringToObject(op, "op", "test");
-            cJSON_AddStringToObject(op, "path", ptr);
-            cJSON_AddStringToObject(op, "value", fin);
-            op = cJSON_CreateObject();
-            cJSON_AddItemToArray(patch, op);
-            cJSON_AddStringToObject(op, "op", "remove");
-            cJSON_AddStringToObject(op, "path", ptr);
+            nw_json_add_string(op, "op", "test");
+            nw_json_add_string(op, "path", ptr);
+            nw_json_add_string(op, "value", fin);
+            op = nw_json_new_object();
+            nw_json_push(patch, op);
+            nw_json_add_string(op, "op", "remove");
+            nw_json_add_string(op, "path", ptr);
         }
         cJSON_Delete(obj);
-        char *body = cJSON_PrintUnformatted(patch);
+        char *body = nw_json_print(patch);
         cJSON_Delete(patch);
         if (!body)
             return nw_err_set(err, NW_ENOMEM, "", "out of memory");
@@ -358,22 +359,22 @@ nw_rc_t nw_kube_evict_ex(nw_kube_client_t *c, const char *ns, const char *name,
         *retry_after_s = 0;
     if (code_out)
         *code_out = 0;
-    cJSON *ev = cJSON_CreateObject();
+    cJSON *ev = nw_json_new_object();
     if (!ev)
         return nw_err_set(err, NW_ENOMEM, "", "out of memory");
-    cJSON_AddStringToObject(ev, "apiVersion", "policy/v1");
-    cJSON_AddStringToObject(ev, "kind", "Eviction");
-    cJSON *m = cJSON_AddObjectToObject(ev, "metadata");
-    cJSON_AddStringToObject(m, "name", name);
-    cJSON_AddStringToObject(m, "namespace", ns);
+    nw_json_add_string(ev, "apiVersion", "policy/v1");
+    nw_json_add_string(ev, "kind", "Eviction");
+    cJSON *m = nw_json_add_object(ev, "metadata");
+    nw_json_add_string(m, "name", name);
+    nw_json_add_string(m, "namespace", ns);
     if (grace_seconds >= 0 || (uid && *uid)) {
-        cJSON *d = cJSON_AddObjectToObject(ev, "deleteOptions");
+        cJSON *d = nw_json_add_object(ev, "deleteOptions");
         if (grace_seconds >= 0)
-            cJSON_AddNumberToObject(d, "gracePeriodSeconds", (double)grace_seconds);
+            nw_json_add_number(d, "gracePeriodSeconds", (double)grace_seconds);
         if (uid && *uid)
-            cJSON_AddStringToObject(cJSON_AddObjectToObject(d, "preconditions"), "uid", uid);
+            nw_json_add_string(nw_json_add_object(d, "preconditions"), "uid", uid);
     }
-    char *body = cJSON_PrintUnformatted(ev);
+    char *body = nw_json_print(ev);
     cJSON_Delete(ev);
     if (!body)
         return nw_err_set(err, NW_ENOMEM, "", "out of memory");
@@ -595,34 +596,34 @@ nw_rc_t nw_kube_event(nw_kube_recorder_t *r, const nw_kube_res_t *res, const cJS
         }
     }
     if (create) {
-        cJSON *ev = cJSON_CreateObject();
-        cJSON_AddStringToObject(ev, "apiVersion", "v1");
-        cJSON_AddStringToObject(ev, "kind", "Event");
-        cJSON *m = cJSON_AddObjectToObject(ev, "metadata");
-        cJSON_AddStringToObject(m, "name", ev_name);
-        cJSON_AddStringToObject(m, "namespace", ev_ns);
-        cJSON *io = cJSON_AddObjectToObject(ev, "involvedObject");
-        cJSON_AddStringToObject(io, "apiVersion", res->api_version);
-        cJSON_AddStringToObject(io, "kind", res->kind);
-        cJSON_AddStringToObject(io, "name", name);
+        cJSON *ev = nw_json_new_object();
+        nw_json_add_string(ev, "apiVersion", "v1");
+        nw_json_add_string(ev, "kind", "Event");
+        cJSON *m = nw_json_add_object(ev, "metadata");
+        nw_json_add_string(m, "name", ev_name);
+        nw_json_add_string(m, "namespace", ev_ns);
+        cJSON *io = nw_json_add_object(ev, "involvedObject");
+        nw_json_add_string(io, "apiVersion", res->api_version);
+        nw_json_add_string(io, "kind", res->kind);
+        nw_json_add_string(io, "name", name);
         if (ons && ons[0])
-            cJSON_AddStringToObject(io, "namespace", ons);
+            nw_json_add_string(io, "namespace", ons);
         if (uid)
-            cJSON_AddStringToObject(io, "uid", uid);
+            nw_json_add_string(io, "uid", uid);
         if (orv)
-            cJSON_AddStringToObject(io, "resourceVersion", orv);
-        cJSON_AddStringToObject(ev, "reason", reason);
-        cJSON_AddStringToObject(ev, "message", msg);
-        cJSON_AddStringToObject(ev, "type", type);
-        cJSON_AddNumberToObject(ev, "count", was_create ? 1 : count);
-        cJSON_AddStringToObject(ev, "firstTimestamp", ts);
-        cJSON_AddStringToObject(ev, "lastTimestamp", ts);
-        cJSON *src = cJSON_AddObjectToObject(ev, "source");
-        cJSON_AddStringToObject(src, "component", r->component);
+            nw_json_add_string(io, "resourceVersion", orv);
+        nw_json_add_string(ev, "reason", reason);
+        nw_json_add_string(ev, "message", msg);
+        nw_json_add_string(ev, "type", type);
+        nw_json_add_number(ev, "count", was_create ? 1 : count);
+        nw_json_add_string(ev, "firstTimestamp", ts);
+        nw_json_add_string(ev, "lastTimestamp", ts);
+        cJSON *src = nw_json_add_object(ev, "source");
+        nw_json_add_string(src, "component", r->component);
         if (r->instance[0])
-            cJSON_AddStringToObject(src, "host", r->instance);
-        cJSON_AddStringToObject(ev, "reportingComponent", r->component);
-        cJSON_AddStringToObject(ev, "reportingInstance", r->instance);
+            nw_json_add_string(src, "host", r->instance);
+        nw_json_add_string(ev, "reportingComponent", r->component);
+        nw_json_add_string(ev, "reportingInstance", r->instance);
         memset(&e2, 0, sizeof e2);
         rc = nw_kube_create(r->c, &nw_kube_res_events, ev_ns, ev, NULL, &e2);
         cJSON_Delete(ev);

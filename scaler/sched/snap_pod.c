@@ -75,7 +75,7 @@ static int group_get(nw_sched_snap_t *s, nw_tg_kind_t kind, int key, int skew, i
                      const cJSON *selector, const char *selpath, const char *pod_ns,
                      const cJSON *namespaces, const cJSON *ns_selector, nw_err_t *err)
 {
-    char *selj = selector ? cJSON_PrintUnformatted(selector) : strdup("null");
+    char *selj = selector ? nw_json_print(selector) : strdup("null");
     if (!selj) {
         nw_err_set(err, NW_ENOMEM, selpath, "out of memory");
         return -1;
@@ -351,7 +351,7 @@ static nw_rc_t class_build(nw_pclass_t *c, const cJSON *spec, nw_err_t *err)
 
 static int class_get(nw_sched_snap_t *s, const cJSON *spec, bool accel, nw_err_t *err)
 {
-    cJSON *k = cJSON_CreateObject();
+    cJSON *k = nw_json_new_object();
     if (!k) {
         nw_err_set(err, NW_ENOMEM, "spec", "out of memory");
         return -1;
@@ -360,11 +360,11 @@ static int class_get(nw_sched_snap_t *s, const cJSON *spec, bool accel, nw_err_t
     const char *keys[] = {"nodeSelector", "tolerations"};
     for (int i = 0; i < 2; i++)
         if (nw_json_get(spec, keys[i]))
-            cJSON_AddItemToObject(k, keys[i], cJSON_Duplicate(nw_json_get(spec, keys[i]), 1));
+            nw_json_add_item(k, keys[i], nw_json_dup(nw_json_get(spec, keys[i])));
     if (aff && nw_json_get(aff, "nodeAffinity"))
-        cJSON_AddItemToObject(k, "na", cJSON_Duplicate(nw_json_get(aff, "nodeAffinity"), 1));
-    cJSON_AddBoolToObject(k, "accel", accel);
-    char *sig = cJSON_PrintUnformatted(k);
+        nw_json_add_item(k, "na", nw_json_dup(nw_json_get(aff, "nodeAffinity")));
+    nw_json_add_bool(k, "accel", accel);
+    char *sig = nw_json_print(k);
     cJSON_Delete(k);
     if (!sig) {
         nw_err_set(err, NW_ENOMEM, "spec", "out of memory");

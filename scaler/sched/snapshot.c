@@ -224,7 +224,7 @@ const char *nw_sched_pool_nodeclass(const nw_sched_snap_t *s, size_t i)
 
 cJSON *nw_sched_res_to_json(const nw_sched_snap_t *s, const nw_sched_res_t *r)
 {
-    cJSON *o = cJSON_CreateObject();
+    cJSON *o = nw_json_new_object();
     if (!o)
         return NULL;
     for (int i = 0; i < s->nres; i++) {
@@ -234,7 +234,7 @@ cJSON *nw_sched_res_to_json(const nw_sched_snap_t *s, const nw_sched_res_t *r)
             (i == NW_SR_MEMORY || i == NW_SR_EPHEMERAL) ? NW_QTY_BINARY_SI : NW_QTY_DECIMAL_SI;
         char buf[64];
         nw_quantity_format(nw_quantity_from_milli(r->v[i], f), buf, sizeof buf);
-        cJSON_AddStringToObject(o, s->res_names[i], buf);
+        nw_json_add_string(o, s->res_names[i], buf);
     }
     return o;
 }

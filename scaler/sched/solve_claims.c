@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/json.h"
 #include "api/wellknown.h"
 #include "scaler/sched/solve_int.h"
 
@@ -407,7 +408,7 @@ bool nw_sv_relax(ctx_t *c, int pod)
 static char *res_str(const nw_sched_snap_t *s, const nw_sched_res_t *r)
 {
     cJSON *j = nw_sched_res_to_json(s, r);
-    char *out = j ? cJSON_PrintUnformatted(j) : NULL;
+    char *out = j ? nw_json_print(j) : NULL;
     cJSON_Delete(j);
     return out;
 }

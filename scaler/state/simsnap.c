@@ -11,6 +11,7 @@
 #include "api/wellknown.h"
 #include "api/requirements.h"
 #include "common/log.h"
+#include "common/oom.h"
 #include "scaler/sched/from_catalog.h"
 #include "scaler/state/simsnap.h"
 
@@ -286,11 +287,11 @@ static const char *req_first(const cJSON *nc, const char *key)
 static cJSON *entry_json(const nw_simsnap_env_t *env, const cJSON *nc, const char *name,
                          const nw_inflight_claim_t *m)
 {
-    cJSON *e = cJSON_CreateObject();
-    cJSON *md = cJSON_AddObjectToObject(e, "metadata");
-    cJSON_AddStringToObject(md, "name", name);
+    cJSON *e = nw_json_new_object();
+    cJSON *md = nw_json_add_object(e, "metadata");
+    nw_json_add_string(md, "name", name);
     const cJSON *l0 = nw_json_get(nw_json_get(nc, "metadata"), "labels");
-    cJSON *l = cJSON_IsObject(l0) ? cJSON_Duplicate(l0, 1) : cJSON_CreateObject();
+    cJSON *l = cJSON_IsObject(l0) ? nw_json_dup(l0) : nw_json_new_object();
     if (m && m->status) {
         const char *kv[][2] = {
             {"node.kubernetes.io/instance-type", nw_json_str_at(m->status, "type")},
@@ -298,7 +299,7 @@ static cJSON *entry_json(const nw_simsnap_env_t *env, const cJSON *nc, const cha
             {"karpenter.sh/capacity-type", nw_json_str_at(m->status, "ct")}};
         for (size_t i = 0; i < 3; i++)
             if (kv[i][1] && *kv[i][1] && !nw_json_get(l, kv[i][0]))
-                cJSON_AddStringToObject(l, kv[i][0], kv[i][1]);
+                nw_json_add_string(l, kv[i][0], kv[i][1]);
     }
     const cJSON *r;
     cJSON_ArrayForEach(r, nw_json_get(nw_json_get(nc, "spec"), "requirements"))
@@ -307,17 +308,18 @@ static cJSON *entry_json(const nw_simsnap_env_t *env, const cJSON *nc, const cha
         const char *op = nw_json_str(r, "operator");
         const cJSON *vals = nw_json_get(r, "values");
         if (k && op && strcmp(op, "In") == 0 && cJSON_GetArraySize(vals) == 1 && !nw_json_get(l, k))
-            cJSON_AddStringToObject(l, k, cJSON_GetStringValue(cJSON_GetArrayItem(vals, 0)));
+            nw_json_add_string(l, k, cJSON_GetStringValue(cJSON_GetArrayItem(vals, 0)));
     }
-    cJSON_AddItemToObject(md, "labels", l);
-    cJSON *spec = cJSON_AddObjectToObject(e, "spec");
+    nw_json_add_item(md, "labels", l);
+    cJSON *spec = nw_json_add_object(e, "spec");
     const char *copy[] = {"requirements", "taints", "startupTaints"};
     for (size_t i = 0; i < 3; i++) {
         const cJSON *v = nw_json_get(nw_json_get(nc, "spec"), copy[i]);
         if (cJSON_IsArray(v))
-            cJSON_AddItemToObject(spec, copy[i], cJSON_CreateArrayReference(v->child));
+            nw_json_add_item(spec, copy[i],
+                             nw_oom_check(cJSON_CreateArrayReference(v->child), copy[i]));
     }
-    cJSON *st = cJSON_AddObjectToObject(e, "status");
+    cJSON *st = nw_json_add_object(e, "status");
     const char *type = nw_json_str(l, "node.kubernetes.io/instance-type");
     if (!type)
         type = req_first(nc, "node.kubernetes.io/instance-type");
@@ -325,10 +327,10 @@ static cJSON *entry_json(const nw_simsnap_env_t *env, const cJSON *nc, const cha
     for (int i = 0; i < 2; i++) {
         const cJSON *have = nw_json_get(nw_json_get(nc, "status"), which[i]);
         cJSON *v = cJSON_IsObject(have) && have->child
-                       ? cJSON_Duplicate(have, 1)
+                       ? nw_json_dup(have)
                        : nw_simsnap_type_resources(env, type, i == 0);
         if (v)
-            cJSON_AddItemToObject(st, which[i], v);
+            nw_json_add_item(st, which[i], v);
     }
     return e;
 }
@@ -558,27 +560,27 @@ bool nw_simsnap_is_nominated(const nw_noms_t *noms, const nw_kube_snap_t *ks,
 
 static cJSON *req_json(const nw_req_t *r)
 {
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "key", r->key);
+    cJSON *o = nw_json_new_object();
+    nw_json_add_string(o, "key", r->key);
     char num[32];
     if (r->has_gte || r->has_lte) {
         /* Gt/Lt are strict; a set with both bounds keeps the lower one here and the upper
          * one in a second requirement (added by the caller) */
-        cJSON_AddStringToObject(o, "operator", r->has_gte ? "Gt" : "Lt");
+        nw_json_add_string(o, "operator", r->has_gte ? "Gt" : "Lt");
         snprintf(num, sizeof num, "%lld", (long long)(r->has_gte ? r->gte - 1 : r->lte + 1));
-        cJSON_AddItemToArray(cJSON_AddArrayToObject(o, "values"), cJSON_CreateString(num));
+        nw_json_push(nw_json_add_array(o, "values"), nw_json_new_string(num));
         return o;
     }
     const char *op =
         !r->complement ? (r->nvalues ? "In" : "DoesNotExist") : (r->nvalues ? "NotIn" : "Exists");
-    cJSON_AddStringToObject(o, "operator", op);
+    nw_json_add_string(o, "operator", op);
     if (r->nvalues) {
-        cJSON *vals = cJSON_AddArrayToObject(o, "values");
+        cJSON *vals = nw_json_add_array(o, "values");
         for (size_t i = 0; i < r->nvalues; i++)
-            cJSON_AddItemToArray(vals, cJSON_CreateString(r->values[i]));
+            nw_json_push(vals, nw_json_new_string(r->values[i]));
     }
     if (r->min_values > 0)
-        cJSON_AddNumberToObject(o, "minValues", r->min_values);
+        nw_json_add_number(o, "minValues", r->min_values);
     return o;
 }
 
@@ -596,7 +598,7 @@ cJSON *nw_simsnap_claim_body(const nw_simsnap_t *s, const nw_sched_claim_t *cl,
                              int *ntypes, const char **first_type, nw_err_t *err)
 {
     const nw_sched_snap_t *ss = s->sched;
-    cJSON *types = cJSON_CreateArray();
+    cJSON *types = nw_json_new_array();
     int nt = 0;
     for (int i = 0; i < cl->nitypes && nt < 600; i++) {
         const char *tn = nw_sched_snap_itype(ss, (size_t)cl->itypes[i])->name;
@@ -604,7 +606,7 @@ cJSON *nw_simsnap_claim_body(const nw_simsnap_t *s, const nw_sched_claim_t *cl,
             continue;
         if (!nt)
             *first_type = tn;
-        cJSON_AddItemToArray(types, cJSON_CreateString(tn));
+        nw_json_push(types, nw_json_new_string(tn));
         nt++;
     }
     *ntypes = nt;
@@ -616,91 +618,90 @@ cJSON *nw_simsnap_claim_body(const nw_simsnap_t *s, const nw_sched_claim_t *cl,
     const cJSON *tmpl = nw_json_get(nw_json_get(pool->json, "spec"), "template");
     const cJSON *tspec = nw_json_get(tmpl, "spec");
     const char *class = nw_json_str_at(tspec, "nodeClassRef.name");
-    cJSON *nc = cJSON_CreateObject();
-    cJSON_AddStringToObject(nc, "apiVersion", "karpenter.sh/v1");
-    cJSON_AddStringToObject(nc, "kind", "NodeClaim");
-    cJSON *md = cJSON_AddObjectToObject(nc, "metadata");
+    cJSON *nc = nw_json_new_object();
+    nw_json_add_string(nc, "apiVersion", "karpenter.sh/v1");
+    nw_json_add_string(nc, "kind", "NodeClaim");
+    cJSON *md = nw_json_add_object(nc, "metadata");
     char gen[300];
     snprintf(gen, sizeof gen, "%s-", pool->name);
-    cJSON_AddStringToObject(md, "generateName", gen);
+    nw_json_add_string(md, "generateName", gen);
     const cJSON *tl = nw_json_get(nw_json_get(tmpl, "metadata"), "labels");
-    cJSON *labels = cJSON_IsObject(tl) ? cJSON_Duplicate(tl, 1) : cJSON_CreateObject();
+    cJSON *labels = cJSON_IsObject(tl) ? nw_json_dup(tl) : nw_json_new_object();
     cJSON_DeleteItemFromObjectCaseSensitive(labels, NW_LABEL_NODEPOOL);
-    cJSON_AddStringToObject(labels, NW_LABEL_NODEPOOL, pool->name);
+    nw_json_add_string(labels, NW_LABEL_NODEPOOL, pool->name);
     if (class) {
         cJSON_DeleteItemFromObjectCaseSensitive(labels, NW_LABEL_NODECLASS);
-        cJSON_AddStringToObject(labels, NW_LABEL_NODECLASS, class);
+        nw_json_add_string(labels, NW_LABEL_NODECLASS, class);
     }
     /* custom requirement keys that resolved to one value become labels */
     for (size_t i = 0; i < cl->reqs.n; i++) {
         const nw_req_t *r = &cl->reqs.v[i];
         if (!r->complement && r->nvalues == 1 && !r->has_gte && !r->has_lte && !r->well_known &&
             !nw_wk_is_restricted_node_label(r->key) && !nw_json_get(labels, r->key))
-            cJSON_AddStringToObject(labels, r->key, r->values[0]);
+            nw_json_add_string(labels, r->key, r->values[0]);
     }
-    cJSON_AddItemToObject(md, "labels", labels);
+    nw_json_add_item(md, "labels", labels);
     const cJSON *ta = nw_json_get(nw_json_get(tmpl, "metadata"), "annotations");
-    cJSON *ann = cJSON_IsObject(ta) ? cJSON_Duplicate(ta, 1) : cJSON_CreateObject();
-    cJSON_AddStringToObject(ann, "karpenter.sh/nodepool-hash-version", "v3");
-    cJSON_AddStringToObject(ann, "karpenter.sh/nodeclaim-min-values-relaxed", "false");
-    cJSON_AddItemToObject(md, "annotations", ann);
-    cJSON *own = cJSON_CreateObject();
-    cJSON_AddStringToObject(own, "apiVersion", "karpenter.sh/v1");
-    cJSON_AddStringToObject(own, "kind", "NodePool");
-    cJSON_AddStringToObject(own, "name", pool->name);
-    cJSON_AddStringToObject(own, "uid", pool->uid);
-    cJSON_AddBoolToObject(own, "blockOwnerDeletion", 1);
-    cJSON_AddItemToArray(cJSON_AddArrayToObject(md, "ownerReferences"), own);
-    cJSON_AddItemToArray(cJSON_AddArrayToObject(md, "finalizers"),
-                         cJSON_CreateString(NW_FINALIZER));
-    cJSON *spec = cJSON_AddObjectToObject(nc, "spec");
-    cJSON *reqs = cJSON_AddArrayToObject(spec, "requirements");
+    cJSON *ann = cJSON_IsObject(ta) ? nw_json_dup(ta) : nw_json_new_object();
+    nw_json_add_string(ann, "karpenter.sh/nodepool-hash-version", "v3");
+    nw_json_add_string(ann, "karpenter.sh/nodeclaim-min-values-relaxed", "false");
+    nw_json_add_item(md, "annotations", ann);
+    cJSON *own = nw_json_new_object();
+    nw_json_add_string(own, "apiVersion", "karpenter.sh/v1");
+    nw_json_add_string(own, "kind", "NodePool");
+    nw_json_add_string(own, "name", pool->name);
+    nw_json_add_string(own, "uid", pool->uid);
+    nw_json_add_bool(own, "blockOwnerDeletion", 1);
+    nw_json_push(nw_json_add_array(md, "ownerReferences"), own);
+    nw_json_push(nw_json_add_array(md, "finalizers"), nw_json_new_string(NW_FINALIZER));
+    cJSON *spec = nw_json_add_object(nc, "spec");
+    cJSON *reqs = nw_json_add_array(spec, "requirements");
     for (size_t i = 0; i < cl->reqs.n; i++) {
         const nw_req_t *r = &cl->reqs.v[i];
         if (strcmp(r->key, "node.kubernetes.io/instance-type") == 0 ||
             strcmp(r->key, "karpenter.sh/capacity-type") == 0 ||
             strcmp(r->key, "kubernetes.io/hostname") == 0)
             continue;
-        cJSON_AddItemToArray(reqs, req_json(r));
+        nw_json_push(reqs, req_json(r));
         if (r->has_gte && r->has_lte) {
             nw_req_t upper = *r;
             upper.has_gte = false;
-            cJSON_AddItemToArray(reqs, req_json(&upper));
+            nw_json_push(reqs, req_json(&upper));
         }
     }
     const nw_req_t *itr = nw_reqs_get(&cl->reqs, "node.kubernetes.io/instance-type");
-    cJSON *it = cJSON_CreateObject();
-    cJSON_AddStringToObject(it, "key", "node.kubernetes.io/instance-type");
-    cJSON_AddStringToObject(it, "operator", "In");
-    cJSON_AddItemToObject(it, "values", types);
+    cJSON *it = nw_json_new_object();
+    nw_json_add_string(it, "key", "node.kubernetes.io/instance-type");
+    nw_json_add_string(it, "operator", "In");
+    nw_json_add_item(it, "values", types);
     if (itr && itr->min_values > 0)
-        cJSON_AddNumberToObject(it, "minValues", itr->min_values);
-    cJSON_AddItemToArray(reqs, it);
-    cJSON *ct = cJSON_CreateObject();
-    cJSON_AddStringToObject(ct, "key", "karpenter.sh/capacity-type");
-    cJSON_AddStringToObject(ct, "operator", "In");
-    cJSON *ctv = cJSON_AddArrayToObject(ct, "values");
+        nw_json_add_number(it, "minValues", itr->min_values);
+    nw_json_push(reqs, it);
+    cJSON *ct = nw_json_new_object();
+    nw_json_add_string(ct, "key", "karpenter.sh/capacity-type");
+    nw_json_add_string(ct, "operator", "In");
+    cJSON *ctv = nw_json_add_array(ct, "values");
     const nw_req_t *ctr = nw_reqs_get(&cl->reqs, "karpenter.sh/capacity-type");
     if (o->capacity_type)
-        cJSON_AddItemToArray(ctv, cJSON_CreateString(o->capacity_type));
+        nw_json_push(ctv, nw_json_new_string(o->capacity_type));
     else if (ctr && !ctr->complement && ctr->nvalues)
         for (size_t i = 0; i < ctr->nvalues; i++)
-            cJSON_AddItemToArray(ctv, cJSON_CreateString(ctr->values[i]));
+            nw_json_push(ctv, nw_json_new_string(ctr->values[i]));
     else
-        cJSON_AddItemToArray(ctv, cJSON_CreateString(cl->capacity_type));
-    cJSON_AddItemToArray(reqs, ct);
-    cJSON *res = cJSON_AddObjectToObject(spec, "resources");
-    cJSON_AddItemToObject(res, "requests", nw_sched_res_to_json(ss, &cl->requests));
+        nw_json_push(ctv, nw_json_new_string(cl->capacity_type));
+    nw_json_push(reqs, ct);
+    cJSON *res = nw_json_add_object(spec, "resources");
+    nw_json_add_item(res, "requests", nw_sched_res_to_json(ss, &cl->requests));
     const cJSON *ref = nw_json_get(tspec, "nodeClassRef");
     if (ref)
-        cJSON_AddItemToObject(spec, "nodeClassRef", cJSON_Duplicate(ref, 1));
+        nw_json_add_item(spec, "nodeClassRef", nw_json_dup(ref));
     const char *copy[] = {"taints", "startupTaints", "terminationGracePeriod"};
     for (size_t i = 0; i < sizeof copy / sizeof *copy; i++) {
         const cJSON *v = nw_json_get(tspec, copy[i]);
         if (v)
-            cJSON_AddItemToObject(spec, copy[i], cJSON_Duplicate(v, 1));
+            nw_json_add_item(spec, copy[i], nw_json_dup(v));
     }
     const char *exp = nw_json_str(tspec, "expireAfter");
-    cJSON_AddStringToObject(spec, "expireAfter", exp ? exp : "720h");
+    nw_json_add_string(spec, "expireAfter", exp ? exp : "720h");
     return nc;
 }
