@@ -175,7 +175,11 @@ cJSON *nw_gpu_wrap(const char *key, cJSON *inner)
         cJSON_Delete(inner);
         return NULL;
     }
-    cJSON_AddItemToObject(o, key, inner);
+    if (!cJSON_AddItemToObject(o, key, inner)) {
+        cJSON_Delete(o);
+        cJSON_Delete(inner);
+        return NULL;
+    }
     return o;
 }
 

@@ -184,30 +184,22 @@ void nw_gpu_pod_analyze(const nw_gpu_policy_t *p, const cJSON *pod, const char *
 
 static cJSON *gpu_toleration_json(const nw_gpu_policy_t *p)
 {
-    cJSON *t = cJSON_CreateObject();
-    if (!t)
-        return NULL;
-    cJSON_AddStringToObject(t, "key", p->taint_key);
-    if (p->taint_value && *p->taint_value) {
-        cJSON_AddStringToObject(t, "operator", "Equal");
-        cJSON_AddStringToObject(t, "value", p->taint_value);
-    } else {
-        cJSON_AddStringToObject(t, "operator", "Exists");
-    }
-    cJSON_AddStringToObject(t, "effect", nw_taint_effect_str(p->taint_effect));
-    return t;
+    int has_value = p->taint_value && *p->taint_value;
+    return nw_json_strings("key", p->taint_key, "operator", has_value ? "Equal" : "Exists", "value",
+                           has_value ? p->taint_value : NULL, "effect",
+                           nw_taint_effect_str(p->taint_effect), NULL);
 }
 
 static cJSON *exclude_expr_json(const nw_gpu_policy_t *p)
 {
-    cJSON *e = cJSON_CreateObject();
-    if (!e)
+    cJSON *e = nw_json_strings("key", p->label_key, "operator", "NotIn", NULL);
+    cJSON *vals = e ? cJSON_AddArrayToObject(e, "values") : NULL;
+    cJSON *v = vals ? cJSON_CreateString(p->label_value) : NULL;
+    if (!v) {
+        cJSON_Delete(e);
         return NULL;
-    cJSON_AddStringToObject(e, "key", p->label_key);
-    cJSON_AddStringToObject(e, "operator", "NotIn");
-    cJSON *vals = cJSON_AddArrayToObject(e, "values");
-    if (vals)
-        cJSON_AddItemToArray(vals, cJSON_CreateString(p->label_value));
+    }
+    cJSON_AddItemToArray(vals, v);
     return e;
 }
 
@@ -302,9 +294,7 @@ nw_rc_t nw_gpu_pod_patch(const nw_gpu_policy_t *p, const cJSON *pod, const char 
                 cJSON *v = cJSON_CreateString(p->label_value);
                 rc = nw_gpu_patch_add_owned(patch, path, v);
             } else {
-                cJSON *m = cJSON_CreateObject();
-                if (m)
-                    cJSON_AddStringToObject(m, p->label_key, p->label_value);
+                cJSON *m = nw_json_strings(p->label_key, p->label_value, NULL);
                 rc = nw_gpu_patch_add_owned(patch, "/spec/nodeSelector", m);
             }
         }

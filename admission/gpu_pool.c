@@ -311,13 +311,9 @@ nw_rc_t nw_gpu_pool_patch(const nw_gpu_policy_t *p, const cJSON *np, nw_jsonpatc
     nw_rc_t rc = NW_OK;
     if (nw_gpu_pool_is_gpu(&in)) {
         if (!in.has_taint) {
-            cJSON *t = cJSON_CreateObject();
-            if (t) {
-                cJSON_AddStringToObject(t, "key", p->taint_key);
-                if (*p->taint_value)
-                    cJSON_AddStringToObject(t, "value", p->taint_value);
-                cJSON_AddStringToObject(t, "effect", nw_taint_effect_str(p->taint_effect));
-            }
+            cJSON *t = nw_json_strings("key", p->taint_key, "value",
+                                       *p->taint_value ? p->taint_value : NULL, "effect",
+                                       nw_taint_effect_str(p->taint_effect), NULL);
             if (cJSON_IsArray(nw_json_get(tspec, "taints")))
                 rc = nw_gpu_patch_add_owned(patch, "/spec/template/spec/taints/-", t);
             else
@@ -337,9 +333,7 @@ nw_rc_t nw_gpu_pool_patch(const nw_gpu_policy_t *p, const cJSON *np, nw_jsonpatc
                 snprintf(path, sizeof path, "/spec/template/metadata/labels/%s", tok);
                 rc = nw_gpu_patch_add_owned(patch, path, cJSON_CreateString(p->label_value));
             } else {
-                cJSON *m = cJSON_CreateObject();
-                if (m)
-                    cJSON_AddStringToObject(m, p->label_key, p->label_value);
+                cJSON *m = nw_json_strings(p->label_key, p->label_value, NULL);
                 if (cJSON_IsObject(meta))
                     rc = nw_gpu_patch_add_owned(patch, "/spec/template/metadata/labels", m);
                 else
@@ -354,11 +348,7 @@ nw_rc_t nw_gpu_pool_patch(const nw_gpu_policy_t *p, const cJSON *np, nw_jsonpatc
      * here would make the API server admit it (Karpenter's CRDs refuse it), so leave it. */
     if (!in.excludes_gpu && cJSON_IsArray(nw_json_get(tspec, "requirements")) &&
         cJSON_GetArraySize(nw_json_get(tspec, "requirements")) < 100) {
-        cJSON *r = cJSON_CreateObject();
-        if (r) {
-            cJSON_AddStringToObject(r, "key", NW_GPU_COUNT_KEY);
-            cJSON_AddStringToObject(r, "operator", "DoesNotExist");
-        }
+        cJSON *r = nw_json_strings("key", NW_GPU_COUNT_KEY, "operator", "DoesNotExist", NULL);
         rc = nw_gpu_patch_add_owned(patch, "/spec/template/spec/requirements/-", r);
         if (rc == NW_OK && in.gpu_limits && res)
             nw_admit_warn(res,

@@ -224,14 +224,20 @@ static nw_rc_t put(cJSON **root, const ptr_t *p, cJSON *value, int replace, cons
     if (cJSON_IsObject(parent)) {
         cJSON *old = cJSON_GetObjectItemCaseSensitive(parent, last);
         if (old) {
-            cJSON_ReplaceItemInObjectCaseSensitive(parent, last, value);
+            if (!cJSON_ReplaceItemInObjectCaseSensitive(parent, last, value)) {
+                *why = "out of memory";
+                return NW_ENOMEM;
+            }
             return NW_OK;
         }
         if (replace) {
             *why = "path does not exist";
             return NW_ENOTFOUND;
         }
-        cJSON_AddItemToObject(parent, last, value);
+        if (!cJSON_AddItemToObject(parent, last, value)) {
+            *why = "out of memory";
+            return NW_ENOMEM;
+        }
         return NW_OK;
     }
     if (cJSON_IsArray(parent)) {

@@ -44,7 +44,11 @@ nw_rc_t nw_nodepool_default(const cJSON *obj, nw_jsonpatch_t *p)
             cJSON_Delete(budgets);
             return NW_ENOMEM;
         }
-        cJSON_AddItemToObject(d, "budgets", budgets);
+        if (!cJSON_AddItemToObject(d, "budgets", budgets)) {
+            cJSON_Delete(d);
+            cJSON_Delete(budgets);
+            return NW_ENOMEM;
+        }
         rc = nw_jsonpatch_add(p, "add", "/spec/disruption", d);
         cJSON_Delete(d);
     } else if (cJSON_IsObject(dis)) {

@@ -1,6 +1,7 @@
 /* common/json.c — see json.h. */
 #include "common/json.h"
 
+#include <stdarg.h>
 #include <string.h>
 
 #include "common/oom.h"
@@ -79,6 +80,22 @@ cJSON *nw_json_get_mut(cJSON *o, const char *key)
         return NULL;
     cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
     return cJSON_IsNull(v) ? NULL : v;
+}
+
+cJSON *nw_json_strings(const char *key, ...)
+{
+    cJSON *o = cJSON_CreateObject();
+    va_list ap;
+    va_start(ap, key);
+    for (const char *k = key; o && k; k = va_arg(ap, const char *)) {
+        const char *v = va_arg(ap, const char *);
+        if (v && !cJSON_AddStringToObject(o, k, v)) {
+            cJSON_Delete(o);
+            o = NULL;
+        }
+    }
+    va_end(ap);
+    return o;
 }
 
 /* ---- checked builders ---- */

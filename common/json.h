@@ -46,6 +46,11 @@ const char *nw_json_type_name(const cJSON *j);
 /** Mutable member `key` of object o, for code that edits a tree it owns; as nw_json_get. */
 cJSON *nw_json_get_mut(cJSON *o, const char *key);
 
+/** A new object of string members from (key, value) pairs ending with a NULL key, in order;
+ * a pair whose value is NULL is left out. NULL when an allocation fails (nothing leaks):
+ * how the NW_ENOMEM layers build a small object all or nothing. */
+cJSON *nw_json_strings(const char *key, ...) __attribute__((sentinel));
+
 /* ---- checked builders (abort through nw_oom on allocation failure) ---- */
 
 cJSON *nw_json_new_object(void);

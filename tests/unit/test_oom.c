@@ -182,6 +182,30 @@ START_TEST(api_returns_enomem)
 }
 END_TEST
 
+/* nw_json_strings, the NW_ENOMEM layers' small-object builder: all or nothing */
+START_TEST(strings_all_or_nothing)
+{
+    cJSON *o = nw_json_strings("key", "k", "value", NULL, "effect", "NoSchedule", NULL);
+    char *t = cJSON_PrintUnformatted(o);
+    ck_assert_str_eq(t, "{\"key\":\"k\",\"effect\":\"NoSchedule\"}");
+    free(t);
+    cJSON_Delete(o);
+    int failures = 0;
+    for (long n = 0;; n++) {
+        fail_after(n);
+        o = nw_json_strings("key", "k", "operator", "Exists", "effect", "NoSchedule", NULL);
+        restore();
+        if (o) {
+            ck_assert_int_eq(cJSON_GetArraySize(o), 3);
+            cJSON_Delete(o);
+            break;
+        }
+        failures++; /* NULL, and LeakSanitizer shows the partial object was freed */
+    }
+    ck_assert_int_eq(failures, 10); /* the object, then item, value and key of each member */
+}
+END_TEST
+
 Suite *nw_oom_suite(void)
 {
     Suite *s = suite_create("oom");
@@ -192,6 +216,7 @@ Suite *nw_oom_suite(void)
     tcase_add_test(tc, builder_succeeds_with_memory);
     tcase_add_test(tc, null_arguments_are_not_oom);
     tcase_add_test(tc, api_returns_enomem);
+    tcase_add_test(tc, strings_all_or_nothing);
     suite_add_tcase(s, tc);
     return s;
 }
