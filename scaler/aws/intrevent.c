@@ -6,8 +6,7 @@
 #include <string.h>
 
 #include "common/clock.h"
-
-#define GET(o, k) cJSON_GetObjectItemCaseSensitive((o), (k))
+#include "common/json.h"
 
 /* "i-" and 8 or 17 lowercase hex digits, as EC2 issues them. */
 static int valid_instance_id(const char *s)
@@ -28,7 +27,7 @@ static nw_rc_t opt_str(const cJSON *o, const char *key, const char *path, char *
                        nw_err_t *err)
 {
     dst[0] = 0;
-    const cJSON *v = GET(o, key);
+    const cJSON *v = nw_json_get(o, key);
     if (!v || cJSON_IsNull(v))
         return NW_OK;
     if (!cJSON_IsString(v))
@@ -58,7 +57,7 @@ static nw_rc_t add_id(nw_intr_event_t *e, const cJSON *v, const char *path, nw_e
 
 static nw_rc_t parse_detail(const cJSON *root, nw_intr_event_t *e, nw_err_t *err)
 {
-    const cJSON *d = GET(root, "detail");
+    const cJSON *d = nw_json_get(root, "detail");
     if (!cJSON_IsObject(d))
         return nw_err_set(err, NW_EPARSE, "detail", "detail: must be an object");
     nw_rc_t rc;
@@ -72,7 +71,7 @@ static nw_rc_t parse_detail(const cJSON *root, nw_intr_event_t *e, nw_err_t *err
             e->kind = NW_INTR_NOOP; /* other health events are not ours */
             return NW_OK;
         }
-        const cJSON *ents = GET(d, "affectedEntities");
+        const cJSON *ents = nw_json_get(d, "affectedEntities");
         if (!cJSON_IsArray(ents))
             return nw_err_set(err, NW_EPARSE, "detail.affectedEntities",
                               "detail.affectedEntities: must be an array");
@@ -84,7 +83,7 @@ static nw_rc_t parse_detail(const cJSON *root, nw_intr_event_t *e, nw_err_t *err
             snprintf(path, sizeof path, "detail.affectedEntities[%d].entityValue", i++);
             if (!cJSON_IsObject(en))
                 return nw_err_set(err, NW_EPARSE, path, "%s: the entity must be an object", path);
-            if ((rc = add_id(e, GET(en, "entityValue"), path, err)) != NW_OK)
+            if ((rc = add_id(e, nw_json_get(en, "entityValue"), path, err)) != NW_OK)
                 return rc;
         }
         if (e->nids == 0)
@@ -92,13 +91,13 @@ static nw_rc_t parse_detail(const cJSON *root, nw_intr_event_t *e, nw_err_t *err
                               "detail.affectedEntities: no instance listed");
         return NW_OK;
     }
-    if ((rc = add_id(e, GET(d, "instance-id"), "detail.instance-id", err)) != NW_OK)
+    if ((rc = add_id(e, nw_json_get(d, "instance-id"), "detail.instance-id", err)) != NW_OK)
         return rc;
     if (e->kind == NW_INTR_SPOT_INTERRUPTION || e->kind == NW_INTR_CAPACITY_RESERVATION)
         return opt_str(d, "instance-action", "detail.instance-action", e->action, sizeof e->action,
                        err);
     if (e->kind == NW_INTR_STOPPED) { /* the state decides the kind */
-        const cJSON *st = GET(d, "state");
+        const cJSON *st = nw_json_get(d, "state");
         if (!cJSON_IsString(st) || !*st->valuestring)
             return nw_err_set(err, NW_EPARSE, "detail.state",
                               "detail.state: must be a non-empty string");
@@ -141,7 +140,7 @@ nw_rc_t nw_intr_parse(const char *body, size_t len, nw_intr_event_t *out, nw_err
         (rc = opt_str(root, "id", "id", out->id, sizeof out->id, err)) != NW_OK)
         goto out;
     /* the event's time: informative, so a missing or odd one leaves 0 */
-    const cJSON *tm = GET(root, "time");
+    const cJSON *tm = nw_json_get(root, "time");
     if (cJSON_IsString(tm) && nw_time_parse(tm->valuestring, &out->time_ns) != NW_OK)
         out->time_ns = 0;
     if (!version[0] || !out->source[0] || !out->detail_type[0]) {

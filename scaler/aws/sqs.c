@@ -1,4 +1,5 @@
 /* scaler/aws/sqs.c — SQS (AWS JSON 1.0) for the interruption queue; see sqs.h. */
+#include "common/json.h"
 #include "scaler/aws/sqs.h"
 
 #include <cjson/cJSON.h>
@@ -8,8 +9,6 @@
 #include <strings.h>
 
 #include "scaler/aws/awshttp.h"
-
-#define GET(o, k) cJSON_GetObjectItemCaseSensitive((o), (k))
 
 struct nw_sqs {
     nw_awscfg_t cfg;
@@ -141,7 +140,7 @@ nw_rc_t nw_sqs_parse_receive(const char *json, size_t len, nw_sqs_msgs_t *out, n
         return NW_EPARSE;
     nw_rc_t rc = NW_OK;
     char path[64];
-    const cJSON *msgs = GET(root, "Messages");
+    const cJSON *msgs = nw_json_get(root, "Messages");
     if (!msgs || cJSON_IsNull(msgs))
         goto out;
     if (!cJSON_IsArray(msgs)) {
@@ -158,8 +157,8 @@ nw_rc_t nw_sqs_parse_receive(const char *json, size_t len, nw_sqs_msgs_t *out, n
     cJSON_ArrayForEach(m, msgs)
     {
         const char *field = NULL, *why = NULL;
-        const cJSON *id = GET(m, "MessageId"), *rh = GET(m, "ReceiptHandle"),
-                    *body = GET(m, "Body");
+        const cJSON *id = nw_json_get(m, "MessageId"), *rh = nw_json_get(m, "ReceiptHandle"),
+                    *body = nw_json_get(m, "Body");
         if (!cJSON_IsObject(m))
             why = "must be an object";
         else if (!cJSON_IsString(id) || !*id->valuestring)
@@ -207,7 +206,7 @@ nw_rc_t nw_sqs_parse_queue_url(const char *json, size_t len, char *url, size_t u
     if (!root)
         return NW_EPARSE;
     nw_rc_t rc = NW_OK;
-    const cJSON *u = GET(root, "QueueUrl");
+    const cJSON *u = nw_json_get(root, "QueueUrl");
     if (!cJSON_IsString(u) || !*u->valuestring)
         rc = nw_err_set(err, NW_EPARSE, "QueueUrl", "QueueUrl: must be a non-empty string");
     else if (strncmp(u->valuestring, "http://", 7) != 0 &&
@@ -226,12 +225,12 @@ void nw_sqs_parse_error(const char *json, size_t len, long status, nw_sqs_error_
     memset(ae, 0, sizeof *ae);
     ae->status = status;
     cJSON *root = parse_obj(json, len, "error", NULL);
-    const char *type = root ? cJSON_GetStringValue(GET(root, "__type")) : NULL;
+    const char *type = root ? nw_json_str(root, "__type") : NULL;
     if (!type && root)
-        type = cJSON_GetStringValue(GET(root, "code"));
-    const char *msg = root ? cJSON_GetStringValue(GET(root, "message")) : NULL;
+        type = nw_json_str(root, "code");
+    const char *msg = root ? nw_json_str(root, "message") : NULL;
     if (!msg && root)
-        msg = cJSON_GetStringValue(GET(root, "Message"));
+        msg = nw_json_str(root, "Message");
     if (type && *type) {
         const char *h = strrchr(type, '#');
         snprintf(ae->code, sizeof ae->code, "%s", h ? h + 1 : type);

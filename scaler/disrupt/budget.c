@@ -9,11 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/json.h"
 #include "api/duration.h"
 #include "scaler/disrupt/cron.h"
 #include "scaler/disrupt/disrupt.h"
-
-#define GET(o, k) cJSON_GetObjectItemCaseSensitive((o), (k))
 
 const char *nw_dis_reason_str(nw_dis_reason_t r)
 {
@@ -61,7 +60,7 @@ static int scaled(const char *v, int nodes)
 static int one_budget(const cJSON *b, int i, int nodes, int64_t now, nw_err_t *err)
 {
     char path[96];
-    const cJSON *nv = GET(b, "nodes");
+    const cJSON *nv = nw_json_get(b, "nodes");
     const char *v = cJSON_GetStringValue(nv);
     char num[32];
     if (!v && cJSON_IsNumber(nv)) {
@@ -77,7 +76,7 @@ static int one_budget(const cJSON *b, int i, int nodes, int64_t now, nw_err_t *e
                    v);
         return -1;
     }
-    const cJSON *sj = GET(b, "schedule"), *dj = GET(b, "duration");
+    const cJSON *sj = nw_json_get(b, "schedule"), *dj = nw_json_get(b, "duration");
     if (!sj && !dj)
         return val;
     const char *sched = cJSON_GetStringValue(sj), *dur = cJSON_GetStringValue(dj);
@@ -107,7 +106,8 @@ static int one_budget(const cJSON *b, int i, int nodes, int64_t now, nw_err_t *e
 int nw_dis_budget_allowed(const cJSON *nodepool, nw_dis_reason_t reason, int nodes, int64_t now,
                           nw_err_t *err)
 {
-    const cJSON *budgets = GET(GET(GET(nodepool, "spec"), "disruption"), "budgets");
+    const cJSON *budgets =
+        nw_json_get(nw_json_get(nw_json_get(nodepool, "spec"), "disruption"), "budgets");
     if (!cJSON_IsArray(budgets))
         return scaled("10%", nodes);
     int allowed = NW_DIS_UNLIMITED, i = 0;
@@ -117,7 +117,7 @@ int nw_dis_budget_allowed(const cJSON *nodepool, nw_dis_reason_t reason, int nod
         int v = one_budget(b, i++, nodes, now, err);
         if (v < 0)
             v = 0; /* fail closed */
-        const cJSON *reasons = GET(b, "reasons");
+        const cJSON *reasons = nw_json_get(b, "reasons");
         int applies = cJSON_GetArraySize(reasons) == 0;
         const cJSON *r;
         cJSON_ArrayForEach(r, reasons)

@@ -9,29 +9,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/json.h"
 #include "api/wellknown.h"
 #include "api/duration.h"
 #include "common/clock.h"
 #include "scaler/disrupt/disrupt.h"
 
-#define GET(o, k) cJSON_GetObjectItemCaseSensitive((o), (k))
-
-static const char *sget(const cJSON *o, const char *k)
-{
-    return cJSON_GetStringValue(GET(o, k));
-}
-
 static const char *md_str(const cJSON *o, const char *sect, const char *k)
 {
-    return sget(GET(GET(o, "metadata"), sect), k);
+    return nw_json_str(nw_json_get(nw_json_get(o, "metadata"), sect), k);
 }
 
 static const cJSON *condition(const cJSON *o, const char *type)
 {
     const cJSON *cd;
-    cJSON_ArrayForEach(cd, GET(GET(o, "status"), "conditions"))
+    cJSON_ArrayForEach(cd, nw_json_get(nw_json_get(o, "status"), "conditions"))
     {
-        const char *t = sget(cd, "type");
+        const char *t = nw_json_str(cd, "type");
         if (t && strcmp(t, type) == 0)
             return cd;
     }
@@ -40,20 +34,20 @@ static const cJSON *condition(const cJSON *o, const char *type)
 
 static bool cond_true(const cJSON *o, const char *type)
 {
-    const char *s = sget(condition(o, type), "status");
+    const char *s = nw_json_str(condition(o, type), "status");
     return s && strcmp(s, "True") == 0;
 }
 
 static bool cond_false(const cJSON *o, const char *type)
 {
-    const char *s = sget(condition(o, type), "status");
+    const char *s = nw_json_str(condition(o, type), "status");
     return s && strcmp(s, "False") == 0;
 }
 
 static int64_t cond_time(const cJSON *o, const char *type)
 {
     int64_t t = 0;
-    const char *s = sget(condition(o, type), "lastTransitionTime");
+    const char *s = nw_json_str(condition(o, type), "lastTransitionTime");
     if (s && nw_time_parse(s, &t) != NW_OK)
         t = 0;
     return t;
@@ -62,7 +56,7 @@ static int64_t cond_time(const cJSON *o, const char *type)
 static int64_t time_at(const cJSON *o, const char *sect, const char *k)
 {
     int64_t t = 0;
-    const char *s = sget(GET(o, sect), k);
+    const char *s = nw_json_str(nw_json_get(o, sect), k);
     if (s && nw_time_parse(s, &t) != NW_OK)
         t = 0;
     return t;
@@ -71,9 +65,9 @@ static int64_t time_at(const cJSON *o, const char *sect, const char *k)
 static bool owned_by(const cJSON *pod, const char *kind)
 {
     const cJSON *r;
-    cJSON_ArrayForEach(r, GET(GET(pod, "metadata"), "ownerReferences"))
+    cJSON_ArrayForEach(r, nw_json_get(nw_json_get(pod, "metadata"), "ownerReferences"))
     {
-        const char *k = sget(r, "kind");
+        const char *k = nw_json_str(r, "kind");
         if (k && strcmp(k, kind) == 0)
             return true;
     }
@@ -82,13 +76,13 @@ static bool owned_by(const cJSON *pod, const char *kind)
 
 static bool pod_terminal(const cJSON *pod)
 {
-    const char *ph = sget(GET(pod, "status"), "phase");
+    const char *ph = nw_json_str(nw_json_get(pod, "status"), "phase");
     return ph && (strcmp(ph, "Succeeded") == 0 || strcmp(ph, "Failed") == 0);
 }
 
 static bool pod_terminating(const cJSON *pod)
 {
-    return GET(GET(pod, "metadata"), "deletionTimestamp") != NULL;
+    return nw_json_get(nw_json_get(pod, "metadata"), "deletionTimestamp") != NULL;
 }
 
 static bool pod_mirror(const cJSON *pod)
@@ -119,7 +113,7 @@ double nw_dis_eviction_cost(const cJSON *pod)
         if (end && end != dc && *end == 0 && isfinite(v))
             cost += v / 134217728.0; /* 2^27 */
     }
-    const cJSON *pr = GET(GET(pod, "spec"), "priority");
+    const cJSON *pr = nw_json_get(nw_json_get(pod, "spec"), "priority");
     if (cJSON_IsNumber(pr))
         cost += pr->valuedouble / 33554432.0; /* 2^25 */
     return cost < -10 ? -10 : cost > 10 ? 10 : cost;
@@ -144,10 +138,11 @@ bool nw_dis_pod_do_not_disrupt(const cJSON *pod, int64_t now)
 static bool tolerates_disrupted(const cJSON *pod)
 {
     const cJSON *t;
-    cJSON_ArrayForEach(t, GET(GET(pod, "spec"), "tolerations"))
+    cJSON_ArrayForEach(t, nw_json_get(nw_json_get(pod, "spec"), "tolerations"))
     {
-        const char *k = sget(t, "key"), *op = sget(t, "operator"), *e = sget(t, "effect");
-        const char *v = sget(t, "value");
+        const char *k = nw_json_str(t, "key"), *op = nw_json_str(t, "operator"),
+                   *e = nw_json_str(t, "effect");
+        const char *v = nw_json_str(t, "value");
         if (e && *e && strcmp(e, "NoSchedule") != 0)
             continue;
         if (op && strcmp(op, "Exists") == 0) {
@@ -170,22 +165,22 @@ bool nw_dis_selector_matches(const cJSON *sel, const cJSON *labels)
     if (!cJSON_IsObject(sel))
         return false;
     const cJSON *l;
-    cJSON_ArrayForEach(l, GET(sel, "matchLabels"))
+    cJSON_ArrayForEach(l, nw_json_get(sel, "matchLabels"))
     {
-        const char *v = sget(labels, l->string);
+        const char *v = nw_json_str(labels, l->string);
         if (!v || !cJSON_IsString(l) || strcmp(v, l->valuestring) != 0)
             return false;
     }
     const cJSON *e;
-    cJSON_ArrayForEach(e, GET(sel, "matchExpressions"))
+    cJSON_ArrayForEach(e, nw_json_get(sel, "matchExpressions"))
     {
-        const char *k = sget(e, "key"), *op = sget(e, "operator");
+        const char *k = nw_json_str(e, "key"), *op = nw_json_str(e, "operator");
         if (!k || !op)
             return false;
-        const char *v = sget(labels, k);
+        const char *v = nw_json_str(labels, k);
         bool in = false;
         const cJSON *x;
-        cJSON_ArrayForEach(x, GET(e, "values"))
+        cJSON_ArrayForEach(x, nw_json_get(e, "values"))
         {
             if (v && cJSON_IsString(x) && strcmp(x->valuestring, v) == 0)
                 in = true;
@@ -213,14 +208,14 @@ bool nw_dis_selector_matches(const cJSON *sel, const cJSON *labels)
 
 static const cJSON *pool_disruption(const cJSON *pool)
 {
-    return GET(GET(pool, "spec"), "disruption");
+    return nw_json_get(nw_json_get(pool, "spec"), "disruption");
 }
 
 static void pool_settings(nw_dis_pool_t *p)
 {
     const cJSON *d = pool_disruption(p->obj);
-    const char *after = sget(d, "consolidateAfter");
-    const char *pol = sget(d, "consolidationPolicy");
+    const char *after = nw_json_str(d, "consolidateAfter");
+    const char *pol = nw_json_str(d, "consolidationPolicy");
     p->when_empty = pol && strcmp(pol, "WhenEmpty") == 0;
     p->consolidate_after = 0;
     p->consolidation_never = false;
@@ -272,7 +267,7 @@ static bool in_list(const char *const *l, size_t n, const char *s)
 
 static double lifetime_remaining(const cJSON *nc, int64_t now)
 {
-    const char *ea = sget(GET(nc, "spec"), "expireAfter");
+    const char *ea = nw_json_str(nw_json_get(nc, "spec"), "expireAfter");
     int64_t d = 0;
     if (!ea || strcmp(ea, "Never") == 0 || nw_duration_parse(ea, &d, NULL) != NW_OK || d <= 0)
         return 1.0;
@@ -292,8 +287,9 @@ static bool pods_block(const nw_dis_input_t *in, const cJSON *const *pods, size_
         if (!pod_active(p))
             continue;
         if (nw_dis_pod_do_not_disrupt(p, in->now)) {
-            snprintf(why, wn, "pod %s/%s has \"%s\"", sget(GET(p, "metadata"), "namespace"),
-                     sget(GET(p, "metadata"), "name"), NW_DIS_DND);
+            snprintf(why, wn, "pod %s/%s has \"%s\"",
+                     nw_json_str(nw_json_get(p, "metadata"), "namespace"),
+                     nw_json_str(nw_json_get(p, "metadata"), "name"), NW_DIS_DND);
             return true;
         }
     }
@@ -302,24 +298,24 @@ static bool pods_block(const nw_dis_input_t *in, const cJSON *const *pods, size_
         /* evictable: active, not tolerating the disrupted taint, not mirror, no do-not-disrupt */
         if (!pod_active(p) || tolerates_disrupted(p) || pod_mirror(p))
             continue;
-        const char *ns = sget(GET(p, "metadata"), "namespace");
-        const cJSON *labels = GET(GET(p, "metadata"), "labels");
+        const char *ns = nw_json_str(nw_json_get(p, "metadata"), "namespace");
+        const cJSON *labels = nw_json_get(nw_json_get(p, "metadata"), "labels");
         int matched = 0;
         const char *first = NULL;
         for (size_t k = 0; k < in->npdbs; k++) {
             const cJSON *pdb = in->pdbs[k];
-            const char *pns = sget(GET(pdb, "metadata"), "namespace");
+            const char *pns = nw_json_str(nw_json_get(pdb, "metadata"), "namespace");
             if (!ns || !pns || strcmp(ns, pns) != 0 ||
-                !nw_dis_selector_matches(GET(GET(pdb, "spec"), "selector"), labels))
+                !nw_dis_selector_matches(nw_json_get(nw_json_get(pdb, "spec"), "selector"), labels))
                 continue;
             matched++;
-            const char *pn = sget(GET(pdb, "metadata"), "name");
+            const char *pn = nw_json_str(nw_json_get(pdb, "metadata"), "name");
             if (!first)
                 first = pn;
-            const char *pol = sget(GET(pdb, "spec"), "unhealthyPodEvictionPolicy");
+            const char *pol = nw_json_str(nw_json_get(pdb, "spec"), "unhealthyPodEvictionPolicy");
             if (pol && strcmp(pol, "AlwaysAllow") == 0 && pod_ready_false(p))
                 continue;
-            const cJSON *da = GET(GET(pdb, "status"), "disruptionsAllowed");
+            const cJSON *da = nw_json_get(nw_json_get(pdb, "status"), "disruptionsAllowed");
             if (!cJSON_IsNumber(da) || da->valuedouble < 1) {
                 snprintf(why, wn, "pdb %s/%s prevents pod evictions", pns, pn ? pn : "");
                 return true;
@@ -327,7 +323,7 @@ static bool pods_block(const nw_dis_input_t *in, const cJSON *const *pods, size_
         }
         if (matched > 1) {
             snprintf(why, wn, "pod %s/%s is selected by more than one PodDisruptionBudget", ns,
-                     sget(GET(p, "metadata"), "name"));
+                     nw_json_str(nw_json_get(p, "metadata"), "name"));
             return true;
         }
     }
@@ -350,7 +346,7 @@ nw_rc_t nw_dis_state_build(const nw_dis_input_t *in, nw_dis_state_t **out, nw_er
     st->in = *in;
     size_t nrefs = 0;
     for (size_t i = 0; i < in->npods; i++) {
-        const char *nn = sget(GET(in->pods[i], "spec"), "nodeName");
+        const char *nn = nw_json_str(nw_json_get(in->pods[i], "spec"), "nodeName");
         if (nn && *nn) {
             refs[nrefs].node = nn;
             refs[nrefs++].pod = in->pods[i];
@@ -365,7 +361,7 @@ nw_rc_t nw_dis_state_build(const nw_dis_input_t *in, nw_dis_state_t **out, nw_er
     for (size_t i = 0; i < in->nnodepools; i++) {
         nw_dis_pool_t *p = &st->pools[st->npools];
         p->obj = in->nodepools[i];
-        p->name = sget(GET(p->obj, "metadata"), "name");
+        p->name = nw_json_str(nw_json_get(p->obj, "metadata"), "name");
         if (!p->name)
             continue;
         pool_settings(p);
@@ -373,7 +369,7 @@ nw_rc_t nw_dis_state_build(const nw_dis_input_t *in, nw_dis_state_t **out, nw_er
     }
     for (size_t i = 0; i < in->nnodeclaims; i++) {
         const cJSON *nc = in->nodeclaims[i];
-        const char *name = sget(GET(nc, "metadata"), "name");
+        const char *name = nw_json_str(nw_json_get(nc, "metadata"), "name");
         const char *poolname = md_str(nc, "labels", NW_LABEL_NODEPOOL);
         if (!name || !poolname)
             continue; /* not managed */
@@ -384,16 +380,16 @@ nw_rc_t nw_dis_state_build(const nw_dis_input_t *in, nw_dis_state_t **out, nw_er
         for (size_t k = 0; k < st->npools; k++)
             if (strcmp(st->pools[k].name, poolname) == 0)
                 n->pool = (int)k;
-        const char *pid = sget(GET(nc, "status"), "providerID");
-        const char *nname = sget(GET(nc, "status"), "nodeName");
+        const char *pid = nw_json_str(nw_json_get(nc, "status"), "providerID");
+        const char *nname = nw_json_str(nw_json_get(nc, "status"), "nodeName");
         for (size_t k = 0; k < in->nnodes && !n->node; k++) {
-            const char *npid = sget(GET(in->nodes[k], "spec"), "providerID");
-            const char *kn = sget(GET(in->nodes[k], "metadata"), "name");
+            const char *npid = nw_json_str(nw_json_get(in->nodes[k], "spec"), "providerID");
+            const char *kn = nw_json_str(nw_json_get(in->nodes[k], "metadata"), "name");
             if ((pid && *pid && npid && strcmp(pid, npid) == 0) ||
                 ((!pid || !*pid) && nname && kn && strcmp(nname, kn) == 0))
                 n->node = in->nodes[k];
         }
-        n->node_name = n->node ? sget(GET(n->node, "metadata"), "name") : "";
+        n->node_name = n->node ? nw_json_str(nw_json_get(n->node, "metadata"), "name") : "";
         if (!n->node_name)
             n->node_name = "";
         const cJSON *lsrc = n->node ? n->node : nc;
@@ -441,12 +437,13 @@ nw_rc_t nw_dis_state_build(const nw_dis_input_t *in, nw_dis_state_t **out, nw_er
         }
         n->disruption_cost = cost * lifetime_remaining(nc, in->now);
         n->initialized = cond_true(nc, "Initialized") && n->node;
-        n->deleting = GET(GET(nc, "metadata"), "deletionTimestamp") ||
-                      (n->node && GET(GET(n->node, "metadata"), "deletionTimestamp"));
+        n->deleting =
+            nw_json_get(nw_json_get(nc, "metadata"), "deletionTimestamp") ||
+            (n->node && nw_json_get(nw_json_get(n->node, "metadata"), "deletionTimestamp"));
         n->in_command = in_list(in->in_command, in->nin_command, name);
         n->nominated = in_list(in->nominated, in->nnominated, n->node_name);
         n->ready = n->node && cond_true(n->node, "Ready");
-        n->has_tgp = sget(GET(nc, "spec"), "terminationGracePeriod") != NULL;
+        n->has_tgp = nw_json_str(nw_json_get(nc, "spec"), "terminationGracePeriod") != NULL;
         n->drifted = cond_true(nc, "Drifted");
         n->drifted_at = n->drifted ? cond_time(nc, "Drifted") : 0;
         n->last_pod_event = time_at(nc, "status", "lastPodEventTime");

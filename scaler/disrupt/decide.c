@@ -14,7 +14,6 @@
 #include "common/json.h"
 #include "scaler/disrupt/disrupt.h"
 
-#define GET(o, k) cJSON_GetObjectItemCaseSensitive((o), (k))
 #define MAX_NOTES 64
 
 const char *nw_dis_method_str(nw_dis_method_t m)

@@ -1,4 +1,5 @@
 /* scaler/disrupt/drain.c — pure drain decisions; see drain.h. */
+#include "common/json.h"
 #include "scaler/disrupt/drain.h"
 
 #include <stdio.h>
@@ -8,15 +9,13 @@
 #include "api/taints.h"
 #include "common/clock.h"
 
-#define GET(o, k) cJSON_GetObjectItemCaseSensitive((o), (k))
-
 static int owned_by(const cJSON *pod, const char *api_version, const char *kind)
 {
     const cJSON *o;
-    cJSON_ArrayForEach(o, GET(GET(pod, "metadata"), "ownerReferences"))
+    cJSON_ArrayForEach(o, nw_json_get(nw_json_get(pod, "metadata"), "ownerReferences"))
     {
-        const char *av = cJSON_GetStringValue(GET(o, "apiVersion"));
-        const char *k = cJSON_GetStringValue(GET(o, "kind"));
+        const char *av = nw_json_str(o, "apiVersion");
+        const char *k = nw_json_str(o, "kind");
         if (av && k && strcmp(av, api_version) == 0 && strcmp(k, kind) == 0)
             return 1;
     }
@@ -26,8 +25,8 @@ static int owned_by(const cJSON *pod, const char *api_version, const char *kind)
 static int tolerates_disrupted(const cJSON *pod)
 {
     nw_tolerations_t tols;
-    if (nw_tolerations_parse(GET(GET(pod, "spec"), "tolerations"), "spec.tolerations", &tols,
-                             NULL) != NW_OK)
+    if (nw_tolerations_parse(nw_json_get(nw_json_get(pod, "spec"), "tolerations"),
+                             "spec.tolerations", &tols, NULL) != NW_OK)
         return 0; /* malformed tolerations tolerate nothing */
     nw_taint_t t = {(char *)NW_TAINT_DISRUPTED, (char *)"", NW_TAINT_NO_SCHEDULE};
     int r = nw_tolerations_tolerate(&tols, &t);
@@ -39,7 +38,8 @@ int nw_drain_do_not_disrupt(const cJSON *pod, int64_t now_ns, int *invalid)
 {
     if (invalid)
         *invalid = 0;
-    const cJSON *v = GET(GET(GET(pod, "metadata"), "annotations"), NW_ANN_DO_NOT_DISRUPT);
+    const cJSON *v = nw_json_get(nw_json_get(nw_json_get(pod, "metadata"), "annotations"),
+                                 NW_ANN_DO_NOT_DISRUPT);
     if (!v)
         return 0;
     const char *s = cJSON_GetStringValue(v);
@@ -51,7 +51,7 @@ int nw_drain_do_not_disrupt(const cJSON *pod, int64_t now_ns, int *invalid)
             *invalid = 1;
         return 0;
     }
-    const char *st = cJSON_GetStringValue(GET(GET(pod, "status"), "startTime"));
+    const char *st = nw_json_str(nw_json_get(pod, "status"), "startTime");
     int64_t start = 0;
     if (!st || nw_time_parse(st, &start) != NW_OK)
         return 1; /* no start time: fail safe */
@@ -61,9 +61,9 @@ int nw_drain_do_not_disrupt(const cJSON *pod, int64_t now_ns, int *invalid)
 void nw_drain_classify(const cJSON *pod, int64_t now_ns, nw_drain_pod_t *out)
 {
     memset(out, 0, sizeof *out);
-    const char *phase = cJSON_GetStringValue(GET(GET(pod, "status"), "phase"));
+    const char *phase = nw_json_str(nw_json_get(pod, "status"), "phase");
     out->terminal = phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
-    const char *dts = cJSON_GetStringValue(GET(GET(pod, "metadata"), "deletionTimestamp"));
+    const char *dts = nw_json_str(nw_json_get(pod, "metadata"), "deletionTimestamp");
     if (dts) {
         out->terminating = 1;
         int64_t t = 0;
@@ -74,12 +74,12 @@ void nw_drain_classify(const cJSON *pod, int64_t now_ns, nw_drain_pod_t *out)
     }
     out->mirror = owned_by(pod, "v1", "Node");
     out->daemonset = owned_by(pod, "apps/v1", "DaemonSet");
-    const char *pc = cJSON_GetStringValue(GET(GET(pod, "spec"), "priorityClassName"));
+    const char *pc = nw_json_str(nw_json_get(pod, "spec"), "priorityClassName");
     out->critical = pc && (strcmp(pc, "system-cluster-critical") == 0 ||
                            strcmp(pc, "system-node-critical") == 0);
     out->tolerates_disrupted = tolerates_disrupted(pod);
     out->do_not_disrupt = nw_drain_do_not_disrupt(pod, now_ns, &out->dnd_invalid);
-    const cJSON *g = GET(GET(pod, "spec"), "terminationGracePeriodSeconds");
+    const cJSON *g = nw_json_get(nw_json_get(pod, "spec"), "terminationGracePeriodSeconds");
     if (cJSON_IsNumber(g)) {
         out->has_grace = 1;
         out->grace_s = g->valuedouble < 0 ? 0 : (int64_t)g->valuedouble;
@@ -171,7 +171,8 @@ void nw_drain_plan(const nw_drain_pod_t *pods, size_t n, int64_t deadline_ns, in
 nw_rc_t nw_drain_tgp_deadline(const cJSON *nodeclaim, int64_t *deadline_ns, nw_err_t *err)
 {
     *deadline_ns = 0;
-    const cJSON *v = GET(GET(GET(nodeclaim, "metadata"), "annotations"), NW_ANN_TERMINATION_TS);
+    const cJSON *v = nw_json_get(nw_json_get(nw_json_get(nodeclaim, "metadata"), "annotations"),
+                                 NW_ANN_TERMINATION_TS);
     if (!v)
         return NW_ENOTFOUND;
     const char *s = cJSON_GetStringValue(v);
@@ -185,8 +186,8 @@ nw_rc_t nw_drain_tgp_deadline(const cJSON *nodeclaim, int64_t *deadline_ns, nw_e
 
 nw_rc_t nw_drain_tgp_value(const cJSON *nodeclaim, char *buf, size_t len, nw_err_t *err)
 {
-    const char *dts = cJSON_GetStringValue(GET(GET(nodeclaim, "metadata"), "deletionTimestamp"));
-    const char *tgp = cJSON_GetStringValue(GET(GET(nodeclaim, "spec"), "terminationGracePeriod"));
+    const char *dts = nw_json_str(nw_json_get(nodeclaim, "metadata"), "deletionTimestamp");
+    const char *tgp = nw_json_str(nw_json_get(nodeclaim, "spec"), "terminationGracePeriod");
     if (!dts || !tgp)
         return NW_ENOTFOUND;
     int64_t t = 0, d = 0;

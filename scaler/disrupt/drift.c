@@ -1,6 +1,7 @@
 /*
  * scaler/disrupt/drift.c — the drift rules (see drift.h).
  */
+#include "common/json.h"
 #include "scaler/disrupt/drift.h"
 
 #include <stdarg.h>
@@ -12,7 +13,6 @@
 #include "common/clock.h"
 #include "scaler/disrupt/hash.h"
 
-#define GET(o, k) cJSON_GetObjectItemCaseSensitive((o), (k))
 #define INSTANCE_TYPE_CHECK_AGE_NS (3600 * NW_NS_PER_SEC)
 #define MAX_TYPE_LABELS 48
 
@@ -53,12 +53,12 @@ static void say(char *detail, size_t n, const char *fmt, ...)
 
 static const char *annotation(const cJSON *obj, const char *key)
 {
-    return cJSON_GetStringValue(GET(GET(GET(obj, "metadata"), "annotations"), key));
+    return nw_json_str(nw_json_get(nw_json_get(obj, "metadata"), "annotations"), key);
 }
 
 static const char *label(const cJSON *obj, const char *key)
 {
-    return cJSON_GetStringValue(GET(GET(GET(obj, "metadata"), "labels"), key));
+    return nw_json_str(nw_json_get(nw_json_get(obj, "metadata"), "labels"), key);
 }
 
 /* Karpenter's areStaticFieldsDrifted: both hash annotations on the NodeClaim, the same
@@ -80,7 +80,7 @@ static nw_rc_t claim_labels(const nw_drift_in_t *in, nw_labels_t *out)
 {
     nw_labels_init(out);
     const cJSON *l;
-    cJSON_ArrayForEach(l, GET(GET(in->nodeclaim, "metadata"), "labels"))
+    cJSON_ArrayForEach(l, nw_json_get(nw_json_get(in->nodeclaim, "metadata"), "labels"))
     {
         if (cJSON_IsString(l) && l->string &&
             nw_labels_set(out, l->string, l->valuestring) != NW_OK)
@@ -102,7 +102,9 @@ static nw_rc_t claim_labels(const nw_drift_in_t *in, nw_labels_t *out)
 /* Karpenter's areRequirementsDrifted: NewLabelRequirements(labels).Compatible(pool reqs). */
 static int requirements_drifted(const nw_drift_in_t *in, char *detail, size_t n)
 {
-    const cJSON *arr = GET(GET(GET(GET(in->nodepool, "spec"), "template"), "spec"), "requirements");
+    const cJSON *arr =
+        nw_json_get(nw_json_get(nw_json_get(nw_json_get(in->nodepool, "spec"), "template"), "spec"),
+                    "requirements");
     nw_reqs_t pool, have;
     nw_labels_t labels;
     int drifted = 0;
@@ -129,7 +131,7 @@ static int instance_type_gone(const nw_drift_in_t *in, char *detail, size_t n)
 {
     if (!in->catalog)
         return 0;
-    const char *ct = cJSON_GetStringValue(GET(GET(in->nodeclaim, "metadata"), "creationTimestamp"));
+    const char *ct = nw_json_str(nw_json_get(in->nodeclaim, "metadata"), "creationTimestamp");
     int64_t created = 0;
     if (!ct || nw_time_parse(ct, &created) != NW_OK ||
         in->now_ns - created < INSTANCE_TYPE_CHECK_AGE_NS)
@@ -177,7 +179,7 @@ static int ami_drifted(const nw_drift_in_t *in, char *detail, size_t n)
     const nw_drift_class_t *r = in->resolved;
     const char *image = in->instance && in->instance->image_id && *in->instance->image_id
                             ? in->instance->image_id
-                            : cJSON_GetStringValue(GET(GET(in->nodeclaim, "status"), "imageID"));
+                            : nw_json_str(nw_json_get(in->nodeclaim, "status"), "imageID");
     if (!r || !r->namis || !image || !*image)
         return 0; /* Karpenter: "no amis exist given constraints" — an error, no verdict */
     const char *arch =

@@ -21,7 +21,6 @@
 #include "api/quantity.h"
 #include "common/clock.h"
 
-#define GET(o, k) cJSON_GetObjectItemCaseSensitive((o), (k))
 #define FNV_INIT UINT64_C(14695981039346656037)
 #define FNV_PRIME UINT64_C(1099511628211)
 #define MAX_DEPTH 32
@@ -240,7 +239,7 @@ static const char *const NODEPOOL_TIMES[] = {"spec.taints[].timeAdded",
 nw_rc_t nw_hash_nodepool(const cJSON *nodepool, char out[NW_HASH_LEN], nw_err_t *err)
 {
     out[0] = 0;
-    const cJSON *tmpl = GET(GET(nodepool, "spec"), "template");
+    const cJSON *tmpl = nw_json_get(nw_json_get(nodepool, "spec"), "template");
     if (!cJSON_IsObject(tmpl))
         return nw_err_set(err, NW_EINVAL, "spec.template", "spec.template: Required value");
     rules_t r = {NODEPOOL_IGNORE, NODEPOOL_DURATIONS, NULL, NODEPOOL_TIMES};
@@ -267,8 +266,8 @@ static const char *const NODECLASS_QUANTITIES[] = {"blockDeviceMappings[].ebs.vo
 
 const char *nw_hash_ami_family(const cJSON *nodeclass)
 {
-    const cJSON *spec = GET(nodeclass, "spec");
-    const char *fam = cJSON_GetStringValue(GET(spec, "amiFamily"));
+    const cJSON *spec = nw_json_get(nodeclass, "spec");
+    const char *fam = nw_json_str(spec, "amiFamily");
     if (fam && *fam)
         return fam;
     static const char *const fams[][2] = {{"al2", "AL2"},
@@ -278,9 +277,9 @@ const char *nw_hash_ami_family(const cJSON *nodeclass)
                                           {"windows2022", "Windows2022"},
                                           {"windows2025", "Windows2025"}};
     const cJSON *t;
-    cJSON_ArrayForEach(t, GET(spec, "amiSelectorTerms"))
+    cJSON_ArrayForEach(t, nw_json_get(spec, "amiSelectorTerms"))
     {
-        const char *alias = cJSON_GetStringValue(GET(t, "alias"));
+        const char *alias = nw_json_str(t, "alias");
         if (!alias || !*alias)
             continue;
         size_t n = strcspn(alias, "@");
@@ -295,7 +294,7 @@ const char *nw_hash_ami_family(const cJSON *nodeclass)
 nw_rc_t nw_hash_ec2nodeclass(const cJSON *nodeclass, char out[NW_HASH_LEN], nw_err_t *err)
 {
     out[0] = 0;
-    const cJSON *spec = GET(nodeclass, "spec");
+    const cJSON *spec = nw_json_get(nodeclass, "spec");
     if (!cJSON_IsObject(spec))
         return nw_err_set(err, NW_EINVAL, "spec", "spec: Required value");
     rules_t r = {NODECLASS_IGNORE, NULL, NODECLASS_QUANTITIES, NULL};
@@ -315,12 +314,12 @@ nw_rc_t nw_hash_ec2nodeclass(const cJSON *nodeclass, char out[NW_HASH_LEN], nw_e
 
 static cJSON *annotations(cJSON *obj)
 {
-    cJSON *md = GET(obj, "metadata");
+    cJSON *md = nw_json_get_mut(obj, "metadata");
     if (!cJSON_IsObject(md)) {
         cJSON_DeleteItemFromObjectCaseSensitive(obj, "metadata");
         md = nw_json_add_object(obj, "metadata");
     }
-    cJSON *ann = GET(md, "annotations");
+    cJSON *ann = nw_json_get_mut(md, "annotations");
     if (!cJSON_IsObject(ann)) {
         cJSON_DeleteItemFromObjectCaseSensitive(md, "annotations");
         ann = nw_json_add_object(md, "annotations");
@@ -361,6 +360,6 @@ nw_rc_t nw_hash_stamp_nodeclaim(cJSON *nodeclaim, const cJSON *nodepool, const c
 
 int nw_hash_annotation_is(const cJSON *obj, const char *key, const char *value)
 {
-    const char *v = cJSON_GetStringValue(GET(GET(GET(obj, "metadata"), "annotations"), key));
+    const char *v = nw_json_str(nw_json_get(nw_json_get(obj, "metadata"), "annotations"), key);
     return v && value && strcmp(v, value) == 0;
 }

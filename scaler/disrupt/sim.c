@@ -12,8 +12,6 @@
 #include "scaler/disrupt/simres.h"
 #include "scaler/sched/schedule.h"
 
-#define GET(o, k) cJSON_GetObjectItemCaseSensitive((o), (k))
-
 typedef struct {
     nw_sched_snap_t *snap;
     nw_sched_results_t res;
@@ -31,19 +29,14 @@ static void handle_free(void *h)
     free(x);
 }
 
-static const char *sget(const cJSON *o, const char *k)
-{
-    return cJSON_GetStringValue(GET(o, k));
-}
-
 static const char *name_of(const cJSON *o)
 {
-    return sget(GET(o, "metadata"), "name");
+    return nw_json_str(nw_json_get(o, "metadata"), "name");
 }
 
 static bool deleting(const cJSON *o)
 {
-    const cJSON *d = GET(GET(o, "metadata"), "deletionTimestamp");
+    const cJSON *d = nw_json_get(nw_json_get(o, "metadata"), "deletionTimestamp");
     return d && !cJSON_IsNull(d);
 }
 
@@ -60,10 +53,10 @@ static bool target_initialized(const nw_dis_simctx_t *x, const char *name)
 {
     for (size_t i = 0; i < x->nnodes; i++)
         if (strcmp(name_of(x->nodes[i]) ? name_of(x->nodes[i]) : "", name) == 0) {
-            const cJSON *labels = GET(GET(x->nodes[i], "metadata"), "labels");
-            if (!sget(labels, NW_LABEL_NODEPOOL))
+            const cJSON *labels = nw_json_get(nw_json_get(x->nodes[i], "metadata"), "labels");
+            if (!nw_json_str(labels, NW_LABEL_NODEPOOL))
                 return true; /* not managed: initialized by definition */
-            const char *v = sget(labels, "karpenter.sh/initialized");
+            const char *v = nw_json_str(labels, "karpenter.sh/initialized");
             return v && strcmp(v, "true") == 0;
         }
     return false; /* an in-flight NodeClaim */
@@ -210,7 +203,7 @@ nw_rc_t nw_dis_sim_schedule(void *ud, const nw_dis_state_t *st, const char *cons
             nw_sched_snap_add_node_json(h->snap, x->nodes[i], &e);
     for (size_t i = 0; i < x->nnodeclaims; i++) {
         const cJSON *nc = x->nodeclaims[i];
-        const char *nn = sget(GET(nc, "status"), "nodeName");
+        const char *nn = nw_json_str(nw_json_get(nc, "status"), "nodeName");
         if (deleting(nc) || in_names(ncs, n, name_of(nc)) || in_names(gone, ngone, nn))
             continue;
         nw_sched_snap_add_nodeclaim_json(h->snap, nc, &e); /* skipped when its node exists */
@@ -222,8 +215,8 @@ nw_rc_t nw_dis_sim_schedule(void *ud, const nw_dis_state_t *st, const char *cons
     }
     for (size_t i = 0; i < x->npods; i++) {
         const cJSON *p = x->pods[i];
-        const char *nn = sget(GET(p, "spec"), "nodeName");
-        const char *ph = sget(GET(p, "status"), "phase");
+        const char *nn = nw_json_str(nw_json_get(p, "spec"), "nodeName");
+        const char *ph = nw_json_str(nw_json_get(p, "status"), "phase");
         if (ph && (strcmp(ph, "Succeeded") == 0 || strcmp(ph, "Failed") == 0))
             continue;
         if (nn && in_names(gone, ngone, nn)) {
@@ -234,15 +227,17 @@ nw_rc_t nw_dis_sim_schedule(void *ud, const nw_dis_state_t *st, const char *cons
                 rc = nw_err_set(err, NW_ENOMEM, NULL, "out of memory");
                 goto out;
             }
-            cJSON_DeleteItemFromObjectCaseSensitive(GET(cp, "spec"), "nodeName");
-            cJSON_DeleteItemFromObjectCaseSensitive(GET(cp, "metadata"), "deletionTimestamp");
+            cJSON_DeleteItemFromObjectCaseSensitive(nw_json_get_mut(cp, "spec"), "nodeName");
+            cJSON_DeleteItemFromObjectCaseSensitive(nw_json_get_mut(cp, "metadata"),
+                                                    "deletionTimestamp");
             nw_err_clear(&e);
             nw_sched_snap_add_pod_json(h->snap, cp, &e);
             cJSON_Delete(cp);
             if (in_names(gone, ncand, nn)) {
                 char key[600];
-                snprintf(key, sizeof key, "%s/%s", sget(GET(p, "metadata"), "namespace"),
-                         sget(GET(p, "metadata"), "name"));
+                snprintf(key, sizeof key, "%s/%s",
+                         nw_json_str(nw_json_get(p, "metadata"), "namespace"),
+                         nw_json_str(nw_json_get(p, "metadata"), "name"));
                 must[nmust] = strdup(key);
                 if (must[nmust])
                     nmust++;
@@ -362,9 +357,9 @@ cJSON *nw_dis_replacement_json(const nw_dis_sim_t *sim, int k, const cJSON *pool
     const nw_sched_claim_t *c = &h->res.claims[h->claim_of[k]];
     const nw_dis_repl_t *rp = &sim->repl[k];
     const char *poolname = name_of(pool);
-    const cJSON *tmpl = GET(GET(pool, "spec"), "template");
-    const cJSON *tspec = GET(tmpl, "spec");
-    const char *class = sget(GET(tspec, "nodeClassRef"), "name");
+    const cJSON *tmpl = nw_json_get(nw_json_get(pool, "spec"), "template");
+    const cJSON *tspec = nw_json_get(tmpl, "spec");
+    const char *class = nw_json_str(nw_json_get(tspec, "nodeClassRef"), "name");
     cJSON *nc = nw_json_new_object();
     nw_json_add_string(nc, "apiVersion", "karpenter.sh/v1");
     nw_json_add_string(nc, "kind", "NodeClaim");
@@ -372,7 +367,7 @@ cJSON *nw_dis_replacement_json(const nw_dis_sim_t *sim, int k, const cJSON *pool
     char gen[300];
     snprintf(gen, sizeof gen, "%s-", poolname ? poolname : "nodeclaim");
     nw_json_add_string(md, "generateName", gen);
-    const cJSON *tl = GET(GET(tmpl, "metadata"), "labels");
+    const cJSON *tl = nw_json_get(nw_json_get(tmpl, "metadata"), "labels");
     cJSON *labels = tl ? nw_json_dup(tl) : nw_json_new_object();
     cJSON_DeleteItemFromObjectCaseSensitive(labels, NW_LABEL_NODEPOOL);
     nw_json_add_string(labels, NW_LABEL_NODEPOOL, poolname ? poolname : "");
@@ -381,12 +376,12 @@ cJSON *nw_dis_replacement_json(const nw_dis_sim_t *sim, int k, const cJSON *pool
         nw_json_add_string(labels, "karpenter.k8s.aws/ec2nodeclass", class);
     }
     nw_json_add_item(md, "labels", labels);
-    const cJSON *ta = GET(GET(tmpl, "metadata"), "annotations");
+    const cJSON *ta = nw_json_get(nw_json_get(tmpl, "metadata"), "annotations");
     cJSON *ann = ta ? nw_json_dup(ta) : nw_json_new_object();
     nw_json_add_string(ann, "karpenter.sh/nodepool-hash-version", "v3");
     nw_json_add_string(ann, "karpenter.sh/nodeclaim-min-values-relaxed", "false");
     nw_json_add_item(md, "annotations", ann);
-    const char *uid = sget(GET(pool, "metadata"), "uid");
+    const char *uid = nw_json_str(nw_json_get(pool, "metadata"), "uid");
     if (uid) {
         cJSON *own = nw_json_new_object();
         nw_json_add_string(own, "apiVersion", "karpenter.sh/v1");
@@ -401,16 +396,16 @@ cJSON *nw_dis_replacement_json(const nw_dis_sim_t *sim, int k, const cJSON *pool
     nw_json_add_item(spec, "requirements", reqs_json(&c->reqs, rp));
     cJSON *res = nw_json_add_object(spec, "resources");
     nw_json_add_item(res, "requests", nw_sched_res_to_json(h->snap, &c->requests));
-    const cJSON *ref = GET(tspec, "nodeClassRef");
+    const cJSON *ref = nw_json_get(tspec, "nodeClassRef");
     if (ref)
         nw_json_add_item(spec, "nodeClassRef", nw_json_dup(ref));
     static const char *const copy[] = {"taints", "startupTaints", "terminationGracePeriod"};
     for (size_t i = 0; i < sizeof copy / sizeof *copy; i++) {
-        const cJSON *v = GET(tspec, copy[i]);
+        const cJSON *v = nw_json_get(tspec, copy[i]);
         if (v)
             nw_json_add_item(spec, copy[i], nw_json_dup(v));
     }
-    const char *exp = sget(tspec, "expireAfter");
+    const char *exp = nw_json_str(tspec, "expireAfter");
     nw_json_add_string(spec, "expireAfter", exp ? exp : "720h");
     return nc;
 }

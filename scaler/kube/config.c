@@ -1,4 +1,5 @@
 /* scaler/kube/config.c — kubeconfig (libyaml) and in-cluster configuration. */
+#include "common/json.h"
 #include "scaler/kube/config.h"
 
 #include <cjson/cJSON.h>
@@ -151,12 +152,6 @@ typedef struct {
     char *dir; /* directory of path, for relative file references */
 } kfile_t;
 
-static const char *jstr(const cJSON *o, const char *k)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
 static int jbool(const cJSON *o, const char *k)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
@@ -176,7 +171,7 @@ static const cJSON *find_named(kfile_t *files, int n, const char *list, const ch
         const cJSON *e;
         cJSON_ArrayForEach(e, arr)
         {
-            const char *nm = jstr(e, "name");
+            const char *nm = nw_json_str(e, "name");
             if (nm && !strcmp(nm, name)) {
                 *where = &files[i];
                 const cJSON *m = cJSON_GetObjectItemCaseSensitive(e, member);
@@ -195,7 +190,7 @@ static void list_names(kfile_t *files, int n, const char *list, char *out, size_
         const cJSON *e;
         cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(files[i].doc, list))
         {
-            const char *nm = jstr(e, "name");
+            const char *nm = nw_json_str(e, "name");
             if (!nm)
                 continue;
             int w = snprintf(out + used, outlen - used, "%s%s", used ? ", " : "", nm);
@@ -224,8 +219,8 @@ static nw_rc_t load_pem(const kfile_t *f, const cJSON *obj, const char *data_key
                         const char *file_key, const char *path_prefix, char **out, size_t *len,
                         nw_err_t *err)
 {
-    const char *d = jstr(obj, data_key);
-    const char *p = jstr(obj, file_key);
+    const char *d = nw_json_str(obj, data_key);
+    const char *p = nw_json_str(obj, file_key);
     *out = NULL;
     *len = 0;
     if (d && d[0]) {
@@ -275,7 +270,7 @@ static nw_rc_t build_from_files(kfile_t *files, int nf, const char *context, nw_
     const char *ctxname = context && context[0] ? context : NULL;
     if (!ctxname) {
         for (int i = 0; i < nf && !ctxname; i++) {
-            const char *cc = jstr(files[i].doc, "current-context");
+            const char *cc = nw_json_str(files[i].doc, "current-context");
             if (cc && cc[0])
                 ctxname = cc;
         }
@@ -295,8 +290,8 @@ static nw_rc_t build_from_files(kfile_t *files, int nf, const char *context, nw_
                           "of them or fix current-context",
                           files[0].path, ctxname, names);
     }
-    const char *clname = jstr(ctx, "cluster");
-    const char *uname = jstr(ctx, "user");
+    const char *clname = nw_json_str(ctx, "cluster");
+    const char *uname = nw_json_str(ctx, "user");
     if (!clname || !clname[0])
         return nw_err_set(err, NW_EINVAL, "contexts[].context.cluster",
                           "%s: context \"%s\" names no cluster", cf->path, ctxname);
@@ -320,11 +315,11 @@ static nw_rc_t build_from_files(kfile_t *files, int nf, const char *context, nw_
 
     cfg->context = strdup(ctxname);
     cfg->source = strdup(cf->path);
-    const char *ns = jstr(ctx, "namespace");
+    const char *ns = nw_json_str(ctx, "namespace");
     cfg->namespace = strdup(ns && ns[0] ? ns : "default");
 
     /* cluster */
-    const char *server = jstr(cl, "server");
+    const char *server = nw_json_str(cl, "server");
     if (!server || !server[0])
         return nw_err_set(err, NW_EINVAL, "clusters[].cluster.server",
                           "%s: cluster \"%s\" has no server", kf->path, clname);
@@ -339,8 +334,8 @@ static nw_rc_t build_from_files(kfile_t *files, int nf, const char *context, nw_
             cfg->server[--sl] = '\0';
     }
     cfg->insecure = jbool(cl, "insecure-skip-tls-verify");
-    cfg->tls_server_name = dup_or_null(jstr(cl, "tls-server-name"));
-    cfg->proxy = dup_or_null(jstr(cl, "proxy-url"));
+    cfg->tls_server_name = dup_or_null(nw_json_str(cl, "tls-server-name"));
+    cfg->proxy = dup_or_null(nw_json_str(cl, "proxy-url"));
     nw_rc_t rc = load_pem(kf, cl, "certificate-authority-data", "certificate-authority",
                           "clusters[].cluster", &cfg->ca_pem, &cfg->ca_len, err);
     if (rc)
@@ -371,8 +366,8 @@ static nw_rc_t build_from_files(kfile_t *files, int nf, const char *context, nw_
                                   "%s: user \"%s\": users[].user.%s: %s", uf->path, uname,
                                   unsupported[i].key, unsupported[i].why);
         }
-        const char *tok = jstr(user, "token");
-        const char *tf = jstr(user, "tokenFile");
+        const char *tok = nw_json_str(user, "token");
+        const char *tf = nw_json_str(user, "tokenFile");
         if (tok && tok[0]) {
             cfg->token = strdup(tok);
         } else if (tf && tf[0]) {

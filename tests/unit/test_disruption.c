@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/json.h"
 #include "api/duration.h"
 #include "common/clock.h"
 #include "common/yaml.h"
@@ -19,8 +20,6 @@
 #include "tests/unit/testutil.h"
 
 Suite *nw_disruption_suite(void);
-
-#define GET cJSON_GetObjectItemCaseSensitive
 
 static int64_t T(const char *s)
 {
@@ -301,11 +300,11 @@ static double price_fn(void *ud, const char *it, const char *zone, const char *c
     fixture_t *f = ud;
     char k[256];
     snprintf(k, sizeof k, "%s/%s/%s", it, zone, ct);
-    const cJSON *v = GET(f->prices, k);
+    const cJSON *v = nw_json_get(f->prices, k);
     if (cJSON_IsNumber(v))
         return v->valuedouble;
     snprintf(k, sizeof k, "%s/%s", it, ct);
-    v = GET(f->prices, k);
+    v = nw_json_get(f->prices, k);
     return cJSON_IsNumber(v) ? v->valuedouble : -1;
 }
 
@@ -328,7 +327,7 @@ static bool same_set(const cJSON *arr, const char *const *names, size_t n)
 
 static double num_or(const cJSON *o, const char *k, double d)
 {
-    const cJSON *v = GET(o, k);
+    const cJSON *v = nw_json_get(o, k);
     return cJSON_IsNumber(v) ? v->valuedouble : d;
 }
 
@@ -341,26 +340,26 @@ static nw_rc_t sim_fn(void *ud, const nw_dis_state_t *st, const char *const *nam
     const cJSON *ans = f->simdef, *e;
     cJSON_ArrayForEach(e, f->sim)
     {
-        if (same_set(GET(e, "without"), names, n)) {
+        if (same_set(nw_json_get(e, "without"), names, n)) {
             ans = e;
             break;
         }
     }
-    if (cJSON_IsTrue(GET(ans, "error")))
+    if (cJSON_IsTrue(nw_json_get(ans, "error")))
         return nw_err_set(err, NW_EINVAL, NULL, "simulated failure");
-    out->ok = cJSON_IsTrue(GET(ans, "ok"));
-    const char *why = cJSON_GetStringValue(GET(ans, "why"));
+    out->ok = cJSON_IsTrue(nw_json_get(ans, "ok"));
+    const char *why = nw_json_str(ans, "why");
     snprintf(out->why, sizeof out->why, "%s", why ? why : "");
-    int nr = cJSON_GetArraySize(GET(ans, "replacements"));
+    int nr = cJSON_GetArraySize(nw_json_get(ans, "replacements"));
     if (nr) {
         out->repl = calloc((size_t)nr, sizeof *out->repl);
         const cJSON *r;
-        cJSON_ArrayForEach(r, GET(ans, "replacements"))
+        cJSON_ArrayForEach(r, nw_json_get(ans, "replacements"))
         {
             nw_dis_repl_t *rp = &out->repl[out->nrepl++];
-            const char *pool = cJSON_GetStringValue(GET(r, "pool"));
+            const char *pool = nw_json_str(r, "pool");
             snprintf(rp->pool, sizeof rp->pool, "%s", pool ? pool : "default");
-            const cJSON *cts = GET(r, "capacityTypes"), *ct;
+            const cJSON *cts = nw_json_get(r, "capacityTypes"), *ct;
             if (!cts) {
                 rp->allow_on_demand = rp->allow_spot = true;
             }
@@ -371,13 +370,13 @@ static nw_rc_t sim_fn(void *ud, const nw_dis_state_t *st, const char *const *nam
                 rp->allow_reserved |= strcmp(ct->valuestring, "reserved") == 0;
             }
             rp->min_values = (int)num_or(r, "minValues", 0);
-            int nt = cJSON_GetArraySize(GET(r, "types"));
+            int nt = cJSON_GetArraySize(nw_json_get(r, "types"));
             rp->types = calloc((size_t)nt + 1, sizeof *rp->types);
             const cJSON *t;
-            cJSON_ArrayForEach(t, GET(r, "types"))
+            cJSON_ArrayForEach(t, nw_json_get(r, "types"))
             {
                 nw_dis_topt_t *o = &rp->types[rp->ntypes++];
-                snprintf(o->name, sizeof o->name, "%s", cJSON_GetStringValue(GET(t, "name")));
+                snprintf(o->name, sizeof o->name, "%s", nw_json_str(t, "name"));
                 o->on_demand = num_or(t, "onDemand", -1);
                 o->spot = num_or(t, "spot", -1);
                 o->reserved = num_or(t, "reserved", -1);
@@ -424,11 +423,11 @@ static cJSON *dup_or_obj(const cJSON *v)
 
 static void expand_node(cJSON *objs, const cJSON *n, int64_t now)
 {
-    const char *name = cJSON_GetStringValue(GET(n, "name"));
-    const char *pool = cJSON_GetStringValue(GET(n, "pool"));
-    const char *type = cJSON_GetStringValue(GET(n, "type"));
-    const char *zone = cJSON_GetStringValue(GET(n, "zone"));
-    const char *ct = cJSON_GetStringValue(GET(n, "ct"));
+    const char *name = nw_json_str(n, "name");
+    const char *pool = nw_json_str(n, "pool");
+    const char *type = nw_json_str(n, "type");
+    const char *zone = nw_json_str(n, "zone");
+    const char *ct = nw_json_str(n, "ct");
     ck_assert_msg(name != NULL, "a node without a string name (YAML reads n/y/no as booleans)");
     char nodename[300], pid[300];
     snprintf(nodename, sizeof nodename, "node-%s", name);
@@ -438,51 +437,53 @@ static void expand_node(cJSON *objs, const cJSON *n, int64_t now)
     cJSON *md = cJSON_AddObjectToObject(nc, "metadata");
     cJSON_AddStringToObject(md, "name", name);
     set_ts(md, "creationTimestamp",
-           GET(n, "age") ? ago(now, GET(n, "age")) : now - 7200 * NW_NS_PER_SEC);
+           nw_json_get(n, "age") ? ago(now, nw_json_get(n, "age")) : now - 7200 * NW_NS_PER_SEC);
     cJSON *labels = cJSON_AddObjectToObject(md, "labels");
-    if (!cJSON_IsFalse(GET(n, "managed")))
+    if (!cJSON_IsFalse(nw_json_get(n, "managed")))
         cJSON_AddStringToObject(labels, "karpenter.sh/nodepool", pool ? pool : "default");
     cJSON_AddStringToObject(labels, "node.kubernetes.io/instance-type", type ? type : "m5.large");
     cJSON_AddStringToObject(labels, "topology.kubernetes.io/zone", zone ? zone : "us-east-1a");
     cJSON_AddStringToObject(labels, "karpenter.sh/capacity-type", ct ? ct : "on-demand");
-    cJSON_AddItemToObject(md, "annotations", dup_or_obj(GET(n, "claimAnnotations")));
-    if (cJSON_IsTrue(GET(n, "deleting")))
+    cJSON_AddItemToObject(md, "annotations", dup_or_obj(nw_json_get(n, "claimAnnotations")));
+    if (cJSON_IsTrue(nw_json_get(n, "deleting")))
         set_ts(md, "deletionTimestamp", now);
     cJSON *spec = cJSON_AddObjectToObject(nc, "spec");
-    if (GET(n, "tgp"))
-        cJSON_AddItemToObject(spec, "terminationGracePeriod", cJSON_Duplicate(GET(n, "tgp"), 1));
-    if (GET(n, "expireAfter"))
-        cJSON_AddItemToObject(spec, "expireAfter", cJSON_Duplicate(GET(n, "expireAfter"), 1));
+    if (nw_json_get(n, "tgp"))
+        cJSON_AddItemToObject(spec, "terminationGracePeriod",
+                              cJSON_Duplicate(nw_json_get(n, "tgp"), 1));
+    if (nw_json_get(n, "expireAfter"))
+        cJSON_AddItemToObject(spec, "expireAfter",
+                              cJSON_Duplicate(nw_json_get(n, "expireAfter"), 1));
     cJSON *st = cJSON_AddObjectToObject(nc, "status");
     cJSON_AddStringToObject(st, "providerID", pid);
     cJSON_AddStringToObject(st, "nodeName", nodename);
     cJSON *conds = cJSON_AddArrayToObject(st, "conditions");
-    if (!cJSON_IsFalse(GET(n, "initialized")))
+    if (!cJSON_IsFalse(nw_json_get(n, "initialized")))
         add_cond(conds, "Initialized", "True",
-                 GET(n, "initializedAgo") ? ago(now, GET(n, "initializedAgo"))
-                                          : now - 3600 * NW_NS_PER_SEC);
-    if (GET(n, "driftedAgo"))
-        add_cond(conds, "Drifted", "True", ago(now, GET(n, "driftedAgo")));
-    if (cJSON_IsTrue(GET(n, "instanceTerminating")))
+                 nw_json_get(n, "initializedAgo") ? ago(now, nw_json_get(n, "initializedAgo"))
+                                                  : now - 3600 * NW_NS_PER_SEC);
+    if (nw_json_get(n, "driftedAgo"))
+        add_cond(conds, "Drifted", "True", ago(now, nw_json_get(n, "driftedAgo")));
+    if (cJSON_IsTrue(nw_json_get(n, "instanceTerminating")))
         add_cond(conds, "InstanceTerminating", "True", now);
-    if (GET(n, "lastPodEventAgo"))
-        set_ts(st, "lastPodEventTime", ago(now, GET(n, "lastPodEventAgo")));
+    if (nw_json_get(n, "lastPodEventAgo"))
+        set_ts(st, "lastPodEventTime", ago(now, nw_json_get(n, "lastPodEventAgo")));
     add_obj(objs, nc);
-    if (cJSON_IsFalse(GET(n, "hasNode")))
+    if (cJSON_IsFalse(nw_json_get(n, "hasNode")))
         return;
     cJSON *node = cJSON_CreateObject();
     cJSON_AddStringToObject(node, "kind", "Node");
     md = cJSON_AddObjectToObject(node, "metadata");
     cJSON_AddStringToObject(md, "name", nodename);
     cJSON_AddItemToObject(md, "labels", cJSON_Duplicate(labels, 1));
-    cJSON_AddItemToObject(md, "annotations", dup_or_obj(GET(n, "nodeAnnotations")));
-    if (cJSON_IsTrue(GET(n, "nodeDeleting")))
+    cJSON_AddItemToObject(md, "annotations", dup_or_obj(nw_json_get(n, "nodeAnnotations")));
+    if (cJSON_IsTrue(nw_json_get(n, "nodeDeleting")))
         set_ts(md, "deletionTimestamp", now);
     spec = cJSON_AddObjectToObject(node, "spec");
     cJSON_AddStringToObject(spec, "providerID", pid);
     st = cJSON_AddObjectToObject(node, "status");
     conds = cJSON_AddArrayToObject(st, "conditions");
-    add_cond(conds, "Ready", cJSON_IsFalse(GET(n, "ready")) ? "False" : "True", now);
+    add_cond(conds, "Ready", cJSON_IsFalse(nw_json_get(n, "ready")) ? "False" : "True", now);
     add_obj(objs, node);
 }
 
@@ -491,80 +492,83 @@ static void expand_pod(cJSON *objs, const cJSON *p, int64_t now)
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "kind", "Pod");
     cJSON *md = cJSON_AddObjectToObject(o, "metadata");
-    cJSON_AddStringToObject(md, "name", cJSON_GetStringValue(GET(p, "name")));
-    const char *ns = cJSON_GetStringValue(GET(p, "ns"));
+    cJSON_AddStringToObject(md, "name", nw_json_str(p, "name"));
+    const char *ns = nw_json_str(p, "ns");
     cJSON_AddStringToObject(md, "namespace", ns ? ns : "default");
-    cJSON_AddItemToObject(md, "labels", dup_or_obj(GET(p, "labels")));
-    cJSON_AddItemToObject(md, "annotations", dup_or_obj(GET(p, "annotations")));
-    const char *owner = cJSON_GetStringValue(GET(p, "owner"));
+    cJSON_AddItemToObject(md, "labels", dup_or_obj(nw_json_get(p, "labels")));
+    cJSON_AddItemToObject(md, "annotations", dup_or_obj(nw_json_get(p, "annotations")));
+    const char *owner = nw_json_str(p, "owner");
     cJSON *refs = cJSON_AddArrayToObject(md, "ownerReferences");
     cJSON *ref = cJSON_CreateObject();
     cJSON_AddStringToObject(ref, "kind", owner ? owner : "ReplicaSet");
     cJSON_AddStringToObject(ref, "name", "owner");
     cJSON_AddItemToArray(refs, ref);
-    if (cJSON_IsTrue(GET(p, "terminating")))
+    if (cJSON_IsTrue(nw_json_get(p, "terminating")))
         set_ts(md, "deletionTimestamp", now);
     cJSON *spec = cJSON_AddObjectToObject(o, "spec");
-    const char *node = cJSON_GetStringValue(GET(p, "node"));
+    const char *node = nw_json_str(p, "node");
     if (node) {
         char nn[300];
         snprintf(nn, sizeof nn, "node-%s", node);
         cJSON_AddStringToObject(spec, "nodeName", nn);
     }
-    if (GET(p, "priority"))
-        cJSON_AddItemToObject(spec, "priority", cJSON_Duplicate(GET(p, "priority"), 1));
-    if (GET(p, "tolerations"))
-        cJSON_AddItemToObject(spec, "tolerations", cJSON_Duplicate(GET(p, "tolerations"), 1));
+    if (nw_json_get(p, "priority"))
+        cJSON_AddItemToObject(spec, "priority", cJSON_Duplicate(nw_json_get(p, "priority"), 1));
+    if (nw_json_get(p, "tolerations"))
+        cJSON_AddItemToObject(spec, "tolerations",
+                              cJSON_Duplicate(nw_json_get(p, "tolerations"), 1));
     cJSON *st = cJSON_AddObjectToObject(o, "status");
-    const char *phase = cJSON_GetStringValue(GET(p, "phase"));
+    const char *phase = nw_json_str(p, "phase");
     cJSON_AddStringToObject(st, "phase", phase ? phase : "Running");
     set_ts(st, "startTime",
-           GET(p, "startedAgo") ? ago(now, GET(p, "startedAgo")) : now - 3600 * NW_NS_PER_SEC);
+           nw_json_get(p, "startedAgo") ? ago(now, nw_json_get(p, "startedAgo"))
+                                        : now - 3600 * NW_NS_PER_SEC);
     cJSON *conds = cJSON_AddArrayToObject(st, "conditions");
-    add_cond(conds, "Ready", cJSON_IsFalse(GET(p, "ready")) ? "False" : "True", now);
+    add_cond(conds, "Ready", cJSON_IsFalse(nw_json_get(p, "ready")) ? "False" : "True", now);
     add_obj(objs, o);
 }
 
 static void expand(const cJSON *doc, cJSON *objs, int64_t now)
 {
     const cJSON *it;
-    cJSON_ArrayForEach(it, GET(doc, "pools"))
+    cJSON_ArrayForEach(it, nw_json_get(doc, "pools"))
     {
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "kind", "NodePool");
         cJSON_AddStringToObject(cJSON_AddObjectToObject(o, "metadata"), "name",
-                                cJSON_GetStringValue(GET(it, "name")));
+                                nw_json_str(it, "name"));
         cJSON *spec = cJSON_AddObjectToObject(o, "spec");
-        if (GET(it, "disruption"))
-            cJSON_AddItemToObject(spec, "disruption", cJSON_Duplicate(GET(it, "disruption"), 1));
+        if (nw_json_get(it, "disruption"))
+            cJSON_AddItemToObject(spec, "disruption",
+                                  cJSON_Duplicate(nw_json_get(it, "disruption"), 1));
         add_obj(objs, o);
     }
-    cJSON_ArrayForEach(it, GET(doc, "nodes"))
+    cJSON_ArrayForEach(it, nw_json_get(doc, "nodes"))
     {
         expand_node(objs, it, now);
     }
-    cJSON_ArrayForEach(it, GET(doc, "pods"))
+    cJSON_ArrayForEach(it, nw_json_get(doc, "pods"))
     {
         expand_pod(objs, it, now);
     }
-    cJSON_ArrayForEach(it, GET(doc, "pdbs"))
+    cJSON_ArrayForEach(it, nw_json_get(doc, "pdbs"))
     {
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "kind", "PodDisruptionBudget");
         cJSON *md = cJSON_AddObjectToObject(o, "metadata");
-        cJSON_AddStringToObject(md, "name", cJSON_GetStringValue(GET(it, "name")));
-        const char *ns = cJSON_GetStringValue(GET(it, "ns"));
+        cJSON_AddStringToObject(md, "name", nw_json_str(it, "name"));
+        const char *ns = nw_json_str(it, "ns");
         cJSON_AddStringToObject(md, "namespace", ns ? ns : "default");
         cJSON *spec = cJSON_AddObjectToObject(o, "spec");
-        cJSON_AddItemToObject(spec, "selector", dup_or_obj(GET(it, "selector")));
-        if (GET(it, "policy"))
+        cJSON_AddItemToObject(spec, "selector", dup_or_obj(nw_json_get(it, "selector")));
+        if (nw_json_get(it, "policy"))
             cJSON_AddItemToObject(spec, "unhealthyPodEvictionPolicy",
-                                  cJSON_Duplicate(GET(it, "policy"), 1));
+                                  cJSON_Duplicate(nw_json_get(it, "policy"), 1));
         cJSON_AddNumberToObject(cJSON_AddObjectToObject(o, "status"), "disruptionsAllowed",
                                 num_or(it, "allowed", 1));
         add_obj(objs, o);
     }
-    cJSON_ArrayForEach(it, GET(doc, "objects"))
+    cJSON_ArrayForEach(it, nw_json_get(doc, "objects"))
     {
         add_obj(objs, cJSON_Duplicate(it, 1));
     }
@@ -581,7 +585,7 @@ static void collect(const cJSON *objs, const char *kind, list_t *l)
     const cJSON *o;
     cJSON_ArrayForEach(o, objs)
     {
-        const char *k = cJSON_GetStringValue(GET(o, "kind"));
+        const char *k = nw_json_str(o, "kind");
         if (k && strcmp(k, kind) == 0 && l->n < 512)
             l->v[l->n++] = o;
     }
@@ -601,8 +605,7 @@ static size_t str_array(const cJSON *arr, const char **out, size_t max)
 
 static nw_dis_state_t *build(const cJSON *doc, cJSON *objs, fixture_t *f, list_t ls[5])
 {
-    int64_t now = T(cJSON_GetStringValue(GET(doc, "now")) ? cJSON_GetStringValue(GET(doc, "now"))
-                                                          : "2026-11-30T10:00:00Z");
+    int64_t now = T(nw_json_str(doc, "now") ? nw_json_str(doc, "now") : "2026-11-30T10:00:00Z");
     expand(doc, objs, now);
     static const char *kinds[5] = {"NodePool", "NodeClaim", "Node", "Pod", "PodDisruptionBudget"};
     for (int i = 0; i < 5; i++)
@@ -622,11 +625,11 @@ static nw_dis_state_t *build(const cJSON *doc, cJSON *objs, fixture_t *f, list_t
         .now = now,
         .price = price_fn,
         .price_ud = f,
-        .spot_to_spot = cJSON_IsTrue(GET(doc, "spotToSpot")),
+        .spot_to_spot = cJSON_IsTrue(nw_json_get(doc, "spotToSpot")),
     };
-    in.nnominated = str_array(GET(doc, "nominated"), nom, 64);
+    in.nnominated = str_array(nw_json_get(doc, "nominated"), nom, 64);
     in.nominated = nom;
-    in.nin_command = str_array(GET(doc, "inCommand"), inc, 64);
+    in.nin_command = str_array(nw_json_get(doc, "inCommand"), inc, 64);
     in.in_command = inc;
     nw_dis_state_t *st = NULL;
     ck_assert_int_eq(nw_dis_state_build(&in, &st, NULL), NW_OK);
@@ -638,22 +641,22 @@ static void check_expect(const char *path, const cJSON *exp, const nw_dis_state_
 {
     cJSON *rep = nw_dis_report_json(st, cmd);
     char *dump = cJSON_Print(rep);
-    const char *m = cJSON_GetStringValue(GET(exp, "method"));
+    const char *m = nw_json_str(exp, "method");
     if (m)
         ck_assert_msg(strcmp(m, nw_dis_method_str(cmd->method)) == 0, "%s: method %s, want %s\n%s",
                       path, nw_dis_method_str(cmd->method), m, dump);
-    const char *a = cJSON_GetStringValue(GET(exp, "action"));
+    const char *a = nw_json_str(exp, "action");
     if (a)
         ck_assert_msg(strcmp(a, nw_dis_action_str(cmd->action)) == 0, "%s: action\n%s", path, dump);
-    if (GET(exp, "candidates"))
-        ck_assert_msg(same_set(GET(exp, "candidates"), (const char *const *)cmd->candidates,
+    if (nw_json_get(exp, "candidates"))
+        ck_assert_msg(same_set(nw_json_get(exp, "candidates"), (const char *const *)cmd->candidates,
                                cmd->ncandidates),
                       "%s: candidates\n%s", path, dump);
-    const cJSON *r = GET(exp, "replacements");
+    const cJSON *r = nw_json_get(exp, "replacements");
     if (cJSON_IsNumber(r))
         ck_assert_msg(cmd->sim.nrepl == r->valueint, "%s: %d replacements\n%s", path,
                       cmd->sim.nrepl, dump);
-    const cJSON *rt = GET(exp, "replacementTypes");
+    const cJSON *rt = nw_json_get(exp, "replacementTypes");
     if (rt) {
         ck_assert_msg(cmd->sim.nrepl >= 1, "%s: no replacement\n%s", path, dump);
         const nw_dis_repl_t *rp = &cmd->sim.repl[0];
@@ -663,7 +666,7 @@ static void check_expect(const char *path, const cJSON *exp, const nw_dis_state_
             ck_assert_msg(strcmp(cJSON_GetArrayItem(rt, i)->valuestring, rp->types[i].name) == 0,
                           "%s: replacement type %d\n%s", path, i, dump);
     }
-    const cJSON *cts = GET(exp, "capacityTypes");
+    const cJSON *cts = nw_json_get(exp, "capacityTypes");
     if (cts) {
         const nw_dis_repl_t *rp = &cmd->sim.repl[0];
         bool od = false, spot = false;
@@ -676,29 +679,29 @@ static void check_expect(const char *path, const cJSON *exp, const nw_dis_state_
         ck_assert_msg(rp->allow_on_demand == od && rp->allow_spot == spot, "%s: capacity types\n%s",
                       path, dump);
     }
-    const cJSON *nodes = GET(exp, "nodes"), *n;
+    const cJSON *nodes = nw_json_get(exp, "nodes"), *n;
     cJSON_ArrayForEach(n, nodes)
     {
         const nw_dis_node_t *dn = nw_dis_state_node(st, n->string);
         ck_assert_msg(dn != NULL, "%s: no node %s", path, n->string);
         const cJSON *v;
-        if ((v = GET(n, "candidate")))
+        if ((v = nw_json_get(n, "candidate")))
             ck_assert_msg(dn->candidate == cJSON_IsTrue(v), "%s: %s candidate\n%s", path, n->string,
                           dump);
-        if ((v = GET(n, "empty")))
+        if ((v = nw_json_get(n, "empty")))
             ck_assert_msg(dn->empty == cJSON_IsTrue(v), "%s: %s empty\n%s", path, n->string, dump);
-        if ((v = GET(n, "consolidatable")))
+        if ((v = nw_json_get(n, "consolidatable")))
             ck_assert_msg(dn->consolidatable == cJSON_IsTrue(v), "%s: %s consolidatable\n%s", path,
                           n->string, dump);
-        if ((v = GET(n, "why")))
+        if ((v = nw_json_get(n, "why")))
             ck_assert_msg(strstr(dn->why, v->valuestring), "%s: %s why \"%s\"\n%s", path, n->string,
                           dn->why, dump);
-        if ((v = GET(n, "cost")))
+        if ((v = nw_json_get(n, "cost")))
             ck_assert_msg(dn->disruption_cost > v->valuedouble - 1e-6 &&
                               dn->disruption_cost < v->valuedouble + 1e-6,
                           "%s: %s cost %f\n%s", path, n->string, dn->disruption_cost, dump);
     }
-    const cJSON *al = GET(exp, "allowed"), *p;
+    const cJSON *al = nw_json_get(exp, "allowed"), *p;
     cJSON_ArrayForEach(p, al)
     {
         const nw_dis_pool_t *pool = NULL;
@@ -715,7 +718,7 @@ static void check_expect(const char *path, const cJSON *exp, const nw_dis_state_
                                   path, p->string, v->string, pool->allowed[k], dump);
         }
     }
-    const cJSON *bb = GET(exp, "budgetBlocked");
+    const cJSON *bb = nw_json_get(exp, "budgetBlocked");
     cJSON_ArrayForEach(p, bb)
     {
         for (int k = 0; k < NW_DIS_NREASONS; k++)
@@ -723,13 +726,13 @@ static void check_expect(const char *path, const cJSON *exp, const nw_dis_state_
                 ck_assert_msg(cmd->budget_blocked[k] == p->valueint, "%s: budget blocked %s\n%s",
                               path, p->string, dump);
     }
-    cJSON_ArrayForEach(p, GET(exp, "notes"))
+    cJSON_ArrayForEach(p, nw_json_get(exp, "notes"))
     {
         bool found = false;
         for (size_t i = 0; i < cmd->nnotes && !found; i++) {
-            const char *nc = cJSON_GetStringValue(GET(p, "nodeclaim"));
-            const char *rs = cJSON_GetStringValue(GET(p, "reason"));
-            const char *ct = cJSON_GetStringValue(GET(p, "contains"));
+            const char *nc = nw_json_str(p, "nodeclaim");
+            const char *rs = nw_json_str(p, "reason");
+            const char *ct = nw_json_str(p, "contains");
             found = (!nc || strcmp(nc, cmd->notes[i].nodeclaim) == 0) &&
                     (!rs || strcmp(rs, cmd->notes[i].reason) == 0) &&
                     (!ct || strstr(cmd->notes[i].message, ct));
@@ -738,9 +741,9 @@ static void check_expect(const char *path, const cJSON *exp, const nw_dis_state_
         ck_assert_msg(found, "%s: note %s missing\n%s", path, ps, dump);
         free(ps);
     }
-    if (GET(exp, "summaryContains"))
-        ck_assert_msg(strstr(cmd->summary, cJSON_GetStringValue(GET(exp, "summaryContains"))),
-                      "%s: summary %s", path, cmd->summary);
+    if (nw_json_get(exp, "summaryContains"))
+        ck_assert_msg(strstr(cmd->summary, nw_json_str(exp, "summaryContains")), "%s: summary %s",
+                      path, cmd->summary);
     free(dump);
     cJSON_Delete(rep);
 }
@@ -756,19 +759,20 @@ static void run_case(const char *path)
     free(text);
     ck_assert_msg(nd == 1, "%s: one document", path);
     const cJSON *doc = docs[0];
-    fixture_t f = {GET(doc, "sim"), GET(doc, "simDefault"), GET(doc, "prices"), 0};
+    fixture_t f = {nw_json_get(doc, "sim"), nw_json_get(doc, "simDefault"),
+                   nw_json_get(doc, "prices"), 0};
     cJSON *objs = cJSON_CreateArray();
     list_t ls[5];
     nw_dis_state_t *st = build(doc, objs, &f, ls);
     nw_dis_cmd_t cmd;
-    ck_assert_int_eq(
-        nw_dis_decide(st, cJSON_IsFalse(GET(doc, "withSim")) ? NULL : sim_fn, &f, &cmd, &err),
-        NW_OK);
-    check_expect(path, GET(doc, "expect"), st, &cmd);
-    const cJSON *maxc = GET(doc, "maxSimCalls");
+    ck_assert_int_eq(nw_dis_decide(st, cJSON_IsFalse(nw_json_get(doc, "withSim")) ? NULL : sim_fn,
+                                   &f, &cmd, &err),
+                     NW_OK);
+    check_expect(path, nw_json_get(doc, "expect"), st, &cmd);
+    const cJSON *maxc = nw_json_get(doc, "maxSimCalls");
     if (cJSON_IsNumber(maxc))
         ck_assert_msg(f.calls <= maxc->valueint, "%s: %d simulations", path, f.calls);
-    const cJSON *val = GET(doc, "validate");
+    const cJSON *val = nw_json_get(doc, "validate");
     if (val) {
         /* a second state: the case document with `validate` merged over it */
         cJSON *d2 = cJSON_Duplicate(doc, 1);
@@ -780,22 +784,23 @@ static void run_case(const char *path)
             cJSON_DeleteItemFromObjectCaseSensitive(d2, it->string);
             cJSON_AddItemToObject(d2, it->string, cJSON_Duplicate(it, 1));
         }
-        fixture_t f2 = {GET(d2, "sim"), GET(d2, "simDefault"), GET(d2, "prices"), 0};
+        fixture_t f2 = {nw_json_get(d2, "sim"), nw_json_get(d2, "simDefault"),
+                        nw_json_get(d2, "prices"), 0};
         cJSON *objs2 = cJSON_CreateArray();
         list_t ls2[5];
         nw_dis_state_t *st2 = build(d2, objs2, &f2, ls2);
         char why[256] = "";
         int v = nw_dis_validate(st2, &cmd, sim_fn, &f2, why, sizeof why);
-        const cJSON *ve = GET(val, "expect");
-        const cJSON *vv = GET(ve, "valid");
+        const cJSON *ve = nw_json_get(val, "expect");
+        const cJSON *vv = nw_json_get(ve, "valid");
         ck_assert_msg(v == (cJSON_IsTrue(vv) ? 1 : 0), "%s: validate returned %d (%s)", path, v,
                       why);
-        const char *wc = cJSON_GetStringValue(GET(ve, "whyContains"));
+        const char *wc = nw_json_str(ve, "whyContains");
         if (wc)
             ck_assert_msg(strstr(why, wc), "%s: validation why \"%s\"", path, why);
-        if (GET(ve, "candidates"))
-            ck_assert_msg(same_set(GET(ve, "candidates"), (const char *const *)cmd.candidates,
-                                   cmd.ncandidates),
+        if (nw_json_get(ve, "candidates"))
+            ck_assert_msg(same_set(nw_json_get(ve, "candidates"),
+                                   (const char *const *)cmd.candidates, cmd.ncandidates),
                           "%s: candidates after validation", path);
         nw_dis_state_free(st2);
         cJSON_Delete(objs2);
@@ -843,11 +848,12 @@ static void simfix_load(simfix_t *f, const char *path, const char *drop_label_no
     free(text);
     for (size_t i = 0; i < f->nd; i++) {
         if (drop_label_node) {
-            const char *k = cJSON_GetStringValue(GET(f->docs[i], "kind"));
-            const char *n = cJSON_GetStringValue(GET(GET(f->docs[i], "metadata"), "name"));
+            const char *k = nw_json_str(f->docs[i], "kind");
+            const char *n = nw_json_str(nw_json_get(f->docs[i], "metadata"), "name");
             if (k && n && strcmp(k, "Node") == 0 && strcmp(n, drop_label_node) == 0)
-                cJSON_DeleteItemFromObjectCaseSensitive(GET(GET(f->docs[i], "metadata"), "labels"),
-                                                        "karpenter.sh/initialized");
+                cJSON_DeleteItemFromObjectCaseSensitive(
+                    nw_json_get_mut(nw_json_get_mut(f->docs[i], "metadata"), "labels"),
+                    "karpenter.sh/initialized");
         }
     }
     static const char *kinds[6] = {"NodePool", "NodeClaim",           "Node",
@@ -855,7 +861,7 @@ static void simfix_load(simfix_t *f, const char *path, const char *drop_label_no
     for (int i = 0; i < 6; i++) {
         f->ls[i].n = 0;
         for (size_t k = 0; k < f->nd; k++) {
-            const char *kd = cJSON_GetStringValue(GET(f->docs[k], "kind"));
+            const char *kd = nw_json_str(f->docs[k], "kind");
             if (kd && strcmp(kd, kinds[i]) == 0 && f->ls[i].n < 512)
                 f->ls[i].v[f->ls[i].n++] = f->docs[k];
         }
@@ -933,10 +939,10 @@ START_TEST(sim_schedule)
     char *txt = cJSON_PrintUnformatted(nc);
     const cJSON *req;
     bool saw_it = false, saw_ct = false;
-    cJSON_ArrayForEach(req, GET(GET(nc, "spec"), "requirements"))
+    cJSON_ArrayForEach(req, nw_json_get(nw_json_get(nc, "spec"), "requirements"))
     {
-        const char *k = cJSON_GetStringValue(GET(req, "key"));
-        const cJSON *vals = GET(req, "values");
+        const char *k = nw_json_str(req, "key");
+        const cJSON *vals = nw_json_get(req, "values");
         if (strcmp(k, "node.kubernetes.io/instance-type") == 0) {
             saw_it = true;
             ck_assert_int_eq(cJSON_GetArraySize(vals), 1);
@@ -976,8 +982,11 @@ START_TEST(sim_unplaceable)
     simfix_load(&f, "tests/data/disrupt/plan-replace.yaml", NULL);
     /* make the pod too big for any allowed type */
     cJSON *pod = (cJSON *)f.ls[3].v[0];
-    cJSON *req = GET(GET(cJSON_GetArrayItem(GET(GET(pod, "spec"), "containers"), 0), "resources"),
-                     "requests");
+    cJSON *req = nw_json_get_mut(
+        nw_json_get_mut(
+            cJSON_GetArrayItem(nw_json_get_mut(nw_json_get_mut(pod, "spec"), "containers"), 0),
+            "resources"),
+        "requests");
     cJSON_ReplaceItemInObjectCaseSensitive(req, "cpu", cJSON_CreateString("100"));
     nw_dis_sim_t r;
     const char *one[] = {"big"};

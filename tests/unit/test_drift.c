@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/json.h"
 #include "common/clock.h"
 #include "scaler/cloud/catalog.h"
 #include "scaler/disrupt/drift.h"
@@ -12,8 +13,6 @@
 #include "tests/unit/testutil.h"
 
 Suite *nw_drift_suite(void);
-
-#define GET(o, k) cJSON_GetObjectItemCaseSensitive((o), (k))
 
 static cJSON *parse(const char *text, const char *what)
 {
@@ -33,7 +32,7 @@ static void merge(cJSON *target, const cJSON *patch)
             cJSON_DeleteItemFromObjectCaseSensitive(target, p->string);
             continue;
         }
-        cJSON *t = GET(target, p->string);
+        cJSON *t = nw_json_get_mut(target, p->string);
         if (cJSON_IsObject(p) && cJSON_IsObject(t)) {
             merge(t, p);
             continue;
@@ -52,13 +51,13 @@ static void resolved_from(const cJSON *j, resolved_t *r)
 {
     memset(r, 0, sizeof *r);
     const cJSON *a;
-    cJSON_ArrayForEach(a, GET(j, "amis"))
+    cJSON_ArrayForEach(a, nw_json_get(j, "amis"))
     {
-        r->ids[r->c.namis] = cJSON_GetStringValue(GET(a, "id"));
-        r->arch[r->c.namis++] = cJSON_GetStringValue(GET(a, "arch"));
+        r->ids[r->c.namis] = nw_json_str(a, "id");
+        r->arch[r->c.namis++] = nw_json_str(a, "arch");
     }
-    cJSON_ArrayForEach(a, GET(j, "subnets")) r->subnets[r->c.nsubnets++] = a->valuestring;
-    cJSON_ArrayForEach(a, GET(j, "sgs")) r->sgs[r->c.nsgs++] = a->valuestring;
+    cJSON_ArrayForEach(a, nw_json_get(j, "subnets")) r->subnets[r->c.nsubnets++] = a->valuestring;
+    cJSON_ArrayForEach(a, nw_json_get(j, "sgs")) r->sgs[r->c.nsgs++] = a->valuestring;
     r->c.ami_ids = r->ids;
     r->c.ami_arch = r->arch;
     r->c.subnet_ids = r->subnets;
@@ -73,10 +72,10 @@ typedef struct {
 static void instance_from(const cJSON *j, instance_t *in)
 {
     memset(in, 0, sizeof *in);
-    in->i.image_id = cJSON_GetStringValue(GET(j, "image"));
-    in->i.subnet_id = cJSON_GetStringValue(GET(j, "subnet"));
+    in->i.image_id = nw_json_str(j, "image");
+    in->i.subnet_id = nw_json_str(j, "subnet");
     const cJSON *a;
-    cJSON_ArrayForEach(a, GET(j, "sgs")) in->sgs[in->i.nsg++] = a->valuestring;
+    cJSON_ArrayForEach(a, nw_json_get(j, "sgs")) in->sgs[in->i.nsg++] = a->valuestring;
     in->i.sg_ids = in->sgs;
 }
 
@@ -101,28 +100,33 @@ START_TEST(cases)
     nw_catalog_t *cat = catalog();
     do {
         cJSON *c = parse(row->line, "case");
-        const char *name = cJSON_GetStringValue(GET(c, "name"));
-        cJSON *pool = cJSON_Duplicate(GET(base, "nodepool"), 1);
-        cJSON *class = cJSON_Duplicate(GET(base, "nodeclass"), 1);
-        cJSON *nc = cJSON_Duplicate(GET(base, "nodeclaim"), 1);
+        const char *name = nw_json_str(c, "name");
+        cJSON *pool = cJSON_Duplicate(nw_json_get(base, "nodepool"), 1);
+        cJSON *class = cJSON_Duplicate(nw_json_get(base, "nodeclass"), 1);
+        cJSON *nc = cJSON_Duplicate(nw_json_get(base, "nodeclaim"), 1);
         ck_assert_int_eq(nw_hash_stamp_nodeclaim(nc, pool, class, NULL), NW_OK);
-        if (GET(c, "nodepool"))
-            merge(pool, GET(c, "nodepool"));
-        if (GET(c, "nodeclaim"))
-            merge(nc, GET(c, "nodeclaim"));
-        const cJSON *cp = GET(c, "nodeclass");
+        if (nw_json_get(c, "nodepool"))
+            merge(pool, nw_json_get(c, "nodepool"));
+        if (nw_json_get(c, "nodeclaim"))
+            merge(nc, nw_json_get(c, "nodeclaim"));
+        /* here JSON null means "none" (not "absent": absent keeps the base's) */
+        const cJSON *cp = cJSON_GetObjectItemCaseSensitive(c, "nodeclass");
         if (cJSON_IsNull(cp)) {
             cJSON_Delete(class);
             class = NULL;
         } else if (cp)
             merge(class, cp);
-        const cJSON *rj = GET(c, "resolved") ? GET(c, "resolved") : GET(base, "resolved");
-        const cJSON *ij = GET(c, "instance") ? GET(c, "instance") : GET(base, "instance");
+        const cJSON *rj = cJSON_GetObjectItemCaseSensitive(c, "resolved");
+        const cJSON *ij = cJSON_GetObjectItemCaseSensitive(c, "instance");
+        if (!rj)
+            rj = nw_json_get(base, "resolved");
+        if (!ij)
+            ij = nw_json_get(base, "instance");
         resolved_t r;
         instance_t inst;
         resolved_from(rj, &r);
         instance_from(ij, &inst);
-        const char *now_s = cJSON_GetStringValue(GET(c, "now"));
+        const char *now_s = nw_json_str(c, "now");
         int64_t now = 0;
         ck_assert_int_eq(nw_time_parse(now_s ? now_s : "2026-11-30T00:30:00Z", &now), NW_OK);
         nw_drift_in_t in = {
@@ -130,11 +134,11 @@ START_TEST(cases)
             cat, now};
         char detail[1024];
         nw_drift_reason_t got = nw_drift_check(&in, detail, sizeof detail);
-        const char *want = cJSON_GetStringValue(GET(c, "expect"));
+        const char *want = nw_json_str(c, "expect");
         ck_assert_msg(want && strcmp(nw_drift_reason_str(got), want) == 0,
                       "%s (line %d): got \"%s\" (%s), want \"%s\"", name, row->lineno,
                       nw_drift_reason_str(got), detail, want ? want : "?");
-        const char *sub = cJSON_GetStringValue(GET(c, "detail"));
+        const char *sub = nw_json_str(c, "detail");
         if (sub)
             ck_assert_msg(strstr(detail, sub), "%s: detail \"%s\" lacks \"%s\"", name, detail, sub);
         if (got == NW_DRIFT_NONE)

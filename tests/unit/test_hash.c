@@ -5,11 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/json.h"
 #include "scaler/disrupt/hash.h"
 
 Suite *nw_hash_suite(void);
-
-#define GET(o, k) cJSON_GetObjectItemCaseSensitive((o), (k))
 
 static const char *POOL =
     "{\"apiVersion\":\"karpenter.sh/v1\",\"kind\":\"NodePool\",\"metadata\":{\"name\":\"p\","
@@ -71,7 +70,7 @@ static int pool_changed_by(const char *path, const char *value)
                 cJSON_AddItemToObject(cur, name, parse(value));
             break;
         }
-        cJSON *child = GET(cur, name);
+        cJSON *child = nw_json_get_mut(cur, name);
         if (!child)
             child = cJSON_AddObjectToObject(cur, name);
         cur = child;
@@ -173,7 +172,7 @@ static const char *CLASS =
 static int class_changed_by(const char *key, const char *value)
 {
     cJSON *a = parse(CLASS), *b = parse(CLASS);
-    cJSON *spec = GET(b, "spec");
+    cJSON *spec = nw_json_get_mut(b, "spec");
     cJSON_DeleteItemFromObjectCaseSensitive(spec, key);
     if (value)
         cJSON_AddItemToObject(spec, key, parse(value));

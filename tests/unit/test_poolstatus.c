@@ -4,12 +4,11 @@
 #include <check.h>
 #include <string.h>
 
+#include "common/json.h"
 #include "common/clock.h"
 #include "scaler/controllers/poolstatus.h"
 
 Suite *nw_poolstatus_suite(void);
-
-#define GET(o, k) cJSON_GetObjectItemCaseSensitive((o), (k))
 
 static cJSON *parse(const char *s)
 {
@@ -64,9 +63,9 @@ static const char *CLASS_READY =
 static const cJSON *cond(const cJSON *st, const char *type)
 {
     const cJSON *cd;
-    cJSON_ArrayForEach(cd, GET(st, "conditions"))
+    cJSON_ArrayForEach(cd, nw_json_get(st, "conditions"))
     {
-        if (strcmp(cJSON_GetStringValue(GET(cd, "type")), type) == 0)
+        if (strcmp(nw_json_str(cd, "type"), type) == 0)
             return cd;
     }
     return NULL;
@@ -74,17 +73,17 @@ static const cJSON *cond(const cJSON *st, const char *type)
 
 static const char *cs(const cJSON *st, const char *type)
 {
-    return cJSON_GetStringValue(GET(cond(st, type), "status"));
+    return nw_json_str(cond(st, type), "status");
 }
 
 static const char *cr(const cJSON *st, const char *type)
 {
-    return cJSON_GetStringValue(GET(cond(st, type), "reason"));
+    return nw_json_str(cond(st, type), "reason");
 }
 
 static const char *res(const cJSON *st, const char *name)
 {
-    return cJSON_GetStringValue(GET(GET(st, "resources"), name));
+    return nw_json_str(nw_json_get(st, "resources"), name);
 }
 
 /* compute, and store the result as the pool's status (what the write would do) */
@@ -123,7 +122,7 @@ START_TEST(resources_and_nodes)
     int64_t now = 0;
     nw_time_parse("2026-11-30T01:00:00Z", &now);
     cJSON *st = step(pool, class, claims, nodes, 4, &t, NULL, 0, now);
-    ck_assert_int_eq((int)cJSON_GetNumberValue(GET(st, "nodes")), 2);
+    ck_assert_int_eq((int)cJSON_GetNumberValue(nw_json_get(st, "nodes")), 2);
     ck_assert_str_eq(res(st, "nodes"), "2");
     ck_assert_str_eq(res(st, "cpu"), "6");
     ck_assert_str_eq(res(st, "memory"), "23Gi");
@@ -132,7 +131,7 @@ START_TEST(resources_and_nodes)
     ck_assert_str_eq(res(st, "ephemeral-storage"), "20Gi");
     /* no NodeClaims: every base resource is 0 */
     st = step(pool, class, NULL, NULL, 0, &t, NULL, 0, now);
-    ck_assert_int_eq((int)cJSON_GetNumberValue(GET(st, "nodes")), 0);
+    ck_assert_int_eq((int)cJSON_GetNumberValue(nw_json_get(st, "nodes")), 0);
     const char *base[] = {"cpu", "memory", "pods", "ephemeral-storage", "nodes"};
     for (int i = 0; i < 5; i++)
         ck_assert_str_eq(res(st, base[i]), "0");
@@ -163,16 +162,14 @@ START_TEST(readiness)
     ck_assert_str_eq(cr(st, "NodeClassReady"), "NodeClassNotFound");
     ck_assert_str_eq(cs(st, "Ready"), "False");
     ck_assert_str_eq(cr(st, "Ready"), "UnhealthyDependents");
-    ck_assert_str_eq(cJSON_GetStringValue(GET(cond(st, "Ready"), "message")),
-                     "NodeClassReady=False");
+    ck_assert_str_eq(nw_json_str(cond(st, "Ready"), "message"), "NodeClassReady=False");
     ck_assert_ptr_null(cond(st, "NodeRegistrationHealthy"));
     /* class present but its readiness unknown */
     cJSON *class = parse("{\"metadata\":{\"name\":\"default\",\"generation\":1}}");
     st = step(pool, class, NULL, NULL, 0, &t, NULL, 0, t1);
     ck_assert_str_eq(cr(st, "NodeClassReady"), "NodeClassReadinessUnknown");
     /* the status stayed False: the transition time is the first one */
-    ck_assert_str_eq(cJSON_GetStringValue(GET(cond(st, "Ready"), "lastTransitionTime")),
-                     "2026-11-30T01:00:00Z");
+    ck_assert_str_eq(nw_json_str(cond(st, "Ready"), "lastTransitionTime"), "2026-11-30T01:00:00Z");
     cJSON_Delete(class);
     /* class not ready: its reason and message are passed on */
     class =
@@ -181,7 +178,7 @@ START_TEST(readiness)
               "\"message\":\"SubnetSelector did not match any Subnets\"}]}}");
     st = step(pool, class, NULL, NULL, 0, &t, NULL, 0, t1);
     ck_assert_str_eq(cr(st, "NodeClassReady"), "SubnetsNotFound");
-    ck_assert_str_eq(cJSON_GetStringValue(GET(cond(st, "NodeClassReady"), "message")),
+    ck_assert_str_eq(nw_json_str(cond(st, "NodeClassReady"), "message"),
                      "SubnetSelector did not match any Subnets");
     cJSON_Delete(class);
     /* class terminating */
@@ -196,19 +193,17 @@ START_TEST(readiness)
     st = step(pool, class, NULL, NULL, 0, &t, NULL, 0, t1);
     ck_assert_str_eq(cs(st, "NodeClassReady"), "True");
     ck_assert_str_eq(cs(st, "Ready"), "True");
-    ck_assert_str_eq(cJSON_GetStringValue(GET(cond(st, "Ready"), "lastTransitionTime")),
-                     "2026-11-30T02:00:00Z");
-    ck_assert_int_eq((int)cJSON_GetNumberValue(GET(cond(st, "Ready"), "observedGeneration")), 1);
+    ck_assert_str_eq(nw_json_str(cond(st, "Ready"), "lastTransitionTime"), "2026-11-30T02:00:00Z");
+    ck_assert_int_eq(
+        (int)cJSON_GetNumberValue(nw_json_get(cond(st, "Ready"), "observedGeneration")), 1);
     /* invalid at runtime: ValidationSucceeded False, Ready False */
     nw_poolstatus_in_t in = {pool, class, NULL, NULL, 0, "bad requirement", &t, NULL, 0, t1};
     cJSON *st2 = nw_poolstatus_compute(&in);
     ck_assert_str_eq(cs(st2, "ValidationSucceeded"), "False");
     ck_assert_str_eq(cr(st2, "ValidationSucceeded"), "NodePoolValidationFailed");
-    ck_assert_str_eq(cJSON_GetStringValue(GET(cond(st2, "ValidationSucceeded"), "message")),
-                     "bad requirement");
+    ck_assert_str_eq(nw_json_str(cond(st2, "ValidationSucceeded"), "message"), "bad requirement");
     ck_assert_str_eq(cs(st2, "Ready"), "False");
-    ck_assert_str_eq(cJSON_GetStringValue(GET(cond(st2, "Ready"), "message")),
-                     "ValidationSucceeded=False");
+    ck_assert_str_eq(nw_json_str(cond(st2, "Ready"), "message"), "ValidationSucceeded=False");
     cJSON_Delete(st2);
     cJSON_Delete(class);
     cJSON_Delete(pool);
@@ -225,7 +220,7 @@ START_TEST(registration_health)
     cJSON *st = step(pool, class, NULL, NULL, 0, &t, NULL, 0, now);
     ck_assert_str_eq(cs(st, "NodeRegistrationHealthy"), "Unknown");
     ck_assert_str_eq(cr(st, "NodeRegistrationHealthy"), "AwaitingReconciliation");
-    ck_assert_int_eq((int)cJSON_GetNumberValue(GET(st, "nodeClassObservedGeneration")), 3);
+    ck_assert_int_eq((int)cJSON_GetNumberValue(nw_json_get(st, "nodeClassObservedGeneration")), 3);
     /* one failure: not yet */
     int fail = 0, ok = 1;
     st = step(pool, class, NULL, NULL, 0, &t, &fail, 1, now);
@@ -234,7 +229,7 @@ START_TEST(registration_health)
     st = step(pool, class, NULL, NULL, 0, &t, &fail, 1, now);
     ck_assert_str_eq(cs(st, "NodeRegistrationHealthy"), "False");
     ck_assert_str_eq(cr(st, "NodeRegistrationHealthy"), "RegistrationFailed");
-    ck_assert_str_eq(cJSON_GetStringValue(GET(cond(st, "NodeRegistrationHealthy"), "message")),
+    ck_assert_str_eq(nw_json_str(cond(st, "NodeRegistrationHealthy"), "message"),
                      "Failed to register node");
     /* Ready does not depend on it */
     ck_assert_str_eq(cs(st, "Ready"), "True");
@@ -250,7 +245,7 @@ START_TEST(registration_health)
     ck_assert_str_eq(cs(st, "NodeRegistrationHealthy"), "True");
     ck_assert_str_eq(cr(st, "NodeRegistrationHealthy"), "NodeRegistrationHealthy");
     /* the NodePool changed (generation): back to Unknown, window emptied */
-    cJSON_ReplaceItemInObjectCaseSensitive(GET(pool, "metadata"), "generation",
+    cJSON_ReplaceItemInObjectCaseSensitive(nw_json_get_mut(pool, "metadata"), "generation",
                                            cJSON_CreateNumber(2));
     st = step(pool, class, NULL, NULL, 0, &t, NULL, 0, now);
     ck_assert_str_eq(cs(st, "NodeRegistrationHealthy"), "Unknown");
@@ -259,11 +254,11 @@ START_TEST(registration_health)
     st = step(pool, class, NULL, NULL, 0, &t, &ok, 1, now);
     ck_assert_str_eq(cs(st, "NodeRegistrationHealthy"), "True");
     /* the EC2NodeClass changed (generation): Unknown again */
-    cJSON_ReplaceItemInObjectCaseSensitive(GET(class, "metadata"), "generation",
+    cJSON_ReplaceItemInObjectCaseSensitive(nw_json_get_mut(class, "metadata"), "generation",
                                            cJSON_CreateNumber(4));
     st = step(pool, class, NULL, NULL, 0, &t, NULL, 0, now);
     ck_assert_str_eq(cs(st, "NodeRegistrationHealthy"), "Unknown");
-    ck_assert_int_eq((int)cJSON_GetNumberValue(GET(st, "nodeClassObservedGeneration")), 4);
+    ck_assert_int_eq((int)cJSON_GetNumberValue(nw_json_get(st, "nodeClassObservedGeneration")), 4);
     /* stable: computing again changes nothing */
     cJSON *again = cJSON_Duplicate(st, 1);
     st = step(pool, class, NULL, NULL, 0, &t, NULL, 0, now + NW_NS_PER_SEC);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/json.h"
 #include "common/yaml.h"
 #include "scaler/sched/schedule.h"
 #include "cli/plan.h"
@@ -13,11 +14,9 @@
 
 Suite *nw_schedule_suite(void);
 
-#define GET cJSON_GetObjectItemCaseSensitive
-
 static const char *js(const cJSON *o, const char *k)
 {
-    const cJSON *v = o ? GET(o, k) : NULL;
+    const cJSON *v = o ? nw_json_get(o, k) : NULL;
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
@@ -64,34 +63,34 @@ static bool claim_matches(const cJSON *c, const cJSON *e)
         return false;
     if ((v = js(e, "capacityType")) && strcmp(v, js(c, "capacityType")) != 0)
         return false;
-    const cJSON *n = GET(e, "pods");
-    if (cJSON_IsNumber(n) && cJSON_GetArraySize(GET(c, "pods")) != n->valueint)
+    const cJSON *n = nw_json_get(e, "pods");
+    if (cJSON_IsNumber(n) && cJSON_GetArraySize(nw_json_get(c, "pods")) != n->valueint)
         return false;
     const cJSON *it;
-    cJSON_ArrayForEach(it, GET(e, "withPods"))
+    cJSON_ArrayForEach(it, nw_json_get(e, "withPods"))
     {
-        if (!in_list(GET(c, "pods"), it->valuestring))
+        if (!in_list(nw_json_get(c, "pods"), it->valuestring))
             return false;
     }
     if ((v = js(e, "firstPod")) &&
-        strcmp(cJSON_GetArrayItem(GET(c, "pods"), 0)->valuestring, v) != 0)
+        strcmp(cJSON_GetArrayItem(nw_json_get(c, "pods"), 0)->valuestring, v) != 0)
         return false;
     /* no kept alternative may be of these families */
-    cJSON_ArrayForEach(it, GET(e, "neverFamilies"))
+    cJSON_ArrayForEach(it, nw_json_get(e, "neverFamilies"))
     {
         const cJSON *t;
-        cJSON_ArrayForEach(t, GET(c, "instanceTypes"))
+        cJSON_ArrayForEach(t, nw_json_get(c, "instanceTypes"))
         {
             if (family_of(t->valuestring, it->valuestring))
                 return false;
         }
     }
-    const cJSON *mf = GET(e, "minFamilies");
+    const cJSON *mf = nw_json_get(e, "minFamilies");
     if (cJSON_IsNumber(mf)) {
         char fams[64][32];
         int nf = 0;
         const cJSON *t;
-        cJSON_ArrayForEach(t, GET(c, "instanceTypes"))
+        cJSON_ArrayForEach(t, nw_json_get(c, "instanceTypes"))
         {
             char f[32];
             snprintf(f, sizeof f, "%s", t->valuestring);
@@ -107,10 +106,10 @@ static bool claim_matches(const cJSON *c, const cJSON *e)
         if (nf < mf->valueint)
             return false;
     }
-    const cJSON *rq = GET(e, "requests");
+    const cJSON *rq = nw_json_get(e, "requests");
     cJSON_ArrayForEach(it, rq)
     {
-        const char *got = js(GET(c, "requests"), it->string);
+        const char *got = js(nw_json_get(c, "requests"), it->string);
         if (!got || !cJSON_IsString(it) || strcmp(got, it->valuestring) != 0)
             return false;
     }
@@ -128,14 +127,15 @@ static void run_case(const char *path)
     free(text);
     ck_assert_msg(nd >= 2 && strcmp(js(docs[0], "kind"), "Case") == 0,
                   "%s: first document must be kind: Case", path);
-    const cJSON *cs = docs[0], *exp = GET(cs, "expect");
-    const cJSON *gp = GET(cs, "gpuPolicy");
+    const cJSON *cs = docs[0], *exp = nw_json_get(cs, "expect");
+    const cJSON *gp = nw_json_get(cs, "gpuPolicy");
     nw_plan_t *pl = nw_plan_new(!cJSON_IsFalse(gp));
     ck_assert_ptr_nonnull(pl);
     for (size_t i = 1; i < nd; i++)
         ck_assert_msg(nw_plan_collect(pl, docs[i], path) == 0, "%s: doc %zu", path, i + 1);
     const char *zones[16], *ice[16];
-    int nz = strlist(GET(cs, "zones"), zones, 16), ni = strlist(GET(cs, "ice"), ice, 16);
+    int nz = strlist(nw_json_get(cs, "zones"), zones, 16),
+        ni = strlist(nw_json_get(cs, "ice"), ice, 16);
     const char *region = js(cs, "region") ? js(cs, "region") : "us-east-1";
     nw_sched_snap_t *s = nw_plan_snapshot(pl, NULL, 0, region, zones, nz, ice, ni);
     ck_assert_msg(s != NULL, "%s: snapshot", path);
@@ -145,18 +145,18 @@ static void run_case(const char *path)
     char *dump = cJSON_PrintUnformatted(res);
     if (dump && strlen(dump) > 2500)
         memcpy(dump + 2490, "...", 4);
-    const cJSON *ncs = GET(res, "nodeclaims"), *un = GET(res, "unschedulable");
+    const cJSON *ncs = nw_json_get(res, "nodeclaims"), *un = nw_json_get(res, "unschedulable");
     const cJSON *n;
-    if (cJSON_IsNumber(n = GET(exp, "claims")))
+    if (cJSON_IsNumber(n = nw_json_get(exp, "claims")))
         ck_assert_msg(cJSON_GetArraySize(ncs) == n->valueint, "%s: %d claims, want %d\n%s", path,
                       cJSON_GetArraySize(ncs), n->valueint, dump);
-    if (cJSON_IsNumber(n = GET(exp, "placedCount")))
-        ck_assert_msg(cJSON_GetArraySize(GET(res, "placed")) == n->valueint,
+    if (cJSON_IsNumber(n = nw_json_get(exp, "placedCount")))
+        ck_assert_msg(cJSON_GetArraySize(nw_json_get(res, "placed")) == n->valueint,
                       "%s: placed count, want %d\n%s", path, n->valueint, dump);
-    if (cJSON_IsNumber(n = GET(exp, "unschedulableCount")))
+    if (cJSON_IsNumber(n = nw_json_get(exp, "unschedulableCount")))
         ck_assert_msg(cJSON_GetArraySize(un) == n->valueint, "%s: %d unschedulable, want %d\n%s",
                       path, cJSON_GetArraySize(un), n->valueint, dump);
-    if (cJSON_IsNumber(n = GET(exp, "distinctZones"))) {
+    if (cJSON_IsNumber(n = nw_json_get(exp, "distinctZones"))) {
         const char *zs[64];
         int k = 0;
         const cJSON *c;
@@ -172,9 +172,9 @@ static void run_case(const char *path)
                       dump);
     }
     const cJSON *e;
-    cJSON_ArrayForEach(e, GET(exp, "nodeclaims"))
+    cJSON_ArrayForEach(e, nw_json_get(exp, "nodeclaims"))
     {
-        const cJSON *cnt = GET(e, "count");
+        const cJSON *cnt = nw_json_get(e, "count");
         int want = cJSON_IsNumber(cnt) ? cnt->valueint : 1, got = 0;
         const cJSON *c;
         cJSON_ArrayForEach(c, ncs)
@@ -186,18 +186,18 @@ static void run_case(const char *path)
                       dump);
         free(es);
     }
-    cJSON_ArrayForEach(e, GET(exp, "placed"))
+    cJSON_ArrayForEach(e, nw_json_get(exp, "placed"))
     {
         bool ok = false;
         const cJSON *pl2;
-        cJSON_ArrayForEach(pl2, GET(res, "placed"))
+        cJSON_ArrayForEach(pl2, nw_json_get(res, "placed"))
         {
             ok |= strcmp(js(pl2, "pod"), e->string) == 0 &&
                   strcmp(js(pl2, "node"), e->valuestring) == 0;
         }
         ck_assert_msg(ok, "%s: %s not placed on %s\n%s", path, e->string, e->valuestring, dump);
     }
-    cJSON_ArrayForEach(e, GET(exp, "unschedulable"))
+    cJSON_ArrayForEach(e, nw_json_get(exp, "unschedulable"))
     {
         const cJSON *u = NULL, *it;
         cJSON_ArrayForEach(it, un)
@@ -207,31 +207,31 @@ static void run_case(const char *path)
         }
         ck_assert_msg(u != NULL, "%s: %s should be unschedulable\n%s", path, js(e, "pod"), dump);
         const cJSON *want;
-        cJSON_ArrayForEach(want, GET(e, "reasons"))
+        cJSON_ArrayForEach(want, nw_json_get(e, "reasons"))
         {
-            const char *got = js(GET(u, "reasons"), want->string);
+            const char *got = js(nw_json_get(u, "reasons"), want->string);
             ck_assert_msg(got && strstr(got, want->valuestring),
                           "%s: %s reason for %s: %s, want %s", path, js(e, "pod"), want->string,
                           got ? got : "(none)", want->valuestring);
         }
     }
-    cJSON_ArrayForEach(e, GET(exp, "scheduled"))
+    cJSON_ArrayForEach(e, nw_json_get(exp, "scheduled"))
     {
         bool found = false;
         const cJSON *c, *it;
         cJSON_ArrayForEach(c, ncs)
         {
-            found |= in_list(GET(c, "pods"), e->valuestring);
+            found |= in_list(nw_json_get(c, "pods"), e->valuestring);
         }
-        cJSON_ArrayForEach(it, GET(res, "placed"))
+        cJSON_ArrayForEach(it, nw_json_get(res, "placed"))
         {
             found |= strcmp(js(it, "pod"), e->valuestring) == 0;
         }
         ck_assert_msg(found, "%s: %s not scheduled\n%s", path, e->valuestring, dump);
     }
-    if (cJSON_IsNumber(n = GET(exp, "maxPrice")))
-        ck_assert_msg(GET(res, "totalPricePerHour")->valuedouble <= n->valuedouble + 1e-9,
-                      "%s: total %f > %f", path, GET(res, "totalPricePerHour")->valuedouble,
+    if (cJSON_IsNumber(n = nw_json_get(exp, "maxPrice")))
+        ck_assert_msg(nw_json_get(res, "totalPricePerHour")->valuedouble <= n->valuedouble + 1e-9,
+                      "%s: total %f > %f", path, nw_json_get(res, "totalPricePerHour")->valuedouble,
                       n->valuedouble);
     free(dump);
     cJSON_Delete(res);
