@@ -75,7 +75,8 @@ cJSON *nw_json_add_array(cJSON *o, const char *key);
 cJSON_bool nw_json_add_item(cJSON *o, const char *key, cJSON *item);
 cJSON_bool nw_json_push(cJSON *a, cJSON *item);
 
-/** cJSON_PrintUnformatted / cJSON_Print: malloc'd text (free with free()); NULL o -> NULL. */
+/** cJSON_PrintUnformatted / cJSON_Print: the text, released with cJSON_free (free() too outside
+ * an admission review's arena, common/jsonarena.h); NULL o -> NULL. */
 char *nw_json_print(const cJSON *o);
 char *nw_json_print_pretty(const cJSON *o);
 
