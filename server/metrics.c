@@ -1,21 +1,25 @@
 /* server/metrics.c — atomics-based counters, Prometheus text exposition. */
 #include "server/metrics.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static const char *const route_names[NW_ROUTE_COUNT] = {"validate", "mutate",  "healthz",
                                                         "readyz",   "metrics", "other"};
 static const char *const kind_names[NW_METRICS_KINDS] = {"NodePool", "EC2NodeClass", "NodeClaim",
                                                          "Pod", "other"};
-/* upper bounds in microseconds; the last bucket is +Inf */
-static const uint64_t bounds_us[NW_METRICS_BUCKETS - 1] = {
-    100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000, 100000, 250000, 1000000, 5000000};
+/* latency upper bounds in seconds (100 us to 5 s); +Inf follows */
+static const double bounds_s[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
+                                  0.025,  0.05,    0.1,    0.25,  1,      5};
+#define NBOUNDS ((int)(sizeof bounds_s / sizeof bounds_s[0]))
 static const int codes[NW_METRICS_CODES - 1] = {200, 400, 404, 405, 413, 415,
                                                 500, 503, 504, 408, 403};
 
 void nw_metrics_init(nw_metrics_t *m)
 {
     memset(m, 0, sizeof *m);
+    for (int r = 0; r < 2; r++)
+        nw_hist_init(&m->latency[r], bounds_s, NBOUNDS);
 }
 
 const char *nw_route_str(nw_route_t r)
@@ -48,14 +52,7 @@ void nw_metrics_admission(nw_metrics_t *m, nw_route_t route, const char *kind,
         verdict = NW_SRV_VERDICT_ERROR;
     atomic_fetch_add_explicit(&m->admission[route][kind_index(kind)][verdict], 1,
                               memory_order_relaxed);
-    uint64_t us = latency_ns > 0 ? (uint64_t)latency_ns / 1000 : 0;
-    nw_hist_t *h = &m->latency[route];
-    int b = 0;
-    while (b < NW_METRICS_BUCKETS - 1 && us > bounds_us[b])
-        b++;
-    atomic_fetch_add_explicit(&h->bucket[b], 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&h->sum_us, us, memory_order_relaxed);
-    atomic_fetch_add_explicit(&h->n, 1, memory_order_relaxed);
+    nw_hist_observe(&m->latency[route], latency_ns);
 }
 
 void nw_metrics_http(nw_metrics_t *m, nw_route_t route, int code)
@@ -91,24 +88,13 @@ nw_rc_t nw_metrics_render(const nw_metrics_t *mc, nw_buf_t *out)
                       route_names[r], kind_names[k], nw_srv_verdict_str((nw_srv_verdict_t)v),
                       (unsigned long long)n);
             }
-    F("# HELP nodewarden_admission_duration_seconds Time from request headers to response, per "
-      "route.\n# TYPE nodewarden_admission_duration_seconds histogram\n");
     for (int r = 0; r < 2; r++) {
-        nw_hist_t *h = &m->latency[r];
-        uint64_t cum = 0;
-        for (int b = 0; b < NW_METRICS_BUCKETS; b++) {
-            cum += LOAD(h->bucket[b]);
-            if (b < NW_METRICS_BUCKETS - 1)
-                F("nodewarden_admission_duration_seconds_bucket{route=\"%s\",le=\"%g\"} %llu\n",
-                  route_names[r], (double)bounds_us[b] / 1e6, (unsigned long long)cum);
-            else
-                F("nodewarden_admission_duration_seconds_bucket{route=\"%s\",le=\"+Inf\"} %llu\n",
-                  route_names[r], (unsigned long long)cum);
-        }
-        F("nodewarden_admission_duration_seconds_sum{route=\"%s\"} %.6f\n", route_names[r],
-          (double)LOAD(h->sum_us) / 1e6);
-        F("nodewarden_admission_duration_seconds_count{route=\"%s\"} %llu\n", route_names[r],
-          (unsigned long long)LOAD(h->n));
+        char label[32];
+        snprintf(label, sizeof label, "route=\"%s\"", route_names[r]);
+        if ((rc = nw_hist_write(&m->latency[r], out, "nodewarden_admission_duration_seconds",
+                                r == 0 ? "Time from request headers to response, per route." : NULL,
+                                label)) != NW_OK)
+            return rc;
     }
     F("# HELP nodewarden_http_responses_total HTTP responses by route and status code.\n"
       "# TYPE nodewarden_http_responses_total counter\n");

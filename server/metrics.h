@@ -6,7 +6,8 @@
  * routes, kinds are NodePool, EC2NodeClass, NodeClaim, Pod and "other",
  * verdicts are those of admission/review.h.
  *
- * Ownership: caller storage (nw_metrics_init); no heap inside.
+ * Ownership: caller storage (nw_metrics_init); no heap inside. The latency histograms are
+ * common/metrics.h's nw_hist_t, the one histogram of the tree.
  * Thread: any (relaxed C11 atomics; a scrape is not a consistent snapshot).
  */
 #ifndef NW_SERVER_METRICS_H
@@ -16,6 +17,7 @@
 #include <stdint.h>
 
 #include "common/buf.h"
+#include "common/metrics.h"
 #include "admission/review.h"
 
 typedef enum {
@@ -28,9 +30,8 @@ typedef enum {
     NW_ROUTE_COUNT
 } nw_route_t;
 
-#define NW_METRICS_KINDS 5    /* NodePool, EC2NodeClass, NodeClaim, Pod, other */
-#define NW_METRICS_BUCKETS 14 /* histogram upper bounds, see metrics.c */
-#define NW_METRICS_CODES 12   /* HTTP status codes tracked (200, 400, 404, ...) + other */
+#define NW_METRICS_KINDS 5  /* NodePool, EC2NodeClass, NodeClaim, Pod, other */
+#define NW_METRICS_CODES 12 /* HTTP status codes tracked (200, 400, 404, ...) + other */
 
 /* Why a certificate pair was refused (label reason of nodewarden_cert_reload_errors_total). */
 typedef enum {
@@ -45,15 +46,9 @@ typedef enum {
 } nw_cert_err_t;
 
 typedef struct {
-    _Atomic uint64_t n;
-    _Atomic uint64_t sum_us;
-    _Atomic uint64_t bucket[NW_METRICS_BUCKETS]; /* non-cumulative counts */
-} nw_hist_t;
-
-typedef struct {
     /* admission requests: [route validate|mutate][kind][verdict] */
     _Atomic uint64_t admission[2][NW_METRICS_KINDS][NW_SRV_VERDICT_COUNT];
-    nw_hist_t latency[2];                                    /* admission latency per route */
+    nw_hist_t latency[2]; /* admission latency per route (common/metrics.h; bounds in metrics.c) */
     _Atomic uint64_t http[NW_ROUTE_COUNT][NW_METRICS_CODES]; /* responses by route and code */
     _Atomic uint64_t cert_reloads;
     _Atomic uint64_t cert_reload_failures;
@@ -66,7 +61,7 @@ typedef struct {
     void *extra_ud;
 } nw_metrics_t;
 
-/** Zero all counters. */
+/** Zero all counters and set the histograms' bounds. */
 void nw_metrics_init(nw_metrics_t *m);
 
 /** Name of a route ("validate", "mutate", "healthz", ...). */
