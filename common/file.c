@@ -34,7 +34,8 @@ char *nw_file_read_stream(FILE *f, size_t max, size_t *len)
         errno = ENOMEM;
         return NULL;
     }
-    *len = total;
+    if (len)
+        *len = total;
     return s;
 }
 

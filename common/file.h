@@ -10,9 +10,9 @@
 #include <stddef.h>
 #include <stdio.h>
 
-/** Read stream f to its end, at most max bytes. NULL with errno set: EFBIG when the
- * stream holds more than max bytes, ENOMEM, or the read error (EIO if the stream
- * gives none). Does not close f. */
+/** Read stream f to its end, at most max bytes; *len (len may be NULL) gets the length.
+ * NULL with errno set: EFBIG when the stream holds more than max bytes, ENOMEM, or the
+ * read error (EIO if the stream gives none). Does not close f. */
 char *nw_file_read_stream(FILE *f, size_t max, size_t *len);
 
 /** Open path ("-" = stdin) and read it as nw_file_read_stream does; NULL with errno

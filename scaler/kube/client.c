@@ -1,4 +1,5 @@
 /* scaler/kube/client.c — connection pool, auth, request path with retries. */
+#include "common/file.h"
 #include "scaler/kube/client.h"
 
 #include <pthread.h>
@@ -334,7 +335,7 @@ static char *auth_header(nw_kube_client_t *c)
     if (!c->token || !c->token_read_ns ||
         now - c->token_read_ns >= c->opts.token_reload_ms * NW_NS_PER_MS) {
         size_t len;
-        char *t = nw_kube_read_file(c->cfg->token_file, 65536, &len);
+        char *t = nw_file_read(c->cfg->token_file, 65536, &len);
         if (t) {
             while (len > 0 && (t[len - 1] == '\n' || t[len - 1] == '\r' || t[len - 1] == ' '))
                 t[--len] = '\0';

@@ -8,60 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/file.h"
 #include "common/yaml.h"
 
 #define KCFG_MAX_BYTES (4u << 20)
 #define PEM_MAX_BYTES (1u << 20)
 
 /* ---- small helpers ------------------------------------------------------------ */
-
-char *nw_kube_read_file(const char *path, size_t max, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
-    if (!buf) {
-        fclose(f);
-        errno = ENOMEM;
-        return NULL;
-    }
-    for (;;) {
-        if (n + 1 >= cap) {
-            if (cap > max) {
-                free(buf);
-                fclose(f);
-                errno = EFBIG;
-                return NULL;
-            }
-            char *nb = realloc(buf, cap * 2);
-            if (!nb) {
-                free(buf);
-                fclose(f);
-                errno = ENOMEM;
-                return NULL;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-        size_t r = fread(buf + n, 1, cap - n - 1, f);
-        if (r == 0)
-            break;
-        n += r;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (bad || n > max) {
-        free(buf);
-        errno = bad ? EIO : EFBIG;
-        return NULL;
-    }
-    buf[n] = '\0';
-    if (len)
-        *len = n;
-    return buf;
-}
 
 static int b64val(int c)
 {
@@ -240,7 +193,7 @@ static nw_rc_t load_pem(const kfile_t *f, const cJSON *obj, const char *data_key
         char *full = resolve_path(f, p);
         if (!full)
             return nw_err_set(err, NW_ENOMEM, "", "out of memory");
-        *out = nw_kube_read_file(full, PEM_MAX_BYTES, len);
+        *out = nw_file_read(full, PEM_MAX_BYTES, len);
         if (!*out) {
             nw_err_set(err, NW_EIO, "", "%s: %s.%s: cannot read %s: %s", f->path, path_prefix,
                        file_key, full, strerror(errno));
@@ -373,7 +326,7 @@ static nw_rc_t build_from_files(kfile_t *files, int nf, const char *context, nw_
         } else if (tf && tf[0]) {
             cfg->token_file = resolve_path(uf, tf);
             size_t tl;
-            char *t = cfg->token_file ? nw_kube_read_file(cfg->token_file, 65536, &tl) : NULL;
+            char *t = cfg->token_file ? nw_file_read(cfg->token_file, 65536, &tl) : NULL;
             if (!t)
                 return nw_err_set(err, NW_EIO, "users[].user.tokenFile",
                                   "%s: user \"%s\": cannot read tokenFile %s: %s", uf->path, uname,
@@ -416,7 +369,7 @@ nw_rc_t nw_kube_config_load_kubeconfig(const char *paths, const char *context,
         if (!p[0])
             continue;
         size_t len;
-        char *text = nw_kube_read_file(p, KCFG_MAX_BYTES, &len);
+        char *text = nw_file_read(p, KCFG_MAX_BYTES, &len);
         if (!text) {
             /* like kubectl: missing files in a KUBECONFIG list are skipped, except a single one */
             if (strchr(paths, ':') && errno == ENOENT)
@@ -496,7 +449,7 @@ nw_rc_t nw_kube_config_load_incluster(const char *sa_dir, nw_kube_config_t **out
     snprintf(path, sizeof path, "%s/token", dir);
     cfg->token_file = strdup(path);
     size_t tl;
-    char *tok = nw_kube_read_file(path, 65536, &tl);
+    char *tok = nw_file_read(path, 65536, &tl);
     if (!tok) {
         rc = nw_err_set(err, NW_EIO, "", "in-cluster: cannot read service-account token %s: %s",
                         path, strerror(errno));
@@ -504,14 +457,14 @@ nw_rc_t nw_kube_config_load_incluster(const char *sa_dir, nw_kube_config_t **out
     }
     free(tok);
     snprintf(path, sizeof path, "%s/ca.crt", dir);
-    cfg->ca_pem = nw_kube_read_file(path, PEM_MAX_BYTES, &cfg->ca_len);
+    cfg->ca_pem = nw_file_read(path, PEM_MAX_BYTES, &cfg->ca_len);
     if (!cfg->ca_pem) {
         rc = nw_err_set(err, NW_EIO, "", "in-cluster: cannot read %s: %s", path, strerror(errno));
         goto out;
     }
     snprintf(path, sizeof path, "%s/namespace", dir);
     size_t nl;
-    char *ns = nw_kube_read_file(path, 256, &nl);
+    char *ns = nw_file_read(path, 256, &nl);
     if (ns) {
         while (nl > 0 && (ns[nl - 1] == '\n' || ns[nl - 1] == ' ' || ns[nl - 1] == '\r'))
             ns[--nl] = '\0';

@@ -75,8 +75,4 @@ void nw_kube_config_free(nw_kube_config_t *cfg);
  * trailing NUL (not counted in *len), or NULL if the input is not base64. */
 char *nw_kube_b64_decode(const char *s, size_t *len);
 
-/** Read a whole file (at most max bytes); returns malloc'd NUL-terminated bytes or NULL
- * with errno set. */
-char *nw_kube_read_file(const char *path, size_t max, size_t *len);
-
 #endif

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/file.h"
 #include "scaler/kube/config.h"
 #include "cli/doctor.h"
 
@@ -69,7 +70,7 @@ START_TEST(kc_ca_file_relative)
 {
     nw_kube_config_t *c = load_ok(D "ca-file.yaml", NULL);
     size_t n;
-    char *want = nw_kube_read_file(D "ca.pem", 1 << 20, &n);
+    char *want = nw_file_read(D "ca.pem", 1 << 20, &n);
     ck_assert_ptr_nonnull(want);
     ck_assert_uint_eq(c->ca_len, n);
     ck_assert_int_eq(memcmp(c->ca_pem, want, n), 0);
@@ -251,9 +252,9 @@ END_TEST
 START_TEST(ca_bundle_verifies_serving_cert)
 {
     size_t cl, ol;
-    char *ca = nw_kube_read_file(D "ca.pem", 1 << 20, &cl);
-    char *other = nw_kube_read_file(D "other-ca.pem", 1 << 20, &ol);
-    char *leaf = nw_kube_read_file(D "serving.pem", 1 << 20, NULL);
+    char *ca = nw_file_read(D "ca.pem", 1 << 20, &cl);
+    char *other = nw_file_read(D "other-ca.pem", 1 << 20, &ol);
+    char *leaf = nw_file_read(D "serving.pem", 1 << 20, NULL);
     ck_assert_ptr_nonnull(ca);
     ck_assert_ptr_nonnull(other);
     ck_assert_ptr_nonnull(leaf);
