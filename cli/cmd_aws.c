@@ -338,10 +338,7 @@ int nw_cmd_aws(int argc, char **argv)
     }
     const char *verb = a.pos[0];
     nw_aws_cloud_opts_t o = {a.aws, NULL, a.cfg.settings.clusterName, 0, 0};
-    /* debugging/test knobs: small pages, a short ICE TTL */
-    const char *ice_ms = getenv("NW_AWS_ICE_TTL_MS"), *mr = getenv("NW_AWS_MAX_RESULTS");
-    if (ice_ms && *ice_ms)
-        o.ice_ttl_ns = strtoll(ice_ms, NULL, 10) * NW_NS_PER_MS;
+    o.ice_ttl_ns = a.cfg.aws.iceCacheTTL_ns;
     if (strcmp(verb, "launch") == 0 || strcmp(verb, "list") == 0 ||
         strcmp(verb, "terminate") == 0) {
         if (!o.cluster_name || !*o.cluster_name) {
@@ -358,15 +355,12 @@ int nw_cmd_aws(int argc, char **argv)
         nw_srv_aws_args_free(&a);
         return NW_EXIT_FAIL;
     }
-    if (mr && *mr)
-        nw_ec2_set_max_results(nw_aws_cloud_ec2(cloud), (int)strtol(mr, NULL, 10));
-    /* NW_AWS_RETRY_BASE_MS: first backoff step of EC2 retries (tests; default 200) */
-    const char *rb = getenv("NW_AWS_RETRY_BASE_MS");
-    if (rb && *rb && strtol(rb, NULL, 10) > 0) {
-        nw_ec2_retry_t r = nw_ec2_get_retry(nw_aws_cloud_ec2(cloud));
-        r.base_ms = strtol(rb, NULL, 10);
-        nw_ec2_set_retry(nw_aws_cloud_ec2(cloud), &r);
-    }
+    /* debugging and test knobs (aws.testing.*): small pages, a short first retry step */
+    if (a.cfg.aws.testing.maxResults > 0)
+        nw_ec2_set_max_results(nw_aws_cloud_ec2(cloud), (int)a.cfg.aws.testing.maxResults);
+    nw_ec2_retry_t r = nw_ec2_get_retry(nw_aws_cloud_ec2(cloud));
+    r.base_ms = a.cfg.aws.testing.retryBase_ns / NW_NS_PER_MS;
+    nw_ec2_set_retry(nw_aws_cloud_ec2(cloud), &r);
     int rc;
     if (strcmp(verb, "whoami") == 0)
         rc = verb_whoami(&a, cloud);

@@ -118,6 +118,13 @@ int nw_cmd_kube_lease(int argc, char **argv)
     }
     if (bad)
         return NW_EXIT_USAGE;
+    /* the Downward API's pod name (docs/configuration.md), as `serve` uses it */
+    char idbuf[300];
+    const char *pod = getenv("POD_NAME");
+    if (!lo.identity && pod && *pod) {
+        snprintf(idbuf, sizeof idbuf, "%s_%ld", pod, (long)getpid());
+        lo.identity = idbuf;
+    }
     nw_err_t err = {0};
     nw_kube_config_t *cfg = NULL;
     if (nw_kube_config_load(kubeconfig, context, &cfg, &err) != NW_OK) {

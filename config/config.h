@@ -62,7 +62,12 @@ typedef struct {
     struct {
         char *region;
         char *ec2, *sqs, *sts, *imds;
-        int64_t iceCacheTTL_ns; /* insufficient-capacity cache entry lifetime */
+        int64_t iceCacheTTL_ns;     /* insufficient-capacity cache entry lifetime */
+        struct {                    /* knobs of `nodewarden aws` (debugging and tests) */
+            int64_t callTimeout_ns; /* one AWS HTTP exchange (10s) */
+            int64_t maxResults;     /* page size of Describe calls; 0: AWS's default */
+            int64_t retryBase_ns;   /* first EC2 retry step (200ms) */
+        } testing;
     } aws;
     struct {
         int enabled;

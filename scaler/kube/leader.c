@@ -79,14 +79,9 @@ nw_rc_t nw_kube_leader_new(nw_kube_client_t *c, const nw_kube_leader_opts_t *opt
     if (o.identity && o.identity[0]) {
         snprintf(idbuf, sizeof idbuf, "%s", o.identity);
     } else {
-        const char *pod = getenv("POD_NAME");
         char host[256] = "";
-        if (pod && pod[0])
-            snprintf(idbuf, sizeof idbuf, "%s_%ld", pod, (long)getpid());
-        else {
-            gethostname(host, sizeof host - 1);
-            snprintf(idbuf, sizeof idbuf, "%s_%ld", host[0] ? host : "nodewarden", (long)getpid());
-        }
+        gethostname(host, sizeof host - 1);
+        snprintf(idbuf, sizeof idbuf, "%s_%ld", host[0] ? host : "nodewarden", (long)getpid());
     }
     l->identity = strdup(idbuf);
     pthread_mutex_init(&l->mu, NULL);

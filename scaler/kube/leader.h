@@ -30,15 +30,15 @@
 #include "scaler/kube/client.h"
 
 typedef struct {
-    const char *namespace;        /* Lease namespace (required) */
-    const char *name;             /* Lease name (required) */
-    const char *identity;         /* holderIdentity; NULL: $POD_NAME or hostname_pid */
-    int64_t lease_ms;             /* default 15000 */
-    int64_t renew_deadline_ms;    /* default 10000 */
-    int64_t retry_ms;             /* default 2000 */
-    int no_release;               /* 1: do not release the Lease on stop */
-    void (*on_started)(void *ud); /* became leader */
-    void (*on_stopped)(void *ud); /* lost or gave up leadership */
+    const char *namespace;                                 /* Lease namespace (required) */
+    const char *name;                                      /* Lease name (required) */
+    const char *identity;                                  /* holderIdentity; NULL: hostname_pid */
+    int64_t lease_ms;                                      /* default 15000 */
+    int64_t renew_deadline_ms;                             /* default 10000 */
+    int64_t retry_ms;                                      /* default 2000 */
+    int no_release;                                        /* 1: do not release the Lease on stop */
+    void (*on_started)(void *ud);                          /* became leader */
+    void (*on_stopped)(void *ud);                          /* lost or gave up leadership */
     void (*on_new_leader)(const char *identity, void *ud); /* observed holder changed */
     void *ud;
 } nw_kube_leader_opts_t;

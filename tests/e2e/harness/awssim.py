@@ -130,10 +130,10 @@ class Sim(unittest.TestCase):
         except ValueError:
             self.fail('not JSON: %r (stderr %s)' % (p.stdout[:500], p.stderr[-2000:]))
 
-    def launch(self, claim, types, cts='on-demand', zones=None, env=None, expect=0):
+    def launch(self, claim, types, cts='on-demand', zones=None, env=None, expect=0, extra=()):
         args = ['aws', 'launch', '--settings.clusterName', CLUSTER, '--nodeclass', self.nodeclass,
                 '--nodepool', 'default', '--nodeclaim', claim, '--types', types,
-                '--capacity-types', cts]
+                '--capacity-types', cts, *extra]
         if zones:
             args += ['--zones', zones]
         return self.nwj(*args, env=env, expect=expect)
