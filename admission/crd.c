@@ -1,0 +1,63 @@
+/* admission/crd.c — see crd.h. */
+#include "admission/crd.h"
+
+#include <stdlib.h>
+
+static int applies(const nw_admit_req_t *req)
+{
+    return (req->op == NW_OP_CREATE || req->op == NW_OP_UPDATE) && req->object;
+}
+
+nw_rc_t nw_crd_mutate(const nw_crd_t *crd, const nw_admit_req_t *req, nw_admit_result_t *res,
+                      nw_crd_extra_fn extra, const void *ud)
+{
+    if (!applies(req))
+        return NW_OK;
+    nw_jsonpatch_t p;
+    nw_jsonpatch_init(&p);
+    nw_rc_t rc = crd->defaults(req->object, &p);
+    if (rc == NW_OK && extra)
+        rc = extra(ud, req->object, &p, res);
+    if (rc == NW_OK) {
+        free(res->patch);
+        res->patch = nw_jsonpatch_take_text(&p);
+        rc = p.rc;
+    }
+    nw_jsonpatch_cleanup(&p);
+    return rc;
+}
+
+nw_rc_t nw_crd_validate(const nw_crd_t *crd, const nw_admit_req_t *req, nw_admit_result_t *res,
+                        cJSON **defaulted)
+{
+    if (defaulted)
+        *defaulted = NULL;
+    if (!applies(req))
+        return NW_OK;
+    nw_jsonpatch_t p;
+    nw_jsonpatch_init(&p);
+    nw_rc_t rc = crd->defaults(req->object, &p);
+    char *patch = rc == NW_OK ? nw_jsonpatch_take_text(&p) : NULL;
+    if (rc == NW_OK)
+        rc = p.rc;
+    nw_jsonpatch_cleanup(&p);
+    if (rc != NW_OK) {
+        free(patch);
+        return rc;
+    }
+    cJSON *obj = nw_admit_apply_patch_copy(req->object, patch, NULL);
+    free(patch);
+    if (!obj)
+        return NW_ENOMEM;
+    nw_kv_t kv;
+    nw_kv_init(&kv);
+    rc = crd->validate(obj, req->op == NW_OP_UPDATE ? req->old_object : NULL, &kv, res);
+    if (rc == NW_OK)
+        rc = nw_kv_finish(&kv, crd->kind, crd->group, nw_admit_object_name(req), res);
+    nw_kv_cleanup(&kv);
+    if (defaulted && rc == NW_OK)
+        *defaulted = obj;
+    else
+        cJSON_Delete(obj);
+    return rc;
+}
