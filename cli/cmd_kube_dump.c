@@ -25,6 +25,7 @@
 #include "scaler/kube/config.h"
 #include "scaler/kube/watch.h"
 #include "cli/cmd.h"
+#include "cli/kubecmd.h"
 
 static void usage(FILE *f)
 {
@@ -111,7 +112,7 @@ int nw_cmd_kube_dump(int argc, char **argv)
     };
     const char *kubeconfig = NULL, *context = NULL;
     long timeout_s = 60, backoff_ms = 0, backoff_max_ms = 0;
-    int opt, follow = 0, metrics = 0;
+    int opt, follow = 0, metrics = 0, bad = 0;
     optind = 1;
     while ((opt = getopt_long(argc, argv, "k:c:t:h", longopts, NULL)) != -1) {
         switch (opt) {
@@ -121,28 +122,15 @@ int nw_cmd_kube_dump(int argc, char **argv)
         case 'c':
             context = optarg;
             break;
-        case 't': {
-            char *end;
-            timeout_s = strtol(optarg, &end, 10);
-            if (*end || timeout_s <= 0) {
-                fprintf(stderr, "nodewarden kube-dump: --timeout: not a positive number: %s\n",
-                        optarg);
-                return NW_EXIT_USAGE;
-            }
+        case 't':
+            timeout_s = nw_kubecmd_positive("kube-dump", "--timeout", optarg, "", &bad);
             break;
-        }
         case 'b':
-        case 'B': {
-            char *end;
-            long v = strtol(optarg, &end, 10);
-            if (*end || v <= 0) {
-                fprintf(stderr, "nodewarden kube-dump: --%s: not a positive number: %s\n",
-                        opt == 'b' ? "backoff" : "backoff-max", optarg);
-                return NW_EXIT_USAGE;
-            }
-            *(opt == 'b' ? &backoff_ms : &backoff_max_ms) = v;
+            backoff_ms = nw_kubecmd_positive("kube-dump", "--backoff", optarg, "", &bad);
             break;
-        }
+        case 'B':
+            backoff_max_ms = nw_kubecmd_positive("kube-dump", "--backoff-max", optarg, "", &bad);
+            break;
         case 'f':
             follow = 1;
             break;
@@ -157,6 +145,8 @@ int nw_cmd_kube_dump(int argc, char **argv)
             return NW_EXIT_USAGE;
         }
     }
+    if (bad)
+        return NW_EXIT_USAGE;
     if (optind < argc) {
         fprintf(stderr, "nodewarden kube-dump: unexpected argument '%s'\n", argv[optind]);
         return NW_EXIT_USAGE;
@@ -164,29 +154,20 @@ int nw_cmd_kube_dump(int argc, char **argv)
 
     sigset_t sigs;
     sigemptyset(&sigs);
-    sigaddset(&sigs, SIGINT);
-    sigaddset(&sigs, SIGTERM);
     if (follow)
-        pthread_sigmask(SIG_BLOCK, &sigs, NULL); /* before any thread starts */
+        nw_kubecmd_block_stop_signals(&sigs);
     nw_err_t err = {0};
-    nw_kube_config_t *cfg = NULL;
-    nw_kube_client_t *client = NULL;
     nw_kube_cache_t *cache = NULL;
     nw_kube_watch_t *watch = NULL;
     int rc = NW_EXIT_USAGE;
-    if (nw_kube_config_load(kubeconfig, context, &cfg, &err) != NW_OK) {
-        fprintf(stderr, "nodewarden kube-dump: %s\n", err.msg);
-        return NW_EXIT_USAGE;
-    }
     nw_kube_client_opts_t copts = {.max_retries = 2,
                                    .timeout_ms = 15000,
                                    .backoff_base_ms = backoff_ms,
                                    .backoff_max_ms = backoff_max_ms};
     nw_kube_watch_opts_t wopts = {.backoff_base_ms = backoff_ms, .backoff_max_ms = backoff_max_ms};
-    if (nw_kube_client_new(cfg, &copts, &client, &err) != NW_OK) {
-        fprintf(stderr, "nodewarden kube-dump: %s\n", err.msg);
+    nw_kube_client_t *client = nw_kubecmd_connect("kube-dump", kubeconfig, context, &copts);
+    if (!client)
         return NW_EXIT_USAGE;
-    }
     const nw_kube_config_t *c = nw_kube_client_config(client);
     /* probe: reachability, TLS and credentials, with a precise error */
     cJSON *probe = NULL;

@@ -15,6 +15,7 @@
 #include "scaler/kube/config.h"
 #include "scaler/kube/leader.h"
 #include "cli/cmd.h"
+#include "cli/kubecmd.h"
 
 static void usage(FILE *f)
 {
@@ -54,14 +55,7 @@ static void on_new_leader(const char *who, void *ud)
 
 static long parse_ms(const char *s, const char *flag, int *bad)
 {
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (*end || v <= 0) {
-        fprintf(stderr, "nodewarden kube-lease: %s: not a positive number of milliseconds: %s\n",
-                flag, s);
-        *bad = 1;
-    }
-    return v;
+    return nw_kubecmd_positive("kube-lease", flag, s, " of milliseconds", bad);
 }
 
 int nw_cmd_kube_lease(int argc, char **argv)
@@ -126,21 +120,11 @@ int nw_cmd_kube_lease(int argc, char **argv)
         lo.identity = idbuf;
     }
     nw_err_t err = {0};
-    nw_kube_config_t *cfg = NULL;
-    if (nw_kube_config_load(kubeconfig, context, &cfg, &err) != NW_OK) {
-        fprintf(stderr, "nodewarden kube-lease: %s\n", err.msg);
-        return NW_EXIT_USAGE;
-    }
-    nw_kube_client_t *client = NULL;
-    if (nw_kube_client_new(cfg, NULL, &client, &err) != NW_OK) {
-        fprintf(stderr, "nodewarden kube-lease: %s\n", err.msg);
-        return NW_EXIT_USAGE;
-    }
     sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &set, NULL); /* before any thread starts */
+    nw_kubecmd_block_stop_signals(&set); /* before any thread starts */
+    nw_kube_client_t *client = nw_kubecmd_connect("kube-lease", kubeconfig, context, NULL);
+    if (!client)
+        return NW_EXIT_USAGE;
     ctx_t ctx = {0};
     lo.on_started = on_started;
     lo.on_stopped = on_stopped;
