@@ -76,9 +76,9 @@ static char *read_all(FILE *f, size_t *len, const char *name)
 
 static const char *str_at(const cJSON *o, const char *a, const char *b)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, a);
+    const cJSON *v = nw_json_get(o, a);
     if (b)
-        v = cJSON_GetObjectItemCaseSensitive(v, b);
+        v = nw_json_get(v, b);
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
@@ -206,8 +206,7 @@ static void check_object(check_t *c, const char *file, size_t doc, size_t line, 
     }
     if (!res.allowed)
         c->invalid++;
-    const cJSON *causes =
-        res.details ? cJSON_GetObjectItemCaseSensitive(res.details, "causes") : NULL;
+    const cJSON *causes = res.details ? nw_json_get(res.details, "causes") : NULL;
     if (r) {
         nw_json_add_bool(r, "valid", res.allowed);
         cJSON *errs = nw_json_add_array(r, "errors");
@@ -260,7 +259,7 @@ static void check_doc(check_t *c, const char *file, size_t doc, size_t line, con
         return;
     }
     const char *kind = str_at(d, "kind", NULL);
-    const cJSON *items = cJSON_GetObjectItemCaseSensitive(d, "items");
+    const cJSON *items = nw_json_get(d, "items");
     if (kind && strlen(kind) >= 4 && strcmp(kind + strlen(kind) - 4, "List") == 0 &&
         cJSON_IsArray(items)) {
         for (const cJSON *it = items->child; it; it = it->next)

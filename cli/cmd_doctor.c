@@ -156,10 +156,10 @@ static void dry_run(report_t *r, nw_ec2_t *ec2, const char *action, nw_ec2_param
 static void permission_checks(report_t *r, nw_ec2_t *ec2, const nw_nodeclass_resolved_t *res,
                               const cJSON *nc)
 {
-    const cJSON *spec = cJSON_GetObjectItemCaseSensitive(nc, "spec");
-    const cJSON *prof = cJSON_GetObjectItemCaseSensitive(spec, "instanceProfile");
+    const cJSON *spec = nw_json_get(nc, "spec");
+    const cJSON *prof = nw_json_get(spec, "instanceProfile");
     if (!cJSON_IsString(prof))
-        prof = cJSON_GetObjectItemCaseSensitive(spec, "role");
+        prof = nw_json_get(spec, "role");
     const char *profile = cJSON_IsString(prof) ? prof->valuestring : NULL;
     const char *ami = res && res->namis ? res->amis[0].id : "ami-00000000000000000";
     const char *subnet = res && res->nsubnets ? res->subnets[0].id : NULL;
@@ -240,8 +240,8 @@ static void nodeclass_checks(report_t *r, nw_cloud_t *cloud, const nw_srv_aws_ar
         const nw_nodeclass_resolved_t *res;
         nw_err_t err = {0};
         char name[320], detail[768];
-        const cJSON *md = cJSON_GetObjectItemCaseSensitive(a->nodeclasses[i], "metadata");
-        const cJSON *nm = cJSON_GetObjectItemCaseSensitive(md, "name");
+        const cJSON *md = nw_json_get(a->nodeclasses[i], "metadata");
+        const cJSON *nm = nw_json_get(md, "name");
         snprintf(name, sizeof name, "EC2NodeClass %s",
                  cJSON_IsString(nm) ? nm->valuestring : a->nodeclass_src[i]);
         if (nw_nodeclass_cache_get(nw_aws_cloud_nodeclasses(cloud), a->nodeclasses[i], &res,

@@ -184,9 +184,9 @@ static nw_rc_t ssar(nw_kube_client_t *c, const char *group, const char *resource
         rc = nw_kube_resp_error(&resp, "SelfSubjectAccessReview", err);
     if (!rc) {
         cJSON *o = nw_kube_json_parse(resp.body.data, resp.body.len);
-        const cJSON *st = cJSON_GetObjectItemCaseSensitive(o, "status");
-        *allowed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(st, "allowed"));
-        const char *why = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(st, "reason"));
+        const cJSON *st = nw_json_get(o, "status");
+        *allowed = cJSON_IsTrue(nw_json_get(st, "allowed"));
+        const char *why = nw_json_str(st, "reason");
         snprintf(reason, rlen, "%s", why ? why : "");
         if (!o)
             rc = nw_err_set(err, NW_EPARSE, "", "SelfSubjectAccessReview: response is not JSON");
@@ -271,22 +271,20 @@ static void check_crds(nw_kube_client_t *c, nw_kube_report_t *rep)
         nw_err_t err = {0};
         nw_rc_t rc = nw_kube_get_json(c, path, "get", "customresourcedefinitions", &crd, &err);
         if (rc == NW_OK) {
-            const cJSON *vs = cJSON_GetObjectItemCaseSensitive(
-                cJSON_GetObjectItemCaseSensitive(crd, "spec"), "versions");
+            const cJSON *vs = nw_json_get(nw_json_get(crd, "spec"), "versions");
             const cJSON *v;
             int served = 0, storage = 0;
             char seen[128] = "";
             cJSON_ArrayForEach(v, vs)
             {
-                const char *name =
-                    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "name"));
+                const char *name = nw_json_str(v, "name");
                 if (name) {
                     size_t l = strlen(seen);
                     snprintf(seen + l, sizeof seen - l, "%s%s", l ? "," : "", name);
                 }
                 if (name && !strcmp(name, "v1")) {
-                    served = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(v, "served"));
-                    storage = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(v, "storage"));
+                    served = cJSON_IsTrue(nw_json_get(v, "served"));
+                    storage = cJSON_IsTrue(nw_json_get(v, "storage"));
                 }
             }
             cJSON_Delete(crd);
@@ -304,9 +302,9 @@ static void check_crds(nw_kube_client_t *c, nw_kube_report_t *rep)
         int found = 0;
         if (nw_kube_get_json(c, crds[i].group_path, "get", "discovery", &disc, &e2) == NW_OK) {
             const cJSON *r;
-            cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(disc, "resources"))
+            cJSON_ArrayForEach(r, nw_json_get(disc, "resources"))
             {
-                const char *n = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "name"));
+                const char *n = nw_json_str(r, "name");
                 if (n && !strcmp(n, crds[i].plural))
                     found = 1;
             }
@@ -339,15 +337,15 @@ static void check_webhook_config(nw_kube_client_t *c, const char *kind_plural, c
                            "%s", rc == NW_ENOTFOUND ? "not registered" : err.msg);
         return;
     }
-    const cJSON *hooks = cJSON_GetObjectItemCaseSensitive(cfg, "webhooks");
+    const cJSON *hooks = nw_json_get(cfg, "webhooks");
     int n = 0, bad = 0;
     const cJSON *h;
     cJSON_ArrayForEach(h, hooks)
     {
         n++;
-        const char *hn = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(h, "name"));
-        const cJSON *cc = cJSON_GetObjectItemCaseSensitive(h, "clientConfig");
-        const char *b64 = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(cc, "caBundle"));
+        const char *hn = nw_json_str(h, "name");
+        const cJSON *cc = nw_json_get(h, "clientConfig");
+        const char *b64 = nw_json_str(cc, "caBundle");
         char hw[200];
         snprintf(hw, sizeof hw, "%s webhook %s", name, hn ? hn : "?");
         if (!b64 || !b64[0]) {
@@ -410,8 +408,7 @@ static cJSON *list_items(nw_kube_client_t *c, const nw_kube_res_t *res, nw_err_t
 
 static const char *mstr(const cJSON *o, const char *k)
 {
-    const char *s = cJSON_GetStringValue(
-        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "metadata"), k));
+    const char *s = cJSON_GetStringValue(nw_json_get(nw_json_get(o, "metadata"), k));
     return s ? s : "";
 }
 
@@ -430,14 +427,10 @@ static void check_nodepools(nw_kube_client_t *c, nw_kube_report_t *rep)
     cJSON_ArrayForEach(p, pools)
     {
         n++;
-        const cJSON *ref = cJSON_GetObjectItemCaseSensitive(
-            cJSON_GetObjectItemCaseSensitive(
-                cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(p, "spec"),
-                                                 "template"),
-                "spec"),
-            "nodeClassRef");
-        const char *kind = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ref, "kind"));
-        const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ref, "name"));
+        const cJSON *ref = nw_json_get(
+            nw_json_get(nw_json_get(nw_json_get(p, "spec"), "template"), "spec"), "nodeClassRef");
+        const char *kind = nw_json_str(ref, "kind");
+        const char *name = nw_json_str(ref, "name");
         char what[160];
         snprintf(what, sizeof what, "NodePool %s", mstr(p, "name"));
         if (!name || !kind || strcmp(kind, "EC2NodeClass") != 0) {
@@ -490,14 +483,12 @@ static void check_nodes(nw_kube_client_t *c, nw_kube_report_t *rep)
     const cJSON *node;
     cJSON_ArrayForEach(node, nodes)
     {
-        const cJSON *labels = cJSON_GetObjectItemCaseSensitive(
-            cJSON_GetObjectItemCaseSensitive(node, "metadata"), "labels");
-        if (!cJSON_GetObjectItemCaseSensitive(labels, NW_LABEL_NODEPOOL))
+        const cJSON *labels = nw_json_get(nw_json_get(node, "metadata"), "labels");
+        if (!nw_json_get(labels, NW_LABEL_NODEPOOL))
             continue; /* not launched by nodewarden */
         n++;
         const char *name = mstr(node, "name");
-        const char *pid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
-            cJSON_GetObjectItemCaseSensitive(node, "spec"), "providerID"));
+        const char *pid = nw_json_str(nw_json_get(node, "spec"), "providerID");
         char what[160];
         snprintf(what, sizeof what, "node %s", name);
         if (!pid || regexec(&re, pid, 0, NULL, 0) != 0) {
@@ -514,10 +505,9 @@ static void check_nodes(nw_kube_client_t *c, nw_kube_report_t *rep)
         const cJSON *cl;
         cJSON_ArrayForEach(cl, claims)
         {
-            const cJSON *st = cJSON_GetObjectItemCaseSensitive(cl, "status");
-            const char *nn = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(st, "nodeName"));
-            const char *cp =
-                cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(st, "providerID"));
+            const cJSON *st = nw_json_get(cl, "status");
+            const char *nn = nw_json_str(st, "nodeName");
+            const char *cp = nw_json_str(st, "providerID");
             if (nn && !strcmp(nn, name) && cp && strcmp(cp, pid) != 0) {
                 bad++;
                 nw_kube_report_add(
