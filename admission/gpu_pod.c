@@ -187,12 +187,12 @@ static cJSON *gpu_toleration_json(const nw_gpu_policy_t *p)
     int has_value = p->taint_value && *p->taint_value;
     return nw_json_strings("key", p->taint_key, "operator", has_value ? "Equal" : "Exists", "value",
                            has_value ? p->taint_value : NULL, "effect",
-                           nw_taint_effect_str(p->taint_effect), NULL);
+                           nw_taint_effect_str(p->taint_effect), (const char *)NULL);
 }
 
 static cJSON *exclude_expr_json(const nw_gpu_policy_t *p)
 {
-    cJSON *e = nw_json_strings("key", p->label_key, "operator", "NotIn", NULL);
+    cJSON *e = nw_json_strings("key", p->label_key, "operator", "NotIn", (const char *)NULL);
     cJSON *vals = e ? cJSON_AddArrayToObject(e, "values") : NULL;
     cJSON *v = vals ? cJSON_CreateString(p->label_value) : NULL;
     if (!v) {
@@ -294,7 +294,7 @@ nw_rc_t nw_gpu_pod_patch(const nw_gpu_policy_t *p, const cJSON *pod, const char 
                 cJSON *v = cJSON_CreateString(p->label_value);
                 rc = nw_gpu_patch_add_owned(patch, path, v);
             } else {
-                cJSON *m = nw_json_strings(p->label_key, p->label_value, NULL);
+                cJSON *m = nw_json_strings(p->label_key, p->label_value, (const char *)NULL);
                 rc = nw_gpu_patch_add_owned(patch, "/spec/nodeSelector", m);
             }
         }

@@ -313,7 +313,7 @@ nw_rc_t nw_gpu_pool_patch(const nw_gpu_policy_t *p, const cJSON *np, nw_jsonpatc
         if (!in.has_taint) {
             cJSON *t = nw_json_strings("key", p->taint_key, "value",
                                        *p->taint_value ? p->taint_value : NULL, "effect",
-                                       nw_taint_effect_str(p->taint_effect), NULL);
+                                       nw_taint_effect_str(p->taint_effect), (const char *)NULL);
             if (cJSON_IsArray(nw_json_get(tspec, "taints")))
                 rc = nw_gpu_patch_add_owned(patch, "/spec/template/spec/taints/-", t);
             else
@@ -333,7 +333,7 @@ nw_rc_t nw_gpu_pool_patch(const nw_gpu_policy_t *p, const cJSON *np, nw_jsonpatc
                 snprintf(path, sizeof path, "/spec/template/metadata/labels/%s", tok);
                 rc = nw_gpu_patch_add_owned(patch, path, cJSON_CreateString(p->label_value));
             } else {
-                cJSON *m = nw_json_strings(p->label_key, p->label_value, NULL);
+                cJSON *m = nw_json_strings(p->label_key, p->label_value, (const char *)NULL);
                 if (cJSON_IsObject(meta))
                     rc = nw_gpu_patch_add_owned(patch, "/spec/template/metadata/labels", m);
                 else
@@ -348,7 +348,8 @@ nw_rc_t nw_gpu_pool_patch(const nw_gpu_policy_t *p, const cJSON *np, nw_jsonpatc
      * here would make the API server admit it (Karpenter's CRDs refuse it), so leave it. */
     if (!in.excludes_gpu && cJSON_IsArray(nw_json_get(tspec, "requirements")) &&
         cJSON_GetArraySize(nw_json_get(tspec, "requirements")) < 100) {
-        cJSON *r = nw_json_strings("key", NW_GPU_COUNT_KEY, "operator", "DoesNotExist", NULL);
+        cJSON *r = nw_json_strings("key", NW_GPU_COUNT_KEY, "operator", "DoesNotExist",
+                                   (const char *)NULL);
         rc = nw_gpu_patch_add_owned(patch, "/spec/template/spec/requirements/-", r);
         if (rc == NW_OK && in.gpu_limits && res)
             nw_admit_warn(res,

@@ -186,7 +186,8 @@ END_TEST
 /* nw_json_strings, the NW_ENOMEM layers' small-object builder: all or nothing */
 START_TEST(strings_all_or_nothing)
 {
-    cJSON *o = nw_json_strings("key", "k", "value", NULL, "effect", "NoSchedule", NULL);
+    cJSON *o =
+        nw_json_strings("key", "k", "value", NULL, "effect", "NoSchedule", (const char *)NULL);
     char *t = cJSON_PrintUnformatted(o);
     ck_assert_str_eq(t, "{\"key\":\"k\",\"effect\":\"NoSchedule\"}");
     free(t);
@@ -194,7 +195,8 @@ START_TEST(strings_all_or_nothing)
     int failures = 0;
     for (long n = 0;; n++) {
         fail_after(n);
-        o = nw_json_strings("key", "k", "operator", "Exists", "effect", "NoSchedule", NULL);
+        o = nw_json_strings("key", "k", "operator", "Exists", "effect", "NoSchedule",
+                            (const char *)NULL);
         restore();
         if (o) {
             ck_assert_int_eq(cJSON_GetArraySize(o), 3);
