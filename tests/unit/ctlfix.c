@@ -42,8 +42,7 @@ static void store(ctlfix_api_t *a, const char *path, const char *body)
     a->body[i] = strdup(body);
 }
 
-/* RFC 7386 JSON merge patch of patch into target (a merge PATCH) */
-static void merge(cJSON *target, const cJSON *patch)
+void ctlfix_merge(cJSON *target, const cJSON *patch)
 {
     const cJSON *p;
     cJSON_ArrayForEach(p, patch)
@@ -54,7 +53,7 @@ static void merge(cJSON *target, const cJSON *patch)
         }
         cJSON *t = cJSON_GetObjectItemCaseSensitive(target, p->string);
         if (cJSON_IsObject(p) && cJSON_IsObject(t)) {
-            merge(t, p);
+            ctlfix_merge(t, p);
             continue;
         }
         cJSON_DeleteItemFromObjectCaseSensitive(target, p->string);
@@ -127,7 +126,7 @@ static void handler(void *ud, const fake_req_t *r, fake_conn_t *c)
             cJSON *o = cJSON_Parse(a->body[i]);
             cJSON *pt = cJSON_Parse(r->body ? r->body : "{}");
             if (o && cJSON_IsObject(pt) && strstr(r->ctype, "merge-patch"))
-                merge(o, pt);
+                ctlfix_merge(o, pt);
             reply = o ? cJSON_PrintUnformatted(o) : strdup(a->body[i]);
             store(a, path, reply);
             cJSON_Delete(o);

@@ -104,4 +104,7 @@ void ctlfix_launched_claim(ctlfix_t *f, const char *name, const char *pid, const
  * NodeClaim's conditions. */
 void ctlfix_node_pair(ctlfix_t *f, const char *name, const char *conds);
 
+/** RFC 7386 JSON merge patch of patch into target, in place (what a merge PATCH does). */
+void ctlfix_merge(cJSON *target, const cJSON *patch);
+
 #endif

@@ -10,6 +10,7 @@
 #include "scaler/cloud/catalog.h"
 #include "scaler/disrupt/drift.h"
 #include "scaler/disrupt/hash.h"
+#include "tests/unit/ctlfix.h"
 #include "tests/unit/testutil.h"
 
 Suite *nw_drift_suite(void);
@@ -20,26 +21,6 @@ static cJSON *parse(const char *text, const char *what)
     cJSON *j = cJSON_ParseWithLengthOpts(text, strlen(text) + 1, &end, 1);
     ck_assert_msg(j != NULL, "%s: bad JSON", what);
     return j;
-}
-
-/* RFC 7386 JSON merge patch, in place. */
-static void merge(cJSON *target, const cJSON *patch)
-{
-    const cJSON *p;
-    cJSON_ArrayForEach(p, patch)
-    {
-        if (cJSON_IsNull(p)) {
-            cJSON_DeleteItemFromObjectCaseSensitive(target, p->string);
-            continue;
-        }
-        cJSON *t = nw_json_get_mut(target, p->string);
-        if (cJSON_IsObject(p) && cJSON_IsObject(t)) {
-            merge(t, p);
-            continue;
-        }
-        cJSON_DeleteItemFromObjectCaseSensitive(target, p->string);
-        cJSON_AddItemToObject(target, p->string, cJSON_Duplicate(p, 1));
-    }
 }
 
 typedef struct {
@@ -106,16 +87,16 @@ START_TEST(cases)
         cJSON *nc = cJSON_Duplicate(nw_json_get(base, "nodeclaim"), 1);
         ck_assert_int_eq(nw_hash_stamp_nodeclaim(nc, pool, class, NULL), NW_OK);
         if (nw_json_get(c, "nodepool"))
-            merge(pool, nw_json_get(c, "nodepool"));
+            ctlfix_merge(pool, nw_json_get(c, "nodepool"));
         if (nw_json_get(c, "nodeclaim"))
-            merge(nc, nw_json_get(c, "nodeclaim"));
+            ctlfix_merge(nc, nw_json_get(c, "nodeclaim"));
         /* here JSON null means "none" (not "absent": absent keeps the base's) */
         const cJSON *cp = cJSON_GetObjectItemCaseSensitive(c, "nodeclass");
         if (cJSON_IsNull(cp)) {
             cJSON_Delete(class);
             class = NULL;
         } else if (cp)
-            merge(class, cp);
+            ctlfix_merge(class, cp);
         const cJSON *rj = cJSON_GetObjectItemCaseSensitive(c, "resolved");
         const cJSON *ij = cJSON_GetObjectItemCaseSensitive(c, "instance");
         if (!rj)
