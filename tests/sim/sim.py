@@ -78,7 +78,6 @@ def webhook_configurations(ca_pem, ns=WEBHOOK_NS, svc=WEBHOOK_SVC):
         return {'service': {'namespace': ns, 'name': svc, 'path': path, 'port': 443}, 'caBundle': bundle}
     ns_sel = {'matchExpressions': [{'key': 'kubernetes.io/metadata.name', 'operator': 'NotIn',
                                     'values': ['kube-system', ns]}]}
-    obj_sel = {'matchExpressions': [{'key': 'nodewarden.io/ignore', 'operator': 'DoesNotExist'}]}
 
     def crd_rule(group, res):
         return [{'operations': ['CREATE', 'UPDATE'], 'apiGroups': [group], 'apiVersions': ['v1'],
@@ -96,7 +95,7 @@ def webhook_configurations(ca_pem, ns=WEBHOOK_NS, svc=WEBHOOK_SVC):
                  clientConfig=cc('/validate/pods'),
                  rules=[{'operations': ['CREATE', 'UPDATE'], 'apiGroups': [''], 'apiVersions': ['v1'],
                          'resources': ['pods'], 'scope': 'Namespaced'}],
-                 namespaceSelector=ns_sel, objectSelector=obj_sel,
+                 namespaceSelector=ns_sel,
                  matchConditions=[{'name': 'not-a-mirror-pod', 'expression':
                                    "!has(object.metadata.annotations) || !('kubernetes.io/config.mirror' in object.metadata.annotations)"}]),
         ]}
@@ -113,7 +112,7 @@ def webhook_configurations(ca_pem, ns=WEBHOOK_NS, svc=WEBHOOK_SVC):
                  timeoutSeconds=3, clientConfig=cc('/mutate/pods'),
                  rules=[{'operations': ['CREATE'], 'apiGroups': [''], 'apiVersions': ['v1'],
                          'resources': ['pods'], 'scope': 'Namespaced'}],
-                 namespaceSelector=ns_sel, objectSelector=obj_sel),
+                 namespaceSelector=ns_sel),
         ]}
     return validating, mutating
 

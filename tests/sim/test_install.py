@@ -153,6 +153,8 @@ class StaticTest(unittest.TestCase):
         self.assertEqual(values['replicaCount'], 2)
         self.assertEqual(values['certificates']['mode'], 'helm')
         self.assertEqual(values['aws']['credentials'], 'instanceProfile')
+        # no pod may opt out of GPU isolation by a label unless the operator allows it
+        self.assertIs(values['webhook']['allowIgnoreLabel'], False)
         bad = [
             ('replicaCount', 'two', 'expected integer'),
             ('replicaCount', -1, 'minimum'),
@@ -172,6 +174,21 @@ class StaticTest(unittest.TestCase):
         v['webhook']['failurePolicy']['pods'] = 'Maybe'
         v['podDisruptionBudget']['maxUnavailable'] = '150%'
         self.assertEqual(len(checks.json_schema_errors(v, schema)), 5)
+
+    def test_pod_webhooks_see_every_pod_label(self):
+        """install.yaml (and the sim's copy of the chart's registration) register the pod
+        webhooks without the nodewarden.io/ignore objectSelector: a label cannot switch
+        GPU isolation off by default."""
+        objs = checks.parse_file(os.path.join(ROOT, 'manifests', 'install.yaml'))
+        hooks = [w for o in objs if o['kind'].endswith('WebhookConfiguration') for w in o['webhooks']
+                 if any('pods' in r['resources'] for r in w['rules'])]
+        self.assertEqual(len(hooks), 2)
+        for w in hooks:
+            self.assertNotIn('objectSelector', w, w['name'])
+        from tests.sim import sim as simmod
+        for cfg in simmod.webhook_configurations(b'ca'):
+            for w in cfg['webhooks']:
+                self.assertNotIn('objectSelector', w, w['name'])
 
     def test_config_keys_known_to_nodewarden(self):
         """The ConfigMap's config.yaml (chart and install.yaml) uses only keys of config/config.c."""
