@@ -5,7 +5,8 @@
  * an nw_kv_t and turns them into the answer. A handler adds only what is its own (the GPU
  * pool policy of admission/nodepool.c).
  *
- * Ownership: nw_crd_validate's *defaulted is owned by the caller (cJSON_Delete).
+ * Ownership: nw_crd_validate's defaulted->view borrows the request's object when there was
+ * nothing to default, else points at defaulted->owned, which the caller frees (cJSON_Delete).
  * Thread: any (no state).
  */
 #ifndef NW_ADMISSION_CRD_H
@@ -32,10 +33,18 @@ typedef nw_rc_t (*nw_crd_extra_fn)(const void *ud, const cJSON *obj, nw_jsonpatc
 nw_rc_t nw_crd_mutate(const nw_crd_t *crd, const nw_admit_req_t *req, nw_admit_result_t *res,
                       nw_crd_extra_fn extra, const void *ud);
 
+/** The object validate judged: view is what to read; owned (NULL when the request's own
+ * object needed no defaults and view borrows it) is the caller's to cJSON_Delete. */
+typedef struct {
+    const cJSON *view;
+    cJSON *owned;
+} nw_crd_obj_t;
+
 /** Validate: default a copy of req->object, validate it (old object on UPDATE) and answer.
- * defaulted (may be NULL) gets the defaulted copy for more checks, or NULL when the request
- * was left alone or failed. */
+ * An object with nothing to default is validated in place, not copied. defaulted (may be
+ * NULL) gets the validated object for more checks; both members NULL when the request was
+ * left alone or failed. */
 nw_rc_t nw_crd_validate(const nw_crd_t *crd, const nw_admit_req_t *req, nw_admit_result_t *res,
-                        cJSON **defaulted);
+                        nw_crd_obj_t *defaulted);
 
 #endif

@@ -29,8 +29,9 @@ nw_rc_t nw_nodepool_admit_mutate(const nw_admit_ctx_t *ctx, const nw_admit_req_t
 nw_rc_t nw_nodepool_admit_validate(const nw_admit_ctx_t *ctx, const nw_admit_req_t *req,
                                    nw_admit_result_t *res)
 {
-    cJSON *obj = NULL;
-    nw_rc_t rc = nw_crd_validate(&nodepool, req, res, &obj);
+    nw_crd_obj_t d;
+    nw_rc_t rc = nw_crd_validate(&nodepool, req, res, &d);
+    const cJSON *obj = d.view;
     /* GPU isolation policy, on an object that passed Karpenter's own rules */
     if (rc == NW_OK && obj && res->allowed && ctx && ctx->gpu) {
         const nw_gpu_policy_t *gp = (const nw_gpu_policy_t *)ctx->gpu;
@@ -45,6 +46,6 @@ nw_rc_t nw_nodepool_admit_validate(const nw_admit_ctx_t *ctx, const nw_admit_req
             cJSON_Delete(nc);
         }
     }
-    cJSON_Delete(obj);
+    cJSON_Delete(d.owned);
     return rc;
 }

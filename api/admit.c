@@ -1,7 +1,5 @@
 #include "api/admit.h"
 
-#include "api/jsonpatch.h"
-
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,20 +35,6 @@ nw_rc_t nw_admit_warn(nw_admit_result_t *res, const char *fmt, ...)
         return NW_ENOMEM;
     res->warnings[res->nwarnings++] = s;
     return NW_OK;
-}
-
-cJSON *nw_admit_apply_patch_copy(const cJSON *obj, const char *patch, nw_err_t *err)
-{
-    cJSON *copy = obj ? cJSON_Duplicate(obj, 1) : cJSON_CreateNull();
-    if (!copy) {
-        nw_err_set(err, NW_ENOMEM, "", "out of memory");
-        return NULL;
-    }
-    if (patch && nw_jsonpatch_apply_text(&copy, patch, err) != NW_OK) {
-        cJSON_Delete(copy);
-        return NULL;
-    }
-    return copy;
 }
 
 const char *nw_admit_object_name(const nw_admit_req_t *req)

@@ -85,9 +85,6 @@ void nw_admit_result_cleanup(nw_admit_result_t *res);
 nw_rc_t nw_admit_warn(nw_admit_result_t *res, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-/** Apply a patch text (may be NULL) to a copy of obj; the copy is returned (owned). */
-cJSON *nw_admit_apply_patch_copy(const cJSON *obj, const char *patch, nw_err_t *err);
-
 /** The request's name, or metadata.name of its object, or "" (borrowed). */
 const char *nw_admit_object_name(const nw_admit_req_t *req);
 
