@@ -90,14 +90,14 @@ int nw_nodepool_key_restrictions(const char *key, int aws, int nodepool, const c
     const char *slash = strchr(key, '/');
     size_t dlen = slash ? (size_t)(slash - key) : strlen(key);
     int n = 0;
-    if (!in_list(key, (const char *const[]){NW_LABEL_CAPACITY_TYPE, NW_LABEL_NODEPOOL, NULL}) &&
-        ends_with(key, dlen, "karpenter.sh"))
+    if (ends_with(key, dlen, "karpenter.sh") &&
+        !in_list(key, (const char *const[]){NW_LABEL_CAPACITY_TYPE, NW_LABEL_NODEPOOL, NULL}))
         fails[n++] = "label domain \"karpenter.sh\" is restricted";
     if (nodepool && strcmp(key, NW_LABEL_NODEPOOL) == 0)
         fails[n++] = "label \"karpenter.sh/nodepool\" is restricted";
     if (strcmp(key, "kubernetes.io/hostname") == 0)
         fails[n++] = "label \"kubernetes.io/hostname\" is restricted";
-    if (aws && !in_list(key, AWS_ALLOWED) && ends_with(key, dlen, "karpenter.k8s.aws"))
+    if (aws && ends_with(key, dlen, "karpenter.k8s.aws") && !in_list(key, AWS_ALLOWED))
         fails[n++] = "label domain \"karpenter.k8s.aws\" is restricted";
     return n;
 }
