@@ -138,6 +138,70 @@ static nw_rc_t decode_request(const cJSON *root, nw_admit_req_t *r, nw_err_t *er
     return NW_OK;
 }
 
+/* ---- NUL inside strings ------------------------------------------------------ */
+
+/* cJSON ends a string at an escaped NUL (\u0000), so "t\u0000evil" would be
+ * checked as "t". nul_scan walks the raw text (already parsed, so valid JSON)
+ * and returns 1 with the JSON path of the first string holding one. */
+static const char *ws(const char *p, const char *e)
+{
+    while (p < e && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+        p++;
+    return p;
+}
+
+static const char *str_end(const char *p, const char *e, int *nul)
+{
+    for (p++; p < e; p++)
+        if (*p == '\\') {
+            *nul |= e - p >= 6 && memcmp(p + 1, "u0000", 5) == 0;
+            p++;
+        } else if (*p == '"')
+            return p + 1;
+    return e;
+}
+
+static int nul_scan(const char **pp, const char *e, char *path, size_t at, size_t cap)
+{
+    const char *p = ws(*pp, e);
+    int nul = 0;
+    if (p < e && *p == '"') {
+        *pp = str_end(p, e, &nul);
+        return nul;
+    }
+    if (p < e && (*p == '{' || *p == '[')) {
+        int obj = *p++ == '{';
+        for (size_t idx = 0;; idx++) {
+            p = ws(p, e);
+            if (p >= e || *p == '}' || *p == ']')
+                break;
+            int n;
+            if (obj) {
+                const char *k = p;
+                p = str_end(p, e, &nul);
+                n = snprintf(path + at, cap - at, "%s%.*s", at ? "." : "", (int)(p - k - 2), k + 1);
+                p = ws(p, e);
+                p += p < e && *p == ':';
+            } else
+                n = snprintf(path + at, cap - at, "[%zu]", idx);
+            size_t next = n > 0 && at + (size_t)n < cap ? at + (size_t)n : cap - 1;
+            if (nul || nul_scan(&p, e, path, next, cap)) {
+                *pp = p;
+                return 1;
+            }
+            path[at] = '\0';
+            p = ws(p, e);
+            p += p < e && *p == ',';
+        }
+        *pp = p < e ? p + 1 : e;
+        return 0;
+    }
+    while (p < e && !strchr(",}] \t\r\n", *p))
+        p++;
+    *pp = p;
+    return 0;
+}
+
 nw_rc_t nw_srv_review_decode(const char *body, size_t len, nw_srv_review_t *rv, nw_err_t *err)
 {
     memset(rv, 0, sizeof *rv);
@@ -156,6 +220,15 @@ nw_rc_t nw_srv_review_decode(const char *body, size_t len, nw_srv_review_t *rv, 
             nw_srv_review_cleanup(rv);
             return nw_err_set(err, NW_EPARSE, "", "body: unexpected data after the JSON value");
         }
+    char path[256] = "";
+    const char *p = body;
+    if (memmem(body, len, "\\u0000", 6) && nul_scan(&p, body + len, path, 0, sizeof path)) {
+        nw_srv_review_cleanup(rv);
+        return nw_err_set(err, NW_EINVAL, path,
+                          "%s: contains a NUL character (\\u0000); such strings are refused, "
+                          "as the rules would see only the part before it",
+                          path);
+    }
     nw_rc_t rc = decode_request(rv->root, &rv->req, err);
     if (rc != NW_OK)
         nw_srv_review_cleanup(rv);

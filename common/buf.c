@@ -89,6 +89,33 @@ nw_rc_t nw_buf_addf(nw_buf_t *b, const char *fmt, ...)
     return rc;
 }
 
+size_t nw_utf8_seq_len(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    if (p[0] < 0x80)
+        return 1;
+    size_t n;
+    unsigned lo = 0x80, hi = 0xbf; /* allowed range of the second byte */
+    if (p[0] >= 0xc2 && p[0] <= 0xdf)
+        n = 2;
+    else if (p[0] >= 0xe0 && p[0] <= 0xef) {
+        n = 3;
+        lo = p[0] == 0xe0 ? 0xa0 : 0x80; /* no overlong forms */
+        hi = p[0] == 0xed ? 0x9f : 0xbf; /* no surrogates */
+    } else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
+        n = 4;
+        lo = p[0] == 0xf0 ? 0x90 : 0x80;
+        hi = p[0] == 0xf4 ? 0x8f : 0xbf; /* at most U+10FFFF */
+    } else
+        return 0;
+    if (p[1] < lo || p[1] > hi)
+        return 0;
+    for (size_t i = 2; i < n; i++)
+        if (p[i] < 0x80 || p[i] > 0xbf)
+            return 0;
+    return n;
+}
+
 nw_rc_t nw_buf_add_json_escaped(nw_buf_t *b, const char *s)
 {
     static const char hex[] = "0123456789abcdef";
@@ -117,7 +144,19 @@ nw_rc_t nw_buf_add_json_escaped(nw_buf_t *b, const char *s)
             n = 2;
             break;
         default:
-            if (*p < 0x20) {
+            if (*p >= 0x80) { /* valid UTF-8 as is; each byte of anything else as U+FFFD */
+                n = nw_utf8_seq_len((const char *)p);
+                if (!n) {
+                    memcpy(esc, "\\ufffd", 6);
+                    n = 6;
+                } else {
+                    nw_rc_t rc = nw_buf_add(b, p, n);
+                    if (rc != NW_OK)
+                        return rc;
+                    p += n - 1;
+                    continue;
+                }
+            } else if (*p < 0x20) {
                 esc[0] = '\\';
                 esc[1] = 'u';
                 esc[2] = '0';

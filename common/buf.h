@@ -46,7 +46,13 @@ __attribute__((format(printf, 2, 3)));
 /** va_list form of nw_buf_addf. */
 nw_rc_t nw_buf_vaddf(nw_buf_t *b, const char *fmt, va_list ap) __attribute__((warn_unused_result));
 
-/** Append s as the body of a JSON string (escaped, without the quotes). */
+/** Length (1..4) of the valid UTF-8 sequence at the start of the NUL-terminated s,
+ * 0 if it is not one (stray continuation byte, overlong form, surrogate, beyond
+ * U+10FFFF, truncated). */
+size_t nw_utf8_seq_len(const char *s);
+
+/** Append s as the body of a JSON string (escaped, without the quotes). Bytes that
+ * are not valid UTF-8 become \ufffd each, as Go's encoding/json writes them. */
 nw_rc_t nw_buf_add_json_escaped(nw_buf_t *b, const char *s) __attribute__((warn_unused_result));
 
 /** Borrowed pointer to the contents ("" when empty); valid until the next mutation. */
