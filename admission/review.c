@@ -202,6 +202,25 @@ static int nul_scan(const char **pp, const char *e, char *path, size_t at, size_
     return 0;
 }
 
+/* The deepest nesting of arrays and objects in body (strings skipped). */
+static size_t max_depth(const char *p, const char *e)
+{
+    size_t d = 0, max = 0;
+    int nul = 0;
+    while (p < e) {
+        if (*p == '"') {
+            p = str_end(p, e, &nul);
+            continue;
+        }
+        if (*p == '{' || *p == '[')
+            max = ++d > max ? d : max;
+        else if ((*p == '}' || *p == ']') && d)
+            d--;
+        p++;
+    }
+    return max;
+}
+
 nw_rc_t nw_srv_review_decode(const char *body, size_t len, nw_srv_review_t *rv, nw_err_t *err)
 {
     memset(rv, 0, sizeof *rv);
@@ -213,6 +232,11 @@ nw_rc_t nw_srv_review_decode(const char *body, size_t len, nw_srv_review_t *rv, 
      * whitespace after the value. */
     const char *end = NULL;
     rv->root = cJSON_ParseWithLengthOpts(body, len, &end, 0);
+    if (!rv->root && max_depth(body, body + len) > CJSON_NESTING_LIMIT)
+        return nw_err_set(err, NW_EPARSE, "",
+                          "body: JSON nested deeper than %d levels of arrays and objects (the "
+                          "parser's limit)",
+                          CJSON_NESTING_LIMIT);
     if (!rv->root)
         return nw_err_set(err, NW_EPARSE, "", "body: malformed JSON (not an AdmissionReview)");
     for (const char *p = end ? end : body + len; p < body + len; p++)
