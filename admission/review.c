@@ -1,6 +1,7 @@
 /* admission/review.c — AdmissionReview v1 decode / dispatch / encode (see admission.h). */
 #include "admission/review.h"
 
+#include "api/kval.h"
 #include "common/jsonarena.h"
 
 #include <openssl/evp.h>
@@ -77,6 +78,9 @@ static nw_rc_t decode_request(const cJSON *root, nw_admit_req_t *r, nw_err_t *er
         return rc;
     if (!*r->uid)
         return nw_err_set(err, NW_EINVAL, "request.uid", "request.uid: must not be empty");
+    for (const char *u = r->uid, *n; *u; u = n) /* echoed byte for byte: must be valid */
+        if ((n = u + nw_utf8_seq_len(u)) == u)
+            return nw_err_set(err, NW_EINVAL, "request.uid", "request.uid: not valid UTF-8");
 
     const cJSON *k = cJSON_GetObjectItemCaseSensitive(req, "kind");
     if (!k || cJSON_IsNull(k))
@@ -141,8 +145,15 @@ static nw_rc_t decode_request(const cJSON *root, nw_admit_req_t *r, nw_err_t *er
 /* ---- NUL inside strings ------------------------------------------------------ */
 
 /* cJSON ends a string at an escaped NUL (\u0000), so "t\u0000evil" would be
- * checked as "t". nul_scan walks the raw text (already parsed, so valid JSON)
- * and returns 1 with the JSON path of the first string holding one. */
+ * checked as "t". nul_scan walks the raw text (already parsed, so valid JSON) and
+ * records the JSON path of the first string (key or value) holding one that is
+ * judged, and whether request.uid holds one. */
+typedef struct {
+    char path[256];  /* scratch: the path being walked */
+    char first[256]; /* the first string with a NUL; "" if none */
+    int uid;         /* request.uid holds one */
+} nul_found_t;
+
 static const char *ws(const char *p, const char *e)
 {
     while (p < e && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
@@ -161,13 +172,36 @@ static const char *str_end(const char *p, const char *e, int *nul)
     return e;
 }
 
-static int nul_scan(const char **pp, const char *e, char *path, size_t at, size_t cap)
+/* Strings nothing judges, or that the user cannot change: the stored object an
+ * UPDATE replaces (denying would keep a NUL there for good), who asks, the options. */
+static int nul_ignored(const char *path)
 {
+    static const char *const skip[] = {"request.oldObject", "request.userInfo", "request.options"};
+    for (size_t i = 0; i < sizeof skip / sizeof *skip; i++) {
+        size_t n = strlen(skip[i]);
+        if (strncmp(path, skip[i], n) == 0 && strchr(".[", path[n]))
+            return 1; /* strchr also matches the terminating NUL: the field itself */
+    }
+    return 0;
+}
+
+static void nul_at(nul_found_t *f)
+{
+    if (!f->first[0] && !nul_ignored(f->path))
+        memcpy(f->first, f->path, sizeof f->first);
+    f->uid |= strcmp(f->path, "request.uid") == 0;
+}
+
+static void nul_scan(const char **pp, const char *e, size_t at, nul_found_t *f)
+{
+    const size_t cap = sizeof f->path;
     const char *p = ws(*pp, e);
     int nul = 0;
     if (p < e && *p == '"') {
         *pp = str_end(p, e, &nul);
-        return nul;
+        if (nul)
+            nul_at(f);
+        return;
     }
     if (p < e && (*p == '{' || *p == '[')) {
         int obj = *p++ == '{';
@@ -176,30 +210,30 @@ static int nul_scan(const char **pp, const char *e, char *path, size_t at, size_
             if (p >= e || *p == '}' || *p == ']')
                 break;
             int n;
+            nul = 0;
             if (obj) {
                 const char *k = p;
                 p = str_end(p, e, &nul);
-                n = snprintf(path + at, cap - at, "%s%.*s", at ? "." : "", (int)(p - k - 2), k + 1);
+                n = snprintf(f->path + at, cap - at, "%s%.*s", at ? "." : "", (int)(p - k - 2),
+                             k + 1);
                 p = ws(p, e);
                 p += p < e && *p == ':';
             } else
-                n = snprintf(path + at, cap - at, "[%zu]", idx);
+                n = snprintf(f->path + at, cap - at, "[%zu]", idx);
             size_t next = n > 0 && at + (size_t)n < cap ? at + (size_t)n : cap - 1;
-            if (nul || nul_scan(&p, e, path, next, cap)) {
-                *pp = p;
-                return 1;
-            }
-            path[at] = '\0';
+            if (nul)
+                nul_at(f);
+            nul_scan(&p, e, next, f);
+            f->path[at] = '\0';
             p = ws(p, e);
             p += p < e && *p == ',';
         }
         *pp = p < e ? p + 1 : e;
-        return 0;
+        return;
     }
     while (p < e && !strchr(",}] \t\r\n", *p))
         p++;
     *pp = p;
-    return 0;
 }
 
 /* The deepest nesting of arrays and objects in body (strings skipped). */
@@ -244,19 +278,22 @@ nw_rc_t nw_srv_review_decode(const char *body, size_t len, nw_srv_review_t *rv, 
             nw_srv_review_cleanup(rv);
             return nw_err_set(err, NW_EPARSE, "", "body: unexpected data after the JSON value");
         }
-    char path[256] = "";
-    const char *p = body;
-    if (memmem(body, len, "\\u0000", 6) && nul_scan(&p, body + len, path, 0, sizeof path)) {
-        nw_srv_review_cleanup(rv);
-        return nw_err_set(err, NW_EINVAL, path,
-                          "%s: contains a NUL character (\\u0000); such strings are refused, "
-                          "as the rules would see only the part before it",
-                          path);
-    }
     nw_rc_t rc = decode_request(rv->root, &rv->req, err);
-    if (rc != NW_OK)
+    if (rc != NW_OK) {
         nw_srv_review_cleanup(rv);
-    return rc;
+        return rc;
+    }
+    const char *p = body;
+    nul_found_t f = {.path = "", .first = "", .uid = 0};
+    if (memmem(body, len, "\\u0000", 6))
+        nul_scan(&p, body + len, 0, &f);
+    if (f.uid) { /* it could not be echoed as sent (kube-apiserver sends a UUID) */
+        nw_srv_review_cleanup(rv);
+        return nw_err_set(err, NW_EINVAL, "request.uid",
+                          "request.uid: contains a NUL character (\\u0000)");
+    }
+    memcpy(rv->nul_field, f.first, sizeof rv->nul_field);
+    return NW_OK;
 }
 
 void nw_srv_review_cleanup(nw_srv_review_t *rv)
@@ -328,7 +365,7 @@ nw_rc_t nw_srv_review_encode(const char *uid, int mutate, const nw_admit_result_
             char *d = cJSON_PrintUnformatted(res->details);
             if (!d)
                 return NW_ENOMEM;
-            rc = ADD(",\"details\":") ? rc : nw_buf_adds(out, d);
+            rc = ADD(",\"details\":") ? rc : nw_buf_add_utf8(out, d);
             cJSON_free(d);
             if (rc)
                 return rc;
@@ -411,6 +448,22 @@ static nw_rc_t fail(nw_srv_adm_out_t *out, int status, nw_srv_verdict_t v, const
     return finish(out, &b, status);
 }
 
+/* A string holding a NUL is refused as kube-apiserver refuses an invalid field:
+ * a 422 denial naming it (relative to the object when it is in request.object). */
+static nw_rc_t deny_nul(const nw_admit_req_t *r, const char *where, nw_admit_result_t *res)
+{
+    static const char obj[] = "request.object.";
+    const char *field = strncmp(where, obj, sizeof obj - 1) == 0 ? where + sizeof obj - 1 : where;
+    nw_kv_t kv;
+    nw_kv_init(&kv);
+    nw_kv_add(&kv, NW_KV_INVALID, false, field,
+              "Invalid value: contains a NUL character (\\u0000): refused, as the rules would "
+              "see only the part before it");
+    nw_rc_t rc = nw_kv_finish(&kv, r->kind, r->group, nw_admit_object_name(r), res);
+    nw_kv_cleanup(&kv);
+    return rc;
+}
+
 static const char *const op_names[] = {"CREATE", "UPDATE", "DELETE", "CONNECT"};
 
 static nw_rc_t handle(const nw_admit_ctx_t *ctx, nw_srv_lookup_fn lookup, int mutate,
@@ -436,7 +489,14 @@ static nw_rc_t handle(const nw_admit_ctx_t *ctx, nw_srv_lookup_fn lookup, int mu
     nw_admit_fn fn = h ? (mutate ? h->mutate : h->validate) : NULL;
     nw_admit_result_t res;
     nw_admit_result_init(&res);
-    if (fn) {
+    if (rv.nul_field[0]) {
+        rc = deny_nul(r, rv.nul_field, &res);
+        if (rc != NW_OK) {
+            nw_admit_result_cleanup(&res);
+            nw_srv_review_cleanup(&rv);
+            return rc;
+        }
+    } else if (fn) {
         rc = fn(ctx, r, &res);
         if (rc != NW_OK) {
             nw_admit_result_cleanup(&res);

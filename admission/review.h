@@ -45,14 +45,19 @@ const char *nw_srv_verdict_str(nw_srv_verdict_t v);
 typedef struct {
     cJSON *root; /* owned */
     nw_admit_req_t req;
+    /* the JSON path of the first string (key or value) holding an escaped NUL
+     * (\u0000), which the parser cut there; "" if none. The review is then denied
+     * (422 naming the field), not judged. */
+    char nul_field[256];
 } nw_srv_review_t;
 
 /**
  * Decode an AdmissionReview v1 request body (len bytes; need not be
  * NUL-terminated). Checks apiVersion, kind, request, request.uid,
  * request.kind.kind, request.operation and the types of the fields it reads;
- * unknown fields are ignored. NW_EPARSE/NW_EINVAL with a message (naming the
- * field) in err; rv is then empty.
+ * unknown fields are ignored. request.uid must be valid UTF-8 without NUL (it is
+ * echoed byte for byte); a NUL anywhere else is reported in rv->nul_field. NW_EPARSE/NW_EINVAL with
+ * a message (naming the field) in err; rv is then empty.
  */
 nw_rc_t nw_srv_review_decode(const char *body, size_t len, nw_srv_review_t *rv, nw_err_t *err);
 

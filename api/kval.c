@@ -174,8 +174,9 @@ nw_rc_t nw_kv_finish(const nw_kv_t *kv, const char *kind, const char *group, con
         return NW_OK;
     nw_buf_t b;
     nw_buf_init(&b, (size_t)4 << 20);
-    nw_rc_t rc = nw_buf_addf(&b, "%s.%s \"%s\" is invalid: %s", kind, group, name ? name : "",
-                             n > 1 ? "[" : "");
+    /* `Pod "x"` for the core group, `NodePool.karpenter.sh "x"` otherwise */
+    nw_rc_t rc = nw_buf_addf(&b, "%s%s%s \"%s\" is invalid: %s", kind, *group ? "." : "", group,
+                             name ? name : "", n > 1 ? "[" : "");
     for (size_t i = 0; i < n && rc == NW_OK; i++)
         rc = nw_buf_addf(&b, "%s%s", i ? ", " : "", lines[i]);
     if (rc == NW_OK && n > 1)

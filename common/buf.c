@@ -116,6 +116,20 @@ size_t nw_utf8_seq_len(const char *s)
     return n;
 }
 
+nw_rc_t nw_buf_add_utf8(nw_buf_t *b, const char *s)
+{
+    const char *run = s; /* start of the valid bytes not yet appended */
+    for (size_t k; *s; s += k ? k : 1)
+        if (!(k = nw_utf8_seq_len(s))) {
+            nw_rc_t rc;
+            if ((rc = nw_buf_add(b, run, (size_t)(s - run))) != NW_OK ||
+                (rc = nw_buf_add(b, "\\ufffd", 6)) != NW_OK)
+                return rc;
+            run = s + 1;
+        }
+    return nw_buf_add(b, run, (size_t)(s - run));
+}
+
 nw_rc_t nw_buf_add_json_escaped(nw_buf_t *b, const char *s)
 {
     static const char hex[] = "0123456789abcdef";

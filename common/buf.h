@@ -51,6 +51,11 @@ nw_rc_t nw_buf_vaddf(nw_buf_t *b, const char *fmt, va_list ap) __attribute__((wa
  * U+10FFFF, truncated). */
 size_t nw_utf8_seq_len(const char *s);
 
+/** Append the JSON text s (from cJSON's printer, which passes bytes >= 0x80 through)
+ * with each byte that is not part of a valid UTF-8 sequence as \ufffd: such bytes
+ * can only be inside its strings. */
+nw_rc_t nw_buf_add_utf8(nw_buf_t *b, const char *s) __attribute__((warn_unused_result));
+
 /** Append s as the body of a JSON string (escaped, without the quotes). Bytes that
  * are not valid UTF-8 become \ufffd each, as Go's encoding/json writes them. */
 nw_rc_t nw_buf_add_json_escaped(nw_buf_t *b, const char *s) __attribute__((warn_unused_result));

@@ -95,38 +95,10 @@ static int is_admission(nw_route_t r)
     return r == NW_ROUTE_VALIDATE || r == NW_ROUTE_MUTATE;
 }
 
-/* Every byte of body that is not valid UTF-8 as \ufffd (inside JSON strings is the
- * only place such a byte can be: the JSON around them is ASCII). body is
- * NUL-terminated and handed over; returns it or its replacement (NULL: no memory). */
-static char *utf8_fix(char *body, size_t *len)
-{
-    size_t bad = 0;
-    for (size_t i = 0, k; i < *len; i += k ? k : 1)
-        bad += !(k = nw_utf8_seq_len(body + i));
-    if (!bad)
-        return body;
-    char *o = malloc(*len + 5 * bad + 1);
-    size_t n = 0;
-    for (size_t i = 0, k; o && i < *len; i += k ? k : 1) {
-        if ((k = nw_utf8_seq_len(body + i)))
-            memcpy(o + n, body + i, k), n += k;
-        else
-            memcpy(o + n, "\\ufffd", 6), n += 6;
-    }
-    free(body);
-    if (o) {
-        o[n] = '\0';
-        *len = n;
-    }
-    return o;
-}
-
 /* Queue a response; body is malloc'd and handed over (may be NULL for empty). */
 static enum MHD_Result respond(nw_https_t *s, struct MHD_Connection *c, req_t *r, int code,
                                const char *ctype, char *body, size_t len, const char *allow)
 {
-    if (body && strcmp(ctype, "application/json") == 0 && !(body = utf8_fix(body, &len)))
-        return MHD_NO;
     struct MHD_Response *resp = MHD_create_response_from_buffer(
         len, body ? body : (char *)"", body ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
     if (!resp) {

@@ -3,7 +3,9 @@
  * the real handler table, encode) on arbitrary bytes, for /validate and
  * /mutate. Checks the response invariants kube-apiserver relies on: 200 means
  * a JSON AdmissionReview whose uid equals the request's, anything else is a
- * JSON Status; a validating response never carries a patch. The GPU policy is
+ * JSON Status; a validating response never carries a patch. The uid is compared
+ * byte for byte: the request is decoded again with every escaped NUL (\u0000,
+ * where cJSON would end the string) made \u0001, so a uid cut at a NUL differs. The GPU policy is
  * on (defaults), so the Pod and NodePool handlers do their full work.
  */
 #include <cjson/cJSON.h>
@@ -17,6 +19,22 @@
 #include "common/jsonarena.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* data with each \u0000 escape made \u0001 (an escaped backslash stays as it is) */
+static char *nul_visible(const uint8_t *data, size_t size)
+{
+    char *c = malloc(size ? size : 1);
+    if (!c)
+        abort();
+    memcpy(c, data, size);
+    for (size_t i = 0; i + 1 < size; i++)
+        if (c[i] == '\\') {
+            if (c[i + 1] == 'u' && size - i >= 6 && memcmp(c + i + 2, "0000", 4) == 0)
+                c[i + 5] = '1';
+            i++;
+        }
+    return c;
+}
 
 static void check(int cond, const char *what, const nw_srv_adm_out_t *out)
 {
@@ -48,12 +66,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             const cJSON *r = cJSON_GetObjectItemCaseSensitive(j, "response");
             const cJSON *uid = cJSON_GetObjectItemCaseSensitive(r, "uid");
             check(cJSON_IsString(uid), "response.uid", &out);
-            /* the request's uid, decoded again */
+            /* the request's uid, decoded again with its NULs visible */
             nw_srv_review_t rv;
-            check(nw_srv_review_decode((const char *)data, size, &rv, NULL) == NW_OK,
+            char *vis = nul_visible(data, size);
+            check(nw_srv_review_decode(vis, size, &rv, NULL) == NW_OK,
                   "200 only for decodable reviews", &out);
-            check(strcmp(uid->valuestring, rv.req.uid) == 0, "uid echoed", &out);
+            check(strcmp(uid->valuestring, rv.req.uid) == 0, "uid echoed byte for byte", &out);
             nw_srv_review_cleanup(&rv);
+            free(vis);
             check(cJSON_IsBool(cJSON_GetObjectItemCaseSensitive(r, "allowed")), "allowed", &out);
             int has_patch = cJSON_GetObjectItemCaseSensitive(r, "patch") != NULL;
             int has_type = cJSON_GetObjectItemCaseSensitive(r, "patchType") != NULL;

@@ -327,6 +327,36 @@ START_TEST(adm_raw_bytes)
 }
 END_TEST
 
+/* Bytes that are not UTF-8 reach a message, a cause and its field through the real
+ * NodePool rules: each comes back as \ufffd, and the whole body is valid UTF-8. */
+START_TEST(adm_utf8_escaped)
+{
+    size_t len;
+    char *body = nw_test_read_file("tests/data/admission/nul-taint-key.json", &len);
+    char *at = strstr(body, "t\\u0000evil");
+    ck_assert_ptr_nonnull(at);
+    memcpy(at,
+           "t\xff\xc3\x28"
+           "eeeevil",
+           11); /* same length: stray byte, bad 2-byte sequence */
+    nw_srv_adm_out_t out;
+    ck_assert_int_eq(nw_srv_admission_handle(&ctx, NULL, 0, body, len, &out), NW_OK);
+    ck_assert_int_eq(out.status, 200);
+    ck_assert_msg(strstr(out.body, "\"allowed\":false") != NULL, "%s", out.body);
+    ck_assert_msg(strstr(out.body, "\"field\":\"spec.template.spec.taints[0].key\"") != NULL, "%s",
+                  out.body);
+    ck_assert_msg(strstr(out.body, "Invalid value: \\\"t\\ufffd\\ufffd(eeeevil\\\"") != NULL, "%s",
+                  out.body);
+    for (const char *p = out.body, *n; *p; p = n) {
+        n = p + nw_utf8_seq_len(p);
+        ck_assert_msg(n != p, "byte %d at %zu is not UTF-8", (unsigned char)*p,
+                      (size_t)(p - out.body));
+    }
+    nw_srv_adm_out_cleanup(&out);
+    free(body);
+}
+END_TEST
+
 START_TEST(metrics_render)
 {
     nw_metrics_t m;
@@ -376,6 +406,7 @@ Suite *nw_admission_suite(void)
     nw_test_add_cases(tc, adm_data_case, adm_cases);
     tcase_add_test(tc, adm_real_table);
     tcase_add_test(tc, adm_raw_bytes);
+    tcase_add_test(tc, adm_utf8_escaped);
     tcase_add_test(tc, metrics_render);
     suite_add_tcase(s, tc);
     return s;
