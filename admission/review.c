@@ -300,7 +300,10 @@ void nw_srv_review_cleanup(nw_srv_review_t *rv)
 {
     if (!rv)
         return;
-    cJSON_Delete(rv->root);
+    /* decode parsed the review inside the admission arena (nw_srv_admission_handle) and
+     * the handlers only read it: the arena's end drops it without a walk */
+    if (!nw_json_arena_owns(rv->root))
+        cJSON_Delete(rv->root);
     memset(rv, 0, sizeof *rv);
 }
 

@@ -80,6 +80,11 @@ static void hook_free(void *p)
         free(p);
 }
 
+int nw_json_arena_owns(const void *p)
+{
+    return p && t_depth > 0 && in_arena(p);
+}
+
 static void free_chunks(void *unused)
 {
     (void)unused;

@@ -33,6 +33,11 @@ void nw_json_arena_install(void);
 void nw_json_arena_begin(void);
 void nw_json_arena_end(void);
 
+/** Whether p was handed out by this thread's arena and the arena is still in use (inside
+ * begin/end). A tree wholly built inside begin/end and never joined with nodes from
+ * elsewhere needs no cJSON_Delete: end() drops it at once, without walking it. */
+int nw_json_arena_owns(const void *p);
+
 /** Bytes handed out by this thread's arena since its begin (0 outside). For tests. */
 size_t nw_json_arena_used(void);
 
