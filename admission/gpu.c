@@ -1,6 +1,6 @@
 /*
- * admission/gpu.c — GPU isolation policy: the settings and what the pod, NodePool and
- * userData parts share (see admission/gpu.h for the rules; admission/gpu_pod.c,
+ * admission/gpu.c — accelerator isolation policy: the settings and classes and what the pod,
+ * NodePool and userData parts share (see admission/gpu.h for the rules; admission/gpu_pod.c,
  * admission/gpu_pool.c, admission/gpu_userdata.c).
  */
 #include "admission/gpu.h"
@@ -13,14 +13,57 @@
 #include "admission/gpu_int.h"
 #include "common/json.h"
 
-/* AWS instance families with NVIDIA or AMD GPUs (EC2 accelerated computing,
- * "GPU instances"); Inferentia/Trainium families are accelerators but not GPUs. */
-static const char *const default_families[] = {
-    "g3",  "g3s", "g4ad", "g4dn", "g5",  "g5g",  "g6", "g6e", "g6f",  "gr6",     "gr6f",
-    "g7e", "p2",  "p3",   "p3dn", "p4d", "p4de", "p5", "p5e", "p5en", "p6-b200", "p6e-gb200",
+/* The default classes. Families: EC2 accelerated computing instance families by
+ * accelerator (NVIDIA GPUs; AMD Radeon Pro V520 in g4ad; Inferentia and Trainium;
+ * Habana Gaudi in dl1). Resources: the device plugins' extended resources (NVIDIA:
+ * whole GPUs, MIG slices nvidia.com/mig-<profile>, time-sliced nvidia.com/gpu.shared;
+ * AWS Neuron: devices and cores). Instance requirements: the labels of
+ * aws/karpenter-provider-aws pkg/providers/instancetype/types.go (GPUs by
+ * instance-gpu-manufacturer, Neuron devices by instance-accelerator-manufacturer). */
+typedef struct {
+    const char *name, *taint_key, *taint_value, *label_value;
+    const char *resources[4];
+    const char *families[24];
+    const char *req_key;
+    const char *req_values[2];
+} default_class_t;
+
+static const default_class_t default_classes[] = {
+    {"nvidia",
+     "gpu",
+     "true",
+     "nvidia-gpu",
+     {"nvidia.com/gpu", "nvidia.com/mig-*", "nvidia.com/gpu.shared"},
+     {"g3", "g3s", "g4dn", "g5",  "g5g",  "g6", "g6e", "g6f",  "gr6",     "gr6f",     "g7e",
+      "p2", "p3",  "p3dn", "p4d", "p4de", "p5", "p5e", "p5en", "p6-b200", "p6e-gb200"},
+     K_GPU_MANUFACTURER,
+     {"nvidia"}},
+    {"amd", "amd.com/gpu", "", "amd-gpu", {"amd.com/gpu"}, {"g4ad"}, K_GPU_MANUFACTURER, {"amd"}},
+    {"neuron",
+     "aws.amazon.com/neuron",
+     "",
+     "aws-neuron",
+     {"aws.amazon.com/neuron", "aws.amazon.com/neuroncore", "aws.amazon.com/neurondevice"},
+     {"inf1", "inf2", "trn1", "trn1n", "trn2", "trn2u"},
+     K_ACCEL_MANUFACTURER,
+     {"aws"}},
+    {"gaudi",
+     "habana.ai/gaudi",
+     "",
+     "habana-gaudi",
+     {"habana.ai/gaudi"},
+     {"dl1"},
+     K_GPU_MANUFACTURER,
+     {"habana"}},
 };
-static const char *const default_resources[] = {
-    "nvidia.com/gpu", "amd.com/gpu", "aws.amazon.com/neuron", "aws.amazon.com/neuroncore"};
+
+static size_t count_strs(const char *const *v, size_t max)
+{
+    size_t n = 0;
+    while (n < max && v[n])
+        n++;
+    return n;
+}
 
 /* ---- policy ----------------------------------------------------------------- */
 
@@ -59,6 +102,37 @@ nw_rc_t nw_gpu_policy_set_list(char ***list, size_t *n, const char *const *v, si
     return NW_OK;
 }
 
+void nw_gpu_policy_class_cleanup(nw_accel_class_t *c)
+{
+    free(c->name);
+    free(c->taint_key);
+    free(c->taint_value);
+    free(c->label_value);
+    free_list(c->resources, c->nresources);
+    free_list(c->families, c->nfamilies);
+    free(c->req_key);
+    free_list(c->req_values, c->nreq_values);
+    memset(c, 0, sizeof *c);
+}
+
+static nw_rc_t class_from_default(nw_accel_class_t *c, const default_class_t *d)
+{
+    memset(c, 0, sizeof *c);
+    if (nw_gpu_policy_set_str(&c->name, d->name) ||
+        nw_gpu_policy_set_str(&c->taint_key, d->taint_key) ||
+        nw_gpu_policy_set_str(&c->taint_value, d->taint_value) ||
+        nw_gpu_policy_set_str(&c->label_value, d->label_value) ||
+        nw_gpu_policy_set_list(&c->resources, &c->nresources, d->resources,
+                               count_strs(d->resources, 4)) ||
+        nw_gpu_policy_set_list(&c->families, &c->nfamilies, d->families,
+                               count_strs(d->families, 24)) ||
+        nw_gpu_policy_set_str(&c->req_key, d->req_key) ||
+        nw_gpu_policy_set_list(&c->req_values, &c->nreq_values, d->req_values,
+                               count_strs(d->req_values, 2)))
+        return NW_ENOMEM;
+    return NW_OK;
+}
+
 nw_rc_t nw_gpu_policy_init(nw_gpu_policy_t *p, const char *self_namespace)
 {
     memset(p, 0, sizeof *p);
@@ -67,17 +141,17 @@ nw_rc_t nw_gpu_policy_init(nw_gpu_policy_t *p, const char *self_namespace)
     const char *exempt[2] = {"kube-system", self_namespace};
     size_t nexempt =
         (self_namespace && *self_namespace && strcmp(self_namespace, "kube-system")) ? 2 : 1;
-    if (nw_gpu_policy_set_str(&p->taint_key, "gpu") ||
-        nw_gpu_policy_set_str(&p->taint_value, "true") ||
-        nw_gpu_policy_set_str(&p->label_key, "node.accelerator") ||
-        nw_gpu_policy_set_str(&p->label_value, "nvidia-gpu") ||
-        nw_gpu_policy_set_list(&p->resources, &p->nresources, default_resources,
-                               sizeof default_resources / sizeof default_resources[0]) ||
-        nw_gpu_policy_set_list(&p->exempt_namespaces, &p->nexempt, exempt, nexempt) ||
-        nw_gpu_policy_set_list(&p->families, &p->nfamilies, default_families,
-                               sizeof default_families / sizeof default_families[0])) {
+    if (nw_gpu_policy_set_str(&p->label_key, "node.accelerator") ||
+        nw_gpu_policy_set_list(&p->exempt_namespaces, &p->nexempt, exempt, nexempt)) {
         nw_gpu_policy_cleanup(p);
         return NW_ENOMEM;
+    }
+    for (size_t i = 0; i < sizeof default_classes / sizeof default_classes[0]; i++) {
+        p->nclasses++;
+        if (class_from_default(&p->classes[i], &default_classes[i]) != NW_OK) {
+            nw_gpu_policy_cleanup(p);
+            return NW_ENOMEM;
+        }
     }
     return NW_OK;
 }
@@ -86,20 +160,44 @@ void nw_gpu_policy_cleanup(nw_gpu_policy_t *p)
 {
     if (!p)
         return;
-    free(p->taint_key);
-    free(p->taint_value);
     free(p->label_key);
-    free(p->label_value);
-    free_list(p->resources, p->nresources);
     free_list(p->exempt_namespaces, p->nexempt);
-    free_list(p->families, p->nfamilies);
+    for (size_t i = 0; i < p->nclasses; i++)
+        nw_gpu_policy_class_cleanup(&p->classes[i]);
     memset(p, 0, sizeof *p);
 }
 
-nw_taint_t nw_gpu_policy_taint(const nw_gpu_policy_t *p)
+nw_accel_class_t *nw_gpu_policy_class(nw_gpu_policy_t *p, const char *name)
 {
-    nw_taint_t t = {p->taint_key, p->taint_value, p->taint_effect};
+    for (size_t i = 0; i < p->nclasses; i++)
+        if (strcmp(p->classes[i].name, name) == 0)
+            return &p->classes[i];
+    return NULL;
+}
+
+nw_taint_t nw_gpu_class_taint(const nw_gpu_policy_t *p, const nw_accel_class_t *c)
+{
+    nw_taint_t t = {c->taint_key, c->taint_value, p->taint_effect};
     return t;
+}
+
+bool nw_gpu_class_has_resource(const nw_accel_class_t *c, const char *res)
+{
+    for (size_t i = 0; i < c->nresources; i++) {
+        const char *r = c->resources[i];
+        size_t n = strlen(r);
+        if (n > 0 && r[n - 1] == '*' ? strncmp(res, r, n - 1) == 0 : strcmp(res, r) == 0)
+            return true;
+    }
+    return false;
+}
+
+int nw_gpu_resource_class(const nw_gpu_policy_t *p, const char *res)
+{
+    for (size_t i = 0; i < p->nclasses; i++)
+        if (nw_gpu_class_has_resource(&p->classes[i], res))
+            return (int)i;
+    return -1;
 }
 
 bool nw_gpu_in_list(char *const *v, size_t n, const char *s)
@@ -110,22 +208,45 @@ bool nw_gpu_in_list(char *const *v, size_t n, const char *s)
     return false;
 }
 
+int nw_gpu_family_class(const nw_gpu_policy_t *p, const char *family)
+{
+    for (size_t i = 0; family && i < p->nclasses; i++)
+        if (nw_gpu_in_list(p->classes[i].families, p->classes[i].nfamilies, family))
+            return (int)i;
+    return -1;
+}
+
 bool nw_gpu_family_is_gpu(const nw_gpu_policy_t *p, const char *family)
 {
-    return family && nw_gpu_in_list(p->families, p->nfamilies, family);
+    return nw_gpu_family_class(p, family) >= 0;
 }
 
 /* family of an instance type name: the part before the first '.' */
-bool nw_gpu_type_is_gpu(const nw_gpu_policy_t *p, const char *type)
+int nw_gpu_type_name_class(const nw_gpu_policy_t *p, const char *type)
 {
     const char *dot = strchr(type, '.');
     size_t n = dot ? (size_t)(dot - type) : strlen(type);
     char fam[64];
     if (n == 0 || n >= sizeof fam)
-        return false;
+        return -1;
     memcpy(fam, type, n);
     fam[n] = '\0';
-    return nw_gpu_family_is_gpu(p, fam);
+    return nw_gpu_family_class(p, fam);
+}
+
+int nw_gpu_type_class(const nw_gpu_policy_t *p, const char *(*get)(const char *key, void *arg),
+                      void *arg)
+{
+    int c = nw_gpu_family_class(p, get(K_FAMILY, arg));
+    if (c >= 0)
+        return c;
+    for (size_t i = 0; i < p->nclasses; i++) {
+        const nw_accel_class_t *k = &p->classes[i];
+        const char *v = k->req_key && *k->req_key ? get(k->req_key, arg) : NULL;
+        if (v && nw_gpu_in_list(k->req_values, k->nreq_values, v))
+            return (int)i;
+    }
+    return -1;
 }
 
 /* ---- small JSON helpers ------------------------------------------------------- */
@@ -195,9 +316,9 @@ cJSON *nw_gpu_wrap_array(cJSON *inner)
     return a;
 }
 
-void nw_gpu_taint_text(const nw_gpu_policy_t *p, char *buf, size_t n)
+void nw_gpu_taint_text(const nw_gpu_policy_t *p, const nw_accel_class_t *c, char *buf, size_t n)
 {
-    nw_taint_t t = nw_gpu_policy_taint(p);
+    nw_taint_t t = nw_gpu_class_taint(p, c);
     nw_taint_format(&t, buf, n);
 }
 

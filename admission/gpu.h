@@ -1,18 +1,22 @@
 /*
- * admission/gpu.h — the GPU isolation policy, enforced at admission (issue 4).
+ * admission/gpu.h — the accelerator isolation policy, enforced at admission (issues 4, 20).
  *
- * GPU nodes carry a taint (default gpu=true:NoSchedule) and a label (default
- * node.accelerator=nvidia-gpu). The policy keeps both sides of that contract
- * whole:
- *   - a Pod that requests a GPU resource gets the toleration and a node selector
- *     for the label; one whose constraints can only be met by non-GPU nodes is
- *     denied;
- *   - a Pod without a GPU request that tolerates the GPU taint gets required
- *     node affinity excluding GPU nodes;
- *   - a NodePool whose requirements can only yield GPU instances (or whose
- *     template labels carry the GPU label) gets the taint and the label; any
- *     other NodePool gets a requirement excluding GPU instance types; pools that
- *     are ambiguous or contradictory are denied.
+ * The policy knows a list of accelerator classes (defaults: NVIDIA, AMD, AWS Neuron,
+ * Habana Gaudi; docs/admission.md). Each class has its extended resources (exact names
+ * or prefixes ending in '*', e.g. nvidia.com/mig-*), its instance families, an instance
+ * requirement that selects its types among the catalog's accelerator labels (e.g.
+ * karpenter.k8s.aws/instance-gpu-manufacturer In [nvidia]), its taint and its value of
+ * the node label (default key node.accelerator). The policy keeps every class whole:
+ *   - a Pod that requests a class's resources gets that class's toleration and a node
+ *     selector for its label value; one whose constraints admit no node of the class is
+ *     denied, and so is one that requests the resources of two classes;
+ *   - a Pod without an accelerator request that tolerates a class's taint gets required
+ *     node affinity excluding that class's nodes;
+ *   - a NodePool whose requirements can only yield accelerator instances (or whose
+ *     template labels carry a class's label value) is a pool of one class: it gets the
+ *     class's taint, label and (when its requirements also admit other classes) the
+ *     class's instance requirement; any other NodePool gets requirements excluding every
+ *     class's instance types; pools that are ambiguous or contradictory are denied.
  * DaemonSet pods, exempt namespaces and objects annotated
  * `nodewarden.io/gpu-policy: skip` are left alone. In warn mode every denial
  * becomes an admission warning (patches still apply).
@@ -35,26 +39,40 @@
 #define NW_GPU_SKIP_ANNOTATION "nodewarden.io/gpu-policy"
 #define NW_GPU_COUNT_KEY "karpenter.k8s.aws/instance-gpu-count"
 
-typedef struct nw_gpu_policy {
-    bool enabled;      /* false: the policy does nothing */
-    bool warn_only;    /* mode warn: denials become warnings */
-    char *taint_key;   /* owned */
-    char *taint_value; /* owned, "" for none */
-    nw_taint_effect_t taint_effect;
-    char *label_key;   /* owned */
-    char *label_value; /* owned */
-    char **resources;  /* owned list of GPU resource names */
+#define NW_ACCEL_COUNT_KEY "karpenter.k8s.aws/instance-accelerator-count"
+#define NW_GPU_MAX_CLASSES 8
+
+/* One accelerator class. All strings owned by the policy. */
+typedef struct {
+    char *name;        /* "nvidia", "amd", "neuron", "gaudi" */
+    char *taint_key;   /* the class's taint */
+    char *taint_value; /* "" for none */
+    char *label_value; /* its value of the policy's node label */
+    char **resources;  /* extended resource names; "prefix*" matches by prefix */
     size_t nresources;
+    char **families; /* its instance families (g5, inf2, ...) */
+    size_t nfamilies;
+    char *req_key; /* instance requirement of its types: req_key In req_values */
+    char **req_values;
+    size_t nreq_values;
+} nw_accel_class_t;
+
+typedef struct nw_gpu_policy {
+    bool enabled;   /* false: the policy does nothing */
+    bool warn_only; /* mode warn: denials become warnings */
+    nw_taint_effect_t taint_effect;
+    char *label_key;          /* owned; the node label every class sets to its label_value */
     char **exempt_namespaces; /* owned */
     size_t nexempt;
-    char **families; /* owned list of GPU instance families (g5, p4d, ...) */
-    size_t nfamilies;
+    nw_accel_class_t classes[NW_GPU_MAX_CLASSES];
+    size_t nclasses;
 } nw_gpu_policy_t;
 
-/** Fill p with the defaults (enforce; gpu=true:NoSchedule; node.accelerator=nvidia-gpu;
- * nvidia.com/gpu, amd.com/gpu, aws.amazon.com/neuron, aws.amazon.com/neuroncore;
- * exempt kube-system and self_namespace (if non-empty); the AWS GPU families).
- * NW_ENOMEM on allocation failure (p is then cleaned up). */
+/** Fill p with the defaults (enforce; effect NoSchedule; label key node.accelerator;
+ * the classes nvidia (gpu=true, nvidia-gpu), amd (amd.com/gpu, amd-gpu), neuron
+ * (aws.amazon.com/neuron, aws-neuron) and gaudi (habana.ai/gaudi, habana-gaudi) with
+ * their resources, families and instance requirements; exempt kube-system and
+ * self_namespace (if non-empty)). NW_ENOMEM on allocation failure (p is then cleaned up). */
 nw_rc_t nw_gpu_policy_init(nw_gpu_policy_t *p, const char *self_namespace);
 
 /** Free what p owns. NULL-safe. */
@@ -66,24 +84,49 @@ nw_rc_t nw_gpu_policy_set_list(char ***list, size_t *n, const char *const *v, si
 /** Replace one owned string field with a copy of s. */
 nw_rc_t nw_gpu_policy_set_str(char **field, const char *s);
 
-/** The GPU taint as a nw_taint_t view (borrowed strings, valid while p lives). */
-nw_taint_t nw_gpu_policy_taint(const nw_gpu_policy_t *p);
+/** The class named name, or NULL. */
+nw_accel_class_t *nw_gpu_policy_class(nw_gpu_policy_t *p, const char *name);
 
-/** Is an instance family (m6i, g5, p4d...) a GPU family under p. */
+/** Free what class c owns (the policy's cleanup does this for every class). */
+void nw_gpu_policy_class_cleanup(nw_accel_class_t *c);
+
+/** A class's taint as a nw_taint_t view (borrowed strings, valid while p lives). */
+nw_taint_t nw_gpu_class_taint(const nw_gpu_policy_t *p, const nw_accel_class_t *c);
+
+/** Does resource name `res` belong to class c (exact name, or a "prefix*" entry). */
+bool nw_gpu_class_has_resource(const nw_accel_class_t *c, const char *res);
+
+/** Index of the class whose resources include res, or -1. */
+int nw_gpu_resource_class(const nw_gpu_policy_t *p, const char *res);
+
+/** Index of the class with this instance family (m6i, g5, inf2...), or -1. */
+int nw_gpu_family_class(const nw_gpu_policy_t *p, const char *family);
+
+/** Is an instance family an accelerator family of some class under p. */
 bool nw_gpu_family_is_gpu(const nw_gpu_policy_t *p, const char *family);
+
+/** Index of the class an instance type belongs to, judged from its labels as the
+ * catalog gives them (karpenter.k8s.aws/instance-family and the class's instance
+ * requirement label), or -1 for none. get(key, arg) returns a label value or NULL. */
+int nw_gpu_type_class(const nw_gpu_policy_t *p, const char *(*get)(const char *key, void *arg),
+                      void *arg);
 
 /* ---- Pods ---------------------------------------------------------------- */
 
 typedef struct {
-    bool requests_gpu;        /* some container/init container requests or limits a GPU */
-    bool daemonset;           /* owned by a DaemonSet */
-    bool exempt_namespace;    /* namespace is exempt */
-    bool skip;                /* annotated nodewarden.io/gpu-policy: skip */
-    bool tolerates_taint;     /* some toleration tolerates the GPU taint */
-    bool selects_label;       /* nodeSelector or required affinity constrains the label key */
-    bool requires_gpu_label;  /* every way to schedule it needs label=value */
-    bool excludes_gpu_label;  /* no way to schedule it admits label=value */
-    bool every_term_excludes; /* required affinity present and each term excludes GPU nodes */
+    bool requests_gpu;     /* some container/init container requests or limits a class's resource */
+    int cls;               /* the requested class (index), -1 none */
+    unsigned requested;    /* bit i: the pod requests a resource of class i */
+    bool daemonset;        /* owned by a DaemonSet */
+    bool exempt_namespace; /* namespace is exempt */
+    bool skip;             /* annotated nodewarden.io/gpu-policy: skip */
+    bool tolerates_taint;  /* some toleration tolerates the requested class's taint */
+    bool selects_label;    /* nodeSelector or required affinity constrains the label key */
+    bool requires_gpu_label;  /* every way to schedule it needs label=the class's value */
+    bool excludes_gpu_label;  /* no way to schedule it admits label=the class's value */
+    bool every_term_excludes; /* required affinity present and each term excludes the class */
+    unsigned open_to;  /* (no request) bit i: tolerates class i's taint and admits its nodes */
+    unsigned requires; /* (no request) bit i: can only schedule on class i's nodes */
 } nw_gpu_pod_info_t;
 
 /** Analyse a Pod object (namespace from the request, may be NULL to use the
@@ -111,18 +154,24 @@ size_t nw_gpu_pod_problems(const nw_gpu_policy_t *p, const cJSON *pod, const cha
 
 typedef struct {
     bool skip;         /* annotated nodewarden.io/gpu-policy: skip */
-    bool gpu_only;     /* requirements can only yield GPU instances */
-    bool excludes_gpu; /* requirements exclude GPU instances */
-    bool has_label;    /* template labels carry label=value */
-    bool has_taint;    /* template taints carry the GPU taint */
-    bool gpu_limits;   /* spec.limits names a GPU resource */
+    bool gpu_only;     /* requirements can only yield accelerator instances */
+    bool excludes_gpu; /* requirements exclude every class's instances */
+    unsigned possible; /* bit i: the requirements admit class i's instance types */
+    bool several;      /* a family/type list names instance types of several classes */
+    int cls;           /* the pool's class (label, taint, or the first possible), -1 none */
+    int label_cls;     /* class whose label value the template labels carry, -1 none */
+    int taint_cls;     /* class whose exact taint the template carries, -1 none */
+    bool has_label;    /* template labels carry label=the class's value */
+    bool has_taint;    /* template taints carry the class's taint */
+    bool gpu_limits;   /* spec.limits names an accelerator resource */
     char why[160];     /* which requirement decided gpu_only / excludes_gpu */
 } nw_gpu_pool_info_t;
 
 /** Analyse a NodePool object. */
 void nw_gpu_pool_analyze(const nw_gpu_policy_t *p, const cJSON *nodepool, nw_gpu_pool_info_t *out);
 
-/** Is the pool a GPU pool (GPU-only requirements, or the GPU label as explicit intent). */
+/** Is the pool an accelerator pool (accelerator-only requirements, or a class's label
+ * as explicit intent); then info->cls is its class. */
 bool nw_gpu_pool_is_gpu(const nw_gpu_pool_info_t *info);
 
 /** Append the NodePool's GPU patch ops to patch (computed against nodepool as given)
@@ -138,14 +187,15 @@ size_t nw_gpu_pool_problems(const nw_gpu_policy_t *p, const cJSON *nodepool, boo
 
 /** Does this userData (plain text as in EC2NodeClass spec.userData: a shell script,
  * MIME multipart, or kubeadm/kubelet configuration YAML) make the kubelet register
- * with the GPU taint? Looks at every --register-with-taints flag value, and reads as
+ * with class c's taint? Looks at every --register-with-taints flag value, and reads as
  * YAML (common/yaml.h) the userData itself, its shell here-documents and its MIME parts
  * for the registerWithTaints list of a KubeletConfiguration or the
  * nodeRegistration.taints of a kubeadm JoinConfiguration/InitConfiguration. */
-bool nw_gpu_userdata_registers_taint(const nw_gpu_policy_t *p, const char *userdata);
+bool nw_gpu_userdata_registers_taint(const nw_gpu_policy_t *p, const nw_accel_class_t *c,
+                                     const char *userdata);
 
-/** Cross-object check: a GPU NodePool whose EC2NodeClass userData registers the
- * kubelet without the GPU taint gets a warning in res (the node is schedulable by
+/** Cross-object check: an accelerator NodePool whose EC2NodeClass userData registers
+ * the kubelet without its class's taint gets a warning in res (the node is schedulable by
  * generic pods until nodewarden applies the taint at registration). nodeclass may
  * be NULL (then nothing is said). */
 nw_rc_t nw_gpu_pool_crosscheck(const nw_gpu_policy_t *p, const cJSON *nodepool,

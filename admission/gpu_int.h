@@ -16,14 +16,18 @@
 #define K_GPU_MANUFACTURER "karpenter.k8s.aws/instance-gpu-manufacturer"
 #define K_GPU_NAME "karpenter.k8s.aws/instance-gpu-name"
 #define K_GPU_MEMORY "karpenter.k8s.aws/instance-gpu-memory"
+#define K_GPU_PREFIX "karpenter.k8s.aws/instance-gpu-"
+#define K_ACCEL_NAME "karpenter.k8s.aws/instance-accelerator-name"
+#define K_ACCEL_MANUFACTURER "karpenter.k8s.aws/instance-accelerator-manufacturer"
+#define K_ACCEL_PREFIX "karpenter.k8s.aws/instance-accelerator-"
 #define K_TYPE NW_LABEL_INSTANCE_TYPE
 #define K_TYPE_BETA "beta.kubernetes.io/instance-type"
 
 /** s is one of v[0..n). */
 bool nw_gpu_in_list(char *const *v, size_t n, const char *s);
 
-/** An instance type ("g5.xlarge") of a GPU family of the policy. */
-bool nw_gpu_type_is_gpu(const nw_gpu_policy_t *p, const char *type);
+/** The class of an instance type name ("g5.xlarge") by its family, or -1. */
+int nw_gpu_type_name_class(const nw_gpu_policy_t *p, const char *type);
 
 /** c itself when it is an array or object (to iterate over), else NULL. */
 const cJSON *nw_gpu_kids(const cJSON *c);
@@ -43,7 +47,7 @@ cJSON *nw_gpu_wrap(const char *key, cJSON *inner);
 /** [inner] (inner taken); NULL on OOM. */
 cJSON *nw_gpu_wrap_array(cJSON *inner);
 
-/** The policy's taint as "key=value:Effect". */
-void nw_gpu_taint_text(const nw_gpu_policy_t *p, char *buf, size_t n);
+/** Class c's taint as "key=value:Effect". */
+void nw_gpu_taint_text(const nw_gpu_policy_t *p, const nw_accel_class_t *c, char *buf, size_t n);
 
 #endif

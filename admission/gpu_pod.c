@@ -1,4 +1,4 @@
-/* admission/gpu_pod.c — the GPU isolation policy for Pods (admission/gpu.h). */
+/* admission/gpu_pod.c — the accelerator isolation policy for Pods (admission/gpu.h). */
 #include "admission/gpu.h"
 
 #include <errno.h>
@@ -102,55 +102,57 @@ static bool pod_admits(const nw_gpu_policy_t *p, const cJSON *spec, const char *
 
 /* ---- pods ------------------------------------------------------------------------ */
 
-static bool resources_name_gpu(const nw_gpu_policy_t *p, const cJSON *resources)
+/* bit i set: the resource map names a resource of class i */
+static unsigned resources_classes(const nw_gpu_policy_t *p, const cJSON *resources)
 {
     static const char *const parts[] = {"requests", "limits"};
+    unsigned m = 0;
     for (size_t i = 0; i < 2; i++) {
-        const cJSON *m = nw_json_get(resources, parts[i]);
         const cJSON *r;
-        cJSON_ArrayForEach(r, nw_gpu_kids(m))
+        cJSON_ArrayForEach(r, nw_gpu_kids(nw_json_get(resources, parts[i])))
         {
-            if (r->string && nw_gpu_in_list(p->resources, p->nresources, r->string))
-                return true;
+            int c = r->string ? nw_gpu_resource_class(p, r->string) : -1;
+            if (c >= 0)
+                m |= 1u << c;
         }
     }
-    return false;
+    return m;
 }
 
-static const char *pod_gpu_resource(const nw_gpu_policy_t *p, const cJSON *spec)
+static unsigned pod_requested_classes(const nw_gpu_policy_t *p, const cJSON *spec)
 {
     static const char *const lists[] = {"containers", "initContainers"};
+    unsigned m = 0;
     for (size_t l = 0; l < 2; l++) {
         const cJSON *c;
-        const cJSON *arr = nw_json_get(spec, lists[l]);
-        cJSON_ArrayForEach(c, nw_gpu_kids(arr))
+        cJSON_ArrayForEach(c, nw_gpu_kids(nw_json_get(spec, lists[l])))
         {
-            if (resources_name_gpu(p, nw_json_get(c, "resources")))
-                return "gpu";
+            m |= resources_classes(p, nw_json_get(c, "resources"));
         }
     }
-    if (resources_name_gpu(p, nw_json_get(spec, "resources")))
-        return "gpu";
-    return NULL;
+    return m | resources_classes(p, nw_json_get(spec, "resources"));
 }
 
-static bool pod_tolerates(const nw_gpu_policy_t *p, const cJSON *spec)
+static bool pod_tolerates(const nw_gpu_policy_t *p, const nw_accel_class_t *c,
+                          const nw_tolerations_t *tols)
 {
-    nw_tolerations_t tols;
-    nw_err_t err = {0};
-    if (nw_tolerations_parse(nw_json_get(spec, "tolerations"), "spec.tolerations", &tols, &err) !=
-        NW_OK)
-        return false;
-    nw_taint_t taint = nw_gpu_policy_taint(p);
-    bool ok = nw_tolerations_tolerate(&tols, &taint);
-    nw_tolerations_cleanup(&tols);
-    return ok;
+    nw_taint_t taint = nw_gpu_class_taint(p, c);
+    return nw_tolerations_tolerate(tols, &taint);
+}
+
+static int lowest_bit(unsigned m)
+{
+    for (int i = 0; i < NW_GPU_MAX_CLASSES; i++)
+        if (m & (1u << i))
+            return i;
+    return -1;
 }
 
 void nw_gpu_pod_analyze(const nw_gpu_policy_t *p, const cJSON *pod, const char *ns,
                         nw_gpu_pod_info_t *out)
 {
     memset(out, 0, sizeof *out);
+    out->cls = -1;
     const cJSON *meta = nw_json_get(pod, "metadata");
     const cJSON *spec = nw_json_get(pod, "spec");
     if (!ns || !*ns)
@@ -165,8 +167,13 @@ void nw_gpu_pod_analyze(const nw_gpu_policy_t *p, const cJSON *pod, const char *
         if (kind && strcmp(kind, "DaemonSet") == 0)
             out->daemonset = true;
     }
-    out->requests_gpu = pod_gpu_resource(p, spec) != NULL;
-    out->tolerates_taint = pod_tolerates(p, spec);
+    out->requested = pod_requested_classes(p, spec);
+    out->requests_gpu = out->requested != 0;
+    out->cls = lowest_bit(out->requested);
+    nw_tolerations_t tols;
+    nw_err_t err = {0};
+    bool tols_ok = nw_tolerations_parse(nw_json_get(spec, "tolerations"), "spec.tolerations", &tols,
+                                        &err) == NW_OK;
     bool mentions = nw_json_get(nw_json_get(spec, "nodeSelector"), p->label_key) != NULL;
     const cJSON *terms = required_terms(spec);
     const cJSON *t;
@@ -175,37 +182,70 @@ void nw_gpu_pod_analyze(const nw_gpu_policy_t *p, const cJSON *pod, const char *
         term_admits(t, p->label_key, NULL, &mentions);
     }
     out->selects_label = mentions;
-    bool admits_gpu = pod_admits(p, spec, p->label_value);
     bool admits_cpu = pod_admits(p, spec, NULL);
-    out->requires_gpu_label = !admits_cpu && admits_gpu;
-    out->excludes_gpu_label = !admits_gpu;
-    out->every_term_excludes = cJSON_GetArraySize(terms) > 0 && !admits_gpu && admits_cpu;
+    for (size_t i = 0; i < p->nclasses; i++) {
+        const nw_accel_class_t *c = &p->classes[i];
+        bool admits = pod_admits(p, spec, c->label_value);
+        bool tolerates = tols_ok && pod_tolerates(p, c, &tols);
+        if ((int)i == out->cls) {
+            out->tolerates_taint = tolerates;
+            out->requires_gpu_label = !admits_cpu && admits;
+            out->excludes_gpu_label = !admits;
+            out->every_term_excludes = cJSON_GetArraySize(terms) > 0 && !admits && admits_cpu;
+        }
+        if (tolerates && admits && admits_cpu)
+            out->open_to |= 1u << i;
+        if (!admits_cpu && admits)
+        out->requires |= 1u << i;
+    }
+    if (tols_ok)
+        nw_tolerations_cleanup(&tols);
 }
 
-static cJSON *gpu_toleration_json(const nw_gpu_policy_t *p)
+static cJSON *gpu_toleration_json(const nw_gpu_policy_t *p, const nw_accel_class_t *c)
 {
-    int has_value = p->taint_value && *p->taint_value;
-    return nw_json_strings("key", p->taint_key, "operator", has_value ? "Equal" : "Exists", "value",
-                           has_value ? p->taint_value : NULL, "effect",
+    int has_value = c->taint_value && *c->taint_value;
+    return nw_json_strings("key", c->taint_key, "operator", has_value ? "Equal" : "Exists", "value",
+                           has_value ? c->taint_value : NULL, "effect",
                            nw_taint_effect_str(p->taint_effect), (const char *)NULL);
 }
 
-static cJSON *exclude_expr_json(const nw_gpu_policy_t *p)
+/* label_key NotIn [the label values of the classes in mask] */
+static cJSON *exclude_expr_json(const nw_gpu_policy_t *p, unsigned mask)
 {
     cJSON *e = nw_json_strings("key", p->label_key, "operator", "NotIn", (const char *)NULL);
     cJSON *vals = e ? cJSON_AddArrayToObject(e, "values") : NULL;
-    cJSON *v = vals ? cJSON_CreateString(p->label_value) : NULL;
-    if (!v) {
+    if (!vals) {
         cJSON_Delete(e);
         return NULL;
     }
-    cJSON_AddItemToArray(vals, v);
+    for (size_t i = 0; i < p->nclasses; i++) {
+        if (!(mask & (1u << i)))
+            continue;
+        cJSON *v = cJSON_CreateString(p->classes[i].label_value);
+        if (!v) {
+            cJSON_Delete(e);
+            return NULL;
+        }
+        cJSON_AddItemToArray(vals, v);
+    }
     return e;
 }
 
-/* Add the NotIn expression to every required term that admits GPU nodes (or create
- * the required affinity with one term). */
-static nw_rc_t patch_exclude_gpu(const nw_gpu_policy_t *p, const cJSON *spec, nw_jsonpatch_t *patch)
+/* the classes of mask whose label value term admits */
+static unsigned term_admitted(const nw_gpu_policy_t *p, const cJSON *term, unsigned mask)
+{
+    unsigned m = 0;
+    for (size_t i = 0; i < p->nclasses; i++)
+        if ((mask & (1u << i)) && term_admits(term, p->label_key, p->classes[i].label_value, NULL))
+            m |= 1u << i;
+    return m;
+}
+
+/* Add a NotIn expression to every required term that admits nodes of the classes in
+ * mask (or create the required affinity with one term). */
+static nw_rc_t patch_exclude_gpu(const nw_gpu_policy_t *p, const cJSON *spec, unsigned mask,
+                                 nw_jsonpatch_t *patch)
 {
     const cJSON *aff = nw_json_get(spec, "affinity");
     const cJSON *na = nw_json_get(aff, "nodeAffinity");
@@ -214,7 +254,7 @@ static nw_rc_t patch_exclude_gpu(const nw_gpu_policy_t *p, const cJSON *spec, nw
     const char *base = "/spec/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution";
     if (!cJSON_IsArray(terms) || cJSON_GetArraySize(terms) == 0) {
         cJSON *v = nw_gpu_wrap_array(
-            nw_gpu_wrap("matchExpressions", nw_gpu_wrap_array(exclude_expr_json(p))));
+            nw_gpu_wrap("matchExpressions", nw_gpu_wrap_array(exclude_expr_json(p, mask))));
         if (req) {
             char path[160];
             snprintf(path, sizeof path, "%s/nodeSelectorTerms", base);
@@ -232,16 +272,18 @@ static nw_rc_t patch_exclude_gpu(const nw_gpu_policy_t *p, const cJSON *spec, nw
     const cJSON *t;
     cJSON_ArrayForEach(t, terms)
     {
-        if (term_admits(t, p->label_key, p->label_value, NULL)) {
+        unsigned m = term_admitted(p, t, mask);
+        if (m) {
             char path[200];
             const cJSON *exprs = nw_json_get(t, "matchExpressions");
             nw_rc_t rc;
             if (cJSON_IsArray(exprs)) {
                 snprintf(path, sizeof path, "%s/nodeSelectorTerms/%d/matchExpressions/-", base, i);
-                rc = nw_gpu_patch_add_owned(patch, path, exclude_expr_json(p));
+                rc = nw_gpu_patch_add_owned(patch, path, exclude_expr_json(p, m));
             } else {
                 snprintf(path, sizeof path, "%s/nodeSelectorTerms/%d/matchExpressions", base, i);
-                rc = nw_gpu_patch_add_owned(patch, path, nw_gpu_wrap_array(exclude_expr_json(p)));
+                rc =
+                    nw_gpu_patch_add_owned(patch, path, nw_gpu_wrap_array(exclude_expr_json(p, m)));
             }
             if (rc != NW_OK)
                 return rc;
@@ -273,10 +315,11 @@ nw_rc_t nw_gpu_pod_patch(const nw_gpu_policy_t *p, const cJSON *pod, const char 
         return NW_OK;
     nw_rc_t rc = NW_OK;
     if (in.requests_gpu) {
-        if (in.excludes_gpu_label)
+        if (in.excludes_gpu_label || (in.requested & (in.requested - 1)))
             return NW_OK; /* denied by validation; nothing sensible to add */
+        const nw_accel_class_t *c = &p->classes[in.cls];
         if (!in.tolerates_taint) {
-            cJSON *tol = gpu_toleration_json(p);
+            cJSON *tol = gpu_toleration_json(p, c);
             if (cJSON_IsArray(nw_json_get(spec, "tolerations")))
                 rc = nw_gpu_patch_add_owned(patch, "/spec/tolerations/-", tol);
             else
@@ -291,19 +334,36 @@ nw_rc_t nw_gpu_pod_patch(const nw_gpu_policy_t *p, const cJSON *pod, const char 
                 if (nw_jsonpatch_escape(p->label_key, tok, sizeof tok) != NW_OK)
                     return NW_ERANGE;
                 snprintf(path, sizeof path, "/spec/nodeSelector/%s", tok);
-                cJSON *v = cJSON_CreateString(p->label_value);
+                cJSON *v = cJSON_CreateString(c->label_value);
                 rc = nw_gpu_patch_add_owned(patch, path, v);
             } else {
-                cJSON *m = nw_json_strings(p->label_key, p->label_value, (const char *)NULL);
+                cJSON *m = nw_json_strings(p->label_key, c->label_value, (const char *)NULL);
                 rc = nw_gpu_patch_add_owned(patch, "/spec/nodeSelector", m);
             }
         }
         return rc;
     }
-    /* no GPU request: keep it off GPU nodes if it could otherwise land there */
-    if (in.tolerates_taint && !in.excludes_gpu_label && !in.requires_gpu_label)
-        rc = patch_exclude_gpu(p, spec, patch);
+    /* no accelerator request: keep it off the nodes of every class whose taint it
+     * tolerates and whose nodes it could otherwise land on */
+    if (in.open_to && !in.requires)
+        rc = patch_exclude_gpu(p, spec, in.open_to, patch);
     return rc;
+}
+
+/* "nvidia-gpu, aws-neuron" for the classes in mask */
+static void class_values(const nw_gpu_policy_t *p, unsigned mask, bool names, char *buf, size_t n)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < p->nclasses && off < n; i++) {
+        if (!(mask & (1u << i)))
+            continue;
+        int w = snprintf(buf + off, n - off, "%s%s", off ? ", " : "",
+                         names ? p->classes[i].name : p->classes[i].label_value);
+        if (w < 0)
+            break;
+        off += (size_t)w;
+    }
 }
 
 size_t nw_gpu_pod_problems(const nw_gpu_policy_t *p, const cJSON *pod, const char *ns,
@@ -315,44 +375,62 @@ size_t nw_gpu_pod_problems(const nw_gpu_policy_t *p, const cJSON *pod, const cha
     nw_gpu_pod_analyze(p, pod, ns, &in);
     if (pod_left_alone(&in))
         return 0;
-    char taint[128];
-    nw_gpu_taint_text(p, taint, sizeof taint);
     size_t n = 0;
+    char list[160];
+    if (in.requested & (in.requested - 1)) {
+        class_values(p, in.requested, true, list, sizeof list);
+        snprintf(msgs[n++], 512,
+                 "the pod requests the resources of more than one accelerator class (%s), and no "
+                 "node has two; request the resources of one class per pod",
+                 list);
+        return n;
+    }
     if (in.requests_gpu) {
+        const nw_accel_class_t *c = &p->classes[in.cls];
+        char taint[128];
+        nw_gpu_taint_text(p, c, taint, sizeof taint);
         if (in.excludes_gpu_label) {
             snprintf(msgs[n++], 512,
-                     "the pod requests a GPU but its nodeSelector/required node affinity only "
-                     "admit nodes without %s=%s, so it can never run on a GPU node; remove the "
-                     "constraint on %s or set it to %s",
-                     p->label_key, p->label_value, p->label_key, p->label_value);
+                     "the pod requests a GPU (%s accelerator) but its nodeSelector/required node "
+                     "affinity only admit nodes without %s=%s, so it can never run on a GPU node "
+                     "of its class; remove the constraint on %s or set it to %s",
+                     c->name, p->label_key, c->label_value, p->label_key, c->label_value);
             return n;
         }
         if (!in.tolerates_taint && n < max)
             snprintf(msgs[n++], 512,
-                     "the pod requests a GPU but does not tolerate the GPU taint %s; add the "
-                     "toleration (the mutating webhook adds it when it is registered for pods)",
-                     taint);
+                     "the pod requests a GPU (%s accelerator) but does not tolerate the GPU taint "
+                     "%s; add the toleration (the mutating webhook adds it when it is registered "
+                     "for pods)",
+                     c->name, taint);
         if (!in.requires_gpu_label && n < max)
             snprintf(msgs[n++], 512,
-                     "the pod requests a GPU but can be scheduled on nodes without %s=%s; add "
-                     "nodeSelector %s: %s (the mutating webhook adds it when it is registered "
-                     "for pods)",
-                     p->label_key, p->label_value, p->label_key, p->label_value);
+                     "the pod requests a GPU (%s accelerator) but can be scheduled on nodes "
+                     "without %s=%s; add nodeSelector %s: %s (the mutating webhook adds it when "
+                     "it is registered for pods)",
+                     c->name, p->label_key, c->label_value, p->label_key, c->label_value);
         return n;
     }
-    if (in.requires_gpu_label) {
+    if (in.requires) {
+        int k = lowest_bit(in.requires);
+        const nw_accel_class_t *c = &p->classes[k];
         snprintf(msgs[n++], 512,
                  "the pod selects GPU nodes (%s=%s) but requests no GPU resource (%s); request "
                  "a GPU or remove the selector",
-                 p->label_key, p->label_value, p->nresources ? p->resources[0] : "");
+                 p->label_key, c->label_value, c->nresources ? c->resources[0] : "");
         return n;
     }
-    if (in.tolerates_taint && !in.excludes_gpu_label)
+    if (in.open_to) {
+        int k = lowest_bit(in.open_to);
+        char taint[128];
+        nw_gpu_taint_text(p, &p->classes[k], taint, sizeof taint);
+        class_values(p, in.open_to, false, list, sizeof list);
         snprintf(msgs[n++], 512,
                  "the pod tolerates the GPU taint %s but requests no GPU, so it could land on a "
                  "GPU node; add required node affinity %s NotIn [%s] (the mutating webhook adds "
                  "it when it is registered for pods) or drop the toleration",
-                 taint, p->label_key, p->label_value);
+                 taint, p->label_key, list);
+    }
     return n;
 }
 

@@ -1,7 +1,117 @@
 #include "admission/gpu_policy.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "admission/gpu_int.h"
+
+/* One class's settings as the configuration names them. */
+typedef struct {
+    const char *name;   /* class name */
+    const char *prefix; /* "gpu" or "gpu.classes.amd": the config keys' prefix */
+    const char *taint_key, *taint_value, *label_value, *req_key;
+    const nw_strlist_t *resources, *families, *req_values;
+} class_cfg_t;
+
+static nw_rc_t oom(nw_gpu_policy_t *out, nw_err_t *err)
+{
+    nw_gpu_policy_cleanup(out);
+    return nw_err_set(err, NW_ENOMEM, "gpu", "out of memory");
+}
+
+static nw_rc_t bad(nw_gpu_policy_t *out, nw_err_t *err, const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static nw_rc_t bad(nw_gpu_policy_t *out, nw_err_t *err, const char *field, const char *fmt, ...)
+{
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    nw_gpu_policy_cleanup(out);
+    return nw_err_set(err, NW_EINVAL, field, "%s", msg);
+}
+
+/* does resource name r (itself maybe a "prefix*" entry) overlap class k's resources */
+static bool overlaps(const nw_accel_class_t *k, const char *r)
+{
+    size_t n = strlen(r);
+    if (n && r[n - 1] == '*') {
+        for (size_t i = 0; i < k->nresources; i++)
+            if (strncmp(k->resources[i], r, n - 1) == 0)
+                return true;
+    }
+    return nw_gpu_class_has_resource(k, r);
+}
+
+/* fill class c from its settings; checks against the classes before it */
+static nw_rc_t load_class(nw_gpu_policy_t *out, size_t idx, const class_cfg_t *s, nw_err_t *err)
+{
+    char f[96];
+    nw_accel_class_t *c = &out->classes[idx];
+    if (!s->taint_key || !*s->taint_key)
+        return snprintf(f, sizeof f, "%s.taint.key", s->prefix),
+               bad(out, err, f, "%s: the taint key of the %s accelerator class must be set", f,
+                   s->name);
+    if (!s->label_value || !*s->label_value)
+        return snprintf(f, sizeof f, "%s.nodeLabel.value", s->prefix),
+               bad(out, err, f, "%s: the node label value of the %s accelerator class must be set",
+                   f, s->name);
+    if (s->resources->n == 0)
+        return snprintf(f, sizeof f, "%s.resources", s->prefix),
+               bad(out, err, f, "%s: the %s accelerator class needs at least one resource", f,
+                   s->name);
+    for (size_t j = 0; j < idx; j++) {
+        const nw_accel_class_t *o = &out->classes[j];
+        if (strcmp(o->label_value, s->label_value) == 0)
+            return snprintf(f, sizeof f, "%s.nodeLabel.value", s->prefix),
+                   bad(out, err, f, "%s: \"%s\" is also the node label value of the %s class", f,
+                       s->label_value, o->name);
+        for (size_t i = 0; i < s->resources->n; i++)
+            if (overlaps(o, s->resources->v[i]))
+                return snprintf(f, sizeof f, "%s.resources", s->prefix),
+                       bad(out, err, f,
+                           "%s: %s is also a resource of the %s class; a resource belongs to one "
+                           "class",
+                           f, s->resources->v[i], o->name);
+        for (size_t i = 0; i < s->families->n; i++)
+            if (nw_gpu_in_list(o->families, o->nfamilies, s->families->v[i]))
+                return snprintf(f, sizeof f, "%s.instanceFamilies", s->prefix),
+                       bad(out, err, f, "%s: %s is also an instance family of the %s class", f,
+                           s->families->v[i], o->name);
+    }
+    out->nclasses = idx + 1;
+    if (nw_gpu_policy_set_str(&c->name, s->name) ||
+        nw_gpu_policy_set_str(&c->taint_key, s->taint_key) ||
+        nw_gpu_policy_set_str(&c->taint_value, s->taint_value ? s->taint_value : "") ||
+        nw_gpu_policy_set_str(&c->label_value, s->label_value) ||
+        nw_gpu_policy_set_str(&c->req_key, s->req_key ? s->req_key : "") ||
+        nw_gpu_policy_set_list(&c->resources, &c->nresources, (const char *const *)s->resources->v,
+                               s->resources->n) ||
+        nw_gpu_policy_set_list(&c->families, &c->nfamilies, (const char *const *)s->families->v,
+                               s->families->n) ||
+        nw_gpu_policy_set_list(&c->req_values, &c->nreq_values,
+                               (const char *const *)s->req_values->v, s->req_values->n))
+        return oom(out, err);
+    return NW_OK;
+}
+
+static class_cfg_t other_class(const char *name, const char *prefix,
+                               const struct nw_config_accel *a)
+{
+    class_cfg_t s = {name,
+                     prefix,
+                     a->taintKey,
+                     a->taintValue,
+                     a->nodeLabelValue,
+                     a->requirementKey,
+                     &a->resources,
+                     &a->instanceFamilies,
+                     &a->requirementValues};
+    return s;
+}
 
 nw_rc_t nw_srv_gpu_policy(const nw_config_t *cfg, const char *self_namespace, nw_gpu_policy_t *out,
                           nw_err_t *err)
@@ -17,19 +127,39 @@ nw_rc_t nw_srv_gpu_policy(const nw_config_t *cfg, const char *self_namespace, nw
         return nw_err_set(err, NW_EINVAL, "gpu.taint.effect",
                           "gpu.taint.effect: expected NoSchedule, PreferNoSchedule or NoExecute");
     }
-    if (!cfg->gpu.taintKey || !*cfg->gpu.taintKey || !cfg->gpu.nodeLabelKey ||
-        !*cfg->gpu.nodeLabelKey || !cfg->gpu.nodeLabelValue || !*cfg->gpu.nodeLabelValue) {
-        nw_gpu_policy_cleanup(out);
-        return nw_err_set(err, NW_EINVAL, "gpu",
-                          "gpu.taint.key, gpu.nodeLabel.key and gpu.nodeLabel.value must be set");
-    }
+    if (!cfg->gpu.nodeLabelKey || !*cfg->gpu.nodeLabelKey)
+        return bad(out, err, "gpu.nodeLabel.key", "gpu.nodeLabel.key must be set");
+    if (nw_gpu_policy_set_str(&out->label_key, cfg->gpu.nodeLabelKey))
+        return oom(out, err);
+    /* the classes: NVIDIA from the single-class settings, then those enabled */
+    for (size_t i = 0; i < out->nclasses; i++)
+        nw_gpu_policy_class_cleanup(&out->classes[i]);
+    out->nclasses = 0;
+    class_cfg_t cls[4];
+    size_t ncls = 0;
+    cls[ncls++] = (class_cfg_t){"nvidia",
+                                "gpu",
+                                cfg->gpu.taintKey,
+                                cfg->gpu.taintValue,
+                                cfg->gpu.nodeLabelValue,
+                                cfg->gpu.requirementKey,
+                                &cfg->gpu.resources,
+                                &cfg->gpu.instanceFamilies,
+                                &cfg->gpu.requirementValues};
+    if (cfg->gpu.amd.enabled)
+        cls[ncls++] = other_class("amd", "gpu.classes.amd", &cfg->gpu.amd);
+    if (cfg->gpu.neuron.enabled)
+        cls[ncls++] = other_class("neuron", "gpu.classes.neuron", &cfg->gpu.neuron);
+    if (cfg->gpu.gaudi.enabled)
+        cls[ncls++] = other_class("gaudi", "gpu.classes.gaudi", &cfg->gpu.gaudi);
+    for (size_t i = 0; i < ncls; i++)
+        if ((rc = load_class(out, i, &cls[i], err)) != NW_OK)
+            return rc;
     /* exempt: the configured namespaces plus our own */
     size_t n = cfg->gpu.exemptNamespaces.n;
     const char **ex = calloc(n + 1, sizeof *ex);
-    if (!ex) {
-        nw_gpu_policy_cleanup(out);
-        return nw_err_set(err, NW_ENOMEM, "gpu", "out of memory");
-    }
+    if (!ex)
+        return oom(out, err);
     size_t k = 0;
     bool self_listed = !self_namespace || !*self_namespace;
     for (size_t i = 0; i < n; i++) {
@@ -39,20 +169,7 @@ nw_rc_t nw_srv_gpu_policy(const nw_config_t *cfg, const char *self_namespace, nw
     }
     if (!self_listed)
         ex[k++] = self_namespace;
-    if (nw_gpu_policy_set_str(&out->taint_key, cfg->gpu.taintKey) ||
-        nw_gpu_policy_set_str(&out->taint_value, cfg->gpu.taintValue ? cfg->gpu.taintValue : "") ||
-        nw_gpu_policy_set_str(&out->label_key, cfg->gpu.nodeLabelKey) ||
-        nw_gpu_policy_set_str(&out->label_value, cfg->gpu.nodeLabelValue) ||
-        nw_gpu_policy_set_list(&out->resources, &out->nresources,
-                               (const char *const *)cfg->gpu.resources.v, cfg->gpu.resources.n) ||
-        nw_gpu_policy_set_list(&out->exempt_namespaces, &out->nexempt, ex, k) ||
-        nw_gpu_policy_set_list(&out->families, &out->nfamilies,
-                               (const char *const *)cfg->gpu.instanceFamilies.v,
-                               cfg->gpu.instanceFamilies.n)) {
-        free(ex);
-        nw_gpu_policy_cleanup(out);
-        return nw_err_set(err, NW_ENOMEM, "gpu", "out of memory");
-    }
+    rc = nw_gpu_policy_set_list(&out->exempt_namespaces, &out->nexempt, ex, k);
     free(ex);
-    return NW_OK;
+    return rc == NW_OK ? NW_OK : oom(out, err);
 }

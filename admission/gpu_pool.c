@@ -11,72 +11,82 @@
 
 /* ---- NodePools ------------------------------------------------------------------ */
 
-static bool all_values(const cJSON *vals, const nw_gpu_policy_t *p,
-                       bool (*pred)(const nw_gpu_policy_t *, const char *))
+/* What one requirement says about the classes: forces (it can only be met by
+ * accelerator instances, of the classes in `only`), and the classes it excludes. */
+typedef struct {
+    bool forces;
+    unsigned only;
+    unsigned excl;
+    bool named; /* an instance family/type/category list names the classes in `only` */
+} req_class_t;
+
+static unsigned all_classes(const nw_gpu_policy_t *p)
 {
-    if (!cJSON_IsArray(vals) || cJSON_GetArraySize(vals) == 0)
-        return false;
+    return p->nclasses >= 32 ? ~0u : (1u << p->nclasses) - 1;
+}
+
+/* the classes whose instance requirement key starts with prefix */
+static unsigned group_classes(const nw_gpu_policy_t *p, const char *prefix)
+{
+    unsigned m = 0;
+    for (size_t i = 0; i < p->nclasses; i++)
+        if (p->classes[i].req_key && strncmp(p->classes[i].req_key, prefix, strlen(prefix)) == 0)
+            m |= 1u << i;
+    return m;
+}
+
+static bool str_in_values(const cJSON *vals, const char *s)
+{
     const cJSON *v;
-    cJSON_ArrayForEach(v, vals)
+    cJSON_ArrayForEach(v, nw_gpu_kids(vals))
     {
-        if (!cJSON_IsString(v) || !pred(p, v->valuestring))
-            return false;
+        if (cJSON_IsString(v) && strcmp(v->valuestring, s) == 0)
+            return true;
     }
-    return true;
+    return false;
 }
 
-static bool v_positive(const nw_gpu_policy_t *p, const char *s)
+/* classes with instance requirement key `key` and one of their values in vals (any: one;
+ * all: every value of the class) */
+static unsigned value_classes(const nw_gpu_policy_t *p, const char *key, const cJSON *vals,
+                              bool all)
 {
-    long long n;
-    (void)p;
-    return nw_gpu_parse_int(s, &n) && n >= 1;
-}
-static bool v_zero(const nw_gpu_policy_t *p, const char *s)
-{
-    long long n;
-    (void)p;
-    return nw_gpu_parse_int(s, &n) && n == 0;
-}
-static bool v_gpu_family(const nw_gpu_policy_t *p, const char *s)
-{
-    return nw_gpu_family_is_gpu(p, s);
-}
-static bool v_cpu_family(const nw_gpu_policy_t *p, const char *s)
-{
-    return !nw_gpu_family_is_gpu(p, s);
-}
-static bool v_gpu_type(const nw_gpu_policy_t *p, const char *s)
-{
-    return nw_gpu_type_is_gpu(p, s);
-}
-static bool v_cpu_type(const nw_gpu_policy_t *p, const char *s)
-{
-    return !nw_gpu_type_is_gpu(p, s);
-}
-static bool v_gpu_category(const nw_gpu_policy_t *p, const char *s)
-{
-    (void)p;
-    return strcmp(s, "g") == 0 || strcmp(s, "p") == 0;
-}
-static bool v_cpu_category(const nw_gpu_policy_t *p, const char *s)
-{
-    return !v_gpu_category(p, s);
+    unsigned m = 0;
+    for (size_t i = 0; i < p->nclasses; i++) {
+        const nw_accel_class_t *c = &p->classes[i];
+        if (!c->req_key || strcmp(c->req_key, key) != 0 || c->nreq_values == 0)
+            continue;
+        size_t hit = 0;
+        for (size_t k = 0; k < c->nreq_values; k++)
+            hit += str_in_values(vals, c->req_values[k]);
+        if (all ? hit == c->nreq_values : hit > 0)
+            m |= 1u << i;
+    }
+    return m;
 }
 
-static bool values_contain_all(const cJSON *vals, char *const *want, size_t n)
+/* leading letters of a family name: its category ("g4dn" -> "g", "inf2" -> "inf") */
+static size_t category_len(const char *family)
 {
-    for (size_t i = 0; i < n; i++) {
-        bool found = false;
-        const cJSON *v;
-        cJSON_ArrayForEach(v, nw_gpu_kids(vals))
-        {
-            if (cJSON_IsString(v) && strcmp(v->valuestring, want[i]) == 0)
-                found = true;
+    size_t n = 0;
+    while (family[n] >= 'a' && family[n] <= 'z')
+        n++;
+    return n;
+}
+
+/* the classes with a family of category cat; *any_family: cat is a category of some
+ * class family */
+static unsigned category_classes(const nw_gpu_policy_t *p, const char *cat)
+{
+    unsigned m = 0;
+    size_t n = strlen(cat);
+    for (size_t i = 0; i < p->nclasses; i++)
+        for (size_t k = 0; k < p->classes[i].nfamilies; k++) {
+            const char *f = p->classes[i].families[k];
+            if (category_len(f) == n && strncmp(f, cat, n) == 0)
+                m |= 1u << i;
         }
-        if (!found)
-            return false;
-    }
-    return true;
+    return m;
 }
 
 static bool single_int(const cJSON *vals, long long *out)
@@ -85,69 +95,182 @@ static bool single_int(const cJSON *vals, long long *out)
            nw_gpu_parse_int(cJSON_GetArrayItem(vals, 0)->valuestring, out);
 }
 
-/* Classify one requirement: +1 forces GPU instances, -1 excludes them, 0 neither. */
-static int classify_requirement(const nw_gpu_policy_t *p, const cJSON *r)
+static bool all_positive(const cJSON *vals, bool zero)
 {
+    if (!cJSON_IsArray(vals) || cJSON_GetArraySize(vals) == 0)
+        return false;
+    const cJSON *v;
+    cJSON_ArrayForEach(v, vals)
+    {
+        long long n;
+        if (!cJSON_IsString(v) || !nw_gpu_parse_int(v->valuestring, &n) || (zero ? n != 0 : n < 1))
+            return false;
+    }
+    return true;
+}
+
+/* a count label (instance-gpu-count, instance-accelerator-count): 1 forces a device,
+ * -1 excludes devices, 0 neither */
+static int count_requirement(const char *op, const cJSON *vals)
+{
+    long long v;
+    bool in = strcmp(op, "In") == 0;
+    if (strcmp(op, "Exists") == 0 || (in && all_positive(vals, false)))
+        return 1;
+    if (strcmp(op, "Gt") == 0 && single_int(vals, &v) && v >= 0)
+        return 1;
+    if (strcmp(op, "Gte") == 0 && single_int(vals, &v) && v >= 1)
+        return 1;
+    if (strcmp(op, "DoesNotExist") == 0 || (in && all_positive(vals, true)))
+        return -1;
+    if (strcmp(op, "Lt") == 0 && single_int(vals, &v) && v <= 1)
+        return -1;
+    if (strcmp(op, "Lte") == 0 && single_int(vals, &v) && v <= 0)
+        return -1;
+    return 0;
+}
+
+/* a label of the instance-gpu-* or instance-accelerator-* group (group: its classes) */
+static req_class_t device_requirement(const nw_gpu_policy_t *p, const char *key, const char *op,
+                                      const cJSON *vals, unsigned group, bool is_count)
+{
+    req_class_t r = {0};
+    if (is_count) {
+        int c = count_requirement(op, vals);
+        r.forces = c > 0;
+        r.only = c > 0 ? group : 0;
+        r.excl = c < 0 ? group : 0;
+        return r;
+    }
+    bool in = strcmp(op, "In") == 0;
+    if (strcmp(op, "DoesNotExist") == 0) {
+        r.excl = group;
+    } else if (in && cJSON_GetArraySize(vals) > 0) {
+        unsigned keyed = value_classes(p, key, vals, false);
+        unsigned keyed_any = 0;
+        for (size_t i = 0; i < p->nclasses; i++)
+            if (p->classes[i].req_key && strcmp(p->classes[i].req_key, key) == 0)
+                keyed_any |= 1u << i;
+        /* In on a class's own key picks those classes; on another label of the group
+         * (a GPU name or memory), some device of the group */
+        r.forces = keyed_any ? keyed != 0 : true;
+        r.only = keyed_any ? keyed : group;
+    } else if (strcmp(op, "Exists") == 0 || ((strcmp(op, "Gt") == 0 || strcmp(op, "Gte") == 0) &&
+                                             strcmp(key, K_GPU_MEMORY) == 0)) {
+        r.forces = true;
+        r.only = group;
+    } else if (strcmp(op, "NotIn") == 0) {
+        r.excl = value_classes(p, key, vals, true);
+    }
+    return r;
+}
+
+/* instance-family or instance-type values (type: family before the '.') */
+static req_class_t family_requirement(const nw_gpu_policy_t *p, const char *op, const cJSON *vals,
+                                      bool types)
+{
+    req_class_t r = {0};
+    bool in = strcmp(op, "In") == 0, notin = strcmp(op, "NotIn") == 0;
+    if ((!in && !notin) || !cJSON_IsArray(vals) || cJSON_GetArraySize(vals) == 0)
+        return r;
+    unsigned seen = 0;
+    bool every_accel = true, every_cpu = true;
+    const cJSON *v;
+    cJSON_ArrayForEach(v, vals)
+    {
+        int c = !cJSON_IsString(v) ? -1
+                : types            ? nw_gpu_type_name_class(p, v->valuestring)
+                                   : nw_gpu_family_class(p, v->valuestring);
+        if (c >= 0)
+            seen |= 1u << c, every_cpu = false;
+        else
+            every_accel = false;
+    }
+    if (in && every_accel) {
+        r.forces = r.named = true;
+        r.only = seen;
+    } else if (in && every_cpu) {
+        r.excl = all_classes(p);
+    } else if (notin && !types) {
+        for (size_t i = 0; i < p->nclasses; i++) {
+            const nw_accel_class_t *c = &p->classes[i];
+            bool all = c->nfamilies > 0;
+            for (size_t k = 0; k < c->nfamilies && all; k++)
+                all = str_in_values(vals, c->families[k]);
+            if (all)
+                r.excl |= 1u << i;
+        }
+    }
+    return r;
+}
+
+static req_class_t category_requirement(const nw_gpu_policy_t *p, const char *op, const cJSON *vals)
+{
+    req_class_t r = {0};
+    bool in = strcmp(op, "In") == 0, notin = strcmp(op, "NotIn") == 0;
+    if ((!in && !notin) || !cJSON_IsArray(vals) || cJSON_GetArraySize(vals) == 0)
+        return r;
+    unsigned seen = 0;
+    bool every_accel = true, every_cpu = true;
+    const cJSON *v;
+    cJSON_ArrayForEach(v, vals)
+    {
+        unsigned m = cJSON_IsString(v) ? category_classes(p, v->valuestring) : 0;
+        seen |= m;
+        if (m)
+            every_cpu = false;
+        else
+            every_accel = false;
+    }
+    if (in && every_accel) {
+        r.forces = r.named = true;
+        r.only = seen;
+    } else if (in && every_cpu) {
+        r.excl = all_classes(p);
+    } else if (notin) {
+        /* a class is excluded when every category of its families is listed */
+        for (size_t i = 0; i < p->nclasses; i++) {
+            const nw_accel_class_t *c = &p->classes[i];
+            bool all = c->nfamilies > 0;
+            for (size_t k = 0; k < c->nfamilies && all; k++) {
+                char cat[32];
+                size_t n = category_len(c->families[k]);
+                if (n == 0 || n >= sizeof cat) {
+                    all = false;
+                    break;
+                }
+                memcpy(cat, c->families[k], n);
+                cat[n] = '\0';
+                all = str_in_values(vals, cat);
+            }
+            if (all)
+                r.excl |= 1u << i;
+        }
+    }
+    return r;
+}
+
+static req_class_t classify_requirement(const nw_gpu_policy_t *p, const cJSON *r)
+{
+    req_class_t none = {0};
     const char *key = nw_json_str(r, "key");
     const char *op = nw_json_str(r, "operator");
     const cJSON *vals = nw_json_get(r, "values");
     if (!key || !op)
-        return 0;
-    bool in = strcmp(op, "In") == 0, notin = strcmp(op, "NotIn") == 0;
-    bool exists = strcmp(op, "Exists") == 0, dne = strcmp(op, "DoesNotExist") == 0;
-    long long v;
-    if (strcmp(key, NW_GPU_COUNT_KEY) == 0) {
-        if (exists || (in && all_values(vals, p, v_positive)))
-            return 1;
-        if (strcmp(op, "Gt") == 0 && single_int(vals, &v) && v >= 0)
-            return 1;
-        if (strcmp(op, "Gte") == 0 && single_int(vals, &v) && v >= 1)
-            return 1;
-        if (dne || (in && all_values(vals, p, v_zero)))
-            return -1;
-        if (strcmp(op, "Lt") == 0 && single_int(vals, &v) && v <= 1)
-            return -1;
-        if (strcmp(op, "Lte") == 0 && single_int(vals, &v) && v <= 0)
-            return -1;
-        return 0;
-    }
-    if (strcmp(key, K_GPU_MANUFACTURER) == 0 || strcmp(key, K_GPU_NAME) == 0 ||
-        strcmp(key, K_GPU_MEMORY) == 0) {
-        if (exists || (in && cJSON_GetArraySize(vals) > 0))
-            return 1;
-        if ((strcmp(op, "Gt") == 0 || strcmp(op, "Gte") == 0) && strcmp(key, K_GPU_MEMORY) == 0)
-            return 1;
-        if (dne)
-            return -1;
-        return 0;
-    }
-    if (strcmp(key, K_FAMILY) == 0) {
-        if (in && all_values(vals, p, v_gpu_family))
-            return 1;
-        if (in && all_values(vals, p, v_cpu_family))
-            return -1;
-        if (notin && values_contain_all(vals, p->families, p->nfamilies))
-            return -1;
-        return 0;
-    }
-    if (strcmp(key, K_TYPE) == 0 || strcmp(key, K_TYPE_BETA) == 0) {
-        if (in && all_values(vals, p, v_gpu_type))
-            return 1;
-        if (in && all_values(vals, p, v_cpu_type))
-            return -1;
-        return 0;
-    }
-    if (strcmp(key, K_CATEGORY) == 0) {
-        if (in && all_values(vals, p, v_gpu_category))
-            return 1;
-        if (in && all_values(vals, p, v_cpu_category))
-            return -1;
-        char *gp[] = {"g", "p"};
-        if (notin && values_contain_all(vals, gp, 2))
-            return -1;
-        return 0;
-    }
-    return 0;
+        return none;
+    if (strncmp(key, K_GPU_PREFIX, strlen(K_GPU_PREFIX)) == 0)
+        return device_requirement(p, key, op, vals, group_classes(p, K_GPU_PREFIX),
+                                  strcmp(key, NW_GPU_COUNT_KEY) == 0);
+    if (strncmp(key, K_ACCEL_PREFIX, strlen(K_ACCEL_PREFIX)) == 0)
+        return device_requirement(p, key, op, vals, group_classes(p, K_ACCEL_PREFIX),
+                                  strcmp(key, NW_ACCEL_COUNT_KEY) == 0);
+    if (strcmp(key, K_FAMILY) == 0)
+        return family_requirement(p, op, vals, false);
+    if (strcmp(key, K_TYPE) == 0 || strcmp(key, K_TYPE_BETA) == 0)
+        return family_requirement(p, op, vals, true);
+    if (strcmp(key, K_CATEGORY) == 0)
+        return category_requirement(p, op, vals);
+    return none;
 }
 
 static const cJSON *pool_template_spec(const cJSON *np)
@@ -162,9 +285,9 @@ static const cJSON *pool_labels(const cJSON *np)
     return nw_json_path(np, keys, 4);
 }
 
-/* 1: exact GPU taint present; -1: a taint with the GPU key and effect but another
+/* 1: class c's exact taint present; -1: a taint with its key and effect but another
  * value; 0: absent. */
-static int pool_taint_state(const nw_gpu_policy_t *p, const cJSON *np)
+static int pool_taint_state(const nw_gpu_policy_t *p, const nw_accel_class_t *c, const cJSON *np)
 {
     const cJSON *taints = nw_json_get(pool_template_spec(np), "taints");
     const char *eff = nw_taint_effect_str(p->taint_effect);
@@ -174,49 +297,102 @@ static int pool_taint_state(const nw_gpu_policy_t *p, const cJSON *np)
     {
         const char *k = nw_json_str(t, "key"), *e = nw_json_str(t, "effect");
         const char *v = nw_json_str(t, "value");
-        if (!k || !e || strcmp(k, p->taint_key) != 0 || strcmp(e, eff) != 0)
+        if (!k || !e || strcmp(k, c->taint_key) != 0 || strcmp(e, eff) != 0)
             continue;
-        if (strcmp(v ? v : "", p->taint_value) == 0)
+        if (strcmp(v ? v : "", c->taint_value) == 0)
             return 1;
         state = -1;
     }
     return state;
 }
 
+static int lowest_class(unsigned m)
+{
+    for (int i = 0; i < NW_GPU_MAX_CLASSES; i++)
+        if (m & (1u << i))
+            return i;
+    return -1;
+}
+
 void nw_gpu_pool_analyze(const nw_gpu_policy_t *p, const cJSON *np, nw_gpu_pool_info_t *out)
 {
     memset(out, 0, sizeof *out);
+    out->cls = out->label_cls = out->taint_cls = -1;
     out->skip = nw_gpu_annotated_skip(np);
     const cJSON *reqs = nw_json_get(pool_template_spec(np), "requirements");
     const cJSON *r;
     int i = 0;
+    unsigned only = all_classes(p), excl = 0;
+    bool named = false;
     cJSON_ArrayForEach(r, nw_gpu_kids(reqs))
     {
-        int c = classify_requirement(p, r);
-        if (c != 0 && !out->why[0])
+        req_class_t c = classify_requirement(p, r);
+        if ((c.forces || c.excl) && !out->why[0])
             snprintf(out->why, sizeof out->why, "spec.template.spec.requirements[%d] (%s %s)", i,
                      nw_json_str(r, "key") ? nw_json_str(r, "key") : "",
                      nw_json_str(r, "operator") ? nw_json_str(r, "operator") : "");
-        if (c > 0)
+        if (c.forces) {
             out->gpu_only = true;
-        else if (c < 0)
-            out->excludes_gpu = true;
+            only &= c.only;
+        }
+        named |= c.named;
+        excl |= c.excl;
         i++;
     }
+    out->possible = only & ~excl & all_classes(p);
+    /* a list of families or types that names several classes is no one class's pool */
+    out->several = named && (out->possible & (out->possible - 1)) != 0;
+    out->excludes_gpu = out->possible == 0;
     const char *lv = nw_json_str(pool_labels(np), p->label_key);
-    out->has_label = lv && strcmp(lv, p->label_value) == 0;
-    out->has_taint = pool_taint_state(p, np) == 1;
+    for (size_t k = 0; k < p->nclasses; k++) {
+        if (lv && out->label_cls < 0 && strcmp(lv, p->classes[k].label_value) == 0)
+            out->label_cls = (int)k;
+        if (out->taint_cls < 0 && pool_taint_state(p, &p->classes[k], np) == 1)
+            out->taint_cls = (int)k;
+    }
+    out->cls = out->label_cls >= 0   ? out->label_cls
+               : out->taint_cls >= 0 ? out->taint_cls
+               : out->gpu_only       ? lowest_class(out->possible)
+                                     : -1;
+    if (out->cls >= 0) {
+        out->has_label = out->label_cls == out->cls;
+        out->has_taint = pool_taint_state(p, &p->classes[out->cls], np) == 1;
+    }
     const cJSON *limits = nw_json_get(nw_json_get(np, "spec"), "limits");
     cJSON_ArrayForEach(r, nw_gpu_kids(limits))
     {
-        if (r->string && nw_gpu_in_list(p->resources, p->nresources, r->string))
+        if (r->string && nw_gpu_resource_class(p, r->string) >= 0)
             out->gpu_limits = true;
     }
 }
 
 bool nw_gpu_pool_is_gpu(const nw_gpu_pool_info_t *in)
 {
-    return in->gpu_only || in->has_label;
+    return in->cls >= 0 && (in->gpu_only || in->label_cls >= 0);
+}
+
+/* "amd, gaudi" for the classes in mask */
+static void class_names(const nw_gpu_policy_t *p, unsigned mask, char *buf, size_t n)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < p->nclasses && off < n; i++) {
+        if (!(mask & (1u << i)))
+            continue;
+        int w = snprintf(buf + off, n - off, "%s%s", off ? ", " : "", p->classes[i].name);
+        if (w < 0)
+            break;
+        off += (size_t)w;
+    }
+}
+
+/* the exclusions a generic pool needs: the count label of each device group with a
+ * possible class, and the families of the possible classes in neither group */
+static unsigned groups_needed(const nw_gpu_policy_t *p, unsigned possible, unsigned *other)
+{
+    unsigned g = group_classes(p, K_GPU_PREFIX), a = group_classes(p, K_ACCEL_PREFIX);
+    *other = possible & ~g & ~a;
+    return ((possible & g) ? 1u : 0u) | ((possible & a) ? 2u : 0u);
 }
 
 size_t nw_gpu_pool_problems(const nw_gpu_policy_t *p, const cJSON *np, bool after_mutation,
@@ -228,24 +404,38 @@ size_t nw_gpu_pool_problems(const nw_gpu_policy_t *p, const cJSON *np, bool afte
     nw_gpu_pool_analyze(p, np, &in);
     if (in.skip)
         return 0;
-    char taint[128];
-    nw_gpu_taint_text(p, taint, sizeof taint);
     size_t n = 0;
-    const char *lv = nw_json_str(pool_labels(np), p->label_key);
-    bool label_conflict = lv && !in.has_label;
-    bool taint_conflict = pool_taint_state(p, np) == -1;
-    bool marked = in.has_label || in.has_taint;
-    if (in.gpu_only && in.excludes_gpu) {
+    if (in.gpu_only && in.possible == 0) {
         snprintf(msgs[n++], 512,
                  "its requirements both require and exclude GPU instance types, so it can launch "
                  "nothing; remove the contradicting requirement");
         return n;
     }
-    if (marked && in.excludes_gpu) {
+    if (in.several) {
+        char names[160];
+        class_names(p, in.possible, names, sizeof names);
         snprintf(msgs[n++], 512,
-                 "it carries the GPU %s but its requirements exclude GPU instances (%s); remove "
-                 "the GPU %s or allow GPU instance types",
-                 in.has_label ? "label" : "taint", in.why, in.has_label ? "label" : "taint");
+                 "its requirements name instance types of several accelerator classes (%s), "
+                 "whose nodes need different taints and labels; use one NodePool per class",
+                 names);
+        return n;
+    }
+    bool marked = in.label_cls >= 0 || in.taint_cls >= 0;
+    const char *what = in.label_cls >= 0 ? "label" : "taint";
+    if (marked && in.label_cls >= 0 && in.taint_cls >= 0 && in.label_cls != in.taint_cls) {
+        snprintf(msgs[n++], 512,
+                 "it carries the GPU label of the %s accelerator class (%s=%s) but the taint of "
+                 "the %s class; use the label and taint of one class",
+                 p->classes[in.label_cls].name, p->label_key, p->classes[in.label_cls].label_value,
+                 p->classes[in.taint_cls].name);
+        return n;
+    }
+    if (marked && !(in.possible & (1u << in.cls))) {
+        snprintf(msgs[n++], 512,
+                 "it carries the GPU %s of the %s accelerator class but its requirements exclude "
+                 "GPU instances of that class (%s); remove the GPU %s or allow GPU instance types "
+                 "of the class",
+                 what, p->classes[in.cls].name, in.why, what);
         return n;
     }
     if (marked && !in.gpu_only) {
@@ -254,38 +444,124 @@ size_t nw_gpu_pool_problems(const nw_gpu_policy_t *p, const cJSON *np, bool afte
                  "(ambiguous); restrict it to GPU instance types, for example "
                  "%s Gt 0 or an instance-family list such as g6, or add the annotation "
                  "%s: skip for a deliberately mixed pool",
-                 in.has_label ? "label" : "taint", NW_GPU_COUNT_KEY, NW_GPU_SKIP_ANNOTATION);
+                 what, NW_GPU_COUNT_KEY, NW_GPU_SKIP_ANNOTATION);
         return n;
     }
     bool gpu = nw_gpu_pool_is_gpu(&in);
-    if (gpu && label_conflict && n < max)
+    const nw_accel_class_t *c = gpu ? &p->classes[in.cls] : NULL;
+    const char *lv = nw_json_str(pool_labels(np), p->label_key);
+    if (gpu && lv && !in.has_label && n < max)
         snprintf(msgs[n++], 512,
-                 "it is a GPU pool but its template label %s=%s conflicts with the GPU label "
-                 "%s=%s; set the label to %s",
-                 p->label_key, lv, p->label_key, p->label_value, p->label_value);
-    if (gpu && taint_conflict && n < max)
+                 "it is a GPU pool (%s accelerator) but its template label %s=%s conflicts with "
+                 "the GPU label %s=%s; set the label to %s",
+                 c->name, p->label_key, lv, p->label_key, c->label_value, c->label_value);
+    if (gpu && pool_taint_state(p, c, np) == -1 && n < max) {
+        char taint[128];
+        nw_gpu_taint_text(p, c, taint, sizeof taint);
         snprintf(msgs[n++], 512,
-                 "it is a GPU pool but carries a %s taint with another value than the GPU taint "
-                 "%s; use %s",
-                 p->taint_key, taint, taint);
+                 "it is a GPU pool (%s accelerator) but carries a %s taint with another value "
+                 "than the GPU taint %s; use %s",
+                 c->name, c->taint_key, taint, taint);
+    }
     if (!after_mutation || n)
         return n;
-    if (gpu && !in.has_taint && n < max)
+    if (gpu) {
+        char taint[128];
+        nw_gpu_taint_text(p, c, taint, sizeof taint);
+        if (!in.has_taint && n < max)
+            snprintf(msgs[n++], 512,
+                     "it is a GPU pool (%s accelerator, %s) without the GPU taint %s; add it to "
+                     "spec.template.spec.taints (the mutating webhook adds it)",
+                     c->name, in.gpu_only ? in.why : "GPU label", taint);
+        if (!in.has_label && n < max)
+            snprintf(msgs[n++], 512,
+                     "it is a GPU pool (%s accelerator) without the GPU label %s=%s; add it to "
+                     "spec.template.metadata.labels (the mutating webhook adds it)",
+                     c->name, p->label_key, c->label_value);
+        unsigned others = in.possible & ~(1u << in.cls);
+        if (others && n < max) {
+            char names[160];
+            class_names(p, others, names, sizeof names);
+            snprintf(msgs[n++], 512,
+                     "it is a GPU pool (%s accelerator) but its requirements also allow instance "
+                     "types of other accelerator classes (%s); add the requirement %s In [%s] "
+                     "(the mutating webhook adds it)",
+                     c->name, names, c->req_key ? c->req_key : "",
+                     c->nreq_values ? c->req_values[0] : "");
+        }
+        return n;
+    }
+    if (in.possible && n < max) {
+        char names[160];
+        class_names(p, in.possible, names, sizeof names);
         snprintf(msgs[n++], 512,
-                 "it is a GPU pool (%s) without the GPU taint %s; add it to "
-                 "spec.template.spec.taints (the mutating webhook adds it)",
-                 in.gpu_only ? in.why : "GPU label", taint);
-    if (gpu && !in.has_label && n < max)
-        snprintf(msgs[n++], 512,
-                 "it is a GPU pool without the GPU label %s=%s; add it to "
-                 "spec.template.metadata.labels (the mutating webhook adds it)",
-                 p->label_key, p->label_value);
-    if (!gpu && !in.excludes_gpu && n < max)
-        snprintf(msgs[n++], 512,
-                 "it is not a GPU pool but its requirements allow GPU instance types; add the "
-                 "requirement %s DoesNotExist (the mutating webhook adds it) or make it a GPU pool",
-                 NW_GPU_COUNT_KEY);
+                 "it is not a GPU pool but its requirements allow GPU instance types (of the "
+                 "accelerator classes %s); add the requirements %s DoesNotExist and %s "
+                 "DoesNotExist (the mutating webhook adds them) or make it a GPU pool",
+                 names, NW_GPU_COUNT_KEY, NW_ACCEL_COUNT_KEY);
+    }
     return n;
+}
+
+/* append requirement {key, op[, values]} to the template's requirements */
+static nw_rc_t add_requirement(nw_jsonpatch_t *patch, const char *key, const char *op,
+                               char *const *values, size_t nvalues)
+{
+    cJSON *r = nw_json_strings("key", key, "operator", op, (const char *)NULL);
+    if (r && nvalues) {
+        cJSON *vals = cJSON_AddArrayToObject(r, "values");
+        for (size_t i = 0; vals && i < nvalues; i++) {
+            cJSON *v = cJSON_CreateString(values[i]);
+            if (!v) {
+                cJSON_Delete(r);
+                return NW_ENOMEM;
+            }
+            cJSON_AddItemToArray(vals, v);
+        }
+        if (!vals) {
+            cJSON_Delete(r);
+            return NW_ENOMEM;
+        }
+    }
+    return nw_gpu_patch_add_owned(patch, "/spec/template/spec/requirements/-", r);
+}
+
+static nw_rc_t patch_taint_and_label(const nw_gpu_policy_t *p, const nw_accel_class_t *c,
+                                     const nw_gpu_pool_info_t *in, const cJSON *np,
+                                     const cJSON *tspec, nw_jsonpatch_t *patch)
+{
+    nw_rc_t rc = NW_OK;
+    if (!in->has_taint) {
+        cJSON *t =
+            nw_json_strings("key", c->taint_key, "value", *c->taint_value ? c->taint_value : NULL,
+                            "effect", nw_taint_effect_str(p->taint_effect), (const char *)NULL);
+        if (cJSON_IsArray(nw_json_get(tspec, "taints")))
+            rc = nw_gpu_patch_add_owned(patch, "/spec/template/spec/taints/-", t);
+        else
+            rc = nw_gpu_patch_add_owned(patch, "/spec/template/spec/taints", nw_gpu_wrap_array(t));
+        if (rc != NW_OK)
+            return rc;
+    }
+    if (!in->has_label) {
+        const char *keys[] = {"spec", "template", "metadata"};
+        const cJSON *meta = nw_json_path(np, keys, 3);
+        const cJSON *labels = nw_json_get(meta, "labels");
+        if (cJSON_IsObject(labels)) {
+            char tok[256], path[320];
+            if (nw_jsonpatch_escape(p->label_key, tok, sizeof tok) != NW_OK)
+                return NW_ERANGE;
+            snprintf(path, sizeof path, "/spec/template/metadata/labels/%s", tok);
+            rc = nw_gpu_patch_add_owned(patch, path, cJSON_CreateString(c->label_value));
+        } else {
+            cJSON *m = nw_json_strings(p->label_key, c->label_value, (const char *)NULL);
+            if (cJSON_IsObject(meta))
+                rc = nw_gpu_patch_add_owned(patch, "/spec/template/metadata/labels", m);
+            else
+                rc = nw_gpu_patch_add_owned(patch, "/spec/template/metadata",
+                                            nw_gpu_wrap("labels", m));
+        }
+    }
+    return rc;
 }
 
 nw_rc_t nw_gpu_pool_patch(const nw_gpu_policy_t *p, const cJSON *np, nw_jsonpatch_t *patch,
@@ -308,55 +584,52 @@ nw_rc_t nw_gpu_pool_patch(const nw_gpu_policy_t *p, const cJSON *np, nw_jsonpatc
     const cJSON *tspec = pool_template_spec(np);
     if (!tspec)
         return NW_OK; /* schema validation reports the missing template */
-    nw_rc_t rc = NW_OK;
-    if (nw_gpu_pool_is_gpu(&in)) {
-        if (!in.has_taint) {
-            cJSON *t = nw_json_strings("key", p->taint_key, "value",
-                                       *p->taint_value ? p->taint_value : NULL, "effect",
-                                       nw_taint_effect_str(p->taint_effect), (const char *)NULL);
-            if (cJSON_IsArray(nw_json_get(tspec, "taints")))
-                rc = nw_gpu_patch_add_owned(patch, "/spec/template/spec/taints/-", t);
-            else
-                rc = nw_gpu_patch_add_owned(patch, "/spec/template/spec/taints",
-                                            nw_gpu_wrap_array(t));
-            if (rc != NW_OK)
-                return rc;
-        }
-        if (!in.has_label) {
-            const char *keys[] = {"spec", "template", "metadata"};
-            const cJSON *meta = nw_json_path(np, keys, 3);
-            const cJSON *labels = nw_json_get(meta, "labels");
-            if (cJSON_IsObject(labels)) {
-                char tok[256], path[320];
-                if (nw_jsonpatch_escape(p->label_key, tok, sizeof tok) != NW_OK)
-                    return NW_ERANGE;
-                snprintf(path, sizeof path, "/spec/template/metadata/labels/%s", tok);
-                rc = nw_gpu_patch_add_owned(patch, path, cJSON_CreateString(p->label_value));
-            } else {
-                cJSON *m = nw_json_strings(p->label_key, p->label_value, (const char *)NULL);
-                if (cJSON_IsObject(meta))
-                    rc = nw_gpu_patch_add_owned(patch, "/spec/template/metadata/labels", m);
-                else
-                    rc = nw_gpu_patch_add_owned(patch, "/spec/template/metadata",
-                                                nw_gpu_wrap("labels", m));
-            }
-        }
-        return rc;
-    }
     /* the CRD allows at most 100 requirements: at the cap, validation explains instead.
      * requirements is a required field: without it the pool is invalid, and adding one
      * here would make the API server admit it (Karpenter's CRDs refuse it), so leave it. */
-    if (!in.excludes_gpu && cJSON_IsArray(nw_json_get(tspec, "requirements")) &&
-        cJSON_GetArraySize(nw_json_get(tspec, "requirements")) < 100) {
-        cJSON *r = nw_json_strings("key", NW_GPU_COUNT_KEY, "operator", "DoesNotExist",
-                                   (const char *)NULL);
-        rc = nw_gpu_patch_add_owned(patch, "/spec/template/spec/requirements/-", r);
-        if (rc == NW_OK && in.gpu_limits && res)
-            nw_admit_warn(res,
-                          "this NodePool is not a GPU pool: nodewarden added the requirement %s "
-                          "DoesNotExist, so its GPU limits will never be used; make it a GPU "
-                          "pool if it should launch GPU instances",
-                          NW_GPU_COUNT_KEY);
+    const cJSON *reqs = nw_json_get(tspec, "requirements");
+    int room = cJSON_IsArray(reqs) ? 100 - cJSON_GetArraySize(reqs) : 0;
+    nw_rc_t rc = NW_OK;
+    if (nw_gpu_pool_is_gpu(&in)) {
+        const nw_accel_class_t *c = &p->classes[in.cls];
+        rc = patch_taint_and_label(p, c, &in, np, tspec, patch);
+        if (rc == NW_OK && (in.possible & ~(1u << in.cls)) && room >= 1 && c->req_key &&
+            *c->req_key && c->nreq_values)
+            rc = add_requirement(patch, c->req_key, "In", c->req_values, c->nreq_values);
+        return rc;
     }
+    if (!in.possible)
+        return NW_OK;
+    unsigned other;
+    unsigned groups = groups_needed(p, in.possible, &other);
+    int need = ((groups & 1u) != 0) + ((groups & 2u) != 0) + (other != 0);
+    if (need > room)
+        return NW_OK;
+    if (groups & 1u)
+        rc = add_requirement(patch, NW_GPU_COUNT_KEY, "DoesNotExist", NULL, 0);
+    if (rc == NW_OK && (groups & 2u))
+        rc = add_requirement(patch, NW_ACCEL_COUNT_KEY, "DoesNotExist", NULL, 0);
+    if (rc == NW_OK && other) {
+        size_t nf = 0;
+        for (size_t i = 0; i < p->nclasses; i++)
+            if (other & (1u << i))
+                nf += p->classes[i].nfamilies;
+        char **fams = calloc(nf ? nf : 1, sizeof *fams);
+        if (!fams)
+            return NW_ENOMEM;
+        size_t k = 0;
+        for (size_t i = 0; i < p->nclasses; i++)
+            if (other & (1u << i))
+                for (size_t f = 0; f < p->classes[i].nfamilies; f++)
+                    fams[k++] = p->classes[i].families[f];
+        rc = add_requirement(patch, K_FAMILY, "NotIn", fams, k);
+        free(fams);
+    }
+    if (rc == NW_OK && in.gpu_limits && res)
+        nw_admit_warn(res,
+                      "this NodePool is not a GPU pool: nodewarden added the requirement %s "
+                      "DoesNotExist, so its GPU limits will never be used; make it a GPU "
+                      "pool if it should launch GPU instances",
+                      NW_GPU_COUNT_KEY);
     return rc;
 }

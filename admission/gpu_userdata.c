@@ -14,14 +14,15 @@
 /* ---- cross-object: the EC2NodeClass userData of a GPU pool ---------------------- */
 
 /* Is the GPU taint in a comma-separated taint list ("k=v:Effect,k2:Effect")? */
-static bool taint_list_has(const nw_gpu_policy_t *p, const char *s, size_t n)
+static bool taint_list_has(const nw_gpu_policy_t *p, const nw_accel_class_t *c, const char *s,
+                           size_t n)
 {
     const char *eff = nw_taint_effect_str(p->taint_effect);
     char want[300];
-    if (*p->taint_value)
-        snprintf(want, sizeof want, "%s=%s:%s", p->taint_key, p->taint_value, eff);
+    if (*c->taint_value)
+        snprintf(want, sizeof want, "%s=%s:%s", c->taint_key, c->taint_value, eff);
     else
-        snprintf(want, sizeof want, "%s:%s", p->taint_key, eff);
+        snprintf(want, sizeof want, "%s:%s", c->taint_key, eff);
     size_t wl = strlen(want);
     const char *end = s + n;
     while (s < end) {
@@ -58,30 +59,31 @@ static const char *scalar_text(const cJSON *v, char *buf, size_t n)
 }
 
 /* Is one taint object {key, value, effect} the policy's taint? */
-static bool taint_obj_is(const nw_gpu_policy_t *p, const cJSON *t)
+static bool taint_obj_is(const nw_gpu_policy_t *p, const nw_accel_class_t *c, const cJSON *t)
 {
     char kb[32], vb[32], eb[32];
     const char *k = scalar_text(nw_json_get(t, "key"), kb, sizeof kb);
     const char *v = scalar_text(nw_json_get(t, "value"), vb, sizeof vb);
     const char *e = scalar_text(nw_json_get(t, "effect"), eb, sizeof eb);
-    return k && e && strcmp(k, p->taint_key) == 0 && strcmp(v ? v : "", p->taint_value) == 0 &&
+    return k && e && strcmp(k, c->taint_key) == 0 && strcmp(v ? v : "", c->taint_value) == 0 &&
            strcmp(e, nw_taint_effect_str(p->taint_effect)) == 0;
 }
 
 /* Anywhere in the document: a `registerWithTaints` (KubeletConfiguration) or `taints`
  * (kubeadm nodeRegistration) list holding the policy's taint. */
-static bool doc_registers_taint(const nw_gpu_policy_t *p, const cJSON *j, int depth)
+static bool doc_registers_taint(const nw_gpu_policy_t *p, const nw_accel_class_t *c, const cJSON *j,
+                                int depth)
 {
     if (!j || depth > 32)
         return false;
-    for (const cJSON *c = j->child; c; c = c->next) {
-        if (cJSON_IsObject(j) && c->string && cJSON_IsArray(c) &&
-            (strcmp(c->string, "registerWithTaints") == 0 || strcmp(c->string, "taints") == 0)) {
-            for (const cJSON *t = c->child; t; t = t->next)
-                if (cJSON_IsObject(t) && taint_obj_is(p, t))
+    for (const cJSON *k = j->child; k; k = k->next) {
+        if (cJSON_IsObject(j) && k->string && cJSON_IsArray(k) &&
+            (strcmp(k->string, "registerWithTaints") == 0 || strcmp(k->string, "taints") == 0)) {
+            for (const cJSON *t = k->child; t; t = t->next)
+                if (cJSON_IsObject(t) && taint_obj_is(p, c, t))
                     return true;
         }
-        if ((cJSON_IsObject(c) || cJSON_IsArray(c)) && doc_registers_taint(p, c, depth + 1))
+        if ((cJSON_IsObject(k) || cJSON_IsArray(k)) && doc_registers_taint(p, c, k, depth + 1))
             return true;
     }
     return false;
@@ -89,7 +91,8 @@ static bool doc_registers_taint(const nw_gpu_policy_t *p, const cJSON *j, int de
 
 /* Parse text[0..len) as a YAML stream; does any document register the taint? Text that
  * is not YAML (a shell script) is simply no match. */
-static bool yaml_registers_taint(const nw_gpu_policy_t *p, const char *text, size_t len)
+static bool yaml_registers_taint(const nw_gpu_policy_t *p, const nw_accel_class_t *c,
+                                 const char *text, size_t len)
 {
     cJSON **docs = NULL;
     size_t nd = 0;
@@ -97,7 +100,7 @@ static bool yaml_registers_taint(const nw_gpu_policy_t *p, const char *text, siz
         return false;
     bool found = false;
     for (size_t i = 0; i < nd && !found; i++)
-        found = doc_registers_taint(p, docs[i], 0);
+        found = doc_registers_taint(p, c, docs[i], 0);
     nw_yaml_docs_free(docs, nd);
     return found;
 }
@@ -111,7 +114,8 @@ static const char *eol_of(const char *s)
 
 /* Shell here-documents (`cat > f <<EOF` ... `EOF`, also <<-, <<'EOF', <<"EOF"): is the
  * taint registered by the YAML of one of their bodies? */
-static bool heredocs_register_taint(const nw_gpu_policy_t *p, const char *ud)
+static bool heredocs_register_taint(const nw_gpu_policy_t *p, const nw_accel_class_t *c,
+                                    const char *ud)
 {
     for (const char *h = strstr(ud, "<<"); h; h = strstr(h + 2, "<<")) {
         const char *q = h + 2;
@@ -142,7 +146,7 @@ static bool heredocs_register_taint(const nw_gpu_policy_t *p, const char *ud)
                 break;
             end = *e ? e + 1 : e;
         }
-        if (yaml_registers_taint(p, body, (size_t)(end - body)))
+        if (yaml_registers_taint(p, c, body, (size_t)(end - body)))
             return true;
     }
     return false;
@@ -150,7 +154,8 @@ static bool heredocs_register_taint(const nw_gpu_policy_t *p, const char *ud)
 
 /* MIME multipart (`--BOUNDARY` lines): is the taint registered by the YAML body of a part
  * (after its headers' blank line)? */
-static bool mime_parts_register_taint(const nw_gpu_policy_t *p, const char *ud)
+static bool mime_parts_register_taint(const nw_gpu_policy_t *p, const nw_accel_class_t *c,
+                                      const char *ud)
 {
     const char *line = ud;
     const char *part = NULL;
@@ -158,7 +163,7 @@ static bool mime_parts_register_taint(const nw_gpu_policy_t *p, const char *ud)
         const char *e = eol_of(line);
         bool boundary = e - line >= 2 && line[0] == '-' && line[1] == '-';
         if (boundary) {
-            if (part && yaml_registers_taint(p, part, (size_t)(line - part)))
+            if (part && yaml_registers_taint(p, c, part, (size_t)(line - part)))
                 return true;
             part = NULL;
             /* the part's headers end at the first blank line */
@@ -174,10 +179,11 @@ static bool mime_parts_register_taint(const nw_gpu_policy_t *p, const char *ud)
         }
         line = *e ? e + 1 : e;
     }
-    return part && yaml_registers_taint(p, part, strlen(part));
+    return part && yaml_registers_taint(p, c, part, strlen(part));
 }
 
-bool nw_gpu_userdata_registers_taint(const nw_gpu_policy_t *p, const char *ud)
+bool nw_gpu_userdata_registers_taint(const nw_gpu_policy_t *p, const nw_accel_class_t *c,
+                                     const char *ud)
 {
     if (!p || !ud)
         return false;
@@ -188,13 +194,13 @@ bool nw_gpu_userdata_registers_taint(const nw_gpu_policy_t *p, const char *ud)
         if (*v == '=' || *v == ' ')
             v++;
         size_t n = strcspn(v, " \t\r\n\\;&|)");
-        if (taint_list_has(p, v, n))
+        if (taint_list_has(p, c, v, n))
             return true;
     }
     /* 2. YAML: the userData itself (a KubeletConfiguration or cloud-config), the bodies
      *    of its here-documents and of its MIME parts */
-    return yaml_registers_taint(p, ud, strlen(ud)) || heredocs_register_taint(p, ud) ||
-           mime_parts_register_taint(p, ud);
+    return yaml_registers_taint(p, c, ud, strlen(ud)) || heredocs_register_taint(p, c, ud) ||
+           mime_parts_register_taint(p, c, ud);
 }
 
 nw_rc_t nw_gpu_pool_crosscheck(const nw_gpu_policy_t *p, const cJSON *np, const cJSON *nc,
@@ -207,10 +213,11 @@ nw_rc_t nw_gpu_pool_crosscheck(const nw_gpu_policy_t *p, const cJSON *np, const 
     if (in.skip || !nw_gpu_pool_is_gpu(&in))
         return NW_OK;
     const char *ud = nw_json_str(nw_json_get(nc, "spec"), "userData");
-    if (!ud || nw_gpu_userdata_registers_taint(p, ud))
+    const nw_accel_class_t *c = &p->classes[in.cls];
+    if (!ud || nw_gpu_userdata_registers_taint(p, c, ud))
         return NW_OK;
     char taint[128];
-    nw_gpu_taint_text(p, taint, sizeof taint);
+    nw_gpu_taint_text(p, c, taint, sizeof taint);
     const char *ncname = nw_json_str(nw_json_get(nc, "metadata"), "name");
     const char *npname = nw_json_str(nw_json_get(np, "metadata"), "name");
     return nw_admit_warn(res,

@@ -98,11 +98,22 @@ typedef struct {
     struct {
         int enabled; /* false: the GPU isolation policy is off */
         char *mode;  /* "enforce" or "warn" */
+        /* the NVIDIA class (the settings of the single-class policy) */
         char *taintKey, *taintValue, *taintEffect;
         char *nodeLabelKey, *nodeLabelValue;
         nw_strlist_t resources;
         nw_strlist_t exemptNamespaces;
-        nw_strlist_t instanceFamilies; /* instance families that have GPUs */
+        nw_strlist_t instanceFamilies; /* instance families that have NVIDIA GPUs */
+        char *requirementKey;          /* instance requirement of its types: key In values */
+        nw_strlist_t requirementValues;
+        /* the other accelerator classes (gpu.classes.<name>.*) */
+        struct nw_config_accel {
+            int enabled;
+            char *taintKey, *taintValue, *nodeLabelValue;
+            nw_strlist_t resources, instanceFamilies;
+            char *requirementKey;
+            nw_strlist_t requirementValues;
+        } amd, neuron, gaudi;
     } gpu;
     struct {
         char *level; /* debug, info, warn, error */

@@ -13,6 +13,12 @@ Sources (read 2026-11-30 via the project's search index; facts only):
     limits in pkg/providers/instancetype/zz_generated.vpclimits.go (the
     per-size pattern of each family; the GPU types whose card 0 differs as
     listed there).
+  * g4ad, dl1 and trn1 (prices, VPC limits; devices, vCPU, memory and NVMe of
+    the sizes in pkg/fake/zz_generated.describe_instance_types.go, the others
+    by the family's per-size pattern): aws/karpenter-provider-aws v1.14.1
+    (zz_generated.pricing_aws.go "generated at 2026-07-06T14:20:29Z").
+    Habana Gaudi is a GPU to EC2 (GpuInfo, manufacturer Habana), Neuron
+    devices are NeuronInfo (manufacturer "aws", memory per device).
 The same price is used for every region listed under "priceRegions" (the
 public list prices of these types are equal in us-east-1, us-east-2 and
 us-west-2); the running scaler refreshes from the EC2 API when it can.
@@ -56,6 +62,9 @@ PRICES = {
  "p4d": {"24xlarge": 21.957642},
  "p5": {"48xlarge": 55.04, "4xlarge": 6.88},
  "inf2": {"24xlarge": 6.49063, "48xlarge": 12.98127, "8xlarge": 1.96786, "xlarge": 0.7582},
+ "g4ad": {"16xlarge": 3.468, "2xlarge": 0.54117, "4xlarge": 0.867, "8xlarge": 1.734, "xlarge": 0.37853},
+ "dl1": {"24xlarge": 13.10904},
+ "trn1": {"2xlarge": 1.34375, "32xlarge": 21.5},
 }
 
 # family: (GiB per vCPU, cpu manufacturer, arch, metal (vcpu, GiB) by size)
@@ -111,13 +120,21 @@ ACCEL = {
  "inf2": ("Inferentia2", "AWS", 32768, "amd", {
     "xlarge": (4, 16, 1, 4, 15, 0), "8xlarge": (32, 128, 1, 8, 30, 0),
     "24xlarge": (96, 384, 6, 15, 50, 0), "48xlarge": (192, 768, 12, 15, 50, 0)}),
+ "trn1": ("Trainium", "AWS", 32768, "intel", {
+    "2xlarge": (8, 32, 1, 4, 15, 474), "32xlarge": (128, 512, 16, 5, 50, 7600)}),
+ "g4ad": ("Radeon Pro V520", "AMD", 8192, "amd", {
+    "xlarge": (4, 16, 1, 2, 4, 150), "2xlarge": (8, 32, 1, 2, 4, 300),
+    "4xlarge": (16, 64, 1, 3, 10, 600), "8xlarge": (32, 128, 2, 4, 15, 1200),
+    "16xlarge": (64, 256, 4, 8, 30, 2400)}),
+ "dl1": ("Gaudi HL-205", "Habana", 32768, "intel", {"24xlarge": (96, 768, 8, 15, 50, 4000)}),
 }
 XEN = {"p3"}
 EFA = {("g5", "12xlarge"), ("g5", "24xlarge"), ("g5", "48xlarge"), ("g5", "8xlarge"),
        ("g5", "16xlarge"), ("g6", "8xlarge"), ("g6", "12xlarge"), ("g6", "16xlarge"),
        ("g6", "24xlarge"), ("g6", "48xlarge"), ("g4dn", "8xlarge"), ("g4dn", "12xlarge"),
        ("g4dn", "16xlarge"), ("g4dn", "metal"), ("p4d", "24xlarge"), ("p3", "16xlarge")}
-EFA_COUNT = {("p4d", "24xlarge"): 4, ("p5", "48xlarge"): 32}
+EFA_COUNT = {("p4d", "24xlarge"): 4, ("p5", "48xlarge"): 32, ("dl1", "24xlarge"): 4,
+             ("trn1", "32xlarge"): 8}
 
 def entry(name, vcpu, gib, arch, mfr, enis, ipv4, price, **kw):
     e = {"name": name, "vcpu": vcpu, "memMiB": int(gib * 1024), "arch": arch, "cpu": mfr,
@@ -145,7 +162,7 @@ def main():
             kw = {}
             if gmfr == "AWS":
                 kw["accel"] = {"name": gname, "manufacturer": gmfr, "count": devs,
-                               "cores": devs * 2}
+                               "cores": devs * 2, "memMiB": gmem}
             else:
                 kw["gpu"] = {"name": gname, "manufacturer": gmfr, "count": devs,
                              "memMiB": gmem}

@@ -32,6 +32,7 @@ static void from_api(const nw_ec2_itype_t *a, nw_itype_t *t)
                                sizeof t->accel_manufacturer);
         t->accel_count = a->accel_count;
         t->neuron_cores = a->neuron_cores;
+        t->accel_memory_mib = a->accel_memory_mib;
     }
     t->enis = a->max_enis;
     t->ipv4_per_eni = a->ipv4_per_eni;

@@ -303,6 +303,7 @@ static void parse_itype(xmlNode *it, nw_ec2_itype_t *t)
         if (!*t->accel_name) {
             TXT(nd, "name", t->accel_name);
             snprintf(t->accel_manufacturer, sizeof t->accel_manufacturer, "AWS");
+            t->accel_memory_mib = num(nd, "memoryInfo/sizeInMiB");
         }
         int c = (int)num(nd, "count");
         t->accel_count += c;

@@ -62,7 +62,8 @@ typedef struct {
     char accel_manufacturer[64];
     int accel_count;
     int neuron_cores;
-    int max_enis; /* of the default network card */
+    int64_t accel_memory_mib; /* per Neuron device */
+    int max_enis;             /* of the default network card */
     int ipv4_per_eni;
     int efa_max;
     int encryption_in_transit;

@@ -134,6 +134,7 @@ static nw_rc_t parse_type(cJSON *o, nw_itype_t *t, int priced, size_t idx, nw_er
             nw_catalog_lower_kebab(buf, t->accel_manufacturer, sizeof t->accel_manufacturer);
         if (jint(a, "cores", &v) == 1)
             t->neuron_cores = (int)v;
+        jint(a, "memMiB", &t->accel_memory_mib);
     }
     t->spot_supported = 1;
     cJSON *sp = cJSON_GetObjectItemCaseSensitive(o, "spot");
@@ -454,10 +455,11 @@ void nw_itype_capacity(const nw_itype_t *t, const nw_overhead_opts_t *o, nw_cat_
         out->nvidia_gpu = t->gpu_count;
     if (t->gpu_count > 0 && strcmp(t->gpu_manufacturer, "amd") == 0)
         out->amd_gpu = t->gpu_count;
-    if (t->accel_count > 0 && strncmp(t->accel_name, "inferentia", 10) == 0) {
-        out->neuron = t->accel_count;
-        out->neuroncore = t->neuron_cores;
-    } else if (t->accel_count > 0 && strncmp(t->accel_name, "trainium", 8) == 0) {
+    /* Habana Gaudi devices are GPUs to EC2 (GpuInfo, manufacturer Habana) */
+    if (t->gpu_count > 0 && strcmp(t->gpu_manufacturer, "habana") == 0)
+        out->gaudi = t->gpu_count;
+    /* Neuron devices (Inferentia, Trainium) are EC2's NeuronInfo, manufacturer "aws" */
+    if (t->accel_count > 0 && strcmp(t->accel_manufacturer, "aws") == 0) {
         out->neuron = t->accel_count;
         out->neuroncore = t->neuron_cores;
     }

@@ -57,7 +57,8 @@ typedef struct {
     int64_t gpu_memory_mib; /* per GPU */
     char accel_name[32];    /* "inferentia2" */
     char accel_manufacturer[16];
-    int accel_count; /* neuron devices */
+    int accel_count;          /* neuron devices */
+    int64_t accel_memory_mib; /* per device; 0 = unknown */
     int neuron_cores;
     int enis; /* of the default network card */
     int ipv4_per_eni;
@@ -164,7 +165,7 @@ typedef struct {
     int64_t memory_mib;
     int64_t ephemeral_bytes;
     int64_t pods;
-    int64_t nvidia_gpu, amd_gpu, neuron, neuroncore, efa;
+    int64_t nvidia_gpu, amd_gpu, neuron, neuroncore, gaudi, efa;
 } nw_cat_res_t;
 
 /** ENIs x (IPv4 per ENI - 1) + 2 with reserved ENIs, maxPods and podsPerCore applied. */

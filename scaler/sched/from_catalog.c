@@ -17,6 +17,7 @@ static void to_res(const nw_cat_res_t *r, nw_sched_res_t *out)
     out->v[NW_SR_AMD_GPU] = r->amd_gpu * 1000;
     out->v[NW_SR_NEURON] = r->neuron * 1000;
     out->v[NW_SR_NEURONCORE] = r->neuroncore * 1000;
+    out->v[NW_SR_GAUDI] = r->gaudi * 1000;
     out->v[NW_SR_EFA] = r->efa * 1000;
 }
 

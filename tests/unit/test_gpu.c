@@ -14,6 +14,9 @@
 #include <string.h>
 
 #include "admission/gpu.h"
+#include "admission/gpu_policy.h"
+#include "config/config.h"
+#include "scaler/cloud/catalog.h"
 #include "api/jsonpatch.h"
 #include "api/labels.h"
 #include "api/requirements.h"
@@ -218,9 +221,11 @@ START_TEST(custom_policy_and_garbage)
     nw_gpu_policy_t p;
     ck_assert_int_eq(nw_gpu_policy_init(&p, "ops"), NW_OK);
     ck_assert_int_eq(nw_gpu_policy_set_str(&p.label_key, "example.com/acc~x"), NW_OK);
-    ck_assert_int_eq(nw_gpu_policy_set_str(&p.taint_value, ""), NW_OK);
+    ck_assert_int_eq(nw_gpu_policy_set_str(&p.classes[0].taint_value, ""), NW_OK);
     const char *res_names[] = {"example.com/tpu"};
-    ck_assert_int_eq(nw_gpu_policy_set_list(&p.resources, &p.nresources, res_names, 1), NW_OK);
+    ck_assert_int_eq(
+        nw_gpu_policy_set_list(&p.classes[0].resources, &p.classes[0].nresources, res_names, 1),
+        NW_OK);
     cJSON *pod =
         cJSON_Parse("{\"metadata\":{\"name\":\"t\"},\"spec\":{\"nodeSelector\":{},"
                     "\"containers\":[{\"resources\":{\"limits\":{\"example.com/tpu\":1}}}]}}");
@@ -262,11 +267,12 @@ START_TEST(custom_policy_and_garbage)
 END_TEST
 
 /* ---- the isolation invariant over a matrix of pods --------------------------------
- * GPU request × toleration (none / exact / wildcard) × constraint (none / nodeSelector
- * / required affinity) × DaemonSet × exempt namespace. After mutation, every pod the
- * validating side admits is evaluated with api/taints and api/requirements against a
- * GPU node (label + taint) and a CPU node: a GPU pod must fit only the GPU node, a pod
- * without a GPU request must never fit the GPU node. */
+ * Accelerator request (none / each class, NVIDIA also by MIG slice) × toleration (none /
+ * each class's exact taint / wildcard) × constraint (none / nodeSelector / required
+ * affinity) × DaemonSet × exempt namespace. After mutation, every pod the validating
+ * side admits is evaluated with api/taints and api/requirements against one node per
+ * class (its label and taint) and a CPU node: a class's pod must fit only its class's
+ * node, a pod without a request must fit only the CPU node. */
 
 static bool fits(const cJSON *pod, const nw_labels_t *labels, const nw_taints_t *taints)
 {
@@ -308,34 +314,52 @@ START_TEST(isolation_matrix)
 {
     nw_gpu_policy_t p;
     ck_assert_int_eq(nw_gpu_policy_init(&p, "nodewarden"), NW_OK);
-    nw_labels_t gpu_labels, cpu_labels;
-    nw_labels_init(&gpu_labels);
-    nw_labels_init(&cpu_labels);
-    const char *common[][2] = {{"kubernetes.io/arch", "amd64"},
-                               {"topology.kubernetes.io/zone", "us-west-2a"}};
-    for (int i = 0; i < 2; i++) {
-        ck_assert_int_eq(nw_labels_set(&gpu_labels, common[i][0], common[i][1]), NW_OK);
-        ck_assert_int_eq(nw_labels_set(&cpu_labels, common[i][0], common[i][1]), NW_OK);
+    ck_assert_uint_eq(p.nclasses, 4);
+    /* node 0: CPU; node 1 + i: class i */
+    enum { NNODES = 5 };
+    nw_labels_t labels[NNODES];
+    nw_taints_t taints[NNODES];
+    for (int n = 0; n < NNODES; n++) {
+        nw_labels_init(&labels[n]);
+        nw_taints_init(&taints[n]);
+        ck_assert_int_eq(nw_labels_set(&labels[n], "kubernetes.io/arch", "amd64"), NW_OK);
+        ck_assert_int_eq(nw_labels_set(&labels[n], "topology.kubernetes.io/zone", "us-west-2a"),
+                         NW_OK);
+        if (n == 0)
+            continue;
+        const nw_accel_class_t *c = &p.classes[n - 1];
+        ck_assert_int_eq(nw_labels_set(&labels[n], "node.accelerator", c->label_value), NW_OK);
+        ck_assert_int_eq(
+            nw_taints_add(&taints[n], c->taint_key, c->taint_value, NW_TAINT_NO_SCHEDULE), NW_OK);
     }
-    ck_assert_int_eq(nw_labels_set(&gpu_labels, "node.accelerator", "nvidia-gpu"), NW_OK);
-    nw_taints_t gpu_taints, cpu_taints;
-    nw_taints_init(&gpu_taints);
-    nw_taints_init(&cpu_taints);
-    ck_assert_int_eq(nw_taints_add(&gpu_taints, "gpu", "true", NW_TAINT_NO_SCHEDULE), NW_OK);
-
-    static const char *const tols[] = {"",
-                                       ",\"tolerations\":[{\"key\":\"gpu\",\"operator\":\"Equal\","
-                                       "\"value\":\"true\",\"effect\":\"NoSchedule\"}]",
-                                       ",\"tolerations\":[{\"operator\":\"Exists\"}]"};
+    /* request -> the node it must land on */
+    static const struct {
+        const char *res;
+        int node;
+    } reqs[] = {{"\"cpu\":\"1\"", 0},
+                {"\"nvidia.com/gpu\":\"1\"", 1},
+                {"\"nvidia.com/mig-3g.20gb\":\"1\"", 1},
+                {"\"amd.com/gpu\":\"1\"", 2},
+                {"\"aws.amazon.com/neuroncore\":\"2\"", 3},
+                {"\"habana.ai/gaudi\":\"1\"", 4}};
+    static const char *const tols[] = {
+        "",
+        ",\"tolerations\":[{\"key\":\"gpu\",\"operator\":\"Equal\",\"value\":\"true\","
+        "\"effect\":\"NoSchedule\"}]",
+        ",\"tolerations\":[{\"key\":\"amd.com/gpu\",\"operator\":\"Exists\"}]",
+        ",\"tolerations\":[{\"key\":\"aws.amazon.com/neuron\",\"operator\":\"Exists\","
+        "\"effect\":\"NoSchedule\"}]",
+        ",\"tolerations\":[{\"key\":\"habana.ai/gaudi\",\"operator\":\"Exists\"}]",
+        ",\"tolerations\":[{\"operator\":\"Exists\"}]"};
     static const char *const cons[] = {
         "", ",\"nodeSelector\":{\"kubernetes.io/arch\":\"amd64\"}",
         ",\"affinity\":{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":{"
         "\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":\"topology.kubernetes.io/zone\","
         "\"operator\":\"In\",\"values\":[\"us-west-2a\",\"us-west-2b\"]}]}]}}}"};
     int checked = 0, admitted = 0;
-    for (int gpu = 0; gpu < 2; gpu++)
-        for (int t = 0; t < 3; t++)
-            for (int c = 0; c < 3; c++)
+    for (size_t r = 0; r < sizeof reqs / sizeof reqs[0]; r++)
+        for (size_t t = 0; t < sizeof tols / sizeof tols[0]; t++)
+            for (size_t c = 0; c < sizeof cons / sizeof cons[0]; c++)
                 for (int ds = 0; ds < 2; ds++)
                     for (int ex = 0; ex < 2; ex++) {
                         char text[2048];
@@ -346,8 +370,7 @@ START_TEST(isolation_matrix)
                                  ds ? ",\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":"
                                       "\"DaemonSet\",\"name\":\"d\",\"uid\":\"u\"}]"
                                     : "",
-                                 gpu ? "\"nvidia.com/gpu\":\"1\"" : "\"cpu\":\"1\"", tols[t],
-                                 cons[c]);
+                                 reqs[r].res, tols[t], cons[c]);
                         const char *ns = ex ? "kube-system" : "team-a";
                         cJSON *pod = cJSON_Parse(text);
                         ck_assert_ptr_nonnull(pod);
@@ -368,16 +391,11 @@ START_TEST(isolation_matrix)
                         nw_admit_result_cleanup(&res);
                         if (allowed && !ds && !ex) {
                             admitted++;
-                            bool on_gpu = fits(pod, &gpu_labels, &gpu_taints);
-                            bool on_cpu = fits(pod, &cpu_labels, &cpu_taints);
-                            if (gpu) {
-                                ck_assert_msg(on_gpu && !on_cpu,
-                                              "GPU pod misplaced (gpu=%d cpu=%d): %s", on_gpu,
-                                              on_cpu, text);
-                            } else {
-                                ck_assert_msg(!on_gpu && on_cpu,
-                                              "plain pod misplaced (gpu=%d cpu=%d): %s", on_gpu,
-                                              on_cpu, text);
+                            for (int n = 0; n < NNODES; n++) {
+                                bool on = fits(pod, &labels[n], &taints[n]);
+                                ck_assert_msg(on == (n == reqs[r].node),
+                                              "pod %s node %d (want only node %d): %s",
+                                              on ? "fits" : "does not fit", n, reqs[r].node, text);
                             }
                         }
                         /* every generated pod is policy-clean once mutated */
@@ -385,12 +403,12 @@ START_TEST(isolation_matrix)
                         cJSON_Delete(pod);
                         checked++;
                     }
-    ck_assert_int_eq(checked, 72);
-    ck_assert_int_eq(admitted, 18);
-    nw_labels_cleanup(&gpu_labels);
-    nw_labels_cleanup(&cpu_labels);
-    nw_taints_cleanup(&gpu_taints);
-    nw_taints_cleanup(&cpu_taints);
+    ck_assert_int_eq(checked, 6 * 6 * 3 * 4);
+    ck_assert_int_eq(admitted, 6 * 6 * 3);
+    for (int n = 0; n < NNODES; n++) {
+        nw_labels_cleanup(&labels[n]);
+        nw_taints_cleanup(&taints[n]);
+    }
     nw_gpu_policy_cleanup(&p);
 }
 END_TEST
@@ -405,8 +423,9 @@ START_TEST(userdata_case)
     const cJSON *udj = cJSON_GetObjectItemCaseSensitive(c, "userData");
     ck_assert_msg(cJSON_IsString(udj), "%s: no userData", row->name);
     bool want = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "registers"));
-    ck_assert_msg(nw_gpu_userdata_registers_taint(&p, udj->valuestring) == want, "%s: expected %s",
-                  row->name, want ? "registers the GPU taint" : "does not register it");
+    ck_assert_msg(nw_gpu_userdata_registers_taint(&p, &p.classes[0], udj->valuestring) == want,
+                  "%s: expected %s", row->name,
+                  want ? "registers the GPU taint" : "does not register it");
     cJSON_Delete(c);
     nw_gpu_policy_cleanup(&p);
 }
@@ -448,6 +467,209 @@ START_TEST(userdata_taint_detection)
 }
 END_TEST
 
+/* ---- every accelerator type of the catalog ------------------------------------------
+ * A generic NodePool, once mutated, admits no accelerator instance type of the embedded
+ * catalog (judged by Karpenter's requirement semantics against each type's labels);
+ * every accelerator type belongs to one class, and a pool of its family becomes a pool
+ * of that class whose requirements admit the type. */
+
+static const char *label_get(const char *key, void *arg)
+{
+    return nw_labels_get((const nw_labels_t *)arg, key);
+}
+
+static bool pool_admits(const cJSON *np, const nw_labels_t *labels)
+{
+    const char *keys[] = {"spec", "template", "spec", "requirements"};
+    const cJSON *reqs = np;
+    for (int i = 0; i < 4; i++)
+        reqs = cJSON_GetObjectItemCaseSensitive(reqs, keys[i]);
+    nw_reqs_t r;
+    nw_err_t err = {0};
+    ck_assert_int_eq(nw_reqs_parse_list(reqs, "requirements", NW_REQS_PARSE_KARPENTER, &r, &err),
+                     NW_OK);
+    bool ok = nw_reqs_match_labels(&r, labels, NULL);
+    nw_reqs_cleanup(&r);
+    return ok;
+}
+
+static cJSON *mutated_pool(const nw_gpu_policy_t *p, const char *reqs_json)
+{
+    char text[1024];
+    snprintf(text, sizeof text,
+             "{\"metadata\":{\"name\":\"np\"},\"spec\":{\"template\":{\"spec\":{\"nodeClassRef\":"
+             "{\"group\":\"karpenter.k8s.aws\",\"kind\":\"EC2NodeClass\",\"name\":\"d\"},"
+             "\"requirements\":%s}}}}",
+             reqs_json);
+    cJSON *np = cJSON_Parse(text);
+    ck_assert_ptr_nonnull(np);
+    nw_admit_result_t res;
+    nw_admit_result_init(&res);
+    cJSON *patch = run_mutate(K_POOL, p, np, NULL, &res);
+    nw_admit_result_cleanup(&res);
+    if (patch) {
+        nw_err_t err = {0};
+        ck_assert_int_eq(nw_jsonpatch_apply(&np, patch, &err), NW_OK);
+        cJSON_Delete(patch);
+    }
+    run_validate(K_POOL, p, np, NULL, &res);
+    ck_assert_msg(res.allowed, "mutated pool %s still denied: %s", reqs_json,
+                  res.message ? res.message : "");
+    nw_admit_result_cleanup(&res);
+    return np;
+}
+
+START_TEST(catalog_accelerators_isolated)
+{
+    nw_gpu_policy_t p;
+    ck_assert_int_eq(nw_gpu_policy_init(&p, ""), NW_OK);
+    nw_catalog_t *cat = NULL;
+    ck_assert_int_eq(nw_catalog_new_embedded("us-east-1", &cat, NULL), NW_OK);
+    static const char *const generic[] = {
+        "[{\"key\":\"karpenter.sh/capacity-type\",\"operator\":\"In\",\"values\":[\"on-demand\"]}]",
+        "[{\"key\":\"kubernetes.io/arch\",\"operator\":\"In\",\"values\":[\"amd64\",\"arm64\"]}]",
+        "[{\"key\":\"karpenter.k8s.aws/instance-cpu\",\"operator\":\"Gt\",\"values\":[\"3\"]}]",
+        "[{\"key\":\"karpenter.k8s.aws/instance-gpu-count\",\"operator\":\"DoesNotExist\"}]"};
+    cJSON *pools[4];
+    for (int g = 0; g < 4; g++)
+        pools[g] = mutated_pool(&p, generic[g]);
+    int accel = 0, cpu = 0, seen[NW_GPU_MAX_CLASSES] = {0};
+    for (size_t i = 0; i < nw_catalog_len(cat); i++) {
+        const nw_itype_t *t = nw_catalog_at(cat, i);
+        nw_cat_label_t l[48];
+        int nl = nw_itype_labels(t, l, 48);
+        nw_labels_t labels;
+        nw_labels_init(&labels);
+        for (int k = 0; k < nl; k++)
+            ck_assert_int_eq(nw_labels_set(&labels, l[k].key, l[k].value), NW_OK);
+        ck_assert_int_eq(nw_labels_set(&labels, "karpenter.sh/capacity-type", "on-demand"), NW_OK);
+        bool is_accel = t->gpu_count > 0 || t->accel_count > 0;
+        int cls = nw_gpu_type_class(&p, label_get, &labels);
+        if (is_accel) {
+            accel++;
+            ck_assert_msg(cls >= 0, "%s: an accelerator type of no class", t->name);
+            seen[cls]++;
+            /* its device count and memory are known */
+            ck_assert_msg(t->gpu_count > 0 ? t->gpu_memory_mib > 0 : t->accel_memory_mib > 0,
+                          "%s: accelerator memory unknown", t->name);
+            for (int g = 0; g < 4; g++)
+                ck_assert_msg(!pool_admits(pools[g], &labels),
+                              "generic pool %s can launch accelerator type %s", generic[g],
+                              t->name);
+            char reqs[256];
+            snprintf(reqs, sizeof reqs,
+                     "[{\"key\":\"karpenter.k8s.aws/instance-family\",\"operator\":\"In\","
+                     "\"values\":[\"%s\"]}]",
+                     t->family);
+            cJSON *fp = mutated_pool(&p, reqs);
+            nw_gpu_pool_info_t in;
+            nw_gpu_pool_analyze(&p, fp, &in);
+            ck_assert_msg(nw_gpu_pool_is_gpu(&in) && in.cls == cls,
+                          "%s: family pool is not a pool of class %s", t->name,
+                          p.classes[cls].name);
+            ck_assert_msg(pool_admits(fp, &labels), "%s: its family pool cannot launch it",
+                          t->name);
+            cJSON_Delete(fp);
+        } else {
+            cpu++;
+            ck_assert_msg(cls < 0, "%s: a CPU type in class %d", t->name, cls);
+            ck_assert_msg(pool_admits(pools[0], &labels), "generic pool cannot launch %s", t->name);
+        }
+        nw_labels_cleanup(&labels);
+    }
+    /* the catalog has types of every default class, and CPU types */
+    for (size_t k = 0; k < p.nclasses; k++)
+        ck_assert_msg(seen[k] > 0, "no %s type in the catalog", p.classes[k].name);
+    ck_assert_int_gt(accel, 30);
+    ck_assert_int_gt(cpu, 100);
+    for (int g = 0; g < 4; g++)
+        cJSON_Delete(pools[g]);
+    nw_catalog_free(cat);
+    nw_gpu_policy_cleanup(&p);
+}
+END_TEST
+
+/* ---- the policy from the configuration ------------------------------------------------ */
+
+static bool same_list(char *const *a, size_t na, char *const *b, size_t nb)
+{
+    if (na != nb)
+        return false;
+    for (size_t i = 0; i < na; i++)
+        if (strcmp(a[i], b[i]) != 0)
+            return false;
+    return true;
+}
+
+START_TEST(policy_from_config)
+{
+    /* the configuration's defaults are the policy's defaults, class by class */
+    nw_config_t cfg;
+    ck_assert_int_eq(nw_config_defaults(&cfg), NW_OK);
+    nw_gpu_policy_t a, b;
+    nw_err_t err = {0};
+    ck_assert_int_eq(nw_srv_gpu_policy(&cfg, "nodewarden", &a, &err), NW_OK);
+    ck_assert_int_eq(nw_gpu_policy_init(&b, "nodewarden"), NW_OK);
+    ck_assert_uint_eq(a.nclasses, b.nclasses);
+    for (size_t i = 0; i < a.nclasses; i++) {
+        const nw_accel_class_t *x = &a.classes[i], *y = &b.classes[i];
+        ck_assert_str_eq(x->name, y->name);
+        ck_assert_str_eq(x->taint_key, y->taint_key);
+        ck_assert_str_eq(x->taint_value, y->taint_value);
+        ck_assert_str_eq(x->label_value, y->label_value);
+        ck_assert_str_eq(x->req_key, y->req_key);
+        ck_assert_msg(same_list(x->resources, x->nresources, y->resources, y->nresources),
+                      "%s resources", x->name);
+        ck_assert_msg(same_list(x->families, x->nfamilies, y->families, y->nfamilies),
+                      "%s families", x->name);
+        ck_assert_msg(same_list(x->req_values, x->nreq_values, y->req_values, y->nreq_values),
+                      "%s requirement values", x->name);
+    }
+    nw_gpu_policy_cleanup(&a);
+    nw_gpu_policy_cleanup(&b);
+    /* the single-class settings of old: all accelerator resources in gpu.resources; with
+     * the other classes off that is one class, with them on a resource in two classes */
+    ck_assert_int_eq(nw_config_set(&cfg, "gpu.resources",
+                                   "nvidia.com/gpu,amd.com/gpu,aws.amazon.com/neuron", &err),
+                     NW_OK);
+    ck_assert_int_eq(nw_srv_gpu_policy(&cfg, "", &a, &err), NW_EINVAL);
+    ck_assert_str_eq(err.path, "gpu.classes.amd.resources");
+    ck_assert_ptr_nonnull(strstr(err.msg, "amd.com/gpu is also a resource of the nvidia class"));
+    memset(&err, 0, sizeof err);
+    ck_assert_int_eq(nw_config_set(&cfg, "gpu.classes.amd.enabled", "false", &err), NW_OK);
+    ck_assert_int_eq(nw_config_set(&cfg, "gpu.classes.neuron.enabled", "false", &err), NW_OK);
+    ck_assert_int_eq(nw_srv_gpu_policy(&cfg, "", &a, &err), NW_OK);
+    ck_assert_uint_eq(a.nclasses, 2);
+    ck_assert_str_eq(a.classes[1].name, "gaudi");
+    ck_assert_int_eq(nw_gpu_resource_class(&a, "amd.com/gpu"), 0);
+    nw_gpu_policy_cleanup(&a);
+    /* clear errors naming the field */
+    static const struct {
+        const char *key, *value, *path, *msg;
+    } bad[] = {
+        {"gpu.classes.gaudi.nodeLabel.value", "nvidia-gpu", "gpu.classes.gaudi.nodeLabel.value",
+         "also the node label value of the nvidia class"},
+        {"gpu.classes.gaudi.instanceFamilies", "dl1,g5", "gpu.classes.gaudi.instanceFamilies",
+         "g5 is also an instance family of the nvidia class"},
+        {"gpu.classes.gaudi.resources", "nvidia.com/*", "gpu.classes.gaudi.resources",
+         "also a resource of the nvidia class"},
+        {"gpu.classes.gaudi.taint.key", "", "gpu.classes.gaudi.taint.key", "must be set"},
+        {"gpu.classes.gaudi.resources", "", "gpu.classes.gaudi.resources", "at least one"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        nw_config_t c2;
+        ck_assert_int_eq(nw_config_defaults(&c2), NW_OK);
+        memset(&err, 0, sizeof err);
+        ck_assert_int_eq(nw_config_set(&c2, bad[i].key, bad[i].value, &err), NW_OK);
+        ck_assert_int_eq(nw_srv_gpu_policy(&c2, "", &a, &err), NW_EINVAL);
+        ck_assert_str_eq(err.path, bad[i].path);
+        ck_assert_msg(strstr(err.msg, bad[i].msg), "%s: %s", bad[i].key, err.msg);
+        nw_config_free(&c2);
+    }
+    nw_config_free(&cfg);
+}
+END_TEST
+
 Suite *nw_gpu_suite(void)
 {
     Suite *s = suite_create("gpu");
@@ -462,6 +684,8 @@ Suite *nw_gpu_suite(void)
     tcase_add_test(tc, custom_policy_and_garbage);
     tcase_add_test(tc, isolation_matrix);
     tcase_add_test(tc, userdata_taint_detection);
+    tcase_add_test(tc, catalog_accelerators_isolated);
+    tcase_add_test(tc, policy_from_config);
     suite_add_tcase(s, tc);
     return s;
 }
