@@ -149,6 +149,8 @@ int nw_cmd_serve(int argc, char **argv)
             .ice_ttl_ns = cfg.aws.iceCacheTTL_ns,
             .identity = getenv("POD_NAME"),
             .exit_after_nodeclaim = cfg.scaler.testing.exitAfterNodeClaim,
+            .gpu = &gpu,
+            .accel_evict = cfg.scaler.acceleratorAuditEvict,
         };
         if (nw_scaler_start(&so, &scaler, &err) != NW_OK) {
             nw_log_error("serve", "cannot start the scaler", NW_LS("error", err.msg));

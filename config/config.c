@@ -93,6 +93,7 @@ static const key_t_ keys[] = {
      "10s", 1, 0},
     {"scaler.leaderElection.retryPeriod", T_DUR, OFF(scaler.leaderElection.retryPeriod_ns), "2s", 1,
      0},
+    {"scaler.acceleratorAudit.evict", T_BOOL, OFF(scaler.acceleratorAuditEvict), "false", 0, 0},
     {"scaler.testing.exitAfterNodeClaim", T_BOOL, OFF(scaler.testing.exitAfterNodeClaim), "false",
      0, 0},
     {"gpu.enabled", T_BOOL, OFF(gpu.enabled), "true", 0, 0},

@@ -91,6 +91,7 @@ typedef struct {
             int64_t renewDeadline_ns;
             int64_t retryPeriod_ns;
         } leaderElection;
+        int acceleratorAuditEvict; /* evict pods the accelerator audit finds (false) */
         struct {
             int exitAfterNodeClaim; /* test-only crash point: _exit(3) after a NodeClaim create */
         } testing;

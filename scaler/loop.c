@@ -15,6 +15,7 @@
 #include "common/metrics.h"
 #include "scaler/aws/cloud.h"
 #include "scaler/aws/intrsource.h"
+#include "scaler/controllers/accelaudit.h"
 #include "scaler/controllers/ctl.h"
 #include "scaler/controllers/disruption.h"
 #include "scaler/controllers/gc.h"
@@ -39,7 +40,8 @@ struct nw_scaler {
     nw_term_t *term;     /* termination */
     nw_upkeep_t *upkeep; /* expiry, drift marking, NodePool status */
     nw_dis_ctl_t *dis;   /* disruption */
-    nw_intr_t *intr;     /* interruption thread, when settings.interruptionQueue is set */
+    nw_accelaudit_t *audit;        /* accelerator isolation audit */
+    nw_intr_t *intr;               /* interruption thread, when settings.interruptionQueue is set */
     nw_intr_source_t *intr_source; /* its SQS queue (owned) */
     nw_kube_watch_t *watch;
     nw_kube_leader_t *leader;
@@ -102,6 +104,7 @@ static void *reconcile_main(void *arg)
             nw_term_reset(s->term);
             nw_upkeep_reset(s->upkeep);
             nw_dis_ctl_reset(s->dis);
+            nw_accelaudit_reset(s->audit);
             was_leading = leading;
         }
         if (!leading || !nw_kube_cache_has_synced(c->cache))
@@ -119,6 +122,7 @@ static void *reconcile_main(void *arg)
         nw_gc_tick(s->gc, snap);
         nw_term_tick(s->term, snap);
         nw_upkeep_tick(s->upkeep, snap);
+        nw_accelaudit_tick(s->audit, snap);
         nw_kube_snap_release(snap);
         snap = nw_kube_cache_snapshot(c->cache);
         if (!snap)
@@ -137,6 +141,7 @@ static void scaler_free(nw_scaler_t *s)
     nw_kube_leader_free(s->leader);
     nw_kube_watch_free(s->watch);
     nw_dis_ctl_free(s->dis);
+    nw_accelaudit_free(s->audit);
     nw_upkeep_free(s->upkeep);
     nw_term_free(s->term);
     nw_gc_free(s->gc);
@@ -207,8 +212,10 @@ nw_rc_t nw_scaler_start(const nw_scaler_opts_t *o, nw_scaler_t **out, nw_err_t *
     s->term = nw_term_new(c);
     s->upkeep = nw_upkeep_new(c, o->registration_timeout_ns);
     s->dis = nw_dis_ctl_new(c, s->claims, &s->mem, &dopts, pod);
+    nw_accelaudit_opts_t aopts = {o->gpu, o->accel_evict != 0};
+    s->audit = nw_accelaudit_new(c, &aopts);
     if (!c->cache || !c->rec || !s->claims || !s->prov || !s->life || !s->term || !s->upkeep ||
-        !s->dis) {
+        !s->dis || !s->audit) {
         rc = nw_err_set(err, NW_ENOMEM, NULL, "out of memory");
         goto fail;
     }
@@ -330,6 +337,8 @@ nw_rc_t nw_scaler_metrics(nw_scaler_t *s, nw_buf_t *out)
         rc = nw_term_metrics(s->term, out);
     if (rc == NW_OK)
         rc = nw_upkeep_metrics(s->upkeep, out);
+    if (rc == NW_OK)
+        rc = nw_accelaudit_metrics(s->audit, out);
     if (rc == NW_OK)
         rc = nw_kube_metrics_write(nw_kube_client_metrics(s->deps.kube), out);
     return rc;

@@ -51,13 +51,16 @@ typedef struct {
     const char *interruption_queue; /* settings.interruptionQueue ("" = off) */
     int64_t interruption_wait_ns;   /* scaler.interruption.waitTime (<= 20 s) */
     int64_t gc_initial_interval_ns, gc_interval_ns,
-        gc_launch_grace_ns;   /* scaler.garbageCollection.* */
-    int64_t ice_ttl_ns;       /* aws.iceCacheTTL */
-    const char *identity;     /* this replica's name for events and the Lease (POD_NAME); NULL:
-                               * the host name */
-    const nw_clock_t *clock;  /* NULL: the system clock */
-    int exit_after_nodeclaim; /* scaler.testing.exitAfterNodeClaim: _exit(3) right after a
-                               * NodeClaim create, before its launch (crash tests only) */
+        gc_launch_grace_ns;  /* scaler.garbageCollection.* */
+    int64_t ice_ttl_ns;      /* aws.iceCacheTTL */
+    const char *identity;    /* this replica's name for events and the Lease (POD_NAME); NULL:
+                              * the host name */
+    const nw_clock_t *clock; /* NULL: the system clock */
+    const struct nw_gpu_policy *gpu; /* the isolation policy the audit checks (borrowed,
+                                        outlives the scaler); NULL: no audit */
+    int accel_evict;                 /* scaler.acceleratorAudit.evict */
+    int exit_after_nodeclaim;        /* scaler.testing.exitAfterNodeClaim: _exit(3) right after a
+                                      * NodeClaim create, before its launch (crash tests only) */
 } nw_scaler_opts_t;
 
 typedef struct nw_scaler nw_scaler_t;

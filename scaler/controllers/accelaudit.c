@@ -1,0 +1,238 @@
+/*
+ * scaler/controllers/accelaudit.c — the accelerator isolation audit (see accelaudit.h).
+ */
+#include "scaler/controllers/accelaudit.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/taints.h"
+#include "common/log.h"
+#include "common/metrics.h"
+
+#define COMP "accelaudit"
+#define NW_AUDIT_MEMORY 512                     /* pods remembered (reported, eviction times) */
+#define NW_AUDIT_EVICT_MIN_NS (10 * NW_NS_PER_SEC) /* between two evictions of one pod */
+
+typedef struct {
+    char uid[64];
+    int64_t next_evict_mono; /* no eviction before */
+    int64_t seen_mono;       /* last tick that saw it violating (oldest is replaced) */
+} audit_pod_t;
+
+struct nw_accelaudit {
+    nw_ctl_deps_t *deps;
+    nw_accelaudit_opts_t o;
+    nw_counters_t counters; /* audit_found{class}, audit_evicted{class} */
+    audit_pod_t pods[NW_AUDIT_MEMORY];
+    _Atomic unsigned current[NW_GPU_MAX_CLASSES];
+};
+
+nw_accelaudit_t *nw_accelaudit_new(nw_ctl_deps_t *deps, const nw_accelaudit_opts_t *o)
+{
+    nw_accelaudit_t *a = calloc(1, sizeof *a);
+    if (!a)
+        return NULL;
+    if (nw_counters_init(&a->counters) != NW_OK) {
+        free(a);
+        return NULL;
+    }
+    a->deps = deps;
+    if (o)
+        a->o = *o;
+    return a;
+}
+
+void nw_accelaudit_free(nw_accelaudit_t *a)
+{
+    if (!a)
+        return;
+    nw_counters_free(&a->counters);
+    free(a);
+}
+
+void nw_accelaudit_reset(nw_accelaudit_t *a)
+{
+    if (a)
+        memset(a->pods, 0, sizeof a->pods);
+}
+
+/* the remembered entry of uid; created (replacing the least recently seen) when absent;
+ * *fresh says it was not known */
+static audit_pod_t *remember(nw_accelaudit_t *a, const char *uid, int64_t mono, bool *fresh)
+{
+    audit_pod_t *old = &a->pods[0];
+    for (size_t i = 0; i < NW_AUDIT_MEMORY; i++) {
+        if (strcmp(a->pods[i].uid, uid) == 0) {
+            *fresh = false;
+            a->pods[i].seen_mono = mono;
+            return &a->pods[i];
+        }
+        if (a->pods[i].seen_mono < old->seen_mono)
+            old = &a->pods[i];
+    }
+    memset(old, 0, sizeof *old);
+    snprintf(old->uid, sizeof old->uid, "%s", uid);
+    old->seen_mono = mono;
+    *fresh = true;
+    return old;
+}
+
+static const char *label_of(const char *key, void *labels)
+{
+    return nw_json_str((const cJSON *)labels, key);
+}
+
+int nw_accelaudit_node_class(const nw_gpu_policy_t *p, const cJSON *node)
+{
+    const cJSON *labels = nw_json_get(nw_json_get(node, "metadata"), "labels");
+    const char *lv = nw_json_str(labels, p->label_key);
+    for (size_t i = 0; lv && i < p->nclasses; i++)
+        if (strcmp(lv, p->classes[i].label_value) == 0)
+            return (int)i;
+    const cJSON *taints = nw_json_get(nw_json_get(node, "spec"), "taints");
+    const cJSON *t;
+    if (!cJSON_IsArray(taints))
+        taints = NULL;
+    cJSON_ArrayForEach(t, taints)
+    {
+        const char *k = nw_json_str(t, "key"), *v = nw_json_str(t, "value");
+        for (size_t i = 0; k && i < p->nclasses; i++)
+            if (strcmp(k, p->classes[i].taint_key) == 0 &&
+                strcmp(v ? v : "", p->classes[i].taint_value) == 0)
+                return (int)i;
+    }
+    return nw_gpu_type_class(p, label_of, (void *)labels);
+}
+
+static bool finished_or_leaving(const nw_kube_obj_t *pod)
+{
+    return pod->terminating || (pod->phase && (strcmp(pod->phase, "Succeeded") == 0 ||
+                                               strcmp(pod->phase, "Failed") == 0));
+}
+
+static bool mirror_pod(const cJSON *pod)
+{
+    const cJSON *ann = nw_json_get(nw_json_get(pod, "metadata"), "annotations");
+    return nw_json_get(ann, "kubernetes.io/config.mirror") != NULL;
+}
+
+static void evict(nw_accelaudit_t *a, const nw_kube_obj_t *pod, const char *node, const char *cls,
+                  audit_pod_t *m, int64_t mono)
+{
+    nw_ctl_deps_t *c = a->deps;
+    nw_kube_evict_opts_t o = {-1, pod->uid[0] ? pod->uid : NULL};
+    nw_kube_evict_t res = NW_KUBE_EVICT_BLOCKED;
+    int ra = 0;
+    long code = 0;
+    nw_err_t err = {0};
+    nw_rc_t rc = nw_kube_evict_ex(c->kube, pod->ns, pod->name, &o, &res, &ra, &code, &err);
+    int64_t wait = (int64_t)(ra > 10 ? ra : 10) * NW_NS_PER_SEC;
+    m->next_evict_mono = mono + (wait > NW_AUDIT_EVICT_MIN_NS ? wait : NW_AUDIT_EVICT_MIN_NS);
+    if (rc == NW_OK && res == NW_KUBE_EVICT_STARTED) {
+        char msg[512];
+        snprintf(msg, sizeof msg,
+                 "Evicted: the pod requests no %s accelerator resource but ran on %s node %s "
+                 "(scaler.acceleratorAudit.evict)",
+                 cls, cls, node);
+        nw_ctl_event(c, &nw_kube_res_pods, pod->json, "Normal", "Evicted", msg);
+        nw_log_info(COMP, "evicted a pod from an accelerator node", NW_LS("pod", pod->key),
+                    NW_LS("node", node), NW_LS("class", cls));
+        nw_counters_inc(&a->counters, "audit_evicted", cls, NULL);
+        return;
+    }
+    nw_log_info(COMP, "eviction not done; retrying later", NW_LS("pod", pod->key),
+                NW_LS("node", node), NW_LI("code", code), NW_LS("reason", err.msg));
+}
+
+void nw_accelaudit_tick(nw_accelaudit_t *a, const nw_kube_snap_t *s)
+{
+    if (!a)
+        return;
+    const nw_gpu_policy_t *p = a->o.policy;
+    unsigned cur[NW_GPU_MAX_CLASSES] = {0};
+    nw_ctl_deps_t *c = a->deps;
+    int64_t mono = nw_clock_mono(c->clock);
+    for (size_t i = 0; p && p->enabled && i < nw_kube_snap_count(s, NW_KUBE_NODES); i++) {
+        const nw_kube_obj_t *node = nw_kube_snap_at(s, NW_KUBE_NODES, i);
+        int k = nw_accelaudit_node_class(p, node->json);
+        if (k < 0)
+            continue;
+        const char *cls = p->classes[k].name;
+        const nw_kube_obj_t *const *pods = NULL;
+        size_t n = nw_kube_snap_pods_on_node(s, node->name, &pods);
+        for (size_t j = 0; j < n; j++) {
+            const nw_kube_obj_t *pod = pods[j];
+            if (finished_or_leaving(pod) || mirror_pod(pod->json))
+                continue;
+            nw_gpu_pod_info_t in;
+            nw_gpu_pod_analyze(p, pod->json, pod->ns, &in);
+            if (in.daemonset || in.exempt_namespace || (in.requested & (1u << k)))
+                continue;
+            cur[k]++;
+            if (!nw_ctl_may_write(c))
+                continue;
+            bool fresh = false;
+            audit_pod_t *m = remember(a, pod->uid[0] ? pod->uid : pod->key, mono, &fresh);
+            if (fresh) {
+                char msg[512];
+                snprintf(msg, sizeof msg,
+                         "the pod requests no %s accelerator resource but runs on %s node %s; "
+                         "it takes capacity from accelerator workloads (isolation: "
+                         "docs/admission.md)",
+                         cls, cls, node->name);
+                nw_ctl_event(c, &nw_kube_res_pods, pod->json, "Warning", "AcceleratorIsolation",
+                             msg);
+                nw_log_warn(COMP, "a pod without an accelerator request on an accelerator node",
+                            NW_LS("pod", pod->key), NW_LS("node", node->name),
+                            NW_LS("class", cls), NW_LS("requested", in.cls >= 0
+                                                                        ? p->classes[in.cls].name
+                                                                        : "none"));
+                nw_counters_inc(&a->counters, "audit_found", cls, NULL);
+            }
+            if (a->o.evict && !in.skip && mono >= m->next_evict_mono)
+                evict(a, pod, node->name, cls, m, mono);
+        }
+    }
+    for (size_t k = 0; k < NW_GPU_MAX_CLASSES; k++)
+        atomic_store(&a->current[k], cur[k]);
+}
+
+unsigned nw_accelaudit_current(const nw_accelaudit_t *a, size_t cls)
+{
+    return a && cls < NW_GPU_MAX_CLASSES ? atomic_load(&((nw_accelaudit_t *)a)->current[cls])
+                                         : 0;
+}
+
+nw_rc_t nw_accelaudit_metrics(nw_accelaudit_t *a, nw_buf_t *out)
+{
+    if (!a || !a->o.policy || !a->o.policy->enabled)
+        return NW_OK;
+    const nw_gpu_policy_t *p = a->o.policy;
+    nw_rc_t rc = nw_buf_adds(
+        out,
+        "# HELP nodewarden_accelerator_isolation_violations Pods without a request for the "
+        "node's accelerator class running on an accelerator node, at the last audit.\n"
+        "# TYPE nodewarden_accelerator_isolation_violations gauge\n");
+    for (size_t k = 0; rc == NW_OK && k < p->nclasses; k++) {
+        rc = nw_buf_adds(out, "nodewarden_accelerator_isolation_violations{class=\"");
+        if (rc == NW_OK)
+            rc = nw_metrics_label_value(out, p->classes[k].name);
+        if (rc == NW_OK)
+            rc = nw_buf_addf(out, "\"} %u\n", nw_accelaudit_current(a, k));
+    }
+    if (rc == NW_OK)
+        rc = nw_counters_write(&a->counters, out, "audit_found",
+                               "nodewarden_accelerator_isolation_violations_total",
+                               "Pods found running on an accelerator node of a class they "
+                               "request nothing of (each pod counted once).",
+                               "class", NULL);
+    if (rc == NW_OK)
+        rc = nw_counters_write(&a->counters, out, "audit_evicted",
+                               "nodewarden_accelerator_isolation_evictions_total",
+                               "Such pods evicted (scaler.acceleratorAudit.evict).", "class",
+                               NULL);
+    return rc;
+}
