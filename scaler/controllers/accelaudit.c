@@ -13,7 +13,7 @@
 #include "common/metrics.h"
 
 #define COMP "accelaudit"
-#define NW_AUDIT_MEMORY 512                     /* pods remembered (reported, eviction times) */
+#define NW_AUDIT_MEMORY 512                        /* pods remembered (reported, eviction times) */
 #define NW_AUDIT_EVICT_MIN_NS (10 * NW_NS_PER_SEC) /* between two evictions of one pod */
 
 typedef struct {
@@ -186,10 +186,8 @@ void nw_accelaudit_tick(nw_accelaudit_t *a, const nw_kube_snap_t *s)
                 nw_ctl_event(c, &nw_kube_res_pods, pod->json, "Warning", "AcceleratorIsolation",
                              msg);
                 nw_log_warn(COMP, "a pod without an accelerator request on an accelerator node",
-                            NW_LS("pod", pod->key), NW_LS("node", node->name),
-                            NW_LS("class", cls), NW_LS("requested", in.cls >= 0
-                                                                        ? p->classes[in.cls].name
-                                                                        : "none"));
+                            NW_LS("pod", pod->key), NW_LS("node", node->name), NW_LS("class", cls),
+                            NW_LS("requested", in.cls >= 0 ? p->classes[in.cls].name : "none"));
                 nw_counters_inc(&a->counters, "audit_found", cls, NULL);
             }
             if (a->o.evict && !in.skip && mono >= m->next_evict_mono)
@@ -202,8 +200,7 @@ void nw_accelaudit_tick(nw_accelaudit_t *a, const nw_kube_snap_t *s)
 
 unsigned nw_accelaudit_current(const nw_accelaudit_t *a, size_t cls)
 {
-    return a && cls < NW_GPU_MAX_CLASSES ? atomic_load(&((nw_accelaudit_t *)a)->current[cls])
-                                         : 0;
+    return a && cls < NW_GPU_MAX_CLASSES ? atomic_load(&((nw_accelaudit_t *)a)->current[cls]) : 0;
 }
 
 nw_rc_t nw_accelaudit_metrics(nw_accelaudit_t *a, nw_buf_t *out)
@@ -212,10 +209,9 @@ nw_rc_t nw_accelaudit_metrics(nw_accelaudit_t *a, nw_buf_t *out)
         return NW_OK;
     const nw_gpu_policy_t *p = a->o.policy;
     nw_rc_t rc = nw_buf_adds(
-        out,
-        "# HELP nodewarden_accelerator_isolation_violations Pods without a request for the "
-        "node's accelerator class running on an accelerator node, at the last audit.\n"
-        "# TYPE nodewarden_accelerator_isolation_violations gauge\n");
+        out, "# HELP nodewarden_accelerator_isolation_violations Pods without a request for the "
+             "node's accelerator class running on an accelerator node, at the last audit.\n"
+             "# TYPE nodewarden_accelerator_isolation_violations gauge\n");
     for (size_t k = 0; rc == NW_OK && k < p->nclasses; k++) {
         rc = nw_buf_adds(out, "nodewarden_accelerator_isolation_violations{class=\"");
         if (rc == NW_OK)
@@ -232,7 +228,6 @@ nw_rc_t nw_accelaudit_metrics(nw_accelaudit_t *a, nw_buf_t *out)
     if (rc == NW_OK)
         rc = nw_counters_write(&a->counters, out, "audit_evicted",
                                "nodewarden_accelerator_isolation_evictions_total",
-                               "Such pods evicted (scaler.acceleratorAudit.evict).", "class",
-                               NULL);
+                               "Such pods evicted (scaler.acceleratorAudit.evict).", "class", NULL);
     return rc;
 }

@@ -163,14 +163,13 @@ START_TEST(report_then_evict)
     int m = ctlfix_mark(&f);
     tick(&f, a);
     static const char *const bad[] = {"web", "rocm", "tolerant", "batch", "skipme"};
-    static const char *const good[] = {"cuda", "mig",  "dp",  "sys",
+    static const char *const good[] = {"cuda",   "mig",  "dp",  "sys",
                                        "static", "done", "llm", "plain"};
     for (size_t i = 0; i < 5; i++)
         ck_assert_msg(events(&f, m, "AcceleratorIsolation", bad[i]) == 1, "no event for %s",
                       bad[i]);
     for (size_t i = 0; i < 8; i++)
-        ck_assert_msg(events(&f, m, "AcceleratorIsolation", good[i]) == 0, "event for %s",
-                      good[i]);
+        ck_assert_msg(events(&f, m, "AcceleratorIsolation", good[i]) == 0, "event for %s", good[i]);
     ck_assert_int_eq(ctlfix_count(&f, m, "/eviction", NULL, NULL), 0);
     ck_assert_uint_eq(nw_accelaudit_current(a, 0), 2); /* nvidia: web, rocm */
     ck_assert_uint_eq(nw_accelaudit_current(a, 1), 0);
