@@ -49,6 +49,11 @@ class AwsSim(DescribeMixin, InstancesMixin, StsImdsMixin, SqsEventsMixin, Faults
         self.role_name = role_name
         self.lock = threading.RLock()
         self._sqs_cv = threading.Condition(self.lock)
+        # ClientToken idempotency (EC2's "Ensuring idempotency"): (action, token) ->
+        # {'params': the request's other parameters, 'response': the 200 answer or None
+        # while the first request runs}; _idem_cv wakes requests waiting on one that runs
+        self.client_tokens = {}
+        self._idem_cv = threading.Condition(self.lock)
         self.sched = Scheduler()
         self._subs = []
         self.zones = ['%s%s' % (region, c) for c in 'abc']
@@ -199,14 +204,14 @@ class AwsSim(DescribeMixin, InstancesMixin, StsImdsMixin, SqsEventsMixin, Faults
             return self._ec2_error(Ec2Error('InternalError', 'simulator error: %r' % e), rid)
 
     # -- call log ---------------------------------------------------------
-    def _log(self, service, action, params, status, code=None):
+    def _log(self, service, action, params, status, code=None, replay=False):
         with self.lock:
             self._call_seq += 1
             self.calls.append({'seq': self._call_seq, 'time': iso8601(self.clock()),
                                'service': service, 'action': action,
                                'params': {k: v for k, v in params.items()
                                           if k not in ('Action', 'Version', 'WebIdentityToken')},
-                               'status': status, 'code': code})
+                               'status': status, 'code': code, 'replay': replay})
             if len(self.calls) > 20000:
                 del self.calls[:len(self.calls) - 20000]
 
@@ -268,7 +273,6 @@ class AwsSim(DescribeMixin, InstancesMixin, StsImdsMixin, SqsEventsMixin, Faults
         try:
             if method not in ('GET', 'POST'):
                 raise Ec2Error('InvalidAction', 'Method %s is not supported' % method)
-            self._latency(action)
             try:
                 self._verify(method, raw_path, raw_query, headers, body, 'ec2')
             except sigv4.SigError as se:
@@ -315,15 +319,68 @@ class AwsSim(DescribeMixin, InstancesMixin, StsImdsMixin, SqsEventsMixin, Faults
             if dry:
                 # validate like the real call would, without doing it
                 raise Ec2Error('DryRunOperation', 'Request would have succeeded, but DryRun flag is set.')
-            result = fn(params)
+            token = params.get('ClientToken') if action in IDEMPOTENT_ACTIONS else None
+            if token is not None:
+                replay = self._idem_begin(action, token, params)
+                if replay is not None:
+                    self._log('ec2', action, params, 200, replay=True)
+                    return replay
+            answer = None
+            try:
+                # the latency fault slows the work, not a replay of work already done
+                self._latency(action)
+                result = fn(params)
+                xml = ('<?xml version="1.0" encoding="UTF-8"?>\n<%sResponse xmlns="%s"><requestId>%s'
+                       '</requestId>%s</%sResponse>'
+                       % (action, EC2_NS, rid, ''.join(xml_value(k, v) for k, v in result.items()),
+                          action))
+                answer = (200, {'Content-Type': 'text/xml;charset=UTF-8'}, xml.encode('utf-8'))
+            finally:
+                if token is not None:
+                    self._idem_end(action, token, answer)
         except Ec2Error as e:
             self._log('ec2', action, params, e.status, e.code)
             return self._ec2_error(e, rid)
         self._log('ec2', action, params, 200)
-        xml = ('<?xml version="1.0" encoding="UTF-8"?>\n<%sResponse xmlns="%s"><requestId>%s</requestId>%s'
-               '</%sResponse>' % (action, EC2_NS, rid,
-                                  ''.join(xml_value(k, v) for k, v in result.items()), action))
-        return 200, {'Content-Type': 'text/xml;charset=UTF-8'}, xml.encode('utf-8')
+        return answer
+
+    # -- ClientToken idempotency ------------------------------------------
+    # EC2 (docs.aws.amazon.com/AWSEC2/latest/APIReference/Run_Instance_Idempotency.html):
+    # a repeat with the same client token and the same parameters gets the first request's
+    # answer and does nothing more; the same token with other parameters gets
+    # IdempotentParameterMismatch; a token is at most 64 ASCII characters.  Only a
+    # successful answer is kept: a request that failed may be sent again with its token.
+    # A repeat that arrives while the first request still runs waits for its answer.
+    def _idem_begin(self, action, token, params):
+        """None when this request is the token's first (run it, then _idem_end), else the
+        recorded (status, headers, body)."""
+        if not token or len(token) > 64 or any(not (32 <= ord(ch) < 127) for ch in token):
+            raise Ec2Error('InvalidParameterValue', 'ClientToken must be 1 to 64 ASCII characters')
+        fp = sorted((k, v) for k, v in params.items() if k not in ('Action', 'Version', 'ClientToken'))
+        key = (action, token)
+        with self.lock:
+            while True:
+                e = self.client_tokens.get(key)
+                if e is None:
+                    self.client_tokens[key] = {'params': fp, 'response': None}
+                    return None
+                if e['params'] != fp:
+                    raise Ec2Error('IdempotentParameterMismatch', 'Arguments on this idempotent '
+                                   'request are inconsistent with arguments used in previous '
+                                   'request(s).')
+                if e['response'] is not None:
+                    return e['response']
+                self._idem_cv.wait(1.0)
+
+    def _idem_end(self, action, token, answer):
+        """Record the first request's answer (None: it failed, the token is free again)."""
+        key = (action, token)
+        with self.lock:
+            if answer is None:
+                self.client_tokens.pop(key, None)
+            else:
+                self.client_tokens[key]['response'] = answer
+            self._idem_cv.notify_all()
 
     # -- filters & paging -------------------------------------------------
     def _filters(self, params, allowed):

@@ -244,6 +244,9 @@ _OVR = ['LaunchTemplateConfigs.N.Overrides.N.' + p for p in [
     'InstanceType', 'MaxPrice', 'SubnetId', 'AvailabilityZone', 'WeightedCapacity', 'Priority',
     'Placement.*', 'InstanceRequirements.*', 'ImageId', 'BlockDeviceMapping.*']]
 
+# EC2 actions whose ClientToken makes a repeat idempotent (AwsSim._idem_begin)
+IDEMPOTENT_ACTIONS = ('CreateFleet', 'RunInstances', 'CreateLaunchTemplate')
+
 SCHEMAS = {
     'DescribeInstanceTypes': ['InstanceType.N', 'MaxResults', 'NextToken'] + _FILTER,
     'DescribeInstanceTypeOfferings': ['LocationType', 'MaxResults', 'NextToken'] + _FILTER,

@@ -189,7 +189,7 @@ class Launch(Ec2Base):
         p.update(extra or {})
         return self.ok('CreateLaunchTemplate', p).find('./launchTemplate/launchTemplateId').text
 
-    def fleet(self, lt_name, overrides, ctype='on-demand', total=1, tags=None):
+    def fleet_params(self, lt_name, overrides, ctype='on-demand', total=1, tags=None):
         p = {'Type': 'instant', 'TargetCapacitySpecification.TotalTargetCapacity': str(total),
              'TargetCapacitySpecification.DefaultTargetCapacityType': ctype,
              'LaunchTemplateConfigs.1.LaunchTemplateSpecification.LaunchTemplateName': lt_name,
@@ -211,7 +211,71 @@ class Launch(Ec2Base):
                 p['TagSpecification.%d.Tag.%d.Key' % (n, j)] = k
                 p['TagSpecification.%d.Tag.%d.Value' % (n, j)] = v
             n += 1
-        return self.ok('CreateFleet', p)
+        return p
+
+    def fleet(self, lt_name, overrides, ctype='on-demand', total=1, tags=None):
+        return self.ok('CreateFleet', self.fleet_params(lt_name, overrides, ctype, total, tags))
+
+    def test_client_token_idempotency(self):
+        self.lt('karpenter.k8s.aws/idem')
+        z = self.sim.zones
+        p = self.fleet_params('karpenter.k8s.aws/idem', [('m6i.large', z[0])])
+        p['ClientToken'] = 'nw-6f1c2d3e-0000-4000-8000-000000000001-0'
+        before = len(self.sim.instances())
+        first = self.ok('CreateFleet', p)
+        again = self.ok('CreateFleet', p)
+        ids = [e.text for e in first.findall('./fleetInstanceSet/item/instanceIds/item')]
+        self.assertEqual(len(ids), 1)
+        self.assertEqual([e.text for e in again.findall('./fleetInstanceSet/item/instanceIds/item')], ids)
+        self.assertEqual(again.find('fleetId').text, first.find('fleetId').text)
+        self.assertEqual(len(self.sim.instances()), before + 1, 'a repeat launches nothing')
+        # the same token with other parameters
+        q = dict(p, **{'LaunchTemplateConfigs.1.Overrides.1.InstanceType': 'm6i.xlarge'})
+        self.err('CreateFleet', q, 400, 'IdempotentParameterMismatch')
+        self.assertEqual(len(self.sim.instances()), before + 1)
+        # a request that failed does not use its token up
+        p2 = dict(p, ClientToken='nw-denied-then-allowed')
+        self.ctl.call('POST', '/aws/deny', {'actions': ['CreateFleet']})
+        self.err('CreateFleet', p2, 403, 'UnauthorizedOperation')
+        self.ctl.call('POST', '/aws/deny', {'actions': []})
+        self.assertEqual(len(self.ok('CreateFleet', p2).findall('./fleetInstanceSet/item')), 1)
+        self.assertEqual(len(self.sim.instances()), before + 2)
+        # at most 64 ASCII characters
+        self.err('CreateFleet', dict(p, ClientToken='x' * 65), 400, 'InvalidParameterValue')
+        # a launch template too: the repeat gets the same template, not AlreadyExists
+        lp = {'LaunchTemplateName': 'karpenter.k8s.aws/idem-lt', 'ClientToken': 'nw-lt-1',
+              'LaunchTemplateData.ImageId': 'ami-0sim0000000000001'}
+        a = self.ok('CreateLaunchTemplate', lp).find('./launchTemplate/launchTemplateId').text
+        b = self.ok('CreateLaunchTemplate', lp).find('./launchTemplate/launchTemplateId').text
+        self.assertEqual(a, b)
+        self.err('CreateLaunchTemplate', dict(lp, ClientToken='nw-lt-2'), 400,
+                 'InvalidLaunchTemplateName.AlreadyExistsException')
+
+    def test_client_token_repeat_while_the_first_runs(self):
+        """A repeat that arrives while the slow first request still runs (the client's
+        timeout fired) gets the first one's answer: one instance."""
+        import threading
+        self.lt('karpenter.k8s.aws/idem-slow')
+        p = self.fleet_params('karpenter.k8s.aws/idem-slow', [('c6i.large', self.sim.zones[1])])
+        p['ClientToken'] = 'nw-slow-first-0'
+        self.ctl.call('POST', '/aws/latency', {'ms': 600, 'actions': ['CreateFleet']})
+        before = len(self.sim.instances())
+        out = []
+        ts = [threading.Thread(target=lambda: out.append(self.c.ec2('CreateFleet', p)))
+              for _ in range(3)]
+        for t in ts:
+            t.start()
+            time.sleep(0.05)
+        for t in ts:
+            t.join(30)
+        self.assertEqual([st for st, _ in out], [200, 200, 200])
+        ids = {tuple(e.text for e in root.findall('./fleetInstanceSet/item/instanceIds/item'))
+               for _, root in out}
+        self.assertEqual(len(ids), 1, ids)
+        self.assertEqual(len(self.sim.instances()), before + 1)
+        st, calls = self.ctl.call('GET', '/aws/calls', query={'action': 'CreateFleet'})
+        mine = [c for c in calls['calls'] if c['params'].get('ClientToken') == p['ClientToken']]
+        self.assertEqual(sorted(c['replay'] for c in mine), [False, True, True])
 
     def test_launch_template_crud(self):
         lid = self.lt('karpenter.k8s.aws/crud-1')
