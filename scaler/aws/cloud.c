@@ -1,6 +1,7 @@
 /* scaler/aws/cloud.c — the neutral cloud (scaler/cloud/cloud.h) on EC2; see cloud.h. */
 #include "scaler/aws/cloud.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,10 @@ typedef struct {
     nw_ice_t *ice;
     nw_nodeclass_cache_t *nc;
     nw_launcher_t *launcher;
+    /* guards the node-class cache, the launcher's template cache and the catalog's
+     * offerings against the launch workers (cloud.h: launch runs on them); never held
+     * across CreateFleet */
+    pthread_mutex_t mu;
     /* the last resolved class in neutral terms (borrowed by the caller until the next
      * resolve) and its arrays */
     nw_cloud_class_t view;
@@ -33,9 +38,12 @@ static aws_cloud_t *me(nw_cloud_t *c)
 static nw_rc_t op_offer_zones(nw_cloud_t *c, const nw_catalog_zone_t *z, int nz, nw_err_t *err)
 {
     aws_cloud_t *a = me(c);
-    if (nz <= 0 || !nw_catalog_offline(a->cat))
-        return NW_OK;
-    return nw_catalog_set_zones(a->cat, z, nz, err);
+    pthread_mutex_lock(&a->mu);
+    nw_rc_t rc = NW_OK;
+    if (nz > 0 && nw_catalog_offline(a->cat))
+        rc = nw_catalog_set_zones(a->cat, z, nz, err);
+    pthread_mutex_unlock(&a->mu);
+    return rc;
 }
 
 /* ---- EC2 -> neutral ---- */
@@ -150,24 +158,39 @@ nw_rc_t nw_aws_cloud_launch(nw_cloud_t *c, const nw_launch_req_t *req, nw_launch
     return nw_launcher_launch(me(c)->launcher, req, out, ae, err);
 }
 
+/* The neutral error of a failed launch. */
+static void launch_error(nw_rc_t rc, const nw_ec2_error_t *ae, const nw_launch_result_t *res,
+                         nw_cloud_error_t *ce)
+{
+    ce->kind = nw_aws_err_kind(ae->cls);
+    if (ce->kind == NW_CLOUD_ERR_NONE)
+        ce->kind = rc == NW_EINVAL ? NW_CLOUD_ERR_INVALID : NW_CLOUD_ERR_OTHER;
+    snprintf(ce->type, sizeof ce->type, "%s", res->failed_type);
+    snprintf(ce->zone, sizeof ce->zone, "%s", res->failed_zone);
+    snprintf(ce->capacity_type, sizeof ce->capacity_type, "%s", res->failed_capacity_type);
+    snprintf(ce->code, sizeof ce->code, "%s", ae->code);
+    snprintf(ce->message, sizeof ce->message, "%s", ae->message);
+    ce->token_spent = res->token_spent;
+    ce->token_conflict = res->token_conflict;
+}
+
+/* Any thread (cloud.h). The class is resolved and the request planned under the lock, the
+ * CreateFleet runs without it, and its outcome is settled under it again. The zones of an
+ * offline catalog are offered by the caller first (ops->offer_zones, the reconcile
+ * thread's), never here: the reconcile thread reads the catalog without the lock. */
 static nw_rc_t op_launch(nw_cloud_t *c, const nw_cloud_launch_req_t *cr, nw_cloud_launch_t *out,
                          nw_cloud_error_t *ce, nw_err_t *err)
 {
+    aws_cloud_t *a = me(c);
     memset(out, 0, sizeof *out);
-    if (ce)
-        memset(ce, 0, sizeof *ce);
-    const nw_nodeclass_resolved_t *resolved = NULL;
-    nw_rc_t rc = nw_nodeclass_cache_get(me(c)->nc, cr->nodeclass, &resolved, err);
-    if (rc != NW_OK) {
-        if (ce)
-            ce->kind = rc == NW_EINVAL ? NW_CLOUD_ERR_INVALID : NW_CLOUD_ERR_OTHER;
-        return rc;
-    }
+    nw_cloud_error_t local_ce;
+    if (!ce)
+        ce = &local_ce;
+    memset(ce, 0, sizeof *ce);
     nw_launch_req_t req = {
         .nodepool = cr->nodepool,
         .nodeclaim = cr->nodeclaim,
         .nodeclass = cr->nodeclass,
-        .resolved = resolved,
         .types = cr->types,
         .ntypes = cr->ntypes,
         .zones = cr->zones,
@@ -175,23 +198,39 @@ static nw_rc_t op_launch(nw_cloud_t *c, const nw_cloud_launch_req_t *cr, nw_clou
         .capacity_types = cr->capacity_types,
         .ncapacity_types = cr->ncapacity_types,
         .min_values = cr->min_values,
+        .client_token = cr->client_token,
     };
     nw_launch_result_t res;
     nw_ec2_error_t ae;
     memset(&res, 0, sizeof res);
     memset(&ae, 0, sizeof ae);
-    rc = nw_aws_cloud_launch(c, &req, &res, &ae, err);
+    nw_rc_t rc = NW_OK;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        nw_launch_plan_t *pl = NULL;
+        pthread_mutex_lock(&a->mu);
+        const nw_nodeclass_resolved_t *resolved = NULL;
+        rc = nw_nodeclass_cache_get(a->nc, cr->nodeclass, &resolved, err);
+        if (rc == NW_OK) {
+            req.resolved = resolved;
+            rc = nw_launcher_plan(a->launcher, &req, attempt, &pl, &ae, err);
+            req.resolved = NULL; /* may be replaced once the lock is released */
+        } else
+            ae.cls = rc == NW_EINVAL ? NW_EC2_INVALID : NW_EC2_OTHER;
+        pthread_mutex_unlock(&a->mu);
+        if (rc != NW_OK)
+            break;
+        nw_launcher_fleet(a->launcher, pl, &ae);
+        int again = 0;
+        pthread_mutex_lock(&a->mu);
+        rc = nw_launcher_settle(a->launcher, pl, &res, &again, &ae, err);
+        pthread_mutex_unlock(&a->mu);
+        nw_launcher_plan_free(pl);
+        if (!again)
+            break;
+        memset(&ae, 0, sizeof ae);
+    }
     if (rc != NW_OK) {
-        if (ce) {
-            ce->kind = nw_aws_err_kind(ae.cls);
-            if (ce->kind == NW_CLOUD_ERR_NONE)
-                ce->kind = rc == NW_EINVAL ? NW_CLOUD_ERR_INVALID : NW_CLOUD_ERR_OTHER;
-            snprintf(ce->type, sizeof ce->type, "%s", res.failed_type);
-            snprintf(ce->zone, sizeof ce->zone, "%s", res.failed_zone);
-            snprintf(ce->capacity_type, sizeof ce->capacity_type, "%s", res.failed_capacity_type);
-            snprintf(ce->code, sizeof ce->code, "%s", ae.code);
-            snprintf(ce->message, sizeof ce->message, "%s", ae.message);
-        }
+        launch_error(rc, &ae, &res, ce);
         return rc;
     }
     snprintf(out->instance_id, sizeof out->instance_id, "%s", res.instance_id);
@@ -232,10 +271,12 @@ static nw_rc_t op_resolve(nw_cloud_t *c, const cJSON *nc, const nw_cloud_class_t
 {
     const nw_nodeclass_resolved_t *r = NULL;
     *out = NULL;
+    pthread_mutex_lock(&me(c)->mu);
     nw_rc_t rc = nw_nodeclass_cache_get(me(c)->nc, nc, &r, err);
-    if (rc != NW_OK || !r)
-        return rc;
-    return class_view(me(c), r, out, err);
+    if (rc == NW_OK && r)
+        rc = class_view(me(c), r, out, err);
+    pthread_mutex_unlock(&me(c)->mu);
+    return rc;
 }
 
 static nw_rc_t op_class_status(nw_cloud_t *c, const cJSON *nc, int64_t now_ns, cJSON **out,
@@ -243,12 +284,12 @@ static nw_rc_t op_class_status(nw_cloud_t *c, const cJSON *nc, int64_t now_ns, c
 {
     const nw_nodeclass_resolved_t *r = NULL;
     *out = NULL;
+    pthread_mutex_lock(&me(c)->mu);
     nw_rc_t rc = nw_nodeclass_cache_get(me(c)->nc, nc, &r, err);
-    if (rc != NW_OK)
-        return rc;
-    if (!r || !(*out = nw_nodeclass_status_json(r, nc, now_ns)))
-        return nw_err_set(err, NW_ENOMEM, "cloud", "out of memory");
-    return NW_OK;
+    if (rc == NW_OK && (!r || !(*out = nw_nodeclass_status_json(r, nc, now_ns))))
+        rc = nw_err_set(err, NW_ENOMEM, "cloud", "out of memory");
+    pthread_mutex_unlock(&me(c)->mu);
+    return rc;
 }
 
 static const nw_catalog_t *op_catalog(nw_cloud_t *c)
@@ -275,6 +316,7 @@ static void op_free(nw_cloud_t *c)
     free(a->subnets);
     free(a->sgs);
     free(a->images);
+    pthread_mutex_destroy(&a->mu);
     free(a);
 }
 
@@ -325,6 +367,7 @@ nw_rc_t nw_aws_cloud_new(const nw_aws_cloud_opts_t *o, nw_cloud_t **out, nw_err_
     if (!a)
         return nw_err_set(err, NW_ENOMEM, "cloud", "out of memory");
     a->base.ops = &aws_ops;
+    pthread_mutex_init(&a->mu, NULL);
     if ((rc = nw_creds_new(&o->aws, o->clock, &a->creds, err)) != NW_OK ||
         (rc = nw_ec2_new(&o->aws, a->creds, o->clock, &a->ec2, err)) != NW_OK ||
         (rc = nw_catalog_new_embedded(o->aws.region, &a->cat, err)) != NW_OK)
@@ -348,6 +391,11 @@ nw_rc_t nw_aws_cloud_new(const nw_aws_cloud_opts_t *o, nw_cloud_t **out, nw_err_
 fail:
     op_free(&a->base);
     return rc;
+}
+
+void nw_aws_cloud_set_abort(nw_cloud_t *c, const atomic_int *abort)
+{
+    nw_ec2_set_abort(me(c)->ec2, abort);
 }
 
 nw_ec2_t *nw_aws_cloud_ec2(nw_cloud_t *c)

@@ -14,7 +14,12 @@
  *
  * Ownership: nw_aws_cloud_new / cloud->ops->free. The AWS cloud owns its
  * credentials, EC2 client, catalog, ICE cache, node-class cache and launcher.
- * Thread: the controller thread; resolve/launch/terminate are not reentrant.
+ * Thread: as scaler/cloud/cloud.h says: ops->launch and ops->list on any thread (the
+ * launch workers), the other operations on the reconcile thread; one mutex guards the
+ * node-class cache, the launch templates and the catalog's offerings, and is never held
+ * across CreateFleet (it is held across the Describe calls of a node-class resolution and
+ * of a launch template's first use). nw_aws_cloud_launch and the accessors are for the
+ * CLI's one thread.
  */
 #ifndef NW_SCALER_AWS_CLOUD_H
 #define NW_SCALER_AWS_CLOUD_H
@@ -40,6 +45,10 @@ typedef struct {
  * (refreshed from the API when refresh_catalog; a failed refresh is logged
  * and the embedded data serves), ICE cache, node-class cache (1 min TTL). */
 nw_rc_t nw_aws_cloud_new(const nw_aws_cloud_opts_t *o, nw_cloud_t **out, nw_err_t *err);
+
+/** While *abort reads non-zero (the scaler stopping), every EC2 call ends within about a
+ * second without further retries (nw_ec2_set_abort); borrowed; call before sharing c. */
+void nw_aws_cloud_set_abort(nw_cloud_t *c, const atomic_int *abort);
 
 /** The EC2 client inside an AWS cloud (doctor, tests); borrowed. */
 nw_ec2_t *nw_aws_cloud_ec2(nw_cloud_t *c);

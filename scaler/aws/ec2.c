@@ -23,6 +23,7 @@ struct nw_ec2 {
     _Atomic long requests;
     int max_results;
     _Atomic unsigned long long rng;
+    const atomic_int *abort; /* nullable: end calls when it reads non-zero */
 };
 
 /* ---- classification --------------------------------------------------------------- */
@@ -189,6 +190,11 @@ nw_ec2_retry_t nw_ec2_get_retry(const nw_ec2_t *c)
     return c->retry;
 }
 
+void nw_ec2_set_abort(nw_ec2_t *c, const atomic_int *abort)
+{
+    c->abort = abort;
+}
+
 void nw_ec2_set_max_results(nw_ec2_t *c, int n)
 {
     c->max_results = n > 0 ? n : 0;
@@ -301,6 +307,7 @@ nw_rc_t nw_ec2_call(nw_ec2_t *c, const nw_ec2_params_t *p, nw_buf_t *resp_out, n
     int64_t deadline = start + (int64_t)c->retry.deadline_ms * NW_NS_PER_MS;
     nw_awshttp_resp_t resp;
     nw_awshttp_resp_init(&resp);
+    resp.abort = c->abort;
     nw_err_t last = {0};
 
     for (int attempt = 1; attempt <= c->retry.max_attempts; attempt++) {
@@ -365,7 +372,8 @@ nw_rc_t nw_ec2_call(nw_ec2_t *c, const nw_ec2_params_t *p, nw_buf_t *resp_out, n
             if (ae->cls == NW_EC2_DRYRUN_OK)
                 goto out;
         }
-        if (!retryable(ae->cls) || attempt == c->retry.max_attempts)
+        if (!retryable(ae->cls) || attempt == c->retry.max_attempts ||
+            (c->abort && atomic_load(c->abort)))
             break;
         /* equal jitter: half of the exponential step fixed, half random */
         long step = c->retry.base_ms;

@@ -19,6 +19,7 @@
 #ifndef NW_SCALER_AWS_EC2_H
 #define NW_SCALER_AWS_EC2_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "common/buf.h"
@@ -75,6 +76,9 @@ void nw_ec2_free(nw_ec2_t *c);
 void nw_ec2_set_retry(nw_ec2_t *c, const nw_ec2_retry_t *r);
 /** The retry policy in effect (a copy). */
 nw_ec2_retry_t nw_ec2_get_retry(const nw_ec2_t *c);
+/** Abandon calls (within about a second, no further retry) while *abort reads non-zero;
+ * NULL: never. Borrowed; set before the client is shared between threads. */
+void nw_ec2_set_abort(nw_ec2_t *c, const atomic_int *abort);
 /** Cap MaxResults of paged Describe calls (0 = the defaults: 100 for instance
  * types, 200 for launch templates, 1000 otherwise). Debugging and tests. */
 void nw_ec2_set_max_results(nw_ec2_t *c, int n);

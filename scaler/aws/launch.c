@@ -29,17 +29,38 @@ struct nw_launcher {
     char cluster[128];
     lt_entry_t lts[LT_CACHE];
     int nlts;
+    unsigned lt_gen; /* templates forgotten so far: part of CreateLaunchTemplate's token */
 };
 
+/* One offering a launch may use. Self-contained but for t (the catalog outlives every
+ * launch): nothing points into the node class resolution, which another thread's resolve
+ * may replace once the cloud's lock is released (nw_launcher_fleet). */
 typedef struct {
     const nw_itype_t *t;
-    const nw_nc_ami_t *ami;
+    char ami[64];
     char zone[64];
     char zone_id[64];
-    const char *subnet;
+    char subnet[64];
     char ct[16];
     double price;
 } cand_t;
+
+/* One CreateFleet try: the candidates, their templates and the request (nw_launcher_plan). */
+struct nw_launch_plan {
+    cand_t *c;
+    int n;
+    char ct[16];
+    char amis[8][64]; /* one launch template per AMI */
+    char names[8][256];
+    int namis;
+    int attempt;
+    nw_ec2_params_t p;
+    int have_params;
+    nw_ec2_fleet_result_t fr;
+    nw_rc_t fleet_rc;
+    nw_err_t fleet_err;
+    char nodeclaim[256], nodepool[256];
+};
 
 nw_launcher_t *nw_launcher_new(nw_ec2_t *ec2, const nw_catalog_t *catalog, nw_ice_t *ice,
                                const nw_clock_t *clock, const char *cluster_name)
@@ -194,6 +215,12 @@ static nw_rc_t lt_params(nw_launcher_t *l, const nw_launch_req_t *r, const char 
 {
     const cJSON *spec = get(r->nodeclass, "spec");
     nw_rc_t rc = nw_ec2_param(p, "LaunchTemplateName", name);
+    /* idempotent: the template's hash (its name) and how often templates were recreated */
+    char lt_tok[NW_CLOUD_TOKEN_MAX + 1];
+    const char *slash = strrchr(name, '/');
+    snprintf(lt_tok, sizeof lt_tok, "nw-lt-%.40s-%u", slash ? slash + 1 : name, l->lt_gen);
+    if (rc == NW_OK)
+        rc = nw_ec2_param(p, "ClientToken", lt_tok);
 #define LTD(key, val)                                                                              \
     do {                                                                                           \
         if (rc == NW_OK)                                                                           \
@@ -321,6 +348,7 @@ static void lt_remember(nw_launcher_t *l, const char *name, const char *id)
 
 static void lt_forget(nw_launcher_t *l, const char *name)
 {
+    l->lt_gen++;
     for (int i = 0; i < l->nlts; i++)
         if (strcmp(l->lts[i].name, name) == 0) {
             l->lts[i] = l->lts[--l->nlts];
@@ -423,12 +451,12 @@ static int collect(nw_launcher_t *l, const nw_launch_req_t *r, const char *ct, c
             cand_t *x = &c[n++];
             memset(x, 0, sizeof *x);
             x->t = t;
-            x->ami = ami;
+            snprintf(x->ami, sizeof x->ami, "%s", ami->id);
             memcpy(x->zone, of[k].zone, sizeof x->zone);
             x->zone[sizeof x->zone - 1] = 0;
             memcpy(x->zone_id, of[k].zone_id, sizeof x->zone_id);
             x->zone_id[sizeof x->zone_id - 1] = 0;
-            x->subnet = sn;
+            snprintf(x->subnet, sizeof x->subnet, "%s", sn);
             snprintf(x->ct, sizeof x->ct, "%s", ct);
             x->price = of[k].price;
         }
@@ -471,11 +499,34 @@ static int truncate_types(cand_t *c, int n)
 
 /* ---- fleet ---------------------------------------------------------------------------------- */
 
-static nw_rc_t fleet_params(nw_launcher_t *l, const nw_launch_req_t *r, const char *ct,
-                            const cand_t *c, int n, char lt_names[][256], const nw_nc_ami_t **amis,
-                            int namis, nw_ec2_params_t *p)
+/* The ClientToken of try `attempt` of a launch with token tok ("" when none): the token
+ * itself for the first, a suffix for the retry after a missing template (that first
+ * CreateFleet answered, so its token is spent). */
+static void attempt_token(const char *tok, int attempt, char *out, size_t len)
 {
+    size_t n = tok ? strlen(tok) : 0, max = attempt ? NW_CLOUD_TOKEN_MAX - 2 : NW_CLOUD_TOKEN_MAX;
+    if (n > max)
+        n = max;
+    if (n + 3 > len)
+        n = len > 3 ? len - 3 : 0;
+    memcpy(out, tok ? tok : "", n);
+    out[n] = 0;
+    if (n && attempt) {
+        out[n] = '.';
+        out[n + 1] = (char)('0' + attempt % 10);
+        out[n + 2] = 0;
+    }
+}
+
+static nw_rc_t fleet_params(nw_launcher_t *l, const nw_launch_req_t *r, nw_launch_plan_t *pl)
+{
+    nw_ec2_params_t *p = &pl->p;
+    const char *ct = pl->ct;
+    char tok[NW_CLOUD_TOKEN_MAX + 1];
+    attempt_token(r->client_token, pl->attempt, tok, sizeof tok);
     nw_rc_t rc = nw_ec2_param(p, "Type", "instant");
+    if (rc == NW_OK && tok[0])
+        rc = nw_ec2_param(p, "ClientToken", tok);
     if (rc == NW_OK)
         rc = nw_ec2_param(p, "TargetCapacitySpecification.TotalTargetCapacity", "1");
     if (rc == NW_OK)
@@ -487,31 +538,32 @@ static nw_rc_t fleet_params(nw_launcher_t *l, const nw_launch_req_t *r, const ch
     const char *ctx = gets(get(r->nodeclass, "spec"), "context");
     if (ctx && rc == NW_OK)
         rc = nw_ec2_param(p, "Context", ctx);
-    for (int a = 0; a < namis && rc == NW_OK; a++) {
+    for (int a = 0; a < pl->namis && rc == NW_OK; a++) {
         rc = nw_ec2_paramf(
-            p, lt_names[a],
+            p, pl->names[a],
             "LaunchTemplateConfigs.%d.LaunchTemplateSpecification.LaunchTemplateName", a + 1);
         if (rc == NW_OK)
             rc = nw_ec2_paramf(p, "$Latest",
                                "LaunchTemplateConfigs.%d.LaunchTemplateSpecification.Version",
                                a + 1);
         int o = 0;
-        for (int i = 0; i < n && rc == NW_OK; i++) {
-            if (c[i].ami != amis[a])
+        for (int i = 0; i < pl->n && rc == NW_OK; i++) {
+            const cand_t *c = &pl->c[i];
+            if (strcmp(c->ami, pl->amis[a]) != 0)
                 continue;
             o++;
             char pr[32];
-            snprintf(pr, sizeof pr, "%.6f", c[i].price);
+            snprintf(pr, sizeof pr, "%.6f", c->price);
 #define OV(field, val)                                                                             \
     do {                                                                                           \
         if (rc == NW_OK)                                                                           \
             rc =                                                                                   \
                 nw_ec2_paramf(p, (val), "LaunchTemplateConfigs.%d.Overrides.%d." field, a + 1, o); \
     } while (0)
-            OV("InstanceType", c[i].t->name);
-            OV("SubnetId", c[i].subnet);
-            OV("ImageId", c[i].ami->id);
-            OV("AvailabilityZone", c[i].zone);
+            OV("InstanceType", c->t->name);
+            OV("SubnetId", c->subnet);
+            OV("ImageId", c->ami);
+            OV("AvailabilityZone", c->zone);
             OV("Priority", pr);
 #undef OV
         }
@@ -536,6 +588,212 @@ static int lt_missing(const char *code)
            strcmp(code, "InvalidLaunchTemplateId.NotFoundException") == 0;
 }
 
+void nw_launcher_plan_free(nw_launch_plan_t *pl)
+{
+    if (!pl)
+        return;
+    if (pl->have_params)
+        nw_ec2_params_cleanup(&pl->p);
+    nw_ec2_fleet_result_free(&pl->fr);
+    free(pl->c);
+    free(pl);
+}
+
+nw_rc_t nw_launcher_plan(nw_launcher_t *l, const nw_launch_req_t *r, int attempt,
+                         nw_launch_plan_t **out, nw_ec2_error_t *ae, nw_err_t *err)
+{
+    *out = NULL;
+    if (!r->resolved || !r->resolved->ready)
+        return nw_err_set(err, NW_EINVAL, "nodeclass", "EC2NodeClass %s is not ready: %s",
+                          r->resolved ? r->resolved->name : "?",
+                          r->resolved ? r->resolved->message : "not resolved");
+    int64_t now = nw_clock_mono(l->clock);
+    nw_launch_plan_t *pl = calloc(1, sizeof *pl);
+    cand_t *c = pl ? calloc(MAX_CANDS, sizeof *c) : NULL;
+    if (!c) {
+        free(pl);
+        return nw_err_set(err, NW_ENOMEM, "launch", "out of memory");
+    }
+    pl->c = c;
+    pl->attempt = attempt;
+    snprintf(pl->nodeclaim, sizeof pl->nodeclaim, "%s", r->nodeclaim ? r->nodeclaim : "");
+    snprintf(pl->nodepool, sizeof pl->nodepool, "%s", r->nodepool ? r->nodepool : "");
+    nw_rc_t rc = NW_OK;
+    int want_spot = 0, want_od = r->ncapacity_types == 0;
+    for (int i = 0; i < r->ncapacity_types; i++) {
+        want_spot |= strcmp(r->capacity_types[i], "spot") == 0;
+        want_od |= strcmp(r->capacity_types[i], "on-demand") == 0;
+    }
+    int n = 0;
+    const char *ct = NULL;
+    if (want_spot) {
+        n = collect(l, r, "spot", c, MAX_CANDS, now);
+        ct = "spot";
+        if (!r->min_values)
+            n = filter_exotic(c, n);
+        if (n > 0 && want_od) {
+            /* drop spot offerings dearer than the cheapest on-demand one */
+            cand_t *od = calloc(MAX_CANDS, sizeof *od);
+            if (!od) {
+                rc = nw_err_set(err, NW_ENOMEM, "launch", "out of memory");
+                goto fail;
+            }
+            int nod = collect(l, r, "on-demand", od, MAX_CANDS, now);
+            if (!r->min_values)
+                nod = filter_exotic(od, nod);
+            double cheapest = -1;
+            for (int i = 0; i < nod; i++)
+                if (cheapest < 0 || od[i].price < cheapest)
+                    cheapest = od[i].price;
+            free(od);
+            if (cheapest > 0) {
+                int j = 0;
+                for (int i = 0; i < n; i++)
+                    if (c[i].price <= cheapest)
+                        c[j++] = c[i];
+                n = j;
+            }
+        }
+    }
+    if (n == 0 && want_od) {
+        n = collect(l, r, "on-demand", c, MAX_CANDS, now);
+        ct = "on-demand";
+        if (!r->min_values)
+            n = filter_exotic(c, n);
+    }
+    if (n == 0) {
+        ae->cls = NW_EC2_CAPACITY;
+        snprintf(ae->code, sizeof ae->code, "InsufficientCapacity");
+        snprintf(ae->message, sizeof ae->message,
+                 "no available offering for %d instance types in the allowed zones and "
+                 "capacity types (ICE cache, subnets, AMI architectures)",
+                 r->ntypes);
+        rc = nw_err_set(err, NW_EAWS, "launch", "%s", ae->message);
+        goto fail;
+    }
+    qsort(c, (size_t)n, sizeof *c, cand_cmp);
+    pl->n = truncate_types(c, n);
+    snprintf(pl->ct, sizeof pl->ct, "%s", ct);
+
+    /* one template per AMI */
+    for (int i = 0; i < pl->n; i++) {
+        int k;
+        for (k = 0; k < pl->namis && strcmp(pl->amis[k], c[i].ami) != 0; k++) {
+        }
+        if (k == pl->namis && pl->namis < 8)
+            snprintf(pl->amis[pl->namis++], sizeof pl->amis[0], "%s", c[i].ami);
+    }
+    for (int a = 0; a < pl->namis; a++)
+        if ((rc = ensure_lt(l, r, pl->amis[a], ct, pl->names[a], sizeof pl->names[a], ae, err)) !=
+            NW_OK)
+            goto fail;
+    if ((rc = nw_ec2_params_init(&pl->p, "CreateFleet")) == NW_OK)
+        rc = fleet_params(l, r, pl);
+    pl->have_params = 1;
+    if (rc != NW_OK) {
+        rc = nw_err_set(err, rc, "CreateFleet", "request too large");
+        goto fail;
+    }
+    *out = pl;
+    return NW_OK;
+fail:
+    nw_launcher_plan_free(pl);
+    return rc;
+}
+
+nw_rc_t nw_launcher_fleet(nw_launcher_t *l, nw_launch_plan_t *pl, nw_ec2_error_t *ae)
+{
+    memset(&pl->fleet_err, 0, sizeof pl->fleet_err);
+    pl->fleet_rc = nw_ec2_create_fleet(l->ec2, &pl->p, &pl->fr, ae, &pl->fleet_err);
+    return pl->fleet_rc;
+}
+
+nw_rc_t nw_launcher_settle(nw_launcher_t *l, nw_launch_plan_t *pl, nw_launch_result_t *out,
+                           int *again, nw_ec2_error_t *ae, nw_err_t *err)
+{
+    int64_t now = nw_clock_mono(l->clock);
+    nw_ec2_fleet_result_t *fr = &pl->fr;
+    const char *ct = pl->ct;
+    *again = 0;
+    if (pl->fleet_rc == NW_EAWS && lt_missing(ae->code) && pl->attempt == 0) {
+        for (int a = 0; a < pl->namis; a++)
+            lt_forget(l, pl->names[a]);
+        *again = 1;
+        return pl->fleet_rc;
+    }
+    if (pl->fleet_rc != NW_OK) {
+        if (strcmp(ae->code, "IdempotentParameterMismatch") == 0)
+            out->token_conflict = 1;
+        if (err && !err->rc)
+            *err = pl->fleet_err;
+        return pl->fleet_rc;
+    }
+    int all_ice = fr->nerrs > 0, relaunch = 0;
+    for (size_t i = 0; i < fr->nerrs; i++) {
+        const nw_ec2_fleet_error_t *e = &fr->errs[i];
+        nw_ec2_class_t cls = nw_ec2_classify(e->code, e->message, 400);
+        if (strcmp(e->code, "InsufficientFreeAddressesInSubnet") == 0 && e->subnet_id[0])
+            nw_ice_mark_subnet(l->ice, e->subnet_id, now);
+        if (strcmp(e->code, "AuthFailure.ServiceLinkedRoleCreationNotPermitted") == 0)
+            nw_ice_mark_capacity_type(l->ice, "spot", now);
+        else if (cls == NW_EC2_CAPACITY && e->type[0] && e->zone[0])
+            nw_ice_mark(l->ice, e->lifecycle[0] ? e->lifecycle : ct, e->type, e->zone, now);
+        if (cls != NW_EC2_CAPACITY)
+            all_ice = 0;
+        if (lt_missing(e->code))
+            relaunch = 1;
+    }
+    if (fr->ninst == 0)
+        out->token_spent = 1; /* EC2 keeps this fleet (no instance) under the token */
+    if (fr->ninst == 0 && relaunch && pl->attempt == 0) {
+        for (int a = 0; a < pl->namis; a++)
+            lt_forget(l, pl->names[a]);
+        *again = 1;
+        return NW_EAWS;
+    }
+    if (fr->ninst == 0) {
+        const nw_ec2_fleet_error_t *e0 = fr->nerrs ? &fr->errs[0] : NULL;
+        if (e0) {
+            snprintf(out->failed_type, sizeof out->failed_type, "%s", e0->type);
+            snprintf(out->failed_zone, sizeof out->failed_zone, "%s", e0->zone);
+            snprintf(out->failed_capacity_type, sizeof out->failed_capacity_type, "%s",
+                     e0->lifecycle[0] ? e0->lifecycle : ct);
+        }
+        ae->cls = all_ice ? NW_EC2_CAPACITY : nw_ec2_classify(e0 ? e0->code : "", "", 400);
+        snprintf(ae->code, sizeof ae->code, "%s", e0 ? e0->code : "NoInstance");
+        snprintf(ae->message, sizeof ae->message, "%s",
+                 e0 ? e0->message : "CreateFleet returned no instance and no error");
+        return nw_err_set(err, NW_EAWS, "CreateFleet", "CreateFleet launched nothing: %s: %s%s",
+                          ae->code, ae->message, all_ice ? " (insufficient capacity)" : "");
+    }
+    const nw_ec2_fleet_instance_t *fi = &fr->inst[0];
+    snprintf(out->instance_id, sizeof out->instance_id, "%s", fi->instance_id);
+    snprintf(out->type, sizeof out->type, "%s", fi->type);
+    snprintf(out->zone, sizeof out->zone, "%s", fi->zone);
+    snprintf(out->subnet_id, sizeof out->subnet_id, "%s", fi->subnet_id);
+    snprintf(out->image_id, sizeof out->image_id, "%s", fi->image_id);
+    snprintf(out->capacity_type, sizeof out->capacity_type, "%s", ct);
+    for (int i = 0; i < pl->n; i++) {
+        const cand_t *c = &pl->c[i];
+        if (strcmp(c->t->name, fi->type) != 0 || strcmp(c->zone, fi->zone) != 0)
+            continue;
+        out->price = c->price;
+        snprintf(out->zone_id, sizeof out->zone_id, "%s", c->zone_id);
+        if (!out->image_id[0])
+            snprintf(out->image_id, sizeof out->image_id, "%s", c->ami);
+        for (int a = 0; a < pl->namis; a++)
+            if (strcmp(pl->amis[a], c->ami) == 0)
+                snprintf(out->launch_template, sizeof out->launch_template, "%s", pl->names[a]);
+    }
+    snprintf(out->provider_id, sizeof out->provider_id, "aws:///%s/%s", out->zone,
+             out->instance_id);
+    nw_log_info(COMP, "launched", NW_LS("nodeclaim", pl->nodeclaim),
+                NW_LS("nodepool", pl->nodepool), NW_LS("instance", out->instance_id),
+                NW_LS("type", out->type), NW_LS("zone", out->zone), NW_LS("capacity_type", ct),
+                NW_LI("fleet_errors", fr->nerrs));
+    return NW_OK;
+}
+
 nw_rc_t nw_launcher_launch(nw_launcher_t *l, const nw_launch_req_t *r, nw_launch_result_t *out,
                            nw_ec2_error_t *ae, nw_err_t *err)
 {
@@ -544,179 +802,19 @@ nw_rc_t nw_launcher_launch(nw_launcher_t *l, const nw_launch_req_t *r, nw_launch
         ae = &local;
     memset(ae, 0, sizeof *ae);
     memset(out, 0, sizeof *out);
-    if (!r->resolved || !r->resolved->ready)
-        return nw_err_set(err, NW_EINVAL, "nodeclass", "EC2NodeClass %s is not ready: %s",
-                          r->resolved ? r->resolved->name : "?",
-                          r->resolved ? r->resolved->message : "not resolved");
-    int64_t now = nw_clock_mono(l->clock);
-    cand_t *c = calloc(MAX_CANDS, sizeof *c);
-    if (!c)
-        return nw_err_set(err, NW_ENOMEM, "launch", "out of memory");
     nw_rc_t rc = NW_OK;
-    int want_spot = 0, want_od = r->ncapacity_types == 0;
-    for (int i = 0; i < r->ncapacity_types; i++) {
-        want_spot |= strcmp(r->capacity_types[i], "spot") == 0;
-        want_od |= strcmp(r->capacity_types[i], "on-demand") == 0;
-    }
     for (int attempt = 0; attempt < 2; attempt++) {
-        int n = 0;
-        const char *ct = NULL;
-        if (want_spot) {
-            n = collect(l, r, "spot", c, MAX_CANDS, now);
-            ct = "spot";
-            if (!r->min_values)
-                n = filter_exotic(c, n);
-            if (n > 0 && want_od) {
-                /* drop spot offerings dearer than the cheapest on-demand one */
-                cand_t *od = calloc(MAX_CANDS, sizeof *od);
-                if (!od) {
-                    rc = nw_err_set(err, NW_ENOMEM, "launch", "out of memory");
-                    goto out;
-                }
-                int nod = collect(l, r, "on-demand", od, MAX_CANDS, now);
-                if (!r->min_values)
-                    nod = filter_exotic(od, nod);
-                double cheapest = -1;
-                for (int i = 0; i < nod; i++)
-                    if (cheapest < 0 || od[i].price < cheapest)
-                        cheapest = od[i].price;
-                free(od);
-                if (cheapest > 0) {
-                    int j = 0;
-                    for (int i = 0; i < n; i++)
-                        if (c[i].price <= cheapest)
-                            c[j++] = c[i];
-                    n = j;
-                }
-            }
-        }
-        if (n == 0 && want_od) {
-            n = collect(l, r, "on-demand", c, MAX_CANDS, now);
-            ct = "on-demand";
-            if (!r->min_values)
-                n = filter_exotic(c, n);
-        }
-        if (n == 0) {
-            ae->cls = NW_EC2_CAPACITY;
-            snprintf(ae->code, sizeof ae->code, "InsufficientCapacity");
-            snprintf(ae->message, sizeof ae->message,
-                     "no available offering for %d instance types in the allowed zones and "
-                     "capacity types (ICE cache, subnets, AMI architectures)",
-                     r->ntypes);
-            rc = nw_err_set(err, NW_EAWS, "launch", "%s", ae->message);
-            goto out;
-        }
-        qsort(c, (size_t)n, sizeof *c, cand_cmp);
-        n = truncate_types(c, n);
-
-        /* one template per AMI */
-        const nw_nc_ami_t *amis[8];
-        char names[8][256];
-        int namis = 0;
-        for (int i = 0; i < n; i++) {
-            int k;
-            for (k = 0; k < namis && amis[k] != c[i].ami; k++) {
-            }
-            if (k == namis && namis < 8)
-                amis[namis++] = c[i].ami;
-        }
-        for (int a = 0; a < namis; a++)
-            if ((rc = ensure_lt(l, r, amis[a]->id, ct, names[a], sizeof names[a], ae, err)) !=
-                NW_OK)
-                goto out;
-
-        nw_ec2_params_t p;
-        nw_ec2_fleet_result_t fr = {0};
-        nw_err_t fe = {0};
-        rc = nw_ec2_params_init(&p, "CreateFleet");
-        if (rc == NW_OK)
-            rc = fleet_params(l, r, ct, c, n, names, amis, namis, &p);
-        if (rc != NW_OK) {
-            nw_ec2_params_cleanup(&p);
-            rc = nw_err_set(err, rc, "CreateFleet", "request too large");
-            goto out;
-        }
-        rc = nw_ec2_create_fleet(l->ec2, &p, &fr, ae, &fe);
-        nw_ec2_params_cleanup(&p);
-        if (rc == NW_EAWS && lt_missing(ae->code) && attempt == 0) {
-            for (int a = 0; a < namis; a++)
-                lt_forget(l, names[a]);
-            nw_ec2_fleet_result_free(&fr);
-            continue;
-        }
-        if (rc != NW_OK) {
-            if (err && !err->rc)
-                *err = fe;
-            nw_ec2_fleet_result_free(&fr);
-            goto out;
-        }
-        int all_ice = fr.nerrs > 0, relaunch = 0;
-        for (size_t i = 0; i < fr.nerrs; i++) {
-            const nw_ec2_fleet_error_t *e = &fr.errs[i];
-            nw_ec2_class_t cls = nw_ec2_classify(e->code, e->message, 400);
-            if (strcmp(e->code, "InsufficientFreeAddressesInSubnet") == 0 && e->subnet_id[0])
-                nw_ice_mark_subnet(l->ice, e->subnet_id, now);
-            if (strcmp(e->code, "AuthFailure.ServiceLinkedRoleCreationNotPermitted") == 0)
-                nw_ice_mark_capacity_type(l->ice, "spot", now);
-            else if (cls == NW_EC2_CAPACITY && e->type[0] && e->zone[0])
-                nw_ice_mark(l->ice, e->lifecycle[0] ? e->lifecycle : ct, e->type, e->zone, now);
-            if (cls != NW_EC2_CAPACITY)
-                all_ice = 0;
-            if (lt_missing(e->code))
-                relaunch = 1;
-        }
-        if (fr.ninst == 0 && relaunch && attempt == 0) {
-            for (int a = 0; a < namis; a++)
-                lt_forget(l, names[a]);
-            nw_ec2_fleet_result_free(&fr);
-            continue;
-        }
-        if (fr.ninst == 0) {
-            const nw_ec2_fleet_error_t *e0 = fr.nerrs ? &fr.errs[0] : NULL;
-            if (e0) {
-                snprintf(out->failed_type, sizeof out->failed_type, "%s", e0->type);
-                snprintf(out->failed_zone, sizeof out->failed_zone, "%s", e0->zone);
-                snprintf(out->failed_capacity_type, sizeof out->failed_capacity_type, "%s",
-                         e0->lifecycle[0] ? e0->lifecycle : ct);
-            }
-            ae->cls = all_ice ? NW_EC2_CAPACITY : nw_ec2_classify(e0 ? e0->code : "", "", 400);
-            snprintf(ae->code, sizeof ae->code, "%s", e0 ? e0->code : "NoInstance");
-            snprintf(ae->message, sizeof ae->message, "%s",
-                     e0 ? e0->message : "CreateFleet returned no instance and no error");
-            rc = nw_err_set(err, NW_EAWS, "CreateFleet", "CreateFleet launched nothing: %s: %s%s",
-                            ae->code, ae->message, all_ice ? " (insufficient capacity)" : "");
-            nw_ec2_fleet_result_free(&fr);
-            goto out;
-        }
-        const nw_ec2_fleet_instance_t *fi = &fr.inst[0];
-        snprintf(out->instance_id, sizeof out->instance_id, "%s", fi->instance_id);
-        snprintf(out->type, sizeof out->type, "%s", fi->type);
-        snprintf(out->zone, sizeof out->zone, "%s", fi->zone);
-        snprintf(out->subnet_id, sizeof out->subnet_id, "%s", fi->subnet_id);
-        snprintf(out->image_id, sizeof out->image_id, "%s", fi->image_id);
-        snprintf(out->capacity_type, sizeof out->capacity_type, "%s", ct);
-        for (int i = 0; i < n; i++)
-            if (strcmp(c[i].t->name, fi->type) == 0 && strcmp(c[i].zone, fi->zone) == 0) {
-                out->price = c[i].price;
-                snprintf(out->zone_id, sizeof out->zone_id, "%s", c[i].zone_id);
-                if (!out->image_id[0])
-                    snprintf(out->image_id, sizeof out->image_id, "%s", c[i].ami->id);
-                for (int a = 0; a < namis; a++)
-                    if (amis[a] == c[i].ami)
-                        snprintf(out->launch_template, sizeof out->launch_template, "%s", names[a]);
-            }
-        snprintf(out->provider_id, sizeof out->provider_id, "aws:///%s/%s", out->zone,
-                 out->instance_id);
-        nw_log_info(COMP, "launched", NW_LS("nodeclaim", r->nodeclaim),
-                    NW_LS("nodepool", r->nodepool), NW_LS("instance", out->instance_id),
-                    NW_LS("type", out->type), NW_LS("zone", out->zone), NW_LS("capacity_type", ct),
-                    NW_LI("fleet_errors", fr.nerrs));
-        nw_ec2_fleet_result_free(&fr);
-        rc = NW_OK;
-        break;
+        nw_launch_plan_t *pl = NULL;
+        if ((rc = nw_launcher_plan(l, r, attempt, &pl, ae, err)) != NW_OK)
+            return rc;
+        nw_launcher_fleet(l, pl, ae);
+        int again = 0;
+        rc = nw_launcher_settle(l, pl, out, &again, ae, err);
+        nw_launcher_plan_free(pl);
+        if (!again)
+            break;
+        memset(ae, 0, sizeof *ae);
     }
-out:
-    free(c);
     return rc;
 }
 

@@ -33,9 +33,26 @@
  * eks:eks-cluster-name (these win); instances and volumes also get
  * karpenter.sh/nodeclaim and Name=<nodeclaim>.
  *
+ * Idempotency: req.client_token (EC2's ClientToken, <= 64 characters) goes on CreateFleet
+ * (".1" appended on the retry after a missing template: the first CreateFleet answered, so
+ * its token is spent); CreateLaunchTemplate carries "nw-lt-<template hash>-<n>", n counting
+ * the templates forgotten as missing, so a recreate is a new request. A CreateFleet that
+ * answered without an instance sets result.token_spent; IdempotentParameterMismatch sets
+ * result.token_conflict.
+ *
+ * A launch is three steps so that the slow one holds no lock (scaler/aws/cloud.c holds
+ * its lock around the first and the last): nw_launcher_plan (candidates, launch
+ * templates, the CreateFleet request; reads the resolution, the catalog and the template
+ * cache, and may call DescribeLaunchTemplates/CreateLaunchTemplate), nw_launcher_fleet
+ * (the CreateFleet call; touches nothing but the plan), nw_launcher_settle (ICE marks,
+ * template cache, the result). nw_launcher_launch runs the three in a row.
+ *
  * Ownership: nw_launcher_new/nw_launcher_free; it borrows ec2, catalog, ice
- * and clock, which must outlive it.
- * Thread: one thread at a time (the controller).
+ * and clock, which must outlive it. A plan is owned by its caller (nw_launcher_plan_free)
+ * and points into nothing but the catalog.
+ * Thread: nw_launcher_plan, _settle, _launch, _terminate's callers serialise (one thread
+ * or the cloud's lock); nw_launcher_fleet, _terminate and _list may run on any thread
+ * at the same time (they touch only the EC2 client, which is thread-safe).
  */
 #ifndef NW_SCALER_AWS_LAUNCH_H
 #define NW_SCALER_AWS_LAUNCH_H
@@ -63,7 +80,8 @@ typedef struct {
     int nzones;
     const char *const *capacity_types; /* "spot", "on-demand"; NULL/0 = on-demand */
     int ncapacity_types;
-    int min_values; /* the requirements carry minValues: keep exotic types */
+    int min_values;           /* the requirements carry minValues: keep exotic types */
+    const char *client_token; /* CreateFleet's ClientToken; NULL/"": none */
 } nw_launch_req_t;
 
 typedef struct {
@@ -81,6 +99,8 @@ typedef struct {
     char failed_type[64];
     char failed_zone[64];
     char failed_capacity_type[32];
+    int token_spent;    /* CreateFleet answered without an instance: the token is used up */
+    int token_conflict; /* IdempotentParameterMismatch */
 } nw_launch_result_t;
 
 typedef struct nw_launcher nw_launcher_t;
@@ -94,6 +114,20 @@ void nw_launcher_free(nw_launcher_t *l);
  * says which filter emptied the list). */
 nw_rc_t nw_launcher_launch(nw_launcher_t *l, const nw_launch_req_t *req, nw_launch_result_t *out,
                            nw_ec2_error_t *ae, nw_err_t *err);
+
+typedef struct nw_launch_plan nw_launch_plan_t;
+
+/** Step 1 of a launch: the plan of try `attempt` (0, or 1 after a missing template) of req;
+ * fails as nw_launcher_launch does before its CreateFleet. req->resolved is read only here. */
+nw_rc_t nw_launcher_plan(nw_launcher_t *l, const nw_launch_req_t *req, int attempt,
+                         nw_launch_plan_t **out, nw_ec2_error_t *ae, nw_err_t *err);
+/** Step 2: the plan's CreateFleet (with the EC2 client's retries); any thread, no lock. */
+nw_rc_t nw_launcher_fleet(nw_launcher_t *l, nw_launch_plan_t *pl, nw_ec2_error_t *ae);
+/** Step 3: the outcome of step 2 into out (which the caller zeroed before step 1);
+ * *again = 1 when the templates were missing and try 1 should be planned. */
+nw_rc_t nw_launcher_settle(nw_launcher_t *l, nw_launch_plan_t *pl, nw_launch_result_t *out,
+                           int *again, nw_ec2_error_t *ae, nw_err_t *err);
+void nw_launcher_plan_free(nw_launch_plan_t *pl);
 
 /** Terminate by instance id or providerID; idempotent (gone = done). */
 nw_rc_t nw_launcher_terminate(nw_launcher_t *l, const char *id_or_provider_id, nw_err_t *err);

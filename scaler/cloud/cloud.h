@@ -18,10 +18,24 @@
  * Instance states use the lifecycle words "pending", "running", "shutting-down",
  * "terminated", "stopping", "stopped" (a provider maps its own onto them).
  *
+ * Idempotent launches: a launch request carries a client token (req.client_token, at most
+ * NW_CLOUD_TOKEN_MAX characters) that the provider passes to its create calls, so that a
+ * retry of a launch whose answer was lost (a timeout) returns the instance the first try
+ * made instead of making a second one. The NodeClaim launch path derives it from the
+ * NodeClaim's uid (scaler/controllers/nodeclaim.c); the error says when the provider has
+ * spent the token on a launch that made nothing (token_spent: the next try needs a new
+ * one) or refused it because it was used with other parameters (token_conflict).
+ *
  * Ownership: a provider's constructor / cloud->ops->free. Lists returned by list are the
  * caller's (nw_cloud_instances_free); a resolved class is borrowed until the next
  * resolve; the catalog and the ICE cache are the cloud's.
- * Thread: the reconcile thread; launch/terminate/resolve are not reentrant.
+ * Thread: the reconcile thread calls every operation; launch and list may also be called
+ * at the same time from the NodeClaim launch workers (scaler/controllers/nodeclaim.h), so
+ * a provider makes those two safe to run concurrently with each other and with the
+ * reconcile thread's calls. resolve, class_status and offer_zones are the reconcile
+ * thread's alone (a resolved class is borrowed until that thread's next resolve); the
+ * catalog's instance types may be read from any thread (offer_zones changes offerings
+ * only), the ICE cache is locked.
  */
 #ifndef NW_SCALER_CLOUD_CLOUD_H
 #define NW_SCALER_CLOUD_CLOUD_H
@@ -37,6 +51,7 @@
 #define NW_CLOUD_MAX_TAGS 50
 #define NW_CLOUD_MAX_SGS 16
 #define NW_CLOUD_MAX_LAUNCH_TYPES 60 /* a launch considers at most this many types */
+#define NW_CLOUD_TOKEN_MAX 64        /* EC2's limit for a ClientToken */
 
 /* ---- errors ---- */
 typedef enum {
@@ -54,8 +69,11 @@ typedef struct {
     char type[64];
     char zone[64];
     char capacity_type[32];
-    char code[128];    /* the provider's error code, e.g. "InsufficientInstanceCapacity" */
-    char message[512]; /* the provider's message */
+    char code[128];     /* the provider's error code, e.g. "InsufficientInstanceCapacity" */
+    char message[512];  /* the provider's message */
+    int token_spent;    /* the provider answered that this token launched nothing: a new try
+                         * must use a new token */
+    int token_conflict; /* the token was used before with other parameters */
 } nw_cloud_error_t;
 
 /** "capacity", "unauthorized", "invalid", "throttled", "other", "none". */
@@ -132,7 +150,8 @@ typedef struct {
     int nzones;
     const char *const *capacity_types; /* "spot", "on-demand"; NULL/0 = on-demand */
     int ncapacity_types;
-    int min_values; /* the requirements carry minValues: keep exotic types */
+    int min_values;           /* the requirements carry minValues: keep exotic types */
+    const char *client_token; /* idempotency token (<= NW_CLOUD_TOKEN_MAX chars); NULL/"": none */
 } nw_cloud_launch_req_t;
 
 typedef struct {
