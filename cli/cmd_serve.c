@@ -131,6 +131,7 @@ int nw_cmd_serve(int argc, char **argv)
             .reserved_enis = cfg.settings.reservedENIs,
             .registration_timeout_ns = cfg.scaler.registrationTimeout_ns,
             .repack = cfg.scaler.repack,
+            .launch_concurrency = cfg.scaler.launchConcurrency,
             .disruption_poll_ns = cfg.scaler.disruption.pollPeriod_ns,
             .disruption_validation_ns = cfg.scaler.disruption.validationDelay_ns,
             .disruption_command_timeout_ns = cfg.scaler.disruption.commandTimeout_ns,

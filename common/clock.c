@@ -5,6 +5,17 @@
 #include <string.h>
 #include <time.h>
 
+void nw_deadline_after(struct timespec *ts, int clk, int64_t ms)
+{
+    clock_gettime((clockid_t)clk, ts);
+    ts->tv_sec += (time_t)(ms / 1000);
+    ts->tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (ts->tv_nsec >= 1000000000L) {
+        ts->tv_sec++;
+        ts->tv_nsec -= 1000000000L;
+    }
+}
+
 static int64_t sys_now(const nw_clock_t *c)
 {
     (void)c;

@@ -27,6 +27,12 @@ typedef struct nw_clock {
 /** The real clock (static storage). */
 const nw_clock_t *nw_clock_system(void);
 
+struct timespec;
+/** *ts = the real clock clk (CLOCK_MONOTONIC, CLOCK_REALTIME) plus ms: an absolute
+ * deadline for pthread_cond_timedwait (a condition variable waits on CLOCK_REALTIME
+ * unless its attributes say CLOCK_MONOTONIC). */
+void nw_deadline_after(struct timespec *ts, int clk, int64_t ms);
+
 /** A clock tests move by hand; both readings advance together. */
 typedef struct {
     nw_clock_t base; /* pass &fake.base where a clock is wanted */

@@ -69,6 +69,7 @@ static const key_t_ keys[] = {
     {"scaler.enabled", T_BOOL, OFF(scaler.enabled), "false", 0, 0},
     {"scaler.registrationTimeout", T_DUR, OFF(scaler.registrationTimeout_ns), "15m", 1, 0},
     {"scaler.repack", T_BOOL, OFF(scaler.repack), "false", 0, 0},
+    {"scaler.launchConcurrency", T_INT, OFF(scaler.launchConcurrency), "16", 0, 256},
     {"scaler.interruption.waitTime", T_DUR, OFF(scaler.interruptionWaitTime_ns), "20s", 1,
      20 * NW_NS_PER_SEC_},
     {"scaler.garbageCollection.initialInterval", T_DUR, OFF(scaler.gcInitialInterval_ns), "10s", 1,

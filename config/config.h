@@ -73,6 +73,7 @@ typedef struct {
         int enabled;
         int64_t registrationTimeout_ns;
         int repack;
+        int64_t launchConcurrency; /* launch worker threads; 0: launch on the reconcile thread */
         int64_t interruptionWaitTime_ns; /* SQS long poll (WaitTimeSeconds), <= 20 s */
         int64_t gcInitialInterval_ns;    /* garbage collection: first 20 passes */
         int64_t gcInterval_ns;           /* garbage collection: afterwards */

@@ -81,6 +81,13 @@ static void exit_after_nodeclaim(void *ud, const char *point, const char *object
     _exit(3);
 }
 
+/* A launch worker finished a launch: run the reconcile loop now (nodeclaim.h). */
+static void wake_reconcile(void *ud)
+{
+    nw_ctl_deps_t *c = ud;
+    nw_kube_cache_wake(c->cache);
+}
+
 static void *reconcile_main(void *arg)
 {
     nw_scaler_t *s = arg;
@@ -206,7 +213,8 @@ nw_rc_t nw_scaler_start(const nw_scaler_opts_t *o, nw_scaler_t **out, nw_err_t *
     char lease_id[300] = "";
     if (o->identity && *o->identity)
         snprintf(lease_id, sizeof lease_id, "%s_%ld", o->identity, (long)getpid());
-    s->claims = nw_claims_new(c, &s->mem);
+    nw_claims_opts_t kopts = {(int)o->launch_concurrency, wake_reconcile, c};
+    s->claims = nw_claims_new(c, &s->mem, &kopts);
     s->prov = nw_prov_new(c, s->claims, &s->mem, &popts);
     s->life = nw_life_new(c, &lopts);
     s->term = nw_term_new(c);
@@ -237,6 +245,8 @@ nw_rc_t nw_scaler_start(const nw_scaler_opts_t *o, nw_scaler_t **out, nw_err_t *
     ao.clock = c->clock;
     if ((rc = nw_aws_cloud_new(&ao, &c->cloud, err)) != NW_OK)
         goto fail;
+    /* the launch workers' EC2 calls end at once when the scaler stops (their join waits) */
+    nw_aws_cloud_set_abort(c->cloud, &c->stopping);
     nw_gc_opts_t go = {o->gc_initial_interval_ns, o->gc_interval_ns, 0,
                        o->gc_launch_grace_ns > 0 ? o->gc_launch_grace_ns : -1};
     if (!(s->gc = nw_gc_new(c, &s->mem.inflight, &go))) {
@@ -292,7 +302,7 @@ nw_rc_t nw_scaler_start(const nw_scaler_opts_t *o, nw_scaler_t **out, nw_err_t *
                 NW_LI("batchIdleMs", popts.batch_idle_ns / NW_NS_PER_MS),
                 NW_LI("batchMaxMs", popts.batch_max_ns / NW_NS_PER_MS),
                 NW_LS("placement", "scheduling simulation (scaler/sched)"),
-                NW_LB("repack", popts.repack));
+                NW_LB("repack", popts.repack), NW_LI("launchConcurrency", kopts.workers));
     *out = s;
     return NW_OK;
 fail:

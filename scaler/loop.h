@@ -41,6 +41,7 @@ typedef struct {
     int64_t reserved_enis;
     int64_t registration_timeout_ns;       /* scaler.registrationTimeout */
     int repack;                            /* scaler.repack */
+    int64_t launch_concurrency;            /* scaler.launchConcurrency (launch workers) */
     int64_t disruption_poll_ns;            /* scaler.disruption.pollPeriod (10s) */
     int64_t disruption_validation_ns;      /* scaler.disruption.validationDelay (0: none) */
     int64_t disruption_command_timeout_ns; /* scaler.disruption.commandTimeout (10m) */

@@ -13,8 +13,9 @@
  *
  * Ownership: loop.c owns the deps and the shared memory (created at start, freed at stop)
  * and every controller; controllers borrow them. Snapshots passed to ticks are borrowed.
- * Thread: the reconcile thread only (the cloud and the recorder are not shared), except
- * `leading` and `stopping`, atomics any thread may read.
+ * Thread: the reconcile thread only (the recorder is not shared), except `leading` and
+ * `stopping`, atomics any thread may read, and the cloud's launch and list, which the
+ * launch workers of nodeclaim.h call too (scaler/cloud/cloud.h).
  */
 #ifndef NW_SCALER_CONTROLLERS_CTL_H
 #define NW_SCALER_CONTROLLERS_CTL_H

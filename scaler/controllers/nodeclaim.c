@@ -3,9 +3,11 @@
  */
 #include "scaler/controllers/nodeclaim.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/json.h"
 #include "common/log.h"
@@ -13,43 +15,42 @@
 
 #define LAUNCH_RETRY_NS (5 * NW_NS_PER_SEC)
 
+typedef enum { JOB_QUEUED, JOB_RUNNING, JOB_DONE } job_state_t;
+
+/* One launch handed to a worker: copies of everything it reads, and what it found. */
+typedef struct launch_job {
+    struct launch_job *next;
+    job_state_t state;
+    char name[256];
+    int fresh;        /* created just now: no earlier instance can exist */
+    cJSON *nc;        /* the NodeClaim (owned copy) */
+    cJSON *nodeclass; /* its EC2NodeClass (owned copy); NULL: only look for an instance */
+    char class_problem[600];
+    const char *types[NW_CLOUD_MAX_LAUNCH_TYPES * 10], *zones[16], *cts[4];
+    char token[NW_CLOUD_TOKEN_MAX + 1];
+    nw_cloud_launch_req_t req; /* points into nc, nodeclass and the arrays above */
+    /* the outcome */
+    int adopted, list_failed, skipped;
+    int recorded; /* the labels and status were written (on the worker) */
+    nw_cloud_instance_t found;
+    nw_rc_t rc;
+    nw_cloud_launch_t res;
+    nw_cloud_error_t ce;
+    nw_err_t err;
+} launch_job_t;
+
 struct nw_claims {
     nw_ctl_deps_t *deps;
     nw_ctl_shared_t *mem;
-    _Atomic uint64_t created, launched, launch_failed, ice_deleted;
+    nw_claims_opts_t o;
+    _Atomic uint64_t created, launched, launch_failed, ice_deleted, adopted;
+    /* the jobs, oldest first, and the workers (all under mu) */
+    pthread_mutex_t mu;
+    pthread_cond_t work, idle;
+    launch_job_t *jobs;
+    int stop, nthreads;
+    pthread_t *threads;
 };
-
-nw_claims_t *nw_claims_new(nw_ctl_deps_t *deps, nw_ctl_shared_t *mem)
-{
-    nw_claims_t *k = calloc(1, sizeof *k);
-    if (!k)
-        return NULL;
-    k->deps = deps;
-    k->mem = mem;
-    return k;
-}
-
-void nw_claims_free(nw_claims_t *k)
-{
-    free(k);
-}
-
-uint64_t nw_claims_ice_deletes(nw_claims_t *k)
-{
-    return atomic_load(&k->ice_deleted);
-}
-
-nw_rc_t nw_claims_metrics(nw_claims_t *k, nw_buf_t *out)
-{
-    if (!k)
-        return NW_OK;
-    const nw_ctl_counter_t v[] = {
-        {"nodewarden_nodeclaims_created_total", "NodeClaims created.", &k->created},
-        {"nodewarden_nodeclaims_launched_total", "Instances launched.", &k->launched},
-        {"nodewarden_nodeclaims_launch_failed_total", "Failed launches.", &k->launch_failed},
-    };
-    return nw_ctl_counters_write(out, v, sizeof v / sizeof *v);
-}
 
 /* The values of requirement key in a NodeClaim's spec.requirements (borrowed array). */
 static const cJSON *req_values(const cJSON *nc, const char *key)
@@ -165,7 +166,22 @@ static void record_launch(nw_ctl_deps_t *c, const cJSON *nc, const launched_t *l
                     NW_LS("nodeclaim", name), NW_LS("error", err.msg));
 }
 
-/* Look for an instance already tagged for this NodeClaim (a launch before a crash). */
+/* Remember in m what a launch chose (the simulation reads it while the cache lags). */
+static void remember_launch(nw_inflight_claim_t *m, const char *pid, const char *type,
+                            const char *zone, const char *ct, const char *image)
+{
+    m->launched = 1;
+    snprintf(m->provider_id, sizeof m->provider_id, "%s", pid);
+    cJSON_Delete(m->status);
+    m->status = nw_json_new_object();
+    nw_json_add_string(m->status, "type", type);
+    nw_json_add_string(m->status, "zone", zone);
+    nw_json_add_string(m->status, "ct", ct);
+    nw_json_add_string(m->status, "image", image);
+}
+
+/* Look for an instance already tagged for this NodeClaim (a launch before a crash, or one
+ * whose answer was lost). Any thread. */
 static int find_tagged(nw_ctl_deps_t *c, const char *name, nw_cloud_instance_t *out, int *failed)
 {
     nw_cloud_instances_t list = {0};
@@ -192,14 +208,393 @@ static int find_tagged(nw_ctl_deps_t *c, const char *name, nw_cloud_instance_t *
     return found;
 }
 
-/* Launch one NodeClaim that has no providerID. fresh: we created it this tick
- * (no earlier launch can exist, so the tag lookup is skipped). */
+/* The launch's client token: the NodeClaim's uid (stable across retries and restarts;
+ * a new NodeClaim has a new one) and the generation, which moves on only when the cloud
+ * said the token launched nothing. Without a uid, a hash of the name. */
+static void client_token(const cJSON *nc, const char *name, unsigned gen, char *out, size_t len)
+{
+    const char *uid = nw_json_str_at(nc, "metadata.uid");
+    if (uid && *uid && strlen(uid) <= 40) {
+        snprintf(out, len, "nw-%s-%u", uid, gen);
+        return;
+    }
+    uint64_t h = UINT64_C(1469598103934665603); /* FNV-1a */
+    for (const char *p = name; *p; p++)
+        h = (h ^ (unsigned char)*p) * UINT64_C(1099511628211);
+    snprintf(out, len, "nw-n%016llx-%u", (unsigned long long)h, gen);
+}
+
+/* ---- the launch workers ---- */
+
+static void job_free(launch_job_t *j)
+{
+    if (!j)
+        return;
+    cJSON_Delete(j->nc);
+    cJSON_Delete(j->nodeclass);
+    free(j);
+}
+
+/* Run one job: look for an instance first unless fresh, then launch, then write the
+ * launch into the NodeClaim's labels and status (so that a batch's writes overlap as its
+ * launches do). Any thread; touches only the job, the cloud (launch and list are
+ * thread-safe, cloud.h), the Kubernetes client (thread-safe), the catalog's instance
+ * types (never changed after start; only their offerings are) and atomics. */
+static void job_run(nw_claims_t *k, launch_job_t *j)
+{
+    nw_ctl_deps_t *c = k->deps;
+    if (!j->fresh) {
+        int failed = 0;
+        if (find_tagged(c, j->name, &j->found, &failed)) {
+            j->adopted = 1;
+            const nw_cloud_instance_t *in = &j->found;
+            launched_t l = {
+                k, NULL, in->provider_id, in->type, in->zone, in->capacity_type, in->image_id};
+            if (nw_ctl_may_write(c)) {
+                record_launch(c, j->nc, &l);
+                j->recorded = 1;
+            }
+            return;
+        }
+        if (failed) {
+            j->list_failed = 1;
+            return;
+        }
+    }
+    if (!j->nodeclass) {
+        j->rc = nw_err_set(&j->err, NW_EINVAL, "spec.nodeClassRef", "%s", j->class_problem);
+        return;
+    }
+    if (!nw_ctl_may_write(c)) {
+        j->skipped = 1;
+        return;
+    }
+    j->rc = c->cloud->ops->launch(c->cloud, &j->req, &j->res, &j->ce, &j->err);
+    if (j->rc == NW_OK && nw_ctl_may_write(c)) {
+        const nw_cloud_launch_t *res = &j->res;
+        launched_t l = {
+            k, res, res->provider_id, res->type, res->zone, res->capacity_type, res->image_id};
+        record_launch(c, j->nc, &l);
+        j->recorded = 1;
+    }
+}
+
+static void *worker_main(void *arg)
+{
+    nw_claims_t *k = arg;
+    pthread_mutex_lock(&k->mu);
+    for (;;) {
+        launch_job_t *j = NULL;
+        while (!k->stop) {
+            for (j = k->jobs; j && j->state != JOB_QUEUED; j = j->next) {
+            }
+            if (j)
+                break;
+            pthread_cond_wait(&k->work, &k->mu);
+        }
+        if (k->stop)
+            break;
+        j->state = JOB_RUNNING;
+        pthread_mutex_unlock(&k->mu);
+        job_run(k, j);
+        pthread_mutex_lock(&k->mu);
+        j->state = JOB_DONE;
+        pthread_cond_broadcast(&k->idle);
+        if (k->o.wake) {
+            pthread_mutex_unlock(&k->mu);
+            k->o.wake(k->o.wake_ud);
+            pthread_mutex_lock(&k->mu);
+        }
+    }
+    pthread_mutex_unlock(&k->mu);
+    return NULL;
+}
+
+nw_claims_t *nw_claims_new(nw_ctl_deps_t *deps, nw_ctl_shared_t *mem, const nw_claims_opts_t *o)
+{
+    nw_claims_t *k = calloc(1, sizeof *k);
+    if (!k)
+        return NULL;
+    k->deps = deps;
+    k->mem = mem;
+    if (o)
+        k->o = *o;
+    if (k->o.workers < 0)
+        k->o.workers = 0;
+    pthread_mutex_init(&k->mu, NULL);
+    pthread_cond_init(&k->work, NULL);
+    pthread_cond_init(&k->idle, NULL);
+    if (k->o.workers > 0 && !(k->threads = calloc((size_t)k->o.workers, sizeof *k->threads))) {
+        nw_claims_free(k);
+        return NULL;
+    }
+    for (int i = 0; i < k->o.workers; i++) {
+        if (pthread_create(&k->threads[i], NULL, worker_main, k) != 0) {
+            nw_claims_free(k);
+            return NULL;
+        }
+        k->nthreads++;
+    }
+    return k;
+}
+
+void nw_claims_free(nw_claims_t *k)
+{
+    if (!k)
+        return;
+    pthread_mutex_lock(&k->mu);
+    k->stop = 1;
+    pthread_cond_broadcast(&k->work);
+    pthread_mutex_unlock(&k->mu);
+    for (int i = 0; i < k->nthreads; i++)
+        pthread_join(k->threads[i], NULL);
+    free(k->threads);
+    while (k->jobs) {
+        launch_job_t *j = k->jobs;
+        k->jobs = j->next;
+        job_free(j);
+    }
+    pthread_cond_destroy(&k->idle);
+    pthread_cond_destroy(&k->work);
+    pthread_mutex_destroy(&k->mu);
+    free(k);
+}
+
+uint64_t nw_claims_ice_deletes(nw_claims_t *k)
+{
+    return atomic_load(&k->ice_deleted);
+}
+
+nw_rc_t nw_claims_metrics(nw_claims_t *k, nw_buf_t *out)
+{
+    if (!k)
+        return NW_OK;
+    const nw_ctl_counter_t v[] = {
+        {"nodewarden_nodeclaims_created_total", "NodeClaims created.", &k->created},
+        {"nodewarden_nodeclaims_launched_total", "Instances launched.", &k->launched},
+        {"nodewarden_nodeclaims_launch_failed_total", "Failed launches.", &k->launch_failed},
+        {"nodewarden_nodeclaims_adopted_total",
+         "Instances found tagged for a NodeClaim without a providerID and recorded.", &k->adopted},
+    };
+    nw_rc_t rc = nw_ctl_counters_write(out, v, sizeof v / sizeof *v);
+    if (rc == NW_OK)
+        rc = nw_buf_addf(out,
+                         "# HELP nodewarden_nodeclaims_launches_in_flight Launches queued or "
+                         "running on the launch workers.\n"
+                         "# TYPE nodewarden_nodeclaims_launches_in_flight gauge\n"
+                         "nodewarden_nodeclaims_launches_in_flight %d\n",
+                         nw_claims_in_flight(k));
+    return rc;
+}
+
+int nw_claims_in_flight(nw_claims_t *k)
+{
+    int n = 0;
+    pthread_mutex_lock(&k->mu);
+    for (const launch_job_t *j = k->jobs; j; j = j->next)
+        n += j->state != JOB_DONE;
+    pthread_mutex_unlock(&k->mu);
+    return n;
+}
+
+int nw_claims_wait_idle(nw_claims_t *k, int64_t timeout_ms)
+{
+    struct timespec dl;
+    nw_deadline_after(&dl, CLOCK_REALTIME, timeout_ms);
+    pthread_mutex_lock(&k->mu);
+    int busy = 1;
+    while (busy) {
+        busy = 0;
+        for (const launch_job_t *j = k->jobs; j; j = j->next)
+            busy |= j->state != JOB_DONE;
+        if (busy && pthread_cond_timedwait(&k->idle, &k->mu, &dl) != 0)
+            break;
+    }
+    pthread_mutex_unlock(&k->mu);
+    return !busy;
+}
+
+/* Is a launch of name queued, running or finished but not yet collected? (k->mu held) */
+static int job_pending_locked(const nw_claims_t *k, const char *name)
+{
+    for (const launch_job_t *j = k->jobs; j; j = j->next)
+        if (strcmp(j->name, name) == 0)
+            return 1;
+    return 0;
+}
+
+/* What a finished job found, written back: the in-flight memory, the NodeClaim's labels
+ * and status, Events, the delete on insufficient capacity. The reconcile thread. */
+static void job_finish(nw_claims_t *k, launch_job_t *j)
+{
+    nw_ctl_deps_t *c = k->deps;
+    const char *name = j->name;
+    int64_t mono = nw_clock_mono(c->clock);
+    /* a new leadership term may have cleared the memory meanwhile: remember again */
+    nw_inflight_claim_t *m = nw_inflight_remember(&k->mem->inflight, name, mono);
+    if (m)
+        m->launching = 0;
+    if (j->adopted) {
+        const nw_cloud_instance_t *in = &j->found;
+        const char *pid = in->provider_id, *ct = in->capacity_type;
+        nw_log_info("provisioner", "found the instance of a NodeClaim launched before",
+                    NW_LS("nodeclaim", name), NW_LS("providerID", pid));
+        atomic_fetch_add(&k->adopted, 1);
+        if (m) {
+            remember_launch(m, pid, in->type, in->zone, ct, in->image_id);
+            if (!j->recorded)
+                m->next_try_mono = 0; /* write it from the memory (nw_claim_launch) */
+        }
+        return;
+    }
+    if (j->list_failed || j->skipped)
+        return; /* tried again after LAUNCH_RETRY_NS */
+    if (j->rc != NW_OK) {
+        if (!j->nodeclass) {
+            nw_log_warn("provisioner", "not launching", NW_LS("nodeclaim", name),
+                        NW_LS("reason", j->class_problem));
+            return;
+        }
+        atomic_fetch_add(&k->launch_failed, 1);
+        /* a token the cloud spent on a launch that made nothing, or one it refused after
+         * the instance list (just asked) showed none: the next try needs a new one */
+        if (m && (j->ce.token_spent || (j->ce.token_conflict && !j->fresh)))
+            m->token_gen++;
+        char msg[700];
+        snprintf(msg, sizeof msg, "launching nodeclaim: %s", j->err.msg);
+        nw_log_warn("provisioner", "launch failed", NW_LS("nodeclaim", name),
+                    NW_LS("error", j->err.msg));
+        if (j->ce.kind == NW_CLOUD_ERR_CAPACITY) {
+            /* Karpenter: an insufficient-capacity launch deletes the NodeClaim; the
+             * pods are placed again next batch without the ICE'd offerings. */
+            nw_ctl_event(c, &nw_kube_res_nodeclaims, j->nc, "Warning", "InsufficientCapacityError",
+                         msg);
+            if (nw_ctl_may_write(c)) {
+                nw_err_t e2 = {0};
+                nw_kube_delete(c->kube, &nw_kube_res_nodeclaims, NULL, name, NULL, NULL, &e2);
+                if (m)
+                    m->deleted = 1;
+                atomic_fetch_add(&k->ice_deleted, 1);
+            }
+        } else
+            nw_ctl_event(c, &nw_kube_res_nodeclaims, j->nc, "Warning", "LaunchFailed", msg);
+        return;
+    }
+    const nw_cloud_launch_t *res = &j->res;
+    atomic_fetch_add(&k->launched, 1);
+    if (m)
+        remember_launch(m, res->provider_id, res->type, res->zone, res->capacity_type,
+                        res->image_id);
+    nw_log_info("provisioner", "launched", NW_LS("nodeclaim", name),
+                NW_LS("instanceType", res->type), NW_LS("zone", res->zone),
+                NW_LS("capacityType", res->capacity_type), NW_LS("providerID", res->provider_id),
+                NW_LF("price", res->price));
+    char msg[512];
+    snprintf(msg, sizeof msg, "Launched %s %s instance %s in %s", res->capacity_type, res->type,
+             res->instance_id, res->zone);
+    nw_ctl_event(c, &nw_kube_res_nodeclaims, j->nc, "Normal", "Launched", msg);
+    if (m && !j->recorded)
+        m->next_try_mono = 0; /* not written (not leading then): from the memory later */
+}
+
+void nw_claims_collect(nw_claims_t *k)
+{
+    pthread_mutex_lock(&k->mu);
+    launch_job_t *done = NULL, **tail = &done;
+    for (launch_job_t **pp = &k->jobs; *pp;) {
+        launch_job_t *j = *pp;
+        if (j->state == JOB_DONE) {
+            *pp = j->next;
+            j->next = NULL;
+            *tail = j;
+            tail = &j->next;
+        } else
+            pp = &j->next;
+    }
+    pthread_mutex_unlock(&k->mu);
+    while (done) {
+        launch_job_t *j = done;
+        done = j->next;
+        job_finish(k, j);
+        job_free(j);
+    }
+}
+
+/* The job for NodeClaim nc: copies of the NodeClaim and its class, the request. NULL on
+ * OOM. The reconcile thread (it resolves the class and offers its zones). */
+static launch_job_t *job_new(nw_claims_t *k, const nw_kube_snap_t *s, const cJSON *nc,
+                             const char *name, int fresh, unsigned gen)
+{
+    nw_ctl_deps_t *c = k->deps;
+    launch_job_t *j = calloc(1, sizeof *j);
+    if (!j)
+        return NULL;
+    snprintf(j->name, sizeof j->name, "%s", name);
+    j->fresh = fresh;
+    j->nc = nw_json_dup(nc);
+    const char *class = nw_json_str_at(j->nc, "spec.nodeClassRef.name");
+    const nw_kube_obj_t *ncl =
+        class ? nw_kube_snap_get(s, NW_KUBE_EC2NODECLASSES, NULL, class) : NULL;
+    nw_err_t err = {0};
+    const nw_cloud_class_t *rs = NULL;
+    if (!ncl)
+        snprintf(j->class_problem, sizeof j->class_problem,
+                 "the NodeClaim's EC2NodeClass %s does not exist", class ? class : "");
+    else if (c->cloud->ops->resolve(c->cloud, ncl->json, &rs, &err) != NW_OK)
+        snprintf(j->class_problem, sizeof j->class_problem, "cannot resolve the EC2NodeClass: %s",
+                 err.msg);
+    else {
+        /* an offline catalog offers the class's zones (the reconcile thread's to change) */
+        nw_catalog_zone_t z[16];
+        int nz = 0;
+        for (size_t i = 0; rs && i < rs->nsubnets; i++)
+            nz = nw_catalog_zone_add(z, nz, 16, rs->subnets[i].zone, rs->subnets[i].zone_id);
+        nw_err_clear(&err);
+        if (nz && c->cloud->ops->offer_zones(c->cloud, z, nz, &err) != NW_OK)
+            nw_log_warn("provisioner", "cannot offer the node class's zones",
+                        NW_LS("error", err.msg));
+        j->nodeclass = nw_json_dup(ncl->json);
+    }
+    int nt = str_list(req_values(j->nc, "node.kubernetes.io/instance-type"), j->types,
+                      (int)(sizeof j->types / sizeof *j->types));
+    int nz = str_list(req_values(j->nc, "topology.kubernetes.io/zone"), j->zones, 16);
+    int nct = str_list(req_values(j->nc, "karpenter.sh/capacity-type"), j->cts, 4);
+    int minv = 0;
+    const cJSON *r;
+    cJSON_ArrayForEach(r, nw_json_get(nw_json_get(j->nc, "spec"), "requirements"))
+    {
+        if (nw_json_get(r, "minValues"))
+            minv = 1;
+    }
+    client_token(j->nc, name, gen, j->token, sizeof j->token);
+    j->req = (nw_cloud_launch_req_t){
+        .nodepool =
+            nw_json_str(nw_json_get(nw_json_get(j->nc, "metadata"), "labels"), NW_LABEL_NODEPOOL),
+        .nodeclaim = j->name,
+        .nodeclass = j->nodeclass,
+        .types = j->types,
+        .ntypes = nt,
+        .zones = nz ? j->zones : NULL,
+        .nzones = nz,
+        .capacity_types = nct ? j->cts : NULL,
+        .ncapacity_types = nct,
+        .min_values = minv,
+        .client_token = j->token,
+    };
+    return j;
+}
+
 void nw_claim_launch(nw_claims_t *k, const nw_kube_snap_t *s, const cJSON *nc, int fresh)
 {
     nw_ctl_deps_t *c = k->deps;
     const char *name = nw_json_str_at(nc, "metadata.name");
     if (!name || !nw_ctl_may_write(c))
         return;
+    pthread_mutex_lock(&k->mu);
+    int pending = job_pending_locked(k, name);
+    pthread_mutex_unlock(&k->mu);
+    if (pending)
+        return; /* its outcome is collected by the next tick */
     nw_inflight_claim_t *m = nw_inflight_remember(&k->mem->inflight, name, nw_clock_mono(c->clock));
     if (!m)
         return;
@@ -222,113 +617,32 @@ void nw_claim_launch(nw_claims_t *k, const nw_kube_snap_t *s, const cJSON *nc, i
     if (mono < m->next_try_mono)
         return;
     m->next_try_mono = mono + LAUNCH_RETRY_NS;
-    if (!fresh) {
-        nw_cloud_instance_t in;
-        int failed = 0;
-        if (find_tagged(c, name, &in, &failed)) {
-            const char *pid = in.provider_id, *ct = in.capacity_type;
-            launched_t l = {k, NULL, pid, in.type, in.zone, ct, in.image_id};
-            nw_log_info("provisioner",
-                        "found the instance of a NodeClaim launched before a restart",
-                        NW_LS("nodeclaim", name), NW_LS("providerID", pid));
-            m->launched = 1;
-            snprintf(m->provider_id, sizeof m->provider_id, "%s", pid);
-            cJSON_Delete(m->status);
-            m->status = nw_json_new_object();
-            nw_json_add_string(m->status, "type", in.type);
-            nw_json_add_string(m->status, "zone", in.zone);
-            nw_json_add_string(m->status, "ct", ct);
-            nw_json_add_string(m->status, "image", in.image_id);
-            record_launch(c, nc, &l);
-            return;
-        }
-        if (failed)
-            return;
-    }
-    const char *class = nw_json_str_at(nc, "spec.nodeClassRef.name");
-    const nw_kube_obj_t *ncl =
-        class ? nw_kube_snap_get(s, NW_KUBE_EC2NODECLASSES, NULL, class) : NULL;
-    nw_err_t err = {0};
-    if (!ncl) {
-        nw_log_warn("provisioner", "the NodeClaim's EC2NodeClass does not exist; not launching",
-                    NW_LS("nodeclaim", name), NW_LS("ec2nodeclass", class ? class : ""));
+    launch_job_t *j = job_new(k, s, nc, name, fresh, m->token_gen);
+    if (!j)
+        return;
+    if (!j->nodeclass && fresh) {
+        /* nothing to look for and nothing to launch with */
+        nw_log_warn("provisioner", "not launching", NW_LS("nodeclaim", name),
+                    NW_LS("reason", j->class_problem));
+        job_free(j);
         return;
     }
-    const nw_cloud_class_t *rs = NULL;
-    if (c->cloud->ops->resolve(c->cloud, ncl->json, &rs, &err) != NW_OK) {
-        nw_log_warn("provisioner", "cannot resolve the EC2NodeClass", NW_LS("nodeclaim", name),
-                    NW_LS("error", err.msg));
+    m->launching = 1;
+    m->launch_tried = 1;
+    if (k->o.workers == 0) {
+        /* no workers: launch on this thread, at once */
+        job_run(k, j);
+        job_finish(k, j);
+        job_free(j);
         return;
     }
-    const char *types[NW_CLOUD_MAX_LAUNCH_TYPES * 10], *zones[16], *cts[4];
-    int nt = str_list(req_values(nc, "node.kubernetes.io/instance-type"), types,
-                      (int)(sizeof types / sizeof *types));
-    int nz = str_list(req_values(nc, "topology.kubernetes.io/zone"), zones, 16);
-    int nct = str_list(req_values(nc, "karpenter.sh/capacity-type"), cts, 4);
-    int minv = 0;
-    const cJSON *r;
-    cJSON_ArrayForEach(r, nw_json_get(nw_json_get(nc, "spec"), "requirements"))
-    {
-        if (nw_json_get(r, "minValues"))
-            minv = 1;
-    }
-    nw_cloud_launch_req_t req = {
-        .nodepool =
-            nw_json_str(nw_json_get(nw_json_get(nc, "metadata"), "labels"), NW_LABEL_NODEPOOL),
-        .nodeclaim = name,
-        .nodeclass = ncl->json,
-        .types = types,
-        .ntypes = nt,
-        .zones = nz ? zones : NULL,
-        .nzones = nz,
-        .capacity_types = nct ? cts : NULL,
-        .ncapacity_types = nct,
-        .min_values = minv,
-    };
-    nw_cloud_launch_t res;
-    memset(&res, 0, sizeof res);
-    nw_cloud_error_t ce;
-    memset(&ce, 0, sizeof ce);
-    if (!nw_ctl_may_write(c))
-        return;
-    if (c->cloud->ops->launch(c->cloud, &req, &res, &ce, &err) != NW_OK) {
-        atomic_fetch_add(&k->launch_failed, 1);
-        char msg[700];
-        snprintf(msg, sizeof msg, "launching nodeclaim: %s", err.msg);
-        nw_log_warn("provisioner", "launch failed", NW_LS("nodeclaim", name),
-                    NW_LS("error", err.msg));
-        if (ce.kind == NW_CLOUD_ERR_CAPACITY) {
-            /* Karpenter: an insufficient-capacity launch deletes the NodeClaim; the
-             * pods are placed again next batch without the ICE'd offerings. */
-            nw_ctl_event(c, &nw_kube_res_nodeclaims, nc, "Warning", "InsufficientCapacityError",
-                         msg);
-            nw_err_t e2 = {0};
-            nw_kube_delete(c->kube, &nw_kube_res_nodeclaims, NULL, name, NULL, NULL, &e2);
-            m->deleted = 1;
-            atomic_fetch_add(&k->ice_deleted, 1);
-        } else
-            nw_ctl_event(c, &nw_kube_res_nodeclaims, nc, "Warning", "LaunchFailed", msg);
-        return;
-    }
-    atomic_fetch_add(&k->launched, 1);
-    m->launched = 1;
-    snprintf(m->provider_id, sizeof m->provider_id, "%s", res.provider_id);
-    cJSON_Delete(m->status);
-    m->status = nw_json_new_object();
-    nw_json_add_string(m->status, "type", res.type);
-    nw_json_add_string(m->status, "zone", res.zone);
-    nw_json_add_string(m->status, "ct", res.capacity_type);
-    nw_json_add_string(m->status, "image", res.image_id);
-    nw_log_info("provisioner", "launched", NW_LS("nodeclaim", name),
-                NW_LS("instanceType", res.type), NW_LS("zone", res.zone),
-                NW_LS("capacityType", res.capacity_type), NW_LS("providerID", res.provider_id),
-                NW_LF("price", res.price));
-    char msg[512];
-    snprintf(msg, sizeof msg, "Launched %s %s instance %s in %s", res.capacity_type, res.type,
-             res.instance_id, res.zone);
-    nw_ctl_event(c, &nw_kube_res_nodeclaims, nc, "Normal", "Launched", msg);
-    launched_t l = {k, &res, res.provider_id, res.type, res.zone, res.capacity_type, res.image_id};
-    record_launch(c, nc, &l);
+    pthread_mutex_lock(&k->mu);
+    launch_job_t **pp = &k->jobs;
+    while (*pp)
+        pp = &(*pp)->next;
+    *pp = j;
+    pthread_cond_signal(&k->work);
+    pthread_mutex_unlock(&k->mu);
 }
 
 /* ---- create ---- */

@@ -12,13 +12,34 @@
  *                     the launch in its labels and status (Launched=True); on insufficient
  *                     capacity delete it so the next batch places its pods elsewhere.
  *
- * State: nw_claims_t, the counters (created, launched, failed launches, deletes on
- * insufficient capacity); the in-flight and nomination memory it writes is the shared
- * memory it was built with (ctl.h nw_ctl_shared_t), read by provisioning and disruption.
+ * Launches in parallel (kubernetes-sigs/karpenter pkg/controllers/provisioning/provisioner.go
+ * CreateNodeClaims launches a batch's NodeClaims concurrently): with opts.workers > 0,
+ * nw_claim_launch only queues the launch (the tag lookup of an earlier launch, then
+ * cloud->ops->launch, then the NodeClaim's labels and status: the Kubernetes client is
+ * thread-safe) for a pool of that many worker threads and returns; the rest of a worker's
+ * result waits until nw_claims_collect (the provisioner calls it first thing each tick)
+ * writes it back on the reconcile thread: the in-flight memory, Events, the delete on
+ * insufficient capacity. So a slow CreateFleet holds one worker, never
+ * the reconcile thread: provisioning, lifecycle, gc, termination and disruption keep
+ * ticking. While a launch is queued or running, its in-flight record says so
+ * (launching: kept, counted by the simulation and gc) and the NodeClaim is not queued
+ * again. opts.workers == 0 runs the same steps on the calling thread at once.
  *
- * Ownership: nw_claims_new / nw_claims_free (loop.c; provisioning and disruption borrow it).
- * Thread: the reconcile thread, except nw_claims_metrics (any thread; atomics). Objects
- * passed in are borrowed.
+ * Every launch carries a client token (scaler/cloud/cloud.h): "nw-<NodeClaim uid>-<n>", n
+ * (the in-flight record's token_gen) moving on only when the cloud answered that the token
+ * launched nothing, so a retry after a timeout, or a restart, never makes a second instance.
+ *
+ * State: nw_claims_t, the counters (created, launched, failed launches, adopted, deletes on
+ * insufficient capacity), the queue of launches and the workers; the in-flight and
+ * nomination memory it writes is the shared memory it was built with (ctl.h
+ * nw_ctl_shared_t), read by provisioning and disruption.
+ *
+ * Ownership: nw_claims_new / nw_claims_free (loop.c; provisioning and disruption borrow it;
+ * free stops the workers, waiting for the cloud calls they are in: loop.c makes those
+ * end promptly at shutdown). Objects passed in are borrowed; a queued launch works on
+ * copies.
+ * Thread: the reconcile thread, except nw_claims_metrics, nw_claims_in_flight and
+ * nw_claims_wait_idle (any thread) and opts.wake (called on a worker).
  */
 #ifndef NW_SCALER_CONTROLLERS_NODECLAIM_H
 #define NW_SCALER_CONTROLLERS_NODECLAIM_H
@@ -32,15 +53,33 @@
 
 typedef struct nw_claims nw_claims_t;
 
-/** New (NULL on OOM); deps and mem are borrowed and outlive it. */
-nw_claims_t *nw_claims_new(nw_ctl_deps_t *deps, nw_ctl_shared_t *mem);
+typedef struct {
+    int workers;            /* launch worker threads (settings.launchConcurrency); 0: none */
+    void (*wake)(void *ud); /* nullable: a launch finished (called on its worker) */
+    void *wake_ud;
+} nw_claims_opts_t;
+
+/** New (NULL on OOM or when a worker cannot start); deps and mem are borrowed and outlive
+ * it; o may be NULL (no workers). */
+nw_claims_t *nw_claims_new(nw_ctl_deps_t *deps, nw_ctl_shared_t *mem, const nw_claims_opts_t *o);
 void nw_claims_free(nw_claims_t *k);
+
+/** Write back the launches the workers finished (see above). The reconcile thread. */
+void nw_claims_collect(nw_claims_t *k);
+
+/** Launches queued or running. */
+int nw_claims_in_flight(nw_claims_t *k);
+
+/** Wait (real time, at most timeout_ms) until no launch is queued or running; 1 when so.
+ * For tests and benchmarks. */
+int nw_claims_wait_idle(nw_claims_t *k, int64_t timeout_ms);
 
 /** How many NodeClaims a launch deleted on insufficient capacity so far (provisioning
  * places the pending pods again at once when this changes). */
 uint64_t nw_claims_ice_deletes(nw_claims_t *k);
 
-/** Append nodewarden_nodeclaims_{created,launched,launch_failed}_total. */
+/** Append nodewarden_nodeclaims_{created,launched,launch_failed,adopted}_total and the
+ * nodewarden_nodeclaims_launches_in_flight gauge. */
 nw_rc_t nw_claims_metrics(nw_claims_t *k, nw_buf_t *out);
 
 /**
@@ -55,7 +94,8 @@ nw_rc_t nw_claim_create(nw_claims_t *k, const nw_kube_snap_t *ks, const nw_simsn
                         size_t namelen, nw_err_t *err);
 
 /** Launch NodeClaim nc (no providerID yet); fresh = created by this process just now (the
- * lookup of an earlier launch's instance is skipped). An insufficient-capacity launch
+ * lookup of an earlier launch's instance is skipped). With workers the launch is queued
+ * and its outcome written by a later nw_claims_collect. An insufficient-capacity launch
  * deletes the NodeClaim and counts in nw_claims_ice_deletes. */
 void nw_claim_launch(nw_claims_t *k, const nw_kube_snap_t *s, const cJSON *nc, int fresh);
 

@@ -205,6 +205,8 @@ static int node_moving(const nw_kube_snap_t *s, const nw_kube_obj_t *n)
 
 void nw_prov_tick(nw_prov_t *c, const nw_kube_snap_t *s)
 {
+    /* what the launch workers finished since the last tick (nodeclaim.h) */
+    nw_claims_collect(c->claims);
     nw_inflight_expire(&c->mem->inflight, s, nw_clock_mono(c->deps->clock));
     /* NodeClaims that exist without a providerID: launch them (once) */
     for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_NODECLAIMS); i++) {

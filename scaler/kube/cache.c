@@ -251,6 +251,7 @@ struct nw_kube_cache {
     map_t store[NW_KUBE_KINDS];
     int synced[NW_KUBE_KINDS];
     uint64_t gen;
+    int woken;            /* nw_kube_cache_wake since the last wait returned */
     nw_kube_snap_t *snap; /* cached snapshot of generation snap->gen, or NULL */
     int efd;
     nw_kube_metrics_t *metrics;
@@ -471,13 +472,7 @@ uint64_t nw_kube_cache_generation(nw_kube_cache_t *c)
 
 static void deadline_after(struct timespec *ts, int64_t ms)
 {
-    clock_gettime(CLOCK_MONOTONIC, ts);
-    ts->tv_sec += ms / 1000;
-    ts->tv_nsec += (ms % 1000) * 1000000;
-    if (ts->tv_nsec >= 1000000000) {
-        ts->tv_sec++;
-        ts->tv_nsec -= 1000000000;
-    }
+    nw_deadline_after(ts, CLOCK_MONOTONIC, ms);
 }
 
 uint64_t nw_kube_cache_wait(nw_kube_cache_t *c, uint64_t seen, int64_t timeout_ms)
@@ -486,16 +481,25 @@ uint64_t nw_kube_cache_wait(nw_kube_cache_t *c, uint64_t seen, int64_t timeout_m
     if (timeout_ms >= 0)
         deadline_after(&dl, timeout_ms);
     pthread_mutex_lock(&c->mu);
-    while (c->gen == seen) {
+    while (c->gen == seen && !c->woken) {
         if (timeout_ms < 0) {
             pthread_cond_wait(&c->cv, &c->mu);
         } else if (pthread_cond_timedwait(&c->cv, &c->mu, &dl) == ETIMEDOUT) {
             break;
         }
     }
+    c->woken = 0;
     uint64_t g = c->gen;
     pthread_mutex_unlock(&c->mu);
     return g;
+}
+
+void nw_kube_cache_wake(nw_kube_cache_t *c)
+{
+    pthread_mutex_lock(&c->mu);
+    c->woken = 1;
+    pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&c->mu);
 }
 
 int nw_kube_cache_wait_synced(nw_kube_cache_t *c, int64_t timeout_ms)

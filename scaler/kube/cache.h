@@ -117,9 +117,13 @@ int nw_kube_cache_has_synced(nw_kube_cache_t *c);
 /** Generation: increases on every applied change. */
 uint64_t nw_kube_cache_generation(nw_kube_cache_t *c);
 
-/** Block until the generation differs from `seen` or timeout_ms passes (< 0: forever).
- * Returns the current generation. */
+/** Block until the generation differs from `seen`, nw_kube_cache_wake was called since the
+ * last wait returned, or timeout_ms passes (< 0: forever). Returns the current generation. */
 uint64_t nw_kube_cache_wait(nw_kube_cache_t *c, uint64_t seen, int64_t timeout_ms);
+
+/** End the current (or next) nw_kube_cache_wait early without a change (any thread): the
+ * scaler's launch workers wake the reconcile loop with it. */
+void nw_kube_cache_wake(nw_kube_cache_t *c);
 
 /** Block until synced or timeout; returns 1 if synced. */
 int nw_kube_cache_wait_synced(nw_kube_cache_t *c, int64_t timeout_ms);

@@ -50,7 +50,8 @@ void nw_inflight_expire(nw_inflight_t *f, const nw_kube_snap_t *s, int64_t now)
         const nw_kube_obj_t *o = nw_kube_snap_get(s, NW_KUBE_NODECLAIMS, NULL, m->name);
         if (o)
             m->seen_in_cache = 1;
-        int settled = o && (!m->launched || (o->provider_id[0] != 0));
+        int settled =
+            o && !m->launching && (o->provider_id[0] != 0 || (!m->launched && !m->launch_tried));
         if (!o && (m->seen_in_cache || m->deleted))
             settled = 1; /* gone */
         else if (!o && now - m->created_mono < CLAIM_MEMORY_NS)

@@ -30,6 +30,9 @@ typedef struct nw_inflight_claim {
     int64_t next_try_mono; /* after a failed launch */
     int seen_in_cache;     /* the cache has shown it at least once */
     int deleted;           /* we deleted it (ICE): no longer capacity */
+    int launching;         /* a launch of it is queued or running (nodeclaim.h) */
+    int launch_tried;      /* a launch of it was tried: kept until it has a providerID */
+    unsigned token_gen;    /* the launch's client token generation (nodeclaim.c) */
     struct nw_inflight_claim *next;
 } nw_inflight_claim_t;
 
@@ -43,9 +46,9 @@ nw_inflight_claim_t *nw_inflight_find(const nw_inflight_t *f, const char *name);
 /** Find or add the record of `name` (created at mono); NULL on OOM. */
 nw_inflight_claim_t *nw_inflight_remember(nw_inflight_t *f, const char *name, int64_t mono);
 
-/** Forget records the cache shows settled (created, and launched with a providerID when we
- * launched them) or that are gone for good; a record lives at least 2 s, and one the cache
- * never showed is kept for up to 120 s. */
+/** Forget records the cache shows settled (created, no launch of ours running, and with a
+ * providerID when we launched it or tried to) or that are gone for good; a record lives at
+ * least 2 s, and one the cache never showed is kept for up to 120 s. */
 void nw_inflight_expire(nw_inflight_t *f, const nw_kube_snap_t *s, int64_t mono);
 
 /** Forget everything. */

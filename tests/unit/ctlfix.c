@@ -190,7 +190,7 @@ void ctlfix_init(ctlfix_t *f)
     ck_assert_int_eq(nw_ctl_shared_init(&f->mem), NW_OK);
     f->mem.batch_max_ns = 10 * NW_NS_PER_SEC;
     f->mem.vm_overhead = 0.075;
-    f->claims = nw_claims_new(&f->deps, &f->mem);
+    f->claims = nw_claims_new(&f->deps, &f->mem, NULL);
     ck_assert(f->deps.cache && f->deps.rec && f->claims);
     for (int k = 0; k < NW_KUBE_KINDS; k++)
         nw_kube_cache_mark_synced(f->deps.cache, (nw_kube_kind_t)k);

@@ -53,13 +53,64 @@ nw_cloud_instance_t *fake_cloud_add(fake_cloud_t *f, const char *id, const char 
     return i;
 }
 
+void fake_cloud_hold(fake_cloud_t *f, int on)
+{
+    pthread_mutex_lock(&f->mu);
+    f->hold = on;
+    pthread_cond_broadcast(&f->cv);
+    pthread_mutex_unlock(&f->mu);
+}
+
+int fake_cloud_wait_held(fake_cloud_t *f, int n, int timeout_ms)
+{
+    struct timespec dl;
+    nw_deadline_after(&dl, CLOCK_REALTIME, timeout_ms);
+    pthread_mutex_lock(&f->mu);
+    while (f->held < n && pthread_cond_timedwait(&f->cv, &f->mu, &dl) == 0) {
+    }
+    int ok = f->held >= n;
+    pthread_mutex_unlock(&f->mu);
+    return ok;
+}
+
+int fake_cloud_launches(fake_cloud_t *f)
+{
+    pthread_mutex_lock(&f->mu);
+    int n = f->launches;
+    pthread_mutex_unlock(&f->mu);
+    return n;
+}
+
+static nw_rc_t launch_locked(fake_cloud_t *f, const nw_cloud_launch_req_t *req,
+                             nw_cloud_launch_t *out, nw_cloud_error_t *ce, nw_err_t *err);
+
 static nw_rc_t op_launch(nw_cloud_t *c, const nw_cloud_launch_req_t *req, nw_cloud_launch_t *out,
                          nw_cloud_error_t *ce, nw_err_t *err)
 {
     fake_cloud_t *f = me(c);
+    pthread_mutex_lock(&f->mu);
     f->launches++;
     snprintf(f->last_launch_claim, sizeof f->last_launch_claim, "%s",
              req->nodeclaim ? req->nodeclaim : "");
+    snprintf(f->last_launch_token, sizeof f->last_launch_token, "%s",
+             req->client_token ? req->client_token : "");
+    if (++f->in_launch > f->max_in_launch)
+        f->max_in_launch = f->in_launch;
+    while (f->hold) {
+        f->held++;
+        pthread_cond_broadcast(&f->cv);
+        pthread_cond_wait(&f->cv, &f->mu);
+        f->held--;
+    }
+    nw_rc_t rc = launch_locked(f, req, out, ce, err);
+    f->in_launch--;
+    pthread_mutex_unlock(&f->mu);
+    return rc;
+}
+
+static nw_rc_t launch_locked(fake_cloud_t *f, const nw_cloud_launch_req_t *req,
+                             nw_cloud_launch_t *out, nw_cloud_error_t *ce, nw_err_t *err)
+{
     f->last_launch_ntypes = req->ntypes;
     if (f->ice_next > 0) {
         f->ice_next--;
@@ -72,6 +123,15 @@ static nw_rc_t op_launch(nw_cloud_t *c, const nw_cloud_launch_req_t *req, nw_clo
             snprintf(ce->code, sizeof ce->code, "InsufficientInstanceCapacity");
         }
         return nw_err_set(err, NW_EAWS, "", "InsufficientInstanceCapacity: no capacity (fake)");
+    }
+    if (f->spend_next > 0) {
+        f->spend_next--;
+        if (ce) {
+            memset(ce, 0, sizeof *ce);
+            ce->kind = NW_CLOUD_ERR_OTHER;
+            ce->token_spent = 1;
+        }
+        return nw_err_set(err, NW_EAWS, "", "CreateFleet launched nothing (fake)");
     }
     if (req->ntypes < 1)
         return nw_err_set(err, NW_EINVAL, "types", "nothing to launch");
@@ -95,26 +155,32 @@ static nw_rc_t op_terminate(nw_cloud_t *c, const char *pid, nw_err_t *err)
 {
     (void)err;
     fake_cloud_t *f = me(c);
+    pthread_mutex_lock(&f->mu);
     f->terminates++;
     nw_cloud_instance_t *i = fake_cloud_find(f, pid);
     if (i)
         snprintf(i->state, sizeof i->state, "shutting-down");
+    pthread_mutex_unlock(&f->mu);
     return NW_OK;
 }
 
 static nw_rc_t op_list(nw_cloud_t *c, nw_cloud_instances_t *out, nw_err_t *err)
 {
     fake_cloud_t *f = me(c);
+    pthread_mutex_lock(&f->mu);
     f->lists++;
     memset(out, 0, sizeof *out);
-    if (f->fail_list)
+    if (f->fail_list) {
+        pthread_mutex_unlock(&f->mu);
         return nw_err_set(err, NW_EAWS, "", "DescribeInstances failed (fake)");
+    }
     out->v = calloc((size_t)f->ninst + 1, sizeof *out->v);
     ck_assert_ptr_nonnull(out->v);
     for (int i = 0; i < f->ninst; i++)
         if (strcmp(f->inst[i].state, "terminated") != 0)
             out->v[out->n++] = f->inst[i];
     out->cap = (size_t)f->ninst + 1;
+    pthread_mutex_unlock(&f->mu);
     return NW_OK;
 }
 
@@ -185,16 +251,18 @@ static nw_rc_t op_state(nw_cloud_t *c, const char *pid, char *state, size_t len,
 {
     (void)err;
     fake_cloud_t *f = me(c);
+    nw_rc_t rc = NW_OK;
+    pthread_mutex_lock(&f->mu);
     f->state_checks++;
     nw_cloud_instance_t *i = fake_cloud_find(f, pid);
-    if (!i)
-        return NW_ENOTFOUND;
-    if (strcmp(i->state, "shutting-down") == 0 && f->gone_after-- <= 0)
+    if (i && strcmp(i->state, "shutting-down") == 0 && f->gone_after-- <= 0)
         snprintf(i->state, sizeof i->state, "terminated");
-    if (strcmp(i->state, "terminated") == 0)
-        return NW_ENOTFOUND;
-    snprintf(state, len, "%s", i->state);
-    return NW_OK;
+    if (!i || strcmp(i->state, "terminated") == 0)
+        rc = NW_ENOTFOUND;
+    else
+        snprintf(state, len, "%s", i->state);
+    pthread_mutex_unlock(&f->mu);
+    return rc;
 }
 
 static nw_rc_t op_offer_zones(nw_cloud_t *c, const nw_catalog_zone_t *z, int n, nw_err_t *err)
@@ -224,6 +292,8 @@ fake_cloud_t *fake_cloud_new(const nw_clock_t *clock)
     ck_assert_ptr_nonnull(f);
     f->base.ops = &fake_ops;
     f->clock = clock;
+    pthread_mutex_init(&f->mu, NULL);
+    pthread_cond_init(&f->cv, NULL);
     nw_err_t err = {0};
     ck_assert_int_eq(nw_catalog_new_embedded("us-west-2", &f->cat, &err), NW_OK);
     nw_catalog_zone_t z[3] = {
@@ -257,6 +327,8 @@ void fake_cloud_free(fake_cloud_t *f)
         return;
     nw_ice_free(f->ice);
     nw_catalog_free(f->cat);
+    pthread_cond_destroy(&f->cv);
+    pthread_mutex_destroy(&f->mu);
     free(f);
 }
 

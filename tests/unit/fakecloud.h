@@ -7,8 +7,14 @@
  * next launch reports insufficient capacity, the instance disappears after n state checks, list
  * fails).
  *
+ * Launches can be held (fake_cloud_hold): a launch then waits inside ops->launch until
+ * released, as a CreateFleet slower than everything else would; the fake counts how many
+ * launches were inside ops->launch at once.
+ *
  * Ownership: fake_cloud_new / fake_cloud_free (ops->free is a no-op: the test owns it).
- * Thread: one test thread.
+ * Thread: launch, list, terminate and instance_state may run on the launch workers while
+ * the test thread calls the others (one mutex, mu); while workers run, the test reads the
+ * counters with fake_cloud_launches (or after nw_claims_wait_idle).
  */
 #ifndef NW_TESTS_FAKECLOUD_H
 #define NW_TESTS_FAKECLOUD_H
@@ -37,8 +43,17 @@ typedef struct {
     int launches, terminates, lists, resolves, state_checks, statuses;
     char last_launch_claim[256];
     int last_launch_ntypes;
+    char last_launch_token[NW_CLOUD_TOKEN_MAX + 1];
+    /* held launches */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int hold;      /* launches wait while set */
+    int held;      /* launches waiting now */
+    int in_launch; /* launches inside ops->launch now */
+    int max_in_launch;
     /* scripted behaviour */
     int ice_next;   /* > 0: the next launches fail with insufficient capacity */
+    int spend_next; /* > 0: the next launches make nothing and report the token spent */
     int fail_list;  /* list fails */
     int gone_after; /* a terminated instance is reported gone after this many checks */
 } fake_cloud_t;
@@ -51,6 +66,13 @@ void fake_cloud_free(fake_cloud_t *f);
  * tags and karpenter.sh/nodeclaim=claim when claim != NULL, launched age_ns ago. */
 nw_cloud_instance_t *fake_cloud_add(fake_cloud_t *f, const char *id, const char *claim,
                                     int64_t age_ns);
+
+/** Hold launches (on = 1: every launch waits inside ops->launch) or release them (0). */
+void fake_cloud_hold(fake_cloud_t *f, int on);
+/** Wait (real time, at most timeout_ms) until n launches are held; 1 when they are. */
+int fake_cloud_wait_held(fake_cloud_t *f, int n, int timeout_ms);
+/** The launches so far, read under the mutex. */
+int fake_cloud_launches(fake_cloud_t *f);
 
 /** The instance with this id or providerID, or NULL. */
 nw_cloud_instance_t *fake_cloud_find(fake_cloud_t *f, const char *id_or_provider_id);

@@ -2,6 +2,10 @@
  * the shared fake cloud (fakecloud.h) and an in-memory Kubernetes API (ctlfix.h):
  *   provisioner  a pending pod -> after the batch window a NodeClaim is created and
  *                launched once; an insufficient-capacity launch deletes the NodeClaim
+ *   launches     on launch workers: a launch the cloud holds does not hold the provisioner's
+ *                tick or termination's, is not queued twice and is written back once it
+ *                ends; at most `workers` launches are in the cloud at once; the client token
+ *                is the NodeClaim's uid and moves on only after the cloud spent it
  *   lifecycle    a Node with the claim's providerID -> Registered; no Node past the
  *                registration timeout -> the NodeClaim is deleted
  *   expiry       the clock past spec.expireAfter -> the NodeClaim is deleted, counted once
@@ -12,6 +16,7 @@
  *                volumeattachments not blocking it
  */
 #include <check.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,6 +139,178 @@ START_TEST(provisioner_ice_deletes_claim)
     nw_buf_init(&b, 1 << 20);
     ck_assert(ctlfix_metric(&b, nw_claims_metrics(f.claims, &b),
                             "nodewarden_nodeclaims_launch_failed_total 1\n"));
+    nw_prov_free(p);
+    ctlfix_free(&f);
+}
+END_TEST
+
+/* ---- launches on workers ---- */
+
+/* Replace the fixture's launcher (no workers) with one of n workers. */
+static void claims_workers(ctlfix_t *f, int n)
+{
+    nw_claims_free(f->claims);
+    nw_claims_opts_t o = {.workers = n};
+    f->claims = nw_claims_new(&f->deps, &f->mem, &o);
+    ck_assert_ptr_nonnull(f->claims);
+}
+
+static char *claim_path(const char *name)
+{
+    static char path[400];
+    snprintf(path, sizeof path, "/apis/karpenter.sh/v1/nodeclaims/%s", name);
+    return path;
+}
+
+/* A NodeClaim of pool default without a providerID (created by an earlier process). */
+static void unlaunched_claim(ctlfix_t *f, const char *name)
+{
+    char js[1024];
+    snprintf(js, sizeof js,
+             "{\"apiVersion\":\"karpenter.sh/v1\",\"kind\":\"NodeClaim\",\"metadata\":{\"name\":"
+             "\"%s\",\"uid\":\"uid-%s\",\"creationTimestamp\":\"2026-11-30T11:59:00Z\","
+             "\"labels\":{\"karpenter.sh/nodepool\":\"default\"}},\"spec\":{\"nodeClassRef\":{"
+             "\"group\":\"karpenter.k8s.aws\",\"kind\":\"EC2NodeClass\",\"name\":\"default\"},"
+             "\"requirements\":[{\"key\":\"node.kubernetes.io/instance-type\",\"operator\":\"In\","
+             "\"values\":[\"m5.large\"]}]}}",
+             name, name);
+    ctlfix_put(f, NW_KUBE_NODECLAIMS, js, 1);
+}
+
+START_TEST(launch_held_by_the_cloud_stalls_no_tick)
+{
+    ctlfix_t f;
+    ctlfix_init(&f);
+    claims_workers(&f, 2);
+    nw_prov_t *p = prov_new(&f);
+    nw_term_t *t = nw_term_new(&f.deps);
+    ctlfix_put_nodeclass(&f);
+    ctlfix_put_nodepool(&f, NULL);
+    ctlfix_put(&f, NW_KUBE_PODS, PENDING_POD, 1);
+    fake_cloud_hold(f.cloud, 1);
+    int mark = ctlfix_mark(&f);
+    tick_prov(&f, p);
+    nw_clock_fake_advance(&f.clk, 1100 * NW_NS_PER_MS);
+    tick_prov(&f, p); /* creates the NodeClaim and queues its launch: returns */
+    ck_assert_int_eq(ctlfix_count(&f, mark, "POST", "/apis/karpenter.sh/v1/nodeclaims", NULL), 1);
+    ck_assert_msg(fake_cloud_wait_held(f.cloud, 1, 10000), "the launch reached the cloud");
+    ck_assert_int_eq(nw_claims_in_flight(f.claims), 1);
+    pthread_mutex_lock(&f.cloud->mu);
+    char name[256];
+    snprintf(name, sizeof name, "%s", f.cloud->last_launch_claim);
+    pthread_mutex_unlock(&f.cloud->mu);
+    cJSON *nc = ctlfix_get(&f, claim_path(name));
+    ck_assert_ptr_nonnull(nc);
+    ck_assert_ptr_null(nw_json_str_at(nc, "status.providerID"));
+    cJSON_Delete(nc);
+    /* a NodeClaim being deleted: termination runs its whole course while the launch is held */
+    pthread_mutex_lock(&f.cloud->mu);
+    f.cloud->gone_after = 0;
+    fake_cloud_add(f.cloud, "i-1", "c1", 60 * SEC);
+    pthread_mutex_unlock(&f.cloud->mu);
+    ctlfix_launched_claim(&f, "c1", "aws:///us-west-2a/i-1",
+                          ",\"deletionTimestamp\":\"2026-11-30T12:00:00Z\"", NULL, NULL);
+    for (int i = 0; i < 20 && !ctlfix_count(&f, mark, "/nodeclaims/c1", "finalizers", NULL); i++) {
+        nw_kube_snap_t *s = nw_kube_cache_snapshot(f.deps.cache);
+        nw_term_tick(t, s);
+        nw_kube_snap_release(s);
+        nw_clock_fake_advance(&f.clk, 6 * SEC);
+    }
+    ck_assert_int_ge(ctlfix_count(&f, mark, "/nodeclaims/c1", "finalizers", NULL), 1);
+    /* the provisioner sees the new NodeClaim without a providerID: not queued again */
+    ctlfix_sync_nodeclaims(&f);
+    tick_prov(&f, p);
+    ck_assert_int_eq(nw_claims_in_flight(f.claims), 1);
+    ck_assert_int_eq(fake_cloud_launches(f.cloud), 1);
+    /* released: the next tick writes the launch back */
+    fake_cloud_hold(f.cloud, 0);
+    ck_assert(nw_claims_wait_idle(f.claims, 10000));
+    tick_prov(&f, p);
+    nc = ctlfix_get(&f, claim_path(name));
+    ck_assert_ptr_nonnull(nc);
+    ck_assert_str_eq(nw_json_str_at(nc, "status.providerID"),
+                     "aws:///us-west-2a/i-00000000000000002");
+    ck_assert_str_eq(nw_json_condition(nc, "Launched"), "True");
+    char tok[300];
+    snprintf(tok, sizeof tok, "nw-%s-0", nw_json_str_at(nc, "metadata.uid"));
+    ck_assert_str_eq(f.cloud->last_launch_token, tok);
+    cJSON_Delete(nc);
+    ctlfix_sync_nodeclaims(&f);
+    nw_clock_fake_advance(&f.clk, 6 * SEC);
+    tick_prov(&f, p);
+    ck_assert(nw_claims_wait_idle(f.claims, 10000));
+    ck_assert_int_eq(fake_cloud_launches(f.cloud), 1);
+    nw_term_free(t);
+    nw_prov_free(p);
+    ctlfix_free(&f);
+}
+END_TEST
+
+START_TEST(launches_bounded_by_workers)
+{
+    ctlfix_t f;
+    ctlfix_init(&f);
+    claims_workers(&f, 2);
+    nw_prov_t *p = prov_new(&f);
+    ctlfix_put_nodeclass(&f);
+    ctlfix_put_nodepool(&f, NULL);
+    unlaunched_claim(&f, "p1");
+    unlaunched_claim(&f, "p2");
+    unlaunched_claim(&f, "p3");
+    fake_cloud_hold(f.cloud, 1);
+    tick_prov(&f, p); /* three launches queued, two in the cloud */
+    ck_assert(fake_cloud_wait_held(f.cloud, 2, 10000));
+    ck_assert_int_eq(nw_claims_in_flight(f.claims), 3);
+    fake_cloud_hold(f.cloud, 0);
+    ck_assert(nw_claims_wait_idle(f.claims, 10000));
+    tick_prov(&f, p);
+    ck_assert_int_eq(f.cloud->launches, 3);
+    ck_assert_int_eq(f.cloud->max_in_launch, 2);
+    const char *names[] = {"p1", "p2", "p3"};
+    for (int i = 0; i < 3; i++) {
+        cJSON *nc = ctlfix_get(&f, claim_path(names[i]));
+        ck_assert_ptr_nonnull(nw_json_str_at(nc, "status.providerID"));
+        cJSON_Delete(nc);
+    }
+    nw_buf_t b;
+    nw_buf_init(&b, 1 << 20);
+    ck_assert(ctlfix_metric(&b, nw_claims_metrics(f.claims, &b),
+                            "nodewarden_nodeclaims_launched_total 3\n"));
+    nw_prov_free(p);
+    ctlfix_free(&f);
+}
+END_TEST
+
+START_TEST(launch_token_moves_on_only_when_spent)
+{
+    ctlfix_t f;
+    ctlfix_init(&f);
+    nw_prov_t *p = prov_new(&f);
+    ctlfix_put_nodeclass(&f);
+    ctlfix_put_nodepool(&f, NULL);
+    unlaunched_claim(&f, "p1");
+    f.cloud->fail_list = 0;
+    f.cloud->spend_next = 1;
+    tick_prov(&f, p); /* the cloud answers: nothing launched, token spent */
+    ck_assert_int_eq(f.cloud->launches, 1);
+    ck_assert_str_eq(f.cloud->last_launch_token, "nw-uid-p1-0");
+    nw_clock_fake_advance(&f.clk, 6 * SEC);
+    tick_prov(&f, p);
+    ck_assert_int_eq(f.cloud->launches, 2);
+    ck_assert_str_eq(f.cloud->last_launch_token, "nw-uid-p1-1");
+    cJSON *nc = ctlfix_get(&f, claim_path("p1"));
+    ck_assert_ptr_nonnull(nw_json_str_at(nc, "status.providerID"));
+    cJSON_Delete(nc);
+    /* an unanswered launch (a failure that spends nothing) keeps its token */
+    unlaunched_claim(&f, "p2");
+    f.cloud->fail_list = 1; /* the lookup before the launch fails: no launch at all */
+    tick_prov(&f, p);
+    ck_assert_int_eq(f.cloud->launches, 2);
+    f.cloud->fail_list = 0;
+    nw_clock_fake_advance(&f.clk, 6 * SEC);
+    tick_prov(&f, p);
+    ck_assert_int_eq(f.cloud->launches, 3);
+    ck_assert_str_eq(f.cloud->last_launch_token, "nw-uid-p2-0");
     nw_prov_free(p);
     ctlfix_free(&f);
 }
@@ -377,6 +554,9 @@ Suite *nw_controllers_suite(void)
     tcase_set_timeout(t, 30);
     tcase_add_test(t, provisioner_pending_pod_creates_and_launches);
     tcase_add_test(t, provisioner_ice_deletes_claim);
+    tcase_add_test(t, launch_held_by_the_cloud_stalls_no_tick);
+    tcase_add_test(t, launches_bounded_by_workers);
+    tcase_add_test(t, launch_token_moves_on_only_when_spent);
     tcase_add_test(t, lifecycle_registers_node);
     tcase_add_test(t, lifecycle_registration_timeout_deletes);
     tcase_add_test(t, expiry_deletes_past_expire_after);
