@@ -47,6 +47,11 @@ static nw_rc_t reserve(nw_buf_t *b, size_t extra)
     return NW_OK;
 }
 
+nw_rc_t nw_buf_reserve(nw_buf_t *b, size_t extra)
+{
+    return reserve(b, extra);
+}
+
 nw_rc_t nw_buf_add(nw_buf_t *b, const void *p, size_t n)
 {
     nw_rc_t rc = reserve(b, n);
@@ -133,7 +138,19 @@ nw_rc_t nw_buf_add_utf8(nw_buf_t *b, const char *s)
 nw_rc_t nw_buf_add_json_escaped(nw_buf_t *b, const char *s)
 {
     static const char hex[] = "0123456789abcdef";
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    const unsigned char *p = (const unsigned char *)s;
+    for (;;) {
+        /* the run of bytes that go out as they are (printable ASCII but '"' and '\\') */
+        const unsigned char *run = p;
+        while (*p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\')
+            p++;
+        if (p > run) {
+            nw_rc_t rc = nw_buf_add(b, run, (size_t)(p - run));
+            if (rc != NW_OK)
+                return rc;
+        }
+        if (!*p)
+            return NW_OK;
         char esc[7];
         size_t n;
         switch (*p) {
@@ -160,17 +177,16 @@ nw_rc_t nw_buf_add_json_escaped(nw_buf_t *b, const char *s)
         default:
             if (*p >= 0x80) { /* valid UTF-8 as is; each byte of anything else as U+FFFD */
                 n = nw_utf8_seq_len((const char *)p);
-                if (!n) {
-                    memcpy(esc, "\\ufffd", 6);
-                    n = 6;
-                } else {
+                if (n) {
                     nw_rc_t rc = nw_buf_add(b, p, n);
                     if (rc != NW_OK)
                         return rc;
-                    p += n - 1;
+                    p += n;
                     continue;
                 }
-            } else if (*p < 0x20) {
+                memcpy(esc, "\\ufffd", 6);
+                n = 6;
+            } else { /* the other control characters */
                 esc[0] = '\\';
                 esc[1] = 'u';
                 esc[2] = '0';
@@ -178,16 +194,13 @@ nw_rc_t nw_buf_add_json_escaped(nw_buf_t *b, const char *s)
                 esc[4] = hex[*p >> 4];
                 esc[5] = hex[*p & 15];
                 n = 6;
-            } else {
-                esc[0] = (char)*p;
-                n = 1;
             }
         }
         nw_rc_t rc = nw_buf_add(b, esc, n);
         if (rc != NW_OK)
             return rc;
+        p++;
     }
-    return NW_OK;
 }
 
 const char *nw_buf_str(const nw_buf_t *b)

@@ -33,6 +33,10 @@ void nw_buf_cleanup(nw_buf_t *b);
 /** Forget the contents but keep the allocation. */
 void nw_buf_reset(nw_buf_t *b);
 
+/** Make room for extra more bytes in one allocation (appends up to that size then do not
+ * reallocate). NW_ERANGE past the cap, NW_ENOMEM on allocation failure. */
+nw_rc_t nw_buf_reserve(nw_buf_t *b, size_t extra) __attribute__((warn_unused_result));
+
 /** Append n bytes. NW_ERANGE past the cap, NW_ENOMEM on allocation failure. */
 nw_rc_t nw_buf_add(nw_buf_t *b, const void *p, size_t n) __attribute__((warn_unused_result));
 

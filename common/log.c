@@ -36,19 +36,51 @@ void nw_log_set_fd(int fd)
     atomic_store(&log_fd, fd);
 }
 
+/* Whether word appears in key at i, ignoring case and the '_' and '-' of the key. */
+static int word_at(const char *key, const char *word)
+{
+    for (const char *k = key; *word; k++) {
+        if (*k == '_' || *k == '-')
+            continue;
+        if (tolower((unsigned char)*k) != *word)
+            return 0;
+        word++;
+    }
+    return 1;
+}
+
 int nw_log_key_is_secret(const char *key)
 {
-    static const char *const words[] = {"token",     "secret",     "password",   "authorization",
-                                        "signature", "credential", "privatekey", "apikey"};
-    char low[64];
-    size_t n = 0;
-    for (const char *p = key; *p && n + 1 < sizeof low; p++)
-        if (*p != '_' && *p != '-')
-            low[n++] = (char)tolower((unsigned char)*p);
-    low[n] = '\0';
-    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
-        if (strstr(low, words[i]))
-            return 1;
+    /* one pass over the key: a word is only tried where its first letter is */
+    for (const char *p = key; *p; p++) {
+        const char *const *w;
+        static const char *const t[] = {"token", NULL}, *const s[] = {"secret", "signature", NULL},
+                                 *const pw[] = {"password", "privatekey", NULL},
+                                 *const a[] = {"authorization", "apikey", NULL},
+                                 *const c[] = {"credential", NULL};
+        switch (tolower((unsigned char)*p)) {
+        case 't':
+            w = t;
+            break;
+        case 's':
+            w = s;
+            break;
+        case 'p':
+            w = pw;
+            break;
+        case 'a':
+            w = a;
+            break;
+        case 'c':
+            w = c;
+            break;
+        default:
+            continue;
+        }
+        for (; *w; w++)
+            if (word_at(p, *w))
+                return 1;
+    }
     return 0;
 }
 
@@ -63,6 +95,49 @@ int nw_log__ratelimit(_Atomic int64_t *last, int secs)
     return atomic_compare_exchange_strong(last, &prev, now);
 }
 
+/* "YYYY-MM-DDTHH:MM:SS.mmmZ" (UTC) into out (24 bytes and a NUL), without stdio: the
+ * admission path logs a line per request. The broken-down time is kept per thread and
+ * worked out again only when the second changes. */
+static void format_ts(char out[32], const struct timespec *ts)
+{
+    static _Thread_local time_t t_sec = -1;
+    static _Thread_local char t_prefix[40]; /* "YYYY-MM-DDTHH:MM:SS" */
+    if (ts->tv_sec != t_sec) {
+        struct tm tm;
+        gmtime_r(&ts->tv_sec, &tm);
+        snprintf(t_prefix, sizeof t_prefix, "%04d-%02d-%02dT%02d:%02d:%02d",
+                 (tm.tm_year + 1900) % 10000, (tm.tm_mon + 1) % 100, tm.tm_mday % 100,
+                 tm.tm_hour % 100, tm.tm_min % 100, tm.tm_sec % 100);
+        t_sec = ts->tv_sec;
+    }
+    memcpy(out, t_prefix, 19);
+    long ms = ts->tv_nsec / 1000000;
+    out[19] = '.';
+    out[20] = (char)('0' + ms / 100 % 10);
+    out[21] = (char)('0' + ms / 10 % 10);
+    out[22] = (char)('0' + ms % 10);
+    out[23] = 'Z';
+    out[24] = '\0';
+}
+
+/* v in decimal into out (no NUL); returns the length (at most 20). */
+static size_t format_int(char out[24], long long v)
+{
+    char tmp[24];
+    size_t n = 0;
+    unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
+    do {
+        tmp[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    size_t len = 0;
+    if (v < 0)
+        out[len++] = '-';
+    while (n)
+        out[len++] = tmp[--n];
+    return len;
+}
+
 static void add_str(nw_buf_t *b, const char *s)
 {
     if (nw_buf_adds(b, "\"") || nw_buf_add_json_escaped(b, s ? s : "") || nw_buf_adds(b, "\""))
@@ -74,17 +149,19 @@ void nw_log__emit(nw_log_level_t level, const char *comp, const char *msg,
 {
     nw_buf_t b;
     nw_buf_init(&b, 64 * 1024);
+    (void)!nw_buf_reserve(&b, 1024); /* one allocation for a usual line */
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    struct tm tm;
-    gmtime_r(&ts.tv_sec, &tm);
-    char tbuf[96];
-    snprintf(tbuf, sizeof tbuf, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900,
-             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000);
+    char tbuf[32];
+    format_ts(tbuf, &ts);
     int lv = (int)level;
     if (lv < 0 || lv > NW_LOG_ERROR)
         lv = NW_LOG_ERROR;
-    (void)!nw_buf_addf(&b, "{\"ts\":\"%s\",\"level\":\"%s\",\"comp\":", tbuf, level_names[lv]);
+    (void)!nw_buf_adds(&b, "{\"ts\":\"");
+    (void)!nw_buf_adds(&b, tbuf);
+    (void)!nw_buf_adds(&b, "\",\"level\":\"");
+    (void)!nw_buf_adds(&b, level_names[lv]);
+    (void)!nw_buf_adds(&b, "\",\"comp\":");
     add_str(&b, comp);
     (void)!nw_buf_adds(&b, ",\"msg\":");
     add_str(&b, msg);
@@ -106,9 +183,11 @@ void nw_log__emit(nw_log_level_t level, const char *comp, const char *msg,
             else
                 (void)!nw_buf_adds(&b, "null");
             break;
-        case 'i':
-            (void)!nw_buf_addf(&b, "%lld", f->v.i);
+        case 'i': {
+            char num[24];
+            (void)!nw_buf_add(&b, num, format_int(num, f->v.i));
             break;
+        }
         case 'b':
             (void)!nw_buf_adds(&b, f->v.i ? "true" : "false");
             break;

@@ -1,6 +1,7 @@
 /* Unit tests for common/: buf, log, clock, err. */
 #include <check.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,19 @@ START_TEST(buf_json_escape)
     nw_buf_init(&b, 1024);
     ck_assert_int_eq(nw_buf_add_json_escaped(&b, "a\"b\\c\n\x01"), NW_OK);
     ck_assert_str_eq(nw_buf_str(&b), "a\\\"b\\\\c\\n\\u0001");
+    /* plain runs between escapes, at both ends; DEL as is; valid UTF-8 as is, a stray
+     * continuation byte and a truncated sequence as U+FFFD */
+    nw_buf_reset(&b);
+    ck_assert_int_eq(nw_buf_add_json_escaped(&b, "\"x\x7f\ty\r\xc3\xa9z\x80w\xe2\x82"), NW_OK);
+    ck_assert_str_eq(nw_buf_str(&b), "\\\"x\x7f\\ty\\r\xc3\xa9z\\ufffdw\\ufffd\\ufffd");
+    nw_buf_reset(&b);
+    ck_assert_int_eq(nw_buf_add_json_escaped(&b, ""), NW_OK);
+    ck_assert_str_eq(nw_buf_str(&b), "");
+    /* the cap holds inside a run */
+    nw_buf_t small;
+    nw_buf_init(&small, 4);
+    ck_assert_int_eq(nw_buf_add_json_escaped(&small, "abcdefgh"), NW_ERANGE);
+    nw_buf_cleanup(&small);
     nw_buf_cleanup(&b);
 }
 END_TEST
@@ -98,6 +112,49 @@ START_TEST(log_levels_parse)
     ck_assert_int_eq(nw_log_level_parse("warn"), NW_LOG_WARN);
     ck_assert_int_eq(nw_log_level_parse("loud"), -1);
     ck_assert_int_eq(nw_log_level_parse(NULL), -1);
+}
+END_TEST
+
+START_TEST(log_secret_keys)
+{
+    static const char *const secret[] = {
+        "token",         "sessionToken",    "X-Api-Key",   "aws_secret_access_key",
+        "Authorization", "SIGNATURE",       "credentials", "private-key",
+        "pass_word",     "bootstrapTokenID"};
+    static const char *const plain[] = {"uid",      "kind",   "latency_ms", "providerID",
+                                        "capacity", "status", "pods",       "apis",
+                                        "tok",      "secre",  "",           "c"};
+    for (size_t i = 0; i < sizeof secret / sizeof *secret; i++)
+        ck_assert_msg(nw_log_key_is_secret(secret[i]), "%s is secret", secret[i]);
+    for (size_t i = 0; i < sizeof plain / sizeof *plain; i++)
+        ck_assert_msg(!nw_log_key_is_secret(plain[i]), "%s is not secret", plain[i]);
+}
+END_TEST
+
+static void log_numbers(void)
+{
+    nw_log_set_level(NW_LOG_INFO);
+    nw_log_info("t", "n", NW_LI("zero", 0), NW_LI("neg", -1234567), NW_LI("min", LLONG_MIN),
+                NW_LI("max", LLONG_MAX));
+}
+
+START_TEST(log_ints_and_timestamp)
+{
+    char *out = capture_log(log_numbers);
+    ck_assert_ptr_nonnull(strstr(out, "\"zero\":0,\"neg\":-1234567,\"min\":-9223372036854775808,"
+                                      "\"max\":9223372036854775807}\n"));
+    /* {"ts":"YYYY-MM-DDTHH:MM:SS.mmmZ", */
+    ck_assert_int_eq(strncmp(out, "{\"ts\":\"", 7), 0);
+    const char *ts = out + 7;
+    static const char shape[] = "dddd-dd-ddTdd:dd:dd.dddZ\"";
+    for (size_t i = 0; shape[i]; i++) {
+        if (shape[i] == 'd')
+            ck_assert_msg(ts[i] >= '0' && ts[i] <= '9', "ts[%zu] in %.30s", i, ts);
+        else
+            ck_assert_msg(ts[i] == shape[i], "ts[%zu] in %.30s", i, ts);
+    }
+    ck_assert_int_eq(strncmp(ts, "20", 2), 0);
+    free(out);
 }
 END_TEST
 
@@ -181,6 +238,8 @@ Suite *nw_common_suite(void)
     tcase_add_test(tc, buf_bounded);
     tcase_add_test(tc, buf_json_escape);
     tcase_add_test(tc, log_json_lines);
+    tcase_add_test(tc, log_secret_keys);
+    tcase_add_test(tc, log_ints_and_timestamp);
     tcase_add_test(tc, log_levels_parse);
     tcase_add_test(tc, clock_fake_and_format);
     tcase_add_test(tc, err_first_wins);
