@@ -5,7 +5,9 @@
  * second: the provisioner (scaler/controllers/provisioning.c: batch window, placement,
  * NodeClaim create + launch) and the lifecycle (scaler/controllers/lifecycle.c:
  * registration, initialization, registration timeout, finalizers, EC2NodeClass
- * status) and garbage collection (scaler/controllers/gc.h). With settings.interruptionQueue
+ * status) and garbage collection (scaler/controllers/gc.h). The cloud's part of a NodeClaim
+ * launch runs on scaler.launchConcurrency launch workers (scaler/controllers/nodeclaim.h),
+ * which wake the reconcile thread when one ends. With settings.interruptionQueue
  * set, one more thread long-polls the SQS interruption queue
  * (scaler/controllers/interruption.h). Every replica serves the webhook; only the
  * Lease holder writes.

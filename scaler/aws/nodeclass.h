@@ -15,7 +15,8 @@
  * Ownership: nw_nodeclass_resolved_t is caller storage (nw_nodeclass_resolved_cleanup).
  * The cache owns its entries; pointers it returns are borrowed until the next
  * nw_nodeclass_cache_get for the same class or nw_nodeclass_cache_free.
- * Thread: the cache belongs to one thread (the controller).
+ * Thread: the cache belongs to one thread at a time (the AWS cloud serialises it with its
+ * mutex, scaler/aws/cloud.c).
  */
 #ifndef NW_SCALER_AWS_NODECLASS_H
 #define NW_SCALER_AWS_NODECLASS_H

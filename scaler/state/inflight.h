@@ -10,7 +10,8 @@
  * (scaler/controllers/nodeclaim.h) and expired by the provisioner.
  *
  * Ownership: nw_inflight_t owns its records; records hold owned cJSON copies.
- * Thread: the reconcile thread only.
+ * Thread: the reconcile thread only (the launch workers of nodeclaim.h never touch it: a
+ * launch's outcome is written here when the reconcile thread collects it).
  */
 #ifndef NW_SCALER_STATE_INFLIGHT_H
 #define NW_SCALER_STATE_INFLIGHT_H
