@@ -21,7 +21,8 @@ and self-consistent, not current to the cent):
   price history for these families) varied per type and per zone by a stable
   hash, always below on-demand.
 ENI figures checked against zz_generated.vpclimits.go for the t3/m5/c5/g4dn/g5/g6/g6e rows;
-inf2 ENI figures and clock speeds are approximate.
+inf2 ENI figures and clock speeds are approximate; g4ad and dl1 from the same files
+(aws/karpenter-provider-aws v1.14.1), their spot discounts made up like the others'.
 """
 
 import zlib
@@ -44,6 +45,8 @@ FAMILIES = {
     'g5':   ('x86_64', 'AMD', 3.3, 'g', 5, ('gpu', 'A10G', 'NVIDIA', 22888), 0.42, False),
     'g6':   ('x86_64', 'AMD', 3.4, 'g', 6, ('gpu', 'L4', 'NVIDIA', 22888), 0.48, False),
     'g6e':  ('x86_64', 'AMD', 3.4, 'g', 6, ('gpu', 'L40S', 'NVIDIA', 45776), 0.45, False),
+    'g4ad': ('x86_64', 'AMD', 3.3, 'g', 4, ('gpu', 'Radeon Pro V520', 'AMD', 8192), 0.38, False),
+    'dl1':  ('x86_64', 'Intel', 3.0, 'dl', 1, ('gpu', 'Gaudi HL-205', 'Habana', 32768), 0.50, False),
     'inf2': ('x86_64', 'AMD', 2.9, 'inf', 2, ('neuron', 'Inferentia2', 2, 32768), 0.30, False),
     'p4d':  ('x86_64', 'Intel', 3.0, 'p', 4, ('gpu', 'A100', 'NVIDIA', 40960), 0.55, False),
     'p5':   ('x86_64', 'AMD', 3.6, 'p', 5, ('gpu', 'H100', 'NVIDIA', 81920), 0.60, False),
@@ -130,6 +133,9 @@ _T = [
     ('g6e.xlarge', 4, 32, 1, 4, 15, 1, 'Up to 20 Gigabit', 2500, 5000, 250, 0, 1.8610),
     ('g6e.2xlarge', 8, 64, 1, 4, 15, 1, 'Up to 20 Gigabit', 5000, 5000, 450, 0, 2.2421),
     ('g6e.12xlarge', 48, 384, 4, 10, 30, 1, '100 Gigabit', 100000, 20000, 3800, 1, 10.4926),
+    ('g4ad.xlarge', 4, 16, 1, 2, 4, 1, 'Up to 10 Gigabit', 2000, 3170, 150, 0, 0.3785),
+    ('g4ad.2xlarge', 8, 32, 1, 2, 4, 1, 'Up to 10 Gigabit', 4167, 3170, 300, 0, 0.5412),
+    ('dl1.24xlarge', 96, 768, 8, 15, 50, 4, '4x 100 Gigabit', 400000, 19000, 4000, 4, 13.1090),
     ('inf2.xlarge', 4, 16, 1, 4, 15, 1, 'Up to 15 Gigabit', 2083, 10000, 0, 0, 0.7582),
     ('inf2.8xlarge', 32, 128, 1, 4, 15, 1, 'Up to 25 Gigabit', 16667, 10000, 0, 0, 1.9679),
     ('p4d.24xlarge', 96, 1152, 8, 15, 50, 4, '4x 100 Gigabit', 400000, 19000, 8000, 4, 21.9576),

@@ -22,7 +22,7 @@ KubeletConfiguration heredoc) and registers a Node:
   --kube-reserved, --system-reserved and --eviction-hard (kubelet defaults:
   memory.available<100Mi, nodefs.available<10%);
 - the node registers NotReady (no GPUs yet), then after a short delay reports
-  Ready; extended resources (nvidia.com/gpu, aws.amazon.com/neuron) appear
+  Ready; extended resources (nvidia.com/gpu, amd.com/gpu, habana.ai/gaudi, aws.amazon.com/neuron) appear
   with Ready, as if the device plugin had started at that moment.
 
 If the userData cannot be understood (not base64, no shell script, no
@@ -473,8 +473,11 @@ def resources(inst, cfg, with_devices):
     alloc = {'cpu': _fmt_cpu(max(0, a_cpu)), 'memory': _fmt_mem(max(0, a_mem)), 'pods': str(pods),
              'ephemeral-storage': str(max(0, int(a_eph))), 'hugepages-1Gi': '0', 'hugepages-2Mi': '0'}
     if with_devices:
-        if t['gpu'] and t['gpu']['manufacturer'] == 'NVIDIA':
-            cap['nvidia.com/gpu'] = alloc['nvidia.com/gpu'] = str(t['gpu']['count'])
+        # the device plugins' resources: NVIDIA, AMD and Habana devices are GPUs to EC2
+        gpu_res = {'NVIDIA': 'nvidia.com/gpu', 'AMD': 'amd.com/gpu', 'Habana': 'habana.ai/gaudi'}
+        if t['gpu'] and t['gpu']['manufacturer'] in gpu_res:
+            r = gpu_res[t['gpu']['manufacturer']]
+            cap[r] = alloc[r] = str(t['gpu']['count'])
         if t['neuron']:
             cap['aws.amazon.com/neuron'] = alloc['aws.amazon.com/neuron'] = str(t['neuron']['count'])
             n = str(t['neuron']['count'] * t['neuron']['cores'])
