@@ -337,7 +337,9 @@ int nw_cmd_aws(int argc, char **argv)
         return NW_EXIT_USAGE;
     }
     const char *verb = a.pos[0];
-    nw_aws_cloud_opts_t o = {a.aws, NULL, a.cfg.settings.clusterName, 0, 0};
+    nw_aws_cloud_opts_t o = {.aws = a.aws,
+                             .cluster_name = a.cfg.settings.clusterName,
+                             .isolated_vpc = a.cfg.settings.isolatedVPC};
     o.ice_ttl_ns = a.cfg.aws.iceCacheTTL_ns;
     if (strcmp(verb, "launch") == 0 || strcmp(verb, "list") == 0 ||
         strcmp(verb, "terminate") == 0) {

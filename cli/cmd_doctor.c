@@ -265,6 +265,56 @@ static void nodeclass_checks(report_t *r, nw_cloud_t *cloud, const nw_srv_aws_ar
     }
 }
 
+/* The scaler's periodic refreshes, run once here: instance types and offerings, spot
+ * prices, on-demand prices (scaler/aws/cloud.h). A failure is what a running scaler would
+ * log and count (nodewarden_aws_refresh_failing) while it keeps the last good data. */
+static void refresh_checks(report_t *r, nw_cloud_t *cloud, const nw_srv_aws_args_t *a)
+{
+    static const struct {
+        const char *kind, *name, *fix;
+    } k[] = {
+        {"instance-types", "instance types",
+         "allow ec2:DescribeInstanceTypes and ec2:DescribeInstanceTypeOfferings; until then the "
+         "scaler offers the embedded catalog (data/catalog.json)"},
+        {"spot-pricing", "spot prices",
+         "allow ec2:DescribeSpotPriceHistory; until then spot offerings cost the on-demand price"},
+        {"on-demand-pricing", "on-demand prices",
+         "allow pricing:GetProducts and egress to the Pricing API (aws.endpoints.pricing), or set "
+         "settings.isolatedVPC; until then the embedded us-east-1 prices (data/prices.json) "
+         "serve"},
+    };
+    char detail[640];
+    nw_aws_refresh_status_t st[NW_AWS_NREFRESH];
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
+        if (strcmp(k[i].kind, "on-demand-pricing") == 0 && a->cfg.settings.isolatedVPC) {
+            check(r, k[i].name, CHK_SKIP,
+                  "settings.isolatedVPC: the Pricing API is not asked; the embedded prices serve",
+                  NULL);
+            continue;
+        }
+        nw_err_t e = {0};
+        nw_rc_t rc = nw_aws_cloud_refresh_now(cloud, k[i].kind, &e);
+        nw_aws_cloud_refresh_status(cloud, st);
+        const nw_aws_refresh_status_t *s = NULL;
+        for (int j = 0; j < NW_AWS_NREFRESH; j++)
+            if (strcmp(st[j].kind, k[i].kind) == 0)
+                s = &st[j];
+        if (rc != NW_OK) {
+            snprintf(detail, sizeof detail,
+                     "refresh failed (the scaler keeps the last good data): %s", e.msg);
+            check(r, k[i].name, CHK_FAIL, detail, k[i].fix);
+        } else if (strcmp(k[i].kind, "instance-types") == 0) {
+            snprintf(detail, sizeof detail, "%zu types; %zu without an on-demand price%s",
+                     s ? s->count : 0, s ? s->unpriced : 0,
+                     s && s->unpriced ? " (not offered until priced)" : "");
+            check(r, k[i].name, CHK_PASS, detail, NULL);
+        } else {
+            snprintf(detail, sizeof detail, "%zu prices known", s ? s->count : 0);
+            check(r, k[i].name, CHK_PASS, detail, NULL);
+        }
+    }
+}
+
 static void usage(FILE *f)
 {
     fprintf(f, "usage: nodewarden doctor [--aws-only] [--output text|json] [--nodeclass FILE ...]\n"
@@ -303,11 +353,12 @@ int nw_cmd_doctor(int argc, char **argv)
              a.aws.sts, a.aws.imds_disabled ? "disabled" : a.aws.imds);
     check(&r, "aws region", CHK_PASS, detail, NULL);
 
-    nw_aws_cloud_opts_t o = {a.aws, NULL,
-                             a.cfg.settings.clusterName && *a.cfg.settings.clusterName
-                                 ? a.cfg.settings.clusterName
-                                 : "-",
-                             0, 0};
+    nw_aws_cloud_opts_t o = {.aws = a.aws,
+                             .cluster_name =
+                                 a.cfg.settings.clusterName && *a.cfg.settings.clusterName
+                                     ? a.cfg.settings.clusterName
+                                     : "-",
+                             .isolated_vpc = a.cfg.settings.isolatedVPC};
     if (nw_aws_cloud_new(&o, &cloud, &err) != NW_OK) {
         check(&r, "credentials", CHK_FAIL, err.msg, source_fix(NW_CREDS_NONE));
         goto done;
@@ -359,6 +410,7 @@ int nw_cmd_doctor(int argc, char **argv)
         goto done;
     }
     nw_ec2_zones_free(&zs);
+    refresh_checks(&r, cloud, &a);
 
     const nw_nodeclass_resolved_t *first = NULL;
     nodeclass_checks(&r, cloud, &a, &first);

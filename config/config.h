@@ -36,6 +36,7 @@ typedef struct {
         int64_t batchMaxDuration_ns;
         double vmMemoryOverheadPercent;
         int64_t reservedENIs;
+        int isolatedVPC; /* no Pricing API: the embedded on-demand prices serve */
     } settings;
     struct {
         char *kubeconfig;
@@ -61,8 +62,11 @@ typedef struct {
     } webhook;
     struct {
         char *region;
-        char *ec2, *sqs, *sts, *imds;
-        int64_t iceCacheTTL_ns;     /* insufficient-capacity cache entry lifetime */
+        char *ec2, *sqs, *sts, *imds, *pricing;
+        int64_t iceCacheTTL_ns; /* insufficient-capacity cache entry lifetime */
+        struct {                /* refresh periods (Karpenter's controllers requeue 12 h) */
+            int64_t onDemandPricing_ns, spotPricing_ns, instanceTypes_ns;
+        } refresh;
         struct {                    /* knobs of `nodewarden aws` (debugging and tests) */
             int64_t callTimeout_ns; /* one AWS HTTP exchange (10s) */
             int64_t maxResults;     /* page size of Describe calls; 0: AWS's default */

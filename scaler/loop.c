@@ -116,6 +116,9 @@ static void *reconcile_main(void *arg)
         }
         if (!leading || !nw_kube_cache_has_synced(c->cache))
             continue;
+        /* instance types and prices, each when its period is due (a few API calls) */
+        if (c->cloud->ops->refresh)
+            c->cloud->ops->refresh(c->cloud, nw_clock_mono(c->clock));
         nw_kube_snap_t *snap = nw_kube_cache_snapshot(c->cache);
         if (!snap)
             continue;
@@ -227,7 +230,7 @@ nw_rc_t nw_scaler_start(const nw_scaler_opts_t *o, nw_scaler_t **out, nw_err_t *
         rc = nw_err_set(err, NW_ENOMEM, NULL, "out of memory");
         goto fail;
     }
-    nw_awscfg_explicit_t ex = {o->region, o->ec2, o->sqs, o->sts, o->imds, 0};
+    nw_awscfg_explicit_t ex = {o->region, o->ec2, o->sqs, o->sts, o->imds, 0, o->pricing};
     nw_aws_cloud_opts_t ao;
     memset(&ao, 0, sizeof ao);
     if ((rc = nw_awscfg_resolve(&ao.aws, &ex, err)) != NW_OK)
@@ -238,9 +241,14 @@ nw_rc_t nw_scaler_start(const nw_scaler_opts_t *o, nw_scaler_t **out, nw_err_t *
         goto fail;
     }
     ao.cluster_name = o->cluster_name;
-    /* instance types, offerings and spot prices from the EC2 API (the embedded catalog
-     * serves when that fails): placement must rank what the account can launch */
+    /* instance types, offerings and prices from the AWS APIs, now and on their periods
+     * (the embedded catalog and prices serve until a refresh succeeds): placement must
+     * rank what the account can launch at what it costs */
     ao.refresh_catalog = 1;
+    ao.types_period_ns = o->refresh_types_ns;
+    ao.od_period_ns = o->refresh_od_ns;
+    ao.spot_period_ns = o->refresh_spot_ns;
+    ao.isolated_vpc = o->isolated_vpc;
     ao.ice_ttl_ns = o->ice_ttl_ns;
     ao.clock = c->clock;
     if ((rc = nw_aws_cloud_new(&ao, &c->cloud, err)) != NW_OK)
@@ -347,6 +355,8 @@ nw_rc_t nw_scaler_metrics(nw_scaler_t *s, nw_buf_t *out)
         rc = nw_term_metrics(s->term, out);
     if (rc == NW_OK)
         rc = nw_upkeep_metrics(s->upkeep, out);
+    if (rc == NW_OK && s->deps.cloud->ops->metrics)
+        rc = s->deps.cloud->ops->metrics(s->deps.cloud, out);
     if (rc == NW_OK)
         rc = nw_accelaudit_metrics(s->audit, out);
     if (rc == NW_OK)

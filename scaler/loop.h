@@ -3,7 +3,8 @@
  * (one curl_multi thread), the AWS cloud, a Lease elector, and ONE reconcile thread that, while
  * this replica holds the Lease, runs on every cache change and at least every
  * second: the provisioner (scaler/controllers/provisioning.c: batch window, placement,
- * NodeClaim create + launch) and the lifecycle (scaler/controllers/lifecycle.c:
+ * NodeClaim create + launch), the AWS cloud's periodic refreshes of instance types
+ * and prices (scaler/aws/cloud.h), and the lifecycle (scaler/controllers/lifecycle.c:
  * registration, initialization, registration timeout, finalizers, EC2NodeClass
  * status) and garbage collection (scaler/controllers/gc.h). The cloud's part of a NodeClaim
  * launch runs on scaler.launchConcurrency launch workers (scaler/controllers/nodeclaim.h),
@@ -36,9 +37,11 @@ typedef struct {
     const char *kubeconfig, *context; /* "" / NULL: the usual resolution order */
     double qps;
     int64_t burst;
-    const char *region, *ec2, *sqs, *sts, *imds; /* aws.* ("" = from the environment) */
-    const char *cluster_name;                    /* settings.clusterName (required) */
-    int64_t batch_idle_ns, batch_max_ns;         /* settings.batch{Idle,Max}Duration */
+    const char *region, *ec2, *sqs, *sts, *imds, *pricing;    /* aws.* ("" = the environment) */
+    int64_t refresh_types_ns, refresh_od_ns, refresh_spot_ns; /* aws.refresh.* */
+    int isolated_vpc;                                         /* settings.isolatedVPC */
+    const char *cluster_name;                                 /* settings.clusterName (required) */
+    int64_t batch_idle_ns, batch_max_ns;                      /* settings.batch{Idle,Max}Duration */
     double vm_memory_overhead_percent;
     int64_t reserved_enis;
     int64_t registration_timeout_ns;       /* scaler.registrationTimeout */

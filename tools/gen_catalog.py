@@ -19,9 +19,9 @@ Sources (read 2026-11-30 via the project's search index; facts only):
     (zz_generated.pricing_aws.go "generated at 2026-07-06T14:20:29Z").
     Habana Gaudi is a GPU to EC2 (GpuInfo, manufacturer Habana), Neuron
     devices are NeuronInfo (manufacturer "aws", memory per device).
-The same price is used for every region listed under "priceRegions" (the
-public list prices of these types are equal in us-east-1, us-east-2 and
-us-west-2); the running scaler refreshes from the EC2 API when it can.
+Each type's "price" is only a fallback: data/prices.json (tools/gen_prices.py, the whole
+us-east-1 table of the same file) prices every type in every region, as Karpenter falls
+back to us-east-1, and the running scaler refreshes types and prices from the AWS APIs.
 
 Run: python3 tools/gen_catalog.py > data/catalog.json
 """
@@ -182,7 +182,6 @@ def main():
     doc = {
         "source": "aws/karpenter-provider-aws zz_generated.pricing_aws.go (2026-01-19, us-east-1), "
                   "instance-types.md, zz_generated.vpclimits.go; see tools/gen_catalog.py",
-        "priceRegions": ["us-east-1", "us-east-2", "us-west-2"],
         "types": types,
     }
     print(json.dumps(doc, indent=0, separators=(",", ":")))

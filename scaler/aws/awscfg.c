@@ -52,6 +52,8 @@ nw_rc_t nw_awscfg_resolve(nw_awscfg_t *cfg, const nw_awscfg_explicit_t *ex, nw_e
                    "AWS_ENDPOINT_URL", err)) != NW_OK ||
         (rc = pick(cfg->sts, sizeof cfg->sts, "aws.endpoints.sts", ex->sts, "AWS_ENDPOINT_URL_STS",
                    "AWS_ENDPOINT_URL", err)) != NW_OK ||
+        (rc = pick(cfg->pricing, sizeof cfg->pricing, "aws.endpoints.pricing", ex->pricing,
+                   "AWS_ENDPOINT_URL_PRICING", "AWS_ENDPOINT_URL", err)) != NW_OK ||
         (rc = pick(cfg->imds, sizeof cfg->imds, "aws.endpoints.imds", ex->imds,
                    "AWS_EC2_METADATA_SERVICE_ENDPOINT", NULL, err)) != NW_OK)
         return rc;
@@ -75,4 +77,11 @@ void nw_awscfg_set_region(nw_awscfg_t *cfg, const char *region)
         snprintf(cfg->sqs, sizeof cfg->sqs, "https://sqs.%s.amazonaws.com", region);
     if (!cfg->sts[0])
         snprintf(cfg->sts, sizeof cfg->sts, "https://sts.%s.amazonaws.com", region);
+    const char *pr = strncmp(region, "ap-", 3) == 0   ? "ap-south-1"
+                     : strncmp(region, "cn-", 3) == 0 ? "cn-northwest-1"
+                     : strncmp(region, "eu-", 3) == 0 ? "eu-central-1"
+                                                      : "us-east-1";
+    snprintf(cfg->pricing_region, sizeof cfg->pricing_region, "%s", pr);
+    if (!cfg->pricing[0])
+        snprintf(cfg->pricing, sizeof cfg->pricing, "https://api.pricing.%s.amazonaws.com", pr);
 }

@@ -4,7 +4,11 @@
  * Region: explicit value (config file) > AWS_REGION > AWS_DEFAULT_REGION
  * (> IMDS placement/region, which creds.c asks when the region is still empty).
  * Endpoints, per service: explicit value > AWS_ENDPOINT_URL_<SERVICE>
- * (EC2, SQS, STS) > AWS_ENDPOINT_URL > https://<service>.<region>.amazonaws.com.
+ * (EC2, SQS, STS, PRICING) > AWS_ENDPOINT_URL > https://<service>.<region>.amazonaws.com;
+ * the Pricing API's default is https://api.pricing.<pricing region>.amazonaws.com, its
+ * region the one aws/karpenter-provider-aws pkg/providers/pricing/pricing.go NewAPI
+ * picks: ap-south-1 for ap-*, cn-northwest-1 for cn-*, eu-central-1 for eu-*, else
+ * us-east-1 (signed for that region also at an explicit endpoint).
  * IMDS: explicit value > AWS_EC2_METADATA_SERVICE_ENDPOINT > http://169.254.169.254;
  * AWS_EC2_METADATA_DISABLED=true turns IMDS off.
  *
@@ -22,6 +26,8 @@ typedef struct {
     char sqs[512];
     char sts[512];
     char imds[512];
+    char pricing[512];
+    char pricing_region[64]; /* where the Pricing API is asked (see above) */
     int imds_disabled;
     long call_timeout_ms; /* per HTTP exchange; default 10000 */
 } nw_awscfg_t;
@@ -31,6 +37,7 @@ typedef struct {
     const char *region;
     const char *ec2, *sqs, *sts, *imds;
     long call_timeout_ms;
+    const char *pricing;
 } nw_awscfg_explicit_t;
 
 /** Resolve cfg from ex (may be NULL) and the environment. Endpoints that need

@@ -5,14 +5,50 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/log.h"
 #include "scaler/aws/catalog_refresh.h"
+
+/* one periodic refresh: instance types and offerings, on-demand prices, spot prices */
+enum { R_TYPES, R_OD, R_SPOT, NREFRESH };
+static const char *const refresh_kind[NREFRESH] = {"instance-types", "on-demand-pricing",
+                                                   "spot-pricing"};
+/* a failed refresh is tried again after this (or its period, when shorter) */
+#define RETRY_NS (60 * NW_NS_PER_SEC)
+
+typedef struct {
+    int64_t period_ns; /* 0: never (not asked for, or settings.isolatedVPC) */
+    int64_t next_ns;   /* monotonic; the refresher thread's */
+    /* under rmu: a fetched result waiting for the catalog's thread ... */
+    int ready;
+    nw_rc_t rc;
+    nw_err_t err;
+    nw_itype_t *types; /* instance-types */
+    nw_price_t *prices;
+    size_t n;
+    /* ... and the outcomes (metrics read them from another thread) */
+    long ok, failed;
+    int64_t last_ok_s; /* epoch seconds, 0 = never */
+    int failing;       /* the last attempt failed */
+    char error[512];   /* ... with this */
+} refresh_t;
 
 typedef struct {
     nw_cloud_t base;
     nw_creds_t *creds;
     nw_ec2_t *ec2;
+    nw_pricing_t *pricing;
+    const nw_clock_t *clock;
+    refresh_t r[NREFRESH];
+    /* guards r[] and the figures below (the refresher thread, metrics); never held with
+     * mu, never across an API call */
+    pthread_mutex_t rmu;
+    pthread_cond_t rcv; /* wakes the refresher (stop) */
+    pthread_t refresher;
+    int refresher_started, stopping;      /* stopping under rmu */
+    int launching;                        /* launches between plan and settle (under mu) */
+    size_t ntypes, nunpriced, nod, nspot; /* the catalog's figures after the last refresh */
     nw_catalog_t *cat;
     nw_ice_t *ice;
     nw_nodeclass_cache_t *nc;
@@ -178,8 +214,8 @@ static void launch_error(nw_rc_t rc, const nw_ec2_error_t *ae, const nw_launch_r
  * CreateFleet runs without it, and its outcome is settled under it again. The zones of an
  * offline catalog are offered by the caller first (ops->offer_zones, the reconcile
  * thread's), never here: the reconcile thread reads the catalog without the lock. */
-static nw_rc_t op_launch(nw_cloud_t *c, const nw_cloud_launch_req_t *cr, nw_cloud_launch_t *out,
-                         nw_cloud_error_t *ce, nw_err_t *err)
+static nw_rc_t launch(nw_cloud_t *c, const nw_cloud_launch_req_t *cr, nw_cloud_launch_t *out,
+                      nw_cloud_error_t *ce, nw_err_t *err)
 {
     aws_cloud_t *a = me(c);
     memset(out, 0, sizeof *out);
@@ -242,6 +278,21 @@ static nw_rc_t op_launch(nw_cloud_t *c, const nw_cloud_launch_req_t *cr, nw_clou
     snprintf(out->image_id, sizeof out->image_id, "%s", res.image_id);
     out->price = res.price;
     return NW_OK;
+}
+
+/* launch, counted: the catalog's types are not replaced while one runs (op_refresh) */
+static nw_rc_t op_launch(nw_cloud_t *c, const nw_cloud_launch_req_t *cr, nw_cloud_launch_t *out,
+                         nw_cloud_error_t *ce, nw_err_t *err)
+{
+    aws_cloud_t *a = me(c);
+    pthread_mutex_lock(&a->mu);
+    a->launching++;
+    pthread_mutex_unlock(&a->mu);
+    nw_rc_t rc = launch(c, cr, out, ce, err);
+    pthread_mutex_lock(&a->mu);
+    a->launching--;
+    pthread_mutex_unlock(&a->mu);
+    return rc;
 }
 
 static nw_rc_t op_terminate(nw_cloud_t *c, const char *pid, nw_err_t *err)
@@ -307,16 +358,30 @@ static void op_free(nw_cloud_t *c)
     aws_cloud_t *a = me(c);
     if (!a)
         return;
+    if (a->refresher_started) {
+        pthread_mutex_lock(&a->rmu);
+        a->stopping = 1;
+        pthread_cond_broadcast(&a->rcv);
+        pthread_mutex_unlock(&a->rmu);
+        pthread_join(a->refresher, NULL);
+    }
+    for (int k = 0; k < NREFRESH; k++) {
+        free(a->r[k].types);
+        free(a->r[k].prices);
+    }
     nw_launcher_free(a->launcher);
     nw_nodeclass_cache_free(a->nc);
     nw_ice_free(a->ice);
     nw_catalog_free(a->cat);
+    nw_pricing_free(a->pricing);
     nw_ec2_free(a->ec2);
     nw_creds_free(a->creds);
     free(a->subnets);
     free(a->sgs);
     free(a->images);
     pthread_mutex_destroy(&a->mu);
+    pthread_mutex_destroy(&a->rmu);
+    pthread_cond_destroy(&a->rcv);
     free(a);
 }
 
@@ -344,6 +409,244 @@ static nw_rc_t op_instance_state(nw_cloud_t *c, const char *pid, char *state, si
     return rc;
 }
 
+/* ---- periodic refreshes ---- */
+
+/* The API calls of one refresh (no catalog: the refresher thread runs them). */
+static nw_rc_t fetch(aws_cloud_t *a, int kind, nw_itype_t **types, nw_price_t **prices, size_t *n,
+                     nw_err_t *err)
+{
+    *types = NULL;
+    *prices = NULL;
+    *n = 0;
+    switch (kind) {
+    case R_TYPES:
+        return nw_catalog_fetch_types(a->ec2, types, n, err);
+    case R_OD:
+        if (!a->pricing)
+            return nw_err_set(err, NW_EINVAL, "settings.isolatedVPC",
+                              "the Pricing API is not asked in an isolated VPC");
+        return nw_pricing_on_demand(a->pricing, prices, n, NULL, err);
+    default:
+        return nw_catalog_fetch_spot(a->ec2, prices, n, err);
+    }
+}
+
+static int64_t retry_ns(const refresh_t *r)
+{
+    return r->period_ns > 0 && r->period_ns < RETRY_NS ? r->period_ns : RETRY_NS;
+}
+
+/* On the catalog's thread: apply a fetched result (taking types/prices) and record the
+ * outcome; a failure changes nothing in the catalog. The catalog changes under mu, as the
+ * launch workers read its offerings under it (op_launch). */
+static nw_rc_t apply(aws_cloud_t *a, int kind, nw_rc_t rc, const nw_err_t *fe, nw_itype_t *types,
+                     nw_price_t *prices, size_t n, nw_err_t *err)
+{
+    nw_err_t e = {0};
+    pthread_mutex_lock(&a->mu);
+    /* a launch between its plan and its settle holds pointers to the catalog's types: new
+     * types wait until none does (the caller offers them again a second later) */
+    if (rc == NW_OK && kind == R_TYPES && a->launching > 0) {
+        pthread_mutex_unlock(&a->mu);
+        return NW_ECONFLICT;
+    }
+    if (rc != NW_OK)
+        nw_err_set(&e, rc, fe->path, "%s", fe->msg);
+    else if (kind == R_TYPES)
+        nw_catalog_apply_types(a->cat, types, n), types = NULL;
+    else
+        rc = nw_catalog_apply_prices(a->cat, kind == R_SPOT, prices, n, &e);
+    size_t ntypes = nw_catalog_len(a->cat), nunpriced = nw_catalog_unpriced(a->cat, NULL, 0),
+           nod = nw_catalog_price_count(a->cat, 0), nspot = nw_catalog_price_count(a->cat, 1);
+    pthread_mutex_unlock(&a->mu);
+    free(types);
+    free(prices);
+    refresh_t *r = &a->r[kind];
+    pthread_mutex_lock(&a->rmu);
+    if (rc == NW_OK) {
+        r->ok++;
+        r->failing = 0;
+        r->error[0] = 0;
+        r->last_ok_s = nw_clock_now(a->clock) / NW_NS_PER_SEC;
+    } else {
+        r->failed++;
+        r->failing = 1;
+        snprintf(r->error, sizeof r->error, "%s", e.msg);
+    }
+    a->ntypes = ntypes;
+    a->nunpriced = nunpriced;
+    a->nod = nod;
+    a->nspot = nspot;
+    pthread_mutex_unlock(&a->rmu);
+    if (rc != NW_OK) {
+        nw_log_warn("aws.cloud", "refresh failed; keeping the last good data",
+                    NW_LS("refresh", refresh_kind[kind]), NW_LS("error", e.msg),
+                    NW_LI("retryInSeconds", retry_ns(r) / NW_NS_PER_SEC));
+        if (err)
+            nw_err_set(err, rc, e.path, "%s", e.msg);
+    }
+    return rc;
+}
+
+/* Fetch and apply on the calling thread (the start, doctor). */
+static nw_rc_t refresh_one(aws_cloud_t *a, int kind, int64_t now, nw_err_t *err)
+{
+    nw_itype_t *types;
+    nw_price_t *prices;
+    size_t n;
+    nw_err_t e = {0};
+    nw_rc_t rc = fetch(a, kind, &types, &prices, &n, &e);
+    pthread_mutex_lock(&a->rmu);
+    a->r[kind].next_ns = now + (rc == NW_OK ? a->r[kind].period_ns : retry_ns(&a->r[kind]));
+    pthread_mutex_unlock(&a->rmu);
+    rc = apply(a, kind, rc, &e, types, prices, n, err);
+    if (rc == NW_ECONFLICT) { /* a launch in flight: this refresh is skipped */
+        free(types);
+        rc = NW_OK;
+    }
+    return rc;
+}
+
+/* The refresher thread: each refresh when due, its result left for op_refresh (the
+ * catalog's thread applies it), so that slow or hanging API calls never hold up the
+ * reconcile loop. */
+static void *refresher_main(void *arg)
+{
+    aws_cloud_t *a = arg;
+    pthread_mutex_lock(&a->rmu);
+    while (!a->stopping) {
+        int64_t now = nw_clock_mono(a->clock);
+        for (int k = 0; k < NREFRESH && !a->stopping; k++) {
+            refresh_t *r = &a->r[k];
+            if (r->period_ns <= 0 || r->ready || now < r->next_ns)
+                continue;
+            pthread_mutex_unlock(&a->rmu);
+            nw_itype_t *types;
+            nw_price_t *prices;
+            size_t n;
+            nw_err_t e = {0};
+            nw_rc_t rc = fetch(a, k, &types, &prices, &n, &e);
+            now = nw_clock_mono(a->clock);
+            pthread_mutex_lock(&a->rmu);
+            r->next_ns = now + (rc == NW_OK ? r->period_ns : retry_ns(r));
+            r->ready = 1;
+            r->rc = rc;
+            r->err = e;
+            r->types = types;
+            r->prices = prices;
+            r->n = n;
+        }
+        if (a->stopping)
+            break;
+        /* wake at least every second: the next due time, or a stop */
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += 1;
+        pthread_cond_timedwait(&a->rcv, &a->rmu, &ts);
+    }
+    pthread_mutex_unlock(&a->rmu);
+    return NULL;
+}
+
+static void op_refresh(nw_cloud_t *c, int64_t now)
+{
+    (void)now;
+    aws_cloud_t *a = me(c);
+    for (int k = 0; k < NREFRESH; k++) {
+        refresh_t *r = &a->r[k];
+        pthread_mutex_lock(&a->rmu);
+        int ready = r->ready;
+        nw_rc_t rc = r->rc;
+        nw_err_t e = r->err;
+        nw_itype_t *types = r->types;
+        nw_price_t *prices = r->prices;
+        size_t n = r->n;
+        r->ready = 0;
+        r->types = NULL;
+        r->prices = NULL;
+        pthread_mutex_unlock(&a->rmu);
+        if (ready && apply(a, k, rc, &e, types, prices, n, NULL) == NW_ECONFLICT) {
+            /* a launch is in flight: the same result again at the next call */
+            pthread_mutex_lock(&a->rmu);
+            if (!r->ready) {
+                r->ready = 1;
+                r->types = types;
+                types = NULL;
+            }
+            pthread_mutex_unlock(&a->rmu);
+            free(types);
+        }
+    }
+}
+
+static nw_rc_t op_metrics(nw_cloud_t *c, nw_buf_t *out)
+{
+    aws_cloud_t *a = me(c);
+    pthread_mutex_lock(&a->rmu);
+    nw_rc_t rc = nw_buf_adds(out, "# HELP nodewarden_aws_refresh_total Refreshes of the catalog "
+                                  "and prices from the AWS APIs, by outcome.\n"
+                                  "# TYPE nodewarden_aws_refresh_total counter\n");
+    for (int k = 0; k < NREFRESH && rc == NW_OK; k++)
+        rc = nw_buf_addf(out,
+                         "nodewarden_aws_refresh_total{kind=\"%s\",result=\"ok\"} %ld\n"
+                         "nodewarden_aws_refresh_total{kind=\"%s\",result=\"error\"} %ld\n",
+                         refresh_kind[k], a->r[k].ok, refresh_kind[k], a->r[k].failed);
+    if (rc == NW_OK)
+        rc = nw_buf_adds(out, "# HELP nodewarden_aws_refresh_failing 1 while the last refresh "
+                              "failed (the last good data serves).\n"
+                              "# TYPE nodewarden_aws_refresh_failing gauge\n");
+    for (int k = 0; k < NREFRESH && rc == NW_OK; k++)
+        rc = nw_buf_addf(out, "nodewarden_aws_refresh_failing{kind=\"%s\"} %d\n", refresh_kind[k],
+                         a->r[k].failing);
+    if (rc == NW_OK)
+        rc = nw_buf_adds(out, "# HELP nodewarden_aws_refresh_last_success_timestamp_seconds When "
+                              "the refresh last succeeded (0: never).\n"
+                              "# TYPE nodewarden_aws_refresh_last_success_timestamp_seconds "
+                              "gauge\n");
+    for (int k = 0; k < NREFRESH && rc == NW_OK; k++)
+        rc = nw_buf_addf(
+            out, "nodewarden_aws_refresh_last_success_timestamp_seconds{kind=\"%s\"} %lld\n",
+            refresh_kind[k], (long long)a->r[k].last_ok_s);
+    if (rc == NW_OK)
+        rc = nw_buf_addf(out,
+                         "# HELP nodewarden_aws_catalog_instance_types Instance types in the "
+                         "catalog.\n# TYPE nodewarden_aws_catalog_instance_types gauge\n"
+                         "nodewarden_aws_catalog_instance_types %zu\n"
+                         "# HELP nodewarden_aws_catalog_unpriced_instance_types Instance types "
+                         "without an on-demand price (never offered).\n"
+                         "# TYPE nodewarden_aws_catalog_unpriced_instance_types gauge\n"
+                         "nodewarden_aws_catalog_unpriced_instance_types %zu\n"
+                         "# HELP nodewarden_aws_prices Known prices by capacity type.\n"
+                         "# TYPE nodewarden_aws_prices gauge\n"
+                         "nodewarden_aws_prices{capacity_type=\"on-demand\"} %zu\n"
+                         "nodewarden_aws_prices{capacity_type=\"spot\"} %zu\n",
+                         a->ntypes, a->nunpriced, a->nod, a->nspot);
+    pthread_mutex_unlock(&a->rmu);
+    return rc;
+}
+
+void nw_aws_cloud_refresh_status(nw_cloud_t *c, nw_aws_refresh_status_t *out)
+{
+    aws_cloud_t *a = me(c);
+    pthread_mutex_lock(&a->rmu);
+    for (int k = 0; k < NREFRESH; k++) {
+        nw_aws_refresh_status_t *o = &out[k];
+        memset(o, 0, sizeof *o);
+        o->kind = refresh_kind[k];
+        o->period_ns = a->r[k].period_ns;
+        o->ok = a->r[k].ok;
+        o->failed = a->r[k].failed;
+        o->failing = a->r[k].failing;
+        o->last_ok_s = a->r[k].last_ok_s;
+        snprintf(o->error, sizeof o->error, "%s", a->r[k].error);
+    }
+    out[R_TYPES].count = a->ntypes;
+    out[R_OD].count = a->nod;
+    out[R_SPOT].count = a->nspot;
+    out[R_TYPES].unpriced = a->nunpriced;
+    pthread_mutex_unlock(&a->rmu);
+}
+
 static const nw_cloud_ops_t aws_ops = {
     .launch = op_launch,
     .terminate = op_terminate,
@@ -355,6 +658,8 @@ static const nw_cloud_ops_t aws_ops = {
     .free = op_free,
     .instance_state = op_instance_state,
     .offer_zones = op_offer_zones,
+    .refresh = op_refresh,
+    .metrics = op_metrics,
 };
 
 nw_rc_t nw_aws_cloud_new(const nw_aws_cloud_opts_t *o, nw_cloud_t **out, nw_err_t *err)
@@ -368,6 +673,9 @@ nw_rc_t nw_aws_cloud_new(const nw_aws_cloud_opts_t *o, nw_cloud_t **out, nw_err_
         return nw_err_set(err, NW_ENOMEM, "cloud", "out of memory");
     a->base.ops = &aws_ops;
     pthread_mutex_init(&a->mu, NULL);
+    pthread_mutex_init(&a->rmu, NULL);
+    pthread_cond_init(&a->rcv, NULL);
+    a->clock = o->clock ? o->clock : nw_clock_system();
     if ((rc = nw_creds_new(&o->aws, o->clock, &a->creds, err)) != NW_OK ||
         (rc = nw_ec2_new(&o->aws, a->creds, o->clock, &a->ec2, err)) != NW_OK ||
         (rc = nw_catalog_new_embedded(o->aws.region, &a->cat, err)) != NW_OK)
@@ -380,11 +688,28 @@ nw_rc_t nw_aws_cloud_new(const nw_aws_cloud_opts_t *o, nw_cloud_t **out, nw_err_
         rc = nw_err_set(err, NW_ENOMEM, "cloud", "out of memory");
         goto fail;
     }
+    if (!o->isolated_vpc &&
+        (rc = nw_pricing_new(&o->aws, a->creds, o->clock, &a->pricing, err)) != NW_OK)
+        goto fail;
     if (o->refresh_catalog) {
-        nw_err_t e = {0};
-        if (nw_catalog_refresh(a->cat, a->ec2, &e) != NW_OK)
-            nw_log_warn("aws.cloud", "catalog refresh failed; using the embedded catalog",
-                        NW_LS("error", e.msg));
+        /* the first refresh of each now (a failure: the embedded data serves), then one
+         * every period (op_refresh) */
+        const int64_t def = INT64_C(12) * 3600 * NW_NS_PER_SEC;
+        a->r[R_TYPES].period_ns = o->types_period_ns > 0 ? o->types_period_ns : def;
+        a->r[R_SPOT].period_ns = o->spot_period_ns > 0 ? o->spot_period_ns : def;
+        a->r[R_OD].period_ns = o->isolated_vpc ? 0 : o->od_period_ns > 0 ? o->od_period_ns : def;
+        if (o->isolated_vpc)
+            nw_log_info("aws.cloud", "settings.isolatedVPC: on-demand prices are not refreshed "
+                                     "from the Pricing API; the embedded table serves");
+        int64_t now = nw_clock_mono(a->clock);
+        for (int k = 0; k < NREFRESH; k++)
+            if (a->r[k].period_ns > 0)
+                refresh_one(a, k, now, NULL);
+        if (pthread_create(&a->refresher, NULL, refresher_main, a) != 0) {
+            rc = nw_err_set(err, NW_ENOMEM, "cloud", "cannot start the refresh thread");
+            goto fail;
+        }
+        a->refresher_started = 1;
     }
     *out = &a->base;
     return NW_OK;
@@ -411,6 +736,14 @@ nw_creds_t *nw_aws_cloud_creds(nw_cloud_t *c)
 nw_rc_t nw_aws_cloud_refresh_catalog(nw_cloud_t *c, nw_err_t *err)
 {
     return nw_catalog_refresh(me(c)->cat, me(c)->ec2, err);
+}
+
+nw_rc_t nw_aws_cloud_refresh_now(nw_cloud_t *c, const char *kind, nw_err_t *err)
+{
+    for (int k = 0; k < NREFRESH; k++)
+        if (strcmp(kind, refresh_kind[k]) == 0)
+            return refresh_one(me(c), k, nw_clock_mono(me(c)->clock), err);
+    return nw_err_set(err, NW_EINVAL, "kind", "unknown refresh %s", kind);
 }
 
 nw_launcher_t *nw_aws_cloud_launcher(nw_cloud_t *c)

@@ -13,13 +13,15 @@
  * below), to print what EC2 said.
  *
  * Ownership: nw_aws_cloud_new / cloud->ops->free. The AWS cloud owns its
- * credentials, EC2 client, catalog, ICE cache, node-class cache and launcher.
+ * credentials, EC2 and Pricing clients, catalog, ICE cache, node-class cache, launcher and
+ * refresher thread (stopped by free).
  * Thread: as scaler/cloud/cloud.h says: ops->launch and ops->list on any thread (the
  * launch workers), the other operations on the reconcile thread; one mutex guards the
  * node-class cache, the launch templates and the catalog's offerings, and is never held
  * across CreateFleet (it is held across the Describe calls of a node-class resolution and
- * of a launch template's first use). nw_aws_cloud_launch and the accessors are for the
- * CLI's one thread.
+ * of a launch template's first use). A refresh changes the catalog under that mutex, and
+ * its instance types only while no launch is between its plan and its settle.
+ * nw_aws_cloud_launch and the accessors are for the CLI's one thread.
  */
 #ifndef NW_SCALER_AWS_CLOUD_H
 #define NW_SCALER_AWS_CLOUD_H
@@ -31,19 +33,31 @@
 #include "scaler/aws/ec2.h"
 #include "scaler/aws/launch.h"
 #include "scaler/aws/nodeclass.h"
+#include "scaler/aws/pricing.h"
 #include "scaler/cloud/cloud.h"
 
 typedef struct {
     nw_awscfg_t aws;          /* resolved region and endpoints */
     const nw_clock_t *clock;  /* NULL = system clock */
     const char *cluster_name; /* settings.clusterName */
-    int refresh_catalog;      /* ask DescribeInstanceTypes & co. at start */
+    int refresh_catalog;      /* refresh types, offerings and prices at start and on a period */
     int64_t ice_ttl_ns;       /* 0 = NW_ICE_TTL_NS (3 min) */
+    /* refresh periods (aws.refresh.*; 0 = 12 h, Karpenter's pricing and instancetype
+     * controllers' requeue) */
+    int64_t types_period_ns, od_period_ns, spot_period_ns;
+    int isolated_vpc; /* settings.isolatedVPC: never ask the Pricing API */
 } nw_aws_cloud_opts_t;
 
-/** Build the AWS cloud: credentials chain, EC2 client, embedded catalog
- * (refreshed from the API when refresh_catalog; a failed refresh is logged
- * and the embedded data serves), ICE cache, node-class cache (1 min TTL). */
+/** Build the AWS cloud: credentials chain, EC2 and Pricing clients, embedded catalog and
+ * prices, ICE cache, node-class cache (1 min TTL). With refresh_catalog, instance types and
+ * offerings (DescribeInstanceTypes, DescribeInstanceTypeOfferings), spot prices
+ * (DescribeSpotPriceHistory) and on-demand prices (pricing.h) are refreshed now and then
+ * every period: the calls run on the cloud's own refresher thread (a slow or hanging API
+ * never holds up the reconcile loop) and ops->refresh applies what they fetched on the
+ * catalog's thread; a failed refresh keeps the last good data (the embedded
+ * data before the first success), logs a warning, shows in the metrics
+ * (nodewarden_aws_refresh_*) and in nw_aws_cloud_refresh_status, and is tried again after
+ * a minute (or its period, when shorter). */
 nw_rc_t nw_aws_cloud_new(const nw_aws_cloud_opts_t *o, nw_cloud_t **out, nw_err_t *err);
 
 /** While *abort reads non-zero (the scaler stopping), every EC2 call ends within about a
@@ -55,6 +69,23 @@ nw_ec2_t *nw_aws_cloud_ec2(nw_cloud_t *c);
 nw_creds_t *nw_aws_cloud_creds(nw_cloud_t *c);
 /** Refresh the cloud's catalog from the EC2 API now (nw_catalog_refresh). */
 nw_rc_t nw_aws_cloud_refresh_catalog(nw_cloud_t *c, nw_err_t *err);
+/** Run one refresh now ("instance-types", "on-demand-pricing", "spot-pricing") and record
+ * its outcome as the periodic one does (doctor). */
+nw_rc_t nw_aws_cloud_refresh_now(nw_cloud_t *c, const char *kind, nw_err_t *err);
+
+typedef struct {
+    const char *kind; /* as above */
+    int64_t period_ns;
+    long ok, failed;
+    int failing;       /* the last attempt failed */
+    int64_t last_ok_s; /* epoch seconds, 0 = never */
+    char error[512];
+    size_t count;    /* types in the catalog / prices known */
+    size_t unpriced; /* instance-types: types without an on-demand price */
+} nw_aws_refresh_status_t;
+#define NW_AWS_NREFRESH 3
+/** The refreshes' state, out[NW_AWS_NREFRESH] (any thread). */
+void nw_aws_cloud_refresh_status(nw_cloud_t *c, nw_aws_refresh_status_t *out);
 /** The launcher and the EC2NodeClass cache inside an AWS cloud (the aws subcommand,
  * doctor); borrowed. */
 nw_launcher_t *nw_aws_cloud_launcher(nw_cloud_t *c);

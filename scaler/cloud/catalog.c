@@ -13,6 +13,7 @@
 #include "common/embed.h"
 
 NW_EMBED_DECL(catalog_json);
+NW_EMBED_DECL(prices_json);
 
 #define MAX_ZONES 16
 
@@ -22,6 +23,11 @@ struct nw_catalog {
     size_t n;
     nw_catalog_zone_t zones[MAX_ZONES];
     int nzones;
+    /* what is known about prices, also of types not in t (a later refresh may add
+     * them): on-demand by type (zone ""), spot by type and zone; both sorted */
+    nw_price_t *od, *spot;
+    size_t nod, nspot;
+    int spot_known; /* spot prices were set (a refresh succeeded) */
 };
 
 /* ---- names ---------------------------------------------------------------------- */
@@ -55,6 +61,160 @@ int nw_itype_split_name(nw_itype_t *t)
     return 0;
 }
 
+/* ---- prices ---------------------------------------------------------------------------- */
+
+static int price_cmp(const void *a, const void *b)
+{
+    const nw_price_t *x = a, *y = b;
+    int r = strcmp(x->type, y->type);
+    return r ? r : strcmp(x->zone, y->zone);
+}
+
+static const nw_price_t *price_find(const nw_price_t *v, size_t n, const char *type,
+                                    const char *zone)
+{
+    nw_price_t key = {0};
+    snprintf(key.type, sizeof key.type, "%s", type);
+    snprintf(key.zone, sizeof key.zone, "%s", zone ? zone : "");
+    return n ? bsearch(&key, v, n, sizeof *v, price_cmp) : NULL;
+}
+
+/* Merge add[0..n) into the sorted table *v: an added key replaces the old entry, old keys
+ * not added stay (Karpenter's lo.Assign of the old and the new maps). Entries without a
+ * positive price or a type (or, when zonal, a zone) are skipped. */
+static nw_rc_t price_merge(nw_price_t **v, size_t *nv, const nw_price_t *add, size_t n, int zonal,
+                           nw_err_t *err)
+{
+    nw_price_t *m = malloc((*nv + n + 1) * sizeof *m);
+    if (!m)
+        return nw_err_set(err, NW_ENOMEM, "catalog", "out of memory");
+    size_t k = 0, u = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!(add[i].price > 0) || !add[i].type[0] || (zonal && !add[i].zone[0]))
+            continue;
+        m[k] = add[i];
+        if (!zonal)
+            m[k].zone[0] = 0;
+        k++;
+    }
+    qsort(m, k, sizeof *m, price_cmp);
+    for (size_t i = 0; i < k; i++) {
+        if (u && price_cmp(&m[u - 1], &m[i]) == 0)
+            m[u - 1] = m[i];
+        else
+            m[u++] = m[i];
+    }
+    size_t added = u;
+    for (size_t i = 0; i < *nv; i++)
+        if (!price_find(m, added, (*v)[i].type, (*v)[i].zone))
+            m[u++] = (*v)[i];
+    qsort(m, u, sizeof *m, price_cmp);
+    free(*v);
+    *v = m;
+    *nv = u;
+    return NW_OK;
+}
+
+/* Price every type and offering from the tables: on-demand from the on-demand table (a
+ * type's own figure when the table has none), spot from the spot table once spot prices
+ * are known (the on-demand price before that, and in a zone without a spot price). */
+static void apply_prices(nw_catalog_t *c)
+{
+    for (size_t i = 0; i < c->n; i++) {
+        nw_itype_t *t = &c->t[i];
+        const nw_price_t *p = price_find(c->od, c->nod, t->name, "");
+        if (p)
+            t->od_price = p->price;
+        for (int k = 0; k < t->noffer; k++) {
+            nw_offering_t *o = &t->offerings[k];
+            o->price = t->od_price;
+            if (strcmp(o->capacity_type, "spot") == 0 && c->spot_known) {
+                const nw_price_t *sp = price_find(c->spot, c->nspot, t->name, o->zone);
+                if (sp)
+                    o->price = sp->price;
+            }
+        }
+    }
+}
+
+nw_rc_t nw_catalog_set_od_prices(nw_catalog_t *c, const nw_price_t *p, size_t n, nw_err_t *err)
+{
+    nw_rc_t rc = price_merge(&c->od, &c->nod, p, n, 0, err);
+    if (rc == NW_OK)
+        apply_prices(c);
+    return rc;
+}
+
+nw_rc_t nw_catalog_set_spot_prices(nw_catalog_t *c, const nw_price_t *p, size_t n, nw_err_t *err)
+{
+    nw_rc_t rc = price_merge(&c->spot, &c->nspot, p, n, 1, err);
+    if (rc == NW_OK) {
+        c->spot_known = 1;
+        apply_prices(c);
+    }
+    return rc;
+}
+
+double nw_catalog_od_price(const nw_catalog_t *c, const char *type)
+{
+    const nw_price_t *p = price_find(c->od, c->nod, type, "");
+    if (p)
+        return p->price;
+    const nw_itype_t *t = nw_catalog_find(c, type);
+    return t ? t->od_price : 0;
+}
+
+size_t nw_catalog_price_count(const nw_catalog_t *c, int spot)
+{
+    return spot ? c->nspot : c->nod;
+}
+
+size_t nw_catalog_unpriced(const nw_catalog_t *c, const char **names, size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < c->n; i++)
+        if (!(c->t[i].od_price > 0)) {
+            if (names && n < max)
+                names[n] = c->t[i].name;
+            n++;
+        }
+    return n;
+}
+
+nw_rc_t nw_catalog_load_prices(nw_catalog_t *c, const char *json, size_t len, nw_err_t *err)
+{
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(json, len, &end, 0);
+    const cJSON *od = cJSON_GetObjectItemCaseSensitive(root, "onDemand");
+    nw_rc_t rc = NW_OK;
+    if (!cJSON_IsObject(od) || !od->child) {
+        cJSON_Delete(root);
+        return nw_err_set(err, NW_EPARSE, "onDemand", "price table: missing or empty object");
+    }
+    size_t n = (size_t)cJSON_GetArraySize(od), k = 0;
+    nw_price_t *v = calloc(n, sizeof *v);
+    if (!v) {
+        cJSON_Delete(root);
+        return nw_err_set(err, NW_ENOMEM, "catalog", "out of memory");
+    }
+    const cJSON *e;
+    cJSON_ArrayForEach(e, od)
+    {
+        if (!cJSON_IsNumber(e) || !(e->valuedouble > 0) || strlen(e->string) >= sizeof v->type) {
+            rc = nw_err_set(err, NW_EPARSE, "onDemand",
+                            "price table: onDemand.%s: not a positive number", e->string);
+            break;
+        }
+        snprintf(v[k].type, sizeof v[k].type, "%s", e->string);
+        v[k++].price = e->valuedouble;
+    }
+    if (rc == NW_OK)
+        rc = nw_catalog_set_od_prices(c, v, k, err);
+    free(v);
+    cJSON_Delete(root);
+    return rc;
+}
+
 /* ---- JSON loading -------------------------------------------------------------------- */
 
 static int jint(cJSON *o, const char *k, int64_t *out)
@@ -79,7 +239,7 @@ static int jstr(cJSON *o, const char *k, char *out, size_t len)
     return 1;
 }
 
-static nw_rc_t parse_type(cJSON *o, nw_itype_t *t, int priced, size_t idx, nw_err_t *err)
+static nw_rc_t parse_type(cJSON *o, nw_itype_t *t, size_t idx, nw_err_t *err)
 {
     int64_t v;
     char path[64], buf[64];
@@ -113,7 +273,7 @@ static nw_rc_t parse_type(cJSON *o, nw_itype_t *t, int priced, size_t idx, nw_er
     cJSON *price = cJSON_GetObjectItemCaseSensitive(o, "price");
     if (price && (!cJSON_IsNumber(price) || price->valuedouble < 0))
         return nw_err_set(err, NW_EPARSE, path, "%s: price must be a non-negative number", t->name);
-    t->od_price = priced && price ? price->valuedouble : 0;
+    t->od_price = price ? price->valuedouble : 0; /* a price table entry wins (apply_prices) */
     cJSON *g = cJSON_GetObjectItemCaseSensitive(o, "gpu");
     if (g) {
         if (jstr(g, "name", buf, sizeof buf) != 1 || jint(g, "count", &v) != 1 || v <= 0)
@@ -161,13 +321,7 @@ nw_rc_t nw_catalog_new_from_json(const char *json, size_t len, const char *regio
         rc = nw_err_set(err, NW_EPARSE, "catalog", "not a JSON object");
         goto out;
     }
-    int priced = 0;
-    cJSON *pr = cJSON_GetObjectItemCaseSensitive(root, "priceRegions"), *it;
-    cJSON_ArrayForEach(it, pr)
-    {
-        if (cJSON_IsString(it) && region && strcmp(it->valuestring, region) == 0)
-            priced = 1;
-    }
+    cJSON *it;
     cJSON *types = cJSON_GetObjectItemCaseSensitive(root, "types");
     if (!cJSON_IsArray(types) || cJSON_GetArraySize(types) == 0) {
         rc = nw_err_set(err, NW_EPARSE, "types", "missing or empty array");
@@ -180,10 +334,12 @@ nw_rc_t nw_catalog_new_from_json(const char *json, size_t len, const char *regio
     }
     cJSON_ArrayForEach(it, types)
     {
-        if ((rc = parse_type(it, &c->t[c->n], priced, c->n, err)) != NW_OK)
+        if ((rc = parse_type(it, &c->t[c->n], c->n, err)) != NW_OK)
             goto out;
         c->n++;
     }
+    // cppcheck-suppress comparePointers ; _start/_end delimit one linker-embedded object
+    rc = nw_catalog_load_prices(c, NW_EMBED_PTR(prices_json), NW_EMBED_LEN(prices_json), err);
 out:
     cJSON_Delete(root);
     if (rc != NW_OK) {
@@ -206,6 +362,8 @@ void nw_catalog_free(nw_catalog_t *c)
     if (!c)
         return;
     free(c->t);
+    free(c->od);
+    free(c->spot);
     free(c);
 }
 
@@ -280,6 +438,7 @@ nw_rc_t nw_catalog_set_zones(nw_catalog_t *c, const nw_catalog_zone_t *zones, in
                 nw_itype_add_offering(t, zones[z].name, zones[z].id, "spot", t->od_price);
         }
     }
+    apply_prices(c);
     return NW_OK;
 }
 
@@ -316,6 +475,7 @@ void nw_catalog_replace(nw_catalog_t *c, nw_itype_t *types, size_t n)
     free(c->t);
     c->t = types;
     c->n = n;
+    apply_prices(c);
 }
 
 /* ---- labels ------------------------------------------------------------------------------ */

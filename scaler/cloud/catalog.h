@@ -9,8 +9,18 @@
  * The catalog starts from data/catalog.json (compiled in; see tools/gen_catalog.py for
  * its sources); a provider may replace its contents from its API (the EC2 refresh is
  * scaler/aws/catalog_refresh.h). Offline, every type is offered in every zone given to
- * nw_catalog_set_zones, on-demand at the compiled price and spot at the same price until
- * real spot prices are known (what Karpenter does before its first spot price refresh).
+ * nw_catalog_set_zones.
+ *
+ * Prices: the catalog keeps a table of on-demand prices by type and of spot prices by
+ * type and zone, also for types it does not list (a later refresh may add them), and
+ * prices every offering from it. The on-demand table starts as data/prices.json, the
+ * us-east-1 table of aws/karpenter-provider-aws pkg/providers/pricing/
+ * zz_generated.pricing_aws.go (tools/gen_prices.py), in EVERY region, as Karpenter's
+ * pricing.go Reset falls back to us-east-1 where it has no table of the region, until a
+ * Pricing API refresh replaces it. Spot offerings cost the on-demand price until spot
+ * prices are set (what Karpenter does before its first spot price refresh), then the
+ * zone's spot price (the on-demand price in a zone the spot table lacks). An offering
+ * without a price (a type in neither table) is never available.
  *
  * The scheduler uses the pure part: iterate types, their offerings (with availability
  * from the unavailable-offerings cache, scaler/cloud/ice.h), labels, capacity and
@@ -81,11 +91,12 @@ typedef struct {
     char id[64]; /* "usw2-az1"; may be "" */
 } nw_catalog_zone_t;
 
-/** The compiled-in catalog for region (prices are applied when the region is
- * one of the data file's "priceRegions"; else prices are 0 = unknown). */
+/** The compiled-in catalog for region, priced from the compiled-in price table (the same
+ * for every region: see above). */
 nw_rc_t nw_catalog_new_embedded(const char *region, nw_catalog_t **out, nw_err_t *err);
 
-/** A catalog from JSON text in the data/catalog.json format. */
+/** A catalog from JSON text in the data/catalog.json format, priced from the compiled-in
+ * table (a type's own "price" serves where the table has none). */
 nw_rc_t nw_catalog_new_from_json(const char *json, size_t len, const char *region,
                                  nw_catalog_t **out, nw_err_t *err);
 
@@ -103,7 +114,8 @@ int nw_catalog_zone_add(nw_catalog_zone_t *z, int nz, int max, const char *name,
 nw_rc_t nw_catalog_set_zones(nw_catalog_t *c, const nw_catalog_zone_t *zones, int n, nw_err_t *err);
 
 /* ---- for a provider that builds the catalog from its API (scaler/aws/catalog_refresh.c) */
-/** Replace every type with types[0..n) (calloc'd; the catalog takes it and frees it). */
+/** Replace every type with types[0..n) (calloc'd; the catalog takes it and frees it);
+ * their od_price and offerings' prices are set from the price tables. */
 void nw_catalog_replace(nw_catalog_t *c, nw_itype_t *types, size_t n);
 /** Fill family, category, size, generation and bare_metal from t->name ("m6i.large");
  * -1 when the name has no "family.size" form. */
@@ -113,6 +125,29 @@ void nw_itype_add_offering(nw_itype_t *t, const char *zone, const char *zone_id,
                            double price);
 /** "NVIDIA A10G" -> "nvidia-a10g": the label form of a manufacturer or device name. */
 void nw_catalog_lower_kebab(const char *in, char *out, size_t len);
+
+/* ---- prices (see the top of this file) ---- */
+typedef struct {
+    char type[64]; /* "m6i.large" */
+    char zone[64]; /* spot: "us-west-2a"; on-demand: "" */
+    double price;  /* USD per hour, > 0 */
+} nw_price_t;
+
+/** Merge on-demand prices into the table (types not in p keep theirs) and re-price every
+ * offering. Entries without a positive price are skipped; for a type given twice,
+ * which entry wins is unspecified. */
+nw_rc_t nw_catalog_set_od_prices(nw_catalog_t *c, const nw_price_t *p, size_t n, nw_err_t *err);
+/** Merge spot prices by (type, zone) likewise; from now on spot offerings use them. */
+nw_rc_t nw_catalog_set_spot_prices(nw_catalog_t *c, const nw_price_t *p, size_t n, nw_err_t *err);
+/** Merge a price table in the data/prices.json format ({"onDemand": {type: price}}). */
+nw_rc_t nw_catalog_load_prices(nw_catalog_t *c, const char *json, size_t len, nw_err_t *err);
+/** The on-demand price of a type (listed or not); 0 = unknown. */
+double nw_catalog_od_price(const nw_catalog_t *c, const char *type);
+/** Entries in the on-demand (spot = 0) or spot (spot = 1) table. */
+size_t nw_catalog_price_count(const nw_catalog_t *c, int spot);
+/** Listed types without an on-demand price (their offerings are never available): the
+ * count, and the first max names in names (borrowed; may be NULL). */
+size_t nw_catalog_unpriced(const nw_catalog_t *c, const char **names, size_t max);
 
 size_t nw_catalog_len(const nw_catalog_t *c);
 const nw_itype_t *nw_catalog_at(const nw_catalog_t *c, size_t i);

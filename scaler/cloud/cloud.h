@@ -34,8 +34,9 @@
  * a provider makes those two safe to run concurrently with each other and with the
  * reconcile thread's calls. resolve, class_status and offer_zones are the reconcile
  * thread's alone (a resolved class is borrowed until that thread's next resolve); the
- * catalog's instance types may be read from any thread (offer_zones changes offerings
- * only), the ICE cache is locked.
+ * catalog's instance types may be read from a launch (offer_zones changes offerings only;
+ * refresh, on the reconcile thread, replaces them only while no launch runs), the ICE
+ * cache is locked.
  */
 #ifndef NW_SCALER_CLOUD_CLOUD_H
 #define NW_SCALER_CLOUD_CLOUD_H
@@ -44,6 +45,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/buf.h"
 #include "common/err.h"
 #include "scaler/cloud/catalog.h"
 #include "scaler/cloud/ice.h"
@@ -194,6 +196,12 @@ typedef struct {
      * type in these zones (the zones of the node classes' subnets); otherwise nothing. The
      * cloud owns its catalog: this is the only way a controller changes it. */
     nw_rc_t (*offer_zones)(nw_cloud_t *c, const nw_catalog_zone_t *zones, int n, nw_err_t *err);
+    /** On the catalog's thread: apply what the provider's periodic refreshes (instance types,
+     * prices) fetched since the last call (now: monotonic ns); a failed refresh keeps the
+     * last good data and is logged and counted. Quick (no API call). May be NULL. */
+    void (*refresh)(nw_cloud_t *c, int64_t now);
+    /** Append the provider's Prometheus series (its refreshes). May be NULL. */
+    nw_rc_t (*metrics)(nw_cloud_t *c, nw_buf_t *out);
 } nw_cloud_ops_t;
 
 struct nw_cloud {

@@ -1,4 +1,5 @@
-"""Simulated AWS: EC2 Query API, SQS (JSON 1.0), STS, IMDSv2, SigV4 checks, faults.
+"""Simulated AWS: EC2 Query API, SQS (JSON 1.0), Pricing (JSON 1.1), STS, IMDSv2, SigV4
+checks, faults.
 
 One object, AwsSim, holds all state; AwsSim.handle(method, path, headers, body)
 answers one HTTP request (all four services share one port and are told apart
@@ -9,7 +10,8 @@ the real services; tests/sim/INTERFACE.md for how the halves fit together.
 The simulator is split by service along its seams; AwsSim (here: state, request
 routing, SigV4 checks, EC2 dispatch, filters and paging) combines the parts:
 aws_describe.py (EC2 catalog answers), aws_instances.py (launch templates, instances,
-fleets), aws_sts.py (STS, IMDS), aws_sqs.py (SQS, events), aws_faults.py (the control
+fleets), aws_sts.py (STS, IMDS), aws_sqs.py (SQS, events), aws_pricing.py (the Price
+List Query API), aws_faults.py (the control
 API, faults); aws_util.py holds what they share.
 
 Python 3 standard library only; shares no code with nodewarden.
@@ -19,13 +21,15 @@ from aws_util import *  # noqa: F401,F403  (aws.parse_time, aws.Ec2Error, ... st
 from aws_describe import DescribeMixin
 from aws_faults import FaultsMixin
 from aws_instances import InstancesMixin
+from aws_pricing import PricingMixin
 from aws_sqs import SqsEventsMixin
 from aws_sts import StsImdsMixin
 
 
 # ---------------------------------------------------------------------------
 
-class AwsSim(DescribeMixin, InstancesMixin, StsImdsMixin, SqsEventsMixin, FaultsMixin):
+class AwsSim(DescribeMixin, InstancesMixin, StsImdsMixin, SqsEventsMixin, PricingMixin,
+             FaultsMixin):
     """The simulated AWS account.  Thread-safe; all state under self.lock."""
 
     def __init__(self, region='us-west-2', account='123456789012', clock=time.time,
@@ -174,6 +178,7 @@ class AwsSim(DescribeMixin, InstancesMixin, StsImdsMixin, SqsEventsMixin, Faults
     def handle(self, method, path, headers, body):
         """-> (status, headers dict, body bytes).  Dispatch:
         /latest/... -> IMDS; X-Amz-Target AmazonSQS.* -> SQS JSON;
+        X-Amz-Target AWSPriceListService.* -> Pricing JSON;
         otherwise a Query request whose Action names an STS or EC2 action."""
         if isinstance(body, str):
             body = body.encode('utf-8')
@@ -185,6 +190,8 @@ class AwsSim(DescribeMixin, InstancesMixin, StsImdsMixin, SqsEventsMixin, Faults
             target = hget(headers, 'X-Amz-Target', '')
             if target.startswith('AmazonSQS.'):
                 return self._sqs(method, raw_path, raw_query, headers, body, target)
+            if target.startswith('AWSPriceListService.'):
+                return self._pricing(method, raw_path, raw_query, headers, body, target)
             params = {}
             for k, v in urllib.parse.parse_qsl(raw_query, keep_blank_values=True):
                 params[k] = v

@@ -152,6 +152,12 @@ class FaultsMixin:
             with self.lock:
                 self.spot_overrides[(it, z)] = pr
             return 200, {'ok': True}
+        if sub == 'on-demand-price':
+            catalog.set_on_demand(body['instanceType'], body['price'])
+            return 200, {'ok': True}
+        if sub == 'instance-types':
+            t = catalog.add_type(body)
+            return 200, {'instanceType': t['name'], 'onDemandPrice': t['on_demand']}
         if sub == 'state-change-events':
             with self.lock:
                 self.state_change_events = bool(body.get('enabled', True))

@@ -51,6 +51,15 @@ class Client:
         st, _, out = raw('POST', self.base + '/', h, body)
         return st, strip_ns(ET.fromstring(out))
 
+    def pricing(self, action, payload, region='us-east-1'):
+        """The Price List Query API (JSON 1.1), signed for region -> (status, JSON)."""
+        body = json.dumps(payload).encode()
+        h = sigv4.sign('POST', self.base + '/', {'Content-Type': 'application/x-amz-json-1.1',
+                                                 'X-Amz-Target': 'AWSPriceListService.' + action},
+                       body, self.akid, self.secret, region, 'pricing', session_token=self.token)
+        st, hdr, out = raw('POST', self.base + '/', h, body)
+        return st, json.loads(out.decode() or '{}')
+
     def sqs(self, action, payload):
         body = json.dumps(payload).encode()
         h = self.signed('POST', '/', {'Content-Type': 'application/x-amz-json-1.0',

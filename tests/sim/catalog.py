@@ -223,3 +223,70 @@ def spot_price(name, zone_index):
 def max_pods_eni(t):
     """ENI-limited pod density (Karpenter/EKS formula, default card, 0 reserved ENIs)."""
     return t['enis'] * (t['ipv4_per_eni'] - 1) + 2
+
+
+# ---------------------------------------------------------------------------
+# changes at run time (the control API's POST /aws/instance-types): a type added here is
+# described, offered in every zone and priced like the built-in ones from then on.
+
+_ADD_KEYS = {'name', 'vcpu', 'memoryMiB', 'arch', 'cpuManufacturer', 'onDemandPrice', 'enis',
+             'ipv4PerEni', 'spotDiscount', 'clockGHz'}
+
+
+def add_type(spec):
+    """Add (or replace) an instance type from a control API body:
+    {"name": "m9z.large", "vcpu": 2, "memoryMiB": 8192, "onDemandPrice": 0.05,
+     "arch": "x86_64", "cpuManufacturer": "Intel", "enis": 3, "ipv4PerEni": 10,
+     "spotDiscount": 0.4, "clockGHz": 3.0}.  Returns the type as get() shows it."""
+    if not isinstance(spec, dict):
+        raise ValueError('the body must be a JSON object')
+    unknown = set(spec) - _ADD_KEYS
+    if unknown:
+        raise ValueError('unknown field(s): %s' % ', '.join(sorted(unknown)))
+    name = spec.get('name')
+    if not isinstance(name, str) or name.count('.') != 1 or not all(name.split('.')):
+        raise ValueError('name must be <family>.<size>')
+    fam = _family_of(name)
+    def num(key, default=None, kind=float):
+        v = spec.get(key, default)
+        if v is None or isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0:
+            raise ValueError('%s must be a positive number' % key)
+        return kind(v)
+    vcpu = num('vcpu', kind=int)
+    mem = num('memoryMiB', kind=int)
+    od = num('onDemandPrice')
+    arch = spec.get('arch', 'x86_64')
+    if arch not in ('x86_64', 'arm64'):
+        raise ValueError('arch must be x86_64 or arm64')
+    manuf = spec.get('cpuManufacturer', 'AWS' if arch == 'arm64' else 'Intel')
+    disc = num('spotDiscount', 0.4)
+    if disc >= 1:
+        raise ValueError('spotDiscount must be below 1')
+    if fam not in FAMILIES:
+        cat = ''.join(ch for ch in fam if ch.isalpha()) or fam
+        gen = int(''.join(ch for ch in fam if ch.isdigit()) or 0)
+        FAMILIES[fam] = (arch, manuf, num('clockGHz', 3.0), cat, gen, None, disc, False)
+    size = _size_of(name)
+    TYPES[name] = {
+        'name': name, 'family': fam, 'size': size, 'vcpu': vcpu, 'memory_mib': mem,
+        'arch': arch, 'cpu_manufacturer': manuf, 'clock_ghz': FAMILIES[fam][2],
+        'gpu': None, 'neuron': None,
+        'enis': num('enis', 3, int), 'ipv4_per_eni': num('ipv4PerEni', 10, int),
+        'network_cards': 1, 'network_performance': 'Up to 12.5 Gigabit',
+        'baseline_network_mbps': 781, 'ebs_max_mbps': 10000, 'local_nvme_gb': 0, 'efa': 0,
+        'hypervisor': '' if size.startswith('metal') else 'nitro',
+        'bare_metal': size.startswith('metal'), 'burstable': False, 'current_generation': True,
+        'on_demand': od,
+    }
+    return TYPES[name]
+
+
+def set_on_demand(name, price):
+    """Change a type's on-demand price (what the Pricing API answers from then on; the
+    synthetic spot prices follow, as they are a discount on it)."""
+    t = TYPES.get(name)
+    if not t:
+        raise ValueError('unknown instance type %s' % name)
+    if isinstance(price, bool) or not isinstance(price, (int, float)) or price <= 0:
+        raise ValueError('price must be a positive number')
+    t['on_demand'] = float(price)

@@ -172,12 +172,86 @@ START_TEST(labels_and_offerings)
     ck_assert_int_eq(nw_ice_unavailable(ice, "spot", "m6i.large", "us-west-2b", now), 1);
     ck_assert_int_eq(nw_ice_unavailable(ice, "on-demand", "m6i.large", "us-west-2b", now), 0);
     nw_ice_free(ice);
-    /* a region without compiled prices: nothing is available offline */
-    nw_catalog_t *c2;
-    ck_assert_int_eq(nw_catalog_new_embedded("eu-north-1", &c2, NULL), NW_OK);
-    ck_assert_int_eq(nw_catalog_set_zones(c2, z, 1, NULL), NW_OK);
-    ck_assert(nw_catalog_cheapest(nw_catalog_find(c2, "m6i.large"), NULL, NULL, now) < 0);
-    nw_catalog_free(c2);
+    /* any region: the us-east-1 table serves (Karpenter's fallback), on-demand and spot */
+    static const char *const regions[] = {"eu-west-1", "ap-southeast-2", "eu-north-1"};
+    for (int r = 0; r < 3; r++) {
+        nw_catalog_t *c2;
+        ck_assert_int_eq(nw_catalog_new_embedded(regions[r], &c2, NULL), NW_OK);
+        ck_assert_int_eq(nw_catalog_set_zones(c2, z, 1, NULL), NW_OK);
+        const nw_itype_t *m = nw_catalog_find(c2, "m6i.large");
+        ck_assert(fabs(nw_catalog_cheapest(m, "on-demand", NULL, now) - 0.096) < 1e-9);
+        ck_assert(fabs(nw_catalog_cheapest(m, "spot", NULL, now) - 0.096) < 1e-9);
+        ck_assert_uint_eq(nw_catalog_unpriced(c2, NULL, 0), 0);
+        nw_catalog_free(c2);
+    }
+    nw_catalog_free(c);
+}
+END_TEST
+
+/* the price tables: the embedded table prices types the catalog does not list; merges keep
+ * what a refresh does not mention; spot by zone once known; unknown types are counted */
+START_TEST(price_tables)
+{
+    nw_catalog_t *c;
+    ck_assert_int_eq(nw_catalog_new_embedded("eu-west-1", &c, NULL), NW_OK);
+    ck_assert_uint_ge(nw_catalog_price_count(c, 0), 1000);
+    /* types from the EC2 refresh that data/catalog.json lacks */
+    ck_assert(fabs(nw_catalog_od_price(c, "t4g.medium") - 0.0336) < 1e-9);
+    ck_assert(fabs(nw_catalog_od_price(c, "m7a.large") - 0.11592) < 1e-9);
+    ck_assert(nw_catalog_od_price(c, "c8g.large") > 0);
+    ck_assert(nw_catalog_od_price(c, "i4i.large") > 0);
+    ck_assert(nw_catalog_od_price(c, "zz9.large") == 0);
+    /* a refreshed type list: a known name is priced, an unknown one is reported */
+    nw_itype_t *nt = calloc(2, sizeof *nt);
+    snprintf(nt[0].name, sizeof nt[0].name, "m7a.large");
+    snprintf(nt[1].name, sizeof nt[1].name, "zz9.large");
+    for (int i = 0; i < 2; i++) {
+        nw_itype_split_name(&nt[i]);
+        nt[i].spot_supported = 1;
+        nw_itype_add_offering(&nt[i], "eu-west-1a", "euw1-az1", "on-demand", 0);
+        nw_itype_add_offering(&nt[i], "eu-west-1a", "euw1-az1", "spot", 0);
+        nw_itype_add_offering(&nt[i], "eu-west-1b", "euw1-az2", "spot", 0);
+    }
+    nw_catalog_replace(c, nt, 2);
+    const nw_itype_t *m = nw_catalog_find(c, "m7a.large");
+    ck_assert(fabs(m->offerings[0].price - 0.11592) < 1e-9);
+    ck_assert(fabs(m->offerings[1].price - 0.11592) < 1e-9); /* spot before spot prices */
+    const char *names[4];
+    ck_assert_uint_eq(nw_catalog_unpriced(c, names, 4), 1);
+    ck_assert_str_eq(names[0], "zz9.large");
+    ck_assert(nw_catalog_cheapest(nw_catalog_find(c, "zz9.large"), NULL, NULL, 0) < 0);
+    /* on-demand refresh: zz9 priced, m7a changed, the rest kept */
+    size_t before = nw_catalog_price_count(c, 0);
+    nw_price_t od[] = {{"zz9.large", "", 0.5}, {"m7a.large", "", 0.2}, {"bad.large", "", 0}};
+    ck_assert_int_eq(nw_catalog_set_od_prices(c, od, 3, NULL), NW_OK);
+    ck_assert_uint_eq(nw_catalog_price_count(c, 0), before + 1);
+    ck_assert(fabs(nw_catalog_od_price(c, "t4g.medium") - 0.0336) < 1e-9);
+    ck_assert_uint_eq(nw_catalog_unpriced(c, NULL, 0), 0);
+    m = nw_catalog_find(c, "m7a.large");
+    ck_assert(fabs(m->od_price - 0.2) < 1e-9);
+    ck_assert(fabs(m->offerings[0].price - 0.2) < 1e-9);
+    /* spot: the zone's price where known, on-demand elsewhere; a later merge keeps zones */
+    nw_price_t sp[] = {{"m7a.large", "eu-west-1a", 0.05}, {"m7a.large", "", 0.01}};
+    ck_assert_int_eq(nw_catalog_set_spot_prices(c, sp, 2, NULL), NW_OK);
+    ck_assert_uint_eq(nw_catalog_price_count(c, 1), 1);
+    ck_assert(fabs(m->offerings[1].price - 0.05) < 1e-9);
+    ck_assert(fabs(m->offerings[2].price - 0.2) < 1e-9);
+    nw_price_t sp2[] = {{"m7a.large", "eu-west-1b", 0.04}};
+    ck_assert_int_eq(nw_catalog_set_spot_prices(c, sp2, 1, NULL), NW_OK);
+    ck_assert(fabs(m->offerings[1].price - 0.05) < 1e-9);
+    ck_assert(fabs(m->offerings[2].price - 0.04) < 1e-9);
+    ck_assert(fabs(nw_catalog_cheapest(m, "spot", NULL, 0) - 0.04) < 1e-9);
+    /* a price table in the data/prices.json format; bad ones name the field */
+    static const char ok[] = "{\"onDemand\":{\"zz9.large\":0.25}}";
+    ck_assert_int_eq(nw_catalog_load_prices(c, ok, strlen(ok), NULL), NW_OK);
+    ck_assert(fabs(nw_catalog_od_price(c, "zz9.large") - 0.25) < 1e-9);
+    static const char *const bad[] = {"{}", "{\"onDemand\":{}}", "{\"onDemand\":{\"a.b\":-1}}",
+                                      "{\"onDemand\":{\"a.b\":\"1\"}}", "[1"};
+    for (int i = 0; i < 5; i++) {
+        nw_err_t err = {0};
+        ck_assert_int_eq(nw_catalog_load_prices(c, bad[i], strlen(bad[i]), &err), NW_EPARSE);
+        ck_assert_str_eq(err.path, "onDemand");
+    }
     nw_catalog_free(c);
 }
 END_TEST
@@ -219,6 +293,7 @@ Suite *nw_catalog_suite(void)
     nw_test_add_cases(tc, doc_table, doc_table_cases);
     tcase_add_test(tc, formulas);
     tcase_add_test(tc, labels_and_offerings);
+    tcase_add_test(tc, price_tables);
     tcase_add_test(tc, rejects_bad_json);
     suite_add_tcase(s, tc);
     return s;
