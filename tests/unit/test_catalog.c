@@ -130,6 +130,31 @@ START_TEST(labels_and_offerings)
     n = nw_itype_labels(t, l, 32);
     ck_assert_str_eq(label(l, n, "karpenter.k8s.aws/instance-category"), "inf");
     ck_assert_str_eq(label(l, n, "karpenter.k8s.aws/instance-accelerator-name"), "inferentia2");
+    /* every accelerator family's devices as the device plugins advertise them, and their
+     * memory (aws/karpenter-provider-aws pkg/providers/instancetype/types.go) */
+    static const struct {
+        const char *type;
+        int64_t nvidia, amd, neuron, neuroncore, gaudi, mem_mib;
+    } dev[] = {
+        {"g6.12xlarge", 4, 0, 0, 0, 0, 22888},     {"g4ad.8xlarge", 0, 2, 0, 0, 0, 8192},
+        {"inf2.48xlarge", 0, 0, 12, 24, 0, 32768}, {"trn1.32xlarge", 0, 0, 16, 32, 0, 32768},
+        {"dl1.24xlarge", 0, 0, 0, 0, 8, 32768},
+    };
+    nw_overhead_opts_t oo;
+    nw_overhead_opts_default(&oo);
+    for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++) {
+        t = nw_catalog_find(c, dev[i].type);
+        ck_assert_msg(t != NULL, "%s not in the catalog", dev[i].type);
+        nw_cat_res_t r;
+        nw_itype_capacity(t, &oo, &r);
+        ck_assert_msg(
+            r.nvidia_gpu == dev[i].nvidia && r.amd_gpu == dev[i].amd && r.neuron == dev[i].neuron &&
+                r.neuroncore == dev[i].neuroncore && r.gaudi == dev[i].gaudi,
+            "%s: devices %lld/%lld/%lld/%lld/%lld", dev[i].type, (long long)r.nvidia_gpu,
+            (long long)r.amd_gpu, (long long)r.neuron, (long long)r.neuroncore, (long long)r.gaudi);
+        ck_assert_int_eq(t->gpu_count ? t->gpu_memory_mib : t->accel_memory_mib, dev[i].mem_mib);
+        ck_assert(nw_itype_is_exotic(t));
+    }
 
     /* the zones of subnets, each once, at most max */
     nw_catalog_zone_t z[2];

@@ -56,6 +56,7 @@ START_TEST(instance_types)
     ck_assert_str_eq(l.v[3].accel_name, "Inferentia2");
     ck_assert_int_eq(l.v[3].accel_count, 1);
     ck_assert_int_eq(l.v[3].neuron_cores, 2);
+    ck_assert_int_eq(l.v[3].accel_memory_mib, 32768);
     /* a second page appends */
     ck_assert_int_eq(nw_ec2xml_parse_instance_types(x, len, &l, next, sizeof next, &err), NW_OK);
     ck_assert_uint_eq(l.n, 8);
