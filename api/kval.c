@@ -83,6 +83,39 @@ static const char *reason_of(nw_kv_type_t t)
     "Invalid value: null: some validation rules were not checked because the object was "          \
     "invalid; correct the existing errors to complete validation"
 
+/* The lines kept so far, as a hash set of their indices (a review with 100,000 bad
+ * taints has 100,000 lines: comparing each with all before it took minutes). */
+typedef struct {
+    size_t *slot; /* index + 1; 0 = empty */
+    size_t mask;
+} seen_t;
+
+static bool seen_init(seen_t *s, size_t n)
+{
+    size_t cap = 16;
+    while (cap < 2 * n)
+        cap *= 2;
+    s->mask = cap - 1;
+    s->slot = calloc(cap, sizeof *s->slot);
+    return s->slot != NULL;
+}
+
+/* true if l is among lines[slot - 1]; otherwise records it as index i */
+static bool seen_add(seen_t *s, char **lines, const char *l, size_t i)
+{
+    size_t h = 1469598103934665603u; /* FNV-1a */
+    for (const unsigned char *p = (const unsigned char *)l; *p; p++)
+        h = (h ^ *p) * 1099511628211u;
+    for (size_t k = h & s->mask;; k = (k + 1) & s->mask) {
+        if (!s->slot[k]) {
+            s->slot[k] = i + 1;
+            return false;
+        }
+        if (strcmp(lines[s->slot[k] - 1], l) == 0)
+            return true;
+    }
+}
+
 size_t nw_kv_lines(const nw_kv_t *kv, char ***out, nw_kv_err_t **errs)
 {
     *out = NULL;
@@ -102,7 +135,8 @@ size_t nw_kv_lines(const nw_kv_t *kv, char ***out, nw_kv_err_t **errs)
     size_t max = kv->n + 1;
     char **lines = calloc(max, sizeof *lines);
     nw_kv_err_t *ev = calloc(max, sizeof *ev);
-    if (!lines || !ev) {
+    seen_t seen;
+    if (!lines || !ev || !seen_init(&seen, max)) {
         free(lines);
         free(ev);
         return 0;
@@ -127,10 +161,7 @@ size_t nw_kv_lines(const nw_kv_t *kv, char ***out, nw_kv_err_t **errs)
             char *l = NULL;
             if (asprintf(&l, "%s: %s", e.field, e.body) < 0)
                 continue;
-            bool dup = false;
-            for (size_t k = 0; k < n && !dup; k++)
-                dup = strcmp(lines[k], l) == 0;
-            if (dup) {
+            if (seen_add(&seen, lines, l, n)) { /* an exact duplicate */
                 free(l);
                 continue;
             }
@@ -140,6 +171,7 @@ size_t nw_kv_lines(const nw_kv_t *kv, char ***out, nw_kv_err_t **errs)
         }
     }
     (void)nschema;
+    free(seen.slot);
     if (n == 0) {
         free(lines);
         free(ev);
@@ -177,8 +209,11 @@ nw_rc_t nw_kv_finish(const nw_kv_t *kv, const char *kind, const char *group, con
     /* `Pod "x"` for the core group, `NodePool.karpenter.sh "x"` otherwise */
     nw_rc_t rc = nw_buf_addf(&b, "%s%s%s \"%s\" is invalid: %s", kind, *group ? "." : "", group,
                              name ? name : "", n > 1 ? "[" : "");
-    for (size_t i = 0; i < n && rc == NW_OK; i++)
+    size_t shown = n < NW_KV_MAX_SHOWN ? n : NW_KV_MAX_SHOWN;
+    for (size_t i = 0; i < shown && rc == NW_OK; i++)
         rc = nw_buf_addf(&b, "%s%s", i ? ", " : "", lines[i]);
+    if (rc == NW_OK && shown < n)
+        rc = nw_buf_addf(&b, ", and %zu more errors not shown", n - shown);
     if (rc == NW_OK && n > 1)
         rc = nw_buf_adds(&b, "]");
     cJSON *details = cJSON_CreateObject();
@@ -187,7 +222,7 @@ nw_rc_t nw_kv_finish(const nw_kv_t *kv, const char *kind, const char *group, con
         !cJSON_AddStringToObject(details, "group", group) ||
         !cJSON_AddStringToObject(details, "kind", kind))
         rc = NW_ENOMEM;
-    for (size_t i = 0; i < n && rc == NW_OK; i++) {
+    for (size_t i = 0; i < shown && rc == NW_OK; i++) {
         cJSON *c = cJSON_CreateObject();
         if (!c || !cJSON_AddStringToObject(c, "reason", reason_of(errs[i].type)) ||
             !cJSON_AddStringToObject(c, "message", errs[i].body) ||

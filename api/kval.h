@@ -71,6 +71,11 @@ void nw_kv_add(nw_kv_t *kv, nw_kv_type_t type, bool cel, const char *field, cons
 size_t nw_kv_lines(const nw_kv_t *kv, char ***out, nw_kv_err_t **errs);
 void nw_kv_lines_free(char **lines, nw_kv_err_t *errs, size_t n);
 
+/* At most this many errors go into a denial's message and causes; the message then
+ * ends with ", and N more errors not shown" (a 7 MiB object can hold 100,000 bad
+ * fields: all of them made a message over the 4 MiB bound, answered 500). */
+#define NW_KV_MAX_SHOWN 1000
+
 /** Turn the errors into a denial in res (no-op when there are none).
  * kind "NodePool", group "karpenter.sh", name may be "". */
 nw_rc_t nw_kv_finish(const nw_kv_t *kv, const char *kind, const char *group, const char *name,

@@ -64,6 +64,37 @@ START_TEST(status_format)
 }
 END_TEST
 
+/* Many errors: exact duplicates still removed (each once, in order), at most
+ * NW_KV_MAX_SHOWN in the message and the causes, the rest counted; a core-group kind
+ * is named without a group. */
+START_TEST(status_many_errors)
+{
+    nw_admit_result_t res;
+    nw_admit_result_init(&res);
+    nw_kv_t kv;
+    nw_kv_init(&kv);
+    for (int rep = 0; rep < 2; rep++)
+        for (int i = 0; i < 3000; i++)
+            nw_kv_add(&kv, NW_KV_INVALID, false, "spec.x", "Invalid value: %d", i);
+    char **lines;
+    size_t n = nw_kv_lines(&kv, &lines, NULL);
+    ck_assert_uint_eq(n, 3000);
+    ck_assert_str_eq(lines[2999], "spec.x: Invalid value: 2999");
+    nw_kv_lines_free(lines, NULL, n);
+    ck_assert_int_eq(nw_kv_finish(&kv, "Pod", "", "p", &res), NW_OK);
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(res.details, "causes")),
+                     NW_KV_MAX_SHOWN);
+    ck_assert_msg(strncmp(res.message, "Pod \"p\" is invalid: [spec.x: Invalid value: 0, ", 42) ==
+                      0,
+                  "%.80s", res.message);
+    ck_assert_ptr_nonnull(strstr(res.message, "spec.x: Invalid value: 999, and 2000 more errors "
+                                              "not shown]"));
+    ck_assert_ptr_null(strstr(res.message, "Invalid value: 1000"));
+    nw_kv_cleanup(&kv);
+    nw_admit_result_cleanup(&res);
+}
+END_TEST
+
 START_TEST(delete_allowed)
 {
     const nw_admit_handler_t *h = nw_admit_find("karpenter.sh", "NodePool");
@@ -91,6 +122,7 @@ Suite *nw_nodepool_suite(void)
         cases = nw_test_cases_dir("tests/data/nodepool", ".yaml", 100);
     nw_test_add_cases(tc, nodepool_case, cases);
     tcase_add_test(tc, status_format);
+    tcase_add_test(tc, status_many_errors);
     tcase_add_test(tc, delete_allowed);
     suite_add_tcase(s, tc);
     return s;
