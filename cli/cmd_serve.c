@@ -112,6 +112,7 @@ int nw_cmd_serve(int argc, char **argv)
         .admit_ctx = &actx,
         .lookup = NULL,
         .metrics = &metrics,
+        .metrics_listen = cfg.metrics.listen,
     };
     if (cfg.scaler.enabled) {
         nw_scaler_opts_t so = {
@@ -159,13 +160,21 @@ int nw_cmd_serve(int argc, char **argv)
             .accel_evict = cfg.scaler.acceleratorAuditEvict,
         };
         if (nw_scaler_start(&so, &scaler, &err) != NW_OK) {
-            nw_log_error("serve", "cannot start the scaler", NW_LS("error", err.msg));
-            goto out;
+            /* the webhook does not depend on the scaler: it serves on, and /readyz and
+             * nodewarden_scaler_running say that the scaler is not running and why */
+            nw_log_error("serve", "cannot start the scaler; the webhook serves without it",
+                         NW_LS("error", err.msg));
+            metrics.scaler = -1;
+            snprintf(metrics.scaler_error, sizeof metrics.scaler_error, "%s",
+                     err.msg[0] ? err.msg : nw_rc_str(err.rc));
+            scaler = NULL;
+        } else {
+            metrics.scaler = 1;
+            metrics.extra = scaler_metrics;
+            metrics.extra_ud = scaler;
+            actx.lookup = scaler_lookup;
+            actx.lookup_arg = scaler;
         }
-        metrics.extra = scaler_metrics;
-        metrics.extra_ud = scaler;
-        actx.lookup = scaler_lookup;
-        actx.lookup_arg = scaler;
     }
     if (nw_certs_watch_start(cfg.webhook.tlsCert, cfg.webhook.tlsKey,
                              cfg.webhook.certPollInterval_ns, &metrics, &watch, &err) != NW_OK ||

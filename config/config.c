@@ -155,6 +155,7 @@ static const key_t_ keys[] = {
     {"gpu.classes.gaudi.instanceRequirement.values", T_LIST, OFF(gpu.gaudi.requirementValues),
      "habana", 0, 0},
     {"log.level", T_STR, OFF(log.level), "info", 0, 0},
+    {"metrics.listen", T_STR, OFF(metrics.listen), "0.0.0.0:8080", 0, 0},
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 

@@ -124,6 +124,9 @@ typedef struct {
     struct {
         char *level; /* debug, info, warn, error */
     } log;
+    struct {
+        char *listen; /* "ADDR:PORT" for plain HTTP GET /metrics; "": on the webhook's port */
+    } metrics;
 } nw_config_t;
 
 /** Fill cfg with the documented defaults. Owned strings; free with nw_config_free. */

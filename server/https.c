@@ -29,6 +29,8 @@ struct nw_https {
     struct MHD_Daemon *d;
     int listen_fd;
     unsigned port;
+    struct MHD_Daemon *md; /* plain HTTP GET /metrics (metrics.listen); NULL: none */
+    unsigned metrics_port;
     unsigned threads;
     unsigned idle_secs;
     _Atomic int draining;
@@ -74,7 +76,7 @@ static int64_t mono_ns(void)
     return (int64_t)ts.tv_sec * NW_NS_PER_SEC + ts.tv_nsec;
 }
 
-static nw_route_t route_of(const char *url)
+static nw_route_t route_of(const char *url, int metrics_here)
 {
     static const struct {
         const char *p;
@@ -85,8 +87,11 @@ static nw_route_t route_of(const char *url)
              {"/healthz", NW_ROUTE_HEALTHZ, 0},
              {"/readyz", NW_ROUTE_READYZ, 0},
              {"/metrics", NW_ROUTE_METRICS, 0}};
+    /* /metrics is on its own port (metrics.listen) unless that is off */
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
         size_t n = strlen(t[i].p);
+        if (t[i].r == NW_ROUTE_METRICS && !metrics_here)
+            continue;
         if (strncmp(url, t[i].p, n) == 0 &&
             (url[n] == '\0' || (t[i].prefix && url[n] == '/' && url[n + 1] != '\0')))
             return t[i].r;
@@ -302,8 +307,9 @@ static enum MHD_Result begin(nw_https_t *s, struct MHD_Connection *c, req_t *r, 
     if (r->route == NW_ROUTE_OTHER) {
         snprintf(msg, sizeof msg,
                  "no such path %.100s; the webhook serves POST /validate, POST /mutate, "
-                 "GET /healthz, GET /readyz, GET /metrics",
-                 url);
+                 "GET /healthz, GET /readyz%s",
+                 url,
+                 s->md ? " (GET /metrics on the metrics port, metrics.listen)" : ", GET /metrics");
         return respond_status(s, c, r, 404, "NotFound", msg, NULL, method, url);
     }
     if (is_admission(r->route)) {
@@ -354,11 +360,29 @@ static enum MHD_Result begin(nw_https_t *s, struct MHD_Connection *c, req_t *r, 
         return respond(s, c, r, 200, "application/json", b, b ? strlen(b) : 0, NULL);
     }
     if (r->route == NW_ROUTE_READYZ) {
+        /* ready = the webhook can answer; a scaler that could not start does not make the
+         * webhook unready (its endpoints would go, and with them every admission), it is
+         * said in "scaler" */
         int ready = nw_certs_ready() && !atomic_load(&s->draining);
-        char *b = strdup(ready                       ? "{\"status\":\"ok\"}"
-                         : atomic_load(&s->draining) ? "{\"status\":\"shutting down\"}"
-                                                     : "{\"status\":\"no certificate loaded\"}");
-        return respond(s, c, r, ready ? 200 : 503, "application/json", b, b ? strlen(b) : 0, NULL);
+        nw_buf_t b;
+        nw_buf_init(&b, 4096);
+        nw_rc_t rc =
+            nw_buf_adds(&b, ready                       ? "{\"status\":\"ok\""
+                            : atomic_load(&s->draining) ? "{\"status\":\"shutting down\""
+                                                        : "{\"status\":\"no certificate loaded\"");
+        const nw_metrics_t *m = s->o.metrics;
+        if (rc == NW_OK && m->scaler > 0)
+            rc = nw_buf_adds(&b, ",\"scaler\":\"running\"");
+        else if (rc == NW_OK && m->scaler < 0 &&
+                 (rc = nw_buf_adds(&b, ",\"scaler\":\"not running: ")) == NW_OK &&
+                 (rc = nw_buf_add_json_escaped(&b, m->scaler_error)) == NW_OK)
+            rc = nw_buf_adds(&b, "\"");
+        if (rc == NW_OK)
+            rc = nw_buf_adds(&b, "}");
+        size_t len = b.len;
+        char *body = rc == NW_OK ? nw_buf_take(&b) : NULL;
+        nw_buf_cleanup(&b);
+        return respond(s, c, r, ready ? 200 : 503, "application/json", body, body ? len : 0, NULL);
     }
     /* metrics */
     nw_buf_t b;
@@ -429,7 +453,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             return MHD_NO;
         *con_cls = r;
         r->start_ns = mono_ns();
-        r->route = route_of(url);
+        r->route = route_of(url, !s->md);
         conn_set_deadline(s, c, 0); /* headers are in */
         nw_buf_init(&r->body, s->o.max_body);
         atomic_fetch_add(&s->inflight, 1);
@@ -525,14 +549,13 @@ __attribute__((format(printf, 2, 0))) static void mhd_log(void *cls, const char 
     nw_log_every(5, NW_LOG_WARN, "mhd", "libmicrohttpd", NW_LS("detail", line));
 }
 
-static nw_rc_t open_listener(const char *listen_addr, int *fd_out, unsigned *port_out,
-                             nw_err_t *err)
+static nw_rc_t open_listener(const char *key, const char *listen_addr, int *fd_out,
+                             unsigned *port_out, nw_err_t *err)
 {
     char host[256];
     const char *colon = strrchr(listen_addr, ':');
     if (!colon || (size_t)(colon - listen_addr) >= sizeof host)
-        return nw_err_set(err, NW_EINVAL, "webhook.listen", "webhook.listen: bad address \"%s\"",
-                          listen_addr);
+        return nw_err_set(err, NW_EINVAL, key, "%s: bad address \"%s\"", key, listen_addr);
     memcpy(host, listen_addr, (size_t)(colon - listen_addr));
     host[colon - listen_addr] = '\0';
     char *h = host;
@@ -547,8 +570,7 @@ static nw_rc_t open_listener(const char *listen_addr, int *fd_out, unsigned *por
     hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
     int g = getaddrinfo(*h ? h : NULL, colon + 1, &hints, &ai);
     if (g != 0)
-        return nw_err_set(err, NW_EINVAL, "webhook.listen", "webhook.listen: %s: %s", listen_addr,
-                          gai_strerror(g));
+        return nw_err_set(err, NW_EINVAL, key, "%s: %s: %s", key, listen_addr, gai_strerror(g));
     int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     int one = 1;
     if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
@@ -557,8 +579,7 @@ static nw_rc_t open_listener(const char *listen_addr, int *fd_out, unsigned *por
         if (fd >= 0)
             close(fd);
         freeaddrinfo(ai);
-        return nw_err_set(err, NW_EIO, "webhook.listen", "listen on %s: %s", listen_addr,
-                          strerror(e));
+        return nw_err_set(err, NW_EIO, key, "%s: listen on %s: %s", key, listen_addr, strerror(e));
     }
     freeaddrinfo(ai);
     struct sockaddr_storage ss;
@@ -571,6 +592,8 @@ static nw_rc_t open_listener(const char *listen_addr, int *fd_out, unsigned *por
     *port_out = port;
     return NW_OK;
 }
+
+static nw_rc_t metrics_start(nw_https_t *s, const char *addr, nw_err_t *err);
 
 nw_rc_t nw_https_start(const nw_https_opts_t *opts, nw_https_t **out, nw_err_t *err)
 {
@@ -595,7 +618,7 @@ nw_rc_t nw_https_start(const nw_https_opts_t *opts, nw_https_t **out, nw_err_t *
     }
     int64_t idle = opts->idle_timeout_ns > 0 ? opts->idle_timeout_ns : 120 * NW_NS_PER_SEC;
     s->idle_secs = (unsigned)((idle + NW_NS_PER_SEC - 1) / NW_NS_PER_SEC);
-    nw_rc_t rc = open_listener(opts->listen, &s->listen_fd, &s->port, err);
+    nw_rc_t rc = open_listener("webhook.listen", opts->listen, &s->listen_fd, &s->port, err);
     if (rc != NW_OK) {
         free(s);
         return rc;
@@ -631,6 +654,12 @@ nw_rc_t nw_https_start(const nw_https_opts_t *opts, nw_https_t **out, nw_err_t *
         return nw_err_set(err, NW_EIO, "", "libmicrohttpd failed to start on %s (see log)",
                           opts->listen);
     }
+    if (opts->metrics_listen && *opts->metrics_listen &&
+        (rc = metrics_start(s, opts->metrics_listen, err)) != NW_OK) {
+        s->o.shutdown_grace_ns = 1;
+        nw_https_stop(s);
+        return rc;
+    }
     nw_log_info("webhook", "listening", NW_LS("addr", opts->listen), NW_LI("port", s->port),
                 NW_LI("threads", s->threads), NW_LI("maxBodyBytes", opts->max_body),
                 NW_LI("idleTimeoutSec", s->idle_secs), NW_LI("maxConnections", max_conns),
@@ -640,6 +669,87 @@ nw_rc_t nw_https_start(const nw_https_opts_t *opts, nw_https_t **out, nw_err_t *
                 NW_LF("requestTimeoutSec", (double)opts->request_timeout_ns / 1e9));
     *out = s;
     return NW_OK;
+}
+
+/* ---- the metrics port: plain HTTP, GET /metrics only ---------------------------- */
+
+static enum MHD_Result metrics_reply(struct MHD_Connection *c, int code, const char *ctype,
+                                     char *body, size_t len)
+{
+    struct MHD_Response *resp = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+    if (!resp) {
+        free(body);
+        return MHD_NO;
+    }
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
+    enum MHD_Result ret = MHD_queue_response(c, (unsigned)code, resp);
+    MHD_destroy_response(resp);
+    return ret;
+}
+
+static enum MHD_Result on_metrics(void *cls, struct MHD_Connection *c, const char *url,
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **con_cls)
+{
+    (void)version;
+    (void)upload_data;
+    nw_https_t *s = cls;
+    if (!*con_cls) { /* first call: headers only; answer once any body has been read */
+        *con_cls = s;
+        return MHD_YES;
+    }
+    if (*upload_data_size) {
+        *upload_data_size = 0; /* no body is wanted; drop it */
+        return MHD_YES;
+    }
+    int get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
+    if (strcmp(url, "/metrics") != 0 || !get) {
+        nw_metrics_http(s->o.metrics, NW_ROUTE_OTHER, get ? 404 : 405);
+        char *b = strdup(get ? "not found: this port serves GET /metrics only\n"
+                             : "method not allowed: this port serves GET /metrics only\n");
+        return b ? metrics_reply(c, get ? 404 : 405, "text/plain; charset=utf-8", b, strlen(b))
+                 : MHD_NO;
+    }
+    nw_buf_t b;
+    nw_buf_init(&b, 1u << 20);
+    if (nw_metrics_render(s->o.metrics, &b) != NW_OK) {
+        nw_buf_cleanup(&b);
+        return MHD_NO;
+    }
+    size_t len = b.len;
+    char *body = nw_buf_take(&b);
+    nw_buf_cleanup(&b);
+    if (!body)
+        return MHD_NO;
+    nw_metrics_http(s->o.metrics, NW_ROUTE_METRICS, 200);
+    return metrics_reply(c, 200, "text/plain; version=0.0.4; charset=utf-8", body, len);
+}
+
+static nw_rc_t metrics_start(nw_https_t *s, const char *addr, nw_err_t *err)
+{
+    int fd;
+    nw_rc_t rc = open_listener("metrics.listen", addr, &fd, &s->metrics_port, err);
+    if (rc != NW_OK)
+        return rc;
+    /* one thread, few connections (scrapers), a short idle timeout */
+    s->md = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG, 0,
+                             NULL, NULL, on_metrics, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
+                             MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT, 64,
+                             MHD_OPTION_PER_IP_CONNECTION_LIMIT, 16, MHD_OPTION_CONNECTION_TIMEOUT,
+                             30, MHD_OPTION_END);
+    if (!s->md) {
+        close(fd);
+        return nw_err_set(err, NW_EIO, "metrics.listen",
+                          "metrics.listen: libmicrohttpd failed to start on %s (see log)", addr);
+    }
+    nw_log_info("metrics", "metrics listening", NW_LS("addr", addr),
+                NW_LI("port", s->metrics_port));
+    return NW_OK;
+}
+
+unsigned nw_https_metrics_port(const nw_https_t *s)
+{
+    return s->metrics_port;
 }
 
 unsigned nw_https_port(const nw_https_t *s)
@@ -679,6 +789,8 @@ void nw_https_stop(nw_https_t *s)
         pthread_join(s->sweeper, NULL);
     }
     MHD_stop_daemon(s->d); /* closes every connection: on_connection frees each conn_t */
+    if (s->md)
+        MHD_stop_daemon(s->md);
     pthread_cond_destroy(&s->conns_cv);
     pthread_mutex_destroy(&s->conns_mu);
     nw_log_info("webhook", "stopped");

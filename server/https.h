@@ -2,7 +2,9 @@
  * server/https.h — the webhook's HTTPS server (libmicrohttpd + GnuTLS).
  *
  * Routes: POST /validate[/...] and POST /mutate[/...] (AdmissionReview v1,
- * Content-Type application/json), GET /healthz, GET /readyz, GET /metrics.
+ * Content-Type application/json), GET /healthz, GET /readyz; GET /metrics on a
+ * port of its own in plain HTTP (metrics_listen, as Karpenter serves its metrics on
+ * :8080), or on this one when metrics_listen is empty.
  * TLS 1.2/1.3 with ECDHE and AEAD ciphers (AES-GCM, ChaCha20-Poly1305) only; the certificate comes
  * from server/certs.h (swappable at runtime). A pool of internal polling threads (epoll), so a
  * stalled client occupies a socket, never a thread. Body cap (413), per-request
@@ -44,8 +46,10 @@ typedef struct {
     int64_t header_timeout_ns;  /* TLS handshake + request headers, from accept; 0 = none */
     size_t max_inflight_body;   /* body bytes held by all requests together; 0 = no limit */
     const nw_admit_ctx_t *admit_ctx;
-    nw_srv_lookup_fn lookup; /* NULL = nw_admit_find */
-    nw_metrics_t *metrics;   /* required */
+    nw_srv_lookup_fn lookup;    /* NULL = nw_admit_find */
+    nw_metrics_t *metrics;      /* required */
+    const char *metrics_listen; /* "ADDR:PORT" (port 0: pick one) for plain HTTP GET /metrics;
+                                   NULL or "": /metrics on the webhook's port instead */
 } nw_https_opts_t;
 
 /** TLS priority string given to GnuTLS. */
@@ -59,6 +63,9 @@ nw_rc_t nw_https_start(const nw_https_opts_t *opts, nw_https_t **out, nw_err_t *
 
 /** The port actually bound (useful with port 0). */
 unsigned nw_https_port(const nw_https_t *s);
+
+/** The metrics port bound (0 when /metrics is on the webhook's port). */
+unsigned nw_https_metrics_port(const nw_https_t *s);
 
 /** Number of threads in the pool. */
 unsigned nw_https_threads(const nw_https_t *s);

@@ -133,6 +133,11 @@ nw_rc_t nw_metrics_render(const nw_metrics_t *mc, nw_buf_t *out)
       "passed, body far over the limit).\n# TYPE nodewarden_aborted_requests_total counter\n"
       "nodewarden_aborted_requests_total %llu\n",
       (unsigned long long)LOAD(m->aborted));
+    if (m->scaler)
+        F("# HELP nodewarden_scaler_running 1 while the scaler runs, 0 when it could not start "
+          "(the webhook serves on; /readyz says why).\n# TYPE nodewarden_scaler_running gauge\n"
+          "nodewarden_scaler_running %d\n",
+          m->scaler > 0);
 #undef F
     if (m->extra)
         return m->extra(m->extra_ud, out);

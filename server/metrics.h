@@ -56,6 +56,10 @@ typedef struct {
     _Atomic int64_t cert_not_after; /* epoch seconds of the served leaf, 0 = none */
     _Atomic int64_t inflight;
     _Atomic uint64_t aborted; /* requests dropped: deadline, body over the hard limit */
+    /* the scaler: 0 not enabled, 1 running, -1 enabled but it could not start (the webhook
+     * serves on; scaler_error says why, in /readyz too). Set before serving. */
+    int scaler;
+    char scaler_error[512];
     /* more series appended by the renderer (the scaler's); set before serving, or NULL */
     nw_rc_t (*extra)(void *ud, nw_buf_t *out);
     void *extra_ud;

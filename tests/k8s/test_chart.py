@@ -11,6 +11,8 @@ import sys
 import tempfile
 import unittest
 
+import yaml
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from controlplane import default_bin_dir  # noqa: E402
 
@@ -23,6 +25,7 @@ BOUNDS = {
     "replicaCount": (0, 10),
     "service.port": (1, 65535),
     "webhook.port": (1, 65535),
+    "metrics.port": (1, 65535),
     "webhook.timeoutSeconds.karpenter": (1, 30),
     "webhook.timeoutSeconds.pods": (1, 30),
     "certificates.helm.validityDays": (1, 36500),
@@ -109,6 +112,59 @@ class ChartTest(unittest.TestCase):
         self.assertIn("reservedENIs: 1000\n", out)
         self.assertIn("burst: 100000\n", out)
         self.assertIn("maxUnavailable: 0\n", out)
+
+    def docs_of(self, out, kind):
+        return [d for d in yaml.safe_load_all(out) if d and d.get("kind") == kind]
+
+    def test_metrics_port(self):
+        """GET /metrics on a port of its own: the config, the container and the Service."""
+        out = self.template("metrics.port=9090")
+        self.assertIn('listen: "0.0.0.0:9090"', out)
+        dep = self.docs_of(out, "Deployment")[0]
+        ports = dep["spec"]["template"]["spec"]["containers"][0]["ports"]
+        self.assertIn({"name": "http-metrics", "containerPort": 9090, "protocol": "TCP"}, ports)
+        svc = self.docs_of(out, "Service")[0]
+        self.assertIn({"name": "http-metrics", "port": 9090, "targetPort": "http-metrics",
+                       "protocol": "TCP"}, svc["spec"]["ports"])
+        self.assertEqual(self.docs_of(out, "ServiceMonitor"), [], "no ServiceMonitor by default")
+
+    def test_service_monitor(self):
+        out = self.template("serviceMonitor.enabled=true", "serviceMonitor.endpointConfig.interval=15s",
+                            "serviceMonitor.additionalLabels.release=prom")
+        sm = self.docs_of(out, "ServiceMonitor")[0]
+        self.assertEqual(sm["apiVersion"], "monitoring.coreos.com/v1")
+        self.assertEqual(sm["metadata"]["labels"]["release"], "prom")
+        self.assertEqual(sm["spec"]["namespaceSelector"], {"matchNames": ["nodewarden"]})
+        self.assertEqual(sm["spec"]["endpoints"], [{"port": "http-metrics", "path": "/metrics",
+                                                    "scheme": "http", "interval": "15s"}])
+        svc = self.docs_of(out, "Service")[0]
+        for k, v in sm["spec"]["selector"]["matchLabels"].items():
+            self.assertEqual(svc["metadata"]["labels"].get(k), v, "the ServiceMonitor selects the Service")
+
+    def test_network_policy(self):
+        """On by default: the webhook port only from the API server's addresses (the pod
+        network excepted, per family), the metrics port only from Prometheus pods;
+        egress left alone; off with networkPolicy.enabled=false."""
+        out = self.template("networkPolicy.podCIDRs={10.244.0.0/16,fd00:10::/56}")
+        np = self.docs_of(out, "NetworkPolicy")[0]
+        spec = np["spec"]
+        dep = self.docs_of(out, "Deployment")[0]
+        self.assertEqual(spec["podSelector"]["matchLabels"], dep["spec"]["selector"]["matchLabels"])
+        self.assertEqual(spec["policyTypes"], ["Ingress"])
+        hook, metrics = spec["ingress"]
+        self.assertEqual(hook["ports"], [{"port": "https-webhook", "protocol": "TCP"}])
+        self.assertEqual(hook["from"], [{"ipBlock": {"cidr": "0.0.0.0/0", "except": ["10.244.0.0/16"]}},
+                                        {"ipBlock": {"cidr": "::/0", "except": ["fd00:10::/56"]}}])
+        self.assertEqual(metrics["ports"], [{"port": "http-metrics", "protocol": "TCP"}])
+        self.assertEqual(metrics["from"], [{"namespaceSelector": {}, "podSelector": {
+            "matchLabels": {"app.kubernetes.io/name": "prometheus"}}}])
+        out = self.template("networkPolicy.apiServerCIDRs={10.0.0.10/32}")
+        hook = self.docs_of(out, "NetworkPolicy")[0]["spec"]["ingress"][0]
+        self.assertEqual(hook["from"], [{"ipBlock": {"cidr": "10.0.0.10/32"}}])
+        self.assertEqual(self.docs_of(self.template("networkPolicy.enabled=false"), "NetworkPolicy"), [])
+        r = self.lint("networkPolicy.apiServerCIDRs={not-a-cidr}")
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("/networkPolicy/apiServerCIDRs/0", r.stdout + r.stderr)
 
 
 if __name__ == "__main__":

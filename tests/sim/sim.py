@@ -317,6 +317,8 @@ def main(argv=None):
         '  listen: %s' % q('%s:%d' % (wh_host, wh_port)),
         '  tlsCert: %s' % q(os.path.abspath(wh_crt)),
         '  tlsKey: %s' % q(os.path.abspath(wh_key)),
+        'metrics:',
+        '  listen: "%s:0"  # a free port (logged); not 8080, so simulators can run side by side' % wh_host,
         'aws:',
         '  region: %s' % q(args.region),
         '  endpoints:',

@@ -87,7 +87,7 @@ def read_env_file(path, into):
 class Cluster:
     backend = None
     capabilities = frozenset()
-    dir = kubeconfig = nodewarden_config = aws_url = webhook_addr = None
+    dir = kubeconfig = nodewarden_config = aws_url = webhook_addr = metrics_port = None
 
     def __init__(self):
         self.env = dict(os.environ)
@@ -142,7 +142,8 @@ class Cluster:
                 "--settings.batchIdleDuration", "300ms", "--settings.batchMaxDuration", "2s",
                 "--scaler.leaderElection.leaseDuration", "3s",
                 "--scaler.leaderElection.renewDeadline", "2s",
-                "--scaler.leaderElection.retryPeriod", "500ms"] + list(flags)
+                "--scaler.leaderElection.retryPeriod", "500ms",
+                "--metrics.listen", "0.0.0.0:0"] + list(flags)
         argv, e = self.nodewarden_command(args, env)
         with open(path, "w") as out:
             self.nw = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=e,
@@ -154,6 +155,9 @@ class Cluster:
                 fail("nodewarden exited early:\n" + open(path).read()[-3000:])
             return '"listening"' in open(path).read()
         wait_for(listening, 20, "nodewarden to listen", interval=0.1)
+        for line in open(path):  # the metrics port, picked by the kernel (port 0)
+            if '"metrics listening"' in line:
+                self.metrics_port = json.loads(line)["port"]
         return self.nw
 
     def nodewarden_command(self, args, env):
@@ -179,8 +183,10 @@ class Cluster:
         return "".join(open(p).read() for p in self.nwlogs)
 
     def metrics(self):
-        """nodewarden's /metrics (on the webhook's TLS port) as harness.metrics.Metrics."""
-        return scrape("https://%s/metrics" % self.webhook_addr)
+        """nodewarden's /metrics (plain HTTP on its metrics port, metrics.listen; on the
+        webhook's host) as harness.metrics.Metrics."""
+        host = self.webhook_addr.rsplit(":", 1)[0]
+        return scrape("http://%s:%d/metrics" % (host, self.metrics_port))
 
     def close(self, keep=False):
         try:

@@ -41,12 +41,12 @@ class Server:
         self.cafile = os.path.join(certdir, "ca.crt")
         self.logpath = os.path.join(self.workdir, "serve.log")
         self.logf = open(self.logpath, "w")
-        cmd = [NW_BIN, "serve", "--listen", "127.0.0.1:0",
+        cmd = [NW_BIN, "serve", "--listen", "127.0.0.1:0", "--metrics.listen", "127.0.0.1:0",
                "--tls-cert", os.path.join(certdir, "tls.crt"),
                "--tls-key", os.path.join(certdir, "tls.key"), *flags]
         log("start:", " ".join(cmd))
         self.proc = subprocess.Popen(cmd, stdout=self.logf, stderr=self.logf)
-        self.port = None
+        self.port = self.metrics_port = None
         deadline = time.time() + 15
         while time.time() < deadline and self.port is None:
             if self.proc.poll() is not None:
@@ -54,6 +54,8 @@ class Server:
             for ev in self.events():
                 if ev.get("msg") == "listening":
                     self.port = ev["port"]
+                if ev.get("msg") == "metrics listening":
+                    self.metrics_port = ev["port"]
             time.sleep(0.05)
         if self.port is None:
             self.proc.kill()
@@ -113,9 +115,14 @@ class Server:
         return p.returncode, int(code or 0), body, p.stderr
 
     def metrics(self):
-        st, _, data = self.request("GET", "/metrics", headers={})
-        if st != 200:
-            fail("GET /metrics: %d" % st)
+        """GET /metrics on the metrics port (plain HTTP, metrics.listen)."""
+        c = http.client.HTTPConnection("127.0.0.1", self.metrics_port, timeout=10)
+        c.request("GET", "/metrics")
+        r = c.getresponse()
+        data = r.read()
+        c.close()
+        if r.status != 200:
+            fail("GET /metrics: %d" % r.status)
         return Metrics(data.decode())
 
     def stop(self, sig=signal.SIGTERM, timeout=30):
