@@ -630,7 +630,6 @@ nw_rc_t nw_ec2nodeclass_validate(const cJSON *obj, const cJSON *old, nw_kv_t *kv
                                  nw_admit_result_t *res)
 {
     (void)old;
-    (void)res;
     const cJSON *spec = nw_kv_get(obj, "spec");
     if (!spec) /* the top-level schema does not require spec (quirk 17) */
         return NW_OK;
@@ -666,6 +665,18 @@ nw_rc_t nw_ec2nodeclass_validate(const cJSON *obj, const cJSON *old, nw_kv_t *kv
         opt_enum(kv, mo, mp, "httpProtocolIPv6", ENABLED_DISABLED);
         opt_int(kv, mo, mp, "httpPutResponseHopLimit", 1, 64);
         opt_enum(kv, mo, mp, "httpTokens", TOKENS);
+        /* IMDSv1 reachable from the node's pods: admitted (the CRD allows it), said */
+        const cJSON *tok = nw_kv_get(mo, "httpTokens");
+        const cJSON *hop = nw_kv_get(mo, "httpPutResponseHopLimit");
+        const cJSON *ep = nw_kv_get(mo, "httpEndpoint");
+        if (res && cJSON_IsString(tok) && strcmp(tok->valuestring, "optional") == 0 &&
+            cJSON_IsNumber(hop) && hop->valuedouble > 1 &&
+            !(cJSON_IsString(ep) && strcmp(ep->valuestring, "disabled") == 0))
+            nw_admit_warn(res,
+                          "%s: httpTokens optional with httpPutResponseHopLimit %.0f: every pod "
+                          "on these nodes can read the instance role's credentials from IMDSv1 "
+                          "without a token; use httpTokens required, or a hop limit of 1",
+                          mp, hop->valuedouble);
     }
     check_connection_tracking(kv, spec);
     const cJSON *cpu = opt(kv, spec, "spec", "cpuOptions", "object");

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/cron.h"
+#include "api/duration.h"
 #include "api/kre.h"
 #include "api/kval.h"
 #include "api/labels.h"
@@ -444,7 +446,36 @@ static void check_node_class_ref(nw_kv_t *kv, const cJSON *tspec, const char *tp
     }
 }
 
-static void check_disruption(nw_kv_t *kv, const cJSON *spec)
+/* ---- values the CRD admits that can never work, as warnings ------------------------ */
+
+/* A duration that matches its pattern but that Go's time.ParseDuration refuses (beyond
+ * 2562047h47m16.854775807s, int64 nanoseconds): Karpenter cannot decode the NodePool. */
+static void warn_duration(nw_admit_result_t *res, const char *path, const char *s, bool matched)
+{
+    int64_t ns;
+    nw_err_t e = {0};
+    if (res && matched && strcmp(s, "Never") != 0 && nw_duration_parse(s, &ns, &e) != NW_OK)
+        nw_admit_warn(res,
+                      "%s: %.64s can never work: Karpenter cannot read it (%s; at most "
+                      "2562047h47m16s)",
+                      path, s, e.msg);
+}
+
+/* A schedule that matches the CRD's pattern but is not a cron expression (`99 99 99 99
+ * 99`, a step of 0): the budget never applies, and Karpenter counts it as allowing 0
+ * disruptions. */
+static void warn_schedule(nw_admit_result_t *res, const char *path, const char *s, bool matched)
+{
+    nw_cron_t c;
+    nw_err_t e = {0};
+    if (res && matched && nw_cron_parse(s, &c, &e) != NW_OK)
+        nw_admit_warn(res,
+                      "%s: %.64s is not a cron schedule (%s): this budget can never be active, "
+                      "and while it is there the NodePool allows 0 disruptions",
+                      path, s, e.msg);
+}
+
+static void check_disruption(nw_kv_t *kv, const cJSON *spec, nw_admit_result_t *res)
 {
     path_t dp, fp, bp, ip, rp, xp;
     const cJSON *dis = opt_typed(kv, spec, "spec", "disruption", "object");
@@ -453,7 +484,9 @@ static void check_disruption(nw_kv_t *kv, const cJSON *spec)
     nw_kv_path(dp, "spec", "disruption");
     const char *ca = req_str(kv, dis, dp, "consolidateAfter");
     if (ca)
-        nw_kv_pattern(kv, nw_kv_path(fp, dp, "consolidateAfter"), ca, nw_kre(NW_RE_DUR_NEVER));
+        warn_duration(
+            res, fp, ca,
+            nw_kv_pattern(kv, nw_kv_path(fp, dp, "consolidateAfter"), ca, nw_kre(NW_RE_DUR_NEVER)));
     const char *pol = opt_str(kv, dis, dp, "consolidationPolicy");
     if (pol)
         nw_kv_enum(kv, nw_kv_path(fp, dp, "consolidationPolicy"), pol, POLICIES);
@@ -474,9 +507,13 @@ static void check_disruption(nw_kv_t *kv, const cJSON *spec)
         if (nodes)
             nw_kv_pattern(kv, nw_kv_path(fp, ip, "nodes"), nodes, nw_kre(NW_RE_BUDGET_NODES));
         if (sched)
-            nw_kv_pattern(kv, nw_kv_path(fp, ip, "schedule"), sched, nw_kre(NW_RE_CRON));
+            warn_schedule(
+                res, fp, sched,
+                nw_kv_pattern(kv, nw_kv_path(fp, ip, "schedule"), sched, nw_kre(NW_RE_CRON)));
         if (dur)
-            nw_kv_pattern(kv, nw_kv_path(fp, ip, "duration"), dur, nw_kre(NW_RE_BUDGET_DUR));
+            warn_duration(
+                res, fp, dur,
+                nw_kv_pattern(kv, nw_kv_path(fp, ip, "duration"), dur, nw_kre(NW_RE_BUDGET_DUR)));
         if ((nw_kv_get(b, "schedule") != NULL) != (nw_kv_get(b, "duration") != NULL))
             mismatch = 1;
         const cJSON *reasons = opt_typed(kv, b, ip, "reasons", "array");
@@ -569,14 +606,17 @@ nw_rc_t nw_nodepool_validate(const cJSON *obj, const cJSON *old, nw_kv_t *kv,
             free(seen);
             const char *ea = opt_str(kv, tspec, tp, "expireAfter");
             if (ea)
-                nw_kv_pattern(kv, nw_kv_path(fp, tp, "expireAfter"), ea, nw_kre(NW_RE_DUR_NEVER));
+                warn_duration(res, fp, ea,
+                              nw_kv_pattern(kv, nw_kv_path(fp, tp, "expireAfter"), ea,
+                                            nw_kre(NW_RE_DUR_NEVER)));
             const char *tgp = opt_str(kv, tspec, tp, "terminationGracePeriod");
             if (tgp)
-                nw_kv_pattern(kv, nw_kv_path(fp, tp, "terminationGracePeriod"), tgp,
-                              nw_kre(NW_RE_DUR));
+                warn_duration(res, fp, tgp,
+                              nw_kv_pattern(kv, nw_kv_path(fp, tp, "terminationGracePeriod"), tgp,
+                                            nw_kre(NW_RE_DUR)));
         }
     }
-    check_disruption(kv, spec);
+    check_disruption(kv, spec, res);
     check_limits(kv, spec);
     const cJSON *weight = opt_typed(kv, spec, "spec", "weight", "integer");
     if (weight)

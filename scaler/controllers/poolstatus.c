@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/cron.h"
 #include "api/nodepool.h"
 #include "api/quantity.h"
 #include "common/log.h"
@@ -250,6 +251,33 @@ static void registration_health(cJSON *conds, cJSON *st, const cJSON *old_st,
     }
 }
 
+/* DisruptionBudgetsValid (nodewarden's own; Karpenter has none): False naming the first
+ * budget whose schedule is not a cron expression (the CRD's pattern admits `99 99 99 99
+ * 99`): such a budget is never active and counts as allowing 0 disruptions. Added only
+ * when a schedule is bad, True again once none is; it is not one of Ready's dependents. */
+static void budgets_valid(cJSON *conds, const cJSON *nodepool, double gen, int64_t now)
+{
+    const cJSON *budgets =
+        nw_json_get(nw_json_get(nw_json_get(nodepool, "spec"), "disruption"), "budgets");
+    int i = 0;
+    char msg[800] = "";
+    for (const cJSON *b = cJSON_IsArray(budgets) ? budgets->child : NULL; b && !msg[0];
+         b = b->next, i++) {
+        const char *s = nw_json_str(b, "schedule");
+        nw_cron_t c;
+        nw_err_t e = {0};
+        if (s && nw_cron_parse(s, &c, &e) != NW_OK)
+            snprintf(msg, sizeof msg,
+                     "spec.disruption.budgets[%d].schedule %.64s is not a cron schedule (%.200s); "
+                     "it is never active and allows 0 disruptions",
+                     i, s, e.msg);
+    }
+    if (msg[0])
+        cond_set(conds, "DisruptionBudgetsValid", "False", "InvalidSchedule", msg, gen, now);
+    else if (cond_find(conds, "DisruptionBudgetsValid"))
+        cond_set(conds, "DisruptionBudgetsValid", "True", "DisruptionBudgetsValid", "", gen, now);
+}
+
 static void ready(cJSON *conds, double gen, int64_t now)
 {
     static const char *const deps[] = {"ValidationSucceeded", "NodeClassReady"};
@@ -304,6 +332,7 @@ cJSON *nw_poolstatus_compute(const nw_poolstatus_in_t *in)
         cond_set(conds, "ValidationSucceeded", "True", "ValidationSucceeded", "", gen, in->now_ns);
     node_class_ready(conds, in, gen);
     registration_health(conds, st, old, in, gen);
+    budgets_valid(conds, in->nodepool, gen, in->now_ns);
     ready(conds, gen, in->now_ns);
     return st;
 }

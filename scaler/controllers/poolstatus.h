@@ -16,7 +16,10 @@
  *                      reason, or True), NodeRegistrationHealthy (below), and Ready =
  *                      ValidationSucceeded and NodeClassReady (False
  *                      "UnhealthyDependents" / Unknown "ReconcilingDependents" with
- *                      "Type=Status, ..." otherwise) — the READY column
+ *                      "Type=Status, ..." otherwise) — the READY column;
+ *                      DisruptionBudgetsValid (nodewarden's own) False/InvalidSchedule
+ *                      when a budget's schedule is not a cron expression, True once
+ *                      fixed, absent otherwise (not a dependent of Ready)
  *
  * NodeRegistrationHealthy (Karpenter's nodepoolhealth tracker): each pool keeps the
  * outcomes of its last 4 launches (registered = healthy, not registered within the

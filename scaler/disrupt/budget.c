@@ -11,7 +11,7 @@
 
 #include "common/json.h"
 #include "api/duration.h"
-#include "scaler/disrupt/cron.h"
+#include "api/cron.h"
 #include "scaler/disrupt/disrupt.h"
 
 const char *nw_dis_reason_str(nw_dis_reason_t r)

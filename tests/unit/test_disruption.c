@@ -14,7 +14,7 @@
 #include "common/clock.h"
 #include "common/yaml.h"
 #include "scaler/sched/from_catalog.h"
-#include "scaler/disrupt/cron.h"
+#include "api/cron.h"
 #include "scaler/disrupt/disrupt.h"
 #include "scaler/disrupt/sim.h"
 #include "tests/unit/testutil.h"

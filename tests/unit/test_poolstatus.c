@@ -269,6 +269,43 @@ START_TEST(registration_health)
 }
 END_TEST
 
+/* A budget schedule that is not cron: DisruptionBudgetsValid False naming it; True once
+ * fixed; absent for a pool that never had one; Ready not affected. */
+START_TEST(budget_schedule_condition)
+{
+    cJSON *pool = parse(POOL);
+    cJSON *class = parse(CLASS_READY);
+    nw_reghealth_t t;
+    nw_reghealth_reset(&t);
+    int64_t t0 = 0;
+    nw_time_parse("2026-11-30T01:00:00Z", &t0);
+    cJSON *st = step(pool, class, NULL, NULL, 0, &t, NULL, 0, t0);
+    ck_assert_ptr_null(cond(st, "DisruptionBudgetsValid"));
+    cJSON *spec = cJSON_GetObjectItemCaseSensitive(pool, "spec");
+    cJSON_AddItemToObject(spec, "disruption",
+                          parse("{\"budgets\":[{\"nodes\":\"1\",\"schedule\":\"@daily\","
+                                "\"duration\":\"1h\"},{\"nodes\":\"0\",\"schedule\":"
+                                "\"99 99 99 99 99\",\"duration\":\"1h\"}]}"));
+    st = step(pool, class, NULL, NULL, 0, &t, NULL, 0, t0);
+    ck_assert_str_eq(cs(st, "DisruptionBudgetsValid"), "False");
+    ck_assert_str_eq(cr(st, "DisruptionBudgetsValid"), "InvalidSchedule");
+    ck_assert_str_eq(nw_json_str(cond(st, "DisruptionBudgetsValid"), "message"),
+                     "spec.disruption.budgets[1].schedule 99 99 99 99 99 is not a cron schedule "
+                     "(minute field \"99\" out of range 0-59); it is never active and allows 0 "
+                     "disruptions");
+    ck_assert_str_eq(cs(st, "Ready"), "True");
+    cJSON *b1 =
+        cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(
+                               cJSON_GetObjectItemCaseSensitive(spec, "disruption"), "budgets"),
+                           1);
+    cJSON_ReplaceItemInObjectCaseSensitive(b1, "schedule", cJSON_CreateString("*/5 * * * *"));
+    st = step(pool, class, NULL, NULL, 0, &t, NULL, 0, t0);
+    ck_assert_str_eq(cs(st, "DisruptionBudgetsValid"), "True");
+    cJSON_Delete(class);
+    cJSON_Delete(pool);
+}
+END_TEST
+
 START_TEST(validate)
 {
     char msg[512];
@@ -296,6 +333,7 @@ Suite *nw_poolstatus_suite(void)
     tcase_add_test(tc, readiness);
     tcase_add_test(tc, registration_health);
     tcase_add_test(tc, validate);
+    tcase_add_test(tc, budget_schedule_condition);
     suite_add_tcase(s, tc);
     return s;
 }

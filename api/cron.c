@@ -1,7 +1,7 @@
 /*
- * scaler/disrupt/cron.c — 5-field cron expressions in UTC (see cron.h).
+ * api/cron.c — 5-field cron expressions in UTC (see cron.h).
  */
-#include "scaler/disrupt/cron.h"
+#include "api/cron.h"
 
 #include <ctype.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /*
- * scaler/disrupt/cron.h — the cron schedules of NodePool disruption budgets
+ * api/cron.h — the cron schedules of NodePool disruption budgets
  * (kubernetes-sigs/karpenter pkg/apis/v1/nodepool.go Budget): standard 5-field expressions (minute
  * hour day-of-month month day-of-week; `*`, `?`, lists, ranges, steps, month and weekday names) and
  * the macros @yearly @annually @monthly @weekly @daily @midnight @hourly, always in UTC.
@@ -8,8 +8,8 @@
  *
  * Pure: no clock reads (times are passed in, epoch nanoseconds). Thread: any.
  */
-#ifndef NW_SCALER_DISRUPT_CRON_H
-#define NW_SCALER_DISRUPT_CRON_H
+#ifndef NW_API_CRON_H
+#define NW_API_CRON_H
 
 #include <stdbool.h>
 #include <stdint.h>
