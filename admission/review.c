@@ -481,6 +481,10 @@ static nw_rc_t deny_nul(const nw_admit_req_t *r, const char *where, nw_admit_res
     return rc;
 }
 
+#define TIMEOUT_MSG                                                                                \
+    "the request's time budget (?timeout= or webhook.requestTimeout) ran out while it was "        \
+    "being judged; no verdict"
+
 static const char *const op_names[] = {"CREATE", "UPDATE", "DELETE", "CONNECT"};
 
 static nw_rc_t handle(const nw_admit_ctx_t *ctx, nw_srv_lookup_fn lookup, int mutate,
@@ -497,6 +501,10 @@ static nw_rc_t handle(const nw_admit_ctx_t *ctx, nw_srv_lookup_fn lookup, int mu
 
     const nw_admit_req_t *r = &rv.req;
     copy(out->uid, sizeof out->uid, r->uid);
+    if (nw_admit_deadline_passed()) {
+        nw_srv_review_cleanup(&rv);
+        return fail(out, 504, NW_SRV_VERDICT_ERROR, "Timeout", TIMEOUT_MSG);
+    }
     copy(out->group, sizeof out->group, r->group);
     copy(out->kind, sizeof out->kind, r->kind);
     copy(out->name, sizeof out->name, r->name);
@@ -544,6 +552,10 @@ static nw_rc_t handle(const nw_admit_ctx_t *ctx, nw_srv_lookup_fn lookup, int mu
     }
     nw_admit_result_cleanup(&res);
     nw_srv_review_cleanup(&rv);
+    if (rc == NW_OK && nw_admit_deadline_passed()) { /* the rules stopped early: no verdict */
+        nw_buf_cleanup(&b);
+        return fail(out, 504, NW_SRV_VERDICT_ERROR, "Timeout", TIMEOUT_MSG);
+    }
     if (rc == NW_OK)
         return finish(out, &b, 200);
     nw_buf_cleanup(&b);

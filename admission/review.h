@@ -82,7 +82,7 @@ typedef const nw_admit_handler_t *(*nw_srv_lookup_fn)(const char *group, const c
 /* The outcome of one admission call, with copies of the request's identity
  * for logs and metrics (truncated to fit; "" when unknown). */
 typedef struct {
-    int status; /* HTTP status: 200, 400 or 500 */
+    int status; /* HTTP status: 200, 400, 500, or 504 once nw_admit_deadline_passed() */
     char *body; /* owned JSON (AdmissionReview or Status); free via cleanup */
     size_t body_len;
     nw_srv_verdict_t verdict;

@@ -4,6 +4,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+static _Thread_local int64_t t_deadline;
+
+void nw_admit_deadline_set(int64_t mono_ns)
+{
+    t_deadline = mono_ns;
+}
+
+bool nw_admit_deadline_passed(void)
+{
+    if (!t_deadline)
+        return false;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec > t_deadline;
+}
 
 void nw_admit_result_init(nw_admit_result_t *res)
 {

@@ -17,7 +17,9 @@
 #define NW_API_ADMIT_H
 
 #include <cjson/cJSON.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "common/err.h"
 
@@ -84,6 +86,18 @@ void nw_admit_result_cleanup(nw_admit_result_t *res);
 /** Add a printf-style warning (dropped silently past NW_ADMIT_MAX_WARNINGS). */
 nw_rc_t nw_admit_warn(nw_admit_result_t *res, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* ---- the time budget of the review being handled on this thread ---------------------
+ * The server sets the deadline of the request (the apiserver's ?timeout=, or
+ * webhook.requestTimeout) around the call; the validators check it in their loops over
+ * an object's items and stop early once it has passed, and the review is then answered
+ * with a timeout instead of a verdict (the caller has stopped waiting). Thread-local. */
+
+/** Deadline on CLOCK_MONOTONIC in ns for this thread's reviews; 0 = none. */
+void nw_admit_deadline_set(int64_t mono_ns);
+
+/** Has this thread's deadline passed? (false when none is set) */
+bool nw_admit_deadline_passed(void);
 
 /** The request's name, or metadata.name of its object, or "" (borrowed). */
 const char *nw_admit_object_name(const nw_admit_req_t *req);

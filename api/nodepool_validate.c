@@ -193,7 +193,7 @@ static void check_taints(nw_kv_t *kv, const cJSON *tspec, const char *tpath, con
         return;
     nw_kv_path(lp, tpath, name);
     size_t i = 0;
-    for (const cJSON *t = arr->child; t; t = t->next, i++) {
+    for (const cJSON *t = arr->child; t && !nw_admit_deadline_passed(); t = t->next, i++) {
         nw_kv_idx(ip, lp, i);
         if (!nw_kv_type(kv, ip, t, "object"))
             continue;
@@ -251,7 +251,7 @@ static void requirements_cel(nw_kv_t *kv, const char *lp, const cJSON *arr)
     /* self.all(): a false item wins over an evaluation error in another item */
     int f_in = 0, f_num = 0, f_min = 0;
     const char *e_in = NULL, *e_num = NULL, *e_min = NULL;
-    for (const cJSON *r = arr->child; r; r = r->next) {
+    for (const cJSON *r = arr->child; r && !nw_admit_deadline_passed(); r = r->next) {
         const cJSON *op = nw_kv_get(r, "operator");
         const cJSON *vals = nw_kv_get(r, "values");
         const cJSON *minv = nw_kv_get(r, "minValues");
@@ -314,7 +314,7 @@ static void check_requirements(nw_kv_t *kv, const cJSON *tspec, const char *tpat
         return;
     nw_kv_max_items(kv, lp, arr, 100);
     size_t i = 0;
-    for (const cJSON *r = arr->child; r; r = r->next, i++) {
+    for (const cJSON *r = arr->child; r && !nw_admit_deadline_passed(); r = r->next, i++) {
         nw_kv_idx(ip, lp, i);
         if (!nw_kv_type(kv, ip, r, "object"))
             continue;

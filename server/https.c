@@ -420,8 +420,12 @@ static enum MHD_Result admit(nw_https_t *s, struct MHD_Connection *c, req_t *r, 
     }
     int mutate = r->route == NW_ROUTE_MUTATE;
     nw_srv_adm_out_t out;
+    nw_admit_deadline_set(r->deadline_ns); /* the rules stop early once it has passed */
     nw_rc_t rc = nw_srv_admission_handle(s->o.admit_ctx, s->o.lookup, mutate, nw_buf_str(&r->body),
                                          r->body.len, &out);
+    nw_admit_deadline_set(0);
+    if (rc == NW_OK && out.status == 504)
+        atomic_fetch_add(&s->o.metrics->aborted, 1);
     if (rc != NW_OK) {
         nw_srv_adm_out_cleanup(&out);
         return respond_status(s, c, r, 500, "InternalError", "out of memory", NULL, method, url);

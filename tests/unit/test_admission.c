@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "admission/review.h"
 #include "server/metrics.h"
@@ -357,6 +358,36 @@ START_TEST(adm_utf8_escaped)
 }
 END_TEST
 
+/* The review's time budget: once this thread's deadline has passed the answer is 504
+ * Timeout, never a verdict made on part of the object; a deadline ahead changes nothing. */
+START_TEST(adm_deadline)
+{
+    size_t len;
+    char *body = nw_test_read_file("tests/data/admission/nodepool-create.json", &len);
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    int64_t now = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    nw_srv_adm_out_t out;
+    for (int m = 0; m < 2; m++) {
+        nw_admit_deadline_set(now - 1);
+        ck_assert_int_eq(nw_srv_admission_handle(&ctx, NULL, m, body, len, &out), NW_OK);
+        ck_assert_int_eq(out.status, 504);
+        ck_assert_int_eq(out.verdict, NW_SRV_VERDICT_ERROR);
+        ck_assert_msg(strstr(out.body, "\"reason\":\"Timeout\"") &&
+                          strstr(out.body, "?timeout= or webhook.requestTimeout"),
+                      "%s", out.body);
+        nw_srv_adm_out_cleanup(&out);
+        nw_admit_deadline_set(now + (int64_t)3600 * 1000000000);
+        ck_assert_int_eq(nw_srv_admission_handle(&ctx, NULL, m, body, len, &out), NW_OK);
+        ck_assert_int_eq(out.status, 200);
+        nw_srv_adm_out_cleanup(&out);
+    }
+    nw_admit_deadline_set(0);
+    ck_assert(!nw_admit_deadline_passed());
+    free(body);
+}
+END_TEST
+
 START_TEST(metrics_render)
 {
     nw_metrics_t m;
@@ -407,6 +438,7 @@ Suite *nw_admission_suite(void)
     tcase_add_test(tc, adm_real_table);
     tcase_add_test(tc, adm_raw_bytes);
     tcase_add_test(tc, adm_utf8_escaped);
+    tcase_add_test(tc, adm_deadline);
     tcase_add_test(tc, metrics_render);
     suite_add_tcase(s, tc);
     return s;
