@@ -663,56 +663,80 @@ static void stamp_hashes(cJSON *nodeclaim, const nw_kube_snap_t *s)
         nw_log_warn("drift", "cannot stamp the NodeClaim's drift hashes", NW_LS("error", err.msg));
 }
 
-nw_rc_t nw_claim_create(nw_claims_t *k, const nw_kube_snap_t *ks, const nw_simsnap_t *s,
-                        const nw_sched_claim_t *cl, const nw_simsnap_claim_opts_t *o, char *name,
-                        size_t namelen, nw_err_t *err)
+/* One NodeClaim to create: its body, then the API's answer. */
+typedef struct {
+    const nw_sched_claim_t *cl;
+    const char *poolname, *first;
+    int ntypes;
+    cJSON *body, *created; /* owned */
+    nw_rc_t rc;
+    nw_err_t err;
+} create_t;
+
+/* The body of simulated claim x->cl (the reconcile thread; pure). */
+static nw_rc_t create_prepare(nw_claims_t *k, const nw_kube_snap_t *ks, const nw_simsnap_t *s,
+                              const nw_simsnap_claim_opts_t *o, create_t *x)
+{
+    if (!nw_ctl_may_write(k->deps))
+        return x->rc = nw_err_set(&x->err, NW_EINVAL, "", "not leading");
+    x->poolname = nw_sched_pool_name(s->sched, (size_t)x->cl->pool);
+    const nw_kube_obj_t *pool =
+        x->poolname ? nw_kube_snap_get(ks, NW_KUBE_NODEPOOLS, NULL, x->poolname) : NULL;
+    if (!pool)
+        return x->rc = nw_err_set(&x->err, NW_EINVAL, "", "NodePool %s not found",
+                                  x->poolname ? x->poolname : "");
+    x->first = "";
+    x->body = nw_simsnap_claim_body(s, x->cl, pool, o, &x->ntypes, &x->first, &x->err);
+    if (!x->body)
+        return x->rc = x->err.rc != NW_OK ? x->err.rc : NW_EINVAL;
+    stamp_hashes(x->body, ks);
+    return x->rc = NW_OK;
+}
+
+/* The create call (any thread: the Kubernetes client is thread-safe). */
+static void create_post(nw_claims_t *k, create_t *x)
+{
+    if (x->rc != NW_OK)
+        return;
+    x->rc =
+        nw_kube_create(k->deps->kube, &nw_kube_res_nodeclaims, NULL, x->body, &x->created, &x->err);
+    cJSON_Delete(x->body);
+    x->body = NULL;
+}
+
+/* What follows a create (the reconcile thread): memory, nominations, Events, the launch. */
+static nw_rc_t create_finish(nw_claims_t *k, const nw_kube_snap_t *ks, const nw_simsnap_t *s,
+                             const nw_simsnap_claim_opts_t *o, create_t *x, char *name,
+                             size_t namelen)
 {
     nw_ctl_deps_t *c = k->deps;
-    static const nw_simsnap_claim_opts_t defaults = {0};
-    if (!o)
-        o = &defaults;
+    const nw_sched_claim_t *cl = x->cl;
     if (name && namelen)
         name[0] = 0;
-    if (!nw_ctl_may_write(c))
-        return nw_err_set(err, NW_EINVAL, "", "not leading");
-    const char *poolname = nw_sched_pool_name(s->sched, (size_t)cl->pool);
-    const nw_kube_obj_t *pool =
-        poolname ? nw_kube_snap_get(ks, NW_KUBE_NODEPOOLS, NULL, poolname) : NULL;
-    if (!pool)
-        return nw_err_set(err, NW_EINVAL, "", "NodePool %s not found", poolname ? poolname : "");
-    int ntypes = 0;
-    const char *first = "";
-    cJSON *body = nw_simsnap_claim_body(s, cl, pool, o, &ntypes, &first, err);
-    if (!body)
-        return err && err->rc != NW_OK ? err->rc : NW_EINVAL;
-    stamp_hashes(body, ks);
-    cJSON *created = NULL;
-    nw_rc_t rc = nw_kube_create(c->kube, &nw_kube_res_nodeclaims, NULL, body, &created, err);
-    cJSON_Delete(body);
-    if (rc != NW_OK) {
-        nw_log_error("provisioner", "cannot create a NodeClaim", NW_LS("nodepool", poolname),
-                     NW_LS("error", err ? err->msg : ""));
-        return rc;
+    if (x->rc != NW_OK) {
+        if (x->poolname && x->rc != NW_EINVAL)
+            nw_log_error("provisioner", "cannot create a NodeClaim", NW_LS("nodepool", x->poolname),
+                         NW_LS("error", x->err.msg));
+        return x->rc;
     }
     atomic_fetch_add(&k->created, 1);
-    const char *nm = nw_json_str_at(created, "metadata.name");
-    if (!nm) {
-        cJSON_Delete(created);
-        return nw_err_set(err, NW_EKUBE, "metadata.name", "the created NodeClaim has no name");
-    }
+    const char *nm = nw_json_str_at(x->created, "metadata.name");
+    if (!nm)
+        return x->rc = nw_err_set(&x->err, NW_EKUBE, "metadata.name",
+                                  "the created NodeClaim has no name");
     if (name && namelen)
         snprintf(name, namelen, "%s", nm);
     nw_log_info(
-        "provisioner", "created NodeClaim", NW_LS("nodeclaim", nm), NW_LS("nodepool", poolname),
-        NW_LS("reason", o->reason ? o->reason : "provisioning"), NW_LS("instanceType", first),
-        NW_LI("instanceTypes", ntypes), NW_LS("zone", cl->zone),
+        "provisioner", "created NodeClaim", NW_LS("nodeclaim", nm), NW_LS("nodepool", x->poolname),
+        NW_LS("reason", o->reason ? o->reason : "provisioning"), NW_LS("instanceType", x->first),
+        NW_LI("instanceTypes", x->ntypes), NW_LS("zone", cl->zone),
         NW_LS("capacityType", o->capacity_type ? o->capacity_type : cl->capacity_type),
         NW_LF("price", cl->price), NW_LI("pods", cl->npods));
     int64_t mono = nw_clock_mono(c->clock);
     nw_inflight_claim_t *m = nw_inflight_remember(&k->mem->inflight, nm, mono);
     if (m) {
         cJSON_Delete(m->obj);
-        m->obj = nw_json_dup(created);
+        m->obj = nw_json_dup(x->created);
     }
     char msg[400];
     snprintf(msg, sizeof msg, "Pod should schedule on: nodeclaim/%s", nm);
@@ -726,7 +750,83 @@ nw_rc_t nw_claim_create(nw_claims_t *k, const nw_kube_snap_t *ks, const nw_simsn
             nw_ctl_event(c, &nw_kube_res_pods, s->pods[pi]->json, "Normal", "Nominated", msg);
     }
     nw_ctl_fault(c, "nodeclaim-created", nm); /* test-only crash point (ctl.h) */
-    nw_claim_launch(k, ks, created, 1);
-    cJSON_Delete(created);
+    nw_claim_launch(k, ks, x->created, 1);
     return NW_OK;
+}
+
+static void create_free(create_t *x)
+{
+    cJSON_Delete(x->body);
+    cJSON_Delete(x->created);
+}
+
+nw_rc_t nw_claim_create(nw_claims_t *k, const nw_kube_snap_t *ks, const nw_simsnap_t *s,
+                        const nw_sched_claim_t *cl, const nw_simsnap_claim_opts_t *o, char *name,
+                        size_t namelen, nw_err_t *err)
+{
+    static const nw_simsnap_claim_opts_t defaults = {0};
+    if (!o)
+        o = &defaults;
+    create_t x = {.cl = cl};
+    create_prepare(k, ks, s, o, &x);
+    create_post(k, &x);
+    nw_rc_t rc = create_finish(k, ks, s, o, &x, name, namelen);
+    if (rc != NW_OK && err)
+        *err = x.err;
+    create_free(&x);
+    return rc;
+}
+
+/* The creates of a batch on up to workers threads of their own (the launch workers may be
+ * busy with slow launches; these are short API calls the caller waits for). */
+typedef struct {
+    nw_claims_t *k;
+    create_t *xs;
+    int n;
+    atomic_int next;
+} create_batch_t;
+
+static void *create_main(void *arg)
+{
+    create_batch_t *b = arg;
+    for (int i; (i = atomic_fetch_add(&b->next, 1)) < b->n;)
+        create_post(b->k, &b->xs[i]);
+    return NULL;
+}
+
+int nw_claims_create_batch(nw_claims_t *k, const nw_kube_snap_t *ks, const nw_simsnap_t *s,
+                           const nw_sched_claim_t *claims, int n, const nw_simsnap_claim_opts_t *o)
+{
+    static const nw_simsnap_claim_opts_t defaults = {0};
+    if (!o)
+        o = &defaults;
+    create_t *xs = n > 0 ? calloc((size_t)n, sizeof *xs) : NULL;
+    if (!xs)
+        return 0;
+    for (int i = 0; i < n; i++) {
+        xs[i].cl = &claims[i];
+        create_prepare(k, ks, s, o, &xs[i]);
+    }
+    create_batch_t b = {k, xs, n, 0};
+    pthread_t th[64];
+    int nt = k->o.workers < n ? k->o.workers : n;
+    if (nt > (int)(sizeof th / sizeof *th))
+        nt = (int)(sizeof th / sizeof *th);
+    int started = 0;
+    while (started < nt - 1 && pthread_create(&th[started], NULL, create_main, &b) == 0)
+        started++;
+    create_main(&b); /* this thread takes its share (all of them without workers) */
+    for (int i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    int created = 0;
+    for (int i = 0; i < n; i++) {
+        char name[256];
+        if (create_finish(k, ks, s, o, &xs[i], name, sizeof name) == NW_OK)
+            created++;
+        else
+            nw_log_warn("provisioner", "NodeClaim not created", NW_LS("error", xs[i].err.msg));
+        create_free(&xs[i]);
+    }
+    free(xs);
+    return created;
 }

@@ -93,6 +93,18 @@ nw_rc_t nw_claim_create(nw_claims_t *k, const nw_kube_snap_t *ks, const nw_simsn
                         const nw_sched_claim_t *cl, const nw_simsnap_claim_opts_t *o, char *name,
                         size_t namelen, nw_err_t *err);
 
+/**
+ * Create (and launch) the NodeClaims for the n simulated claims of s, as nw_claim_create
+ * does one: the bodies are built and the creates' results written back (memory,
+ * nominations, Events, the launch) in order on this thread, the create calls themselves
+ * run on up to opts.workers short-lived threads at once (Karpenter's CreateNodeClaims runs
+ * a batch's creates with workqueue.ParallelizeUntil) and this thread waits for them; with
+ * no workers, one after another. A claim that cannot be created is logged. Returns how
+ * many were created.
+ */
+int nw_claims_create_batch(nw_claims_t *k, const nw_kube_snap_t *ks, const nw_simsnap_t *s,
+                           const nw_sched_claim_t *claims, int n, const nw_simsnap_claim_opts_t *o);
+
 /** Launch NodeClaim nc (no providerID yet); fresh = created by this process just now (the
  * lookup of an earlier launch's instance is skipped). With workers the launch is queued
  * and its outcome written by a later nw_claims_collect. An insufficient-capacity launch

@@ -173,12 +173,9 @@ static void provision(nw_prov_t *p, const nw_kube_snap_t *s, size_t npend)
                           NULL);
     }
     nw_noms_event_prune(p->mem->noms);
-    for (int i = 0; i < r.nclaims && nw_ctl_may_write(c); i++) {
-        char name[256];
-        nw_err_t e = {0};
+    if (r.nclaims > 0 && nw_ctl_may_write(c)) {
         nw_simsnap_claim_opts_t co = {.reason = "provisioning"};
-        if (nw_claim_create(p->claims, s, &ss, &r.claims[i], &co, name, sizeof name, &e) != NW_OK)
-            nw_log_warn("provisioner", "NodeClaim not created", NW_LS("error", e.msg));
+        nw_claims_create_batch(p->claims, s, &ss, r.claims, r.nclaims, &co);
     }
     nw_sched_results_free(&r);
     nw_simsnap_free(&ss);

@@ -5,7 +5,8 @@
  *   launches     on launch workers: a launch the cloud holds does not hold the provisioner's
  *                tick or termination's, is not queued twice and is written back once it
  *                ends; at most `workers` launches are in the cloud at once; the client token
- *                is the NodeClaim's uid and moves on only after the cloud spent it
+ *                is the NodeClaim's uid and moves on only after the cloud spent it; a batch's
+ *                NodeClaim creates run at the same time
  *   lifecycle    a Node with the claim's providerID -> Registered; no Node past the
  *                registration timeout -> the NodeClaim is deleted
  *   expiry       the clock past spec.expireAfter -> the NodeClaim is deleted, counted once
@@ -316,6 +317,83 @@ START_TEST(launch_token_moves_on_only_when_spent)
 }
 END_TEST
 
+/* Holds each NodeClaim POST until two are inside the fake API at once (or 10 s pass):
+ * the hook runs under the API's mutex, which the wait releases. */
+typedef struct {
+    pthread_mutex_t *mu;
+    pthread_cond_t cv;
+    int inside, max, open;
+} create_gate_t;
+
+static int create_gate(void *ud, const fake_req_t *r, fake_conn_t *c)
+{
+    (void)c;
+    create_gate_t *g = ud;
+    if (strcmp(r->method, "POST") != 0 || !strstr(r->path, "/nodeclaims"))
+        return 0;
+    if (++g->inside > g->max)
+        g->max = g->inside;
+    if (g->inside >= 2)
+        g->open = 1;
+    pthread_cond_broadcast(&g->cv);
+    struct timespec dl;
+    nw_deadline_after(&dl, CLOCK_REALTIME, 10000);
+    while (!g->open && pthread_cond_timedwait(&g->cv, g->mu, &dl) == 0) {
+    }
+    g->inside--;
+    return 0; /* answered as usual */
+}
+
+START_TEST(batch_creates_run_together)
+{
+    ctlfix_t f;
+    ctlfix_init(&f);
+    claims_workers(&f, 2);
+    nw_prov_t *p = prov_new(&f);
+    ctlfix_put_nodeclass(&f);
+    ctlfix_put_nodepool(&f, NULL);
+    const char *zones[] = {"a", "b", "c"};
+    for (int i = 0; i < 3; i++) {
+        char js[1024];
+        snprintf(js, sizeof js,
+                 "{\"metadata\":{\"name\":\"web-%s\",\"namespace\":\"default\",\"uid\":"
+                 "\"uid-web-%s\",\"creationTimestamp\":\"2026-11-30T11:59:00Z\"},\"spec\":{"
+                 "\"nodeSelector\":{\"topology.kubernetes.io/zone\":\"us-west-2%s\"},"
+                 "\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"1\","
+                 "\"memory\":\"1Gi\"}}}]},\"status\":{\"phase\":\"Pending\",\"conditions\":[{"
+                 "\"type\":\"PodScheduled\",\"status\":\"False\",\"reason\":\"Unschedulable\"}]}}",
+                 zones[i], zones[i], zones[i]);
+        ctlfix_put(&f, NW_KUBE_PODS, js, 1);
+    }
+    create_gate_t g = {.mu = &f.api.mu};
+    pthread_cond_init(&g.cv, NULL);
+    pthread_mutex_lock(&f.api.mu);
+    f.api.hook = create_gate;
+    f.api.hook_ud = &g;
+    pthread_mutex_unlock(&f.api.mu);
+    int mark = ctlfix_mark(&f);
+    tick_prov(&f, p);
+    nw_clock_fake_advance(&f.clk, 1100 * NW_NS_PER_MS);
+    tick_prov(&f, p); /* one batch, three NodeClaims (one per zone) */
+    ck_assert_int_eq(ctlfix_count(&f, mark, "POST", "/apis/karpenter.sh/v1/nodeclaims", NULL), 3);
+    pthread_mutex_lock(&f.api.mu);
+    f.api.hook = NULL;
+    int max = g.max;
+    pthread_mutex_unlock(&f.api.mu);
+    ck_assert_int_eq(max, 2);
+    ck_assert(nw_claims_wait_idle(f.claims, 10000));
+    tick_prov(&f, p);
+    ck_assert_int_eq(f.cloud->launches, 3);
+    nw_buf_t b;
+    nw_buf_init(&b, 1 << 20);
+    ck_assert(ctlfix_metric(&b, nw_claims_metrics(f.claims, &b),
+                            "nodewarden_nodeclaims_created_total 3\n"));
+    pthread_cond_destroy(&g.cv);
+    nw_prov_free(p);
+    ctlfix_free(&f);
+}
+END_TEST
+
 /* ---- lifecycle ---- */
 
 START_TEST(lifecycle_registers_node)
@@ -557,6 +635,7 @@ Suite *nw_controllers_suite(void)
     tcase_add_test(t, launch_held_by_the_cloud_stalls_no_tick);
     tcase_add_test(t, launches_bounded_by_workers);
     tcase_add_test(t, launch_token_moves_on_only_when_spent);
+    tcase_add_test(t, batch_creates_run_together);
     tcase_add_test(t, lifecycle_registers_node);
     tcase_add_test(t, lifecycle_registration_timeout_deletes);
     tcase_add_test(t, expiry_deletes_past_expire_after);
