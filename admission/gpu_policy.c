@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "admission/gpu_int.h"
+#include "common/log.h"
 
 /* One class's settings as the configuration names them. */
 typedef struct {
@@ -98,6 +99,16 @@ static nw_rc_t load_class(nw_gpu_policy_t *out, size_t idx, const class_cfg_t *s
     return NW_OK;
 }
 
+/* is resource r listed, as it is, among class s's resources (its "prefix*" patterns do
+ * not count: a pattern overlapping another class is a mistake to name, not to mend) */
+static bool claimed_by(const class_cfg_t *s, const char *r)
+{
+    for (size_t i = 0; i < s->resources->n; i++)
+        if (strcmp(r, s->resources->v[i]) == 0)
+            return true;
+    return false;
+}
+
 static class_cfg_t other_class(const char *name, const char *prefix,
                                const struct nw_config_accel *a)
 {
@@ -152,9 +163,32 @@ nw_rc_t nw_srv_gpu_policy(const nw_config_t *cfg, const char *self_namespace, nw
         cls[ncls++] = other_class("neuron", "gpu.classes.neuron", &cfg->gpu.neuron);
     if (cfg->gpu.gaudi.enabled)
         cls[ncls++] = other_class("gaudi", "gpu.classes.gaudi", &cfg->gpu.gaudi);
-    for (size_t i = 0; i < ncls; i++)
-        if ((rc = load_class(out, i, &cls[i], err)) != NW_OK)
-            return rc;
+    /* the single-class settings of old listed every accelerator's resources in
+     * gpu.resources (the old default did): an entry another enabled class claims is that
+     * class's now, said once at start, so such a configuration keeps working */
+    const nw_strlist_t *legacy = cls[0].resources;
+    char **kept = calloc(legacy->n + 1, sizeof *kept);
+    if (!kept)
+        return oom(out, err);
+    nw_strlist_t nv = {kept, 0};
+    for (size_t i = 0; i < legacy->n; i++) {
+        size_t j = 1;
+        while (j < ncls && !claimed_by(&cls[j], legacy->v[i]))
+            j++;
+        if (j < ncls)
+            nw_log_warn("gpu",
+                        "a resource in gpu.resources belongs to another accelerator class; "
+                        "judged as that class's (drop it from gpu.resources to silence this)",
+                        NW_LS("resource", legacy->v[i]), NW_LS("class", cls[j].name));
+        else
+            kept[nv.n++] = legacy->v[i];
+    }
+    cls[0].resources = &nv;
+    for (size_t i = 0; i < ncls && rc == NW_OK; i++)
+        rc = load_class(out, i, &cls[i], err);
+    free(kept);
+    if (rc != NW_OK)
+        return rc;
     /* exempt: the configured namespaces plus our own */
     size_t n = cfg->gpu.exemptNamespaces.n;
     const char **ex = calloc(n + 1, sizeof *ex);

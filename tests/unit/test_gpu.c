@@ -628,14 +628,28 @@ START_TEST(policy_from_config)
     nw_gpu_policy_cleanup(&a);
     nw_gpu_policy_cleanup(&b);
     /* the single-class settings of old: all accelerator resources in gpu.resources; with
-     * the other classes off that is one class, with them on a resource in two classes */
+     * the other classes on, each entry they claim is theirs (the configuration keeps
+     * working), with them off that is one class */
     ck_assert_int_eq(nw_config_set(&cfg, "gpu.resources",
                                    "nvidia.com/gpu,amd.com/gpu,aws.amazon.com/neuron", &err),
                      NW_OK);
-    ck_assert_int_eq(nw_srv_gpu_policy(&cfg, "", &a, &err), NW_EINVAL);
-    ck_assert_str_eq(err.path, "gpu.classes.amd.resources");
-    ck_assert_ptr_nonnull(strstr(err.msg, "amd.com/gpu is also a resource of the nvidia class"));
-    memset(&err, 0, sizeof err);
+    ck_assert_int_eq(nw_srv_gpu_policy(&cfg, "", &a, &err), NW_OK);
+    ck_assert_uint_eq(a.nclasses, 4);
+    ck_assert_str_eq(a.classes[0].name, "nvidia");
+    ck_assert_uint_eq(a.classes[0].nresources, 1);
+    ck_assert_str_eq(a.classes[0].resources[0], "nvidia.com/gpu");
+    ck_assert_str_eq(a.classes[nw_gpu_resource_class(&a, "amd.com/gpu")].name, "amd");
+    ck_assert_str_eq(a.classes[nw_gpu_resource_class(&a, "aws.amazon.com/neuron")].name, "neuron");
+    nw_gpu_policy_cleanup(&a);
+    /* an entry no other class claims stays the NVIDIA class's */
+    ck_assert_int_eq(nw_config_set(&cfg, "gpu.resources", "nvidia.com/gpu,example.com/fpga", &err),
+                     NW_OK);
+    ck_assert_int_eq(nw_srv_gpu_policy(&cfg, "", &a, &err), NW_OK);
+    ck_assert_int_eq(nw_gpu_resource_class(&a, "example.com/fpga"), 0);
+    nw_gpu_policy_cleanup(&a);
+    ck_assert_int_eq(nw_config_set(&cfg, "gpu.resources",
+                                   "nvidia.com/gpu,amd.com/gpu,aws.amazon.com/neuron", &err),
+                     NW_OK);
     ck_assert_int_eq(nw_config_set(&cfg, "gpu.classes.amd.enabled", "false", &err), NW_OK);
     ck_assert_int_eq(nw_config_set(&cfg, "gpu.classes.neuron.enabled", "false", &err), NW_OK);
     ck_assert_int_eq(nw_srv_gpu_policy(&cfg, "", &a, &err), NW_OK);
