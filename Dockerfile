@@ -21,6 +21,6 @@ RUN apt-get update \
  && groupadd -g 65532 nodewarden && useradd -u 65532 -g 65532 -M -d /nonexistent -s /usr/sbin/nologin nodewarden
 COPY --from=build /src/build/nodewarden /usr/local/bin/nodewarden
 USER 65532:65532
-EXPOSE 8443
+EXPOSE 8443 8080
 ENTRYPOINT ["/usr/local/bin/nodewarden"]
 CMD ["serve", "--config", "/etc/nodewarden/config.yaml"]
