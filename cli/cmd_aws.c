@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "common/json.h"
 #include "common/log.h"
@@ -247,6 +248,13 @@ static int verb_launch(nw_srv_aws_args_t *a, nw_cloud_t *cloud)
         if (i > 0 && a->interval_ms > 0)
             sleep_ms(a->interval_ms);
         req.nodeclaim = claim;
+        /* one ClientToken per launch of this run: the EC2 client's retries of a CreateFleet
+         * that timed out get the first answer back instead of a second instance, while
+         * running the command again launches again */
+        char token[64];
+        snprintf(token, sizeof token, "nw-cli-%llx-%x-%d", (unsigned long long)time(NULL),
+                 (unsigned)getpid(), i);
+        req.client_token = token;
         nw_launch_result_t res;
         nw_ec2_error_t ae;
         if (nw_aws_cloud_launch(cloud, &req, &res, &ae, &err) != NW_OK) {
