@@ -38,6 +38,7 @@ static const key_t_ keys[] = {
      0},
     {"settings.reservedENIs", T_INT, OFF(settings.reservedENIs), "0", 0, 1000},
     {"settings.isolatedVPC", T_BOOL, OFF(settings.isolatedVPC), "false", 0, 0},
+    {"settings.featureGates", T_STR, OFF(settings.featureGates), "", 0, 0},
     {"kubernetes.kubeconfig", T_STR, OFF(kubernetes.kubeconfig), "", 0, 0},
     {"kubernetes.context", T_STR, OFF(kubernetes.context), "", 0, 0},
     {"kubernetes.qps", T_FLOAT, OFF(kubernetes.qps), "50", 0, 0},
@@ -611,6 +612,92 @@ nw_rc_t nw_config_validate(const nw_config_t *cfg, nw_err_t *err)
         return nw_err_set(err, NW_EINVAL, "settings.batchMaxDuration",
                           "settings.batchMaxDuration: must not be shorter than "
                           "settings.batchIdleDuration");
+    nw_feature_gates_t fg;
+    return nw_config_feature_gates(cfg->settings.featureGates, &fg, 0, err);
+}
+
+/* ---- feature gates (Karpenter's --feature-gates / FEATURE_GATES) ---------------------- */
+
+/* kubernetes-sigs/karpenter pkg/operator/options/options.go: the gates and their defaults;
+ * implemented: whether nodewarden changes behaviour with the gate */
+static const struct {
+    const char *name;
+    int def, implemented;
+} gates[] = {
+    {"NodeRepair", 0, 0},  {"ReservedCapacity", 1, 1}, {"SpotToSpotConsolidation", 0, 1},
+    {"NodeOverlay", 0, 0}, {"StaticCapacity", 0, 0},   {"CapacityBuffer", 0, 0},
+};
+
+/* strconv.ParseBool's spellings (cliflag's MapStringBool parses with it) */
+static int parse_go_bool(const char *s, size_t n, int *out)
+{
+    static const char *const t[] = {"1", "t", "T", "TRUE", "true", "True"};
+    static const char *const f[] = {"0", "f", "F", "FALSE", "false", "False"};
+    for (int i = 0; i < 6; i++) {
+        if (strlen(t[i]) == n && strncmp(s, t[i], n) == 0) {
+            *out = 1;
+            return 0;
+        }
+        if (strlen(f[i]) == n && strncmp(s, f[i], n) == 0) {
+            *out = 0;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+nw_rc_t nw_config_feature_gates(const char *s, nw_feature_gates_t *out, int warn, nw_err_t *err)
+{
+    memset(out, 0, sizeof *out);
+    out->reserved_capacity = 1;
+    out->spot_to_spot = -1;
+    const char *p = s ? s : "";
+    while (*p) {
+        const char *end = strchr(p, ',');
+        const char *a = p, *b = end ? end : p + strlen(p);
+        p = end ? end + 1 : b;
+        while (a < b && (*a == ' ' || *a == '\t'))
+            a++;
+        while (b > a && (b[-1] == ' ' || b[-1] == '\t'))
+            b--;
+        if (a == b)
+            continue;
+        const char *eq = memchr(a, '=', (size_t)(b - a));
+        int v = 0;
+        if (!eq)
+            return nw_err_set(err, NW_EINVAL, "settings.featureGates",
+                              "settings.featureGates: missing bool value for %.*s", (int)(b - a),
+                              a);
+        int nl = (int)(eq - a);
+        if (parse_go_bool(eq + 1, (size_t)(b - eq - 1), &v) != 0)
+            return nw_err_set(err, NW_EINVAL, "settings.featureGates",
+                              "settings.featureGates: invalid value of %.*s: \"%.*s\" (true or "
+                              "false)",
+                              nl, a, (int)(b - eq - 1), eq + 1);
+        char name[64];
+        snprintf(name, sizeof name, "%.*s", nl, a);
+        size_t g = 0;
+        while (g < sizeof gates / sizeof gates[0] && strcmp(gates[g].name, name) != 0)
+            g++;
+        if (g == sizeof gates / sizeof gates[0]) {
+            if (warn) /* Karpenter ignores a gate it does not know, silently */
+                nw_log_warn("config", "settings.featureGates: unknown feature gate, ignored",
+                            NW_LS("gate", name));
+            continue;
+        }
+        if (strcmp(name, "SpotToSpotConsolidation") == 0)
+            out->spot_to_spot = v;
+        else if (strcmp(name, "ReservedCapacity") == 0)
+            out->reserved_capacity = v;
+        else if (v && !gates[g].implemented) {
+            out->unimplemented++;
+            if (warn)
+                nw_log_warn("config",
+                            "settings.featureGates: nodewarden does not implement this feature; "
+                            "the gate changes nothing",
+                            NW_LS("gate", name));
+        }
+    }
     return NW_OK;
 }
 
@@ -678,7 +765,16 @@ nw_rc_t nw_config_load_args(nw_config_t *cfg, int argc, char **argv, nw_err_t *e
             return rc;
         i += used;
     }
-    return nw_config_validate(cfg, err);
+    if ((rc = nw_config_validate(cfg, err)) != NW_OK)
+        return rc;
+    /* the SpotToSpotConsolidation gate, when given, sets
+     * scaler.disruption.spotToSpotConsolidation */
+    nw_feature_gates_t fg;
+    if ((rc = nw_config_feature_gates(cfg->settings.featureGates, &fg, 1, err)) != NW_OK)
+        return rc;
+    if (fg.spot_to_spot >= 0)
+        cfg->scaler.disruption.spotToSpot = fg.spot_to_spot;
+    return NW_OK;
 }
 
 nw_rc_t nw_config_get(const nw_config_t *cfg, const char *key, char *buf, size_t len)

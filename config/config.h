@@ -36,7 +36,8 @@ typedef struct {
         int64_t batchMaxDuration_ns;
         double vmMemoryOverheadPercent;
         int64_t reservedENIs;
-        int isolatedVPC; /* no Pricing API: the embedded on-demand prices serve */
+        int isolatedVPC;    /* no Pricing API: the embedded on-demand prices serve */
+        char *featureGates; /* Karpenter's FEATURE_GATES syntax: "Gate=true,Gate2=false" */
     } settings;
     struct {
         char *kubeconfig;
@@ -170,5 +171,20 @@ nw_rc_t nw_config_get(const nw_config_t *cfg, const char *key, char *buf, size_t
 
 /** Print the list of keys with their types and defaults (for --help). */
 void nw_config_print_keys(void *file);
+
+/* Karpenter's feature gates (kubernetes-sigs/karpenter pkg/operator/options/options.go):
+ * NodeRepair, ReservedCapacity, SpotToSpotConsolidation, NodeOverlay, StaticCapacity,
+ * CapacityBuffer. */
+typedef struct {
+    int spot_to_spot;      /* SpotToSpotConsolidation: -1 = not given, else 0/1 */
+    int reserved_capacity; /* default 1; nodewarden launches no reservations either way */
+    int unimplemented;     /* gates nodewarden does not implement that are turned on */
+} nw_feature_gates_t;
+
+/** Parse "Gate=bool,..." as Karpenter does (cliflag MapStringBool, strconv.ParseBool
+ * spellings; an unknown gate is ignored, as Karpenter ignores it). With warn, an unknown
+ * gate and a gate nodewarden does not implement turned on are logged. NW_EINVAL naming
+ * settings.featureGates for a pair without "=" or with a value that is not a bool. */
+nw_rc_t nw_config_feature_gates(const char *s, nw_feature_gates_t *out, int warn, nw_err_t *err);
 
 #endif

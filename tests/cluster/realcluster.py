@@ -225,8 +225,8 @@ class RealCluster:
         cm = self.admin.get('/api/v1/namespaces/%s/configmaps/%s' % (NAMESPACE, RELEASE))
         text = cm['data']['config.yaml']
         subs = [(r'(\n  kubeconfig: )""', r'\1"%s"' % self.nw_kubeconfig),
-                (r'(\n  tlsCert: )/etc/nodewarden/tls/tls.crt', r'\1%s' % os.path.join(d, 'tls.crt')),
-                (r'(\n  tlsKey: )/etc/nodewarden/tls/tls.key', r'\1%s' % os.path.join(d, 'tls.key'))]
+                (r'(\n  tlsCert: )"/etc/nodewarden/tls/tls.crt"', r'\1"%s"' % os.path.join(d, 'tls.crt')),
+                (r'(\n  tlsKey: )"/etc/nodewarden/tls/tls.key"', r'\1"%s"' % os.path.join(d, 'tls.key'))]
         for rx, rep in subs:
             text, n = re.subn(rx, rep, text)
             if n != 1:

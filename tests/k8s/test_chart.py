@@ -2,9 +2,13 @@
 `make k8s-bins`): `helm lint` accepts the defaults and every bound of
 values.schema.json's numeric values, refuses one step past each bound naming the
 value, and `helm template` renders the edge values where the templates put them
-(replicaCount 0 included: a user scaling the controller down). Run by `make test`
-(job k8s/test_chart) with NW_K8S_BIN set."""
+(replicaCount 0 included: a user scaling the controller down); every configuration key
+`nodewarden serve --help` lists reaches the rendered config.yaml from the values (set to
+a non-default value each, all in one render, which nodewarden then loads). Run by
+`make test` (job k8s/test_chart) with NW_K8S_BIN set."""
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -34,8 +38,78 @@ BOUNDS = {
     "kubernetes.qps": (0, None),
     "kubernetes.burst": (1, 100000),
     "podDisruptionBudget.maxUnavailable": (0, None),
+    "webhook.threads": (0, 1024),
+    "webhook.maxConnections": (1, 1000000),
+    "aws.testing.maxResults": (0, 1000),
+    "scaler.launchConcurrency": (0, 256),
 }
 NUMBERS = {"settings.vmMemoryOverheadPercent", "kubernetes.qps"}
+
+NW_BIN = os.environ.get("NW_BIN", os.path.join(ROOT, "build", "nodewarden"))
+FULLNAME = "nodewarden"  # release "nodewarden", no overrides
+NS = "nodewarden"
+
+# config keys that come from another value (key -> (value path, value set, config value)),
+# every other key from the value of the same path
+DERIVED = {
+    "webhook.listen": ("webhook.port", 9555, "0.0.0.0:9555"),
+    "metrics.listen": ("metrics.port", 9556, "0.0.0.0:9556"),
+    "log.level": ("logLevel", "debug", "debug"),
+    "scaler.disruption.spotToSpotConsolidation":
+        ("settings.featureGates.spotToSpotConsolidation", True, True),
+    "webhook.certDNSNames": ("webhook.certDNSNames", ["extra.example"],
+                             ["%s.%s.svc" % (FULLNAME, NS), "extra.example"]),
+    "gpu.exemptNamespaces": ("gpu.exemptNamespaces", ["team-a"], [NS, "team-a"]),
+    "settings.featureGates": (
+        "settings.featureGates.nodeOverlay", True,
+        "ReservedCapacity=true,SpotToSpotConsolidation=true,NodeRepair=false,"
+        "NodeOverlay=true,StaticCapacity=false,CapacityBuffer=false"),
+}
+# values that must be one of a few words
+CHOICES = {"gpu.mode": "warn", "gpu.taint.effect": "NoExecute", "log.level": "debug"}
+
+
+def serve_keys():
+    """(key, type, default) of every configuration key `nodewarden serve --help` lists."""
+    out = subprocess.run([NW_BIN, "serve", "--help"], capture_output=True, text=True,
+                         timeout=30)
+    rows = re.findall(r"^  --([a-zA-Z0-9.]+)\s+(string|int|number|bool|duration|list)\s+"
+                      r"\(default \"(.*)\"\)$", out.stdout + out.stderr, re.M)
+    return rows
+
+
+def probe(key, typ, default, i):
+    """A value of the key's type that is not its default (and passes its checks)."""
+    if key in CHOICES:
+        return CHOICES[key]
+    if typ == "bool":
+        return default != "true"
+    if typ == "int":
+        return int(default) + 1
+    if typ == "number":
+        return round(float(default) + 0.125, 3) if float(default) < 0.5 else float(default) + 1.5
+    if typ == "duration":
+        return "%ds" % (3 + i % 15)
+    if typ == "list":
+        return ["p%d-a" % i, "p%d-b" % i]
+    if ".endpoints." in key:
+        return "http://endpoint-%d.example:%d" % (i, 1000 + i)
+    return "v-%d-%s" % (i, key.rsplit(".", 1)[1].lower())
+
+
+def helm_set(path, value):
+    """--set (or --set-json) arguments for one value."""
+    if isinstance(value, (list, bool, int, float)):
+        return ["--set-json", "%s=%s" % (path, json.dumps(value))]
+    return ["--set-string", "%s=%s" % (path, value)]
+
+
+def lookup(d, dotted):
+    for part in dotted.split("."):
+        if not isinstance(d, dict) or part not in d:
+            return KeyError
+        d = d[part]
+    return d
 
 
 class ChartTest(unittest.TestCase):
@@ -165,6 +239,59 @@ class ChartTest(unittest.TestCase):
         r = self.lint("networkPolicy.apiServerCIDRs={not-a-cidr}")
         self.assertNotEqual(r.returncode, 0)
         self.assertIn("/networkPolicy/apiServerCIDRs/0", r.stdout + r.stderr)
+
+
+    def test_every_serve_key_reaches_the_config(self):
+        if not os.access(NW_BIN, os.X_OK):
+            self.skipTest("no %s: run `make`" % NW_BIN)
+        import yaml
+        keys = serve_keys()
+        self.assertGreater(len(keys), 60, "serve --help lists the configuration keys")
+        want, args = {}, []
+        for i, (key, typ, default) in enumerate(keys):
+            if key in DERIVED:
+                path, value, expect = DERIVED[key]
+            else:
+                path = key
+                value = expect = probe(key, typ, default, i)
+            want[key] = expect
+            args += helm_set(path, value)
+        r = self.helm("template", "nodewarden", CHART, "--namespace", NS,
+                      "--show-only", "templates/configmap.yaml", *args)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        text = yaml.safe_load(r.stdout)["data"]["config.yaml"]
+        cfg = yaml.safe_load(text)
+        missing = [k for k in want if lookup(cfg, k) is KeyError]
+        self.assertEqual(missing, [], "keys the chart's config.yaml does not write")
+        wrong = {k: (lookup(cfg, k), v) for k, v in want.items() if lookup(cfg, k) != v}
+        self.assertEqual(wrong, {}, "key: (rendered, set through the values)")
+        # and nodewarden loads what was rendered (every value valid, no unknown key)
+        path = os.path.join(self.tmp, "config.yaml")
+        with open(path, "w") as f:
+            f.write(text)
+        p = subprocess.run([NW_BIN, "serve", "--config", path, "--help"], capture_output=True,
+                           text=True, timeout=30)
+        self.assertNotIn("config.yaml", p.stdout + p.stderr)
+        # the defaults render the defaults of `serve --help` (but where the chart differs)
+        r = self.helm("template", "nodewarden", CHART, "--namespace", NS,
+                      "--show-only", "templates/configmap.yaml")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        cfg = yaml.safe_load(yaml.safe_load(r.stdout)["data"]["config.yaml"])
+        chart_own = {"scaler.enabled", "webhook.certDNSNames", "gpu.exemptNamespaces",
+                     "scaler.leaderElection.namespace", "scaler.leaderElection.name",
+                     "settings.featureGates"}
+        for key, typ, default in keys:
+            if key in chart_own:
+                continue
+            got = lookup(cfg, key)
+            if typ == "list":
+                got = ",".join(got)
+            elif typ == "bool":
+                got = "true" if got else "false"
+            elif typ in ("int", "number"):
+                got = "%g" % got
+                default = "%g" % float(default)
+            self.assertEqual(str(got), default, "%s: the chart's default differs" % key)
 
 
 if __name__ == "__main__":

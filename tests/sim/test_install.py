@@ -455,7 +455,9 @@ class SimInstallTest(unittest.TestCase):
                                cwd=ROOT, env=cls.env())
             assert r.returncode == 0, r.stdout.decode()
             cls.nwlog = open(os.path.join(cls.dir, 'nodewarden.log'), 'wb')
-            cls.nw = subprocess.Popen([NW_BIN, 'serve', '--config', os.path.join(cls.dir, 'nodewarden.yaml')],
+            # the webhook only (the simulator's file turns the scaler on)
+            cls.nw = subprocess.Popen([NW_BIN, 'serve', '--config', os.path.join(cls.dir, 'nodewarden.yaml'),
+                                       '--scaler.enabled', 'false'],
                                       stdout=cls.nwlog, stderr=subprocess.STDOUT)
             wait_for(lambda: '"listening"' in read(os.path.join(cls.dir, 'nodewarden.log'))
                      or cls.nw.poll() is not None, 30, what='nodewarden listening')

@@ -172,6 +172,46 @@ START_TEST(config_durations)
 }
 END_TEST
 
+/* Karpenter's feature gates: its syntax and spellings, SpotToSpotConsolidation wins over
+ * scaler.disruption.spotToSpotConsolidation when given, bad pairs name the key */
+START_TEST(feature_gates)
+{
+    nw_feature_gates_t fg;
+    nw_err_t err = {0};
+    ck_assert_int_eq(nw_config_feature_gates("", &fg, 0, &err), NW_OK);
+    ck_assert_int_eq(fg.spot_to_spot, -1);
+    ck_assert_int_eq(fg.reserved_capacity, 1);
+    ck_assert_int_eq(nw_config_feature_gates(" SpotToSpotConsolidation=T , ReservedCapacity=0,"
+                                             "NodeRepair=true,StaticCapacity=FALSE,Bogus=true,",
+                                             &fg, 1, &err),
+                     NW_OK);
+    ck_assert_int_eq(fg.spot_to_spot, 1);
+    ck_assert_int_eq(fg.reserved_capacity, 0);
+    ck_assert_int_eq(fg.unimplemented, 1); /* NodeRepair on; StaticCapacity off */
+    static const char *const bad[] = {"NodeRepair", "NodeRepair=yes", "A=true,B", "X="};
+    for (int i = 0; i < 4; i++) {
+        nw_err_t e = {0};
+        ck_assert_int_eq(nw_config_feature_gates(bad[i], &fg, 0, &e), NW_EINVAL);
+        ck_assert_str_eq(e.path, "settings.featureGates");
+    }
+    nw_config_t cfg;
+    const char *a1[] = {"--scaler.disruption.spotToSpotConsolidation", "true",
+                        "--settings.featureGates", "SpotToSpotConsolidation=false", NULL};
+    ck_assert_int_eq(load(&cfg, &err, a1), NW_OK);
+    ck_assert_int_eq(cfg.scaler.disruption.spotToSpot, 0);
+    nw_config_free(&cfg);
+    const char *a2[] = {"--scaler.disruption.spotToSpotConsolidation", "true",
+                        "--settings.featureGates", "NodeRepair=false", NULL};
+    ck_assert_int_eq(load(&cfg, &err, a2), NW_OK);
+    ck_assert_int_eq(cfg.scaler.disruption.spotToSpot, 1);
+    nw_config_free(&cfg);
+    const char *a3[] = {"--settings.featureGates", "SpotToSpotConsolidation=maybe", NULL};
+    ck_assert_int_eq(load(&cfg, &err, a3), NW_EINVAL);
+    ck_assert_str_eq(err.path, "settings.featureGates");
+    nw_config_free(&cfg);
+}
+END_TEST
+
 Suite *nw_config_suite(void)
 {
     Suite *s = suite_create("config");
@@ -180,6 +220,7 @@ Suite *nw_config_suite(void)
     nw_test_add_cases(tc, config_case, data_files);
     tcase_add_test(tc, config_flags);
     tcase_add_test(tc, config_durations);
+    tcase_add_test(tc, feature_gates);
     suite_add_tcase(s, tc);
     return s;
 }
