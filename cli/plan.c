@@ -31,6 +31,7 @@ struct nw_plan {
     cJSON *classes; /* EC2NodeClass names */
     cJSON *later;   /* pods/nodes/etc. in file order */
     cJSON *pdbs;    /* PodDisruptionBudgets (plan --disruption) */
+    cJSON *seen;    /* "kind/namespace/name" -> where it was given first */
     char **zones;
     int nzones;
 };
@@ -126,6 +127,49 @@ static int expand_workload(const cJSON *obj, const char *kind, cJSON *out, char 
     return 0;
 }
 
+/* An object given twice (same kind, namespace and name) is an error naming both places:
+ * the API server would keep only one of them, so counting both would plan for capacity
+ * nobody asked for. Objects without a name (generateName) are all different. */
+static int check_duplicate(plan_t *p, const cJSON *doc, const char *kind, const char *where)
+{
+    static const char *const cluster_scoped[] = {"NodePool", "EC2NodeClass", "Node", "NodeClaim"};
+    static const char *const namespaced[] = {"Pod",        "DaemonSet",  "PodDisruptionBudget",
+                                             "Deployment", "ReplicaSet", "StatefulSet",
+                                             "Job"};
+    int ns_scoped = -1;
+    for (size_t i = 0; i < sizeof cluster_scoped / sizeof cluster_scoped[0]; i++)
+        if (strcmp(kind, cluster_scoped[i]) == 0)
+            ns_scoped = 0;
+    for (size_t i = 0; i < sizeof namespaced / sizeof namespaced[0]; i++)
+        if (strcmp(kind, namespaced[i]) == 0)
+            ns_scoped = 1;
+    const cJSON *md = nw_json_get(doc, "metadata");
+    const char *name = nw_json_str(md, "name"), *ns = NULL;
+    if (ns_scoped < 0 || !name || !*name)
+        return 0;
+    if (ns_scoped) {
+        ns = nw_json_str(md, "namespace");
+        if (!ns || !*ns)
+            ns = "default"; /* where kubectl would create it */
+    }
+    char key[512], shown[512];
+    snprintf(key, sizeof key, "%s/%s/%s", kind, ns ? ns : "", name);
+    snprintf(shown, sizeof shown, "%s %s%s%s", kind, ns ? ns : "", ns ? "/" : "", name);
+    const char *first = nw_json_str(p->seen, key);
+    if (first) {
+        fprintf(stderr,
+                "nodewarden plan: %s: %s is given twice (same kind, namespace and name); first "
+                "at %s\n",
+                where, shown, first);
+        return -1;
+    }
+    if (!nw_json_add_string(p->seen, key, where)) {
+        fprintf(stderr, "nodewarden plan: out of memory\n");
+        return -1;
+    }
+    return 0;
+}
+
 static int collect(plan_t *p, const cJSON *doc, const char *where, int depth)
 {
     if (cJSON_IsNull(doc))
@@ -140,25 +184,30 @@ static int collect(plan_t *p, const cJSON *doc, const char *where, int depth)
         cJSON *it;
         if (depth > 2)
             return -1;
+        int idx = 0;
         cJSON_ArrayForEach(it, nw_json_get(doc, "items"))
         {
+            char w[700];
+            snprintf(w, sizeof w, "%s, items[%d]", where, idx++);
             if (!nw_json_get(it, "kind") && strcmp(kind, "List") != 0) {
                 char k[64];
                 snprintf(k, sizeof k, "%.*s", (int)(strlen(kind) - 4), kind);
                 cJSON *cp = nw_json_dup(it);
                 int rc = -1;
                 if (cp && nw_json_add_string(cp, "kind", k))
-                    rc = collect(p, cp, where, depth + 1);
+                    rc = collect(p, cp, w, depth + 1);
                 cJSON_Delete(cp);
                 if (rc != 0)
                     return -1;
                 continue;
             }
-            if (collect(p, it, where, depth + 1) != 0)
+            if (collect(p, it, w, depth + 1) != 0)
                 return -1;
         }
         return 0;
     }
+    if (check_duplicate(p, doc, kind, where) != 0)
+        return -1;
     if (strcmp(kind, "NodePool") == 0) {
         nw_json_push(p->pools, nw_json_dup(doc));
         const cJSON *spec = nw_json_get(doc, "spec"),
@@ -339,9 +388,10 @@ nw_plan_t *nw_plan_new(bool gpu_policy)
     p->classes = nw_json_new_array();
     p->later = nw_json_new_array();
     p->pdbs = nw_json_new_array();
+    p->seen = nw_json_new_object();
     p->snap = nw_sched_snap_new();
     p->gpu_on = gpu_policy;
-    if (!p->pools || !p->classes || !p->later || !p->pdbs || !p->snap ||
+    if (!p->pools || !p->classes || !p->later || !p->pdbs || !p->seen || !p->snap ||
         nw_gpu_policy_init(&p->gpu, "") != NW_OK) {
         nw_plan_free(p);
         return NULL;
@@ -360,6 +410,7 @@ void nw_plan_free(nw_plan_t *p)
     cJSON_Delete(p->classes);
     cJSON_Delete(p->later);
     cJSON_Delete(p->pdbs);
+    cJSON_Delete(p->seen);
     nw_sched_snap_free(p->snap);
     nw_gpu_policy_cleanup(&p->gpu);
     free(p);

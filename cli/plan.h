@@ -24,7 +24,10 @@ void nw_plan_free(nw_plan_t *p);
 
 /** Collect one document (a NodePool, EC2NodeClass, Pod, Deployment, ReplicaSet,
  * StatefulSet, Job, DaemonSet, Node, NodeClaim or a List of them; other kinds are
- * ignored with a note). where names the document in messages. 0 ok, -1 error. */
+ * ignored with a note). where names the document in messages ("<file>: document N (line
+ * L)"; ", items[i]" is added for a List's items). An object of a collected kind given
+ * twice (same kind, namespace — "default" when absent — and name) is an error naming both
+ * places. 0 ok, -1 error. */
 int nw_plan_collect(nw_plan_t *p, const cJSON *doc, const char *where);
 
 /** Build the snapshot: catalog (text NULL = embedded) for region in zones (NULL/0:
