@@ -160,7 +160,7 @@ static int verb_catalog(nw_srv_aws_args_t *a, nw_cloud_t *cloud)
         }
         nw_json_add_number(e, "maxPods", (double)al.pods);
         nw_json_add_number(e, "allocatableCpuMillis", (double)al.cpu_m);
-        nw_json_add_number(e, "allocatableMemoryMiB", (double)al.memory_mib);
+        nw_json_add_number(e, "allocatableMemoryMiB", (double)(al.memory_bytes / 1048576));
         nw_json_add_number(e, "onDemandPrice", t->od_price);
         cJSON *offs = nw_json_add_array(e, "offerings");
         for (int k = 0; k < t->noffer; k++) {

@@ -20,6 +20,7 @@
 #include "common/clock.h"
 #include "common/file.h"
 #include "common/yaml.h"
+#include "config/config.h"
 #include "scaler/sched/schedule.h"
 
 /* the largest manifest or catalog file read */
@@ -29,6 +30,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: nodewarden plan [--output text|json] [--catalog FILE] [--region R]\n"
                "                       [--zones Z1,Z2,...] [--ice TYPE:ZONE:CAPACITY_TYPE]...\n"
+               "                       [--pod-density eni-limited|kubelet-default]\n"
                "                       [--no-gpu-policy] [--disruption [--now RFC3339]\n"
                "                       [--spot-to-spot]] FILE...\n"
                "\n"
@@ -38,6 +40,10 @@ static void usage(FILE *f)
                "Prices come from the compiled-in catalog (--catalog for another file in the same\n"
                "format); --region picks the price region (default us-east-1) and --zones the\n"
                "zones offered (default <region>a,b,c). --ice marks an offering unavailable.\n"
+               "Each EC2NodeClass's spec.kubelet (maxPods, podsPerCore, kubeReserved,\n"
+               "systemReserved, evictionHard) and AMI family shape its types' allocatable;\n"
+               "--pod-density is settings.podDensity: the pods per node where maxPods is unset\n"
+               "(eni-limited, the VPC CNI's limit, default; kubelet-default, 110).\n"
                "Exit: 0 all pods placed, 1 some pods cannot be placed, 2 usage/input error.\n"
                "\n"
                "--disruption: instead, what one disruption pass would do to the NodeClaims,\n"
@@ -57,6 +63,13 @@ static void print_text(const nw_sched_snap_t *s, const nw_sched_results_t *r)
                nw_sched_pool_name(s, (size_t)c->pool),
                c->itype >= 0 ? nw_sched_snap_itype(s, (size_t)c->itype)->name : "-", c->zone,
                c->capacity_type, c->price, c->npods, c->npods == 1 ? "" : "s");
+        const nw_sched_res_t *al =
+            c->itype >= 0 ? nw_sched_pool_type_allocatable(s, (size_t)c->pool, (size_t)c->itype)
+                          : NULL;
+        if (al)
+            printf("      allocatable: %lld pods, %lldm cpu, %lldMi memory\n",
+                   (long long)(al->v[NW_SR_PODS] / 1000), (long long)al->v[NW_SR_CPU],
+                   (long long)(al->v[NW_SR_MEMORY] / 1000 / 1048576));
         if (c->nitypes > 1) {
             printf("      also fits:");
             int shown = c->nitypes - 1 < 8 ? c->nitypes - 1 : 8;
@@ -97,7 +110,7 @@ static void print_text(const nw_sched_snap_t *s, const nw_sched_results_t *r)
 int nw_cmd_plan(int argc, char **argv)
 {
     const char *output = "text", *catalog = NULL, *region = "us-east-1", *zones = NULL;
-    const char *now_s = NULL;
+    const char *now_s = NULL, *density = "eni-limited";
     bool gpu_on = true, disruption = false, spot_to_spot = false;
     const char *files[256], *ice[64];
     int nfiles = 0, nice = 0;
@@ -114,7 +127,7 @@ int nw_cmd_plan(int argc, char **argv)
         bool takes = strcmp(a, "--output") == 0 || strcmp(a, "-o") == 0 ||
                      strcmp(a, "--catalog") == 0 || strcmp(a, "--region") == 0 ||
                      strcmp(a, "--zones") == 0 || strcmp(a, "--ice") == 0 ||
-                     strcmp(a, "--now") == 0;
+                     strcmp(a, "--now") == 0 || strcmp(a, "--pod-density") == 0;
         if (takes && !val) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "nodewarden plan: %s needs a value\n", a);
@@ -144,6 +157,8 @@ int nw_cmd_plan(int argc, char **argv)
             spot_to_spot = true;
         } else if (strcmp(a, "--now") == 0) {
             now_s = val;
+        } else if (strcmp(a, "--pod-density") == 0) {
+            density = val;
         } else if (a[0] == '-' && a[1]) {
             fprintf(stderr, "nodewarden plan: unknown flag %s\n", a);
             usage(stderr);
@@ -160,6 +175,11 @@ int nw_cmd_plan(int argc, char **argv)
         usage(stderr);
         return NW_EXIT_USAGE;
     }
+    int64_t default_max_pods = nw_config_pod_density(density);
+    if (default_max_pods < 0) {
+        fprintf(stderr, "nodewarden plan: --pod-density must be eni-limited or kubelet-default\n");
+        return NW_EXIT_USAGE;
+    }
     nw_plan_t *pl = nw_plan_new(gpu_on);
     int ret = NW_EXIT_USAGE;
     char *cattext = NULL;
@@ -170,6 +190,7 @@ int nw_cmd_plan(int argc, char **argv)
         fprintf(stderr, "nodewarden plan: out of memory\n");
         return NW_EXIT_USAGE;
     }
+    nw_plan_set_pod_density(pl, default_max_pods);
     for (int f = 0; f < nfiles; f++) {
         size_t len = 0;
         char *text = nw_file_read(files[f], PLAN_MAX_FILE, &len);

@@ -17,6 +17,7 @@
 #include "common/clock.h"
 #include "common/json.h"
 #include "common/yaml.h"
+#include "scaler/cloud/kubelet.h"
 #include "scaler/sched/from_catalog.h"
 #include "scaler/sched/schedule.h"
 #include "cli/plan.h"
@@ -27,11 +28,13 @@ struct nw_plan {
     nw_sched_snap_t *snap;
     nw_gpu_policy_t gpu;
     bool gpu_on;
-    cJSON *pools;   /* collected until every doc is read (the GPU patch needs nothing else) */
-    cJSON *classes; /* EC2NodeClass names */
-    cJSON *later;   /* pods/nodes/etc. in file order */
-    cJSON *pdbs;    /* PodDisruptionBudgets (plan --disruption) */
-    cJSON *seen;    /* "kind/namespace/name" -> where it was given first */
+    cJSON *pools;      /* collected until every doc is read (the GPU patch needs nothing else) */
+    cJSON *classes;    /* EC2NodeClass names */
+    cJSON *class_objs; /* the EC2NodeClass objects (their kubelet settings) */
+    int64_t default_max_pods; /* settings.podDensity: 0 = ENI-limited */
+    cJSON *later;             /* pods/nodes/etc. in file order */
+    cJSON *pdbs;              /* PodDisruptionBudgets (plan --disruption) */
+    cJSON *seen;              /* "kind/namespace/name" -> where it was given first */
     char **zones;
     int nzones;
 };
@@ -227,8 +230,10 @@ static int collect(plan_t *p, const cJSON *doc, const char *where, int depth)
         }
     } else if (strcmp(kind, "EC2NodeClass") == 0) {
         const char *n = nw_json_str(nw_json_get(doc, "metadata"), "name");
-        if (n)
+        if (n) {
             nw_json_push(p->classes, nw_json_new_string(n));
+            nw_json_push(p->class_objs, nw_json_dup(doc));
+        }
     } else if (strcmp(kind, "PodDisruptionBudget") == 0) {
         nw_json_push(p->pdbs, nw_json_dup(doc)); /* plan --disruption */
     } else if (strcmp(kind, "Pod") == 0 || strcmp(kind, "DaemonSet") == 0 ||
@@ -344,6 +349,11 @@ cJSON *nw_plan_results_json(const nw_sched_snap_t *s, const nw_sched_results_t *
             nw_json_push(its,
                          nw_json_new_string(nw_sched_snap_itype(s, (size_t)c->itypes[k])->name));
         nw_json_add_string(j, "zone", c->zone);
+        const nw_sched_res_t *al =
+            c->itype >= 0 ? nw_sched_pool_type_allocatable(s, (size_t)c->pool, (size_t)c->itype)
+                          : NULL;
+        if (al)
+            nw_json_add_item(j, "allocatable", nw_sched_res_to_json(s, al));
         nw_json_add_string(j, "capacityType", c->capacity_type);
         nw_json_add_number(j, "pricePerHour", c->price);
         nw_json_add_item(j, "requests", nw_sched_res_to_json(s, &c->requests));
@@ -386,13 +396,14 @@ nw_plan_t *nw_plan_new(bool gpu_policy)
         return NULL;
     p->pools = nw_json_new_array();
     p->classes = nw_json_new_array();
+    p->class_objs = nw_json_new_array();
     p->later = nw_json_new_array();
     p->pdbs = nw_json_new_array();
     p->seen = nw_json_new_object();
     p->snap = nw_sched_snap_new();
     p->gpu_on = gpu_policy;
-    if (!p->pools || !p->classes || !p->later || !p->pdbs || !p->seen || !p->snap ||
-        nw_gpu_policy_init(&p->gpu, "") != NW_OK) {
+    if (!p->pools || !p->classes || !p->class_objs || !p->later || !p->pdbs || !p->seen ||
+        !p->snap || nw_gpu_policy_init(&p->gpu, "") != NW_OK) {
         nw_plan_free(p);
         return NULL;
     }
@@ -408,12 +419,18 @@ void nw_plan_free(nw_plan_t *p)
     free(p->zones);
     cJSON_Delete(p->pools);
     cJSON_Delete(p->classes);
+    cJSON_Delete(p->class_objs);
     cJSON_Delete(p->later);
     cJSON_Delete(p->pdbs);
     cJSON_Delete(p->seen);
     nw_sched_snap_free(p->snap);
     nw_gpu_policy_cleanup(&p->gpu);
     free(p);
+}
+
+void nw_plan_set_pod_density(nw_plan_t *p, int64_t default_max_pods)
+{
+    p->default_max_pods = default_max_pods;
 }
 
 int nw_plan_collect(nw_plan_t *p, const cJSON *doc, const char *where)
@@ -465,7 +482,34 @@ nw_sched_snap_t *nw_plan_snapshot(nw_plan_t *p, const char *catalog, size_t clen
         }
     }
     nw_err_t err = {0};
-    if (nw_sched_snap_load_catalog(p->snap, catalog, clen, region, zv, nz, &err) != NW_OK) {
+    /* the settings' overhead, and each EC2NodeClass's kubelet settings on top */
+    nw_overhead_opts_t dflt;
+    nw_overhead_opts_default(&dflt);
+    dflt.default_max_pods = p->default_max_pods;
+    int ncls = cJSON_GetArraySize(p->class_objs);
+    nw_sched_class_opts_t *cls = calloc((size_t)ncls + 1, sizeof *cls);
+    if (!cls) {
+        fprintf(stderr, "nodewarden plan: out of memory\n");
+        return NULL;
+    }
+    int k = 0;
+    const cJSON *co;
+    cJSON_ArrayForEach(co, p->class_objs)
+    {
+        cls[k].name = obj_name(co);
+        cls[k].o = dflt;
+        if (nw_kubelet_overhead(co, &cls[k].o, &err) != NW_OK) {
+            fprintf(stderr, "nodewarden plan: EC2NodeClass %s: %s: %s\n", obj_name(co), err.path,
+                    err.msg);
+            free(cls);
+            return NULL;
+        }
+        k++;
+    }
+    nw_rc_t lrc = nw_sched_snap_load_catalog_classes(p->snap, catalog, clen, region, zv, nz, &dflt,
+                                                     cls, k, &err);
+    free(cls);
+    if (lrc != NW_OK) {
         fprintf(stderr, "nodewarden plan: catalog: %s%s%s\n", err.path, *err.path ? ": " : "",
                 err.msg);
         return NULL;

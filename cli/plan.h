@@ -30,6 +30,10 @@ void nw_plan_free(nw_plan_t *p);
  * places. 0 ok, -1 error. */
 int nw_plan_collect(nw_plan_t *p, const cJSON *doc, const char *where);
 
+/** The pods per node assumed where an EC2NodeClass sets no kubelet.maxPods
+ * (settings.podDensity, config/config.h nw_config_pod_density): 0 = ENI-limited. */
+void nw_plan_set_pod_density(nw_plan_t *p, int64_t default_max_pods);
+
 /** Build the snapshot: catalog (text NULL = embedded) for region in zones (NULL/0:
  * the region's zones the manifests name, plus <region>a,b,c), ICE entries
  * "TYPE:ZONE:CAPACITY_TYPE", then the objects. NULL on error (message printed).

@@ -39,6 +39,7 @@ static const key_t_ keys[] = {
     {"settings.reservedENIs", T_INT, OFF(settings.reservedENIs), "0", 0, 1000},
     {"settings.isolatedVPC", T_BOOL, OFF(settings.isolatedVPC), "false", 0, 0},
     {"settings.featureGates", T_STR, OFF(settings.featureGates), "", 0, 0},
+    {"settings.podDensity", T_STR, OFF(settings.podDensity), "eni-limited", 0, 0},
     {"kubernetes.kubeconfig", T_STR, OFF(kubernetes.kubeconfig), "", 0, 0},
     {"kubernetes.context", T_STR, OFF(kubernetes.context), "", 0, 0},
     {"kubernetes.qps", T_FLOAT, OFF(kubernetes.qps), "50", 0, 0},
@@ -573,6 +574,15 @@ static int valid_listen(const char *s)
     return 1;
 }
 
+int64_t nw_config_pod_density(const char *v)
+{
+    if (!v || strcmp(v, "eni-limited") == 0)
+        return 0;
+    if (strcmp(v, "kubelet-default") == 0)
+        return NW_KUBELET_DEFAULT_MAX_PODS;
+    return -1;
+}
+
 nw_rc_t nw_config_validate(const nw_config_t *cfg, nw_err_t *err)
 {
     if (!valid_listen(cfg->webhook.listen))
@@ -584,6 +594,11 @@ nw_rc_t nw_config_validate(const nw_config_t *cfg, nw_err_t *err)
         return nw_err_set(err, NW_EINVAL, "log.level",
                           "log.level: expected debug, info, warn or error, got \"%s\"",
                           cfg->log.level);
+    if (nw_config_pod_density(cfg->settings.podDensity) < 0)
+        return nw_err_set(
+            err, NW_EINVAL, "settings.podDensity",
+            "settings.podDensity: expected eni-limited or kubelet-default, got \"%s\"",
+            cfg->settings.podDensity);
     if (strcmp(cfg->gpu.mode, "enforce") != 0 && strcmp(cfg->gpu.mode, "warn") != 0)
         return nw_err_set(err, NW_EINVAL, "gpu.mode",
                           "gpu.mode: expected enforce or warn, got \"%s\"", cfg->gpu.mode);

@@ -38,6 +38,7 @@ typedef struct {
         int64_t reservedENIs;
         int isolatedVPC;    /* no Pricing API: the embedded on-demand prices serve */
         char *featureGates; /* Karpenter's FEATURE_GATES syntax: "Gate=true,Gate2=false" */
+        char *podDensity;   /* "eni-limited" | "kubelet-default" (nw_config_pod_density) */
     } settings;
     struct {
         char *kubeconfig;
@@ -186,5 +187,13 @@ typedef struct {
  * gate and a gate nodewarden does not implement turned on are logged. NW_EINVAL naming
  * settings.featureGates for a pair without "=" or with a value that is not a bool. */
 nw_rc_t nw_config_feature_gates(const char *s, nw_feature_gates_t *out, int warn, nw_err_t *err);
+
+/* The kubelet's own default of maxPods (KubeletConfiguration v1beta1). */
+#define NW_KUBELET_DEFAULT_MAX_PODS 110
+
+/** settings.podDensity as pods per node when spec.kubelet.maxPods is unset: 0 for
+ * "eni-limited" (Karpenter's ENI formula, what the VPC CNI allows), 110 for
+ * "kubelet-default" (any other CNI: Calico, Cilium, Flannel...); -1 for anything else. */
+int64_t nw_config_pod_density(const char *v);
 
 #endif

@@ -191,6 +191,7 @@ nw_rc_t nw_scaler_start(const nw_scaler_opts_t *o, nw_scaler_t **out, nw_err_t *
     s->mem.batch_max_ns = o->batch_max_ns;
     s->mem.vm_overhead = o->vm_memory_overhead_percent;
     s->mem.reserved_enis = (int)o->reserved_enis;
+    s->mem.default_max_pods = o->default_max_pods;
     nw_prov_opts_t popts = {o->batch_idle_ns, o->batch_max_ns, o->repack};
     nw_life_opts_t lopts = {o->registration_timeout_ns};
     nw_dis_opts_t dopts = {o->disruption_poll_ns, o->disruption_validation_ns,

@@ -44,6 +44,7 @@ typedef struct {
     int64_t batch_idle_ns, batch_max_ns;                      /* settings.batch{Idle,Max}Duration */
     double vm_memory_overhead_percent;
     int64_t reserved_enis;
+    int64_t default_max_pods; /* settings.podDensity (nw_config_pod_density): 0 = ENI-limited */
     int64_t registration_timeout_ns;       /* scaler.registrationTimeout */
     int repack;                            /* scaler.repack */
     int64_t launch_concurrency;            /* scaler.launchConcurrency (launch workers) */

@@ -554,27 +554,32 @@ void nw_overhead_opts_default(nw_overhead_opts_t *o)
 {
     memset(o, 0, sizeof *o);
     o->vm_memory_overhead_percent = 0.075;
-    o->kube_reserved_cpu_m = -1;
-    o->kube_reserved_memory_mib = -1;
-    o->eviction_memory_mib = -1;
+    o->family = NW_AMI_CUSTOM;
+    o->max_pods = -1;
 }
 
-static int64_t eni_pods(const nw_itype_t *t, int reserved)
+int64_t nw_itype_eni_pods(const nw_itype_t *t, int reserved)
 {
-    int64_t enis = t->enis - reserved;
-    if (enis < 0)
-        enis = 0;
-    int64_t ips = t->ipv4_per_eni - 1;
-    if (ips < 0)
-        ips = 0;
-    return enis * ips + 2;
+    int64_t enis = (int64_t)t->enis - reserved;
+    if (enis <= 0)
+        return 0;
+    return enis * ((int64_t)t->ipv4_per_eni - 1) + 2;
 }
 
 int64_t nw_itype_max_pods(const nw_itype_t *t, const nw_overhead_opts_t *o)
 {
-    int64_t pods = o->max_pods > 0 ? o->max_pods : eni_pods(t, o->reserved_enis);
-    if (o->pods_per_core > 0 && !o->bottlerocket) {
-        int64_t ppc = (int64_t)o->pods_per_core * t->vcpu;
+    int64_t pods;
+    if (o->max_pods >= 0)
+        pods = o->max_pods;
+    else if (o->family == NW_AMI_WINDOWS) /* SupportsENILimitedPodDensity: false */
+        pods = 110;
+    else if (o->default_max_pods > 0)
+        pods = o->default_max_pods;
+    else
+        pods = nw_itype_eni_pods(t, o->reserved_enis);
+    /* PodsPerCoreEnabled: every family but Bottlerocket */
+    if (o->pods_per_core > 0 && o->family != NW_AMI_BOTTLEROCKET) {
+        int64_t ppc = o->pods_per_core * t->vcpu;
         if (ppc < pods)
             pods = ppc;
     }
@@ -583,33 +588,45 @@ int64_t nw_itype_max_pods(const nw_itype_t *t, const nw_overhead_opts_t *o)
 
 int64_t nw_kube_reserved_cpu_m(int vcpu)
 {
-    /* 6 % of the first core, 1 % of the second, 0.5 % of the next two, 0.25 % above */
-    int64_t m = (int64_t)vcpu * 1000, r = 0;
+    /* kubeReservedResources: 6 % of the first core, 1 % of the second, 0.5 % of the next
+     * two, 0.25 % above; each step truncated as Go's int64(r*percentage) */
     static const struct {
-        int64_t lo, hi;
+        int64_t start, end;
         double pct;
     } step[] = {
-        {0, 1000, 0.06}, {1000, 2000, 0.01}, {2000, 4000, 0.005}, {4000, INT64_MAX, 0.0025}};
+        {0, 1000, 0.06}, {1000, 2000, 0.01}, {2000, 4000, 0.005}, {4000, 1LL << 31, 0.0025}};
+    int64_t cpu = (int64_t)vcpu * 1000, r = 0;
     for (size_t i = 0; i < sizeof step / sizeof step[0]; i++) {
-        if (m <= step[i].lo)
-            break;
-        int64_t span = (m < step[i].hi ? m : step[i].hi) - step[i].lo;
-        r += (int64_t)llround((double)span * step[i].pct);
+        if (cpu < step[i].start)
+            continue;
+        double span = (double)(step[i].end - step[i].start);
+        if (cpu < step[i].end)
+            span = (double)(cpu - step[i].start);
+        r += (int64_t)(span * step[i].pct);
     }
     return r;
+}
+
+#define MIB INT64_C(1048576)
+#define GIB (INT64_C(1024) * MIB)
+
+/* the memory capacity in bytes: MiB less the Graviton CMA and the VM overhead (memory()) */
+static int64_t capacity_memory(const nw_itype_t *t, const nw_overhead_opts_t *o)
+{
+    int64_t mib = t->memory_mib;
+    if (strcmp(t->arch, "arm64") == 0)
+        mib -= 64; /* Graviton CMA reservation */
+    mib -= (int64_t)ceil((double)(mib * MIB) * o->vm_memory_overhead_percent / 1024 / 1024);
+    return mib * MIB;
 }
 
 void nw_itype_capacity(const nw_itype_t *t, const nw_overhead_opts_t *o, nw_cat_res_t *out)
 {
     memset(out, 0, sizeof *out);
     out->cpu_m = (int64_t)t->vcpu * 1000;
-    int64_t mib = t->memory_mib;
-    if (strcmp(t->arch, "arm64") == 0)
-        mib -= 64; /* Graviton CMA reservation */
-    mib -= (int64_t)ceil((double)mib * o->vm_memory_overhead_percent);
-    out->memory_mib = mib;
+    out->memory_bytes = capacity_memory(t, o);
     int64_t gib = o->root_volume_gib > 0 ? o->root_volume_gib : 20;
-    out->ephemeral_bytes = gib * 1024 * 1024 * 1024;
+    out->ephemeral_bytes = gib * GIB;
     out->pods = nw_itype_max_pods(t, o);
     if (t->gpu_count > 0 && strcmp(t->gpu_manufacturer, "nvidia") == 0)
         out->nvidia_gpu = t->gpu_count;
@@ -626,26 +643,41 @@ void nw_itype_capacity(const nw_itype_t *t, const nw_overhead_opts_t *o, nw_cat_
     out->efa = t->efa;
 }
 
+/* computeEvictionSignal: a percentage of capacity (rounded up), else the quantity */
+static int64_t eviction_signal(const nw_eviction_signal_t *s, int64_t capacity, int64_t dflt)
+{
+    if (!s->set)
+        return dflt;
+    if (!s->percent)
+        return s->bytes;
+    return (int64_t)ceil((double)capacity / 100 * s->pct);
+}
+
 void nw_itype_allocatable(const nw_itype_t *t, const nw_overhead_opts_t *o, nw_cat_res_t *out)
 {
     nw_itype_capacity(t, o, out);
-    int64_t kr_cpu =
-        o->kube_reserved_cpu_m >= 0 ? o->kube_reserved_cpu_m : nw_kube_reserved_cpu_m(t->vcpu);
-    /* AL2/AL2023/Custom use the ENI-limited pod count (0 reserved ENIs) here
-     * even when maxPods is overridden; Bottlerocket uses the real value. */
-    int64_t pods_for_mem = o->bottlerocket ? out->pods : eni_pods(t, 0);
-    int64_t kr_mem =
-        o->kube_reserved_memory_mib >= 0 ? o->kube_reserved_memory_mib : 11 * pods_for_mem + 255;
-    int64_t ev_mem = o->eviction_memory_mib >= 0 ? o->eviction_memory_mib : 100;
-    out->cpu_m -= kr_cpu + o->system_reserved_cpu_m;
-    out->memory_mib -= kr_mem + o->system_reserved_memory_mib + ev_mem;
+    /* kube-reserved memory: 11 Mi per pod + 255 Mi, the pods being the ENI-limited count
+     * for the families with UsesENILimitedMemoryOverhead (AL2, AL2023, Custom), else pods() */
+    int eni_mem = o->family != NW_AMI_BOTTLEROCKET && o->family != NW_AMI_WINDOWS;
+    int64_t pods_for_mem = eni_mem ? nw_itype_eni_pods(t, 0) : out->pods;
+    const nw_kubelet_rl_t *kr = &o->kube_reserved, *sr = &o->system_reserved;
+    int64_t kr_cpu = kr->has_cpu ? kr->cpu_m : nw_kube_reserved_cpu_m(t->vcpu);
+    int64_t kr_mem = kr->has_memory ? kr->memory_bytes : (11 * pods_for_mem + 255) * MIB;
+    int64_t kr_eph = kr->has_ephemeral ? kr->ephemeral_bytes : GIB;
+    int64_t sr_cpu = sr->has_cpu ? sr->cpu_m : 0;
+    int64_t sr_mem = sr->has_memory ? sr->memory_bytes : 0;
+    int64_t sr_eph = sr->has_ephemeral ? sr->ephemeral_bytes : 0;
+    /* evictionThreshold: 100Mi and 10 % of the root volume unless evictionHard says */
     int64_t eph = out->ephemeral_bytes;
-    int64_t ev_eph = (eph + 9) / 10; /* 10 % of capacity, rounded up */
-    out->ephemeral_bytes = eph - INT64_C(1024) * 1024 * 1024 - ev_eph;
+    int64_t ev_mem = eviction_signal(&o->evict_memory, out->memory_bytes, 100 * MIB);
+    int64_t ev_eph = eviction_signal(&o->evict_nodefs, eph, (int64_t)ceil((double)eph / 100 * 10));
+    out->cpu_m -= kr_cpu + sr_cpu;
+    out->memory_bytes -= kr_mem + sr_mem + ev_mem;
+    out->ephemeral_bytes -= kr_eph + sr_eph + ev_eph;
     if (out->cpu_m < 0)
         out->cpu_m = 0;
-    if (out->memory_mib < 0)
-        out->memory_mib = 0;
+    if (out->memory_bytes < 0)
+        out->memory_bytes = 0;
     if (out->ephemeral_bytes < 0)
         out->ephemeral_bytes = 0;
 }

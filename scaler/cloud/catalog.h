@@ -179,35 +179,66 @@ int nw_itype_labels(const nw_itype_t *t, nw_cat_label_t *out, int max);
 int nw_offering_labels(const nw_catalog_t *c, const nw_offering_t *o, nw_cat_label_t *out, int max);
 
 /* ---- capacity and allocatable (karpenter-provider-aws pkg/providers/instancetype/types.go) ----
- */
+ * computeCapacity, pods(), ENILimitedPods, kubeReservedResources, systemReservedResources,
+ * evictionThreshold, with the AMI family's feature flags (pkg/providers/amifamily:
+ * resolver.go DefaultFamily, bottlerocket.go, windows.go). */
+
+/* spec.amiFamily, or the family of the first amiSelectorTerms[].alias (EC2NodeClass.AMIFamily) */
+typedef enum {
+    NW_AMI_CUSTOM = 0, /* also AL2 and AL2023: DefaultFamily's flags */
+    NW_AMI_AL2,
+    NW_AMI_AL2023,
+    NW_AMI_BOTTLEROCKET,
+    NW_AMI_WINDOWS, /* Windows2019/2022/2025 */
+} nw_ami_family_t;
+
+/* A kubelet resource list (kubeReserved, systemReserved): which keys are set, their values. */
 typedef struct {
-    double vm_memory_overhead_percent; /* 0.075 */
-    int reserved_enis;                 /* 0 */
-    int max_pods;                      /* kubelet maxPods, 0 = ENI formula */
-    int pods_per_core;                 /* 0 = off */
-    int bottlerocket;                  /* kube-reserved memory uses the real pods value */
-    int64_t root_volume_gib;           /* 0 = 20 Gi */
-    int64_t kube_reserved_cpu_m, kube_reserved_memory_mib;     /* -1 = computed */
-    int64_t system_reserved_cpu_m, system_reserved_memory_mib; /* 0 default */
-    int64_t eviction_memory_mib;                               /* -1 = 100 Mi */
+    int has_cpu, has_memory, has_ephemeral;
+    int64_t cpu_m, memory_bytes, ephemeral_bytes;
+} nw_kubelet_rl_t;
+
+/* One evictionHard signal: a quantity or a percentage of capacity ("100%" counts as 0). */
+typedef struct {
+    int set, percent;
+    double pct;    /* when percent */
+    int64_t bytes; /* otherwise */
+} nw_eviction_signal_t;
+
+typedef struct {
+    double vm_memory_overhead_percent; /* settings.vmMemoryOverheadPercent, 0.075 */
+    int reserved_enis;                 /* settings.reservedENIs, 0 */
+    int64_t default_max_pods;          /* settings.defaultMaxPods: 0 = the family's (ENI-limited,
+                                          Windows 110); N = pods when maxPods is unset */
+    nw_ami_family_t family;
+    int64_t max_pods;        /* spec.kubelet.maxPods; -1 = unset */
+    int64_t pods_per_core;   /* spec.kubelet.podsPerCore; 0 = off */
+    int64_t root_volume_gib; /* 0 = 20 Gi */
+    nw_kubelet_rl_t kube_reserved, system_reserved;
+    nw_eviction_signal_t evict_memory, evict_nodefs; /* evictionHard memory/nodefs.available */
 } nw_overhead_opts_t;
 
-/** Defaults: 0.075, 0 reserved ENIs, ENI max pods, 20 Gi root, computed reserves. */
+/** Defaults: 0.075, 0 reserved ENIs, Custom family, no kubelet settings, 20 Gi root. */
 void nw_overhead_opts_default(nw_overhead_opts_t *o);
 
 typedef struct {
     int64_t cpu_m;
-    int64_t memory_mib;
+    int64_t memory_bytes;
     int64_t ephemeral_bytes;
     int64_t pods;
     int64_t nvidia_gpu, amd_gpu, neuron, neuroncore, gaudi, efa;
 } nw_cat_res_t;
 
-/** ENIs x (IPv4 per ENI - 1) + 2 with reserved ENIs, maxPods and podsPerCore applied. */
+/** ENIs x (IPv4 per ENI - 1) + 2 less reserved ENIs (0 when no ENI is left). */
+int64_t nw_itype_eni_pods(const nw_itype_t *t, int reserved_enis);
+/** Karpenter's pods(): maxPods, else ENI-limited (or default_max_pods; Windows: 110), then
+ * min(podsPerCore x vCPUs) where the family honours podsPerCore (not Bottlerocket). */
 int64_t nw_itype_max_pods(const nw_itype_t *t, const nw_overhead_opts_t *o);
 /** kube-reserved CPU in millicores for a vCPU count (6/1/0.5/0.25 % rule). */
 int64_t nw_kube_reserved_cpu_m(int vcpu);
 void nw_itype_capacity(const nw_itype_t *t, const nw_overhead_opts_t *o, nw_cat_res_t *out);
+/** Capacity less kube-reserved, system-reserved and the evictionHard threshold (evictionSoft
+ * does not count, as in Karpenter); negative results are 0. */
 void nw_itype_allocatable(const nw_itype_t *t, const nw_overhead_opts_t *o, nw_cat_res_t *out);
 
 /** 1 when t is "exotic" (metal or any GPU/accelerator), as Karpenter's launch filter says. */

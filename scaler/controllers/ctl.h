@@ -59,11 +59,12 @@ typedef struct {
 /* The memory provisioning, NodeClaim create/launch and disruption share, and the settings
  * of the cluster-input builder they all run (loop.c owns it; the reconcile thread only). */
 typedef struct {
-    nw_inflight_t inflight; /* NodeClaims this process created or launched (state/inflight.h) */
-    nw_noms_t *noms;        /* nominations and FailedScheduling memory (state/nominations.h) */
-    double vm_overhead;     /* settings.vmMemoryOverheadPercent */
-    int reserved_enis;      /* settings.reservedENIs */
-    int64_t batch_max_ns;   /* settings.batchMaxDuration (the nomination window) */
+    nw_inflight_t inflight;   /* NodeClaims this process created or launched (state/inflight.h) */
+    nw_noms_t *noms;          /* nominations and FailedScheduling memory (state/nominations.h) */
+    double vm_overhead;       /* settings.vmMemoryOverheadPercent */
+    int reserved_enis;        /* settings.reservedENIs */
+    int64_t default_max_pods; /* settings.podDensity: 0 = ENI-limited, else pods per node */
+    int64_t batch_max_ns;     /* settings.batchMaxDuration (the nomination window) */
 } nw_ctl_shared_t;
 
 /** Initialise shared memory (noms allocated); NW_ENOMEM on OOM. */

@@ -86,8 +86,9 @@ typedef struct {
     const char *provider_id, *type, *zone, *ct, *image;
 } launched_t;
 
-static cJSON *status_of_launch(nw_claims_t *k, const launched_t *l, const cJSON *base)
+static cJSON *status_of_launch(nw_claims_t *k, const launched_t *l, const cJSON *obj)
 {
+    const cJSON *base = nw_json_get(obj, "status");
     cJSON *st = base ? nw_json_dup(base) : nw_json_new_object();
     if (!cJSON_IsObject(st)) {
         cJSON_Delete(st);
@@ -101,8 +102,15 @@ static cJSON *status_of_launch(nw_claims_t *k, const launched_t *l, const cJSON 
         nw_json_add_string(st, "imageID", l->image);
     nw_simsnap_env_t env;
     nw_ctl_sim_env(k->deps, k->mem, &env);
-    cJSON *cap = nw_simsnap_type_resources(&env, l->type, 0),
-          *al = nw_simsnap_type_resources(&env, l->type, 1);
+    /* the EC2NodeClass's kubelet settings shape capacity and allocatable */
+    const char *class = nw_json_str_at(obj, "spec.nodeClassRef.name");
+    nw_kube_snap_t *ks = k->deps->cache ? nw_kube_cache_snapshot(k->deps->cache) : NULL;
+    const nw_kube_obj_t *ncl =
+        ks && class ? nw_kube_snap_get(ks, NW_KUBE_EC2NODECLASSES, NULL, class) : NULL;
+    cJSON *cap = nw_simsnap_type_resources(&env, ncl ? ncl->json : NULL, l->type, 0),
+          *al = nw_simsnap_type_resources(&env, ncl ? ncl->json : NULL, l->type, 1);
+    if (ks)
+        nw_kube_snap_release(ks);
     nw_json_add_item(st, "capacity", cap ? cap : nw_json_new_object());
     nw_json_add_item(st, "allocatable", al ? al : nw_json_new_object());
     return st;
@@ -115,7 +123,7 @@ static int mutate_launched(cJSON *obj, void *ud)
         strcmp(nw_json_str_at(obj, "status.providerID"), l->provider_id) == 0 &&
         nw_json_condition(obj, "Launched"))
         return 1;
-    cJSON *st = status_of_launch(l->k, l, nw_json_get(obj, "status"));
+    cJSON *st = status_of_launch(l->k, l, obj);
     cJSON_DeleteItemFromObjectCaseSensitive(obj, "status");
     nw_json_add_item(obj, "status", st);
     /* a status without its Launched condition is never written: the next tick retries */

@@ -4,13 +4,11 @@
 
 #include "scaler/sched/from_catalog.h"
 
-#define MIB_MILLI (1048576LL * 1000LL)
-
 static void to_res(const nw_cat_res_t *r, nw_sched_res_t *out)
 {
     memset(out, 0, sizeof *out);
     out->v[NW_SR_CPU] = r->cpu_m;
-    out->v[NW_SR_MEMORY] = r->memory_mib * MIB_MILLI;
+    out->v[NW_SR_MEMORY] = r->memory_bytes * 1000;
     out->v[NW_SR_EPHEMERAL] = r->ephemeral_bytes * 1000;
     out->v[NW_SR_PODS] = r->pods * 1000;
     out->v[NW_SR_NVIDIA_GPU] = r->nvidia_gpu * 1000;
@@ -74,9 +72,38 @@ nw_rc_t nw_sched_snap_add_catalog(nw_sched_snap_t *s, const nw_catalog_t *c, con
     return NW_OK;
 }
 
+nw_rc_t nw_sched_snap_add_catalog_class(nw_sched_snap_t *s, const nw_catalog_t *c, const char *name,
+                                        const nw_overhead_opts_t *o, nw_err_t *err)
+{
+    for (size_t i = 0; i < nw_catalog_len(c); i++) {
+        const nw_itype_t *t = nw_catalog_at(c, i);
+        nw_cat_res_t cap, alloc;
+        nw_itype_capacity(t, o, &cap);
+        nw_itype_allocatable(t, o, &alloc);
+        nw_sched_res_t scap, salloc;
+        to_res(&cap, &scap);
+        to_res(&alloc, &salloc);
+        nw_err_t e = {0};
+        nw_rc_t rc = nw_sched_snap_set_class_res(s, name, t->name, &scap, &salloc, &e);
+        if (rc == NW_ENOMEM)
+            return nw_err_set(err, rc, "", "out of memory");
+    }
+    return NW_OK;
+}
+
 nw_rc_t nw_sched_snap_load_catalog(nw_sched_snap_t *s, const char *json, size_t len,
                                    const char *region, const char *const *zones, int nzones,
                                    nw_err_t *err)
+{
+    return nw_sched_snap_load_catalog_classes(s, json, len, region, zones, nzones, NULL, NULL, 0,
+                                              err);
+}
+
+nw_rc_t nw_sched_snap_load_catalog_classes(nw_sched_snap_t *s, const char *json, size_t len,
+                                           const char *region, const char *const *zones, int nzones,
+                                           const nw_overhead_opts_t *dflt,
+                                           const nw_sched_class_opts_t *classes, int nclasses,
+                                           nw_err_t *err)
 {
     nw_catalog_t *c = NULL;
     nw_rc_t rc = json ? nw_catalog_new_from_json(json, len, region, &c, err)
@@ -99,7 +126,9 @@ nw_rc_t nw_sched_snap_load_catalog(nw_sched_snap_t *s, const char *json, size_t 
     }
     rc = nw_catalog_set_zones(c, zl, nz, err);
     if (rc == NW_OK)
-        rc = nw_sched_snap_add_catalog(s, c, NULL, 0, NULL, err);
+        rc = nw_sched_snap_add_catalog(s, c, NULL, 0, dflt, err);
+    for (int i = 0; i < nclasses && rc == NW_OK; i++)
+        rc = nw_sched_snap_add_catalog_class(s, c, classes[i].name, &classes[i].o, err);
     nw_catalog_free(c);
     return rc;
 }

@@ -23,6 +23,18 @@ nw_rc_t nw_sched_snap_add_catalog_type(nw_sched_snap_t *s, const nw_catalog_t *c
                                        const nw_itype_t *t, const nw_ice_t *ice, int64_t now,
                                        const nw_overhead_opts_t *o, nw_err_t *err);
 
+/** The capacity and allocatable of every catalog type for the pools of node class `name`,
+ * computed with o (its kubelet settings; scaler/cloud/kubelet.h). Types the snapshot does
+ * not have are skipped. */
+nw_rc_t nw_sched_snap_add_catalog_class(nw_sched_snap_t *s, const nw_catalog_t *c, const char *name,
+                                        const nw_overhead_opts_t *o, nw_err_t *err);
+
+/* One node class's overhead options for nw_sched_snap_load_catalog_classes. */
+typedef struct {
+    const char *name;
+    nw_overhead_opts_t o;
+} nw_sched_class_opts_t;
+
 /** Instance types from the compiled-in catalog (json NULL) or catalog JSON text in the
  * data/catalog.json format, for region (prices apply to the catalog's priceRegions),
  * offered on-demand (and spot where supported, at the on-demand price until real spot
@@ -31,5 +43,13 @@ nw_rc_t nw_sched_snap_add_catalog_type(nw_sched_snap_t *s, const nw_catalog_t *c
 nw_rc_t nw_sched_snap_load_catalog(nw_sched_snap_t *s, const char *json, size_t len,
                                    const char *region, const char *const *zones, int nzones,
                                    nw_err_t *err);
+
+/** As nw_sched_snap_load_catalog with the overhead options dflt (NULL: the defaults) and,
+ * for each of classes[0..n), that class's own (nw_sched_snap_add_catalog_class). */
+nw_rc_t nw_sched_snap_load_catalog_classes(nw_sched_snap_t *s, const char *json, size_t len,
+                                           const char *region, const char *const *zones, int nzones,
+                                           const nw_overhead_opts_t *dflt,
+                                           const nw_sched_class_opts_t *classes, int nclasses,
+                                           nw_err_t *err);
 
 #endif

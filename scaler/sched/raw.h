@@ -55,4 +55,12 @@ nw_rc_t nw_sched_snap_add_itype_raw(nw_sched_snap_t *s, const char *name, const 
                                     const nw_sched_res_t *allocatable, bool metal,
                                     const nw_sched_offering_t *offers, int noffer, nw_err_t *err);
 
+/** The capacity and allocatable of instance type `itype` for the NodePools whose
+ * nodeClassRef names `nodeclass` (Karpenter resolves instance types per node class: its
+ * kubelet settings and AMI family change pods and the reserved resources). Pools of a
+ * class without an entry use the type's own. NW_EINVAL for an unknown type. */
+nw_rc_t nw_sched_snap_set_class_res(nw_sched_snap_t *s, const char *nodeclass, const char *itype,
+                                    const nw_sched_res_t *capacity,
+                                    const nw_sched_res_t *allocatable, nw_err_t *err);
+
 #endif

@@ -97,6 +97,10 @@ const nw_sched_itype_t *nw_sched_snap_itype(const nw_sched_snap_t *s, size_t i);
 const char *nw_sched_pod_key(const nw_sched_snap_t *s, size_t i);
 const char *nw_sched_pool_name(const nw_sched_snap_t *s, size_t i);
 const char *nw_sched_pool_nodeclass(const nw_sched_snap_t *s, size_t i);
+/** Allocatable of instance type itype on a node of pool `pool` (its node class's kubelet
+ * settings applied, nw_sched_snap_set_class_res), or NULL for bad indexes. */
+const nw_sched_res_t *nw_sched_pool_type_allocatable(const nw_sched_snap_t *s, size_t pool,
+                                                     size_t itype);
 
 /* ---- results ---- */
 

@@ -109,6 +109,15 @@ typedef struct {
     bool accel;     /* any accelerator capacity */
 } nw_sitype_t;
 
+/* Per-node-class capacity/allocatable of the instance types (nw_sched_snap_set_class_res);
+ * arrays of n entries indexed like itypes, set[t] false = the type's own. */
+typedef struct {
+    char *name;
+    nw_sched_res_t *capacity, *allocatable;
+    bool *set;
+    size_t n;
+} nw_sclass_t;
+
 struct nw_sched_snap {
     nw_sched_opts_t opts;
     char *res_names[NW_SCHED_NRES];
@@ -131,7 +140,17 @@ struct nw_sched_snap {
     size_t nitypes, citypes;
     char **nominated;
     size_t nnominated, cnominated;
+    nw_sclass_t *nclasses_res;
+    size_t nclass_res;
 };
+
+/** The node class entry named name, or NULL. */
+const nw_sclass_t *nw_ss_class_res(const nw_sched_snap_t *s, const char *name);
+/** Capacity / allocatable of type t for pools of class cls (NULL: the type's own). */
+const nw_sched_res_t *nw_ss_type_capacity(const nw_sched_snap_t *s, const nw_sclass_t *cls,
+                                          size_t t);
+const nw_sched_res_t *nw_ss_type_allocatable(const nw_sched_snap_t *s, const nw_sclass_t *cls,
+                                             size_t t);
 
 /* hash used for class dedup (FNV-1a) */
 uint64_t nw_sched_hash(const char *s);

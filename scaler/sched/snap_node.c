@@ -367,3 +367,87 @@ void nw_sched_snap_ice(nw_sched_snap_t *s, const char *itype, const char *zone,
                 t->offerings[k].available = false;
     }
 }
+
+/* ---- per node class resources ---- */
+
+const nw_sclass_t *nw_ss_class_res(const nw_sched_snap_t *s, const char *name)
+{
+    for (size_t i = 0; name && i < s->nclass_res; i++)
+        if (strcmp(s->nclasses_res[i].name, name) == 0)
+            return &s->nclasses_res[i];
+    return NULL;
+}
+
+const nw_sched_res_t *nw_ss_type_capacity(const nw_sched_snap_t *s, const nw_sclass_t *cls,
+                                          size_t t)
+{
+    if (cls && t < cls->n && cls->set[t])
+        return &cls->capacity[t];
+    return &s->itypes[t].t.capacity;
+}
+
+const nw_sched_res_t *nw_ss_type_allocatable(const nw_sched_snap_t *s, const nw_sclass_t *cls,
+                                             size_t t)
+{
+    if (cls && t < cls->n && cls->set[t])
+        return &cls->allocatable[t];
+    return &s->itypes[t].t.allocatable;
+}
+
+static nw_rc_t class_grow(nw_sclass_t *c, size_t n)
+{
+    if (n <= c->n)
+        return NW_OK;
+    nw_sched_res_t *cap = realloc(c->capacity, n * sizeof *cap);
+    if (!cap)
+        return NW_ENOMEM;
+    c->capacity = cap;
+    nw_sched_res_t *al = realloc(c->allocatable, n * sizeof *al);
+    if (!al)
+        return NW_ENOMEM;
+    c->allocatable = al;
+    bool *set = realloc(c->set, n * sizeof *set);
+    if (!set)
+        return NW_ENOMEM;
+    c->set = set;
+    memset(c->set + c->n, 0, (n - c->n) * sizeof *set);
+    c->n = n;
+    return NW_OK;
+}
+
+nw_rc_t nw_sched_snap_set_class_res(nw_sched_snap_t *s, const char *nodeclass, const char *itype,
+                                    const nw_sched_res_t *capacity,
+                                    const nw_sched_res_t *allocatable, nw_err_t *err)
+{
+    size_t t = 0;
+    while (t < s->nitypes && strcmp(s->itypes[t].t.name, itype) != 0)
+        t++;
+    if (t == s->nitypes)
+        return nw_err_set(err, NW_EINVAL, "instanceType", "unknown instance type %s", itype);
+    nw_sclass_t *c = (nw_sclass_t *)nw_ss_class_res(s, nodeclass);
+    if (!c) {
+        nw_sclass_t *v = realloc(s->nclasses_res, (s->nclass_res + 1) * sizeof *v);
+        if (!v)
+            return nw_err_set(err, NW_ENOMEM, "", "out of memory");
+        s->nclasses_res = v;
+        c = &v[s->nclass_res];
+        memset(c, 0, sizeof *c);
+        if (!(c->name = nw_ss_dupstr(nodeclass)))
+            return nw_err_set(err, NW_ENOMEM, "", "out of memory");
+        s->nclass_res++;
+    }
+    if (class_grow(c, s->nitypes) != NW_OK)
+        return nw_err_set(err, NW_ENOMEM, "", "out of memory");
+    c->capacity[t] = *capacity;
+    c->allocatable[t] = *allocatable;
+    c->set[t] = true;
+    return NW_OK;
+}
+
+const nw_sched_res_t *nw_sched_pool_type_allocatable(const nw_sched_snap_t *s, size_t pool,
+                                                     size_t itype)
+{
+    if (pool >= s->npools || itype >= s->nitypes)
+        return NULL;
+    return nw_ss_type_allocatable(s, nw_ss_class_res(s, s->pools[pool].nodeclass), itype);
+}

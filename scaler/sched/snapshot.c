@@ -159,6 +159,13 @@ void nw_sched_snap_free(nw_sched_snap_t *s)
     for (size_t i = 0; i < s->nnominated; i++)
         free(s->nominated[i]);
     free(s->nominated);
+    for (size_t i = 0; i < s->nclass_res; i++) {
+        free(s->nclasses_res[i].name);
+        free(s->nclasses_res[i].capacity);
+        free(s->nclasses_res[i].allocatable);
+        free(s->nclasses_res[i].set);
+    }
+    free(s->nclasses_res);
     free(s);
 }
 

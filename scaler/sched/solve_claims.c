@@ -25,7 +25,7 @@ void nw_sv_claim_stats(ctx_t *c, claim_t *cl, const pctx_t *pc)
             if (f > cl->maxfree[k])
                 cl->maxfree[k] = f;
         }
-        const nw_sched_res_t *cap = &c->s->itypes[t].t.capacity;
+        const nw_sched_res_t *cap = nw_ss_type_capacity(c->s, pc->cls, (size_t)t);
         for (int k = 0; k < c->nres; k++)
             if (pc->p->has_limits[k] && cap->v[k] > cl->reserved.v[k])
                 cl->reserved.v[k] = cap->v[k];
@@ -297,7 +297,7 @@ int nw_sv_try_new(ctx_t *c, int pod, variant_t *v, nw_rc_t *rc)
         for (int w = 0; w < c->nw; w++)
             for (word_t x = nb[w]; x; x &= x - 1) {
                 int t = w * 64 + __builtin_ctzll(x);
-                const nw_sched_res_t *cap = &c->s->itypes[t].t.capacity;
+                const nw_sched_res_t *cap = nw_ss_type_capacity(c->s, pc->cls, (size_t)t);
                 for (int k = 0; k < c->nres; k++)
                     if (pc->p->has_limits[k] && cap->v[k] > pc->remaining[k]) {
                         nb[w] &= ~(1ULL << (t & 63));
@@ -447,7 +447,7 @@ char *nw_sv_pool_reason(ctx_t *c, int pod, const pctx_t *pc)
     bool within = false;
     FOR_BITS(c->scratch2, c->nw, t)
     {
-        const nw_sched_res_t *cap = &c->s->itypes[t].t.capacity;
+        const nw_sched_res_t *cap = nw_ss_type_capacity(c->s, pc->cls, (size_t)t);
         bool ok = true;
         for (int k = 0; k < c->nres && ok; k++)
             ok = !(pc->p->has_limits[k] && cap->v[k] > pc->remaining[k]);

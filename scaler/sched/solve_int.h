@@ -63,8 +63,9 @@ typedef struct {
 typedef struct {
     const nw_spool_t *p;
     int idx;
-    word_t *types;         /* compatible with pool reqs, some allowed offering */
-    nw_sched_res_t *avail; /* per type: allocatable − daemonset overhead */
+    const nw_sclass_t *cls; /* the pool's node class resources, NULL: the types' own */
+    word_t *types;          /* compatible with pool reqs, some allowed offering */
+    nw_sched_res_t *avail;  /* per type: allocatable − daemonset overhead */
     nw_sched_res_t *ovh;
     double *price;      /* per type: cheapest available offering the pool allows */
     word_t **zbits;     /* per zone */

@@ -76,6 +76,7 @@ nw_rc_t nw_sv_prep_pools(ctx_t *c)
     qsort(c->pools, (size_t)c->npools, sizeof *c->pools, cmp_pool);
     for (int pi = 0; pi < c->npools; pi++) {
         pctx_t *p = &c->pools[pi];
+        p->cls = nw_ss_class_res(s, p->p->nodeclass);
         const nw_req_t *cq = nw_reqs_get(&p->p->reqs, NW_LABEL_CAPACITY_TYPE);
         p->ct_allowed[0] = !cq || nw_req_has(cq, "on-demand");
         p->ct_allowed[1] = !cq || nw_req_has(cq, "spot");
@@ -112,8 +113,9 @@ nw_rc_t nw_sv_prep_pools(ctx_t *c)
                 if (ds_fits_pool_type(&s->dss[d], p->p, it))
                     for (int k = 0; k < NW_SCHED_NRES; k++)
                         p->ovh[t].v[k] += s->dss[d].req.v[k];
+            const nw_sched_res_t *alloc = nw_ss_type_allocatable(s, p->cls, (size_t)t);
             for (int k = 0; k < NW_SCHED_NRES; k++)
-                p->avail[t].v[k] = it->t.allocatable.v[k] - p->ovh[t].v[k];
+                p->avail[t].v[k] = alloc->v[k] - p->ovh[t].v[k];
             for (int z = 0; z < c->nz; z++)
                 if (type_allows_offering(it, &p->p->reqs, p->ct_allowed, 1ULL << z, c))
                     p->zbits[z][t >> 6] |= 1ULL << (t & 63);
@@ -139,7 +141,7 @@ nw_rc_t nw_sv_prep_pools(ctx_t *c)
                 memset(&tmp, 0, sizeof tmp);
                 for (size_t t = 0; itn && t < s->nitypes; t++)
                     if (strcmp(s->itypes[t].t.name, itn) == 0)
-                        tmp = s->itypes[t].t.capacity;
+                        tmp = *nw_ss_type_capacity(s, p->cls, t);
                 cap = &tmp;
             }
             for (int k = 0; k < NW_SCHED_NRES; k++)
@@ -157,6 +159,15 @@ static const nw_sitype_t *find_itype(const nw_sched_snap_t *s, const char *name)
     for (size_t t = 0; name && t < s->nitypes; t++)
         if (strcmp(s->itypes[t].t.name, name) == 0)
             return &s->itypes[t];
+    return NULL;
+}
+
+/* the node class resources of the pool named pool, NULL when none */
+static const nw_sclass_t *class_of_pool(const nw_sched_snap_t *s, const char *pool)
+{
+    for (size_t i = 0; pool && i < s->npools; i++)
+        if (strcmp(s->pools[i].name, pool) == 0)
+            return nw_ss_class_res(s, s->pools[i].nodeclass);
     return NULL;
 }
 
@@ -193,7 +204,8 @@ nw_rc_t nw_sv_prep_nodes(ctx_t *c)
                 itn = r->values[0];
             const nw_sitype_t *it = find_itype(s, itn);
             if (it)
-                e->free = it->t.allocatable;
+                e->free =
+                    *nw_ss_type_allocatable(s, class_of_pool(s, n->pool), (size_t)(it - s->itypes));
         }
         const char *z = nw_labels_get(&n->labels, NW_LABEL_ZONE);
         const nw_req_t *zr = nw_reqs_get(&n->reqs, NW_LABEL_ZONE);

@@ -12,6 +12,7 @@
 #include "api/requirements.h"
 #include "common/log.h"
 #include "common/oom.h"
+#include "scaler/cloud/kubelet.h"
 #include "scaler/sched/from_catalog.h"
 #include "scaler/state/simsnap.h"
 
@@ -28,7 +29,10 @@ static cJSON *catres_json(const nw_cat_res_t *r)
 {
     cJSON *o = cJSON_CreateObject();
     res_str(o, "cpu", "m", (long long)r->cpu_m);
-    res_str(o, "memory", "Mi", (long long)r->memory_mib);
+    if (r->memory_bytes % 1048576 == 0)
+        res_str(o, "memory", "Mi", (long long)(r->memory_bytes / 1048576));
+    else
+        res_str(o, "memory", "", (long long)r->memory_bytes);
     res_str(o, "ephemeral-storage", "", (long long)r->ephemeral_bytes);
     res_str(o, "pods", "", (long long)r->pods);
     if (r->nvidia_gpu)
@@ -50,15 +54,29 @@ static void overhead(const nw_simsnap_env_t *e, nw_overhead_opts_t *o)
     if (e->vm_overhead > 0)
         o->vm_memory_overhead_percent = e->vm_overhead;
     o->reserved_enis = e->reserved_enis;
+    o->default_max_pods = e->default_max_pods;
 }
 
-cJSON *nw_simsnap_type_resources(const nw_simsnap_env_t *e, const char *type, int allocatable)
+/* the settings' overhead with nodeclass's kubelet settings; a class whose settings do not
+ * parse (admission refuses them; an object stored before) keeps the settings' alone */
+static void class_overhead(const nw_simsnap_env_t *e, const cJSON *nodeclass, nw_overhead_opts_t *o)
+{
+    overhead(e, o);
+    nw_err_t err = {0};
+    if (nw_kubelet_overhead(nodeclass, o, &err) != NW_OK)
+        nw_log_warn("provisioner", "EC2NodeClass kubelet settings ignored",
+                    NW_LS("ec2nodeclass", nw_json_str_at(nodeclass, "metadata.name")),
+                    NW_LS("field", err.path), NW_LS("error", err.msg));
+}
+
+cJSON *nw_simsnap_type_resources(const nw_simsnap_env_t *e, const cJSON *nodeclass,
+                                 const char *type, int allocatable)
 {
     const nw_itype_t *t = type && e->catalog ? nw_catalog_find(e->catalog, type) : NULL;
     if (!t)
         return NULL;
     nw_overhead_opts_t oo;
-    overhead(e, &oo);
+    class_overhead(e, nodeclass, &oo);
     nw_cat_res_t r;
     if (allocatable)
         nw_itype_allocatable(t, &oo, &r);
@@ -285,7 +303,7 @@ static const char *req_first(const cJSON *nc, const char *key)
  * single-valued In requirement and what the launch recorded), requirements, taints,
  * startup taints, allocatable and capacity. launched_type: from our memory or NULL. */
 static cJSON *entry_json(const nw_simsnap_env_t *env, const cJSON *nc, const char *name,
-                         const nw_inflight_claim_t *m)
+                         const nw_inflight_claim_t *m, const cJSON *nodeclass)
 {
     cJSON *e = nw_json_new_object();
     cJSON *md = nw_json_add_object(e, "metadata");
@@ -328,7 +346,7 @@ static cJSON *entry_json(const nw_simsnap_env_t *env, const cJSON *nc, const cha
         const cJSON *have = nw_json_get(nw_json_get(nc, "status"), which[i]);
         cJSON *v = cJSON_IsObject(have) && have->child
                        ? nw_json_dup(have)
-                       : nw_simsnap_type_resources(env, type, i == 0);
+                       : nw_simsnap_type_resources(env, nodeclass, type, i == 0);
         if (v)
             nw_json_add_item(st, which[i], v);
     }
@@ -337,8 +355,12 @@ static cJSON *entry_json(const nw_simsnap_env_t *env, const cJSON *nc, const cha
 
 static nw_rc_t add_entry(build_t *b, const cJSON *nc, const char *name, const char *claim)
 {
+    const char *class = nw_json_str_at(nc, "spec.nodeClassRef.name");
+    const nw_kube_obj_t *ncl =
+        class ? nw_kube_snap_get(b->ks, NW_KUBE_EC2NODECLASSES, NULL, class) : NULL;
     cJSON *e = entry_json(b->env, nc, name,
-                          b->env->inflight ? nw_inflight_find(b->env->inflight, claim) : NULL);
+                          b->env->inflight ? nw_inflight_find(b->env->inflight, claim) : NULL,
+                          ncl ? ncl->json : NULL);
     if (!e)
         return nw_err_set(b->err, NW_ENOMEM, "", "out of memory");
     nw_err_t er = {0};
@@ -441,6 +463,15 @@ nw_rc_t nw_simsnap_build(const nw_simsnap_env_t *env, const nw_kube_snap_t *ks,
         nw_sched_snap_add_catalog(out->sched, env->catalog, env->ice, env->now_mono, &oo, err);
     if (rc != NW_OK)
         return rc;
+    /* each EC2NodeClass's kubelet settings and AMI family make its own allocatable */
+    for (size_t i = 0; i < nw_kube_snap_count(ks, NW_KUBE_EC2NODECLASSES); i++) {
+        const nw_kube_obj_t *k = nw_kube_snap_at(ks, NW_KUBE_EC2NODECLASSES, i);
+        nw_overhead_opts_t co;
+        class_overhead(env, k->json, &co);
+        if ((rc = nw_sched_snap_add_catalog_class(out->sched, env->catalog, k->name, &co, err)) !=
+            NW_OK)
+            return rc;
+    }
     for (size_t i = 0; i < nw_kube_snap_count(ks, NW_KUBE_NODEPOOLS); i++) {
         const nw_kube_obj_t *p = nw_kube_snap_at(ks, NW_KUBE_NODEPOOLS, i);
         if (p->terminating)

@@ -86,6 +86,7 @@ typedef struct {
     int64_t now_mono;              /* ICE entries are judged at this time */
     double vm_overhead;            /* settings.vmMemoryOverheadPercent (<= 0: the default) */
     int reserved_enis;             /* settings.reservedENIs */
+    int64_t default_max_pods;      /* settings.podDensity: 0 = ENI-limited, else pods per node */
     const nw_inflight_t *inflight; /* NodeClaims created but not cached yet; NULL: none */
     const nw_noms_t *noms;         /* nominations; NULL: none */
 } nw_simsnap_env_t;
@@ -133,7 +134,9 @@ bool nw_simsnap_is_nominated(const nw_noms_t *noms, const nw_kube_snap_t *ks,
 int nw_simsnap_pod_reschedulable(const nw_kube_obj_t *p);
 
 /** Capacity (allocatable 0) or allocatable (1) of a catalog type as a Kubernetes
- * resource list, with the configured overhead; NULL when the type is unknown. Owned. */
-cJSON *nw_simsnap_type_resources(const nw_simsnap_env_t *env, const char *type, int allocatable);
+ * resource list, with the configured overhead and the kubelet settings of nodeclass (the
+ * EC2NodeClass object; NULL: none); NULL when the type is unknown. Owned. */
+cJSON *nw_simsnap_type_resources(const nw_simsnap_env_t *env, const cJSON *nodeclass,
+                                 const char *type, int allocatable);
 
 #endif

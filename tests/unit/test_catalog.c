@@ -8,9 +8,13 @@
 
 #include "scaler/cloud/catalog.h"
 #include "scaler/cloud/ice.h"
+#include "scaler/cloud/kubelet.h"
 #include "tests/unit/testutil.h"
 
 Suite *nw_catalog_suite(void);
+
+#define MIB INT64_C(1048576)
+#define GIB (1024 * MIB)
 
 /* one test per line of tests/data/catalog/allocatable.txt */
 static const nw_test_cases_t *doc_table_cases;
@@ -33,8 +37,8 @@ START_TEST(doc_table)
         nw_itype_allocatable(t, &o, &a);
         ck_assert_msg(a.pods == strtoll(f[1], NULL, 10), "%s pods %lld", f[0], (long long)a.pods);
         ck_assert_msg(a.cpu_m == strtoll(f[2], NULL, 10), "%s cpu %lld", f[0], (long long)a.cpu_m);
-        ck_assert_msg(a.memory_mib == strtoll(f[3], NULL, 10), "%s mem %lld", f[0],
-                      (long long)a.memory_mib);
+        ck_assert_msg(a.memory_bytes == strtoll(f[3], NULL, 10) * MIB, "%s mem %lld", f[0],
+                      (long long)a.memory_bytes);
         ck_assert_msg(fabs(t->od_price - strtod(f[4], NULL)) < 0.0001, "%s price %f", f[0],
                       t->od_price);
         ck_assert_int_eq(a.ephemeral_bytes, INT64_C(17) * 1024 * 1024 * 1024);
@@ -57,7 +61,7 @@ START_TEST(formulas)
     nw_overhead_opts_default(&o);
     nw_cat_res_t cap, a;
     nw_itype_capacity(t, &o, &cap);
-    ck_assert_int_eq(cap.memory_mib, 8192 - 615); /* worked example of section 1.8 */
+    ck_assert_int_eq(cap.memory_bytes, (8192 - 615) * MIB); /* 615 = ceil(8192 x 0.075) */
     /* reserved ENIs lower max pods; maxPods overrides; kube-reserved memory keeps the ENI pods */
     o.reserved_enis = 1;
     ck_assert_int_eq(nw_itype_max_pods(t, &o), 2 * 9 + 2);
@@ -65,8 +69,8 @@ START_TEST(formulas)
     o.max_pods = 110;
     nw_itype_allocatable(t, &o, &a);
     ck_assert_int_eq(a.pods, 110);
-    ck_assert_int_eq(a.memory_mib, 6903);
-    o.max_pods = 0;
+    ck_assert_int_eq(a.memory_bytes, 6903 * MIB);
+    o.max_pods = -1;
     o.pods_per_core = 4;
     ck_assert_int_eq(nw_itype_max_pods(t, &o), 8);
     nw_overhead_opts_default(&o);
@@ -78,7 +82,7 @@ START_TEST(formulas)
     ck_assert_ptr_nonnull(t);
     nw_overhead_opts_default(&o);
     nw_itype_capacity(t, &o, &cap);
-    ck_assert_int_eq(cap.memory_mib, 8128 - 610);
+    ck_assert_int_eq(cap.memory_bytes, (8128 - 610) * MIB);
     /* GPUs show up as extended resources; CPU types have none */
     nw_itype_capacity(nw_catalog_find(c, "g5.12xlarge"), &o, &cap);
     ck_assert_int_eq(cap.nvidia_gpu, 4);
@@ -281,6 +285,145 @@ START_TEST(price_tables)
 }
 END_TEST
 
+/* allocatable of m5.xlarge (4 vCPU, 16384 MiB, 4 ENIs x 15 IPv4) under an EC2NodeClass
+ * whose spec is spec_json; the figures are those of aws/karpenter-provider-aws
+ * pkg/providers/instancetype/suite_test.go ("Overhead" context) */
+static void m5x(const char *spec_json, double vm, int64_t density, nw_cat_res_t *cap,
+                nw_cat_res_t *a)
+{
+    static nw_catalog_t *c;
+    if (!c)
+        ck_assert_int_eq(nw_catalog_new_embedded("us-west-2", &c, NULL), NW_OK);
+    char buf[1024];
+    snprintf(buf, sizeof buf, "{\"metadata\":{\"name\":\"x\"},\"spec\":%s}", spec_json);
+    cJSON *nc = cJSON_Parse(buf);
+    ck_assert_ptr_nonnull(nc);
+    nw_overhead_opts_t o;
+    nw_overhead_opts_default(&o);
+    o.vm_memory_overhead_percent = vm;
+    o.default_max_pods = density;
+    nw_err_t err = {0};
+    ck_assert_msg(nw_kubelet_overhead(nc, &o, &err) == NW_OK, "%s: %s", err.path, err.msg);
+    cJSON_Delete(nc);
+    const nw_itype_t *t = nw_catalog_find(c, "m5.xlarge");
+    nw_itype_capacity(t, &o, cap);
+    nw_itype_allocatable(t, &o, a);
+}
+
+START_TEST(kubelet_settings)
+{
+    nw_cat_res_t cap, a;
+    /* defaults: kube-reserved 80m CPU, 11 x 58 + 255 = 893Mi, 1Gi; eviction 100Mi, 10 % */
+    m5x("{}", 0.075, 0, &cap, &a);
+    ck_assert_int_eq(cap.pods, 58);
+    ck_assert_int_eq(cap.memory_bytes, (16384 - 1229) * MIB);
+    ck_assert_int_eq(a.cpu_m, 4000 - 80);
+    ck_assert_int_eq(a.memory_bytes, (16384 - 1229 - 893 - 100) * MIB);
+    ck_assert_int_eq(a.ephemeral_bytes, 20 * GIB - GIB - 2 * GIB);
+    /* systemReserved adds to kube-reserved */
+    m5x("{\"kubelet\":{\"systemReserved\":{\"cpu\":\"2\",\"memory\":\"2Gi\","
+        "\"ephemeral-storage\":\"10Gi\"}}}",
+        0.075, 0, &cap, &a);
+    ck_assert_int_eq(a.cpu_m, 4000 - 80 - 2000);
+    ck_assert_int_eq(a.memory_bytes, (16384 - 1229 - 893 - 100 - 2048) * MIB);
+    ck_assert_int_eq(a.ephemeral_bytes, 20 * GIB - GIB - 10 * GIB - 2 * GIB);
+    /* kubeReserved replaces the computed values key by key */
+    m5x("{\"kubelet\":{\"kubeReserved\":{\"cpu\":\"500m\",\"ephemeral-storage\":\"2Gi\"},"
+        "\"systemReserved\":{\"cpu\":\"1\"}}}",
+        0.075, 0, &cap, &a);
+    ck_assert_int_eq(a.cpu_m, 4000 - 500 - 1000);
+    ck_assert_int_eq(a.memory_bytes, (16384 - 1229 - 893 - 100) * MIB);
+    ck_assert_int_eq(a.ephemeral_bytes, 20 * GIB - 2 * GIB - 2 * GIB);
+    /* evictionHard: a percentage of capacity (rounded up), 100% = disabled; evictionSoft
+     * does not count */
+    m5x("{\"kubelet\":{\"evictionHard\":{\"memory.available\":\"10%\",\"nodefs.available\":"
+        "\"15%\"},\"evictionSoft\":{\"memory.available\":\"5Gi\"},"
+        "\"evictionSoftGracePeriod\":{\"memory.available\":\"1m\"}}}",
+        0, 0, &cap, &a);
+    ck_assert_int_eq(a.memory_bytes, 16384 * MIB - 893 * MIB - INT64_C(1717986919));
+    ck_assert_int_eq(a.ephemeral_bytes, 20 * GIB - GIB - INT64_C(3221225472));
+    m5x("{\"kubelet\":{\"evictionHard\":{\"memory.available\":\"100%\"}}}", 0, 0, &cap, &a);
+    ck_assert_int_eq(a.memory_bytes, (16384 - 893) * MIB);
+    m5x("{\"kubelet\":{\"evictionHard\":{\"memory.available\":\"500Mi\"}}}", 0, 0, &cap, &a);
+    ck_assert_int_eq(a.memory_bytes, (16384 - 893 - 500) * MIB);
+    /* maxPods sets pods; kube-reserved memory keeps the ENI-limited 58 (AL2/AL2023/Custom) */
+    m5x("{\"kubelet\":{\"maxPods\":20}}", 0.075, 0, &cap, &a);
+    ck_assert_int_eq(a.pods, 20);
+    ck_assert_int_eq(a.memory_bytes, (16384 - 1229 - 893 - 100) * MIB);
+    m5x("{\"kubelet\":{\"maxPods\":0}}", 0.075, 0, &cap, &a);
+    ck_assert_int_eq(a.pods, 0);
+    /* podsPerCore caps pods, except on Bottlerocket; Bottlerocket's kube-reserved memory
+     * follows the real pods value */
+    m5x("{\"kubelet\":{\"podsPerCore\":4}}", 0.075, 0, &cap, &a);
+    ck_assert_int_eq(a.pods, 16);
+    m5x("{\"amiSelectorTerms\":[{\"alias\":\"bottlerocket@latest\"}],\"kubelet\":{"
+        "\"podsPerCore\":4,\"maxPods\":110}}",
+        0.075, 0, &cap, &a);
+    ck_assert_int_eq(a.pods, 110);
+    ck_assert_int_eq(a.memory_bytes, (16384 - 1229 - (11 * 110 + 255) - 100) * MIB);
+    /* Windows: 110 without ENI-limited density */
+    m5x("{\"amiFamily\":\"Windows2022\"}", 0.075, 0, &cap, &a);
+    ck_assert_int_eq(a.pods, 110);
+    ck_assert_int_eq(a.memory_bytes, (16384 - 1229 - (11 * 110 + 255) - 100) * MIB);
+    /* settings.podDensity kubelet-default: 110 where maxPods is unset */
+    m5x("{\"amiFamily\":\"AL2023\"}", 0.075, 110, &cap, &a);
+    ck_assert_int_eq(a.pods, 110);
+    ck_assert_int_eq(a.memory_bytes, (16384 - 1229 - 893 - 100) * MIB);
+    m5x("{\"amiFamily\":\"AL2023\",\"kubelet\":{\"maxPods\":30}}", 0.075, 110, &cap, &a);
+    ck_assert_int_eq(a.pods, 30);
+}
+END_TEST
+
+START_TEST(kubelet_family_and_errors)
+{
+    static const struct {
+        const char *json;
+        nw_ami_family_t f;
+    } fam[] = {
+        {"{}", NW_AMI_CUSTOM},
+        {"{\"spec\":{\"amiSelectorTerms\":[{\"alias\":\"al2023@v20250101\"}]}}", NW_AMI_AL2023},
+        {"{\"spec\":{\"amiSelectorTerms\":[{\"id\":\"ami-1\"},{\"alias\":\"al2@latest\"}]}}",
+         NW_AMI_AL2},
+        {"{\"spec\":{\"amiFamily\":\"Bottlerocket\",\"amiSelectorTerms\":[{\"alias\":"
+         "\"al2@latest\"}]}}",
+         NW_AMI_BOTTLEROCKET},
+        {"{\"spec\":{\"amiSelectorTerms\":[{\"alias\":\"windows2025@latest\"}]}}", NW_AMI_WINDOWS},
+    };
+    for (size_t i = 0; i < sizeof fam / sizeof fam[0]; i++) {
+        cJSON *nc = cJSON_Parse(fam[i].json);
+        ck_assert_int_eq(nw_kubelet_ami_family(nc), fam[i].f);
+        cJSON_Delete(nc);
+    }
+    static const struct {
+        const char *json, *path;
+    } bad[] = {
+        {"{\"spec\":{\"kubelet\":{\"kubeReserved\":{\"memory\":\"lots\"}}}}",
+         "spec.kubelet.kubeReserved.memory"},
+        {"{\"spec\":{\"kubelet\":{\"systemReserved\":{\"cpu\":1}}}}",
+         "spec.kubelet.systemReserved.cpu"},
+        {"{\"spec\":{\"kubelet\":{\"evictionHard\":{\"memory.available\":\"101%\"}}}}",
+         "spec.kubelet.evictionHard.memory.available"},
+        {"{\"spec\":{\"kubelet\":{\"evictionHard\":{\"nodefs.available\":\"x%\"}}}}",
+         "spec.kubelet.evictionHard.nodefs.available"},
+        {"{\"spec\":{\"kubelet\":{\"maxPods\":-1}}}", "spec.kubelet.maxPods"},
+        {"{\"spec\":{\"kubelet\":{\"podsPerCore\":\"4\"}}}", "spec.kubelet.podsPerCore"},
+        {"{\"spec\":{\"kubelet\":[]}}", "spec.kubelet"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cJSON *nc = cJSON_Parse(bad[i].json);
+        ck_assert_ptr_nonnull(nc);
+        nw_overhead_opts_t o, before;
+        nw_overhead_opts_default(&o);
+        before = o;
+        nw_err_t err = {0};
+        ck_assert_int_eq(nw_kubelet_overhead(nc, &o, &err), NW_EINVAL);
+        ck_assert_str_eq(err.path, bad[i].path);
+        ck_assert_mem_eq(&o, &before, sizeof o);
+        cJSON_Delete(nc);
+    }
+}
+END_TEST
+
 START_TEST(rejects_bad_json)
 {
     static const struct {
@@ -320,6 +463,8 @@ Suite *nw_catalog_suite(void)
     tcase_add_test(tc, labels_and_offerings);
     tcase_add_test(tc, price_tables);
     tcase_add_test(tc, rejects_bad_json);
+    tcase_add_test(tc, kubelet_settings);
+    tcase_add_test(tc, kubelet_family_and_errors);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -10,6 +10,7 @@
 #include "common/yaml.h"
 #include "scaler/sched/schedule.h"
 #include "cli/plan.h"
+#include "config/config.h"
 #include "tests/unit/testutil.h"
 
 Suite *nw_schedule_suite(void);
@@ -131,6 +132,8 @@ static void run_case(const char *path)
     const cJSON *gp = nw_json_get(cs, "gpuPolicy");
     nw_plan_t *pl = nw_plan_new(!cJSON_IsFalse(gp));
     ck_assert_ptr_nonnull(pl);
+    if (js(cs, "podDensity"))
+        nw_plan_set_pod_density(pl, nw_config_pod_density(js(cs, "podDensity")));
     for (size_t i = 1; i < nd; i++)
         ck_assert_msg(nw_plan_collect(pl, docs[i], path) == 0, "%s: doc %zu", path, i + 1);
     const char *zones[16], *ice[16];

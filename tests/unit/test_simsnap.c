@@ -334,11 +334,50 @@ START_TEST(test_ice_and_type_resources)
     ck_assert_int_eq(r.r.nclaims, 1);
     ck_assert_str_ne(nw_sched_snap_itype(r.ss.sched, (size_t)r.r.claims[0].itype)->name, first);
     run_free(&r);
-    cJSON *al = nw_simsnap_type_resources(env_now(&f), "m5.large", 1);
+    cJSON *al = nw_simsnap_type_resources(env_now(&f), NULL, "m5.large", 1);
     ck_assert_ptr_nonnull(al);
     ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(al, "cpu")), "1930m");
+    ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(al, "pods")), "29");
     cJSON_Delete(al);
-    ck_assert_ptr_null(nw_simsnap_type_resources(env_now(&f), "no.such", 1));
+    ck_assert_ptr_null(nw_simsnap_type_resources(env_now(&f), NULL, "no.such", 1));
+    /* the EC2NodeClass's kubelet settings */
+    cJSON *ncl = cJSON_Parse("{\"metadata\":{\"name\":\"default\"},\"spec\":{\"kubelet\":{"
+                             "\"maxPods\":20,\"systemReserved\":{\"cpu\":\"430m\"}}}}");
+    al = nw_simsnap_type_resources(env_now(&f), ncl, "m5.large", 1);
+    ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(al, "cpu")), "1500m");
+    ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(al, "pods")), "20");
+    cJSON_Delete(al);
+    cJSON_Delete(ncl);
+    fx_free(&f);
+}
+END_TEST
+
+/* an EC2NodeClass with kubelet.maxPods makes the simulation pack by pods per node; the
+ * pod-density setting stands in where maxPods is unset */
+START_TEST(test_nodeclass_kubelet)
+{
+    fx_t f;
+    fx_init(&f);
+    put(&f, NW_KUBE_NODEPOOLS, POOL);
+    for (int i = 0; i < 50; i++) {
+        char n[32];
+        snprintf(n, sizeof n, "p%02d", i);
+        pod(&f, n, "10m", "16Mi", "", NULL);
+    }
+    nw_simsnap_opts_t o = {.include_pending = 1};
+    run_t r;
+    run(&f, &o, &r);
+    ck_assert_int_eq(r.r.nclaims, 1); /* ENI-limited types hold 50 pods */
+    run_free(&r);
+    f.env.default_max_pods = 110;
+    put(&f, NW_KUBE_EC2NODECLASSES,
+        "{\"apiVersion\":\"karpenter.k8s.aws/v1\",\"kind\":\"EC2NodeClass\",\"metadata\":{"
+        "\"name\":\"default\",\"uid\":\"k1\"},\"spec\":{\"kubelet\":{\"maxPods\":20}}}");
+    run(&f, &o, &r);
+    ck_assert_int_eq(r.r.nclaims, 3);
+    for (int i = 0; i < r.r.nclaims; i++)
+        ck_assert_int_le(r.r.claims[i].npods, 20);
+    run_free(&r);
     fx_free(&f);
 }
 END_TEST
@@ -372,6 +411,7 @@ Suite *nw_simsnap_suite(void)
     tcase_add_test(tc, test_deleting_and_disrupted_nodes);
     tcase_add_test(tc, test_ice_and_type_resources);
     tcase_add_test(tc, test_event_once);
+    tcase_add_test(tc, test_nodeclass_kubelet);
     suite_add_tcase(s, tc);
     return s;
 }
