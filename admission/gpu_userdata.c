@@ -10,6 +10,7 @@
 #include "admission/gpu_int.h"
 #include "common/json.h"
 #include "common/yaml.h"
+#include "scaler/cloud/kubelet.h"
 
 /* ---- cross-object: the EC2NodeClass userData of a GPU pool ---------------------- */
 
@@ -211,6 +212,11 @@ nw_rc_t nw_gpu_pool_crosscheck(const nw_gpu_policy_t *p, const cJSON *np, const 
     nw_gpu_pool_info_t in;
     nw_gpu_pool_analyze(p, np, &in);
     if (in.skip || !nw_gpu_pool_is_gpu(&in))
+        return NW_OK;
+    /* AL2, AL2023, Bottlerocket: nodewarden renders the pool's taints into the bootstrap
+     * (scaler/aws/userdata.h); the user's userData is only a part before it */
+    nw_ami_family_t fam = nw_kubelet_ami_family(nc);
+    if (fam == NW_AMI_AL2 || fam == NW_AMI_AL2023 || fam == NW_AMI_BOTTLEROCKET)
         return NW_OK;
     const char *ud = nw_json_str(nw_json_get(nc, "spec"), "userData");
     const nw_accel_class_t *c = &p->classes[in.cls];

@@ -31,6 +31,7 @@ static const key_t_ keys[] = {
     {"settings.clusterName", T_STR, OFF(settings.clusterName), "", 0, 0},
     {"settings.clusterEndpoint", T_STR, OFF(settings.clusterEndpoint), "", 0, 0},
     {"settings.clusterCABundle", T_STR, OFF(settings.clusterCABundle), "", 0, 0},
+    {"settings.clusterCIDR", T_STR, OFF(settings.clusterCIDR), "", 0, 0},
     {"settings.interruptionQueue", T_STR, OFF(settings.interruptionQueue), "", 0, 0},
     {"settings.batchIdleDuration", T_DUR, OFF(settings.batchIdleDuration_ns), "1s", 1, 0},
     {"settings.batchMaxDuration", T_DUR, OFF(settings.batchMaxDuration_ns), "10s", 1, 0},

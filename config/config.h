@@ -31,6 +31,7 @@ typedef struct {
         char *clusterName;
         char *clusterEndpoint;
         char *clusterCABundle;
+        char *clusterCIDR; /* the service CIDR, for AL2023's NodeConfig */
         char *interruptionQueue;
         int64_t batchIdleDuration_ns;
         int64_t batchMaxDuration_ns;

@@ -42,6 +42,7 @@ typedef struct {
     int isolated_vpc;                                         /* settings.isolatedVPC */
     const char *cluster_name;                                 /* settings.clusterName (required) */
     int64_t batch_idle_ns, batch_max_ns;                      /* settings.batch{Idle,Max}Duration */
+    const char *cluster_endpoint, *cluster_ca_bundle, *cluster_cidr; /* generated bootstraps */
     double vm_memory_overhead_percent;
     int64_t reserved_enis;
     int64_t default_max_pods; /* settings.podDensity (nw_config_pod_density): 0 = ENI-limited */

@@ -235,6 +235,7 @@ static nw_rc_t launch(nw_cloud_t *c, const nw_cloud_launch_req_t *cr, nw_cloud_l
         .ncapacity_types = cr->ncapacity_types,
         .min_values = cr->min_values,
         .client_token = cr->client_token,
+        .claim = cr->claim,
     };
     nw_launch_result_t res;
     nw_ec2_error_t ae;
@@ -684,7 +685,8 @@ nw_rc_t nw_aws_cloud_new(const nw_aws_cloud_opts_t *o, nw_cloud_t **out, nw_err_
     a->nc = nw_nodeclass_cache_new(a->ec2, o->clock, 0);
     a->launcher =
         a->ice ? nw_launcher_new(a->ec2, a->cat, a->ice, o->clock, o->cluster_name) : NULL;
-    if (!a->ice || !a->nc || !a->launcher) {
+    if (!a->ice || !a->nc || !a->launcher ||
+        nw_launcher_set_bootstrap(a->launcher, &o->bootstrap)) {
         rc = nw_err_set(err, NW_ENOMEM, "cloud", "out of memory");
         goto fail;
     }

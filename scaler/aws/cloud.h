@@ -45,7 +45,8 @@ typedef struct {
     /* refresh periods (aws.refresh.*; 0 = 12 h, Karpenter's pricing and instancetype
      * controllers' requeue) */
     int64_t types_period_ns, od_period_ns, spot_period_ns;
-    int isolated_vpc; /* settings.isolatedVPC: never ask the Pricing API */
+    int isolated_vpc;                /* settings.isolatedVPC: never ask the Pricing API */
+    nw_launch_bootstrap_t bootstrap; /* what a generated bootstrap uses (launch.h) */
 } nw_aws_cloud_opts_t;
 
 /** Build the AWS cloud: credentials chain, EC2 and Pricing clients, embedded catalog and

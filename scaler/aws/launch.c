@@ -10,11 +10,14 @@
 #include "common/json.h"
 #include "common/log.h"
 #include "scaler/aws/sigv4.h"
+#include "scaler/aws/userdata.h"
+#include "scaler/cloud/kubelet.h"
 
 #define COMP "aws.launch"
 #define MAX_TAGS 64
 #define MAX_CANDS 1024
 #define LT_CACHE 64
+#define MAX_LTS 8 /* launch templates per CreateFleet (AMIs x max-pods groups) */
 
 typedef struct {
     char name[256];
@@ -30,6 +33,8 @@ struct nw_launcher {
     lt_entry_t lts[LT_CACHE];
     int nlts;
     unsigned lt_gen; /* templates forgotten so far: part of CreateLaunchTemplate's token */
+    char *endpoint, *ca_bundle, *cidr; /* the generated bootstrap's settings */
+    nw_overhead_opts_t overhead;       /* vm overhead, reserved ENIs, pod density */
 };
 
 /* One offering a launch may use. Self-contained but for t (the catalog outlives every
@@ -43,6 +48,7 @@ typedef struct {
     char subnet[64];
     char ct[16];
     double price;
+    int64_t pods; /* max pods of the type (generated bootstraps; else 0) */
 } cand_t;
 
 /* One CreateFleet try: the candidates, their templates and the request (nw_launcher_plan). */
@@ -50,8 +56,9 @@ struct nw_launch_plan {
     cand_t *c;
     int n;
     char ct[16];
-    char amis[8][64]; /* one launch template per AMI */
-    char names[8][256];
+    char amis[MAX_LTS][64]; /* one launch template per AMI (and max-pods value) */
+    int64_t pods[MAX_LTS];
+    char names[MAX_LTS][256];
     int namis;
     int attempt;
     nw_ec2_params_t p;
@@ -73,11 +80,40 @@ nw_launcher_t *nw_launcher_new(nw_ec2_t *ec2, const nw_catalog_t *catalog, nw_ic
     l->ice = ice;
     l->clock = clock ? clock : nw_clock_system();
     snprintf(l->cluster, sizeof l->cluster, "%s", cluster_name ? cluster_name : "");
+    nw_overhead_opts_default(&l->overhead);
     return l;
+}
+
+nw_rc_t nw_launcher_set_bootstrap(nw_launcher_t *l, const nw_launch_bootstrap_t *b)
+{
+    char *e = strdup(b->endpoint ? b->endpoint : ""), *c = strdup(b->ca_bundle ? b->ca_bundle : "");
+    char *r = strdup(b->cluster_cidr ? b->cluster_cidr : "");
+    if (!e || !c || !r) {
+        free(e);
+        free(c);
+        free(r);
+        return NW_ENOMEM;
+    }
+    free(l->endpoint);
+    free(l->ca_bundle);
+    free(l->cidr);
+    l->endpoint = e;
+    l->ca_bundle = c;
+    l->cidr = r;
+    if (b->vm_overhead > 0)
+        l->overhead.vm_memory_overhead_percent = b->vm_overhead;
+    l->overhead.reserved_enis = b->reserved_enis;
+    l->overhead.default_max_pods = b->default_max_pods;
+    return NW_OK;
 }
 
 void nw_launcher_free(nw_launcher_t *l)
 {
+    if (!l)
+        return;
+    free(l->endpoint);
+    free(l->ca_bundle);
+    free(l->cidr);
     free(l);
 }
 
@@ -184,8 +220,102 @@ static long volume_gib(const char *q)
     return (long)ceil(bytes / 1073741824.0);
 }
 
+/* ---- the generated bootstrap ---------------------------------------------------------- */
+
+static int generated(nw_ami_family_t f)
+{
+    return f == NW_AMI_AL2 || f == NW_AMI_AL2023 || f == NW_AMI_BOTTLEROCKET;
+}
+
+static int taint_listed(const nw_ud_taint_t *t, int n, const char *key, const char *value,
+                        const char *effect)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(t[i].key, key) == 0 && strcmp(t[i].value, value) == 0 &&
+            strcmp(t[i].effect, effect) == 0)
+            return 1;
+    return 0;
+}
+
+#define UD_MAX_LABELS 128
+#define UD_MAX_TAINTS 64
+
+nw_rc_t nw_launcher_userdata(nw_launcher_t *l, const nw_launch_req_t *r, const char *ct,
+                             int64_t pods, char **out, nw_err_t *err)
+{
+    const cJSON *spec = get(r->nodeclass, "spec");
+    nw_ud_opts_t o;
+    memset(&o, 0, sizeof o);
+    o.family = nw_kubelet_ami_family(r->nodeclass);
+    o.custom = gets(spec, "userData");
+    if (!generated(o.family)) {
+        *out = NULL;
+        if (o.custom && *o.custom && !(*out = strdup(o.custom)))
+            return nw_err_set(err, NW_ENOMEM, "userData", "out of memory");
+        return NW_OK;
+    }
+    o.cluster_name = l->cluster;
+    o.endpoint = l->endpoint ? l->endpoint : "";
+    o.ca_bundle = l->ca_bundle ? l->ca_bundle : "";
+    o.cluster_cidr = l->cidr ? l->cidr : "";
+    o.kubelet = get(spec, "kubelet");
+    o.max_pods = pods;
+    const char *isp = gets(spec, "instanceStorePolicy");
+    o.raid0 = isp && strcmp(isp, "RAID0") == 0;
+    /* labels: the NodeClaim's, the capacity type, do-not-sync-taints (CreateAMIOptions,
+     * InjectDoNotSyncTaintsLabel) */
+    nw_ud_label_t lab[UD_MAX_LABELS] = {{0}};
+    int nl = 0;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, get(get(r->claim, "metadata"), "labels"))
+    {
+        if (cJSON_IsString(it) && nl < UD_MAX_LABELS - 2 &&
+            strcmp(it->string, "karpenter.sh/capacity-type") != 0 &&
+            strcmp(it->string, "karpenter.sh/do-not-sync-taints") != 0)
+            lab[nl++] = (nw_ud_label_t){it->string, it->valuestring};
+    }
+    lab[nl++] = (nw_ud_label_t){"karpenter.sh/capacity-type", ct};
+    lab[nl++] = (nw_ud_label_t){"karpenter.sh/do-not-sync-taints", "true"};
+    o.labels = lab;
+    o.nlabels = nl;
+    /* taints: taints, startupTaints, then karpenter.sh/unregistered:NoExecute */
+    nw_ud_taint_t tn[UD_MAX_TAINTS] = {{0}};
+    int nt = 0;
+    const char *lists[] = {"taints", "startupTaints"};
+    for (int k = 0; k < 2; k++)
+        cJSON_ArrayForEach(it, get(get(r->claim, "spec"), lists[k]))
+        {
+            const char *key = gets(it, "key"), *eff = gets(it, "effect");
+            const char *val = gets(it, "value");
+            if (key && eff && nt < UD_MAX_TAINTS - 1 &&
+                !taint_listed(tn, nt, key, val ? val : "", eff))
+                tn[nt++] = (nw_ud_taint_t){key, val ? val : "", eff};
+        }
+    int unreg = 0;
+    for (int i = 0; i < nt; i++)
+        unreg |= strcmp(tn[i].key, "karpenter.sh/unregistered") == 0 &&
+                 strcmp(tn[i].effect, "NoExecute") == 0;
+    if (!unreg)
+        tn[nt++] = (nw_ud_taint_t){"karpenter.sh/unregistered", "", "NoExecute"};
+    o.taints = tn;
+    o.ntaints = nt;
+    return nw_userdata_render(&o, out, err);
+}
+
+/* the max pods a type gets under the request's class (0 when the bootstrap is the user's) */
+static int64_t type_pods(const nw_launcher_t *l, const nw_launch_req_t *r, const nw_itype_t *t)
+{
+    if (!generated(nw_kubelet_ami_family(r->nodeclass)))
+        return 0;
+    nw_overhead_opts_t o = l->overhead;
+    nw_err_t e = {0};
+    if (nw_kubelet_overhead(r->nodeclass, &o, &e) != NW_OK)
+        o = l->overhead; /* admission refuses such values; the settings' then */
+    return nw_itype_max_pods(t, &o);
+}
+
 void nw_launcher_template_name(nw_launcher_t *l, const nw_launch_req_t *r, const char *ami_id,
-                               const char *ct, char *out, size_t len)
+                               const char *ct, const char *userdata, char *out, size_t len)
 {
     /* everything that goes into the template data, hashed */
     const cJSON *spec = get(r->nodeclass, "spec");
@@ -202,6 +332,9 @@ void nw_launcher_template_name(nw_launcher_t *l, const nw_launch_req_t *r, const
     }
     for (size_t i = 0; i < r->resolved->nsgs; i++)
         nw_json_push(k, nw_json_new_string(r->resolved->sgs[i].id));
+    /* a generated bootstrap: its text (labels, taints, max pods, cluster) */
+    if (generated(nw_kubelet_ami_family(r->nodeclass)))
+        nw_json_push(k, nw_json_new_string(userdata ? userdata : ""));
     char *s = nw_json_print(k);
     cJSON_Delete(k);
     char hex[65];
@@ -211,7 +344,7 @@ void nw_launcher_template_name(nw_launcher_t *l, const nw_launch_req_t *r, const
 }
 
 static nw_rc_t lt_params(nw_launcher_t *l, const nw_launch_req_t *r, const char *name,
-                         const char *ami_id, nw_ec2_params_t *p, nw_err_t *err)
+                         const char *ami_id, const char *ud, nw_ec2_params_t *p, nw_err_t *err)
 {
     const cJSON *spec = get(r->nodeclass, "spec");
     nw_rc_t rc = nw_ec2_param(p, "LaunchTemplateName", name);
@@ -227,7 +360,6 @@ static nw_rc_t lt_params(nw_launcher_t *l, const nw_launch_req_t *r, const char 
             rc = nw_ec2_param(p, "LaunchTemplateData." key, (val));                                \
     } while (0)
     LTD("ImageId", ami_id);
-    const char *ud = gets(spec, "userData");
     if (ud && *ud && rc == NW_OK) {
         size_t n = strlen(ud);
         char *b64 = malloc(4 * ((n + 2) / 3) + 1);
@@ -356,11 +488,11 @@ static void lt_forget(nw_launcher_t *l, const char *name)
         }
 }
 
-static nw_rc_t ensure_lt(nw_launcher_t *l, const nw_launch_req_t *r, const char *ami_id,
-                         const char *ct, char *name, size_t namelen, nw_ec2_error_t *ae,
-                         nw_err_t *err)
+static nw_rc_t ensure_lt_ud(nw_launcher_t *l, const nw_launch_req_t *r, const char *ami_id,
+                            const char *ct, const char *ud, char *name, size_t namelen,
+                            nw_ec2_error_t *ae, nw_err_t *err)
 {
-    nw_launcher_template_name(l, r, ami_id, ct, name, namelen);
+    nw_launcher_template_name(l, r, ami_id, ct, ud, name, namelen);
     if (lt_cached(l, name))
         return NW_OK;
     nw_ec2_lts_t found = {0};
@@ -382,7 +514,7 @@ static nw_rc_t ensure_lt(nw_launcher_t *l, const nw_launch_req_t *r, const char 
     nw_ec2_lt_t lt;
     rc = nw_ec2_params_init(&p, "CreateLaunchTemplate");
     if (rc == NW_OK)
-        rc = lt_params(l, r, name, ami_id, &p, err);
+        rc = lt_params(l, r, name, ami_id, ud, &p, err);
     if (rc == NW_OK)
         rc = nw_ec2_create_launch_template(l->ec2, &p, &lt, ae, err);
     nw_ec2_params_cleanup(&p);
@@ -391,6 +523,19 @@ static nw_rc_t ensure_lt(nw_launcher_t *l, const nw_launch_req_t *r, const char 
         nw_log_info(COMP, "launch template created", NW_LS("name", name), NW_LS("id", lt.id),
                     NW_LS("image", ami_id));
     }
+    return rc;
+}
+
+static nw_rc_t ensure_lt(nw_launcher_t *l, const nw_launch_req_t *r, const char *ami_id,
+                         const char *ct, int64_t pods, char *name, size_t namelen,
+                         nw_ec2_error_t *ae, nw_err_t *err)
+{
+    char *ud = NULL;
+    nw_rc_t rc = nw_launcher_userdata(l, r, ct, pods, &ud, err);
+    if (rc != NW_OK)
+        return rc;
+    rc = ensure_lt_ud(l, r, ami_id, ct, ud, name, namelen, ae, err);
+    free(ud);
     return rc;
 }
 
@@ -439,6 +584,7 @@ static int collect(nw_launcher_t *l, const nw_launch_req_t *r, const char *ct, c
         const nw_nc_ami_t *ami = ami_for(r->resolved, t->arch);
         if (!ami)
             continue;
+        int64_t pods = type_pods(l, r, t);
         nw_offering_t of[NW_CATALOG_MAX_OFFERINGS];
         int no = nw_catalog_offerings(t, l->ice, now, of, NW_CATALOG_MAX_OFFERINGS);
         for (int k = 0; k < no && n < max; k++) {
@@ -459,6 +605,7 @@ static int collect(nw_launcher_t *l, const nw_launch_req_t *r, const char *ct, c
             snprintf(x->subnet, sizeof x->subnet, "%s", sn);
             snprintf(x->ct, sizeof x->ct, "%s", ct);
             x->price = of[k].price;
+            x->pods = pods;
         }
     }
     return n;
@@ -549,7 +696,7 @@ static nw_rc_t fleet_params(nw_launcher_t *l, const nw_launch_req_t *r, nw_launc
         int o = 0;
         for (int i = 0; i < pl->n && rc == NW_OK; i++) {
             const cand_t *c = &pl->c[i];
-            if (strcmp(c->ami, pl->amis[a]) != 0)
+            if (strcmp(c->ami, pl->amis[a]) != 0 || c->pods != pl->pods[a])
                 continue;
             o++;
             char pr[32];
@@ -675,17 +822,25 @@ nw_rc_t nw_launcher_plan(nw_launcher_t *l, const nw_launch_req_t *r, int attempt
     pl->n = truncate_types(c, n);
     snprintf(pl->ct, sizeof pl->ct, "%s", ct);
 
-    /* one template per AMI */
+    /* one template per AMI and, for a generated bootstrap, per max-pods value */
+    int j = 0;
     for (int i = 0; i < pl->n; i++) {
         int k;
-        for (k = 0; k < pl->namis && strcmp(pl->amis[k], c[i].ami) != 0; k++) {
+        for (k = 0;
+             k < pl->namis && (strcmp(pl->amis[k], c[i].ami) != 0 || pl->pods[k] != c[i].pods);
+             k++) {
         }
-        if (k == pl->namis && pl->namis < 8)
+        if (k == pl->namis && pl->namis < MAX_LTS) {
+            pl->pods[pl->namis] = c[i].pods;
             snprintf(pl->amis[pl->namis++], sizeof pl->amis[0], "%s", c[i].ami);
+        }
+        if (k < pl->namis)
+            c[j++] = c[i]; /* past MAX_LTS groups, the dearer types are left out */
     }
+    pl->n = j;
     for (int a = 0; a < pl->namis; a++)
-        if ((rc = ensure_lt(l, r, pl->amis[a], ct, pl->names[a], sizeof pl->names[a], ae, err)) !=
-            NW_OK)
+        if ((rc = ensure_lt(l, r, pl->amis[a], ct, pl->pods[a], pl->names[a], sizeof pl->names[a],
+                            ae, err)) != NW_OK)
             goto fail;
     if ((rc = nw_ec2_params_init(&pl->p, "CreateFleet")) == NW_OK)
         rc = fleet_params(l, r, pl);
@@ -782,7 +937,7 @@ nw_rc_t nw_launcher_settle(nw_launcher_t *l, nw_launch_plan_t *pl, nw_launch_res
         if (!out->image_id[0])
             snprintf(out->image_id, sizeof out->image_id, "%s", c->ami);
         for (int a = 0; a < pl->namis; a++)
-            if (strcmp(pl->amis[a], c->ami) == 0)
+            if (strcmp(pl->amis[a], c->ami) == 0 && pl->pods[a] == c->pods)
                 snprintf(out->launch_template, sizeof out->launch_template, "%s", pl->names[a]);
     }
     snprintf(out->provider_id, sizeof out->provider_id, "aws:///%s/%s", out->zone,

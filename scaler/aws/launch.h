@@ -11,9 +11,13 @@
  *     on-demand one dropped when both are allowed; one capacity type per call
  *     (spot when allowed and available, else on-demand); at most 60 types,
  *     cheapest first;
- *   - one launch template per AMI/architecture, named
- *     "karpenter.k8s.aws/<hash>" (found by name, else created): ImageId,
- *     UserData (spec.userData base64-encoded, passed through unchanged),
+ *   - one launch template per AMI/architecture (and, for AL2, AL2023 and
+ *     Bottlerocket, per max-pods value of the types, as Karpenter's resolver groups
+ *     them), named "karpenter.k8s.aws/<hash>" (found by name, else created): ImageId,
+ *     UserData (Custom and Windows: spec.userData passed through unchanged; AL2,
+ *     AL2023, Bottlerocket: the bootstrap scaler/aws/userdata.h renders with the
+ *     class's kubelet settings, the NodeClaim's labels and taints and the user's part
+ *     merged; base64-encoded),
  *     IamInstanceProfile.Name (spec.instanceProfile, or spec.role used as the
  *     instance-profile name), SecurityGroupIds, BlockDeviceMappings (spec, else
  *     /dev/xvda 20Gi gp3 encrypted for non-Custom families), MetadataOptions
@@ -82,7 +86,18 @@ typedef struct {
     int ncapacity_types;
     int min_values;           /* the requirements carry minValues: keep exotic types */
     const char *client_token; /* CreateFleet's ClientToken; NULL/"": none */
+    const cJSON *claim; /* the NodeClaim (labels, taints for a generated bootstrap); NULL ok */
 } nw_launch_req_t;
+
+/* What a generated bootstrap needs from the settings (scaler/aws/userdata.h). */
+typedef struct {
+    const char *endpoint;     /* settings.clusterEndpoint */
+    const char *ca_bundle;    /* settings.clusterCABundle */
+    const char *cluster_cidr; /* settings.clusterCIDR (AL2023) */
+    double vm_overhead;       /* settings.vmMemoryOverheadPercent (<= 0: default) */
+    int reserved_enis;        /* settings.reservedENIs */
+    int64_t default_max_pods; /* settings.podDensity (0: ENI-limited) */
+} nw_launch_bootstrap_t;
 
 typedef struct {
     char instance_id[64];
@@ -108,6 +123,8 @@ typedef struct nw_launcher nw_launcher_t;
 nw_launcher_t *nw_launcher_new(nw_ec2_t *ec2, const nw_catalog_t *catalog, nw_ice_t *ice,
                                const nw_clock_t *clock, const char *cluster_name);
 void nw_launcher_free(nw_launcher_t *l);
+/** The settings a generated bootstrap uses (copied). */
+nw_rc_t nw_launcher_set_bootstrap(nw_launcher_t *l, const nw_launch_bootstrap_t *b);
 
 /** Launch one instance. ae (nullable) gets the EC2 error class on failure;
  * NW_EINVAL when the class is not ready or nothing is launchable (the message
@@ -135,8 +152,16 @@ nw_rc_t nw_launcher_terminate(nw_launcher_t *l, const char *id_or_provider_id, n
 /** Instances of this cluster (tag filters of §1.12, states pending..stopped). */
 nw_rc_t nw_launcher_list(nw_launcher_t *l, nw_ec2_instances_t *out, nw_err_t *err);
 
-/** The launch template name this request would use for an AMI (for tests). */
+/** The userData a launch template of this request carries for capacity type ct and types
+ * of `pods` max pods (plain text, malloc'd; NULL without userData): scaler/aws/userdata.h.
+ * NW_EINVAL with err->path naming the field when it cannot be rendered. */
+nw_rc_t nw_launcher_userdata(nw_launcher_t *l, const nw_launch_req_t *req, const char *ct,
+                             int64_t pods, char **out, nw_err_t *err);
+
+/** The launch template name this request would use for an AMI and its userData (as
+ * nw_launcher_userdata renders it; for tests). */
 void nw_launcher_template_name(nw_launcher_t *l, const nw_launch_req_t *req, const char *ami_id,
-                               const char *capacity_type, char *out, size_t len);
+                               const char *capacity_type, const char *userdata, char *out,
+                               size_t len);
 
 #endif

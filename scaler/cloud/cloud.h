@@ -154,6 +154,7 @@ typedef struct {
     int ncapacity_types;
     int min_values;           /* the requirements carry minValues: keep exotic types */
     const char *client_token; /* idempotency token (<= NW_CLOUD_TOKEN_MAX chars); NULL/"": none */
+    const cJSON *claim; /* the NodeClaim: its labels and taints go into a generated bootstrap */
 } nw_cloud_launch_req_t;
 
 typedef struct {

@@ -588,6 +588,7 @@ static launch_job_t *job_new(nw_claims_t *k, const nw_kube_snap_t *s, const cJSO
         .ncapacity_types = nct,
         .min_values = minv,
         .client_token = j->token,
+        .claim = j->nc,
     };
     return j;
 }

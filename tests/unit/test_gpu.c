@@ -458,6 +458,11 @@ START_TEST(userdata_taint_detection)
     ck_assert_int_eq(nw_gpu_pool_crosscheck(&p, pool, good, &res), NW_OK);
     ck_assert_int_eq(nw_gpu_pool_crosscheck(&p, cpu, bad, &res), NW_OK);
     ck_assert_int_eq(nw_gpu_pool_crosscheck(&p, pool, NULL, &res), NW_OK);
+    /* a generated bootstrap (AL2023 here) carries the pool's taints itself */
+    cJSON *al2023 = cJSON_Parse("{\"metadata\":{\"name\":\"gpu\"},\"spec\":{\"amiFamily\":"
+                                "\"AL2023\",\"userData\":\"#!/bin/bash\\necho pre\\n\"}}");
+    ck_assert_int_eq(nw_gpu_pool_crosscheck(&p, pool, al2023, &res), NW_OK);
+    cJSON_Delete(al2023);
     ck_assert_uint_eq(res.nwarnings, 0);
     cJSON_Delete(pool);
     cJSON_Delete(cpu);

@@ -1,0 +1,70 @@
+/*
+ * scaler/aws/userdata.h — the bootstrap userData Karpenter's AWS provider generates for
+ * the AMI families it knows, with the EC2NodeClass's kubelet settings, the NodeClaim's
+ * labels and taints and the user's own userData merged in
+ * (aws/karpenter-provider-aws pkg/providers/amifamily/bootstrap: eksbootstrap.go for AL2,
+ * nodeadm.go + mime/mime.go for AL2023, bottlerocket.go + bottlerocketsettings.go for
+ * Bottlerocket; custom.go: Custom passes the user's userData through).
+ *
+ *  - AL2: MIME multipart (boundary "//"): the user's parts first (a plain script becomes
+ *    a text/x-shellscript part), then `/etc/eks/bootstrap.sh` with --apiserver-endpoint,
+ *    --b64-cluster-ca, --dns-cluster-ip, --use-max-pods false and --kubelet-extra-args
+ *    (--node-labels, --register-with-taints, --max-pods, --pods-per-core,
+ *    --system-reserved, --kube-reserved, --eviction-hard/-soft/-soft-grace-period, ...);
+ *  - AL2023: MIME multipart: the user's parts (a plain YAML document is a NodeConfig part,
+ *    anything else a shell script), then a NodeConfig (node.eks.aws/v1alpha1) whose
+ *    spec.kubelet.config carries the kubelet settings, maxPods and registerWithTaints and
+ *    whose flags carry --node-labels; the cluster CIDR is required there;
+ *  - Bottlerocket: the user's TOML with settings.kubernetes overwritten (cluster name,
+ *    API server, CA, node-labels merged, node-taints replaced, max-pods, reserved and
+ *    eviction maps, ...); the TOML read is tables and one-line `key = value` pairs.
+ * Map-valued flags are written in key order (Karpenter writes Go's map order).
+ *
+ * Pure: no I/O. Ownership: *out is malloc'd. Thread: any.
+ */
+#ifndef NW_SCALER_AWS_USERDATA_H
+#define NW_SCALER_AWS_USERDATA_H
+
+#include <cjson/cJSON.h>
+#include <stdint.h>
+
+#include "common/err.h"
+#include "scaler/cloud/catalog.h"
+
+typedef struct {
+    const char *key, *value; /* value "" = none */
+    const char *effect;
+} nw_ud_taint_t;
+
+typedef struct {
+    const char *key, *value;
+} nw_ud_label_t;
+
+typedef struct {
+    nw_ami_family_t family;
+    const char *cluster_name, *endpoint; /* settings.clusterName, clusterEndpoint */
+    const char *ca_bundle;               /* settings.clusterCABundle (base64 PEM), "" = none */
+    const char *cluster_cidr;            /* the service CIDR (AL2023's NodeConfig) */
+    const cJSON *kubelet;                /* the EC2NodeClass's spec.kubelet, NULL = none */
+    int64_t max_pods;            /* the launch's types' pods, used without kubelet.maxPods */
+    const nw_ud_label_t *labels; /* the NodeClaim's labels (restricted ones dropped here) */
+    int nlabels;
+    const nw_ud_taint_t *taints; /* taints + startupTaints + karpenter.sh/unregistered */
+    int ntaints;
+    const char *custom; /* spec.userData, NULL = none */
+    int raid0;          /* spec.instanceStorePolicy RAID0 */
+} nw_ud_opts_t;
+
+/** Render the userData (plain text; the caller base64-encodes it). Custom and Windows:
+ * the user's userData unchanged (*out NULL when there is none). NW_EINVAL with err->path
+ * naming the field: "spec.userData" when the user's part cannot be merged (unreadable MIME,
+ * TOML nodewarden does not read), "settings.clusterEndpoint" / "settings.clusterCIDR" when
+ * the family needs them and they are empty, "spec.kubelet..." for a value of the wrong
+ * type. */
+nw_rc_t nw_userdata_render(const nw_ud_opts_t *o, char **out, nw_err_t *err);
+
+/** 1 when a label may not be set by a kubelet (its domain is or ends in kubernetes.io,
+ * k8s.io or node-restriction.kubernetes.io: Karpenter's RejectForbiddenLabels). */
+int nw_userdata_label_restricted(const char *key);
+
+#endif

@@ -1,0 +1,249 @@
+/* tests/unit/test_userdata.c — the generated bootstrap userData (scaler/aws/userdata.h):
+ * AL2's MIME with bootstrap.sh, AL2023's NodeConfig, Bottlerocket's TOML merge, the user's
+ * part first, labels the kubelet may not set dropped, and the errors naming a field. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/yaml.h"
+#include "scaler/aws/userdata.h"
+
+Suite *nw_userdata_suite(void);
+
+static const nw_ud_label_t LABELS[] = {{"karpenter.sh/nodepool", "gpu"},
+                                       {"node.kubernetes.io/instance-type", "g6.xlarge"},
+                                       {"team", "ml"},
+                                       {"karpenter.sh/capacity-type", "spot"}};
+static const nw_ud_taint_t TAINTS[] = {{"gpu", "true", "NoSchedule"},
+                                       {"karpenter.sh/unregistered", "", "NoExecute"}};
+
+static const char *KUBELET =
+    "{\"maxPods\":20,\"clusterDNS\":[\"10.96.0.10\"],\"systemReserved\":{\"memory\":\"100Mi\","
+    "\"cpu\":\"100m\"},\"evictionHard\":{\"memory.available\":\"5%\"},\"evictionSoftGracePeriod\":"
+    "{\"memory.available\":\"1m\"},\"evictionSoft\":{\"memory.available\":\"10%\"}}";
+
+static char *render(nw_ami_family_t f, const char *kubelet, const char *custom, const char *cidr,
+                    nw_rc_t want, const char *want_path)
+{
+    cJSON *k = kubelet ? cJSON_Parse(kubelet) : NULL;
+    nw_ud_opts_t o = {
+        f, "demo", "https://10.0.0.10:6443", "Q0E=", cidr, k, 58, LABELS, 4, TAINTS, 2, custom, 0};
+    char *out = NULL;
+    nw_err_t err = {0};
+    nw_rc_t rc = nw_userdata_render(&o, &out, &err);
+    ck_assert_msg(rc == want, "rc %d (%s: %s), want %d", rc, err.path, err.msg, want);
+    if (want_path)
+        ck_assert_str_eq(err.path, want_path);
+    cJSON_Delete(k);
+    return out;
+}
+
+START_TEST(al2_mime_and_bootstrap)
+{
+    char *ud = render(NW_AMI_AL2, KUBELET, "#!/bin/bash\necho hello\n", "", NW_OK, NULL);
+    static const char *want =
+        "MIME-Version: 1.0\n"
+        "Content-Type: multipart/mixed; boundary=\"//\"\n"
+        "\n"
+        "--//\n"
+        "Content-Type: text/x-shellscript; charset=\"us-ascii\"\n"
+        "\n"
+        "#!/bin/bash\n"
+        "echo hello\n"
+        "\n"
+        "--//\n"
+        "Content-Type: text/x-shellscript; charset=\"us-ascii\"\n"
+        "\n"
+        "#!/bin/bash -xe\n"
+        "exec > >(tee /var/log/user-data.log|logger -t user-data -s 2>/dev/console) 2>&1\n"
+        "/etc/eks/bootstrap.sh 'demo' --apiserver-endpoint 'https://10.0.0.10:6443' "
+        "--b64-cluster-ca 'Q0E=' \\\n"
+        "--dns-cluster-ip '10.96.0.10' \\\n"
+        "--use-max-pods false \\\n"
+        "--kubelet-extra-args '--node-labels=\"karpenter.sh/capacity-type=spot,"
+        "karpenter.sh/nodepool=gpu,team=ml\" --register-with-taints=\"gpu=true:NoSchedule,"
+        "karpenter.sh/unregistered:NoExecute\" --max-pods=20 --system-reserved=\"cpu=100m,"
+        "memory=100Mi\" --eviction-hard=\"memory.available<5%\" --eviction-soft=\""
+        "memory.available<10%\" --eviction-soft-grace-period=\"memory.available=1m0s\"'\n"
+        "--//--\n";
+    ck_assert_str_eq(ud, want);
+    free(ud);
+    /* without kubelet.maxPods the type's pods; no user part: the bootstrap alone */
+    ud = render(NW_AMI_AL2, NULL, NULL, "", NW_OK, NULL);
+    ck_assert_ptr_nonnull(strstr(ud, "--max-pods=58"));
+    ck_assert_ptr_null(strstr(ud, "echo hello"));
+    ck_assert_int_eq((int)(strstr(ud, "--//--") - ud) > 0, 1);
+    free(ud);
+}
+END_TEST
+
+START_TEST(al2_keeps_user_mime_parts)
+{
+    const char *mime = "MIME-Version: 1.0\r\n"
+                       "Content-Type: multipart/mixed; boundary=\"BOUNDARY\"\r\n"
+                       "\r\n"
+                       "--BOUNDARY\r\n"
+                       "content-type: text/cloud-config\r\n"
+                       "\r\n"
+                       "#cloud-config\r\nruncmd: [x]\r\n"
+                       "--BOUNDARY\r\n"
+                       "Content-Type: text/x-shellscript\r\n"
+                       "\r\n"
+                       "#!/bin/sh\r\necho two\r\n"
+                       "--BOUNDARY--\r\n";
+    char *ud = render(NW_AMI_AL2, NULL, mime, "", NW_OK, NULL);
+    const char *a = strstr(ud, "Content-Type: text/cloud-config\n\n#cloud-config\nruncmd: [x]\n");
+    const char *b = strstr(ud, "Content-Type: text/x-shellscript\n\n#!/bin/sh\necho two\n");
+    const char *c = strstr(ud, "/etc/eks/bootstrap.sh");
+    ck_assert_msg(a && b && c && a < b && b < c, "%s", ud);
+    ck_assert_ptr_null(strchr(ud, '\r'));
+    free(ud);
+    /* a MIME header without a multipart body is refused, naming the field */
+    ud = render(NW_AMI_AL2, NULL, "Content-Type: text/plain\n\nhello\n", "", NW_EINVAL,
+                "spec.userData");
+    ck_assert_ptr_null(ud);
+    ud = render(NW_AMI_AL2, NULL,
+                "MIME-Version: 1.0\nContent-Type: multipart/mixed; "
+                "boundary=X\n\n--X\nContent-Type: a/b\n\nunterminated\n",
+                "", NW_EINVAL, "spec.userData");
+    ck_assert_ptr_null(ud);
+}
+END_TEST
+
+START_TEST(al2023_nodeconfig)
+{
+    const char *custom = "apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\n"
+                         "spec: {kubelet: {config: {shutdownGracePeriod: 30s}}}\n";
+    char *ud = render(NW_AMI_AL2023, KUBELET, custom, "10.96.0.0/12", NW_OK, NULL);
+    /* the user's YAML is a NodeConfig part, before nodewarden's */
+    const char *u = strstr(ud, "Content-Type: application/node.eks.aws\n\napiVersion");
+    const char *g = strstr(ud, "Content-Type: application/node.eks.aws\n\n# Karpenter Generated "
+                               "NodeConfig\n");
+    ck_assert_msg(u && g && u < g, "%s", ud);
+    /* the generated part reads back as YAML with the kubelet settings */
+    const char *body = strstr(g, "# Karpenter");
+    const char *end = strstr(body, "\n--//--");
+    ck_assert_ptr_nonnull(end);
+    cJSON **docs = NULL;
+    size_t nd = 0;
+    nw_err_t err = {0};
+    ck_assert_int_eq(nw_yaml_load_docs(body, (size_t)(end - body), &docs, &nd, &err), NW_OK);
+    ck_assert_uint_eq(nd, 1);
+    const cJSON *spec = cJSON_GetObjectItem(docs[0], "spec");
+    const cJSON *cl = cJSON_GetObjectItem(spec, "cluster");
+    ck_assert_str_eq(cJSON_GetObjectItem(cl, "cidr")->valuestring, "10.96.0.0/12");
+    ck_assert_str_eq(cJSON_GetObjectItem(cl, "apiServerEndpoint")->valuestring,
+                     "https://10.0.0.10:6443");
+    ck_assert_str_eq(cJSON_GetObjectItem(cl, "certificateAuthority")->valuestring, "Q0E=");
+    const cJSON *kub = cJSON_GetObjectItem(spec, "kubelet");
+    const cJSON *cfg = cJSON_GetObjectItem(kub, "config");
+    ck_assert_int_eq(cJSON_GetObjectItem(cfg, "maxPods")->valueint, 20);
+    ck_assert_str_eq(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(cfg, "evictionSoftGracePeriod"), "memory.available")
+            ->valuestring,
+        "1m0s");
+    const cJSON *rt = cJSON_GetObjectItem(cfg, "registerWithTaints");
+    ck_assert_int_eq(cJSON_GetArraySize(rt), 2);
+    ck_assert_str_eq(cJSON_GetObjectItem(cJSON_GetArrayItem(rt, 0), "key")->valuestring, "gpu");
+    ck_assert_ptr_null(cJSON_GetObjectItem(cJSON_GetArrayItem(rt, 1), "value"));
+    ck_assert_str_eq(cJSON_GetArrayItem(cJSON_GetObjectItem(kub, "flags"), 0)->valuestring,
+                     "--node-labels=\"karpenter.sh/capacity-type=spot,karpenter.sh/nodepool=gpu,"
+                     "team=ml\"");
+    nw_yaml_docs_free(docs, nd);
+    free(ud);
+    /* a shell script stays a shell script part; maxPods from the type */
+    ud = render(NW_AMI_AL2023, NULL, "#!/bin/bash\necho hi\n", "10.96.0.0/12", NW_OK, NULL);
+    ck_assert_ptr_nonnull(strstr(ud, "text/x-shellscript; charset=\"us-ascii\"\n\n#!/bin/bash"));
+    ck_assert_ptr_nonnull(strstr(ud, "maxPods: 58"));
+    free(ud);
+    /* the NodeConfig needs the service CIDR */
+    ck_assert_ptr_null(render(NW_AMI_AL2023, NULL, NULL, "", NW_EINVAL, "settings.clusterCIDR"));
+}
+END_TEST
+
+START_TEST(bottlerocket_toml)
+{
+    const char *custom = "[settings.kubernetes]\n"
+                         "max-pods = 5 # theirs\n"
+                         "\"cluster-name\" = \"old\"\n"
+                         "[settings.kubernetes.node-labels]\n"
+                         "team = \"web\"\n"
+                         "extra = \"x\"\n"
+                         "[settings.kubernetes.node-taints]\n"
+                         "dedicated = [\"a:NoSchedule\"]\n"
+                         "[settings.host-containers.admin]\n"
+                         "enabled = true\n";
+    char *ud = render(NW_AMI_BOTTLEROCKET, KUBELET, custom, "", NW_OK, NULL);
+    /* settings.kubernetes overwritten, labels merged (ours win), taints replaced, the
+     * user's other settings kept */
+    const char *must[] = {"[settings.host-containers.admin]\nenabled = true\n",
+                          "cluster-name = \"demo\"\n",
+                          "api-server = \"https://10.0.0.10:6443\"\n",
+                          "cluster-certificate = \"Q0E=\"\n",
+                          "cluster-dns-ip = \"10.96.0.10\"\n",
+                          "max-pods = 20\n",
+                          "[settings.kubernetes.node-labels]\n\"karpenter.sh/capacity-type\" = "
+                          "\"spot\"\n\"karpenter.sh/nodepool\" = \"gpu\"\nextra = \"x\"\nteam = "
+                          "\"ml\"\n",
+                          "[settings.kubernetes.node-taints]\n\"karpenter.sh/unregistered\" = "
+                          "[\":NoExecute\"]\ngpu = [\"true:NoSchedule\"]\n",
+                          "[settings.kubernetes.system-reserved]\ncpu = \"100m\"\nmemory = "
+                          "\"100Mi\"\n",
+                          "[settings.kubernetes.eviction-soft-grace-period]\n\"memory.available\" "
+                          "= \"1m0s\"\n"};
+    for (size_t i = 0; i < sizeof must / sizeof *must; i++)
+        ck_assert_msg(strstr(ud, must[i]), "missing %s in\n%s", must[i], ud);
+    ck_assert_ptr_null(strstr(ud, "old"));
+    ck_assert_ptr_null(strstr(ud, "dedicated"));
+    ck_assert_ptr_null(strstr(ud, "max-pods = 5"));
+    free(ud);
+    /* what the line reader does not merge is refused with the line */
+    ck_assert_ptr_null(render(NW_AMI_BOTTLEROCKET, NULL, "[settings]\nmotd = \"\"\"\nhi\n\"\"\"\n",
+                              "", NW_EINVAL, "spec.userData"));
+    ck_assert_ptr_null(render(NW_AMI_BOTTLEROCKET, NULL,
+                              "[settings.kubernetes]\nnode-labels = { a = \"b\" }\n", "", NW_EINVAL,
+                              "spec.userData"));
+    ck_assert_ptr_null(render(NW_AMI_BOTTLEROCKET, NULL, "[[settings.x]]\na = 1\n", "", NW_EINVAL,
+                              "spec.userData"));
+}
+END_TEST
+
+START_TEST(custom_and_errors)
+{
+    char *ud = render(NW_AMI_CUSTOM, KUBELET, "#!/bin/bash\nkubeadm join\n", "", NW_OK, NULL);
+    ck_assert_str_eq(ud, "#!/bin/bash\nkubeadm join\n");
+    free(ud);
+    ck_assert_ptr_null(render(NW_AMI_CUSTOM, NULL, NULL, "", NW_OK, NULL));
+    ud = render(NW_AMI_WINDOWS, NULL, "<powershell></powershell>", "", NW_OK, NULL);
+    ck_assert_str_eq(ud, "<powershell></powershell>");
+    free(ud);
+    /* a generated bootstrap needs the endpoint */
+    nw_ud_opts_t o = {NW_AMI_AL2, "demo", "", "", "", NULL, 10, NULL, 0, NULL, 0, NULL, 0};
+    char *out = NULL;
+    nw_err_t err = {0};
+    ck_assert_int_eq(nw_userdata_render(&o, &out, &err), NW_EINVAL);
+    ck_assert_str_eq(err.path, "settings.clusterEndpoint");
+    ck_assert_ptr_null(out);
+    /* Karpenter's RejectForbiddenLabels */
+    ck_assert(nw_userdata_label_restricted("kubernetes.io/arch"));
+    ck_assert(nw_userdata_label_restricted("node.kubernetes.io/instance-type"));
+    ck_assert(nw_userdata_label_restricted("example.k8s.io/x"));
+    ck_assert(nw_userdata_label_restricted("node-restriction.kubernetes.io/x"));
+    ck_assert(!nw_userdata_label_restricted("karpenter.sh/nodepool"));
+    ck_assert(!nw_userdata_label_restricted("notkubernetes.io/x"));
+    ck_assert(!nw_userdata_label_restricted("team"));
+}
+END_TEST
+
+Suite *nw_userdata_suite(void)
+{
+    Suite *s = suite_create("userdata");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, al2_mime_and_bootstrap);
+    tcase_add_test(tc, al2_keeps_user_mime_parts);
+    tcase_add_test(tc, al2023_nodeconfig);
+    tcase_add_test(tc, bottlerocket_toml);
+    tcase_add_test(tc, custom_and_errors);
+    suite_add_tcase(s, tc);
+    return s;
+}
