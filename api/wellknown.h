@@ -19,6 +19,7 @@
 #define NW_LABEL_INITIALIZED "karpenter.sh/initialized"
 #define NW_LABEL_INSTANCE_TYPE "node.kubernetes.io/instance-type"
 #define NW_LABEL_ZONE "topology.kubernetes.io/zone"
+#define NW_LABEL_ZONE_ID "topology.k8s.aws/zone-id"
 #define NW_LABEL_REGION "topology.kubernetes.io/region"
 #define NW_LABEL_ARCH "kubernetes.io/arch"
 #define NW_LABEL_OS "kubernetes.io/os"

@@ -28,29 +28,30 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: nodewarden plan [--output text|json] [--catalog FILE] [--region R]\n"
-               "                       [--zones Z1,Z2,...] [--ice TYPE:ZONE:CAPACITY_TYPE]...\n"
-               "                       [--pod-density eni-limited|kubelet-default]\n"
-               "                       [--no-gpu-policy] [--disruption [--now RFC3339]\n"
-               "                       [--spot-to-spot]] FILE...\n"
-               "\n"
-               "Offline: the NodeClaims nodewarden would launch for the pending pods in FILEs\n"
-               "(YAML or JSON, multi-document; NodePools, EC2NodeClasses, Pods, Deployments,\n"
-               "ReplicaSets, StatefulSets, Jobs, DaemonSets, Nodes, NodeClaims; '-' is stdin).\n"
-               "Prices come from the compiled-in catalog (--catalog for another file in the same\n"
-               "format); --region picks the price region (default us-east-1) and --zones the\n"
-               "zones offered (default <region>a,b,c). --ice marks an offering unavailable.\n"
-               "Each EC2NodeClass's spec.kubelet (maxPods, podsPerCore, kubeReserved,\n"
-               "systemReserved, evictionHard) and AMI family shape its types' allocatable;\n"
-               "--pod-density is settings.podDensity: the pods per node where maxPods is unset\n"
-               "(eni-limited, the VPC CNI's limit, default; kubelet-default, 110).\n"
-               "Exit: 0 all pods placed, 1 some pods cannot be placed, 2 usage/input error.\n"
-               "\n"
-               "--disruption: instead, what one disruption pass would do to the NodeClaims,\n"
-               "Nodes, Pods and PodDisruptionBudgets given (their NodePools' budgets at --now,\n"
-               "default the current time): each NodeClaim's verdict, the pools' allowed\n"
-               "disruptions and the command (emptiness, drift, multi- or single-node\n"
-               "consolidation). Exit 0, or 2 on usage/input errors.\n");
+    fprintf(f,
+            "usage: nodewarden plan [--output text|json] [--catalog FILE] [--region R]\n"
+            "                       [--zones Z1[=ZONE_ID],...] [--ice TYPE:ZONE:CAPACITY_TYPE]...\n"
+            "                       [--pod-density eni-limited|kubelet-default]\n"
+            "                       [--no-gpu-policy] [--disruption [--now RFC3339]\n"
+            "                       [--spot-to-spot]] FILE...\n"
+            "\n"
+            "Offline: the NodeClaims nodewarden would launch for the pending pods in FILEs\n"
+            "(YAML or JSON, multi-document; NodePools, EC2NodeClasses, Pods, Deployments,\n"
+            "ReplicaSets, StatefulSets, Jobs, DaemonSets, Nodes, NodeClaims; '-' is stdin).\n"
+            "Prices come from the compiled-in catalog (--catalog for another file in the same\n"
+            "format); --region picks the price region (default us-east-1) and --zones the\n"
+            "zones offered (default <region>a,b,c). --ice marks an offering unavailable.\n"
+            "Each EC2NodeClass's spec.kubelet (maxPods, podsPerCore, kubeReserved,\n"
+            "systemReserved, evictionHard) and AMI family shape its types' allocatable;\n"
+            "--pod-density is settings.podDensity: the pods per node where maxPods is unset\n"
+            "(eni-limited, the VPC CNI's limit, default; kubelet-default, 110).\n"
+            "Exit: 0 all pods placed, 1 some pods cannot be placed, 2 usage/input error.\n"
+            "\n"
+            "--disruption: instead, what one disruption pass would do to the NodeClaims,\n"
+            "Nodes, Pods and PodDisruptionBudgets given (their NodePools' budgets at --now,\n"
+            "default the current time): each NodeClaim's verdict, the pools' allowed\n"
+            "disruptions and the command (emptiness, drift, multi- or single-node\n"
+            "consolidation). Exit 0, or 2 on usage/input errors.\n");
 }
 
 static void print_text(const nw_sched_snap_t *s, const nw_sched_results_t *r)

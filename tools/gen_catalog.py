@@ -9,6 +9,7 @@ Sources (read 2026-11-30 via the project's search index; facts only):
     DescribeInstanceTypes facts as tabulated in aws/karpenter-provider-aws
     website/content/en/docs/reference/instance-types.md and
     pkg/fake/zz_generated.describe_instance_types.go;
+  * network bandwidth: pkg/providers/instancetype/zz_generated.bandwidth.go;
   * ENIs (of the default network card) and IPv4 addresses per ENI: the VPC
     limits in pkg/providers/instancetype/zz_generated.vpclimits.go (the
     per-size pattern of each family; the GPU types whose card 0 differs as
@@ -143,6 +144,47 @@ def entry(name, vcpu, gib, arch, mfr, enis, ipv4, price, **kw):
     e.update(kw)
     return e
 
+# network bandwidth in Mbit/s per type: aws/karpenter-provider-aws
+# pkg/providers/instancetype/zz_generated.bandwidth.go (InstanceTypeBandwidthMegabits),
+# the source of the karpenter.k8s.aws/instance-network-bandwidth label
+NET_MBPS = {
+ "c5.12xlarge": 12000, "c5.18xlarge": 25000, "c5.24xlarge": 25000, "c5.2xlarge": 2500, "c5.4xlarge": 5000, "c5.9xlarge": 12000,
+ "c5.large": 750, "c5.metal": 25000, "c5.xlarge": 1250, "c6a.12xlarge": 18750, "c6a.16xlarge": 25000, "c6a.24xlarge": 37500,
+ "c6a.2xlarge": 3125, "c6a.32xlarge": 50000, "c6a.48xlarge": 50000, "c6a.4xlarge": 6250, "c6a.8xlarge": 12500, "c6a.large": 781,
+ "c6a.metal": 50000, "c6a.xlarge": 1562, "c6i.12xlarge": 18750, "c6i.16xlarge": 25000, "c6i.24xlarge": 37500, "c6i.2xlarge": 3125,
+ "c6i.32xlarge": 50000, "c6i.4xlarge": 6250, "c6i.8xlarge": 12500, "c6i.large": 781, "c6i.metal": 50000, "c6i.xlarge": 1562,
+ "c7g.12xlarge": 22500, "c7g.16xlarge": 30000, "c7g.2xlarge": 3750, "c7g.4xlarge": 7500, "c7g.8xlarge": 15000, "c7g.large": 937,
+ "c7g.medium": 520, "c7g.metal": 30000, "c7g.xlarge": 1876, "c7i.12xlarge": 18750, "c7i.16xlarge": 25000, "c7i.24xlarge": 37500,
+ "c7i.2xlarge": 3125, "c7i.48xlarge": 50000, "c7i.4xlarge": 6250, "c7i.8xlarge": 12500, "c7i.large": 781, "c7i.metal-24xl": 37500,
+ "c7i.metal-48xl": 50000, "c7i.xlarge": 1562, "dl1.24xlarge": 400000, "g4ad.16xlarge": 25000, "g4ad.2xlarge": 4167, "g4ad.4xlarge": 8333,
+ "g4ad.8xlarge": 15000, "g4ad.xlarge": 2000, "g4dn.12xlarge": 50000, "g4dn.16xlarge": 50000, "g4dn.2xlarge": 10000, "g4dn.4xlarge": 20000,
+ "g4dn.8xlarge": 50000, "g4dn.metal": 100000, "g4dn.xlarge": 5000, "g5.12xlarge": 40000, "g5.16xlarge": 25000, "g5.24xlarge": 50000,
+ "g5.2xlarge": 5000, "g5.48xlarge": 100000, "g5.4xlarge": 10000, "g5.8xlarge": 25000, "g5.xlarge": 2500, "g6.12xlarge": 40000,
+ "g6.16xlarge": 25000, "g6.24xlarge": 50000, "g6.2xlarge": 5000, "g6.48xlarge": 100000, "g6.4xlarge": 10000, "g6.8xlarge": 25000,
+ "g6.xlarge": 2500, "g6e.12xlarge": 100000, "g6e.16xlarge": 35000, "g6e.24xlarge": 200000, "g6e.2xlarge": 5000, "g6e.48xlarge": 400000,
+ "g6e.4xlarge": 20000, "g6e.8xlarge": 25000, "g6e.xlarge": 2500, "inf2.24xlarge": 50000, "inf2.48xlarge": 100000, "inf2.8xlarge": 16667,
+ "inf2.xlarge": 2083, "m5.12xlarge": 12000, "m5.16xlarge": 20000, "m5.24xlarge": 25000, "m5.2xlarge": 2500, "m5.4xlarge": 5000,
+ "m5.8xlarge": 10000, "m5.large": 750, "m5.metal": 25000, "m5.xlarge": 1250, "m6a.12xlarge": 18750, "m6a.16xlarge": 25000,
+ "m6a.24xlarge": 37500, "m6a.2xlarge": 3125, "m6a.32xlarge": 50000, "m6a.48xlarge": 50000, "m6a.4xlarge": 6250, "m6a.8xlarge": 12500,
+ "m6a.large": 781, "m6a.metal": 50000, "m6a.xlarge": 1562, "m6i.12xlarge": 18750, "m6i.16xlarge": 25000, "m6i.24xlarge": 37500,
+ "m6i.2xlarge": 3125, "m6i.32xlarge": 50000, "m6i.4xlarge": 6250, "m6i.8xlarge": 12500, "m6i.large": 781, "m6i.metal": 50000,
+ "m6i.xlarge": 1562, "m7g.12xlarge": 22500, "m7g.16xlarge": 30000, "m7g.2xlarge": 3750, "m7g.4xlarge": 7500, "m7g.8xlarge": 15000,
+ "m7g.large": 937, "m7g.medium": 520, "m7g.metal": 30000, "m7g.xlarge": 1876, "m7i.12xlarge": 18750, "m7i.16xlarge": 25000,
+ "m7i.24xlarge": 37500, "m7i.2xlarge": 3125, "m7i.48xlarge": 50000, "m7i.4xlarge": 6250, "m7i.8xlarge": 12500, "m7i.large": 781,
+ "m7i.metal-24xl": 37500, "m7i.metal-48xl": 50000, "m7i.xlarge": 1562, "p3.16xlarge": 25000, "p3.2xlarge": 2500, "p3.8xlarge": 10000,
+ "p4d.24xlarge": 400000, "p5.48xlarge": 3200000, "p5.4xlarge": 100000, "r5.12xlarge": 12000, "r5.16xlarge": 20000, "r5.24xlarge": 25000,
+ "r5.2xlarge": 2500, "r5.4xlarge": 5000, "r5.8xlarge": 10000, "r5.large": 750, "r5.metal": 25000, "r5.xlarge": 1250,
+ "r6a.12xlarge": 18750, "r6a.16xlarge": 25000, "r6a.24xlarge": 37500, "r6a.2xlarge": 3125, "r6a.32xlarge": 50000, "r6a.48xlarge": 50000,
+ "r6a.4xlarge": 6250, "r6a.8xlarge": 12500, "r6a.large": 781, "r6a.metal": 50000, "r6a.xlarge": 1562, "r6i.12xlarge": 18750,
+ "r6i.16xlarge": 25000, "r6i.24xlarge": 37500, "r6i.2xlarge": 3125, "r6i.32xlarge": 50000, "r6i.4xlarge": 6250, "r6i.8xlarge": 12500,
+ "r6i.large": 781, "r6i.metal": 50000, "r6i.xlarge": 1562, "r7g.12xlarge": 22500, "r7g.16xlarge": 30000, "r7g.2xlarge": 3750,
+ "r7g.4xlarge": 7500, "r7g.8xlarge": 15000, "r7g.large": 937, "r7g.medium": 520, "r7g.metal": 30000, "r7g.xlarge": 1876,
+ "r7i.12xlarge": 18750, "r7i.16xlarge": 25000, "r7i.24xlarge": 37500, "r7i.2xlarge": 3125, "r7i.48xlarge": 50000, "r7i.4xlarge": 6250,
+ "r7i.8xlarge": 12500, "r7i.large": 781, "r7i.metal-24xl": 37500, "r7i.metal-48xl": 50000, "r7i.xlarge": 1562, "t3.2xlarge": 2048,
+ "t3.large": 512, "t3.medium": 256, "t3.micro": 64, "t3.nano": 32, "t3.small": 128, "t3.xlarge": 1024,
+ "trn1.2xlarge": 3125, "trn1.32xlarge": 800000,
+}
+
 def main():
     types = []
     for fam, (ratio, mfr, arch, metal) in CPU_FAMILIES.items():
@@ -178,6 +220,9 @@ def main():
             if size == "metal":
                 e["hypervisor"] = ""
             types.append(e)
+    for t in types:
+        if t["name"] in NET_MBPS:
+            t["netMbps"] = NET_MBPS[t["name"]]
     types.sort(key=lambda t: t["name"])
     doc = {
         "source": "aws/karpenter-provider-aws zz_generated.pricing_aws.go (2026-01-19, us-east-1), "

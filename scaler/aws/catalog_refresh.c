@@ -39,6 +39,7 @@ static void from_api(const nw_ec2_itype_t *a, nw_itype_t *t)
     t->efa = a->efa_max;
     t->local_nvme_gb = a->local_nvme_gb;
     t->network_mbps = a->network_mbps;
+    t->ebs_mbps = a->ebs_mbps;
     snprintf(t->hypervisor, sizeof t->hypervisor, "%s", a->hypervisor);
     t->bare_metal = a->bare_metal || t->bare_metal;
     t->encryption_in_transit = a->encryption_in_transit;

@@ -289,6 +289,10 @@ static void parse_itype(xmlNode *it, nw_ec2_itype_t *t)
     text(first_item(at(it, "processorInfo/supportedArchitectures")), t->arch, sizeof t->arch);
     TXT(it, "processorInfo/manufacturer", t->cpu_manufacturer);
     t->clock_ghz = dbl(it, "processorInfo/sustainedClockSpeedInGhz");
+    char ebs[32] = "";
+    TXT(it, "ebsInfo/ebsOptimizedSupport", ebs);
+    if (strcmp(ebs, "default") == 0)
+        t->ebs_mbps = num(it, "ebsInfo/ebsOptimizedInfo/maximumBandwidthInMbps");
     FOREACH_ITEM(at(it, "gpuInfo/gpus"), g)
     {
         if (!*t->gpu_name) {

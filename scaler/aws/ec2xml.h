@@ -72,6 +72,7 @@ typedef struct {
     int bare_metal;
     int spot_supported, on_demand_supported;
     int64_t network_mbps;
+    int64_t ebs_mbps; /* ebsOptimizedInfo.maximumBandwidthInMbps when EBS-optimized by default */
 } nw_ec2_itype_t;
 
 typedef struct {

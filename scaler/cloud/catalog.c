@@ -265,8 +265,10 @@ static nw_rc_t parse_type(cJSON *o, nw_itype_t *t, size_t idx, nw_err_t *err)
     if (jstr(o, "cpu", t->cpu_manufacturer, sizeof t->cpu_manufacturer) < 0 ||
         jstr(o, "hypervisor", t->hypervisor, sizeof t->hypervisor) < 0)
         return nw_err_set(err, NW_EPARSE, path, "%s: cpu/hypervisor must be strings", t->name);
-    if (jint(o, "nvmeGB", &t->local_nvme_gb) < 0 || jint(o, "netMbps", &t->network_mbps) < 0)
-        return nw_err_set(err, NW_EPARSE, path, "%s: nvmeGB/netMbps must be numbers", t->name);
+    if (jint(o, "nvmeGB", &t->local_nvme_gb) < 0 || jint(o, "netMbps", &t->network_mbps) < 0 ||
+        jint(o, "ebsMbps", &t->ebs_mbps) < 0)
+        return nw_err_set(err, NW_EPARSE, path, "%s: nvmeGB/netMbps/ebsMbps must be numbers",
+                          t->name);
     if (jint(o, "efa", &v) < 0)
         return nw_err_set(err, NW_EPARSE, path, "%s: efa must be a number", t->name);
     t->efa = jint(o, "efa", &v) == 1 ? (int)v : 0;
@@ -533,6 +535,11 @@ int nw_itype_labels(const nw_itype_t *t, nw_cat_label_t *out, int max)
     }
     if (t->local_nvme_gb > 0)
         n = add_label(out, n, max, KA "instance-local-nvme", "%lld", (long long)t->local_nvme_gb);
+    if (t->ebs_mbps > 0)
+        n = add_label(out, n, max, KA "instance-ebs-bandwidth", "%lld", (long long)t->ebs_mbps);
+    /* "-flex" in the family (m7i-flex), as computeRequirements inserts true or false */
+    n = add_label(out, n, max, KA "instance-capability-flex", "%s",
+                  strstr(t->family, "-flex") ? "true" : "false");
     return n;
 }
 

@@ -75,6 +75,7 @@ typedef struct {
     int efa;
     int64_t local_nvme_gb;
     int64_t network_mbps; /* 0 = unknown */
+    int64_t ebs_mbps;     /* EBS-optimized bandwidth by default; 0 = unknown / not default */
     char hypervisor[16];  /* "nitro", "xen", "" for metal */
     int bare_metal;
     int encryption_in_transit;
@@ -169,10 +170,12 @@ typedef struct {
     char value[64];
 } nw_cat_label_t;
 
-/** Well-known labels of the type (aws/karpenter-provider-aws pkg/apis/v1/labels.go): instance-type,
- * arch, os, karpenter.k8s.aws/instance-{category,family,generation,size,cpu,
- * cpu-manufacturer,memory,hypervisor,encryption-in-transit-supported,gpu-*,
- * accelerator-*,local-nvme,network-bandwidth}. Returns the count (<= max). */
+/** Well-known labels of the type (aws/karpenter-provider-aws pkg/apis/v1/labels.go; the
+ * single-valued ones of pkg/providers/instancetype/types.go computeRequirements):
+ * instance-type, arch, os, karpenter.k8s.aws/instance-{category,family,generation,size,
+ * cpu,cpu-manufacturer,cpu-sustained-clock-speed-mhz,memory,hypervisor,
+ * encryption-in-transit-supported,gpu-*,accelerator-*,local-nvme,network-bandwidth,
+ * ebs-bandwidth,capability-flex} (those whose value is known). Returns the count (<= max). */
 int nw_itype_labels(const nw_itype_t *t, nw_cat_label_t *out, int max);
 
 /** Labels of one offering: zone, zone-id, capacity-type, region. */

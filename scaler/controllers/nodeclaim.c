@@ -142,11 +142,27 @@ static int mutate_labels(cJSON *obj, void *ud)
         cJSON_DeleteItemFromObjectCaseSensitive(md, "labels");
         labels = nw_json_add_object(md, "labels");
     }
-    const char *kv[][2] = {{"node.kubernetes.io/instance-type", l->type},
-                           {"topology.kubernetes.io/zone", l->zone},
-                           {"karpenter.sh/capacity-type", l->ct}};
-    int changed = 0;
+    /* the instance type's single-valued labels, its zone, zone id, region and capacity type
+     * (aws/karpenter-provider-aws pkg/cloudprovider/cloudprovider.go instanceToNodeClaim):
+     * what the simulation placed pods by */
+    nw_cat_label_t cl[64];
+    int ncl =
+        nw_claim_launch_labels(l->k->deps, l->type, l->zone, l->r ? l->r->zone_id : NULL, cl, 64);
+    const char *kv[80][2];
+    size_t nkv = 0;
+    for (int i = 0; i < ncl; i++) {
+        kv[nkv][0] = cl[i].key;
+        kv[nkv++][1] = cl[i].value;
+    }
+    const char *base[][2] = {{"node.kubernetes.io/instance-type", l->type},
+                             {"topology.kubernetes.io/zone", l->zone},
+                             {"karpenter.sh/capacity-type", l->ct}};
     for (size_t i = 0; i < 3; i++) {
+        kv[nkv][0] = base[i][0];
+        kv[nkv++][1] = base[i][1];
+    }
+    int changed = 0;
+    for (size_t i = 0; i < nkv; i++) {
         if (!kv[i][1] || !*kv[i][1])
             continue;
         const char *cur = nw_json_str(labels, kv[i][0]);
@@ -157,6 +173,29 @@ static int mutate_labels(cJSON *obj, void *ud)
         changed = 1;
     }
     return changed ? 0 : 1;
+}
+
+int nw_claim_launch_labels(nw_ctl_deps_t *c, const char *type, const char *zone,
+                           const char *zone_id, nw_cat_label_t *out, int max)
+{
+    const nw_catalog_t *cat = c->cloud ? c->cloud->ops->catalog(c->cloud) : NULL;
+    const nw_itype_t *t = cat && type ? nw_catalog_find(cat, type) : NULL;
+    if (!t)
+        return 0;
+    int n = nw_itype_labels(t, out, max);
+    nw_offering_t o;
+    memset(&o, 0, sizeof o);
+    snprintf(o.zone, sizeof o.zone, "%s", zone ? zone : "");
+    /* the launch's zone id (the type's offerings may change under another thread) */
+    snprintf(o.zone_id, sizeof o.zone_id, "%s", zone_id ? zone_id : "");
+    if (o.zone[0]) {
+        nw_cat_label_t ol[8];
+        int no = nw_offering_labels(cat, &o, ol, 8);
+        for (int i = 0; i < no && n < max; i++)
+            if (strcmp(ol[i].key, "karpenter.sh/capacity-type") != 0)
+                out[n++] = ol[i];
+    }
+    return n;
 }
 
 static void record_launch(nw_ctl_deps_t *c, const cJSON *nc, const launched_t *l)

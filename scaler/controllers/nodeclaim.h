@@ -111,4 +111,12 @@ int nw_claims_create_batch(nw_claims_t *k, const nw_kube_snap_t *ks, const nw_si
  * deletes the NodeClaim and counts in nw_claims_ice_deletes. */
 void nw_claim_launch(nw_claims_t *k, const nw_kube_snap_t *s, const cJSON *nc, int fresh);
 
+/** The labels a launched NodeClaim gets besides instance type, zone and capacity type: the
+ * type's well-known single-valued labels (scaler/cloud/catalog.h nw_itype_labels), the
+ * zone id (zone_id; none when NULL/"") and the region. Any thread (it reads the catalog's
+ * types and region only, which never change after start). Returns the count (<= max; 0
+ * for a type the catalog does not know). */
+int nw_claim_launch_labels(nw_ctl_deps_t *c, const char *type, const char *zone,
+                           const char *zone_id, nw_cat_label_t *out, int max);
+
 #endif

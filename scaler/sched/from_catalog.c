@@ -53,6 +53,7 @@ nw_rc_t nw_sched_snap_add_catalog_type(nw_sched_snap_t *s, const nw_catalog_t *c
     for (int i = 0; i < no && k < NW_SCHED_MAX_OFFERINGS; i++, k++) {
         memset(&so[k], 0, sizeof so[k]);
         memcpy(so[k].zone, offs[i].zone, sizeof so[k].zone);
+        memcpy(so[k].zone_id, offs[i].zone_id, sizeof so[k].zone_id);
         memcpy(so[k].capacity_type, offs[i].capacity_type, sizeof so[k].capacity_type);
         so[k].price = offs[i].price;
         so[k].available = offs[i].available != 0;
@@ -116,7 +117,12 @@ nw_rc_t nw_sched_snap_load_catalog_classes(nw_sched_snap_t *s, const char *json,
         nzones = 16;
     for (int i = 0; i < nzones; i++, nz++) {
         memset(&zl[nz], 0, sizeof zl[nz]);
-        snprintf(zl[nz].name, sizeof zl[nz].name, "%s", zones[i]);
+        /* "us-east-1a=use1-az6": the zone and its id */
+        const char *eq = strchr(zones[i], '=');
+        snprintf(zl[nz].name, sizeof zl[nz].name, "%.*s",
+                 (int)(eq ? (size_t)(eq - zones[i]) : strlen(zones[i])), zones[i]);
+        if (eq)
+            snprintf(zl[nz].id, sizeof zl[nz].id, "%s", eq + 1);
     }
     if (nz == 0) {
         for (int i = 0; i < 3; i++, nz++) {

@@ -38,7 +38,8 @@ typedef struct {
 /** Instance types from the compiled-in catalog (json NULL) or catalog JSON text in the
  * data/catalog.json format, for region (prices apply to the catalog's priceRegions),
  * offered on-demand (and spot where supported, at the on-demand price until real spot
- * prices are known) in zones (NULL/0: "<region>a", "<region>b", "<region>c"), with the
+ * prices are known) in zones ("us-east-1a", or "us-east-1a=use1-az6" with its zone id;
+ * NULL/0: "<region>a", "<region>b", "<region>c"), with the
  * default allocatable overhead. */
 nw_rc_t nw_sched_snap_load_catalog(nw_sched_snap_t *s, const char *json, size_t len,
                                    const char *region, const char *const *zones, int nzones,

@@ -40,6 +40,7 @@ typedef struct {
 
 typedef struct {
     char zone[64];
+    char zone_id[64];       /* topology.k8s.aws/zone-id ("usw2-az1"), "" = unknown */
     char capacity_type[16]; /* "on-demand" | "spot" | "reserved" */
     double price;           /* USD per hour */
     bool available;         /* false: not offered now (ICE, no price) */

@@ -259,7 +259,8 @@ static nw_rc_t itype_finish(nw_sched_snap_t *s, nw_sitype_t *it, nw_err_t *err)
     if (rc != NW_OK)
         return nw_err_set(err, rc, "", "out of memory");
     const char *zones[NW_SCHED_MAX_OFFERINGS], *cts[NW_SCHED_MAX_OFFERINGS];
-    size_t nz = 0, nc = 0;
+    const char *zids[NW_SCHED_MAX_OFFERINGS];
+    size_t nz = 0, nc = 0, ni = 0;
     for (int i = 0; i < it->t.noffer; i++) {
         const nw_sched_offering_t *o = &it->t.offerings[i];
         bool seen = false;
@@ -267,6 +268,11 @@ static nw_rc_t itype_finish(nw_sched_snap_t *s, nw_sitype_t *it, nw_err_t *err)
             seen = strcmp(zones[k], o->zone) == 0;
         if (!seen)
             zones[nz++] = o->zone;
+        seen = !o->zone_id[0];
+        for (size_t k = 0; k < ni && !seen; k++)
+            seen = strcmp(zids[k], o->zone_id) == 0;
+        if (!seen)
+            zids[ni++] = o->zone_id;
         seen = false;
         for (size_t k = 0; k < nc && !seen; k++)
             seen = strcmp(cts[k], o->capacity_type) == 0;
@@ -274,6 +280,9 @@ static nw_rc_t itype_finish(nw_sched_snap_t *s, nw_sitype_t *it, nw_err_t *err)
             cts[nc++] = o->capacity_type;
     }
     if (nz && (rc = nw_reqs_add(&it->reqs, NW_LABEL_ZONE, NW_REQ_IN, zones, nz, 0, err)) != NW_OK)
+        return rc;
+    /* zone ids as Karpenter's computeRequirements: only when the offerings know them */
+    if (ni && (rc = nw_reqs_add(&it->reqs, NW_LABEL_ZONE_ID, NW_REQ_IN, zids, ni, 0, err)) != NW_OK)
         return rc;
     if (nc &&
         (rc = nw_reqs_add(&it->reqs, NW_LABEL_CAPACITY_TYPE, NW_REQ_IN, cts, nc, 0, err)) != NW_OK)

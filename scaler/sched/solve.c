@@ -152,6 +152,15 @@ nw_rc_t nw_sv_finalize(ctx_t *c, claim_t *cl, nw_sched_claim_t *out)
             cts[nc++] = "reserved";
         if (rc == NW_OK && nc)
             rc = nw_reqs_add(&out->reqs, NW_LABEL_CAPACITY_TYPE, NW_REQ_IN, cts, nc, 0, NULL);
+        /* a zone-id requirement: the zones it names, so the launch picks one of them */
+        if (rc == NW_OK && nw_reqs_get(&cl->reqs, NW_LABEL_ZONE_ID)) {
+            const char *zv[MAX_ZONES];
+            size_t nzv = 0;
+            for (int z = 0; z < c->nz; z++)
+                if (cl->zmask >> z & 1)
+                    zv[nzv++] = c->zones[z];
+            rc = nw_reqs_add(&out->reqs, NW_LABEL_ZONE, NW_REQ_IN, zv, nzv, 0, NULL);
+        }
     } else if (!names) {
         rc = NW_ENOMEM;
     }
@@ -301,8 +310,12 @@ nw_rc_t nw_sched_solve(const nw_sched_snap_t *s, int64_t now, nw_sched_results_t
     int *queue = NULL;
     /* zones: offerings, then node labels */
     for (size_t t = 0; t < s->nitypes; t++)
-        for (int o = 0; o < s->itypes[t].t.noffer; o++)
-            zone_index(&c, s->itypes[t].t.offerings[o].zone);
+        for (int o = 0; o < s->itypes[t].t.noffer; o++) {
+            const nw_sched_offering_t *of = &s->itypes[t].t.offerings[o];
+            int z = zone_index(&c, of->zone);
+            if (z >= 0 && !c.zone_ids[z] && of->zone_id[0])
+                c.zone_ids[z] = of->zone_id;
+        }
     for (size_t n = 0; n < s->nnodes; n++) {
         const char *z = nw_labels_get(&s->nodes[n].labels, NW_LABEL_ZONE);
         if (z)

@@ -85,7 +85,8 @@ typedef struct {
     const nw_sched_snap_t *s;
     int nt, nw, nres, nz;
     char *zones[MAX_ZONES];
-    pctx_t *pools; /* in weight order */
+    const char *zone_ids[MAX_ZONES]; /* topology.k8s.aws/zone-id of each zone, NULL unknown */
+    pctx_t *pools;                   /* in weight order */
     int npools;
     vcache_t *vc;
     pstate_t *ps;
@@ -131,12 +132,16 @@ static inline int zone_find(const ctx_t *c, const char *z)
     return -1;
 }
 
+/* the zones r allows: by name (topology.kubernetes.io/zone) and by id
+ * (topology.k8s.aws/zone-id; a zone whose id is unknown has none) */
 static inline uint64_t zmask_of(const ctx_t *c, const nw_reqs_t *r)
 {
     const nw_req_t *q = nw_reqs_get(r, NW_LABEL_ZONE);
+    const nw_req_t *qi = nw_reqs_get(r, NW_LABEL_ZONE_ID);
     uint64_t m = 0;
     for (int i = 0; i < c->nz; i++)
-        if (!q || nw_req_has(q, c->zones[i]))
+        if ((!q || nw_req_has(q, c->zones[i])) &&
+            (!qi || (c->zone_ids[i] ? nw_req_has(qi, c->zone_ids[i]) : qi->complement)))
             m |= 1ULL << i;
     return m;
 }

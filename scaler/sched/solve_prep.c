@@ -13,6 +13,7 @@ static bool type_allows_offering(const nw_sitype_t *it, const nw_reqs_t *r, cons
                                  uint64_t zmask, const ctx_t *c)
 {
     const nw_req_t *zq = r ? nw_reqs_get(r, NW_LABEL_ZONE) : NULL;
+    const nw_req_t *ziq = r ? nw_reqs_get(r, NW_LABEL_ZONE_ID) : NULL;
     const nw_req_t *cq = r ? nw_reqs_get(r, NW_LABEL_CAPACITY_TYPE) : NULL;
     for (int i = 0; i < it->t.noffer; i++) {
         const nw_sched_offering_t *o = &it->t.offerings[i];
@@ -21,6 +22,8 @@ static bool type_allows_offering(const nw_sitype_t *it, const nw_reqs_t *r, cons
         if (cts && !cts[ct_index(o->capacity_type)])
             continue;
         if (zq && !nw_req_has(zq, o->zone))
+            continue;
+        if (ziq && !nw_req_has(ziq, o->zone_id))
             continue;
         if (cq && !nw_req_has(cq, o->capacity_type))
             continue;

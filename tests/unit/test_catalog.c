@@ -122,6 +122,10 @@ START_TEST(labels_and_offerings)
     ck_assert_str_eq(label(l, n, "karpenter.k8s.aws/instance-memory"), "196608");
     ck_assert_str_eq(label(l, n, "karpenter.k8s.aws/instance-gpu-name"), "l4");
     ck_assert_str_eq(label(l, n, "karpenter.k8s.aws/instance-gpu-manufacturer"), "nvidia");
+    /* network bandwidth from zz_generated.bandwidth.go; capability-flex from the name */
+    ck_assert_str_eq(label(l, n, "karpenter.k8s.aws/instance-network-bandwidth"), "40000");
+    ck_assert_str_eq(label(l, n, "karpenter.k8s.aws/instance-capability-flex"), "false");
+    ck_assert_ptr_null(label(l, n, "karpenter.k8s.aws/instance-ebs-bandwidth"));
     ck_assert_str_eq(label(l, n, "karpenter.k8s.aws/instance-gpu-count"), "4");
     ck_assert_str_eq(label(l, n, "karpenter.k8s.aws/instance-gpu-memory"), "22888");
     ck_assert_str_eq(label(l, n, "karpenter.k8s.aws/instance-cpu-manufacturer"), "amd");

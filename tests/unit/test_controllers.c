@@ -104,6 +104,22 @@ START_TEST(provisioner_pending_pod_creates_and_launches)
     ck_assert_str_eq(nw_json_str_at(nc, "status.providerID"),
                      "aws:///us-west-2a/i-00000000000000001");
     ck_assert_str_eq(nw_json_condition(nc, "Launched"), "True");
+    /* the NodeClaim carries the type's well-known labels, the zone id and the region (what
+     * the registered Node gets from it), as the simulation saw them */
+    const cJSON *lab = nw_json_get(nw_json_get(nc, "metadata"), "labels");
+    const char *type = nw_json_str(lab, "node.kubernetes.io/instance-type");
+    ck_assert_ptr_nonnull(type);
+    char fam[32];
+    snprintf(fam, sizeof fam, "%.*s", (int)strcspn(type, "."), type);
+    ck_assert_str_eq(nw_json_str(lab, "karpenter.k8s.aws/instance-family"), fam);
+    ck_assert_ptr_nonnull(nw_json_str(lab, "karpenter.k8s.aws/instance-cpu"));
+    ck_assert_ptr_nonnull(nw_json_str(lab, "karpenter.k8s.aws/instance-memory"));
+    ck_assert_ptr_nonnull(nw_json_str(lab, "karpenter.k8s.aws/instance-generation"));
+    ck_assert_str_eq(nw_json_str(lab, "karpenter.k8s.aws/instance-capability-flex"), "false");
+    ck_assert_str_eq(nw_json_str(lab, "kubernetes.io/arch"), "amd64");
+    ck_assert_str_eq(nw_json_str(lab, "kubernetes.io/os"), "linux");
+    ck_assert_str_eq(nw_json_str(lab, "topology.k8s.aws/zone-id"), "usw2-az1");
+    ck_assert_str_eq(nw_json_str(lab, "topology.kubernetes.io/region"), "us-west-2");
     cJSON_Delete(nc);
     /* a pod event (Nominated) was posted */
     ck_assert_int_ge(ctlfix_count(&f, mark, "POST", "/events", "Nominated"), 1);

@@ -38,6 +38,8 @@ START_TEST(instance_types)
     ck_assert_int_eq(m->max_enis, 3);
     ck_assert_int_eq(m->ipv4_per_eni, 10);
     ck_assert_int_eq(m->gpu_count, 0);
+    ck_assert_int_eq(m->ebs_mbps, 10000); /* EBS-optimized by default: its maximum */
+    ck_assert_int_eq(l.v[1].ebs_mbps, 0);
     ck_assert_int_eq(m->spot_supported, 1);
     ck_assert_int_eq(m->on_demand_supported, 1);
     ck_assert_int_eq(m->network_mbps, 781);
