@@ -66,7 +66,8 @@ DERIVED = {
         "NodeOverlay=true,StaticCapacity=false,CapacityBuffer=false"),
 }
 # values that must be one of a few words
-CHOICES = {"gpu.mode": "warn", "gpu.taint.effect": "NoExecute", "log.level": "debug"}
+CHOICES = {"gpu.mode": "warn", "gpu.taint.effect": "NoExecute", "log.level": "debug",
+           "settings.podDensity": "kubelet-default"}
 
 
 def serve_keys():
