@@ -151,6 +151,12 @@ $(BUILD)/fuzz-replay/%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(LIB_OBJS) $(EM
 	@echo "LD $@"
 	@$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
 
+# the requirement checks in a loop (bench/requirements/run)
+$(BUILD)/bench/requirements: bench/requirements/bench.c $(LIB_OBJS) $(EMBED_OBJS)
+	@mkdir -p $(@D)
+	@echo "LD $@"
+	@$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
+
 # the admission path in a loop, for callgrind's instruction counts (bench/webhook/run)
 $(BUILD)/bench/webhook-instr: bench/webhook/instr.c $(LIB_OBJS) $(EMBED_OBJS)
 	@mkdir -p $(@D)
