@@ -105,6 +105,22 @@ static int is_admission(nw_route_t r)
 }
 
 /* Queue a response; body is malloc'd and handed over (may be NULL for empty). */
+/* The metrics page as a malloc'd body (*len its length), or NULL when it cannot be
+ * rendered. Both ports serve it. */
+static char *render_metrics(nw_https_t *s, size_t *len)
+{
+    nw_buf_t b;
+    nw_buf_init(&b, 1u << 20);
+    *len = 0;
+    char *body = NULL;
+    if (nw_metrics_render(s->o.metrics, &b) == NW_OK) {
+        *len = b.len;
+        body = nw_buf_take(&b);
+    }
+    nw_buf_cleanup(&b);
+    return body;
+}
+
 static enum MHD_Result respond(nw_https_t *s, struct MHD_Connection *c, req_t *r, int code,
                                const char *ctype, char *body, size_t len, const char *allow)
 {
@@ -385,15 +401,10 @@ static enum MHD_Result begin(nw_https_t *s, struct MHD_Connection *c, req_t *r, 
         return respond(s, c, r, ready ? 200 : 503, "application/json", body, body ? len : 0, NULL);
     }
     /* metrics */
-    nw_buf_t b;
-    nw_buf_init(&b, 1u << 20);
-    if (nw_metrics_render(s->o.metrics, &b) != NW_OK) {
-        nw_buf_cleanup(&b);
+    size_t len = 0;
+    char *body = render_metrics(s, &len);
+    if (!body)
         return MHD_NO;
-    }
-    size_t len = b.len;
-    char *body = nw_buf_take(&b);
-    nw_buf_cleanup(&b);
     return respond(s, c, r, 200, "text/plain; version=0.0.4; charset=utf-8", body, len, NULL);
 }
 
@@ -714,15 +725,8 @@ static enum MHD_Result on_metrics(void *cls, struct MHD_Connection *c, const cha
         return b ? metrics_reply(c, get ? 404 : 405, "text/plain; charset=utf-8", b, strlen(b))
                  : MHD_NO;
     }
-    nw_buf_t b;
-    nw_buf_init(&b, 1u << 20);
-    if (nw_metrics_render(s->o.metrics, &b) != NW_OK) {
-        nw_buf_cleanup(&b);
-        return MHD_NO;
-    }
-    size_t len = b.len;
-    char *body = nw_buf_take(&b);
-    nw_buf_cleanup(&b);
+    size_t len = 0;
+    char *body = render_metrics(s, &len);
     if (!body)
         return MHD_NO;
     nw_metrics_http(s->o.metrics, NW_ROUTE_METRICS, 200);
