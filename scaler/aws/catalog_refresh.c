@@ -38,6 +38,7 @@ static void from_api(const nw_ec2_itype_t *a, nw_itype_t *t)
     t->ipv4_per_eni = a->ipv4_per_eni;
     t->efa = a->efa_max;
     t->local_nvme_gb = a->local_nvme_gb;
+    t->instance_store_gb = a->instance_store_gb;
     t->network_mbps = a->network_mbps;
     t->ebs_mbps = a->ebs_mbps;
     snprintf(t->hypervisor, sizeof t->hypervisor, "%s", a->hypervisor);

@@ -341,6 +341,7 @@ static void parse_itype(xmlNode *it, nw_ec2_itype_t *t)
     TXT(it, "instanceStorageInfo/nvmeSupport", nvme);
     if (strcmp(nvme, "required") == 0 || strcmp(nvme, "supported") == 0)
         t->local_nvme_gb = num(it, "instanceStorageInfo/totalSizeInGB");
+    t->instance_store_gb = num(it, "instanceStorageInfo/totalSizeInGB");
     TXT(it, "hypervisor", t->hypervisor);
     t->bare_metal = boolean(it, "bareMetal");
     FOREACH_ITEM(child(it, "supportedUsageClasses"), uc)

@@ -68,6 +68,7 @@ typedef struct {
     int efa_max;
     int encryption_in_transit;
     int64_t local_nvme_gb;
+    int64_t instance_store_gb; /* instanceStorageInfo/totalSizeInGB, NVMe or not */
     char hypervisor[16];
     int bare_metal;
     int spot_supported, on_demand_supported;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/quantity.h"
 #include "common/json.h"
 #include "common/log.h"
 #include "scaler/aws/sigv4.h"
@@ -193,31 +194,14 @@ static nw_rc_t tagspec(nw_ec2_params_t *p, const char *prefix, int idx, const ch
 
 /* ---- launch template -------------------------------------------------------------------- */
 
-static const char *ami_family(const nw_launch_req_t *r)
-{
-    const char *f = gets(get(r->nodeclass, "spec"), "amiFamily");
-    return f ? f : "Custom";
-}
-
-/* quantity like "20Gi", "100G", "1Ti" -> GiB (rounded up) */
+/* a volume size in GiB, rounded up (launchtemplate.go volumeSize); -1 when not a quantity */
 static long volume_gib(const char *q)
 {
-    char *end;
-    double v = strtod(q, &end);
-    double bytes;
-    if (strcmp(end, "Gi") == 0)
-        bytes = v * 1073741824.0;
-    else if (strcmp(end, "G") == 0)
-        bytes = v * 1e9;
-    else if (strcmp(end, "Ti") == 0)
-        bytes = v * 1099511627776.0;
-    else if (strcmp(end, "T") == 0)
-        bytes = v * 1e12;
-    else if (strcmp(end, "Mi") == 0)
-        bytes = v * 1048576.0;
-    else
+    nw_quantity_t v;
+    nw_err_t e = {0};
+    if (nw_quantity_parse(q, &v, &e) != NW_OK || v.milli <= 0)
         return -1;
-    return (long)ceil(bytes / 1073741824.0);
+    return (long)ceil((double)nw_quantity_value(v) / 1073741824.0);
 }
 
 /* ---- the generated bootstrap ---------------------------------------------------------- */
@@ -343,6 +327,87 @@ void nw_launcher_template_name(nw_launcher_t *l, const nw_launch_req_t *r, const
     snprintf(out, len, "karpenter.k8s.aws/%.20s", hex);
 }
 
+/* BlockDeviceMapping.N: spec.blockDeviceMappings, else the AMI family's defaults
+ * (amifamily DefaultBlockDeviceMappings: gp3, encrypted; Custom: none, the AMI's) */
+static nw_rc_t lt_bdms(const nw_launch_req_t *r, nw_ec2_params_t *p, nw_err_t *err)
+{
+    const cJSON *bdms = get(get(r->nodeclass, "spec"), "blockDeviceMappings"), *b;
+    nw_rc_t rc = NW_OK;
+    int nb = 0;
+    cJSON_ArrayForEach(b, bdms)
+    {
+        nb++;
+        const char *dev = gets(b, "deviceName");
+        const cJSON *ebs = get(b, "ebs");
+        if (dev && rc == NW_OK)
+            rc = nw_ec2_paramf(p, dev, "LaunchTemplateData.BlockDeviceMapping.%d.DeviceName", nb);
+        const char *vs = gets(ebs, "volumeSize");
+        if (vs && rc == NW_OK) {
+            long gib = volume_gib(vs);
+            if (gib <= 0)
+                return nw_err_set(err, NW_EINVAL, "spec.blockDeviceMappings.ebs.volumeSize",
+                                  "cannot convert %s to GiB", vs);
+            char v[32];
+            snprintf(v, sizeof v, "%ld", gib);
+            rc = nw_ec2_paramf(p, v, "LaunchTemplateData.BlockDeviceMapping.%d.Ebs.VolumeSize", nb);
+        }
+        static const struct {
+            const char *json, *ec2;
+        } str[] = {
+            {"volumeType", "VolumeType"}, {"kmsKeyID", "KmsKeyId"}, {"snapshotID", "SnapshotId"}};
+        for (size_t i = 0; i < 3 && rc == NW_OK; i++) {
+            const char *v = gets(ebs, str[i].json);
+            if (v)
+                rc = nw_ec2_paramf(p, v, "LaunchTemplateData.BlockDeviceMapping.%d.Ebs.%s", nb,
+                                   str[i].ec2);
+        }
+        static const struct {
+            const char *json, *ec2;
+        } num[] = {{"iops", "Iops"},
+                   {"throughput", "Throughput"},
+                   {"volumeInitializationRate", "VolumeInitializationRate"}};
+        for (size_t i = 0; i < 3 && rc == NW_OK; i++) {
+            const cJSON *v = get(ebs, num[i].json);
+            if (cJSON_IsNumber(v) && v->valuedouble != 0) {
+                char s[32];
+                snprintf(s, sizeof s, "%lld", (long long)v->valuedouble);
+                rc = nw_ec2_paramf(p, s, "LaunchTemplateData.BlockDeviceMapping.%d.Ebs.%s", nb,
+                                   num[i].ec2);
+            }
+        }
+        static const struct {
+            const char *json, *ec2;
+        } bl[] = {{"encrypted", "Encrypted"}, {"deleteOnTermination", "DeleteOnTermination"}};
+        for (size_t i = 0; i < 2 && rc == NW_OK; i++) {
+            const cJSON *v = get(ebs, bl[i].json);
+            if (cJSON_IsBool(v))
+                rc =
+                    nw_ec2_paramf(p, cJSON_IsTrue(v) ? "true" : "false",
+                                  "LaunchTemplateData.BlockDeviceMapping.%d.Ebs.%s", nb, bl[i].ec2);
+        }
+    }
+    if (nb > 0)
+        return rc;
+    nw_ami_bdm_t def[2];
+    int nd = nw_ami_default_bdms(nw_kubelet_ami_family(r->nodeclass), def);
+    for (int i = 0; i < nd && rc == NW_OK; i++) {
+        char gib[24];
+        snprintf(gib, sizeof gib, "%lld", (long long)def[i].gib);
+#define BDM(field, val)                                                                            \
+    do {                                                                                           \
+        if (rc == NW_OK)                                                                           \
+            rc =                                                                                   \
+                nw_ec2_paramf(p, (val), "LaunchTemplateData.BlockDeviceMapping.%d." field, i + 1); \
+    } while (0)
+        BDM("DeviceName", def[i].device);
+        BDM("Ebs.VolumeSize", gib);
+        BDM("Ebs.VolumeType", "gp3");
+        BDM("Ebs.Encrypted", "true");
+#undef BDM
+    }
+    return rc;
+}
+
 static nw_rc_t lt_params(nw_launcher_t *l, const nw_launch_req_t *r, const char *name,
                          const char *ami_id, const char *ud, nw_ec2_params_t *p, nw_err_t *err)
 {
@@ -377,66 +442,8 @@ static nw_rc_t lt_params(nw_launcher_t *l, const nw_launch_req_t *r, const char 
     for (size_t i = 0; rc == NW_OK && i < r->resolved->nsgs; i++)
         rc = nw_ec2_paramf(p, r->resolved->sgs[i].id, "LaunchTemplateData.SecurityGroupId.%zu",
                            i + 1);
-    /* block devices */
-    const cJSON *bdms = get(spec, "blockDeviceMappings"), *b;
-    int nb = 0;
-    cJSON_ArrayForEach(b, bdms)
-    {
-        nb++;
-        const char *dev = gets(b, "deviceName");
-        const cJSON *ebs = get(b, "ebs");
-        if (dev && rc == NW_OK)
-            rc = nw_ec2_paramf(p, dev, "LaunchTemplateData.BlockDeviceMapping.%d.DeviceName", nb);
-        const char *vs = gets(ebs, "volumeSize");
-        if (vs && rc == NW_OK) {
-            long gib = volume_gib(vs);
-            if (gib <= 0)
-                return nw_err_set(err, NW_EINVAL, "spec.blockDeviceMappings.ebs.volumeSize",
-                                  "cannot convert %s to GiB", vs);
-            char v[32];
-            snprintf(v, sizeof v, "%ld", gib);
-            rc = nw_ec2_paramf(p, v, "LaunchTemplateData.BlockDeviceMapping.%d.Ebs.VolumeSize", nb);
-        }
-        static const struct {
-            const char *json, *ec2;
-        } str[] = {
-            {"volumeType", "VolumeType"}, {"kmsKeyID", "KmsKeyId"}, {"snapshotID", "SnapshotId"}};
-        for (size_t i = 0; i < 3 && rc == NW_OK; i++) {
-            const char *v = gets(ebs, str[i].json);
-            if (v)
-                rc = nw_ec2_paramf(p, v, "LaunchTemplateData.BlockDeviceMapping.%d.Ebs.%s", nb,
-                                   str[i].ec2);
-        }
-        static const struct {
-            const char *json, *ec2;
-        } num[] = {{"iops", "Iops"}, {"throughput", "Throughput"}};
-        for (size_t i = 0; i < 2 && rc == NW_OK; i++) {
-            const cJSON *v = get(ebs, num[i].json);
-            if (cJSON_IsNumber(v)) {
-                char s[32];
-                snprintf(s, sizeof s, "%lld", (long long)v->valuedouble);
-                rc = nw_ec2_paramf(p, s, "LaunchTemplateData.BlockDeviceMapping.%d.Ebs.%s", nb,
-                                   num[i].ec2);
-            }
-        }
-        static const struct {
-            const char *json, *ec2;
-        } bl[] = {{"encrypted", "Encrypted"}, {"deleteOnTermination", "DeleteOnTermination"}};
-        for (size_t i = 0; i < 2 && rc == NW_OK; i++) {
-            const cJSON *v = get(ebs, bl[i].json);
-            if (cJSON_IsBool(v))
-                rc =
-                    nw_ec2_paramf(p, cJSON_IsTrue(v) ? "true" : "false",
-                                  "LaunchTemplateData.BlockDeviceMapping.%d.Ebs.%s", nb, bl[i].ec2);
-        }
-    }
-    if (nb == 0 && strcmp(ami_family(r), "Custom") != 0) {
-        LTD("BlockDeviceMapping.1.DeviceName", "/dev/xvda");
-        LTD("BlockDeviceMapping.1.Ebs.VolumeSize", "20");
-        LTD("BlockDeviceMapping.1.Ebs.VolumeType", "gp3");
-        LTD("BlockDeviceMapping.1.Ebs.Encrypted", "true");
-        LTD("BlockDeviceMapping.1.Ebs.DeleteOnTermination", "true");
-    }
+    if (rc == NW_OK && (rc = lt_bdms(r, p, err)) == NW_EINVAL)
+        return rc;
     /* metadata options, each field defaulted */
     const cJSON *mo = get(spec, "metadataOptions");
     const char *ep = gets(mo, "httpEndpoint"), *v6 = gets(mo, "httpProtocolIPv6");

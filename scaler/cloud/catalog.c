@@ -269,6 +269,8 @@ static nw_rc_t parse_type(cJSON *o, nw_itype_t *t, size_t idx, nw_err_t *err)
         jint(o, "ebsMbps", &t->ebs_mbps) < 0)
         return nw_err_set(err, NW_EPARSE, path, "%s: nvmeGB/netMbps/ebsMbps must be numbers",
                           t->name);
+    /* every instance store of the listed families is NVMe: its size is the store's */
+    t->instance_store_gb = t->local_nvme_gb;
     if (jint(o, "efa", &v) < 0)
         return nw_err_set(err, NW_EPARSE, path, "%s: efa must be a number", t->name);
     t->efa = jint(o, "efa", &v) == 1 ? (int)v : 0;
@@ -632,8 +634,12 @@ void nw_itype_capacity(const nw_itype_t *t, const nw_overhead_opts_t *o, nw_cat_
     memset(out, 0, sizeof *out);
     out->cpu_m = (int64_t)t->vcpu * 1000;
     out->memory_bytes = capacity_memory(t, o);
-    int64_t gib = o->root_volume_gib > 0 ? o->root_volume_gib : 20;
-    out->ephemeral_bytes = gib * GIB;
+    /* ephemeralStorage(): the instance store's total size with RAID0 (decimal GB, "%dG"), else
+     * the root volume */
+    if (o->raid0 && t->instance_store_gb > 0)
+        out->ephemeral_bytes = t->instance_store_gb * INT64_C(1000000000);
+    else
+        out->ephemeral_bytes = o->ephemeral_bytes > 0 ? o->ephemeral_bytes : 20 * GIB;
     out->pods = nw_itype_max_pods(t, o);
     if (t->gpu_count > 0 && strcmp(t->gpu_manufacturer, "nvidia") == 0)
         out->nvidia_gpu = t->gpu_count;

@@ -74,9 +74,10 @@ typedef struct {
     int ipv4_per_eni;
     int efa;
     int64_t local_nvme_gb;
-    int64_t network_mbps; /* 0 = unknown */
-    int64_t ebs_mbps;     /* EBS-optimized bandwidth by default; 0 = unknown / not default */
-    char hypervisor[16];  /* "nitro", "xen", "" for metal */
+    int64_t instance_store_gb; /* InstanceStorageInfo.TotalSizeInGB (any disk kind); 0 = none */
+    int64_t network_mbps;      /* 0 = unknown */
+    int64_t ebs_mbps;          /* EBS-optimized bandwidth by default; 0 = unknown / not default */
+    char hypervisor[16];       /* "nitro", "xen", "" for metal */
     int bare_metal;
     int encryption_in_transit;
     int spot_supported;
@@ -216,12 +217,16 @@ typedef struct {
     nw_ami_family_t family;
     int64_t max_pods;        /* spec.kubelet.maxPods; -1 = unset */
     int64_t pods_per_core;   /* spec.kubelet.podsPerCore; 0 = off */
-    int64_t root_volume_gib; /* 0 = 20 Gi */
+    int64_t ephemeral_bytes; /* the node's ephemeral storage (its root volume, from
+                                spec.blockDeviceMappings and the family's defaults:
+                                nw_kubelet_overhead); 0 = 20 Gi */
+    int raid0;               /* spec.instanceStorePolicy RAID0: a type with an instance store
+                                has that store's size (GB) as ephemeral storage */
     nw_kubelet_rl_t kube_reserved, system_reserved;
     nw_eviction_signal_t evict_memory, evict_nodefs; /* evictionHard memory/nodefs.available */
 } nw_overhead_opts_t;
 
-/** Defaults: 0.075, 0 reserved ENIs, Custom family, no kubelet settings, 20 Gi root. */
+/** Defaults: 0.075, 0 reserved ENIs, Custom family, no kubelet settings, 20 Gi root, no RAID0. */
 void nw_overhead_opts_default(nw_overhead_opts_t *o);
 
 typedef struct {

@@ -155,6 +155,102 @@ static nw_rc_t int_field(const cJSON *kub, const char *key, int64_t *out, nw_err
     return NW_OK;
 }
 
+int nw_ami_default_bdms(nw_ami_family_t f, nw_ami_bdm_t out[2])
+{
+    switch (f) {
+    case NW_AMI_AL2:
+    case NW_AMI_AL2023:
+        out[0] = (nw_ami_bdm_t){"/dev/xvda", 20};
+        return 1;
+    case NW_AMI_BOTTLEROCKET:
+        out[0] = (nw_ami_bdm_t){"/dev/xvda", 4};
+        out[1] = (nw_ami_bdm_t){"/dev/xvdb", 20};
+        return 2;
+    case NW_AMI_WINDOWS:
+        out[0] = (nw_ami_bdm_t){"/dev/sda1", 50};
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+const char *nw_ami_ephemeral_device(nw_ami_family_t f)
+{
+    switch (f) {
+    case NW_AMI_AL2:
+    case NW_AMI_AL2023:
+        return "/dev/xvda";
+    case NW_AMI_BOTTLEROCKET:
+        return "/dev/xvdb";
+    case NW_AMI_WINDOWS:
+        return "/dev/sda1";
+    default:
+        return NULL;
+    }
+}
+
+/* the volumeSize of mapping i (bytes; 0 when unset) */
+static nw_rc_t bdm_size(const cJSON *b, int i, int64_t *out, nw_err_t *err)
+{
+    *out = 0;
+    const cJSON *v = nw_json_get(nw_json_get(b, "ebs"), "volumeSize");
+    if (!v)
+        return NW_OK;
+    char path[96];
+    snprintf(path, sizeof path, "spec.blockDeviceMappings[%d].ebs.volumeSize", i);
+    nw_rc_t rc = quantity(v, path, 0, out, err);
+    if (rc == NW_OK && *out <= 0)
+        return nw_err_set(err, NW_EINVAL, path, "must be a positive quantity");
+    return rc;
+}
+
+/* types.go ephemeralStorage() less the RAID0 case (the type's, nw_itype_capacity) */
+static nw_rc_t ephemeral(const cJSON *spec, nw_ami_family_t f, int64_t *out, nw_err_t *err)
+{
+    const cJSON *bdms = nw_json_get(spec, "blockDeviceMappings"), *b;
+    nw_rc_t rc;
+    int64_t sz;
+    int n = cJSON_IsArray(bdms) ? cJSON_GetArraySize(bdms) : 0, i = 0;
+    if (n > 0) {
+        cJSON_ArrayForEach(b, bdms)
+        {
+            if ((rc = bdm_size(b, i, &sz, err)) != NW_OK)
+                return rc;
+            if (cJSON_IsTrue(nw_json_get(b, "rootVolume")) && sz > 0) {
+                *out = sz;
+                return NW_OK;
+            }
+            i++;
+        }
+        if (f == NW_AMI_CUSTOM) {
+            if ((rc = bdm_size(cJSON_GetArrayItem(bdms, n - 1), n - 1, &sz, err)) != NW_OK)
+                return rc;
+            *out = sz > 0 ? sz : INT64_C(20) << 30;
+            return NW_OK;
+        }
+        const char *dev = nw_ami_ephemeral_device(f);
+        i = 0;
+        cJSON_ArrayForEach(b, bdms)
+        {
+            const char *d = nw_json_str(b, "deviceName");
+            if ((rc = bdm_size(b, i++, &sz, err)) != NW_OK)
+                return rc;
+            if (d && dev && strcmp(d, dev) == 0 && sz > 0) {
+                *out = sz;
+                return NW_OK;
+            }
+        }
+    }
+    nw_ami_bdm_t def[2];
+    int nd = nw_ami_default_bdms(f, def);
+    const char *dev = nw_ami_ephemeral_device(f);
+    *out = INT64_C(20) << 30;
+    for (int k = 0; k < nd; k++)
+        if (dev && strcmp(def[k].device, dev) == 0)
+            *out = def[k].gib << 30;
+    return NW_OK;
+}
+
 nw_rc_t nw_kubelet_overhead(const cJSON *nc, nw_overhead_opts_t *o, nw_err_t *err)
 {
     if (!nc)
@@ -176,6 +272,11 @@ nw_rc_t nw_kubelet_overhead(const cJSON *nc, nw_overhead_opts_t *o, nw_err_t *er
     if ((rc = signal(eh, "memory.available", &w.evict_memory, err)) != NW_OK ||
         (rc = signal(eh, "nodefs.available", &w.evict_nodefs, err)) != NW_OK)
         return rc;
+    const cJSON *spec = nw_json_get(nc, "spec");
+    if ((rc = ephemeral(spec, w.family, &w.ephemeral_bytes, err)) != NW_OK)
+        return rc;
+    const char *isp = nw_json_str(spec, "instanceStorePolicy");
+    w.raid0 = isp && strcmp(isp, "RAID0") == 0;
     *o = w;
     return NW_OK;
 }

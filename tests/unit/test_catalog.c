@@ -74,7 +74,7 @@ START_TEST(formulas)
     o.pods_per_core = 4;
     ck_assert_int_eq(nw_itype_max_pods(t, &o), 8);
     nw_overhead_opts_default(&o);
-    o.root_volume_gib = 100;
+    o.ephemeral_bytes = INT64_C(100) << 30;
     nw_itype_allocatable(t, &o, &a);
     ck_assert_int_eq(a.ephemeral_bytes, (INT64_C(100) - 1 - 10) * 1024 * 1024 * 1024);
     /* Graviton: 64 MiB CMA first, then the VM overhead on what is left */
@@ -378,6 +378,77 @@ START_TEST(kubelet_settings)
 }
 END_TEST
 
+/* the ephemeral-storage capacity of type under an EC2NodeClass spec (types.go ephemeralStorage) */
+static int64_t eph(const char *spec_json, const char *type)
+{
+    static nw_catalog_t *c;
+    if (!c)
+        ck_assert_int_eq(nw_catalog_new_embedded("us-west-2", &c, NULL), NW_OK);
+    char buf[1024];
+    snprintf(buf, sizeof buf, "{\"metadata\":{\"name\":\"x\"},\"spec\":%s}", spec_json);
+    cJSON *nc = cJSON_Parse(buf);
+    ck_assert_ptr_nonnull(nc);
+    nw_overhead_opts_t o;
+    nw_overhead_opts_default(&o);
+    nw_err_t err = {0};
+    ck_assert_msg(nw_kubelet_overhead(nc, &o, &err) == NW_OK, "%s: %s", err.path, err.msg);
+    cJSON_Delete(nc);
+    nw_cat_res_t cap;
+    nw_itype_capacity(nw_catalog_find(c, type), &o, &cap);
+    return cap.ephemeral_bytes;
+}
+
+START_TEST(ephemeral_storage)
+{
+#define XVDA(size) "{\"deviceName\":\"/dev/xvda\",\"ebs\":{\"volumeSize\":\"" size "\"}}"
+    /* the family's default ephemeral device: xvda 20Gi, Bottlerocket xvdb 20Gi, Windows 50Gi */
+    ck_assert_int_eq(eph("{\"amiFamily\":\"AL2023\"}", "m5.xlarge"), 20 * GIB);
+    ck_assert_int_eq(eph("{\"amiFamily\":\"Bottlerocket\"}", "m5.xlarge"), 20 * GIB);
+    ck_assert_int_eq(eph("{\"amiFamily\":\"Windows2022\"}", "m5.xlarge"), 50 * GIB);
+    ck_assert_int_eq(eph("{}", "m5.xlarge"), 20 * GIB);
+    /* the mapping of the family's ephemeral device */
+    ck_assert_int_eq(
+        eph("{\"amiFamily\":\"AL2023\",\"blockDeviceMappings\":[" XVDA("64Gi") "]}", "m5.xlarge"),
+        64 * GIB);
+    /* Bottlerocket's is xvdb: a 100Gi xvda is not it */
+    ck_assert_int_eq(
+        eph("{\"amiFamily\":\"Bottlerocket\",\"blockDeviceMappings\":[" XVDA("100Gi") "]}",
+            "m5.xlarge"),
+        20 * GIB);
+    /* rootVolume wins over the device name */
+    ck_assert_int_eq(eph("{\"amiFamily\":\"AL2\",\"blockDeviceMappings\":[" XVDA(
+                             "30Gi") ",{\"deviceName\":\"/dev/xvdc\",\"rootVolume\":true,"
+                                     "\"ebs\":{\"volumeSize\":\"1Ti\"}}]}",
+                         "m5.xlarge"),
+                     1024 * GIB);
+    /* Custom: the last mapping, in its own unit (decimal G here) */
+    ck_assert_int_eq(eph("{\"amiFamily\":\"Custom\",\"blockDeviceMappings\":[" XVDA(
+                             "30Gi") ",{\"deviceName\":\"/dev/xvdc\",\"ebs\":{\"volumeSize\":"
+                                     "\"200G\"}}]}",
+                         "m5.xlarge"),
+                     INT64_C(200000000000));
+    ck_assert_int_eq(eph("{\"amiFamily\":\"Custom\",\"blockDeviceMappings\":[{\"deviceName\":"
+                         "\"/dev/xvda\",\"ebs\":{\"snapshotID\":\"snap-1\"}}]}",
+                         "m5.xlarge"),
+                     20 * GIB);
+    /* RAID0: the instance store's total size (GB) where the type has one */
+    ck_assert_int_eq(
+        eph("{\"amiFamily\":\"AL2023\",\"instanceStorePolicy\":\"RAID0\"}", "g5.xlarge"),
+        INT64_C(250000000000));
+    ck_assert_int_eq(eph("{\"amiFamily\":\"AL2023\",\"instanceStorePolicy\":\"RAID0\","
+                         "\"blockDeviceMappings\":[" XVDA("64Gi") "]}",
+                         "m5.xlarge"),
+                     64 * GIB);
+#undef XVDA
+    /* allocatable follows: 64Gi less 1Gi kube-reserved and 10 % eviction (rounded up) */
+    nw_cat_res_t cap, a;
+    m5x("{\"amiFamily\":\"AL2023\",\"blockDeviceMappings\":[{\"deviceName\":\"/dev/xvda\","
+        "\"ebs\":{\"volumeSize\":\"64Gi\"}}]}",
+        0.075, 0, &cap, &a);
+    ck_assert_int_eq(a.ephemeral_bytes, 64 * GIB - GIB - (int64_t)ceil(64.0 * GIB / 10));
+}
+END_TEST
+
 START_TEST(kubelet_family_and_errors)
 {
     static const struct {
@@ -412,6 +483,9 @@ START_TEST(kubelet_family_and_errors)
         {"{\"spec\":{\"kubelet\":{\"maxPods\":-1}}}", "spec.kubelet.maxPods"},
         {"{\"spec\":{\"kubelet\":{\"podsPerCore\":\"4\"}}}", "spec.kubelet.podsPerCore"},
         {"{\"spec\":{\"kubelet\":[]}}", "spec.kubelet"},
+        {"{\"spec\":{\"blockDeviceMappings\":[{\"ebs\":{\"volumeSize\":\"20Gi\"}},{\"ebs\":{"
+         "\"volumeSize\":\"lots\"}}]}}",
+         "spec.blockDeviceMappings[1].ebs.volumeSize"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         cJSON *nc = cJSON_Parse(bad[i].json);
@@ -469,6 +543,7 @@ Suite *nw_catalog_suite(void)
     tcase_add_test(tc, rejects_bad_json);
     tcase_add_test(tc, kubelet_settings);
     tcase_add_test(tc, kubelet_family_and_errors);
+    tcase_add_test(tc, ephemeral_storage);
     suite_add_tcase(s, tc);
     return s;
 }
