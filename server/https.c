@@ -55,6 +55,13 @@ typedef struct conn {
 /* Body size from which a request's end returns free heap memory to the system. */
 #define TRIM_AFTER_BYTES ((size_t)1 << 20)
 
+/* Each connection's buffer for the request line, headers and body chunks, and the
+ * response headers. libmicrohttpd zeroes it after every request, so its default
+ * (32 KiB) costs a 32 KiB memset per review. A kube-apiserver's headers take well
+ * under 1 KiB and bodies are copied out chunk by chunk; with 16 KiB a header block
+ * of 12 KiB is still answered, one of 20 KiB gets 431. */
+#define CONN_MEMORY_BYTES ((size_t)16 << 10)
+
 /* Per-request state, created on the first callback, freed in on_completed. */
 typedef struct {
     nw_route_t route;
@@ -443,7 +450,11 @@ static enum MHD_Result admit(nw_https_t *s, struct MHD_Connection *c, req_t *r, 
     }
     int64_t lat = mono_ns() - r->start_ns;
     nw_metrics_admission(s->o.metrics, r->route, out.kind, out.verdict, lat);
-    nw_log_level_t lvl = out.status == 200 ? NW_LOG_INFO : NW_LOG_WARN;
+    /* A review that changed nothing is routine (the pod webhook sees every pod):
+     * debug. One that patched or denied an object, or failed, is worth a line. */
+    nw_log_level_t lvl = out.status != 200                       ? NW_LOG_WARN
+                         : out.verdict == NW_SRV_VERDICT_ALLOWED ? NW_LOG_DEBUG
+                                                                 : NW_LOG_INFO;
     nw_log(lvl, "webhook", "admission", NW_LS("route", nw_route_str(r->route)),
            NW_LS("uid", out.uid), NW_LS("kind", out.kind), NW_LS("name", out.name),
            NW_LS("operation", out.op), NW_LS("verdict", nw_srv_verdict_str(out.verdict)),
@@ -653,7 +664,8 @@ nw_rc_t nw_https_start(const nw_https_opts_t *opts, nw_https_t **out, nw_err_t *
         MHD_OPTION_HTTPS_PRIORITIES, NW_HTTPS_PRIORITIES, MHD_OPTION_THREAD_POOL_SIZE, s->threads,
         MHD_OPTION_CONNECTION_TIMEOUT, s->idle_secs, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
         MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_CONNECTION_LIMIT, max_conns,
-        MHD_OPTION_PER_IP_CONNECTION_LIMIT, opts->max_conns_per_ip, MHD_OPTION_END);
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, opts->max_conns_per_ip,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, CONN_MEMORY_BYTES, MHD_OPTION_END);
     if (s->d && opts->header_timeout_ns) {
         if (pthread_create(&s->sweeper, NULL, sweeper_main, s) == 0)
             s->sweeper_started = 1;
