@@ -40,7 +40,7 @@
 #define NW_GPU_COUNT_KEY "karpenter.k8s.aws/instance-gpu-count"
 
 #define NW_ACCEL_COUNT_KEY "karpenter.k8s.aws/instance-accelerator-count"
-#define NW_GPU_MAX_CLASSES 8
+#define NW_GPU_MAX_CLASSES 16
 
 /* One accelerator class. All strings owned by the policy. */
 typedef struct {
@@ -125,8 +125,9 @@ typedef struct {
     bool requires_gpu_label;  /* every way to schedule it needs label=the class's value */
     bool excludes_gpu_label;  /* no way to schedule it admits label=the class's value */
     bool every_term_excludes; /* required affinity present and each term excludes the class */
-    unsigned open_to;  /* (no request) bit i: tolerates class i's taint and admits its nodes */
-    unsigned requires; /* (no request) bit i: can only schedule on class i's nodes */
+    unsigned open_to;   /* (no request) bit i: tolerates class i's taint and admits its nodes */
+    unsigned requires;  /* (no request) bit i: can only schedule on class i's nodes */
+    char resource[128]; /* the first resource of the requested class the pod names */
 } nw_gpu_pod_info_t;
 
 /** Analyse a Pod object (namespace from the request, may be NULL to use the

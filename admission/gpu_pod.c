@@ -102,8 +102,10 @@ static bool pod_admits(const nw_gpu_policy_t *p, const cJSON *spec, const char *
 
 /* ---- pods ------------------------------------------------------------------------ */
 
-/* bit i set: the resource map names a resource of class i */
-static unsigned resources_classes(const nw_gpu_policy_t *p, const cJSON *resources)
+/* bit i set: the resource map names a resource of class i; first[i] the first such name
+ * seen (borrowed from the pod) */
+static unsigned resources_classes(const nw_gpu_policy_t *p, const cJSON *resources,
+                                  const char **first)
 {
     static const char *const parts[] = {"requests", "limits"};
     unsigned m = 0;
@@ -112,14 +114,18 @@ static unsigned resources_classes(const nw_gpu_policy_t *p, const cJSON *resourc
         cJSON_ArrayForEach(r, nw_gpu_kids(nw_json_get(resources, parts[i])))
         {
             int c = r->string ? nw_gpu_resource_class(p, r->string) : -1;
-            if (c >= 0)
+            if (c >= 0) {
                 m |= 1u << c;
+                if (!first[c])
+                    first[c] = r->string;
+            }
         }
     }
     return m;
 }
 
-static unsigned pod_requested_classes(const nw_gpu_policy_t *p, const cJSON *spec)
+static unsigned pod_requested_classes(const nw_gpu_policy_t *p, const cJSON *spec,
+                                      const char **first)
 {
     static const char *const lists[] = {"containers", "initContainers"};
     unsigned m = 0;
@@ -127,10 +133,10 @@ static unsigned pod_requested_classes(const nw_gpu_policy_t *p, const cJSON *spe
         const cJSON *c;
         cJSON_ArrayForEach(c, nw_gpu_kids(nw_json_get(spec, lists[l])))
         {
-            m |= resources_classes(p, nw_json_get(c, "resources"));
+            m |= resources_classes(p, nw_json_get(c, "resources"), first);
         }
     }
-    return m | resources_classes(p, nw_json_get(spec, "resources"));
+    return m | resources_classes(p, nw_json_get(spec, "resources"), first);
 }
 
 static bool pod_tolerates(const nw_gpu_policy_t *p, const nw_accel_class_t *c,
@@ -167,9 +173,12 @@ void nw_gpu_pod_analyze(const nw_gpu_policy_t *p, const cJSON *pod, const char *
         if (kind && strcmp(kind, "DaemonSet") == 0)
             out->daemonset = true;
     }
-    out->requested = pod_requested_classes(p, spec);
+    const char *first[NW_GPU_MAX_CLASSES] = {0};
+    out->requested = pod_requested_classes(p, spec, first);
     out->requests_gpu = out->requested != 0;
     out->cls = lowest_bit(out->requested);
+    if (out->cls >= 0)
+        snprintf(out->resource, sizeof out->resource, "%s", first[out->cls]);
     nw_tolerations_t tols;
     nw_err_t err = {0};
     bool tols_ok = nw_tolerations_parse(nw_json_get(spec, "tolerations"), "spec.tolerations", &tols,
@@ -391,45 +400,60 @@ size_t nw_gpu_pod_problems(const nw_gpu_policy_t *p, const cJSON *pod, const cha
         nw_gpu_taint_text(p, c, taint, sizeof taint);
         if (in.excludes_gpu_label) {
             snprintf(msgs[n++], 512,
-                     "the pod requests a GPU (%s accelerator) but its nodeSelector/required node "
-                     "affinity only admit nodes without %s=%s, so it can never run on a GPU node "
-                     "of its class; remove the constraint on %s or set it to %s",
-                     c->name, p->label_key, c->label_value, p->label_key, c->label_value);
+                     "the pod requests %s (class %s) but its nodeSelector/required node affinity "
+                     "only admit nodes without %s=%s, so it can never run on a node of its class; "
+                     "remove the constraint on %s or set it to %s",
+                     in.resource, c->name, p->label_key, c->label_value, p->label_key,
+                     c->label_value);
             return n;
         }
         if (!in.tolerates_taint && n < max)
             snprintf(msgs[n++], 512,
-                     "the pod requests a GPU (%s accelerator) but does not tolerate the GPU taint "
-                     "%s; add the toleration (the mutating webhook adds it when it is registered "
-                     "for pods)",
-                     c->name, taint);
+                     "the pod requests %s (class %s) but does not tolerate the class's taint %s; "
+                     "add the toleration (the mutating webhook adds it when it is registered for "
+                     "pods)",
+                     in.resource, c->name, taint);
         if (!in.requires_gpu_label && n < max)
             snprintf(msgs[n++], 512,
-                     "the pod requests a GPU (%s accelerator) but can be scheduled on nodes "
-                     "without %s=%s; add nodeSelector %s: %s (the mutating webhook adds it when "
-                     "it is registered for pods)",
-                     c->name, p->label_key, c->label_value, p->label_key, c->label_value);
+                     "the pod requests %s (class %s) but can be scheduled on nodes without %s=%s; "
+                     "add nodeSelector %s: %s (the mutating webhook adds it when it is registered "
+                     "for pods)",
+                     in.resource, c->name, p->label_key, c->label_value, p->label_key,
+                     c->label_value);
         return n;
     }
     if (in.requires) {
         int k = lowest_bit(in.requires);
         const nw_accel_class_t *c = &p->classes[k];
+        char res[200] = "";
+        for (size_t i = 0, off = 0; i < c->nresources && off < sizeof res; i++) {
+            int w = snprintf(res + off, sizeof res - off, "%s%s", i ? ", " : "", c->resources[i]);
+            if (w < 0)
+                break;
+            off += (size_t)w;
+        }
         snprintf(msgs[n++], 512,
-                 "the pod selects GPU nodes (%s=%s) but requests no GPU resource (%s); request "
-                 "a GPU or remove the selector",
-                 p->label_key, c->label_value, c->nresources ? c->resources[0] : "");
+                 "the pod selects the nodes of the %s class (%s=%s) but requests none of its "
+                 "resources (%s); request one or remove the selector",
+                 c->name, p->label_key, c->label_value, res);
         return n;
     }
     if (in.open_to) {
         int k = lowest_bit(in.open_to);
-        char taint[128];
+        char taint[128], m[1024];
         nw_gpu_taint_text(p, &p->classes[k], taint, sizeof taint);
         class_values(p, in.open_to, false, list, sizeof list);
-        snprintf(msgs[n++], 512,
-                 "the pod tolerates the GPU taint %s but requests no GPU, so it could land on a "
-                 "GPU node; add required node affinity %s NotIn [%s] (the mutating webhook adds "
-                 "it when it is registered for pods) or drop the toleration",
-                 taint, p->label_key, list);
+        snprintf(m, sizeof m,
+                 "the pod tolerates the taint %s of the %s class but requests no accelerator "
+                 "resource, so it could land on an accelerator node (%s=%s); add required node "
+                 "affinity %s NotIn [%s] (the mutating webhook adds it when it is registered for "
+                 "pods) or drop the toleration",
+                 taint, p->classes[k].name, p->label_key, p->classes[k].label_value, p->label_key,
+                 list);
+        size_t len = strlen(m);
+        len = len < 511 ? len : 511;
+        memcpy(msgs[n], m, len);
+        msgs[n++][len] = '\0';
     }
     return n;
 }

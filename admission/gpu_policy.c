@@ -10,11 +10,14 @@
 
 /* One class's settings as the configuration names them. */
 typedef struct {
-    const char *name;   /* class name */
-    const char *prefix; /* "gpu" or "gpu.classes.amd": the config keys' prefix */
+    const char *name; /* class name */
+    char prefix[96];  /* "gpu" or "gpu.classes.amd": the config keys' prefix */
     const char *taint_key, *taint_value, *label_value, *req_key;
     const nw_strlist_t *resources, *families, *req_values;
 } class_cfg_t;
+
+_Static_assert(NW_CONFIG_MAX_ACCEL_CLASSES + 1 <= NW_GPU_MAX_CLASSES,
+               "every configured class must fit the policy");
 
 static nw_rc_t oom(nw_gpu_policy_t *out, nw_err_t *err)
 {
@@ -64,6 +67,52 @@ static nw_rc_t load_class(nw_gpu_policy_t *out, size_t idx, const class_cfg_t *s
         return snprintf(f, sizeof f, "%s.resources", s->prefix),
                bad(out, err, f, "%s: the %s accelerator class needs at least one resource", f,
                    s->name);
+    for (size_t i = 0; i < s->resources->n; i++) {
+        const char *r = s->resources->v[i], *star = strchr(r, '*');
+        if (!strchr(r, '/') || (star && star[1]) || r[0] == '/' || r[0] == '*')
+            return snprintf(f, sizeof f, "%s.resources", s->prefix),
+                   bad(out, err, f,
+                       "%s[%zu]: \"%s\" is not an extended resource name (domain/name, e.g. "
+                       "nvidia.com/gpu; a '*' may only end it, as in nvidia.com/mig-*)",
+                       f, i, r);
+    }
+    for (size_t i = 0; i < s->families->n; i++) {
+        const char *v = s->families->v[i];
+        bool ok = *v != '\0';
+        for (const char *ch = v; *ch; ch++)
+            ok &= (*ch >= 'a' && *ch <= 'z') || (*ch >= '0' && *ch <= '9') || *ch == '-';
+        if (!ok)
+            return snprintf(f, sizeof f, "%s.instanceFamilies", s->prefix),
+                   bad(out, err, f,
+                       "%s[%zu]: \"%s\" is not an instance family (lower-case letters, digits "
+                       "and '-', as g5 or inf2)",
+                       f, i, v);
+    }
+    bool has_key = s->req_key && *s->req_key, has_vals = s->req_values->n > 0;
+    if (has_key != has_vals)
+        return snprintf(f, sizeof f, "%s.instanceRequirement.%s", s->prefix,
+                        has_key ? "values" : "key"),
+               bad(out, err, f,
+                   "%s: the instance requirement of the %s accelerator class needs both its key "
+                   "and its values",
+                   f, s->name);
+    if (s->families->n == 0 && !has_key)
+        return snprintf(f, sizeof f, "%s.instanceFamilies", s->prefix),
+               bad(out, err, f,
+                   "%s: the %s accelerator class needs instance families or an instance "
+                   "requirement (instanceRequirement.key and .values) to know its instance types",
+                   f, s->name);
+    /* a generic pool keeps off a class by the catalog's device count labels
+     * (instance-gpu-count, instance-accelerator-count DoesNotExist) when the class's types
+     * carry them, else by its instance families (admission/gpu_pool.c) */
+    if (s->families->n == 0 && strncmp(s->req_key, K_GPU_PREFIX, strlen(K_GPU_PREFIX)) != 0 &&
+        strncmp(s->req_key, K_ACCEL_PREFIX, strlen(K_ACCEL_PREFIX)) != 0)
+        return snprintf(f, sizeof f, "%s.instanceFamilies", s->prefix),
+               bad(out, err, f,
+                   "%s: the %s accelerator class's instance requirement %s is not one of the "
+                   "catalog's device labels (%s*, %s*), so generic NodePools can only be kept "
+                   "off its types by family: list its instance families",
+                   f, s->name, s->req_key, K_GPU_PREFIX, K_ACCEL_PREFIX);
     for (size_t j = 0; j < idx; j++) {
         const nw_accel_class_t *o = &out->classes[j];
         if (strcmp(o->label_value, s->label_value) == 0)
@@ -109,11 +158,10 @@ static bool claimed_by(const class_cfg_t *s, const char *r)
     return false;
 }
 
-static class_cfg_t other_class(const char *name, const char *prefix,
-                               const struct nw_config_accel *a)
+static class_cfg_t other_class(const struct nw_config_accel *a)
 {
-    class_cfg_t s = {name,
-                     prefix,
+    class_cfg_t s = {a->name,
+                     "",
                      a->taintKey,
                      a->taintValue,
                      a->nodeLabelValue,
@@ -121,6 +169,7 @@ static class_cfg_t other_class(const char *name, const char *prefix,
                      &a->resources,
                      &a->instanceFamilies,
                      &a->requirementValues};
+    snprintf(s.prefix, sizeof s.prefix, "gpu.classes.%s", a->name);
     return s;
 }
 
@@ -146,7 +195,7 @@ nw_rc_t nw_srv_gpu_policy(const nw_config_t *cfg, const char *self_namespace, nw
     for (size_t i = 0; i < out->nclasses; i++)
         nw_gpu_policy_class_cleanup(&out->classes[i]);
     out->nclasses = 0;
-    class_cfg_t cls[4];
+    class_cfg_t cls[NW_GPU_MAX_CLASSES];
     size_t ncls = 0;
     cls[ncls++] = (class_cfg_t){"nvidia",
                                 "gpu",
@@ -157,12 +206,9 @@ nw_rc_t nw_srv_gpu_policy(const nw_config_t *cfg, const char *self_namespace, nw
                                 &cfg->gpu.resources,
                                 &cfg->gpu.instanceFamilies,
                                 &cfg->gpu.requirementValues};
-    if (cfg->gpu.amd.enabled)
-        cls[ncls++] = other_class("amd", "gpu.classes.amd", &cfg->gpu.amd);
-    if (cfg->gpu.neuron.enabled)
-        cls[ncls++] = other_class("neuron", "gpu.classes.neuron", &cfg->gpu.neuron);
-    if (cfg->gpu.gaudi.enabled)
-        cls[ncls++] = other_class("gaudi", "gpu.classes.gaudi", &cfg->gpu.gaudi);
+    for (size_t i = 0; i < cfg->gpu.nclasses && ncls < NW_GPU_MAX_CLASSES; i++)
+        if (cfg->gpu.classes[i].enabled)
+            cls[ncls++] = other_class(&cfg->gpu.classes[i]);
     /* the single-class settings of old listed every accelerator's resources in
      * gpu.resources (the old default did): an entry another enabled class claims is that
      * class's now, said once at start, so such a configuration keeps working */

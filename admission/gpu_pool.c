@@ -407,8 +407,8 @@ size_t nw_gpu_pool_problems(const nw_gpu_policy_t *p, const cJSON *np, bool afte
     size_t n = 0;
     if (in.gpu_only && in.possible == 0) {
         snprintf(msgs[n++], 512,
-                 "its requirements both require and exclude GPU instance types, so it can launch "
-                 "nothing; remove the contradicting requirement");
+                 "its requirements both require and exclude accelerator instance types, so it "
+                 "can launch nothing; remove the contradicting requirement");
         return n;
     }
     if (in.several) {
@@ -421,10 +421,10 @@ size_t nw_gpu_pool_problems(const nw_gpu_policy_t *p, const cJSON *np, bool afte
         return n;
     }
     bool marked = in.label_cls >= 0 || in.taint_cls >= 0;
-    const char *what = in.label_cls >= 0 ? "label" : "taint";
+    const char *what = in.label_cls >= 0 ? "node label" : "taint";
     if (marked && in.label_cls >= 0 && in.taint_cls >= 0 && in.label_cls != in.taint_cls) {
         snprintf(msgs[n++], 512,
-                 "it carries the GPU label of the %s accelerator class (%s=%s) but the taint of "
+                 "it carries the node label of the %s accelerator class (%s=%s) but the taint of "
                  "the %s class; use the label and taint of one class",
                  p->classes[in.label_cls].name, p->label_key, p->classes[in.label_cls].label_value,
                  p->classes[in.taint_cls].name);
@@ -432,19 +432,25 @@ size_t nw_gpu_pool_problems(const nw_gpu_policy_t *p, const cJSON *np, bool afte
     }
     if (marked && !(in.possible & (1u << in.cls))) {
         snprintf(msgs[n++], 512,
-                 "it carries the GPU %s of the %s accelerator class but its requirements exclude "
-                 "GPU instances of that class (%s); remove the GPU %s or allow GPU instance types "
+                 "it carries the %s of the %s accelerator class but its requirements exclude "
+                 "the instance types of that class (%s); remove the %s or allow instance types "
                  "of the class",
                  what, p->classes[in.cls].name, in.why, what);
         return n;
     }
     if (marked && !in.gpu_only) {
         snprintf(msgs[n++], 512,
-                 "it carries the GPU %s but its requirements also allow non-GPU instances "
-                 "(ambiguous); restrict it to GPU instance types, for example "
-                 "%s Gt 0 or an instance-family list such as g6, or add the annotation "
-                 "%s: skip for a deliberately mixed pool",
-                 what, NW_GPU_COUNT_KEY, NW_GPU_SKIP_ANNOTATION);
+                 "it carries the %s of the %s accelerator class but its requirements also allow "
+                 "instance types of no accelerator class (ambiguous); restrict it to the class's "
+                 "instance types, for example %s In [%s] or an instance-family list such as %s, "
+                 "or add the annotation %s: skip for a deliberately mixed pool",
+                 what, p->classes[in.cls].name,
+                 *p->classes[in.cls].req_key ? p->classes[in.cls].req_key : K_FAMILY,
+                 *p->classes[in.cls].req_key && p->classes[in.cls].nreq_values
+                     ? p->classes[in.cls].req_values[0]
+                     : (p->classes[in.cls].nfamilies ? p->classes[in.cls].families[0] : ""),
+                 p->classes[in.cls].nfamilies ? p->classes[in.cls].families[0] : "",
+                 NW_GPU_SKIP_ANNOTATION);
         return n;
     }
     bool gpu = nw_gpu_pool_is_gpu(&in);
@@ -452,15 +458,15 @@ size_t nw_gpu_pool_problems(const nw_gpu_policy_t *p, const cJSON *np, bool afte
     const char *lv = nw_json_str(pool_labels(np), p->label_key);
     if (gpu && lv && !in.has_label && n < max)
         snprintf(msgs[n++], 512,
-                 "it is a GPU pool (%s accelerator) but its template label %s=%s conflicts with "
-                 "the GPU label %s=%s; set the label to %s",
+                 "it is an accelerator pool of the %s class but its template label %s=%s "
+                 "conflicts with the class's node label %s=%s; set the label to %s",
                  c->name, p->label_key, lv, p->label_key, c->label_value, c->label_value);
     if (gpu && pool_taint_state(p, c, np) == -1 && n < max) {
         char taint[128];
         nw_gpu_taint_text(p, c, taint, sizeof taint);
         snprintf(msgs[n++], 512,
-                 "it is a GPU pool (%s accelerator) but carries a %s taint with another value "
-                 "than the GPU taint %s; use %s",
+                 "it is an accelerator pool of the %s class but carries a %s taint with another "
+                 "value than the class's taint %s; use %s",
                  c->name, c->taint_key, taint, taint);
     }
     if (!after_mutation || n)
@@ -470,12 +476,14 @@ size_t nw_gpu_pool_problems(const nw_gpu_policy_t *p, const cJSON *np, bool afte
         nw_gpu_taint_text(p, c, taint, sizeof taint);
         if (!in.has_taint && n < max)
             snprintf(msgs[n++], 512,
-                     "it is a GPU pool (%s accelerator, %s) without the GPU taint %s; add it to "
+                     "it is an accelerator pool of the %s class (%s) without the class's taint "
+                     "%s; add it to "
                      "spec.template.spec.taints (the mutating webhook adds it)",
-                     c->name, in.gpu_only ? in.why : "GPU label", taint);
+                     c->name, in.gpu_only ? in.why : "the class's node label", taint);
         if (!in.has_label && n < max)
             snprintf(msgs[n++], 512,
-                     "it is a GPU pool (%s accelerator) without the GPU label %s=%s; add it to "
+                     "it is an accelerator pool of the %s class without the class's node label "
+                     "%s=%s; add it to "
                      "spec.template.metadata.labels (the mutating webhook adds it)",
                      c->name, p->label_key, c->label_value);
         unsigned others = in.possible & ~(1u << in.cls);
@@ -483,7 +491,8 @@ size_t nw_gpu_pool_problems(const nw_gpu_policy_t *p, const cJSON *np, bool afte
             char names[160];
             class_names(p, others, names, sizeof names);
             snprintf(msgs[n++], 512,
-                     "it is a GPU pool (%s accelerator) but its requirements also allow instance "
+                     "it is an accelerator pool of the %s class but its requirements also allow "
+                     "instance "
                      "types of other accelerator classes (%s); add the requirement %s In [%s] "
                      "(the mutating webhook adds it)",
                      c->name, names, c->req_key ? c->req_key : "",
@@ -492,13 +501,39 @@ size_t nw_gpu_pool_problems(const nw_gpu_policy_t *p, const cJSON *np, bool afte
         return n;
     }
     if (in.possible && n < max) {
-        char names[160];
+        char names[160], need[400] = "";
         class_names(p, in.possible, names, sizeof names);
-        snprintf(msgs[n++], 512,
-                 "it is not a GPU pool but its requirements allow GPU instance types (of the "
-                 "accelerator classes %s); add the requirements %s DoesNotExist and %s "
-                 "DoesNotExist (the mutating webhook adds them) or make it a GPU pool",
-                 names, NW_GPU_COUNT_KEY, NW_ACCEL_COUNT_KEY);
+        unsigned other;
+        unsigned groups = groups_needed(p, in.possible, &other);
+        size_t off = 0;
+        if (groups & 1u)
+            off += (size_t)snprintf(need + off, sizeof need - off, "%s DoesNotExist",
+                                    NW_GPU_COUNT_KEY);
+        if ((groups & 2u) && off < sizeof need)
+            off += (size_t)snprintf(need + off, sizeof need - off, "%s%s DoesNotExist",
+                                    off ? ", " : "", NW_ACCEL_COUNT_KEY);
+        if (other && off < sizeof need) {
+            off += (size_t)snprintf(need + off, sizeof need - off, "%s%s NotIn [", off ? ", " : "",
+                                    K_FAMILY);
+            bool first = true;
+            for (size_t i = 0; i < p->nclasses && off < sizeof need; i++)
+                for (size_t f = 0;
+                     (other & (1u << i)) && f < p->classes[i].nfamilies && off < sizeof need;
+                     f++, first = false)
+                    off += (size_t)snprintf(need + off, sizeof need - off, "%s%s",
+                                            first ? "" : ", ", p->classes[i].families[f]);
+            if (off < sizeof need)
+                snprintf(need + off, sizeof need - off, "]");
+        }
+        char m[1024];
+        snprintf(m, sizeof m,
+                 "it is not an accelerator pool but its requirements allow the instance types of "
+                 "the accelerator classes %s; add the requirements %s (the mutating webhook adds "
+                 "them) or make it a pool of one class",
+                 names, need);
+        size_t len = strlen(m) < 511 ? strlen(m) : 511;
+        memcpy(msgs[n], m, len);
+        msgs[n++][len] = '\0';
     }
     return n;
 }
@@ -627,9 +662,9 @@ nw_rc_t nw_gpu_pool_patch(const nw_gpu_policy_t *p, const cJSON *np, nw_jsonpatc
     }
     if (rc == NW_OK && in.gpu_limits && res)
         nw_admit_warn(res,
-                      "this NodePool is not a GPU pool: nodewarden added the requirement %s "
-                      "DoesNotExist, so its GPU limits will never be used; make it a GPU "
-                      "pool if it should launch GPU instances",
-                      NW_GPU_COUNT_KEY);
+                      "this NodePool is not an accelerator pool: nodewarden added requirements "
+                      "that exclude the accelerator classes' instance types, so its accelerator "
+                      "limits will never be used; make it a pool of one class if it should "
+                      "launch accelerator instances");
     return rc;
 }

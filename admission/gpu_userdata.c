@@ -227,9 +227,9 @@ nw_rc_t nw_gpu_pool_crosscheck(const nw_gpu_policy_t *p, const cJSON *np, const 
     const char *ncname = nw_json_str(nw_json_get(nc, "metadata"), "name");
     const char *npname = nw_json_str(nw_json_get(np, "metadata"), "name");
     return nw_admit_warn(res,
-                         "GPU NodePool \"%s\" uses EC2NodeClass \"%s\" whose userData registers "
-                         "the kubelet without the GPU taint %s: generic pods can schedule on a new "
-                         "node until nodewarden applies the taint; add it to the kubelet's "
-                         "--register-with-taints",
-                         npname ? npname : "", ncname ? ncname : "", taint);
+                         "NodePool \"%s\" (accelerator class %s) uses EC2NodeClass \"%s\" whose "
+                         "userData registers the kubelet without the class's taint %s: generic "
+                         "pods can schedule on a new node until nodewarden applies the taint; add "
+                         "it to the kubelet's --register-with-taints",
+                         npname ? npname : "", c->name, ncname ? ncname : "", taint);
 }

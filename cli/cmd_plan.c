@@ -28,30 +28,33 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: nodewarden plan [--output text|json] [--catalog FILE] [--region R]\n"
-            "                       [--zones Z1[=ZONE_ID],...] [--ice TYPE:ZONE:CAPACITY_TYPE]...\n"
-            "                       [--pod-density eni-limited|kubelet-default]\n"
-            "                       [--no-gpu-policy] [--disruption [--now RFC3339]\n"
-            "                       [--spot-to-spot]] FILE...\n"
-            "\n"
-            "Offline: the NodeClaims nodewarden would launch for the pending pods in FILEs\n"
-            "(YAML or JSON, multi-document; NodePools, EC2NodeClasses, Pods, Deployments,\n"
-            "ReplicaSets, StatefulSets, Jobs, DaemonSets, Nodes, NodeClaims; '-' is stdin).\n"
-            "Prices come from the compiled-in catalog (--catalog for another file in the same\n"
-            "format); --region picks the price region (default us-east-1) and --zones the\n"
-            "zones offered (default <region>a,b,c). --ice marks an offering unavailable.\n"
-            "Each EC2NodeClass's spec.kubelet (maxPods, podsPerCore, kubeReserved,\n"
-            "systemReserved, evictionHard) and AMI family shape its types' allocatable;\n"
-            "--pod-density is settings.podDensity: the pods per node where maxPods is unset\n"
-            "(eni-limited, the VPC CNI's limit, default; kubelet-default, 110).\n"
-            "Exit: 0 all pods placed, 1 some pods cannot be placed, 2 usage/input error.\n"
-            "\n"
-            "--disruption: instead, what one disruption pass would do to the NodeClaims,\n"
-            "Nodes, Pods and PodDisruptionBudgets given (their NodePools' budgets at --now,\n"
-            "default the current time): each NodeClaim's verdict, the pools' allowed\n"
-            "disruptions and the command (emptiness, drift, multi- or single-node\n"
-            "consolidation). Exit 0, or 2 on usage/input errors.\n");
+    fprintf(
+        f,
+        "usage: nodewarden plan [--output text|json] [--catalog FILE] [--region R]\n"
+        "                       [--zones Z1[=ZONE_ID],...] [--ice TYPE:ZONE:CAPACITY_TYPE]...\n"
+        "                       [--pod-density eni-limited|kubelet-default]\n"
+        "                       [--config FILE] [--no-gpu-policy] [--disruption [--now RFC3339]\n"
+        "                       [--spot-to-spot]] FILE...\n"
+        "\n"
+        "Offline: the NodeClaims nodewarden would launch for the pending pods in FILEs\n"
+        "(YAML or JSON, multi-document; NodePools, EC2NodeClasses, Pods, Deployments,\n"
+        "ReplicaSets, StatefulSets, Jobs, DaemonSets, Nodes, NodeClaims; '-' is stdin).\n"
+        "Prices come from the compiled-in catalog (--catalog for another file in the same\n"
+        "format); --region picks the price region (default us-east-1) and --zones the\n"
+        "zones offered (default <region>a,b,c). --ice marks an offering unavailable.\n"
+        "Each EC2NodeClass's spec.kubelet (maxPods, podsPerCore, kubeReserved,\n"
+        "systemReserved, evictionHard) and AMI family shape its types' allocatable;\n"
+        "--pod-density is settings.podDensity: the pods per node where maxPods is unset\n"
+        "(eni-limited, the VPC CNI's limit, default; kubelet-default, 110).\n"
+        "--config takes the GPU isolation policy (its accelerator classes) from a\n"
+        "nodewarden configuration file's gpu: block; --no-gpu-policy turns it off.\n"
+        "Exit: 0 all pods placed, 1 some pods cannot be placed, 2 usage/input error.\n"
+        "\n"
+        "--disruption: instead, what one disruption pass would do to the NodeClaims,\n"
+        "Nodes, Pods and PodDisruptionBudgets given (their NodePools' budgets at --now,\n"
+        "default the current time): each NodeClaim's verdict, the pools' allowed\n"
+        "disruptions and the command (emptiness, drift, multi- or single-node\n"
+        "consolidation). Exit 0, or 2 on usage/input errors.\n");
 }
 
 static void print_text(const nw_sched_snap_t *s, const nw_sched_results_t *r)
@@ -111,7 +114,7 @@ static void print_text(const nw_sched_snap_t *s, const nw_sched_results_t *r)
 int nw_cmd_plan(int argc, char **argv)
 {
     const char *output = "text", *catalog = NULL, *region = "us-east-1", *zones = NULL;
-    const char *now_s = NULL, *density = "eni-limited";
+    const char *now_s = NULL, *density = "eni-limited", *config = NULL;
     bool gpu_on = true, disruption = false, spot_to_spot = false;
     const char *files[256], *ice[64];
     int nfiles = 0, nice = 0;
@@ -128,7 +131,8 @@ int nw_cmd_plan(int argc, char **argv)
         bool takes = strcmp(a, "--output") == 0 || strcmp(a, "-o") == 0 ||
                      strcmp(a, "--catalog") == 0 || strcmp(a, "--region") == 0 ||
                      strcmp(a, "--zones") == 0 || strcmp(a, "--ice") == 0 ||
-                     strcmp(a, "--now") == 0 || strcmp(a, "--pod-density") == 0;
+                     strcmp(a, "--now") == 0 || strcmp(a, "--pod-density") == 0 ||
+                     strcmp(a, "--config") == 0;
         if (takes && !val) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "nodewarden plan: %s needs a value\n", a);
@@ -160,6 +164,8 @@ int nw_cmd_plan(int argc, char **argv)
             now_s = val;
         } else if (strcmp(a, "--pod-density") == 0) {
             density = val;
+        } else if (strcmp(a, "--config") == 0) {
+            config = val;
         } else if (a[0] == '-' && a[1]) {
             fprintf(stderr, "nodewarden plan: unknown flag %s\n", a);
             usage(stderr);
@@ -192,6 +198,10 @@ int nw_cmd_plan(int argc, char **argv)
         return NW_EXIT_USAGE;
     }
     nw_plan_set_pod_density(pl, default_max_pods);
+    if (config && nw_plan_set_gpu_config(pl, config) != 0) {
+        nw_plan_free(pl);
+        return NW_EXIT_USAGE;
+    }
     for (int f = 0; f < nfiles; f++) {
         size_t len = 0;
         char *text = nw_file_read(files[f], PLAN_MAX_FILE, &len);

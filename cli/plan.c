@@ -12,11 +12,13 @@
 
 #include "api/admit.h"
 #include "admission/gpu.h"
+#include "admission/gpu_policy.h"
 #include "api/jsonpatch.h"
 #include "api/wellknown.h"
 #include "common/clock.h"
 #include "common/json.h"
 #include "common/yaml.h"
+#include "config/config.h"
 #include "scaler/cloud/kubelet.h"
 #include "scaler/sched/from_catalog.h"
 #include "scaler/sched/schedule.h"
@@ -408,6 +410,24 @@ nw_plan_t *nw_plan_new(bool gpu_policy)
         return NULL;
     }
     return p;
+}
+
+int nw_plan_set_gpu_config(nw_plan_t *p, const char *path)
+{
+    nw_config_t cfg;
+    nw_err_t err = {0};
+    nw_gpu_policy_t g;
+    if (nw_config_defaults(&cfg) != NW_OK || nw_config_apply_file(&cfg, path, &err) != NW_OK ||
+        nw_srv_gpu_policy(&cfg, "", &g, &err) != NW_OK) {
+        fprintf(stderr, "nodewarden plan: %s\n", err.msg[0] ? err.msg : "out of memory");
+        nw_config_free(&cfg);
+        return -1;
+    }
+    nw_config_free(&cfg);
+    nw_gpu_policy_cleanup(&p->gpu);
+    p->gpu = g;
+    p->gpu.enabled = p->gpu.enabled && p->gpu_on;
+    return 0;
 }
 
 void nw_plan_free(nw_plan_t *p)

@@ -22,6 +22,11 @@ typedef struct nw_plan nw_plan_t;
 nw_plan_t *nw_plan_new(bool gpu_policy);
 void nw_plan_free(nw_plan_t *p);
 
+/** Take the GPU isolation policy from the gpu: block of configuration file path
+ * (config/config.h; admission/gpu_policy.h) instead of the defaults. 0 ok, -1 error
+ * (message naming the key printed). */
+int nw_plan_set_gpu_config(nw_plan_t *p, const char *path);
+
 /** Collect one document (a NodePool, EC2NodeClass, Pod, Deployment, ReplicaSet,
  * StatefulSet, Job, DaemonSet, Node, NodeClaim or a List of them; other kinds are
  * ignored with a note). where names the document in messages ("<file>: document N (line

@@ -122,41 +122,6 @@ static const key_t_ keys[] = {
     {"gpu.instanceRequirement.key", T_STR, OFF(gpu.requirementKey),
      "karpenter.k8s.aws/instance-gpu-manufacturer", 0, 0},
     {"gpu.instanceRequirement.values", T_LIST, OFF(gpu.requirementValues), "nvidia", 0, 0},
-    {"gpu.classes.amd.enabled", T_BOOL, OFF(gpu.amd.enabled), "true", 0, 0},
-    {"gpu.classes.amd.taint.key", T_STR, OFF(gpu.amd.taintKey), "amd.com/gpu", 0, 0},
-    {"gpu.classes.amd.taint.value", T_STR, OFF(gpu.amd.taintValue), "", 0, 0},
-    {"gpu.classes.amd.nodeLabel.value", T_STR, OFF(gpu.amd.nodeLabelValue), "amd-gpu", 0, 0},
-    {"gpu.classes.amd.resources", T_LIST, OFF(gpu.amd.resources), "amd.com/gpu", 0, 0},
-    {"gpu.classes.amd.instanceFamilies", T_LIST, OFF(gpu.amd.instanceFamilies), "g4ad", 0, 0},
-    {"gpu.classes.amd.instanceRequirement.key", T_STR, OFF(gpu.amd.requirementKey),
-     "karpenter.k8s.aws/instance-gpu-manufacturer", 0, 0},
-    {"gpu.classes.amd.instanceRequirement.values", T_LIST, OFF(gpu.amd.requirementValues), "amd", 0,
-     0},
-    {"gpu.classes.neuron.enabled", T_BOOL, OFF(gpu.neuron.enabled), "true", 0, 0},
-    {"gpu.classes.neuron.taint.key", T_STR, OFF(gpu.neuron.taintKey), "aws.amazon.com/neuron", 0,
-     0},
-    {"gpu.classes.neuron.taint.value", T_STR, OFF(gpu.neuron.taintValue), "", 0, 0},
-    {"gpu.classes.neuron.nodeLabel.value", T_STR, OFF(gpu.neuron.nodeLabelValue), "aws-neuron", 0,
-     0},
-    {"gpu.classes.neuron.resources", T_LIST, OFF(gpu.neuron.resources),
-     "aws.amazon.com/neuron,aws.amazon.com/neuroncore,aws.amazon.com/neurondevice", 0, 0},
-    {"gpu.classes.neuron.instanceFamilies", T_LIST, OFF(gpu.neuron.instanceFamilies),
-     "inf1,inf2,trn1,trn1n,trn2,trn2u", 0, 0},
-    {"gpu.classes.neuron.instanceRequirement.key", T_STR, OFF(gpu.neuron.requirementKey),
-     "karpenter.k8s.aws/instance-accelerator-manufacturer", 0, 0},
-    {"gpu.classes.neuron.instanceRequirement.values", T_LIST, OFF(gpu.neuron.requirementValues),
-     "aws", 0, 0},
-    {"gpu.classes.gaudi.enabled", T_BOOL, OFF(gpu.gaudi.enabled), "true", 0, 0},
-    {"gpu.classes.gaudi.taint.key", T_STR, OFF(gpu.gaudi.taintKey), "habana.ai/gaudi", 0, 0},
-    {"gpu.classes.gaudi.taint.value", T_STR, OFF(gpu.gaudi.taintValue), "", 0, 0},
-    {"gpu.classes.gaudi.nodeLabel.value", T_STR, OFF(gpu.gaudi.nodeLabelValue), "habana-gaudi", 0,
-     0},
-    {"gpu.classes.gaudi.resources", T_LIST, OFF(gpu.gaudi.resources), "habana.ai/gaudi", 0, 0},
-    {"gpu.classes.gaudi.instanceFamilies", T_LIST, OFF(gpu.gaudi.instanceFamilies), "dl1", 0, 0},
-    {"gpu.classes.gaudi.instanceRequirement.key", T_STR, OFF(gpu.gaudi.requirementKey),
-     "karpenter.k8s.aws/instance-gpu-manufacturer", 0, 0},
-    {"gpu.classes.gaudi.instanceRequirement.values", T_LIST, OFF(gpu.gaudi.requirementValues),
-     "habana", 0, 0},
     {"log.level", T_STR, OFF(log.level), "info", 0, 0},
     {"metrics.listen", T_STR, OFF(metrics.listen), "0.0.0.0:8080", 0, 0},
 };
@@ -179,9 +144,193 @@ static const key_t_ *find_key(const char *path)
     return NULL;
 }
 
+/* ---- accelerator classes: gpu.classes.<name>.<field> ---------------------------------- */
+
+#define CLASS_PREFIX "gpu.classes."
+#define COFF(f) offsetof(struct nw_config_accel, f)
+
+/* a class's fields: the path below gpu.classes.<name>, the type, the offset in the class,
+ * the default of a class the configuration adds */
+static const key_t_ class_fields[] = {
+    {"enabled", T_BOOL, COFF(enabled), "true", 0, 0},
+    {"taint.key", T_STR, COFF(taintKey), "", 0, 0},
+    {"taint.value", T_STR, COFF(taintValue), "", 0, 0},
+    {"nodeLabel.value", T_STR, COFF(nodeLabelValue), "", 0, 0},
+    {"resources", T_LIST, COFF(resources), "", 0, 0},
+    {"instanceFamilies", T_LIST, COFF(instanceFamilies), "", 0, 0},
+    {"instanceRequirement.key", T_STR, COFF(requirementKey), "", 0, 0},
+    {"instanceRequirement.values", T_LIST, COFF(requirementValues), "", 0, 0},
+};
+#define NCFIELDS (sizeof class_fields / sizeof class_fields[0])
+
+/* the classes there are out of the box, their values in the order of class_fields
+ * (admission/gpu.c has the same defaults for a policy built without a configuration) */
+static const struct {
+    const char *name;
+    const char *v[NCFIELDS];
+} default_classes[] = {
+    {"amd",
+     {"true", "amd.com/gpu", "", "amd-gpu", "amd.com/gpu", "g4ad",
+      "karpenter.k8s.aws/instance-gpu-manufacturer", "amd"}},
+    {"neuron",
+     {"true", "aws.amazon.com/neuron", "", "aws-neuron",
+      "aws.amazon.com/neuron,aws.amazon.com/neuroncore,aws.amazon.com/neurondevice",
+      "inf1,inf2,trn1,trn1n,trn2,trn2u", "karpenter.k8s.aws/instance-accelerator-manufacturer",
+      "aws"}},
+    {"gaudi",
+     {"true", "habana.ai/gaudi", "", "habana-gaudi", "habana.ai/gaudi", "dl1",
+      "karpenter.k8s.aws/instance-gpu-manufacturer", "habana"}},
+};
+
+static const key_t_ *class_field(const char *field)
+{
+    for (size_t i = 0; i < NCFIELDS; i++)
+        if (strcmp(class_fields[i].path, field) == 0)
+            return &class_fields[i];
+    return NULL;
+}
+
+/* a DNS label (RFC 1123): what a class name may be */
+static int valid_class_name(const char *s, size_t n)
+{
+    if (n == 0 || n > 63 || s[0] == '-' || s[n - 1] == '-')
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '-'))
+            return 0;
+    return 1;
+}
+
+static struct nw_config_accel *find_class(const nw_config_t *cfg, const char *name, size_t n)
+{
+    for (size_t i = 0; i < cfg->gpu.nclasses; i++)
+        if (strlen(cfg->gpu.classes[i].name) == n &&
+            strncmp(cfg->gpu.classes[i].name, name, n) == 0)
+            return &cfg->gpu.classes[i];
+    return NULL;
+}
+
+/* a key resolved to its field: k a copy of the key with the full dotted path */
+typedef struct {
+    key_t_ k;
+    char path[256];
+    char *base;
+} rkey_t;
+
+static nw_rc_t set_scalar(char *base, const key_t_ *k, const char *val, int from_flag,
+                          const char *where, nw_err_t *err);
+
+static void class_free(struct nw_config_accel *c);
+
+/* a new class named name: the defaults of class_fields, then vals (NULL: none) */
+static nw_rc_t add_class(nw_config_t *cfg, const char *name, size_t n, const char *const *vals)
+{
+    struct nw_config_accel *v =
+        realloc(cfg->gpu.classes, (cfg->gpu.nclasses + 1) * sizeof *cfg->gpu.classes);
+    if (!v)
+        return NW_ENOMEM;
+    cfg->gpu.classes = v;
+    struct nw_config_accel *c = &v[cfg->gpu.nclasses];
+    memset(c, 0, sizeof *c);
+    if (!(c->name = strndup(name, n)))
+        return NW_ENOMEM;
+    cfg->gpu.nclasses++;
+    for (size_t i = 0; i < NCFIELDS; i++) {
+        nw_rc_t rc = set_scalar((char *)c + class_fields[i].off, &class_fields[i],
+                                vals ? vals[i] : class_fields[i].def, 1, "default ", NULL);
+        if (rc != NW_OK)
+            return rc;
+    }
+    return NW_OK;
+}
+
+/* Resolve path to its field. *found = 0: no such key (nothing set in err). A class key
+ * of a class not yet known creates the class when create is set. gpu.classes.nvidia.<field>
+ * is the NVIDIA class's own gpu.<field>. Errors (a bad class name, too many classes) name
+ * the key, where before them. */
+static nw_rc_t resolve(nw_config_t *cfg, const char *path, int create, rkey_t *r, int *found,
+                       const char *where, nw_err_t *err)
+{
+    *found = 0;
+    const key_t_ *k = find_key(path);
+    if (k) {
+        r->k = *k;
+        r->base = (char *)cfg + k->off;
+        *found = 1;
+        return NW_OK;
+    }
+    size_t pl = strlen(CLASS_PREFIX);
+    if (strncmp(path, CLASS_PREFIX, pl) != 0 || strlen(path) >= sizeof r->path)
+        return NW_OK;
+    const char *name = path + pl, *dot = strchr(name, '.');
+    const key_t_ *f = dot ? class_field(dot + 1) : NULL;
+    if (!f)
+        return NW_OK;
+    size_t n = (size_t)(dot - name);
+    if (!valid_class_name(name, n))
+        return nw_err_set(err, NW_EINVAL, path,
+                          "%s" CLASS_PREFIX "%.*s: a class name is a DNS label (at most 63 "
+                          "lower-case letters, digits and '-', starting and ending with a letter "
+                          "or digit)",
+                          where, (int)n, name);
+    snprintf(r->path, sizeof r->path, "%s", path);
+    if (n == 6 && strncmp(name, "nvidia", 6) == 0) {
+        char alias[256];
+        snprintf(alias, sizeof alias, "gpu.%s", dot + 1);
+        k = strcmp(f->path, "enabled") != 0 ? find_key(alias) : NULL;
+        if (!k)
+            return nw_err_set(err, NW_EINVAL, path,
+                              "%s%s: the nvidia class is always there (gpu.enabled turns the "
+                              "whole policy off)",
+                              where, path);
+        r->k = *k;
+        r->k.path = r->path;
+        r->base = (char *)cfg + k->off;
+        *found = 1;
+        return NW_OK;
+    }
+    struct nw_config_accel *c = find_class(cfg, name, n);
+    if (!c && !create)
+        return NW_OK;
+    if (!c) {
+        if (cfg->gpu.nclasses >= NW_CONFIG_MAX_ACCEL_CLASSES)
+            return nw_err_set(err, NW_EINVAL, path,
+                              "%s%s: too many accelerator classes (at most %d besides nvidia)",
+                              where, path, NW_CONFIG_MAX_ACCEL_CLASSES);
+        if (add_class(cfg, name, n, NULL) != NW_OK)
+            return NW_ENOMEM;
+        c = &cfg->gpu.classes[cfg->gpu.nclasses - 1];
+    }
+    r->k = *f;
+    r->k.path = r->path;
+    r->base = (char *)c + f->off;
+    *found = 1;
+    return NW_OK;
+}
+
+/* gpu.classes, gpu.classes.<name> and its groups (taint, nodeLabel, instanceRequirement) */
+static int is_class_section(const char *path)
+{
+    if (strcmp(path, "gpu.classes") == 0)
+        return 1;
+    size_t pl = strlen(CLASS_PREFIX);
+    if (strncmp(path, CLASS_PREFIX, pl) != 0)
+        return 0;
+    const char *dot = strchr(path + pl, '.');
+    if (!dot)
+        return 1;
+    size_t n = strlen(dot + 1);
+    for (size_t i = 0; i < NCFIELDS; i++)
+        if (strncmp(class_fields[i].path, dot + 1, n) == 0 && class_fields[i].path[n] == '.')
+            return 1;
+    return 0;
+}
+
 /* True if path names a mapping (a proper prefix of some key, followed by '.'). */
 static int is_section(const char *path)
 {
+    if (is_class_section(path))
+        return 1;
     size_t n = strlen(path);
     for (size_t i = 0; i < NKEYS; i++)
         if (strncmp(keys[i].path, path, n) == 0 && keys[i].path[n] == '.')
@@ -273,11 +422,10 @@ static int parse_bool(const char *s, int *out)
     return -1;
 }
 
-/* Set a scalar value. where: prefix for messages ("file:12: " or "--"). */
-static nw_rc_t set_scalar(nw_config_t *cfg, const key_t_ *k, const char *val, int from_flag,
+/* Set the value of field base (of key k). where: prefix for messages ("file:12: " or "--"). */
+static nw_rc_t set_scalar(char *base, const key_t_ *k, const char *val, int from_flag,
                           const char *where, nw_err_t *err)
 {
-    char *base = (char *)cfg + k->off;
     switch (k->type) {
     case T_STR: {
         char *dup = strdup(val);
@@ -360,11 +508,30 @@ nw_rc_t nw_config_defaults(nw_config_t *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
     for (size_t i = 0; i < NKEYS; i++) {
-        nw_rc_t rc = set_scalar(cfg, &keys[i], keys[i].def, 1, "default ", NULL);
+        nw_rc_t rc =
+            set_scalar((char *)cfg + keys[i].off, &keys[i], keys[i].def, 1, "default ", NULL);
+        if (rc != NW_OK)
+            return rc;
+    }
+    for (size_t i = 0; i < sizeof default_classes / sizeof default_classes[0]; i++) {
+        const char *name = default_classes[i].name;
+        nw_rc_t rc = add_class(cfg, name, strlen(name), default_classes[i].v);
         if (rc != NW_OK)
             return rc;
     }
     return NW_OK;
+}
+
+static void class_free(struct nw_config_accel *c)
+{
+    for (size_t i = 0; i < NCFIELDS; i++) {
+        char *base = (char *)c + class_fields[i].off;
+        if (class_fields[i].type == T_STR)
+            free(*(char **)base);
+        else if (class_fields[i].type == T_LIST)
+            list_free((nw_strlist_t *)base);
+    }
+    free(c->name);
 }
 
 void nw_config_free(nw_config_t *cfg)
@@ -378,6 +545,9 @@ void nw_config_free(nw_config_t *cfg)
         else if (keys[i].type == T_LIST)
             list_free((nw_strlist_t *)base);
     }
+    for (size_t i = 0; i < cfg->gpu.nclasses; i++)
+        class_free(&cfg->gpu.classes[i]);
+    free(cfg->gpu.classes);
     memset(cfg, 0, sizeof *cfg);
 }
 
@@ -443,10 +613,23 @@ static nw_rc_t walk_value(walk_t *w, const char *path, yaml_node_t *n, unsigned 
 {
     char where[300];
     snprintf(where, sizeof where, "%s:%u: ", w->name, line);
-    const key_t_ *k = find_key(path);
+    rkey_t rk;
+    int found = 0;
+    /* a null value keeps the default: it creates no class either */
+    nw_rc_t rrc = resolve(w->cfg, path, !is_null_scalar(n), &rk, &found, where, w->err);
+    if (rrc != NW_OK)
+        return rrc;
+    const key_t_ *k = found ? &rk.k : NULL;
     if (!k) {
         if (!is_section(path))
             return nw_err_set(w->err, NW_EINVAL, path, "%s%s: unknown key", where, path);
+        const char *cname = path + strlen(CLASS_PREFIX);
+        if (strncmp(path, CLASS_PREFIX, strlen(CLASS_PREFIX)) == 0 && !strchr(cname, '.') &&
+            !valid_class_name(cname, strlen(cname)))
+            return nw_err_set(w->err, NW_EINVAL, path,
+                              "%s%s: a class name is a DNS label (at most 63 lower-case letters, "
+                              "digits and '-', starting and ending with a letter or digit)",
+                              where, path);
         if (is_null_scalar(n))
             return NW_OK;
         if (n->type != YAML_MAPPING_NODE)
@@ -460,7 +643,7 @@ static nw_rc_t walk_value(walk_t *w, const char *path, yaml_node_t *n, unsigned 
         if (n->type != YAML_SEQUENCE_NODE)
             return nw_err_set(w->err, NW_EINVAL, path, "%s%s: expected a list of strings, got %s",
                               where, path, node_kind(n));
-        nw_strlist_t *l = (nw_strlist_t *)((char *)w->cfg + k->off);
+        nw_strlist_t *l = (nw_strlist_t *)rk.base;
         list_free(l);
         for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
              it++) {
@@ -487,7 +670,7 @@ static nw_rc_t walk_value(walk_t *w, const char *path, yaml_node_t *n, unsigned 
                           where, path, type_name(k->type), val);
     if (k->type == T_STR && is_null_scalar(n))
         val = "";
-    return set_scalar(w->cfg, k, val, 0, where, w->err);
+    return set_scalar(rk.base, k, val, 0, where, w->err);
 }
 
 nw_rc_t nw_config_apply_yaml(nw_config_t *cfg, const char *name, const char *text, size_t len,
@@ -553,11 +736,15 @@ nw_rc_t nw_config_apply_file(nw_config_t *cfg, const char *path, nw_err_t *err)
 
 nw_rc_t nw_config_set(nw_config_t *cfg, const char *key, const char *value, nw_err_t *err)
 {
-    const key_t_ *k = find_key(key);
-    if (!k)
-        return nw_err_set(err, NW_EINVAL, key, "--%s: unknown flag", key);
     char where[8] = "--";
-    return set_scalar(cfg, k, value, 1, where, err);
+    rkey_t rk;
+    int found = 0;
+    nw_rc_t rc = resolve(cfg, key, 1, &rk, &found, where, err);
+    if (rc != NW_OK)
+        return rc;
+    if (!found)
+        return nw_err_set(err, NW_EINVAL, key, "--%s: unknown flag", key);
+    return set_scalar(rk.base, &rk.k, value, 1, where, err);
 }
 
 /* ---- validation ------------------------------------------------------------------ */
@@ -795,10 +982,13 @@ nw_rc_t nw_config_load_args(nw_config_t *cfg, int argc, char **argv, nw_err_t *e
 
 nw_rc_t nw_config_get(const nw_config_t *cfg, const char *key, char *buf, size_t len)
 {
-    const key_t_ *k = find_key(key);
-    if (!k || !len)
+    rkey_t rk;
+    int found = 0;
+    /* create 0: nothing in cfg changes */
+    if (!len || resolve((nw_config_t *)cfg, key, 0, &rk, &found, "", NULL) != NW_OK || !found)
         return NW_ENOTFOUND;
-    const char *base = (const char *)cfg + k->off;
+    const key_t_ *k = &rk.k;
+    const char *base = rk.base;
     buf[0] = '\0';
     switch (k->type) {
     case T_STR:
@@ -845,4 +1035,17 @@ void nw_config_print_keys(void *file)
                                                   : "list";
         fprintf(f, "  --%-38s %-8s (default \"%s\")\n", keys[i].path, t, keys[i].def);
     }
+    for (size_t c = 0; c < sizeof default_classes / sizeof default_classes[0]; c++)
+        for (size_t i = 0; i < NCFIELDS; i++) {
+            char path[128];
+            snprintf(path, sizeof path, CLASS_PREFIX "%s.%s", default_classes[c].name,
+                     class_fields[i].path);
+            fprintf(f, "  --%-38s %-8s (default \"%s\")\n", path,
+                    class_fields[i].type == T_BOOL   ? "bool"
+                    : class_fields[i].type == T_LIST ? "list"
+                                                     : "string",
+                    default_classes[c].v[i]);
+        }
+    fprintf(f, "  --%-38s (a class of your own: any DNS-label name, the fields above)\n",
+            CLASS_PREFIX "<name>.<field>");
 }

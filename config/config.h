@@ -21,6 +21,9 @@
 
 #include "common/err.h"
 
+/* gpu.classes: classes besides the NVIDIA one (gpu.*) */
+#define NW_CONFIG_MAX_ACCEL_CLASSES 15
+
 typedef struct {
     char **v; /* owned strings */
     size_t n;
@@ -115,14 +118,17 @@ typedef struct {
         nw_strlist_t instanceFamilies; /* instance families that have NVIDIA GPUs */
         char *requirementKey;          /* instance requirement of its types: key In values */
         nw_strlist_t requirementValues;
-        /* the other accelerator classes (gpu.classes.<name>.*) */
+        /* the other accelerator classes, gpu.classes.<name>.*: the defaults amd, neuron and
+         * gaudi first, then the classes the configuration names, in the order named */
         struct nw_config_accel {
+            char *name; /* a DNS label */
             int enabled;
             char *taintKey, *taintValue, *nodeLabelValue;
             nw_strlist_t resources, instanceFamilies;
             char *requirementKey;
             nw_strlist_t requirementValues;
-        } amd, neuron, gaudi;
+        } * classes;
+        size_t nclasses; /* at most NW_CONFIG_MAX_ACCEL_CLASSES */
     } gpu;
     struct {
         char *level; /* debug, info, warn, error */

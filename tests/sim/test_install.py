@@ -194,6 +194,13 @@ class StaticTest(unittest.TestCase):
         """The ConfigMap's config.yaml (chart and install.yaml) uses only keys of config/config.c."""
         keys = set(re.findall(r'{"([a-zA-Z0-9]+(?:\.[a-zA-Z0-9]+)+)",\s*T_', read(os.path.join(ROOT, 'config', 'config.c'))))
         self.assertIn('settings.clusterName', keys)
+        # gpu.classes.<any class name>.<field>: the fields of config.c's class_fields
+        src = read(os.path.join(ROOT, 'config', 'config.c'))
+        fields = src[src.index('static const key_t_ class_fields[]'):]
+        fields = set(re.findall(r'{"([a-zA-Z.]+)", T_', fields[:fields.index('};')]))
+        self.assertIn('taint.key', fields)
+        for name in ('amd', 'neuron', 'gaudi', 'tpl'):  # tpl: a templated class name
+            keys |= {'gpu.classes.%s.%s' % (name, f) for f in fields}
         cm = [o for o in checks.parse_file(os.path.join(ROOT, 'manifests', 'install.yaml')) if o['kind'] == 'ConfigMap'][0]
         chart_cm = checks.parse_yaml(checks.strip_template(read(os.path.join(CHART, 'templates', 'configmap.yaml'))))[0]
         for text in (cm['data']['config.yaml'], chart_cm['data']['config.yaml']):

@@ -134,6 +134,42 @@ START_TEST(config_flags)
 }
 END_TEST
 
+START_TEST(config_classes_flags)
+{
+    /* a class by flags; the fifteenth class besides nvidia is one too many */
+    nw_config_t cfg;
+    nw_err_t err = {0};
+    ck_assert_int_eq(nw_config_defaults(&cfg), NW_OK);
+    ck_assert_int_eq(nw_config_set(&cfg, "gpu.classes.xilinx.resources", "a.com/x,b.com/y", &err),
+                     NW_OK);
+    char v[128];
+    ck_assert_int_eq(nw_config_get(&cfg, "gpu.classes.xilinx.resources", v, sizeof v), NW_OK);
+    ck_assert_str_eq(v, "a.com/x,b.com/y");
+    ck_assert_int_eq(nw_config_get(&cfg, "gpu.classes.xilinx.enabled", v, sizeof v), NW_OK);
+    ck_assert_str_eq(v, "true");
+    ck_assert_int_eq(nw_config_get(&cfg, "gpu.classes.other.enabled", v, sizeof v), NW_ENOTFOUND);
+    ck_assert_int_eq(nw_config_set(&cfg, "gpu.classes.x_y.enabled", "true", &err), NW_EINVAL);
+    ck_assert_str_eq(err.path, "gpu.classes.x_y.enabled");
+    ck_assert_msg(strstr(err.msg, "--gpu.classes.x_y: a class name is a DNS label"), "%s", err.msg);
+    memset(&err, 0, sizeof err);
+    ck_assert_int_eq(nw_config_set(&cfg, "gpu.classes.xilinx.taints", "x", &err), NW_EINVAL);
+    ck_assert_msg(strstr(err.msg, "--gpu.classes.xilinx.taints: unknown flag"), "%s", err.msg);
+    /* 3 defaults + xilinx: 11 more fit */
+    for (int i = 0; i < 11; i++) {
+        char k[64];
+        snprintf(k, sizeof k, "gpu.classes.c%d.enabled", i);
+        memset(&err, 0, sizeof err);
+        ck_assert_int_eq(nw_config_set(&cfg, k, "true", &err), NW_OK);
+    }
+    memset(&err, 0, sizeof err);
+    ck_assert_int_eq(nw_config_set(&cfg, "gpu.classes.one-too-many.enabled", "true", &err),
+                     NW_EINVAL);
+    ck_assert_msg(strstr(err.msg, "too many accelerator classes (at most 15 besides nvidia)"), "%s",
+                  err.msg);
+    nw_config_free(&cfg);
+}
+END_TEST
+
 START_TEST(config_durations)
 {
     static const struct {
@@ -219,6 +255,7 @@ Suite *nw_config_suite(void)
     data_files = nw_test_cases_dir("tests/data/config", ".yaml", 20);
     nw_test_add_cases(tc, config_case, data_files);
     tcase_add_test(tc, config_flags);
+    tcase_add_test(tc, config_classes_flags);
     tcase_add_test(tc, config_durations);
     tcase_add_test(tc, feature_gates);
     suite_add_tcase(s, tc);

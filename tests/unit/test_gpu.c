@@ -96,11 +96,21 @@ static void check_verdict(const char *name, const char *when, kind_t k, const nw
     nw_admit_result_cleanup(&res);
 }
 
-/* one case of tests/data/gpu/pods.json or nodepools.json */
-static void run_case(const nw_test_case_t *row, kind_t k)
+/* one case of tests/data/gpu/pods.json or nodepools.json (the default policy), or of
+ * classes.json or classes-pools.json (config: the policy of that configuration file) */
+static void run_case_in(const nw_test_case_t *row, kind_t k, const char *config)
 {
     nw_gpu_policy_t p;
-    ck_assert_int_eq(nw_gpu_policy_init(&p, "nodewarden"), NW_OK);
+    if (config) {
+        nw_config_t cfg;
+        nw_err_t err = {0};
+        ck_assert_int_eq(nw_config_defaults(&cfg), NW_OK);
+        ck_assert_msg(nw_config_apply_file(&cfg, config, &err) == NW_OK, "%s", err.msg);
+        ck_assert_msg(nw_srv_gpu_policy(&cfg, "nodewarden", &p, &err) == NW_OK, "%s", err.msg);
+        nw_config_free(&cfg);
+    } else {
+        ck_assert_int_eq(nw_gpu_policy_init(&p, "nodewarden"), NW_OK);
+    }
     cJSON *c = cJSON_Parse(row->line);
     ck_assert_msg(cJSON_IsObject(c), "%s: not a JSON object", row->name);
     {
@@ -159,17 +169,32 @@ static void run_case(const nw_test_case_t *row, kind_t k)
     nw_gpu_policy_cleanup(&p);
 }
 
-static const nw_test_cases_t *pod_cases, *pool_cases, *userdata_cases;
+static const nw_test_cases_t *pod_cases, *pool_cases, *userdata_cases, *class_pod_cases,
+    *class_pool_cases;
+
+#define CLASSES_CONFIG "tests/data/gpu/classes.yaml"
 
 START_TEST(pod_case)
 {
-    run_case(nw_test_case(pod_cases, _i), K_POD);
+    run_case_in(nw_test_case(pod_cases, _i), K_POD, NULL);
 }
 END_TEST
 
 START_TEST(nodepool_case)
 {
-    run_case(nw_test_case(pool_cases, _i), K_POOL);
+    run_case_in(nw_test_case(pool_cases, _i), K_POOL, NULL);
+}
+END_TEST
+
+START_TEST(class_pod_case)
+{
+    run_case_in(nw_test_case(class_pod_cases, _i), K_POD, CLASSES_CONFIG);
+}
+END_TEST
+
+START_TEST(class_pool_case)
+{
+    run_case_in(nw_test_case(class_pool_cases, _i), K_POOL, CLASSES_CONFIG);
 }
 END_TEST
 
@@ -453,7 +478,8 @@ START_TEST(userdata_taint_detection)
     nw_admit_result_init(&res);
     ck_assert_int_eq(nw_gpu_pool_crosscheck(&p, pool, bad, &res), NW_OK);
     ck_assert_uint_eq(res.nwarnings, 1);
-    ck_assert_ptr_nonnull(strstr(res.warnings[0], "GPU NodePool \"l4\" uses EC2NodeClass \"gpu\""));
+    ck_assert_ptr_nonnull(strstr(
+        res.warnings[0], "NodePool \"l4\" (accelerator class nvidia) uses EC2NodeClass \"gpu\""));
     nw_admit_result_cleanup(&res);
     ck_assert_int_eq(nw_gpu_pool_crosscheck(&p, pool, good, &res), NW_OK);
     ck_assert_int_eq(nw_gpu_pool_crosscheck(&p, cpu, bad, &res), NW_OK);
@@ -674,6 +700,19 @@ START_TEST(policy_from_config)
          "also a resource of the nvidia class"},
         {"gpu.classes.gaudi.taint.key", "", "gpu.classes.gaudi.taint.key", "must be set"},
         {"gpu.classes.gaudi.resources", "", "gpu.classes.gaudi.resources", "at least one"},
+        {"gpu.classes.gaudi.resources", "habana.ai/gaudi,gaudi", "gpu.classes.gaudi.resources",
+         "resources[1]: \"gaudi\" is not an extended resource name"},
+        {"gpu.classes.gaudi.resources", "habana.ai/*gaudi", "gpu.classes.gaudi.resources",
+         "a '*' may only end it"},
+        {"gpu.resources", "nvidia.com/gpu,gpu", "gpu.resources", "resources[1]"},
+        {"gpu.classes.gaudi.instanceFamilies", "dl1,DL2", "gpu.classes.gaudi.instanceFamilies",
+         "instanceFamilies[1]: \"DL2\" is not an instance family"},
+        {"gpu.classes.gaudi.instanceRequirement.values", "",
+         "gpu.classes.gaudi.instanceRequirement.values", "needs both its key and its values"},
+        {"gpu.classes.xilinx.taint.key", "xilinx.com/fpga", "gpu.classes.xilinx.nodeLabel.value",
+         "the node label value of the xilinx accelerator class must be set"},
+        {"gpu.classes.xilinx.enabled", "true", "gpu.classes.xilinx.taint.key",
+         "the taint key of the xilinx accelerator class must be set"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         nw_config_t c2;
@@ -689,6 +728,84 @@ START_TEST(policy_from_config)
 }
 END_TEST
 
+/* set the pairs of kv (key, value, ..., NULL) on a default configuration */
+static void config_with(nw_config_t *cfg, const char *const *kv)
+{
+    nw_err_t err = {0};
+    ck_assert_int_eq(nw_config_defaults(cfg), NW_OK);
+    for (size_t i = 0; kv[i]; i += 2)
+        ck_assert_msg(nw_config_set(cfg, kv[i], kv[i + 1], &err) == NW_OK, "%s: %s", kv[i],
+                      err.msg);
+}
+
+START_TEST(policy_user_classes)
+{
+    /* a class of one's own beside the defaults, a default redefined */
+    static const char *const kv[] = {"gpu.classes.xilinx.taint.key",
+                                     "xilinx.com/fpga",
+                                     "gpu.classes.xilinx.nodeLabel.value",
+                                     "xilinx-fpga",
+                                     "gpu.classes.xilinx.resources",
+                                     "xilinx.com/fpga-*",
+                                     "gpu.classes.xilinx.instanceFamilies",
+                                     "vt1",
+                                     "gpu.classes.neuron.instanceFamilies",
+                                     "inf2",
+                                     "gpu.classes.nvidia.nodeLabel.value",
+                                     "nvidia",
+                                     NULL};
+    nw_config_t cfg;
+    config_with(&cfg, kv);
+    nw_gpu_policy_t p;
+    nw_err_t err = {0};
+    ck_assert_msg(nw_srv_gpu_policy(&cfg, "", &p, &err) == NW_OK, "%s", err.msg);
+    ck_assert_uint_eq(p.nclasses, 5);
+    ck_assert_str_eq(p.classes[0].label_value, "nvidia");
+    const nw_accel_class_t *x = nw_gpu_policy_class(&p, "xilinx");
+    ck_assert_ptr_nonnull(x);
+    ck_assert_str_eq(x->taint_key, "xilinx.com/fpga");
+    ck_assert_str_eq(x->label_value, "xilinx-fpga");
+    ck_assert_int_eq(nw_gpu_resource_class(&p, "xilinx.com/fpga-xilinx_u30"), 4);
+    ck_assert_int_eq(nw_gpu_family_class(&p, "vt1"), 4);
+    const nw_accel_class_t *n = nw_gpu_policy_class(&p, "neuron");
+    ck_assert_uint_eq(n->nfamilies, 1);
+    ck_assert_str_eq(n->families[0], "inf2");
+    ck_assert_int_eq(nw_gpu_family_class(&p, "trn1"), -1);
+    nw_gpu_policy_cleanup(&p);
+    nw_config_free(&cfg);
+    /* the class's instance types: by a label that is not the catalog's device label, generic
+     * pools could not be kept off them; two classes claiming one resource */
+    static const struct {
+        const char *const kv[12];
+        const char *path, *msg;
+    } bad[] = {
+        {{"gpu.classes.fpga.taint.key", "fpga", "gpu.classes.fpga.nodeLabel.value", "fpga",
+          "gpu.classes.fpga.resources", "example.com/fpga", NULL},
+         "gpu.classes.fpga.instanceFamilies",
+         "needs instance families or an instance requirement"},
+        {{"gpu.classes.fpga.taint.key", "fpga", "gpu.classes.fpga.nodeLabel.value", "fpga",
+          "gpu.classes.fpga.resources", "example.com/fpga",
+          "gpu.classes.fpga.instanceRequirement.key", "example.com/fpga-node",
+          "gpu.classes.fpga.instanceRequirement.values", "true", NULL},
+         "gpu.classes.fpga.instanceFamilies",
+         "is not one of the catalog's device labels"},
+        {{"gpu.classes.fpga.taint.key", "fpga", "gpu.classes.fpga.nodeLabel.value", "fpga",
+          "gpu.classes.fpga.resources", "aws.amazon.com/neurondevice",
+          "gpu.classes.fpga.instanceFamilies", "vt1", NULL},
+         "gpu.classes.fpga.resources",
+         "aws.amazon.com/neurondevice is also a resource of the neuron class"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        config_with(&cfg, bad[i].kv);
+        memset(&err, 0, sizeof err);
+        ck_assert_int_eq(nw_srv_gpu_policy(&cfg, "", &p, &err), NW_EINVAL);
+        ck_assert_str_eq(err.path, bad[i].path);
+        ck_assert_msg(strstr(err.msg, bad[i].msg), "%zu: %s", i, err.msg);
+        nw_config_free(&cfg);
+    }
+}
+END_TEST
+
 Suite *nw_gpu_suite(void)
 {
     Suite *s = suite_create("gpu");
@@ -698,6 +815,10 @@ Suite *nw_gpu_suite(void)
     userdata_cases = nw_test_cases_json("tests/data/gpu/userdata.json", 14);
     nw_test_add_cases(tc, pod_case, pod_cases);
     nw_test_add_cases(tc, nodepool_case, pool_cases);
+    class_pod_cases = nw_test_cases_json("tests/data/gpu/classes.json", 7);
+    class_pool_cases = nw_test_cases_json("tests/data/gpu/classes-pools.json", 5);
+    nw_test_add_cases(tc, class_pod_case, class_pod_cases);
+    nw_test_add_cases(tc, class_pool_case, class_pool_cases);
     nw_test_add_cases(tc, userdata_case, userdata_cases);
     tcase_add_test(tc, policy_disabled_and_handlers);
     tcase_add_test(tc, custom_policy_and_garbage);
@@ -705,6 +826,7 @@ Suite *nw_gpu_suite(void)
     tcase_add_test(tc, userdata_taint_detection);
     tcase_add_test(tc, catalog_accelerators_isolated);
     tcase_add_test(tc, policy_from_config);
+    tcase_add_test(tc, policy_user_classes);
     suite_add_tcase(s, tc);
     return s;
 }
