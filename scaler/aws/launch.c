@@ -50,6 +50,7 @@ typedef struct {
     char ct[16];
     double price;
     int64_t pods; /* max pods of the type (generated bootstraps; else 0) */
+    int efa;      /* EFA interfaces the template gives it (the claim asks for EFA; else 0) */
 } cand_t;
 
 /* One CreateFleet try: the candidates, their templates and the request (nw_launcher_plan). */
@@ -59,6 +60,7 @@ struct nw_launch_plan {
     char ct[16];
     char amis[MAX_LTS][64]; /* one launch template per AMI (and max-pods value) */
     int64_t pods[MAX_LTS];
+    int efa[MAX_LTS];
     char names[MAX_LTS][256];
     int namis;
     int attempt;
@@ -204,6 +206,9 @@ static long volume_gib(const char *q)
     return (long)ceil((double)nw_quantity_value(v) / 1073741824.0);
 }
 
+static void template_name(nw_launcher_t *l, const nw_launch_req_t *r, const char *ami_id,
+                          const char *ct, const char *userdata, int efa, char *out, size_t len);
+
 /* ---- the generated bootstrap ---------------------------------------------------------- */
 
 static int generated(nw_ami_family_t f)
@@ -301,6 +306,12 @@ static int64_t type_pods(const nw_launcher_t *l, const nw_launch_req_t *r, const
 void nw_launcher_template_name(nw_launcher_t *l, const nw_launch_req_t *r, const char *ami_id,
                                const char *ct, const char *userdata, char *out, size_t len)
 {
+    template_name(l, r, ami_id, ct, userdata, 0, out, len);
+}
+
+static void template_name(nw_launcher_t *l, const nw_launch_req_t *r, const char *ami_id,
+                          const char *ct, const char *userdata, int efa, char *out, size_t len)
+{
     /* everything that goes into the template data, hashed */
     const cJSON *spec = get(r->nodeclass, "spec");
     cJSON *k = nw_json_new_array();
@@ -308,14 +319,19 @@ void nw_launcher_template_name(nw_launcher_t *l, const nw_launch_req_t *r, const
     nw_json_push(k, nw_json_new_string(r->resolved->name));
     nw_json_push(k, nw_json_new_string(ami_id));
     nw_json_push(k, nw_json_new_string(ct));
-    const char *keys[] = {"userData",        "instanceProfile",    "role", "blockDeviceMappings",
-                          "metadataOptions", "detailedMonitoring", "tags", "amiFamily"};
+    const char *keys[] = {
+        "userData",          "instanceProfile",          "role",          "blockDeviceMappings",
+        "metadataOptions",   "detailedMonitoring",       "tags",          "amiFamily",
+        "networkInterfaces", "associatePublicIPAddress", "ipPrefixCount", "connectionTracking",
+        "cpuOptions"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         const cJSON *v = get(spec, keys[i]);
         nw_json_push(k, v ? nw_json_dup(v) : nw_json_new_null());
     }
     for (size_t i = 0; i < r->resolved->nsgs; i++)
         nw_json_push(k, nw_json_new_string(r->resolved->sgs[i].id));
+    if (efa > 0)
+        nw_json_push(k, nw_json_new_number(efa));
     /* a generated bootstrap: its text (labels, taints, max pods, cluster) */
     if (generated(nw_kubelet_ami_family(r->nodeclass)))
         nw_json_push(k, nw_json_new_string(userdata ? userdata : ""));
@@ -408,8 +424,88 @@ static nw_rc_t lt_bdms(const nw_launch_req_t *r, nw_ec2_params_t *p, nw_err_t *e
     return rc;
 }
 
+/* NetworkInterface.N (launchtemplate.go generateNetworkInterfaces, an IPv4 cluster): the
+ * spec's networkInterfaces (an efa-only one gets no prefixes, public IP or connection
+ * tracking), else one EFA interface per network card when the claim asks for
+ * vpc.amazonaws.com/efa, else the primary interface; each carries the security groups
+ * (so the template has no SecurityGroupId of its own), associatePublicIPAddress,
+ * ipPrefixCount and connectionTracking. */
+static nw_rc_t lt_ni(const nw_launch_req_t *r, nw_ec2_params_t *p, int n, int card, int dev,
+                     const char *type, int full)
+{
+    const cJSON *spec = get(r->nodeclass, "spec");
+    const cJSON *pub = get(spec, "associatePublicIPAddress"), *ipp = get(spec, "ipPrefixCount");
+    const cJSON *ct = get(spec, "connectionTracking");
+    char v[32];
+    nw_rc_t rc = NW_OK;
+#define NI(field, val)                                                                             \
+    do {                                                                                           \
+        if (rc == NW_OK)                                                                           \
+            rc = nw_ec2_paramf(p, (val), "LaunchTemplateData.NetworkInterface.%d." field, n);      \
+    } while (0)
+    if (card >= 0) {
+        snprintf(v, sizeof v, "%d", card);
+        NI("NetworkCardIndex", v);
+    }
+    snprintf(v, sizeof v, "%d", dev);
+    NI("DeviceIndex", v);
+    if (type)
+        NI("InterfaceType", type);
+    if (full && cJSON_IsNumber(ipp)) {
+        snprintf(v, sizeof v, "%d", (int)ipp->valuedouble);
+        NI("Ipv4PrefixCount", v);
+    }
+    for (size_t i = 0; rc == NW_OK && i < r->resolved->nsgs; i++)
+        rc = nw_ec2_paramf(p, r->resolved->sgs[i].id,
+                           "LaunchTemplateData.NetworkInterface.%d.SecurityGroupId.%zu", n, i + 1);
+    if (full && cJSON_IsBool(pub))
+        NI("AssociatePublicIpAddress", cJSON_IsTrue(pub) ? "true" : "false");
+    static const struct {
+        const char *json, *ec2;
+    } cts[] = {{"tcpEstablishedTimeout", "TcpEstablishedTimeout"},
+               {"udpStreamTimeout", "UdpStreamTimeout"},
+               {"udpTimeout", "UdpTimeout"}};
+    for (size_t i = 0; full && i < 3 && rc == NW_OK; i++) {
+        const cJSON *t = get(ct, cts[i].json);
+        if (cJSON_IsNumber(t)) {
+            snprintf(v, sizeof v, "%d", (int)t->valuedouble);
+            rc = nw_ec2_paramf(p, v,
+                               "LaunchTemplateData.NetworkInterface.%d."
+                               "ConnectionTrackingSpecification.%s",
+                               n, cts[i].ec2);
+        }
+    }
+#undef NI
+    return rc;
+}
+
+static nw_rc_t lt_nis(const nw_launch_req_t *r, int efa, nw_ec2_params_t *p)
+{
+    const cJSON *nis = get(get(r->nodeclass, "spec"), "networkInterfaces"), *ni;
+    nw_rc_t rc = NW_OK;
+    int n = 0;
+    cJSON_ArrayForEach(ni, nis)
+    {
+        const char *type = gets(ni, "interfaceType");
+        const cJSON *card = get(ni, "networkCardIndex"), *dev = get(ni, "deviceIndex");
+        if (rc == NW_OK)
+            rc = lt_ni(r, p, ++n, cJSON_IsNumber(card) ? (int)card->valuedouble : 0,
+                       cJSON_IsNumber(dev) ? (int)dev->valuedouble : 0, type ? type : "interface",
+                       !type || strcmp(type, "efa-only") != 0);
+    }
+    if (n > 0)
+        return rc;
+    if (efa > 0) {
+        for (int i = 0; i < efa && rc == NW_OK; i++)
+            rc = lt_ni(r, p, i + 1, i, i == 0 ? 0 : 1, "efa", 1);
+        return rc;
+    }
+    return lt_ni(r, p, 1, -1, 0, NULL, 1);
+}
+
 static nw_rc_t lt_params(nw_launcher_t *l, const nw_launch_req_t *r, const char *name,
-                         const char *ami_id, const char *ud, nw_ec2_params_t *p, nw_err_t *err)
+                         const char *ami_id, const char *ud, int efa, nw_ec2_params_t *p,
+                         nw_err_t *err)
 {
     const cJSON *spec = get(r->nodeclass, "spec");
     nw_rc_t rc = nw_ec2_param(p, "LaunchTemplateName", name);
@@ -439,9 +535,8 @@ static nw_rc_t lt_params(nw_launcher_t *l, const nw_launch_req_t *r, const char 
         prof = gets(spec, "role");
     if (prof)
         LTD("IamInstanceProfile.Name", prof);
-    for (size_t i = 0; rc == NW_OK && i < r->resolved->nsgs; i++)
-        rc = nw_ec2_paramf(p, r->resolved->sgs[i].id, "LaunchTemplateData.SecurityGroupId.%zu",
-                           i + 1);
+    if (rc == NW_OK)
+        rc = lt_nis(r, efa, p);
     if (rc == NW_OK && (rc = lt_bdms(r, p, err)) == NW_EINVAL)
         return rc;
     /* metadata options, each field defaulted */
@@ -458,6 +553,9 @@ static nw_rc_t lt_params(nw_launcher_t *l, const nw_launch_req_t *r, const char 
     LTD("MetadataOptions.InstanceMetadataTags", "disabled");
     const cJSON *mon = get(spec, "detailedMonitoring");
     LTD("Monitoring.Enabled", cJSON_IsTrue(mon) ? "true" : "false");
+    const char *nv = gets(get(spec, "cpuOptions"), "nestedVirtualization");
+    if (nv)
+        LTD("CpuOptions.NestedVirtualization", nv);
 #undef LTD
     nw_ec2_tag_t t[MAX_TAGS];
     int nt = build_tags(l, r, 0, t);
@@ -468,6 +566,20 @@ static nw_rc_t lt_params(nw_launcher_t *l, const nw_launch_req_t *r, const char 
     if (rc != NW_OK)
         return nw_err_set(err, rc, "CreateLaunchTemplate", "request too large");
     return NW_OK;
+}
+
+nw_rc_t nw_launcher_template_params(nw_launcher_t *l, const nw_launch_req_t *r, const char *ami_id,
+                                    const char *ct, int64_t pods, int efa, nw_ec2_params_t *p,
+                                    nw_err_t *err)
+{
+    char *ud = NULL, name[256];
+    nw_rc_t rc = nw_launcher_userdata(l, r, ct, pods, &ud, err);
+    if (rc != NW_OK)
+        return rc;
+    template_name(l, r, ami_id, ct, ud, efa, name, sizeof name);
+    rc = lt_params(l, r, name, ami_id, ud, efa, p, err);
+    free(ud);
+    return rc;
 }
 
 static const char *lt_cached(nw_launcher_t *l, const char *name)
@@ -496,10 +608,10 @@ static void lt_forget(nw_launcher_t *l, const char *name)
 }
 
 static nw_rc_t ensure_lt_ud(nw_launcher_t *l, const nw_launch_req_t *r, const char *ami_id,
-                            const char *ct, const char *ud, char *name, size_t namelen,
+                            const char *ct, const char *ud, int efa, char *name, size_t namelen,
                             nw_ec2_error_t *ae, nw_err_t *err)
 {
-    nw_launcher_template_name(l, r, ami_id, ct, ud, name, namelen);
+    template_name(l, r, ami_id, ct, ud, efa, name, namelen);
     if (lt_cached(l, name))
         return NW_OK;
     nw_ec2_lts_t found = {0};
@@ -521,7 +633,7 @@ static nw_rc_t ensure_lt_ud(nw_launcher_t *l, const nw_launch_req_t *r, const ch
     nw_ec2_lt_t lt;
     rc = nw_ec2_params_init(&p, "CreateLaunchTemplate");
     if (rc == NW_OK)
-        rc = lt_params(l, r, name, ami_id, ud, &p, err);
+        rc = lt_params(l, r, name, ami_id, ud, efa, &p, err);
     if (rc == NW_OK)
         rc = nw_ec2_create_launch_template(l->ec2, &p, &lt, ae, err);
     nw_ec2_params_cleanup(&p);
@@ -534,14 +646,14 @@ static nw_rc_t ensure_lt_ud(nw_launcher_t *l, const nw_launch_req_t *r, const ch
 }
 
 static nw_rc_t ensure_lt(nw_launcher_t *l, const nw_launch_req_t *r, const char *ami_id,
-                         const char *ct, int64_t pods, char *name, size_t namelen,
+                         const char *ct, int64_t pods, int efa, char *name, size_t namelen,
                          nw_ec2_error_t *ae, nw_err_t *err)
 {
     char *ud = NULL;
     nw_rc_t rc = nw_launcher_userdata(l, r, ct, pods, &ud, err);
     if (rc != NW_OK)
         return rc;
-    rc = ensure_lt_ud(l, r, ami_id, ct, ud, name, namelen, ae, err);
+    rc = ensure_lt_ud(l, r, ami_id, ct, ud, efa, name, namelen, ae, err);
     free(ud);
     return rc;
 }
@@ -579,6 +691,13 @@ static const nw_nc_ami_t *ami_for(const nw_nodeclass_resolved_t *rs, const char 
     return NULL;
 }
 
+/* the claim asks for EFA devices (resolver.go: a template per EFA count, then) */
+static int wants_efa(const nw_launch_req_t *r)
+{
+    return get(get(get(r->claim, "spec"), "resources"), "requests") &&
+           get(get(get(get(r->claim, "spec"), "resources"), "requests"), "vpc.amazonaws.com/efa");
+}
+
 /* Collect available offerings for one capacity type; returns the count. */
 static int collect(nw_launcher_t *l, const nw_launch_req_t *r, const char *ct, cand_t *c, int max,
                    int64_t now)
@@ -592,6 +711,7 @@ static int collect(nw_launcher_t *l, const nw_launch_req_t *r, const char *ct, c
         if (!ami)
             continue;
         int64_t pods = type_pods(l, r, t);
+        int efa = wants_efa(r) ? t->efa : 0;
         nw_offering_t of[NW_CATALOG_MAX_OFFERINGS];
         int no = nw_catalog_offerings(t, l->ice, now, of, NW_CATALOG_MAX_OFFERINGS);
         for (int k = 0; k < no && n < max; k++) {
@@ -613,6 +733,7 @@ static int collect(nw_launcher_t *l, const nw_launch_req_t *r, const char *ct, c
             snprintf(x->ct, sizeof x->ct, "%s", ct);
             x->price = of[k].price;
             x->pods = pods;
+            x->efa = efa;
         }
     }
     return n;
@@ -703,7 +824,7 @@ static nw_rc_t fleet_params(nw_launcher_t *l, const nw_launch_req_t *r, nw_launc
         int o = 0;
         for (int i = 0; i < pl->n && rc == NW_OK; i++) {
             const cand_t *c = &pl->c[i];
-            if (strcmp(c->ami, pl->amis[a]) != 0 || c->pods != pl->pods[a])
+            if (strcmp(c->ami, pl->amis[a]) != 0 || c->pods != pl->pods[a] || c->efa != pl->efa[a])
                 continue;
             o++;
             char pr[32];
@@ -833,12 +954,13 @@ nw_rc_t nw_launcher_plan(nw_launcher_t *l, const nw_launch_req_t *r, int attempt
     int j = 0;
     for (int i = 0; i < pl->n; i++) {
         int k;
-        for (k = 0;
-             k < pl->namis && (strcmp(pl->amis[k], c[i].ami) != 0 || pl->pods[k] != c[i].pods);
+        for (k = 0; k < pl->namis && (strcmp(pl->amis[k], c[i].ami) != 0 ||
+                                      pl->pods[k] != c[i].pods || pl->efa[k] != c[i].efa);
              k++) {
         }
         if (k == pl->namis && pl->namis < MAX_LTS) {
             pl->pods[pl->namis] = c[i].pods;
+            pl->efa[pl->namis] = c[i].efa;
             snprintf(pl->amis[pl->namis++], sizeof pl->amis[0], "%s", c[i].ami);
         }
         if (k < pl->namis)
@@ -846,8 +968,8 @@ nw_rc_t nw_launcher_plan(nw_launcher_t *l, const nw_launch_req_t *r, int attempt
     }
     pl->n = j;
     for (int a = 0; a < pl->namis; a++)
-        if ((rc = ensure_lt(l, r, pl->amis[a], ct, pl->pods[a], pl->names[a], sizeof pl->names[a],
-                            ae, err)) != NW_OK)
+        if ((rc = ensure_lt(l, r, pl->amis[a], ct, pl->pods[a], pl->efa[a], pl->names[a],
+                            sizeof pl->names[a], ae, err)) != NW_OK)
             goto fail;
     if ((rc = nw_ec2_params_init(&pl->p, "CreateFleet")) == NW_OK)
         rc = fleet_params(l, r, pl);
@@ -944,7 +1066,7 @@ nw_rc_t nw_launcher_settle(nw_launcher_t *l, nw_launch_plan_t *pl, nw_launch_res
         if (!out->image_id[0])
             snprintf(out->image_id, sizeof out->image_id, "%s", c->ami);
         for (int a = 0; a < pl->namis; a++)
-            if (strcmp(pl->amis[a], c->ami) == 0 && pl->pods[a] == c->pods)
+            if (strcmp(pl->amis[a], c->ami) == 0 && pl->pods[a] == c->pods && pl->efa[a] == c->efa)
                 snprintf(out->launch_template, sizeof out->launch_template, "%s", pl->names[a]);
     }
     snprintf(out->provider_id, sizeof out->provider_id, "aws:///%s/%s", out->zone,

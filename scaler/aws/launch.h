@@ -12,15 +12,18 @@
  *     (spot when allowed and available, else on-demand); at most 60 types,
  *     cheapest first;
  *   - one launch template per AMI/architecture (and, for AL2, AL2023 and
- *     Bottlerocket, per max-pods value of the types, as Karpenter's resolver groups
- *     them), named "karpenter.k8s.aws/<hash>" (found by name, else created): ImageId,
- *     UserData (Custom and Windows: spec.userData passed through unchanged; AL2,
- *     AL2023, Bottlerocket: the bootstrap scaler/aws/userdata.h renders with the
+ *     Bottlerocket, per max-pods value of the types, and per EFA count when the claim
+ *     asks for EFA, as Karpenter's resolver groups them), named "karpenter.k8s.aws/<hash>" (found
+ * by name, else created): ImageId, UserData (Custom and Windows: spec.userData passed through
+ * unchanged; AL2, AL2023, Bottlerocket: the bootstrap scaler/aws/userdata.h renders with the
  *     class's kubelet settings, the NodeClaim's labels and taints and the user's part
  *     merged; base64-encoded),
  *     IamInstanceProfile.Name (spec.instanceProfile, or spec.role used as the
- *     instance-profile name), SecurityGroupIds, BlockDeviceMappings (spec, else
- *     /dev/xvda 20Gi gp3 encrypted for non-Custom families), MetadataOptions
+ *     instance-profile name), NetworkInterfaces (the spec's networkInterfaces, else one
+ *     EFA interface per card when the claim asks for vpc.amazonaws.com/efa, else the
+ *     primary one; each with the security groups, associatePublicIPAddress, ipPrefixCount,
+ *     connectionTracking), BlockDeviceMappings (spec, else the AMI family's defaults,
+ *     scaler/cloud/kubelet.h nw_ami_default_bdms), CpuOptions, MetadataOptions
  *     (defaults: endpoint enabled, IPv6 disabled, hop limit 1, tokens
  *     required), Monitoring, tags;
  *   - CreateFleet Type=instant, TotalTargetCapacity 1, lowest-price
@@ -163,5 +166,12 @@ nw_rc_t nw_launcher_userdata(nw_launcher_t *l, const nw_launch_req_t *req, const
 void nw_launcher_template_name(nw_launcher_t *l, const nw_launch_req_t *req, const char *ami_id,
                                const char *capacity_type, const char *userdata, char *out,
                                size_t len);
+
+/** Add to p (initialised "CreateLaunchTemplate") the request of this request's template for
+ * AMI ami_id, capacity type ct, types of `pods` max pods and `efa` EFA interfaces (0: the
+ * claim asks for none): what ensuring it would send (for tests). */
+nw_rc_t nw_launcher_template_params(nw_launcher_t *l, const nw_launch_req_t *req,
+                                    const char *ami_id, const char *ct, int64_t pods, int efa,
+                                    nw_ec2_params_t *p, nw_err_t *err);
 
 #endif

@@ -172,6 +172,9 @@ class AwsSim(DescribeMixin, InstancesMixin, StsImdsMixin, SqsEventsMixin, Pricin
              'LaunchTemplate': i.get('lt'), 'CapacityType': 'spot' if i['spot'] else 'on-demand'}
         if i['spot']:
             d['SpotInstanceRequestId'] = i['sir']
+        if i.get('public_ip'):
+            d['PublicIpAddress'] = i['public_ip']
+        d['NetworkInterfaces'] = i.get('nis') or []
         return d
 
     # -- HTTP entry point ---------------------------------------------------

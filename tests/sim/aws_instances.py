@@ -71,6 +71,7 @@ class InstancesMixin:
         for sg in data.get('SecurityGroupId') or []:
             if sg not in self.security_groups:
                 raise Ec2Error('InvalidGroupId.NotFound', "The security group '%s' does not exist" % sg)
+        self._check_nis(data)
         if data.get('ImageId') and data['ImageId'] not in self.images:
             raise Ec2Error('InvalidAMIID.NotFound', "The image id '[%s]' does not exist" % data['ImageId'])
         lt_tags = dict((self._tagspecs(p).get('launch-template')) or {})
@@ -91,6 +92,60 @@ class InstancesMixin:
                   'params': {k: v for k, v in p.items() if k.startswith('LaunchTemplateData.')}}
             self.launch_templates[lid] = lt
             return {'launchTemplate': self._lt_xml(lt)}
+
+    def _check_nis(self, data):
+        """LaunchTemplateData.NetworkInterface.N as EC2 checks it at CreateLaunchTemplate."""
+        nis = data.get('NetworkInterface')
+        if not nis:
+            return
+        if data.get('SecurityGroupId'):
+            raise Ec2Error('InvalidParameterCombination', 'Network interfaces and an instance-level '
+                                                          'security groups may not be specified on '
+                                                          'the same request')
+        seen = set()
+        for n, ni in enumerate(nis, 1):
+            if not isinstance(ni, dict):
+                raise Ec2Error('InvalidParameterValue', 'NetworkInterface.%d is malformed' % n)
+            card = _int(ni.get('NetworkCardIndex', '0'), 'NetworkInterface.%d.NetworkCardIndex' % n, 0, 15)
+            dev = _int(ni.get('DeviceIndex'), 'NetworkInterface.%d.DeviceIndex' % n, 0, 15)
+            if dev is None:
+                raise Ec2Error('InvalidParameterValue', 'NetworkInterface.%d.DeviceIndex is required' % n)
+            if (card, dev) in seen:
+                raise Ec2Error('InvalidParameterValue', 'Each network interface requires a unique '
+                                                        'device index and network card index pair')
+            seen.add((card, dev))
+            if ni.get('InterfaceType', 'interface') not in ('interface', 'efa', 'efa-only'):
+                raise Ec2Error('InvalidParameterValue', "Invalid value '%s' for InterfaceType"
+                               % ni['InterfaceType'])
+            if ni.get('AssociatePublicIpAddress', 'false') not in ('true', 'false'):
+                raise Ec2Error('InvalidParameterValue', 'AssociatePublicIpAddress must be true or false')
+            _int(ni.get('Ipv4PrefixCount', '0'), 'NetworkInterface.%d.Ipv4PrefixCount' % n, 0, 1000)
+            ct = ni.get('ConnectionTrackingSpecification') or {}
+            for k, lo, hi in (('TcpEstablishedTimeout', 60, 432000), ('UdpStreamTimeout', 60, 180),
+                              ('UdpTimeout', 30, 60)):
+                if k in ct:
+                    _int(ct[k], 'ConnectionTrackingSpecification.' + k, lo, hi)
+            for sg in ni.get('SecurityGroupId') or []:
+                if sg not in self.security_groups:
+                    raise Ec2Error('InvalidGroupId.NotFound', "The security group '%s' does not exist" % sg)
+
+    @staticmethod
+    def _public_ip(itype, nis):
+        """The instance's public address as its interfaces ask (None: the subnet default, off
+        here), or the launch error EC2 gives."""
+        if not nis:
+            return False
+        pub = any(ni.get('AssociatePublicIpAddress') == 'true' for ni in nis if isinstance(ni, dict))
+        if pub and len(nis) > 1:
+            raise Ec2Error('InvalidParameterCombination', 'The associatePublicIPAddress parameter '
+                                                          'cannot be specified when launching with '
+                                                          'multiple network interfaces.')
+        efa = sum(1 for ni in nis if ni.get('InterfaceType') in ('efa', 'efa-only'))
+        t = catalog.get(itype) or {}
+        if efa > (t.get('efa') or 0):
+            raise Ec2Error('InvalidParameterValue', 'The instance type %s supports %d EFA '
+                                                    'interfaces, %d requested' % (itype, t.get('efa') or 0, efa))
+        return pub
 
     def _find_lt(self, lid=None, name=None):
         if lid:
@@ -147,8 +202,9 @@ class InstancesMixin:
         return '%d.%d.%d.%d' % (a, b, c + h // 256, h % 256)
 
     def _launch(self, itype, zone, subnet, image, user_data, sgs, tags, spot, lt=None,
-                fleet=None, root_gb=None, metadata=None, profile=None):
+                fleet=None, root_gb=None, metadata=None, profile=None, nis=None):
         """Create one instance in 'pending' (caller holds the lock)."""
+        public = self._public_ip(itype, nis)
         ip = self._alloc_ip(subnet)
         iid = new_id('i')
         now = self.clock()
@@ -159,7 +215,9 @@ class InstancesMixin:
                 'private_ip': ip, 'private_dns': 'ip-%s.%s' % (ip.replace('.', '-'), self.dns_suffix),
                 'lt': lt, 'fleet': fleet, 'root_gb': root_gb or 20,
                 'metadata': metadata or {}, 'profile': profile, 'reason': '',
-                'reservation': 'r-%s' % _hex(17)}
+                'reservation': 'r-%s' % _hex(17),
+                'public_ip': '54.' + '.'.join(ip.split('.')[1:]) if public else None,
+                'nis': [dict(n) for n in nis or [] if isinstance(n, dict)]}
         self.instances_by_id[iid] = inst
         self._state_event(inst, None)
         self.sched.after(self.pending_seconds, self._to_running, iid)
@@ -242,6 +300,8 @@ class InstancesMixin:
         if i['state'] != 'terminated':
             x.update({'subnetId': i['subnet'], 'vpcId': self.vpc['id'],
                       'privateIpAddress': i['private_ip']})
+            if i.get('public_ip'):
+                x['ipAddress'] = i['public_ip']
         x.update({'sourceDestCheck': True, 'groupSet': sgs, 'architecture': t['arch'],
                   'rootDeviceType': 'ebs', 'rootDeviceName': '/dev/xvda',
                   'blockDeviceMapping': [] if i['state'] == 'terminated' else [
@@ -579,7 +639,8 @@ class InstancesMixin:
                                             'LaunchTemplateName': c['lt']['name'], 'Version': '1'},
                             fleet=fleet_id, root_gb=self._root_gb(data),
                             metadata=data.get('MetadataOptions'),
-                            profile=(data.get('IamInstanceProfile') or {}).get('Name'))
+                            profile=(data.get('IamInstanceProfile') or {}).get('Name'),
+                            nis=data.get('NetworkInterface'))
                     except Ec2Error as e:
                         c['err'](e.code, e.message)
                         break
@@ -675,7 +736,8 @@ class InstancesMixin:
                                   root_gb=self._root_gb(data),
                                   metadata=unflatten(p, 'MetadataOptions') or data.get('MetadataOptions'),
                                   profile=(unflatten(p, 'IamInstanceProfile') or
-                                           data.get('IamInstanceProfile') or {}).get('Name'))
+                                           data.get('IamInstanceProfile') or {}).get('Name'),
+                                  nis=data.get('NetworkInterface'))
                      for _ in range(mx)]
             return {'reservationId': insts[0]['reservation'], 'ownerId': self.account,
                     'groupSet': [], 'instancesSet': [self._inst_xml(i) for i in insts]}

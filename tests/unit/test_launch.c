@@ -1,0 +1,190 @@
+/* tests/unit/test_launch.c — the CreateLaunchTemplate request builder (scaler/aws/launch.h
+ * nw_launcher_template_params) against aws/karpenter-provider-aws
+ * pkg/providers/launchtemplate/launchtemplate.go: network interfaces (the primary one, the
+ * spec's incl. efa-only, one EFA interface per card), associatePublicIPAddress,
+ * ipPrefixCount, connectionTracking, cpuOptions, block devices, and the errors naming a
+ * field. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scaler/aws/launch.h"
+
+Suite *nw_launch_suite(void);
+
+/* the value of key in a Query body ("" for none; static) */
+static const char *param(const nw_ec2_params_t *p, const char *key)
+{
+    static char v[512];
+    char k[256];
+    snprintf(k, sizeof k, "&%s=", key);
+    const char *s = strstr(p->body.data, k);
+    if (!s)
+        return NULL;
+    s += strlen(k);
+    size_t n = strcspn(s, "&");
+    if (n >= sizeof v)
+        n = sizeof v - 1;
+    memcpy(v, s, n);
+    v[n] = 0;
+    return v;
+}
+
+#define HAS(p, k, v)                                                                               \
+    do {                                                                                           \
+        const char *got_ = param(p, k);                                                            \
+        ck_assert_msg(got_ && strcmp(got_, v) == 0, "%s = %s, want %s", k, got_ ? got_ : "(none)", \
+                      v);                                                                          \
+    } while (0)
+#define NONE(p, k) ck_assert_msg(param(p, k) == NULL, "%s is set: %s", k, param(p, k))
+
+static nw_nc_sg_t SGS[] = {{"sg-a", "a"}, {"sg-b", "b"}};
+
+/* the request of spec_json's template (AL2023 unless the spec says), into p */
+static nw_rc_t build(const char *spec_json, int efa, nw_ec2_params_t *p, nw_err_t *err)
+{
+    static nw_catalog_t *cat;
+    if (!cat)
+        ck_assert_int_eq(nw_catalog_new_embedded("us-west-2", &cat, NULL), NW_OK);
+    char buf[2048];
+    snprintf(buf, sizeof buf,
+             "{\"metadata\":{\"name\":\"nc\"},\"spec\":{\"role\":\"r\",\"userData\":\"#!/bin/"
+             "sh\\n\",%s}}",
+             spec_json);
+    cJSON *nc = cJSON_Parse(buf);
+    ck_assert_ptr_nonnull(nc);
+    nw_nodeclass_resolved_t rs;
+    memset(&rs, 0, sizeof rs);
+    snprintf(rs.name, sizeof rs.name, "nc");
+    rs.sgs = SGS;
+    rs.nsgs = 2;
+    rs.ready = 1;
+    nw_launcher_t *l = nw_launcher_new(NULL, cat, NULL, NULL, "demo");
+    ck_assert_ptr_nonnull(l);
+    nw_launch_bootstrap_t b = {"https://10.0.0.10:6443", "Q0E=", "10.96.0.0/12", 0, 0, 0};
+    ck_assert_int_eq(nw_launcher_set_bootstrap(l, &b), NW_OK);
+    nw_launch_req_t r = {.nodepool = "default", .nodeclaim = "c1", .nodeclass = nc, .resolved = &rs};
+    ck_assert_int_eq(nw_ec2_params_init(p, "CreateLaunchTemplate"), NW_OK);
+    nw_rc_t rc = nw_launcher_template_params(l, &r, "ami-1", "on-demand", 29, efa, p, err);
+    nw_launcher_free(l);
+    cJSON_Delete(nc);
+    return rc;
+}
+
+#define NI "LaunchTemplateData.NetworkInterface."
+
+START_TEST(primary_interface)
+{
+    nw_ec2_params_t p;
+    nw_err_t err = {0};
+    ck_assert_int_eq(build("\"amiFamily\":\"AL2023\"", 0, &p, &err), NW_OK);
+    /* the security groups go on the interface, not on the template */
+    HAS(&p, NI "1.DeviceIndex", "0");
+    HAS(&p, NI "1.SecurityGroupId.1", "sg-a");
+    HAS(&p, NI "1.SecurityGroupId.2", "sg-b");
+    NONE(&p, "LaunchTemplateData.SecurityGroupId.1");
+    NONE(&p, NI "1.NetworkCardIndex");
+    NONE(&p, NI "1.InterfaceType");
+    NONE(&p, NI "1.AssociatePublicIpAddress");
+    NONE(&p, NI "1.Ipv4PrefixCount");
+    NONE(&p, NI "2.DeviceIndex");
+    NONE(&p, "LaunchTemplateData.CpuOptions.NestedVirtualization");
+    HAS(&p, "LaunchTemplateData.BlockDeviceMapping.1.DeviceName", "%2Fdev%2Fxvda");
+    HAS(&p, "LaunchTemplateData.BlockDeviceMapping.1.Ebs.VolumeSize", "20");
+    nw_ec2_params_cleanup(&p);
+    /* the spec's public IP, prefixes and connection tracking */
+    ck_assert_int_eq(build("\"associatePublicIPAddress\":false,\"ipPrefixCount\":2,"
+                           "\"connectionTracking\":{\"tcpEstablishedTimeout\":3600,"
+                           "\"udpTimeout\":30},\"cpuOptions\":{\"nestedVirtualization\":"
+                           "\"enabled\"},\"detailedMonitoring\":true",
+                           0, &p, &err),
+                     NW_OK);
+    HAS(&p, NI "1.AssociatePublicIpAddress", "false");
+    HAS(&p, NI "1.Ipv4PrefixCount", "2");
+    HAS(&p, NI "1.ConnectionTrackingSpecification.TcpEstablishedTimeout", "3600");
+    HAS(&p, NI "1.ConnectionTrackingSpecification.UdpTimeout", "30");
+    NONE(&p, NI "1.ConnectionTrackingSpecification.UdpStreamTimeout");
+    HAS(&p, "LaunchTemplateData.CpuOptions.NestedVirtualization", "enabled");
+    HAS(&p, "LaunchTemplateData.Monitoring.Enabled", "true");
+    /* Custom: no block devices of ours */
+    NONE(&p, "LaunchTemplateData.BlockDeviceMapping.1.DeviceName");
+    nw_ec2_params_cleanup(&p);
+}
+END_TEST
+
+START_TEST(spec_interfaces_and_efa)
+{
+    nw_ec2_params_t p;
+    nw_err_t err = {0};
+    /* the spec's list: an efa-only interface gets the groups, nothing else */
+    ck_assert_int_eq(build("\"associatePublicIPAddress\":true,\"ipPrefixCount\":1,"
+                           "\"connectionTracking\":{\"udpStreamTimeout\":120},"
+                           "\"networkInterfaces\":[{\"networkCardIndex\":0,\"deviceIndex\":0,"
+                           "\"interfaceType\":\"interface\"},{\"networkCardIndex\":1,"
+                           "\"deviceIndex\":0,\"interfaceType\":\"efa-only\"}]",
+                           4, &p, &err),
+                     NW_OK);
+    HAS(&p, NI "1.NetworkCardIndex", "0");
+    HAS(&p, NI "1.DeviceIndex", "0");
+    HAS(&p, NI "1.InterfaceType", "interface");
+    HAS(&p, NI "1.AssociatePublicIpAddress", "true");
+    HAS(&p, NI "1.Ipv4PrefixCount", "1");
+    HAS(&p, NI "1.ConnectionTrackingSpecification.UdpStreamTimeout", "120");
+    HAS(&p, NI "2.NetworkCardIndex", "1");
+    HAS(&p, NI "2.DeviceIndex", "0");
+    HAS(&p, NI "2.InterfaceType", "efa-only");
+    HAS(&p, NI "2.SecurityGroupId.1", "sg-a");
+    NONE(&p, NI "2.AssociatePublicIpAddress");
+    NONE(&p, NI "2.Ipv4PrefixCount");
+    NONE(&p, NI "2.ConnectionTrackingSpecification.UdpStreamTimeout");
+    NONE(&p, NI "3.DeviceIndex"); /* the list wins over the EFA count */
+    nw_ec2_params_cleanup(&p);
+    /* no list, the claim asks for EFA: one efa interface per card, device 0 on the first */
+    ck_assert_int_eq(build("\"ipPrefixCount\":3", 3, &p, &err), NW_OK);
+    const char *want[3][2] = {{"0", "0"}, {"1", "1"}, {"2", "1"}};
+    for (int i = 0; i < 3; i++) {
+        char k[96];
+        snprintf(k, sizeof k, NI "%d.NetworkCardIndex", i + 1);
+        HAS(&p, k, want[i][0]);
+        snprintf(k, sizeof k, NI "%d.DeviceIndex", i + 1);
+        HAS(&p, k, want[i][1]);
+        snprintf(k, sizeof k, NI "%d.InterfaceType", i + 1);
+        HAS(&p, k, "efa");
+        snprintf(k, sizeof k, NI "%d.Ipv4PrefixCount", i + 1);
+        HAS(&p, k, "3");
+    }
+    NONE(&p, NI "4.DeviceIndex");
+    char name3[256];
+    snprintf(name3, sizeof name3, "%s", param(&p, "LaunchTemplateName"));
+    nw_ec2_params_cleanup(&p);
+    /* a template per EFA count */
+    ck_assert_int_eq(build("\"ipPrefixCount\":3", 0, &p, &err), NW_OK);
+    ck_assert_str_ne(param(&p, "LaunchTemplateName"), name3);
+    nw_ec2_params_cleanup(&p);
+}
+END_TEST
+
+START_TEST(bad_volume_size)
+{
+    nw_ec2_params_t p;
+    nw_err_t err = {0};
+    ck_assert_int_eq(build("\"blockDeviceMappings\":[{\"deviceName\":\"/dev/xvda\",\"ebs\":{"
+                           "\"volumeSize\":\"lots\"}}]",
+                           0, &p, &err),
+                     NW_EINVAL);
+    ck_assert_str_eq(err.path, "spec.blockDeviceMappings.ebs.volumeSize");
+    nw_ec2_params_cleanup(&p);
+}
+END_TEST
+
+Suite *nw_launch_suite(void)
+{
+    Suite *s = suite_create("launch");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, primary_interface);
+    tcase_add_test(tc, spec_interfaces_and_efa);
+    tcase_add_test(tc, bad_volume_size);
+    suite_add_tcase(s, tc);
+    return s;
+}
