@@ -34,7 +34,7 @@ static const char *param(const nw_ec2_params_t *p, const char *key)
 #define HAS(p, k, v)                                                                               \
     do {                                                                                           \
         const char *got_ = param(p, k);                                                            \
-        ck_assert_msg(got_ && strcmp(got_, v) == 0, "%s = %s, want %s", k, got_ ? got_ : "(none)", \
+        ck_assert_msg(got_ &&strcmp(got_, v) == 0, "%s = %s, want %s", k, got_ ? got_ : "(none)",  \
                       v);                                                                          \
     } while (0)
 #define NONE(p, k) ck_assert_msg(param(p, k) == NULL, "%s is set: %s", k, param(p, k))
@@ -64,7 +64,8 @@ static nw_rc_t build(const char *spec_json, int efa, nw_ec2_params_t *p, nw_err_
     ck_assert_ptr_nonnull(l);
     nw_launch_bootstrap_t b = {"https://10.0.0.10:6443", "Q0E=", "10.96.0.0/12", 0, 0, 0};
     ck_assert_int_eq(nw_launcher_set_bootstrap(l, &b), NW_OK);
-    nw_launch_req_t r = {.nodepool = "default", .nodeclaim = "c1", .nodeclass = nc, .resolved = &rs};
+    nw_launch_req_t r = {
+        .nodepool = "default", .nodeclaim = "c1", .nodeclass = nc, .resolved = &rs};
     ck_assert_int_eq(nw_ec2_params_init(p, "CreateLaunchTemplate"), NW_OK);
     nw_rc_t rc = nw_launcher_template_params(l, &r, "ami-1", "on-demand", 29, efa, p, err);
     nw_launcher_free(l);
