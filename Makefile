@@ -34,7 +34,7 @@ GIT_REV := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 # Debian packages the build, the tests, the tools and the benchmarks need: the C
 # build and its libraries; clang, libFuzzer and the sanitizer runtimes (make fuzz);
 # cppcheck and clang-format (make lint/fmt); python3 and openssl (the simulator,
-# the tests, certificates; python3-yaml for the CRD oracle); wrk, nginx-light, curl and valgrind (bench); git (version stamp,
+# the tests, certificates; python3-yaml for the CRD oracle); wrk, nginx-light, curl and valgrind (bench), coinor-cbc (the MILP solver of bench/cost); git (version stamp,
 # the fresh-root check), ca-certificates (the Go module proxy over HTTPS), iproute2
 # (network namespaces of the real-cluster tests), procps, and debootstrap
 # (tests/fresh/run). Go itself is part of this machine kind (/usr/local/go); the
@@ -42,7 +42,7 @@ GIT_REV := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 DEB_PKGS := build-essential pkg-config libmicrohttpd-dev libgnutls28-dev libssl-dev libcjson-dev \
             libcurl4-openssl-dev libyaml-dev libxml2-dev check clang libfuzzer-14-dev \
             libclang-rt-14-dev cppcheck clang-format openssl python3 wrk nginx-light curl \
-            git ca-certificates iproute2 procps debootstrap valgrind python3-yaml
+            git ca-certificates iproute2 procps debootstrap valgrind python3-yaml coinor-cbc
 PKGS := libmicrohttpd gnutls openssl libcjson libcurl yaml-0.1 libxml-2.0
 
 # The compiler and linker flags come from pkg-config, which can answer only after
@@ -153,6 +153,12 @@ $(BUILD)/fuzz-replay/%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(LIB_OBJS) $(EM
 
 # the requirement checks in a loop (bench/requirements/run)
 $(BUILD)/bench/requirements: bench/requirements/bench.c $(LIB_OBJS) $(EMBED_OBJS)
+	@mkdir -p $(@D)
+	@echo "LD $@"
+	@$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
+
+# one cost scenario through the simulation, and the types a model may use (bench/cost/run)
+$(BUILD)/bench/cost: bench/cost/cost.c $(LIB_OBJS) $(EMBED_OBJS)
 	@mkdir -p $(@D)
 	@echo "LD $@"
 	@$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
