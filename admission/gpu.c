@@ -15,11 +15,14 @@
 
 /* The default classes. Families: EC2 accelerated computing instance families by
  * accelerator (NVIDIA GPUs; AMD Radeon Pro V520 in g4ad; Inferentia and Trainium;
- * Habana Gaudi in dl1). Resources: the device plugins' extended resources (NVIDIA:
- * whole GPUs, MIG slices nvidia.com/mig-<profile>, time-sliced nvidia.com/gpu.shared;
- * AWS Neuron: devices and cores). Instance requirements: the labels of
- * aws/karpenter-provider-aws pkg/providers/instancetype/types.go (GPUs by
- * instance-gpu-manufacturer, Neuron devices by instance-accelerator-manufacturer). */
+ * Habana Gaudi in dl1; Qualcomm AI 100 in dl2q; AMD Xilinx U30 media accelerators in
+ * vt1). Resources: the device plugins' extended resources (NVIDIA: whole GPUs, MIG slices
+ * nvidia.com/mig-<profile>, time-sliced nvidia.com/gpu.shared; AWS Neuron: devices and
+ * cores; Qualcomm's qaic; the Xilinx FPGA plugin's xilinx.com/fpga-<shell>, the U30 shells
+ * xilinx_u30_*). Instance requirements: the labels of aws/karpenter-provider-aws
+ * pkg/providers/instancetype/types.go (GPUs by instance-gpu-manufacturer, Neuron devices
+ * and other inference accelerators by instance-accelerator-manufacturer); Karpenter gives
+ * vt1 no device label, so the xilinx class knows its types by family only. */
 typedef struct {
     const char *name, *taint_key, *taint_value, *label_value;
     const char *resources[4];
@@ -55,6 +58,22 @@ static const default_class_t default_classes[] = {
      {"dl1"},
      K_GPU_MANUFACTURER,
      {"habana"}},
+    {"qualcomm",
+     "qualcomm.com/qaic",
+     "",
+     "qualcomm-ai100",
+     {"qualcomm.com/qaic"},
+     {"dl2q"},
+     K_ACCEL_MANUFACTURER,
+     {"qualcomm"}},
+    {"xilinx",
+     "xilinx.com/fpga",
+     "",
+     "xilinx-u30",
+     {"xilinx.com/fpga-xilinx_u30*"},
+     {"vt1"},
+     "",
+     {NULL}},
 };
 
 static size_t count_strs(const char *const *v, size_t max)

@@ -180,6 +180,11 @@ static const struct {
     {"gaudi",
      {"true", "habana.ai/gaudi", "", "habana-gaudi", "habana.ai/gaudi", "dl1",
       "karpenter.k8s.aws/instance-gpu-manufacturer", "habana"}},
+    {"qualcomm",
+     {"true", "qualcomm.com/qaic", "", "qualcomm-ai100", "qualcomm.com/qaic", "dl2q",
+      "karpenter.k8s.aws/instance-accelerator-manufacturer", "qualcomm"}},
+    {"xilinx",
+     {"true", "xilinx.com/fpga", "", "xilinx-u30", "xilinx.com/fpga-xilinx_u30*", "vt1", "", ""}},
 };
 
 static const key_t_ *class_field(const char *field)

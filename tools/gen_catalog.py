@@ -14,6 +14,11 @@ Sources (read 2026-11-30 via the project's search index; facts only):
     limits in pkg/providers/instancetype/zz_generated.vpclimits.go (the
     per-size pattern of each family; the GPU types whose card 0 differs as
     listed there).
+  * inf1, trn1n, trn2, dl2q, vt1 (read 2026-12-02): prices, VPC limits and bandwidth
+    from the same v1.14.1 files (trn2, dl2q: no us-east-1 price; trn2: no VPC limits,
+    its card-0 ENIs from its pods below), devices, vCPU, memory, NVMe and EFA from
+    website/content/en/docs/reference/instance-types.md (the labels and resources
+    Karpenter derives), device memory from EC2's NeuronInfo/InferenceAcceleratorInfo;
   * g4ad, dl1 and trn1 (prices, VPC limits; devices, vCPU, memory and NVMe of
     the sizes in pkg/fake/zz_generated.describe_instance_types.go, the others
     by the family's per-size pattern): aws/karpenter-provider-aws v1.14.1
@@ -66,6 +71,13 @@ PRICES = {
  "g4ad": {"16xlarge": 3.468, "2xlarge": 0.54117, "4xlarge": 0.867, "8xlarge": 1.734, "xlarge": 0.37853},
  "dl1": {"24xlarge": 13.10904},
  "trn1": {"2xlarge": 1.34375, "32xlarge": 21.5},
+ "inf1": {"24xlarge": 4.721, "2xlarge": 0.362, "6xlarge": 1.18, "xlarge": 0.228},
+ "trn1n": {"32xlarge": 24.78},
+ "vt1": {"24xlarge": 5.2, "3xlarge": 0.65, "6xlarge": 1.3},
+ # trn2 and dl2q are not sold in us-east-1 (no entry in the table): no price, so the
+ # embedded catalog offers them nowhere until a price refresh finds them
+ "trn2": {},
+ "dl2q": {},
 }
 
 # family: (GiB per vCPU, cpu manufacturer, arch, metal (vcpu, GiB) by size)
@@ -128,14 +140,33 @@ ACCEL = {
     "4xlarge": (16, 64, 1, 3, 10, 600), "8xlarge": (32, 128, 2, 4, 15, 1200),
     "16xlarge": (64, 256, 4, 8, 30, 2400)}),
  "dl1": ("Gaudi HL-205", "Habana", 32768, "intel", {"24xlarge": (96, 768, 8, 15, 50, 4000)}),
+ # Inferentia: 4 NeuronCores (v1) and 8 GiB per device
+ "inf1": ("Inferentia", "AWS", 8192, "intel", {
+    "xlarge": (4, 8, 1, 4, 10, 0), "2xlarge": (8, 16, 1, 4, 10, 0),
+    "6xlarge": (24, 48, 4, 8, 30, 0), "24xlarge": (96, 192, 16, 11, 30, 0)}),
+ "trn1n": ("Trainium", "AWS", 32768, "intel", {"32xlarge": (128, 512, 16, 5, 50, 7600)}),
+ # Trainium2: 8 NeuronCores (v3) and 96 GiB per device; card 0's ENIs from the pods
+ # Karpenter's instance-types.md gives it (100 = 2 x (50 - 1) + 2; vpclimits lacks trn2)
+ "trn2": ("Trainium2", "AWS", 98304, "intel", {"48xlarge": (192, 2048, 16, 2, 50, 7600)}),
+ # Qualcomm AI 100 (EC2's InferenceAcceleratorInfo): 16 GiB per card, 128 GiB in all
+ "dl2q": ("Qualcomm AI100", "Qualcomm", 16384, "intel", {"24xlarge": (96, 768, 8, 15, 50, 0)}),
+ # AMD Xilinx Alveo U30 media accelerator cards (EC2's MediaAcceleratorInfo; two
+ # transcode devices each, Xilinx/video-sdk getting_started_on_vt1.rst); Karpenter
+ # gives them no label, so the catalog keeps them as "media" (memory not tabulated)
+ "vt1": ("U30", "Xilinx", 0, "intel", {
+    "3xlarge": (12, 24, 1, 4, 15, 0), "6xlarge": (24, 48, 2, 8, 30, 0),
+    "24xlarge": (96, 192, 8, 15, 50, 0)}),
 }
+# NeuronCores per Neuron device
+NEURON_CORES = {"Inferentia": 4, "Inferentia2": 2, "Trainium": 2, "Trainium2": 8}
 XEN = {"p3"}
 EFA = {("g5", "12xlarge"), ("g5", "24xlarge"), ("g5", "48xlarge"), ("g5", "8xlarge"),
        ("g5", "16xlarge"), ("g6", "8xlarge"), ("g6", "12xlarge"), ("g6", "16xlarge"),
        ("g6", "24xlarge"), ("g6", "48xlarge"), ("g4dn", "8xlarge"), ("g4dn", "12xlarge"),
        ("g4dn", "16xlarge"), ("g4dn", "metal"), ("p4d", "24xlarge"), ("p3", "16xlarge")}
 EFA_COUNT = {("p4d", "24xlarge"): 4, ("p5", "48xlarge"): 32, ("dl1", "24xlarge"): 4,
-             ("trn1", "32xlarge"): 8}
+             ("trn1", "32xlarge"): 8, ("trn1n", "32xlarge"): 16, ("trn2", "48xlarge"): 16,
+             ("inf1", "24xlarge"): 1, ("dl2q", "24xlarge"): 1, ("vt1", "24xlarge"): 1}
 
 def entry(name, vcpu, gib, arch, mfr, enis, ipv4, price, **kw):
     e = {"name": name, "vcpu": vcpu, "memMiB": int(gib * 1024), "arch": arch, "cpu": mfr,
@@ -183,6 +214,9 @@ NET_MBPS = {
  "r7i.8xlarge": 12500, "r7i.large": 781, "r7i.metal-24xl": 37500, "r7i.metal-48xl": 50000, "r7i.xlarge": 1562, "t3.2xlarge": 2048,
  "t3.large": 512, "t3.medium": 256, "t3.micro": 64, "t3.nano": 32, "t3.small": 128, "t3.xlarge": 1024,
  "trn1.2xlarge": 3125, "trn1.32xlarge": 800000,
+ "inf1.xlarge": 5000, "inf1.2xlarge": 5000, "inf1.6xlarge": 25000, "inf1.24xlarge": 100000,
+ "trn1n.32xlarge": 1600000, "trn2.48xlarge": 3200000, "dl2q.24xlarge": 100000,
+ "vt1.3xlarge": 3120, "vt1.6xlarge": 6250, "vt1.24xlarge": 25000,
 }
 
 def main():
@@ -204,7 +238,12 @@ def main():
             kw = {}
             if gmfr == "AWS":
                 kw["accel"] = {"name": gname, "manufacturer": gmfr, "count": devs,
-                               "cores": devs * 2, "memMiB": gmem}
+                               "cores": devs * NEURON_CORES[gname], "memMiB": gmem}
+            elif gmfr == "Qualcomm":
+                kw["accel"] = {"name": gname, "manufacturer": gmfr, "count": devs,
+                               "memMiB": gmem}
+            elif gmfr == "Xilinx":
+                kw["media"] = {"name": gname, "manufacturer": gmfr, "count": devs}
             else:
                 kw["gpu"] = {"name": gname, "manufacturer": gmfr, "count": devs,
                              "memMiB": gmem}
@@ -214,7 +253,9 @@ def main():
             if efa:
                 kw["efa"] = efa
             e = entry(f"{fam}.{size}", vcpu, gib, "amd64", mfr, enis, ipv4,
-                      PRICES[fam][size], **kw)
+                      PRICES[fam].get(size), **kw)
+            if e["price"] is None:
+                del e["price"]
             if fam in XEN:
                 e["hypervisor"] = "xen"
             if size == "metal":

@@ -300,6 +300,15 @@ static nw_rc_t parse_type(cJSON *o, nw_itype_t *t, size_t idx, nw_err_t *err)
             t->neuron_cores = (int)v;
         jint(a, "memMiB", &t->accel_memory_mib);
     }
+    cJSON *m = cJSON_GetObjectItemCaseSensitive(o, "media");
+    if (m) {
+        if (jstr(m, "name", buf, sizeof buf) != 1 || jint(m, "count", &v) != 1 || v <= 0)
+            return nw_err_set(err, NW_EPARSE, path, "%s: media needs name and count", t->name);
+        nw_catalog_lower_kebab(buf, t->media_name, sizeof t->media_name);
+        t->media_count = (int)v;
+        if (jstr(m, "manufacturer", buf, sizeof buf) == 1)
+            nw_catalog_lower_kebab(buf, t->media_manufacturer, sizeof t->media_manufacturer);
+    }
     t->spot_supported = 1;
     cJSON *sp = cJSON_GetObjectItemCaseSensitive(o, "spot");
     if (cJSON_IsBool(sp))

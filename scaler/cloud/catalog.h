@@ -70,6 +70,11 @@ typedef struct {
     int accel_count;          /* neuron devices */
     int64_t accel_memory_mib; /* per device; 0 = unknown */
     int neuron_cores;
+    /* media accelerators (EC2's MediaAcceleratorInfo: the Xilinx U30 of vt1); Karpenter
+     * derives no label or resource from them */
+    char media_name[32];
+    char media_manufacturer[16];
+    int media_count;
     int enis; /* of the default network card */
     int ipv4_per_eni;
     int efa;

@@ -199,7 +199,7 @@ class StaticTest(unittest.TestCase):
         fields = src[src.index('static const key_t_ class_fields[]'):]
         fields = set(re.findall(r'{"([a-zA-Z.]+)", T_', fields[:fields.index('};')]))
         self.assertIn('taint.key', fields)
-        for name in ('amd', 'neuron', 'gaudi', 'tpl'):  # tpl: a templated class name
+        for name in ('amd', 'neuron', 'gaudi', 'qualcomm', 'xilinx', 'tpl'):  # tpl: a templated class name
             keys |= {'gpu.classes.%s.%s' % (name, f) for f in fields}
         cm = [o for o in checks.parse_file(os.path.join(ROOT, 'manifests', 'install.yaml')) if o['kind'] == 'ConfigMap'][0]
         chart_cm = checks.parse_yaml(checks.strip_template(read(os.path.join(CHART, 'templates', 'configmap.yaml'))))[0]

@@ -25,6 +25,9 @@
 
 Suite *nw_gpu_suite(void);
 
+/* the configuration of tests/data/gpu/classes.json's cases */
+#define CLASSES_CONFIG "tests/data/gpu/classes.yaml"
+
 typedef enum { K_POD, K_POOL } kind_t;
 
 /* Run mutate; returns the patch (cJSON array) or NULL; warnings into res. */
@@ -171,8 +174,6 @@ static void run_case_in(const nw_test_case_t *row, kind_t k, const char *config)
 
 static const nw_test_cases_t *pod_cases, *pool_cases, *userdata_cases, *class_pod_cases,
     *class_pool_cases;
-
-#define CLASSES_CONFIG "tests/data/gpu/classes.yaml"
 
 START_TEST(pod_case)
 {
@@ -339,9 +340,9 @@ START_TEST(isolation_matrix)
 {
     nw_gpu_policy_t p;
     ck_assert_int_eq(nw_gpu_policy_init(&p, "nodewarden"), NW_OK);
-    ck_assert_uint_eq(p.nclasses, 4);
+    ck_assert_uint_eq(p.nclasses, 6);
     /* node 0: CPU; node 1 + i: class i */
-    enum { NNODES = 5 };
+    enum { NNODES = 7 };
     nw_labels_t labels[NNODES];
     nw_taints_t taints[NNODES];
     for (int n = 0; n < NNODES; n++) {
@@ -366,7 +367,9 @@ START_TEST(isolation_matrix)
                 {"\"nvidia.com/mig-3g.20gb\":\"1\"", 1},
                 {"\"amd.com/gpu\":\"1\"", 2},
                 {"\"aws.amazon.com/neuroncore\":\"2\"", 3},
-                {"\"habana.ai/gaudi\":\"1\"", 4}};
+                {"\"habana.ai/gaudi\":\"1\"", 4},
+                {"\"qualcomm.com/qaic\":\"1\"", 5},
+                {"\"xilinx.com/fpga-xilinx_u30_gen3x4_base_2-0\":\"1\"", 6}};
     static const char *const tols[] = {
         "",
         ",\"tolerations\":[{\"key\":\"gpu\",\"operator\":\"Equal\",\"value\":\"true\","
@@ -375,6 +378,9 @@ START_TEST(isolation_matrix)
         ",\"tolerations\":[{\"key\":\"aws.amazon.com/neuron\",\"operator\":\"Exists\","
         "\"effect\":\"NoSchedule\"}]",
         ",\"tolerations\":[{\"key\":\"habana.ai/gaudi\",\"operator\":\"Exists\"}]",
+        ",\"tolerations\":[{\"key\":\"qualcomm.com/qaic\",\"operator\":\"Exists\"}]",
+        ",\"tolerations\":[{\"key\":\"xilinx.com/fpga\",\"operator\":\"Exists\","
+        "\"effect\":\"NoSchedule\"}]",
         ",\"tolerations\":[{\"operator\":\"Exists\"}]"};
     static const char *const cons[] = {
         "", ",\"nodeSelector\":{\"kubernetes.io/arch\":\"amd64\"}",
@@ -428,8 +434,8 @@ START_TEST(isolation_matrix)
                         cJSON_Delete(pod);
                         checked++;
                     }
-    ck_assert_int_eq(checked, 6 * 6 * 3 * 4);
-    ck_assert_int_eq(admitted, 6 * 6 * 3);
+    ck_assert_int_eq(checked, 8 * 8 * 3 * 4);
+    ck_assert_int_eq(admitted, 8 * 8 * 3);
     for (int n = 0; n < NNODES; n++) {
         nw_labels_cleanup(&labels[n]);
         nw_taints_cleanup(&taints[n]);
@@ -550,10 +556,10 @@ static cJSON *mutated_pool(const nw_gpu_policy_t *p, const char *reqs_json)
     return np;
 }
 
-START_TEST(catalog_accelerators_isolated)
+/* the walk under policy p; every_class: each class of p has types in the catalog */
+static void walk_catalog(const nw_gpu_policy_t *pp, bool every_class)
 {
-    nw_gpu_policy_t p;
-    ck_assert_int_eq(nw_gpu_policy_init(&p, ""), NW_OK);
+    const nw_gpu_policy_t p = *pp; /* borrowed: not cleaned up here */
     nw_catalog_t *cat = NULL;
     ck_assert_int_eq(nw_catalog_new_embedded("us-east-1", &cat, NULL), NW_OK);
     static const char *const generic[] = {
@@ -574,14 +580,25 @@ START_TEST(catalog_accelerators_isolated)
         for (int k = 0; k < nl; k++)
             ck_assert_int_eq(nw_labels_set(&labels, l[k].key, l[k].value), NW_OK);
         ck_assert_int_eq(nw_labels_set(&labels, "karpenter.sh/capacity-type", "on-demand"), NW_OK);
-        bool is_accel = t->gpu_count > 0 || t->accel_count > 0;
+        /* media accelerators (vt1's U30) carry no label; the class knows them by family */
+        bool is_accel = t->gpu_count > 0 || t->accel_count > 0 || t->media_count > 0;
         int cls = nw_gpu_type_class(&p, label_get, &labels);
-        if (is_accel) {
+        if (is_accel && cls < 0 && !every_class) {
+            /* a type the configuration gives no class (its device labels keep generic
+             * pools off it all the same) */
+            for (int g = 0; g < 4; g++)
+                ck_assert_msg(!pool_admits(pools[g], &labels),
+                              "generic pool %s can launch accelerator type %s", generic[g],
+                              t->name);
+        } else if (is_accel) {
             accel++;
             ck_assert_msg(cls >= 0, "%s: an accelerator type of no class", t->name);
             seen[cls]++;
-            /* its device count and memory are known */
-            ck_assert_msg(t->gpu_count > 0 ? t->gpu_memory_mib > 0 : t->accel_memory_mib > 0,
+            /* its device count and memory are known (EC2 tabulates no memory of media
+             * accelerators) */
+            ck_assert_msg(t->gpu_count > 0     ? t->gpu_memory_mib > 0
+                          : t->accel_count > 0 ? t->accel_memory_mib > 0
+                                               : t->media_count > 0,
                           "%s: accelerator memory unknown", t->name);
             for (int g = 0; g < 4; g++)
                 ck_assert_msg(!pool_admits(pools[g], &labels),
@@ -609,13 +626,30 @@ START_TEST(catalog_accelerators_isolated)
         nw_labels_cleanup(&labels);
     }
     /* the catalog has types of every default class, and CPU types */
-    for (size_t k = 0; k < p.nclasses; k++)
+    for (size_t k = 0; every_class && k < p.nclasses; k++)
         ck_assert_msg(seen[k] > 0, "no %s type in the catalog", p.classes[k].name);
-    ck_assert_int_gt(accel, 30);
+    ck_assert_int_gt(accel, every_class ? 40 : 30);
     ck_assert_int_gt(cpu, 100);
     for (int g = 0; g < 4; g++)
         cJSON_Delete(pools[g]);
     nw_catalog_free(cat);
+}
+
+START_TEST(catalog_accelerators_isolated)
+{
+    /* the default classes; then classes.yaml (a class of one's own, the Neuron class cut
+     * down to inf2: inf1 and trn are then no class's, yet have device labels) */
+    nw_gpu_policy_t p;
+    ck_assert_int_eq(nw_gpu_policy_init(&p, ""), NW_OK);
+    walk_catalog(&p, true);
+    nw_gpu_policy_cleanup(&p);
+    nw_config_t cfg;
+    nw_err_t err = {0};
+    ck_assert_int_eq(nw_config_defaults(&cfg), NW_OK);
+    ck_assert_int_eq(nw_config_apply_file(&cfg, CLASSES_CONFIG, &err), NW_OK);
+    ck_assert_msg(nw_srv_gpu_policy(&cfg, "", &p, &err) == NW_OK, "%s", err.msg);
+    nw_config_free(&cfg);
+    walk_catalog(&p, false);
     nw_gpu_policy_cleanup(&p);
 }
 END_TEST
@@ -665,7 +699,7 @@ START_TEST(policy_from_config)
                                    "nvidia.com/gpu,amd.com/gpu,aws.amazon.com/neuron", &err),
                      NW_OK);
     ck_assert_int_eq(nw_srv_gpu_policy(&cfg, "", &a, &err), NW_OK);
-    ck_assert_uint_eq(a.nclasses, 4);
+    ck_assert_uint_eq(a.nclasses, 6);
     ck_assert_str_eq(a.classes[0].name, "nvidia");
     ck_assert_uint_eq(a.classes[0].nresources, 1);
     ck_assert_str_eq(a.classes[0].resources[0], "nvidia.com/gpu");
@@ -684,7 +718,7 @@ START_TEST(policy_from_config)
     ck_assert_int_eq(nw_config_set(&cfg, "gpu.classes.amd.enabled", "false", &err), NW_OK);
     ck_assert_int_eq(nw_config_set(&cfg, "gpu.classes.neuron.enabled", "false", &err), NW_OK);
     ck_assert_int_eq(nw_srv_gpu_policy(&cfg, "", &a, &err), NW_OK);
-    ck_assert_uint_eq(a.nclasses, 2);
+    ck_assert_uint_eq(a.nclasses, 4);
     ck_assert_str_eq(a.classes[1].name, "gaudi");
     ck_assert_int_eq(nw_gpu_resource_class(&a, "amd.com/gpu"), 0);
     nw_gpu_policy_cleanup(&a);
@@ -709,10 +743,10 @@ START_TEST(policy_from_config)
          "instanceFamilies[1]: \"DL2\" is not an instance family"},
         {"gpu.classes.gaudi.instanceRequirement.values", "",
          "gpu.classes.gaudi.instanceRequirement.values", "needs both its key and its values"},
-        {"gpu.classes.xilinx.taint.key", "xilinx.com/fpga", "gpu.classes.xilinx.nodeLabel.value",
-         "the node label value of the xilinx accelerator class must be set"},
-        {"gpu.classes.xilinx.enabled", "true", "gpu.classes.xilinx.taint.key",
-         "the taint key of the xilinx accelerator class must be set"},
+        {"gpu.classes.fpga.taint.key", "aws.amazon.com/fpga", "gpu.classes.fpga.nodeLabel.value",
+         "the node label value of the fpga accelerator class must be set"},
+        {"gpu.classes.fpga.enabled", "true", "gpu.classes.fpga.taint.key",
+         "the taint key of the fpga accelerator class must be set"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         nw_config_t c2;
@@ -741,14 +775,14 @@ static void config_with(nw_config_t *cfg, const char *const *kv)
 START_TEST(policy_user_classes)
 {
     /* a class of one's own beside the defaults, a default redefined */
-    static const char *const kv[] = {"gpu.classes.xilinx.taint.key",
-                                     "xilinx.com/fpga",
-                                     "gpu.classes.xilinx.nodeLabel.value",
-                                     "xilinx-fpga",
-                                     "gpu.classes.xilinx.resources",
-                                     "xilinx.com/fpga-*",
-                                     "gpu.classes.xilinx.instanceFamilies",
-                                     "vt1",
+    static const char *const kv[] = {"gpu.classes.fpga.taint.key",
+                                     "aws.amazon.com/fpga",
+                                     "gpu.classes.fpga.nodeLabel.value",
+                                     "aws-fpga",
+                                     "gpu.classes.fpga.resources",
+                                     "xilinx.com/fpga-xilinx_aws*",
+                                     "gpu.classes.fpga.instanceFamilies",
+                                     "f1,f2",
                                      "gpu.classes.neuron.instanceFamilies",
                                      "inf2",
                                      "gpu.classes.nvidia.nodeLabel.value",
@@ -759,14 +793,17 @@ START_TEST(policy_user_classes)
     nw_gpu_policy_t p;
     nw_err_t err = {0};
     ck_assert_msg(nw_srv_gpu_policy(&cfg, "", &p, &err) == NW_OK, "%s", err.msg);
-    ck_assert_uint_eq(p.nclasses, 5);
+    ck_assert_uint_eq(p.nclasses, 7);
     ck_assert_str_eq(p.classes[0].label_value, "nvidia");
-    const nw_accel_class_t *x = nw_gpu_policy_class(&p, "xilinx");
+    const nw_accel_class_t *x = nw_gpu_policy_class(&p, "fpga");
     ck_assert_ptr_nonnull(x);
-    ck_assert_str_eq(x->taint_key, "xilinx.com/fpga");
-    ck_assert_str_eq(x->label_value, "xilinx-fpga");
-    ck_assert_int_eq(nw_gpu_resource_class(&p, "xilinx.com/fpga-xilinx_u30"), 4);
-    ck_assert_int_eq(nw_gpu_family_class(&p, "vt1"), 4);
+    ck_assert_str_eq(x->taint_key, "aws.amazon.com/fpga");
+    ck_assert_str_eq(x->label_value, "aws-fpga");
+    ck_assert_int_eq(nw_gpu_resource_class(&p, "xilinx.com/fpga-xilinx_aws-vu9p-f1_dynamic_5_0"),
+                     6);
+    ck_assert_int_eq(nw_gpu_family_class(&p, "f2"), 6);
+    /* the default xilinx class keeps the U30 shells */
+    ck_assert_int_eq(nw_gpu_resource_class(&p, "xilinx.com/fpga-xilinx_u30_gen3x4_base_2-0"), 5);
     const nw_accel_class_t *n = nw_gpu_policy_class(&p, "neuron");
     ck_assert_uint_eq(n->nfamilies, 1);
     ck_assert_str_eq(n->families[0], "inf2");
