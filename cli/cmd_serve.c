@@ -126,6 +126,7 @@ int nw_cmd_serve(int argc, char **argv)
             .sts = cfg.aws.sts,
             .imds = cfg.aws.imds,
             .pricing = cfg.aws.pricing,
+            .iam = cfg.aws.iam,
             .refresh_types_ns = cfg.aws.refresh.instanceTypes_ns,
             .refresh_od_ns = cfg.aws.refresh.onDemandPricing_ns,
             .refresh_spot_ns = cfg.aws.refresh.spotPricing_ns,

@@ -231,7 +231,7 @@ nw_rc_t nw_scaler_start(const nw_scaler_opts_t *o, nw_scaler_t **out, nw_err_t *
         rc = nw_err_set(err, NW_ENOMEM, NULL, "out of memory");
         goto fail;
     }
-    nw_awscfg_explicit_t ex = {o->region, o->ec2, o->sqs, o->sts, o->imds, 0, o->pricing};
+    nw_awscfg_explicit_t ex = {o->region, o->ec2, o->sqs, o->sts, o->imds, 0, o->pricing, o->iam};
     nw_aws_cloud_opts_t ao;
     memset(&ao, 0, sizeof ao);
     if ((rc = nw_awscfg_resolve(&ao.aws, &ex, err)) != NW_OK)

@@ -54,6 +54,8 @@ nw_rc_t nw_awscfg_resolve(nw_awscfg_t *cfg, const nw_awscfg_explicit_t *ex, nw_e
                    "AWS_ENDPOINT_URL", err)) != NW_OK ||
         (rc = pick(cfg->pricing, sizeof cfg->pricing, "aws.endpoints.pricing", ex->pricing,
                    "AWS_ENDPOINT_URL_PRICING", "AWS_ENDPOINT_URL", err)) != NW_OK ||
+        (rc = pick(cfg->iam, sizeof cfg->iam, "aws.endpoints.iam", ex->iam, "AWS_ENDPOINT_URL_IAM",
+                   "AWS_ENDPOINT_URL", err)) != NW_OK ||
         (rc = pick(cfg->imds, sizeof cfg->imds, "aws.endpoints.imds", ex->imds,
                    "AWS_EC2_METADATA_SERVICE_ENDPOINT", NULL, err)) != NW_OK)
         return rc;

@@ -7,8 +7,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/json.h"
 #include "common/log.h"
 #include "scaler/aws/catalog_refresh.h"
+#include "scaler/aws/iam.h"
 
 /* one periodic refresh: instance types and offerings, on-demand prices, spot prices */
 enum { R_TYPES, R_OD, R_SPOT, NREFRESH };
@@ -38,6 +40,8 @@ typedef struct {
     nw_cloud_t base;
     nw_creds_t *creds;
     nw_ec2_t *ec2;
+    nw_ec2_t *iam; /* instance profiles for spec.role (scaler/aws/iam.h) */
+    char region[64], cluster[128];
     nw_pricing_t *pricing;
     const nw_clock_t *clock;
     refresh_t r[NREFRESH];
@@ -344,6 +348,27 @@ static nw_rc_t op_class_status(nw_cloud_t *c, const cJSON *nc, int64_t now_ns, c
     return rc;
 }
 
+static nw_rc_t op_finalize_class(nw_cloud_t *c, const cJSON *nc, nw_err_t *err)
+{
+    aws_cloud_t *a = me(c);
+    const char *name = nw_json_str(nw_json_get(nc, "metadata"), "name");
+    if (!name)
+        return nw_err_set(err, NW_EINVAL, "metadata.name", "required");
+    int nlt = 0, nprof = 0;
+    pthread_mutex_lock(&a->mu);
+    nw_rc_t rc = nw_launcher_delete_templates(a->launcher, name, &nlt, err);
+    const char *role = nw_json_str(nw_json_get(nc, "spec"), "role");
+    if (rc == NW_OK && role && *role)
+        rc = nw_iam_delete_profiles(a->iam, a->region, a->cluster, nc, &nprof, err);
+    if (rc == NW_OK)
+        nw_nodeclass_cache_invalidate(a->nc);
+    pthread_mutex_unlock(&a->mu);
+    if (rc == NW_OK)
+        nw_log_info("aws.cloud", "node class cleaned up", NW_LS("ec2nodeclass", name),
+                    NW_LI("launch_templates", nlt), NW_LI("instance_profiles", nprof));
+    return rc;
+}
+
 static const nw_catalog_t *op_catalog(nw_cloud_t *c)
 {
     return me(c)->cat;
@@ -376,6 +401,7 @@ static void op_free(nw_cloud_t *c)
     nw_catalog_free(a->cat);
     nw_pricing_free(a->pricing);
     nw_ec2_free(a->ec2);
+    nw_ec2_free(a->iam);
     nw_creds_free(a->creds);
     free(a->subnets);
     free(a->sgs);
@@ -652,6 +678,7 @@ static const nw_cloud_ops_t aws_ops = {
     .launch = op_launch,
     .terminate = op_terminate,
     .list = op_list,
+    .finalize_class = op_finalize_class,
     .resolve = op_resolve,
     .class_status = op_class_status,
     .catalog = op_catalog,
@@ -683,6 +710,12 @@ nw_rc_t nw_aws_cloud_new(const nw_aws_cloud_opts_t *o, nw_cloud_t **out, nw_err_
         goto fail;
     a->ice = nw_ice_new(o->ice_ttl_ns);
     a->nc = nw_nodeclass_cache_new(a->ec2, o->clock, 0);
+    if ((rc = nw_iam_new(&o->aws, a->creds, o->clock, &a->iam, err)) != NW_OK)
+        goto fail;
+    snprintf(a->region, sizeof a->region, "%s", o->aws.region);
+    snprintf(a->cluster, sizeof a->cluster, "%s", o->cluster_name);
+    if (a->nc)
+        nw_nodeclass_cache_set_iam(a->nc, a->iam, o->aws.region, o->cluster_name);
     a->launcher =
         a->ice ? nw_launcher_new(a->ec2, a->cat, a->ice, o->clock, o->cluster_name) : NULL;
     if (!a->ice || !a->nc || !a->launcher ||
@@ -723,6 +756,7 @@ fail:
 void nw_aws_cloud_set_abort(nw_cloud_t *c, const atomic_int *abort)
 {
     nw_ec2_set_abort(me(c)->ec2, abort);
+    nw_ec2_set_abort(me(c)->iam, abort);
 }
 
 nw_ec2_t *nw_aws_cloud_ec2(nw_cloud_t *c)

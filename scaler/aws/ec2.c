@@ -24,6 +24,9 @@ struct nw_ec2 {
     int max_results;
     _Atomic unsigned long long rng;
     const atomic_int *abort; /* nullable: end calls when it reads non-zero */
+    char url[520];           /* endpoint + "/" */
+    char service[16];        /* SigV4 service: "ec2", "iam" */
+    char sign_region[64];
 };
 
 /* ---- classification --------------------------------------------------------------- */
@@ -161,10 +164,21 @@ nw_rc_t nw_ec2_new(const nw_awscfg_t *cfg, nw_creds_t *creds, const nw_clock_t *
     if (!cfg->region[0])
         return nw_err_set(err, NW_EINVAL, "aws.region",
                           "the region is needed to sign requests: set aws.region or AWS_REGION");
+    return nw_ec2_new_service(cfg, creds, clock, cfg->ec2, "ec2", cfg->region, out, err);
+}
+
+nw_rc_t nw_ec2_new_service(const nw_awscfg_t *cfg, nw_creds_t *creds, const nw_clock_t *clock,
+                           const char *endpoint, const char *service, const char *region,
+                           nw_ec2_t **out, nw_err_t *err)
+{
+    *out = NULL;
     nw_ec2_t *c = calloc(1, sizeof *c);
     if (!c)
-        return nw_err_set(err, NW_ENOMEM, "ec2", "out of memory");
+        return nw_err_set(err, NW_ENOMEM, service, "out of memory");
     c->cfg = *cfg;
+    snprintf(c->url, sizeof c->url, "%s/", endpoint);
+    snprintf(c->service, sizeof c->service, "%s", service);
+    snprintf(c->sign_region, sizeof c->sign_region, "%s", region);
     c->creds = creds;
     c->clock = clock ? clock : nw_clock_system();
     c->retry = (nw_ec2_retry_t){5, 200, 20000, 60000};
@@ -224,8 +238,13 @@ static unsigned long long rnd(nw_ec2_t *c)
 
 nw_rc_t nw_ec2_params_init(nw_ec2_params_t *p, const char *action)
 {
+    return nw_ec2_params_init_version(p, action, EC2_VERSION);
+}
+
+nw_rc_t nw_ec2_params_init_version(nw_ec2_params_t *p, const char *action, const char *version)
+{
     nw_buf_init(&p->body, 4 * 1024 * 1024);
-    return nw_buf_addf(&p->body, "Action=%s&Version=%s", action, EC2_VERSION);
+    return nw_buf_addf(&p->body, "Action=%s&Version=%s", action, version);
 }
 
 void nw_ec2_params_cleanup(nw_ec2_params_t *p)
@@ -302,7 +321,7 @@ nw_rc_t nw_ec2_call(nw_ec2_t *c, const nw_ec2_params_t *p, nw_buf_t *resp_out, n
         ae = &local;
     memset(ae, 0, sizeof *ae);
     action_of(p, action, sizeof action);
-    snprintf(url, sizeof url, "%s/", c->cfg.ec2);
+    snprintf(url, sizeof url, "%s", c->url);
     int64_t start = nw_clock_mono(c->clock);
     int64_t deadline = start + (int64_t)c->retry.deadline_ms * NW_NS_PER_MS;
     nw_awshttp_resp_t resp;
@@ -327,12 +346,9 @@ nw_rc_t nw_ec2_call(nw_ec2_t *c, const nw_ec2_params_t *p, nw_buf_t *resp_out, n
         long timeout = c->cfg.call_timeout_ms;
         if (remaining < timeout)
             timeout = remaining > 100 ? remaining : 100;
-        nw_awshttp_sign_t s = {cv.access_key_id,
-                               cv.secret_access_key,
-                               cv.session_token,
-                               c->cfg.region,
-                               "ec2",
-                               nw_clock_now(c->clock) / NW_NS_PER_SEC};
+        nw_awshttp_sign_t s = {cv.access_key_id, cv.secret_access_key,
+                               cv.session_token, c->sign_region,
+                               c->service,       nw_clock_now(c->clock) / NW_NS_PER_SEC};
         c->requests++;
         rc = nw_awshttp_do("POST", url, NULL, "application/x-www-form-urlencoded; charset=utf-8",
                            p->body.data, p->body.len, &s, timeout, &resp, &e);

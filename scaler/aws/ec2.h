@@ -72,6 +72,11 @@ const char *nw_ec2_class_name(nw_ec2_class_t c);
 
 nw_rc_t nw_ec2_new(const nw_awscfg_t *cfg, nw_creds_t *creds, const nw_clock_t *clock,
                    nw_ec2_t **out, nw_err_t *err);
+/** The same Query client for another service of the protocol (IAM: scaler/aws/iam.h): its
+ * endpoint, SigV4 service name and signing region. */
+nw_rc_t nw_ec2_new_service(const nw_awscfg_t *cfg, nw_creds_t *creds, const nw_clock_t *clock,
+                           const char *endpoint, const char *service, const char *region,
+                           nw_ec2_t **out, nw_err_t *err);
 void nw_ec2_free(nw_ec2_t *c);
 void nw_ec2_set_retry(nw_ec2_t *c, const nw_ec2_retry_t *r);
 /** The retry policy in effect (a copy). */
@@ -93,6 +98,8 @@ typedef struct {
 
 /** Start a body "Action=<action>&Version=2016-11-15". */
 nw_rc_t nw_ec2_params_init(nw_ec2_params_t *p, const char *action);
+/** Start a body "Action=<action>&Version=<version>" (another service's API version). */
+nw_rc_t nw_ec2_params_init_version(nw_ec2_params_t *p, const char *action, const char *version);
 void nw_ec2_params_cleanup(nw_ec2_params_t *p);
 /** Add key=value (both escaped). */
 nw_rc_t nw_ec2_param(nw_ec2_params_t *p, const char *key, const char *value);

@@ -273,6 +273,59 @@ nw_rc_t nw_ec2xml_parse_error(const char *xml, size_t len, nw_ec2xml_error_t *ou
     return NW_OK;
 }
 
+/* ---- IAM instance profiles -------------------------------------------------- */
+
+void nw_iam_profiles_free(nw_iam_profiles_t *l)
+{
+    free(l->v);
+    memset(l, 0, sizeof *l);
+}
+
+static nw_rc_t iam_profile(xmlNode *ip, nw_iam_profiles_t *out, nw_err_t *err)
+{
+    nw_iam_profile_t *p = push((void **)&out->v, &out->n, &out->cap, sizeof *p);
+    if (!p)
+        return nw_err_set(err, NW_ENOMEM, "InstanceProfile", "out of memory");
+    TXT(ip, "InstanceProfileName", p->name);
+    TXT(ip, "Path", p->path);
+    TXT(ip, "Arn", p->arn);
+    TXT(ip, "Roles/member/RoleName", p->role);
+    if (!*p->name)
+        return nw_err_set(err, NW_EPARSE, "InstanceProfile", "no InstanceProfileName");
+    return NW_OK;
+}
+
+nw_rc_t nw_ec2xml_parse_iam_profiles(const char *xml, size_t len, nw_iam_profiles_t *out,
+                                     char *marker, size_t mlen, nw_err_t *err)
+{
+    xmlNode *root;
+    if (marker && mlen)
+        marker[0] = 0;
+    xmlDocPtr d = load(xml, len, &root, err);
+    if (!d)
+        return NW_EPARSE;
+    nw_rc_t rc = NW_OK;
+    xmlNode *res = NULL;
+    for (xmlNode *c = root->children; c && !res; c = c->next)
+        if (c->type == XML_ELEMENT_NODE && c->name &&
+            strstr((const char *)c->name, "Result") != NULL)
+            res = c;
+    xmlNode *one = child(res, "InstanceProfile"), *set = child(res, "InstanceProfiles");
+    if (!res || (!one && !set))
+        rc = nw_err_set(err, NW_EPARSE, "InstanceProfile", "no InstanceProfile in the answer");
+    if (one && rc == NW_OK)
+        rc = iam_profile(one, out, err);
+    for (xmlNode *m = set ? set->children : NULL; m && rc == NW_OK; m = m->next)
+        if (is_el(m, "member"))
+            rc = iam_profile(m, out, err);
+    char trunc[16];
+    TXT(res, "IsTruncated", trunc);
+    if (rc == NW_OK && marker && mlen && strcmp(trunc, "true") == 0)
+        text(child(res, "Marker"), marker, mlen);
+    xmlFreeDoc(d);
+    return rc;
+}
+
 /* ---- instance types --------------------------------------------------------- */
 
 void nw_ec2_itypes_free(nw_ec2_itypes_t *l)

@@ -46,6 +46,26 @@ typedef struct {
  * error document. NW_EPARSE when no error code is found. */
 nw_rc_t nw_ec2xml_parse_error(const char *xml, size_t len, nw_ec2xml_error_t *out, nw_err_t *err);
 
+/* ---- IAM instance profiles (GetInstanceProfile, CreateInstanceProfile,
+ * ListInstanceProfiles) ---- */
+typedef struct {
+    char name[129];
+    char path[513];
+    char arn[640];
+    char role[129]; /* its role's name ("" when none; a profile holds at most one) */
+} nw_iam_profile_t;
+
+typedef struct {
+    nw_iam_profile_t *v;
+    size_t n, cap;
+} nw_iam_profiles_t;
+
+void nw_iam_profiles_free(nw_iam_profiles_t *l);
+/** Append the InstanceProfile of a Get/Create answer, or the InstanceProfiles members of a
+ * List page (marker: the next page's Marker when IsTruncated, else ""; nullable). */
+nw_rc_t nw_ec2xml_parse_iam_profiles(const char *xml, size_t len, nw_iam_profiles_t *out,
+                                     char *marker, size_t marker_len, nw_err_t *err);
+
 /* ---- DescribeInstanceTypes ---- */
 typedef struct {
     char name[NW_EC2_ID]; /* "m6i.large" */

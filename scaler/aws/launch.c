@@ -530,7 +530,10 @@ static nw_rc_t lt_params(nw_launcher_t *l, const nw_launch_req_t *r, const char 
         LTD("UserData", b64);
         free(b64);
     }
-    const char *prof = gets(spec, "instanceProfile");
+    /* status.instanceProfile as resolved (made for spec.role: scaler/aws/iam.h), else the
+     * spec's; without IAM, the role's name as of old */
+    const char *prof = r->resolved->instance_profile[0] ? r->resolved->instance_profile
+                                                        : gets(spec, "instanceProfile");
     if (!prof)
         prof = gets(spec, "role");
     if (prof)
@@ -1099,6 +1102,41 @@ nw_rc_t nw_launcher_launch(nw_launcher_t *l, const nw_launch_req_t *r, nw_launch
             break;
         memset(ae, 0, sizeof *ae);
     }
+    return rc;
+}
+
+nw_rc_t nw_launcher_delete_templates(nw_launcher_t *l, const char *nodeclass, int *deleted,
+                                     nw_err_t *err)
+{
+    nw_ec2_filter_t f[] = {
+        {"tag:eks:eks-cluster-name", {l->cluster}, 1},
+        {"tag:karpenter.k8s.aws/ec2nodeclass", {nodeclass}, 1},
+    };
+    nw_ec2_lts_t found = {0};
+    nw_ec2_error_t ae = {0};
+    int n = 0;
+    nw_rc_t rc = nw_ec2_describe_launch_templates(l->ec2, NULL, 0, f, 2, &found, &ae, err);
+    if (rc == NW_ENOTFOUND)
+        rc = NW_OK;
+    for (size_t i = 0; rc == NW_OK && i < found.n; i++) {
+        rc = nw_ec2_delete_launch_template(l->ec2, found.v[i].id, &ae, err);
+        if (rc == NW_ENOTFOUND)
+            rc = NW_OK;
+        if (rc == NW_OK) {
+            n++;
+            for (int k = 0; k < l->nlts; k++)
+                if (strcmp(l->lts[k].id, found.v[i].id) == 0) {
+                    l->lts[k] = l->lts[--l->nlts];
+                    break;
+                }
+        }
+    }
+    if (n)
+        nw_log_info(COMP, "launch templates deleted", NW_LS("ec2nodeclass", nodeclass),
+                    NW_LI("count", n));
+    nw_ec2_lts_free(&found);
+    if (deleted)
+        *deleted = n;
     return rc;
 }
 

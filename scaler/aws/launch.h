@@ -149,6 +149,12 @@ nw_rc_t nw_launcher_settle(nw_launcher_t *l, nw_launch_plan_t *pl, nw_launch_res
                            int *again, nw_ec2_error_t *ae, nw_err_t *err);
 void nw_launcher_plan_free(nw_launch_plan_t *pl);
 
+/** Delete every launch template of this cluster tagged with the node class
+ * (launchtemplate.go DeleteAll: tag:eks:eks-cluster-name and
+ * tag:karpenter.k8s.aws/ec2nodeclass), and forget them; *deleted counts them (nullable). */
+nw_rc_t nw_launcher_delete_templates(nw_launcher_t *l, const char *nodeclass, int *deleted,
+                                     nw_err_t *err);
+
 /** Terminate by instance id or providerID; idempotent (gone = done). */
 nw_rc_t nw_launcher_terminate(nw_launcher_t *l, const char *id_or_provider_id, nw_err_t *err);
 

@@ -2,6 +2,7 @@
 #include "scaler/aws/nodeclass.h"
 
 #include "common/json.h"
+#include "scaler/aws/iam.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -346,6 +347,8 @@ cJSON *nw_nodeclass_status_json(const nw_nodeclass_resolved_t *r, const cJSON *n
         nw_json_push(a, s);
     }
     const char *prof = gets(get(nc, "spec"), "instanceProfile");
+    if (r->instance_profile[0])
+        prof = r->instance_profile;
     if (prof)
         nw_json_add_string(st, "instanceProfile", prof);
     cJSON *conds = nw_json_add_array(st, "conditions");
@@ -355,6 +358,9 @@ cJSON *nw_nodeclass_status_json(const nw_nodeclass_resolved_t *r, const cJSON *n
                   "SecurityGroupSelector did not match any SecurityGroups", ts, gen);
     add_condition(conds, "AMIsReady", r->amis_ready, "AMINotFound",
                   "AMISelector did not match any AMIs", ts, gen);
+    if (r->instance_profile[0] || r->profile_message[0])
+        add_condition(conds, "InstanceProfileReady", r->profile_ready,
+                      "InstanceProfileCreationFailed", r->profile_message, ts, gen);
     add_condition(conds, "Ready", r->ready, r->reason, r->message, ts, gen);
     return st;
 }
@@ -370,6 +376,8 @@ typedef struct {
 
 struct nw_nodeclass_cache {
     nw_ec2_t *ec2;
+    nw_ec2_t *iam; /* nullable */
+    char region[64], cluster[128];
     const nw_clock_t *clock;
     int64_t ttl;
     cache_entry_t *v;
@@ -385,6 +393,38 @@ nw_nodeclass_cache_t *nw_nodeclass_cache_new(nw_ec2_t *ec2, const nw_clock_t *cl
     c->clock = clock ? clock : nw_clock_system();
     c->ttl = ttl_ns > 0 ? ttl_ns : 60 * NW_NS_PER_SEC;
     return c;
+}
+
+void nw_nodeclass_cache_set_iam(nw_nodeclass_cache_t *c, nw_ec2_t *iam, const char *region,
+                                const char *cluster)
+{
+    c->iam = iam;
+    snprintf(c->region, sizeof c->region, "%s", region ? region : "");
+    snprintf(c->cluster, sizeof c->cluster, "%s", cluster ? cluster : "");
+}
+
+/* the instance profile of a resolved class (instanceprofile.go Reconcile): a failure makes
+ * the class not ready; *retry_soon then asks for another try before the TTL */
+static void resolve_profile(nw_nodeclass_cache_t *c, const cJSON *nc, nw_nodeclass_resolved_t *r,
+                            int *retry_soon)
+{
+    const char *given = gets(get(nc, "spec"), "instanceProfile");
+    if (!c->iam && !(given && *given))
+        return; /* as before IAM: the role stands for the profile (nw_launcher) */
+    nw_err_t e = {0};
+    if (nw_iam_ensure_profile(c->iam, c->region, c->cluster, nc, r->instance_profile,
+                              sizeof r->instance_profile, &e) == NW_OK) {
+        r->profile_ready = 1;
+        return;
+    }
+    r->instance_profile[0] = 0;
+    snprintf(r->profile_message, sizeof r->profile_message, "%s", e.msg);
+    if (r->ready || !r->reason[0]) {
+        snprintf(r->reason, sizeof r->reason, "InstanceProfileCreationFailed");
+        snprintf(r->message, sizeof r->message, "%s", e.msg);
+    }
+    r->ready = 0;
+    *retry_soon = 1;
 }
 
 void nw_nodeclass_cache_invalidate(nw_nodeclass_cache_t *c)
@@ -409,9 +449,13 @@ static char *selector_key(const cJSON *nc)
 {
     const cJSON *spec = get(nc, "spec");
     cJSON *k = nw_json_new_array();
-    const char *keys[] = {"subnetSelectorTerms", "securityGroupSelectorTerms", "amiSelectorTerms",
-                          "amiFamily"};
-    for (int i = 0; i < 4; i++) {
+    const char *keys[] = {"subnetSelectorTerms",
+                          "securityGroupSelectorTerms",
+                          "amiSelectorTerms",
+                          "amiFamily",
+                          "role",
+                          "instanceProfile"};
+    for (int i = 0; i < 6; i++) {
         const cJSON *v = get(spec, keys[i]);
         nw_json_push(k, v ? nw_json_dup(v) : nw_json_new_null());
     }
@@ -446,6 +490,8 @@ nw_rc_t nw_nodeclass_cache_get(nw_nodeclass_cache_t *c, const cJSON *nc,
         free(key);
         return rc;
     }
+    int retry_soon = 0;
+    resolve_profile(c, nc, &r, &retry_soon);
     if (!e) {
         if (c->n == c->cap) {
             size_t nc2 = c->cap ? c->cap * 2 : 8;
@@ -466,7 +512,7 @@ nw_rc_t nw_nodeclass_cache_get(nw_nodeclass_cache_t *c, const cJSON *nc,
         nw_nodeclass_resolved_cleanup(&e->r);
     }
     e->key = key;
-    e->at = now;
+    e->at = retry_soon ? now - c->ttl + 5 * NW_NS_PER_SEC : now;
     e->r = r;
     *out = &e->r;
     return NW_OK;

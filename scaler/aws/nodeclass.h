@@ -63,7 +63,9 @@ typedef struct {
     int nsubnet_terms, nsg_terms, nami_terms;
     int subnet_found[NW_NC_MAX_TERMS], sg_found[NW_NC_MAX_TERMS], ami_found[NW_NC_MAX_TERMS];
     char ami_term_note[NW_NC_MAX_TERMS][128]; /* why a term found nothing, if known */
-    int subnets_ready, sgs_ready, amis_ready, ready;
+    char instance_profile[129]; /* what launches use (scaler/aws/iam.h), "" until known */
+    char profile_message[512];  /* why there is none */
+    int subnets_ready, sgs_ready, amis_ready, profile_ready, ready;
     char reason[64]; /* first failing condition, e.g. "SubnetsNotFound" */
     char message[512];
 } nw_nodeclass_resolved_t;
@@ -78,8 +80,9 @@ nw_rc_t nw_nodeclass_resolve(nw_ec2_t *ec2, const cJSON *nodeclass, nw_nodeclass
                              nw_err_t *err);
 
 /** The status object to write back: subnets {id, zone, zoneID}, securityGroups
- * {id, name}, amis {id, name, requirements}, instanceProfile (when set in the
- * spec), conditions SubnetsReady, SecurityGroupsReady, AMIsReady, Ready.
+ * {id, name}, amis {id, name, requirements}, instanceProfile (the resolved one; else
+ * spec.instanceProfile), conditions SubnetsReady, SecurityGroupsReady, AMIsReady,
+ * InstanceProfileReady (when the cache knows IAM or the spec names a profile), Ready.
  * now_ns stamps lastTransitionTime. Owned by the caller (cJSON_Delete). */
 cJSON *nw_nodeclass_status_json(const nw_nodeclass_resolved_t *r, const cJSON *nodeclass,
                                 int64_t now_ns);
@@ -94,6 +97,12 @@ void nw_nodeclass_cache_free(nw_nodeclass_cache_t *c);
  * are unchanged; otherwise resolved again. */
 nw_rc_t nw_nodeclass_cache_get(nw_nodeclass_cache_t *c, const cJSON *nodeclass,
                                const nw_nodeclass_resolved_t **out, nw_err_t *err);
+/** Make and find the instance profiles of classes with spec.role through this IAM client
+ * (borrowed; NULL: no IAM, a role-only class is then not ready), for the cluster and region
+ * (scaler/aws/iam.h nw_iam_ensure_profile). Without this, spec.instanceProfile still
+ * counts. */
+void nw_nodeclass_cache_set_iam(nw_nodeclass_cache_t *c, nw_ec2_t *iam, const char *region,
+                                const char *cluster);
 /** Drop every entry (e.g. after a launch failed with a not-found subnet). */
 void nw_nodeclass_cache_invalidate(nw_nodeclass_cache_t *c);
 

@@ -201,6 +201,10 @@ typedef struct {
      * prices) fetched since the last call (now: monotonic ns); a failed refresh keeps the
      * last good data and is logged and counted. Quick (no API call). May be NULL. */
     void (*refresh)(nw_cloud_t *c, int64_t now);
+    /** Delete what the cloud made for this node class (AWS: its launch templates and the
+     * instance profiles made for spec.role): the node class finalizer's cleanup, once no
+     * NodeClaim of the class is left; NW_OK when nothing is left. May be NULL. */
+    nw_rc_t (*finalize_class)(nw_cloud_t *c, const cJSON *nodeclass, nw_err_t *err);
     /** Append the provider's Prometheus series (its refreshes). May be NULL. */
     nw_rc_t (*metrics)(nw_cloud_t *c, nw_buf_t *out);
 } nw_cloud_ops_t;

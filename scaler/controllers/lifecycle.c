@@ -119,6 +119,13 @@ static int mutate_register(cJSON *node, void *ud)
         if (cJSON_IsString(l))
             changed |= set_label(labels, l->string, l->valuestring);
     }
+    /* the NodeClaim's annotations (the pool template's among them: registration.go syncNode) */
+    cJSON *ann = obj_child(md, "annotations", 0);
+    cJSON_ArrayForEach(l, nw_json_get(nw_json_get(r->nc, "metadata"), "annotations"))
+    {
+        if (cJSON_IsString(l))
+            changed |= set_label(ann, l->string, l->valuestring);
+    }
     r->warned_unregistered = 0;
     cJSON *taints = obj_child(obj_child(node, "spec", 0), "taints", 1);
     int had_unreg = 0;
@@ -470,9 +477,70 @@ static void nodeclass_status(nw_life_t *l, const nw_kube_snap_t *s)
     }
 }
 
+#define NC_FINALIZER "karpenter.k8s.aws/termination"
+
+static int has_nc_finalizer(const cJSON *obj)
+{
+    const cJSON *f;
+    cJSON_ArrayForEach(f, nw_json_get(nw_json_get(obj, "metadata"), "finalizers"))
+    {
+        if (cJSON_IsString(f) && strcmp(f->valuestring, NC_FINALIZER) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* The EC2NodeClass finalizer (aws/karpenter-provider-aws pkg/controllers/nodeclass/
+ * controller.go finalize): every class gets karpenter.k8s.aws/termination; a class being
+ * deleted keeps it while a NodeClaim refers to it, then the cloud deletes what it made for
+ * the class (launch templates, instance profiles) and the finalizer goes. */
+static void nodeclass_finalizers(nw_life_t *l, const nw_kube_snap_t *s)
+{
+    nw_ctl_deps_t *c = l->deps;
+    for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_EC2NODECLASSES) && nw_ctl_may_write(c);
+         i++) {
+        const nw_kube_obj_t *o = nw_kube_snap_at(s, NW_KUBE_EC2NODECLASSES, i);
+        nw_err_t err = {0};
+        int has = has_nc_finalizer(o->json);
+        if (!o->terminating) {
+            if (!has && nw_kube_finalizer_add(c->kube, &nw_kube_res_ec2nodeclasses, NULL, o->name,
+                                              NC_FINALIZER, &err) != NW_OK)
+                nw_log_warn("lifecycle", "cannot add the EC2NodeClass finalizer",
+                            NW_LS("ec2nodeclass", o->name), NW_LS("error", err.msg));
+            continue;
+        }
+        if (!has)
+            continue;
+        size_t claims = 0;
+        for (size_t k = 0; k < nw_kube_snap_count(s, NW_KUBE_NODECLAIMS); k++) {
+            const cJSON *ref =
+                nw_json_get(nw_json_get(nw_kube_snap_at(s, NW_KUBE_NODECLAIMS, k)->json, "spec"),
+                            "nodeClassRef");
+            const char *n = nw_json_str(ref, "name"), *g = nw_json_str(ref, "group");
+            if (n && strcmp(n, o->name) == 0 && (!g || strcmp(g, "karpenter.k8s.aws") == 0))
+                claims++;
+        }
+        if (claims > 0)
+            continue; /* WaitingOnNodeClaimTermination */
+        if (c->cloud->ops->finalize_class &&
+            c->cloud->ops->finalize_class(c->cloud, o->json, &err) != NW_OK) {
+            nw_log_warn("lifecycle", "cannot clean up after the EC2NodeClass",
+                        NW_LS("ec2nodeclass", o->name), NW_LS("error", err.msg));
+            continue;
+        }
+        if (nw_kube_finalizer_remove(c->kube, &nw_kube_res_ec2nodeclasses, NULL, o->name,
+                                     NC_FINALIZER, &err) != NW_OK)
+            nw_log_warn("lifecycle", "cannot remove the EC2NodeClass finalizer",
+                        NW_LS("ec2nodeclass", o->name), NW_LS("error", err.msg));
+        else
+            nw_log_info("lifecycle", "EC2NodeClass finalized", NW_LS("ec2nodeclass", o->name));
+    }
+}
+
 void nw_life_tick(nw_life_t *l, const nw_kube_snap_t *s)
 {
     nw_ctl_deps_t *c = l->deps;
+    nodeclass_finalizers(l, s);
     nodeclass_status(l, s);
     int64_t now = nw_clock_now(c->clock);
     for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_NODECLAIMS) && nw_ctl_may_write(c); i++) {

@@ -20,6 +20,7 @@ Python 3 standard library only; shares no code with nodewarden.
 from aws_util import *  # noqa: F401,F403  (aws.parse_time, aws.Ec2Error, ... stay importable)
 from aws_describe import DescribeMixin
 from aws_faults import FaultsMixin
+from aws_iam import IAM_ACTIONS, IamMixin
 from aws_instances import InstancesMixin
 from aws_pricing import PricingMixin
 from aws_sqs import SqsEventsMixin
@@ -29,7 +30,7 @@ from aws_sts import StsImdsMixin
 # ---------------------------------------------------------------------------
 
 class AwsSim(DescribeMixin, InstancesMixin, StsImdsMixin, SqsEventsMixin, PricingMixin,
-             FaultsMixin):
+             IamMixin, FaultsMixin):
     """The simulated AWS account.  Thread-safe; all state under self.lock."""
 
     def __init__(self, region='us-west-2', account='123456789012', clock=time.time,
@@ -66,6 +67,7 @@ class AwsSim(DescribeMixin, InstancesMixin, StsImdsMixin, SqsEventsMixin, Pricin
         self.dns_suffix = 'ec2.internal' if region == 'us-east-1' else '%s.compute.internal' % region
         self.start_time = clock()
         self._seed()
+        self._seed_iam()
         self.reset_faults()
         self.calls = []
         self._call_seq = 0
@@ -175,6 +177,7 @@ class AwsSim(DescribeMixin, InstancesMixin, StsImdsMixin, SqsEventsMixin, Pricin
         if i.get('public_ip'):
             d['PublicIpAddress'] = i['public_ip']
         d['NetworkInterfaces'] = i.get('nis') or []
+        d['IamInstanceProfile'] = i.get('profile')
         return d
 
     # -- HTTP entry point ---------------------------------------------------
@@ -206,6 +209,8 @@ class AwsSim(DescribeMixin, InstancesMixin, StsImdsMixin, SqsEventsMixin, Pricin
                     params[k] = v
             if params.get('Action') in STS_ACTIONS:
                 return self._sts(method, raw_path, raw_query, headers, body, params)
+            if params.get('Action') in IAM_ACTIONS:
+                return self._iam(method, raw_path, raw_query, headers, body, params)
             return self._ec2(method, raw_path, raw_query, headers, body, params)
         except Exception as e:  # never let a simulator bug look like a hang
             import traceback

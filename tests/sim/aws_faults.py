@@ -37,6 +37,12 @@ class FaultsMixin:
             if sub == 'tags':
                 with self.lock:
                     return 200, {'tags': {i['id']: dict(i['tags']) for i in self.instances_by_id.values()}}
+            if sub == 'instance-profiles':
+                with self.lock:
+                    return 200, {'instanceProfiles': [
+                        {'InstanceProfileName': p['name'], 'Path': p['path'], 'Arn': p['arn'],
+                         'Roles': list(p['roles']), 'Tags': dict(p['tags'])}
+                        for p in self.instance_profiles.values()]}
             if sub == 'launch-templates':
                 with self.lock:
                     return 200, {'launchTemplates': [

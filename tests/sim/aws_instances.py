@@ -204,6 +204,10 @@ class InstancesMixin:
     def _launch(self, itype, zone, subnet, image, user_data, sgs, tags, spot, lt=None,
                 fleet=None, root_gb=None, metadata=None, profile=None, nis=None):
         """Create one instance in 'pending' (caller holds the lock)."""
+        if profile and profile not in self.instance_profiles:
+            raise Ec2Error('InvalidParameterValue', 'Value (%s) for parameter iamInstanceProfile.name '
+                                                    'is invalid. Invalid IAM Instance Profile name'
+                           % profile)
         public = self._public_ip(itype, nis)
         ip = self._alloc_ip(subnet)
         iid = new_id('i')

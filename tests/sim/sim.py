@@ -301,6 +301,7 @@ def main(argv=None):
     if aws_url:
         env += ['export AWS_ENDPOINT_URL_EC2=%s' % aws_url, 'export AWS_ENDPOINT_URL_SQS=%s' % aws_url,
                 'export AWS_ENDPOINT_URL_STS=%s' % aws_url, 'export AWS_ENDPOINT_URL_PRICING=%s' % aws_url,
+                'export AWS_ENDPOINT_URL_IAM=%s' % aws_url,
                 'export AWS_EC2_METADATA_SERVICE_ENDPOINT=%s' % aws_url]
     write(os.path.join(out, 'env'), '\n'.join(env) + '\n')
     q = lambda s: json.dumps(s)
@@ -330,6 +331,7 @@ def main(argv=None):
         '    sts: %s' % q(aws_url),
         '    imds: %s' % q(aws_url),
         '    pricing: %s' % q(aws_url),
+        '    iam: %s' % q(aws_url),
         '']))
     write(os.path.join(out, 'ports.json'), json.dumps({
         'kube': kube_port, 'aws': aws_port, 'control': control_port, 'webhook': wh_port,

@@ -101,6 +101,7 @@ class Sim(unittest.TestCase):
                   'AWS_ENDPOINT_URL_EC2': self.srv.url,
                   'AWS_ENDPOINT_URL_STS': self.srv.url,
                   'AWS_ENDPOINT_URL_PRICING': self.srv.url,
+                  'AWS_ENDPOINT_URL_IAM': self.srv.url,
                   'AWS_EC2_METADATA_SERVICE_ENDPOINT': self.srv.url})
         if source == 'env':
             e['AWS_ACCESS_KEY_ID'] = self.sim.access_key
