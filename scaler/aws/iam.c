@@ -16,9 +16,9 @@ nw_rc_t nw_iam_new(const nw_awscfg_t *cfg, nw_creds_t *creds, const nw_clock_t *
                    nw_ec2_t **out, nw_err_t *err)
 {
     int cn = strncmp(cfg->region, "cn-", 3) == 0;
-    const char *url = cfg->iam[0]   ? cfg->iam
-                      : cn          ? "https://iam.cn-north-1.amazonaws.com.cn"
-                                    : "https://iam.amazonaws.com";
+    const char *url = cfg->iam[0] ? cfg->iam
+                      : cn        ? "https://iam.cn-north-1.amazonaws.com.cn"
+                                  : "https://iam.amazonaws.com";
     return nw_ec2_new_service(cfg, creds, clock, url, "iam", cn ? "cn-north-1" : "us-east-1", out,
                               err);
 }
@@ -158,11 +158,11 @@ static nw_rc_t create(nw_ec2_t *iam, const char *region, const char *cluster, co
     /* spec.tags, then ours (which win) */
     char ck[192];
     snprintf(ck, sizeof ck, "kubernetes.io/cluster/%s", cluster);
-    const char *ours[][2] = {{ck, "owned"},
-                             {"eks:eks-cluster-name", cluster},
-                             {"karpenter.k8s.aws/ec2nodeclass",
-                              nw_json_str(nw_json_get(nc, "metadata"), "name")},
-                             {"topology.kubernetes.io/region", region}};
+    const char *ours[][2] = {
+        {ck, "owned"},
+        {"eks:eks-cluster-name", cluster},
+        {"karpenter.k8s.aws/ec2nodeclass", nw_json_str(nw_json_get(nc, "metadata"), "name")},
+        {"topology.kubernetes.io/region", region}};
     int nt = 0;
     const cJSON *t;
     cJSON_ArrayForEach(t, nw_json_get(nw_json_get(nc, "spec"), "tags"))
@@ -201,7 +201,8 @@ nw_rc_t nw_iam_ensure_profile(nw_ec2_t *iam, const char *region, const char *clu
         return NW_OK;
     }
     if (!role || !*role)
-        return nw_err_set(err, NW_EINVAL, "spec.role", "neither spec.role nor spec.instanceProfile");
+        return nw_err_set(err, NW_EINVAL, "spec.role",
+                          "neither spec.role nor spec.instanceProfile");
     if (!iam)
         return nw_err_set(err, NW_EINVAL, "spec.role", "no IAM client to make a profile for %s",
                           role);
@@ -243,10 +244,10 @@ nw_rc_t nw_iam_ensure_profile(nw_ec2_t *iam, const char *region, const char *clu
         nw_err_t ignore = {0};
         nw_ec2_error_t ae2 = {0};
         (void)nw_iam_delete_profile(iam, name, &ae2, &ignore);
-        return rc == NW_ENOTFOUND ? nw_err_set(err, NW_EAWS, "spec.role",
-                                               "AddRoleToInstanceProfile: %s: %s", ae.code,
-                                               ae.message)
-                                  : rc;
+        return rc == NW_ENOTFOUND
+                   ? nw_err_set(err, NW_EAWS, "spec.role", "AddRoleToInstanceProfile: %s: %s",
+                                ae.code, ae.message)
+                   : rc;
     }
     nw_log_info(COMP, "instance profile created", NW_LS("name", name), NW_LS("role", want),
                 NW_LS("path", path));
@@ -264,8 +265,8 @@ nw_rc_t nw_iam_delete_profiles(nw_ec2_t *iam, const char *region, const char *cl
     int n = 0;
     nw_rc_t rc = nw_iam_list_profiles(iam, path, &l, &ae, err);
     for (size_t i = 0; rc == NW_OK && i < l.n; i++)
-        if (strcmp(l.v[i].path, path) == 0 && (rc = nw_iam_delete_profile(iam, l.v[i].name, &ae,
-                                                                         err)) == NW_OK)
+        if (strcmp(l.v[i].path, path) == 0 &&
+            (rc = nw_iam_delete_profile(iam, l.v[i].name, &ae, err)) == NW_OK)
             n++;
     nw_iam_profiles_free(&l);
     if (deleted)
