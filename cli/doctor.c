@@ -128,7 +128,7 @@ out:
 
 typedef struct {
     const char *group, *resource, *sub, *verbs; /* verbs space-separated */
-    int lease_ns;                               /* check in the Lease namespace */
+    int lease_ns; /* 1: check in the Lease namespace; 2: in kube-system (bootstrap tokens) */
 } perm_t;
 
 /* Every verb the scaler uses (docs/rbac.md says which code needs each); the chart's
@@ -150,6 +150,7 @@ static const perm_t perms[] = {
     {"policy", "poddisruptionbudgets", NULL, "get list watch", 0},
     {"apps", "daemonsets", NULL, "get list watch", 0},
     {"coordination.k8s.io", "leases", NULL, "get create update", 1},
+    {"", "secrets", NULL, "create delete", 2},
 };
 
 static nw_rc_t ssar(nw_kube_client_t *c, const char *group, const char *resource, const char *sub,
@@ -209,12 +210,13 @@ static void check_rbac(nw_kube_client_t *c, const char *lease_ns, nw_kube_report
             char reason[256] = "";
             nw_err_t err = {0};
             char what[160];
-            snprintf(what, sizeof what, "%s %s%s%s%s%s%s", v, p->group[0] ? p->group : "core", "/",
-                     p->resource, p->sub ? "/" : "", p->sub ? p->sub : "",
-                     p->lease_ns ? " (namespace)" : "");
+            const char *ns = p->lease_ns == 2 ? "kube-system" : p->lease_ns ? lease_ns : NULL;
+            snprintf(what, sizeof what, "%s %s%s%s%s%s%s%s%s", v, p->group[0] ? p->group : "core",
+                     "/", p->resource, p->sub ? "/" : "", p->sub ? p->sub : "", ns ? " (" : "",
+                     ns ? ns : "", ns ? ")" : "");
             total++;
-            nw_rc_t rc = ssar(c, p->group, p->resource, p->sub, v, p->lease_ns ? lease_ns : NULL,
-                              &allowed, reason, sizeof reason, &err);
+            nw_rc_t rc = ssar(c, p->group, p->resource, p->sub, v, ns, &allowed, reason,
+                              sizeof reason, &err);
             if (rc == NW_ENOTFOUND) {
                 nw_kube_report_add(
                     rep, NW_CHECK_WARN, "rbac", "permissions",
@@ -235,10 +237,10 @@ static void check_rbac(nw_kube_client_t *c, const char *lease_ns, nw_kube_report
                 char fix[512];
                 snprintf(fix, sizeof fix,
                          "grant verb \"%s\" on resource \"%s%s%s\" (apiGroup \"%s\")%s%s to "
-                         "nodewarden's identity, e.g. in the nodewarden ClusterRole from the Helm "
-                         "chart",
+                         "nodewarden's identity, e.g. in the nodewarden %s from the Helm chart",
                          v, p->resource, p->sub ? "/" : "", p->sub ? p->sub : "", p->group,
-                         p->lease_ns ? " in namespace " : "", p->lease_ns ? lease_ns : "");
+                         ns ? " in namespace " : "", ns ? ns : "",
+                         ns ? "Role of that namespace" : "ClusterRole");
                 nw_kube_report_add(rep, NW_CHECK_FAIL, "rbac", what, fix, "denied%s%s",
                                    reason[0] ? ": " : "", reason);
             }

@@ -217,7 +217,8 @@ nw_rc_t nw_scaler_start(const nw_scaler_opts_t *o, nw_scaler_t **out, nw_err_t *
     char lease_id[300] = "";
     if (o->identity && *o->identity)
         snprintf(lease_id, sizeof lease_id, "%s_%ld", o->identity, (long)getpid());
-    nw_claims_opts_t kopts = {(int)o->launch_concurrency, wake_reconcile, c};
+    nw_claims_opts_t kopts = {(int)o->launch_concurrency, wake_reconcile, c,
+                              o->registration_timeout_ns};
     s->claims = nw_claims_new(c, &s->mem, &kopts);
     s->prov = nw_prov_new(c, s->claims, &s->mem, &popts);
     s->life = nw_life_new(c, &lopts);

@@ -240,6 +240,7 @@ static nw_rc_t launch(nw_cloud_t *c, const nw_cloud_launch_req_t *cr, nw_cloud_l
         .min_values = cr->min_values,
         .client_token = cr->client_token,
         .claim = cr->claim,
+        .bootstrap_token = cr->bootstrap_token,
     };
     nw_launch_result_t res;
     nw_ec2_error_t ae;

@@ -70,6 +70,8 @@ struct nw_launch_plan {
     nw_rc_t fleet_rc;
     nw_err_t fleet_err;
     char nodeclaim[256], nodepool[256];
+    int kubeadm;              /* the templates carry this NodeClaim's token */
+    char lt_ids[MAX_LTS][64]; /* their ids (kubeadm: deleted after the launch) */
 };
 
 nw_launcher_t *nw_launcher_new(nw_ec2_t *ec2, const nw_catalog_t *catalog, nw_ice_t *ice,
@@ -216,6 +218,19 @@ static int generated(nw_ami_family_t f)
     return f == NW_AMI_AL2 || f == NW_AMI_AL2023 || f == NW_AMI_BOTTLEROCKET;
 }
 
+/* nodewarden's kubeadm bootstrap: a token, and a family nodewarden does not generate for */
+static int kubeadm(const nw_launch_req_t *r)
+{
+    return r->bootstrap_token && *r->bootstrap_token &&
+           !generated(nw_kubelet_ami_family(r->nodeclass));
+}
+
+/* nodewarden writes the kubelet's settings (max pods) into the userData */
+static int renders_kubelet(const nw_launch_req_t *r)
+{
+    return generated(nw_kubelet_ami_family(r->nodeclass)) || kubeadm(r);
+}
+
 static int taint_listed(const nw_ud_taint_t *t, int n, const char *key, const char *value,
                         const char *effect)
 {
@@ -237,7 +252,9 @@ nw_rc_t nw_launcher_userdata(nw_launcher_t *l, const nw_launch_req_t *r, const c
     memset(&o, 0, sizeof o);
     o.family = nw_kubelet_ami_family(r->nodeclass);
     o.custom = gets(spec, "userData");
-    if (!generated(o.family)) {
+    if (kubeadm(r))
+        o.kubeadm_token = r->bootstrap_token;
+    else if (!generated(o.family)) {
         *out = NULL;
         if (o.custom && *o.custom && !(*out = strdup(o.custom)))
             return nw_err_set(err, NW_ENOMEM, "userData", "out of memory");
@@ -294,7 +311,7 @@ nw_rc_t nw_launcher_userdata(nw_launcher_t *l, const nw_launch_req_t *r, const c
 /* the max pods a type gets under the request's class (0 when the bootstrap is the user's) */
 static int64_t type_pods(const nw_launcher_t *l, const nw_launch_req_t *r, const nw_itype_t *t)
 {
-    if (!generated(nw_kubelet_ami_family(r->nodeclass)))
+    if (!renders_kubelet(r))
         return 0;
     nw_overhead_opts_t o = l->overhead;
     nw_err_t e = {0};
@@ -332,8 +349,8 @@ static void template_name(nw_launcher_t *l, const nw_launch_req_t *r, const char
         nw_json_push(k, nw_json_new_string(r->resolved->sgs[i].id));
     if (efa > 0)
         nw_json_push(k, nw_json_new_number(efa));
-    /* a generated bootstrap: its text (labels, taints, max pods, cluster) */
-    if (generated(nw_kubelet_ami_family(r->nodeclass)))
+    /* a generated bootstrap: its text (labels, taints, max pods, cluster; kubeadm: token) */
+    if (renders_kubelet(r))
         nw_json_push(k, nw_json_new_string(userdata ? userdata : ""));
     char *s = nw_json_print(k);
     cJSON_Delete(k);
@@ -603,6 +620,16 @@ static void lt_remember(nw_launcher_t *l, const char *name, const char *id)
 static void lt_forget(nw_launcher_t *l, const char *name)
 {
     l->lt_gen++;
+    for (int i = 0; i < l->nlts; i++)
+        if (strcmp(l->lts[i].name, name) == 0) {
+            l->lts[i] = l->lts[--l->nlts];
+            return;
+        }
+}
+
+/* forget a template that was deleted on purpose (lt_forget: one deleted behind our back) */
+static void lt_drop(nw_launcher_t *l, const char *name)
+{
     for (int i = 0; i < l->nlts; i++)
         if (strcmp(l->lts[i].name, name) == 0) {
             l->lts[i] = l->lts[--l->nlts];
@@ -970,10 +997,14 @@ nw_rc_t nw_launcher_plan(nw_launcher_t *l, const nw_launch_req_t *r, int attempt
             c[j++] = c[i]; /* past MAX_LTS groups, the dearer types are left out */
     }
     pl->n = j;
-    for (int a = 0; a < pl->namis; a++)
+    pl->kubeadm = kubeadm(r);
+    for (int a = 0; a < pl->namis; a++) {
         if ((rc = ensure_lt(l, r, pl->amis[a], ct, pl->pods[a], pl->efa[a], pl->names[a],
                             sizeof pl->names[a], ae, err)) != NW_OK)
             goto fail;
+        const char *id = lt_cached(l, pl->names[a]);
+        snprintf(pl->lt_ids[a], sizeof pl->lt_ids[a], "%s", id ? id : "");
+    }
     if ((rc = nw_ec2_params_init(&pl->p, "CreateFleet")) == NW_OK)
         rc = fleet_params(l, r, pl);
     pl->have_params = 1;
@@ -992,6 +1023,17 @@ nw_rc_t nw_launcher_fleet(nw_launcher_t *l, nw_launch_plan_t *pl, nw_ec2_error_t
 {
     memset(&pl->fleet_err, 0, sizeof pl->fleet_err);
     pl->fleet_rc = nw_ec2_create_fleet(l->ec2, &pl->p, &pl->fr, ae, &pl->fleet_err);
+    /* a kubeadm bootstrap's templates hold this NodeClaim's token: used up once launched */
+    for (int a = 0; pl->kubeadm && pl->fleet_rc == NW_OK && pl->fr.ninst > 0 && a < pl->namis;
+         a++) {
+        nw_ec2_error_t dae = {0};
+        nw_err_t de = {0};
+        if (!pl->lt_ids[a][0])
+            continue;
+        if (nw_ec2_delete_launch_template(l->ec2, pl->lt_ids[a], &dae, &de) != NW_OK)
+            nw_log_warn(COMP, "cannot delete the bootstrap's launch template",
+                        NW_LS("id", pl->lt_ids[a]), NW_LS("error", de.msg));
+    }
     return pl->fleet_rc;
 }
 
@@ -1053,6 +1095,8 @@ nw_rc_t nw_launcher_settle(nw_launcher_t *l, nw_launch_plan_t *pl, nw_launch_res
         return nw_err_set(err, NW_EAWS, "CreateFleet", "CreateFleet launched nothing: %s: %s%s",
                           ae->code, ae->message, all_ice ? " (insufficient capacity)" : "");
     }
+    for (int a = 0; pl->kubeadm && a < pl->namis; a++)
+        lt_drop(l, pl->names[a]);
     const nw_ec2_fleet_instance_t *fi = &fr->inst[0];
     snprintf(out->instance_id, sizeof out->instance_id, "%s", fi->instance_id);
     snprintf(out->type, sizeof out->type, "%s", fi->type);

@@ -17,7 +17,9 @@
  * by name, else created): ImageId, UserData (Custom and Windows: spec.userData passed through
  * unchanged; AL2, AL2023, Bottlerocket: the bootstrap scaler/aws/userdata.h renders with the
  *     class's kubelet settings, the NodeClaim's labels and taints and the user's part
- *     merged; base64-encoded),
+ *     merged; with req.bootstrap_token on a family nodewarden does not generate for, the
+ *     kubeadm join userdata.h renders, grouped by max pods as the generated ones are;
+ *     base64-encoded),
  *     IamInstanceProfile.Name (spec.instanceProfile, or spec.role used as the
  *     instance-profile name), NetworkInterfaces (the spec's networkInterfaces, else one
  *     EFA interface per card when the claim asks for vpc.amazonaws.com/efa, else the
@@ -32,8 +34,10 @@
  *     instance, volume and fleet.
  * Per-override ICE errors mark the ICE cache; when no instance comes back and
  * every error is capacity-class the result is NW_EAWS with class
- * NW_EC2_CAPACITY. A missing template (deleted behind our back) is recreated
- * and the fleet retried once.
+ * NW_EC2_CAPACITY. A kubeadm bootstrap's templates carry the NodeClaim's token, so they
+ * serve that one launch: nw_launcher_fleet deletes them once CreateFleet has launched the
+ * instance (the instance keeps its userData). A missing template (deleted behind our back) is
+ * recreated and the fleet retried once.
  *
  * Tags: spec.tags, then kubernetes.io/cluster/<cluster>=owned,
  * karpenter.sh/nodepool, karpenter.k8s.aws/ec2nodeclass,
@@ -90,6 +94,7 @@ typedef struct {
     int min_values;           /* the requirements carry minValues: keep exotic types */
     const char *client_token; /* CreateFleet's ClientToken; NULL/"": none */
     const cJSON *claim; /* the NodeClaim (labels, taints for a generated bootstrap); NULL ok */
+    const char *bootstrap_token; /* kubeadm token for nodewarden's bootstrap; NULL/"": none */
 } nw_launch_req_t;
 
 /* What a generated bootstrap needs from the settings (scaler/aws/userdata.h). */

@@ -2,6 +2,11 @@
 #include "scaler/aws/userdata.h"
 
 #include <ctype.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/sha.h>
+#include <openssl/x509.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -553,6 +558,26 @@ static cJSON *taints_json(const nw_ud_opts_t *o)
     return a;
 }
 
+/* spec.kubelet as KubeletConfiguration fields: durations as Go's Duration.String
+ * (metav1.Duration), maxPods always (the launch's types' value without kubelet.maxPods) */
+static cJSON *kubelet_config(const nw_ud_opts_t *o)
+{
+    cJSON *cfg = cJSON_IsObject(o->kubelet) ? nw_json_dup(o->kubelet) : nw_json_new_object();
+    cJSON *g = cJSON_GetObjectItemCaseSensitive(cfg, "evictionSoftGracePeriod"), *e;
+    cJSON_ArrayForEach(e, g)
+    {
+        if (cJSON_IsString(e)) {
+            char d[64];
+            go_duration(e->valuestring, d, sizeof d);
+            cJSON_SetValuestring(e, d);
+        }
+    }
+    if (!cJSON_IsNumber(nw_json_get(cfg, "maxPods")))
+        nw_json_add_number(cfg, "maxPods", (double)o->max_pods);
+    cJSON_DeleteItemFromObjectCaseSensitive(cfg, "registerWithTaints");
+    return cfg;
+}
+
 static nw_rc_t render_al2023(const nw_ud_opts_t *o, const nw_ud_label_t *l, int nl, out_t *w,
                              nw_err_t *err)
 {
@@ -580,20 +605,7 @@ static nw_rc_t render_al2023(const nw_ud_opts_t *o, const nw_ud_label_t *l, int 
         nw_json_add_string(nw_json_add_object(nw_json_add_object(spec, "instance"), "localStorage"),
                            "strategy", "RAID0");
     cJSON *kub = nw_json_add_object(spec, "kubelet");
-    cJSON *cfg = cJSON_IsObject(o->kubelet) ? nw_json_dup(o->kubelet) : nw_json_new_object();
-    /* metav1.Duration marshals as Go's Duration.String */
-    cJSON *g = cJSON_GetObjectItemCaseSensitive(cfg, "evictionSoftGracePeriod"), *e;
-    cJSON_ArrayForEach(e, g)
-    {
-        if (cJSON_IsString(e)) {
-            char d[64];
-            go_duration(e->valuestring, d, sizeof d);
-            cJSON_SetValuestring(e, d);
-        }
-    }
-    if (!cJSON_IsNumber(nw_json_get(cfg, "maxPods")))
-        nw_json_add_number(cfg, "maxPods", (double)o->max_pods);
-    cJSON_DeleteItemFromObjectCaseSensitive(cfg, "registerWithTaints");
+    cJSON *cfg = kubelet_config(o);
     nw_json_add_item(cfg, "registerWithTaints", taints_json(o));
     nw_json_add_item(kub, "config", cfg);
     if (nl) {
@@ -1046,12 +1058,185 @@ static nw_rc_t render_bottlerocket(const nw_ud_opts_t *o, const nw_ud_label_t *l
     return rc;
 }
 
+/* ---- kubeadm: nodewarden's own bootstrap ---- */
+
+nw_rc_t nw_userdata_ca_pin(const char *ca, char *out, size_t len, nw_err_t *err)
+{
+    if (len)
+        *out = 0;
+    if (!ca || !*ca)
+        return nw_err_set(err, NW_EINVAL, "settings.clusterCABundle",
+                          "settings.clusterCABundle is empty: kubeadm join pins the cluster CA "
+                          "by its public key's hash");
+    /* base64 of PEM (Karpenter's form), or the PEM itself */
+    unsigned char *pem = NULL;
+    int pl = 0;
+    if (strstr(ca, "-----BEGIN")) {
+        pem = (unsigned char *)strdup(ca);
+        pl = pem ? (int)strlen(ca) : 0;
+    } else {
+        char *clean = malloc(strlen(ca) + 1);
+        size_t n = 0;
+        for (const char *p = ca; clean && *p; p++)
+            if (!isspace((unsigned char)*p))
+                clean[n++] = *p;
+        if (clean && n % 4 == 0 && n > 0) {
+            pem = malloc(n / 4 * 3 + 1);
+            pl = pem ? EVP_DecodeBlock(pem, (unsigned char *)clean, (int)n) : -1;
+            if (pl < 0) {
+                free(pem);
+                pem = NULL;
+            }
+        }
+        free(clean);
+    }
+    X509 *x = NULL;
+    if (pem && pl > 0) {
+        BIO *b = BIO_new_mem_buf(pem, pl);
+        x = b ? PEM_read_bio_X509(b, NULL, NULL, NULL) : NULL;
+        BIO_free(b);
+    }
+    free(pem);
+    ERR_clear_error();
+    if (!x)
+        return nw_err_set(err, NW_EINVAL, "settings.clusterCABundle",
+                          "settings.clusterCABundle holds no PEM certificate (base64 of the "
+                          "cluster CA's ca.crt)");
+    unsigned char *der = NULL;
+    int dl = i2d_X509_PUBKEY(X509_get_X509_PUBKEY(x), &der);
+    X509_free(x);
+    if (dl <= 0)
+        return nw_err_set(err, NW_EINVAL, "settings.clusterCABundle",
+                          "cannot encode the CA certificate's public key");
+    unsigned char md[SHA256_DIGEST_LENGTH];
+    SHA256(der, (size_t)dl, md);
+    OPENSSL_free(der);
+    if (len < 7 + 2 * SHA256_DIGEST_LENGTH + 1)
+        return nw_err_set(err, NW_EINVAL, "settings.clusterCABundle", "pin buffer too small");
+    memcpy(out, "sha256:", 7);
+    for (int i = 0; i < SHA256_DIGEST_LENGTH; i++)
+        snprintf(out + 7 + 2 * i, 3, "%02x", md[i]);
+    return NW_OK;
+}
+
+/* host:port of an endpoint URL ("https://10.0.0.10:6443/" -> "10.0.0.10:6443"; no port:
+ * the scheme's) */
+static void endpoint_hostport(const char *url, char *out, size_t n)
+{
+    const char *p = strstr(url, "://");
+    int http = strncmp(url, "http://", 7) == 0;
+    p = p ? p + 3 : url;
+    size_t l = strcspn(p, "/?#");
+    const char *close = memchr(p, ']', l);
+    const char *colon = NULL;
+    for (const char *q = close ? close : p; q < p + l; q++)
+        if (*q == ':')
+            colon = q;
+    if (colon)
+        snprintf(out, n, "%.*s", (int)l, p);
+    else
+        snprintf(out, n, "%.*s:%s", (int)l, p, http ? "80" : "443");
+}
+
+#define KUBEADM_DIR "/etc/kubernetes/nodewarden"
+
+static nw_rc_t render_kubeadm(const nw_ud_opts_t *o, const nw_ud_label_t *l, int nl, out_t *w,
+                              nw_err_t *err)
+{
+    char pin[80];
+    nw_rc_t rc = nw_userdata_ca_pin(o->ca_bundle, pin, sizeof pin, err);
+    if (rc != NW_OK)
+        return rc;
+    for (const char *p = o->kubeadm_token; *p; p++)
+        if (!(islower((unsigned char)*p) || isdigit((unsigned char)*p) || *p == '.'))
+            return nw_err_set(err, NW_EINVAL, "bootstrap token", "not a kubeadm token");
+    parts_t parts = {0};
+    rc = custom_parts(o->custom, 0, &parts, err);
+    if (rc != NW_OK) {
+        parts_free(&parts);
+        return rc;
+    }
+    cJSON *cfg = kubelet_config(o);
+    cJSON_DeleteItemFromObjectCaseSensitive(cfg, "providerID");
+    char *patch = NULL;
+    size_t pl = 0;
+    rc = nw_yaml_emit(cfg, &patch, &pl, err);
+    cJSON_Delete(cfg);
+    if (rc != NW_OK) {
+        parts_free(&parts);
+        return rc;
+    }
+    char ep[512];
+    endpoint_hostport(o->endpoint, ep, sizeof ep);
+    out_t s = {{0}, NW_OK};
+    nw_buf_init(&s.b, UD_MAX);
+    put(&s, "#!/bin/bash\n"
+            "# nodewarden's kubeadm bootstrap (EC2NodeClass annotation nodewarden.io/bootstrap: "
+            "kubeadm).\n"
+            "# The token was minted for this node alone: it expires with the registration "
+            "timeout and\n"
+            "# nodewarden deletes it once the node has registered.\n"
+            "set -euo pipefail\n"
+            "trap 'rm -f " KUBEADM_DIR "/join.yaml' EXIT\n"
+            "IMDS=http://169.254.169.254/latest\n"
+            "T=$(curl -sSf -X PUT \"$IMDS/api/token\" -H "
+            "'X-aws-ec2-metadata-token-ttl-seconds: 300')\n"
+            "ZONE=$(curl -sSf -H \"X-aws-ec2-metadata-token: $T\" "
+            "\"$IMDS/meta-data/placement/availability-zone\")\n"
+            "INSTANCE_ID=$(curl -sSf -H \"X-aws-ec2-metadata-token: $T\" "
+            "\"$IMDS/meta-data/instance-id\")\n"
+            "install -d -m 0700 " KUBEADM_DIR "/patches\n"
+            "umask 077\n"
+            "cat > " KUBEADM_DIR "/patches/kubeletconfiguration+merge.yaml <<'NWEOF'\n");
+    put(&s, "%s%sNWEOF\n", patch, pl && patch[pl - 1] == '\n' ? "" : "\n");
+    put(&s,
+        "cat > " KUBEADM_DIR "/join.yaml <<NWEOF\n"
+        "apiVersion: kubeadm.k8s.io/v1beta3\n"
+        "kind: JoinConfiguration\n"
+        "discovery:\n"
+        "  bootstrapToken:\n"
+        "    apiServerEndpoint: \"%s\"\n"
+        "    token: \"%s\"\n"
+        "    caCertHashes:\n"
+        "      - \"%s\"\n"
+        "nodeRegistration:\n"
+        "  kubeletExtraArgs:\n"
+        "    provider-id: \"aws:///${ZONE}/${INSTANCE_ID}\"\n",
+        ep, o->kubeadm_token, pin);
+    if (nl) {
+        put(&s, "    node-labels: \"");
+        for (int i = 0; i < nl; i++)
+            put(&s, "%s%s=%s", i ? "," : "", l[i].key, l[i].value);
+        put(&s, "\"\n");
+    }
+    put(&s, "  taints:%s\n", o->ntaints ? "" : " []");
+    for (int i = 0; i < o->ntaints; i++) {
+        put(&s, "    - key: \"%s\"\n", o->taints[i].key);
+        if (o->taints[i].value && *o->taints[i].value)
+            put(&s, "      value: \"%s\"\n", o->taints[i].value);
+        put(&s, "      effect: \"%s\"\n", o->taints[i].effect);
+    }
+    put(&s, "patches:\n"
+            "  directory: " KUBEADM_DIR "/patches\n"
+            "NWEOF\n"
+            "kubeadm join --config " KUBEADM_DIR "/join.yaml\n");
+    free(patch);
+    if (s.rc == NW_OK)
+        s.rc = parts_add_typed(&parts, CT_SHELL, nw_buf_str(&s.b));
+    rc = s.rc;
+    nw_buf_cleanup(&s.b);
+    if (rc == NW_OK)
+        mime_write(w, &parts);
+    parts_free(&parts);
+    return rc == NW_OK ? NW_OK : nw_err_set(err, rc, "spec.userData", "userData too large");
+}
+
 /* ---- entry ---- */
 
 nw_rc_t nw_userdata_render(const nw_ud_opts_t *o, char **out, nw_err_t *err)
 {
     *out = NULL;
-    if (o->family == NW_AMI_CUSTOM || o->family == NW_AMI_WINDOWS) {
+    if (!o->kubeadm_token && (o->family == NW_AMI_CUSTOM || o->family == NW_AMI_WINDOWS)) {
         if (o->custom && *o->custom && !(*out = strdup(o->custom)))
             return nw_err_set(err, NW_ENOMEM, "spec.userData", "out of memory");
         return NW_OK;
@@ -1060,16 +1245,18 @@ nw_rc_t nw_userdata_render(const nw_ud_opts_t *o, char **out, nw_err_t *err)
         return nw_err_set(err, NW_EINVAL, "settings.clusterEndpoint",
                           "settings.clusterEndpoint is empty: the %s bootstrap needs the API "
                           "server's URL",
-                          o->family == NW_AMI_BOTTLEROCKET ? "Bottlerocket"
-                          : o->family == NW_AMI_AL2        ? "AL2"
-                                                           : "AL2023");
+                          o->kubeadm_token                   ? "kubeadm"
+                          : o->family == NW_AMI_BOTTLEROCKET ? "Bottlerocket"
+                          : o->family == NW_AMI_AL2          ? "AL2"
+                                                             : "AL2023");
     int nl = 0;
     nw_ud_label_t *l = kubelet_labels(o, &nl);
     if (!l)
         return nw_err_set(err, NW_ENOMEM, "spec.userData", "out of memory");
     out_t w = {{0}, NW_OK};
     nw_buf_init(&w.b, UD_MAX);
-    nw_rc_t rc = o->family == NW_AMI_AL2      ? render_al2(o, l, nl, &w, err)
+    nw_rc_t rc = o->kubeadm_token             ? render_kubeadm(o, l, nl, &w, err)
+                 : o->family == NW_AMI_AL2    ? render_al2(o, l, nl, &w, err)
                  : o->family == NW_AMI_AL2023 ? render_al2023(o, l, nl, &w, err)
                                               : render_bottlerocket(o, l, nl, &w, err);
     free(l);

@@ -20,6 +20,15 @@
  *    eviction maps, ...); the TOML read is tables and one-line `key = value` pairs.
  * Map-valued flags are written in key order (Karpenter writes Go's map order).
  *
+ * With o->kubeadm_token set (nodewarden's own bootstrap, docs/node-bootstrap.md): MIME
+ * multipart, the user's parts first, then a shell script that reads the zone and instance
+ * id from IMDSv2, writes a kubeadm JoinConfiguration (kubeadm.k8s.io/v1beta3:
+ * discovery.bootstrapToken with the API server's host:port, the token and the CA's
+ * "sha256:<hash>" pin; nodeRegistration.kubeletExtraArgs provider-id and node-labels,
+ * nodeRegistration.taints; patches.directory) and a kubeletconfiguration+merge.yaml patch
+ * (the class's spec.kubelet as KubeletConfiguration fields, maxPods always), runs
+ * `kubeadm join --config` and removes the files holding the token.
+ *
  * Pure: no I/O. Ownership: *out is malloc'd. Thread: any.
  */
 #ifndef NW_SCALER_AWS_USERDATA_H
@@ -53,6 +62,10 @@ typedef struct {
     int ntaints;
     const char *custom; /* spec.userData, NULL = none */
     int raid0;          /* spec.instanceStorePolicy RAID0 */
+    /* the kubeadm bootstrap (EC2NodeClass annotation nodewarden.io/bootstrap: kubeadm, any
+     * family nodewarden does not generate for): the token "<id>.<secret>" minted for this
+     * NodeClaim; NULL = none */
+    const char *kubeadm_token;
 } nw_ud_opts_t;
 
 /** Render the userData (plain text; the caller base64-encodes it). Custom and Windows:
@@ -62,6 +75,12 @@ typedef struct {
  * the family needs them and they are empty, "spec.kubelet..." for a value of the wrong
  * type. */
 nw_rc_t nw_userdata_render(const nw_ud_opts_t *o, char **out, nw_err_t *err);
+
+/** The kubeadm discovery pin of a CA bundle (base64 of PEM, settings.clusterCABundle):
+ * "sha256:" + hex SHA-256 of the first certificate's DER SubjectPublicKeyInfo (kubeadm's
+ * pubkeypin.Hash), into out (>= 72 bytes). NW_EINVAL naming settings.clusterCABundle when
+ * it is empty or holds no certificate. */
+nw_rc_t nw_userdata_ca_pin(const char *ca_bundle_b64, char *out, size_t len, nw_err_t *err);
 
 /** 1 when a label may not be set by a kubelet (its domain is or ends in kubernetes.io,
  * k8s.io or node-restriction.kubernetes.io: Karpenter's RejectForbiddenLabels). */

@@ -155,6 +155,9 @@ typedef struct {
     int min_values;           /* the requirements carry minValues: keep exotic types */
     const char *client_token; /* idempotency token (<= NW_CLOUD_TOKEN_MAX chars); NULL/"": none */
     const cJSON *claim; /* the NodeClaim: its labels and taints go into a generated bootstrap */
+    /* the kubeadm bootstrap token "<id>.<secret>" minted for this NodeClaim (a class with
+     * nodewarden.io/bootstrap: kubeadm, scaler/controllers/bootstrap.h); NULL/"": none */
+    const char *bootstrap_token;
 } nw_cloud_launch_req_t;
 
 typedef struct {

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "scaler/controllers/bootstrap.h"
 #include "scaler/controllers/lifecycle.h"
 
 #define NODECLASS_EVERY_NS (30 * NW_NS_PER_SEC)
@@ -18,7 +19,11 @@ struct nw_life {
     nw_ctl_deps_t *deps;
     nw_life_opts_t o;
     int64_t next_nodeclass_mono; /* the next EC2NodeClass status refresh */
-    _Atomic uint64_t registered, initialized, reg_timeouts;
+    _Atomic uint64_t registered, initialized, reg_timeouts, tokens_deleted;
+    /* uids of NodeClaims whose bootstrap token this process deleted (sorted after a tick;
+     * pruned to the NodeClaims that still exist) */
+    char **boot_done;
+    size_t nboot_done, cap_boot_done, nboot_sorted; /* [0, nboot_sorted) sorted */
 };
 
 nw_life_t *nw_life_new(nw_ctl_deps_t *deps, const nw_life_opts_t *o)
@@ -34,6 +39,11 @@ nw_life_t *nw_life_new(nw_ctl_deps_t *deps, const nw_life_opts_t *o)
 
 void nw_life_free(nw_life_t *l)
 {
+    if (!l)
+        return;
+    for (size_t i = 0; i < l->nboot_done; i++)
+        free(l->boot_done[i]);
+    free(l->boot_done);
     free(l);
 }
 
@@ -52,6 +62,9 @@ nw_rc_t nw_life_metrics(nw_life_t *l, nw_buf_t *out)
         {"nodewarden_nodeclaims_initialized_total", "NodeClaims initialized.", &l->initialized},
         {"nodewarden_nodeclaims_registration_timeouts_total",
          "NodeClaims deleted after the registration timeout.", &l->reg_timeouts},
+        {"nodewarden_bootstrap_tokens_deleted_total",
+         "kubeadm bootstrap token Secrets deleted (registered or deleted NodeClaims).",
+         &l->tokens_deleted},
     };
     return nw_ctl_counters_write(out, v, sizeof v / sizeof *v);
 }
@@ -86,6 +99,93 @@ static int taint_eq(const cJSON *a, const cJSON *b)
     const char *ka = nw_json_str(a, "key"), *kb = nw_json_str(b, "key");
     const char *ea = nw_json_str(a, "effect"), *eb = nw_json_str(b, "effect");
     return ka && kb && ea && eb && strcmp(ka, kb) == 0 && strcmp(ea, eb) == 0;
+}
+
+/* ---- kubeadm bootstrap tokens (bootstrap.h) ---- */
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int boot_done(const nw_life_t *l, const char *uid)
+{
+    if (l->nboot_sorted &&
+        bsearch(&uid, l->boot_done, l->nboot_sorted, sizeof *l->boot_done, cmp_str))
+        return 1;
+    for (size_t i = l->nboot_sorted; i < l->nboot_done; i++) /* marked this tick */
+        if (strcmp(l->boot_done[i], uid) == 0)
+            return 1;
+    return 0;
+}
+
+static void boot_mark(nw_life_t *l, const char *uid)
+{
+    if (l->nboot_done == l->cap_boot_done) {
+        size_t cap = l->cap_boot_done ? 2 * l->cap_boot_done : 64;
+        char **v = realloc(l->boot_done, cap * sizeof *v);
+        if (!v)
+            return;
+        l->boot_done = v;
+        l->cap_boot_done = cap;
+    }
+    char *d = strdup(uid);
+    if (d)
+        l->boot_done[l->nboot_done++] = d;
+}
+
+/* Does nc's EC2NodeClass use nodewarden's kubeadm bootstrap? */
+static int boot_class(const nw_kube_snap_t *s, const nw_kube_obj_t *nc)
+{
+    const char *cls = nw_json_str_at(nc->json, "spec.nodeClassRef.name");
+    const nw_kube_obj_t *o = cls ? nw_kube_snap_get(s, NW_KUBE_EC2NODECLASSES, NULL, cls) : NULL;
+    return o && nw_boot_wanted(o->json);
+}
+
+/* Delete nc's token once it is no longer needed (registered, or the NodeClaim is going). */
+static void boot_token_done(nw_life_t *l, const nw_kube_snap_t *s, const nw_kube_obj_t *nc)
+{
+    const char *uid = nw_json_str_at(nc->json, "metadata.uid");
+    if (!uid || boot_done(l, uid) || !boot_class(s, nc))
+        return;
+    nw_err_t err = {0};
+    if (nw_boot_delete(l->deps->kube, uid, &err) != NW_OK) {
+        nw_log_warn("lifecycle", "cannot delete the bootstrap token", NW_LS("nodeclaim", nc->name),
+                    NW_LS("error", err.msg));
+        return;
+    }
+    atomic_fetch_add(&l->tokens_deleted, 1);
+    boot_mark(l, uid);
+}
+
+/* Keep the uids of NodeClaims that still exist, sorted. */
+static void boot_prune(nw_life_t *l, const nw_kube_snap_t *s)
+{
+    size_t n = nw_kube_snap_count(s, NW_KUBE_NODECLAIMS);
+    const char **live = n ? malloc(n * sizeof *live) : NULL;
+    size_t nl = 0;
+    for (size_t i = 0; live && i < n; i++) {
+        const char *uid =
+            nw_json_str_at(nw_kube_snap_at(s, NW_KUBE_NODECLAIMS, i)->json, "metadata.uid");
+        if (uid)
+            live[nl++] = uid;
+    }
+    if (live)
+        qsort(live, nl, sizeof *live, cmp_str);
+    int known = n == 0 || live; /* out of memory: keep everything */
+    size_t j = 0;
+    for (size_t i = 0; i < l->nboot_done; i++) {
+        const char *u = l->boot_done[i];
+        if (known && (!nl || !bsearch(&u, live, nl, sizeof *live, cmp_str)))
+            free(l->boot_done[i]);
+        else
+            l->boot_done[j++] = l->boot_done[i];
+    }
+    l->nboot_done = j;
+    free(live);
+    if (l->nboot_done)
+        qsort(l->boot_done, l->nboot_done, sizeof *l->boot_done, cmp_str);
+    l->nboot_sorted = l->nboot_done;
 }
 
 /* ---- registration: one update of the Node ---- */
@@ -318,6 +418,7 @@ static void register_claim(nw_life_t *l, const nw_kube_snap_t *s, const nw_kube_
         return;
     }
     atomic_fetch_add(&l->registered, 1);
+    boot_token_done(l, s, nc); /* the kubelet has its credentials: the token is spent */
     nw_log_info("lifecycle", "registered", NW_LS("nodeclaim", nc->name), NW_LS("node", node->name),
                 NW_LS("providerID", nc->provider_id));
     char msg[600];
@@ -545,6 +646,8 @@ void nw_life_tick(nw_life_t *l, const nw_kube_snap_t *s)
     int64_t now = nw_clock_now(c->clock);
     for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_NODECLAIMS) && nw_ctl_may_write(c); i++) {
         const nw_kube_obj_t *nc = nw_kube_snap_at(s, NW_KUBE_NODECLAIMS, i);
+        if (nc->terminating || is_true(nc->json, "Registered"))
+            boot_token_done(l, s, nc); /* once per NodeClaim and process */
         if (nc->terminating)
             continue; /* scaler/termination */
         if (!nc->provider_id[0])
@@ -574,4 +677,6 @@ void nw_life_tick(nw_life_t *l, const nw_kube_snap_t *s)
         if (node && !is_true(nc->json, "Initialized"))
             initialize_claim(l, nc, node);
     }
+    if (nw_ctl_may_write(c))
+        boot_prune(l, s);
 }

@@ -11,6 +11,7 @@
 
 #include "common/json.h"
 #include "common/log.h"
+#include "scaler/controllers/bootstrap.h"
 #include "scaler/disrupt/hash.h"
 
 #define LAUNCH_RETRY_NS (5 * NW_NS_PER_SEC)
@@ -28,7 +29,9 @@ typedef struct launch_job {
     char class_problem[600];
     const char *types[NW_CLOUD_MAX_LAUNCH_TYPES * 10], *zones[16], *cts[4];
     char token[NW_CLOUD_TOKEN_MAX + 1];
-    nw_cloud_launch_req_t req; /* points into nc, nodeclass and the arrays above */
+    int boot;                           /* the class wants nodewarden's kubeadm bootstrap */
+    char boot_token[NW_BOOT_TOKEN_MAX]; /* minted on the worker before the launch */
+    nw_cloud_launch_req_t req;          /* points into nc, nodeclass and the arrays above */
     /* the outcome */
     int adopted, list_failed, skipped;
     int recorded; /* the labels and status were written (on the worker) */
@@ -316,6 +319,12 @@ static void job_run(nw_claims_t *k, launch_job_t *j)
         j->skipped = 1;
         return;
     }
+    if (j->boot) {
+        j->rc = nw_boot_mint(c->kube, j->nc, nw_clock_now(c->clock), k->o.bootstrap_ttl_ns,
+                             j->boot_token, &j->err);
+        if (j->rc != NW_OK)
+            return;
+    }
     j->rc = c->cloud->ops->launch(c->cloud, &j->req, &j->res, &j->ce, &j->err);
     if (j->rc == NW_OK && nw_ctl_may_write(c)) {
         const nw_cloud_launch_t *res = &j->res;
@@ -601,6 +610,7 @@ static launch_job_t *job_new(nw_claims_t *k, const nw_kube_snap_t *s, const cJSO
             nw_log_warn("provisioner", "cannot offer the node class's zones",
                         NW_LS("error", err.msg));
         j->nodeclass = nw_json_dup(ncl->json);
+        j->boot = nw_boot_wanted(ncl->json);
     }
     int nt = str_list(req_values(j->nc, "node.kubernetes.io/instance-type"), j->types,
                       (int)(sizeof j->types / sizeof *j->types));
@@ -628,6 +638,7 @@ static launch_job_t *job_new(nw_claims_t *k, const nw_kube_snap_t *s, const cJSO
         .min_values = minv,
         .client_token = j->token,
         .claim = j->nc,
+        .bootstrap_token = j->boot ? j->boot_token : NULL,
     };
     return j;
 }

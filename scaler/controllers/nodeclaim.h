@@ -25,6 +25,10 @@
  * (launching: kept, counted by the simulation and gc) and the NodeClaim is not queued
  * again. opts.workers == 0 runs the same steps on the calling thread at once.
  *
+ * A NodeClaim whose EC2NodeClass asks for nodewarden's kubeadm bootstrap gets its token
+ * Secret (scaler/controllers/bootstrap.h) on the worker just before its launch; the launch
+ * fails (and is retried) when the Secret cannot be made.
+ *
  * Every launch carries a client token (scaler/cloud/cloud.h): "nw-<NodeClaim uid>-<n>", n
  * (the in-flight record's token_gen) moving on only when the cloud answered that the token
  * launched nothing, so a retry after a timeout, or a restart, never makes a second instance.
@@ -57,6 +61,7 @@ typedef struct {
     int workers;            /* launch worker threads (settings.launchConcurrency); 0: none */
     void (*wake)(void *ud); /* nullable: a launch finished (called on its worker) */
     void *wake_ud;
+    int64_t bootstrap_ttl_ns; /* a kubeadm bootstrap token's lifetime (registration timeout) */
 } nw_claims_opts_t;
 
 /** New (NULL on OOM or when a worker cannot start); deps and mem are borrowed and outlive

@@ -32,7 +32,7 @@ class RealBackend(hc.Cluster):
     backend = 'real'
     capabilities = frozenset({'real-apiserver', 'rbac'})
 
-    def __init__(self, boot_delay=0.3, **options):
+    def __init__(self, boot_delay=0.3, bootstrap_tokens=False, **options):
         super().__init__()
         for k, v in options.items():
             if k == 'webhooks' and v:
@@ -47,7 +47,8 @@ class RealBackend(hc.Cluster):
         def log(*a):
             with open(agent_log, 'a') as f:
                 f.write(' '.join(str(x) for x in a) + '\n')
-        self.real = RealCluster(os.path.join(self.dir, 'cluster'), boot_delay=boot_delay, log=log)
+        self.real = RealCluster(os.path.join(self.dir, 'cluster'), boot_delay=boot_delay, log=log,
+                                check_tokens=bootstrap_tokens)
         try:
             self.real.start()
         except BaseException:

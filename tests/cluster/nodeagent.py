@@ -55,7 +55,7 @@ def _micro():
 
 
 class NodeAgent:
-    def __init__(self, aws, cp, cloud_api, boot_delay=0.5, ready_delay=0.3, log=None):
+    def __init__(self, aws, cp, cloud_api, boot_delay=0.5, ready_delay=0.3, log=None, check_tokens=False):
         self.aws = aws
         self.cp = cp                    # tests/k8s/controlplane.ControlPlane (issue_cert)
         self.cloud = cloud_api          # rest.Api with the cloud-provider identity
@@ -68,6 +68,15 @@ class NodeAgent:
         self.done_pods = set()          # uids marked Running / deleted already
         self.stop_ev = threading.Event()
         self.nets = 0
+        # check_tokens: a kubeadm join joins only once its bootstrap token authenticates
+        # against kube-apiserver (a SelfSubjectReview with the token, as kubeadm's TLS
+        # bootstrap would use it) and its CA pin is the cluster CA's
+        self.check_tokens = check_tokens
+        self.ca_pin = None
+        if check_tokens:
+            with open(cp.ca_file) as f:
+                self.ca_pin = kubelet.ca_pin(f.read())
+        self.auth = {}                  # token id -> the username it authenticated as
         aws.kubelets = self             # GET /aws/kubelets on the control API
         aws.subscribe(self._on_instance)
         self.threads = [threading.Thread(target=f, name=n, daemon=True) for f, n in (
@@ -126,6 +135,13 @@ class NodeAgent:
             self.log('%s never joins: %s' % (iid, e))
             return
         name = cfg['node_name'] or inst['PrivateDnsName']
+        if self.check_tokens:
+            why = self._token_refused(cfg)
+            if why:
+                with self.lock:
+                    k['error'] = why
+                self._after(1.0, self._boot, iid)
+                return
         try:
             crt, key = self.cp.issue_cert('node-' + name, 'system:node:' + name,
                                           orgs=['system:nodes'], client=True)
@@ -139,6 +155,27 @@ class NodeAgent:
                      api=Api(self.cp.server, self.cp.ca_file, cert=(crt, key)), next_lease=0,
                      next_status=0, pod_ips=0)
         self._register(k)
+
+    def _token_refused(self, cfg):
+        """None when kubeadm join's discovery and TLS bootstrap would get past the API
+        server with cfg's token and CA pin; else why not."""
+        tok = cfg.get('bootstrap_token')
+        if not tok:
+            return 'kubeadm join has no bootstrap token'
+        if self.ca_pin not in cfg.get('ca_cert_hashes', []):
+            return 'the CA pin %s is not the cluster CA\'s %s' % (cfg.get('ca_cert_hashes'), self.ca_pin)
+        try:
+            code, body = Api(self.cp.server, self.cp.ca_file, token=tok).request(
+                'POST', '/apis/authentication.k8s.io/v1/selfsubjectreviews',
+                {'apiVersion': 'authentication.k8s.io/v1', 'kind': 'SelfSubjectReview'})
+        except OSError as e:
+            return 'cannot reach the API server: %s' % e
+        if code != 201:
+            return 'the bootstrap token does not authenticate (HTTP %d)' % code
+        user = body.get('status', {}).get('userInfo', {})
+        with self.lock:
+            self.auth[tok.split('.')[0]] = user
+        return None
 
     def _register(self, k):
         inst, cfg, api = k['inst'], k['cfg'], k['api']

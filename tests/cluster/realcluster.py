@@ -10,7 +10,8 @@ Brings up, in order (docs/testing-real-cluster.md says what is real and what sta
    10.X.Y.1; nodewarden runs inside the namespace, so the webhook has an address of
    its own, as a pod has;
 2. etcd, kube-apiserver (RBAC + Node authorization, admission webhooks,
-   --enable-aggregator-routing so it calls webhooks at a Service's endpoints),
+   --enable-aggregator-routing so it calls webhooks at a Service's endpoints,
+   --enable-bootstrap-token-auth for kubeadm join tokens),
    kube-controller-manager and kube-scheduler (tests/k8s/controlplane.py, the
    binaries pinned in tests/k8s/versions);
 3. the AWS half of the simulator (tests/sim/aws.py: EC2, SQS, STS, IMDS) and its
@@ -113,9 +114,10 @@ class Netns:
 
 
 class RealCluster:
-    def __init__(self, dir, boot_delay=0.5, region='us-west-2', log=None):
+    def __init__(self, dir, boot_delay=0.5, region='us-west-2', log=None, check_tokens=False):
         self.dir = os.path.abspath(dir)
         self.boot_delay = boot_delay
+        self.check_tokens = check_tokens
         self.region = region
         self.log = log or (lambda *a: print('cluster:', *a, flush=True))
         self.net = self.cp = self.aws = self.aws_server = self.control = self.agent = None
@@ -134,7 +136,9 @@ class RealCluster:
             self.net = Netns()
             self.host = self.net.host_ip
             self.cp = ControlPlane(os.path.join(self.dir, 'k8s'), bind_address=self.host,
-                                   extra_apiserver_args=['--enable-aggregator-routing=true'])
+                                   extra_apiserver_args=['--enable-aggregator-routing=true',
+                                                         # kubeadm's join tokens (nodewarden.io/bootstrap)
+                                                         '--enable-bootstrap-token-auth=true'])
             self.cp.start()
             self.timings['controlplane'] = time.monotonic() - t0
             self._start_aws()
@@ -142,7 +146,8 @@ class RealCluster:
                              cert=(os.path.join(self.cp.pki, 'admin.crt'), os.path.join(self.cp.pki, 'admin.key')))
             crt, key = self._cloud_identity()
             self.agent = NodeAgent(self.aws, self.cp, Api(self.cp.server, self.cp.ca_file, cert=(crt, key)),
-                                   boot_delay=self.boot_delay, log=self.log)
+                                   boot_delay=self.boot_delay, log=self.log,
+                                   check_tokens=self.check_tokens)
             t1 = time.monotonic()
             self._helm_install()
             self.timings['helm'] = time.monotonic() - t1

@@ -40,6 +40,7 @@ pod GC) are the kube half's business (controllers.py), not this module's.
 
 import base64
 import binascii
+import calendar
 import copy
 import email
 import email.policy
@@ -74,8 +75,59 @@ _VALUE_RX = re.compile(r'^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$')
 _DNS1123 = re.compile(r'^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')
 
 
+_TOKEN_RX = re.compile(r'^[a-z0-9]{6}\.[a-z0-9]{16}$')
+
+
 class UserDataError(Exception):
     pass
+
+
+def ca_pin(ca_pem):
+    """kubeadm's discovery pin of a CA certificate (PEM text): sha256 of its DER
+    SubjectPublicKeyInfo (cmd/kubeadm/app/util/pubkeypin), with the openssl CLI."""
+    import hashlib
+    import subprocess
+    pub = subprocess.run(['openssl', 'x509', '-noout', '-pubkey'], input=ca_pem.encode(),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=True).stdout
+    der = subprocess.run(['openssl', 'pkey', '-pubin', '-outform', 'DER'], input=pub,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=True).stdout
+    return 'sha256:' + hashlib.sha256(der).hexdigest()
+
+
+def check_bootstrap_token(cfg, secret, ca_pin_value, now):
+    """Why kubeadm join with cfg's token would fail against a cluster whose token Secret
+    kube-system/bootstrap-token-<id> is `secret` (None: absent) and whose CA pin is
+    ca_pin_value; None when it would authenticate (the API server's bootstrap token
+    authenticator, plugin/pkg/auth/authenticator/token/bootstrap: type, secret,
+    expiration, usage-bootstrap-authentication)."""
+    tok = cfg.get('bootstrap_token')
+    if not tok:
+        return 'kubeadm join has no bootstrap token'
+    if ca_pin_value and cfg.get('ca_cert_hashes') and ca_pin_value not in cfg['ca_cert_hashes']:
+        return 'the CA pin %s does not match the cluster CA (%s)' % (cfg['ca_cert_hashes'], ca_pin_value)
+    if not cfg.get('ca_cert_hashes'):
+        return 'kubeadm join has no discovery CA cert hash'
+    tid, tsec = tok.split('.')
+    if secret is None:
+        return 'bootstrap token %s: no Secret kube-system/bootstrap-token-%s (401)' % (tid, tid)
+
+    def field(k):
+        v = (secret.get('data') or {}).get(k)
+        if v is None:
+            return (secret.get('stringData') or {}).get(k)
+        return base64.b64decode(v).decode()
+    if secret.get('type') != 'bootstrap.kubernetes.io/token':
+        return 'bootstrap token %s: the Secret is not of type bootstrap.kubernetes.io/token' % tid
+    if field('token-id') != tid or field('token-secret') != tsec:
+        return 'bootstrap token %s: the secret does not match (401)' % tid
+    if field('usage-bootstrap-authentication') != 'true':
+        return 'bootstrap token %s: not usable for authentication' % tid
+    exp = field('expiration')
+    if exp:
+        t = calendar.timegm(time.strptime(exp, '%Y-%m-%dT%H:%M:%SZ'))
+        if t < now:
+            return 'bootstrap token %s expired at %s (401)' % (tid, exp)
+    return None
 
 
 # ---------------------------------------------------------------------------
@@ -166,7 +218,8 @@ def _logical_lines(script):
 
 
 _FLAGS = ('node-labels', 'register-with-taints', 'node-name', 'hostname-override', 'provider-id',
-          'max-pods', 'kube-reserved', 'system-reserved', 'eviction-hard')
+          'max-pods', 'kube-reserved', 'system-reserved', 'eviction-hard', 'token',
+          'discovery-token-ca-cert-hash')
 
 
 def _scan_flags(tokens, found):
@@ -268,6 +321,14 @@ def _scan_yaml(body, found):
             if mv:
                 found.setdefault(m.group(1), []).append(_yaml_scalar(mv.group(1)))
             continue
+        m = re.match(r'^token:\s*(\S+)\s*$', s)
+        if m:   # JoinConfiguration discovery.bootstrapToken.token
+            found.setdefault('token', []).append(_yaml_scalar(m.group(1)))
+            continue
+        m = re.match(r'^-\s*(["\']?sha256:[0-9a-fA-F]+["\']?)\s*$', s)
+        if m:   # discovery.bootstrapToken.caCertHashes
+            found.setdefault('discovery-token-ca-cert-hash', []).append(_yaml_scalar(m.group(1)))
+            continue
         m = re.match(r'^maxPods:\s*(\S+)\s*$', s)
         if m:
             found.setdefault('max-pods', []).append(_yaml_scalar(m.group(1)))
@@ -341,7 +402,16 @@ def parse_user_data(b64):
     if not joins:
         raise UserDataError('userData runs neither `kubeadm join` nor the kubelet')
     cfg = {'labels': {}, 'taints': [], 'node_name': None, 'provider_id': None, 'max_pods': None,
-           'kube_reserved': {}, 'system_reserved': {}, 'eviction_hard': None}
+           'kube_reserved': {}, 'system_reserved': {}, 'eviction_hard': None,
+           'bootstrap_token': None, 'ca_cert_hashes': []}
+    for v in found.get('token', []):
+        if v and '$' not in v and '`' not in v:
+            if not _TOKEN_RX.match(v):
+                raise UserDataError('kubeadm join: token %r is not [a-z0-9]{6}.[a-z0-9]{16}' % v)
+            cfg['bootstrap_token'] = v
+    for v in found.get('discovery-token-ca-cert-hash', []):
+        if v and '$' not in v:
+            cfg['ca_cert_hashes'].append(v.lower())
     for spec in found.get('node-labels', []):
         for item in filter(None, spec.split(',')):
             if '=' not in item:
@@ -555,7 +625,7 @@ class Kubelets:
     """
 
     def __init__(self, aws, store, boot_delay=2.0, ready_delay=None, sync_period=1.0,
-                 notready_delete_delay=None):
+                 notready_delete_delay=None, check_tokens=False, ca_file=None):
         if not hasattr(aws, 'instances') and hasattr(store, 'instances'):
             aws, store = store, aws      # accept (store, aws) too
         self.aws = aws
@@ -564,6 +634,13 @@ class Kubelets:
         self.ready_delay = ready_delay if ready_delay is not None else max(0.05, boot_delay / 4.0)
         self.sync_period = sync_period
         self.notready_delete_delay = notready_delete_delay
+        # check_tokens: a kubeadm join registers only once its bootstrap token would
+        # authenticate (check_bootstrap_token against the store's Secret and ca_file's pin)
+        self.check_tokens = check_tokens
+        self.ca_pin = None
+        if check_tokens and ca_file:
+            with open(ca_file) as f:
+                self.ca_pin = ca_pin(f.read())
         self.lock = threading.RLock()
         self.nodes = {}      # instance id -> {'state', 'name', 'cfg', 'error', 'ready'}
         self._stopped = False
@@ -627,12 +704,29 @@ class Kubelets:
                 k['error'] = str(e)
             print('kubelet %s: never joins: %s' % (iid, e), flush=True)
             return
+        if self.check_tokens:
+            why = self._token_refused(cfg)
+            if why:
+                # kubeadm join keeps retrying discovery; the node joins once the token works
+                with self.lock:
+                    k['error'] = why
+                self.aws.sched.after(self.sync_period, self._boot, iid)
+                return
         with self.lock:
             k['cfg'] = cfg
             k['inst'] = inst
             k['name'] = cfg['node_name'] or inst['PrivateDnsName']
             k['state'] = 'registering'
+            k['error'] = None
         self._register(iid)
+
+    def _token_refused(self, cfg):
+        tok = cfg.get('bootstrap_token')
+        try:
+            sec = self.store.get('secrets', 'kube-system', 'bootstrap-token-' + tok.split('.')[0]) if tok else None
+        except Exception as e:
+            return 'cannot read the token Secret: %r' % (e,)
+        return check_bootstrap_token(cfg, sec, self.ca_pin, self.aws.clock())
 
     def _register(self, iid):
         with self.lock:

@@ -22,7 +22,15 @@ class Authorizer:
         with open(path) as f:
             objs = checks.parse_yaml(checks.strip_template(f.read()), path)
         self.cluster_rules = [r for o in objs if o['kind'] == 'ClusterRole' for r in o['rules']]
-        self.ns_rules = [r for o in objs if o['kind'] == 'Role' for r in o['rules']]
+        # a Role in a namespace the chart names (kube-system: the bootstrap tokens) applies
+        # there; the others are the release namespace's
+        self.fixed_ns_rules = {}
+        for o in objs:
+            ns = o['metadata'].get('namespace', '')
+            if o['kind'] == 'Role' and ns == 'kube-system':
+                self.fixed_ns_rules.setdefault(ns, []).extend(o['rules'])
+        self.ns_rules = [r for o in objs if o['kind'] == 'Role' and
+                         o['metadata'].get('namespace', '') not in self.fixed_ns_rules for r in o['rules']]
         self.user, self.namespace = user, namespace
 
     def allowed(self, user, verb, group, resource, sub, ns, name):
@@ -31,7 +39,8 @@ class Authorizer:
         if group == 'authorization.k8s.io' and resource == 'selfsubjectaccessreviews':
             return True
         res = resource + ('/' + sub if sub else '')
-        rules = self.cluster_rules + (self.ns_rules if ns == self.namespace else [])
+        rules = self.cluster_rules + (self.ns_rules if ns == self.namespace else []) + \
+            self.fixed_ns_rules.get(ns, [])
         return any(group in r['apiGroups'] and res in r['resources'] and verb in r['verbs'] and
                    (not r.get('resourceNames') or name in r['resourceNames']) for r in rules)
 

@@ -192,6 +192,10 @@ def main(argv=None):
     ap.add_argument('--webhook-key', default='')
     ap.add_argument('--no-webhooks', action='store_true', help='do not register nodewarden\'s webhooks')
     ap.add_argument('--no-scheduler', action='store_true')
+    ap.add_argument('--kubelet-bootstrap-tokens', action='store_true',
+                    help='a kubeadm join registers only when its bootstrap token would authenticate '
+                         '(a bootstrap-token Secret in kube-system, unexpired) and its CA pin is the '
+                         'API server\'s CA (off by default: most stories\' userData carry a placeholder token)')
     ap.add_argument('--no-rbac', action='store_true',
                     help='let nodewarden\'s ServiceAccount do everything (default: the chart\'s RBAC)')
     args = ap.parse_args(argv)
@@ -269,7 +273,9 @@ def main(argv=None):
             kubelet_mod = None
         if kubelet_mod is not None:
             kubelets = kubelet_mod.Kubelets(aws, store, boot_delay=args.boot_delay,
-                                            notready_delete_delay=args.node_delete_delay or None)
+                                            notready_delete_delay=args.node_delete_delay or None,
+                                            check_tokens=args.kubelet_bootstrap_tokens,
+                                            ca_file=os.path.join(out, 'ca.crt'))
     control.serve(args.host, args.control_port)
     control_port = control.address[1]
 

@@ -233,22 +233,28 @@ class StaticTest(unittest.TestCase):
         out = []
         for g, r, sub, verbs, lease in re.findall(
                 r'{"([^"]*)", "([^"]+)", (?:"([^"]+)"|NULL), "([^"]+)", (\d)}', table):
-            out.append((g, r + ('/' + sub if sub else ''), verbs.split(), lease == '1'))
+            out.append((g, r + ('/' + sub if sub else ''), verbs.split(), int(lease)))
         self.assertGreaterEqual(len(out), 10)
         return out
 
     def check_rbac(self, objs, what):
         cr = [o for o in objs if o['kind'] == 'ClusterRole']
-        role = [o for o in objs if o['kind'] == 'Role']
-        self.assertEqual((len(cr), len(role)), (1, 1), what)
+        role = [o for o in objs if o['kind'] == 'Role' and o['metadata'].get('namespace') != 'kube-system']
+        boot = [o for o in objs if o['kind'] == 'Role' and o['metadata'].get('namespace') == 'kube-system']
+        self.assertEqual((len(cr), len(role), len(boot)), (1, 1, 1), what)
+        bound = [o for o in objs if o['kind'] == 'RoleBinding' and o['metadata'].get('namespace') == 'kube-system']
+        self.assertEqual([b['roleRef']['name'] for b in bound], [boot[0]['metadata']['name']], what)
 
         def grants(rules, g, res, verb):
             return any(g in r['apiGroups'] and res in r['resources'] and verb in r['verbs']
                        and not r.get('resourceNames') for r in rules)
-        for g, res, verbs, lease in self.doctor_perms():
-            rules = role[0]['rules'] if lease else cr[0]['rules']
+        for g, res, verbs, ns in self.doctor_perms():
+            rules = (cr[0], role[0], boot[0])[ns]['rules']
             for v in verbs:
                 self.assertTrue(grants(rules, g, res, v), '%s: %s %s/%s not granted' % (what, v, g, res))
+        # Secrets: the bootstrap tokens only, in kube-system, never read
+        self.assertEqual(boot[0]['rules'], [{'apiGroups': [''], 'resources': ['secrets'],
+                                             'verbs': ['create', 'delete']}], what)
         for r in cr[0]['rules'] + role[0]['rules']:
             for field in ('apiGroups', 'resources', 'verbs'):
                 self.assertNotIn('*', r[field], what)

@@ -1,6 +1,7 @@
 /* tests/unit/test_userdata.c — the generated bootstrap userData (scaler/aws/userdata.h):
  * AL2's MIME with bootstrap.sh, AL2023's NodeConfig, Bottlerocket's TOML merge, the user's
- * part first, labels the kubelet may not set dropped, and the errors naming a field. */
+ * part first, labels the kubelet may not set dropped, and the errors naming a field; the
+ * kubeadm join of nodewarden's own bootstrap and its CA pin. */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +28,8 @@ static char *render(nw_ami_family_t f, const char *kubelet, const char *custom, 
 {
     cJSON *k = kubelet ? cJSON_Parse(kubelet) : NULL;
     nw_ud_opts_t o = {
-        f, "demo", "https://10.0.0.10:6443", "Q0E=", cidr, k, 58, LABELS, 4, TAINTS, 2, custom, 0};
+        f, "demo", "https://10.0.0.10:6443", "Q0E=", cidr, k, 58, LABELS, 4, TAINTS, 2, custom,
+        0, NULL};
     char *out = NULL;
     nw_err_t err = {0};
     nw_rc_t rc = nw_userdata_render(&o, &out, &err);
@@ -218,7 +220,7 @@ START_TEST(custom_and_errors)
     ck_assert_str_eq(ud, "<powershell></powershell>");
     free(ud);
     /* a generated bootstrap needs the endpoint */
-    nw_ud_opts_t o = {NW_AMI_AL2, "demo", "", "", "", NULL, 10, NULL, 0, NULL, 0, NULL, 0};
+    nw_ud_opts_t o = {NW_AMI_AL2, "demo", "", "", "", NULL, 10, NULL, 0, NULL, 0, NULL, 0, NULL};
     char *out = NULL;
     nw_err_t err = {0};
     ck_assert_int_eq(nw_userdata_render(&o, &out, &err), NW_EINVAL);
@@ -235,6 +237,89 @@ START_TEST(custom_and_errors)
 }
 END_TEST
 
+/* a P-256 CA (openssl req -x509, CN unit-ca); its pin from
+ * openssl x509 -pubkey | openssl pkey -pubin -outform DER | sha256sum */
+static const char *UNIT_CA =
+    "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUJlekNDQVNHZ0F3SUJBZ0lVTGFicGplbm1lV1ZBWmVNWURu"
+    "OXZsUHo5N2VVd0NnWUlLb1pJemowRUF3SXcKRWpFUU1BNEdBMVVFQXd3SGRXNXBkQzFqWVRBZ0Z3MHlOakV5TURJ"
+    "d05UUXlNVGRhR0E4eU1USTJNVEV3T0RBMQpOREl4TjFvd0VqRVFNQTRHQTFVRUF3d0hkVzVwZEMxallUQlpNQk1H"
+    "QnlxR1NNNDlBZ0VHQ0NxR1NNNDlBd0VICkEwSUFCSHArTGo3MnRpaTZweTNGWSsxTzNVN1I2MG90MTlBMzJicVRJ"
+    "Z0hQTFpDNDhRdG1DMjNsRFd3aVR1aTkKbk05V1B3NlM3elpHMDNwSmwwVDJyTno0QW5LalV6QlJNQjBHQTFVZERn"
+    "UVdCQlNWQmFKaThpZUkrV1RNcnBBSApvYU5QaHZ4Nk1UQWZCZ05WSFNNRUdEQVdnQlNWQmFKaThpZUkrV1RNcnBB"
+    "SG9hTlBodng2TVRBUEJnTlZIUk1CCkFmOEVCVEFEQVFIL01Bb0dDQ3FHU000OUJBTUNBMGdBTUVVQ0lRQzBXNUVo"
+    "MGw0NFdKakwvMG1wZFlWb1VEeUgKWFViZjFrdE0vSU11UUlYVjhBSWdZS0ZSb2RaSkNZMm9vQ0h1dVBVMTNqTURP"
+    "OU1JSkZ6a2tSaEZzMlJEb0tNPQotLS0tLUVORCBDRVJUSUZJQ0FURS0tLS0tCg==";
+static const char *UNIT_CA_PIN =
+    "sha256:129195d9091b3bdca120b9a67ab263fed5f753e9a72ad8ce3614cce5c99f8434";
+
+START_TEST(kubeadm_join)
+{
+    char pin[80];
+    nw_err_t err = {0};
+    ck_assert_int_eq(nw_userdata_ca_pin(UNIT_CA, pin, sizeof pin, &err), NW_OK);
+    ck_assert_str_eq(pin, UNIT_CA_PIN);
+    ck_assert_int_eq(nw_userdata_ca_pin("", pin, sizeof pin, &err), NW_EINVAL);
+    ck_assert_str_eq(err.path, "settings.clusterCABundle");
+    nw_err_clear(&err);
+    ck_assert_int_eq(nw_userdata_ca_pin("Q0E=", pin, sizeof pin, &err), NW_EINVAL);
+    ck_assert_str_eq(err.path, "settings.clusterCABundle");
+
+    cJSON *k = cJSON_Parse(KUBELET);
+    nw_ud_opts_t o = {NW_AMI_CUSTOM,
+                      "demo",
+                      "https://10.0.0.10:6443/",
+                      UNIT_CA,
+                      "",
+                      k,
+                      58,
+                      LABELS,
+                      4,
+                      TAINTS,
+                      2,
+                      "#!/bin/bash\necho mine\n",
+                      0,
+                      "abcdef.0123456789abcdef"};
+    char *out = NULL;
+    nw_err_clear(&err);
+    ck_assert_int_eq(nw_userdata_render(&o, &out, &err), NW_OK);
+    /* MIME: the user's part, then the join */
+    ck_assert_ptr_nonnull(strstr(out, "boundary=\"//\""));
+    const char *mine = strstr(out, "echo mine"), *join = strstr(out, "kubeadm join --config");
+    ck_assert(mine && join && mine < join);
+    ck_assert_ptr_nonnull(strstr(out, "    apiServerEndpoint: \"10.0.0.10:6443\"\n"
+                                      "    token: \"abcdef.0123456789abcdef\"\n"
+                                      "    caCertHashes:\n"
+                                      "      - \"sha256:129195d9"));
+    ck_assert_ptr_nonnull(strstr(out, "provider-id: \"aws:///${ZONE}/${INSTANCE_ID}\"\n"));
+    /* labels the kubelet may set, sorted; the restricted instance-type label dropped */
+    ck_assert_ptr_nonnull(strstr(
+        out,
+        "node-labels: \"karpenter.sh/capacity-type=spot,karpenter.sh/nodepool=gpu,team=ml\"\n"));
+    ck_assert_ptr_nonnull(strstr(out, "  taints:\n    - key: \"gpu\"\n      value: \"true\"\n"
+                                      "      effect: \"NoSchedule\"\n"
+                                      "    - key: \"karpenter.sh/unregistered\"\n"
+                                      "      effect: \"NoExecute\"\n"));
+    /* the kubelet settings as a KubeletConfiguration patch */
+    ck_assert_ptr_nonnull(strstr(out, "kubeletconfiguration+merge.yaml <<'NWEOF'\n"));
+    ck_assert_ptr_nonnull(strstr(out, "maxPods: 20\n"));
+    ck_assert_ptr_nonnull(strstr(out, "1m0s"));
+    free(out);
+    /* no port: the scheme's; no CA: an error naming the setting */
+    o.endpoint = "https://api.example.com";
+    o.kubelet = NULL;
+    ck_assert_int_eq(nw_userdata_render(&o, &out, &err), NW_OK);
+    ck_assert_ptr_nonnull(strstr(out, "apiServerEndpoint: \"api.example.com:443\""));
+    ck_assert_ptr_nonnull(strstr(out, "maxPods: 58\n"));
+    free(out);
+    out = NULL;
+    o.ca_bundle = "";
+    ck_assert_int_eq(nw_userdata_render(&o, &out, &err), NW_EINVAL);
+    ck_assert_str_eq(err.path, "settings.clusterCABundle");
+    ck_assert_ptr_null(out);
+    cJSON_Delete(k);
+}
+END_TEST
+
 Suite *nw_userdata_suite(void)
 {
     Suite *s = suite_create("userdata");
@@ -244,6 +329,7 @@ Suite *nw_userdata_suite(void)
     tcase_add_test(tc, al2023_nodeconfig);
     tcase_add_test(tc, bottlerocket_toml);
     tcase_add_test(tc, custom_and_errors);
+    tcase_add_test(tc, kubeadm_join);
     suite_add_tcase(s, tc);
     return s;
 }

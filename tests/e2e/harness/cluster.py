@@ -230,8 +230,12 @@ class SimCluster(Cluster):
     backend = "sim"
     capabilities = frozenset({"sim-control"})
 
-    def __init__(self, boot_delay=0.3, webhooks=True, sim_args=()):
+    def __init__(self, boot_delay=0.3, webhooks=True, sim_args=(), bootstrap_tokens=False):
+        """bootstrap_tokens: the kubelets join with a kubeadm token only when it would
+        authenticate (sim.py --kubelet-bootstrap-tokens)."""
         super().__init__()
+        if bootstrap_tokens:
+            sim_args = list(sim_args) + ["--kubelet-bootstrap-tokens"]
         self.dir = tempfile.mkdtemp(prefix="nw-e2e-")
         self.simlog = open(os.path.join(self.dir, "sim.log"), "w")
         argv = [sys.executable, os.environ.get("NW_SIM_PY", os.path.join(ROOT, "tests", "sim", "sim.py")),
