@@ -140,7 +140,8 @@ nw_rc_t nw_boot_delete(nw_kube_client_t *kube, const char *uid, nw_err_t *err)
     nw_boot_token_id(uid, id);
     snprintf(sn, sizeof sn, "bootstrap-token-%s", id);
     int gone = 0;
-    nw_rc_t rc = nw_kube_delete(kube, &nw_kube_res_secrets, NW_BOOT_NAMESPACE, sn, NULL, &gone, err);
+    nw_rc_t rc =
+        nw_kube_delete(kube, &nw_kube_res_secrets, NW_BOOT_NAMESPACE, sn, NULL, &gone, err);
     if (rc == NW_OK && !gone)
         nw_log_info("bootstrap", "bootstrap token Secret deleted", NW_LS("name", sn));
     return rc;

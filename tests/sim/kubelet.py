@@ -405,9 +405,9 @@ def parse_user_data(b64):
            'kube_reserved': {}, 'system_reserved': {}, 'eviction_hard': None,
            'bootstrap_token': None, 'ca_cert_hashes': []}
     for v in found.get('token', []):
-        if v and '$' not in v and '`' not in v:
-            if not _TOKEN_RX.match(v):
-                raise UserDataError('kubeadm join: token %r is not [a-z0-9]{6}.[a-z0-9]{16}' % v)
+        # a kubeadm bootstrap token; placeholders ('t', '<TOKEN>') are not one (and with
+        # check_tokens such a join never authenticates)
+        if v and _TOKEN_RX.match(v):
             cfg['bootstrap_token'] = v
     for v in found.get('discovery-token-ca-cert-hash', []):
         if v and '$' not in v:
