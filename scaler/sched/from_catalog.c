@@ -15,6 +15,9 @@ static void to_res(const nw_cat_res_t *r, nw_sched_res_t *out)
     out->v[NW_SR_AMD_GPU] = r->amd_gpu * 1000;
     out->v[NW_SR_NEURON] = r->neuron * 1000;
     out->v[NW_SR_NEURONCORE] = r->neuroncore * 1000;
+    /* the Neuron device plugin advertises each device as aws.amazon.com/neuron and as
+     * aws.amazon.com/neurondevice (Karpenter models only the first) */
+    out->v[NW_SR_NEURONDEVICE] = r->neuron * 1000;
     out->v[NW_SR_GAUDI] = r->gaudi * 1000;
     out->v[NW_SR_EFA] = r->efa * 1000;
 }

@@ -26,6 +26,7 @@ enum {
     NW_SR_AMD_GPU,
     NW_SR_NEURON,
     NW_SR_NEURONCORE,
+    NW_SR_NEURONDEVICE, /* the Neuron device plugin's other name for a device */
     NW_SR_GAUDI,
     NW_SR_EFA,
     NW_SR_FIXED /* first slot for other names */

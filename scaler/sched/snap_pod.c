@@ -8,6 +8,7 @@
 #include "api/quantity.h"
 #include "api/wellknown.h"
 #include "common/json.h"
+#include "scaler/sched/mig.h"
 #include "scaler/sched/snap.h"
 /* ---- label selectors and topology groups ----------------------------------- */
 
@@ -502,6 +503,8 @@ nw_rc_t nw_sched_snap_add_pod_json(nw_sched_snap_t *s, const cJSON *pod, nw_err_
     bool accel = false;
     for (int k = NW_SR_NVIDIA_GPU; k <= NW_SR_GAUDI; k++)
         accel |= p.req.v[k] > 0;
+    for (int k = NW_SR_FIXED; k < s->nres; k++) /* a MIG slice is an accelerator too */
+        accel |= p.req.v[k] > 0 && nw_mig_is_resource(s->res_names[k]);
     p.cls = class_get(s, spec, accel, err);
     if (p.cls < 0) {
         rc = NW_EINVAL;

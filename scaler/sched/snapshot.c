@@ -21,6 +21,7 @@ static const char *const fixed_names[NW_SR_FIXED] = {
     "amd.com/gpu",
     "aws.amazon.com/neuron",
     "aws.amazon.com/neuroncore",
+    "aws.amazon.com/neurondevice",
     "habana.ai/gaudi",
     "vpc.amazonaws.com/efa",
 };

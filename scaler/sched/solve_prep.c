@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "api/wellknown.h"
+#include "scaler/sched/mig.h"
 #include "scaler/sched/solve_int.h"
 
 /* ---- preparation ------------------------------------------------------------- */
@@ -116,9 +117,11 @@ nw_rc_t nw_sv_prep_pools(ctx_t *c)
                 if (ds_fits_pool_type(&s->dss[d], p->p, it))
                     for (int k = 0; k < NW_SCHED_NRES; k++)
                         p->ovh[t].v[k] += s->dss[d].req.v[k];
-            const nw_sched_res_t *alloc = nw_ss_type_allocatable(s, p->cls, (size_t)t);
+            nw_sched_res_t alloc = *nw_ss_type_allocatable(s, p->cls, (size_t)t);
+            /* a pool that partitions its GPUs (nvidia.com/mig.config): slices, no whole GPU */
+            nw_mig_adjust(&p->p->labels, &it->t.labels, s->res_names, s->nres, &alloc);
             for (int k = 0; k < NW_SCHED_NRES; k++)
-                p->avail[t].v[k] = alloc->v[k] - p->ovh[t].v[k];
+                p->avail[t].v[k] = alloc.v[k] - p->ovh[t].v[k];
             for (int z = 0; z < c->nz; z++)
                 if (type_allows_offering(it, &p->p->reqs, p->ct_allowed, 1ULL << z, c))
                     p->zbits[z][t >> 6] |= 1ULL << (t & 63);

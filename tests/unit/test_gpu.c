@@ -16,6 +16,7 @@
 #include "admission/gpu.h"
 #include "admission/gpu_policy.h"
 #include "config/config.h"
+#include "scaler/sched/mig.h"
 #include "scaler/cloud/catalog.h"
 #include "api/jsonpatch.h"
 #include "api/labels.h"
@@ -843,6 +844,58 @@ START_TEST(policy_user_classes)
 }
 END_TEST
 
+/* ---- MIG slices of a pool's GPUs (scaler/sched/mig.h) -------------------------------- */
+
+START_TEST(mig_capacity_model)
+{
+    /* per GPU: the all-<profile> layouts and all-balanced, by model and memory */
+    ck_assert_int_eq(nw_mig_slices("a100", 40960, "all-1g.5gb", "1g.5gb"), 7);
+    ck_assert_int_eq(nw_mig_slices("a100", 40960, "all-3g.20gb", "3g.20gb"), 2);
+    ck_assert_int_eq(nw_mig_slices("a100", 40960, "all-1g.5gb", "3g.20gb"), 0);
+    ck_assert_int_eq(nw_mig_slices("a100", 40960, "all-balanced", "1g.5gb"), 2);
+    ck_assert_int_eq(nw_mig_slices("a100", 40960, "all-balanced", "2g.10gb"), 1);
+    ck_assert_int_eq(nw_mig_slices("a100", 81920, "all-1g.10gb", "1g.10gb"), 7);
+    ck_assert_int_eq(nw_mig_slices("h100", 81920, "all-7g.80gb", "7g.80gb"), 1);
+    ck_assert_int_eq(nw_mig_slices("a100", 40960, "all-1g.10gb", "1g.10gb"), 4);
+    /* not MIG-capable, an unknown layout, a profile of another memory size */
+    ck_assert_int_eq(nw_mig_slices("a10g", 22888, "all-1g.5gb", "1g.5gb"), -1);
+    ck_assert_int_eq(nw_mig_slices("a100", 40960, "custom-config", "1g.5gb"), -1);
+    ck_assert_int_eq(nw_mig_slices("h100", 81920, "all-1g.5gb", "1g.5gb"), -1);
+    ck_assert(nw_mig_is_resource("nvidia.com/mig-1g.5gb"));
+    ck_assert(!nw_mig_is_resource("nvidia.com/mig-"));
+    ck_assert(!nw_mig_is_resource("nvidia.com/gpu"));
+    /* a type's resources under a pool's layout */
+    nw_labels_t pool, type;
+    nw_labels_init(&pool);
+    nw_labels_init(&type);
+    ck_assert_int_eq(nw_labels_set(&type, "karpenter.k8s.aws/instance-gpu-name", "a100"), NW_OK);
+    ck_assert_int_eq(nw_labels_set(&type, "karpenter.k8s.aws/instance-gpu-memory", "40960"), NW_OK);
+    char *names[NW_SCHED_NRES] = {0};
+    names[NW_SR_FIXED] = "nvidia.com/mig-1g.5gb";
+    names[NW_SR_FIXED + 1] = "example.com/other";
+    nw_sched_res_t r = {{0}};
+    r.v[NW_SR_NVIDIA_GPU] = 8000;
+    r.v[NW_SR_FIXED + 1] = 3000;
+    nw_mig_adjust(&pool, &type, names, NW_SR_FIXED + 2, &r); /* no layout: as it is */
+    ck_assert_int_eq(r.v[NW_SR_NVIDIA_GPU], 8000);
+    ck_assert_int_eq(r.v[NW_SR_FIXED], 0);
+    ck_assert_int_eq(nw_labels_set(&pool, NW_MIG_CONFIG_LABEL, "all-1g.5gb"), NW_OK);
+    nw_mig_adjust(&pool, &type, names, NW_SR_FIXED + 2, &r);
+    ck_assert_int_eq(r.v[NW_SR_NVIDIA_GPU], 0);
+    ck_assert_int_eq(r.v[NW_SR_FIXED], 56000);
+    ck_assert_int_eq(r.v[NW_SR_FIXED + 1], 3000);
+    /* GPUs that cannot run the layout stay whole */
+    ck_assert_int_eq(nw_labels_set(&type, "karpenter.k8s.aws/instance-gpu-name", "l4"), NW_OK);
+    nw_sched_res_t l4 = {{0}};
+    l4.v[NW_SR_NVIDIA_GPU] = 1000;
+    nw_mig_adjust(&pool, &type, names, NW_SR_FIXED + 2, &l4);
+    ck_assert_int_eq(l4.v[NW_SR_NVIDIA_GPU], 1000);
+    ck_assert_int_eq(l4.v[NW_SR_FIXED], 0);
+    nw_labels_cleanup(&pool);
+    nw_labels_cleanup(&type);
+}
+END_TEST
+
 Suite *nw_gpu_suite(void)
 {
     Suite *s = suite_create("gpu");
@@ -864,6 +917,7 @@ Suite *nw_gpu_suite(void)
     tcase_add_test(tc, catalog_accelerators_isolated);
     tcase_add_test(tc, policy_from_config);
     tcase_add_test(tc, policy_user_classes);
+    tcase_add_test(tc, mig_capacity_model);
     suite_add_tcase(s, tc);
     return s;
 }
