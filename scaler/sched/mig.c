@@ -11,8 +11,8 @@
  * MIG Profiles" (A100 40GB and 80GB, H100 80GB, H200 141GB) and mig-parted's default
  * configuration (all-balanced). */
 typedef struct {
-    const char *name;   /* instance-gpu-name */
-    long long mib_min;  /* instance-gpu-memory range that is this model */
+    const char *name;  /* instance-gpu-name */
+    long long mib_min; /* instance-gpu-memory range that is this model */
     long long mib_max;
     struct {
         const char *profile;
@@ -84,7 +84,8 @@ int nw_mig_slices(const char *gpu_name, long long gpu_mib, const char *layout, c
     for (size_t i = 0; i < sizeof g->p / sizeof g->p[0] && g->p[i].profile; i++) {
         known |= only && strcmp(only, g->p[i].profile) == 0;
         if (strcmp(g->p[i].profile, profile) == 0)
-            n = balanced ? g->p[i].balanced : (only && strcmp(only, profile) == 0 ? g->p[i].alone : 0);
+            n = balanced ? g->p[i].balanced
+                         : (only && strcmp(only, profile) == 0 ? g->p[i].alone : 0);
     }
     return known ? n : -1;
 }
