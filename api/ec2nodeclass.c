@@ -727,5 +727,6 @@ nw_rc_t nw_ec2nodeclass_validate(const cJSON *obj, const cJSON *old, nw_kv_t *kv
             nw_kv_cel(kv, "spec", "object",
                       "must specify amiFamily if amiSelectorTerms does not contain an alias");
     }
+    nw_ec2nodeclass_warnings(obj, res);
     return kv->oom ? NW_ENOMEM : NW_OK;
 }

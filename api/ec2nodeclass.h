@@ -24,4 +24,13 @@ nw_rc_t nw_ec2nodeclass_default(const cJSON *obj, nw_jsonpatch_t *patch);
 nw_rc_t nw_ec2nodeclass_validate(const cJSON *obj, const cJSON *old, nw_kv_t *kv,
                                  nw_admit_result_t *res);
 
+/** Admission warnings (not denials) for fields that have no effect, or another effect
+ * than Custom's, with the class's AMI family (spec.amiFamily, else its alias's):
+ * the nodewarden.io/bootstrap annotation on a family nodewarden generates for (or with a
+ * value it does not know); userData merged into a generated bootstrap; spec.kubelet with
+ * Custom (planning only, without the kubeadm bootstrap); Bottlerocket's ignored kubelet
+ * fields (podsPerCore, evictionSoft, evictionSoftGracePeriod); an alias with amiFamily
+ * Custom; instanceStorePolicy on Windows. */
+void nw_ec2nodeclass_warnings(const cJSON *obj, nw_admit_result_t *res);
+
 #endif

@@ -151,7 +151,8 @@ nw_rc_t nw_srv_aws_args_parse(nw_srv_aws_args_t *a, int argc, char **argv, nw_er
         a->cfg.aws.region,  a->cfg.aws.ec2,
         a->cfg.aws.sqs,     a->cfg.aws.sts,
         a->cfg.aws.imds,    (long)(a->cfg.aws.testing.callTimeout_ns / NW_NS_PER_MS),
-        a->cfg.aws.pricing, a->cfg.aws.iam};
+        a->cfg.aws.pricing, a->cfg.aws.iam,
+        a->cfg.aws.ssm};
     if ((rc = nw_awscfg_resolve(&a->aws, &ex, err)) != NW_OK)
         goto out;
     if (!a->aws.region[0] && !a->aws.imds_disabled) {

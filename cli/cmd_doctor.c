@@ -206,7 +206,7 @@ static void permission_checks(report_t *r, nw_ec2_t *ec2, const nw_nodeclass_res
 }
 
 static void term_checks(report_t *r, const char *nc, const char *kind, const int *found, int n,
-                        char notes[][128])
+                        char notes[][256])
 {
     char name[320], detail[512];
     for (int i = 0; i < n; i++) {
@@ -256,7 +256,7 @@ static void nodeclass_checks(report_t *r, nw_cloud_t *cloud, const nw_srv_aws_ar
         term_checks(r, res->name, "securityGroupSelectorTerms", res->sg_found, res->nsg_terms,
                     NULL);
         term_checks(r, res->name, "amiSelectorTerms", res->ami_found, res->nami_terms,
-                    (char(*)[128])res->ami_term_note);
+                    (char(*)[256])res->ami_term_note);
         snprintf(detail, sizeof detail, "%zu subnets, %zu security groups, %zu AMIs%s%s",
                  res->nsubnets, res->nsgs, res->namis, res->ready ? "" : ": ",
                  res->ready ? "" : res->message);

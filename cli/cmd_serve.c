@@ -127,6 +127,7 @@ int nw_cmd_serve(int argc, char **argv)
             .imds = cfg.aws.imds,
             .pricing = cfg.aws.pricing,
             .iam = cfg.aws.iam,
+            .ssm = cfg.aws.ssm,
             .refresh_types_ns = cfg.aws.refresh.instanceTypes_ns,
             .refresh_od_ns = cfg.aws.refresh.onDemandPricing_ns,
             .refresh_spot_ns = cfg.aws.refresh.spotPricing_ns,

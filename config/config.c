@@ -68,6 +68,7 @@ static const key_t_ keys[] = {
     {"aws.endpoints.imds", T_STR, OFF(aws.imds), "", 0, 0},
     {"aws.endpoints.pricing", T_STR, OFF(aws.pricing), "", 0, 0},
     {"aws.endpoints.iam", T_STR, OFF(aws.iam), "", 0, 0},
+    {"aws.endpoints.ssm", T_STR, OFF(aws.ssm), "", 0, 0},
     {"aws.iceCacheTTL", T_DUR, OFF(aws.iceCacheTTL_ns), "3m", 1, 0},
     {"aws.refresh.onDemandPricing", T_DUR, OFF(aws.refresh.onDemandPricing_ns), "12h", 1, 0},
     {"aws.refresh.spotPricing", T_DUR, OFF(aws.refresh.spotPricing_ns), "12h", 1, 0},

@@ -68,7 +68,7 @@ typedef struct {
     } webhook;
     struct {
         char *region;
-        char *ec2, *sqs, *sts, *imds, *pricing, *iam;
+        char *ec2, *sqs, *sts, *imds, *pricing, *iam, *ssm;
         int64_t iceCacheTTL_ns; /* insufficient-capacity cache entry lifetime */
         struct {                /* refresh periods (Karpenter's controllers requeue 12 h) */
             int64_t onDemandPricing_ns, spotPricing_ns, instanceTypes_ns;

@@ -82,6 +82,12 @@ static void exit_after_nodeclaim(void *ud, const char *point, const char *object
 }
 
 /* A launch worker finished a launch: run the reconcile loop now (nodeclaim.h). */
+/* the cluster's Kubernetes version for AMI aliases (scaler/aws/nodeclass.h) */
+static nw_rc_t k8s_version(void *ud, char *out, size_t len, nw_err_t *err)
+{
+    return nw_kube_server_version(ud, out, len, err);
+}
+
 static void wake_reconcile(void *ud)
 {
     nw_ctl_deps_t *c = ud;
@@ -232,7 +238,8 @@ nw_rc_t nw_scaler_start(const nw_scaler_opts_t *o, nw_scaler_t **out, nw_err_t *
         rc = nw_err_set(err, NW_ENOMEM, NULL, "out of memory");
         goto fail;
     }
-    nw_awscfg_explicit_t ex = {o->region, o->ec2, o->sqs, o->sts, o->imds, 0, o->pricing, o->iam};
+    nw_awscfg_explicit_t ex = {o->region, o->ec2,     o->sqs, o->sts, o->imds,
+                               0,         o->pricing, o->iam, o->ssm};
     nw_aws_cloud_opts_t ao;
     memset(&ao, 0, sizeof ao);
     if ((rc = nw_awscfg_resolve(&ao.aws, &ex, err)) != NW_OK)
@@ -256,6 +263,8 @@ nw_rc_t nw_scaler_start(const nw_scaler_opts_t *o, nw_scaler_t **out, nw_err_t *
     ao.isolated_vpc = o->isolated_vpc;
     ao.ice_ttl_ns = o->ice_ttl_ns;
     ao.clock = c->clock;
+    ao.k8s_version = k8s_version;
+    ao.k8s_version_ud = c->kube;
     if ((rc = nw_aws_cloud_new(&ao, &c->cloud, err)) != NW_OK)
         goto fail;
     /* the launch workers' EC2 calls end at once when the scaler stops (their join waits) */

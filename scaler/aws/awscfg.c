@@ -56,6 +56,8 @@ nw_rc_t nw_awscfg_resolve(nw_awscfg_t *cfg, const nw_awscfg_explicit_t *ex, nw_e
                    "AWS_ENDPOINT_URL_PRICING", "AWS_ENDPOINT_URL", err)) != NW_OK ||
         (rc = pick(cfg->iam, sizeof cfg->iam, "aws.endpoints.iam", ex->iam, "AWS_ENDPOINT_URL_IAM",
                    "AWS_ENDPOINT_URL", err)) != NW_OK ||
+        (rc = pick(cfg->ssm, sizeof cfg->ssm, "aws.endpoints.ssm", ex->ssm, "AWS_ENDPOINT_URL_SSM",
+                   "AWS_ENDPOINT_URL", err)) != NW_OK ||
         (rc = pick(cfg->imds, sizeof cfg->imds, "aws.endpoints.imds", ex->imds,
                    "AWS_EC2_METADATA_SERVICE_ENDPOINT", NULL, err)) != NW_OK)
         return rc;
@@ -79,6 +81,8 @@ void nw_awscfg_set_region(nw_awscfg_t *cfg, const char *region)
         snprintf(cfg->sqs, sizeof cfg->sqs, "https://sqs.%s.amazonaws.com", region);
     if (!cfg->sts[0])
         snprintf(cfg->sts, sizeof cfg->sts, "https://sts.%s.amazonaws.com", region);
+    if (!cfg->ssm[0])
+        snprintf(cfg->ssm, sizeof cfg->ssm, "https://ssm.%s.amazonaws.com", region);
     const char *pr = strncmp(region, "ap-", 3) == 0   ? "ap-south-1"
                      : strncmp(region, "cn-", 3) == 0 ? "cn-northwest-1"
                      : strncmp(region, "eu-", 3) == 0 ? "eu-central-1"

@@ -4,7 +4,7 @@
  * Region: explicit value (config file) > AWS_REGION > AWS_DEFAULT_REGION
  * (> IMDS placement/region, which creds.c asks when the region is still empty).
  * Endpoints, per service: explicit value > AWS_ENDPOINT_URL_<SERVICE>
- * (EC2, SQS, STS, PRICING, IAM) > AWS_ENDPOINT_URL > https://<service>.<region>.amazonaws.com;
+ * (EC2, SQS, STS, PRICING, IAM, SSM) > AWS_ENDPOINT_URL > https://<service>.<region>.amazonaws.com;
  * the Pricing API's default is https://api.pricing.<pricing region>.amazonaws.com, its
  * region the one aws/karpenter-provider-aws pkg/providers/pricing/pricing.go NewAPI
  * picks: ap-south-1 for ap-*, cn-northwest-1 for cn-*, eu-central-1 for eu-*, else
@@ -27,7 +27,8 @@ typedef struct {
     char sts[512];
     char imds[512];
     char pricing[512];
-    char iam[512];           /* "" = the partition's global endpoint (scaler/aws/iam.h) */
+    char iam[512]; /* "" = the partition's global endpoint (scaler/aws/iam.h) */
+    char ssm[512];
     char pricing_region[64]; /* where the Pricing API is asked (see above) */
     int imds_disabled;
     long call_timeout_ms; /* per HTTP exchange; default 10000 */
@@ -40,6 +41,7 @@ typedef struct {
     long call_timeout_ms;
     const char *pricing;
     const char *iam;
+    const char *ssm;
 } nw_awscfg_explicit_t;
 
 /** Resolve cfg from ex (may be NULL) and the environment. Endpoints that need

@@ -43,6 +43,7 @@ typedef struct {
     nw_ec2_t *iam; /* instance profiles for spec.role (scaler/aws/iam.h) */
     char region[64], cluster[128];
     nw_pricing_t *pricing;
+    nw_ssm_t *ssm;
     const nw_clock_t *clock;
     refresh_t r[NREFRESH];
     /* guards r[] and the figures below (the refresher thread, metrics); never held with
@@ -401,6 +402,7 @@ static void op_free(nw_cloud_t *c)
     nw_ice_free(a->ice);
     nw_catalog_free(a->cat);
     nw_pricing_free(a->pricing);
+    nw_ssm_free(a->ssm);
     nw_ec2_free(a->ec2);
     nw_ec2_free(a->iam);
     nw_creds_free(a->creds);
@@ -727,6 +729,12 @@ nw_rc_t nw_aws_cloud_new(const nw_aws_cloud_opts_t *o, nw_cloud_t **out, nw_err_
     if (!o->isolated_vpc &&
         (rc = nw_pricing_new(&o->aws, a->creds, o->clock, &a->pricing, err)) != NW_OK)
         goto fail;
+    if (o->aws.ssm[0]) { /* the alias and ssmParameter terms */
+        if ((rc = nw_ssm_new(&o->aws, a->creds, o->clock, &a->ssm, err)) != NW_OK)
+            goto fail;
+        nw_nc_ssm_t s = {a->ssm, o->k8s_version, o->k8s_version_ud};
+        nw_nodeclass_cache_set_ssm(a->nc, &s);
+    }
     if (o->refresh_catalog) {
         /* the first refresh of each now (a failure: the embedded data serves), then one
          * every period (op_refresh) */

@@ -34,6 +34,7 @@
 #include "scaler/aws/launch.h"
 #include "scaler/aws/nodeclass.h"
 #include "scaler/aws/pricing.h"
+#include "scaler/aws/ssm.h"
 #include "scaler/cloud/cloud.h"
 
 typedef struct {
@@ -47,6 +48,10 @@ typedef struct {
     int64_t types_period_ns, od_period_ns, spot_period_ns;
     int isolated_vpc;                /* settings.isolatedVPC: never ask the Pricing API */
     nw_launch_bootstrap_t bootstrap; /* what a generated bootstrap uses (launch.h) */
+    /* the cluster's Kubernetes version ("1.31") for amiSelectorTerms aliases (nodeclass.h);
+     * NULL: unknown (alias terms then say so). Called under the cloud's lock. */
+    nw_rc_t (*k8s_version)(void *ud, char *out, size_t len, nw_err_t *err);
+    void *k8s_version_ud;
 } nw_aws_cloud_opts_t;
 
 /** Build the AWS cloud: credentials chain, EC2 and Pricing clients, embedded catalog and

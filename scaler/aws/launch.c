@@ -713,14 +713,6 @@ static const char *best_subnet(const nw_launcher_t *l, const nw_nodeclass_resolv
     return best ? best->id : NULL;
 }
 
-static const nw_nc_ami_t *ami_for(const nw_nodeclass_resolved_t *rs, const char *arch)
-{
-    for (size_t i = 0; i < rs->namis; i++)
-        if (strcmp(rs->amis[i].arch, arch) == 0)
-            return &rs->amis[i];
-    return NULL;
-}
-
 /* the claim asks for EFA devices (resolver.go: a template per EFA count, then) */
 static int wants_efa(const nw_launch_req_t *r)
 {
@@ -737,7 +729,7 @@ static int collect(nw_launcher_t *l, const nw_launch_req_t *r, const char *ct, c
         const nw_itype_t *t = nw_catalog_find(l->cat, r->types[i]);
         if (!t)
             continue;
-        const nw_nc_ami_t *ami = ami_for(r->resolved, t->arch);
+        const nw_nc_ami_t *ami = nw_nodeclass_ami_for(r->resolved, t); /* arch, variant */
         if (!ami)
             continue;
         int64_t pods = type_pods(l, r, t);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define MAX_FILTERS 24
 
@@ -160,12 +161,184 @@ out:
     return rc;
 }
 
-static nw_rc_t resolve_amis(nw_ec2_t *ec2, const cJSON *terms, nw_nodeclass_resolved_t *r,
-                            nw_err_t *err)
+/* ---- AMIs ---- */
+
+enum { V_STANDARD = 1, V_NVIDIA = 2, V_NEURON = 4 };
+
+static const char *const VARIANT_NAMES[] = {"standard", "nvidia", "neuron"};
+
+typedef struct {
+    char path[384];
+    unsigned variants;
+} ssm_path_t;
+
+const char *nw_nodeclass_alias_family(const char *alias)
+{
+    static const struct {
+        const char *prefix, *family;
+    } fam[] = {{"al2023@", "AL2023"},
+               {"al2@", "AL2"},
+               {"bottlerocket@", "Bottlerocket"},
+               {"windows2019@", "Windows2019"},
+               {"windows2022@", "Windows2022"},
+               {"windows2025@", "Windows2025"}};
+    for (size_t i = 0; alias && i < sizeof fam / sizeof fam[0]; i++)
+        if (strncasecmp(alias, fam[i].prefix, strlen(fam[i].prefix)) == 0)
+            return fam[i].family;
+    return NULL;
+}
+
+/* The SSM parameters of an alias for Kubernetes version k8s (paths in nodeclass.h);
+ * returns how many, 0 for an alias nodewarden does not know (*why says so). */
+static int alias_paths(const char *alias, const char *k8s, ssm_path_t *out, const char **why)
+{
+    const char *at = strchr(alias, '@');
+    const char *fam = nw_nodeclass_alias_family(alias);
+    *why = NULL;
+    if (!fam || !at || !at[1]) {
+        *why = "the alias is not <family>@<version> with family al2, al2023, bottlerocket, "
+               "windows2019, windows2022 or windows2025";
+        return 0;
+    }
+    const char *ver = at + 1;
+    int latest = strcmp(ver, "latest") == 0;
+    int n = 0;
+    if (strcmp(fam, "AL2023") == 0) {
+        static const char *const arch[] = {"x86_64", "arm64"};
+        for (int a = 0; a < 2; a++)
+            for (int v = 0; v < (a == 0 ? 3 : 2); v++) {
+                char name[160];
+                if (latest)
+                    snprintf(name, sizeof name, "recommended");
+                else
+                    snprintf(name, sizeof name, "amazon-eks-node-al2023-%s-%s-%s-%s", arch[a],
+                             VARIANT_NAMES[v], k8s, ver);
+                snprintf(out[n].path, sizeof out[n].path,
+                         "/aws/service/eks/optimized-ami/%s/amazon-linux-2023/%s/%s/%s/image_id",
+                         k8s, arch[a], VARIANT_NAMES[v], name);
+                out[n++].variants = 1u << v;
+            }
+    } else if (strcmp(fam, "AL2") == 0) {
+        static const struct {
+            const char *suffix;
+            unsigned variants;
+        } v[] = {{"", V_STANDARD}, {"-arm64", V_STANDARD}, {"-gpu", V_NVIDIA | V_NEURON}};
+        for (int k = 0; k < 3; k++) {
+            char name[160];
+            if (latest)
+                snprintf(name, sizeof name, "recommended");
+            else
+                snprintf(name, sizeof name, "amazon-eks%s-node-%s-%s", v[k].suffix, k8s, ver);
+            snprintf(out[n].path, sizeof out[n].path,
+                     "/aws/service/eks/optimized-ami/%s/amazon-linux-2%s/%s/image_id", k8s,
+                     v[k].suffix, name);
+            out[n++].variants = v[k].variants;
+        }
+    } else if (strcmp(fam, "Bottlerocket") == 0) {
+        const char *tv = ver[0] == 'v' ? ver + 1 : ver; /* GitHub's "v1.2.3" is "1.2.3" here */
+        static const struct {
+            const char *suffix, *arch;
+            unsigned variants;
+        } v[] = {{"", "x86_64", V_STANDARD | V_NEURON},
+                 {"", "arm64", V_STANDARD},
+                 {"-nvidia", "x86_64", V_NVIDIA},
+                 {"-nvidia", "arm64", V_NVIDIA}};
+        for (int k = 0; k < 4; k++) {
+            snprintf(out[n].path, sizeof out[n].path,
+                     "/aws/service/bottlerocket/aws-k8s-%s%s/%s/%s/image_id", k8s, v[k].suffix,
+                     v[k].arch, tv);
+            out[n++].variants = v[k].variants;
+        }
+    } else {
+        if (!latest) {
+            *why = "Windows aliases take the version latest only";
+            return 0;
+        }
+        snprintf(out[n].path, sizeof out[n].path,
+                 "/aws/service/ami-windows-latest/Windows_Server-%s-English-Core-EKS_Optimized-%s/"
+                 "image_id",
+                 fam + 7, k8s); /* "Windows2019" -> 2019 */
+        out[n++].variants = 0;
+    }
+    return n;
+}
+
+/* The AMI ids an alias or ssmParameter term names, with their variants; 0 found: *note
+ * says why */
+static nw_rc_t ssm_ids(const nw_nc_ssm_t *src, const char *alias, const char *param, char ids[][64],
+                       unsigned *variants, int *nids, char *note, size_t nlen)
+{
+    *nids = 0;
+    if (!src || !src->ssm) {
+        snprintf(note, nlen, "%s needs SSM, which is not configured",
+                 alias ? "alias" : "ssmParameter");
+        return NW_OK;
+    }
+    ssm_path_t paths[8];
+    int np = 0;
+    char k8s[32] = "";
+    if (param) {
+        snprintf(paths[0].path, sizeof paths[0].path, "%s", param);
+        paths[0].variants = 0;
+        np = 1;
+    } else {
+        nw_err_t e = {0};
+        if (!src->k8s_version || src->k8s_version(src->ud, k8s, sizeof k8s, &e) != NW_OK ||
+            !k8s[0]) {
+            snprintf(note, nlen,
+                     "alias %.60s: the cluster's Kubernetes version is unknown (%.120s)", alias,
+                     e.msg[0] ? e.msg : "not read from the API server");
+            return NW_OK;
+        }
+        const char *why = NULL;
+        np = alias_paths(alias, k8s, paths, &why);
+        if (!np) {
+            snprintf(note, nlen, "alias %.60s: %.180s", alias, why);
+            return NW_OK;
+        }
+    }
+    int latest = alias && strstr(alias, "@latest") != NULL;
+    char last[200] = "";
+    for (int i = 0; i < np; i++) {
+        char v[64];
+        nw_sqs_error_t ae;
+        nw_err_t e = {0};
+        /* a custom parameter and a "recommended"/"latest" path can change; a pinned one not */
+        if (nw_ssm_get(src->ssm, paths[i].path, param || latest, v, sizeof v, &ae, &e) != NW_OK) {
+            if (ae.cls == NW_SQS_TRANSPORT || ae.cls == NW_SQS_THROTTLE) {
+                snprintf(note, nlen, "%.200s", e.msg); /* not an answer: retried later */
+                return NW_EAWS;
+            }
+            snprintf(last, sizeof last, "%.50s for %.140s", ae.code[0] ? ae.code : e.msg,
+                     paths[i].path);
+            continue;
+        }
+        int k;
+        for (k = 0; k < *nids && strcmp(ids[k], v) != 0; k++) {
+        }
+        if (k == *nids) {
+            snprintf(ids[k], 64, "%s", v);
+            variants[k] = 0;
+            (*nids)++;
+        }
+        variants[k] |= paths[i].variants;
+    }
+    if (!*nids && param)
+        snprintf(note, nlen, "ssmParameter %.50s: %.180s", param, last);
+    else if (!*nids)
+        snprintf(note, nlen,
+                 "alias %.50s: no AMI for Kubernetes %.10s in SSM (%d parameters; last: %.120s)",
+                 alias, k8s, np, last);
+    return NW_OK;
+}
+
+static nw_rc_t resolve_amis(nw_ec2_t *ec2, const nw_nc_ssm_t *src, const cJSON *terms,
+                            nw_nodeclass_resolved_t *r, nw_err_t *err)
 {
     const cJSON *t;
     int i = 0;
     nw_ec2_images_t all = {0};
+    unsigned *vmask = NULL; /* per image of all: its variants (0: none known) */
     nw_rc_t rc = NW_OK;
     cJSON_ArrayForEach(t, terms)
     {
@@ -176,25 +349,38 @@ static nw_rc_t resolve_amis(nw_ec2_t *ec2, const cJSON *terms, nw_nodeclass_reso
         const char *alias = gets(t, "alias"), *ssm = gets(t, "ssmParameter");
         const char *owners[2];
         int nowners = 0;
+        char ids[8][64];
+        unsigned idv[8] = {0};
+        int nids = 0;
+        if (i >= NW_NC_MAX_TERMS)
+            break;
         if (alias || ssm) {
-            r->ami_found[i] = -1;
-            snprintf(r->ami_term_note[i], sizeof r->ami_term_note[i],
-                     "%s needs SSM, which nodewarden does not use: select the AMI by id, name or "
-                     "tags",
-                     alias ? "alias" : "ssmParameter");
-            i++;
-            continue;
-        }
-        if (id)
-            f[nf++] = (nw_ec2_filter_t){"image-id", {id}, 1};
-        if (name)
-            f[nf++] = (nw_ec2_filter_t){"name", {name}, 1};
-        nf = tag_filters(get(t, "tags"), f, nf, names);
-        if (owner) {
-            owners[nowners++] = owner;
-        } else if (name && !id) {
-            owners[nowners++] = "self";
-            owners[nowners++] = "amazon";
+            rc = ssm_ids(src, alias, alias ? NULL : ssm, ids, idv, &nids, r->ami_term_note[i],
+                         sizeof r->ami_term_note[i]);
+            if (rc != NW_OK) {
+                rc = nw_err_set(err, rc, "ssm", "%s", r->ami_term_note[i]);
+                goto out;
+            }
+            if (!nids) {
+                r->ami_found[i++] = 0;
+                continue;
+            }
+            f[0] = (nw_ec2_filter_t){"image-id", {NULL}, nids};
+            for (int k = 0; k < nids; k++)
+                f[0].values[k] = ids[k];
+            nf = 1;
+        } else {
+            if (id)
+                f[nf++] = (nw_ec2_filter_t){"image-id", {id}, 1};
+            if (name)
+                f[nf++] = (nw_ec2_filter_t){"name", {name}, 1};
+            nf = tag_filters(get(t, "tags"), f, nf, names);
+            if (owner) {
+                owners[nowners++] = owner;
+            } else if (name && !id) {
+                owners[nowners++] = "self";
+                owners[nowners++] = "amazon";
+            }
         }
         size_t before = all.n;
         if (nf == 0) {
@@ -203,45 +389,87 @@ static nw_rc_t resolve_amis(nw_ec2_t *ec2, const cJSON *terms, nw_nodeclass_reso
         }
         if ((rc = nw_ec2_describe_images(ec2, f, nf, owners, nowners, &all, NULL, err)) != NW_OK)
             goto out;
+        unsigned *vm = realloc(vmask, (all.n ? all.n : 1) * sizeof *vm);
+        if (!vm) {
+            rc = nw_err_set(err, NW_ENOMEM, "amis", "out of memory");
+            goto out;
+        }
+        vmask = vm;
         /* only available images count */
         size_t j = before;
         for (size_t k = before; k < all.n; k++)
-            if (all.v[k].state[0] == 0 || strcmp(all.v[k].state, "available") == 0)
+            if (all.v[k].state[0] == 0 || strcmp(all.v[k].state, "available") == 0) {
+                vmask[j] = 0;
+                for (int q = 0; q < nids; q++)
+                    if (strcmp(ids[q], all.v[k].id) == 0)
+                        vmask[j] = idv[q];
                 all.v[j++] = all.v[k];
+            }
         all.n = j;
-        r->ami_found[i++] = (int)(all.n - before);
+        r->ami_found[i] = (int)(all.n - before);
+        if (!r->ami_found[i] && (alias || ssm))
+            snprintf(r->ami_term_note[i], sizeof r->ami_term_note[i],
+                     "%s %.80s: SSM named %.30s, which DescribeImages does not find (available)",
+                     alias ? "alias" : "ssmParameter", alias ? alias : ssm, ids[0]);
+        i++;
     }
     r->nami_terms = i;
-    r->amis = calloc(all.n ? all.n : 1, sizeof *r->amis);
+    r->amis = calloc(all.n ? 3 * all.n : 1, sizeof *r->amis);
     if (!r->amis) {
         rc = nw_err_set(err, NW_ENOMEM, "amis", "out of memory");
         goto out;
     }
-    /* newest per architecture; non-deprecated preferred */
+    /* newest per architecture and variant; non-deprecated preferred */
     for (size_t k = 0; k < all.n; k++) {
         const nw_ec2_image_t *im = &all.v[k];
         const char *arch = strcmp(im->arch, "arm64") == 0 ? "arm64" : "amd64";
         int dep =
             im->deprecation_ns != 0; /* deprecation set; the caller's clock decides nothing here */
-        nw_nc_ami_t *cur = NULL;
-        for (size_t j = 0; j < r->namis; j++)
-            if (strcmp(r->amis[j].arch, arch) == 0)
-                cur = &r->amis[j];
-        int better = !cur || (cur->deprecated && !dep) ||
-                     (cur->deprecated == dep && im->creation_ns > cur->creation_ns);
-        if (!better)
-            continue;
-        if (!cur)
-            cur = &r->amis[r->namis++];
-        snprintf(cur->id, sizeof cur->id, "%s", im->id);
-        snprintf(cur->name, sizeof cur->name, "%s", im->name);
-        snprintf(cur->arch, sizeof cur->arch, "%s", arch);
-        cur->creation_ns = im->creation_ns;
-        cur->deprecated = dep;
+        for (int v = -1; v < 3; v++) {
+            if (v < 0 ? vmask[k] != 0 : !(vmask[k] & (1u << v)))
+                continue;
+            const char *var = v < 0 ? "" : VARIANT_NAMES[v];
+            nw_nc_ami_t *cur = NULL;
+            for (size_t j = 0; j < r->namis; j++)
+                if (strcmp(r->amis[j].arch, arch) == 0 && strcmp(r->amis[j].variant, var) == 0)
+                    cur = &r->amis[j];
+            int better = !cur || (cur->deprecated && !dep) ||
+                         (cur->deprecated == dep && im->creation_ns > cur->creation_ns);
+            if (!better)
+                continue;
+            if (!cur)
+                cur = &r->amis[r->namis++];
+            snprintf(cur->id, sizeof cur->id, "%s", im->id);
+            snprintf(cur->name, sizeof cur->name, "%s", im->name);
+            snprintf(cur->arch, sizeof cur->arch, "%s", arch);
+            snprintf(cur->variant, sizeof cur->variant, "%s", var);
+            cur->creation_ns = im->creation_ns;
+            cur->deprecated = dep;
+        }
     }
 out:
+    free(vmask);
     nw_ec2_images_free(&all);
     return rc;
+}
+
+static int variant_fits(const char *v, const nw_itype_t *t)
+{
+    if (!*v)
+        return 1;
+    if (strcmp(v, "standard") == 0)
+        return t->gpu_count == 0 && t->accel_count == 0;
+    if (strcmp(v, "nvidia") == 0)
+        return t->gpu_count > 0;
+    return t->accel_count > 0; /* neuron */
+}
+
+const nw_nc_ami_t *nw_nodeclass_ami_for(const nw_nodeclass_resolved_t *r, const nw_itype_t *t)
+{
+    for (size_t i = 0; i < r->namis; i++)
+        if (strcmp(r->amis[i].arch, t->arch) == 0 && variant_fits(r->amis[i].variant, t))
+            return &r->amis[i];
+    return NULL;
 }
 
 static void set_not_ready(nw_nodeclass_resolved_t *r, const char *reason, const char *msg)
@@ -254,6 +482,12 @@ static void set_not_ready(nw_nodeclass_resolved_t *r, const char *reason, const 
 
 nw_rc_t nw_nodeclass_resolve(nw_ec2_t *ec2, const cJSON *nc, nw_nodeclass_resolved_t *r,
                              nw_err_t *err)
+{
+    return nw_nodeclass_resolve_ssm(ec2, NULL, nc, r, err);
+}
+
+nw_rc_t nw_nodeclass_resolve_ssm(nw_ec2_t *ec2, const nw_nc_ssm_t *ssm, const cJSON *nc,
+                                 nw_nodeclass_resolved_t *r, nw_err_t *err)
 {
     nw_rc_t rc;
     memset(r, 0, sizeof *r);
@@ -275,7 +509,7 @@ nw_rc_t nw_nodeclass_resolve(nw_ec2_t *ec2, const cJSON *nc, nw_nodeclass_resolv
         return rc;
     if ((rc = resolve_subnets(ec2, st, r, err)) != NW_OK ||
         (rc = resolve_sgs(ec2, gt, r, err)) != NW_OK ||
-        (rc = resolve_amis(ec2, at, r, err)) != NW_OK) {
+        (rc = resolve_amis(ec2, ssm, at, r, err)) != NW_OK) {
         nw_nodeclass_resolved_cleanup(r);
         return rc;
     }
@@ -287,8 +521,17 @@ nw_rc_t nw_nodeclass_resolve(nw_ec2_t *ec2, const cJSON *nc, nw_nodeclass_resolv
     if (!r->sgs_ready)
         set_not_ready(r, "SecurityGroupsNotFound",
                       "SecurityGroupSelector did not match any SecurityGroups");
-    if (!r->amis_ready)
-        set_not_ready(r, "AMINotFound", "AMISelector did not match any AMIs");
+    if (!r->amis_ready) {
+        /* the first term's reason, when one is known (alias, ssmParameter) */
+        char msg[512] = "AMISelector did not match any AMIs";
+        for (int k = 0; k < r->nami_terms; k++)
+            if (r->ami_term_note[k][0]) {
+                snprintf(msg, sizeof msg, "AMISelector did not match any AMIs: %s",
+                         r->ami_term_note[k]);
+                break;
+            }
+        set_not_ready(r, "AMINotFound", msg);
+    }
     r->ready = r->subnets_ready && r->sgs_ready && r->amis_ready;
     return NW_OK;
 }
@@ -344,6 +587,26 @@ cJSON *nw_nodeclass_status_json(const nw_nodeclass_resolved_t *r, const cJSON *n
         cJSON *vals = nw_json_add_array(req, "values");
         nw_json_push(vals, nw_json_new_string(r->amis[i].arch));
         nw_json_push(reqs, req);
+        /* the variant's requirements (types.go Variant.Requirements) */
+        const char *v = r->amis[i].variant;
+        static const char *const gpu = "karpenter.k8s.aws/instance-gpu-count",
+                                 *acc = "karpenter.k8s.aws/instance-accelerator-count";
+        struct {
+            const char *key, *op;
+        } vr[2] = {{NULL, NULL}, {NULL, NULL}};
+        if (strcmp(v, "standard") == 0) {
+            vr[0].key = acc, vr[0].op = "DoesNotExist";
+            vr[1].key = gpu, vr[1].op = "DoesNotExist";
+        } else if (strcmp(v, "nvidia") == 0)
+            vr[0].key = gpu, vr[0].op = "Exists";
+        else if (strcmp(v, "neuron") == 0)
+            vr[0].key = acc, vr[0].op = "Exists";
+        for (int k = 0; k < 2 && vr[k].key; k++) {
+            cJSON *q = nw_json_new_object();
+            nw_json_add_string(q, "key", vr[k].key);
+            nw_json_add_string(q, "operator", vr[k].op);
+            nw_json_push(reqs, q);
+        }
         nw_json_push(a, s);
     }
     const char *prof = gets(get(nc, "spec"), "instanceProfile");
@@ -357,7 +620,10 @@ cJSON *nw_nodeclass_status_json(const nw_nodeclass_resolved_t *r, const cJSON *n
     add_condition(conds, "SecurityGroupsReady", r->sgs_ready, "SecurityGroupsNotFound",
                   "SecurityGroupSelector did not match any SecurityGroups", ts, gen);
     add_condition(conds, "AMIsReady", r->amis_ready, "AMINotFound",
-                  "AMISelector did not match any AMIs", ts, gen);
+                  r->amis_ready || strcmp(r->reason, "AMINotFound") != 0
+                      ? "AMISelector did not match any AMIs"
+                      : r->message,
+                  ts, gen);
     if (r->instance_profile[0] || r->profile_message[0])
         add_condition(conds, "InstanceProfileReady", r->profile_ready,
                       "InstanceProfileCreationFailed", r->profile_message, ts, gen);
@@ -378,6 +644,7 @@ struct nw_nodeclass_cache {
     nw_ec2_t *ec2;
     nw_ec2_t *iam; /* nullable */
     char region[64], cluster[128];
+    nw_nc_ssm_t ssm;
     const nw_clock_t *clock;
     int64_t ttl;
     cache_entry_t *v;
@@ -393,6 +660,15 @@ nw_nodeclass_cache_t *nw_nodeclass_cache_new(nw_ec2_t *ec2, const nw_clock_t *cl
     c->clock = clock ? clock : nw_clock_system();
     c->ttl = ttl_ns > 0 ? ttl_ns : 60 * NW_NS_PER_SEC;
     return c;
+}
+
+void nw_nodeclass_cache_set_ssm(nw_nodeclass_cache_t *c, const nw_nc_ssm_t *ssm)
+{
+    if (ssm)
+        c->ssm = *ssm;
+    else
+        memset(&c->ssm, 0, sizeof c->ssm);
+    nw_nodeclass_cache_invalidate(c);
 }
 
 void nw_nodeclass_cache_set_iam(nw_nodeclass_cache_t *c, nw_ec2_t *iam, const char *region,
@@ -485,7 +761,7 @@ nw_rc_t nw_nodeclass_cache_get(nw_nodeclass_cache_t *c, const cJSON *nc,
         return NW_OK;
     }
     nw_nodeclass_resolved_t r;
-    nw_rc_t rc = nw_nodeclass_resolve(c->ec2, nc, &r, err);
+    nw_rc_t rc = nw_nodeclass_resolve_ssm(c->ec2, &c->ssm, nc, &r, err);
     if (rc != NW_OK) {
         free(key);
         return rc;

@@ -6,11 +6,25 @@
  * securitygroup, amifamily/ami.go): terms are ORed, fields inside a term
  * are ANDed; `tags: {k: "*"}` means "has tag k"; subnet terms take id/tags,
  * security-group terms id/name/tags, AMI terms id/name/owner/tags (a name
- * without owner searches owners self and amazon). AMI `alias` and
- * `ssmParameter` need SSM, which nodewarden does not call: such a term
- * resolves to nothing and says why. Only available AMIs count; per
- * architecture the newest non-deprecated image wins (a deprecated one only if
- * nothing else exists).
+ * without owner searches owners self and amazon). AMI `ssmParameter`: the
+ * parameter's value (an AMI id) through SSM (scaler/aws/ssm.h); AMI `alias`
+ * (<family>@<version>, pkg/providers/amifamily/{al2,al2023,bottlerocket,windows}.go
+ * DescribeImageQuery): the family's SSM parameters for the cluster's Kubernetes
+ * version (major.minor) and each architecture and variant, the found ids described:
+ *   al2023: /aws/service/eks/optimized-ami/<k8s>/amazon-linux-2023/<x86_64|arm64>/
+ *           <standard|nvidia|neuron (x86_64 only)>/<recommended | amazon-eks-node-al2023-
+ *           <arch>-<variant>-<k8s>-<version>>/image_id;
+ *   al2:    /aws/service/eks/optimized-ami/<k8s>/amazon-linux-2[-arm64|-gpu]/<recommended |
+ *           amazon-eks[-arm64|-gpu]-node-<k8s>-<version>>/image_id (-gpu: nvidia and neuron);
+ *   bottlerocket: /aws/service/bottlerocket/aws-k8s-<k8s>[-nvidia]/<x86_64|arm64>/
+ *           <latest | version without its "v">/image_id (x86_64 standard also neuron);
+ *   windows2019|2022|2025: /aws/service/ami-windows-latest/Windows_Server-<2019|2022|2025>-
+ *           English-Core-EKS_Optimized-<k8s>/image_id (latest only).
+ * A variant is a requirement on the AMI (types.go Variant.Requirements): standard: no GPU
+ * and no accelerator; nvidia: a GPU; neuron: an accelerator; nw_nodeclass_ami_for picks
+ * by it. Without SSM, or when the Kubernetes version is unknown, such a term resolves
+ * to nothing and says why. Only available AMIs count; per architecture (and variant)
+ * the newest non-deprecated image wins (a deprecated one only if nothing else exists).
  *
  * Ownership: nw_nodeclass_resolved_t is caller storage (nw_nodeclass_resolved_cleanup).
  * The cache owns its entries; pointers it returns are borrowed until the next
@@ -27,6 +41,8 @@
 #include "common/clock.h"
 #include "common/err.h"
 #include "scaler/aws/ec2.h"
+#include "scaler/aws/ssm.h"
+#include "scaler/cloud/catalog.h"
 
 #define NW_NC_MAX_TERMS 30
 
@@ -45,7 +61,8 @@ typedef struct {
 typedef struct {
     char id[64];
     char name[256];
-    char arch[8]; /* Kubernetes name: amd64, arm64 */
+    char arch[8];     /* Kubernetes name: amd64, arm64 */
+    char variant[12]; /* an alias's: "standard", "nvidia", "neuron"; "" = any type */
     int64_t creation_ns;
     int deprecated;
 } nw_nc_ami_t;
@@ -62,7 +79,7 @@ typedef struct {
     /* per selector term: how many objects it found (-1: the term could not be asked) */
     int nsubnet_terms, nsg_terms, nami_terms;
     int subnet_found[NW_NC_MAX_TERMS], sg_found[NW_NC_MAX_TERMS], ami_found[NW_NC_MAX_TERMS];
-    char ami_term_note[NW_NC_MAX_TERMS][128]; /* why a term found nothing, if known */
+    char ami_term_note[NW_NC_MAX_TERMS][256]; /* why a term found nothing, if known */
     char instance_profile[129]; /* what launches use (scaler/aws/iam.h), "" until known */
     char profile_message[512];  /* why there is none */
     int subnets_ready, sgs_ready, amis_ready, profile_ready, ready;
@@ -78,6 +95,27 @@ void nw_nodeclass_resolved_cleanup(nw_nodeclass_resolved_t *r);
  * object lacks metadata.name or a selector list. */
 nw_rc_t nw_nodeclass_resolve(nw_ec2_t *ec2, const cJSON *nodeclass, nw_nodeclass_resolved_t *r,
                              nw_err_t *err);
+
+/* What `alias` and `ssmParameter` terms need: the SSM client and the cluster's Kubernetes
+ * version ("1.31", from the API server's /version; the callback may fail, and is asked
+ * again at the next resolution). */
+typedef struct {
+    nw_ssm_t *ssm; /* NULL: no SSM */
+    nw_rc_t (*k8s_version)(void *ud, char *out, size_t len, nw_err_t *err);
+    void *ud;
+} nw_nc_ssm_t;
+
+/** nw_nodeclass_resolve with SSM (ssm NULL: as nw_nodeclass_resolve). */
+nw_rc_t nw_nodeclass_resolve_ssm(nw_ec2_t *ec2, const nw_nc_ssm_t *ssm, const cJSON *nodeclass,
+                                 nw_nodeclass_resolved_t *r, nw_err_t *err);
+
+/** The AMI of the resolution a type launches with: its architecture, and a variant that
+ * fits its GPUs and accelerators; NULL when none does. */
+const nw_nc_ami_t *nw_nodeclass_ami_for(const nw_nodeclass_resolved_t *r, const nw_itype_t *t);
+
+/** The family of an alias ("al2023@latest" -> "AL2023"; NULL when the alias names none of
+ * al2, al2023, bottlerocket, windows2019, windows2022, windows2025). */
+const char *nw_nodeclass_alias_family(const char *alias);
 
 /** The status object to write back: subnets {id, zone, zoneID}, securityGroups
  * {id, name}, amis {id, name, requirements}, instanceProfile (the resolved one; else
@@ -103,6 +141,8 @@ nw_rc_t nw_nodeclass_cache_get(nw_nodeclass_cache_t *c, const cJSON *nodeclass,
  * counts. */
 void nw_nodeclass_cache_set_iam(nw_nodeclass_cache_t *c, nw_ec2_t *iam, const char *region,
                                 const char *cluster);
+/** Use SSM for alias and ssmParameter terms (copied; its pointers borrowed). */
+void nw_nodeclass_cache_set_ssm(nw_nodeclass_cache_t *c, const nw_nc_ssm_t *ssm);
 /** Drop every entry (e.g. after a launch failed with a not-found subnet). */
 void nw_nodeclass_cache_invalidate(nw_nodeclass_cache_t *c);
 

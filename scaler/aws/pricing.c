@@ -9,6 +9,7 @@
 #include "common/buf.h"
 #include "common/json.h"
 #include "scaler/aws/awshttp.h"
+#include "scaler/aws/awsjson.h"
 
 #define MAX_PAGES 1000
 
@@ -151,45 +152,18 @@ nw_rc_t nw_pricing_parse_page(const char *json, size_t len, const char *currency
 static nw_rc_t call(nw_pricing_t *p, const char *body, nw_buf_t *out, nw_sqs_error_t *ae,
                     nw_err_t *err)
 {
-    memset(ae, 0, sizeof *ae);
-    nw_creds_value_t cv;
-    nw_err_t e = {0};
-    if (nw_creds_get(p->creds, &cv, &e) != NW_OK) {
-        ae->cls = NW_SQS_AUTH;
-        snprintf(ae->code, sizeof ae->code, "NoCredentials");
-        snprintf(ae->message, sizeof ae->message, "%s", e.msg);
-        return nw_err_set(err, NW_EAWS, "pricing", "GetProducts: no credentials: %s", e.msg);
-    }
-    const char *hdrs[] = {"X-Amz-Target: AWSPriceListService.GetProducts", NULL};
-    nw_awshttp_resp_t resp;
-    nw_awshttp_resp_init(&resp);
-    nw_awshttp_sign_t s = {cv.access_key_id, cv.secret_access_key,
-                           cv.session_token, p->cfg.pricing_region,
-                           "pricing",        nw_clock_now(p->clock) / NW_NS_PER_SEC};
+    nw_awsjson_req_t r = {p->cfg.pricing,
+                          p->cfg.pricing_region,
+                          "pricing",
+                          "AWSPriceListService.GetProducts",
+                          1,
+                          p->creds,
+                          p->clock,
+                          p->cfg.call_timeout_ms,
+                          NULL,
+                          "pricing"};
     p->requests++;
-    nw_rc_t rc = nw_awshttp_do(
-        "POST", p->cfg.pricing, hdrs, "application/x-amz-json-1.1", body, strlen(body), &s,
-        p->cfg.call_timeout_ms > 0 ? p->cfg.call_timeout_ms : 10000, &resp, &e);
-    nw_creds_value_wipe(&cv);
-    ae->status = resp.status;
-    if (rc != NW_OK) {
-        ae->cls = NW_SQS_TRANSPORT;
-        snprintf(ae->code, sizeof ae->code, "%s",
-                 rc == NW_ETIMEOUT ? "RequestTimeout" : "ConnectionError");
-        snprintf(ae->message, sizeof ae->message, "%s", e.msg);
-        rc = nw_err_set(err, rc, "pricing", "GetProducts: %s", e.msg);
-    } else if (resp.status == 200) {
-        nw_buf_reset(out);
-        rc = nw_buf_add(out, resp.body.data ? resp.body.data : "", resp.body.len);
-        if (rc != NW_OK)
-            rc = nw_err_set(err, rc, "pricing", "GetProducts: response too large");
-    } else {
-        nw_sqs_parse_error(resp.body.data, resp.body.len, resp.status, ae);
-        rc = nw_err_set(err, NW_EAWS, "pricing", "GetProducts: %ld %s: %s", resp.status, ae->code,
-                        ae->message);
-    }
-    nw_awshttp_resp_cleanup(&resp);
-    return rc;
+    return nw_awsjson_call(&r, body, out, ae, err);
 }
 
 static nw_rc_t add_filter(nw_buf_t *b, const char *field, const char *value)

@@ -670,3 +670,23 @@ nw_rc_t nw_kube_get_json(nw_kube_client_t *c, const char *path, const char *verb
     nw_kube_resp_cleanup(&resp);
     return rc;
 }
+
+nw_rc_t nw_kube_server_version(nw_kube_client_t *c, char *out, size_t len, nw_err_t *err)
+{
+    if (len)
+        out[0] = 0;
+    cJSON *v = NULL;
+    nw_rc_t rc = nw_kube_get_json(c, "/version", "get", "version", &v, err);
+    if (rc != NW_OK)
+        return rc;
+    const char *maj = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "major"));
+    const char *min = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "minor"));
+    char *e1 = NULL, *e2 = NULL;
+    long a = maj ? strtol(maj, &e1, 10) : -1, b = min ? strtol(min, &e2, 10) : -1;
+    if (a < 0 || b < 0 || e1 == maj || e2 == min)
+        rc = nw_err_set(err, NW_EPARSE, "/version", "the API server's /version has no major/minor");
+    else
+        snprintf(out, len, "%ld.%ld", a, b);
+    cJSON_Delete(v);
+    return rc;
+}

@@ -147,6 +147,10 @@ nw_rc_t nw_kube_resp_error(const nw_kube_resp_t *resp, const char *what, nw_err_
 nw_rc_t nw_kube_get_json(nw_kube_client_t *c, const char *path, const char *verb,
                          const char *resource, cJSON **out, nw_err_t *err);
 
+/** The API server's Kubernetes version as "<major>.<minor>" (GET /version; a minor such as
+ * "31+" is read as 31) into out. NW_EPARSE when the answer has no major/minor. */
+nw_rc_t nw_kube_server_version(nw_kube_client_t *c, char *out, size_t len, nw_err_t *err);
+
 /** Parse a JSON text of known length (bounded; never uses cJSON_GetErrorPtr). NULL on error. */
 cJSON *nw_kube_json_parse(const char *s, size_t len);
 

@@ -200,6 +200,7 @@ class RealCluster:
             'aws.region': self.region, 'aws.endpoints.ec2': self.aws_url,
             'aws.endpoints.sqs': self.aws_url, 'aws.endpoints.sts': self.aws_url,
             'aws.endpoints.pricing': self.aws_url, 'aws.endpoints.iam': self.aws_url,
+            'aws.endpoints.pricing': self.aws_url, 'aws.endpoints.ssm': self.aws_url,
         }
         sets = []
         for k, v in values.items():
@@ -274,6 +275,7 @@ class RealCluster:
             'export AWS_ENDPOINT_URL_STS=%s' % self.aws_url,
             'export AWS_ENDPOINT_URL_PRICING=%s' % self.aws_url,
             'export AWS_ENDPOINT_URL_IAM=%s' % self.aws_url,
+            'export AWS_ENDPOINT_URL_SSM=%s' % self.aws_url,
             'export AWS_EC2_METADATA_SERVICE_ENDPOINT=%s' % self.aws_url,
             'export NW_SIM_CONTROL=%s' % self.control_url,
             'export NW_CLUSTER_NETNS=%s' % self.net.name,

@@ -1,4 +1,4 @@
-"""Simulated AWS: EC2 Query API, SQS (JSON 1.0), Pricing (JSON 1.1), STS, IMDSv2, SigV4
+"""Simulated AWS: EC2 Query API, SQS (JSON 1.0), Pricing and SSM (JSON 1.1), STS, IMDSv2, SigV4
 checks, faults.
 
 One object, AwsSim, holds all state; AwsSim.handle(method, path, headers, body)
@@ -11,7 +11,7 @@ The simulator is split by service along its seams; AwsSim (here: state, request
 routing, SigV4 checks, EC2 dispatch, filters and paging) combines the parts:
 aws_describe.py (EC2 catalog answers), aws_instances.py (launch templates, instances,
 fleets), aws_sts.py (STS, IMDS), aws_sqs.py (SQS, events), aws_pricing.py (the Price
-List Query API), aws_faults.py (the control
+List Query API), aws_ssm.py (SSM GetParameter), aws_faults.py (the control
 API, faults); aws_util.py holds what they share.
 
 Python 3 standard library only; shares no code with nodewarden.
@@ -23,13 +23,14 @@ from aws_faults import FaultsMixin
 from aws_iam import IAM_ACTIONS, IamMixin
 from aws_instances import InstancesMixin
 from aws_pricing import PricingMixin
+from aws_ssm import SsmMixin
 from aws_sqs import SqsEventsMixin
 from aws_sts import StsImdsMixin
 
 
 # ---------------------------------------------------------------------------
 
-class AwsSim(DescribeMixin, InstancesMixin, StsImdsMixin, SqsEventsMixin, PricingMixin,
+class AwsSim(DescribeMixin, InstancesMixin, StsImdsMixin, SqsEventsMixin, PricingMixin, SsmMixin,
              IamMixin, FaultsMixin):
     """The simulated AWS account.  Thread-safe; all state under self.lock."""
 
@@ -124,6 +125,7 @@ class AwsSim(DescribeMixin, InstancesMixin, StsImdsMixin, SqsEventsMixin, Pricin
             'id': 'ami-0amazon0000000001', 'name': 'al2023-ami-2023.6.20260101.0-kernel-6.1-x86_64',
             'arch': 'x86_64', 'created': base, 'owner': '137112412989', 'public': True,
             'alias': 'amazon', 'desc': 'Amazon Linux 2023 AMI', 'tags': {}}
+        self._seed_ssm()
 
     # -- subscriptions & control -------------------------------------------
     def subscribe(self, fn):
@@ -184,7 +186,7 @@ class AwsSim(DescribeMixin, InstancesMixin, StsImdsMixin, SqsEventsMixin, Pricin
     def handle(self, method, path, headers, body):
         """-> (status, headers dict, body bytes).  Dispatch:
         /latest/... -> IMDS; X-Amz-Target AmazonSQS.* -> SQS JSON;
-        X-Amz-Target AWSPriceListService.* -> Pricing JSON;
+        X-Amz-Target AWSPriceListService.* -> Pricing JSON; AmazonSSM.* -> SSM JSON;
         otherwise a Query request whose Action names an STS or EC2 action."""
         if isinstance(body, str):
             body = body.encode('utf-8')
@@ -198,6 +200,8 @@ class AwsSim(DescribeMixin, InstancesMixin, StsImdsMixin, SqsEventsMixin, Pricin
                 return self._sqs(method, raw_path, raw_query, headers, body, target)
             if target.startswith('AWSPriceListService.'):
                 return self._pricing(method, raw_path, raw_query, headers, body, target)
+            if target.startswith('AmazonSSM.'):
+                return self._ssm(method, raw_path, raw_query, headers, body, target)
             params = {}
             for k, v in urllib.parse.parse_qsl(raw_query, keep_blank_values=True):
                 params[k] = v

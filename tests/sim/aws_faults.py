@@ -78,6 +78,11 @@ class FaultsMixin:
                 return 200, {'ok': True}
             return 404, {'error': 'unknown control path %s' % path}
         # POST / PUT
+        if sub == 'ssm':
+            if not isinstance(body, dict):
+                raise ValueError('POST /aws/ssm takes {name: value}')
+            self.ssm_set(body)
+            return 200, {'ok': True}
         if sub == 'ice':
             r = {'instanceType': body.get('instanceType', '*'), 'zone': body.get('zone', '*'),
                  'capacityType': body.get('capacityType', '*'),

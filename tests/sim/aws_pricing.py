@@ -19,10 +19,7 @@ A mixin of aws.AwsSim.  Python 3 standard library only; shares no code with node
 from aws_util import *  # noqa: F401,F403
 
 
-class PricingError(Exception):
-    def __init__(self, code, message, status=400):
-        Exception.__init__(self, '%s: %s' % (code, message))
-        self.code, self.message, self.status = code, message, status
+PricingError = JsonApiError
 
 
 def pricing_region(region):
@@ -78,54 +75,13 @@ class PricingMixin:
             'version': '20261101000000', 'publicationDate': '2026-11-01T00:00:00Z'})
 
     def _pricing(self, method, raw_path, raw_query, headers, body, target):
-        action = target.split('.', 1)[1]
-        params = {}
-        try:
-            if method != 'POST':
-                raise PricingError('InvalidParameterException', 'requests must be POSTs')
-            self._latency(action)
-            try:
-                sigv4.verify(method, raw_path, raw_query, headers, body, self._lookup,
-                             pricing_region(self.region), 'pricing', self.clock())
-            except sigv4.SigError as se:
-                code = {'unknown-key': 'UnrecognizedClientException', 'expired': 'ExpiredTokenException',
-                        'token': 'UnrecognizedClientException',
-                        'missing': 'MissingAuthenticationTokenException',
-                        'malformed': 'IncompleteSignatureException'}.get(se.kind, 'InvalidSignatureException')
-                raise PricingError(code, se.message, 403)
-            ctype = (hget(headers, 'Content-Type', '') or '').split(';')[0].strip().lower()
-            if ctype != 'application/x-amz-json-1.1':
-                raise PricingError('SerializationException', 'Content-Type must be '
-                                   'application/x-amz-json-1.1, not %r' % ctype)
-            try:
-                params = json.loads(body.decode('utf-8') or '{}')
-                if not isinstance(params, dict):
-                    raise ValueError
-            except (ValueError, UnicodeDecodeError):
-                raise PricingError('SerializationException', 'Request body is not a JSON object')
-            with self.lock:
-                if self._rate_hit(self.faults['throttle'], action):
-                    raise PricingError('ThrottlingException', 'Rate exceeded')
-                ef = self.faults['errors']
-                if self._rate_hit(ef, action):
-                    raise PricingError('InternalErrorException', 'An internal error occurred',
-                                       ef['status'])
-                denied = action in self.faults['deny']
-            if denied:
-                raise PricingError('AccessDeniedException', 'User: arn:aws:iam::%s:user/nodewarden '
-                                   'is not authorized to perform: pricing:%s' % (self.account, action))
+        def handler(action, params):
             if action != 'GetProducts':
                 raise PricingError('InvalidParameterException',
                                    'The simulator implements GetProducts only, not %s' % action)
-            out = self._pricing_GetProducts(params)
-        except PricingError as e:
-            self._log('pricing', action, params, e.status, e.code)
-            return e.status, {'Content-Type': 'application/x-amz-json-1.1',
-                              'x-amzn-RequestId': str(uuid.uuid4())}, json.dumps(
-                {'__type': e.code, 'message': e.message}).encode()
-        self._log('pricing', action, params, 200)
-        return 200, {'Content-Type': 'application/x-amz-json-1.1',
-                     'x-amzn-RequestId': str(uuid.uuid4())}, json.dumps(out).encode()
+            return self._pricing_GetProducts(params)
+        return json11_call(self, 'pricing', pricing_region(self.region), method, raw_path, raw_query,
+                           headers, body, target, handler, 'pricing')
 
     def _pricing_GetProducts(self, p):
         allowed = {'ServiceCode', 'Filters', 'FormatVersion', 'MaxResults', 'NextToken'}

@@ -354,4 +354,67 @@ def _jwt_claims(tok):
 
 
 # every name, the underscored helpers too, for `from aws_util import *` in the parts
+
+
+class JsonApiError(Exception):
+    """An error of an AWS JSON protocol API: {"__type": code, "message": ...}."""
+
+    def __init__(self, code, message, status=400):
+        Exception.__init__(self, '%s: %s' % (code, message))
+        self.code, self.message, self.status = code, message, status
+
+
+_SIG_CODES = {'unknown-key': 'UnrecognizedClientException', 'expired': 'ExpiredTokenException',
+              'token': 'UnrecognizedClientException', 'missing': 'MissingAuthenticationTokenException',
+              'malformed': 'IncompleteSignatureException'}
+
+
+def json11_call(sim, service, sign_region, method, raw_path, raw_query, headers, body, target,
+                handler, iam_prefix):
+    """One AWS JSON 1.1 request to the simulator sim: SigV4 for (sign_region, service),
+    Content-Type application/x-amz-json-1.1, a JSON object body, the faults (latency,
+    throttle, errors, deny) by action, then handler(action, params) -> dict or
+    JsonApiError.  Returns (status, headers, body) and logs the call."""
+    action = target.split('.', 1)[1]
+    params = {}
+    try:
+        if method != 'POST':
+            raise JsonApiError('InvalidParameterException', 'requests must be POSTs')
+        sim._latency(action)
+        try:
+            sigv4.verify(method, raw_path, raw_query, headers, body, sim._lookup, sign_region,
+                         service, sim.clock())
+        except sigv4.SigError as se:
+            raise JsonApiError(_SIG_CODES.get(se.kind, 'InvalidSignatureException'), se.message, 403)
+        ctype = (hget(headers, 'Content-Type', '') or '').split(';')[0].strip().lower()
+        if ctype != 'application/x-amz-json-1.1':
+            raise JsonApiError('SerializationException', 'Content-Type must be '
+                               'application/x-amz-json-1.1, not %r' % ctype)
+        try:
+            params = json.loads(body.decode('utf-8') or '{}')
+            if not isinstance(params, dict):
+                raise ValueError
+        except (ValueError, UnicodeDecodeError):
+            raise JsonApiError('SerializationException', 'Request body is not a JSON object')
+        with sim.lock:
+            if sim._rate_hit(sim.faults['throttle'], action):
+                raise JsonApiError('ThrottlingException', 'Rate exceeded')
+            ef = sim.faults['errors']
+            if sim._rate_hit(ef, action):
+                raise JsonApiError('InternalErrorException', 'An internal error occurred', ef['status'])
+            denied = action in sim.faults['deny']
+        if denied:
+            raise JsonApiError('AccessDeniedException', 'User: arn:aws:iam::%s:user/nodewarden '
+                               'is not authorized to perform: %s:%s' % (sim.account, iam_prefix, action))
+        out = handler(action, params)
+    except JsonApiError as e:
+        sim._log(service, action, params, e.status, e.code)
+        return e.status, {'Content-Type': 'application/x-amz-json-1.1',
+                          'x-amzn-RequestId': str(uuid.uuid4())}, json.dumps(
+            {'__type': e.code, 'message': e.message}).encode()
+    sim._log(service, action, params, 200)
+    return 200, {'Content-Type': 'application/x-amz-json-1.1',
+                 'x-amzn-RequestId': str(uuid.uuid4())}, json.dumps(out).encode()
+
+
 __all__ = [n for n in dir() if not n.startswith('__')]

@@ -60,6 +60,15 @@ class Client:
         st, hdr, out = raw('POST', self.base + '/', h, body)
         return st, json.loads(out.decode() or '{}')
 
+    def ssm(self, action, payload, ctype='application/x-amz-json-1.1', sign=True):
+        """SSM (JSON 1.1) -> (status, JSON)."""
+        body = json.dumps(payload).encode()
+        h = {'Content-Type': ctype, 'X-Amz-Target': 'AmazonSSM.' + action}
+        if sign:
+            h = self.signed('POST', '/', h, body, 'ssm')
+        st, hdr, out = raw('POST', self.base + '/', h, body)
+        return st, json.loads(out.decode() or '{}')
+
     def sqs(self, action, payload):
         body = json.dumps(payload).encode()
         h = self.signed('POST', '/', {'Content-Type': 'application/x-amz-json-1.0',

@@ -308,6 +308,7 @@ def main(argv=None):
         env += ['export AWS_ENDPOINT_URL_EC2=%s' % aws_url, 'export AWS_ENDPOINT_URL_SQS=%s' % aws_url,
                 'export AWS_ENDPOINT_URL_STS=%s' % aws_url, 'export AWS_ENDPOINT_URL_PRICING=%s' % aws_url,
                 'export AWS_ENDPOINT_URL_IAM=%s' % aws_url,
+                'export AWS_ENDPOINT_URL_SSM=%s' % aws_url,
                 'export AWS_EC2_METADATA_SERVICE_ENDPOINT=%s' % aws_url]
     write(os.path.join(out, 'env'), '\n'.join(env) + '\n')
     q = lambda s: json.dumps(s)
@@ -338,6 +339,7 @@ def main(argv=None):
         '    imds: %s' % q(aws_url),
         '    pricing: %s' % q(aws_url),
         '    iam: %s' % q(aws_url),
+        '    ssm: %s' % q(aws_url),
         '']))
     write(os.path.join(out, 'ports.json'), json.dumps({
         'kube': kube_port, 'aws': aws_port, 'control': control_port, 'webhook': wh_port,

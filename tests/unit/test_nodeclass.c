@@ -33,7 +33,8 @@ START_TEST(status_ready)
     snprintf(r.name, sizeof r.name, "default");
     nw_nc_subnet_t sn[] = {{"subnet-1", "us-west-2a", "usw2-az1", 100}};
     nw_nc_sg_t sg[] = {{"sg-1", "nodes"}};
-    nw_nc_ami_t ami[] = {{"ami-1", "img-x86", "amd64", 1, 0}, {"ami-2", "img-arm", "arm64", 1, 0}};
+    nw_nc_ami_t ami[] = {{"ami-1", "img-x86", "amd64", "", 1, 0},
+                         {"ami-2", "img-arm", "arm64", "", 1, 0}};
     r.subnets = sn;
     r.nsubnets = 1;
     r.sgs = sg;
@@ -97,12 +98,66 @@ START_TEST(rejects_bad_objects)
 }
 END_TEST
 
+/* an alias's variants: the AMI a type launches with, and the status requirements */
+START_TEST(variants_pick_and_status)
+{
+    nw_nodeclass_resolved_t r;
+    memset(&r, 0, sizeof r);
+    nw_nc_ami_t ami[] = {{"ami-std", "std", "amd64", "standard", 1, 0},
+                         {"ami-gpu", "gpu", "amd64", "nvidia", 1, 0},
+                         {"ami-neu", "neu", "amd64", "neuron", 1, 0},
+                         {"ami-arm", "arm", "arm64", "standard", 1, 0}};
+    r.amis = ami;
+    r.namis = 4;
+    nw_itype_t plain, g6, inf2, graviton, gpu_arm;
+    memset(&plain, 0, sizeof plain);
+    snprintf(plain.arch, sizeof plain.arch, "amd64");
+    g6 = inf2 = plain;
+    g6.gpu_count = 1;
+    inf2.accel_count = 1;
+    graviton = plain;
+    snprintf(graviton.arch, sizeof graviton.arch, "arm64");
+    gpu_arm = graviton;
+    gpu_arm.gpu_count = 1;
+    ck_assert_str_eq(nw_nodeclass_ami_for(&r, &plain)->id, "ami-std");
+    ck_assert_str_eq(nw_nodeclass_ami_for(&r, &g6)->id, "ami-gpu");
+    ck_assert_str_eq(nw_nodeclass_ami_for(&r, &inf2)->id, "ami-neu");
+    ck_assert_str_eq(nw_nodeclass_ami_for(&r, &graviton)->id, "ami-arm");
+    ck_assert_ptr_null(nw_nodeclass_ami_for(&r, &gpu_arm)); /* no arm64 nvidia image */
+    cJSON *nc = cJSON_Parse("{\"metadata\":{\"name\":\"x\"},\"spec\":{}}");
+    r.amis_ready = 1;
+    cJSON *st = nw_nodeclass_status_json(&r, nc, 0);
+    const cJSON *amis = cJSON_GetObjectItemCaseSensitive(st, "amis");
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(
+                         cJSON_GetArrayItem(amis, 0), "requirements")),
+                     3); /* arch + no GPU + no accelerator */
+    const cJSON *g = cJSON_GetArrayItem(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(amis, 1), "requirements"), 1);
+    ck_assert_str_eq(str(g, "key"), "karpenter.k8s.aws/instance-gpu-count");
+    ck_assert_str_eq(str(g, "operator"), "Exists");
+    cJSON_Delete(st);
+    cJSON_Delete(nc);
+    ck_assert_str_eq(nw_nodeclass_alias_family("al2023@latest"), "AL2023");
+    ck_assert_str_eq(nw_nodeclass_alias_family("Bottlerocket@v1.30.0"), "Bottlerocket");
+    ck_assert_ptr_null(nw_nodeclass_alias_family("ubuntu@latest"));
+    /* SSM's answer */
+    char v[64];
+    nw_err_t err = {0};
+    const char *ok = "{\"Parameter\":{\"Name\":\"/a\",\"Value\":\"ami-0abc\",\"Version\":1}}";
+    ck_assert_int_eq(nw_ssm_parse(ok, strlen(ok), v, sizeof v, &err), NW_OK);
+    ck_assert_str_eq(v, "ami-0abc");
+    ck_assert_int_eq(nw_ssm_parse("{}", 2, v, sizeof v, &err), NW_EPARSE);
+    ck_assert_int_eq(nw_ssm_parse("nope", 4, v, sizeof v, &err), NW_EPARSE);
+}
+END_TEST
+
 Suite *nw_nodeclass_suite(void)
 {
     Suite *s = suite_create("nodeclass");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, status_ready);
     tcase_add_test(tc, rejects_bad_objects);
+    tcase_add_test(tc, variants_pick_and_status);
     suite_add_tcase(s, tc);
     return s;
 }
