@@ -274,7 +274,7 @@ static nw_rc_t ssm_ids(const nw_nc_ssm_t *src, const char *alias, const char *pa
                  alias ? "alias" : "ssmParameter");
         return NW_OK;
     }
-    ssm_path_t paths[8];
+    ssm_path_t paths[8] = {{"", 0}};
     int np = 0;
     char k8s[32] = "";
     if (param) {
