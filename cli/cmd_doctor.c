@@ -229,6 +229,8 @@ static void nodeclass_checks(report_t *r, nw_cloud_t *cloud, const nw_srv_aws_ar
                              const nw_nodeclass_resolved_t **first)
 {
     *first = NULL;
+    /* a preflight makes nothing: no instance profile for spec.role (scaler/aws/iam.h) */
+    nw_nodeclass_cache_set_iam(nw_aws_cloud_nodeclasses(cloud), NULL, "", "");
     if (a->nnodeclasses == 0) {
         check(r, "EC2NodeClasses", CHK_SKIP,
               "none given: pass --nodeclass FILE (reading them from the cluster comes with the "

@@ -618,6 +618,35 @@ nw_rc_t nw_ec2_describe_launch_templates(nw_ec2_t *c, const char *const *names, 
     return rc;
 }
 
+nw_rc_t nw_ec2_describe_placement_group(nw_ec2_t *c, const char *id, const char *name,
+                                        nw_ec2_pgs_t *out, nw_ec2_error_t *ae, nw_err_t *err)
+{
+    nw_ec2_error_t local = {0};
+    if (!ae)
+        ae = &local;
+    nw_ec2_params_t p;
+    nw_buf_t body;
+    nw_rc_t rc = nw_ec2_params_init(&p, "DescribePlacementGroups");
+    if (rc == NW_OK)
+        rc = id && *id ? nw_ec2_param(&p, "GroupId.1", id) : nw_ec2_param(&p, "GroupName.1", name);
+    if (rc == NW_OK)
+        rc = nw_ec2_param(&p, "Filter.1.Name", "state");
+    if (rc == NW_OK)
+        rc = nw_ec2_param(&p, "Filter.1.Value.1", "available");
+    nw_buf_init(&body, NW_AWSHTTP_MAX_BODY);
+    if (rc == NW_OK)
+        rc = nw_ec2_call(c, &p, &body, ae, err);
+    if (rc == NW_OK)
+        rc = nw_ec2xml_parse_placement_groups(body.data, body.len, out, err);
+    /* an unknown group is an error to EC2 (InvalidPlacementGroup.Unknown, ...Id.NotFound):
+     * here it is no group */
+    if (rc == NW_EAWS && (ae->cls == NW_EC2_NOTFOUND || strstr(ae->code, "InvalidPlacementGroup")))
+        rc = NW_OK;
+    nw_buf_cleanup(&body);
+    nw_ec2_params_cleanup(&p);
+    return rc;
+}
+
 nw_rc_t nw_ec2_create_launch_template(nw_ec2_t *c, const nw_ec2_params_t *p, nw_ec2_lt_t *out,
                                       nw_ec2_error_t *ae, nw_err_t *err)
 {

@@ -273,6 +273,40 @@ nw_rc_t nw_ec2xml_parse_error(const char *xml, size_t len, nw_ec2xml_error_t *ou
     return NW_OK;
 }
 
+/* ---- placement groups --------------------------------------------------------- */
+
+void nw_ec2_pgs_free(nw_ec2_pgs_t *l)
+{
+    free(l->v);
+    memset(l, 0, sizeof *l);
+}
+
+static int fill_pg(xmlNode *it, void *e)
+{
+    nw_ec2_pg_t *p = e;
+    TXT(it, "groupId", p->id);
+    TXT(it, "groupName", p->name);
+    TXT(it, "strategy", p->strategy);
+    TXT(it, "state", p->state);
+    TXT(it, "spreadLevel", p->spread_level);
+    p->partitions = (int)num(it, "partitionCount");
+    return *p->id != 0;
+}
+
+static const item_list_t PGS = {"DescribePlacementGroupsResponse",
+                                "placementGroupSet",
+                                sizeof(nw_ec2_pg_t),
+                                fill_pg,
+                                "placementGroupSet.item.groupId",
+                                "missing",
+                                0};
+
+nw_rc_t nw_ec2xml_parse_placement_groups(const char *xml, size_t len, nw_ec2_pgs_t *out,
+                                         nw_err_t *err)
+{
+    return PARSE_LIST(&PGS, xml, len, out, NULL, 0, err);
+}
+
 /* ---- IAM instance profiles -------------------------------------------------- */
 
 void nw_iam_profiles_free(nw_iam_profiles_t *l)

@@ -46,6 +46,25 @@ typedef struct {
  * error document. NW_EPARSE when no error code is found. */
 nw_rc_t nw_ec2xml_parse_error(const char *xml, size_t len, nw_ec2xml_error_t *out, nw_err_t *err);
 
+/* ---- DescribePlacementGroups ---- */
+typedef struct {
+    char id[NW_EC2_ID];
+    char name[NW_EC2_NAME];
+    char strategy[16]; /* cluster, partition, spread */
+    char state[16];
+    char spread_level[16];
+    int partitions;
+} nw_ec2_pg_t;
+
+typedef struct {
+    nw_ec2_pg_t *v;
+    size_t n, cap;
+} nw_ec2_pgs_t;
+
+void nw_ec2_pgs_free(nw_ec2_pgs_t *l);
+nw_rc_t nw_ec2xml_parse_placement_groups(const char *xml, size_t len, nw_ec2_pgs_t *out,
+                                         nw_err_t *err);
+
 /* ---- IAM instance profiles (GetInstanceProfile, CreateInstanceProfile,
  * ListInstanceProfiles) ---- */
 typedef struct {

@@ -349,6 +349,8 @@ static void template_name(nw_launcher_t *l, const nw_launch_req_t *r, const char
         nw_json_push(k, nw_json_new_string(r->resolved->sgs[i].id));
     if (efa > 0)
         nw_json_push(k, nw_json_new_number(efa));
+    if (r->resolved->pg_id[0])
+        nw_json_push(k, nw_json_new_string(r->resolved->pg_id));
     /* a generated bootstrap: its text (labels, taints, max pods, cluster; kubeadm: token) */
     if (renders_kubelet(r))
         nw_json_push(k, nw_json_new_string(userdata ? userdata : ""));
@@ -573,6 +575,8 @@ static nw_rc_t lt_params(nw_launcher_t *l, const nw_launch_req_t *r, const char 
     LTD("MetadataOptions.InstanceMetadataTags", "disabled");
     const cJSON *mon = get(spec, "detailedMonitoring");
     LTD("Monitoring.Enabled", cJSON_IsTrue(mon) ? "true" : "false");
+    if (r->resolved->pg_id[0])
+        LTD("Placement.GroupId", r->resolved->pg_id);
     const char *nv = gets(get(spec, "cpuOptions"), "nestedVirtualization");
     if (nv)
         LTD("CpuOptions.NestedVirtualization", nv);

@@ -624,6 +624,11 @@ cJSON *nw_nodeclass_status_json(const nw_nodeclass_resolved_t *r, const cJSON *n
                       ? "AMISelector did not match any AMIs"
                       : r->message,
                   ts, gen);
+    if (r->pg_selected)
+        add_condition(conds, "PlacementGroupReady", r->pg_ready,
+                      r->pg_message[0] == 'F' ? "PlacementGroupResolutionFailed"
+                                              : "PlacementGroupNotFound",
+                      r->pg_message, ts, gen);
     if (r->instance_profile[0] || r->profile_message[0])
         add_condition(conds, "InstanceProfileReady", r->profile_ready,
                       "InstanceProfileCreationFailed", r->profile_message, ts, gen);
@@ -703,6 +708,45 @@ static void resolve_profile(nw_nodeclass_cache_t *c, const cJSON *nc, nw_nodecla
     *retry_soon = 1;
 }
 
+/* spec.placementGroupSelector (pkg/providers/placementgroup Get, controllers/nodeclass/
+ * placementgroup.go): the available group of that id or name; none makes the class not
+ * ready (PlacementGroupNotFound) */
+static void resolve_pg(nw_nodeclass_cache_t *c, const cJSON *nc, nw_nodeclass_resolved_t *r,
+                       int *retry_soon)
+{
+    const cJSON *sel = get(get(nc, "spec"), "placementGroupSelector");
+    if (!cJSON_IsObject(sel))
+        return;
+    r->pg_selected = 1;
+    const char *id = gets(sel, "id"), *name = gets(sel, "name");
+    nw_ec2_pgs_t l = {0};
+    nw_ec2_error_t ae = {0};
+    nw_err_t e = {0};
+    nw_rc_t rc = nw_ec2_describe_placement_group(c->ec2, id, name ? name : "", &l, &ae, &e);
+    if (rc == NW_OK && l.n > 0) {
+        snprintf(r->pg_id, sizeof r->pg_id, "%s", l.v[0].id);
+        snprintf(r->pg_strategy, sizeof r->pg_strategy, "%s", l.v[0].strategy);
+        r->pg_ready = 1;
+    } else {
+        if (rc != NW_OK)
+            snprintf(r->pg_message, sizeof r->pg_message,
+                     "Failed to resolve placement group: %.200s", e.msg);
+        else
+            snprintf(r->pg_message, sizeof r->pg_message, "Placement group \"%.200s\" not found",
+                     id     ? id
+                     : name ? name
+                            : "");
+        if (r->ready || !r->reason[0]) {
+            snprintf(r->reason, sizeof r->reason, "%s",
+                     rc != NW_OK ? "PlacementGroupResolutionFailed" : "PlacementGroupNotFound");
+            snprintf(r->message, sizeof r->message, "%s", r->pg_message);
+        }
+        r->ready = 0;
+        *retry_soon |= rc != NW_OK;
+    }
+    nw_ec2_pgs_free(&l);
+}
+
 void nw_nodeclass_cache_invalidate(nw_nodeclass_cache_t *c)
 {
     for (size_t i = 0; i < c->n; i++) {
@@ -730,8 +774,9 @@ static char *selector_key(const cJSON *nc)
                           "amiSelectorTerms",
                           "amiFamily",
                           "role",
-                          "instanceProfile"};
-    for (int i = 0; i < 6; i++) {
+                          "instanceProfile",
+                          "placementGroupSelector"};
+    for (int i = 0; i < 7; i++) {
         const cJSON *v = get(spec, keys[i]);
         nw_json_push(k, v ? nw_json_dup(v) : nw_json_new_null());
     }
@@ -768,6 +813,7 @@ nw_rc_t nw_nodeclass_cache_get(nw_nodeclass_cache_t *c, const cJSON *nc,
     }
     int retry_soon = 0;
     resolve_profile(c, nc, &r, &retry_soon);
+    resolve_pg(c, nc, &r, &retry_soon);
     if (!e) {
         if (c->n == c->cap) {
             size_t nc2 = c->cap ? c->cap * 2 : 8;

@@ -81,7 +81,11 @@ typedef struct {
     int subnet_found[NW_NC_MAX_TERMS], sg_found[NW_NC_MAX_TERMS], ami_found[NW_NC_MAX_TERMS];
     char ami_term_note[NW_NC_MAX_TERMS][256]; /* why a term found nothing, if known */
     char instance_profile[129]; /* what launches use (scaler/aws/iam.h), "" until known */
-    char profile_message[512];  /* why there is none */
+    char pg_id[64];             /* spec.placementGroupSelector resolved; "" = none */
+    char pg_strategy[16];
+    int pg_selected, pg_ready; /* the spec has a selector; it found an available group */
+    char pg_message[256];
+    char profile_message[512]; /* why there is none */
     int subnets_ready, sgs_ready, amis_ready, profile_ready, ready;
     char reason[64]; /* first failing condition, e.g. "SubnetsNotFound" */
     char message[512];

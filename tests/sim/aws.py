@@ -109,6 +109,15 @@ class AwsSim(DescribeMixin, InstancesMixin, StsImdsMixin, SqsEventsMixin, Pricin
             'sg-0sim00000000000002': {'id': 'sg-0sim00000000000002', 'name': 'default',
                                       'desc': 'default VPC security group', 'tags': {}},
         }
+        # placement groups: a cluster one and a partition one (3 partitions); a deleted one
+        self.placement_groups = {}
+        for i, (name, strat, parts, state) in enumerate([
+                ('%s-cluster' % c, 'cluster', 0, 'available'),
+                ('%s-partition' % c, 'partition', 3, 'available'),
+                ('%s-old' % c, 'cluster', 0, 'deleted')]):
+            gid = 'pg-0sim%013x' % (i + 1)
+            self.placement_groups[gid] = {'id': gid, 'name': name, 'strategy': strat,
+                                          'partitions': parts, 'state': state, 'tags': {}}
         self.images = {}
         base = 1767225600  # 2026-01-01T00:00:00Z
         for i, (arch, ver, days) in enumerate([('x86_64', '20260105', 4), ('x86_64', '20251201', -31),
@@ -180,6 +189,7 @@ class AwsSim(DescribeMixin, InstancesMixin, StsImdsMixin, SqsEventsMixin, Pricin
             d['PublicIpAddress'] = i['public_ip']
         d['NetworkInterfaces'] = i.get('nis') or []
         d['IamInstanceProfile'] = i.get('profile')
+        d['PlacementGroup'] = i.get('placement_group')
         return d
 
     # -- HTTP entry point ---------------------------------------------------

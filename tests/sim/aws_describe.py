@@ -227,6 +227,33 @@ class DescribeMixin:
         page, nxt = self._page('DescribeSubnets', rows, p, 5, 1000, None)
         return {'subnetSet': page, 'nextToken': nxt}
 
+    def _ec2_DescribePlacementGroups(self, p):
+        ids = unflatten(p, 'GroupId') or []
+        names = unflatten(p, 'GroupName') or []
+        with self.lock:
+            for i in ids:
+                if i not in self.placement_groups:
+                    raise Ec2Error('InvalidPlacementGroupId.NotFound',
+                                   "The Placement Group ID '%s' does not exist" % i)
+            for n in names:
+                if not any(g['name'] == n for g in self.placement_groups.values()):
+                    raise Ec2Error('InvalidPlacementGroup.Unknown',
+                                   "The Placement Group '%s' is unknown." % n)
+            g = {'group-id': lambda x: x['id'], 'group-name': lambda x: x['name'],
+                 'state': lambda x: x['state'], 'strategy': lambda x: x['strategy']}
+            g.update(self._tag_getters(lambda x: x['tags']))
+            filters = self._filters(p, set(g))
+            rows = [dict({'groupName': x['name'], 'groupId': x['id'], 'state': x['state'],
+                          'strategy': x['strategy'],
+                          'groupArn': 'arn:aws:ec2:%s:%s:placement-group/%s' % (
+                              self.region, self.account, x['name']),
+                          'tagSet': tag_set(x['tags'])},
+                         **({'partitionCount': x['partitions']} if x['partitions'] else {}))
+                    for x in self.placement_groups.values()
+                    if (not ids or x['id'] in ids) and (not names or x['name'] in names)
+                    and self._match(filters, g, x)]
+        return {'placementGroupSet': rows}
+
     def _ec2_DescribeSecurityGroups(self, p):
         ids = unflatten(p, 'GroupId') or []
         names = unflatten(p, 'GroupName') or []

@@ -202,13 +202,17 @@ class InstancesMixin:
         return '%d.%d.%d.%d' % (a, b, c + h // 256, h % 256)
 
     def _launch(self, itype, zone, subnet, image, user_data, sgs, tags, spot, lt=None,
-                fleet=None, root_gb=None, metadata=None, profile=None, nis=None):
+                fleet=None, root_gb=None, metadata=None, profile=None, nis=None, placement=None):
         """Create one instance in 'pending' (caller holds the lock)."""
         if profile and profile not in self.instance_profiles:
             raise Ec2Error('InvalidParameterValue', 'Value (%s) for parameter iamInstanceProfile.name '
                                                     'is invalid. Invalid IAM Instance Profile name'
                            % profile)
         public = self._public_ip(itype, nis)
+        pg = (placement or {}).get('GroupId') or (placement or {}).get('GroupName')
+        if pg and not any(pg in (g['id'], g['name']) and g['state'] == 'available'
+                          for g in self.placement_groups.values()):
+            raise Ec2Error('InvalidPlacementGroup.Unknown', "The Placement Group '%s' is unknown." % pg)
         ip = self._alloc_ip(subnet)
         iid = new_id('i')
         now = self.clock()
@@ -221,7 +225,9 @@ class InstancesMixin:
                 'metadata': metadata or {}, 'profile': profile, 'reason': '',
                 'reservation': 'r-%s' % _hex(17),
                 'public_ip': '54.' + '.'.join(ip.split('.')[1:]) if public else None,
-                'nis': [dict(n) for n in nis or [] if isinstance(n, dict)]}
+                'nis': [dict(n) for n in nis or [] if isinstance(n, dict)],
+                'placement_group': ((placement or {}).get('GroupId') or
+                                    (placement or {}).get('GroupName'))}
         self.instances_by_id[iid] = inst
         self._state_event(inst, None)
         self.sched.after(self.pending_seconds, self._to_running, iid)
@@ -644,7 +650,7 @@ class InstancesMixin:
                             fleet=fleet_id, root_gb=self._root_gb(data),
                             metadata=data.get('MetadataOptions'),
                             profile=(data.get('IamInstanceProfile') or {}).get('Name'),
-                            nis=data.get('NetworkInterface'))
+                            nis=data.get('NetworkInterface'), placement=data.get('Placement'))
                     except Ec2Error as e:
                         c['err'](e.code, e.message)
                         break

@@ -262,6 +262,7 @@ SCHEMAS = {
     'DescribeLaunchTemplates': ['LaunchTemplateId.N', 'LaunchTemplateName.N', 'MaxResults',
                                 'NextToken'] + _FILTER,
     'DeleteLaunchTemplate': ['LaunchTemplateId', 'LaunchTemplateName'],
+    'DescribePlacementGroups': ['GroupId.N', 'GroupName.N'] + _FILTER,
     'CreateFleet': ['ClientToken', 'Type', 'Context', 'ExcessCapacityTerminationPolicy',
                     'TerminateInstancesWithExpiration', 'ValidFrom', 'ValidUntil',
                     'ReplaceUnhealthyInstances', 'SpotOptions.*', 'OnDemandOptions.*',

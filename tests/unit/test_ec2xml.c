@@ -315,6 +315,57 @@ START_TEST(errors_and_sts)
 }
 END_TEST
 
+/* DescribePlacementGroups and the IAM instance-profile answers (Get, List with a Marker) */
+START_TEST(placement_groups_and_profiles)
+{
+    const char *pg = "<DescribePlacementGroupsResponse xmlns=\"http://ec2.amazonaws.com/doc/"
+                     "2016-11-15/\"><requestId>r</requestId><placementGroupSet><item><groupName>"
+                     "p</groupName><groupId>pg-1</groupId><strategy>partition</strategy><state>"
+                     "available</state><partitionCount>3</partitionCount></item>"
+                     "</placementGroupSet></DescribePlacementGroupsResponse>";
+    nw_ec2_pgs_t pgs = {0};
+    nw_err_t err = {0};
+    ck_assert_int_eq(nw_ec2xml_parse_placement_groups(pg, strlen(pg), &pgs, &err), NW_OK);
+    ck_assert_uint_eq(pgs.n, 1);
+    ck_assert_str_eq(pgs.v[0].id, "pg-1");
+    ck_assert_str_eq(pgs.v[0].strategy, "partition");
+    ck_assert_int_eq(pgs.v[0].partitions, 3);
+    nw_ec2_pgs_free(&pgs);
+    const char *get =
+        "<GetInstanceProfileResponse xmlns=\"https://iam.amazonaws.com/doc/2010-05-08/"
+        "\"><GetInstanceProfileResult><InstanceProfile><InstanceProfileName>c_1"
+        "</InstanceProfileName><Path>/karpenter/r/c/u/</Path><Arn>arn:x</Arn><Roles>"
+        "<member><RoleName>node</RoleName></member></Roles></InstanceProfile>"
+        "</GetInstanceProfileResult></GetInstanceProfileResponse>";
+    nw_iam_profiles_t l = {0};
+    char marker[64] = "x";
+    ck_assert_int_eq(
+        nw_ec2xml_parse_iam_profiles(get, strlen(get), &l, marker, sizeof marker, &err), NW_OK);
+    ck_assert_uint_eq(l.n, 1);
+    ck_assert_str_eq(l.v[0].name, "c_1");
+    ck_assert_str_eq(l.v[0].path, "/karpenter/r/c/u/");
+    ck_assert_str_eq(l.v[0].role, "node");
+    ck_assert_str_eq(marker, "");
+    const char *list =
+        "<ListInstanceProfilesResponse><ListInstanceProfilesResult><InstanceProfiles>"
+        "<member><InstanceProfileName>a</InstanceProfileName><Path>/</Path><Roles/>"
+        "</member><member><InstanceProfileName>b</InstanceProfileName><Path>/</Path>"
+        "</member></InstanceProfiles><IsTruncated>true</IsTruncated><Marker>m2"
+        "</Marker></ListInstanceProfilesResult></ListInstanceProfilesResponse>";
+    ck_assert_int_eq(
+        nw_ec2xml_parse_iam_profiles(list, strlen(list), &l, marker, sizeof marker, &err), NW_OK);
+    ck_assert_uint_eq(l.n, 3);
+    ck_assert_str_eq(l.v[1].name, "a");
+    ck_assert_str_eq(l.v[1].role, "");
+    ck_assert_str_eq(marker, "m2");
+    nw_iam_profiles_free(&l);
+    const char *bad = "<ListInstanceProfilesResponse><ListInstanceProfilesResult/>"
+                      "</ListInstanceProfilesResponse>";
+    ck_assert_int_eq(nw_ec2xml_parse_iam_profiles(bad, strlen(bad), &l, NULL, 0, &err), NW_EPARSE);
+    nw_iam_profiles_free(&l);
+}
+END_TEST
+
 START_TEST(rejects_bad_input)
 {
     size_t len;
@@ -363,6 +414,7 @@ Suite *nw_ec2xml_suite(void)
     tcase_add_test(tc, error_kinds);
     tcase_add_test(tc, errors_and_sts);
     tcase_add_test(tc, rejects_bad_input);
+    tcase_add_test(tc, placement_groups_and_profiles);
     suite_add_tcase(s, tc);
     return s;
 }
