@@ -137,7 +137,8 @@ static int expand_workload(const cJSON *obj, const char *kind, cJSON *out, char 
  * nobody asked for. Objects without a name (generateName) are all different. */
 static int check_duplicate(plan_t *p, const cJSON *doc, const char *kind, const char *where)
 {
-    static const char *const cluster_scoped[] = {"NodePool", "EC2NodeClass", "Node", "NodeClaim"};
+    static const char *const cluster_scoped[] = {"NodePool", "EC2NodeClass", "Node", "NodeClaim",
+                                                 "Namespace"};
     static const char *const namespaced[] = {"Pod",        "DaemonSet",  "PodDisruptionBudget",
                                              "Deployment", "ReplicaSet", "StatefulSet",
                                              "Job"};
@@ -239,7 +240,8 @@ static int collect(plan_t *p, const cJSON *doc, const char *where, int depth)
     } else if (strcmp(kind, "PodDisruptionBudget") == 0) {
         nw_json_push(p->pdbs, nw_json_dup(doc)); /* plan --disruption */
     } else if (strcmp(kind, "Pod") == 0 || strcmp(kind, "DaemonSet") == 0 ||
-               strcmp(kind, "Node") == 0 || strcmp(kind, "NodeClaim") == 0) {
+               strcmp(kind, "Node") == 0 || strcmp(kind, "NodeClaim") == 0 ||
+               strcmp(kind, "Namespace") == 0) {
         if (strcmp(kind, "Node") == 0) {
             const cJSON *l = nw_json_get(nw_json_get(doc, "metadata"), "labels");
             const char *z = nw_json_str(l, NW_LABEL_ZONE);
@@ -323,6 +325,8 @@ static int build(plan_t *p)
             rc = nw_sched_snap_add_daemonset_json(p->snap, it, &err);
         } else if (strcmp(kind, "Node") == 0) {
             rc = nw_sched_snap_add_node_json(p->snap, it, &err);
+        } else if (strcmp(kind, "Namespace") == 0) {
+            rc = nw_sched_snap_add_namespace_json(p->snap, it, &err);
         } else {
             rc = nw_sched_snap_add_nodeclaim_json(p->snap, it, &err);
         }

@@ -85,6 +85,8 @@ nw_rc_t nw_sched_snap_add_node_json(nw_sched_snap_t *s, const cJSON *node, nw_er
  * taints, status.capacity/allocatable (or spec.resources.requests as the floor). */
 nw_rc_t nw_sched_snap_add_nodeclaim_json(nw_sched_snap_t *s, const cJSON *nc, nw_err_t *err);
 nw_rc_t nw_sched_snap_add_daemonset_json(nw_sched_snap_t *s, const cJSON *ds, nw_err_t *err);
+/** A Namespace (its labels: pod affinity namespaceSelector). */
+nw_rc_t nw_sched_snap_add_namespace_json(nw_sched_snap_t *s, const cJSON *ns, nw_err_t *err);
 /** A pod whose uid is listed here is not provisioned again (nominated to in-flight
  * capacity by an earlier batch). */
 nw_rc_t nw_sched_snap_nominated(nw_sched_snap_t *s, const char *pod_uid);

@@ -11,24 +11,42 @@
 
 #include "scaler/sched/schedule.h"
 
-#define NW_SCHED_HOSTNAME 0
-#define NW_SCHED_ZONE 1
-
 typedef enum { NW_TG_SPREAD = 0, NW_TG_AFFINITY, NW_TG_ANTI } nw_tg_kind_t;
 
-/* A topology group: one distinct (kind, key, selector, namespaces, skew) seen on pods. */
+/* A topology group: one distinct (kind, key, selector, namespaces, skew, node inclusion
+ * policies) seen on pods (kubernetes-sigs/karpenter
+ * pkg/controllers/provisioning/scheduling/topologygroup.go). */
 typedef struct {
     nw_tg_kind_t kind;
-    int key; /* NW_SCHED_HOSTNAME | NW_SCHED_ZONE */
+    char *key;     /* the topology key, normalized (nw_wk_normalize) */
+    bool hostname; /* key is kubernetes.io/hostname */
     int max_skew;
     int min_domains;
-    nw_reqs_t sel;    /* the label selector as requirements (Kubernetes semantics) */
-    bool sel_nothing; /* a null selector selects nothing */
-    char **ns;        /* namespaces it selects; NULL/0 with all_ns = every namespace */
+    bool taints_honor;   /* spread nodeTaintsPolicy: Honor (default Ignore) */
+    bool affinity_honor; /* spread nodeAffinityPolicy: Honor (the default) */
+    int cls;             /* pod class of the first pod that has it: node filter, tolerations */
+    nw_reqs_t sel;       /* the label selector as requirements (Kubernetes semantics) */
+    bool sel_nothing;    /* a null selector selects nothing */
+    char **ns;           /* namespaces it selects; NULL/0 with all_ns = every namespace */
     size_t nns;
     bool all_ns;
-    char *sig; /* dedup signature */
+    bool has_nssel;  /* a non-empty namespaceSelector: also the namespaces it matches */
+    nw_reqs_t nssel; /* that selector as requirements */
+    char *sig;       /* dedup signature */
 } nw_tgroup_t;
+
+/* A Namespace and its labels (affinity namespaceSelector). */
+typedef struct {
+    char *name;
+    nw_labels_t labels;
+} nw_sns_t;
+
+/* One host port a pod asks for (Karpenter pkg/scheduling/hostportusage.go). */
+typedef struct {
+    char ip[48]; /* "" = every address (0.0.0.0) */
+    int port;
+    char proto[8]; /* TCP, UDP, SCTP */
+} nw_hostport_t;
 
 typedef struct {
     int group;
@@ -60,6 +78,8 @@ typedef struct {
     int cls;
     nw_pod_tc_t *tcs;
     int ntcs;
+    nw_hostport_t *hostports;
+    int nhostports;
     bool provisionable_state; /* no nodeName, not terminating, not nominated, not DS/mirror */
     bool unschedulable_cond;
     bool terminating;
@@ -68,7 +88,8 @@ typedef struct {
 
 typedef struct {
     char *name;
-    bool claim; /* in-flight NodeClaim */
+    char *provider_id; /* spec.providerID (Node) / status.providerID (NodeClaim), or NULL */
+    bool claim;        /* in-flight NodeClaim */
     nw_labels_t labels;
     nw_reqs_t reqs; /* labels (+ spec.requirements for claims) */
     nw_taints_t taints;
@@ -142,6 +163,8 @@ struct nw_sched_snap {
     size_t nnominated, cnominated;
     nw_sclass_t *nclasses_res;
     size_t nclass_res;
+    nw_sns_t *nss;
+    size_t nnss, cnss;
 };
 
 /** The node class entry named name, or NULL. */
@@ -156,7 +179,7 @@ const nw_sched_res_t *nw_ss_type_allocatable(const nw_sched_snap_t *s, const nw_
 uint64_t nw_sched_hash(const char *s);
 
 /** Does group g select pod p (namespace and labels). */
-bool nw_sched_group_selects(const nw_tgroup_t *g, const nw_spod_t *p);
+bool nw_sched_group_selects(const nw_sched_snap_t *s, const nw_tgroup_t *g, const nw_spod_t *p);
 
 /** Effective requests of a PodSpec (k8s.io/component-helpers resource/helpers.go
  * PodRequests) into out. */

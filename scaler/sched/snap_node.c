@@ -71,19 +71,50 @@ static nw_rc_t node_common(nw_sched_snap_t *s, const cJSON *obj, bool claim, nw_
         n.initialized = false;
     n.deleting =
         nw_json_get(md, "deletionTimestamp") && !cJSON_IsNull(nw_json_get(md, "deletionTimestamp"));
+    const char *pid = claim ? nw_json_str(st, "providerID") : nw_json_str(spec, "providerID");
+    if (pid && *pid && !(n.provider_id = strdup(pid))) {
+        rc = nw_err_set(err, NW_ENOMEM, "", "out of memory");
+        goto fail;
+    }
+    /* a Node and its NodeClaim are one node (Karpenter's cluster state pairs them by
+     * providerID, pkg/controllers/state/cluster.go); the Node stands for both and keeps
+     * the claim's startup taints, so it is usable before it is initialized */
     if (claim) {
-        /* a claim whose node registered is represented by its Node */
         const char *nn = nw_json_str(st, "nodeName");
-        for (size_t i = 0; nn && i < s->nnodes; i++)
-            if (!s->nodes[i].claim && strcmp(s->nodes[i].name, nn) == 0)
-                goto skip;
+        for (size_t i = 0; i < s->nnodes; i++) {
+            nw_snode_t *o = &s->nodes[i];
+            if (o->claim ||
+                !((nn && strcmp(o->name, nn) == 0) ||
+                  (n.provider_id && o->provider_id && strcmp(o->provider_id, n.provider_id) == 0)))
+                continue;
+            if (!o->pool && n.pool && !(o->pool = strdup(n.pool))) {
+                rc = nw_err_set(err, NW_ENOMEM, "", "out of memory");
+                goto fail;
+            }
+            nw_taints_cleanup(&o->startup_taints);
+            o->startup_taints = n.startup_taints;
+            nw_taints_init(&n.startup_taints);
+            goto skip;
+        }
     } else {
-        /* drop the claim this node replaces (same name in status.nodeName not known here:
-         * match by providerID-less name equality of label karpenter.sh/nodeclaim) */
-        const char *ncn = nw_labels_get(&n.labels, NW_LABEL_NODECLAIM);
-        for (size_t i = 0; ncn && i < s->nnodes; i++)
-            if (s->nodes[i].claim && strcmp(s->nodes[i].name, ncn) == 0)
-                s->nodes[i].deleting = true;
+        for (size_t i = 0; n.provider_id && i < s->nnodes; i++) {
+            nw_snode_t *o = &s->nodes[i];
+            if (!o->claim || !o->provider_id || strcmp(o->provider_id, n.provider_id) != 0)
+                continue;
+            nw_taints_cleanup(&n.startup_taints);
+            n.startup_taints = o->startup_taints;
+            nw_taints_init(&o->startup_taints);
+            if (!n.pool && o->pool) {
+                n.pool = o->pool;
+                o->pool = NULL;
+                const char *ini = nw_labels_get(&n.labels, NW_LABEL_INITIALIZED);
+                n.initialized = ini && strcmp(ini, "true") == 0;
+            }
+            nw_ss_node_free(o);
+            memmove(o, o + 1, (s->nnodes - i - 1) * sizeof *o);
+            s->nnodes--;
+            break;
+        }
     }
     nw_snode_t *nn2 = nw_ss_grow(s->nodes, &s->cnodes, s->nnodes, sizeof *nn2);
     if (!nn2) {

@@ -41,7 +41,7 @@ static nw_rc_t parse_selector(const cJSON *sel, const char *path, nw_reqs_t *out
     return rc;
 }
 
-bool nw_sched_group_selects(const nw_tgroup_t *g, const nw_spod_t *p)
+bool nw_sched_group_selects(const nw_sched_snap_t *s, const nw_tgroup_t *g, const nw_spod_t *p)
 {
     if (g->sel_nothing)
         return false;
@@ -49,21 +49,13 @@ bool nw_sched_group_selects(const nw_tgroup_t *g, const nw_spod_t *p)
         bool ok = false;
         for (size_t i = 0; i < g->nns && !ok; i++)
             ok = strcmp(g->ns[i], p->ns) == 0;
+        for (size_t i = 0; g->has_nssel && i < s->nnss && !ok; i++)
+            ok = strcmp(s->nss[i].name, p->ns) == 0 &&
+                 nw_reqs_match_labels(&g->nssel, &s->nss[i].labels, NULL);
         if (!ok)
             return false;
     }
     return nw_reqs_match_labels(&g->sel, &p->labels, NULL);
-}
-
-static int topo_key(const char *k)
-{
-    if (!k)
-        return -1;
-    if (strcmp(k, "kubernetes.io/hostname") == 0)
-        return NW_SCHED_HOSTNAME;
-    if (strcmp(nw_wk_normalize(k), NW_LABEL_ZONE) == 0)
-        return NW_SCHED_ZONE;
-    return -1;
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -71,21 +63,35 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* find or add a group; returns its index or -1 (err set) */
-static int group_get(nw_sched_snap_t *s, nw_tg_kind_t kind, int key, int skew, int min_domains,
-                     const cJSON *selector, const char *selpath, const char *pod_ns,
-                     const cJSON *namespaces, const cJSON *ns_selector, nw_err_t *err)
+typedef struct {
+    nw_tg_kind_t kind;
+    const char *key;
+    int skew, min_domains;
+    bool taints_honor, affinity_honor;
+    int cls;
+} gspec_t;
+
+/* find or add a group; returns its index or -1 (err set). Namespaces as Karpenter's
+ * buildNamespaceList (topology.go): none and no selector = the pod's; an empty selector =
+ * every namespace; otherwise the list plus the namespaces the selector matches. */
+static int group_get(nw_sched_snap_t *s, const gspec_t *gs, const cJSON *selector,
+                     const char *selpath, const char *pod_ns, const cJSON *namespaces,
+                     const cJSON *ns_selector, nw_err_t *err)
 {
     char *selj = selector ? nw_json_print(selector) : strdup("null");
-    if (!selj) {
+    bool has_nssel = gs->kind != NW_TG_SPREAD && ns_selector && cJSON_IsObject(ns_selector);
+    char *nsselj = has_nssel ? nw_json_print(ns_selector) : strdup("");
+    if (!selj || !nsselj) {
+        free(selj);
+        free(nsselj);
         nw_err_set(err, NW_ENOMEM, selpath, "out of memory");
         return -1;
     }
-    /* namespaces */
     char **ns = NULL;
     size_t nns = 0;
-    bool all = false;
-    if (kind != NW_TG_SPREAD && cJSON_GetArraySize(namespaces) > 0) {
+    bool all = has_nssel && cJSON_GetArraySize(nw_json_get(ns_selector, "matchLabels")) == 0 &&
+               cJSON_GetArraySize(nw_json_get(ns_selector, "matchExpressions")) == 0;
+    if (gs->kind != NW_TG_SPREAD && cJSON_GetArraySize(namespaces) > 0) {
         nns = (size_t)cJSON_GetArraySize(namespaces);
         ns = calloc(nns, sizeof *ns);
         size_t k = 0;
@@ -98,26 +104,30 @@ static int group_get(nw_sched_snap_t *s, nw_tg_kind_t kind, int key, int skew, i
         nns = k;
         if (ns)
             qsort(ns, nns, sizeof *ns, cmp_str);
-    } else if (kind != NW_TG_SPREAD && ns_selector && cJSON_IsObject(ns_selector)) {
-        all = true; /* namespaceSelector: approximated as every namespace */
-    } else {
+    } else if (!has_nssel) {
         ns = calloc(1, sizeof *ns);
         if (ns)
             ns[nns++] = strdup(pod_ns);
     }
-    size_t siglen = strlen(selj) + 64;
+    size_t siglen = strlen(selj) + strlen(nsselj) + strlen(gs->key) + 96;
     for (size_t i = 0; i < nns; i++)
         siglen += (ns[i] ? strlen(ns[i]) : 0) + 1;
     char *sig = malloc(siglen);
-    if (!sig) {
+    char *key = strdup(gs->key);
+    if (!sig || !key) {
+        free(sig);
+        free(key);
         free(selj);
+        free(nsselj);
         for (size_t i = 0; i < nns; i++)
             free(ns[i]);
         free(ns);
         nw_err_set(err, NW_ENOMEM, selpath, "out of memory");
         return -1;
     }
-    int off = snprintf(sig, siglen, "%d|%d|%d|%d|%d|", kind, key, skew, min_domains, all);
+    int cls = gs->kind == NW_TG_SPREAD ? gs->cls : -1;
+    int off = snprintf(sig, siglen, "%d|%s|%d|%d|%d%d|%d|%d|%s|", gs->kind, gs->key, gs->skew,
+                       gs->min_domains, gs->taints_honor, gs->affinity_honor, cls, all, nsselj);
     for (size_t i = 0; i < nns; i++)
         off += snprintf(sig + off, siglen - (size_t)off, "%s,", ns[i] ? ns[i] : "");
     snprintf(sig + off, siglen - (size_t)off, "|%s", selj);
@@ -125,21 +135,34 @@ static int group_get(nw_sched_snap_t *s, nw_tg_kind_t kind, int key, int skew, i
     for (size_t i = 0; i < s->ngroups; i++) {
         if (strcmp(s->groups[i].sig, sig) == 0) {
             free(sig);
+            free(key);
+            free(nsselj);
             for (size_t k = 0; k < nns; k++)
                 free(ns[k]);
             free(ns);
             return (int)i;
         }
     }
-    nw_tgroup_t g = {.kind = kind,
+    nw_tgroup_t g = {.kind = gs->kind,
                      .key = key,
-                     .max_skew = skew,
-                     .min_domains = min_domains,
+                     .hostname = strcmp(gs->key, "kubernetes.io/hostname") == 0,
+                     .max_skew = gs->skew,
+                     .min_domains = gs->min_domains,
+                     .taints_honor = gs->taints_honor,
+                     .affinity_honor = gs->affinity_honor,
+                     .cls = gs->cls,
                      .ns = ns,
                      .nns = nns,
                      .all_ns = all,
+                     .has_nssel = has_nssel && !all,
                      .sig = sig};
-    if (parse_selector(selector, selpath, &g.sel, &g.sel_nothing, err) != NW_OK) {
+    nw_reqs_init(&g.nssel);
+    free(nsselj);
+    bool nothing = false;
+    char nsp[200];
+    snprintf(nsp, sizeof nsp, "%.150s.namespaceSelector", selpath);
+    if (parse_selector(selector, selpath, &g.sel, &g.sel_nothing, err) != NW_OK ||
+        (g.has_nssel && parse_selector(ns_selector, nsp, &g.nssel, &nothing, err) != NW_OK)) {
         nw_ss_group_free(&g);
         return -1;
     }
@@ -176,10 +199,11 @@ static nw_rc_t parse_affinity_terms(nw_sched_snap_t *s, nw_spod_t *p, const cJSO
     {
         snprintf(pp, sizeof pp,
                  "%s.requiredDuringSchedulingIgnoredDuringExecution[%d].labelSelector", path, i++);
-        int key = topo_key(nw_json_str(it, "topologyKey"));
-        if (key < 0)
-            continue; /* other topology keys are not simulated */
-        int g = group_get(s, kind, key, 0, 0, nw_json_get(it, "labelSelector"), pp, p->ns,
+        const char *key = nw_json_str(it, "topologyKey");
+        if (!key || !*key)
+            return nw_err_set(err, NW_EINVAL, pp, "topologyKey: Required value");
+        gspec_t gs = {.kind = kind, .key = nw_wk_normalize(key), .cls = p->cls};
+        int g = group_get(s, &gs, nw_json_get(it, "labelSelector"), pp, p->ns,
                           nw_json_get(it, "namespaces"), nw_json_get(it, "namespaceSelector"), err);
         if (g < 0)
             return NW_EINVAL;
@@ -195,11 +219,12 @@ static nw_rc_t parse_affinity_terms(nw_sched_snap_t *s, nw_spod_t *p, const cJSO
             pp, sizeof pp,
             "%s.preferredDuringSchedulingIgnoredDuringExecution[%d].podAffinityTerm.labelSelector",
             path, i++);
-        int key = topo_key(nw_json_str(term, "topologyKey"));
-        if (key < 0)
-            continue;
+        const char *key = nw_json_str(term, "topologyKey");
+        if (!key || !*key)
+            return nw_err_set(err, NW_EINVAL, pp, "topologyKey: Required value");
+        gspec_t gs = {.kind = kind, .key = nw_wk_normalize(key), .cls = p->cls};
         int g =
-            group_get(s, kind, key, 0, 0, nw_json_get(term, "labelSelector"), pp, p->ns,
+            group_get(s, &gs, nw_json_get(term, "labelSelector"), pp, p->ns,
                       nw_json_get(term, "namespaces"), nw_json_get(term, "namespaceSelector"), err);
         if (g < 0)
             return NW_EINVAL;
@@ -510,6 +535,51 @@ nw_rc_t nw_sched_snap_add_pod_json(nw_sched_snap_t *s, const cJSON *pod, nw_err_
         rc = NW_EINVAL;
         goto fail;
     }
+    /* host ports (Karpenter pkg/scheduling/hostportusage.go GetHostPorts: containers) */
+    const cJSON *ctr, *port;
+    int ci = 0;
+    cJSON_ArrayForEach(ctr, nw_json_get(spec, "containers"))
+    {
+        int pi = 0;
+        cJSON_ArrayForEach(port, nw_json_get(ctr, "ports"))
+        {
+            char pp[128];
+            snprintf(pp, sizeof pp, "spec.containers[%d].ports[%d]", ci, pi++);
+            const cJSON *hp = nw_json_get(port, "hostPort");
+            if (!hp || (cJSON_IsNumber(hp) && hp->valuedouble == 0))
+                continue;
+            if (!cJSON_IsNumber(hp) || hp->valuedouble < 1 || hp->valuedouble > 65535 ||
+                hp->valuedouble != (int)hp->valuedouble) {
+                rc = nw_err_set(err, NW_EINVAL, pp, "hostPort: must be an integer 1-65535");
+                goto fail;
+            }
+            const char *proto = nw_json_str(port, "protocol"), *ip = nw_json_str(port, "hostIP");
+            if (proto && strcmp(proto, "TCP") != 0 && strcmp(proto, "UDP") != 0 &&
+                strcmp(proto, "SCTP") != 0) {
+                rc = nw_err_set(err, NW_EINVAL, pp,
+                                "protocol: Unsupported value: \"%s\": supported values: "
+                                "\"SCTP\", \"TCP\", \"UDP\"",
+                                proto);
+                goto fail;
+            }
+            if (ip && strlen(ip) >= sizeof p.hostports[0].ip) {
+                rc = nw_err_set(err, NW_EINVAL, pp, "hostIP: must be a valid IP address");
+                goto fail;
+            }
+            nw_hostport_t *nh =
+                realloc(p.hostports, (size_t)(p.nhostports + 1) * sizeof *p.hostports);
+            if (!nh)
+                goto fail_nomem;
+            p.hostports = nh;
+            nw_hostport_t *h = &nh[p.nhostports++];
+            memset(h, 0, sizeof *h);
+            h->port = (int)hp->valuedouble;
+            snprintf(h->proto, sizeof h->proto, "%s", proto ? proto : "TCP");
+            if (ip && strcmp(ip, "0.0.0.0") != 0 && strcmp(ip, "::") != 0)
+                snprintf(h->ip, sizeof h->ip, "%s", ip);
+        }
+        ci++;
+    }
     /* topology spread */
     const cJSON *tsc = nw_json_get(spec, "topologySpreadConstraints"), *it;
     int i = 0;
@@ -517,21 +587,65 @@ nw_rc_t nw_sched_snap_add_pod_json(nw_sched_snap_t *s, const cJSON *pod, nw_err_
     {
         char pp[128];
         snprintf(pp, sizeof pp, "spec.topologySpreadConstraints[%d]", i++);
-        int key = topo_key(nw_json_str(it, "topologyKey"));
+        const char *key = nw_json_str(it, "topologyKey");
         const cJSON *ms = nw_json_get(it, "maxSkew"), *md2 = nw_json_get(it, "minDomains");
         if (!cJSON_IsNumber(ms) || ms->valueint < 1) {
             rc = nw_err_set(err, NW_EINVAL, pp, "maxSkew must be an integer >= 1");
             goto fail;
         }
-        if (key < 0)
-            continue;
+        if (!key || !*key) {
+            rc = nw_err_set(err, NW_EINVAL, pp, "topologyKey: Required value");
+            goto fail;
+        }
+        bool honor[2] = {false, true}; /* nodeTaintsPolicy Ignore, nodeAffinityPolicy Honor */
+        const char *pol[2] = {"nodeTaintsPolicy", "nodeAffinityPolicy"};
+        for (int k = 0; k < 2; k++) {
+            const char *v = nw_json_str(it, pol[k]);
+            if (!v)
+                continue;
+            if (strcmp(v, "Honor") != 0 && strcmp(v, "Ignore") != 0) {
+                rc = nw_err_set(err, NW_EINVAL, pp,
+                                "%s: Unsupported value: \"%s\": supported "
+                                "values: \"Honor\", \"Ignore\"",
+                                pol[k], v);
+                goto fail;
+            }
+            honor[k] = strcmp(v, "Honor") == 0;
+        }
         const char *wu = nw_json_str(it, "whenUnsatisfiable");
         bool anyway = wu && strcmp(wu, "ScheduleAnyway") == 0;
         char sp[160];
         snprintf(sp, sizeof sp, "%s.labelSelector", pp);
-        int g = group_get(s, NW_TG_SPREAD, key, ms->valueint,
-                          cJSON_IsNumber(md2) && !anyway ? md2->valueint : 0,
-                          nw_json_get(it, "labelSelector"), sp, p.ns, NULL, NULL, err);
+        /* matchLabelKeys: the pod's values of those labels join the selector (Karpenter
+         * topology.go newForTopologies; keys the pod does not carry are ignored) */
+        const cJSON *sel = nw_json_get(it, "labelSelector");
+        cJSON *selx = NULL;
+        const cJSON *mk;
+        cJSON_ArrayForEach(mk, nw_json_get(it, "matchLabelKeys"))
+        {
+            const char *lv = cJSON_IsString(mk) ? nw_labels_get(&p.labels, mk->valuestring) : NULL;
+            if (!lv || !sel || !cJSON_IsObject(sel))
+                continue;
+            if (!selx)
+                selx = nw_json_dup(sel);
+            cJSON *me = cJSON_GetObjectItemCaseSensitive(selx, "matchExpressions");
+            if (!cJSON_IsArray(me))
+                me = nw_json_add_array(selx, "matchExpressions");
+            cJSON *e = nw_json_new_object();
+            nw_json_add_string(e, "key", mk->valuestring);
+            nw_json_add_string(e, "operator", "In");
+            nw_json_push(nw_json_add_array(e, "values"), nw_json_new_string(lv));
+            nw_json_push(me, e);
+        }
+        gspec_t gs = {.kind = NW_TG_SPREAD,
+                      .key = nw_wk_normalize(key),
+                      .skew = ms->valueint,
+                      .min_domains = cJSON_IsNumber(md2) && !anyway ? md2->valueint : 0,
+                      .taints_honor = honor[0],
+                      .affinity_honor = honor[1],
+                      .cls = p.cls};
+        int g = group_get(s, &gs, selx ? selx : sel, sp, p.ns, NULL, NULL, err);
+        cJSON_Delete(selx);
         if (g < 0) {
             rc = NW_EINVAL;
             goto fail;
@@ -577,4 +691,26 @@ fail_nomem:
 fail:
     nw_ss_pod_free(&p);
     return rc;
+}
+
+nw_rc_t nw_sched_snap_add_namespace_json(nw_sched_snap_t *s, const cJSON *ns, nw_err_t *err)
+{
+    const cJSON *md = nw_json_get(ns, "metadata");
+    const char *name = nw_json_str(md, "name");
+    if (!name)
+        return nw_err_set(err, NW_EINVAL, "metadata.name", "Required value");
+    nw_sns_t n = {.name = strdup(name)};
+    nw_labels_init(&n.labels);
+    nw_rc_t rc = n.name
+                     ? nw_labels_parse(nw_json_get(md, "labels"), "metadata.labels", &n.labels, err)
+                     : nw_err_set(err, NW_ENOMEM, "", "out of memory");
+    nw_sns_t *nn = rc == NW_OK ? nw_ss_grow(s->nss, &s->cnss, s->nnss, sizeof *nn) : NULL;
+    if (!nn) {
+        free(n.name);
+        nw_labels_cleanup(&n.labels);
+        return rc != NW_OK ? rc : nw_err_set(err, NW_ENOMEM, "", "out of memory");
+    }
+    s->nss = nn;
+    s->nss[s->nnss++] = n;
+    return NW_OK;
 }

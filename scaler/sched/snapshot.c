@@ -86,11 +86,14 @@ void nw_ss_pod_free(nw_spod_t *p)
     free(p->owner_name);
     nw_labels_cleanup(&p->labels);
     free(p->tcs);
+    free(p->hostports);
 }
 
 void nw_ss_group_free(nw_tgroup_t *g)
 {
     nw_reqs_cleanup(&g->sel);
+    nw_reqs_cleanup(&g->nssel);
+    free(g->key);
     for (size_t i = 0; i < g->nns; i++)
         free(g->ns[i]);
     free(g->ns);
@@ -100,6 +103,7 @@ void nw_ss_group_free(nw_tgroup_t *g)
 void nw_ss_node_free(nw_snode_t *n)
 {
     free(n->name);
+    free(n->provider_id);
     nw_labels_cleanup(&n->labels);
     nw_reqs_cleanup(&n->reqs);
     nw_taints_cleanup(&n->taints);
@@ -143,6 +147,11 @@ void nw_sched_snap_free(nw_sched_snap_t *s)
     for (size_t i = 0; i < s->ngroups; i++)
         nw_ss_group_free(&s->groups[i]);
     free(s->groups);
+    for (size_t i = 0; i < s->nnss; i++) {
+        free(s->nss[i].name);
+        nw_labels_cleanup(&s->nss[i].labels);
+    }
+    free(s->nss);
     for (size_t i = 0; i < s->nnodes; i++)
         nw_ss_node_free(&s->nodes[i]);
     free(s->nodes);

@@ -207,6 +207,7 @@ static void ctx_free(ctx_t *c)
             if (!v->built && !v->status)
                 continue;
             nw_reqs_cleanup(&v->reqs);
+            nw_reqs_cleanup(&v->strict);
             for (size_t p = 0; p < s->npools; p++) {
                 if (v->reason)
                     free(v->reason[p]);
@@ -234,20 +235,35 @@ static void ctx_free(ctx_t *c)
     free(c->claims);
     free(c->corder);
     for (size_t g = 0; g < s->ngroups; g++) {
-        if (c->zcount)
-            free(c->zcount[g]);
-        if (c->zowners)
-            free(c->zowners[g]);
+        if (c->dcount)
+            free(c->dcount[g]);
+        if (c->downers)
+            free(c->downers[g]);
         if (c->hcount)
             free(c->hcount[g]);
         if (c->howners)
             free(c->howners[g]);
+        for (int i = 0; c->gfilt && c->gfilt[g] && i < c->ngfilt[g]; i++)
+            nw_reqs_cleanup(&c->gfilt[g][i]);
+        if (c->gfilt)
+            free(c->gfilt[g]);
     }
-    free(c->zcount);
-    free(c->zowners);
+    free(c->dcount);
+    free(c->downers);
     free(c->hcount);
     free(c->howners);
     free(c->gtotal);
+    free(c->gkey);
+    free(c->gdom);
+    free(c->gidom);
+    free(c->ginv);
+    free(c->gfilt);
+    free(c->ngfilt);
+    for (int k = 0; k < c->nkeys; k++)
+        free(c->keys[k].pool);
+    for (int h = 0; c->hp && h < c->hcap; h++)
+        free(c->hp[h].v);
+    free(c->hp);
     free(c->scratch);
     free(c->scratch2);
     free(c->alone);
@@ -384,6 +400,10 @@ nw_rc_t nw_sched_solve(const nw_sched_snap_t *s, int64_t now, nw_sched_results_t
             goto out;
         }
         int e = nw_sv_try_existing(&c, pod, v);
+        if (e == -2) {
+            rc = NW_ENOMEM;
+            goto out;
+        }
         if (e >= 0) {
             nw_sched_placed_t *pl = &r->placed[r->nplaced++];
             pl->pod = pod;

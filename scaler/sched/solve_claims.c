@@ -127,7 +127,7 @@ nw_rc_t nw_sv_claim_add_pod(claim_t *cl, int pod)
 
 static nw_rc_t pin_zone(ctx_t *c, claim_t *cl, uint64_t m)
 {
-    if (m == cl->zmask)
+    if (m == cl->zmask && nw_reqs_get(&cl->reqs, NW_LABEL_ZONE))
         return NW_OK;
     const char *vals[MAX_ZONES];
     size_t n = 0;
@@ -136,6 +136,59 @@ static nw_rc_t pin_zone(ctx_t *c, claim_t *cl, uint64_t m)
             vals[n++] = c->zones[z];
     cl->zmask = m;
     return nw_reqs_add(&cl->reqs, NW_LABEL_ZONE, NW_REQ_IN, vals, n, 0, NULL);
+}
+
+/* keep in nb only the types with an offering in one of the zones of zm */
+static void zone_narrow(const ctx_t *c, const pctx_t *pc, word_t *nb, uint64_t zm)
+{
+    for (int w = 0; w < c->nw; w++) {
+        word_t u = 0;
+        for (uint64_t x = zm; x; x &= x - 1)
+            u |= pc->zbits[__builtin_ctzll(x)][w];
+        nb[w] &= u;
+    }
+}
+
+/* the requirements the topology adds for keys other than the zone (extra: key In
+ * [domains]), and nb narrowed to the types that allow them (in the zones of zm) */
+static nw_rc_t topo_narrow(const ctx_t *c, const pctx_t *pc, const nw_reqs_t *base,
+                           const uint64_t *out, uint32_t touched, uint64_t zm, word_t *nb,
+                           nw_reqs_t *extra)
+{
+    nw_reqs_init(extra);
+    for (int k = 1; k < c->nkeys; k++) {
+        if (!(touched >> k & 1))
+            continue;
+        const char *name = c->keys[k].name;
+        if (out[k] == nw_sv_key_mask(c, k, base) && nw_reqs_get(base, name))
+            continue;
+        const char *vals[MAX_DOMAINS];
+        size_t n = 0;
+        for (uint64_t x = out[k]; x; x &= x - 1)
+            vals[n++] = c->keys[k].dom[__builtin_ctzll(x)];
+        nw_rc_t rc = nw_reqs_add(extra, name, NW_REQ_IN, vals, n, 0, NULL);
+        if (rc != NW_OK)
+            return rc;
+    }
+    if (extra->n == 0)
+        return NW_OK;
+    for (int w = 0; w < c->nw; w++)
+        for (word_t x = nb[w]; x; x &= x - 1) {
+            int t = w * 64 + __builtin_ctzll(x);
+            const nw_sitype_t *it = &c->s->itypes[t];
+            if (!nw_reqs_intersects(&it->reqs, extra, NULL) ||
+                !nw_sv_type_allows_offering(it, extra, pc->ct_allowed, zm, c))
+                nb[w] &= ~(1ULL << (t & 63));
+        }
+    return NW_OK;
+}
+
+/* a claim's domains per topology key */
+static void claim_domains(const ctx_t *c, const claim_t *cl, uint64_t *dm)
+{
+    dm[0] = cl->zmask;
+    for (int k = 1; k < c->nkeys; k++)
+        dm[k] = nw_sv_key_mask(c, k, &cl->reqs);
 }
 
 int nw_sv_single_zone(uint64_t m)
@@ -179,29 +232,37 @@ int nw_sv_try_claims(ctx_t *c, int pod, variant_t *v, nw_rc_t *rc)
             continue;
         if (v->reqs.n && !nw_reqs_compatible(&cl->reqs, &v->reqs, FLAG_ALLOW, NULL))
             continue;
-        bool host_ok, pinned;
-        uint64_t zm = nw_sv_topo_allowed(c, pod, c->nen + cl->idx, cl->zmask & v->zmask[pc->idx],
-                                         v->zmask[pc->idx], &host_ok, &pinned, NULL);
-        if (!host_ok || (pinned && !zm))
+        int host = c->nen + cl->idx;
+        if (nw_sv_hostports_conflict(c, pod, host))
+            continue;
+        uint64_t cand[MAX_TKEYS], out[MAX_TKEYS];
+        claim_domains(c, cl, cand);
+        cand[0] &= v->zmask[pc->idx];
+        for (int k = 1; k < c->nkeys; k++)
+            cand[k] &= v->vmask[k];
+        uint32_t touched;
+        if (!nw_sv_topo_allowed(c, pod, v, host, cand, out, &touched, NULL, 0))
             continue;
         word_t *nb = c->scratch;
         const word_t *vb = &v->bits[(size_t)pc->idx * (size_t)c->nw];
         for (int w = 0; w < c->nw; w++)
             nb[w] = cl->bits[w] & vb[w];
-        uint64_t newz = pinned ? zm : cl->zmask & v->zmask[pc->idx];
-        if (newz != cl->zmask) {
-            int z = nw_sv_single_zone(newz);
-            if (z >= 0)
-                for (int w = 0; w < c->nw; w++)
-                    nb[w] &= pc->zbits[z][w];
+        uint64_t newz = out[0];
+        if (newz != cl->zmask)
+            zone_narrow(c, pc, nb, newz);
+        nw_reqs_t extra;
+        if ((*rc = topo_narrow(c, pc, &cl->reqs, out, touched, newz, nb, &extra)) != NW_OK) {
+            nw_reqs_cleanup(&extra);
+            return -1;
         }
         nw_sched_res_t need = cl->used;
         for (int k = 0; k < c->nres; k++)
             need.v[k] += p->req.v[k];
-        if (!nw_sv_filter_fit(c, pc, nb, c->scratch2, &need))
+        if (!nw_sv_filter_fit(c, pc, nb, c->scratch2, &need) ||
+            (pc->p->has_min_values && !min_values_ok(c, &cl->reqs, c->scratch2))) {
+            nw_reqs_cleanup(&extra);
             continue;
-        if (pc->p->has_min_values && !min_values_ok(c, &cl->reqs, c->scratch2))
-            continue;
+        }
         /* an accelerator pod joins only if that costs no more than a node of its own
          * (the pool's types that hold it alone): keeps 1-GPU pods off 8-GPU machines,
          * whose price is mostly GPUs the pods do not use. Other pods pack as Karpenter
@@ -217,13 +278,19 @@ int nw_sv_try_claims(ctx_t *c, int pod, variant_t *v, nw_rc_t *rc)
                         alone[pc->idx] = pc->price[t];
                 }
             }
-            if (grown - cl->minprice > alone[pc->idx] + 1e-9)
+            if (grown - cl->minprice > alone[pc->idx] + 1e-9) {
+                nw_reqs_cleanup(&extra);
                 continue;
+            }
         }
         /* commit */
         if (v->reqs.n && (*rc = nw_reqs_add_all(&cl->reqs, &v->reqs)) != NW_OK)
-            return -1;
-        if (newz != cl->zmask && (*rc = pin_zone(c, cl, newz)) != NW_OK)
+            goto fail_extra;
+        if ((newz != cl->zmask || (touched & 1)) && (*rc = pin_zone(c, cl, newz)) != NW_OK)
+            goto fail_extra;
+        *rc = nw_reqs_add_all(&cl->reqs, &extra);
+        nw_reqs_cleanup(&extra);
+        if (*rc != NW_OK)
             return -1;
         memcpy(cl->bits, c->scratch2, (size_t)c->nw * sizeof(word_t));
         cl->used = need;
@@ -234,11 +301,17 @@ int nw_sv_try_claims(ctx_t *c, int pod, variant_t *v, nw_rc_t *rc)
         for (int k = 0; k < c->nres; k++)
             if (pc->p->has_limits[k])
                 pcm->remaining[k] += old.v[k] - cl->reserved.v[k];
-        if ((*rc = nw_sv_claim_add_pod(cl, pod)) != NW_OK)
+        if ((*rc = nw_sv_claim_add_pod(cl, pod)) != NW_OK ||
+            (*rc = nw_sv_hostports_add(c, pod, host)) != NW_OK)
             return -1;
-        nw_sv_topo_record(c, pod, c->nen + cl->idx, nw_sv_single_zone(cl->zmask));
+        uint64_t dm[MAX_TKEYS];
+        claim_domains(c, cl, dm);
+        nw_sv_topo_record(c, pod, host, dm, &cl->reqs, &pc->p->taints);
         corder_bump(c, oi);
         return 1;
+    fail_extra:
+        nw_reqs_cleanup(&extra);
+        return -1;
     }
     return 0;
 }
@@ -255,15 +328,20 @@ int nw_sv_try_existing(ctx_t *c, int pod, variant_t *v)
             continue;
         if (v->reqs.n && !nw_reqs_compatible(&n->reqs, &v->reqs, FLAG_ALLOW, NULL))
             continue;
-        bool host_ok, pinned;
-        uint64_t zin = e->zone >= 0 ? 1ULL << e->zone : 0;
-        uint64_t zm =
-            nw_sv_topo_allowed(c, pod, i, zin, zin ? zin : ~0ULL, &host_ok, &pinned, NULL);
-        if (!host_ok || (pinned && !zm))
+        if (nw_sv_hostports_conflict(c, pod, i))
             continue;
+        uint64_t out[MAX_TKEYS];
+        uint32_t touched;
+        if (!nw_sv_topo_allowed(c, pod, v, i, e->dm, out, &touched, NULL, 0))
+            continue;
+        if (nw_sv_hostports_add(c, pod, i) != NW_OK)
+            return -2;
         for (int k = 0; k < c->nres; k++)
             e->free.v[k] -= p->req.v[k];
-        nw_sv_topo_record(c, pod, i, e->zone);
+        for (int k = 0; k < c->nkeys; k++)
+            if (touched >> k & 1)
+                e->dm[k] = out[k];
+        nw_sv_topo_record(c, pod, i, e->dm, &n->reqs, &n->taints);
         return i;
     }
     return -1;
@@ -281,18 +359,25 @@ int nw_sv_try_new(ctx_t *c, int pod, variant_t *v, nw_rc_t *rc)
             continue;
         if (nw_sv_variant_pool(c, v, cls, pc) != 1)
             continue;
-        bool host_ok, pinned;
-        uint64_t zm = nw_sv_topo_allowed(c, pod, -1, v->zmask[pc->idx], v->zmask[pc->idx], &host_ok,
-                                         &pinned, NULL);
-        if (!host_ok || !zm)
+        uint64_t cand[MAX_TKEYS], out[MAX_TKEYS];
+        cand[0] = v->zmask[pc->idx];
+        for (int k = 1; k < c->nkeys; k++)
+            cand[k] = nw_sv_key_mask(c, k, &v->merged[pc->idx]);
+        uint32_t touched;
+        if (!nw_sv_topo_allowed(c, pod, v, -1, cand, out, &touched, NULL, 0))
             continue;
         word_t *nb = c->scratch;
         const word_t *vb = &v->bits[(size_t)pc->idx * (size_t)c->nw];
         memcpy(nb, vb, (size_t)c->nw * sizeof(word_t));
-        int z = pinned ? nw_sv_single_zone(zm) : -1;
-        if (z >= 0)
-            for (int w = 0; w < c->nw; w++)
-                nb[w] &= pc->zbits[z][w];
+        uint64_t zm = out[0];
+        if (zm != cand[0])
+            zone_narrow(c, pc, nb, zm);
+        nw_reqs_t extra;
+        if ((*rc = topo_narrow(c, pc, &v->merged[pc->idx], out, touched, zm, nb, &extra)) !=
+            NW_OK) {
+            nw_reqs_cleanup(&extra);
+            return -1;
+        }
         /* types within the pool's remaining limits */
         for (int w = 0; w < c->nw; w++)
             for (word_t x = nb[w]; x; x &= x - 1) {
@@ -304,10 +389,11 @@ int nw_sv_try_new(ctx_t *c, int pod, variant_t *v, nw_rc_t *rc)
                         break;
                     }
             }
-        if (!nw_sv_filter_fit(c, pc, nb, c->scratch2, &p->req))
+        if (!nw_sv_filter_fit(c, pc, nb, c->scratch2, &p->req) ||
+            (pc->p->has_min_values && !min_values_ok(c, &v->merged[pc->idx], c->scratch2))) {
+            nw_reqs_cleanup(&extra);
             continue;
-        if (pc->p->has_min_values && !min_values_ok(c, &v->merged[pc->idx], c->scratch2))
-            continue;
+        }
         if (c->nclaims == c->cclaims) {
             int n = c->cclaims ? c->cclaims * 2 : 16;
             claim_t *nc = realloc(c->claims, (size_t)n * sizeof *nc);
@@ -317,29 +403,35 @@ int nw_sv_try_new(ctx_t *c, int pod, variant_t *v, nw_rc_t *rc)
             if (no)
                 c->corder = no;
             if (!nc || !no) {
+                nw_reqs_cleanup(&extra);
                 *rc = NW_ENOMEM;
                 return -1;
             }
             c->cclaims = n;
         }
-        if ((*rc = nw_sv_host_grow(c, c->nen + c->nclaims + 1)) != NW_OK)
+        if ((*rc = nw_sv_host_grow(c, c->nen + c->nclaims + 1)) != NW_OK) {
+            nw_reqs_cleanup(&extra);
             return -1;
+        }
         claim_t *cl = &c->claims[c->nclaims];
         memset(cl, 0, sizeof *cl);
         cl->pool = pc->idx;
         cl->idx = c->nclaims;
         cl->bits = calloc((size_t)c->nw, sizeof(word_t));
-        if (!cl->bits || nw_reqs_copy(&cl->reqs, &v->merged[pc->idx]) != NW_OK) {
+        if (!cl->bits || nw_reqs_copy(&cl->reqs, &v->merged[pc->idx]) != NW_OK ||
+            nw_reqs_add_all(&cl->reqs, &extra) != NW_OK) {
             free(cl->bits);
             nw_reqs_cleanup(&cl->reqs);
+            nw_reqs_cleanup(&extra);
             *rc = NW_ENOMEM;
             return -1;
         }
+        nw_reqs_cleanup(&extra);
         c->nclaims++;
         memcpy(cl->bits, c->scratch2, (size_t)c->nw * sizeof(word_t));
         cl->used = p->req;
         cl->zmask = v->zmask[pc->idx];
-        if (pinned && (*rc = pin_zone(c, cl, zm)) != NW_OK)
+        if ((touched & 1) && (*rc = pin_zone(c, cl, zm)) != NW_OK)
             return -1;
         nw_sv_claim_stats(c, cl, pc);
         for (int k = 0; k < c->nres; k++)
@@ -357,7 +449,12 @@ int nw_sv_try_new(ctx_t *c, int pod, variant_t *v, nw_rc_t *rc)
             c->corder[pos - 1] = cl->idx;
             pos--;
         }
-        nw_sv_topo_record(c, pod, c->nen + cl->idx, nw_sv_single_zone(cl->zmask));
+        int host = c->nen + cl->idx;
+        if ((*rc = nw_sv_hostports_add(c, pod, host)) != NW_OK)
+            return -1;
+        uint64_t dm[MAX_TKEYS];
+        claim_domains(c, cl, dm);
+        nw_sv_topo_record(c, pod, host, dm, &cl->reqs, &pc->p->taints);
         return 1;
     }
     return 0;
@@ -462,12 +559,14 @@ char *nw_sv_pool_reason(ctx_t *c, int pod, const pctx_t *pc)
         snprintf(buf, sizeof buf, "NodePool couldn't meet minValues");
         return strdup(buf);
     }
-    bool host_ok, pinned;
-    const char *why = NULL;
-    uint64_t zm = nw_sv_topo_allowed(c, pod, -1, v->zmask[pc->idx], v->zmask[pc->idx], &host_ok,
-                                     &pinned, &why);
-    if (!host_ok || !zm) {
-        snprintf(buf, sizeof buf, "would violate %s", why ? why : "topology constraints");
+    uint64_t cand[MAX_TKEYS], out[MAX_TKEYS];
+    cand[0] = v->zmask[pc->idx];
+    for (int k = 1; k < c->nkeys; k++)
+        cand[k] = nw_sv_key_mask(c, k, &v->merged[pc->idx]);
+    uint32_t touched;
+    char why[400];
+    if (!nw_sv_topo_allowed(c, pod, v, -1, cand, out, &touched, why, sizeof why)) {
+        snprintf(buf, sizeof buf, "would violate %s", why[0] ? why : "topology constraints");
         return strdup(buf);
     }
     return strdup("could not be placed with the other pods of this batch");

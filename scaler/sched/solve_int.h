@@ -17,6 +17,8 @@
 
 #define MAX_ZONES 64
 #define MAX_TCS 64
+#define MAX_TKEYS 16   /* distinct topology keys other than the hostname (zone is key 0) */
+#define MAX_DOMAINS 64 /* domains per key (its values); more are not counted */
 #define FLAG_ALLOW NW_REQS_ALLOW_UNDEFINED_WELL_KNOWN
 
 typedef uint64_t word_t;
@@ -29,6 +31,9 @@ typedef struct {
     nw_reqs_t *merged; /* per pool when status 1: pool ∩ pod */
     word_t *bits;      /* per pool: nw words */
     uint64_t *zmask;   /* per pool: zones allowed by merged reqs */
+    nw_reqs_t strict;  /* selector ∩ term: what narrows topology domains (no preferences) */
+    uint64_t pmask[MAX_TKEYS]; /* per topology key: domains strict allows */
+    uint64_t vmask[MAX_TKEYS]; /* per topology key: domains reqs allows */
 } variant_t;
 
 typedef struct {
@@ -76,10 +81,27 @@ typedef struct {
 } pctx_t;
 
 typedef struct {
-    int snode;           /* snapshot node index */
-    nw_sched_res_t free; /* allocatable − pods − daemonset overhead */
-    int zone;            /* -1 unknown */
+    int snode;              /* snapshot node index */
+    nw_sched_res_t free;    /* allocatable − pods − daemonset overhead */
+    int zone;               /* -1 unknown */
+    uint64_t dm[MAX_TKEYS]; /* per topology key: the node's domains (its label; a claim's
+                               requirement) */
 } enode_t;
+
+/* A topology key other than the hostname and its domains (values seen in NodePools,
+ * instance types and node labels). Key 0 is the zone, whose domains are ctx_t.zones. */
+typedef struct {
+    const char *name;
+    int nd;
+    const char *dom[MAX_DOMAINS];
+    uint64_t *pool; /* per ctx pool: the domains its requirements and types give */
+} tkey_t;
+
+/* pods with host ports on one host slot */
+typedef struct {
+    int *v;
+    int n, cap;
+} hpods_t;
 
 typedef struct {
     const nw_sched_snap_t *s;
@@ -95,10 +117,20 @@ typedef struct {
     claim_t *claims;
     int nclaims, cclaims;
     int *corder;
-    /* topology, per group */
-    int **zcount, **zowners, **hcount, **howners;
+    /* topology keys, and per group: the key (-1 hostname), counts per domain (dcount,
+     * downers: required anti-affinity owners), registered domains (gdom; gidom for the
+     * inverse anti-affinity), node filter (gfilt: the spread's nodeAffinityPolicy) */
+    tkey_t keys[MAX_TKEYS];
+    int nkeys;
+    int *gkey;
+    int **dcount, **downers, **hcount, **howners;
+    uint64_t *gdom, *gidom;
+    bool *ginv;
+    nw_reqs_t **gfilt;
+    int *ngfilt;
     int *gtotal;
     int hcap;
+    hpods_t *hp; /* per host slot */
     word_t *scratch, *scratch2;
     double *alone; /* per snapshot pool, scratch of nw_sv_try_claims */
     bool any_prefer_taint;
@@ -176,15 +208,30 @@ static inline bool bits_any(const word_t *b, int nw)
 nw_rc_t nw_sv_prep_pools(ctx_t *c);
 nw_rc_t nw_sv_prep_nodes(ctx_t *c);
 nw_rc_t nw_sv_host_grow(ctx_t *c, int need);
-void nw_sv_topo_record(ctx_t *c, int pod, int host, int zone);
-nw_rc_t nw_sv_prep_topology(ctx_t *c);
 variant_t *nw_sv_variant_get(ctx_t *c, int pod);
 int nw_sv_variant_pool(ctx_t *c, variant_t *v, const nw_pclass_t *cl, const pctx_t *pc);
+bool nw_sv_type_allows_offering(const nw_sitype_t *it, const nw_reqs_t *r, const bool *cts,
+                                uint64_t zmask, const ctx_t *c);
 
 /* solve_topo.c */
 bool nw_sv_tc_active(const ctx_t *c, int pod, int i);
-uint64_t nw_sv_topo_allowed(const ctx_t *c, int pod, int host, uint64_t zin, uint64_t pod_zones,
-                            bool *host_ok, bool *zone_pinned, const char **why);
+/** The domains of topology key k that r allows (no requirement on the key: all). */
+uint64_t nw_sv_key_mask(const ctx_t *c, int k, const nw_reqs_t *r);
+/** Topology keys, domains, groups and the counts of bound pods (after prep_nodes). */
+nw_rc_t nw_sv_prep_topology(ctx_t *c);
+/** Karpenter's Topology.AddRequirements (topology.go): for pod (requirement variant v)
+ * on host slot host (-1 = a new NodeClaim) whose domains per key are cand, the domains
+ * each key may keep (out; bit k of *touched: a constraint narrowed key k). False (why
+ * names the constraint) when a constraint leaves none. */
+bool nw_sv_topo_allowed(const ctx_t *c, int pod, const variant_t *v, int host, const uint64_t *cand,
+                        uint64_t *out, uint32_t *touched, char *why, size_t whyn);
+/** Karpenter's Topology.Record: pod placed on host slot host whose domains are now dm
+ * (requirements reqs, taints taints: the spread's node filter). */
+void nw_sv_topo_record(ctx_t *c, int pod, int host, const uint64_t *dm, const nw_reqs_t *reqs,
+                       const nw_taints_t *taints);
+/** Would pod's host ports conflict on host slot host; note them there. */
+bool nw_sv_hostports_conflict(const ctx_t *c, int pod, int host);
+nw_rc_t nw_sv_hostports_add(ctx_t *c, int pod, int host);
 
 /* solve_claims.c */
 void nw_sv_claim_stats(ctx_t *c, claim_t *cl, const pctx_t *pc);

@@ -10,8 +10,8 @@
 
 /* ---- preparation ------------------------------------------------------------- */
 
-static bool type_allows_offering(const nw_sitype_t *it, const nw_reqs_t *r, const bool *cts,
-                                 uint64_t zmask, const ctx_t *c)
+bool nw_sv_type_allows_offering(const nw_sitype_t *it, const nw_reqs_t *r, const bool *cts,
+                                uint64_t zmask, const ctx_t *c)
 {
     const nw_req_t *zq = r ? nw_reqs_get(r, NW_LABEL_ZONE) : NULL;
     const nw_req_t *ziq = r ? nw_reqs_get(r, NW_LABEL_ZONE_ID) : NULL;
@@ -103,7 +103,7 @@ nw_rc_t nw_sv_prep_pools(ctx_t *c)
             const nw_sitype_t *it = &s->itypes[t];
             if (!nw_reqs_intersects(&it->reqs, &p->p->reqs, NULL))
                 continue;
-            if (!type_allows_offering(it, &p->p->reqs, p->ct_allowed, pz, c))
+            if (!nw_sv_type_allows_offering(it, &p->p->reqs, p->ct_allowed, pz, c))
                 continue;
             p->types[t >> 6] |= 1ULL << (t & 63);
             p->price[t] = 1e300;
@@ -123,7 +123,7 @@ nw_rc_t nw_sv_prep_pools(ctx_t *c)
             for (int k = 0; k < NW_SCHED_NRES; k++)
                 p->avail[t].v[k] = alloc.v[k] - p->ovh[t].v[k];
             for (int z = 0; z < c->nz; z++)
-                if (type_allows_offering(it, &p->p->reqs, p->ct_allowed, 1ULL << z, c))
+                if (nw_sv_type_allows_offering(it, &p->p->reqs, p->ct_allowed, 1ULL << z, c))
                     p->zbits[z][t >> 6] |= 1ULL << (t & 63);
         }
         /* limits: remaining = limits − capacity of existing nodes and claims of the pool */
@@ -270,82 +270,12 @@ nw_rc_t nw_sv_host_grow(ctx_t *c, int need)
         memset(b + c->hcap, 0, (size_t)(cap - c->hcap) * sizeof(int));
         c->howners[g] = b;
     }
+    hpods_t *h = realloc(c->hp, (size_t)cap * sizeof *h);
+    if (!h)
+        return NW_ENOMEM;
+    memset(h + c->hcap, 0, (size_t)(cap - c->hcap) * sizeof *h);
+    c->hp = h;
     c->hcap = cap;
-    return NW_OK;
-}
-
-void nw_sv_topo_record(ctx_t *c, int pod, int host, int zone)
-{
-    const nw_spod_t *p = &c->s->pods[pod];
-    pstate_t *st = &c->ps[pod];
-    for (int i = 0; i < st->nsel; i++) {
-        int g = st->selgroups[i];
-        if (host >= 0)
-            c->hcount[g][host]++;
-        if (zone >= 0)
-            c->zcount[g][zone]++;
-        if (zone >= 0 || c->s->groups[g].key == NW_SCHED_HOSTNAME)
-            c->gtotal[g]++;
-    }
-    for (int i = 0; i < p->ntcs; i++) {
-        int g = p->tcs[i].group;
-        if (c->s->groups[g].kind != NW_TG_ANTI || (st->tc_off >> i & 1))
-            continue;
-        if (host >= 0)
-            c->howners[g][host]++;
-        if (zone >= 0)
-            c->zowners[g][zone]++;
-    }
-}
-
-nw_rc_t nw_sv_prep_topology(ctx_t *c)
-{
-    const nw_sched_snap_t *s = c->s;
-    size_t ng = s->ngroups ? s->ngroups : 1;
-    c->zcount = calloc(ng, sizeof(int *));
-    c->zowners = calloc(ng, sizeof(int *));
-    c->hcount = calloc(ng, sizeof(int *));
-    c->howners = calloc(ng, sizeof(int *));
-    c->gtotal = calloc(ng, sizeof(int));
-    if (!c->zcount || !c->zowners || !c->hcount || !c->howners || !c->gtotal)
-        return NW_ENOMEM;
-    for (size_t g = 0; g < s->ngroups; g++) {
-        c->zcount[g] = calloc(MAX_ZONES, sizeof(int));
-        c->zowners[g] = calloc(MAX_ZONES, sizeof(int));
-        if (!c->zcount[g] || !c->zowners[g])
-            return NW_ENOMEM;
-    }
-    if (nw_sv_host_grow(c, c->nen + 64) != NW_OK)
-        return NW_ENOMEM;
-    for (size_t p = 0; p < s->npods; p++) {
-        pstate_t *st = &c->ps[p];
-        int *sel = NULL;
-        int n = 0;
-        for (size_t g = 0; g < s->ngroups; g++) {
-            if (!nw_sched_group_selects(&s->groups[g], &s->pods[p]))
-                continue;
-            int *ns = realloc(sel, (size_t)(n + 1) * sizeof(int));
-            if (!ns) {
-                free(sel);
-                return NW_ENOMEM;
-            }
-            sel = ns;
-            sel[n++] = (int)g;
-        }
-        st->selgroups = sel;
-        st->nsel = n;
-    }
-    /* bound pods count in their node's domains */
-    for (size_t p = 0; p < s->npods; p++) {
-        const nw_spod_t *pd = &s->pods[p];
-        if (!pd->node_name || pd->finished)
-            continue;
-        for (int i = 0; i < c->nen; i++)
-            if (strcmp(s->nodes[c->en[i].snode].name, pd->node_name) == 0) {
-                nw_sv_topo_record(c, (int)p, i, c->en[i].zone);
-                break;
-            }
-    }
     return NW_OK;
 }
 
@@ -372,9 +302,15 @@ variant_t *nw_sv_variant_get(ctx_t *c, int pod)
         return NULL;
     if (cl->nterms && nw_reqs_add_all(&v->reqs, &cl->terms[st->term]) != NW_OK)
         return NULL;
+    if (nw_reqs_copy(&v->strict, &v->reqs) != NW_OK)
+        return NULL;
     if (st->pref < (int)cl->nprefs && nw_reqs_add_all(&v->reqs, &cl->prefs[st->pref]) != NW_OK)
         return NULL;
     (void)tmp;
+    for (int k = 0; k < c->nkeys; k++) {
+        v->pmask[k] = nw_sv_key_mask(c, k, &v->strict);
+        v->vmask[k] = nw_sv_key_mask(c, k, &v->reqs);
+    }
     int np = c->s->npools ? (int)c->s->npools : 1;
     v->status = calloc((size_t)np, 1);
     v->reason = calloc((size_t)np, sizeof(char *));
@@ -414,7 +350,7 @@ int nw_sv_variant_pool(ctx_t *c, variant_t *v, const nw_pclass_t *cl, const pctx
         if (!nw_reqs_intersects(&it->reqs, &v->merged[pi], NULL))
             continue;
         any_compatible = true;
-        if (!type_allows_offering(it, &v->merged[pi], pc->ct_allowed, zm, c))
+        if (!nw_sv_type_allows_offering(it, &v->merged[pi], pc->ct_allowed, zm, c))
             continue;
         b[t >> 6] |= 1ULL << (t & 63);
     }

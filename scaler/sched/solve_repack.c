@@ -63,14 +63,14 @@ static bool claim_movable(ctx_t *c, const claim_t *cl)
     for (int i = 0; i < cl->npods; i++) {
         int pod = cl->pods[i];
         const nw_spod_t *p = &c->s->pods[pod];
-        if (c->s->classes[p->cls].wants_accel)
+        if (c->s->classes[p->cls].wants_accel || p->nhostports)
             return false;
         for (int k = 0; k < p->ntcs; k++)
-            if (c->s->groups[p->tcs[k].group].key == NW_SCHED_HOSTNAME)
+            if (c->s->groups[p->tcs[k].group].hostname)
                 return false;
         const pstate_t *st = &c->ps[pod];
         for (int k = 0; k < st->nsel; k++)
-            if (c->s->groups[st->selgroups[k]].key == NW_SCHED_HOSTNAME)
+            if (c->s->groups[st->selgroups[k]].hostname)
                 return false;
     }
     return true;

@@ -1,5 +1,8 @@
 /* scaler/sched/solve_topo.c — the provisioning simulation (scaler/sched/solve.c): topology spread
- * and pod (anti-)affinity counts. */
+ * and pod (anti-)affinity on any topology key, as kubernetes-sigs/karpenter
+ * pkg/controllers/provisioning/scheduling/topology.go, topologygroup.go,
+ * topologydomaingroup.go and topologynodefilter.go count them; and host ports
+ * (pkg/scheduling/hostportusage.go). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,12 +10,314 @@
 #include "api/wellknown.h"
 #include "scaler/sched/solve_int.h"
 
-/* ---- topology ------------------------------------------------------------------ */
+/* ---- keys and domains ---------------------------------------------------------- */
 
 bool nw_sv_tc_active(const ctx_t *c, int pod, int i)
 {
     return !(c->ps[pod].tc_off >> i & 1);
 }
+
+static uint64_t all_of(const ctx_t *c, int k)
+{
+    int nd = k == 0 ? c->nz : c->keys[k].nd;
+    return nd >= 64 ? ~0ULL : (1ULL << nd) - 1;
+}
+
+uint64_t nw_sv_key_mask(const ctx_t *c, int k, const nw_reqs_t *r)
+{
+    if (k == 0)
+        return zmask_of(c, r);
+    const tkey_t *tk = &c->keys[k];
+    const nw_req_t *q = nw_reqs_get(r, tk->name);
+    if (!q)
+        return all_of(c, k);
+    uint64_t m = 0;
+    for (int d = 0; d < tk->nd; d++)
+        if (nw_req_has(q, tk->dom[d]))
+            m |= 1ULL << d;
+    return m;
+}
+
+static int dom_find(const ctx_t *c, int k, const char *v)
+{
+    if (k == 0)
+        return zone_find(c, v);
+    const tkey_t *tk = &c->keys[k];
+    for (int d = 0; d < tk->nd; d++)
+        if (strcmp(tk->dom[d], v) == 0)
+            return d;
+    return -1;
+}
+
+static void dom_add(ctx_t *c, int k, const char *v)
+{
+    tkey_t *tk = &c->keys[k];
+    if (k == 0 || dom_find(c, k, v) >= 0 || tk->nd >= MAX_DOMAINS)
+        return;
+    tk->dom[tk->nd++] = v;
+}
+
+static void dom_add_req(ctx_t *c, int k, const nw_reqs_t *r)
+{
+    const nw_req_t *q = nw_reqs_get(r, c->keys[k].name);
+    for (size_t i = 0; q && !q->complement && i < q->nvalues; i++)
+        dom_add(c, k, q->values[i]);
+}
+
+static int key_of(ctx_t *c, const char *name)
+{
+    for (int k = 0; k < c->nkeys; k++)
+        if (strcmp(c->keys[k].name, name) == 0)
+            return k;
+    if (c->nkeys >= MAX_TKEYS)
+        return -2;
+    c->keys[c->nkeys].name = name;
+    return c->nkeys++;
+}
+
+static uint64_t bit_of(const ctx_t *c, int k, const char *v)
+{
+    int d = v ? dom_find(c, k, v) : -1;
+    return d >= 0 ? 1ULL << d : 0;
+}
+
+/* the domains of key k on a snapshot node: its label; a claim's requirement; none for a
+ * key the node does not carry unless it is well known (Karpenter's
+ * AllowUndefinedWellKnownLabels) */
+static uint64_t node_domains(const ctx_t *c, int k, const nw_snode_t *n, int zone)
+{
+    if (k == 0 && zone >= 0)
+        return 1ULL << zone;
+    const char *v = nw_labels_get(&n->labels, c->keys[k].name);
+    if (v)
+        return bit_of(c, k, v);
+    if (nw_reqs_get(&n->reqs, c->keys[k].name) || k == 0)
+        return nw_sv_key_mask(c, k, &n->reqs);
+    return nw_wk_is_well_known(c->keys[k].name) ? all_of(c, k) : 0;
+}
+
+/* does pod class cls tolerate the taints of pool pc */
+static bool pool_tolerated(const ctx_t *c, int cls, const pctx_t *pc)
+{
+    return pc->p->taints.n == 0 ||
+           nw_taints_tolerated(&pc->p->taints, &c->s->classes[cls].tols, NW_TAINTS_SCHEDULING);
+}
+
+/* the spread's node filter (topologynodefilter.go Matches): nodeAffinityPolicy Honor = the
+ * node is compatible with the pod's nodeSelector and one required term; nodeTaintsPolicy
+ * Honor = the pod tolerates the node's taints */
+static bool filter_matches(const ctx_t *c, int g, const nw_reqs_t *reqs, const nw_taints_t *taints)
+{
+    const nw_tgroup_t *gr = &c->s->groups[g];
+    if (gr->kind != NW_TG_SPREAD)
+        return true;
+    if (gr->taints_honor && taints &&
+        !nw_taints_tolerated(taints, &c->s->classes[gr->cls].tols, NW_TAINTS_SCHEDULING))
+        return false;
+    if (!gr->affinity_honor || c->ngfilt[g] == 0 || !reqs)
+        return true;
+    for (int i = 0; i < c->ngfilt[g]; i++)
+        if (nw_reqs_compatible(reqs, &c->gfilt[g][i], FLAG_ALLOW, NULL))
+            return true;
+    return false;
+}
+
+static nw_rc_t build_filter(ctx_t *c, int g)
+{
+    const nw_tgroup_t *gr = &c->s->groups[g];
+    const nw_pclass_t *cl = &c->s->classes[gr->cls];
+    if (gr->kind != NW_TG_SPREAD || !gr->affinity_honor || (cl->selector.n == 0 && !cl->nterms))
+        return NW_OK;
+    int n = cl->nterms ? (int)cl->nterms : 1;
+    c->gfilt[g] = calloc((size_t)n, sizeof(nw_reqs_t));
+    if (!c->gfilt[g])
+        return NW_ENOMEM;
+    for (int i = 0; i < n; i++) {
+        nw_reqs_init(&c->gfilt[g][i]);
+        c->ngfilt[g]++;
+        if (nw_reqs_copy(&c->gfilt[g][i], &cl->selector) != NW_OK ||
+            (cl->nterms && nw_reqs_add_all(&c->gfilt[g][i], &cl->terms[i]) != NW_OK))
+            return NW_ENOMEM;
+    }
+    return NW_OK;
+}
+
+/* the snapshot node named name (a Node, not an in-flight claim), or -1 */
+static int node_named(const nw_sched_snap_t *s, const char *name)
+{
+    for (size_t i = 0; i < s->nnodes; i++)
+        if (!s->nodes[i].claim && strcmp(s->nodes[i].name, name) == 0)
+            return (int)i;
+    return -1;
+}
+
+nw_rc_t nw_sv_prep_topology(ctx_t *c)
+{
+    const nw_sched_snap_t *s = c->s;
+    size_t ng = s->ngroups ? s->ngroups : 1;
+    c->dcount = calloc(ng, sizeof(int *));
+    c->downers = calloc(ng, sizeof(int *));
+    c->hcount = calloc(ng, sizeof(int *));
+    c->howners = calloc(ng, sizeof(int *));
+    c->gtotal = calloc(ng, sizeof(int));
+    c->gkey = calloc(ng, sizeof(int));
+    c->gdom = calloc(ng, sizeof(uint64_t));
+    c->gidom = calloc(ng, sizeof(uint64_t));
+    c->ginv = calloc(ng, sizeof(bool));
+    c->gfilt = calloc(ng, sizeof(nw_reqs_t *));
+    c->ngfilt = calloc(ng, sizeof(int));
+    if (!c->dcount || !c->downers || !c->hcount || !c->howners || !c->gtotal || !c->gkey ||
+        !c->gdom || !c->gidom || !c->ginv || !c->gfilt || !c->ngfilt)
+        return NW_ENOMEM;
+    /* keys: the zone first, then the groups' */
+    c->keys[0].name = NW_LABEL_ZONE;
+    c->nkeys = 1;
+    for (size_t g = 0; g < s->ngroups; g++) {
+        c->gkey[g] = s->groups[g].hostname ? -1 : key_of(c, s->groups[g].key);
+        c->dcount[g] = calloc(MAX_DOMAINS, sizeof(int));
+        c->downers[g] = calloc(MAX_DOMAINS, sizeof(int));
+        if (!c->dcount[g] || !c->downers[g] || build_filter(c, (int)g) != NW_OK)
+            return NW_ENOMEM;
+    }
+    if (nw_sv_host_grow(c, c->nen + 64) != NW_OK)
+        return NW_ENOMEM;
+    /* domains of the other keys: instance types, NodePools, nodes */
+    for (int k = 1; k < c->nkeys; k++) {
+        for (size_t t = 0; t < s->nitypes; t++)
+            dom_add_req(c, k, &s->itypes[t].reqs);
+        for (size_t p = 0; p < s->npools; p++)
+            dom_add_req(c, k, &s->pools[p].reqs);
+        for (size_t n = 0; n < s->nnodes; n++) {
+            const char *v = nw_labels_get(&s->nodes[n].labels, c->keys[k].name);
+            if (v)
+                dom_add(c, k, v);
+            else
+                dom_add_req(c, k, &s->nodes[n].reqs);
+        }
+    }
+    /* per pool: the domains its requirements and its instance types give (Karpenter's
+     * buildDomainGroups) */
+    for (int k = 0; k < c->nkeys; k++) {
+        c->keys[k].pool = calloc((size_t)c->npools + 1, sizeof(uint64_t));
+        if (!c->keys[k].pool)
+            return NW_ENOMEM;
+        for (int pi = 0; pi < c->npools; pi++) {
+            const nw_req_t *pr = nw_reqs_get(&c->pools[pi].p->reqs, c->keys[k].name);
+            uint64_t m = 0;
+            for (size_t t = 0; t < s->nitypes; t++) {
+                const nw_req_t *tr = nw_reqs_get(&s->itypes[t].reqs, c->keys[k].name);
+                for (size_t i = 0; tr && !tr->complement && i < tr->nvalues; i++)
+                    if (!pr || nw_req_has(pr, tr->values[i]))
+                        m |= bit_of(c, k, tr->values[i]);
+            }
+            for (size_t i = 0; pr && !pr->complement && i < pr->nvalues; i++)
+                m |= bit_of(c, k, pr->values[i]);
+            c->keys[k].pool[pi] = m;
+        }
+    }
+    /* the nodes' domains per key */
+    for (int i = 0; i < c->nen; i++)
+        for (int k = 0; k < c->nkeys; k++)
+            c->en[i].dm[k] = node_domains(c, k, &s->nodes[c->en[i].snode], c->en[i].zone);
+    /* each group's domains: its pools' (the owner's tolerations decide unless the spread
+     * ignores taints), and for a spread the registered nodes it counts */
+    for (size_t g = 0; g < s->ngroups; g++) {
+        int k = c->gkey[g];
+        if (k < 0)
+            continue;
+        const nw_tgroup_t *gr = &s->groups[g];
+        for (int pi = 0; pi < c->npools; pi++) {
+            bool any = gr->kind == NW_TG_SPREAD && !gr->taints_honor;
+            if (any || pool_tolerated(c, gr->cls, &c->pools[pi]))
+                c->gdom[g] |= c->keys[k].pool[pi];
+            if (pool_tolerated(c, gr->cls, &c->pools[pi]))
+                c->gidom[g] |= c->keys[k].pool[pi];
+        }
+        if (gr->kind != NW_TG_SPREAD)
+            continue;
+        for (int i = 0; i < c->nen; i++) {
+            const nw_snode_t *n = &s->nodes[c->en[i].snode];
+            const char *v = nw_labels_get(&n->labels, gr->key);
+            if (!n->claim && v && filter_matches(c, (int)g, &n->reqs, &n->taints))
+                c->gdom[g] |= bit_of(c, k, v);
+        }
+    }
+    /* which pods select which groups; required anti-affinity makes a group inverse */
+    for (size_t p = 0; p < s->npods; p++) {
+        pstate_t *st = &c->ps[p];
+        int *sel = NULL;
+        int n = 0;
+        for (size_t g = 0; g < s->ngroups; g++) {
+            if (!nw_sched_group_selects(s, &s->groups[g], &s->pods[p]))
+                continue;
+            int *ns = realloc(sel, (size_t)(n + 1) * sizeof(int));
+            if (!ns) {
+                free(sel);
+                return NW_ENOMEM;
+            }
+            sel = ns;
+            sel[n++] = (int)g;
+        }
+        st->selgroups = sel;
+        st->nsel = n;
+        const nw_spod_t *pd = &s->pods[p];
+        for (int i = 0; i < pd->ntcs; i++)
+            if (s->groups[pd->tcs[i].group].kind == NW_TG_ANTI && !pd->tcs[i].preferred &&
+                (pd->provisionable_state || pd->node_name))
+                c->ginv[pd->tcs[i].group] = true;
+    }
+    /* bound pods count in their node's domains (countDomains, updateInverseAffinities) */
+    for (size_t p = 0; p < s->npods; p++) {
+        const nw_spod_t *pd = &s->pods[p];
+        if (!pd->node_name || pd->finished || pd->terminating)
+            continue;
+        int sn = node_named(s, pd->node_name);
+        if (sn < 0)
+            continue;
+        const nw_snode_t *n = &s->nodes[sn];
+        int slot = -1;
+        for (int i = 0; i < c->nen && slot < 0; i++)
+            if (c->en[i].snode == sn)
+                slot = i;
+        const pstate_t *st = &c->ps[p];
+        for (int i = 0; i < st->nsel; i++) {
+            int g = st->selgroups[i], k = c->gkey[g];
+            if (k == -2 || !filter_matches(c, g, &n->reqs, &n->taints))
+                continue;
+            if (k == -1) {
+                if (slot >= 0)
+                    c->hcount[g][slot]++;
+                c->gtotal[g]++;
+                continue;
+            }
+            uint64_t b = bit_of(c, k, nw_labels_get(&n->labels, s->groups[g].key));
+            if (b) {
+                c->dcount[g][__builtin_ctzll(b)]++;
+                c->gdom[g] |= b;
+            }
+        }
+        for (int i = 0; i < pd->ntcs; i++) {
+            int g = pd->tcs[i].group, k = c->gkey[g];
+            if (s->groups[g].kind != NW_TG_ANTI || pd->tcs[i].preferred || k == -2)
+                continue;
+            if (k == -1) {
+                if (slot >= 0)
+                    c->howners[g][slot]++;
+                continue;
+            }
+            uint64_t b = bit_of(c, k, nw_labels_get(&n->labels, s->groups[g].key));
+            if (b) {
+                c->downers[g][__builtin_ctzll(b)]++;
+                c->gidom[g] |= b;
+            }
+        }
+        if (slot >= 0 && pd->nhostports && nw_sv_hostports_add(c, (int)p, slot) != NW_OK)
+            return NW_ENOMEM;
+    }
+    return NW_OK;
+}
+
+/* ---- Karpenter's TopologyGroup.Get ------------------------------------------------ */
 
 static bool selects_self(const ctx_t *c, int pod, int g)
 {
@@ -23,139 +328,242 @@ static bool selects_self(const ctx_t *c, int pod, int g)
     return false;
 }
 
-/* Which zones (subset of zin) and whether the host slot (-1 = a brand-new node) are
- * allowed for pod. Returns the allowed zone mask; *host_ok false rejects. *zone_pinned
- * says a zone must be chosen (the pod has zone constraints). why (nullable) names the
- * first constraint that failed. */
-uint64_t nw_sv_topo_allowed(const ctx_t *c, int pod, int host, uint64_t zin, uint64_t pod_zones,
-                            bool *host_ok, bool *zone_pinned, const char **why)
+/* the domain of m the name of which sorts first */
+static int first_domain(const ctx_t *c, int k, uint64_t m)
+{
+    int best = -1;
+    for (uint64_t x = m; x; x &= x - 1) {
+        int d = __builtin_ctzll(x);
+        if (best < 0 || strcmp(k == 0 ? c->zones[d] : c->keys[k].dom[d],
+                               k == 0 ? c->zones[best] : c->keys[k].dom[best]) < 0)
+            best = d;
+    }
+    return best;
+}
+
+/* nextDomainTopologySpread: the least-used valid domain, as one */
+static uint64_t spread_next(const ctx_t *c, int g, int k, bool self, uint64_t pd, uint64_t nd)
+{
+    const nw_tgroup_t *gr = &c->s->groups[g];
+    const int *cnt = c->dcount[g];
+    uint64_t dom = c->gdom[g];
+    int64_t mn = INT32_MAX;
+    int supported = 0;
+    for (uint64_t x = dom & pd; x; x &= x - 1) {
+        int d = __builtin_ctzll(x);
+        supported++;
+        if (cnt[d] < mn)
+            mn = cnt[d];
+    }
+    if (gr->min_domains > 0 && supported < gr->min_domains)
+        mn = 0;
+    int best = -1;
+    for (uint64_t x = dom & nd; x; x &= x - 1) {
+        int d = __builtin_ctzll(x);
+        int64_t n = cnt[d] + (self ? 1 : 0);
+        if (n - mn > gr->max_skew)
+            continue;
+        if (best < 0 || cnt[d] < cnt[best] ||
+            (cnt[d] == cnt[best] && first_domain(c, k, (1ULL << d) | (1ULL << best)) == d))
+            best = d;
+    }
+    return best >= 0 ? 1ULL << best : 0;
+}
+
+/* nextDomainAffinity */
+static uint64_t affinity_next(const ctx_t *c, int g, int k, bool self, uint64_t pd, uint64_t nd)
+{
+    const int *cnt = c->dcount[g];
+    uint64_t dom = c->gdom[g], used = 0;
+    for (uint64_t x = dom; x; x &= x - 1) {
+        int d = __builtin_ctzll(x);
+        if (cnt[d] > 0)
+            used |= 1ULL << d;
+    }
+    uint64_t opt = used & pd & nd;
+    if (opt || !self || (used && (used & pd)))
+        return opt;
+    /* self-selecting and nothing to follow yet: start a domain, in the node's domains if
+     * one fits, else any the pod allows */
+    int d = first_domain(c, k, dom & pd & nd);
+    if (d < 0)
+        d = first_domain(c, k, dom & pd);
+    return d >= 0 ? 1ULL << d : 0;
+}
+
+/* nextDomainAntiAffinity: the empty domains */
+static uint64_t anti_next(const int *cnt, uint64_t dom, uint64_t pd, uint64_t nd)
+{
+    uint64_t empty = 0;
+    for (uint64_t x = dom; x; x &= x - 1) {
+        int d = __builtin_ctzll(x);
+        if (cnt[d] == 0)
+            empty |= 1ULL << d;
+    }
+    return empty & pd & nd;
+}
+
+static void say(char *why, size_t whyn, const char *what, const char *key)
+{
+    if (why && !*why)
+        snprintf(why, whyn, "%s (%s)", what, key);
+}
+
+static const char *what_of(nw_tg_kind_t kind)
+{
+    return kind == NW_TG_SPREAD     ? "topology spread"
+           : kind == NW_TG_AFFINITY ? "pod affinity"
+                                    : "pod anti-affinity";
+}
+
+bool nw_sv_topo_allowed(const ctx_t *c, int pod, const variant_t *v, int host, const uint64_t *cand,
+                        uint64_t *out, uint32_t *touched, char *why, size_t whyn)
 {
     const nw_spod_t *p = &c->s->pods[pod];
     const pstate_t *st = &c->ps[pod];
-    uint64_t m = zin;
-    *host_ok = true;
-    *zone_pinned = false;
-    int pick_spread = -1;
-    for (int i = 0; i < p->ntcs && *host_ok && m; i++) {
+    if (why && whyn)
+        *why = 0;
+    *touched = 0;
+    for (int k = 0; k < c->nkeys; k++)
+        out[k] = cand[k];
+    for (int i = 0; i < p->ntcs; i++) {
         if (!nw_sv_tc_active(c, pod, i))
             continue;
-        int g = p->tcs[i].group;
+        int g = p->tcs[i].group, k = c->gkey[g];
         const nw_tgroup_t *gr = &c->s->groups[g];
+        if (k == -2) {
+            say(why, whyn, "more than 16 topology keys", gr->key);
+            return false;
+        }
         bool self = selects_self(c, pod, g);
-        if (gr->key == NW_SCHED_HOSTNAME) {
+        if (k == -1) {
             int cnt = host >= 0 ? c->hcount[g][host] : 0;
-            switch (gr->kind) {
-            case NW_TG_SPREAD:
-                if (cnt + (self ? 1 : 0) > gr->max_skew) {
-                    *host_ok = false;
-                    if (why)
-                        *why = "topology spread (kubernetes.io/hostname)";
-                }
-                break;
-            case NW_TG_AFFINITY:
-                if (c->gtotal[g] > 0 ? cnt == 0 : !self) {
-                    *host_ok = false;
-                    if (why)
-                        *why = "pod affinity (kubernetes.io/hostname)";
-                }
-                break;
-            case NW_TG_ANTI:
-                if (cnt > 0) {
-                    *host_ok = false;
-                    if (why)
-                        *why = "pod anti-affinity (kubernetes.io/hostname)";
-                }
-                break;
+            bool ok = gr->kind == NW_TG_SPREAD     ? cnt + (self ? 1 : 0) <= gr->max_skew
+                      : gr->kind == NW_TG_AFFINITY ? (cnt > 0 || (self && c->gtotal[g] == 0))
+                                                   : cnt == 0;
+            if (!ok) {
+                say(why, whyn, what_of(gr->kind), gr->key);
+                return false;
             }
             continue;
         }
-        *zone_pinned = true;
-        const int *zc = c->zcount[g];
-        switch (gr->kind) {
-        case NW_TG_SPREAD: {
-            int64_t mn = INT64_MAX;
-            int elig = 0;
-            for (int z = 0; z < c->nz; z++)
-                if (pod_zones >> z & 1) {
-                    elig++;
-                    if (zc[z] < mn)
-                        mn = zc[z];
-                }
-            if (elig < gr->min_domains || mn == INT64_MAX)
-                mn = 0;
-            uint64_t ok = 0;
-            for (int z = 0; z < c->nz; z++)
-                if ((m >> z & 1) && zc[z] + (self ? 1 : 0) - mn <= gr->max_skew)
-                    ok |= 1ULL << z;
-            m = ok;
-            if (!m && why)
-                *why = "topology spread (topology.kubernetes.io/zone)";
-            pick_spread = g;
-            break;
-        }
-        case NW_TG_AFFINITY:
-            if (c->gtotal[g] > 0) {
-                uint64_t ok = 0;
-                for (int z = 0; z < c->nz; z++)
-                    if (zc[z] > 0)
-                        ok |= 1ULL << z;
-                m &= ok;
-            } else if (!self) {
-                m = 0;
-            }
-            if (!m && why)
-                *why = "pod affinity (topology.kubernetes.io/zone)";
-            break;
-        case NW_TG_ANTI: {
-            uint64_t ok = 0;
-            for (int z = 0; z < c->nz; z++)
-                if (zc[z] == 0)
-                    ok |= 1ULL << z;
-            m &= ok;
-            if (!m && why)
-                *why = "pod anti-affinity (topology.kubernetes.io/zone)";
-            break;
-        }
+        uint64_t r = gr->kind == NW_TG_SPREAD ? spread_next(c, g, k, self, v->pmask[k], cand[k])
+                     : gr->kind == NW_TG_AFFINITY
+                         ? affinity_next(c, g, k, self, v->pmask[k], cand[k])
+                         : anti_next(c->dcount[g], c->gdom[g], v->pmask[k], cand[k]);
+        out[k] &= r;
+        *touched |= 1u << k;
+        if (!out[k]) {
+            say(why, whyn, what_of(gr->kind), gr->key);
+            return false;
         }
     }
     /* inverse anti-affinity: pods whose required anti-affinity selects this one */
-    for (int i = 0; i < st->nsel && *host_ok && m; i++) {
-        int g = st->selgroups[i];
+    for (int i = 0; i < st->nsel; i++) {
+        int g = st->selgroups[i], k = c->gkey[g];
         const nw_tgroup_t *gr = &c->s->groups[g];
-        if (gr->kind != NW_TG_ANTI)
+        if (gr->kind != NW_TG_ANTI || !c->ginv[g] || k == -2)
             continue;
-        if (gr->key == NW_SCHED_HOSTNAME) {
+        if (k == -1) {
             if (host >= 0 && c->howners[g][host] > 0) {
-                *host_ok = false;
-                if (why)
-                    *why = "another pod's anti-affinity (kubernetes.io/hostname)";
+                say(why, whyn, "another pod's anti-affinity", gr->key);
+                return false;
             }
-        } else {
-            uint64_t ok = 0;
-            for (int z = 0; z < c->nz; z++)
-                if (c->zowners[g][z] == 0)
-                    ok |= 1ULL << z;
-            if ((m & ok) != m)
-                *zone_pinned = true;
-            m &= ok;
-            if (!m && why)
-                *why = "another pod's anti-affinity (topology.kubernetes.io/zone)";
+            continue;
+        }
+        out[k] &= anti_next(c->downers[g], c->gidom[g], v->pmask[k], cand[k]);
+        *touched |= 1u << k;
+        if (!out[k]) {
+            say(why, whyn, "another pod's anti-affinity", gr->key);
+            return false;
         }
     }
-    if (!*host_ok)
-        return 0;
-    if (*zone_pinned && m) {
-        /* choose one zone: the least used for spread, else the first */
-        int best = -1;
-        for (int z = 0; z < c->nz; z++) {
-            if (!(m >> z & 1))
-                continue;
-            if (best < 0 ||
-                (pick_spread >= 0 && c->zcount[pick_spread][z] < c->zcount[pick_spread][best]))
-                best = z;
+    return true;
+}
+
+/* ---- Karpenter's Topology.Record -------------------------------------------------- */
+
+void nw_sv_topo_record(ctx_t *c, int pod, int host, const uint64_t *dm, const nw_reqs_t *reqs,
+                       const nw_taints_t *taints)
+{
+    const nw_spod_t *p = &c->s->pods[pod];
+    const pstate_t *st = &c->ps[pod];
+    for (int i = 0; i < st->nsel; i++) {
+        int g = st->selgroups[i], k = c->gkey[g];
+        const nw_tgroup_t *gr = &c->s->groups[g];
+        if (k == -2 || !filter_matches(c, g, reqs, taints))
+            continue;
+        if (k == -1) {
+            if (host >= 0)
+                c->hcount[g][host]++;
+            c->gtotal[g]++;
+            continue;
         }
-        if (best >= 0)
-            m = 1ULL << best;
+        /* a requirement that names no values (absent, Exists) records nothing */
+        if (!nw_reqs_get(reqs, gr->key))
+            continue;
+        uint64_t m = dm[k];
+        if (gr->kind != NW_TG_ANTI && (m & (m - 1)))
+            continue; /* spread and affinity count only a decided domain */
+        for (uint64_t x = m; x; x &= x - 1)
+            c->dcount[g][__builtin_ctzll(x)]++;
+        c->gdom[g] |= m;
     }
-    return m;
+    for (int i = 0; i < p->ntcs; i++) {
+        int g = p->tcs[i].group, k = c->gkey[g];
+        const nw_tgroup_t *gr = &c->s->groups[g];
+        if (gr->kind != NW_TG_ANTI || p->tcs[i].preferred || k == -2)
+            continue;
+        if (k == -1) {
+            if (host >= 0)
+                c->howners[g][host]++;
+            continue;
+        }
+        if (!nw_reqs_get(reqs, gr->key))
+            continue;
+        for (uint64_t x = dm[k]; x; x &= x - 1)
+            c->downers[g][__builtin_ctzll(x)]++;
+        c->gidom[g] |= dm[k];
+    }
+}
+
+/* ---- host ports ------------------------------------------------------------------- */
+
+static bool ports_match(const nw_hostport_t *a, const nw_hostport_t *b)
+{
+    return a->port == b->port && strcmp(a->proto, b->proto) == 0 &&
+           (!a->ip[0] || !b->ip[0] || strcmp(a->ip, b->ip) == 0);
+}
+
+bool nw_sv_hostports_conflict(const ctx_t *c, int pod, int host)
+{
+    const nw_spod_t *p = &c->s->pods[pod];
+    if (!p->nhostports || host < 0)
+        return false;
+    const hpods_t *h = &c->hp[host];
+    for (int i = 0; i < h->n; i++) {
+        const nw_spod_t *q = &c->s->pods[h->v[i]];
+        for (int a = 0; a < p->nhostports; a++)
+            for (int b = 0; b < q->nhostports; b++)
+                if (ports_match(&p->hostports[a], &q->hostports[b]))
+                    return true;
+    }
+    return false;
+}
+
+nw_rc_t nw_sv_hostports_add(ctx_t *c, int pod, int host)
+{
+    if (!c->s->pods[pod].nhostports || host < 0)
+        return NW_OK;
+    hpods_t *h = &c->hp[host];
+    if (h->n == h->cap) {
+        int n = h->cap ? h->cap * 2 : 4;
+        int *v = realloc(h->v, (size_t)n * sizeof(int));
+        if (!v)
+            return NW_ENOMEM;
+        h->v = v;
+        h->cap = n;
+    }
+    h->v[h->n++] = pod;
+    return NW_OK;
 }

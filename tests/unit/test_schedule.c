@@ -64,6 +64,8 @@ static bool claim_matches(const cJSON *c, const cJSON *e)
         return false;
     if ((v = js(e, "capacityType")) && strcmp(v, js(c, "capacityType")) != 0)
         return false;
+    if ((v = js(e, "requirementsContain")) && !strstr(js(c, "requirements"), v))
+        return false;
     const cJSON *n = nw_json_get(e, "pods");
     if (cJSON_IsNumber(n) && cJSON_GetArraySize(nw_json_get(c, "pods")) != n->valueint)
         return false;
@@ -199,6 +201,19 @@ static void run_case(const char *path)
                   strcmp(js(pl2, "node"), e->valuestring) == 0;
         }
         ck_assert_msg(ok, "%s: %s not placed on %s\n%s", path, e->string, e->valuestring, dump);
+    }
+    /* placedOn: how many pods go to each existing node or in-flight claim */
+    cJSON_ArrayForEach(e, nw_json_get(exp, "placedOn"))
+    {
+        int got = 0;
+        const cJSON *pl2;
+        cJSON_ArrayForEach(pl2, nw_json_get(res, "placed"))
+        {
+            got += strcmp(js(pl2, "node"), e->string) == 0;
+        }
+        ck_assert_msg(cJSON_IsNumber(e) && got == e->valueint,
+                      "%s: %d pods placed on %s, want %d\n%s", path, got, e->string,
+                      cJSON_IsNumber(e) ? e->valueint : -1, dump);
     }
     cJSON_ArrayForEach(e, nw_json_get(exp, "unschedulable"))
     {
