@@ -126,7 +126,38 @@ static int expand_workload(const cJSON *obj, const char *kind, cJSON *out, char 
         nw_json_add_string(pod, "apiVersion", "v1");
         nw_json_add_string(pod, "kind", "Pod");
         nw_json_add_item(pod, "metadata", pmd);
-        nw_json_add_item(pod, "spec", nw_json_dup(nw_json_get(tmpl, "spec")));
+        cJSON *pspec = nw_json_dup(nw_json_get(tmpl, "spec"));
+        nw_json_add_item(pod, "spec", pspec);
+        /* a StatefulSet's pods use the claims of its volumeClaimTemplates,
+         * <template>-<pod>, which its controller creates when they do not exist yet (added
+         * after the claims the files give, only where none is) */
+        const cJSON *vct, *vcts = strcmp(kind, "StatefulSet") == 0
+                                      ? nw_json_get(spec, "volumeClaimTemplates")
+                                      : NULL;
+        cJSON_ArrayForEach(vct, vcts)
+        {
+            const char *tn = nw_json_str(nw_json_get(vct, "metadata"), "name");
+            if (!tn)
+                continue;
+            char cn[600];
+            snprintf(cn, sizeof cn, "%s-%s", tn, pn);
+            cJSON *vols = cJSON_GetObjectItemCaseSensitive(pspec, "volumes");
+            if (!cJSON_IsArray(vols))
+                vols = nw_json_add_array(pspec, "volumes");
+            cJSON *v = nw_json_new_object();
+            nw_json_add_string(v, "name", tn);
+            nw_json_add_string(nw_json_add_object(v, "persistentVolumeClaim"), "claimName", cn);
+            nw_json_push(vols, v);
+            cJSON *pvc = nw_json_new_object();
+            nw_json_add_string(pvc, "apiVersion", "v1");
+            nw_json_add_string(pvc, "kind", "PersistentVolumeClaim");
+            cJSON *cmd = nw_json_add_object(pvc, "metadata");
+            nw_json_add_string(cmd, "name", cn);
+            nw_json_add_string(cmd, "namespace", ns ? ns : "default");
+            nw_json_add_bool(pvc, "nwTemplate", 1);
+            nw_json_add_item(pvc, "spec", nw_json_dup(nw_json_get(vct, "spec")));
+            nw_json_push(out, pvc);
+        }
         nw_json_push(out, pod);
     }
     return 0;
@@ -137,11 +168,12 @@ static int expand_workload(const cJSON *obj, const char *kind, cJSON *out, char 
  * nobody asked for. Objects without a name (generateName) are all different. */
 static int check_duplicate(plan_t *p, const cJSON *doc, const char *kind, const char *where)
 {
-    static const char *const cluster_scoped[] = {"NodePool", "EC2NodeClass", "Node", "NodeClaim",
-                                                 "Namespace"};
-    static const char *const namespaced[] = {"Pod",        "DaemonSet",  "PodDisruptionBudget",
-                                             "Deployment", "ReplicaSet", "StatefulSet",
-                                             "Job"};
+    static const char *const cluster_scoped[] = {"NodePool",    "EC2NodeClass", "Node",
+                                                 "NodeClaim",   "Namespace",    "PersistentVolume",
+                                                 "StorageClass"};
+    static const char *const namespaced[] = {
+        "Pod",         "DaemonSet", "PodDisruptionBudget",  "Deployment", "ReplicaSet",
+        "StatefulSet", "Job",       "PersistentVolumeClaim"};
     int ns_scoped = -1;
     for (size_t i = 0; i < sizeof cluster_scoped / sizeof cluster_scoped[0]; i++)
         if (strcmp(kind, cluster_scoped[i]) == 0)
@@ -241,7 +273,8 @@ static int collect(plan_t *p, const cJSON *doc, const char *where, int depth)
         nw_json_push(p->pdbs, nw_json_dup(doc)); /* plan --disruption */
     } else if (strcmp(kind, "Pod") == 0 || strcmp(kind, "DaemonSet") == 0 ||
                strcmp(kind, "Node") == 0 || strcmp(kind, "NodeClaim") == 0 ||
-               strcmp(kind, "Namespace") == 0) {
+               strcmp(kind, "Namespace") == 0 || strcmp(kind, "PersistentVolume") == 0 ||
+               strcmp(kind, "PersistentVolumeClaim") == 0 || strcmp(kind, "StorageClass") == 0) {
         if (strcmp(kind, "Node") == 0) {
             const cJSON *l = nw_json_get(nw_json_get(doc, "metadata"), "labels");
             const char *z = nw_json_str(l, NW_LABEL_ZONE);
@@ -279,6 +312,23 @@ static bool has_class(const plan_t *p, const char *name)
     return false;
 }
 
+/* is a claim of the same namespace and name given in the files */
+static bool given_claim(const plan_t *p, const cJSON *pvc)
+{
+    const cJSON *md = nw_json_get(pvc, "metadata"), *it;
+    cJSON_ArrayForEach(it, p->later)
+    {
+        const cJSON *m = nw_json_get(it, "metadata");
+        const char *k = nw_json_str(it, "kind"), *ns = nw_json_str(m, "namespace");
+        if (k && strcmp(k, "PersistentVolumeClaim") == 0 &&
+            !cJSON_IsTrue(nw_json_get(it, "nwTemplate")) && nw_json_str(m, "name") &&
+            strcmp(nw_json_str(m, "name"), nw_json_str(md, "name")) == 0 &&
+            strcmp(ns ? ns : "default", nw_json_str(md, "namespace")) == 0)
+            return true;
+    }
+    return false;
+}
+
 static int build(plan_t *p)
 {
     cJSON *it;
@@ -307,11 +357,39 @@ static int build(plan_t *p)
             return -1;
         }
     }
+    /* storage and namespaces first: a pod's volumes are resolved when it is added; the
+     * claims of StatefulSet templates only where the files give none */
+    for (int pass = 0; pass < 2; pass++)
+        cJSON_ArrayForEach(it, p->later)
+        {
+            const char *kind = nw_json_str(it, "kind");
+            bool tmpl = cJSON_IsTrue(nw_json_get(it, "nwTemplate"));
+            if (tmpl != (pass == 1))
+                continue;
+            memset(&err, 0, sizeof err);
+            nw_rc_t rc = NW_OK;
+            if (strcmp(kind, "PersistentVolume") == 0)
+                rc = nw_sched_snap_add_pv_json(p->snap, it, &err);
+            else if (strcmp(kind, "StorageClass") == 0)
+                rc = nw_sched_snap_add_storageclass_json(p->snap, it, &err);
+            else if (strcmp(kind, "Namespace") == 0)
+                rc = nw_sched_snap_add_namespace_json(p->snap, it, &err);
+            else if (strcmp(kind, "PersistentVolumeClaim") == 0 && !(tmpl && given_claim(p, it)))
+                rc = nw_sched_snap_add_pvc_json(p->snap, it, &err);
+            if (rc != NW_OK) {
+                fprintf(stderr, "nodewarden plan: %s %s: %s%s%s\n", kind, obj_name(it), err.path,
+                        *err.path ? ": " : "", err.msg);
+                return -1;
+            }
+        }
     cJSON_ArrayForEach(it, p->later)
     {
         const char *kind = nw_json_str(it, "kind");
         nw_rc_t rc;
         memset(&err, 0, sizeof err);
+        if (strcmp(kind, "PersistentVolume") == 0 || strcmp(kind, "StorageClass") == 0 ||
+            strcmp(kind, "Namespace") == 0 || strcmp(kind, "PersistentVolumeClaim") == 0)
+            continue;
         if (strcmp(kind, "Pod") == 0) {
             cJSON *obj = NULL;
             /* the webhook sees pods at creation: bound pods are left as they are */
@@ -325,8 +403,6 @@ static int build(plan_t *p)
             rc = nw_sched_snap_add_daemonset_json(p->snap, it, &err);
         } else if (strcmp(kind, "Node") == 0) {
             rc = nw_sched_snap_add_node_json(p->snap, it, &err);
-        } else if (strcmp(kind, "Namespace") == 0) {
-            rc = nw_sched_snap_add_namespace_json(p->snap, it, &err);
         } else {
             rc = nw_sched_snap_add_nodeclaim_json(p->snap, it, &err);
         }

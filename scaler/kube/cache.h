@@ -46,6 +46,10 @@ typedef enum {
     NW_KUBE_NODECLAIMS,
     NW_KUBE_PDBS,
     NW_KUBE_DAEMONSETS,
+    NW_KUBE_PVS, /* volume topology (scaler/sched/snap_volume.c) */
+    NW_KUBE_PVCS,
+    NW_KUBE_STORAGECLASSES,
+    NW_KUBE_NAMESPACES, /* pod affinity namespaceSelector */
     NW_KUBE_KINDS
 } nw_kube_kind_t;
 

@@ -18,6 +18,11 @@ const nw_kube_res_t nw_kube_res_pods = {"/api/v1", "pods", "Pod", "v1", 1};
 const nw_kube_res_t nw_kube_res_nodes = {"/api/v1", "nodes", "Node", "v1", 0};
 const nw_kube_res_t nw_kube_res_namespaces = {"/api/v1", "namespaces", "Namespace", "v1", 0};
 const nw_kube_res_t nw_kube_res_secrets = {"/api/v1", "secrets", "Secret", "v1", 1};
+const nw_kube_res_t nw_kube_res_pvs = {"/api/v1", "persistentvolumes", "PersistentVolume", "v1", 0};
+const nw_kube_res_t nw_kube_res_pvcs = {"/api/v1", "persistentvolumeclaims",
+                                        "PersistentVolumeClaim", "v1", 1};
+const nw_kube_res_t nw_kube_res_storageclasses = {"/apis/storage.k8s.io/v1", "storageclasses",
+                                                  "StorageClass", "storage.k8s.io/v1", 0};
 const nw_kube_res_t nw_kube_res_events = {"/api/v1", "events", "Event", "v1", 1};
 const nw_kube_res_t nw_kube_res_nodepools = {"/apis/karpenter.sh/v1", "nodepools", "NodePool",
                                              "karpenter.sh/v1", 0};

@@ -85,6 +85,12 @@ nw_rc_t nw_sched_snap_add_node_json(nw_sched_snap_t *s, const cJSON *node, nw_er
  * taints, status.capacity/allocatable (or spec.resources.requests as the floor). */
 nw_rc_t nw_sched_snap_add_nodeclaim_json(nw_sched_snap_t *s, const cJSON *nc, nw_err_t *err);
 nw_rc_t nw_sched_snap_add_daemonset_json(nw_sched_snap_t *s, const cJSON *ds, nw_err_t *err);
+/** Storage, for volume topology (a pod's PersistentVolumeClaims: the bound volume's node
+ * affinity, or the StorageClass's allowedTopologies). Add them before the pods that use
+ * them. */
+nw_rc_t nw_sched_snap_add_pv_json(nw_sched_snap_t *s, const cJSON *pv, nw_err_t *err);
+nw_rc_t nw_sched_snap_add_pvc_json(nw_sched_snap_t *s, const cJSON *pvc, nw_err_t *err);
+nw_rc_t nw_sched_snap_add_storageclass_json(nw_sched_snap_t *s, const cJSON *sc, nw_err_t *err);
 /** A Namespace (its labels: pod affinity namespaceSelector). */
 nw_rc_t nw_sched_snap_add_namespace_json(nw_sched_snap_t *s, const cJSON *ns, nw_err_t *err);
 /** A pod whose uid is listed here is not provisioned again (nominated to in-flight

@@ -60,13 +60,38 @@ typedef struct {
     nw_reqs_t selector; /* nodeSelector */
     nw_reqs_t *terms;   /* required node-affinity terms (ORed) */
     size_t nterms;
-    nw_reqs_t *prefs; /* preferred node-affinity terms, heaviest first */
+    nw_reqs_t *sterms; /* the pod's own term of each entry of terms (volume topology
+                          crossed in: terms[i] = sterms[i] ∩ a volume alternative) */
+    nw_reqs_t *prefs;  /* preferred node-affinity terms, heaviest first */
     size_t nprefs;
     nw_tolerations_t tols;
     bool wants_accel; /* requests an accelerator resource */
     bool refuses;     /* required term with karpenter.sh/nodepool DoesNotExist */
     char *invalid;    /* validation problem (pod ignored), or NULL */
+    char *volume_err; /* its volumes cannot be placed (pod ignored), or NULL */
 } nw_pclass_t;
+
+/* Storage (Karpenter volumetopology.go): PersistentVolumes, claims, StorageClasses. */
+typedef struct {
+    char *name;
+    nw_reqs_t *terms; /* spec.nodeAffinity.required terms (local/hostPath: no hostname) */
+    size_t nterms;
+    bool deleting;
+} nw_spv_t;
+
+typedef struct {
+    char *ns, *name;
+    char *volume; /* spec.volumeName or NULL */
+    char *sc;     /* spec.storageClassName or NULL */
+    bool bind_completed, deleting, lost;
+} nw_spvc_t;
+
+typedef struct {
+    char *name;
+    nw_reqs_t *alts; /* allowedTopologies, each an alternative */
+    size_t nalts;
+    bool immediate; /* volumeBindingMode Immediate (the default) */
+} nw_ssc_t;
 
 typedef struct {
     char *ns, *name, *uid, *key; /* key = "ns/name" */
@@ -165,6 +190,12 @@ struct nw_sched_snap {
     size_t nclass_res;
     nw_sns_t *nss;
     size_t nnss, cnss;
+    nw_spv_t *pvs;
+    size_t npvs, cpvs;
+    nw_spvc_t *pvcs;
+    size_t npvcs, cpvcs;
+    nw_ssc_t *scs;
+    size_t nscs, cscs;
 };
 
 /** The node class entry named name, or NULL. */
@@ -199,5 +230,10 @@ int nw_ss_res_slot_find(const nw_sched_snap_t *s, const char *name);
 nw_rc_t nw_ss_parse_res(nw_sched_snap_t *s, const cJSON *obj, const char *path, nw_sched_res_t *out,
                         bool *present, nw_err_t *err);
 int64_t nw_ss_parse_time(const char *t);
+void nw_ss_storage_free(nw_sched_snap_t *s);
+/** The node requirements a pod's volumes ask for (snap_volume.c): alternatives (ORed; none:
+ * *nalts 0), or *msg (malloc'd) when a volume makes the pod unschedulable. */
+nw_rc_t nw_ss_volume_alts(const nw_sched_snap_t *s, const cJSON *spec, const char *pod_ns,
+                          const char *pod_name, nw_reqs_t **alts, size_t *nalts, char **msg);
 
 #endif

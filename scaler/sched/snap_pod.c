@@ -375,12 +375,53 @@ static nw_rc_t class_build(nw_pclass_t *c, const cJSON *spec, nw_err_t *err)
     return NW_OK;
 }
 
-static int class_get(nw_sched_snap_t *s, const cJSON *spec, bool accel, nw_err_t *err)
+/* cross the pod's required terms with its volumes' alternatives */
+static nw_rc_t class_add_volumes(nw_pclass_t *c, const nw_reqs_t *alts, size_t nalts)
 {
-    cJSON *k = nw_json_new_object();
-    if (!k) {
-        nw_err_set(err, NW_ENOMEM, "spec", "out of memory");
+    size_t nt = c->nterms ? c->nterms : 1, n = 0;
+    nw_reqs_t *terms = calloc(nt * nalts, sizeof *terms),
+              *sterms = calloc(nt * nalts, sizeof *sterms);
+    nw_rc_t rc = terms && sterms ? NW_OK : NW_ENOMEM;
+    for (size_t t = 0; t < nt && rc == NW_OK; t++)
+        for (size_t a = 0; a < nalts && rc == NW_OK; a++, n++) {
+            nw_reqs_init(&terms[n]);
+            nw_reqs_init(&sterms[n]);
+            if (c->nterms && (rc = nw_reqs_copy(&sterms[n], &c->terms[t])) != NW_OK)
+                break;
+            if ((rc = nw_reqs_copy(&terms[n], &sterms[n])) == NW_OK)
+                rc = nw_reqs_add_all(&terms[n], &alts[a]);
+        }
+    if (rc != NW_OK) {
+        if (terms)
+            nw_reqs_terms_free(terms, n);
+        if (sterms)
+            nw_reqs_terms_free(sterms, n);
+        return rc;
+    }
+    nw_reqs_terms_free(c->terms, c->nterms);
+    c->terms = terms;
+    c->sterms = sterms;
+    c->nterms = n;
+    return NW_OK;
+}
+
+static int class_get(nw_sched_snap_t *s, const cJSON *spec, const char *pod_ns,
+                     const char *pod_name, bool accel, nw_err_t *err)
+{
+    nw_reqs_t *alts = NULL;
+    size_t nalts = 0;
+    char *vmsg = NULL;
+    if (nw_ss_volume_alts(s, spec, pod_ns, pod_name, &alts, &nalts, &vmsg) != NW_OK) {
+        nw_err_set(err, NW_ENOMEM, "spec.volumes", "out of memory");
         return -1;
+    }
+    cJSON *k = nw_json_new_object();
+    if (vmsg)
+        nw_json_add_string(k, "volerr", vmsg);
+    for (size_t i = 0; i < nalts; i++) {
+        char buf[1024];
+        nw_reqs_format(&alts[i], buf, sizeof buf);
+        nw_json_push(nw_json_add_array(k, "vol"), nw_json_new_string(buf));
     }
     const cJSON *aff = nw_json_get(spec, "affinity");
     const char *keys[] = {"nodeSelector", "tolerations"};
@@ -393,6 +434,8 @@ static int class_get(nw_sched_snap_t *s, const cJSON *spec, bool accel, nw_err_t
     char *sig = nw_json_print(k);
     cJSON_Delete(k);
     if (!sig) {
+        nw_reqs_terms_free(alts, nalts);
+        free(vmsg);
         nw_err_set(err, NW_ENOMEM, "spec", "out of memory");
         return -1;
     }
@@ -404,17 +447,23 @@ static int class_get(nw_sched_snap_t *s, const cJSON *spec, bool accel, nw_err_t
                 break;
             if (strcmp(s->classes[ci].sig, sig) == 0) {
                 free(sig);
+                nw_reqs_terms_free(alts, nalts);
+                free(vmsg);
                 return ci;
             }
         }
     }
-    nw_pclass_t c = {.sig = sig, .wants_accel = accel};
+    nw_pclass_t c = {.sig = sig, .wants_accel = accel, .volume_err = vmsg};
     nw_reqs_init(&c.selector);
     nw_tolerations_init(&c.tols);
-    if (class_build(&c, spec, err) != NW_OK) {
+    if (class_build(&c, spec, err) != NW_OK ||
+        (nalts && class_add_volumes(&c, alts, nalts) != NW_OK &&
+         nw_err_set(err, NW_ENOMEM, "spec.volumes", "out of memory"))) {
+        nw_reqs_terms_free(alts, nalts);
         nw_ss_pclass_free(&c);
         return -1;
     }
+    nw_reqs_terms_free(alts, nalts);
     nw_pclass_t *nc = nw_ss_grow(s->classes, &s->cclasses, s->nclasses, sizeof *nc);
     if (!nc) {
         nw_ss_pclass_free(&c);
@@ -530,7 +579,7 @@ nw_rc_t nw_sched_snap_add_pod_json(nw_sched_snap_t *s, const cJSON *pod, nw_err_
         accel |= p.req.v[k] > 0;
     for (int k = NW_SR_FIXED; k < s->nres; k++) /* a MIG slice is an accelerator too */
         accel |= p.req.v[k] > 0 && nw_mig_is_resource(s->res_names[k]);
-    p.cls = class_get(s, spec, accel, err);
+    p.cls = class_get(s, spec, p.ns, p.name, accel, err);
     if (p.cls < 0) {
         rc = NW_EINVAL;
         goto fail;

@@ -70,7 +70,10 @@ void nw_ss_pclass_free(nw_pclass_t *c)
     free(c->sig);
     nw_reqs_cleanup(&c->selector);
     nw_reqs_terms_free(c->terms, c->nterms);
+    if (c->sterms)
+        nw_reqs_terms_free(c->sterms, c->nterms);
     nw_reqs_terms_free(c->prefs, c->nprefs);
+    free(c->volume_err);
     nw_tolerations_cleanup(&c->tols);
     free(c->invalid);
 }
@@ -152,6 +155,7 @@ void nw_sched_snap_free(nw_sched_snap_t *s)
         nw_labels_cleanup(&s->nss[i].labels);
     }
     free(s->nss);
+    nw_ss_storage_free(s);
     for (size_t i = 0; i < s->nnodes; i++)
         nw_ss_node_free(&s->nodes[i]);
     free(s->nodes);

@@ -368,6 +368,13 @@ nw_rc_t nw_sched_solve(const nw_sched_snap_t *s, int64_t now, nw_sched_results_t
                 goto out;
             continue;
         }
+        if (cl->volume_err) {
+            char msg[700];
+            snprintf(msg, sizeof msg, "ignoring pod, %s", cl->volume_err);
+            if ((rc = add_unsched(&c, r, (int)i, msg)) != NW_OK)
+                goto out;
+            continue;
+        }
         if (p->ntcs > MAX_TCS) {
             if ((rc = add_unsched(&c, r, (int)i, "more than 64 topology constraints")) != NW_OK)
                 goto out;

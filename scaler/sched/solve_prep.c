@@ -302,7 +302,9 @@ variant_t *nw_sv_variant_get(ctx_t *c, int pod)
         return NULL;
     if (cl->nterms && nw_reqs_add_all(&v->reqs, &cl->terms[st->term]) != NW_OK)
         return NULL;
-    if (nw_reqs_copy(&v->strict, &v->reqs) != NW_OK)
+    if (nw_reqs_copy(&v->strict, &cl->selector) != NW_OK ||
+        (cl->nterms && nw_reqs_add_all(&v->strict, cl->sterms ? &cl->sterms[st->term]
+                                                              : &cl->terms[st->term]) != NW_OK))
         return NULL;
     if (st->pref < (int)cl->nprefs && nw_reqs_add_all(&v->reqs, &cl->prefs[st->pref]) != NW_OK)
         return NULL;

@@ -136,7 +136,8 @@ static nw_rc_t build_filter(ctx_t *c, int g)
         nw_reqs_init(&c->gfilt[g][i]);
         c->ngfilt[g]++;
         if (nw_reqs_copy(&c->gfilt[g][i], &cl->selector) != NW_OK ||
-            (cl->nterms && nw_reqs_add_all(&c->gfilt[g][i], &cl->terms[i]) != NW_OK))
+            (cl->nterms && nw_reqs_add_all(&c->gfilt[g][i],
+                                           cl->sterms ? &cl->sterms[i] : &cl->terms[i]) != NW_OK))
             return NW_ENOMEM;
     }
     return NW_OK;

@@ -492,6 +492,26 @@ nw_rc_t nw_simsnap_build(const nw_simsnap_env_t *env, const nw_kube_snap_t *ks,
             nw_log_debug("provisioner", "DaemonSet left out of the simulation",
                          NW_LS("daemonset", d->key), NW_LS("error", e.msg));
     }
+    /* storage and namespaces, before the pods whose volumes and affinities use them */
+    static const struct {
+        nw_kube_kind_t k;
+        nw_rc_t (*add)(nw_sched_snap_t *, const cJSON *, nw_err_t *);
+    } extra[] = {{NW_KUBE_PVS, nw_sched_snap_add_pv_json},
+                 {NW_KUBE_PVCS, nw_sched_snap_add_pvc_json},
+                 {NW_KUBE_STORAGECLASSES, nw_sched_snap_add_storageclass_json},
+                 {NW_KUBE_NAMESPACES, nw_sched_snap_add_namespace_json}};
+    for (size_t x = 0; x < sizeof extra / sizeof extra[0]; x++)
+        for (size_t i = 0; i < nw_kube_snap_count(ks, extra[x].k); i++) {
+            const nw_kube_obj_t *d = nw_kube_snap_at(ks, extra[x].k, i);
+            nw_err_t e = {0};
+            if ((rc = extra[x].add(out->sched, d->json, &e)) == NW_ENOMEM)
+                return nw_err_set(err, rc, "", "out of memory");
+            if (rc != NW_OK)
+                nw_log_warn("provisioner", "object left out of the simulation",
+                            NW_LS("kind", nw_kube_kind_name(extra[x].k)), NW_LS("name", d->key),
+                            NW_LS("field", e.path), NW_LS("error", e.msg));
+        }
+    rc = NW_OK;
     /* Nodes (and the NodeClaims they registered for) */
     size_t nn = nw_kube_snap_count(ks, NW_KUBE_NODES);
     const nw_kube_obj_t **resched = calloc(nn + 1, sizeof *resched);

@@ -149,6 +149,9 @@ def builtin_types():
               short=['pvc']),
         RType('', 'v1', 'persistentvolumes', 'PersistentVolume', False, status=True, short=['pv']),
         RType('storage.k8s.io', 'v1', 'volumeattachments', 'VolumeAttachment', False, status=True),
+        # read by nodewarden's volume topology (no provisioner behind them)
+        RType('storage.k8s.io', 'v1', 'storageclasses', 'StorageClass', False, short=['sc'],
+              generation=False),
         RType('apps', 'v1', 'deployments', 'Deployment', True, status=True, short=['deploy'],
               categories=['all'], subresources=['scale']),
         RType('apps', 'v1', 'replicasets', 'ReplicaSet', True, status=True, short=['rs'],

@@ -17,10 +17,16 @@ RESOURCES = [
     ("nodeclaims.karpenter.sh", "nodeclaims", False),
     ("poddisruptionbudgets", "poddisruptionbudgets", True),
     ("daemonsets", "daemonsets", True),
+    ("persistentvolumes", "persistentvolumes", False),
+    ("persistentvolumeclaims", "persistentvolumeclaims", True),
+    ("storageclasses.storage.k8s.io", "storageclasses", False),
+    ("namespaces", "namespaces", False),
 ]
 KINDS = {"Pod": "pods", "Node": "nodes", "NodePool": "nodepools", "EC2NodeClass": "ec2nodeclasses",
          "NodeClaim": "nodeclaims", "PodDisruptionBudget": "poddisruptionbudgets",
-         "DaemonSet": "daemonsets"}
+         "DaemonSet": "daemonsets", "PersistentVolume": "persistentvolumes",
+         "PersistentVolumeClaim": "persistentvolumeclaims", "StorageClass": "storageclasses",
+         "Namespace": "namespaces"}
 
 
 def expected(c):
