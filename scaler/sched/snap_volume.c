@@ -70,8 +70,8 @@ nw_rc_t nw_sched_snap_add_pvc_json(nw_sched_snap_t *s, const cJSON *pvc, nw_err_
                    .name = strdup(name),
                    .volume = vol && *vol ? strdup(vol) : NULL,
                    .sc = sc && *sc ? strdup(sc) : NULL,
-                   .bind_completed =
-                       nw_json_get(nw_json_get(md, "annotations"), "pv.kubernetes.io/bind-completed"),
+                   .bind_completed = nw_json_get(nw_json_get(md, "annotations"),
+                                                 "pv.kubernetes.io/bind-completed"),
                    .deleting = deleting(md),
                    .lost = phase && strcmp(phase, "Lost") == 0};
     nw_spvc_t *n = nw_ss_grow(s->pvcs, &s->cpvcs, s->npvcs, sizeof *n);
@@ -116,7 +116,8 @@ nw_rc_t nw_sched_snap_add_storageclass_json(nw_sched_snap_t *s, const cJSON *sc,
         cJSON_ArrayForEach(e, nw_json_get(t, "matchLabelExpressions"))
         {
             char path[96];
-            snprintf(path, sizeof path, "allowedTopologies[%d].matchLabelExpressions[%d]", ti, ei++);
+            snprintf(path, sizeof path, "allowedTopologies[%d].matchLabelExpressions[%d]", ti,
+                     ei++);
             const char *key = nw_json_str(e, "key");
             const char *vals[64];
             size_t nv = 0;
@@ -155,27 +156,6 @@ nw_rc_t nw_sched_snap_add_storageclass_json(nw_sched_snap_t *s, const cJSON *sc,
     s->scs = n;
     s->scs[s->nscs++] = c;
     return NW_OK;
-}
-
-void nw_ss_storage_free(nw_sched_snap_t *s)
-{
-    for (size_t i = 0; i < s->npvs; i++) {
-        free(s->pvs[i].name);
-        nw_reqs_terms_free(s->pvs[i].terms, s->pvs[i].nterms);
-    }
-    free(s->pvs);
-    for (size_t i = 0; i < s->npvcs; i++) {
-        free(s->pvcs[i].ns);
-        free(s->pvcs[i].name);
-        free(s->pvcs[i].volume);
-        free(s->pvcs[i].sc);
-    }
-    free(s->pvcs);
-    for (size_t i = 0; i < s->nscs; i++) {
-        free(s->scs[i].name);
-        nw_reqs_terms_free(s->scs[i].alts, s->scs[i].nalts);
-    }
-    free(s->scs);
 }
 
 /* ---- a pod's volumes ---------------------------------------------------------- */

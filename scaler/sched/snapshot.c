@@ -103,6 +103,27 @@ void nw_ss_group_free(nw_tgroup_t *g)
     free(g->sig);
 }
 
+void nw_ss_storage_free(nw_sched_snap_t *s)
+{
+    for (size_t i = 0; i < s->npvs; i++) {
+        free(s->pvs[i].name);
+        nw_reqs_terms_free(s->pvs[i].terms, s->pvs[i].nterms);
+    }
+    free(s->pvs);
+    for (size_t i = 0; i < s->npvcs; i++) {
+        free(s->pvcs[i].ns);
+        free(s->pvcs[i].name);
+        free(s->pvcs[i].volume);
+        free(s->pvcs[i].sc);
+    }
+    free(s->pvcs);
+    for (size_t i = 0; i < s->nscs; i++) {
+        free(s->scs[i].name);
+        nw_reqs_terms_free(s->scs[i].alts, s->scs[i].nalts);
+    }
+    free(s->scs);
+}
+
 void nw_ss_node_free(nw_snode_t *n)
 {
     free(n->name);

@@ -207,7 +207,6 @@ static inline bool bits_any(const word_t *b, int nw)
 /* solve_prep.c */
 nw_rc_t nw_sv_prep_pools(ctx_t *c);
 nw_rc_t nw_sv_prep_nodes(ctx_t *c);
-nw_rc_t nw_sv_host_grow(ctx_t *c, int need);
 variant_t *nw_sv_variant_get(ctx_t *c, int pod);
 int nw_sv_variant_pool(ctx_t *c, variant_t *v, const nw_pclass_t *cl, const pctx_t *pc);
 bool nw_sv_type_allows_offering(const nw_sitype_t *it, const nw_reqs_t *r, const bool *cts,
@@ -217,6 +216,8 @@ bool nw_sv_type_allows_offering(const nw_sitype_t *it, const nw_reqs_t *r, const
 bool nw_sv_tc_active(const ctx_t *c, int pod, int i);
 /** The domains of topology key k that r allows (no requirement on the key: all). */
 uint64_t nw_sv_key_mask(const ctx_t *c, int k, const nw_reqs_t *r);
+/** Room for need host slots in the per-host topology counts and host ports. */
+nw_rc_t nw_sv_host_grow(ctx_t *c, int need);
 /** Topology keys, domains, groups and the counts of bound pods (after prep_nodes). */
 nw_rc_t nw_sv_prep_topology(ctx_t *c);
 /** Karpenter's Topology.AddRequirements (topology.go): for pod (requirement variant v)

@@ -143,6 +143,34 @@ static nw_rc_t build_filter(ctx_t *c, int g)
     return NW_OK;
 }
 
+nw_rc_t nw_sv_host_grow(ctx_t *c, int need)
+{
+    if (need <= c->hcap)
+        return NW_OK;
+    int cap = c->hcap ? c->hcap : 64;
+    while (cap < need)
+        cap *= 2;
+    for (size_t g = 0; g < c->s->ngroups; g++) {
+        int *a = realloc(c->hcount[g], (size_t)cap * sizeof(int));
+        if (!a)
+            return NW_ENOMEM;
+        memset(a + c->hcap, 0, (size_t)(cap - c->hcap) * sizeof(int));
+        c->hcount[g] = a;
+        int *b = realloc(c->howners[g], (size_t)cap * sizeof(int));
+        if (!b)
+            return NW_ENOMEM;
+        memset(b + c->hcap, 0, (size_t)(cap - c->hcap) * sizeof(int));
+        c->howners[g] = b;
+    }
+    hpods_t *h = realloc(c->hp, (size_t)cap * sizeof *h);
+    if (!h)
+        return NW_ENOMEM;
+    memset(h + c->hcap, 0, (size_t)(cap - c->hcap) * sizeof *h);
+    c->hp = h;
+    c->hcap = cap;
+    return NW_OK;
+}
+
 /* the snapshot node named name (a Node, not an in-flight claim), or -1 */
 static int node_named(const nw_sched_snap_t *s, const char *name)
 {
