@@ -361,16 +361,11 @@ nw_rc_t nw_sched_solve(const nw_sched_snap_t *s, int64_t now, nw_sched_results_t
         if (cl->refuses)
             continue;
         r->considered++;
-        if (cl->invalid) {
+        if (cl->invalid || cl->volume_err) {
             char msg[700];
-            snprintf(msg, sizeof msg, "ignoring pod, invalid requirements: %s", cl->invalid);
-            if ((rc = add_unsched(&c, r, (int)i, msg)) != NW_OK)
-                goto out;
-            continue;
-        }
-        if (cl->volume_err) {
-            char msg[700];
-            snprintf(msg, sizeof msg, "ignoring pod, %s", cl->volume_err);
+            snprintf(msg, sizeof msg, "ignoring pod, %s%s",
+                     cl->invalid ? "invalid requirements: " : "",
+                     cl->invalid ? cl->invalid : cl->volume_err);
             if ((rc = add_unsched(&c, r, (int)i, msg)) != NW_OK)
                 goto out;
             continue;

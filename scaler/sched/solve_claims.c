@@ -113,16 +113,7 @@ static bool tolerates(const ctx_t *c, int pod, const nw_taints_t *taints, bool i
 
 nw_rc_t nw_sv_claim_add_pod(claim_t *cl, int pod)
 {
-    if (cl->npods == cl->cpods) {
-        int n = cl->cpods ? cl->cpods * 2 : 8;
-        int *p = realloc(cl->pods, (size_t)n * sizeof(int));
-        if (!p)
-            return NW_ENOMEM;
-        cl->pods = p;
-        cl->cpods = n;
-    }
-    cl->pods[cl->npods++] = pod;
-    return NW_OK;
+    return push_int(&cl->pods, &cl->npods, &cl->cpods, pod);
 }
 
 static nw_rc_t pin_zone(ctx_t *c, claim_t *cl, uint64_t m)

@@ -178,6 +178,21 @@ static inline uint64_t zmask_of(const ctx_t *c, const nw_reqs_t *r)
     return m;
 }
 
+/* append x to the growable array *v (n used, cap allocated) */
+static inline nw_rc_t push_int(int **v, int *n, int *cap, int x)
+{
+    if (*n == *cap) {
+        int nc = *cap ? *cap * 2 : 8;
+        int *p = realloc(*v, (size_t)nc * sizeof(int));
+        if (!p)
+            return NW_ENOMEM;
+        *v = p;
+        *cap = nc;
+    }
+    (*v)[(*n)++] = x;
+    return NW_OK;
+}
+
 static inline bool fits(const nw_sched_res_t *need, const nw_sched_res_t *have, int nres)
 {
     for (int k = 0; k < nres; k++)

@@ -585,14 +585,5 @@ nw_rc_t nw_sv_hostports_add(ctx_t *c, int pod, int host)
     if (!c->s->pods[pod].nhostports || host < 0)
         return NW_OK;
     hpods_t *h = &c->hp[host];
-    if (h->n == h->cap) {
-        int n = h->cap ? h->cap * 2 : 4;
-        int *v = realloc(h->v, (size_t)n * sizeof(int));
-        if (!v)
-            return NW_ENOMEM;
-        h->v = v;
-        h->cap = n;
-    }
-    h->v[h->n++] = pod;
-    return NW_OK;
+    return push_int(&h->v, &h->n, &h->cap, pod);
 }
