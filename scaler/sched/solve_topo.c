@@ -295,51 +295,24 @@ nw_rc_t nw_sv_prep_topology(ctx_t *c)
                 (pd->provisionable_state || pd->node_name))
                 c->ginv[pd->tcs[i].group] = true;
     }
-    /* bound pods count in their node's domains (countDomains, updateInverseAffinities) */
+    /* bound pods count in their node's domains (countDomains, updateInverseAffinities);
+     * pods nominated to an in-flight NodeClaim count there, as placed by an earlier batch */
     for (size_t p = 0; p < s->npods; p++) {
         const nw_spod_t *pd = &s->pods[p];
         if (!pd->node_name || pd->finished || pd->terminating)
             continue;
-        int sn = node_named(s, pd->node_name);
+        int slot = -1;
+        for (int i = 0; i < c->nen && slot < 0; i++)
+            if (strcmp(s->nodes[c->en[i].snode].name, pd->node_name) == 0)
+                slot = i;
+        int sn = slot >= 0 ? c->en[slot].snode : node_named(s, pd->node_name);
         if (sn < 0)
             continue;
         const nw_snode_t *n = &s->nodes[sn];
-        int slot = -1;
-        for (int i = 0; i < c->nen && slot < 0; i++)
-            if (c->en[i].snode == sn)
-                slot = i;
-        const pstate_t *st = &c->ps[p];
-        for (int i = 0; i < st->nsel; i++) {
-            int g = st->selgroups[i], k = c->gkey[g];
-            if (k == -2 || !filter_matches(c, g, &n->reqs, &n->taints))
-                continue;
-            if (k == -1) {
-                if (slot >= 0)
-                    c->hcount[g][slot]++;
-                c->gtotal[g]++;
-                continue;
-            }
-            uint64_t b = bit_of(c, k, nw_labels_get(&n->labels, s->groups[g].key));
-            if (b) {
-                c->dcount[g][__builtin_ctzll(b)]++;
-                c->gdom[g] |= b;
-            }
-        }
-        for (int i = 0; i < pd->ntcs; i++) {
-            int g = pd->tcs[i].group, k = c->gkey[g];
-            if (s->groups[g].kind != NW_TG_ANTI || pd->tcs[i].preferred || k == -2)
-                continue;
-            if (k == -1) {
-                if (slot >= 0)
-                    c->howners[g][slot]++;
-                continue;
-            }
-            uint64_t b = bit_of(c, k, nw_labels_get(&n->labels, s->groups[g].key));
-            if (b) {
-                c->downers[g][__builtin_ctzll(b)]++;
-                c->gidom[g] |= b;
-            }
-        }
+        uint64_t dm[MAX_TKEYS];
+        for (int k = 0; k < c->nkeys; k++)
+            dm[k] = slot >= 0 ? c->en[slot].dm[k] : node_domains(c, k, n, -1);
+        nw_sv_topo_record(c, (int)p, slot, dm, &n->reqs, &n->taints);
         if (slot >= 0 && pd->nhostports && nw_sv_hostports_add(c, (int)p, slot) != NW_OK)
             return NW_ENOMEM;
     }
