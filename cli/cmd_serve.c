@@ -162,6 +162,8 @@ int nw_cmd_serve(int argc, char **argv)
             .ice_ttl_ns = cfg.aws.iceCacheTTL_ns,
             .identity = getenv("POD_NAME"),
             .exit_after_nodeclaim = cfg.scaler.testing.exitAfterNodeClaim,
+            .node_repair = cfg.settings.nodeRepair,
+            .instance_status_ns = cfg.scaler.testing.instanceStatusInterval_ns,
             .gpu = &gpu,
             .accel_evict = cfg.scaler.acceleratorAuditEvict,
         };

@@ -107,6 +107,8 @@ static const key_t_ keys[] = {
     {"scaler.acceleratorAudit.evict", T_BOOL, OFF(scaler.acceleratorAuditEvict), "false", 0, 0},
     {"scaler.testing.exitAfterNodeClaim", T_BOOL, OFF(scaler.testing.exitAfterNodeClaim), "false",
      0, 0},
+    {"scaler.testing.instanceStatusInterval", T_DUR, OFF(scaler.testing.instanceStatusInterval_ns),
+     "1m", 1, 0},
     {"gpu.enabled", T_BOOL, OFF(gpu.enabled), "true", 0, 0},
     {"gpu.mode", T_STR, OFF(gpu.mode), "enforce", 0, 0},
     {"gpu.taint.key", T_STR, OFF(gpu.taintKey), "gpu", 0, 0},
@@ -834,7 +836,7 @@ static const struct {
     const char *name;
     int def, implemented;
 } gates[] = {
-    {"NodeRepair", 0, 0},  {"ReservedCapacity", 1, 1}, {"SpotToSpotConsolidation", 0, 1},
+    {"NodeRepair", 0, 1},  {"ReservedCapacity", 1, 1}, {"SpotToSpotConsolidation", 0, 1},
     {"NodeOverlay", 0, 0}, {"StaticCapacity", 0, 0},   {"CapacityBuffer", 0, 0},
 };
 
@@ -897,6 +899,8 @@ nw_rc_t nw_config_feature_gates(const char *s, nw_feature_gates_t *out, int warn
         }
         if (strcmp(name, "SpotToSpotConsolidation") == 0)
             out->spot_to_spot = v;
+        else if (strcmp(name, "NodeRepair") == 0)
+            out->node_repair = v;
         else if (strcmp(name, "ReservedCapacity") == 0)
             out->reserved_capacity = v;
         else if (v && !gates[g].implemented) {
@@ -984,6 +988,7 @@ nw_rc_t nw_config_load_args(nw_config_t *cfg, int argc, char **argv, nw_err_t *e
         return rc;
     if (fg.spot_to_spot >= 0)
         cfg->scaler.disruption.spotToSpot = fg.spot_to_spot;
+    cfg->settings.nodeRepair = fg.node_repair;
     return NW_OK;
 }
 

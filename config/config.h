@@ -43,6 +43,7 @@ typedef struct {
         int isolatedVPC;    /* no Pricing API: the embedded on-demand prices serve */
         char *featureGates; /* Karpenter's FEATURE_GATES syntax: "Gate=true,Gate2=false" */
         char *podDensity;   /* "eni-limited" | "kubelet-default" (nw_config_pod_density) */
+        int nodeRepair;     /* not a key: the NodeRepair feature gate (nw_config_load_args) */
     } settings;
     struct {
         char *kubeconfig;
@@ -105,6 +106,7 @@ typedef struct {
         int acceleratorAuditEvict; /* evict pods the accelerator audit finds (false) */
         struct {
             int exitAfterNodeClaim; /* test-only crash point: _exit(3) after a NodeClaim create */
+            int64_t instanceStatusInterval_ns; /* DescribeInstanceStatus poll period (1m) */
         } testing;
     } scaler;
     struct {
@@ -185,6 +187,7 @@ void nw_config_print_keys(void *file);
  * CapacityBuffer. */
 typedef struct {
     int spot_to_spot;      /* SpotToSpotConsolidation: -1 = not given, else 0/1 */
+    int node_repair;       /* NodeRepair: default 0 */
     int reserved_capacity; /* default 1; nodewarden launches no reservations either way */
     int unimplemented;     /* gates nodewarden does not implement that are turned on */
 } nw_feature_gates_t;

@@ -22,7 +22,9 @@
 #include "scaler/controllers/interruption.h"
 #include "scaler/controllers/lifecycle.h"
 #include "scaler/controllers/nodeclaim.h"
+#include "scaler/controllers/kmetrics.h"
 #include "scaler/controllers/provisioning.h"
+#include "scaler/controllers/repair.h"
 #include "scaler/controllers/termination.h"
 #include "scaler/controllers/upkeep.h"
 #include "scaler/kube/leader.h"
@@ -41,6 +43,7 @@ struct nw_scaler {
     nw_upkeep_t *upkeep; /* expiry, drift marking, NodePool status */
     nw_dis_ctl_t *dis;   /* disruption */
     nw_accelaudit_t *audit;        /* accelerator isolation audit */
+    nw_repair_t *repair;           /* node repair and instance health */
     nw_intr_t *intr;               /* interruption thread, when settings.interruptionQueue is set */
     nw_intr_source_t *intr_source; /* its SQS queue (owned) */
     nw_kube_watch_t *watch;
@@ -118,6 +121,7 @@ static void *reconcile_main(void *arg)
             nw_upkeep_reset(s->upkeep);
             nw_dis_ctl_reset(s->dis);
             nw_accelaudit_reset(s->audit);
+            nw_repair_reset(s->repair);
             was_leading = leading;
         }
         if (!leading || !nw_kube_cache_has_synced(c->cache))
@@ -139,6 +143,7 @@ static void *reconcile_main(void *arg)
         nw_term_tick(s->term, snap);
         nw_upkeep_tick(s->upkeep, snap);
         nw_accelaudit_tick(s->audit, snap);
+        nw_repair_tick(s->repair, snap);
         nw_kube_snap_release(snap);
         snap = nw_kube_cache_snapshot(c->cache);
         if (!snap)
@@ -156,6 +161,7 @@ static void scaler_free(nw_scaler_t *s)
         s->intr_source->ops->free(s->intr_source);
     nw_kube_leader_free(s->leader);
     nw_kube_watch_free(s->watch);
+    nw_repair_free(s->repair);
     nw_dis_ctl_free(s->dis);
     nw_accelaudit_free(s->audit);
     nw_upkeep_free(s->upkeep);
@@ -168,6 +174,7 @@ static void scaler_free(nw_scaler_t *s)
     if (s->deps.cloud)
         s->deps.cloud->ops->free(s->deps.cloud);
     nw_kube_recorder_free(s->deps.rec);
+    nw_series_free(s->deps.series);
     nw_kube_cache_free(s->deps.cache);
     nw_kube_client_free(s->deps.kube);
     free(s);
@@ -213,6 +220,7 @@ nw_rc_t nw_scaler_start(const nw_scaler_opts_t *o, nw_scaler_t **out, nw_err_t *
     if (rc != NW_OK)
         goto fail;
     c->cache = nw_kube_cache_new(nw_kube_client_metrics(c->kube));
+    c->series = nw_series_new();
     const char *pod = o->identity;
     char host[128] = "nodewarden";
     if (!pod || !*pod) {
@@ -233,8 +241,8 @@ nw_rc_t nw_scaler_start(const nw_scaler_opts_t *o, nw_scaler_t **out, nw_err_t *
     s->dis = nw_dis_ctl_new(c, s->claims, &s->mem, &dopts, pod);
     nw_accelaudit_opts_t aopts = {o->gpu, o->accel_evict != 0};
     s->audit = nw_accelaudit_new(c, &aopts);
-    if (!c->cache || !c->rec || !s->claims || !s->prov || !s->life || !s->term || !s->upkeep ||
-        !s->dis || !s->audit) {
+    if (!c->cache || !c->series || !c->rec || !s->claims || !s->prov || !s->life || !s->term ||
+        !s->upkeep || !s->dis || !s->audit) {
         rc = nw_err_set(err, NW_ENOMEM, NULL, "out of memory");
         goto fail;
     }
@@ -275,6 +283,13 @@ nw_rc_t nw_scaler_start(const nw_scaler_opts_t *o, nw_scaler_t **out, nw_err_t *
         rc = nw_err_set(err, NW_ENOMEM, NULL, "out of memory");
         goto fail;
     }
+    nw_repair_opts_t ropts = {o->node_repair, o->instance_status_ns, 0};
+    if (!(s->repair = nw_repair_new(c, &ropts))) {
+        rc = nw_err_set(err, NW_ENOMEM, NULL, "out of memory");
+        goto fail;
+    }
+    if ((rc = nw_repair_start(s->repair, err)) != NW_OK)
+        goto fail;
     if ((rc = nw_kube_watch_new(c->kube, c->cache, NULL, &s->watch, err)) != NW_OK ||
         (rc = nw_kube_watch_start(s->watch, err)) != NW_OK)
         goto fail;
@@ -375,6 +390,8 @@ nw_rc_t nw_scaler_metrics(nw_scaler_t *s, nw_buf_t *out)
         rc = nw_accelaudit_metrics(s->audit, out);
     if (rc == NW_OK)
         rc = nw_kube_metrics_write(nw_kube_client_metrics(s->deps.kube), out);
+    if (rc == NW_OK)
+        rc = nw_series_write(s->deps.series, nw_km_all, nw_km_count, out);
     return rc;
 }
 

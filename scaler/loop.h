@@ -69,6 +69,8 @@ typedef struct {
     int accel_evict;                 /* scaler.acceleratorAudit.evict */
     int exit_after_nodeclaim;        /* scaler.testing.exitAfterNodeClaim: _exit(3) right after a
                                       * NodeClaim create, before its launch (crash tests only) */
+    int node_repair;                 /* the NodeRepair feature gate (settings.featureGates) */
+    int64_t instance_status_ns;      /* scaler.testing.instanceStatusInterval (0: 1m) */
 } nw_scaler_opts_t;
 
 typedef struct nw_scaler nw_scaler_t;

@@ -11,6 +11,7 @@
 #include "common/log.h"
 #include "scaler/aws/catalog_refresh.h"
 #include "scaler/aws/iam.h"
+#include "scaler/aws/instancestatus.h"
 
 /* one periodic refresh: instance types and offerings, on-demand prices, spot prices */
 enum { R_TYPES, R_OD, R_SPOT, NREFRESH };
@@ -677,6 +678,20 @@ void nw_aws_cloud_refresh_status(nw_cloud_t *c, nw_aws_refresh_status_t *out)
     pthread_mutex_unlock(&a->rmu);
 }
 
+static nw_rc_t op_instance_health(nw_cloud_t *c, nw_cloud_healths_t *out, nw_cloud_error_t *ce,
+                                  nw_err_t *err)
+{
+    nw_ec2_error_t ae;
+    memset(&ae, 0, sizeof ae);
+    nw_rc_t rc = nw_aws_instance_health(me(c)->ec2, out, &ae, err);
+    if (rc != NW_OK && ce) {
+        ce->kind = nw_aws_err_kind(ae.cls);
+        snprintf(ce->code, sizeof ce->code, "%s", ae.code);
+        snprintf(ce->message, sizeof ce->message, "%s", ae.message);
+    }
+    return rc;
+}
+
 static const nw_cloud_ops_t aws_ops = {
     .launch = op_launch,
     .terminate = op_terminate,
@@ -691,6 +706,7 @@ static const nw_cloud_ops_t aws_ops = {
     .offer_zones = op_offer_zones,
     .refresh = op_refresh,
     .metrics = op_metrics,
+    .instance_health = op_instance_health,
 };
 
 nw_rc_t nw_aws_cloud_new(const nw_aws_cloud_opts_t *o, nw_cloud_t **out, nw_err_t *err)

@@ -734,6 +734,18 @@ nw_rc_t nw_ec2_create_tags(nw_ec2_t *c, const char *const *ids, int nids, const 
     return rc;
 }
 
+static nw_rc_t pg_istatus(const char *x, size_t l, void *o, char *n, size_t nl, nw_err_t *e)
+{
+    return nw_ec2xml_parse_instance_status(x, l, o, n, nl, e);
+}
+
+nw_rc_t nw_ec2_describe_instance_status(nw_ec2_t *c, const nw_ec2_filter_t *f, int nf,
+                                        nw_ec2_istatuses_t *out, nw_ec2_error_t *ae, nw_err_t *err)
+{
+    filt_ctx_t x = {f, nf, NULL, 0, "InstanceId"};
+    return paged(c, "DescribeInstanceStatus", build_filters, &x, 1000, pg_istatus, out, ae, err);
+}
+
 nw_rc_t nw_ec2_describe_instances(nw_ec2_t *c, const char *const *ids, int nids,
                                   const nw_ec2_filter_t *f, int nf, nw_ec2_instances_t *out,
                                   nw_ec2_error_t *ae, nw_err_t *err)

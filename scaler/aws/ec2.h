@@ -162,6 +162,10 @@ nw_rc_t nw_ec2_create_tags(nw_ec2_t *c, const char *const *ids, int nids, const 
 nw_rc_t nw_ec2_describe_instances(nw_ec2_t *c, const char *const *ids, int nids,
                                   const nw_ec2_filter_t *f, int nf, nw_ec2_instances_t *out,
                                   nw_ec2_error_t *ae, nw_err_t *err);
+/** Status checks and scheduled events of running instances matching the filters (all
+ * pages, MaxResults 1000). */
+nw_rc_t nw_ec2_describe_instance_status(nw_ec2_t *c, const nw_ec2_filter_t *f, int nf,
+                                        nw_ec2_istatuses_t *out, nw_ec2_error_t *ae, nw_err_t *err);
 /** Idempotent: instances that no longer exist count as terminated. */
 nw_rc_t nw_ec2_terminate_instances(nw_ec2_t *c, const char *const *ids, int nids,
                                    nw_ec2_state_changes_t *out, nw_ec2_error_t *ae, nw_err_t *err);

@@ -524,6 +524,63 @@ nw_rc_t nw_ec2xml_parse_spot_prices(const char *xml, size_t len, nw_ec2_spot_pri
     return PARSE_LIST(&SPOT_PRICES, xml, len, out, next, nextlen, err);
 }
 
+void nw_ec2_istatuses_free(nw_ec2_istatuses_t *l)
+{
+    free(l->v);
+    memset(l, 0, sizeof *l);
+}
+
+/* The details of one status summary (<instanceStatus>, <systemStatus>) as checks. */
+static void status_checks(xmlNode *summary, const char *category, nw_ec2_istatus_t *s)
+{
+    FOREACH_ITEM(child(summary, "details"), d)
+    {
+        if (s->nchecks >= NW_EC2_MAX_STATUS_CHECKS)
+            return;
+        nw_ec2_status_check_t *c = &s->checks[s->nchecks++];
+        snprintf(c->category, sizeof c->category, "%s", category);
+        TXT(d, "name", c->name);
+        TXT(d, "status", c->status);
+        c->impaired_since_ns = when(d, "impairedSince");
+    }
+}
+
+static int fill_istatus(xmlNode *it, void *e)
+{
+    nw_ec2_istatus_t *s = e;
+    TXT(it, "instanceId", s->id);
+    TXT(it, "availabilityZone", s->zone);
+    TXT(it, "instanceState/name", s->state);
+    TXT(it, "instanceStatus/status", s->instance_status);
+    TXT(it, "systemStatus/status", s->system_status);
+    status_checks(child(it, "instanceStatus"), "instance", s);
+    status_checks(child(it, "systemStatus"), "system", s);
+    FOREACH_ITEM(child(it, "eventsSet"), ev)
+    {
+        if (s->nchecks >= NW_EC2_MAX_STATUS_CHECKS)
+            break;
+        nw_ec2_status_check_t *c = &s->checks[s->nchecks++];
+        snprintf(c->category, sizeof c->category, "event");
+        TXT(ev, "code", c->name);
+        c->not_before_ns = when(ev, "notBefore");
+    }
+    return *s->id != 0;
+}
+
+static const item_list_t ISTATUS = {"DescribeInstanceStatusResponse",
+                                    "instanceStatusSet",
+                                    sizeof(nw_ec2_istatus_t),
+                                    fill_istatus,
+                                    "instanceStatusSet.item",
+                                    "instanceId missing",
+                                    1};
+
+nw_rc_t nw_ec2xml_parse_instance_status(const char *xml, size_t len, nw_ec2_istatuses_t *out,
+                                        char *next, size_t nextlen, nw_err_t *err)
+{
+    return PARSE_LIST(&ISTATUS, xml, len, out, next, nextlen, err);
+}
+
 void nw_ec2_zones_free(nw_ec2_zones_t *l)
 {
     free(l->v);

@@ -259,6 +259,34 @@ void nw_ec2_instances_free(nw_ec2_instances_t *l);
 nw_rc_t nw_ec2xml_parse_instances(const char *xml, size_t len, nw_ec2_instances_t *out, char *next,
                                   size_t nextlen, nw_err_t *err);
 
+/* ---- DescribeInstanceStatus ---- */
+#define NW_EC2_MAX_STATUS_CHECKS 12
+typedef struct {
+    char category[16]; /* "instance", "system" (status check details) or "event" */
+    char name[64];     /* the check ("reachability") or the event code ("system-reboot") */
+    char status[32];   /* "passed", "failed", "insufficient-data", "initializing"; events: "" */
+    int64_t impaired_since_ns; /* 0 when absent */
+    int64_t not_before_ns;     /* events: the scheduled start; 0 when absent */
+} nw_ec2_status_check_t;
+typedef struct {
+    char id[NW_EC2_ID];
+    char zone[NW_EC2_ID];
+    char state[32];           /* instanceState/name */
+    char instance_status[32]; /* summary: "ok", "impaired", "insufficient-data", ... */
+    char system_status[32];
+    nw_ec2_status_check_t checks[NW_EC2_MAX_STATUS_CHECKS];
+    int nchecks;
+} nw_ec2_istatus_t;
+typedef struct {
+    nw_ec2_istatus_t *v;
+    size_t n, cap;
+} nw_ec2_istatuses_t;
+void nw_ec2_istatuses_free(nw_ec2_istatuses_t *l);
+/** DescribeInstanceStatusResponse (instanceStatusSet/item: instanceStatus, systemStatus,
+ * eventsSet). */
+nw_rc_t nw_ec2xml_parse_instance_status(const char *xml, size_t len, nw_ec2_istatuses_t *out,
+                                        char *next, size_t nextlen, nw_err_t *err);
+
 /* ---- TerminateInstances ---- */
 typedef struct {
     char id[NW_EC2_ID];

@@ -44,3 +44,12 @@ const char *nw_cloud_instance_id(const char *provider_id)
     const char *s = strrchr(provider_id, '/');
     return s ? s + 1 : provider_id;
 }
+
+void nw_cloud_healths_free(nw_cloud_healths_t *l)
+{
+    if (l) {
+        free(l->v);
+        l->v = NULL;
+        l->n = l->cap = 0;
+    }
+}

@@ -116,6 +116,29 @@ const char *nw_cloud_instance_tag(const nw_cloud_instance_t *i, const char *key)
  * or the argument itself when it has no '/'. */
 const char *nw_cloud_instance_id(const char *provider_id);
 
+/* ---- instance health (the provider's status checks and scheduled events) ---- */
+typedef enum {
+    NW_CLOUD_HEALTH_INSTANCE = 0, /* the instance's own status check failed */
+    NW_CLOUD_HEALTH_SYSTEM,       /* the host's (system) status check failed */
+    NW_CLOUD_HEALTH_EVENT,        /* a scheduled event (reboot, maintenance, retirement, stop) */
+    NW_CLOUD_HEALTH_KINDS
+} nw_cloud_health_kind_t;
+
+/* One failed check of one instance (an instance with several has several entries). */
+typedef struct {
+    char instance_id[64];
+    nw_cloud_health_kind_t kind;
+    char name[64];             /* the check ("reachability") or the event code */
+    int64_t impaired_since_ns; /* wall clock; 0 = not reported (events) */
+} nw_cloud_health_t;
+
+typedef struct {
+    nw_cloud_health_t *v;
+    size_t n, cap;
+} nw_cloud_healths_t;
+
+void nw_cloud_healths_free(nw_cloud_healths_t *l);
+
 /* ---- a resolved node class (EC2NodeClass), as the controllers need it ---- */
 typedef struct {
     char id[64];
@@ -208,6 +231,11 @@ typedef struct {
      * instance profiles made for spec.role): the node class finalizer's cleanup, once no
      * NodeClaim of the class is left; NW_OK when nothing is left. May be NULL. */
     nw_rc_t (*finalize_class)(nw_cloud_t *c, const cJSON *nodeclass, nw_err_t *err);
+    /** The failed status checks and scheduled events of the account's running instances
+     * (every instance, not only this cluster's: the caller matches them to its NodeClaims),
+     * asked now. May be NULL (the provider has no such checks). */
+    nw_rc_t (*instance_health)(nw_cloud_t *c, nw_cloud_healths_t *out, nw_cloud_error_t *ce,
+                               nw_err_t *err);
     /** Append the provider's Prometheus series (its refreshes). May be NULL. */
     nw_rc_t (*metrics)(nw_cloud_t *c, nw_buf_t *out);
 } nw_cloud_ops_t;

@@ -30,6 +30,7 @@
 #include "common/clock.h"
 #include "common/err.h"
 #include "common/json.h"
+#include "common/series.h"
 #include "scaler/cloud/cloud.h"
 #include "scaler/kube/cache.h"
 #include "scaler/kube/client.h"
@@ -54,6 +55,7 @@ typedef struct {
     atomic_int stopping;   /* the scaler is shutting down */
     nw_ctl_fault_fn fault; /* NULL: no fault points */
     void *fault_ud;
+    nw_series_t *series; /* Karpenter's metric families (controllers/kmetrics.h); NULL: none */
 } nw_ctl_deps_t;
 
 /* The memory provisioning, NodeClaim create/launch and disruption share, and the settings

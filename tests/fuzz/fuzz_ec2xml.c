@@ -41,6 +41,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     nw_ec2_instances_t in = {0};
     nw_ec2xml_parse_instances(x, size, &in, next, sizeof next, &err);
     nw_ec2_instances_free(&in);
+    nw_ec2_istatuses_t is = {0};
+    nw_ec2xml_parse_instance_status(x, size, &is, next, sizeof next, &err);
+    nw_ec2_istatuses_free(&is);
     nw_ec2_state_changes_t sc = {0};
     nw_ec2xml_parse_terminate(x, size, &sc, &err);
     nw_ec2_state_changes_free(&sc);

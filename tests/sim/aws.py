@@ -21,6 +21,7 @@ from aws_util import *  # noqa: F401,F403  (aws.parse_time, aws.Ec2Error, ... st
 from aws_describe import DescribeMixin
 from aws_faults import FaultsMixin
 from aws_iam import IAM_ACTIONS, IamMixin
+from aws_health import HealthMixin
 from aws_instances import InstancesMixin
 from aws_pricing import PricingMixin
 from aws_ssm import SsmMixin
@@ -31,7 +32,7 @@ from aws_sts import StsImdsMixin
 # ---------------------------------------------------------------------------
 
 class AwsSim(DescribeMixin, InstancesMixin, StsImdsMixin, SqsEventsMixin, PricingMixin, SsmMixin,
-             IamMixin, FaultsMixin):
+             IamMixin, HealthMixin, FaultsMixin):
     """The simulated AWS account.  Thread-safe; all state under self.lock."""
 
     def __init__(self, region='us-west-2', account='123456789012', clock=time.time,

@@ -169,6 +169,28 @@ class FaultsMixin:
         if sub == 'instance-types':
             t = catalog.add_type(body)
             return 200, {'instanceType': t['name'], 'onDemandPrice': t['on_demand']}
+        if sub == 'instance-status':
+            x = self.set_instance_status(body['instanceId'], body.get('check', 'instance'),
+                                         body.get('status', 'impaired'), body.get('impairedSince'))
+            if x is None:
+                return 404, {'error': 'no such instance %s' % body['instanceId']}
+            return 200, {'instanceStatus': x}
+        if sub == 'scheduled-event':
+            x = self.schedule_event(body['instanceId'], body['code'], body.get('notBefore'),
+                                    body.get('description'))
+            if x is None:
+                return 404, {'error': 'no such instance %s' % body['instanceId']}
+            return 200, {'instanceStatus': x}
+        if sub == 'node-condition':
+            k = getattr(self, 'kubelets', None)
+            if k is None:
+                return 404, {'error': 'no kubelets in this simulator'}
+            node = k.set_condition(body['instanceId'], body.get('type', 'Ready'),
+                                   body.get('status', 'False'), body.get('reason'),
+                                   body.get('message'), body.get('since'))
+            if node is None:
+                return 404, {'error': 'no registered node for instance %s' % body['instanceId']}
+            return 200, {'node': node}
         if sub == 'state-change-events':
             with self.lock:
                 self.state_change_events = bool(body.get('enabled', True))

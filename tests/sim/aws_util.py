@@ -289,6 +289,8 @@ SCHEMAS = {
                      'PrivateDnsNameOptions.*'] + _TAGSPEC,
     'CreateTags': ['ResourceId.N', 'Tag.N.Key', 'Tag.N.Value'],
     'DescribeInstances': ['InstanceId.N', 'MaxResults', 'NextToken'] + _FILTER,
+    'DescribeInstanceStatus': ['InstanceId.N', 'IncludeAllInstances', 'MaxResults', 'NextToken']
+    + _FILTER,
     'TerminateInstances': ['InstanceId.N', 'Force', 'SkipOsShutdown'],
 }
 _COMMON = {'Action', 'Version', 'DryRun'}

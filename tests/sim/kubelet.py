@@ -794,6 +794,40 @@ class Kubelets:
             return node
         self._update_node(name, f)
 
+    def set_condition(self, iid, typ, status, reason=None, message=None, since=None):
+        """Fail (or mend) a condition of the instance's Node, as a broken kubelet or node
+        monitoring agent would report it: type (Ready, AcceleratedHardwareReady, KernelReady,
+        ...), status True/False/Unknown, lastTransitionTime `since` (epoch seconds, default
+        now) when the status changes. The kubelet keeps it until the next change. Returns
+        the Node, or None when the instance has no registered Node."""
+        if status not in ('True', 'False', 'Unknown'):
+            raise ValueError('status must be True, False or Unknown')
+        if not typ or not isinstance(typ, str):
+            raise ValueError('type must be a condition type')
+        with self.lock:
+            k = self.nodes.get(iid)
+            name = k.get('name') if k and k['state'] in ('registered', 'ready') else None
+        if not name:
+            return None
+        ts = _iso(self.aws.clock())
+        lt = _iso(float(since)) if since is not None else ts
+
+        def f(node):
+            conds = node.setdefault('status', {}).setdefault('conditions', [])
+            c = next((c for c in conds if c.get('type') == typ), None)
+            if c is None:
+                c = {'type': typ}
+                conds.append(c)
+            if c.get('status') != status:
+                c['lastTransitionTime'] = lt
+            c.update({'status': status, 'lastHeartbeatTime': ts,
+                      'reason': reason or ('%sFailed' % typ if status != 'True' else typ),
+                      'message': message or 'set through the simulator control API'})
+            return node
+        if not self._update_node(name, f):
+            return None
+        return self.store.get('nodes', None, name)
+
     def _update_node(self, name, fn):
         for _ in range(5):
             try:

@@ -469,6 +469,54 @@ class Launch(Ec2Base):
                                   'InstanceType': 'm7g.large', 'SubnetId': 'subnet-0sim000000000002'},
                  500, 'InsufficientInstanceCapacity')
 
+    def test_instance_status_checks_and_events(self):
+        root = self.ok('RunInstances', {'MinCount': '2', 'MaxCount': '2',
+                                        'ImageId': 'ami-0sim0000000000001',
+                                        'InstanceType': 'm6i.large', 'UserData': USER_DATA,
+                                        'SubnetId': 'subnet-0sim000000000001'})
+        a, b = [e.text for e in root.findall('./instancesSet/item/instanceId')]
+        self.assertTrue(wait_for(lambda: all(self.sim.instance(i)['State']['Name'] == 'running'
+                                             for i in (a, b))))
+        ids = {'InstanceId.1': a, 'InstanceId.2': b}
+        root = self.ok('DescribeInstanceStatus', ids)
+        self.assertEqual([e.text for e in root.findall('.//instanceStatus/status')], ['ok', 'ok'])
+        self.assertEqual(root.findall('.//eventsSet'), [])
+        st, out = self.ctl.call('POST', '/aws/instance-status',
+                                {'instanceId': a, 'check': 'system', 'impairedSince': 1796040000})
+        self.assertEqual(st, 200, out)
+        self.ctl.call('POST', '/aws/scheduled-event', {'instanceId': b, 'code': 'system-reboot'})
+        root = self.ok('DescribeInstanceStatus', filters(('system-status.status', ['impaired'])))
+        items = root.findall('./instanceStatusSet/item')
+        self.assertEqual([i.find('instanceId').text for i in items], [a])
+        d = items[0].find('systemStatus/details/item')
+        self.assertEqual((d.find('name').text, d.find('status').text,
+                          d.find('impairedSince').text),
+                         ('reachability', 'failed', '2026-11-30T12:00:00.000Z'))
+        self.assertEqual(items[0].find('instanceStatus/status').text, 'ok')
+        root = self.ok('DescribeInstanceStatus', filters(('event.code', ['instance-reboot',
+                                                                         'system-reboot'])))
+        self.assertEqual([e.text for e in root.findall('.//instanceStatusSet/item/instanceId')],
+                         [b])
+        self.assertEqual(root.find('.//eventsSet/item/code').text, 'system-reboot')
+        # ANDed across names: nothing has both
+        root = self.ok('DescribeInstanceStatus', filters(('event.code', ['system-reboot']),
+                                                         ('system-status.status', ['impaired'])))
+        self.assertEqual(root.findall('.//instanceStatusSet/item'), [])
+        self.err('DescribeInstanceStatus', dict(ids, MaxResults='5'), 400,
+                 'InvalidParameterCombination')
+        self.err('DescribeInstanceStatus', filters(('bogus', ['x'])), 400, 'InvalidParameterValue')
+        st, _ = self.ctl.call('POST', '/aws/instance-status', {'instanceId': a, 'check': 'disk'})
+        self.assertEqual(st, 400)
+        self.ctl.call('POST', '/aws/instance-status', {'instanceId': a, 'check': 'system',
+                                                        'status': 'ok'})
+        self.ok('TerminateInstances', ids)
+        self.assertTrue(wait_for(lambda: self.sim.instance(a)['State']['Name'] == 'terminated'))
+        root = self.ok('DescribeInstanceStatus', filters(('instance-id', [a, b])))
+        self.assertEqual(root.findall('.//instanceStatusSet/item'), [])   # running only
+        root = self.ok('DescribeInstanceStatus', dict(ids, IncludeAllInstances='true'))
+        self.assertEqual([e.text for e in root.findall('.//instanceStatus/status')],
+                         ['not-applicable', 'not-applicable'])
+
 
 class Faults(Ec2Base):
     def test_throttling_at_a_rate(self):

@@ -334,6 +334,32 @@ class KubeletFlow(unittest.TestCase):
         self.store.delete('nodes', None, name)
         self.assertTrue(wait_for(lambda: self.ready(self.store.get('nodes', None, name))))
 
+    def test_node_condition_control(self):
+        iid = self.run_instance(SEED_UD, itype='m6i.large')
+        n = wait_for(lambda: self.ready(self.node_of(iid)) and self.node_of(iid))
+        self.assertTrue(n)
+        st, out = self.sim.control('POST', '/aws/node-condition',
+                                   {}, {'instanceId': iid, 'type': 'AcceleratedHardwareReady',
+                                        'status': 'False', 'since': 1796040000})
+        self.assertEqual(st, 200, out)
+        st, out = self.sim.control('POST', '/aws/node-condition', {},
+                                   {'instanceId': iid, 'status': 'Unknown'})
+        self.assertEqual(st, 200, out)
+        conds = {c['type']: c for c in self.node_of(iid)['status']['conditions']}
+        self.assertEqual((conds['AcceleratedHardwareReady']['status'],
+                          conds['AcceleratedHardwareReady']['lastTransitionTime']),
+                         ('False', '2026-11-30T12:00:00Z'))
+        self.assertEqual(conds['Ready']['status'], 'Unknown')
+        time.sleep(0.3)   # the kubelet keeps what it was told (no re-post of Ready)
+        conds = {c['type']: c['status'] for c in self.node_of(iid)['status']['conditions']}
+        self.assertEqual(conds['Ready'], 'Unknown')
+        st, _ = self.sim.control('POST', '/aws/node-condition', {},
+                                 {'instanceId': iid, 'status': 'Maybe'})
+        self.assertEqual(st, 400)
+        st, _ = self.sim.control('POST', '/aws/node-condition', {},
+                                 {'instanceId': 'i-0123456789abcdef0'})
+        self.assertEqual(st, 404)
+
 
 class KubeletNodeDeleteDelay(unittest.TestCase):
     """sim.py --node-delete-delay: the Node of a terminated instance stays (NotReady)."""

@@ -273,6 +273,26 @@ static nw_rc_t op_offer_zones(nw_cloud_t *c, const nw_catalog_zone_t *z, int n, 
     return nw_catalog_set_zones(f->cat, z, n, err);
 }
 
+static nw_rc_t op_instance_health(nw_cloud_t *c, nw_cloud_healths_t *out, nw_cloud_error_t *ce,
+                                  nw_err_t *err)
+{
+    fake_cloud_t *f = me(c);
+    nw_rc_t rc = NW_OK;
+    pthread_mutex_lock(&f->mu);
+    f->health_calls++;
+    if (f->health_fail != NW_CLOUD_ERR_NONE) {
+        ce->kind = f->health_fail;
+        rc = nw_err_set(err, NW_EAWS, "DescribeInstanceStatus", "scripted failure");
+    } else if (f->nhealth) {
+        out->v = calloc((size_t)f->nhealth, sizeof *out->v);
+        ck_assert_ptr_nonnull(out->v);
+        memcpy(out->v, f->health, (size_t)f->nhealth * sizeof *out->v);
+        out->n = out->cap = (size_t)f->nhealth;
+    }
+    pthread_mutex_unlock(&f->mu);
+    return rc;
+}
+
 static const nw_cloud_ops_t fake_ops = {
     .launch = op_launch,
     .terminate = op_terminate,
@@ -284,6 +304,7 @@ static const nw_cloud_ops_t fake_ops = {
     .free = op_free,
     .instance_state = op_state,
     .offer_zones = op_offer_zones,
+    .instance_health = op_instance_health,
 };
 
 fake_cloud_t *fake_cloud_new(const nw_clock_t *clock)

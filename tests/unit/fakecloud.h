@@ -56,6 +56,10 @@ typedef struct {
     int spend_next; /* > 0: the next launches make nothing and report the token spent */
     int fail_list;  /* list fails */
     int gone_after; /* a terminated instance is reported gone after this many checks */
+    /* instance health (ops->instance_health answers these, under mu) */
+    nw_cloud_health_t health[8];
+    int nhealth, health_calls;
+    nw_cloud_err_kind_t health_fail; /* != NONE: instance_health fails with this kind */
 } fake_cloud_t;
 
 /** A new fake cloud on the given clock (launch times); aborts the test on failure. */

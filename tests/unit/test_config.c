@@ -218,12 +218,14 @@ START_TEST(feature_gates)
     ck_assert_int_eq(fg.spot_to_spot, -1);
     ck_assert_int_eq(fg.reserved_capacity, 1);
     ck_assert_int_eq(nw_config_feature_gates(" SpotToSpotConsolidation=T , ReservedCapacity=0,"
-                                             "NodeRepair=true,StaticCapacity=FALSE,Bogus=true,",
+                                             "NodeRepair=true,StaticCapacity=FALSE,NodeOverlay=1,"
+                                             "Bogus=true,",
                                              &fg, 1, &err),
                      NW_OK);
     ck_assert_int_eq(fg.spot_to_spot, 1);
     ck_assert_int_eq(fg.reserved_capacity, 0);
-    ck_assert_int_eq(fg.unimplemented, 1); /* NodeRepair on; StaticCapacity off */
+    ck_assert_int_eq(fg.node_repair, 1);
+    ck_assert_int_eq(fg.unimplemented, 1); /* NodeOverlay on; StaticCapacity off */
     static const char *const bad[] = {"NodeRepair", "NodeRepair=yes", "A=true,B", "X="};
     for (int i = 0; i < 4; i++) {
         nw_err_t e = {0};
@@ -240,6 +242,11 @@ START_TEST(feature_gates)
                         "--settings.featureGates", "NodeRepair=false", NULL};
     ck_assert_int_eq(load(&cfg, &err, a2), NW_OK);
     ck_assert_int_eq(cfg.scaler.disruption.spotToSpot, 1);
+    ck_assert_int_eq(cfg.settings.nodeRepair, 0);
+    nw_config_free(&cfg);
+    const char *a4[] = {"--settings.featureGates", "NodeRepair=true", NULL};
+    ck_assert_int_eq(load(&cfg, &err, a4), NW_OK);
+    ck_assert_int_eq(cfg.settings.nodeRepair, 1);
     nw_config_free(&cfg);
     const char *a3[] = {"--settings.featureGates", "SpotToSpotConsolidation=maybe", NULL};
     ck_assert_int_eq(load(&cfg, &err, a3), NW_EINVAL);

@@ -1,0 +1,310 @@
+/* common/series.c — labelled Prometheus series (see series.h). */
+#include "common/series.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/metrics.h"
+
+typedef struct {
+    const nw_series_desc_t *d;
+    char *key; /* the label values, each followed by '\x1f' */
+    double v;  /* counter, gauge; histograms: the sum */
+    uint64_t count;
+    uint64_t *buckets; /* histograms: per bucket (not cumulative) */
+} entry_t;
+
+struct nw_series {
+    pthread_mutex_t mu;
+    entry_t *v;
+    size_t n, cap;
+    size_t *index; /* open addressing: entry index + 1, 0 = empty */
+    size_t icap;   /* a power of two, > 2 n */
+};
+
+nw_series_t *nw_series_new(void)
+{
+    nw_series_t *r = calloc(1, sizeof *r);
+    if (r && pthread_mutex_init(&r->mu, NULL) != 0) {
+        free(r);
+        r = NULL;
+    }
+    return r;
+}
+
+static void drop_entries(nw_series_t *r, const nw_series_desc_t *only)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        if (!only || r->v[i].d == only) {
+            free(r->v[i].key);
+            free(r->v[i].buckets);
+        } else
+            r->v[k++] = r->v[i];
+    }
+    r->n = k;
+}
+
+void nw_series_free(nw_series_t *r)
+{
+    if (!r)
+        return;
+    drop_entries(r, NULL);
+    free(r->v);
+    free(r->index);
+    pthread_mutex_destroy(&r->mu);
+    free(r);
+}
+
+static int nlabels(const nw_series_desc_t *d)
+{
+    int n = 0;
+    while (n < NW_SERIES_MAX_LABELS && d->labels[n])
+        n++;
+    return n;
+}
+
+static char *make_key(const nw_series_desc_t *d, const char *const *values)
+{
+    nw_buf_t b;
+    nw_buf_init(&b, 1u << 16);
+    int n = nlabels(d), ok = 1;
+    for (int i = 0; i < n && ok; i++)
+        ok = nw_buf_adds(&b, values && values[i] ? values[i] : "") == NW_OK &&
+             nw_buf_add(&b, "\x1f", 1) == NW_OK;
+    char *k = ok ? nw_buf_take(&b) : NULL;
+    if (ok && !k)
+        k = strdup("");
+    nw_buf_cleanup(&b);
+    return k;
+}
+
+static size_t hash(const nw_series_desc_t *d, const char *key)
+{
+    uint64_t h = 1469598103934665603ULL ^ (uint64_t)(uintptr_t)d;
+    for (const unsigned char *p = (const unsigned char *)key; *p; p++)
+        h = (h ^ *p) * 1099511628211ULL;
+    return (size_t)h;
+}
+
+static int reindex(nw_series_t *r, size_t icap)
+{
+    size_t *ix = calloc(icap, sizeof *ix);
+    if (!ix)
+        return -1;
+    for (size_t i = 0; i < r->n; i++) {
+        size_t h = hash(r->v[i].d, r->v[i].key) & (icap - 1);
+        while (ix[h])
+            h = (h + 1) & (icap - 1);
+        ix[h] = i + 1;
+    }
+    free(r->index);
+    r->index = ix;
+    r->icap = icap;
+    return 0;
+}
+
+/* The entry of (d, values), made when create is set; NULL when absent or on OOM. */
+static entry_t *lookup(nw_series_t *r, const nw_series_desc_t *d, const char *const *values,
+                       int create)
+{
+    char *key = make_key(d, values);
+    if (!key)
+        return NULL;
+    if (r->icap) {
+        for (size_t h = hash(d, key) & (r->icap - 1); r->index[h]; h = (h + 1) & (r->icap - 1)) {
+            entry_t *e = &r->v[r->index[h] - 1];
+            if (e->d == d && strcmp(e->key, key) == 0) {
+                free(key);
+                return e;
+            }
+        }
+    }
+    if (!create || (2 * (r->n + 1) >= r->icap && reindex(r, r->icap ? 2 * r->icap : 64) != 0)) {
+        free(key);
+        return NULL;
+    }
+    if (r->n == r->cap) {
+        size_t cap = r->cap ? 2 * r->cap : 64;
+        entry_t *nv = realloc(r->v, cap * sizeof *nv);
+        if (!nv) {
+            free(key);
+            return NULL;
+        }
+        r->v = nv;
+        r->cap = cap;
+    }
+    entry_t *e = &r->v[r->n];
+    memset(e, 0, sizeof *e);
+    e->d = d;
+    e->key = key;
+    if (d->kind == NW_SERIES_HISTOGRAM &&
+        !(e->buckets = calloc((size_t)(d->nbuckets > 0 ? d->nbuckets : 1), sizeof *e->buckets))) {
+        free(key);
+        return NULL;
+    }
+    size_t h = hash(d, key) & (r->icap - 1);
+    while (r->index[h])
+        h = (h + 1) & (r->icap - 1);
+    r->index[h] = ++r->n;
+    return e;
+}
+
+void nw_series_add(nw_series_t *r, const nw_series_desc_t *d, const char *const *values, double v)
+{
+    pthread_mutex_lock(&r->mu);
+    entry_t *e = lookup(r, d, values, 1);
+    if (e)
+        e->v += v;
+    pthread_mutex_unlock(&r->mu);
+}
+
+void nw_series_set(nw_series_t *r, const nw_series_desc_t *d, const char *const *values, double v)
+{
+    pthread_mutex_lock(&r->mu);
+    entry_t *e = lookup(r, d, values, 1);
+    if (e)
+        e->v = v;
+    pthread_mutex_unlock(&r->mu);
+}
+
+void nw_series_observe(nw_series_t *r, const nw_series_desc_t *d, const char *const *values,
+                       double v)
+{
+    pthread_mutex_lock(&r->mu);
+    entry_t *e = lookup(r, d, values, 1);
+    if (e && e->buckets) {
+        int i = 0;
+        while (i < d->nbuckets && v > d->buckets[i])
+            i++;
+        if (i < d->nbuckets)
+            e->buckets[i]++;
+        e->count++;
+        e->v += v;
+    }
+    pthread_mutex_unlock(&r->mu);
+}
+
+double nw_series_get(nw_series_t *r, const nw_series_desc_t *d, const char *const *values)
+{
+    pthread_mutex_lock(&r->mu);
+    entry_t *e = lookup(r, d, values, 0);
+    double v = !e ? 0 : d->kind == NW_SERIES_HISTOGRAM ? (double)e->count : e->v;
+    pthread_mutex_unlock(&r->mu);
+    return v;
+}
+
+void nw_series_clear(nw_series_t *r, const nw_series_desc_t *d)
+{
+    pthread_mutex_lock(&r->mu);
+    drop_entries(r, d);
+    if (r->icap)
+        reindex(r, r->icap); /* on OOM the old index is kept: rebuilt by the next change */
+    pthread_mutex_unlock(&r->mu);
+}
+
+/* {a="x",b="y"[,extra]} from the key; "" when there is nothing to write. */
+static nw_rc_t write_labels(nw_buf_t *out, const nw_series_desc_t *d, const char *key,
+                            const char *extra)
+{
+    int n = nlabels(d);
+    if (!n && !extra)
+        return NW_OK;
+    nw_rc_t rc = nw_buf_adds(out, "{");
+    const char *p = key;
+    for (int i = 0; i < n && rc == NW_OK; i++) {
+        const char *end = strchr(p, '\x1f');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        char *v = strndup(p, len);
+        if (!v)
+            return NW_ENOMEM;
+        rc = nw_buf_addf(out, "%s%s=\"", i ? "," : "", d->labels[i]);
+        if (rc == NW_OK)
+            rc = nw_metrics_label_value(out, v);
+        if (rc == NW_OK)
+            rc = nw_buf_adds(out, "\"");
+        free(v);
+        p = end ? end + 1 : p + len;
+    }
+    if (rc == NW_OK && extra)
+        rc = nw_buf_addf(out, "%s%s", n ? "," : "", extra);
+    return rc == NW_OK ? nw_buf_adds(out, "}") : rc;
+}
+
+/* The shortest %g text that reads back as v (Go's strconv 'g', -1). */
+static void shortest(char *buf, size_t len, double v)
+{
+    for (int p = 1; p <= 17; p++) {
+        snprintf(buf, len, "%.*g", p, v);
+        if (strtod(buf, NULL) == v)
+            return;
+    }
+}
+
+static nw_rc_t write_value(nw_buf_t *out, double v)
+{
+    if (isnan(v))
+        return nw_buf_adds(out, " NaN\n");
+    if (isinf(v))
+        return nw_buf_adds(out, v > 0 ? " +Inf\n" : " -Inf\n");
+    char b[40];
+    shortest(b, sizeof b, v);
+    return nw_buf_addf(out, " %s\n", b);
+}
+
+static nw_rc_t write_entry(nw_buf_t *out, const entry_t *e)
+{
+    const nw_series_desc_t *d = e->d;
+    nw_rc_t rc = NW_OK;
+    if (d->kind != NW_SERIES_HISTOGRAM) {
+        if ((rc = nw_buf_adds(out, d->name)) == NW_OK &&
+            (rc = write_labels(out, d, e->key, NULL)) == NW_OK)
+            rc = write_value(out, e->v);
+        return rc;
+    }
+    uint64_t cum = 0;
+    char le[64];
+    for (int i = 0; i <= d->nbuckets && rc == NW_OK; i++) {
+        if (i < d->nbuckets) {
+            cum += e->buckets[i];
+            char b[40];
+            shortest(b, sizeof b, d->buckets[i]);
+            snprintf(le, sizeof le, "le=\"%s\"", b);
+        } else {
+            cum = e->count;
+            snprintf(le, sizeof le, "le=\"+Inf\"");
+        }
+        if ((rc = nw_buf_addf(out, "%s_bucket", d->name)) == NW_OK &&
+            (rc = write_labels(out, d, e->key, le)) == NW_OK)
+            rc = nw_buf_addf(out, " %llu\n", (unsigned long long)cum);
+    }
+    if (rc == NW_OK && (rc = nw_buf_addf(out, "%s_sum", d->name)) == NW_OK &&
+        (rc = write_labels(out, d, e->key, NULL)) == NW_OK)
+        rc = write_value(out, e->v);
+    if (rc == NW_OK && (rc = nw_buf_addf(out, "%s_count", d->name)) == NW_OK &&
+        (rc = write_labels(out, d, e->key, NULL)) == NW_OK)
+        rc = nw_buf_addf(out, " %llu\n", (unsigned long long)e->count);
+    return rc;
+}
+
+nw_rc_t nw_series_write(nw_series_t *r, const nw_series_desc_t *const *descs, size_t n,
+                        nw_buf_t *out)
+{
+    static const char *const kinds[] = {"counter", "gauge", "histogram"};
+    pthread_mutex_lock(&r->mu);
+    nw_rc_t rc = NW_OK;
+    for (size_t i = 0; i < n && rc == NW_OK; i++) {
+        const nw_series_desc_t *d = descs[i];
+        rc = nw_buf_addf(out, "# HELP %s %s\n# TYPE %s %s\n", d->name, d->help, d->name,
+                         kinds[d->kind]);
+        for (size_t k = 0; k < r->n && rc == NW_OK; k++)
+            if (r->v[k].d == d)
+                rc = write_entry(out, &r->v[k]);
+    }
+    pthread_mutex_unlock(&r->mu);
+    return rc;
+}

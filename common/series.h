@@ -1,0 +1,65 @@
+/*
+ * common/series.h — a registry of labelled Prometheus series: counters, gauges and
+ * histograms whose families are described once (name, help, label names, buckets) and
+ * whose series are keyed by their label values, as client_golang's *Vec types are.
+ *
+ *   static const nw_series_desc_t DISRUPTED = {
+ *       "karpenter_nodeclaims_disrupted_total", "Number of nodeclaims disrupted ...",
+ *       NW_SERIES_COUNTER, {"reason", "nodepool", "capacity_type"}};
+ *   nw_series_t *r = nw_series_new();
+ *   nw_series_add(r, &DISRUPTED, (const char *[]){"unhealthy", "default", "spot"}, 1);
+ *   const nw_series_desc_t *all[] = {&DISRUPTED};
+ *   nw_series_write(r, all, 1, out);       // HELP, TYPE, then every series of each family
+ *
+ * Label values are escaped on output (common/metrics.h); a family written with no series
+ * yet gets its HELP and TYPE lines only.
+ *
+ * Ownership: nw_series_new / nw_series_free; descriptions are borrowed (static storage).
+ * Thread: any; every call takes the registry's mutex.
+ */
+#ifndef NW_COMMON_SERIES_H
+#define NW_COMMON_SERIES_H
+
+#include <stddef.h>
+
+#include "common/buf.h"
+#include "common/err.h"
+
+#define NW_SERIES_MAX_LABELS 12
+
+typedef enum { NW_SERIES_COUNTER, NW_SERIES_GAUGE, NW_SERIES_HISTOGRAM } nw_series_kind_t;
+
+typedef struct {
+    const char *name, *help;
+    nw_series_kind_t kind;
+    const char *labels[NW_SERIES_MAX_LABELS]; /* label names, NULL-terminated (or full) */
+    const double *buckets;                    /* histograms: upper bounds, ascending */
+    int nbuckets;
+} nw_series_desc_t;
+
+typedef struct nw_series nw_series_t;
+
+/** An empty registry, NULL on OOM. */
+nw_series_t *nw_series_new(void);
+/** Free. NULL-safe. */
+void nw_series_free(nw_series_t *r);
+
+/** Add v to the series of d with these label values (one per label name of d; NULL
+ * counts as ""). Counters and gauges. On OOM the change is dropped. */
+void nw_series_add(nw_series_t *r, const nw_series_desc_t *d, const char *const *values, double v);
+/** Set a gauge's series to v. */
+void nw_series_set(nw_series_t *r, const nw_series_desc_t *d, const char *const *values, double v);
+/** Record one observation of a histogram's series. */
+void nw_series_observe(nw_series_t *r, const nw_series_desc_t *d, const char *const *values,
+                       double v);
+/** The current value of a counter's or gauge's series (a histogram's: its count); 0 when
+ * the series does not exist. */
+double nw_series_get(nw_series_t *r, const nw_series_desc_t *d, const char *const *values);
+/** Drop every series of d (a gauge family rebuilt from scratch). */
+void nw_series_clear(nw_series_t *r, const nw_series_desc_t *d);
+
+/** Append each family of descs (HELP, TYPE, its series in first-seen order). */
+nw_rc_t nw_series_write(nw_series_t *r, const nw_series_desc_t *const *descs, size_t n,
+                        nw_buf_t *out);
+
+#endif
