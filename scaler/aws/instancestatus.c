@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 static nw_cloud_health_t *push(nw_cloud_healths_t *l)
 {
     if (l->n == l->cap) {

@@ -292,7 +292,8 @@ static void repair_node(nw_repair_t *r, const nw_kube_snap_t *s, const nw_kube_o
         return;
     nw_log_info(COMP, "deleting unhealthy node", NW_LS("node", node->name),
                 NW_LS("nodeclaim", nc->name), NW_LS("condition", p->type),
-                NW_LS("status", p->status), NW_LI("tolerationSeconds", p->toleration_ns / NW_NS_PER_SEC));
+                NW_LS("status", p->status),
+                NW_LI("tolerationSeconds", p->toleration_ns / NW_NS_PER_SEC));
     count_disrupted(r, "unhealthy", node->json);
     if (c->series) {
         char cond[96];
@@ -364,8 +365,8 @@ static void act_on_health(nw_repair_t *r, const nw_kube_snap_t *s, const nw_clou
             continue;
         if (!seen_has(r->seen, r->nseen, e->instance_id, (int)e->kind)) {
             nw_log_info(COMP, "detected unhealthy instance owned by cluster",
-                        NW_LS("instanceID", e->instance_id),
-                        NW_LS("category", categories[e->kind]), NW_LS("check", e->name));
+                        NW_LS("instanceID", e->instance_id), NW_LS("category", categories[e->kind]),
+                        NW_LS("check", e->name));
             if (r->deps->series) {
                 const char *v[] = {categories[e->kind]};
                 nw_series_add(r->deps->series, &NW_KM_INSTANCE_STATUS_UNHEALTHY, v, 1);

@@ -82,9 +82,9 @@ int nw_repair_group_healthy(const nw_kube_snap_t *s, const char *nodepool);
 void nw_repair_snake(const char *in, char *out, size_t len);
 
 typedef struct {
-    int node_repair;              /* the NodeRepair feature gate */
-    int64_t instance_status_ns;   /* poll period (<= 0: 1m) */
-    int64_t status_threshold_ns;  /* a failed check counts after (<= 0: 2m) */
+    int node_repair;             /* the NodeRepair feature gate */
+    int64_t instance_status_ns;  /* poll period (<= 0: 1m) */
+    int64_t status_threshold_ns; /* a failed check counts after (<= 0: 2m) */
 } nw_repair_opts_t;
 
 typedef struct nw_repair nw_repair_t;

@@ -110,8 +110,7 @@ START_TEST(instance_status_xml)
     nw_ec2_istatuses_t l = {0};
     char next[64] = "";
     nw_err_t err = {0};
-    ck_assert_int_eq(nw_ec2xml_parse_instance_status(xml, strlen(xml), &l, next, sizeof next,
-                                                     &err),
+    ck_assert_int_eq(nw_ec2xml_parse_instance_status(xml, strlen(xml), &l, next, sizeof next, &err),
                      NW_OK);
     ck_assert_str_eq(next, "tok");
     ck_assert_int_eq((int)l.n, 2);
@@ -129,8 +128,7 @@ START_TEST(instance_status_xml)
     nw_cloud_healths_free(&h);
     nw_ec2_istatuses_free(&l);
     static const char bad[] = "<DescribeInstancesResponse/>";
-    ck_assert_int_eq(nw_ec2xml_parse_instance_status(bad, strlen(bad), &l, next, sizeof next,
-                                                     &err),
+    ck_assert_int_eq(nw_ec2xml_parse_instance_status(bad, strlen(bad), &l, next, sizeof next, &err),
                      NW_EPARSE);
     nw_ec2_istatuses_free(&l);
 }
@@ -176,8 +174,8 @@ static void set_cond(rfx_t *x, const char *name, const char *type, const char *s
     cJSON_AddStringToObject(c, "status", status);
     cJSON_AddStringToObject(c, "lastTransitionTime", since);
     for (int i = cJSON_GetArraySize(conds) - 1; i >= 0; i--)
-        if (strcmp(cJSON_GetObjectItem(cJSON_GetArrayItem(conds, i), "type")->valuestring,
-                   type) == 0)
+        if (strcmp(cJSON_GetObjectItem(cJSON_GetArrayItem(conds, i), "type")->valuestring, type) ==
+            0)
             cJSON_DeleteItemFromArray(conds, i);
     cJSON_AddItemToArray(conds, c);
     char *s = cJSON_PrintUnformatted(n);
@@ -304,7 +302,7 @@ START_TEST(instance_health_acts)
     health(&x, "i-a", NW_CLOUD_HEALTH_SYSTEM, now - 4 * MIN); /* a second failed check */
     health(&x, "i-b", NW_CLOUD_HEALTH_EVENT, 0);
     health(&x, "i-c", NW_CLOUD_HEALTH_INSTANCE, now - 30 * NW_NS_PER_SEC); /* too young */
-    health(&x, "i-unknown", NW_CLOUD_HEALTH_INSTANCE, now - 10 * MIN);   /* not ours */
+    health(&x, "i-unknown", NW_CLOUD_HEALTH_INSTANCE, now - 10 * MIN);     /* not ours */
     ck_assert_int_eq(nw_repair_start(x.r, NULL), NW_OK);
     polls(&x);
     int m = ctlfix_mark(&x.f);
