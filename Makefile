@@ -42,7 +42,8 @@ GIT_REV := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 DEB_PKGS := build-essential pkg-config libmicrohttpd-dev libgnutls28-dev libssl-dev libcjson-dev \
             libcurl4-openssl-dev libyaml-dev libxml2-dev check clang libfuzzer-14-dev \
             libclang-rt-14-dev cppcheck clang-format openssl python3 wrk nginx-light curl \
-            git ca-certificates iproute2 procps debootstrap valgrind python3-yaml coinor-cbc
+            git ca-certificates iproute2 procps debootstrap valgrind python3-yaml coinor-cbc \
+            prometheus
 PKGS := libmicrohttpd gnutls openssl libcjson libcurl yaml-0.1 libxml-2.0
 
 # The compiler and linker flags come from pkg-config, which can answer only after

@@ -16,6 +16,7 @@ typedef struct {
     double v;  /* counter, gauge; histograms: the sum */
     uint64_t count;
     uint64_t *buckets; /* histograms: per bucket (not cumulative) */
+    double *window;    /* summaries: the last observations (a ring) */
 } entry_t;
 
 struct nw_series {
@@ -43,6 +44,7 @@ static void drop_entries(nw_series_t *r, const nw_series_desc_t *only)
         if (!only || r->v[i].d == only) {
             free(r->v[i].key);
             free(r->v[i].buckets);
+            free(r->v[i].window);
         } else
             r->v[k++] = r->v[i];
     }
@@ -142,8 +144,11 @@ static entry_t *lookup(nw_series_t *r, const nw_series_desc_t *d, const char *co
     memset(e, 0, sizeof *e);
     e->d = d;
     e->key = key;
-    if (d->kind == NW_SERIES_HISTOGRAM &&
-        !(e->buckets = calloc((size_t)(d->nbuckets > 0 ? d->nbuckets : 1), sizeof *e->buckets))) {
+    if ((d->kind == NW_SERIES_HISTOGRAM &&
+         !(e->buckets = calloc((size_t)(d->nbuckets > 0 ? d->nbuckets : 1), sizeof *e->buckets))) ||
+        (d->kind == NW_SERIES_SUMMARY &&
+         !(e->window = calloc(NW_SERIES_SUMMARY_WINDOW, sizeof *e->window)))) {
+        free(e->buckets);
         free(key);
         return NULL;
     }
@@ -156,6 +161,8 @@ static entry_t *lookup(nw_series_t *r, const nw_series_desc_t *d, const char *co
 
 void nw_series_add(nw_series_t *r, const nw_series_desc_t *d, const char *const *values, double v)
 {
+    if (!r)
+        return;
     pthread_mutex_lock(&r->mu);
     entry_t *e = lookup(r, d, values, 1);
     if (e)
@@ -165,6 +172,8 @@ void nw_series_add(nw_series_t *r, const nw_series_desc_t *d, const char *const 
 
 void nw_series_set(nw_series_t *r, const nw_series_desc_t *d, const char *const *values, double v)
 {
+    if (!r)
+        return;
     pthread_mutex_lock(&r->mu);
     entry_t *e = lookup(r, d, values, 1);
     if (e)
@@ -175,9 +184,15 @@ void nw_series_set(nw_series_t *r, const nw_series_desc_t *d, const char *const 
 void nw_series_observe(nw_series_t *r, const nw_series_desc_t *d, const char *const *values,
                        double v)
 {
+    if (!r)
+        return;
     pthread_mutex_lock(&r->mu);
     entry_t *e = lookup(r, d, values, 1);
-    if (e && e->buckets) {
+    if (e && e->window) {
+        e->window[e->count % NW_SERIES_SUMMARY_WINDOW] = v;
+        e->count++;
+        e->v += v;
+    } else if (e && e->buckets) {
         int i = 0;
         while (i < d->nbuckets && v > d->buckets[i])
             i++;
@@ -191,15 +206,21 @@ void nw_series_observe(nw_series_t *r, const nw_series_desc_t *d, const char *co
 
 double nw_series_get(nw_series_t *r, const nw_series_desc_t *d, const char *const *values)
 {
+    if (!r)
+        return 0;
     pthread_mutex_lock(&r->mu);
     entry_t *e = lookup(r, d, values, 0);
-    double v = !e ? 0 : d->kind == NW_SERIES_HISTOGRAM ? (double)e->count : e->v;
+    double v = !e                                                               ? 0
+               : d->kind == NW_SERIES_HISTOGRAM || d->kind == NW_SERIES_SUMMARY ? (double)e->count
+                                                                                : e->v;
     pthread_mutex_unlock(&r->mu);
     return v;
 }
 
 void nw_series_clear(nw_series_t *r, const nw_series_desc_t *d)
 {
+    if (!r)
+        return;
     pthread_mutex_lock(&r->mu);
     drop_entries(r, d);
     if (r->icap)
@@ -238,6 +259,10 @@ static nw_rc_t write_labels(nw_buf_t *out, const nw_series_desc_t *d, const char
 /* The shortest %g text that reads back as v (Go's strconv 'g', -1). */
 static void shortest(char *buf, size_t len, double v)
 {
+    if (v == floor(v) && fabs(v) < 1e15) { /* integers without an exponent, as Go prints */
+        snprintf(buf, len, "%.0f", v);
+        return;
+    }
     for (int p = 1; p <= 17; p++) {
         snprintf(buf, len, "%.*g", p, v);
         if (strtod(buf, NULL) == v)
@@ -256,10 +281,46 @@ static nw_rc_t write_value(nw_buf_t *out, double v)
     return nw_buf_addf(out, " %s\n", b);
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* name{labels,quantile="q"} v for Karpenter's objectives, then _sum and _count. */
+static nw_rc_t write_summary(nw_buf_t *out, const entry_t *e)
+{
+    static const double qs[] = {0, 0.5, 0.9, 0.99, 1};
+    const nw_series_desc_t *d = e->d;
+    size_t n = e->count < NW_SERIES_SUMMARY_WINDOW ? (size_t)e->count : NW_SERIES_SUMMARY_WINDOW;
+    double sorted[NW_SERIES_SUMMARY_WINDOW];
+    memcpy(sorted, e->window, n * sizeof *sorted);
+    qsort(sorted, n, sizeof *sorted, cmp_double);
+    nw_rc_t rc = NW_OK;
+    for (size_t i = 0; i < sizeof qs / sizeof qs[0] && rc == NW_OK; i++) {
+        char q[64], b[40];
+        shortest(b, sizeof b, qs[i]);
+        snprintf(q, sizeof q, "quantile=\"%s\"", b);
+        double v = n ? sorted[(size_t)(qs[i] * (double)(n - 1) + 0.5)] : NAN;
+        if ((rc = nw_buf_adds(out, d->name)) == NW_OK &&
+            (rc = write_labels(out, d, e->key, q)) == NW_OK)
+            rc = write_value(out, v);
+    }
+    if (rc == NW_OK && (rc = nw_buf_addf(out, "%s_sum", d->name)) == NW_OK &&
+        (rc = write_labels(out, d, e->key, NULL)) == NW_OK)
+        rc = write_value(out, e->v);
+    if (rc == NW_OK && (rc = nw_buf_addf(out, "%s_count", d->name)) == NW_OK &&
+        (rc = write_labels(out, d, e->key, NULL)) == NW_OK)
+        rc = nw_buf_addf(out, " %llu\n", (unsigned long long)e->count);
+    return rc;
+}
+
 static nw_rc_t write_entry(nw_buf_t *out, const entry_t *e)
 {
     const nw_series_desc_t *d = e->d;
     nw_rc_t rc = NW_OK;
+    if (d->kind == NW_SERIES_SUMMARY)
+        return write_summary(out, e);
     if (d->kind != NW_SERIES_HISTOGRAM) {
         if ((rc = nw_buf_adds(out, d->name)) == NW_OK &&
             (rc = write_labels(out, d, e->key, NULL)) == NW_OK)
@@ -294,7 +355,7 @@ static nw_rc_t write_entry(nw_buf_t *out, const entry_t *e)
 nw_rc_t nw_series_write(nw_series_t *r, const nw_series_desc_t *const *descs, size_t n,
                         nw_buf_t *out)
 {
-    static const char *const kinds[] = {"counter", "gauge", "histogram"};
+    static const char *const kinds[] = {"counter", "gauge", "histogram", "summary"};
     pthread_mutex_lock(&r->mu);
     nw_rc_t rc = NW_OK;
     for (size_t i = 0; i < n && rc == NW_OK; i++) {

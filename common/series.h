@@ -15,7 +15,8 @@
  * yet gets its HELP and TYPE lines only.
  *
  * Ownership: nw_series_new / nw_series_free; descriptions are borrowed (static storage).
- * Thread: any; every call takes the registry's mutex.
+ * Thread: any; every call takes the registry's mutex. A NULL registry: every change is
+ * dropped, every value 0.
  */
 #ifndef NW_COMMON_SERIES_H
 #define NW_COMMON_SERIES_H
@@ -25,9 +26,16 @@
 #include "common/buf.h"
 #include "common/err.h"
 
-#define NW_SERIES_MAX_LABELS 12
+#define NW_SERIES_MAX_LABELS 48
 
-typedef enum { NW_SERIES_COUNTER, NW_SERIES_GAUGE, NW_SERIES_HISTOGRAM } nw_series_kind_t;
+typedef enum {
+    NW_SERIES_COUNTER,
+    NW_SERIES_GAUGE,
+    NW_SERIES_HISTOGRAM,
+    NW_SERIES_SUMMARY /* quantiles 0, 0.5, 0.9, 0.99, 1 over the last NW_SERIES_SUMMARY_WINDOW
+                       * observations (client_golang keeps 10 minutes of them) */
+} nw_series_kind_t;
+#define NW_SERIES_SUMMARY_WINDOW 512
 
 typedef struct {
     const char *name, *help;
@@ -49,7 +57,7 @@ void nw_series_free(nw_series_t *r);
 void nw_series_add(nw_series_t *r, const nw_series_desc_t *d, const char *const *values, double v);
 /** Set a gauge's series to v. */
 void nw_series_set(nw_series_t *r, const nw_series_desc_t *d, const char *const *values, double v);
-/** Record one observation of a histogram's series. */
+/** Record one observation of a histogram's or summary's series. */
 void nw_series_observe(nw_series_t *r, const nw_series_desc_t *d, const char *const *values,
                        double v);
 /** The current value of a counter's or gauge's series (a histogram's: its count); 0 when

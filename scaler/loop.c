@@ -15,6 +15,7 @@
 #include "common/metrics.h"
 #include "scaler/aws/cloud.h"
 #include "scaler/aws/intrsource.h"
+#include "scaler/cloud/metered.h"
 #include "scaler/controllers/accelaudit.h"
 #include "scaler/controllers/ctl.h"
 #include "scaler/controllers/disruption.h"
@@ -25,6 +26,7 @@
 #include "scaler/controllers/kmetrics.h"
 #include "scaler/controllers/provisioning.h"
 #include "scaler/controllers/repair.h"
+#include "scaler/controllers/statemetrics.h"
 #include "scaler/controllers/termination.h"
 #include "scaler/controllers/upkeep.h"
 #include "scaler/kube/leader.h"
@@ -44,6 +46,7 @@ struct nw_scaler {
     nw_dis_ctl_t *dis;   /* disruption */
     nw_accelaudit_t *audit;        /* accelerator isolation audit */
     nw_repair_t *repair;           /* node repair and instance health */
+    nw_statemetrics_t *gauges;     /* Karpenter's state gauges */
     nw_intr_t *intr;               /* interruption thread, when settings.interruptionQueue is set */
     nw_intr_source_t *intr_source; /* its SQS queue (owned) */
     nw_kube_watch_t *watch;
@@ -132,23 +135,31 @@ static void *reconcile_main(void *arg)
         nw_kube_snap_t *snap = nw_kube_cache_snapshot(c->cache);
         if (!snap)
             continue;
+        nw_cloud_metered_controller("provisioner");
         nw_prov_tick(s->prov, snap);
         nw_kube_snap_release(snap);
         /* lifecycle on a fresh snapshot (the provisioner's writes may have landed) */
         snap = nw_kube_cache_snapshot(c->cache);
         if (!snap)
             continue;
+        nw_cloud_metered_controller("nodeclaim.lifecycle");
         nw_life_tick(s->life, snap);
+        nw_cloud_metered_controller("nodeclaim.garbagecollection");
         nw_gc_tick(s->gc, snap);
+        nw_cloud_metered_controller("node.termination");
         nw_term_tick(s->term, snap);
+        nw_cloud_metered_controller("");
         nw_upkeep_tick(s->upkeep, snap);
         nw_accelaudit_tick(s->audit, snap);
         nw_repair_tick(s->repair, snap);
+        nw_statemetrics_tick(s->gauges, snap);
         nw_kube_snap_release(snap);
         snap = nw_kube_cache_snapshot(c->cache);
         if (!snap)
             continue;
+        nw_cloud_metered_controller("disruption");
         nw_dis_tick(s->dis, snap);
+        nw_cloud_metered_controller("");
         nw_kube_snap_release(snap);
     }
     return NULL;
@@ -162,6 +173,7 @@ static void scaler_free(nw_scaler_t *s)
     nw_kube_leader_free(s->leader);
     nw_kube_watch_free(s->watch);
     nw_repair_free(s->repair);
+    nw_statemetrics_free(s->gauges);
     nw_dis_ctl_free(s->dis);
     nw_accelaudit_free(s->audit);
     nw_upkeep_free(s->upkeep);
@@ -273,10 +285,17 @@ nw_rc_t nw_scaler_start(const nw_scaler_opts_t *o, nw_scaler_t **out, nw_err_t *
     ao.clock = c->clock;
     ao.k8s_version = k8s_version;
     ao.k8s_version_ud = c->kube;
-    if ((rc = nw_aws_cloud_new(&ao, &c->cloud, err)) != NW_OK)
+    nw_cloud_t *aws = NULL;
+    if ((rc = nw_aws_cloud_new(&ao, &aws, err)) != NW_OK)
         goto fail;
     /* the launch workers' EC2 calls end at once when the scaler stops (their join waits) */
-    nw_aws_cloud_set_abort(c->cloud, &c->stopping);
+    nw_aws_cloud_set_abort(aws, &c->stopping);
+    nw_creds_t *creds = nw_aws_cloud_creds(aws);
+    /* Karpenter's cloud provider call metrics (scaler/cloud/metered.h) */
+    if (!(c->cloud = nw_cloud_metered_new(aws, "aws", c->series, c->clock))) {
+        rc = nw_err_set(err, NW_ENOMEM, NULL, "out of memory");
+        goto fail;
+    }
     nw_gc_opts_t go = {o->gc_initial_interval_ns, o->gc_interval_ns, 0,
                        o->gc_launch_grace_ns > 0 ? o->gc_launch_grace_ns : -1};
     if (!(s->gc = nw_gc_new(c, &s->mem.inflight, &go))) {
@@ -284,7 +303,7 @@ nw_rc_t nw_scaler_start(const nw_scaler_opts_t *o, nw_scaler_t **out, nw_err_t *
         goto fail;
     }
     nw_repair_opts_t ropts = {o->node_repair, o->instance_status_ns, 0};
-    if (!(s->repair = nw_repair_new(c, &ropts))) {
+    if (!(s->repair = nw_repair_new(c, &ropts)) || !(s->gauges = nw_statemetrics_new(c))) {
         rc = nw_err_set(err, NW_ENOMEM, NULL, "out of memory");
         goto fail;
     }
@@ -317,9 +336,8 @@ nw_rc_t nw_scaler_start(const nw_scaler_opts_t *o, nw_scaler_t **out, nw_err_t *
                      : o->interruption_wait_ns < NW_NS_PER_SEC
                          ? 1
                          : (int)(o->interruption_wait_ns / NW_NS_PER_SEC);
-        if ((rc = nw_aws_intr_source_new(&ao.aws, nw_aws_cloud_creds(c->cloud), c->clock,
-                                         o->interruption_queue, wait_s, 20, &s->intr_source,
-                                         err)) != NW_OK)
+        if ((rc = nw_aws_intr_source_new(&ao.aws, creds, c->clock, o->interruption_queue, wait_s,
+                                         20, &s->intr_source, err)) != NW_OK)
             goto fail;
         nw_intr_opts_t io = {
             .ice = c->cloud->ops->ice(c->cloud),
@@ -365,7 +383,9 @@ void nw_scaler_stop(nw_scaler_t *s)
 nw_rc_t nw_scaler_metrics(nw_scaler_t *s, nw_buf_t *out)
 {
     nw_rc_t rc =
-        nw_buf_addf(out, "# TYPE nodewarden_scaler_leader gauge\nnodewarden_scaler_leader %d\n",
+        nw_buf_addf(out,
+                    "# HELP nodewarden_scaler_leader 1 while this replica holds the Lease.\n"
+                    "# TYPE nodewarden_scaler_leader gauge\nnodewarden_scaler_leader %d\n",
                     atomic_load(&s->deps.leading));
     /* each controller's own counters, in the order of a tick */
     if (rc == NW_OK)
@@ -391,7 +411,9 @@ nw_rc_t nw_scaler_metrics(nw_scaler_t *s, nw_buf_t *out)
     if (rc == NW_OK)
         rc = nw_kube_metrics_write(nw_kube_client_metrics(s->deps.kube), out);
     if (rc == NW_OK)
-        rc = nw_series_write(s->deps.series, nw_km_all, nw_km_count, out);
+        rc = nw_series_write(s->deps.series, nw_km_counted, nw_km_ncounted, out);
+    if (rc == NW_OK)
+        rc = nw_statemetrics_write(s->gauges, out);
     return rc;
 }
 

@@ -2,6 +2,7 @@
  * scaler/controllers/disruption.c — the disruption controller (see controller.h).
  */
 #include "scaler/controllers/disruption.h"
+#include "scaler/controllers/kmetrics.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
@@ -527,6 +528,49 @@ static void untaint_all(nw_dis_ctl_t *d, const nw_kube_snap_t *s, const nw_dis_c
     }
 }
 
+/* karpenter_voluntary_disruption_decisions_total{decision,reason,consolidation_type}
+ * (kubernetes-sigs/karpenter pkg/controllers/disruption/queue.go) */
+static void count_decision(nw_ctl_deps_t *c, const nw_dis_cmd_t *cmd)
+{
+    char r[32];
+    nw_km_resource_type(nw_dis_reason_str(cmd->reason), r, sizeof r);
+    const char *ct = cmd->method == NW_DIS_EMPTINESS ? "empty"
+                     : cmd->method == NW_DIS_MULTI   ? "multi"
+                     : cmd->method == NW_DIS_SINGLE  ? "single"
+                                                     : "";
+    const char *v[] = {nw_dis_action_str(cmd->action), r, ct};
+    nw_series_add(c->series, &NW_KM_DISRUPTION_DECISIONS, v, 1);
+}
+
+/* karpenter_nodepools_allowed_disruptions{nodepool,reason} and
+ * karpenter_voluntary_disruption_eligible_nodes{reason} of a pass's state (Karpenter's
+ * helpers.go BuildDisruptionBudgetMapping and controller.go; no active budget: MaxInt32) */
+static void budget_gauges(nw_ctl_deps_t *c, const nw_dis_state_t *st)
+{
+    for (size_t p = 0; p < st->npools; p++)
+        for (int r = 0; r < NW_DIS_NREASONS; r++) {
+            const char *v[] = {st->pools[p].name, nw_dis_reason_str((nw_dis_reason_t)r)};
+            int a = st->pools[p].allowed[r];
+            nw_series_set(c->series, &NW_KM_NODEPOOLS_ALLOWED_DISRUPTIONS, v,
+                          a == NW_DIS_UNLIMITED ? 2147483647.0 : (double)a);
+        }
+    int eligible[NW_DIS_NREASONS] = {0};
+    for (size_t i = 0; i < st->nnodes; i++) {
+        const nw_dis_node_t *n = &st->nodes[i];
+        if (!n->candidate)
+            continue;
+        eligible[NW_DIS_UNDERUTILIZED]++;
+        eligible[NW_DIS_EMPTY] += n->empty;
+        eligible[NW_DIS_DRIFTED] += n->drifted;
+    }
+    for (int r = 0; r < NW_DIS_NREASONS; r++) {
+        char lr[32];
+        nw_km_resource_type(nw_dis_reason_str((nw_dis_reason_t)r), lr, sizeof lr);
+        const char *v[] = {lr};
+        nw_series_set(c->series, &NW_KM_DISRUPTION_ELIGIBLE, v, eligible[r]);
+    }
+}
+
 static void delete_candidates(nw_dis_ctl_t *d, const nw_kube_snap_t *s, const nw_dis_cmd_t *cmd)
 {
     nw_ctl_deps_t *c = d->deps;
@@ -549,6 +593,9 @@ static void delete_candidates(nw_dis_ctl_t *d, const nw_kube_snap_t *s, const nw
         recent_add(d, name, mono);
         atomic_fetch_add(&d->disrupted[cmd->method][cmd->reason], 1);
         const nw_kube_obj_t *nc = nw_kube_snap_get(s, NW_KUBE_NODECLAIMS, NULL, name);
+        char r[32];
+        nw_km_resource_type(nw_dis_reason_str(cmd->reason), r, sizeof r); /* lower case */
+        nw_km_disrupted(c->series, r, nc ? nc->json : NULL);
         char msg[600];
         snprintf(
             msg, sizeof msg, "Disrupting NodeClaim: %s/%s (%s)", nw_dis_reason_str(cmd->reason),
@@ -611,6 +658,12 @@ static int execute(nw_dis_ctl_t *d, const nw_kube_snap_t *s, const view_t *v, nw
             return -1; /* the taints go on the next pass */
         }
         f.repl[f.nrepl++] = strdup(name);
+        {
+            char r[32];
+            nw_km_resource_type(nw_dis_reason_str(cmd->reason), r, sizeof r); /* lower case */
+            const char *lv[] = {r, cmd->sim.repl[k].pool, "false"};
+            nw_series_add(c->series, &NW_KM_NODECLAIMS_CREATED, lv, 1);
+        }
         nw_log_info(
             "disruption", "created replacement NodeClaim", NW_LS("nodeclaim", name),
             NW_LS("nodepool", cmd->sim.repl[k].pool),
@@ -619,6 +672,7 @@ static int execute(nw_dis_ctl_t *d, const nw_kube_snap_t *s, const view_t *v, nw
             NW_LB("spotOnly", !cmd->sim.repl[k].allow_on_demand));
     }
     atomic_fetch_add(&d->decisions[cmd->method][cmd->action][cmd->reason], 1);
+    count_decision(c, cmd);
     f.cmd = *cmd;
     memset(cmd, 0, sizeof *cmd);
     inflight_t *nf = realloc(d->fl, (d->nfl + 1) * sizeof *nf);
@@ -796,6 +850,7 @@ void nw_dis_tick(nw_dis_ctl_t *d, const nw_kube_snap_t *s)
     }
     for (int r = 0; r < NW_DIS_NREASONS; r++)
         atomic_fetch_add(&d->blocked[r], (uint64_t)cmd.budget_blocked[r]);
+    budget_gauges(d->deps, v.st);
     if (nw_log_enabled(NW_LOG_DEBUG)) { /* each pass's report at log.level debug */
         cJSON *rep = nw_dis_report_json(v.st, &cmd);
         char *txt = rep ? cJSON_PrintUnformatted(rep) : NULL;

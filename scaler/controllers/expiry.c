@@ -9,6 +9,7 @@
 
 #include "api/duration.h"
 #include "common/log.h"
+#include "scaler/controllers/kmetrics.h"
 
 #define DEFAULT_EXPIRE_AFTER "720h"
 
@@ -90,5 +91,6 @@ void nw_expiry_tick(nw_expiry_t *e, const nw_kube_snap_t *s)
         nw_ctl_event(c, &nw_kube_res_nodeclaims, nc->json, "Normal", "Expired", msg);
         if (e->counters)
             nw_counters_inc(e->counters, "expired", nc->nodepool, NULL);
+        nw_km_disrupted(c->series, "expired", nc->json);
     }
 }

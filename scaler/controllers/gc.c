@@ -1,5 +1,6 @@
 /* scaler/controllers/gc.c — leaked instances and orphaned NodeClaims; see gc.h. */
 #include "scaler/controllers/gc.h"
+#include "scaler/controllers/kmetrics.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
@@ -227,6 +228,7 @@ static void pass(nw_gc_t *g, const nw_kube_snap_t *s)
             continue;
         }
         atomic_fetch_add(&g->claims_deleted, 1);
+        nw_km_disrupted(c->series, "garbage_collected", nc->json);
         nw_log_info("gc", "deleted a NodeClaim whose instance is gone",
                     NW_LS("nodeclaim", nc->name), NW_LS("providerID", nc->provider_id));
     }

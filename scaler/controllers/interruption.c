@@ -10,6 +10,7 @@
 
 #include "common/log.h"
 #include "scaler/controllers/ctl.h"
+#include "scaler/controllers/kmetrics.h"
 
 #define NKINDS (NW_INTR_KINDS + 1) /* + one slot for messages that did not parse */
 #define KIND_UNPARSEABLE NW_INTR_KINDS
@@ -202,6 +203,7 @@ static nw_rc_t act(nw_intr_t *h, const nw_intr_event_t *ev, const nw_intr_action
             return rc;
         }
         atomic_fetch_add(&h->actions[ACT_DELETE], 1);
+        nw_km_disrupted(h->deps->series, nw_km_message_kind(ev->kind), a->nodeclaim->json);
         char msg[160];
         snprintf(msg, sizeof msg, "Interruption (%s) triggered termination of the NodeClaim",
                  nw_intr_kind_name(ev->kind));
@@ -226,6 +228,11 @@ static int handle(nw_intr_t *h, const nw_intr_msg_t *m, int *kind)
         return 1;
     }
     atomic_fetch_add(&h->received[ev.kind], 1);
+    const char *mt[] = {nw_km_message_kind(ev.kind)};
+    nw_series_add(h->deps->series, &NW_KM_INTERRUPTION_RECEIVED, mt, 1);
+    if (ev.time_ns > 0)
+        nw_series_observe(h->deps->series, &NW_KM_INTERRUPTION_QUEUE_DURATION, NULL,
+                          (double)(nw_clock_now(h->deps->clock) - ev.time_ns) / 1e9);
     *kind = ev.kind;
     if (ev.kind == NW_INTR_NOOP) {
         nw_log_debug("interruption", "message of no interest", NW_LS("messageId", m->id),
@@ -285,8 +292,10 @@ int nw_intr_poll(nw_intr_t *h)
             nw_log_warn("interruption", "cannot delete the message",
                         NW_LS("messageId", msgs.v[i].id), NW_LS("code", ce.code),
                         NW_LS("error", err.msg));
-        } else
+        } else {
             atomic_fetch_add(&h->deleted[k], 1);
+            nw_series_add(h->deps->series, &NW_KM_INTERRUPTION_DELETED, NULL, 1);
+        }
     }
     int n = (int)msgs.n;
     nw_intr_batch_free(&msgs);

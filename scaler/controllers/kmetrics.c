@@ -1,21 +1,162 @@
 /* scaler/controllers/kmetrics.c — Karpenter's metric families (see kmetrics.h). */
 #include "scaler/controllers/kmetrics.h"
 
+#include <ctype.h>
+#include <stdio.h>
+
+#include "api/wellknown.h"
+#include "common/json.h"
+
+const char *const nw_km_node_label_keys[] = {
+    "karpenter.sh/nodepool",
+    "topology.kubernetes.io/zone",
+    "topology.kubernetes.io/region",
+    "node.kubernetes.io/instance-type",
+    "kubernetes.io/arch",
+    "kubernetes.io/os",
+    "karpenter.sh/capacity-type",
+    "node.kubernetes.io/windows-build",
+    "karpenter.k8s.aws/capacity-reservation-id",
+    "karpenter.k8s.aws/capacity-reservation-type",
+    "karpenter.k8s.aws/capacity-reservation-interruptible",
+    "karpenter.k8s.aws/instance-hypervisor",
+    "karpenter.k8s.aws/instance-encryption-in-transit-supported",
+    "karpenter.k8s.aws/instance-category",
+    "karpenter.k8s.aws/instance-capability-flex",
+    "karpenter.k8s.aws/instance-family",
+    "karpenter.k8s.aws/instance-generation",
+    "karpenter.k8s.aws/instance-size",
+    "karpenter.k8s.aws/instance-local-nvme",
+    "karpenter.k8s.aws/instance-cpu",
+    "karpenter.k8s.aws/instance-cpu-manufacturer",
+    "karpenter.k8s.aws/instance-cpu-sustained-clock-speed-mhz",
+    "karpenter.k8s.aws/instance-memory",
+    "karpenter.k8s.aws/instance-ebs-bandwidth",
+    "karpenter.k8s.aws/instance-network-bandwidth",
+    "karpenter.k8s.aws/instance-gpu-name",
+    "karpenter.k8s.aws/instance-gpu-manufacturer",
+    "karpenter.k8s.aws/instance-gpu-count",
+    "karpenter.k8s.aws/instance-gpu-memory",
+    "karpenter.k8s.aws/instance-accelerator-name",
+    "karpenter.k8s.aws/instance-accelerator-manufacturer",
+    "karpenter.k8s.aws/instance-accelerator-count",
+    "topology.k8s.aws/zone-id",
+    "karpenter.k8s.aws/instance-tenancy",
+    "karpenter.k8s.aws/placement-group-id",
+    "karpenter.k8s.aws/placement-group-partition",
+};
+const int nw_km_nnode_labels = sizeof nw_km_node_label_keys / sizeof nw_km_node_label_keys[0];
+
+/* the label names of nw_km_node_label_keys, in its order */
+#define NODE_LABELS                                                                                \
+    "nodepool", "zone", "region", "instance_type", "arch", "os", "capacity_type", "windows_build", \
+        "capacity_reservation_id", "capacity_reservation_type",                                    \
+        "capacity_reservation_interruptible", "instance_hypervisor",                               \
+        "instance_encryption_in_transit_supported", "instance_category",                           \
+        "instance_capability_flex", "instance_family", "instance_generation", "instance_size",     \
+        "instance_local_nvme", "instance_cpu", "instance_cpu_manufacturer",                        \
+        "instance_cpu_sustained_clock_speed_mhz", "instance_memory", "instance_ebs_bandwidth",     \
+        "instance_network_bandwidth", "instance_gpu_name", "instance_gpu_manufacturer",            \
+        "instance_gpu_count", "instance_gpu_memory", "instance_accelerator_name",                  \
+        "instance_accelerator_manufacturer", "instance_accelerator_count", "zone_id",              \
+        "instance_tenancy", "placement_group_id", "placement_group_partition"
+
+/* pkg/metrics/constants.go DurationBuckets */
+static const double duration_buckets[] = {
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7,
+    0.8,   0.9,  1.0,   1.25, 1.5, 1.75, 2.0, 2.5,  3.0, 3.5,  4.0, 4.5,  5,   6,   7,
+    8,     9,    10,    15,   20,  25,   30,  40,   50,  60,   120, 150,  300, 450, 600};
+
+const nw_series_desc_t NW_KM_NODECLAIMS_CREATED = {
+    .name = "karpenter_nodeclaims_created_total",
+    .help = "Number of nodeclaims created in total by Karpenter. Labeled by reason the nodeclaim "
+            "was created, the owning nodepool, and if min values was relaxed for this nodeclaim.",
+    .kind = NW_SERIES_COUNTER,
+    .labels = {"reason", "nodepool", "min_values_relaxed"}};
+
+const nw_series_desc_t NW_KM_NODECLAIMS_TERMINATED = {
+    .name = "karpenter_nodeclaims_terminated_total",
+    .help = "Number of nodeclaims terminated in total by Karpenter. Labeled by the owning "
+            "nodepool, capacity type, and zone.",
+    .kind = NW_SERIES_COUNTER,
+    .labels = {"nodepool", "capacity_type", "zone"}};
+
 const nw_series_desc_t NW_KM_NODECLAIMS_DISRUPTED = {
     .name = "karpenter_nodeclaims_disrupted_total",
-    .help =
-        "Number of nodeclaims disrupted in total by Karpenter. Labeled by reason the nodeclaim was "
-        "disrupted and the owning nodepool.",
+    .help = "Number of nodeclaims disrupted in total by Karpenter. Labeled by reason the nodeclaim "
+            "was disrupted and the owning nodepool.",
     .kind = NW_SERIES_COUNTER,
     .labels = {"reason", "nodepool", "capacity_type"}};
 
 const nw_series_desc_t NW_KM_NODECLAIMS_UNHEALTHY_DISRUPTED = {
     .name = "karpenter_nodeclaims_unhealthy_disrupted_total",
     .help = "Number of unhealthy nodeclaims disrupted in total by Karpenter. Labeled by condition "
-            "on the "
-            "node was disrupted, the owning nodepool, and the image ID.",
+            "on the node was disrupted, the owning nodepool, and the image ID.",
     .kind = NW_SERIES_COUNTER,
     .labels = {"condition", "nodepool", "capacity_type", "image_id"}};
+
+const nw_series_desc_t NW_KM_NODES_CREATED = {
+    .name = "karpenter_nodes_created_total",
+    .help = "Number of nodes created in total by Karpenter. Labeled by owning nodepool and zone.",
+    .kind = NW_SERIES_COUNTER,
+    .labels = {"nodepool", "zone"}};
+
+const nw_series_desc_t NW_KM_NODES_TERMINATED = {
+    .name = "karpenter_nodes_terminated_total",
+    .help =
+        "Number of nodes terminated in total by Karpenter. Labeled by owning nodepool and zone.",
+    .kind = NW_SERIES_COUNTER,
+    .labels = {"nodepool", "zone"}};
+
+const nw_series_desc_t NW_KM_DISRUPTION_DECISIONS = {
+    .name = "karpenter_voluntary_disruption_decisions_total",
+    .help = "Number of disruption decisions performed. Labeled by disruption decision, reason, and "
+            "consolidation type.",
+    .kind = NW_SERIES_COUNTER,
+    .labels = {"decision", "reason", "consolidation_type"}};
+
+const nw_series_desc_t NW_KM_DISRUPTION_ELIGIBLE = {
+    .name = "karpenter_voluntary_disruption_eligible_nodes",
+    .help = "Number of nodes eligible for disruption by Karpenter. Labeled by disruption reason.",
+    .kind = NW_SERIES_GAUGE,
+    .labels = {"reason"}};
+
+const nw_series_desc_t NW_KM_DISRUPTION_TIMEOUTS = {
+    .name = "karpenter_voluntary_disruption_consolidation_timeouts_total",
+    .help = "Number of times the Consolidation algorithm has reached a timeout. Labeled by "
+            "consolidation type.",
+    .kind = NW_SERIES_COUNTER,
+    .labels = {"consolidation_type"}};
+
+const nw_series_desc_t NW_KM_NODEPOOLS_ALLOWED_DISRUPTIONS = {
+    .name = "karpenter_nodepools_allowed_disruptions",
+    .help = "The number of nodes for a given NodePool that can be concurrently disrupting at a "
+            "point in time. Labeled by NodePool. Note that allowed disruptions can change very "
+            "rapidly, as new nodes may be created and others may be deleted at any point.",
+    .kind = NW_SERIES_GAUGE,
+    .labels = {"nodepool", "reason"}};
+
+const nw_series_desc_t NW_KM_INTERRUPTION_RECEIVED = {
+    .name = "karpenter_interruption_received_messages_total",
+    .help = "Count of messages received from the SQS queue. Broken down by message type and "
+            "whether the message was actionable.",
+    .kind = NW_SERIES_COUNTER,
+    .labels = {"message_type"}};
+
+const nw_series_desc_t NW_KM_INTERRUPTION_DELETED = {
+    .name = "karpenter_interruption_deleted_messages_total",
+    .help = "Count of messages deleted from the SQS queue.",
+    .kind = NW_SERIES_COUNTER,
+    .labels = {}};
+
+const nw_series_desc_t NW_KM_INTERRUPTION_QUEUE_DURATION = {
+    .name = "karpenter_interruption_message_queue_duration_seconds",
+    .help = "Amount of time an interruption message is on the queue before it is processed by "
+            "karpenter.",
+    .kind = NW_SERIES_HISTOGRAM,
+    .labels = {},
+    .buckets = duration_buckets,
+    .nbuckets = sizeof duration_buckets / sizeof duration_buckets[0]};
 
 const nw_series_desc_t NW_KM_INSTANCE_STATUS_UNHEALTHY = {
     .name = "karpenter_interruption_instance_status_unhealthy_total",
@@ -24,9 +165,176 @@ const nw_series_desc_t NW_KM_INSTANCE_STATUS_UNHEALTHY = {
     .kind = NW_SERIES_COUNTER,
     .labels = {"category"}};
 
-const nw_series_desc_t *const nw_km_all[] = {
+const nw_series_desc_t NW_KM_PODS_STARTUP_DURATION = {
+    .name = "karpenter_pods_startup_duration_seconds",
+    .help = "The time from pod creation until the pod is running.",
+    .kind = NW_SERIES_SUMMARY,
+    .labels = {}};
+
+const nw_series_desc_t NW_KM_NODES_ALLOCATABLE = {
+    .name = "karpenter_nodes_allocatable",
+    .help = "Node allocatable are the resources allocatable by nodes.",
+    .kind = NW_SERIES_GAUGE,
+    .labels = {NODE_LABELS, "node_name", "phase", "managed", "resource_type"}};
+
+const nw_series_desc_t NW_KM_NODES_POD_REQUESTS = {
+    .name = "karpenter_nodes_total_pod_requests",
+    .help = "Node total pod requests are the resources requested by pods bound to nodes, including "
+            "the DaemonSet pods.",
+    .kind = NW_SERIES_GAUGE,
+    .labels = {NODE_LABELS, "node_name", "phase", "managed", "resource_type"}};
+
+const nw_series_desc_t NW_KM_NODES_POD_LIMITS = {
+    .name = "karpenter_nodes_total_pod_limits",
+    .help = "Node total pod limits are the resources specified by pod limits, including the "
+            "DaemonSet pods.",
+    .kind = NW_SERIES_GAUGE,
+    .labels = {NODE_LABELS, "node_name", "phase", "managed", "resource_type"}};
+
+const nw_series_desc_t NW_KM_NODES_DAEMON_REQUESTS = {
+    .name = "karpenter_nodes_total_daemon_requests",
+    .help =
+        "Node total daemon requests are the resource requested by DaemonSet pods bound to nodes.",
+    .kind = NW_SERIES_GAUGE,
+    .labels = {NODE_LABELS, "node_name", "phase", "managed", "resource_type"}};
+
+const nw_series_desc_t NW_KM_NODES_DAEMON_LIMITS = {
+    .name = "karpenter_nodes_total_daemon_limits",
+    .help = "Node total daemon limits are the resources specified by DaemonSet pod limits.",
+    .kind = NW_SERIES_GAUGE,
+    .labels = {NODE_LABELS, "node_name", "phase", "managed", "resource_type"}};
+
+const nw_series_desc_t NW_KM_NODES_SYSTEM_OVERHEAD = {
+    .name = "karpenter_nodes_system_overhead",
+    .help =
+        "Node system daemon overhead are the resources reserved for system overhead, the "
+        "difference between the node's capacity and allocatable values are reported by the status.",
+    .kind = NW_SERIES_GAUGE,
+    .labels = {NODE_LABELS, "node_name", "phase", "managed", "resource_type"}};
+
+const nw_series_desc_t NW_KM_NODES_LIFETIME = {
+    .name = "karpenter_nodes_current_lifetime_seconds",
+    .help = "Node age in seconds",
+    .kind = NW_SERIES_GAUGE,
+    .labels = {NODE_LABELS, "node_name", "phase", "managed"}};
+
+const nw_series_desc_t NW_KM_CLUSTER_UTILIZATION = {
+    .name = "karpenter_cluster_utilization_percent",
+    .help = "Utilization of allocatable resources by pod requests",
+    .kind = NW_SERIES_GAUGE,
+    .labels = {"resource_type"}};
+
+const nw_series_desc_t NW_KM_NODEPOOLS_LIMIT = {
+    .name = "karpenter_nodepools_limit",
+    .help = "Limits specified on the nodepool that restrict the quantity of resources provisioned. "
+            "Labeled by nodepool name and resource type.",
+    .kind = NW_SERIES_GAUGE,
+    .labels = {"resource_type", "nodepool"}};
+
+const nw_series_desc_t NW_KM_NODEPOOLS_USAGE = {
+    .name = "karpenter_nodepools_usage",
+    .help = "The amount of resources that have been provisioned for a nodepool. Labeled by "
+            "nodepool name and resource type.",
+    .kind = NW_SERIES_GAUGE,
+    .labels = {"resource_type", "nodepool"}};
+
+const nw_series_desc_t NW_KM_PODS_STATE = {
+    .name = "karpenter_pods_state",
+    .help = "Pod state is the current state of pods. This metric can be used several ways as it is "
+            "labeled by the pod name, namespace, owner, node, nodepool name, zone, architecture, "
+            "capacity type, instance type, pod phase, and pod readiness.",
+    .kind = NW_SERIES_GAUGE,
+    .labels = {"name", "namespace", "owner", "node", "scheduled", "nodepool", "zone", "arch",
+               "capacity_type", "instance_type", "phase", "ready", "managed"}};
+
+const nw_series_desc_t NW_KM_OFFERING_AVAILABLE = {
+    .name = "karpenter_cloudprovider_instance_type_offering_available",
+    .help = "Instance type offering availability, based on instance type, capacity type, and zone",
+    .kind = NW_SERIES_GAUGE,
+    .labels = {"instance_type", "capacity_type", "zone"}};
+
+const nw_series_desc_t NW_KM_OFFERING_PRICE = {
+    .name = "karpenter_cloudprovider_instance_type_offering_price_estimate",
+    .help = "Instance type offering estimated hourly price used when making informed decisions on "
+            "node cost calculation, based on instance type, capacity type, and zone.",
+    .kind = NW_SERIES_GAUGE,
+    .labels = {"instance_type", "capacity_type", "zone"}};
+
+const nw_series_desc_t *const nw_km_counted[] = {
+    &NW_KM_NODECLAIMS_CREATED,
+    &NW_KM_NODECLAIMS_TERMINATED,
     &NW_KM_NODECLAIMS_DISRUPTED,
     &NW_KM_NODECLAIMS_UNHEALTHY_DISRUPTED,
+    &NW_KM_NODES_CREATED,
+    &NW_KM_NODES_TERMINATED,
+    &NW_KM_DISRUPTION_DECISIONS,
+    &NW_KM_DISRUPTION_ELIGIBLE,
+    &NW_KM_DISRUPTION_TIMEOUTS,
+    &NW_KM_NODEPOOLS_ALLOWED_DISRUPTIONS,
+    &NW_KM_INTERRUPTION_RECEIVED,
+    &NW_KM_INTERRUPTION_DELETED,
+    &NW_KM_INTERRUPTION_QUEUE_DURATION,
     &NW_KM_INSTANCE_STATUS_UNHEALTHY,
+    &NW_KM_CLOUDPROVIDER_DURATION,
+    &NW_KM_CLOUDPROVIDER_ERRORS,
+    &NW_KM_PODS_STARTUP_DURATION,
 };
-const size_t nw_km_count = sizeof nw_km_all / sizeof nw_km_all[0];
+const size_t nw_km_ncounted = sizeof nw_km_counted / sizeof nw_km_counted[0];
+
+const nw_series_desc_t *const nw_km_state[] = {
+    &NW_KM_NODES_ALLOCATABLE,     &NW_KM_NODES_POD_REQUESTS,  &NW_KM_NODES_POD_LIMITS,
+    &NW_KM_NODES_DAEMON_REQUESTS, &NW_KM_NODES_DAEMON_LIMITS, &NW_KM_NODES_SYSTEM_OVERHEAD,
+    &NW_KM_NODES_LIFETIME,        &NW_KM_CLUSTER_UTILIZATION, &NW_KM_NODEPOOLS_LIMIT,
+    &NW_KM_NODEPOOLS_USAGE,       &NW_KM_PODS_STATE,          &NW_KM_OFFERING_AVAILABLE,
+    &NW_KM_OFFERING_PRICE,
+};
+const size_t nw_km_nstate = sizeof nw_km_state / sizeof nw_km_state[0];
+
+void nw_km_resource_type(const char *name, char *out, size_t len)
+{
+    size_t o = 0;
+    for (; *name && o + 1 < len; name++)
+        out[o++] = *name == '-' ? '_' : (char)tolower((unsigned char)*name);
+    if (len)
+        out[o] = '\0';
+}
+
+static const char *label(const cJSON *o, const char *k)
+{
+    return nw_json_str(nw_json_get(nw_json_get(o, "metadata"), "labels"), k);
+}
+
+void nw_km_count_labels(nw_series_t *r, const nw_series_desc_t *d, const cJSON *obj,
+                        const char *const *keys)
+{
+    const char *v[NW_SERIES_MAX_LABELS] = {0};
+    for (int i = 0; i < NW_SERIES_MAX_LABELS && d->labels[i]; i++)
+        v[i] = label(obj, keys[i]);
+    nw_series_add(r, d, v, 1);
+}
+
+void nw_km_disrupted(nw_series_t *r, const char *reason, const cJSON *obj)
+{
+    const char *v[] = {reason, label(obj, NW_LABEL_NODEPOOL), label(obj, NW_LABEL_CAPACITY_TYPE)};
+    nw_series_add(r, &NW_KM_NODECLAIMS_DISRUPTED, v, 1);
+}
+
+const char *nw_km_message_kind(nw_intr_kind_t k)
+{
+    switch (k) {
+    case NW_INTR_SPOT_INTERRUPTION:
+        return "spot_interrupted";
+    case NW_INTR_REBALANCE:
+        return "rebalance_recommendation";
+    case NW_INTR_SCHEDULED_CHANGE:
+        return "scheduled_change";
+    case NW_INTR_STOPPED:
+        return "instance_stopped";
+    case NW_INTR_TERMINATED:
+        return "instance_terminated";
+    case NW_INTR_CAPACITY_RESERVATION:
+        return "capacity_reservation_interrupted";
+    default:
+        return "no_op";
+    }
+}

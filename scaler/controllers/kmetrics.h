@@ -1,27 +1,76 @@
 /*
- * scaler/controllers/kmetrics.h — Karpenter's metric families (names, types, labels and
- * buckets of its reference/metrics page and of the upstream sources cited at each), which
- * the controllers count into the registry every controller shares (nw_ctl_deps_t.series,
- * common/series.h), and the list of them loop.c writes on /metrics.
+ * scaler/controllers/kmetrics.h — Karpenter's metric families: names, types, labels and
+ * buckets of its reference/metrics page and of the upstream sources cited at each.
+ * Counters and histograms are counted by the controllers into the registry every
+ * controller shares (nw_ctl_deps_t.series, common/series.h); the gauges of nodes, pods,
+ * NodePools and offerings are rebuilt from the cluster state by
+ * scaler/controllers/statemetrics.h. loop.c writes them on /metrics (nw_km_counted, then
+ * the state gauges).
  *
- * Thread: the descriptions are constants; the registry has its own mutex.
+ * Thread: the descriptions are constants; the registries have their own mutexes.
  */
 #ifndef NW_SCALER_CONTROLLERS_KMETRICS_H
 #define NW_SCALER_CONTROLLERS_KMETRICS_H
 
+#include <cjson/cJSON.h>
 #include <stddef.h>
 
 #include "common/series.h"
+#include "scaler/cloud/interrupt.h"
+#include "scaler/cloud/metered.h"
 
-/* kubernetes-sigs/karpenter pkg/metrics/metrics.go NodeClaimsDisruptedTotal */
-extern const nw_series_desc_t NW_KM_NODECLAIMS_DISRUPTED;
-/* pkg/controllers/node/health/metrics.go NodeClaimsUnhealthyDisruptedTotal */
+/* kubernetes-sigs/karpenter pkg/metrics/metrics.go */
+extern const nw_series_desc_t NW_KM_NODECLAIMS_CREATED, NW_KM_NODECLAIMS_TERMINATED,
+    NW_KM_NODECLAIMS_DISRUPTED, NW_KM_NODES_CREATED, NW_KM_NODES_TERMINATED;
+/* pkg/controllers/node/health/metrics.go */
 extern const nw_series_desc_t NW_KM_NODECLAIMS_UNHEALTHY_DISRUPTED;
-/* aws/karpenter-provider-aws pkg/controllers/interruption/metrics.go InstanceStatusUnhealthy */
-extern const nw_series_desc_t NW_KM_INSTANCE_STATUS_UNHEALTHY;
+/* pkg/controllers/metrics/node/controller.go (gauges; the well-known label set) */
+extern const nw_series_desc_t NW_KM_NODES_ALLOCATABLE, NW_KM_NODES_POD_REQUESTS,
+    NW_KM_NODES_POD_LIMITS, NW_KM_NODES_DAEMON_REQUESTS, NW_KM_NODES_DAEMON_LIMITS,
+    NW_KM_NODES_SYSTEM_OVERHEAD, NW_KM_NODES_LIFETIME, NW_KM_CLUSTER_UTILIZATION;
+/* pkg/controllers/metrics/nodepool/controller.go */
+extern const nw_series_desc_t NW_KM_NODEPOOLS_LIMIT, NW_KM_NODEPOOLS_USAGE;
+/* pkg/controllers/metrics/pod/controller.go */
+extern const nw_series_desc_t NW_KM_PODS_STATE, NW_KM_PODS_STARTUP_DURATION;
+/* pkg/controllers/disruption/metrics.go */
+extern const nw_series_desc_t NW_KM_DISRUPTION_DECISIONS, NW_KM_DISRUPTION_ELIGIBLE,
+    NW_KM_DISRUPTION_TIMEOUTS, NW_KM_NODEPOOLS_ALLOWED_DISRUPTIONS;
+/* aws/karpenter-provider-aws pkg/controllers/interruption/metrics.go */
+extern const nw_series_desc_t NW_KM_INTERRUPTION_RECEIVED, NW_KM_INTERRUPTION_DELETED,
+    NW_KM_INTERRUPTION_QUEUE_DURATION, NW_KM_INSTANCE_STATUS_UNHEALTHY;
+/* the AWS provider's pkg/controllers/metrics/metrics.go (the cloud provider's call
+ * metrics are scaler/cloud/metered.h's) */
+extern const nw_series_desc_t NW_KM_OFFERING_PRICE, NW_KM_OFFERING_AVAILABLE;
 
-/* Every family, in the order /metrics writes them. */
-extern const nw_series_desc_t *const nw_km_all[];
-extern const size_t nw_km_count;
+/* The families the controllers count (deps->series), and those statemetrics rebuilds,
+ * in the order /metrics writes them. */
+extern const nw_series_desc_t *const nw_km_counted[];
+extern const size_t nw_km_ncounted;
+extern const nw_series_desc_t *const nw_km_state[];
+extern const size_t nw_km_nstate;
+
+/* The node label names of the node gauges before node_name, phase, managed (and
+ * resource_type): Karpenter's well-known labels (core and AWS), each the part after the
+ * last "/", lower case, "-" as "_"; nw_km_node_label_keys[i] is the Node label it reads. */
+extern const char *const nw_km_node_label_keys[];
+extern const int nw_km_nnode_labels;
+
+/** Add 1 to the counter d whose labels are these label values of obj (a NodeClaim or Node;
+ * "" when absent), keys[i] for the i-th label. r NULL: nothing. */
+void nw_km_count_labels(nw_series_t *r, const nw_series_desc_t *d, const cJSON *obj,
+                        const char *const *keys);
+
+/** karpenter_nodeclaims_disrupted_total{reason, nodepool, capacity_type} += 1, the labels
+ * from obj's (a NodeClaim or Node) karpenter.sh labels. r NULL: nothing. */
+void nw_km_disrupted(nw_series_t *r, const char *reason, const cJSON *obj);
+
+/** Karpenter's message kind of an interruption kind (aws/karpenter-provider-aws
+ * pkg/controllers/interruption/messages/types.go): "spot_interrupted",
+ * "rebalance_recommendation", "scheduled_change", "instance_stopped",
+ * "instance_terminated", "capacity_reservation_interrupted", "no_op". */
+const char *nw_km_message_kind(nw_intr_kind_t k);
+
+/* Karpenter's resource_type: the resource name in lower case, "-" as "_". */
+void nw_km_resource_type(const char *name, char *out, size_t len);
 
 #endif

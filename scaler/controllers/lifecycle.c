@@ -12,6 +12,7 @@
 #include "common/log.h"
 #include "scaler/controllers/bootstrap.h"
 #include "scaler/controllers/lifecycle.h"
+#include "scaler/controllers/kmetrics.h"
 
 #define NODECLASS_EVERY_NS (30 * NW_NS_PER_SEC)
 
@@ -419,6 +420,8 @@ static void register_claim(nw_life_t *l, const nw_kube_snap_t *s, const nw_kube_
     }
     atomic_fetch_add(&l->registered, 1);
     boot_token_done(l, s, nc); /* the kubelet has its credentials: the token is spent */
+    static const char *const created[] = {NW_LABEL_NODEPOOL, "topology.kubernetes.io/zone"};
+    nw_km_count_labels(c->series, &NW_KM_NODES_CREATED, nc->json, created);
     nw_log_info("lifecycle", "registered", NW_LS("nodeclaim", nc->name), NW_LS("node", node->name),
                 NW_LS("providerID", nc->provider_id));
     char msg[600];

@@ -2,6 +2,8 @@
  * scaler/controllers/nodeclaim.c — NodeClaim create and launch (see nodeclaim.h).
  */
 #include "scaler/controllers/nodeclaim.h"
+#include "scaler/controllers/kmetrics.h"
+#include "scaler/cloud/metered.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -337,6 +339,7 @@ static void job_run(nw_claims_t *k, launch_job_t *j)
 
 static void *worker_main(void *arg)
 {
+    nw_cloud_metered_controller("nodeclaim.lifecycle"); /* the launches' metrics label */
     nw_claims_t *k = arg;
     pthread_mutex_lock(&k->mu);
     for (;;) {
@@ -779,6 +782,10 @@ static nw_rc_t create_finish(nw_claims_t *k, const nw_kube_snap_t *ks, const nw_
         return x->rc;
     }
     atomic_fetch_add(&k->created, 1);
+    if (!o->reason || strcmp(o->reason, "provisioning") == 0) { /* disruption counts its own */
+        const char *v[] = {"provisioned", x->poolname, "false"};
+        nw_series_add(c->series, &NW_KM_NODECLAIMS_CREATED, v, 1);
+    }
     const char *nm = nw_json_str_at(x->created, "metadata.name");
     if (!nm)
         return x->rc = nw_err_set(&x->err, NW_EKUBE, "metadata.name",

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "common/log.h"
+#include "scaler/cloud/metered.h"
 #include "scaler/controllers/interruption.h"
 #include "scaler/controllers/kmetrics.h"
 
@@ -249,15 +250,6 @@ static nw_rc_t terminate_claim(nw_repair_t *r, const nw_kube_obj_t *nc, int forc
     return NW_OK;
 }
 
-static void count_disrupted(nw_repair_t *r, const char *reason, const cJSON *labels_of)
-{
-    if (!r->deps->series)
-        return;
-    const char *v[] = {reason, node_label(labels_of, NW_LABEL_NODEPOOL),
-                       node_label(labels_of, NW_LABEL_CAPACITY_TYPE)};
-    nw_series_add(r->deps->series, &NW_KM_NODECLAIMS_DISRUPTED, v, 1);
-}
-
 /* ---- node repair ---- */
 
 static void repair_node(nw_repair_t *r, const nw_kube_snap_t *s, const nw_kube_obj_t *node,
@@ -294,7 +286,7 @@ static void repair_node(nw_repair_t *r, const nw_kube_snap_t *s, const nw_kube_o
                 NW_LS("nodeclaim", nc->name), NW_LS("condition", p->type),
                 NW_LS("status", p->status),
                 NW_LI("tolerationSeconds", p->toleration_ns / NW_NS_PER_SEC));
-    count_disrupted(r, "unhealthy", node->json);
+    nw_km_disrupted(c->series, "unhealthy", node->json);
     if (c->series) {
         char cond[96];
         nw_repair_snake(p->type, cond, sizeof cond);
@@ -339,7 +331,7 @@ static int act_health(nw_repair_t *r, const nw_kube_snap_t *s, const char *id, i
     if (node)
         nw_ctl_event(c, &nw_kube_res_nodes, node->json, "Warning", "TerminatingOnInterruption",
                      "Interruption triggered termination for the Node");
-    count_disrupted(r, kind_names[kind], nc->json);
+    nw_km_disrupted(c->series, kind_names[kind], nc->json);
     return 1;
 }
 
@@ -410,6 +402,7 @@ static void *health_main(void *arg)
     nw_repair_t *r = arg;
     nw_ctl_deps_t *c = r->deps;
     int64_t next_denied_log = 0;
+    nw_cloud_metered_controller("interruption.instancestatus");
     while (!stopping(r)) {
         if (!atomic_load(&c->leading) || !nw_kube_cache_has_synced(c->cache)) {
             nap(r, 500 * NW_NS_PER_MS);

@@ -1,6 +1,7 @@
 /* scaler/controllers/termination.c — the NodeClaim and Node termination finalizers;
  * see termination.h (what) and drain.h (the pure decisions). */
 #include "scaler/controllers/termination.h"
+#include "scaler/controllers/kmetrics.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -421,6 +422,9 @@ static void finalize_claim(nw_term_t *t, const nw_kube_snap_t *s, const nw_kube_
         return;
     }
     atomic_fetch_add(&t->claims_terminated, 1);
+    static const char *const terminated[] = {NW_LABEL_NODEPOOL, NW_LABEL_CAPACITY_TYPE,
+                                             "topology.kubernetes.io/zone"};
+    nw_km_count_labels(c->series, &NW_KM_NODECLAIMS_TERMINATED, nc->json, terminated);
     nw_log_info(COMP, "NodeClaim finalized", NW_LS("nodeclaim", nc->name),
                 NW_LS("providerID", nc->provider_id));
 }
@@ -697,6 +701,8 @@ static void remove_node_finalizer(nw_term_t *t, const nw_kube_obj_t *node, const
         return;
     }
     atomic_fetch_add(&t->nodes_terminated, 1);
+    static const char *const node_terminated[] = {NW_LABEL_NODEPOOL, "topology.kubernetes.io/zone"};
+    nw_km_count_labels(c->series, &NW_KM_NODES_TERMINATED, node->json, node_terminated);
     int64_t del = 0;
     const char *dts = nw_json_str_at(node->json, "metadata.deletionTimestamp");
     if (dts && nw_time_parse(dts, &del) == NW_OK)

@@ -368,6 +368,19 @@ START_TEST(series_registry)
     ck_assert_ptr_nonnull(strstr(s, "x_seconds_sum{a=\"one\"} 3.7\n"));
     ck_assert_ptr_nonnull(strstr(s, "y{p=\"x\\\"y\",q=\"\"} 0.1\n"));
     ck_assert_ptr_nonnull(strstr(s, "y{p=\"k499\",q=\"z\"} 499\n"));
+    static const nw_series_desc_t sm = {
+        .name = "z_seconds", .help = "Z.", .kind = NW_SERIES_SUMMARY};
+    for (int i = 1; i <= 600; i++) /* the window keeps the last 512: 89 .. 600 */
+        nw_series_observe(r, &sm, NULL, i);
+    const nw_series_desc_t *zs[] = {&sm};
+    nw_buf_reset(&out);
+    ck_assert_int_eq(nw_series_write(r, zs, 1, &out), NW_OK);
+    s = nw_buf_str(&out);
+    ck_assert_ptr_nonnull(strstr(s, "# TYPE z_seconds summary\n"));
+    ck_assert_ptr_nonnull(strstr(s, "z_seconds{quantile=\"0\"} 89\n"));
+    ck_assert_ptr_nonnull(strstr(s, "z_seconds{quantile=\"1\"} 600\n"));
+    ck_assert_ptr_nonnull(strstr(s, "z_seconds_count 600\n"));
+    ck_assert_ptr_nonnull(strstr(s, "z_seconds_sum 180300\n"));
     nw_series_clear(r, &g);
     ck_assert(nw_series_get(r, &g, k7) == 0);
     ck_assert(nw_series_get(r, &h, v1) == 2);

@@ -1,0 +1,384 @@
+/* scaler/controllers/statemetrics.c — Karpenter's state gauges (see statemetrics.h). */
+#include "scaler/controllers/statemetrics.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/resources.h"
+#include "scaler/controllers/kmetrics.h"
+
+#define REBUILD_NS (5 * NW_NS_PER_SEC)
+
+struct nw_statemetrics {
+    nw_ctl_deps_t *deps;
+    pthread_mutex_t mu;
+    nw_series_t *cur; /* under mu */
+    int64_t next_mono;
+    int built;
+    char **pending; /* uids of pods seen Pending and not Ready yet */
+    size_t npending;
+};
+
+nw_statemetrics_t *nw_statemetrics_new(nw_ctl_deps_t *deps)
+{
+    nw_statemetrics_t *m = calloc(1, sizeof *m);
+    if (!m)
+        return NULL;
+    if (pthread_mutex_init(&m->mu, NULL) != 0) {
+        free(m);
+        return NULL;
+    }
+    m->deps = deps;
+    return m;
+}
+
+static void free_pending(char **v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
+void nw_statemetrics_free(nw_statemetrics_t *m)
+{
+    if (!m)
+        return;
+    nw_series_free(m->cur);
+    free_pending(m->pending, m->npending);
+    pthread_mutex_destroy(&m->mu);
+    free(m);
+}
+
+/* ---- resources ---- */
+
+/* Karpenter's value of a quantity: cpu in cores, the others their Value() (rounded up). */
+static double value_of(const char *name, int64_t milli)
+{
+    if (strcmp(name, "cpu") == 0)
+        return (double)milli / 1000.0;
+    return (double)(milli / 1000 + (milli % 1000 > 0));
+}
+
+static void add_json(nw_resources_t *acc, const cJSON *obj)
+{
+    nw_resources_t r;
+    nw_resources_init(&r);
+    if (obj && nw_resources_from_json(&r, obj, NULL, NULL) == NW_OK)
+        nw_resources_add(acc, &r, NULL);
+    nw_resources_cleanup(&r);
+}
+
+/* A pod's requests or limits (which: "requests" / "limits"): containers summed, at least
+ * each init container's, plus the overhead (requests only). */
+static void pod_resources(const cJSON *pod, const char *which, nw_resources_t *out)
+{
+    const cJSON *spec = nw_json_get(pod, "spec"), *c;
+    nw_resources_t sum;
+    nw_resources_init(&sum);
+    cJSON_ArrayForEach(c, nw_json_get(spec, "containers"))
+    {
+        add_json(&sum, nw_json_get(nw_json_get(c, "resources"), which));
+    }
+    cJSON_ArrayForEach(c, nw_json_get(spec, "initContainers"))
+    {
+        nw_resources_t one;
+        nw_resources_init(&one);
+        add_json(&one, nw_json_get(nw_json_get(c, "resources"), which));
+        nw_resources_max(&sum, &one, NULL);
+        nw_resources_cleanup(&one);
+    }
+    if (strcmp(which, "requests") == 0)
+        add_json(&sum, nw_json_get(spec, "overhead"));
+    nw_resources_add(out, &sum, NULL);
+    nw_resources_cleanup(&sum);
+}
+
+static int is_daemon(const cJSON *pod)
+{
+    const cJSON *o =
+        cJSON_GetArrayItem(nw_json_get(nw_json_get(pod, "metadata"), "ownerReferences"), 0);
+    const char *k = nw_json_str(o, "kind");
+    return k && strcmp(k, "DaemonSet") == 0;
+}
+
+static int terminal(const nw_kube_obj_t *p)
+{
+    return p->phase && (strcmp(p->phase, "Succeeded") == 0 || strcmp(p->phase, "Failed") == 0);
+}
+
+/* Each resource of r as a series of d with the node's labels and resource_type. */
+static void set_resources(nw_series_t *g, const nw_series_desc_t *d, const char **values,
+                          const nw_resources_t *r)
+{
+    for (size_t i = 0; i < nw_resources_len(r); i++) {
+        const char *name = nw_resources_name_at(r, i);
+        char rt[128];
+        nw_km_resource_type(name, rt, sizeof rt);
+        values[nw_km_nnode_labels + 3] = rt;
+        nw_series_set(g, d, values, value_of(name, nw_resources_at(r, i).milli));
+    }
+}
+
+static const char *label_of(const cJSON *o, const char *k)
+{
+    const char *v = nw_json_str(nw_json_get(nw_json_get(o, "metadata"), "labels"), k);
+    return v ? v : "";
+}
+
+static void node_gauges(nw_series_t *g, const nw_kube_snap_t *s, const nw_kube_obj_t *n,
+                        int64_t now, nw_resources_t *cl_alloc, nw_resources_t *cl_req)
+{
+    const char *values[NW_SERIES_MAX_LABELS];
+    for (int i = 0; i < nw_km_nnode_labels; i++)
+        values[i] = label_of(n->json, nw_km_node_label_keys[i]);
+    const char *phase = nw_json_str_at(n->json, "status.phase");
+    int managed = n->provider_id && *n->provider_id &&
+                  nw_kube_snap_nodeclaim_by_provider_id(s, n->provider_id) != NULL;
+    values[nw_km_nnode_labels] = n->name;
+    values[nw_km_nnode_labels + 1] = phase ? phase : "";
+    values[nw_km_nnode_labels + 2] = managed ? "true" : "false";
+    nw_resources_t alloc, cap, req, lim, dreq, dlim;
+    nw_resources_t *all[] = {&alloc, &cap, &req, &lim, &dreq, &dlim};
+    for (size_t i = 0; i < 6; i++)
+        nw_resources_init(all[i]);
+    add_json(&alloc, nw_json_get(nw_json_get(n->json, "status"), "allocatable"));
+    add_json(&cap, nw_json_get(nw_json_get(n->json, "status"), "capacity"));
+    const nw_kube_obj_t *const *pods = NULL;
+    size_t np = nw_kube_snap_pods_on_node(s, n->name, &pods);
+    for (size_t i = 0; i < np; i++) {
+        if (terminal(pods[i]))
+            continue;
+        pod_resources(pods[i]->json, "requests", &req);
+        pod_resources(pods[i]->json, "limits", &lim);
+        if (is_daemon(pods[i]->json)) {
+            pod_resources(pods[i]->json, "requests", &dreq);
+            pod_resources(pods[i]->json, "limits", &dlim);
+        }
+    }
+    /* system overhead: capacity - allocatable, for what the capacity lists */
+    nw_resources_t over;
+    nw_resources_init(&over);
+    for (size_t i = 0; i < nw_resources_len(&cap); i++) {
+        const char *name = nw_resources_name_at(&cap, i);
+        nw_quantity_t q = nw_resources_at(&cap, i);
+        q.milli -= nw_resources_get_or_zero(&alloc, name).milli;
+        nw_resources_set(&over, name, q, NULL);
+    }
+    set_resources(g, &NW_KM_NODES_ALLOCATABLE, values, &alloc);
+    set_resources(g, &NW_KM_NODES_POD_REQUESTS, values, &req);
+    set_resources(g, &NW_KM_NODES_POD_LIMITS, values, &lim);
+    set_resources(g, &NW_KM_NODES_DAEMON_REQUESTS, values, &dreq);
+    set_resources(g, &NW_KM_NODES_DAEMON_LIMITS, values, &dlim);
+    set_resources(g, &NW_KM_NODES_SYSTEM_OVERHEAD, values, &over);
+    int64_t created = 0;
+    const char *ct = nw_json_str_at(n->json, "metadata.creationTimestamp");
+    if (ct && nw_time_parse(ct, &created) == NW_OK)
+        nw_series_set(g, &NW_KM_NODES_LIFETIME, values, (double)(now - created) / 1e9);
+    nw_resources_add(cl_alloc, &alloc, NULL);
+    nw_resources_add(cl_req, &req, NULL);
+    nw_resources_cleanup(&over);
+    for (size_t i = 0; i < 6; i++)
+        nw_resources_cleanup(all[i]);
+}
+
+static void utilization(nw_series_t *g, const nw_resources_t *alloc, const nw_resources_t *req)
+{
+    for (size_t i = 0; i < nw_resources_len(alloc); i++) {
+        const char *name = nw_resources_name_at(alloc, i);
+        int64_t a = nw_resources_at(alloc, i).milli, u = nw_resources_get_or_zero(req, name).milli;
+        if (value_of(name, a) == 0)
+            continue;
+        char rt[128];
+        nw_km_resource_type(name, rt, sizeof rt);
+        const char *v[] = {rt};
+        nw_series_set(g, &NW_KM_CLUSTER_UTILIZATION, v, 100.0 * (double)u / (double)a);
+    }
+}
+
+static void pool_resources(nw_series_t *g, const nw_series_desc_t *d, const char *pool,
+                           const cJSON *obj)
+{
+    nw_resources_t r;
+    nw_resources_init(&r);
+    add_json(&r, obj);
+    for (size_t i = 0; i < nw_resources_len(&r); i++) {
+        const char *name = nw_resources_name_at(&r, i);
+        char rt[128];
+        nw_km_resource_type(name, rt, sizeof rt);
+        const char *v[] = {rt, pool};
+        nw_series_set(g, d, v, value_of(name, nw_resources_at(&r, i).milli));
+    }
+    nw_resources_cleanup(&r);
+}
+
+/* ---- pods ---- */
+
+static int ready_since(const cJSON *pod, int64_t *at)
+{
+    const cJSON *c;
+    cJSON_ArrayForEach(c, nw_json_get(nw_json_get(pod, "status"), "conditions"))
+    {
+        const char *t = nw_json_str(c, "type"), *st = nw_json_str(c, "status");
+        if (t && st && strcmp(t, "Ready") == 0 && strcmp(st, "True") == 0) {
+            const char *ltt = nw_json_str(c, "lastTransitionTime");
+            return ltt && nw_time_parse(ltt, at) == NW_OK;
+        }
+    }
+    return 0;
+}
+
+static void pod_state(nw_series_t *g, const nw_kube_snap_t *s, const nw_kube_obj_t *p)
+{
+    char owner[512] = "";
+    const cJSON *o =
+        cJSON_GetArrayItem(nw_json_get(nw_json_get(p->json, "metadata"), "ownerReferences"), 0);
+    if (o) {
+        char kind[128];
+        nw_km_resource_type(nw_json_str(o, "kind") ? nw_json_str(o, "kind") : "", kind,
+                            sizeof kind);
+        for (char *k = kind; *k; k++)
+            if (*k == '_')
+                *k = '-'; /* strings.ToLower only */
+        const char *av = nw_json_str(o, "apiVersion"), *on = nw_json_str(o, "name");
+        snprintf(owner, sizeof owner, "/apis/%s/namespaces/%s/%ss/%s", av ? av : "", p->ns, kind,
+                 on ? on : "");
+    }
+    const char *nn = p->node_name ? p->node_name : "";
+    const nw_kube_obj_t *node = *nn ? nw_kube_snap_get(s, NW_KUBE_NODES, "", nn) : NULL;
+    const cJSON *nj = node ? node->json : NULL;
+    int64_t at = 0;
+    const char *np = label_of(nj, NW_LABEL_NODEPOOL);
+    const char *v[] = {p->name,
+                       p->ns,
+                       owner,
+                       nn,
+                       *nn ? "true" : "false",
+                       np,
+                       label_of(nj, "topology.kubernetes.io/zone"),
+                       label_of(nj, "kubernetes.io/arch"),
+                       label_of(nj, NW_LABEL_CAPACITY_TYPE),
+                       label_of(nj, "node.kubernetes.io/instance-type"),
+                       p->phase ? p->phase : "",
+                       ready_since(p->json, &at) ? "true" : "false",
+                       *np ? "true" : "false"};
+    nw_series_set(g, &NW_KM_PODS_STATE, v, 1);
+}
+
+/* Startup durations: pods seen Pending, then Ready (creation to the Ready transition). */
+static void pod_startups(nw_statemetrics_t *m, const nw_kube_snap_t *s)
+{
+    size_t n = nw_kube_snap_count(s, NW_KUBE_PODS), k = 0;
+    char **next = n ? calloc(n, sizeof *next) : NULL;
+    for (size_t i = 0; i < n && next; i++) {
+        const nw_kube_obj_t *p = nw_kube_snap_at(s, NW_KUBE_PODS, i);
+        if (!p->uid[0])
+            continue;
+        int was = 0;
+        for (size_t j = 0; j < m->npending && !was; j++)
+            was = strcmp(m->pending[j], p->uid) == 0;
+        if (p->phase && strcmp(p->phase, "Pending") == 0) {
+            if ((next[k] = strdup(p->uid)))
+                k++;
+            continue;
+        }
+        int64_t ready = 0, created = 0;
+        const char *ct = nw_json_str_at(p->json, "metadata.creationTimestamp");
+        if (was && !ready_since(p->json, &ready)) {
+            if ((next[k] = strdup(p->uid))) /* Running, not Ready yet: still waiting */
+                k++;
+        } else if (was && ct && nw_time_parse(ct, &created) == NW_OK && m->deps->series)
+            nw_series_observe(m->deps->series, &NW_KM_PODS_STARTUP_DURATION, NULL,
+                              (double)(ready - created) / 1e9);
+    }
+    free_pending(m->pending, m->npending);
+    m->pending = next;
+    m->npending = k;
+}
+
+/* ---- offerings ---- */
+
+static void offerings(nw_series_t *g, nw_ctl_deps_t *c)
+{
+    const nw_catalog_t *cat =
+        c->cloud && c->cloud->ops->catalog ? c->cloud->ops->catalog(c->cloud) : NULL;
+    nw_ice_t *ice = c->cloud && c->cloud->ops->ice ? c->cloud->ops->ice(c->cloud) : NULL;
+    int64_t mono = nw_clock_mono(c->clock);
+    for (size_t i = 0; cat && i < nw_catalog_len(cat); i++) {
+        const nw_itype_t *t = nw_catalog_at(cat, i);
+        nw_offering_t o[NW_CATALOG_MAX_OFFERINGS];
+        int n = nw_catalog_offerings(t, ice, mono, o, NW_CATALOG_MAX_OFFERINGS);
+        for (int k = 0; k < n; k++) {
+            const char *v[] = {t->name, o[k].capacity_type, o[k].zone};
+            const char *r[] = {t->name, "reserved", o[k].zone};
+            double av = nw_series_get(g, &NW_KM_OFFERING_AVAILABLE, v);
+            nw_series_set(g, &NW_KM_OFFERING_AVAILABLE, v, av > 0 || o[k].available ? 1 : 0);
+            nw_series_set(g, &NW_KM_OFFERING_PRICE, v, o[k].price);
+            nw_series_set(g, &NW_KM_OFFERING_AVAILABLE, r, 0);
+            nw_series_set(g, &NW_KM_OFFERING_PRICE, r, 0);
+        }
+    }
+}
+
+/* ---- the rebuild ---- */
+
+void nw_statemetrics_rebuild(nw_statemetrics_t *m, const nw_kube_snap_t *s)
+{
+    nw_series_t *g = nw_series_new();
+    if (!g)
+        return;
+    nw_ctl_deps_t *c = m->deps;
+    int64_t now = nw_clock_now(c->clock);
+    nw_resources_t cl_alloc, cl_req;
+    nw_resources_init(&cl_alloc);
+    nw_resources_init(&cl_req);
+    for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_NODES); i++)
+        node_gauges(g, s, nw_kube_snap_at(s, NW_KUBE_NODES, i), now, &cl_alloc, &cl_req);
+    utilization(g, &cl_alloc, &cl_req);
+    nw_resources_cleanup(&cl_alloc);
+    nw_resources_cleanup(&cl_req);
+    for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_NODEPOOLS); i++) {
+        const nw_kube_obj_t *p = nw_kube_snap_at(s, NW_KUBE_NODEPOOLS, i);
+        pool_resources(g, &NW_KM_NODEPOOLS_LIMIT, p->name,
+                       nw_json_get(nw_json_get(p->json, "spec"), "limits"));
+        pool_resources(g, &NW_KM_NODEPOOLS_USAGE, p->name,
+                       nw_json_get(nw_json_get(p->json, "status"), "resources"));
+    }
+    for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_PODS); i++)
+        pod_state(g, s, nw_kube_snap_at(s, NW_KUBE_PODS, i));
+    pod_startups(m, s);
+    offerings(g, c);
+    pthread_mutex_lock(&m->mu);
+    nw_series_t *old = m->cur;
+    m->cur = g;
+    pthread_mutex_unlock(&m->mu);
+    nw_series_free(old);
+    m->built = 1;
+}
+
+void nw_statemetrics_tick(nw_statemetrics_t *m, const nw_kube_snap_t *s)
+{
+    if (!m)
+        return;
+    int64_t mono = nw_clock_mono(m->deps->clock);
+    if (m->built && mono < m->next_mono)
+        return;
+    m->next_mono = mono + REBUILD_NS;
+    nw_statemetrics_rebuild(m, s);
+}
+
+nw_rc_t nw_statemetrics_write(nw_statemetrics_t *m, nw_buf_t *out)
+{
+    pthread_mutex_lock(&m->mu);
+    nw_rc_t rc = NW_OK;
+    if (m->cur)
+        rc = nw_series_write(m->cur, nw_km_state, nw_km_nstate, out);
+    else {
+        nw_series_t *empty = nw_series_new();
+        rc = empty ? nw_series_write(empty, nw_km_state, nw_km_nstate, out) : NW_ENOMEM;
+        nw_series_free(empty);
+    }
+    pthread_mutex_unlock(&m->mu);
+    return rc;
+}
