@@ -60,6 +60,9 @@ struct nw_repair {
     nw_cloud_healths_t latest;
     uint64_t latest_seq, acted_seq;
     int64_t latest_at_ns; /* wall clock of the answer */
+    /* NodeClaims deleted a moment ago: a lagging snapshot may still show them alive */
+    char recent[64][64];
+    unsigned nrecent;
     /* instance and kind pairs counted once (the reconcile thread's) */
     seen_t *seen;
     size_t nseen;
@@ -216,12 +219,20 @@ static int mutate_termination_ts(cJSON *nc, void *ud)
     return 0;
 }
 
-/* Annotate (forceful) and delete the NodeClaim; NW_OK when it is being deleted now. */
+static int recently_deleted(const nw_repair_t *r, const char *uid)
+{
+    for (unsigned i = 0; uid[0] && i < r->nrecent && i < 64; i++)
+        if (strcmp(r->recent[i], uid) == 0)
+            return 1;
+    return 0;
+}
+
+/* Annotate (forceful) and delete the NodeClaim; NW_OK when this call deleted it. */
 static nw_rc_t terminate_claim(nw_repair_t *r, const nw_kube_obj_t *nc, int forceful)
 {
     nw_ctl_deps_t *c = r->deps;
     nw_err_t err = {0};
-    if (!nw_ctl_may_write(c))
+    if (!nw_ctl_may_write(c) || recently_deleted(r, nc->uid))
         return NW_EINVAL;
     if (forceful) {
         annotate_t a = {"", 0, 0};
@@ -247,6 +258,7 @@ static nw_rc_t terminate_claim(nw_repair_t *r, const nw_kube_obj_t *nc, int forc
                         NW_LS("error", err.msg));
         return rc;
     }
+    snprintf(r->recent[r->nrecent++ % 64], sizeof r->recent[0], "%s", nc->uid);
     return NW_OK;
 }
 
@@ -314,7 +326,7 @@ static int act_health(nw_repair_t *r, const nw_kube_snap_t *s, const char *id, i
     const nw_kube_obj_t *nc = nw_intr_nodeclaim_for_instance(s, id);
     if (!nc)
         return 0;
-    if (nc->terminating)
+    if (nc->terminating || recently_deleted(r, nc->uid))
         return 1;
     const nw_kube_obj_t *node = nw_intr_node_for_instance(s, id);
     static const char unhealthy[] = "An unhealthy warning was triggered for the instance";
