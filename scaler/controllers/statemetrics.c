@@ -266,7 +266,13 @@ static void pod_state(nw_series_t *g, const nw_kube_snap_t *s, const nw_kube_obj
     nw_series_set(g, &NW_KM_PODS_STATE, v, 1);
 }
 
-/* Startup durations: pods seen Pending, then Ready (creation to the Ready transition). */
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Startup durations: pods seen Pending, then Ready (creation to the Ready transition).
+ * pending is kept sorted (bsearch: a scale-out has thousands of pending pods). */
 static void pod_startups(nw_statemetrics_t *m, const nw_kube_snap_t *s)
 {
     size_t n = nw_kube_snap_count(s, NW_KUBE_PODS), k = 0;
@@ -275,9 +281,9 @@ static void pod_startups(nw_statemetrics_t *m, const nw_kube_snap_t *s)
         const nw_kube_obj_t *p = nw_kube_snap_at(s, NW_KUBE_PODS, i);
         if (!p->uid[0])
             continue;
-        int was = 0;
-        for (size_t j = 0; j < m->npending && !was; j++)
-            was = strcmp(m->pending[j], p->uid) == 0;
+        const char *key = p->uid;
+        int was = m->npending &&
+                  bsearch(&key, m->pending, m->npending, sizeof *m->pending, cmp_str) != NULL;
         if (p->phase && strcmp(p->phase, "Pending") == 0) {
             if ((next[k] = strdup(p->uid)))
                 k++;
@@ -292,6 +298,8 @@ static void pod_startups(nw_statemetrics_t *m, const nw_kube_snap_t *s)
             nw_series_observe(m->deps->series, &NW_KM_PODS_STARTUP_DURATION, NULL,
                               (double)(ready - created) / 1e9);
     }
+    if (k)
+        qsort(next, k, sizeof *next, cmp_str);
     free_pending(m->pending, m->npending);
     m->pending = next;
     m->npending = k;
@@ -347,7 +355,6 @@ void nw_statemetrics_rebuild(nw_statemetrics_t *m, const nw_kube_snap_t *s)
     }
     for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_PODS); i++)
         pod_state(g, s, nw_kube_snap_at(s, NW_KUBE_PODS, i));
-    pod_startups(m, s);
     offerings(g, c);
     pthread_mutex_lock(&m->mu);
     nw_series_t *old = m->cur;
@@ -361,6 +368,8 @@ void nw_statemetrics_tick(nw_statemetrics_t *m, const nw_kube_snap_t *s)
 {
     if (!m)
         return;
+    /* pod startups on every tick (a pod Pending for less than 5 s counts too) */
+    pod_startups(m, s);
     int64_t mono = nw_clock_mono(m->deps->clock);
     if (m->built && mono < m->next_mono)
         return;

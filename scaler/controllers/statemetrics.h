@@ -18,7 +18,7 @@
  *   karpenter_pods_state{name,namespace,owner,node,scheduled,nodepool,zone,arch,
  *     capacity_type,instance_type,phase,ready,managed} = 1 per pod, and
  *     karpenter_pods_startup_duration_seconds (a summary, in deps->series): creation to
- *     Ready for each pod seen Pending, then Ready;
+ *     Ready for each pod seen Pending, then Ready (looked at on every tick);
  *   karpenter_cloudprovider_instance_type_offering_available / _price_estimate
  *     {instance_type,capacity_type,zone}: every offering of the cloud's catalog (every
  *     type, not only those a NodePool allows, as Karpenter lists them per NodePool), with
@@ -40,7 +40,8 @@ typedef struct nw_statemetrics nw_statemetrics_t;
 /** New (NULL on OOM); deps borrowed. */
 nw_statemetrics_t *nw_statemetrics_new(nw_ctl_deps_t *deps);
 void nw_statemetrics_free(nw_statemetrics_t *m);
-/** Rebuild when 5 s have passed since the last rebuild (the first call rebuilds). */
+/** Follow pod startups; rebuild when 5 s have passed since the last rebuild (the first
+ * call rebuilds). */
 void nw_statemetrics_tick(nw_statemetrics_t *m, const nw_kube_snap_t *s);
 /** Rebuild now. */
 void nw_statemetrics_rebuild(nw_statemetrics_t *m, const nw_kube_snap_t *s);
