@@ -129,6 +129,13 @@ static nw_rc_t op_metrics(nw_cloud_t *c, nw_buf_t *out)
     return me(c)->inner->ops->metrics ? me(c)->inner->ops->metrics(me(c)->inner, out) : NW_OK;
 }
 
+static nw_rc_t op_finalize_class(nw_cloud_t *c, const cJSON *nc, nw_err_t *err)
+{
+    if (!me(c)->inner->ops->finalize_class)
+        return NW_OK;
+    return me(c)->inner->ops->finalize_class(me(c)->inner, nc, err);
+}
+
 static nw_rc_t op_health(nw_cloud_t *c, nw_cloud_healths_t *out, nw_cloud_error_t *ce,
                          nw_err_t *err)
 {
@@ -159,6 +166,7 @@ static const nw_cloud_ops_t metered_ops = {
     .refresh = op_refresh,
     .metrics = op_metrics,
     .instance_health = op_health,
+    .finalize_class = op_finalize_class,
 };
 
 nw_cloud_t *nw_cloud_metered_new(nw_cloud_t *inner, const char *provider, nw_series_t *series,
