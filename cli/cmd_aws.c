@@ -272,6 +272,10 @@ static int verb_launch(nw_srv_aws_args_t *a, nw_cloud_t *cloud)
         nw_json_add_string(o, "subnetId", res.subnet_id);
         nw_json_add_string(o, "launchTemplate", res.launch_template);
         nw_json_add_number(o, "price", res.price);
+        if (res.pg_id[0])
+            nw_json_add_string(o, "placementGroupId", res.pg_id);
+        if (res.pg_partitioned)
+            nw_json_add_string(o, "placementGroupPartition", res.pg_partition);
         nw_json_push(arr, o);
     }
     cJSON *out = nw_json_new_object();

@@ -177,6 +177,7 @@ static nw_rc_t class_view(aws_cloud_t *a, const nw_nodeclass_resolved_t *r,
     v->nsgs = r->nsgs;
     v->images = a->images;
     v->nimages = r->namis;
+    snprintf(v->placement_group, sizeof v->placement_group, "%s", r->pg_id);
     *out = v;
     return NW_OK;
 }
@@ -277,6 +278,10 @@ static nw_rc_t launch(nw_cloud_t *c, const nw_cloud_launch_req_t *cr, nw_cloud_l
         launch_error(rc, &ae, &res, ce);
         return rc;
     }
+    nw_launcher_find_partition(a->launcher, &res); /* without the lock: one DescribeInstances */
+    snprintf(out->placement_group, sizeof out->placement_group, "%s", res.pg_id);
+    snprintf(out->partition, sizeof out->partition, "%s", res.pg_partition);
+    out->partitioned = res.pg_partitioned;
     snprintf(out->instance_id, sizeof out->instance_id, "%s", res.instance_id);
     snprintf(out->provider_id, sizeof out->provider_id, "%s", res.provider_id);
     snprintf(out->type, sizeof out->type, "%s", res.type);

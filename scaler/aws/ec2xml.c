@@ -783,6 +783,8 @@ static nw_rc_t instances_set(xmlNode *set, nw_ec2_instances_t *out, nw_err_t *er
         TXT(it, "imageId", i->image_id);
         TXT(it, "placement/availabilityZone", i->zone);
         TXT(it, "placement/availabilityZoneId", i->zone_id);
+        TXT(it, "placement/groupId", i->pg_id);
+        i->partition = (int)num(it, "placement/partitionNumber");
         TXT(it, "instanceState/name", i->state);
         TXT(it, "subnetId", i->subnet_id);
         TXT(it, "privateIpAddress", i->private_ip);

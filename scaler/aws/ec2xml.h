@@ -248,6 +248,8 @@ typedef struct {
     nw_ec2_tags_t tags;
     char sg_ids[NW_EC2_MAX_INSTANCE_SGS][NW_EC2_ID]; /* groupSet/item/groupId */
     int nsg;
+    char pg_id[NW_EC2_ID]; /* placement/groupId, "" = none */
+    int partition;         /* placement/partitionNumber, 0 = none */
 } nw_ec2_instance_t;
 typedef struct {
     nw_ec2_instance_t *v;

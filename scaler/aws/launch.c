@@ -70,8 +70,10 @@ struct nw_launch_plan {
     nw_rc_t fleet_rc;
     nw_err_t fleet_err;
     char nodeclaim[256], nodepool[256];
-    int kubeadm;              /* the templates carry this NodeClaim's token */
-    char lt_ids[MAX_LTS][64]; /* their ids (kubeadm: deleted after the launch) */
+    int kubeadm;                   /* the templates carry this NodeClaim's token */
+    char lt_ids[MAX_LTS][64];      /* their ids (kubeadm: deleted after the launch) */
+    char pg_id[64];                /* the class's placement group, "" = none */
+    int pg_partitioned, partition; /* a partition group; the partition asked (0 = EC2's) */
 };
 
 nw_launcher_t *nw_launcher_new(nw_ec2_t *ec2, const nw_catalog_t *catalog, nw_ice_t *ice,
@@ -210,6 +212,45 @@ static long volume_gib(const char *q)
 
 static void template_name(nw_launcher_t *l, const nw_launch_req_t *r, const char *ami_id,
                           const char *ct, const char *userdata, int efa, char *out, size_t len);
+
+#define LABEL_PG_PARTITION "karpenter.k8s.aws/placement-group-partition"
+
+static int str_cmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The partition a launch into the class's partition placement group asks for: the lowest
+ * (as strings, like Karpenter's sort.Strings) of the values the NodeClaim's requirement on
+ * karpenter.k8s.aws/placement-group-partition allows; 0 = none asked, EC2 chooses
+ * (launchtemplate.go EnsureAll, the instance's Placement.PartitionNumber). */
+static int claim_partition(const nw_launch_req_t *r)
+{
+    if (!r->resolved || strcmp(r->resolved->pg_strategy, "partition") != 0)
+        return 0;
+    const cJSON *q;
+    cJSON_ArrayForEach(q, get(get(r->claim, "spec"), "requirements"))
+    {
+        const char *key = gets(q, "key"), *op = gets(q, "operator");
+        if (!key || !op || strcmp(key, LABEL_PG_PARTITION) != 0 || strcmp(op, "In") != 0)
+            continue;
+        const char *v[64];
+        int n = 0;
+        const cJSON *it;
+        cJSON_ArrayForEach(it, get(q, "values"))
+        {
+            if (cJSON_IsString(it) && n < 64)
+                v[n++] = it->valuestring;
+        }
+        if (n == 0)
+            return 0;
+        qsort(v, (size_t)n, sizeof v[0], str_cmp);
+        char *end = NULL;
+        long p = strtol(v[0], &end, 10);
+        return end && *end == 0 && p > 0 && p < 1000000 ? (int)p : 0;
+    }
+    return 0;
+}
 
 /* ---- the generated bootstrap ---------------------------------------------------------- */
 
@@ -351,6 +392,8 @@ static void template_name(nw_launcher_t *l, const nw_launch_req_t *r, const char
         nw_json_push(k, nw_json_new_number(efa));
     if (r->resolved->pg_id[0])
         nw_json_push(k, nw_json_new_string(r->resolved->pg_id));
+    if (claim_partition(r) > 0)
+        nw_json_push(k, nw_json_new_number(claim_partition(r)));
     /* a generated bootstrap: its text (labels, taints, max pods, cluster; kubeadm: token) */
     if (renders_kubelet(r))
         nw_json_push(k, nw_json_new_string(userdata ? userdata : ""));
@@ -577,6 +620,12 @@ static nw_rc_t lt_params(nw_launcher_t *l, const nw_launch_req_t *r, const char 
     LTD("Monitoring.Enabled", cJSON_IsTrue(mon) ? "true" : "false");
     if (r->resolved->pg_id[0])
         LTD("Placement.GroupId", r->resolved->pg_id);
+    int part = claim_partition(r);
+    if (r->resolved->pg_id[0] && part > 0) {
+        char ps[16];
+        snprintf(ps, sizeof ps, "%d", part);
+        LTD("Placement.PartitionNumber", ps);
+    }
     const char *nv = gets(get(spec, "cpuOptions"), "nestedVirtualization");
     if (nv)
         LTD("CpuOptions.NestedVirtualization", nv);
@@ -994,6 +1043,9 @@ nw_rc_t nw_launcher_plan(nw_launcher_t *l, const nw_launch_req_t *r, int attempt
     }
     pl->n = j;
     pl->kubeadm = kubeadm(r);
+    snprintf(pl->pg_id, sizeof pl->pg_id, "%s", r->resolved->pg_id);
+    pl->pg_partitioned = pl->pg_id[0] && strcmp(r->resolved->pg_strategy, "partition") == 0;
+    pl->partition = claim_partition(r);
     for (int a = 0; a < pl->namis; a++) {
         if ((rc = ensure_lt(l, r, pl->amis[a], ct, pl->pods[a], pl->efa[a], pl->names[a],
                             sizeof pl->names[a], ae, err)) != NW_OK)
@@ -1114,6 +1166,10 @@ nw_rc_t nw_launcher_settle(nw_launcher_t *l, nw_launch_plan_t *pl, nw_launch_res
     }
     snprintf(out->provider_id, sizeof out->provider_id, "aws:///%s/%s", out->zone,
              out->instance_id);
+    snprintf(out->pg_id, sizeof out->pg_id, "%s", pl->pg_id);
+    out->pg_partitioned = pl->pg_partitioned;
+    if (pl->pg_partitioned && pl->partition > 0)
+        snprintf(out->pg_partition, sizeof out->pg_partition, "%d", pl->partition);
     nw_log_info(COMP, "launched", NW_LS("nodeclaim", pl->nodeclaim),
                 NW_LS("nodepool", pl->nodepool), NW_LS("instance", out->instance_id),
                 NW_LS("type", out->type), NW_LS("zone", out->zone), NW_LS("capacity_type", ct),
@@ -1142,7 +1198,25 @@ nw_rc_t nw_launcher_launch(nw_launcher_t *l, const nw_launch_req_t *r, nw_launch
             break;
         memset(ae, 0, sizeof *ae);
     }
+    if (rc == NW_OK)
+        nw_launcher_find_partition(l, out);
     return rc;
+}
+
+void nw_launcher_find_partition(nw_launcher_t *l, nw_launch_result_t *out)
+{
+    if (!out->pg_partitioned || out->pg_partition[0] || !out->instance_id[0])
+        return;
+    const char *ids[] = {out->instance_id};
+    nw_ec2_instances_t in = {0};
+    nw_err_t e = {0};
+    if (nw_ec2_describe_instances(l->ec2, ids, 1, NULL, 0, &in, NULL, &e) == NW_OK && in.n > 0 &&
+        in.v[0].partition > 0)
+        snprintf(out->pg_partition, sizeof out->pg_partition, "%d", in.v[0].partition);
+    else
+        nw_log_warn(COMP, "the instance's placement group partition is not known yet",
+                    NW_LS("instance", out->instance_id), NW_LS("error", e.msg));
+    nw_ec2_instances_free(&in);
 }
 
 nw_rc_t nw_launcher_delete_templates(nw_launcher_t *l, const char *nodeclass, int *deleted,

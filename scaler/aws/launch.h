@@ -124,6 +124,12 @@ typedef struct {
     char failed_capacity_type[32];
     int token_spent;    /* CreateFleet answered without an instance: the token is used up */
     int token_conflict; /* IdempotentParameterMismatch */
+    /* the class's placement group (karpenter.k8s.aws/placement-group-id), "" = none; for a
+     * partition group (partitioned) the partition the launch asked for or EC2 chose
+     * (karpenter.k8s.aws/placement-group-partition), "" while unknown */
+    char pg_id[64];
+    char pg_partition[16];
+    int pg_partitioned;
 } nw_launch_result_t;
 
 typedef struct nw_launcher nw_launcher_t;
@@ -150,6 +156,10 @@ nw_rc_t nw_launcher_plan(nw_launcher_t *l, const nw_launch_req_t *req, int attem
 nw_rc_t nw_launcher_fleet(nw_launcher_t *l, nw_launch_plan_t *pl, nw_ec2_error_t *ae);
 /** Step 3: the outcome of step 2 into out (which the caller zeroed before step 1);
  * *again = 1 when the templates were missing and try 1 should be planned. */
+/** A launch into a partition placement group that did not ask for a partition: the
+ * partition EC2 chose, from DescribeInstances (Karpenter's placement-group registration
+ * hook); out->pg_partition stays "" when it cannot be read. Any thread. */
+void nw_launcher_find_partition(nw_launcher_t *l, nw_launch_result_t *out);
 nw_rc_t nw_launcher_settle(nw_launcher_t *l, nw_launch_plan_t *pl, nw_launch_result_t *out,
                            int *again, nw_ec2_error_t *ae, nw_err_t *err);
 void nw_launcher_plan_free(nw_launch_plan_t *pl);

@@ -726,6 +726,7 @@ static void resolve_pg(nw_nodeclass_cache_t *c, const cJSON *nc, nw_nodeclass_re
     if (rc == NW_OK && l.n > 0) {
         snprintf(r->pg_id, sizeof r->pg_id, "%s", l.v[0].id);
         snprintf(r->pg_strategy, sizeof r->pg_strategy, "%s", l.v[0].strategy);
+        r->pg_partitions = l.v[0].partitions;
         r->pg_ready = 1;
     } else {
         if (rc != NW_OK)

@@ -83,6 +83,7 @@ typedef struct {
     char instance_profile[129]; /* what launches use (scaler/aws/iam.h), "" until known */
     char pg_id[64];             /* spec.placementGroupSelector resolved; "" = none */
     char pg_strategy[16];
+    int pg_partitions;         /* a partition group's partition count */
     int pg_selected, pg_ready; /* the spec has a selector; it found an available group */
     char pg_message[256];
     char profile_message[512]; /* why there is none */

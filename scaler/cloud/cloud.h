@@ -162,6 +162,7 @@ typedef struct {
     size_t nsgs;
     const nw_cloud_image_t *images;
     size_t nimages;
+    char placement_group[64]; /* spec.placementGroupSelector's group id, "" = none */
 } nw_cloud_class_t;
 
 /* ---- launches ---- */
@@ -192,6 +193,11 @@ typedef struct {
     char capacity_type[16];
     char image_id[64];
     double price; /* per hour, 0 = unknown */
+    /* the placement group's labels: karpenter.k8s.aws/placement-group-id ("" = no group),
+     * and for a partition group (partitioned) placement-group-partition ("" = unknown) */
+    char placement_group[64];
+    char partition[16];
+    int partitioned;
 } nw_cloud_launch_t;
 
 /* ---- the interface ---- */

@@ -358,6 +358,8 @@ static void judge(nw_ctl_deps_t *c, nw_driftmark_t *d, const nw_kube_snap_t *s,
         rc.ami_arch = ami_arch;
         rc.subnet_ids = subnets;
         rc.sg_ids = sgs;
+        /* a class not ready may have failed to resolve its group: no verdict then */
+        rc.placement_group = r->ready ? r->placement_group : NULL;
         resolved = &rc;
     } else if (class && !class->terminating)
         nw_log_every(30, NW_LOG_WARN, "drift",

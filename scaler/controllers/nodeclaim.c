@@ -166,9 +166,23 @@ static int mutate_labels(cJSON *obj, void *ud)
         kv[nkv][0] = base[i][0];
         kv[nkv++][1] = base[i][1];
     }
+    /* the class's placement group and, for a partition group, the partition (the one the
+     * claim asked for or EC2 chose; "" while unknown, as Karpenter's sentinel) */
+    int pg_keys = 0;
+    if (l->r && l->r->placement_group[0]) {
+        kv[nkv][0] = "karpenter.k8s.aws/placement-group-id";
+        kv[nkv++][1] = l->r->placement_group;
+        pg_keys = 1;
+        if (l->r->partitioned) {
+            kv[nkv][0] = "karpenter.k8s.aws/placement-group-partition";
+            kv[nkv++][1] = l->r->partition;
+            pg_keys = 2;
+        }
+    }
     int changed = 0;
     for (size_t i = 0; i < nkv; i++) {
-        if (!kv[i][1] || !*kv[i][1])
+        int pg = i >= nkv - (size_t)pg_keys;
+        if (!kv[i][1] || (!*kv[i][1] && !pg))
             continue;
         const char *cur = nw_json_str(labels, kv[i][0]);
         if (cur && strcmp(cur, kv[i][1]) == 0)

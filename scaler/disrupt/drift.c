@@ -25,6 +25,7 @@ static const char *const NAMES[NW_DRIFT_REASONS] = {
     "AMIDrift",
     "SecurityGroupDrift",
     "SubnetDrift",
+    "PlacementGroupDrift",
 };
 
 const char *nw_drift_reason_str(nw_drift_reason_t r)
@@ -237,6 +238,22 @@ static int subnet_drifted(const nw_drift_in_t *in, char *detail, size_t n)
     return 1;
 }
 
+/* drift.go isPlacementGroupDrifted: the label against the class's group, both "" if none */
+static int pg_drifted(const nw_drift_in_t *in, char *detail, size_t n)
+{
+    const nw_drift_class_t *r = in->resolved;
+    if (!r || !r->placement_group)
+        return 0;
+    const char *have = label(in->nodeclaim, "karpenter.k8s.aws/placement-group-id");
+    if (!have)
+        have = "";
+    if (strcmp(have, r->placement_group) == 0)
+        return 0;
+    say(detail, n, "the NodeClaim's placement group %s is not the EC2NodeClass's %s",
+        *have ? have : "(none)", *r->placement_group ? r->placement_group : "(none)");
+    return 1;
+}
+
 nw_drift_reason_t nw_drift_check(const nw_drift_in_t *in, char *detail, size_t n)
 {
     say(detail, n, "%s", "");
@@ -269,5 +286,7 @@ nw_drift_reason_t nw_drift_check(const nw_drift_in_t *in, char *detail, size_t n
         return NW_DRIFT_SECURITY_GROUP;
     if (subnet_drifted(in, detail, n))
         return NW_DRIFT_SUBNET;
+    if (pg_drifted(in, detail, n))
+        return NW_DRIFT_PLACEMENT_GROUP;
     return NW_DRIFT_NONE;
 }

@@ -15,6 +15,8 @@
  *                         (those whose architecture fits the instance type)
  *   SecurityGroupDrift    the instance's security groups are not exactly the class's
  *   SubnetDrift           the instance's subnet is not among the class's
+ *   PlacementGroupDrift   the NodeClaim's karpenter.k8s.aws/placement-group-id label (none:
+ *                         "") is not the group the class resolves to (none: "")
  *
  * The labels compared with the requirements are the NodeClaim's, completed with
  * the instance type's and offering's well-known labels from the catalog where the
@@ -41,13 +43,14 @@
 
 typedef enum {
     NW_DRIFT_NONE = 0,
-    NW_DRIFT_NODEPOOL,       /* "NodePoolDrifted" */
-    NW_DRIFT_REQUIREMENTS,   /* "RequirementsDrifted" */
-    NW_DRIFT_INSTANCE_TYPE,  /* "InstanceTypeNotFound" */
-    NW_DRIFT_NODECLASS,      /* "NodeClassDrift" */
-    NW_DRIFT_AMI,            /* "AMIDrift" */
-    NW_DRIFT_SECURITY_GROUP, /* "SecurityGroupDrift" */
-    NW_DRIFT_SUBNET,         /* "SubnetDrift" */
+    NW_DRIFT_NODEPOOL,        /* "NodePoolDrifted" */
+    NW_DRIFT_REQUIREMENTS,    /* "RequirementsDrifted" */
+    NW_DRIFT_INSTANCE_TYPE,   /* "InstanceTypeNotFound" */
+    NW_DRIFT_NODECLASS,       /* "NodeClassDrift" */
+    NW_DRIFT_AMI,             /* "AMIDrift" */
+    NW_DRIFT_SECURITY_GROUP,  /* "SecurityGroupDrift" */
+    NW_DRIFT_SUBNET,          /* "SubnetDrift" */
+    NW_DRIFT_PLACEMENT_GROUP, /* "PlacementGroupDrift" */
     NW_DRIFT_REASONS
 } nw_drift_reason_t;
 
@@ -74,6 +77,8 @@ typedef struct {
     size_t nsubnets;
     const char *const *sg_ids;
     size_t nsgs;
+    /* the placement group the class resolves to ("" = none); NULL = not known (no verdict) */
+    const char *placement_group;
 } nw_drift_class_t;
 
 typedef struct nw_catalog nw_catalog_t;

@@ -258,7 +258,6 @@ static const char *const NODECLASS_IGNORE[] = {"amiSelectorTerms",
                                                "subnetSelectorTerms",
                                                "securityGroupSelectorTerms",
                                                "capacityReservationSelectorTerms",
-                                               "placementGroupSelector",
                                                "ipPrefixCount",
                                                "amiFamily",
                                                NULL};

@@ -191,6 +191,7 @@ class AwsSim(DescribeMixin, InstancesMixin, StsImdsMixin, SqsEventsMixin, Pricin
         d['NetworkInterfaces'] = i.get('nis') or []
         d['IamInstanceProfile'] = i.get('profile')
         d['PlacementGroup'] = i.get('placement_group')
+        d['PartitionNumber'] = i.get('partition')
         return d
 
     # -- HTTP entry point ---------------------------------------------------

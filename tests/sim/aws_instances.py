@@ -210,9 +210,34 @@ class InstancesMixin:
                            % profile)
         public = self._public_ip(itype, nis)
         pg = (placement or {}).get('GroupId') or (placement or {}).get('GroupName')
-        if pg and not any(pg in (g['id'], g['name']) and g['state'] == 'available'
-                          for g in self.placement_groups.values()):
+        group = next((g for g in self.placement_groups.values()
+                      if pg in (g['id'], g['name']) and g['state'] == 'available'), None) if pg else None
+        if pg and not group:
             raise Ec2Error('InvalidPlacementGroup.Unknown', "The Placement Group '%s' is unknown." % pg)
+        # a partition group: the asked partition (1..count), else the least used one, as EC2
+        # spreads them; any other group takes no partition number
+        part = (placement or {}).get('PartitionNumber')
+        if part is not None and (not group or group['strategy'] != 'partition'):
+            raise Ec2Error('InvalidParameterCombination',
+                           'The partition number can only be specified for partition placement groups.')
+        if group and group['strategy'] == 'partition':
+            if part is not None:
+                try:
+                    part = int(part)
+                except ValueError:
+                    part = 0
+                if not 1 <= part <= group['partitions']:
+                    raise Ec2Error('InvalidParameterValue',
+                                   'The partition number %s is not valid for placement group %s: it '
+                                   'has %d partitions.' % ((placement or {}).get('PartitionNumber'),
+                                                           group['name'], group['partitions']))
+            else:
+                used = [0] * group['partitions']
+                for o in self.instances_by_id.values():
+                    if o.get('placement_group') in (group['id'], group['name']) and \
+                            o['state'] not in ('terminated', 'shutting-down') and o.get('partition'):
+                        used[o['partition'] - 1] += 1
+                part = used.index(min(used)) + 1
         ip = self._alloc_ip(subnet)
         iid = new_id('i')
         now = self.clock()
@@ -226,8 +251,8 @@ class InstancesMixin:
                 'reservation': 'r-%s' % _hex(17),
                 'public_ip': '54.' + '.'.join(ip.split('.')[1:]) if public else None,
                 'nis': [dict(n) for n in nis or [] if isinstance(n, dict)],
-                'placement_group': ((placement or {}).get('GroupId') or
-                                    (placement or {}).get('GroupName'))}
+                'placement_group': group['id'] if group else None,
+                'partition': part if group and group['strategy'] == 'partition' else None}
         self.instances_by_id[iid] = inst
         self._state_event(inst, None)
         self.sched.after(self.pending_seconds, self._to_running, iid)
@@ -303,9 +328,13 @@ class InstancesMixin:
              'privateDnsName': i['private_dns'] if i['state'] != 'terminated' else '',
              'dnsName': '', 'reason': i['reason'], 'amiLaunchIndex': 0, 'productCodes': [],
              'instanceType': i['type'], 'launchTime': iso8601(i['launch_time']),
-             'placement': {'availabilityZone': i['zone'],
-                           'availabilityZoneId': self.zone_ids[i['zone']],
-                           'groupName': '', 'tenancy': 'default'},
+             'placement': dict({'availabilityZone': i['zone'],
+                                'availabilityZoneId': self.zone_ids[i['zone']],
+                                'groupName': (self.placement_groups[i['placement_group']]['name']
+                                              if i.get('placement_group') else ''),
+                                'tenancy': 'default'},
+                               **({'groupId': i['placement_group']} if i.get('placement_group') else {}),
+                               **({'partitionNumber': i['partition']} if i.get('partition') else {})),
              'monitoring': {'state': 'disabled'}}
         if i['state'] != 'terminated':
             x.update({'subnetId': i['subnet'], 'vpcId': self.vpc['id'],

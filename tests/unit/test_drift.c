@@ -43,6 +43,7 @@ static void resolved_from(const cJSON *j, resolved_t *r)
     r->c.ami_arch = r->arch;
     r->c.subnet_ids = r->subnets;
     r->c.sg_ids = r->sgs;
+    r->c.placement_group = nw_json_str(j, "placementGroup"); /* absent: not known */
 }
 
 typedef struct {

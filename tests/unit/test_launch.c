@@ -42,6 +42,8 @@ static const char *param(const nw_ec2_params_t *p, const char *key)
 static nw_nc_sg_t SGS[] = {{"sg-a", "a"}, {"sg-b", "b"}};
 
 /* the request of spec_json's template (AL2023 unless the spec says), into p */
+static const char *g_pg_id, *g_pg_strategy, *g_claim; /* build's placement group and claim */
+
 static nw_rc_t build(const char *spec_json, int efa, nw_ec2_params_t *p, nw_err_t *err)
 {
     static nw_catalog_t *cat;
@@ -60,16 +62,20 @@ static nw_rc_t build(const char *spec_json, int efa, nw_ec2_params_t *p, nw_err_
     rs.sgs = SGS;
     rs.nsgs = 2;
     rs.ready = 1;
+    snprintf(rs.pg_id, sizeof rs.pg_id, "%s", g_pg_id ? g_pg_id : "");
+    snprintf(rs.pg_strategy, sizeof rs.pg_strategy, "%s", g_pg_strategy ? g_pg_strategy : "");
+    cJSON *claim = g_claim ? cJSON_Parse(g_claim) : NULL;
     nw_launcher_t *l = nw_launcher_new(NULL, cat, NULL, NULL, "demo");
     ck_assert_ptr_nonnull(l);
     nw_launch_bootstrap_t b = {"https://10.0.0.10:6443", "Q0E=", "10.96.0.0/12", 0, 0, 0};
     ck_assert_int_eq(nw_launcher_set_bootstrap(l, &b), NW_OK);
     nw_launch_req_t r = {
-        .nodepool = "default", .nodeclaim = "c1", .nodeclass = nc, .resolved = &rs};
+        .nodepool = "default", .nodeclaim = "c1", .nodeclass = nc, .resolved = &rs, .claim = claim};
     ck_assert_int_eq(nw_ec2_params_init(p, "CreateLaunchTemplate"), NW_OK);
     nw_rc_t rc = nw_launcher_template_params(l, &r, "ami-1", "on-demand", 29, efa, p, err);
     nw_launcher_free(l);
     cJSON_Delete(nc);
+    cJSON_Delete(claim);
     return rc;
 }
 
@@ -179,6 +185,47 @@ START_TEST(bad_volume_size)
 }
 END_TEST
 
+/* placement groups (launchtemplate.go EnsureAll): the group's id; a partition group gets
+ * the lowest partition (as strings) of the claim's requirement, else none (EC2 picks) */
+START_TEST(placement_partition)
+{
+    nw_ec2_params_t p;
+    nw_err_t err = {0};
+    char name_none[256];
+    g_pg_id = "pg-1";
+    g_pg_strategy = "partition";
+    ck_assert_int_eq(build("\"amiFamily\":\"AL2023\"", 0, &p, &err), NW_OK);
+    HAS(&p, "LaunchTemplateData.Placement.GroupId", "pg-1");
+    NONE(&p, "LaunchTemplateData.Placement.PartitionNumber");
+    snprintf(name_none, sizeof name_none, "%s", param(&p, "LaunchTemplateName"));
+    nw_ec2_params_cleanup(&p);
+    g_claim = "{\"spec\":{\"requirements\":[{\"key\":\"karpenter.k8s.aws/"
+              "placement-group-partition\",\"operator\":\"In\",\"values\":[\"3\",\"12\","
+              "\"2\"]}]}}";
+    ck_assert_int_eq(build("\"amiFamily\":\"AL2023\"", 0, &p, &err), NW_OK);
+    HAS(&p, "LaunchTemplateData.Placement.PartitionNumber", "12"); /* "12" < "2" < "3" */
+    ck_assert_str_ne(param(&p, "LaunchTemplateName"), name_none);
+    nw_ec2_params_cleanup(&p);
+    /* a cluster group takes no partition number; NotIn asks for none */
+    g_pg_strategy = "cluster";
+    ck_assert_int_eq(build("\"amiFamily\":\"AL2023\"", 0, &p, &err), NW_OK);
+    HAS(&p, "LaunchTemplateData.Placement.GroupId", "pg-1");
+    NONE(&p, "LaunchTemplateData.Placement.PartitionNumber");
+    nw_ec2_params_cleanup(&p);
+    g_pg_strategy = "partition";
+    g_claim = "{\"spec\":{\"requirements\":[{\"key\":\"karpenter.k8s.aws/"
+              "placement-group-partition\",\"operator\":\"NotIn\",\"values\":[\"1\"]}]}}";
+    ck_assert_int_eq(build("\"amiFamily\":\"AL2023\"", 0, &p, &err), NW_OK);
+    NONE(&p, "LaunchTemplateData.Placement.PartitionNumber");
+    nw_ec2_params_cleanup(&p);
+    /* no group: no Placement at all */
+    g_pg_id = g_pg_strategy = g_claim = NULL;
+    ck_assert_int_eq(build("\"amiFamily\":\"AL2023\"", 0, &p, &err), NW_OK);
+    NONE(&p, "LaunchTemplateData.Placement.GroupId");
+    nw_ec2_params_cleanup(&p);
+}
+END_TEST
+
 Suite *nw_launch_suite(void)
 {
     Suite *s = suite_create("launch");
@@ -186,6 +233,7 @@ Suite *nw_launch_suite(void)
     tcase_add_test(tc, primary_interface);
     tcase_add_test(tc, spec_interfaces_and_efa);
     tcase_add_test(tc, bad_volume_size);
+    tcase_add_test(tc, placement_partition);
     suite_add_tcase(s, tc);
     return s;
 }
