@@ -96,6 +96,9 @@ nw_dis_ctl_t *nw_dis_ctl_new(nw_ctl_deps_t *deps, nw_claims_t *claims, nw_ctl_sh
         d->o.validation_ns = 0;
     if (d->o.command_timeout_ns <= 0)
         d->o.command_timeout_ns = 600 * NW_NS_PER_SEC;
+    /* Karpenter starts both timeout series at 0 */
+    nw_series_add(deps->series, &NW_KM_DISRUPTION_TIMEOUTS, (const char *[]){"multi"}, 0);
+    nw_series_add(deps->series, &NW_KM_DISRUPTION_TIMEOUTS, (const char *[]){"single"}, 0);
     return d;
 }
 
@@ -188,6 +191,11 @@ static int arr_kind(const nw_kube_snap_t *s, nw_kube_kind_t k, arr_t *a)
 }
 
 /* ---- prices and instance types from the cloud's catalog ---- */
+
+static int64_t pass_mono(void *ud)
+{
+    return nw_clock_mono(((nw_ctl_deps_t *)ud)->clock);
+}
 
 static double catalog_price(void *ud, const char *itype, const char *zone, const char *ct)
 {
@@ -294,6 +302,10 @@ static int view_build(nw_dis_ctl_t *d, const nw_kube_snap_t *s, view_t *v)
         .price = catalog_price,
         .price_ud = c,
         .spot_to_spot = d->o.spot_to_spot != 0,
+        .mono = pass_mono,
+        .mono_ud = c,
+        .multi_timeout = NW_DIS_MULTI_TIMEOUT_NS,
+        .single_timeout = NW_DIS_SINGLE_TIMEOUT_NS,
     };
     v->in = in;
     nw_dis_live_t live = {c, d->claims, d->mem, s, in.now};
@@ -530,16 +542,73 @@ static void untaint_all(nw_dis_ctl_t *d, const nw_kube_snap_t *s, const nw_dis_c
 
 /* karpenter_voluntary_disruption_decisions_total{decision,reason,consolidation_type}
  * (kubernetes-sigs/karpenter pkg/controllers/disruption/queue.go) */
-static void count_decision(nw_ctl_deps_t *c, const nw_dis_cmd_t *cmd)
+static const char *consolidation_type(nw_dis_method_t m);
+
+static void count_decision(nw_ctl_deps_t *c, const nw_dis_state_t *st, const nw_dis_cmd_t *cmd)
 {
     char r[32];
     nw_km_resource_type(nw_dis_reason_str(cmd->reason), r, sizeof r);
-    const char *ct = cmd->method == NW_DIS_EMPTINESS ? "empty"
-                     : cmd->method == NW_DIS_MULTI   ? "multi"
-                     : cmd->method == NW_DIS_SINGLE  ? "single"
-                                                     : "";
+    const char *ct = consolidation_type(cmd->method);
     const char *v[] = {nw_dis_action_str(cmd->action), r, ct};
     nw_series_add(c->series, &NW_KM_DISRUPTION_DECISIONS, v, 1);
+    /* ..._decisions_by_nodepool_total: once for each NodePool among the candidates */
+    for (size_t i = 0; i < cmd->ncandidates; i++) {
+        const nw_dis_node_t *n = nw_dis_state_node(st, cmd->candidates[i]);
+        const char *pool = n && n->pool >= 0 ? st->pools[n->pool].name : "";
+        bool seen = false;
+        for (size_t k = 0; k < i && !seen; k++) {
+            const nw_dis_node_t *o = nw_dis_state_node(st, cmd->candidates[k]);
+            seen = strcmp(o && o->pool >= 0 ? st->pools[o->pool].name : "", pool) == 0;
+        }
+        if (!seen) {
+            const char *pv[] = {pool, nw_dis_action_str(cmd->action), r, ct};
+            nw_series_add(c->series, &NW_KM_DISRUPTION_DECISIONS_BY_NODEPOOL, pv, 1);
+        }
+    }
+}
+
+static const char *consolidation_type(nw_dis_method_t m)
+{
+    return m == NW_DIS_EMPTINESS ? "empty"
+           : m == NW_DIS_MULTI   ? "multi"
+           : m == NW_DIS_SINGLE  ? "single"
+                                 : "";
+}
+
+/* karpenter_voluntary_disruption_decision_evaluation_duration_seconds{reason,
+ * consolidation_type} of each method a pass ran (Karpenter's controller.go measures
+ * every method's disrupt call) */
+static void count_evaluations(nw_ctl_deps_t *c, const nw_dis_cmd_t *cmd)
+{
+    static const char *const reasons[] = {"", "empty", "drifted", "underutilized", "underutilized"};
+    for (int m = NW_DIS_EMPTINESS; m <= NW_DIS_SINGLE; m++)
+        if (cmd->elapsed[m] >= 0) {
+            const char *v[] = {reasons[m], consolidation_type((nw_dis_method_t)m)};
+            nw_series_observe(c->series, &NW_KM_DISRUPTION_EVAL_DURATION, v,
+                              (double)cmd->elapsed[m] / 1e9);
+        }
+}
+
+/* karpenter_voluntary_disruption_consolidation_timeouts_total{consolidation_type}
+ * (kubernetes-sigs/karpenter pkg/controllers/disruption/{multi,single}nodeconsolidation.go) */
+static void count_timeouts(nw_ctl_deps_t *c, const nw_dis_cmd_t *cmd)
+{
+    if (cmd->multi_timed_out) {
+        nw_series_add(c->series, &NW_KM_DISRUPTION_TIMEOUTS, (const char *[]){"multi"}, 1);
+        nw_log_info("disruption",
+                    cmd->method == NW_DIS_MULTI
+                        ? "stopping multi-node consolidation after timeout, returning the last "
+                          "valid command"
+                        : "multi-node consolidation found nothing before its timeout",
+                    NW_LI("evaluated", cmd->multi_evaluated),
+                    NW_LI("timeoutSeconds", NW_DIS_MULTI_TIMEOUT_NS / NW_NS_PER_SEC));
+    }
+    if (cmd->single_timed_out) {
+        nw_series_add(c->series, &NW_KM_DISRUPTION_TIMEOUTS, (const char *[]){"single"}, 1);
+        nw_log_info("disruption", "abandoning single-node consolidation after timeout",
+                    NW_LI("evaluated", cmd->single_evaluated),
+                    NW_LI("timeoutSeconds", NW_DIS_SINGLE_TIMEOUT_NS / NW_NS_PER_SEC));
+    }
 }
 
 /* karpenter_nodepools_allowed_disruptions{nodepool,reason} and
@@ -553,6 +622,8 @@ static void budget_gauges(nw_ctl_deps_t *c, const nw_dis_state_t *st)
             int a = st->pools[p].allowed[r];
             nw_series_set(c->series, &NW_KM_NODEPOOLS_ALLOWED_DISRUPTIONS, v,
                           a == NW_DIS_UNLIMITED ? 2147483647.0 : (double)a);
+            nw_series_set(c->series, &NW_KM_NODEPOOLS_NODES_CONSUMING_BUDGETS, v,
+                          (double)st->pools[p].disrupting);
         }
     int eligible[NW_DIS_NREASONS] = {0};
     for (size_t i = 0; i < st->nnodes; i++) {
@@ -672,7 +743,7 @@ static int execute(nw_dis_ctl_t *d, const nw_kube_snap_t *s, const view_t *v, nw
             NW_LB("spotOnly", !cmd->sim.repl[k].allow_on_demand));
     }
     atomic_fetch_add(&d->decisions[cmd->method][cmd->action][cmd->reason], 1);
-    count_decision(c, cmd);
+    count_decision(c, v->st, cmd);
     f.cmd = *cmd;
     memset(cmd, 0, sizeof *cmd);
     inflight_t *nf = realloc(d->fl, (d->nfl + 1) * sizeof *nf);
@@ -816,6 +887,9 @@ void nw_dis_tick(nw_dis_ctl_t *d, const nw_kube_snap_t *s)
                 progress(d, s); /* a delete with no replacements proceeds at once */
         } else {
             atomic_fetch_add(&d->rejected, 1);
+            nw_series_add(c->series, &NW_KM_DISRUPTION_FAILED_VALIDATIONS,
+                          (const char *[]){consolidation_type(d->pending.method)},
+                          (double)d->pending.ncandidates);
             nw_log_info("disruption", "command rejected at validation", NW_LS("reason", why),
                         NW_LS("summary", d->pending.summary));
             for (size_t i = 0; i < d->pending.ncandidates; i++) {
@@ -850,6 +924,8 @@ void nw_dis_tick(nw_dis_ctl_t *d, const nw_kube_snap_t *s)
     }
     for (int r = 0; r < NW_DIS_NREASONS; r++)
         atomic_fetch_add(&d->blocked[r], (uint64_t)cmd.budget_blocked[r]);
+    count_timeouts(d->deps, &cmd);
+    count_evaluations(d->deps, &cmd);
     budget_gauges(d->deps, v.st);
     if (nw_log_enabled(NW_LOG_DEBUG)) { /* each pass's report at log.level debug */
         cJSON *rep = nw_dis_report_json(v.st, &cmd);

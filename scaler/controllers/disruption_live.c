@@ -12,6 +12,7 @@
 
 #include "scaler/disrupt/simres.h"
 #include "scaler/controllers/nodeclaim.h"
+#include "scaler/controllers/kmetrics.h"
 #include "scaler/state/simsnap.h"
 
 typedef struct {
@@ -80,7 +81,11 @@ nw_rc_t nw_dis_live_sim(void *ud, const nw_dis_state_t *st, const char *const *n
     nw_ctl_sim_env(l->c, l->mem, &env);
     if ((rc = nw_simsnap_build(&env, l->ks, &o, &h->ss, err)) != NW_OK)
         goto fail;
-    if ((rc = nw_sched_solve(h->ss.sched, l->now, &h->res, err)) != NW_OK)
+    int64_t t0 = nw_clock_mono(l->c->clock);
+    rc = nw_sched_solve(h->ss.sched, l->now, &h->res, err);
+    nw_series_observe(l->c->series, &NW_KM_SCHEDULER_DURATION, (const char *[]){"disruption"},
+                      (double)(nw_clock_mono(l->c->clock) - t0) / 1e9);
+    if (rc != NW_OK)
         goto fail;
     if (!(h->claim_of = calloc((size_t)h->res.nclaims + 1, sizeof *h->claim_of))) {
         rc = nw_err_set(err, NW_ENOMEM, NULL, "out of memory");

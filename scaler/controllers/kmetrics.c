@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "api/wellknown.h"
+#include "common/clock.h"
 #include "common/json.h"
 
 const char *const nw_km_node_label_keys[] = {
@@ -107,6 +108,112 @@ const nw_series_desc_t NW_KM_NODES_TERMINATED = {
         "Number of nodes terminated in total by Karpenter. Labeled by owning nodepool and zone.",
     .kind = NW_SERIES_COUNTER,
     .labels = {"nodepool", "zone"}};
+
+/* pkg/controllers/node/termination/metrics.go */
+static const double node_lifetime_buckets[] = {
+    900,   1800,  2700,   3600,   7200,   14400,  21600,   28800,   36000,   43200,  57600,
+    72000, 86400, 172800, 259200, 432000, 864000, 1296000, 1728000, 2160000, 2592000};
+
+const nw_series_desc_t NW_KM_NODES_DRAINED = {.name = "karpenter_nodes_drained_total",
+                                              .help =
+                                                  "The total number of nodes drained by Karpenter",
+                                              .kind = NW_SERIES_COUNTER,
+                                              .labels = {"nodepool"}};
+
+const nw_series_desc_t NW_KM_NODES_TERMINATION_DURATION = {
+    .name = "karpenter_nodes_termination_duration_seconds",
+    .help = "The time taken between a node's deletion request and the removal of its finalizer",
+    .kind = NW_SERIES_SUMMARY,
+    .labels = {"nodepool"}};
+
+const nw_series_desc_t NW_KM_NODES_LIFETIME_DURATION = {
+    .name = "karpenter_nodes_lifetime_duration_seconds",
+    .help = "The lifetime duration of the nodes since creation.",
+    .kind = NW_SERIES_HISTOGRAM,
+    .labels = {"nodepool"},
+    .buckets = node_lifetime_buckets,
+    .nbuckets = sizeof node_lifetime_buckets / sizeof node_lifetime_buckets[0]};
+
+/* pkg/controllers/nodeclaim/lifecycle/metrics.go: prometheus.ExponentialBuckets(1, 2, 12)
+ * and (1, 2, 11) */
+static const double exp2_buckets[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048};
+
+const nw_series_desc_t NW_KM_NODECLAIMS_TERMINATION_DURATION = {
+    .name = "karpenter_nodeclaims_termination_duration_seconds",
+    .help = "Duration of NodeClaim termination in seconds.",
+    .kind = NW_SERIES_HISTOGRAM,
+    .labels = {"nodepool"},
+    .buckets = exp2_buckets,
+    .nbuckets = 12};
+
+const nw_series_desc_t NW_KM_NODECLAIMS_INSTANCE_TERMINATION_DURATION = {
+    .name = "karpenter_nodeclaims_instance_termination_duration_seconds",
+    .help = "Duration of CloudProvider Instance termination in seconds.",
+    .kind = NW_SERIES_HISTOGRAM,
+    .labels = {"nodepool"},
+    .buckets = exp2_buckets,
+    .nbuckets = 11};
+
+/* pkg/controllers/provisioning/scheduling/metrics.go */
+const nw_series_desc_t NW_KM_SCHEDULER_DURATION = {
+    .name = "karpenter_scheduler_scheduling_duration_seconds",
+    .help = "Duration of scheduling simulations used for deprovisioning and provisioning in "
+            "seconds.",
+    .kind = NW_SERIES_HISTOGRAM,
+    .labels = {"controller"},
+    .buckets = duration_buckets,
+    .nbuckets = sizeof duration_buckets / sizeof duration_buckets[0]};
+
+const nw_series_desc_t NW_KM_DISRUPTION_EVAL_DURATION = {
+    .name = "karpenter_voluntary_disruption_decision_evaluation_duration_seconds",
+    .help = "Duration of the disruption decision evaluation process in seconds. Labeled by method "
+            "and consolidation type.",
+    .kind = NW_SERIES_HISTOGRAM,
+    .labels = {"reason", "consolidation_type"},
+    .buckets = duration_buckets,
+    .nbuckets = sizeof duration_buckets / sizeof duration_buckets[0]};
+
+const nw_series_desc_t NW_KM_DISRUPTION_DECISIONS_BY_NODEPOOL = {
+    .name = "karpenter_voluntary_disruption_decisions_by_nodepool_total",
+    .help = "Number of disruption decisions performed by nodepool. Labeled by nodepool name, "
+            "disruption decision, reason, and consolidation type.",
+    .kind = NW_SERIES_COUNTER,
+    .labels = {"nodepool", "decision", "reason", "consolidation_type"}};
+
+const nw_series_desc_t NW_KM_DISRUPTION_FAILED_VALIDATIONS = {
+    .name = "karpenter_voluntary_disruption_failed_validations_total",
+    .help = "Number of candidates that were selected for disruption but failed validation. "
+            "Labeled by consolidation type.",
+    .kind = NW_SERIES_COUNTER,
+    .labels = {"consolidation_type"}};
+
+const nw_series_desc_t NW_KM_NODEPOOLS_NODES_CONSUMING_BUDGETS = {
+    .name = "karpenter_nodepools_nodes_consuming_budgets",
+    .help = "The number of nodes consuming the budget of a nodepool at a point in time. Labeled "
+            "by NodePool.",
+    .kind = NW_SERIES_GAUGE,
+    .labels = {"nodepool", "reason"}};
+
+/* pkg/controllers/state/metrics.go */
+const nw_series_desc_t NW_KM_CLUSTER_STATE_NODE_COUNT = {
+    .name = "karpenter_cluster_state_node_count",
+    .help = "Current count of nodes in cluster state",
+    .kind = NW_SERIES_GAUGE,
+    .labels = {}};
+
+const nw_series_desc_t NW_KM_CLUSTER_STATE_SYNCED = {
+    .name = "karpenter_cluster_state_synced",
+    .help = "Returns 1 if cluster state is synced and 0 otherwise. Synced checks that nodeclaims "
+            "and nodes that are stored in the APIServer have the same representation as "
+            "Karpenter's cluster state",
+    .kind = NW_SERIES_GAUGE,
+    .labels = {}};
+
+const nw_series_desc_t NW_KM_CLUSTER_STATE_UNSYNCED_TIME = {
+    .name = "karpenter_cluster_state_unsynced_time_seconds",
+    .help = "The time for which cluster state is not synced",
+    .kind = NW_SERIES_GAUGE,
+    .labels = {}};
 
 const nw_series_desc_t NW_KM_DISRUPTION_DECISIONS = {
     .name = "karpenter_voluntary_disruption_decisions_total",
@@ -267,10 +374,20 @@ const nw_series_desc_t *const nw_km_counted[] = {
     &NW_KM_NODECLAIMS_UNHEALTHY_DISRUPTED,
     &NW_KM_NODES_CREATED,
     &NW_KM_NODES_TERMINATED,
+    &NW_KM_NODES_DRAINED,
+    &NW_KM_NODES_TERMINATION_DURATION,
+    &NW_KM_NODES_LIFETIME_DURATION,
+    &NW_KM_NODECLAIMS_TERMINATION_DURATION,
+    &NW_KM_NODECLAIMS_INSTANCE_TERMINATION_DURATION,
+    &NW_KM_SCHEDULER_DURATION,
     &NW_KM_DISRUPTION_DECISIONS,
+    &NW_KM_DISRUPTION_DECISIONS_BY_NODEPOOL,
+    &NW_KM_DISRUPTION_EVAL_DURATION,
     &NW_KM_DISRUPTION_ELIGIBLE,
     &NW_KM_DISRUPTION_TIMEOUTS,
+    &NW_KM_DISRUPTION_FAILED_VALIDATIONS,
     &NW_KM_NODEPOOLS_ALLOWED_DISRUPTIONS,
+    &NW_KM_NODEPOOLS_NODES_CONSUMING_BUDGETS,
     &NW_KM_INTERRUPTION_RECEIVED,
     &NW_KM_INTERRUPTION_DELETED,
     &NW_KM_INTERRUPTION_QUEUE_DURATION,
@@ -282,11 +399,14 @@ const nw_series_desc_t *const nw_km_counted[] = {
 const size_t nw_km_ncounted = sizeof nw_km_counted / sizeof nw_km_counted[0];
 
 const nw_series_desc_t *const nw_km_state[] = {
-    &NW_KM_NODES_ALLOCATABLE,     &NW_KM_NODES_POD_REQUESTS,  &NW_KM_NODES_POD_LIMITS,
-    &NW_KM_NODES_DAEMON_REQUESTS, &NW_KM_NODES_DAEMON_LIMITS, &NW_KM_NODES_SYSTEM_OVERHEAD,
-    &NW_KM_NODES_LIFETIME,        &NW_KM_CLUSTER_UTILIZATION, &NW_KM_NODEPOOLS_LIMIT,
-    &NW_KM_NODEPOOLS_USAGE,       &NW_KM_PODS_STATE,          &NW_KM_OFFERING_AVAILABLE,
-    &NW_KM_OFFERING_PRICE,
+    &NW_KM_NODES_ALLOCATABLE,    &NW_KM_NODES_POD_REQUESTS,
+    &NW_KM_NODES_POD_LIMITS,     &NW_KM_NODES_DAEMON_REQUESTS,
+    &NW_KM_NODES_DAEMON_LIMITS,  &NW_KM_NODES_SYSTEM_OVERHEAD,
+    &NW_KM_NODES_LIFETIME,       &NW_KM_CLUSTER_UTILIZATION,
+    &NW_KM_NODEPOOLS_LIMIT,      &NW_KM_NODEPOOLS_USAGE,
+    &NW_KM_PODS_STATE,           &NW_KM_OFFERING_AVAILABLE,
+    &NW_KM_OFFERING_PRICE,       &NW_KM_CLUSTER_STATE_NODE_COUNT,
+    &NW_KM_CLUSTER_STATE_SYNCED, &NW_KM_CLUSTER_STATE_UNSYNCED_TIME,
 };
 const size_t nw_km_nstate = sizeof nw_km_state / sizeof nw_km_state[0];
 
@@ -311,6 +431,22 @@ void nw_km_count_labels(nw_series_t *r, const nw_series_desc_t *d, const cJSON *
     for (int i = 0; i < NW_SERIES_MAX_LABELS && d->labels[i]; i++)
         v[i] = label(obj, keys[i]);
     nw_series_add(r, d, v, 1);
+}
+
+void nw_km_observe_since(nw_series_t *r, const nw_series_desc_t *d, const cJSON *obj,
+                         const char *path, int64_t now)
+{
+    const char *ts = nw_json_str_at(obj, path);
+    int64_t t = 0;
+    if (ts && nw_time_parse(ts, &t) == NW_OK)
+        nw_km_observe_from(r, d, obj, t, now);
+}
+
+void nw_km_observe_from(nw_series_t *r, const nw_series_desc_t *d, const cJSON *obj, int64_t from,
+                        int64_t now)
+{
+    const char *v[] = {label(obj, NW_LABEL_NODEPOOL)};
+    nw_series_observe(r, d, v, (double)(now - from) / 1e9);
 }
 
 void nw_km_disrupted(nw_series_t *r, const char *reason, const cJSON *obj)

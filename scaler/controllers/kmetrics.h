@@ -14,6 +14,7 @@
 
 #include <cjson/cJSON.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "common/series.h"
 #include "scaler/cloud/interrupt.h"
@@ -22,19 +23,32 @@
 /* kubernetes-sigs/karpenter pkg/metrics/metrics.go */
 extern const nw_series_desc_t NW_KM_NODECLAIMS_CREATED, NW_KM_NODECLAIMS_TERMINATED,
     NW_KM_NODECLAIMS_DISRUPTED, NW_KM_NODES_CREATED, NW_KM_NODES_TERMINATED;
+/* pkg/controllers/node/termination/metrics.go */
+extern const nw_series_desc_t NW_KM_NODES_DRAINED, NW_KM_NODES_TERMINATION_DURATION,
+    NW_KM_NODES_LIFETIME_DURATION;
+/* pkg/controllers/nodeclaim/lifecycle/metrics.go */
+extern const nw_series_desc_t NW_KM_NODECLAIMS_TERMINATION_DURATION,
+    NW_KM_NODECLAIMS_INSTANCE_TERMINATION_DURATION;
+/* pkg/controllers/provisioning/scheduling/metrics.go */
+extern const nw_series_desc_t NW_KM_SCHEDULER_DURATION;
 /* pkg/controllers/node/health/metrics.go */
 extern const nw_series_desc_t NW_KM_NODECLAIMS_UNHEALTHY_DISRUPTED;
 /* pkg/controllers/metrics/node/controller.go (gauges; the well-known label set) */
 extern const nw_series_desc_t NW_KM_NODES_ALLOCATABLE, NW_KM_NODES_POD_REQUESTS,
     NW_KM_NODES_POD_LIMITS, NW_KM_NODES_DAEMON_REQUESTS, NW_KM_NODES_DAEMON_LIMITS,
     NW_KM_NODES_SYSTEM_OVERHEAD, NW_KM_NODES_LIFETIME, NW_KM_CLUSTER_UTILIZATION;
+/* pkg/controllers/state/metrics.go (gauges) */
+extern const nw_series_desc_t NW_KM_CLUSTER_STATE_NODE_COUNT, NW_KM_CLUSTER_STATE_SYNCED,
+    NW_KM_CLUSTER_STATE_UNSYNCED_TIME;
 /* pkg/controllers/metrics/nodepool/controller.go */
 extern const nw_series_desc_t NW_KM_NODEPOOLS_LIMIT, NW_KM_NODEPOOLS_USAGE;
 /* pkg/controllers/metrics/pod/controller.go */
 extern const nw_series_desc_t NW_KM_PODS_STATE, NW_KM_PODS_STARTUP_DURATION;
 /* pkg/controllers/disruption/metrics.go */
 extern const nw_series_desc_t NW_KM_DISRUPTION_DECISIONS, NW_KM_DISRUPTION_ELIGIBLE,
-    NW_KM_DISRUPTION_TIMEOUTS, NW_KM_NODEPOOLS_ALLOWED_DISRUPTIONS;
+    NW_KM_DISRUPTION_TIMEOUTS, NW_KM_NODEPOOLS_ALLOWED_DISRUPTIONS,
+    NW_KM_DISRUPTION_DECISIONS_BY_NODEPOOL, NW_KM_DISRUPTION_EVAL_DURATION,
+    NW_KM_DISRUPTION_FAILED_VALIDATIONS, NW_KM_NODEPOOLS_NODES_CONSUMING_BUDGETS;
 /* aws/karpenter-provider-aws pkg/controllers/interruption/metrics.go */
 extern const nw_series_desc_t NW_KM_INTERRUPTION_RECEIVED, NW_KM_INTERRUPTION_DELETED,
     NW_KM_INTERRUPTION_QUEUE_DURATION, NW_KM_INSTANCE_STATUS_UNHEALTHY;
@@ -59,6 +73,16 @@ extern const int nw_km_nnode_labels;
  * "" when absent), keys[i] for the i-th label. r NULL: nothing. */
 void nw_km_count_labels(nw_series_t *r, const nw_series_desc_t *d, const cJSON *obj,
                         const char *const *keys);
+
+/** Observe, in the histogram or summary d with the single label nodepool (obj's
+ * karpenter.sh/nodepool label), the seconds from obj's RFC 3339 timestamp at path
+ * (e.g. "metadata.deletionTimestamp") to now (epoch ns). Nothing when it is absent or
+ * does not parse. r NULL: nothing. */
+void nw_km_observe_since(nw_series_t *r, const nw_series_desc_t *d, const cJSON *obj,
+                         const char *path, int64_t now);
+/** The same from a time given in epoch ns. */
+void nw_km_observe_from(nw_series_t *r, const nw_series_desc_t *d, const cJSON *obj, int64_t from,
+                        int64_t now);
 
 /** karpenter_nodeclaims_disrupted_total{reason, nodepool, capacity_type} += 1, the labels
  * from obj's (a NodeClaim or Node) karpenter.sh labels. r NULL: nothing. */

@@ -15,6 +15,7 @@
 #include "common/log.h"
 #include "scaler/controllers/provisioning.h"
 #include "scaler/controllers/nodeclaim.h"
+#include "scaler/controllers/kmetrics.h"
 #include "scaler/state/simsnap.h"
 
 #define RESOLVE_EVERY_NS (10 * NW_NS_PER_SEC)
@@ -137,7 +138,11 @@ static void provision(nw_prov_t *p, const nw_kube_snap_t *s, size_t npend)
         return;
     }
     nw_sched_results_t r;
-    if (nw_sched_solve(ss.sched, nw_clock_now(c->clock), &r, &err) != NW_OK) {
+    int64_t t0 = nw_clock_mono(c->clock);
+    nw_rc_t src = nw_sched_solve(ss.sched, nw_clock_now(c->clock), &r, &err);
+    nw_series_observe(c->series, &NW_KM_SCHEDULER_DURATION, (const char *[]){"provisioner"},
+                      (double)(nw_clock_mono(c->clock) - t0) / 1e9);
+    if (src != NW_OK) {
         nw_log_error("provisioner", "scheduling simulation failed", NW_LS("error", err.msg));
         nw_sched_results_free(&r);
         nw_simsnap_free(&ss);

@@ -19,6 +19,7 @@ struct nw_statemetrics {
     int built;
     char **pending; /* uids of pods seen Pending and not Ready yet */
     size_t npending;
+    int64_t unsynced_since; /* mono ns the state went out of sync, 0 in sync */
 };
 
 nw_statemetrics_t *nw_statemetrics_new(nw_ctl_deps_t *deps)
@@ -331,6 +332,35 @@ static void offerings(nw_series_t *g, nw_ctl_deps_t *c)
 
 /* ---- the rebuild ---- */
 
+/* karpenter_cluster_state_{node_count,synced,unsynced_time_seconds}
+ * (kubernetes-sigs/karpenter pkg/controllers/state/cluster.go): the state's nodes are the
+ * NodeClaims and the Nodes no NodeClaim claims by providerID; it is in sync once every kind
+ * is listed and every live NodeClaim has its providerID (the launches are recorded). */
+static void cluster_state(nw_statemetrics_t *m, nw_series_t *g, const nw_kube_snap_t *s)
+{
+    size_t nclaims = nw_kube_snap_count(s, NW_KUBE_NODECLAIMS), count = nclaims;
+    int synced = nw_kube_snap_synced(s);
+    for (size_t i = 0; i < nclaims; i++) {
+        const nw_kube_obj_t *nc = nw_kube_snap_at(s, NW_KUBE_NODECLAIMS, i);
+        if (!nc->terminating && !nc->provider_id[0])
+            synced = 0;
+    }
+    for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_NODES); i++) {
+        const nw_kube_obj_t *n = nw_kube_snap_at(s, NW_KUBE_NODES, i);
+        if (!n->provider_id[0] || !nw_kube_snap_nodeclaim_by_provider_id(s, n->provider_id))
+            count++;
+    }
+    int64_t mono = nw_clock_mono(m->deps->clock);
+    if (synced)
+        m->unsynced_since = 0;
+    else if (!m->unsynced_since)
+        m->unsynced_since = mono;
+    nw_series_set(g, &NW_KM_CLUSTER_STATE_NODE_COUNT, NULL, (double)count);
+    nw_series_set(g, &NW_KM_CLUSTER_STATE_SYNCED, NULL, synced ? 1 : 0);
+    nw_series_set(g, &NW_KM_CLUSTER_STATE_UNSYNCED_TIME, NULL,
+                  synced ? 0 : (double)(mono - m->unsynced_since) / 1e9);
+}
+
 void nw_statemetrics_rebuild(nw_statemetrics_t *m, const nw_kube_snap_t *s)
 {
     nw_series_t *g = nw_series_new();
@@ -356,6 +386,7 @@ void nw_statemetrics_rebuild(nw_statemetrics_t *m, const nw_kube_snap_t *s)
     for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_PODS); i++)
         pod_state(g, s, nw_kube_snap_at(s, NW_KUBE_PODS, i));
     offerings(g, c);
+    cluster_state(m, g, s);
     pthread_mutex_lock(&m->mu);
     nw_series_t *old = m->cur;
     m->cur = g;

@@ -425,6 +425,23 @@ static void finalize_claim(nw_term_t *t, const nw_kube_snap_t *s, const nw_kube_
     static const char *const terminated[] = {NW_LABEL_NODEPOOL, NW_LABEL_CAPACITY_TYPE,
                                              "topology.kubernetes.io/zone"};
     nw_km_count_labels(c->series, &NW_KM_NODECLAIMS_TERMINATED, nc->json, terminated);
+    int64_t now_fin = nw_clock_now(c->clock);
+    nw_km_observe_since(c->series, &NW_KM_NODECLAIMS_TERMINATION_DURATION, nc->json,
+                        "metadata.deletionTimestamp", now_fin);
+    /* from the InstanceTerminating condition's transition, as Karpenter's lifecycle
+     * controller measures it */
+    const cJSON *cond;
+    cJSON_ArrayForEach(cond, nw_json_get(nw_json_get(nc->json, "status"), "conditions"))
+    {
+        const char *ty = nw_json_str(cond, "type");
+        if (ty && strcmp(ty, "InstanceTerminating") == 0) {
+            const char *ts = nw_json_str(cond, "lastTransitionTime");
+            int64_t at = 0;
+            if (ts && nw_time_parse(ts, &at) == NW_OK)
+                nw_km_observe_from(c->series, &NW_KM_NODECLAIMS_INSTANCE_TERMINATION_DURATION,
+                                   nc->json, at, now_fin);
+        }
+    }
     nw_log_info(COMP, "NodeClaim finalized", NW_LS("nodeclaim", nc->name),
                 NW_LS("providerID", nc->provider_id));
 }
@@ -703,6 +720,11 @@ static void remove_node_finalizer(nw_term_t *t, const nw_kube_obj_t *node, const
     atomic_fetch_add(&t->nodes_terminated, 1);
     static const char *const node_terminated[] = {NW_LABEL_NODEPOOL, "topology.kubernetes.io/zone"};
     nw_km_count_labels(c->series, &NW_KM_NODES_TERMINATED, node->json, node_terminated);
+    int64_t now_fin = nw_clock_now(c->clock);
+    nw_km_observe_since(c->series, &NW_KM_NODES_TERMINATION_DURATION, node->json,
+                        "metadata.deletionTimestamp", now_fin);
+    nw_km_observe_since(c->series, &NW_KM_NODES_LIFETIME_DURATION, node->json,
+                        "metadata.creationTimestamp", now_fin);
     int64_t del = 0;
     const char *dts = nw_json_str_at(node->json, "metadata.deletionTimestamp");
     if (dts && nw_time_parse(dts, &del) == NW_OK)
@@ -800,6 +822,8 @@ static void finalize_node(nw_term_t *t, const nw_kube_snap_t *s, const nw_kube_o
         claim_condition(t, nc, "Drained", "True", "Drained", "");
         nm->drained = 1;
         atomic_fetch_add(&t->nodes_drained, 1);
+        static const char *const drained_keys[] = {NW_LABEL_NODEPOOL};
+        nw_km_count_labels(c->series, &NW_KM_NODES_DRAINED, node->json, drained_keys);
         nw_hist_observe(&t->drain_s, now - nm->first_attempt_ns);
         nw_log_info(COMP, "node drained", NW_LS("node", node->name),
                     NW_LI("ms", (now - nm->first_attempt_ns) / NW_NS_PER_MS));

@@ -442,6 +442,17 @@ static int consolidation_list(const nw_dis_state_t *st, nw_dis_cmd_t *cmd, int *
     return k;
 }
 
+/* The time a search must stop at (mono ns), 0 none. */
+static int64_t search_deadline(const nw_dis_state_t *st, int64_t limit)
+{
+    return st->in.mono && limit > 0 ? st->in.mono(st->in.mono_ud) + limit : 0;
+}
+
+static bool past(const nw_dis_state_t *st, int64_t deadline)
+{
+    return deadline && st->in.mono(st->in.mono_ud) > deadline;
+}
+
 static int multi_node(const nw_dis_state_t *st, nw_dis_sim_fn sim, void *ud, nw_dis_cmd_t *cmd,
                       int *idx)
 {
@@ -454,7 +465,16 @@ static int multi_node(const nw_dis_state_t *st, nw_dis_sim_fn sim, void *ud, nw_
     nw_dis_cmd_t best;
     memset(&best, 0, sizeof best);
     char why[256];
+    int64_t deadline = search_deadline(st, st->in.multi_timeout);
+    int tried = 0;
     while (lo <= hi) {
+        if (past(st, deadline)) {
+            /* Karpenter returns the last command that worked, if any */
+            cmd->multi_timed_out = true;
+            cmd->multi_evaluated = tried;
+            break;
+        }
+        tried++;
         int mid = (lo + hi) / 2;
         nw_dis_cmd_t t;
         memset(&t, 0, sizeof t);
@@ -495,7 +515,13 @@ static int single_node(const nw_dis_state_t *st, nw_dis_sim_fn sim, void *ud, nw
     /* the budget notes were written by the multi-node pass */
     int n = consolidation_list(st, cmd, idx, false);
     char why[256];
+    int64_t deadline = search_deadline(st, st->in.single_timeout);
     for (int i = 0; i < n; i++) {
+        if (past(st, deadline)) { /* Karpenter abandons the pass */
+            cmd->single_timed_out = true;
+            cmd->single_evaluated = i;
+            return 0;
+        }
         nw_dis_cmd_t t;
         memset(&t, 0, sizeof t);
         int rc = compute(st, sim, ud, &idx[i], 1, false, &t, why, sizeof why);
@@ -552,13 +578,20 @@ nw_rc_t nw_dis_decide(const nw_dis_state_t *st, nw_dis_sim_fn sim, void *ud, nw_
     int *idx = st->nnodes ? calloc(st->nnodes, sizeof *idx) : NULL;
     if (st->nnodes && !idx)
         return nw_err_set(err, NW_ENOMEM, NULL, "out of memory");
-    int rc = emptiness(st, cmd, idx);
-    if (rc == 0)
-        rc = drift(st, sim, ud, cmd, idx);
-    if (rc == 0 && sim)
-        rc = multi_node(st, sim, ud, cmd, idx);
-    if (rc == 0 && sim)
-        rc = single_node(st, sim, ud, cmd, idx);
+    for (int m = 0; m <= NW_DIS_SINGLE; m++)
+        cmd->elapsed[m] = -1;
+    int rc = 0;
+    for (int m = NW_DIS_EMPTINESS; m <= NW_DIS_SINGLE && rc == 0; m++) {
+        if (m >= NW_DIS_MULTI && !sim)
+            break;
+        int64_t t0 = st->in.mono ? st->in.mono(st->in.mono_ud) : 0;
+        rc = m == NW_DIS_EMPTINESS ? emptiness(st, cmd, idx)
+             : m == NW_DIS_DRIFT   ? drift(st, sim, ud, cmd, idx)
+             : m == NW_DIS_MULTI   ? multi_node(st, sim, ud, cmd, idx)
+                                   : single_node(st, sim, ud, cmd, idx);
+        if (st->in.mono)
+            cmd->elapsed[m] = st->in.mono(st->in.mono_ud) - t0;
+    }
     free(idx);
     if (rc < 0) {
         cmd->method = NW_DIS_NONE;

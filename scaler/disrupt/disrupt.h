@@ -35,6 +35,10 @@
 #define NW_DIS_UNLIMITED 2147483647
 #define NW_DIS_MULTI_MAX 100
 #define NW_DIS_SPOT_MIN_TYPES 15
+/* How long a pass may search before it gives up (Karpenter's
+ * MultiNodeConsolidationTimeoutDuration and SingleNodeConsolidationTimeoutDuration). */
+#define NW_DIS_MULTI_TIMEOUT_NS (60LL * 1000000000LL)
+#define NW_DIS_SINGLE_TIMEOUT_NS (180LL * 1000000000LL)
 
 typedef enum {
     NW_DIS_EMPTY = 0,
@@ -98,6 +102,11 @@ typedef struct {
     double (*price)(void *ud, const char *itype, const char *zone, const char *capacity_type);
     void *price_ud;
     bool spot_to_spot; /* feature gate SpotToSpotConsolidation (default off) */
+    /* A monotonic clock (ns) the consolidation searches check against their time limits
+     * (multi_timeout, single_timeout: ns, 0 none). NULL: no limit. */
+    int64_t (*mono)(void *ud);
+    void *mono_ud;
+    int64_t multi_timeout, single_timeout;
 } nw_dis_input_t;
 
 typedef struct {
@@ -223,6 +232,14 @@ typedef struct {
     nw_dis_note_t *notes;
     size_t nnotes;
     int budget_blocked[NW_DIS_NREASONS];
+    /* a consolidation search ran out of time: multi-node kept its best command so far,
+     * single-node gave up; *_evaluated: the candidate-set sizes (multi) or the
+     * candidates (single) it had simulated by then */
+    bool multi_timed_out, single_timed_out;
+    int multi_evaluated, single_evaluated;
+    /* how long each method's search took, by nw_dis_method_t (ns on the input's mono
+     * clock; -1: not run or no clock) */
+    int64_t elapsed[NW_DIS_SINGLE + 1];
 } nw_dis_cmd_t;
 
 /** One disruption pass over a state: emptiness, drift, multi-node, single-node; the

@@ -293,7 +293,14 @@ typedef struct {
     const cJSON *simdef; /* default answer */
     const cJSON *prices; /* {"type/zone/ct": price} */
     int calls;
+    int64_t step, ticks; /* the case's clock: each reading moves it on by step ns */
 } fixture_t;
+
+static int64_t mono_fn(void *ud)
+{
+    fixture_t *f = ud;
+    return f->step * f->ticks++;
+}
 
 static double price_fn(void *ud, const char *it, const char *zone, const char *ct)
 {
@@ -627,6 +634,16 @@ static nw_dis_state_t *build(const cJSON *doc, cJSON *objs, fixture_t *f, list_t
         .price_ud = f,
         .spot_to_spot = cJSON_IsTrue(nw_json_get(doc, "spotToSpot")),
     };
+    /* clock: {stepSeconds, multiTimeoutSeconds, singleTimeoutSeconds}: the searches' time
+     * limits against a clock that moves on at every reading */
+    const cJSON *clk = nw_json_get(doc, "clock");
+    if (clk) {
+        f->step = (int64_t)(num_or(clk, "stepSeconds", 0) * 1e9);
+        in.mono = mono_fn;
+        in.mono_ud = f;
+        in.multi_timeout = (int64_t)(num_or(clk, "multiTimeoutSeconds", 0) * 1e9);
+        in.single_timeout = (int64_t)(num_or(clk, "singleTimeoutSeconds", 0) * 1e9);
+    }
     in.nnominated = str_array(nw_json_get(doc, "nominated"), nom, 64);
     in.nominated = nom;
     in.nin_command = str_array(nw_json_get(doc, "inCommand"), inc, 64);
@@ -741,6 +758,26 @@ static void check_expect(const char *path, const cJSON *exp, const nw_dis_state_
         ck_assert_msg(found, "%s: note %s missing\n%s", path, ps, dump);
         free(ps);
     }
+    const cJSON *to = nw_json_get(exp, "timedOut");
+    if (to) {
+        bool multi = false, single = false;
+        const cJSON *t;
+        cJSON_ArrayForEach(t, to)
+        {
+            multi |= cJSON_IsString(t) && strcmp(t->valuestring, "multi") == 0;
+            single |= cJSON_IsString(t) && strcmp(t->valuestring, "single") == 0;
+        }
+        ck_assert_msg(cmd->multi_timed_out == multi && cmd->single_timed_out == single,
+                      "%s: timed out multi %d single %d\n%s", path, cmd->multi_timed_out,
+                      cmd->single_timed_out, dump);
+    }
+    const cJSON *ev = nw_json_get(exp, "evaluated");
+    if (nw_json_get(ev, "multi"))
+        ck_assert_msg(cmd->multi_evaluated == (int)num_or(ev, "multi", -1),
+                      "%s: multi evaluated %d", path, cmd->multi_evaluated);
+    if (nw_json_get(ev, "single"))
+        ck_assert_msg(cmd->single_evaluated == (int)num_or(ev, "single", -1),
+                      "%s: single evaluated %d", path, cmd->single_evaluated);
     if (nw_json_get(exp, "summaryContains"))
         ck_assert_msg(strstr(cmd->summary, nw_json_str(exp, "summaryContains")), "%s: summary %s",
                       path, cmd->summary);
@@ -759,8 +796,12 @@ static void run_case(const char *path)
     free(text);
     ck_assert_msg(nd == 1, "%s: one document", path);
     const cJSON *doc = docs[0];
-    fixture_t f = {nw_json_get(doc, "sim"), nw_json_get(doc, "simDefault"),
-                   nw_json_get(doc, "prices"), 0};
+    fixture_t f = {nw_json_get(doc, "sim"),
+                   nw_json_get(doc, "simDefault"),
+                   nw_json_get(doc, "prices"),
+                   0,
+                   0,
+                   0};
     cJSON *objs = cJSON_CreateArray();
     list_t ls[5];
     nw_dis_state_t *st = build(doc, objs, &f, ls);
@@ -784,8 +825,12 @@ static void run_case(const char *path)
             cJSON_DeleteItemFromObjectCaseSensitive(d2, it->string);
             cJSON_AddItemToObject(d2, it->string, cJSON_Duplicate(it, 1));
         }
-        fixture_t f2 = {nw_json_get(d2, "sim"), nw_json_get(d2, "simDefault"),
-                        nw_json_get(d2, "prices"), 0};
+        fixture_t f2 = {nw_json_get(d2, "sim"),
+                        nw_json_get(d2, "simDefault"),
+                        nw_json_get(d2, "prices"),
+                        0,
+                        0,
+                        0};
         cJSON *objs2 = cJSON_CreateArray();
         list_t ls2[5];
         nw_dis_state_t *st2 = build(d2, objs2, &f2, ls2);
