@@ -231,6 +231,8 @@ nw_rc_t nw_scaler_start(const nw_scaler_opts_t *o, nw_scaler_t **out, nw_err_t *
     kc = NULL; /* the client owns it now, also when it failed (scaler/kube/client.h) */
     if (rc != NW_OK)
         goto fail;
+    /* a stopping scaler's queued requests go out unthrottled (scaler/kube/client.h) */
+    nw_kube_client_set_abort(c->kube, &c->stopping);
     c->cache = nw_kube_cache_new(nw_kube_client_metrics(c->kube));
     c->series = nw_series_new();
     const char *pod = o->identity;

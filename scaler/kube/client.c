@@ -50,6 +50,7 @@ struct nw_kube_client {
     CURL *pool[8];
     int npool;
     nw_kube_rl_t rl;
+    const atomic_int *abort; /* nullable: no rate limit, no retries while non-zero */
     nw_kube_metrics_t *metrics;
     char *base_url;                /* server URL, host replaced by tls-server-name if set */
     struct curl_slist *connect_to; /* tls-server-name: connect to the real host */
@@ -217,9 +218,9 @@ nw_rc_t nw_kube_client_new(nw_kube_config_t *cfg, const nw_kube_client_opts_t *o
         c->opts = *opts;
     nw_kube_client_opts_t *o = &c->opts;
     if (o->qps == 0)
-        o->qps = 50;
+        o->qps = 200;
     if (o->burst <= 0)
-        o->burst = 100;
+        o->burst = 300;
     if (o->timeout_ms <= 0)
         o->timeout_ms = 30000;
     if (o->connect_timeout_ms <= 0)
@@ -546,6 +547,30 @@ static int retryable_curl(CURLcode cc)
     }
 }
 
+void nw_kube_client_set_abort(nw_kube_client_t *c, const atomic_int *flag)
+{
+    if (c)
+        c->abort = flag;
+}
+
+static int aborting(const nw_kube_client_t *c)
+{
+    return c->abort && atomic_load(c->abort);
+}
+
+/* The rate limit's wait, in 50 ms steps that end when the client is aborted. */
+static void rl_wait(nw_kube_client_t *c)
+{
+    if (aborting(c))
+        return;
+    int64_t ns = nw_kube_rl_reserve(&c->rl);
+    while (ns > 0 && !aborting(c)) {
+        int64_t step = ns < 50 * NW_NS_PER_MS ? ns : 50 * NW_NS_PER_MS;
+        nw_kube_sleep_ns(step);
+        ns -= step;
+    }
+}
+
 nw_rc_t nw_kube_do(nw_kube_client_t *c, const nw_kube_req_t *req, nw_kube_resp_t *resp,
                    nw_err_t *err)
 {
@@ -553,7 +578,7 @@ nw_rc_t nw_kube_do(nw_kube_client_t *c, const nw_kube_req_t *req, nw_kube_resp_t
     nw_kube_backoff_init(&bo, c->opts.backoff_base_ms * NW_NS_PER_MS,
                          c->opts.backoff_max_ms * NW_NS_PER_MS, 0, 0);
     int reauthed = 0;
-    int max_attempts = req->no_retry ? 1 : c->opts.max_retries + 1;
+    int max_attempts = req->no_retry || aborting(c) ? 1 : c->opts.max_retries + 1;
     const char *verb = req->verb ? req->verb : req->method;
     const char *res = req->resource ? req->resource : "";
     char errbuf[CURL_ERROR_SIZE];
@@ -564,7 +589,7 @@ nw_rc_t nw_kube_do(nw_kube_client_t *c, const nw_kube_req_t *req, nw_kube_resp_t
         resp->code = 0;
         resp->retry_after_s = -1;
         resp->reason[0] = resp->message[0] = '\0';
-        nw_kube_rl_wait(&c->rl);
+        rl_wait(c);
 
         CURL *h = handle_take(c);
         if (!h)

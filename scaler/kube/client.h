@@ -19,6 +19,7 @@
 #ifndef NW_SCALER_KUBE_CLIENT_H
 #define NW_SCALER_KUBE_CLIENT_H
 
+#include <stdatomic.h>
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
 #include <stdint.h>
@@ -59,8 +60,8 @@ nw_rc_t nw_kube_query(nw_buf_t *out, const char *k, const char *v);
 /* ---- client --------------------------------------------------------------------- */
 
 typedef struct {
-    double qps;                /* requests per second; default 50; < 0 unlimited */
-    int burst;                 /* default 100 */
+    double qps;                /* requests per second; default 200 (Karpenter's); < 0 unlimited */
+    int burst;                 /* default 300 */
     int timeout_ms;            /* per attempt; default 30000 */
     int connect_timeout_ms;    /* default 10000 */
     int max_retries;           /* default 5; -1 for none */
@@ -85,6 +86,14 @@ nw_rc_t nw_kube_client_new(nw_kube_config_t *cfg, const nw_kube_client_opts_t *o
 
 /** Free the client. NULL-safe. Nothing may use it any more. */
 void nw_kube_client_free(nw_kube_client_t *c);
+
+/**
+ * While *flag reads non-zero (the scaler stopping), requests skip the client's rate
+ * limit (a wait under way ends within 50 ms) and are not retried, so a thread with a
+ * queue of writes reaches its stop check at once instead of after qps-paced minutes.
+ * Borrowed; NULL clears it; call before sharing c.
+ */
+void nw_kube_client_set_abort(nw_kube_client_t *c, const atomic_int *flag);
 
 /** The configuration (borrowed, valid while c lives). */
 const nw_kube_config_t *nw_kube_client_config(const nw_kube_client_t *c);

@@ -10,6 +10,7 @@ import threading
 import time
 
 import kselectors as sel
+import podtopo
 from store import ApiError, jcopy, now_iso, parse_iso
 
 # ---- quantities -------------------------------------------------------------------------
@@ -655,6 +656,13 @@ class Controllers:
                    and not p['metadata'].get('deletionTimestamp') and not _terminal(p)]
         pending.sort(key=lambda p: (-int((p.get('spec') or {}).get('priority') or 0),
                                     p['metadata'].get('creationTimestamp', ''), p['metadata']['name']))
+        topo = None
+        bound = [(p, (p.get('spec') or {}).get('nodeName')) for p in pods
+                 if (p.get('spec') or {}).get('nodeName') in used and not _terminal(p)]
+        if pending and (any(podtopo.constrained(p) for p in pending) or
+                        any(podtopo.has_anti(p) for p, _ in bound)):
+            topo = podtopo.Topo(nodes, bound, {n['metadata']['name']: (n['metadata'].get('labels') or {})
+                                               for n in store.peek('namespaces')})
         for p in pending:
             ns, name = p['metadata']['namespace'], p['metadata']['name']
             if (p.get('spec') or {}).get('schedulingGates'):
@@ -666,6 +674,9 @@ class Controllers:
             for n in nodes:
                 nn = n['metadata']['name']
                 why = self._filter(p, n, req, used[nn], counts[nn])
+                if not why and topo is not None:
+                    t = topo.why_not(p, nn)
+                    why = [t] if t else why
                 if why:
                     for r in why:
                         reasons[r] = reasons.get(r, 0) + 1
@@ -696,6 +707,8 @@ class Controllers:
             counts[nn] += 1
             for k, v in req.items():
                 used[nn][k] = used[nn].get(k, 0) + v
+            if topo is not None:
+                topo.bind(p, nn)
 
     def _filter(self, pod, node, req, used, count):
         spec = node.get('spec') or {}

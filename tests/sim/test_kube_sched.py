@@ -257,5 +257,69 @@ class EvictionTest(unittest.TestCase):
             c.close()
 
 
+class InterPodTest(unittest.TestCase):
+    """Required pod (anti-)affinity and DoNotSchedule spread (podtopo.py)."""
+
+    def setUp(self):
+        self.c = Cluster()
+        self.k = self.c.client
+        for name, zone in (('a1', 'zone-a'), ('a2', 'zone-a'), ('b1', 'zone-b')):
+            self.c.add_node(name, cpu='8', memory='32Gi', labels={'topology.kubernetes.io/zone': zone})
+
+    def tearDown(self):
+        self.c.close()
+
+    def node_of(self, name):
+        return self.k.get(PODS + '/' + name)[2]['spec'].get('nodeName')
+
+    def wait_bound(self, names):
+        return wait_for(lambda: all(self.node_of(n) for n in names) and [self.node_of(n) for n in names],
+                        what='%s bound' % names)
+
+    def reason(self, name):
+        def f():
+            for c in (self.k.get(PODS + '/' + name)[2].get('status') or {}).get('conditions') or []:
+                if c['type'] == 'PodScheduled' and c.get('reason') == 'Unschedulable':
+                    return c['message']
+            return None
+        return wait_for(f, what='%s unschedulable' % name)
+
+    def test_hostname_anti_affinity(self):
+        anti = {'podAntiAffinity': {'requiredDuringSchedulingIgnoredDuringExecution': [
+            {'topologyKey': 'kubernetes.io/hostname', 'labelSelector': {'matchLabels': {'app': 'solo'}}}]}}
+        for i in range(4):
+            self.k.post(PODS, pod('solo-%d' % i, labels={'app': 'solo'}, affinity=anti))
+        got = self.wait_bound(['solo-0', 'solo-1', 'solo-2'])
+        self.assertEqual(sorted(got), ['a1', 'a2', 'b1'])
+        self.assertIn("3 node(s) didn't match pod anti-affinity rules", self.reason('solo-3'))
+        self.assertFalse(self.node_of('solo-3'))
+        # symmetric: a pod without terms, matched by the bound pods' terms, is kept off them
+        self.k.post(PODS, pod('plain-solo', labels={'app': 'solo'}))
+        self.assertIn("didn't satisfy existing pods anti-affinity rules", self.reason('plain-solo'))
+
+    def test_zone_spread_and_affinity(self):
+        tsc = [{'maxSkew': 1, 'topologyKey': 'topology.kubernetes.io/zone', 'whenUnsatisfiable': 'DoNotSchedule',
+                'labelSelector': {'matchLabels': {'app': 'web'}}}]
+        names = ['web-%d' % i for i in range(4)]
+        for n in names:   # one at a time, so the least-allocated choice would put all in zone-a
+            self.k.post(PODS, pod(n, labels={'app': 'web'}, topologySpreadConstraints=tsc))
+            self.wait_bound([n])
+        zones = [{'a1': 'zone-a', 'a2': 'zone-a', 'b1': 'zone-b'}[x] for x in self.wait_bound(names)]
+        self.assertEqual(sorted(zones), ['zone-a', 'zone-a', 'zone-b', 'zone-b'])
+        # a spread over a key no node has fits nowhere
+        bad = [dict(tsc[0], topologyKey='example.com/rack')]
+        self.k.post(PODS, pod('no-rack', labels={'app': 'web'}, topologySpreadConstraints=bad))
+        self.assertIn('missing required label', self.reason('no-rack'))
+        # required zonal affinity to the web pods in zone-b only
+        aff = {'podAffinity': {'requiredDuringSchedulingIgnoredDuringExecution': [
+            {'topologyKey': 'kubernetes.io/hostname', 'labelSelector': {'matchLabels': {'app': 'web'}}}]}}
+        self.k.post(PODS, pod('near-web', affinity=aff))
+        self.assertIn(self.wait_bound(['near-web'])[0], {self.node_of(n) for n in names})
+        self.k.post(PODS, pod('near-nothing', affinity=dict(aff, podAffinity={
+            'requiredDuringSchedulingIgnoredDuringExecution': [
+                {'topologyKey': 'kubernetes.io/hostname', 'labelSelector': {'matchLabels': {'app': 'none'}}}]})))
+        self.assertIn("didn't match pod affinity rules", self.reason('near-nothing'))
+
+
 if __name__ == '__main__':
     unittest.main()
