@@ -147,6 +147,8 @@ typedef struct {
     size_t nterms;
     nw_reqs_t selector;
     nw_tolerations_t tols;
+    nw_hostport_t *hostports; /* of its pod template: taken on every new node it runs on */
+    int nhostports;
 } nw_sds_t;
 
 typedef struct {
@@ -226,6 +228,10 @@ void nw_ss_group_free(nw_tgroup_t *g);
 void nw_ss_node_free(nw_snode_t *n);
 void nw_ss_pool_free(nw_spool_t *p);
 void nw_ss_ds_free(nw_sds_t *d);
+/** Host ports of a pod spec's containers (Karpenter pkg/scheduling/hostportusage.go
+ * GetHostPorts), appended to *out (n entries); errors name path.containers[i].ports[j]. */
+nw_rc_t nw_ss_parse_hostports(const cJSON *spec, const char *path, nw_hostport_t **out, int *n,
+                              nw_err_t *err);
 int nw_ss_res_slot_find(const nw_sched_snap_t *s, const char *name);
 nw_rc_t nw_ss_parse_res(nw_sched_snap_t *s, const cJSON *obj, const char *path, nw_sched_res_t *out,
                         bool *present, nw_err_t *err);

@@ -269,6 +269,9 @@ nw_rc_t nw_sched_snap_add_daemonset_json(nw_sched_snap_t *s, const cJSON *ds, nw
     if ((rc = nw_tolerations_parse(nw_json_get(ps, "tolerations"), "spec.template.spec.tolerations",
                                    &d.tols, err)) != NW_OK)
         goto fail;
+    if ((rc = nw_ss_parse_hostports(ps, "spec.template.spec", &d.hostports, &d.nhostports, err)) !=
+        NW_OK)
+        goto fail;
     nw_sds_t *n = nw_ss_grow(s->dss, &s->cdss, s->ndss, sizeof *n);
     if (!n) {
         rc = nw_err_set(err, NW_ENOMEM, "", "out of memory");

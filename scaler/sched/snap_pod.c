@@ -526,6 +526,49 @@ nw_rc_t nw_sched_snap_nominated(nw_sched_snap_t *s, const char *pod_uid)
     return NW_OK;
 }
 
+nw_rc_t nw_ss_parse_hostports(const cJSON *spec, const char *path, nw_hostport_t **out, int *n,
+                              nw_err_t *err)
+{
+    const cJSON *ctr, *port;
+    int ci = 0;
+    cJSON_ArrayForEach(ctr, nw_json_get(spec, "containers"))
+    {
+        int pi = 0;
+        cJSON_ArrayForEach(port, nw_json_get(ctr, "ports"))
+        {
+            char pp[160];
+            snprintf(pp, sizeof pp, "%s.containers[%d].ports[%d]", path, ci, pi++);
+            const cJSON *hp = nw_json_get(port, "hostPort");
+            if (!hp || (cJSON_IsNumber(hp) && hp->valuedouble == 0))
+                continue;
+            if (!cJSON_IsNumber(hp) || hp->valuedouble < 1 || hp->valuedouble > 65535 ||
+                hp->valuedouble != (int)hp->valuedouble)
+                return nw_err_set(err, NW_EINVAL, pp, "hostPort: must be an integer 1-65535");
+            const char *proto = nw_json_str(port, "protocol"), *ip = nw_json_str(port, "hostIP");
+            if (proto && strcmp(proto, "TCP") != 0 && strcmp(proto, "UDP") != 0 &&
+                strcmp(proto, "SCTP") != 0)
+                return nw_err_set(err, NW_EINVAL, pp,
+                                  "protocol: Unsupported value: \"%s\": supported values: "
+                                  "\"SCTP\", \"TCP\", \"UDP\"",
+                                  proto);
+            if (ip && strlen(ip) >= sizeof(*out)[0].ip)
+                return nw_err_set(err, NW_EINVAL, pp, "hostIP: must be a valid IP address");
+            nw_hostport_t *nh = realloc(*out, (size_t)(*n + 1) * sizeof **out);
+            if (!nh)
+                return nw_err_set(err, NW_ENOMEM, "", "out of memory");
+            *out = nh;
+            nw_hostport_t *h = &nh[(*n)++];
+            memset(h, 0, sizeof *h);
+            h->port = (int)hp->valuedouble;
+            snprintf(h->proto, sizeof h->proto, "%s", proto ? proto : "TCP");
+            if (ip && strcmp(ip, "0.0.0.0") != 0 && strcmp(ip, "::") != 0)
+                snprintf(h->ip, sizeof h->ip, "%s", ip);
+        }
+        ci++;
+    }
+    return NW_OK;
+}
+
 nw_rc_t nw_sched_snap_add_pod_json(nw_sched_snap_t *s, const cJSON *pod, nw_err_t *err)
 {
     if (!cJSON_IsObject(pod))
@@ -584,51 +627,8 @@ nw_rc_t nw_sched_snap_add_pod_json(nw_sched_snap_t *s, const cJSON *pod, nw_err_
         rc = NW_EINVAL;
         goto fail;
     }
-    /* host ports (Karpenter pkg/scheduling/hostportusage.go GetHostPorts: containers) */
-    const cJSON *ctr, *port;
-    int ci = 0;
-    cJSON_ArrayForEach(ctr, nw_json_get(spec, "containers"))
-    {
-        int pi = 0;
-        cJSON_ArrayForEach(port, nw_json_get(ctr, "ports"))
-        {
-            char pp[128];
-            snprintf(pp, sizeof pp, "spec.containers[%d].ports[%d]", ci, pi++);
-            const cJSON *hp = nw_json_get(port, "hostPort");
-            if (!hp || (cJSON_IsNumber(hp) && hp->valuedouble == 0))
-                continue;
-            if (!cJSON_IsNumber(hp) || hp->valuedouble < 1 || hp->valuedouble > 65535 ||
-                hp->valuedouble != (int)hp->valuedouble) {
-                rc = nw_err_set(err, NW_EINVAL, pp, "hostPort: must be an integer 1-65535");
-                goto fail;
-            }
-            const char *proto = nw_json_str(port, "protocol"), *ip = nw_json_str(port, "hostIP");
-            if (proto && strcmp(proto, "TCP") != 0 && strcmp(proto, "UDP") != 0 &&
-                strcmp(proto, "SCTP") != 0) {
-                rc = nw_err_set(err, NW_EINVAL, pp,
-                                "protocol: Unsupported value: \"%s\": supported values: "
-                                "\"SCTP\", \"TCP\", \"UDP\"",
-                                proto);
-                goto fail;
-            }
-            if (ip && strlen(ip) >= sizeof p.hostports[0].ip) {
-                rc = nw_err_set(err, NW_EINVAL, pp, "hostIP: must be a valid IP address");
-                goto fail;
-            }
-            nw_hostport_t *nh =
-                realloc(p.hostports, (size_t)(p.nhostports + 1) * sizeof *p.hostports);
-            if (!nh)
-                goto fail_nomem;
-            p.hostports = nh;
-            nw_hostport_t *h = &nh[p.nhostports++];
-            memset(h, 0, sizeof *h);
-            h->port = (int)hp->valuedouble;
-            snprintf(h->proto, sizeof h->proto, "%s", proto ? proto : "TCP");
-            if (ip && strcmp(ip, "0.0.0.0") != 0 && strcmp(ip, "::") != 0)
-                snprintf(h->ip, sizeof h->ip, "%s", ip);
-        }
-        ci++;
-    }
+    if ((rc = nw_ss_parse_hostports(spec, "spec", &p.hostports, &p.nhostports, err)) != NW_OK)
+        goto fail;
     /* topology spread */
     const cJSON *tsc = nw_json_get(spec, "topologySpreadConstraints"), *it;
     int i = 0;

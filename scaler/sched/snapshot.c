@@ -153,6 +153,7 @@ void nw_ss_ds_free(nw_sds_t *d)
     nw_reqs_terms_free(d->terms, d->nterms);
     nw_reqs_cleanup(&d->selector);
     nw_tolerations_cleanup(&d->tols);
+    free(d->hostports);
 }
 
 void nw_sched_snap_free(nw_sched_snap_t *s)

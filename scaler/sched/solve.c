@@ -195,6 +195,7 @@ static void ctx_free(ctx_t *c)
         free(p->types);
         free(p->avail);
         free(p->ovh);
+        free(p->dsports);
         free(p->price);
         for (int z = 0; p->zbits && z < c->nz; z++)
             free(p->zbits[z]);

@@ -224,7 +224,7 @@ int nw_sv_try_claims(ctx_t *c, int pod, variant_t *v, nw_rc_t *rc)
         if (v->reqs.n && !nw_reqs_compatible(&cl->reqs, &v->reqs, FLAG_ALLOW, NULL))
             continue;
         int host = c->nen + cl->idx;
-        if (nw_sv_hostports_conflict(c, pod, host))
+        if (nw_sv_hostports_conflict(c, pod, host) || nw_sv_ds_ports_conflict(c, pod, pc))
             continue;
         uint64_t cand[MAX_TKEYS], out[MAX_TKEYS];
         claim_domains(c, cl, cand);
@@ -349,6 +349,8 @@ int nw_sv_try_new(ctx_t *c, int pod, variant_t *v, nw_rc_t *rc)
         if (!tolerates(c, pod, &pc->p->taints, false, NULL, NULL))
             continue;
         if (nw_sv_variant_pool(c, v, cls, pc) != 1)
+            continue;
+        if (nw_sv_ds_ports_conflict(c, pod, pc))
             continue;
         uint64_t cand[MAX_TKEYS], out[MAX_TKEYS];
         cand[0] = v->zmask[pc->idx];
@@ -531,6 +533,23 @@ char *nw_sv_pool_reason(ctx_t *c, int pod, const pctx_t *pc)
     if (pc->nodes_left <= 0) {
         snprintf(buf, sizeof buf, "node limit reached for nodepool \"%s\"", pc->p->name);
         return strdup(buf);
+    }
+    if (nw_sv_ds_ports_conflict(c, pod, pc)) {
+        const nw_spod_t *sp = &c->s->pods[pod];
+        for (int i = 0; i < pc->ndsports; i++) {
+            const nw_sds_t *d = &c->s->dss[pc->dsports[i]];
+            for (int a = 0; a < sp->nhostports; a++)
+                for (int b = 0; b < d->nhostports; b++)
+                    if (sp->hostports[a].port == d->hostports[b].port &&
+                        strcmp(sp->hostports[a].proto, d->hostports[b].proto) == 0) {
+                        snprintf(buf, sizeof buf,
+                                 "host port %s/%d conflicts with daemonset %s/%s on nodepool "
+                                 "\"%s\"",
+                                 sp->hostports[a].proto, sp->hostports[a].port, d->ns, d->name,
+                                 pc->p->name);
+                        return strdup(buf);
+                    }
+        }
     }
     bool within = false;
     FOR_BITS(c->scratch2, c->nw, t)

@@ -78,6 +78,8 @@ typedef struct {
     int64_t remaining[NW_SCHED_NRES];
     int64_t nodes_left;
     bool has_prefer_taint;
+    int *dsports; /* DaemonSets with host ports that run on the pool's new nodes */
+    int ndsports;
 } pctx_t;
 
 typedef struct {
@@ -247,6 +249,9 @@ void nw_sv_topo_record(ctx_t *c, int pod, int host, const uint64_t *dm, const nw
                        const nw_taints_t *taints);
 /** Would pod's host ports conflict on host slot host; note them there. */
 bool nw_sv_hostports_conflict(const ctx_t *c, int pod, int host);
+/** Would pod's host ports conflict with those of the DaemonSets on a new node of pc
+ * (Karpenter's daemonHostPortUsage of a NodeClaim template). */
+bool nw_sv_ds_ports_conflict(const ctx_t *c, int pod, const pctx_t *pc);
 nw_rc_t nw_sv_hostports_add(ctx_t *c, int pod, int host);
 
 /* solve_claims.c */

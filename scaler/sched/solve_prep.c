@@ -56,6 +56,14 @@ static bool ds_fits_pool_type(const nw_sds_t *d, const nw_spool_t *p, const nw_s
     return false;
 }
 
+static bool int_in(const int *v, int n, int x)
+{
+    for (int i = 0; i < n; i++)
+        if (v[i] == x)
+            return true;
+    return false;
+}
+
 static int cmp_pool(const void *a, const void *b)
 {
     const pctx_t *x = a, *y = b;
@@ -114,9 +122,17 @@ nw_rc_t nw_sv_prep_pools(ctx_t *c)
                     p->price[t] = of->price;
             }
             for (size_t d = 0; d < s->ndss; d++)
-                if (ds_fits_pool_type(&s->dss[d], p->p, it))
+                if (ds_fits_pool_type(&s->dss[d], p->p, it)) {
                     for (int k = 0; k < NW_SCHED_NRES; k++)
                         p->ovh[t].v[k] += s->dss[d].req.v[k];
+                    if (s->dss[d].nhostports && !int_in(p->dsports, p->ndsports, (int)d)) {
+                        int *nd = realloc(p->dsports, (size_t)(p->ndsports + 1) * sizeof *nd);
+                        if (!nd)
+                            return NW_ENOMEM;
+                        p->dsports = nd;
+                        nd[p->ndsports++] = (int)d;
+                    }
+                }
             nw_sched_res_t alloc = *nw_ss_type_allocatable(s, p->cls, (size_t)t);
             /* a pool that partitions its GPUs (nvidia.com/mig.config): slices, no whole GPU */
             nw_mig_adjust(&p->p->labels, &it->t.labels, s->res_names, s->nres, &alloc);

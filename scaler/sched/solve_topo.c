@@ -553,6 +553,19 @@ bool nw_sv_hostports_conflict(const ctx_t *c, int pod, int host)
     return false;
 }
 
+bool nw_sv_ds_ports_conflict(const ctx_t *c, int pod, const pctx_t *pc)
+{
+    const nw_spod_t *p = &c->s->pods[pod];
+    for (int i = 0; p->nhostports && i < pc->ndsports; i++) {
+        const nw_sds_t *d = &c->s->dss[pc->dsports[i]];
+        for (int a = 0; a < p->nhostports; a++)
+            for (int b = 0; b < d->nhostports; b++)
+                if (ports_match(&p->hostports[a], &d->hostports[b]))
+                    return true;
+    }
+    return false;
+}
+
 nw_rc_t nw_sv_hostports_add(ctx_t *c, int pod, int host)
 {
     if (!c->s->pods[pod].nhostports || host < 0)

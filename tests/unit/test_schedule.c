@@ -235,6 +235,7 @@ static void run_case(const char *path)
     }
     cJSON_ArrayForEach(e, nw_json_get(exp, "scheduled"))
     {
+        ck_assert_msg(cJSON_IsString(e), "%s: expect.scheduled: a list of namespace/name", path);
         bool found = false;
         const cJSON *c, *it;
         cJSON_ArrayForEach(c, ncs)
