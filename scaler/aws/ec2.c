@@ -522,6 +522,11 @@ static nw_rc_t pg_instances(const char *x, size_t l, void *o, char *n, size_t nl
     return nw_ec2xml_parse_instances(x, l, o, n, nl, e);
 }
 
+static nw_rc_t pg_crs(const char *x, size_t l, void *o, char *n, size_t nl, nw_err_t *e)
+{
+    return nw_ec2xml_parse_capacity_reservations(x, l, o, n, nl, e);
+}
+
 /* ---- actions ---------------------------------------------------------------------------- */
 
 nw_rc_t nw_ec2_describe_instance_types(nw_ec2_t *c, const nw_ec2_filter_t *f, int nf,
@@ -610,6 +615,24 @@ nw_rc_t nw_ec2_describe_launch_templates(nw_ec2_t *c, const char *const *names, 
     filt_ctx_t x = {f, nf, names, nnames, "LaunchTemplateName"};
     nw_rc_t rc = paged(c, "DescribeLaunchTemplates", build_filters, &x, nnames ? 0 : 200, pg_lts,
                        out, ae, err);
+    if (rc == NW_EAWS && ae->cls == NW_EC2_NOTFOUND) {
+        if (err)
+            err->rc = NW_ENOTFOUND;
+        return NW_ENOTFOUND;
+    }
+    return rc;
+}
+
+nw_rc_t nw_ec2_describe_capacity_reservations(nw_ec2_t *c, const char *const *ids, int nids,
+                                              const nw_ec2_filter_t *f, int nf, nw_ec2_crs_t *out,
+                                              nw_ec2_error_t *ae, nw_err_t *err)
+{
+    nw_ec2_error_t local = {0};
+    if (!ae)
+        ae = &local;
+    filt_ctx_t x = {f, nf, ids, nids, "CapacityReservationId"};
+    nw_rc_t rc = paged(c, "DescribeCapacityReservations", build_filters, &x, nids ? 0 : 1000,
+                       pg_crs, out, ae, err);
     if (rc == NW_EAWS && ae->cls == NW_EC2_NOTFOUND) {
         if (err)
             err->rc = NW_ENOTFOUND;

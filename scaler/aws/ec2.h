@@ -146,6 +146,11 @@ nw_rc_t nw_ec2_describe_launch_templates(nw_ec2_t *c, const char *const *names, 
  * name): out gets it, or nothing (NW_OK) when there is none. */
 nw_rc_t nw_ec2_describe_placement_group(nw_ec2_t *c, const char *id, const char *name,
                                         nw_ec2_pgs_t *out, nw_ec2_error_t *ae, nw_err_t *err);
+/** DescribeCapacityReservations: by id (ids; MaxResults is not sent then) or by filters
+ * (all pages, MaxResults 1000). A missing id is NW_ENOTFOUND (out empty). */
+nw_rc_t nw_ec2_describe_capacity_reservations(nw_ec2_t *c, const char *const *ids, int nids,
+                                              const nw_ec2_filter_t *f, int nf, nw_ec2_crs_t *out,
+                                              nw_ec2_error_t *ae, nw_err_t *err);
 nw_rc_t nw_ec2_create_launch_template(nw_ec2_t *c, const nw_ec2_params_t *p, nw_ec2_lt_t *out,
                                       nw_ec2_error_t *ae, nw_err_t *err);
 /** Not-found counts as deleted. */

@@ -307,6 +307,46 @@ nw_rc_t nw_ec2xml_parse_placement_groups(const char *xml, size_t len, nw_ec2_pgs
     return PARSE_LIST(&PGS, xml, len, out, NULL, 0, err);
 }
 
+/* ---- capacity reservations ------------------------------------------------------ */
+
+void nw_ec2_crs_free(nw_ec2_crs_t *l)
+{
+    free(l->v);
+    memset(l, 0, sizeof *l);
+}
+
+static int fill_cr(xmlNode *it, void *e)
+{
+    nw_ec2_cr_t *r = e;
+    TXT(it, "capacityReservationId", r->id);
+    TXT(it, "instanceType", r->type);
+    TXT(it, "availabilityZone", r->zone);
+    TXT(it, "availabilityZoneId", r->zone_id);
+    TXT(it, "ownerId", r->owner);
+    TXT(it, "instanceMatchCriteria", r->match);
+    TXT(it, "state", r->state);
+    TXT(it, "reservationType", r->reservation_type);
+    r->interruptible = boolean(it, "interruptible");
+    r->available = num(it, "availableInstanceCount");
+    r->total = num(it, "totalInstanceCount");
+    r->end_ns = when(it, "endDate");
+    return *r->id != 0 && *r->type != 0 && *r->zone != 0;
+}
+
+static const item_list_t CRS = {"DescribeCapacityReservationsResponse",
+                                "capacityReservationSet",
+                                sizeof(nw_ec2_cr_t),
+                                fill_cr,
+                                "capacityReservationSet.item",
+                                "missing capacityReservationId, instanceType or availabilityZone",
+                                1};
+
+nw_rc_t nw_ec2xml_parse_capacity_reservations(const char *xml, size_t len, nw_ec2_crs_t *out,
+                                              char *next, size_t nextlen, nw_err_t *err)
+{
+    return PARSE_LIST(&CRS, xml, len, out, next, nextlen, err);
+}
+
 /* ---- IAM instance profiles -------------------------------------------------- */
 
 void nw_iam_profiles_free(nw_iam_profiles_t *l)
@@ -790,6 +830,7 @@ static nw_rc_t instances_set(xmlNode *set, nw_ec2_instances_t *out, nw_err_t *er
         TXT(it, "privateIpAddress", i->private_ip);
         TXT(it, "instanceLifecycle", i->lifecycle);
         TXT(it, "spotInstanceRequestId", i->spot_request_id);
+        TXT(it, "capacityReservationId", i->capacity_reservation_id);
         i->launch_ns = when(it, "launchTime");
         tags(child(it, "tagSet"), &i->tags);
         FOREACH_ITEM(child(it, "groupSet"), g)

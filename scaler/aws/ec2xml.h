@@ -65,6 +65,30 @@ void nw_ec2_pgs_free(nw_ec2_pgs_t *l);
 nw_rc_t nw_ec2xml_parse_placement_groups(const char *xml, size_t len, nw_ec2_pgs_t *out,
                                          nw_err_t *err);
 
+/* ---- DescribeCapacityReservations ---- */
+typedef struct {
+    char id[NW_EC2_ID];
+    char type[NW_EC2_ID];
+    char zone[NW_EC2_ID];
+    char zone_id[NW_EC2_ID];
+    char owner[24];
+    char match[16];            /* instanceMatchCriteria: open, targeted */
+    char state[24];            /* active, expired, cancelled, ... */
+    char reservation_type[24]; /* default, capacity-block ("" = default) */
+    int interruptible;
+    int64_t available, total;
+    int64_t end_ns; /* endDate, wall clock; 0 = none (unlimited) */
+} nw_ec2_cr_t;
+
+typedef struct {
+    nw_ec2_cr_t *v;
+    size_t n, cap;
+} nw_ec2_crs_t;
+
+void nw_ec2_crs_free(nw_ec2_crs_t *l);
+nw_rc_t nw_ec2xml_parse_capacity_reservations(const char *xml, size_t len, nw_ec2_crs_t *out,
+                                              char *next, size_t nextlen, nw_err_t *err);
+
 /* ---- IAM instance profiles (GetInstanceProfile, CreateInstanceProfile,
  * ListInstanceProfiles) ---- */
 typedef struct {
@@ -244,6 +268,7 @@ typedef struct {
     char private_ip[64];
     char lifecycle[32]; /* "spot" or "" */
     char spot_request_id[NW_EC2_ID];
+    char capacity_reservation_id[NW_EC2_ID]; /* the reservation it runs in, "" = none */
     int64_t launch_ns;
     nw_ec2_tags_t tags;
     char sg_ids[NW_EC2_MAX_INSTANCE_SGS][NW_EC2_ID]; /* groupSet/item/groupId */

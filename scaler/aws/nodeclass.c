@@ -2,6 +2,7 @@
 #include "scaler/aws/nodeclass.h"
 
 #include "common/json.h"
+#include "common/log.h"
 #include "scaler/aws/iam.h"
 
 #include <stdio.h>
@@ -29,6 +30,7 @@ void nw_nodeclass_resolved_cleanup(nw_nodeclass_resolved_t *r)
     free(r->subnets);
     free(r->sgs);
     free(r->amis);
+    free(r->crs);
     memset(r, 0, sizeof *r);
 }
 
@@ -536,6 +538,113 @@ nw_rc_t nw_nodeclass_resolve_ssm(nw_ec2_t *ec2, const nw_nc_ssm_t *ssm, const cJ
     return NW_OK;
 }
 
+/* ---- capacity reservations ------------------------------------------------------------ */
+
+#define CB_EXPIRING_NS (40 * 60 * NW_NS_PER_SEC) /* drain a capacity block 40 min before its end   \
+                                                  */
+
+static nw_rc_t cr_query(nw_ec2_t *ec2, const cJSON *term, int by_id, nw_ec2_crs_t *out,
+                        nw_err_t *err)
+{
+    nw_ec2_filter_t f[MAX_FILTERS];
+    char names[MAX_FILTERS][160];
+    int nf = 0;
+    f[nf++] = (nw_ec2_filter_t){"state", {"active"}, 1};
+    if (by_id) {
+        const char *ids[] = {gets(term, "id")};
+        nw_rc_t rc = nw_ec2_describe_capacity_reservations(ec2, ids, 1, f, nf, out, NULL, err);
+        if (rc == NW_ENOTFOUND) { /* only asked for one id: nothing found */
+            nw_err_clear(err);
+            return NW_OK;
+        }
+        return rc;
+    }
+    const char *owner = gets(term, "ownerID"), *imc = gets(term, "instanceMatchCriteria");
+    if (owner && *owner)
+        f[nf++] = (nw_ec2_filter_t){"owner-id", {owner}, 1};
+    nf = tag_filters(get(term, "tags"), f, nf, names);
+    if (imc && *imc && nf < MAX_FILTERS)
+        f[nf++] = (nw_ec2_filter_t){"instance-match-criteria", {imc}, 1};
+    return nw_ec2_describe_capacity_reservations(ec2, NULL, 0, f, nf, out, NULL, err);
+}
+
+static int cr_cmp(const void *a, const void *b)
+{
+    return strcmp(((const nw_nc_cr_t *)a)->id, ((const nw_nc_cr_t *)b)->id);
+}
+
+nw_rc_t nw_nodeclass_resolve_crs(nw_ec2_t *ec2, const cJSON *nc, int64_t now_wall_ns,
+                                 nw_nodeclass_resolved_t *r, nw_err_t *err)
+{
+    free(r->crs);
+    r->crs = NULL;
+    r->ncrs = 0;
+    r->crs_message[0] = 0;
+    const cJSON *terms = get(get(nc, "spec"), "capacityReservationSelectorTerms");
+    r->crs_selected = cJSON_IsArray(terms) && cJSON_GetArraySize(terms) > 0;
+    r->crs_ready = 1;
+    if (!r->crs_selected)
+        return NW_OK;
+    nw_ec2_crs_t all = {0};
+    nw_rc_t rc = NW_OK;
+    const cJSON *t;
+    cJSON_ArrayForEach(t, terms)
+    {
+        if (gets(t, "id") && *gets(t, "id") && (rc = cr_query(ec2, t, 1, &all, err)) != NW_OK)
+            break;
+        if ((cJSON_IsObject(get(t, "tags")) && cJSON_GetArraySize(get(t, "tags")) > 0) ||
+            (gets(t, "instanceMatchCriteria") && *gets(t, "instanceMatchCriteria")))
+            if ((rc = cr_query(ec2, t, 0, &all, err)) != NW_OK)
+                break;
+    }
+    if (rc != NW_OK) {
+        r->crs_ready = 0;
+        snprintf(r->crs_message, sizeof r->crs_message,
+                 "Failed to list capacity reservations: %.200s", err ? err->msg : "");
+        nw_ec2_crs_free(&all);
+        return rc;
+    }
+    r->crs = calloc(all.n ? all.n : 1, sizeof *r->crs);
+    if (!r->crs) {
+        nw_ec2_crs_free(&all);
+        return nw_err_set(err, NW_ENOMEM, "capacityReservations", "out of memory");
+    }
+    for (size_t i = 0; i < all.n; i++) {
+        const nw_ec2_cr_t *e = &all.v[i];
+        int dup = 0;
+        for (size_t k = 0; k < r->ncrs && !dup; k++)
+            dup = strcmp(r->crs[k].id, e->id) == 0;
+        if (dup || (e->end_ns && e->end_ns <= now_wall_ns) ||
+            (e->state[0] && strcmp(e->state, "active") != 0))
+            continue;
+        if (strcmp(e->match, "open") != 0 && strcmp(e->match, "targeted") != 0) {
+            nw_log_warn("nodeclass",
+                        "capacity reservation has an unsupported instance match "
+                        "criteria",
+                        NW_LS("id", e->id), NW_LS("instanceMatchCriteria", e->match));
+            continue;
+        }
+        nw_nc_cr_t *o = &r->crs[r->ncrs++];
+        memset(o, 0, sizeof *o);
+        snprintf(o->id, sizeof o->id, "%s", e->id);
+        snprintf(o->type, sizeof o->type, "%s", e->type);
+        snprintf(o->zone, sizeof o->zone, "%s", e->zone);
+        snprintf(o->zone_id, sizeof o->zone_id, "%s", e->zone_id);
+        snprintf(o->owner, sizeof o->owner, "%s", e->owner);
+        snprintf(o->match, sizeof o->match, "%s", e->match);
+        snprintf(o->reservation_type, sizeof o->reservation_type, "%s",
+                 e->reservation_type[0] ? e->reservation_type : "default");
+        o->interruptible = e->interruptible;
+        o->available = e->available;
+        o->end_ns = e->end_ns;
+        o->expiring = strcmp(o->reservation_type, "capacity-block") == 0 && e->end_ns &&
+                      now_wall_ns >= e->end_ns - CB_EXPIRING_NS;
+    }
+    nw_ec2_crs_free(&all);
+    qsort(r->crs, r->ncrs, sizeof *r->crs, cr_cmp);
+    return NW_OK;
+}
+
 static void add_condition(cJSON *conds, const char *type, int ok, const char *reason,
                           const char *msg, const char *ts, double gen)
 {
@@ -614,6 +723,28 @@ cJSON *nw_nodeclass_status_json(const nw_nodeclass_resolved_t *r, const cJSON *n
         prof = r->instance_profile;
     if (prof)
         nw_json_add_string(st, "instanceProfile", prof);
+    if (r->crs_selected) {
+        a = nw_json_add_array(st, "capacityReservations");
+        for (size_t i = 0; i < r->ncrs; i++) {
+            const nw_nc_cr_t *c = &r->crs[i];
+            cJSON *s = nw_json_new_object();
+            nw_json_add_string(s, "id", c->id);
+            nw_json_add_string(s, "availabilityZone", c->zone);
+            nw_json_add_string(s, "instanceType", c->type);
+            nw_json_add_string(s, "instanceMatchCriteria", c->match);
+            nw_json_add_string(s, "ownerID", c->owner);
+            nw_json_add_string(s, "reservationType", c->reservation_type);
+            nw_json_add_string(s, "state", c->expiring ? "expiring" : "active");
+            if (c->end_ns) {
+                char et[32];
+                nw_time_format(c->end_ns, et, sizeof et);
+                nw_json_add_string(s, "endTime", et);
+            }
+            if (c->interruptible)
+                nw_json_add_bool(s, "interruptible", 1);
+            nw_json_push(a, s);
+        }
+    }
     cJSON *conds = nw_json_add_array(st, "conditions");
     add_condition(conds, "SubnetsReady", r->subnets_ready, "SubnetsNotFound",
                   "SubnetSelector did not match any Subnets", ts, gen);
@@ -632,6 +763,8 @@ cJSON *nw_nodeclass_status_json(const nw_nodeclass_resolved_t *r, const cJSON *n
     if (r->instance_profile[0] || r->profile_message[0])
         add_condition(conds, "InstanceProfileReady", r->profile_ready,
                       "InstanceProfileCreationFailed", r->profile_message, ts, gen);
+    add_condition(conds, "CapacityReservationsReady", r->crs_ready || !r->crs_selected,
+                  "CapacityReservationsResolutionFailed", r->crs_message, ts, gen);
     add_condition(conds, "Ready", r->ready, r->reason, r->message, ts, gen);
     return st;
 }
@@ -748,6 +881,24 @@ static void resolve_pg(nw_nodeclass_cache_t *c, const cJSON *nc, nw_nodeclass_re
     nw_ec2_pgs_free(&l);
 }
 
+/* spec.capacityReservationSelectorTerms; a failed DescribeCapacityReservations makes the
+ * class not ready (CapacityReservationsReady False) until the next try */
+static void resolve_crs(nw_nodeclass_cache_t *c, const cJSON *nc, nw_nodeclass_resolved_t *r,
+                        int64_t now_mono, int *retry_soon)
+{
+    nw_err_t e = {0};
+    nw_rc_t rc = nw_nodeclass_resolve_crs(c->ec2, nc, nw_clock_now(c->clock), r, &e);
+    r->crs_synced_ns = now_mono;
+    if (rc == NW_OK || rc == NW_ENOMEM)
+        return;
+    if (r->ready || !r->reason[0]) {
+        snprintf(r->reason, sizeof r->reason, "CapacityReservationsResolutionFailed");
+        snprintf(r->message, sizeof r->message, "%s", r->crs_message);
+    }
+    r->ready = 0;
+    *retry_soon = 1;
+}
+
 void nw_nodeclass_cache_invalidate(nw_nodeclass_cache_t *c)
 {
     for (size_t i = 0; i < c->n; i++) {
@@ -776,8 +927,9 @@ static char *selector_key(const cJSON *nc)
                           "amiFamily",
                           "role",
                           "instanceProfile",
-                          "placementGroupSelector"};
-    for (int i = 0; i < 7; i++) {
+                          "placementGroupSelector",
+                          "capacityReservationSelectorTerms"};
+    for (int i = 0; i < 8; i++) {
         const cJSON *v = get(spec, keys[i]);
         nw_json_push(k, v ? nw_json_dup(v) : nw_json_new_null());
     }
@@ -815,6 +967,7 @@ nw_rc_t nw_nodeclass_cache_get(nw_nodeclass_cache_t *c, const cJSON *nc,
     int retry_soon = 0;
     resolve_profile(c, nc, &r, &retry_soon);
     resolve_pg(c, nc, &r, &retry_soon);
+    resolve_crs(c, nc, &r, now, &retry_soon);
     if (!e) {
         if (c->n == c->cap) {
             size_t nc2 = c->cap ? c->cap * 2 : 8;

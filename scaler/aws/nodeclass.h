@@ -67,6 +67,22 @@ typedef struct {
     int deprecated;
 } nw_nc_ami_t;
 
+/* A capacity reservation the class's capacityReservationSelectorTerms found (active, not
+ * past its end; status.capacityReservations) */
+typedef struct {
+    char id[64];
+    char type[64];
+    char zone[64];
+    char zone_id[64];
+    char owner[24];
+    char match[16];            /* instanceMatchCriteria: open, targeted */
+    char reservation_type[24]; /* default, capacity-block */
+    int interruptible;
+    int expiring;      /* a capacity block within 40 minutes of its end (state: expiring) */
+    int64_t available; /* AvailableInstanceCount when resolved */
+    int64_t end_ns;    /* wall clock; 0 = none */
+} nw_nc_cr_t;
+
 typedef struct {
     char name[256];      /* metadata.name */
     char ami_family[32]; /* spec.amiFamily (or the alias family), "" if none */
@@ -87,6 +103,11 @@ typedef struct {
     int pg_selected, pg_ready; /* the spec has a selector; it found an available group */
     char pg_message[256];
     char profile_message[512]; /* why there is none */
+    nw_nc_cr_t *crs;           /* spec.capacityReservationSelectorTerms resolved, sorted by id */
+    size_t ncrs;
+    int crs_selected, crs_ready; /* the spec has terms; they could be asked */
+    char crs_message[256];
+    int64_t crs_synced_ns; /* monotonic time of the DescribeCapacityReservations (0: never) */
     int subnets_ready, sgs_ready, amis_ready, profile_ready, ready;
     char reason[64]; /* first failing condition, e.g. "SubnetsNotFound" */
     char message[512];
@@ -114,6 +135,19 @@ typedef struct {
 nw_rc_t nw_nodeclass_resolve_ssm(nw_ec2_t *ec2, const nw_nc_ssm_t *ssm, const cJSON *nodeclass,
                                  nw_nodeclass_resolved_t *r, nw_err_t *err);
 
+/** spec.capacityReservationSelectorTerms into r->crs (aws/karpenter-provider-aws
+ * pkg/providers/capacityreservation types.go QueriesFromSelectorTerms, provider.go List,
+ * controllers/nodeclass/capacityreservation.go): a term with an id asks for that id (a
+ * missing one finds nothing), a term with tags and/or instanceMatchCriteria asks with the
+ * filters state=active, owner-id (ownerID), tag:<k>=<v> or tag-key=<k> ("*"),
+ * instance-match-criteria; every query also filters state=active. Reservations are
+ * deduplicated, those past their end dropped, those of another match criteria than open and
+ * targeted skipped, and sorted by id; a capacity block within 40 minutes of its end is
+ * expiring. now_wall_ns: wall clock. An API failure leaves r->crs empty, crs_ready 0 and
+ * says why in crs_message (and returns the error); no terms: nothing asked, crs_ready 1. */
+nw_rc_t nw_nodeclass_resolve_crs(nw_ec2_t *ec2, const cJSON *nodeclass, int64_t now_wall_ns,
+                                 nw_nodeclass_resolved_t *r, nw_err_t *err);
+
 /** The AMI of the resolution a type launches with: its architecture, and a variant that
  * fits its GPUs and accelerators; NULL when none does. */
 const nw_nc_ami_t *nw_nodeclass_ami_for(const nw_nodeclass_resolved_t *r, const nw_itype_t *t);
@@ -125,7 +159,10 @@ const char *nw_nodeclass_alias_family(const char *alias);
 /** The status object to write back: subnets {id, zone, zoneID}, securityGroups
  * {id, name}, amis {id, name, requirements}, instanceProfile (the resolved one; else
  * spec.instanceProfile), conditions SubnetsReady, SecurityGroupsReady, AMIsReady,
- * InstanceProfileReady (when the cache knows IAM or the spec names a profile), Ready.
+ * InstanceProfileReady (when the cache knows IAM or the spec names a profile),
+ * capacityReservations {id, availabilityZone, instanceType, instanceMatchCriteria, ownerID,
+ * reservationType, state, endTime, interruptible} and CapacityReservationsReady (always:
+ * the ReservedCapacity feature gate is on), Ready.
  * now_ns stamps lastTransitionTime. Owned by the caller (cJSON_Delete). */
 cJSON *nw_nodeclass_status_json(const nw_nodeclass_resolved_t *r, const cJSON *nodeclass,
                                 int64_t now_ns);

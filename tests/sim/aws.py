@@ -24,6 +24,7 @@ from aws_iam import IAM_ACTIONS, IamMixin
 from aws_health import HealthMixin
 from aws_instances import InstancesMixin
 from aws_pricing import PricingMixin
+from aws_reservations import ReservationsMixin
 from aws_ssm import SsmMixin
 from aws_sqs import SqsEventsMixin
 from aws_sts import StsImdsMixin
@@ -32,7 +33,7 @@ from aws_sts import StsImdsMixin
 # ---------------------------------------------------------------------------
 
 class AwsSim(DescribeMixin, InstancesMixin, StsImdsMixin, SqsEventsMixin, PricingMixin, SsmMixin,
-             IamMixin, HealthMixin, FaultsMixin):
+             IamMixin, HealthMixin, ReservationsMixin, FaultsMixin):
     """The simulated AWS account.  Thread-safe; all state under self.lock."""
 
     def __init__(self, region='us-west-2', account='123456789012', clock=time.time,
@@ -70,6 +71,7 @@ class AwsSim(DescribeMixin, InstancesMixin, StsImdsMixin, SqsEventsMixin, Pricin
         self.start_time = clock()
         self._seed()
         self._seed_iam()
+        self._seed_reservations()
         self.reset_faults()
         self.calls = []
         self._call_seq = 0
@@ -183,7 +185,10 @@ class AwsSim(DescribeMixin, InstancesMixin, StsImdsMixin, SqsEventsMixin, Pricin
              'PrivateDnsName': i['private_dns'], 'SubnetId': i['subnet'],
              'Architecture': catalog.get(i['type'])['arch'],
              'RootVolumeSizeGiB': i['root_gb'], 'SecurityGroupIds': list(i['sgs']),
-             'LaunchTemplate': i.get('lt'), 'CapacityType': 'spot' if i['spot'] else 'on-demand'}
+             'LaunchTemplate': i.get('lt'),
+             'CapacityType': 'spot' if i['spot'] else 'reserved' if i.get('cr') else 'on-demand'}
+        if i.get('cr'):
+            d['CapacityReservationId'] = i['cr']
         if i['spot']:
             d['SpotInstanceRequestId'] = i['sir']
         if i.get('public_ip'):

@@ -43,6 +43,8 @@ class FaultsMixin:
                         {'InstanceProfileName': p['name'], 'Path': p['path'], 'Arn': p['arn'],
                          'Roles': list(p['roles']), 'Tags': dict(p['tags'])}
                         for p in self.instance_profiles.values()]}
+            if sub == 'capacity-reservations':
+                return 200, {'capacityReservations': self.capacity_reservations_public()}
             if sub == 'launch-templates':
                 with self.lock:
                     return 200, {'launchTemplates': [
@@ -78,6 +80,18 @@ class FaultsMixin:
                 return 200, {'ok': True}
             return 404, {'error': 'unknown control path %s' % path}
         # POST / PUT
+        if sub == 'capacity-reservations':
+            rid = self.add_capacity_reservation(
+                body['instanceType'], body['availabilityZone'], body.get('count', 1),
+                match=body.get('instanceMatchCriteria', 'targeted'),
+                reservation_type=body.get('reservationType', 'default'), tags=body.get('tags'),
+                end_in=body.get('endInSeconds'), owner=body.get('ownerId'), rid=body.get('id'),
+                interruptible=bool(body.get('interruptible', False)))
+            return 200, {'capacityReservationId': rid}
+        if sub.startswith('capacity-reservations/'):
+            r = self.set_capacity_reservation(sub.split('/', 1)[1], state=body.get('state'),
+                                              count=body.get('count'), end_in=body.get('endInSeconds'))
+            return 200, {'state': r['state'], 'total': r['total']}
         if sub == 'ssm':
             if not isinstance(body, dict):
                 raise ValueError('POST /aws/ssm takes {name: value}')

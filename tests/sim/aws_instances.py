@@ -202,7 +202,8 @@ class InstancesMixin:
         return '%d.%d.%d.%d' % (a, b, c + h // 256, h % 256)
 
     def _launch(self, itype, zone, subnet, image, user_data, sgs, tags, spot, lt=None,
-                fleet=None, root_gb=None, metadata=None, profile=None, nis=None, placement=None):
+                fleet=None, root_gb=None, metadata=None, profile=None, nis=None, placement=None,
+                cr=None, cr_target=None, block=False):
         """Create one instance in 'pending' (caller holds the lock)."""
         if profile and profile not in self.instance_profiles:
             raise Ec2Error('InvalidParameterValue', 'Value (%s) for parameter iamInstanceProfile.name '
@@ -252,7 +253,8 @@ class InstancesMixin:
                 'public_ip': '54.' + '.'.join(ip.split('.')[1:]) if public else None,
                 'nis': [dict(n) for n in nis or [] if isinstance(n, dict)],
                 'placement_group': group['id'] if group else None,
-                'partition': part if group and group['strategy'] == 'partition' else None}
+                'partition': part if group and group['strategy'] == 'partition' else None,
+                'cr': cr, 'cr_target': cr_target, 'block': block}
         self.instances_by_id[iid] = inst
         self._state_event(inst, None)
         self.sched.after(self.pending_seconds, self._to_running, iid)
@@ -350,6 +352,10 @@ class InstancesMixin:
         if i['spot']:
             x['instanceLifecycle'] = 'spot'
             x['spotInstanceRequestId'] = i['sir']
+        elif i.get('block'):
+            x['instanceLifecycle'] = 'capacity-block'
+        if i.get('cr'):
+            x['capacityReservationId'] = i['cr']
         x.update({'virtualizationType': 'hvm', 'clientToken': '', 'tagSet': tag_set(i['tags']),
                   'hypervisor': 'xen' if t['hypervisor'] != 'nitro' else 'xen',
                   'networkInterfaceSet': [] if i['state'] == 'terminated' else [{
@@ -371,7 +377,9 @@ class InstancesMixin:
                                 'httpEndpoint': md.get('HttpEndpoint', 'enabled'),
                                 'httpProtocolIpv6': md.get('HttpProtocolIpv6', 'disabled'),
                                 'instanceMetadataTags': md.get('InstanceMetadataTags', 'disabled')}
-        x.update({'capacityReservationSpecification': {'capacityReservationPreference': 'open'},
+        x.update({'capacityReservationSpecification': (
+                      {'capacityReservationTarget': {'capacityReservationId': i['cr_target']}}
+                      if i.get('cr_target') else {'capacityReservationPreference': 'open'}),
                   'platformDetails': 'Linux/UNIX', 'usageOperation': 'RunInstances',
                   'bootMode': 'uefi' if t['arch'] == 'arm64' else 'legacy-bios',
                   'currentInstanceBootMode': 'uefi' if t['arch'] == 'arm64' else 'legacy-bios',
@@ -522,9 +530,10 @@ class InstancesMixin:
                                                'TargetCapacitySpecification.TotalTargetCapacity')
         total = _int(tcs['TotalTargetCapacity'], 'TotalTargetCapacity', 1, 1000)
         dtype = tcs.get('DefaultTargetCapacityType')
-        if dtype not in ('spot', 'on-demand'):
+        if dtype not in ('spot', 'on-demand', 'capacity-block'):
             raise Ec2Error('InvalidParameterValue', 'TargetCapacitySpecification.'
-                           'DefaultTargetCapacityType must be spot or on-demand, not %r' % dtype)
+                           'DefaultTargetCapacityType must be spot, on-demand or capacity-block, '
+                           'not %r' % dtype)
         spot = dtype == 'spot'
         sopts = unflatten(p, 'SpotOptions') or {}
         oopts = unflatten(p, 'OnDemandOptions') or {}
@@ -545,6 +554,7 @@ class InstancesMixin:
                 raise Ec2Error('InvalidParameterValue', "'%s' is not a valid taggable resource type "
                                                         "for this operation." % rt)
         lifecycle = 'spot' if spot else 'on-demand'
+        block = dtype == 'capacity-block'
         errors = []
         cands = []
         with self.lock:
@@ -639,10 +649,15 @@ class InstancesMixin:
             for c in cands:
                 if len(launched) >= total:
                     break
-                key = (c['type'], c['zone'])
+                key = (c['type'], c['zone'], c['lt']['id'])
                 if key in tried_bad:
                     continue
-                code = self._ice_hit(lifecycle, c['type'], c['zone'])
+                cr, cr_err = self._cr_for_launch(c['lt']['data'], dtype, c['type'], c['zone'])
+                if cr_err:
+                    tried_bad.add(key)
+                    c['err'](*cr_err)
+                    continue
+                code = None if cr else self._ice_hit(lifecycle, c['type'], c['zone'])
                 if code:
                     tried_bad.add(key)
                     msg = {'VcpuLimitExceeded': 'You have requested more vCPU capacity than your current '
@@ -666,6 +681,11 @@ class InstancesMixin:
                     continue
                 while len(launched) < total:
                     data = c['lt']['data']
+                    if launched and cr:
+                        cr, cr_err = self._cr_for_launch(data, dtype, c['type'], c['zone'])
+                        if cr_err:
+                            c['err'](*cr_err)
+                            break
                     tags = {}
                     tags.update(c['lt']['tagspecs'].get('instance', {}))
                     tags.update(tagspecs.get('instance', {}))
@@ -679,7 +699,10 @@ class InstancesMixin:
                             fleet=fleet_id, root_gb=self._root_gb(data),
                             metadata=data.get('MetadataOptions'),
                             profile=(data.get('IamInstanceProfile') or {}).get('Name'),
-                            nis=data.get('NetworkInterface'), placement=data.get('Placement'))
+                            nis=data.get('NetworkInterface'), placement=data.get('Placement'),
+                            cr=cr, cr_target=((data.get('CapacityReservationSpecification') or {})
+                                              .get('CapacityReservationTarget') or {})
+                            .get('CapacityReservationId'), block=block)
                     except Ec2Error as e:
                         c['err'](e.code, e.message)
                         break

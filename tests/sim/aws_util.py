@@ -263,6 +263,7 @@ SCHEMAS = {
                                 'NextToken'] + _FILTER,
     'DeleteLaunchTemplate': ['LaunchTemplateId', 'LaunchTemplateName'],
     'DescribePlacementGroups': ['GroupId.N', 'GroupName.N'] + _FILTER,
+    'DescribeCapacityReservations': ['CapacityReservationId.N', 'MaxResults', 'NextToken'] + _FILTER,
     'CreateFleet': ['ClientToken', 'Type', 'Context', 'ExcessCapacityTerminationPolicy',
                     'TerminateInstancesWithExpiration', 'ValidFrom', 'ValidUntil',
                     'ReplaceUnhealthyInstances', 'SpotOptions.*', 'OnDemandOptions.*',
