@@ -21,6 +21,11 @@
 #define NW_LABEL_ZONE "topology.kubernetes.io/zone"
 #define NW_LABEL_ZONE_ID "topology.k8s.aws/zone-id"
 #define NW_LABEL_REGION "topology.kubernetes.io/region"
+/* a reserved node's capacity reservation (karpenter-provider-aws pkg/apis/v1/labels.go) */
+#define NW_LABEL_CAPACITY_RESERVATION_ID "karpenter.k8s.aws/capacity-reservation-id"
+#define NW_LABEL_CAPACITY_RESERVATION_TYPE "karpenter.k8s.aws/capacity-reservation-type"
+#define NW_LABEL_CAPACITY_RESERVATION_INTERRUPTIBLE                                                \
+    "karpenter.k8s.aws/capacity-reservation-interruptible"
 #define NW_LABEL_ARCH "kubernetes.io/arch"
 #define NW_LABEL_OS "kubernetes.io/os"
 #define NW_LABEL_EXCLUDE_LB "node.kubernetes.io/exclude-from-external-load-balancers"

@@ -188,7 +188,7 @@ void nw_config_print_keys(void *file);
 typedef struct {
     int spot_to_spot;      /* SpotToSpotConsolidation: -1 = not given, else 0/1 */
     int node_repair;       /* NodeRepair: default 0 */
-    int reserved_capacity; /* default 1; nodewarden launches no reservations either way */
+    int reserved_capacity; /* default 1; capacity reservations are used either way (not gated) */
     int unimplemented;     /* gates nodewarden does not implement that are turned on */
 } nw_feature_gates_t;
 

@@ -242,6 +242,8 @@ static nw_rc_t launch(nw_cloud_t *c, const nw_cloud_launch_req_t *cr, nw_cloud_l
         .ncapacity_types = cr->ncapacity_types,
         .min_values = cr->min_values,
         .client_token = cr->client_token,
+        .cr_ids = cr->cr_ids,
+        .ncr_ids = cr->ncr_ids,
         .claim = cr->claim,
         .bootstrap_token = cr->bootstrap_token,
     };
@@ -289,6 +291,9 @@ static nw_rc_t launch(nw_cloud_t *c, const nw_cloud_launch_req_t *cr, nw_cloud_l
     snprintf(out->zone_id, sizeof out->zone_id, "%s", res.zone_id);
     snprintf(out->capacity_type, sizeof out->capacity_type, "%s", res.capacity_type);
     snprintf(out->image_id, sizeof out->image_id, "%s", res.image_id);
+    snprintf(out->cr_id, sizeof out->cr_id, "%s", res.cr_id);
+    snprintf(out->cr_type, sizeof out->cr_type, "%s", res.cr_type);
+    out->cr_interruptible = res.cr_interruptible;
     out->price = res.price;
     return NW_OK;
 }

@@ -947,6 +947,8 @@ nw_rc_t nw_ec2xml_parse_fleet(const char *xml, size_t len, nw_ec2_fleet_result_t
             TXT(ov, "availabilityZone", fi->zone);
             TXT(ov, "subnetId", fi->subnet_id);
             TXT(ov, "imageId", fi->image_id);
+            TXT(it, "launchTemplateAndOverrides/launchTemplateSpecification/launchTemplateId",
+                fi->lt_id);
             if (!*fi->instance_id) {
                 out->ninst--;
                 rc = nw_err_set(err, NW_EPARSE, "fleetInstanceSet.item.instanceIds.item", "empty");
@@ -969,6 +971,8 @@ nw_rc_t nw_ec2xml_parse_fleet(const char *xml, size_t len, nw_ec2_fleet_result_t
         TXT(ov, "instanceType", fe->type);
         TXT(ov, "availabilityZone", fe->zone);
         TXT(ov, "subnetId", fe->subnet_id);
+        TXT(it, "launchTemplateAndOverrides/launchTemplateSpecification/launchTemplateId",
+            fe->lt_id);
     }
 out:
     xmlFreeDoc(d);

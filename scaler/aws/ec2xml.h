@@ -335,7 +335,8 @@ typedef struct {
     char zone[NW_EC2_ID];
     char subnet_id[NW_EC2_ID];
     char image_id[NW_EC2_ID];
-    char lifecycle[32]; /* "spot" / "on-demand" */
+    char lifecycle[32];    /* "spot" / "on-demand" */
+    char lt_id[NW_EC2_ID]; /* launchTemplateAndOverrides.launchTemplateSpecification */
 } nw_ec2_fleet_instance_t;
 typedef struct {
     char code[128];
@@ -344,6 +345,7 @@ typedef struct {
     char zone[NW_EC2_ID];
     char subnet_id[NW_EC2_ID];
     char lifecycle[32];
+    char lt_id[NW_EC2_ID]; /* the override's launch template */
 } nw_ec2_fleet_error_t;
 typedef struct {
     char fleet_id[NW_EC2_ID];

@@ -36,6 +36,17 @@ struct nw_launcher {
     unsigned lt_gen; /* templates forgotten so far: part of CreateLaunchTemplate's token */
     char *endpoint, *ca_bundle, *cidr; /* the generated bootstrap's settings */
     nw_overhead_opts_t overhead;       /* vm overhead, reserved ENIs, pod density */
+    /* the reservation the template being ensured targets ("" = none) and whether it is a
+     * capacity block: set around ensure_lt by a reserved plan (under the callers' lock) */
+    char lt_cr[64];
+    int lt_cr_block;
+    /* capacity reservations' available instances (Karpenter's availabilityCache): synced
+     * from each resolution, less the launches since, 0 after ReservationCapacityExceeded */
+    struct {
+        char id[64];
+        int64_t count, synced;
+    } crav[NW_LAUNCH_MAX_CRS];
+    int ncrav;
 };
 
 /* One offering a launch may use. Self-contained but for t (the catalog outlives every
@@ -51,6 +62,9 @@ typedef struct {
     double price;
     int64_t pods; /* max pods of the type (generated bootstraps; else 0) */
     int efa;      /* EFA interfaces the template gives it (the claim asks for EFA; else 0) */
+    char cr[64];  /* reserved: the capacity reservation, its type and interruptibility */
+    char cr_type[24];
+    int cr_interruptible;
 } cand_t;
 
 /* One CreateFleet try: the candidates, their templates and the request (nw_launcher_plan). */
@@ -61,6 +75,8 @@ struct nw_launch_plan {
     char amis[MAX_LTS][64]; /* one launch template per AMI (and max-pods value) */
     int64_t pods[MAX_LTS];
     int efa[MAX_LTS];
+    char crs[MAX_LTS][64]; /* reserved: the template's reservation */
+    int cr_block;          /* reserved into capacity blocks (DefaultTargetCapacityType) */
     char names[MAX_LTS][256];
     int namis;
     int attempt;
@@ -394,6 +410,10 @@ static void template_name(nw_launcher_t *l, const nw_launch_req_t *r, const char
         nw_json_push(k, nw_json_new_string(r->resolved->pg_id));
     if (claim_partition(r) > 0)
         nw_json_push(k, nw_json_new_number(claim_partition(r)));
+    if (l->lt_cr[0]) {
+        nw_json_push(k, nw_json_new_string(l->lt_cr));
+        nw_json_push(k, nw_json_new_bool(l->lt_cr_block));
+    }
     /* a generated bootstrap: its text (labels, taints, max pods, cluster; kubeadm: token) */
     if (renders_kubelet(r))
         nw_json_push(k, nw_json_new_string(userdata ? userdata : ""));
@@ -626,6 +646,14 @@ static nw_rc_t lt_params(nw_launcher_t *l, const nw_launch_req_t *r, const char 
         snprintf(ps, sizeof ps, "%d", part);
         LTD("Placement.PartitionNumber", ps);
     }
+    /* a reserved launch's template targets its reservation (launchtemplate.go
+     * CapacityReservationSpecification; a capacity block's market type is capacity-block) */
+    if (l->lt_cr[0]) {
+        LTD("CapacityReservationSpecification.CapacityReservationTarget.CapacityReservationId",
+            l->lt_cr);
+        if (l->lt_cr_block)
+            LTD("InstanceMarketOptions.MarketType", "capacity-block");
+    }
     const char *nv = gets(get(spec, "cpuOptions"), "nestedVirtualization");
     if (nv)
         LTD("CpuOptions.NestedVirtualization", nv);
@@ -814,6 +842,96 @@ static int collect(nw_launcher_t *l, const nw_launch_req_t *r, const char *ct, c
     return n;
 }
 
+/* ---- capacity reservations ------------------------------------------------------------- */
+
+/* The available count of reservation cr (resolved at synced): the resolution's count when it
+ * is newer than what the launcher follows (Karpenter's syncAvailability), else the count
+ * the launcher has followed since. */
+static int64_t cr_available(nw_launcher_t *l, const nw_nc_cr_t *cr, int64_t synced)
+{
+    for (int i = 0; i < l->ncrav; i++)
+        if (strcmp(l->crav[i].id, cr->id) == 0) {
+            if (synced > l->crav[i].synced) {
+                l->crav[i].count = cr->available;
+                l->crav[i].synced = synced;
+            }
+            return l->crav[i].count;
+        }
+    int i = l->ncrav < NW_LAUNCH_MAX_CRS ? l->ncrav++ : (int)(synced % NW_LAUNCH_MAX_CRS);
+    snprintf(l->crav[i].id, sizeof l->crav[i].id, "%s", cr->id);
+    l->crav[i].count = cr->available;
+    l->crav[i].synced = synced;
+    return cr->available;
+}
+
+/* MarkLaunched (delta -1) and the exhausted reservation (set to 0) */
+static void cr_mark(nw_launcher_t *l, const char *id, int zero)
+{
+    for (int i = 0; i < l->ncrav; i++)
+        if (strcmp(l->crav[i].id, id) == 0) {
+            if (zero)
+                l->crav[i].count = 0;
+            else if (l->crav[i].count > 0)
+                l->crav[i].count--;
+        }
+}
+
+/* Reserved offerings (offering.go / reserved_capacity_resolver.go): each resolved
+ * reservation of a requested type in an allowed zone with a subnet, not expiring, with
+ * instances left, priced at the on-demand price / 10,000,000; then only one reservation
+ * type (the fleet's DefaultTargetCapacityType is on-demand or capacity-block): the one of
+ * the cheapest offering, capacity blocks on a tie (designs/capacity-blocks.md). */
+static int collect_reserved(nw_launcher_t *l, const nw_launch_req_t *r, cand_t *c, int max,
+                            int64_t now, int *block)
+{
+    int n = 0;
+    const nw_nodeclass_resolved_t *rs = r->resolved;
+    for (size_t k = 0; k < rs->ncrs && n < max; k++) {
+        const nw_nc_cr_t *cr = &rs->crs[k];
+        if (cr->expiring || !in(cr->type, r->types, r->ntypes) ||
+            !in(cr->zone, r->zones, r->nzones) ||
+            (r->ncr_ids && !in(cr->id, r->cr_ids, r->ncr_ids)))
+            continue;
+        const nw_itype_t *t = nw_catalog_find(l->cat, cr->type);
+        const nw_nc_ami_t *ami = t ? nw_nodeclass_ami_for(rs, t) : NULL;
+        const char *sn = ami ? best_subnet(l, rs, cr->zone, now) : NULL;
+        if (!sn || cr_available(l, cr, rs->crs_synced_ns) <= 0)
+            continue;
+        cand_t *x = &c[n++];
+        memset(x, 0, sizeof *x);
+        x->t = t;
+        snprintf(x->ami, sizeof x->ami, "%s", ami->id);
+        snprintf(x->zone, sizeof x->zone, "%s", cr->zone);
+        snprintf(x->zone_id, sizeof x->zone_id, "%s", cr->zone_id);
+        for (size_t s = 0; !x->zone_id[0] && s < rs->nsubnets; s++)
+            if (strcmp(rs->subnets[s].zone, cr->zone) == 0)
+                snprintf(x->zone_id, sizeof x->zone_id, "%s", rs->subnets[s].zone_id);
+        snprintf(x->subnet, sizeof x->subnet, "%s", sn);
+        snprintf(x->ct, sizeof x->ct, "reserved");
+        snprintf(x->cr, sizeof x->cr, "%s", cr->id);
+        snprintf(x->cr_type, sizeof x->cr_type, "%s", cr->reservation_type);
+        x->cr_interruptible = cr->interruptible;
+        x->price = nw_catalog_od_price(l->cat, t->name) / 10000000.0;
+        x->pods = type_pods(l, r, t);
+        x->efa = wants_efa(r) ? t->efa : 0;
+    }
+    if (n == 0)
+        return 0;
+    int best = 0;
+    for (int i = 1; i < n; i++) {
+        int bi = strcmp(c[i].cr_type, "capacity-block") == 0,
+            bb = strcmp(c[best].cr_type, "capacity-block") == 0;
+        if (c[i].price < c[best].price || (c[i].price == c[best].price && bi && !bb))
+            best = i;
+    }
+    *block = strcmp(c[best].cr_type, "capacity-block") == 0;
+    int j = 0;
+    for (int i = 0; i < n; i++)
+        if ((strcmp(c[i].cr_type, "capacity-block") == 0) == *block)
+            c[j++] = c[i];
+    return j;
+}
+
 static int filter_exotic(cand_t *c, int n)
 {
     int plain = 0;
@@ -879,8 +997,12 @@ static nw_rc_t fleet_params(nw_launcher_t *l, const nw_launch_req_t *r, nw_launc
         rc = nw_ec2_param(p, "ClientToken", tok);
     if (rc == NW_OK)
         rc = nw_ec2_param(p, "TargetCapacitySpecification.TotalTargetCapacity", "1");
+    /* reserved: on-demand capacity in the templates' reservations, or capacity blocks */
+    const char *dtype = strcmp(ct, "reserved") != 0 ? ct
+                        : pl->cr_block              ? "capacity-block"
+                                                    : "on-demand";
     if (rc == NW_OK)
-        rc = nw_ec2_param(p, "TargetCapacitySpecification.DefaultTargetCapacityType", ct);
+        rc = nw_ec2_param(p, "TargetCapacitySpecification.DefaultTargetCapacityType", dtype);
     if (rc == NW_OK)
         rc = strcmp(ct, "spot") == 0
                  ? nw_ec2_param(p, "SpotOptions.AllocationStrategy", "price-capacity-optimized")
@@ -899,7 +1021,8 @@ static nw_rc_t fleet_params(nw_launcher_t *l, const nw_launch_req_t *r, nw_launc
         int o = 0;
         for (int i = 0; i < pl->n && rc == NW_OK; i++) {
             const cand_t *c = &pl->c[i];
-            if (strcmp(c->ami, pl->amis[a]) != 0 || c->pods != pl->pods[a] || c->efa != pl->efa[a])
+            if (strcmp(c->ami, pl->amis[a]) != 0 || c->pods != pl->pods[a] ||
+                c->efa != pl->efa[a] || strcmp(c->cr, pl->crs[a]) != 0)
                 continue;
             o++;
             char pr[32];
@@ -969,14 +1092,20 @@ nw_rc_t nw_launcher_plan(nw_launcher_t *l, const nw_launch_req_t *r, int attempt
     snprintf(pl->nodeclaim, sizeof pl->nodeclaim, "%s", r->nodeclaim ? r->nodeclaim : "");
     snprintf(pl->nodepool, sizeof pl->nodepool, "%s", r->nodepool ? r->nodepool : "");
     nw_rc_t rc = NW_OK;
-    int want_spot = 0, want_od = r->ncapacity_types == 0;
+    int want_spot = 0, want_od = r->ncapacity_types == 0, want_res = 0;
     for (int i = 0; i < r->ncapacity_types; i++) {
         want_spot |= strcmp(r->capacity_types[i], "spot") == 0;
         want_od |= strcmp(r->capacity_types[i], "on-demand") == 0;
+        want_res |= strcmp(r->capacity_types[i], "reserved") == 0;
     }
     int n = 0;
     const char *ct = NULL;
-    if (want_spot) {
+    /* reserved capacity first (it is paid for), then spot, then on-demand */
+    if (want_res) {
+        n = collect_reserved(l, r, c, MAX_CANDS, now, &pl->cr_block);
+        ct = "reserved";
+    }
+    if (n == 0 && want_spot) {
         n = collect(l, r, "spot", c, MAX_CANDS, now);
         ct = "spot";
         if (!r->min_values)
@@ -1025,17 +1154,20 @@ nw_rc_t nw_launcher_plan(nw_launcher_t *l, const nw_launch_req_t *r, int attempt
     pl->n = truncate_types(c, n);
     snprintf(pl->ct, sizeof pl->ct, "%s", ct);
 
-    /* one template per AMI and, for a generated bootstrap, per max-pods value */
+    /* one template per AMI and, for a generated bootstrap, per max-pods value (and per
+     * reservation) */
     int j = 0;
     for (int i = 0; i < pl->n; i++) {
         int k;
-        for (k = 0; k < pl->namis && (strcmp(pl->amis[k], c[i].ami) != 0 ||
-                                      pl->pods[k] != c[i].pods || pl->efa[k] != c[i].efa);
+        for (k = 0;
+             k < pl->namis && (strcmp(pl->amis[k], c[i].ami) != 0 || pl->pods[k] != c[i].pods ||
+                               pl->efa[k] != c[i].efa || strcmp(pl->crs[k], c[i].cr) != 0);
              k++) {
         }
         if (k == pl->namis && pl->namis < MAX_LTS) {
             pl->pods[pl->namis] = c[i].pods;
             pl->efa[pl->namis] = c[i].efa;
+            snprintf(pl->crs[pl->namis], sizeof pl->crs[0], "%s", c[i].cr);
             snprintf(pl->amis[pl->namis++], sizeof pl->amis[0], "%s", c[i].ami);
         }
         if (k < pl->namis)
@@ -1047,8 +1179,13 @@ nw_rc_t nw_launcher_plan(nw_launcher_t *l, const nw_launch_req_t *r, int attempt
     pl->pg_partitioned = pl->pg_id[0] && strcmp(r->resolved->pg_strategy, "partition") == 0;
     pl->partition = claim_partition(r);
     for (int a = 0; a < pl->namis; a++) {
-        if ((rc = ensure_lt(l, r, pl->amis[a], ct, pl->pods[a], pl->efa[a], pl->names[a],
-                            sizeof pl->names[a], ae, err)) != NW_OK)
+        snprintf(l->lt_cr, sizeof l->lt_cr, "%s", pl->crs[a]);
+        l->lt_cr_block = pl->crs[a][0] && pl->cr_block;
+        rc = ensure_lt(l, r, pl->amis[a], ct, pl->pods[a], pl->efa[a], pl->names[a],
+                       sizeof pl->names[a], ae, err);
+        l->lt_cr[0] = 0;
+        l->lt_cr_block = 0;
+        if (rc != NW_OK)
             goto fail;
         const char *id = lt_cached(l, pl->names[a]);
         snprintf(pl->lt_ids[a], sizeof pl->lt_ids[a], "%s", id ? id : "");
@@ -1111,9 +1248,16 @@ nw_rc_t nw_launcher_settle(nw_launcher_t *l, nw_launch_plan_t *pl, nw_launch_res
         nw_ec2_class_t cls = nw_ec2_classify(e->code, e->message, 400);
         if (strcmp(e->code, "InsufficientFreeAddressesInSubnet") == 0 && e->subnet_id[0])
             nw_ice_mark_subnet(l->ice, e->subnet_id, now);
+        /* an exhausted reservation has nothing left until the next sync (Karpenter marks
+         * the reservation unavailable); its type and zone stay available otherwise */
+        int res_full =
+            strcmp(ct, "reserved") == 0 && strcmp(e->code, "ReservationCapacityExceeded") == 0;
+        for (int a = 0; res_full && a < pl->namis; a++)
+            if (!e->lt_id[0] || strcmp(e->lt_id, pl->lt_ids[a]) == 0)
+                cr_mark(l, pl->crs[a], 1);
         if (strcmp(e->code, "AuthFailure.ServiceLinkedRoleCreationNotPermitted") == 0)
             nw_ice_mark_capacity_type(l->ice, "spot", now);
-        else if (cls == NW_EC2_CAPACITY && e->type[0] && e->zone[0])
+        else if (cls == NW_EC2_CAPACITY && e->type[0] && e->zone[0] && !res_full)
             nw_ice_mark(l->ice, e->lifecycle[0] ? e->lifecycle : ct, e->type, e->zone, now);
         if (cls != NW_EC2_CAPACITY)
             all_ice = 0;
@@ -1156,14 +1300,27 @@ nw_rc_t nw_launcher_settle(nw_launcher_t *l, nw_launch_plan_t *pl, nw_launch_res
         const cand_t *c = &pl->c[i];
         if (strcmp(c->t->name, fi->type) != 0 || strcmp(c->zone, fi->zone) != 0)
             continue;
+        if (c->cr[0]) { /* the reservation of the template it launched from */
+            int a = 0;
+            while (a < pl->namis && strcmp(pl->crs[a], c->cr) != 0)
+                a++;
+            if (fi->lt_id[0] && a < pl->namis && strcmp(pl->lt_ids[a], fi->lt_id) != 0)
+                continue;
+            snprintf(out->cr_id, sizeof out->cr_id, "%s", c->cr);
+            snprintf(out->cr_type, sizeof out->cr_type, "%s", c->cr_type);
+            out->cr_interruptible = c->cr_interruptible;
+        }
         out->price = c->price;
         snprintf(out->zone_id, sizeof out->zone_id, "%s", c->zone_id);
         if (!out->image_id[0])
             snprintf(out->image_id, sizeof out->image_id, "%s", c->ami);
         for (int a = 0; a < pl->namis; a++)
-            if (strcmp(pl->amis[a], c->ami) == 0 && pl->pods[a] == c->pods && pl->efa[a] == c->efa)
+            if (strcmp(pl->amis[a], c->ami) == 0 && pl->pods[a] == c->pods &&
+                pl->efa[a] == c->efa && strcmp(pl->crs[a], c->cr) == 0)
                 snprintf(out->launch_template, sizeof out->launch_template, "%s", pl->names[a]);
     }
+    if (out->cr_id[0])
+        cr_mark(l, out->cr_id, 0);
     snprintf(out->provider_id, sizeof out->provider_id, "aws:///%s/%s", out->zone,
              out->instance_id);
     snprintf(out->pg_id, sizeof out->pg_id, "%s", pl->pg_id);

@@ -79,6 +79,7 @@
 #include "scaler/cloud/cloud.h"
 
 #define NW_LAUNCH_MAX_TYPES NW_CLOUD_MAX_LAUNCH_TYPES
+#define NW_LAUNCH_MAX_CRS 64 /* capacity reservations whose availability is followed */
 
 typedef struct {
     const char *nodepool;                    /* karpenter.sh/nodepool */
@@ -89,10 +90,13 @@ typedef struct {
     int ntypes;
     const char *const *zones; /* allowed zones; NULL/0 = any */
     int nzones;
-    const char *const *capacity_types; /* "spot", "on-demand"; NULL/0 = on-demand */
+    const char *const *capacity_types; /* "reserved", "spot", "on-demand"; NULL/0 = on-demand */
     int ncapacity_types;
     int min_values;           /* the requirements carry minValues: keep exotic types */
     const char *client_token; /* CreateFleet's ClientToken; NULL/"": none */
+    /* karpenter.k8s.aws/capacity-reservation-id In [...] of the claim: only these; NULL/0 any */
+    const char *const *cr_ids;
+    int ncr_ids;
     const cJSON *claim; /* the NodeClaim (labels, taints for a generated bootstrap); NULL ok */
     const char *bootstrap_token; /* kubeadm token for nodewarden's bootstrap; NULL/"": none */
 } nw_launch_req_t;
@@ -114,7 +118,12 @@ typedef struct {
     char zone_id[64];
     char subnet_id[64];
     char image_id[64];
-    char capacity_type[16];
+    char capacity_type[16]; /* "spot", "on-demand", "reserved" */
+    /* reserved: the capacity reservation, its type (default, capacity-block) and whether it
+     * is interruptible (karpenter.k8s.aws/capacity-reservation-{id,type,interruptible}) */
+    char cr_id[64];
+    char cr_type[24];
+    int cr_interruptible;
     char provider_id[192]; /* aws:///<zone>/<instance-id> */
     char launch_template[256];
     double price;

@@ -540,8 +540,9 @@ nw_rc_t nw_nodeclass_resolve_ssm(nw_ec2_t *ec2, const nw_nc_ssm_t *ssm, const cJ
 
 /* ---- capacity reservations ------------------------------------------------------------ */
 
-#define CB_EXPIRING_NS (40 * 60 * NW_NS_PER_SEC) /* drain a capacity block 40 min before its end   \
-                                                  */
+#define CB_EXPIRING_NS                                                                             \
+    (40 * 60 * NW_NS_PER_SEC) /* drain a capacity block 40 min before its end                      \
+                               */
 
 static nw_rc_t cr_query(nw_ec2_t *ec2, const cJSON *term, int by_id, nw_ec2_crs_t *out,
                         nw_err_t *err)

@@ -174,10 +174,14 @@ typedef struct {
     int ntypes;
     const char *const *zones; /* allowed zones; NULL/0 = any */
     int nzones;
-    const char *const *capacity_types; /* "spot", "on-demand"; NULL/0 = on-demand */
+    const char *const *capacity_types; /* "reserved", "spot", "on-demand"; NULL/0 = on-demand:
+                                          reserved is tried first, then spot, then on-demand */
     int ncapacity_types;
     int min_values;           /* the requirements carry minValues: keep exotic types */
     const char *client_token; /* idempotency token (<= NW_CLOUD_TOKEN_MAX chars); NULL/"": none */
+    /* karpenter.k8s.aws/capacity-reservation-id values the claim allows; NULL/0 = any */
+    const char *const *cr_ids;
+    int ncr_ids;
     const cJSON *claim; /* the NodeClaim: its labels and taints go into a generated bootstrap */
     /* the kubeadm bootstrap token "<id>.<secret>" minted for this NodeClaim (a class with
      * nodewarden.io/bootstrap: kubeadm, scaler/controllers/bootstrap.h); NULL/"": none */
@@ -190,7 +194,7 @@ typedef struct {
     char type[64];
     char zone[64];
     char zone_id[64];
-    char capacity_type[16];
+    char capacity_type[16]; /* "spot", "on-demand", "reserved" */
     char image_id[64];
     double price; /* per hour, 0 = unknown */
     /* the placement group's labels: karpenter.k8s.aws/placement-group-id ("" = no group),
@@ -198,6 +202,10 @@ typedef struct {
     char placement_group[64];
     char partition[16];
     int partitioned;
+    /* reserved: the capacity reservation, its type (default, capacity-block), interruptible */
+    char cr_id[64];
+    char cr_type[24];
+    int cr_interruptible;
 } nw_cloud_launch_t;
 
 /* ---- the interface ---- */

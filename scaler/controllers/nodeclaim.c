@@ -29,7 +29,7 @@ typedef struct launch_job {
     cJSON *nc;        /* the NodeClaim (owned copy) */
     cJSON *nodeclass; /* its EC2NodeClass (owned copy); NULL: only look for an instance */
     char class_problem[600];
-    const char *types[NW_CLOUD_MAX_LAUNCH_TYPES * 10], *zones[16], *cts[4];
+    const char *types[NW_CLOUD_MAX_LAUNCH_TYPES * 10], *zones[16], *cts[4], *crids[16];
     char token[NW_CLOUD_TOKEN_MAX + 1];
     int boot;                           /* the class wants nodewarden's kubeadm bootstrap */
     char boot_token[NW_BOOT_TOKEN_MAX]; /* minted on the worker before the launch */
@@ -159,10 +159,17 @@ static int mutate_labels(cJSON *obj, void *ud)
         kv[nkv][0] = cl[i].key;
         kv[nkv++][1] = cl[i].value;
     }
+    /* a reserved launch: its reservation (instanceToNodeClaim: capacity-reservation-id,
+     * -type, -interruptible) */
+    const char *cr = l->r && l->r->cr_id[0] ? l->r->cr_id : NULL;
     const char *base[][2] = {{"node.kubernetes.io/instance-type", l->type},
                              {"topology.kubernetes.io/zone", l->zone},
-                             {"karpenter.sh/capacity-type", l->ct}};
-    for (size_t i = 0; i < 3; i++) {
+                             {"karpenter.sh/capacity-type", l->ct},
+                             {NW_LABEL_CAPACITY_RESERVATION_ID, cr},
+                             {NW_LABEL_CAPACITY_RESERVATION_TYPE, cr ? l->r->cr_type : NULL},
+                             {NW_LABEL_CAPACITY_RESERVATION_INTERRUPTIBLE,
+                              cr ? (l->r->cr_interruptible ? "true" : "false") : NULL}};
+    for (size_t i = 0; i < sizeof base / sizeof base[0]; i++) {
         kv[nkv][0] = base[i][0];
         kv[nkv++][1] = base[i][1];
     }
@@ -633,6 +640,7 @@ static launch_job_t *job_new(nw_claims_t *k, const nw_kube_snap_t *s, const cJSO
                       (int)(sizeof j->types / sizeof *j->types));
     int nz = str_list(req_values(j->nc, "topology.kubernetes.io/zone"), j->zones, 16);
     int nct = str_list(req_values(j->nc, "karpenter.sh/capacity-type"), j->cts, 4);
+    int ncr = str_list(req_values(j->nc, NW_LABEL_CAPACITY_RESERVATION_ID), j->crids, 16);
     int minv = 0;
     const cJSON *r;
     cJSON_ArrayForEach(r, nw_json_get(nw_json_get(j->nc, "spec"), "requirements"))
@@ -654,6 +662,8 @@ static launch_job_t *job_new(nw_claims_t *k, const nw_kube_snap_t *s, const cJSO
         .ncapacity_types = nct,
         .min_values = minv,
         .client_token = j->token,
+        .cr_ids = ncr ? j->crids : NULL,
+        .ncr_ids = ncr,
         .claim = j->nc,
         .bootstrap_token = j->boot ? j->boot_token : NULL,
     };

@@ -142,8 +142,12 @@ nw_rc_t nw_sv_finalize(ctx_t *c, claim_t *cl, nw_sched_claim_t *out)
         const nw_req_t *old = nw_reqs_get(&cl->reqs, NW_LABEL_INSTANCE_TYPE);
         rc = nw_reqs_add(&out->reqs, NW_LABEL_INSTANCE_TYPE, NW_REQ_IN, names, (size_t)n,
                          old ? old->min_values : 0, NULL);
+        /* a pool that allows reserved capacity: the launch tries the node class's
+         * capacity reservations first (scaler/aws/launch.c), then this offering's type */
         const char *cts[2];
         size_t nc = 0;
+        if (ct_ok[2] && (use_spot || ct_ok[0]))
+            cts[nc++] = "reserved";
         if (use_spot)
             cts[nc++] = "spot";
         else if (ct_ok[0])

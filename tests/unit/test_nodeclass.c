@@ -151,6 +151,99 @@ START_TEST(variants_pick_and_status)
 }
 END_TEST
 
+/* status.capacityReservations as aws/karpenter-provider-aws capacityreservation_test.go
+ * expects it: It("should resolve capacity reservations by ID") (no endTime, default,
+ * active), It("should mark capacity blocks as expiring 40 minutes prior to their
+ * endDate"); and the parse of DescribeCapacityReservations */
+START_TEST(capacity_reservations_status)
+{
+    nw_nodeclass_resolved_t r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.name, sizeof r.name, "default");
+    nw_nc_cr_t crs[2];
+    memset(crs, 0, sizeof crs);
+    snprintf(crs[0].id, sizeof crs[0].id, "cr-m5large1a1");
+    snprintf(crs[0].type, sizeof crs[0].type, "m5.large");
+    snprintf(crs[0].zone, sizeof crs[0].zone, "test-zone-1a");
+    snprintf(crs[0].owner, sizeof crs[0].owner, "012345678901");
+    snprintf(crs[0].match, sizeof crs[0].match, "targeted");
+    snprintf(crs[0].reservation_type, sizeof crs[0].reservation_type, "default");
+    crs[1] = crs[0];
+    snprintf(crs[1].id, sizeof crs[1].id, "cr-p548xlarge1a");
+    snprintf(crs[1].type, sizeof crs[1].type, "p5.48xlarge");
+    snprintf(crs[1].reservation_type, sizeof crs[1].reservation_type, "capacity-block");
+    crs[1].expiring = 1;
+    crs[1].end_ns = INT64_C(1764477600) * 1000000000;
+    r.crs = crs;
+    r.ncrs = 2;
+    r.crs_selected = r.crs_ready = 1;
+    cJSON *nc = cJSON_Parse("{\"metadata\":{\"name\":\"default\"},\"spec\":{}}");
+    cJSON *st = nw_nodeclass_status_json(&r, nc, INT64_C(1764475200) * 1000000000);
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(st, "capacityReservations");
+    ck_assert_int_eq(cJSON_GetArraySize(a), 2);
+    const cJSON *c0 = cJSON_GetArrayItem(a, 0), *c1 = cJSON_GetArrayItem(a, 1);
+    ck_assert_str_eq(str(c0, "id"), "cr-m5large1a1");
+    ck_assert_str_eq(str(c0, "instanceType"), "m5.large");
+    ck_assert_str_eq(str(c0, "availabilityZone"), "test-zone-1a");
+    ck_assert_str_eq(str(c0, "ownerID"), "012345678901");
+    ck_assert_str_eq(str(c0, "instanceMatchCriteria"), "targeted");
+    ck_assert_str_eq(str(c0, "reservationType"), "default");
+    ck_assert_str_eq(str(c0, "state"), "active");
+    ck_assert_ptr_null(str(c0, "endTime"));
+    ck_assert_str_eq(str(c1, "reservationType"), "capacity-block");
+    ck_assert_str_eq(str(c1, "state"), "expiring");
+    ck_assert_str_eq(str(c1, "endTime"), "2025-11-30T04:40:00Z");
+    ck_assert_str_eq(str(cond(st, "CapacityReservationsReady"), "status"), "True");
+    cJSON_Delete(st);
+    /* a failed query: the condition says so */
+    r.crs_ready = 0;
+    r.ncrs = 0;
+    snprintf(r.crs_message, sizeof r.crs_message, "Failed to list capacity reservations: denied");
+    st = nw_nodeclass_status_json(&r, nc, 0);
+    const cJSON *cc = cond(st, "CapacityReservationsReady");
+    ck_assert_str_eq(str(cc, "status"), "False");
+    ck_assert_str_eq(str(cc, "reason"), "CapacityReservationsResolutionFailed");
+    ck_assert_int_eq(
+        cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(st, "capacityReservations")), 0);
+    cJSON_Delete(st);
+    cJSON_Delete(nc);
+
+    const char *xml =
+        "<DescribeCapacityReservationsResponse><requestId>1</requestId>"
+        "<capacityReservationSet><item><capacityReservationId>cr-1</capacityReservationId>"
+        "<ownerId>012345678901</ownerId><instanceType>p5.48xlarge</instanceType>"
+        "<availabilityZone>us-west-2a</availabilityZone><availabilityZoneId>usw2-az1"
+        "</availabilityZoneId><totalInstanceCount>2</totalInstanceCount>"
+        "<availableInstanceCount>1</availableInstanceCount><state>active</state>"
+        "<instanceMatchCriteria>targeted</instanceMatchCriteria><reservationType>capacity-block"
+        "</reservationType><endDate>2025-11-30T04:40:00.000Z</endDate><interruptible>true"
+        "</interruptible></item></capacityReservationSet><nextToken>n2</nextToken>"
+        "</DescribeCapacityReservationsResponse>";
+    nw_ec2_crs_t l = {0};
+    char next[16];
+    nw_err_t err = {0};
+    ck_assert_int_eq(
+        nw_ec2xml_parse_capacity_reservations(xml, strlen(xml), &l, next, sizeof next, &err),
+        NW_OK);
+    ck_assert_uint_eq(l.n, 1);
+    ck_assert_str_eq(l.v[0].id, "cr-1");
+    ck_assert_str_eq(l.v[0].reservation_type, "capacity-block");
+    ck_assert_int_eq(l.v[0].available, 1);
+    ck_assert_int_eq(l.v[0].total, 2);
+    ck_assert_int_eq(l.v[0].interruptible, 1);
+    ck_assert(l.v[0].end_ns == INT64_C(1764477600) * 1000000000);
+    ck_assert_str_eq(next, "n2");
+    nw_ec2_crs_free(&l);
+    /* an item without its id is an error naming the set */
+    const char *bad = "<DescribeCapacityReservationsResponse><capacityReservationSet><item>"
+                      "<instanceType>m5.large</instanceType></item></capacityReservationSet>"
+                      "</DescribeCapacityReservationsResponse>";
+    ck_assert_int_eq(nw_ec2xml_parse_capacity_reservations(bad, strlen(bad), &l, NULL, 0, &err),
+                     NW_EPARSE);
+    nw_ec2_crs_free(&l);
+}
+END_TEST
+
 Suite *nw_nodeclass_suite(void)
 {
     Suite *s = suite_create("nodeclass");
@@ -158,6 +251,7 @@ Suite *nw_nodeclass_suite(void)
     tcase_add_test(tc, status_ready);
     tcase_add_test(tc, rejects_bad_objects);
     tcase_add_test(tc, variants_pick_and_status);
+    tcase_add_test(tc, capacity_reservations_status);
     suite_add_tcase(s, tc);
     return s;
 }
