@@ -33,6 +33,7 @@ static void usage(FILE *f)
         "usage: nodewarden plan [--output text|json] [--catalog FILE] [--region R]\n"
         "                       [--zones Z1[=ZONE_ID],...] [--ice TYPE:ZONE:CAPACITY_TYPE]...\n"
         "                       [--pod-density eni-limited|kubelet-default]\n"
+        "                       [--min-values-policy Strict|BestEffort]\n"
         "                       [--config FILE] [--no-gpu-policy] [--disruption [--now RFC3339]\n"
         "                       [--spot-to-spot]] FILE...\n"
         "\n"
@@ -47,6 +48,8 @@ static void usage(FILE *f)
         "systemReserved, evictionHard) and AMI family shape its types' allocatable;\n"
         "--pod-density is settings.podDensity: the pods per node where maxPods is unset\n"
         "(eni-limited, the VPC CNI's limit, default; kubelet-default, 110).\n"
+        "--min-values-policy is settings.minValuesPolicy: Strict (default) leaves a pod\n"
+        "pending when minValues cannot be met; BestEffort lowers them on the NodeClaim.\n"
         "--config takes the GPU isolation policy (its accelerator classes) from a\n"
         "nodewarden configuration file's gpu: block; --no-gpu-policy turns it off.\n"
         "Exit: 0 all pods placed, 1 some pods cannot be placed, 2 usage/input error.\n"
@@ -116,6 +119,7 @@ int nw_cmd_plan(int argc, char **argv)
 {
     const char *output = "text", *catalog = NULL, *region = "us-east-1", *zones = NULL;
     const char *now_s = NULL, *density = "eni-limited", *config = NULL;
+    const char *mvpolicy = "Strict";
     bool gpu_on = true, disruption = false, spot_to_spot = false;
     const char *files[256], *ice[64];
     int nfiles = 0, nice = 0;
@@ -133,7 +137,7 @@ int nw_cmd_plan(int argc, char **argv)
                      strcmp(a, "--catalog") == 0 || strcmp(a, "--region") == 0 ||
                      strcmp(a, "--zones") == 0 || strcmp(a, "--ice") == 0 ||
                      strcmp(a, "--now") == 0 || strcmp(a, "--pod-density") == 0 ||
-                     strcmp(a, "--config") == 0;
+                     strcmp(a, "--config") == 0 || strcmp(a, "--min-values-policy") == 0;
         if (takes && !val) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "nodewarden plan: %s needs a value\n", a);
@@ -167,6 +171,8 @@ int nw_cmd_plan(int argc, char **argv)
             density = val;
         } else if (strcmp(a, "--config") == 0) {
             config = val;
+        } else if (strcmp(a, "--min-values-policy") == 0) {
+            mvpolicy = val;
         } else if (a[0] == '-' && a[1]) {
             fprintf(stderr, "nodewarden plan: unknown flag %s\n", a);
             usage(stderr);
@@ -181,6 +187,10 @@ int nw_cmd_plan(int argc, char **argv)
     }
     if (nfiles == 0) {
         usage(stderr);
+        return NW_EXIT_USAGE;
+    }
+    if (strcmp(mvpolicy, "Strict") != 0 && strcmp(mvpolicy, "BestEffort") != 0) {
+        fprintf(stderr, "nodewarden plan: --min-values-policy must be Strict or BestEffort\n");
         return NW_EXIT_USAGE;
     }
     int64_t default_max_pods = nw_config_pod_density(density);
@@ -199,6 +209,7 @@ int nw_cmd_plan(int argc, char **argv)
         return NW_EXIT_USAGE;
     }
     nw_plan_set_pod_density(pl, default_max_pods);
+    nw_plan_set_min_values_best_effort(pl, strcmp(mvpolicy, "BestEffort") == 0);
     if (config && nw_plan_set_gpu_config(pl, config) != 0) {
         nw_plan_free(pl);
         return NW_EXIT_USAGE;

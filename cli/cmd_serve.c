@@ -141,6 +141,7 @@ int nw_cmd_serve(int argc, char **argv)
             .vm_memory_overhead_percent = cfg.settings.vmMemoryOverheadPercent,
             .reserved_enis = cfg.settings.reservedENIs,
             .default_max_pods = nw_config_pod_density(cfg.settings.podDensity),
+            .min_values_best_effort = strcmp(cfg.settings.minValuesPolicy, "BestEffort") == 0,
             .registration_timeout_ns = cfg.scaler.registrationTimeout_ns,
             .repack = cfg.scaler.repack,
             .launch_concurrency = cfg.scaler.launchConcurrency,

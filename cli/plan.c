@@ -442,6 +442,7 @@ cJSON *nw_plan_results_json(const nw_sched_snap_t *s, const nw_sched_results_t *
         char rq[4096];
         nw_reqs_format(&c->reqs, rq, sizeof rq);
         nw_json_add_string(j, "requirements", rq);
+        nw_json_add_bool(j, "minValuesRelaxed", c->min_values_relaxed);
         cJSON *pods = nw_json_add_array(j, "pods");
         for (int k = 0; k < c->npods; k++)
             nw_json_push(pods, nw_json_new_string(nw_sched_pod_key(s, (size_t)c->pods[k])));
@@ -531,6 +532,12 @@ void nw_plan_free(nw_plan_t *p)
 void nw_plan_set_pod_density(nw_plan_t *p, int64_t default_max_pods)
 {
     p->default_max_pods = default_max_pods;
+}
+
+void nw_plan_set_min_values_best_effort(nw_plan_t *p, bool best_effort)
+{
+    nw_sched_opts_t o = {.min_values_best_effort = best_effort};
+    nw_sched_snap_set_opts(p->snap, &o);
 }
 
 int nw_plan_collect(nw_plan_t *p, const cJSON *doc, const char *where)

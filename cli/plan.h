@@ -38,6 +38,8 @@ int nw_plan_collect(nw_plan_t *p, const cJSON *doc, const char *where);
 /** The pods per node assumed where an EC2NodeClass sets no kubelet.maxPods
  * (settings.podDensity, config/config.h nw_config_pod_density): 0 = ENI-limited. */
 void nw_plan_set_pod_density(nw_plan_t *p, int64_t default_max_pods);
+/** settings.minValuesPolicy: BestEffort relaxes minValues a new NodeClaim cannot meet. */
+void nw_plan_set_min_values_best_effort(nw_plan_t *p, bool best_effort);
 
 /** Build the snapshot: catalog (text NULL = embedded) for region in zones (NULL/0:
  * the region's zones the manifests name, plus <region>a,b,c), ICE entries

@@ -41,6 +41,7 @@ static const key_t_ keys[] = {
     {"settings.isolatedVPC", T_BOOL, OFF(settings.isolatedVPC), "false", 0, 0},
     {"settings.featureGates", T_STR, OFF(settings.featureGates), "", 0, 0},
     {"settings.podDensity", T_STR, OFF(settings.podDensity), "eni-limited", 0, 0},
+    {"settings.minValuesPolicy", T_STR, OFF(settings.minValuesPolicy), "Strict", 0, 0},
     {"kubernetes.kubeconfig", T_STR, OFF(kubernetes.kubeconfig), "", 0, 0},
     {"kubernetes.context", T_STR, OFF(kubernetes.context), "", 0, 0},
     {"kubernetes.qps", T_FLOAT, OFF(kubernetes.qps), "200", 0, 0},
@@ -796,6 +797,11 @@ nw_rc_t nw_config_validate(const nw_config_t *cfg, nw_err_t *err)
             err, NW_EINVAL, "settings.podDensity",
             "settings.podDensity: expected eni-limited or kubelet-default, got \"%s\"",
             cfg->settings.podDensity);
+    if (strcmp(cfg->settings.minValuesPolicy, "Strict") != 0 &&
+        strcmp(cfg->settings.minValuesPolicy, "BestEffort") != 0)
+        return nw_err_set(err, NW_EINVAL, "settings.minValuesPolicy",
+                          "settings.minValuesPolicy: expected Strict or BestEffort, got \"%s\"",
+                          cfg->settings.minValuesPolicy);
     if (strcmp(cfg->gpu.mode, "enforce") != 0 && strcmp(cfg->gpu.mode, "warn") != 0)
         return nw_err_set(err, NW_EINVAL, "gpu.mode",
                           "gpu.mode: expected enforce or warn, got \"%s\"", cfg->gpu.mode);

@@ -40,10 +40,11 @@ typedef struct {
         int64_t batchMaxDuration_ns;
         double vmMemoryOverheadPercent;
         int64_t reservedENIs;
-        int isolatedVPC;    /* no Pricing API: the embedded on-demand prices serve */
-        char *featureGates; /* Karpenter's FEATURE_GATES syntax: "Gate=true,Gate2=false" */
-        char *podDensity;   /* "eni-limited" | "kubelet-default" (nw_config_pod_density) */
-        int nodeRepair;     /* not a key: the NodeRepair feature gate (nw_config_load_args) */
+        int isolatedVPC;       /* no Pricing API: the embedded on-demand prices serve */
+        char *featureGates;    /* Karpenter's FEATURE_GATES syntax: "Gate=true,Gate2=false" */
+        char *podDensity;      /* "eni-limited" | "kubelet-default" (nw_config_pod_density) */
+        char *minValuesPolicy; /* "Strict" | "BestEffort" (Karpenter's --min-values-policy) */
+        int nodeRepair;        /* not a key: the NodeRepair feature gate (nw_config_load_args) */
     } settings;
     struct {
         char *kubeconfig;

@@ -48,6 +48,7 @@ typedef struct {
     int64_t default_max_pods; /* settings.podDensity (nw_config_pod_density): 0 = ENI-limited */
     int64_t registration_timeout_ns;       /* scaler.registrationTimeout */
     int repack;                            /* scaler.repack */
+    int min_values_best_effort;            /* settings.minValuesPolicy=BestEffort */
     int64_t launch_concurrency;            /* scaler.launchConcurrency (launch workers) */
     int64_t disruption_poll_ns;            /* scaler.disruption.pollPeriod (10s) */
     int64_t disruption_validation_ns;      /* scaler.disruption.validationDelay (0: none) */

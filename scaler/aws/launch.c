@@ -1007,7 +1007,13 @@ static nw_rc_t fleet_params(nw_launcher_t *l, const nw_launch_req_t *r, nw_launc
         rc = strcmp(ct, "spot") == 0
                  ? nw_ec2_param(p, "SpotOptions.AllocationStrategy", "price-capacity-optimized")
                  : nw_ec2_param(p, "OnDemandOptions.AllocationStrategy", "lowest-price");
+    /* no Context when the NodeClaim's minValues were relaxed (aws/karpenter-provider-aws
+     * pkg/providers/instance/instance.go launchInstance) */
     const char *ctx = gets(get(r->nodeclass, "spec"), "context");
+    const char *relaxed = gets(get(get(r->claim, "metadata"), "annotations"),
+                               "karpenter.sh/nodeclaim-min-values-relaxed");
+    if (relaxed && strcmp(relaxed, "true") == 0)
+        ctx = NULL;
     if (ctx && rc == NW_OK)
         rc = nw_ec2_param(p, "Context", ctx);
     for (int a = 0; a < pl->namis && rc == NW_OK; a++) {

@@ -807,7 +807,7 @@ static nw_rc_t create_finish(nw_claims_t *k, const nw_kube_snap_t *ks, const nw_
     }
     atomic_fetch_add(&k->created, 1);
     if (!o->reason || strcmp(o->reason, "provisioning") == 0) { /* disruption counts its own */
-        const char *v[] = {"provisioned", x->poolname, "false"};
+        const char *v[] = {"provisioned", x->poolname, cl->min_values_relaxed ? "true" : "false"};
         nw_series_add(c->series, &NW_KM_NODECLAIMS_CREATED, v, 1);
     }
     const char *nm = nw_json_str_at(x->created, "metadata.name");

@@ -53,12 +53,15 @@ typedef struct {
 } nw_sched_itype_t;
 
 typedef struct {
-    bool require_unschedulable; /* only pods with PodScheduled=False/Unschedulable count
-                                   (the live scaler); false for `plan` */
-    bool ignore_preferences;    /* PREFERENCE_POLICY=Ignore */
-    bool repack;                /* after Karpenter's greedy packing, re-pack groups of
-                                   interchangeable new claims onto the type that costs
-                                   least for them when that saves >= 1 % (solve.c) */
+    bool require_unschedulable;  /* only pods with PodScheduled=False/Unschedulable count
+                                    (the live scaler); false for `plan` */
+    bool ignore_preferences;     /* PREFERENCE_POLICY=Ignore */
+    bool repack;                 /* after Karpenter's greedy packing, re-pack groups of
+                                    interchangeable new claims onto the type that costs
+                                    least for them when that saves >= 1 % (solve.c) */
+    bool min_values_best_effort; /* settings.minValuesPolicy=BestEffort (Karpenter's
+                                    --min-values-policy): a new claim whose types cannot
+                                    meet a minValues lowers it to what they give */
 } nw_sched_opts_t;
 
 nw_sched_snap_t *nw_sched_snap_new(void);
@@ -124,6 +127,7 @@ typedef struct {
     nw_sched_res_t requests; /* pods + the smallest DaemonSet overhead */
     int *pods;               /* snapshot pod indexes */
     int npods;
+    bool min_values_relaxed; /* a minValues in reqs was lowered (BestEffort) */
 } nw_sched_claim_t;
 
 typedef struct {

@@ -105,6 +105,7 @@ nw_rc_t nw_sv_finalize(ctx_t *c, claim_t *cl, nw_sched_claim_t *out)
     if (n > 600)
         n = 600;
     out->pool = cl->pool;
+    out->min_values_relaxed = cl->relaxed;
     out->itypes = malloc((size_t)(n ? n : 1) * sizeof(int));
     if (!out->itypes) {
         free(rk);

@@ -61,29 +61,49 @@ static double bits_minprice(const ctx_t *c, const pctx_t *pc, const word_t *b)
     return m;
 }
 
+/* the distinct values of q's key over the types of bits that q allows (at most 256) */
+static int min_values_count(const ctx_t *c, const nw_req_t *q, const word_t *bits)
+{
+    const char *seen[256];
+    int n = 0;
+    FOR_BITS(bits, c->nw, t)
+    {
+        const char *v = nw_labels_get(&c->s->itypes[t].t.labels, q->key);
+        if (!v || !nw_req_has(q, v))
+            continue;
+        bool dup = false;
+        for (int k = 0; k < n && !dup; k++)
+            dup = strcmp(seen[k], v) == 0;
+        if (!dup && n < 256)
+            seen[n++] = v;
+    }
+    return n;
+}
+
 static bool min_values_ok(const ctx_t *c, const nw_reqs_t *r, const word_t *bits)
 {
-    for (size_t i = 0; i < r->n; i++) {
-        const nw_req_t *q = &r->v[i];
-        if (q->min_values <= 0)
-            continue;
-        const char *seen[256];
-        int n = 0;
-        FOR_BITS(bits, c->nw, t)
-        {
-            const char *v = nw_labels_get(&c->s->itypes[t].t.labels, q->key);
-            if (!v || !nw_req_has(q, v))
-                continue;
-            bool dup = false;
-            for (int k = 0; k < n && !dup; k++)
-                dup = strcmp(seen[k], v) == 0;
-            if (!dup && n < 256)
-                seen[n++] = v;
-        }
-        if (n < q->min_values)
+    for (size_t i = 0; i < r->n; i++)
+        if (r->v[i].min_values > 0 && min_values_count(c, &r->v[i], bits) < r->v[i].min_values)
             return false;
-    }
     return true;
+}
+
+/* minValuesPolicy BestEffort (Karpenter's filterInstanceTypesByRequirements with
+ * relaxMinValues, on a new NodeClaim only): each minValues the types of bits cannot meet
+ * is lowered to the number of values they give. Whether any was lowered. */
+static bool min_values_relax(const ctx_t *c, nw_reqs_t *r, const word_t *bits)
+{
+    bool any = false;
+    for (size_t i = 0; i < r->n; i++) {
+        if (r->v[i].min_values <= 0)
+            continue;
+        int n = min_values_count(c, &r->v[i], bits);
+        if (n < r->v[i].min_values) {
+            r->v[i].min_values = n;
+            any = true;
+        }
+    }
+    return any;
 }
 
 static bool tolerates(const ctx_t *c, int pod, const nw_taints_t *taints, bool ignore_ephemeral,
@@ -382,10 +402,17 @@ int nw_sv_try_new(ctx_t *c, int pod, variant_t *v, nw_rc_t *rc)
                         break;
                     }
             }
-        if (!nw_sv_filter_fit(c, pc, nb, c->scratch2, &p->req) ||
-            (pc->p->has_min_values && !min_values_ok(c, &v->merged[pc->idx], c->scratch2))) {
+        bool relax = false;
+        if (!nw_sv_filter_fit(c, pc, nb, c->scratch2, &p->req)) {
             nw_reqs_cleanup(&extra);
             continue;
+        }
+        if (pc->p->has_min_values && !min_values_ok(c, &v->merged[pc->idx], c->scratch2)) {
+            if (!c->s->opts.min_values_best_effort) {
+                nw_reqs_cleanup(&extra);
+                continue;
+            }
+            relax = true;
         }
         if (c->nclaims == c->cclaims) {
             int n = c->cclaims ? c->cclaims * 2 : 16;
@@ -422,6 +449,8 @@ int nw_sv_try_new(ctx_t *c, int pod, variant_t *v, nw_rc_t *rc)
         nw_reqs_cleanup(&extra);
         c->nclaims++;
         memcpy(cl->bits, c->scratch2, (size_t)c->nw * sizeof(word_t));
+        if (relax)
+            cl->relaxed = min_values_relax(c, &cl->reqs, cl->bits);
         cl->used = p->req;
         cl->zmask = v->zmask[pc->idx];
         if ((touched & 1) && (*rc = pin_zone(c, cl, zm)) != NW_OK)
@@ -565,7 +594,8 @@ char *nw_sv_pool_reason(ctx_t *c, int pod, const pctx_t *pc)
                  pc->p->name);
         return strdup(buf);
     }
-    if (pc->p->has_min_values && !min_values_ok(c, &v->merged[pc->idx], c->scratch2)) {
+    if (pc->p->has_min_values && !c->s->opts.min_values_best_effort &&
+        !min_values_ok(c, &v->merged[pc->idx], c->scratch2)) {
         snprintf(buf, sizeof buf, "NodePool couldn't meet minValues");
         return strdup(buf);
     }

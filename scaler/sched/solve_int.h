@@ -62,7 +62,8 @@ typedef struct {
     uint64_t zmask;
     int *pods;
     int npods, cpods;
-    int idx; /* creation order */
+    int idx;      /* creation order */
+    bool relaxed; /* minValues lowered in reqs (BestEffort) */
 } claim_t;
 
 typedef struct {

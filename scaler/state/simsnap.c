@@ -453,7 +453,8 @@ nw_rc_t nw_simsnap_build(const nw_simsnap_env_t *env, const nw_kube_snap_t *ks,
         return nw_err_set(err, NW_ENOMEM, "", "out of memory");
     nw_sched_opts_t so = {.require_unschedulable = true,
                           .ignore_preferences = o->ignore_preferences,
-                          .repack = o->repack};
+                          .repack = o->repack,
+                          .min_values_best_effort = env->min_values_best_effort};
     nw_sched_snap_set_opts(out->sched, &so);
     nw_overhead_opts_t oo;
     overhead(env, &oo);
@@ -695,7 +696,8 @@ cJSON *nw_simsnap_claim_body(const nw_simsnap_t *s, const nw_sched_claim_t *cl,
     const cJSON *ta = nw_json_get(nw_json_get(tmpl, "metadata"), "annotations");
     cJSON *ann = cJSON_IsObject(ta) ? nw_json_dup(ta) : nw_json_new_object();
     nw_json_add_string(ann, "karpenter.sh/nodepool-hash-version", "v3");
-    nw_json_add_string(ann, "karpenter.sh/nodeclaim-min-values-relaxed", "false");
+    nw_json_add_string(ann, "karpenter.sh/nodeclaim-min-values-relaxed",
+                       cl->min_values_relaxed ? "true" : "false");
     nw_json_add_item(md, "annotations", ann);
     cJSON *own = nw_json_new_object();
     nw_json_add_string(own, "apiVersion", "karpenter.sh/v1");

@@ -89,6 +89,7 @@ typedef struct {
     int64_t default_max_pods;      /* settings.podDensity: 0 = ENI-limited, else pods per node */
     const nw_inflight_t *inflight; /* NodeClaims created but not cached yet; NULL: none */
     const nw_noms_t *noms;         /* nominations; NULL: none */
+    bool min_values_best_effort;   /* settings.minValuesPolicy=BestEffort (nw_sched_opts_t) */
 } nw_simsnap_env_t;
 
 /** Build the snapshot: a pure function of env, ks and o (no I/O, no clock, no change to

@@ -66,6 +66,9 @@ static bool claim_matches(const cJSON *c, const cJSON *e)
         return false;
     if ((v = js(e, "requirementsContain")) && !strstr(js(c, "requirements"), v))
         return false;
+    const cJSON *mvr = nw_json_get(e, "minValuesRelaxed");
+    if (cJSON_IsBool(mvr) && cJSON_IsTrue(mvr) != cJSON_IsTrue(nw_json_get(c, "minValuesRelaxed")))
+        return false;
     const cJSON *n = nw_json_get(e, "pods");
     if (cJSON_IsNumber(n) && cJSON_GetArraySize(nw_json_get(c, "pods")) != n->valueint)
         return false;
@@ -136,6 +139,9 @@ static void run_case(const char *path)
     ck_assert_ptr_nonnull(pl);
     if (js(cs, "podDensity"))
         nw_plan_set_pod_density(pl, nw_config_pod_density(js(cs, "podDensity")));
+    if (js(cs, "minValuesPolicy"))
+        nw_plan_set_min_values_best_effort(pl,
+                                           strcmp(js(cs, "minValuesPolicy"), "BestEffort") == 0);
     for (size_t i = 1; i < nd; i++)
         ck_assert_msg(nw_plan_collect(pl, docs[i], path) == 0, "%s: doc %zu", path, i + 1);
     const char *zones[16], *ice[16];
