@@ -3,12 +3,15 @@
  */
 #include "scaler/loop.h"
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <openssl/evp.h>
 
 #include "common/json.h"
 #include "common/log.h"
@@ -36,6 +39,7 @@
  * struct per controller, each built from what it needs (scaler/controllers/ctl.h). */
 struct nw_scaler {
     nw_ctl_deps_t deps;
+    char *ca_bundle;     /* deps.ca_bundle's storage */
     nw_ctl_shared_t mem; /* in-flight claims, nominations (provisioning, nodeclaim, disruption) */
     nw_claims_t *claims; /* NodeClaim create/launch (provisioning and disruption use it) */
     nw_prov_t *prov;     /* provisioning */
@@ -189,6 +193,7 @@ static void scaler_free(nw_scaler_t *s)
     nw_series_free(s->deps.series);
     nw_kube_cache_free(s->deps.cache);
     nw_kube_client_free(s->deps.kube);
+    free(s->ca_bundle);
     free(s);
 }
 
@@ -225,6 +230,15 @@ nw_rc_t nw_scaler_start(const nw_scaler_opts_t *o, nw_scaler_t **out, nw_err_t *
     nw_kube_config_t *kc = NULL;
     if ((rc = nw_kube_config_load(o->kubeconfig, o->context, &kc, err)) != NW_OK)
         goto fail;
+    /* Karpenter hashes its --cluster-ca-bundle, else base64 of the CA its client trusts */
+    if (o->cluster_ca_bundle && *o->cluster_ca_bundle)
+        s->ca_bundle = strdup(o->cluster_ca_bundle);
+    else if (kc->ca_pem && kc->ca_len > 0 && kc->ca_len < INT_MAX / 2) {
+        if ((s->ca_bundle = malloc(4 * ((kc->ca_len + 2) / 3) + 1)))
+            EVP_EncodeBlock((unsigned char *)s->ca_bundle, (const unsigned char *)kc->ca_pem,
+                            (int)kc->ca_len);
+    }
+    c->ca_bundle = s->ca_bundle;
     nw_kube_client_opts_t ko = {0};
     ko.qps = o->qps;
     ko.burst = (int)o->burst;

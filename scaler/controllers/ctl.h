@@ -56,6 +56,10 @@ typedef struct {
     nw_ctl_fault_fn fault; /* NULL: no fault points */
     void *fault_ud;
     nw_series_t *series; /* Karpenter's metric families (controllers/kmetrics.h); NULL: none */
+    /* the cluster CA bundle the EC2NodeClass drift hash includes, as Karpenter's does
+     * (settings.clusterCABundle, else base64 of the API server CA nodewarden trusts;
+     * scaler/disrupt/hash.h); NULL: none */
+    const char *ca_bundle;
 } nw_ctl_deps_t;
 
 /* The memory provisioning, NodeClaim create/launch and disruption share, and the settings

@@ -175,8 +175,9 @@ static void annotate(nw_ctl_deps_t *c, nw_driftmark_t *d, const nw_kube_snap_t *
     for (size_t i = 0; i < nw_kube_snap_count(s, kind) && nw_ctl_may_write(c); i++) {
         const nw_kube_obj_t *o = nw_kube_snap_at(s, kind, i);
         char h[NW_HASH_LEN];
-        if (o->terminating || (pools ? nw_hash_nodepool(o->json, h, NULL)
-                                     : nw_hash_ec2nodeclass(o->json, h, NULL)) != NW_OK)
+        if (o->terminating ||
+            (pools ? nw_hash_nodepool(o->json, h, NULL)
+                   : nw_hash_ec2nodeclass(o->json, c->ca_bundle, h, NULL)) != NW_OK)
             continue;
         int version_ok = nw_hash_annotation_is(o->json, vkey, version);
         if (version_ok && nw_hash_annotation_is(o->json, hkey, h))
@@ -385,7 +386,8 @@ static void judge(nw_ctl_deps_t *c, nw_driftmark_t *d, const nw_kube_snap_t *s,
                         resolved,
                         instp,
                         c->cloud->ops->catalog(c->cloud),
-                        nw_clock_now(c->clock)};
+                        nw_clock_now(c->clock),
+                        c->ca_bundle};
     char detail[1024];
     nw_drift_reason_t why = nw_drift_check(&in, detail, sizeof detail);
     const char *now_reason = why == NW_DRIFT_NONE ? NULL : nw_drift_reason_str(why);

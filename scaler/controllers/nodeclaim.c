@@ -735,7 +735,7 @@ void nw_claim_launch(nw_claims_t *k, const nw_kube_snap_t *s, const cJSON *nc, i
 
 /* The NodePool's and EC2NodeClass's drift hashes on a NodeClaim about to be created
  * (nw_hash_stamp_nodeclaim); a pool or class missing from s is left out. */
-static void stamp_hashes(cJSON *nodeclaim, const nw_kube_snap_t *s)
+static void stamp_hashes(cJSON *nodeclaim, const nw_kube_snap_t *s, const char *ca_bundle)
 {
     const char *pool =
         nw_json_str(nw_json_get(nw_json_get(nodeclaim, "metadata"), "labels"), NW_LABEL_NODEPOOL);
@@ -744,8 +744,8 @@ static void stamp_hashes(cJSON *nodeclaim, const nw_kube_snap_t *s)
     const nw_kube_obj_t *cl =
         class ? nw_kube_snap_get(s, NW_KUBE_EC2NODECLASSES, NULL, class) : NULL;
     nw_err_t err = {0};
-    if (nw_hash_stamp_nodeclaim(nodeclaim, po ? po->json : NULL, cl ? cl->json : NULL, &err) !=
-        NW_OK)
+    if (nw_hash_stamp_nodeclaim(nodeclaim, po ? po->json : NULL, cl ? cl->json : NULL, ca_bundle,
+                                &err) != NW_OK)
         nw_log_warn("drift", "cannot stamp the NodeClaim's drift hashes", NW_LS("error", err.msg));
 }
 
@@ -775,7 +775,7 @@ static nw_rc_t create_prepare(nw_claims_t *k, const nw_kube_snap_t *ks, const nw
     x->body = nw_simsnap_claim_body(s, x->cl, pool, o, &x->ntypes, &x->first, &x->err);
     if (!x->body)
         return x->rc = x->err.rc != NW_OK ? x->err.rc : NW_EINVAL;
-    stamp_hashes(x->body, ks);
+    stamp_hashes(x->body, ks, k->deps->ca_bundle);
     return x->rc = NW_OK;
 }
 

@@ -273,7 +273,7 @@ nw_drift_reason_t nw_drift_check(const nw_drift_in_t *in, char *detail, size_t n
         return NW_DRIFT_INSTANCE_TYPE;
     if (!in->nodeclass)
         return NW_DRIFT_NONE;
-    if (nw_hash_ec2nodeclass(in->nodeclass, h, NULL) == NW_OK &&
+    if (nw_hash_ec2nodeclass(in->nodeclass, in->ca_bundle, h, NULL) == NW_OK &&
         hash_drifted(in->nodeclaim, NW_ANN_NODECLASS_HASH, NW_ANN_NODECLASS_HASH_VERSION,
                      NW_NODECLASS_HASH_VERSION, h)) {
         say(detail, n, "the EC2NodeClass changed (ec2nodeclass-hash %s, the NodeClaim has %s)", h,

@@ -91,6 +91,7 @@ typedef struct {
     const nw_drift_instance_t *instance; /* nullable: AMI from status.imageID; SG/subnet skipped */
     const nw_catalog_t *catalog; /* nullable: InstanceTypeNotFound skipped, no label completion */
     int64_t now_ns;              /* wall clock */
+    const char *ca_bundle;       /* nullable: the CA bundle the EC2NodeClass hash includes */
 } nw_drift_in_t;
 
 /**

@@ -11,23 +11,25 @@
  * differs from its pool's (or class's) at equal versions is NodePoolDrifted
  * (NodeClassDrift).
  *
- * Which fields are hashed is Karpenter's: the NodePool hash covers
- * spec.template (template labels and annotations, taints, startupTaints,
- * nodeClassRef, expireAfter, terminationGracePeriod) but not
- * spec.template.spec.requirements (requirements drift is judged separately) and
- * nothing outside the template (disruption, limits, weight, replicas). The
- * EC2NodeClass hash covers spec except the selector terms (amiSelectorTerms,
- * subnetSelectorTerms, securityGroupSelectorTerms, capacityReservationSelectorTerms,
- * placementGroupSelector), ipPrefixCount and the literal amiFamily (the resolved
- * family — amiFamily, else the alias's family, else Custom — is hashed instead).
+ * The values are Karpenter's own, bit for bit: the same algorithm (mitchellh/hashstructure
+ * v2, FormatV2, SlicesAsSets + IgnoreZeroValue + ZeroNil: FNV-1 64 over Karpenter's Go
+ * structs, field names included) walked over the same Go types (hash.c has them as
+ * tables), so a NodeClaim Karpenter stamped is not drifted when nodewarden takes over.
+ * tests/data/karpenter-hash holds objects and the hashes Karpenter's code gives them
+ * (tests/karphash, a Go test tool), and the unit tests compare every one.
  *
- * How: Karpenter uses mitchellh/hashstructure v2 (FNV-64a over Go values, slices as
- * sets, zero values ignored). We cannot reproduce its byte stream, so our values
- * differ numerically from Karpenter's for the same object, but they cover the same
- * fields with the same equivalences: key order never matters, lists are sets,
- * absent == null == "", durations compare by value ("720h" == "43200m"), quantities
- * by value ("20Gi" == "21474836480"). A NodeClaim stamped by Karpenter itself
- * therefore drifts once (NodePoolDrifted) when nodewarden takes over a pool.
+ * What that means for which changes drift:
+ *  - NodePool: spec.template only (labels, annotations, taints, startupTaints,
+ *    nodeClassRef, expireAfter, terminationGracePeriod); spec.template.spec.requirements
+ *    are judged separately, nothing outside the template is hashed.
+ *  - EC2NodeClass: spec minus the selector terms (subnet, securityGroup,
+ *    capacityReservation, ami), ipPrefixCount and the literal amiFamily; the resolved
+ *    family (amiFamily, else the alias's family, else Custom) and the cluster CA bundle
+ *    (settings.clusterCABundle, as Karpenter's --cluster-ca-bundle) are hashed with it.
+ *  - Go semantics, not JSON's: map key and list order never matter, durations compare by
+ *    value ("720h" == "43200m"), expireAfter "Never" == absent, but an empty list or
+ *    object present ([] / {}) differs from an absent one, and volumeSize is hashed as
+ *    Kubernetes prints the quantity ("20Gi" != "21474836480").
  *
  * Pure; thread: any.
  */
@@ -49,12 +51,16 @@
 #define NW_HASH_LEN 24
 
 /** The NodePool hash of a NodePool object into out. NW_EINVAL (path
- * "spec.template") when the object has no spec.template object. */
+ * "spec.template") when the object has no spec.template object, or naming the field
+ * Karpenter could not decode. */
 nw_rc_t nw_hash_nodepool(const cJSON *nodepool, char out[NW_HASH_LEN], nw_err_t *err);
 
-/** The EC2NodeClass hash of an EC2NodeClass object into out. NW_EINVAL (path
- * "spec") when it has no spec object. */
-nw_rc_t nw_hash_ec2nodeclass(const cJSON *nodeclass, char out[NW_HASH_LEN], nw_err_t *err);
+/** The EC2NodeClass hash of an EC2NodeClass object into out, for the cluster CA bundle
+ * ca_bundle (base64 PEM as Karpenter holds it; NULL or "" when none is known). NW_EINVAL
+ * (path "spec") when it has no spec object, or naming the field Karpenter could not
+ * decode (a number where a string belongs, a bad duration or quantity). */
+nw_rc_t nw_hash_ec2nodeclass(const cJSON *nodeclass, const char *ca_bundle, char out[NW_HASH_LEN],
+                             nw_err_t *err);
 
 /** The AMI family the EC2NodeClass hash uses: spec.amiFamily, else the family of
  * an `alias` AMI selector term (al2023@latest → "AL2023"), else "Custom".
@@ -67,10 +73,11 @@ const char *nw_hash_ami_family(const cJSON *nodeclass);
  * not NULL, karpenter.k8s.aws/ec2nodeclass-hash(-version) from the EC2NodeClass
  * (values computed from the objects, not read from their annotations, so a pool
  * created a moment ago is stamped right). nodeclaim is modified in place.
+ * ca_bundle as for nw_hash_ec2nodeclass.
  * NW_EINVAL when the pool or class has no template/spec (nothing is stamped for it).
  */
 nw_rc_t nw_hash_stamp_nodeclaim(cJSON *nodeclaim, const cJSON *nodepool, const cJSON *nodeclass,
-                                nw_err_t *err);
+                                const char *ca_bundle, nw_err_t *err);
 
 /** Does obj's metadata.annotations[key] equal value (both present)? */
 int nw_hash_annotation_is(const cJSON *obj, const char *key, const char *value);

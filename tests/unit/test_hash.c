@@ -1,12 +1,17 @@
-/* Unit tests for scaler/disrupt/hash: the NodePool and EC2NodeClass drift hashes
- * (stable under key and list order, changed by hashed fields, unchanged by the
- * fields Karpenter excludes) and the NodeClaim stamp. */
+/* Unit tests for scaler/disrupt/hash: the NodePool and EC2NodeClass drift hashes equal
+ * to Karpenter's own for every object of tests/data/karpenter-hash (expected values from
+ * Karpenter's code, tests/karphash), stable under key and list order, changed by hashed
+ * fields, unchanged by the fields Karpenter excludes; bad input; the NodeClaim stamp. */
 #include <check.h>
+#include <dirent.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/json.h"
+#include "common/yaml.h"
 #include "scaler/disrupt/hash.h"
+#include "tests/unit/testutil.h"
 
 Suite *nw_hash_suite(void);
 
@@ -148,7 +153,7 @@ START_TEST(nodepool_errors)
     ck_assert_str_eq(h, "");
     ck_assert_int_eq(nw_hash_nodepool(NULL, h, NULL), NW_EINVAL);
     cJSON_Delete(j);
-    /* deep nesting is refused, not recursed without bound */
+    /* unknown fields are not Go fields: ignored however deep (the walk follows the types) */
     char deep[2048] = "{\"spec\":{\"template\":";
     for (int i = 0; i < 60; i++)
         strcat(deep, "{\"a\":");
@@ -157,7 +162,12 @@ START_TEST(nodepool_errors)
         strcat(deep, "}");
     strcat(deep, "}}");
     j = parse(deep);
-    ck_assert_int_eq(nw_hash_nodepool(j, h, NULL), NW_EINVAL);
+    ck_assert_int_eq(nw_hash_nodepool(j, h, NULL), NW_OK);
+    cJSON_Delete(j);
+    char h0[NW_HASH_LEN];
+    j = parse("{\"spec\":{\"template\":{}}}");
+    ck_assert_int_eq(nw_hash_nodepool(j, h0, NULL), NW_OK);
+    ck_assert_str_eq(h, h0);
     cJSON_Delete(j);
 }
 END_TEST
@@ -177,8 +187,8 @@ static int class_changed_by(const char *key, const char *value)
     if (value)
         cJSON_AddItemToObject(spec, key, parse(value));
     char ha[NW_HASH_LEN], hb[NW_HASH_LEN];
-    ck_assert_int_eq(nw_hash_ec2nodeclass(a, ha, NULL), NW_OK);
-    ck_assert_int_eq(nw_hash_ec2nodeclass(b, hb, NULL), NW_OK);
+    ck_assert_int_eq(nw_hash_ec2nodeclass(a, NULL, ha, NULL), NW_OK);
+    ck_assert_int_eq(nw_hash_ec2nodeclass(b, NULL, hb, NULL), NW_OK);
     cJSON_Delete(a);
     cJSON_Delete(b);
     return strcmp(ha, hb) != 0;
@@ -195,6 +205,16 @@ START_TEST(nodeclass_fields)
     ck_assert(class_changed_by("metadataOptions", "{\"httpTokens\":\"optional\"}"));
     /* the family comes from the alias: another alias family is a change */
     ck_assert(class_changed_by("amiFamily", "\"Bottlerocket\""));
+    ck_assert(class_changed_by("placementGroupSelector", "{\"name\":\"pg\"}"));
+    /* an empty object present is not an absent one (Go: a non-nil map) */
+    cJSON *e1 = parse("{\"spec\":{\"role\":\"R\",\"tags\":{}}}"),
+          *e2 = parse("{\"spec\":{\"role\":\"R\"}}");
+    char t1[NW_HASH_LEN], t2[NW_HASH_LEN];
+    ck_assert_int_eq(nw_hash_ec2nodeclass(e1, NULL, t1, NULL), NW_OK);
+    ck_assert_int_eq(nw_hash_ec2nodeclass(e2, NULL, t2, NULL), NW_OK);
+    ck_assert_str_ne(t1, t2);
+    cJSON_Delete(e1);
+    cJSON_Delete(e2);
     /* excluded: selectors, ipPrefixCount, amiFamily equal to the alias's family */
     ck_assert(!class_changed_by("amiSelectorTerms", "[{\"alias\":\"al2023@v20260101\"}]"));
     ck_assert(!class_changed_by("subnetSelectorTerms", "[{\"id\":\"subnet-1\"}]"));
@@ -202,10 +222,23 @@ START_TEST(nodeclass_fields)
     ck_assert(!class_changed_by("capacityReservationSelectorTerms", "[{\"id\":\"cr-1\"}]"));
     ck_assert(!class_changed_by("ipPrefixCount", "5"));
     ck_assert(!class_changed_by("amiFamily", "\"AL2023\""));
-    /* quantities by value */
+    /* key and list order never matter */
     ck_assert(!class_changed_by("blockDeviceMappings",
-                                "[{\"ebs\":{\"volumeType\":\"gp3\",\"volumeSize\":\"21474836480\"},"
+                                "[{\"ebs\":{\"volumeType\":\"gp3\",\"volumeSize\":\"20Gi\"},"
                                 "\"deviceName\":\"/dev/xvda\"}]"));
+    /* volumeSize is hashed as Kubernetes prints it, not by value (as Karpenter) */
+    ck_assert(class_changed_by("blockDeviceMappings",
+                               "[{\"ebs\":{\"volumeType\":\"gp3\",\"volumeSize\":\"21474836480\"},"
+                               "\"deviceName\":\"/dev/xvda\"}]"));
+    /* the CA bundle is part of the hash */
+    cJSON *c = parse(CLASS);
+    char h1[NW_HASH_LEN], h2[NW_HASH_LEN], h3[NW_HASH_LEN];
+    ck_assert_int_eq(nw_hash_ec2nodeclass(c, NULL, h1, NULL), NW_OK);
+    ck_assert_int_eq(nw_hash_ec2nodeclass(c, "", h2, NULL), NW_OK);
+    ck_assert_int_eq(nw_hash_ec2nodeclass(c, "Q0E=", h3, NULL), NW_OK);
+    ck_assert_str_eq(h1, h2);
+    ck_assert_str_ne(h1, h3);
+    cJSON_Delete(c);
 }
 END_TEST
 
@@ -229,10 +262,10 @@ START_TEST(stamp)
     cJSON *pool = parse(POOL), *class = parse(CLASS);
     cJSON *nc = parse("{\"metadata\":{\"generateName\":\"p-\",\"annotations\":{"
                       "\"karpenter.sh/nodepool-hash-version\":\"v1\",\"keep\":\"me\"}}}");
-    ck_assert_int_eq(nw_hash_stamp_nodeclaim(nc, pool, class, NULL), NW_OK);
+    ck_assert_int_eq(nw_hash_stamp_nodeclaim(nc, pool, class, NULL, NULL), NW_OK);
     char hp[NW_HASH_LEN], hc[NW_HASH_LEN];
     ck_assert_int_eq(nw_hash_nodepool(pool, hp, NULL), NW_OK);
-    ck_assert_int_eq(nw_hash_ec2nodeclass(class, hc, NULL), NW_OK);
+    ck_assert_int_eq(nw_hash_ec2nodeclass(class, NULL, hc, NULL), NW_OK);
     ck_assert(nw_hash_annotation_is(nc, NW_ANN_NODEPOOL_HASH, hp));
     ck_assert(nw_hash_annotation_is(nc, NW_ANN_NODEPOOL_HASH_VERSION, "v3"));
     ck_assert(nw_hash_annotation_is(nc, NW_ANN_NODECLASS_HASH, hc));
@@ -242,7 +275,7 @@ START_TEST(stamp)
     cJSON_Delete(nc);
     /* no metadata at all; no class */
     nc = parse("{}");
-    ck_assert_int_eq(nw_hash_stamp_nodeclaim(nc, pool, NULL, NULL), NW_OK);
+    ck_assert_int_eq(nw_hash_stamp_nodeclaim(nc, pool, NULL, NULL, NULL), NW_OK);
     ck_assert(nw_hash_annotation_is(nc, NW_ANN_NODEPOOL_HASH, hp));
     ck_assert(!nw_hash_annotation_is(nc, NW_ANN_NODECLASS_HASH, hc));
     cJSON_Delete(nc);
@@ -250,7 +283,7 @@ START_TEST(stamp)
     cJSON *bad = parse("{\"spec\":{}}");
     nc = parse("{}");
     nw_err_t err = {0};
-    ck_assert_int_eq(nw_hash_stamp_nodeclaim(nc, bad, class, &err), NW_EINVAL);
+    ck_assert_int_eq(nw_hash_stamp_nodeclaim(nc, bad, class, NULL, &err), NW_EINVAL);
     ck_assert_str_eq(err.path, "spec.template");
     ck_assert(nw_hash_annotation_is(nc, NW_ANN_NODECLASS_HASH, hc));
     ck_assert(!nw_hash_annotation_is(nc, NW_ANN_NODEPOOL_HASH, hp));
@@ -258,6 +291,126 @@ START_TEST(stamp)
     cJSON_Delete(bad);
     cJSON_Delete(pool);
     cJSON_Delete(class);
+}
+END_TEST
+
+/* ---- Karpenter's own values (tests/data/karpenter-hash/expected.txt) ---- */
+
+#define VEC_DIR "tests/data/karpenter-hash"
+
+START_TEST(karpenter_vectors)
+{
+    size_t len = 0;
+    char *exp = nw_test_read_file(VEC_DIR "/expected.txt", &len);
+    ck_assert_ptr_nonnull(exp);
+    char *ca = nw_test_read_file(VEC_DIR "/ca-bundle.txt", &len);
+    ck_assert_ptr_nonnull(ca);
+    ca[strcspn(ca, "\r\n")] = 0;
+    int cases = 0, pools = 0, classes = 0;
+    char files[64][128];
+    int nfiles = 0;
+    for (char *save = NULL, *line = strtok_r(exp, "\n", &save); line;
+         line = strtok_r(NULL, "\n", &save)) {
+        char file[128], kind[32], name[128], want[NW_HASH_LEN], want_ca[NW_HASH_LEN] = "";
+        int n = sscanf(line, "%127s %31s %127s %23s %23s", file, kind, name, want, want_ca);
+        ck_assert_msg(n >= 4, "expected.txt: bad line \"%s\"", line);
+        ck_assert_int_lt(nfiles, 64);
+        snprintf(files[nfiles++], sizeof files[0], "%s", file);
+        char path[256];
+        snprintf(path, sizeof path, VEC_DIR "/%s", file);
+        size_t ylen = 0;
+        char *y = nw_test_read_file(path, &ylen);
+        ck_assert_msg(y != NULL, "%s: cannot read", path);
+        cJSON **docs = NULL;
+        size_t ndocs = 0;
+        nw_err_t err = {0};
+        ck_assert_msg(nw_yaml_load_docs(y, ylen, &docs, &ndocs, &err) == NW_OK && ndocs == 1,
+                      "%s: %s", path, err.msg);
+        char got[NW_HASH_LEN], got_ca[NW_HASH_LEN];
+        if (strcmp(kind, "NodePool") == 0) {
+            ck_assert_msg(nw_hash_nodepool(docs[0], got, &err) == NW_OK, "%s: %s", file, err.msg);
+            ck_assert_msg(strcmp(got, want) == 0, "%s: nodewarden %s, Karpenter %s", file, got,
+                          want);
+            pools++;
+        } else {
+            ck_assert_str_eq(kind, "EC2NodeClass");
+            ck_assert_msg(n == 5, "%s: no hash with the CA bundle", file);
+            ck_assert_msg(nw_hash_ec2nodeclass(docs[0], NULL, got, &err) == NW_OK, "%s: %s", file,
+                          err.msg);
+            ck_assert_msg(nw_hash_ec2nodeclass(docs[0], ca, got_ca, &err) == NW_OK, "%s: %s", file,
+                          err.msg);
+            ck_assert_msg(strcmp(got, want) == 0, "%s: nodewarden %s, Karpenter %s", file, got,
+                          want);
+            ck_assert_msg(strcmp(got_ca, want_ca) == 0,
+                          "%s (with the CA bundle): nodewarden %s, Karpenter %s", file, got_ca,
+                          want_ca);
+            classes++;
+        }
+        cases++;
+        cJSON_Delete(docs[0]);
+        free(docs);
+        free(y);
+    }
+    /* every object of the folder has its expected value */
+    DIR *d = opendir(VEC_DIR);
+    ck_assert_ptr_nonnull(d);
+    struct dirent *e;
+    int objects = 0;
+    while ((e = readdir(d))) {
+        size_t l = strlen(e->d_name);
+        if (l < 5 || strcmp(e->d_name + l - 5, ".yaml") != 0)
+            continue;
+        objects++;
+        int found = 0;
+        for (int i = 0; i < nfiles && !found; i++)
+            found = strcmp(files[i], e->d_name) == 0;
+        ck_assert_msg(found, "%s/%s has no line in expected.txt (regenerate it: README.md)",
+                      VEC_DIR, e->d_name);
+    }
+    closedir(d);
+    ck_assert_int_eq(objects, cases);
+    ck_assert_int_ge(cases, 30);
+    ck_assert_int_gt(pools, 0);
+    ck_assert_int_gt(classes, 0);
+    free(exp);
+    free(ca);
+}
+END_TEST
+
+/* what Karpenter cannot decode is refused with the field's path, not hashed */
+START_TEST(bad_fields)
+{
+    static const struct {
+        const char *json, *path;
+        int pool;
+    } cases[] = {
+        {"{\"spec\":{\"template\":{\"metadata\":{\"labels\":{\"a\":1}}}}}",
+         "spec.template.metadata.labels.a", 1},
+        {"{\"spec\":{\"template\":{\"spec\":{\"expireAfter\":\"soon\"}}}}",
+         "spec.template.spec.expireAfter", 1},
+        {"{\"spec\":{\"template\":{\"spec\":{\"taints\":[{\"key\":\"k\"},{\"key\":true}]}}}}",
+         "spec.template.spec.taints[1].key", 1},
+        {"{\"spec\":{\"template\":{\"spec\":{\"taints\":{}}}}}", "spec.template.spec.taints", 1},
+        {"{\"spec\":{\"kubelet\":{\"maxPods\":1.5}}}", "spec.kubelet.maxPods", 0},
+        {"{\"spec\":{\"kubelet\":{\"maxPods\":4294967296}}}", "spec.kubelet.maxPods", 0},
+        {"{\"spec\":{\"blockDeviceMappings\":[{\"ebs\":{\"volumeSize\":\"lots\"}}]}}",
+         "spec.blockDeviceMappings[0].ebs.volumeSize", 0},
+        {"{\"spec\":{\"kubelet\":{\"evictionSoftGracePeriod\":{\"memory.available\":5}}}}",
+         "spec.kubelet.evictionSoftGracePeriod.memory.available", 0},
+        {"{\"spec\":{\"metadataOptions\":\"x\"}}", "spec.metadataOptions", 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        cJSON *j = parse(cases[i].json);
+        char h[NW_HASH_LEN] = "x";
+        nw_err_t err = {0};
+        nw_rc_t rc =
+            cases[i].pool ? nw_hash_nodepool(j, h, &err) : nw_hash_ec2nodeclass(j, NULL, h, &err);
+        ck_assert_msg(rc == NW_EINVAL, "case %zu: rc %d", i, (int)rc);
+        ck_assert_msg(strcmp(err.path, cases[i].path) == 0, "case %zu: path %s, want %s", i,
+                      err.path, cases[i].path);
+        ck_assert_str_eq(h, "");
+        cJSON_Delete(j);
+    }
 }
 END_TEST
 
@@ -272,6 +425,8 @@ Suite *nw_hash_suite(void)
     tcase_add_test(tc, nodeclass_fields);
     tcase_add_test(tc, ami_family);
     tcase_add_test(tc, stamp);
+    tcase_add_test(tc, karpenter_vectors);
+    tcase_add_test(tc, bad_fields);
     suite_add_tcase(s, tc);
     return s;
 }
