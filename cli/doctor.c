@@ -142,6 +142,7 @@ static const perm_t perms[] = {
     {"", "persistentvolumes", NULL, "get list watch", 0},
     {"", "namespaces", NULL, "get list watch", 0},
     {"storage.k8s.io", "storageclasses", NULL, "get list watch", 0},
+    {"storage.k8s.io", "csinodes", NULL, "get list watch", 0},
     {"storage.k8s.io", "volumeattachments", NULL, "list", 0},
     {"karpenter.sh", "nodepools", NULL, "get list watch patch", 0},
     {"karpenter.sh", "nodepools", "status", "update patch", 0},

@@ -168,9 +168,9 @@ static int expand_workload(const cJSON *obj, const char *kind, cJSON *out, char 
  * nobody asked for. Objects without a name (generateName) are all different. */
 static int check_duplicate(plan_t *p, const cJSON *doc, const char *kind, const char *where)
 {
-    static const char *const cluster_scoped[] = {"NodePool",    "EC2NodeClass", "Node",
-                                                 "NodeClaim",   "Namespace",    "PersistentVolume",
-                                                 "StorageClass"};
+    static const char *const cluster_scoped[] = {"NodePool",     "EC2NodeClass", "Node",
+                                                 "NodeClaim",    "Namespace",    "PersistentVolume",
+                                                 "StorageClass", "CSINode"};
     static const char *const namespaced[] = {
         "Pod",         "DaemonSet", "PodDisruptionBudget",  "Deployment", "ReplicaSet",
         "StatefulSet", "Job",       "PersistentVolumeClaim"};
@@ -274,7 +274,8 @@ static int collect(plan_t *p, const cJSON *doc, const char *where, int depth)
     } else if (strcmp(kind, "Pod") == 0 || strcmp(kind, "DaemonSet") == 0 ||
                strcmp(kind, "Node") == 0 || strcmp(kind, "NodeClaim") == 0 ||
                strcmp(kind, "Namespace") == 0 || strcmp(kind, "PersistentVolume") == 0 ||
-               strcmp(kind, "PersistentVolumeClaim") == 0 || strcmp(kind, "StorageClass") == 0) {
+               strcmp(kind, "PersistentVolumeClaim") == 0 || strcmp(kind, "StorageClass") == 0 ||
+               strcmp(kind, "CSINode") == 0) {
         if (strcmp(kind, "Node") == 0) {
             const cJSON *l = nw_json_get(nw_json_get(doc, "metadata"), "labels");
             const char *z = nw_json_str(l, NW_LABEL_ZONE);
@@ -374,6 +375,8 @@ static int build(plan_t *p)
                 rc = nw_sched_snap_add_storageclass_json(p->snap, it, &err);
             else if (strcmp(kind, "Namespace") == 0)
                 rc = nw_sched_snap_add_namespace_json(p->snap, it, &err);
+            else if (strcmp(kind, "CSINode") == 0)
+                rc = nw_sched_snap_add_csinode_json(p->snap, it, &err);
             else if (strcmp(kind, "PersistentVolumeClaim") == 0 && !(tmpl && given_claim(p, it)))
                 rc = nw_sched_snap_add_pvc_json(p->snap, it, &err);
             if (rc != NW_OK) {
@@ -388,7 +391,8 @@ static int build(plan_t *p)
         nw_rc_t rc;
         memset(&err, 0, sizeof err);
         if (strcmp(kind, "PersistentVolume") == 0 || strcmp(kind, "StorageClass") == 0 ||
-            strcmp(kind, "Namespace") == 0 || strcmp(kind, "PersistentVolumeClaim") == 0)
+            strcmp(kind, "Namespace") == 0 || strcmp(kind, "PersistentVolumeClaim") == 0 ||
+            strcmp(kind, "CSINode") == 0)
             continue;
         if (strcmp(kind, "Pod") == 0) {
             cJSON *obj = NULL;

@@ -13,7 +13,7 @@ static const nw_kube_res_t *const kind_res[NW_KUBE_KINDS] = {
     &nw_kube_res_pods,           &nw_kube_res_nodes,      &nw_kube_res_nodepools,
     &nw_kube_res_ec2nodeclasses, &nw_kube_res_nodeclaims, &nw_kube_res_pdbs,
     &nw_kube_res_daemonsets,     &nw_kube_res_pvs,        &nw_kube_res_pvcs,
-    &nw_kube_res_storageclasses, &nw_kube_res_namespaces,
+    &nw_kube_res_storageclasses, &nw_kube_res_namespaces, &nw_kube_res_csinodes,
 };
 
 const nw_kube_res_t *nw_kube_kind_res(nw_kube_kind_t k)

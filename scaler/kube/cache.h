@@ -50,6 +50,7 @@ typedef enum {
     NW_KUBE_PVCS,
     NW_KUBE_STORAGECLASSES,
     NW_KUBE_NAMESPACES, /* pod affinity namespaceSelector */
+    NW_KUBE_CSINODES,   /* volume attach limits of existing nodes */
     NW_KUBE_KINDS
 } nw_kube_kind_t;
 

@@ -23,6 +23,8 @@ const nw_kube_res_t nw_kube_res_pvcs = {"/api/v1", "persistentvolumeclaims",
                                         "PersistentVolumeClaim", "v1", 1};
 const nw_kube_res_t nw_kube_res_storageclasses = {"/apis/storage.k8s.io/v1", "storageclasses",
                                                   "StorageClass", "storage.k8s.io/v1", 0};
+const nw_kube_res_t nw_kube_res_csinodes = {"/apis/storage.k8s.io/v1", "csinodes", "CSINode",
+                                            "storage.k8s.io/v1", 0};
 const nw_kube_res_t nw_kube_res_events = {"/api/v1", "events", "Event", "v1", 1};
 const nw_kube_res_t nw_kube_res_nodepools = {"/apis/karpenter.sh/v1", "nodepools", "NodePool",
                                              "karpenter.sh/v1", 0};

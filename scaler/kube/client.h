@@ -43,7 +43,7 @@ typedef struct {
 extern const nw_kube_res_t nw_kube_res_pods, nw_kube_res_nodes, nw_kube_res_nodepools,
     nw_kube_res_ec2nodeclasses, nw_kube_res_nodeclaims, nw_kube_res_pdbs, nw_kube_res_daemonsets,
     nw_kube_res_leases, nw_kube_res_events, nw_kube_res_namespaces, nw_kube_res_pvs,
-    nw_kube_res_pvcs, nw_kube_res_storageclasses,
+    nw_kube_res_pvcs, nw_kube_res_storageclasses, nw_kube_res_csinodes,
     nw_kube_res_secrets; /* secrets: the kubeadm bootstrap tokens only */
 
 /**

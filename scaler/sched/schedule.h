@@ -94,6 +94,9 @@ nw_rc_t nw_sched_snap_add_daemonset_json(nw_sched_snap_t *s, const cJSON *ds, nw
 nw_rc_t nw_sched_snap_add_pv_json(nw_sched_snap_t *s, const cJSON *pv, nw_err_t *err);
 nw_rc_t nw_sched_snap_add_pvc_json(nw_sched_snap_t *s, const cJSON *pvc, nw_err_t *err);
 nw_rc_t nw_sched_snap_add_storageclass_json(nw_sched_snap_t *s, const cJSON *sc, nw_err_t *err);
+/** A CSINode: the volume attach limits of the Node of the same name (Karpenter counts them on
+ * existing nodes only). Errors name the field (spec.drivers[i].allocatable.count). */
+nw_rc_t nw_sched_snap_add_csinode_json(nw_sched_snap_t *s, const cJSON *csinode, nw_err_t *err);
 /** A Namespace (its labels: pod affinity namespaceSelector). */
 nw_rc_t nw_sched_snap_add_namespace_json(nw_sched_snap_t *s, const cJSON *ns, nw_err_t *err);
 /** A pod whose uid is listed here is not provisioned again (nominated to in-flight

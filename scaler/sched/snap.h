@@ -77,6 +77,7 @@ typedef struct {
     nw_reqs_t *terms; /* spec.nodeAffinity.required terms (local/hostPath: no hostname) */
     size_t nterms;
     bool deleting;
+    char *driver; /* spec.csi.driver (awsElasticBlockStore: ebs.csi.aws.com), or NULL */
 } nw_spv_t;
 
 typedef struct {
@@ -90,8 +91,23 @@ typedef struct {
     char *name;
     nw_reqs_t *alts; /* allowedTopologies, each an alternative */
     size_t nalts;
-    bool immediate; /* volumeBindingMode Immediate (the default) */
+    bool immediate;    /* volumeBindingMode Immediate (the default) */
+    char *provisioner; /* its CSI driver (kubernetes.io/aws-ebs: ebs.csi.aws.com), or NULL */
 } nw_ssc_t;
+
+/* A volume of a pod as attach limits count it (Karpenter pkg/scheduling/volumeusage.go):
+ * its CSI driver and the claim it is ("namespace/claim"). */
+typedef struct {
+    char *driver, *id;
+} nw_svol_t;
+
+/* The attach limits a Node's CSINode reports: spec.drivers[].allocatable.count. */
+typedef struct {
+    char *node;
+    char **drivers;
+    int *limits;
+    int n;
+} nw_scsinode_t;
 
 typedef struct {
     char *ns, *name, *uid, *key; /* key = "ns/name" */
@@ -105,6 +121,8 @@ typedef struct {
     int ntcs;
     nw_hostport_t *hostports;
     int nhostports;
+    nw_svol_t *vols; /* its claims that a CSI driver attaches */
+    int nvols;
     bool provisionable_state; /* no nodeName, not terminating, not nominated, not DS/mirror */
     bool unschedulable_cond;
     bool terminating;
@@ -198,6 +216,8 @@ struct nw_sched_snap {
     size_t npvcs, cpvcs;
     nw_ssc_t *scs;
     size_t nscs, cscs;
+    nw_scsinode_t *csinodes;
+    size_t ncsinodes, ccsinodes;
 };
 
 /** The node class entry named name, or NULL. */
@@ -228,6 +248,12 @@ void nw_ss_group_free(nw_tgroup_t *g);
 void nw_ss_node_free(nw_snode_t *n);
 void nw_ss_pool_free(nw_spool_t *p);
 void nw_ss_ds_free(nw_sds_t *d);
+/** The volumes of a pod spec that count against attach limits (its persistentVolumeClaim
+ * and ephemeral volumes whose driver the snapshot's PVs or StorageClasses name). */
+nw_rc_t nw_ss_pod_volumes(const nw_sched_snap_t *s, const cJSON *spec, const char *ns,
+                          const char *pod, nw_svol_t **out, int *n);
+/** The CSINode of a node, or NULL. */
+const nw_scsinode_t *nw_ss_csinode(const nw_sched_snap_t *s, const char *node);
 /** Host ports of a pod spec's containers (Karpenter pkg/scheduling/hostportusage.go
  * GetHostPorts), appended to *out (n entries); errors name path.containers[i].ports[j]. */
 nw_rc_t nw_ss_parse_hostports(const cJSON *spec, const char *path, nw_hostport_t **out, int *n,

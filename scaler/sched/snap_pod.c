@@ -629,6 +629,8 @@ nw_rc_t nw_sched_snap_add_pod_json(nw_sched_snap_t *s, const cJSON *pod, nw_err_
     }
     if ((rc = nw_ss_parse_hostports(spec, "spec", &p.hostports, &p.nhostports, err)) != NW_OK)
         goto fail;
+    if (nw_ss_pod_volumes(s, spec, p.ns, p.name, &p.vols, &p.nvols) != NW_OK)
+        goto fail_nomem;
     /* topology spread */
     const cJSON *tsc = nw_json_get(spec, "topologySpreadConstraints"), *it;
     int i = 0;

@@ -24,9 +24,15 @@ nw_rc_t nw_sched_snap_add_pv_json(nw_sched_snap_t *s, const cJSON *pv, nw_err_t 
     const char *name = nw_json_str(md, "name");
     if (!name)
         return nw_err_set(err, NW_EINVAL, "metadata.name", "Required value");
-    nw_spv_t v = {.name = strdup(name), .deleting = deleting(md)};
-    if (!v.name)
+    const char *drv = nw_json_str(nw_json_get(spec, "csi"), "driver");
+    if (!drv && nw_json_get(spec, "awsElasticBlockStore"))
+        drv = "ebs.csi.aws.com"; /* CSI migration */
+    nw_spv_t v = {.name = strdup(name), .deleting = deleting(md), .driver = nw_ss_dupstr(drv)};
+    if (!v.name || (drv && !v.driver)) {
+        free(v.name);
+        free(v.driver);
         return nw_err_set(err, NW_ENOMEM, "", "out of memory");
+    }
     const cJSON *req = nw_json_get(nw_json_get(spec, "nodeAffinity"), "required");
     nw_rc_t rc = NW_OK;
     if (req) {
@@ -50,6 +56,7 @@ nw_rc_t nw_sched_snap_add_pv_json(nw_sched_snap_t *s, const cJSON *pv, nw_err_t 
     nw_spv_t *n = rc == NW_OK ? nw_ss_grow(s->pvs, &s->cpvs, s->npvs, sizeof *n) : NULL;
     if (!n) {
         free(v.name);
+        free(v.driver);
         nw_reqs_terms_free(v.terms, v.nterms);
         return rc != NW_OK ? rc : nw_err_set(err, NW_ENOMEM, "", "out of memory");
     }
@@ -101,8 +108,15 @@ nw_rc_t nw_sched_snap_add_storageclass_json(nw_sched_snap_t *s, const cJSON *sc,
                           "Unsupported value: \"%s\": supported values: \"Immediate\", "
                           "\"WaitForFirstConsumer\"",
                           mode);
-    nw_ssc_t c = {.name = strdup(name), .immediate = !mode || strcmp(mode, "Immediate") == 0};
-    nw_rc_t rc = c.name ? NW_OK : nw_err_set(err, NW_ENOMEM, "", "out of memory");
+    const char *prov = nw_json_str(sc, "provisioner");
+    if (prov && strcmp(prov, "kubernetes.io/aws-ebs") == 0)
+        prov = "ebs.csi.aws.com"; /* CSI migration */
+    nw_ssc_t c = {.name = strdup(name),
+                  .immediate = !mode || strcmp(mode, "Immediate") == 0,
+                  .provisioner = nw_ss_dupstr(prov)};
+    nw_rc_t rc = c.name && (!prov || c.provisioner)
+                     ? NW_OK
+                     : nw_err_set(err, NW_ENOMEM, "", "out of memory");
     const cJSON *topo = nw_json_get(sc, "allowedTopologies"), *t;
     int ti = 0;
     cJSON_ArrayForEach(t, topo)
@@ -150,6 +164,7 @@ nw_rc_t nw_sched_snap_add_storageclass_json(nw_sched_snap_t *s, const cJSON *sc,
     nw_ssc_t *n = rc == NW_OK ? nw_ss_grow(s->scs, &s->cscs, s->nscs, sizeof *n) : NULL;
     if (!n) {
         free(c.name);
+        free(c.provisioner);
         nw_reqs_terms_free(c.alts, c.nalts);
         return rc != NW_OK ? rc : nw_err_set(err, NW_ENOMEM, "", "out of memory");
     }
@@ -283,6 +298,136 @@ nw_rc_t nw_ss_volume_alts(const nw_sched_snap_t *s, const cJSON *spec, const cha
             *nalts = 0;
             return NW_ENOMEM;
         }
+    }
+    return NW_OK;
+}
+
+/* ---- attach limits (Karpenter pkg/scheduling/volumeusage.go) ---------------------------- */
+
+nw_rc_t nw_sched_snap_add_csinode_json(nw_sched_snap_t *s, const cJSON *csinode, nw_err_t *err)
+{
+    const char *name = nw_json_str(nw_json_get(csinode, "metadata"), "name");
+    if (!name)
+        return nw_err_set(err, NW_EINVAL, "metadata.name", "Required value");
+    nw_scsinode_t c = {.node = strdup(name)};
+    nw_rc_t rc = c.node ? NW_OK : nw_err_set(err, NW_ENOMEM, "", "out of memory");
+    const cJSON *d;
+    int i = 0;
+    cJSON_ArrayForEach(d, nw_json_get(nw_json_get(csinode, "spec"), "drivers"))
+    {
+        if (rc != NW_OK)
+            break;
+        char path[96];
+        snprintf(path, sizeof path, "spec.drivers[%d]", i++);
+        const char *drv = nw_json_str(d, "name");
+        const cJSON *cnt = nw_json_get(nw_json_get(d, "allocatable"), "count");
+        if (!drv) {
+            rc = nw_err_set(err, NW_EINVAL, path, "name: Required value");
+            break;
+        }
+        if (!cnt || cJSON_IsNull(cnt))
+            continue; /* no limit reported */
+        if (!cJSON_IsNumber(cnt) || cnt->valuedouble < 0 || cnt->valuedouble > 1e6 ||
+            cnt->valuedouble != (int)cnt->valuedouble) {
+            rc = nw_err_set(err, NW_EINVAL, path,
+                            "allocatable.count: must be a non-negative integer");
+            break;
+        }
+        char **nd = realloc(c.drivers, (size_t)(c.n + 1) * sizeof *nd);
+        if (nd)
+            c.drivers = nd;
+        int *nl = nd ? realloc(c.limits, (size_t)(c.n + 1) * sizeof *nl) : NULL;
+        if (nl)
+            c.limits = nl;
+        if (!nd || !nl || !(c.drivers[c.n] = strdup(drv))) {
+            rc = nw_err_set(err, NW_ENOMEM, "", "out of memory");
+            break;
+        }
+        c.limits[c.n++] = (int)cnt->valuedouble;
+    }
+    nw_scsinode_t *n =
+        rc == NW_OK ? nw_ss_grow(s->csinodes, &s->ccsinodes, s->ncsinodes, sizeof *n) : NULL;
+    if (!n) {
+        free(c.node);
+        for (int k = 0; k < c.n; k++)
+            free(c.drivers[k]);
+        free(c.drivers);
+        free(c.limits);
+        return rc != NW_OK ? rc : nw_err_set(err, NW_ENOMEM, "", "out of memory");
+    }
+    s->csinodes = n;
+    s->csinodes[s->ncsinodes++] = c;
+    return NW_OK;
+}
+
+const nw_scsinode_t *nw_ss_csinode(const nw_sched_snap_t *s, const char *node)
+{
+    for (size_t i = 0; node && i < s->ncsinodes; i++)
+        if (strcmp(s->csinodes[i].node, node) == 0)
+            return &s->csinodes[i];
+    return NULL;
+}
+
+static const char *sc_driver(const nw_sched_snap_t *s, const char *sc)
+{
+    for (size_t i = 0; sc && i < s->nscs; i++)
+        if (strcmp(s->scs[i].name, sc) == 0)
+            return s->scs[i].provisioner;
+    return NULL;
+}
+
+static nw_rc_t vol_add(nw_svol_t **out, int *n, const char *driver, const char *ns,
+                       const char *claim)
+{
+    nw_svol_t *nv = realloc(*out, (size_t)(*n + 1) * sizeof *nv);
+    if (!nv)
+        return NW_ENOMEM;
+    *out = nv;
+    size_t len = strlen(ns) + strlen(claim) + 2;
+    nw_svol_t v = {strdup(driver), malloc(len)};
+    if (!v.driver || !v.id) {
+        free(v.driver);
+        free(v.id);
+        return NW_ENOMEM;
+    }
+    snprintf(v.id, len, "%s/%s", ns, claim);
+    nv[(*n)++] = v;
+    return NW_OK;
+}
+
+nw_rc_t nw_ss_pod_volumes(const nw_sched_snap_t *s, const cJSON *spec, const char *ns,
+                          const char *pod, nw_svol_t **out, int *n)
+{
+    const cJSON *vol;
+    cJSON_ArrayForEach(vol, nw_json_get(spec, "volumes"))
+    {
+        const char *claim = nw_json_str(nw_json_get(vol, "persistentVolumeClaim"), "claimName");
+        const cJSON *eph = nw_json_get(vol, "ephemeral");
+        const char *driver = NULL;
+        char gen[512];
+        if (claim) {
+            const nw_spvc_t *c = NULL;
+            for (size_t i = 0; i < s->npvcs && !c; i++)
+                if (strcmp(s->pvcs[i].ns, ns) == 0 && strcmp(s->pvcs[i].name, claim) == 0)
+                    c = &s->pvcs[i];
+            if (!c)
+                continue;
+            if (c->volume) {
+                for (size_t i = 0; i < s->npvs && !driver; i++)
+                    if (strcmp(s->pvs[i].name, c->volume) == 0)
+                        driver = s->pvs[i].driver;
+            } else
+                driver = sc_driver(s, c->sc);
+        } else if (eph) {
+            /* the claim the ephemeral volume controller makes: <pod>-<volume> */
+            const char *vn = nw_json_str(vol, "name");
+            const cJSON *tspec = nw_json_get(nw_json_get(eph, "volumeClaimTemplate"), "spec");
+            driver = sc_driver(s, nw_json_str(tspec, "storageClassName"));
+            snprintf(gen, sizeof gen, "%s-%s", pod, vn ? vn : "");
+            claim = gen;
+        }
+        if (driver && claim && vol_add(out, n, driver, ns, claim) != NW_OK)
+            return NW_ENOMEM;
     }
     return NW_OK;
 }

@@ -90,6 +90,11 @@ void nw_ss_pod_free(nw_spod_t *p)
     nw_labels_cleanup(&p->labels);
     free(p->tcs);
     free(p->hostports);
+    for (int i = 0; i < p->nvols; i++) {
+        free(p->vols[i].driver);
+        free(p->vols[i].id);
+    }
+    free(p->vols);
 }
 
 void nw_ss_group_free(nw_tgroup_t *g)
@@ -107,6 +112,7 @@ void nw_ss_storage_free(nw_sched_snap_t *s)
 {
     for (size_t i = 0; i < s->npvs; i++) {
         free(s->pvs[i].name);
+        free(s->pvs[i].driver);
         nw_reqs_terms_free(s->pvs[i].terms, s->pvs[i].nterms);
     }
     free(s->pvs);
@@ -119,9 +125,19 @@ void nw_ss_storage_free(nw_sched_snap_t *s)
     free(s->pvcs);
     for (size_t i = 0; i < s->nscs; i++) {
         free(s->scs[i].name);
+        free(s->scs[i].provisioner);
         nw_reqs_terms_free(s->scs[i].alts, s->scs[i].nalts);
     }
     free(s->scs);
+    for (size_t i = 0; i < s->ncsinodes; i++) {
+        nw_scsinode_t *c = &s->csinodes[i];
+        free(c->node);
+        for (int k = 0; k < c->n; k++)
+            free(c->drivers[k]);
+        free(c->drivers);
+        free(c->limits);
+    }
+    free(s->csinodes);
 }
 
 void nw_ss_node_free(nw_snode_t *n)

@@ -232,6 +232,8 @@ static void ctx_free(ctx_t *c)
     for (size_t p = 0; c->ps && p < s->npods; p++)
         free(c->ps[p].selgroups);
     free(c->ps);
+    for (int i = 0; c->en && i < c->nen; i++)
+        free(c->en[i].vols);
     free(c->en);
     for (int i = 0; i < c->nclaims; i++) {
         free(c->claims[i].bits);

@@ -339,13 +339,13 @@ int nw_sv_try_existing(ctx_t *c, int pod, variant_t *v)
             continue;
         if (v->reqs.n && !nw_reqs_compatible(&n->reqs, &v->reqs, FLAG_ALLOW, NULL))
             continue;
-        if (nw_sv_hostports_conflict(c, pod, i))
+        if (nw_sv_hostports_conflict(c, pod, i) || nw_sv_volumes_exceed(c, pod, e))
             continue;
         uint64_t out[MAX_TKEYS];
         uint32_t touched;
         if (!nw_sv_topo_allowed(c, pod, v, i, e->dm, out, &touched, NULL, 0))
             continue;
-        if (nw_sv_hostports_add(c, pod, i) != NW_OK)
+        if (nw_sv_hostports_add(c, pod, i) != NW_OK || nw_sv_volumes_add(c, pod, e) != NW_OK)
             return -2;
         for (int k = 0; k < c->nres; k++)
             e->free.v[k] -= p->req.v[k];

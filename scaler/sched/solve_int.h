@@ -84,11 +84,14 @@ typedef struct {
 } pctx_t;
 
 typedef struct {
-    int snode;              /* snapshot node index */
-    nw_sched_res_t free;    /* allocatable − pods − daemonset overhead */
-    int zone;               /* -1 unknown */
-    uint64_t dm[MAX_TKEYS]; /* per topology key: the node's domains (its label; a claim's
-                               requirement) */
+    int snode;                /* snapshot node index */
+    nw_sched_res_t free;      /* allocatable − pods − daemonset overhead */
+    int zone;                 /* -1 unknown */
+    uint64_t dm[MAX_TKEYS];   /* per topology key: the node's domains (its label; a claim's
+                                 requirement) */
+    const nw_scsinode_t *csi; /* its attach limits, NULL none */
+    const nw_svol_t **vols;   /* the volumes of its pods (and of pods placed on it) */
+    int nvols, cvols;
 } enode_t;
 
 /* A topology key other than the hostname and its domains (values seen in NodePools,
@@ -250,6 +253,11 @@ void nw_sv_topo_record(ctx_t *c, int pod, int host, const uint64_t *dm, const nw
                        const nw_taints_t *taints);
 /** Would pod's host ports conflict on host slot host; note them there. */
 bool nw_sv_hostports_conflict(const ctx_t *c, int pod, int host);
+/** Would pod's volumes take existing node e past a CSI driver's attach limit (Karpenter
+ * volumeusage.go ExceedsLimits: distinct claims per driver). */
+bool nw_sv_volumes_exceed(const ctx_t *c, int pod, const enode_t *e);
+/** Count pod's volumes on existing node e. */
+nw_rc_t nw_sv_volumes_add(ctx_t *c, int pod, enode_t *e);
 /** Would pod's host ports conflict with those of the DaemonSets on a new node of pc
  * (Karpenter's daemonHostPortUsage of a NodeClaim template). */
 bool nw_sv_ds_ports_conflict(const ctx_t *c, int pod, const pctx_t *pc);

@@ -240,12 +240,15 @@ nw_rc_t nw_sv_prep_nodes(ctx_t *c)
     for (int i = 0; i < c->nen; i++) {
         enode_t *e = &c->en[i];
         const nw_snode_t *n = &s->nodes[e->snode];
+        e->csi = n->claim ? NULL : nw_ss_csinode(s, n->name);
         for (size_t p = 0; p < s->npods; p++) {
             const nw_spod_t *pd = &s->pods[p];
             if (!pd->node_name || pd->finished || strcmp(pd->node_name, n->name) != 0)
                 continue;
             for (int k = 0; k < NW_SCHED_NRES; k++)
                 e->free.v[k] -= pd->req.v[k];
+            if (pd->nvols && nw_sv_volumes_add(c, (int)p, e) != NW_OK)
+                return NW_ENOMEM;
         }
         for (size_t d = 0; d < s->ndss; d++) {
             const nw_sds_t *ds = &s->dss[d];

@@ -553,6 +553,58 @@ bool nw_sv_hostports_conflict(const ctx_t *c, int pod, int host)
     return false;
 }
 
+/* ---- volume attach limits ------------------------------------------------------------ */
+
+static bool vol_on(const enode_t *e, const nw_svol_t *v)
+{
+    for (int i = 0; i < e->nvols; i++)
+        if (strcmp(e->vols[i]->driver, v->driver) == 0 && strcmp(e->vols[i]->id, v->id) == 0)
+            return true;
+    return false;
+}
+
+bool nw_sv_volumes_exceed(const ctx_t *c, int pod, const enode_t *e)
+{
+    const nw_spod_t *p = &c->s->pods[pod];
+    if (!e->csi || !p->nvols)
+        return false;
+    for (int d = 0; d < e->csi->n; d++) {
+        const char *drv = e->csi->drivers[d];
+        int used = 0, added = 0;
+        for (int i = 0; i < e->nvols; i++)
+            used += strcmp(e->vols[i]->driver, drv) == 0;
+        for (int k = 0; k < p->nvols; k++) {
+            bool dup = false;
+            for (int j = 0; j < k && !dup; j++)
+                dup = strcmp(p->vols[j].driver, p->vols[k].driver) == 0 &&
+                      strcmp(p->vols[j].id, p->vols[k].id) == 0;
+            added += !dup && strcmp(p->vols[k].driver, drv) == 0 && !vol_on(e, &p->vols[k]);
+        }
+        if (added && used + added > e->csi->limits[d])
+            return true;
+    }
+    return false;
+}
+
+nw_rc_t nw_sv_volumes_add(ctx_t *c, int pod, enode_t *e)
+{
+    const nw_spod_t *p = &c->s->pods[pod];
+    for (int k = 0; k < p->nvols; k++) {
+        if (vol_on(e, &p->vols[k]))
+            continue;
+        if (e->nvols == e->cvols) {
+            int n = e->cvols ? e->cvols * 2 : 8;
+            const nw_svol_t **nv = realloc(e->vols, (size_t)n * sizeof *nv);
+            if (!nv)
+                return NW_ENOMEM;
+            e->vols = nv;
+            e->cvols = n;
+        }
+        e->vols[e->nvols++] = &p->vols[k];
+    }
+    return NW_OK;
+}
+
 bool nw_sv_ds_ports_conflict(const ctx_t *c, int pod, const pctx_t *pc)
 {
     const nw_spod_t *p = &c->s->pods[pod];

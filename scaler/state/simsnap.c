@@ -500,7 +500,8 @@ nw_rc_t nw_simsnap_build(const nw_simsnap_env_t *env, const nw_kube_snap_t *ks,
     } extra[] = {{NW_KUBE_PVS, nw_sched_snap_add_pv_json},
                  {NW_KUBE_PVCS, nw_sched_snap_add_pvc_json},
                  {NW_KUBE_STORAGECLASSES, nw_sched_snap_add_storageclass_json},
-                 {NW_KUBE_NAMESPACES, nw_sched_snap_add_namespace_json}};
+                 {NW_KUBE_NAMESPACES, nw_sched_snap_add_namespace_json},
+                 {NW_KUBE_CSINODES, nw_sched_snap_add_csinode_json}};
     for (size_t x = 0; x < sizeof extra / sizeof extra[0]; x++)
         for (size_t i = 0; i < nw_kube_snap_count(ks, extra[x].k); i++) {
             const nw_kube_obj_t *d = nw_kube_snap_at(ks, extra[x].k, i);

@@ -152,6 +152,8 @@ def builtin_types():
         # read by nodewarden's volume topology (no provisioner behind them)
         RType('storage.k8s.io', 'v1', 'storageclasses', 'StorageClass', False, short=['sc'],
               generation=False),
+        # the attach limits a CSI driver reports per node (no driver behind them)
+        RType('storage.k8s.io', 'v1', 'csinodes', 'CSINode', False, generation=False),
         RType('apps', 'v1', 'deployments', 'Deployment', True, status=True, short=['deploy'],
               categories=['all'], subresources=['scale']),
         RType('apps', 'v1', 'replicasets', 'ReplicaSet', True, status=True, short=['rs'],

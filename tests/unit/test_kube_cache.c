@@ -207,11 +207,11 @@ START_TEST(replace_and_sync)
     cJSON *d = cJSON_Parse(nw_buf_str(&out));
     ck_assert_ptr_nonnull(d);
     char *flat = cJSON_PrintUnformatted(d);
-    ck_assert_str_eq(flat,
-                     "{\"pods\":[],\"nodes\":[\"n2\",\"n3\",\"n4\"],\"nodepools\":[],"
-                     "\"ec2nodeclasses\":[],\"nodeclaims\":[],\"poddisruptionbudgets\":[],"
-                     "\"daemonsets\":[],\"persistentvolumes\":[],"
-                     "\"persistentvolumeclaims\":[],\"storageclasses\":[],\"namespaces\":[]}");
+    ck_assert_str_eq(flat, "{\"pods\":[],\"nodes\":[\"n2\",\"n3\",\"n4\"],\"nodepools\":[],"
+                           "\"ec2nodeclasses\":[],\"nodeclaims\":[],\"poddisruptionbudgets\":[],"
+                           "\"daemonsets\":[],\"persistentvolumes\":[],"
+                           "\"persistentvolumeclaims\":[],\"storageclasses\":[],\"namespaces\":[],"
+                           "\"csinodes\":[]}");
     free(flat);
     cJSON_Delete(d);
     nw_buf_cleanup(&out);

@@ -167,6 +167,76 @@ static int in_new_claim(const run_t *r, const char *name)
     return 0;
 }
 
+/* a pod of 100m with one claim; node "" = pending */
+static void vol_pod(fx_t *f, const char *name, const char *claim, const char *node)
+{
+    char b[2048];
+    snprintf(b, sizeof b,
+             "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\",\"uid\":\"uid-%s\"},"
+             "\"spec\":{%s%s%s\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":"
+             "{\"cpu\":\"100m\",\"memory\":\"64Mi\"}}}],\"volumes\":[{\"name\":\"d\","
+             "\"persistentVolumeClaim\":{\"claimName\":\"%s\"}}]},"
+             "\"status\":{\"phase\":\"%s\"%s}}",
+             name, name, *node ? "\"nodeName\":\"" : "", node, *node ? "\"," : "", claim,
+             *node ? "Running" : "Pending",
+             *node ? ""
+                   : ",\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"False\","
+                     "\"reason\":\"Unschedulable\"}]");
+    put(f, NW_KUBE_PODS, b);
+}
+
+static void ebs_claim(fx_t *f, const char *name)
+{
+    char b[512];
+    snprintf(b, sizeof b,
+             "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\"},\"spec\":{"
+             "\"storageClassName\":\"ebs\",\"accessModes\":[\"ReadWriteOnce\"]}}",
+             name);
+    put(f, NW_KUBE_PVCS, b);
+}
+
+static void csinode(fx_t *f, const char *node, int count)
+{
+    char b[512];
+    snprintf(b, sizeof b,
+             "{\"metadata\":{\"name\":\"%s\"},\"spec\":{\"drivers\":[{\"name\":"
+             "\"ebs.csi.aws.com\",\"nodeID\":\"i-%s\",\"allocatable\":{\"count\":%d}}]}}",
+             node, node, count);
+    put(f, NW_KUBE_CSINODES, b);
+}
+
+/* attach limits from the watched CSINodes (Karpenter volumeusage.go): a pending pod whose
+ * claim would take an existing node past its driver's count goes to a new NodeClaim */
+START_TEST(test_csinode_attach_limit)
+{
+    fx_t f;
+    fx_init(&f);
+    put(&f, NW_KUBE_NODEPOOLS, POOL);
+    put(&f, NW_KUBE_STORAGECLASSES,
+        "{\"metadata\":{\"name\":\"ebs\"},\"provisioner\":\"ebs.csi.aws.com\","
+        "\"volumeBindingMode\":\"WaitForFirstConsumer\"}");
+    node(&f, "n1", NULL, 0);
+    ebs_claim(&f, "one");
+    ebs_claim(&f, "two");
+    vol_pod(&f, "bound", "one", "n1");
+    vol_pod(&f, "p2", "two", "");
+    csinode(&f, "n1", 1);
+    nw_simsnap_opts_t o = {.include_pending = true};
+    run_t r;
+    run(&f, &o, &r);
+    ck_assert_ptr_null(placed_on(&r, "p2"));
+    ck_assert(in_new_claim(&r, "p2"));
+    run_free(&r);
+    /* room for two volumes: it joins n1 */
+    csinode(&f, "n1", 2);
+    run(&f, &o, &r);
+    ck_assert_str_eq(placed_on(&r, "p2"), "n1");
+    ck_assert_int_eq(r.r.nclaims, 0);
+    run_free(&r);
+    fx_free(&f);
+}
+END_TEST
+
 START_TEST(test_existing_then_inflight_then_new)
 {
     fx_t f;
@@ -406,6 +476,7 @@ Suite *nw_simsnap_suite(void)
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, test_existing_then_inflight_then_new);
+    tcase_add_test(tc, test_csinode_attach_limit);
     tcase_add_test(tc, test_nomination_reserves_inflight_room);
     tcase_add_test(tc, test_exclude_and_reschedule);
     tcase_add_test(tc, test_deleting_and_disrupted_nodes);

@@ -21,12 +21,13 @@ RESOURCES = [
     ("persistentvolumeclaims", "persistentvolumeclaims", True),
     ("storageclasses.storage.k8s.io", "storageclasses", False),
     ("namespaces", "namespaces", False),
+    ("csinodes.storage.k8s.io", "csinodes", False),
 ]
 KINDS = {"Pod": "pods", "Node": "nodes", "NodePool": "nodepools", "EC2NodeClass": "ec2nodeclasses",
          "NodeClaim": "nodeclaims", "PodDisruptionBudget": "poddisruptionbudgets",
          "DaemonSet": "daemonsets", "PersistentVolume": "persistentvolumes",
          "PersistentVolumeClaim": "persistentvolumeclaims", "StorageClass": "storageclasses",
-         "Namespace": "namespaces"}
+         "Namespace": "namespaces", "CSINode": "csinodes"}
 
 
 def expected(c):
