@@ -31,7 +31,7 @@ static void usage(FILE *f)
                "  catalog [--refresh]                    instance types, offerings, prices\n"
                "  resolve --nodeclass FILE               EC2NodeClass status (subnets, SGs, AMIs)\n"
                "  launch --nodeclass FILE --nodepool P --nodeclaim C --types T1,T2\n"
-               "         [--zones Z1,Z2] [--capacity-types spot,on-demand]\n"
+               "         [--zones Z1,Z2] [--capacity-types spot,on-demand] [--refresh]\n"
                "         [--repeat N --interval-ms MS]   N launches (claims C-1..C-N)\n"
                "  list [--repeat N --interval-ms MS]     instances of settings.clusterName\n"
                "  terminate ID|PROVIDER-ID ...           idempotent\n\n"
@@ -225,6 +225,9 @@ static int verb_launch(nw_srv_aws_args_t *a, nw_cloud_t *cloud)
         snprintf(cts, sizeof cts, "%s", a->capacity_types);
     const nw_nodeclass_resolved_t *r;
     nw_err_t err = {0};
+    /* --refresh: the types' facts from DescribeInstanceTypes (the compatibility filters) */
+    if (a->refresh && nw_aws_cloud_refresh_catalog(cloud, &err) != NW_OK)
+        return fail("catalog", &err, NULL);
     if (nw_nodeclass_cache_get(nw_aws_cloud_nodeclasses(cloud), a->nodeclasses[0], &r, &err) !=
         NW_OK)
         return fail("launch", &err, NULL);

@@ -45,6 +45,13 @@ static void from_api(const nw_ec2_itype_t *a, nw_itype_t *t)
     t->bare_metal = a->bare_metal || t->bare_metal;
     t->encryption_in_transit = a->encryption_in_transit;
     t->spot_supported = a->spot_supported;
+    t->features_known = 1;
+    t->network_cards = a->network_cards;
+    for (int i = 0; i < NW_ITYPE_MAX_CARDS && i < 32; i++)
+        t->card_enis[i] = a->card_enis[i];
+    t->ena_unsupported = a->ena_unsupported;
+    t->nested_virt = a->nested_virt;
+    t->pg_strategies = a->pg_strategies;
 }
 
 nw_rc_t nw_catalog_fetch_types(nw_ec2_t *ec2, nw_itype_t **out, size_t *n, nw_err_t *err)

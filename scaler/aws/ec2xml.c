@@ -453,8 +453,30 @@ static void parse_itype(xmlNode *it, nw_ec2_itype_t *t)
     xmlNode *net = child(it, "networkInfo");
     int64_t defcard = num(net, "defaultNetworkCardIndex");
     t->max_enis = (int)num(net, "maximumNetworkInterfaces");
+    t->network_cards = (int)num(net, "maximumNetworkCards");
+    char ena[32];
+    TXT(net, "enaSupport", ena);
+    t->ena_unsupported = strcmp(ena, "unsupported") == 0;
+    FOREACH_ITEM(at(it, "processorInfo/supportedFeatures"), f)
+    {
+        char fs[64];
+        text(f, fs, sizeof fs);
+        t->nested_virt |= strcmp(fs, "nested-virtualization") == 0;
+    }
+    FOREACH_ITEM(at(it, "placementGroupInfo/supportedStrategies"), s)
+    {
+        char ss[32];
+        text(s, ss, sizeof ss);
+        t->pg_strategies |= strcmp(ss, "cluster") == 0     ? 1u
+                            : strcmp(ss, "partition") == 0 ? 2u
+                            : strcmp(ss, "spread") == 0    ? 4u
+                                                           : 0u;
+    }
     FOREACH_ITEM(child(net, "networkCards"), card)
     {
+        int64_t ci = num(card, "networkCardIndex");
+        if (ci >= 0 && ci < 32)
+            t->card_enis[ci] = (int)num(card, "maximumNetworkInterfaces");
         if (num(card, "networkCardIndex") == defcard) {
             t->max_enis = (int)num(card, "maximumNetworkInterfaces");
             t->network_mbps = (int64_t)(dbl(card, "baselineBandwidthInGbps") * 1000.0 + 0.5);

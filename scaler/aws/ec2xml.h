@@ -136,7 +136,13 @@ typedef struct {
     int bare_metal;
     int spot_supported, on_demand_supported;
     int64_t network_mbps;
-    int64_t ebs_mbps; /* ebsOptimizedInfo.maximumBandwidthInMbps when EBS-optimized by default */
+    int64_t ebs_mbps;    /* ebsOptimizedInfo.maximumBandwidthInMbps when EBS-optimized by default */
+    int network_cards;   /* networkInfo/maximumNetworkCards */
+    int card_enis[32];   /* networkCards/item maximumNetworkInterfaces by networkCardIndex */
+    int ena_unsupported; /* networkInfo/enaSupport = unsupported */
+    int nested_virt;     /* processorInfo/supportedFeatures has nested-virtualization */
+    unsigned pg_strategies; /* placementGroupInfo/supportedStrategies: 1 cluster, 2 partition,
+                             * 4 spread */
 } nw_ec2_itype_t;
 
 typedef struct {

@@ -12,6 +12,7 @@
 #include "common/log.h"
 #include "scaler/aws/sigv4.h"
 #include "scaler/aws/userdata.h"
+#include "scaler/cloud/compat.h"
 #include "scaler/cloud/kubelet.h"
 
 #define COMP "aws.launch"
@@ -802,8 +803,19 @@ static int wants_efa(const nw_launch_req_t *r)
 }
 
 /* Collect available offerings for one capacity type; returns the count. */
+/* Collect available offerings for one capacity type; returns the count. why (nullable)
+ * gets the first compatibility refusal (scaler/cloud/compat.h). */
+static int collect_why(nw_launcher_t *l, const nw_launch_req_t *r, const char *ct, cand_t *c,
+                       int max, int64_t now, char *why, size_t whylen);
+
 static int collect(nw_launcher_t *l, const nw_launch_req_t *r, const char *ct, cand_t *c, int max,
                    int64_t now)
+{
+    return collect_why(l, r, ct, c, max, now, NULL, 0);
+}
+
+static int collect_why(nw_launcher_t *l, const nw_launch_req_t *r, const char *ct, cand_t *c,
+                       int max, int64_t now, char *why, size_t whylen)
 {
     int n = 0;
     for (int i = 0; i < r->ntypes; i++) {
@@ -813,6 +825,15 @@ static int collect(nw_launcher_t *l, const nw_launch_req_t *r, const char *ct, c
         const nw_nc_ami_t *ami = nw_nodeclass_ami_for(r->resolved, t); /* arch, variant */
         if (!ami)
             continue;
+        /* Karpenter's per-class filters (scaler/cloud/compat.h): a type EC2 would refuse */
+        char w[256];
+        if (!nw_itype_class_compatible(t, r->nodeclass,
+                                       r->resolved->pg_id[0] ? r->resolved->pg_strategy : NULL, w,
+                                       sizeof w)) {
+            if (why && whylen && !why[0])
+                snprintf(why, whylen, "%s", w);
+            continue;
+        }
         int64_t pods = type_pods(l, r, t);
         int efa = wants_efa(r) ? t->efa : 0;
         nw_offering_t of[NW_CATALOG_MAX_OFFERINGS];
@@ -894,6 +915,9 @@ static int collect_reserved(nw_launcher_t *l, const nw_launch_req_t *r, cand_t *
             continue;
         const nw_itype_t *t = nw_catalog_find(l->cat, cr->type);
         const nw_nc_ami_t *ami = t ? nw_nodeclass_ami_for(rs, t) : NULL;
+        if (ami && !nw_itype_class_compatible(t, r->nodeclass,
+                                              rs->pg_id[0] ? rs->pg_strategy : NULL, NULL, 0))
+            ami = NULL; /* a type the class cannot launch (scaler/cloud/compat.h) */
         const char *sn = ami ? best_subnet(l, rs, cr->zone, now) : NULL;
         if (!sn || cr_available(l, cr, rs->crs_synced_ns) <= 0)
             continue;
@@ -1106,13 +1130,14 @@ nw_rc_t nw_launcher_plan(nw_launcher_t *l, const nw_launch_req_t *r, int attempt
     }
     int n = 0;
     const char *ct = NULL;
+    char why[256] = ""; /* a type the class cannot launch, and why */
     /* reserved capacity first (it is paid for), then spot, then on-demand */
     if (want_res) {
         n = collect_reserved(l, r, c, MAX_CANDS, now, &pl->cr_block);
         ct = "reserved";
     }
     if (n == 0 && want_spot) {
-        n = collect(l, r, "spot", c, MAX_CANDS, now);
+        n = collect_why(l, r, "spot", c, MAX_CANDS, now, why, sizeof why);
         ct = "spot";
         if (!r->min_values)
             n = filter_exotic(c, n);
@@ -1141,7 +1166,7 @@ nw_rc_t nw_launcher_plan(nw_launcher_t *l, const nw_launch_req_t *r, int attempt
         }
     }
     if (n == 0 && want_od) {
-        n = collect(l, r, "on-demand", c, MAX_CANDS, now);
+        n = collect_why(l, r, "on-demand", c, MAX_CANDS, now, why, sizeof why);
         ct = "on-demand";
         if (!r->min_values)
             n = filter_exotic(c, n);
@@ -1151,8 +1176,9 @@ nw_rc_t nw_launcher_plan(nw_launcher_t *l, const nw_launch_req_t *r, int attempt
         snprintf(ae->code, sizeof ae->code, "InsufficientCapacity");
         snprintf(ae->message, sizeof ae->message,
                  "no available offering for %d instance types in the allowed zones and "
-                 "capacity types (ICE cache, subnets, AMI architectures)",
-                 r->ntypes);
+                 "capacity types (ICE cache, subnets, AMI architectures, the class's "
+                 "compatibility filters)%s%.300s",
+                 r->ntypes, why[0] ? "; " : "", why);
         rc = nw_err_set(err, NW_EAWS, "launch", "%s", ae->message);
         goto fail;
     }

@@ -314,6 +314,42 @@ static nw_rc_t parse_type(cJSON *o, nw_itype_t *t, size_t idx, nw_err_t *err)
     if (cJSON_IsBool(sp))
         t->spot_supported = cJSON_IsTrue(sp);
     t->encryption_in_transit = t->hypervisor[0] && strcmp(t->hypervisor, "nitro") == 0;
+    /* the compatibility facts (DescribeInstanceTypes' names), optional: without them the
+     * filters of scaler/cloud/compat.h do not judge the type */
+    cJSON *f = cJSON_GetObjectItemCaseSensitive(o, "features");
+    if (f) {
+        const cJSON *cards = cJSON_GetObjectItemCaseSensitive(f, "networkCards");
+        const cJSON *ena = cJSON_GetObjectItemCaseSensitive(f, "enaSupported");
+        const cJSON *nv = cJSON_GetObjectItemCaseSensitive(f, "nestedVirtualization");
+        const cJSON *pgs = cJSON_GetObjectItemCaseSensitive(f, "placementGroupStrategies"), *it;
+        if (!cJSON_IsObject(f) || !cJSON_IsArray(cards) || cJSON_GetArraySize(cards) < 1 ||
+            cJSON_GetArraySize(cards) > NW_ITYPE_MAX_CARDS || (ena && !cJSON_IsBool(ena)) ||
+            (nv && !cJSON_IsBool(nv)) || (pgs && !cJSON_IsArray(pgs)))
+            return nw_err_set(err, NW_EPARSE, path,
+                              "%s: features needs networkCards (1-%d interface counts), "
+                              "enaSupported/nestedVirtualization booleans, "
+                              "placementGroupStrategies a list",
+                              t->name, NW_ITYPE_MAX_CARDS);
+        t->features_known = 1;
+        cJSON_ArrayForEach(it, cards)
+        {
+            if (!cJSON_IsNumber(it) || it->valuedouble < 0)
+                return nw_err_set(err, NW_EPARSE, path,
+                                  "%s: features.networkCards: interface counts", t->name);
+            t->card_enis[t->network_cards++] = (int)it->valuedouble;
+        }
+        t->ena_unsupported = ena && !cJSON_IsTrue(ena);
+        t->nested_virt = cJSON_IsTrue(nv);
+        t->pg_strategies = pgs ? 0 : NW_PG_CLUSTER | NW_PG_PARTITION | NW_PG_SPREAD;
+        cJSON_ArrayForEach(it, pgs)
+        {
+            const char *s = cJSON_IsString(it) ? it->valuestring : "";
+            t->pg_strategies |= strcmp(s, "cluster") == 0     ? NW_PG_CLUSTER
+                                : strcmp(s, "partition") == 0 ? NW_PG_PARTITION
+                                : strcmp(s, "spread") == 0    ? NW_PG_SPREAD
+                                                              : 0u;
+        }
+    }
     return NW_OK;
 }
 

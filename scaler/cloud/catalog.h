@@ -41,6 +41,10 @@
 #include "scaler/cloud/ice.h"
 
 #define NW_CATALOG_MAX_OFFERINGS 48
+#define NW_ITYPE_MAX_CARDS 32 /* network cards of a type (p5.48xlarge has 32) */
+#define NW_PG_CLUSTER 0x1u
+#define NW_PG_PARTITION 0x2u
+#define NW_PG_SPREAD 0x4u
 
 typedef struct {
     char zone[64];
@@ -87,6 +91,14 @@ typedef struct {
     int encryption_in_transit;
     int spot_supported;
     double od_price; /* on-demand USD/h in the catalog's region, 0 = unknown */
+    /* what the compatibility filters need (scaler/cloud/compat.h), from DescribeInstanceTypes
+     * or the catalog JSON; features_known = 0 (the embedded catalog): unknown, not checked */
+    int features_known;
+    int network_cards;                 /* networkInfo.maximumNetworkCards */
+    int card_enis[NW_ITYPE_MAX_CARDS]; /* maximumNetworkInterfaces per card index */
+    int ena_unsupported;               /* networkInfo.enaSupport = unsupported */
+    int nested_virt;                   /* processorInfo.supportedFeatures nested-virtualization */
+    unsigned pg_strategies;            /* NW_PG_* bits: placementGroupInfo.supportedStrategies */
     nw_offering_t offerings[NW_CATALOG_MAX_OFFERINGS];
     int noffer;
 } nw_itype_t;

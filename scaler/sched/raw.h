@@ -61,6 +61,11 @@ nw_rc_t nw_sched_snap_add_itype_raw(nw_sched_snap_t *s, const char *name, const 
  * nodeClassRef names `nodeclass` (Karpenter resolves instance types per node class: its
  * kubelet settings and AMI family change pods and the reserved resources). Pools of a
  * class without an entry use the type's own. NW_EINVAL for an unknown type. */
+/** The NodePools of node class `nodeclass` cannot launch instance type `itype` (Karpenter's
+ * per-EC2NodeClass compatibility filters, scaler/cloud/compat.h): they never plan it.
+ * NW_EINVAL for an unknown type. */
+nw_rc_t nw_sched_snap_exclude_class_type(nw_sched_snap_t *s, const char *nodeclass,
+                                         const char *itype, nw_err_t *err);
 nw_rc_t nw_sched_snap_set_class_res(nw_sched_snap_t *s, const char *nodeclass, const char *itype,
                                     const nw_sched_res_t *capacity,
                                     const nw_sched_res_t *allocatable, nw_err_t *err);

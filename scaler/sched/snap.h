@@ -181,6 +181,7 @@ typedef struct {
     char *name;
     nw_sched_res_t *capacity, *allocatable;
     bool *set;
+    bool *excluded; /* the class cannot launch the type (nw_sched_snap_exclude_class_type) */
     size_t n;
 } nw_sclass_t;
 

@@ -454,7 +454,53 @@ static nw_rc_t class_grow(nw_sclass_t *c, size_t n)
         return NW_ENOMEM;
     c->set = set;
     memset(c->set + c->n, 0, (n - c->n) * sizeof *set);
+    bool *ex = realloc(c->excluded, n * sizeof *ex);
+    if (!ex)
+        return NW_ENOMEM;
+    c->excluded = ex;
+    memset(c->excluded + c->n, 0, (n - c->n) * sizeof *ex);
     c->n = n;
+    return NW_OK;
+}
+
+/* the class entry of nodeclass, made when missing, grown to every type; NULL: no memory */
+static nw_sclass_t *class_entry(nw_sched_snap_t *s, const char *nodeclass, nw_err_t *err)
+{
+    nw_sclass_t *c = (nw_sclass_t *)nw_ss_class_res(s, nodeclass);
+    if (!c) {
+        nw_sclass_t *v = realloc(s->nclasses_res, (s->nclass_res + 1) * sizeof *v);
+        if (!v)
+            return nw_err_set(err, NW_ENOMEM, "", "out of memory"), NULL;
+        s->nclasses_res = v;
+        c = &v[s->nclass_res];
+        memset(c, 0, sizeof *c);
+        if (!(c->name = nw_ss_dupstr(nodeclass)))
+            return nw_err_set(err, NW_ENOMEM, "", "out of memory"), NULL;
+        s->nclass_res++;
+    }
+    if (class_grow(c, s->nitypes) != NW_OK)
+        return nw_err_set(err, NW_ENOMEM, "", "out of memory"), NULL;
+    return c;
+}
+
+static size_t type_index(const nw_sched_snap_t *s, const char *itype)
+{
+    size_t t = 0;
+    while (t < s->nitypes && strcmp(s->itypes[t].t.name, itype) != 0)
+        t++;
+    return t;
+}
+
+nw_rc_t nw_sched_snap_exclude_class_type(nw_sched_snap_t *s, const char *nodeclass,
+                                         const char *itype, nw_err_t *err)
+{
+    size_t t = type_index(s, itype);
+    if (t == s->nitypes)
+        return nw_err_set(err, NW_EINVAL, "instanceType", "unknown instance type %s", itype);
+    nw_sclass_t *c = class_entry(s, nodeclass, err);
+    if (!c)
+        return NW_ENOMEM;
+    c->excluded[t] = true;
     return NW_OK;
 }
 
@@ -462,25 +508,12 @@ nw_rc_t nw_sched_snap_set_class_res(nw_sched_snap_t *s, const char *nodeclass, c
                                     const nw_sched_res_t *capacity,
                                     const nw_sched_res_t *allocatable, nw_err_t *err)
 {
-    size_t t = 0;
-    while (t < s->nitypes && strcmp(s->itypes[t].t.name, itype) != 0)
-        t++;
+    size_t t = type_index(s, itype);
     if (t == s->nitypes)
         return nw_err_set(err, NW_EINVAL, "instanceType", "unknown instance type %s", itype);
-    nw_sclass_t *c = (nw_sclass_t *)nw_ss_class_res(s, nodeclass);
-    if (!c) {
-        nw_sclass_t *v = realloc(s->nclasses_res, (s->nclass_res + 1) * sizeof *v);
-        if (!v)
-            return nw_err_set(err, NW_ENOMEM, "", "out of memory");
-        s->nclasses_res = v;
-        c = &v[s->nclass_res];
-        memset(c, 0, sizeof *c);
-        if (!(c->name = nw_ss_dupstr(nodeclass)))
-            return nw_err_set(err, NW_ENOMEM, "", "out of memory");
-        s->nclass_res++;
-    }
-    if (class_grow(c, s->nitypes) != NW_OK)
-        return nw_err_set(err, NW_ENOMEM, "", "out of memory");
+    nw_sclass_t *c = class_entry(s, nodeclass, err);
+    if (!c)
+        return NW_ENOMEM;
     c->capacity[t] = *capacity;
     c->allocatable[t] = *allocatable;
     c->set[t] = true;

@@ -216,6 +216,7 @@ void nw_sched_snap_free(nw_sched_snap_t *s)
         free(s->nclasses_res[i].capacity);
         free(s->nclasses_res[i].allocatable);
         free(s->nclasses_res[i].set);
+        free(s->nclasses_res[i].excluded);
     }
     free(s->nclasses_res);
     free(s);

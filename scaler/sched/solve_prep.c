@@ -109,6 +109,8 @@ nw_rc_t nw_sv_prep_pools(ctx_t *c)
         uint64_t pz = zmask_of(c, &p->p->reqs);
         for (int t = 0; t < c->nt; t++) {
             const nw_sitype_t *it = &s->itypes[t];
+            if (p->cls && (size_t)t < p->cls->n && p->cls->excluded[t])
+                continue;
             if (!nw_reqs_intersects(&it->reqs, &p->p->reqs, NULL))
                 continue;
             if (!nw_sv_type_allows_offering(it, &p->p->reqs, p->ct_allowed, pz, c))

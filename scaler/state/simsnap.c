@@ -12,6 +12,7 @@
 #include "api/requirements.h"
 #include "common/log.h"
 #include "common/oom.h"
+#include "scaler/cloud/compat.h"
 #include "scaler/cloud/kubelet.h"
 #include "scaler/sched/from_catalog.h"
 #include "scaler/state/simsnap.h"
@@ -472,6 +473,15 @@ nw_rc_t nw_simsnap_build(const nw_simsnap_env_t *env, const nw_kube_snap_t *ks,
         if ((rc = nw_sched_snap_add_catalog_class(out->sched, env->catalog, k->name, &co, err)) !=
             NW_OK)
             return rc;
+        /* the types the class cannot launch (its placement group's strategy is the launch's
+         * to check: the class is not resolved here) */
+        for (size_t t = 0; t < nw_catalog_len(env->catalog); t++) {
+            const nw_itype_t *it = nw_catalog_at(env->catalog, t);
+            nw_err_t e = {0};
+            if (!nw_itype_class_compatible(it, k->json, NULL, NULL, 0) &&
+                nw_sched_snap_exclude_class_type(out->sched, k->name, it->name, &e) == NW_ENOMEM)
+                return nw_err_set(err, NW_ENOMEM, "", "out of memory");
+        }
     }
     for (size_t i = 0; i < nw_kube_snap_count(ks, NW_KUBE_NODEPOOLS); i++) {
         const nw_kube_obj_t *p = nw_kube_snap_at(ks, NW_KUBE_NODEPOOLS, i);

@@ -33,9 +33,11 @@ class DescribeMixin:
              'supportedUsageClasses': ['on-demand', 'spot'],
              'supportedRootDeviceTypes': ['ebs'], 'supportedVirtualizationTypes': ['hvm'],
              'bareMetal': t['bare_metal'], 'hypervisor': t['hypervisor'] or None,
-             'processorInfo': {'supportedArchitectures': [t['arch']],
-                               'sustainedClockSpeedInGhz': t['clock_ghz'],
-                               'manufacturer': t['cpu_manufacturer']},
+             'processorInfo': dict({'supportedArchitectures': [t['arch']],
+                                    'sustainedClockSpeedInGhz': t['clock_ghz'],
+                                    'manufacturer': t['cpu_manufacturer']},
+                                   **({'supportedFeatures': ['nested-virtualization']}
+                                      if t.get('nested_virtualization') else {})),
              'vCpuInfo': {'defaultVCpus': t['vcpu'],
                           'defaultCores': t['vcpu'] if t['arch'] == 'arm64' else max(1, t['vcpu'] // 2),
                           'defaultThreadsPerCore': 1 if t['arch'] == 'arm64' else (2 if t['vcpu'] > 1 else 1)},
@@ -66,7 +68,8 @@ class DescribeMixin:
                                                   'coreInfo': {'count': nn['cores'], 'version': 2},
                                                   'memoryInfo': {'sizeInMiB': nn['memory_mib']}}],
                                'totalNeuronDeviceMemoryInMiB': nn['count'] * nn['memory_mib']}
-        x.update({'placementGroupInfo': {'supportedStrategies': ['cluster', 'partition', 'spread']},
+        x.update({'placementGroupInfo': {'supportedStrategies': list(
+                      t.get('placement_strategies') or ['cluster', 'partition', 'spread'])},
                   'hibernationSupported': not t['gpu'] and not t['bare_metal'],
                   'burstablePerformanceSupported': t['burstable'],
                   'dedicatedHostsSupported': True, 'autoRecoverySupported': not t['local_nvme_gb'],

@@ -201,9 +201,35 @@ class InstancesMixin:
         a, b, c = s['base']
         return '%d.%d.%d.%d' % (a, b, c + h // 256, h % 256)
 
+    @staticmethod
+    def _type_compat(itype, nis, cpu, group):
+        """What EC2 refuses of a type (Karpenter filters such types out before a launch):
+        network cards and interfaces it lacks, nested virtualization, the placement group's
+        strategy, connection tracking on a non-Nitro type."""
+        t = catalog.get(itype) or {}
+        for ni in nis or []:
+            if not isinstance(ni, dict):
+                continue
+            card, dev = int(ni.get('NetworkCardIndex') or 0), int(ni.get('DeviceIndex') or 0)
+            if card >= (t.get('network_cards') or 1):
+                raise Ec2Error('InvalidParameterValue', 'Network card index %d is not supported for '
+                                                        'instance type %s.' % (card, itype))
+            if dev >= (t.get('enis') or 1):
+                raise Ec2Error('InvalidParameterValue', 'Device index %d is not supported for instance '
+                                                        'type %s.' % (dev, itype))
+            if ni.get('ConnectionTrackingSpecification') and t.get('hypervisor') != 'nitro':
+                raise Ec2Error('UnsupportedOperation', 'Connection tracking configuration is not '
+                                                       'supported for instance type %s.' % itype)
+        if (cpu or {}).get('NestedVirtualization') == 'enabled' and not t.get('nested_virtualization'):
+            raise Ec2Error('UnsupportedOperation', 'The instance type %s does not support nested '
+                                                   'virtualization.' % itype)
+        if group and group['strategy'] not in (t.get('placement_strategies') or ()):
+            raise Ec2Error('InvalidParameterCombination', 'The instance type %s is not supported in '
+                                                          '%s placement groups.' % (itype, group['strategy']))
+
     def _launch(self, itype, zone, subnet, image, user_data, sgs, tags, spot, lt=None,
                 fleet=None, root_gb=None, metadata=None, profile=None, nis=None, placement=None,
-                cr=None, cr_target=None, block=False):
+                cr=None, cr_target=None, block=False, cpu=None):
         """Create one instance in 'pending' (caller holds the lock)."""
         if profile and profile not in self.instance_profiles:
             raise Ec2Error('InvalidParameterValue', 'Value (%s) for parameter iamInstanceProfile.name '
@@ -215,6 +241,7 @@ class InstancesMixin:
                       if pg in (g['id'], g['name']) and g['state'] == 'available'), None) if pg else None
         if pg and not group:
             raise Ec2Error('InvalidPlacementGroup.Unknown', "The Placement Group '%s' is unknown." % pg)
+        self._type_compat(itype, nis, cpu, group)
         # a partition group: the asked partition (1..count), else the least used one, as EC2
         # spreads them; any other group takes no partition number
         part = (placement or {}).get('PartitionNumber')
@@ -702,7 +729,7 @@ class InstancesMixin:
                             nis=data.get('NetworkInterface'), placement=data.get('Placement'),
                             cr=cr, cr_target=((data.get('CapacityReservationSpecification') or {})
                                               .get('CapacityReservationTarget') or {})
-                            .get('CapacityReservationId'), block=block)
+                            .get('CapacityReservationId'), block=block, cpu=data.get('CpuOptions'))
                     except Ec2Error as e:
                         c['err'](e.code, e.message)
                         break

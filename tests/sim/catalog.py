@@ -178,6 +178,11 @@ def _build():
             'bare_metal': _size_of(name) == 'metal',
             'burstable': burst, 'current_generation': True,  # DescribeInstanceTypes reports all of these as current
             'on_demand': od,
+            # the simulator's stand-ins for processorInfo.supportedFeatures and
+            # placementGroupInfo.supportedStrategies: nested virtualization on m7i only;
+            # burstable types not in cluster groups (EC2's rule for its burstable types)
+            'nested_virtualization': fam == 'm7i',
+            'placement_strategies': ['partition', 'spread'] if burst else ['cluster', 'partition', 'spread'],
         }
         if accel and accel_n:
             if accel[0] == 'gpu':

@@ -45,6 +45,15 @@ START_TEST(instance_types)
     ck_assert_int_eq(m->network_mbps, 781);
     ck_assert_int_eq(m->encryption_in_transit, 1);
     ck_assert_str_eq(m->hypervisor, "nitro");
+    /* the compatibility facts (scaler/cloud/compat.h) */
+    ck_assert_int_eq(m->network_cards, 1);
+    ck_assert_int_eq(m->card_enis[0], 3);
+    ck_assert_int_eq(m->ena_unsupported, 0);
+    ck_assert_int_eq(m->nested_virt, 0);
+    ck_assert_uint_eq(m->pg_strategies, 7);
+    ck_assert_uint_eq(l.v[1].pg_strategies, 0);
+    ck_assert_int_eq(l.v[2].network_cards, 32);
+    ck_assert_int_eq(l.v[2].card_enis[1], 2);
     nw_ec2_itype_t *g = &l.v[1];
     ck_assert_str_eq(g->gpu_name, "A10G");
     ck_assert_str_eq(g->gpu_manufacturer, "NVIDIA");

@@ -2,6 +2,7 @@
  * (scaler/state/simsnap.h): nodes, in-flight NodeClaims, nominations, exclusions and
  * rescheduled pods, pending pods on/off, and what nw_sched_solve then decides. */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -452,6 +453,42 @@ START_TEST(test_nodeclass_kubelet)
 }
 END_TEST
 
+/* the class's compatibility filters (scaler/cloud/compat.h): an efa-only interface leaves
+ * the types without EFA out of its pools' plans */
+START_TEST(test_nodeclass_compat)
+{
+    fx_t f;
+    fx_init(&f);
+    put(&f, NW_KUBE_NODEPOOLS, POOL);
+    pod(&f, "p", "1", "1Gi", "", NULL);
+    nw_simsnap_opts_t o = {.include_pending = 1};
+    run_t r;
+    run(&f, &o, &r);
+    ck_assert_int_eq(r.r.nclaims, 1);
+    char cheap[64];
+    snprintf(cheap, sizeof cheap, "%s",
+             nw_sched_snap_itype(r.ss.sched, (size_t)r.r.claims[0].itype)->name);
+    ck_assert_int_eq(nw_catalog_find(f.env.catalog, cheap)->efa, 0);
+    run_free(&r);
+    put(&f, NW_KUBE_EC2NODECLASSES,
+        "{\"apiVersion\":\"karpenter.k8s.aws/v1\",\"kind\":\"EC2NodeClass\",\"metadata\":{"
+        "\"name\":\"default\",\"uid\":\"k1\"},\"spec\":{\"networkInterfaces\":["
+        "{\"networkCardIndex\":0,\"deviceIndex\":0,\"interfaceType\":\"efa-only\"}]}}");
+    run(&f, &o, &r);
+    ck_assert_int_eq(r.r.nclaims, 0); /* no m type of the catalog has EFA */
+    run_free(&r);
+    put(&f, NW_KUBE_EC2NODECLASSES,
+        "{\"apiVersion\":\"karpenter.k8s.aws/v1\",\"kind\":\"EC2NodeClass\",\"metadata\":{"
+        "\"name\":\"default\",\"uid\":\"k1\"},\"spec\":{\"networkInterfaces\":["
+        "{\"networkCardIndex\":0,\"deviceIndex\":0,\"interfaceType\":\"interface\"}]}}");
+    run(&f, &o, &r);
+    ck_assert_int_eq(r.r.nclaims, 1);
+    ck_assert_str_eq(nw_sched_snap_itype(r.ss.sched, (size_t)r.r.claims[0].itype)->name, cheap);
+    run_free(&r);
+    fx_free(&f);
+}
+END_TEST
+
 START_TEST(test_event_once)
 {
     fx_t f;
@@ -483,6 +520,7 @@ Suite *nw_simsnap_suite(void)
     tcase_add_test(tc, test_ice_and_type_resources);
     tcase_add_test(tc, test_event_once);
     tcase_add_test(tc, test_nodeclass_kubelet);
+    tcase_add_test(tc, test_nodeclass_compat);
     suite_add_tcase(s, tc);
     return s;
 }
