@@ -644,6 +644,7 @@ class Controllers:
         nodes = [n for n in store.peek('nodes') if not n['metadata'].get('deletionTimestamp')]
         pods = store.peek('pods')
         used = {n['metadata']['name']: {} for n in nodes}
+        info = {n['metadata']['name']: self._node_info(n) for n in nodes}
         counts = {n['metadata']['name']: 0 for n in nodes}
         for p in pods:
             nn = (p.get('spec') or {}).get('nodeName')
@@ -663,17 +664,30 @@ class Controllers:
                         any(podtopo.has_anti(p) for p, _ in bound)):
             topo = podtopo.Topo(nodes, bound, {n['metadata']['name']: (n['metadata'].get('labels') or {})
                                                for n in store.peek('namespaces')})
+        # a pod that fit nowhere in this pass: the next one asking the same fits nowhere
+        # either (binds only take room; its own anti-affinity only rejects more), unless
+        # it has pod affinity or a spread, which more bound pods can satisfy
+        failed = {}
         for p in pending:
             ns, name = p['metadata']['namespace'], p['metadata']['name']
             if (p.get('spec') or {}).get('schedulingGates'):
                 self._unschedulable(p, 'SchedulingGated', 'Scheduling is blocked due to non-empty scheduling gates')
                 continue
             req = self._requests(p)
+            sig = None
+            if not podtopo.monotone_unsafe(p):
+                ps = dict(p.get('spec') or {})
+                sig = json.dumps([ns, sorted((k, str(v)) for k, v in req.items()), ps.get('nodeSelector'),
+                                  ps.get('affinity'), ps.get('tolerations'),
+                                  p['metadata'].get('labels') if topo is not None else None], sort_keys=True)
+                if sig in failed:
+                    self._unschedulable(p, 'Unschedulable', failed[sig])
+                    continue
             reasons = {}
             best = None
             for n in nodes:
                 nn = n['metadata']['name']
-                why = self._filter(p, n, req, used[nn], counts[nn])
+                why = self._filter(p, n, req, used[nn], counts[nn], info[nn])
                 if not why and topo is not None:
                     t = topo.why_not(p, nn)
                     why = [t] if t else why
@@ -681,13 +695,9 @@ class Controllers:
                     for r in why:
                         reasons[r] = reasons.get(r, 0) + 1
                     continue
-                alloc = (n.get('status') or {}).get('allocatable') or (n.get('status') or {}).get('capacity') or {}
                 free = 0
                 for k in ('cpu', 'memory'):
-                    try:
-                        cap = quantity(alloc.get(k, 0))
-                    except ValueError:
-                        cap = 0
+                    cap = info[nn]['alloc'].get(k, 0)
                     if cap:
                         free += float((cap - used[nn].get(k, 0) - req.get(k, 0)) / cap)
                 score = (free, nn)
@@ -698,6 +708,8 @@ class Controllers:
                 msg = '0/%d nodes are available' % len(nodes) + (': ' + parts if parts else '') + \
                     '. preemption: 0/%d nodes are available: %d Preemption is not helpful for scheduling.' % (len(nodes), len(nodes))
                 self._unschedulable(p, 'Unschedulable', msg)
+                if sig is not None:
+                    failed[sig] = msg
                 continue
             nn = best[1]
             try:
@@ -710,9 +722,25 @@ class Controllers:
             if topo is not None:
                 topo.bind(p, nn)
 
-    def _filter(self, pod, node, req, used, count):
+    def _node_info(self, node):
+        """What the filters read of a node, parsed once per scheduling pass."""
+        alloc = (node.get('status') or {}).get('allocatable') or (node.get('status') or {}).get('capacity') or {}
+        parsed = {}
+        for k, v in alloc.items():
+            try:
+                parsed[k] = quantity(v)
+            except ValueError:
+                parsed[k] = 0
+        try:
+            max_pods = int(quantity(alloc.get('pods', 110)))
+        except ValueError:
+            max_pods = 110
+        return {'ready': node_ready(node), 'alloc': parsed, 'max_pods': max_pods}
+
+    def _filter(self, pod, node, req, used, count, info=None):
         spec = node.get('spec') or {}
-        if not node_ready(node):
+        info = info or self._node_info(node)
+        if not info['ready']:
             return ['node(s) had untolerated taint {node.kubernetes.io/not-ready: }']
         if spec.get('unschedulable') and not any(
                 sel.toleration_tolerates(t, {'key': 'node.kubernetes.io/unschedulable', 'effect': 'NoSchedule'})
@@ -724,22 +752,14 @@ class Controllers:
         if bad:
             t = bad[0]
             return ['node(s) had untolerated taint {%s: %s}' % (t.get('key'), t.get('value') or '')]
-        alloc = (node.get('status') or {}).get('allocatable') or (node.get('status') or {}).get('capacity') or {}
         out = []
-        try:
-            max_pods = int(quantity(alloc.get('pods', 110)))
-        except ValueError:
-            max_pods = 110
-        if count + 1 > max_pods:
+        if count + 1 > info['max_pods']:
             out.append('Too many pods')
+        alloc = info['alloc']
         for k, v in sorted(req.items()):
             if v <= 0:
                 continue
-            try:
-                cap = quantity(alloc.get(k, 0))
-            except ValueError:
-                cap = 0
-            if used.get(k, 0) + v > cap:
+            if used.get(k, 0) + v > alloc.get(k, 0):
                 out.append('Insufficient %s' % k)
         return out
 

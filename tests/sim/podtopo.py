@@ -34,6 +34,13 @@ def constrained(pod):
         for t in (pod.get('spec') or {}).get('topologySpreadConstraints') or [])
 
 
+def monotone_unsafe(pod):
+    """Can more bound pods make a node fit this pod (pod affinity, a DoNotSchedule spread)?"""
+    return bool(_terms(pod, 'podAffinity')) or any(
+        t.get('whenUnsatisfiable', 'DoNotSchedule') == 'DoNotSchedule'
+        for t in (pod.get('spec') or {}).get('topologySpreadConstraints') or [])
+
+
 class Topo:
     def __init__(self, nodes, bound, namespaces):
         """nodes: the pass's candidate nodes; bound: [(pod, node name)] of pods holding a
