@@ -142,6 +142,7 @@ int nw_cmd_serve(int argc, char **argv)
             .reserved_enis = cfg.settings.reservedENIs,
             .default_max_pods = nw_config_pod_density(cfg.settings.podDensity),
             .min_values_best_effort = strcmp(cfg.settings.minValuesPolicy, "BestEffort") == 0,
+            .static_capacity = cfg.settings.staticCapacity,
             .registration_timeout_ns = cfg.scaler.registrationTimeout_ns,
             .repack = cfg.scaler.repack,
             .launch_concurrency = cfg.scaler.launchConcurrency,

@@ -447,6 +447,8 @@ cJSON *nw_plan_results_json(const nw_sched_snap_t *s, const nw_sched_results_t *
         nw_reqs_format(&c->reqs, rq, sizeof rq);
         nw_json_add_string(j, "requirements", rq);
         nw_json_add_bool(j, "minValuesRelaxed", c->min_values_relaxed);
+        if (c->is_static)
+            nw_json_add_bool(j, "static", true);
         cJSON *pods = nw_json_add_array(j, "pods");
         for (int k = 0; k < c->npods; k++)
             nw_json_push(pods, nw_json_new_string(nw_sched_pod_key(s, (size_t)c->pods[k])));

@@ -843,7 +843,7 @@ static const struct {
     int def, implemented;
 } gates[] = {
     {"NodeRepair", 0, 1},  {"ReservedCapacity", 1, 1}, {"SpotToSpotConsolidation", 0, 1},
-    {"NodeOverlay", 0, 0}, {"StaticCapacity", 0, 0},   {"CapacityBuffer", 0, 0},
+    {"NodeOverlay", 0, 0}, {"StaticCapacity", 0, 1},   {"CapacityBuffer", 0, 0},
 };
 
 /* strconv.ParseBool's spellings (cliflag's MapStringBool parses with it) */
@@ -909,6 +909,8 @@ nw_rc_t nw_config_feature_gates(const char *s, nw_feature_gates_t *out, int warn
             out->node_repair = v;
         else if (strcmp(name, "ReservedCapacity") == 0)
             out->reserved_capacity = v;
+        else if (strcmp(name, "StaticCapacity") == 0)
+            out->static_capacity = v;
         else if (v && !gates[g].implemented) {
             out->unimplemented++;
             if (warn)
@@ -995,6 +997,7 @@ nw_rc_t nw_config_load_args(nw_config_t *cfg, int argc, char **argv, nw_err_t *e
     if (fg.spot_to_spot >= 0)
         cfg->scaler.disruption.spotToSpot = fg.spot_to_spot;
     cfg->settings.nodeRepair = fg.node_repair;
+    cfg->settings.staticCapacity = fg.static_capacity;
     return NW_OK;
 }
 

@@ -45,6 +45,7 @@ typedef struct {
         char *podDensity;      /* "eni-limited" | "kubelet-default" (nw_config_pod_density) */
         char *minValuesPolicy; /* "Strict" | "BestEffort" (Karpenter's --min-values-policy) */
         int nodeRepair;        /* not a key: the NodeRepair feature gate (nw_config_load_args) */
+        int staticCapacity;    /* not a key: the StaticCapacity feature gate */
     } settings;
     struct {
         char *kubeconfig;
@@ -189,7 +190,8 @@ void nw_config_print_keys(void *file);
 typedef struct {
     int spot_to_spot;      /* SpotToSpotConsolidation: -1 = not given, else 0/1 */
     int node_repair;       /* NodeRepair: default 0 */
-    int reserved_capacity; /* default 1; capacity reservations are used either way (not gated) */
+    int reserved_capacity; /* default 1; nodewarden launches no reservations either way */
+    int static_capacity;   /* StaticCapacity: default 0 */
     int unimplemented;     /* gates nodewarden does not implement that are turned on */
 } nw_feature_gates_t;
 

@@ -223,7 +223,7 @@ nw_rc_t nw_scaler_start(const nw_scaler_opts_t *o, nw_scaler_t **out, nw_err_t *
     s->mem.reserved_enis = (int)o->reserved_enis;
     s->mem.default_max_pods = o->default_max_pods;
     s->mem.min_values_best_effort = o->min_values_best_effort != 0;
-    nw_prov_opts_t popts = {o->batch_idle_ns, o->batch_max_ns, o->repack};
+    nw_prov_opts_t popts = {o->batch_idle_ns, o->batch_max_ns, o->repack, o->static_capacity};
     nw_life_opts_t lopts = {o->registration_timeout_ns};
     nw_dis_opts_t dopts = {o->disruption_poll_ns, o->disruption_validation_ns,
                            o->disruption_command_timeout_ns, o->spot_to_spot};

@@ -49,6 +49,7 @@ typedef struct {
     int64_t registration_timeout_ns;       /* scaler.registrationTimeout */
     int repack;                            /* scaler.repack */
     int min_values_best_effort;            /* settings.minValuesPolicy=BestEffort */
+    int static_capacity;                   /* feature gate StaticCapacity */
     int64_t launch_concurrency;            /* scaler.launchConcurrency (launch workers) */
     int64_t disruption_poll_ns;            /* scaler.disruption.pollPeriod (10s) */
     int64_t disruption_validation_ns;      /* scaler.disruption.validationDelay (0: none) */

@@ -12,6 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "api/quantity.h"
+#include "common/json.h"
 #include "common/log.h"
 #include "scaler/controllers/provisioning.h"
 #include "scaler/controllers/nodeclaim.h"
@@ -205,6 +207,181 @@ static int node_moving(const nw_kube_snap_t *s, const nw_kube_obj_t *n)
     return 0;
 }
 
+/* ---- static NodePools (kubernetes-sigs/karpenter pkg/controllers/static) ---- */
+
+static int cond_is_true(const cJSON *obj, const char *type)
+{
+    const cJSON *it;
+    cJSON_ArrayForEach(it, nw_json_get(nw_json_get(obj, "status"), "conditions"))
+    {
+        const char *t = nw_json_str(it, "type"), *st = nw_json_str(it, "status");
+        if (t && st && strcmp(t, type) == 0)
+            return strcmp(st, "True") == 0;
+    }
+    return 0;
+}
+
+/* spec.replicas of a static NodePool, -1 for a dynamic one */
+static int64_t pool_replicas(const cJSON *pool)
+{
+    const cJSON *r = nw_json_get(nw_json_get(pool, "spec"), "replicas");
+    return cJSON_IsNumber(r) && r->valuedouble >= 0 ? (int64_t)r->valuedouble : -1;
+}
+
+/* spec.limits.nodes, INT64_MAX when unset */
+static int64_t pool_node_limit(const cJSON *pool)
+{
+    const cJSON *l = nw_json_get(nw_json_get(nw_json_get(pool, "spec"), "limits"), "nodes");
+    nw_quantity_t q;
+    if (cJSON_IsString(l) && nw_quantity_parse(l->valuestring, &q, NULL) == NW_OK)
+        return nw_quantity_value(q);
+    if (cJSON_IsNumber(l))
+        return (int64_t)l->valuedouble;
+    return INT64_MAX;
+}
+
+/* NodeClaims of pool `name` this process created that the cache does not show yet */
+static int64_t uncached_of(const nw_prov_t *p, const nw_kube_snap_t *s, const char *name)
+{
+    int64_t n = 0;
+    for (const nw_inflight_claim_t *r = p->mem->inflight.head; r; r = r->next) {
+        if (!r->obj || r->deleted || nw_kube_snap_get(s, NW_KUBE_NODECLAIMS, NULL, r->name))
+            continue;
+        const char *pl = nw_json_str(nw_json_get(nw_json_get(r->obj, "metadata"), "labels"),
+                                     "karpenter.sh/nodepool");
+        n += pl && strcmp(pl, name) == 0;
+    }
+    return n;
+}
+
+typedef struct {
+    const nw_kube_obj_t *nc;
+    int rank; /* 0 not launched, 1 empty, 2 pods, 3 do-not-disrupt pods */
+    int pods;
+} scale_down_t;
+
+static int cmp_scale_down(const void *a, const void *b)
+{
+    const scale_down_t *x = a, *y = b;
+    if (x->rank != y->rank)
+        return x->rank - y->rank;
+    if (x->pods != y->pods)
+        return x->pods - y->pods;
+    return strcmp(x->nc->name, y->nc->name);
+}
+
+/* Delete n of the pool's running NodeClaims (pkg/controllers/static/deprovisioning: the
+ * ones not launched first, then empty nodes, then the fewest pods, nodes with
+ * do-not-disrupt pods last); termination drains them. */
+static void static_scale_down(nw_prov_t *p, const nw_kube_snap_t *s, const char *pool, int64_t n)
+{
+    nw_ctl_deps_t *c = p->deps;
+    const nw_kube_obj_t *const *ncs;
+    size_t nn = nw_kube_snap_nodeclaims_for_nodepool(s, pool, &ncs);
+    scale_down_t *v = calloc(nn + 1, sizeof *v);
+    if (!v)
+        return;
+    size_t k = 0;
+    for (size_t i = 0; i < nn; i++) {
+        if (ncs[i]->terminating)
+            continue;
+        scale_down_t *d = &v[k++];
+        d->nc = ncs[i];
+        if (!ncs[i]->provider_id[0])
+            continue; /* rank 0 */
+        const char *node = nw_json_str_at(ncs[i]->json, "status.nodeName");
+        const nw_kube_obj_t *const *on;
+        size_t np = node ? nw_kube_snap_pods_on_node(s, node, &on) : 0;
+        int dnd = 0;
+        for (size_t j = 0; j < np; j++) {
+            const char *a =
+                nw_json_str(nw_json_get(nw_json_get(on[j]->json, "metadata"), "annotations"),
+                            "karpenter.sh/do-not-disrupt");
+            dnd |= a && strcmp(a, "true") == 0;
+            d->pods += nw_simsnap_pod_reschedulable(on[j]) != 0;
+        }
+        d->rank = dnd ? 3 : d->pods ? 2 : 1;
+    }
+    qsort(v, k, sizeof *v, cmp_scale_down);
+    for (size_t i = 0; i < k && (int64_t)i < n; i++) {
+        nw_err_t err = {0};
+        nw_log_info("provisioner.static", "deleting NodeClaim to satisfy the replica count",
+                    NW_LS("nodepool", pool), NW_LS("nodeclaim", v[i].nc->name));
+        if (nw_kube_delete(c->kube, &nw_kube_res_nodeclaims, NULL, v[i].nc->name, NULL, NULL,
+                           &err) != NW_OK)
+            nw_log_warn("provisioner.static", "cannot delete the NodeClaim",
+                        NW_LS("nodeclaim", v[i].nc->name), NW_LS("error", err.msg));
+    }
+    free(v);
+}
+
+/* Hold each static NodePool (spec.replicas, Ready) at its replicas: NodeClaims from its
+ * template for the missing ones (as far as limits.nodes allows, its NodeClaims being
+ * deleted counted too), and the surplus of running ones deleted. */
+static void static_tick(nw_prov_t *p, const nw_kube_snap_t *s)
+{
+    nw_ctl_deps_t *c = p->deps;
+    if (!nw_ctl_may_write(c))
+        return;
+    size_t npools = nw_kube_snap_count(s, NW_KUBE_NODEPOOLS);
+    int64_t *want = calloc(npools + 1, sizeof *want);
+    if (!want)
+        return;
+    int up = 0;
+    for (size_t i = 0; i < npools; i++) {
+        const nw_kube_obj_t *np = nw_kube_snap_at(s, NW_KUBE_NODEPOOLS, i);
+        int64_t replicas = pool_replicas(np->json);
+        if (replicas < 0 || np->terminating || !cond_is_true(np->json, "Ready"))
+            continue;
+        const nw_kube_obj_t *const *ncs;
+        size_t nn = nw_kube_snap_nodeclaims_for_nodepool(s, np->name, &ncs);
+        int64_t extra = uncached_of(p, s, np->name);
+        int64_t total = (int64_t)nn + extra, running = extra;
+        for (size_t k = 0; k < nn; k++)
+            running += !ncs[k]->terminating;
+        int64_t add = replicas - total, room = pool_node_limit(np->json) - total;
+        if (add > room)
+            add = room;
+        if (add > 0) {
+            want[i] = add;
+            up = 1;
+        }
+        if (running > replicas)
+            static_scale_down(p, s, np->name, running - replicas);
+    }
+    if (up) {
+        nw_simsnap_opts_t so = {0};
+        nw_simsnap_t ss;
+        nw_err_t err = {0};
+        nw_ctl_prepare_catalog(c, s);
+        nw_simsnap_env_t env;
+        nw_ctl_sim_env(c, p->mem, &env);
+        nw_sched_results_t r;
+        memset(&r, 0, sizeof r);
+        if (nw_simsnap_build(&env, s, &so, &ss, &err) == NW_OK) {
+            for (size_t i = 0; i < npools; i++) {
+                const nw_kube_obj_t *np = nw_kube_snap_at(s, NW_KUBE_NODEPOOLS, i);
+                if (pool_replicas(np->json) >= 0)
+                    nw_sched_snap_static_want(ss.sched, np->name, want[i]);
+            }
+            if (nw_sched_solve(ss.sched, nw_clock_now(c->clock), &r, &err) == NW_OK &&
+                r.nclaims > 0) {
+                nw_log_info("provisioner.static", "creating NodeClaims for static NodePools",
+                            NW_LI("nodeClaims", r.nclaims));
+                nw_simsnap_claim_opts_t co = {
+                    .reason = "provisioning", .no_nominate = true, .no_events = true};
+                nw_claims_create_batch(p->claims, s, &ss, r.claims, r.nclaims, &co);
+            }
+        } else {
+            nw_log_error("provisioner.static", "cannot build the scheduling snapshot",
+                         NW_LS("error", err.msg));
+        }
+        nw_sched_results_free(&r);
+        nw_simsnap_free(&ss);
+    }
+    free(want);
+}
+
 void nw_prov_tick(nw_prov_t *c, const nw_kube_snap_t *s)
 {
     /* what the launch workers finished since the last tick (nodeclaim.h) */
@@ -217,6 +394,8 @@ void nw_prov_tick(nw_prov_t *c, const nw_kube_snap_t *s)
             continue;
         nw_claim_launch(c->claims, s, nc->json, 0);
     }
+    if (c->o.static_capacity)
+        static_tick(c, s);
     uint64_t ice = nw_claims_ice_deletes(c->claims);
     if (ice != c->ice_deletes) {
         /* a launch met insufficient capacity and deleted its NodeClaim: place its pods

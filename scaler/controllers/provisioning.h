@@ -24,6 +24,7 @@ typedef struct {
     int64_t batch_idle_ns; /* settings.batchIdleDuration */
     int64_t batch_max_ns;  /* settings.batchMaxDuration */
     int repack;            /* scaler.repack: re-pack interchangeable NodeClaims (nw_sched_opts_t) */
+    int static_capacity;   /* feature gate StaticCapacity: hold static NodePools at replicas */
 } nw_prov_opts_t;
 
 typedef struct nw_prov nw_prov_t;

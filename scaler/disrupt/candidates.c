@@ -219,7 +219,10 @@ static void pool_settings(nw_dis_pool_t *p)
     p->when_empty = pol && strcmp(pol, "WhenEmpty") == 0;
     p->consolidate_after = 0;
     p->consolidation_never = false;
-    if (after && strcmp(after, "Never") == 0)
+    const cJSON *rep = nw_json_get(nw_json_get(p->obj, "spec"), "replicas");
+    if (cJSON_IsNumber(rep))
+        p->consolidation_never = true; /* a static NodePool: held at replicas, never consolidated */
+    else if (after && strcmp(after, "Never") == 0)
         p->consolidation_never = true;
     else if (after && (nw_duration_parse(after, &p->consolidate_after, NULL) != NW_OK ||
                        p->consolidate_after < 0))

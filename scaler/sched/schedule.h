@@ -99,6 +99,10 @@ nw_rc_t nw_sched_snap_add_storageclass_json(nw_sched_snap_t *s, const cJSON *sc,
 nw_rc_t nw_sched_snap_add_csinode_json(nw_sched_snap_t *s, const cJSON *csinode, nw_err_t *err);
 /** A Namespace (its labels: pod affinity namespaceSelector). */
 nw_rc_t nw_sched_snap_add_namespace_json(nw_sched_snap_t *s, const cJSON *ns, nw_err_t *err);
+/** A static NodePool (spec.replicas): how many NodeClaims to add to it (the caller counted
+ * its NodeClaims, deleting ones included, and limits.nodes). Without a call: replicas
+ * minus its nodes and NodeClaims in the snapshot. NW_ENOTFOUND for an unknown pool. */
+nw_rc_t nw_sched_snap_static_want(nw_sched_snap_t *s, const char *pool, int64_t n);
 /** A pod whose uid is listed here is not provisioned again (nominated to in-flight
  * capacity by an earlier batch). */
 nw_rc_t nw_sched_snap_nominated(nw_sched_snap_t *s, const char *pod_uid);
@@ -131,6 +135,7 @@ typedef struct {
     int *pods;               /* snapshot pod indexes */
     int npods;
     bool min_values_relaxed; /* a minValues in reqs was lowered (BestEffort) */
+    bool is_static;          /* a static NodePool's replica (no pods) */
 } nw_sched_claim_t;
 
 typedef struct {

@@ -155,6 +155,8 @@ typedef struct {
     int64_t node_limit;
     bool has_min_values;
     bool deleting;
+    int64_t replicas;    /* spec.replicas: a static NodePool; -1 dynamic */
+    int64_t static_want; /* NodeClaims to add to a static pool; -1: replicas − its nodes */
 } nw_spool_t;
 
 typedef struct {

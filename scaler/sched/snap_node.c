@@ -210,6 +210,9 @@ nw_rc_t nw_sched_snap_add_pool_json(nw_sched_snap_t *s, const cJSON *np, nw_err_
     }
     p.deleting =
         nw_json_get(md, "deletionTimestamp") && !cJSON_IsNull(nw_json_get(md, "deletionTimestamp"));
+    const cJSON *rep = spec ? nw_json_get(spec, "replicas") : NULL;
+    p.replicas = cJSON_IsNumber(rep) && rep->valuedouble >= 0 ? (int64_t)rep->valuedouble : -1;
+    p.static_want = -1;
     nw_spool_t *n = nw_ss_grow(s->pools, &s->cpools, s->npools, sizeof *n);
     if (!n) {
         rc = nw_err_set(err, NW_ENOMEM, "", "out of memory");

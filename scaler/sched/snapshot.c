@@ -222,6 +222,16 @@ void nw_sched_snap_free(nw_sched_snap_t *s)
     free(s);
 }
 
+nw_rc_t nw_sched_snap_static_want(nw_sched_snap_t *s, const char *pool, int64_t n)
+{
+    for (size_t i = 0; i < s->npools; i++)
+        if (strcmp(s->pools[i].name, pool) == 0) {
+            s->pools[i].static_want = n < 0 ? 0 : n;
+            return NW_OK;
+        }
+    return NW_ENOTFOUND;
+}
+
 void nw_sched_snap_set_opts(nw_sched_snap_t *s, const nw_sched_opts_t *o)
 {
     s->opts = *o;

@@ -106,6 +106,7 @@ nw_rc_t nw_sv_finalize(ctx_t *c, claim_t *cl, nw_sched_claim_t *out)
         n = 600;
     out->pool = cl->pool;
     out->min_values_relaxed = cl->relaxed;
+    out->is_static = cl->is_static;
     out->itypes = malloc((size_t)(n ? n : 1) * sizeof(int));
     if (!out->itypes) {
         free(rk);
@@ -448,13 +449,15 @@ nw_rc_t nw_sched_solve(const nw_sched_snap_t *s, int64_t now, nw_sched_results_t
     }
     if (s->opts.repack && (rc = nw_sv_rebalance(&c)) != NW_OK)
         goto out;
+    if ((rc = nw_sv_static_claims(&c)) != NW_OK)
+        goto out;
     r->claims = calloc((size_t)c.nclaims + 1, sizeof *r->claims);
     if (!r->claims) {
         rc = NW_ENOMEM;
         goto out;
     }
     for (int i = 0; i < c.nclaims; i++) {
-        if (c.claims[i].npods == 0)
+        if (c.claims[i].npods == 0 && !c.claims[i].is_static)
             continue;
         if ((rc = nw_sv_finalize(&c, &c.claims[i], &r->claims[r->nclaims++])) != NW_OK)
             goto out;

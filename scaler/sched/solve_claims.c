@@ -364,8 +364,8 @@ int nw_sv_try_new(ctx_t *c, int pod, variant_t *v, nw_rc_t *rc)
     const nw_pclass_t *cls = &c->s->classes[p->cls];
     for (int pi = 0; pi < c->npools; pi++) {
         pctx_t *pc = &c->pools[pi];
-        if (pc->nodes_left <= 0)
-            continue;
+        if (pc->nodes_left <= 0 || pc->p->replicas >= 0)
+            continue; /* a static NodePool is not provisioned for pods */
         if (!tolerates(c, pod, &pc->p->taints, false, NULL, NULL))
             continue;
         if (nw_sv_variant_pool(c, v, cls, pc) != 1)
@@ -534,6 +534,8 @@ static char *res_str(const nw_sched_snap_t *s, const nw_sched_res_t *r)
 
 char *nw_sv_pool_reason(ctx_t *c, int pod, const pctx_t *pc)
 {
+    if (pc->p->replicas >= 0)
+        return strdup("static NodePool (spec.replicas), not provisioned for pods");
     const nw_spod_t *p = &c->s->pods[pod];
     const nw_pclass_t *cls = &c->s->classes[p->cls];
     char buf[1600];
@@ -610,4 +612,62 @@ char *nw_sv_pool_reason(ctx_t *c, int pod, const pctx_t *pc)
         return strdup(buf);
     }
     return strdup("could not be placed with the other pods of this batch");
+}
+
+nw_rc_t nw_sv_static_claims(ctx_t *c)
+{
+    for (int pi = 0; pi < c->npools; pi++) {
+        pctx_t *pc = &c->pools[pi];
+        const nw_spool_t *p = pc->p;
+        if (p->replicas < 0)
+            continue;
+        int64_t want = p->static_want;
+        if (want < 0) {
+            int64_t have = 0;
+            for (size_t n = 0; n < c->s->nnodes; n++)
+                have += c->s->nodes[n].pool && strcmp(c->s->nodes[n].pool, p->name) == 0;
+            want = p->replicas - have;
+        }
+        if (want > pc->nodes_left)
+            want = pc->nodes_left; /* limits.nodes */
+        bool any = false;
+        for (int w = 0; w < c->nw; w++)
+            any |= pc->types[w] != 0;
+        for (int64_t k = 0; any && k < want; k++) {
+            if (c->nclaims == c->cclaims) {
+                int n = c->cclaims ? c->cclaims * 2 : 16;
+                claim_t *nc = realloc(c->claims, (size_t)n * sizeof *nc);
+                if (nc)
+                    c->claims = nc;
+                int *no = realloc(c->corder, (size_t)n * sizeof(int));
+                if (no)
+                    c->corder = no;
+                if (!nc || !no)
+                    return NW_ENOMEM;
+                c->cclaims = n;
+            }
+            claim_t *cl = &c->claims[c->nclaims];
+            memset(cl, 0, sizeof *cl);
+            cl->pool = pc->idx;
+            cl->idx = c->nclaims;
+            cl->is_static = true;
+            cl->bits = calloc((size_t)c->nw, sizeof(word_t));
+            if (!cl->bits || nw_reqs_copy(&cl->reqs, &p->reqs) != NW_OK) {
+                free(cl->bits);
+                nw_reqs_cleanup(&cl->reqs);
+                return NW_ENOMEM;
+            }
+            c->corder[c->nclaims] = cl->idx;
+            c->nclaims++;
+            memcpy(cl->bits, pc->types, (size_t)c->nw * sizeof(word_t));
+            cl->zmask = zmask_of(c, &p->reqs);
+            /* the static template relaxes minValues whatever the policy
+             * (GetStaticNodeClaimTemplate) */
+            if (p->has_min_values)
+                cl->relaxed = min_values_relax(c, &cl->reqs, cl->bits);
+            nw_sv_claim_stats(c, cl, pc);
+            pc->nodes_left--;
+        }
+    }
+    return NW_OK;
 }

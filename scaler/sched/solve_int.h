@@ -62,8 +62,9 @@ typedef struct {
     uint64_t zmask;
     int *pods;
     int npods, cpods;
-    int idx;      /* creation order */
-    bool relaxed; /* minValues lowered in reqs (BestEffort) */
+    int idx;        /* creation order */
+    bool relaxed;   /* minValues lowered in reqs (BestEffort) */
+    bool is_static; /* a static NodePool's replica */
 } claim_t;
 
 typedef struct {
@@ -270,6 +271,9 @@ bool nw_sv_filter_fit(const ctx_t *c, const pctx_t *pc, const word_t *in, word_t
 nw_rc_t nw_sv_claim_add_pod(claim_t *cl, int pod);
 int nw_sv_single_zone(uint64_t m);
 int nw_sv_try_claims(ctx_t *c, int pod, variant_t *v, nw_rc_t *rc);
+/* the NodeClaims static NodePools lack (kubernetes-sigs/karpenter
+ * pkg/controllers/static/provisioning), pods none */
+nw_rc_t nw_sv_static_claims(ctx_t *c);
 int nw_sv_try_existing(ctx_t *c, int pod, variant_t *v);
 int nw_sv_try_new(ctx_t *c, int pod, variant_t *v, nw_rc_t *rc);
 bool nw_sv_relax(ctx_t *c, int pod);
