@@ -184,7 +184,8 @@ class AwsSim(DescribeMixin, InstancesMixin, StsImdsMixin, SqsEventsMixin, Pricin
              'LaunchTime': iso8601s(i['launch_time']), 'PrivateIpAddress': i['private_ip'],
              'PrivateDnsName': i['private_dns'], 'SubnetId': i['subnet'],
              'Architecture': catalog.get(i['type'])['arch'],
-             'RootVolumeSizeGiB': i['root_gb'], 'SecurityGroupIds': list(i['sgs']),
+             'RootVolumeSizeGiB': i['root_gb'], 'BlockDeviceGiB': dict(i.get('volumes') or {}),
+             'SecurityGroupIds': list(i['sgs']),
              'LaunchTemplate': i.get('lt'),
              'CapacityType': 'spot' if i['spot'] else 'reserved' if i.get('cr') else 'on-demand'}
         if i.get('cr'):

@@ -229,7 +229,7 @@ class InstancesMixin:
 
     def _launch(self, itype, zone, subnet, image, user_data, sgs, tags, spot, lt=None,
                 fleet=None, root_gb=None, metadata=None, profile=None, nis=None, placement=None,
-                cr=None, cr_target=None, block=False, cpu=None):
+                cr=None, cr_target=None, block=False, cpu=None, volumes=None):
         """Create one instance in 'pending' (caller holds the lock)."""
         if profile and profile not in self.instance_profiles:
             raise Ec2Error('InvalidParameterValue', 'Value (%s) for parameter iamInstanceProfile.name '
@@ -275,6 +275,7 @@ class InstancesMixin:
                 'state': 'pending', 'state_time': now, 'launch_time': now,
                 'private_ip': ip, 'private_dns': 'ip-%s.%s' % (ip.replace('.', '-'), self.dns_suffix),
                 'lt': lt, 'fleet': fleet, 'root_gb': root_gb or 20,
+                'volumes': dict(volumes or {}),
                 'metadata': metadata or {}, 'profile': profile, 'reason': '',
                 'reservation': 'r-%s' % _hex(17),
                 'public_ip': '54.' + '.'.join(ip.split('.')[1:]) if public else None,
@@ -729,7 +730,8 @@ class InstancesMixin:
                             nis=data.get('NetworkInterface'), placement=data.get('Placement'),
                             cr=cr, cr_target=((data.get('CapacityReservationSpecification') or {})
                                               .get('CapacityReservationTarget') or {})
-                            .get('CapacityReservationId'), block=block, cpu=data.get('CpuOptions'))
+                            .get('CapacityReservationId'), block=block, cpu=data.get('CpuOptions'),
+                            volumes=self._volumes(data))
                     except Ec2Error as e:
                         c['err'](e.code, e.message)
                         break
@@ -752,6 +754,18 @@ class InstancesMixin:
             if isinstance(ni, dict) and ni.get('SecurityGroupId'):
                 return ni['SecurityGroupId']
         return None
+
+    @staticmethod
+    def _volumes(data):
+        """{device: GiB} of the template's EBS block devices"""
+        out = {}
+        for b in data.get('BlockDeviceMapping') or []:
+            if isinstance(b, dict) and isinstance(b.get('Ebs'), dict) and b.get('DeviceName'):
+                try:
+                    out[b['DeviceName']] = int(b['Ebs'].get('VolumeSize') or 0)
+                except ValueError:
+                    pass
+        return out
 
     @staticmethod
     def _root_gb(data):

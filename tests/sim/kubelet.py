@@ -3,9 +3,13 @@
 For each instance that reaches 'running', after a boot delay the kubelet reads
 the instance's userData as cloud-init would (base64; optionally gzip; a shell
 script, or a MIME multipart whose text/x-shellscript parts run in order),
-finds the kubelet's settings in it (flags on a `kubeadm join` or `kubelet`
-command line, in KUBELET_EXTRA_ARGS, or in a kubeadm JoinConfiguration /
-KubeletConfiguration heredoc) and registers a Node:
+finds the kubelet's settings in it (flags on a `kubeadm join`, `kubelet` or EKS
+`bootstrap.sh` command line incl. --kubelet-extra-args, in KUBELET_EXTRA_ARGS, or in a
+kubeadm JoinConfiguration / KubeletConfiguration heredoc), in AL2023 NodeConfig
+documents (MIME parts application/node.eks.aws: spec.kubelet.config and .flags,
+spec.instance.localStorage) or in a Bottlerocket TOML userData (settings.kubernetes:
+node-labels, node-taints, max-pods, reserved and eviction maps; bootstrap-commands) and
+registers a Node:
 
 - name: `kubeadm join --node-name` / kubelet `--hostname-override` when given
   literally; if the value is computed by the shell (`$(...)`, `$VAR`) or absent,
@@ -18,7 +22,9 @@ KubeletConfiguration heredoc) and registers a Node:
 - capacity: cpu = vCPUs; memory = the type's MiB less a hypervisor/firmware
   share (VM_RESERVED, 7 %, a little under Karpenter's 7.5 % estimate, as real
   instances are); pods = --max-pods / maxPods, else the kubelet default 110;
-  ephemeral-storage = root volume size; allocatable = capacity less
+  ephemeral-storage = the kubelet's device: the root volume, Bottlerocket's data volume
+  /dev/xvdb, or with RAID0 (--local-disks raid0, localStorage RAID0, Bottlerocket's
+  ephemeral-storage bootstrap command) the instance store (its GB); allocatable = capacity less
   --kube-reserved, --system-reserved and --eviction-hard (kubelet defaults:
   memory.available<100Mi, nodefs.available<10%);
 - the node registers NotReady (no GPUs yet), then after a short delay reports
@@ -50,7 +56,10 @@ import re
 import shlex
 import threading
 import time
+import tomllib
 import uuid
+
+import yaml
 
 import catalog
 
@@ -155,6 +164,27 @@ def parse_quantity(s):
 
 def decode_user_data(b64):
     """base64 userData -> list of shell script texts (cloud-init's view)."""
+    scripts, nodeconfigs, toml = decode_user_data_parts(b64)
+    if not scripts:
+        raise UserDataError('MIME userData has no text/x-shellscript part' if nodeconfigs else
+                            'userData is neither a shell script (#!) nor MIME multipart')
+    return scripts
+
+
+def _toml(text):
+    """A Bottlerocket settings document, or None when text is not TOML with [settings]."""
+    try:
+        doc = tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, ValueError):
+        return None
+    return doc if isinstance(doc.get('settings'), dict) else None
+
+
+def decode_user_data_parts(b64):
+    """base64 userData -> (shell scripts, AL2023 NodeConfig YAML texts, Bottlerocket TOML
+    settings dict or None): what cloud-init, nodeadm (MIME parts of type
+    application/node.eks.aws, or a plain NodeConfig document) and Bottlerocket (the whole
+    userData is TOML) read."""
     if not b64:
         raise UserDataError('the instance has no userData')
     try:
@@ -177,19 +207,100 @@ def decode_user_data(b64):
             parts = [msg]
         else:
             parts = [p for p in msg.walk() if not p.is_multipart()]
-        scripts = []
+        scripts, nodeconfigs = [], []
         for p in parts:
+            payload = (p.get_payload(decode=True) or b'').decode('utf-8', 'replace')
             if p.get_content_type() == 'text/x-shellscript':
-                payload = p.get_payload(decode=True) or b''
-                scripts.append(payload.decode('utf-8', 'replace'))
-        if not scripts:
+                scripts.append(payload)
+            elif p.get_content_type() == 'application/node.eks.aws':
+                nodeconfigs.append(payload)
+        if not scripts and not nodeconfigs:
             raise UserDataError('MIME userData has no text/x-shellscript part')
-        return scripts
+        return scripts, nodeconfigs, None
     if text.startswith('#!'):
-        return [text]
+        return [text], [], None
     if text.startswith('#cloud-config'):
         raise UserDataError('#cloud-config userData is not understood by the simulator')
+    if re.search(r'^\s*kind:\s*NodeConfig\s*$', text, re.M) and 'node.eks.aws/' in text:
+        return [], [text], None
+    doc = _toml(text)
+    if doc is not None:
+        return [], [], doc
     raise UserDataError('userData is neither a shell script (#!) nor MIME multipart')
+
+
+def _kv(d):
+    return ','.join('%s=%s' % (k, v) for k, v in d.items())
+
+
+def _taint_str(taints):
+    out = []
+    for t in taints or []:
+        if not isinstance(t, dict) or 'key' not in t or 'effect' not in t:
+            raise UserDataError('registerWithTaints: %r is not {key, value, effect}' % (t,))
+        out.append('%s%s:%s' % (t['key'], ('=' + str(t['value'])) if t.get('value') else '', t['effect']))
+    return ','.join(out)
+
+
+def _scan_nodeconfig(text, found):
+    """An AL2023 NodeConfig (node.eks.aws/v1alpha1; nodeadm): spec.kubelet.config
+    (maxPods, registerWithTaints, kubeReserved, systemReserved, evictionHard, providerID),
+    spec.kubelet.flags (--node-labels, ...), spec.instance.localStorage.strategy; the later
+    document's value wins, as nodeadm merges them."""
+    try:
+        docs = [d for d in yaml.safe_load_all(text) if isinstance(d, dict)]
+    except yaml.YAMLError as e:
+        raise UserDataError('NodeConfig is not YAML: %s' % str(e).split('\n')[0])
+    for d in docs:
+        if d.get('kind') != 'NodeConfig':
+            continue
+        spec = d.get('spec') or {}
+        kub = spec.get('kubelet') or {}
+        cfg = kub.get('config') or {}
+        if 'maxPods' in cfg:
+            found['max-pods'] = [str(cfg['maxPods'])]
+        if 'registerWithTaints' in cfg:
+            found['register-with-taints'] = [_taint_str(cfg['registerWithTaints'])]
+        for key, flag in (('kubeReserved', 'kube-reserved'), ('systemReserved', 'system-reserved')):
+            if isinstance(cfg.get(key), dict):
+                found[flag] = [_kv(cfg[key])]
+        if isinstance(cfg.get('evictionHard'), dict):
+            found['eviction-hard'] = [','.join('%s<%s' % kv for kv in cfg['evictionHard'].items())]
+        if cfg.get('providerID'):
+            found['provider-id'] = [str(cfg['providerID'])]
+        for f in kub.get('flags') or []:
+            _scan_flags([str(f)], found)
+        if ((spec.get('instance') or {}).get('localStorage') or {}).get('strategy') == 'RAID0':
+            found['raid0'] = ['true']
+
+
+def _scan_bottlerocket(doc, found):
+    """Bottlerocket's settings.kubernetes: node-labels, node-taints (key = "value:Effect" or a
+    list of them), max-pods, kube-reserved, system-reserved, eviction-hard; a bootstrap
+    command that sets up the instance store (apiclient ephemeral-storage) is RAID0."""
+    s = doc.get('settings') or {}
+    k = s.get('kubernetes') or {}
+    if not isinstance(k, dict) or not k.get('api-server'):
+        raise UserDataError('Bottlerocket settings without settings.kubernetes.api-server never join')
+    if isinstance(k.get('node-labels'), dict):
+        found['node-labels'] = [_kv(k['node-labels'])]
+    if isinstance(k.get('node-taints'), dict):
+        items = []
+        for key, vals in k['node-taints'].items():
+            for v in vals if isinstance(vals, list) else [vals]:
+                val, _, eff = str(v).rpartition(':')
+                items.append('%s%s:%s' % (key, ('=' + val) if val else '', eff))
+        found['register-with-taints'] = [','.join(items)]
+    if 'max-pods' in k:
+        found['max-pods'] = [str(k['max-pods'])]
+    for key in ('kube-reserved', 'system-reserved'):
+        if isinstance(k.get(key), dict):
+            found[key] = [_kv(k[key])]
+    if isinstance(k.get('eviction-hard'), dict):
+        found['eviction-hard'] = [','.join('%s<%s' % kv for kv in k['eviction-hard'].items())]
+    for cmd in (s.get('bootstrap-commands') or {}).values():
+        if 'ephemeral-storage' in repr((cmd or {}).get('commands')):
+            found['raid0'] = ['true']
 
 
 def _logical_lines(script):
@@ -369,9 +480,13 @@ def _scan_yaml(body, found):
 
 def parse_user_data(b64):
     """-> dict with the kubelet settings found.  Raises UserDataError."""
-    scripts = decode_user_data(b64)
+    scripts, nodeconfigs, toml = decode_user_data_parts(b64)
     found = {}
     joins = False
+    family = 'custom'
+    if toml is not None:
+        _scan_bottlerocket(toml, found)
+        joins, family = True, 'bottlerocket'
     for sc in scripts:
         for line, heredoc in _logical_lines(sc):
             code = line.strip()
@@ -399,11 +514,20 @@ def parse_user_data(b64):
                 if base in ('bootstrap.sh', 'nodeadm'):
                     joins = True
             _scan_flags(tokens, found)
+            if any(w.rsplit('/', 1)[-1] == 'bootstrap.sh' for w in words):
+                family = 'al2'
+                if '--local-disks' in words and words.index('--local-disks') + 1 < len(words) and \
+                        words[words.index('--local-disks') + 1] == 'raid0':
+                    found['raid0'] = ['true']
+    for nc in nodeconfigs:   # nodeadm runs after the shell parts
+        _scan_nodeconfig(nc, found)
+        joins, family = True, 'al2023'
     if not joins:
         raise UserDataError('userData runs neither `kubeadm join` nor the kubelet')
     cfg = {'labels': {}, 'taints': [], 'node_name': None, 'provider_id': None, 'max_pods': None,
            'kube_reserved': {}, 'system_reserved': {}, 'eviction_hard': None,
-           'bootstrap_token': None, 'ca_cert_hashes': []}
+           'bootstrap_token': None, 'ca_cert_hashes': [], 'family': family,
+           'raid0': bool(found.get('raid0'))}
     for v in found.get('token', []):
         # a kubeadm bootstrap token; placeholders ('t', '<TOKEN>') are not one (and with
         # check_tokens such a join never authenticates)
@@ -521,6 +645,11 @@ def resources(inst, cfg, with_devices):
     cpu_m = t['vcpu'] * 1000
     pods = cfg['max_pods'] if cfg['max_pods'] is not None else 110
     eph = int(inst.get('RootVolumeSizeGiB') or 20) * 2 ** 30
+    vols = inst.get('BlockDeviceGiB') or {}
+    if cfg.get('raid0') and t['local_nvme_gb']:
+        eph = t['local_nvme_gb'] * 10 ** 9    # the instance store as one RAID0 array
+    elif cfg.get('family') == 'bottlerocket':
+        eph = int(vols.get('/dev/xvdb') or 20) * 2 ** 30   # Bottlerocket's data volume
     cap = {'cpu': _fmt_cpu(cpu_m), 'memory': _fmt_mem(mem), 'pods': str(pods),
            'ephemeral-storage': _fmt_bytes(eph), 'hugepages-1Gi': '0', 'hugepages-2Mi': '0'}
     res = {}

@@ -16,6 +16,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import aws  # noqa: E402
+import catalog  # noqa: E402
 import awsclient  # noqa: E402
 import kubelet  # noqa: E402
 
@@ -172,6 +173,67 @@ class UserDataParser(unittest.TestCase):
             self.assertEqual(cfg['taints'], [{'key': 'karpenter.sh/unregistered', 'effect': 'NoExecute'},
                                              {'key': 'dedicated', 'value': 'infra', 'effect': 'NoSchedule'}])
             self.assertEqual(cfg['max_pods'], 110)
+
+    def test_generated_bootstraps(self):
+        # the three families Karpenter generates for (nodewarden's scaler/aws/userdata.c):
+        # AL2 bootstrap.sh, AL2023 NodeConfig, Bottlerocket TOML
+        al2 = ('MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary="//"\n\n--//\n'
+               'Content-Type: text/x-shellscript; charset="us-ascii"\n\n#!/bin/bash -xe\n'
+               "/etc/eks/bootstrap.sh 'demo' --apiserver-endpoint 'https://10.0.0.10:6443' "
+               "--b64-cluster-ca 'Q0E=' \\\n--use-max-pods false \\\n--kubelet-extra-args "
+               "'--node-labels=\"team=ml,karpenter.sh/nodepool=gpu\" --register-with-taints="
+               "\"gpu=true:NoSchedule,karpenter.sh/unregistered:NoExecute\" --max-pods=29 "
+               "--system-reserved=\"cpu=100m\"' \\\n--local-disks raid0\n--//--\n")
+        al2023 = ('MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary="//"\n\n--//\n'
+                  'Content-Type: application/node.eks.aws\n\n'
+                  'apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec:\n  cluster:\n'
+                  '    apiServerEndpoint: https://10.0.0.10:6443\n    cidr: 10.96.0.0/12\n'
+                  '    name: demo\n  kubelet:\n    config:\n      maxPods: 20\n'
+                  '      kubeReserved:\n        cpu: 70m\n      registerWithTaints:\n'
+                  '        - key: gpu\n          value: "true"\n          effect: NoSchedule\n'
+                  '        - key: karpenter.sh/unregistered\n          effect: NoExecute\n'
+                  '    flags:\n      - --node-labels="team=ml,karpenter.sh/nodepool=gpu"\n'
+                  '--//--\n')
+        br = ('[settings.kubernetes]\napi-server = "https://10.0.0.10:6443"\n'
+              'cluster-name = "demo"\nmax-pods = 58\n'
+              '[settings.kubernetes.node-labels]\n"karpenter.sh/nodepool" = "gpu"\nteam = "ml"\n'
+              '[settings.kubernetes.node-taints]\n"karpenter.sh/unregistered" = [":NoExecute"]\n'
+              'gpu = ["true:NoSchedule"]\n[settings.kubernetes.eviction-hard]\n'
+              '"memory.available" = "200Mi"\n')
+        labels = {'team': 'ml', 'karpenter.sh/nodepool': 'gpu'}
+        taints = [{'key': 'gpu', 'value': 'true', 'effect': 'NoSchedule'},
+                  {'key': 'karpenter.sh/unregistered', 'effect': 'NoExecute'}]
+        for ud, fam, pods in ((al2, 'al2', 29), (al2023, 'al2023', 20), (br, 'bottlerocket', 58)):
+            cfg = kubelet.parse_user_data(b64(ud))
+            self.assertEqual(cfg['family'], fam)
+            self.assertEqual(cfg['labels'], labels, fam)
+            self.assertEqual(sorted(cfg['taints'], key=str), sorted(taints, key=str), fam)
+            self.assertEqual(cfg['max_pods'], pods, fam)
+        self.assertEqual(kubelet.parse_user_data(b64(al2))['system_reserved'], {'cpu': 0.1})
+        self.assertEqual(kubelet.parse_user_data(b64(al2023))['kube_reserved'], {'cpu': 0.07})
+        self.assertEqual(kubelet.parse_user_data(b64(br))['eviction_hard'], {'memory.available': '200Mi'})
+        # ephemeral storage: the root volume; Bottlerocket's data volume xvdb; RAID0: the
+        # instance store (AL2 --local-disks raid0, AL2023 localStorage, Bottlerocket's
+        # ephemeral-storage bootstrap command)
+        inst = {'InstanceType': 'm6id.large', 'RootVolumeSizeGiB': 4,
+                'BlockDeviceGiB': {'/dev/xvda': 4, '/dev/xvdb': 60}}
+        if not catalog.get('m6id.large'):
+            inst['InstanceType'] = [n for n in catalog.names() if catalog.get(n)['local_nvme_gb']][0]
+        nvme = catalog.get(inst['InstanceType'])['local_nvme_gb'] * 10 ** 9
+        cap = lambda ud: kubelet.resources(inst, kubelet.parse_user_data(b64(ud)), False)[0]['ephemeral-storage']  # noqa
+        self.assertEqual(cap(br), '60Gi')
+        self.assertEqual(cap(al2), str(nvme))
+        self.assertEqual(cap(al2023), '4Gi')
+        self.assertEqual(cap(al2023.replace('  kubelet:\n', '  instance:\n    localStorage:\n'
+                                            '      strategy: RAID0\n  kubelet:\n')), str(nvme))
+        self.assertEqual(cap(br + '[settings.bootstrap-commands.000-mount-instance-storage]\n'
+                              'commands = [["apiclient", "ephemeral-storage", "init"]]\n'), str(nvme))
+        # what nodeadm / Bottlerocket would refuse, the simulated node refuses too
+        for bad in (br.replace('api-server = "https://10.0.0.10:6443"\n', ''),
+                    al2023.replace('    flags:\n      - --node-labels="team=ml,karpenter.sh/nodepool=gpu"\n',
+                                   '    flags:\n      - --node-labels="kubernetes.io/x=y"\n')):
+            with self.assertRaises(kubelet.UserDataError):
+                kubelet.parse_user_data(b64(bad))
 
     def test_kubelet_configuration_yaml(self):
         ud = ('#!/bin/bash\nmkdir -p /var/lib/kubelet\ncat > /var/lib/kubelet/config.yaml <<"EOF"\n'
