@@ -67,7 +67,7 @@ DERIVED = {
 }
 # values that must be one of a few words
 CHOICES = {"gpu.mode": "warn", "gpu.taint.effect": "NoExecute", "log.level": "debug",
-           "settings.podDensity": "kubelet-default"}
+           "settings.podDensity": "kubelet-default", "settings.minValuesPolicy": "BestEffort"}
 
 
 def serve_keys():
