@@ -217,6 +217,7 @@ static void pool_settings(nw_dis_pool_t *p)
     const char *after = nw_json_str(d, "consolidateAfter");
     const char *pol = nw_json_str(d, "consolidationPolicy");
     p->when_empty = pol && strcmp(pol, "WhenEmpty") == 0;
+    p->balanced = pol && strcmp(pol, "Balanced") == 0;
     p->consolidate_after = 0;
     p->consolidation_never = false;
     const cJSON *rep = nw_json_get(nw_json_get(p->obj, "spec"), "replicas");
@@ -435,10 +436,12 @@ nw_rc_t nw_dis_state_build(const nw_dis_input_t *in, nw_dis_state_t **out, nw_er
                 continue;
             double ec = nw_dis_eviction_cost(n->pods[k]);
             cost += ec;
+            n->move_cost += ec > 0 ? ec : 0;
             if (ec > 0)
                 n->nresched++;
         }
         n->disruption_cost = cost * lifetime_remaining(nc, in->now);
+        n->move_cost += 1.0; /* the per-node base */
         n->initialized = cond_true(nc, "Initialized") && n->node;
         n->deleting =
             nw_json_get(nw_json_get(nc, "metadata"), "deletionTimestamp") ||
@@ -490,6 +493,12 @@ nw_rc_t nw_dis_state_build(const nw_dis_input_t *in, nw_dis_state_t **out, nw_er
             continue;
         st->pools[n->pool].counted += n->counted;
         st->pools[n->pool].disrupting += n->disrupting;
+        /* Balanced totals (kubernetes-sigs/karpenter pkg/controllers/disruption/balanced.go
+         * computeNodePoolTotals): every candidate with a price */
+        if (n->candidate && n->price > 0) {
+            st->pools[n->pool].total_cost += n->price;
+            st->pools[n->pool].total_disruption += n->move_cost;
+        }
     }
     for (size_t k = 0; k < st->npools; k++) {
         nw_dis_pool_t *p = &st->pools[k];

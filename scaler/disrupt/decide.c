@@ -204,6 +204,61 @@ static bool min_values_ok(const nw_dis_repl_t *r)
 /*
  * computeConsolidation (§2.5): 1 command in cmd (action + sim), 0 none (why), -1 error.
  */
+/* consolidationPolicy Balanced (kubernetes-sigs/karpenter pkg/controllers/disruption/balanced.go
+ * EvaluateBalancedMove): each Balanced NodePool among the candidates scores the move,
+ *   score = (savings / pool's total cost) / (move's disruption / pool's total disruption),
+ * its savings the pool's share of the candidates' price when several pools take part, and
+ * every one must reach 1/k (k = 2). true: approved (or no Balanced pool). */
+#define NW_DIS_BALANCED_K 2
+static bool balanced_ok(const nw_dis_state_t *st, const int *idx, int n, double savings, char *why,
+                        size_t wn)
+{
+    double all = 0;
+    int pools[NW_DIS_MULTI_MAX], np = 0;
+    for (int i = 0; i < n && i < NW_DIS_MULTI_MAX; i++) {
+        const nw_dis_node_t *c = &st->nodes[idx[i]];
+        all += c->price > 0 ? c->price : 0;
+        bool seen = false;
+        for (int k = 0; k < np && !seen; k++)
+            seen = pools[k] == c->pool;
+        if (!seen && c->pool >= 0)
+            pools[np++] = c->pool;
+    }
+    for (int k = 0; k < np; k++) {
+        const nw_dis_pool_t *p = &st->pools[pools[k]];
+        if (!p->balanced)
+            continue;
+        double cost = 0, disruption = 0;
+        for (int i = 0; i < n && i < NW_DIS_MULTI_MAX; i++) {
+            const nw_dis_node_t *c = &st->nodes[idx[i]];
+            if (c->pool != pools[k])
+                continue;
+            cost += c->price > 0 ? c->price : 0;
+            disruption += c->move_cost;
+        }
+        double ps = np > 1 && all > 0 ? savings * (cost / all) : savings;
+        double score = 0;
+        bool ok;
+        if (p->total_cost <= 0 || ps <= 0)
+            ok = false;
+        else if (p->total_disruption <= 0)
+            ok = true;
+        else {
+            score = (ps / p->total_cost) / (disruption / p->total_disruption);
+            ok = score >= 1.0 / NW_DIS_BALANCED_K;
+        }
+        if (!ok) {
+            snprintf(why, wn,
+                     "Balanced consolidation: the move scores %.3f for NodePool \"%s\" (savings "
+                     "%.3f of %.3f $/h, disruption %.1f of %.1f), below 1/%d",
+                     score, p->name, ps, p->total_cost, disruption, p->total_disruption,
+                     NW_DIS_BALANCED_K);
+            return false;
+        }
+    }
+    return true;
+}
+
 static int compute(const nw_dis_state_t *st, nw_dis_sim_fn sim, void *ud, const int *idx, int n,
                    bool multi, nw_dis_cmd_t *cmd, char *why, size_t wn)
 {
@@ -231,6 +286,10 @@ static int compute(const nw_dis_state_t *st, nw_dis_sim_fn sim, void *ud, const 
         return 0;
     }
     if (r.nrepl == 0) {
+        if (!balanced_ok(st, idx, n, price, why, wn)) {
+            nw_dis_sim_cleanup(&r);
+            return 0;
+        }
         cmd->action = NW_DIS_DELETE;
         cmd->sim = r;
         cmd->new_price = 0;
@@ -305,6 +364,10 @@ static int compute(const nw_dis_state_t *st, nw_dis_sim_fn sim, void *ud, const 
             nw_dis_sim_cleanup(&r);
             return 0;
         }
+    }
+    if (!balanced_ok(st, idx, n, price - launch_price(rp, &rp->types[0]), why, wn)) {
+        nw_dis_sim_cleanup(&r);
+        return 0;
     }
     cmd->action = NW_DIS_REPLACE;
     cmd->new_price = launch_price(rp, &rp->types[0]);

@@ -130,7 +130,8 @@ typedef struct {
     bool drifted;              /* condition Drifted=True */
     int64_t drifted_at;
     double disruption_cost;
-    char why[256]; /* why it is not a candidate ("" when it is) */
+    double move_cost; /* Balanced: 1 + the reschedulable pods' eviction costs (>= 0 each) */
+    char why[256];    /* why it is not a candidate ("" when it is) */
 } nw_dis_node_t;
 
 typedef struct {
@@ -139,6 +140,9 @@ typedef struct {
     bool consolidation_never;     /* consolidateAfter: Never */
     int64_t consolidate_after;    /* ns */
     bool when_empty;              /* consolidationPolicy WhenEmpty */
+    bool balanced;                /* consolidationPolicy Balanced (moves scored, decide.c) */
+    double total_cost;            /* Balanced: the prices of its priced candidates */
+    double total_disruption;      /* Balanced: their move costs (nw_dis_node_t.move_cost) */
     int counted, disrupting;      /* nodes for the percentages; already disrupting */
     int allowed[NW_DIS_NREASONS]; /* max(0, budget - disrupting), NW_DIS_UNLIMITED */
     char budget_error[256];       /* a budget that failed to parse ("" none) */
