@@ -8,7 +8,8 @@
  * CreateLaunchTemplate, CreateTags, TerminateInstances: DryRunOperation means
  * allowed, UnauthorizedOperation not; a missing iam:PassRole for the node role
  * is named as such); every EC2NodeClass from --nodeclass FILE resolved, term
- * by term. Cluster part (unless --aws-only): cli/doctor.h through
+ * by term (alias terms for the Kubernetes version of the kubeconfig's API server, the
+ * "kubernetes version" check). Cluster part (unless --aws-only): cli/doctor.h through
  * nw_doctor_cluster_checks.
  *
  * Exit 0 only when every check passed (skipped checks do not fail), 1 when a
@@ -56,6 +57,40 @@ static void check(report_t *r, const char *name, chk_status_t st, const char *de
         if (st == CHK_FAIL && fix)
             printf("       fix: %s\n", fix);
     }
+}
+
+/* The cluster's Kubernetes version for amiSelectorTerms aliases, read once from the API
+ * server of the kubeconfig (GET /version) the first time an alias needs it, as the scaler
+ * does (scaler/aws/cloud.h k8s_version); without it every alias term said "unknown". */
+typedef struct {
+    const nw_srv_aws_args_t *a;
+    int tried;
+    char version[32];
+    char why[400];
+} doctor_k8s_t;
+
+static nw_rc_t doctor_k8s_version(void *ud, char *out, size_t len, nw_err_t *err)
+{
+    doctor_k8s_t *d = ud;
+    if (!d->tried) {
+        d->tried = 1;
+        nw_err_t e = {0};
+        nw_kube_config_t *kcfg = NULL;
+        nw_kube_client_t *client = NULL;
+        nw_kube_client_opts_t copts = {.max_retries = 1, .timeout_ms = 10000};
+        if (nw_kube_config_load(d->a->cfg.kubernetes.kubeconfig, d->a->cfg.kubernetes.context,
+                                &kcfg, &e) == NW_OK &&
+            nw_kube_client_new(kcfg, &copts, &client, &e) == NW_OK)
+            nw_kube_server_version(client, d->version, sizeof d->version, &e);
+        nw_kube_client_free(client);
+        if (!d->version[0])
+            snprintf(d->why, sizeof d->why, "not read from the API server: %.300s",
+                     e.msg[0] ? e.msg : "no kubeconfig");
+    }
+    if (!d->version[0])
+        return nw_err_set(err, NW_EINVAL, "kubernetes", "%s", d->why);
+    snprintf(out, len, "%s", d->version);
+    return NW_OK;
 }
 
 /* The cluster part of doctor: cli/doctor.h (API server, RBAC, CRDs,
@@ -355,12 +390,15 @@ int nw_cmd_doctor(int argc, char **argv)
              a.aws.sts, a.aws.imds_disabled ? "disabled" : a.aws.imds);
     check(&r, "aws region", CHK_PASS, detail, NULL);
 
+    doctor_k8s_t k8s = {.a = &a};
     nw_aws_cloud_opts_t o = {.aws = a.aws,
                              .cluster_name =
                                  a.cfg.settings.clusterName && *a.cfg.settings.clusterName
                                      ? a.cfg.settings.clusterName
                                      : "-",
-                             .isolated_vpc = a.cfg.settings.isolatedVPC};
+                             .isolated_vpc = a.cfg.settings.isolatedVPC,
+                             .k8s_version = doctor_k8s_version,
+                             .k8s_version_ud = &k8s};
     if (nw_aws_cloud_new(&o, &cloud, &err) != NW_OK) {
         check(&r, "credentials", CHK_FAIL, err.msg, source_fix(NW_CREDS_NONE));
         goto done;
@@ -416,6 +454,17 @@ int nw_cmd_doctor(int argc, char **argv)
 
     const nw_nodeclass_resolved_t *first = NULL;
     nodeclass_checks(&r, cloud, &a, &first);
+    if (k8s.tried) { /* an alias asked for it: say which version the aliases resolved for */
+        snprintf(detail, sizeof detail,
+                 "%s (the API server's /version; amiSelectorTerms aliases "
+                 "resolve for it)",
+                 k8s.version);
+        check(&r, "kubernetes version", k8s.version[0] ? CHK_PASS : CHK_FAIL,
+              k8s.version[0] ? detail : k8s.why,
+              k8s.version[0] ? NULL
+                             : "give --kubernetes.kubeconfig FILE (or KUBECONFIG) so the "
+                               "amiSelectorTerms aliases resolve for the cluster's version");
+    }
     permission_checks(&r, ec2, first, first ? a.nodeclasses[0] : NULL);
 
 done:
