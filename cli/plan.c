@@ -627,6 +627,15 @@ nw_sched_snap_t *nw_plan_snapshot(nw_plan_t *p, const char *catalog, size_t clen
                 err.msg);
         return NULL;
     }
+    /* capacity reservations: each class's status.capacityReservations (as nodewarden writes
+     * it, or by hand), holding availableInstanceCount nodes when an entry says so */
+    cJSON_ArrayForEach(co, p->class_objs)
+    {
+        if (nw_sched_snap_add_class_reservations(p->snap, co, NULL, NULL, NULL, &err) != NW_OK) {
+            fprintf(stderr, "nodewarden plan: EC2NodeClass %s: %s\n", obj_name(co), err.msg);
+            return NULL;
+        }
+    }
     for (int i = 0; i < nice; i++) {
         char b[256];
         snprintf(b, sizeof b, "%s", ice[i]);

@@ -620,6 +620,18 @@ static void op_refresh(nw_cloud_t *c, int64_t now)
     }
 }
 
+static int64_t op_reservation_available(nw_cloud_t *c, const char *id)
+{
+    aws_cloud_t *a = me(c);
+    pthread_mutex_lock(&a->mu);
+    int64_t synced = 0;
+    int64_t v = nw_nodeclass_cache_cr_available(a->nc, id, &synced);
+    if (v >= 0)
+        v = nw_launcher_cr_available(a->launcher, id, v, synced);
+    pthread_mutex_unlock(&a->mu);
+    return v;
+}
+
 static nw_rc_t op_metrics(nw_cloud_t *c, nw_buf_t *out)
 {
     aws_cloud_t *a = me(c);
@@ -717,6 +729,7 @@ static const nw_cloud_ops_t aws_ops = {
     .refresh = op_refresh,
     .metrics = op_metrics,
     .instance_health = op_instance_health,
+    .reservation_available = op_reservation_available,
 };
 
 nw_rc_t nw_aws_cloud_new(const nw_aws_cloud_opts_t *o, nw_cloud_t **out, nw_err_t *err)

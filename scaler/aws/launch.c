@@ -885,6 +885,15 @@ static int64_t cr_available(nw_launcher_t *l, const nw_nc_cr_t *cr, int64_t sync
     return cr->available;
 }
 
+int64_t nw_launcher_cr_available(const nw_launcher_t *l, const char *id, int64_t resolved,
+                                 int64_t synced)
+{
+    for (int i = 0; i < l->ncrav; i++)
+        if (strcmp(l->crav[i].id, id) == 0 && l->crav[i].synced >= synced)
+            return l->crav[i].count;
+    return resolved;
+}
+
 /* MarkLaunched (delta -1) and the exhausted reservation (set to 0) */
 static void cr_mark(nw_launcher_t *l, const char *id, int zero)
 {

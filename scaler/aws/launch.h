@@ -179,6 +179,11 @@ void nw_launcher_plan_free(nw_launch_plan_t *pl);
 nw_rc_t nw_launcher_delete_templates(nw_launcher_t *l, const char *nodeclass, int *deleted,
                                      nw_err_t *err);
 
+/** The available count the launcher follows for reservation id when it is at least as new as
+ * a resolution at `synced` (monotonic ns) that found `resolved`; else `resolved`. */
+int64_t nw_launcher_cr_available(const nw_launcher_t *l, const char *id, int64_t resolved,
+                                 int64_t synced);
+
 /** Terminate by instance id or providerID; idempotent (gone = done). */
 nw_rc_t nw_launcher_terminate(nw_launcher_t *l, const char *id_or_provider_id, nw_err_t *err);
 

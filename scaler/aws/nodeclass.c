@@ -900,6 +900,20 @@ static void resolve_crs(nw_nodeclass_cache_t *c, const cJSON *nc, nw_nodeclass_r
     *retry_soon = 1;
 }
 
+int64_t nw_nodeclass_cache_cr_available(const nw_nodeclass_cache_t *c, const char *id,
+                                        int64_t *synced)
+{
+    int64_t best = -1;
+    *synced = 0;
+    for (size_t i = 0; i < c->n; i++)
+        for (size_t k = 0; k < c->v[i].r.ncrs; k++)
+            if (strcmp(c->v[i].r.crs[k].id, id) == 0 && c->v[i].r.crs_synced_ns >= *synced) {
+                best = c->v[i].r.crs[k].available;
+                *synced = c->v[i].r.crs_synced_ns;
+            }
+    return best;
+}
+
 void nw_nodeclass_cache_invalidate(nw_nodeclass_cache_t *c)
 {
     for (size_t i = 0; i < c->n; i++) {

@@ -185,6 +185,10 @@ void nw_nodeclass_cache_set_iam(nw_nodeclass_cache_t *c, nw_ec2_t *iam, const ch
                                 const char *cluster);
 /** Use SSM for alias and ssmParameter terms (copied; its pointers borrowed). */
 void nw_nodeclass_cache_set_ssm(nw_nodeclass_cache_t *c, const nw_nc_ssm_t *ssm);
+/** The count the latest resolution found for capacity reservation id (-1: none has it), and
+ * when (monotonic ns, in *synced). */
+int64_t nw_nodeclass_cache_cr_available(const nw_nodeclass_cache_t *c, const char *id,
+                                        int64_t *synced);
 /** Drop every entry (e.g. after a launch failed with a not-found subnet). */
 void nw_nodeclass_cache_invalidate(nw_nodeclass_cache_t *c);
 

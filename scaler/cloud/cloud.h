@@ -250,6 +250,10 @@ typedef struct {
      * asked now. May be NULL (the provider has no such checks). */
     nw_rc_t (*instance_health)(nw_cloud_t *c, nw_cloud_healths_t *out, nw_cloud_error_t *ce,
                                nw_err_t *err);
+    /** The instances capacity reservation `id` still holds as the provider follows them
+     * (the last resolution's count less the launches since); -1 when unknown. Reconcile
+     * thread. May be NULL. */
+    int64_t (*reservation_available)(nw_cloud_t *c, const char *id);
     /** Append the provider's Prometheus series (its refreshes). May be NULL. */
     nw_rc_t (*metrics)(nw_cloud_t *c, nw_buf_t *out);
 } nw_cloud_ops_t;

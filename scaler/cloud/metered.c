@@ -124,6 +124,13 @@ static void op_refresh(nw_cloud_t *c, int64_t now)
         me(c)->inner->ops->refresh(me(c)->inner, now);
 }
 
+static int64_t op_reservation_available(nw_cloud_t *c, const char *id)
+{
+    return me(c)->inner->ops->reservation_available
+               ? me(c)->inner->ops->reservation_available(me(c)->inner, id)
+               : -1;
+}
+
 static nw_rc_t op_metrics(nw_cloud_t *c, nw_buf_t *out)
 {
     return me(c)->inner->ops->metrics ? me(c)->inner->ops->metrics(me(c)->inner, out) : NW_OK;
@@ -166,6 +173,7 @@ static const nw_cloud_ops_t metered_ops = {
     .refresh = op_refresh,
     .metrics = op_metrics,
     .instance_health = op_health,
+    .reservation_available = op_reservation_available,
     .finalize_class = op_finalize_class,
 };
 

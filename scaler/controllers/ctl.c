@@ -42,6 +42,12 @@ void nw_ctl_shared_cleanup(nw_ctl_shared_t *m)
     m->noms = NULL;
 }
 
+static int64_t reservation_available(void *ud, const char *id)
+{
+    nw_cloud_t *cloud = ud;
+    return cloud->ops->reservation_available(cloud, id);
+}
+
 void nw_ctl_sim_env(nw_ctl_deps_t *c, nw_ctl_shared_t *m, nw_simsnap_env_t *env)
 {
     memset(env, 0, sizeof *env);
@@ -54,6 +60,10 @@ void nw_ctl_sim_env(nw_ctl_deps_t *c, nw_ctl_shared_t *m, nw_simsnap_env_t *env)
     env->min_values_best_effort = m->min_values_best_effort;
     env->inflight = &m->inflight;
     env->noms = m->noms;
+    if (c->cloud->ops->reservation_available) {
+        env->reservation_available = reservation_available;
+        env->reservation_ud = c->cloud;
+    }
 }
 
 void nw_ctl_prepare_catalog(nw_ctl_deps_t *c, const nw_kube_snap_t *s)

@@ -45,6 +45,8 @@ typedef struct {
     char capacity_type[16]; /* "on-demand" | "spot" | "reserved" */
     double price;           /* USD per hour */
     bool available;         /* false: not offered now (ICE, no price) */
+    uint16_t resv;          /* reserved: 1 + its reservation's index in the snapshot (only its
+                               node class's pools see it, nw_sched_snap_add_reservation); 0 */
 } nw_sched_offering_t;
 
 typedef struct nw_sched_snap nw_sched_snap_t;

@@ -75,6 +75,27 @@ const char *nw_sched_res_name(const nw_sched_snap_t *s, int i);
 
 /** Add an instance type (copied; labels deep-copied). NW_EINVAL on a duplicate name. */
 nw_rc_t nw_sched_snap_add_itype(nw_sched_snap_t *s, const nw_sched_itype_t *t, nw_err_t *err);
+/** A capacity reservation of node class `nodeclass` (an EC2NodeClass's
+ * status.capacityReservations entry): a `reserved` offering of itype in zone, priced `price`
+ * (Karpenter: the on-demand price / 10,000,000), that only pools of that class see, holding
+ * `count` nodes (< 0: no limit; 0: unavailable). The solve gives a new claim the reserved
+ * offering first while its reservation has room (capacity-type reserved and
+ * karpenter.k8s.aws/capacity-reservation-id In [id] on the claim), then falls back to the
+ * pool's other capacity types. NW_ENOTFOUND when itype is not in the snapshot, NW_EINVAL
+ * when it has no room for another offering. */
+nw_rc_t nw_sched_snap_add_reservation(nw_sched_snap_t *s, const char *nodeclass, const char *id,
+                                      const char *reservation_type, const char *itype,
+                                      const char *zone, const char *zone_id, double price,
+                                      int64_t count, nw_err_t *err);
+/** Add the reservations of an EC2NodeClass object's status.capacityReservations (state
+ * active), priced at the type's on-demand price given by od_price (NULL: its on-demand
+ * offering's in the snapshot) / 10,000,000;
+ * their counts from available(id) (NULL, or < 0: an entry's availableInstanceCount, else
+ * no limit). Types not in the snapshot are skipped. */
+nw_rc_t nw_sched_snap_add_class_reservations(nw_sched_snap_t *s, const cJSON *nodeclass,
+                                             double (*od_price)(void *ud, const char *type),
+                                             int64_t (*available)(void *ud, const char *id),
+                                             void *ud, nw_err_t *err);
 /** Mark one offering unavailable (ICE cache). Unknown names are ignored. */
 void nw_sched_snap_ice(nw_sched_snap_t *s, const char *itype, const char *zone,
                        const char *capacity_type);

@@ -171,6 +171,14 @@ typedef struct {
     int nhostports;
 } nw_sds_t;
 
+/* A capacity reservation of one node class: its reserved offerings hold `count` nodes */
+typedef struct {
+    char nodeclass[256];
+    char id[64];
+    char type[24]; /* default, capacity-block */
+    int64_t count; /* instances left; < 0: unknown (no limit) */
+} nw_sresv_t;
+
 typedef struct {
     nw_sched_itype_t t;
     nw_reqs_t reqs; /* labels as In, zone/capacity-type In [offered] */
@@ -211,6 +219,8 @@ struct nw_sched_snap {
     size_t nnominated, cnominated;
     nw_sclass_t *nclasses_res;
     size_t nclass_res;
+    nw_sresv_t *resvs; /* capacity reservations (offerings' resv - 1) */
+    size_t nresvs, cresvs;
     nw_sns_t *nss;
     size_t nnss, cnss;
     nw_spv_t *pvs;

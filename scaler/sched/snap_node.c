@@ -400,6 +400,93 @@ nw_rc_t nw_sched_snap_add_itype_raw(nw_sched_snap_t *s, const char *name, const 
     return rc;
 }
 
+nw_rc_t nw_sched_snap_add_reservation(nw_sched_snap_t *s, const char *nodeclass, const char *id,
+                                      const char *reservation_type, const char *itype,
+                                      const char *zone, const char *zone_id, double price,
+                                      int64_t count, nw_err_t *err)
+{
+    nw_sitype_t *it = NULL;
+    for (size_t i = 0; i < s->nitypes && !it; i++)
+        if (strcmp(s->itypes[i].t.name, itype) == 0)
+            it = &s->itypes[i];
+    if (!it)
+        return nw_err_set(err, NW_ENOTFOUND, "instanceType", "instance type \"%s\" unknown", itype);
+    if (it->t.noffer >= NW_SCHED_MAX_OFFERINGS || s->nresvs >= UINT16_MAX - 1)
+        return nw_err_set(err, NW_EINVAL, "offerings", "more than %d offerings",
+                          NW_SCHED_MAX_OFFERINGS);
+    nw_sresv_t *v = nw_ss_grow(s->resvs, &s->cresvs, s->nresvs, sizeof *v);
+    if (!v)
+        return nw_err_set(err, NW_ENOMEM, "", "out of memory");
+    s->resvs = v;
+    nw_sresv_t *r = &s->resvs[s->nresvs++];
+    memset(r, 0, sizeof *r);
+    snprintf(r->nodeclass, sizeof r->nodeclass, "%s", nodeclass ? nodeclass : "");
+    snprintf(r->id, sizeof r->id, "%s", id);
+    snprintf(r->type, sizeof r->type, "%s", reservation_type ? reservation_type : "default");
+    r->count = count;
+    nw_sched_offering_t *o = &it->t.offerings[it->t.noffer++];
+    memset(o, 0, sizeof *o);
+    snprintf(o->zone, sizeof o->zone, "%s", zone);
+    snprintf(o->zone_id, sizeof o->zone_id, "%s", zone_id ? zone_id : "");
+    snprintf(o->capacity_type, sizeof o->capacity_type, "reserved");
+    o->price = price;
+    o->available = count != 0;
+    o->resv = (uint16_t)s->nresvs;
+    /* the type's zone and capacity-type requirements include the new offering */
+    nw_reqs_cleanup(&it->reqs);
+    nw_reqs_init(&it->reqs);
+    return itype_finish(s, it, err);
+}
+
+static const char *jstr(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+nw_rc_t nw_sched_snap_add_class_reservations(nw_sched_snap_t *s, const cJSON *nc,
+                                             double (*od_price)(void *ud, const char *type),
+                                             int64_t (*available)(void *ud, const char *id),
+                                             void *ud, nw_err_t *err)
+{
+    const char *name = jstr(cJSON_GetObjectItemCaseSensitive(nc, "metadata"), "name");
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(nc, "status");
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(st, "capacityReservations"))
+    {
+        const char *id = jstr(e, "id"), *type = jstr(e, "instanceType"),
+                   *zone = jstr(e, "availabilityZone"), *state = jstr(e, "state");
+        if (!id || !type || !zone || (state && strcmp(state, "active") != 0))
+            continue;
+        int64_t count = available ? available(ud, id) : -1;
+        const cJSON *ac = cJSON_GetObjectItemCaseSensitive(e, "availableInstanceCount");
+        if (count < 0 && cJSON_IsNumber(ac))
+            count = ac->valuedouble < 0 ? 0 : (int64_t)ac->valuedouble;
+        /* the zone's id as the type's offerings in that zone know it */
+        const char *zid = NULL;
+        for (size_t i = 0; i < s->nitypes && !zid; i++)
+            for (int k = 0; k < s->itypes[i].t.noffer && !zid; k++)
+                if (strcmp(s->itypes[i].t.offerings[k].zone, zone) == 0 &&
+                    s->itypes[i].t.offerings[k].zone_id[0])
+                    zid = s->itypes[i].t.offerings[k].zone_id;
+        char zbuf[64];
+        snprintf(zbuf, sizeof zbuf, "%s", zid ? zid : "");
+        double od = od_price ? od_price(ud, type) : 0;
+        for (size_t i = 0; !od_price && i < s->nitypes; i++)
+            for (int k = 0; strcmp(s->itypes[i].t.name, type) == 0 && k < s->itypes[i].t.noffer;
+                 k++)
+                if (strcmp(s->itypes[i].t.offerings[k].capacity_type, "on-demand") == 0)
+                    od = s->itypes[i].t.offerings[k].price;
+        double price = od / 10000000.0;
+        nw_rc_t rc = nw_sched_snap_add_reservation(s, name, id, jstr(e, "reservationType"), type,
+                                                   zone, zbuf, price, count, err);
+        if (rc == NW_ENOMEM)
+            return rc;
+        nw_err_clear(err);
+    }
+    return NW_OK;
+}
+
 void nw_sched_snap_ice(nw_sched_snap_t *s, const char *itype, const char *zone,
                        const char *capacity_type)
 {

@@ -184,6 +184,7 @@ void nw_sched_snap_free(nw_sched_snap_t *s)
     for (size_t i = 0; i < s->nclasses; i++)
         nw_ss_pclass_free(&s->classes[i]);
     free(s->classes);
+    free(s->resvs);
     free(s->class_hash);
     for (size_t i = 0; i < s->ngroups; i++)
         nw_ss_group_free(&s->groups[i]);

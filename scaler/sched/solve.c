@@ -52,9 +52,25 @@ nw_rc_t nw_sv_finalize(ctx_t *c, claim_t *cl, nw_sched_claim_t *out)
         ct_ok[1] &= nw_req_has(cq, "spot");
         ct_ok[2] &= nw_req_has(cq, "reserved");
     }
-    /* Karpenter launches spot whenever the requirements allow it and spot is offered */
+    /* reserved capacity first while a reservation of the pool's class has room (Karpenter's
+     * reserved offerings, priced near zero), then spot whenever the requirements allow it
+     * and spot is offered */
+    const char *ncl = pc->p->nodeclass;
+    bool use_res = false;
+    if (ct_ok[2]) {
+        FOR_BITS(cl->bits, c->nw, t)
+        {
+            const nw_sched_itype_t *it = &s->itypes[t].t;
+            for (int o = 0; o < it->noffer && !use_res; o++) {
+                const nw_sched_offering_t *of = &it->offerings[o];
+                int z = zone_find(c, of->zone);
+                use_res = of->available && of->resv && nw_sv_offer_visible(c, of, ncl) && z >= 0 &&
+                          (cl->zmask >> z & 1);
+            }
+        }
+    }
     bool use_spot = false;
-    if (ct_ok[1]) {
+    if (ct_ok[1] && !use_res) {
         FOR_BITS(cl->bits, c->nw, t)
         {
             const nw_sched_itype_t *it = &s->itypes[t].t;
@@ -79,9 +95,10 @@ nw_rc_t nw_sv_finalize(ctx_t *c, claim_t *cl, nw_sched_claim_t *out)
             const nw_sched_offering_t *of = &it->offerings[o];
             int ci = ct_index(of->capacity_type);
             int z = zone_find(c, of->zone);
-            if (!of->available || !ct_ok[ci] || z < 0 || !(cl->zmask >> z & 1))
+            if (!of->available || !ct_ok[ci] || z < 0 || !(cl->zmask >> z & 1) ||
+                !nw_sv_offer_visible(c, of, ncl))
                 continue;
-            if (use_spot != (ci == 1))
+            if (use_spot != (ci == 1) || use_res != (ci == 2))
                 continue;
             if (of->price < r.price) {
                 r.price = of->price;
@@ -148,13 +165,24 @@ nw_rc_t nw_sv_finalize(ctx_t *c, claim_t *cl, nw_sched_claim_t *out)
          * capacity reservations first (scaler/aws/launch.c), then this offering's type */
         const char *cts[2];
         size_t nc = 0;
-        if (ct_ok[2] && (use_spot || ct_ok[0]))
+        const nw_sched_offering_t *ro = n ? &s->itypes[rk[0].t].t.offerings[rk[0].offer] : NULL;
+        if (use_res && ro && ro->resv) {
+            /* the reservation takes this node (Karpenter's ReservationManager) */
+            int64_t *left = &c->resv_left[ro->resv - 1];
+            if (*left > 0)
+                (*left)--;
+            const char *id = s->resvs[ro->resv - 1].id;
             cts[nc++] = "reserved";
-        if (use_spot)
+            if (rc == NW_OK)
+                rc = nw_reqs_add(&out->reqs, NW_LABEL_CAPACITY_RESERVATION_ID, NW_REQ_IN, &id, 1, 0,
+                                 NULL);
+        } else if (ct_ok[2] && (use_spot || ct_ok[0]))
+            cts[nc++] = "reserved";
+        if (!use_res && use_spot)
             cts[nc++] = "spot";
-        else if (ct_ok[0])
+        else if (!use_res && ct_ok[0])
             cts[nc++] = "on-demand";
-        else if (ct_ok[2])
+        else if (!use_res && ct_ok[2] && nc == 0)
             cts[nc++] = "reserved";
         if (rc == NW_OK && nc)
             rc = nw_reqs_add(&out->reqs, NW_LABEL_CAPACITY_TYPE, NW_REQ_IN, cts, nc, 0, NULL);
@@ -276,6 +304,7 @@ static void ctx_free(ctx_t *c)
     free(c->scratch);
     free(c->scratch2);
     free(c->alone);
+    free(c->resv_left);
 }
 
 void nw_sched_results_free(nw_sched_results_t *r)
@@ -349,13 +378,16 @@ nw_rc_t nw_sched_solve(const nw_sched_snap_t *s, int64_t now, nw_sched_results_t
     c.scratch = calloc((size_t)c.nw, sizeof(word_t));
     c.scratch2 = calloc((size_t)c.nw, sizeof(word_t));
     c.alone = calloc(s->npools + 1, sizeof(double));
+    c.resv_left = calloc(s->nresvs + 1, sizeof *c.resv_left);
+    for (size_t k = 0; c.resv_left && k < s->nresvs; k++)
+        c.resv_left[k] = s->resvs[k].count;
     c.vc = calloc(s->nclasses + 1, sizeof *c.vc);
     c.ps = calloc(s->npods + 1, sizeof *c.ps);
     r->placed = calloc(s->npods + 1, sizeof *r->placed);
     r->unsched = calloc(s->npods + 1, sizeof *r->unsched);
     queue = malloc((s->npods + 1) * sizeof(int));
-    if (!c.scratch || !c.scratch2 || !c.alone || !c.vc || !c.ps || !r->placed || !r->unsched ||
-        !queue)
+    if (!c.scratch || !c.scratch2 || !c.alone || !c.resv_left || !c.vc || !c.ps || !r->placed ||
+        !r->unsched || !queue)
         goto out;
     if ((rc = nw_sv_prep_pools(&c)) != NW_OK || (rc = nw_sv_prep_nodes(&c)) != NW_OK ||
         (rc = nw_sv_prep_topology(&c)) != NW_OK)
@@ -461,7 +493,24 @@ nw_rc_t nw_sched_solve(const nw_sched_snap_t *s, int64_t now, nw_sched_results_t
             continue;
         if ((rc = nw_sv_finalize(&c, &c.claims[i], &r->claims[r->nclaims++])) != NW_OK)
             goto out;
-        r->total_price += r->claims[r->nclaims - 1].price;
+        nw_sched_claim_t *fc = &r->claims[r->nclaims - 1];
+        if (fc->nitypes == 0 && s->nresvs > 0) {
+            /* packed while a reservation had room, finalized after it was taken: its pods
+             * wait (Karpenter's ReservationManager refuses the claim) */
+            for (int k = 0; k < fc->npods && rc == NW_OK; k++)
+                rc = add_unsched(&c, r, fc->pods[k],
+                                 "the capacity reservations of the NodePool's EC2NodeClass are "
+                                 "taken and no other capacity type is allowed");
+            free(fc->itypes);
+            free(fc->pods);
+            nw_reqs_cleanup(&fc->reqs);
+            memset(fc, 0, sizeof *fc);
+            r->nclaims--;
+            if (rc != NW_OK)
+                goto out;
+            continue;
+        }
+        r->total_price += fc->price;
     }
     rc = NW_OK;
 out:

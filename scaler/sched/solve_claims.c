@@ -188,7 +188,7 @@ static nw_rc_t topo_narrow(const ctx_t *c, const pctx_t *pc, const nw_reqs_t *ba
             int t = w * 64 + __builtin_ctzll(x);
             const nw_sitype_t *it = &c->s->itypes[t];
             if (!nw_reqs_intersects(&it->reqs, extra, NULL) ||
-                !nw_sv_type_allows_offering(it, extra, pc->ct_allowed, zm, c))
+                !nw_sv_type_allows_offering(it, extra, pc->ct_allowed, zm, c, pc->p->nodeclass))
                 nb[w] &= ~(1ULL << (t & 63));
         }
     return NW_OK;

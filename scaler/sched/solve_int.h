@@ -141,7 +141,19 @@ typedef struct {
     word_t *scratch, *scratch2;
     double *alone; /* per snapshot pool, scratch of nw_sv_try_claims */
     bool any_prefer_taint;
+    int64_t *resv_left; /* per snapshot reservation: nodes it still holds (< 0: no limit) */
 } ctx_t;
+
+/* A reserved offering is seen only by pools of its reservation's node class, and only while
+ * the reservation has room in this solve. */
+static inline bool nw_sv_offer_visible(const ctx_t *c, const nw_sched_offering_t *o,
+                                       const char *nodeclass)
+{
+    if (!o->resv)
+        return true;
+    return nodeclass && strcmp(c->s->resvs[o->resv - 1].nodeclass, nodeclass) == 0 &&
+           (!c->resv_left || c->resv_left[o->resv - 1] != 0);
+}
 
 static inline int ct_index(const char *ct)
 {
@@ -232,7 +244,7 @@ nw_rc_t nw_sv_prep_nodes(ctx_t *c);
 variant_t *nw_sv_variant_get(ctx_t *c, int pod);
 int nw_sv_variant_pool(ctx_t *c, variant_t *v, const nw_pclass_t *cl, const pctx_t *pc);
 bool nw_sv_type_allows_offering(const nw_sitype_t *it, const nw_reqs_t *r, const bool *cts,
-                                uint64_t zmask, const ctx_t *c);
+                                uint64_t zmask, const ctx_t *c, const char *nodeclass);
 
 /* solve_topo.c */
 bool nw_sv_tc_active(const ctx_t *c, int pod, int i);

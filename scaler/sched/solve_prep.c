@@ -11,14 +11,14 @@
 /* ---- preparation ------------------------------------------------------------- */
 
 bool nw_sv_type_allows_offering(const nw_sitype_t *it, const nw_reqs_t *r, const bool *cts,
-                                uint64_t zmask, const ctx_t *c)
+                                uint64_t zmask, const ctx_t *c, const char *nodeclass)
 {
     const nw_req_t *zq = r ? nw_reqs_get(r, NW_LABEL_ZONE) : NULL;
     const nw_req_t *ziq = r ? nw_reqs_get(r, NW_LABEL_ZONE_ID) : NULL;
     const nw_req_t *cq = r ? nw_reqs_get(r, NW_LABEL_CAPACITY_TYPE) : NULL;
     for (int i = 0; i < it->t.noffer; i++) {
         const nw_sched_offering_t *o = &it->t.offerings[i];
-        if (!o->available)
+        if (!o->available || !nw_sv_offer_visible(c, o, nodeclass))
             continue;
         if (cts && !cts[ct_index(o->capacity_type)])
             continue;
@@ -113,14 +113,14 @@ nw_rc_t nw_sv_prep_pools(ctx_t *c)
                 continue;
             if (!nw_reqs_intersects(&it->reqs, &p->p->reqs, NULL))
                 continue;
-            if (!nw_sv_type_allows_offering(it, &p->p->reqs, p->ct_allowed, pz, c))
+            if (!nw_sv_type_allows_offering(it, &p->p->reqs, p->ct_allowed, pz, c, p->p->nodeclass))
                 continue;
             p->types[t >> 6] |= 1ULL << (t & 63);
             p->price[t] = 1e300;
             for (int o = 0; o < it->t.noffer; o++) {
                 const nw_sched_offering_t *of = &it->t.offerings[o];
                 if (of->available && p->ct_allowed[ct_index(of->capacity_type)] &&
-                    of->price < p->price[t])
+                    nw_sv_offer_visible(c, of, p->p->nodeclass) && of->price < p->price[t])
                     p->price[t] = of->price;
             }
             for (size_t d = 0; d < s->ndss; d++)
@@ -141,7 +141,8 @@ nw_rc_t nw_sv_prep_pools(ctx_t *c)
             for (int k = 0; k < NW_SCHED_NRES; k++)
                 p->avail[t].v[k] = alloc.v[k] - p->ovh[t].v[k];
             for (int z = 0; z < c->nz; z++)
-                if (nw_sv_type_allows_offering(it, &p->p->reqs, p->ct_allowed, 1ULL << z, c))
+                if (nw_sv_type_allows_offering(it, &p->p->reqs, p->ct_allowed, 1ULL << z, c,
+                                               p->p->nodeclass))
                     p->zbits[z][t >> 6] |= 1ULL << (t & 63);
         }
         /* limits: remaining = limits − capacity of existing nodes and claims of the pool */
@@ -345,7 +346,8 @@ int nw_sv_variant_pool(ctx_t *c, variant_t *v, const nw_pclass_t *cl, const pctx
         if (!nw_reqs_intersects(&it->reqs, &v->merged[pi], NULL))
             continue;
         any_compatible = true;
-        if (!nw_sv_type_allows_offering(it, &v->merged[pi], pc->ct_allowed, zm, c))
+        if (!nw_sv_type_allows_offering(it, &v->merged[pi], pc->ct_allowed, zm, c,
+                                        pc->p->nodeclass))
             continue;
         b[t >> 6] |= 1ULL << (t & 63);
     }

@@ -482,6 +482,11 @@ nw_rc_t nw_simsnap_build(const nw_simsnap_env_t *env, const nw_kube_snap_t *ks,
                 nw_sched_snap_exclude_class_type(out->sched, k->name, it->name, &e) == NW_ENOMEM)
                 return nw_err_set(err, NW_ENOMEM, "", "out of memory");
         }
+        /* its status.capacityReservations: reserved offerings only its pools see */
+        if ((rc = nw_sched_snap_add_class_reservations(out->sched, k->json, NULL,
+                                                       env->reservation_available,
+                                                       env->reservation_ud, err)) != NW_OK)
+            return rc;
     }
     for (size_t i = 0; i < nw_kube_snap_count(ks, NW_KUBE_NODEPOOLS); i++) {
         const nw_kube_obj_t *p = nw_kube_snap_at(ks, NW_KUBE_NODEPOOLS, i);

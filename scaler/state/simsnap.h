@@ -90,6 +90,9 @@ typedef struct {
     const nw_inflight_t *inflight; /* NodeClaims created but not cached yet; NULL: none */
     const nw_noms_t *noms;         /* nominations; NULL: none */
     bool min_values_best_effort;   /* settings.minValuesPolicy=BestEffort (nw_sched_opts_t) */
+    /* instances a capacity reservation still holds (-1: unknown, no limit); NULL: unknown */
+    int64_t (*reservation_available)(void *ud, const char *id);
+    void *reservation_ud;
 } nw_simsnap_env_t;
 
 /** Build the snapshot: a pure function of env, ks and o (no I/O, no clock, no change to
