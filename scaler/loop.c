@@ -287,9 +287,14 @@ nw_rc_t nw_scaler_start(const nw_scaler_opts_t *o, nw_scaler_t **out, nw_err_t *
         goto fail;
     }
     ao.cluster_name = o->cluster_name;
-    ao.bootstrap = (nw_launch_bootstrap_t){o->cluster_endpoint,   o->cluster_ca_bundle,
-                                           o->cluster_cidr,       o->vm_memory_overhead_percent,
-                                           (int)o->reserved_enis, o->default_max_pods};
+    ao.bootstrap = (nw_launch_bootstrap_t){o->cluster_endpoint,
+                                           o->cluster_ca_bundle,
+                                           o->cluster_cidr,
+                                           o->vm_memory_overhead_percent,
+                                           (int)o->reserved_enis,
+                                           o->default_max_pods,
+                                           NULL,
+                                           NULL};
     /* instance types, offerings and prices from the AWS APIs, now and on their periods
      * (the embedded catalog and prices serve until a refresh succeeds): placement must
      * rank what the account can launch at what it costs */

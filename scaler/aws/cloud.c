@@ -760,8 +760,10 @@ nw_rc_t nw_aws_cloud_new(const nw_aws_cloud_opts_t *o, nw_cloud_t **out, nw_err_
         nw_nodeclass_cache_set_iam(a->nc, a->iam, o->aws.region, o->cluster_name);
     a->launcher =
         a->ice ? nw_launcher_new(a->ec2, a->cat, a->ice, o->clock, o->cluster_name) : NULL;
-    if (!a->ice || !a->nc || !a->launcher ||
-        nw_launcher_set_bootstrap(a->launcher, &o->bootstrap)) {
+    nw_launch_bootstrap_t boot = o->bootstrap;
+    boot.k8s_version = o->k8s_version;
+    boot.k8s_version_ud = o->k8s_version_ud;
+    if (!a->ice || !a->nc || !a->launcher || nw_launcher_set_bootstrap(a->launcher, &boot)) {
         rc = nw_err_set(err, NW_ENOMEM, "cloud", "out of memory");
         goto fail;
     }

@@ -36,7 +36,9 @@ struct nw_launcher {
     int nlts;
     unsigned lt_gen; /* templates forgotten so far: part of CreateLaunchTemplate's token */
     char *endpoint, *ca_bundle, *cidr; /* the generated bootstrap's settings */
-    nw_overhead_opts_t overhead;       /* vm overhead, reserved ENIs, pod density */
+    nw_rc_t (*k8s_version)(void *ud, char *out, size_t len, nw_err_t *err);
+    void *k8s_version_ud;
+    nw_overhead_opts_t overhead; /* vm overhead, reserved ENIs, pod density */
     /* the reservation the template being ensured targets ("" = none) and whether it is a
      * capacity block: set around ensure_lt by a reserved plan (under the callers' lock) */
     char lt_cr[64];
@@ -128,7 +130,22 @@ nw_rc_t nw_launcher_set_bootstrap(nw_launcher_t *l, const nw_launch_bootstrap_t 
         l->overhead.vm_memory_overhead_percent = b->vm_overhead;
     l->overhead.reserved_enis = b->reserved_enis;
     l->overhead.default_max_pods = b->default_max_pods;
+    l->k8s_version = b->k8s_version;
+    l->k8s_version_ud = b->k8s_version_ud;
     return NW_OK;
+}
+
+/* kubeadm 1.31 and later read (and prefer) v1beta4: the cluster's version decides */
+static int kubeadm_v1beta4(const nw_launcher_t *l)
+{
+    char v[32] = "";
+    nw_err_t e = {0};
+    if (!l->k8s_version || l->k8s_version(l->k8s_version_ud, v, sizeof v, &e) != NW_OK)
+        return 0;
+    int major = 0, minor = 0;
+    if (sscanf(v, "%d.%d", &major, &minor) != 2)
+        return 0;
+    return major > 1 || (major == 1 && minor >= 31);
 }
 
 void nw_launcher_free(nw_launcher_t *l)
@@ -310,9 +327,10 @@ nw_rc_t nw_launcher_userdata(nw_launcher_t *l, const nw_launch_req_t *r, const c
     memset(&o, 0, sizeof o);
     o.family = nw_kubelet_ami_family(r->nodeclass);
     o.custom = gets(spec, "userData");
-    if (kubeadm(r))
+    if (kubeadm(r)) {
         o.kubeadm_token = r->bootstrap_token;
-    else if (!generated(o.family)) {
+        o.kubeadm_v1beta4 = kubeadm_v1beta4(l);
+    } else if (!generated(o.family)) {
         *out = NULL;
         if (o.custom && *o.custom && !(*out = strdup(o.custom)))
             return nw_err_set(err, NW_ENOMEM, "userData", "out of memory");

@@ -109,6 +109,10 @@ typedef struct {
     double vm_overhead;       /* settings.vmMemoryOverheadPercent (<= 0: default) */
     int reserved_enis;        /* settings.reservedENIs */
     int64_t default_max_pods; /* settings.podDensity (0: ENI-limited) */
+    /* the cluster's Kubernetes version ("1.31"): the kubeadm bootstrap writes a v1beta4
+     * JoinConfiguration from 1.31 on; NULL or a failure: v1beta3 */
+    nw_rc_t (*k8s_version)(void *ud, char *out, size_t len, nw_err_t *err);
+    void *k8s_version_ud;
 } nw_launch_bootstrap_t;
 
 typedef struct {

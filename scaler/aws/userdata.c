@@ -1191,7 +1191,7 @@ static nw_rc_t render_kubeadm(const nw_ud_opts_t *o, const nw_ud_label_t *l, int
     put(&s, "%s%sNWEOF\n", patch, pl && patch[pl - 1] == '\n' ? "" : "\n");
     put(&s,
         "cat > " KUBEADM_DIR "/join.yaml <<NWEOF\n"
-        "apiVersion: kubeadm.k8s.io/v1beta3\n"
+        "apiVersion: kubeadm.k8s.io/%s\n"
         "kind: JoinConfiguration\n"
         "discovery:\n"
         "  bootstrapToken:\n"
@@ -1200,11 +1200,14 @@ static nw_rc_t render_kubeadm(const nw_ud_opts_t *o, const nw_ud_label_t *l, int
         "    caCertHashes:\n"
         "      - \"%s\"\n"
         "nodeRegistration:\n"
-        "  kubeletExtraArgs:\n"
-        "    provider-id: \"aws:///${ZONE}/${INSTANCE_ID}\"\n",
-        ep, o->kubeadm_token, pin);
+        "  kubeletExtraArgs:\n",
+        o->kubeadm_v1beta4 ? "v1beta4" : "v1beta3", ep, o->kubeadm_token, pin);
+    /* v1beta3: a map of flag to value; v1beta4: a list of {name, value} */
+    const char *ind = o->kubeadm_v1beta4 ? "    - name: " : "    ";
+    const char *sep = o->kubeadm_v1beta4 ? "\n      value: \"" : ": \"";
+    put(&s, "%sprovider-id%saws:///${ZONE}/${INSTANCE_ID}\"\n", ind, sep);
     if (nl) {
-        put(&s, "    node-labels: \"");
+        put(&s, "%snode-labels%s", ind, sep);
         for (int i = 0; i < nl; i++)
             put(&s, "%s%s=%s", i ? "," : "", l[i].key, l[i].value);
         put(&s, "\"\n");

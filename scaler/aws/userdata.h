@@ -22,7 +22,8 @@
  *
  * With o->kubeadm_token set (nodewarden's own bootstrap, docs/node-bootstrap.md): MIME
  * multipart, the user's parts first, then a shell script that reads the zone and instance
- * id from IMDSv2, writes a kubeadm JoinConfiguration (kubeadm.k8s.io/v1beta3:
+ * id from IMDSv2, writes a kubeadm JoinConfiguration (kubeadm.k8s.io/v1beta3, or v1beta4
+ * with o->kubeadm_v1beta4, where kubeletExtraArgs is a list of {name, value}:
  * discovery.bootstrapToken with the API server's host:port, the token and the CA's
  * "sha256:<hash>" pin; nodeRegistration.kubeletExtraArgs provider-id and node-labels,
  * nodeRegistration.taints; patches.directory) and a kubeletconfiguration+merge.yaml patch
@@ -66,6 +67,9 @@ typedef struct {
      * family nodewarden does not generate for): the token "<id>.<secret>" minted for this
      * NodeClaim; NULL = none */
     const char *kubeadm_token;
+    /* the JoinConfiguration's API: kubeadm.k8s.io/v1beta4 (kubeadm 1.31 and later) when set,
+     * else v1beta3 (kubeadm 1.22 and later; still read by 1.31+) */
+    int kubeadm_v1beta4;
 } nw_ud_opts_t;
 
 /** Render the userData (plain text; the caller base64-encodes it). Custom and Windows:

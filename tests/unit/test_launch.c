@@ -67,7 +67,8 @@ static nw_rc_t build(const char *spec_json, int efa, nw_ec2_params_t *p, nw_err_
     cJSON *claim = g_claim ? cJSON_Parse(g_claim) : NULL;
     nw_launcher_t *l = nw_launcher_new(NULL, cat, NULL, NULL, "demo");
     ck_assert_ptr_nonnull(l);
-    nw_launch_bootstrap_t b = {"https://10.0.0.10:6443", "Q0E=", "10.96.0.0/12", 0, 0, 0};
+    nw_launch_bootstrap_t b = {
+        "https://10.0.0.10:6443", "Q0E=", "10.96.0.0/12", 0, 0, 0, NULL, NULL};
     ck_assert_int_eq(nw_launcher_set_bootstrap(l, &b), NW_OK);
     nw_launch_req_t r = {
         .nodepool = "default", .nodeclaim = "c1", .nodeclass = nc, .resolved = &rs, .claim = claim};

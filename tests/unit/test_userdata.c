@@ -27,9 +27,11 @@ static char *render(nw_ami_family_t f, const char *kubelet, const char *custom, 
                     nw_rc_t want, const char *want_path)
 {
     cJSON *k = kubelet ? cJSON_Parse(kubelet) : NULL;
-    nw_ud_opts_t o = {
-        f, "demo", "https://10.0.0.10:6443", "Q0E=", cidr, k, 58, LABELS, 4, TAINTS, 2, custom,
-        0, NULL};
+    nw_ud_opts_t o = {f,      "demo", "https://10.0.0.10:6443",
+                      "Q0E=", cidr,   k,
+                      58,     LABELS, 4,
+                      TAINTS, 2,      custom,
+                      0,      NULL,   0};
     char *out = NULL;
     nw_err_t err = {0};
     nw_rc_t rc = nw_userdata_render(&o, &out, &err);
@@ -220,7 +222,7 @@ START_TEST(custom_and_errors)
     ck_assert_str_eq(ud, "<powershell></powershell>");
     free(ud);
     /* a generated bootstrap needs the endpoint */
-    nw_ud_opts_t o = {NW_AMI_AL2, "demo", "", "", "", NULL, 10, NULL, 0, NULL, 0, NULL, 0, NULL};
+    nw_ud_opts_t o = {NW_AMI_AL2, "demo", "", "", "", NULL, 10, NULL, 0, NULL, 0, NULL, 0, NULL, 0};
     char *out = NULL;
     nw_err_t err = {0};
     ck_assert_int_eq(nw_userdata_render(&o, &out, &err), NW_EINVAL);
@@ -278,7 +280,8 @@ START_TEST(kubeadm_join)
                       2,
                       "#!/bin/bash\necho mine\n",
                       0,
-                      "abcdef.0123456789abcdef"};
+                      "abcdef.0123456789abcdef",
+                      0};
     char *out = NULL;
     nw_err_clear(&err);
     ck_assert_int_eq(nw_userdata_render(&o, &out, &err), NW_OK);
@@ -303,7 +306,22 @@ START_TEST(kubeadm_join)
     ck_assert_ptr_nonnull(strstr(out, "kubeletconfiguration+merge.yaml <<'NWEOF'\n"));
     ck_assert_ptr_nonnull(strstr(out, "maxPods: 20\n"));
     ck_assert_ptr_nonnull(strstr(out, "1m0s"));
+    ck_assert_ptr_nonnull(strstr(out, "apiVersion: kubeadm.k8s.io/v1beta3\n"));
     free(out);
+    /* kubeadm 1.31+: v1beta4, kubeletExtraArgs as a list of {name, value} */
+    o.kubeadm_v1beta4 = 1;
+    ck_assert_int_eq(nw_userdata_render(&o, &out, &err), NW_OK);
+    ck_assert_ptr_nonnull(strstr(out, "apiVersion: kubeadm.k8s.io/v1beta4\n"));
+    ck_assert_ptr_nonnull(strstr(out, "  kubeletExtraArgs:\n"
+                                      "    - name: provider-id\n"
+                                      "      value: \"aws:///${ZONE}/${INSTANCE_ID}\"\n"
+                                      "    - name: node-labels\n"
+                                      "      value: \"karpenter.sh/capacity-type=spot,"
+                                      "karpenter.sh/nodepool=gpu,team=ml\"\n"
+                                      "  taints:\n"));
+    ck_assert_ptr_null(strstr(out, "v1beta3"));
+    free(out);
+    o.kubeadm_v1beta4 = 0;
     /* no port: the scheme's; no CA: an error naming the setting */
     o.endpoint = "https://api.example.com";
     o.kubelet = NULL;
