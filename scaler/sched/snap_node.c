@@ -581,29 +581,36 @@ static size_t type_index(const nw_sched_snap_t *s, const char *itype)
     return t;
 }
 
+/* The class entry and type index of (nodeclass, itype); NW_EINVAL for an unknown type. */
+static nw_rc_t class_type(nw_sched_snap_t *s, const char *nodeclass, const char *itype,
+                          nw_sclass_t **c, size_t *t, nw_err_t *err)
+{
+    *t = type_index(s, itype);
+    if (*t == s->nitypes)
+        return nw_err_set(err, NW_EINVAL, "instanceType", "unknown instance type %s", itype);
+    return (*c = class_entry(s, nodeclass, err)) ? NW_OK : NW_ENOMEM;
+}
+
 nw_rc_t nw_sched_snap_exclude_class_type(nw_sched_snap_t *s, const char *nodeclass,
                                          const char *itype, nw_err_t *err)
 {
-    size_t t = type_index(s, itype);
-    if (t == s->nitypes)
-        return nw_err_set(err, NW_EINVAL, "instanceType", "unknown instance type %s", itype);
-    nw_sclass_t *c = class_entry(s, nodeclass, err);
-    if (!c)
-        return NW_ENOMEM;
-    c->excluded[t] = true;
-    return NW_OK;
+    nw_sclass_t *c;
+    size_t t;
+    nw_rc_t rc = class_type(s, nodeclass, itype, &c, &t, err);
+    if (rc == NW_OK)
+        c->excluded[t] = true;
+    return rc;
 }
 
 nw_rc_t nw_sched_snap_set_class_res(nw_sched_snap_t *s, const char *nodeclass, const char *itype,
                                     const nw_sched_res_t *capacity,
                                     const nw_sched_res_t *allocatable, nw_err_t *err)
 {
-    size_t t = type_index(s, itype);
-    if (t == s->nitypes)
-        return nw_err_set(err, NW_EINVAL, "instanceType", "unknown instance type %s", itype);
-    nw_sclass_t *c = class_entry(s, nodeclass, err);
-    if (!c)
-        return NW_ENOMEM;
+    nw_sclass_t *c;
+    size_t t;
+    nw_rc_t rc = class_type(s, nodeclass, itype, &c, &t, err);
+    if (rc != NW_OK)
+        return rc;
     c->capacity[t] = *capacity;
     c->allocatable[t] = *allocatable;
     c->set[t] = true;

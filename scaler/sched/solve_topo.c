@@ -537,6 +537,15 @@ static bool ports_match(const nw_hostport_t *a, const nw_hostport_t *b)
            (!a->ip[0] || !b->ip[0] || strcmp(a->ip, b->ip) == 0);
 }
 
+static bool ports_overlap(const nw_hostport_t *a, int na, const nw_hostport_t *b, int nb)
+{
+    for (int i = 0; i < na; i++)
+        for (int k = 0; k < nb; k++)
+            if (ports_match(&a[i], &b[k]))
+                return true;
+    return false;
+}
+
 bool nw_sv_hostports_conflict(const ctx_t *c, int pod, int host)
 {
     const nw_spod_t *p = &c->s->pods[pod];
@@ -545,10 +554,8 @@ bool nw_sv_hostports_conflict(const ctx_t *c, int pod, int host)
     const hpods_t *h = &c->hp[host];
     for (int i = 0; i < h->n; i++) {
         const nw_spod_t *q = &c->s->pods[h->v[i]];
-        for (int a = 0; a < p->nhostports; a++)
-            for (int b = 0; b < q->nhostports; b++)
-                if (ports_match(&p->hostports[a], &q->hostports[b]))
-                    return true;
+        if (ports_overlap(p->hostports, p->nhostports, q->hostports, q->nhostports))
+            return true;
     }
     return false;
 }
@@ -610,10 +617,8 @@ bool nw_sv_ds_ports_conflict(const ctx_t *c, int pod, const pctx_t *pc)
     const nw_spod_t *p = &c->s->pods[pod];
     for (int i = 0; p->nhostports && i < pc->ndsports; i++) {
         const nw_sds_t *d = &c->s->dss[pc->dsports[i]];
-        for (int a = 0; a < p->nhostports; a++)
-            for (int b = 0; b < d->nhostports; b++)
-                if (ports_match(&p->hostports[a], &d->hostports[b]))
-                    return true;
+        if (ports_overlap(p->hostports, p->nhostports, d->hostports, d->nhostports))
+            return true;
     }
     return false;
 }
