@@ -363,6 +363,8 @@ int nw_cmd_aws(int argc, char **argv)
                                           (int)a.cfg.settings.reservedENIs,
                                           nw_config_pod_density(a.cfg.settings.podDensity),
                                           NULL,
+                                          NULL,
+                                          NULL,
                                           NULL};
     if (strcmp(verb, "launch") == 0 || strcmp(verb, "list") == 0 ||
         strcmp(verb, "terminate") == 0) {

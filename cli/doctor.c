@@ -128,38 +128,40 @@ out:
 
 typedef struct {
     const char *group, *resource, *sub, *verbs; /* verbs space-separated */
-    int lease_ns; /* 1: check in the Lease namespace; 2: in kube-system (bootstrap tokens) */
+    int lease_ns;     /* 1: check in the Lease namespace; 2: in kube-system (bootstrap tokens) */
+    const char *name; /* granted for this object only (resourceNames); NULL: every object */
 } perm_t;
 
 /* Every verb the scaler uses (docs/rbac.md says which code needs each); the chart's
  * and install.yaml's RBAC are checked against this table (tests/sim/test_install.py). */
 static const perm_t perms[] = {
-    {"", "pods", NULL, "get list watch delete", 0},
-    {"", "pods", "eviction", "create", 0},
-    {"", "nodes", NULL, "get list watch update patch delete", 0},
-    {"", "events", NULL, "create patch", 0},
-    {"", "persistentvolumeclaims", NULL, "get list watch", 0},
-    {"", "persistentvolumes", NULL, "get list watch", 0},
-    {"", "namespaces", NULL, "get list watch", 0},
-    {"storage.k8s.io", "storageclasses", NULL, "get list watch", 0},
-    {"storage.k8s.io", "csinodes", NULL, "get list watch", 0},
-    {"storage.k8s.io", "volumeattachments", NULL, "list", 0},
-    {"karpenter.sh", "nodepools", NULL, "get list watch patch", 0},
-    {"karpenter.sh", "nodepools", "status", "update patch", 0},
-    {"karpenter.sh", "nodepools", "finalizers", "update", 0},
-    {"karpenter.sh", "nodeclaims", NULL, "get list watch create update patch delete", 0},
-    {"karpenter.sh", "nodeclaims", "status", "update patch", 0},
-    {"karpenter.k8s.aws", "ec2nodeclasses", NULL, "get list watch patch", 0},
-    {"karpenter.k8s.aws", "ec2nodeclasses", "status", "update patch", 0},
-    {"policy", "poddisruptionbudgets", NULL, "get list watch", 0},
-    {"apps", "daemonsets", NULL, "get list watch", 0},
-    {"coordination.k8s.io", "leases", NULL, "get create update", 1},
-    {"", "secrets", NULL, "create delete", 2},
+    {"", "pods", NULL, "get list watch delete", 0, NULL},
+    {"", "pods", "eviction", "create", 0, NULL},
+    {"", "nodes", NULL, "get list watch update patch delete", 0, NULL},
+    {"", "events", NULL, "create patch", 0, NULL},
+    {"", "persistentvolumeclaims", NULL, "get list watch", 0, NULL},
+    {"", "persistentvolumes", NULL, "get list watch", 0, NULL},
+    {"", "namespaces", NULL, "get list watch", 0, NULL},
+    {"storage.k8s.io", "storageclasses", NULL, "get list watch", 0, NULL},
+    {"storage.k8s.io", "csinodes", NULL, "get list watch", 0, NULL},
+    {"storage.k8s.io", "volumeattachments", NULL, "list", 0, NULL},
+    {"karpenter.sh", "nodepools", NULL, "get list watch patch", 0, NULL},
+    {"karpenter.sh", "nodepools", "status", "update patch", 0, NULL},
+    {"karpenter.sh", "nodepools", "finalizers", "update", 0, NULL},
+    {"karpenter.sh", "nodeclaims", NULL, "get list watch create update patch delete", 0, NULL},
+    {"karpenter.sh", "nodeclaims", "status", "update patch", 0, NULL},
+    {"karpenter.k8s.aws", "ec2nodeclasses", NULL, "get list watch patch", 0, NULL},
+    {"karpenter.k8s.aws", "ec2nodeclasses", "status", "update patch", 0, NULL},
+    {"policy", "poddisruptionbudgets", NULL, "get list watch", 0, NULL},
+    {"apps", "daemonsets", NULL, "get list watch", 0, NULL},
+    {"coordination.k8s.io", "leases", NULL, "get create update", 1, NULL},
+    {"", "secrets", NULL, "create delete", 2, NULL},
+    {"", "services", NULL, "get", 2, "kube-dns"},
 };
 
 static nw_rc_t ssar(nw_kube_client_t *c, const char *group, const char *resource, const char *sub,
-                    const char *verb, const char *ns, int *allowed, char *reason, size_t rlen,
-                    nw_err_t *err)
+                    const char *name, const char *verb, const char *ns, int *allowed, char *reason,
+                    size_t rlen, nw_err_t *err)
 {
     cJSON *r = nw_json_new_object();
     nw_json_add_string(r, "apiVersion", "authorization.k8s.io/v1");
@@ -173,6 +175,8 @@ static nw_rc_t ssar(nw_kube_client_t *c, const char *group, const char *resource
     nw_json_add_string(ra, "verb", verb);
     if (ns)
         nw_json_add_string(ra, "namespace", ns);
+    if (name)
+        nw_json_add_string(ra, "name", name);
     char *body = nw_json_print(r);
     cJSON_Delete(r);
     nw_kube_resp_t resp;
@@ -215,11 +219,12 @@ static void check_rbac(nw_kube_client_t *c, const char *lease_ns, nw_kube_report
             nw_err_t err = {0};
             char what[160];
             const char *ns = p->lease_ns == 2 ? "kube-system" : p->lease_ns ? lease_ns : NULL;
-            snprintf(what, sizeof what, "%s %s%s%s%s%s%s%s%s", v, p->group[0] ? p->group : "core",
-                     "/", p->resource, p->sub ? "/" : "", p->sub ? p->sub : "", ns ? " (" : "",
-                     ns ? ns : "", ns ? ")" : "");
+            snprintf(what, sizeof what, "%s %s%s%s%s%s%s%s%s%s%s", v,
+                     p->group[0] ? p->group : "core", "/", p->resource, p->sub ? "/" : "",
+                     p->sub ? p->sub : "", p->name ? " " : "", p->name ? p->name : "",
+                     ns ? " (" : "", ns ? ns : "", ns ? ")" : "");
             total++;
-            nw_rc_t rc = ssar(c, p->group, p->resource, p->sub, v, ns, &allowed, reason,
+            nw_rc_t rc = ssar(c, p->group, p->resource, p->sub, p->name, v, ns, &allowed, reason,
                               sizeof reason, &err);
             if (rc == NW_ENOTFOUND) {
                 nw_kube_report_add(

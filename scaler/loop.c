@@ -98,6 +98,12 @@ static nw_rc_t k8s_version(void *ud, char *out, size_t len, nw_err_t *err)
     return nw_kube_server_version(ud, out, len, err);
 }
 
+/* the kube-dns Service address (scaler/aws/cloud.h kube_dns) */
+static nw_rc_t kube_dns(void *ud, char *out, size_t len, nw_err_t *err)
+{
+    return nw_kube_dns_ip(ud, out, len, err);
+}
+
 static void wake_reconcile(void *ud)
 {
     nw_ctl_deps_t *c = ud;
@@ -294,6 +300,8 @@ nw_rc_t nw_scaler_start(const nw_scaler_opts_t *o, nw_scaler_t **out, nw_err_t *
                                            (int)o->reserved_enis,
                                            o->default_max_pods,
                                            NULL,
+                                           NULL,
+                                           NULL,
                                            NULL};
     /* instance types, offerings and prices from the AWS APIs, now and on their periods
      * (the embedded catalog and prices serve until a refresh succeeds): placement must
@@ -307,6 +315,8 @@ nw_rc_t nw_scaler_start(const nw_scaler_opts_t *o, nw_scaler_t **out, nw_err_t *
     ao.clock = c->clock;
     ao.k8s_version = k8s_version;
     ao.k8s_version_ud = c->kube;
+    ao.kube_dns = kube_dns;
+    ao.kube_dns_ud = c->kube;
     nw_cloud_t *aws = NULL;
     if ((rc = nw_aws_cloud_new(&ao, &aws, err)) != NW_OK)
         goto fail;

@@ -763,6 +763,8 @@ nw_rc_t nw_aws_cloud_new(const nw_aws_cloud_opts_t *o, nw_cloud_t **out, nw_err_
     nw_launch_bootstrap_t boot = o->bootstrap;
     boot.k8s_version = o->k8s_version;
     boot.k8s_version_ud = o->k8s_version_ud;
+    boot.kube_dns = o->kube_dns;
+    boot.kube_dns_ud = o->kube_dns_ud;
     if (!a->ice || !a->nc || !a->launcher || nw_launcher_set_bootstrap(a->launcher, &boot)) {
         rc = nw_err_set(err, NW_ENOMEM, "cloud", "out of memory");
         goto fail;

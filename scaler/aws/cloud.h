@@ -52,6 +52,10 @@ typedef struct {
      * NULL: unknown (alias terms then say so). Called under the cloud's lock. */
     nw_rc_t (*k8s_version)(void *ud, char *out, size_t len, nw_err_t *err);
     void *k8s_version_ud;
+    /* the kube-system/kube-dns Service's ClusterIP (scaler/aws/launch.h kube_dns); NULL:
+     * unknown (IPv4) */
+    nw_rc_t (*kube_dns)(void *ud, char *out, size_t len, nw_err_t *err);
+    void *kube_dns_ud;
 } nw_aws_cloud_opts_t;
 
 /** Build the AWS cloud: credentials chain, EC2 and Pricing clients, embedded catalog and

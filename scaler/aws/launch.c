@@ -38,6 +38,10 @@ struct nw_launcher {
     char *endpoint, *ca_bundle, *cidr; /* the generated bootstrap's settings */
     nw_rc_t (*k8s_version)(void *ud, char *out, size_t len, nw_err_t *err);
     void *k8s_version_ud;
+    nw_rc_t (*kube_dns)(void *ud, char *out, size_t len, nw_err_t *err);
+    void *kube_dns_ud;
+    char dns_ip[64];             /* the kube-dns Service's ClusterIP once known */
+    int64_t dns_retry_ns;        /* monotonic time of the next lookup while unknown */
     nw_overhead_opts_t overhead; /* vm overhead, reserved ENIs, pod density */
     /* the reservation the template being ensured targets ("" = none) and whether it is a
      * capacity block: set around ensure_lt by a reserved plan (under the callers' lock) */
@@ -132,7 +136,42 @@ nw_rc_t nw_launcher_set_bootstrap(nw_launcher_t *l, const nw_launch_bootstrap_t 
     l->overhead.default_max_pods = b->default_max_pods;
     l->k8s_version = b->k8s_version;
     l->k8s_version_ud = b->k8s_version_ud;
+    l->kube_dns = b->kube_dns;
+    l->kube_dns_ud = b->kube_dns_ud;
+    l->dns_ip[0] = 0;
+    l->dns_retry_ns = 0;
     return NW_OK;
+}
+
+/* the kube-dns Service's ClusterIP (Karpenter's operator reads it once at start; here at
+ * the first launch that needs it, retried once a minute while the lookup fails); NULL
+ * while unknown */
+static const char *kube_dns_ip(nw_launcher_t *l)
+{
+    if (l->dns_ip[0] || !l->kube_dns)
+        return l->dns_ip[0] ? l->dns_ip : NULL;
+    int64_t now = nw_clock_mono(l->clock);
+    if (l->dns_retry_ns && now < l->dns_retry_ns)
+        return NULL;
+    char ip[64] = "";
+    nw_err_t e = {0};
+    if (l->kube_dns(l->kube_dns_ud, ip, sizeof ip, &e) == NW_OK && ip[0]) {
+        snprintf(l->dns_ip, sizeof l->dns_ip, "%s", ip);
+        nw_log_info(COMP, "cluster DNS discovered (kube-system/kube-dns)", NW_LS("ip", ip),
+                    NW_LS("family", strchr(ip, ':') ? "ipv6" : "ipv4"));
+        return l->dns_ip;
+    }
+    l->dns_retry_ns = now + 60LL * 1000000000LL;
+    nw_log_warn(COMP, "kube-system/kube-dns unknown: clusterDNS stays the kubelet's, IPv4 assumed",
+                NW_LS("error", e.msg[0] ? e.msg : "no cluster IP"));
+    return NULL;
+}
+
+/* launchtemplate.go ClusterIPFamily: IPv6 when the kube-dns address is not IPv4 */
+static int cluster_ipv6(nw_launcher_t *l)
+{
+    const char *ip = kube_dns_ip(l);
+    return ip && strchr(ip, ':') != NULL;
 }
 
 /* kubeadm 1.31 and later read (and prefer) v1beta4: the cluster's version decides */
@@ -341,6 +380,7 @@ nw_rc_t nw_launcher_userdata(nw_launcher_t *l, const nw_launch_req_t *r, const c
     o.ca_bundle = l->ca_bundle ? l->ca_bundle : "";
     o.cluster_cidr = l->cidr ? l->cidr : "";
     o.kubelet = get(spec, "kubelet");
+    o.kube_dns = kube_dns_ip(l);
     o.max_pods = pods;
     const char *isp = gets(spec, "instanceStorePolicy");
     o.raid0 = isp && strcmp(isp, "RAID0") == 0;
@@ -425,6 +465,8 @@ static void template_name(nw_launcher_t *l, const nw_launch_req_t *r, const char
         nw_json_push(k, nw_json_new_string(r->resolved->sgs[i].id));
     if (efa > 0)
         nw_json_push(k, nw_json_new_number(efa));
+    if (cluster_ipv6(l)) /* the interfaces' IPv6 fields */
+        nw_json_push(k, nw_json_new_string("ipv6"));
     if (r->resolved->pg_id[0])
         nw_json_push(k, nw_json_new_string(r->resolved->pg_id));
     if (claim_partition(r) > 0)
@@ -525,14 +567,15 @@ static nw_rc_t lt_bdms(const nw_launch_req_t *r, nw_ec2_params_t *p, nw_err_t *e
     return rc;
 }
 
-/* NetworkInterface.N (launchtemplate.go generateNetworkInterfaces, an IPv4 cluster): the
+/* NetworkInterface.N (launchtemplate.go generateNetworkInterfaces): the
  * spec's networkInterfaces (an efa-only one gets no prefixes, public IP or connection
  * tracking), else one EFA interface per network card when the claim asks for
  * vpc.amazonaws.com/efa, else the primary interface; each carries the security groups
  * (so the template has no SecurityGroupId of its own), associatePublicIPAddress,
- * ipPrefixCount and connectionTracking. */
+ * ipPrefixCount and connectionTracking; v6 (an IPv6 cluster): PrimaryIpv6, one IPv6
+ * address and the prefixes as IPv6 ones. */
 static nw_rc_t lt_ni(const nw_launch_req_t *r, nw_ec2_params_t *p, int n, int card, int dev,
-                     const char *type, int full)
+                     const char *type, int full, int v6)
 {
     const cJSON *spec = get(r->nodeclass, "spec");
     const cJSON *pub = get(spec, "associatePublicIPAddress"), *ipp = get(spec, "ipPrefixCount");
@@ -552,15 +595,22 @@ static nw_rc_t lt_ni(const nw_launch_req_t *r, nw_ec2_params_t *p, int n, int ca
     NI("DeviceIndex", v);
     if (type)
         NI("InterfaceType", type);
-    if (full && cJSON_IsNumber(ipp)) {
+    if (full && cJSON_IsNumber(ipp)) { /* an IPv6 cluster's prefixes are IPv6 /80s */
         snprintf(v, sizeof v, "%d", (int)ipp->valuedouble);
-        NI("Ipv4PrefixCount", v);
+        if (v6)
+            NI("Ipv6PrefixCount", v);
+        else
+            NI("Ipv4PrefixCount", v);
     }
     for (size_t i = 0; rc == NW_OK && i < r->resolved->nsgs; i++)
         rc = nw_ec2_paramf(p, r->resolved->sgs[i].id,
                            "LaunchTemplateData.NetworkInterface.%d.SecurityGroupId.%zu", n, i + 1);
     if (full && cJSON_IsBool(pub))
         NI("AssociatePublicIpAddress", cJSON_IsTrue(pub) ? "true" : "false");
+    if (full && v6) { /* the node's address is the interface's primary IPv6 one */
+        NI("PrimaryIpv6", "true");
+        NI("Ipv6AddressCount", "1");
+    }
     static const struct {
         const char *json, *ec2;
     } cts[] = {{"tcpEstablishedTimeout", "TcpEstablishedTimeout"},
@@ -580,7 +630,7 @@ static nw_rc_t lt_ni(const nw_launch_req_t *r, nw_ec2_params_t *p, int n, int ca
     return rc;
 }
 
-static nw_rc_t lt_nis(const nw_launch_req_t *r, int efa, nw_ec2_params_t *p)
+static nw_rc_t lt_nis(const nw_launch_req_t *r, int efa, int v6, nw_ec2_params_t *p)
 {
     const cJSON *nis = get(get(r->nodeclass, "spec"), "networkInterfaces"), *ni;
     nw_rc_t rc = NW_OK;
@@ -592,16 +642,16 @@ static nw_rc_t lt_nis(const nw_launch_req_t *r, int efa, nw_ec2_params_t *p)
         if (rc == NW_OK)
             rc = lt_ni(r, p, ++n, cJSON_IsNumber(card) ? (int)card->valuedouble : 0,
                        cJSON_IsNumber(dev) ? (int)dev->valuedouble : 0, type ? type : "interface",
-                       !type || strcmp(type, "efa-only") != 0);
+                       !type || strcmp(type, "efa-only") != 0, v6);
     }
     if (n > 0)
         return rc;
     if (efa > 0) {
         for (int i = 0; i < efa && rc == NW_OK; i++)
-            rc = lt_ni(r, p, i + 1, i, i == 0 ? 0 : 1, "efa", 1);
+            rc = lt_ni(r, p, i + 1, i, i == 0 ? 0 : 1, "efa", 1, v6);
         return rc;
     }
-    return lt_ni(r, p, 1, -1, 0, NULL, 1);
+    return lt_ni(r, p, 1, -1, 0, NULL, 1, v6);
 }
 
 static nw_rc_t lt_params(nw_launcher_t *l, const nw_launch_req_t *r, const char *name,
@@ -640,7 +690,7 @@ static nw_rc_t lt_params(nw_launcher_t *l, const nw_launch_req_t *r, const char 
     if (prof)
         LTD("IamInstanceProfile.Name", prof);
     if (rc == NW_OK)
-        rc = lt_nis(r, efa, p);
+        rc = lt_nis(r, efa, cluster_ipv6(l), p);
     if (rc == NW_OK && (rc = lt_bdms(r, p, err)) == NW_EINVAL)
         return rc;
     /* metadata options, each field defaulted */

@@ -113,6 +113,12 @@ typedef struct {
      * JoinConfiguration from 1.31 on; NULL or a failure: v1beta3 */
     nw_rc_t (*k8s_version)(void *ud, char *out, size_t len, nw_err_t *err);
     void *k8s_version_ud;
+    /* the cluster's DNS Service address (kube-system/kube-dns spec.clusterIP, Karpenter's
+     * KubeDNSIP): the default clusterDNS of generated bootstraps and the cluster's IP
+     * family (an IPv6 address: IPv6 network interfaces, --ip-family ipv6, node-ip "::").
+     * NULL: unknown (IPv4). Asked at most once a minute until it answers. */
+    nw_rc_t (*kube_dns)(void *ud, char *out, size_t len, nw_err_t *err);
+    void *kube_dns_ud;
 } nw_launch_bootstrap_t;
 
 typedef struct {

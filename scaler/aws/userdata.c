@@ -498,9 +498,19 @@ static void kubelet_extra_args(out_t *w, const nw_ud_opts_t *o, const nw_ud_labe
         put(w, " --cpu-cfs-quota=%s", cJSON_IsTrue(q) ? "true" : "false");
 }
 
-static const char *cluster_dns(const cJSON *kub)
+/* spec.kubelet.clusterDNS[0], else the kube-dns Service's address (defaultClusterDNS) */
+static const char *cluster_dns(const nw_ud_opts_t *o)
 {
-    return cJSON_GetStringValue(cJSON_GetArrayItem(nw_json_get(kub, "clusterDNS"), 0));
+    const char *d =
+        cJSON_GetStringValue(cJSON_GetArrayItem(nw_json_get(o->kubelet, "clusterDNS"), 0));
+    return d ? d : o->kube_dns && *o->kube_dns ? o->kube_dns : NULL;
+}
+
+/* eksbootstrap.go isIPv6: the clusterDNS is not an IPv4 address */
+static int ipv6_node(const nw_ud_opts_t *o)
+{
+    const char *d = cluster_dns(o);
+    return d && strchr(d, ':') != NULL;
 }
 
 /* ---- AL2: eksbootstrap.go ---- */
@@ -521,8 +531,8 @@ static nw_rc_t render_al2(const nw_ud_opts_t *o, const nw_ud_label_t *l, int nl,
     put(&s, "/etc/eks/bootstrap.sh '%s' --apiserver-endpoint '%s' ", o->cluster_name, o->endpoint);
     if (o->ca_bundle && *o->ca_bundle)
         put(&s, "--b64-cluster-ca '%s'", o->ca_bundle);
-    const char *dns = cluster_dns(o->kubelet);
-    if (dns && strchr(dns, ':'))
+    const char *dns = cluster_dns(o);
+    if (ipv6_node(o))
         put(&s, " \\\n--ip-family ipv6");
     if (dns)
         put(&s, " \\\n--dns-cluster-ip '%s'", dns);
@@ -574,6 +584,10 @@ static cJSON *kubelet_config(const nw_ud_opts_t *o)
     }
     if (!cJSON_IsNumber(nw_json_get(cfg, "maxPods")))
         nw_json_add_number(cfg, "maxPods", (double)o->max_pods);
+    if (!cJSON_GetArrayItem(nw_json_get(cfg, "clusterDNS"), 0) && o->kube_dns && *o->kube_dns) {
+        cJSON_DeleteItemFromObjectCaseSensitive(cfg, "clusterDNS");
+        nw_json_push(nw_json_add_array(cfg, "clusterDNS"), nw_json_new_string(o->kube_dns));
+    }
     cJSON_DeleteItemFromObjectCaseSensitive(cfg, "registerWithTaints");
     return cfg;
 }
@@ -969,7 +983,7 @@ static nw_rc_t render_bottlerocket(const nw_ud_opts_t *o, const nw_ud_label_t *l
     snprintf(num, sizeof num, "%lld", (long long)(has ? mp : o->max_pods));
     if (rc == NW_OK)
         rc = toml_set(&t, K, "max-pods", num);
-    const char *dns = cluster_dns(kub);
+    const char *dns = cluster_dns(o);
     if (rc == NW_OK && dns)
         rc = toml_set_str(&t, K, "cluster-dns-ip", dns);
     if (rc == NW_OK)
@@ -1206,6 +1220,8 @@ static nw_rc_t render_kubeadm(const nw_ud_opts_t *o, const nw_ud_label_t *l, int
     const char *ind = o->kubeadm_v1beta4 ? "    - name: " : "    ";
     const char *sep = o->kubeadm_v1beta4 ? "\n      value: \"" : ": \"";
     put(&s, "%sprovider-id%saws:///${ZONE}/${INSTANCE_ID}\"\n", ind, sep);
+    if (ipv6_node(o)) /* the kubelet's node address: its IPv6 one (the default is IPv4) */
+        put(&s, "%snode-ip%s::\"\n", ind, sep);
     if (nl) {
         put(&s, "%snode-labels%s", ind, sep);
         for (int i = 0; i < nl; i++)

@@ -70,6 +70,10 @@ typedef struct {
     /* the JoinConfiguration's API: kubeadm.k8s.io/v1beta4 (kubeadm 1.31 and later) when set,
      * else v1beta3 (kubeadm 1.22 and later; still read by 1.31+) */
     int kubeadm_v1beta4;
+    /* the kube-dns Service's ClusterIP (NULL = unknown): clusterDNS when spec.kubelet has
+     * none (Karpenter's defaultClusterDNS); an IPv6 clusterDNS makes the node IPv6
+     * (AL2 --ip-family ipv6, kubeadm node-ip "::") */
+    const char *kube_dns;
 } nw_ud_opts_t;
 
 /** Render the userData (plain text; the caller base64-encodes it). Custom and Windows:

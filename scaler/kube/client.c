@@ -703,6 +703,27 @@ nw_rc_t nw_kube_get_json(nw_kube_client_t *c, const char *path, const char *verb
     return rc;
 }
 
+nw_rc_t nw_kube_dns_ip(nw_kube_client_t *c, char *out, size_t len, nw_err_t *err)
+{
+    if (len)
+        out[0] = 0;
+    cJSON *v = NULL;
+    nw_rc_t rc = nw_kube_get_json(c, "/api/v1/namespaces/kube-system/services/kube-dns", "get",
+                                  "services", &v, err);
+    if (rc != NW_OK)
+        return rc;
+    const char *ip = cJSON_GetStringValue(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(v, "spec"), "clusterIP"));
+    if (!ip || !*ip || strcmp(ip, "None") == 0 || strlen(ip) >= len ||
+        strspn(ip, "0123456789abcdefABCDEF.:") != strlen(ip))
+        rc = nw_err_set(err, NW_EPARSE, "kube-system/kube-dns",
+                        "the kube-dns Service has no cluster IP");
+    else
+        snprintf(out, len, "%s", ip);
+    cJSON_Delete(v);
+    return rc;
+}
+
 nw_rc_t nw_kube_server_version(nw_kube_client_t *c, char *out, size_t len, nw_err_t *err)
 {
     if (len)

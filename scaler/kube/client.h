@@ -161,6 +161,10 @@ nw_rc_t nw_kube_get_json(nw_kube_client_t *c, const char *path, const char *verb
  * "31+" is read as 31) into out. NW_EPARSE when the answer has no major/minor. */
 nw_rc_t nw_kube_server_version(nw_kube_client_t *c, char *out, size_t len, nw_err_t *err);
 
+/** The cluster's DNS Service address: spec.clusterIP of kube-system/kube-dns (Karpenter's
+ * operator KubeDNSIP) into out. NW_EPARSE when it has none (headless, or not an address). */
+nw_rc_t nw_kube_dns_ip(nw_kube_client_t *c, char *out, size_t len, nw_err_t *err);
+
 /** Parse a JSON text of known length (bounded; never uses cJSON_GetErrorPtr). NULL on error. */
 cJSON *nw_kube_json_parse(const char *s, size_t len);
 

@@ -120,6 +120,14 @@ class InstancesMixin:
             if ni.get('AssociatePublicIpAddress', 'false') not in ('true', 'false'):
                 raise Ec2Error('InvalidParameterValue', 'AssociatePublicIpAddress must be true or false')
             _int(ni.get('Ipv4PrefixCount', '0'), 'NetworkInterface.%d.Ipv4PrefixCount' % n, 0, 1000)
+            _int(ni.get('Ipv6PrefixCount', '0'), 'NetworkInterface.%d.Ipv6PrefixCount' % n, 0, 1000)
+            _int(ni.get('Ipv6AddressCount', '0'), 'NetworkInterface.%d.Ipv6AddressCount' % n, 0, 1000)
+            if ni.get('PrimaryIpv6', 'false') not in ('true', 'false'):
+                raise Ec2Error('InvalidParameterValue', 'PrimaryIpv6 must be true or false')
+            if ni.get('InterfaceType') == 'efa-only' and (ni.get('PrimaryIpv6') == 'true'
+                                                          or ni.get('Ipv6AddressCount', '0') != '0'):
+                raise Ec2Error('InvalidParameterCombination', 'An EFA-only network interface has '
+                                                              'no IP addresses')
             ct = ni.get('ConnectionTrackingSpecification') or {}
             for k, lo, hi in (('TcpEstablishedTimeout', 60, 432000), ('UdpStreamTimeout', 60, 180),
                               ('UdpTimeout', 30, 60)):

@@ -231,9 +231,9 @@ class StaticTest(unittest.TestCase):
         table = src[src.index('static const perm_t perms[]'):]
         table = table[:table.index('};')]
         out = []
-        for g, r, sub, verbs, lease in re.findall(
-                r'{"([^"]*)", "([^"]+)", (?:"([^"]+)"|NULL), "([^"]+)", (\d)}', table):
-            out.append((g, r + ('/' + sub if sub else ''), verbs.split(), int(lease)))
+        for g, r, sub, verbs, lease, name in re.findall(
+                r'{"([^"]*)", "([^"]+)", (?:"([^"]+)"|NULL), "([^"]+)", (\d), (?:"([^"]+)"|NULL)}', table):
+            out.append((g, r + ('/' + sub if sub else ''), verbs.split(), int(lease), name))
         self.assertGreaterEqual(len(out), 10)
         return out
 
@@ -245,20 +245,24 @@ class StaticTest(unittest.TestCase):
         bound = [o for o in objs if o['kind'] == 'RoleBinding' and o['metadata'].get('namespace') == 'kube-system']
         self.assertEqual([b['roleRef']['name'] for b in bound], [boot[0]['metadata']['name']], what)
 
-        def grants(rules, g, res, verb):
+        def grants(rules, g, res, verb, name):
             return any(g in r['apiGroups'] and res in r['resources'] and verb in r['verbs']
-                       and not r.get('resourceNames') for r in rules)
-        for g, res, verbs, ns in self.doctor_perms():
+                       and (not r.get('resourceNames') or (name and name in r['resourceNames']))
+                       for r in rules)
+        for g, res, verbs, ns, name in self.doctor_perms():
             rules = (cr[0], role[0], boot[0])[ns]['rules']
             for v in verbs:
-                self.assertTrue(grants(rules, g, res, v), '%s: %s %s/%s not granted' % (what, v, g, res))
-        # Secrets: the bootstrap tokens only, in kube-system, never read
+                self.assertTrue(grants(rules, g, res, v, name), '%s: %s %s/%s not granted' % (what, v, g, res))
+        # kube-system: the bootstrap tokens only, never read; the kube-dns Service only, read
         self.assertEqual(boot[0]['rules'], [{'apiGroups': [''], 'resources': ['secrets'],
-                                             'verbs': ['create', 'delete']}], what)
+                                             'verbs': ['create', 'delete']},
+                                            {'apiGroups': [''], 'resources': ['services'],
+                                             'resourceNames': ['kube-dns'], 'verbs': ['get']}], what)
         for r in cr[0]['rules'] + role[0]['rules']:
             for field in ('apiGroups', 'resources', 'verbs'):
                 self.assertNotIn('*', r[field], what)
             self.assertNotIn('secrets', r['resources'], what)
+            self.assertNotIn('services', r['resources'], what)
             if r['apiGroups'] in (['apiextensions.k8s.io'], ['admissionregistration.k8s.io']):
                 self.assertEqual(r['verbs'], ['get'], what)
                 self.assertTrue(r.get('resourceNames'), what)

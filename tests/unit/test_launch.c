@@ -44,6 +44,20 @@ static nw_nc_sg_t SGS[] = {{"sg-a", "a"}, {"sg-b", "b"}};
 /* the request of spec_json's template (AL2023 unless the spec says), into p */
 static const char *g_pg_id, *g_pg_strategy, *g_claim; /* build's placement group and claim */
 
+/* the kube-dns ClusterIP build's launcher discovers (NULL: no lookup) */
+static const char *g_dns;
+static int g_dns_calls;
+
+static nw_rc_t dns(void *ud, char *out, size_t len, nw_err_t *err)
+{
+    (void)ud;
+    g_dns_calls++;
+    if (!*g_dns)
+        return nw_err_set(err, NW_EPARSE, "kube-system/kube-dns", "no cluster IP");
+    snprintf(out, len, "%s", g_dns);
+    return NW_OK;
+}
+
 static nw_rc_t build(const char *spec_json, int efa, nw_ec2_params_t *p, nw_err_t *err)
 {
     static nw_catalog_t *cat;
@@ -68,7 +82,8 @@ static nw_rc_t build(const char *spec_json, int efa, nw_ec2_params_t *p, nw_err_
     nw_launcher_t *l = nw_launcher_new(NULL, cat, NULL, NULL, "demo");
     ck_assert_ptr_nonnull(l);
     nw_launch_bootstrap_t b = {
-        "https://10.0.0.10:6443", "Q0E=", "10.96.0.0/12", 0, 0, 0, NULL, NULL};
+        "https://10.0.0.10:6443", "Q0E=", "10.96.0.0/12", 0, 0, 0, NULL, NULL,
+        g_dns ? dns : NULL,       NULL};
     ck_assert_int_eq(nw_launcher_set_bootstrap(l, &b), NW_OK);
     nw_launch_req_t r = {
         .nodepool = "default", .nodeclaim = "c1", .nodeclass = nc, .resolved = &rs, .claim = claim};
@@ -118,6 +133,56 @@ START_TEST(primary_interface)
     /* Custom: no block devices of ours */
     NONE(&p, "LaunchTemplateData.BlockDeviceMapping.1.DeviceName");
     nw_ec2_params_cleanup(&p);
+}
+END_TEST
+
+/* an IPv6 cluster (the kube-dns ClusterIP is IPv6): PrimaryIpv6, one IPv6 address and
+ * ipPrefixCount as IPv6 prefixes on every interface but efa-only ones
+ * (launchtemplate.go generateNetworkInterfaces with ClusterIPFamily IPv6) */
+START_TEST(ipv6_cluster)
+{
+    nw_ec2_params_t p;
+    nw_err_t err = {0};
+    g_dns = "fd00:10:96::a";
+    ck_assert_int_eq(build("\"amiFamily\":\"AL2023\",\"ipPrefixCount\":2", 0, &p, &err), NW_OK);
+    HAS(&p, NI "1.DeviceIndex", "0");
+    HAS(&p, NI "1.PrimaryIpv6", "true");
+    HAS(&p, NI "1.Ipv6AddressCount", "1");
+    HAS(&p, NI "1.Ipv6PrefixCount", "2");
+    NONE(&p, NI "1.Ipv4PrefixCount");
+    HAS(&p, NI "1.SecurityGroupId.1", "sg-a");
+    nw_ec2_params_cleanup(&p);
+    /* EFA: each card's interface */
+    ck_assert_int_eq(build("\"amiFamily\":\"AL2023\"", 2, &p, &err), NW_OK);
+    HAS(&p, NI "1.PrimaryIpv6", "true");
+    HAS(&p, NI "2.PrimaryIpv6", "true");
+    HAS(&p, NI "2.Ipv6AddressCount", "1");
+    HAS(&p, NI "2.InterfaceType", "efa");
+    nw_ec2_params_cleanup(&p);
+    /* the spec's list: an efa-only interface has no address */
+    ck_assert_int_eq(build("\"networkInterfaces\":[{\"networkCardIndex\":0,\"deviceIndex\":0,"
+                           "\"interfaceType\":\"interface\"},{\"networkCardIndex\":1,"
+                           "\"deviceIndex\":0,\"interfaceType\":\"efa-only\"}]",
+                           0, &p, &err),
+                     NW_OK);
+    HAS(&p, NI "1.PrimaryIpv6", "true");
+    NONE(&p, NI "2.PrimaryIpv6");
+    NONE(&p, NI "2.Ipv6AddressCount");
+    nw_ec2_params_cleanup(&p);
+    /* an IPv4 kube-dns, or none found: IPv4's fields */
+    const char *v4[] = {"10.96.0.10", ""};
+    for (int i = 0; i < 2; i++) {
+        g_dns = v4[i];
+        g_dns_calls = 0;
+        ck_assert_int_eq(build("\"amiFamily\":\"AL2023\",\"ipPrefixCount\":2", 0, &p, &err), NW_OK);
+        ck_assert_int_ge(g_dns_calls, 1);
+        NONE(&p, NI "1.PrimaryIpv6");
+        NONE(&p, NI "1.Ipv6AddressCount");
+        NONE(&p, NI "1.Ipv6PrefixCount");
+        HAS(&p, NI "1.Ipv4PrefixCount", "2");
+        nw_ec2_params_cleanup(&p);
+    }
+    g_dns = NULL;
 }
 END_TEST
 
@@ -233,6 +298,7 @@ Suite *nw_launch_suite(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, primary_interface);
     tcase_add_test(tc, spec_interfaces_and_efa);
+    tcase_add_test(tc, ipv6_cluster);
     tcase_add_test(tc, bad_volume_size);
     tcase_add_test(tc, placement_partition);
     suite_add_tcase(s, tc);

@@ -31,7 +31,8 @@ static char *render(nw_ami_family_t f, const char *kubelet, const char *custom, 
                       "Q0E=", cidr,   k,
                       58,     LABELS, 4,
                       TAINTS, 2,      custom,
-                      0,      NULL,   0};
+                      0,      NULL,   0,
+                      NULL};
     char *out = NULL;
     nw_err_t err = {0};
     nw_rc_t rc = nw_userdata_render(&o, &out, &err);
@@ -222,7 +223,8 @@ START_TEST(custom_and_errors)
     ck_assert_str_eq(ud, "<powershell></powershell>");
     free(ud);
     /* a generated bootstrap needs the endpoint */
-    nw_ud_opts_t o = {NW_AMI_AL2, "demo", "", "", "", NULL, 10, NULL, 0, NULL, 0, NULL, 0, NULL, 0};
+    nw_ud_opts_t o = {NW_AMI_AL2, "demo", "", "",   "", NULL, 10, NULL,
+                      0,          NULL,   0,  NULL, 0,  NULL, 0,  NULL};
     char *out = NULL;
     nw_err_t err = {0};
     ck_assert_int_eq(nw_userdata_render(&o, &out, &err), NW_EINVAL);
@@ -254,6 +256,80 @@ static const char *UNIT_CA =
 static const char *UNIT_CA_PIN =
     "sha256:129195d9091b3bdca120b9a67ab263fed5f753e9a72ad8ce3614cce5c99f8434";
 
+/* an IPv6 cluster: the kube-dns ClusterIP is the clusterDNS spec.kubelet does not set
+ * (defaultClusterDNS) and makes AL2 --ip-family ipv6, the NodeConfig's and the kubeadm
+ * patch's clusterDNS, Bottlerocket's cluster-dns-ip and kubeadm's node-ip "::" (v1beta3
+ * map and v1beta4 list); spec.kubelet.clusterDNS wins over it */
+START_TEST(ipv6_cluster)
+{
+    cJSON *k = cJSON_Parse("{\"maxPods\":20}");
+    nw_ud_opts_t o = {.family = NW_AMI_AL2,
+                      .cluster_name = "demo",
+                      .endpoint = "https://[fd00::1]:6443",
+                      .ca_bundle = UNIT_CA,
+                      .cluster_cidr = "fd00:10:96::/112",
+                      .kubelet = k,
+                      .max_pods = 58,
+                      .labels = LABELS,
+                      .nlabels = 4,
+                      .taints = TAINTS,
+                      .ntaints = 2,
+                      .kube_dns = "fd00:10:96::a"};
+    char *out = NULL;
+    nw_err_t err = {0};
+    ck_assert_int_eq(nw_userdata_render(&o, &out, &err), NW_OK);
+    ck_assert_ptr_nonnull(
+        strstr(out, " \\\n--ip-family ipv6 \\\n--dns-cluster-ip 'fd00:10:96::a'"));
+    free(out);
+    o.family = NW_AMI_AL2023;
+    ck_assert_int_eq(nw_userdata_render(&o, &out, &err), NW_OK);
+    ck_assert_ptr_nonnull(strstr(out, "clusterDNS:\n"));
+    ck_assert_ptr_nonnull(strstr(out, "fd00:10:96::a"));
+    free(out);
+    o.family = NW_AMI_BOTTLEROCKET;
+    ck_assert_int_eq(nw_userdata_render(&o, &out, &err), NW_OK);
+    ck_assert_ptr_nonnull(strstr(out, "cluster-dns-ip = \"fd00:10:96::a\"\n"));
+    free(out);
+    o.family = NW_AMI_CUSTOM;
+    o.kubeadm_token = "abcdef.0123456789abcdef";
+    ck_assert_int_eq(nw_userdata_render(&o, &out, &err), NW_OK);
+    ck_assert_ptr_nonnull(strstr(out, "    node-ip: \"::\"\n"));
+    ck_assert_ptr_nonnull(strstr(out, "fd00:10:96::a"));
+    ck_assert_ptr_nonnull(strstr(out, "apiServerEndpoint: \"[fd00::1]:6443\""));
+    free(out);
+    o.kubeadm_v1beta4 = 1;
+    ck_assert_int_eq(nw_userdata_render(&o, &out, &err), NW_OK);
+    ck_assert_ptr_nonnull(strstr(out, "    - name: node-ip\n      value: \"::\"\n"));
+    free(out);
+    /* an IPv4 kube-dns: the default clusterDNS, no IPv6 */
+    o.kube_dns = "10.96.0.10";
+    ck_assert_int_eq(nw_userdata_render(&o, &out, &err), NW_OK);
+    ck_assert_ptr_null(strstr(out, "node-ip"));
+    ck_assert_ptr_nonnull(strstr(out, "10.96.0.10"));
+    free(out);
+    o.kubeadm_token = NULL;
+    o.family = NW_AMI_AL2;
+    ck_assert_int_eq(nw_userdata_render(&o, &out, &err), NW_OK);
+    ck_assert_ptr_null(strstr(out, "--ip-family"));
+    ck_assert_ptr_nonnull(strstr(out, "--dns-cluster-ip '10.96.0.10'"));
+    free(out);
+    /* spec.kubelet.clusterDNS wins */
+    cJSON_Delete(k);
+    k = cJSON_Parse("{\"clusterDNS\":[\"fd00::53\"]}");
+    o.kubelet = k;
+    ck_assert_int_eq(nw_userdata_render(&o, &out, &err), NW_OK);
+    ck_assert_ptr_nonnull(strstr(out, "--ip-family ipv6 \\\n--dns-cluster-ip 'fd00::53'"));
+    free(out);
+    /* unknown kube-dns and no clusterDNS: neither */
+    o.kube_dns = NULL;
+    o.kubelet = NULL;
+    ck_assert_int_eq(nw_userdata_render(&o, &out, &err), NW_OK);
+    ck_assert_ptr_null(strstr(out, "--dns-cluster-ip"));
+    free(out);
+    cJSON_Delete(k);
+}
+END_TEST
+
 START_TEST(kubeadm_join)
 {
     char pin[80];
@@ -281,7 +357,8 @@ START_TEST(kubeadm_join)
                       "#!/bin/bash\necho mine\n",
                       0,
                       "abcdef.0123456789abcdef",
-                      0};
+                      0,
+                      NULL};
     char *out = NULL;
     nw_err_clear(&err);
     ck_assert_int_eq(nw_userdata_render(&o, &out, &err), NW_OK);
@@ -348,6 +425,7 @@ Suite *nw_userdata_suite(void)
     tcase_add_test(tc, bottlerocket_toml);
     tcase_add_test(tc, custom_and_errors);
     tcase_add_test(tc, kubeadm_join);
+    tcase_add_test(tc, ipv6_cluster);
     suite_add_tcase(s, tc);
     return s;
 }
