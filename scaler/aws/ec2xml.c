@@ -853,6 +853,7 @@ static nw_rc_t instances_set(xmlNode *set, nw_ec2_instances_t *out, nw_err_t *er
         TXT(it, "instanceLifecycle", i->lifecycle);
         TXT(it, "spotInstanceRequestId", i->spot_request_id);
         TXT(it, "capacityReservationId", i->capacity_reservation_id);
+        TXT(it, "iamInstanceProfile/arn", i->profile_arn);
         i->launch_ns = when(it, "launchTime");
         tags(child(it, "tagSet"), &i->tags);
         FOREACH_ITEM(child(it, "groupSet"), g)

@@ -281,6 +281,7 @@ typedef struct {
     int nsg;
     char pg_id[NW_EC2_ID]; /* placement/groupId, "" = none */
     int partition;         /* placement/partitionNumber, 0 = none */
+    char profile_arn[640]; /* iamInstanceProfile/arn (its path included), "" = none */
 } nw_ec2_instance_t;
 typedef struct {
     nw_ec2_instance_t *v;

@@ -273,3 +273,58 @@ nw_rc_t nw_iam_delete_profiles(nw_ec2_t *iam, const char *region, const char *cl
         *deleted = n;
     return rc;
 }
+
+/* does any instance that is not terminated run with this profile? (EC2 reports the
+ * profile's ARN on the instance: DescribeInstances iam-instance-profile.arn) */
+static nw_rc_t profile_in_use(nw_ec2_t *ec2, const nw_iam_profile_t *p, int *used, nw_err_t *err)
+{
+    nw_ec2_filter_t f[2] = {
+        {.name = "iam-instance-profile.arn", .values = {p->arn}, .nvalues = 1},
+        {.name = "instance-state-name",
+         .values = {"pending", "running", "shutting-down", "stopping", "stopped"},
+         .nvalues = 5}};
+    nw_ec2_instances_t l = {0};
+    nw_ec2_error_t ae = {0};
+    nw_rc_t rc = nw_ec2_describe_instances(ec2, NULL, 0, f, 2, &l, &ae, err);
+    *used = 0;
+    for (size_t i = 0; rc == NW_OK && i < l.n; i++)
+        *used |= strcmp(l.v[i].profile_arn, p->arn) == 0 && strcmp(l.v[i].state, "terminated");
+    nw_ec2_instances_free(&l);
+    return rc;
+}
+
+nw_rc_t nw_iam_gc_profiles(nw_ec2_t *iam, nw_ec2_t *ec2, const char *region, const char *cluster,
+                           const cJSON *nc, const char *keep, int *deleted, int *kept,
+                           nw_err_t *err)
+{
+    if (deleted)
+        *deleted = 0;
+    if (kept)
+        *kept = 0;
+    if (!iam || !ec2 || !keep || !*keep)
+        return nw_err_set(err, NW_EINVAL, "instance profile gc",
+                          "needs IAM, EC2 and the profile in use");
+    char path[512];
+    nw_iam_class_path(region, cluster, nc, path, sizeof path);
+    nw_iam_profiles_t l = {0};
+    nw_ec2_error_t ae = {0};
+    nw_rc_t rc = nw_iam_list_profiles(iam, path, &l, &ae, err);
+    for (size_t i = 0; rc == NW_OK && i < l.n; i++) {
+        const nw_iam_profile_t *p = &l.v[i];
+        /* only this class's own (its exact path), never the one it launches with */
+        if (strcmp(p->path, path) != 0 || strcmp(p->name, keep) == 0 || !p->arn[0])
+            continue;
+        int used = 1;
+        if ((rc = profile_in_use(ec2, p, &used, err)) != NW_OK)
+            break;
+        if (used) {
+            if (kept)
+                (*kept)++;
+            continue;
+        }
+        if ((rc = nw_iam_delete_profile(iam, p->name, &ae, err)) == NW_OK && deleted)
+            (*deleted)++;
+    }
+    nw_iam_profiles_free(&l);
+    return rc;
+}

@@ -17,6 +17,12 @@
  *     karpenter.k8s.aws/ec2nodeclass, topology.kubernetes.io/region
  *     (InstanceProfileTags); then the role (its last path segment) is added; a failed add
  *     deletes the new profile again (instanceprofile.go Reconcile).
+ * A role change thus makes a new profile (the old one's role is not swapped: its instances
+ * keep their credentials) and status.instanceProfile follows. nw_iam_gc_profiles deletes
+ * the replaced ones (Karpenter's instance-profile garbage collection controller): under
+ * the class's exact path, not the current one, and used by no instance (DescribeInstances
+ * iam-instance-profile.arn, any state but terminated; Karpenter reads its NodeClaims'
+ * annotation instead); the caller skips the pass that switched profiles.
  * A class with spec.instanceProfile uses it as it is, with no IAM call.
  * nw_iam_delete_profiles removes every profile under the class's path (its role first):
  * the EC2NodeClass finalizer's cleanup.
@@ -56,6 +62,14 @@ void nw_iam_class_path(const char *region, const char *cluster, const cJSON *nod
  * spec.instanceProfile: itself. NW_EAWS / NW_EIO with err saying which call failed. */
 nw_rc_t nw_iam_ensure_profile(nw_ec2_t *iam, const char *region, const char *cluster,
                               const cJSON *nodeclass, char *out, size_t len, nw_err_t *err);
+
+/** Replaced profiles: every profile under the class's exact path other than keep (the one
+ * its launches use now) that no instance uses any more (DescribeInstances
+ * iam-instance-profile.arn, any state but terminated) is deleted (its role first);
+ * *deleted counts those, *kept the ones still in use (both nullable). */
+nw_rc_t nw_iam_gc_profiles(nw_ec2_t *iam, nw_ec2_t *ec2, const char *region, const char *cluster,
+                           const cJSON *nc, const char *keep, int *deleted, int *kept,
+                           nw_err_t *err);
 
 /** Delete every profile under the class's path (the finalizer's cleanup); *deleted counts
  * them (nullable). */

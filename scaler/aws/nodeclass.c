@@ -818,6 +818,30 @@ void nw_nodeclass_cache_set_iam(nw_nodeclass_cache_t *c, nw_ec2_t *iam, const ch
     snprintf(c->cluster, sizeof c->cluster, "%s", cluster ? cluster : "");
 }
 
+/* profiles of this class that spec.role replaced, deleted once no instance uses them
+ * (instanceprofile garbagecollection). Only once status.instanceProfile names the profile
+ * launches use now: the pass that replaces it leaves the old one alone (launches may still
+ * be on their way with it, as Karpenter's protected profiles are). A failure is logged and
+ * tried again on the next refresh; it does not make the class not ready. */
+static void gc_profiles(nw_nodeclass_cache_t *c, const cJSON *nc, const char *cur)
+{
+    const char *st = gets(get(nc, "status"), "instanceProfile");
+    const char *role = gets(get(nc, "spec"), "role");
+    if (!c->iam || !c->ec2 || !role || !*role || !st || strcmp(st, cur) != 0)
+        return;
+    nw_err_t e = {0};
+    int deleted = 0, kept = 0;
+    if (nw_iam_gc_profiles(c->iam, c->ec2, c->region, c->cluster, nc, cur, &deleted, &kept, &e) !=
+        NW_OK)
+        nw_log_warn("nodeclass", "instance profile cleanup failed",
+                    NW_LS("ec2nodeclass", gets(get(nc, "metadata"), "name")),
+                    NW_LS("error", e.msg));
+    else if (deleted || kept)
+        nw_log_info("nodeclass", "replaced instance profiles",
+                    NW_LS("ec2nodeclass", gets(get(nc, "metadata"), "name")),
+                    NW_LI("deleted", deleted), NW_LI("in_use", kept));
+}
+
 /* the instance profile of a resolved class (instanceprofile.go Reconcile): a failure makes
  * the class not ready; *retry_soon then asks for another try before the TTL */
 static void resolve_profile(nw_nodeclass_cache_t *c, const cJSON *nc, nw_nodeclass_resolved_t *r,
@@ -830,6 +854,7 @@ static void resolve_profile(nw_nodeclass_cache_t *c, const cJSON *nc, nw_nodecla
     if (nw_iam_ensure_profile(c->iam, c->region, c->cluster, nc, r->instance_profile,
                               sizeof r->instance_profile, &e) == NW_OK) {
         r->profile_ready = 1;
+        gc_profiles(c, nc, r->instance_profile);
         return;
     }
     r->instance_profile[0] = 0;

@@ -285,6 +285,10 @@ class InstancesMixin:
                 'lt': lt, 'fleet': fleet, 'root_gb': root_gb or 20,
                 'volumes': dict(volumes or {}),
                 'metadata': metadata or {}, 'profile': profile, 'reason': '',
+                # EC2 reports the profile's own ARN (its path included) and id, as they were
+                # at launch: the instance keeps them if the profile is deleted later
+                'profile_arn': self.instance_profiles[profile]['arn'] if profile else None,
+                'profile_id': self.instance_profiles[profile]['id'] if profile else None,
                 'reservation': 'r-%s' % _hex(17),
                 'public_ip': '54.' + '.'.join(ip.split('.')[1:]) if public else None,
                 'nis': [dict(n) for n in nis or [] if isinstance(n, dict)],
@@ -406,8 +410,9 @@ class InstancesMixin:
                       'interfaceType': 'interface'}],
                   'ebsOptimized': True, 'enaSupport': True})
         if i['profile']:
-            x['iamInstanceProfile'] = {'arn': 'arn:aws:iam::%s:instance-profile/%s' % (
-                self.account, i['profile']), 'id': 'AIPA%s' % _hex(17).upper()}
+            arn = i.get('profile_arn') or 'arn:aws:iam::%s:instance-profile/%s' % (self.account,
+                                                                                 i['profile'])
+            x['iamInstanceProfile'] = {'arn': arn, 'id': i.get('profile_id') or 'AIPA' + '0' * 17}
         x['metadataOptions'] = {'state': 'applied', 'httpTokens': md.get('HttpTokens', 'required'),
                                 'httpPutResponseHopLimit': int(md.get('HttpPutResponseHopLimit', 1)),
                                 'httpEndpoint': md.get('HttpEndpoint', 'enabled'),
@@ -439,6 +444,7 @@ class InstancesMixin:
         'reservation-id': lambda i: i['reservation'],
         'instance.group-id': lambda i: i['sgs'],
         'launch-time': lambda i: iso8601(i['launch_time']),
+        'iam-instance-profile.arn': lambda i: i.get('profile_arn') or [],
     }
 
     def _ec2_DescribeInstances(self, p):

@@ -216,6 +216,29 @@ class Launch(Ec2Base):
     def fleet(self, lt_name, overrides, ctype='on-demand', total=1, tags=None):
         return self.ok('CreateFleet', self.fleet_params(lt_name, overrides, ctype, total, tags))
 
+    def test_instance_profile_arn(self):
+        # an instance reports its profile's own ARN (path included) and is found by it
+        with self.sim.lock:
+            prof = self.sim._new_profile('demo_77', '/karpenter/us-west-2/demo/uid-1/', {},
+                                         ['KarpenterNodeRole-demo'])
+            self.sim.instance_profiles['demo_77'] = prof
+        self.lt('karpenter.k8s.aws/prof', extra={
+            'LaunchTemplateData.IamInstanceProfile.Name': 'demo_77'})
+        z = self.sim.zones
+        root = self.fleet('karpenter.k8s.aws/prof', [('m6i.large', z[0])])
+        iid = root.find('.//instanceIds/item').text
+        f = filters(('iam-instance-profile.arn', [prof['arn']]))
+        root = self.ok('DescribeInstances', f)
+        got = [e.text for e in root.findall('./reservationSet/item/instancesSet/item/instanceId')]
+        self.assertEqual(got, [iid])
+        self.assertEqual(root.find('.//iamInstanceProfile/arn').text,
+                         'arn:aws:iam::%s:instance-profile/karpenter/us-west-2/demo/uid-1/demo_77'
+                         % self.sim.account)
+        f = filters(('iam-instance-profile.arn', [prof['arn'] + 'x']))
+        root = self.ok('DescribeInstances', f)
+        self.assertIsNone(root.find('.//instanceId'))
+        self.ok('TerminateInstances', {'InstanceId.1': iid})
+
     def test_client_token_idempotency(self):
         self.lt('karpenter.k8s.aws/idem')
         z = self.sim.zones

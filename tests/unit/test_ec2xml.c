@@ -183,6 +183,11 @@ START_TEST(instances_and_launch)
     ck_assert_str_eq(in.v[0].sg_ids[1], "sg-0a1b2c3d4e5f60002");
     ck_assert_str_eq(in.v[0].subnet_id, "subnet-0a1b2c3d4e5f60002");
     ck_assert_int_eq(in.v[1].nsg, 0);
+    /* the profile's ARN, its path included (instance profile cleanup, scaler/aws/iam.h) */
+    ck_assert_str_eq(in.v[0].profile_arn,
+                     "arn:aws:iam::123456789012:instance-profile/karpenter/us-west-2/demo/0c6bfd00/"
+                     "demo_42");
+    ck_assert_str_eq(in.v[1].profile_arn, "");
     ck_assert_str_eq(next, "ZGVzY3JpYmUtaW5zdGFuY2VzLTI=");
     /* the same instances in the cloud's neutral terms (scaler/aws/cloud.c) */
     nw_cloud_instance_t ci;
