@@ -107,6 +107,16 @@ void nw_ctl_event(nw_ctl_deps_t *c, const nw_kube_res_t *res, const cJSON *obj, 
         nw_kube_event(c->rec, res, obj, type, reason, msg, NULL);
 }
 
+int nw_ctl_claims_launched(const nw_kube_snap_t *s)
+{
+    for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_NODECLAIMS); i++) {
+        const nw_kube_obj_t *nc = nw_kube_snap_at(s, NW_KUBE_NODECLAIMS, i);
+        if (!nc->terminating && !nc->provider_id[0])
+            return 0;
+    }
+    return 1;
+}
+
 int nw_ctl_node_ready(const cJSON *node)
 {
     const char *st = nw_json_condition(node, "Ready");

@@ -134,4 +134,9 @@ int nw_ctl_has_disrupted_taint(const cJSON *node);
 /** Is the Node's Ready condition True? (no condition: not ready) */
 int nw_ctl_node_ready(const cJSON *node);
 
+/** Has every NodeClaim not being deleted its providerID (no launch still unrecorded)?
+ * Karpenter's cluster state is not synced until then: no disruption decision, and
+ * karpenter_cluster_state_synced 0. */
+int nw_ctl_claims_launched(const nw_kube_snap_t *s);
+
 #endif

@@ -852,16 +852,6 @@ static void emit_notes(nw_dis_ctl_t *d, const nw_kube_snap_t *s, const nw_dis_cm
     }
 }
 
-static int unsynced(const nw_kube_snap_t *s)
-{
-    for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_NODECLAIMS); i++) {
-        const nw_kube_obj_t *nc = nw_kube_snap_at(s, NW_KUBE_NODECLAIMS, i);
-        if (!nc->terminating && !nc->provider_id[0])
-            return 1;
-    }
-    return 0;
-}
-
 void nw_dis_tick(nw_dis_ctl_t *d, const nw_kube_snap_t *s)
 {
     nw_ctl_deps_t *c = d ? d->deps : NULL;
@@ -873,7 +863,7 @@ void nw_dis_tick(nw_dis_ctl_t *d, const nw_kube_snap_t *s)
     markers(d, s, &v);
     progress(d, s);
     int64_t mono = nw_clock_mono(c->clock);
-    if (unsynced(s))
+    if (!nw_ctl_claims_launched(s))
         goto out; /* a NodeClaim is being launched: decide once it has a providerID */
     if (d->has_pending) {
         if (mono - d->pending_mono < d->o.validation_ns)

@@ -338,13 +338,8 @@ static void offerings(nw_series_t *g, nw_ctl_deps_t *c)
  * is listed and every live NodeClaim has its providerID (the launches are recorded). */
 static void cluster_state(nw_statemetrics_t *m, nw_series_t *g, const nw_kube_snap_t *s)
 {
-    size_t nclaims = nw_kube_snap_count(s, NW_KUBE_NODECLAIMS), count = nclaims;
-    int synced = nw_kube_snap_synced(s);
-    for (size_t i = 0; i < nclaims; i++) {
-        const nw_kube_obj_t *nc = nw_kube_snap_at(s, NW_KUBE_NODECLAIMS, i);
-        if (!nc->terminating && !nc->provider_id[0])
-            synced = 0;
-    }
+    size_t count = nw_kube_snap_count(s, NW_KUBE_NODECLAIMS);
+    int synced = nw_kube_snap_synced(s) && nw_ctl_claims_launched(s);
     for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_NODES); i++) {
         const nw_kube_obj_t *n = nw_kube_snap_at(s, NW_KUBE_NODES, i);
         if (!n->provider_id[0] || !nw_kube_snap_nodeclaim_by_provider_id(s, n->provider_id))
