@@ -32,7 +32,9 @@ class RealBackend(hc.Cluster):
     backend = 'real'
     capabilities = frozenset({'real-apiserver', 'rbac'})
 
-    def __init__(self, boot_delay=0.3, bootstrap_tokens=False, **options):
+    def __init__(self, boot_delay=0.3, bootstrap_tokens=False, service_cidr='10.96.0.0/16', **options):
+        """service_cidr: kube-apiserver's --service-cluster-ip-range ("v4,v6" is a
+        dual-stack cluster, where a Service may ask for an IPv6 ClusterIP)."""
         super().__init__()
         for k, v in options.items():
             if k == 'webhooks' and v:
@@ -48,7 +50,7 @@ class RealBackend(hc.Cluster):
             with open(agent_log, 'a') as f:
                 f.write(' '.join(str(x) for x in a) + '\n')
         self.real = RealCluster(os.path.join(self.dir, 'cluster'), boot_delay=boot_delay, log=log,
-                                check_tokens=bootstrap_tokens)
+                                check_tokens=bootstrap_tokens, service_cidr=service_cidr)
         try:
             self.real.start()
         except BaseException:

@@ -114,8 +114,10 @@ class Netns:
 
 
 class RealCluster:
-    def __init__(self, dir, boot_delay=0.5, region='us-west-2', log=None, check_tokens=False):
+    def __init__(self, dir, boot_delay=0.5, region='us-west-2', log=None, check_tokens=False,
+                 service_cidr='10.96.0.0/16'):
         self.dir = os.path.abspath(dir)
+        self.service_cidr = service_cidr
         self.boot_delay = boot_delay
         self.check_tokens = check_tokens
         self.region = region
@@ -136,6 +138,7 @@ class RealCluster:
             self.net = Netns()
             self.host = self.net.host_ip
             self.cp = ControlPlane(os.path.join(self.dir, 'k8s'), bind_address=self.host,
+                                   service_cidr=self.service_cidr,
                                    extra_apiserver_args=['--enable-aggregator-routing=true',
                                                          # kubeadm's join tokens (nodewarden.io/bootstrap)
                                                          '--enable-bootstrap-token-auth=true'])

@@ -65,6 +65,7 @@ test process is killed with SIGKILL (start() from the thread that lives longest)
 """
 import atexit
 import ctypes
+import ipaddress
 import os
 import secrets
 import shutil
@@ -333,9 +334,11 @@ class ControlPlane:
 
     def _make_pki(self):
         self._make_ca("ca", "nodewarden-test-ca")
-        net = self.service_cidr.split("/")[0].split(".")
-        first_service_ip = ".".join(net[:3] + [str(int(net[3]) + 1)])
-        sans = ["127.0.0.1", "localhost", self.advertise_address, first_service_ip,
+        # the kubernetes Service's ClusterIP: the first address of each service range
+        # (IPv4, IPv6, or a dual-stack pair "a,b")
+        first_service_ips = [str(ipaddress.ip_network(c.strip(), strict=False)[1])
+                             for c in self.service_cidr.split(",")]
+        sans = ["127.0.0.1", "localhost", self.advertise_address] + first_service_ips + [
                 "kubernetes", "kubernetes.default", "kubernetes.default.svc",
                 "kubernetes.default.svc.cluster.local"] + list(self.extra_sans)
         if self.bind_address not in ("0.0.0.0", "::"):

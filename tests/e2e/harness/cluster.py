@@ -230,9 +230,12 @@ class SimCluster(Cluster):
     backend = "sim"
     capabilities = frozenset({"sim-control"})
 
-    def __init__(self, boot_delay=0.3, webhooks=True, sim_args=(), bootstrap_tokens=False):
+    def __init__(self, boot_delay=0.3, webhooks=True, sim_args=(), bootstrap_tokens=False,
+                 service_cidr=None):
         """bootstrap_tokens: the kubelets join with a kubeadm token only when it would
-        authenticate (sim.py --kubelet-bootstrap-tokens)."""
+        authenticate (sim.py --kubelet-bootstrap-tokens). service_cidr (the real backend's
+        service ranges) is taken and not used: the simulated API server allocates IPv4
+        ClusterIPs and keeps any ClusterIP a Service is given."""
         super().__init__()
         if bootstrap_tokens:
             sim_args = list(sim_args) + ["--kubelet-bootstrap-tokens"]
