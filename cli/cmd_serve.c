@@ -132,6 +132,7 @@ int nw_cmd_serve(int argc, char **argv)
             .refresh_od_ns = cfg.aws.refresh.onDemandPricing_ns,
             .refresh_spot_ns = cfg.aws.refresh.spotPricing_ns,
             .isolated_vpc = cfg.settings.isolatedVPC,
+            .no_reserved_capacity = !cfg.settings.reservedCapacity,
             .cluster_name = cfg.settings.clusterName,
             .cluster_endpoint = cfg.settings.clusterEndpoint,
             .cluster_ca_bundle = cfg.settings.clusterCABundle,

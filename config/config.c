@@ -517,6 +517,7 @@ static nw_rc_t set_scalar(char *base, const key_t_ *k, const char *val, int from
 nw_rc_t nw_config_defaults(nw_config_t *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
+    cfg->settings.reservedCapacity = 1; /* the ReservedCapacity gate's default */
     for (size_t i = 0; i < NKEYS; i++) {
         nw_rc_t rc =
             set_scalar((char *)cfg + keys[i].off, &keys[i], keys[i].def, 1, "default ", NULL);
@@ -998,6 +999,7 @@ nw_rc_t nw_config_load_args(nw_config_t *cfg, int argc, char **argv, nw_err_t *e
         cfg->scaler.disruption.spotToSpot = fg.spot_to_spot;
     cfg->settings.nodeRepair = fg.node_repair;
     cfg->settings.staticCapacity = fg.static_capacity;
+    cfg->settings.reservedCapacity = fg.reserved_capacity;
     return NW_OK;
 }
 

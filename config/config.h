@@ -46,6 +46,7 @@ typedef struct {
         char *minValuesPolicy; /* "Strict" | "BestEffort" (Karpenter's --min-values-policy) */
         int nodeRepair;        /* not a key: the NodeRepair feature gate (nw_config_load_args) */
         int staticCapacity;    /* not a key: the StaticCapacity feature gate */
+        int reservedCapacity;  /* not a key: the ReservedCapacity feature gate (default on) */
     } settings;
     struct {
         char *kubeconfig;
@@ -190,7 +191,7 @@ void nw_config_print_keys(void *file);
 typedef struct {
     int spot_to_spot;      /* SpotToSpotConsolidation: -1 = not given, else 0/1 */
     int node_repair;       /* NodeRepair: default 0 */
-    int reserved_capacity; /* default 1; nodewarden launches no reservations either way */
+    int reserved_capacity; /* default 1; off: no reservation resolution, no reserved offerings */
     int static_capacity;   /* StaticCapacity: default 0 */
     int unimplemented;     /* gates nodewarden does not implement that are turned on */
 } nw_feature_gates_t;

@@ -311,6 +311,7 @@ nw_rc_t nw_scaler_start(const nw_scaler_opts_t *o, nw_scaler_t **out, nw_err_t *
     ao.od_period_ns = o->refresh_od_ns;
     ao.spot_period_ns = o->refresh_spot_ns;
     ao.isolated_vpc = o->isolated_vpc;
+    ao.no_reserved_capacity = o->no_reserved_capacity;
     ao.ice_ttl_ns = o->ice_ttl_ns;
     ao.clock = c->clock;
     ao.k8s_version = k8s_version;

@@ -40,6 +40,7 @@ typedef struct {
     const char *region, *ec2, *sqs, *sts, *imds, *pricing, *iam, *ssm; /* aws.* */
     int64_t refresh_types_ns, refresh_od_ns, refresh_spot_ns;          /* aws.refresh.* */
     int isolated_vpc;                                                  /* settings.isolatedVPC */
+    int no_reserved_capacity;            /* the ReservedCapacity gate is off */
     const char *cluster_name;            /* settings.clusterName (required) */
     int64_t batch_idle_ns, batch_max_ns; /* settings.batch{Idle,Max}Duration */
     const char *cluster_endpoint, *cluster_ca_bundle, *cluster_cidr; /* generated bootstraps */

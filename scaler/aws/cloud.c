@@ -757,6 +757,8 @@ nw_rc_t nw_aws_cloud_new(const nw_aws_cloud_opts_t *o, nw_cloud_t **out, nw_err_
     snprintf(a->region, sizeof a->region, "%s", o->aws.region);
     snprintf(a->cluster, sizeof a->cluster, "%s", o->cluster_name);
     if (a->nc)
+        nw_nodeclass_cache_set_reserved_capacity(a->nc, !o->no_reserved_capacity);
+    if (a->nc)
         nw_nodeclass_cache_set_iam(a->nc, a->iam, o->aws.region, o->cluster_name);
     a->launcher =
         a->ice ? nw_launcher_new(a->ec2, a->cat, a->ice, o->clock, o->cluster_name) : NULL;

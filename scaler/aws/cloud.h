@@ -47,6 +47,7 @@ typedef struct {
      * controllers' requeue) */
     int64_t types_period_ns, od_period_ns, spot_period_ns;
     int isolated_vpc;                /* settings.isolatedVPC: never ask the Pricing API */
+    int no_reserved_capacity;        /* the ReservedCapacity gate is off (nodeclass.h) */
     nw_launch_bootstrap_t bootstrap; /* what a generated bootstrap uses (launch.h) */
     /* the cluster's Kubernetes version ("1.31") for amiSelectorTerms aliases (nodeclass.h);
      * NULL: unknown (alias terms then say so). Called under the cloud's lock. */

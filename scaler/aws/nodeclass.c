@@ -764,8 +764,9 @@ cJSON *nw_nodeclass_status_json(const nw_nodeclass_resolved_t *r, const cJSON *n
     if (r->instance_profile[0] || r->profile_message[0])
         add_condition(conds, "InstanceProfileReady", r->profile_ready,
                       "InstanceProfileCreationFailed", r->profile_message, ts, gen);
-    add_condition(conds, "CapacityReservationsReady", r->crs_ready || !r->crs_selected,
-                  "CapacityReservationsResolutionFailed", r->crs_message, ts, gen);
+    if (!r->crs_off)
+        add_condition(conds, "CapacityReservationsReady", r->crs_ready || !r->crs_selected,
+                      "CapacityReservationsResolutionFailed", r->crs_message, ts, gen);
     add_condition(conds, "Ready", r->ready, r->reason, r->message, ts, gen);
     return st;
 }
@@ -786,6 +787,7 @@ struct nw_nodeclass_cache {
     nw_nc_ssm_t ssm;
     const nw_clock_t *clock;
     int64_t ttl;
+    int no_reserved; /* the ReservedCapacity gate is off */
     cache_entry_t *v;
     size_t n, cap;
 };
@@ -808,6 +810,11 @@ void nw_nodeclass_cache_set_ssm(nw_nodeclass_cache_t *c, const nw_nc_ssm_t *ssm)
     else
         memset(&c->ssm, 0, sizeof c->ssm);
     nw_nodeclass_cache_invalidate(c);
+}
+
+void nw_nodeclass_cache_set_reserved_capacity(nw_nodeclass_cache_t *c, int on)
+{
+    c->no_reserved = !on;
 }
 
 void nw_nodeclass_cache_set_iam(nw_nodeclass_cache_t *c, nw_ec2_t *iam, const char *region,
@@ -912,6 +919,10 @@ static void resolve_pg(nw_nodeclass_cache_t *c, const cJSON *nc, nw_nodeclass_re
 static void resolve_crs(nw_nodeclass_cache_t *c, const cJSON *nc, nw_nodeclass_resolved_t *r,
                         int64_t now_mono, int *retry_soon)
 {
+    if (c->no_reserved) {
+        r->crs_off = 1;
+        return;
+    }
     nw_err_t e = {0};
     nw_rc_t rc = nw_nodeclass_resolve_crs(c->ec2, nc, nw_clock_now(c->clock), r, &e);
     r->crs_synced_ns = now_mono;

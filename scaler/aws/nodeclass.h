@@ -106,6 +106,7 @@ typedef struct {
     nw_nc_cr_t *crs;           /* spec.capacityReservationSelectorTerms resolved, sorted by id */
     size_t ncrs;
     int crs_selected, crs_ready; /* the spec has terms; they could be asked */
+    int crs_off; /* the ReservedCapacity gate is off: terms not resolved, no condition */
     char crs_message[256];
     int64_t crs_synced_ns; /* monotonic time of the DescribeCapacityReservations (0: never) */
     int subnets_ready, sgs_ready, amis_ready, profile_ready, ready;
@@ -183,6 +184,11 @@ nw_rc_t nw_nodeclass_cache_get(nw_nodeclass_cache_t *c, const cJSON *nodeclass,
  * counts. */
 void nw_nodeclass_cache_set_iam(nw_nodeclass_cache_t *c, nw_ec2_t *iam, const char *region,
                                 const char *cluster);
+/** The ReservedCapacity feature gate (default on). Off: capacityReservationSelectorTerms are
+ * not resolved (status lists no reservations, no CapacityReservationsReady condition), so no
+ * reserved offerings and no launches into reservations (Karpenter skips its
+ * CapacityReservation reconciler and reserved offerings without the gate). */
+void nw_nodeclass_cache_set_reserved_capacity(nw_nodeclass_cache_t *c, int on);
 /** Use SSM for alias and ssmParameter terms (copied; its pointers borrowed). */
 void nw_nodeclass_cache_set_ssm(nw_nodeclass_cache_t *c, const nw_nc_ssm_t *ssm);
 /** The count the latest resolution found for capacity reservation id (-1: none has it), and

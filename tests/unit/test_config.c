@@ -247,6 +247,11 @@ START_TEST(feature_gates)
     const char *a4[] = {"--settings.featureGates", "NodeRepair=true", NULL};
     ck_assert_int_eq(load(&cfg, &err, a4), NW_OK);
     ck_assert_int_eq(cfg.settings.nodeRepair, 1);
+    ck_assert_int_eq(cfg.settings.reservedCapacity, 1); /* Karpenter's default: on */
+    nw_config_free(&cfg);
+    const char *a5[] = {"--settings.featureGates", "ReservedCapacity=false", NULL};
+    ck_assert_int_eq(load(&cfg, &err, a5), NW_OK);
+    ck_assert_int_eq(cfg.settings.reservedCapacity, 0);
     nw_config_free(&cfg);
     const char *a3[] = {"--settings.featureGates", "SpotToSpotConsolidation=maybe", NULL};
     ck_assert_int_eq(load(&cfg, &err, a3), NW_EINVAL);
