@@ -61,16 +61,12 @@ int nw_kube_pod_is_pending(const cJSON *pod)
 
 static nw_kube_obj_t *obj_new(nw_kube_kind_t kind, cJSON *json)
 {
-    cJSON *meta = cJSON_GetObjectItemCaseSensitive(json, "metadata");
+    const cJSON *meta = cJSON_GetObjectItemCaseSensitive(json, "metadata");
     const char *name = sfield(meta, "name", NULL);
     if (!name[0]) {
         cJSON_Delete(json);
         return NULL;
     }
-    /* Nothing reads server-side apply's field ownership, and on a real cluster it is
-     * often the largest part of an object: drop it on ingest (Karpenter's informers do
-     * the same). An update sent without managedFields leaves the server's unchanged. */
-    cJSON_DeleteItemFromObjectCaseSensitive(meta, "managedFields");
     nw_kube_obj_t *o = calloc(1, sizeof *o);
     if (!o) {
         cJSON_Delete(json);
