@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/buf.h"
+#include "common/json.h"
 
 void nw_kv_init(nw_kv_t *kv)
 {
@@ -565,4 +566,33 @@ bool nw_kv_cel_int(const char *s, long long *out)
         return false;
     *out = v;
     return true;
+}
+
+/* ---- typed members, as the API server words its type errors ---- */
+
+/* Optional string member: absent or null -> def; a non-string is an error. */
+nw_rc_t nw_kv_str_member(const cJSON *obj, const char *name, const char *base, const char *def,
+                         const char **out, nw_err_t *err)
+{
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(obj, name);
+    if (!j || cJSON_IsNull(j)) {
+        *out = def;
+        return NW_OK;
+    }
+    if (!cJSON_IsString(j) || !j->valuestring) {
+        char p[128];
+        snprintf(p, sizeof p, "%s.%s", base, name);
+        return nw_err_set(err, NW_EINVAL, p, "Invalid value: \"%s\": %s must be of type string",
+                          nw_json_type_name(j), p);
+    }
+    *out = j->valuestring;
+    return NW_OK;
+}
+
+nw_rc_t nw_kv_array(const cJSON *arr, const char *path, nw_err_t *err)
+{
+    if (!cJSON_IsArray(arr))
+        return nw_err_set(err, NW_EINVAL, path, "Invalid value: \"%s\": %s must be of type array",
+                          nw_json_type_name(arr), path);
+    return NW_OK;
 }

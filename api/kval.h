@@ -165,4 +165,12 @@ void nw_kv_cel_eval(nw_kv_t *kv, const char *path, const char *type, const char 
 /** CEL int(string): strconv.ParseInt(s, 10, 64). Returns false on error. */
 bool nw_kv_cel_int(const char *s, long long *out);
 
+/** Optional string member `name` of obj: absent or null gives def; a non-string is an
+ * error naming base.name ("... must be of type string"). */
+nw_rc_t nw_kv_str_member(const cJSON *obj, const char *name, const char *base, const char *def,
+                         const char **out, nw_err_t *err);
+
+/** NW_OK if arr is a JSON array, else an error naming path ("... must be of type array"). */
+nw_rc_t nw_kv_array(const cJSON *arr, const char *path, nw_err_t *err);
+
 #endif

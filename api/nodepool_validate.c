@@ -26,52 +26,6 @@ static const char *const EFFECTS[] = {"NoSchedule", "PreferNoSchedule", "NoExecu
 static const char *const POLICIES[] = {"WhenEmpty", "WhenEmptyOrUnderutilized", "Balanced", NULL};
 static const char *const REASONS[] = {"Underutilized", "Empty", "Drifted", NULL};
 
-/* The 28 karpenter.k8s.aws keys the AWS CRDs allow in labels and requirements. */
-static const char *const AWS_ALLOWED[] = {
-    "karpenter.k8s.aws/instance-tenancy",
-    "karpenter.k8s.aws/capacity-reservation-type",
-    "karpenter.k8s.aws/capacity-reservation-id",
-    "karpenter.k8s.aws/capacity-reservation-interruptible",
-    NW_LABEL_NODECLASS,
-    "karpenter.k8s.aws/instance-encryption-in-transit-supported",
-    "karpenter.k8s.aws/instance-category",
-    "karpenter.k8s.aws/instance-hypervisor",
-    "karpenter.k8s.aws/instance-family",
-    "karpenter.k8s.aws/instance-generation",
-    "karpenter.k8s.aws/instance-local-nvme",
-    "karpenter.k8s.aws/instance-size",
-    "karpenter.k8s.aws/instance-cpu",
-    "karpenter.k8s.aws/instance-cpu-manufacturer",
-    "karpenter.k8s.aws/instance-cpu-sustained-clock-speed-mhz",
-    "karpenter.k8s.aws/instance-memory",
-    "karpenter.k8s.aws/instance-ebs-bandwidth",
-    "karpenter.k8s.aws/instance-network-bandwidth",
-    "karpenter.k8s.aws/instance-gpu-name",
-    "karpenter.k8s.aws/instance-gpu-manufacturer",
-    "karpenter.k8s.aws/instance-gpu-count",
-    "karpenter.k8s.aws/instance-gpu-memory",
-    "karpenter.k8s.aws/instance-accelerator-name",
-    "karpenter.k8s.aws/instance-accelerator-manufacturer",
-    "karpenter.k8s.aws/instance-accelerator-count",
-    "karpenter.k8s.aws/instance-capability-flex",
-    "karpenter.k8s.aws/placement-group-id",
-    "karpenter.k8s.aws/placement-group-partition",
-    NULL,
-};
-
-/* Well-known requirement keys at runtime (§5.1), after alias normalisation. */
-static const char *const WELL_KNOWN[] = {
-    NW_LABEL_CAPACITY_TYPE,
-    NW_LABEL_ZONE,
-    NW_LABEL_REGION,
-    NW_LABEL_INSTANCE_TYPE,
-    NW_LABEL_ARCH,
-    NW_LABEL_OS,
-    "node.kubernetes.io/windows-build",
-    "topology.k8s.aws/zone-id",
-    NULL,
-};
-
 static int in_list(const char *s, const char *const *l)
 {
     for (; *l; l++)
@@ -99,7 +53,7 @@ int nw_nodepool_key_restrictions(const char *key, int aws, int nodepool, const c
         fails[n++] = "label \"karpenter.sh/nodepool\" is restricted";
     if (strcmp(key, "kubernetes.io/hostname") == 0)
         fails[n++] = "label \"kubernetes.io/hostname\" is restricted";
-    if (aws && ends_with(key, dlen, "karpenter.k8s.aws") && !in_list(key, AWS_ALLOWED))
+    if (aws && ends_with(key, dlen, "karpenter.k8s.aws") && !nw_wellknown_aws_allowed(key))
         fails[n++] = "label domain \"karpenter.k8s.aws\" is restricted";
     return n;
 }
@@ -124,8 +78,7 @@ static int runtime_restricted(const char *key)
         size_t dl = strlen(dom), l = strlen(*d);
         if (strcmp(dom, *d) == 0 ||
             (dl > l && dom[dl - l - 1] == '.' && strcmp(dom + dl - l, *d) == 0))
-            return !in_list(key, WELL_KNOWN) &&
-                   !(in_list(key, AWS_ALLOWED) && strcmp(key, NW_LABEL_NODECLASS) != 0);
+            return strcmp(key, NW_LABEL_NODEPOOL) == 0 || !nw_wellknown_is_known(key);
     }
     return 0;
 }

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- operators, well-known labels ----------------------------------------- */
+/* ---- operators ----------------------------------------- */
 
 static const char *const OPS[] = {"In", "NotIn", "Exists", "DoesNotExist",
                                   "Gt", "Lt",    "Gte",    "Lte"};
@@ -38,152 +38,6 @@ bool nw_req_op_parse(const char *s, unsigned flags, nw_req_op_t *out)
             return true;
         }
     return false;
-}
-
-static const char *const NORMALIZED[][2] = {
-    {"failure-domain.beta.kubernetes.io/zone", NW_LABEL_ZONE},
-    {"failure-domain.beta.kubernetes.io/region", NW_LABEL_REGION},
-    {"beta.kubernetes.io/arch", NW_LABEL_ARCH},
-    {"beta.kubernetes.io/os", NW_LABEL_OS},
-    {"beta.kubernetes.io/instance-type", NW_LABEL_INSTANCE_TYPE},
-};
-
-const char *nw_wk_normalize(const char *key)
-{
-    for (size_t i = 0; i < sizeof NORMALIZED / sizeof NORMALIZED[0]; i++)
-        if (strcmp(key, NORMALIZED[i][0]) == 0)
-            return NORMALIZED[i][1];
-    return key;
-}
-
-/* Core (sigs.k8s.io/karpenter pkg/apis/v1/labels.go WellKnownLabels) first, then the
- * AWS provider's additions (aws/karpenter-provider-aws pkg/apis/v1/labels.go, v1.14.1). */
-static const char *const WELL_KNOWN[] = {
-    NW_LABEL_NODEPOOL,
-    NW_LABEL_ZONE,
-    NW_LABEL_REGION,
-    NW_LABEL_INSTANCE_TYPE,
-    NW_LABEL_ARCH,
-    NW_LABEL_OS,
-    NW_LABEL_CAPACITY_TYPE,
-    "node.kubernetes.io/windows-build",
-    "karpenter.k8s.aws/instance-category",
-    "karpenter.k8s.aws/instance-family",
-    "karpenter.k8s.aws/instance-generation",
-    "karpenter.k8s.aws/instance-size",
-    "karpenter.k8s.aws/instance-cpu",
-    "karpenter.k8s.aws/instance-cpu-manufacturer",
-    "karpenter.k8s.aws/instance-cpu-sustained-clock-speed-mhz",
-    "karpenter.k8s.aws/instance-memory",
-    "karpenter.k8s.aws/instance-ebs-bandwidth",
-    "karpenter.k8s.aws/instance-network-bandwidth",
-    "karpenter.k8s.aws/instance-gpu-name",
-    "karpenter.k8s.aws/instance-gpu-manufacturer",
-    "karpenter.k8s.aws/instance-gpu-count",
-    "karpenter.k8s.aws/instance-gpu-memory",
-    "karpenter.k8s.aws/instance-accelerator-name",
-    "karpenter.k8s.aws/instance-accelerator-manufacturer",
-    "karpenter.k8s.aws/instance-accelerator-count",
-    "karpenter.k8s.aws/instance-hypervisor",
-    "karpenter.k8s.aws/instance-encryption-in-transit-supported",
-    "karpenter.k8s.aws/instance-local-nvme",
-    "karpenter.k8s.aws/instance-capability-flex",
-    "karpenter.k8s.aws/instance-tenancy",
-    "karpenter.k8s.aws/capacity-reservation-id",
-    "karpenter.k8s.aws/capacity-reservation-type",
-    "karpenter.k8s.aws/capacity-reservation-interruptible",
-    "karpenter.k8s.aws/placement-group-id",
-    "karpenter.k8s.aws/placement-group-partition",
-    "topology.k8s.aws/zone-id",
-};
-#define N_WELL_KNOWN (sizeof WELL_KNOWN / sizeof WELL_KNOWN[0])
-/* the same keys in strcmp order, for binary search */
-static const char *const WELL_KNOWN_SORTED[] = {
-    "karpenter.k8s.aws/capacity-reservation-id",
-    "karpenter.k8s.aws/capacity-reservation-interruptible",
-    "karpenter.k8s.aws/capacity-reservation-type",
-    "karpenter.k8s.aws/instance-accelerator-count",
-    "karpenter.k8s.aws/instance-accelerator-manufacturer",
-    "karpenter.k8s.aws/instance-accelerator-name",
-    "karpenter.k8s.aws/instance-capability-flex",
-    "karpenter.k8s.aws/instance-category",
-    "karpenter.k8s.aws/instance-cpu",
-    "karpenter.k8s.aws/instance-cpu-manufacturer",
-    "karpenter.k8s.aws/instance-cpu-sustained-clock-speed-mhz",
-    "karpenter.k8s.aws/instance-ebs-bandwidth",
-    "karpenter.k8s.aws/instance-encryption-in-transit-supported",
-    "karpenter.k8s.aws/instance-family",
-    "karpenter.k8s.aws/instance-generation",
-    "karpenter.k8s.aws/instance-gpu-count",
-    "karpenter.k8s.aws/instance-gpu-manufacturer",
-    "karpenter.k8s.aws/instance-gpu-memory",
-    "karpenter.k8s.aws/instance-gpu-name",
-    "karpenter.k8s.aws/instance-hypervisor",
-    "karpenter.k8s.aws/instance-local-nvme",
-    "karpenter.k8s.aws/instance-memory",
-    "karpenter.k8s.aws/instance-network-bandwidth",
-    "karpenter.k8s.aws/instance-size",
-    "karpenter.k8s.aws/instance-tenancy",
-    "karpenter.k8s.aws/placement-group-id",
-    "karpenter.k8s.aws/placement-group-partition",
-    NW_LABEL_CAPACITY_TYPE,
-    NW_LABEL_NODEPOOL,
-    NW_LABEL_ARCH,
-    NW_LABEL_OS,
-    NW_LABEL_INSTANCE_TYPE,
-    "node.kubernetes.io/windows-build",
-    "topology.k8s.aws/zone-id",
-    NW_LABEL_REGION,
-    NW_LABEL_ZONE,
-};
-_Static_assert(sizeof WELL_KNOWN_SORTED == sizeof WELL_KNOWN, "same keys");
-
-bool nw_wk_is_well_known(const char *key)
-{
-    size_t lo = 0, hi = N_WELL_KNOWN;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        int c = strcmp(WELL_KNOWN_SORTED[mid], key);
-        if (c == 0)
-            return true;
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return false;
-}
-
-const char *const *nw_wk_labels(size_t *n)
-{
-    if (n)
-        *n = N_WELL_KNOWN;
-    return WELL_KNOWN;
-}
-
-static bool has_suffix(const char *s, size_t slen, const char *suf)
-{
-    size_t n = strlen(suf);
-    return slen >= n && memcmp(s + slen - n, suf, n) == 0;
-}
-
-bool nw_wk_is_restricted_node_label(const char *key)
-{
-    static const char *const restricted_domains[] = {"kubernetes.io", "k8s.io", "karpenter.sh",
-                                                     "karpenter.k8s.aws"};
-    static const char *const exceptions[] = {"kops.k8s.io", "node.kubernetes.io",
-                                             "node-restriction.kubernetes.io"};
-    if (nw_wk_is_well_known(key))
-        return true;
-    const char *slash = strchr(key, '/');
-    size_t dlen = slash ? (size_t)(slash - key) : 0; /* GetLabelDomain: "" without '/' */
-    for (size_t i = 0; i < 3; i++)
-        if (has_suffix(key, dlen, exceptions[i]))
-            return false;
-    for (size_t i = 0; i < 4; i++)
-        if (has_suffix(key, dlen, restricted_domains[i]))
-            return true;
-    return strcmp(key, "kubernetes.io/hostname") == 0;
 }
 
 bool nw_req_atoi(const char *s, int64_t *out)
@@ -573,7 +427,7 @@ static ptrdiff_t find(const nw_reqs_t *s, const char *key)
 
 const nw_req_t *nw_reqs_get(const nw_reqs_t *s, const char *key)
 {
-    ptrdiff_t i = find(s, nw_wk_normalize(key));
+    ptrdiff_t i = find(s, nw_wellknown_normalize(key));
     return i >= 0 ? &s->v[i] : NULL;
 }
 
@@ -651,7 +505,7 @@ nw_rc_t nw_reqs_add_req(nw_reqs_t *s, const nw_req_t *r)
 nw_rc_t nw_reqs_add(nw_reqs_t *s, const char *key, nw_req_op_t op, const char *const *values,
                     size_t nvalues, int min_values, nw_err_t *err)
 {
-    key = nw_wk_normalize(key);
+    key = nw_wellknown_normalize(key);
     nw_req_t r;
     memset(&r, 0, sizeof r);
     r.min_values = min_values > 0 ? min_values : 0;
@@ -706,7 +560,7 @@ nw_rc_t nw_reqs_add(nw_reqs_t *s, const char *key, nw_req_op_t op, const char *c
     r.key = strdup(key);
     if (!r.key)
         return nw_err_set(err, NW_ENOMEM, "", "out of memory");
-    r.well_known = nw_wk_is_well_known(key);
+    r.well_known = nw_wellknown_is_known(key);
     if (op == NW_REQ_IN || op == NW_REQ_NOT_IN) {
         nw_rc_t rc = vals_from(values, nvalues, &r.values, &r.nvalues);
         if (rc != NW_OK) {
@@ -824,6 +678,12 @@ bool nw_reqs_intersects(const nw_reqs_t *existing, const nw_reqs_t *incoming, nw
     return true;
 }
 
+static bool has_suffix(const char *s, size_t slen, const char *suf)
+{
+    size_t n = strlen(suf);
+    return slen >= n && memcmp(s + slen - n, suf, n) == 0;
+}
+
 static const char *suffix_of(const char *key)
 {
     const char *slash = strchr(key, '/');
@@ -839,11 +699,13 @@ static bool hint_match(const char *candidate, const char *key)
 
 static void label_hint(out_t *o, const nw_reqs_t *existing, const char *key, unsigned flags)
 {
+    size_t nwk;
+    const char *const *wk = nw_wellknown_labels(&nwk);
     if (flags & NW_REQS_ALLOW_UNDEFINED_WELL_KNOWN)
-        for (size_t i = 0; i < N_WELL_KNOWN; i++)
-            if (hint_match(WELL_KNOWN[i], key)) {
+        for (size_t i = 0; i < nwk; i++)
+            if (hint_match(wk[i], key)) {
                 outf(o, " (typo of ");
-                outq(o, WELL_KNOWN[i]);
+                outq(o, wk[i]);
                 outf(o, "?)");
                 return;
             }
@@ -885,9 +747,9 @@ bool nw_reqs_match_labels(const nw_reqs_t *s, const nw_labels_t *labels, nw_reqs
         const nw_req_t *r = &s->v[i];
         const char *v = labels ? nw_labels_get(labels, r->key) : NULL;
         /* a node that carries only the deprecated alias of a normalised key */
-        for (size_t a = 0; !v && labels && a < sizeof NORMALIZED / sizeof NORMALIZED[0]; a++)
-            if (strcmp(NORMALIZED[a][1], r->key) == 0)
-                v = nw_labels_get(labels, NORMALIZED[a][0]);
+        const char *alias = !v && labels ? nw_wellknown_alias(r->key) : NULL;
+        if (alias)
+            v = nw_labels_get(labels, alias);
         if (nw_req_matches(r, v))
             continue;
         if (c) {

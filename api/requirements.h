@@ -57,7 +57,7 @@ typedef struct {
     int64_t gte, lte; /* inclusive bounds, only meaningful when has_* */
     int min_values;   /* 0 = unset */
     bool absent_ok;   /* Kubernetes: a node without the label satisfies this */
-    bool well_known;  /* nw_wk_is_well_known(key), computed once when built */
+    bool well_known;  /* nw_wellknown_is_known(key), computed once when built */
 } nw_req_t;
 
 typedef struct {
@@ -85,30 +85,6 @@ const char *nw_req_op_str(nw_req_op_t op);
 
 /** Parse an operator, spelled exactly. Gte/Lte only with NW_REQS_PARSE_KARPENTER. */
 bool nw_req_op_parse(const char *s, unsigned flags, nw_req_op_t *out);
-
-/** Karpenter's NormalizedLabels: the well-known key an alias stands for
- * (failure-domain.beta.kubernetes.io/zone -> topology.kubernetes.io/zone, region,
- * beta.kubernetes.io/arch|os, beta.kubernetes.io/instance-type), else key itself.
- * Static storage or the argument. */
-const char *nw_wk_normalize(const char *key);
-
-/** Is key one of Karpenter's well-known labels (core + AWS provider v1.14.1: the
- * WellKnownLabels of kubernetes-sigs/karpenter and aws/karpenter-provider-aws
- * pkg/apis/v1/labels.go: karpenter.sh/nodepool, karpenter.sh/capacity-type,
- * topology.kubernetes.io/zone and region, node.kubernetes.io/instance-type and windows-build,
- * kubernetes.io/arch and os, the karpenter.k8s.aws/instance-* family, capacity-reservation-*,
- * placement-group-*, topology.k8s.aws/zone-id). */
-bool nw_wk_is_well_known(const char *key);
-
-/** The well-known keys, in declaration order (core first); *n receives the count. */
-const char *const *nw_wk_labels(size_t *n);
-
-/** Karpenter's IsRestrictedNodeLabel (with the AWS provider's karpenter.k8s.aws
- * domain): well-known labels, and labels whose domain ends with kubernetes.io,
- * k8s.io, karpenter.sh or karpenter.k8s.aws unless it ends with kops.k8s.io,
- * node.kubernetes.io or node-restriction.kubernetes.io; and kubernetes.io/hostname.
- * These are never copied from requirements onto a node's labels. */
-bool nw_wk_is_restricted_node_label(const char *key);
 
 /** Go's strconv.Atoi on a 64-bit platform: optional sign, decimal digits, int64 range. */
 bool nw_req_atoi(const char *s, int64_t *out);

@@ -56,7 +56,7 @@ static void list(acc_t *a, const char *const *v, size_t n)
 static void restricted_msg(acc_t *a, const char *key)
 {
     size_t n;
-    const char *const *wk = nw_wk_labels(&n);
+    const char *const *wk = nw_wellknown_labels(&n);
     const char *sorted[64];
     if (n > 64)
         n = 64;
@@ -122,7 +122,7 @@ int nw_reqs_validate_requirement(const char *key, const char *op, const char *co
     acc_t a = {msg, n, 0, 0};
     if (msg && n)
         msg[0] = '\0';
-    key = nw_wk_normalize(key);
+    key = nw_wellknown_normalize(key);
     nw_req_op_t o;
     bool op_ok = nw_req_op_parse(op, NW_REQS_PARSE_KARPENTER, &o);
     if (!op_ok) {
@@ -132,11 +132,11 @@ int nw_reqs_validate_requirement(const char *key, const char *op, const char *co
              "Gt Lt Gte Lte]",
              key, op);
     }
-    if (!nw_wk_is_well_known(key) && nw_wk_is_restricted_node_label(key)) {
+    if (!nw_wellknown_is_known(key) && nw_wellknown_is_restricted_node_label(key)) {
         next(&a);
         restricted_msg(&a, key);
     }
-    if (nw_wk_is_well_known(key))
+    if (nw_wellknown_is_known(key))
         well_known_values(&a, key, op, values, nvalues, min_values);
     nw_labels_msgs_t m;
     nw_labels_key_valid(key, &m);

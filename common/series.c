@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/metrics.h"
+#include "common/prom.h"
 
 typedef struct {
     const nw_series_desc_t *d;

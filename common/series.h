@@ -11,7 +11,7 @@
  *   const nw_series_desc_t *all[] = {&DISRUPTED};
  *   nw_series_write(r, all, 1, out);       // HELP, TYPE, then every series of each family
  *
- * Label values are escaped on output (common/metrics.h); a family written with no series
+ * Label values are escaped on output (common/prom.h); a family written with no series
  * yet gets its HELP and TYPE lines only.
  *
  * Ownership: nw_series_new / nw_series_free; descriptions are borrowed (static storage).

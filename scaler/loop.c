@@ -15,7 +15,7 @@
 
 #include "common/json.h"
 #include "common/log.h"
-#include "common/metrics.h"
+#include "common/prom.h"
 #include "scaler/aws/cloud.h"
 #include "scaler/aws/intrsource.h"
 #include "scaler/cloud/metered.h"

@@ -7,7 +7,7 @@
  * verdicts are those of admission/review.h.
  *
  * Ownership: caller storage (nw_metrics_init); no heap inside. The latency histograms are
- * common/metrics.h's nw_hist_t, the one histogram of the tree.
+ * common/prom.h's nw_hist_t, the one histogram of the tree.
  * Thread: any (relaxed C11 atomics; a scrape is not a consistent snapshot).
  */
 #ifndef NW_SERVER_METRICS_H
@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 #include "common/buf.h"
-#include "common/metrics.h"
+#include "common/prom.h"
 #include "admission/review.h"
 
 typedef enum {
@@ -48,7 +48,7 @@ typedef enum {
 typedef struct {
     /* admission requests: [route validate|mutate][kind][verdict] */
     _Atomic uint64_t admission[2][NW_METRICS_KINDS][NW_SRV_VERDICT_COUNT];
-    nw_hist_t latency[2]; /* admission latency per route (common/metrics.h; bounds in metrics.c) */
+    nw_hist_t latency[2]; /* admission latency per route (common/prom.h; bounds in metrics.c) */
     _Atomic uint64_t http[NW_ROUTE_COUNT][NW_METRICS_CODES]; /* responses by route and code */
     _Atomic uint64_t cert_reloads;
     _Atomic uint64_t cert_reload_failures;

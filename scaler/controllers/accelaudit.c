@@ -10,7 +10,7 @@
 
 #include "api/taints.h"
 #include "common/log.h"
-#include "common/metrics.h"
+#include "common/prom.h"
 
 #define COMP "accelaudit"
 #define NW_AUDIT_MEMORY 512                        /* pods remembered (reported, eviction times) */

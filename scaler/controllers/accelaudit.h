@@ -32,7 +32,7 @@
 
 #include "admission/gpu.h"
 #include "common/buf.h"
-#include "common/metrics.h"
+#include "common/prom.h"
 #include "scaler/controllers/ctl.h"
 
 typedef struct nw_accelaudit nw_accelaudit_t;

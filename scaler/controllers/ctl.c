@@ -8,7 +8,7 @@
 
 #include "common/json.h"
 #include "common/log.h"
-#include "common/metrics.h"
+#include "common/prom.h"
 
 int nw_ctl_may_write(nw_ctl_deps_t *c)
 {

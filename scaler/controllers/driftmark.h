@@ -28,7 +28,7 @@
 #ifndef NW_SCALER_CONTROLLERS_DRIFTMARK_H
 #define NW_SCALER_CONTROLLERS_DRIFTMARK_H
 
-#include "common/metrics.h"
+#include "common/prom.h"
 #include "scaler/controllers/ctl.h"
 
 typedef struct nw_driftmark nw_driftmark_t;

@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 #include "common/err.h"
-#include "common/metrics.h"
+#include "common/prom.h"
 #include "scaler/controllers/ctl.h"
 
 /**

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "common/log.h"
-#include "common/metrics.h"
+#include "common/prom.h"
 
 struct nw_gc {
     nw_ctl_deps_t *deps;

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "common/log.h"
-#include "common/metrics.h"
+#include "common/prom.h"
 #include "scaler/disrupt/drain.h"
 
 #define COMP "termination"

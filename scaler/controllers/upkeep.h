@@ -26,7 +26,7 @@
 
 #include "common/buf.h"
 #include "common/err.h"
-#include "common/metrics.h"
+#include "common/prom.h"
 #include "scaler/controllers/ctl.h"
 #include "scaler/controllers/driftmark.h"
 #include "scaler/controllers/expiry.h"

@@ -18,7 +18,7 @@ typedef enum { NW_TG_SPREAD = 0, NW_TG_AFFINITY, NW_TG_ANTI } nw_tg_kind_t;
  * pkg/controllers/provisioning/scheduling/topologygroup.go). */
 typedef struct {
     nw_tg_kind_t kind;
-    char *key;     /* the topology key, normalized (nw_wk_normalize) */
+    char *key;     /* the topology key, normalized (nw_wellknown_normalize) */
     bool hostname; /* key is kubernetes.io/hostname */
     int max_skew;
     int min_domains;

@@ -202,7 +202,7 @@ static nw_rc_t parse_affinity_terms(nw_sched_snap_t *s, nw_spod_t *p, const cJSO
         const char *key = nw_json_str(it, "topologyKey");
         if (!key || !*key)
             return nw_err_set(err, NW_EINVAL, pp, "topologyKey: Required value");
-        gspec_t gs = {.kind = kind, .key = nw_wk_normalize(key), .cls = p->cls};
+        gspec_t gs = {.kind = kind, .key = nw_wellknown_normalize(key), .cls = p->cls};
         int g = group_get(s, &gs, nw_json_get(it, "labelSelector"), pp, p->ns,
                           nw_json_get(it, "namespaces"), nw_json_get(it, "namespaceSelector"), err);
         if (g < 0)
@@ -222,7 +222,7 @@ static nw_rc_t parse_affinity_terms(nw_sched_snap_t *s, nw_spod_t *p, const cJSO
         const char *key = nw_json_str(term, "topologyKey");
         if (!key || !*key)
             return nw_err_set(err, NW_EINVAL, pp, "topologyKey: Required value");
-        gspec_t gs = {.kind = kind, .key = nw_wk_normalize(key), .cls = p->cls};
+        gspec_t gs = {.kind = kind, .key = nw_wellknown_normalize(key), .cls = p->cls};
         int g =
             group_get(s, &gs, nw_json_get(term, "labelSelector"), pp, p->ns,
                       nw_json_get(term, "namespaces"), nw_json_get(term, "namespaceSelector"), err);
@@ -689,7 +689,7 @@ nw_rc_t nw_sched_snap_add_pod_json(nw_sched_snap_t *s, const cJSON *pod, nw_err_
             nw_json_push(me, e);
         }
         gspec_t gs = {.kind = NW_TG_SPREAD,
-                      .key = nw_wk_normalize(key),
+                      .key = nw_wellknown_normalize(key),
                       .skew = ms->valueint,
                       .min_domains = cJSON_IsNumber(md2) && !anyway ? md2->valueint : 0,
                       .taints_honor = honor[0],

@@ -93,7 +93,7 @@ static uint64_t node_domains(const ctx_t *c, int k, const nw_snode_t *n, int zon
         return bit_of(c, k, v);
     if (nw_reqs_get(&n->reqs, c->keys[k].name) || k == 0)
         return nw_sv_key_mask(c, k, &n->reqs);
-    return nw_wk_is_well_known(c->keys[k].name) ? all_of(c, k) : 0;
+    return nw_wellknown_is_known(c->keys[k].name) ? all_of(c, k) : 0;
 }
 
 /* does pod class cls tolerate the taints of pool pc */

@@ -705,7 +705,7 @@ cJSON *nw_simsnap_claim_body(const nw_simsnap_t *s, const nw_sched_claim_t *cl,
     for (size_t i = 0; i < cl->reqs.n; i++) {
         const nw_req_t *r = &cl->reqs.v[i];
         if (!r->complement && r->nvalues == 1 && !r->has_gte && !r->has_lte && !r->well_known &&
-            !nw_wk_is_restricted_node_label(r->key) && !nw_json_get(labels, r->key))
+            !nw_wellknown_is_restricted_node_label(r->key) && !nw_json_get(labels, r->key))
             nw_json_add_string(labels, r->key, r->values[0]);
     }
     nw_json_add_item(md, "labels", labels);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "api/requirements.h"
+#include "api/wellknown.h"
 #include "tests/unit/testutil.h"
 
 Suite *nw_requirements_suite(void);
@@ -291,40 +292,51 @@ END_TEST
 
 START_TEST(well_known)
 {
-    ck_assert(nw_wk_is_well_known("topology.kubernetes.io/zone"));
-    ck_assert(nw_wk_is_well_known("karpenter.k8s.aws/instance-cpu-manufacturer"));
-    ck_assert(nw_wk_is_well_known("topology.k8s.aws/zone-id"));
-    ck_assert(!nw_wk_is_well_known("karpenter.k8s.aws/ec2nodeclass"));
-    ck_assert(!nw_wk_is_well_known("kubernetes.io/hostname"));
-    ck_assert(!nw_wk_is_well_known("failure-domain.beta.kubernetes.io/zone"));
+    ck_assert(nw_wellknown_is_known("topology.kubernetes.io/zone"));
+    ck_assert(nw_wellknown_is_known("karpenter.k8s.aws/instance-cpu-manufacturer"));
+    ck_assert(nw_wellknown_is_known("topology.k8s.aws/zone-id"));
+    ck_assert(!nw_wellknown_is_known("karpenter.k8s.aws/ec2nodeclass"));
+    ck_assert(!nw_wellknown_is_known("kubernetes.io/hostname"));
+    ck_assert(!nw_wellknown_is_known("failure-domain.beta.kubernetes.io/zone"));
     size_t n;
-    const char *const *all = nw_wk_labels(&n);
+    const char *const *all = nw_wellknown_labels(&n);
     ck_assert_uint_eq(n, 36);
     for (size_t i = 0; i < n; i++) {
         ck_assert(nw_labels_key_valid(all[i], NULL));
-        ck_assert(nw_wk_is_restricted_node_label(all[i]));
+        ck_assert(nw_wellknown_is_restricted_node_label(all[i]));
     }
-    ck_assert_str_eq(nw_wk_normalize("failure-domain.beta.kubernetes.io/zone"),
+    ck_assert_str_eq(nw_wellknown_normalize("failure-domain.beta.kubernetes.io/zone"),
                      "topology.kubernetes.io/zone");
-    ck_assert_str_eq(nw_wk_normalize("failure-domain.beta.kubernetes.io/region"),
+    ck_assert_str_eq(nw_wellknown_normalize("failure-domain.beta.kubernetes.io/region"),
                      "topology.kubernetes.io/region");
-    ck_assert_str_eq(nw_wk_normalize("beta.kubernetes.io/arch"), "kubernetes.io/arch");
-    ck_assert_str_eq(nw_wk_normalize("beta.kubernetes.io/os"), "kubernetes.io/os");
-    ck_assert_str_eq(nw_wk_normalize("beta.kubernetes.io/instance-type"),
+    ck_assert_str_eq(nw_wellknown_normalize("beta.kubernetes.io/arch"), "kubernetes.io/arch");
+    ck_assert_str_eq(nw_wellknown_normalize("beta.kubernetes.io/os"), "kubernetes.io/os");
+    ck_assert_str_eq(nw_wellknown_normalize("beta.kubernetes.io/instance-type"),
                      "node.kubernetes.io/instance-type");
-    ck_assert_str_eq(nw_wk_normalize("team"), "team");
+    ck_assert_str_eq(nw_wellknown_normalize("team"), "team");
+    ck_assert_str_eq(nw_wellknown_alias("kubernetes.io/arch"), "beta.kubernetes.io/arch");
+    ck_assert_ptr_null(nw_wellknown_alias("team"));
+    /* the AWS CRDs allow the 27 well-known karpenter.k8s.aws keys and the class label */
+    size_t aws = 0;
+    for (size_t i = 0; i < n; i++)
+        aws += nw_wellknown_aws_allowed(all[i]);
+    ck_assert_uint_eq(aws, 27);
+    ck_assert(nw_wellknown_aws_allowed("karpenter.k8s.aws/ec2nodeclass"));
+    ck_assert(!nw_wellknown_aws_allowed("karpenter.k8s.aws/instance-foo"));
+    ck_assert(!nw_wellknown_aws_allowed("topology.k8s.aws/zone-id"));
     /* IsRestrictedNodeLabel */
-    ck_assert(nw_wk_is_restricted_node_label("kubernetes.io/hostname"));
-    ck_assert(nw_wk_is_restricted_node_label("karpenter.sh/registered"));
-    ck_assert(nw_wk_is_restricted_node_label("foo.kubernetes.io/x"));
-    ck_assert(nw_wk_is_restricted_node_label("k8s.io/x"));
-    ck_assert(nw_wk_is_restricted_node_label("karpenter.k8s.aws/ec2nodeclass"));
-    ck_assert(!nw_wk_is_restricted_node_label("node.kubernetes.io/exclude-from-external-lb"));
-    ck_assert(!nw_wk_is_restricted_node_label("node-restriction.kubernetes.io/x"));
-    ck_assert(!nw_wk_is_restricted_node_label("kops.k8s.io/instancegroup"));
-    ck_assert(!nw_wk_is_restricted_node_label("team"));
-    ck_assert(!nw_wk_is_restricted_node_label("example.com/team"));
-    ck_assert(!nw_wk_is_restricted_node_label("topology.k8s.aws/other"));
+    ck_assert(nw_wellknown_is_restricted_node_label("kubernetes.io/hostname"));
+    ck_assert(nw_wellknown_is_restricted_node_label("karpenter.sh/registered"));
+    ck_assert(nw_wellknown_is_restricted_node_label("foo.kubernetes.io/x"));
+    ck_assert(nw_wellknown_is_restricted_node_label("k8s.io/x"));
+    ck_assert(nw_wellknown_is_restricted_node_label("karpenter.k8s.aws/ec2nodeclass"));
+    ck_assert(
+        !nw_wellknown_is_restricted_node_label("node.kubernetes.io/exclude-from-external-lb"));
+    ck_assert(!nw_wellknown_is_restricted_node_label("node-restriction.kubernetes.io/x"));
+    ck_assert(!nw_wellknown_is_restricted_node_label("kops.k8s.io/instancegroup"));
+    ck_assert(!nw_wellknown_is_restricted_node_label("team"));
+    ck_assert(!nw_wellknown_is_restricted_node_label("example.com/team"));
+    ck_assert(!nw_wellknown_is_restricted_node_label("topology.k8s.aws/other"));
 }
 END_TEST
 

@@ -1,7 +1,7 @@
 /*
- * common/metrics.c — Prometheus text helpers (see metrics.h).
+ * common/prom.c — Prometheus text helpers (see prom.h).
  */
-#include "common/metrics.h"
+#include "common/prom.h"
 
 #include <stdatomic.h>
 #include <stdio.h>

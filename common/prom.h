@@ -1,5 +1,5 @@
 /*
- * common/metrics.h — Prometheus text exposition shared by every /metrics producer:
+ * common/prom.h — Prometheus text exposition shared by every /metrics producer:
  * one counter line, fixed-bucket histograms, and a small registry of labelled
  * counters (a family keyed by up to two label values).
  *
@@ -13,8 +13,8 @@
  * Thread: nw_hist_observe/_write are lock-free (atomics); nw_counters_* take the
  * registry's mutex, so any thread may count and write.
  */
-#ifndef NW_COMMON_METRICS_H
-#define NW_COMMON_METRICS_H
+#ifndef NW_COMMON_PROM_H
+#define NW_COMMON_PROM_H
 
 #include <pthread.h>
 #include <stddef.h>
