@@ -20,6 +20,16 @@ between files (A uses B uses ... uses A), except among the files of the folders 
 CYCLES_TOLERATED_IN. KNOWN_UPWARD lists the folder pairs that may still reach up. Both
 lists are what issue 16 is removing; they only shrink.
 
+With --objects it also checks the names (issue 32): every exported symbol of a product
+file starts with one prefix that names the file, so a name says where it lives. For
+dir/stem.c the prefix is nw_<stem> or nw_<folder>_<stem> (folder: the last part of dir;
+nw_<stem> alone when stem is the folder's name, e.g. config/config.c, scaler/cloud/cloud.c;
+nw_<stem> only while no other file has that stem); the symbol is the prefix itself or the
+prefix, "_" and more (any case: NW_KMETRICS_X counts). One file, one prefix; and read
+backwards a name must lead to its file: the longest prefix of any file that a symbol
+starts with must be its own file's (admission/gpu.c may not export nw_gpu_pod_x while
+admission/gpu_pod.c exists). cli/main.c's main is the one exception.
+
 --self-test builds small trees in a temporary folder and checks that an upward
 include, an include of a sibling folder, a link-level cycle and an unknown folder
 each fail, and that a well-layered tree passes.
@@ -244,6 +254,70 @@ def check_links(objdir, root, layers, known=(), tolerated=(), forbidden=()):
     return errs
 
 
+# ---- names: one prefix per file ----------------------------------------------------------
+
+PREFIX_EXEMPT = {("cli/main.c", "main")}
+
+
+def prefix_candidates(path, stem_count):
+    d, base = os.path.split(path)
+    stem = base[:-2]
+    folder = os.path.basename(d)
+    if stem == folder:
+        return ["nw_" + stem]
+    c = ["nw_" + folder + "_" + stem]
+    if stem_count.get(stem, 0) == 1:
+        c.insert(0, "nw_" + stem)
+    return c
+
+
+def named_by(sym, prefix):
+    low = sym.lower()
+    return low == prefix or low.startswith(prefix + "_")
+
+
+def check_prefixes(objdir, root, layers):
+    """Violations of the one-prefix-per-file rule over the product objects of objdir."""
+    table = folder_table(layers)
+    syms = object_symbols(objdir, root)
+    files = {s: d for s, (d, _) in syms.items()
+             if folder_of(s, table) is not None and os.path.exists(os.path.join(root, s))}
+    stem_count = {}
+    for f in files:
+        st = os.path.basename(f)[:-2]
+        stem_count[st] = stem_count.get(st, 0) + 1
+    errs, chosen = [], {}
+    for f in sorted(files):
+        names = sorted(n for n in files[f] if (f, n) not in PREFIX_EXEMPT)
+        if not names:
+            continue
+        cands = prefix_candidates(f, stem_count)
+        fits = [p for p in cands if all(named_by(n, p) for n in names)]
+        if fits:
+            chosen[f] = fits[0]
+            continue
+        best = max(cands, key=lambda p: sum(named_by(n, p) for n in names))
+        for n in names:
+            if not named_by(n, best):
+                errs.append("%s:1: exports %s; every symbol of this file must start with %s"
+                            % (f, n, " or ".join(p + "_" for p in cands)))
+        chosen[f] = best
+    owner = {}
+    for f, p in sorted(chosen.items()):
+        if p in owner:
+            errs.append("%s:1: prefix %s is also %s's" % (f, p, owner[p]))
+        owner.setdefault(p, f)
+    by_len = sorted(owner, key=len, reverse=True)
+    for f in sorted(files):
+        for n in sorted(files[f]):
+            if (f, n) in PREFIX_EXEMPT or not named_by(n, chosen.get(f, "")):
+                continue
+            p = next(q for q in by_len if named_by(n, q))
+            if owner[p] != f:
+                errs.append("%s:1: exports %s, which reads as %s's (prefix %s)" % (f, n, owner[p], p))
+    return errs
+
+
 # ---- self-test -------------------------------------------------------------------------
 
 def _tree(root, files):
@@ -326,6 +400,33 @@ def self_test():
             if any("calls s" in e for e in check_links(obj, d, layers, known=[("low", "top")])):
                 print("self-test: a known upward call was not accepted")
                 failed += 1
+    # names: one prefix per file, and a name leads back to its file
+    with tempfile.TemporaryDirectory() as d:
+        cases = [
+            ("well named", {"low/a.c": "int nw_a_x(void); int nw_a_x(void) { return 0; }\n",
+                            "mid/a_b.c": "int nw_a_b_y(void); int nw_a_b_y(void) { return 0; }\n",
+                            "top/top.c": "int nw_top(void); int nw_top(void) { return 0; }\n"}, 0),
+            ("foreign prefix", {"low/a.c": "int nw_q_x(void); int nw_q_x(void) { return 0; }\n"}, 1),
+            ("two prefixes", {"mid/b.c": "int nw_b_x(void); int nw_mid_b_y(void);\n"
+                              "int nw_b_x(void) { return 0; } int nw_mid_b_y(void) { return 0; }\n"}, 1),
+            ("reads as another file's", {"low/a.c": "int nw_a_b_z(void); int nw_a_b_z(void) { return 0; }\n",
+                                         "mid/a_b.c": "int nw_a_b_y(void); int nw_a_b_y(void) { return 0; }\n"}, 1),
+            ("shared stem needs the folder", {"low/x.c": "int nw_x_p(void); int nw_x_p(void) { return 0; }\n",
+                                              "mid/x.c": "int nw_mid_x_q(void); int nw_mid_x_q(void) { return 0; }\n"}, 1),
+        ]
+        for name, src, want in cases:
+            sub = os.path.join(d, name.replace(" ", "_").replace("'", ""))
+            _tree(sub, src)
+            obj = os.path.join(sub, "obj")
+            for p in src:
+                o = os.path.join(obj, p[:-2] + ".o")
+                os.makedirs(os.path.dirname(o), exist_ok=True)
+                subprocess.run([cc, "-c", os.path.join(sub, p), "-o", o], check=True)
+            n = len(check_prefixes(obj, sub, layers))
+            if (1 if n else 0) != want:
+                print("self-test: names, %s: expected %s, got %d violation(s)"
+                      % (name, "a violation" if want else "none", n))
+                failed += 1
     if failed:
         return 1
     print("check_layers self-test: ok")
@@ -355,6 +456,7 @@ def main(argv):
             print("check_layers: %s: no object files (build first)" % objdir, file=sys.stderr)
             return 2
         errs += check_links(objdir, root, LAYERS, KNOWN_UPWARD, CYCLES_TOLERATED_IN, FORBIDDEN)
+        errs += check_prefixes(objdir, root, LAYERS)
     for e in errs:
         print(e)
     if errs:
