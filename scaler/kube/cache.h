@@ -2,9 +2,10 @@
  * scaler/kube/cache.h — the cluster-state cache: typed, indexed stores of the
  * objects the scaler decides from, and immutable snapshots of them.
  *
- * Concurrency model (the threads are listed in scaler/loop.h): the watch thread is the only writer
- * (nw_kube_cache_upsert/remove/replace); any thread may read, but only through
- * a snapshot. A snapshot is immutable and reference-counted: objects are
+ * Concurrency model (the threads: docs/internals/architecture.md): the watch
+ * thread is the only writer (nw_kube_cache_upsert/remove/replace); any thread
+ * may read, but only through a snapshot. A snapshot is immutable and
+ * reference-counted: objects are
  * immutable too (an update replaces the object, it never edits it), so a
  * snapshot is an array of object references taken under the cache mutex in
  * O(n), then sorted and indexed outside the lock. A relist is applied with
