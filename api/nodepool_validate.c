@@ -59,7 +59,8 @@ static const char *const AWS_ALLOWED[] = {
     NULL,
 };
 
-/* Well-known requirement keys at runtime (§5.1), after alias normalisation. */
+/* Well-known requirement keys at runtime, after alias normalisation (kubernetes-sigs/karpenter
+ * pkg/apis/v1/labels.go WellKnownLabels, with aws/karpenter-provider-aws pkg/apis/v1/labels.go). */
 static const char *const WELL_KNOWN[] = {
     NW_LABEL_CAPACITY_TYPE,
     NW_LABEL_ZONE,

@@ -75,7 +75,7 @@ typedef struct nw_kube_obj {
     const char *phase;       /* pods: status.phase */
     const char *provider_id; /* nodes: spec.providerID; nodeclaims: status.providerID */
     const char *nodepool;    /* nodeclaims: label karpenter.sh/nodepool */
-    int pending;             /* pods: Karpenter's "provisionable" predicate (contracts §3.9) */
+    int pending;             /* pods: nw_kube_pod_is_pending */
     int terminating;         /* metadata.deletionTimestamp is set */
 } nw_kube_obj_t;
 
@@ -176,7 +176,8 @@ const nw_kube_obj_t *nw_kube_snap_nodeclaim_by_provider_id(const nw_kube_snap_t 
  * kind (plural lower-case) and sorted keys. */
 nw_rc_t nw_kube_snap_dump_json(const nw_kube_snap_t *s, nw_buf_t *out);
 
-/** Karpenter's "provisionable pod" predicate on a pod object (exposed for tests). */
+/** Karpenter's "provisionable pod" predicate on a pod object (kubernetes-sigs/karpenter
+ * pkg/utils/pod/scheduling.go IsProvisionable; exposed for tests). */
 int nw_kube_pod_is_pending(const cJSON *pod);
 
 #endif
