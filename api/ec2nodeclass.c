@@ -171,7 +171,7 @@ static void selector_tags(nw_kv_t *kv, const cJSON *term, const char *tp)
 
 #define HAS(o, k) (nw_kv_get((o), (k)) != NULL)
 
-/* ---- amiSelectorTerms (§3.2) ------------------------------------------------------------ */
+/* ---- spec.amiSelectorTerms ------------------------------------------------------------------- */
 
 static void check_ami_terms(nw_kv_t *kv, const cJSON *spec)
 {
@@ -254,7 +254,7 @@ static void check_ami_terms(nw_kv_t *kv, const cJSON *spec)
                   "amiSelectorTerms");
 }
 
-/* ---- subnet / security group / capacity reservation terms (§3.4, §3.5) ------------------ */
+/* ---- spec.{subnet,securityGroup,capacityReservation}SelectorTerms ---------------------------- */
 
 static void check_subnet_terms(nw_kv_t *kv, const cJSON *spec)
 {
@@ -352,7 +352,7 @@ static void check_cr_terms(nw_kv_t *kv, const cJSON *spec)
                   "reservation selector term");
 }
 
-/* ---- tags (§3.6) -------------------------------------------------------------------------- */
+/* ---- spec.tags ------------------------------------------------------------------------------- */
 
 static void check_tags(nw_kv_t *kv, const cJSON *spec)
 {
@@ -385,7 +385,7 @@ static void check_tags(nw_kv_t *kv, const cJSON *spec)
                   "tag contains a restricted tag matching karpenter.k8s.aws/ec2nodeclass");
 }
 
-/* ---- kubelet (§3.7) ----------------------------------------------------------------------- */
+/* ---- spec.kubelet ---------------------------------------------------------------------------- */
 
 static void reserved_map(nw_kv_t *kv, const cJSON *kub, const char *name)
 {
@@ -495,7 +495,7 @@ static void check_kubelet(nw_kv_t *kv, const cJSON *spec)
     }
 }
 
-/* ---- blockDeviceMappings (§3.8, §3.9) ------------------------------------------------------ */
+/* ---- spec.blockDeviceMappings ---------------------------------------------------------------- */
 
 static void check_bdm(nw_kv_t *kv, const cJSON *spec)
 {
@@ -684,7 +684,7 @@ nw_rc_t nw_ec2nodeclass_validate(const cJSON *obj, const cJSON *old, nw_kv_t *kv
         opt_enum(kv, cpu, nw_kv_path(p, "spec", "cpuOptions"), "nestedVirtualization",
                  ENABLED_DISABLED);
 
-    /* spec-level CEL (§3.3) */
+    /* the CEL rules on spec itself (x-kubernetes-validations of spec in the CRD) */
     if (HAS(spec, "role") == HAS(spec, "instanceProfile"))
         nw_kv_cel(kv, "spec", "object", "must specify exactly one of ['role', 'instanceProfile']");
     const cJSON *terms = nw_kv_get(spec, "amiSelectorTerms");

@@ -16,7 +16,7 @@
 #include "api/jsonpatch.h"
 #include "api/kval.h"
 
-/** Append to patch the operations that apply the schema defaults to obj (§2.4):
+/** Append to patch the operations that apply the CRD's schema defaults to obj:
  * minimal (nothing for a field already set), JSON null treated as absent, idempotent. */
 nw_rc_t nw_nodepool_default(const cJSON *obj, nw_jsonpatch_t *patch);
 
@@ -28,7 +28,8 @@ nw_rc_t nw_nodepool_validate(const cJSON *obj, const cJSON *old, nw_kv_t *kv,
 
 /* Shared with the EC2NodeClass and NodeClaim rules. */
 
-/** The CRD key restrictions of §5.2 for a label or requirement key: calls fail(msg)
+/** The CRD's CEL restrictions on a label or requirement key (the rules on
+ * spec.template.metadata.labels and spec.template.spec.requirements[].key): calls fail(msg)
  * for every rule key violates (aws: include the karpenter.k8s.aws rule; nodepool:
  * include the karpenter.sh/nodepool rule). Returns the number of failures. */
 int nw_nodepool_key_restrictions(const char *key, int aws, int nodepool, const char *fails[4]);

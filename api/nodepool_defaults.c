@@ -1,4 +1,5 @@
-/* api/nodepool_defaults.c — the NodePool CRD's schema defaults as a JSON patch (§2.4). */
+/* api/nodepool_defaults.c — the NodePool CRD's schema defaults as a JSON patch (the `default:`
+ * values of aws/karpenter-provider-aws pkg/apis/crds/karpenter.sh_nodepools.yaml). */
 #include "api/kval.h"
 #include "api/nodepool.h"
 

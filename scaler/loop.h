@@ -10,8 +10,10 @@
  * launch runs on scaler.launchConcurrency launch workers (scaler/controllers/nodeclaim.h),
  * which wake the reconcile thread when one ends. With settings.interruptionQueue
  * set, one more thread long-polls the SQS interruption queue
- * (scaler/controllers/interruption.h). Every replica serves the webhook; only the
- * Lease holder writes.
+ * (scaler/controllers/interruption.h); the AWS cloud refreshes its catalog on a thread
+ * of its own and node repair asks for instance health on another. Every thread, what
+ * it may touch and how it stops: docs/internals/architecture.md. Every replica serves
+ * the webhook; only the Lease holder writes.
  *
  * Losing the Lease stops all writes at once (every write checks it) and the
  * reconcile thread idles until the Lease is won again. nw_scaler_stop releases

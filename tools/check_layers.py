@@ -30,9 +30,15 @@ backwards a name must lead to its file: the longest prefix of any file that a sy
 starts with must be its own file's (admission/gpu.c may not export nw_gpu_pod_x while
 admission/gpu_pod.c exists). cli/main.c's main is the one exception.
 
+It also checks that the table of docs/internals/layout.md (under --root; --doc names
+another file) is this one: the same folders at the same ranks as LAYERS, a "may
+include" cell that says "layer 0" / "layers 0–N" (N the rank below) and names each
+FORBIDDEN pair of the row ("not `scaler/aws/`") and no other, and a "what it is".
+
 --self-test builds small trees in a temporary folder and checks that an upward
 include, an include of a sibling folder, a link-level cycle and an unknown folder
-each fail, and that a well-layered tree passes.
+each fail, that a well-layered tree passes, and that a layout table with a folder at
+another rank, a missing or extra folder, or a forbidden pair left out fails.
 
 Exit status: 0 clean, 1 violations (each printed as `file:line: ...`), 2 usage.
 """
@@ -318,6 +324,92 @@ def check_prefixes(objdir, root, layers):
     return errs
 
 
+# ---- the table in docs/internals/layout.md is LAYERS ---------------------------------
+
+LAYOUT_DOC = os.path.join("docs", "internals", "layout.md")
+LAYOUT_HEADER = ["layer", "folder", "what it is", "may include"]
+
+
+def doc_rows(text):
+    """[(line number, [cells])] of the first table whose header is LAYOUT_HEADER."""
+    rows, in_table = [], False
+    for no, line in enumerate(text.splitlines(), 1):
+        s = line.strip()
+        if not s.startswith("|"):
+            if in_table:
+                break
+            continue
+        cells = [c.strip() for c in s.strip("|").split("|")]
+        if not in_table:
+            in_table = [c.lower() for c in cells] == LAYOUT_HEADER
+            continue
+        if all(set(c) <= set("-: ") for c in cells):
+            continue  # the |---| line
+        rows.append((no, cells))
+    return rows
+
+
+def expected_reach(rank):
+    """What the "may include" cell of a row of this rank must say (None: rank 0)."""
+    if rank == 0:
+        return None
+    return "layer 0" if rank == 1 else "layers 0\u2013%d" % (rank - 1)
+
+
+def check_doc(path, layers, forbidden=()):
+    """Problems where the table of path differs from layers / forbidden."""
+    name = path
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except OSError as e:
+        return ["%s:1: cannot read the layer table: %s" % (name, e.strerror)]
+    rows = doc_rows(text)
+    if not rows:
+        return ["%s:1: no table with the header | %s |" % (name, " | ".join(LAYOUT_HEADER))]
+    want = folder_table(layers)
+    errs, seen = [], {}
+    for no, cells in rows:
+        if len(cells) != 4 or not cells[0].isdigit():
+            errs.append("%s:%d: a row needs 4 cells, the first a rank" % (name, no))
+            continue
+        rank = int(cells[0])
+        folders = re.findall(r"`([^`]+)/`", cells[1])
+        if not folders:
+            errs.append("%s:%d: no folder (`name/`) in the folder cell" % (name, no))
+        if not cells[2]:
+            errs.append("%s:%d: the \"what it is\" cell is empty" % (name, no))
+        reach = expected_reach(rank)
+        if reach and not re.search(re.escape(reach) + r"(?![0-9])", cells[3]):
+            errs.append("%s:%d: the \"may include\" cell of layer %d must say \"%s\""
+                        % (name, no, rank, reach))
+        if reach is None and "layer" in cells[3]:
+            errs.append("%s:%d: layer 0 includes no other layer" % (name, no))
+        named = set(re.findall(r"not `([^`]+)/`", cells[3]))
+        should = {b for a, b in forbidden if a in folders}
+        for b in sorted(should - named):
+            errs.append("%s:%d: FORBIDDEN keeps %s from %s/: say \"not `%s/`\""
+                        % (name, no, ", ".join(f + "/" for f in folders), b, b))
+        for b in sorted(named - should):
+            errs.append("%s:%d: says \"not `%s/`\", which FORBIDDEN does not" % (name, no, b))
+        peers = any(want.get(f, (0, False))[1] for f in folders)
+        if peers and "its own row" not in cells[3]:
+            errs.append("%s:%d: a peers row must say it may include \"its own row\"" % (name, no))
+        for f in folders:
+            if f in seen:
+                errs.append("%s:%d: %s/ is listed twice" % (name, no, f))
+            seen[f] = (rank, no)
+    for f, (rank, no) in sorted(seen.items()):
+        if f not in want:
+            errs.append("%s:%d: %s/ is not in LAYERS (tools/check_layers.py)" % (name, no, f))
+        elif want[f][0] != rank:
+            errs.append("%s:%d: %s/ is at layer %d here, %d in LAYERS (tools/check_layers.py)"
+                        % (name, no, f, rank, want[f][0]))
+    for f in sorted(set(want) - set(seen)):
+        errs.append("%s:1: %s/ (layer %d in LAYERS) has no row" % (name, f, want[f][0]))
+    return errs
+
+
 # ---- self-test -------------------------------------------------------------------------
 
 def _tree(root, files):
@@ -368,6 +460,36 @@ def self_test():
         if check_includes(d, layers):
             print("self-test: subfolder of a listed folder should inherit its row")
             failed += 1
+    # the layout table: the right one passes; a rank, a folder, a forbidden pair wrong fails
+    doc_layers = [(0, ["low"], False), (1, ["mid", "side"], False), (2, ["top"], False),
+                  (3, ["peer", "peer2"], True)]
+    doc_forbidden = [("top", "side")]
+    good_doc = ("# T\n\n| layer | folder | what it is | may include |\n| --- | --- | --- | --- |\n"
+                "| 0 | `low/` | the base | libc |\n"
+                "| 1 | `mid/`, `side/` | two | layer 0 |\n"
+                "| 2 | `top/` (`x.c`) | top | layers 0\u20131, not `side/` |\n"
+                "| 3 | `peer/`, `peer2/` | peers | layers 0\u20132 and its own row |\n\ntext\n")
+    doc_cases = [
+        ("the layout table", good_doc, 0),
+        ("a folder at another rank", good_doc.replace("| 2 | `top/`", "| 1 | `top/`"), 1),
+        ("a folder left out", good_doc.replace("`mid/`, `side/`", "`mid/`"), 1),
+        ("a folder not in LAYERS", good_doc.replace("`top/` (", "`top/`, `new/` ("), 1),
+        ("a forbidden pair left out", good_doc.replace(", not `side/`", ""), 1),
+        ("a forbidden pair not in FORBIDDEN", good_doc.replace("| layer 0 |", "| layer 0, not `low/` |"), 1),
+        ("a wrong reach", good_doc.replace("layers 0\u20131", "layers 0\u20132"), 1),
+        ("a peers row that does not say so", good_doc.replace(" and its own row", ""), 1),
+        ("no table", "# T\n\nno table\n", 1),
+    ]
+    for name, text, want in doc_cases:
+        with tempfile.TemporaryDirectory() as d:
+            p = os.path.join(d, "layout.md")
+            with open(p, "w", encoding="utf-8") as fh:
+                fh.write(text)
+            n = len(check_doc(p, doc_layers, doc_forbidden))
+            if (1 if n else 0) != want:
+                print("self-test: layout table, %s: expected %s, got %d problem(s)"
+                      % (name, "a problem" if want else "none", n))
+                failed += 1
     # link level: two objects calling each other form a cycle; a call upward fails
     cc = os.environ.get("CC", "cc")
     with tempfile.TemporaryDirectory() as d:
@@ -434,7 +556,7 @@ def self_test():
 
 
 def main(argv):
-    root, objdir, tops = ".", None, None
+    root, objdir, tops, doc = ".", None, None, None
     args = list(argv[1:])
     while args:
         a = args.pop(0)
@@ -446,11 +568,15 @@ def main(argv):
             root = args.pop(0)
         elif a == "--dirs" and args:
             tops = args.pop(0).split()
+        elif a == "--doc" and args:
+            doc = args.pop(0)
         else:
-            print("usage: check_layers.py [--root DIR] [--dirs 'TOP...'] [--objects BUILD/obj] | --self-test",
+            print("usage: check_layers.py [--root DIR] [--dirs 'TOP...'] [--objects BUILD/obj] "
+                  "[--doc LAYOUT.md] | --self-test",
                   file=sys.stderr)
             return 2
     errs = check_includes(root, LAYERS, tops, KNOWN_UPWARD, FORBIDDEN)
+    errs += check_doc(doc or os.path.normpath(os.path.join(root, LAYOUT_DOC)), LAYERS, FORBIDDEN)
     if objdir:
         if not os.path.isdir(objdir):
             print("check_layers: %s: no object files (build first)" % objdir, file=sys.stderr)

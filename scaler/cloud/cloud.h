@@ -29,10 +29,12 @@
  * Ownership: a provider's constructor / cloud->ops->free. Lists returned by list are the
  * caller's (nw_cloud_instances_free); a resolved class is borrowed until the next
  * resolve; the catalog and the ICE cache are the cloud's.
- * Thread: the reconcile thread calls every operation; launch and list may also be called
- * at the same time from the NodeClaim launch workers (scaler/controllers/nodeclaim.h), so
- * a provider makes those two safe to run concurrently with each other and with the
- * reconcile thread's calls. resolve, class_status and offer_zones are the reconcile
+ * Thread: the reconcile thread calls every operation but instance_health; launch and list
+ * may also be called at the same time from the NodeClaim launch workers
+ * (scaler/controllers/nodeclaim.h), and instance_health is called only from the
+ * instance-health thread (scaler/controllers/repair.h), so a provider makes those three
+ * safe to run concurrently with each other and with the reconcile thread's calls (the
+ * threads: docs/internals/architecture.md). resolve, class_status and offer_zones are the reconcile
  * thread's alone (a resolved class is borrowed until that thread's next resolve); the
  * catalog's instance types may be read from a launch (offer_zones changes offerings only;
  * refresh, on the reconcile thread, replaces them only while no launch runs), the ICE

@@ -1,5 +1,5 @@
 /*
- * scaler/controllers/disruption.c — the disruption controller (see controller.h).
+ * scaler/controllers/disruption.c — the disruption controller (see disruption.h).
  */
 #include "scaler/controllers/disruption.h"
 #include "scaler/controllers/kmetrics.h"
@@ -756,7 +756,8 @@ static int execute(nw_dis_ctl_t *d, const nw_kube_snap_t *s, const view_t *v, nw
     return 0;
 }
 
-/* Progress of the commands in flight (§2.7 step 4-5). */
+/* Progress of the commands in flight: wait for the replacements to initialize, then delete the
+ * candidates (kubernetes-sigs/karpenter pkg/controllers/disruption/queue.go). */
 static void progress(nw_dis_ctl_t *d, const nw_kube_snap_t *s)
 {
     nw_ctl_deps_t *c = d->deps;

@@ -406,7 +406,8 @@ void nw_prov_tick(nw_prov_t *c, const nw_kube_snap_t *s)
     const nw_kube_obj_t *const *pend;
     size_t np = nw_kube_snap_pending_pods(s, &pend);
     /* triggers: pending pods, and nodes being deleted or disrupted whose pods must move
-     * (their replacement capacity is computed with the pending pods, §1.1) */
+     * (their replacement capacity is computed with the pending pods, as Schedule in
+     * kubernetes-sigs/karpenter pkg/controllers/provisioning/provisioner.go does) */
     size_t nn = nw_kube_snap_count(s, NW_KUBE_NODES);
     const nw_kube_obj_t **trig = malloc((np + nn + 1) * sizeof *trig);
     if (!trig)

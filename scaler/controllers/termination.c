@@ -264,7 +264,7 @@ static void claim_condition(nw_term_t *t, const nw_kube_obj_t *nc, const char *t
                     NW_LS("condition", type), NW_LS("error", err.msg));
 }
 
-/* ---- NodeClaim finalizer (§1.15) --------------------------------------------------- */
+/* ---- NodeClaim finalizer (kubernetes-sigs/karpenter pkg/controllers/nodeclaim/lifecycle) -- */
 
 typedef struct {
     const char *value;
@@ -446,7 +446,7 @@ static void finalize_claim(nw_term_t *t, const nw_kube_snap_t *s, const nw_kube_
                 NW_LS("providerID", nc->provider_id));
 }
 
-/* ---- Node finalizer (§2.7) ------------------------------------------------------------ */
+/* ---- Node finalizer (kubernetes-sigs/karpenter pkg/controllers/node/termination) --------- */
 
 static int mutate_disrupt(cJSON *node, void *ud)
 {

@@ -282,7 +282,8 @@ static double lifetime_remaining(const cJSON *nc, int64_t now)
     return r < 0 ? 0 : r > 1 ? 1 : r;
 }
 
-/* The pod rules of §2.2 over a node's pods; fills why and returns true when they block. */
+/* The pod rules over a node's pods (kubernetes-sigs/karpenter pkg/controllers/state/statenode.go
+ * ValidatePodsDisruptable); fills why and returns true when they block. */
 static bool pods_block(const nw_dis_input_t *in, const cJSON *const *pods, size_t n, char *why,
                        size_t wn)
 {
@@ -459,7 +460,7 @@ nw_rc_t nw_dis_state_build(const nw_dis_input_t *in, nw_dis_state_t **out, nw_er
             n->consolidatable_at = nw_dis_consolidatable_at(nc, st->pools[n->pool].obj);
             n->consolidatable = n->consolidatable_at && in->now >= n->consolidatable_at;
         }
-        /* candidate rules (§2.2), first failure wins */
+        /* candidate rules (pkg/controllers/disruption/types.go NewCandidate), first failure wins */
         const char *why = NULL;
         if (!n->node)
             why = "no node";

@@ -146,7 +146,7 @@ static bool drift_eligible(const nw_dis_node_t *n)
     return n->drifted && n->pool >= 0 && (n->candidate || (n->pods_block && n->has_tgp));
 }
 
-/* ---- price rules (§2.5 steps 5-7) ---- */
+/* ---- price rules (computeConsolidation in pkg/controllers/disruption/consolidation.go) ---- */
 
 /* worst-case launch price of a type under the replacement's capacity types; < 0 none */
 static double launch_price(const nw_dis_repl_t *r, const nw_dis_topt_t *t)
@@ -202,7 +202,8 @@ static bool min_values_ok(const nw_dis_repl_t *r)
 }
 
 /*
- * computeConsolidation (§2.5): 1 command in cmd (action + sim), 0 none (why), -1 error.
+ * computeConsolidation (kubernetes-sigs/karpenter pkg/controllers/disruption/consolidation.go):
+ * 1 command in cmd (action + sim), 0 none (why), -1 error.
  */
 /* consolidationPolicy Balanced (kubernetes-sigs/karpenter pkg/controllers/disruption/balanced.go
  * EvaluateBalancedMove): each Balanced NodePool among the candidates scores the move,

@@ -64,7 +64,7 @@ const char *nw_dis_method_str(nw_dis_method_t m);
 /** "delete" | "replace". */
 const char *nw_dis_action_str(nw_dis_action_t a);
 
-/* ---- budgets (§2.3) ---- */
+/* ---- budgets (kubernetes-sigs/karpenter pkg/apis/v1/nodepool.go GetAllowedDisruptionsByReason) */
 
 /**
  * Nodes of a pool that a budget set allows to be disrupted at once for `reason`,
@@ -120,11 +120,11 @@ typedef struct {
     size_t npods;
     int nresched; /* reschedulable pods that count against emptiness */
     bool initialized, deleting, in_command, nominated, ready, counted, disrupting;
-    bool candidate;            /* every common rule of §2.2 holds */
+    bool candidate;            /* every common rule holds (disruption/types.go NewCandidate) */
     bool pods_block;           /* only the pod rules (do-not-disrupt, PDB) fail */
     bool has_tgp;              /* spec.terminationGracePeriod set (drift waives pods_block) */
     bool empty;                /* candidate without reschedulable pods */
-    bool consolidatable;       /* Consolidatable rule (§2.5) holds now */
+    bool consolidatable;       /* the Consolidatable rule holds now (nw_dis_consolidatable_at) */
     int64_t consolidatable_at; /* when it does / did (0: never: disabled or not initialized) */
     int64_t last_pod_event;    /* status.lastPodEventTime, 0 unset */
     bool drifted;              /* condition Drifted=True */
@@ -175,8 +175,10 @@ bool nw_dis_pod_do_not_disrupt(const cJSON *pod, int64_t now);
 /** Does a label selector (matchLabels, matchExpressions) select these labels. A NULL
  * selector selects nothing, an empty one everything. */
 bool nw_dis_selector_matches(const cJSON *selector, const cJSON *labels);
-/** The Consolidatable rule: when (epoch ns) the NodeClaim becomes consolidatable given
- * the pool's consolidateAfter; 0 when never (Never, or not Initialized). */
+/** The Consolidatable rule (kubernetes-sigs/karpenter
+ * pkg/controllers/nodeclaim/disruption/consolidation.go): when (epoch ns) the NodeClaim
+ * becomes consolidatable given the pool's consolidateAfter; 0 when never (Never, or not
+ * Initialized). */
 int64_t nw_dis_consolidatable_at(const cJSON *nodeclaim, const cJSON *nodepool);
 
 /* ---- simulation ---- */
@@ -254,7 +256,8 @@ nw_rc_t nw_dis_decide(const nw_dis_state_t *st, nw_dis_sim_fn sim, void *ud, nw_
                       nw_err_t *err);
 
 /**
- * Validation after the delay (§2.4, 2.5) on a freshly built state: candidates must still
+ * Validation after the delay (kubernetes-sigs/karpenter pkg/controllers/disruption/validation.go)
+ * on a freshly built state: candidates must still
  * be candidates for the method (emptiness drops the ones that are not and proceeds with
  * the rest), budgets must still allow them, and consolidation must simulate to the same
  * shape (delete stays delete; replace still needs exactly one NodeClaim whose instance

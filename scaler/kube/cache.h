@@ -2,9 +2,10 @@
  * scaler/kube/cache.h — the cluster-state cache: typed, indexed stores of the
  * objects the scaler decides from, and immutable snapshots of them.
  *
- * Concurrency model (the threads are listed in scaler/loop.h): the watch thread is the only writer
- * (nw_kube_cache_upsert/remove/replace); any thread may read, but only through
- * a snapshot. A snapshot is immutable and reference-counted: objects are
+ * Concurrency model (the threads: docs/internals/architecture.md): the watch
+ * thread is the only writer (nw_kube_cache_upsert/remove/replace); any thread
+ * may read, but only through a snapshot. A snapshot is immutable and
+ * reference-counted: objects are
  * immutable too (an update replaces the object, it never edits it), so a
  * snapshot is an array of object references taken under the cache mutex in
  * O(n), then sorted and indexed outside the lock. A relist is applied with
@@ -74,7 +75,7 @@ typedef struct nw_kube_obj {
     const char *phase;       /* pods: status.phase */
     const char *provider_id; /* nodes: spec.providerID; nodeclaims: status.providerID */
     const char *nodepool;    /* nodeclaims: label karpenter.sh/nodepool */
-    int pending;             /* pods: Karpenter's "provisionable" predicate (contracts §3.9) */
+    int pending;             /* pods: nw_kube_pod_is_pending */
     int terminating;         /* metadata.deletionTimestamp is set */
 } nw_kube_obj_t;
 
@@ -175,7 +176,8 @@ const nw_kube_obj_t *nw_kube_snap_nodeclaim_by_provider_id(const nw_kube_snap_t 
  * kind (plural lower-case) and sorted keys. */
 nw_rc_t nw_kube_snap_dump_json(const nw_kube_snap_t *s, nw_buf_t *out);
 
-/** Karpenter's "provisionable pod" predicate on a pod object (exposed for tests). */
+/** Karpenter's "provisionable pod" predicate on a pod object (kubernetes-sigs/karpenter
+ * pkg/utils/pod/scheduling.go IsProvisionable; exposed for tests). */
 int nw_kube_pod_is_pending(const cJSON *pod);
 
 #endif

@@ -482,7 +482,8 @@ int nw_sv_try_new(ctx_t *c, int pod, variant_t *v, nw_rc_t *rc)
     return 0;
 }
 
-/* one relaxation step (§1.4); false when nothing is left */
+/* one relaxation step (kubernetes-sigs/karpenter
+ * pkg/controllers/provisioning/scheduling/preferences.go Relax); false when nothing is left */
 bool nw_sv_relax(ctx_t *c, int pod)
 {
     const nw_spod_t *p = &c->s->pods[pod];

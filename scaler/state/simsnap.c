@@ -132,7 +132,8 @@ static int pod_terminal(const nw_kube_obj_t *p)
     return strcmp(p->phase, "Succeeded") == 0 || strcmp(p->phase, "Failed") == 0;
 }
 
-/* §1.1 "reschedulable": active, not DaemonSet, not mirror, not do-not-disrupt */
+/* "reschedulable" (kubernetes-sigs/karpenter pkg/utils/pod/scheduling.go IsReschedulable): active,
+ * not DaemonSet, not mirror, not do-not-disrupt */
 int nw_simsnap_pod_reschedulable(const nw_kube_obj_t *p)
 {
     if (pod_terminal(p) || p->terminating)
@@ -660,7 +661,9 @@ static int in_list(const char *const *v, size_t n, const char *s)
     return 0;
 }
 
-/* The NodeClaim body (§1.10). NULL with err set when nothing is left to launch. */
+/* The NodeClaim body (kubernetes-sigs/karpenter
+ * pkg/controllers/provisioning/scheduling/nodeclaimtemplate.go ToNodeClaim). NULL with err set
+ * when nothing is left to launch. */
 cJSON *nw_simsnap_claim_body(const nw_simsnap_t *s, const nw_sched_claim_t *cl,
                              const nw_kube_obj_t *pool, const nw_simsnap_claim_opts_t *o,
                              int *ntypes, const char **first_type, nw_err_t *err)

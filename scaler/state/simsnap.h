@@ -133,8 +133,9 @@ cJSON *nw_simsnap_claim_body(const nw_simsnap_t *s, const nw_sched_claim_t *cl,
 bool nw_simsnap_is_nominated(const nw_noms_t *noms, const nw_kube_snap_t *ks,
                              const char *node_or_claim, int64_t now_mono, int64_t window_ns);
 
-/** §1.1 "reschedulable": not finished, not terminating, not DaemonSet-owned, not a
- * mirror pod, no karpenter.sh/do-not-disrupt=true annotation. */
+/** "reschedulable" (kubernetes-sigs/karpenter pkg/utils/pod/scheduling.go IsReschedulable):
+ * not finished, not terminating, not DaemonSet-owned, not a mirror pod, no
+ * karpenter.sh/do-not-disrupt=true annotation. */
 int nw_simsnap_pod_reschedulable(const nw_kube_obj_t *p);
 
 /** Capacity (allocatable 0) or allocatable (1) of a catalog type as a Kubernetes

@@ -70,7 +70,7 @@ def cases():
              {"op": "add", "path": "/spec/metadataOptions/" + k, "value": v} for k, v in MO.items()]}))
     add(("no-spec-passes", {"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "metadata": {"name": "x"}},
          {"expect": "allowed", "patch": None}))
-    # ---- amiSelectorTerms (§3.2) ----
+    # ---- spec.amiSelectorTerms ----
     add(("ami-terms-required", full(("spec.amiSelectorTerms", DEL)), deny(req(AMI), gate=True)))
     add(("ami-terms-min-items", full(ami()), deny(f"{AMI}: Invalid value: 0: {AMI} in body should have at least 1 items", cel("spec", "object", M_NEED_FAMILY))))
     add(("ami-terms-max-items", full(ami(*[{"id": f"ami-{i:04d}"} for i in range(31)]), ("spec.amiFamily", "AL2023")),
@@ -103,7 +103,7 @@ def cases():
          deny(cel(AMI + "[0].tags", "object", "empty tag keys or values aren't supported"))))
     add(("ami-tags-too-many", full(ami({"tags": {f"k{i}": "v" for i in range(21)}}), ("spec.amiFamily", "AL2")),
          deny(f"{AMI}[0].tags: Too many: 21: must have at most 20 items", gate=True)))
-    # ---- amiFamily (§3.3) ----
+    # ---- spec.amiFamily ----
     add(("ami-family-enum", full(("spec.amiFamily", "Ubuntu")), deny(enum("spec.amiFamily", "Ubuntu", FAMILIES), gate=True)))
     add(("ami-family-required-without-alias", full(ami({"id": "ami-1"})), deny(cel("spec", "object", M_NEED_FAMILY))))
     add(("ami-family-custom-with-alias-ok", full(("spec.amiFamily", "Custom")), OK))
@@ -124,7 +124,7 @@ def cases():
     add(("profile-empty", full(("spec.role", DEL), ("spec.instanceProfile", "")),
          deny(cel("spec.instanceProfile", "string", "instanceProfile cannot be empty", ""))))
     add(("role-changed-on-update-ok", full(("spec.role", "other")), OK, FULL))
-    # ---- subnets and security groups (§3.4) ----
+    # ---- spec.subnetSelectorTerms, spec.securityGroupSelectorTerms ----
     add(("subnet-terms-required", full(("spec.subnetSelectorTerms", DEL)), deny(req(SUB), gate=True)))
     add(("subnet-terms-empty", full(("spec.subnetSelectorTerms", [])),
          deny(cel(SUB, "array", "subnetSelectorTerms cannot be empty"),
@@ -156,7 +156,7 @@ def cases():
               cel(SG, "array", "'name' is mutually exclusive, cannot be set with a combination of other fields in a security group selector term"))))
     add(("sg-terms-ok", full(("spec.securityGroupSelectorTerms", [{"id": "sg-0abc"}, {"name": "default"}, {"tags": {"Name": "*"}}])), OK))
     add(("sg-id-pattern", full(("spec.securityGroupSelectorTerms", [{"id": "group-1"}])), deny(pat(SG + "[0].id", "group-1", "sg-[0-9a-z]+"))))
-    # ---- capacity reservations (§3.5) ----
+    # ---- spec.capacityReservationSelectorTerms ----
     add(("cr-terms-ok", full(("spec.capacityReservationSelectorTerms", [{"id": "cr-0abc"}, {"tags": {"a": "b"}, "ownerID": "123456789012"},
                                                                         {"instanceMatchCriteria": "open"}])), OK))
     add(("cr-owner-only", full(("spec.capacityReservationSelectorTerms", [{"ownerID": "123456789012"}])),
@@ -176,7 +176,7 @@ def cases():
          deny(pat("spec.placementGroupSelector.id", "pg-ABC", "^pg-[0-9a-z]+$"))))
     add(("pg-name-empty", full(("spec.placementGroupSelector", {"name": ""})),
          deny('spec.placementGroupSelector.name: Invalid value: "": spec.placementGroupSelector.name in body should be at least 1 chars long')))
-    # ---- tags (§3.6) ----
+    # ---- spec.tags ----
     add(("tags-ok", full(("spec.tags", {"Name": "x", "karpenter.sh/discovery": "c", "kubernetes.io/role": "x", "team": "a"})), OK))
     for i, (k, m) in enumerate([("eks:eks-cluster-name", "eks:eks-cluster-name"),
                                 ("kubernetes.io/cluster/my-cluster", "kubernetes.io/cluster/"),
@@ -187,7 +187,7 @@ def cases():
         add((f"tags-restricted-{i}", full(("spec.tags", {k: "x"})),
              deny(cel("spec.tags", "object", f"tag contains a restricted tag matching {m}"))))
     add(("tags-empty-key", full(("spec.tags", {"": "x"})), deny(cel("spec.tags", "object", "empty tag keys aren't supported"))))
-    # ---- kubelet (§3.7) ----
+    # ---- spec.kubelet ----
     add(("kubelet-ok", full(("spec.kubelet", {
         "clusterDNS": ["10.0.0.10"], "maxPods": 110, "podsPerCore": 0,
         "systemReserved": {"cpu": "100m", "memory": "100Mi", "ephemeral-storage": "1Gi", "pid": "100"},
@@ -225,7 +225,7 @@ def cases():
          deny(le(KUB + ".imageGCHighThresholdPercent", 101, 100))))
     add(("kubelet-cfs-type", full(("spec.kubelet", {"cpuCFSQuota": "yes"})),
          deny(typ(KUB + ".cpuCFSQuota", "string", "boolean"), gate=True)))
-    # ---- block devices (§3.8, §3.9) ----
+    # ---- spec.blockDeviceMappings, spec.instanceStorePolicy ----
     def bdm(*items):
         return ("spec.blockDeviceMappings", list(items))
     add(("bdm-ok", full(bdm({"deviceName": "/dev/xvda", "rootVolume": True, "ebs": {
@@ -248,7 +248,7 @@ def cases():
         add((f"volume-size-ok-{i}", full(bdm({"ebs": {"volumeSize": v}})), OK))
     for i, v in enumerate(["18Ti", "28Ti", "100", "0Gi", "1m", "200GB", "100T", "59001Gi"]):
         add((f"volume-size-bad-{i}", full(bdm({"ebs": {"volumeSize": v}})), deny(pat(BDM + "[0].ebs.volumeSize", v, VOL))))
-    # ---- metadataOptions (§3.9) ----
+    # ---- spec.metadataOptions ----
     add(("metadata-enums", full(("spec.metadataOptions", dict(MO, httpEndpoint="on", httpTokens="always"))),
          deny(enum("spec.metadataOptions.httpEndpoint", "on", ED),
               enum("spec.metadataOptions.httpTokens", "always", ["required", "optional"]), gate=True)))

@@ -72,7 +72,7 @@ def full(*changes):
 def cases():
     c = []
     add = c.append
-    # ---- defaulting (§2.4) ----
+    # ---- defaulting (the CRD's schema defaults) ----
     add(("default-minimal", BASE, {"expect": "allowed", "patch": PATCH_MIN, "nowarnings": True}))
     add(("default-nothing-when-set", FULL, {"expect": "allowed", "patch": None, "nowarnings": True}))
     add(("default-disruption-null", mod(BASE, ("spec.disruption", None)),
@@ -120,7 +120,7 @@ def cases():
          dict(OK, old_invalid="the old NodePool lacks the required nodeClassRef, so no API server "
                               "with these CRDs can hold it (an object stored before the CRDs were)"),
          mod(FULL, ("spec.template.spec.nodeClassRef", DEL))))
-    # ---- requirements (§2.2, §5.2) ----
+    # ---- requirements (spec.template.spec.requirements and the CEL rules on their keys) ----
     add(("requirements-required", full(("spec.template.spec.requirements", DEL)), deny(req(RL), gate=True)))
     add(("requirements-empty-list-ok", full(reqs()), OK))
     add(("requirements-too-many", full(reqs(*[{"key": f"example.com/k{i}", "operator": "Exists"} for i in range(101)])),
@@ -210,7 +210,7 @@ def cases():
     add(("requirement-key-restricted-runtime-warns", full(reqs({"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]},
                                                                {"key": "sub.karpenter.sh.example/x", "operator": "Exists"})),
          {"expect": "allowed", "nowarnings": True}))
-    # ---- labels (§2.1, §5.2) ----
+    # ---- labels (spec.template.metadata.labels and the CEL rules on their keys) ----
     add(("labels-too-many", full(("spec.template.metadata.labels", {f"k{i}": "v" for i in range(101)})),
          deny(f"{LBL}: Too many: 101: must have at most 100 items", gate=True)))
     add(("labels-value-too-long", full(("spec.template.metadata.labels", {"team": "x" * 64})),
@@ -242,7 +242,7 @@ def cases():
     add(("annotations-free", full(("spec.template.metadata.annotations", {"karpenter.sh/do-not-disrupt": "true", "x y": ""})), OK))
     add(("annotations-type", full(("spec.template.metadata.annotations", {"a": True})),
          deny(typ("spec.template.metadata.annotations.a", "boolean", "string"), gate=True)))
-    # ---- taints (§1.3) ----
+    # ---- taints (spec.template.spec.taints, startupTaints) ----
     TA = T + ".taints[0]"
     add(("taints-valid", full(("spec.template.spec.taints", [
         {"key": "gpu", "value": "true", "effect": "NoSchedule"},
@@ -268,7 +268,7 @@ def cases():
     add(("taints-duplicate-warns", full(("spec.template.spec.taints", [{"key": "a", "effect": "NoSchedule"}]),
                                         ("spec.template.spec.startupTaints", [{"key": "a", "value": "x", "effect": "NoSchedule"}])),
          {"expect": "allowed", "warnings": ["duplicate taint"]}))
-    # ---- durations (§1.1) ----
+    # ---- durations (expireAfter, terminationGracePeriod, consolidateAfter) ----
     for i, v in enumerate(["30s", "1h30m5s", "720h", "0s", "Never"]):
         add((f"expireafter-ok-{i}", full(("spec.template.spec.expireAfter", v)), OK))
     for i, v in enumerate(["1hr", "-1s", "1.5h", "10ms", "1d", "FooNever", "never"]):
@@ -279,7 +279,7 @@ def cases():
     add(("consolidateafter-never-ok", full(("spec.disruption.consolidateAfter", "Never")), OK))
     add(("consolidateafter-bad", full(("spec.disruption.consolidateAfter", "1d")),
          deny(pat("spec.disruption.consolidateAfter", "1d", DURN))))
-    # ---- disruption (§2.1) ----
+    # ---- disruption (spec.disruption) ----
     add(("policy-balanced-ok", full(("spec.disruption.consolidationPolicy", "Balanced")), OK))
     add(("policy-enum", full(("spec.disruption.consolidationPolicy", "WhenUnderutilized")),
          deny(enum("spec.disruption.consolidationPolicy", "WhenUnderutilized", POLICIES), gate=True)))
@@ -312,7 +312,7 @@ def cases():
     add(("budget-reasons-too-many", full(("spec.disruption.budgets", [{"nodes": "1", "reasons": ["Empty"] * 51}])),
          deny(B0 + ".reasons: Too many: 51: must have at most 50 items",
               B0 + '.reasons[1]: Duplicate value: "Empty"', gate=True)))
-    # ---- limits (§1.2) ----
+    # ---- limits (spec.limits) ----
     add(("limits-ok", full(("spec.limits", {"cpu": 1000, "memory": "1000Gi", "nvidia.com/gpu": "8", "nodes": "10",
                                             "x": "-5", "y": "1.5Ti", "z": "10e3", "w": ".5"})), OK))
     for i, v in enumerate(["100GB", "lots", "1 Gi", "10e3Gi"]):
@@ -325,7 +325,7 @@ def cases():
          deny('spec.limits.cpu: Invalid value: "number": spec.limits.cpu in body must be of type integer,string: "number"',
               '<nil>: Invalid value: "": "spec.limits.cpu" must validate at least one schema (anyOf)',
               'spec.limits.cpu: Invalid value: "number": spec.limits.cpu in body must be of type integer: "number"', gate=True)))
-    # ---- weight, replicas, static pools (§2.1, §2.3) ----
+    # ---- weight, replicas, static pools (spec.weight, spec.replicas) ----
     add(("weight-ok", full(("spec.weight", 100)), OK))
     add(("weight-integral-float-ok", full(("spec.weight", 10.0)), OK))
     add(("weight-min", full(("spec.weight", 0)), deny(ge("spec.weight", 0, 1))))
@@ -344,7 +344,9 @@ def cases():
     add(("dynamic-to-static", full(("spec.replicas", 2)), deny(cel("spec", "object", M_T)), FULL))
     add(("static-stays-static", full(("spec.replicas", 4)), OK, full(("spec.replicas", 2))))
     add(("static-transition-not-on-create", full(("spec.replicas", 2)), OK))
-    # ---- gating and collection (§7) ----
+    # ---- gating and collection (kubernetes/kubernetes staging/src/k8s.io/apiextensions-apiserver
+    # pkg/registry/customresource/strategy.go hasBlockingErr: schema errors first; a blocking one
+    # drops the CEL errors) ----
     add(("gating-pattern-does-not-gate", full(("spec.weight", 0), reqs({"key": "a", "operator": "In", "values": []})),
          deny(ge("spec.weight", 0, 1), cel(RL, "array", M_IN))))
     add(("gating-enum-drops-cel", full(("spec.disruption.consolidationPolicy", "x"), reqs({"key": "a", "operator": "In", "values": []})),
