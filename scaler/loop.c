@@ -26,7 +26,7 @@
 #include "scaler/controllers/interruption.h"
 #include "scaler/controllers/lifecycle.h"
 #include "scaler/controllers/nodeclaim.h"
-#include "scaler/controllers/kmetrics.h"
+#include "scaler/metrics/kmetrics.h"
 #include "scaler/controllers/provisioning.h"
 #include "scaler/controllers/repair.h"
 #include "scaler/controllers/statemetrics.h"

@@ -40,7 +40,9 @@ LAYERS = [
     (1, ["api"], False),                      # the object model, pure
     (2, ["config"], False),                   # the configuration file and its defaults
     (3, ["scaler/cloud"], False),             # the provider-neutral cloud interface, catalog
-    (4, ["admission", "scaler/sched"], False),  # admission; the scheduling simulation
+    # admission; the scheduling simulation; Karpenter's metric families (their names,
+    # labels and buckets: the controllers and NodeClaim launch count into them)
+    (4, ["admission", "scaler/sched", "scaler/metrics"], False),
     (5, ["scaler/disrupt"], False),           # disruption decisions (use the simulation)
     (6, ["scaler/aws", "scaler/kube"], False),  # clients
     (7, ["scaler/state"], False),             # cache, snapshots, nominations

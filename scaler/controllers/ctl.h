@@ -55,7 +55,7 @@ typedef struct {
     atomic_int stopping;   /* the scaler is shutting down */
     nw_ctl_fault_fn fault; /* NULL: no fault points */
     void *fault_ud;
-    nw_series_t *series; /* Karpenter's metric families (controllers/kmetrics.h); NULL: none */
+    nw_series_t *series; /* Karpenter's metric families (scaler/metrics/kmetrics.h); NULL: none */
     /* the cluster CA bundle the EC2NodeClass drift hash includes, as Karpenter's does
      * (settings.clusterCABundle, else base64 of the API server CA nodewarden trusts;
      * scaler/disrupt/hash.h); NULL: none */

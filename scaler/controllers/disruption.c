@@ -2,7 +2,7 @@
  * scaler/controllers/disruption.c — the disruption controller (see controller.h).
  */
 #include "scaler/controllers/disruption.h"
-#include "scaler/controllers/kmetrics.h"
+#include "scaler/metrics/kmetrics.h"
 
 #include <stdatomic.h>
 #include <stdio.h>

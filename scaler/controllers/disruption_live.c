@@ -12,7 +12,7 @@
 
 #include "scaler/disrupt/simres.h"
 #include "scaler/controllers/nodeclaim.h"
-#include "scaler/controllers/kmetrics.h"
+#include "scaler/metrics/kmetrics.h"
 #include "scaler/state/simsnap.h"
 
 typedef struct {

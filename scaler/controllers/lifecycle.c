@@ -12,7 +12,7 @@
 #include "common/log.h"
 #include "scaler/controllers/bootstrap.h"
 #include "scaler/controllers/lifecycle.h"
-#include "scaler/controllers/kmetrics.h"
+#include "scaler/metrics/kmetrics.h"
 
 #define NODECLASS_EVERY_NS (30 * NW_NS_PER_SEC)
 

@@ -2,7 +2,7 @@
  * scaler/controllers/nodeclaim.c — NodeClaim create and launch (see nodeclaim.h).
  */
 #include "scaler/controllers/nodeclaim.h"
-#include "scaler/controllers/kmetrics.h"
+#include "scaler/metrics/kmetrics.h"
 #include "scaler/cloud/metered.h"
 
 #include <pthread.h>

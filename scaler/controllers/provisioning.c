@@ -17,7 +17,7 @@
 #include "common/log.h"
 #include "scaler/controllers/provisioning.h"
 #include "scaler/controllers/nodeclaim.h"
-#include "scaler/controllers/kmetrics.h"
+#include "scaler/metrics/kmetrics.h"
 #include "scaler/state/simsnap.h"
 
 #define RESOLVE_EVERY_NS (10 * NW_NS_PER_SEC)
