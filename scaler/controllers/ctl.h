@@ -58,7 +58,7 @@ typedef struct {
     nw_series_t *series; /* Karpenter's metric families (scaler/metrics/kmetrics.h); NULL: none */
     /* the cluster CA bundle the EC2NodeClass drift hash includes, as Karpenter's does
      * (settings.clusterCABundle, else base64 of the API server CA nodewarden trusts;
-     * scaler/disrupt/hash.h); NULL: none */
+     * api/drifthash.h); NULL: none */
     const char *ca_bundle;
 } nw_ctl_deps_t;
 

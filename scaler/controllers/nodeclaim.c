@@ -14,7 +14,7 @@
 #include "common/json.h"
 #include "common/log.h"
 #include "scaler/controllers/bootstrap.h"
-#include "scaler/disrupt/hash.h"
+#include "api/drifthash.h"
 
 #define LAUNCH_RETRY_NS (5 * NW_NS_PER_SEC)
 
