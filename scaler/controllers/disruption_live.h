@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "scaler/controllers/ctl.h"
+#include "scaler/ctl/ctl.h"
 #include "scaler/controllers/nodeclaim.h"
 #include "scaler/disrupt/disrupt.h"
 

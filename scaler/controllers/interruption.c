@@ -9,7 +9,7 @@
 #include <time.h>
 
 #include "common/log.h"
-#include "scaler/controllers/ctl.h"
+#include "scaler/ctl/ctl.h"
 #include "scaler/metrics/kmetrics.h"
 
 #define NKINDS (NW_INTR_KINDS + 1) /* + one slot for messages that did not parse */

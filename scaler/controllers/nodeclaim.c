@@ -839,7 +839,7 @@ static nw_rc_t create_finish(nw_claims_t *k, const nw_kube_snap_t *ks, const nw_
         if (!o->no_events)
             nw_ctl_event(c, &nw_kube_res_pods, s->pods[pi]->json, "Normal", "Nominated", msg);
     }
-    nw_ctl_fault(c, "nodeclaim-created", nm); /* test-only crash point (ctl.h) */
+    nw_ctl_fault(c, "nodeclaim-created", nm); /* test-only crash point (scaler/ctl/ctl.h) */
     nw_claim_launch(k, ks, x->created, 1);
     return NW_OK;
 }

@@ -35,7 +35,7 @@
  *
  * State: nw_claims_t, the counters (created, launched, failed launches, adopted, deletes on
  * insufficient capacity), the queue of launches and the workers; the in-flight and
- * nomination memory it writes is the shared memory it was built with (ctl.h
+ * nomination memory it writes is the shared memory it was built with (scaler/ctl/ctl.h
  * nw_ctl_shared_t), read by provisioning and disruption.
  *
  * Ownership: nw_claims_new / nw_claims_free (loop.c; provisioning and disruption borrow it;
@@ -52,7 +52,7 @@
 #include <stdint.h>
 
 #include "common/buf.h"
-#include "scaler/controllers/ctl.h"
+#include "scaler/ctl/ctl.h"
 #include "scaler/state/simsnap.h"
 
 typedef struct nw_claims nw_claims_t;

@@ -7,7 +7,7 @@
  * State: nw_prov_t — the batch window (when it opened, the last trigger, the next look
  * at pods still pending), the pending pod uids already counted, the solve counter. It
  * creates and launches through the nw_claims_t it is given and reads and prunes the shared
- * in-flight and nomination memory (ctl.h nw_ctl_shared_t).
+ * in-flight and nomination memory (scaler/ctl/ctl.h nw_ctl_shared_t).
  * Ownership: nw_prov_new / nw_prov_free (loop.c). Thread: the reconcile thread, except
  * nw_prov_metrics (any thread; atomics).
  */
@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 #include "common/buf.h"
-#include "scaler/controllers/ctl.h"
+#include "scaler/ctl/ctl.h"
 #include "scaler/controllers/nodeclaim.h"
 
 typedef struct {

@@ -27,7 +27,7 @@
 #include "common/buf.h"
 #include "common/err.h"
 #include "common/metrics.h"
-#include "scaler/controllers/ctl.h"
+#include "scaler/ctl/ctl.h"
 #include "scaler/controllers/driftmark.h"
 #include "scaler/controllers/expiry.h"
 #include "scaler/controllers/poolstatus.h"
