@@ -25,7 +25,7 @@
 #include "scaler/controllers/gc.h"
 #include "scaler/controllers/interruption.h"
 #include "scaler/controllers/lifecycle.h"
-#include "scaler/controllers/nodeclaim.h"
+#include "scaler/nodeclaim/nodeclaim.h"
 #include "scaler/metrics/kmetrics.h"
 #include "scaler/controllers/provisioning.h"
 #include "scaler/controllers/repair.h"

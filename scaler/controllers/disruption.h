@@ -26,7 +26,7 @@
 #include "common/buf.h"
 #include "common/err.h"
 #include "scaler/ctl/ctl.h"
-#include "scaler/controllers/nodeclaim.h"
+#include "scaler/nodeclaim/nodeclaim.h"
 #include "scaler/kube/cache.h"
 #include "scaler/kube/write.h"
 

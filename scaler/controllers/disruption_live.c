@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "scaler/disrupt/simres.h"
-#include "scaler/controllers/nodeclaim.h"
+#include "scaler/nodeclaim/nodeclaim.h"
 #include "scaler/metrics/kmetrics.h"
 #include "scaler/state/simsnap.h"
 

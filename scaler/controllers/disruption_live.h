@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "scaler/ctl/ctl.h"
-#include "scaler/controllers/nodeclaim.h"
+#include "scaler/nodeclaim/nodeclaim.h"
 #include "scaler/disrupt/disrupt.h"
 
 typedef struct {

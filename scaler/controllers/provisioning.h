@@ -2,7 +2,7 @@
  * scaler/controllers/provisioning.h — the provisioner: the batch window over pending
  * pods (settings.batchIdleDuration / batchMaxDuration), the scheduling simulation on
  * the cluster input (scaler/state/simsnap.h), FailedScheduling events, nominations,
- * and NodeClaims created and launched through scaler/controllers/nodeclaim.h.
+ * and NodeClaims created and launched through scaler/nodeclaim/nodeclaim.h.
  *
  * State: nw_prov_t — the batch window (when it opened, the last trigger, the next look
  * at pods still pending), the pending pod uids already counted, the solve counter. It
@@ -18,7 +18,7 @@
 
 #include "common/buf.h"
 #include "scaler/ctl/ctl.h"
-#include "scaler/controllers/nodeclaim.h"
+#include "scaler/nodeclaim/nodeclaim.h"
 
 typedef struct {
     int64_t batch_idle_ns; /* settings.batchIdleDuration */

@@ -15,7 +15,7 @@
  * and every controller; controllers borrow them. Snapshots passed to ticks are borrowed.
  * Thread: the reconcile thread only (the recorder is not shared), except `leading` and
  * `stopping`, atomics any thread may read, and the cloud's launch and list, which the
- * launch workers of nodeclaim.h call too (scaler/cloud/cloud.h).
+ * launch workers of scaler/nodeclaim/nodeclaim.h call too (scaler/cloud/cloud.h).
  */
 #ifndef NW_SCALER_CTL_CTL_H
 #define NW_SCALER_CTL_CTL_H

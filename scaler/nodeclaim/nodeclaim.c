@@ -1,7 +1,7 @@
 /*
- * scaler/controllers/nodeclaim.c — NodeClaim create and launch (see nodeclaim.h).
+ * scaler/nodeclaim/nodeclaim.c — NodeClaim create and launch (see nodeclaim.h).
  */
-#include "scaler/controllers/nodeclaim.h"
+#include "scaler/nodeclaim/nodeclaim.h"
 #include "scaler/metrics/kmetrics.h"
 #include "scaler/cloud/metered.h"
 
@@ -13,7 +13,7 @@
 
 #include "common/json.h"
 #include "common/log.h"
-#include "scaler/controllers/bootstrap.h"
+#include "scaler/nodeclaim/bootstrap.h"
 #include "api/drifthash.h"
 
 #define LAUNCH_RETRY_NS (5 * NW_NS_PER_SEC)
