@@ -1,5 +1,5 @@
 /*
- * scaler/controllers/disruption.c — the disruption controller (see controller.h).
+ * scaler/controllers/disruption.c — the disruption controller (see disruption.h).
  */
 #include "scaler/controllers/disruption.h"
 #include "scaler/metrics/kmetrics.h"
