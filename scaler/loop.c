@@ -20,13 +20,13 @@
 #include "scaler/aws/intrsource.h"
 #include "scaler/cloud/metered.h"
 #include "scaler/controllers/accelaudit.h"
-#include "scaler/controllers/ctl.h"
+#include "scaler/ctl/ctl.h"
 #include "scaler/controllers/disruption.h"
 #include "scaler/controllers/gc.h"
 #include "scaler/controllers/interruption.h"
 #include "scaler/controllers/lifecycle.h"
-#include "scaler/controllers/nodeclaim.h"
-#include "scaler/controllers/kmetrics.h"
+#include "scaler/nodeclaim/nodeclaim.h"
+#include "scaler/metrics/kmetrics.h"
 #include "scaler/controllers/provisioning.h"
 #include "scaler/controllers/repair.h"
 #include "scaler/controllers/statemetrics.h"
@@ -36,7 +36,7 @@
 #include "scaler/kube/watch.h"
 
 /* Everything here is owned by the scaler: the shared dependencies and memory, and one
- * struct per controller, each built from what it needs (scaler/controllers/ctl.h). */
+ * struct per controller, each built from what it needs (scaler/ctl/ctl.h). */
 struct nw_scaler {
     nw_ctl_deps_t deps;
     char *ca_bundle;     /* deps.ca_bundle's storage */

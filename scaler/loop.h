@@ -7,7 +7,7 @@
  * and prices (scaler/aws/cloud.h), and the lifecycle (scaler/controllers/lifecycle.c:
  * registration, initialization, registration timeout, finalizers, EC2NodeClass
  * status) and garbage collection (scaler/controllers/gc.h). The cloud's part of a NodeClaim
- * launch runs on scaler.launchConcurrency launch workers (scaler/controllers/nodeclaim.h),
+ * launch runs on scaler.launchConcurrency launch workers (scaler/nodeclaim/nodeclaim.h),
  * which wake the reconcile thread when one ends. With settings.interruptionQueue
  * set, one more thread long-polls the SQS interruption queue
  * (scaler/controllers/interruption.h); the AWS cloud refreshes its catalog on a thread

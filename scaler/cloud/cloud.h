@@ -22,7 +22,7 @@
  * NW_CLOUD_TOKEN_MAX characters) that the provider passes to its create calls, so that a
  * retry of a launch whose answer was lost (a timeout) returns the instance the first try
  * made instead of making a second one. The NodeClaim launch path derives it from the
- * NodeClaim's uid (scaler/controllers/nodeclaim.c); the error says when the provider has
+ * NodeClaim's uid (scaler/nodeclaim/nodeclaim.c); the error says when the provider has
  * spent the token on a launch that made nothing (token_spent: the next try needs a new
  * one) or refused it because it was used with other parameters (token_conflict).
  *
@@ -31,7 +31,7 @@
  * resolve; the catalog and the ICE cache are the cloud's.
  * Thread: the reconcile thread calls every operation but instance_health; launch and list
  * may also be called at the same time from the NodeClaim launch workers
- * (scaler/controllers/nodeclaim.h), and instance_health is called only from the
+ * (scaler/nodeclaim/nodeclaim.h), and instance_health is called only from the
  * instance-health thread (scaler/controllers/repair.h), so a provider makes those three
  * safe to run concurrently with each other and with the reconcile thread's calls (the
  * threads: docs/internals/architecture.md). resolve, class_status and offer_zones are the reconcile
@@ -186,7 +186,7 @@ typedef struct {
     int ncr_ids;
     const cJSON *claim; /* the NodeClaim: its labels and taints go into a generated bootstrap */
     /* the kubeadm bootstrap token "<id>.<secret>" minted for this NodeClaim (a class with
-     * nodewarden.io/bootstrap: kubeadm, scaler/controllers/bootstrap.h); NULL/"": none */
+     * nodewarden.io/bootstrap: kubeadm, scaler/nodeclaim/bootstrap.h); NULL/"": none */
     const char *bootstrap_token;
 } nw_cloud_launch_req_t;
 

@@ -33,7 +33,7 @@
 #include "admission/gpu.h"
 #include "common/buf.h"
 #include "common/prom.h"
-#include "scaler/controllers/ctl.h"
+#include "scaler/ctl/ctl.h"
 
 typedef struct nw_accelaudit nw_accelaudit_t;
 

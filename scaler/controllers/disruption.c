@@ -2,7 +2,7 @@
  * scaler/controllers/disruption.c — the disruption controller (see disruption.h).
  */
 #include "scaler/controllers/disruption.h"
-#include "scaler/controllers/kmetrics.h"
+#include "scaler/metrics/kmetrics.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "common/log.h"
-#include "scaler/controllers/ctl.h"
+#include "scaler/ctl/ctl.h"
 #include "scaler/disrupt/disrupt.h"
 #include "scaler/controllers/disruption_live.h"
 #include "scaler/state/simsnap.h"

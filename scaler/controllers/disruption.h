@@ -15,7 +15,7 @@
  * nodewarden_disruption_* metrics.
  *
  * Ownership: nw_dis_ctl_new / nw_dis_ctl_free (loop.c). It creates replacements through the
- * nw_claims_t it is given and reads the shared nominations (ctl.h nw_ctl_shared_t).
+ * nw_claims_t it is given and reads the shared nominations (scaler/ctl/ctl.h nw_ctl_shared_t).
  * Thread: the reconcile thread, except nw_dis_metrics (any thread).
  */
 #ifndef NW_SCALER_CONTROLLERS_DISRUPTION_H
@@ -25,8 +25,8 @@
 
 #include "common/buf.h"
 #include "common/err.h"
-#include "scaler/controllers/ctl.h"
-#include "scaler/controllers/nodeclaim.h"
+#include "scaler/ctl/ctl.h"
+#include "scaler/nodeclaim/nodeclaim.h"
 #include "scaler/kube/cache.h"
 #include "scaler/kube/write.h"
 

@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "scaler/disrupt/simres.h"
-#include "scaler/controllers/nodeclaim.h"
-#include "scaler/controllers/kmetrics.h"
+#include "scaler/nodeclaim/nodeclaim.h"
+#include "scaler/metrics/kmetrics.h"
 #include "scaler/state/simsnap.h"
 
 typedef struct {

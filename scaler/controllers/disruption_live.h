@@ -13,8 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "scaler/controllers/ctl.h"
-#include "scaler/controllers/nodeclaim.h"
+#include "scaler/ctl/ctl.h"
+#include "scaler/nodeclaim/nodeclaim.h"
 #include "scaler/disrupt/disrupt.h"
 
 typedef struct {

@@ -9,7 +9,7 @@
 
 #include "common/log.h"
 #include "scaler/disrupt/drift.h"
-#include "scaler/disrupt/hash.h"
+#include "api/drifthash.h"
 
 #define RECHECK_NS (5 * 60 * NW_NS_PER_SEC)
 #define INSTANCES_TTL_NS (5 * 60 * NW_NS_PER_SEC)

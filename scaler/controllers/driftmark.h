@@ -29,7 +29,7 @@
 #define NW_SCALER_CONTROLLERS_DRIFTMARK_H
 
 #include "common/prom.h"
-#include "scaler/controllers/ctl.h"
+#include "scaler/ctl/ctl.h"
 
 typedef struct nw_driftmark nw_driftmark_t;
 

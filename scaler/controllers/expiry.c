@@ -9,7 +9,7 @@
 
 #include "api/duration.h"
 #include "common/log.h"
-#include "scaler/controllers/kmetrics.h"
+#include "scaler/metrics/kmetrics.h"
 
 #define DEFAULT_EXPIRE_AFTER "720h"
 

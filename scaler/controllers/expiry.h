@@ -19,7 +19,7 @@
 
 #include "common/err.h"
 #include "common/prom.h"
-#include "scaler/controllers/ctl.h"
+#include "scaler/ctl/ctl.h"
 
 /**
  * When does this NodeClaim expire. Returns 1 and sets *at_ns (epoch ns) when it has an

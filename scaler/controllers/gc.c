@@ -1,6 +1,6 @@
 /* scaler/controllers/gc.c — leaked instances and orphaned NodeClaims; see gc.h. */
 #include "scaler/controllers/gc.h"
-#include "scaler/controllers/kmetrics.h"
+#include "scaler/metrics/kmetrics.h"
 
 #include <stdatomic.h>
 #include <stdio.h>

@@ -7,7 +7,7 @@
  *    filters), not shutting-down, launched more than launchGrace (30 s) ago,
  *    whose providerID matches no NodeClaim, are terminated, and a Node with
  *    that providerID is deleted. Instances whose NodeClaim this process is
- *    still creating or launching (the in-flight memory, ctl.h nw_ctl_shared_t: by
+ *    still creating or launching (the in-flight memory, scaler/ctl/ctl.h nw_ctl_shared_t: by
  * karpenter.sh/nodeclaim tag or by providerID), or whose karpenter.sh/nodeclaim tag names a
  *    NodeClaim that has no providerID yet, are never collected;
  *  - orphaned NodeClaims: Registered, not being deleted, with a providerID
@@ -29,7 +29,7 @@
 #include <stdint.h>
 
 #include "common/buf.h"
-#include "scaler/controllers/ctl.h"
+#include "scaler/ctl/ctl.h"
 #include "scaler/kube/cache.h"
 
 typedef struct {

@@ -9,8 +9,8 @@
 #include <time.h>
 
 #include "common/log.h"
-#include "scaler/controllers/ctl.h"
-#include "scaler/controllers/kmetrics.h"
+#include "scaler/ctl/ctl.h"
+#include "scaler/metrics/kmetrics.h"
 
 #define NKINDS (NW_INTR_KINDS + 1) /* + one slot for messages that did not parse */
 #define KIND_UNPARSEABLE NW_INTR_KINDS

@@ -43,7 +43,7 @@
 #include "common/err.h"
 #include "scaler/cloud/ice.h"
 #include "scaler/cloud/interrupt.h"
-#include "scaler/controllers/ctl.h"
+#include "scaler/ctl/ctl.h"
 #include "scaler/kube/cache.h"
 #include "scaler/kube/client.h"
 #include "scaler/kube/write.h"

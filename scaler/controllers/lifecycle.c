@@ -10,9 +10,9 @@
 #include <string.h>
 
 #include "common/log.h"
-#include "scaler/controllers/bootstrap.h"
+#include "scaler/nodeclaim/bootstrap.h"
 #include "scaler/controllers/lifecycle.h"
-#include "scaler/controllers/kmetrics.h"
+#include "scaler/metrics/kmetrics.h"
 
 #define NODECLASS_EVERY_NS (30 * NW_NS_PER_SEC)
 
@@ -102,7 +102,7 @@ static int taint_eq(const cJSON *a, const cJSON *b)
     return ka && kb && ea && eb && strcmp(ka, kb) == 0 && strcmp(ea, eb) == 0;
 }
 
-/* ---- kubeadm bootstrap tokens (bootstrap.h) ---- */
+/* ---- kubeadm bootstrap tokens (scaler/nodeclaim/bootstrap.h) ---- */
 
 static int cmp_str(const void *a, const void *b)
 {

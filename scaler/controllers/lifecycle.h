@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #include "common/buf.h"
-#include "scaler/controllers/ctl.h"
+#include "scaler/ctl/ctl.h"
 
 typedef struct {
     int64_t registration_timeout_ns; /* scaler.registrationTimeout */

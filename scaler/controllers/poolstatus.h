@@ -44,7 +44,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "scaler/controllers/ctl.h"
+#include "scaler/ctl/ctl.h"
 
 /* ---- registration health window (pure) ---- */
 

@@ -4,7 +4,7 @@
  * aws/karpenter-provider-aws pkg/cloudprovider/cloudprovider.go Create). The placement is the
  * scheduling simulation (scaler/sched/, nw_sched_solve) on the live snapshot that
  * scaler/state/simsnap.c builds; NodeClaims are created and launched by
- * scaler/controllers/nodeclaim.h.
+ * scaler/nodeclaim/nodeclaim.h.
  */
 #include <stdio.h>
 #include <malloc.h>
@@ -16,15 +16,15 @@
 #include "common/json.h"
 #include "common/log.h"
 #include "scaler/controllers/provisioning.h"
-#include "scaler/controllers/nodeclaim.h"
-#include "scaler/controllers/kmetrics.h"
+#include "scaler/nodeclaim/nodeclaim.h"
+#include "scaler/metrics/kmetrics.h"
 #include "scaler/state/simsnap.h"
 
 #define RESOLVE_EVERY_NS (10 * NW_NS_PER_SEC)
 
 struct nw_prov {
     nw_ctl_deps_t *deps;
-    nw_claims_t *claims;  /* borrowed (nodeclaim.h) */
+    nw_claims_t *claims;  /* borrowed (scaler/nodeclaim/nodeclaim.h) */
     nw_ctl_shared_t *mem; /* borrowed */
     nw_prov_opts_t o;
     /* the batch window */
@@ -384,7 +384,7 @@ static void static_tick(nw_prov_t *p, const nw_kube_snap_t *s)
 
 void nw_prov_tick(nw_prov_t *c, const nw_kube_snap_t *s)
 {
-    /* what the launch workers finished since the last tick (nodeclaim.h) */
+    /* what the launch workers finished since the last tick (scaler/nodeclaim/nodeclaim.h) */
     nw_claims_collect(c->claims);
     nw_inflight_expire(&c->mem->inflight, s, nw_clock_mono(c->deps->clock));
     /* NodeClaims that exist without a providerID: launch them (once) */

@@ -2,12 +2,12 @@
  * scaler/controllers/provisioning.h — the provisioner: the batch window over pending
  * pods (settings.batchIdleDuration / batchMaxDuration), the scheduling simulation on
  * the cluster input (scaler/state/simsnap.h), FailedScheduling events, nominations,
- * and NodeClaims created and launched through scaler/controllers/nodeclaim.h.
+ * and NodeClaims created and launched through scaler/nodeclaim/nodeclaim.h.
  *
  * State: nw_prov_t — the batch window (when it opened, the last trigger, the next look
  * at pods still pending), the pending pod uids already counted, the solve counter. It
  * creates and launches through the nw_claims_t it is given and reads and prunes the shared
- * in-flight and nomination memory (ctl.h nw_ctl_shared_t).
+ * in-flight and nomination memory (scaler/ctl/ctl.h nw_ctl_shared_t).
  * Ownership: nw_prov_new / nw_prov_free (loop.c). Thread: the reconcile thread, except
  * nw_prov_metrics (any thread; atomics).
  */
@@ -17,8 +17,8 @@
 #include <stdint.h>
 
 #include "common/buf.h"
-#include "scaler/controllers/ctl.h"
-#include "scaler/controllers/nodeclaim.h"
+#include "scaler/ctl/ctl.h"
+#include "scaler/nodeclaim/nodeclaim.h"
 
 typedef struct {
     int64_t batch_idle_ns; /* settings.batchIdleDuration */

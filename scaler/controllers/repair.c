@@ -11,7 +11,7 @@
 #include "common/log.h"
 #include "scaler/cloud/metered.h"
 #include "scaler/controllers/interruption.h"
-#include "scaler/controllers/kmetrics.h"
+#include "scaler/metrics/kmetrics.h"
 
 #define COMP "repair"
 #define MIN_NS (60 * NW_NS_PER_SEC)

@@ -52,7 +52,7 @@
 #include <stdint.h>
 
 #include "common/err.h"
-#include "scaler/controllers/ctl.h"
+#include "scaler/ctl/ctl.h"
 
 typedef struct {
     const char *type;   /* the Node condition type */

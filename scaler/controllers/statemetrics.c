@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "api/resources.h"
-#include "scaler/controllers/kmetrics.h"
+#include "scaler/metrics/kmetrics.h"
 
 #define REBUILD_NS (5 * NW_NS_PER_SEC)
 

@@ -33,7 +33,7 @@
 #define NW_SCALER_CONTROLLERS_STATEMETRICS_H
 
 #include "common/buf.h"
-#include "scaler/controllers/ctl.h"
+#include "scaler/ctl/ctl.h"
 
 typedef struct nw_statemetrics nw_statemetrics_t;
 

@@ -1,7 +1,7 @@
 /* scaler/controllers/termination.c — the NodeClaim and Node termination finalizers;
  * see termination.h (what) and drain.h (the pure decisions). */
 #include "scaler/controllers/termination.h"
-#include "scaler/controllers/kmetrics.h"
+#include "scaler/metrics/kmetrics.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -58,7 +58,7 @@
 #define NW_SCALER_CONTROLLERS_TERMINATION_H
 
 #include "common/buf.h"
-#include "scaler/controllers/ctl.h"
+#include "scaler/ctl/ctl.h"
 
 typedef struct nw_term nw_term_t;
 

@@ -4,7 +4,7 @@
  *
  *   hash annotations   karpenter.sh/nodepool-hash(-version) on NodePools and
  *                      karpenter.k8s.aws/ec2nodeclass-hash(-version) on EC2NodeClasses
- *                      (scaler/disrupt/hash.h), and the hash version on older
+ *                      (api/drifthash.h), and the hash version on older
  *                      NodeClaims (scaler/controllers/driftmark.c)
  *   drift marking      the Drifted condition on launched NodeClaims
  *                      (scaler/disrupt/drift.h, driftmark.h)
@@ -27,7 +27,7 @@
 #include "common/buf.h"
 #include "common/err.h"
 #include "common/prom.h"
-#include "scaler/controllers/ctl.h"
+#include "scaler/ctl/ctl.h"
 #include "scaler/controllers/driftmark.h"
 #include "scaler/controllers/expiry.h"
 #include "scaler/controllers/poolstatus.h"

@@ -11,7 +11,7 @@
 #include "api/labels.h"
 #include "api/requirements.h"
 #include "common/clock.h"
-#include "scaler/disrupt/hash.h"
+#include "api/drifthash.h"
 
 #define INSTANCE_TYPE_CHECK_AGE_NS (3600 * NW_NS_PER_SEC)
 #define MAX_TYPE_LABELS 48

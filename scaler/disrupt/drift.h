@@ -4,7 +4,7 @@
  * provider's pkg/cloudprovider/drift.go). The first reason that applies wins, in Karpenter's order:
  *
  *   NodePoolDrifted       karpenter.sh/nodepool-hash on the NodeClaim differs from the
- *                         pool's (hash.h), both with hash version v3
+ *                         pool's (api/drifthash.h), both with hash version v3
  *   RequirementsDrifted   the NodeClaim's labels no longer satisfy the pool's
  *                         spec.template.spec.requirements (Karpenter's Compatible)
  *   InstanceTypeNotFound  the NodeClaim's instance type is gone from the catalog, or no

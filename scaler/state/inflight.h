@@ -7,7 +7,7 @@
  * Read by the cluster-input builder (scaler/state/simsnap.h: claims created but not
  * yet cached count as in-flight capacity) and garbage collection (an instance we just
  * launched is not leaked); written by the NodeClaim create/launch path
- * (scaler/controllers/nodeclaim.h) and expired by the provisioner.
+ * (scaler/nodeclaim/nodeclaim.h) and expired by the provisioner.
  *
  * Ownership: nw_inflight_t owns its records; records hold owned cJSON copies.
  * Thread: the reconcile thread only (the launch workers of nodeclaim.h never touch it: a

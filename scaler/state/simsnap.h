@@ -77,7 +77,7 @@ typedef struct {
 } nw_simsnap_t;
 
 /* What the builder needs besides the kube snapshot: the catalog with its zones already
- * resolved (nw_claim_prepare_catalog in scaler/controllers/nodeclaim.h does that before a
+ * resolved (nw_ctl_prepare_catalog in scaler/ctl/ctl.h does that before a
  * build), the ICE cache and the monotonic time it is read at, the overhead settings, and
  * the provisioner's memory (read only). Everything is borrowed. */
 typedef struct {

@@ -21,8 +21,8 @@
 
 #include "fakeapi.h"
 #include "fakecloud.h"
-#include "scaler/controllers/ctl.h"
-#include "scaler/controllers/nodeclaim.h"
+#include "scaler/ctl/ctl.h"
+#include "scaler/nodeclaim/nodeclaim.h"
 
 #define CTLFIX_T0 (INT64_C(1796040000) * NW_NS_PER_SEC) /* 2026-11-30T12:00:00Z */
 #define CTLFIX_MAXREQ 1024

@@ -9,7 +9,7 @@
 #include "common/clock.h"
 #include "scaler/cloud/catalog.h"
 #include "scaler/disrupt/drift.h"
-#include "scaler/disrupt/hash.h"
+#include "api/drifthash.h"
 #include "tests/unit/ctlfix.h"
 #include "tests/unit/testutil.h"
 

@@ -1,4 +1,4 @@
-/* Unit tests for scaler/disrupt/hash: the NodePool and EC2NodeClass drift hashes equal
+/* Unit tests for api/drifthash: the NodePool and EC2NodeClass drift hashes equal
  * to Karpenter's own for every object of tests/data/karpenter-hash (expected values from
  * Karpenter's code, tests/karphash), stable under key and list order, changed by hashed
  * fields, unchanged by the fields Karpenter excludes; bad input; the NodeClaim stamp. */
@@ -10,7 +10,7 @@
 
 #include "common/json.h"
 #include "common/yaml.h"
-#include "scaler/disrupt/hash.h"
+#include "api/drifthash.h"
 #include "tests/unit/testutil.h"
 
 Suite *nw_hash_suite(void);

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "scaler/aws/intrevent.h"
-#include "scaler/controllers/ctl.h"
+#include "scaler/ctl/ctl.h"
 #include "scaler/controllers/interruption.h"
 #include "tests/unit/ctlfix.h"
 #include "tests/unit/testutil.h"

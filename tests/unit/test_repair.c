@@ -22,7 +22,7 @@
 #include "ctlfix.h"
 #include "scaler/aws/ec2xml.h"
 #include "scaler/aws/instancestatus.h"
-#include "scaler/controllers/kmetrics.h"
+#include "scaler/metrics/kmetrics.h"
 #include "scaler/controllers/repair.h"
 
 Suite *nw_repair_suite(void);

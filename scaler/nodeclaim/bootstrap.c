@@ -1,5 +1,5 @@
-/* scaler/controllers/bootstrap.c — the kubeadm bootstrap tokens; see bootstrap.h. */
-#include "scaler/controllers/bootstrap.h"
+/* scaler/nodeclaim/bootstrap.c — the kubeadm bootstrap tokens; see bootstrap.h. */
+#include "scaler/nodeclaim/bootstrap.h"
 
 #include <openssl/evp.h>
 #include <openssl/hmac.h>

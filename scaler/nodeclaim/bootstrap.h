@@ -1,5 +1,5 @@
 /*
- * scaler/controllers/bootstrap.h — nodewarden's kubeadm bootstrap tokens: one per NodeClaim
+ * scaler/nodeclaim/bootstrap.h — nodewarden's kubeadm bootstrap tokens: one per NodeClaim
  * of an EC2NodeClass annotated nodewarden.io/bootstrap: kubeadm (docs/node-bootstrap.md).
  *
  * The token is a kubeadm bootstrap token Secret (kubernetes/kubernetes
@@ -27,8 +27,8 @@
  *
  * Thread: any (the Kubernetes client is thread-safe; the key is drawn once).
  */
-#ifndef NW_SCALER_CONTROLLERS_BOOTSTRAP_H
-#define NW_SCALER_CONTROLLERS_BOOTSTRAP_H
+#ifndef NW_SCALER_NODECLAIM_BOOTSTRAP_H
+#define NW_SCALER_NODECLAIM_BOOTSTRAP_H
 
 #include <cjson/cJSON.h>
 #include <stdint.h>

@@ -1,11 +1,11 @@
 /*
- * scaler/controllers/ctl.h — what every controller includes (and nothing above it):
+ * scaler/ctl/ctl.h — what every controller includes (and nothing above it):
  * the dependencies the controllers share (nw_ctl_deps_t: the Kubernetes client, the
  * cache, the event recorder, the cloud, the clock, leadership, the fault hook), the
  * memory provisioning, NodeClaim creation and disruption share (nw_ctl_shared_t: the
  * in-flight claims, the nominations and the simulation settings), and the small helpers
  * the controllers share: the leader-only write check, events, NodeClaim conditions, the
- * disrupted taint, counter tables for metrics. Implemented in scaler/controllers/ctl.c.
+ * disrupted taint, counter tables for metrics. Implemented in scaler/ctl/ctl.c.
  *
  * Each controller has its own struct (its state and counters), made with
  * nw_<ctl>_new(deps, ...) from what it needs and freed with nw_<ctl>_free; none reaches
@@ -15,10 +15,10 @@
  * and every controller; controllers borrow them. Snapshots passed to ticks are borrowed.
  * Thread: the reconcile thread only (the recorder is not shared), except `leading` and
  * `stopping`, atomics any thread may read, and the cloud's launch and list, which the
- * launch workers of nodeclaim.h call too (scaler/cloud/cloud.h).
+ * launch workers of scaler/nodeclaim/nodeclaim.h call too (scaler/cloud/cloud.h).
  */
-#ifndef NW_SCALER_CONTROLLERS_CTL_H
-#define NW_SCALER_CONTROLLERS_CTL_H
+#ifndef NW_SCALER_CTL_CTL_H
+#define NW_SCALER_CTL_CTL_H
 
 #include <cjson/cJSON.h>
 #include <stdatomic.h>
@@ -55,10 +55,10 @@ typedef struct {
     atomic_int stopping;   /* the scaler is shutting down */
     nw_ctl_fault_fn fault; /* NULL: no fault points */
     void *fault_ud;
-    nw_series_t *series; /* Karpenter's metric families (controllers/kmetrics.h); NULL: none */
+    nw_series_t *series; /* Karpenter's metric families (scaler/metrics/kmetrics.h); NULL: none */
     /* the cluster CA bundle the EC2NodeClass drift hash includes, as Karpenter's does
      * (settings.clusterCABundle, else base64 of the API server CA nodewarden trusts;
-     * scaler/disrupt/hash.h); NULL: none */
+     * api/drifthash.h); NULL: none */
     const char *ca_bundle;
 } nw_ctl_deps_t;
 

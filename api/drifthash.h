@@ -1,5 +1,5 @@
 /*
- * scaler/disrupt/hash.h — the static-drift hashes Karpenter keeps in annotations
+ * api/drifthash.h — the static-drift hashes Karpenter keeps in annotations
  * (kubernetes-sigs/karpenter pkg/apis/v1/nodepool.go Hash, pkg/controllers/nodepool/hash;
  * aws/karpenter-provider-aws pkg/apis/v1/ec2nodeclass.go Hash, pkg/controllers/nodeclass/hash):
  *
@@ -13,7 +13,7 @@
  *
  * The values are Karpenter's own, bit for bit: the same algorithm (mitchellh/hashstructure
  * v2, FormatV2, SlicesAsSets + IgnoreZeroValue + ZeroNil: FNV-1 64 over Karpenter's Go
- * structs, field names included) walked over the same Go types (hash.c has them as
+ * structs, field names included) walked over the same Go types (drifthash.c has them as
  * tables), so a NodeClaim Karpenter stamped is not drifted when nodewarden takes over.
  * tests/data/karpenter-hash holds objects and the hashes Karpenter's code gives them
  * (tests/karphash, a Go test tool), and the unit tests compare every one.
@@ -33,8 +33,8 @@
  *
  * Pure; thread: any.
  */
-#ifndef NW_SCALER_DISRUPT_HASH_H
-#define NW_SCALER_DISRUPT_HASH_H
+#ifndef NW_API_DRIFTHASH_H
+#define NW_API_DRIFTHASH_H
 
 #include <cjson/cJSON.h>
 

@@ -1,7 +1,7 @@
 /*
- * scaler/controllers/ctl.c — the helpers every controller shares (see ctl.h).
+ * scaler/ctl/ctl.c — the helpers every controller shares (see ctl.h).
  */
-#include "scaler/controllers/ctl.h"
+#include "scaler/ctl/ctl.h"
 
 #include <stdio.h>
 #include <string.h>

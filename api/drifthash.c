@@ -1,5 +1,5 @@
 /*
- * scaler/disrupt/hash.c — NodePool and EC2NodeClass static-drift hashes (see hash.h),
+ * api/drifthash.c — NodePool and EC2NodeClass static-drift hashes (see drifthash.h),
  * computed as Karpenter computes them: mitchellh/hashstructure v2.0.2, FormatV2, options
  * SlicesAsSets, IgnoreZeroValue and ZeroNil, walking Karpenter's Go types.
  *
@@ -22,7 +22,7 @@
  * EC2NodeClassSpec, with their Go field names, order, kinds and tags; the JSON object is
  * read through them, as Karpenter's JSON decoding fills the Go structs.
  */
-#include "scaler/disrupt/hash.h"
+#include "api/drifthash.h"
 
 #include <ctype.h>
 #include <inttypes.h>

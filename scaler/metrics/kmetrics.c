@@ -1,5 +1,5 @@
-/* scaler/controllers/kmetrics.c — Karpenter's metric families (see kmetrics.h). */
-#include "scaler/controllers/kmetrics.h"
+/* scaler/metrics/kmetrics.c — Karpenter's metric families (see kmetrics.h). */
+#include "scaler/metrics/kmetrics.h"
 
 #include <ctype.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /*
- * scaler/controllers/kmetrics.h — Karpenter's metric families: names, types, labels and
+ * scaler/metrics/kmetrics.h — Karpenter's metric families: names, types, labels and
  * buckets of its reference/metrics page and of the upstream sources cited at each.
  * Counters and histograms are counted by the controllers into the registry every
  * controller shares (nw_ctl_deps_t.series, common/series.h); the gauges of nodes, pods,
@@ -9,8 +9,8 @@
  *
  * Thread: the descriptions are constants; the registries have their own mutexes.
  */
-#ifndef NW_SCALER_CONTROLLERS_KMETRICS_H
-#define NW_SCALER_CONTROLLERS_KMETRICS_H
+#ifndef NW_SCALER_METRICS_KMETRICS_H
+#define NW_SCALER_METRICS_KMETRICS_H
 
 #include <cjson/cJSON.h>
 #include <stddef.h>

@@ -1,5 +1,5 @@
 /*
- * scaler/controllers/nodeclaim.h — creating and launching NodeClaims: the one path the
+ * scaler/nodeclaim/nodeclaim.h — creating and launching NodeClaims: the one path the
  * provisioner and disruption (replacements) both use.
  *
  *   nw_claim_create   the NodeClaim for a simulated claim (nw_simsnap_claim_body), stamped
@@ -26,7 +26,7 @@
  * again. opts.workers == 0 runs the same steps on the calling thread at once.
  *
  * A NodeClaim whose EC2NodeClass asks for nodewarden's kubeadm bootstrap gets its token
- * Secret (scaler/controllers/bootstrap.h) on the worker just before its launch; the launch
+ * Secret (scaler/nodeclaim/bootstrap.h) on the worker just before its launch; the launch
  * fails (and is retried) when the Secret cannot be made.
  *
  * Every launch carries a client token (scaler/cloud/cloud.h): "nw-<NodeClaim uid>-<n>", n
@@ -35,7 +35,7 @@
  *
  * State: nw_claims_t, the counters (created, launched, failed launches, adopted, deletes on
  * insufficient capacity), the queue of launches and the workers; the in-flight and
- * nomination memory it writes is the shared memory it was built with (ctl.h
+ * nomination memory it writes is the shared memory it was built with (scaler/ctl/ctl.h
  * nw_ctl_shared_t), read by provisioning and disruption.
  *
  * Ownership: nw_claims_new / nw_claims_free (loop.c; provisioning and disruption borrow it;
@@ -45,14 +45,14 @@
  * Thread: the reconcile thread, except nw_claims_metrics, nw_claims_in_flight and
  * nw_claims_wait_idle (any thread) and opts.wake (called on a worker).
  */
-#ifndef NW_SCALER_CONTROLLERS_NODECLAIM_H
-#define NW_SCALER_CONTROLLERS_NODECLAIM_H
+#ifndef NW_SCALER_NODECLAIM_NODECLAIM_H
+#define NW_SCALER_NODECLAIM_NODECLAIM_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "common/buf.h"
-#include "scaler/controllers/ctl.h"
+#include "scaler/ctl/ctl.h"
 #include "scaler/state/simsnap.h"
 
 typedef struct nw_claims nw_claims_t;

@@ -1,8 +1,8 @@
 /*
- * scaler/controllers/nodeclaim.c — NodeClaim create and launch (see nodeclaim.h).
+ * scaler/nodeclaim/nodeclaim.c — NodeClaim create and launch (see nodeclaim.h).
  */
-#include "scaler/controllers/nodeclaim.h"
-#include "scaler/controllers/kmetrics.h"
+#include "scaler/nodeclaim/nodeclaim.h"
+#include "scaler/metrics/kmetrics.h"
 #include "scaler/cloud/metered.h"
 
 #include <pthread.h>
@@ -13,8 +13,8 @@
 
 #include "common/json.h"
 #include "common/log.h"
-#include "scaler/controllers/bootstrap.h"
-#include "scaler/disrupt/hash.h"
+#include "scaler/nodeclaim/bootstrap.h"
+#include "api/drifthash.h"
 
 #define LAUNCH_RETRY_NS (5 * NW_NS_PER_SEC)
 
@@ -839,7 +839,7 @@ static nw_rc_t create_finish(nw_claims_t *k, const nw_kube_snap_t *ks, const nw_
         if (!o->no_events)
             nw_ctl_event(c, &nw_kube_res_pods, s->pods[pi]->json, "Normal", "Nominated", msg);
     }
-    nw_ctl_fault(c, "nodeclaim-created", nm); /* test-only crash point (ctl.h) */
+    nw_ctl_fault(c, "nodeclaim-created", nm); /* test-only crash point (scaler/ctl/ctl.h) */
     nw_claim_launch(k, ks, x->created, 1);
     return NW_OK;
 }
