@@ -98,4 +98,3 @@ bool nw_wellknown_is_restricted_node_label(const char *key)
             return true;
     return strcmp(key, "kubernetes.io/hostname") == 0;
 }
-

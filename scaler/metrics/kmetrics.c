@@ -8,59 +8,11 @@
 #include "common/clock.h"
 #include "common/json.h"
 
-const char *const nw_km_node_label_keys[] = {
-    "karpenter.sh/nodepool",
-    "topology.kubernetes.io/zone",
-    "topology.kubernetes.io/region",
-    "node.kubernetes.io/instance-type",
-    "kubernetes.io/arch",
-    "kubernetes.io/os",
-    "karpenter.sh/capacity-type",
-    "node.kubernetes.io/windows-build",
-    "karpenter.k8s.aws/capacity-reservation-id",
-    "karpenter.k8s.aws/capacity-reservation-type",
-    "karpenter.k8s.aws/capacity-reservation-interruptible",
-    "karpenter.k8s.aws/instance-hypervisor",
-    "karpenter.k8s.aws/instance-encryption-in-transit-supported",
-    "karpenter.k8s.aws/instance-category",
-    "karpenter.k8s.aws/instance-capability-flex",
-    "karpenter.k8s.aws/instance-family",
-    "karpenter.k8s.aws/instance-generation",
-    "karpenter.k8s.aws/instance-size",
-    "karpenter.k8s.aws/instance-local-nvme",
-    "karpenter.k8s.aws/instance-cpu",
-    "karpenter.k8s.aws/instance-cpu-manufacturer",
-    "karpenter.k8s.aws/instance-cpu-sustained-clock-speed-mhz",
-    "karpenter.k8s.aws/instance-memory",
-    "karpenter.k8s.aws/instance-ebs-bandwidth",
-    "karpenter.k8s.aws/instance-network-bandwidth",
-    "karpenter.k8s.aws/instance-gpu-name",
-    "karpenter.k8s.aws/instance-gpu-manufacturer",
-    "karpenter.k8s.aws/instance-gpu-count",
-    "karpenter.k8s.aws/instance-gpu-memory",
-    "karpenter.k8s.aws/instance-accelerator-name",
-    "karpenter.k8s.aws/instance-accelerator-manufacturer",
-    "karpenter.k8s.aws/instance-accelerator-count",
-    "topology.k8s.aws/zone-id",
-    "karpenter.k8s.aws/instance-tenancy",
-    "karpenter.k8s.aws/placement-group-id",
-    "karpenter.k8s.aws/placement-group-partition",
-};
+/* the node labels of the node and pod metrics: the well-known labels (api/wellknown.h), in
+ * that table's order; their metric names are NW_WELLKNOWN_METRIC_NAMES, in the same order */
+#define NODE_LABEL_KEY_(key, metric) key,
+const char *const nw_km_node_label_keys[] = {NW_WELLKNOWN_LABELS(NODE_LABEL_KEY_)};
 const int nw_km_nnode_labels = sizeof nw_km_node_label_keys / sizeof nw_km_node_label_keys[0];
-
-/* the label names of nw_km_node_label_keys, in its order */
-#define NODE_LABELS                                                                                \
-    "nodepool", "zone", "region", "instance_type", "arch", "os", "capacity_type", "windows_build", \
-        "capacity_reservation_id", "capacity_reservation_type",                                    \
-        "capacity_reservation_interruptible", "instance_hypervisor",                               \
-        "instance_encryption_in_transit_supported", "instance_category",                           \
-        "instance_capability_flex", "instance_family", "instance_generation", "instance_size",     \
-        "instance_local_nvme", "instance_cpu", "instance_cpu_manufacturer",                        \
-        "instance_cpu_sustained_clock_speed_mhz", "instance_memory", "instance_ebs_bandwidth",     \
-        "instance_network_bandwidth", "instance_gpu_name", "instance_gpu_manufacturer",            \
-        "instance_gpu_count", "instance_gpu_memory", "instance_accelerator_name",                  \
-        "instance_accelerator_manufacturer", "instance_accelerator_count", "zone_id",              \
-        "instance_tenancy", "placement_group_id", "placement_group_partition"
 
 /* pkg/metrics/constants.go DurationBuckets */
 static const double duration_buckets[] = {
@@ -282,34 +234,34 @@ const nw_series_desc_t NW_KM_NODES_ALLOCATABLE = {
     .name = "karpenter_nodes_allocatable",
     .help = "Node allocatable are the resources allocatable by nodes.",
     .kind = NW_SERIES_GAUGE,
-    .labels = {NODE_LABELS, "node_name", "phase", "managed", "resource_type"}};
+    .labels = {NW_WELLKNOWN_METRIC_NAMES "node_name", "phase", "managed", "resource_type"}};
 
 const nw_series_desc_t NW_KM_NODES_POD_REQUESTS = {
     .name = "karpenter_nodes_total_pod_requests",
     .help = "Node total pod requests are the resources requested by pods bound to nodes, including "
             "the DaemonSet pods.",
     .kind = NW_SERIES_GAUGE,
-    .labels = {NODE_LABELS, "node_name", "phase", "managed", "resource_type"}};
+    .labels = {NW_WELLKNOWN_METRIC_NAMES "node_name", "phase", "managed", "resource_type"}};
 
 const nw_series_desc_t NW_KM_NODES_POD_LIMITS = {
     .name = "karpenter_nodes_total_pod_limits",
     .help = "Node total pod limits are the resources specified by pod limits, including the "
             "DaemonSet pods.",
     .kind = NW_SERIES_GAUGE,
-    .labels = {NODE_LABELS, "node_name", "phase", "managed", "resource_type"}};
+    .labels = {NW_WELLKNOWN_METRIC_NAMES "node_name", "phase", "managed", "resource_type"}};
 
 const nw_series_desc_t NW_KM_NODES_DAEMON_REQUESTS = {
     .name = "karpenter_nodes_total_daemon_requests",
     .help =
         "Node total daemon requests are the resource requested by DaemonSet pods bound to nodes.",
     .kind = NW_SERIES_GAUGE,
-    .labels = {NODE_LABELS, "node_name", "phase", "managed", "resource_type"}};
+    .labels = {NW_WELLKNOWN_METRIC_NAMES "node_name", "phase", "managed", "resource_type"}};
 
 const nw_series_desc_t NW_KM_NODES_DAEMON_LIMITS = {
     .name = "karpenter_nodes_total_daemon_limits",
     .help = "Node total daemon limits are the resources specified by DaemonSet pod limits.",
     .kind = NW_SERIES_GAUGE,
-    .labels = {NODE_LABELS, "node_name", "phase", "managed", "resource_type"}};
+    .labels = {NW_WELLKNOWN_METRIC_NAMES "node_name", "phase", "managed", "resource_type"}};
 
 const nw_series_desc_t NW_KM_NODES_SYSTEM_OVERHEAD = {
     .name = "karpenter_nodes_system_overhead",
@@ -317,13 +269,13 @@ const nw_series_desc_t NW_KM_NODES_SYSTEM_OVERHEAD = {
         "Node system daemon overhead are the resources reserved for system overhead, the "
         "difference between the node's capacity and allocatable values are reported by the status.",
     .kind = NW_SERIES_GAUGE,
-    .labels = {NODE_LABELS, "node_name", "phase", "managed", "resource_type"}};
+    .labels = {NW_WELLKNOWN_METRIC_NAMES "node_name", "phase", "managed", "resource_type"}};
 
 const nw_series_desc_t NW_KM_NODES_LIFETIME = {
     .name = "karpenter_nodes_current_lifetime_seconds",
     .help = "Node age in seconds",
     .kind = NW_SERIES_GAUGE,
-    .labels = {NODE_LABELS, "node_name", "phase", "managed"}};
+    .labels = {NW_WELLKNOWN_METRIC_NAMES "node_name", "phase", "managed"}};
 
 const nw_series_desc_t NW_KM_CLUSTER_UTILIZATION = {
     .name = "karpenter_cluster_utilization_percent",
