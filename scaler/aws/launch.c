@@ -978,7 +978,8 @@ static void cr_mark(nw_launcher_t *l, const char *id, int zero)
  * reservation of a requested type in an allowed zone with a subnet, not expiring, with
  * instances left, priced at the on-demand price / 10,000,000; then only one reservation
  * type (the fleet's DefaultTargetCapacityType is on-demand or capacity-block): the one of
- * the cheapest offering, capacity blocks on a tie (designs/capacity-blocks.md). */
+ * the cheapest offering, capacity blocks on a tie (aws/karpenter-provider-aws
+ * designs/capacity-block-support.md). */
 static int collect_reserved(nw_launcher_t *l, const nw_launch_req_t *r, cand_t *c, int max,
                             int64_t now, int *block)
 {

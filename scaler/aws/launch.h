@@ -197,7 +197,8 @@ int64_t nw_launcher_cr_available(const nw_launcher_t *l, const char *id, int64_t
 /** Terminate by instance id or providerID; idempotent (gone = done). */
 nw_rc_t nw_launcher_terminate(nw_launcher_t *l, const char *id_or_provider_id, nw_err_t *err);
 
-/** Instances of this cluster (tag filters of §1.12, states pending..stopped). */
+/** Instances of this cluster (instance.go List's filters: tag-keys karpenter.sh/nodepool and
+ * karpenter.k8s.aws/ec2nodeclass, tag:eks:eks-cluster-name; states pending..stopped). */
 nw_rc_t nw_launcher_list(nw_launcher_t *l, nw_ec2_instances_t *out, nw_err_t *err);
 
 /** The userData a launch template of this request carries for capacity type ct and types
