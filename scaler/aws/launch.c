@@ -10,94 +10,13 @@
 #include "api/quantity.h"
 #include "common/json.h"
 #include "common/log.h"
+#include "scaler/aws/launch_int.h"
 #include "scaler/aws/sigv4.h"
 #include "scaler/aws/userdata.h"
 #include "scaler/cloud/compat.h"
 #include "scaler/cloud/kubelet.h"
 
-#define COMP "aws.launch"
-#define MAX_TAGS 64
 #define MAX_CANDS 1024
-#define LT_CACHE 64
-#define MAX_LTS 8 /* launch templates per CreateFleet (AMIs x max-pods groups) */
-
-typedef struct {
-    char name[256];
-    char id[64];
-} lt_entry_t;
-
-struct nw_launcher {
-    nw_ec2_t *ec2;
-    const nw_catalog_t *cat;
-    nw_ice_t *ice;
-    const nw_clock_t *clock;
-    char cluster[128];
-    lt_entry_t lts[LT_CACHE];
-    int nlts;
-    unsigned lt_gen; /* templates forgotten so far: part of CreateLaunchTemplate's token */
-    char *endpoint, *ca_bundle, *cidr; /* the generated bootstrap's settings */
-    nw_rc_t (*k8s_version)(void *ud, char *out, size_t len, nw_err_t *err);
-    void *k8s_version_ud;
-    nw_rc_t (*kube_dns)(void *ud, char *out, size_t len, nw_err_t *err);
-    void *kube_dns_ud;
-    char dns_ip[64];             /* the kube-dns Service's ClusterIP once known */
-    int64_t dns_retry_ns;        /* monotonic time of the next lookup while unknown */
-    nw_overhead_opts_t overhead; /* vm overhead, reserved ENIs, pod density */
-    /* the reservation the template being ensured targets ("" = none) and whether it is a
-     * capacity block: set around ensure_lt by a reserved plan (under the callers' lock) */
-    char lt_cr[64];
-    int lt_cr_block;
-    /* capacity reservations' available instances (Karpenter's availabilityCache): synced
-     * from each resolution, less the launches since, 0 after ReservationCapacityExceeded */
-    struct {
-        char id[64];
-        int64_t count, synced;
-    } crav[NW_LAUNCH_MAX_CRS];
-    int ncrav;
-};
-
-/* One offering a launch may use. Self-contained but for t (the catalog outlives every
- * launch): nothing points into the node class resolution, which another thread's resolve
- * may replace once the cloud's lock is released (nw_launcher_fleet). */
-typedef struct {
-    const nw_itype_t *t;
-    char ami[64];
-    char zone[64];
-    char zone_id[64];
-    char subnet[64];
-    char ct[16];
-    double price;
-    int64_t pods; /* max pods of the type (generated bootstraps; else 0) */
-    int efa;      /* EFA interfaces the template gives it (the claim asks for EFA; else 0) */
-    char cr[64];  /* reserved: the capacity reservation, its type and interruptibility */
-    char cr_type[24];
-    int cr_interruptible;
-} cand_t;
-
-/* One CreateFleet try: the candidates, their templates and the request (nw_launcher_plan). */
-struct nw_launch_plan {
-    cand_t *c;
-    int n;
-    char ct[16];
-    char amis[MAX_LTS][64]; /* one launch template per AMI (and max-pods value) */
-    int64_t pods[MAX_LTS];
-    int efa[MAX_LTS];
-    char crs[MAX_LTS][64]; /* reserved: the template's reservation */
-    int cr_block;          /* reserved into capacity blocks (DefaultTargetCapacityType) */
-    char names[MAX_LTS][256];
-    int namis;
-    int attempt;
-    nw_ec2_params_t p;
-    int have_params;
-    nw_ec2_fleet_result_t fr;
-    nw_rc_t fleet_rc;
-    nw_err_t fleet_err;
-    char nodeclaim[256], nodepool[256];
-    int kubeadm;                   /* the templates carry this NodeClaim's token */
-    char lt_ids[MAX_LTS][64];      /* their ids (kubeadm: deleted after the launch) */
-    char pg_id[64];                /* the class's placement group, "" = none */
-    int pg_partitioned, partition; /* a partition group; the partition asked (0 = EC2's) */
-};
 
 nw_launcher_t *nw_launcher_new(nw_ec2_t *ec2, const nw_catalog_t *catalog, nw_ice_t *ice,
                                const nw_clock_t *clock, const char *cluster_name)
@@ -197,18 +116,18 @@ void nw_launcher_free(nw_launcher_t *l)
     free(l);
 }
 
-static const cJSON *get(const cJSON *o, const char *k)
+const cJSON *nw_launcher_jget(const cJSON *o, const char *k)
 {
     return cJSON_GetObjectItemCaseSensitive(o, k);
 }
 
-static const char *gets(const cJSON *o, const char *k)
+const char *nw_launcher_jstr(const cJSON *o, const char *k)
 {
-    const cJSON *v = get(o, k);
+    const cJSON *v = nw_launcher_jget(o, k);
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-static int in(const char *s, const char *const *l, int n)
+int nw_launcher_in(const char *s, const char *const *l, int n)
 {
     if (!l || n == 0)
         return 1;
@@ -235,11 +154,11 @@ static int add_tag(nw_ec2_tag_t *t, int n, const char *k, const char *v)
 }
 
 /* spec.tags then the cluster tags (which win); with_claim adds nodeclaim + Name. */
-static int build_tags(const nw_launcher_t *l, const nw_launch_req_t *r, int with_claim,
-                      nw_ec2_tag_t *t)
+int nw_launcher_tags_build(const nw_launcher_t *l, const nw_launch_req_t *r, int with_claim,
+                           nw_ec2_tag_t *t)
 {
     int n = 0;
-    const cJSON *it, *tags = get(get(r->nodeclass, "spec"), "tags");
+    const cJSON *it, *tags = nw_launcher_jget(nw_launcher_jget(r->nodeclass, "spec"), "tags");
     cJSON_ArrayForEach(it, tags)
     {
         if (cJSON_IsString(it))
@@ -258,8 +177,8 @@ static int build_tags(const nw_launcher_t *l, const nw_launch_req_t *r, int with
     return n;
 }
 
-static nw_rc_t tagspec(nw_ec2_params_t *p, const char *prefix, int idx, const char *rtype,
-                       const nw_ec2_tag_t *t, int n)
+nw_rc_t nw_launcher_tags_spec(nw_ec2_params_t *p, const char *prefix, int idx, const char *rtype,
+                              const nw_ec2_tag_t *t, int n)
 {
     nw_rc_t rc = nw_ec2_paramf(p, rtype, "%sTagSpecification.%d.ResourceType", prefix, idx);
     for (int i = 0; rc == NW_OK && i < n; i++) {
@@ -297,20 +216,20 @@ static int str_cmp(const void *a, const void *b)
  * (as strings, like Karpenter's sort.Strings) of the values the NodeClaim's requirement on
  * karpenter.k8s.aws/placement-group-partition allows; 0 = none asked, EC2 chooses
  * (launchtemplate.go EnsureAll, the instance's Placement.PartitionNumber). */
-static int claim_partition(const nw_launch_req_t *r)
+int nw_launcher_claim_partition(const nw_launch_req_t *r)
 {
     if (!r->resolved || strcmp(r->resolved->pg_strategy, "partition") != 0)
         return 0;
     const cJSON *q;
-    cJSON_ArrayForEach(q, get(get(r->claim, "spec"), "requirements"))
+    cJSON_ArrayForEach(q, nw_launcher_jget(nw_launcher_jget(r->claim, "spec"), "requirements"))
     {
-        const char *key = gets(q, "key"), *op = gets(q, "operator");
+        const char *key = nw_launcher_jstr(q, "key"), *op = nw_launcher_jstr(q, "operator");
         if (!key || !op || strcmp(key, LABEL_PG_PARTITION) != 0 || strcmp(op, "In") != 0)
             continue;
         const char *v[64];
         int n = 0;
         const cJSON *it;
-        cJSON_ArrayForEach(it, get(q, "values"))
+        cJSON_ArrayForEach(it, nw_launcher_jget(q, "values"))
         {
             if (cJSON_IsString(it) && n < 64)
                 v[n++] = it->valuestring;
@@ -333,16 +252,16 @@ static int generated(nw_ami_family_t f)
 }
 
 /* nodewarden's kubeadm bootstrap: a token, and a family nodewarden does not generate for */
-static int kubeadm(const nw_launch_req_t *r)
+int nw_launcher_kubeadm(const nw_launch_req_t *r)
 {
     return r->bootstrap_token && *r->bootstrap_token &&
            !generated(nw_kubelet_ami_family(r->nodeclass));
 }
 
 /* nodewarden writes the kubelet's settings (max pods) into the userData */
-static int renders_kubelet(const nw_launch_req_t *r)
+int nw_launcher_renders_kubelet(const nw_launch_req_t *r)
 {
-    return generated(nw_kubelet_ami_family(r->nodeclass)) || kubeadm(r);
+    return generated(nw_kubelet_ami_family(r->nodeclass)) || nw_launcher_kubeadm(r);
 }
 
 static int taint_listed(const nw_ud_taint_t *t, int n, const char *key, const char *value,
@@ -361,12 +280,12 @@ static int taint_listed(const nw_ud_taint_t *t, int n, const char *key, const ch
 nw_rc_t nw_launcher_userdata(nw_launcher_t *l, const nw_launch_req_t *r, const char *ct,
                              int64_t pods, char **out, nw_err_t *err)
 {
-    const cJSON *spec = get(r->nodeclass, "spec");
+    const cJSON *spec = nw_launcher_jget(r->nodeclass, "spec");
     nw_ud_opts_t o;
     memset(&o, 0, sizeof o);
     o.family = nw_kubelet_ami_family(r->nodeclass);
-    o.custom = gets(spec, "userData");
-    if (kubeadm(r)) {
+    o.custom = nw_launcher_jstr(spec, "userData");
+    if (nw_launcher_kubeadm(r)) {
         o.kubeadm_token = r->bootstrap_token;
         o.kubeadm_v1beta4 = kubeadm_v1beta4(l);
     } else if (!generated(o.family)) {
@@ -379,17 +298,17 @@ nw_rc_t nw_launcher_userdata(nw_launcher_t *l, const nw_launch_req_t *r, const c
     o.endpoint = l->endpoint ? l->endpoint : "";
     o.ca_bundle = l->ca_bundle ? l->ca_bundle : "";
     o.cluster_cidr = l->cidr ? l->cidr : "";
-    o.kubelet = get(spec, "kubelet");
+    o.kubelet = nw_launcher_jget(spec, "kubelet");
     o.kube_dns = kube_dns_ip(l);
     o.max_pods = pods;
-    const char *isp = gets(spec, "instanceStorePolicy");
+    const char *isp = nw_launcher_jstr(spec, "instanceStorePolicy");
     o.raid0 = isp && strcmp(isp, "RAID0") == 0;
     /* labels: the NodeClaim's, the capacity type, do-not-sync-taints (CreateAMIOptions,
      * InjectDoNotSyncTaintsLabel) */
     nw_ud_label_t lab[UD_MAX_LABELS] = {{0}};
     int nl = 0;
     const cJSON *it;
-    cJSON_ArrayForEach(it, get(get(r->claim, "metadata"), "labels"))
+    cJSON_ArrayForEach(it, nw_launcher_jget(nw_launcher_jget(r->claim, "metadata"), "labels"))
     {
         if (cJSON_IsString(it) && nl < UD_MAX_LABELS - 2 &&
             strcmp(it->string, "karpenter.sh/capacity-type") != 0 &&
@@ -405,10 +324,10 @@ nw_rc_t nw_launcher_userdata(nw_launcher_t *l, const nw_launch_req_t *r, const c
     int nt = 0;
     const char *lists[] = {"taints", "startupTaints"};
     for (int k = 0; k < 2; k++)
-        cJSON_ArrayForEach(it, get(get(r->claim, "spec"), lists[k]))
+        cJSON_ArrayForEach(it, nw_launcher_jget(nw_launcher_jget(r->claim, "spec"), lists[k]))
         {
-            const char *key = gets(it, "key"), *eff = gets(it, "effect");
-            const char *val = gets(it, "value");
+            const char *key = nw_launcher_jstr(it, "key"), *eff = nw_launcher_jstr(it, "effect");
+            const char *val = nw_launcher_jstr(it, "value");
             if (key && eff && nt < UD_MAX_TAINTS - 1 &&
                 !taint_listed(tn, nt, key, val ? val : "", eff))
                 tn[nt++] = (nw_ud_taint_t){key, val ? val : "", eff};
@@ -425,9 +344,9 @@ nw_rc_t nw_launcher_userdata(nw_launcher_t *l, const nw_launch_req_t *r, const c
 }
 
 /* the max pods a type gets under the request's class (0 when the bootstrap is the user's) */
-static int64_t type_pods(const nw_launcher_t *l, const nw_launch_req_t *r, const nw_itype_t *t)
+int64_t nw_launcher_type_pods(const nw_launcher_t *l, const nw_launch_req_t *r, const nw_itype_t *t)
 {
-    if (!renders_kubelet(r))
+    if (!nw_launcher_renders_kubelet(r))
         return 0;
     nw_overhead_opts_t o = l->overhead;
     nw_err_t e = {0};
@@ -446,7 +365,7 @@ static void template_name(nw_launcher_t *l, const nw_launch_req_t *r, const char
                           const char *ct, const char *userdata, int efa, char *out, size_t len)
 {
     /* everything that goes into the template data, hashed */
-    const cJSON *spec = get(r->nodeclass, "spec");
+    const cJSON *spec = nw_launcher_jget(r->nodeclass, "spec");
     cJSON *k = nw_json_new_array();
     nw_json_push(k, nw_json_new_string(l->cluster));
     nw_json_push(k, nw_json_new_string(r->resolved->name));
@@ -458,7 +377,7 @@ static void template_name(nw_launcher_t *l, const nw_launch_req_t *r, const char
         "networkInterfaces", "associatePublicIPAddress", "ipPrefixCount", "connectionTracking",
         "cpuOptions"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-        const cJSON *v = get(spec, keys[i]);
+        const cJSON *v = nw_launcher_jget(spec, keys[i]);
         nw_json_push(k, v ? nw_json_dup(v) : nw_json_new_null());
     }
     for (size_t i = 0; i < r->resolved->nsgs; i++)
@@ -469,14 +388,14 @@ static void template_name(nw_launcher_t *l, const nw_launch_req_t *r, const char
         nw_json_push(k, nw_json_new_string("ipv6"));
     if (r->resolved->pg_id[0])
         nw_json_push(k, nw_json_new_string(r->resolved->pg_id));
-    if (claim_partition(r) > 0)
-        nw_json_push(k, nw_json_new_number(claim_partition(r)));
+    if (nw_launcher_claim_partition(r) > 0)
+        nw_json_push(k, nw_json_new_number(nw_launcher_claim_partition(r)));
     if (l->lt_cr[0]) {
         nw_json_push(k, nw_json_new_string(l->lt_cr));
         nw_json_push(k, nw_json_new_bool(l->lt_cr_block));
     }
     /* a generated bootstrap: its text (labels, taints, max pods, cluster; kubeadm: token) */
-    if (renders_kubelet(r))
+    if (nw_launcher_renders_kubelet(r))
         nw_json_push(k, nw_json_new_string(userdata ? userdata : ""));
     char *s = nw_json_print(k);
     cJSON_Delete(k);
@@ -490,17 +409,19 @@ static void template_name(nw_launcher_t *l, const nw_launch_req_t *r, const char
  * (amifamily DefaultBlockDeviceMappings: gp3, encrypted; Custom: none, the AMI's) */
 static nw_rc_t lt_bdms(const nw_launch_req_t *r, nw_ec2_params_t *p, nw_err_t *err)
 {
-    const cJSON *bdms = get(get(r->nodeclass, "spec"), "blockDeviceMappings"), *b;
+    const cJSON *bdms =
+                    nw_launcher_jget(nw_launcher_jget(r->nodeclass, "spec"), "blockDeviceMappings"),
+                *b;
     nw_rc_t rc = NW_OK;
     int nb = 0;
     cJSON_ArrayForEach(b, bdms)
     {
         nb++;
-        const char *dev = gets(b, "deviceName");
-        const cJSON *ebs = get(b, "ebs");
+        const char *dev = nw_launcher_jstr(b, "deviceName");
+        const cJSON *ebs = nw_launcher_jget(b, "ebs");
         if (dev && rc == NW_OK)
             rc = nw_ec2_paramf(p, dev, "LaunchTemplateData.BlockDeviceMapping.%d.DeviceName", nb);
-        const char *vs = gets(ebs, "volumeSize");
+        const char *vs = nw_launcher_jstr(ebs, "volumeSize");
         if (vs && rc == NW_OK) {
             long gib = volume_gib(vs);
             if (gib <= 0)
@@ -515,7 +436,7 @@ static nw_rc_t lt_bdms(const nw_launch_req_t *r, nw_ec2_params_t *p, nw_err_t *e
         } str[] = {
             {"volumeType", "VolumeType"}, {"kmsKeyID", "KmsKeyId"}, {"snapshotID", "SnapshotId"}};
         for (size_t i = 0; i < 3 && rc == NW_OK; i++) {
-            const char *v = gets(ebs, str[i].json);
+            const char *v = nw_launcher_jstr(ebs, str[i].json);
             if (v)
                 rc = nw_ec2_paramf(p, v, "LaunchTemplateData.BlockDeviceMapping.%d.Ebs.%s", nb,
                                    str[i].ec2);
@@ -526,7 +447,7 @@ static nw_rc_t lt_bdms(const nw_launch_req_t *r, nw_ec2_params_t *p, nw_err_t *e
                    {"throughput", "Throughput"},
                    {"volumeInitializationRate", "VolumeInitializationRate"}};
         for (size_t i = 0; i < 3 && rc == NW_OK; i++) {
-            const cJSON *v = get(ebs, num[i].json);
+            const cJSON *v = nw_launcher_jget(ebs, num[i].json);
             if (cJSON_IsNumber(v) && v->valuedouble != 0) {
                 char s[32];
                 snprintf(s, sizeof s, "%lld", (long long)v->valuedouble);
@@ -538,7 +459,7 @@ static nw_rc_t lt_bdms(const nw_launch_req_t *r, nw_ec2_params_t *p, nw_err_t *e
             const char *json, *ec2;
         } bl[] = {{"encrypted", "Encrypted"}, {"deleteOnTermination", "DeleteOnTermination"}};
         for (size_t i = 0; i < 2 && rc == NW_OK; i++) {
-            const cJSON *v = get(ebs, bl[i].json);
+            const cJSON *v = nw_launcher_jget(ebs, bl[i].json);
             if (cJSON_IsBool(v))
                 rc =
                     nw_ec2_paramf(p, cJSON_IsTrue(v) ? "true" : "false",
@@ -577,9 +498,10 @@ static nw_rc_t lt_bdms(const nw_launch_req_t *r, nw_ec2_params_t *p, nw_err_t *e
 static nw_rc_t lt_ni(const nw_launch_req_t *r, nw_ec2_params_t *p, int n, int card, int dev,
                      const char *type, int full, int v6)
 {
-    const cJSON *spec = get(r->nodeclass, "spec");
-    const cJSON *pub = get(spec, "associatePublicIPAddress"), *ipp = get(spec, "ipPrefixCount");
-    const cJSON *ct = get(spec, "connectionTracking");
+    const cJSON *spec = nw_launcher_jget(r->nodeclass, "spec");
+    const cJSON *pub = nw_launcher_jget(spec, "associatePublicIPAddress"),
+                *ipp = nw_launcher_jget(spec, "ipPrefixCount");
+    const cJSON *ct = nw_launcher_jget(spec, "connectionTracking");
     char v[32];
     nw_rc_t rc = NW_OK;
 #define NI(field, val)                                                                             \
@@ -617,7 +539,7 @@ static nw_rc_t lt_ni(const nw_launch_req_t *r, nw_ec2_params_t *p, int n, int ca
                {"udpStreamTimeout", "UdpStreamTimeout"},
                {"udpTimeout", "UdpTimeout"}};
     for (size_t i = 0; full && i < 3 && rc == NW_OK; i++) {
-        const cJSON *t = get(ct, cts[i].json);
+        const cJSON *t = nw_launcher_jget(ct, cts[i].json);
         if (cJSON_IsNumber(t)) {
             snprintf(v, sizeof v, "%d", (int)t->valuedouble);
             rc = nw_ec2_paramf(p, v,
@@ -632,13 +554,16 @@ static nw_rc_t lt_ni(const nw_launch_req_t *r, nw_ec2_params_t *p, int n, int ca
 
 static nw_rc_t lt_nis(const nw_launch_req_t *r, int efa, int v6, nw_ec2_params_t *p)
 {
-    const cJSON *nis = get(get(r->nodeclass, "spec"), "networkInterfaces"), *ni;
+    const cJSON *nis =
+                    nw_launcher_jget(nw_launcher_jget(r->nodeclass, "spec"), "networkInterfaces"),
+                *ni;
     nw_rc_t rc = NW_OK;
     int n = 0;
     cJSON_ArrayForEach(ni, nis)
     {
-        const char *type = gets(ni, "interfaceType");
-        const cJSON *card = get(ni, "networkCardIndex"), *dev = get(ni, "deviceIndex");
+        const char *type = nw_launcher_jstr(ni, "interfaceType");
+        const cJSON *card = nw_launcher_jget(ni, "networkCardIndex"),
+                    *dev = nw_launcher_jget(ni, "deviceIndex");
         if (rc == NW_OK)
             rc = lt_ni(r, p, ++n, cJSON_IsNumber(card) ? (int)card->valuedouble : 0,
                        cJSON_IsNumber(dev) ? (int)dev->valuedouble : 0, type ? type : "interface",
@@ -658,7 +583,7 @@ static nw_rc_t lt_params(nw_launcher_t *l, const nw_launch_req_t *r, const char 
                          const char *ami_id, const char *ud, int efa, nw_ec2_params_t *p,
                          nw_err_t *err)
 {
-    const cJSON *spec = get(r->nodeclass, "spec");
+    const cJSON *spec = nw_launcher_jget(r->nodeclass, "spec");
     nw_rc_t rc = nw_ec2_param(p, "LaunchTemplateName", name);
     /* idempotent: the template's hash (its name) and how often templates were recreated */
     char lt_tok[NW_CLOUD_TOKEN_MAX + 1];
@@ -684,9 +609,9 @@ static nw_rc_t lt_params(nw_launcher_t *l, const nw_launch_req_t *r, const char 
     /* status.instanceProfile as resolved (made for spec.role: scaler/aws/iam.h), else the
      * spec's; without IAM, the role's name as of old */
     const char *prof = r->resolved->instance_profile[0] ? r->resolved->instance_profile
-                                                        : gets(spec, "instanceProfile");
+                                                        : nw_launcher_jstr(spec, "instanceProfile");
     if (!prof)
-        prof = gets(spec, "role");
+        prof = nw_launcher_jstr(spec, "role");
     if (prof)
         LTD("IamInstanceProfile.Name", prof);
     if (rc == NW_OK)
@@ -694,10 +619,11 @@ static nw_rc_t lt_params(nw_launcher_t *l, const nw_launch_req_t *r, const char 
     if (rc == NW_OK && (rc = lt_bdms(r, p, err)) == NW_EINVAL)
         return rc;
     /* metadata options, each field defaulted */
-    const cJSON *mo = get(spec, "metadataOptions");
-    const char *ep = gets(mo, "httpEndpoint"), *v6 = gets(mo, "httpProtocolIPv6");
-    const char *tok = gets(mo, "httpTokens");
-    const cJSON *hop = get(mo, "httpPutResponseHopLimit");
+    const cJSON *mo = nw_launcher_jget(spec, "metadataOptions");
+    const char *ep = nw_launcher_jstr(mo, "httpEndpoint"),
+               *v6 = nw_launcher_jstr(mo, "httpProtocolIPv6");
+    const char *tok = nw_launcher_jstr(mo, "httpTokens");
+    const cJSON *hop = nw_launcher_jget(mo, "httpPutResponseHopLimit");
     char hops[16];
     snprintf(hops, sizeof hops, "%d", cJSON_IsNumber(hop) ? (int)hop->valuedouble : 1);
     LTD("MetadataOptions.HttpEndpoint", ep ? ep : "enabled");
@@ -705,11 +631,11 @@ static nw_rc_t lt_params(nw_launcher_t *l, const nw_launch_req_t *r, const char 
     LTD("MetadataOptions.HttpPutResponseHopLimit", hops);
     LTD("MetadataOptions.HttpTokens", tok ? tok : "required");
     LTD("MetadataOptions.InstanceMetadataTags", "disabled");
-    const cJSON *mon = get(spec, "detailedMonitoring");
+    const cJSON *mon = nw_launcher_jget(spec, "detailedMonitoring");
     LTD("Monitoring.Enabled", cJSON_IsTrue(mon) ? "true" : "false");
     if (r->resolved->pg_id[0])
         LTD("Placement.GroupId", r->resolved->pg_id);
-    int part = claim_partition(r);
+    int part = nw_launcher_claim_partition(r);
     if (r->resolved->pg_id[0] && part > 0) {
         char ps[16];
         snprintf(ps, sizeof ps, "%d", part);
@@ -723,16 +649,16 @@ static nw_rc_t lt_params(nw_launcher_t *l, const nw_launch_req_t *r, const char 
         if (l->lt_cr_block)
             LTD("InstanceMarketOptions.MarketType", "capacity-block");
     }
-    const char *nv = gets(get(spec, "cpuOptions"), "nestedVirtualization");
+    const char *nv = nw_launcher_jstr(nw_launcher_jget(spec, "cpuOptions"), "nestedVirtualization");
     if (nv)
         LTD("CpuOptions.NestedVirtualization", nv);
 #undef LTD
     nw_ec2_tag_t t[MAX_TAGS];
-    int nt = build_tags(l, r, 0, t);
+    int nt = nw_launcher_tags_build(l, r, 0, t);
     if (rc == NW_OK)
-        rc = tagspec(p, "LaunchTemplateData.", 1, "network-interface", t, nt);
+        rc = nw_launcher_tags_spec(p, "LaunchTemplateData.", 1, "network-interface", t, nt);
     if (rc == NW_OK)
-        rc = tagspec(p, "", 1, "launch-template", t, nt);
+        rc = nw_launcher_tags_spec(p, "", 1, "launch-template", t, nt);
     if (rc != NW_OK)
         return nw_err_set(err, rc, "CreateLaunchTemplate", "request too large");
     return NW_OK;
@@ -752,7 +678,7 @@ nw_rc_t nw_launcher_template_params(nw_launcher_t *l, const nw_launch_req_t *r, 
     return rc;
 }
 
-static const char *lt_cached(nw_launcher_t *l, const char *name)
+const char *nw_launcher_lt_cached(nw_launcher_t *l, const char *name)
 {
     for (int i = 0; i < l->nlts; i++)
         if (strcmp(l->lts[i].name, name) == 0)
@@ -767,7 +693,7 @@ static void lt_remember(nw_launcher_t *l, const char *name, const char *id)
     snprintf(l->lts[i].id, sizeof l->lts[i].id, "%s", id);
 }
 
-static void lt_forget(nw_launcher_t *l, const char *name)
+void nw_launcher_lt_forget(nw_launcher_t *l, const char *name)
 {
     l->lt_gen++;
     for (int i = 0; i < l->nlts; i++)
@@ -777,8 +703,9 @@ static void lt_forget(nw_launcher_t *l, const char *name)
         }
 }
 
-/* forget a template that was deleted on purpose (lt_forget: one deleted behind our back) */
-static void lt_drop(nw_launcher_t *l, const char *name)
+/* forget a template that was deleted on purpose (nw_launcher_lt_forget: one deleted behind our
+ * back) */
+void nw_launcher_lt_drop(nw_launcher_t *l, const char *name)
 {
     for (int i = 0; i < l->nlts; i++)
         if (strcmp(l->lts[i].name, name) == 0) {
@@ -792,7 +719,7 @@ static nw_rc_t ensure_lt_ud(nw_launcher_t *l, const nw_launch_req_t *r, const ch
                             nw_ec2_error_t *ae, nw_err_t *err)
 {
     template_name(l, r, ami_id, ct, ud, efa, name, namelen);
-    if (lt_cached(l, name))
+    if (nw_launcher_lt_cached(l, name))
         return NW_OK;
     nw_ec2_lts_t found = {0};
     const char *names[] = {name};
@@ -825,9 +752,9 @@ static nw_rc_t ensure_lt_ud(nw_launcher_t *l, const nw_launch_req_t *r, const ch
     return rc;
 }
 
-static nw_rc_t ensure_lt(nw_launcher_t *l, const nw_launch_req_t *r, const char *ami_id,
-                         const char *ct, int64_t pods, int efa, char *name, size_t namelen,
-                         nw_ec2_error_t *ae, nw_err_t *err)
+nw_rc_t nw_launcher_ensure_lt(nw_launcher_t *l, const nw_launch_req_t *r, const char *ami_id,
+                              const char *ct, int64_t pods, int efa, char *name, size_t namelen,
+                              nw_ec2_error_t *ae, nw_err_t *err)
 {
     char *ud = NULL;
     nw_rc_t rc = nw_launcher_userdata(l, r, ct, pods, &ud, err);
@@ -840,7 +767,7 @@ static nw_rc_t ensure_lt(nw_launcher_t *l, const nw_launch_req_t *r, const char 
 
 /* ---- candidates ---------------------------------------------------------------------------- */
 
-static int cand_cmp(const void *a, const void *b)
+int nw_launcher_cand_cmp(const void *a, const void *b)
 {
     const cand_t *x = a, *y = b;
     if (x->price != y->price)
@@ -849,8 +776,8 @@ static int cand_cmp(const void *a, const void *b)
     return c ? c : strcmp(x->zone, y->zone);
 }
 
-static const char *best_subnet(const nw_launcher_t *l, const nw_nodeclass_resolved_t *rs,
-                               const char *zone, int64_t now)
+const char *nw_launcher_best_subnet(const nw_launcher_t *l, const nw_nodeclass_resolved_t *rs,
+                                    const char *zone, int64_t now)
 {
     const nw_nc_subnet_t *best = NULL;
     for (size_t i = 0; i < rs->nsubnets; i++) {
@@ -864,26 +791,25 @@ static const char *best_subnet(const nw_launcher_t *l, const nw_nodeclass_resolv
 }
 
 /* the claim asks for EFA devices (resolver.go: a template per EFA count, then) */
-static int wants_efa(const nw_launch_req_t *r)
+int nw_launcher_wants_efa(const nw_launch_req_t *r)
 {
-    return get(get(get(r->claim, "spec"), "resources"), "requests") &&
-           get(get(get(get(r->claim, "spec"), "resources"), "requests"), "vpc.amazonaws.com/efa");
+    return nw_launcher_jget(nw_launcher_jget(nw_launcher_jget(r->claim, "spec"), "resources"),
+                            "requests") &&
+           nw_launcher_jget(
+               nw_launcher_jget(nw_launcher_jget(nw_launcher_jget(r->claim, "spec"), "resources"),
+                                "requests"),
+               "vpc.amazonaws.com/efa");
 }
 
 /* Collect available offerings for one capacity type; returns the count. */
-/* Collect available offerings for one capacity type; returns the count. why (nullable)
- * gets the first compatibility refusal (scaler/cloud/compat.h). */
-static int collect_why(nw_launcher_t *l, const nw_launch_req_t *r, const char *ct, cand_t *c,
-                       int max, int64_t now, char *why, size_t whylen);
-
-static int collect(nw_launcher_t *l, const nw_launch_req_t *r, const char *ct, cand_t *c, int max,
-                   int64_t now)
+int nw_launcher_collect(nw_launcher_t *l, const nw_launch_req_t *r, const char *ct, cand_t *c,
+                        int max, int64_t now)
 {
-    return collect_why(l, r, ct, c, max, now, NULL, 0);
+    return nw_launcher_collect_why(l, r, ct, c, max, now, NULL, 0);
 }
 
-static int collect_why(nw_launcher_t *l, const nw_launch_req_t *r, const char *ct, cand_t *c,
-                       int max, int64_t now, char *why, size_t whylen)
+int nw_launcher_collect_why(nw_launcher_t *l, const nw_launch_req_t *r, const char *ct, cand_t *c,
+                            int max, int64_t now, char *why, size_t whylen)
 {
     int n = 0;
     for (int i = 0; i < r->ntypes; i++) {
@@ -902,15 +828,15 @@ static int collect_why(nw_launcher_t *l, const nw_launch_req_t *r, const char *c
                 snprintf(why, whylen, "%s", w);
             continue;
         }
-        int64_t pods = type_pods(l, r, t);
-        int efa = wants_efa(r) ? t->efa : 0;
+        int64_t pods = nw_launcher_type_pods(l, r, t);
+        int efa = nw_launcher_wants_efa(r) ? t->efa : 0;
         nw_offering_t of[NW_CATALOG_MAX_OFFERINGS];
         int no = nw_catalog_offerings(t, l->ice, now, of, NW_CATALOG_MAX_OFFERINGS);
         for (int k = 0; k < no && n < max; k++) {
             if (!of[k].available || strcmp(of[k].capacity_type, ct) != 0 ||
-                !in(of[k].zone, r->zones, r->nzones))
+                !nw_launcher_in(of[k].zone, r->zones, r->nzones))
                 continue;
-            const char *sn = best_subnet(l, r->resolved, of[k].zone, now);
+            const char *sn = nw_launcher_best_subnet(l, r->resolved, of[k].zone, now);
             if (!sn)
                 continue;
             cand_t *x = &c[n++];
@@ -963,7 +889,7 @@ int64_t nw_launcher_cr_available(const nw_launcher_t *l, const char *id, int64_t
 }
 
 /* MarkLaunched (delta -1) and the exhausted reservation (set to 0) */
-static void cr_mark(nw_launcher_t *l, const char *id, int zero)
+void nw_launcher_cr_mark(nw_launcher_t *l, const char *id, int zero)
 {
     for (int i = 0; i < l->ncrav; i++)
         if (strcmp(l->crav[i].id, id) == 0) {
@@ -980,23 +906,23 @@ static void cr_mark(nw_launcher_t *l, const char *id, int zero)
  * type (the fleet's DefaultTargetCapacityType is on-demand or capacity-block): the one of
  * the cheapest offering, capacity blocks on a tie (aws/karpenter-provider-aws
  * designs/capacity-block-support.md). */
-static int collect_reserved(nw_launcher_t *l, const nw_launch_req_t *r, cand_t *c, int max,
-                            int64_t now, int *block)
+int nw_launcher_collect_reserved(nw_launcher_t *l, const nw_launch_req_t *r, cand_t *c, int max,
+                                 int64_t now, int *block)
 {
     int n = 0;
     const nw_nodeclass_resolved_t *rs = r->resolved;
     for (size_t k = 0; k < rs->ncrs && n < max; k++) {
         const nw_nc_cr_t *cr = &rs->crs[k];
-        if (cr->expiring || !in(cr->type, r->types, r->ntypes) ||
-            !in(cr->zone, r->zones, r->nzones) ||
-            (r->ncr_ids && !in(cr->id, r->cr_ids, r->ncr_ids)))
+        if (cr->expiring || !nw_launcher_in(cr->type, r->types, r->ntypes) ||
+            !nw_launcher_in(cr->zone, r->zones, r->nzones) ||
+            (r->ncr_ids && !nw_launcher_in(cr->id, r->cr_ids, r->ncr_ids)))
             continue;
         const nw_itype_t *t = nw_catalog_find(l->cat, cr->type);
         const nw_nc_ami_t *ami = t ? nw_nodeclass_ami_for(rs, t) : NULL;
         if (ami && !nw_itype_class_compatible(t, r->nodeclass,
                                               rs->pg_id[0] ? rs->pg_strategy : NULL, NULL, 0))
             ami = NULL; /* a type the class cannot launch (scaler/cloud/compat.h) */
-        const char *sn = ami ? best_subnet(l, rs, cr->zone, now) : NULL;
+        const char *sn = ami ? nw_launcher_best_subnet(l, rs, cr->zone, now) : NULL;
         if (!sn || cr_available(l, cr, rs->crs_synced_ns) <= 0)
             continue;
         cand_t *x = &c[n++];
@@ -1014,8 +940,8 @@ static int collect_reserved(nw_launcher_t *l, const nw_launch_req_t *r, cand_t *
         snprintf(x->cr_type, sizeof x->cr_type, "%s", cr->reservation_type);
         x->cr_interruptible = cr->interruptible;
         x->price = nw_catalog_od_price(l->cat, t->name) / 10000000.0;
-        x->pods = type_pods(l, r, t);
-        x->efa = wants_efa(r) ? t->efa : 0;
+        x->pods = nw_launcher_type_pods(l, r, t);
+        x->efa = nw_launcher_wants_efa(r) ? t->efa : 0;
     }
     if (n == 0)
         return 0;
@@ -1034,7 +960,7 @@ static int collect_reserved(nw_launcher_t *l, const nw_launch_req_t *r, cand_t *
     return j;
 }
 
-static int filter_exotic(cand_t *c, int n)
+int nw_launcher_filter_exotic(cand_t *c, int n)
 {
     int plain = 0;
     for (int i = 0; i < n; i++)
@@ -1049,7 +975,7 @@ static int filter_exotic(cand_t *c, int n)
 }
 
 /* keep candidates of the 60 cheapest types (c sorted by price) */
-static int truncate_types(cand_t *c, int n)
+int nw_launcher_truncate_types(cand_t *c, int n)
 {
     const nw_itype_t *seen[NW_LAUNCH_MAX_TYPES];
     int ns = 0, j = 0;
@@ -1111,9 +1037,10 @@ static nw_rc_t fleet_params(nw_launcher_t *l, const nw_launch_req_t *r, nw_launc
                  : nw_ec2_param(p, "OnDemandOptions.AllocationStrategy", "lowest-price");
     /* no Context when the NodeClaim's minValues were relaxed (aws/karpenter-provider-aws
      * pkg/providers/instance/instance.go launchInstance) */
-    const char *ctx = gets(get(r->nodeclass, "spec"), "context");
-    const char *relaxed = gets(get(get(r->claim, "metadata"), "annotations"),
-                               "karpenter.sh/nodeclaim-min-values-relaxed");
+    const char *ctx = nw_launcher_jstr(nw_launcher_jget(r->nodeclass, "spec"), "context");
+    const char *relaxed =
+        nw_launcher_jstr(nw_launcher_jget(nw_launcher_jget(r->claim, "metadata"), "annotations"),
+                         "karpenter.sh/nodeclaim-min-values-relaxed");
     if (relaxed && strcmp(relaxed, "true") == 0)
         ctx = NULL;
     if (ctx && rc == NW_OK)
@@ -1150,14 +1077,14 @@ static nw_rc_t fleet_params(nw_launcher_t *l, const nw_launch_req_t *r, nw_launc
         }
     }
     nw_ec2_tag_t t[MAX_TAGS];
-    int nt = build_tags(l, r, 1, t);
+    int nt = nw_launcher_tags_build(l, r, 1, t);
     if (rc == NW_OK)
-        rc = tagspec(p, "", 1, "instance", t, nt);
+        rc = nw_launcher_tags_spec(p, "", 1, "instance", t, nt);
     if (rc == NW_OK)
-        rc = tagspec(p, "", 2, "volume", t, nt);
-    nt = build_tags(l, r, 0, t);
+        rc = nw_launcher_tags_spec(p, "", 2, "volume", t, nt);
+    nt = nw_launcher_tags_build(l, r, 0, t);
     if (rc == NW_OK)
-        rc = tagspec(p, "", 3, "fleet", t, nt);
+        rc = nw_launcher_tags_spec(p, "", 3, "fleet", t, nt);
     return rc;
 }
 
@@ -1211,14 +1138,14 @@ nw_rc_t nw_launcher_plan(nw_launcher_t *l, const nw_launch_req_t *r, int attempt
     char why[256] = ""; /* a type the class cannot launch, and why */
     /* reserved capacity first (it is paid for), then spot, then on-demand */
     if (want_res) {
-        n = collect_reserved(l, r, c, MAX_CANDS, now, &pl->cr_block);
+        n = nw_launcher_collect_reserved(l, r, c, MAX_CANDS, now, &pl->cr_block);
         ct = "reserved";
     }
     if (n == 0 && want_spot) {
-        n = collect_why(l, r, "spot", c, MAX_CANDS, now, why, sizeof why);
+        n = nw_launcher_collect_why(l, r, "spot", c, MAX_CANDS, now, why, sizeof why);
         ct = "spot";
         if (!r->min_values)
-            n = filter_exotic(c, n);
+            n = nw_launcher_filter_exotic(c, n);
         if (n > 0 && want_od) {
             /* drop spot offerings dearer than the cheapest on-demand one */
             cand_t *od = calloc(MAX_CANDS, sizeof *od);
@@ -1226,9 +1153,9 @@ nw_rc_t nw_launcher_plan(nw_launcher_t *l, const nw_launch_req_t *r, int attempt
                 rc = nw_err_set(err, NW_ENOMEM, "launch", "out of memory");
                 goto fail;
             }
-            int nod = collect(l, r, "on-demand", od, MAX_CANDS, now);
+            int nod = nw_launcher_collect(l, r, "on-demand", od, MAX_CANDS, now);
             if (!r->min_values)
-                nod = filter_exotic(od, nod);
+                nod = nw_launcher_filter_exotic(od, nod);
             double cheapest = -1;
             for (int i = 0; i < nod; i++)
                 if (cheapest < 0 || od[i].price < cheapest)
@@ -1244,10 +1171,10 @@ nw_rc_t nw_launcher_plan(nw_launcher_t *l, const nw_launch_req_t *r, int attempt
         }
     }
     if (n == 0 && want_od) {
-        n = collect_why(l, r, "on-demand", c, MAX_CANDS, now, why, sizeof why);
+        n = nw_launcher_collect_why(l, r, "on-demand", c, MAX_CANDS, now, why, sizeof why);
         ct = "on-demand";
         if (!r->min_values)
-            n = filter_exotic(c, n);
+            n = nw_launcher_filter_exotic(c, n);
     }
     if (n == 0) {
         ae->cls = NW_EC2_CAPACITY;
@@ -1260,8 +1187,8 @@ nw_rc_t nw_launcher_plan(nw_launcher_t *l, const nw_launch_req_t *r, int attempt
         rc = nw_err_set(err, NW_EAWS, "launch", "%s", ae->message);
         goto fail;
     }
-    qsort(c, (size_t)n, sizeof *c, cand_cmp);
-    pl->n = truncate_types(c, n);
+    qsort(c, (size_t)n, sizeof *c, nw_launcher_cand_cmp);
+    pl->n = nw_launcher_truncate_types(c, n);
     snprintf(pl->ct, sizeof pl->ct, "%s", ct);
 
     /* one template per AMI and, for a generated bootstrap, per max-pods value (and per
@@ -1284,20 +1211,20 @@ nw_rc_t nw_launcher_plan(nw_launcher_t *l, const nw_launch_req_t *r, int attempt
             c[j++] = c[i]; /* past MAX_LTS groups, the dearer types are left out */
     }
     pl->n = j;
-    pl->kubeadm = kubeadm(r);
+    pl->kubeadm = nw_launcher_kubeadm(r);
     snprintf(pl->pg_id, sizeof pl->pg_id, "%s", r->resolved->pg_id);
     pl->pg_partitioned = pl->pg_id[0] && strcmp(r->resolved->pg_strategy, "partition") == 0;
-    pl->partition = claim_partition(r);
+    pl->partition = nw_launcher_claim_partition(r);
     for (int a = 0; a < pl->namis; a++) {
         snprintf(l->lt_cr, sizeof l->lt_cr, "%s", pl->crs[a]);
         l->lt_cr_block = pl->crs[a][0] && pl->cr_block;
-        rc = ensure_lt(l, r, pl->amis[a], ct, pl->pods[a], pl->efa[a], pl->names[a],
-                       sizeof pl->names[a], ae, err);
+        rc = nw_launcher_ensure_lt(l, r, pl->amis[a], ct, pl->pods[a], pl->efa[a], pl->names[a],
+                                   sizeof pl->names[a], ae, err);
         l->lt_cr[0] = 0;
         l->lt_cr_block = 0;
         if (rc != NW_OK)
             goto fail;
-        const char *id = lt_cached(l, pl->names[a]);
+        const char *id = nw_launcher_lt_cached(l, pl->names[a]);
         snprintf(pl->lt_ids[a], sizeof pl->lt_ids[a], "%s", id ? id : "");
     }
     if ((rc = nw_ec2_params_init(&pl->p, "CreateFleet")) == NW_OK)
@@ -1341,7 +1268,7 @@ nw_rc_t nw_launcher_settle(nw_launcher_t *l, nw_launch_plan_t *pl, nw_launch_res
     *again = 0;
     if (pl->fleet_rc == NW_EAWS && lt_missing(ae->code) && pl->attempt == 0) {
         for (int a = 0; a < pl->namis; a++)
-            lt_forget(l, pl->names[a]);
+            nw_launcher_lt_forget(l, pl->names[a]);
         *again = 1;
         return pl->fleet_rc;
     }
@@ -1364,7 +1291,7 @@ nw_rc_t nw_launcher_settle(nw_launcher_t *l, nw_launch_plan_t *pl, nw_launch_res
             strcmp(ct, "reserved") == 0 && strcmp(e->code, "ReservationCapacityExceeded") == 0;
         for (int a = 0; res_full && a < pl->namis; a++)
             if (!e->lt_id[0] || strcmp(e->lt_id, pl->lt_ids[a]) == 0)
-                cr_mark(l, pl->crs[a], 1);
+                nw_launcher_cr_mark(l, pl->crs[a], 1);
         if (strcmp(e->code, "AuthFailure.ServiceLinkedRoleCreationNotPermitted") == 0)
             nw_ice_mark_capacity_type(l->ice, "spot", now);
         else if (cls == NW_EC2_CAPACITY && e->type[0] && e->zone[0] && !res_full)
@@ -1378,7 +1305,7 @@ nw_rc_t nw_launcher_settle(nw_launcher_t *l, nw_launch_plan_t *pl, nw_launch_res
         out->token_spent = 1; /* EC2 keeps this fleet (no instance) under the token */
     if (fr->ninst == 0 && relaunch && pl->attempt == 0) {
         for (int a = 0; a < pl->namis; a++)
-            lt_forget(l, pl->names[a]);
+            nw_launcher_lt_forget(l, pl->names[a]);
         *again = 1;
         return NW_EAWS;
     }
@@ -1398,7 +1325,7 @@ nw_rc_t nw_launcher_settle(nw_launcher_t *l, nw_launch_plan_t *pl, nw_launch_res
                           ae->code, ae->message, all_ice ? " (insufficient capacity)" : "");
     }
     for (int a = 0; pl->kubeadm && a < pl->namis; a++)
-        lt_drop(l, pl->names[a]);
+        nw_launcher_lt_drop(l, pl->names[a]);
     const nw_ec2_fleet_instance_t *fi = &fr->inst[0];
     snprintf(out->instance_id, sizeof out->instance_id, "%s", fi->instance_id);
     snprintf(out->type, sizeof out->type, "%s", fi->type);
@@ -1430,7 +1357,7 @@ nw_rc_t nw_launcher_settle(nw_launcher_t *l, nw_launch_plan_t *pl, nw_launch_res
                 snprintf(out->launch_template, sizeof out->launch_template, "%s", pl->names[a]);
     }
     if (out->cr_id[0])
-        cr_mark(l, out->cr_id, 0);
+        nw_launcher_cr_mark(l, out->cr_id, 0);
     snprintf(out->provider_id, sizeof out->provider_id, "aws:///%s/%s", out->zone,
              out->instance_id);
     snprintf(out->pg_id, sizeof out->pg_id, "%s", pl->pg_id);
