@@ -1,7 +1,11 @@
 /*
- * scaler/aws/launch_int.h — what the parts of the launcher share (scaler/aws/launch.h is
- * its public face): the launcher, a candidate offering and a launch plan, and the functions
- * one part calls in another. Not for use outside the launcher.
+ * scaler/aws/launch_int.h — what the files of the launcher share (scaler/aws/launch.h is
+ * their public face): the launcher, a candidate offering and a launch plan, and the
+ * functions one file calls in another. Only for launch.c (the launcher, nw_launcher_launch),
+ * fleet.c (plan, CreateFleet, settle), instance.c (find_partition, terminate, list),
+ * capreservation.c (capacity reservations), offerings.c (candidate offerings and subnets) and
+ * launchtemplate.c (tags, launch templates and their userData): a file calls only files
+ * after it in this list (tools/check_layers.py fails on a link cycle).
  */
 #ifndef NW_SCALER_AWS_LAUNCH_INT_H
 #define NW_SCALER_AWS_LAUNCH_INT_H
@@ -95,7 +99,7 @@ struct nw_launch_plan {
     int pg_partitioned, partition; /* a partition group; the partition asked (0 = EC2's) */
 };
 
-/* ---- tags, launch templates and their bootstrap --------------------------------------- */
+/* ---- launchtemplate.c: tags, launch templates and their bootstrap ---------------------------- */
 
 /** cJSON_GetObjectItemCaseSensitive (NULL o: NULL). */
 const cJSON *nw_launcher_jget(const cJSON *o, const char *k);
@@ -129,7 +133,7 @@ nw_rc_t nw_launcher_ensure_lt(nw_launcher_t *l, const nw_launch_req_t *r, const 
                               const char *ct, int64_t pods, int efa, char *name, size_t namelen,
                               nw_ec2_error_t *ae, nw_err_t *err);
 
-/* ---- candidate offerings -------------------------------------------------------------- */
+/* ---- offerings.c: candidate offerings -------------------------------------------------------- */
 
 /** 1 when s is one of the n strings l, or the list is empty (no restriction). */
 int nw_launcher_in(const char *s, const char *const *l, int n);
@@ -159,7 +163,7 @@ int nw_launcher_filter_exotic(cand_t *c, int n);
  * returns the count left. */
 int nw_launcher_truncate_types(cand_t *c, int n);
 
-/* ---- capacity reservations ------------------------------------------------------------ */
+/* ---- capreservation.c: capacity reservations ------------------------------------------------- */
 
 /** A launch into reservation id (zero = 0: one instance less) or the reservation exhausted
  * (zero = 1: none left until the next resolution). */
