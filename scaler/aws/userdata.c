@@ -16,21 +16,13 @@
 #include "common/buf.h"
 #include "common/json.h"
 #include "common/yaml.h"
+#include "scaler/aws/userdata_int.h"
 
-#define UD_MAX (16 * 1024 * 1024)
 #define BOUNDARY "//"
-#define CT_SHELL "text/x-shellscript; charset=\"us-ascii\""
-#define CT_NODECONFIG "application/node.eks.aws"
 
 /* ---- output buffer that remembers its first failure ---- */
 
-typedef struct {
-    nw_buf_t b;
-    nw_rc_t rc;
-} out_t;
-
-static void put(out_t *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put(out_t *o, const char *fmt, ...)
+void nw_userdata_put(out_t *o, const char *fmt, ...)
 {
     if (o->rc != NW_OK)
         return;
@@ -47,18 +39,18 @@ static void putn(out_t *o, const char *s, size_t n)
 }
 
 /* Go's %q for the printable ASCII Kubernetes labels and taints use */
-static void put_quoted(out_t *o, const char *s)
+void nw_userdata_put_quoted(out_t *o, const char *s)
 {
-    put(o, "\"");
+    nw_userdata_put(o, "\"");
     for (; *s; s++) {
         if (*s == '"' || *s == '\\')
-            put(o, "\\%c", *s);
+            nw_userdata_put(o, "\\%c", *s);
         else if ((unsigned char)*s < 0x20 || (unsigned char)*s == 0x7f)
-            put(o, "\\x%02x", (unsigned char)*s);
+            nw_userdata_put(o, "\\x%02x", (unsigned char)*s);
         else
             putn(o, s, 1);
     }
-    put(o, "\"");
+    nw_userdata_put(o, "\"");
 }
 
 /* ---- labels ---- */
@@ -100,7 +92,7 @@ static nw_ud_label_t *kubelet_labels(const nw_ud_opts_t *o, int *n)
 }
 
 /* --node-labels="k=v,..." ("" when there are none) */
-static void node_label_arg(out_t *w, const nw_ud_label_t *l, int n)
+void nw_userdata_node_label_arg(out_t *w, const nw_ud_label_t *l, int n)
 {
     if (n == 0)
         return;
@@ -111,24 +103,14 @@ static void node_label_arg(out_t *w, const nw_ud_label_t *l, int n)
         rc = nw_buf_addf(&b, "%s%s=%s", i ? "," : "", l[i].key, l[i].value);
     if (rc != NW_OK && w->rc == NW_OK)
         w->rc = rc;
-    put(w, "--node-labels=");
-    put_quoted(w, nw_buf_str(&b));
+    nw_userdata_put(w, "--node-labels=");
+    nw_userdata_put_quoted(w, nw_buf_str(&b));
     nw_buf_cleanup(&b);
 }
 
 /* ---- the user's MIME parts ---- */
 
-typedef struct {
-    char *headers; /* "Key: value\n" lines, canonical keys, sorted */
-    char *content;
-} part_t;
-
-typedef struct {
-    part_t *v;
-    int n;
-} parts_t;
-
-static void parts_free(parts_t *p)
+void nw_userdata_parts_free(parts_t *p)
 {
     for (int i = 0; i < p->n; i++) {
         free(p->v[i].headers);
@@ -155,7 +137,7 @@ static nw_rc_t parts_add(parts_t *p, const char *headers, size_t hl, const char 
     return NW_OK;
 }
 
-static nw_rc_t parts_add_typed(parts_t *p, const char *ctype, const char *content)
+nw_rc_t nw_userdata_parts_add_typed(parts_t *p, const char *ctype, const char *content)
 {
     char h[128];
     int n = snprintf(h, sizeof h, "Content-Type: %s\n", ctype);
@@ -332,19 +314,20 @@ static nw_rc_t mime_parse(const char *text, parts_t *out, nw_err_t *err)
 }
 
 /* mime.Archive.Serialize / multipart.Writer with boundary "//", CRs removed */
-static void mime_write(out_t *w, const parts_t *p)
+void nw_userdata_mime_write(out_t *w, const parts_t *p)
 {
-    put(w, "MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"" BOUNDARY "\"\n\n");
+    nw_userdata_put(w, "MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"" BOUNDARY
+                       "\"\n\n");
     for (int i = 0; i < p->n; i++) {
-        put(w, "%s--" BOUNDARY "\n%s\n", i ? "\n" : "", p->v[i].headers);
-        put(w, "%s", p->v[i].content);
+        nw_userdata_put(w, "%s--" BOUNDARY "\n%s\n", i ? "\n" : "", p->v[i].headers);
+        nw_userdata_put(w, "%s", p->v[i].content);
     }
-    put(w, "\n--" BOUNDARY "--\n");
+    nw_userdata_put(w, "\n--" BOUNDARY "--\n");
 }
 
 /* the user's userData as parts: MIME as it is; else one part of type plain_type, or for
  * AL2023 a NodeConfig part when it reads as a YAML mapping */
-static nw_rc_t custom_parts(const char *ud, int al2023, parts_t *out, nw_err_t *err)
+nw_rc_t nw_userdata_custom_parts(const char *ud, int al2023, parts_t *out, nw_err_t *err)
 {
     if (!ud || !*ud)
         return NW_OK;
@@ -370,7 +353,7 @@ static nw_rc_t custom_parts(const char *ud, int al2023, parts_t *out, nw_err_t *
                 ct = CT_NODECONFIG;
             nw_yaml_docs_free(docs, nd);
         }
-        rc = parts_add_typed(out, ct, text);
+        rc = nw_userdata_parts_add_typed(out, ct, text);
         if (rc != NW_OK)
             nw_err_set(err, rc, "spec.userData", "out of memory");
     }
@@ -391,7 +374,7 @@ static int cmp_kv(const void *a, const void *b)
 }
 
 /* Go's Duration.String of a duration text ("1m" -> "1m0s"); the text when it does not parse */
-static void go_duration(const char *s, char *out, size_t n)
+void nw_userdata_go_duration(const char *s, char *out, size_t n)
 {
     int64_t ns;
     nw_err_t e = {0};
@@ -422,19 +405,19 @@ static void join_args(out_t *w, const char *name, const cJSON *m, const char *se
     for (int i = 0; i < n && rc == NW_OK; i++) {
         char d[64];
         if (durations)
-            go_duration(kv[i].v->valuestring, d, sizeof d);
+            nw_userdata_go_duration(kv[i].v->valuestring, d, sizeof d);
         rc = nw_buf_addf(&b, "%s%s%s%s", i ? "," : "", kv[i].key, sep,
                          durations ? d : kv[i].v->valuestring);
     }
     if (rc != NW_OK && w->rc == NW_OK)
         w->rc = rc;
-    put(w, "%s%s=", *first ? "" : " ", name);
-    put_quoted(w, nw_buf_str(&b));
+    nw_userdata_put(w, "%s%s=", *first ? "" : " ", name);
+    nw_userdata_put_quoted(w, nw_buf_str(&b));
     *first = 0;
     nw_buf_cleanup(&b);
 }
 
-static int64_t kubelet_int(const cJSON *kub, const char *k, int *has)
+int64_t nw_userdata_kubelet_int(const cJSON *kub, const char *k, int *has)
 {
     const cJSON *v = nw_json_get(kub, k);
     *has = cJSON_IsNumber(v);
@@ -445,9 +428,9 @@ static int64_t kubelet_int(const cJSON *kub, const char *k, int *has)
 static void taint_str(out_t *w, const nw_ud_taint_t *t)
 {
     if (t->value && *t->value)
-        put(w, "%s=%s:%s", t->key, t->value, t->effect);
+        nw_userdata_put(w, "%s=%s:%s", t->key, t->value, t->effect);
     else
-        put(w, "%s:%s", t->key, t->effect);
+        nw_userdata_put(w, "%s:%s", t->key, t->effect);
 }
 
 /* Options.kubeletExtraArgs, space-separated */
@@ -455,51 +438,51 @@ static void kubelet_extra_args(out_t *w, const nw_ud_opts_t *o, const nw_ud_labe
 {
     int first = 1;
     if (nl) {
-        node_label_arg(w, l, nl);
+        nw_userdata_node_label_arg(w, l, nl);
         first = 0;
     }
     out_t t = {{0}, NW_OK};
     nw_buf_init(&t.b, UD_MAX);
     for (int i = 0; i < o->ntaints; i++) {
         if (i)
-            put(&t, ",");
+            nw_userdata_put(&t, ",");
         taint_str(&t, &o->taints[i]);
     }
-    put(w, "%s--register-with-taints=", first ? "" : " ");
-    put_quoted(w, nw_buf_str(&t.b));
+    nw_userdata_put(w, "%s--register-with-taints=", first ? "" : " ");
+    nw_userdata_put_quoted(w, nw_buf_str(&t.b));
     if (t.rc != NW_OK && w->rc == NW_OK)
         w->rc = t.rc;
     nw_buf_cleanup(&t.b);
     first = 0;
     const cJSON *k = o->kubelet;
     int has;
-    int64_t mp = kubelet_int(k, "maxPods", &has);
-    put(w, " --max-pods=%lld", (long long)(has ? mp : o->max_pods));
-    int64_t ppc = kubelet_int(k, "podsPerCore", &has);
+    int64_t mp = nw_userdata_kubelet_int(k, "maxPods", &has);
+    nw_userdata_put(w, " --max-pods=%lld", (long long)(has ? mp : o->max_pods));
+    int64_t ppc = nw_userdata_kubelet_int(k, "podsPerCore", &has);
     if (has)
-        put(w, " --pods-per-core=%lld", (long long)ppc);
+        nw_userdata_put(w, " --pods-per-core=%lld", (long long)ppc);
     join_args(w, "--system-reserved", nw_json_get(k, "systemReserved"), "=", 0, &first);
     join_args(w, "--kube-reserved", nw_json_get(k, "kubeReserved"), "=", 0, &first);
     join_args(w, "--eviction-hard", nw_json_get(k, "evictionHard"), "<", 0, &first);
     join_args(w, "--eviction-soft", nw_json_get(k, "evictionSoft"), "<", 0, &first);
     join_args(w, "--eviction-soft-grace-period", nw_json_get(k, "evictionSoftGracePeriod"), "=", 1,
               &first);
-    int64_t v = kubelet_int(k, "evictionMaxPodGracePeriod", &has);
+    int64_t v = nw_userdata_kubelet_int(k, "evictionMaxPodGracePeriod", &has);
     if (has)
-        put(w, " --eviction-max-pod-grace-period=%lld", (long long)v);
-    v = kubelet_int(k, "imageGCHighThresholdPercent", &has);
+        nw_userdata_put(w, " --eviction-max-pod-grace-period=%lld", (long long)v);
+    v = nw_userdata_kubelet_int(k, "imageGCHighThresholdPercent", &has);
     if (has)
-        put(w, " --image-gc-high-threshold=%lld", (long long)v);
-    v = kubelet_int(k, "imageGCLowThresholdPercent", &has);
+        nw_userdata_put(w, " --image-gc-high-threshold=%lld", (long long)v);
+    v = nw_userdata_kubelet_int(k, "imageGCLowThresholdPercent", &has);
     if (has)
-        put(w, " --image-gc-low-threshold=%lld", (long long)v);
+        nw_userdata_put(w, " --image-gc-low-threshold=%lld", (long long)v);
     const cJSON *q = nw_json_get(k, "cpuCFSQuota");
     if (cJSON_IsBool(q))
-        put(w, " --cpu-cfs-quota=%s", cJSON_IsTrue(q) ? "true" : "false");
+        nw_userdata_put(w, " --cpu-cfs-quota=%s", cJSON_IsTrue(q) ? "true" : "false");
 }
 
 /* spec.kubelet.clusterDNS[0], else the kube-dns Service's address (defaultClusterDNS) */
-static const char *cluster_dns(const nw_ud_opts_t *o)
+const char *nw_userdata_cluster_dns(const nw_ud_opts_t *o)
 {
     const char *d =
         cJSON_GetStringValue(cJSON_GetArrayItem(nw_json_get(o->kubelet, "clusterDNS"), 0));
@@ -507,48 +490,50 @@ static const char *cluster_dns(const nw_ud_opts_t *o)
 }
 
 /* eksbootstrap.go isIPv6: the clusterDNS is not an IPv4 address */
-static int ipv6_node(const nw_ud_opts_t *o)
+int nw_userdata_ipv6_node(const nw_ud_opts_t *o)
 {
-    const char *d = cluster_dns(o);
+    const char *d = nw_userdata_cluster_dns(o);
     return d && strchr(d, ':') != NULL;
 }
 
 /* ---- AL2: eksbootstrap.go ---- */
 
-static nw_rc_t render_al2(const nw_ud_opts_t *o, const nw_ud_label_t *l, int nl, out_t *w,
-                          nw_err_t *err)
+nw_rc_t nw_userdata_render_al2(const nw_ud_opts_t *o, const nw_ud_label_t *l, int nl, out_t *w,
+                               nw_err_t *err)
 {
     parts_t parts = {0};
-    nw_rc_t rc = custom_parts(o->custom, 0, &parts, err);
+    nw_rc_t rc = nw_userdata_custom_parts(o->custom, 0, &parts, err);
     if (rc != NW_OK) {
-        parts_free(&parts);
+        nw_userdata_parts_free(&parts);
         return rc;
     }
     out_t s = {{0}, NW_OK};
     nw_buf_init(&s.b, UD_MAX);
-    put(&s, "#!/bin/bash -xe\n");
-    put(&s, "exec > >(tee /var/log/user-data.log|logger -t user-data -s 2>/dev/console) 2>&1\n");
-    put(&s, "/etc/eks/bootstrap.sh '%s' --apiserver-endpoint '%s' ", o->cluster_name, o->endpoint);
+    nw_userdata_put(&s, "#!/bin/bash -xe\n");
+    nw_userdata_put(
+        &s, "exec > >(tee /var/log/user-data.log|logger -t user-data -s 2>/dev/console) 2>&1\n");
+    nw_userdata_put(&s, "/etc/eks/bootstrap.sh '%s' --apiserver-endpoint '%s' ", o->cluster_name,
+                    o->endpoint);
     if (o->ca_bundle && *o->ca_bundle)
-        put(&s, "--b64-cluster-ca '%s'", o->ca_bundle);
-    const char *dns = cluster_dns(o);
-    if (ipv6_node(o))
-        put(&s, " \\\n--ip-family ipv6");
+        nw_userdata_put(&s, "--b64-cluster-ca '%s'", o->ca_bundle);
+    const char *dns = nw_userdata_cluster_dns(o);
+    if (nw_userdata_ipv6_node(o))
+        nw_userdata_put(&s, " \\\n--ip-family ipv6");
     if (dns)
-        put(&s, " \\\n--dns-cluster-ip '%s'", dns);
-    put(&s, " \\\n--use-max-pods false"); /* maxPods is always given */
-    put(&s, " \\\n--kubelet-extra-args '");
+        nw_userdata_put(&s, " \\\n--dns-cluster-ip '%s'", dns);
+    nw_userdata_put(&s, " \\\n--use-max-pods false"); /* maxPods is always given */
+    nw_userdata_put(&s, " \\\n--kubelet-extra-args '");
     kubelet_extra_args(&s, o, l, nl);
-    put(&s, "'");
+    nw_userdata_put(&s, "'");
     if (o->raid0)
-        put(&s, " \\\n--local-disks raid0");
+        nw_userdata_put(&s, " \\\n--local-disks raid0");
     if (s.rc == NW_OK)
-        s.rc = parts_add_typed(&parts, CT_SHELL, nw_buf_str(&s.b));
+        s.rc = nw_userdata_parts_add_typed(&parts, CT_SHELL, nw_buf_str(&s.b));
     rc = s.rc;
     nw_buf_cleanup(&s.b);
     if (rc == NW_OK)
-        mime_write(w, &parts);
-    parts_free(&parts);
+        nw_userdata_mime_write(w, &parts);
+    nw_userdata_parts_free(&parts);
     return rc == NW_OK ? NW_OK : nw_err_set(err, rc, "spec.userData", "userData too large");
 }
 
@@ -570,7 +555,7 @@ static cJSON *taints_json(const nw_ud_opts_t *o)
 
 /* spec.kubelet as KubeletConfiguration fields: durations as Go's Duration.String
  * (metav1.Duration), maxPods always (the launch's types' value without kubelet.maxPods) */
-static cJSON *kubelet_config(const nw_ud_opts_t *o)
+cJSON *nw_userdata_kubelet_config(const nw_ud_opts_t *o)
 {
     cJSON *cfg = cJSON_IsObject(o->kubelet) ? nw_json_dup(o->kubelet) : nw_json_new_object();
     cJSON *g = cJSON_GetObjectItemCaseSensitive(cfg, "evictionSoftGracePeriod"), *e;
@@ -578,7 +563,7 @@ static cJSON *kubelet_config(const nw_ud_opts_t *o)
     {
         if (cJSON_IsString(e)) {
             char d[64];
-            go_duration(e->valuestring, d, sizeof d);
+            nw_userdata_go_duration(e->valuestring, d, sizeof d);
             cJSON_SetValuestring(e, d);
         }
     }
@@ -592,17 +577,17 @@ static cJSON *kubelet_config(const nw_ud_opts_t *o)
     return cfg;
 }
 
-static nw_rc_t render_al2023(const nw_ud_opts_t *o, const nw_ud_label_t *l, int nl, out_t *w,
-                             nw_err_t *err)
+nw_rc_t nw_userdata_render_al2023(const nw_ud_opts_t *o, const nw_ud_label_t *l, int nl, out_t *w,
+                                  nw_err_t *err)
 {
     if (!o->cluster_cidr || !*o->cluster_cidr)
         return nw_err_set(err, NW_EINVAL, "settings.clusterCIDR",
                           "settings.clusterCIDR is empty: AL2023's NodeConfig needs the "
                           "cluster's service CIDR");
     parts_t parts = {0};
-    nw_rc_t rc = custom_parts(o->custom, 1, &parts, err);
+    nw_rc_t rc = nw_userdata_custom_parts(o->custom, 1, &parts, err);
     if (rc != NW_OK) {
-        parts_free(&parts);
+        nw_userdata_parts_free(&parts);
         return rc;
     }
     cJSON *nc = nw_json_new_object();
@@ -619,13 +604,13 @@ static nw_rc_t render_al2023(const nw_ud_opts_t *o, const nw_ud_label_t *l, int 
         nw_json_add_string(nw_json_add_object(nw_json_add_object(spec, "instance"), "localStorage"),
                            "strategy", "RAID0");
     cJSON *kub = nw_json_add_object(spec, "kubelet");
-    cJSON *cfg = kubelet_config(o);
+    cJSON *cfg = nw_userdata_kubelet_config(o);
     nw_json_add_item(cfg, "registerWithTaints", taints_json(o));
     nw_json_add_item(kub, "config", cfg);
     if (nl) {
         out_t f = {{0}, NW_OK};
         nw_buf_init(&f.b, UD_MAX);
-        node_label_arg(&f, l, nl);
+        nw_userdata_node_label_arg(&f, l, nl);
         if (f.rc == NW_OK)
             nw_json_push(nw_json_add_array(kub, "flags"), nw_json_new_string(nw_buf_str(&f.b)));
         rc = f.rc;
@@ -643,14 +628,14 @@ static nw_rc_t render_al2023(const nw_ud_opts_t *o, const nw_ud_label_t *l, int 
             rc = NW_ENOMEM;
         else {
             snprintf(content, n, "# Karpenter Generated NodeConfig\n%s", yaml);
-            rc = parts_add_typed(&parts, CT_NODECONFIG, content);
+            rc = nw_userdata_parts_add_typed(&parts, CT_NODECONFIG, content);
             free(content);
         }
     }
     free(yaml);
     if (rc == NW_OK)
-        mime_write(w, &parts);
-    parts_free(&parts);
+        nw_userdata_mime_write(w, &parts);
+    nw_userdata_parts_free(&parts);
     return rc == NW_OK ? NW_OK : nw_err_set(err, rc, "spec.userData", "cannot render NodeConfig");
 }
 
@@ -911,7 +896,7 @@ static nw_rc_t toml_read(const char *ud, toml_t *t, nw_err_t *err)
 /* a TOML basic string */
 static void toml_str(out_t *w, const char *s)
 {
-    put_quoted(w, s);
+    nw_userdata_put_quoted(w, s);
 }
 
 static nw_rc_t toml_set_str(toml_t *t, const char *table, const char *key, const char *value)
@@ -939,7 +924,7 @@ static nw_rc_t toml_map(toml_t *t, const char *table, const cJSON *m, int durati
         char k[300], d[64];
         toml_key(k, sizeof k, e->string);
         if (durations)
-            go_duration(e->valuestring, d, sizeof d);
+            nw_userdata_go_duration(e->valuestring, d, sizeof d);
         rc = toml_set_str(t, table, k, durations ? d : e->valuestring);
     }
     return rc;
@@ -952,8 +937,8 @@ static int cmp_tline(const void *a, const void *b)
     return c ? c : strcmp(x->key, y->key);
 }
 
-static nw_rc_t render_bottlerocket(const nw_ud_opts_t *o, const nw_ud_label_t *l, int nl, out_t *w,
-                                   nw_err_t *err)
+nw_rc_t nw_userdata_render_bottlerocket(const nw_ud_opts_t *o, const nw_ud_label_t *l, int nl,
+                                        out_t *w, nw_err_t *err)
 {
     toml_t t = {0};
     nw_rc_t rc = toml_read(o->custom, &t, err);
@@ -979,11 +964,11 @@ static nw_rc_t render_bottlerocket(const nw_ud_opts_t *o, const nw_ud_label_t *l
         rc = toml_set_str(&t, "settings.kubernetes.node-labels", k, l[i].value);
     }
     int has;
-    int64_t mp = kubelet_int(kub, "maxPods", &has);
+    int64_t mp = nw_userdata_kubelet_int(kub, "maxPods", &has);
     snprintf(num, sizeof num, "%lld", (long long)(has ? mp : o->max_pods));
     if (rc == NW_OK)
         rc = toml_set(&t, K, "max-pods", num);
-    const char *dns = cluster_dns(o);
+    const char *dns = nw_userdata_cluster_dns(o);
     if (rc == NW_OK && dns)
         rc = toml_set_str(&t, K, "cluster-dns-ip", dns);
     if (rc == NW_OK)
@@ -998,15 +983,15 @@ static nw_rc_t render_bottlerocket(const nw_ud_opts_t *o, const nw_ud_label_t *l
     if (rc == NW_OK)
         rc = toml_map(&t, "settings.kubernetes.eviction-soft-grace-period",
                       nw_json_get(kub, "evictionSoftGracePeriod"), 1);
-    int64_t v = kubelet_int(kub, "evictionMaxPodGracePeriod", &has);
+    int64_t v = nw_userdata_kubelet_int(kub, "evictionMaxPodGracePeriod", &has);
     snprintf(num, sizeof num, "%lld", (long long)v);
     if (rc == NW_OK && has)
         rc = toml_set(&t, K, "eviction-max-pod-grace-period", num);
-    v = kubelet_int(kub, "imageGCHighThresholdPercent", &has);
+    v = nw_userdata_kubelet_int(kub, "imageGCHighThresholdPercent", &has);
     snprintf(num, sizeof num, "%lld", (long long)v);
     if (rc == NW_OK && has)
         rc = toml_set_str(&t, K, "image-gc-high-threshold-percent", num);
-    v = kubelet_int(kub, "imageGCLowThresholdPercent", &has);
+    v = nw_userdata_kubelet_int(kub, "imageGCLowThresholdPercent", &has);
     snprintf(num, sizeof num, "%lld", (long long)v);
     if (rc == NW_OK && has)
         rc = toml_set_str(&t, K, "image-gc-low-threshold-percent", num);
@@ -1021,7 +1006,7 @@ static nw_rc_t render_bottlerocket(const nw_ud_opts_t *o, const nw_ud_label_t *l
         out_t a = {{0}, NW_OK};
         nw_buf_init(&a.b, UD_MAX);
         int first = 1;
-        put(&a, "[");
+        nw_userdata_put(&a, "[");
         for (int j = 0; j < o->ntaints; j++) {
             if (strcmp(o->taints[j].key, o->taints[i].key) != 0)
                 continue;
@@ -1032,11 +1017,11 @@ static nw_rc_t render_bottlerocket(const nw_ud_opts_t *o, const nw_ud_label_t *l
             char tv[600];
             snprintf(tv, sizeof tv, "%s:%s", o->taints[j].value ? o->taints[j].value : "",
                      o->taints[j].effect);
-            put(&a, "%s", first ? "" : ", ");
+            nw_userdata_put(&a, "%s", first ? "" : ", ");
             toml_str(&a, tv);
             first = 0;
         }
-        put(&a, "]");
+        nw_userdata_put(&a, "]");
         if (first != -1 && a.rc == NW_OK)
             rc = toml_set(&t, "settings.kubernetes.node-taints", k, nw_buf_str(&a.b));
         else if (a.rc != NW_OK)
@@ -1062,9 +1047,9 @@ static nw_rc_t render_bottlerocket(const nw_ud_opts_t *o, const nw_ud_label_t *l
             if (!cur || strcmp(cur, t.v[i].table) != 0) {
                 cur = t.v[i].table;
                 if (*cur)
-                    put(w, "%s[%s]\n", i ? "\n" : "", cur);
+                    nw_userdata_put(w, "%s[%s]\n", i ? "\n" : "", cur);
             }
-            put(w, "%s = %s\n", t.v[i].key, t.v[i].value);
+            nw_userdata_put(w, "%s = %s\n", t.v[i].key, t.v[i].value);
         }
     } else
         nw_err_set(err, rc, "spec.userData", "out of memory");
@@ -1154,8 +1139,8 @@ static void endpoint_hostport(const char *url, char *out, size_t n)
 
 #define KUBEADM_DIR "/etc/kubernetes/nodewarden"
 
-static nw_rc_t render_kubeadm(const nw_ud_opts_t *o, const nw_ud_label_t *l, int nl, out_t *w,
-                              nw_err_t *err)
+nw_rc_t nw_userdata_render_kubeadm(const nw_ud_opts_t *o, const nw_ud_label_t *l, int nl, out_t *w,
+                                   nw_err_t *err)
 {
     char pin[80];
     nw_rc_t rc = nw_userdata_ca_pin(o->ca_bundle, pin, sizeof pin, err);
@@ -1165,26 +1150,27 @@ static nw_rc_t render_kubeadm(const nw_ud_opts_t *o, const nw_ud_label_t *l, int
         if (!(islower((unsigned char)*p) || isdigit((unsigned char)*p) || *p == '.'))
             return nw_err_set(err, NW_EINVAL, "bootstrap token", "not a kubeadm token");
     parts_t parts = {0};
-    rc = custom_parts(o->custom, 0, &parts, err);
+    rc = nw_userdata_custom_parts(o->custom, 0, &parts, err);
     if (rc != NW_OK) {
-        parts_free(&parts);
+        nw_userdata_parts_free(&parts);
         return rc;
     }
-    cJSON *cfg = kubelet_config(o);
+    cJSON *cfg = nw_userdata_kubelet_config(o);
     cJSON_DeleteItemFromObjectCaseSensitive(cfg, "providerID");
     char *patch = NULL;
     size_t pl = 0;
     rc = nw_yaml_emit(cfg, &patch, &pl, err);
     cJSON_Delete(cfg);
     if (rc != NW_OK) {
-        parts_free(&parts);
+        nw_userdata_parts_free(&parts);
         return rc;
     }
     char ep[512];
     endpoint_hostport(o->endpoint, ep, sizeof ep);
     out_t s = {{0}, NW_OK};
     nw_buf_init(&s.b, UD_MAX);
-    put(&s, "#!/bin/bash\n"
+    nw_userdata_put(
+        &s, "#!/bin/bash\n"
             "# nodewarden's kubeadm bootstrap (EC2NodeClass annotation nodewarden.io/bootstrap: "
             "kubeadm).\n"
             "# The token was minted for this node alone: it expires with the registration "
@@ -1202,51 +1188,52 @@ static nw_rc_t render_kubeadm(const nw_ud_opts_t *o, const nw_ud_label_t *l, int
             "install -d -m 0700 " KUBEADM_DIR "/patches\n"
             "umask 077\n"
             "cat > " KUBEADM_DIR "/patches/kubeletconfiguration+merge.yaml <<'NWEOF'\n");
-    put(&s, "%s%sNWEOF\n", patch, pl && patch[pl - 1] == '\n' ? "" : "\n");
-    put(&s,
-        "cat > " KUBEADM_DIR "/join.yaml <<NWEOF\n"
-        "apiVersion: kubeadm.k8s.io/%s\n"
-        "kind: JoinConfiguration\n"
-        "discovery:\n"
-        "  bootstrapToken:\n"
-        "    apiServerEndpoint: \"%s\"\n"
-        "    token: \"%s\"\n"
-        "    caCertHashes:\n"
-        "      - \"%s\"\n"
-        "nodeRegistration:\n"
-        "  kubeletExtraArgs:\n",
-        o->kubeadm_v1beta4 ? "v1beta4" : "v1beta3", ep, o->kubeadm_token, pin);
+    nw_userdata_put(&s, "%s%sNWEOF\n", patch, pl && patch[pl - 1] == '\n' ? "" : "\n");
+    nw_userdata_put(&s,
+                    "cat > " KUBEADM_DIR "/join.yaml <<NWEOF\n"
+                    "apiVersion: kubeadm.k8s.io/%s\n"
+                    "kind: JoinConfiguration\n"
+                    "discovery:\n"
+                    "  bootstrapToken:\n"
+                    "    apiServerEndpoint: \"%s\"\n"
+                    "    token: \"%s\"\n"
+                    "    caCertHashes:\n"
+                    "      - \"%s\"\n"
+                    "nodeRegistration:\n"
+                    "  kubeletExtraArgs:\n",
+                    o->kubeadm_v1beta4 ? "v1beta4" : "v1beta3", ep, o->kubeadm_token, pin);
     /* v1beta3: a map of flag to value; v1beta4: a list of {name, value} */
     const char *ind = o->kubeadm_v1beta4 ? "    - name: " : "    ";
     const char *sep = o->kubeadm_v1beta4 ? "\n      value: \"" : ": \"";
-    put(&s, "%sprovider-id%saws:///${ZONE}/${INSTANCE_ID}\"\n", ind, sep);
-    if (ipv6_node(o)) /* the kubelet's node address: its IPv6 one (the default is IPv4) */
-        put(&s, "%snode-ip%s::\"\n", ind, sep);
+    nw_userdata_put(&s, "%sprovider-id%saws:///${ZONE}/${INSTANCE_ID}\"\n", ind, sep);
+    if (nw_userdata_ipv6_node(
+            o)) /* the kubelet's node address: its IPv6 one (the default is IPv4) */
+        nw_userdata_put(&s, "%snode-ip%s::\"\n", ind, sep);
     if (nl) {
-        put(&s, "%snode-labels%s", ind, sep);
+        nw_userdata_put(&s, "%snode-labels%s", ind, sep);
         for (int i = 0; i < nl; i++)
-            put(&s, "%s%s=%s", i ? "," : "", l[i].key, l[i].value);
-        put(&s, "\"\n");
+            nw_userdata_put(&s, "%s%s=%s", i ? "," : "", l[i].key, l[i].value);
+        nw_userdata_put(&s, "\"\n");
     }
-    put(&s, "  taints:%s\n", o->ntaints ? "" : " []");
+    nw_userdata_put(&s, "  taints:%s\n", o->ntaints ? "" : " []");
     for (int i = 0; i < o->ntaints; i++) {
-        put(&s, "    - key: \"%s\"\n", o->taints[i].key);
+        nw_userdata_put(&s, "    - key: \"%s\"\n", o->taints[i].key);
         if (o->taints[i].value && *o->taints[i].value)
-            put(&s, "      value: \"%s\"\n", o->taints[i].value);
-        put(&s, "      effect: \"%s\"\n", o->taints[i].effect);
+            nw_userdata_put(&s, "      value: \"%s\"\n", o->taints[i].value);
+        nw_userdata_put(&s, "      effect: \"%s\"\n", o->taints[i].effect);
     }
-    put(&s, "patches:\n"
-            "  directory: " KUBEADM_DIR "/patches\n"
-            "NWEOF\n"
-            "kubeadm join --config " KUBEADM_DIR "/join.yaml\n");
+    nw_userdata_put(&s, "patches:\n"
+                        "  directory: " KUBEADM_DIR "/patches\n"
+                        "NWEOF\n"
+                        "kubeadm join --config " KUBEADM_DIR "/join.yaml\n");
     free(patch);
     if (s.rc == NW_OK)
-        s.rc = parts_add_typed(&parts, CT_SHELL, nw_buf_str(&s.b));
+        s.rc = nw_userdata_parts_add_typed(&parts, CT_SHELL, nw_buf_str(&s.b));
     rc = s.rc;
     nw_buf_cleanup(&s.b);
     if (rc == NW_OK)
-        mime_write(w, &parts);
-    parts_free(&parts);
+        nw_userdata_mime_write(w, &parts);
+    nw_userdata_parts_free(&parts);
     return rc == NW_OK ? NW_OK : nw_err_set(err, rc, "spec.userData", "userData too large");
 }
 
@@ -1274,10 +1261,10 @@ nw_rc_t nw_userdata_render(const nw_ud_opts_t *o, char **out, nw_err_t *err)
         return nw_err_set(err, NW_ENOMEM, "spec.userData", "out of memory");
     out_t w = {{0}, NW_OK};
     nw_buf_init(&w.b, UD_MAX);
-    nw_rc_t rc = o->kubeadm_token             ? render_kubeadm(o, l, nl, &w, err)
-                 : o->family == NW_AMI_AL2    ? render_al2(o, l, nl, &w, err)
-                 : o->family == NW_AMI_AL2023 ? render_al2023(o, l, nl, &w, err)
-                                              : render_bottlerocket(o, l, nl, &w, err);
+    nw_rc_t rc = o->kubeadm_token             ? nw_userdata_render_kubeadm(o, l, nl, &w, err)
+                 : o->family == NW_AMI_AL2    ? nw_userdata_render_al2(o, l, nl, &w, err)
+                 : o->family == NW_AMI_AL2023 ? nw_userdata_render_al2023(o, l, nl, &w, err)
+                                              : nw_userdata_render_bottlerocket(o, l, nl, &w, err);
     free(l);
     if (rc == NW_OK && w.rc != NW_OK)
         rc = nw_err_set(err, w.rc, "spec.userData", "userData larger than %d bytes", UD_MAX);
