@@ -1,8 +1,11 @@
 /*
- * scaler/aws/userdata_int.h — what the parts of the userData renderer share
- * (scaler/aws/userdata.h is its public face): the output buffer, the user's MIME parts, the
- * kubelet settings every family writes, and each family's renderer. Not for use outside the
- * renderer.
+ * scaler/aws/userdata_int.h — what the files of the userData renderer share
+ * (scaler/aws/userdata.h is their public face): the output buffer, the user's MIME parts, the
+ * kubelet settings every family writes, and each family's renderer. Only for userdata.c (the
+ * entry, nw_userdata_render), the renderers userdata_al2.c, userdata_al2023.c,
+ * userdata_bottlerocket.c and userdata_kubeadm.c, userdata_mime.c (the user's MIME parts) and
+ * userdata_common.c (the output buffer, the kubelet settings): a file calls only files after
+ * it in this list (tools/check_layers.py fails on a link cycle).
  */
 #ifndef NW_SCALER_AWS_USERDATA_INT_H
 #define NW_SCALER_AWS_USERDATA_INT_H
@@ -36,7 +39,7 @@ typedef struct {
     int n;
 } parts_t;
 
-/* ---- the output buffer, the kubelet settings ------------------------------------------- */
+/* ---- userdata_common.c: the output buffer, the kubelet settings ------------------------------ */
 
 /** printf into o (nothing once o failed). */
 void nw_userdata_put(out_t *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -56,7 +59,7 @@ int nw_userdata_ipv6_node(const nw_ud_opts_t *o);
 /** spec.kubelet as KubeletConfiguration fields (new object, the caller deletes it). */
 cJSON *nw_userdata_kubelet_config(const nw_ud_opts_t *o);
 
-/* ---- the user's MIME parts --------------------------------------------------------------- */
+/* ---- userdata_mime.c: the user's MIME parts -------------------------------------------------- */
 
 void nw_userdata_parts_free(parts_t *p);
 /** Append a part of Content-Type ctype. */
@@ -66,7 +69,7 @@ void nw_userdata_mime_write(out_t *w, const parts_t *p);
 /** The user's userData ud (NULL/"": none) as parts appended to out. */
 nw_rc_t nw_userdata_custom_parts(const char *ud, int al2023, parts_t *out, nw_err_t *err);
 
-/* ---- the families: the userData of o with the nl labels l a kubelet may set, into w ------ */
+/* ---- userdata_<family>.c: the userData of o with the nl labels l a kubelet may set, into w --- */
 
 nw_rc_t nw_userdata_render_al2(const nw_ud_opts_t *o, const nw_ud_label_t *l, int nl, out_t *w,
                                nw_err_t *err);
