@@ -142,6 +142,42 @@ fail:
     return rc;
 }
 
+bool nw_taints_parse_decimal(const char *s, int64_t *out)
+{
+    size_t i = 0;
+    int neg = 0;
+    if (s[0] == '-') {
+        neg = 1;
+        i = 1;
+    }
+    if (s[i] == '\0')
+        return false;
+    if (s[i] == '0') {
+        if (i == 0 && s[1] == '\0') {
+            *out = 0;
+            return true;
+        }
+        return false; /* leading zero or "-0" */
+    }
+    /* accumulate negatively so INT64_MIN fits */
+    int64_t v = 0;
+    for (; s[i]; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return false;
+        int d = s[i] - '0';
+        if (v < (INT64_MIN + d) / 10)
+            return false;
+        v = v * 10 - d;
+    }
+    if (!neg) {
+        if (v == INT64_MIN)
+            return false;
+        v = -v;
+    }
+    *out = v;
+    return true;
+}
+
 bool nw_toleration_tolerates(const nw_toleration_t *tol, const nw_taint_t *taint)
 {
     if (tol->effect != NW_TAINT_EFFECT_ANY && tol->effect != taint->effect)
@@ -171,4 +207,24 @@ bool nw_tolerations_tolerate(const nw_tolerations_t *tols, const nw_taint_t *tai
         if (nw_toleration_tolerates(&tols->v[i], taint))
             return true;
     return false;
+}
+
+const nw_taint_t *nw_taints_first_untolerated(const nw_taints_t *taints,
+                                              const nw_tolerations_t *tols, nw_taints_mode_t mode)
+{
+    for (size_t i = 0; taints && i < taints->n; i++) {
+        const nw_taint_t *t = &taints->v[i];
+        if (mode == NW_TAINTS_SCHEDULING && t->effect != NW_TAINT_NO_SCHEDULE &&
+            t->effect != NW_TAINT_NO_EXECUTE)
+            continue;
+        if (!nw_tolerations_tolerate(tols, t))
+            return t;
+    }
+    return NULL;
+}
+
+bool nw_taints_tolerated(const nw_taints_t *taints, const nw_tolerations_t *tols,
+                         nw_taints_mode_t mode)
+{
+    return nw_taints_first_untolerated(taints, tols, mode) == NULL;
 }

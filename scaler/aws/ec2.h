@@ -141,7 +141,7 @@ nw_rc_t nw_ec2_describe_images(nw_ec2_t *c, const nw_ec2_filter_t *f, int nf,
 nw_rc_t nw_ec2_describe_launch_templates(nw_ec2_t *c, const char *const *names, int nnames,
                                          const nw_ec2_filter_t *f, int nf, nw_ec2_lts_t *out,
                                          nw_ec2_error_t *ae, nw_err_t *err);
-/** p holds a complete CreateLaunchTemplate request (see launch.c). */
+/** p holds a complete CreateLaunchTemplate request (see launchtemplate.c). */
 /** DescribePlacementGroups of the available group with this id (or, id NULL/"", this
  * name): out gets it, or nothing (NW_OK) when there is none. */
 nw_rc_t nw_ec2_describe_placement_group(nw_ec2_t *c, const char *id, const char *name,

@@ -64,6 +64,13 @@
  * Thread: nw_launcher_plan, _settle, _launch, _terminate's callers serialise (one thread
  * or the cloud's lock); nw_launcher_fleet, _terminate and _list may run on any thread
  * at the same time (they touch only the EC2 client, which is thread-safe).
+ *
+ * Files: launch.c (nw_launcher_new, _set_bootstrap, _free, _launch); fleet.c (_plan, _fleet,
+ * _settle, _plan_free: one CreateFleet try); launchtemplate.c (_userdata, _template_name,
+ * _template_params, _delete_templates: tags, launch templates and their userData);
+ * offerings.c (the candidate offerings and subnets); capreservation.c (_cr_available:
+ * capacity reservations); instance.c (_find_partition, _terminate, _list). What they share
+ * is in launch_int.h.
  */
 #ifndef NW_SCALER_AWS_LAUNCH_H
 #define NW_SCALER_AWS_LAUNCH_H
@@ -175,12 +182,12 @@ nw_rc_t nw_launcher_plan(nw_launcher_t *l, const nw_launch_req_t *req, int attem
 nw_rc_t nw_launcher_fleet(nw_launcher_t *l, nw_launch_plan_t *pl, nw_ec2_error_t *ae);
 /** Step 3: the outcome of step 2 into out (which the caller zeroed before step 1);
  * *again = 1 when the templates were missing and try 1 should be planned. */
+nw_rc_t nw_launcher_settle(nw_launcher_t *l, nw_launch_plan_t *pl, nw_launch_result_t *out,
+                           int *again, nw_ec2_error_t *ae, nw_err_t *err);
 /** A launch into a partition placement group that did not ask for a partition: the
  * partition EC2 chose, from DescribeInstances (Karpenter's placement-group registration
  * hook); out->pg_partition stays "" when it cannot be read. Any thread. */
 void nw_launcher_find_partition(nw_launcher_t *l, nw_launch_result_t *out);
-nw_rc_t nw_launcher_settle(nw_launcher_t *l, nw_launch_plan_t *pl, nw_launch_result_t *out,
-                           int *again, nw_ec2_error_t *ae, nw_err_t *err);
 void nw_launcher_plan_free(nw_launch_plan_t *pl);
 
 /** Delete every launch template of this cluster tagged with the node class
@@ -197,7 +204,8 @@ int64_t nw_launcher_cr_available(const nw_launcher_t *l, const char *id, int64_t
 /** Terminate by instance id or providerID; idempotent (gone = done). */
 nw_rc_t nw_launcher_terminate(nw_launcher_t *l, const char *id_or_provider_id, nw_err_t *err);
 
-/** Instances of this cluster (tag filters of §1.12, states pending..stopped). */
+/** Instances of this cluster (instance.go List's filters: tag-keys karpenter.sh/nodepool and
+ * karpenter.k8s.aws/ec2nodeclass, tag:eks:eks-cluster-name; states pending..stopped). */
 nw_rc_t nw_launcher_list(nw_launcher_t *l, nw_ec2_instances_t *out, nw_err_t *err);
 
 /** The userData a launch template of this request carries for capacity type ct and types

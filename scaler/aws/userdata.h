@@ -31,6 +31,11 @@
  * `kubeadm join --config` and removes the files holding the token.
  *
  * Pure: no I/O. Ownership: *out is malloc'd. Thread: any.
+ *
+ * Files: userdata.c (nw_userdata_render, nw_userdata_label_restricted); one per family,
+ * userdata_al2.c, userdata_al2023.c, userdata_bottlerocket.c and userdata_kubeadm.c
+ * (nw_userdata_ca_pin); userdata_mime.c (the user's MIME parts) and userdata_common.c (the
+ * output buffer, the kubelet settings) serve them. What they share is in userdata_int.h.
  */
 #ifndef NW_SCALER_AWS_USERDATA_H
 #define NW_SCALER_AWS_USERDATA_H

@@ -162,7 +162,7 @@ nw_rc_t nw_sv_finalize(ctx_t *c, claim_t *cl, nw_sched_claim_t *out)
         rc = nw_reqs_add(&out->reqs, NW_LABEL_INSTANCE_TYPE, NW_REQ_IN, names, (size_t)n,
                          old ? old->min_values : 0, NULL);
         /* a pool that allows reserved capacity: the launch tries the node class's
-         * capacity reservations first (scaler/aws/launch.c), then this offering's type */
+         * capacity reservations first (scaler/aws/fleet.c), then this offering's type */
         const char *cts[2];
         size_t nc = 0;
         const nw_sched_offering_t *ro = n ? &s->itypes[rk[0].t].t.offerings[rk[0].offer] : NULL;
