@@ -5,11 +5,7 @@
 #include <strings.h>
 
 #include "api/ec2nodeclass.h"
-
-static const cJSON *get(const cJSON *o, const char *k)
-{
-    return cJSON_GetObjectItemCaseSensitive(o, k);
-}
+#include "common/json.h"
 
 /* the family the class runs: spec.amiFamily, else its first alias's family */
 static const char *family(const cJSON *spec, const char **alias)
@@ -24,13 +20,13 @@ static const char *family(const cJSON *spec, const char **alias)
                {"windows2025@", "Windows2025"}};
     *alias = NULL;
     const cJSON *t;
-    cJSON_ArrayForEach(t, get(spec, "amiSelectorTerms"))
+    cJSON_ArrayForEach(t, nw_json_get(spec, "amiSelectorTerms"))
     {
-        const char *a = cJSON_GetStringValue(get(t, "alias"));
+        const char *a = cJSON_GetStringValue(nw_json_get(t, "alias"));
         if (a && !*alias)
             *alias = a;
     }
-    const char *f = cJSON_GetStringValue(get(spec, "amiFamily"));
+    const char *f = cJSON_GetStringValue(nw_json_get(spec, "amiFamily"));
     if (f)
         return f;
     for (size_t i = 0; *alias && i < sizeof fam / sizeof fam[0]; i++)
@@ -41,7 +37,7 @@ static const char *family(const cJSON *spec, const char **alias)
 
 void nw_ec2nodeclass_warnings(const cJSON *obj, nw_admit_result_t *res)
 {
-    const cJSON *spec = get(obj, "spec");
+    const cJSON *spec = nw_json_get(obj, "spec");
     if (!res || !cJSON_IsObject(spec))
         return;
     const char *alias = NULL, *fam = family(spec, &alias);
@@ -51,10 +47,10 @@ void nw_ec2nodeclass_warnings(const cJSON *obj, nw_admit_result_t *res)
         strcmp(fam, "AL2") == 0 || strcmp(fam, "AL2023") == 0 || strcmp(fam, "Bottlerocket") == 0;
     int windows = strncmp(fam, "Windows", 7) == 0;
     const char *boot = cJSON_GetStringValue(
-        get(get(get(obj, "metadata"), "annotations"), "nodewarden.io/bootstrap"));
+        nw_json_get(nw_json_get(nw_json_get(obj, "metadata"), "annotations"), "nodewarden.io/bootstrap"));
     int kubeadm = boot && strcmp(boot, "kubeadm") == 0 && !generated;
-    const cJSON *kub = get(spec, "kubelet");
-    const char *ud = cJSON_GetStringValue(get(spec, "userData"));
+    const cJSON *kub = nw_json_get(spec, "kubelet");
+    const char *ud = cJSON_GetStringValue(nw_json_get(spec, "userData"));
 
     if (boot && strcmp(boot, "kubeadm") != 0)
         nw_admit_warn(res,
@@ -90,7 +86,7 @@ void nw_ec2nodeclass_warnings(const cJSON *obj, nw_admit_result_t *res)
         static const char *const ignored[] = {"podsPerCore", "evictionSoft",
                                               "evictionSoftGracePeriod"};
         for (size_t i = 0; i < 3; i++)
-            if (get(kub, ignored[i]))
+            if (nw_json_get(kub, ignored[i]))
                 nw_admit_warn(res,
                               "spec.kubelet.%s: Bottlerocket does not support it; it is ignored "
                               "(Karpenter's Bottlerocket feature flags)",
@@ -102,6 +98,6 @@ void nw_ec2nodeclass_warnings(const cJSON *obj, nw_admit_result_t *res)
                       "amiFamily Custom nodewarden generates no bootstrap for it: your userData "
                       "must join the node",
                       alias);
-    if (windows && get(spec, "instanceStorePolicy"))
+    if (windows && nw_json_get(spec, "instanceStorePolicy"))
         nw_admit_warn(res, "spec.instanceStorePolicy: no effect with amiFamily %s", fam);
 }

@@ -60,9 +60,9 @@ static nw_rc_t fleet_params(nw_launcher_t *l, const nw_launch_req_t *r, nw_launc
                  : nw_ec2_param(p, "OnDemandOptions.AllocationStrategy", "lowest-price");
     /* no Context when the NodeClaim's minValues were relaxed (aws/karpenter-provider-aws
      * pkg/providers/instance/instance.go launchInstance) */
-    const char *ctx = nw_launcher_jstr(nw_launcher_jget(r->nodeclass, "spec"), "context");
+    const char *ctx = nw_json_str(nw_json_get(r->nodeclass, "spec"), "context");
     const char *relaxed =
-        nw_launcher_jstr(nw_launcher_jget(nw_launcher_jget(r->claim, "metadata"), "annotations"),
+        nw_json_str(nw_json_get(nw_json_get(r->claim, "metadata"), "annotations"),
                          "karpenter.sh/nodeclaim-min-values-relaxed");
     if (relaxed && strcmp(relaxed, "true") == 0)
         ctx = NULL;

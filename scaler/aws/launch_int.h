@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "scaler/aws/launch.h"
+#include "common/json.h"
 
 #define COMP "aws.launch"
 #define MAX_TAGS 64
@@ -101,10 +102,6 @@ struct nw_launch_plan {
 
 /* ---- launchtemplate.c: tags, launch templates and their bootstrap ---------------------------- */
 
-/** cJSON_GetObjectItemCaseSensitive (NULL o: NULL). */
-const cJSON *nw_launcher_jget(const cJSON *o, const char *k);
-/** The string member k of o; NULL when it is absent or not a string. */
-const char *nw_launcher_jstr(const cJSON *o, const char *k);
 /** spec.tags then the cluster tags (which win) into t (MAX_TAGS of them); with_claim adds
  * karpenter.sh/nodeclaim and Name. Returns the count. */
 int nw_launcher_tags_build(const nw_launcher_t *l, const nw_launch_req_t *r, int with_claim,

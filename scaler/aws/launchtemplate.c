@@ -24,17 +24,6 @@
 #include "scaler/aws/userdata.h"
 #include "scaler/cloud/kubelet.h"
 
-const cJSON *nw_launcher_jget(const cJSON *o, const char *k)
-{
-    return cJSON_GetObjectItemCaseSensitive(o, k);
-}
-
-const char *nw_launcher_jstr(const cJSON *o, const char *k)
-{
-    const cJSON *v = nw_launcher_jget(o, k);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
 /* ---- tags ----------------------------------------------------------------------------- */
 
 static int add_tag(nw_ec2_tag_t *t, int n, const char *k, const char *v)
@@ -56,7 +45,7 @@ int nw_launcher_tags_build(const nw_launcher_t *l, const nw_launch_req_t *r, int
                            nw_ec2_tag_t *t)
 {
     int n = 0;
-    const cJSON *it, *tags = nw_launcher_jget(nw_launcher_jget(r->nodeclass, "spec"), "tags");
+    const cJSON *it, *tags = nw_json_get(nw_json_get(r->nodeclass, "spec"), "tags");
     cJSON_ArrayForEach(it, tags)
     {
         if (cJSON_IsString(it))
@@ -119,15 +108,15 @@ int nw_launcher_claim_partition(const nw_launch_req_t *r)
     if (!r->resolved || strcmp(r->resolved->pg_strategy, "partition") != 0)
         return 0;
     const cJSON *q;
-    cJSON_ArrayForEach(q, nw_launcher_jget(nw_launcher_jget(r->claim, "spec"), "requirements"))
+    cJSON_ArrayForEach(q, nw_json_get(nw_json_get(r->claim, "spec"), "requirements"))
     {
-        const char *key = nw_launcher_jstr(q, "key"), *op = nw_launcher_jstr(q, "operator");
+        const char *key = nw_json_str(q, "key"), *op = nw_json_str(q, "operator");
         if (!key || !op || strcmp(key, LABEL_PG_PARTITION) != 0 || strcmp(op, "In") != 0)
             continue;
         const char *v[64];
         int n = 0;
         const cJSON *it;
-        cJSON_ArrayForEach(it, nw_launcher_jget(q, "values"))
+        cJSON_ArrayForEach(it, nw_json_get(q, "values"))
         {
             if (cJSON_IsString(it) && n < 64)
                 v[n++] = it->valuestring;
@@ -222,11 +211,11 @@ static int taint_listed(const nw_ud_taint_t *t, int n, const char *key, const ch
 nw_rc_t nw_launcher_userdata(nw_launcher_t *l, const nw_launch_req_t *r, const char *ct,
                              int64_t pods, char **out, nw_err_t *err)
 {
-    const cJSON *spec = nw_launcher_jget(r->nodeclass, "spec");
+    const cJSON *spec = nw_json_get(r->nodeclass, "spec");
     nw_ud_opts_t o;
     memset(&o, 0, sizeof o);
     o.family = nw_kubelet_ami_family(r->nodeclass);
-    o.custom = nw_launcher_jstr(spec, "userData");
+    o.custom = nw_json_str(spec, "userData");
     if (nw_launcher_kubeadm(r)) {
         o.kubeadm_token = r->bootstrap_token;
         o.kubeadm_v1beta4 = kubeadm_v1beta4(l);
@@ -240,17 +229,17 @@ nw_rc_t nw_launcher_userdata(nw_launcher_t *l, const nw_launch_req_t *r, const c
     o.endpoint = l->endpoint ? l->endpoint : "";
     o.ca_bundle = l->ca_bundle ? l->ca_bundle : "";
     o.cluster_cidr = l->cidr ? l->cidr : "";
-    o.kubelet = nw_launcher_jget(spec, "kubelet");
+    o.kubelet = nw_json_get(spec, "kubelet");
     o.kube_dns = kube_dns_ip(l);
     o.max_pods = pods;
-    const char *isp = nw_launcher_jstr(spec, "instanceStorePolicy");
+    const char *isp = nw_json_str(spec, "instanceStorePolicy");
     o.raid0 = isp && strcmp(isp, "RAID0") == 0;
     /* labels: the NodeClaim's, the capacity type, do-not-sync-taints (CreateAMIOptions,
      * InjectDoNotSyncTaintsLabel) */
     nw_ud_label_t lab[UD_MAX_LABELS] = {{0}};
     int nl = 0;
     const cJSON *it;
-    cJSON_ArrayForEach(it, nw_launcher_jget(nw_launcher_jget(r->claim, "metadata"), "labels"))
+    cJSON_ArrayForEach(it, nw_json_get(nw_json_get(r->claim, "metadata"), "labels"))
     {
         if (cJSON_IsString(it) && nl < UD_MAX_LABELS - 2 &&
             strcmp(it->string, "karpenter.sh/capacity-type") != 0 &&
@@ -266,10 +255,10 @@ nw_rc_t nw_launcher_userdata(nw_launcher_t *l, const nw_launch_req_t *r, const c
     int nt = 0;
     const char *lists[] = {"taints", "startupTaints"};
     for (int k = 0; k < 2; k++)
-        cJSON_ArrayForEach(it, nw_launcher_jget(nw_launcher_jget(r->claim, "spec"), lists[k]))
+        cJSON_ArrayForEach(it, nw_json_get(nw_json_get(r->claim, "spec"), lists[k]))
         {
-            const char *key = nw_launcher_jstr(it, "key"), *eff = nw_launcher_jstr(it, "effect");
-            const char *val = nw_launcher_jstr(it, "value");
+            const char *key = nw_json_str(it, "key"), *eff = nw_json_str(it, "effect");
+            const char *val = nw_json_str(it, "value");
             if (key && eff && nt < UD_MAX_TAINTS - 1 &&
                 !taint_listed(tn, nt, key, val ? val : "", eff))
                 tn[nt++] = (nw_ud_taint_t){key, val ? val : "", eff};
@@ -297,7 +286,7 @@ static void template_name(nw_launcher_t *l, const nw_launch_req_t *r, const char
                           const char *ct, const char *userdata, int efa, char *out, size_t len)
 {
     /* everything that goes into the template data, hashed */
-    const cJSON *spec = nw_launcher_jget(r->nodeclass, "spec");
+    const cJSON *spec = nw_json_get(r->nodeclass, "spec");
     cJSON *k = nw_json_new_array();
     nw_json_push(k, nw_json_new_string(l->cluster));
     nw_json_push(k, nw_json_new_string(r->resolved->name));
@@ -309,7 +298,7 @@ static void template_name(nw_launcher_t *l, const nw_launch_req_t *r, const char
         "networkInterfaces", "associatePublicIPAddress", "ipPrefixCount", "connectionTracking",
         "cpuOptions"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-        const cJSON *v = nw_launcher_jget(spec, keys[i]);
+        const cJSON *v = nw_json_get(spec, keys[i]);
         nw_json_push(k, v ? nw_json_dup(v) : nw_json_new_null());
     }
     for (size_t i = 0; i < r->resolved->nsgs; i++)
@@ -342,18 +331,18 @@ static void template_name(nw_launcher_t *l, const nw_launch_req_t *r, const char
 static nw_rc_t lt_bdms(const nw_launch_req_t *r, nw_ec2_params_t *p, nw_err_t *err)
 {
     const cJSON *bdms =
-                    nw_launcher_jget(nw_launcher_jget(r->nodeclass, "spec"), "blockDeviceMappings"),
+                    nw_json_get(nw_json_get(r->nodeclass, "spec"), "blockDeviceMappings"),
                 *b;
     nw_rc_t rc = NW_OK;
     int nb = 0;
     cJSON_ArrayForEach(b, bdms)
     {
         nb++;
-        const char *dev = nw_launcher_jstr(b, "deviceName");
-        const cJSON *ebs = nw_launcher_jget(b, "ebs");
+        const char *dev = nw_json_str(b, "deviceName");
+        const cJSON *ebs = nw_json_get(b, "ebs");
         if (dev && rc == NW_OK)
             rc = nw_ec2_paramf(p, dev, "LaunchTemplateData.BlockDeviceMapping.%d.DeviceName", nb);
-        const char *vs = nw_launcher_jstr(ebs, "volumeSize");
+        const char *vs = nw_json_str(ebs, "volumeSize");
         if (vs && rc == NW_OK) {
             long gib = volume_gib(vs);
             if (gib <= 0)
@@ -368,7 +357,7 @@ static nw_rc_t lt_bdms(const nw_launch_req_t *r, nw_ec2_params_t *p, nw_err_t *e
         } str[] = {
             {"volumeType", "VolumeType"}, {"kmsKeyID", "KmsKeyId"}, {"snapshotID", "SnapshotId"}};
         for (size_t i = 0; i < 3 && rc == NW_OK; i++) {
-            const char *v = nw_launcher_jstr(ebs, str[i].json);
+            const char *v = nw_json_str(ebs, str[i].json);
             if (v)
                 rc = nw_ec2_paramf(p, v, "LaunchTemplateData.BlockDeviceMapping.%d.Ebs.%s", nb,
                                    str[i].ec2);
@@ -379,7 +368,7 @@ static nw_rc_t lt_bdms(const nw_launch_req_t *r, nw_ec2_params_t *p, nw_err_t *e
                    {"throughput", "Throughput"},
                    {"volumeInitializationRate", "VolumeInitializationRate"}};
         for (size_t i = 0; i < 3 && rc == NW_OK; i++) {
-            const cJSON *v = nw_launcher_jget(ebs, num[i].json);
+            const cJSON *v = nw_json_get(ebs, num[i].json);
             if (cJSON_IsNumber(v) && v->valuedouble != 0) {
                 char s[32];
                 snprintf(s, sizeof s, "%lld", (long long)v->valuedouble);
@@ -391,7 +380,7 @@ static nw_rc_t lt_bdms(const nw_launch_req_t *r, nw_ec2_params_t *p, nw_err_t *e
             const char *json, *ec2;
         } bl[] = {{"encrypted", "Encrypted"}, {"deleteOnTermination", "DeleteOnTermination"}};
         for (size_t i = 0; i < 2 && rc == NW_OK; i++) {
-            const cJSON *v = nw_launcher_jget(ebs, bl[i].json);
+            const cJSON *v = nw_json_get(ebs, bl[i].json);
             if (cJSON_IsBool(v))
                 rc =
                     nw_ec2_paramf(p, cJSON_IsTrue(v) ? "true" : "false",
@@ -430,10 +419,10 @@ static nw_rc_t lt_bdms(const nw_launch_req_t *r, nw_ec2_params_t *p, nw_err_t *e
 static nw_rc_t lt_ni(const nw_launch_req_t *r, nw_ec2_params_t *p, int n, int card, int dev,
                      const char *type, int full, int v6)
 {
-    const cJSON *spec = nw_launcher_jget(r->nodeclass, "spec");
-    const cJSON *pub = nw_launcher_jget(spec, "associatePublicIPAddress"),
-                *ipp = nw_launcher_jget(spec, "ipPrefixCount");
-    const cJSON *ct = nw_launcher_jget(spec, "connectionTracking");
+    const cJSON *spec = nw_json_get(r->nodeclass, "spec");
+    const cJSON *pub = nw_json_get(spec, "associatePublicIPAddress"),
+                *ipp = nw_json_get(spec, "ipPrefixCount");
+    const cJSON *ct = nw_json_get(spec, "connectionTracking");
     char v[32];
     nw_rc_t rc = NW_OK;
 #define NI(field, val)                                                                             \
@@ -471,7 +460,7 @@ static nw_rc_t lt_ni(const nw_launch_req_t *r, nw_ec2_params_t *p, int n, int ca
                {"udpStreamTimeout", "UdpStreamTimeout"},
                {"udpTimeout", "UdpTimeout"}};
     for (size_t i = 0; full && i < 3 && rc == NW_OK; i++) {
-        const cJSON *t = nw_launcher_jget(ct, cts[i].json);
+        const cJSON *t = nw_json_get(ct, cts[i].json);
         if (cJSON_IsNumber(t)) {
             snprintf(v, sizeof v, "%d", (int)t->valuedouble);
             rc = nw_ec2_paramf(p, v,
@@ -487,15 +476,15 @@ static nw_rc_t lt_ni(const nw_launch_req_t *r, nw_ec2_params_t *p, int n, int ca
 static nw_rc_t lt_nis(const nw_launch_req_t *r, int efa, int v6, nw_ec2_params_t *p)
 {
     const cJSON *nis =
-                    nw_launcher_jget(nw_launcher_jget(r->nodeclass, "spec"), "networkInterfaces"),
+                    nw_json_get(nw_json_get(r->nodeclass, "spec"), "networkInterfaces"),
                 *ni;
     nw_rc_t rc = NW_OK;
     int n = 0;
     cJSON_ArrayForEach(ni, nis)
     {
-        const char *type = nw_launcher_jstr(ni, "interfaceType");
-        const cJSON *card = nw_launcher_jget(ni, "networkCardIndex"),
-                    *dev = nw_launcher_jget(ni, "deviceIndex");
+        const char *type = nw_json_str(ni, "interfaceType");
+        const cJSON *card = nw_json_get(ni, "networkCardIndex"),
+                    *dev = nw_json_get(ni, "deviceIndex");
         if (rc == NW_OK)
             rc = lt_ni(r, p, ++n, cJSON_IsNumber(card) ? (int)card->valuedouble : 0,
                        cJSON_IsNumber(dev) ? (int)dev->valuedouble : 0, type ? type : "interface",
@@ -515,7 +504,7 @@ static nw_rc_t lt_params(nw_launcher_t *l, const nw_launch_req_t *r, const char 
                          const char *ami_id, const char *ud, int efa, nw_ec2_params_t *p,
                          nw_err_t *err)
 {
-    const cJSON *spec = nw_launcher_jget(r->nodeclass, "spec");
+    const cJSON *spec = nw_json_get(r->nodeclass, "spec");
     nw_rc_t rc = nw_ec2_param(p, "LaunchTemplateName", name);
     /* idempotent: the template's hash (its name) and how often templates were recreated */
     char lt_tok[NW_CLOUD_TOKEN_MAX + 1];
@@ -541,9 +530,9 @@ static nw_rc_t lt_params(nw_launcher_t *l, const nw_launch_req_t *r, const char 
     /* status.instanceProfile as resolved (made for spec.role: scaler/aws/iam.h), else the
      * spec's; without IAM, the role's name as of old */
     const char *prof = r->resolved->instance_profile[0] ? r->resolved->instance_profile
-                                                        : nw_launcher_jstr(spec, "instanceProfile");
+                                                        : nw_json_str(spec, "instanceProfile");
     if (!prof)
-        prof = nw_launcher_jstr(spec, "role");
+        prof = nw_json_str(spec, "role");
     if (prof)
         LTD("IamInstanceProfile.Name", prof);
     if (rc == NW_OK)
@@ -551,11 +540,11 @@ static nw_rc_t lt_params(nw_launcher_t *l, const nw_launch_req_t *r, const char 
     if (rc == NW_OK && (rc = lt_bdms(r, p, err)) == NW_EINVAL)
         return rc;
     /* metadata options, each field defaulted */
-    const cJSON *mo = nw_launcher_jget(spec, "metadataOptions");
-    const char *ep = nw_launcher_jstr(mo, "httpEndpoint"),
-               *v6 = nw_launcher_jstr(mo, "httpProtocolIPv6");
-    const char *tok = nw_launcher_jstr(mo, "httpTokens");
-    const cJSON *hop = nw_launcher_jget(mo, "httpPutResponseHopLimit");
+    const cJSON *mo = nw_json_get(spec, "metadataOptions");
+    const char *ep = nw_json_str(mo, "httpEndpoint"),
+               *v6 = nw_json_str(mo, "httpProtocolIPv6");
+    const char *tok = nw_json_str(mo, "httpTokens");
+    const cJSON *hop = nw_json_get(mo, "httpPutResponseHopLimit");
     char hops[16];
     snprintf(hops, sizeof hops, "%d", cJSON_IsNumber(hop) ? (int)hop->valuedouble : 1);
     LTD("MetadataOptions.HttpEndpoint", ep ? ep : "enabled");
@@ -563,7 +552,7 @@ static nw_rc_t lt_params(nw_launcher_t *l, const nw_launch_req_t *r, const char 
     LTD("MetadataOptions.HttpPutResponseHopLimit", hops);
     LTD("MetadataOptions.HttpTokens", tok ? tok : "required");
     LTD("MetadataOptions.InstanceMetadataTags", "disabled");
-    const cJSON *mon = nw_launcher_jget(spec, "detailedMonitoring");
+    const cJSON *mon = nw_json_get(spec, "detailedMonitoring");
     LTD("Monitoring.Enabled", cJSON_IsTrue(mon) ? "true" : "false");
     if (r->resolved->pg_id[0])
         LTD("Placement.GroupId", r->resolved->pg_id);
@@ -581,7 +570,7 @@ static nw_rc_t lt_params(nw_launcher_t *l, const nw_launch_req_t *r, const char 
         if (l->lt_cr_block)
             LTD("InstanceMarketOptions.MarketType", "capacity-block");
     }
-    const char *nv = nw_launcher_jstr(nw_launcher_jget(spec, "cpuOptions"), "nestedVirtualization");
+    const char *nv = nw_json_str(nw_json_get(spec, "cpuOptions"), "nestedVirtualization");
     if (nv)
         LTD("CpuOptions.NestedVirtualization", nv);
 #undef LTD

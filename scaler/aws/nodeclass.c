@@ -12,17 +12,6 @@
 
 #define MAX_FILTERS 24
 
-static const cJSON *get(const cJSON *o, const char *k)
-{
-    return cJSON_GetObjectItemCaseSensitive(o, k);
-}
-
-static const char *gets(const cJSON *o, const char *k)
-{
-    const cJSON *v = get(o, k);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
 void nw_nodeclass_resolved_cleanup(nw_nodeclass_resolved_t *r)
 {
     if (!r)
@@ -58,7 +47,7 @@ static nw_rc_t check_terms(const cJSON *spec, const char *key, const cJSON **ter
 {
     char path[64];
     snprintf(path, sizeof path, "spec.%s", key);
-    *terms = get(spec, key);
+    *terms = nw_json_get(spec, key);
     if (!cJSON_IsArray(*terms) || cJSON_GetArraySize(*terms) == 0)
         return nw_err_set(err, NW_EINVAL, path, "required: at least one selector term");
     *n = cJSON_GetArraySize(*terms);
@@ -79,10 +68,10 @@ static nw_rc_t resolve_subnets(nw_ec2_t *ec2, const cJSON *terms, nw_nodeclass_r
         nw_ec2_filter_t f[MAX_FILTERS];
         char names[MAX_FILTERS][160];
         int nf = 0;
-        const char *id = gets(t, "id");
+        const char *id = nw_json_str(t, "id");
         if (id)
             f[nf++] = (nw_ec2_filter_t){"subnet-id", {id}, 1};
-        nf = tag_filters(get(t, "tags"), f, nf, names);
+        nf = tag_filters(nw_json_get(t, "tags"), f, nf, names);
         size_t before = all.n;
         if (nf == 0) {
             r->subnet_found[i++] = 0;
@@ -127,12 +116,12 @@ static nw_rc_t resolve_sgs(nw_ec2_t *ec2, const cJSON *terms, nw_nodeclass_resol
         nw_ec2_filter_t f[MAX_FILTERS];
         char names[MAX_FILTERS][160];
         int nf = 0;
-        const char *id = gets(t, "id"), *name = gets(t, "name");
+        const char *id = nw_json_str(t, "id"), *name = nw_json_str(t, "name");
         if (id)
             f[nf++] = (nw_ec2_filter_t){"group-id", {id}, 1};
         if (name)
             f[nf++] = (nw_ec2_filter_t){"group-name", {name}, 1};
-        nf = tag_filters(get(t, "tags"), f, nf, names);
+        nf = tag_filters(nw_json_get(t, "tags"), f, nf, names);
         size_t before = all.n;
         if (nf == 0) {
             r->sg_found[i++] = 0;
@@ -347,8 +336,8 @@ static nw_rc_t resolve_amis(nw_ec2_t *ec2, const nw_nc_ssm_t *src, const cJSON *
         nw_ec2_filter_t f[MAX_FILTERS];
         char names[MAX_FILTERS][160];
         int nf = 0;
-        const char *id = gets(t, "id"), *name = gets(t, "name"), *owner = gets(t, "owner");
-        const char *alias = gets(t, "alias"), *ssm = gets(t, "ssmParameter");
+        const char *id = nw_json_str(t, "id"), *name = nw_json_str(t, "name"), *owner = nw_json_str(t, "owner");
+        const char *alias = nw_json_str(t, "alias"), *ssm = nw_json_str(t, "ssmParameter");
         const char *owners[2];
         int nowners = 0;
         char ids[8][64];
@@ -376,7 +365,7 @@ static nw_rc_t resolve_amis(nw_ec2_t *ec2, const nw_nc_ssm_t *src, const cJSON *
                 f[nf++] = (nw_ec2_filter_t){"image-id", {id}, 1};
             if (name)
                 f[nf++] = (nw_ec2_filter_t){"name", {name}, 1};
-            nf = tag_filters(get(t, "tags"), f, nf, names);
+            nf = tag_filters(nw_json_get(t, "tags"), f, nf, names);
             if (owner) {
                 owners[nowners++] = owner;
             } else if (name && !id) {
@@ -493,14 +482,14 @@ nw_rc_t nw_nodeclass_resolve_ssm(nw_ec2_t *ec2, const nw_nc_ssm_t *ssm, const cJ
 {
     nw_rc_t rc;
     memset(r, 0, sizeof *r);
-    const char *name = gets(get(nc, "metadata"), "name");
+    const char *name = nw_json_str(nw_json_get(nc, "metadata"), "name");
     if (!name || !*name)
         return nw_err_set(err, NW_EINVAL, "metadata.name", "required");
     snprintf(r->name, sizeof r->name, "%s", name);
-    const cJSON *spec = get(nc, "spec");
+    const cJSON *spec = nw_json_get(nc, "spec");
     if (!cJSON_IsObject(spec))
         return nw_err_set(err, NW_EINVAL, "spec", "required");
-    const char *fam = gets(spec, "amiFamily");
+    const char *fam = nw_json_str(spec, "amiFamily");
     if (fam)
         snprintf(r->ami_family, sizeof r->ami_family, "%s", fam);
     const cJSON *st, *gt, *at;
@@ -552,7 +541,7 @@ static nw_rc_t cr_query(nw_ec2_t *ec2, const cJSON *term, int by_id, nw_ec2_crs_
     int nf = 0;
     f[nf++] = (nw_ec2_filter_t){"state", {"active"}, 1};
     if (by_id) {
-        const char *ids[] = {gets(term, "id")};
+        const char *ids[] = {nw_json_str(term, "id")};
         nw_rc_t rc = nw_ec2_describe_capacity_reservations(ec2, ids, 1, f, nf, out, NULL, err);
         if (rc == NW_ENOTFOUND) { /* only asked for one id: nothing found */
             nw_err_clear(err);
@@ -560,10 +549,10 @@ static nw_rc_t cr_query(nw_ec2_t *ec2, const cJSON *term, int by_id, nw_ec2_crs_
         }
         return rc;
     }
-    const char *owner = gets(term, "ownerID"), *imc = gets(term, "instanceMatchCriteria");
+    const char *owner = nw_json_str(term, "ownerID"), *imc = nw_json_str(term, "instanceMatchCriteria");
     if (owner && *owner)
         f[nf++] = (nw_ec2_filter_t){"owner-id", {owner}, 1};
-    nf = tag_filters(get(term, "tags"), f, nf, names);
+    nf = tag_filters(nw_json_get(term, "tags"), f, nf, names);
     if (imc && *imc && nf < MAX_FILTERS)
         f[nf++] = (nw_ec2_filter_t){"instance-match-criteria", {imc}, 1};
     return nw_ec2_describe_capacity_reservations(ec2, NULL, 0, f, nf, out, NULL, err);
@@ -581,7 +570,7 @@ nw_rc_t nw_nodeclass_resolve_crs(nw_ec2_t *ec2, const cJSON *nc, int64_t now_wal
     r->crs = NULL;
     r->ncrs = 0;
     r->crs_message[0] = 0;
-    const cJSON *terms = get(get(nc, "spec"), "capacityReservationSelectorTerms");
+    const cJSON *terms = nw_json_get(nw_json_get(nc, "spec"), "capacityReservationSelectorTerms");
     r->crs_selected = cJSON_IsArray(terms) && cJSON_GetArraySize(terms) > 0;
     r->crs_ready = 1;
     if (!r->crs_selected)
@@ -591,10 +580,10 @@ nw_rc_t nw_nodeclass_resolve_crs(nw_ec2_t *ec2, const cJSON *nc, int64_t now_wal
     const cJSON *t;
     cJSON_ArrayForEach(t, terms)
     {
-        if (gets(t, "id") && *gets(t, "id") && (rc = cr_query(ec2, t, 1, &all, err)) != NW_OK)
+        if (nw_json_str(t, "id") && *nw_json_str(t, "id") && (rc = cr_query(ec2, t, 1, &all, err)) != NW_OK)
             break;
-        if ((cJSON_IsObject(get(t, "tags")) && cJSON_GetArraySize(get(t, "tags")) > 0) ||
-            (gets(t, "instanceMatchCriteria") && *gets(t, "instanceMatchCriteria")))
+        if ((cJSON_IsObject(nw_json_get(t, "tags")) && cJSON_GetArraySize(nw_json_get(t, "tags")) > 0) ||
+            (nw_json_str(t, "instanceMatchCriteria") && *nw_json_str(t, "instanceMatchCriteria")))
             if ((rc = cr_query(ec2, t, 0, &all, err)) != NW_OK)
                 break;
     }
@@ -664,7 +653,7 @@ cJSON *nw_nodeclass_status_json(const nw_nodeclass_resolved_t *r, const cJSON *n
 {
     char ts[32];
     nw_time_format(now_ns, ts, sizeof ts);
-    const cJSON *g = get(get(nc, "metadata"), "generation");
+    const cJSON *g = nw_json_get(nw_json_get(nc, "metadata"), "generation");
     double gen = cJSON_IsNumber(g) ? g->valuedouble : 0;
     cJSON *st = nw_json_new_object();
     cJSON *a = nw_json_add_array(st, "subnets");
@@ -719,7 +708,7 @@ cJSON *nw_nodeclass_status_json(const nw_nodeclass_resolved_t *r, const cJSON *n
         }
         nw_json_push(a, s);
     }
-    const char *prof = gets(get(nc, "spec"), "instanceProfile");
+    const char *prof = nw_json_str(nw_json_get(nc, "spec"), "instanceProfile");
     if (r->instance_profile[0])
         prof = r->instance_profile;
     if (prof)
@@ -832,8 +821,8 @@ void nw_nodeclass_cache_set_iam(nw_nodeclass_cache_t *c, nw_ec2_t *iam, const ch
  * tried again on the next refresh; it does not make the class not ready. */
 static void gc_profiles(nw_nodeclass_cache_t *c, const cJSON *nc, const char *cur)
 {
-    const char *st = gets(get(nc, "status"), "instanceProfile");
-    const char *role = gets(get(nc, "spec"), "role");
+    const char *st = nw_json_str(nw_json_get(nc, "status"), "instanceProfile");
+    const char *role = nw_json_str(nw_json_get(nc, "spec"), "role");
     if (!c->iam || !c->ec2 || !role || !*role || !st || strcmp(st, cur) != 0)
         return;
     nw_err_t e = {0};
@@ -841,11 +830,11 @@ static void gc_profiles(nw_nodeclass_cache_t *c, const cJSON *nc, const char *cu
     if (nw_iam_gc_profiles(c->iam, c->ec2, c->region, c->cluster, nc, cur, &deleted, &kept, &e) !=
         NW_OK)
         nw_log_warn("nodeclass", "instance profile cleanup failed",
-                    NW_LS("ec2nodeclass", gets(get(nc, "metadata"), "name")),
+                    NW_LS("ec2nodeclass", nw_json_str(nw_json_get(nc, "metadata"), "name")),
                     NW_LS("error", e.msg));
     else if (deleted || kept)
         nw_log_info("nodeclass", "replaced instance profiles",
-                    NW_LS("ec2nodeclass", gets(get(nc, "metadata"), "name")),
+                    NW_LS("ec2nodeclass", nw_json_str(nw_json_get(nc, "metadata"), "name")),
                     NW_LI("deleted", deleted), NW_LI("in_use", kept));
 }
 
@@ -854,7 +843,7 @@ static void gc_profiles(nw_nodeclass_cache_t *c, const cJSON *nc, const char *cu
 static void resolve_profile(nw_nodeclass_cache_t *c, const cJSON *nc, nw_nodeclass_resolved_t *r,
                             int *retry_soon)
 {
-    const char *given = gets(get(nc, "spec"), "instanceProfile");
+    const char *given = nw_json_str(nw_json_get(nc, "spec"), "instanceProfile");
     if (!c->iam && !(given && *given))
         return; /* as before IAM: the role stands for the profile (nw_launcher) */
     nw_err_t e = {0};
@@ -880,11 +869,11 @@ static void resolve_profile(nw_nodeclass_cache_t *c, const cJSON *nc, nw_nodecla
 static void resolve_pg(nw_nodeclass_cache_t *c, const cJSON *nc, nw_nodeclass_resolved_t *r,
                        int *retry_soon)
 {
-    const cJSON *sel = get(get(nc, "spec"), "placementGroupSelector");
+    const cJSON *sel = nw_json_get(nw_json_get(nc, "spec"), "placementGroupSelector");
     if (!cJSON_IsObject(sel))
         return;
     r->pg_selected = 1;
-    const char *id = gets(sel, "id"), *name = gets(sel, "name");
+    const char *id = nw_json_str(sel, "id"), *name = nw_json_str(sel, "name");
     nw_ec2_pgs_t l = {0};
     nw_ec2_error_t ae = {0};
     nw_err_t e = {0};
@@ -970,7 +959,7 @@ void nw_nodeclass_cache_free(nw_nodeclass_cache_t *c)
 
 static char *selector_key(const cJSON *nc)
 {
-    const cJSON *spec = get(nc, "spec");
+    const cJSON *spec = nw_json_get(nc, "spec");
     cJSON *k = nw_json_new_array();
     const char *keys[] = {"subnetSelectorTerms",
                           "securityGroupSelectorTerms",
@@ -981,7 +970,7 @@ static char *selector_key(const cJSON *nc)
                           "placementGroupSelector",
                           "capacityReservationSelectorTerms"};
     for (int i = 0; i < 8; i++) {
-        const cJSON *v = get(spec, keys[i]);
+        const cJSON *v = nw_json_get(spec, keys[i]);
         nw_json_push(k, v ? nw_json_dup(v) : nw_json_new_null());
     }
     char *s = nw_json_print(k);
@@ -993,7 +982,7 @@ nw_rc_t nw_nodeclass_cache_get(nw_nodeclass_cache_t *c, const cJSON *nc,
                                const nw_nodeclass_resolved_t **out, nw_err_t *err)
 {
     *out = NULL;
-    const char *name = gets(get(nc, "metadata"), "name");
+    const char *name = nw_json_str(nw_json_get(nc, "metadata"), "name");
     if (!name)
         return nw_err_set(err, NW_EINVAL, "metadata.name", "required");
     char *key = selector_key(nc);

@@ -66,10 +66,10 @@ const char *nw_launcher_best_subnet(const nw_launcher_t *l, const nw_nodeclass_r
 /* the claim asks for EFA devices (resolver.go: a template per EFA count, then) */
 int nw_launcher_wants_efa(const nw_launch_req_t *r)
 {
-    return nw_launcher_jget(nw_launcher_jget(nw_launcher_jget(r->claim, "spec"), "resources"),
+    return nw_json_get(nw_json_get(nw_json_get(r->claim, "spec"), "resources"),
                             "requests") &&
-           nw_launcher_jget(
-               nw_launcher_jget(nw_launcher_jget(nw_launcher_jget(r->claim, "spec"), "resources"),
+           nw_json_get(
+               nw_json_get(nw_json_get(nw_json_get(r->claim, "spec"), "resources"),
                                 "requests"),
                "vpc.amazonaws.com/efa");
 }

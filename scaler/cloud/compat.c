@@ -6,11 +6,7 @@
 #include <string.h>
 
 #include "scaler/cloud/kubelet.h"
-
-static const cJSON *get(const cJSON *o, const char *k)
-{
-    return cJSON_GetObjectItemCaseSensitive(o, k);
-}
+#include "common/json.h"
 
 static int refuse(char *why, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int refuse(char *why, size_t n, const char *fmt, ...)
@@ -26,7 +22,7 @@ static int refuse(char *why, size_t n, const char *fmt, ...)
 
 static int num_or(const cJSON *o, const char *k, int dflt)
 {
-    const cJSON *v = get(o, k);
+    const cJSON *v = nw_json_get(o, k);
     return cJSON_IsNumber(v) ? (int)v->valuedouble : dflt;
 }
 
@@ -45,7 +41,7 @@ static int interfaces_ok(const nw_itype_t *t, const cJSON *nis, char *why, size_
     cJSON_ArrayForEach(ni, nis)
     {
         int card = num_or(ni, "networkCardIndex", 0), dev = num_or(ni, "deviceIndex", 0);
-        const cJSON *type = get(ni, "interfaceType");
+        const cJSON *type = nw_json_get(ni, "interfaceType");
         efa_only += cJSON_IsString(type) && strcmp(type->valuestring, "efa-only") == 0;
         int max;
         if (t->features_known) {
@@ -70,14 +66,14 @@ static int interfaces_ok(const nw_itype_t *t, const cJSON *nis, char *why, size_
 int nw_itype_class_compatible(const nw_itype_t *t, const cJSON *nodeclass, const char *pg_strategy,
                               char *why, size_t whylen)
 {
-    const cJSON *spec = get(nodeclass, "spec");
+    const cJSON *spec = nw_json_get(nodeclass, "spec");
     if (why && whylen)
         why[0] = 0;
-    if (!interfaces_ok(t, get(spec, "networkInterfaces"), why, whylen))
+    if (!interfaces_ok(t, nw_json_get(spec, "networkInterfaces"), why, whylen))
         return 0;
     if (nw_kubelet_ami_family(nodeclass) == NW_AMI_AL2023 && strncmp(t->name, "a1.", 3) == 0)
         return refuse(why, whylen, "%s: AL2023 does not run on a1 types", t->name);
-    const cJSON *nv = get(get(spec, "cpuOptions"), "nestedVirtualization");
+    const cJSON *nv = nw_json_get(nw_json_get(spec, "cpuOptions"), "nestedVirtualization");
     if (cJSON_IsString(nv) && strcmp(nv->valuestring, "enabled") == 0 && t->features_known &&
         !t->nested_virt)
         return refuse(why, whylen, "%s does not support nested virtualization", t->name);
@@ -90,7 +86,7 @@ int nw_itype_class_compatible(const nw_itype_t *t, const cJSON *nodeclass, const
             return refuse(why, whylen, "%s does not support %s placement groups", t->name,
                           pg_strategy);
     }
-    if (get(spec, "connectionTracking") && !cJSON_IsNull(get(spec, "connectionTracking")) &&
+    if (nw_json_get(spec, "connectionTracking") && !cJSON_IsNull(nw_json_get(spec, "connectionTracking")) &&
         strcmp(t->hypervisor, "nitro") != 0)
         return refuse(why, whylen, "%s is not a Nitro type (connectionTracking)", t->name);
     return 1;
