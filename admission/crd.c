@@ -50,11 +50,11 @@ nw_rc_t nw_crd_validate(const nw_crd_t *crd, const nw_admit_req_t *req, nw_admit
     nw_jsonpatch_cleanup(&p);
     if (rc == NW_OK) {
         nw_kv_t kv;
-        nw_kv_init(&kv);
+        nw_kval_init(&kv);
         rc = crd->validate(obj.view, req->op == NW_OP_UPDATE ? req->old_object : NULL, &kv, res);
         if (rc == NW_OK)
-            rc = nw_kv_finish(&kv, crd->kind, crd->group, nw_admit_object_name(req), res);
-        nw_kv_cleanup(&kv);
+            rc = nw_kval_finish(&kv, crd->kind, crd->group, nw_admit_object_name(req), res);
+        nw_kval_cleanup(&kv);
     }
     if (defaulted && rc == NW_OK)
         *defaulted = obj;

@@ -6,18 +6,18 @@
 #include "admission/crd.h"
 #include "api/ec2nodeclass.h"
 
-static const nw_crd_t ec2nodeclass = {"EC2NodeClass", "karpenter.k8s.aws", nw_ec2nodeclass_default,
-                                      nw_ec2nodeclass_validate};
+static const nw_crd_t ec2nodeclass = {"EC2NodeClass", "karpenter.k8s.aws",
+                                      nw_api_ec2nodeclass_default, nw_api_ec2nodeclass_validate};
 
-nw_rc_t nw_ec2nodeclass_admit_mutate(const nw_admit_ctx_t *ctx, const nw_admit_req_t *req,
-                                     nw_admit_result_t *res)
+nw_rc_t nw_admission_ec2nodeclass_mutate(const nw_admit_ctx_t *ctx, const nw_admit_req_t *req,
+                                         nw_admit_result_t *res)
 {
     (void)ctx;
     return nw_crd_mutate(&ec2nodeclass, req, res, NULL, NULL);
 }
 
-nw_rc_t nw_ec2nodeclass_admit_validate(const nw_admit_ctx_t *ctx, const nw_admit_req_t *req,
-                                       nw_admit_result_t *res)
+nw_rc_t nw_admission_ec2nodeclass_validate(const nw_admit_ctx_t *ctx, const nw_admit_req_t *req,
+                                           nw_admit_result_t *res)
 {
     (void)ctx;
     return nw_crd_validate(&ec2nodeclass, req, res, NULL);

@@ -158,7 +158,7 @@ cJSON *nw_gpu_wrap_array(cJSON *inner)
 void nw_gpu_taint_text(const nw_gpu_policy_t *p, const nw_accel_class_t *c, char *buf, size_t n)
 {
     nw_taint_t t = nw_gpu_class_taint(p, c);
-    nw_taint_format(&t, buf, n);
+    nw_taints_format(&t, buf, n);
 }
 
 nw_rc_t nw_gpu_deny_or_warn(const nw_gpu_policy_t *p, const char *kind, const char *name,

@@ -199,8 +199,8 @@ bool nw_gpu_userdata_registers_taint(const nw_gpu_policy_t *p, const nw_accel_cl
  * the kubelet without its class's taint gets a warning in res (the node is schedulable by
  * generic pods until nodewarden applies the taint at registration). nodeclass may
  * be NULL (then nothing is said). */
-nw_rc_t nw_gpu_pool_crosscheck(const nw_gpu_policy_t *p, const cJSON *nodepool,
-                               const cJSON *nodeclass, nw_admit_result_t *res);
+nw_rc_t nw_gpu_userdata_pool_crosscheck(const nw_gpu_policy_t *p, const cJSON *nodepool,
+                                        const cJSON *nodeclass, nw_admit_result_t *res);
 
 /** Turn problems into a denial (enforce: 403 Forbidden, message names the object and
  * each problem with its fix) or warnings (warn mode). kind/name for the message. */

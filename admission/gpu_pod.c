@@ -216,7 +216,7 @@ static cJSON *gpu_toleration_json(const nw_gpu_policy_t *p, const nw_accel_class
     int has_value = c->taint_value && *c->taint_value;
     return nw_json_strings("key", c->taint_key, "operator", has_value ? "Equal" : "Exists", "value",
                            has_value ? c->taint_value : NULL, "effect",
-                           nw_taint_effect_str(p->taint_effect), (const char *)NULL);
+                           nw_taints_effect_str(p->taint_effect), (const char *)NULL);
 }
 
 /* label_key NotIn [the label values of the classes in mask] */

@@ -362,15 +362,15 @@ static class_cfg_t other_class(const struct nw_config_accel *a)
     return s;
 }
 
-nw_rc_t nw_srv_gpu_policy(const nw_config_t *cfg, const char *self_namespace, nw_gpu_policy_t *out,
-                          nw_err_t *err)
+nw_rc_t nw_gpu_policy_from_config(const nw_config_t *cfg, const char *self_namespace,
+                                  nw_gpu_policy_t *out, nw_err_t *err)
 {
     nw_rc_t rc = nw_gpu_policy_init(out, self_namespace);
     if (rc != NW_OK)
         return nw_err_set(err, rc, "gpu", "out of memory");
     out->enabled = cfg->gpu.enabled != 0;
     out->warn_only = cfg->gpu.mode && strcmp(cfg->gpu.mode, "warn") == 0;
-    if (!nw_taint_effect_parse(cfg->gpu.taintEffect, &out->taint_effect) ||
+    if (!nw_taints_effect_parse(cfg->gpu.taintEffect, &out->taint_effect) ||
         out->taint_effect == NW_TAINT_EFFECT_ANY) {
         nw_gpu_policy_cleanup(out);
         return nw_err_set(err, NW_EINVAL, "gpu.taint.effect",

@@ -290,7 +290,7 @@ static const cJSON *pool_labels(const cJSON *np)
 static int pool_taint_state(const nw_gpu_policy_t *p, const nw_accel_class_t *c, const cJSON *np)
 {
     const cJSON *taints = nw_json_get(pool_template_spec(np), "taints");
-    const char *eff = nw_taint_effect_str(p->taint_effect);
+    const char *eff = nw_taints_effect_str(p->taint_effect);
     int state = 0;
     const cJSON *t;
     cJSON_ArrayForEach(t, nw_gpu_kids(taints))
@@ -569,7 +569,7 @@ static nw_rc_t patch_taint_and_label(const nw_gpu_policy_t *p, const nw_accel_cl
     if (!in->has_taint) {
         cJSON *t =
             nw_json_strings("key", c->taint_key, "value", *c->taint_value ? c->taint_value : NULL,
-                            "effect", nw_taint_effect_str(p->taint_effect), (const char *)NULL);
+                            "effect", nw_taints_effect_str(p->taint_effect), (const char *)NULL);
         if (cJSON_IsArray(nw_json_get(tspec, "taints")))
             rc = nw_gpu_patch_add_owned(patch, "/spec/template/spec/taints/-", t);
         else

@@ -18,7 +18,7 @@
 static bool taint_list_has(const nw_gpu_policy_t *p, const nw_accel_class_t *c, const char *s,
                            size_t n)
 {
-    const char *eff = nw_taint_effect_str(p->taint_effect);
+    const char *eff = nw_taints_effect_str(p->taint_effect);
     char want[300];
     if (*c->taint_value)
         snprintf(want, sizeof want, "%s=%s:%s", c->taint_key, c->taint_value, eff);
@@ -67,7 +67,7 @@ static bool taint_obj_is(const nw_gpu_policy_t *p, const nw_accel_class_t *c, co
     const char *v = scalar_text(nw_json_get(t, "value"), vb, sizeof vb);
     const char *e = scalar_text(nw_json_get(t, "effect"), eb, sizeof eb);
     return k && e && strcmp(k, c->taint_key) == 0 && strcmp(v ? v : "", c->taint_value) == 0 &&
-           strcmp(e, nw_taint_effect_str(p->taint_effect)) == 0;
+           strcmp(e, nw_taints_effect_str(p->taint_effect)) == 0;
 }
 
 /* Anywhere in the document: a `registerWithTaints` (KubeletConfiguration) or `taints`
@@ -204,8 +204,8 @@ bool nw_gpu_userdata_registers_taint(const nw_gpu_policy_t *p, const nw_accel_cl
            mime_parts_register_taint(p, c, ud);
 }
 
-nw_rc_t nw_gpu_pool_crosscheck(const nw_gpu_policy_t *p, const cJSON *np, const cJSON *nc,
-                               nw_admit_result_t *res)
+nw_rc_t nw_gpu_userdata_pool_crosscheck(const nw_gpu_policy_t *p, const cJSON *np, const cJSON *nc,
+                                        nw_admit_result_t *res)
 {
     if (!p || !p->enabled || !cJSON_IsObject(np) || !cJSON_IsObject(nc) || !res)
         return NW_OK;

@@ -16,10 +16,10 @@
 #include "api/admit.h"
 
 /* The handler table, terminated by an entry with kind == NULL (admission/handlers.c). */
-extern const nw_admit_handler_t nw_admit_handlers[];
+extern const nw_admit_handler_t nw_handlers[];
 
 /** Find the handler for group/kind; NULL if none (the server then allows untouched). */
-const nw_admit_handler_t *nw_admit_find(const char *group, const char *kind);
+const nw_admit_handler_t *nw_handlers_find(const char *group, const char *kind);
 
 /** NodePool: mutate = schema defaults (+ GPU pool patch) as a JSON patch; validate
  * defaults a copy of the object first, as kube-apiserver validates the defaulted object. */
@@ -30,9 +30,9 @@ nw_rc_t nw_nodepool_admit_validate(const nw_admit_ctx_t *ctx, const nw_admit_req
 
 /** EC2NodeClass: mutate = metadataOptions defaults; validate = default a copy, then
  * the CRD's schema and CEL rules. */
-nw_rc_t nw_ec2nodeclass_admit_mutate(const nw_admit_ctx_t *ctx, const nw_admit_req_t *req,
-                                     nw_admit_result_t *res);
-nw_rc_t nw_ec2nodeclass_admit_validate(const nw_admit_ctx_t *ctx, const nw_admit_req_t *req,
-                                       nw_admit_result_t *res);
+nw_rc_t nw_admission_ec2nodeclass_mutate(const nw_admit_ctx_t *ctx, const nw_admit_req_t *req,
+                                         nw_admit_result_t *res);
+nw_rc_t nw_admission_ec2nodeclass_validate(const nw_admit_ctx_t *ctx, const nw_admit_req_t *req,
+                                           nw_admit_result_t *res);
 
 #endif

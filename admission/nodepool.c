@@ -8,7 +8,7 @@
 #include "api/nodepool.h"
 #include "common/json.h"
 
-static const nw_crd_t nodepool = {"NodePool", "karpenter.sh", nw_nodepool_default,
+static const nw_crd_t nodepool = {"NodePool", "karpenter.sh", nw_nodepool_defaults_apply,
                                   nw_nodepool_validate};
 
 /* GPU isolation (admission/gpu.h): taint + label for GPU pools, no GPU types for others.
@@ -42,7 +42,7 @@ nw_rc_t nw_nodepool_admit_validate(const nw_admit_ctx_t *ctx, const nw_admit_req
         const char *ncname = nw_json_str_at(obj, "spec.template.spec.nodeClassRef.name");
         if (rc == NW_OK && res->allowed && ctx->lookup && ncname) {
             cJSON *nc = ctx->lookup(ctx->lookup_arg, "karpenter.k8s.aws", "EC2NodeClass", ncname);
-            rc = nw_gpu_pool_crosscheck(gp, obj, nc, res);
+            rc = nw_gpu_userdata_pool_crosscheck(gp, obj, nc, res);
             cJSON_Delete(nc);
         }
     }

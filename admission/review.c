@@ -13,7 +13,7 @@
 
 static const char *const verdict_names[] = {"allowed", "patched", "denied", "bad_request", "error"};
 
-const char *nw_srv_verdict_str(nw_srv_verdict_t v)
+const char *nw_review_verdict_str(nw_review_verdict_t v)
 {
     return (unsigned)v < NW_SRV_VERDICT_COUNT ? verdict_names[v] : "unknown";
 }
@@ -79,7 +79,7 @@ static nw_rc_t decode_request(const cJSON *root, nw_admit_req_t *r, nw_err_t *er
     if (!*r->uid)
         return nw_err_set(err, NW_EINVAL, "request.uid", "request.uid: must not be empty");
     for (const char *u = r->uid, *n; *u; u = n) /* echoed byte for byte: must be valid */
-        if ((n = u + nw_utf8_seq_len(u)) == u)
+        if ((n = u + nw_buf_utf8_seq_len(u)) == u)
             return nw_err_set(err, NW_EINVAL, "request.uid", "request.uid: not valid UTF-8");
 
     const cJSON *k = cJSON_GetObjectItemCaseSensitive(req, "kind");
@@ -269,7 +269,7 @@ static int may_hold_nul(const char *b, size_t len)
     return 0;
 }
 
-nw_rc_t nw_srv_review_decode(const char *body, size_t len, nw_srv_review_t *rv, nw_err_t *err)
+nw_rc_t nw_review_decode(const char *body, size_t len, nw_review_t *rv, nw_err_t *err)
 {
     memset(rv, 0, sizeof *rv);
     if (len == 0)
@@ -289,12 +289,12 @@ nw_rc_t nw_srv_review_decode(const char *body, size_t len, nw_srv_review_t *rv, 
         return nw_err_set(err, NW_EPARSE, "", "body: malformed JSON (not an AdmissionReview)");
     for (const char *p = end ? end : body + len; p < body + len; p++)
         if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r') {
-            nw_srv_review_cleanup(rv);
+            nw_review_cleanup(rv);
             return nw_err_set(err, NW_EPARSE, "", "body: unexpected data after the JSON value");
         }
     nw_rc_t rc = decode_request(rv->root, &rv->req, err);
     if (rc != NW_OK) {
-        nw_srv_review_cleanup(rv);
+        nw_review_cleanup(rv);
         return rc;
     }
     const char *p = body;
@@ -302,7 +302,7 @@ nw_rc_t nw_srv_review_decode(const char *body, size_t len, nw_srv_review_t *rv, 
     if (may_hold_nul(body, len))
         nul_scan(&p, body + len, 0, &f);
     if (f.uid) { /* it could not be echoed as sent (kube-apiserver sends a UUID) */
-        nw_srv_review_cleanup(rv);
+        nw_review_cleanup(rv);
         return nw_err_set(err, NW_EINVAL, "request.uid",
                           "request.uid: contains a NUL character (\\u0000)");
     }
@@ -310,13 +310,13 @@ nw_rc_t nw_srv_review_decode(const char *body, size_t len, nw_srv_review_t *rv, 
     return NW_OK;
 }
 
-void nw_srv_review_cleanup(nw_srv_review_t *rv)
+void nw_review_cleanup(nw_review_t *rv)
 {
     if (!rv)
         return;
-    /* decode parsed the review inside the admission arena (nw_srv_admission_handle) and
+    /* decode parsed the review inside the admission arena (nw_review_handle) and
      * the handlers only read it: the arena's end drops it without a walk */
-    if (!nw_json_arena_owns(rv->root))
+    if (!nw_jsonarena_owns(rv->root))
         cJSON_Delete(rv->root);
     memset(rv, 0, sizeof *rv);
 }
@@ -348,8 +348,7 @@ static nw_rc_t add_warning(nw_buf_t *b, const char *w)
     return rc;
 }
 
-nw_rc_t nw_srv_review_encode(const char *uid, int mutate, const nw_admit_result_t *res,
-                             nw_buf_t *out)
+nw_rc_t nw_review_encode(const char *uid, int mutate, const nw_admit_result_t *res, nw_buf_t *out)
 {
     nw_rc_t rc;
     /* Check the patch first: emitting an undecodable patch is a call failure. */
@@ -420,7 +419,7 @@ nw_rc_t nw_srv_review_encode(const char *uid, int mutate, const nw_admit_result_
     return NW_OK;
 }
 
-nw_rc_t nw_srv_status_json(nw_buf_t *out, int code, const char *reason, const char *message)
+nw_rc_t nw_review_status_json(nw_buf_t *out, int code, const char *reason, const char *message)
 {
     nw_rc_t rc;
     if ((rc = nw_buf_adds(out, "{\"apiVersion\":\"v1\",\"kind\":\"Status\",\"status\":\"Failure\","
@@ -441,7 +440,7 @@ static void copy(char *dst, size_t n, const char *src)
     dst[k] = '\0';
 }
 
-static nw_rc_t finish(nw_srv_adm_out_t *out, nw_buf_t *b, int status)
+static nw_rc_t finish(nw_review_out_t *out, nw_buf_t *b, int status)
 {
     out->status = status;
     out->body_len = b->len;
@@ -450,14 +449,14 @@ static nw_rc_t finish(nw_srv_adm_out_t *out, nw_buf_t *b, int status)
     return out->body ? NW_OK : NW_ENOMEM;
 }
 
-static nw_rc_t fail(nw_srv_adm_out_t *out, int status, nw_srv_verdict_t v, const char *reason,
+static nw_rc_t fail(nw_review_out_t *out, int status, nw_review_verdict_t v, const char *reason,
                     const char *msg)
 {
     nw_buf_t b;
     nw_buf_init(&b, OUT_MAX);
     out->verdict = v;
     copy(out->why, sizeof out->why, msg);
-    nw_rc_t rc = nw_srv_status_json(&b, status, reason, msg);
+    nw_rc_t rc = nw_review_status_json(&b, status, reason, msg);
     if (rc != NW_OK) {
         nw_buf_cleanup(&b);
         return NW_ENOMEM;
@@ -472,12 +471,12 @@ static nw_rc_t deny_nul(const nw_admit_req_t *r, const char *where, nw_admit_res
     static const char obj[] = "request.object.";
     const char *field = strncmp(where, obj, sizeof obj - 1) == 0 ? where + sizeof obj - 1 : where;
     nw_kv_t kv;
-    nw_kv_init(&kv);
-    nw_kv_add(&kv, NW_KV_INVALID, false, field,
-              "Invalid value: contains a NUL character (\\u0000): refused, as the rules would "
-              "see only the part before it");
-    nw_rc_t rc = nw_kv_finish(&kv, r->kind, r->group, nw_admit_object_name(r), res);
-    nw_kv_cleanup(&kv);
+    nw_kval_init(&kv);
+    nw_kval_add(&kv, NW_KV_INVALID, false, field,
+                "Invalid value: contains a NUL character (\\u0000): refused, as the rules would "
+                "see only the part before it");
+    nw_rc_t rc = nw_kval_finish(&kv, r->kind, r->group, nw_admit_object_name(r), res);
+    nw_kval_cleanup(&kv);
     return rc;
 }
 
@@ -488,12 +487,12 @@ static nw_rc_t deny_nul(const nw_admit_req_t *r, const char *where, nw_admit_res
 static const char *const op_names[] = {"CREATE", "UPDATE", "DELETE", "CONNECT"};
 
 static nw_rc_t handle(const nw_admit_ctx_t *ctx, nw_srv_lookup_fn lookup, int mutate,
-                      const char *body, size_t len, nw_srv_adm_out_t *out)
+                      const char *body, size_t len, nw_review_out_t *out)
 {
     memset(out, 0, sizeof *out);
     nw_err_t err = {0};
-    nw_srv_review_t rv;
-    nw_rc_t rc = nw_srv_review_decode(body, len, &rv, &err);
+    nw_review_t rv;
+    nw_rc_t rc = nw_review_decode(body, len, &rv, &err);
     if (rc == NW_ENOMEM)
         return rc;
     if (rc != NW_OK)
@@ -502,7 +501,7 @@ static nw_rc_t handle(const nw_admit_ctx_t *ctx, nw_srv_lookup_fn lookup, int mu
     const nw_admit_req_t *r = &rv.req;
     copy(out->uid, sizeof out->uid, r->uid);
     if (nw_admit_deadline_passed()) {
-        nw_srv_review_cleanup(&rv);
+        nw_review_cleanup(&rv);
         return fail(out, 504, NW_SRV_VERDICT_ERROR, "Timeout", TIMEOUT_MSG);
     }
     copy(out->group, sizeof out->group, r->group);
@@ -510,7 +509,7 @@ static nw_rc_t handle(const nw_admit_ctx_t *ctx, nw_srv_lookup_fn lookup, int mu
     copy(out->name, sizeof out->name, r->name);
     copy(out->op, sizeof out->op, op_names[r->op]);
 
-    const nw_admit_handler_t *h = (lookup ? lookup : nw_admit_find)(r->group, r->kind);
+    const nw_admit_handler_t *h = (lookup ? lookup : nw_handlers_find)(r->group, r->kind);
     nw_admit_fn fn = h ? (mutate ? h->mutate : h->validate) : NULL;
     nw_admit_result_t res;
     nw_admit_result_init(&res);
@@ -518,25 +517,25 @@ static nw_rc_t handle(const nw_admit_ctx_t *ctx, nw_srv_lookup_fn lookup, int mu
         rc = deny_nul(r, rv.nul_field, &res);
         if (rc != NW_OK) {
             nw_admit_result_cleanup(&res);
-            nw_srv_review_cleanup(&rv);
+            nw_review_cleanup(&rv);
             return rc;
         }
     } else if (fn) {
         rc = fn(ctx, r, &res);
         if (rc != NW_OK) {
             nw_admit_result_cleanup(&res);
-            nw_srv_review_cleanup(&rv);
+            nw_review_cleanup(&rv);
             if (rc == NW_ENOMEM)
                 return rc;
             char msg[200];
             snprintf(msg, sizeof msg, "admission handler for %s failed: %s", out->kind,
-                     nw_rc_str(rc));
+                     nw_err_rc_str(rc));
             return fail(out, 500, NW_SRV_VERDICT_ERROR, "InternalError", msg);
         }
     }
     nw_buf_t b;
     nw_buf_init(&b, OUT_MAX);
-    rc = nw_srv_review_encode(r->uid, mutate, &res, &b);
+    rc = nw_review_encode(r->uid, mutate, &res, &b);
     if (rc == NW_OK) {
         if (!res.allowed) {
             out->verdict = NW_SRV_VERDICT_DENIED;
@@ -551,7 +550,7 @@ static nw_rc_t handle(const nw_admit_ctx_t *ctx, nw_srv_lookup_fn lookup, int mu
             copy(out->why, sizeof out->why, "validate handler returned a patch; dropped");
     }
     nw_admit_result_cleanup(&res);
-    nw_srv_review_cleanup(&rv);
+    nw_review_cleanup(&rv);
     if (rc == NW_OK && nw_admit_deadline_passed()) { /* the rules stopped early: no verdict */
         nw_buf_cleanup(&b);
         return fail(out, 504, NW_SRV_VERDICT_ERROR, "Timeout", TIMEOUT_MSG);
@@ -563,11 +562,11 @@ static nw_rc_t handle(const nw_admit_ctx_t *ctx, nw_srv_lookup_fn lookup, int mu
         return rc;
     char msg[200];
     snprintf(msg, sizeof msg, "admission handler for %s produced an invalid response: %s",
-             out->kind, rc == NW_EINVAL ? "patch is not a JSON array" : nw_rc_str(rc));
+             out->kind, rc == NW_EINVAL ? "patch is not a JSON array" : nw_err_rc_str(rc));
     return fail(out, 500, NW_SRV_VERDICT_ERROR, "InternalError", msg);
 }
 
-void nw_srv_adm_out_cleanup(nw_srv_adm_out_t *out)
+void nw_review_out_cleanup(nw_review_out_t *out)
 {
     if (!out)
         return;
@@ -576,13 +575,13 @@ void nw_srv_adm_out_cleanup(nw_srv_adm_out_t *out)
     out->body_len = 0;
 }
 
-nw_rc_t nw_srv_admission_handle(const nw_admit_ctx_t *ctx, nw_srv_lookup_fn lookup, int mutate,
-                                const char *body, size_t len, nw_srv_adm_out_t *out)
+nw_rc_t nw_review_handle(const nw_admit_ctx_t *ctx, nw_srv_lookup_fn lookup, int mutate,
+                         const char *body, size_t len, nw_review_out_t *out)
 {
     /* every cJSON tree of one review lives and dies inside this call: out holds only
      * malloc'd memory (nw_buf), so the whole review can allocate from the arena */
-    nw_json_arena_begin();
+    nw_jsonarena_begin();
     nw_rc_t rc = handle(ctx, lookup, mutate, body, len, out);
-    nw_json_arena_end();
+    nw_jsonarena_end();
     return rc;
 }

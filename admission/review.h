@@ -12,7 +12,7 @@
  * staging/src/k8s.io/apiserver/pkg/admission/plugin/webhook/mutating/dispatcher.go
  * and validating/dispatcher.go).
  *
- * Ownership: nw_srv_review_t owns its parsed tree; nw_srv_adm_out_t owns its
+ * Ownership: nw_review_t owns its parsed tree; nw_review_out_t owns its
  * body. Free both with their _cleanup functions.
  * Thread: any (no shared state).
  */
@@ -36,10 +36,10 @@ typedef enum {
     NW_SRV_VERDICT_BAD_REQUEST, /* HTTP 400: not a usable AdmissionReview */
     NW_SRV_VERDICT_ERROR,       /* HTTP 500: handler failed */
     NW_SRV_VERDICT_COUNT
-} nw_srv_verdict_t;
+} nw_review_verdict_t;
 
 /** "allowed", "patched", "denied", "bad_request", "error". Static storage. */
-const char *nw_srv_verdict_str(nw_srv_verdict_t v);
+const char *nw_review_verdict_str(nw_review_verdict_t v);
 
 /* A decoded AdmissionReview. req points into root (borrowed from it). */
 typedef struct {
@@ -49,7 +49,7 @@ typedef struct {
      * (\u0000), which the parser cut there; "" if none. The review is then denied
      * (422 naming the field), not judged. */
     char nul_field[256];
-} nw_srv_review_t;
+} nw_review_t;
 
 /**
  * Decode an AdmissionReview v1 request body (len bytes; need not be
@@ -59,10 +59,10 @@ typedef struct {
  * echoed byte for byte); a NUL anywhere else is reported in rv->nul_field. NW_EPARSE/NW_EINVAL with
  * a message (naming the field) in err; rv is then empty.
  */
-nw_rc_t nw_srv_review_decode(const char *body, size_t len, nw_srv_review_t *rv, nw_err_t *err);
+nw_rc_t nw_review_decode(const char *body, size_t len, nw_review_t *rv, nw_err_t *err);
 
 /** Free what a review owns. NULL-safe, idempotent. */
-void nw_srv_review_cleanup(nw_srv_review_t *rv);
+void nw_review_cleanup(nw_review_t *rv);
 
 /**
  * Encode the AdmissionReview response for uid and result into out (appended).
@@ -70,13 +70,12 @@ void nw_srv_review_cleanup(nw_srv_review_t *rv);
  * not a JSON array, or an empty array, is NW_EINVAL / omitted respectively.
  * Warnings have control characters replaced by spaces.
  */
-nw_rc_t nw_srv_review_encode(const char *uid, int mutate, const nw_admit_result_t *res,
-                             nw_buf_t *out);
+nw_rc_t nw_review_encode(const char *uid, int mutate, const nw_admit_result_t *res, nw_buf_t *out);
 
 /** Append a metav1 Status JSON body {"kind":"Status",...,"code":code} to out. */
-nw_rc_t nw_srv_status_json(nw_buf_t *out, int code, const char *reason, const char *message);
+nw_rc_t nw_review_status_json(nw_buf_t *out, int code, const char *reason, const char *message);
 
-/* Handler lookup; nw_admit_find in production, a test table in tests. */
+/* Handler lookup; nw_handlers_find in production, a test table in tests. */
 typedef const nw_admit_handler_t *(*nw_srv_lookup_fn)(const char *group, const char *kind);
 
 /* The outcome of one admission call, with copies of the request's identity
@@ -85,24 +84,24 @@ typedef struct {
     int status; /* HTTP status: 200, 400, 500, or 504 once nw_admit_deadline_passed() */
     char *body; /* owned JSON (AdmissionReview or Status); free via cleanup */
     size_t body_len;
-    nw_srv_verdict_t verdict;
+    nw_review_verdict_t verdict;
     char uid[128];
     char group[64];
     char kind[64];
     char name[128];
     char op[16];
     char why[256]; /* for 400/500: the message; for a denial: start of status.message */
-} nw_srv_adm_out_t;
+} nw_review_out_t;
 
 /**
  * The whole path: decode, dispatch (mutate or validate), encode. Always fills
  * out (status/body) unless it returns NW_ENOMEM.
- * @param lookup  handler lookup (NULL = nw_admit_find)
+ * @param lookup  handler lookup (NULL = nw_handlers_find)
  */
-nw_rc_t nw_srv_admission_handle(const nw_admit_ctx_t *ctx, nw_srv_lookup_fn lookup, int mutate,
-                                const char *body, size_t len, nw_srv_adm_out_t *out);
+nw_rc_t nw_review_handle(const nw_admit_ctx_t *ctx, nw_srv_lookup_fn lookup, int mutate,
+                         const char *body, size_t len, nw_review_out_t *out);
 
 /** Free the body of out. NULL-safe. */
-void nw_srv_adm_out_cleanup(nw_srv_adm_out_t *out);
+void nw_review_out_cleanup(nw_review_out_t *out);
 
 #endif

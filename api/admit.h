@@ -3,7 +3,7 @@
  * object-model rules (api/). Pure: no I/O, no threads of its own.
  *
  * admission/review.c parses an AdmissionReview, finds the handler for the request's
- * kind (group + kind) in nw_admit_handlers[] (admission/handlers.h), and calls its
+ * kind (group + kind) in nw_handlers[] (admission/handlers.h), and calls its
  * mutate or validate function with the decoded request. The handler fills a
  * nw_admit_result_t; admission/review.c turns it into the AdmissionReview response.
  *

@@ -475,7 +475,7 @@ static nw_rc_t hash_time(walk_t *w, const cJSON *v, uint64_t *out)
     int utc = 1; /* the zero time.Time is in time.UTC */
     if (!absent(v)) {
         int64_t ns;
-        if (!cJSON_IsString(v) || nw_time_parse(v->valuestring, &ns) != NW_OK)
+        if (!cJSON_IsString(v) || nw_clock_time_parse(v->valuestring, &ns) != NW_OK)
             return bad(w, "must be an RFC 3339 time");
         sec = ns / 1000000000;
         nsec = ns % 1000000000;
@@ -642,7 +642,7 @@ static void to_text(uint64_t h, char out[NW_HASH_LEN])
 
 /* ---- NodePool: hashstructure.Hash(spec.template) (karpenter pkg/apis/v1/nodepool.go) ---- */
 
-nw_rc_t nw_hash_nodepool(const cJSON *nodepool, char out[NW_HASH_LEN], nw_err_t *err)
+nw_rc_t nw_drifthash_nodepool(const cJSON *nodepool, char out[NW_HASH_LEN], nw_err_t *err)
 {
     out[0] = 0;
     const cJSON *tmpl = nw_json_get(nw_json_get(nodepool, "spec"), "template");
@@ -659,7 +659,7 @@ nw_rc_t nw_hash_nodepool(const cJSON *nodepool, char out[NW_HASH_LEN], nw_err_t 
 
 /* ---- EC2NodeClass: Hash([]any{spec, AMIFamily(), caBundle}) (aws pkg/apis/v1) ---- */
 
-const char *nw_hash_ami_family(const cJSON *nodeclass)
+const char *nw_drifthash_ami_family(const cJSON *nodeclass)
 {
     const cJSON *spec = nw_json_get(nodeclass, "spec");
     const cJSON *fam = nw_json_get(spec, "amiFamily");
@@ -686,8 +686,8 @@ const char *nw_hash_ami_family(const cJSON *nodeclass)
     return "Custom";
 }
 
-nw_rc_t nw_hash_ec2nodeclass(const cJSON *nodeclass, const char *ca_bundle, char out[NW_HASH_LEN],
-                             nw_err_t *err)
+nw_rc_t nw_drifthash_ec2nodeclass(const cJSON *nodeclass, const char *ca_bundle,
+                                  char out[NW_HASH_LEN], nw_err_t *err)
 {
     out[0] = 0;
     const cJSON *spec = nw_json_get(nodeclass, "spec");
@@ -699,7 +699,7 @@ nw_rc_t nw_hash_ec2nodeclass(const cJSON *nodeclass, const char *ca_bundle, char
     if (rc != NW_OK)
         return rc;
     /* a []any walked as a set: the XOR of its three elements' hashes */
-    h ^= hstr(nw_hash_ami_family(nodeclass));
+    h ^= hstr(nw_drifthash_ami_family(nodeclass));
     h ^= hstr(ca_bundle ? ca_bundle : "");
     to_text(h, out);
     return NW_OK;
@@ -728,8 +728,8 @@ static void put(cJSON *ann, const char *k, const char *v)
     nw_json_add_string(ann, k, v);
 }
 
-nw_rc_t nw_hash_stamp_nodeclaim(cJSON *nodeclaim, const cJSON *nodepool, const cJSON *nodeclass,
-                                const char *ca_bundle, nw_err_t *err)
+nw_rc_t nw_drifthash_stamp_nodeclaim(cJSON *nodeclaim, const cJSON *nodepool,
+                                     const cJSON *nodeclass, const char *ca_bundle, nw_err_t *err)
 {
     char h[NW_HASH_LEN];
     nw_rc_t rc = NW_OK;
@@ -737,13 +737,13 @@ nw_rc_t nw_hash_stamp_nodeclaim(cJSON *nodeclaim, const cJSON *nodepool, const c
     if (!ann)
         return nw_err_set(err, NW_ENOMEM, NULL, "out of memory");
     if (nodepool) {
-        if ((rc = nw_hash_nodepool(nodepool, h, err)) == NW_OK) {
+        if ((rc = nw_drifthash_nodepool(nodepool, h, err)) == NW_OK) {
             put(ann, NW_ANN_NODEPOOL_HASH, h);
             put(ann, NW_ANN_NODEPOOL_HASH_VERSION, NW_NODEPOOL_HASH_VERSION);
         }
     }
     if (nodeclass) {
-        nw_rc_t rc2 = nw_hash_ec2nodeclass(nodeclass, ca_bundle, h, rc == NW_OK ? err : NULL);
+        nw_rc_t rc2 = nw_drifthash_ec2nodeclass(nodeclass, ca_bundle, h, rc == NW_OK ? err : NULL);
         if (rc2 == NW_OK) {
             put(ann, NW_ANN_NODECLASS_HASH, h);
             put(ann, NW_ANN_NODECLASS_HASH_VERSION, NW_NODECLASS_HASH_VERSION);
@@ -753,7 +753,7 @@ nw_rc_t nw_hash_stamp_nodeclaim(cJSON *nodeclaim, const cJSON *nodepool, const c
     return rc;
 }
 
-int nw_hash_annotation_is(const cJSON *obj, const char *key, const char *value)
+int nw_drifthash_annotation_is(const cJSON *obj, const char *key, const char *value)
 {
     const char *v = nw_json_str(nw_json_get(nw_json_get(obj, "metadata"), "annotations"), key);
     return v && value && strcmp(v, value) == 0;

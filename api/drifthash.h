@@ -7,7 +7,7 @@
  *   karpenter.k8s.aws/ec2nodeclass-hash   + karpenter.k8s.aws/ec2nodeclass-hash-version: v5
  *
  * on the NodePool / EC2NodeClass (written by the drift controller) and stamped on
- * every NodeClaim at creation (nw_hash_stamp_nodeclaim). A NodeClaim whose hash
+ * every NodeClaim at creation (nw_drifthash_stamp_nodeclaim). A NodeClaim whose hash
  * differs from its pool's (or class's) at equal versions is NodePoolDrifted
  * (NodeClassDrift).
  *
@@ -53,19 +53,19 @@
 /** The NodePool hash of a NodePool object into out. NW_EINVAL (path
  * "spec.template") when the object has no spec.template object, or naming the field
  * Karpenter could not decode. */
-nw_rc_t nw_hash_nodepool(const cJSON *nodepool, char out[NW_HASH_LEN], nw_err_t *err);
+nw_rc_t nw_drifthash_nodepool(const cJSON *nodepool, char out[NW_HASH_LEN], nw_err_t *err);
 
 /** The EC2NodeClass hash of an EC2NodeClass object into out, for the cluster CA bundle
  * ca_bundle (base64 PEM as Karpenter holds it; NULL or "" when none is known). NW_EINVAL
  * (path "spec") when it has no spec object, or naming the field Karpenter could not
  * decode (a number where a string belongs, a bad duration or quantity). */
-nw_rc_t nw_hash_ec2nodeclass(const cJSON *nodeclass, const char *ca_bundle, char out[NW_HASH_LEN],
-                             nw_err_t *err);
+nw_rc_t nw_drifthash_ec2nodeclass(const cJSON *nodeclass, const char *ca_bundle,
+                                  char out[NW_HASH_LEN], nw_err_t *err);
 
 /** The AMI family the EC2NodeClass hash uses: spec.amiFamily, else the family of
  * an `alias` AMI selector term (al2023@latest → "AL2023"), else "Custom".
  * Static storage or a string inside nodeclass (borrowed). */
-const char *nw_hash_ami_family(const cJSON *nodeclass);
+const char *nw_drifthash_ami_family(const cJSON *nodeclass);
 
 /**
  * Stamp a NodeClaim object being created: set metadata.annotations
@@ -73,13 +73,13 @@ const char *nw_hash_ami_family(const cJSON *nodeclass);
  * not NULL, karpenter.k8s.aws/ec2nodeclass-hash(-version) from the EC2NodeClass
  * (values computed from the objects, not read from their annotations, so a pool
  * created a moment ago is stamped right). nodeclaim is modified in place.
- * ca_bundle as for nw_hash_ec2nodeclass.
+ * ca_bundle as for nw_drifthash_ec2nodeclass.
  * NW_EINVAL when the pool or class has no template/spec (nothing is stamped for it).
  */
-nw_rc_t nw_hash_stamp_nodeclaim(cJSON *nodeclaim, const cJSON *nodepool, const cJSON *nodeclass,
-                                const char *ca_bundle, nw_err_t *err);
+nw_rc_t nw_drifthash_stamp_nodeclaim(cJSON *nodeclaim, const cJSON *nodepool,
+                                     const cJSON *nodeclass, const char *ca_bundle, nw_err_t *err);
 
 /** Does obj's metadata.annotations[key] equal value (both present)? */
-int nw_hash_annotation_is(const cJSON *obj, const char *key, const char *value);
+int nw_drifthash_annotation_is(const cJSON *obj, const char *key, const char *value);
 
 #endif

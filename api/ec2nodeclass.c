@@ -42,12 +42,12 @@ static int in_list(const char *s, const char *const *l)
 
 /* ---- defaulting ---------------------------------------------------------------------- */
 
-nw_rc_t nw_ec2nodeclass_default(const cJSON *obj, nw_jsonpatch_t *p)
+nw_rc_t nw_api_ec2nodeclass_default(const cJSON *obj, nw_jsonpatch_t *p)
 {
-    const cJSON *spec = nw_kv_get(obj, "spec");
+    const cJSON *spec = nw_kval_get(obj, "spec");
     if (!cJSON_IsObject(spec))
         return NW_OK;
-    const cJSON *mo = nw_kv_get(spec, "metadataOptions");
+    const cJSON *mo = nw_kval_get(spec, "metadataOptions");
     nw_rc_t rc = NW_OK;
     if (!mo) {
         cJSON *d = cJSON_CreateObject();
@@ -74,7 +74,7 @@ nw_rc_t nw_ec2nodeclass_default(const cJSON *obj, nw_jsonpatch_t *p)
         {"httpTokens", "/spec/metadataOptions/httpTokens", "required", 0},
     };
     for (size_t i = 0; i < sizeof defs / sizeof defs[0] && rc == NW_OK; i++) {
-        if (nw_kv_get(mo, defs[i].name))
+        if (nw_kval_get(mo, defs[i].name))
             continue;
         cJSON *v = defs[i].s ? cJSON_CreateString(defs[i].s) : cJSON_CreateNumber(defs[i].n);
         if (!v)
@@ -90,9 +90,9 @@ nw_rc_t nw_ec2nodeclass_default(const cJSON *obj, nw_jsonpatch_t *p)
 static const cJSON *opt(nw_kv_t *kv, const cJSON *obj, const char *parent, const char *name,
                         const char *type)
 {
-    const cJSON *v = nw_kv_get(obj, name);
+    const cJSON *v = nw_kval_get(obj, name);
     path_t p;
-    if (!v || !nw_kv_type(kv, nw_kv_path(p, parent, name), v, type))
+    if (!v || !nw_kval_type(kv, nw_kval_path(p, parent, name), v, type))
         return NULL;
     return v;
 }
@@ -100,8 +100,8 @@ static const cJSON *opt(nw_kv_t *kv, const cJSON *obj, const char *parent, const
 static const cJSON *reqd(nw_kv_t *kv, const cJSON *obj, const char *parent, const char *name,
                          const char *type)
 {
-    if (!nw_kv_get(obj, name)) {
-        nw_kv_required(kv, parent, name);
+    if (!nw_kval_get(obj, name)) {
+        nw_kval_required(kv, parent, name);
         return NULL;
     }
     return opt(kv, obj, parent, name, type);
@@ -119,7 +119,7 @@ static void opt_enum(nw_kv_t *kv, const cJSON *obj, const char *parent, const ch
     path_t p;
     const char *s = opt_str(kv, obj, parent, name);
     if (s)
-        nw_kv_enum(kv, nw_kv_path(p, parent, name), s, allowed);
+        nw_kval_enum(kv, nw_kval_path(p, parent, name), s, allowed);
 }
 
 static void opt_int(nw_kv_t *kv, const cJSON *obj, const char *parent, const char *name,
@@ -128,7 +128,7 @@ static void opt_int(nw_kv_t *kv, const cJSON *obj, const char *parent, const cha
     path_t p;
     const cJSON *v = opt(kv, obj, parent, name, "integer");
     if (v)
-        nw_kv_int_range(kv, nw_kv_path(p, parent, name), v->valuedouble, min, max);
+        nw_kval_int_range(kv, nw_kval_path(p, parent, name), v->valuedouble, min, max);
 }
 
 static void opt_pattern(nw_kv_t *kv, const cJSON *obj, const char *parent, const char *name,
@@ -137,7 +137,7 @@ static void opt_pattern(nw_kv_t *kv, const cJSON *obj, const char *parent, const
     path_t p;
     const char *s = opt_str(kv, obj, parent, name);
     if (s)
-        nw_kv_pattern(kv, nw_kv_path(p, parent, name), s, nw_kre(re));
+        nw_kval_pattern(kv, nw_kval_path(p, parent, name), s, nw_kre(re));
 }
 
 /* map string -> string: type-check the values; returns the map or NULL */
@@ -147,9 +147,9 @@ static const cJSON *string_map(nw_kv_t *kv, const cJSON *obj, const char *parent
     const cJSON *m = opt(kv, obj, parent, name, "object");
     if (!m)
         return NULL;
-    nw_kv_path(mp, parent, name);
+    nw_kval_path(mp, parent, name);
     for (const cJSON *e = m->child; e; e = e->next)
-        nw_kv_type(kv, nw_kv_key(kp, mp, e->string), e, "string");
+        nw_kval_type(kv, nw_kval_key(kp, mp, e->string), e, "string");
     return m;
 }
 
@@ -160,16 +160,16 @@ static void selector_tags(nw_kv_t *kv, const cJSON *term, const char *tp)
     const cJSON *tags = string_map(kv, term, tp, "tags");
     if (!tags)
         return;
-    nw_kv_path(p, tp, "tags");
-    nw_kv_max_items(kv, p, tags, 20);
+    nw_kval_path(p, tp, "tags");
+    nw_kval_max_items(kv, p, tags, 20);
     for (const cJSON *e = tags->child; e; e = e->next)
         if (!*e->string || (cJSON_IsString(e) && !*e->valuestring)) {
-            nw_kv_cel(kv, p, "object", "empty tag keys or values aren't supported");
+            nw_kval_cel(kv, p, "object", "empty tag keys or values aren't supported");
             break;
         }
 }
 
-#define HAS(o, k) (nw_kv_get((o), (k)) != NULL)
+#define HAS(o, k) (nw_kval_get((o), (k)) != NULL)
 
 /* ---- spec.amiSelectorTerms ------------------------------------------------------------------- */
 
@@ -179,14 +179,14 @@ static void check_ami_terms(nw_kv_t *kv, const cJSON *spec)
     const cJSON *terms = reqd(kv, spec, "spec", "amiSelectorTerms", "array");
     if (!terms)
         return;
-    nw_kv_min_items(kv, lp, terms, 1);
-    nw_kv_max_items(kv, lp, terms, 30);
+    nw_kval_min_items(kv, lp, terms, 1);
+    nw_kval_max_items(kv, lp, terms, 30);
     path_t ip, fp;
     size_t i = 0;
     int none = 0, id_mixed = 0, alias_mixed = 0, any_alias = 0;
     for (const cJSON *t = terms->child; t; t = t->next, i++) {
-        nw_kv_idx(ip, lp, i);
-        if (!nw_kv_type(kv, ip, t, "object"))
+        nw_kval_idx(ip, lp, i);
+        if (!nw_kval_type(kv, ip, t, "object"))
             continue;
         const char *alias = opt_str(kv, t, ip, "alias");
         opt_pattern(kv, t, ip, "id", NW_RE_AMI_ID);
@@ -195,10 +195,10 @@ static void check_ami_terms(nw_kv_t *kv, const cJSON *spec)
         opt_str(kv, t, ip, "ssmParameter");
         selector_tags(kv, t, ip);
         if (alias) {
-            nw_kv_path(fp, ip, "alias");
-            nw_kv_max_len(kv, fp, alias, 30);
-            if (!nw_kv_re_match(nw_kre(NW_RE_ALIAS), alias))
-                nw_kv_cel_str(
+            nw_kval_path(fp, ip, "alias");
+            nw_kval_max_len(kv, fp, alias, 30);
+            if (!nw_kval_re_match(nw_kre(NW_RE_ALIAS), alias))
+                nw_kval_cel_str(
                     kv, fp, alias,
                     "'alias' is improperly formatted, must match the format 'family@version'");
             const char *at = strchr(alias, '@');
@@ -208,21 +208,21 @@ static void check_ami_terms(nw_kv_t *kv, const cJSON *spec)
             static const char *const fams[] = {
                 "al2", "al2023", "bottlerocket", "windows2019", "windows2022", "windows2025", NULL};
             if (fl >= 63 || !in_list(fam, fams))
-                nw_kv_cel_str(
+                nw_kval_cel_str(
                     kv, fp, alias,
                     "family is not supported, must be one of the following: 'al2', 'al2023', "
                     "'bottlerocket', 'windows2019', 'windows2022', 'windows2025'");
             static const char *const M_WIN = "windows families may only specify version 'latest'";
             if (fl < 63 && strncmp(fam, "windows", 7) == 0 && in_list(fam, fams)) {
                 if (!at)
-                    nw_kv_cel_eval(kv, fp, "string", "index '1' out of range in list size '1'",
-                                   M_WIN);
+                    nw_kval_cel_eval(kv, fp, "string", "index '1' out of range in list size '1'",
+                                     M_WIN);
                 else {
                     /* split('@')[1]: the text up to the next '@' */
                     const char *v = at + 1, *e = strchr(v, '@');
                     size_t vl = e ? (size_t)(e - v) : strlen(v);
                     if (vl != 6 || strncmp(v, "latest", 6) != 0)
-                        nw_kv_cel_str(kv, fp, alias, M_WIN);
+                        nw_kval_cel_str(kv, fp, alias, M_WIN);
                 }
             }
         }
@@ -237,21 +237,23 @@ static void check_ami_terms(nw_kv_t *kv, const cJSON *spec)
         any_alias |= has_alias;
     }
     if (none)
-        nw_kv_cel(
+        nw_kval_cel(
             kv, lp, "array",
             "expected at least one, got none, ['tags', 'id', 'name', 'alias', 'ssmParameter']");
     if (id_mixed)
-        nw_kv_cel(kv, lp, "array",
-                  "'id' is mutually exclusive, cannot be set with a combination of other fields in "
-                  "amiSelectorTerms");
+        nw_kval_cel(
+            kv, lp, "array",
+            "'id' is mutually exclusive, cannot be set with a combination of other fields in "
+            "amiSelectorTerms");
     if (alias_mixed)
-        nw_kv_cel(kv, lp, "array",
-                  "'alias' is mutually exclusive, cannot be set with a combination of other fields "
-                  "in amiSelectorTerms");
+        nw_kval_cel(
+            kv, lp, "array",
+            "'alias' is mutually exclusive, cannot be set with a combination of other fields "
+            "in amiSelectorTerms");
     if (any_alias && cJSON_GetArraySize(terms) != 1)
-        nw_kv_cel(kv, lp, "array",
-                  "'alias' is mutually exclusive, cannot be set with a combination of other "
-                  "amiSelectorTerms");
+        nw_kval_cel(kv, lp, "array",
+                    "'alias' is mutually exclusive, cannot be set with a combination of other "
+                    "amiSelectorTerms");
 }
 
 /* ---- spec.{subnet,securityGroup,capacityReservation}SelectorTerms ---------------------------- */
@@ -262,13 +264,13 @@ static void check_subnet_terms(nw_kv_t *kv, const cJSON *spec)
     const cJSON *terms = reqd(kv, spec, "spec", "subnetSelectorTerms", "array");
     if (!terms)
         return;
-    nw_kv_max_items(kv, lp, terms, 30);
+    nw_kval_max_items(kv, lp, terms, 30);
     path_t ip;
     size_t i = 0;
     int all_some = 1, all_mixed = 1;
     for (const cJSON *t = terms->child; t; t = t->next, i++) {
-        nw_kv_idx(ip, lp, i);
-        if (!nw_kv_type(kv, ip, t, "object"))
+        nw_kval_idx(ip, lp, i);
+        if (!nw_kval_type(kv, ip, t, "object"))
             continue;
         opt_pattern(kv, t, ip, "id", NW_RE_SUBNET_ID);
         selector_tags(kv, t, ip);
@@ -276,13 +278,14 @@ static void check_subnet_terms(nw_kv_t *kv, const cJSON *spec)
         all_mixed &= HAS(t, "id") && HAS(t, "tags");
     }
     if (cJSON_GetArraySize(terms) == 0)
-        nw_kv_cel(kv, lp, "array", "subnetSelectorTerms cannot be empty");
+        nw_kval_cel(kv, lp, "array", "subnetSelectorTerms cannot be empty");
     if (!all_some)
-        nw_kv_cel(kv, lp, "array", "expected at least one, got none, ['tags', 'id']");
+        nw_kval_cel(kv, lp, "array", "expected at least one, got none, ['tags', 'id']");
     if (all_mixed) /* !self.all(...): fires only when every term mixes (and on an empty list) */
-        nw_kv_cel(kv, lp, "array",
-                  "'id' is mutually exclusive, cannot be set with a combination of other fields in "
-                  "a subnet selector term");
+        nw_kval_cel(
+            kv, lp, "array",
+            "'id' is mutually exclusive, cannot be set with a combination of other fields in "
+            "a subnet selector term");
 }
 
 static void check_sg_terms(nw_kv_t *kv, const cJSON *spec)
@@ -291,13 +294,13 @@ static void check_sg_terms(nw_kv_t *kv, const cJSON *spec)
     const cJSON *terms = reqd(kv, spec, "spec", "securityGroupSelectorTerms", "array");
     if (!terms)
         return;
-    nw_kv_max_items(kv, lp, terms, 30);
+    nw_kval_max_items(kv, lp, terms, 30);
     path_t ip;
     size_t i = 0;
     int all_some = 1, all_id_mixed = 1, all_name_mixed = 1;
     for (const cJSON *t = terms->child; t; t = t->next, i++) {
-        nw_kv_idx(ip, lp, i);
-        if (!nw_kv_type(kv, ip, t, "object"))
+        nw_kval_idx(ip, lp, i);
+        if (!nw_kval_type(kv, ip, t, "object"))
             continue;
         opt_pattern(kv, t, ip, "id", NW_RE_SG_ID);
         opt_str(kv, t, ip, "name");
@@ -308,17 +311,19 @@ static void check_sg_terms(nw_kv_t *kv, const cJSON *spec)
         all_name_mixed &= name && (tags || id);
     }
     if (cJSON_GetArraySize(terms) == 0)
-        nw_kv_cel(kv, lp, "array", "securityGroupSelectorTerms cannot be empty");
+        nw_kval_cel(kv, lp, "array", "securityGroupSelectorTerms cannot be empty");
     if (!all_some)
-        nw_kv_cel(kv, lp, "array", "expected at least one, got none, ['tags', 'id', 'name']");
+        nw_kval_cel(kv, lp, "array", "expected at least one, got none, ['tags', 'id', 'name']");
     if (all_id_mixed)
-        nw_kv_cel(kv, lp, "array",
-                  "'id' is mutually exclusive, cannot be set with a combination of other fields in "
-                  "a security group selector term");
+        nw_kval_cel(
+            kv, lp, "array",
+            "'id' is mutually exclusive, cannot be set with a combination of other fields in "
+            "a security group selector term");
     if (all_name_mixed)
-        nw_kv_cel(kv, lp, "array",
-                  "'name' is mutually exclusive, cannot be set with a combination of other fields "
-                  "in a security group selector term");
+        nw_kval_cel(
+            kv, lp, "array",
+            "'name' is mutually exclusive, cannot be set with a combination of other fields "
+            "in a security group selector term");
 }
 
 static void check_cr_terms(nw_kv_t *kv, const cJSON *spec)
@@ -327,13 +332,13 @@ static void check_cr_terms(nw_kv_t *kv, const cJSON *spec)
     const cJSON *terms = opt(kv, spec, "spec", "capacityReservationSelectorTerms", "array");
     if (!terms)
         return;
-    nw_kv_max_items(kv, lp, terms, 30);
+    nw_kval_max_items(kv, lp, terms, 30);
     path_t ip;
     size_t i = 0;
     int all_some = 1, all_mixed = 1;
     for (const cJSON *t = terms->child; t; t = t->next, i++) {
-        nw_kv_idx(ip, lp, i);
-        if (!nw_kv_type(kv, ip, t, "object"))
+        nw_kval_idx(ip, lp, i);
+        if (!nw_kval_type(kv, ip, t, "object"))
             continue;
         opt_pattern(kv, t, ip, "id", NW_RE_CR_ID);
         opt_pattern(kv, t, ip, "ownerID", NW_RE_OWNER_ID);
@@ -344,12 +349,13 @@ static void check_cr_terms(nw_kv_t *kv, const cJSON *spec)
         all_mixed &= id && (tags || HAS(t, "ownerID") || imc);
     }
     if (!all_some)
-        nw_kv_cel(kv, lp, "array",
-                  "expected at least one, got none, ['tags', 'id', 'instanceMatchCriteria']");
+        nw_kval_cel(kv, lp, "array",
+                    "expected at least one, got none, ['tags', 'id', 'instanceMatchCriteria']");
     if (all_mixed)
-        nw_kv_cel(kv, lp, "array",
-                  "'id' is mutually exclusive, cannot be set along with other fields in a capacity "
-                  "reservation selector term");
+        nw_kval_cel(
+            kv, lp, "array",
+            "'id' is mutually exclusive, cannot be set along with other fields in a capacity "
+            "reservation selector term");
 }
 
 /* ---- spec.tags ------------------------------------------------------------------------------- */
@@ -371,18 +377,21 @@ static void check_tags(nw_kv_t *kv, const cJSON *spec)
     }
     const char *p = "spec.tags";
     if (empty)
-        nw_kv_cel(kv, p, "object", "empty tag keys aren't supported");
+        nw_kval_cel(kv, p, "object", "empty tag keys aren't supported");
     if (eks)
-        nw_kv_cel(kv, p, "object", "tag contains a restricted tag matching eks:eks-cluster-name");
+        nw_kval_cel(kv, p, "object", "tag contains a restricted tag matching eks:eks-cluster-name");
     if (cluster)
-        nw_kv_cel(kv, p, "object", "tag contains a restricted tag matching kubernetes.io/cluster/");
+        nw_kval_cel(kv, p, "object",
+                    "tag contains a restricted tag matching kubernetes.io/cluster/");
     if (np)
-        nw_kv_cel(kv, p, "object", "tag contains a restricted tag matching karpenter.sh/nodepool");
+        nw_kval_cel(kv, p, "object",
+                    "tag contains a restricted tag matching karpenter.sh/nodepool");
     if (nc)
-        nw_kv_cel(kv, p, "object", "tag contains a restricted tag matching karpenter.sh/nodeclaim");
+        nw_kval_cel(kv, p, "object",
+                    "tag contains a restricted tag matching karpenter.sh/nodeclaim");
     if (ec2nc)
-        nw_kv_cel(kv, p, "object",
-                  "tag contains a restricted tag matching karpenter.k8s.aws/ec2nodeclass");
+        nw_kval_cel(kv, p, "object",
+                    "tag contains a restricted tag matching karpenter.k8s.aws/ec2nodeclass");
 }
 
 /* ---- spec.kubelet ---------------------------------------------------------------------------- */
@@ -393,12 +402,13 @@ static void reserved_map(nw_kv_t *kv, const cJSON *kub, const char *name)
     const cJSON *m = string_map(kv, kub, "spec.kubelet", name);
     if (!m)
         return;
-    nw_kv_path(mp, "spec.kubelet", name);
+    nw_kval_path(mp, "spec.kubelet", name);
     int badkey = 0, neg = 0;
     for (const cJSON *e = m->child; e; e = e->next) {
         badkey |= !in_list(e->string, RESERVED_KEYS);
         if (cJSON_IsString(e)) {
-            nw_kv_pattern(kv, nw_kv_key(kp, mp, e->string), e->valuestring, nw_kre(NW_RE_QUANTITY));
+            nw_kval_pattern(kv, nw_kval_key(kp, mp, e->string), e->valuestring,
+                            nw_kre(NW_RE_QUANTITY));
             neg |= e->valuestring[0] == '-';
         }
     }
@@ -406,11 +416,11 @@ static void reserved_map(nw_kv_t *kv, const cJSON *kub, const char *name)
     if (badkey) {
         snprintf(msg, sizeof msg,
                  "valid keys for %s are ['cpu','memory','ephemeral-storage','pid']", name);
-        nw_kv_cel(kv, mp, "object", msg);
+        nw_kval_cel(kv, mp, "object", msg);
     }
     if (neg) {
         snprintf(msg, sizeof msg, "%s value cannot be a negative resource quantity", name);
-        nw_kv_cel(kv, mp, "object", msg);
+        nw_kval_cel(kv, mp, "object", msg);
     }
 }
 
@@ -420,12 +430,13 @@ static const cJSON *eviction_map(nw_kv_t *kv, const cJSON *kub, const char *name
     const cJSON *m = string_map(kv, kub, "spec.kubelet", name);
     if (!m)
         return NULL;
-    nw_kv_path(mp, "spec.kubelet", name);
+    nw_kval_path(mp, "spec.kubelet", name);
     int badkey = 0;
     for (const cJSON *e = m->child; e; e = e->next) {
         badkey |= !in_list(e->string, EVICTION_KEYS);
         if (pattern && cJSON_IsString(e))
-            nw_kv_pattern(kv, nw_kv_key(kp, mp, e->string), e->valuestring, nw_kre(NW_RE_EVICT));
+            nw_kval_pattern(kv, nw_kval_key(kp, mp, e->string), e->valuestring,
+                            nw_kre(NW_RE_EVICT));
     }
     if (badkey) {
         char msg[300];
@@ -433,7 +444,7 @@ static const cJSON *eviction_map(nw_kv_t *kv, const cJSON *kub, const char *name
                  "valid keys for %s are ['memory.available','nodefs.available','nodefs.inodesFree',"
                  "'imagefs.available','imagefs.inodesFree','pid.available']",
                  name);
-        nw_kv_cel(kv, mp, "object", msg);
+        nw_kval_cel(kv, mp, "object", msg);
     }
     return m;
 }
@@ -448,9 +459,9 @@ static void check_kubelet(nw_kv_t *kv, const cJSON *spec)
     const cJSON *dns = opt(kv, kub, kp, "clusterDNS", "array");
     if (dns) {
         size_t i = 0;
-        nw_kv_path(p, kp, "clusterDNS");
+        nw_kval_path(p, kp, "clusterDNS");
         for (const cJSON *e = dns->child; e; e = e->next, i++)
-            nw_kv_type(kv, nw_kv_idx(ip, p, i), e, "string");
+            nw_kval_type(kv, nw_kval_idx(ip, p, i), e, "string");
     }
     opt_int(kv, kub, kp, "maxPods", 0, LLONG_MAX);
     opt_int(kv, kub, kp, "podsPerCore", 0, LLONG_MAX);
@@ -463,11 +474,11 @@ static void check_kubelet(nw_kv_t *kv, const cJSON *spec)
     opt_int(kv, kub, kp, "imageGCHighThresholdPercent", 0, 100);
     opt_int(kv, kub, kp, "imageGCLowThresholdPercent", 0, 100);
     opt(kv, kub, kp, "cpuCFSQuota", "boolean");
-    const cJSON *hi = nw_kv_get(kub, "imageGCHighThresholdPercent");
-    const cJSON *lo = nw_kv_get(kub, "imageGCLowThresholdPercent");
+    const cJSON *hi = nw_kval_get(kub, "imageGCHighThresholdPercent");
+    const cJSON *lo = nw_kval_get(kub, "imageGCLowThresholdPercent");
     if (cJSON_IsNumber(hi) && cJSON_IsNumber(lo) && !(hi->valuedouble > lo->valuedouble))
-        nw_kv_cel(kv, kp, "object",
-                  "imageGCHighThresholdPercent must be greater than imageGCLowThresholdPercent");
+        nw_kval_cel(kv, kp, "object",
+                    "imageGCHighThresholdPercent must be greater than imageGCLowThresholdPercent");
     static const char *const M_SOFT =
         "evictionSoft OwnerKey does not have a matching evictionSoftGracePeriod";
     static const char *const M_GRACE =
@@ -475,21 +486,21 @@ static void check_kubelet(nw_kv_t *kv, const cJSON *spec)
     /* has(evictionSoft) ? evictionSoft.all(e, e in evictionSoftGracePeriod) : true */
     if (soft && soft->child) {
         if (!grace)
-            nw_kv_cel_eval(kv, kp, "object", "no such key: evictionSoftGracePeriod", M_SOFT);
+            nw_kval_cel_eval(kv, kp, "object", "no such key: evictionSoftGracePeriod", M_SOFT);
         else
             for (const cJSON *e = soft->child; e; e = e->next)
                 if (!cJSON_GetObjectItemCaseSensitive(grace, e->string)) {
-                    nw_kv_cel(kv, kp, "object", M_SOFT);
+                    nw_kval_cel(kv, kp, "object", M_SOFT);
                     break;
                 }
     }
     if (grace && grace->child) {
         if (!soft)
-            nw_kv_cel_eval(kv, kp, "object", "no such key: evictionSoft", M_GRACE);
+            nw_kval_cel_eval(kv, kp, "object", "no such key: evictionSoft", M_GRACE);
         else
             for (const cJSON *e = grace->child; e; e = e->next)
                 if (!cJSON_GetObjectItemCaseSensitive(soft, e->string)) {
-                    nw_kv_cel(kv, kp, "object", M_GRACE);
+                    nw_kval_cel(kv, kp, "object", M_GRACE);
                     break;
                 }
     }
@@ -503,13 +514,13 @@ static void check_bdm(nw_kv_t *kv, const cJSON *spec)
     const cJSON *bdms = opt(kv, spec, "spec", "blockDeviceMappings", "array");
     if (!bdms)
         return;
-    nw_kv_max_items(kv, lp, bdms, 50);
+    nw_kval_max_items(kv, lp, bdms, 50);
     path_t ip, ep;
     size_t i = 0;
     int roots = 0;
     for (const cJSON *b = bdms->child; b; b = b->next, i++) {
-        nw_kv_idx(ip, lp, i);
-        if (!nw_kv_type(kv, ip, b, "object"))
+        nw_kval_idx(ip, lp, i);
+        if (!nw_kval_type(kv, ip, b, "object"))
             continue;
         opt_str(kv, b, ip, "deviceName");
         const cJSON *root = opt(kv, b, ip, "rootVolume", "boolean");
@@ -517,7 +528,7 @@ static void check_bdm(nw_kv_t *kv, const cJSON *spec)
         const cJSON *ebs = opt(kv, b, ip, "ebs", "object");
         if (!ebs)
             continue;
-        nw_kv_path(ep, ip, "ebs");
+        nw_kval_path(ep, ip, "ebs");
         opt_pattern(kv, ebs, ep, "volumeSize", NW_RE_VOLUME_SIZE);
         opt_enum(kv, ebs, ep, "volumeType", VOLUME_TYPES);
         opt_int(kv, ebs, ep, "iops", LLONG_MIN, LLONG_MAX);
@@ -528,13 +539,13 @@ static void check_bdm(nw_kv_t *kv, const cJSON *spec)
         const char *snap = opt_str(kv, ebs, ep, "snapshotID");
         opt_int(kv, ebs, ep, "volumeInitializationRate", 100, 300);
         if (!HAS(ebs, "snapshotID") && !HAS(ebs, "volumeSize"))
-            nw_kv_cel(kv, ep, "object", "snapshotID or volumeSize must be defined");
+            nw_kval_cel(kv, ep, "object", "snapshotID or volumeSize must be defined");
         if (HAS(ebs, "volumeInitializationRate") && !(snap && *snap))
-            nw_kv_cel(kv, ep, "object",
-                      "snapshotID must be set when volumeInitializationRate is set");
+            nw_kval_cel(kv, ep, "object",
+                        "snapshotID must be set when volumeInitializationRate is set");
     }
     if (roots > 1)
-        nw_kv_cel(kv, lp, "array", "must have only one blockDeviceMappings with rootVolume");
+        nw_kval_cel(kv, lp, "array", "must have only one blockDeviceMappings with rootVolume");
 }
 
 /* ---- networkInterfaces, connectionTracking, placement group, cpuOptions ------------------ */
@@ -545,33 +556,35 @@ static void check_network_interfaces(nw_kv_t *kv, const cJSON *spec)
     const cJSON *nis = opt(kv, spec, "spec", "networkInterfaces", "array");
     if (!nis)
         return;
-    nw_kv_max_items(kv, lp, nis, 150);
+    nw_kval_max_items(kv, lp, nis, 150);
     path_t ip;
     size_t i = 0;
     int primary = 0, dup = 0, efa_dup = 0;
     for (const cJSON *n = nis->child; n; n = n->next, i++) {
-        nw_kv_idx(ip, lp, i);
-        if (!nw_kv_type(kv, ip, n, "object"))
+        nw_kval_idx(ip, lp, i);
+        if (!nw_kval_type(kv, ip, n, "object"))
             continue;
         const cJSON *card = reqd(kv, n, ip, "networkCardIndex", "integer");
         const cJSON *dev = reqd(kv, n, ip, "deviceIndex", "integer");
         const cJSON *type = reqd(kv, n, ip, "interfaceType", "string");
         path_t fp;
         if (card)
-            nw_kv_int_range(kv, nw_kv_path(fp, ip, "networkCardIndex"), card->valuedouble, 0,
-                            INT_MAX);
+            nw_kval_int_range(kv, nw_kval_path(fp, ip, "networkCardIndex"), card->valuedouble, 0,
+                              INT_MAX);
         if (dev)
-            nw_kv_int_range(kv, nw_kv_path(fp, ip, "deviceIndex"), dev->valuedouble, 0, INT_MAX);
+            nw_kval_int_range(kv, nw_kval_path(fp, ip, "deviceIndex"), dev->valuedouble, 0,
+                              INT_MAX);
         if (type)
-            nw_kv_enum(kv, nw_kv_path(fp, ip, "interfaceType"), type->valuestring, IFACE_TYPES);
+            nw_kval_enum(kv, nw_kval_path(fp, ip, "interfaceType"), type->valuestring, IFACE_TYPES);
         if (!card || !dev || !type)
             continue;
         if (card->valuedouble == 0 && dev->valuedouble == 0 &&
             strcmp(type->valuestring, "interface") == 0)
             primary = 1;
         for (const cJSON *m = nis->child; m != n; m = m->next) {
-            const cJSON *c2 = nw_kv_get(m, "networkCardIndex"), *d2 = nw_kv_get(m, "deviceIndex");
-            const cJSON *t2 = nw_kv_get(m, "interfaceType");
+            const cJSON *c2 = nw_kval_get(m, "networkCardIndex"),
+                        *d2 = nw_kval_get(m, "deviceIndex");
+            const cJSON *t2 = nw_kval_get(m, "interfaceType");
             if (!cJSON_IsNumber(c2) || !cJSON_IsNumber(d2))
                 continue;
             if (c2->valuedouble == card->valuedouble && d2->valuedouble == dev->valuedouble)
@@ -583,13 +596,13 @@ static void check_network_interfaces(nw_kv_t *kv, const cJSON *spec)
         }
     }
     if (cJSON_GetArraySize(nis) > 0 && !primary)
-        nw_kv_cel(
+        nw_kval_cel(
             kv, lp, "array",
             "networkInterfaces must include a primary interface with interfaceType='interface'");
     if (dup || efa_dup) /* one rule upstream, so one error */
-        nw_kv_cel(kv, lp, "array",
-                  "networkInterfaces must not have duplicate networkCardIndex and deviceIndex "
-                  "pairs, and can have at most one efa device per network card");
+        nw_kval_cel(kv, lp, "array",
+                    "networkInterfaces must not have duplicate networkCardIndex and deviceIndex "
+                    "pairs, and can have at most one efa device per network card");
 }
 
 static void check_connection_tracking(nw_kv_t *kv, const cJSON *spec)
@@ -602,7 +615,7 @@ static void check_connection_tracking(nw_kv_t *kv, const cJSON *spec)
     opt_int(kv, ct, cp, "udpStreamTimeout", 60, 180);
     opt_int(kv, ct, cp, "udpTimeout", 30, 60);
     if (!HAS(ct, "tcpEstablishedTimeout") && !HAS(ct, "udpStreamTimeout") && !HAS(ct, "udpTimeout"))
-        nw_kv_cel(
+        nw_kval_cel(
             kv, cp, "object",
             "at least one of tcpEstablishedTimeout, udpStreamTimeout, or udpTimeout must be set");
 }
@@ -616,24 +629,24 @@ static void check_placement_group(nw_kv_t *kv, const cJSON *spec)
     path_t p;
     const char *name = opt_str(kv, pg, pp, "name");
     if (name)
-        nw_kv_min_len(kv, nw_kv_path(p, pp, "name"), name, 1);
+        nw_kval_min_len(kv, nw_kval_path(p, pp, "name"), name, 1);
     opt_pattern(kv, pg, pp, "id", NW_RE_PG_ID);
     if (!HAS(pg, "name") && !HAS(pg, "id"))
-        nw_kv_cel(kv, pp, "object", "expected at least one, got none, ['name', 'id']");
+        nw_kval_cel(kv, pp, "object", "expected at least one, got none, ['name', 'id']");
     if (HAS(pg, "name") && HAS(pg, "id"))
-        nw_kv_cel(kv, pp, "object", "'name' and 'id' are mutually exclusive");
+        nw_kval_cel(kv, pp, "object", "'name' and 'id' are mutually exclusive");
 }
 
 /* ---- spec ------------------------------------------------------------------------------------ */
 
-nw_rc_t nw_ec2nodeclass_validate(const cJSON *obj, const cJSON *old, nw_kv_t *kv,
-                                 nw_admit_result_t *res)
+nw_rc_t nw_api_ec2nodeclass_validate(const cJSON *obj, const cJSON *old, nw_kv_t *kv,
+                                     nw_admit_result_t *res)
 {
     (void)old;
-    const cJSON *spec = nw_kv_get(obj, "spec");
+    const cJSON *spec = nw_kval_get(obj, "spec");
     if (!spec) /* the top-level schema does not require spec (quirk 17) */
         return NW_OK;
-    if (!nw_kv_type(kv, "spec", spec, "object"))
+    if (!nw_kval_type(kv, "spec", spec, "object"))
         return kv->oom ? NW_ENOMEM : NW_OK;
     path_t p;
     check_ami_terms(kv, spec);
@@ -644,10 +657,10 @@ nw_rc_t nw_ec2nodeclass_validate(const cJSON *obj, const cJSON *old, nw_kv_t *kv
     check_placement_group(kv, spec);
     const char *role = opt_str(kv, spec, "spec", "role");
     if (role && !*role)
-        nw_kv_cel_str(kv, "spec.role", role, "role cannot be empty");
+        nw_kval_cel_str(kv, "spec.role", role, "role cannot be empty");
     const char *ip = opt_str(kv, spec, "spec", "instanceProfile");
     if (ip && !*ip)
-        nw_kv_cel_str(kv, "spec.instanceProfile", ip, "instanceProfile cannot be empty");
+        nw_kval_cel_str(kv, "spec.instanceProfile", ip, "instanceProfile cannot be empty");
     opt_str(kv, spec, "spec", "userData");
     opt_str(kv, spec, "spec", "context");
     check_tags(kv, spec);
@@ -666,9 +679,9 @@ nw_rc_t nw_ec2nodeclass_validate(const cJSON *obj, const cJSON *old, nw_kv_t *kv
         opt_int(kv, mo, mp, "httpPutResponseHopLimit", 1, 64);
         opt_enum(kv, mo, mp, "httpTokens", TOKENS);
         /* IMDSv1 reachable from the node's pods: admitted (the CRD allows it), said */
-        const cJSON *tok = nw_kv_get(mo, "httpTokens");
-        const cJSON *hop = nw_kv_get(mo, "httpPutResponseHopLimit");
-        const cJSON *ep = nw_kv_get(mo, "httpEndpoint");
+        const cJSON *tok = nw_kval_get(mo, "httpTokens");
+        const cJSON *hop = nw_kval_get(mo, "httpPutResponseHopLimit");
+        const cJSON *ep = nw_kval_get(mo, "httpEndpoint");
         if (res && cJSON_IsString(tok) && strcmp(tok->valuestring, "optional") == 0 &&
             cJSON_IsNumber(hop) && hop->valuedouble > 1 &&
             !(cJSON_IsString(ep) && strcmp(ep->valuestring, "disabled") == 0))
@@ -681,14 +694,15 @@ nw_rc_t nw_ec2nodeclass_validate(const cJSON *obj, const cJSON *old, nw_kv_t *kv
     check_connection_tracking(kv, spec);
     const cJSON *cpu = opt(kv, spec, "spec", "cpuOptions", "object");
     if (cpu)
-        opt_enum(kv, cpu, nw_kv_path(p, "spec", "cpuOptions"), "nestedVirtualization",
+        opt_enum(kv, cpu, nw_kval_path(p, "spec", "cpuOptions"), "nestedVirtualization",
                  ENABLED_DISABLED);
 
     /* the CEL rules on spec itself (x-kubernetes-validations of spec in the CRD) */
     if (HAS(spec, "role") == HAS(spec, "instanceProfile"))
-        nw_kv_cel(kv, "spec", "object", "must specify exactly one of ['role', 'instanceProfile']");
-    const cJSON *terms = nw_kv_get(spec, "amiSelectorTerms");
-    const cJSON *fam = nw_kv_get(spec, "amiFamily");
+        nw_kval_cel(kv, "spec", "object",
+                    "must specify exactly one of ['role', 'instanceProfile']");
+    const cJSON *terms = nw_kval_get(spec, "amiSelectorTerms");
+    const cJSON *fam = nw_kval_get(spec, "amiFamily");
     int any_alias = 0;
     static const struct {
         const char *alias, *family, *msg;
@@ -711,7 +725,7 @@ nw_rc_t nw_ec2nodeclass_validate(const cJSON *obj, const cJSON *old, nw_kv_t *kv
         for (size_t r = 0; r < sizeof rules / sizeof rules[0]; r++) {
             int match = 0;
             for (const cJSON *t = terms->child; t && !match; t = t->next) {
-                const cJSON *a = nw_kv_get(t, "alias");
+                const cJSON *a = nw_kval_get(t, "alias");
                 if (!cJSON_IsString(a))
                     continue;
                 /* x.alias.find('^[^@]+') */
@@ -721,12 +735,12 @@ nw_rc_t nw_ec2nodeclass_validate(const cJSON *obj, const cJSON *old, nw_kv_t *kv
             }
             if (match && cJSON_IsString(fam) && strcmp(fam->valuestring, "Custom") != 0 &&
                 strcmp(fam->valuestring, rules[r].family) != 0)
-                nw_kv_cel(kv, "spec", "object", rules[r].msg);
+                nw_kval_cel(kv, "spec", "object", rules[r].msg);
         }
         if (!any_alias && !fam)
-            nw_kv_cel(kv, "spec", "object",
-                      "must specify amiFamily if amiSelectorTerms does not contain an alias");
+            nw_kval_cel(kv, "spec", "object",
+                        "must specify amiFamily if amiSelectorTerms does not contain an alias");
     }
-    nw_ec2nodeclass_warnings(obj, res);
+    nw_ec2nodeclass_warn(obj, res);
     return kv->oom ? NW_ENOMEM : NW_OK;
 }

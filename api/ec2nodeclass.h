@@ -17,12 +17,12 @@
 
 /** Append the schema-default operations for obj to patch (metadataOptions and its
  * fields; null = absent; minimal; idempotent). */
-nw_rc_t nw_ec2nodeclass_default(const cJSON *obj, nw_jsonpatch_t *patch);
+nw_rc_t nw_api_ec2nodeclass_default(const cJSON *obj, nw_jsonpatch_t *patch);
 
 /** Validate obj (already defaulted) into kv. old: the stored object on UPDATE or NULL
  * (EC2NodeClass has no transition rules; accepted for symmetry). */
-nw_rc_t nw_ec2nodeclass_validate(const cJSON *obj, const cJSON *old, nw_kv_t *kv,
-                                 nw_admit_result_t *res);
+nw_rc_t nw_api_ec2nodeclass_validate(const cJSON *obj, const cJSON *old, nw_kv_t *kv,
+                                     nw_admit_result_t *res);
 
 /** Admission warnings (not denials) for fields that have no effect, or another effect
  * than Custom's, with the class's AMI family (spec.amiFamily, else its alias's):
@@ -31,6 +31,6 @@ nw_rc_t nw_ec2nodeclass_validate(const cJSON *obj, const cJSON *old, nw_kv_t *kv
  * Custom (planning only, without the kubeadm bootstrap); Bottlerocket's ignored kubelet
  * fields (podsPerCore, evictionSoft, evictionSoftGracePeriod); an alias with amiFamily
  * Custom; instanceStorePolicy on Windows. */
-void nw_ec2nodeclass_warnings(const cJSON *obj, nw_admit_result_t *res);
+void nw_ec2nodeclass_warn(const cJSON *obj, nw_admit_result_t *res);
 
 #endif

@@ -35,7 +35,7 @@ static const char *family(const cJSON *spec, const char **alias)
     return NULL;
 }
 
-void nw_ec2nodeclass_warnings(const cJSON *obj, nw_admit_result_t *res)
+void nw_ec2nodeclass_warn(const cJSON *obj, nw_admit_result_t *res)
 {
     const cJSON *spec = nw_json_get(obj, "spec");
     if (!res || !cJSON_IsObject(spec))
@@ -46,8 +46,8 @@ void nw_ec2nodeclass_warnings(const cJSON *obj, nw_admit_result_t *res)
     int generated =
         strcmp(fam, "AL2") == 0 || strcmp(fam, "AL2023") == 0 || strcmp(fam, "Bottlerocket") == 0;
     int windows = strncmp(fam, "Windows", 7) == 0;
-    const char *boot = cJSON_GetStringValue(
-        nw_json_get(nw_json_get(nw_json_get(obj, "metadata"), "annotations"), "nodewarden.io/bootstrap"));
+    const char *boot = cJSON_GetStringValue(nw_json_get(
+        nw_json_get(nw_json_get(obj, "metadata"), "annotations"), "nodewarden.io/bootstrap"));
     int kubeadm = boot && strcmp(boot, "kubeadm") == 0 && !generated;
     const cJSON *kub = nw_json_get(spec, "kubelet");
     const char *ud = cJSON_GetStringValue(nw_json_get(spec, "userData"));

@@ -353,7 +353,8 @@ static nw_rc_t apply_one(cJSON **doc, const cJSON *op, size_t idx, nw_err_t *err
         }
     }
     if (rc != NW_OK)
-        nw_err_set(err, rc, where, "%s %s: %s", o, jpath->valuestring, why ? why : nw_rc_str(rc));
+        nw_err_set(err, rc, where, "%s %s: %s", o, jpath->valuestring,
+                   why ? why : nw_err_rc_str(rc));
     ptr_free(&p);
     ptr_free(&f);
     return rc;

@@ -449,7 +449,7 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static void compile_all(void)
 {
-    nw_kv_re_compile(table, NW_RE__COUNT);
+    nw_kval_re_compile(table, NW_RE__COUNT);
 }
 
 const nw_kv_re_t *nw_kre(nw_re_id_t id)

@@ -12,12 +12,12 @@
 #include "common/buf.h"
 #include "common/json.h"
 
-void nw_kv_init(nw_kv_t *kv)
+void nw_kval_init(nw_kv_t *kv)
 {
     memset(kv, 0, sizeof *kv);
 }
 
-void nw_kv_cleanup(nw_kv_t *kv)
+void nw_kval_cleanup(nw_kv_t *kv)
 {
     if (!kv)
         return;
@@ -26,10 +26,10 @@ void nw_kv_cleanup(nw_kv_t *kv)
         free(kv->v[i].body);
     }
     free(kv->v);
-    nw_kv_init(kv);
+    nw_kval_init(kv);
 }
 
-void nw_kv_add(nw_kv_t *kv, nw_kv_type_t type, bool cel, const char *field, const char *fmt, ...)
+void nw_kval_add(nw_kv_t *kv, nw_kv_type_t type, bool cel, const char *field, const char *fmt, ...)
 {
     if (kv->n == kv->cap) {
         size_t nc = kv->cap ? kv->cap * 2 : 8;
@@ -55,7 +55,7 @@ void nw_kv_add(nw_kv_t *kv, nw_kv_type_t type, bool cel, const char *field, cons
         return;
     }
     kv->v[kv->n++] = (nw_kv_err_t){type, cel, f, body};
-    // cppcheck-suppress memleak ; f and body moved into kv->v, freed by nw_kv_cleanup
+    // cppcheck-suppress memleak ; f and body moved into kv->v, freed by nw_kval_cleanup
 }
 
 static const char *reason_of(nw_kv_type_t t)
@@ -117,7 +117,7 @@ static bool seen_add(seen_t *s, char **lines, const char *l, size_t i)
     }
 }
 
-size_t nw_kv_lines(const nw_kv_t *kv, char ***out, nw_kv_err_t **errs)
+size_t nw_kval_lines(const nw_kv_t *kv, char ***out, nw_kv_err_t **errs)
 {
     *out = NULL;
     if (errs)
@@ -186,7 +186,7 @@ size_t nw_kv_lines(const nw_kv_t *kv, char ***out, nw_kv_err_t **errs)
     return n;
 }
 
-void nw_kv_lines_free(char **lines, nw_kv_err_t *errs, size_t n)
+void nw_kval_lines_free(char **lines, nw_kv_err_t *errs, size_t n)
 {
     if (lines)
         for (size_t i = 0; i < n; i++)
@@ -195,14 +195,14 @@ void nw_kv_lines_free(char **lines, nw_kv_err_t *errs, size_t n)
     free(errs); /* fields/bodies are borrowed from the nw_kv_t */
 }
 
-nw_rc_t nw_kv_finish(const nw_kv_t *kv, const char *kind, const char *group, const char *name,
-                     nw_admit_result_t *res)
+nw_rc_t nw_kval_finish(const nw_kv_t *kv, const char *kind, const char *group, const char *name,
+                       nw_admit_result_t *res)
 {
     if (kv->oom)
         return NW_ENOMEM;
     char **lines = NULL;
     nw_kv_err_t *errs = NULL;
-    size_t n = nw_kv_lines(kv, &lines, &errs);
+    size_t n = nw_kval_lines(kv, &lines, &errs);
     if (n == 0)
         return NW_OK;
     nw_buf_t b;
@@ -234,7 +234,7 @@ nw_rc_t nw_kv_finish(const nw_kv_t *kv, const char *kind, const char *group, con
         }
         cJSON_AddItemToArray(causes, c);
     }
-    nw_kv_lines_free(lines, errs, n);
+    nw_kval_lines_free(lines, errs, n);
     char *msg = rc == NW_OK ? nw_buf_take(&b) : NULL;
     char *reason = rc == NW_OK ? strdup("Invalid") : NULL;
     nw_buf_cleanup(&b);
@@ -282,7 +282,7 @@ static size_t path_start(char *out, const char *parent)
     return n;
 }
 
-const char *nw_kv_path(char *out, const char *parent, const char *name)
+const char *nw_kval_path(char *out, const char *parent, const char *name)
 {
     size_t at = path_start(out, parent);
     if (at)
@@ -291,7 +291,7 @@ const char *nw_kv_path(char *out, const char *parent, const char *name)
     return out;
 }
 
-const char *nw_kv_idx(char *out, const char *parent, size_t i)
+const char *nw_kval_idx(char *out, const char *parent, size_t i)
 {
     char num[24];
     size_t k = sizeof num;
@@ -305,7 +305,7 @@ const char *nw_kv_idx(char *out, const char *parent, size_t i)
     return out;
 }
 
-const char *nw_kv_key(char *out, const char *parent, const char *key)
+const char *nw_kval_key(char *out, const char *parent, const char *key)
 {
     size_t at = path_start(out, parent);
     path_put(out, &at, ".", 1);
@@ -315,7 +315,7 @@ const char *nw_kv_key(char *out, const char *parent, const char *key)
 
 /* ---- access and scalar checks ---------------------------------------------------- */
 
-const cJSON *nw_kv_get(const cJSON *obj, const char *name)
+const cJSON *nw_kval_get(const cJSON *obj, const char *name)
 {
     if (!cJSON_IsObject(obj))
         return NULL;
@@ -325,7 +325,7 @@ const cJSON *nw_kv_get(const cJSON *obj, const char *name)
     return v;
 }
 
-const char *nw_kv_jtype(const cJSON *v)
+const char *nw_kval_jtype(const cJSON *v)
 {
     if (cJSON_IsString(v))
         return "string";
@@ -341,23 +341,24 @@ const char *nw_kv_jtype(const cJSON *v)
     return "null";
 }
 
-bool nw_kv_type(nw_kv_t *kv, const char *path, const cJSON *v, const char *type)
+bool nw_kval_type(nw_kv_t *kv, const char *path, const cJSON *v, const char *type)
 {
-    const char *got = nw_kv_jtype(v);
+    const char *got = nw_kval_jtype(v);
     if (strcmp(got, type) == 0)
         return true;
-    nw_kv_add(kv, NW_KV_TYPE, false, path,
-              "Invalid value: \"%s\": %s in body must be of type %s: \"%s\"", got, path, type, got);
+    nw_kval_add(kv, NW_KV_TYPE, false, path,
+                "Invalid value: \"%s\": %s in body must be of type %s: \"%s\"", got, path, type,
+                got);
     return false;
 }
 
-void nw_kv_required(nw_kv_t *kv, const char *parent, const char *name)
+void nw_kval_required(nw_kv_t *kv, const char *parent, const char *name)
 {
     char p[NW_KV_PATH_MAX];
-    nw_kv_add(kv, NW_KV_REQUIRED, false, nw_kv_path(p, parent, name), "Required value");
+    nw_kval_add(kv, NW_KV_REQUIRED, false, nw_kval_path(p, parent, name), "Required value");
 }
 
-const char *nw_kv_quote(char *out, size_t cap, const char *s)
+const char *nw_kval_quote(char *out, size_t cap, const char *s)
 {
     size_t k = 0;
     if (cap < 8) {
@@ -415,7 +416,7 @@ const char *nw_kv_quote(char *out, size_t cap, const char *s)
     return out;
 }
 
-bool nw_kv_enum(nw_kv_t *kv, const char *path, const char *s, const char *const *allowed)
+bool nw_kval_enum(nw_kv_t *kv, const char *path, const char *s, const char *const *allowed)
 {
     for (const char *const *a = allowed; *a; a++)
         if (strcmp(s, *a) == 0)
@@ -425,27 +426,27 @@ bool nw_kv_enum(nw_kv_t *kv, const char *path, const char *s, const char *const 
     char q[512];
     int ok = 1;
     for (const char *const *a = allowed; *a && ok; a++)
-        ok = nw_buf_addf(&b, "%s%s", a == allowed ? "" : ", ", nw_kv_quote(q, sizeof q, *a)) ==
+        ok = nw_buf_addf(&b, "%s%s", a == allowed ? "" : ", ", nw_kval_quote(q, sizeof q, *a)) ==
              NW_OK;
-    nw_kv_add(kv, NW_KV_NOTSUPPORTED, false, path, "Unsupported value: %s: supported values: %s",
-              nw_kv_quote(q, sizeof q, s), nw_buf_str(&b));
+    nw_kval_add(kv, NW_KV_NOTSUPPORTED, false, path, "Unsupported value: %s: supported values: %s",
+                nw_kval_quote(q, sizeof q, s), nw_buf_str(&b));
     nw_buf_cleanup(&b);
     return false;
 }
 
-void nw_kv_int_range(nw_kv_t *kv, const char *path, double v, long long min, long long max)
+void nw_kval_int_range(nw_kv_t *kv, const char *path, double v, long long min, long long max)
 {
     if (min != LLONG_MIN && v < (double)min)
-        nw_kv_add(kv, NW_KV_INVALID, false, path,
-                  "Invalid value: %.0f: %s in body should be greater than or equal to %lld", v,
-                  path, min);
+        nw_kval_add(kv, NW_KV_INVALID, false, path,
+                    "Invalid value: %.0f: %s in body should be greater than or equal to %lld", v,
+                    path, min);
     if (max != LLONG_MAX && v > (double)max)
-        nw_kv_add(kv, NW_KV_INVALID, false, path,
-                  "Invalid value: %.0f: %s in body should be less than or equal to %lld", v, path,
-                  max);
+        nw_kval_add(kv, NW_KV_INVALID, false, path,
+                    "Invalid value: %.0f: %s in body should be less than or equal to %lld", v, path,
+                    max);
 }
 
-size_t nw_kv_strlen(const char *s)
+size_t nw_kval_strlen(const char *s)
 {
     size_t n = 0;
     for (const unsigned char *p = (const unsigned char *)s; *p; p++)
@@ -457,44 +458,44 @@ size_t nw_kv_strlen(const char *s)
 /* A string schema stops at its first failure: maxLength, minLength, then pattern
  * (k8s.io/kube-openapi pkg/validation/validate/validator.go, stringValidator), so the
  * callers check the pattern only when these return true. */
-bool nw_kv_max_len(nw_kv_t *kv, const char *path, const char *s, size_t max)
+bool nw_kval_max_len(nw_kv_t *kv, const char *path, const char *s, size_t max)
 {
-    if (nw_kv_strlen(s) <= max)
+    if (nw_kval_strlen(s) <= max)
         return true;
-    nw_kv_add(kv, NW_KV_TOOLONG, false, path, "Too long: may not be more than %zu bytes", max);
+    nw_kval_add(kv, NW_KV_TOOLONG, false, path, "Too long: may not be more than %zu bytes", max);
     return false;
 }
 
-bool nw_kv_min_len(nw_kv_t *kv, const char *path, const char *s, size_t min)
+bool nw_kval_min_len(nw_kv_t *kv, const char *path, const char *s, size_t min)
 {
     char q[600];
-    if (nw_kv_strlen(s) >= min)
+    if (nw_kval_strlen(s) >= min)
         return true;
-    nw_kv_add(kv, NW_KV_INVALID, false, path,
-              "Invalid value: %s: %s in body should be at least %zu chars long",
-              nw_kv_quote(q, sizeof q, s), path, min);
+    nw_kval_add(kv, NW_KV_INVALID, false, path,
+                "Invalid value: %s: %s in body should be at least %zu chars long",
+                nw_kval_quote(q, sizeof q, s), path, min);
     return false;
 }
 
-void nw_kv_max_items(nw_kv_t *kv, const char *path, const cJSON *arr, int max)
+void nw_kval_max_items(nw_kv_t *kv, const char *path, const cJSON *arr, int max)
 {
     int n = cJSON_GetArraySize(arr);
     if (n > max)
-        nw_kv_add(kv, NW_KV_TOOMANY, false, path, "Too many: %d: must have at most %d items", n,
-                  max);
+        nw_kval_add(kv, NW_KV_TOOMANY, false, path, "Too many: %d: must have at most %d items", n,
+                    max);
 }
 
-void nw_kv_min_items(nw_kv_t *kv, const char *path, const cJSON *arr, int min)
+void nw_kval_min_items(nw_kv_t *kv, const char *path, const cJSON *arr, int min)
 {
     int n = cJSON_GetArraySize(arr);
     if (n < min)
-        nw_kv_add(kv, NW_KV_INVALID, false, path,
-                  "Invalid value: %d: %s in body should have at least %d items", n, path, min);
+        nw_kval_add(kv, NW_KV_INVALID, false, path,
+                    "Invalid value: %d: %s in body should have at least %d items", n, path, min);
 }
 
 /* ---- patterns ------------------------------------------------------------------------ */
 
-bool nw_kv_re_compile(nw_kv_re_t *res, size_t n)
+bool nw_kval_re_compile(nw_kv_re_t *res, size_t n)
 {
     bool all = true;
     for (size_t i = 0; i < n; i++) {
@@ -504,52 +505,52 @@ bool nw_kv_re_compile(nw_kv_re_t *res, size_t n)
     return all;
 }
 
-bool nw_kv_re_match_posix(const nw_kv_re_t *re, const char *s)
+bool nw_kval_re_match_posix(const nw_kv_re_t *re, const char *s)
 {
     return re->ok && regexec(&re->rx, s, 0, NULL, 0) == 0;
 }
 
-bool nw_kv_re_match(const nw_kv_re_t *re, const char *s)
+bool nw_kval_re_match(const nw_kv_re_t *re, const char *s)
 {
-    return re->direct ? re->direct(s) : nw_kv_re_match_posix(re, s);
+    return re->direct ? re->direct(s) : nw_kval_re_match_posix(re, s);
 }
 
-bool nw_kv_pattern(nw_kv_t *kv, const char *path, const char *s, const nw_kv_re_t *re)
+bool nw_kval_pattern(nw_kv_t *kv, const char *path, const char *s, const nw_kv_re_t *re)
 {
-    if (nw_kv_re_match(re, s))
+    if (nw_kval_re_match(re, s))
         return true;
     char q[1200];
-    nw_kv_add(kv, NW_KV_INVALID, false, path, "Invalid value: %s: %s in body should match '%s'",
-              nw_kv_quote(q, sizeof q, s), path, re->re2);
+    nw_kval_add(kv, NW_KV_INVALID, false, path, "Invalid value: %s: %s in body should match '%s'",
+                nw_kval_quote(q, sizeof q, s), path, re->re2);
     return false;
 }
 
 /* Kubernetes 1.35 (k8s.io/apiextensions-apiserver pkg/apiserver/schema/cel/validation.go):
  * a rule that evaluates to false on an object or an array omits the value; on a scalar
  * the value itself is shown (field.Error.ErrorBody: a string %q-quoted). */
-void nw_kv_cel(nw_kv_t *kv, const char *path, const char *type, const char *msg)
+void nw_kval_cel(nw_kv_t *kv, const char *path, const char *type, const char *msg)
 {
     if (strcmp(type, "object") == 0 || strcmp(type, "array") == 0)
-        nw_kv_add(kv, NW_KV_INVALID, true, path, "Invalid value: %s", msg);
+        nw_kval_add(kv, NW_KV_INVALID, true, path, "Invalid value: %s", msg);
     else
-        nw_kv_add(kv, NW_KV_INVALID, true, path, "Invalid value: \"%s\": %s", type, msg);
+        nw_kval_add(kv, NW_KV_INVALID, true, path, "Invalid value: \"%s\": %s", type, msg);
 }
 
-void nw_kv_cel_str(nw_kv_t *kv, const char *path, const char *value, const char *msg)
+void nw_kval_cel_str(nw_kv_t *kv, const char *path, const char *value, const char *msg)
 {
     char q[NW_KV_PATH_MAX];
-    nw_kv_add(kv, NW_KV_INVALID, true, path, "Invalid value: %s: %s",
-              nw_kv_quote(q, sizeof q, value), msg);
+    nw_kval_add(kv, NW_KV_INVALID, true, path, "Invalid value: %s: %s",
+                nw_kval_quote(q, sizeof q, value), msg);
 }
 
-void nw_kv_cel_eval(nw_kv_t *kv, const char *path, const char *type, const char *err,
-                    const char *msg)
+void nw_kval_cel_eval(nw_kv_t *kv, const char *path, const char *type, const char *err,
+                      const char *msg)
 {
-    nw_kv_add(kv, NW_KV_INVALID, true, path, "Invalid value: \"%s\": %s evaluating rule: %s", type,
-              err, msg);
+    nw_kval_add(kv, NW_KV_INVALID, true, path, "Invalid value: \"%s\": %s evaluating rule: %s",
+                type, err, msg);
 }
 
-bool nw_kv_cel_int(const char *s, long long *out)
+bool nw_kval_cel_int(const char *s, long long *out)
 {
     const char *p = s;
     if (*p == '+' || *p == '-')
@@ -571,8 +572,8 @@ bool nw_kv_cel_int(const char *s, long long *out)
 /* ---- typed members, as the API server words its type errors ---- */
 
 /* Optional string member: absent or null -> def; a non-string is an error. */
-nw_rc_t nw_kv_str_member(const cJSON *obj, const char *name, const char *base, const char *def,
-                         const char **out, nw_err_t *err)
+nw_rc_t nw_kval_str_member(const cJSON *obj, const char *name, const char *base, const char *def,
+                           const char **out, nw_err_t *err)
 {
     const cJSON *j = cJSON_GetObjectItemCaseSensitive(obj, name);
     if (!j || cJSON_IsNull(j)) {
@@ -589,7 +590,7 @@ nw_rc_t nw_kv_str_member(const cJSON *obj, const char *name, const char *base, c
     return NW_OK;
 }
 
-nw_rc_t nw_kv_array(const cJSON *arr, const char *path, nw_err_t *err)
+nw_rc_t nw_kval_array(const cJSON *arr, const char *path, nw_err_t *err)
 {
     if (!cJSON_IsArray(arr))
         return nw_err_set(err, NW_EINVAL, path, "Invalid value: \"%s\": %s must be of type array",

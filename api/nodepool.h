@@ -18,7 +18,7 @@
 
 /** Append to patch the operations that apply the CRD's schema defaults to obj:
  * minimal (nothing for a field already set), JSON null treated as absent, idempotent. */
-nw_rc_t nw_nodepool_default(const cJSON *obj, nw_jsonpatch_t *patch);
+nw_rc_t nw_nodepool_defaults_apply(const cJSON *obj, nw_jsonpatch_t *patch);
 
 /** Validate obj (already defaulted) into kv; old is the stored object on UPDATE
  * (NULL on CREATE) for the transition rules. Layer-D findings go to res as
@@ -32,6 +32,7 @@ nw_rc_t nw_nodepool_validate(const cJSON *obj, const cJSON *old, nw_kv_t *kv,
  * spec.template.metadata.labels and spec.template.spec.requirements[].key): calls fail(msg)
  * for every rule key violates (aws: include the karpenter.k8s.aws rule; nodepool:
  * include the karpenter.sh/nodepool rule). Returns the number of failures. */
-int nw_nodepool_key_restrictions(const char *key, int aws, int nodepool, const char *fails[4]);
+int nw_nodepool_validate_key_restrictions(const char *key, int aws, int nodepool,
+                                          const char *fails[4]);
 
 #endif

@@ -28,13 +28,13 @@ static cJSON *budget_default(void)
     return arr;
 }
 
-nw_rc_t nw_nodepool_default(const cJSON *obj, nw_jsonpatch_t *p)
+nw_rc_t nw_nodepool_defaults_apply(const cJSON *obj, nw_jsonpatch_t *p)
 {
-    const cJSON *spec = nw_kv_get(obj, "spec");
+    const cJSON *spec = nw_kval_get(obj, "spec");
     if (!cJSON_IsObject(spec))
         return NW_OK; /* spec is required; nothing to default into */
     nw_rc_t rc = NW_OK;
-    const cJSON *dis = nw_kv_get(spec, "disruption");
+    const cJSON *dis = nw_kval_get(spec, "disruption");
     if (!dis) {
         /* {consolidateAfter: 0s}, then the nested defaults of that value */
         cJSON *d = cJSON_CreateObject();
@@ -53,9 +53,9 @@ nw_rc_t nw_nodepool_default(const cJSON *obj, nw_jsonpatch_t *p)
         rc = nw_jsonpatch_add(p, "add", "/spec/disruption", d);
         cJSON_Delete(d);
     } else if (cJSON_IsObject(dis)) {
-        if (!nw_kv_get(dis, "consolidationPolicy"))
+        if (!nw_kval_get(dis, "consolidationPolicy"))
             rc = add_str(p, "/spec/disruption/consolidationPolicy", "WhenEmptyOrUnderutilized");
-        const cJSON *budgets = nw_kv_get(dis, "budgets");
+        const cJSON *budgets = nw_kval_get(dis, "budgets");
         if (rc == NW_OK && !budgets) {
             cJSON *b = budget_default();
             if (!b)
@@ -65,7 +65,7 @@ nw_rc_t nw_nodepool_default(const cJSON *obj, nw_jsonpatch_t *p)
         } else if (rc == NW_OK && cJSON_IsArray(budgets)) {
             int i = 0;
             for (const cJSON *b = budgets->child; b && rc == NW_OK; b = b->next, i++) {
-                if (cJSON_IsObject(b) && !nw_kv_get(b, "nodes")) {
+                if (cJSON_IsObject(b) && !nw_kval_get(b, "nodes")) {
                     char path[96];
                     snprintf(path, sizeof path, "/spec/disruption/budgets/%d/nodes", i);
                     rc = add_str(p, path, "10%");
@@ -75,8 +75,8 @@ nw_rc_t nw_nodepool_default(const cJSON *obj, nw_jsonpatch_t *p)
         /* v1.14.x: consolidateAfter has no field-level default (aws/karpenter-provider-aws
          * v1.14.1 pkg/apis/crds/karpenter.sh_nodepools.yaml) */
     }
-    const cJSON *tspec = nw_kv_get(nw_kv_get(spec, "template"), "spec");
-    if (rc == NW_OK && cJSON_IsObject(tspec) && !nw_kv_get(tspec, "expireAfter"))
+    const cJSON *tspec = nw_kval_get(nw_kval_get(spec, "template"), "spec");
+    if (rc == NW_OK && cJSON_IsObject(tspec) && !nw_kval_get(tspec, "expireAfter"))
         rc = add_str(p, "/spec/template/spec/expireAfter", "720h");
     return rc;
 }

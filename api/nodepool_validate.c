@@ -40,7 +40,8 @@ static int ends_with(const char *s, size_t n, const char *suf)
     return n >= m && memcmp(s + n - m, suf, m) == 0;
 }
 
-int nw_nodepool_key_restrictions(const char *key, int aws, int nodepool, const char *fails[4])
+int nw_nodepool_validate_key_restrictions(const char *key, int aws, int nodepool,
+                                          const char *fails[4])
 {
     /* CEL: x.find("^([^/]+)") — the text before the first '/' ("" if key starts with '/') */
     const char *slash = strchr(key, '/');
@@ -110,9 +111,9 @@ static void warn_value(nw_admit_result_t *res, const char *path, const char *v)
 /* Type-check an optional string member; returns it or NULL. */
 static const char *opt_str(nw_kv_t *kv, const cJSON *obj, const char *parent, const char *name)
 {
-    const cJSON *v = nw_kv_get(obj, name);
+    const cJSON *v = nw_kval_get(obj, name);
     path_t p;
-    if (!v || !nw_kv_type(kv, nw_kv_path(p, parent, name), v, "string"))
+    if (!v || !nw_kval_type(kv, nw_kval_path(p, parent, name), v, "string"))
         return NULL;
     return v->valuestring;
 }
@@ -120,8 +121,8 @@ static const char *opt_str(nw_kv_t *kv, const cJSON *obj, const char *parent, co
 /* Required string member. */
 static const char *req_str(nw_kv_t *kv, const cJSON *obj, const char *parent, const char *name)
 {
-    if (!nw_kv_get(obj, name)) {
-        nw_kv_required(kv, parent, name);
+    if (!nw_kval_get(obj, name)) {
+        nw_kval_required(kv, parent, name);
         return NULL;
     }
     return opt_str(kv, obj, parent, name);
@@ -130,9 +131,9 @@ static const char *req_str(nw_kv_t *kv, const cJSON *obj, const char *parent, co
 static const cJSON *opt_typed(nw_kv_t *kv, const cJSON *obj, const char *parent, const char *name,
                               const char *type)
 {
-    const cJSON *v = nw_kv_get(obj, name);
+    const cJSON *v = nw_kval_get(obj, name);
     path_t p;
-    if (!v || !nw_kv_type(kv, nw_kv_path(p, parent, name), v, type))
+    if (!v || !nw_kval_type(kv, nw_kval_path(p, parent, name), v, type))
         return NULL;
     return v;
 }
@@ -144,38 +145,38 @@ static void check_taints(nw_kv_t *kv, const cJSON *tspec, const char *tpath, con
     const cJSON *arr = opt_typed(kv, tspec, tpath, name, "array");
     if (!arr)
         return;
-    nw_kv_path(lp, tpath, name);
+    nw_kval_path(lp, tpath, name);
     size_t i = 0;
     for (const cJSON *t = arr->child; t && !nw_admit_deadline_passed(); t = t->next, i++) {
-        nw_kv_idx(ip, lp, i);
-        if (!nw_kv_type(kv, ip, t, "object"))
+        nw_kval_idx(ip, lp, i);
+        if (!nw_kval_type(kv, ip, t, "object"))
             continue;
         const char *key = req_str(kv, t, ip, "key");
         const char *effect = req_str(kv, t, ip, "effect");
         const char *value = opt_str(kv, t, ip, "value");
         const char *added = opt_str(kv, t, ip, "timeAdded");
         if (key) {
-            nw_kv_path(fp, ip, "key");
-            if (nw_kv_min_len(kv, fp, key, 1))
-                nw_kv_pattern(kv, fp, key, nw_kre(NW_RE_QNAME));
+            nw_kval_path(fp, ip, "key");
+            if (nw_kval_min_len(kv, fp, key, 1))
+                nw_kval_pattern(kv, fp, key, nw_kre(NW_RE_QNAME));
             if (*key)
                 warn_key(res, fp, key);
         }
         if (value) {
-            nw_kv_path(fp, ip, "value");
-            nw_kv_pattern(kv, fp, value, nw_kre(NW_RE_QNAME));
+            nw_kval_path(fp, ip, "value");
+            nw_kval_pattern(kv, fp, value, nw_kre(NW_RE_QNAME));
         }
         if (effect) {
-            nw_kv_path(fp, ip, "effect");
-            nw_kv_enum(kv, fp, effect, EFFECTS);
+            nw_kval_path(fp, ip, "effect");
+            nw_kval_enum(kv, fp, effect, EFFECTS);
         }
-        if (added && !nw_kv_re_match(nw_kre(NW_RE_DATETIME), added)) {
+        if (added && !nw_kval_re_match(nw_kre(NW_RE_DATETIME), added)) {
             char q[600];
-            nw_kv_path(fp, ip, "timeAdded");
+            nw_kval_path(fp, ip, "timeAdded");
             /* a format failure is a TypeInvalid error, which gates the CEL rules */
-            nw_kv_add(kv, NW_KV_TYPE, false, fp,
-                      "Invalid value: %s: %s in body must be of type date-time: %s",
-                      nw_kv_quote(q, sizeof q, added), fp, q);
+            nw_kval_add(kv, NW_KV_TYPE, false, fp,
+                        "Invalid value: %s: %s in body must be of type date-time: %s",
+                        nw_kval_quote(q, sizeof q, added), fp, q);
         }
         /* layer D: no duplicate (key, effect) across taints and startupTaints */
         if (key && effect && *nseen < MAX_SEEN) {
@@ -205,9 +206,9 @@ static void requirements_cel(nw_kv_t *kv, const char *lp, const cJSON *arr)
     int f_in = 0, f_num = 0, f_min = 0;
     const char *e_in = NULL, *e_num = NULL, *e_min = NULL;
     for (const cJSON *r = arr->child; r && !nw_admit_deadline_passed(); r = r->next) {
-        const cJSON *op = nw_kv_get(r, "operator");
-        const cJSON *vals = nw_kv_get(r, "values");
-        const cJSON *minv = nw_kv_get(r, "minValues");
+        const cJSON *op = nw_kval_get(r, "operator");
+        const cJSON *vals = nw_kval_get(r, "values");
+        const cJSON *minv = nw_kval_get(r, "minValues");
         if (!cJSON_IsString(op))
             continue; /* schema errors gate CEL */
         const char *o = op->valuestring;
@@ -232,7 +233,7 @@ static void requirements_cel(nw_kv_t *kv, const char *lp, const cJSON *arr)
             } else {
                 const cJSON *v0 = vals->child;
                 long long n = 0;
-                if (!cJSON_IsString(v0) || !nw_kv_cel_int(v0->valuestring, &n))
+                if (!cJSON_IsString(v0) || !nw_kval_cel_int(v0->valuestring, &n))
                     e_num = e_num ? e_num : "type conversion error from 'string' to 'int'";
                 else if (n < 0)
                     f_num = 1;
@@ -240,64 +241,64 @@ static void requirements_cel(nw_kv_t *kv, const char *lp, const cJSON *arr)
         }
     }
     if (f_in)
-        nw_kv_cel(kv, lp, "array", M_IN);
+        nw_kval_cel(kv, lp, "array", M_IN);
     else if (e_in)
-        nw_kv_cel_eval(kv, lp, "array", e_in, M_IN);
+        nw_kval_cel_eval(kv, lp, "array", e_in, M_IN);
     if (f_num)
-        nw_kv_cel(kv, lp, "array", M_NUM);
+        nw_kval_cel(kv, lp, "array", M_NUM);
     else if (e_num)
-        nw_kv_cel_eval(kv, lp, "array", e_num, M_NUM);
+        nw_kval_cel_eval(kv, lp, "array", e_num, M_NUM);
     if (f_min)
-        nw_kv_cel(kv, lp, "array", M_MIN);
+        nw_kval_cel(kv, lp, "array", M_MIN);
     else if (e_min)
-        nw_kv_cel_eval(kv, lp, "array", e_min, M_MIN);
+        nw_kval_cel_eval(kv, lp, "array", e_min, M_MIN);
 }
 
 static void check_requirements(nw_kv_t *kv, const cJSON *tspec, const char *tpath,
                                nw_admit_result_t *res)
 {
     path_t lp, ip, fp;
-    nw_kv_path(lp, tpath, "requirements");
-    if (!nw_kv_get(tspec, "requirements")) {
-        nw_kv_required(kv, tpath, "requirements");
+    nw_kval_path(lp, tpath, "requirements");
+    if (!nw_kval_get(tspec, "requirements")) {
+        nw_kval_required(kv, tpath, "requirements");
         return;
     }
     const cJSON *arr = opt_typed(kv, tspec, tpath, "requirements", "array");
     if (!arr)
         return;
-    nw_kv_max_items(kv, lp, arr, 100);
+    nw_kval_max_items(kv, lp, arr, 100);
     size_t i = 0;
     for (const cJSON *r = arr->child; r && !nw_admit_deadline_passed(); r = r->next, i++) {
-        nw_kv_idx(ip, lp, i);
-        if (!nw_kv_type(kv, ip, r, "object"))
+        nw_kval_idx(ip, lp, i);
+        if (!nw_kval_type(kv, ip, r, "object"))
             continue;
         const char *key = req_str(kv, r, ip, "key");
         const char *op = req_str(kv, r, ip, "operator");
         const cJSON *vals = opt_typed(kv, r, ip, "values", "array");
         const cJSON *minv = opt_typed(kv, r, ip, "minValues", "integer");
         if (key) {
-            nw_kv_path(fp, ip, "key");
-            if (nw_kv_max_len(kv, fp, key, 316))
-                nw_kv_pattern(kv, fp, key, nw_kre(NW_RE_QNAME));
+            nw_kval_path(fp, ip, "key");
+            if (nw_kval_max_len(kv, fp, key, 316))
+                nw_kval_pattern(kv, fp, key, nw_kre(NW_RE_QNAME));
             const char *fails[4];
-            int nf = nw_nodepool_key_restrictions(key, 1, 1, fails);
+            int nf = nw_nodepool_validate_key_restrictions(key, 1, 1, fails);
             for (int k = 0; k < nf; k++)
-                nw_kv_cel_str(kv, fp, key, fails[k]);
+                nw_kval_cel_str(kv, fp, key, fails[k]);
         }
         if (op) {
-            nw_kv_path(fp, ip, "operator");
-            nw_kv_enum(kv, fp, op, OPERATORS);
+            nw_kval_path(fp, ip, "operator");
+            nw_kval_enum(kv, fp, op, OPERATORS);
         }
         if (vals) {
             size_t j = 0;
             path_t vp, vl;
-            nw_kv_path(vl, ip, "values");
+            nw_kval_path(vl, ip, "values");
             for (const cJSON *v = vals->child; v; v = v->next, j++)
-                nw_kv_type(kv, nw_kv_idx(vp, vl, j), v, "string");
+                nw_kval_type(kv, nw_kval_idx(vp, vl, j), v, "string");
         }
         if (minv) {
-            nw_kv_path(fp, ip, "minValues");
-            nw_kv_int_range(kv, fp, minv->valuedouble, 1, 50);
+            nw_kval_path(fp, ip, "minValues");
+            nw_kval_int_range(kv, fp, minv->valuedouble, 1, 50);
         }
     }
     requirements_cel(kv, lp, arr);
@@ -305,8 +306,8 @@ static void check_requirements(nw_kv_t *kv, const cJSON *tspec, const char *tpat
     if (res) {
         nw_errs_t *errs = malloc(sizeof *errs);
         if (errs) {
-            nw_errs_init(errs);
-            nw_reqs_validate_runtime(arr, lp, errs);
+            nw_err_list_init(errs);
+            nw_requirements_validate_runtime(arr, lp, errs);
             for (size_t k = 0; k < errs->n; k++)
                 warn(res, errs->v[k].path, errs->v[k].msg, NULL);
             free(errs);
@@ -319,8 +320,8 @@ static void check_labels(nw_kv_t *kv, const cJSON *meta, const char *mpath, nw_a
     path_t lp, kp;
     const cJSON *labels = opt_typed(kv, meta, mpath, "labels", "object");
     if (labels) {
-        nw_kv_path(lp, mpath, "labels");
-        nw_kv_max_items(kv, lp, labels, 100);
+        nw_kval_path(lp, mpath, "labels");
+        nw_kval_max_items(kv, lp, labels, 100);
         /* each CEL rule is self.all() over the keys: at most one error per rule, in
          * rule order (karpenter.sh domain, nodepool, hostname, karpenter.k8s.aws) */
         static const char *const order[] = {"label domain \"karpenter.sh\" is restricted",
@@ -329,15 +330,15 @@ static void check_labels(nw_kv_t *kv, const cJSON *meta, const char *mpath, nw_a
                                             "label domain \"karpenter.k8s.aws\" is restricted"};
         int failed[4] = {0};
         for (const cJSON *l = labels->child; l; l = l->next) {
-            nw_kv_key(kp, lp, l->string);
-            if (nw_kv_type(kv, kp, l, "string")) {
-                if (nw_kv_max_len(kv, kp, l->valuestring, 63))
-                    nw_kv_pattern(kv, kp, l->valuestring, nw_kre(NW_RE_LABEL_VALUE));
+            nw_kval_key(kp, lp, l->string);
+            if (nw_kval_type(kv, kp, l, "string")) {
+                if (nw_kval_max_len(kv, kp, l->valuestring, 63))
+                    nw_kval_pattern(kv, kp, l->valuestring, nw_kre(NW_RE_LABEL_VALUE));
                 warn_value(res, kp, l->valuestring);
             }
             warn_key(res, kp, l->string);
             const char *fails[4];
-            int nf = nw_nodepool_key_restrictions(l->string, 1, 1, fails);
+            int nf = nw_nodepool_validate_key_restrictions(l->string, 1, 1, fails);
             for (int k = 0; k < nf; k++)
                 for (int o = 0; o < 4; o++)
                     if (strcmp(fails[k], order[o]) == 0)
@@ -345,13 +346,13 @@ static void check_labels(nw_kv_t *kv, const cJSON *meta, const char *mpath, nw_a
         }
         for (int o = 0; o < 4; o++)
             if (failed[o])
-                nw_kv_cel(kv, lp, "object", order[o]);
+                nw_kval_cel(kv, lp, "object", order[o]);
     }
     const cJSON *ann = opt_typed(kv, meta, mpath, "annotations", "object");
     if (ann) {
-        nw_kv_path(lp, mpath, "annotations");
+        nw_kval_path(lp, mpath, "annotations");
         for (const cJSON *a = ann->child; a; a = a->next)
-            nw_kv_type(kv, nw_kv_key(kp, lp, a->string), a, "string");
+            nw_kval_type(kv, nw_kval_key(kp, lp, a->string), a, "string");
     }
 }
 
@@ -359,9 +360,9 @@ static void check_node_class_ref(nw_kv_t *kv, const cJSON *tspec, const char *tp
                                  const cJSON *old_tspec, nw_admit_result_t *res)
 {
     path_t rp, fp;
-    nw_kv_path(rp, tpath, "nodeClassRef");
-    if (!nw_kv_get(tspec, "nodeClassRef")) {
-        nw_kv_required(kv, tpath, "nodeClassRef");
+    nw_kval_path(rp, tpath, "nodeClassRef");
+    if (!nw_kval_get(tspec, "nodeClassRef")) {
+        nw_kval_required(kv, tpath, "nodeClassRef");
         return;
     }
     const cJSON *ref = opt_typed(kv, tspec, tpath, "nodeClassRef", "object");
@@ -371,23 +372,23 @@ static void check_node_class_ref(nw_kv_t *kv, const cJSON *tspec, const char *tp
     const char *kind = req_str(kv, ref, rp, "kind");
     const char *name = req_str(kv, ref, rp, "name");
     if (group) {
-        nw_kv_path(fp, rp, "group");
-        nw_kv_pattern(kv, fp, group, nw_kre(NW_RE_GROUP));
+        nw_kval_path(fp, rp, "group");
+        nw_kval_pattern(kv, fp, group, nw_kre(NW_RE_GROUP));
         if (!*group)
-            nw_kv_cel_str(kv, fp, group, "group may not be empty");
+            nw_kval_cel_str(kv, fp, group, "group may not be empty");
     }
     if (kind && !*kind)
-        nw_kv_cel_str(kv, nw_kv_path(fp, rp, "kind"), kind, "kind may not be empty");
+        nw_kval_cel_str(kv, nw_kval_path(fp, rp, "kind"), kind, "kind may not be empty");
     if (name && !*name)
-        nw_kv_cel_str(kv, nw_kv_path(fp, rp, "name"), name, "name may not be empty");
+        nw_kval_cel_str(kv, nw_kval_path(fp, rp, "name"), name, "name may not be empty");
     /* transition rules: only when the old object has nodeClassRef */
-    const cJSON *old = nw_kv_get(old_tspec, "nodeClassRef");
+    const cJSON *old = nw_kval_get(old_tspec, "nodeClassRef");
     if (cJSON_IsObject(old)) {
-        const cJSON *og = nw_kv_get(old, "group"), *ok = nw_kv_get(old, "kind");
+        const cJSON *og = nw_kval_get(old, "group"), *ok = nw_kval_get(old, "kind");
         if (group && cJSON_IsString(og) && strcmp(group, og->valuestring) != 0)
-            nw_kv_cel(kv, rp, "object", "nodeClassRef.group is immutable");
+            nw_kval_cel(kv, rp, "object", "nodeClassRef.group is immutable");
         if (kind && cJSON_IsString(ok) && strcmp(kind, ok->valuestring) != 0)
-            nw_kv_cel(kv, rp, "object", "nodeClassRef.kind is immutable");
+            nw_kval_cel(kv, rp, "object", "nodeClassRef.kind is immutable");
     }
     if (group && kind && *group && *kind &&
         (strcmp(group, "karpenter.k8s.aws") != 0 || strcmp(kind, "EC2NodeClass") != 0)) {
@@ -434,51 +435,51 @@ static void check_disruption(nw_kv_t *kv, const cJSON *spec, nw_admit_result_t *
     const cJSON *dis = opt_typed(kv, spec, "spec", "disruption", "object");
     if (!dis)
         return;
-    nw_kv_path(dp, "spec", "disruption");
+    nw_kval_path(dp, "spec", "disruption");
     const char *ca = req_str(kv, dis, dp, "consolidateAfter");
     if (ca)
-        warn_duration(
-            res, fp, ca,
-            nw_kv_pattern(kv, nw_kv_path(fp, dp, "consolidateAfter"), ca, nw_kre(NW_RE_DUR_NEVER)));
+        warn_duration(res, fp, ca,
+                      nw_kval_pattern(kv, nw_kval_path(fp, dp, "consolidateAfter"), ca,
+                                      nw_kre(NW_RE_DUR_NEVER)));
     const char *pol = opt_str(kv, dis, dp, "consolidationPolicy");
     if (pol)
-        nw_kv_enum(kv, nw_kv_path(fp, dp, "consolidationPolicy"), pol, POLICIES);
+        nw_kval_enum(kv, nw_kval_path(fp, dp, "consolidationPolicy"), pol, POLICIES);
     const cJSON *budgets = opt_typed(kv, dis, dp, "budgets", "array");
     if (!budgets)
         return;
-    nw_kv_path(bp, dp, "budgets");
-    nw_kv_max_items(kv, bp, budgets, 50);
+    nw_kval_path(bp, dp, "budgets");
+    nw_kval_max_items(kv, bp, budgets, 50);
     size_t i = 0;
     int mismatch = 0;
     for (const cJSON *b = budgets->child; b; b = b->next, i++) {
-        nw_kv_idx(ip, bp, i);
-        if (!nw_kv_type(kv, ip, b, "object"))
+        nw_kval_idx(ip, bp, i);
+        if (!nw_kval_type(kv, ip, b, "object"))
             continue;
         const char *nodes = req_str(kv, b, ip, "nodes");
         const char *sched = opt_str(kv, b, ip, "schedule");
         const char *dur = opt_str(kv, b, ip, "duration");
         if (nodes)
-            nw_kv_pattern(kv, nw_kv_path(fp, ip, "nodes"), nodes, nw_kre(NW_RE_BUDGET_NODES));
+            nw_kval_pattern(kv, nw_kval_path(fp, ip, "nodes"), nodes, nw_kre(NW_RE_BUDGET_NODES));
         if (sched)
             warn_schedule(
                 res, fp, sched,
-                nw_kv_pattern(kv, nw_kv_path(fp, ip, "schedule"), sched, nw_kre(NW_RE_CRON)));
+                nw_kval_pattern(kv, nw_kval_path(fp, ip, "schedule"), sched, nw_kre(NW_RE_CRON)));
         if (dur)
-            warn_duration(
-                res, fp, dur,
-                nw_kv_pattern(kv, nw_kv_path(fp, ip, "duration"), dur, nw_kre(NW_RE_BUDGET_DUR)));
-        if ((nw_kv_get(b, "schedule") != NULL) != (nw_kv_get(b, "duration") != NULL))
+            warn_duration(res, fp, dur,
+                          nw_kval_pattern(kv, nw_kval_path(fp, ip, "duration"), dur,
+                                          nw_kre(NW_RE_BUDGET_DUR)));
+        if ((nw_kval_get(b, "schedule") != NULL) != (nw_kval_get(b, "duration") != NULL))
             mismatch = 1;
         const cJSON *reasons = opt_typed(kv, b, ip, "reasons", "array");
         if (reasons) {
-            nw_kv_path(rp, ip, "reasons");
-            nw_kv_max_items(kv, rp, reasons, 50);
+            nw_kval_path(rp, ip, "reasons");
+            nw_kval_max_items(kv, rp, reasons, 50);
             size_t j = 0;
             for (const cJSON *r = reasons->child; r; r = r->next, j++) {
-                nw_kv_idx(xp, rp, j);
-                if (!nw_kv_type(kv, xp, r, "string"))
+                nw_kval_idx(xp, rp, j);
+                if (!nw_kval_type(kv, xp, r, "string"))
                     continue;
-                nw_kv_enum(kv, xp, r->valuestring, REASONS);
+                nw_kval_enum(kv, xp, r->valuestring, REASONS);
                 /* only the second appearance of a value is a Duplicate (k8s.io/
                  * apiextensions-apiserver pkg/apiserver/schema/listtype validateListSet) */
                 int seen = 0;
@@ -486,14 +487,14 @@ static void check_disruption(nw_kv_t *kv, const cJSON *spec, nw_admit_result_t *
                     seen += cJSON_IsString(q) && strcmp(q->valuestring, r->valuestring) == 0;
                 if (seen == 1) {
                     char qq[600];
-                    nw_kv_add(kv, NW_KV_DUPLICATE, false, xp, "Duplicate value: %s",
-                              nw_kv_quote(qq, sizeof qq, r->valuestring));
+                    nw_kval_add(kv, NW_KV_DUPLICATE, false, xp, "Duplicate value: %s",
+                                nw_kval_quote(qq, sizeof qq, r->valuestring));
                 }
             }
         }
     }
     if (mismatch)
-        nw_kv_cel(kv, bp, "array", "'schedule' must be set with 'duration'");
+        nw_kval_cel(kv, bp, "array", "'schedule' must be set with 'duration'");
 }
 
 static void check_limits(nw_kv_t *kv, const cJSON *spec)
@@ -502,25 +503,25 @@ static void check_limits(nw_kv_t *kv, const cJSON *spec)
     const cJSON *limits = opt_typed(kv, spec, "spec", "limits", "object");
     if (!limits)
         return;
-    nw_kv_path(lp, "spec", "limits");
+    nw_kval_path(lp, "spec", "limits");
     for (const cJSON *l = limits->child; l; l = l->next) {
-        nw_kv_key(kp, lp, l->string);
-        const char *t = nw_kv_jtype(l);
+        nw_kval_key(kp, lp, l->string);
+        const char *t = nw_kval_jtype(l);
         if (strcmp(t, "integer") == 0)
             continue;
         if (strcmp(t, "string") == 0) {
-            nw_kv_pattern(kv, kp, l->valuestring, nw_kre(NW_RE_QUANTITY));
+            nw_kval_pattern(kv, kp, l->valuestring, nw_kre(NW_RE_QUANTITY));
             continue;
         }
         /* the int-or-string schema (anyOf integer, string) fails three ways, as
          * kube-apiserver reports it: the type, the anyOf, the first branch's type */
-        nw_kv_add(kv, NW_KV_TYPE, false, kp,
-                  "Invalid value: \"%s\": %s in body must be of type integer,string: \"%s\"", t, kp,
-                  t);
-        nw_kv_add(kv, NW_KV_INVALID, false, "<nil>",
-                  "Invalid value: \"\": \"%s\" must validate at least one schema (anyOf)", kp);
-        nw_kv_add(kv, NW_KV_TYPE, false, kp,
-                  "Invalid value: \"%s\": %s in body must be of type integer: \"%s\"", t, kp, t);
+        nw_kval_add(kv, NW_KV_TYPE, false, kp,
+                    "Invalid value: \"%s\": %s in body must be of type integer,string: \"%s\"", t,
+                    kp, t);
+        nw_kval_add(kv, NW_KV_INVALID, false, "<nil>",
+                    "Invalid value: \"\": \"%s\" must validate at least one schema (anyOf)", kp);
+        nw_kval_add(kv, NW_KV_TYPE, false, kp,
+                    "Invalid value: \"%s\": %s in body must be of type integer: \"%s\"", t, kp, t);
     }
 }
 
@@ -528,28 +529,28 @@ nw_rc_t nw_nodepool_validate(const cJSON *obj, const cJSON *old, nw_kv_t *kv,
                              nw_admit_result_t *res)
 {
     path_t fp;
-    const cJSON *spec = nw_kv_get(obj, "spec");
+    const cJSON *spec = nw_kval_get(obj, "spec");
     if (!spec) {
-        nw_kv_required(kv, "", "spec");
+        nw_kval_required(kv, "", "spec");
         return kv->oom ? NW_ENOMEM : NW_OK;
     }
-    if (!nw_kv_type(kv, "spec", spec, "object"))
+    if (!nw_kval_type(kv, "spec", spec, "object"))
         return kv->oom ? NW_ENOMEM : NW_OK;
-    const cJSON *ospec = nw_kv_get(old, "spec");
+    const cJSON *ospec = nw_kval_get(old, "spec");
 
-    const cJSON *tmpl = nw_kv_get(spec, "template");
+    const cJSON *tmpl = nw_kval_get(spec, "template");
     if (!tmpl)
-        nw_kv_required(kv, "spec", "template");
-    else if (nw_kv_type(kv, "spec.template", tmpl, "object")) {
+        nw_kval_required(kv, "spec", "template");
+    else if (nw_kval_type(kv, "spec.template", tmpl, "object")) {
         const cJSON *meta = opt_typed(kv, tmpl, "spec.template", "metadata", "object");
         if (meta)
             check_labels(kv, meta, "spec.template.metadata", res);
-        const cJSON *tspec = nw_kv_get(tmpl, "spec");
+        const cJSON *tspec = nw_kval_get(tmpl, "spec");
         if (!tspec)
-            nw_kv_required(kv, "spec.template", "spec");
-        else if (nw_kv_type(kv, "spec.template.spec", tspec, "object")) {
+            nw_kval_required(kv, "spec.template", "spec");
+        else if (nw_kval_type(kv, "spec.template.spec", tspec, "object")) {
             const char *tp = "spec.template.spec";
-            const cJSON *old_tspec = nw_kv_get(nw_kv_get(ospec, "template"), "spec");
+            const cJSON *old_tspec = nw_kval_get(nw_kval_get(ospec, "template"), "spec");
             check_node_class_ref(kv, tspec, tp, old_tspec, res);
             check_requirements(kv, tspec, tp, res);
             char(*seen)[2][320] = malloc(sizeof(char[MAX_SEEN][2][320]));
@@ -560,37 +561,39 @@ nw_rc_t nw_nodepool_validate(const cJSON *obj, const cJSON *old, nw_kv_t *kv,
             const char *ea = opt_str(kv, tspec, tp, "expireAfter");
             if (ea)
                 warn_duration(res, fp, ea,
-                              nw_kv_pattern(kv, nw_kv_path(fp, tp, "expireAfter"), ea,
-                                            nw_kre(NW_RE_DUR_NEVER)));
+                              nw_kval_pattern(kv, nw_kval_path(fp, tp, "expireAfter"), ea,
+                                              nw_kre(NW_RE_DUR_NEVER)));
             const char *tgp = opt_str(kv, tspec, tp, "terminationGracePeriod");
             if (tgp)
                 warn_duration(res, fp, tgp,
-                              nw_kv_pattern(kv, nw_kv_path(fp, tp, "terminationGracePeriod"), tgp,
-                                            nw_kre(NW_RE_DUR)));
+                              nw_kval_pattern(kv, nw_kval_path(fp, tp, "terminationGracePeriod"),
+                                              tgp, nw_kre(NW_RE_DUR)));
         }
     }
     check_disruption(kv, spec, res);
     check_limits(kv, spec);
     const cJSON *weight = opt_typed(kv, spec, "spec", "weight", "integer");
     if (weight)
-        nw_kv_int_range(kv, "spec.weight", weight->valuedouble, 1, 100);
+        nw_kval_int_range(kv, "spec.weight", weight->valuedouble, 1, 100);
     const cJSON *replicas = opt_typed(kv, spec, "spec", "replicas", "integer");
     if (replicas)
-        nw_kv_int_range(kv, "spec.replicas", replicas->valuedouble, 0, LLONG_MAX);
+        nw_kval_int_range(kv, "spec.replicas", replicas->valuedouble, 0, LLONG_MAX);
 
     /* spec-level CEL rules */
-    int has_rep = nw_kv_get(spec, "replicas") != NULL;
-    if (cJSON_IsObject(ospec) && has_rep != (nw_kv_get(ospec, "replicas") != NULL))
-        nw_kv_cel(kv, "spec", "object",
-                  "Cannot transition NodePool between static (replicas set) and dynamic (replicas "
-                  "unset) provisioning modes");
+    int has_rep = nw_kval_get(spec, "replicas") != NULL;
+    if (cJSON_IsObject(ospec) && has_rep != (nw_kval_get(ospec, "replicas") != NULL))
+        nw_kval_cel(
+            kv, "spec", "object",
+            "Cannot transition NodePool between static (replicas set) and dynamic (replicas "
+            "unset) provisioning modes");
     if (has_rep) {
-        const cJSON *lim = nw_kv_get(spec, "limits");
+        const cJSON *lim = nw_kval_get(spec, "limits");
         int nlim = cJSON_IsObject(lim) ? cJSON_GetArraySize(lim) : 0;
-        if (lim && !(nlim == 0 || (nlim == 1 && nw_kv_get(lim, "nodes"))))
-            nw_kv_cel(kv, "spec", "object", "only 'limits.nodes' is supported on static NodePools");
-        if (nw_kv_get(spec, "weight"))
-            nw_kv_cel(kv, "spec", "object", "'weight' is not supported on static NodePools");
+        if (lim && !(nlim == 0 || (nlim == 1 && nw_kval_get(lim, "nodes"))))
+            nw_kval_cel(kv, "spec", "object",
+                        "only 'limits.nodes' is supported on static NodePools");
+        if (nw_kval_get(spec, "weight"))
+            nw_kval_cel(kv, "spec", "object", "'weight' is not supported on static NodePools");
     }
     return kv->oom ? NW_ENOMEM : NW_OK;
 }

@@ -24,12 +24,12 @@
 static const char *const OPS[] = {"In", "NotIn", "Exists", "DoesNotExist",
                                   "Gt", "Lt",    "Gte",    "Lte"};
 
-const char *nw_req_op_str(nw_req_op_t op)
+const char *nw_requirements_req_op_str(nw_req_op_t op)
 {
     return (unsigned)op < 8 ? OPS[op] : "";
 }
 
-bool nw_req_op_parse(const char *s, unsigned flags, nw_req_op_t *out)
+bool nw_requirements_req_op_parse(const char *s, unsigned flags, nw_req_op_t *out)
 {
     int max = (flags & NW_REQS_PARSE_KARPENTER) ? 8 : 6;
     for (int i = 0; i < max; i++)
@@ -40,7 +40,7 @@ bool nw_req_op_parse(const char *s, unsigned flags, nw_req_op_t *out)
     return false;
 }
 
-bool nw_req_atoi(const char *s, int64_t *out)
+bool nw_requirements_req_atoi(const char *s, int64_t *out)
 {
     size_t i = 0;
     int neg = 0;
@@ -133,7 +133,7 @@ static bool within(const char *value, bool has_gte, int64_t gte, bool has_lte, i
     if (!has_gte && !has_lte)
         return true;
     int64_t x;
-    if (!nw_req_atoi(value, &x)) /* bounded: non-integers are outside */
+    if (!nw_requirements_req_atoi(value, &x)) /* bounded: non-integers are outside */
         return false;
     if (has_gte && x < gte)
         return false;
@@ -144,7 +144,7 @@ static bool within(const char *value, bool has_gte, int64_t gte, bool has_lte, i
 
 /* ---- one requirement ------------------------------------------------------- */
 
-void nw_req_cleanup(nw_req_t *r)
+void nw_requirements_req_cleanup(nw_req_t *r)
 {
     if (!r)
         return;
@@ -153,14 +153,14 @@ void nw_req_cleanup(nw_req_t *r)
     memset(r, 0, sizeof *r);
 }
 
-nw_req_op_t nw_req_operator(const nw_req_t *r)
+nw_req_op_t nw_requirements_req_operator(const nw_req_t *r)
 {
     if (r->complement)
         return r->nvalues > 0 ? NW_REQ_NOT_IN : NW_REQ_EXISTS;
     return r->nvalues > 0 ? NW_REQ_IN : NW_REQ_DOES_NOT_EXIST;
 }
 
-bool nw_req_has(const nw_req_t *r, const char *value)
+bool nw_requirements_req_has(const nw_req_t *r, const char *value)
 {
     bool in = vals_has(r->values, r->nvalues, value);
     if (r->complement ? in : !in)
@@ -168,12 +168,12 @@ bool nw_req_has(const nw_req_t *r, const char *value)
     return within(value, r->has_gte, r->gte, r->has_lte, r->lte);
 }
 
-bool nw_req_matches(const nw_req_t *r, const char *value)
+bool nw_requirements_req_matches(const nw_req_t *r, const char *value)
 {
-    return value ? nw_req_has(r, value) : r->absent_ok;
+    return value ? nw_requirements_req_has(r, value) : r->absent_ok;
 }
 
-bool nw_req_is_empty(const nw_req_t *r)
+bool nw_requirements_req_is_empty(const nw_req_t *r)
 {
     return !r->complement && r->nvalues == 0;
 }
@@ -188,7 +188,7 @@ static bool bounds(const nw_req_t *a, const nw_req_t *b, bool *hg, int64_t *g, b
     return !(*hg && *hl && *g > *l);
 }
 
-bool nw_req_has_intersection(const nw_req_t *a, const nw_req_t *b)
+bool nw_requirements_req_has_intersection(const nw_req_t *a, const nw_req_t *b)
 {
     bool hg, hl;
     int64_t g, l;
@@ -232,7 +232,7 @@ static nw_rc_t push(char **v, size_t *n, const char *s)
     return NW_OK;
 }
 
-nw_rc_t nw_req_intersect(const nw_req_t *a, const nw_req_t *b, nw_req_t *out)
+nw_rc_t nw_requirements_req_intersect(const nw_req_t *a, const nw_req_t *b, nw_req_t *out)
 {
     memset(out, 0, sizeof *out);
     out->key = strdup(a->key);
@@ -249,7 +249,7 @@ nw_rc_t nw_req_intersect(const nw_req_t *a, const nw_req_t *b, nw_req_t *out)
     size_t cap = comp ? a->nvalues + b->nvalues : (!a->complement ? a->nvalues : b->nvalues);
     char **v = cap ? calloc(cap, sizeof *v) : NULL;
     if (cap && !v) {
-        nw_req_cleanup(out);
+        nw_requirements_req_cleanup(out);
         return NW_ENOMEM;
     }
     size_t n = 0, i = 0, j = 0;
@@ -278,7 +278,7 @@ nw_rc_t nw_req_intersect(const nw_req_t *a, const nw_req_t *b, nw_req_t *out)
     }
     if (rc != NW_OK) {
         vals_free(v, n);
-        nw_req_cleanup(out);
+        nw_requirements_req_cleanup(out);
         return rc;
     }
     if (n == 0) {
@@ -332,11 +332,11 @@ static void outq(out_t *o, const char *s)
 
 static void format_req(out_t *o, const nw_req_t *r)
 {
-    nw_req_op_t op = nw_req_operator(r);
+    nw_req_op_t op = nw_requirements_req_operator(r);
     if (op == NW_REQ_EXISTS || op == NW_REQ_DOES_NOT_EXIST) {
-        outf(o, "%s %s", r->key, nw_req_op_str(op));
+        outf(o, "%s %s", r->key, nw_requirements_req_op_str(op));
     } else {
-        outf(o, "%s %s [", r->key, nw_req_op_str(op));
+        outf(o, "%s %s [", r->key, nw_requirements_req_op_str(op));
         size_t shown = r->nvalues > 5 ? 5 : r->nvalues;
         for (size_t i = 0; i < shown; i++)
             outf(o, "%s%s", i ? " " : "", r->values[i]);
@@ -352,7 +352,7 @@ static void format_req(out_t *o, const nw_req_t *r)
         outf(o, " minValues %d", r->min_values);
 }
 
-size_t nw_req_format(const nw_req_t *r, char *buf, size_t n)
+size_t nw_requirements_req_format(const nw_req_t *r, char *buf, size_t n)
 {
     out_t o = {buf, n, 0};
     if (n)
@@ -361,9 +361,9 @@ size_t nw_req_format(const nw_req_t *r, char *buf, size_t n)
     return o.len;
 }
 
-bool nw_req_any(const nw_req_t *r, char *buf, size_t n)
+bool nw_requirements_req_any(const nw_req_t *r, char *buf, size_t n)
 {
-    nw_req_op_t op = nw_req_operator(r);
+    nw_req_op_t op = nw_requirements_req_operator(r);
     if (op == NW_REQ_IN) {
         int w = snprintf(buf, n, "%s", r->values[0]);
         return w >= 0 && (size_t)w < n; /* a truncated value would not satisfy r */
@@ -392,20 +392,20 @@ bool nw_req_any(const nw_req_t *r, char *buf, size_t n)
 
 /* ---- requirement sets ------------------------------------------------------- */
 
-void nw_reqs_init(nw_reqs_t *s)
+void nw_requirements_init(nw_reqs_t *s)
 {
     s->v = NULL;
     s->n = s->cap = 0;
 }
 
-void nw_reqs_cleanup(nw_reqs_t *s)
+void nw_requirements_cleanup(nw_reqs_t *s)
 {
     if (!s)
         return;
     for (size_t i = 0; i < s->n; i++)
-        nw_req_cleanup(&s->v[i]);
+        nw_requirements_req_cleanup(&s->v[i]);
     free(s->v);
-    nw_reqs_init(s);
+    nw_requirements_init(s);
 }
 
 /* index of key, or -(insertion point)-1 */
@@ -425,15 +425,15 @@ static ptrdiff_t find(const nw_reqs_t *s, const char *key)
     return -(ptrdiff_t)lo - 1;
 }
 
-const nw_req_t *nw_reqs_get(const nw_reqs_t *s, const char *key)
+const nw_req_t *nw_requirements_get(const nw_reqs_t *s, const char *key)
 {
     ptrdiff_t i = find(s, nw_wellknown_normalize(key));
     return i >= 0 ? &s->v[i] : NULL;
 }
 
-bool nw_reqs_has(const nw_reqs_t *s, const char *key)
+bool nw_requirements_has(const nw_reqs_t *s, const char *key)
 {
-    return nw_reqs_get(s, key) != NULL;
+    return nw_requirements_get(s, key) != NULL;
 }
 
 static nw_rc_t req_dup(const nw_req_t *r, nw_req_t *out)
@@ -467,11 +467,11 @@ static nw_rc_t add_take(nw_reqs_t *s, nw_req_t *r)
     ptrdiff_t i = find(s, r->key);
     if (i >= 0) {
         nw_req_t x;
-        nw_rc_t rc = nw_req_intersect(r, &s->v[i], &x);
-        nw_req_cleanup(r);
+        nw_rc_t rc = nw_requirements_req_intersect(r, &s->v[i], &x);
+        nw_requirements_req_cleanup(r);
         if (rc != NW_OK)
             return rc;
-        nw_req_cleanup(&s->v[i]);
+        nw_requirements_req_cleanup(&s->v[i]);
         s->v[i] = x;
         return NW_OK;
     }
@@ -479,7 +479,7 @@ static nw_rc_t add_take(nw_reqs_t *s, nw_req_t *r)
         size_t cap = s->cap ? s->cap * 2 : 8;
         nw_req_t *nv = realloc(s->v, cap * sizeof *nv);
         if (!nv) {
-            nw_req_cleanup(r);
+            nw_requirements_req_cleanup(r);
             return NW_ENOMEM;
         }
         s->v = nv;
@@ -493,7 +493,7 @@ static nw_rc_t add_take(nw_reqs_t *s, nw_req_t *r)
     return NW_OK;
 }
 
-nw_rc_t nw_reqs_add_req(nw_reqs_t *s, const nw_req_t *r)
+nw_rc_t nw_requirements_add_req(nw_reqs_t *s, const nw_req_t *r)
 {
     nw_req_t c;
     nw_rc_t rc = req_dup(r, &c);
@@ -502,8 +502,9 @@ nw_rc_t nw_reqs_add_req(nw_reqs_t *s, const nw_req_t *r)
     return add_take(s, &c);
 }
 
-nw_rc_t nw_reqs_add(nw_reqs_t *s, const char *key, nw_req_op_t op, const char *const *values,
-                    size_t nvalues, int min_values, nw_err_t *err)
+nw_rc_t nw_requirements_add(nw_reqs_t *s, const char *key, nw_req_op_t op,
+                            const char *const *values, size_t nvalues, int min_values,
+                            nw_err_t *err)
 {
     key = nw_wellknown_normalize(key);
     nw_req_t r;
@@ -511,10 +512,10 @@ nw_rc_t nw_reqs_add(nw_reqs_t *s, const char *key, nw_req_op_t op, const char *c
     r.min_values = min_values > 0 ? min_values : 0;
     int64_t x = 0;
     bool numeric = op == NW_REQ_GT || op == NW_REQ_LT || op == NW_REQ_GTE || op == NW_REQ_LTE;
-    if (numeric && (nvalues != 1 || !values[0] || !nw_req_atoi(values[0], &x)))
+    if (numeric && (nvalues != 1 || !values[0] || !nw_requirements_req_atoi(values[0], &x)))
         return nw_err_set(err, NW_EINVAL, "",
                           "key %s with operator %s must have a single integer value", key,
-                          nw_req_op_str(op));
+                          nw_requirements_req_op_str(op));
     if ((unsigned)op > NW_REQ_LTE)
         return nw_err_set(err, NW_EINVAL, "", "key %s has an unsupported operator", key);
     switch (op) {
@@ -564,7 +565,7 @@ nw_rc_t nw_reqs_add(nw_reqs_t *s, const char *key, nw_req_op_t op, const char *c
     if (op == NW_REQ_IN || op == NW_REQ_NOT_IN) {
         nw_rc_t rc = vals_from(values, nvalues, &r.values, &r.nvalues);
         if (rc != NW_OK) {
-            nw_req_cleanup(&r);
+            nw_requirements_req_cleanup(&r);
             return nw_err_set(err, rc, "", "out of memory");
         }
     }
@@ -572,9 +573,9 @@ nw_rc_t nw_reqs_add(nw_reqs_t *s, const char *key, nw_req_op_t op, const char *c
     return rc == NW_OK ? NW_OK : nw_err_set(err, rc, "", "out of memory");
 }
 
-nw_rc_t nw_reqs_copy(nw_reqs_t *dst, const nw_reqs_t *src)
+nw_rc_t nw_requirements_copy(nw_reqs_t *dst, const nw_reqs_t *src)
 {
-    nw_reqs_cleanup(dst);
+    nw_requirements_cleanup(dst);
     if (src->n == 0)
         return NW_OK;
     dst->v = calloc(src->n, sizeof *dst->v);
@@ -583,7 +584,7 @@ nw_rc_t nw_reqs_copy(nw_reqs_t *dst, const nw_reqs_t *src)
     dst->cap = src->n;
     for (size_t i = 0; i < src->n; i++) {
         if (req_dup(&src->v[i], &dst->v[i]) != NW_OK) {
-            nw_reqs_cleanup(dst);
+            nw_requirements_cleanup(dst);
             return NW_ENOMEM;
         }
         dst->n++;
@@ -591,24 +592,24 @@ nw_rc_t nw_reqs_copy(nw_reqs_t *dst, const nw_reqs_t *src)
     return NW_OK;
 }
 
-nw_rc_t nw_reqs_add_all(nw_reqs_t *s, const nw_reqs_t *b)
+nw_rc_t nw_requirements_add_all(nw_reqs_t *s, const nw_reqs_t *b)
 {
     for (size_t i = 0; i < b->n; i++) {
-        nw_rc_t rc = nw_reqs_add_req(s, &b->v[i]);
+        nw_rc_t rc = nw_requirements_add_req(s, &b->v[i]);
         if (rc != NW_OK)
             return rc;
     }
     return NW_OK;
 }
 
-nw_rc_t nw_reqs_intersect(const nw_reqs_t *a, const nw_reqs_t *b, nw_reqs_t *out)
+nw_rc_t nw_requirements_intersect(const nw_reqs_t *a, const nw_reqs_t *b, nw_reqs_t *out)
 {
-    nw_reqs_init(out);
-    nw_rc_t rc = nw_reqs_copy(out, a);
+    nw_requirements_init(out);
+    nw_rc_t rc = nw_requirements_copy(out, a);
     if (rc == NW_OK)
-        rc = nw_reqs_add_all(out, b);
+        rc = nw_requirements_add_all(out, b);
     if (rc != NW_OK)
-        nw_reqs_cleanup(out);
+        nw_requirements_cleanup(out);
     return rc;
 }
 
@@ -626,9 +627,9 @@ static void set_key(nw_reqs_conflict_t *c, const char *key)
  * negative. Returns false on conflict. */
 static bool key_ok(const nw_req_t *e, const nw_req_t *in, nw_reqs_conflict_t *c)
 {
-    if (nw_req_has_intersection(e, in))
+    if (nw_requirements_req_has_intersection(e, in))
         return true;
-    if (negative(nw_req_operator(in)) && negative(nw_req_operator(e)))
+    if (negative(nw_requirements_req_operator(in)) && negative(nw_requirements_req_operator(e)))
         return true;
     if (c) {
         set_key(c, e->key);
@@ -642,7 +643,8 @@ static bool key_ok(const nw_req_t *e, const nw_req_t *in, nw_reqs_conflict_t *c)
     return false;
 }
 
-bool nw_reqs_intersects(const nw_reqs_t *existing, const nw_reqs_t *incoming, nw_reqs_conflict_t *c)
+bool nw_requirements_intersects(const nw_reqs_t *existing, const nw_reqs_t *incoming,
+                                nw_reqs_conflict_t *c)
 {
     /* Walk the smaller set and binary-search the larger when that is cheaper than a
      * merge (the usual pod-vs-instance-type case); keys are visited in sorted order
@@ -718,14 +720,14 @@ static void label_hint(out_t *o, const nw_reqs_t *existing, const char *key, uns
         }
 }
 
-bool nw_reqs_compatible(const nw_reqs_t *existing, const nw_reqs_t *incoming, unsigned flags,
-                        nw_reqs_conflict_t *c)
+bool nw_requirements_compatible(const nw_reqs_t *existing, const nw_reqs_t *incoming,
+                                unsigned flags, nw_reqs_conflict_t *c)
 {
     for (size_t j = 0; j < incoming->n; j++) {
         const nw_req_t *in = &incoming->v[j];
         if ((flags & NW_REQS_ALLOW_UNDEFINED_WELL_KNOWN) && in->well_known)
             continue;
-        if (negative(nw_req_operator(in)) || find(existing, in->key) >= 0)
+        if (negative(nw_requirements_req_operator(in)) || find(existing, in->key) >= 0)
             continue;
         if (c) {
             set_key(c, in->key);
@@ -738,10 +740,11 @@ bool nw_reqs_compatible(const nw_reqs_t *existing, const nw_reqs_t *incoming, un
         }
         return false;
     }
-    return nw_reqs_intersects(existing, incoming, c);
+    return nw_requirements_intersects(existing, incoming, c);
 }
 
-bool nw_reqs_match_labels(const nw_reqs_t *s, const nw_labels_t *labels, nw_reqs_conflict_t *c)
+bool nw_requirements_match_labels(const nw_reqs_t *s, const nw_labels_t *labels,
+                                  nw_reqs_conflict_t *c)
 {
     for (size_t i = 0; i < s->n; i++) {
         const nw_req_t *r = &s->v[i];
@@ -750,7 +753,7 @@ bool nw_reqs_match_labels(const nw_reqs_t *s, const nw_labels_t *labels, nw_reqs
         const char *alias = !v && labels ? nw_wellknown_alias(r->key) : NULL;
         if (alias)
             v = nw_labels_get(labels, alias);
-        if (nw_req_matches(r, v))
+        if (nw_requirements_req_matches(r, v))
             continue;
         if (c) {
             set_key(c, r->key);
@@ -767,21 +770,21 @@ bool nw_reqs_match_labels(const nw_reqs_t *s, const nw_labels_t *labels, nw_reqs
     return true;
 }
 
-nw_rc_t nw_reqs_from_labels(const nw_labels_t *labels, nw_reqs_t *out)
+nw_rc_t nw_requirements_from_labels(const nw_labels_t *labels, nw_reqs_t *out)
 {
-    nw_reqs_init(out);
+    nw_requirements_init(out);
     for (size_t i = 0; i < labels->n; i++) {
         const char *v = labels->v[i].value;
-        nw_rc_t rc = nw_reqs_add(out, labels->v[i].key, NW_REQ_IN, &v, 1, 0, NULL);
+        nw_rc_t rc = nw_requirements_add(out, labels->v[i].key, NW_REQ_IN, &v, 1, 0, NULL);
         if (rc != NW_OK) {
-            nw_reqs_cleanup(out);
+            nw_requirements_cleanup(out);
             return rc;
         }
     }
     return NW_OK;
 }
 
-size_t nw_reqs_format(const nw_reqs_t *s, char *buf, size_t n)
+size_t nw_requirements_format(const nw_reqs_t *s, char *buf, size_t n)
 {
     out_t o = {buf, n, 0};
     if (n)

@@ -51,7 +51,7 @@ static nw_rc_t parse_item(const cJSON *it, const char *base, unsigned flags, nw_
     if (!cJSON_IsString(jo) || !jo->valuestring)
         return type_err(err, p, jo, "string");
     nw_req_op_t op;
-    if (!nw_req_op_parse(jo->valuestring, flags, &op))
+    if (!nw_requirements_req_op_parse(jo->valuestring, flags, &op))
         return nw_err_set(err, NW_EINVAL, p, "Unsupported value: \"%.64s\": supported values: %s",
                           jo->valuestring,
                           (flags & NW_REQS_PARSE_KARPENTER)
@@ -90,9 +90,9 @@ static nw_rc_t parse_item(const cJSON *it, const char *base, unsigned flags, nw_
                nv != 1) {
         rc = nw_err_set(err, NW_EINVAL, p,
                         "Required value: must be specified single value when `operator` is '%s'",
-                        nw_req_op_str(op));
+                        nw_requirements_req_op_str(op));
     } else if ((op == NW_REQ_GT || op == NW_REQ_LT || op == NW_REQ_GTE || op == NW_REQ_LTE) &&
-               !nw_req_atoi(vals[0], &x)) {
+               !nw_requirements_req_atoi(vals[0], &x)) {
         rc = nw_err_set(err, NW_EINVAL, p, "Invalid value: \"%.64s\": must be an integer", vals[0]);
     }
     int min_values = 0;
@@ -116,7 +116,7 @@ static nw_rc_t parse_item(const cJSON *it, const char *base, unsigned flags, nw_
             min_values = (int)jm->valuedouble;
     }
     if (rc == NW_OK) {
-        rc = nw_reqs_add(out, jk->valuestring, op, vals, (size_t)nv, min_values, NULL);
+        rc = nw_requirements_add(out, jk->valuestring, op, vals, (size_t)nv, min_values, NULL);
         if (rc != NW_OK)
             nw_err_set(err, rc, base, "out of memory");
     }
@@ -124,10 +124,10 @@ static nw_rc_t parse_item(const cJSON *it, const char *base, unsigned flags, nw_
     return rc;
 }
 
-nw_rc_t nw_reqs_parse_list(const cJSON *arr, const char *path, unsigned flags, nw_reqs_t *out,
-                           nw_err_t *err)
+nw_rc_t nw_requirements_json_parse_list(const cJSON *arr, const char *path, unsigned flags,
+                                        nw_reqs_t *out, nw_err_t *err)
 {
-    nw_reqs_init(out);
+    nw_requirements_init(out);
     if (!path)
         path = "";
     if (!arr || cJSON_IsNull(arr))
@@ -140,39 +140,39 @@ nw_rc_t nw_reqs_parse_list(const cJSON *arr, const char *path, unsigned flags, n
         snprintf(base, sizeof base, "%s[%d]", path, i);
         nw_rc_t rc = parse_item(it, base, flags, out, err);
         if (rc != NW_OK) {
-            nw_reqs_cleanup(out);
+            nw_requirements_cleanup(out);
             return rc;
         }
     }
     return NW_OK;
 }
 
-nw_rc_t nw_reqs_parse_node_selector(const cJSON *obj, const char *path, nw_reqs_t *out,
-                                    nw_err_t *err)
+nw_rc_t nw_requirements_json_parse_node_selector(const cJSON *obj, const char *path, nw_reqs_t *out,
+                                                 nw_err_t *err)
 {
-    nw_reqs_init(out);
+    nw_requirements_init(out);
     nw_labels_t l;
     nw_rc_t rc = nw_labels_parse(obj, path, &l, err);
     if (rc != NW_OK)
         return rc;
-    rc = nw_reqs_from_labels(&l, out);
+    rc = nw_requirements_from_labels(&l, out);
     if (rc != NW_OK)
         nw_err_set(err, rc, path, "out of memory");
     nw_labels_cleanup(&l);
     return rc;
 }
 
-void nw_reqs_terms_free(nw_reqs_t *terms, size_t nterms)
+void nw_requirements_json_terms_free(nw_reqs_t *terms, size_t nterms)
 {
     for (size_t i = 0; terms && i < nterms; i++)
-        nw_reqs_cleanup(&terms[i]);
+        nw_requirements_cleanup(&terms[i]);
     free(terms);
 }
 
 static nw_rc_t parse_term(const cJSON *t, const char *base, nw_reqs_t *out, nw_err_t *err)
 {
     char p[192];
-    nw_reqs_init(out);
+    nw_requirements_init(out);
     if (!cJSON_IsObject(t))
         return type_err(err, base, t, "object");
     const cJSON *mf = cJSON_GetObjectItemCaseSensitive(t, "matchFields");
@@ -181,12 +181,12 @@ static nw_rc_t parse_term(const cJSON *t, const char *base, nw_reqs_t *out, nw_e
         return type_err(err, p, mf, "array");
     }
     snprintf(p, sizeof p, "%s.matchExpressions", base);
-    return nw_reqs_parse_list(cJSON_GetObjectItemCaseSensitive(t, "matchExpressions"), p, 0, out,
-                              err);
+    return nw_requirements_json_parse_list(cJSON_GetObjectItemCaseSensitive(t, "matchExpressions"),
+                                           p, 0, out, err);
 }
 
-nw_rc_t nw_reqs_parse_terms(const cJSON *arr, const char *path, nw_reqs_t **terms, size_t *nterms,
-                            nw_err_t *err)
+nw_rc_t nw_requirements_json_parse_terms(const cJSON *arr, const char *path, nw_reqs_t **terms,
+                                         size_t *nterms, nw_err_t *err)
 {
     *terms = NULL;
     *nterms = 0;
@@ -208,7 +208,7 @@ nw_rc_t nw_reqs_parse_terms(const cJSON *arr, const char *path, nw_reqs_t **term
         snprintf(base, sizeof base, "%s[%d]", path, i);
         nw_rc_t rc = parse_term(t, base, &v[i], err);
         if (rc != NW_OK) {
-            nw_reqs_terms_free(v, (size_t)i);
+            nw_requirements_json_terms_free(v, (size_t)i);
             return rc;
         }
     }
@@ -217,11 +217,11 @@ nw_rc_t nw_reqs_parse_terms(const cJSON *arr, const char *path, nw_reqs_t **term
     return NW_OK;
 }
 
-nw_rc_t nw_reqs_parse_pod_spec(const cJSON *spec, const char *path, unsigned flags, nw_reqs_t *out,
-                               nw_err_t *err)
+nw_rc_t nw_requirements_json_parse_pod_spec(const cJSON *spec, const char *path, unsigned flags,
+                                            nw_reqs_t *out, nw_err_t *err)
 {
     char p[256];
-    nw_reqs_init(out);
+    nw_requirements_init(out);
     if (!path)
         path = "";
     if (!spec || cJSON_IsNull(spec))
@@ -229,8 +229,8 @@ nw_rc_t nw_reqs_parse_pod_spec(const cJSON *spec, const char *path, unsigned fla
     if (!cJSON_IsObject(spec))
         return type_err(err, path, spec, "object");
     snprintf(p, sizeof p, "%s.nodeSelector", path);
-    nw_rc_t rc = nw_reqs_parse_node_selector(cJSON_GetObjectItemCaseSensitive(spec, "nodeSelector"),
-                                             p, out, err);
+    nw_rc_t rc = nw_requirements_json_parse_node_selector(
+        cJSON_GetObjectItemCaseSensitive(spec, "nodeSelector"), p, out, err);
     if (rc != NW_OK)
         return rc;
     const cJSON *aff = cJSON_GetObjectItemCaseSensitive(spec, "affinity");
@@ -282,11 +282,11 @@ nw_rc_t nw_reqs_parse_pod_spec(const cJSON *spec, const char *path, unsigned fla
             nw_reqs_t term;
             rc = parse_term(cJSON_GetObjectItemCaseSensitive(best, "preference"), pt, &term, err);
             if (rc == NW_OK) {
-                rc = nw_reqs_add_all(out, &term);
+                rc = nw_requirements_add_all(out, &term);
                 if (rc != NW_OK)
                     nw_err_set(err, rc, pt, "out of memory");
             }
-            nw_reqs_cleanup(&term);
+            nw_requirements_cleanup(&term);
             if (rc != NW_OK)
                 goto fail;
         }
@@ -304,21 +304,21 @@ nw_rc_t nw_reqs_parse_pod_spec(const cJSON *spec, const char *path, unsigned fla
         snprintf(pt, sizeof pt, "%s.nodeSelectorTerms", pr);
         nw_reqs_t *terms;
         size_t nterms;
-        rc = nw_reqs_parse_terms(cJSON_GetObjectItemCaseSensitive(req, "nodeSelectorTerms"), pt,
-                                 &terms, &nterms, err);
+        rc = nw_requirements_json_parse_terms(
+            cJSON_GetObjectItemCaseSensitive(req, "nodeSelectorTerms"), pt, &terms, &nterms, err);
         if (rc != NW_OK)
             goto fail;
         if (nterms > 0) {
-            rc = nw_reqs_add_all(out, &terms[0]);
+            rc = nw_requirements_add_all(out, &terms[0]);
             if (rc != NW_OK)
                 nw_err_set(err, rc, pt, "out of memory");
         }
-        nw_reqs_terms_free(terms, nterms);
+        nw_requirements_json_terms_free(terms, nterms);
         if (rc != NW_OK)
             goto fail;
     }
     return NW_OK;
 fail:
-    nw_reqs_cleanup(out);
+    nw_requirements_cleanup(out);
     return rc;
 }

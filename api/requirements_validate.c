@@ -116,15 +116,15 @@ static void well_known_values(acc_t *a, const char *key, const char *op, const c
     }
 }
 
-int nw_reqs_validate_requirement(const char *key, const char *op, const char *const *values,
-                                 size_t nvalues, int min_values, char *msg, size_t n)
+int nw_requirements_validate_requirement(const char *key, const char *op, const char *const *values,
+                                         size_t nvalues, int min_values, char *msg, size_t n)
 {
     acc_t a = {msg, n, 0, 0};
     if (msg && n)
         msg[0] = '\0';
     key = nw_wellknown_normalize(key);
     nw_req_op_t o;
-    bool op_ok = nw_req_op_parse(op, NW_REQS_PARSE_KARPENTER, &o);
+    bool op_ok = nw_requirements_req_op_parse(op, NW_REQS_PARSE_KARPENTER, &o);
     if (!op_ok) {
         next(&a);
         accf(&a,
@@ -164,7 +164,7 @@ int nw_reqs_validate_requirement(const char *key, const char *op, const char *co
     }
     if (op_ok && (o == NW_REQ_GT || o == NW_REQ_LT || o == NW_REQ_GTE || o == NW_REQ_LTE)) {
         int64_t x;
-        if (nvalues != 1 || !nw_req_atoi(values[0], &x) || x < 0) {
+        if (nvalues != 1 || !nw_requirements_req_atoi(values[0], &x) || x < 0) {
             next(&a);
             accf(&a, "key %s with operator %s must have a single positive integer value", key, op);
         }
@@ -172,14 +172,14 @@ int nw_reqs_validate_requirement(const char *key, const char *op, const char *co
     return a.count;
 }
 
-int nw_reqs_validate_runtime(const cJSON *arr, const char *path, nw_errs_t *errs)
+int nw_requirements_validate_runtime(const cJSON *arr, const char *path, nw_errs_t *errs)
 {
     if (!path)
         path = "";
     if (!arr || cJSON_IsNull(arr))
         return 0;
     if (!cJSON_IsArray(arr)) {
-        nw_errs_add(errs, NW_EINVAL, path, "must be of type array");
+        nw_err_list_add(errs, NW_EINVAL, path, "must be of type array");
         return 1;
     }
     int added = 0, i = 0;
@@ -193,14 +193,14 @@ int nw_reqs_validate_runtime(const cJSON *arr, const char *path, nw_errs_t *errs
         if (!cJSON_IsObject(it) || !cJSON_IsString(jk) || !cJSON_IsString(jo) ||
             (jv && !cJSON_IsNull(jv) && !cJSON_IsArray(jv)) ||
             (jm && !cJSON_IsNull(jm) && !cJSON_IsNumber(jm))) {
-            nw_errs_add(errs, NW_EINVAL, p, "must be an object with string key and operator");
+            nw_err_list_add(errs, NW_EINVAL, p, "must be an object with string key and operator");
             added++;
             continue;
         }
         int nv = jv && cJSON_IsArray(jv) ? cJSON_GetArraySize(jv) : 0;
         const char **vals = nv ? calloc((size_t)nv, sizeof *vals) : NULL;
         if (nv && !vals) {
-            nw_errs_add(errs, NW_ENOMEM, p, "out of memory");
+            nw_err_list_add(errs, NW_ENOMEM, p, "out of memory");
             return added + 1;
         }
         int k = 0, typed = 1;
@@ -210,7 +210,7 @@ int nw_reqs_validate_runtime(const cJSON *arr, const char *path, nw_errs_t *errs
             vals[k] = cJSON_IsString(v) ? v->valuestring : "";
         }
         if (!typed) {
-            nw_errs_add(errs, NW_EINVAL, p, "values must be strings");
+            nw_err_list_add(errs, NW_EINVAL, p, "values must be strings");
             added++;
             free(vals);
             continue;
@@ -219,9 +219,10 @@ int nw_reqs_validate_runtime(const cJSON *arr, const char *path, nw_errs_t *errs
         if (jm && cJSON_IsNumber(jm))
             min_values = jm->valuedouble >= 1 && jm->valuedouble <= 1e6 ? (int)jm->valuedouble : 0;
         char msg[sizeof errs->v[0].msg];
-        if (nw_reqs_validate_requirement(jk->valuestring, jo->valuestring, vals, (size_t)nv,
-                                         min_values, msg, sizeof msg - 48) > 0) {
-            nw_errs_add(errs, NW_EINVAL, p, "invalid value: %s in requirements, restricted", msg);
+        if (nw_requirements_validate_requirement(jk->valuestring, jo->valuestring, vals, (size_t)nv,
+                                                 min_values, msg, sizeof msg - 48) > 0) {
+            nw_err_list_add(errs, NW_EINVAL, p, "invalid value: %s in requirements, restricted",
+                            msg);
             added++;
         }
         free(vals);

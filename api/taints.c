@@ -14,12 +14,12 @@
 
 static const char *const EFFECTS[] = {"", "NoSchedule", "PreferNoSchedule", "NoExecute"};
 
-const char *nw_taint_effect_str(nw_taint_effect_t e)
+const char *nw_taints_effect_str(nw_taint_effect_t e)
 {
     return (unsigned)e < 4 ? EFFECTS[e] : "";
 }
 
-bool nw_taint_effect_parse(const char *s, nw_taint_effect_t *out)
+bool nw_taints_effect_parse(const char *s, nw_taint_effect_t *out)
 {
     for (int i = 0; i < 4; i++)
         if (strcmp(s, EFFECTS[i]) == 0) {
@@ -71,13 +71,13 @@ nw_rc_t nw_taints_parse(const cJSON *arr, const char *path, nw_taints_t *out, nw
         path = "";
     if (!arr || cJSON_IsNull(arr))
         return NW_OK;
-    nw_rc_t rc = nw_kv_array(arr, path, err);
+    nw_rc_t rc = nw_kval_array(arr, path, err);
     if (rc != NW_OK)
         return rc;
     int i = 0;
     for (const cJSON *it = arr->child; it; it = it->next, i++) {
         char base[NW_KV_PATH_MAX], p[NW_KV_PATH_MAX];
-        nw_kv_idx(base, path, (size_t)i);
+        nw_kval_idx(base, path, (size_t)i);
         if (!cJSON_IsObject(it)) {
             rc =
                 nw_err_set(err, NW_EINVAL, base, "Invalid value: \"%s\": %s must be of type object",
@@ -85,23 +85,23 @@ nw_rc_t nw_taints_parse(const cJSON *arr, const char *path, nw_taints_t *out, nw
             goto fail;
         }
         const char *key, *value, *effect;
-        if ((rc = nw_kv_str_member(it, "key", base, NULL, &key, err)) != NW_OK ||
-            (rc = nw_kv_str_member(it, "value", base, "", &value, err)) != NW_OK ||
-            (rc = nw_kv_str_member(it, "effect", base, NULL, &effect, err)) != NW_OK)
+        if ((rc = nw_kval_str_member(it, "key", base, NULL, &key, err)) != NW_OK ||
+            (rc = nw_kval_str_member(it, "value", base, "", &value, err)) != NW_OK ||
+            (rc = nw_kval_str_member(it, "effect", base, NULL, &effect, err)) != NW_OK)
             goto fail;
         if (!key || !*key) {
-            nw_kv_path(p, base, "key");
+            nw_kval_path(p, base, "key");
             rc = nw_err_set(err, NW_EINVAL, p, "Required value");
             goto fail;
         }
         nw_taint_effect_t eff;
         if (!effect || !*effect) {
-            nw_kv_path(p, base, "effect");
+            nw_kval_path(p, base, "effect");
             rc = nw_err_set(err, NW_EINVAL, p, "Required value");
             goto fail;
         }
-        if (!nw_taint_effect_parse(effect, &eff)) {
-            nw_kv_path(p, base, "effect");
+        if (!nw_taints_effect_parse(effect, &eff)) {
+            nw_kval_path(p, base, "effect");
             rc = nw_err_set(err, NW_EINVAL, p,
                             "Unsupported value: \"%s\": supported values: \"NoSchedule\", "
                             "\"PreferNoSchedule\", \"NoExecute\"",
@@ -121,25 +121,25 @@ fail:
 
 /* ---- matching -------------------------------------------------------------- */
 
-size_t nw_taint_untolerated_msg(const nw_taint_t *taint, char *buf, size_t n)
+size_t nw_taints_untolerated_msg(const nw_taint_t *taint, char *buf, size_t n)
 {
     int r = snprintf(buf, n, "did not tolerate %s=%s:%s", taint->key, taint->value,
-                     nw_taint_effect_str(taint->effect));
+                     nw_taints_effect_str(taint->effect));
     return r < 0 ? 0 : (size_t)r;
 }
 
-size_t nw_taint_format(const nw_taint_t *taint, char *buf, size_t n)
+size_t nw_taints_format(const nw_taint_t *taint, char *buf, size_t n)
 {
     int r;
     if (taint->value[0])
         r = snprintf(buf, n, "%s=%s:%s", taint->key, taint->value,
-                     nw_taint_effect_str(taint->effect));
+                     nw_taints_effect_str(taint->effect));
     else
-        r = snprintf(buf, n, "%s:%s", taint->key, nw_taint_effect_str(taint->effect));
+        r = snprintf(buf, n, "%s:%s", taint->key, nw_taints_effect_str(taint->effect));
     return r < 0 ? 0 : (size_t)r;
 }
 
-bool nw_taint_is_known_ephemeral(const nw_taint_t *taint)
+bool nw_taints_is_known_ephemeral(const nw_taint_t *taint)
 {
     static const struct {
         const char *key, *value;

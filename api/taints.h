@@ -64,14 +64,14 @@ typedef enum {
 } nw_taints_mode_t;
 
 /** "NoSchedule", "PreferNoSchedule", "NoExecute", or "" for NW_TAINT_EFFECT_ANY. */
-const char *nw_taint_effect_str(nw_taint_effect_t e);
+const char *nw_taints_effect_str(nw_taint_effect_t e);
 
 /** Parse an effect name (exact spelling). "" gives NW_TAINT_EFFECT_ANY. Returns false
  * for anything else. */
-bool nw_taint_effect_parse(const char *s, nw_taint_effect_t *out);
+bool nw_taints_effect_parse(const char *s, nw_taint_effect_t *out);
 
 /** "Equal", "Exists", "Lt", "Gt". */
-const char *nw_tol_op_str(nw_tol_op_t op);
+const char *nw_tolerations_op_str(nw_tol_op_t op);
 
 void nw_taints_init(nw_taints_t *t);
 void nw_taints_cleanup(nw_taints_t *t);
@@ -102,26 +102,27 @@ nw_rc_t nw_tolerations_parse(const cJSON *arr, const char *path, nw_tolerations_
 /** Kubernetes' ToleratesTaint: effect empty or equal; key empty or equal; then by
  * operator — Exists: always; Equal: values equal; Lt/Gt: both values canonical
  * decimal int64 and taint < / > toleration. */
-bool nw_toleration_tolerates(const nw_toleration_t *tol, const nw_taint_t *taint);
+bool nw_tolerations_match(const nw_toleration_t *tol, const nw_taint_t *taint);
 
 /** Is the taint tolerated by at least one toleration. */
 bool nw_tolerations_tolerate(const nw_tolerations_t *tols, const nw_taint_t *taint);
 
 /** The first taint (in list order) that must be tolerated under mode and is not;
  * NULL when all are tolerated. Borrowed from taints. */
-const nw_taint_t *nw_taints_first_untolerated(const nw_taints_t *taints,
-                                              const nw_tolerations_t *tols, nw_taints_mode_t mode);
+const nw_taint_t *nw_tolerations_first_untolerated(const nw_taints_t *taints,
+                                                   const nw_tolerations_t *tols,
+                                                   nw_taints_mode_t mode);
 
 /** Do the tolerations tolerate every taint that matters under mode. */
-bool nw_taints_tolerated(const nw_taints_t *taints, const nw_tolerations_t *tols,
-                         nw_taints_mode_t mode);
+bool nw_tolerations_tolerate_all(const nw_taints_t *taints, const nw_tolerations_t *tols,
+                                 nw_taints_mode_t mode);
 
 /** Karpenter's message for an untolerated taint: "did not tolerate key=value:Effect".
  * Truncated to fit n; returns the full length. */
-size_t nw_taint_untolerated_msg(const nw_taint_t *taint, char *buf, size_t n);
+size_t nw_taints_untolerated_msg(const nw_taint_t *taint, char *buf, size_t n);
 
 /** Kubernetes' Taint.ToString: "key=value:Effect", "key:Effect" when value is empty. */
-size_t nw_taint_format(const nw_taint_t *taint, char *buf, size_t n);
+size_t nw_taints_format(const nw_taint_t *taint, char *buf, size_t n);
 
 /** Karpenter's IsKnownEphemeralTaint (pkg/scheduling/taints.go): exactly (key, value,
  * effect) one of node.kubernetes.io/not-ready (NoSchedule, NoExecute),
@@ -129,10 +130,10 @@ size_t nw_taint_format(const nw_taint_t *taint, char *buf, size_t n);
  * node.cloudprovider.kubernetes.io/uninitialized=true:NoSchedule,
  * karpenter.sh/unregistered:NoExecute; or a key starting with "readiness.k8s.io/".
  * The scheduler ignores these on managed nodes that are not initialized yet. */
-bool nw_taint_is_known_ephemeral(const nw_taint_t *taint);
+bool nw_taints_is_known_ephemeral(const nw_taint_t *taint);
 
 /** Canonical decimal int64 as Kubernetes' IsDecimalInteger + ParseInt accept it
  * ("0", "-5", "123"; not "+5", "05", "-0", "", overflow). */
-bool nw_taints_parse_decimal(const char *s, int64_t *out);
+bool nw_tolerations_parse_decimal(const char *s, int64_t *out);
 
 #endif

@@ -14,7 +14,7 @@
 
 static const char *const TOL_OPS[] = {"Equal", "Exists", "Lt", "Gt"};
 
-const char *nw_tol_op_str(nw_tol_op_t op)
+const char *nw_tolerations_op_str(nw_tol_op_t op)
 {
     return (unsigned)op < 4 ? TOL_OPS[op] : "";
 }
@@ -66,13 +66,13 @@ nw_rc_t nw_tolerations_parse(const cJSON *arr, const char *path, nw_tolerations_
         path = "";
     if (!arr || cJSON_IsNull(arr))
         return NW_OK;
-    nw_rc_t rc = nw_kv_array(arr, path, err);
+    nw_rc_t rc = nw_kval_array(arr, path, err);
     if (rc != NW_OK)
         return rc;
     int i = 0;
     for (const cJSON *it = arr->child; it; it = it->next, i++) {
         char base[NW_KV_PATH_MAX], p[NW_KV_PATH_MAX];
-        nw_kv_idx(base, path, (size_t)i);
+        nw_kval_idx(base, path, (size_t)i);
         if (!cJSON_IsObject(it)) {
             rc =
                 nw_err_set(err, NW_EINVAL, base, "Invalid value: \"%s\": %s must be of type object",
@@ -80,10 +80,10 @@ nw_rc_t nw_tolerations_parse(const cJSON *arr, const char *path, nw_tolerations_
             goto fail;
         }
         const char *key, *op, *value, *effect;
-        if ((rc = nw_kv_str_member(it, "key", base, "", &key, err)) != NW_OK ||
-            (rc = nw_kv_str_member(it, "operator", base, "", &op, err)) != NW_OK ||
-            (rc = nw_kv_str_member(it, "value", base, "", &value, err)) != NW_OK ||
-            (rc = nw_kv_str_member(it, "effect", base, "", &effect, err)) != NW_OK)
+        if ((rc = nw_kval_str_member(it, "key", base, "", &key, err)) != NW_OK ||
+            (rc = nw_kval_str_member(it, "operator", base, "", &op, err)) != NW_OK ||
+            (rc = nw_kval_str_member(it, "value", base, "", &value, err)) != NW_OK ||
+            (rc = nw_kval_str_member(it, "effect", base, "", &effect, err)) != NW_OK)
             goto fail;
         nw_tol_op_t o;
         if (!*op || strcmp(op, "Equal") == 0) {
@@ -95,7 +95,7 @@ nw_rc_t nw_tolerations_parse(const cJSON *arr, const char *path, nw_tolerations_
         } else if (strcmp(op, "Gt") == 0) {
             o = NW_TOL_GT;
         } else {
-            nw_kv_path(p, base, "operator");
+            nw_kval_path(p, base, "operator");
             rc = nw_err_set(err, NW_EINVAL, p,
                             "Unsupported value: \"%s\": supported values: \"Equal\", \"Exists\", "
                             "\"Lt\", \"Gt\"",
@@ -103,8 +103,8 @@ nw_rc_t nw_tolerations_parse(const cJSON *arr, const char *path, nw_tolerations_
             goto fail;
         }
         nw_taint_effect_t eff;
-        if (!nw_taint_effect_parse(effect, &eff)) {
-            nw_kv_path(p, base, "effect");
+        if (!nw_taints_effect_parse(effect, &eff)) {
+            nw_kval_path(p, base, "effect");
             rc = nw_err_set(err, NW_EINVAL, p,
                             "Unsupported value: \"%s\": supported values: \"NoSchedule\", "
                             "\"PreferNoSchedule\", \"NoExecute\"",
@@ -115,7 +115,7 @@ nw_rc_t nw_tolerations_parse(const cJSON *arr, const char *path, nw_tolerations_
         int64_t seconds = 0;
         const cJSON *ts = cJSON_GetObjectItemCaseSensitive(it, "tolerationSeconds");
         if (ts && !cJSON_IsNull(ts)) {
-            nw_kv_path(p, base, "tolerationSeconds");
+            nw_kval_path(p, base, "tolerationSeconds");
             double d = ts->valuedouble;
             if (!cJSON_IsNumber(ts) || !isfinite(d) || d != floor(d)) {
                 rc = nw_err_set(err, NW_EINVAL, p,
@@ -142,7 +142,7 @@ fail:
     return rc;
 }
 
-bool nw_taints_parse_decimal(const char *s, int64_t *out)
+bool nw_tolerations_parse_decimal(const char *s, int64_t *out)
 {
     size_t i = 0;
     int neg = 0;
@@ -178,7 +178,7 @@ bool nw_taints_parse_decimal(const char *s, int64_t *out)
     return true;
 }
 
-bool nw_toleration_tolerates(const nw_toleration_t *tol, const nw_taint_t *taint)
+bool nw_tolerations_match(const nw_toleration_t *tol, const nw_taint_t *taint)
 {
     if (tol->effect != NW_TAINT_EFFECT_ANY && tol->effect != taint->effect)
         return false;
@@ -192,8 +192,8 @@ bool nw_toleration_tolerates(const nw_toleration_t *tol, const nw_taint_t *taint
     case NW_TOL_LT:
     case NW_TOL_GT: {
         int64_t tv, nv;
-        if (!nw_taints_parse_decimal(tol->value, &tv) ||
-            !nw_taints_parse_decimal(taint->value, &nv))
+        if (!nw_tolerations_parse_decimal(tol->value, &tv) ||
+            !nw_tolerations_parse_decimal(taint->value, &nv))
             return false;
         return tol->op == NW_TOL_LT ? nv < tv : nv > tv;
     }
@@ -204,13 +204,14 @@ bool nw_toleration_tolerates(const nw_toleration_t *tol, const nw_taint_t *taint
 bool nw_tolerations_tolerate(const nw_tolerations_t *tols, const nw_taint_t *taint)
 {
     for (size_t i = 0; tols && i < tols->n; i++)
-        if (nw_toleration_tolerates(&tols->v[i], taint))
+        if (nw_tolerations_match(&tols->v[i], taint))
             return true;
     return false;
 }
 
-const nw_taint_t *nw_taints_first_untolerated(const nw_taints_t *taints,
-                                              const nw_tolerations_t *tols, nw_taints_mode_t mode)
+const nw_taint_t *nw_tolerations_first_untolerated(const nw_taints_t *taints,
+                                                   const nw_tolerations_t *tols,
+                                                   nw_taints_mode_t mode)
 {
     for (size_t i = 0; taints && i < taints->n; i++) {
         const nw_taint_t *t = &taints->v[i];
@@ -223,8 +224,8 @@ const nw_taint_t *nw_taints_first_untolerated(const nw_taints_t *taints,
     return NULL;
 }
 
-bool nw_taints_tolerated(const nw_taints_t *taints, const nw_tolerations_t *tols,
-                         nw_taints_mode_t mode)
+bool nw_tolerations_tolerate_all(const nw_taints_t *taints, const nw_tolerations_t *tols,
+                                 nw_taints_mode_t mode)
 {
-    return nw_taints_first_untolerated(taints, tols, mode) == NULL;
+    return nw_tolerations_first_untolerated(taints, tols, mode) == NULL;
 }

@@ -12,7 +12,7 @@
 #include "common/yaml.h"
 #include "scaler/aws/creds.h"
 
-static nw_rc_t load_nodeclasses(nw_srv_aws_args_t *a, const char *path, nw_err_t *err)
+static nw_rc_t load_nodeclasses(nw_awsargs_t *a, const char *path, nw_err_t *err)
 {
     size_t len;
     char *text = nw_file_read(path, (size_t)16 << 20, &len);
@@ -42,7 +42,7 @@ static nw_rc_t load_nodeclasses(nw_srv_aws_args_t *a, const char *path, nw_err_t
     return NW_OK;
 }
 
-int nw_srv_split_commas(char *s, const char **out, int max)
+int nw_awsargs_split_commas(char *s, const char **out, int max)
 {
     int n = 0;
     while (s && *s && n < max) {
@@ -56,7 +56,7 @@ int nw_srv_split_commas(char *s, const char **out, int max)
     return n;
 }
 
-nw_rc_t nw_srv_aws_args_parse(nw_srv_aws_args_t *a, int argc, char **argv, nw_err_t *err)
+nw_rc_t nw_awsargs_parse(nw_awsargs_t *a, int argc, char **argv, nw_err_t *err)
 {
     static const char *with_value[] = {
         "--nodeclass", "--output",         "--nodepool", "--nodeclaim",   "--types",
@@ -160,8 +160,8 @@ nw_rc_t nw_srv_aws_args_parse(nw_srv_aws_args_t *a, int argc, char **argv, nw_er
         nw_awscfg_t quick = a->aws;
         quick.call_timeout_ms = 2000;
         nw_err_t e = {0};
-        if (nw_imds_get(&quick, "/latest/meta-data/placement/region", region, sizeof region, &e) ==
-                NW_OK &&
+        if (nw_creds_imds_get(&quick, "/latest/meta-data/placement/region", region, sizeof region,
+                              &e) == NW_OK &&
             region[0])
             nw_awscfg_set_region(&a->aws, region);
     }
@@ -170,7 +170,7 @@ out:
     return rc;
 }
 
-void nw_srv_aws_args_free(nw_srv_aws_args_t *a)
+void nw_awsargs_free(nw_awsargs_t *a)
 {
     for (int i = 0; i < a->nnodeclasses; i++)
         cJSON_Delete(a->nodeclasses[i]);

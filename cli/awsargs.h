@@ -5,7 +5,7 @@
  * and endpoints (config, then environment, then IMDS for the region), and
  * EC2NodeClass objects read from --nodeclass files (YAML or JSON, multi-doc).
  *
- * Ownership: nw_srv_aws_args_t is caller storage; nw_srv_aws_args_free.
+ * Ownership: nw_awsargs_t is caller storage; nw_awsargs_free.
  * Thread: main.
  */
 #ifndef NW_CLI_AWSARGS_H
@@ -34,15 +34,15 @@ typedef struct {
     int repeat;       /* --repeat N (default 1) */
     long interval_ms; /* --interval-ms */
     const char *nodepool, *nodeclaim, *types, *zones, *capacity_types;
-} nw_srv_aws_args_t;
+} nw_awsargs_t;
 
 /** Parse argv (argv[0] = subcommand). NW_EINVAL with a message naming the flag
  * or file on bad input. Also initialises libcurl and libxml2 (main thread). */
-nw_rc_t nw_srv_aws_args_parse(nw_srv_aws_args_t *a, int argc, char **argv, nw_err_t *err);
+nw_rc_t nw_awsargs_parse(nw_awsargs_t *a, int argc, char **argv, nw_err_t *err);
 
-void nw_srv_aws_args_free(nw_srv_aws_args_t *a);
+void nw_awsargs_free(nw_awsargs_t *a);
 
 /** Split a comma-separated list in place into at most max parts. */
-int nw_srv_split_commas(char *s, const char **out, int max);
+int nw_awsargs_split_commas(char *s, const char **out, int max);
 
 #endif

@@ -55,13 +55,14 @@ static void print_json(cJSON *j)
 static int fail(const char *verb, const nw_err_t *err, const nw_ec2_error_t *ae)
 {
     cJSON *j = nw_json_new_object();
-    nw_json_add_string(j, "error", err->msg[0] ? err->msg : nw_rc_str(err->rc));
+    nw_json_add_string(j, "error", err->msg[0] ? err->msg : nw_err_rc_str(err->rc));
     if (ae && ae->code[0]) {
         nw_json_add_string(j, "code", ae->code);
         nw_json_add_string(j, "class", nw_ec2_class_name(ae->cls));
     }
     print_json(j);
-    fprintf(stderr, "nodewarden aws %s: %s\n", verb, err->msg[0] ? err->msg : nw_rc_str(err->rc));
+    fprintf(stderr, "nodewarden aws %s: %s\n", verb,
+            err->msg[0] ? err->msg : nw_err_rc_str(err->rc));
     return NW_EXIT_FAIL;
 }
 
@@ -89,7 +90,7 @@ static cJSON *instance_json(const nw_ec2_instance_t *in)
     return o;
 }
 
-static int verb_whoami(nw_srv_aws_args_t *a, nw_cloud_t *cloud)
+static int verb_whoami(nw_awsargs_t *a, nw_cloud_t *cloud)
 {
     nw_creds_t *cr = nw_aws_cloud_creds(cloud);
     nw_sts_result_t id;
@@ -98,7 +99,7 @@ static int verb_whoami(nw_srv_aws_args_t *a, nw_cloud_t *cloud)
         if (i > 0 && a->interval_ms > 0)
             sleep_ms(a->interval_ms);
         memset(&err, 0, sizeof err);
-        if (nw_sts_caller_identity(&a->aws, cr, NULL, &id, &err) != NW_OK)
+        if (nw_creds_sts_caller_identity(&a->aws, cr, NULL, &id, &err) != NW_OK)
             return fail("whoami", &err, NULL);
     }
     cJSON *j = nw_json_new_object();
@@ -126,7 +127,7 @@ static int verb_zones(nw_cloud_t *cloud)
         nw_json_add_string(o, "state", z.v[i].state);
         nw_json_push(j, o);
     }
-    nw_ec2_zones_free(&z);
+    nw_ec2xml_zones_free(&z);
     cJSON *r = nw_json_new_object();
     nw_json_add_item(r, "zones", j);
     nw_json_add_number(r, "requests", (double)nw_ec2_request_count(nw_aws_cloud_ec2(cloud)));
@@ -134,21 +135,21 @@ static int verb_zones(nw_cloud_t *cloud)
     return NW_EXIT_OK;
 }
 
-static int verb_catalog(nw_srv_aws_args_t *a, nw_cloud_t *cloud)
+static int verb_catalog(nw_awsargs_t *a, nw_cloud_t *cloud)
 {
     nw_err_t err = {0};
     if (a->refresh && nw_aws_cloud_refresh_catalog(cloud, &err) != NW_OK)
         return fail("catalog", &err, NULL);
     const nw_catalog_t *cat = cloud->ops->catalog(cloud);
     nw_overhead_opts_t o;
-    nw_overhead_opts_default(&o);
+    nw_catalog_overhead_opts_default(&o);
     o.vm_memory_overhead_percent = a->cfg.settings.vmMemoryOverheadPercent;
     o.reserved_enis = (int)a->cfg.settings.reservedENIs;
     cJSON *arr = nw_json_new_array();
     for (size_t i = 0; i < nw_catalog_len(cat); i++) {
         const nw_itype_t *t = nw_catalog_at(cat, i);
         nw_cat_res_t al;
-        nw_itype_allocatable(t, &o, &al);
+        nw_catalog_itype_allocatable(t, &o, &al);
         cJSON *e = nw_json_new_object();
         nw_json_add_string(e, "name", t->name);
         nw_json_add_number(e, "vcpu", t->vcpu);
@@ -180,7 +181,7 @@ static int verb_catalog(nw_srv_aws_args_t *a, nw_cloud_t *cloud)
     return NW_EXIT_OK;
 }
 
-static int verb_resolve(nw_srv_aws_args_t *a, nw_cloud_t *cloud)
+static int verb_resolve(nw_awsargs_t *a, nw_cloud_t *cloud)
 {
     if (a->nnodeclasses == 0) {
         fprintf(stderr, "nodewarden aws resolve: --nodeclass FILE is required\n");
@@ -209,7 +210,7 @@ static int verb_resolve(nw_srv_aws_args_t *a, nw_cloud_t *cloud)
     return rc;
 }
 
-static int verb_launch(nw_srv_aws_args_t *a, nw_cloud_t *cloud)
+static int verb_launch(nw_awsargs_t *a, nw_cloud_t *cloud)
 {
     if (a->nnodeclasses != 1 || !a->nodepool || !a->nodeclaim || !a->types) {
         fprintf(stderr, "nodewarden aws launch: needs --nodeclass FILE (one EC2NodeClass), "
@@ -236,11 +237,11 @@ static int verb_launch(nw_srv_aws_args_t *a, nw_cloud_t *cloud)
                            .nodeclass = a->nodeclasses[0],
                            .resolved = r,
                            .types = tv,
-                           .ntypes = nw_srv_split_commas(types, tv, 256),
+                           .ntypes = nw_awsargs_split_commas(types, tv, 256),
                            .zones = zv,
-                           .nzones = nw_srv_split_commas(zones, zv, 16),
+                           .nzones = nw_awsargs_split_commas(zones, zv, 16),
                            .capacity_types = cv,
-                           .ncapacity_types = nw_srv_split_commas(cts, cv, 2)};
+                           .ncapacity_types = nw_awsargs_split_commas(cts, cv, 2)};
     cJSON *arr = nw_json_new_array();
     for (int i = 0; i < a->repeat; i++) {
         char claim[256];
@@ -287,21 +288,21 @@ static int verb_launch(nw_srv_aws_args_t *a, nw_cloud_t *cloud)
     return NW_EXIT_OK;
 }
 
-static int verb_list(nw_srv_aws_args_t *a, nw_cloud_t *cloud)
+static int verb_list(nw_awsargs_t *a, nw_cloud_t *cloud)
 {
     nw_ec2_instances_t in = {0};
     nw_err_t err = {0};
     for (int i = 0; i < a->repeat; i++) {
         if (i > 0 && a->interval_ms > 0)
             sleep_ms(a->interval_ms);
-        nw_ec2_instances_free(&in);
-        if (nw_launcher_list(nw_aws_cloud_launcher(cloud), &in, &err) != NW_OK)
+        nw_ec2xml_instances_free(&in);
+        if (nw_instance_list(nw_aws_cloud_launcher(cloud), &in, &err) != NW_OK)
             return fail("list", &err, NULL);
     }
     cJSON *arr = nw_json_new_array();
     for (size_t i = 0; i < in.n; i++)
         nw_json_push(arr, instance_json(&in.v[i]));
-    nw_ec2_instances_free(&in);
+    nw_ec2xml_instances_free(&in);
     cJSON *r = nw_json_new_object();
     nw_json_add_item(r, "instances", arr);
     nw_json_add_number(r, "requests", (double)nw_ec2_request_count(nw_aws_cloud_ec2(cloud)));
@@ -311,7 +312,7 @@ static int verb_list(nw_srv_aws_args_t *a, nw_cloud_t *cloud)
     return NW_EXIT_OK;
 }
 
-static int verb_terminate(nw_srv_aws_args_t *a, nw_cloud_t *cloud)
+static int verb_terminate(nw_awsargs_t *a, nw_cloud_t *cloud)
 {
     if (a->npos < 2) {
         fprintf(stderr, "nodewarden aws terminate: give instance ids or providerIDs\n");
@@ -339,16 +340,16 @@ int nw_cmd_aws(int argc, char **argv)
             usage(stdout);
             return NW_EXIT_OK;
         }
-    nw_srv_aws_args_t a;
+    nw_awsargs_t a;
     nw_err_t err = {0};
-    if (nw_srv_aws_args_parse(&a, argc, argv, &err) != NW_OK) {
+    if (nw_awsargs_parse(&a, argc, argv, &err) != NW_OK) {
         fprintf(stderr, "nodewarden aws: %s\n", err.msg);
-        nw_srv_aws_args_free(&a);
+        nw_awsargs_free(&a);
         return NW_EXIT_USAGE;
     }
     if (a.npos < 1) {
         usage(stderr);
-        nw_srv_aws_args_free(&a);
+        nw_awsargs_free(&a);
         return NW_EXIT_USAGE;
     }
     const char *verb = a.pos[0];
@@ -370,7 +371,7 @@ int nw_cmd_aws(int argc, char **argv)
         strcmp(verb, "terminate") == 0) {
         if (!o.cluster_name || !*o.cluster_name) {
             fprintf(stderr, "nodewarden aws %s: --settings.clusterName is required\n", verb);
-            nw_srv_aws_args_free(&a);
+            nw_awsargs_free(&a);
             return NW_EXIT_USAGE;
         }
     }
@@ -379,7 +380,7 @@ int nw_cmd_aws(int argc, char **argv)
     nw_cloud_t *cloud = NULL;
     if (nw_aws_cloud_new(&o, &cloud, &err) != NW_OK) {
         fprintf(stderr, "nodewarden aws %s: %s\n", verb, err.msg);
-        nw_srv_aws_args_free(&a);
+        nw_awsargs_free(&a);
         return NW_EXIT_FAIL;
     }
     /* debugging and test knobs (aws.testing.*): small pages, a short first retry step */
@@ -408,6 +409,6 @@ int nw_cmd_aws(int argc, char **argv)
         rc = NW_EXIT_USAGE;
     }
     cloud->ops->free(cloud);
-    nw_srv_aws_args_free(&a);
+    nw_awsargs_free(&a);
     return rc;
 }

@@ -4,7 +4,7 @@
  * Offline admission: every document of every file (YAML streams or JSON, `-` for
  * stdin) goes through exactly the webhook's path — the registered mutate handler,
  * its patch applied, then the validate handler — as a CREATE. Objects whose kind
- * has a handler in nw_admit_handlers[] (admission/handlers.c) are checked, so a Pod handler
+ * has a handler in nw_handlers[] (admission/handlers.c) are checked, so a Pod handler
  * (GPU policy) registered there is picked up here without changes; other kinds are
  * skipped with a note.
  *
@@ -136,7 +136,7 @@ static void check_object(check_t *c, const char *file, size_t doc, size_t line, 
         snprintf(group, sizeof group, "%.*s", (int)(slash - api), api);
         version = slash + 1;
     }
-    const nw_admit_handler_t *h = nw_admit_find(group, kind);
+    const nw_admit_handler_t *h = nw_handlers_find(group, kind);
     if (!h) {
         char why[300];
         snprintf(why, sizeof why, "no admission rules for %.100s %.100s", api, kind);
@@ -198,7 +198,7 @@ static void check_object(check_t *c, const char *file, size_t doc, size_t line, 
     }
     if (rc != NW_OK) {
         fprintf(stderr, "%s:%zu: %s/%s: internal error: %s %s\n", file, doc, kind, name,
-                nw_rc_str(rc), err.msg);
+                nw_err_rc_str(rc), err.msg);
         c->io_error = 1;
         nw_admit_result_cleanup(&res);
         cJSON_Delete(defaulted);
@@ -410,7 +410,7 @@ int nw_cmd_check(int argc, char **argv)
          nw_config_set(&cfg, "gpu.enabled", "false", &cerr) != NW_OK) ||
         (gpu_mode && strcmp(gpu_mode, "off") != 0 &&
          nw_config_set(&cfg, "gpu.mode", gpu_mode, &cerr) != NW_OK) ||
-        nw_srv_gpu_policy(&cfg, "", &gpu, &cerr) != NW_OK) {
+        nw_gpu_policy_from_config(&cfg, "", &gpu, &cerr) != NW_OK) {
         fprintf(stderr, "nodewarden check: %s\n", cerr.msg[0] ? cerr.msg : "out of memory");
         nw_config_free(&cfg);
         return NW_EXIT_USAGE;

@@ -63,7 +63,7 @@ static void check(report_t *r, const char *name, chk_status_t st, const char *de
  * server of the kubeconfig (GET /version) the first time an alias needs it, as the scaler
  * does (scaler/aws/cloud.h k8s_version); without it every alias term said "unknown". */
 typedef struct {
-    const nw_srv_aws_args_t *a;
+    const nw_awsargs_t *a;
     int tried;
     char version[32];
     char why[400];
@@ -81,7 +81,7 @@ static nw_rc_t doctor_k8s_version(void *ud, char *out, size_t len, nw_err_t *err
         if (nw_kube_config_load(d->a->cfg.kubernetes.kubeconfig, d->a->cfg.kubernetes.context,
                                 &kcfg, &e) == NW_OK &&
             nw_kube_client_new(kcfg, &copts, &client, &e) == NW_OK)
-            nw_kube_server_version(client, d->version, sizeof d->version, &e);
+            nw_kube_client_server_version(client, d->version, sizeof d->version, &e);
         nw_kube_client_free(client);
         if (!d->version[0])
             snprintf(d->why, sizeof d->why, "not read from the API server: %.300s",
@@ -96,7 +96,7 @@ static nw_rc_t doctor_k8s_version(void *ud, char *out, size_t len, nw_err_t *err
 /* The cluster part of doctor: cli/doctor.h (API server, RBAC, CRDs,
  * webhook registration, NodePool references, providerIDs), folded into this
  * report. */
-static void nw_doctor_cluster_checks(report_t *r, const nw_srv_aws_args_t *a)
+static void nw_doctor_cluster_checks(report_t *r, const nw_awsargs_t *a)
 {
     nw_err_t err = {0};
     nw_kube_config_t *kcfg = NULL;
@@ -114,10 +114,10 @@ static void nw_doctor_cluster_checks(report_t *r, const nw_srv_aws_args_t *a)
         return;
     }
     nw_kube_report_t rep;
-    nw_kube_report_init(&rep);
+    nw_doctor_report_init(&rep);
     /* the Lease permissions where serve takes the Lease, not in the kubeconfig's namespace */
     nw_kube_doctor_opts_t kopts = {.lease_namespace = a->cfg.scaler.leaderElection.namespace_};
-    nw_kube_doctor_run(client, &kopts, &rep);
+    nw_doctor_run(client, &kopts, &rep);
     for (size_t i = 0; i < rep.n; i++) {
         const nw_kube_check_t *k = &rep.v[i];
         char name[200], detail[1024];
@@ -130,7 +130,7 @@ static void nw_doctor_cluster_checks(report_t *r, const nw_srv_aws_args_t *a)
                                            : CHK_PASS,
               detail, k->fix[0] ? k->fix : NULL);
     }
-    nw_kube_report_cleanup(&rep);
+    nw_doctor_report_cleanup(&rep);
     nw_kube_client_free(client);
 }
 
@@ -183,7 +183,7 @@ static void dry_run(report_t *r, nw_ec2_t *ec2, const char *action, nw_ec2_param
         check(r, name, CHK_FAIL, detail, fix);
         return;
     }
-    snprintf(detail, sizeof detail, "%s", err.msg[0] ? err.msg : nw_rc_str(rc));
+    snprintf(detail, sizeof detail, "%s", err.msg[0] ? err.msg : nw_err_rc_str(rc));
     check(r, name, CHK_FAIL, detail,
           "the dry run did not answer DryRunOperation; see the error (endpoint, parameters)");
 }
@@ -260,7 +260,7 @@ static void term_checks(report_t *r, const char *nc, const char *kind, const int
     }
 }
 
-static void nodeclass_checks(report_t *r, nw_cloud_t *cloud, const nw_srv_aws_args_t *a,
+static void nodeclass_checks(report_t *r, nw_cloud_t *cloud, const nw_awsargs_t *a,
                              const nw_nodeclass_resolved_t **first)
 {
     *first = NULL;
@@ -305,7 +305,7 @@ static void nodeclass_checks(report_t *r, nw_cloud_t *cloud, const nw_srv_aws_ar
 /* The scaler's periodic refreshes, run once here: instance types and offerings, spot
  * prices, on-demand prices (scaler/aws/cloud.h). A failure is what a running scaler would
  * log and count (nodewarden_aws_refresh_failing) while it keeps the last good data. */
-static void refresh_checks(report_t *r, nw_cloud_t *cloud, const nw_srv_aws_args_t *a)
+static void refresh_checks(report_t *r, nw_cloud_t *cloud, const nw_awsargs_t *a)
 {
     static const struct {
         const char *kind, *name, *fix;
@@ -368,11 +368,11 @@ int nw_cmd_doctor(int argc, char **argv)
             usage(stdout);
             return NW_EXIT_OK;
         }
-    nw_srv_aws_args_t a;
+    nw_awsargs_t a;
     nw_err_t err = {0};
-    if (nw_srv_aws_args_parse(&a, argc, argv, &err) != NW_OK) {
+    if (nw_awsargs_parse(&a, argc, argv, &err) != NW_OK) {
         fprintf(stderr, "nodewarden doctor: %s\n", err.msg);
-        nw_srv_aws_args_free(&a);
+        nw_awsargs_free(&a);
         return NW_EXIT_USAGE;
     }
     report_t r = {nw_json_new_array(), 0, a.json};
@@ -415,7 +415,7 @@ int nw_cmd_doctor(int argc, char **argv)
     nw_creds_value_wipe(&cv);
     nw_sts_result_t id;
     nw_err_t ie = {0};
-    if (nw_sts_caller_identity(&a.aws, creds, NULL, &id, &ie) == NW_OK) {
+    if (nw_creds_sts_caller_identity(&a.aws, creds, NULL, &id, &ie) == NW_OK) {
         snprintf(detail, sizeof detail, "source %s, identity %s (account %s)",
                  nw_creds_source_name(src), id.arn, id.account);
         check(&r, "credentials", CHK_PASS, detail, NULL);
@@ -446,10 +446,10 @@ int nw_cmd_doctor(int argc, char **argv)
         snprintf(detail, sizeof detail, "%s: %s", a.aws.ec2, ze.msg);
         check(&r, "ec2 endpoint", CHK_FAIL, detail,
               "check network egress to the EC2 endpoint (or AWS_ENDPOINT_URL_EC2) and the region");
-        nw_ec2_zones_free(&zs);
+        nw_ec2xml_zones_free(&zs);
         goto done;
     }
-    nw_ec2_zones_free(&zs);
+    nw_ec2xml_zones_free(&zs);
     refresh_checks(&r, cloud, &a);
 
     const nw_nodeclass_resolved_t *first = NULL;
@@ -486,6 +486,6 @@ done:
     }
     if (cloud)
         cloud->ops->free(cloud);
-    nw_srv_aws_args_free(&a);
+    nw_awsargs_free(&a);
     return r.failed ? NW_EXIT_FAIL : NW_EXIT_OK;
 }

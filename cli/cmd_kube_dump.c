@@ -49,9 +49,9 @@ static int print_if_changed(nw_kube_cache_t *cache, char **last)
     nw_kube_snap_t *snap = nw_kube_cache_snapshot(cache);
     nw_buf_t out;
     nw_buf_init(&out, (size_t)256 << 20);
-    int ok = snap && nw_kube_snap_dump_json(snap, &out) == NW_OK;
-    nw_kube_snap_release(snap);
-    cJSON *j = ok ? nw_kube_json_parse(out.data, out.len) : NULL;
+    int ok = snap && nw_kube_cache_snap_dump_json(snap, &out) == NW_OK;
+    nw_kube_cache_snap_release(snap);
+    cJSON *j = ok ? nw_kube_client_json_parse(out.data, out.len) : NULL;
     char *line = j ? nw_json_print(j) : NULL;
     cJSON_Delete(j);
     nw_buf_cleanup(&out);
@@ -172,7 +172,7 @@ int nw_cmd_kube_dump(int argc, char **argv)
     const nw_kube_config_t *c = nw_kube_client_config(client);
     /* probe: reachability, TLS and credentials, with a precise error */
     cJSON *probe = NULL;
-    if (nw_kube_get_json(client, "/api", "get", "discovery", &probe, &err) != NW_OK) {
+    if (nw_kube_client_get_json(client, "/api", "get", "discovery", &probe, &err) != NW_OK) {
         fprintf(stderr,
                 "nodewarden kube-dump: %scannot use the API server %s (context %s from %s): %s\n",
                 follow ? "warning: " : "", c->server, c->context, c->source, err.msg);
@@ -201,7 +201,7 @@ int nw_cmd_kube_dump(int argc, char **argv)
     nw_kube_snap_t *snap = nw_kube_cache_snapshot(cache);
     nw_buf_t out;
     nw_buf_init(&out, (size_t)256 << 20);
-    if (!snap || nw_kube_snap_dump_json(snap, &out) != NW_OK) {
+    if (!snap || nw_kube_cache_snap_dump_json(snap, &out) != NW_OK) {
         fprintf(stderr, "nodewarden kube-dump: out of memory\n");
     } else {
         fwrite(out.data, 1, out.len, stdout);
@@ -209,7 +209,7 @@ int nw_cmd_kube_dump(int argc, char **argv)
         rc = NW_EXIT_OK;
     }
     nw_buf_cleanup(&out);
-    nw_kube_snap_release(snap);
+    nw_kube_cache_snap_release(snap);
 out:
     if (metrics && client) {
         nw_buf_t mb;

@@ -71,11 +71,11 @@ static void print_text(const nw_sched_snap_t *s, const nw_sched_results_t *r)
     for (int i = 0; i < r->nclaims; i++) {
         const nw_sched_claim_t *c = &r->claims[i];
         printf("  %-14s %-16s %-12s %-10s $%.4f/h  %d pod%s\n",
-               nw_sched_pool_name(s, (size_t)c->pool),
-               c->itype >= 0 ? nw_sched_snap_itype(s, (size_t)c->itype)->name : "-", c->zone,
+               nw_snapshot_pool_name(s, (size_t)c->pool),
+               c->itype >= 0 ? nw_snapshot_itype(s, (size_t)c->itype)->name : "-", c->zone,
                c->capacity_type, c->price, c->npods, c->npods == 1 ? "" : "s");
         const nw_sched_res_t *al =
-            c->itype >= 0 ? nw_sched_pool_type_allocatable(s, (size_t)c->pool, (size_t)c->itype)
+            c->itype >= 0 ? nw_snap_node_pool_type_allocatable(s, (size_t)c->pool, (size_t)c->itype)
                           : NULL;
         if (al)
             printf("      allocatable: %lld pods, %lldm cpu, %lldMi memory\n",
@@ -85,14 +85,14 @@ static void print_text(const nw_sched_snap_t *s, const nw_sched_results_t *r)
             printf("      also fits:");
             int shown = c->nitypes - 1 < 8 ? c->nitypes - 1 : 8;
             for (int k = 1; k <= shown; k++)
-                printf(" %s", nw_sched_snap_itype(s, (size_t)c->itypes[k])->name);
+                printf(" %s", nw_snapshot_itype(s, (size_t)c->itypes[k])->name);
             if (c->nitypes - 1 > shown)
                 printf(" (+%d more)", c->nitypes - 1 - shown);
             printf("\n");
         }
         printf("      pods:");
         for (int k = 0; k < c->npods && k < 10; k++)
-            printf(" %s", nw_sched_pod_key(s, (size_t)c->pods[k]));
+            printf(" %s", nw_snapshot_pod_key(s, (size_t)c->pods[k]));
         if (c->npods > 10)
             printf(" (+%d more)", c->npods - 10);
         printf("\n");
@@ -100,19 +100,19 @@ static void print_text(const nw_sched_snap_t *s, const nw_sched_results_t *r)
     if (r->nplaced) {
         printf("\nPlaced on existing capacity: %d\n", r->nplaced);
         for (int i = 0; i < r->nplaced; i++)
-            printf("  %s -> %s\n", nw_sched_pod_key(s, (size_t)r->placed[i].pod),
+            printf("  %s -> %s\n", nw_snapshot_pod_key(s, (size_t)r->placed[i].pod),
                    r->placed[i].node);
     }
     if (r->nunsched) {
         printf("\nCannot be placed: %d\n", r->nunsched);
         for (int i = 0; i < r->nunsched; i++) {
             const nw_sched_unsched_t *u = &r->unsched[i];
-            printf("  %s\n", nw_sched_pod_key(s, (size_t)u->pod));
+            printf("  %s\n", nw_snapshot_pod_key(s, (size_t)u->pod));
             if (u->reason)
                 printf("      %s\n", u->reason);
             for (int k = 0; k < u->nreasons; k++)
                 if (u->reasons[k])
-                    printf("      %s: %s\n", nw_sched_pool_name(s, (size_t)k), u->reasons[k]);
+                    printf("      %s: %s\n", nw_snapshot_pool_name(s, (size_t)k), u->reasons[k]);
         }
     }
     printf("\nTotal: $%.4f/hour\n", r->total_price);
@@ -261,7 +261,7 @@ int nw_cmd_plan(int argc, char **argv)
         goto out;
     }
     int64_t now = 0;
-    if (now_s && nw_time_parse(now_s, &now) != NW_OK) {
+    if (now_s && nw_clock_time_parse(now_s, &now) != NW_OK) {
         fprintf(stderr, "nodewarden plan: --now wants an RFC 3339 time, got %s\n", now_s);
         goto out;
     }
@@ -269,12 +269,12 @@ int nw_cmd_plan(int argc, char **argv)
     if (!snap)
         goto out;
     if (disruption) {
-        ret = nw_plan_disruption(pl, snap, now_s ? now : nw_clock_now(nw_clock_system()),
-                                 strcmp(output, "json") == 0, spot_to_spot);
+        ret = nw_cmd_plan_disrupt(pl, snap, now_s ? now : nw_clock_now(nw_clock_system()),
+                                  strcmp(output, "json") == 0, spot_to_spot);
         goto out;
     }
     nw_err_t err = {0};
-    if (nw_sched_solve(snap, 0, &res, &err) != NW_OK) {
+    if (nw_solve(snap, 0, &res, &err) != NW_OK) {
         fprintf(stderr, "nodewarden plan: %s\n", err.msg);
         goto out;
     }
@@ -290,7 +290,7 @@ int nw_cmd_plan(int argc, char **argv)
     }
     ret = res.nunsched ? NW_EXIT_FAIL : NW_EXIT_OK;
 out:
-    nw_sched_results_free(&res);
+    nw_solve_results_free(&res);
     free(cattext);
     nw_plan_free(pl);
     return ret;

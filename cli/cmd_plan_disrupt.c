@@ -19,8 +19,8 @@
 static double snap_price(void *ud, const char *itype, const char *zone, const char *ct)
 {
     const nw_sched_snap_t *s = ud;
-    for (size_t i = 0; i < nw_sched_snap_nitypes(s); i++) {
-        const nw_sched_itype_t *t = nw_sched_snap_itype(s, i);
+    for (size_t i = 0; i < nw_snapshot_nitypes(s); i++) {
+        const nw_sched_itype_t *t = nw_snapshot_itype(s, i);
         if (strcmp(t->name, itype) != 0)
             continue;
         for (int k = 0; k < t->noffer; k++)
@@ -35,8 +35,8 @@ static double snap_price(void *ud, const char *itype, const char *zone, const ch
 static nw_rc_t snap_types(void *ud, nw_sched_snap_t *dst, nw_err_t *err)
 {
     const nw_sched_snap_t *src = ud;
-    for (size_t i = 0; i < nw_sched_snap_nitypes(src); i++) {
-        nw_rc_t rc = nw_sched_snap_add_itype(dst, nw_sched_snap_itype(src, i), err);
+    for (size_t i = 0; i < nw_snapshot_nitypes(src); i++) {
+        nw_rc_t rc = nw_snap_node_add_itype(dst, nw_snapshot_itype(src, i), err);
         if (rc != NW_OK)
             return rc;
     }
@@ -54,18 +54,18 @@ static const cJSON **objects(const nw_plan_t *p, const char *kind, size_t *n)
     return v;
 }
 
-static void print_text(const nw_dis_state_t *st, const nw_dis_cmd_t *cmd)
+static void print_text(const nw_disrupt_state_t *st, const nw_disrupt_cmd_t *cmd)
 {
     printf("NodePools:\n");
     for (size_t k = 0; k < st->npools; k++) {
-        const nw_dis_pool_t *p = &st->pools[k];
+        const nw_disrupt_pool_t *p = &st->pools[k];
         printf("  %-16s %d node%s, %d disrupting; allowed now:", p->name, p->counted,
                p->counted == 1 ? "" : "s", p->disrupting);
         for (int r = 0; r < NW_DIS_NREASONS; r++) {
             if (p->allowed[r] == NW_DIS_UNLIMITED)
-                printf(" %s any", nw_dis_reason_str((nw_dis_reason_t)r));
+                printf(" %s any", nw_budget_reason_str((nw_disrupt_reason_t)r));
             else
-                printf(" %s %d", nw_dis_reason_str((nw_dis_reason_t)r), p->allowed[r]);
+                printf(" %s %d", nw_budget_reason_str((nw_disrupt_reason_t)r), p->allowed[r]);
             printf("%s", r + 1 < NW_DIS_NREASONS ? "," : "\n");
         }
         if (p->consolidation_never)
@@ -79,7 +79,7 @@ static void print_text(const nw_dis_state_t *st, const nw_dis_cmd_t *cmd)
     }
     printf("\nNodeClaims: %zu\n", st->nnodes);
     for (size_t i = 0; i < st->nnodes; i++) {
-        const nw_dis_node_t *n = &st->nodes[i];
+        const nw_disrupt_node_t *n = &st->nodes[i];
         char price[32] = "-";
         if (n->price >= 0)
             snprintf(price, sizeof price, "$%.4f/h", n->price);
@@ -98,15 +98,15 @@ static void print_text(const nw_dis_state_t *st, const nw_dis_cmd_t *cmd)
     if (cmd->method == NW_DIS_NONE) {
         printf("none\n");
     } else {
-        printf("%s (%s, %s)%s\n", nw_dis_method_str(cmd->method), nw_dis_reason_str(cmd->reason),
-               nw_dis_action_str(cmd->action),
+        printf("%s (%s, %s)%s\n", nw_decide_method_str(cmd->method),
+               nw_budget_reason_str(cmd->reason), nw_decide_action_str(cmd->action),
                cmd->validate ? ", re-checked after the validation delay" : "");
         printf("  delete:");
         for (size_t i = 0; i < cmd->ncandidates; i++)
             printf(" %s", cmd->candidates[i]);
         printf("\n");
         for (int k = 0; k < cmd->sim.nrepl; k++) {
-            const nw_dis_repl_t *r = &cmd->sim.repl[k];
+            const nw_disrupt_repl_t *r = &cmd->sim.repl[k];
             printf("  launch first: NodeClaim in %s, %s%s%s, %d type%s:", r->pool,
                    r->allow_reserved ? "reserved " : "", r->allow_spot ? "spot " : "",
                    r->allow_on_demand ? "on-demand" : "", r->ntypes, r->ntypes == 1 ? "" : "s");
@@ -127,8 +127,8 @@ static void print_text(const nw_dis_state_t *st, const nw_dis_cmd_t *cmd)
     }
 }
 
-int nw_plan_disruption(const nw_plan_t *p, const nw_sched_snap_t *snap, int64_t now, bool json,
-                       bool spot_to_spot)
+int nw_cmd_plan_disrupt(const nw_plan_t *p, const nw_sched_snap_t *snap, int64_t now, bool json,
+                        bool spot_to_spot)
 {
     size_t npools, nclaims, nnodes, npods, npdbs, ndss;
     const cJSON **pools = objects(p, "NodePool", &npools);
@@ -138,14 +138,14 @@ int nw_plan_disruption(const nw_plan_t *p, const nw_sched_snap_t *snap, int64_t 
     const cJSON **pdbs = objects(p, "PodDisruptionBudget", &npdbs);
     const cJSON **dss = objects(p, "DaemonSet", &ndss);
     int ret = NW_EXIT_USAGE;
-    nw_dis_state_t *st = NULL;
-    nw_dis_cmd_t cmd;
+    nw_disrupt_state_t *st = NULL;
+    nw_disrupt_cmd_t cmd;
     memset(&cmd, 0, sizeof cmd);
     if (!pools || !claims || !nodes || !pods || !pdbs || !dss) {
         fprintf(stderr, "nodewarden plan: out of memory\n");
         goto out;
     }
-    nw_dis_input_t in = {
+    nw_disrupt_input_t in = {
         .nodepools = pools,
         .nnodepools = npools,
         .nodeclaims = claims,
@@ -161,7 +161,7 @@ int nw_plan_disruption(const nw_plan_t *p, const nw_sched_snap_t *snap, int64_t 
         .price_ud = (void *)snap,
         .spot_to_spot = spot_to_spot,
     };
-    nw_dis_simctx_t sx = {
+    nw_disrupt_simctx_t sx = {
         .nodepools = pools,
         .nnodepools = npools,
         .nodes = nodes,
@@ -177,13 +177,13 @@ int nw_plan_disruption(const nw_plan_t *p, const nw_sched_snap_t *snap, int64_t 
         .types_ud = (void *)snap,
     };
     nw_err_t err = {0};
-    if (nw_dis_state_build(&in, &st, &err) != NW_OK ||
-        nw_dis_decide(st, nw_dis_sim_schedule, &sx, &cmd, &err) != NW_OK) {
+    if (nw_candidates_state_build(&in, &st, &err) != NW_OK ||
+        nw_decide(st, nw_disrupt_sim_schedule, &sx, &cmd, &err) != NW_OK) {
         fprintf(stderr, "nodewarden plan: %s\n", err.msg);
         goto out;
     }
     if (json) {
-        cJSON *j = nw_dis_report_json(st, &cmd);
+        cJSON *j = nw_decide_report_json(st, &cmd);
         char *t = j ? nw_json_print_pretty(j) : NULL;
         if (t)
             printf("%s\n", t);
@@ -194,8 +194,8 @@ int nw_plan_disruption(const nw_plan_t *p, const nw_sched_snap_t *snap, int64_t 
     }
     ret = NW_EXIT_OK;
 out:
-    nw_dis_cmd_cleanup(&cmd);
-    nw_dis_state_free(st);
+    nw_decide_cmd_cleanup(&cmd);
+    nw_candidates_state_free(st);
     free(pools);
     free(claims);
     free(nodes);

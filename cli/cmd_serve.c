@@ -45,12 +45,12 @@ static cJSON *scaler_lookup(void *arg, const char *group, const char *kind, cons
 {
     if (strcmp(group, "karpenter.k8s.aws") != 0 || strcmp(kind, "EC2NodeClass") != 0)
         return NULL;
-    return nw_scaler_nodeclass(arg, name);
+    return nw_scaler_loop_nodeclass(arg, name);
 }
 
 static nw_rc_t scaler_metrics(void *ud, nw_buf_t *out)
 {
-    return nw_scaler_metrics(ud, out);
+    return nw_scaler_loop_metrics(ud, out);
 }
 
 int nw_cmd_serve(int argc, char **argv)
@@ -63,7 +63,7 @@ int nw_cmd_serve(int argc, char **argv)
     nw_config_t cfg;
     nw_err_t err = {0};
     if (nw_config_load_args(&cfg, argc, argv, &err) != NW_OK) {
-        fprintf(stderr, "nodewarden serve: %s\n", err.msg[0] ? err.msg : nw_rc_str(err.rc));
+        fprintf(stderr, "nodewarden serve: %s\n", err.msg[0] ? err.msg : nw_err_rc_str(err.rc));
         nw_config_free(&cfg);
         return NW_EXIT_USAGE;
     }
@@ -78,7 +78,7 @@ int nw_cmd_serve(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
 
     static nw_metrics_t metrics; /* outlives the server threads */
-    nw_metrics_init(&metrics);
+    nw_server_metrics_init(&metrics);
     int rc = NW_EXIT_USAGE;
     nw_https_t *srv = NULL;
     nw_certs_watch_t *watch = NULL;
@@ -92,7 +92,7 @@ int nw_cmd_serve(int argc, char **argv)
     }
     const char *ns = getenv("POD_NAMESPACE");
     static nw_gpu_policy_t gpu; /* outlives the server threads */
-    if (nw_srv_gpu_policy(&cfg, ns, &gpu, &err) != NW_OK) {
+    if (nw_gpu_policy_from_config(&cfg, ns, &gpu, &err) != NW_OK) {
         nw_log_error("serve", "bad GPU policy configuration", NW_LS("error", err.msg));
         goto out;
     }
@@ -170,14 +170,14 @@ int nw_cmd_serve(int argc, char **argv)
             .gpu = &gpu,
             .accel_evict = cfg.scaler.acceleratorAuditEvict,
         };
-        if (nw_scaler_start(&so, &scaler, &err) != NW_OK) {
+        if (nw_scaler_loop_start(&so, &scaler, &err) != NW_OK) {
             /* the webhook does not depend on the scaler: it serves on, and /readyz and
              * nodewarden_scaler_running say that the scaler is not running and why */
             nw_log_error("serve", "cannot start the scaler; the webhook serves without it",
                          NW_LS("error", err.msg));
             metrics.scaler = -1;
             snprintf(metrics.scaler_error, sizeof metrics.scaler_error, "%s",
-                     err.msg[0] ? err.msg : nw_rc_str(err.rc));
+                     err.msg[0] ? err.msg : nw_err_rc_str(err.rc));
             scaler = NULL;
         } else {
             metrics.scaler = 1;
@@ -199,7 +199,7 @@ int nw_cmd_serve(int argc, char **argv)
     rc = NW_EXIT_OK;
 out:
     nw_https_stop(srv);
-    nw_scaler_stop(scaler);
+    nw_scaler_loop_stop(scaler);
     nw_certs_watch_stop(watch);
     nw_certs_shutdown();
     if (gpu_built)

@@ -16,19 +16,19 @@
 #include "api/wellknown.h"
 #include "scaler/kube/write.h"
 
-void nw_kube_report_init(nw_kube_report_t *r)
+void nw_doctor_report_init(nw_kube_report_t *r)
 {
     memset(r, 0, sizeof *r);
 }
 
-void nw_kube_report_cleanup(nw_kube_report_t *r)
+void nw_doctor_report_cleanup(nw_kube_report_t *r)
 {
     free(r->v);
     memset(r, 0, sizeof *r);
 }
 
-void nw_kube_report_add(nw_kube_report_t *r, nw_check_status_t st, const char *area,
-                        const char *what, const char *fix, const char *fmt, ...)
+void nw_doctor_report_add(nw_kube_report_t *r, nw_check_status_t st, const char *area,
+                          const char *what, const char *fix, const char *fmt, ...)
 {
     if (r->n == r->cap) {
         size_t nc = r->cap ? r->cap * 2 : 32;
@@ -54,7 +54,7 @@ void nw_kube_report_add(nw_kube_report_t *r, nw_check_status_t st, const char *a
         r->warned++;
 }
 
-void nw_kube_report_print(const nw_kube_report_t *rep, FILE *f)
+void nw_doctor_report_print(const nw_kube_report_t *rep, FILE *f)
 {
     static const char *const label[] = {"ok  ", "FAIL", "warn", "skip"};
     for (size_t i = 0; i < rep->n; i++) {
@@ -69,8 +69,8 @@ void nw_kube_report_print(const nw_kube_report_t *rep, FILE *f)
 
 /* ---- certificates ------------------------------------------------------------------- */
 
-int nw_kube_ca_verifies(const char *bundle_pem, size_t bundle_len, const char *cert_pem, char *why,
-                        size_t why_len)
+int nw_doctor_ca_verifies(const char *bundle_pem, size_t bundle_len, const char *cert_pem,
+                          char *why, size_t why_len)
 {
     int ok = 0, ncas = 0;
     X509_STORE *store = X509_STORE_new();
@@ -180,19 +180,19 @@ static nw_rc_t ssar(nw_kube_client_t *c, const char *group, const char *resource
     char *body = nw_json_print(r);
     cJSON_Delete(r);
     nw_kube_resp_t resp;
-    nw_kube_resp_init(&resp);
+    nw_kube_client_resp_init(&resp);
     nw_kube_req_t req = {.method = "POST",
                          .path = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
                          .body = body,
                          .body_len = body ? strlen(body) : 0,
                          .verb = "create",
                          .resource = "selfsubjectaccessreviews"};
-    nw_rc_t rc = body ? nw_kube_do(c, &req, &resp, err) : NW_ENOMEM;
+    nw_rc_t rc = body ? nw_kube_client_do(c, &req, &resp, err) : NW_ENOMEM;
     free(body);
     if (!rc)
-        rc = nw_kube_resp_error(&resp, "SelfSubjectAccessReview", err);
+        rc = nw_kube_client_resp_error(&resp, "SelfSubjectAccessReview", err);
     if (!rc) {
-        cJSON *o = nw_kube_json_parse(resp.body.data, resp.body.len);
+        cJSON *o = nw_kube_client_json_parse(resp.body.data, resp.body.len);
         const cJSON *st = nw_json_get(o, "status");
         *allowed = cJSON_IsTrue(nw_json_get(st, "allowed"));
         const char *why = nw_json_str(st, "reason");
@@ -201,7 +201,7 @@ static nw_rc_t ssar(nw_kube_client_t *c, const char *group, const char *resource
             rc = nw_err_set(err, NW_EPARSE, "", "SelfSubjectAccessReview: response is not JSON");
         cJSON_Delete(o);
     }
-    nw_kube_resp_cleanup(&resp);
+    nw_kube_client_resp_cleanup(&resp);
     return rc;
 }
 
@@ -227,18 +227,18 @@ static void check_rbac(nw_kube_client_t *c, const char *lease_ns, nw_kube_report
             nw_rc_t rc = ssar(c, p->group, p->resource, p->sub, p->name, v, ns, &allowed, reason,
                               sizeof reason, &err);
             if (rc == NW_ENOTFOUND) {
-                nw_kube_report_add(
+                nw_doctor_report_add(
                     rep, NW_CHECK_WARN, "rbac", "permissions",
                     "enable the authorization.k8s.io/v1 API on the API server",
                     "SelfSubjectAccessReview is not served; permissions not checked");
                 return;
             }
             if (rc != NW_OK) {
-                nw_kube_report_add(rep, NW_CHECK_FAIL, "rbac", what,
-                                   "allow nodewarden to create selfsubjectaccessreviews "
-                                   "(authorization.k8s.io), granted to every authenticated user "
-                                   "by default (system:basic-user)",
-                                   "cannot check: %s", err.msg);
+                nw_doctor_report_add(rep, NW_CHECK_FAIL, "rbac", what,
+                                     "allow nodewarden to create selfsubjectaccessreviews "
+                                     "(authorization.k8s.io), granted to every authenticated user "
+                                     "by default (system:basic-user)",
+                                     "cannot check: %s", err.msg);
                 return;
             }
             if (!allowed) {
@@ -250,14 +250,14 @@ static void check_rbac(nw_kube_client_t *c, const char *lease_ns, nw_kube_report
                          v, p->resource, p->sub ? "/" : "", p->sub ? p->sub : "", p->group,
                          ns ? " in namespace " : "", ns ? ns : "",
                          ns ? "Role of that namespace" : "ClusterRole");
-                nw_kube_report_add(rep, NW_CHECK_FAIL, "rbac", what, fix, "denied%s%s",
-                                   reason[0] ? ": " : "", reason);
+                nw_doctor_report_add(rep, NW_CHECK_FAIL, "rbac", what, fix, "denied%s%s",
+                                     reason[0] ? ": " : "", reason);
             }
         }
     }
     if (!denied)
-        nw_kube_report_add(rep, NW_CHECK_OK, "rbac", "permissions", NULL,
-                           "all %zu verbs allowed (SelfSubjectAccessReview)", total);
+        nw_doctor_report_add(rep, NW_CHECK_OK, "rbac", "permissions", NULL,
+                             "all %zu verbs allowed (SelfSubjectAccessReview)", total);
 }
 
 static void check_crds(nw_kube_client_t *c, nw_kube_report_t *rep)
@@ -280,7 +280,8 @@ static void check_crds(nw_kube_client_t *c, nw_kube_report_t *rep)
                  crds[i].crd);
         cJSON *crd = NULL;
         nw_err_t err = {0};
-        nw_rc_t rc = nw_kube_get_json(c, path, "get", "customresourcedefinitions", &crd, &err);
+        nw_rc_t rc =
+            nw_kube_client_get_json(c, path, "get", "customresourcedefinitions", &crd, &err);
         if (rc == NW_OK) {
             const cJSON *vs = nw_json_get(nw_json_get(crd, "spec"), "versions");
             const cJSON *v;
@@ -300,18 +301,20 @@ static void check_crds(nw_kube_client_t *c, nw_kube_report_t *rep)
             }
             cJSON_Delete(crd);
             if (served)
-                nw_kube_report_add(rep, NW_CHECK_OK, "crds", what, NULL, "v1 served%s",
-                                   storage ? " (storage version)" : "");
+                nw_doctor_report_add(rep, NW_CHECK_OK, "crds", what, NULL, "v1 served%s",
+                                     storage ? " (storage version)" : "");
             else
-                nw_kube_report_add(rep, NW_CHECK_FAIL, "crds", what, fix,
-                                   "version v1 not served (versions: %s)", seen[0] ? seen : "none");
+                nw_doctor_report_add(rep, NW_CHECK_FAIL, "crds", what, fix,
+                                     "version v1 not served (versions: %s)",
+                                     seen[0] ? seen : "none");
             continue;
         }
         /* no access to CRD objects (or not served): fall back to API discovery */
         cJSON *disc = NULL;
         nw_err_t e2 = {0};
         int found = 0;
-        if (nw_kube_get_json(c, crds[i].group_path, "get", "discovery", &disc, &e2) == NW_OK) {
+        if (nw_kube_client_get_json(c, crds[i].group_path, "get", "discovery", &disc, &e2) ==
+            NW_OK) {
             const cJSON *r;
             cJSON_ArrayForEach(r, nw_json_get(disc, "resources"))
             {
@@ -322,10 +325,10 @@ static void check_crds(nw_kube_client_t *c, nw_kube_report_t *rep)
         }
         cJSON_Delete(disc);
         if (found)
-            nw_kube_report_add(rep, NW_CHECK_OK, "crds", what, NULL, "v1 served (API discovery)");
+            nw_doctor_report_add(rep, NW_CHECK_OK, "crds", what, NULL, "v1 served (API discovery)");
         else
-            nw_kube_report_add(rep, NW_CHECK_FAIL, "crds", what, fix, "not installed: %s",
-                               rc == NW_ENOTFOUND ? "no such CustomResourceDefinition" : err.msg);
+            nw_doctor_report_add(rep, NW_CHECK_FAIL, "crds", what, fix, "not installed: %s",
+                                 rc == NW_ENOTFOUND ? "no such CustomResourceDefinition" : err.msg);
     }
 }
 
@@ -340,12 +343,12 @@ static void check_webhook_config(nw_kube_client_t *c, const char *kind_plural, c
              name);
     cJSON *cfg = NULL;
     nw_err_t err = {0};
-    nw_rc_t rc = nw_kube_get_json(c, path, "get", kind_plural, &cfg, &err);
+    nw_rc_t rc = nw_kube_client_get_json(c, path, "get", kind_plural, &cfg, &err);
     if (rc) {
-        nw_kube_report_add(rep, NW_CHECK_FAIL, "webhooks", what,
-                           "install nodewarden's webhook configurations (Helm chart, or "
-                           "manifests/chart templates) with the caBundle of nodewarden's CA",
-                           "%s", rc == NW_ENOTFOUND ? "not registered" : err.msg);
+        nw_doctor_report_add(rep, NW_CHECK_FAIL, "webhooks", what,
+                             "install nodewarden's webhook configurations (Helm chart, or "
+                             "manifests/chart templates) with the caBundle of nodewarden's CA",
+                             "%s", rc == NW_ENOTFOUND ? "not registered" : err.msg);
         return;
     }
     const cJSON *hooks = nw_json_get(cfg, "webhooks");
@@ -361,7 +364,7 @@ static void check_webhook_config(nw_kube_client_t *c, const char *kind_plural, c
         snprintf(hw, sizeof hw, "%s webhook %s", name, hn ? hn : "?");
         if (!b64 || !b64[0]) {
             bad++;
-            nw_kube_report_add(
+            nw_doctor_report_add(
                 rep, NW_CHECK_FAIL, "webhooks", hw,
                 "set clientConfig.caBundle to base64 of nodewarden's CA (cert-manager "
                 "annotation cert-manager.io/inject-ca-from, or the Helm chart)",
@@ -369,37 +372,38 @@ static void check_webhook_config(nw_kube_client_t *c, const char *kind_plural, c
             continue;
         }
         size_t bl;
-        char *bundle = nw_kube_b64_decode(b64, &bl);
+        char *bundle = nw_kube_config_b64_decode(b64, &bl);
         if (!bundle) {
             bad++;
-            nw_kube_report_add(rep, NW_CHECK_FAIL, "webhooks", hw,
-                               "caBundle must be base64 of a PEM bundle", "caBundle is not base64");
+            nw_doctor_report_add(rep, NW_CHECK_FAIL, "webhooks", hw,
+                                 "caBundle must be base64 of a PEM bundle",
+                                 "caBundle is not base64");
             continue;
         }
         char why[256] = "";
-        if (serving_pem && !nw_kube_ca_verifies(bundle, bl, serving_pem, why, sizeof why)) {
+        if (serving_pem && !nw_doctor_ca_verifies(bundle, bl, serving_pem, why, sizeof why)) {
             bad++;
-            nw_kube_report_add(rep, NW_CHECK_FAIL, "webhooks", hw,
-                               "put the CA that signed nodewarden's serving certificate "
-                               "(webhook.tlsCert) into caBundle, or re-issue the certificate from "
-                               "that CA",
-                               "caBundle does not verify nodewarden's serving certificate: %s",
-                               why);
+            nw_doctor_report_add(
+                rep, NW_CHECK_FAIL, "webhooks", hw,
+                "put the CA that signed nodewarden's serving certificate "
+                "(webhook.tlsCert) into caBundle, or re-issue the certificate from "
+                "that CA",
+                "caBundle does not verify nodewarden's serving certificate: %s", why);
         } else if (!serving_pem && !strstr(bundle, "-----BEGIN CERTIFICATE-----")) {
             bad++;
-            nw_kube_report_add(rep, NW_CHECK_FAIL, "webhooks", hw,
-                               "caBundle must be base64 of a PEM bundle",
-                               "caBundle holds no PEM certificate");
+            nw_doctor_report_add(rep, NW_CHECK_FAIL, "webhooks", hw,
+                                 "caBundle must be base64 of a PEM bundle",
+                                 "caBundle holds no PEM certificate");
         }
         free(bundle);
     }
     cJSON_Delete(cfg);
     if (n == 0)
-        nw_kube_report_add(rep, NW_CHECK_FAIL, "webhooks", what,
-                           "re-install the configuration from the Helm chart", "has no webhooks");
+        nw_doctor_report_add(rep, NW_CHECK_FAIL, "webhooks", what,
+                             "re-install the configuration from the Helm chart", "has no webhooks");
     else if (!bad)
-        nw_kube_report_add(rep, NW_CHECK_OK, "webhooks", what, NULL, "%d webhooks, caBundle %s", n,
-                           serving_pem ? "verifies the serving certificate" : "present");
+        nw_doctor_report_add(rep, NW_CHECK_OK, "webhooks", what, NULL, "%d webhooks, caBundle %s",
+                             n, serving_pem ? "verifies the serving certificate" : "present");
 }
 
 static cJSON *list_items(nw_kube_client_t *c, const nw_kube_res_t *res, nw_err_t *err)
@@ -407,8 +411,8 @@ static cJSON *list_items(nw_kube_client_t *c, const nw_kube_res_t *res, nw_err_t
     nw_buf_t p;
     nw_buf_init(&p, 512);
     cJSON *out = NULL;
-    if (nw_kube_path(&p, res, NULL, NULL, NULL) == NW_OK)
-        nw_kube_get_json(c, nw_buf_str(&p), "list", res->plural, &out, err);
+    if (nw_kube_client_path(&p, res, NULL, NULL, NULL) == NW_OK)
+        nw_kube_client_get_json(c, nw_buf_str(&p), "list", res->plural, &out, err);
     nw_buf_cleanup(&p);
     if (!out)
         return NULL;
@@ -426,13 +430,13 @@ static const char *mstr(const cJSON *o, const char *k)
 static void check_nodepools(nw_kube_client_t *c, nw_kube_report_t *rep)
 {
     nw_err_t err = {0};
-    cJSON *pools = list_items(c, &nw_kube_res_nodepools, &err);
+    cJSON *pools = list_items(c, &nw_kube_client_res_nodepools, &err);
     if (!pools) {
-        nw_kube_report_add(rep, NW_CHECK_SKIP, "nodepools", "NodePool references", NULL,
-                           "cannot list NodePools: %s", err.msg);
+        nw_doctor_report_add(rep, NW_CHECK_SKIP, "nodepools", "NodePool references", NULL,
+                             "cannot list NodePools: %s", err.msg);
         return;
     }
-    cJSON *classes = list_items(c, &nw_kube_res_ec2nodeclasses, &err);
+    cJSON *classes = list_items(c, &nw_kube_client_res_ec2nodeclasses, &err);
     int n = 0, bad = 0;
     const cJSON *p;
     cJSON_ArrayForEach(p, pools)
@@ -446,10 +450,11 @@ static void check_nodepools(nw_kube_client_t *c, nw_kube_report_t *rep)
         snprintf(what, sizeof what, "NodePool %s", mstr(p, "name"));
         if (!name || !kind || strcmp(kind, "EC2NodeClass") != 0) {
             bad++;
-            nw_kube_report_add(rep, NW_CHECK_FAIL, "nodepools", what,
-                               "set spec.template.spec.nodeClassRef to {group: karpenter.k8s.aws, "
-                               "kind: EC2NodeClass, name: <an EC2NodeClass>}",
-                               "nodeClassRef does not name an EC2NodeClass");
+            nw_doctor_report_add(
+                rep, NW_CHECK_FAIL, "nodepools", what,
+                "set spec.template.spec.nodeClassRef to {group: karpenter.k8s.aws, "
+                "kind: EC2NodeClass, name: <an EC2NodeClass>}",
+                "nodeClassRef does not name an EC2NodeClass");
             continue;
         }
         int found = 0;
@@ -466,14 +471,14 @@ static void check_nodepools(nw_kube_client_t *c, nw_kube_report_t *rep)
                      "create EC2NodeClass \"%s\" or point the NodePool's nodeClassRef at an "
                      "existing one",
                      name);
-            nw_kube_report_add(rep, NW_CHECK_FAIL, "nodepools", what, fix,
-                               "nodeClassRef names EC2NodeClass \"%s\", which does not exist",
-                               name);
+            nw_doctor_report_add(rep, NW_CHECK_FAIL, "nodepools", what, fix,
+                                 "nodeClassRef names EC2NodeClass \"%s\", which does not exist",
+                                 name);
         }
     }
     if (!bad)
-        nw_kube_report_add(rep, NW_CHECK_OK, "nodepools", "NodePool references", NULL,
-                           "%d NodePools, each naming an existing EC2NodeClass", n);
+        nw_doctor_report_add(rep, NW_CHECK_OK, "nodepools", "NodePool references", NULL,
+                             "%d NodePools, each naming an existing EC2NodeClass", n);
     cJSON_Delete(pools);
     cJSON_Delete(classes);
 }
@@ -481,13 +486,13 @@ static void check_nodepools(nw_kube_client_t *c, nw_kube_report_t *rep)
 static void check_nodes(nw_kube_client_t *c, nw_kube_report_t *rep)
 {
     nw_err_t err = {0};
-    cJSON *nodes = list_items(c, &nw_kube_res_nodes, &err);
+    cJSON *nodes = list_items(c, &nw_kube_client_res_nodes, &err);
     if (!nodes) {
-        nw_kube_report_add(rep, NW_CHECK_SKIP, "nodes", "providerIDs", NULL,
-                           "cannot list nodes: %s", err.msg);
+        nw_doctor_report_add(rep, NW_CHECK_SKIP, "nodes", "providerIDs", NULL,
+                             "cannot list nodes: %s", err.msg);
         return;
     }
-    cJSON *claims = list_items(c, &nw_kube_res_nodeclaims, &err);
+    cJSON *claims = list_items(c, &nw_kube_client_res_nodeclaims, &err);
     regex_t re;
     regcomp(&re, "^aws:///[a-z0-9-]+/i-[0-9a-f]+$", REG_EXTENDED | REG_NOSUB);
     int n = 0, bad = 0;
@@ -504,7 +509,7 @@ static void check_nodes(nw_kube_client_t *c, nw_kube_report_t *rep)
         snprintf(what, sizeof what, "node %s", name);
         if (!pid || regexec(&re, pid, 0, NULL, 0) != 0) {
             bad++;
-            nw_kube_report_add(
+            nw_doctor_report_add(
                 rep, NW_CHECK_FAIL, "nodes", what,
                 "the kubelet must register with --provider-id aws:///<zone>/<instance-id> "
                 "(set by nodewarden's userData; check the AMI's bootstrap and "
@@ -521,7 +526,7 @@ static void check_nodes(nw_kube_client_t *c, nw_kube_report_t *rep)
             const char *cp = nw_json_str(st, "providerID");
             if (nn && !strcmp(nn, name) && cp && strcmp(cp, pid) != 0) {
                 bad++;
-                nw_kube_report_add(
+                nw_doctor_report_add(
                     rep, NW_CHECK_FAIL, "nodes", what,
                     "delete the stray node or NodeClaim; nodewarden matches nodes to "
                     "NodeClaims by providerID",
@@ -531,14 +536,13 @@ static void check_nodes(nw_kube_client_t *c, nw_kube_report_t *rep)
     }
     regfree(&re);
     if (!bad)
-        nw_kube_report_add(rep, NW_CHECK_OK, "nodes", "providerIDs", NULL,
-                           "%d nodes launched by nodewarden, all with aws:/// providerIDs", n);
+        nw_doctor_report_add(rep, NW_CHECK_OK, "nodes", "providerIDs", NULL,
+                             "%d nodes launched by nodewarden, all with aws:/// providerIDs", n);
     cJSON_Delete(nodes);
     cJSON_Delete(claims);
 }
 
-nw_rc_t nw_kube_doctor_run(nw_kube_client_t *c, const nw_kube_doctor_opts_t *opts,
-                           nw_kube_report_t *rep)
+nw_rc_t nw_doctor_run(nw_kube_client_t *c, const nw_kube_doctor_opts_t *opts, nw_kube_report_t *rep)
 {
     const nw_kube_config_t *cfg = nw_kube_client_config(c);
     nw_kube_doctor_opts_t o = {0};
@@ -556,7 +560,7 @@ nw_rc_t nw_kube_doctor_run(nw_kube_client_t *c, const nw_kube_doctor_opts_t *opt
     nw_err_t err = {0};
     char what[300];
     snprintf(what, sizeof what, "API server %s (context %s)", cfg->server, cfg->context);
-    nw_rc_t rc = nw_kube_get_json(c, "/api", "get", "discovery", &v, &err);
+    nw_rc_t rc = nw_kube_client_get_json(c, "/api", "get", "discovery", &v, &err);
     cJSON_Delete(v);
     if (rc != NW_OK) {
         const char *fix =
@@ -568,14 +572,14 @@ nw_rc_t nw_kube_doctor_run(nw_kube_client_t *c, const nw_kube_doctor_opts_t *opt
                   "ca.crt, and the server name the certificate was issued for"
                 : "check kubernetes.kubeconfig / --kubeconfig, the server URL and the "
                   "network path to the API server";
-        nw_kube_report_add(rep, NW_CHECK_FAIL, "api", what, fix, "%s", err.msg);
+        nw_doctor_report_add(rep, NW_CHECK_FAIL, "api", what, fix, "%s", err.msg);
         const char *areas[] = {"rbac", "crds", "webhooks", "nodepools", "nodes"};
         for (size_t i = 0; i < 5; i++)
-            nw_kube_report_add(rep, NW_CHECK_SKIP, areas[i], "skipped", NULL,
-                               "the API server is not usable");
+            nw_doctor_report_add(rep, NW_CHECK_SKIP, areas[i], "skipped", NULL,
+                                 "the API server is not usable");
         return NW_OK;
     }
-    nw_kube_report_add(rep, NW_CHECK_OK, "api", what, NULL, "reachable, credentials accepted");
+    nw_doctor_report_add(rep, NW_CHECK_OK, "api", what, NULL, "reachable, credentials accepted");
     check_rbac(c, o.lease_namespace, rep);
     check_crds(c, rep);
     check_webhook_config(c, "validatingwebhookconfigurations", o.validating_name,

@@ -16,7 +16,7 @@
  *              NodeClaim's status.providerID
  * When the API is unreachable the later checks are skipped (reported as such).
  *
- * Ownership: the report owns its entries (nw_kube_report_cleanup).
+ * Ownership: the report owns its entries (nw_doctor_report_cleanup).
  * Thread: the caller's (synchronous requests through the client).
  */
 #ifndef NW_CLI_DOCTOR_H
@@ -52,27 +52,27 @@ typedef struct {
 } nw_kube_doctor_opts_t;
 
 /** Initialise an empty report. */
-void nw_kube_report_init(nw_kube_report_t *r);
+void nw_doctor_report_init(nw_kube_report_t *r);
 
 /** Free the entries. */
-void nw_kube_report_cleanup(nw_kube_report_t *r);
+void nw_doctor_report_cleanup(nw_kube_report_t *r);
 
 /** Append an entry (printf-style detail; fix may be NULL). */
-void nw_kube_report_add(nw_kube_report_t *r, nw_check_status_t st, const char *area,
-                        const char *what, const char *fix, const char *detail_fmt, ...)
+void nw_doctor_report_add(nw_kube_report_t *r, nw_check_status_t st, const char *area,
+                          const char *what, const char *fix, const char *detail_fmt, ...)
     __attribute__((format(printf, 6, 7)));
 
 /** Run every check; appends to rep. Returns NW_OK (failures are in the report). */
-nw_rc_t nw_kube_doctor_run(nw_kube_client_t *c, const nw_kube_doctor_opts_t *opts,
-                           nw_kube_report_t *rep);
+nw_rc_t nw_doctor_run(nw_kube_client_t *c, const nw_kube_doctor_opts_t *opts,
+                      nw_kube_report_t *rep);
 
 /** Print the report: one line per check ("ok", "FAIL", "warn", "skip"), with the fix
  * indented under each failure, then a summary line. */
-void nw_kube_report_print(const nw_kube_report_t *rep, FILE *f);
+void nw_doctor_report_print(const nw_kube_report_t *rep, FILE *f);
 
 /** 1 if the PEM bundle (CA certificates) verifies the PEM certificate chain (leaf first);
  * why (nullable) receives OpenSSL's reason otherwise. */
-int nw_kube_ca_verifies(const char *bundle_pem, size_t bundle_len, const char *cert_pem, char *why,
-                        size_t why_len);
+int nw_doctor_ca_verifies(const char *bundle_pem, size_t bundle_len, const char *cert_pem,
+                          char *why, size_t why_len);
 
 #endif

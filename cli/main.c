@@ -51,7 +51,7 @@ int main(int argc, char **argv)
 {
     curl_global_init(CURL_GLOBAL_DEFAULT); /* once, before any thread: libcurl's global init is not
                                               thread-safe */
-    nw_json_arena_install();               /* the same: cJSON's hooks are process-global */
+    nw_jsonarena_install();                /* the same: cJSON's hooks are process-global */
     if (argc < 2) {
         usage(stderr);
         return NW_EXIT_USAGE;

@@ -350,7 +350,7 @@ static int build(plan_t *p)
             fprintf(stderr, "nodewarden plan: NodePool %s: GPU policy patch not applied\n",
                     obj_name(it));
         memset(&err, 0, sizeof err);
-        nw_rc_t prc = nw_sched_snap_add_pool_json(p->snap, obj ? obj : it, &err);
+        nw_rc_t prc = nw_snap_node_add_pool_json(p->snap, obj ? obj : it, &err);
         cJSON_Delete(obj);
         if (prc != NW_OK) {
             fprintf(stderr, "nodewarden plan: NodePool %s: %s: %s\n", obj_name(it), err.path,
@@ -370,15 +370,15 @@ static int build(plan_t *p)
             memset(&err, 0, sizeof err);
             nw_rc_t rc = NW_OK;
             if (strcmp(kind, "PersistentVolume") == 0)
-                rc = nw_sched_snap_add_pv_json(p->snap, it, &err);
+                rc = nw_snap_volume_add_pv_json(p->snap, it, &err);
             else if (strcmp(kind, "StorageClass") == 0)
-                rc = nw_sched_snap_add_storageclass_json(p->snap, it, &err);
+                rc = nw_snap_volume_add_storageclass_json(p->snap, it, &err);
             else if (strcmp(kind, "Namespace") == 0)
-                rc = nw_sched_snap_add_namespace_json(p->snap, it, &err);
+                rc = nw_snap_pod_add_namespace_json(p->snap, it, &err);
             else if (strcmp(kind, "CSINode") == 0)
-                rc = nw_sched_snap_add_csinode_json(p->snap, it, &err);
+                rc = nw_snap_volume_add_csinode_json(p->snap, it, &err);
             else if (strcmp(kind, "PersistentVolumeClaim") == 0 && !(tmpl && given_claim(p, it)))
-                rc = nw_sched_snap_add_pvc_json(p->snap, it, &err);
+                rc = nw_snap_volume_add_pvc_json(p->snap, it, &err);
             if (rc != NW_OK) {
                 fprintf(stderr, "nodewarden plan: %s %s: %s%s%s\n", kind, obj_name(it), err.path,
                         *err.path ? ": " : "", err.msg);
@@ -401,14 +401,14 @@ static int build(plan_t *p)
                 (!(obj = nw_json_dup(it)) || gpu_mutate(p, &obj, true) != 0))
                 fprintf(stderr, "nodewarden plan: Pod %s: GPU policy patch not applied\n",
                         obj_name(it));
-            rc = nw_sched_snap_add_pod_json(p->snap, obj ? obj : it, &err);
+            rc = nw_snap_pod_add_json(p->snap, obj ? obj : it, &err);
             cJSON_Delete(obj);
         } else if (strcmp(kind, "DaemonSet") == 0) {
-            rc = nw_sched_snap_add_daemonset_json(p->snap, it, &err);
+            rc = nw_snap_node_add_daemonset_json(p->snap, it, &err);
         } else if (strcmp(kind, "Node") == 0) {
-            rc = nw_sched_snap_add_node_json(p->snap, it, &err);
+            rc = nw_snap_node_add_json(p->snap, it, &err);
         } else {
-            rc = nw_sched_snap_add_nodeclaim_json(p->snap, it, &err);
+            rc = nw_snap_node_add_nodeclaim_json(p->snap, it, &err);
         }
         if (rc != NW_OK) {
             fprintf(stderr, "nodewarden plan: %s %s: %s%s%s\n", kind, obj_name(it), err.path,
@@ -426,38 +426,37 @@ cJSON *nw_plan_results_json(const nw_sched_snap_t *s, const nw_sched_results_t *
     for (int i = 0; i < r->nclaims; i++) {
         const nw_sched_claim_t *c = &r->claims[i];
         cJSON *j = nw_json_new_object();
-        nw_json_add_string(j, "nodepool", nw_sched_pool_name(s, (size_t)c->pool));
-        nw_json_add_string(j, "nodeClass", nw_sched_pool_nodeclass(s, (size_t)c->pool));
+        nw_json_add_string(j, "nodepool", nw_snapshot_pool_name(s, (size_t)c->pool));
+        nw_json_add_string(j, "nodeClass", nw_snapshot_pool_nodeclass(s, (size_t)c->pool));
         nw_json_add_string(j, "instanceType",
-                           c->itype >= 0 ? nw_sched_snap_itype(s, (size_t)c->itype)->name : "");
+                           c->itype >= 0 ? nw_snapshot_itype(s, (size_t)c->itype)->name : "");
         cJSON *its = nw_json_add_array(j, "instanceTypes");
         for (int k = 0; k < c->nitypes; k++)
-            nw_json_push(its,
-                         nw_json_new_string(nw_sched_snap_itype(s, (size_t)c->itypes[k])->name));
+            nw_json_push(its, nw_json_new_string(nw_snapshot_itype(s, (size_t)c->itypes[k])->name));
         nw_json_add_string(j, "zone", c->zone);
         const nw_sched_res_t *al =
-            c->itype >= 0 ? nw_sched_pool_type_allocatable(s, (size_t)c->pool, (size_t)c->itype)
+            c->itype >= 0 ? nw_snap_node_pool_type_allocatable(s, (size_t)c->pool, (size_t)c->itype)
                           : NULL;
         if (al)
-            nw_json_add_item(j, "allocatable", nw_sched_res_to_json(s, al));
+            nw_json_add_item(j, "allocatable", nw_snapshot_res_to_json(s, al));
         nw_json_add_string(j, "capacityType", c->capacity_type);
         nw_json_add_number(j, "pricePerHour", c->price);
-        nw_json_add_item(j, "requests", nw_sched_res_to_json(s, &c->requests));
+        nw_json_add_item(j, "requests", nw_snapshot_res_to_json(s, &c->requests));
         char rq[4096];
-        nw_reqs_format(&c->reqs, rq, sizeof rq);
+        nw_requirements_format(&c->reqs, rq, sizeof rq);
         nw_json_add_string(j, "requirements", rq);
         nw_json_add_bool(j, "minValuesRelaxed", c->min_values_relaxed);
         if (c->is_static)
             nw_json_add_bool(j, "static", true);
         cJSON *pods = nw_json_add_array(j, "pods");
         for (int k = 0; k < c->npods; k++)
-            nw_json_push(pods, nw_json_new_string(nw_sched_pod_key(s, (size_t)c->pods[k])));
+            nw_json_push(pods, nw_json_new_string(nw_snapshot_pod_key(s, (size_t)c->pods[k])));
         nw_json_push(ncs, j);
     }
     cJSON *pl = nw_json_add_array(o, "placed");
     for (int i = 0; i < r->nplaced; i++) {
         cJSON *j = nw_json_new_object();
-        nw_json_add_string(j, "pod", nw_sched_pod_key(s, (size_t)r->placed[i].pod));
+        nw_json_add_string(j, "pod", nw_snapshot_pod_key(s, (size_t)r->placed[i].pod));
         nw_json_add_string(j, "node", r->placed[i].node);
         nw_json_push(pl, j);
     }
@@ -465,13 +464,13 @@ cJSON *nw_plan_results_json(const nw_sched_snap_t *s, const nw_sched_results_t *
     for (int i = 0; i < r->nunsched; i++) {
         const nw_sched_unsched_t *u = &r->unsched[i];
         cJSON *j = nw_json_new_object();
-        nw_json_add_string(j, "pod", nw_sched_pod_key(s, (size_t)u->pod));
+        nw_json_add_string(j, "pod", nw_snapshot_pod_key(s, (size_t)u->pod));
         cJSON *rs = nw_json_add_object(j, "reasons");
         if (u->reason)
             nw_json_add_string(rs, "*", u->reason);
         for (int k = 0; k < u->nreasons; k++)
             if (u->reasons[k])
-                nw_json_add_string(rs, nw_sched_pool_name(s, (size_t)k), u->reasons[k]);
+                nw_json_add_string(rs, nw_snapshot_pool_name(s, (size_t)k), u->reasons[k]);
         nw_json_push(un, j);
     }
     nw_json_add_number(o, "totalPricePerHour", r->total_price);
@@ -489,7 +488,7 @@ nw_plan_t *nw_plan_new(bool gpu_policy)
     p->later = nw_json_new_array();
     p->pdbs = nw_json_new_array();
     p->seen = nw_json_new_object();
-    p->snap = nw_sched_snap_new();
+    p->snap = nw_snapshot_new();
     p->gpu_on = gpu_policy;
     if (!p->pools || !p->classes || !p->class_objs || !p->later || !p->pdbs || !p->seen ||
         !p->snap || nw_gpu_policy_init(&p->gpu, "") != NW_OK) {
@@ -505,7 +504,7 @@ int nw_plan_set_gpu_config(nw_plan_t *p, const char *path)
     nw_err_t err = {0};
     nw_gpu_policy_t g;
     if (nw_config_defaults(&cfg) != NW_OK || nw_config_apply_file(&cfg, path, &err) != NW_OK ||
-        nw_srv_gpu_policy(&cfg, "", &g, &err) != NW_OK) {
+        nw_gpu_policy_from_config(&cfg, "", &g, &err) != NW_OK) {
         fprintf(stderr, "nodewarden plan: %s\n", err.msg[0] ? err.msg : "out of memory");
         nw_config_free(&cfg);
         return -1;
@@ -530,7 +529,7 @@ void nw_plan_free(nw_plan_t *p)
     cJSON_Delete(p->later);
     cJSON_Delete(p->pdbs);
     cJSON_Delete(p->seen);
-    nw_sched_snap_free(p->snap);
+    nw_snapshot_free(p->snap);
     nw_gpu_policy_cleanup(&p->gpu);
     free(p);
 }
@@ -543,7 +542,7 @@ void nw_plan_set_pod_density(nw_plan_t *p, int64_t default_max_pods)
 void nw_plan_set_min_values_best_effort(nw_plan_t *p, bool best_effort)
 {
     nw_sched_opts_t o = {.min_values_best_effort = best_effort};
-    nw_sched_snap_set_opts(p->snap, &o);
+    nw_snapshot_set_opts(p->snap, &o);
 }
 
 int nw_plan_collect(nw_plan_t *p, const cJSON *doc, const char *where)
@@ -597,7 +596,7 @@ nw_sched_snap_t *nw_plan_snapshot(nw_plan_t *p, const char *catalog, size_t clen
     nw_err_t err = {0};
     /* the settings' overhead, and each EC2NodeClass's kubelet settings on top */
     nw_overhead_opts_t dflt;
-    nw_overhead_opts_default(&dflt);
+    nw_catalog_overhead_opts_default(&dflt);
     dflt.default_max_pods = p->default_max_pods;
     int ncls = cJSON_GetArraySize(p->class_objs);
     nw_sched_class_opts_t *cls = calloc((size_t)ncls + 1, sizeof *cls);
@@ -619,8 +618,8 @@ nw_sched_snap_t *nw_plan_snapshot(nw_plan_t *p, const char *catalog, size_t clen
         }
         k++;
     }
-    nw_rc_t lrc = nw_sched_snap_load_catalog_classes(p->snap, catalog, clen, region, zv, nz, &dflt,
-                                                     cls, k, &err);
+    nw_rc_t lrc =
+        nw_from_catalog_load_classes(p->snap, catalog, clen, region, zv, nz, &dflt, cls, k, &err);
     free(cls);
     if (lrc != NW_OK) {
         fprintf(stderr, "nodewarden plan: catalog: %s%s%s\n", err.path, *err.path ? ": " : "",
@@ -631,7 +630,7 @@ nw_sched_snap_t *nw_plan_snapshot(nw_plan_t *p, const char *catalog, size_t clen
      * it, or by hand), holding availableInstanceCount nodes when an entry says so */
     cJSON_ArrayForEach(co, p->class_objs)
     {
-        if (nw_sched_snap_add_class_reservations(p->snap, co, NULL, NULL, NULL, &err) != NW_OK) {
+        if (nw_snap_node_add_class_reservations(p->snap, co, NULL, NULL, NULL, &err) != NW_OK) {
             fprintf(stderr, "nodewarden plan: EC2NodeClass %s: %s\n", obj_name(co), err.msg);
             return NULL;
         }
@@ -648,7 +647,7 @@ nw_sched_snap_t *nw_plan_snapshot(nw_plan_t *p, const char *catalog, size_t clen
         }
         *z++ = 0;
         *ct++ = 0;
-        nw_sched_snap_ice(p->snap, b, *z ? z : NULL, *ct ? ct : NULL);
+        nw_snap_node_ice(p->snap, b, *z ? z : NULL, *ct ? ct : NULL);
     }
     if (build(p) != 0)
         return NULL;

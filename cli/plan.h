@@ -57,9 +57,9 @@ size_t nw_plan_objects(const nw_plan_t *p, const char *kind, const cJSON **out, 
 
 /** `plan --disruption` (cli/cmd_plan_disrupt.c): one disruption pass over the
  * collected objects at `now` with the instance types of snap (from nw_plan_snapshot);
- * prints text or JSON (nw_dis_report_json). Returns the exit code. */
-int nw_plan_disruption(const nw_plan_t *p, const nw_sched_snap_t *snap, int64_t now, bool json,
-                       bool spot_to_spot);
+ * prints text or JSON (nw_decide_report_json). Returns the exit code. */
+int nw_cmd_plan_disrupt(const nw_plan_t *p, const nw_sched_snap_t *snap, int64_t now, bool json,
+                        bool spot_to_spot);
 
 /** The results as the JSON `nodewarden plan --output json` prints (caller owns it). */
 cJSON *nw_plan_results_json(const nw_sched_snap_t *s, const nw_sched_results_t *r);

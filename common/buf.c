@@ -94,7 +94,7 @@ nw_rc_t nw_buf_addf(nw_buf_t *b, const char *fmt, ...)
     return rc;
 }
 
-size_t nw_utf8_seq_len(const char *s)
+size_t nw_buf_utf8_seq_len(const char *s)
 {
     const unsigned char *p = (const unsigned char *)s;
     if (p[0] < 0x80)
@@ -125,7 +125,7 @@ nw_rc_t nw_buf_add_utf8(nw_buf_t *b, const char *s)
 {
     const char *run = s; /* start of the valid bytes not yet appended */
     for (size_t k; *s; s += k ? k : 1)
-        if (!(k = nw_utf8_seq_len(s))) {
+        if (!(k = nw_buf_utf8_seq_len(s))) {
             nw_rc_t rc;
             if ((rc = nw_buf_add(b, run, (size_t)(s - run))) != NW_OK ||
                 (rc = nw_buf_add(b, "\\ufffd", 6)) != NW_OK)
@@ -176,7 +176,7 @@ nw_rc_t nw_buf_add_json_escaped(nw_buf_t *b, const char *s)
             break;
         default:
             if (*p >= 0x80) { /* valid UTF-8 as is; each byte of anything else as U+FFFD */
-                n = nw_utf8_seq_len((const char *)p);
+                n = nw_buf_utf8_seq_len((const char *)p);
                 if (n) {
                     nw_rc_t rc = nw_buf_add(b, p, n);
                     if (rc != NW_OK)

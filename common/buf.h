@@ -53,7 +53,7 @@ nw_rc_t nw_buf_vaddf(nw_buf_t *b, const char *fmt, va_list ap) __attribute__((wa
 /** Length (1..4) of the valid UTF-8 sequence at the start of the NUL-terminated s,
  * 0 if it is not one (stray continuation byte, overlong form, surrogate, beyond
  * U+10FFFF, truncated). */
-size_t nw_utf8_seq_len(const char *s);
+size_t nw_buf_utf8_seq_len(const char *s);
 
 /** Append the JSON text s (from cJSON's printer, which passes bytes >= 0x80 through)
  * with each byte that is not part of a valid UTF-8 sequence as \ufffd: such bytes

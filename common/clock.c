@@ -5,7 +5,7 @@
 #include <string.h>
 #include <time.h>
 
-void nw_deadline_after(struct timespec *ts, int clk, int64_t ms)
+void nw_clock_deadline_after(struct timespec *ts, int clk, int64_t ms)
 {
     clock_gettime((clockid_t)clk, ts);
     ts->tv_sec += (time_t)(ms / 1000);
@@ -63,7 +63,7 @@ void nw_clock_fake_advance(nw_clock_fake_t *f, int64_t delta_ns)
     atomic_fetch_add(&f->mono_ns, delta_ns);
 }
 
-char *nw_time_format(int64_t wall_ns, char *buf, size_t len)
+char *nw_clock_time_format(int64_t wall_ns, char *buf, size_t len)
 {
     time_t secs = (time_t)(wall_ns / NW_NS_PER_SEC);
     if (wall_ns < 0 && wall_ns % NW_NS_PER_SEC)
@@ -87,7 +87,7 @@ static int digits(const char *s, int n, int *out)
     return 0;
 }
 
-nw_rc_t nw_time_parse(const char *s, int64_t *out_ns)
+nw_rc_t nw_clock_time_parse(const char *s, int64_t *out_ns)
 {
     int y, mo, d, h, mi, se;
     if (!s || strlen(s) < 20 || digits(s, 4, &y) || s[4] != '-' || digits(s + 5, 2, &mo) ||

@@ -31,7 +31,7 @@ struct timespec;
 /** *ts = the real clock clk (CLOCK_MONOTONIC, CLOCK_REALTIME) plus ms: an absolute
  * deadline for pthread_cond_timedwait (a condition variable waits on CLOCK_REALTIME
  * unless its attributes say CLOCK_MONOTONIC). */
-void nw_deadline_after(struct timespec *ts, int clk, int64_t ms);
+void nw_clock_deadline_after(struct timespec *ts, int clk, int64_t ms);
 
 /** A clock tests move by hand; both readings advance together. */
 typedef struct {
@@ -58,11 +58,11 @@ static inline int64_t nw_clock_mono(const nw_clock_t *c)
 
 /** Format wall time as RFC 3339 UTC with second precision ("2026-11-30T03:40:00Z").
  * buf must hold at least 21 bytes. Returns buf. */
-char *nw_time_format(int64_t wall_ns, char *buf, size_t len);
+char *nw_clock_time_format(int64_t wall_ns, char *buf, size_t len);
 
 /** Parse RFC 3339 ("2026-11-30T03:40:00Z", with optional fraction and a Z or
  * +hh:mm offset) into epoch ns. NW_EPARSE on malformed input, NW_ERANGE for a
  * time outside int64 nanoseconds (after 2262-04-11T23:47:16Z or before 1677). */
-nw_rc_t nw_time_parse(const char *s, int64_t *out_ns);
+nw_rc_t nw_clock_time_parse(const char *s, int64_t *out_ns);
 
 #endif

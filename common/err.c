@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-const char *nw_rc_str(nw_rc_t rc)
+const char *nw_err_rc_str(nw_rc_t rc)
 {
     switch (rc) {
     case NW_OK:
@@ -61,13 +61,13 @@ void nw_err_clear(nw_err_t *err)
         memset(err, 0, sizeof *err);
 }
 
-void nw_errs_init(nw_errs_t *errs)
+void nw_err_list_init(nw_errs_t *errs)
 {
     errs->n = 0;
     errs->dropped = 0;
 }
 
-void nw_errs_add(nw_errs_t *errs, nw_rc_t rc, const char *path, const char *fmt, ...)
+void nw_err_list_add(nw_errs_t *errs, nw_rc_t rc, const char *path, const char *fmt, ...)
 {
     if (!errs)
         return;

@@ -45,7 +45,7 @@ typedef struct {
 } nw_errs_t;
 
 /** Name of a return code ("ok", "out of memory", ...). Never NULL; static storage. */
-const char *nw_rc_str(nw_rc_t rc);
+const char *nw_err_rc_str(nw_rc_t rc);
 
 /** Record rc/path/printf-style message in err unless err is NULL or already holds
  * an error. Returns rc so callers can `return nw_err_set(err, NW_EINVAL, ...)`. */
@@ -56,10 +56,10 @@ nw_rc_t nw_err_set(nw_err_t *err, nw_rc_t rc, const char *path, const char *fmt,
 void nw_err_clear(nw_err_t *err);
 
 /** Append an error to errs (path may be NULL or ""). */
-void nw_errs_add(nw_errs_t *errs, nw_rc_t rc, const char *path, const char *fmt, ...)
+void nw_err_list_add(nw_errs_t *errs, nw_rc_t rc, const char *path, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
 /** Initialise an empty error list. */
-void nw_errs_init(nw_errs_t *errs);
+void nw_err_list_init(nw_errs_t *errs);
 
 #endif

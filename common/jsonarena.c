@@ -80,7 +80,7 @@ static void hook_free(void *p)
         free(p);
 }
 
-int nw_json_arena_owns(const void *p)
+int nw_jsonarena_owns(const void *p)
 {
     return p && t_depth > 0 && in_arena(p);
 }
@@ -95,7 +95,7 @@ static void free_chunks(void *unused)
     }
 }
 
-void nw_json_arena_install(void)
+void nw_jsonarena_install(void)
 {
     if (atomic_load(&installed))
         return;
@@ -106,13 +106,13 @@ void nw_json_arena_install(void)
     atomic_store(&installed, 1);
 }
 
-void nw_json_arena_begin(void)
+void nw_jsonarena_begin(void)
 {
     if (atomic_load_explicit(&installed, memory_order_relaxed))
         t_depth++;
 }
 
-void nw_json_arena_end(void)
+void nw_jsonarena_end(void)
 {
     if (t_depth == 0 || --t_depth > 0)
         return;
@@ -129,7 +129,7 @@ void nw_json_arena_end(void)
     t_used = 0;
 }
 
-size_t nw_json_arena_used(void)
+size_t nw_jsonarena_used(void)
 {
     return t_depth > 0 ? t_used : 0;
 }

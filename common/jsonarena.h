@@ -2,10 +2,10 @@
  * common/jsonarena.h — a per-thread bump allocator for cJSON trees that live for one
  * request only.
  *
- *   nw_json_arena_install();          // once, in main, before any thread starts
- *   nw_json_arena_begin();            // this thread's cJSON allocations come from its arena
+ *   nw_jsonarena_install();          // once, in main, before any thread starts
+ *   nw_jsonarena_begin();            // this thread's cJSON allocations come from its arena
  *   ... parse, inspect, build, print ...
- *   nw_json_arena_end();              // back to malloc; the arena is reset
+ *   nw_jsonarena_end();              // back to malloc; the arena is reset
  *
  * The admission path parses a review, copies and patches the object, builds errors and
  * prints a response: hundreds of small allocations per request, each freed at its end.
@@ -20,7 +20,7 @@
  * cJSON_Print results are released with cJSON_free, never free(). Under AddressSanitizer
  * the reset chunks are poisoned, so a use after end is reported as one.
  *
- * Without nw_json_arena_install (or after another cJSON_InitHooks), begin and end do
+ * Without nw_jsonarena_install (or after another cJSON_InitHooks), begin and end do
  * nothing and cJSON uses malloc. Thread: each thread has its own arena; install is not
  * thread-safe (call it before threads exist).
  */
@@ -29,16 +29,16 @@
 
 #include <stddef.h>
 
-void nw_json_arena_install(void);
-void nw_json_arena_begin(void);
-void nw_json_arena_end(void);
+void nw_jsonarena_install(void);
+void nw_jsonarena_begin(void);
+void nw_jsonarena_end(void);
 
 /** Whether p was handed out by this thread's arena and the arena is still in use (inside
  * begin/end). A tree wholly built inside begin/end and never joined with nodes from
  * elsewhere needs no cJSON_Delete: end() drops it at once, without walking it. */
-int nw_json_arena_owns(const void *p);
+int nw_jsonarena_owns(const void *p);
 
 /** Bytes handed out by this thread's arena since its begin (0 outside). For tests. */
-size_t nw_json_arena_used(void);
+size_t nw_jsonarena_used(void);
 
 #endif

@@ -8,13 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-nw_rc_t nw_metrics_counter(nw_buf_t *out, const char *name, const char *help, uint64_t v)
+nw_rc_t nw_prom_counter(nw_buf_t *out, const char *name, const char *help, uint64_t v)
 {
     return nw_buf_addf(out, "# HELP %s %s\n# TYPE %s counter\n%s %llu\n", name, help, name, name,
                        (unsigned long long)v);
 }
 
-nw_rc_t nw_metrics_label_value(nw_buf_t *out, const char *s)
+nw_rc_t nw_prom_label_value(nw_buf_t *out, const char *s)
 {
     nw_rc_t rc = NW_OK;
     for (; *s && rc == NW_OK; s++) {
@@ -32,14 +32,14 @@ nw_rc_t nw_metrics_label_value(nw_buf_t *out, const char *s)
 
 /* ---- histograms ---- */
 
-void nw_hist_init(nw_hist_t *h, const double *le, int n)
+void nw_prom_hist_init(nw_hist_t *h, const double *le, int n)
 {
     memset(h, 0, sizeof *h);
     h->le = le;
     h->n = n < 0 ? 0 : n > NW_HIST_MAX_BUCKETS ? NW_HIST_MAX_BUCKETS : n;
 }
 
-void nw_hist_observe(nw_hist_t *h, int64_t ns)
+void nw_prom_hist_observe(nw_hist_t *h, int64_t ns)
 {
     if (ns < 0)
         ns = 0;
@@ -51,8 +51,8 @@ void nw_hist_observe(nw_hist_t *h, int64_t ns)
     atomic_fetch_add(&h->sum_us, (uint64_t)(ns / 1000));
 }
 
-nw_rc_t nw_hist_write(nw_hist_t *h, nw_buf_t *out, const char *name, const char *help,
-                      const char *label)
+nw_rc_t nw_prom_hist_write(nw_hist_t *h, nw_buf_t *out, const char *name, const char *help,
+                           const char *label)
 {
     nw_rc_t rc = NW_OK;
     const char *l = label ? label : "", *sep = label ? "," : "";
@@ -76,13 +76,13 @@ nw_rc_t nw_hist_write(nw_hist_t *h, nw_buf_t *out, const char *name, const char 
 
 /* ---- labelled counters ---- */
 
-nw_rc_t nw_counters_init(nw_counters_t *r)
+nw_rc_t nw_prom_counters_init(nw_counters_t *r)
 {
     memset(r, 0, sizeof *r);
     return pthread_mutex_init(&r->mu, NULL) == 0 ? NW_OK : NW_ENOMEM;
 }
 
-void nw_counters_free(nw_counters_t *r)
+void nw_prom_counters_free(nw_counters_t *r)
 {
     if (!r)
         return;
@@ -102,7 +102,7 @@ static nw_counter_entry_t *find(nw_counters_t *r, const char *metric, const char
     return NULL;
 }
 
-void nw_counters_inc(nw_counters_t *r, const char *metric, const char *a, const char *b)
+void nw_prom_counters_inc(nw_counters_t *r, const char *metric, const char *a, const char *b)
 {
     a = a ? a : "";
     b = b ? b : "";
@@ -128,7 +128,7 @@ void nw_counters_inc(nw_counters_t *r, const char *metric, const char *a, const 
     pthread_mutex_unlock(&r->mu);
 }
 
-uint64_t nw_counters_get(nw_counters_t *r, const char *metric, const char *a, const char *b)
+uint64_t nw_prom_counters_get(nw_counters_t *r, const char *metric, const char *a, const char *b)
 {
     pthread_mutex_lock(&r->mu);
     nw_counter_entry_t *k = find(r, metric, a ? a : "", b ? b : "");
@@ -137,8 +137,8 @@ uint64_t nw_counters_get(nw_counters_t *r, const char *metric, const char *a, co
     return v;
 }
 
-nw_rc_t nw_counters_write(nw_counters_t *r, nw_buf_t *out, const char *metric, const char *name,
-                          const char *help, const char *la, const char *lb)
+nw_rc_t nw_prom_counters_write(nw_counters_t *r, nw_buf_t *out, const char *metric,
+                               const char *name, const char *help, const char *la, const char *lb)
 {
     pthread_mutex_lock(&r->mu);
     nw_rc_t rc = nw_buf_addf(out, "# HELP %s %s\n# TYPE %s counter\n", name, help, name);
@@ -148,11 +148,11 @@ nw_rc_t nw_counters_write(nw_counters_t *r, nw_buf_t *out, const char *metric, c
             continue;
         rc = nw_buf_addf(out, "%s{%s=\"", name, la);
         if (rc == NW_OK)
-            rc = nw_metrics_label_value(out, k->a);
+            rc = nw_prom_label_value(out, k->a);
         if (rc == NW_OK && lb) {
             rc = nw_buf_addf(out, "\",%s=\"", lb);
             if (rc == NW_OK)
-                rc = nw_metrics_label_value(out, k->b);
+                rc = nw_prom_label_value(out, k->b);
         }
         if (rc == NW_OK)
             rc = nw_buf_addf(out, "\"} %llu\n", (unsigned long long)k->v);

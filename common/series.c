@@ -245,7 +245,7 @@ static nw_rc_t write_labels(nw_buf_t *out, const nw_series_desc_t *d, const char
             return NW_ENOMEM;
         rc = nw_buf_addf(out, "%s%s=\"", i ? "," : "", d->labels[i]);
         if (rc == NW_OK)
-            rc = nw_metrics_label_value(out, v);
+            rc = nw_prom_label_value(out, v);
         if (rc == NW_OK)
             rc = nw_buf_adds(out, "\"");
         free(v);

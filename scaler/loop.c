@@ -41,18 +41,18 @@ struct nw_scaler {
     nw_ctl_deps_t deps;
     char *ca_bundle;     /* deps.ca_bundle's storage */
     nw_ctl_shared_t mem; /* in-flight claims, nominations (provisioning, nodeclaim, disruption) */
-    nw_claims_t *claims; /* NodeClaim create/launch (provisioning and disruption use it) */
-    nw_prov_t *prov;     /* provisioning */
-    nw_life_t *life;     /* lifecycle */
-    nw_gc_t *gc;         /* garbage collection */
-    nw_term_t *term;     /* termination */
-    nw_upkeep_t *upkeep; /* expiry, drift marking, NodePool status */
-    nw_dis_ctl_t *dis;   /* disruption */
-    nw_accelaudit_t *audit;        /* accelerator isolation audit */
-    nw_repair_t *repair;           /* node repair and instance health */
-    nw_statemetrics_t *gauges;     /* Karpenter's state gauges */
-    nw_intr_t *intr;               /* interruption thread, when settings.interruptionQueue is set */
-    nw_intr_source_t *intr_source; /* its SQS queue (owned) */
+    nw_nodeclaim_t *claims;    /* NodeClaim create/launch (provisioning and disruption use it) */
+    nw_provisioning_t *prov;   /* provisioning */
+    nw_lifecycle_t *life;      /* lifecycle */
+    nw_gc_t *gc;               /* garbage collection */
+    nw_termination_t *term;    /* termination */
+    nw_upkeep_t *upkeep;       /* expiry, drift marking, NodePool status */
+    nw_disruption_t *dis;      /* disruption */
+    nw_accelaudit_t *audit;    /* accelerator isolation audit */
+    nw_repair_t *repair;       /* node repair and instance health */
+    nw_statemetrics_t *gauges; /* Karpenter's state gauges */
+    nw_interruption_t *intr;   /* interruption thread, when settings.interruptionQueue is set */
+    nw_interrupt_source_t *intr_source; /* its SQS queue (owned) */
     nw_kube_watch_t *watch;
     nw_kube_leader_t *leader;
     pthread_t thread;
@@ -95,13 +95,13 @@ static void exit_after_nodeclaim(void *ud, const char *point, const char *object
 /* the cluster's Kubernetes version for AMI aliases (scaler/aws/nodeclass.h) */
 static nw_rc_t k8s_version(void *ud, char *out, size_t len, nw_err_t *err)
 {
-    return nw_kube_server_version(ud, out, len, err);
+    return nw_kube_client_server_version(ud, out, len, err);
 }
 
 /* the kube-dns Service address (scaler/aws/cloud.h kube_dns) */
 static nw_rc_t kube_dns(void *ud, char *out, size_t len, nw_err_t *err)
 {
-    return nw_kube_dns_ip(ud, out, len, err);
+    return nw_kube_client_dns_ip(ud, out, len, err);
 }
 
 static void wake_reconcile(void *ud)
@@ -118,7 +118,7 @@ static void *reconcile_main(void *arg)
     int was_leading = 0;
     while (!atomic_load(&c->stopping)) {
         int64_t wait_ms = 1000;
-        int64_t d = nw_prov_next_deadline(s->prov, nw_clock_mono(c->clock));
+        int64_t d = nw_provisioning_next_deadline(s->prov, nw_clock_mono(c->clock));
         if (d >= 0 && d / NW_NS_PER_MS + 1 < wait_ms)
             wait_ms = d / NW_NS_PER_MS + 1;
         seen = nw_kube_cache_wait(c->cache, seen, wait_ms);
@@ -128,11 +128,11 @@ static void *reconcile_main(void *arg)
         if (leading != was_leading) {
             /* a new term: forget what the previous term remembered */
             nw_ctl_shared_clear(&s->mem);
-            nw_prov_reset(s->prov);
-            nw_life_reset(s->life);
-            nw_term_reset(s->term);
+            nw_provisioning_reset(s->prov);
+            nw_lifecycle_reset(s->life);
+            nw_termination_reset(s->term);
             nw_upkeep_reset(s->upkeep);
-            nw_dis_ctl_reset(s->dis);
+            nw_disruption_ctl_reset(s->dis);
             nw_accelaudit_reset(s->audit);
             nw_repair_reset(s->repair);
             was_leading = leading;
@@ -145,57 +145,57 @@ static void *reconcile_main(void *arg)
         nw_kube_snap_t *snap = nw_kube_cache_snapshot(c->cache);
         if (!snap)
             continue;
-        nw_cloud_metered_controller("provisioner");
-        nw_prov_tick(s->prov, snap);
-        nw_kube_snap_release(snap);
+        nw_metered_controller("provisioner");
+        nw_provisioning_tick(s->prov, snap);
+        nw_kube_cache_snap_release(snap);
         /* lifecycle on a fresh snapshot (the provisioner's writes may have landed) */
         snap = nw_kube_cache_snapshot(c->cache);
         if (!snap)
             continue;
-        nw_cloud_metered_controller("nodeclaim.lifecycle");
-        nw_life_tick(s->life, snap);
-        nw_cloud_metered_controller("nodeclaim.garbagecollection");
+        nw_metered_controller("nodeclaim.lifecycle");
+        nw_lifecycle_tick(s->life, snap);
+        nw_metered_controller("nodeclaim.garbagecollection");
         nw_gc_tick(s->gc, snap);
-        nw_cloud_metered_controller("node.termination");
-        nw_term_tick(s->term, snap);
-        nw_cloud_metered_controller("");
+        nw_metered_controller("node.termination");
+        nw_termination_tick(s->term, snap);
+        nw_metered_controller("");
         nw_upkeep_tick(s->upkeep, snap);
         nw_accelaudit_tick(s->audit, snap);
         nw_repair_tick(s->repair, snap);
         nw_statemetrics_tick(s->gauges, snap);
-        nw_kube_snap_release(snap);
+        nw_kube_cache_snap_release(snap);
         snap = nw_kube_cache_snapshot(c->cache);
         if (!snap)
             continue;
-        nw_cloud_metered_controller("disruption");
-        nw_dis_tick(s->dis, snap);
-        nw_cloud_metered_controller("");
-        nw_kube_snap_release(snap);
+        nw_metered_controller("disruption");
+        nw_disruption_tick(s->dis, snap);
+        nw_metered_controller("");
+        nw_kube_cache_snap_release(snap);
     }
     return NULL;
 }
 
 static void scaler_free(nw_scaler_t *s)
 {
-    nw_intr_free(s->intr);
+    nw_interruption_free(s->intr);
     if (s->intr_source)
         s->intr_source->ops->free(s->intr_source);
     nw_kube_leader_free(s->leader);
     nw_kube_watch_free(s->watch);
     nw_repair_free(s->repair);
     nw_statemetrics_free(s->gauges);
-    nw_dis_ctl_free(s->dis);
+    nw_disruption_ctl_free(s->dis);
     nw_accelaudit_free(s->audit);
     nw_upkeep_free(s->upkeep);
-    nw_term_free(s->term);
+    nw_termination_free(s->term);
     nw_gc_free(s->gc);
-    nw_life_free(s->life);
-    nw_prov_free(s->prov);
-    nw_claims_free(s->claims);
+    nw_lifecycle_free(s->life);
+    nw_provisioning_free(s->prov);
+    nw_nodeclaim_free(s->claims);
     nw_ctl_shared_cleanup(&s->mem);
     if (s->deps.cloud)
         s->deps.cloud->ops->free(s->deps.cloud);
-    nw_kube_recorder_free(s->deps.rec);
+    nw_kube_write_recorder_free(s->deps.rec);
     nw_series_free(s->deps.series);
     nw_kube_cache_free(s->deps.cache);
     nw_kube_client_free(s->deps.kube);
@@ -203,7 +203,7 @@ static void scaler_free(nw_scaler_t *s)
     free(s);
 }
 
-nw_rc_t nw_scaler_start(const nw_scaler_opts_t *o, nw_scaler_t **out, nw_err_t *err)
+nw_rc_t nw_scaler_loop_start(const nw_scaler_opts_t *o, nw_scaler_t **out, nw_err_t *err)
 {
     *out = NULL;
     if (!o->cluster_name || !*o->cluster_name)
@@ -229,10 +229,11 @@ nw_rc_t nw_scaler_start(const nw_scaler_opts_t *o, nw_scaler_t **out, nw_err_t *
     s->mem.reserved_enis = (int)o->reserved_enis;
     s->mem.default_max_pods = o->default_max_pods;
     s->mem.min_values_best_effort = o->min_values_best_effort != 0;
-    nw_prov_opts_t popts = {o->batch_idle_ns, o->batch_max_ns, o->repack, o->static_capacity};
-    nw_life_opts_t lopts = {o->registration_timeout_ns};
-    nw_dis_opts_t dopts = {o->disruption_poll_ns, o->disruption_validation_ns,
-                           o->disruption_command_timeout_ns, o->spot_to_spot};
+    nw_provisioning_opts_t popts = {o->batch_idle_ns, o->batch_max_ns, o->repack,
+                                    o->static_capacity};
+    nw_lifecycle_opts_t lopts = {o->registration_timeout_ns};
+    nw_disruption_opts_t dopts = {o->disruption_poll_ns, o->disruption_validation_ns,
+                                  o->disruption_command_timeout_ns, o->spot_to_spot};
     nw_kube_config_t *kc = NULL;
     if ((rc = nw_kube_config_load(o->kubeconfig, o->context, &kc, err)) != NW_OK)
         goto fail;
@@ -262,18 +263,18 @@ nw_rc_t nw_scaler_start(const nw_scaler_opts_t *o, nw_scaler_t **out, nw_err_t *
         gethostname(host, sizeof host - 1);
         pod = host;
     }
-    c->rec = nw_kube_recorder_new(c->kube, "nodewarden", pod);
+    c->rec = nw_kube_write_recorder_new(c->kube, "nodewarden", pod);
     char lease_id[300] = "";
     if (o->identity && *o->identity)
         snprintf(lease_id, sizeof lease_id, "%s_%ld", o->identity, (long)getpid());
-    nw_claims_opts_t kopts = {(int)o->launch_concurrency, wake_reconcile, c,
-                              o->registration_timeout_ns};
-    s->claims = nw_claims_new(c, &s->mem, &kopts);
-    s->prov = nw_prov_new(c, s->claims, &s->mem, &popts);
-    s->life = nw_life_new(c, &lopts);
-    s->term = nw_term_new(c);
+    nw_nodeclaim_opts_t kopts = {(int)o->launch_concurrency, wake_reconcile, c,
+                                 o->registration_timeout_ns};
+    s->claims = nw_nodeclaim_new(c, &s->mem, &kopts);
+    s->prov = nw_provisioning_new(c, s->claims, &s->mem, &popts);
+    s->life = nw_lifecycle_new(c, &lopts);
+    s->term = nw_termination_new(c);
     s->upkeep = nw_upkeep_new(c, o->registration_timeout_ns);
-    s->dis = nw_dis_ctl_new(c, s->claims, &s->mem, &dopts, pod);
+    s->dis = nw_disruption_ctl_new(c, s->claims, &s->mem, &dopts, pod);
     nw_accelaudit_opts_t aopts = {o->gpu, o->accel_evict != 0};
     s->audit = nw_accelaudit_new(c, &aopts);
     if (!c->cache || !c->series || !c->rec || !s->claims || !s->prov || !s->life || !s->term ||
@@ -325,7 +326,7 @@ nw_rc_t nw_scaler_start(const nw_scaler_opts_t *o, nw_scaler_t **out, nw_err_t *
     nw_aws_cloud_set_abort(aws, &c->stopping);
     nw_creds_t *creds = nw_aws_cloud_creds(aws);
     /* Karpenter's cloud provider call metrics (scaler/cloud/metered.h) */
-    if (!(c->cloud = nw_cloud_metered_new(aws, "aws", c->series, c->clock))) {
+    if (!(c->cloud = nw_metered_new(aws, "aws", c->series, c->clock))) {
         rc = nw_err_set(err, NW_ENOMEM, NULL, "out of memory");
         goto fail;
     }
@@ -369,15 +370,15 @@ nw_rc_t nw_scaler_start(const nw_scaler_opts_t *o, nw_scaler_t **out, nw_err_t *
                      : o->interruption_wait_ns < NW_NS_PER_SEC
                          ? 1
                          : (int)(o->interruption_wait_ns / NW_NS_PER_SEC);
-        if ((rc = nw_aws_intr_source_new(&ao.aws, creds, c->clock, o->interruption_queue, wait_s,
-                                         20, &s->intr_source, err)) != NW_OK)
+        if ((rc = nw_intrsource_new(&ao.aws, creds, c->clock, o->interruption_queue, wait_s, 20,
+                                    &s->intr_source, err)) != NW_OK)
             goto fail;
-        nw_intr_opts_t io = {
+        nw_interruption_opts_t io = {
             .ice = c->cloud->ops->ice(c->cloud),
             .source = s->intr_source,
         };
-        if ((rc = nw_intr_new(c, &io, &s->intr, err)) != NW_OK ||
-            (rc = nw_intr_start(s->intr, err)) != NW_OK)
+        if ((rc = nw_interruption_new(c, &io, &s->intr, err)) != NW_OK ||
+            (rc = nw_interruption_start(s->intr, err)) != NW_OK)
             goto fail;
     }
     if (pthread_create(&s->thread, NULL, reconcile_main, s) != 0) {
@@ -400,7 +401,7 @@ fail:
     return rc;
 }
 
-void nw_scaler_stop(nw_scaler_t *s)
+void nw_scaler_loop_stop(nw_scaler_t *s)
 {
     if (!s)
         return;
@@ -413,7 +414,7 @@ void nw_scaler_stop(nw_scaler_t *s)
     scaler_free(s);
 }
 
-nw_rc_t nw_scaler_metrics(nw_scaler_t *s, nw_buf_t *out)
+nw_rc_t nw_scaler_loop_metrics(nw_scaler_t *s, nw_buf_t *out)
 {
     nw_rc_t rc =
         nw_buf_addf(out,
@@ -422,19 +423,19 @@ nw_rc_t nw_scaler_metrics(nw_scaler_t *s, nw_buf_t *out)
                     atomic_load(&s->deps.leading));
     /* each controller's own counters, in the order of a tick */
     if (rc == NW_OK)
-        rc = nw_prov_metrics(s->prov, out);
+        rc = nw_provisioning_metrics(s->prov, out);
     if (rc == NW_OK)
-        rc = nw_claims_metrics(s->claims, out);
+        rc = nw_nodeclaim_metrics(s->claims, out);
     if (rc == NW_OK)
-        rc = nw_life_metrics(s->life, out);
+        rc = nw_lifecycle_metrics(s->life, out);
     if (rc == NW_OK)
-        rc = nw_dis_metrics(s->dis, out);
+        rc = nw_disruption_metrics(s->dis, out);
     if (rc == NW_OK)
-        rc = nw_intr_metrics(s->intr, out);
+        rc = nw_interruption_metrics(s->intr, out);
     if (rc == NW_OK)
         rc = nw_gc_metrics(s->gc, out);
     if (rc == NW_OK)
-        rc = nw_term_metrics(s->term, out);
+        rc = nw_termination_metrics(s->term, out);
     if (rc == NW_OK)
         rc = nw_upkeep_metrics(s->upkeep, out);
     if (rc == NW_OK && s->deps.cloud->ops->metrics)
@@ -444,21 +445,21 @@ nw_rc_t nw_scaler_metrics(nw_scaler_t *s, nw_buf_t *out)
     if (rc == NW_OK)
         rc = nw_kube_metrics_write(nw_kube_client_metrics(s->deps.kube), out);
     if (rc == NW_OK)
-        rc = nw_series_write(s->deps.series, nw_km_counted, nw_km_ncounted, out);
+        rc = nw_series_write(s->deps.series, nw_kmetrics_counted, nw_kmetrics_ncounted, out);
     if (rc == NW_OK)
         rc = nw_statemetrics_write(s->gauges, out);
     return rc;
 }
 
-cJSON *nw_scaler_nodeclass(nw_scaler_t *s, const char *name)
+cJSON *nw_scaler_loop_nodeclass(nw_scaler_t *s, const char *name)
 {
     if (!s || !s->deps.cache || !name)
         return NULL;
     nw_kube_snap_t *snap = nw_kube_cache_snapshot(s->deps.cache);
     if (!snap)
         return NULL;
-    const nw_kube_obj_t *o = nw_kube_snap_get(snap, NW_KUBE_EC2NODECLASSES, "", name);
+    const nw_kube_obj_t *o = nw_kube_cache_snap_get(snap, NW_KUBE_EC2NODECLASSES, "", name);
     cJSON *copy = o ? nw_json_dup(o->json) : NULL;
-    nw_kube_snap_release(snap);
+    nw_kube_cache_snap_release(snap);
     return copy;
 }

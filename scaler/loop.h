@@ -16,13 +16,13 @@
  * the webhook; only the Lease holder writes.
  *
  * Losing the Lease stops all writes at once (every write checks it) and the
- * reconcile thread idles until the Lease is won again. nw_scaler_stop releases
+ * reconcile thread idles until the Lease is won again. nw_scaler_loop_stop releases
  * the Lease so a standby takes over within about a second.
  *
- * Ownership: nw_scaler_start returns an owned handle; nw_scaler_stop stops the
+ * Ownership: nw_scaler_loop_start returns an owned handle; nw_scaler_loop_stop stops the
  * threads and frees everything. Strings in the options are copied where kept.
  * Thread: start/stop from one controlling thread (cmd_serve's main thread);
- * nw_scaler_metrics and nw_scaler_nodeclass from any thread.
+ * nw_scaler_loop_metrics and nw_scaler_loop_nodeclass from any thread.
  */
 #ifndef NW_SCALER_LOOP_H
 #define NW_SCALER_LOOP_H
@@ -82,19 +82,19 @@ typedef struct nw_scaler nw_scaler_t;
 
 /** Build the clients and start the watch, elector and reconcile threads. Errors
  * (bad kubeconfig, no AWS region, ...) name what is wrong; nothing is left running. */
-nw_rc_t nw_scaler_start(const nw_scaler_opts_t *o, nw_scaler_t **out, nw_err_t *err);
+nw_rc_t nw_scaler_loop_start(const nw_scaler_opts_t *o, nw_scaler_t **out, nw_err_t *err);
 
 /** Stop every thread, release the Lease, free everything. NULL-safe. */
-void nw_scaler_stop(nw_scaler_t *s);
+void nw_scaler_loop_stop(nw_scaler_t *s);
 
 /** Append the scaler's Prometheus series (nodewarden_scaler_*, the Kubernetes client's
  * nodewarden_kube_*). */
-nw_rc_t nw_scaler_metrics(nw_scaler_t *s, nw_buf_t *out);
+nw_rc_t nw_scaler_loop_metrics(nw_scaler_t *s, nw_buf_t *out);
 
 /** The EC2NodeClass `name` as the watch cache holds it now (a snapshot is taken):
  * an owned deep copy (free with cJSON_Delete), or NULL when the cache has no such
  * object (not created, deleted, or not listed yet) or on OOM. Used by `serve` as the
  * admission webhook's cross-object lookup (api/admit.h nw_admit_ctx_t.lookup). */
-cJSON *nw_scaler_nodeclass(nw_scaler_t *s, const char *name);
+cJSON *nw_scaler_loop_nodeclass(nw_scaler_t *s, const char *name);
 
 #endif

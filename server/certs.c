@@ -165,12 +165,12 @@ static nw_rc_t check_leaf(const char *cert_path, gnutls_x509_crt_t crt, pair_t *
     p->not_after = (int64_t)gnutls_x509_crt_get_expiration_time(crt);
     char t[32];
     if (p->not_after != -1 && now > p->not_after) {
-        nw_time_format(p->not_after * NW_NS_PER_SEC, t, sizeof t);
+        nw_clock_time_format(p->not_after * NW_NS_PER_SEC, t, sizeof t);
         return fail(f, NW_CERT_ERR_EXPIRED, NW_EINVAL, "%s: certificate expired at %s", cert_path,
                     t);
     }
     if (nb != -1 && now < nb) {
-        nw_time_format(nb * NW_NS_PER_SEC, t, sizeof t);
+        nw_clock_time_format(nb * NW_NS_PER_SEC, t, sizeof t);
         return fail(f, NW_CERT_ERR_NOT_YET_VALID, NW_EINVAL, "%s: certificate not valid before %s",
                     cert_path, t);
     }
@@ -290,7 +290,7 @@ nw_rc_t nw_certs_load_initial(const char *cert_path, const char *key_path, nw_me
     }
     install(p, metrics);
     char exp[32];
-    nw_time_format(p->not_after * NW_NS_PER_SEC, exp, sizeof exp);
+    nw_clock_time_format(p->not_after * NW_NS_PER_SEC, exp, sizeof exp);
     nw_log_info("certs", "certificate loaded", NW_LS("cert", cert_path), NW_LI("chain", p->n),
                 NW_LS("notAfter", exp));
     return NW_OK;
@@ -388,12 +388,13 @@ int nw_certs_watch_poll(nw_certs_watch_t *w)
         count_failure(w->metrics, f.why);
         nw_log_error("certs", "certificate change not loaded; keeping the previous pair",
                      NW_LS("cert", w->cert), NW_LS("key", w->key),
-                     NW_LS("reason", nw_cert_err_str(f.why)), NW_LS("error", err.msg));
+                     NW_LS("reason", nw_server_metrics_cert_err_str(f.why)),
+                     NW_LS("error", err.msg));
         return -1;
     }
     install(p, w->metrics);
     char exp[32];
-    nw_time_format(p->not_after * NW_NS_PER_SEC, exp, sizeof exp);
+    nw_clock_time_format(p->not_after * NW_NS_PER_SEC, exp, sizeof exp);
     nw_log_info("certs", "certificate reloaded", NW_LS("cert", w->cert), NW_LI("chain", p->n),
                 NW_LS("notAfter", exp));
     return 1;

@@ -120,7 +120,7 @@ static char *render_metrics(nw_https_t *s, size_t *len)
     nw_buf_init(&b, 1u << 20);
     *len = 0;
     char *body = NULL;
-    if (nw_metrics_render(s->o.metrics, &b) == NW_OK) {
+    if (nw_server_metrics_render(s->o.metrics, &b) == NW_OK) {
         *len = b.len;
         body = nw_buf_take(&b);
     }
@@ -147,7 +147,7 @@ static enum MHD_Result respond(nw_https_t *s, struct MHD_Connection *c, req_t *r
     MHD_destroy_response(resp);
     if (ok == MHD_YES) {
         r->done = 1;
-        nw_metrics_http(s->o.metrics, r->route, code);
+        nw_server_metrics_http(s->o.metrics, r->route, code);
     }
     return ok;
 }
@@ -159,7 +159,7 @@ static enum MHD_Result respond_status(nw_https_t *s, struct MHD_Connection *c, r
 {
     nw_buf_t b;
     nw_buf_init(&b, 64 * 1024);
-    if (nw_srv_status_json(&b, code, reason, msg) != NW_OK) {
+    if (nw_review_status_json(&b, code, reason, msg) != NW_OK) {
         nw_buf_cleanup(&b);
         return MHD_NO;
     }
@@ -169,8 +169,9 @@ static enum MHD_Result respond_status(nw_https_t *s, struct MHD_Connection *c, r
     if (!body)
         return MHD_NO;
     nw_log_every(1, NW_LOG_INFO, "webhook", "request rejected",
-                 NW_LS("route", nw_route_str(r->route)), NW_LS("method", method ? method : ""),
-                 NW_LS("path", url ? url : ""), NW_LI("status", code), NW_LS("reason", msg));
+                 NW_LS("route", nw_server_metrics_route_str(r->route)),
+                 NW_LS("method", method ? method : ""), NW_LS("path", url ? url : ""),
+                 NW_LI("status", code), NW_LS("reason", msg));
     return respond(s, c, r, code, "application/json", body, len, allow);
 }
 
@@ -437,27 +438,27 @@ static enum MHD_Result admit(nw_https_t *s, struct MHD_Connection *c, req_t *r, 
                               NULL, method, url);
     }
     int mutate = r->route == NW_ROUTE_MUTATE;
-    nw_srv_adm_out_t out;
+    nw_review_out_t out;
     nw_admit_deadline_set(r->deadline_ns); /* the rules stop early once it has passed */
-    nw_rc_t rc = nw_srv_admission_handle(s->o.admit_ctx, s->o.lookup, mutate, nw_buf_str(&r->body),
-                                         r->body.len, &out);
+    nw_rc_t rc = nw_review_handle(s->o.admit_ctx, s->o.lookup, mutate, nw_buf_str(&r->body),
+                                  r->body.len, &out);
     nw_admit_deadline_set(0);
     if (rc == NW_OK && out.status == 504)
         atomic_fetch_add(&s->o.metrics->aborted, 1);
     if (rc != NW_OK) {
-        nw_srv_adm_out_cleanup(&out);
+        nw_review_out_cleanup(&out);
         return respond_status(s, c, r, 500, "InternalError", "out of memory", NULL, method, url);
     }
     int64_t lat = mono_ns() - r->start_ns;
-    nw_metrics_admission(s->o.metrics, r->route, out.kind, out.verdict, lat);
+    nw_server_metrics_admission(s->o.metrics, r->route, out.kind, out.verdict, lat);
     /* A review that changed nothing is routine (the pod webhook sees every pod):
      * debug. One that patched or denied an object, or failed, is worth a line. */
     nw_log_level_t lvl = out.status != 200                       ? NW_LOG_WARN
                          : out.verdict == NW_SRV_VERDICT_ALLOWED ? NW_LOG_DEBUG
                                                                  : NW_LOG_INFO;
-    nw_log(lvl, "webhook", "admission", NW_LS("route", nw_route_str(r->route)),
+    nw_log(lvl, "webhook", "admission", NW_LS("route", nw_server_metrics_route_str(r->route)),
            NW_LS("uid", out.uid), NW_LS("kind", out.kind), NW_LS("name", out.name),
-           NW_LS("operation", out.op), NW_LS("verdict", nw_srv_verdict_str(out.verdict)),
+           NW_LS("operation", out.op), NW_LS("verdict", nw_review_verdict_str(out.verdict)),
            NW_LI("status", out.status), NW_LF("latency_ms", (double)lat / 1e6),
            NW_LS("reason", out.why));
     char *body = out.body;
@@ -496,7 +497,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         if (mono_ns() > r->deadline_ns) {
             atomic_fetch_add(&s->o.metrics->aborted, 1);
             nw_log_every(1, NW_LOG_WARN, "webhook", "request deadline passed while receiving body",
-                         NW_LS("route", nw_route_str(r->route)), NW_LI("received", r->seen));
+                         NW_LS("route", nw_server_metrics_route_str(r->route)),
+                         NW_LI("received", r->seen));
             return MHD_NO; /* the caller stopped waiting; drop the connection */
         }
         r->seen += n;
@@ -731,7 +733,7 @@ static enum MHD_Result on_metrics(void *cls, struct MHD_Connection *c, const cha
     }
     int get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
     if (strcmp(url, "/metrics") != 0 || !get) {
-        nw_metrics_http(s->o.metrics, NW_ROUTE_OTHER, get ? 404 : 405);
+        nw_server_metrics_http(s->o.metrics, NW_ROUTE_OTHER, get ? 404 : 405);
         char *b = strdup(get ? "not found: this port serves GET /metrics only\n"
                              : "method not allowed: this port serves GET /metrics only\n");
         return b ? metrics_reply(c, get ? 404 : 405, "text/plain; charset=utf-8", b, strlen(b))
@@ -741,7 +743,7 @@ static enum MHD_Result on_metrics(void *cls, struct MHD_Connection *c, const cha
     char *body = render_metrics(s, &len);
     if (!body)
         return MHD_NO;
-    nw_metrics_http(s->o.metrics, NW_ROUTE_METRICS, 200);
+    nw_server_metrics_http(s->o.metrics, NW_ROUTE_METRICS, 200);
     return metrics_reply(c, 200, "text/plain; version=0.0.4; charset=utf-8", body, len);
 }
 

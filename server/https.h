@@ -46,7 +46,7 @@ typedef struct {
     int64_t header_timeout_ns;  /* TLS handshake + request headers, from accept; 0 = none */
     size_t max_inflight_body;   /* body bytes held by all requests together; 0 = no limit */
     const nw_admit_ctx_t *admit_ctx;
-    nw_srv_lookup_fn lookup;    /* NULL = nw_admit_find */
+    nw_srv_lookup_fn lookup;    /* NULL = nw_handlers_find */
     nw_metrics_t *metrics;      /* required */
     const char *metrics_listen; /* "ADDR:PORT" (port 0: pick one) for plain HTTP GET /metrics;
                                    NULL or "": /metrics on the webhook's port instead */

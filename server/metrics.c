@@ -15,19 +15,19 @@ static const double bounds_s[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
 static const int codes[NW_METRICS_CODES - 1] = {200, 400, 404, 405, 413, 415,
                                                 500, 503, 504, 408, 403};
 
-void nw_metrics_init(nw_metrics_t *m)
+void nw_server_metrics_init(nw_metrics_t *m)
 {
     memset(m, 0, sizeof *m);
     for (int r = 0; r < 2; r++)
-        nw_hist_init(&m->latency[r], bounds_s, NBOUNDS);
+        nw_prom_hist_init(&m->latency[r], bounds_s, NBOUNDS);
 }
 
-const char *nw_route_str(nw_route_t r)
+const char *nw_server_metrics_route_str(nw_route_t r)
 {
     return (unsigned)r < NW_ROUTE_COUNT ? route_names[r] : "other";
 }
 
-const char *nw_cert_err_str(nw_cert_err_t e)
+const char *nw_server_metrics_cert_err_str(nw_cert_err_t e)
 {
     static const char *const names[NW_CERT_ERR_COUNT] = {
         "unreadable", "not_regular_file", "not_pem",         "key_mismatch",
@@ -43,8 +43,8 @@ static int kind_index(const char *kind)
     return NW_METRICS_KINDS - 1;
 }
 
-void nw_metrics_admission(nw_metrics_t *m, nw_route_t route, const char *kind,
-                          nw_srv_verdict_t verdict, int64_t latency_ns)
+void nw_server_metrics_admission(nw_metrics_t *m, nw_route_t route, const char *kind,
+                                 nw_review_verdict_t verdict, int64_t latency_ns)
 {
     if (route != NW_ROUTE_VALIDATE && route != NW_ROUTE_MUTATE)
         return;
@@ -52,10 +52,10 @@ void nw_metrics_admission(nw_metrics_t *m, nw_route_t route, const char *kind,
         verdict = NW_SRV_VERDICT_ERROR;
     atomic_fetch_add_explicit(&m->admission[route][kind_index(kind)][verdict], 1,
                               memory_order_relaxed);
-    nw_hist_observe(&m->latency[route], latency_ns);
+    nw_prom_hist_observe(&m->latency[route], latency_ns);
 }
 
-void nw_metrics_http(nw_metrics_t *m, nw_route_t route, int code)
+void nw_server_metrics_http(nw_metrics_t *m, nw_route_t route, int code)
 {
     if ((unsigned)route >= NW_ROUTE_COUNT)
         route = NW_ROUTE_OTHER;
@@ -67,7 +67,7 @@ void nw_metrics_http(nw_metrics_t *m, nw_route_t route, int code)
 
 #define LOAD(x) atomic_load_explicit(&(x), memory_order_relaxed)
 
-nw_rc_t nw_metrics_render(const nw_metrics_t *mc, nw_buf_t *out)
+nw_rc_t nw_server_metrics_render(const nw_metrics_t *mc, nw_buf_t *out)
 {
     nw_metrics_t *m = (nw_metrics_t *)mc; /* atomic loads need a non-const pointer */
     nw_rc_t rc;
@@ -85,15 +85,16 @@ nw_rc_t nw_metrics_render(const nw_metrics_t *mc, nw_buf_t *out)
                 if (n || k < 2)
                     F("nodewarden_admission_requests_total{route=\"%s\",kind=\"%s\",verdict=\"%s\"}"
                       " %llu\n",
-                      route_names[r], kind_names[k], nw_srv_verdict_str((nw_srv_verdict_t)v),
+                      route_names[r], kind_names[k], nw_review_verdict_str((nw_review_verdict_t)v),
                       (unsigned long long)n);
             }
     for (int r = 0; r < 2; r++) {
         char label[32];
         snprintf(label, sizeof label, "route=\"%s\"", route_names[r]);
-        if ((rc = nw_hist_write(&m->latency[r], out, "nodewarden_admission_duration_seconds",
-                                r == 0 ? "Time from request headers to response, per route." : NULL,
-                                label)) != NW_OK)
+        if ((rc = nw_prom_hist_write(
+                 &m->latency[r], out, "nodewarden_admission_duration_seconds",
+                 r == 0 ? "Time from request headers to response, per route." : NULL, label)) !=
+            NW_OK)
             return rc;
     }
     F("# HELP nodewarden_http_responses_total HTTP responses by route and status code.\n"
@@ -122,7 +123,8 @@ nw_rc_t nw_metrics_render(const nw_metrics_t *mc, nw_buf_t *out)
       "# TYPE nodewarden_cert_reload_errors_total counter\n");
     for (int e = 0; e < NW_CERT_ERR_COUNT; e++)
         F("nodewarden_cert_reload_errors_total{reason=\"%s\"} %llu\n",
-          nw_cert_err_str((nw_cert_err_t)e), (unsigned long long)LOAD(m->cert_reload_errors[e]));
+          nw_server_metrics_cert_err_str((nw_cert_err_t)e),
+          (unsigned long long)LOAD(m->cert_reload_errors[e]));
     F("# HELP nodewarden_cert_not_after_seconds Expiry of the served certificate (Unix time).\n"
       "# TYPE nodewarden_cert_not_after_seconds gauge\nnodewarden_cert_not_after_seconds %lld\n",
       (long long)LOAD(m->cert_not_after));

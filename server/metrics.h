@@ -6,7 +6,7 @@
  * routes, kinds are NodePool, EC2NodeClass, NodeClaim, Pod and "other",
  * verdicts are those of admission/review.h.
  *
- * Ownership: caller storage (nw_metrics_init); no heap inside. The latency histograms are
+ * Ownership: caller storage (nw_server_metrics_init); no heap inside. The latency histograms are
  * common/prom.h's nw_hist_t, the one histogram of the tree.
  * Thread: any (relaxed C11 atomics; a scrape is not a consistent snapshot).
  */
@@ -66,22 +66,22 @@ typedef struct {
 } nw_metrics_t;
 
 /** Zero all counters and set the histograms' bounds. */
-void nw_metrics_init(nw_metrics_t *m);
+void nw_server_metrics_init(nw_metrics_t *m);
 
 /** Name of a route ("validate", "mutate", "healthz", ...). */
-const char *nw_route_str(nw_route_t r);
+const char *nw_server_metrics_route_str(nw_route_t r);
 
 /** Count one admission request on route (NW_ROUTE_VALIDATE or _MUTATE). */
-void nw_metrics_admission(nw_metrics_t *m, nw_route_t route, const char *kind,
-                          nw_srv_verdict_t verdict, int64_t latency_ns);
+void nw_server_metrics_admission(nw_metrics_t *m, nw_route_t route, const char *kind,
+                                 nw_review_verdict_t verdict, int64_t latency_ns);
 
 /** Count one HTTP response. */
-void nw_metrics_http(nw_metrics_t *m, nw_route_t route, int code);
+void nw_server_metrics_http(nw_metrics_t *m, nw_route_t route, int code);
 
 /** Name of a refusal reason ("expired", ...). */
-const char *nw_cert_err_str(nw_cert_err_t e);
+const char *nw_server_metrics_cert_err_str(nw_cert_err_t e);
 
 /** Append the Prometheus text exposition to out. */
-nw_rc_t nw_metrics_render(const nw_metrics_t *m, nw_buf_t *out);
+nw_rc_t nw_server_metrics_render(const nw_metrics_t *m, nw_buf_t *out);
 
 #endif

@@ -43,7 +43,7 @@ static int add_types(nw_sched_snap_t *s, const cJSON *types)
 {
     nw_err_t err = {0};
     if (cJSON_IsString(types) && strcmp(types->valuestring, "catalog") == 0)
-        return nw_sched_snap_load_catalog(s, NULL, 0, "us-east-1", zones, 3, &err) == NW_OK
+        return nw_from_catalog_load(s, NULL, 0, "us-east-1", zones, 3, &err) == NW_OK
                    ? 0
                    : fail("catalog", &err);
     if (!cJSON_IsArray(types))
@@ -75,8 +75,8 @@ static int add_types(nw_sched_snap_t *s, const cJSON *types)
         }
         const char *k[] = {"kubernetes.io/arch", "kubernetes.io/os"};
         const char *v[] = {"amd64", "linux"};
-        if (nw_sched_snap_add_itype_raw(s, name->valuestring, k, v, 2, &cap, &alloc, false, of, 3,
-                                        &err) != NW_OK)
+        if (nw_snap_node_add_itype_raw(s, name->valuestring, k, v, 2, &cap, &alloc, false, of, 3,
+                                       &err) != NW_OK)
             return fail(name->valuestring, &err);
     }
     return 0;
@@ -99,7 +99,7 @@ static double pool_price(const nw_sched_itype_t *t, const nw_reqs_t *reqs)
         ok = ok && nw_labels_set(&l, "topology.kubernetes.io/zone", of->zone) == NW_OK &&
              nw_labels_set(&l, "karpenter.sh/capacity-type", of->capacity_type) == NW_OK &&
              nw_labels_set(&l, "node.kubernetes.io/instance-type", t->name) == NW_OK;
-        if (ok && nw_reqs_match_labels(reqs, &l, NULL))
+        if (ok && nw_requirements_match_labels(reqs, &l, NULL))
             best = of->price;
         nw_labels_cleanup(&l);
     }
@@ -114,16 +114,16 @@ static int dump_pool(const nw_sched_snap_t *s, size_t p, const cJSON *pool, cJSO
     const cJSON *arr = cJSON_GetObjectItemCaseSensitive(tspec, "requirements");
     nw_reqs_t reqs;
     nw_err_t err = {0};
-    if (nw_reqs_parse_list(arr, "spec.template.spec.requirements", NW_REQS_PARSE_KARPENTER, &reqs,
-                           &err) != NW_OK)
-        return fail(nw_sched_pool_name(s, p), &err);
+    if (nw_requirements_json_parse_list(arr, "spec.template.spec.requirements",
+                                        NW_REQS_PARSE_KARPENTER, &reqs, &err) != NW_OK)
+        return fail(nw_snapshot_pool_name(s, p), &err);
     cJSON *jp = cJSON_AddObjectToObject(out, "");
-    cJSON_AddStringToObject(jp, "name", nw_sched_pool_name(s, p));
+    cJSON_AddStringToObject(jp, "name", nw_snapshot_pool_name(s, p));
     cJSON *jt = cJSON_AddArrayToObject(jp, "types");
-    for (size_t t = 0; t < nw_sched_snap_nitypes(s); t++) {
-        const nw_sched_itype_t *it = nw_sched_snap_itype(s, t);
+    for (size_t t = 0; t < nw_snapshot_nitypes(s); t++) {
+        const nw_sched_itype_t *it = nw_snapshot_itype(s, t);
         double price = pool_price(it, &reqs);
-        const nw_sched_res_t *a = nw_sched_pool_type_allocatable(s, p, t);
+        const nw_sched_res_t *a = nw_snap_node_pool_type_allocatable(s, p, t);
         if (price < 0 || !a || it->metal)
             continue;
         cJSON *o = cJSON_CreateObject();
@@ -135,7 +135,7 @@ static int dump_pool(const nw_sched_snap_t *s, size_t p, const cJSON *pool, cJSO
         cJSON_AddNumberToObject(o, "pods", (double)(a->v[NW_SR_PODS] / 1000));
         cJSON_AddNumberToObject(o, "gpu", (double)(a->v[NW_SR_NVIDIA_GPU] / 1000));
     }
-    nw_reqs_cleanup(&reqs);
+    nw_requirements_cleanup(&reqs);
     return 0;
 }
 
@@ -159,27 +159,27 @@ int main(int argc, char **argv)
         cJSON_Delete(sc);
         return fail(argv[1], &(nw_err_t){.msg = "want an object with pools and pods lists"});
     }
-    nw_sched_snap_t *s = nw_sched_snap_new();
+    nw_sched_snap_t *s = nw_snapshot_new();
     int rc = add_types(s, cJSON_GetObjectItemCaseSensitive(sc, "types"));
     nw_err_t err = {0};
     const cJSON *it;
     cJSON_ArrayForEach(it, pools)
     {
-        if (!rc && nw_sched_snap_add_pool_json(s, it, &err) != NW_OK)
+        if (!rc && nw_snap_node_add_pool_json(s, it, &err) != NW_OK)
             rc = fail("pools[]", &err);
     }
     cJSON_ArrayForEach(it, pods)
     {
-        if (!rc && nw_sched_snap_add_pod_json(s, it, &err) != NW_OK)
+        if (!rc && nw_snap_pod_add_json(s, it, &err) != NW_OK)
             rc = fail("pods[]", &err);
     }
     nw_sched_opts_t so = {.repack = argc == 3};
-    nw_sched_snap_set_opts(s, &so);
+    nw_snapshot_set_opts(s, &so);
     nw_sched_results_t r;
-    if (!rc && nw_sched_solve(s, 0, &r, &err) != NW_OK)
+    if (!rc && nw_solve(s, 0, &r, &err) != NW_OK)
         rc = fail("solve", &err);
     if (rc) {
-        nw_sched_snap_free(s);
+        nw_snapshot_free(s);
         cJSON_Delete(sc);
         return rc;
     }
@@ -192,8 +192,8 @@ int main(int argc, char **argv)
         const nw_sched_claim_t *c = &r.claims[i];
         cJSON *o = cJSON_CreateObject();
         cJSON_AddItemToArray(claims, o);
-        cJSON_AddStringToObject(o, "pool", nw_sched_pool_name(s, (size_t)c->pool));
-        cJSON_AddStringToObject(o, "type", nw_sched_snap_itype(s, (size_t)c->itype)->name);
+        cJSON_AddStringToObject(o, "pool", nw_snapshot_pool_name(s, (size_t)c->pool));
+        cJSON_AddStringToObject(o, "type", nw_snapshot_itype(s, (size_t)c->itype)->name);
         cJSON_AddNumberToObject(o, "price", c->price);
         cJSON *pl = cJSON_AddArrayToObject(o, "pods");
         for (int k = 0; k < c->npods; k++)
@@ -220,8 +220,8 @@ int main(int argc, char **argv)
         free(o);
     }
     cJSON_Delete(out);
-    nw_sched_results_free(&r);
-    nw_sched_snap_free(s);
+    nw_solve_results_free(&r);
+    nw_snapshot_free(s);
     cJSON_Delete(sc);
     return rc;
 }

@@ -4,9 +4,10 @@
  * Builds 500 instance-type requirement sets (27 keys each, like Karpenter's
  * instance-type requirements: one value per key, plus zone / capacity-type lists)
  * and 1000 pod requirement sets (nodeSelector + a node-affinity term), then times
- * every pod against every type with nw_reqs_compatible (AllowUndefinedWellKnownLabels),
- * nw_reqs_intersects, nw_reqs_match_labels, and the allocating nw_reqs_intersect.
- * Prints CPU nanoseconds per check. Timing only; the unit tests check behaviour.
+ * every pod against every type with nw_requirements_compatible (AllowUndefinedWellKnownLabels),
+ * nw_requirements_intersects, nw_requirements_match_labels, and the allocating
+ * nw_requirements_intersect. Prints CPU nanoseconds per check. Timing only; the unit tests check
+ * behaviour.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,7 +29,7 @@ static double now(void)
 static void add1(nw_reqs_t *r, const char *k, nw_req_op_t op, const char *v)
 {
     const char *vals[1] = {v};
-    if (nw_reqs_add(r, k, op, vals, v ? 1 : 0, 0, NULL) != NW_OK)
+    if (nw_requirements_add(r, k, op, vals, v ? 1 : 0, 0, NULL) != NW_OK)
         abort();
 }
 
@@ -43,7 +44,7 @@ int main(void)
     char buf[64];
     for (int i = 0; i < NTYPES; i++) {
         nw_reqs_t *t = &types[i];
-        nw_reqs_init(t);
+        nw_requirements_init(t);
         nw_labels_init(&nodes[i]);
         const char *fam = fams[i % 8];
         snprintf(buf, sizeof buf, "%s.%s-%d", fam, sizes[i % 5], i);
@@ -52,8 +53,8 @@ int main(void)
         add1(t, "karpenter.k8s.aws/instance-size", NW_REQ_IN, sizes[i % 5]);
         add1(t, "kubernetes.io/arch", NW_REQ_IN, fam[2] == 'g' ? "arm64" : "amd64");
         add1(t, "kubernetes.io/os", NW_REQ_IN, "linux");
-        if (nw_reqs_add(t, "topology.kubernetes.io/zone", NW_REQ_IN, zones, 3, 0, NULL) ||
-            nw_reqs_add(t, "karpenter.sh/capacity-type", NW_REQ_IN, cts, 2, 0, NULL))
+        if (nw_requirements_add(t, "topology.kubernetes.io/zone", NW_REQ_IN, zones, 3, 0, NULL) ||
+            nw_requirements_add(t, "karpenter.sh/capacity-type", NW_REQ_IN, cts, 2, 0, NULL))
             abort();
         for (int k = 0; k < 20; k++) {
             char key[64], val[16];
@@ -67,11 +68,12 @@ int main(void)
     }
     for (int p = 0; p < NPODS; p++) {
         nw_reqs_t *r = &pods[p];
-        nw_reqs_init(r);
+        nw_requirements_init(r);
         add1(r, "kubernetes.io/arch", NW_REQ_IN, p % 4 ? "amd64" : "arm64");
         add1(r, "topology.kubernetes.io/zone", NW_REQ_IN, zones[p % 3]);
         const char *want[3] = {fams[p % 8], fams[(p + 1) % 8], fams[(p + 3) % 8]};
-        if (nw_reqs_add(r, "karpenter.k8s.aws/instance-family", NW_REQ_IN, want, 3, 0, NULL))
+        if (nw_requirements_add(r, "karpenter.k8s.aws/instance-family", NW_REQ_IN, want, 3, 0,
+                                NULL))
             abort();
         add1(r, "karpenter.k8s.aws/instance-x03", NW_REQ_GT, "40");
         add1(r, "karpenter.sh/capacity-type", NW_REQ_NOT_IN, "spot");
@@ -80,39 +82,40 @@ int main(void)
     double t0 = now();
     for (int p = 0; p < NPODS; p++)
         for (int i = 0; i < NTYPES; i++)
-            ok += nw_reqs_compatible(&types[i], &pods[p], NW_REQS_ALLOW_UNDEFINED_WELL_KNOWN, NULL);
+            ok += nw_requirements_compatible(&types[i], &pods[p],
+                                             NW_REQS_ALLOW_UNDEFINED_WELL_KNOWN, NULL);
     double t1 = now();
     for (int p = 0; p < NPODS; p++)
         for (int i = 0; i < NTYPES; i++)
-            ok += nw_reqs_intersects(&types[i], &pods[p], NULL);
+            ok += nw_requirements_intersects(&types[i], &pods[p], NULL);
     double t2 = now();
     for (int p = 0; p < NPODS; p++)
         for (int i = 0; i < NTYPES; i++)
-            ok += nw_reqs_match_labels(&pods[p], &nodes[i], NULL);
+            ok += nw_requirements_match_labels(&pods[p], &nodes[i], NULL);
     double t3 = now();
     int nint = 0;
     for (int p = 0; p < NPODS; p += 10)
         for (int i = 0; i < NTYPES; i++) {
             nw_reqs_t x;
-            if (nw_reqs_intersect(&types[i], &pods[p], &x) != NW_OK)
+            if (nw_requirements_intersect(&types[i], &pods[p], &x) != NW_OK)
                 abort();
-            nw_reqs_cleanup(&x);
+            nw_requirements_cleanup(&x);
             nint++;
         }
     double t4 = now();
     double n = (double)NPODS * NTYPES;
     printf("requirements bench: %d pods x %d instance types (%zu keys each)\n", NPODS, NTYPES,
            types[0].n);
-    printf("  nw_reqs_compatible   %7.1f ns/check\n", (t1 - t0) / n);
-    printf("  nw_reqs_intersects   %7.1f ns/check\n", (t2 - t1) / n);
-    printf("  nw_reqs_match_labels %7.1f ns/check\n", (t3 - t2) / n);
-    printf("  nw_reqs_intersect    %7.1f ns/op (allocating)\n", (t4 - t3) / nint);
+    printf("  nw_requirements_compatible   %7.1f ns/check\n", (t1 - t0) / n);
+    printf("  nw_requirements_intersects   %7.1f ns/check\n", (t2 - t1) / n);
+    printf("  nw_requirements_match_labels %7.1f ns/check\n", (t3 - t2) / n);
+    printf("  nw_requirements_intersect    %7.1f ns/op (allocating)\n", (t4 - t3) / nint);
     printf("  (%ld checks passed)\n", ok);
     for (int i = 0; i < NTYPES; i++) {
-        nw_reqs_cleanup(&types[i]);
+        nw_requirements_cleanup(&types[i]);
         nw_labels_cleanup(&nodes[i]);
     }
     for (int p = 0; p < NPODS; p++)
-        nw_reqs_cleanup(&pods[p]);
+        nw_requirements_cleanup(&pods[p]);
     return 0;
 }

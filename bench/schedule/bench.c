@@ -69,8 +69,7 @@ static void synthetic_types(nw_sched_snap_t *s)
         }
         const char *k[] = {"kubernetes.io/arch", "kubernetes.io/os"};
         const char *v[] = {"amd64", "linux"};
-        if (nw_sched_snap_add_itype_raw(s, name, k, v, 2, &cap, &alloc, false, of, 3, NULL) !=
-            NW_OK)
+        if (nw_snap_node_add_itype_raw(s, name, k, v, 2, &cap, &alloc, false, of, 3, NULL) != NW_OK)
             exit(2);
     }
 }
@@ -81,9 +80,9 @@ static void add_json(nw_sched_snap_t *s, const char *kind, const char *text)
     nw_err_t err = {0};
     nw_rc_t rc = NW_EINVAL;
     if (j && strcmp(kind, "pool") == 0)
-        rc = nw_sched_snap_add_pool_json(s, j, &err);
+        rc = nw_snap_node_add_pool_json(s, j, &err);
     else if (j)
-        rc = nw_sched_snap_add_pod_json(s, j, &err);
+        rc = nw_snap_pod_add_json(s, j, &err);
     if (rc != NW_OK) {
         fprintf(stderr, "bench: %s: %s %s\n%s\n", kind, err.path, err.msg, text);
         exit(2);
@@ -162,8 +161,8 @@ static double dual_bound(const nw_sched_snap_t *s, double rc, double rm, int gpu
     for (int k = 0; k <= 2000; k++) {
         double th = (M_PI / 2) * k / 2000.0, dc = cos(th), dm = sin(th);
         double sc = INFINITY;
-        for (size_t t = 0; t < nw_sched_snap_nitypes(s); t++) {
-            const nw_sched_itype_t *it = nw_sched_snap_itype(s, t);
+        for (size_t t = 0; t < nw_snapshot_nitypes(s); t++) {
+            const nw_sched_itype_t *it = nw_snapshot_itype(s, t);
             bool g = it->capacity.v[NW_SR_NVIDIA_GPU] > 0;
             if (g != (gpu_only != 0) || it->noffer == 0 || it->metal)
                 continue;
@@ -189,8 +188,8 @@ static double dual_bound(const nw_sched_snap_t *s, double rc, double rm, int gpu
 static double gpu_bound(const nw_sched_snap_t *s, double n)
 {
     double best = INFINITY;
-    for (size_t t = 0; t < nw_sched_snap_nitypes(s); t++) {
-        const nw_sched_itype_t *it = nw_sched_snap_itype(s, t);
+    for (size_t t = 0; t < nw_snapshot_nitypes(s); t++) {
+        const nw_sched_itype_t *it = nw_snapshot_itype(s, t);
         double g = it->capacity.v[NW_SR_NVIDIA_GPU] / 1000.0;
         for (int o = 0; g > 0 && o < it->noffer; o++)
             if (it->offerings[o].available && it->offerings[o].price / g < best)
@@ -209,10 +208,10 @@ int main(int argc, char **argv)
     bool cat = strcmp(argv[1], "catalog") == 0;
     int n = atoi(argv[2]); /* NOLINT: bench argument */
     double t0 = now_s();
-    nw_sched_snap_t *s = nw_sched_snap_new();
+    nw_sched_snap_t *s = nw_snapshot_new();
     if (cat) {
         const char *z[] = {"us-east-1a", "us-east-1b", "us-east-1c"};
-        if (nw_sched_snap_load_catalog(s, NULL, 0, "us-east-1", z, 3, NULL) != NW_OK)
+        if (nw_from_catalog_load(s, NULL, 0, "us-east-1", z, 3, NULL) != NW_OK)
             return 2;
         zones[0] = z[0];
         zones[1] = z[1];
@@ -244,11 +243,11 @@ int main(int argc, char **argv)
     }
     make_pods(s, n, cat, strcmp(argv[1], "plain") == 0);
     nw_sched_opts_t so = {.repack = repack};
-    nw_sched_snap_set_opts(s, &so);
+    nw_snapshot_set_opts(s, &so);
     double t1 = now_s();
     nw_sched_results_t r;
     nw_err_t err = {0};
-    if (nw_sched_solve(s, 0, &r, &err) != NW_OK) {
+    if (nw_solve(s, 0, &r, &err) != NW_OK) {
         fprintf(stderr, "bench: %s\n", err.msg);
         return 2;
     }
@@ -272,9 +271,9 @@ int main(int argc, char **argv)
     if (getenv("SCHED_DEBUG"))
         for (int i = 0; i < r.nclaims; i++) {
             const nw_sched_claim_t *c = &r.claims[i];
-            const nw_sched_itype_t *it = nw_sched_snap_itype(s, (size_t)c->itype);
+            const nw_sched_itype_t *it = nw_snapshot_itype(s, (size_t)c->itype);
             fprintf(stderr, "%s %s n=%d pods=%d cpu=%.2f/%.2f mem=%.1f/%.1f $%.3f\n",
-                    nw_sched_pool_name(s, (size_t)c->pool), it->name, c->nitypes, c->npods,
+                    nw_snapshot_pool_name(s, (size_t)c->pool), it->name, c->nitypes, c->npods,
                     c->requests.v[NW_SR_CPU] / 1000.0, it->allocatable.v[NW_SR_CPU] / 1000.0,
                     c->requests.v[NW_SR_MEMORY] / 1e3 / 1073741824.0,
                     it->allocatable.v[NW_SR_MEMORY] / 1e3 / 1073741824.0, c->price);
@@ -289,7 +288,7 @@ int main(int argc, char **argv)
            argv[1], repack ? "+repack" : "", n, r.considered, placed, r.nunsched, t1 - t0, t2 - t1,
            (t2 - t1) > 0 ? r.considered / (t2 - t1) : 0.0, ru.ru_maxrss / 1024.0, r.nclaims,
            r.total_price, lb, lb > 0 ? r.total_price / lb : 0.0);
-    nw_sched_results_free(&r);
-    nw_sched_snap_free(s);
+    nw_solve_results_free(&r);
+    nw_snapshot_free(s);
     return 0;
 }

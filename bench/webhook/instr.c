@@ -3,7 +3,7 @@
  *
  *   build/bench/webhook-instr BODY.json validate|mutate N
  *
- * Reads one AdmissionReview, then runs it N times through nw_srv_admission_handle
+ * Reads one AdmissionReview, then runs it N times through nw_review_handle
  * (decode, the handler table with the default GPU policy, encode) exactly as the
  * HTTPS server does per request, without the HTTP and TLS layers. Run under
  * `valgrind --tool=callgrind --toggle-collect=nw_bench_loop` (what
@@ -23,16 +23,16 @@
 #include "common/jsonarena.h"
 
 nw_rc_t nw_bench_loop(const nw_admit_ctx_t *ctx, int mutate, const char *body, size_t len, long n,
-                      nw_srv_adm_out_t *out);
+                      nw_review_out_t *out);
 
 /* The measured function (callgrind --toggle-collect=nw_bench_loop): n reviews. */
 __attribute__((noinline)) nw_rc_t nw_bench_loop(const nw_admit_ctx_t *ctx, int mutate,
                                                 const char *body, size_t len, long n,
-                                                nw_srv_adm_out_t *out)
+                                                nw_review_out_t *out)
 {
     for (long i = 0; i < n; i++) {
-        nw_srv_adm_out_cleanup(out);
-        if (nw_srv_admission_handle(ctx, NULL, mutate, body, len, out) != NW_OK)
+        nw_review_out_cleanup(out);
+        if (nw_review_handle(ctx, NULL, mutate, body, len, out) != NW_OK)
             return NW_ENOMEM;
     }
     return NW_OK;
@@ -56,7 +56,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s: %s: %s\n", argv[0], argv[1], strerror(errno));
         return 1;
     }
-    nw_json_arena_install(); /* as cli/main.c does */
+    nw_jsonarena_install(); /* as cli/main.c does */
     nw_gpu_policy_t gpu;
     if (nw_gpu_policy_init(&gpu, "nodewarden") != NW_OK) {
         fprintf(stderr, "%s: out of memory\n", argv[0]);
@@ -65,7 +65,7 @@ int main(int argc, char **argv)
     }
     nw_admit_ctx_t ctx = {.gpu = &gpu, .self_namespace = "nodewarden"};
     int mutate = strcmp(argv[2], "mutate") == 0;
-    nw_srv_adm_out_t out = {0};
+    nw_review_out_t out = {0};
     /* one review first, outside the measured function: what is built once per process
      * (compiled patterns, tables) is not a per-review cost */
     int rc = nw_bench_loop(&ctx, mutate, body, len, 1, &out) == NW_OK &&
@@ -76,7 +76,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s: out of memory\n", argv[0]);
     if (!rc)
         printf("status=%d body=%s\n", out.status, out.body ? out.body : "");
-    nw_srv_adm_out_cleanup(&out);
+    nw_review_out_cleanup(&out);
     nw_gpu_policy_cleanup(&gpu);
     free(body);
     return rc;

@@ -20,7 +20,7 @@
 /* The available count of reservation cr (resolved at synced): the resolution's count when it
  * is newer than what the launcher follows (Karpenter's syncAvailability), else the count
  * the launcher has followed since. */
-static int64_t cr_available(nw_launcher_t *l, const nw_nc_cr_t *cr, int64_t synced)
+static int64_t cr_available(nw_launch_t *l, const nw_nc_cr_t *cr, int64_t synced)
 {
     for (int i = 0; i < l->ncrav; i++)
         if (strcmp(l->crav[i].id, cr->id) == 0) {
@@ -37,8 +37,8 @@ static int64_t cr_available(nw_launcher_t *l, const nw_nc_cr_t *cr, int64_t sync
     return cr->available;
 }
 
-int64_t nw_launcher_cr_available(const nw_launcher_t *l, const char *id, int64_t resolved,
-                                 int64_t synced)
+int64_t nw_capreservation_available(const nw_launch_t *l, const char *id, int64_t resolved,
+                                    int64_t synced)
 {
     for (int i = 0; i < l->ncrav; i++)
         if (strcmp(l->crav[i].id, id) == 0 && l->crav[i].synced >= synced)
@@ -47,7 +47,7 @@ int64_t nw_launcher_cr_available(const nw_launcher_t *l, const char *id, int64_t
 }
 
 /* MarkLaunched (delta -1) and the exhausted reservation (set to 0) */
-void nw_launcher_cr_mark(nw_launcher_t *l, const char *id, int zero)
+void nw_capreservation_mark(nw_launch_t *l, const char *id, int zero)
 {
     for (int i = 0; i < l->ncrav; i++)
         if (strcmp(l->crav[i].id, id) == 0) {
@@ -64,23 +64,23 @@ void nw_launcher_cr_mark(nw_launcher_t *l, const char *id, int zero)
  * type (the fleet's DefaultTargetCapacityType is on-demand or capacity-block): the one of
  * the cheapest offering, capacity blocks on a tie (aws/karpenter-provider-aws
  * designs/capacity-block-support.md). */
-int nw_launcher_collect_reserved(nw_launcher_t *l, const nw_launch_req_t *r, cand_t *c, int max,
-                                 int64_t now, int *block)
+int nw_capreservation_collect(nw_launch_t *l, const nw_launch_req_t *r, cand_t *c, int max,
+                              int64_t now, int *block)
 {
     int n = 0;
     const nw_nodeclass_resolved_t *rs = r->resolved;
     for (size_t k = 0; k < rs->ncrs && n < max; k++) {
         const nw_nc_cr_t *cr = &rs->crs[k];
-        if (cr->expiring || !nw_launcher_in(cr->type, r->types, r->ntypes) ||
-            !nw_launcher_in(cr->zone, r->zones, r->nzones) ||
-            (r->ncr_ids && !nw_launcher_in(cr->id, r->cr_ids, r->ncr_ids)))
+        if (cr->expiring || !nw_offerings_in(cr->type, r->types, r->ntypes) ||
+            !nw_offerings_in(cr->zone, r->zones, r->nzones) ||
+            (r->ncr_ids && !nw_offerings_in(cr->id, r->cr_ids, r->ncr_ids)))
             continue;
         const nw_itype_t *t = nw_catalog_find(l->cat, cr->type);
         const nw_nc_ami_t *ami = t ? nw_nodeclass_ami_for(rs, t) : NULL;
-        if (ami && !nw_itype_class_compatible(t, r->nodeclass,
-                                              rs->pg_id[0] ? rs->pg_strategy : NULL, NULL, 0))
+        if (ami && !nw_compat_class_compatible(t, r->nodeclass,
+                                               rs->pg_id[0] ? rs->pg_strategy : NULL, NULL, 0))
             ami = NULL; /* a type the class cannot launch (scaler/cloud/compat.h) */
-        const char *sn = ami ? nw_launcher_best_subnet(l, rs, cr->zone, now) : NULL;
+        const char *sn = ami ? nw_offerings_best_subnet(l, rs, cr->zone, now) : NULL;
         if (!sn || cr_available(l, cr, rs->crs_synced_ns) <= 0)
             continue;
         cand_t *x = &c[n++];
@@ -98,8 +98,8 @@ int nw_launcher_collect_reserved(nw_launcher_t *l, const nw_launch_req_t *r, can
         snprintf(x->cr_type, sizeof x->cr_type, "%s", cr->reservation_type);
         x->cr_interruptible = cr->interruptible;
         x->price = nw_catalog_od_price(l->cat, t->name) / 10000000.0;
-        x->pods = nw_launcher_type_pods(l, r, t);
-        x->efa = nw_launcher_wants_efa(r) ? t->efa : 0;
+        x->pods = nw_offerings_type_pods(l, r, t);
+        x->efa = nw_offerings_wants_efa(r) ? t->efa : 0;
     }
     if (n == 0)
         return 0;

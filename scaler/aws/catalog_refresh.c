@@ -13,7 +13,7 @@ static void from_api(const nw_ec2_itype_t *a, nw_itype_t *t)
 {
     memset(t, 0, sizeof *t);
     snprintf(t->name, sizeof t->name, "%s", a->name);
-    nw_itype_split_name(t);
+    nw_catalog_itype_split_name(t);
     t->vcpu = a->vcpus;
     t->memory_mib = a->memory_mib;
     snprintf(t->arch, sizeof t->arch, "%s", strcmp(a->arch, "arm64") == 0 ? "arm64" : "amd64");
@@ -54,7 +54,7 @@ static void from_api(const nw_ec2_itype_t *a, nw_itype_t *t)
     t->pg_strategies = a->pg_strategies;
 }
 
-nw_rc_t nw_catalog_fetch_types(nw_ec2_t *ec2, nw_itype_t **out, size_t *n, nw_err_t *err)
+nw_rc_t nw_catalog_refresh_fetch_types(nw_ec2_t *ec2, nw_itype_t **out, size_t *n, nw_err_t *err)
 {
     nw_ec2_filter_t f[] = {{"supported-virtualization-type", {"hvm"}, 1},
                            {"processor-info.supported-architecture", {"x86_64", "arm64"}, 2}};
@@ -92,9 +92,9 @@ nw_rc_t nw_catalog_fetch_types(nw_ec2_t *ec2, nw_itype_t **out, size_t *n, nw_er
                 if (strcmp(zs.v[z].name, of.v[k].location) == 0)
                     zid = zs.v[z].zone_id;
             /* priced by nw_catalog_replace from the price tables */
-            nw_itype_add_offering(t, of.v[k].location, zid, "on-demand", 0);
+            nw_catalog_itype_add_offering(t, of.v[k].location, zid, "on-demand", 0);
             if (t->spot_supported)
-                nw_itype_add_offering(t, of.v[k].location, zid, "spot", 0);
+                nw_catalog_itype_add_offering(t, of.v[k].location, zid, "spot", 0);
         }
         nn++;
     }
@@ -103,13 +103,13 @@ nw_rc_t nw_catalog_fetch_types(nw_ec2_t *ec2, nw_itype_t **out, size_t *n, nw_er
     nt = NULL;
 out:
     free(nt);
-    nw_ec2_itypes_free(&it);
-    nw_ec2_offerings_free(&of);
-    nw_ec2_zones_free(&zs);
+    nw_ec2xml_itypes_free(&it);
+    nw_ec2xml_offerings_free(&of);
+    nw_ec2xml_zones_free(&zs);
     return rc;
 }
 
-void nw_catalog_apply_types(nw_catalog_t *c, nw_itype_t *types, size_t n)
+void nw_catalog_refresh_apply_types(nw_catalog_t *c, nw_itype_t *types, size_t n)
 {
     size_t noffer = 0;
     for (size_t i = 0; i < n; i++) {
@@ -138,9 +138,9 @@ nw_rc_t nw_catalog_refresh_types(nw_catalog_t *c, nw_ec2_t *ec2, nw_err_t *err)
 {
     nw_itype_t *t;
     size_t n;
-    nw_rc_t rc = nw_catalog_fetch_types(ec2, &t, &n, err);
+    nw_rc_t rc = nw_catalog_refresh_fetch_types(ec2, &t, &n, err);
     if (rc == NW_OK)
-        nw_catalog_apply_types(c, t, n);
+        nw_catalog_refresh_apply_types(c, t, n);
     return rc;
 }
 
@@ -158,7 +158,7 @@ static int spot_rec_cmp(const void *a, const void *b)
     return r ? r : (x->ts > y->ts) - (x->ts < y->ts);
 }
 
-nw_rc_t nw_catalog_fetch_spot(nw_ec2_t *ec2, nw_price_t **out, size_t *np, nw_err_t *err)
+nw_rc_t nw_catalog_refresh_fetch_spot(nw_ec2_t *ec2, nw_price_t **out, size_t *np, nw_err_t *err)
 {
     nw_ec2_spot_prices_t sp = {0};
     *out = NULL;
@@ -193,12 +193,12 @@ nw_rc_t nw_catalog_fetch_spot(nw_ec2_t *ec2, nw_price_t **out, size_t *np, nw_er
     }
     free(r);
     free(p);
-    nw_ec2_spot_prices_free(&sp);
+    nw_ec2xml_spot_prices_free(&sp);
     return rc;
 }
 
-nw_rc_t nw_catalog_apply_prices(nw_catalog_t *c, int spot, const nw_price_t *p, size_t n,
-                                nw_err_t *err)
+nw_rc_t nw_catalog_refresh_apply_prices(nw_catalog_t *c, int spot, const nw_price_t *p, size_t n,
+                                        nw_err_t *err)
 {
     nw_rc_t rc =
         spot ? nw_catalog_set_spot_prices(c, p, n, err) : nw_catalog_set_od_prices(c, p, n, err);
@@ -216,9 +216,9 @@ nw_rc_t nw_catalog_refresh_spot(nw_catalog_t *c, nw_ec2_t *ec2, nw_err_t *err)
 {
     nw_price_t *p;
     size_t n;
-    nw_rc_t rc = nw_catalog_fetch_spot(ec2, &p, &n, err);
+    nw_rc_t rc = nw_catalog_refresh_fetch_spot(ec2, &p, &n, err);
     if (rc == NW_OK)
-        rc = nw_catalog_apply_prices(c, 1, p, n, err);
+        rc = nw_catalog_refresh_apply_prices(c, 1, p, n, err);
     free(p);
     return rc;
 }
@@ -229,7 +229,7 @@ nw_rc_t nw_catalog_refresh_od(nw_catalog_t *c, nw_pricing_t *pr, nw_err_t *err)
     size_t n = 0;
     nw_rc_t rc = nw_pricing_on_demand(pr, &p, &n, NULL, err);
     if (rc == NW_OK)
-        rc = nw_catalog_apply_prices(c, 0, p, n, err);
+        rc = nw_catalog_refresh_apply_prices(c, 0, p, n, err);
     free(p);
     return rc;
 }

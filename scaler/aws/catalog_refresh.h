@@ -27,12 +27,12 @@ nw_rc_t nw_catalog_refresh_od(nw_catalog_t *c, nw_pricing_t *p, nw_err_t *err);
 /* The same in two steps, so that the calls can run on another thread than the catalog's
  * (the AWS cloud's refresher, cloud.h): fetch (no catalog), then apply (the catalog's
  * thread; it takes types and logs what changed). */
-nw_rc_t nw_catalog_fetch_types(nw_ec2_t *ec2, nw_itype_t **types, size_t *n, nw_err_t *err);
-void nw_catalog_apply_types(nw_catalog_t *c, nw_itype_t *types, size_t n);
-nw_rc_t nw_catalog_fetch_spot(nw_ec2_t *ec2, nw_price_t **p, size_t *n, nw_err_t *err);
+nw_rc_t nw_catalog_refresh_fetch_types(nw_ec2_t *ec2, nw_itype_t **types, size_t *n, nw_err_t *err);
+void nw_catalog_refresh_apply_types(nw_catalog_t *c, nw_itype_t *types, size_t n);
+nw_rc_t nw_catalog_refresh_fetch_spot(nw_ec2_t *ec2, nw_price_t **p, size_t *n, nw_err_t *err);
 /** Merge fetched prices: spot (1) or on-demand (0). */
-nw_rc_t nw_catalog_apply_prices(nw_catalog_t *c, int spot, const nw_price_t *p, size_t n,
-                                nw_err_t *err);
+nw_rc_t nw_catalog_refresh_apply_prices(nw_catalog_t *c, int spot, const nw_price_t *p, size_t n,
+                                        nw_err_t *err);
 
 /** Types (nw_catalog_refresh_types), then spot prices when EC2 answers (a failure there is
  * logged and spot stays priced like on-demand): `nodewarden aws --refresh`. */

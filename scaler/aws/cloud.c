@@ -58,7 +58,7 @@ typedef struct {
     nw_catalog_t *cat;
     nw_ice_t *ice;
     nw_nodeclass_cache_t *nc;
-    nw_launcher_t *launcher;
+    nw_launch_t *launcher;
     /* guards the node-class cache, the launcher's template cache and the catalog's
      * offerings against the launch workers (cloud.h: launch runs on them); never held
      * across CreateFleet */
@@ -90,7 +90,7 @@ static nw_rc_t op_offer_zones(nw_cloud_t *c, const nw_catalog_zone_t *z, int nz,
 
 /* ---- EC2 -> neutral ---- */
 
-nw_cloud_err_kind_t nw_aws_err_kind(nw_ec2_class_t cls)
+nw_cloud_err_kind_t nw_aws_cloud_err_kind(nw_ec2_class_t cls)
 {
     switch (cls) {
     case NW_EC2_OK:
@@ -113,7 +113,7 @@ nw_cloud_err_kind_t nw_aws_err_kind(nw_ec2_class_t cls)
     return NW_CLOUD_ERR_OTHER;
 }
 
-void nw_aws_instance(const nw_ec2_instance_t *in, nw_cloud_instance_t *o)
+void nw_aws_cloud_instance(const nw_ec2_instance_t *in, nw_cloud_instance_t *o)
 {
     memset(o, 0, sizeof *o);
     snprintf(o->id, sizeof o->id, "%s", in->id);
@@ -198,14 +198,14 @@ nw_rc_t nw_aws_cloud_launch(nw_cloud_t *c, const nw_launch_req_t *req, nw_launch
         if (rc != NW_OK)
             return rc;
     }
-    return nw_launcher_launch(me(c)->launcher, req, out, ae, err);
+    return nw_launch(me(c)->launcher, req, out, ae, err);
 }
 
 /* The neutral error of a failed launch. */
 static void launch_error(nw_rc_t rc, const nw_ec2_error_t *ae, const nw_launch_result_t *res,
                          nw_cloud_error_t *ce)
 {
-    ce->kind = nw_aws_err_kind(ae->cls);
+    ce->kind = nw_aws_cloud_err_kind(ae->cls);
     if (ce->kind == NW_CLOUD_ERR_NONE)
         ce->kind = rc == NW_EINVAL ? NW_CLOUD_ERR_INVALID : NW_CLOUD_ERR_OTHER;
     snprintf(ce->type, sizeof ce->type, "%s", res->failed_type);
@@ -259,19 +259,19 @@ static nw_rc_t launch(nw_cloud_t *c, const nw_cloud_launch_req_t *cr, nw_cloud_l
         rc = nw_nodeclass_cache_get(a->nc, cr->nodeclass, &resolved, err);
         if (rc == NW_OK) {
             req.resolved = resolved;
-            rc = nw_launcher_plan(a->launcher, &req, attempt, &pl, &ae, err);
+            rc = nw_fleet_plan(a->launcher, &req, attempt, &pl, &ae, err);
             req.resolved = NULL; /* may be replaced once the lock is released */
         } else
             ae.cls = rc == NW_EINVAL ? NW_EC2_INVALID : NW_EC2_OTHER;
         pthread_mutex_unlock(&a->mu);
         if (rc != NW_OK)
             break;
-        nw_launcher_fleet(a->launcher, pl, &ae);
+        nw_fleet(a->launcher, pl, &ae);
         int again = 0;
         pthread_mutex_lock(&a->mu);
-        rc = nw_launcher_settle(a->launcher, pl, &res, &again, &ae, err);
+        rc = nw_fleet_settle(a->launcher, pl, &res, &again, &ae, err);
         pthread_mutex_unlock(&a->mu);
-        nw_launcher_plan_free(pl);
+        nw_fleet_plan_free(pl);
         if (!again)
             break;
         memset(&ae, 0, sizeof ae);
@@ -280,7 +280,7 @@ static nw_rc_t launch(nw_cloud_t *c, const nw_cloud_launch_req_t *cr, nw_cloud_l
         launch_error(rc, &ae, &res, ce);
         return rc;
     }
-    nw_launcher_find_partition(a->launcher, &res); /* without the lock: one DescribeInstances */
+    nw_instance_find_partition(a->launcher, &res); /* without the lock: one DescribeInstances */
     snprintf(out->placement_group, sizeof out->placement_group, "%s", res.pg_id);
     snprintf(out->partition, sizeof out->partition, "%s", res.pg_partition);
     out->partitioned = res.pg_partitioned;
@@ -315,23 +315,23 @@ static nw_rc_t op_launch(nw_cloud_t *c, const nw_cloud_launch_req_t *cr, nw_clou
 
 static nw_rc_t op_terminate(nw_cloud_t *c, const char *pid, nw_err_t *err)
 {
-    return nw_launcher_terminate(me(c)->launcher, pid, err);
+    return nw_instance_terminate(me(c)->launcher, pid, err);
 }
 
 static nw_rc_t op_list(nw_cloud_t *c, nw_cloud_instances_t *out, nw_err_t *err)
 {
     memset(out, 0, sizeof *out);
     nw_ec2_instances_t l = {0};
-    nw_rc_t rc = nw_launcher_list(me(c)->launcher, &l, err);
+    nw_rc_t rc = nw_instance_list(me(c)->launcher, &l, err);
     if (rc == NW_OK && l.n) {
         out->v = calloc(l.n, sizeof *out->v);
         if (!out->v)
             rc = nw_err_set(err, NW_ENOMEM, "cloud", "out of memory");
         for (size_t i = 0; out->v && i < l.n; i++)
-            nw_aws_instance(&l.v[i], &out->v[out->n++]);
+            nw_aws_cloud_instance(&l.v[i], &out->v[out->n++]);
         out->cap = out->n;
     }
-    nw_ec2_instances_free(&l);
+    nw_ec2xml_instances_free(&l);
     return rc;
 }
 
@@ -369,7 +369,7 @@ static nw_rc_t op_finalize_class(nw_cloud_t *c, const cJSON *nc, nw_err_t *err)
         return nw_err_set(err, NW_EINVAL, "metadata.name", "required");
     int nlt = 0, nprof = 0;
     pthread_mutex_lock(&a->mu);
-    nw_rc_t rc = nw_launcher_delete_templates(a->launcher, name, &nlt, err);
+    nw_rc_t rc = nw_launchtemplate_delete_class(a->launcher, name, &nlt, err);
     const char *role = nw_json_str(nw_json_get(nc, "spec"), "role");
     if (rc == NW_OK && role && *role)
         rc = nw_iam_delete_profiles(a->iam, a->region, a->cluster, nc, &nprof, err);
@@ -408,7 +408,7 @@ static void op_free(nw_cloud_t *c)
         free(a->r[k].types);
         free(a->r[k].prices);
     }
-    nw_launcher_free(a->launcher);
+    nw_launch_free(a->launcher);
     nw_nodeclass_cache_free(a->nc);
     nw_ice_free(a->ice);
     nw_catalog_free(a->cat);
@@ -446,7 +446,7 @@ static nw_rc_t op_instance_state(nw_cloud_t *c, const char *pid, char *state, si
         rc = NW_ENOTFOUND;
     else if (state && len)
         snprintf(state, len, "%s", l.v[0].state);
-    nw_ec2_instances_free(&l);
+    nw_ec2xml_instances_free(&l);
     return rc;
 }
 
@@ -461,14 +461,14 @@ static nw_rc_t fetch(aws_cloud_t *a, int kind, nw_itype_t **types, nw_price_t **
     *n = 0;
     switch (kind) {
     case R_TYPES:
-        return nw_catalog_fetch_types(a->ec2, types, n, err);
+        return nw_catalog_refresh_fetch_types(a->ec2, types, n, err);
     case R_OD:
         if (!a->pricing)
             return nw_err_set(err, NW_EINVAL, "settings.isolatedVPC",
                               "the Pricing API is not asked in an isolated VPC");
         return nw_pricing_on_demand(a->pricing, prices, n, NULL, err);
     default:
-        return nw_catalog_fetch_spot(a->ec2, prices, n, err);
+        return nw_catalog_refresh_fetch_spot(a->ec2, prices, n, err);
     }
 }
 
@@ -494,9 +494,9 @@ static nw_rc_t apply(aws_cloud_t *a, int kind, nw_rc_t rc, const nw_err_t *fe, n
     if (rc != NW_OK)
         nw_err_set(&e, rc, fe->path, "%s", fe->msg);
     else if (kind == R_TYPES)
-        nw_catalog_apply_types(a->cat, types, n), types = NULL;
+        nw_catalog_refresh_apply_types(a->cat, types, n), types = NULL;
     else
-        rc = nw_catalog_apply_prices(a->cat, kind == R_SPOT, prices, n, &e);
+        rc = nw_catalog_refresh_apply_prices(a->cat, kind == R_SPOT, prices, n, &e);
     size_t ntypes = nw_catalog_len(a->cat), nunpriced = nw_catalog_unpriced(a->cat, NULL, 0),
            nod = nw_catalog_price_count(a->cat, 0), nspot = nw_catalog_price_count(a->cat, 1);
     pthread_mutex_unlock(&a->mu);
@@ -627,7 +627,7 @@ static int64_t op_reservation_available(nw_cloud_t *c, const char *id)
     int64_t synced = 0;
     int64_t v = nw_nodeclass_cache_cr_available(a->nc, id, &synced);
     if (v >= 0)
-        v = nw_launcher_cr_available(a->launcher, id, v, synced);
+        v = nw_capreservation_available(a->launcher, id, v, synced);
     pthread_mutex_unlock(&a->mu);
     return v;
 }
@@ -705,9 +705,9 @@ static nw_rc_t op_instance_health(nw_cloud_t *c, nw_cloud_healths_t *out, nw_clo
 {
     nw_ec2_error_t ae;
     memset(&ae, 0, sizeof ae);
-    nw_rc_t rc = nw_aws_instance_health(me(c)->ec2, out, &ae, err);
+    nw_rc_t rc = nw_instancestatus_health(me(c)->ec2, out, &ae, err);
     if (rc != NW_OK && ce) {
-        ce->kind = nw_aws_err_kind(ae.cls);
+        ce->kind = nw_aws_cloud_err_kind(ae.cls);
         snprintf(ce->code, sizeof ce->code, "%s", ae.code);
         snprintf(ce->message, sizeof ce->message, "%s", ae.message);
     }
@@ -760,14 +760,13 @@ nw_rc_t nw_aws_cloud_new(const nw_aws_cloud_opts_t *o, nw_cloud_t **out, nw_err_
         nw_nodeclass_cache_set_reserved_capacity(a->nc, !o->no_reserved_capacity);
     if (a->nc)
         nw_nodeclass_cache_set_iam(a->nc, a->iam, o->aws.region, o->cluster_name);
-    a->launcher =
-        a->ice ? nw_launcher_new(a->ec2, a->cat, a->ice, o->clock, o->cluster_name) : NULL;
+    a->launcher = a->ice ? nw_launch_new(a->ec2, a->cat, a->ice, o->clock, o->cluster_name) : NULL;
     nw_launch_bootstrap_t boot = o->bootstrap;
     boot.k8s_version = o->k8s_version;
     boot.k8s_version_ud = o->k8s_version_ud;
     boot.kube_dns = o->kube_dns;
     boot.kube_dns_ud = o->kube_dns_ud;
-    if (!a->ice || !a->nc || !a->launcher || nw_launcher_set_bootstrap(a->launcher, &boot)) {
+    if (!a->ice || !a->nc || !a->launcher || nw_launch_set_bootstrap(a->launcher, &boot)) {
         rc = nw_err_set(err, NW_ENOMEM, "cloud", "out of memory");
         goto fail;
     }
@@ -836,7 +835,7 @@ nw_rc_t nw_aws_cloud_refresh_now(nw_cloud_t *c, const char *kind, nw_err_t *err)
     return nw_err_set(err, NW_EINVAL, "kind", "unknown refresh %s", kind);
 }
 
-nw_launcher_t *nw_aws_cloud_launcher(nw_cloud_t *c)
+nw_launch_t *nw_aws_cloud_launcher(nw_cloud_t *c)
 {
     return me(c)->launcher;
 }

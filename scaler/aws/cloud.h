@@ -99,17 +99,17 @@ typedef struct {
 void nw_aws_cloud_refresh_status(nw_cloud_t *c, nw_aws_refresh_status_t *out);
 /** The launcher and the EC2NodeClass cache inside an AWS cloud (the aws subcommand,
  * doctor); borrowed. */
-nw_launcher_t *nw_aws_cloud_launcher(nw_cloud_t *c);
+nw_launch_t *nw_aws_cloud_launcher(nw_cloud_t *c);
 nw_nodeclass_cache_t *nw_aws_cloud_nodeclasses(nw_cloud_t *c);
 /** The EC2-level launch behind ops->launch: with an offline catalog, first offer the zones
- * of req->resolved's subnets; then nw_launcher_launch (ae, out as there). */
+ * of req->resolved's subnets; then nw_launch (ae, out as there). */
 nw_rc_t nw_aws_cloud_launch(nw_cloud_t *c, const nw_launch_req_t *req, nw_launch_result_t *out,
                             nw_ec2_error_t *ae, nw_err_t *err);
 
 /* ---- EC2 -> neutral (exposed for tests) ---- */
 /** The neutral kind of an EC2 error class. */
-nw_cloud_err_kind_t nw_aws_err_kind(nw_ec2_class_t cls);
+nw_cloud_err_kind_t nw_aws_cloud_err_kind(nw_ec2_class_t cls);
 /** One DescribeInstances entry as a neutral instance (providerID aws:///<zone>/<id>). */
-void nw_aws_instance(const nw_ec2_instance_t *in, nw_cloud_instance_t *out);
+void nw_aws_cloud_instance(const nw_ec2_instance_t *in, nw_cloud_instance_t *out);
 
 #endif

@@ -251,8 +251,8 @@ static nw_rc_t imds_get_with(const nw_awscfg_t *cfg, const char *tok, const char
     return rc;
 }
 
-nw_rc_t nw_imds_get(const nw_awscfg_t *cfg, const char *path, char *out, size_t outlen,
-                    nw_err_t *err)
+nw_rc_t nw_creds_imds_get(const nw_awscfg_t *cfg, const char *path, char *out, size_t outlen,
+                          nw_err_t *err)
 {
     char tok[1024];
     nw_buf_t b;
@@ -324,7 +324,7 @@ static nw_rc_t fetch_imds(nw_creds_t *c, nw_creds_value_t *v, nw_err_t *err)
         (rc = json_str(j, "Token", v->session_token, sizeof v->session_token, err)) ||
         (rc = json_str(j, "Expiration", exp, sizeof exp, err)))
         goto out;
-    if (nw_time_parse(exp, &v->expires_ns) != NW_OK) {
+    if (nw_clock_time_parse(exp, &v->expires_ns) != NW_OK) {
         rc = nw_err_set(err, NW_EPARSE, "Expiration", "IMDS credentials: bad Expiration");
         goto out;
     }
@@ -364,7 +364,7 @@ nw_rc_t nw_creds_get(nw_creds_t *c, nw_creds_value_t *out, nw_err_t *err)
         __atomic_fetch_add(&c->fetches, 1, __ATOMIC_RELAXED);
         if (rc == NW_OK) {
             char exp[32];
-            nw_time_format(v.expires_ns, exp, sizeof exp);
+            nw_clock_time_format(v.expires_ns, exp, sizeof exp);
             nw_log_info(COMP, "credentials fetched",
                         NW_LS("source", nw_creds_source_name(c->source)), NW_LS("expires", exp));
             nw_creds_value_wipe(&c->cur);
@@ -390,8 +390,8 @@ nw_rc_t nw_creds_get(nw_creds_t *c, nw_creds_value_t *out, nw_err_t *err)
 
 /* ---- STS GetCallerIdentity ----------------------------------------------------------- */
 
-nw_rc_t nw_sts_caller_identity(const nw_awscfg_t *cfg, nw_creds_t *creds, const nw_clock_t *clock,
-                               nw_sts_result_t *out, nw_err_t *err)
+nw_rc_t nw_creds_sts_caller_identity(const nw_awscfg_t *cfg, nw_creds_t *creds,
+                                     const nw_clock_t *clock, nw_sts_result_t *out, nw_err_t *err)
 {
     nw_creds_value_t v;
     nw_rc_t rc = nw_creds_get(creds, &v, err);

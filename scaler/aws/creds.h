@@ -70,11 +70,11 @@ long nw_creds_fetch_count(const nw_creds_t *c);
 void nw_creds_value_wipe(nw_creds_value_t *v);
 
 /** GET an IMDSv2 path (e.g. "/latest/meta-data/placement/region") into out. */
-nw_rc_t nw_imds_get(const nw_awscfg_t *cfg, const char *path, char *out, size_t outlen,
-                    nw_err_t *err);
+nw_rc_t nw_creds_imds_get(const nw_awscfg_t *cfg, const char *path, char *out, size_t outlen,
+                          nw_err_t *err);
 
 /** STS GetCallerIdentity signed with creds (arn, account, user_id filled). */
-nw_rc_t nw_sts_caller_identity(const nw_awscfg_t *cfg, nw_creds_t *creds, const nw_clock_t *clock,
-                               nw_sts_result_t *out, nw_err_t *err);
+nw_rc_t nw_creds_sts_caller_identity(const nw_awscfg_t *cfg, nw_creds_t *creds,
+                                     const nw_clock_t *clock, nw_sts_result_t *out, nw_err_t *err);
 
 #endif

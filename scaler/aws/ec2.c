@@ -564,7 +564,7 @@ nw_rc_t nw_ec2_describe_spot_prices(nw_ec2_t *c, nw_ec2_spot_prices_t *out, nw_e
                                     nw_err_t *err)
 {
     char start[32];
-    nw_time_format(nw_clock_now(c->clock), start, sizeof start);
+    nw_clock_time_format(nw_clock_now(c->clock), start, sizeof start);
     return paged(c, "DescribeSpotPriceHistory", build_spot, start, 1000, pg_spot, out, ae, err);
 }
 
@@ -681,7 +681,7 @@ nw_rc_t nw_ec2_create_launch_template(nw_ec2_t *c, const nw_ec2_params_t *p, nw_
         rc = nw_ec2xml_parse_launch_templates(body.data, body.len, &l, NULL, 0, err);
     if (rc == NW_OK)
         *out = l.v[0];
-    nw_ec2_lts_free(&l);
+    nw_ec2xml_lts_free(&l);
     nw_buf_cleanup(&body);
     return rc;
 }

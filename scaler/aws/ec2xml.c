@@ -130,7 +130,7 @@ static int64_t when(xmlNode *n, const char *path)
     char b[64];
     int64_t ns = 0;
     text(at(n, path), b, sizeof b);
-    if (*b && nw_time_parse(b, &ns) != NW_OK)
+    if (*b && nw_clock_time_parse(b, &ns) != NW_OK)
         ns = 0;
     return ns;
 }
@@ -275,7 +275,7 @@ nw_rc_t nw_ec2xml_parse_error(const char *xml, size_t len, nw_ec2xml_error_t *ou
 
 /* ---- placement groups --------------------------------------------------------- */
 
-void nw_ec2_pgs_free(nw_ec2_pgs_t *l)
+void nw_ec2xml_pgs_free(nw_ec2_pgs_t *l)
 {
     free(l->v);
     memset(l, 0, sizeof *l);
@@ -309,7 +309,7 @@ nw_rc_t nw_ec2xml_parse_placement_groups(const char *xml, size_t len, nw_ec2_pgs
 
 /* ---- capacity reservations ------------------------------------------------------ */
 
-void nw_ec2_crs_free(nw_ec2_crs_t *l)
+void nw_ec2xml_crs_free(nw_ec2_crs_t *l)
 {
     free(l->v);
     memset(l, 0, sizeof *l);
@@ -349,7 +349,7 @@ nw_rc_t nw_ec2xml_parse_capacity_reservations(const char *xml, size_t len, nw_ec
 
 /* ---- IAM instance profiles -------------------------------------------------- */
 
-void nw_iam_profiles_free(nw_iam_profiles_t *l)
+void nw_ec2xml_iam_profiles_free(nw_iam_profiles_t *l)
 {
     free(l->v);
     memset(l, 0, sizeof *l);
@@ -402,7 +402,7 @@ nw_rc_t nw_ec2xml_parse_iam_profiles(const char *xml, size_t len, nw_iam_profile
 
 /* ---- instance types --------------------------------------------------------- */
 
-void nw_ec2_itypes_free(nw_ec2_itypes_t *l)
+void nw_ec2xml_itypes_free(nw_ec2_itypes_t *l)
 {
     free(l->v);
     memset(l, 0, sizeof *l);
@@ -527,7 +527,7 @@ nw_rc_t nw_ec2xml_parse_instance_types(const char *xml, size_t len, nw_ec2_itype
 
 /* ---- offerings, spot prices, zones ------------------------------------------- */
 
-void nw_ec2_offerings_free(nw_ec2_offerings_t *l)
+void nw_ec2xml_offerings_free(nw_ec2_offerings_t *l)
 {
     free(l->v);
     memset(l, 0, sizeof *l);
@@ -555,7 +555,7 @@ nw_rc_t nw_ec2xml_parse_offerings(const char *xml, size_t len, nw_ec2_offerings_
     return PARSE_LIST(&OFFERINGS, xml, len, out, next, nextlen, err);
 }
 
-void nw_ec2_spot_prices_free(nw_ec2_spot_prices_t *l)
+void nw_ec2xml_spot_prices_free(nw_ec2_spot_prices_t *l)
 {
     free(l->v);
     memset(l, 0, sizeof *l);
@@ -586,7 +586,7 @@ nw_rc_t nw_ec2xml_parse_spot_prices(const char *xml, size_t len, nw_ec2_spot_pri
     return PARSE_LIST(&SPOT_PRICES, xml, len, out, next, nextlen, err);
 }
 
-void nw_ec2_istatuses_free(nw_ec2_istatuses_t *l)
+void nw_ec2xml_istatuses_free(nw_ec2_istatuses_t *l)
 {
     free(l->v);
     memset(l, 0, sizeof *l);
@@ -643,7 +643,7 @@ nw_rc_t nw_ec2xml_parse_instance_status(const char *xml, size_t len, nw_ec2_ista
     return PARSE_LIST(&ISTATUS, xml, len, out, next, nextlen, err);
 }
 
-void nw_ec2_zones_free(nw_ec2_zones_t *l)
+void nw_ec2xml_zones_free(nw_ec2_zones_t *l)
 {
     free(l->v);
     memset(l, 0, sizeof *l);
@@ -673,7 +673,7 @@ nw_rc_t nw_ec2xml_parse_zones(const char *xml, size_t len, nw_ec2_zones_t *out, 
 
 /* ---- subnets, security groups, images ----------------------------------------- */
 
-void nw_ec2_subnets_free(nw_ec2_subnets_t *l)
+void nw_ec2xml_subnets_free(nw_ec2_subnets_t *l)
 {
     free(l->v);
     memset(l, 0, sizeof *l);
@@ -705,7 +705,7 @@ nw_rc_t nw_ec2xml_parse_subnets(const char *xml, size_t len, nw_ec2_subnets_t *o
     return PARSE_LIST(&SUBNETS, xml, len, out, next, nextlen, err);
 }
 
-void nw_ec2_sgs_free(nw_ec2_sgs_t *l)
+void nw_ec2xml_sgs_free(nw_ec2_sgs_t *l)
 {
     free(l->v);
     memset(l, 0, sizeof *l);
@@ -735,7 +735,7 @@ nw_rc_t nw_ec2xml_parse_sgs(const char *xml, size_t len, nw_ec2_sgs_t *out, char
     return PARSE_LIST(&SGS, xml, len, out, next, nextlen, err);
 }
 
-void nw_ec2_images_free(nw_ec2_images_t *l)
+void nw_ec2xml_images_free(nw_ec2_images_t *l)
 {
     free(l->v);
     memset(l, 0, sizeof *l);
@@ -771,7 +771,7 @@ nw_rc_t nw_ec2xml_parse_images(const char *xml, size_t len, nw_ec2_images_t *out
 
 /* ---- launch templates ------------------------------------------------------------ */
 
-void nw_ec2_lts_free(nw_ec2_lts_t *l)
+void nw_ec2xml_lts_free(nw_ec2_lts_t *l)
 {
     free(l->v);
     memset(l, 0, sizeof *l);
@@ -827,7 +827,7 @@ out:
 
 /* ---- instances ---------------------------------------------------------------------- */
 
-void nw_ec2_instances_free(nw_ec2_instances_t *l)
+void nw_ec2xml_instances_free(nw_ec2_instances_t *l)
 {
     free(l->v);
     memset(l, 0, sizeof *l);
@@ -899,7 +899,7 @@ out:
     return rc;
 }
 
-void nw_ec2_state_changes_free(nw_ec2_state_changes_t *l)
+void nw_ec2xml_state_changes_free(nw_ec2_state_changes_t *l)
 {
     free(l->v);
     memset(l, 0, sizeof *l);
@@ -930,7 +930,7 @@ nw_rc_t nw_ec2xml_parse_terminate(const char *xml, size_t len, nw_ec2_state_chan
 
 /* ---- CreateFleet ---------------------------------------------------------------------- */
 
-void nw_ec2_fleet_result_free(nw_ec2_fleet_result_t *r)
+void nw_ec2xml_fleet_result_free(nw_ec2_fleet_result_t *r)
 {
     free(r->inst);
     free(r->errs);

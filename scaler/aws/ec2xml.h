@@ -61,7 +61,7 @@ typedef struct {
     size_t n, cap;
 } nw_ec2_pgs_t;
 
-void nw_ec2_pgs_free(nw_ec2_pgs_t *l);
+void nw_ec2xml_pgs_free(nw_ec2_pgs_t *l);
 nw_rc_t nw_ec2xml_parse_placement_groups(const char *xml, size_t len, nw_ec2_pgs_t *out,
                                          nw_err_t *err);
 
@@ -85,7 +85,7 @@ typedef struct {
     size_t n, cap;
 } nw_ec2_crs_t;
 
-void nw_ec2_crs_free(nw_ec2_crs_t *l);
+void nw_ec2xml_crs_free(nw_ec2_crs_t *l);
 nw_rc_t nw_ec2xml_parse_capacity_reservations(const char *xml, size_t len, nw_ec2_crs_t *out,
                                               char *next, size_t nextlen, nw_err_t *err);
 
@@ -103,7 +103,7 @@ typedef struct {
     size_t n, cap;
 } nw_iam_profiles_t;
 
-void nw_iam_profiles_free(nw_iam_profiles_t *l);
+void nw_ec2xml_iam_profiles_free(nw_iam_profiles_t *l);
 /** Append the InstanceProfile of a Get/Create answer, or the InstanceProfiles members of a
  * List page (marker: the next page's Marker when IsTruncated, else ""; nullable). */
 nw_rc_t nw_ec2xml_parse_iam_profiles(const char *xml, size_t len, nw_iam_profiles_t *out,
@@ -149,7 +149,7 @@ typedef struct {
     nw_ec2_itype_t *v;
     size_t n, cap;
 } nw_ec2_itypes_t;
-void nw_ec2_itypes_free(nw_ec2_itypes_t *l);
+void nw_ec2xml_itypes_free(nw_ec2_itypes_t *l);
 nw_rc_t nw_ec2xml_parse_instance_types(const char *xml, size_t len, nw_ec2_itypes_t *out,
                                        char *next, size_t nextlen, nw_err_t *err);
 
@@ -162,7 +162,7 @@ typedef struct {
     nw_ec2_offering_t *v;
     size_t n, cap;
 } nw_ec2_offerings_t;
-void nw_ec2_offerings_free(nw_ec2_offerings_t *l);
+void nw_ec2xml_offerings_free(nw_ec2_offerings_t *l);
 nw_rc_t nw_ec2xml_parse_offerings(const char *xml, size_t len, nw_ec2_offerings_t *out, char *next,
                                   size_t nextlen, nw_err_t *err);
 
@@ -177,7 +177,7 @@ typedef struct {
     nw_ec2_spot_price_t *v;
     size_t n, cap;
 } nw_ec2_spot_prices_t;
-void nw_ec2_spot_prices_free(nw_ec2_spot_prices_t *l);
+void nw_ec2xml_spot_prices_free(nw_ec2_spot_prices_t *l);
 nw_rc_t nw_ec2xml_parse_spot_prices(const char *xml, size_t len, nw_ec2_spot_prices_t *out,
                                     char *next, size_t nextlen, nw_err_t *err);
 
@@ -191,7 +191,7 @@ typedef struct {
     nw_ec2_zone_t *v;
     size_t n, cap;
 } nw_ec2_zones_t;
-void nw_ec2_zones_free(nw_ec2_zones_t *l);
+void nw_ec2xml_zones_free(nw_ec2_zones_t *l);
 nw_rc_t nw_ec2xml_parse_zones(const char *xml, size_t len, nw_ec2_zones_t *out, nw_err_t *err);
 
 /* ---- DescribeSubnets ---- */
@@ -207,7 +207,7 @@ typedef struct {
     nw_ec2_subnet_t *v;
     size_t n, cap;
 } nw_ec2_subnets_t;
-void nw_ec2_subnets_free(nw_ec2_subnets_t *l);
+void nw_ec2xml_subnets_free(nw_ec2_subnets_t *l);
 nw_rc_t nw_ec2xml_parse_subnets(const char *xml, size_t len, nw_ec2_subnets_t *out, char *next,
                                 size_t nextlen, nw_err_t *err);
 
@@ -222,7 +222,7 @@ typedef struct {
     nw_ec2_sg_t *v;
     size_t n, cap;
 } nw_ec2_sgs_t;
-void nw_ec2_sgs_free(nw_ec2_sgs_t *l);
+void nw_ec2xml_sgs_free(nw_ec2_sgs_t *l);
 nw_rc_t nw_ec2xml_parse_sgs(const char *xml, size_t len, nw_ec2_sgs_t *out, char *next,
                             size_t nextlen, nw_err_t *err);
 
@@ -241,7 +241,7 @@ typedef struct {
     nw_ec2_image_t *v;
     size_t n, cap;
 } nw_ec2_images_t;
-void nw_ec2_images_free(nw_ec2_images_t *l);
+void nw_ec2xml_images_free(nw_ec2_images_t *l);
 nw_rc_t nw_ec2xml_parse_images(const char *xml, size_t len, nw_ec2_images_t *out, char *next,
                                size_t nextlen, nw_err_t *err);
 
@@ -255,7 +255,7 @@ typedef struct {
     nw_ec2_lt_t *v;
     size_t n, cap;
 } nw_ec2_lts_t;
-void nw_ec2_lts_free(nw_ec2_lts_t *l);
+void nw_ec2xml_lts_free(nw_ec2_lts_t *l);
 /** DescribeLaunchTemplatesResponse, CreateLaunchTemplateResponse and
  * DeleteLaunchTemplateResponse are all accepted. */
 nw_rc_t nw_ec2xml_parse_launch_templates(const char *xml, size_t len, nw_ec2_lts_t *out, char *next,
@@ -287,7 +287,7 @@ typedef struct {
     nw_ec2_instance_t *v;
     size_t n, cap;
 } nw_ec2_instances_t;
-void nw_ec2_instances_free(nw_ec2_instances_t *l);
+void nw_ec2xml_instances_free(nw_ec2_instances_t *l);
 /** DescribeInstancesResponse (reservationSet/item/instancesSet) or
  * RunInstancesResponse (instancesSet). */
 nw_rc_t nw_ec2xml_parse_instances(const char *xml, size_t len, nw_ec2_instances_t *out, char *next,
@@ -315,7 +315,7 @@ typedef struct {
     nw_ec2_istatus_t *v;
     size_t n, cap;
 } nw_ec2_istatuses_t;
-void nw_ec2_istatuses_free(nw_ec2_istatuses_t *l);
+void nw_ec2xml_istatuses_free(nw_ec2_istatuses_t *l);
 /** DescribeInstanceStatusResponse (instanceStatusSet/item: instanceStatus, systemStatus,
  * eventsSet). */
 nw_rc_t nw_ec2xml_parse_instance_status(const char *xml, size_t len, nw_ec2_istatuses_t *out,
@@ -331,7 +331,7 @@ typedef struct {
     nw_ec2_state_change_t *v;
     size_t n, cap;
 } nw_ec2_state_changes_t;
-void nw_ec2_state_changes_free(nw_ec2_state_changes_t *l);
+void nw_ec2xml_state_changes_free(nw_ec2_state_changes_t *l);
 nw_rc_t nw_ec2xml_parse_terminate(const char *xml, size_t len, nw_ec2_state_changes_t *out,
                                   nw_err_t *err);
 
@@ -361,7 +361,7 @@ typedef struct {
     nw_ec2_fleet_error_t *errs;
     size_t nerrs, caperrs;
 } nw_ec2_fleet_result_t;
-void nw_ec2_fleet_result_free(nw_ec2_fleet_result_t *r);
+void nw_ec2xml_fleet_result_free(nw_ec2_fleet_result_t *r);
 nw_rc_t nw_ec2xml_parse_fleet(const char *xml, size_t len, nw_ec2_fleet_result_t *out,
                               nw_err_t *err);
 

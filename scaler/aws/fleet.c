@@ -37,7 +37,7 @@ static void attempt_token(const char *tok, int attempt, char *out, size_t len)
     }
 }
 
-static nw_rc_t fleet_params(nw_launcher_t *l, const nw_launch_req_t *r, nw_launch_plan_t *pl)
+static nw_rc_t fleet_params(nw_launch_t *l, const nw_launch_req_t *r, nw_launch_plan_t *pl)
 {
     nw_ec2_params_t *p = &pl->p;
     const char *ct = pl->ct;
@@ -61,9 +61,8 @@ static nw_rc_t fleet_params(nw_launcher_t *l, const nw_launch_req_t *r, nw_launc
     /* no Context when the NodeClaim's minValues were relaxed (aws/karpenter-provider-aws
      * pkg/providers/instance/instance.go launchInstance) */
     const char *ctx = nw_json_str(nw_json_get(r->nodeclass, "spec"), "context");
-    const char *relaxed =
-        nw_json_str(nw_json_get(nw_json_get(r->claim, "metadata"), "annotations"),
-                         "karpenter.sh/nodeclaim-min-values-relaxed");
+    const char *relaxed = nw_json_str(nw_json_get(nw_json_get(r->claim, "metadata"), "annotations"),
+                                      "karpenter.sh/nodeclaim-min-values-relaxed");
     if (relaxed && strcmp(relaxed, "true") == 0)
         ctx = NULL;
     if (ctx && rc == NW_OK)
@@ -100,14 +99,14 @@ static nw_rc_t fleet_params(nw_launcher_t *l, const nw_launch_req_t *r, nw_launc
         }
     }
     nw_ec2_tag_t t[MAX_TAGS];
-    int nt = nw_launcher_tags_build(l, r, 1, t);
+    int nt = nw_launchtemplate_tags_build(l, r, 1, t);
     if (rc == NW_OK)
-        rc = nw_launcher_tags_spec(p, "", 1, "instance", t, nt);
+        rc = nw_launchtemplate_tags_spec(p, "", 1, "instance", t, nt);
     if (rc == NW_OK)
-        rc = nw_launcher_tags_spec(p, "", 2, "volume", t, nt);
-    nt = nw_launcher_tags_build(l, r, 0, t);
+        rc = nw_launchtemplate_tags_spec(p, "", 2, "volume", t, nt);
+    nt = nw_launchtemplate_tags_build(l, r, 0, t);
     if (rc == NW_OK)
-        rc = nw_launcher_tags_spec(p, "", 3, "fleet", t, nt);
+        rc = nw_launchtemplate_tags_spec(p, "", 3, "fleet", t, nt);
     return rc;
 }
 
@@ -119,19 +118,19 @@ static int lt_missing(const char *code)
            strcmp(code, "InvalidLaunchTemplateId.NotFoundException") == 0;
 }
 
-void nw_launcher_plan_free(nw_launch_plan_t *pl)
+void nw_fleet_plan_free(nw_launch_plan_t *pl)
 {
     if (!pl)
         return;
     if (pl->have_params)
         nw_ec2_params_cleanup(&pl->p);
-    nw_ec2_fleet_result_free(&pl->fr);
+    nw_ec2xml_fleet_result_free(&pl->fr);
     free(pl->c);
     free(pl);
 }
 
-nw_rc_t nw_launcher_plan(nw_launcher_t *l, const nw_launch_req_t *r, int attempt,
-                         nw_launch_plan_t **out, nw_ec2_error_t *ae, nw_err_t *err)
+nw_rc_t nw_fleet_plan(nw_launch_t *l, const nw_launch_req_t *r, int attempt, nw_launch_plan_t **out,
+                      nw_ec2_error_t *ae, nw_err_t *err)
 {
     *out = NULL;
     if (!r->resolved || !r->resolved->ready)
@@ -161,14 +160,14 @@ nw_rc_t nw_launcher_plan(nw_launcher_t *l, const nw_launch_req_t *r, int attempt
     char why[256] = ""; /* a type the class cannot launch, and why */
     /* reserved capacity first (it is paid for), then spot, then on-demand */
     if (want_res) {
-        n = nw_launcher_collect_reserved(l, r, c, MAX_CANDS, now, &pl->cr_block);
+        n = nw_capreservation_collect(l, r, c, MAX_CANDS, now, &pl->cr_block);
         ct = "reserved";
     }
     if (n == 0 && want_spot) {
-        n = nw_launcher_collect_why(l, r, "spot", c, MAX_CANDS, now, why, sizeof why);
+        n = nw_offerings_collect_why(l, r, "spot", c, MAX_CANDS, now, why, sizeof why);
         ct = "spot";
         if (!r->min_values)
-            n = nw_launcher_filter_exotic(c, n);
+            n = nw_offerings_filter_exotic(c, n);
         if (n > 0 && want_od) {
             /* drop spot offerings dearer than the cheapest on-demand one */
             cand_t *od = calloc(MAX_CANDS, sizeof *od);
@@ -176,9 +175,9 @@ nw_rc_t nw_launcher_plan(nw_launcher_t *l, const nw_launch_req_t *r, int attempt
                 rc = nw_err_set(err, NW_ENOMEM, "launch", "out of memory");
                 goto fail;
             }
-            int nod = nw_launcher_collect(l, r, "on-demand", od, MAX_CANDS, now);
+            int nod = nw_offerings_collect(l, r, "on-demand", od, MAX_CANDS, now);
             if (!r->min_values)
-                nod = nw_launcher_filter_exotic(od, nod);
+                nod = nw_offerings_filter_exotic(od, nod);
             double cheapest = -1;
             for (int i = 0; i < nod; i++)
                 if (cheapest < 0 || od[i].price < cheapest)
@@ -194,10 +193,10 @@ nw_rc_t nw_launcher_plan(nw_launcher_t *l, const nw_launch_req_t *r, int attempt
         }
     }
     if (n == 0 && want_od) {
-        n = nw_launcher_collect_why(l, r, "on-demand", c, MAX_CANDS, now, why, sizeof why);
+        n = nw_offerings_collect_why(l, r, "on-demand", c, MAX_CANDS, now, why, sizeof why);
         ct = "on-demand";
         if (!r->min_values)
-            n = nw_launcher_filter_exotic(c, n);
+            n = nw_offerings_filter_exotic(c, n);
     }
     if (n == 0) {
         ae->cls = NW_EC2_CAPACITY;
@@ -210,8 +209,8 @@ nw_rc_t nw_launcher_plan(nw_launcher_t *l, const nw_launch_req_t *r, int attempt
         rc = nw_err_set(err, NW_EAWS, "launch", "%s", ae->message);
         goto fail;
     }
-    qsort(c, (size_t)n, sizeof *c, nw_launcher_cand_cmp);
-    pl->n = nw_launcher_truncate_types(c, n);
+    qsort(c, (size_t)n, sizeof *c, nw_offerings_cand_cmp);
+    pl->n = nw_offerings_truncate_types(c, n);
     snprintf(pl->ct, sizeof pl->ct, "%s", ct);
 
     /* one template per AMI and, for a generated bootstrap, per max-pods value (and per
@@ -234,20 +233,20 @@ nw_rc_t nw_launcher_plan(nw_launcher_t *l, const nw_launch_req_t *r, int attempt
             c[j++] = c[i]; /* past MAX_LTS groups, the dearer types are left out */
     }
     pl->n = j;
-    pl->kubeadm = nw_launcher_kubeadm(r);
+    pl->kubeadm = nw_launchtemplate_kubeadm(r);
     snprintf(pl->pg_id, sizeof pl->pg_id, "%s", r->resolved->pg_id);
     pl->pg_partitioned = pl->pg_id[0] && strcmp(r->resolved->pg_strategy, "partition") == 0;
-    pl->partition = nw_launcher_claim_partition(r);
+    pl->partition = nw_launchtemplate_claim_partition(r);
     for (int a = 0; a < pl->namis; a++) {
         snprintf(l->lt_cr, sizeof l->lt_cr, "%s", pl->crs[a]);
         l->lt_cr_block = pl->crs[a][0] && pl->cr_block;
-        rc = nw_launcher_ensure_lt(l, r, pl->amis[a], ct, pl->pods[a], pl->efa[a], pl->names[a],
-                                   sizeof pl->names[a], ae, err);
+        rc = nw_launchtemplate_ensure(l, r, pl->amis[a], ct, pl->pods[a], pl->efa[a], pl->names[a],
+                                      sizeof pl->names[a], ae, err);
         l->lt_cr[0] = 0;
         l->lt_cr_block = 0;
         if (rc != NW_OK)
             goto fail;
-        const char *id = nw_launcher_lt_cached(l, pl->names[a]);
+        const char *id = nw_launchtemplate_cached(l, pl->names[a]);
         snprintf(pl->lt_ids[a], sizeof pl->lt_ids[a], "%s", id ? id : "");
     }
     if ((rc = nw_ec2_params_init(&pl->p, "CreateFleet")) == NW_OK)
@@ -260,11 +259,11 @@ nw_rc_t nw_launcher_plan(nw_launcher_t *l, const nw_launch_req_t *r, int attempt
     *out = pl;
     return NW_OK;
 fail:
-    nw_launcher_plan_free(pl);
+    nw_fleet_plan_free(pl);
     return rc;
 }
 
-nw_rc_t nw_launcher_fleet(nw_launcher_t *l, nw_launch_plan_t *pl, nw_ec2_error_t *ae)
+nw_rc_t nw_fleet(nw_launch_t *l, nw_launch_plan_t *pl, nw_ec2_error_t *ae)
 {
     memset(&pl->fleet_err, 0, sizeof pl->fleet_err);
     pl->fleet_rc = nw_ec2_create_fleet(l->ec2, &pl->p, &pl->fr, ae, &pl->fleet_err);
@@ -282,8 +281,8 @@ nw_rc_t nw_launcher_fleet(nw_launcher_t *l, nw_launch_plan_t *pl, nw_ec2_error_t
     return pl->fleet_rc;
 }
 
-nw_rc_t nw_launcher_settle(nw_launcher_t *l, nw_launch_plan_t *pl, nw_launch_result_t *out,
-                           int *again, nw_ec2_error_t *ae, nw_err_t *err)
+nw_rc_t nw_fleet_settle(nw_launch_t *l, nw_launch_plan_t *pl, nw_launch_result_t *out, int *again,
+                        nw_ec2_error_t *ae, nw_err_t *err)
 {
     int64_t now = nw_clock_mono(l->clock);
     nw_ec2_fleet_result_t *fr = &pl->fr;
@@ -291,7 +290,7 @@ nw_rc_t nw_launcher_settle(nw_launcher_t *l, nw_launch_plan_t *pl, nw_launch_res
     *again = 0;
     if (pl->fleet_rc == NW_EAWS && lt_missing(ae->code) && pl->attempt == 0) {
         for (int a = 0; a < pl->namis; a++)
-            nw_launcher_lt_forget(l, pl->names[a]);
+            nw_launchtemplate_forget(l, pl->names[a]);
         *again = 1;
         return pl->fleet_rc;
     }
@@ -314,7 +313,7 @@ nw_rc_t nw_launcher_settle(nw_launcher_t *l, nw_launch_plan_t *pl, nw_launch_res
             strcmp(ct, "reserved") == 0 && strcmp(e->code, "ReservationCapacityExceeded") == 0;
         for (int a = 0; res_full && a < pl->namis; a++)
             if (!e->lt_id[0] || strcmp(e->lt_id, pl->lt_ids[a]) == 0)
-                nw_launcher_cr_mark(l, pl->crs[a], 1);
+                nw_capreservation_mark(l, pl->crs[a], 1);
         if (strcmp(e->code, "AuthFailure.ServiceLinkedRoleCreationNotPermitted") == 0)
             nw_ice_mark_capacity_type(l->ice, "spot", now);
         else if (cls == NW_EC2_CAPACITY && e->type[0] && e->zone[0] && !res_full)
@@ -328,7 +327,7 @@ nw_rc_t nw_launcher_settle(nw_launcher_t *l, nw_launch_plan_t *pl, nw_launch_res
         out->token_spent = 1; /* EC2 keeps this fleet (no instance) under the token */
     if (fr->ninst == 0 && relaunch && pl->attempt == 0) {
         for (int a = 0; a < pl->namis; a++)
-            nw_launcher_lt_forget(l, pl->names[a]);
+            nw_launchtemplate_forget(l, pl->names[a]);
         *again = 1;
         return NW_EAWS;
     }
@@ -348,7 +347,7 @@ nw_rc_t nw_launcher_settle(nw_launcher_t *l, nw_launch_plan_t *pl, nw_launch_res
                           ae->code, ae->message, all_ice ? " (insufficient capacity)" : "");
     }
     for (int a = 0; pl->kubeadm && a < pl->namis; a++)
-        nw_launcher_lt_drop(l, pl->names[a]);
+        nw_launchtemplate_drop(l, pl->names[a]);
     const nw_ec2_fleet_instance_t *fi = &fr->inst[0];
     snprintf(out->instance_id, sizeof out->instance_id, "%s", fi->instance_id);
     snprintf(out->type, sizeof out->type, "%s", fi->type);
@@ -380,7 +379,7 @@ nw_rc_t nw_launcher_settle(nw_launcher_t *l, nw_launch_plan_t *pl, nw_launch_res
                 snprintf(out->launch_template, sizeof out->launch_template, "%s", pl->names[a]);
     }
     if (out->cr_id[0])
-        nw_launcher_cr_mark(l, out->cr_id, 0);
+        nw_capreservation_mark(l, out->cr_id, 0);
     snprintf(out->provider_id, sizeof out->provider_id, "aws:///%s/%s", out->zone,
              out->instance_id);
     snprintf(out->pg_id, sizeof out->pg_id, "%s", pl->pg_id);

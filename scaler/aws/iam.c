@@ -64,7 +64,7 @@ nw_rc_t nw_iam_get_profile(nw_ec2_t *iam, const char *name, nw_iam_profile_t *ou
         rc = nw_err_set(err, NW_EPARSE, "GetInstanceProfile", "no InstanceProfile in the answer");
     if (rc == NW_OK)
         *out = got.v[0];
-    nw_iam_profiles_free(&got);
+    nw_ec2xml_iam_profiles_free(&got);
     return rc;
 }
 
@@ -228,10 +228,10 @@ nw_rc_t nw_iam_ensure_profile(nw_ec2_t *iam, const char *region, const char *clu
     for (size_t i = 0; rc == NW_OK && i < l.n; i++)
         if (strcmp(l.v[i].role, want) == 0 && strcmp(l.v[i].path, path) == 0) {
             snprintf(out, len, "%s", l.v[i].name);
-            nw_iam_profiles_free(&l);
+            nw_ec2xml_iam_profiles_free(&l);
             return NW_OK;
         }
-    nw_iam_profiles_free(&l);
+    nw_ec2xml_iam_profiles_free(&l);
     if (rc != NW_OK)
         return rc;
     char name[129];
@@ -268,7 +268,7 @@ nw_rc_t nw_iam_delete_profiles(nw_ec2_t *iam, const char *region, const char *cl
         if (strcmp(l.v[i].path, path) == 0 &&
             (rc = nw_iam_delete_profile(iam, l.v[i].name, &ae, err)) == NW_OK)
             n++;
-    nw_iam_profiles_free(&l);
+    nw_ec2xml_iam_profiles_free(&l);
     if (deleted)
         *deleted = n;
     return rc;
@@ -289,7 +289,7 @@ static nw_rc_t profile_in_use(nw_ec2_t *ec2, const nw_iam_profile_t *p, int *use
     *used = 0;
     for (size_t i = 0; rc == NW_OK && i < l.n; i++)
         *used |= strcmp(l.v[i].profile_arn, p->arn) == 0 && strcmp(l.v[i].state, "terminated");
-    nw_ec2_instances_free(&l);
+    nw_ec2xml_instances_free(&l);
     return rc;
 }
 
@@ -325,6 +325,6 @@ nw_rc_t nw_iam_gc_profiles(nw_ec2_t *iam, nw_ec2_t *ec2, const char *region, con
         if ((rc = nw_iam_delete_profile(iam, p->name, &ae, err)) == NW_OK && deleted)
             (*deleted)++;
     }
-    nw_iam_profiles_free(&l);
+    nw_ec2xml_iam_profiles_free(&l);
     return rc;
 }

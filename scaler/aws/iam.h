@@ -47,7 +47,7 @@ nw_rc_t nw_iam_new(const nw_awscfg_t *cfg, nw_creds_t *creds, const nw_clock_t *
 nw_rc_t nw_iam_get_profile(nw_ec2_t *iam, const char *name, nw_iam_profile_t *out,
                            nw_ec2_error_t *ae, nw_err_t *err);
 /** ListInstanceProfiles under path_prefix (every page); out is caller storage
- * (nw_iam_profiles_free). */
+ * (nw_ec2xml_iam_profiles_free). */
 nw_rc_t nw_iam_list_profiles(nw_ec2_t *iam, const char *path_prefix, nw_iam_profiles_t *out,
                              nw_ec2_error_t *ae, nw_err_t *err);
 /** Remove the profile's role (if any) and delete it; gone already = done. */

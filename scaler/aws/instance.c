@@ -12,7 +12,7 @@
 #include "common/log.h"
 #include "scaler/aws/launch_int.h"
 
-void nw_launcher_find_partition(nw_launcher_t *l, nw_launch_result_t *out)
+void nw_instance_find_partition(nw_launch_t *l, nw_launch_result_t *out)
 {
     if (!out->pg_partitioned || out->pg_partition[0] || !out->instance_id[0])
         return;
@@ -25,12 +25,12 @@ void nw_launcher_find_partition(nw_launcher_t *l, nw_launch_result_t *out)
     else
         nw_log_warn(COMP, "the instance's placement group partition is not known yet",
                     NW_LS("instance", out->instance_id), NW_LS("error", e.msg));
-    nw_ec2_instances_free(&in);
+    nw_ec2xml_instances_free(&in);
 }
 
 /* ---- terminate, list ---------------------------------------------------------------------- */
 
-nw_rc_t nw_launcher_terminate(nw_launcher_t *l, const char *id_or_pid, nw_err_t *err)
+nw_rc_t nw_instance_terminate(nw_launch_t *l, const char *id_or_pid, nw_err_t *err)
 {
     const char *id = nw_cloud_instance_id(id_or_pid);
     if (strncmp(id, "i-", 2) != 0)
@@ -41,11 +41,11 @@ nw_rc_t nw_launcher_terminate(nw_launcher_t *l, const char *id_or_pid, nw_err_t 
     if (rc == NW_OK)
         nw_log_info(COMP, "terminated", NW_LS("instance", id),
                     NW_LS("state", sc.n ? sc.v[0].current : "?"));
-    nw_ec2_state_changes_free(&sc);
+    nw_ec2xml_state_changes_free(&sc);
     return rc;
 }
 
-nw_rc_t nw_launcher_list(nw_launcher_t *l, nw_ec2_instances_t *out, nw_err_t *err)
+nw_rc_t nw_instance_list(nw_launch_t *l, nw_ec2_instances_t *out, nw_err_t *err)
 {
     nw_ec2_filter_t f[] = {
         {"tag-key", {"karpenter.sh/nodepool"}, 1},

@@ -21,7 +21,7 @@ static nw_cloud_health_t *push(nw_cloud_healths_t *l)
     return h;
 }
 
-nw_rc_t nw_aws_istatus_health(const nw_ec2_istatus_t *s, nw_cloud_healths_t *out)
+nw_rc_t nw_instancestatus_istatus_health(const nw_ec2_istatus_t *s, nw_cloud_healths_t *out)
 {
     for (int i = 0; i < s->nchecks; i++) {
         const nw_ec2_status_check_t *c = &s->checks[i];
@@ -47,8 +47,8 @@ nw_rc_t nw_aws_istatus_health(const nw_ec2_istatus_t *s, nw_cloud_healths_t *out
     return NW_OK;
 }
 
-nw_rc_t nw_aws_instance_health(nw_ec2_t *ec2, nw_cloud_healths_t *out, nw_ec2_error_t *ae,
-                               nw_err_t *err)
+nw_rc_t nw_instancestatus_health(nw_ec2_t *ec2, nw_cloud_healths_t *out, nw_ec2_error_t *ae,
+                                 nw_err_t *err)
 {
     static const nw_ec2_filter_t sets[3] = {
         {"instance-status.status", {"impaired"}, 1},
@@ -66,9 +66,9 @@ nw_rc_t nw_aws_instance_health(nw_ec2_t *ec2, nw_cloud_healths_t *out, nw_ec2_er
         int dup = 0;
         for (size_t j = 0; j < i && !dup; j++)
             dup = strcmp(all.v[j].id, all.v[i].id) == 0;
-        if (!dup && nw_aws_istatus_health(&all.v[i], out) != NW_OK)
+        if (!dup && nw_instancestatus_istatus_health(&all.v[i], out) != NW_OK)
             rc = nw_err_set(err, NW_ENOMEM, "DescribeInstanceStatus", "out of memory");
     }
-    nw_ec2_istatuses_free(&all);
+    nw_ec2xml_istatuses_free(&all);
     return rc;
 }

@@ -38,7 +38,7 @@ static nw_rc_t opt_str(const cJSON *o, const char *key, const char *path, char *
     return NW_OK;
 }
 
-static nw_rc_t add_id(nw_intr_event_t *e, const cJSON *v, const char *path, nw_err_t *err)
+static nw_rc_t add_id(nw_interrupt_event_t *e, const cJSON *v, const char *path, nw_err_t *err)
 {
     if (!cJSON_IsString(v) || !*v->valuestring)
         return nw_err_set(err, NW_EPARSE, path, "%s: must be a non-empty string", path);
@@ -55,7 +55,7 @@ static nw_rc_t add_id(nw_intr_event_t *e, const cJSON *v, const char *path, nw_e
     return NW_OK;
 }
 
-static nw_rc_t parse_detail(const cJSON *root, nw_intr_event_t *e, nw_err_t *err)
+static nw_rc_t parse_detail(const cJSON *root, nw_interrupt_event_t *e, nw_err_t *err)
 {
     const cJSON *d = nw_json_get(root, "detail");
     if (!cJSON_IsObject(d))
@@ -113,7 +113,7 @@ static nw_rc_t parse_detail(const cJSON *root, nw_intr_event_t *e, nw_err_t *err
     return NW_OK;
 }
 
-nw_rc_t nw_intr_parse(const char *body, size_t len, nw_intr_event_t *out, nw_err_t *err)
+nw_rc_t nw_intrevent_parse(const char *body, size_t len, nw_interrupt_event_t *out, nw_err_t *err)
 {
     memset(out, 0, sizeof *out);
     if (!body || len == 0)
@@ -141,7 +141,7 @@ nw_rc_t nw_intr_parse(const char *body, size_t len, nw_intr_event_t *out, nw_err
         goto out;
     /* the event's time: informative, so a missing or odd one leaves 0 */
     const cJSON *tm = nw_json_get(root, "time");
-    if (cJSON_IsString(tm) && nw_time_parse(tm->valuestring, &out->time_ns) != NW_OK)
+    if (cJSON_IsString(tm) && nw_clock_time_parse(tm->valuestring, &out->time_ns) != NW_OK)
         out->time_ns = 0;
     if (!version[0] || !out->source[0] || !out->detail_type[0]) {
         rc = nw_err_set(err, NW_EPARSE,
@@ -156,7 +156,7 @@ nw_rc_t nw_intr_parse(const char *body, size_t len, nw_intr_event_t *out, nw_err
     }
     static const struct {
         const char *source, *detail_type;
-        nw_intr_kind_t kind;
+        nw_interrupt_kind_t kind;
     } kinds[] = {
         {"aws.ec2", "EC2 Spot Instance Interruption Warning", NW_INTR_SPOT_INTERRUPTION},
         {"aws.ec2", "EC2 Instance Rebalance Recommendation", NW_INTR_REBALANCE},

@@ -19,7 +19,7 @@
  * Into the neutral event of scaler/cloud/interrupt.h (the envelope's `time` into
  * time_ns when it parses).
  *
- * Ownership: nw_intr_event_t is caller storage (fixed arrays).
+ * Ownership: nw_interrupt_event_t is caller storage (fixed arrays).
  * Thread: any (pure).
  */
 #ifndef NW_SCALER_AWS_INTREVENT_H
@@ -33,6 +33,6 @@
 /** Parse a message body. NW_EPARSE (err names the field, e.g. "detail.instance-id")
  * when the body is not a JSON object, an envelope field has the wrong type, or a
  * known kind lacks what it needs. Unknown kinds are NW_OK with kind NOOP. */
-nw_rc_t nw_intr_parse(const char *body, size_t len, nw_intr_event_t *out, nw_err_t *err);
+nw_rc_t nw_intrevent_parse(const char *body, size_t len, nw_interrupt_event_t *out, nw_err_t *err);
 
 #endif

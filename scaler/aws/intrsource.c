@@ -8,18 +8,18 @@
 #include "scaler/aws/intrevent.h"
 
 typedef struct {
-    nw_intr_source_t base;
+    nw_interrupt_source_t base;
     nw_sqs_t *sqs;
     char queue[512];
     int wait_s, visibility_s;
 } sqs_source_t;
 
-static sqs_source_t *me(nw_intr_source_t *s)
+static sqs_source_t *me(nw_interrupt_source_t *s)
 {
     return (sqs_source_t *)s;
 }
 
-nw_cloud_err_kind_t nw_aws_sqs_err_kind(nw_sqs_class_t cls)
+nw_cloud_err_kind_t nw_intrsource_sqs_err_kind(nw_sqs_class_t cls)
 {
     switch (cls) {
     case NW_SQS_OK:
@@ -44,12 +44,12 @@ static void to_neutral(const nw_sqs_error_t *ae, nw_cloud_error_t *ce)
     if (!ce)
         return;
     memset(ce, 0, sizeof *ce);
-    ce->kind = nw_aws_sqs_err_kind(ae->cls);
+    ce->kind = nw_intrsource_sqs_err_kind(ae->cls);
     snprintf(ce->code, sizeof ce->code, "%s", ae->code);
     snprintf(ce->message, sizeof ce->message, "%s", ae->message);
 }
 
-static nw_rc_t op_receive(nw_intr_source_t *s, nw_intr_batch_t *out, nw_cloud_error_t *ce,
+static nw_rc_t op_receive(nw_interrupt_source_t *s, nw_interrupt_batch_t *out, nw_cloud_error_t *ce,
                           nw_err_t *err)
 {
     sqs_source_t *q = me(s);
@@ -71,17 +71,18 @@ static nw_rc_t op_receive(nw_intr_source_t *s, nw_intr_batch_t *out, nw_cloud_er
         }
     }
     for (size_t i = 0; i < msgs.n; i++) {
-        nw_intr_msg_t *m = &out->v[out->n++];
+        nw_interrupt_msg_t *m = &out->v[out->n++];
         snprintf(m->id, sizeof m->id, "%s", msgs.v[i].id);
         m->handle = msgs.v[i].receipt; /* moved into the batch */
         msgs.v[i].receipt = NULL;
-        m->parsed = nw_intr_parse(msgs.v[i].body, msgs.v[i].body_len, &m->ev, &m->perr) == NW_OK;
+        m->parsed =
+            nw_intrevent_parse(msgs.v[i].body, msgs.v[i].body_len, &m->ev, &m->perr) == NW_OK;
     }
     nw_sqs_msgs_free(&msgs);
     return NW_OK;
 }
 
-static nw_rc_t op_ack(nw_intr_source_t *s, const nw_intr_msg_t *m, nw_cloud_error_t *ce,
+static nw_rc_t op_ack(nw_interrupt_source_t *s, const nw_interrupt_msg_t *m, nw_cloud_error_t *ce,
                       nw_err_t *err)
 {
     nw_sqs_error_t ae;
@@ -92,12 +93,12 @@ static nw_rc_t op_ack(nw_intr_source_t *s, const nw_intr_msg_t *m, nw_cloud_erro
     return rc;
 }
 
-static void op_set_abort(nw_intr_source_t *s, const atomic_int *flag)
+static void op_set_abort(nw_interrupt_source_t *s, const atomic_int *flag)
 {
     nw_sqs_set_abort(me(s)->sqs, flag);
 }
 
-static void op_free(nw_intr_source_t *s)
+static void op_free(nw_interrupt_source_t *s)
 {
     if (!s)
         return;
@@ -105,16 +106,16 @@ static void op_free(nw_intr_source_t *s)
     free(me(s));
 }
 
-static const nw_intr_source_ops_t sqs_ops = {
+static const nw_interrupt_source_ops_t sqs_ops = {
     .receive = op_receive,
     .ack = op_ack,
     .set_abort = op_set_abort,
     .free = op_free,
 };
 
-nw_rc_t nw_aws_intr_source_new(const nw_awscfg_t *cfg, nw_creds_t *creds, const nw_clock_t *clock,
-                               const char *queue, int wait_s, int visibility_s,
-                               nw_intr_source_t **out, nw_err_t *err)
+nw_rc_t nw_intrsource_new(const nw_awscfg_t *cfg, nw_creds_t *creds, const nw_clock_t *clock,
+                          const char *queue, int wait_s, int visibility_s,
+                          nw_interrupt_source_t **out, nw_err_t *err)
 {
     *out = NULL;
     if (!queue || !*queue)

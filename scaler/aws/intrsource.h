@@ -6,7 +6,7 @@
  * errors are translated into the neutral kinds (throttled, unauthorized, invalid, other;
  * SQS's code and message).
  *
- * Ownership: nw_aws_intr_source_new / ops->free; cfg and queue are copied, creds and
+ * Ownership: nw_intrsource_new / ops->free; cfg and queue are copied, creds and
  * clock borrowed (they must outlive the source).
  * Thread: one (the interruption thread).
  */
@@ -22,11 +22,11 @@
 
 /** wait_s: WaitTimeSeconds, 0..20 (others: 20); visibility_s: VisibilityTimeout
  * (<= 0: 20). NW_EINVAL when the queue or the SQS endpoint is missing. No network I/O. */
-nw_rc_t nw_aws_intr_source_new(const nw_awscfg_t *cfg, nw_creds_t *creds, const nw_clock_t *clock,
-                               const char *queue, int wait_s, int visibility_s,
-                               nw_intr_source_t **out, nw_err_t *err);
+nw_rc_t nw_intrsource_new(const nw_awscfg_t *cfg, nw_creds_t *creds, const nw_clock_t *clock,
+                          const char *queue, int wait_s, int visibility_s,
+                          nw_interrupt_source_t **out, nw_err_t *err);
 
 /** The neutral kind of an SQS error class. */
-nw_cloud_err_kind_t nw_aws_sqs_err_kind(nw_sqs_class_t cls);
+nw_cloud_err_kind_t nw_intrsource_sqs_err_kind(nw_sqs_class_t cls);
 
 #endif

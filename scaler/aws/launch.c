@@ -15,10 +15,10 @@
 
 #include "scaler/aws/launch_int.h"
 
-nw_launcher_t *nw_launcher_new(nw_ec2_t *ec2, const nw_catalog_t *catalog, nw_ice_t *ice,
-                               const nw_clock_t *clock, const char *cluster_name)
+nw_launch_t *nw_launch_new(nw_ec2_t *ec2, const nw_catalog_t *catalog, nw_ice_t *ice,
+                           const nw_clock_t *clock, const char *cluster_name)
 {
-    nw_launcher_t *l = calloc(1, sizeof *l);
+    nw_launch_t *l = calloc(1, sizeof *l);
     if (!l)
         return NULL;
     l->ec2 = ec2;
@@ -26,11 +26,11 @@ nw_launcher_t *nw_launcher_new(nw_ec2_t *ec2, const nw_catalog_t *catalog, nw_ic
     l->ice = ice;
     l->clock = clock ? clock : nw_clock_system();
     snprintf(l->cluster, sizeof l->cluster, "%s", cluster_name ? cluster_name : "");
-    nw_overhead_opts_default(&l->overhead);
+    nw_catalog_overhead_opts_default(&l->overhead);
     return l;
 }
 
-nw_rc_t nw_launcher_set_bootstrap(nw_launcher_t *l, const nw_launch_bootstrap_t *b)
+nw_rc_t nw_launch_set_bootstrap(nw_launch_t *l, const nw_launch_bootstrap_t *b)
 {
     char *e = strdup(b->endpoint ? b->endpoint : ""), *c = strdup(b->ca_bundle ? b->ca_bundle : "");
     char *r = strdup(b->cluster_cidr ? b->cluster_cidr : "");
@@ -59,7 +59,7 @@ nw_rc_t nw_launcher_set_bootstrap(nw_launcher_t *l, const nw_launch_bootstrap_t 
     return NW_OK;
 }
 
-void nw_launcher_free(nw_launcher_t *l)
+void nw_launch_free(nw_launch_t *l)
 {
     if (!l)
         return;
@@ -69,8 +69,8 @@ void nw_launcher_free(nw_launcher_t *l)
     free(l);
 }
 
-nw_rc_t nw_launcher_launch(nw_launcher_t *l, const nw_launch_req_t *r, nw_launch_result_t *out,
-                           nw_ec2_error_t *ae, nw_err_t *err)
+nw_rc_t nw_launch(nw_launch_t *l, const nw_launch_req_t *r, nw_launch_result_t *out,
+                  nw_ec2_error_t *ae, nw_err_t *err)
 {
     nw_ec2_error_t local;
     if (!ae)
@@ -80,17 +80,17 @@ nw_rc_t nw_launcher_launch(nw_launcher_t *l, const nw_launch_req_t *r, nw_launch
     nw_rc_t rc = NW_OK;
     for (int attempt = 0; attempt < 2; attempt++) {
         nw_launch_plan_t *pl = NULL;
-        if ((rc = nw_launcher_plan(l, r, attempt, &pl, ae, err)) != NW_OK)
+        if ((rc = nw_fleet_plan(l, r, attempt, &pl, ae, err)) != NW_OK)
             return rc;
-        nw_launcher_fleet(l, pl, ae);
+        nw_fleet(l, pl, ae);
         int again = 0;
-        rc = nw_launcher_settle(l, pl, out, &again, ae, err);
-        nw_launcher_plan_free(pl);
+        rc = nw_fleet_settle(l, pl, out, &again, ae, err);
+        nw_fleet_plan_free(pl);
         if (!again)
             break;
         memset(ae, 0, sizeof *ae);
     }
     if (rc == NW_OK)
-        nw_launcher_find_partition(l, out);
+        nw_instance_find_partition(l, out);
     return rc;
 }

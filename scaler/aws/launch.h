@@ -3,7 +3,7 @@
  * (aws/karpenter-provider-aws pkg/providers/instance/instance.go, instance/filter/filter.go,
  * pkg/providers/launchtemplate/launchtemplate.go, pkg/cache/unavailableofferings.go).
  *
- * nw_launcher_launch turns one NodeClaim-like request into:
+ * nw_launch turns one NodeClaim-like request into:
  *   - the candidate offerings: requested types × allowed zones that have a
  *     resolved subnet × allowed capacity types, available per catalog + ICE
  *     cache; exotic types (metal, GPU, accelerators) dropped while a plain one
@@ -25,7 +25,7 @@
  *     EFA interface per card when the claim asks for vpc.amazonaws.com/efa, else the
  *     primary one; each with the security groups, associatePublicIPAddress, ipPrefixCount,
  *     connectionTracking), BlockDeviceMappings (spec, else the AMI family's defaults,
- *     scaler/cloud/kubelet.h nw_ami_default_bdms), CpuOptions, MetadataOptions
+ *     scaler/cloud/kubelet.h nw_kubelet_ami_default_bdms), CpuOptions, MetadataOptions
  *     (defaults: endpoint enabled, IPv6 disabled, hop limit 1, tokens
  *     required), Monitoring, tags;
  *   - CreateFleet Type=instant, TotalTargetCapacity 1, lowest-price
@@ -35,7 +35,7 @@
  * Per-override ICE errors mark the ICE cache; when no instance comes back and
  * every error is capacity-class the result is NW_EAWS with class
  * NW_EC2_CAPACITY. A kubeadm bootstrap's templates carry the NodeClaim's token, so they
- * serve that one launch: nw_launcher_fleet deletes them once CreateFleet has launched the
+ * serve that one launch: nw_fleet deletes them once CreateFleet has launched the
  * instance (the instance keeps its userData). A missing template (deleted behind our back) is
  * recreated and the fleet retried once.
  *
@@ -52,20 +52,20 @@
  * result.token_conflict.
  *
  * A launch is three steps so that the slow one holds no lock (scaler/aws/cloud.c holds
- * its lock around the first and the last): nw_launcher_plan (candidates, launch
+ * its lock around the first and the last): nw_fleet_plan (candidates, launch
  * templates, the CreateFleet request; reads the resolution, the catalog and the template
- * cache, and may call DescribeLaunchTemplates/CreateLaunchTemplate), nw_launcher_fleet
- * (the CreateFleet call; touches nothing but the plan), nw_launcher_settle (ICE marks,
- * template cache, the result). nw_launcher_launch runs the three in a row.
+ * cache, and may call DescribeLaunchTemplates/CreateLaunchTemplate), nw_fleet
+ * (the CreateFleet call; touches nothing but the plan), nw_fleet_settle (ICE marks,
+ * template cache, the result). nw_launch runs the three in a row.
  *
- * Ownership: nw_launcher_new/nw_launcher_free; it borrows ec2, catalog, ice
- * and clock, which must outlive it. A plan is owned by its caller (nw_launcher_plan_free)
+ * Ownership: nw_launch_new/nw_launch_free; it borrows ec2, catalog, ice
+ * and clock, which must outlive it. A plan is owned by its caller (nw_fleet_plan_free)
  * and points into nothing but the catalog.
- * Thread: nw_launcher_plan, _settle, _launch, _terminate's callers serialise (one thread
- * or the cloud's lock); nw_launcher_fleet, _terminate and _list may run on any thread
+ * Thread: nw_fleet_plan, _settle, _launch, _terminate's callers serialise (one thread
+ * or the cloud's lock); nw_fleet, _terminate and _list may run on any thread
  * at the same time (they touch only the EC2 client, which is thread-safe).
  *
- * Files: launch.c (nw_launcher_new, _set_bootstrap, _free, _launch); fleet.c (_plan, _fleet,
+ * Files: launch.c (nw_launch_new, _set_bootstrap, _free, _launch); fleet.c (_plan, _fleet,
  * _settle, _plan_free: one CreateFleet try); launchtemplate.c (_userdata, _template_name,
  * _template_params, _delete_templates: tags, launch templates and their userData);
  * offerings.c (the candidate offerings and subnets); capreservation.c (_cr_available:
@@ -158,73 +158,72 @@ typedef struct {
     int pg_partitioned;
 } nw_launch_result_t;
 
-typedef struct nw_launcher nw_launcher_t;
+typedef struct nw_launch nw_launch_t;
 
-nw_launcher_t *nw_launcher_new(nw_ec2_t *ec2, const nw_catalog_t *catalog, nw_ice_t *ice,
-                               const nw_clock_t *clock, const char *cluster_name);
-void nw_launcher_free(nw_launcher_t *l);
+nw_launch_t *nw_launch_new(nw_ec2_t *ec2, const nw_catalog_t *catalog, nw_ice_t *ice,
+                           const nw_clock_t *clock, const char *cluster_name);
+void nw_launch_free(nw_launch_t *l);
 /** The settings a generated bootstrap uses (copied). */
-nw_rc_t nw_launcher_set_bootstrap(nw_launcher_t *l, const nw_launch_bootstrap_t *b);
+nw_rc_t nw_launch_set_bootstrap(nw_launch_t *l, const nw_launch_bootstrap_t *b);
 
 /** Launch one instance. ae (nullable) gets the EC2 error class on failure;
  * NW_EINVAL when the class is not ready or nothing is launchable (the message
  * says which filter emptied the list). */
-nw_rc_t nw_launcher_launch(nw_launcher_t *l, const nw_launch_req_t *req, nw_launch_result_t *out,
-                           nw_ec2_error_t *ae, nw_err_t *err);
+nw_rc_t nw_launch(nw_launch_t *l, const nw_launch_req_t *req, nw_launch_result_t *out,
+                  nw_ec2_error_t *ae, nw_err_t *err);
 
 typedef struct nw_launch_plan nw_launch_plan_t;
 
 /** Step 1 of a launch: the plan of try `attempt` (0, or 1 after a missing template) of req;
- * fails as nw_launcher_launch does before its CreateFleet. req->resolved is read only here. */
-nw_rc_t nw_launcher_plan(nw_launcher_t *l, const nw_launch_req_t *req, int attempt,
-                         nw_launch_plan_t **out, nw_ec2_error_t *ae, nw_err_t *err);
+ * fails as nw_launch does before its CreateFleet. req->resolved is read only here. */
+nw_rc_t nw_fleet_plan(nw_launch_t *l, const nw_launch_req_t *req, int attempt,
+                      nw_launch_plan_t **out, nw_ec2_error_t *ae, nw_err_t *err);
 /** Step 2: the plan's CreateFleet (with the EC2 client's retries); any thread, no lock. */
-nw_rc_t nw_launcher_fleet(nw_launcher_t *l, nw_launch_plan_t *pl, nw_ec2_error_t *ae);
+nw_rc_t nw_fleet(nw_launch_t *l, nw_launch_plan_t *pl, nw_ec2_error_t *ae);
 /** Step 3: the outcome of step 2 into out (which the caller zeroed before step 1);
  * *again = 1 when the templates were missing and try 1 should be planned. */
-nw_rc_t nw_launcher_settle(nw_launcher_t *l, nw_launch_plan_t *pl, nw_launch_result_t *out,
-                           int *again, nw_ec2_error_t *ae, nw_err_t *err);
+nw_rc_t nw_fleet_settle(nw_launch_t *l, nw_launch_plan_t *pl, nw_launch_result_t *out, int *again,
+                        nw_ec2_error_t *ae, nw_err_t *err);
 /** A launch into a partition placement group that did not ask for a partition: the
  * partition EC2 chose, from DescribeInstances (Karpenter's placement-group registration
  * hook); out->pg_partition stays "" when it cannot be read. Any thread. */
-void nw_launcher_find_partition(nw_launcher_t *l, nw_launch_result_t *out);
-void nw_launcher_plan_free(nw_launch_plan_t *pl);
+void nw_instance_find_partition(nw_launch_t *l, nw_launch_result_t *out);
+void nw_fleet_plan_free(nw_launch_plan_t *pl);
 
 /** Delete every launch template of this cluster tagged with the node class
  * (launchtemplate.go DeleteAll: tag:eks:eks-cluster-name and
  * tag:karpenter.k8s.aws/ec2nodeclass), and forget them; *deleted counts them (nullable). */
-nw_rc_t nw_launcher_delete_templates(nw_launcher_t *l, const char *nodeclass, int *deleted,
-                                     nw_err_t *err);
+nw_rc_t nw_launchtemplate_delete_class(nw_launch_t *l, const char *nodeclass, int *deleted,
+                                       nw_err_t *err);
 
 /** The available count the launcher follows for reservation id when it is at least as new as
  * a resolution at `synced` (monotonic ns) that found `resolved`; else `resolved`. */
-int64_t nw_launcher_cr_available(const nw_launcher_t *l, const char *id, int64_t resolved,
-                                 int64_t synced);
+int64_t nw_capreservation_available(const nw_launch_t *l, const char *id, int64_t resolved,
+                                    int64_t synced);
 
 /** Terminate by instance id or providerID; idempotent (gone = done). */
-nw_rc_t nw_launcher_terminate(nw_launcher_t *l, const char *id_or_provider_id, nw_err_t *err);
+nw_rc_t nw_instance_terminate(nw_launch_t *l, const char *id_or_provider_id, nw_err_t *err);
 
 /** Instances of this cluster (instance.go List's filters: tag-keys karpenter.sh/nodepool and
  * karpenter.k8s.aws/ec2nodeclass, tag:eks:eks-cluster-name; states pending..stopped). */
-nw_rc_t nw_launcher_list(nw_launcher_t *l, nw_ec2_instances_t *out, nw_err_t *err);
+nw_rc_t nw_instance_list(nw_launch_t *l, nw_ec2_instances_t *out, nw_err_t *err);
 
 /** The userData a launch template of this request carries for capacity type ct and types
  * of `pods` max pods (plain text, malloc'd; NULL without userData): scaler/aws/userdata.h.
  * NW_EINVAL with err->path naming the field when it cannot be rendered. */
-nw_rc_t nw_launcher_userdata(nw_launcher_t *l, const nw_launch_req_t *req, const char *ct,
-                             int64_t pods, char **out, nw_err_t *err);
+nw_rc_t nw_launchtemplate_userdata(nw_launch_t *l, const nw_launch_req_t *req, const char *ct,
+                                   int64_t pods, char **out, nw_err_t *err);
 
 /** The launch template name this request would use for an AMI and its userData (as
- * nw_launcher_userdata renders it; for tests). */
-void nw_launcher_template_name(nw_launcher_t *l, const nw_launch_req_t *req, const char *ami_id,
-                               const char *capacity_type, const char *userdata, char *out,
-                               size_t len);
+ * nw_launchtemplate_userdata renders it; for tests). */
+void nw_launchtemplate_name(nw_launch_t *l, const nw_launch_req_t *req, const char *ami_id,
+                            const char *capacity_type, const char *userdata, char *out, size_t len);
 
 /** Add to p (initialised "CreateLaunchTemplate") the request of this request's template for
  * AMI ami_id, capacity type ct, types of `pods` max pods and `efa` EFA interfaces (0: the
  * claim asks for none): what ensuring it would send (for tests). */
-nw_rc_t nw_launcher_template_params(nw_launcher_t *l, const nw_launch_req_t *req,
-                                    const char *ami_id, const char *ct, int64_t pods, int efa,
-                                    nw_ec2_params_t *p, nw_err_t *err);
+nw_rc_t nw_launchtemplate_params(nw_launch_t *l, const nw_launch_req_t *req, const char *ami_id,
+                                 const char *ct, int64_t pods, int efa, nw_ec2_params_t *p,
+                                 nw_err_t *err);
 
 #endif

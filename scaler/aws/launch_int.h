@@ -1,7 +1,7 @@
 /*
  * scaler/aws/launch_int.h — what the files of the launcher share (scaler/aws/launch.h is
  * their public face): the launcher, a candidate offering and a launch plan, and the
- * functions one file calls in another. Only for launch.c (the launcher, nw_launcher_launch),
+ * functions one file calls in another. Only for launch.c (the launcher, nw_launch),
  * fleet.c (plan, CreateFleet, settle), instance.c (find_partition, terminate, list),
  * capreservation.c (capacity reservations), offerings.c (candidate offerings and subnets) and
  * launchtemplate.c (tags, launch templates and their userData): a file calls only files
@@ -26,7 +26,7 @@ typedef struct {
     char id[64];
 } lt_entry_t;
 
-struct nw_launcher {
+struct nw_launch {
     nw_ec2_t *ec2;
     const nw_catalog_t *cat;
     nw_ice_t *ice;
@@ -44,7 +44,8 @@ struct nw_launcher {
     int64_t dns_retry_ns;        /* monotonic time of the next lookup while unknown */
     nw_overhead_opts_t overhead; /* vm overhead, reserved ENIs, pod density */
     /* the reservation the template being ensured targets ("" = none) and whether it is a
-     * capacity block: set around nw_launcher_ensure_lt by a reserved plan (under the callers' lock)
+     * capacity block: set around nw_launchtemplate_ensure by a reserved plan (under the callers'
+     * lock)
      */
     char lt_cr[64];
     int lt_cr_block;
@@ -59,7 +60,7 @@ struct nw_launcher {
 
 /* One offering a launch may use. Self-contained but for t (the catalog outlives every
  * launch): nothing points into the node class resolution, which another thread's resolve
- * may replace once the cloud's lock is released (nw_launcher_fleet). */
+ * may replace once the cloud's lock is released (nw_fleet). */
 typedef struct {
     const nw_itype_t *t;
     char ami[64];
@@ -75,7 +76,7 @@ typedef struct {
     int cr_interruptible;
 } cand_t;
 
-/* One CreateFleet try: the candidates, their templates and the request (nw_launcher_plan). */
+/* One CreateFleet try: the candidates, their templates and the request (nw_fleet_plan). */
 struct nw_launch_plan {
     cand_t *c;
     int n;
@@ -104,70 +105,69 @@ struct nw_launch_plan {
 
 /** spec.tags then the cluster tags (which win) into t (MAX_TAGS of them); with_claim adds
  * karpenter.sh/nodeclaim and Name. Returns the count. */
-int nw_launcher_tags_build(const nw_launcher_t *l, const nw_launch_req_t *r, int with_claim,
-                           nw_ec2_tag_t *t);
+int nw_launchtemplate_tags_build(const nw_launch_t *l, const nw_launch_req_t *r, int with_claim,
+                                 nw_ec2_tag_t *t);
 /** Add <prefix>TagSpecification.<idx> of resource type rtype with the n tags t to p. */
-nw_rc_t nw_launcher_tags_spec(nw_ec2_params_t *p, const char *prefix, int idx, const char *rtype,
-                              const nw_ec2_tag_t *t, int n);
+nw_rc_t nw_launchtemplate_tags_spec(nw_ec2_params_t *p, const char *prefix, int idx,
+                                    const char *rtype, const nw_ec2_tag_t *t, int n);
 /** The partition of the class's partition placement group the claim asks for (0: none
  * asked, EC2 chooses). */
-int nw_launcher_claim_partition(const nw_launch_req_t *r);
+int nw_launchtemplate_claim_partition(const nw_launch_req_t *r);
 /** 1 for nodewarden's kubeadm bootstrap: a token, and a family nodewarden does not generate
  * for. */
-int nw_launcher_kubeadm(const nw_launch_req_t *r);
+int nw_launchtemplate_kubeadm(const nw_launch_req_t *r);
 /** 1 when nodewarden writes the kubelet's settings (max pods) into the userData. */
-int nw_launcher_renders_kubelet(const nw_launch_req_t *r);
+int nw_launchtemplate_renders_kubelet(const nw_launch_req_t *r);
 /** The id of the cached template name; NULL when it is not cached. */
-const char *nw_launcher_lt_cached(nw_launcher_t *l, const char *name);
+const char *nw_launchtemplate_cached(nw_launch_t *l, const char *name);
 /** Forget a template deleted behind our back (the next CreateLaunchTemplate gets a new
  * ClientToken). */
-void nw_launcher_lt_forget(nw_launcher_t *l, const char *name);
+void nw_launchtemplate_forget(nw_launch_t *l, const char *name);
 /** Forget a template deleted on purpose. */
-void nw_launcher_lt_drop(nw_launcher_t *l, const char *name);
+void nw_launchtemplate_drop(nw_launch_t *l, const char *name);
 /** Find by name, else create, the template of AMI ami_id, capacity type ct, types of `pods`
  * max pods and `efa` EFA interfaces; its name into name. */
-nw_rc_t nw_launcher_ensure_lt(nw_launcher_t *l, const nw_launch_req_t *r, const char *ami_id,
-                              const char *ct, int64_t pods, int efa, char *name, size_t namelen,
-                              nw_ec2_error_t *ae, nw_err_t *err);
+nw_rc_t nw_launchtemplate_ensure(nw_launch_t *l, const nw_launch_req_t *r, const char *ami_id,
+                                 const char *ct, int64_t pods, int efa, char *name, size_t namelen,
+                                 nw_ec2_error_t *ae, nw_err_t *err);
 
 /* ---- offerings.c: candidate offerings -------------------------------------------------------- */
 
 /** 1 when s is one of the n strings l, or the list is empty (no restriction). */
-int nw_launcher_in(const char *s, const char *const *l, int n);
+int nw_offerings_in(const char *s, const char *const *l, int n);
 /** qsort order of candidates: price, then type, then zone. */
-int nw_launcher_cand_cmp(const void *a, const void *b);
+int nw_offerings_cand_cmp(const void *a, const void *b);
 /** The subnet of zone with the most free addresses that is not marked unavailable; NULL
  * when there is none. */
-const char *nw_launcher_best_subnet(const nw_launcher_t *l, const nw_nodeclass_resolved_t *rs,
-                                    const char *zone, int64_t now);
+const char *nw_offerings_best_subnet(const nw_launch_t *l, const nw_nodeclass_resolved_t *rs,
+                                     const char *zone, int64_t now);
 /** 1 when the claim asks for EFA devices (vpc.amazonaws.com/efa). */
-int nw_launcher_wants_efa(const nw_launch_req_t *r);
+int nw_offerings_wants_efa(const nw_launch_req_t *r);
 /** The max pods type t gets under the request's class (0 when the bootstrap is the
  * user's). */
-int64_t nw_launcher_type_pods(const nw_launcher_t *l, const nw_launch_req_t *r,
-                              const nw_itype_t *t);
+int64_t nw_offerings_type_pods(const nw_launch_t *l, const nw_launch_req_t *r, const nw_itype_t *t);
 /** Collect available offerings for one capacity type into c (at most max); returns the
  * count. */
-int nw_launcher_collect(nw_launcher_t *l, const nw_launch_req_t *r, const char *ct, cand_t *c,
-                        int max, int64_t now);
-/** nw_launcher_collect; why (nullable) gets the first compatibility refusal
+int nw_offerings_collect(nw_launch_t *l, const nw_launch_req_t *r, const char *ct, cand_t *c,
+                         int max, int64_t now);
+/** nw_offerings_collect; why (nullable) gets the first compatibility refusal
  * (scaler/cloud/compat.h). */
-int nw_launcher_collect_why(nw_launcher_t *l, const nw_launch_req_t *r, const char *ct, cand_t *c,
-                            int max, int64_t now, char *why, size_t whylen);
+int nw_offerings_collect_why(nw_launch_t *l, const nw_launch_req_t *r, const char *ct, cand_t *c,
+                             int max, int64_t now, char *why, size_t whylen);
 /** Drop the exotic types while a plain one remains; returns the count left. */
-int nw_launcher_filter_exotic(cand_t *c, int n);
+int nw_offerings_filter_exotic(cand_t *c, int n);
 /** Keep the candidates of the NW_LAUNCH_MAX_TYPES cheapest types (c sorted by price);
  * returns the count left. */
-int nw_launcher_truncate_types(cand_t *c, int n);
+int nw_offerings_truncate_types(cand_t *c, int n);
 
 /* ---- capreservation.c: capacity reservations ------------------------------------------------- */
 
 /** A launch into reservation id (zero = 0: one instance less) or the reservation exhausted
  * (zero = 1: none left until the next resolution). */
-void nw_launcher_cr_mark(nw_launcher_t *l, const char *id, int zero);
+void nw_capreservation_mark(nw_launch_t *l, const char *id, int zero);
 /** Collect the reserved offerings of the request into c (at most max), of one reservation
  * type; *block = 1 when that is capacity blocks. Returns the count. */
-int nw_launcher_collect_reserved(nw_launcher_t *l, const nw_launch_req_t *r, cand_t *c, int max,
-                                 int64_t now, int *block);
+int nw_capreservation_collect(nw_launch_t *l, const nw_launch_req_t *r, cand_t *c, int max,
+                              int64_t now, int *block);
 
 #endif

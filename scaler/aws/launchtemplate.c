@@ -41,8 +41,8 @@ static int add_tag(nw_ec2_tag_t *t, int n, const char *k, const char *v)
 }
 
 /* spec.tags then the cluster tags (which win); with_claim adds nodeclaim + Name. */
-int nw_launcher_tags_build(const nw_launcher_t *l, const nw_launch_req_t *r, int with_claim,
-                           nw_ec2_tag_t *t)
+int nw_launchtemplate_tags_build(const nw_launch_t *l, const nw_launch_req_t *r, int with_claim,
+                                 nw_ec2_tag_t *t)
 {
     int n = 0;
     const cJSON *it, *tags = nw_json_get(nw_json_get(r->nodeclass, "spec"), "tags");
@@ -64,8 +64,8 @@ int nw_launcher_tags_build(const nw_launcher_t *l, const nw_launch_req_t *r, int
     return n;
 }
 
-nw_rc_t nw_launcher_tags_spec(nw_ec2_params_t *p, const char *prefix, int idx, const char *rtype,
-                              const nw_ec2_tag_t *t, int n)
+nw_rc_t nw_launchtemplate_tags_spec(nw_ec2_params_t *p, const char *prefix, int idx,
+                                    const char *rtype, const nw_ec2_tag_t *t, int n)
 {
     nw_rc_t rc = nw_ec2_paramf(p, rtype, "%sTagSpecification.%d.ResourceType", prefix, idx);
     for (int i = 0; rc == NW_OK && i < n; i++) {
@@ -89,7 +89,7 @@ static long volume_gib(const char *q)
     return (long)ceil((double)nw_quantity_value(v) / 1073741824.0);
 }
 
-static void template_name(nw_launcher_t *l, const nw_launch_req_t *r, const char *ami_id,
+static void template_name(nw_launch_t *l, const nw_launch_req_t *r, const char *ami_id,
                           const char *ct, const char *userdata, int efa, char *out, size_t len);
 
 #define LABEL_PG_PARTITION "karpenter.k8s.aws/placement-group-partition"
@@ -103,7 +103,7 @@ static int str_cmp(const void *a, const void *b)
  * (as strings, like Karpenter's sort.Strings) of the values the NodeClaim's requirement on
  * karpenter.k8s.aws/placement-group-partition allows; 0 = none asked, EC2 chooses
  * (launchtemplate.go EnsureAll, the instance's Placement.PartitionNumber). */
-int nw_launcher_claim_partition(const nw_launch_req_t *r)
+int nw_launchtemplate_claim_partition(const nw_launch_req_t *r)
 {
     if (!r->resolved || strcmp(r->resolved->pg_strategy, "partition") != 0)
         return 0;
@@ -136,7 +136,7 @@ int nw_launcher_claim_partition(const nw_launch_req_t *r)
 /* the kube-dns Service's ClusterIP (Karpenter's operator reads it once at start; here at
  * the first launch that needs it, retried once a minute while the lookup fails); NULL
  * while unknown */
-static const char *kube_dns_ip(nw_launcher_t *l)
+static const char *kube_dns_ip(nw_launch_t *l)
 {
     if (l->dns_ip[0] || !l->kube_dns)
         return l->dns_ip[0] ? l->dns_ip : NULL;
@@ -158,14 +158,14 @@ static const char *kube_dns_ip(nw_launcher_t *l)
 }
 
 /* launchtemplate.go ClusterIPFamily: IPv6 when the kube-dns address is not IPv4 */
-static int cluster_ipv6(nw_launcher_t *l)
+static int cluster_ipv6(nw_launch_t *l)
 {
     const char *ip = kube_dns_ip(l);
     return ip && strchr(ip, ':') != NULL;
 }
 
 /* kubeadm 1.31 and later read (and prefer) v1beta4: the cluster's version decides */
-static int kubeadm_v1beta4(const nw_launcher_t *l)
+static int kubeadm_v1beta4(const nw_launch_t *l)
 {
     char v[32] = "";
     nw_err_t e = {0};
@@ -183,16 +183,16 @@ static int generated(nw_ami_family_t f)
 }
 
 /* nodewarden's kubeadm bootstrap: a token, and a family nodewarden does not generate for */
-int nw_launcher_kubeadm(const nw_launch_req_t *r)
+int nw_launchtemplate_kubeadm(const nw_launch_req_t *r)
 {
     return r->bootstrap_token && *r->bootstrap_token &&
            !generated(nw_kubelet_ami_family(r->nodeclass));
 }
 
 /* nodewarden writes the kubelet's settings (max pods) into the userData */
-int nw_launcher_renders_kubelet(const nw_launch_req_t *r)
+int nw_launchtemplate_renders_kubelet(const nw_launch_req_t *r)
 {
-    return generated(nw_kubelet_ami_family(r->nodeclass)) || nw_launcher_kubeadm(r);
+    return generated(nw_kubelet_ami_family(r->nodeclass)) || nw_launchtemplate_kubeadm(r);
 }
 
 static int taint_listed(const nw_ud_taint_t *t, int n, const char *key, const char *value,
@@ -208,15 +208,15 @@ static int taint_listed(const nw_ud_taint_t *t, int n, const char *key, const ch
 #define UD_MAX_LABELS 128
 #define UD_MAX_TAINTS 64
 
-nw_rc_t nw_launcher_userdata(nw_launcher_t *l, const nw_launch_req_t *r, const char *ct,
-                             int64_t pods, char **out, nw_err_t *err)
+nw_rc_t nw_launchtemplate_userdata(nw_launch_t *l, const nw_launch_req_t *r, const char *ct,
+                                   int64_t pods, char **out, nw_err_t *err)
 {
     const cJSON *spec = nw_json_get(r->nodeclass, "spec");
     nw_ud_opts_t o;
     memset(&o, 0, sizeof o);
     o.family = nw_kubelet_ami_family(r->nodeclass);
     o.custom = nw_json_str(spec, "userData");
-    if (nw_launcher_kubeadm(r)) {
+    if (nw_launchtemplate_kubeadm(r)) {
         o.kubeadm_token = r->bootstrap_token;
         o.kubeadm_v1beta4 = kubeadm_v1beta4(l);
     } else if (!generated(o.family)) {
@@ -276,13 +276,13 @@ nw_rc_t nw_launcher_userdata(nw_launcher_t *l, const nw_launch_req_t *r, const c
 
 /* ---- template name and parameters ----------------------------------------------------- */
 
-void nw_launcher_template_name(nw_launcher_t *l, const nw_launch_req_t *r, const char *ami_id,
-                               const char *ct, const char *userdata, char *out, size_t len)
+void nw_launchtemplate_name(nw_launch_t *l, const nw_launch_req_t *r, const char *ami_id,
+                            const char *ct, const char *userdata, char *out, size_t len)
 {
     template_name(l, r, ami_id, ct, userdata, 0, out, len);
 }
 
-static void template_name(nw_launcher_t *l, const nw_launch_req_t *r, const char *ami_id,
+static void template_name(nw_launch_t *l, const nw_launch_req_t *r, const char *ami_id,
                           const char *ct, const char *userdata, int efa, char *out, size_t len)
 {
     /* everything that goes into the template data, hashed */
@@ -309,14 +309,14 @@ static void template_name(nw_launcher_t *l, const nw_launch_req_t *r, const char
         nw_json_push(k, nw_json_new_string("ipv6"));
     if (r->resolved->pg_id[0])
         nw_json_push(k, nw_json_new_string(r->resolved->pg_id));
-    if (nw_launcher_claim_partition(r) > 0)
-        nw_json_push(k, nw_json_new_number(nw_launcher_claim_partition(r)));
+    if (nw_launchtemplate_claim_partition(r) > 0)
+        nw_json_push(k, nw_json_new_number(nw_launchtemplate_claim_partition(r)));
     if (l->lt_cr[0]) {
         nw_json_push(k, nw_json_new_string(l->lt_cr));
         nw_json_push(k, nw_json_new_bool(l->lt_cr_block));
     }
     /* a generated bootstrap: its text (labels, taints, max pods, cluster; kubeadm: token) */
-    if (nw_launcher_renders_kubelet(r))
+    if (nw_launchtemplate_renders_kubelet(r))
         nw_json_push(k, nw_json_new_string(userdata ? userdata : ""));
     char *s = nw_json_print(k);
     cJSON_Delete(k);
@@ -330,9 +330,7 @@ static void template_name(nw_launcher_t *l, const nw_launch_req_t *r, const char
  * (amifamily DefaultBlockDeviceMappings: gp3, encrypted; Custom: none, the AMI's) */
 static nw_rc_t lt_bdms(const nw_launch_req_t *r, nw_ec2_params_t *p, nw_err_t *err)
 {
-    const cJSON *bdms =
-                    nw_json_get(nw_json_get(r->nodeclass, "spec"), "blockDeviceMappings"),
-                *b;
+    const cJSON *bdms = nw_json_get(nw_json_get(r->nodeclass, "spec"), "blockDeviceMappings"), *b;
     nw_rc_t rc = NW_OK;
     int nb = 0;
     cJSON_ArrayForEach(b, bdms)
@@ -390,7 +388,7 @@ static nw_rc_t lt_bdms(const nw_launch_req_t *r, nw_ec2_params_t *p, nw_err_t *e
     if (nb > 0)
         return rc;
     nw_ami_bdm_t def[2];
-    int nd = nw_ami_default_bdms(nw_kubelet_ami_family(r->nodeclass), def);
+    int nd = nw_kubelet_ami_default_bdms(nw_kubelet_ami_family(r->nodeclass), def);
     for (int i = 0; i < nd && rc == NW_OK; i++) {
         char gib[24];
         snprintf(gib, sizeof gib, "%lld", (long long)def[i].gib);
@@ -475,9 +473,7 @@ static nw_rc_t lt_ni(const nw_launch_req_t *r, nw_ec2_params_t *p, int n, int ca
 
 static nw_rc_t lt_nis(const nw_launch_req_t *r, int efa, int v6, nw_ec2_params_t *p)
 {
-    const cJSON *nis =
-                    nw_json_get(nw_json_get(r->nodeclass, "spec"), "networkInterfaces"),
-                *ni;
+    const cJSON *nis = nw_json_get(nw_json_get(r->nodeclass, "spec"), "networkInterfaces"), *ni;
     nw_rc_t rc = NW_OK;
     int n = 0;
     cJSON_ArrayForEach(ni, nis)
@@ -500,7 +496,7 @@ static nw_rc_t lt_nis(const nw_launch_req_t *r, int efa, int v6, nw_ec2_params_t
     return lt_ni(r, p, 1, -1, 0, NULL, 1, v6);
 }
 
-static nw_rc_t lt_params(nw_launcher_t *l, const nw_launch_req_t *r, const char *name,
+static nw_rc_t lt_params(nw_launch_t *l, const nw_launch_req_t *r, const char *name,
                          const char *ami_id, const char *ud, int efa, nw_ec2_params_t *p,
                          nw_err_t *err)
 {
@@ -541,8 +537,7 @@ static nw_rc_t lt_params(nw_launcher_t *l, const nw_launch_req_t *r, const char 
         return rc;
     /* metadata options, each field defaulted */
     const cJSON *mo = nw_json_get(spec, "metadataOptions");
-    const char *ep = nw_json_str(mo, "httpEndpoint"),
-               *v6 = nw_json_str(mo, "httpProtocolIPv6");
+    const char *ep = nw_json_str(mo, "httpEndpoint"), *v6 = nw_json_str(mo, "httpProtocolIPv6");
     const char *tok = nw_json_str(mo, "httpTokens");
     const cJSON *hop = nw_json_get(mo, "httpPutResponseHopLimit");
     char hops[16];
@@ -556,7 +551,7 @@ static nw_rc_t lt_params(nw_launcher_t *l, const nw_launch_req_t *r, const char 
     LTD("Monitoring.Enabled", cJSON_IsTrue(mon) ? "true" : "false");
     if (r->resolved->pg_id[0])
         LTD("Placement.GroupId", r->resolved->pg_id);
-    int part = nw_launcher_claim_partition(r);
+    int part = nw_launchtemplate_claim_partition(r);
     if (r->resolved->pg_id[0] && part > 0) {
         char ps[16];
         snprintf(ps, sizeof ps, "%d", part);
@@ -575,22 +570,22 @@ static nw_rc_t lt_params(nw_launcher_t *l, const nw_launch_req_t *r, const char 
         LTD("CpuOptions.NestedVirtualization", nv);
 #undef LTD
     nw_ec2_tag_t t[MAX_TAGS];
-    int nt = nw_launcher_tags_build(l, r, 0, t);
+    int nt = nw_launchtemplate_tags_build(l, r, 0, t);
     if (rc == NW_OK)
-        rc = nw_launcher_tags_spec(p, "LaunchTemplateData.", 1, "network-interface", t, nt);
+        rc = nw_launchtemplate_tags_spec(p, "LaunchTemplateData.", 1, "network-interface", t, nt);
     if (rc == NW_OK)
-        rc = nw_launcher_tags_spec(p, "", 1, "launch-template", t, nt);
+        rc = nw_launchtemplate_tags_spec(p, "", 1, "launch-template", t, nt);
     if (rc != NW_OK)
         return nw_err_set(err, rc, "CreateLaunchTemplate", "request too large");
     return NW_OK;
 }
 
-nw_rc_t nw_launcher_template_params(nw_launcher_t *l, const nw_launch_req_t *r, const char *ami_id,
-                                    const char *ct, int64_t pods, int efa, nw_ec2_params_t *p,
-                                    nw_err_t *err)
+nw_rc_t nw_launchtemplate_params(nw_launch_t *l, const nw_launch_req_t *r, const char *ami_id,
+                                 const char *ct, int64_t pods, int efa, nw_ec2_params_t *p,
+                                 nw_err_t *err)
 {
     char *ud = NULL, name[256];
-    nw_rc_t rc = nw_launcher_userdata(l, r, ct, pods, &ud, err);
+    nw_rc_t rc = nw_launchtemplate_userdata(l, r, ct, pods, &ud, err);
     if (rc != NW_OK)
         return rc;
     template_name(l, r, ami_id, ct, ud, efa, name, sizeof name);
@@ -601,7 +596,7 @@ nw_rc_t nw_launcher_template_params(nw_launcher_t *l, const nw_launch_req_t *r, 
 
 /* ---- ensure, cache, delete ---------------------------------------------------------------- */
 
-const char *nw_launcher_lt_cached(nw_launcher_t *l, const char *name)
+const char *nw_launchtemplate_cached(nw_launch_t *l, const char *name)
 {
     for (int i = 0; i < l->nlts; i++)
         if (strcmp(l->lts[i].name, name) == 0)
@@ -609,14 +604,14 @@ const char *nw_launcher_lt_cached(nw_launcher_t *l, const char *name)
     return NULL;
 }
 
-static void lt_remember(nw_launcher_t *l, const char *name, const char *id)
+static void lt_remember(nw_launch_t *l, const char *name, const char *id)
 {
     int i = l->nlts < LT_CACHE ? l->nlts++ : (int)(nw_clock_mono(l->clock) % LT_CACHE);
     snprintf(l->lts[i].name, sizeof l->lts[i].name, "%s", name);
     snprintf(l->lts[i].id, sizeof l->lts[i].id, "%s", id);
 }
 
-void nw_launcher_lt_forget(nw_launcher_t *l, const char *name)
+void nw_launchtemplate_forget(nw_launch_t *l, const char *name)
 {
     l->lt_gen++;
     for (int i = 0; i < l->nlts; i++)
@@ -626,9 +621,9 @@ void nw_launcher_lt_forget(nw_launcher_t *l, const char *name)
         }
 }
 
-/* forget a template that was deleted on purpose (nw_launcher_lt_forget: one deleted behind our
+/* forget a template that was deleted on purpose (nw_launchtemplate_forget: one deleted behind our
  * back) */
-void nw_launcher_lt_drop(nw_launcher_t *l, const char *name)
+void nw_launchtemplate_drop(nw_launch_t *l, const char *name)
 {
     for (int i = 0; i < l->nlts; i++)
         if (strcmp(l->lts[i].name, name) == 0) {
@@ -637,12 +632,12 @@ void nw_launcher_lt_drop(nw_launcher_t *l, const char *name)
         }
 }
 
-static nw_rc_t ensure_lt_ud(nw_launcher_t *l, const nw_launch_req_t *r, const char *ami_id,
+static nw_rc_t ensure_lt_ud(nw_launch_t *l, const nw_launch_req_t *r, const char *ami_id,
                             const char *ct, const char *ud, int efa, char *name, size_t namelen,
                             nw_ec2_error_t *ae, nw_err_t *err)
 {
     template_name(l, r, ami_id, ct, ud, efa, name, namelen);
-    if (nw_launcher_lt_cached(l, name))
+    if (nw_launchtemplate_cached(l, name))
         return NW_OK;
     nw_ec2_lts_t found = {0};
     const char *names[] = {name};
@@ -650,10 +645,10 @@ static nw_rc_t ensure_lt_ud(nw_launcher_t *l, const nw_launch_req_t *r, const ch
     nw_rc_t rc = nw_ec2_describe_launch_templates(l->ec2, names, 1, NULL, 0, &found, ae, &e);
     if (rc == NW_OK && found.n > 0) {
         lt_remember(l, name, found.v[0].id);
-        nw_ec2_lts_free(&found);
+        nw_ec2xml_lts_free(&found);
         return NW_OK;
     }
-    nw_ec2_lts_free(&found);
+    nw_ec2xml_lts_free(&found);
     if (rc != NW_OK && rc != NW_ENOTFOUND) {
         if (err && !err->rc)
             *err = e;
@@ -675,12 +670,12 @@ static nw_rc_t ensure_lt_ud(nw_launcher_t *l, const nw_launch_req_t *r, const ch
     return rc;
 }
 
-nw_rc_t nw_launcher_ensure_lt(nw_launcher_t *l, const nw_launch_req_t *r, const char *ami_id,
-                              const char *ct, int64_t pods, int efa, char *name, size_t namelen,
-                              nw_ec2_error_t *ae, nw_err_t *err)
+nw_rc_t nw_launchtemplate_ensure(nw_launch_t *l, const nw_launch_req_t *r, const char *ami_id,
+                                 const char *ct, int64_t pods, int efa, char *name, size_t namelen,
+                                 nw_ec2_error_t *ae, nw_err_t *err)
 {
     char *ud = NULL;
-    nw_rc_t rc = nw_launcher_userdata(l, r, ct, pods, &ud, err);
+    nw_rc_t rc = nw_launchtemplate_userdata(l, r, ct, pods, &ud, err);
     if (rc != NW_OK)
         return rc;
     rc = ensure_lt_ud(l, r, ami_id, ct, ud, efa, name, namelen, ae, err);
@@ -688,8 +683,8 @@ nw_rc_t nw_launcher_ensure_lt(nw_launcher_t *l, const nw_launch_req_t *r, const 
     return rc;
 }
 
-nw_rc_t nw_launcher_delete_templates(nw_launcher_t *l, const char *nodeclass, int *deleted,
-                                     nw_err_t *err)
+nw_rc_t nw_launchtemplate_delete_class(nw_launch_t *l, const char *nodeclass, int *deleted,
+                                       nw_err_t *err)
 {
     nw_ec2_filter_t f[] = {
         {"tag:eks:eks-cluster-name", {l->cluster}, 1},
@@ -717,7 +712,7 @@ nw_rc_t nw_launcher_delete_templates(nw_launcher_t *l, const char *nodeclass, in
     if (n)
         nw_log_info(COMP, "launch templates deleted", NW_LS("ec2nodeclass", nodeclass),
                     NW_LI("count", n));
-    nw_ec2_lts_free(&found);
+    nw_ec2xml_lts_free(&found);
     if (deleted)
         *deleted = n;
     return rc;

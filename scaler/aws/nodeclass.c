@@ -100,7 +100,7 @@ static nw_rc_t resolve_subnets(nw_ec2_t *ec2, const cJSON *terms, nw_nodeclass_r
         s->available_ips = all.v[k].available_ips;
     }
 out:
-    nw_ec2_subnets_free(&all);
+    nw_ec2xml_subnets_free(&all);
     return rc;
 }
 
@@ -148,7 +148,7 @@ static nw_rc_t resolve_sgs(nw_ec2_t *ec2, const cJSON *terms, nw_nodeclass_resol
         snprintf(s->name, sizeof s->name, "%s", all.v[k].name);
     }
 out:
-    nw_ec2_sgs_free(&all);
+    nw_ec2xml_sgs_free(&all);
     return rc;
 }
 
@@ -336,7 +336,8 @@ static nw_rc_t resolve_amis(nw_ec2_t *ec2, const nw_nc_ssm_t *src, const cJSON *
         nw_ec2_filter_t f[MAX_FILTERS];
         char names[MAX_FILTERS][160];
         int nf = 0;
-        const char *id = nw_json_str(t, "id"), *name = nw_json_str(t, "name"), *owner = nw_json_str(t, "owner");
+        const char *id = nw_json_str(t, "id"), *name = nw_json_str(t, "name"),
+                   *owner = nw_json_str(t, "owner");
         const char *alias = nw_json_str(t, "alias"), *ssm = nw_json_str(t, "ssmParameter");
         const char *owners[2];
         int nowners = 0;
@@ -440,7 +441,7 @@ static nw_rc_t resolve_amis(nw_ec2_t *ec2, const nw_nc_ssm_t *src, const cJSON *
     }
 out:
     free(vmask);
-    nw_ec2_images_free(&all);
+    nw_ec2xml_images_free(&all);
     return rc;
 }
 
@@ -549,7 +550,8 @@ static nw_rc_t cr_query(nw_ec2_t *ec2, const cJSON *term, int by_id, nw_ec2_crs_
         }
         return rc;
     }
-    const char *owner = nw_json_str(term, "ownerID"), *imc = nw_json_str(term, "instanceMatchCriteria");
+    const char *owner = nw_json_str(term, "ownerID"),
+               *imc = nw_json_str(term, "instanceMatchCriteria");
     if (owner && *owner)
         f[nf++] = (nw_ec2_filter_t){"owner-id", {owner}, 1};
     nf = tag_filters(nw_json_get(term, "tags"), f, nf, names);
@@ -580,9 +582,11 @@ nw_rc_t nw_nodeclass_resolve_crs(nw_ec2_t *ec2, const cJSON *nc, int64_t now_wal
     const cJSON *t;
     cJSON_ArrayForEach(t, terms)
     {
-        if (nw_json_str(t, "id") && *nw_json_str(t, "id") && (rc = cr_query(ec2, t, 1, &all, err)) != NW_OK)
+        if (nw_json_str(t, "id") && *nw_json_str(t, "id") &&
+            (rc = cr_query(ec2, t, 1, &all, err)) != NW_OK)
             break;
-        if ((cJSON_IsObject(nw_json_get(t, "tags")) && cJSON_GetArraySize(nw_json_get(t, "tags")) > 0) ||
+        if ((cJSON_IsObject(nw_json_get(t, "tags")) &&
+             cJSON_GetArraySize(nw_json_get(t, "tags")) > 0) ||
             (nw_json_str(t, "instanceMatchCriteria") && *nw_json_str(t, "instanceMatchCriteria")))
             if ((rc = cr_query(ec2, t, 0, &all, err)) != NW_OK)
                 break;
@@ -591,12 +595,12 @@ nw_rc_t nw_nodeclass_resolve_crs(nw_ec2_t *ec2, const cJSON *nc, int64_t now_wal
         r->crs_ready = 0;
         snprintf(r->crs_message, sizeof r->crs_message,
                  "Failed to list capacity reservations: %.200s", err ? err->msg : "");
-        nw_ec2_crs_free(&all);
+        nw_ec2xml_crs_free(&all);
         return rc;
     }
     r->crs = calloc(all.n ? all.n : 1, sizeof *r->crs);
     if (!r->crs) {
-        nw_ec2_crs_free(&all);
+        nw_ec2xml_crs_free(&all);
         return nw_err_set(err, NW_ENOMEM, "capacityReservations", "out of memory");
     }
     for (size_t i = 0; i < all.n; i++) {
@@ -630,7 +634,7 @@ nw_rc_t nw_nodeclass_resolve_crs(nw_ec2_t *ec2, const cJSON *nc, int64_t now_wal
         o->expiring = strcmp(o->reservation_type, "capacity-block") == 0 && e->end_ns &&
                       now_wall_ns >= e->end_ns - CB_EXPIRING_NS;
     }
-    nw_ec2_crs_free(&all);
+    nw_ec2xml_crs_free(&all);
     qsort(r->crs, r->ncrs, sizeof *r->crs, cr_cmp);
     return NW_OK;
 }
@@ -652,7 +656,7 @@ static void add_condition(cJSON *conds, const char *type, int ok, const char *re
 cJSON *nw_nodeclass_status_json(const nw_nodeclass_resolved_t *r, const cJSON *nc, int64_t now_ns)
 {
     char ts[32];
-    nw_time_format(now_ns, ts, sizeof ts);
+    nw_clock_time_format(now_ns, ts, sizeof ts);
     const cJSON *g = nw_json_get(nw_json_get(nc, "metadata"), "generation");
     double gen = cJSON_IsNumber(g) ? g->valuedouble : 0;
     cJSON *st = nw_json_new_object();
@@ -727,7 +731,7 @@ cJSON *nw_nodeclass_status_json(const nw_nodeclass_resolved_t *r, const cJSON *n
             nw_json_add_string(s, "state", c->expiring ? "expiring" : "active");
             if (c->end_ns) {
                 char et[32];
-                nw_time_format(c->end_ns, et, sizeof et);
+                nw_clock_time_format(c->end_ns, et, sizeof et);
                 nw_json_add_string(s, "endTime", et);
             }
             if (c->interruptible)
@@ -900,7 +904,7 @@ static void resolve_pg(nw_nodeclass_cache_t *c, const cJSON *nc, nw_nodeclass_re
         r->ready = 0;
         *retry_soon |= rc != NW_OK;
     }
-    nw_ec2_pgs_free(&l);
+    nw_ec2xml_pgs_free(&l);
 }
 
 /* spec.capacityReservationSelectorTerms; a failed DescribeCapacityReservations makes the

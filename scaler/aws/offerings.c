@@ -16,7 +16,7 @@
 #include "scaler/cloud/compat.h"
 #include "scaler/cloud/kubelet.h"
 
-int nw_launcher_in(const char *s, const char *const *l, int n)
+int nw_offerings_in(const char *s, const char *const *l, int n)
 {
     if (!l || n == 0)
         return 1;
@@ -27,20 +27,20 @@ int nw_launcher_in(const char *s, const char *const *l, int n)
 }
 
 /* the max pods a type gets under the request's class (0 when the bootstrap is the user's) */
-int64_t nw_launcher_type_pods(const nw_launcher_t *l, const nw_launch_req_t *r, const nw_itype_t *t)
+int64_t nw_offerings_type_pods(const nw_launch_t *l, const nw_launch_req_t *r, const nw_itype_t *t)
 {
-    if (!nw_launcher_renders_kubelet(r))
+    if (!nw_launchtemplate_renders_kubelet(r))
         return 0;
     nw_overhead_opts_t o = l->overhead;
     nw_err_t e = {0};
     if (nw_kubelet_overhead(r->nodeclass, &o, &e) != NW_OK)
         o = l->overhead; /* admission refuses such values; the settings' then */
-    return nw_itype_max_pods(t, &o);
+    return nw_catalog_itype_max_pods(t, &o);
 }
 
 /* ---- candidates ---------------------------------------------------------------------------- */
 
-int nw_launcher_cand_cmp(const void *a, const void *b)
+int nw_offerings_cand_cmp(const void *a, const void *b)
 {
     const cand_t *x = a, *y = b;
     if (x->price != y->price)
@@ -49,8 +49,8 @@ int nw_launcher_cand_cmp(const void *a, const void *b)
     return c ? c : strcmp(x->zone, y->zone);
 }
 
-const char *nw_launcher_best_subnet(const nw_launcher_t *l, const nw_nodeclass_resolved_t *rs,
-                                    const char *zone, int64_t now)
+const char *nw_offerings_best_subnet(const nw_launch_t *l, const nw_nodeclass_resolved_t *rs,
+                                     const char *zone, int64_t now)
 {
     const nw_nc_subnet_t *best = NULL;
     for (size_t i = 0; i < rs->nsubnets; i++) {
@@ -64,25 +64,23 @@ const char *nw_launcher_best_subnet(const nw_launcher_t *l, const nw_nodeclass_r
 }
 
 /* the claim asks for EFA devices (resolver.go: a template per EFA count, then) */
-int nw_launcher_wants_efa(const nw_launch_req_t *r)
+int nw_offerings_wants_efa(const nw_launch_req_t *r)
 {
-    return nw_json_get(nw_json_get(nw_json_get(r->claim, "spec"), "resources"),
-                            "requests") &&
+    return nw_json_get(nw_json_get(nw_json_get(r->claim, "spec"), "resources"), "requests") &&
            nw_json_get(
-               nw_json_get(nw_json_get(nw_json_get(r->claim, "spec"), "resources"),
-                                "requests"),
+               nw_json_get(nw_json_get(nw_json_get(r->claim, "spec"), "resources"), "requests"),
                "vpc.amazonaws.com/efa");
 }
 
 /* Collect available offerings for one capacity type; returns the count. */
-int nw_launcher_collect(nw_launcher_t *l, const nw_launch_req_t *r, const char *ct, cand_t *c,
-                        int max, int64_t now)
+int nw_offerings_collect(nw_launch_t *l, const nw_launch_req_t *r, const char *ct, cand_t *c,
+                         int max, int64_t now)
 {
-    return nw_launcher_collect_why(l, r, ct, c, max, now, NULL, 0);
+    return nw_offerings_collect_why(l, r, ct, c, max, now, NULL, 0);
 }
 
-int nw_launcher_collect_why(nw_launcher_t *l, const nw_launch_req_t *r, const char *ct, cand_t *c,
-                            int max, int64_t now, char *why, size_t whylen)
+int nw_offerings_collect_why(nw_launch_t *l, const nw_launch_req_t *r, const char *ct, cand_t *c,
+                             int max, int64_t now, char *why, size_t whylen)
 {
     int n = 0;
     for (int i = 0; i < r->ntypes; i++) {
@@ -94,22 +92,22 @@ int nw_launcher_collect_why(nw_launcher_t *l, const nw_launch_req_t *r, const ch
             continue;
         /* Karpenter's per-class filters (scaler/cloud/compat.h): a type EC2 would refuse */
         char w[256];
-        if (!nw_itype_class_compatible(t, r->nodeclass,
-                                       r->resolved->pg_id[0] ? r->resolved->pg_strategy : NULL, w,
-                                       sizeof w)) {
+        if (!nw_compat_class_compatible(t, r->nodeclass,
+                                        r->resolved->pg_id[0] ? r->resolved->pg_strategy : NULL, w,
+                                        sizeof w)) {
             if (why && whylen && !why[0])
                 snprintf(why, whylen, "%s", w);
             continue;
         }
-        int64_t pods = nw_launcher_type_pods(l, r, t);
-        int efa = nw_launcher_wants_efa(r) ? t->efa : 0;
+        int64_t pods = nw_offerings_type_pods(l, r, t);
+        int efa = nw_offerings_wants_efa(r) ? t->efa : 0;
         nw_offering_t of[NW_CATALOG_MAX_OFFERINGS];
         int no = nw_catalog_offerings(t, l->ice, now, of, NW_CATALOG_MAX_OFFERINGS);
         for (int k = 0; k < no && n < max; k++) {
             if (!of[k].available || strcmp(of[k].capacity_type, ct) != 0 ||
-                !nw_launcher_in(of[k].zone, r->zones, r->nzones))
+                !nw_offerings_in(of[k].zone, r->zones, r->nzones))
                 continue;
-            const char *sn = nw_launcher_best_subnet(l, r->resolved, of[k].zone, now);
+            const char *sn = nw_offerings_best_subnet(l, r->resolved, of[k].zone, now);
             if (!sn)
                 continue;
             cand_t *x = &c[n++];
@@ -130,22 +128,22 @@ int nw_launcher_collect_why(nw_launcher_t *l, const nw_launch_req_t *r, const ch
     return n;
 }
 
-int nw_launcher_filter_exotic(cand_t *c, int n)
+int nw_offerings_filter_exotic(cand_t *c, int n)
 {
     int plain = 0;
     for (int i = 0; i < n; i++)
-        plain += !nw_itype_is_exotic(c[i].t);
+        plain += !nw_catalog_itype_is_exotic(c[i].t);
     if (plain == 0)
         return n;
     int j = 0;
     for (int i = 0; i < n; i++)
-        if (!nw_itype_is_exotic(c[i].t))
+        if (!nw_catalog_itype_is_exotic(c[i].t))
             c[j++] = c[i];
     return j;
 }
 
 /* keep candidates of the 60 cheapest types (c sorted by price) */
-int nw_launcher_truncate_types(cand_t *c, int n)
+int nw_offerings_truncate_types(cand_t *c, int n)
 {
     const nw_itype_t *seen[NW_LAUNCH_MAX_TYPES];
     int ns = 0, j = 0;

@@ -77,10 +77,10 @@ nw_rc_t nw_userdata_render(const nw_ud_opts_t *o, char **out, nw_err_t *err)
         return nw_err_set(err, NW_ENOMEM, "spec.userData", "out of memory");
     out_t w = {{0}, NW_OK};
     nw_buf_init(&w.b, UD_MAX);
-    nw_rc_t rc = o->kubeadm_token             ? nw_userdata_render_kubeadm(o, l, nl, &w, err)
-                 : o->family == NW_AMI_AL2    ? nw_userdata_render_al2(o, l, nl, &w, err)
-                 : o->family == NW_AMI_AL2023 ? nw_userdata_render_al2023(o, l, nl, &w, err)
-                                              : nw_userdata_render_bottlerocket(o, l, nl, &w, err);
+    nw_rc_t rc = o->kubeadm_token             ? nw_userdata_kubeadm_render(o, l, nl, &w, err)
+                 : o->family == NW_AMI_AL2    ? nw_userdata_al2_render(o, l, nl, &w, err)
+                 : o->family == NW_AMI_AL2023 ? nw_userdata_al2023_render(o, l, nl, &w, err)
+                                              : nw_userdata_bottlerocket_render(o, l, nl, &w, err);
     free(l);
     if (rc == NW_OK && w.rc != NW_OK)
         rc = nw_err_set(err, w.rc, "spec.userData", "userData larger than %d bytes", UD_MAX);

@@ -34,7 +34,7 @@
  *
  * Files: userdata.c (nw_userdata_render, nw_userdata_label_restricted); one per family,
  * userdata_al2.c, userdata_al2023.c, userdata_bottlerocket.c and userdata_kubeadm.c
- * (nw_userdata_ca_pin); userdata_mime.c (the user's MIME parts) and userdata_common.c (the
+ * (nw_userdata_kubeadm_ca_pin); userdata_mime.c (the user's MIME parts) and userdata_common.c (the
  * output buffer, the kubelet settings) serve them. What they share is in userdata_int.h.
  */
 #ifndef NW_SCALER_AWS_USERDATA_H
@@ -93,7 +93,7 @@ nw_rc_t nw_userdata_render(const nw_ud_opts_t *o, char **out, nw_err_t *err);
  * "sha256:" + hex SHA-256 of the first certificate's DER SubjectPublicKeyInfo (kubeadm's
  * pubkeypin.Hash), into out (>= 72 bytes). NW_EINVAL naming settings.clusterCABundle when
  * it is empty or holds no certificate. */
-nw_rc_t nw_userdata_ca_pin(const char *ca_bundle_b64, char *out, size_t len, nw_err_t *err);
+nw_rc_t nw_userdata_kubeadm_ca_pin(const char *ca_bundle_b64, char *out, size_t len, nw_err_t *err);
 
 /** 1 when a label may not be set by a kubelet (its domain is or ends in kubernetes.io,
  * k8s.io or node-restriction.kubernetes.io: Karpenter's RejectForbiddenLabels). */

@@ -47,14 +47,14 @@ static void join_args(out_t *w, const char *name, const cJSON *m, const char *se
     for (int i = 0; i < n && rc == NW_OK; i++) {
         char d[64];
         if (durations)
-            nw_userdata_go_duration(kv[i].v->valuestring, d, sizeof d);
+            nw_userdata_common_go_duration(kv[i].v->valuestring, d, sizeof d);
         rc = nw_buf_addf(&b, "%s%s%s%s", i ? "," : "", kv[i].key, sep,
                          durations ? d : kv[i].v->valuestring);
     }
     if (rc != NW_OK && w->rc == NW_OK)
         w->rc = rc;
-    nw_userdata_put(w, "%s%s=", *first ? "" : " ", name);
-    nw_userdata_put_quoted(w, nw_buf_str(&b));
+    nw_userdata_common_put(w, "%s%s=", *first ? "" : " ", name);
+    nw_userdata_common_put_quoted(w, nw_buf_str(&b));
     *first = 0;
     nw_buf_cleanup(&b);
 }
@@ -63,9 +63,9 @@ static void join_args(out_t *w, const char *name, const cJSON *m, const char *se
 static void taint_str(out_t *w, const nw_ud_taint_t *t)
 {
     if (t->value && *t->value)
-        nw_userdata_put(w, "%s=%s:%s", t->key, t->value, t->effect);
+        nw_userdata_common_put(w, "%s=%s:%s", t->key, t->value, t->effect);
     else
-        nw_userdata_put(w, "%s:%s", t->key, t->effect);
+        nw_userdata_common_put(w, "%s:%s", t->key, t->effect);
 }
 
 /* Options.kubeletExtraArgs, space-separated */
@@ -73,86 +73,86 @@ static void kubelet_extra_args(out_t *w, const nw_ud_opts_t *o, const nw_ud_labe
 {
     int first = 1;
     if (nl) {
-        nw_userdata_node_label_arg(w, l, nl);
+        nw_userdata_common_node_label_arg(w, l, nl);
         first = 0;
     }
     out_t t = {{0}, NW_OK};
     nw_buf_init(&t.b, UD_MAX);
     for (int i = 0; i < o->ntaints; i++) {
         if (i)
-            nw_userdata_put(&t, ",");
+            nw_userdata_common_put(&t, ",");
         taint_str(&t, &o->taints[i]);
     }
-    nw_userdata_put(w, "%s--register-with-taints=", first ? "" : " ");
-    nw_userdata_put_quoted(w, nw_buf_str(&t.b));
+    nw_userdata_common_put(w, "%s--register-with-taints=", first ? "" : " ");
+    nw_userdata_common_put_quoted(w, nw_buf_str(&t.b));
     if (t.rc != NW_OK && w->rc == NW_OK)
         w->rc = t.rc;
     nw_buf_cleanup(&t.b);
     first = 0;
     const cJSON *k = o->kubelet;
     int has;
-    int64_t mp = nw_userdata_kubelet_int(k, "maxPods", &has);
-    nw_userdata_put(w, " --max-pods=%lld", (long long)(has ? mp : o->max_pods));
-    int64_t ppc = nw_userdata_kubelet_int(k, "podsPerCore", &has);
+    int64_t mp = nw_userdata_common_kubelet_int(k, "maxPods", &has);
+    nw_userdata_common_put(w, " --max-pods=%lld", (long long)(has ? mp : o->max_pods));
+    int64_t ppc = nw_userdata_common_kubelet_int(k, "podsPerCore", &has);
     if (has)
-        nw_userdata_put(w, " --pods-per-core=%lld", (long long)ppc);
+        nw_userdata_common_put(w, " --pods-per-core=%lld", (long long)ppc);
     join_args(w, "--system-reserved", nw_json_get(k, "systemReserved"), "=", 0, &first);
     join_args(w, "--kube-reserved", nw_json_get(k, "kubeReserved"), "=", 0, &first);
     join_args(w, "--eviction-hard", nw_json_get(k, "evictionHard"), "<", 0, &first);
     join_args(w, "--eviction-soft", nw_json_get(k, "evictionSoft"), "<", 0, &first);
     join_args(w, "--eviction-soft-grace-period", nw_json_get(k, "evictionSoftGracePeriod"), "=", 1,
               &first);
-    int64_t v = nw_userdata_kubelet_int(k, "evictionMaxPodGracePeriod", &has);
+    int64_t v = nw_userdata_common_kubelet_int(k, "evictionMaxPodGracePeriod", &has);
     if (has)
-        nw_userdata_put(w, " --eviction-max-pod-grace-period=%lld", (long long)v);
-    v = nw_userdata_kubelet_int(k, "imageGCHighThresholdPercent", &has);
+        nw_userdata_common_put(w, " --eviction-max-pod-grace-period=%lld", (long long)v);
+    v = nw_userdata_common_kubelet_int(k, "imageGCHighThresholdPercent", &has);
     if (has)
-        nw_userdata_put(w, " --image-gc-high-threshold=%lld", (long long)v);
-    v = nw_userdata_kubelet_int(k, "imageGCLowThresholdPercent", &has);
+        nw_userdata_common_put(w, " --image-gc-high-threshold=%lld", (long long)v);
+    v = nw_userdata_common_kubelet_int(k, "imageGCLowThresholdPercent", &has);
     if (has)
-        nw_userdata_put(w, " --image-gc-low-threshold=%lld", (long long)v);
+        nw_userdata_common_put(w, " --image-gc-low-threshold=%lld", (long long)v);
     const cJSON *q = nw_json_get(k, "cpuCFSQuota");
     if (cJSON_IsBool(q))
-        nw_userdata_put(w, " --cpu-cfs-quota=%s", cJSON_IsTrue(q) ? "true" : "false");
+        nw_userdata_common_put(w, " --cpu-cfs-quota=%s", cJSON_IsTrue(q) ? "true" : "false");
 }
 
 /* ---- AL2: eksbootstrap.go ---- */
 
-nw_rc_t nw_userdata_render_al2(const nw_ud_opts_t *o, const nw_ud_label_t *l, int nl, out_t *w,
+nw_rc_t nw_userdata_al2_render(const nw_ud_opts_t *o, const nw_ud_label_t *l, int nl, out_t *w,
                                nw_err_t *err)
 {
     parts_t parts = {0};
-    nw_rc_t rc = nw_userdata_custom_parts(o->custom, 0, &parts, err);
+    nw_rc_t rc = nw_userdata_mime_custom_parts(o->custom, 0, &parts, err);
     if (rc != NW_OK) {
-        nw_userdata_parts_free(&parts);
+        nw_userdata_mime_parts_free(&parts);
         return rc;
     }
     out_t s = {{0}, NW_OK};
     nw_buf_init(&s.b, UD_MAX);
-    nw_userdata_put(&s, "#!/bin/bash -xe\n");
-    nw_userdata_put(
+    nw_userdata_common_put(&s, "#!/bin/bash -xe\n");
+    nw_userdata_common_put(
         &s, "exec > >(tee /var/log/user-data.log|logger -t user-data -s 2>/dev/console) 2>&1\n");
-    nw_userdata_put(&s, "/etc/eks/bootstrap.sh '%s' --apiserver-endpoint '%s' ", o->cluster_name,
-                    o->endpoint);
+    nw_userdata_common_put(&s, "/etc/eks/bootstrap.sh '%s' --apiserver-endpoint '%s' ",
+                           o->cluster_name, o->endpoint);
     if (o->ca_bundle && *o->ca_bundle)
-        nw_userdata_put(&s, "--b64-cluster-ca '%s'", o->ca_bundle);
-    const char *dns = nw_userdata_cluster_dns(o);
-    if (nw_userdata_ipv6_node(o))
-        nw_userdata_put(&s, " \\\n--ip-family ipv6");
+        nw_userdata_common_put(&s, "--b64-cluster-ca '%s'", o->ca_bundle);
+    const char *dns = nw_userdata_common_cluster_dns(o);
+    if (nw_userdata_common_ipv6_node(o))
+        nw_userdata_common_put(&s, " \\\n--ip-family ipv6");
     if (dns)
-        nw_userdata_put(&s, " \\\n--dns-cluster-ip '%s'", dns);
-    nw_userdata_put(&s, " \\\n--use-max-pods false"); /* maxPods is always given */
-    nw_userdata_put(&s, " \\\n--kubelet-extra-args '");
+        nw_userdata_common_put(&s, " \\\n--dns-cluster-ip '%s'", dns);
+    nw_userdata_common_put(&s, " \\\n--use-max-pods false"); /* maxPods is always given */
+    nw_userdata_common_put(&s, " \\\n--kubelet-extra-args '");
     kubelet_extra_args(&s, o, l, nl);
-    nw_userdata_put(&s, "'");
+    nw_userdata_common_put(&s, "'");
     if (o->raid0)
-        nw_userdata_put(&s, " \\\n--local-disks raid0");
+        nw_userdata_common_put(&s, " \\\n--local-disks raid0");
     if (s.rc == NW_OK)
-        s.rc = nw_userdata_parts_add_typed(&parts, CT_SHELL, nw_buf_str(&s.b));
+        s.rc = nw_userdata_mime_parts_add_typed(&parts, CT_SHELL, nw_buf_str(&s.b));
     rc = s.rc;
     nw_buf_cleanup(&s.b);
     if (rc == NW_OK)
         nw_userdata_mime_write(w, &parts);
-    nw_userdata_parts_free(&parts);
+    nw_userdata_mime_parts_free(&parts);
     return rc == NW_OK ? NW_OK : nw_err_set(err, rc, "spec.userData", "userData too large");
 }

@@ -30,7 +30,7 @@ static cJSON *taints_json(const nw_ud_opts_t *o)
     return a;
 }
 
-nw_rc_t nw_userdata_render_al2023(const nw_ud_opts_t *o, const nw_ud_label_t *l, int nl, out_t *w,
+nw_rc_t nw_userdata_al2023_render(const nw_ud_opts_t *o, const nw_ud_label_t *l, int nl, out_t *w,
                                   nw_err_t *err)
 {
     if (!o->cluster_cidr || !*o->cluster_cidr)
@@ -38,9 +38,9 @@ nw_rc_t nw_userdata_render_al2023(const nw_ud_opts_t *o, const nw_ud_label_t *l,
                           "settings.clusterCIDR is empty: AL2023's NodeConfig needs the "
                           "cluster's service CIDR");
     parts_t parts = {0};
-    nw_rc_t rc = nw_userdata_custom_parts(o->custom, 1, &parts, err);
+    nw_rc_t rc = nw_userdata_mime_custom_parts(o->custom, 1, &parts, err);
     if (rc != NW_OK) {
-        nw_userdata_parts_free(&parts);
+        nw_userdata_mime_parts_free(&parts);
         return rc;
     }
     cJSON *nc = nw_json_new_object();
@@ -57,13 +57,13 @@ nw_rc_t nw_userdata_render_al2023(const nw_ud_opts_t *o, const nw_ud_label_t *l,
         nw_json_add_string(nw_json_add_object(nw_json_add_object(spec, "instance"), "localStorage"),
                            "strategy", "RAID0");
     cJSON *kub = nw_json_add_object(spec, "kubelet");
-    cJSON *cfg = nw_userdata_kubelet_config(o);
+    cJSON *cfg = nw_userdata_common_kubelet_config(o);
     nw_json_add_item(cfg, "registerWithTaints", taints_json(o));
     nw_json_add_item(kub, "config", cfg);
     if (nl) {
         out_t f = {{0}, NW_OK};
         nw_buf_init(&f.b, UD_MAX);
-        nw_userdata_node_label_arg(&f, l, nl);
+        nw_userdata_common_node_label_arg(&f, l, nl);
         if (f.rc == NW_OK)
             nw_json_push(nw_json_add_array(kub, "flags"), nw_json_new_string(nw_buf_str(&f.b)));
         rc = f.rc;
@@ -81,13 +81,13 @@ nw_rc_t nw_userdata_render_al2023(const nw_ud_opts_t *o, const nw_ud_label_t *l,
             rc = NW_ENOMEM;
         else {
             snprintf(content, n, "# Karpenter Generated NodeConfig\n%s", yaml);
-            rc = nw_userdata_parts_add_typed(&parts, CT_NODECONFIG, content);
+            rc = nw_userdata_mime_parts_add_typed(&parts, CT_NODECONFIG, content);
             free(content);
         }
     }
     free(yaml);
     if (rc == NW_OK)
         nw_userdata_mime_write(w, &parts);
-    nw_userdata_parts_free(&parts);
+    nw_userdata_mime_parts_free(&parts);
     return rc == NW_OK ? NW_OK : nw_err_set(err, rc, "spec.userData", "cannot render NodeConfig");
 }

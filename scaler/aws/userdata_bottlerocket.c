@@ -274,7 +274,7 @@ static nw_rc_t toml_read(const char *ud, toml_t *t, nw_err_t *err)
 /* a TOML basic string */
 static void toml_str(out_t *w, const char *s)
 {
-    nw_userdata_put_quoted(w, s);
+    nw_userdata_common_put_quoted(w, s);
 }
 
 static nw_rc_t toml_set_str(toml_t *t, const char *table, const char *key, const char *value)
@@ -302,7 +302,7 @@ static nw_rc_t toml_map(toml_t *t, const char *table, const cJSON *m, int durati
         char k[300], d[64];
         toml_key(k, sizeof k, e->string);
         if (durations)
-            nw_userdata_go_duration(e->valuestring, d, sizeof d);
+            nw_userdata_common_go_duration(e->valuestring, d, sizeof d);
         rc = toml_set_str(t, table, k, durations ? d : e->valuestring);
     }
     return rc;
@@ -315,7 +315,7 @@ static int cmp_tline(const void *a, const void *b)
     return c ? c : strcmp(x->key, y->key);
 }
 
-nw_rc_t nw_userdata_render_bottlerocket(const nw_ud_opts_t *o, const nw_ud_label_t *l, int nl,
+nw_rc_t nw_userdata_bottlerocket_render(const nw_ud_opts_t *o, const nw_ud_label_t *l, int nl,
                                         out_t *w, nw_err_t *err)
 {
     toml_t t = {0};
@@ -342,11 +342,11 @@ nw_rc_t nw_userdata_render_bottlerocket(const nw_ud_opts_t *o, const nw_ud_label
         rc = toml_set_str(&t, "settings.kubernetes.node-labels", k, l[i].value);
     }
     int has;
-    int64_t mp = nw_userdata_kubelet_int(kub, "maxPods", &has);
+    int64_t mp = nw_userdata_common_kubelet_int(kub, "maxPods", &has);
     snprintf(num, sizeof num, "%lld", (long long)(has ? mp : o->max_pods));
     if (rc == NW_OK)
         rc = toml_set(&t, K, "max-pods", num);
-    const char *dns = nw_userdata_cluster_dns(o);
+    const char *dns = nw_userdata_common_cluster_dns(o);
     if (rc == NW_OK && dns)
         rc = toml_set_str(&t, K, "cluster-dns-ip", dns);
     if (rc == NW_OK)
@@ -361,15 +361,15 @@ nw_rc_t nw_userdata_render_bottlerocket(const nw_ud_opts_t *o, const nw_ud_label
     if (rc == NW_OK)
         rc = toml_map(&t, "settings.kubernetes.eviction-soft-grace-period",
                       nw_json_get(kub, "evictionSoftGracePeriod"), 1);
-    int64_t v = nw_userdata_kubelet_int(kub, "evictionMaxPodGracePeriod", &has);
+    int64_t v = nw_userdata_common_kubelet_int(kub, "evictionMaxPodGracePeriod", &has);
     snprintf(num, sizeof num, "%lld", (long long)v);
     if (rc == NW_OK && has)
         rc = toml_set(&t, K, "eviction-max-pod-grace-period", num);
-    v = nw_userdata_kubelet_int(kub, "imageGCHighThresholdPercent", &has);
+    v = nw_userdata_common_kubelet_int(kub, "imageGCHighThresholdPercent", &has);
     snprintf(num, sizeof num, "%lld", (long long)v);
     if (rc == NW_OK && has)
         rc = toml_set_str(&t, K, "image-gc-high-threshold-percent", num);
-    v = nw_userdata_kubelet_int(kub, "imageGCLowThresholdPercent", &has);
+    v = nw_userdata_common_kubelet_int(kub, "imageGCLowThresholdPercent", &has);
     snprintf(num, sizeof num, "%lld", (long long)v);
     if (rc == NW_OK && has)
         rc = toml_set_str(&t, K, "image-gc-low-threshold-percent", num);
@@ -384,7 +384,7 @@ nw_rc_t nw_userdata_render_bottlerocket(const nw_ud_opts_t *o, const nw_ud_label
         out_t a = {{0}, NW_OK};
         nw_buf_init(&a.b, UD_MAX);
         int first = 1;
-        nw_userdata_put(&a, "[");
+        nw_userdata_common_put(&a, "[");
         for (int j = 0; j < o->ntaints; j++) {
             if (strcmp(o->taints[j].key, o->taints[i].key) != 0)
                 continue;
@@ -395,11 +395,11 @@ nw_rc_t nw_userdata_render_bottlerocket(const nw_ud_opts_t *o, const nw_ud_label
             char tv[600];
             snprintf(tv, sizeof tv, "%s:%s", o->taints[j].value ? o->taints[j].value : "",
                      o->taints[j].effect);
-            nw_userdata_put(&a, "%s", first ? "" : ", ");
+            nw_userdata_common_put(&a, "%s", first ? "" : ", ");
             toml_str(&a, tv);
             first = 0;
         }
-        nw_userdata_put(&a, "]");
+        nw_userdata_common_put(&a, "]");
         if (first != -1 && a.rc == NW_OK)
             rc = toml_set(&t, "settings.kubernetes.node-taints", k, nw_buf_str(&a.b));
         else if (a.rc != NW_OK)
@@ -425,9 +425,9 @@ nw_rc_t nw_userdata_render_bottlerocket(const nw_ud_opts_t *o, const nw_ud_label
             if (!cur || strcmp(cur, t.v[i].table) != 0) {
                 cur = t.v[i].table;
                 if (*cur)
-                    nw_userdata_put(w, "%s[%s]\n", i ? "\n" : "", cur);
+                    nw_userdata_common_put(w, "%s[%s]\n", i ? "\n" : "", cur);
             }
-            nw_userdata_put(w, "%s = %s\n", t.v[i].key, t.v[i].value);
+            nw_userdata_common_put(w, "%s = %s\n", t.v[i].key, t.v[i].value);
         }
     } else
         nw_err_set(err, rc, "spec.userData", "out of memory");

@@ -19,7 +19,7 @@
 
 /* ---- output buffer that remembers its first failure ---- */
 
-void nw_userdata_put(out_t *o, const char *fmt, ...)
+void nw_userdata_common_put(out_t *o, const char *fmt, ...)
 {
     if (o->rc != NW_OK)
         return;
@@ -36,22 +36,22 @@ static void putn(out_t *o, const char *s, size_t n)
 }
 
 /* Go's %q for the printable ASCII Kubernetes labels and taints use */
-void nw_userdata_put_quoted(out_t *o, const char *s)
+void nw_userdata_common_put_quoted(out_t *o, const char *s)
 {
-    nw_userdata_put(o, "\"");
+    nw_userdata_common_put(o, "\"");
     for (; *s; s++) {
         if (*s == '"' || *s == '\\')
-            nw_userdata_put(o, "\\%c", *s);
+            nw_userdata_common_put(o, "\\%c", *s);
         else if ((unsigned char)*s < 0x20 || (unsigned char)*s == 0x7f)
-            nw_userdata_put(o, "\\x%02x", (unsigned char)*s);
+            nw_userdata_common_put(o, "\\x%02x", (unsigned char)*s);
         else
             putn(o, s, 1);
     }
-    nw_userdata_put(o, "\"");
+    nw_userdata_common_put(o, "\"");
 }
 
 /* --node-labels="k=v,..." ("" when there are none) */
-void nw_userdata_node_label_arg(out_t *w, const nw_ud_label_t *l, int n)
+void nw_userdata_common_node_label_arg(out_t *w, const nw_ud_label_t *l, int n)
 {
     if (n == 0)
         return;
@@ -62,15 +62,15 @@ void nw_userdata_node_label_arg(out_t *w, const nw_ud_label_t *l, int n)
         rc = nw_buf_addf(&b, "%s%s=%s", i ? "," : "", l[i].key, l[i].value);
     if (rc != NW_OK && w->rc == NW_OK)
         w->rc = rc;
-    nw_userdata_put(w, "--node-labels=");
-    nw_userdata_put_quoted(w, nw_buf_str(&b));
+    nw_userdata_common_put(w, "--node-labels=");
+    nw_userdata_common_put_quoted(w, nw_buf_str(&b));
     nw_buf_cleanup(&b);
 }
 
 /* ---- kubelet settings ---- */
 
 /* Go's Duration.String of a duration text ("1m" -> "1m0s"); the text when it does not parse */
-void nw_userdata_go_duration(const char *s, char *out, size_t n)
+void nw_userdata_common_go_duration(const char *s, char *out, size_t n)
 {
     int64_t ns;
     nw_err_t e = {0};
@@ -80,7 +80,7 @@ void nw_userdata_go_duration(const char *s, char *out, size_t n)
         snprintf(out, n, "%s", s);
 }
 
-int64_t nw_userdata_kubelet_int(const cJSON *kub, const char *k, int *has)
+int64_t nw_userdata_common_kubelet_int(const cJSON *kub, const char *k, int *has)
 {
     const cJSON *v = nw_json_get(kub, k);
     *has = cJSON_IsNumber(v);
@@ -88,7 +88,7 @@ int64_t nw_userdata_kubelet_int(const cJSON *kub, const char *k, int *has)
 }
 
 /* spec.kubelet.clusterDNS[0], else the kube-dns Service's address (defaultClusterDNS) */
-const char *nw_userdata_cluster_dns(const nw_ud_opts_t *o)
+const char *nw_userdata_common_cluster_dns(const nw_ud_opts_t *o)
 {
     const char *d =
         cJSON_GetStringValue(cJSON_GetArrayItem(nw_json_get(o->kubelet, "clusterDNS"), 0));
@@ -96,15 +96,15 @@ const char *nw_userdata_cluster_dns(const nw_ud_opts_t *o)
 }
 
 /* eksbootstrap.go isIPv6: the clusterDNS is not an IPv4 address */
-int nw_userdata_ipv6_node(const nw_ud_opts_t *o)
+int nw_userdata_common_ipv6_node(const nw_ud_opts_t *o)
 {
-    const char *d = nw_userdata_cluster_dns(o);
+    const char *d = nw_userdata_common_cluster_dns(o);
     return d && strchr(d, ':') != NULL;
 }
 
 /* spec.kubelet as KubeletConfiguration fields: durations as Go's Duration.String
  * (metav1.Duration), maxPods always (the launch's types' value without kubelet.maxPods) */
-cJSON *nw_userdata_kubelet_config(const nw_ud_opts_t *o)
+cJSON *nw_userdata_common_kubelet_config(const nw_ud_opts_t *o)
 {
     cJSON *cfg = cJSON_IsObject(o->kubelet) ? nw_json_dup(o->kubelet) : nw_json_new_object();
     cJSON *g = cJSON_GetObjectItemCaseSensitive(cfg, "evictionSoftGracePeriod"), *e;
@@ -112,7 +112,7 @@ cJSON *nw_userdata_kubelet_config(const nw_ud_opts_t *o)
     {
         if (cJSON_IsString(e)) {
             char d[64];
-            nw_userdata_go_duration(e->valuestring, d, sizeof d);
+            nw_userdata_common_go_duration(e->valuestring, d, sizeof d);
             cJSON_SetValuestring(e, d);
         }
     }

@@ -42,42 +42,42 @@ typedef struct {
 /* ---- userdata_common.c: the output buffer, the kubelet settings ------------------------------ */
 
 /** printf into o (nothing once o failed). */
-void nw_userdata_put(out_t *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void nw_userdata_common_put(out_t *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /** s quoted as Go's %q does for the printable ASCII Kubernetes labels and taints use. */
-void nw_userdata_put_quoted(out_t *o, const char *s);
+void nw_userdata_common_put_quoted(out_t *o, const char *s);
 /** --node-labels="k=v,..." of the n labels l (nothing when there are none). */
-void nw_userdata_node_label_arg(out_t *w, const nw_ud_label_t *l, int n);
+void nw_userdata_common_node_label_arg(out_t *w, const nw_ud_label_t *l, int n);
 /** Go's Duration.String of a duration text ("1m" -> "1m0s"); the text when it does not
  * parse. */
-void nw_userdata_go_duration(const char *s, char *out, size_t n);
+void nw_userdata_common_go_duration(const char *s, char *out, size_t n);
 /** The integer spec.kubelet field k of kub; *has = 0 (and 0) when it is not a number. */
-int64_t nw_userdata_kubelet_int(const cJSON *kub, const char *k, int *has);
+int64_t nw_userdata_common_kubelet_int(const cJSON *kub, const char *k, int *has);
 /** spec.kubelet.clusterDNS[0], else the kube-dns Service's address; NULL when neither. */
-const char *nw_userdata_cluster_dns(const nw_ud_opts_t *o);
+const char *nw_userdata_common_cluster_dns(const nw_ud_opts_t *o);
 /** 1 when the node is IPv6: its cluster DNS is not an IPv4 address. */
-int nw_userdata_ipv6_node(const nw_ud_opts_t *o);
+int nw_userdata_common_ipv6_node(const nw_ud_opts_t *o);
 /** spec.kubelet as KubeletConfiguration fields (new object, the caller deletes it). */
-cJSON *nw_userdata_kubelet_config(const nw_ud_opts_t *o);
+cJSON *nw_userdata_common_kubelet_config(const nw_ud_opts_t *o);
 
 /* ---- userdata_mime.c: the user's MIME parts -------------------------------------------------- */
 
-void nw_userdata_parts_free(parts_t *p);
+void nw_userdata_mime_parts_free(parts_t *p);
 /** Append a part of Content-Type ctype. */
-nw_rc_t nw_userdata_parts_add_typed(parts_t *p, const char *ctype, const char *content);
+nw_rc_t nw_userdata_mime_parts_add_typed(parts_t *p, const char *ctype, const char *content);
 /** The parts p as one multipart/mixed document into w. */
 void nw_userdata_mime_write(out_t *w, const parts_t *p);
 /** The user's userData ud (NULL/"": none) as parts appended to out. */
-nw_rc_t nw_userdata_custom_parts(const char *ud, int al2023, parts_t *out, nw_err_t *err);
+nw_rc_t nw_userdata_mime_custom_parts(const char *ud, int al2023, parts_t *out, nw_err_t *err);
 
 /* ---- userdata_<family>.c: the userData of o with the nl labels l a kubelet may set, into w --- */
 
-nw_rc_t nw_userdata_render_al2(const nw_ud_opts_t *o, const nw_ud_label_t *l, int nl, out_t *w,
+nw_rc_t nw_userdata_al2_render(const nw_ud_opts_t *o, const nw_ud_label_t *l, int nl, out_t *w,
                                nw_err_t *err);
-nw_rc_t nw_userdata_render_al2023(const nw_ud_opts_t *o, const nw_ud_label_t *l, int nl, out_t *w,
+nw_rc_t nw_userdata_al2023_render(const nw_ud_opts_t *o, const nw_ud_label_t *l, int nl, out_t *w,
                                   nw_err_t *err);
-nw_rc_t nw_userdata_render_bottlerocket(const nw_ud_opts_t *o, const nw_ud_label_t *l, int nl,
+nw_rc_t nw_userdata_bottlerocket_render(const nw_ud_opts_t *o, const nw_ud_label_t *l, int nl,
                                         out_t *w, nw_err_t *err);
-nw_rc_t nw_userdata_render_kubeadm(const nw_ud_opts_t *o, const nw_ud_label_t *l, int nl, out_t *w,
+nw_rc_t nw_userdata_kubeadm_render(const nw_ud_opts_t *o, const nw_ud_label_t *l, int nl, out_t *w,
                                    nw_err_t *err);
 
 #endif

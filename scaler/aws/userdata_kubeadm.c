@@ -23,7 +23,7 @@
 
 /* ---- kubeadm: nodewarden's own bootstrap ---- */
 
-nw_rc_t nw_userdata_ca_pin(const char *ca, char *out, size_t len, nw_err_t *err)
+nw_rc_t nw_userdata_kubeadm_ca_pin(const char *ca, char *out, size_t len, nw_err_t *err)
 {
     if (len)
         *out = 0;
@@ -103,37 +103,37 @@ static void endpoint_hostport(const char *url, char *out, size_t n)
 
 #define KUBEADM_DIR "/etc/kubernetes/nodewarden"
 
-nw_rc_t nw_userdata_render_kubeadm(const nw_ud_opts_t *o, const nw_ud_label_t *l, int nl, out_t *w,
+nw_rc_t nw_userdata_kubeadm_render(const nw_ud_opts_t *o, const nw_ud_label_t *l, int nl, out_t *w,
                                    nw_err_t *err)
 {
     char pin[80];
-    nw_rc_t rc = nw_userdata_ca_pin(o->ca_bundle, pin, sizeof pin, err);
+    nw_rc_t rc = nw_userdata_kubeadm_ca_pin(o->ca_bundle, pin, sizeof pin, err);
     if (rc != NW_OK)
         return rc;
     for (const char *p = o->kubeadm_token; *p; p++)
         if (!(islower((unsigned char)*p) || isdigit((unsigned char)*p) || *p == '.'))
             return nw_err_set(err, NW_EINVAL, "bootstrap token", "not a kubeadm token");
     parts_t parts = {0};
-    rc = nw_userdata_custom_parts(o->custom, 0, &parts, err);
+    rc = nw_userdata_mime_custom_parts(o->custom, 0, &parts, err);
     if (rc != NW_OK) {
-        nw_userdata_parts_free(&parts);
+        nw_userdata_mime_parts_free(&parts);
         return rc;
     }
-    cJSON *cfg = nw_userdata_kubelet_config(o);
+    cJSON *cfg = nw_userdata_common_kubelet_config(o);
     cJSON_DeleteItemFromObjectCaseSensitive(cfg, "providerID");
     char *patch = NULL;
     size_t pl = 0;
     rc = nw_yaml_emit(cfg, &patch, &pl, err);
     cJSON_Delete(cfg);
     if (rc != NW_OK) {
-        nw_userdata_parts_free(&parts);
+        nw_userdata_mime_parts_free(&parts);
         return rc;
     }
     char ep[512];
     endpoint_hostport(o->endpoint, ep, sizeof ep);
     out_t s = {{0}, NW_OK};
     nw_buf_init(&s.b, UD_MAX);
-    nw_userdata_put(
+    nw_userdata_common_put(
         &s, "#!/bin/bash\n"
             "# nodewarden's kubeadm bootstrap (EC2NodeClass annotation nodewarden.io/bootstrap: "
             "kubeadm).\n"
@@ -152,51 +152,51 @@ nw_rc_t nw_userdata_render_kubeadm(const nw_ud_opts_t *o, const nw_ud_label_t *l
             "install -d -m 0700 " KUBEADM_DIR "/patches\n"
             "umask 077\n"
             "cat > " KUBEADM_DIR "/patches/kubeletconfiguration+merge.yaml <<'NWEOF'\n");
-    nw_userdata_put(&s, "%s%sNWEOF\n", patch, pl && patch[pl - 1] == '\n' ? "" : "\n");
-    nw_userdata_put(&s,
-                    "cat > " KUBEADM_DIR "/join.yaml <<NWEOF\n"
-                    "apiVersion: kubeadm.k8s.io/%s\n"
-                    "kind: JoinConfiguration\n"
-                    "discovery:\n"
-                    "  bootstrapToken:\n"
-                    "    apiServerEndpoint: \"%s\"\n"
-                    "    token: \"%s\"\n"
-                    "    caCertHashes:\n"
-                    "      - \"%s\"\n"
-                    "nodeRegistration:\n"
-                    "  kubeletExtraArgs:\n",
-                    o->kubeadm_v1beta4 ? "v1beta4" : "v1beta3", ep, o->kubeadm_token, pin);
+    nw_userdata_common_put(&s, "%s%sNWEOF\n", patch, pl && patch[pl - 1] == '\n' ? "" : "\n");
+    nw_userdata_common_put(&s,
+                           "cat > " KUBEADM_DIR "/join.yaml <<NWEOF\n"
+                           "apiVersion: kubeadm.k8s.io/%s\n"
+                           "kind: JoinConfiguration\n"
+                           "discovery:\n"
+                           "  bootstrapToken:\n"
+                           "    apiServerEndpoint: \"%s\"\n"
+                           "    token: \"%s\"\n"
+                           "    caCertHashes:\n"
+                           "      - \"%s\"\n"
+                           "nodeRegistration:\n"
+                           "  kubeletExtraArgs:\n",
+                           o->kubeadm_v1beta4 ? "v1beta4" : "v1beta3", ep, o->kubeadm_token, pin);
     /* v1beta3: a map of flag to value; v1beta4: a list of {name, value} */
     const char *ind = o->kubeadm_v1beta4 ? "    - name: " : "    ";
     const char *sep = o->kubeadm_v1beta4 ? "\n      value: \"" : ": \"";
-    nw_userdata_put(&s, "%sprovider-id%saws:///${ZONE}/${INSTANCE_ID}\"\n", ind, sep);
-    if (nw_userdata_ipv6_node(
+    nw_userdata_common_put(&s, "%sprovider-id%saws:///${ZONE}/${INSTANCE_ID}\"\n", ind, sep);
+    if (nw_userdata_common_ipv6_node(
             o)) /* the kubelet's node address: its IPv6 one (the default is IPv4) */
-        nw_userdata_put(&s, "%snode-ip%s::\"\n", ind, sep);
+        nw_userdata_common_put(&s, "%snode-ip%s::\"\n", ind, sep);
     if (nl) {
-        nw_userdata_put(&s, "%snode-labels%s", ind, sep);
+        nw_userdata_common_put(&s, "%snode-labels%s", ind, sep);
         for (int i = 0; i < nl; i++)
-            nw_userdata_put(&s, "%s%s=%s", i ? "," : "", l[i].key, l[i].value);
-        nw_userdata_put(&s, "\"\n");
+            nw_userdata_common_put(&s, "%s%s=%s", i ? "," : "", l[i].key, l[i].value);
+        nw_userdata_common_put(&s, "\"\n");
     }
-    nw_userdata_put(&s, "  taints:%s\n", o->ntaints ? "" : " []");
+    nw_userdata_common_put(&s, "  taints:%s\n", o->ntaints ? "" : " []");
     for (int i = 0; i < o->ntaints; i++) {
-        nw_userdata_put(&s, "    - key: \"%s\"\n", o->taints[i].key);
+        nw_userdata_common_put(&s, "    - key: \"%s\"\n", o->taints[i].key);
         if (o->taints[i].value && *o->taints[i].value)
-            nw_userdata_put(&s, "      value: \"%s\"\n", o->taints[i].value);
-        nw_userdata_put(&s, "      effect: \"%s\"\n", o->taints[i].effect);
+            nw_userdata_common_put(&s, "      value: \"%s\"\n", o->taints[i].value);
+        nw_userdata_common_put(&s, "      effect: \"%s\"\n", o->taints[i].effect);
     }
-    nw_userdata_put(&s, "patches:\n"
-                        "  directory: " KUBEADM_DIR "/patches\n"
-                        "NWEOF\n"
-                        "kubeadm join --config " KUBEADM_DIR "/join.yaml\n");
+    nw_userdata_common_put(&s, "patches:\n"
+                               "  directory: " KUBEADM_DIR "/patches\n"
+                               "NWEOF\n"
+                               "kubeadm join --config " KUBEADM_DIR "/join.yaml\n");
     free(patch);
     if (s.rc == NW_OK)
-        s.rc = nw_userdata_parts_add_typed(&parts, CT_SHELL, nw_buf_str(&s.b));
+        s.rc = nw_userdata_mime_parts_add_typed(&parts, CT_SHELL, nw_buf_str(&s.b));
     rc = s.rc;
     nw_buf_cleanup(&s.b);
     if (rc == NW_OK)
         nw_userdata_mime_write(w, &parts);
-    nw_userdata_parts_free(&parts);
+    nw_userdata_mime_parts_free(&parts);
     return rc == NW_OK ? NW_OK : nw_err_set(err, rc, "spec.userData", "userData too large");
 }

@@ -21,7 +21,7 @@
 
 /* ---- the user's MIME parts ---- */
 
-void nw_userdata_parts_free(parts_t *p)
+void nw_userdata_mime_parts_free(parts_t *p)
 {
     for (int i = 0; i < p->n; i++) {
         free(p->v[i].headers);
@@ -48,7 +48,7 @@ static nw_rc_t parts_add(parts_t *p, const char *headers, size_t hl, const char 
     return NW_OK;
 }
 
-nw_rc_t nw_userdata_parts_add_typed(parts_t *p, const char *ctype, const char *content)
+nw_rc_t nw_userdata_mime_parts_add_typed(parts_t *p, const char *ctype, const char *content)
 {
     char h[128];
     int n = snprintf(h, sizeof h, "Content-Type: %s\n", ctype);
@@ -227,18 +227,18 @@ static nw_rc_t mime_parse(const char *text, parts_t *out, nw_err_t *err)
 /* mime.Archive.Serialize / multipart.Writer with boundary "//", CRs removed */
 void nw_userdata_mime_write(out_t *w, const parts_t *p)
 {
-    nw_userdata_put(w, "MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"" BOUNDARY
-                       "\"\n\n");
+    nw_userdata_common_put(
+        w, "MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"" BOUNDARY "\"\n\n");
     for (int i = 0; i < p->n; i++) {
-        nw_userdata_put(w, "%s--" BOUNDARY "\n%s\n", i ? "\n" : "", p->v[i].headers);
-        nw_userdata_put(w, "%s", p->v[i].content);
+        nw_userdata_common_put(w, "%s--" BOUNDARY "\n%s\n", i ? "\n" : "", p->v[i].headers);
+        nw_userdata_common_put(w, "%s", p->v[i].content);
     }
-    nw_userdata_put(w, "\n--" BOUNDARY "--\n");
+    nw_userdata_common_put(w, "\n--" BOUNDARY "--\n");
 }
 
 /* the user's userData as parts: MIME as it is; else one part of type plain_type, or for
  * AL2023 a NodeConfig part when it reads as a YAML mapping */
-nw_rc_t nw_userdata_custom_parts(const char *ud, int al2023, parts_t *out, nw_err_t *err)
+nw_rc_t nw_userdata_mime_custom_parts(const char *ud, int al2023, parts_t *out, nw_err_t *err)
 {
     if (!ud || !*ud)
         return NW_OK;
@@ -264,7 +264,7 @@ nw_rc_t nw_userdata_custom_parts(const char *ud, int al2023, parts_t *out, nw_er
                 ct = CT_NODECONFIG;
             nw_yaml_docs_free(docs, nd);
         }
-        rc = nw_userdata_parts_add_typed(out, ct, text);
+        rc = nw_userdata_mime_parts_add_typed(out, ct, text);
         if (rc != NW_OK)
             nw_err_set(err, rc, "spec.userData", "out of memory");
     }

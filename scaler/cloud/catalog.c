@@ -43,7 +43,7 @@ void nw_catalog_lower_kebab(const char *in, char *out, size_t len)
 }
 
 /* Fill family/category/size/generation from the name. */
-int nw_itype_split_name(nw_itype_t *t)
+int nw_catalog_itype_split_name(nw_itype_t *t)
 {
     const char *dot = strchr(t->name, '.');
     if (!dot || dot == t->name || !dot[1])
@@ -245,7 +245,7 @@ static nw_rc_t parse_type(cJSON *o, nw_itype_t *t, size_t idx, nw_err_t *err)
     char path[64], buf[64];
     memset(t, 0, sizeof *t);
     snprintf(path, sizeof path, "types[%zu]", idx);
-    if (jstr(o, "name", t->name, sizeof t->name) != 1 || nw_itype_split_name(t) != 0)
+    if (jstr(o, "name", t->name, sizeof t->name) != 1 || nw_catalog_itype_split_name(t) != 0)
         return nw_err_set(err, NW_EPARSE, path, "name missing or not <family>.<size>");
 #define NEED_INT(key, dst)                                                                         \
     do {                                                                                           \
@@ -441,8 +441,8 @@ const char *nw_catalog_region(const nw_catalog_t *c)
 
 /* ---- offerings ----------------------------------------------------------------------- */
 
-void nw_itype_add_offering(nw_itype_t *t, const char *zone, const char *zone_id, const char *ct,
-                           double price)
+void nw_catalog_itype_add_offering(nw_itype_t *t, const char *zone, const char *zone_id,
+                                   const char *ct, double price)
 {
     if (t->noffer >= NW_CATALOG_MAX_OFFERINGS)
         return;
@@ -482,9 +482,9 @@ nw_rc_t nw_catalog_set_zones(nw_catalog_t *c, const nw_catalog_zone_t *zones, in
         nw_itype_t *t = &c->t[i];
         t->noffer = 0;
         for (int z = 0; z < n; z++) {
-            nw_itype_add_offering(t, zones[z].name, zones[z].id, "on-demand", t->od_price);
+            nw_catalog_itype_add_offering(t, zones[z].name, zones[z].id, "on-demand", t->od_price);
             if (t->spot_supported)
-                nw_itype_add_offering(t, zones[z].name, zones[z].id, "spot", t->od_price);
+                nw_catalog_itype_add_offering(t, zones[z].name, zones[z].id, "spot", t->od_price);
         }
     }
     apply_prices(c);
@@ -546,7 +546,7 @@ static int add_label(nw_cat_label_t *out, int n, int max, const char *k, const c
 
 #define KA "karpenter.k8s.aws/"
 
-int nw_itype_labels(const nw_itype_t *t, nw_cat_label_t *out, int max)
+int nw_catalog_itype_labels(const nw_itype_t *t, nw_cat_label_t *out, int max)
 {
     int n = 0;
     n = add_label(out, n, max, "node.kubernetes.io/instance-type", "%s", t->name);
@@ -590,7 +590,8 @@ int nw_itype_labels(const nw_itype_t *t, nw_cat_label_t *out, int max)
     return n;
 }
 
-int nw_offering_labels(const nw_catalog_t *c, const nw_offering_t *o, nw_cat_label_t *out, int max)
+int nw_catalog_offering_labels(const nw_catalog_t *c, const nw_offering_t *o, nw_cat_label_t *out,
+                               int max)
 {
     int n = 0;
     n = add_label(out, n, max, "topology.kubernetes.io/zone", "%s", o->zone);
@@ -604,7 +605,7 @@ int nw_offering_labels(const nw_catalog_t *c, const nw_offering_t *o, nw_cat_lab
 
 /* ---- capacity and allocatable ------------------------------------------------------------ */
 
-void nw_overhead_opts_default(nw_overhead_opts_t *o)
+void nw_catalog_overhead_opts_default(nw_overhead_opts_t *o)
 {
     memset(o, 0, sizeof *o);
     o->vm_memory_overhead_percent = 0.075;
@@ -612,7 +613,7 @@ void nw_overhead_opts_default(nw_overhead_opts_t *o)
     o->max_pods = -1;
 }
 
-int64_t nw_itype_eni_pods(const nw_itype_t *t, int reserved)
+int64_t nw_catalog_itype_eni_pods(const nw_itype_t *t, int reserved)
 {
     int64_t enis = (int64_t)t->enis - reserved;
     if (enis <= 0)
@@ -620,7 +621,7 @@ int64_t nw_itype_eni_pods(const nw_itype_t *t, int reserved)
     return enis * ((int64_t)t->ipv4_per_eni - 1) + 2;
 }
 
-int64_t nw_itype_max_pods(const nw_itype_t *t, const nw_overhead_opts_t *o)
+int64_t nw_catalog_itype_max_pods(const nw_itype_t *t, const nw_overhead_opts_t *o)
 {
     int64_t pods;
     if (o->max_pods >= 0)
@@ -630,7 +631,7 @@ int64_t nw_itype_max_pods(const nw_itype_t *t, const nw_overhead_opts_t *o)
     else if (o->default_max_pods > 0)
         pods = o->default_max_pods;
     else
-        pods = nw_itype_eni_pods(t, o->reserved_enis);
+        pods = nw_catalog_itype_eni_pods(t, o->reserved_enis);
     /* PodsPerCoreEnabled: every family but Bottlerocket */
     if (o->pods_per_core > 0 && o->family != NW_AMI_BOTTLEROCKET) {
         int64_t ppc = o->pods_per_core * t->vcpu;
@@ -640,7 +641,7 @@ int64_t nw_itype_max_pods(const nw_itype_t *t, const nw_overhead_opts_t *o)
     return pods;
 }
 
-int64_t nw_kube_reserved_cpu_m(int vcpu)
+int64_t nw_catalog_kube_reserved_cpu_m(int vcpu)
 {
     /* kubeReservedResources: 6 % of the first core, 1 % of the second, 0.5 % of the next
      * two, 0.25 % above; each step truncated as Go's int64(r*percentage) */
@@ -674,7 +675,7 @@ static int64_t capacity_memory(const nw_itype_t *t, const nw_overhead_opts_t *o)
     return mib * MIB;
 }
 
-void nw_itype_capacity(const nw_itype_t *t, const nw_overhead_opts_t *o, nw_cat_res_t *out)
+void nw_catalog_itype_capacity(const nw_itype_t *t, const nw_overhead_opts_t *o, nw_cat_res_t *out)
 {
     memset(out, 0, sizeof *out);
     out->cpu_m = (int64_t)t->vcpu * 1000;
@@ -685,7 +686,7 @@ void nw_itype_capacity(const nw_itype_t *t, const nw_overhead_opts_t *o, nw_cat_
         out->ephemeral_bytes = t->instance_store_gb * INT64_C(1000000000);
     else
         out->ephemeral_bytes = o->ephemeral_bytes > 0 ? o->ephemeral_bytes : 20 * GIB;
-    out->pods = nw_itype_max_pods(t, o);
+    out->pods = nw_catalog_itype_max_pods(t, o);
     if (t->gpu_count > 0 && strcmp(t->gpu_manufacturer, "nvidia") == 0)
         out->nvidia_gpu = t->gpu_count;
     if (t->gpu_count > 0 && strcmp(t->gpu_manufacturer, "amd") == 0)
@@ -711,15 +712,16 @@ static int64_t eviction_signal(const nw_eviction_signal_t *s, int64_t capacity, 
     return (int64_t)ceil((double)capacity / 100 * s->pct);
 }
 
-void nw_itype_allocatable(const nw_itype_t *t, const nw_overhead_opts_t *o, nw_cat_res_t *out)
+void nw_catalog_itype_allocatable(const nw_itype_t *t, const nw_overhead_opts_t *o,
+                                  nw_cat_res_t *out)
 {
-    nw_itype_capacity(t, o, out);
+    nw_catalog_itype_capacity(t, o, out);
     /* kube-reserved memory: 11 Mi per pod + 255 Mi, the pods being the ENI-limited count
      * for the families with UsesENILimitedMemoryOverhead (AL2, AL2023, Custom), else pods() */
     int eni_mem = o->family != NW_AMI_BOTTLEROCKET && o->family != NW_AMI_WINDOWS;
-    int64_t pods_for_mem = eni_mem ? nw_itype_eni_pods(t, 0) : out->pods;
+    int64_t pods_for_mem = eni_mem ? nw_catalog_itype_eni_pods(t, 0) : out->pods;
     const nw_kubelet_rl_t *kr = &o->kube_reserved, *sr = &o->system_reserved;
-    int64_t kr_cpu = kr->has_cpu ? kr->cpu_m : nw_kube_reserved_cpu_m(t->vcpu);
+    int64_t kr_cpu = kr->has_cpu ? kr->cpu_m : nw_catalog_kube_reserved_cpu_m(t->vcpu);
     int64_t kr_mem = kr->has_memory ? kr->memory_bytes : (11 * pods_for_mem + 255) * MIB;
     int64_t kr_eph = kr->has_ephemeral ? kr->ephemeral_bytes : GIB;
     int64_t sr_cpu = sr->has_cpu ? sr->cpu_m : 0;
@@ -740,7 +742,7 @@ void nw_itype_allocatable(const nw_itype_t *t, const nw_overhead_opts_t *o, nw_c
         out->ephemeral_bytes = 0;
 }
 
-int nw_itype_is_exotic(const nw_itype_t *t)
+int nw_catalog_itype_is_exotic(const nw_itype_t *t)
 {
     return t->bare_metal || strstr(t->size, "metal") != NULL || t->gpu_count > 0 ||
            t->accel_count > 0;

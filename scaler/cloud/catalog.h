@@ -138,10 +138,10 @@ nw_rc_t nw_catalog_set_zones(nw_catalog_t *c, const nw_catalog_zone_t *zones, in
 void nw_catalog_replace(nw_catalog_t *c, nw_itype_t *types, size_t n);
 /** Fill family, category, size, generation and bare_metal from t->name ("m6i.large");
  * -1 when the name has no "family.size" form. */
-int nw_itype_split_name(nw_itype_t *t);
+int nw_catalog_itype_split_name(nw_itype_t *t);
 /** Append one offering (ignored past NW_CATALOG_MAX_OFFERINGS). */
-void nw_itype_add_offering(nw_itype_t *t, const char *zone, const char *zone_id, const char *ct,
-                           double price);
+void nw_catalog_itype_add_offering(nw_itype_t *t, const char *zone, const char *zone_id,
+                                   const char *ct, double price);
 /** "NVIDIA A10G" -> "nvidia-a10g": the label form of a manufacturer or device name. */
 void nw_catalog_lower_kebab(const char *in, char *out, size_t len);
 
@@ -194,10 +194,11 @@ typedef struct {
  * cpu,cpu-manufacturer,cpu-sustained-clock-speed-mhz,memory,hypervisor,
  * encryption-in-transit-supported,gpu-*,accelerator-*,local-nvme,network-bandwidth,
  * ebs-bandwidth,capability-flex} (those whose value is known). Returns the count (<= max). */
-int nw_itype_labels(const nw_itype_t *t, nw_cat_label_t *out, int max);
+int nw_catalog_itype_labels(const nw_itype_t *t, nw_cat_label_t *out, int max);
 
 /** Labels of one offering: zone, zone-id, capacity-type, region. */
-int nw_offering_labels(const nw_catalog_t *c, const nw_offering_t *o, nw_cat_label_t *out, int max);
+int nw_catalog_offering_labels(const nw_catalog_t *c, const nw_offering_t *o, nw_cat_label_t *out,
+                               int max);
 
 /* ---- capacity and allocatable (karpenter-provider-aws pkg/providers/instancetype/types.go) ----
  * computeCapacity, pods(), ENILimitedPods, kubeReservedResources, systemReservedResources,
@@ -244,7 +245,7 @@ typedef struct {
 } nw_overhead_opts_t;
 
 /** Defaults: 0.075, 0 reserved ENIs, Custom family, no kubelet settings, 20 Gi root, no RAID0. */
-void nw_overhead_opts_default(nw_overhead_opts_t *o);
+void nw_catalog_overhead_opts_default(nw_overhead_opts_t *o);
 
 typedef struct {
     int64_t cpu_m;
@@ -255,18 +256,19 @@ typedef struct {
 } nw_cat_res_t;
 
 /** ENIs x (IPv4 per ENI - 1) + 2 less reserved ENIs (0 when no ENI is left). */
-int64_t nw_itype_eni_pods(const nw_itype_t *t, int reserved_enis);
+int64_t nw_catalog_itype_eni_pods(const nw_itype_t *t, int reserved_enis);
 /** Karpenter's pods(): maxPods, else ENI-limited (or default_max_pods; Windows: 110), then
  * min(podsPerCore x vCPUs) where the family honours podsPerCore (not Bottlerocket). */
-int64_t nw_itype_max_pods(const nw_itype_t *t, const nw_overhead_opts_t *o);
+int64_t nw_catalog_itype_max_pods(const nw_itype_t *t, const nw_overhead_opts_t *o);
 /** kube-reserved CPU in millicores for a vCPU count (6/1/0.5/0.25 % rule). */
-int64_t nw_kube_reserved_cpu_m(int vcpu);
-void nw_itype_capacity(const nw_itype_t *t, const nw_overhead_opts_t *o, nw_cat_res_t *out);
+int64_t nw_catalog_kube_reserved_cpu_m(int vcpu);
+void nw_catalog_itype_capacity(const nw_itype_t *t, const nw_overhead_opts_t *o, nw_cat_res_t *out);
 /** Capacity less kube-reserved, system-reserved and the evictionHard threshold (evictionSoft
  * does not count, as in Karpenter); negative results are 0. */
-void nw_itype_allocatable(const nw_itype_t *t, const nw_overhead_opts_t *o, nw_cat_res_t *out);
+void nw_catalog_itype_allocatable(const nw_itype_t *t, const nw_overhead_opts_t *o,
+                                  nw_cat_res_t *out);
 
 /** 1 when t is "exotic" (metal or any GPU/accelerator), as Karpenter's launch filter says. */
-int nw_itype_is_exotic(const nw_itype_t *t);
+int nw_catalog_itype_is_exotic(const nw_itype_t *t);
 
 #endif

@@ -63,8 +63,8 @@ static int interfaces_ok(const nw_itype_t *t, const cJSON *nis, char *why, size_
     return 1;
 }
 
-int nw_itype_class_compatible(const nw_itype_t *t, const cJSON *nodeclass, const char *pg_strategy,
-                              char *why, size_t whylen)
+int nw_compat_class_compatible(const nw_itype_t *t, const cJSON *nodeclass, const char *pg_strategy,
+                               char *why, size_t whylen)
 {
     const cJSON *spec = nw_json_get(nodeclass, "spec");
     if (why && whylen)
@@ -86,7 +86,8 @@ int nw_itype_class_compatible(const nw_itype_t *t, const cJSON *nodeclass, const
             return refuse(why, whylen, "%s does not support %s placement groups", t->name,
                           pg_strategy);
     }
-    if (nw_json_get(spec, "connectionTracking") && !cJSON_IsNull(nw_json_get(spec, "connectionTracking")) &&
+    if (nw_json_get(spec, "connectionTracking") &&
+        !cJSON_IsNull(nw_json_get(spec, "connectionTracking")) &&
         strcmp(t->hypervisor, "nitro") != 0)
         return refuse(why, whylen, "%s is not a Nitro type (connectionTracking)", t->name);
     return 1;

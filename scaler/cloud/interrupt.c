@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *nw_intr_kind_name(nw_intr_kind_t k)
+const char *nw_interrupt_kind_name(nw_interrupt_kind_t k)
 {
     switch (k) {
     case NW_INTR_SPOT_INTERRUPTION:
@@ -24,12 +24,12 @@ const char *nw_intr_kind_name(nw_intr_kind_t k)
     }
 }
 
-int nw_intr_kind_deletes(nw_intr_kind_t k)
+int nw_interrupt_kind_deletes(nw_interrupt_kind_t k)
 {
     return k != NW_INTR_NOOP && k != NW_INTR_REBALANCE && k < NW_INTR_KINDS;
 }
 
-void nw_intr_batch_free(nw_intr_batch_t *b)
+void nw_interrupt_batch_free(nw_interrupt_batch_t *b)
 {
     if (!b)
         return;

@@ -51,7 +51,7 @@ nw_ami_family_t nw_kubelet_ami_family(const cJSON *nc)
     return NW_AMI_CUSTOM;
 }
 
-const char *nw_ami_family_name(nw_ami_family_t f)
+const char *nw_kubelet_ami_family_name(nw_ami_family_t f)
 {
     switch (f) {
     case NW_AMI_AL2:
@@ -155,7 +155,7 @@ static nw_rc_t int_field(const cJSON *kub, const char *key, int64_t *out, nw_err
     return NW_OK;
 }
 
-int nw_ami_default_bdms(nw_ami_family_t f, nw_ami_bdm_t out[2])
+int nw_kubelet_ami_default_bdms(nw_ami_family_t f, nw_ami_bdm_t out[2])
 {
     switch (f) {
     case NW_AMI_AL2:
@@ -174,7 +174,7 @@ int nw_ami_default_bdms(nw_ami_family_t f, nw_ami_bdm_t out[2])
     }
 }
 
-const char *nw_ami_ephemeral_device(nw_ami_family_t f)
+const char *nw_kubelet_ami_ephemeral_device(nw_ami_family_t f)
 {
     switch (f) {
     case NW_AMI_AL2:
@@ -204,7 +204,7 @@ static nw_rc_t bdm_size(const cJSON *b, int i, int64_t *out, nw_err_t *err)
     return rc;
 }
 
-/* types.go ephemeralStorage() less the RAID0 case (the type's, nw_itype_capacity) */
+/* types.go ephemeralStorage() less the RAID0 case (the type's, nw_catalog_itype_capacity) */
 static nw_rc_t ephemeral(const cJSON *spec, nw_ami_family_t f, int64_t *out, nw_err_t *err)
 {
     const cJSON *bdms = nw_json_get(spec, "blockDeviceMappings"), *b;
@@ -228,7 +228,7 @@ static nw_rc_t ephemeral(const cJSON *spec, nw_ami_family_t f, int64_t *out, nw_
             *out = sz > 0 ? sz : INT64_C(20) << 30;
             return NW_OK;
         }
-        const char *dev = nw_ami_ephemeral_device(f);
+        const char *dev = nw_kubelet_ami_ephemeral_device(f);
         i = 0;
         cJSON_ArrayForEach(b, bdms)
         {
@@ -242,8 +242,8 @@ static nw_rc_t ephemeral(const cJSON *spec, nw_ami_family_t f, int64_t *out, nw_
         }
     }
     nw_ami_bdm_t def[2];
-    int nd = nw_ami_default_bdms(f, def);
-    const char *dev = nw_ami_ephemeral_device(f);
+    int nd = nw_kubelet_ami_default_bdms(f, def);
+    const char *dev = nw_kubelet_ami_ephemeral_device(f);
     *out = INT64_C(20) << 30;
     for (int k = 0; k < nd; k++)
         if (dev && strcmp(def[k].device, dev) == 0)

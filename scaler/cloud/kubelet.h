@@ -20,7 +20,7 @@
 nw_ami_family_t nw_kubelet_ami_family(const cJSON *nodeclass);
 
 /** "AL2", "AL2023", "Bottlerocket", "Windows", "Custom". */
-const char *nw_ami_family_name(nw_ami_family_t f);
+const char *nw_kubelet_ami_family_name(nw_ami_family_t f);
 
 /* One default block device of an AMI family (gp3, encrypted). */
 typedef struct {
@@ -32,13 +32,13 @@ typedef struct {
  * karpenter-provider-aws pkg/providers/amifamily DefaultBlockDeviceMappings: AL2 and AL2023
  * /dev/xvda 20Gi; Bottlerocket /dev/xvda 4Gi + /dev/xvdb 20Gi; Windows /dev/sda1 50Gi;
  * Custom none, the AMI's own). Fills out[0..2), returns the count. */
-int nw_ami_default_bdms(nw_ami_family_t f, nw_ami_bdm_t out[2]);
+int nw_kubelet_ami_default_bdms(nw_ami_family_t f, nw_ami_bdm_t out[2]);
 
 /** The device the kubelet's ephemeral storage is on (EphemeralBlockDevice): /dev/xvda,
  * Bottlerocket /dev/xvdb, Windows /dev/sda1; NULL for Custom. */
-const char *nw_ami_ephemeral_device(nw_ami_family_t f);
+const char *nw_kubelet_ami_ephemeral_device(nw_ami_family_t f);
 
-/** Apply nodeclass's family and spec.kubelet to o (start from nw_overhead_opts_default and
+/** Apply nodeclass's family and spec.kubelet to o (start from nw_catalog_overhead_opts_default and
  * the settings), and its ephemeral storage as types.go ephemeralStorage() finds it: the
  * rootVolume mapping's size, else (Custom) the last mapping's, else the mapping of the
  * family's ephemeral device, else the family's default (o->ephemeral_bytes), and

@@ -6,7 +6,7 @@
 /* client_golang prometheus.DefBuckets (the decorator's histogram sets none) */
 static const double def_buckets[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
 
-const nw_series_desc_t NW_KM_CLOUDPROVIDER_DURATION = {
+const nw_series_desc_t NW_METERED_CLOUDPROVIDER_DURATION = {
     .name = "karpenter_cloudprovider_duration_seconds",
     .help = "Duration of cloud provider method calls. Labeled by the controller, method name and "
             "provider.",
@@ -15,7 +15,7 @@ const nw_series_desc_t NW_KM_CLOUDPROVIDER_DURATION = {
     .buckets = def_buckets,
     .nbuckets = sizeof def_buckets / sizeof def_buckets[0]};
 
-const nw_series_desc_t NW_KM_CLOUDPROVIDER_ERRORS = {
+const nw_series_desc_t NW_METERED_CLOUDPROVIDER_ERRORS = {
     .name = "karpenter_cloudprovider_errors_total",
     .help = "Total number of errors returned from CloudProvider calls.",
     .kind = NW_SERIES_COUNTER,
@@ -23,7 +23,7 @@ const nw_series_desc_t NW_KM_CLOUDPROVIDER_ERRORS = {
 
 static _Thread_local const char *controller = "";
 
-void nw_cloud_metered_controller(const char *name)
+void nw_metered_controller(const char *name)
 {
     controller = name ? name : "";
 }
@@ -44,10 +44,10 @@ static metered_t *me(nw_cloud_t *c)
 static void measure(metered_t *m, const char *method, int64_t t0, nw_rc_t rc, const char *error)
 {
     const char *v[] = {controller, method, m->provider, error};
-    nw_series_observe(m->series, &NW_KM_CLOUDPROVIDER_DURATION, v,
+    nw_series_observe(m->series, &NW_METERED_CLOUDPROVIDER_DURATION, v,
                       (double)(nw_clock_mono(m->clock) - t0) / 1e9);
     if (rc != NW_OK)
-        nw_series_add(m->series, &NW_KM_CLOUDPROVIDER_ERRORS, v, 1);
+        nw_series_add(m->series, &NW_METERED_CLOUDPROVIDER_ERRORS, v, 1);
 }
 
 static nw_rc_t op_launch(nw_cloud_t *c, const nw_cloud_launch_req_t *req, nw_cloud_launch_t *out,
@@ -177,8 +177,8 @@ static const nw_cloud_ops_t metered_ops = {
     .finalize_class = op_finalize_class,
 };
 
-nw_cloud_t *nw_cloud_metered_new(nw_cloud_t *inner, const char *provider, nw_series_t *series,
-                                 const nw_clock_t *clock)
+nw_cloud_t *nw_metered_new(nw_cloud_t *inner, const char *provider, nw_series_t *series,
+                           const nw_clock_t *clock)
 {
     metered_t *m = calloc(1, sizeof *m);
     if (!m) {

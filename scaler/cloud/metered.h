@@ -7,10 +7,10 @@
  * Karpenter's CloudProvider interface: launch = Create, terminate = Delete,
  * instance_state = Get, list = List. error is InsufficientCapacityError,
  * NodeClaimNotFoundError or "". controller is the name the calling thread set last with
- * nw_cloud_metered_controller (Karpenter takes it from the context); provider is "aws".
+ * nw_metered_controller (Karpenter takes it from the context); provider is "aws".
  * Every other operation is passed through.
  *
- * Ownership: nw_cloud_metered_new wraps inner (owned: ops->free frees both); the registry
+ * Ownership: nw_metered_new wraps inner (owned: ops->free frees both); the registry
  * and clock are borrowed. Thread: as the inner cloud.
  */
 #ifndef NW_SCALER_CLOUD_METERED_H
@@ -20,13 +20,13 @@
 #include "common/series.h"
 #include "scaler/cloud/cloud.h"
 
-extern const nw_series_desc_t NW_KM_CLOUDPROVIDER_DURATION, NW_KM_CLOUDPROVIDER_ERRORS;
+extern const nw_series_desc_t NW_METERED_CLOUDPROVIDER_DURATION, NW_METERED_CLOUDPROVIDER_ERRORS;
 
 /** inner, timed (NULL on OOM: inner is then freed too). */
-nw_cloud_t *nw_cloud_metered_new(nw_cloud_t *inner, const char *provider, nw_series_t *series,
-                                 const nw_clock_t *clock);
+nw_cloud_t *nw_metered_new(nw_cloud_t *inner, const char *provider, nw_series_t *series,
+                           const nw_clock_t *clock);
 
 /** The controller label of this thread's later calls (a static string). */
-void nw_cloud_metered_controller(const char *name);
+void nw_metered_controller(const char *name);
 
 #endif

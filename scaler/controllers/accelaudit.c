@@ -35,7 +35,7 @@ nw_accelaudit_t *nw_accelaudit_new(nw_ctl_deps_t *deps, const nw_accelaudit_opts
     nw_accelaudit_t *a = calloc(1, sizeof *a);
     if (!a)
         return NULL;
-    if (nw_counters_init(&a->counters) != NW_OK) {
+    if (nw_prom_counters_init(&a->counters) != NW_OK) {
         free(a);
         return NULL;
     }
@@ -49,7 +49,7 @@ void nw_accelaudit_free(nw_accelaudit_t *a)
 {
     if (!a)
         return;
-    nw_counters_free(&a->counters);
+    nw_prom_counters_free(&a->counters);
     free(a);
 }
 
@@ -128,7 +128,7 @@ static void evict(nw_accelaudit_t *a, const nw_kube_obj_t *pod, const char *node
     int ra = 0;
     long code = 0;
     nw_err_t err = {0};
-    nw_rc_t rc = nw_kube_evict_ex(c->kube, pod->ns, pod->name, &o, &res, &ra, &code, &err);
+    nw_rc_t rc = nw_kube_write_evict_ex(c->kube, pod->ns, pod->name, &o, &res, &ra, &code, &err);
     int64_t wait = (int64_t)(ra > 10 ? ra : 10) * NW_NS_PER_SEC;
     m->next_evict_mono = mono + (wait > NW_AUDIT_EVICT_MIN_NS ? wait : NW_AUDIT_EVICT_MIN_NS);
     if (rc == NW_OK && res == NW_KUBE_EVICT_STARTED) {
@@ -137,10 +137,10 @@ static void evict(nw_accelaudit_t *a, const nw_kube_obj_t *pod, const char *node
                  "Evicted: the pod requests no %s accelerator resource but ran on %s node %s "
                  "(scaler.acceleratorAudit.evict)",
                  cls, cls, node);
-        nw_ctl_event(c, &nw_kube_res_pods, pod->json, "Normal", "Evicted", msg);
+        nw_ctl_event(c, &nw_kube_client_res_pods, pod->json, "Normal", "Evicted", msg);
         nw_log_info(COMP, "evicted a pod from an accelerator node", NW_LS("pod", pod->key),
                     NW_LS("node", node), NW_LS("class", cls));
-        nw_counters_inc(&a->counters, "audit_evicted", cls, NULL);
+        nw_prom_counters_inc(&a->counters, "audit_evicted", cls, NULL);
         return;
     }
     nw_log_info(COMP, "eviction not done; retrying later", NW_LS("pod", pod->key),
@@ -155,14 +155,14 @@ void nw_accelaudit_tick(nw_accelaudit_t *a, const nw_kube_snap_t *s)
     unsigned cur[NW_GPU_MAX_CLASSES] = {0};
     nw_ctl_deps_t *c = a->deps;
     int64_t mono = nw_clock_mono(c->clock);
-    for (size_t i = 0; p && p->enabled && i < nw_kube_snap_count(s, NW_KUBE_NODES); i++) {
-        const nw_kube_obj_t *node = nw_kube_snap_at(s, NW_KUBE_NODES, i);
+    for (size_t i = 0; p && p->enabled && i < nw_kube_cache_snap_count(s, NW_KUBE_NODES); i++) {
+        const nw_kube_obj_t *node = nw_kube_cache_snap_at(s, NW_KUBE_NODES, i);
         int k = nw_accelaudit_node_class(p, node->json);
         if (k < 0)
             continue;
         const char *cls = p->classes[k].name;
         const nw_kube_obj_t *const *pods = NULL;
-        size_t n = nw_kube_snap_pods_on_node(s, node->name, &pods);
+        size_t n = nw_kube_cache_snap_pods_on_node(s, node->name, &pods);
         for (size_t j = 0; j < n; j++) {
             const nw_kube_obj_t *pod = pods[j];
             if (finished_or_leaving(pod) || mirror_pod(pod->json))
@@ -183,12 +183,12 @@ void nw_accelaudit_tick(nw_accelaudit_t *a, const nw_kube_snap_t *s)
                          "it takes capacity from accelerator workloads (isolation: "
                          "docs/admission.md)",
                          cls, cls, node->name);
-                nw_ctl_event(c, &nw_kube_res_pods, pod->json, "Warning", "AcceleratorIsolation",
-                             msg);
+                nw_ctl_event(c, &nw_kube_client_res_pods, pod->json, "Warning",
+                             "AcceleratorIsolation", msg);
                 nw_log_warn(COMP, "a pod without an accelerator request on an accelerator node",
                             NW_LS("pod", pod->key), NW_LS("node", node->name), NW_LS("class", cls),
                             NW_LS("requested", in.cls >= 0 ? p->classes[in.cls].name : "none"));
-                nw_counters_inc(&a->counters, "audit_found", cls, NULL);
+                nw_prom_counters_inc(&a->counters, "audit_found", cls, NULL);
             }
             if (a->o.evict && !in.skip && mono >= m->next_evict_mono)
                 evict(a, pod, node->name, cls, m, mono);
@@ -215,19 +215,19 @@ nw_rc_t nw_accelaudit_metrics(nw_accelaudit_t *a, nw_buf_t *out)
     for (size_t k = 0; rc == NW_OK && k < p->nclasses; k++) {
         rc = nw_buf_adds(out, "nodewarden_accelerator_isolation_violations{class=\"");
         if (rc == NW_OK)
-            rc = nw_metrics_label_value(out, p->classes[k].name);
+            rc = nw_prom_label_value(out, p->classes[k].name);
         if (rc == NW_OK)
             rc = nw_buf_addf(out, "\"} %u\n", nw_accelaudit_current(a, k));
     }
     if (rc == NW_OK)
-        rc = nw_counters_write(&a->counters, out, "audit_found",
-                               "nodewarden_accelerator_isolation_violations_total",
-                               "Pods found running on an accelerator node of a class they "
-                               "request nothing of (each pod counted once).",
-                               "class", NULL);
+        rc = nw_prom_counters_write(&a->counters, out, "audit_found",
+                                    "nodewarden_accelerator_isolation_violations_total",
+                                    "Pods found running on an accelerator node of a class they "
+                                    "request nothing of (each pod counted once).",
+                                    "class", NULL);
     if (rc == NW_OK)
-        rc = nw_counters_write(&a->counters, out, "audit_evicted",
-                               "nodewarden_accelerator_isolation_evictions_total",
-                               "Such pods evicted (scaler.acceleratorAudit.evict).", "class", NULL);
+        rc = nw_prom_counters_write(
+            &a->counters, out, "audit_evicted", "nodewarden_accelerator_isolation_evictions_total",
+            "Such pods evicted (scaler.acceleratorAudit.evict).", "class", NULL);
     return rc;
 }

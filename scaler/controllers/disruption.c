@@ -23,7 +23,7 @@
 #define MAX_NOTED 512
 
 typedef struct {
-    nw_dis_cmd_t cmd;
+    nw_disrupt_cmd_t cmd;
     char **repl; /* replacement NodeClaim names (owned) */
     int *seen;
     size_t nrepl;
@@ -46,17 +46,17 @@ typedef struct {
     uint64_t hash;
 } noted_t;
 
-struct nw_dis_ctl {
+struct nw_disruption {
     nw_ctl_deps_t *deps;
-    nw_claims_t *claims;  /* borrowed: replacements are created through it */
-    nw_ctl_shared_t *mem; /* borrowed: nominations */
-    nw_dis_opts_t o;
+    nw_nodeclaim_t *claims; /* borrowed: replacements are created through it */
+    nw_ctl_shared_t *mem;   /* borrowed: nominations */
+    nw_disruption_opts_t o;
     nw_kube_recorder_t *rec; /* its own: provisioning bursts must not starve these events */
     int64_t next_pass_mono;
     uint64_t idle_gen; /* cache generation of the last pass that found nothing (0: none) */
     int64_t idle_gen_mono;
     int has_pending;
-    nw_dis_cmd_t pending;
+    nw_disrupt_cmd_t pending;
     int64_t pending_mono;
     inflight_t *fl;
     size_t nfl;
@@ -75,16 +75,17 @@ struct nw_dis_ctl {
     _Atomic uint64_t passes, rejected, failed;
 };
 
-nw_dis_ctl_t *nw_dis_ctl_new(nw_ctl_deps_t *deps, nw_claims_t *claims, nw_ctl_shared_t *mem,
-                             const nw_dis_opts_t *o, const char *instance)
+nw_disruption_t *nw_disruption_ctl_new(nw_ctl_deps_t *deps, nw_nodeclaim_t *claims,
+                                       nw_ctl_shared_t *mem, const nw_disruption_opts_t *o,
+                                       const char *instance)
 {
-    nw_dis_ctl_t *d = calloc(1, sizeof *d);
+    nw_disruption_t *d = calloc(1, sizeof *d);
     if (!d)
         return NULL;
     d->deps = deps;
     d->claims = claims;
     d->mem = mem;
-    if (instance && !(d->rec = nw_kube_recorder_new(deps->kube, "nodewarden", instance))) {
+    if (instance && !(d->rec = nw_kube_write_recorder_new(deps->kube, "nodewarden", instance))) {
         free(d);
         return NULL;
     }
@@ -97,21 +98,21 @@ nw_dis_ctl_t *nw_dis_ctl_new(nw_ctl_deps_t *deps, nw_claims_t *claims, nw_ctl_sh
     if (d->o.command_timeout_ns <= 0)
         d->o.command_timeout_ns = 600 * NW_NS_PER_SEC;
     /* Karpenter starts both timeout series at 0 */
-    nw_series_add(deps->series, &NW_KM_DISRUPTION_TIMEOUTS, (const char *[]){"multi"}, 0);
-    nw_series_add(deps->series, &NW_KM_DISRUPTION_TIMEOUTS, (const char *[]){"single"}, 0);
+    nw_series_add(deps->series, &NW_KMETRICS_DISRUPTION_TIMEOUTS, (const char *[]){"multi"}, 0);
+    nw_series_add(deps->series, &NW_KMETRICS_DISRUPTION_TIMEOUTS, (const char *[]){"single"}, 0);
     return d;
 }
 
 static void inflight_free(inflight_t *f)
 {
-    nw_dis_cmd_cleanup(&f->cmd);
+    nw_decide_cmd_cleanup(&f->cmd);
     for (size_t i = 0; i < f->nrepl; i++)
         free(f->repl[i]);
     free(f->repl);
     free(f->seen);
 }
 
-void nw_dis_ctl_reset(nw_dis_ctl_t *d)
+void nw_disruption_ctl_reset(nw_disruption_t *d)
 {
     if (!d)
         return;
@@ -121,7 +122,7 @@ void nw_dis_ctl_reset(nw_dis_ctl_t *d)
     d->fl = NULL;
     d->nfl = 0;
     if (d->has_pending)
-        nw_dis_cmd_cleanup(&d->pending);
+        nw_decide_cmd_cleanup(&d->pending);
     d->has_pending = 0;
     d->next_pass_mono = 0;
     d->idle_gen = 0;
@@ -129,12 +130,12 @@ void nw_dis_ctl_reset(nw_dis_ctl_t *d)
     d->nrepl = 0;
 }
 
-void nw_dis_ctl_free(nw_dis_ctl_t *d)
+void nw_disruption_ctl_free(nw_disruption_t *d)
 {
     if (!d)
         return;
-    nw_dis_ctl_reset(d);
-    nw_kube_recorder_free(d->rec);
+    nw_disruption_ctl_reset(d);
+    nw_kube_write_recorder_free(d->rec);
     for (size_t i = 0; i < d->nfps; i++)
         free(d->fps[i].node);
     free(d->fps);
@@ -154,7 +155,7 @@ static uint64_t fnv(uint64_t h, const char *s)
     return h;
 }
 
-static void event2(nw_dis_ctl_t *d, const nw_kube_obj_t *nc, const nw_kube_obj_t *node,
+static void event2(nw_disruption_t *d, const nw_kube_obj_t *nc, const nw_kube_obj_t *node,
                    const char *type, const char *reason, const char *msg)
 {
     nw_ctl_deps_t *c = d->deps;
@@ -162,15 +163,15 @@ static void event2(nw_dis_ctl_t *d, const nw_kube_obj_t *nc, const nw_kube_obj_t
     if (!nw_ctl_may_write(c))
         return;
     if (nc)
-        nw_kube_event(rec, &nw_kube_res_nodeclaims, nc->json, type, reason, msg, NULL);
+        nw_kube_write_event(rec, &nw_kube_client_res_nodeclaims, nc->json, type, reason, msg, NULL);
     if (node)
-        nw_kube_event(rec, &nw_kube_res_nodes, node->json, type, reason, msg, NULL);
+        nw_kube_write_event(rec, &nw_kube_client_res_nodes, node->json, type, reason, msg, NULL);
 }
 
 static const nw_kube_obj_t *node_of(const nw_kube_snap_t *s, const nw_kube_obj_t *nc)
 {
     if (nc && nc->provider_id[0])
-        return nw_kube_snap_node_by_provider_id(s, nc->provider_id);
+        return nw_kube_cache_snap_node_by_provider_id(s, nc->provider_id);
     return NULL;
 }
 
@@ -181,12 +182,12 @@ typedef struct {
 
 static int arr_kind(const nw_kube_snap_t *s, nw_kube_kind_t k, arr_t *a)
 {
-    a->n = nw_kube_snap_count(s, k);
+    a->n = nw_kube_cache_snap_count(s, k);
     a->v = calloc(a->n + 1, sizeof *a->v);
     if (!a->v)
         return -1;
     for (size_t i = 0; i < a->n; i++)
-        a->v[i] = nw_kube_snap_at(s, k, i)->json;
+        a->v[i] = nw_kube_cache_snap_at(s, k, i)->json;
     return 0;
 }
 
@@ -223,14 +224,14 @@ typedef struct {
     size_t nincmd;
     const char **nominated;
     size_t nnominated;
-    nw_dis_input_t in;
-    nw_dis_live_t live;
-    nw_dis_state_t *st;
+    nw_disrupt_input_t in;
+    nw_disruption_live_t live;
+    nw_disrupt_state_t *st;
 } view_t;
 
 static void view_free(view_t *v)
 {
-    nw_dis_state_free(v->st);
+    nw_candidates_state_free(v->st);
     free(v->pools.v);
     free(v->claims.v);
     free(v->nodes.v);
@@ -242,7 +243,7 @@ static void view_free(view_t *v)
     memset(v, 0, sizeof *v);
 }
 
-static int view_build(nw_dis_ctl_t *d, const nw_kube_snap_t *s, view_t *v)
+static int view_build(nw_disruption_t *d, const nw_kube_snap_t *s, view_t *v)
 {
     nw_ctl_deps_t *c = d->deps;
     memset(v, 0, sizeof *v);
@@ -268,8 +269,8 @@ static int view_build(nw_dis_ctl_t *d, const nw_kube_snap_t *s, view_t *v)
     if (!v->nominated)
         goto fail;
     /* nodes the provisioner nominated pods to (in flight, or in the last 20 s) */
-    for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_NODECLAIMS); i++) {
-        const nw_kube_obj_t *nc = nw_kube_snap_at(s, NW_KUBE_NODECLAIMS, i);
+    for (size_t i = 0; i < nw_kube_cache_snap_count(s, NW_KUBE_NODECLAIMS); i++) {
+        const nw_kube_obj_t *nc = nw_kube_cache_snap_at(s, NW_KUBE_NODECLAIMS, i);
         const char *nn = nw_json_str_at(nc->json, "status.nodeName");
         if (nn && *nn &&
             (nw_simsnap_is_nominated(d->mem->noms, s, nc->name, mono,
@@ -278,12 +279,13 @@ static int view_build(nw_dis_ctl_t *d, const nw_kube_snap_t *s, view_t *v)
             v->nominated[v->nnominated++] = nn;
     }
     for (size_t i = 0; i < d->nrepl; i++) {
-        const nw_kube_obj_t *nc = nw_kube_snap_get(s, NW_KUBE_NODECLAIMS, NULL, d->repl[i].name);
+        const nw_kube_obj_t *nc =
+            nw_kube_cache_snap_get(s, NW_KUBE_NODECLAIMS, NULL, d->repl[i].name);
         const char *nn = nc ? nw_json_str_at(nc->json, "status.nodeName") : NULL;
         if (nn && mono - d->repl[i].mono < nw_ctl_nomination_window(d->mem))
             v->nominated[v->nnominated++] = nn;
     }
-    nw_dis_input_t in = {
+    nw_disrupt_input_t in = {
         .nodepools = v->pools.v,
         .nnodepools = v->pools.n,
         .nodeclaims = v->claims.v,
@@ -308,10 +310,10 @@ static int view_build(nw_dis_ctl_t *d, const nw_kube_snap_t *s, view_t *v)
         .single_timeout = NW_DIS_SINGLE_TIMEOUT_NS,
     };
     v->in = in;
-    nw_dis_live_t live = {c, d->claims, d->mem, s, in.now};
+    nw_disruption_live_t live = {c, d->claims, d->mem, s, in.now};
     v->live = live;
     nw_err_t err = {0};
-    if (nw_dis_state_build(&v->in, &v->st, &err) != NW_OK)
+    if (nw_candidates_state_build(&v->in, &v->st, &err) != NW_OK)
         goto fail;
     return 0;
 fail:
@@ -336,7 +338,7 @@ static int mutate_cond(cJSON *obj, void *ud)
         if (!cJSON_IsObject(st))
             return 1;
         char ts[40];
-        nw_time_format(w->pod_event, ts, sizeof ts);
+        nw_clock_time_format(w->pod_event, ts, sizeof ts);
         const char *cur = nw_json_str(st, "lastPodEventTime");
         if (cur && strcmp(cur, ts) == 0)
             return 1;
@@ -371,12 +373,12 @@ static int mutate_cond(cJSON *obj, void *ud)
     return 0;
 }
 
-static nw_rc_t claim_write(nw_dis_ctl_t *d, const char *name, condw_t *w)
+static nw_rc_t claim_write(nw_disruption_t *d, const char *name, condw_t *w)
 {
     nw_ctl_deps_t *c = d->deps;
     nw_err_t err = {0};
-    nw_rc_t rc = nw_kube_update_retry(c->kube, &nw_kube_res_nodeclaims, NULL, name, 1, mutate_cond,
-                                      w, 5, NULL, &err);
+    nw_rc_t rc = nw_kube_write_update_retry(c->kube, &nw_kube_client_res_nodeclaims, NULL, name, 1,
+                                            mutate_cond, w, 5, NULL, &err);
     if (rc != NW_OK && rc != NW_ENOTFOUND)
         nw_log_warn("disruption", "cannot update the NodeClaim status", NW_LS("nodeclaim", name),
                     NW_LS("error", err.msg));
@@ -388,19 +390,19 @@ static int mutate_taint(cJSON *node, void *ud)
     return nw_ctl_disrupted_taint(node, *(const int *)ud) == 1 ? 0 : 1;
 }
 
-static nw_rc_t node_taint(nw_dis_ctl_t *d, const char *node, int add)
+static nw_rc_t node_taint(nw_disruption_t *d, const char *node, int add)
 {
     nw_ctl_deps_t *c = d->deps;
     nw_err_t err = {0};
-    nw_rc_t rc = nw_kube_update_retry(c->kube, &nw_kube_res_nodes, NULL, node, 0, mutate_taint,
-                                      &add, 5, NULL, &err);
+    nw_rc_t rc = nw_kube_write_update_retry(c->kube, &nw_kube_client_res_nodes, NULL, node, 0,
+                                            mutate_taint, &add, 5, NULL, &err);
     if (rc != NW_OK && rc != NW_ENOTFOUND)
         nw_log_warn("disruption", add ? "cannot taint the node" : "cannot untaint the node",
                     NW_LS("node", node), NW_LS("error", err.msg));
     return rc;
 }
 
-static int held(const nw_dis_ctl_t *d, const char *nc)
+static int held(const nw_disruption_t *d, const char *nc)
 {
     for (size_t i = 0; i < d->nrecent; i++)
         if (strcmp(d->recent[i].name, nc) == 0)
@@ -417,7 +419,7 @@ static int held(const nw_dis_ctl_t *d, const char *nc)
 static uint64_t pods_fp(const nw_kube_snap_t *s, const char *node)
 {
     const nw_kube_obj_t *const *on;
-    size_t n = nw_kube_snap_pods_on_node(s, node, &on);
+    size_t n = nw_kube_cache_snap_pods_on_node(s, node, &on);
     uint64_t h = 1469598103934665603ULL;
     for (size_t i = 0; i < n; i++) {
         const cJSON *p = on[i]->json;
@@ -438,7 +440,7 @@ static uint64_t pods_fp(const nw_kube_snap_t *s, const char *node)
 }
 
 /* returns 1 when the node's pod set changed since the last tick */
-static int fp_changed(nw_dis_ctl_t *d, const char *node, uint64_t fp)
+static int fp_changed(nw_disruption_t *d, const char *node, uint64_t fp)
 {
     for (size_t i = 0; i < d->nfps; i++)
         if (strcmp(d->fps[i].node, node) == 0) {
@@ -455,12 +457,12 @@ static int fp_changed(nw_dis_ctl_t *d, const char *node, uint64_t fp)
     return 0;
 }
 
-static void markers(nw_dis_ctl_t *d, const nw_kube_snap_t *s, const view_t *v)
+static void markers(nw_disruption_t *d, const nw_kube_snap_t *s, const view_t *v)
 {
     nw_ctl_deps_t *c = d->deps;
     int64_t now = v->in.now;
     for (size_t i = 0; i < v->st->nnodes && nw_ctl_may_write(c); i++) {
-        const nw_dis_node_t *n = &v->st->nodes[i];
+        const nw_disrupt_node_t *n = &v->st->nodes[i];
         if (n->deleting || !n->node_name[0])
             continue;
         uint64_t fp = pods_fp(s, n->node_name);
@@ -484,7 +486,7 @@ static void markers(nw_dis_ctl_t *d, const nw_kube_snap_t *s, const view_t *v)
     /* forget nodes that are gone */
     size_t k = 0;
     for (size_t i = 0; i < d->nfps; i++) {
-        if (nw_kube_snap_get(s, NW_KUBE_NODES, NULL, d->fps[i].node))
+        if (nw_kube_cache_snap_get(s, NW_KUBE_NODES, NULL, d->fps[i].node))
             d->fps[k++] = d->fps[i];
         else
             free(d->fps[i].node);
@@ -494,11 +496,12 @@ static void markers(nw_dis_ctl_t *d, const nw_kube_snap_t *s, const view_t *v)
 
 /* ---- crash cleanup ---- */
 
-static void cleanup(nw_dis_ctl_t *d, const nw_kube_snap_t *s)
+static void cleanup(nw_disruption_t *d, const nw_kube_snap_t *s)
 {
     nw_ctl_deps_t *c = d->deps;
-    for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_NODECLAIMS) && nw_ctl_may_write(c); i++) {
-        const nw_kube_obj_t *nc = nw_kube_snap_at(s, NW_KUBE_NODECLAIMS, i);
+    for (size_t i = 0; i < nw_kube_cache_snap_count(s, NW_KUBE_NODECLAIMS) && nw_ctl_may_write(c);
+         i++) {
+        const nw_kube_obj_t *nc = nw_kube_cache_snap_at(s, NW_KUBE_NODECLAIMS, i);
         if (nc->terminating || held(d, nc->name))
             continue;
         const nw_kube_obj_t *node = node_of(s, nc);
@@ -516,7 +519,7 @@ static void cleanup(nw_dis_ctl_t *d, const nw_kube_snap_t *s)
 
 /* ---- commands ---- */
 
-static void recent_add(nw_dis_ctl_t *d, const char *name, int64_t mono)
+static void recent_add(nw_disruption_t *d, const char *name, int64_t mono)
 {
     if (d->nrecent == MAX_RECENT) {
         memmove(d->recent, d->recent + 1, (MAX_RECENT - 1) * sizeof *d->recent);
@@ -526,10 +529,11 @@ static void recent_add(nw_dis_ctl_t *d, const char *name, int64_t mono)
     d->recent[d->nrecent++].mono = mono;
 }
 
-static void untaint_all(nw_dis_ctl_t *d, const nw_kube_snap_t *s, const nw_dis_cmd_t *cmd)
+static void untaint_all(nw_disruption_t *d, const nw_kube_snap_t *s, const nw_disrupt_cmd_t *cmd)
 {
     for (size_t i = 0; i < cmd->ncandidates; i++) {
-        const nw_kube_obj_t *nc = nw_kube_snap_get(s, NW_KUBE_NODECLAIMS, NULL, cmd->candidates[i]);
+        const nw_kube_obj_t *nc =
+            nw_kube_cache_snap_get(s, NW_KUBE_NODECLAIMS, NULL, cmd->candidates[i]);
         const nw_kube_obj_t *node = node_of(s, nc);
         if (node)
             node_taint(d, node->name, 0);
@@ -542,32 +546,33 @@ static void untaint_all(nw_dis_ctl_t *d, const nw_kube_snap_t *s, const nw_dis_c
 
 /* karpenter_voluntary_disruption_decisions_total{decision,reason,consolidation_type}
  * (kubernetes-sigs/karpenter pkg/controllers/disruption/queue.go) */
-static const char *consolidation_type(nw_dis_method_t m);
+static const char *consolidation_type(nw_disrupt_method_t m);
 
-static void count_decision(nw_ctl_deps_t *c, const nw_dis_state_t *st, const nw_dis_cmd_t *cmd)
+static void count_decision(nw_ctl_deps_t *c, const nw_disrupt_state_t *st,
+                           const nw_disrupt_cmd_t *cmd)
 {
     char r[32];
-    nw_km_resource_type(nw_dis_reason_str(cmd->reason), r, sizeof r);
+    nw_kmetrics_resource_type(nw_budget_reason_str(cmd->reason), r, sizeof r);
     const char *ct = consolidation_type(cmd->method);
-    const char *v[] = {nw_dis_action_str(cmd->action), r, ct};
-    nw_series_add(c->series, &NW_KM_DISRUPTION_DECISIONS, v, 1);
+    const char *v[] = {nw_decide_action_str(cmd->action), r, ct};
+    nw_series_add(c->series, &NW_KMETRICS_DISRUPTION_DECISIONS, v, 1);
     /* ..._decisions_by_nodepool_total: once for each NodePool among the candidates */
     for (size_t i = 0; i < cmd->ncandidates; i++) {
-        const nw_dis_node_t *n = nw_dis_state_node(st, cmd->candidates[i]);
+        const nw_disrupt_node_t *n = nw_candidates_state_node(st, cmd->candidates[i]);
         const char *pool = n && n->pool >= 0 ? st->pools[n->pool].name : "";
         bool seen = false;
         for (size_t k = 0; k < i && !seen; k++) {
-            const nw_dis_node_t *o = nw_dis_state_node(st, cmd->candidates[k]);
+            const nw_disrupt_node_t *o = nw_candidates_state_node(st, cmd->candidates[k]);
             seen = strcmp(o && o->pool >= 0 ? st->pools[o->pool].name : "", pool) == 0;
         }
         if (!seen) {
-            const char *pv[] = {pool, nw_dis_action_str(cmd->action), r, ct};
-            nw_series_add(c->series, &NW_KM_DISRUPTION_DECISIONS_BY_NODEPOOL, pv, 1);
+            const char *pv[] = {pool, nw_decide_action_str(cmd->action), r, ct};
+            nw_series_add(c->series, &NW_KMETRICS_DISRUPTION_DECISIONS_BY_NODEPOOL, pv, 1);
         }
     }
 }
 
-static const char *consolidation_type(nw_dis_method_t m)
+static const char *consolidation_type(nw_disrupt_method_t m)
 {
     return m == NW_DIS_EMPTINESS ? "empty"
            : m == NW_DIS_MULTI   ? "multi"
@@ -578,23 +583,23 @@ static const char *consolidation_type(nw_dis_method_t m)
 /* karpenter_voluntary_disruption_decision_evaluation_duration_seconds{reason,
  * consolidation_type} of each method a pass ran (Karpenter's controller.go measures
  * every method's disrupt call) */
-static void count_evaluations(nw_ctl_deps_t *c, const nw_dis_cmd_t *cmd)
+static void count_evaluations(nw_ctl_deps_t *c, const nw_disrupt_cmd_t *cmd)
 {
     static const char *const reasons[] = {"", "empty", "drifted", "underutilized", "underutilized"};
     for (int m = NW_DIS_EMPTINESS; m <= NW_DIS_SINGLE; m++)
         if (cmd->elapsed[m] >= 0) {
-            const char *v[] = {reasons[m], consolidation_type((nw_dis_method_t)m)};
-            nw_series_observe(c->series, &NW_KM_DISRUPTION_EVAL_DURATION, v,
+            const char *v[] = {reasons[m], consolidation_type((nw_disrupt_method_t)m)};
+            nw_series_observe(c->series, &NW_KMETRICS_DISRUPTION_EVAL_DURATION, v,
                               (double)cmd->elapsed[m] / 1e9);
         }
 }
 
 /* karpenter_voluntary_disruption_consolidation_timeouts_total{consolidation_type}
  * (kubernetes-sigs/karpenter pkg/controllers/disruption/{multi,single}nodeconsolidation.go) */
-static void count_timeouts(nw_ctl_deps_t *c, const nw_dis_cmd_t *cmd)
+static void count_timeouts(nw_ctl_deps_t *c, const nw_disrupt_cmd_t *cmd)
 {
     if (cmd->multi_timed_out) {
-        nw_series_add(c->series, &NW_KM_DISRUPTION_TIMEOUTS, (const char *[]){"multi"}, 1);
+        nw_series_add(c->series, &NW_KMETRICS_DISRUPTION_TIMEOUTS, (const char *[]){"multi"}, 1);
         nw_log_info("disruption",
                     cmd->method == NW_DIS_MULTI
                         ? "stopping multi-node consolidation after timeout, returning the last "
@@ -604,7 +609,7 @@ static void count_timeouts(nw_ctl_deps_t *c, const nw_dis_cmd_t *cmd)
                     NW_LI("timeoutSeconds", NW_DIS_MULTI_TIMEOUT_NS / NW_NS_PER_SEC));
     }
     if (cmd->single_timed_out) {
-        nw_series_add(c->series, &NW_KM_DISRUPTION_TIMEOUTS, (const char *[]){"single"}, 1);
+        nw_series_add(c->series, &NW_KMETRICS_DISRUPTION_TIMEOUTS, (const char *[]){"single"}, 1);
         nw_log_info("disruption", "abandoning single-node consolidation after timeout",
                     NW_LI("evaluated", cmd->single_evaluated),
                     NW_LI("timeoutSeconds", NW_DIS_SINGLE_TIMEOUT_NS / NW_NS_PER_SEC));
@@ -614,20 +619,20 @@ static void count_timeouts(nw_ctl_deps_t *c, const nw_dis_cmd_t *cmd)
 /* karpenter_nodepools_allowed_disruptions{nodepool,reason} and
  * karpenter_voluntary_disruption_eligible_nodes{reason} of a pass's state (Karpenter's
  * helpers.go BuildDisruptionBudgetMapping and controller.go; no active budget: MaxInt32) */
-static void budget_gauges(nw_ctl_deps_t *c, const nw_dis_state_t *st)
+static void budget_gauges(nw_ctl_deps_t *c, const nw_disrupt_state_t *st)
 {
     for (size_t p = 0; p < st->npools; p++)
         for (int r = 0; r < NW_DIS_NREASONS; r++) {
-            const char *v[] = {st->pools[p].name, nw_dis_reason_str((nw_dis_reason_t)r)};
+            const char *v[] = {st->pools[p].name, nw_budget_reason_str((nw_disrupt_reason_t)r)};
             int a = st->pools[p].allowed[r];
-            nw_series_set(c->series, &NW_KM_NODEPOOLS_ALLOWED_DISRUPTIONS, v,
+            nw_series_set(c->series, &NW_KMETRICS_NODEPOOLS_ALLOWED_DISRUPTIONS, v,
                           a == NW_DIS_UNLIMITED ? 2147483647.0 : (double)a);
-            nw_series_set(c->series, &NW_KM_NODEPOOLS_NODES_CONSUMING_BUDGETS, v,
+            nw_series_set(c->series, &NW_KMETRICS_NODEPOOLS_NODES_CONSUMING_BUDGETS, v,
                           (double)st->pools[p].disrupting);
         }
     int eligible[NW_DIS_NREASONS] = {0};
     for (size_t i = 0; i < st->nnodes; i++) {
-        const nw_dis_node_t *n = &st->nodes[i];
+        const nw_disrupt_node_t *n = &st->nodes[i];
         if (!n->candidate)
             continue;
         eligible[NW_DIS_UNDERUTILIZED]++;
@@ -636,13 +641,14 @@ static void budget_gauges(nw_ctl_deps_t *c, const nw_dis_state_t *st)
     }
     for (int r = 0; r < NW_DIS_NREASONS; r++) {
         char lr[32];
-        nw_km_resource_type(nw_dis_reason_str((nw_dis_reason_t)r), lr, sizeof lr);
+        nw_kmetrics_resource_type(nw_budget_reason_str((nw_disrupt_reason_t)r), lr, sizeof lr);
         const char *v[] = {lr};
-        nw_series_set(c->series, &NW_KM_DISRUPTION_ELIGIBLE, v, eligible[r]);
+        nw_series_set(c->series, &NW_KMETRICS_DISRUPTION_ELIGIBLE, v, eligible[r]);
     }
 }
 
-static void delete_candidates(nw_dis_ctl_t *d, const nw_kube_snap_t *s, const nw_dis_cmd_t *cmd)
+static void delete_candidates(nw_disruption_t *d, const nw_kube_snap_t *s,
+                              const nw_disrupt_cmd_t *cmd)
 {
     nw_ctl_deps_t *c = d->deps;
     int64_t mono = nw_clock_mono(c->clock);
@@ -652,8 +658,8 @@ static void delete_candidates(nw_dis_ctl_t *d, const nw_kube_snap_t *s, const nw
         nw_rc_t rc = NW_OK;
         for (int attempt = 0; attempt < 3; attempt++) {
             nw_err_clear(&err);
-            if ((rc = nw_kube_delete(c->kube, &nw_kube_res_nodeclaims, NULL, name, NULL, NULL,
-                                     &err)) == NW_OK)
+            if ((rc = nw_kube_write_delete(c->kube, &nw_kube_client_res_nodeclaims, NULL, name,
+                                           NULL, NULL, &err)) == NW_OK)
                 break;
         }
         if (rc != NW_OK) {
@@ -663,34 +669,37 @@ static void delete_candidates(nw_dis_ctl_t *d, const nw_kube_snap_t *s, const nw
         }
         recent_add(d, name, mono);
         atomic_fetch_add(&d->disrupted[cmd->method][cmd->reason], 1);
-        const nw_kube_obj_t *nc = nw_kube_snap_get(s, NW_KUBE_NODECLAIMS, NULL, name);
+        const nw_kube_obj_t *nc = nw_kube_cache_snap_get(s, NW_KUBE_NODECLAIMS, NULL, name);
         char r[32];
-        nw_km_resource_type(nw_dis_reason_str(cmd->reason), r, sizeof r); /* lower case */
-        nw_km_disrupted(c->series, r, nc ? nc->json : NULL);
+        nw_kmetrics_resource_type(nw_budget_reason_str(cmd->reason), r, sizeof r); /* lower case */
+        nw_kmetrics_disrupted(c->series, r, nc ? nc->json : NULL);
         char msg[600];
-        snprintf(
-            msg, sizeof msg, "Disrupting NodeClaim: %s/%s (%s)", nw_dis_reason_str(cmd->reason),
-            cmd->action == NW_DIS_REPLACE ? "Replace" : "Delete", nw_dis_method_str(cmd->method));
+        snprintf(msg, sizeof msg, "Disrupting NodeClaim: %s/%s (%s)",
+                 nw_budget_reason_str(cmd->reason),
+                 cmd->action == NW_DIS_REPLACE ? "Replace" : "Delete",
+                 nw_decide_method_str(cmd->method));
         event2(d, nc, node_of(s, nc), "Normal", "DisruptionTerminating", msg);
         nw_log_info("disruption", "deleted NodeClaim", NW_LS("nodeclaim", name),
-                    NW_LS("method", nw_dis_method_str(cmd->method)),
-                    NW_LS("reason", nw_dis_reason_str(cmd->reason)));
+                    NW_LS("method", nw_decide_method_str(cmd->method)),
+                    NW_LS("reason", nw_budget_reason_str(cmd->reason)));
     }
 }
 
 /* Start a validated command: taint, condition, replacements; 0 ok, -1 aborted. */
-static int execute(nw_dis_ctl_t *d, const nw_kube_snap_t *s, const view_t *v, nw_dis_cmd_t *cmd)
+static int execute(nw_disruption_t *d, const nw_kube_snap_t *s, const view_t *v,
+                   nw_disrupt_cmd_t *cmd)
 {
     nw_ctl_deps_t *c = d->deps;
     int64_t now = v->in.now;
-    nw_log_info("disruption", "disrupting", NW_LS("method", nw_dis_method_str(cmd->method)),
-                NW_LS("action", nw_dis_action_str(cmd->action)),
-                NW_LS("reason", nw_dis_reason_str(cmd->reason)),
+    nw_log_info("disruption", "disrupting", NW_LS("method", nw_decide_method_str(cmd->method)),
+                NW_LS("action", nw_decide_action_str(cmd->action)),
+                NW_LS("reason", nw_budget_reason_str(cmd->reason)),
                 NW_LI("candidates", cmd->ncandidates), NW_LI("replacements", cmd->sim.nrepl),
                 NW_LF("pricePerHour", cmd->old_price),
                 NW_LF("replacementPricePerHour", cmd->new_price), NW_LS("summary", cmd->summary));
     for (size_t i = 0; i < cmd->ncandidates; i++) {
-        const nw_kube_obj_t *nc = nw_kube_snap_get(s, NW_KUBE_NODECLAIMS, NULL, cmd->candidates[i]);
+        const nw_kube_obj_t *nc =
+            nw_kube_cache_snap_get(s, NW_KUBE_NODECLAIMS, NULL, cmd->candidates[i]);
         const nw_kube_obj_t *node = node_of(s, nc);
         if (!nc || !node || node_taint(d, node->name, 1) != NW_OK) {
             if (cmd->sim.nrepl) {
@@ -701,7 +710,7 @@ static int execute(nw_dis_ctl_t *d, const nw_kube_snap_t *s, const view_t *v, nw
             continue;
         }
         condw_t w = {
-            "DisruptionReason", "True", nw_dis_reason_str(cmd->reason), cmd->summary, now, 0, 0};
+            "DisruptionReason", "True", nw_budget_reason_str(cmd->reason), cmd->summary, now, 0, 0};
         claim_write(d, nc->name, &w);
         if (cmd->sim.nrepl) /* a delete says DisruptionTerminating right away */
             event2(d, nc, node, "Normal", "DisruptionLaunching", cmd->summary);
@@ -722,7 +731,7 @@ static int execute(nw_dis_ctl_t *d, const nw_kube_snap_t *s, const view_t *v, nw
         char name[256] = "";
         nw_err_t err = {0};
         if (!nw_ctl_may_write(c) ||
-            nw_dis_live_create(&v->live, &cmd->sim, k, name, sizeof name, &err) != NW_OK) {
+            nw_disruption_live_create(&v->live, &cmd->sim, k, name, sizeof name, &err) != NW_OK) {
             nw_log_warn("disruption", "cannot create a replacement NodeClaim; command aborted",
                         NW_LS("nodepool", cmd->sim.repl[k].pool), NW_LS("error", err.msg));
             inflight_free(&f);
@@ -731,9 +740,10 @@ static int execute(nw_dis_ctl_t *d, const nw_kube_snap_t *s, const view_t *v, nw
         f.repl[f.nrepl++] = strdup(name);
         {
             char r[32];
-            nw_km_resource_type(nw_dis_reason_str(cmd->reason), r, sizeof r); /* lower case */
+            nw_kmetrics_resource_type(nw_budget_reason_str(cmd->reason), r,
+                                      sizeof r); /* lower case */
             const char *lv[] = {r, cmd->sim.repl[k].pool, "false"};
-            nw_series_add(c->series, &NW_KM_NODECLAIMS_CREATED, lv, 1);
+            nw_series_add(c->series, &NW_KMETRICS_NODECLAIMS_CREATED, lv, 1);
         }
         nw_log_info(
             "disruption", "created replacement NodeClaim", NW_LS("nodeclaim", name),
@@ -758,7 +768,7 @@ static int execute(nw_dis_ctl_t *d, const nw_kube_snap_t *s, const view_t *v, nw
 
 /* Progress of the commands in flight: wait for the replacements to initialize, then delete the
  * candidates (kubernetes-sigs/karpenter pkg/controllers/disruption/queue.go). */
-static void progress(nw_dis_ctl_t *d, const nw_kube_snap_t *s)
+static void progress(nw_disruption_t *d, const nw_kube_snap_t *s)
 {
     nw_ctl_deps_t *c = d->deps;
     int64_t mono = nw_clock_mono(c->clock);
@@ -768,7 +778,8 @@ static void progress(nw_dis_ctl_t *d, const nw_kube_snap_t *s)
         int ready = 1, failed = 0;
         const char *why = "";
         for (size_t r = 0; r < f->nrepl && !failed; r++) {
-            const nw_kube_obj_t *o = nw_kube_snap_get(s, NW_KUBE_NODECLAIMS, NULL, f->repl[r]);
+            const nw_kube_obj_t *o =
+                nw_kube_cache_snap_get(s, NW_KUBE_NODECLAIMS, NULL, f->repl[r]);
             if (o)
                 f->seen[r] = 1;
             if (o && o->terminating) {
@@ -792,7 +803,7 @@ static void progress(nw_dis_ctl_t *d, const nw_kube_snap_t *s)
                         NW_LS("summary", f->cmd.summary));
             for (size_t n = 0; n < f->cmd.ncandidates; n++) {
                 const nw_kube_obj_t *nc =
-                    nw_kube_snap_get(s, NW_KUBE_NODECLAIMS, NULL, f->cmd.candidates[n]);
+                    nw_kube_cache_snap_get(s, NW_KUBE_NODECLAIMS, NULL, f->cmd.candidates[n]);
                 event2(d, nc, node_of(s, nc), "Warning", "DisruptionFailed", why);
             }
             untaint_all(d, s, &f->cmd);
@@ -805,7 +816,7 @@ static void progress(nw_dis_ctl_t *d, const nw_kube_snap_t *s)
                 f->waiting_noted = 1;
                 for (size_t n = 0; n < f->cmd.ncandidates; n++) {
                     const nw_kube_obj_t *nc =
-                        nw_kube_snap_get(s, NW_KUBE_NODECLAIMS, NULL, f->cmd.candidates[n]);
+                        nw_kube_cache_snap_get(s, NW_KUBE_NODECLAIMS, NULL, f->cmd.candidates[n]);
                     event2(d, nc, node_of(s, nc), "Normal", "DisruptionWaitingReadiness",
                            "Waiting on readiness to continue disruption");
                 }
@@ -828,10 +839,10 @@ static void progress(nw_dis_ctl_t *d, const nw_kube_snap_t *s)
     d->nfl = k;
 }
 
-static void emit_notes(nw_dis_ctl_t *d, const nw_kube_snap_t *s, const nw_dis_cmd_t *cmd)
+static void emit_notes(nw_disruption_t *d, const nw_kube_snap_t *s, const nw_disrupt_cmd_t *cmd)
 {
     for (size_t i = 0; i < cmd->nnotes; i++) {
-        const nw_dis_note_t *n = &cmd->notes[i];
+        const nw_disrupt_note_t *n = &cmd->notes[i];
         uint64_t h = fnv(fnv(1469598103934665603ULL, n->reason), n->message);
         size_t j;
         for (j = 0; j < d->nnoted; j++)
@@ -846,14 +857,14 @@ static void emit_notes(nw_dis_ctl_t *d, const nw_kube_snap_t *s, const nw_dis_cm
             d->nnoted++;
         }
         d->noted[j].hash = h;
-        const nw_kube_obj_t *nc = nw_kube_snap_get(s, NW_KUBE_NODECLAIMS, NULL, n->nodeclaim);
+        const nw_kube_obj_t *nc = nw_kube_cache_snap_get(s, NW_KUBE_NODECLAIMS, NULL, n->nodeclaim);
         event2(d, nc, NULL, "Normal", n->reason, n->message);
         nw_log_info("disruption", "not disrupted", NW_LS("nodeclaim", n->nodeclaim),
                     NW_LS("reason", n->reason), NW_LS("message", n->message));
     }
 }
 
-void nw_dis_tick(nw_dis_ctl_t *d, const nw_kube_snap_t *s)
+void nw_disruption_tick(nw_disruption_t *d, const nw_kube_snap_t *s)
 {
     nw_ctl_deps_t *c = d ? d->deps : NULL;
     if (!d || !nw_ctl_may_write(c))
@@ -871,31 +882,32 @@ void nw_dis_tick(nw_dis_ctl_t *d, const nw_kube_snap_t *s)
             goto out;
         /* re-derive on the current state (the view's in-command list has no pending names) */
         char why[300] = "";
-        int ok = nw_dis_validate(v.st, &d->pending, nw_dis_live_sim, &v.live, why, sizeof why);
+        int ok =
+            nw_decide_validate(v.st, &d->pending, nw_disruption_live_sim, &v.live, why, sizeof why);
         d->has_pending = 0;
         if (ok == 1) {
             if (execute(d, s, &v, &d->pending) == 0 && d->pending.method == NW_DIS_NONE)
                 progress(d, s); /* a delete with no replacements proceeds at once */
         } else {
             atomic_fetch_add(&d->rejected, 1);
-            nw_series_add(c->series, &NW_KM_DISRUPTION_FAILED_VALIDATIONS,
+            nw_series_add(c->series, &NW_KMETRICS_DISRUPTION_FAILED_VALIDATIONS,
                           (const char *[]){consolidation_type(d->pending.method)},
                           (double)d->pending.ncandidates);
             nw_log_info("disruption", "command rejected at validation", NW_LS("reason", why),
                         NW_LS("summary", d->pending.summary));
             for (size_t i = 0; i < d->pending.ncandidates; i++) {
                 const nw_kube_obj_t *nc =
-                    nw_kube_snap_get(s, NW_KUBE_NODECLAIMS, NULL, d->pending.candidates[i]);
+                    nw_kube_cache_snap_get(s, NW_KUBE_NODECLAIMS, NULL, d->pending.candidates[i]);
                 event2(d, nc, node_of(s, nc), "Normal", "ConsolidationRejected", why);
             }
         }
-        nw_dis_cmd_cleanup(&d->pending);
+        nw_decide_cmd_cleanup(&d->pending);
         d->next_pass_mono = mono;
         goto out;
     }
     if (mono < d->next_pass_mono)
         goto out;
-    if (d->idle_gen && d->idle_gen == nw_kube_snap_generation(s) &&
+    if (d->idle_gen && d->idle_gen == nw_kube_cache_snap_generation(s) &&
         mono - d->idle_gen_mono < UNCHANGED_RECHECK_NS) {
         /* nothing changed since a pass that found nothing (Karpenter skips these too;
          * budget windows and consolidateAfter are re-evaluated at least every 5 min, and
@@ -905,12 +917,12 @@ void nw_dis_tick(nw_dis_ctl_t *d, const nw_kube_snap_t *s)
     }
     atomic_fetch_add(&d->passes, 1);
     cleanup(d, s);
-    nw_dis_cmd_t cmd;
+    nw_disrupt_cmd_t cmd;
     nw_err_t err = {0};
-    if (nw_dis_decide(v.st, nw_dis_live_sim, &v.live, &cmd, &err) != NW_OK) {
+    if (nw_decide(v.st, nw_disruption_live_sim, &v.live, &cmd, &err) != NW_OK) {
         nw_log_warn("disruption", "disruption pass failed", NW_LS("error", err.msg));
         d->next_pass_mono = mono + d->o.poll_ns;
-        nw_dis_cmd_cleanup(&cmd);
+        nw_decide_cmd_cleanup(&cmd);
         goto out;
     }
     for (int r = 0; r < NW_DIS_NREASONS; r++)
@@ -919,7 +931,7 @@ void nw_dis_tick(nw_dis_ctl_t *d, const nw_kube_snap_t *s)
     count_evaluations(d->deps, &cmd);
     budget_gauges(d->deps, v.st);
     if (nw_log_enabled(NW_LOG_DEBUG)) { /* each pass's report at log.level debug */
-        cJSON *rep = nw_dis_report_json(v.st, &cmd);
+        cJSON *rep = nw_decide_report_json(v.st, &cmd);
         char *txt = rep ? cJSON_PrintUnformatted(rep) : NULL;
         nw_log_debug("disruption", "pass report", NW_LS("report", txt ? txt : ""));
         free(txt);
@@ -935,16 +947,17 @@ void nw_dis_tick(nw_dis_ctl_t *d, const nw_kube_snap_t *s)
             waiting = v.st->nodes[i].nominated || v.st->nodes[i].consolidatable_at > v.in.now;
         if (waiting)
             d->idle_gen = 0;
-        else if (d->idle_gen != nw_kube_snap_generation(s)) {
-            d->idle_gen = nw_kube_snap_generation(s);
+        else if (d->idle_gen != nw_kube_cache_snap_generation(s)) {
+            d->idle_gen = nw_kube_cache_snap_generation(s);
             d->idle_gen_mono = mono;
         }
-        nw_dis_cmd_cleanup(&cmd);
+        nw_decide_cmd_cleanup(&cmd);
         goto out;
     }
     if (cmd.validate && d->o.validation_ns > 0) {
         nw_log_info("disruption", "command waits for validation",
-                    NW_LS("method", nw_dis_method_str(cmd.method)), NW_LS("summary", cmd.summary),
+                    NW_LS("method", nw_decide_method_str(cmd.method)),
+                    NW_LS("summary", cmd.summary),
                     NW_LI("delayMs", d->o.validation_ns / NW_NS_PER_MS));
         /* the simulation's handle may borrow this tick's snapshot: validation makes a
          * fresh one (the narrowed replacement options are kept) */
@@ -958,7 +971,7 @@ void nw_dis_tick(nw_dis_ctl_t *d, const nw_kube_snap_t *s)
         goto out;
     }
     execute(d, s, &v, &cmd);
-    nw_dis_cmd_cleanup(&cmd);
+    nw_decide_cmd_cleanup(&cmd);
     progress(d, s);
     d->next_pass_mono = mono;
 out:
@@ -967,10 +980,10 @@ out:
 
 /* ---- metrics ---- */
 
-nw_rc_t nw_dis_metrics(nw_dis_ctl_t *d, nw_buf_t *out)
+nw_rc_t nw_disruption_metrics(nw_disruption_t *d, nw_buf_t *out)
 {
-    static const nw_dis_method_t methods[] = {NW_DIS_EMPTINESS, NW_DIS_DRIFT, NW_DIS_MULTI,
-                                              NW_DIS_SINGLE};
+    static const nw_disrupt_method_t methods[] = {NW_DIS_EMPTINESS, NW_DIS_DRIFT, NW_DIS_MULTI,
+                                                  NW_DIS_SINGLE};
     nw_rc_t rc =
         nw_buf_addf(out, "# HELP nodewarden_disruption_decisions_total Disruption commands "
                          "started, by method, action and reason.\n"
@@ -984,8 +997,9 @@ nw_rc_t nw_dis_metrics(nw_dis_ctl_t *d, nw_buf_t *out)
                         out,
                         "nodewarden_disruption_decisions_total{method=\"%s\",action=\"%s\","
                         "reason=\"%s\"} %llu\n",
-                        nw_dis_method_str(methods[m]), nw_dis_action_str((nw_dis_action_t)a),
-                        nw_dis_reason_str((nw_dis_reason_t)r), (unsigned long long)v);
+                        nw_decide_method_str(methods[m]),
+                        nw_decide_action_str((nw_disrupt_action_t)a),
+                        nw_budget_reason_str((nw_disrupt_reason_t)r), (unsigned long long)v);
             }
     if (rc == NW_OK)
         rc = nw_buf_addf(out,
@@ -1000,7 +1014,7 @@ nw_rc_t nw_dis_metrics(nw_dis_ctl_t *d, nw_buf_t *out)
                     out,
                     "nodewarden_disruption_nodes_disrupted_total{method=\"%s\",reason=\"%s\"} "
                     "%llu\n",
-                    nw_dis_method_str(methods[m]), nw_dis_reason_str((nw_dis_reason_t)r),
+                    nw_decide_method_str(methods[m]), nw_budget_reason_str((nw_disrupt_reason_t)r),
                     (unsigned long long)v);
         }
     if (rc == NW_OK)
@@ -1010,7 +1024,7 @@ nw_rc_t nw_dis_metrics(nw_dis_ctl_t *d, nw_buf_t *out)
                          "# TYPE nodewarden_disruption_budget_blocked_total counter\n");
     for (int r = 0; r < NW_DIS_NREASONS && rc == NW_OK; r++)
         rc = nw_buf_addf(out, "nodewarden_disruption_budget_blocked_total{reason=\"%s\"} %llu\n",
-                         nw_dis_reason_str((nw_dis_reason_t)r),
+                         nw_budget_reason_str((nw_disrupt_reason_t)r),
                          (unsigned long long)atomic_load(&d->blocked[r]));
     if (rc == NW_OK)
         rc = nw_buf_addf(out,

@@ -14,9 +14,9 @@
  * Every decision records an Event on the NodeClaims and Nodes and counts in
  * nodewarden_disruption_* metrics.
  *
- * Ownership: nw_dis_ctl_new / nw_dis_ctl_free (loop.c). It creates replacements through the
- * nw_claims_t it is given and reads the shared nominations (scaler/ctl/ctl.h nw_ctl_shared_t).
- * Thread: the reconcile thread, except nw_dis_metrics (any thread).
+ * Ownership: nw_disruption_ctl_new / nw_disruption_ctl_free (loop.c). It creates replacements
+ * through the nw_nodeclaim_t it is given and reads the shared nominations (scaler/ctl/ctl.h
+ * nw_ctl_shared_t). Thread: the reconcile thread, except nw_disruption_metrics (any thread).
  */
 #ifndef NW_SCALER_CONTROLLERS_DISRUPTION_H
 #define NW_SCALER_CONTROLLERS_DISRUPTION_H
@@ -30,30 +30,31 @@
 #include "scaler/kube/cache.h"
 #include "scaler/kube/write.h"
 
-typedef struct nw_dis_ctl nw_dis_ctl_t;
+typedef struct nw_disruption nw_disruption_t;
 
 typedef struct {
     int64_t poll_ns;            /* idle pass period (10 s) */
     int64_t validation_ns;      /* validation delay (15 s; 0: none) */
     int64_t command_timeout_ns; /* replacements must be Initialized within (10 min) */
     int spot_to_spot;           /* SpotToSpotConsolidation */
-} nw_dis_opts_t;
+} nw_disruption_opts_t;
 
 /** New controller state (NULL on OOM). Zero options take the defaults. deps, claims and mem
  * are borrowed and outlive it. instance != NULL: the controller gets its own event recorder
  * on deps->kube, reporting as `instance` (provisioning bursts must not starve its events);
  * NULL: it uses deps->rec. */
-nw_dis_ctl_t *nw_dis_ctl_new(nw_ctl_deps_t *deps, nw_claims_t *claims, nw_ctl_shared_t *mem,
-                             const nw_dis_opts_t *o, const char *instance);
-void nw_dis_ctl_free(nw_dis_ctl_t *d);
+nw_disruption_t *nw_disruption_ctl_new(nw_ctl_deps_t *deps, nw_nodeclaim_t *claims,
+                                       nw_ctl_shared_t *mem, const nw_disruption_opts_t *o,
+                                       const char *instance);
+void nw_disruption_ctl_free(nw_disruption_t *d);
 
 /** Forget the commands in flight (a new leadership term; the next pass cleans up). */
-void nw_dis_ctl_reset(nw_dis_ctl_t *d);
+void nw_disruption_ctl_reset(nw_disruption_t *d);
 
 /** One disruption pass: markers, commands in flight, and, when due, a decision. */
-void nw_dis_tick(nw_dis_ctl_t *d, const nw_kube_snap_t *s);
+void nw_disruption_tick(nw_disruption_t *d, const nw_kube_snap_t *s);
 
 /** Append the nodewarden_disruption_* series. */
-nw_rc_t nw_dis_metrics(nw_dis_ctl_t *d, nw_buf_t *out);
+nw_rc_t nw_disruption_metrics(nw_disruption_t *d, nw_buf_t *out);
 
 #endif

@@ -28,7 +28,7 @@ static void handle_free(void *p)
     handle_t *h = p;
     if (!h)
         return;
-    nw_sched_results_free(&h->res);
+    nw_solve_results_free(&h->res);
     nw_simsnap_free(&h->ss);
     free(h->claim_of);
     free(h->gone);
@@ -53,10 +53,10 @@ static bool initialized(void *ud, const char *target)
     return nw_simsnap_claim_of(&h->ss, target) == NULL;
 }
 
-nw_rc_t nw_dis_live_sim(void *ud, const nw_dis_state_t *st, const char *const *ncs, size_t n,
-                        nw_dis_sim_t *out, nw_err_t *err)
+nw_rc_t nw_disruption_live_sim(void *ud, const nw_disrupt_state_t *st, const char *const *ncs,
+                               size_t n, nw_disrupt_sim_t *out, nw_err_t *err)
 {
-    const nw_dis_live_t *l = ud;
+    const nw_disruption_live_t *l = ud;
     memset(out, 0, sizeof *out);
     handle_t *h = calloc(1, sizeof *h);
     nw_rc_t rc = NW_OK;
@@ -65,7 +65,7 @@ nw_rc_t nw_dis_live_sim(void *ud, const nw_dis_state_t *st, const char *const *n
         return nw_err_set(err, NW_ENOMEM, NULL, "out of memory");
     }
     for (size_t i = 0; i < n; i++) {
-        const nw_dis_node_t *dn = nw_dis_state_node(st, ncs[i]);
+        const nw_disrupt_node_t *dn = nw_candidates_state_node(st, ncs[i]);
         if (dn && dn->node_name[0])
             h->gone[h->ngone++] = dn->node_name;
     }
@@ -82,8 +82,8 @@ nw_rc_t nw_dis_live_sim(void *ud, const nw_dis_state_t *st, const char *const *n
     if ((rc = nw_simsnap_build(&env, l->ks, &o, &h->ss, err)) != NW_OK)
         goto fail;
     int64_t t0 = nw_clock_mono(l->c->clock);
-    rc = nw_sched_solve(h->ss.sched, l->now, &h->res, err);
-    nw_series_observe(l->c->series, &NW_KM_SCHEDULER_DURATION, (const char *[]){"disruption"},
+    rc = nw_solve(h->ss.sched, l->now, &h->res, err);
+    nw_series_observe(l->c->series, &NW_KMETRICS_SCHEDULER_DURATION, (const char *[]){"disruption"},
                       (double)(nw_clock_mono(l->c->clock) - t0) / 1e9);
     if (rc != NW_OK)
         goto fail;
@@ -91,30 +91,30 @@ nw_rc_t nw_dis_live_sim(void *ud, const nw_dis_state_t *st, const char *const *n
         rc = nw_err_set(err, NW_ENOMEM, NULL, "out of memory");
         goto fail;
     }
-    if ((rc = nw_dis_sim_interpret(h->ss.sched, &h->res, must, initialized, h, out, h->claim_of,
-                                   err)) != NW_OK)
+    if ((rc = nw_disrupt_sim_interpret(h->ss.sched, &h->res, must, initialized, h, out, h->claim_of,
+                                       err)) != NW_OK)
         goto fail;
     out->handle = h;
     out->handle_free = handle_free;
     return NW_OK;
 fail:
     handle_free(h);
-    nw_dis_sim_cleanup(out);
+    nw_decide_sim_cleanup(out);
     return rc;
 }
 
-int nw_dis_live_owns(const nw_dis_sim_t *sim)
+int nw_disruption_live_owns(const nw_disrupt_sim_t *sim)
 {
     return sim && sim->handle && sim->handle_free == handle_free;
 }
 
-nw_rc_t nw_dis_live_create(const nw_dis_live_t *l, const nw_dis_sim_t *sim, int k, char *name,
-                           size_t namelen, nw_err_t *err)
+nw_rc_t nw_disruption_live_create(const nw_disruption_live_t *l, const nw_disrupt_sim_t *sim, int k,
+                                  char *name, size_t namelen, nw_err_t *err)
 {
-    if (!nw_dis_live_owns(sim) || k < 0 || k >= sim->nrepl)
+    if (!nw_disruption_live_owns(sim) || k < 0 || k >= sim->nrepl)
         return nw_err_set(err, NW_EINVAL, NULL, "no such replacement");
     const handle_t *h = sim->handle;
-    const nw_dis_repl_t *r = &sim->repl[k];
+    const nw_disrupt_repl_t *r = &sim->repl[k];
     const char **types = calloc((size_t)r->ntypes + 1, sizeof *types);
     if (!types)
         return nw_err_set(err, NW_ENOMEM, NULL, "out of memory");
@@ -132,8 +132,8 @@ nw_rc_t nw_dis_live_create(const nw_dis_live_t *l, const nw_dis_sim_t *sim, int 
         .no_events = true,
         .reason = "disruption",
     };
-    nw_rc_t rc = nw_claim_create(l->claims, l->ks, &h->ss, &h->res.claims[h->claim_of[k]], &o, name,
-                                 namelen, err);
+    nw_rc_t rc = nw_nodeclaim_create(l->claims, l->ks, &h->ss, &h->res.claims[h->claim_of[k]], &o,
+                                     name, namelen, err);
     free(types);
     return rc;
 }

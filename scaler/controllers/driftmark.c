@@ -131,7 +131,8 @@ static nw_rc_t patch_annotations(nw_ctl_deps_t *c, const nw_kube_res_t *res, con
     char *body = annotations_patch(k1, v1, k2, v2);
     if (!body)
         return nw_err_set(err, NW_ENOMEM, NULL, "out of memory");
-    nw_rc_t rc = nw_kube_patch(c->kube, res, NULL, name, NW_KUBE_PATCH_MERGE, body, 0, NULL, err);
+    nw_rc_t rc =
+        nw_kube_write_patch(c->kube, res, NULL, name, NW_KUBE_PATCH_MERGE, body, 0, NULL, err);
     free(body);
     return rc;
 }
@@ -142,9 +143,10 @@ static void migrate_claims(nw_ctl_deps_t *c, const nw_kube_snap_t *s, const char
                            const char *class, const char *hkey, const char *vkey,
                            const char *version, const char *hash)
 {
-    for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_NODECLAIMS) && nw_ctl_may_write(c); i++) {
-        const nw_kube_obj_t *nc = nw_kube_snap_at(s, NW_KUBE_NODECLAIMS, i);
-        if (nc->terminating || nw_hash_annotation_is(nc->json, vkey, version))
+    for (size_t i = 0; i < nw_kube_cache_snap_count(s, NW_KUBE_NODECLAIMS) && nw_ctl_may_write(c);
+         i++) {
+        const nw_kube_obj_t *nc = nw_kube_cache_snap_at(s, NW_KUBE_NODECLAIMS, i);
+        if (nc->terminating || nw_drifthash_annotation_is(nc->json, vkey, version))
             continue;
         if (pool && strcmp(nc->nodepool, pool) != 0)
             continue;
@@ -153,9 +155,9 @@ static void migrate_claims(nw_ctl_deps_t *c, const nw_kube_snap_t *s, const char
             continue;
         int drifted = nw_json_condition(nc->json, NW_COND_DRIFTED) != NULL;
         nw_err_t err = {0};
-        nw_rc_t rc = drifted ? patch_annotations(c, &nw_kube_res_nodeclaims, nc->name, vkey,
+        nw_rc_t rc = drifted ? patch_annotations(c, &nw_kube_client_res_nodeclaims, nc->name, vkey,
                                                  version, NULL, NULL, &err)
-                             : patch_annotations(c, &nw_kube_res_nodeclaims, nc->name, vkey,
+                             : patch_annotations(c, &nw_kube_client_res_nodeclaims, nc->name, vkey,
                                                  version, hkey, hash, &err);
         if (rc != NW_OK)
             nw_log_warn("drift", "cannot update the NodeClaim's hash version",
@@ -168,36 +170,38 @@ static void annotate(nw_ctl_deps_t *c, nw_driftmark_t *d, const nw_kube_snap_t *
 {
     int64_t mono = nw_clock_mono(c->clock);
     int pools = kind == NW_KUBE_NODEPOOLS;
-    const nw_kube_res_t *res = pools ? &nw_kube_res_nodepools : &nw_kube_res_ec2nodeclasses;
+    const nw_kube_res_t *res =
+        pools ? &nw_kube_client_res_nodepools : &nw_kube_client_res_ec2nodeclasses;
     const char *hkey = pools ? NW_ANN_NODEPOOL_HASH : NW_ANN_NODECLASS_HASH;
     const char *vkey = pools ? NW_ANN_NODEPOOL_HASH_VERSION : NW_ANN_NODECLASS_HASH_VERSION;
     const char *version = pools ? NW_NODEPOOL_HASH_VERSION : NW_NODECLASS_HASH_VERSION;
-    for (size_t i = 0; i < nw_kube_snap_count(s, kind) && nw_ctl_may_write(c); i++) {
-        const nw_kube_obj_t *o = nw_kube_snap_at(s, kind, i);
+    for (size_t i = 0; i < nw_kube_cache_snap_count(s, kind) && nw_ctl_may_write(c); i++) {
+        const nw_kube_obj_t *o = nw_kube_cache_snap_at(s, kind, i);
         char h[NW_HASH_LEN];
         if (o->terminating ||
-            (pools ? nw_hash_nodepool(o->json, h, NULL)
-                   : nw_hash_ec2nodeclass(o->json, c->ca_bundle, h, NULL)) != NW_OK)
+            (pools ? nw_drifthash_nodepool(o->json, h, NULL)
+                   : nw_drifthash_ec2nodeclass(o->json, c->ca_bundle, h, NULL)) != NW_OK)
             continue;
-        int version_ok = nw_hash_annotation_is(o->json, vkey, version);
-        if (version_ok && nw_hash_annotation_is(o->json, hkey, h))
+        int version_ok = nw_drifthash_annotation_is(o->json, vkey, version);
+        if (version_ok && nw_drifthash_annotation_is(o->json, hkey, h))
             continue;
-        if (write_suppressed(d, nw_kube_kind_name(kind), o->name, h, mono))
+        if (write_suppressed(d, nw_kube_cache_kind_name(kind), o->name, h, mono))
             continue; /* failed a moment ago, or written and the cache has not caught up */
         if (!version_ok)
             migrate_claims(c, s, pools ? o->name : NULL, pools ? NULL : o->name, hkey, vkey,
                            version, h);
         nw_err_t err = {0};
         if (patch_annotations(c, res, o->name, hkey, h, vkey, version, &err) != NW_OK) {
-            remember_write(d, nw_kube_kind_name(kind), o->name, NULL, mono);
+            remember_write(d, nw_kube_cache_kind_name(kind), o->name, NULL, mono);
             nw_log_warn("drift", "cannot write the hash annotation",
-                        NW_LS("kind", nw_kube_kind_name(kind)), NW_LS("name", o->name),
+                        NW_LS("kind", nw_kube_cache_kind_name(kind)), NW_LS("name", o->name),
                         NW_LS("error", err.msg));
             continue;
         }
-        remember_write(d, nw_kube_kind_name(kind), o->name, h, mono);
-        nw_log_info("drift", "hash annotation written", NW_LS("kind", nw_kube_kind_name(kind)),
-                    NW_LS("name", o->name), NW_LS("hash", h), NW_LS("version", version));
+        remember_write(d, nw_kube_cache_kind_name(kind), o->name, h, mono);
+        nw_log_info("drift", "hash annotation written",
+                    NW_LS("kind", nw_kube_cache_kind_name(kind)), NW_LS("name", o->name),
+                    NW_LS("hash", h), NW_LS("version", version));
     }
 }
 
@@ -321,8 +325,8 @@ static int write_mark(nw_ctl_deps_t *c, const nw_kube_obj_t *nc, const char *rea
 {
     mark_t m = {reason, c, 0};
     nw_err_t err = {0};
-    if (nw_kube_update_retry(c->kube, &nw_kube_res_nodeclaims, NULL, nc->name, 1, mutate_drifted,
-                             &m, 5, NULL, &err) != NW_OK) {
+    if (nw_kube_write_update_retry(c->kube, &nw_kube_client_res_nodeclaims, NULL, nc->name, 1,
+                                   mutate_drifted, &m, 5, NULL, &err) != NW_OK) {
         nw_log_warn("drift",
                     reason ? "cannot mark the NodeClaim drifted"
                            : "cannot clear the NodeClaim's Drifted condition",
@@ -337,7 +341,7 @@ static void judge(nw_ctl_deps_t *c, nw_driftmark_t *d, const nw_kube_snap_t *s,
 {
     const char *cname = nw_json_str_at(nc->json, "spec.nodeClassRef.name");
     const nw_kube_obj_t *class =
-        cname ? nw_kube_snap_get(s, NW_KUBE_EC2NODECLASSES, NULL, cname) : NULL;
+        cname ? nw_kube_cache_snap_get(s, NW_KUBE_EC2NODECLASSES, NULL, cname) : NULL;
     /* the class as resolved from its selectors */
     const char *ami_ids[MAX_AMIS], *ami_arch[MAX_AMIS], *subnets[MAX_IDS], *sgs[MAX_IDS];
     nw_drift_class_t rc;
@@ -405,8 +409,8 @@ static void judge(nw_ctl_deps_t *c, nw_driftmark_t *d, const nw_kube_snap_t *s,
         nw_log_info("drift", "NodeClaim drifted", NW_LS("nodeclaim", nc->name),
                     NW_LS("nodepool", nc->nodepool), NW_LS("reason", now_reason),
                     NW_LS("detail", detail));
-        nw_ctl_event(c, &nw_kube_res_nodeclaims, nc->json, "Normal", "Drifted", msg);
-        nw_counters_inc(d->counters, "drifted", nc->nodepool, now_reason);
+        nw_ctl_event(c, &nw_kube_client_res_nodeclaims, nc->json, "Normal", "Drifted", msg);
+        nw_prom_counters_inc(d->counters, "drifted", nc->nodepool, now_reason);
     } else {
         nw_log_info("drift", "NodeClaim no longer drifted", NW_LS("nodeclaim", nc->name),
                     NW_LS("nodepool", nc->nodepool), NW_LS("was", had ? had : ""));
@@ -428,12 +432,14 @@ static void mark(nw_ctl_deps_t *c, nw_driftmark_t *d, const nw_kube_snap_t *s)
     int64_t mono = nw_clock_mono(c->clock);
     for (size_t i = 0; i < d->n; i++)
         d->v[i].seen = 0;
-    for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_NODECLAIMS) && nw_ctl_may_write(c); i++) {
-        const nw_kube_obj_t *nc = nw_kube_snap_at(s, NW_KUBE_NODECLAIMS, i);
+    for (size_t i = 0; i < nw_kube_cache_snap_count(s, NW_KUBE_NODECLAIMS) && nw_ctl_may_write(c);
+         i++) {
+        const nw_kube_obj_t *nc = nw_kube_cache_snap_at(s, NW_KUBE_NODECLAIMS, i);
         if (nc->terminating || !nc->uid[0])
             continue;
         const nw_kube_obj_t *pool =
-            nc->nodepool[0] ? nw_kube_snap_get(s, NW_KUBE_NODEPOOLS, NULL, nc->nodepool) : NULL;
+            nc->nodepool[0] ? nw_kube_cache_snap_get(s, NW_KUBE_NODEPOOLS, NULL, nc->nodepool)
+                            : NULL;
         if (!pool)
             continue;
         const char *launched = nw_json_condition(nc->json, "Launched");
@@ -448,7 +454,7 @@ static void mark(nw_ctl_deps_t *c, nw_driftmark_t *d, const nw_kube_snap_t *s)
         v->seen = 1;
         const char *cname = nw_json_str_at(nc->json, "spec.nodeClassRef.name");
         const nw_kube_obj_t *class =
-            cname ? nw_kube_snap_get(s, NW_KUBE_EC2NODECLASSES, NULL, cname) : NULL;
+            cname ? nw_kube_cache_snap_get(s, NW_KUBE_EC2NODECLASSES, NULL, cname) : NULL;
         int due = v->next_mono == 0 || mono >= v->next_mono || rv_differs(v->pool_rv, pool) ||
                   rv_differs(v->class_rv, class) || rv_differs(v->nc_rv, nc);
         if (!due)

@@ -36,7 +36,7 @@ int nw_expiry_deadline(const cJSON *nodeclaim, int64_t *at_ns, nw_err_t *err)
         return 0;
     const char *ct = nw_json_str(nw_json_get(nodeclaim, "metadata"), "creationTimestamp");
     int64_t created = 0;
-    if (!ct || nw_time_parse(ct, &created) != NW_OK) {
+    if (!ct || nw_clock_time_parse(ct, &created) != NW_OK) {
         nw_err_set(err, NW_EINVAL, "metadata.creationTimestamp",
                    "metadata.creationTimestamp: missing or not RFC 3339");
         return -1;
@@ -67,15 +67,16 @@ void nw_expiry_tick(nw_expiry_t *e, const nw_kube_snap_t *s)
 {
     nw_ctl_deps_t *c = e->deps;
     int64_t now = nw_clock_now(c->clock);
-    for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_NODECLAIMS) && nw_ctl_may_write(c); i++) {
-        const nw_kube_obj_t *nc = nw_kube_snap_at(s, NW_KUBE_NODECLAIMS, i);
+    for (size_t i = 0; i < nw_kube_cache_snap_count(s, NW_KUBE_NODECLAIMS) && nw_ctl_may_write(c);
+         i++) {
+        const nw_kube_obj_t *nc = nw_kube_cache_snap_at(s, NW_KUBE_NODECLAIMS, i);
         if (nc->terminating || !nw_expiry_due(nc->json, now) || recently_expired(e, nc->uid))
             continue;
         const char *ea = nw_json_str_at(nc->json, "spec.expireAfter");
         nw_err_t err = {0};
         nw_kube_delete_opts_t opts = {NULL, -1, nc->uid[0] ? nc->uid : NULL, NULL};
-        if (nw_kube_delete(c->kube, &nw_kube_res_nodeclaims, NULL, nc->name, &opts, NULL, &err) !=
-            NW_OK) {
+        if (nw_kube_write_delete(c->kube, &nw_kube_client_res_nodeclaims, NULL, nc->name, &opts,
+                                 NULL, &err) != NW_OK) {
             nw_log_warn("expiry", "cannot delete an expired NodeClaim",
                         NW_LS("nodeclaim", nc->name), NW_LS("error", err.msg));
             continue;
@@ -88,9 +89,9 @@ void nw_expiry_tick(nw_expiry_t *e, const nw_kube_snap_t *s)
                     NW_LS("nodepool", nc->nodepool),
                     NW_LS("expireAfter", ea ? ea : DEFAULT_EXPIRE_AFTER),
                     NW_LS("created", nw_json_str_at(nc->json, "metadata.creationTimestamp")));
-        nw_ctl_event(c, &nw_kube_res_nodeclaims, nc->json, "Normal", "Expired", msg);
+        nw_ctl_event(c, &nw_kube_client_res_nodeclaims, nc->json, "Normal", "Expired", msg);
         if (e->counters)
-            nw_counters_inc(e->counters, "expired", nc->nodepool, NULL);
-        nw_km_disrupted(c->series, "expired", nc->json);
+            nw_prom_counters_inc(e->counters, "expired", nc->nodepool, NULL);
+        nw_kmetrics_disrupted(c->series, "expired", nc->json);
     }
 }

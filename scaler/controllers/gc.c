@@ -57,8 +57,8 @@ static int registered(const cJSON *nc)
 static const nw_kube_obj_t *find_by_instance(const nw_kube_snap_t *s, nw_kube_kind_t kind,
                                              const char *id)
 {
-    for (size_t i = 0; i < nw_kube_snap_count(s, kind); i++) {
-        const nw_kube_obj_t *o = nw_kube_snap_at(s, kind, i);
+    for (size_t i = 0; i < nw_kube_cache_snap_count(s, kind); i++) {
+        const nw_kube_obj_t *o = nw_kube_cache_snap_at(s, kind, i);
         if (o->provider_id[0] && strcmp(nw_cloud_instance_id(o->provider_id), id) == 0)
             return o;
     }
@@ -83,7 +83,7 @@ nw_rc_t nw_gc_plan(const nw_kube_snap_t *s, const nw_cloud_instances_t *cloud,
                    const nw_gc_inflight_t *f, int64_t now_ns, int64_t grace_ns, nw_gc_plan_t *out)
 {
     memset(out, 0, sizeof *out);
-    size_t nclaims = nw_kube_snap_count(s, NW_KUBE_NODECLAIMS);
+    size_t nclaims = nw_kube_cache_snap_count(s, NW_KUBE_NODECLAIMS);
     out->leaked = calloc(cloud->n ? cloud->n : 1, sizeof *out->leaked);
     out->orphans = calloc(nclaims ? nclaims : 1, sizeof *out->orphans);
     if (!out->leaked || !out->orphans) {
@@ -101,7 +101,7 @@ nw_rc_t nw_gc_plan(const nw_kube_snap_t *s, const nw_cloud_instances_t *cloud,
             continue;
         const char *name = nw_cloud_instance_tag(i, NW_TAG_NODECLAIM);
         const nw_kube_obj_t *owner =
-            name ? nw_kube_snap_get(s, NW_KUBE_NODECLAIMS, NULL, name) : NULL;
+            name ? nw_kube_cache_snap_get(s, NW_KUBE_NODECLAIMS, NULL, name) : NULL;
         if (owner && !owner->provider_id[0] && !owner->terminating)
             continue; /* its NodeClaim is being launched; the status write is on its way */
         nw_gc_leak_t *l = &out->leaked[out->nleaked++];
@@ -111,7 +111,7 @@ nw_rc_t nw_gc_plan(const nw_kube_snap_t *s, const nw_cloud_instances_t *cloud,
     }
     /* orphaned NodeClaims */
     for (size_t k = 0; k < nclaims; k++) {
-        const nw_kube_obj_t *nc = nw_kube_snap_at(s, NW_KUBE_NODECLAIMS, k);
+        const nw_kube_obj_t *nc = nw_kube_cache_snap_at(s, NW_KUBE_NODECLAIMS, k);
         if (nc->terminating || !nc->provider_id[0] || !registered(nc->json))
             continue;
         const char *id = nw_cloud_instance_id(nc->provider_id);
@@ -194,11 +194,12 @@ static void pass(nw_gc_t *g, const nw_kube_snap_t *s)
                     NW_LS("instance", l->instance_id), NW_LS("providerID", l->provider_id),
                     NW_LS("node", l->node ? l->node->name : ""));
         if (l->node && !l->node->terminating) {
-            nw_kube_event(c->rec, &nw_kube_res_nodes, l->node->json, "Warning", "GarbageCollected",
-                          "The instance is owned by no NodeClaim; it was terminated", NULL);
+            nw_kube_write_event(c->rec, &nw_kube_client_res_nodes, l->node->json, "Warning",
+                                "GarbageCollected",
+                                "The instance is owned by no NodeClaim; it was terminated", NULL);
             nw_err_clear(&err);
-            if (nw_kube_delete(c->kube, &nw_kube_res_nodes, NULL, l->node->name, NULL, NULL,
-                               &err) != NW_OK) {
+            if (nw_kube_write_delete(c->kube, &nw_kube_client_res_nodes, NULL, l->node->name, NULL,
+                                     NULL, &err) != NW_OK) {
                 ok = 0;
                 atomic_fetch_add(&g->errors, 1);
                 nw_log_warn("gc", "cannot delete the node of a leaked instance",
@@ -214,12 +215,12 @@ static void pass(nw_gc_t *g, const nw_kube_snap_t *s)
             msg, sizeof msg,
             "The instance %s no longer exists and the node is not Ready; deleting the NodeClaim",
             nw_cloud_instance_id(nc->provider_id));
-        nw_kube_event(c->rec, &nw_kube_res_nodeclaims, nc->json, "Warning", "GarbageCollected", msg,
-                      NULL);
+        nw_kube_write_event(c->rec, &nw_kube_client_res_nodeclaims, nc->json, "Warning",
+                            "GarbageCollected", msg, NULL);
         nw_kube_delete_opts_t d = {.grace_seconds = -1, .uid = nc->uid[0] ? nc->uid : NULL};
         nw_err_clear(&err);
-        nw_rc_t rc =
-            nw_kube_delete(c->kube, &nw_kube_res_nodeclaims, NULL, nc->name, &d, NULL, &err);
+        nw_rc_t rc = nw_kube_write_delete(c->kube, &nw_kube_client_res_nodeclaims, NULL, nc->name,
+                                          &d, NULL, &err);
         if (rc != NW_OK && rc != NW_ECONFLICT) {
             ok = 0;
             atomic_fetch_add(&g->errors, 1);
@@ -228,7 +229,7 @@ static void pass(nw_gc_t *g, const nw_kube_snap_t *s)
             continue;
         }
         atomic_fetch_add(&g->claims_deleted, 1);
-        nw_km_disrupted(c->series, "garbage_collected", nc->json);
+        nw_kmetrics_disrupted(c->series, "garbage_collected", nc->json);
         nw_log_info("gc", "deleted a NodeClaim whose instance is gone",
                     NW_LS("nodeclaim", nc->name), NW_LS("providerID", nc->provider_id));
     }

@@ -19,9 +19,9 @@ enum { ACT_DELETE, ACT_CORDON, ACT_ICE, ACT_EVENT, NACTS };
 static const char *const act_names[NACTS] = {"delete_nodeclaim", "cordon", "mark_unavailable",
                                              "event"};
 
-struct nw_intr {
+struct nw_interruption {
     nw_ctl_deps_t *deps;
-    nw_intr_opts_t o;
+    nw_interruption_opts_t o;
     const char *queue; /* the source's name */
     pthread_t thread;
     int started;
@@ -37,20 +37,20 @@ static int pid_is(const char *pid, const char *id)
     return pid && *pid && strcmp(nw_cloud_instance_id(pid), id) == 0;
 }
 
-const nw_kube_obj_t *nw_intr_nodeclaim_for_instance(const nw_kube_snap_t *s, const char *id)
+const nw_kube_obj_t *nw_interruption_nodeclaim_for_instance(const nw_kube_snap_t *s, const char *id)
 {
-    for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_NODECLAIMS); i++) {
-        const nw_kube_obj_t *o = nw_kube_snap_at(s, NW_KUBE_NODECLAIMS, i);
+    for (size_t i = 0; i < nw_kube_cache_snap_count(s, NW_KUBE_NODECLAIMS); i++) {
+        const nw_kube_obj_t *o = nw_kube_cache_snap_at(s, NW_KUBE_NODECLAIMS, i);
         if (pid_is(o->provider_id, id))
             return o;
     }
     return NULL;
 }
 
-const nw_kube_obj_t *nw_intr_node_for_instance(const nw_kube_snap_t *s, const char *id)
+const nw_kube_obj_t *nw_interruption_node_for_instance(const nw_kube_snap_t *s, const char *id)
 {
-    for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_NODES); i++) {
-        const nw_kube_obj_t *o = nw_kube_snap_at(s, NW_KUBE_NODES, i);
+    for (size_t i = 0; i < nw_kube_cache_snap_count(s, NW_KUBE_NODES); i++) {
+        const nw_kube_obj_t *o = nw_kube_cache_snap_at(s, NW_KUBE_NODES, i);
         if (pid_is(o->provider_id, id))
             return o;
     }
@@ -62,7 +62,7 @@ static const char *label(const cJSON *obj, const char *k)
     return nw_json_str(nw_json_get(nw_json_get(obj, "metadata"), "labels"), k);
 }
 
-static void event_for(nw_intr_kind_t k, nw_intr_action_t *a)
+static void event_for(nw_interrupt_kind_t k, nw_interruption_action_t *a)
 {
     a->type = "Warning";
     switch (k) {
@@ -96,22 +96,22 @@ static void event_for(nw_intr_kind_t k, nw_intr_action_t *a)
     }
 }
 
-size_t nw_intr_plan(const nw_kube_snap_t *s, const nw_intr_event_t *ev, nw_intr_action_t *out,
-                    size_t cap)
+size_t nw_interruption_plan(const nw_kube_snap_t *s, const nw_interrupt_event_t *ev,
+                            nw_interruption_action_t *out, size_t cap)
 {
     size_t n = 0;
     if (ev->kind == NW_INTR_NOOP)
         return 0;
     for (size_t i = 0; i < ev->nids && n < cap; i++) {
-        nw_intr_action_t *a = &out[n++];
+        nw_interruption_action_t *a = &out[n++];
         memset(a, 0, sizeof *a);
         snprintf(a->instance_id, sizeof a->instance_id, "%s", ev->ids[i]);
-        a->nodeclaim = nw_intr_nodeclaim_for_instance(s, ev->ids[i]);
-        a->node = nw_intr_node_for_instance(s, ev->ids[i]);
+        a->nodeclaim = nw_interruption_nodeclaim_for_instance(s, ev->ids[i]);
+        a->node = nw_interruption_node_for_instance(s, ev->ids[i]);
         if (!a->nodeclaim)
             continue; /* not ours (or already gone): nothing to do */
         event_for(ev->kind, a);
-        if (!nw_intr_kind_deletes(ev->kind))
+        if (!nw_interrupt_kind_deletes(ev->kind))
             continue;
         a->delete_claim = !a->nodeclaim->terminating;
         if (ev->kind == NW_INTR_SPOT_INTERRUPTION) {
@@ -134,7 +134,7 @@ size_t nw_intr_plan(const nw_kube_snap_t *s, const nw_intr_event_t *ev, nw_intr_
 
 /* ---- acting ---- */
 
-static int may_write(nw_intr_t *h)
+static int may_write(nw_interruption_t *h)
 {
     return !atomic_load(&h->stop) && nw_ctl_may_write(h->deps);
 }
@@ -148,26 +148,29 @@ static int mutate_cordon(cJSON *node, void *ud)
 }
 
 /* Carry out one action; NW_OK when done (or nothing to do). */
-static nw_rc_t act(nw_intr_t *h, const nw_intr_event_t *ev, const nw_intr_action_t *a)
+static nw_rc_t act(nw_interruption_t *h, const nw_interrupt_event_t *ev,
+                   const nw_interruption_action_t *a)
 {
     nw_err_t err = {0};
     if (!a->nodeclaim) {
         nw_log_info("interruption", "no NodeClaim for the instance; nothing to do",
-                    NW_LS("kind", nw_intr_kind_name(ev->kind)), NW_LS("instance", a->instance_id));
+                    NW_LS("kind", nw_interrupt_kind_name(ev->kind)),
+                    NW_LS("instance", a->instance_id));
         return NW_OK;
     }
     if (!may_write(h))
         return nw_err_set(&err, NW_EINVAL, NULL, "not the leader");
     const char *nc = a->nodeclaim->name;
-    nw_log_info("interruption", "interruption event", NW_LS("kind", nw_intr_kind_name(ev->kind)),
-                NW_LS("instance", a->instance_id), NW_LS("nodeclaim", nc),
-                NW_LS("node", a->node ? a->node->name : ""), NW_LB("delete", a->delete_claim));
+    nw_log_info("interruption", "interruption event",
+                NW_LS("kind", nw_interrupt_kind_name(ev->kind)), NW_LS("instance", a->instance_id),
+                NW_LS("nodeclaim", nc), NW_LS("node", a->node ? a->node->name : ""),
+                NW_LB("delete", a->delete_claim));
     if (a->reason) {
-        nw_kube_event(h->deps->rec, &nw_kube_res_nodeclaims, a->nodeclaim->json, a->type, a->reason,
-                      a->message, NULL);
+        nw_kube_write_event(h->deps->rec, &nw_kube_client_res_nodeclaims, a->nodeclaim->json,
+                            a->type, a->reason, a->message, NULL);
         if (a->node)
-            nw_kube_event(h->deps->rec, &nw_kube_res_nodes, a->node->json, a->type, a->reason,
-                          a->message, NULL);
+            nw_kube_write_event(h->deps->rec, &nw_kube_client_res_nodes, a->node->json, a->type,
+                                a->reason, a->message, NULL);
         atomic_fetch_add(&h->actions[ACT_EVENT], 1);
     }
     if (a->mark_ice && h->o.ice) {
@@ -177,8 +180,9 @@ static nw_rc_t act(nw_intr_t *h, const nw_intr_event_t *ev, const nw_intr_action
                     NW_LS("instanceType", a->ice_type), NW_LS("zone", a->ice_zone));
     }
     if (a->cordon) {
-        if (nw_kube_update_retry(h->deps->kube, &nw_kube_res_nodes, NULL, a->node->name, 0,
-                                 mutate_cordon, NULL, 5, NULL, &err) != NW_OK &&
+        if (nw_kube_write_update_retry(h->deps->kube, &nw_kube_client_res_nodes, NULL,
+                                       a->node->name, 0, mutate_cordon, NULL, 5, NULL,
+                                       &err) != NW_OK &&
             err.rc != NW_ENOTFOUND) {
             nw_log_warn("interruption", "cannot cordon the node", NW_LS("node", a->node->name),
                         NW_LS("error", err.msg));
@@ -195,30 +199,32 @@ static nw_rc_t act(nw_intr_t *h, const nw_intr_event_t *ev, const nw_intr_action
         nw_kube_delete_opts_t d = {.propagation = NULL,
                                    .grace_seconds = -1,
                                    .uid = a->nodeclaim->uid[0] ? a->nodeclaim->uid : NULL};
-        nw_rc_t rc =
-            nw_kube_delete(h->deps->kube, &nw_kube_res_nodeclaims, NULL, nc, &d, NULL, &err);
+        nw_rc_t rc = nw_kube_write_delete(h->deps->kube, &nw_kube_client_res_nodeclaims, NULL, nc,
+                                          &d, NULL, &err);
         if (rc != NW_OK && rc != NW_ECONFLICT) { /* conflict: a different object by now */
             nw_log_warn("interruption", "cannot delete the NodeClaim", NW_LS("nodeclaim", nc),
                         NW_LS("error", err.msg));
             return rc;
         }
         atomic_fetch_add(&h->actions[ACT_DELETE], 1);
-        nw_km_disrupted(h->deps->series, nw_km_message_kind(ev->kind), a->nodeclaim->json);
+        nw_kmetrics_disrupted(h->deps->series, nw_kmetrics_message_kind(ev->kind),
+                              a->nodeclaim->json);
         char msg[160];
         snprintf(msg, sizeof msg, "Interruption (%s) triggered termination of the NodeClaim",
-                 nw_intr_kind_name(ev->kind));
-        nw_kube_event(h->deps->rec, &nw_kube_res_nodeclaims, a->nodeclaim->json, "Warning",
-                      "TerminatingOnInterruption", msg, NULL);
+                 nw_interrupt_kind_name(ev->kind));
+        nw_kube_write_event(h->deps->rec, &nw_kube_client_res_nodeclaims, a->nodeclaim->json,
+                            "Warning", "TerminatingOnInterruption", msg, NULL);
         nw_log_info("interruption", "deleted the NodeClaim", NW_LS("nodeclaim", nc),
-                    NW_LS("kind", nw_intr_kind_name(ev->kind)), NW_LS("instance", a->instance_id));
+                    NW_LS("kind", nw_interrupt_kind_name(ev->kind)),
+                    NW_LS("instance", a->instance_id));
     }
     return NW_OK;
 }
 
 /* Handle one message; 1 when it may be deleted from the queue. */
-static int handle(nw_intr_t *h, const nw_intr_msg_t *m, int *kind)
+static int handle(nw_interruption_t *h, const nw_interrupt_msg_t *m, int *kind)
 {
-    const nw_intr_event_t ev = m->ev;
+    const nw_interrupt_event_t ev = m->ev;
     *kind = KIND_UNPARSEABLE;
     if (!m->parsed) {
         atomic_fetch_add(&h->received[KIND_UNPARSEABLE], 1);
@@ -228,10 +234,10 @@ static int handle(nw_intr_t *h, const nw_intr_msg_t *m, int *kind)
         return 1;
     }
     atomic_fetch_add(&h->received[ev.kind], 1);
-    const char *mt[] = {nw_km_message_kind(ev.kind)};
-    nw_series_add(h->deps->series, &NW_KM_INTERRUPTION_RECEIVED, mt, 1);
+    const char *mt[] = {nw_kmetrics_message_kind(ev.kind)};
+    nw_series_add(h->deps->series, &NW_KMETRICS_INTERRUPTION_RECEIVED, mt, 1);
     if (ev.time_ns > 0)
-        nw_series_observe(h->deps->series, &NW_KM_INTERRUPTION_QUEUE_DURATION, NULL,
+        nw_series_observe(h->deps->series, &NW_KMETRICS_INTERRUPTION_QUEUE_DURATION, NULL,
                           (double)(nw_clock_now(h->deps->clock) - ev.time_ns) / 1e9);
     *kind = ev.kind;
     if (ev.kind == NW_INTR_NOOP) {
@@ -242,19 +248,19 @@ static int handle(nw_intr_t *h, const nw_intr_msg_t *m, int *kind)
     nw_kube_snap_t *s = nw_kube_cache_snapshot(h->deps->cache);
     if (!s)
         return 0;
-    nw_intr_action_t acts[NW_INTR_MAX_IDS];
-    size_t n = nw_intr_plan(s, &ev, acts, NW_INTR_MAX_IDS);
+    nw_interruption_action_t acts[NW_INTR_MAX_IDS];
+    size_t n = nw_interruption_plan(s, &ev, acts, NW_INTR_MAX_IDS);
     int ok = 1;
     for (size_t i = 0; i < n; i++)
         if (act(h, &ev, &acts[i]) != NW_OK)
             ok = 0;
-    nw_kube_snap_release(s);
+    nw_kube_cache_snap_release(s);
     if (!ok)
         atomic_fetch_add(&h->handle_errors, 1);
     return ok;
 }
 
-static void nap(nw_intr_t *h, int64_t ms)
+static void nap(nw_interruption_t *h, int64_t ms)
 {
     while (ms > 0 && !atomic_load(&h->stop)) {
         int64_t step = ms > 100 ? 100 : ms;
@@ -264,9 +270,9 @@ static void nap(nw_intr_t *h, int64_t ms)
     }
 }
 
-int nw_intr_poll(nw_intr_t *h)
+int nw_interruption_poll(nw_interruption_t *h)
 {
-    nw_intr_batch_t msgs;
+    nw_interrupt_batch_t msgs;
     nw_cloud_error_t ce;
     nw_err_t err = {0};
     memset(&ce, 0, sizeof ce);
@@ -294,24 +300,24 @@ int nw_intr_poll(nw_intr_t *h)
                         NW_LS("error", err.msg));
         } else {
             atomic_fetch_add(&h->deleted[k], 1);
-            nw_series_add(h->deps->series, &NW_KM_INTERRUPTION_DELETED, NULL, 1);
+            nw_series_add(h->deps->series, &NW_KMETRICS_INTERRUPTION_DELETED, NULL, 1);
         }
     }
     int n = (int)msgs.n;
-    nw_intr_batch_free(&msgs);
+    nw_interrupt_batch_free(&msgs);
     return n;
 }
 
 static void *intr_main(void *arg)
 {
-    nw_intr_t *h = arg;
+    nw_interruption_t *h = arg;
     int64_t backoff_ms = 0;
     while (!atomic_load(&h->stop)) {
         if (!atomic_load(&h->deps->leading) || !nw_kube_cache_has_synced(h->deps->cache)) {
             nap(h, 500);
             continue;
         }
-        if (nw_intr_poll(h) >= 0) {
+        if (nw_interruption_poll(h) >= 0) {
             backoff_ms = 0;
             continue;
         }
@@ -325,12 +331,13 @@ static void *intr_main(void *arg)
     return NULL;
 }
 
-nw_rc_t nw_intr_new(nw_ctl_deps_t *deps, const nw_intr_opts_t *o, nw_intr_t **out, nw_err_t *err)
+nw_rc_t nw_interruption_new(nw_ctl_deps_t *deps, const nw_interruption_opts_t *o,
+                            nw_interruption_t **out, nw_err_t *err)
 {
     *out = NULL;
     if (!deps || !deps->kube || !deps->cache || !deps->rec || !deps->clock || !o->source)
         return nw_err_set(err, NW_EINVAL, "interruption", "missing collaborators");
-    nw_intr_t *h = calloc(1, sizeof *h);
+    nw_interruption_t *h = calloc(1, sizeof *h);
     if (!h)
         return nw_err_set(err, NW_ENOMEM, "interruption", "out of memory");
     h->deps = deps;
@@ -341,7 +348,7 @@ nw_rc_t nw_intr_new(nw_ctl_deps_t *deps, const nw_intr_opts_t *o, nw_intr_t **ou
     return NW_OK;
 }
 
-nw_rc_t nw_intr_start(nw_intr_t *h, nw_err_t *err)
+nw_rc_t nw_interruption_start(nw_interruption_t *h, nw_err_t *err)
 {
     if (h->started)
         return NW_OK;
@@ -352,7 +359,7 @@ nw_rc_t nw_intr_start(nw_intr_t *h, nw_err_t *err)
     return NW_OK;
 }
 
-void nw_intr_free(nw_intr_t *h)
+void nw_interruption_free(nw_interruption_t *h)
 {
     if (!h)
         return;
@@ -373,13 +380,13 @@ static nw_rc_t series(nw_buf_t *out, const char *name, const char *help, const c
     return rc;
 }
 
-nw_rc_t nw_intr_metrics(nw_intr_t *h, nw_buf_t *out)
+nw_rc_t nw_interruption_metrics(nw_interruption_t *h, nw_buf_t *out)
 {
     if (!h)
         return NW_OK;
     const char *kinds[NKINDS];
     for (int k = 0; k < NW_INTR_KINDS; k++)
-        kinds[k] = nw_intr_kind_name((nw_intr_kind_t)k);
+        kinds[k] = nw_interrupt_kind_name((nw_interrupt_kind_t)k);
     kinds[KIND_UNPARSEABLE] = "unparseable";
     nw_rc_t rc = series(out, "nodewarden_interruption_received_messages_total",
                         "Interruption queue messages received, by kind.", "kind", kinds,

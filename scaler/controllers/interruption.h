@@ -24,12 +24,11 @@
  * messages are acknowledged; a message whose handling failed (a Kubernetes write error) is
  * not, and comes back (on SQS after the visibility timeout, 20 s).
  *
- * Ownership: nw_intr_new returns an owned handle; nw_intr_free stops the thread (a long
- * poll in flight is abandoned within about a second) and frees it. deps and everything in
- * the options are borrowed and must outlive the handle (the source too: its owner frees it
- * after nw_intr_free).
- * Thread: new/start/free from one controlling thread; nw_intr_poll on the controller's
- * thread (or, without one, the caller's); nw_intr_metrics from any.
+ * Ownership: nw_interruption_new returns an owned handle; nw_interruption_free stops the thread (a
+ * long poll in flight is abandoned within about a second) and frees it. deps and everything in the
+ * options are borrowed and must outlive the handle (the source too: its owner frees it after
+ * nw_interruption_free). Thread: new/start/free from one controlling thread; nw_interruption_poll
+ * on the controller's thread (or, without one, the caller's); nw_interruption_metrics from any.
  */
 #ifndef NW_SCALER_CONTROLLERS_INTERRUPTION_H
 #define NW_SCALER_CONTROLLERS_INTERRUPTION_H
@@ -49,32 +48,33 @@
 #include "scaler/kube/write.h"
 
 typedef struct {
-    nw_ice_t *ice;            /* may be NULL: no ICE marks (borrowed; it has its own mutex) */
-    nw_intr_source_t *source; /* where the events come from */
-} nw_intr_opts_t;
+    nw_ice_t *ice;                 /* may be NULL: no ICE marks (borrowed; it has its own mutex) */
+    nw_interrupt_source_t *source; /* where the events come from */
+} nw_interruption_opts_t;
 
-typedef struct nw_intr nw_intr_t;
+typedef struct nw_interruption nw_interruption_t;
 
 /** A new controller (no thread yet; no I/O) on deps: the Kubernetes client, the cache, the
  * recorder and the clock are used from its thread; it acts only while deps->leading is set
  * and deps->stopping is not. NW_EINVAL when a collaborator is missing. */
-nw_rc_t nw_intr_new(nw_ctl_deps_t *deps, const nw_intr_opts_t *o, nw_intr_t **out, nw_err_t *err);
+nw_rc_t nw_interruption_new(nw_ctl_deps_t *deps, const nw_interruption_opts_t *o,
+                            nw_interruption_t **out, nw_err_t *err);
 
-/** Start the thread: nw_intr_poll in a loop while leading and synced, backing off 1 s .. 30 s
- * after a failed receive. */
-nw_rc_t nw_intr_start(nw_intr_t *h, nw_err_t *err);
+/** Start the thread: nw_interruption_poll in a loop while leading and synced, backing off 1 s .. 30
+ * s after a failed receive. */
+nw_rc_t nw_interruption_start(nw_interruption_t *h, nw_err_t *err);
 
 /** One round on the calling thread: receive from the source (its long poll), handle each
  * message while this replica may write, acknowledge those handled or unparseable. Returns
  * the number of messages received, -1 when the receive failed. The thread's body; tests
  * call it directly (not while the thread runs). */
-int nw_intr_poll(nw_intr_t *h);
+int nw_interruption_poll(nw_interruption_t *h);
 
 /** Stop the thread (if started) and free. NULL-safe. */
-void nw_intr_free(nw_intr_t *h);
+void nw_interruption_free(nw_interruption_t *h);
 
 /** Append nodewarden_interruption_* series. */
-nw_rc_t nw_intr_metrics(nw_intr_t *h, nw_buf_t *out);
+nw_rc_t nw_interruption_metrics(nw_interruption_t *h, nw_buf_t *out);
 
 /* ---- the decision, pure over a snapshot (exposed for tests) ---- */
 
@@ -89,16 +89,17 @@ typedef struct {
     const char *reason;  /* Event reason on the NodeClaim and Node (static) */
     const char *type;    /* "Normal" / "Warning" */
     const char *message; /* Event message (static) */
-} nw_intr_action_t;
+} nw_interruption_action_t;
 
 /** One action per instance id of ev (at most cap); returns how many. Instances
  * without a NodeClaim get an action with nodeclaim NULL and nothing to do. */
-size_t nw_intr_plan(const nw_kube_snap_t *s, const nw_intr_event_t *ev, nw_intr_action_t *out,
-                    size_t cap);
+size_t nw_interruption_plan(const nw_kube_snap_t *s, const nw_interrupt_event_t *ev,
+                            nw_interruption_action_t *out, size_t cap);
 
 /** The NodeClaim whose status.providerID names instance id (aws:///<zone>/<id>), or NULL. */
-const nw_kube_obj_t *nw_intr_nodeclaim_for_instance(const nw_kube_snap_t *s, const char *id);
+const nw_kube_obj_t *nw_interruption_nodeclaim_for_instance(const nw_kube_snap_t *s,
+                                                            const char *id);
 /** The Node whose spec.providerID names instance id, or NULL. */
-const nw_kube_obj_t *nw_intr_node_for_instance(const nw_kube_snap_t *s, const char *id);
+const nw_kube_obj_t *nw_interruption_node_for_instance(const nw_kube_snap_t *s, const char *id);
 
 #endif

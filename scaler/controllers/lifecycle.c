@@ -16,9 +16,9 @@
 
 #define NODECLASS_EVERY_NS (30 * NW_NS_PER_SEC)
 
-struct nw_life {
+struct nw_lifecycle {
     nw_ctl_deps_t *deps;
-    nw_life_opts_t o;
+    nw_lifecycle_opts_t o;
     int64_t next_nodeclass_mono; /* the next EC2NodeClass status refresh */
     _Atomic uint64_t registered, initialized, reg_timeouts, tokens_deleted;
     /* uids of NodeClaims whose bootstrap token this process deleted (sorted after a tick;
@@ -27,9 +27,9 @@ struct nw_life {
     size_t nboot_done, cap_boot_done, nboot_sorted; /* [0, nboot_sorted) sorted */
 };
 
-nw_life_t *nw_life_new(nw_ctl_deps_t *deps, const nw_life_opts_t *o)
+nw_lifecycle_t *nw_lifecycle_new(nw_ctl_deps_t *deps, const nw_lifecycle_opts_t *o)
 {
-    nw_life_t *l = calloc(1, sizeof *l);
+    nw_lifecycle_t *l = calloc(1, sizeof *l);
     if (!l)
         return NULL;
     l->deps = deps;
@@ -38,7 +38,7 @@ nw_life_t *nw_life_new(nw_ctl_deps_t *deps, const nw_life_opts_t *o)
     return l;
 }
 
-void nw_life_free(nw_life_t *l)
+void nw_lifecycle_free(nw_lifecycle_t *l)
 {
     if (!l)
         return;
@@ -48,13 +48,13 @@ void nw_life_free(nw_life_t *l)
     free(l);
 }
 
-void nw_life_reset(nw_life_t *l)
+void nw_lifecycle_reset(nw_lifecycle_t *l)
 {
     if (l)
         l->next_nodeclass_mono = 0;
 }
 
-nw_rc_t nw_life_metrics(nw_life_t *l, nw_buf_t *out)
+nw_rc_t nw_lifecycle_metrics(nw_lifecycle_t *l, nw_buf_t *out)
 {
     if (!l)
         return NW_OK;
@@ -109,7 +109,7 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static int boot_done(const nw_life_t *l, const char *uid)
+static int boot_done(const nw_lifecycle_t *l, const char *uid)
 {
     if (l->nboot_sorted &&
         bsearch(&uid, l->boot_done, l->nboot_sorted, sizeof *l->boot_done, cmp_str))
@@ -120,7 +120,7 @@ static int boot_done(const nw_life_t *l, const char *uid)
     return 0;
 }
 
-static void boot_mark(nw_life_t *l, const char *uid)
+static void boot_mark(nw_lifecycle_t *l, const char *uid)
 {
     if (l->nboot_done == l->cap_boot_done) {
         size_t cap = l->cap_boot_done ? 2 * l->cap_boot_done : 64;
@@ -139,18 +139,19 @@ static void boot_mark(nw_life_t *l, const char *uid)
 static int boot_class(const nw_kube_snap_t *s, const nw_kube_obj_t *nc)
 {
     const char *cls = nw_json_str_at(nc->json, "spec.nodeClassRef.name");
-    const nw_kube_obj_t *o = cls ? nw_kube_snap_get(s, NW_KUBE_EC2NODECLASSES, NULL, cls) : NULL;
-    return o && nw_boot_wanted(o->json);
+    const nw_kube_obj_t *o =
+        cls ? nw_kube_cache_snap_get(s, NW_KUBE_EC2NODECLASSES, NULL, cls) : NULL;
+    return o && nw_bootstrap_wanted(o->json);
 }
 
 /* Delete nc's token once it is no longer needed (registered, or the NodeClaim is going). */
-static void boot_token_done(nw_life_t *l, const nw_kube_snap_t *s, const nw_kube_obj_t *nc)
+static void boot_token_done(nw_lifecycle_t *l, const nw_kube_snap_t *s, const nw_kube_obj_t *nc)
 {
     const char *uid = nw_json_str_at(nc->json, "metadata.uid");
     if (!uid || boot_done(l, uid) || !boot_class(s, nc))
         return;
     nw_err_t err = {0};
-    if (nw_boot_delete(l->deps->kube, uid, &err) != NW_OK) {
+    if (nw_bootstrap_delete(l->deps->kube, uid, &err) != NW_OK) {
         nw_log_warn("lifecycle", "cannot delete the bootstrap token", NW_LS("nodeclaim", nc->name),
                     NW_LS("error", err.msg));
         return;
@@ -160,14 +161,14 @@ static void boot_token_done(nw_life_t *l, const nw_kube_snap_t *s, const nw_kube
 }
 
 /* Keep the uids of NodeClaims that still exist, sorted. */
-static void boot_prune(nw_life_t *l, const nw_kube_snap_t *s)
+static void boot_prune(nw_lifecycle_t *l, const nw_kube_snap_t *s)
 {
-    size_t n = nw_kube_snap_count(s, NW_KUBE_NODECLAIMS);
+    size_t n = nw_kube_cache_snap_count(s, NW_KUBE_NODECLAIMS);
     const char **live = n ? malloc(n * sizeof *live) : NULL;
     size_t nl = 0;
     for (size_t i = 0; live && i < n; i++) {
         const char *uid =
-            nw_json_str_at(nw_kube_snap_at(s, NW_KUBE_NODECLAIMS, i)->json, "metadata.uid");
+            nw_json_str_at(nw_kube_cache_snap_at(s, NW_KUBE_NODECLAIMS, i)->json, "metadata.uid");
         if (uid)
             live[nl++] = uid;
     }
@@ -392,28 +393,28 @@ static int node_initialized(const cJSON *nc, const cJSON *node, const char **why
     return 1;
 }
 
-static void register_claim(nw_life_t *l, const nw_kube_snap_t *s, const nw_kube_obj_t *nc,
+static void register_claim(nw_lifecycle_t *l, const nw_kube_snap_t *s, const nw_kube_obj_t *nc,
                            const nw_kube_obj_t *node)
 {
     nw_ctl_deps_t *c = l->deps;
-    const nw_kube_obj_t *pool = nw_kube_snap_get(s, NW_KUBE_NODEPOOLS, NULL, nc->nodepool);
+    const nw_kube_obj_t *pool = nw_kube_cache_snap_get(s, NW_KUBE_NODEPOOLS, NULL, nc->nodepool);
     reg_t r = {nc->json, pool ? pool->json : NULL, 0};
     nw_err_t err = {0};
-    if (nw_kube_update_retry(c->kube, &nw_kube_res_nodes, NULL, node->name, 0, mutate_register, &r,
-                             5, NULL, &err) != NW_OK) {
+    if (nw_kube_write_update_retry(c->kube, &nw_kube_client_res_nodes, NULL, node->name, 0,
+                                   mutate_register, &r, 5, NULL, &err) != NW_OK) {
         nw_log_warn("lifecycle", "cannot register the node", NW_LS("node", node->name),
                     NW_LS("nodeclaim", nc->name), NW_LS("error", err.msg));
         return;
     }
     if (r.warned_unregistered)
         nw_ctl_event(
-            c, &nw_kube_res_nodes, node->json, "Warning", "UnregisteredTaintMissing",
+            c, &nw_kube_client_res_nodes, node->json, "Warning", "UnregisteredTaintMissing",
             "node registered without the karpenter.sh/unregistered:NoExecute taint; pods may "
             "have been scheduled before its labels and taints were applied");
     cond_t cd = {c, "Registered", node->name};
     nw_err_clear(&err);
-    if (nw_kube_update_retry(c->kube, &nw_kube_res_nodeclaims, NULL, nc->name, 1, mutate_condition,
-                             &cd, 5, NULL, &err) != NW_OK) {
+    if (nw_kube_write_update_retry(c->kube, &nw_kube_client_res_nodeclaims, NULL, nc->name, 1,
+                                   mutate_condition, &cd, 5, NULL, &err) != NW_OK) {
         nw_log_warn("lifecycle", "cannot mark the NodeClaim registered",
                     NW_LS("nodeclaim", nc->name), NW_LS("error", err.msg));
         return;
@@ -421,7 +422,7 @@ static void register_claim(nw_life_t *l, const nw_kube_snap_t *s, const nw_kube_
     atomic_fetch_add(&l->registered, 1);
     boot_token_done(l, s, nc); /* the kubelet has its credentials: the token is spent */
     static const char *const created[] = {NW_LABEL_NODEPOOL, "topology.kubernetes.io/zone"};
-    nw_km_count_labels(c->series, &NW_KM_NODES_CREATED, nc->json, created);
+    nw_kmetrics_count_labels(c->series, &NW_KMETRICS_NODES_CREATED, nc->json, created);
     nw_log_info("lifecycle", "registered", NW_LS("nodeclaim", nc->name), NW_LS("node", node->name),
                 NW_LS("providerID", nc->provider_id));
     char msg[600];
@@ -429,26 +430,26 @@ static void register_claim(nw_life_t *l, const nw_kube_snap_t *s, const nw_kube_
              "Status condition transitioned, Type: Registered, Status: True, "
              "Node: %s",
              node->name);
-    nw_ctl_event(c, &nw_kube_res_nodeclaims, nc->json, "Normal", "Registered", msg);
+    nw_ctl_event(c, &nw_kube_client_res_nodeclaims, nc->json, "Normal", "Registered", msg);
 }
 
-static void initialize_claim(nw_life_t *l, const nw_kube_obj_t *nc, const nw_kube_obj_t *node)
+static void initialize_claim(nw_lifecycle_t *l, const nw_kube_obj_t *nc, const nw_kube_obj_t *node)
 {
     nw_ctl_deps_t *c = l->deps;
     const char *why = NULL;
     if (!node_initialized(nc->json, node->json, &why))
         return;
     nw_err_t err = {0};
-    if (nw_kube_update_retry(c->kube, &nw_kube_res_nodes, NULL, node->name, 0,
-                             mutate_initialized_label, NULL, 5, NULL, &err) != NW_OK) {
+    if (nw_kube_write_update_retry(c->kube, &nw_kube_client_res_nodes, NULL, node->name, 0,
+                                   mutate_initialized_label, NULL, 5, NULL, &err) != NW_OK) {
         nw_log_warn("lifecycle", "cannot label the node initialized", NW_LS("node", node->name),
                     NW_LS("error", err.msg));
         return;
     }
     cond_t cd = {c, "Initialized", NULL};
     nw_err_clear(&err);
-    if (nw_kube_update_retry(c->kube, &nw_kube_res_nodeclaims, NULL, nc->name, 1, mutate_condition,
-                             &cd, 5, NULL, &err) != NW_OK) {
+    if (nw_kube_write_update_retry(c->kube, &nw_kube_client_res_nodeclaims, NULL, nc->name, 1,
+                                   mutate_condition, &cd, 5, NULL, &err) != NW_OK) {
         nw_log_warn("lifecycle", "cannot mark the NodeClaim initialized",
                     NW_LS("nodeclaim", nc->name), NW_LS("error", err.msg));
         return;
@@ -456,7 +457,7 @@ static void initialize_claim(nw_life_t *l, const nw_kube_obj_t *nc, const nw_kub
     atomic_fetch_add(&l->initialized, 1);
     nw_log_info("lifecycle", "initialized", NW_LS("nodeclaim", nc->name),
                 NW_LS("node", node->name));
-    nw_ctl_event(c, &nw_kube_res_nodeclaims, nc->json, "Normal", "Initialized",
+    nw_ctl_event(c, &nw_kube_client_res_nodeclaims, nc->json, "Normal", "Initialized",
                  "Status condition transitioned, Type: Initialized, Status: True");
 }
 
@@ -470,12 +471,12 @@ static int64_t launched_at(const cJSON *nc)
         const char *ty = nw_json_str(cd, "type");
         const char *lt = nw_json_str(cd, "lastTransitionTime");
         if (ty && lt && strcmp(ty, "Launched") == 0)
-            nw_time_parse(lt, &t);
+            nw_clock_time_parse(lt, &t);
     }
     if (!t) {
         const char *ct = nw_json_str_at(nc, "metadata.creationTimestamp");
         if (ct)
-            nw_time_parse(ct, &t);
+            nw_clock_time_parse(ct, &t);
     }
     return t;
 }
@@ -538,15 +539,15 @@ static int observed_current(const cJSON *obj)
     return 1;
 }
 
-static void nodeclass_status(nw_life_t *l, const nw_kube_snap_t *s)
+static void nodeclass_status(nw_lifecycle_t *l, const nw_kube_snap_t *s)
 {
     nw_ctl_deps_t *c = l->deps;
     int64_t mono = nw_clock_mono(c->clock);
     int due = mono >= l->next_nodeclass_mono;
     if (due)
         l->next_nodeclass_mono = mono + NODECLASS_EVERY_NS;
-    for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_EC2NODECLASSES); i++) {
-        const nw_kube_obj_t *o = nw_kube_snap_at(s, NW_KUBE_EC2NODECLASSES, i);
+    for (size_t i = 0; i < nw_kube_cache_snap_count(s, NW_KUBE_EC2NODECLASSES); i++) {
+        const nw_kube_obj_t *o = nw_kube_cache_snap_at(s, NW_KUBE_EC2NODECLASSES, i);
         if (o->terminating || !nw_ctl_may_write(c))
             continue;
         if (!due && nw_json_condition(o->json, "Ready") && observed_current(o->json))
@@ -570,8 +571,9 @@ static void nodeclass_status(nw_life_t *l, const nw_kube_snap_t *s)
         cJSON *probe = cJSON_Duplicate(o->json, 1);
         int need = probe && mutate_status(probe, st) == 0;
         cJSON_Delete(probe);
-        if (need && nw_kube_update_retry(c->kube, &nw_kube_res_ec2nodeclasses, NULL, o->name, 1,
-                                         mutate_status, st, 5, NULL, &err) != NW_OK)
+        if (need &&
+            nw_kube_write_update_retry(c->kube, &nw_kube_client_res_ec2nodeclasses, NULL, o->name,
+                                       1, mutate_status, st, 5, NULL, &err) != NW_OK)
             nw_log_warn("lifecycle", "cannot write the EC2NodeClass status",
                         NW_LS("ec2nodeclass", o->name), NW_LS("error", err.msg));
         else if (need)
@@ -598,17 +600,17 @@ static int has_nc_finalizer(const cJSON *obj)
  * controller.go finalize): every class gets karpenter.k8s.aws/termination; a class being
  * deleted keeps it while a NodeClaim refers to it, then the cloud deletes what it made for
  * the class (launch templates, instance profiles) and the finalizer goes. */
-static void nodeclass_finalizers(nw_life_t *l, const nw_kube_snap_t *s)
+static void nodeclass_finalizers(nw_lifecycle_t *l, const nw_kube_snap_t *s)
 {
     nw_ctl_deps_t *c = l->deps;
-    for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_EC2NODECLASSES) && nw_ctl_may_write(c);
-         i++) {
-        const nw_kube_obj_t *o = nw_kube_snap_at(s, NW_KUBE_EC2NODECLASSES, i);
+    for (size_t i = 0;
+         i < nw_kube_cache_snap_count(s, NW_KUBE_EC2NODECLASSES) && nw_ctl_may_write(c); i++) {
+        const nw_kube_obj_t *o = nw_kube_cache_snap_at(s, NW_KUBE_EC2NODECLASSES, i);
         nw_err_t err = {0};
         int has = has_nc_finalizer(o->json);
         if (!o->terminating) {
-            if (!has && nw_kube_finalizer_add(c->kube, &nw_kube_res_ec2nodeclasses, NULL, o->name,
-                                              NC_FINALIZER, &err) != NW_OK)
+            if (!has && nw_kube_write_finalizer_add(c->kube, &nw_kube_client_res_ec2nodeclasses,
+                                                    NULL, o->name, NC_FINALIZER, &err) != NW_OK)
                 nw_log_warn("lifecycle", "cannot add the EC2NodeClass finalizer",
                             NW_LS("ec2nodeclass", o->name), NW_LS("error", err.msg));
             continue;
@@ -616,10 +618,10 @@ static void nodeclass_finalizers(nw_life_t *l, const nw_kube_snap_t *s)
         if (!has)
             continue;
         size_t claims = 0;
-        for (size_t k = 0; k < nw_kube_snap_count(s, NW_KUBE_NODECLAIMS); k++) {
-            const cJSON *ref =
-                nw_json_get(nw_json_get(nw_kube_snap_at(s, NW_KUBE_NODECLAIMS, k)->json, "spec"),
-                            "nodeClassRef");
+        for (size_t k = 0; k < nw_kube_cache_snap_count(s, NW_KUBE_NODECLAIMS); k++) {
+            const cJSON *ref = nw_json_get(
+                nw_json_get(nw_kube_cache_snap_at(s, NW_KUBE_NODECLAIMS, k)->json, "spec"),
+                "nodeClassRef");
             const char *n = nw_json_str(ref, "name"), *g = nw_json_str(ref, "group");
             if (n && strcmp(n, o->name) == 0 && (!g || strcmp(g, "karpenter.k8s.aws") == 0))
                 claims++;
@@ -632,8 +634,8 @@ static void nodeclass_finalizers(nw_life_t *l, const nw_kube_snap_t *s)
                         NW_LS("ec2nodeclass", o->name), NW_LS("error", err.msg));
             continue;
         }
-        if (nw_kube_finalizer_remove(c->kube, &nw_kube_res_ec2nodeclasses, NULL, o->name,
-                                     NC_FINALIZER, &err) != NW_OK)
+        if (nw_kube_write_finalizer_remove(c->kube, &nw_kube_client_res_ec2nodeclasses, NULL,
+                                           o->name, NC_FINALIZER, &err) != NW_OK)
             nw_log_warn("lifecycle", "cannot remove the EC2NodeClass finalizer",
                         NW_LS("ec2nodeclass", o->name), NW_LS("error", err.msg));
         else
@@ -641,21 +643,22 @@ static void nodeclass_finalizers(nw_life_t *l, const nw_kube_snap_t *s)
     }
 }
 
-void nw_life_tick(nw_life_t *l, const nw_kube_snap_t *s)
+void nw_lifecycle_tick(nw_lifecycle_t *l, const nw_kube_snap_t *s)
 {
     nw_ctl_deps_t *c = l->deps;
     nodeclass_finalizers(l, s);
     nodeclass_status(l, s);
     int64_t now = nw_clock_now(c->clock);
-    for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_NODECLAIMS) && nw_ctl_may_write(c); i++) {
-        const nw_kube_obj_t *nc = nw_kube_snap_at(s, NW_KUBE_NODECLAIMS, i);
+    for (size_t i = 0; i < nw_kube_cache_snap_count(s, NW_KUBE_NODECLAIMS) && nw_ctl_may_write(c);
+         i++) {
+        const nw_kube_obj_t *nc = nw_kube_cache_snap_at(s, NW_KUBE_NODECLAIMS, i);
         if (nc->terminating || is_true(nc->json, "Registered"))
             boot_token_done(l, s, nc); /* once per NodeClaim and process */
         if (nc->terminating)
             continue; /* scaler/termination */
         if (!nc->provider_id[0])
             continue;
-        const nw_kube_obj_t *node = nw_kube_snap_node_by_provider_id(s, nc->provider_id);
+        const nw_kube_obj_t *node = nw_kube_cache_snap_node_by_provider_id(s, nc->provider_id);
         if (!is_true(nc->json, "Registered")) {
             if (node && !node->terminating) {
                 register_claim(l, s, nc, node);
@@ -670,10 +673,11 @@ void nw_life_tick(nw_life_t *l, const nw_kube_snap_t *s)
                          (long long)(l->o.registration_timeout_ns / NW_NS_PER_SEC));
                 nw_log_warn("lifecycle", "registration timeout", NW_LS("nodeclaim", nc->name),
                             NW_LS("providerID", nc->provider_id));
-                nw_ctl_event(c, &nw_kube_res_nodeclaims, nc->json, "Warning", "RegistrationTimeout",
-                             msg);
+                nw_ctl_event(c, &nw_kube_client_res_nodeclaims, nc->json, "Warning",
+                             "RegistrationTimeout", msg);
                 atomic_fetch_add(&l->reg_timeouts, 1);
-                nw_kube_delete(c->kube, &nw_kube_res_nodeclaims, NULL, nc->name, NULL, NULL, NULL);
+                nw_kube_write_delete(c->kube, &nw_kube_client_res_nodeclaims, NULL, nc->name, NULL,
+                                     NULL, NULL);
             }
             continue;
         }

@@ -6,9 +6,9 @@
  * groups, AMIs; condition Ready). The termination finalizers live in
  * scaler/controllers/termination.h.
  *
- * State: nw_life_t — the next EC2NodeClass refresh and the registration counters.
- * Ownership: nw_life_new / nw_life_free (loop.c). Thread: the reconcile thread, except
- * nw_life_metrics (any thread; atomics).
+ * State: nw_lifecycle_t — the next EC2NodeClass refresh and the registration counters.
+ * Ownership: nw_lifecycle_new / nw_lifecycle_free (loop.c). Thread: the reconcile thread, except
+ * nw_lifecycle_metrics (any thread; atomics).
  */
 #ifndef NW_SCALER_CONTROLLERS_LIFECYCLE_H
 #define NW_SCALER_CONTROLLERS_LIFECYCLE_H
@@ -20,21 +20,21 @@
 
 typedef struct {
     int64_t registration_timeout_ns; /* scaler.registrationTimeout */
-} nw_life_opts_t;
+} nw_lifecycle_opts_t;
 
-typedef struct nw_life nw_life_t;
+typedef struct nw_lifecycle nw_lifecycle_t;
 
 /** New (NULL on OOM); deps is borrowed and outlives it. */
-nw_life_t *nw_life_new(nw_ctl_deps_t *deps, const nw_life_opts_t *o);
-void nw_life_free(nw_life_t *l);
+nw_lifecycle_t *nw_lifecycle_new(nw_ctl_deps_t *deps, const nw_lifecycle_opts_t *o);
+void nw_lifecycle_free(nw_lifecycle_t *l);
 
 /** A new leadership term: refresh every EC2NodeClass status on the next tick. */
-void nw_life_reset(nw_life_t *l);
+void nw_lifecycle_reset(nw_lifecycle_t *l);
 
 /** One lifecycle pass on a snapshot (writes only while leading). */
-void nw_life_tick(nw_life_t *l, const nw_kube_snap_t *s);
+void nw_lifecycle_tick(nw_lifecycle_t *l, const nw_kube_snap_t *s);
 
 /** Append nodewarden_nodeclaims_{registered,initialized,registration_timeouts}_total. */
-nw_rc_t nw_life_metrics(nw_life_t *l, nw_buf_t *out);
+nw_rc_t nw_lifecycle_metrics(nw_lifecycle_t *l, nw_buf_t *out);
 
 #endif

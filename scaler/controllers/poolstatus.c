@@ -17,12 +17,12 @@
 
 /* ---- registration health window ---- */
 
-void nw_reghealth_reset(nw_reghealth_t *t)
+void nw_poolstatus_reghealth_reset(nw_reghealth_t *t)
 {
     memset(t, 0, sizeof *t);
 }
 
-void nw_reghealth_update(nw_reghealth_t *t, int ok)
+void nw_poolstatus_reghealth_update(nw_reghealth_t *t, int ok)
 {
     t->ok[t->next] = ok ? 1 : 0;
     t->next = (t->next + 1) % NW_REGHEALTH_WINDOW;
@@ -30,7 +30,7 @@ void nw_reghealth_update(nw_reghealth_t *t, int ok)
         t->len++;
 }
 
-nw_reghealth_status_t nw_reghealth_status(const nw_reghealth_t *t)
+nw_reghealth_status_t nw_poolstatus_reghealth_status(const nw_reghealth_t *t)
 {
     if (t->len == 0)
         return NW_REGHEALTH_UNKNOWN;
@@ -43,21 +43,21 @@ nw_reghealth_status_t nw_reghealth_status(const nw_reghealth_t *t)
     return 2 * bad >= NW_REGHEALTH_WINDOW ? NW_REGHEALTH_UNHEALTHY : NW_REGHEALTH_HEALTHY;
 }
 
-nw_reghealth_status_t nw_reghealth_dry_run(const nw_reghealth_t *t, int ok)
+nw_reghealth_status_t nw_poolstatus_reghealth_dry_run(const nw_reghealth_t *t, int ok)
 {
     nw_reghealth_t copy = *t;
-    nw_reghealth_update(&copy, ok);
-    return nw_reghealth_status(&copy);
+    nw_poolstatus_reghealth_update(&copy, ok);
+    return nw_poolstatus_reghealth_status(&copy);
 }
 
-void nw_reghealth_set(nw_reghealth_t *t, nw_reghealth_status_t s)
+void nw_poolstatus_reghealth_set(nw_reghealth_t *t, nw_reghealth_status_t s)
 {
-    nw_reghealth_reset(t);
+    nw_poolstatus_reghealth_reset(t);
     if (s == NW_REGHEALTH_HEALTHY)
-        nw_reghealth_update(t, 1);
+        nw_poolstatus_reghealth_update(t, 1);
     else if (s == NW_REGHEALTH_UNHEALTHY)
         for (int i = 0; i < (NW_REGHEALTH_WINDOW + 1) / 2; i++)
-            nw_reghealth_update(t, 0);
+            nw_poolstatus_reghealth_update(t, 0);
 }
 
 /* ---- conditions (operatorpkg's status.ConditionSet semantics) ---- */
@@ -100,7 +100,7 @@ static void cond_set(cJSON *conds, const char *type, const char *status, const c
     if (!old || strcmp(old, status) != 0 ||
         !cJSON_IsString(nw_json_get(cd, "lastTransitionTime"))) {
         char ts[40];
-        nw_time_format(now, ts, sizeof ts);
+        nw_clock_time_format(now, ts, sizeof ts);
         put_str(cd, "lastTransitionTime", ts);
     }
     put_str(cd, "status", status);
@@ -216,11 +216,11 @@ static void registration_health(cJSON *conds, cJSON *st, const cJSON *old_st,
     const char *cur = cond_status(conds, "NodeRegistrationHealthy");
     if (in->nodeclass && t) {
         /* after a restart: refill the window from the condition */
-        if (nw_reghealth_status(t) == NW_REGHEALTH_UNKNOWN && cur) {
+        if (nw_poolstatus_reghealth_status(t) == NW_REGHEALTH_UNKNOWN && cur) {
             if (strcmp(cur, "True") == 0)
-                nw_reghealth_set(t, NW_REGHEALTH_HEALTHY);
+                nw_poolstatus_reghealth_set(t, NW_REGHEALTH_HEALTHY);
             else if (strcmp(cur, "False") == 0)
-                nw_reghealth_set(t, NW_REGHEALTH_UNHEALTHY);
+                nw_poolstatus_reghealth_set(t, NW_REGHEALTH_UNHEALTHY);
         }
         /* NodePool or EC2NodeClass changed: start over */
         cJSON *cd = cond_find(conds, "NodeRegistrationHealthy");
@@ -231,7 +231,7 @@ static void registration_health(cJSON *conds, cJSON *st, const cJSON *old_st,
             og->valuedouble != gen) {
             cond_set(conds, "NodeRegistrationHealthy", "Unknown", "AwaitingReconciliation",
                      "object is awaiting reconciliation", gen, in->now_ns);
-            nw_reghealth_reset(t);
+            nw_poolstatus_reghealth_reset(t);
         }
         cJSON_DeleteItemFromObjectCaseSensitive(st, "nodeClassObservedGeneration");
         cJSON_AddNumberToObject(st, "nodeClassObservedGeneration", ncgen);
@@ -239,15 +239,15 @@ static void registration_health(cJSON *conds, cJSON *st, const cJSON *old_st,
     for (size_t i = 0; t && i < in->nreg_events; i++) {
         int ok = in->reg_events[i];
         cur = cond_status(conds, "NodeRegistrationHealthy");
-        if (ok && nw_reghealth_dry_run(t, 1) == NW_REGHEALTH_HEALTHY &&
+        if (ok && nw_poolstatus_reghealth_dry_run(t, 1) == NW_REGHEALTH_HEALTHY &&
             !(cur && strcmp(cur, "True") == 0))
             cond_set(conds, "NodeRegistrationHealthy", "True", "NodeRegistrationHealthy", "", gen,
                      in->now_ns);
-        if (!ok && nw_reghealth_dry_run(t, 0) == NW_REGHEALTH_UNHEALTHY &&
+        if (!ok && nw_poolstatus_reghealth_dry_run(t, 0) == NW_REGHEALTH_UNHEALTHY &&
             !(cur && strcmp(cur, "False") == 0))
             cond_set(conds, "NodeRegistrationHealthy", "False", "RegistrationFailed",
                      "Failed to register node", gen, in->now_ns);
-        nw_reghealth_update(t, ok);
+        nw_poolstatus_reghealth_update(t, ok);
     }
 }
 
@@ -341,7 +341,7 @@ int nw_poolstatus_validate(const cJSON *nodepool, char *msg, size_t n)
 {
     nw_kv_t kv;
     nw_admit_result_t res;
-    nw_kv_init(&kv);
+    nw_kval_init(&kv);
     nw_admit_result_init(&res);
     nw_nodepool_validate(nodepool, NULL, &kv, &res);
     static const char suffix[] = " (Karpenter would mark the NodePool ValidationSucceeded=False)";
@@ -362,7 +362,7 @@ int nw_poolstatus_validate(const cJSON *nodepool, char *msg, size_t n)
         }
     }
     nw_admit_result_cleanup(&res);
-    nw_kv_cleanup(&kv);
+    nw_kval_cleanup(&kv);
     return problems == 0;
 }
 
@@ -454,7 +454,7 @@ static pool_t *pool_get(nw_poolstatus_t *p, const char *uid)
 
 static void pool_event(nw_poolstatus_t *p, const nw_kube_snap_t *s, const char *pool, int ok)
 {
-    const nw_kube_obj_t *o = nw_kube_snap_get(s, NW_KUBE_NODEPOOLS, NULL, pool);
+    const nw_kube_obj_t *o = nw_kube_cache_snap_get(s, NW_KUBE_NODEPOOLS, NULL, pool);
     pool_t *e = o && o->uid[0] ? pool_get(p, o->uid) : NULL;
     if (!e)
         return;
@@ -501,7 +501,7 @@ static int64_t true_since(const cJSON *obj, const char *type)
         const char *lt = nw_json_str(cd, "lastTransitionTime");
         int64_t ns = 0;
         if (t && st && strcmp(t, type) == 0 && strcmp(st, "True") == 0)
-            return lt && nw_time_parse(lt, &ns) == NW_OK && ns > 0 ? ns : 1;
+            return lt && nw_clock_time_parse(lt, &ns) == NW_OK && ns > 0 ? ns : 1;
     }
     return 0;
 }
@@ -511,8 +511,8 @@ static void observe(nw_ctl_deps_t *c, nw_poolstatus_t *p, const nw_kube_snap_t *
 {
     for (size_t i = 0; i < p->nc; i++)
         p->c[i].seen = 0;
-    for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_NODECLAIMS); i++) {
-        const nw_kube_obj_t *nc = nw_kube_snap_at(s, NW_KUBE_NODECLAIMS, i);
+    for (size_t i = 0; i < nw_kube_cache_snap_count(s, NW_KUBE_NODECLAIMS); i++) {
+        const nw_kube_obj_t *nc = nw_kube_cache_snap_at(s, NW_KUBE_NODECLAIMS, i);
         if (!nc->uid[0] || !nc->nodepool[0])
             continue;
         int fresh = 0;
@@ -528,7 +528,7 @@ static void observe(nw_ctl_deps_t *c, nw_poolstatus_t *p, const nw_kube_snap_t *
         else if (!e->launched_ns) {
             const char *ct = nw_json_str_at(nc->json, "metadata.creationTimestamp");
             if (ct)
-                nw_time_parse(ct, &e->launched_ns);
+                nw_clock_time_parse(ct, &e->launched_ns);
         }
         if (fresh && reg) {
             /* registered before this term began: not an outcome we observed */
@@ -582,7 +582,7 @@ static void one_pool(nw_ctl_deps_t *c, nw_poolstatus_t *p, const nw_kube_snap_t 
         return;
     e->seen = 1;
     const nw_kube_obj_t *const *claims = NULL;
-    size_t n = nw_kube_snap_nodeclaims_for_nodepool(s, pool->name, &claims);
+    size_t n = nw_kube_cache_snap_nodeclaims_for_nodepool(s, pool->name, &claims);
     const cJSON **cj = n ? calloc(n, sizeof *cj) : NULL;
     const cJSON **nj = n ? calloc(n, sizeof *nj) : NULL;
     if (n && (!cj || !nj)) {
@@ -593,13 +593,14 @@ static void one_pool(nw_ctl_deps_t *c, nw_poolstatus_t *p, const nw_kube_snap_t 
     for (size_t i = 0; i < n; i++) {
         cj[i] = claims[i]->json;
         const nw_kube_obj_t *node =
-            claims[i]->provider_id[0] ? nw_kube_snap_node_by_provider_id(s, claims[i]->provider_id)
-                                      : NULL;
+            claims[i]->provider_id[0]
+                ? nw_kube_cache_snap_node_by_provider_id(s, claims[i]->provider_id)
+                : NULL;
         nj[i] = node && !node->terminating ? node->json : NULL;
     }
     const char *cname = nw_json_str_at(pool->json, "spec.template.spec.nodeClassRef.name");
     const nw_kube_obj_t *class =
-        cname ? nw_kube_snap_get(s, NW_KUBE_EC2NODECLASSES, NULL, cname) : NULL;
+        cname ? nw_kube_cache_snap_get(s, NW_KUBE_EC2NODECLASSES, NULL, cname) : NULL;
     if (!pool->rv[0] ||
         strcmp(pool->rv, e->valid_rv) != 0) { /* validation depends on the pool only */
         e->valid = nw_poolstatus_validate(pool->json, e->verr, sizeof e->verr);
@@ -651,8 +652,8 @@ static void one_pool(nw_ctl_deps_t *c, nw_poolstatus_t *p, const nw_kube_snap_t 
     write_t w = {st};
     nw_err_t err = {0};
     cJSON *out = NULL;
-    if (nw_kube_update_retry(c->kube, &nw_kube_res_nodepools, NULL, pool->name, 1, mutate_status,
-                             &w, 5, &out, &err) != NW_OK) {
+    if (nw_kube_write_update_retry(c->kube, &nw_kube_client_res_nodepools, NULL, pool->name, 1,
+                                   mutate_status, &w, 5, &out, &err) != NW_OK) {
         e->t = before; /* the events are applied again next pass */
         nw_log_every(10, NW_LOG_WARN, "poolstatus", "cannot write the NodePool status",
                      NW_LS("nodepool", pool->name), NW_LS("error", err.msg));
@@ -691,8 +692,9 @@ void nw_poolstatus_tick(nw_poolstatus_t *p, const nw_kube_snap_t *s)
     observe(c, p, s, now);
     for (size_t i = 0; i < p->np; i++)
         p->p[i].seen = 0;
-    for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_NODEPOOLS) && nw_ctl_may_write(c); i++) {
-        const nw_kube_obj_t *pool = nw_kube_snap_at(s, NW_KUBE_NODEPOOLS, i);
+    for (size_t i = 0; i < nw_kube_cache_snap_count(s, NW_KUBE_NODEPOOLS) && nw_ctl_may_write(c);
+         i++) {
+        const nw_kube_obj_t *pool = nw_kube_cache_snap_at(s, NW_KUBE_NODEPOOLS, i);
         if (!pool->terminating)
             one_pool(c, p, s, pool, now);
     }

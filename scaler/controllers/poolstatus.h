@@ -61,14 +61,14 @@ typedef struct {
     int len, next;
 } nw_reghealth_t;
 
-void nw_reghealth_reset(nw_reghealth_t *t);
-void nw_reghealth_update(nw_reghealth_t *t, int ok);
+void nw_poolstatus_reghealth_reset(nw_reghealth_t *t);
+void nw_poolstatus_reghealth_update(nw_reghealth_t *t, int ok);
 /** Unknown when empty; Unhealthy when failures / window >= 1/2; else Healthy. */
-nw_reghealth_status_t nw_reghealth_status(const nw_reghealth_t *t);
+nw_reghealth_status_t nw_poolstatus_reghealth_status(const nw_reghealth_t *t);
 /** The status the window would have after one more outcome (Karpenter's DryRun). */
-nw_reghealth_status_t nw_reghealth_dry_run(const nw_reghealth_t *t, int ok);
+nw_reghealth_status_t nw_poolstatus_reghealth_dry_run(const nw_reghealth_t *t, int ok);
 /** Refill to a status: Unknown empties, Healthy = one success, Unhealthy = two failures. */
-void nw_reghealth_set(nw_reghealth_t *t, nw_reghealth_status_t s);
+void nw_poolstatus_reghealth_set(nw_reghealth_t *t, nw_reghealth_status_t s);
 
 /* ---- the status of one pool (pure) ---- */
 

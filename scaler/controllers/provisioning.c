@@ -2,7 +2,7 @@
  * scaler/controllers/provisioning.c — batching, placement, NodeClaim creation and launch
  * (kubernetes-sigs/karpenter pkg/controllers/provisioning/provisioner.go, batcher.go;
  * aws/karpenter-provider-aws pkg/cloudprovider/cloudprovider.go Create). The placement is the
- * scheduling simulation (scaler/sched/, nw_sched_solve) on the live snapshot that
+ * scheduling simulation (scaler/sched/, nw_solve) on the live snapshot that
  * scaler/state/simsnap.c builds; NodeClaims are created and launched by
  * scaler/nodeclaim/nodeclaim.h.
  */
@@ -22,23 +22,23 @@
 
 #define RESOLVE_EVERY_NS (10 * NW_NS_PER_SEC)
 
-struct nw_prov {
+struct nw_provisioning {
     nw_ctl_deps_t *deps;
-    nw_claims_t *claims;  /* borrowed (scaler/nodeclaim/nodeclaim.h) */
-    nw_ctl_shared_t *mem; /* borrowed */
-    nw_prov_opts_t o;
+    nw_nodeclaim_t *claims; /* borrowed (scaler/nodeclaim/nodeclaim.h) */
+    nw_ctl_shared_t *mem;   /* borrowed */
+    nw_provisioning_opts_t o;
     /* the batch window */
     int64_t window_open_mono, last_trigger_mono, next_resolve_mono;
     char **seen_uids; /* pending pod uids already counted as triggers (owned, sorted) */
     size_t nseen;
-    uint64_t ice_deletes; /* nw_claims_ice_deletes when last looked at */
+    uint64_t ice_deletes; /* nw_nodeclaim_ice_deletes when last looked at */
     _Atomic uint64_t solves;
 };
 
-nw_prov_t *nw_prov_new(nw_ctl_deps_t *deps, nw_claims_t *claims, nw_ctl_shared_t *mem,
-                       const nw_prov_opts_t *o)
+nw_provisioning_t *nw_provisioning_new(nw_ctl_deps_t *deps, nw_nodeclaim_t *claims,
+                                       nw_ctl_shared_t *mem, const nw_provisioning_opts_t *o)
 {
-    nw_prov_t *c = calloc(1, sizeof *c);
+    nw_provisioning_t *c = calloc(1, sizeof *c);
     if (!c)
         return NULL;
     c->deps = deps;
@@ -49,7 +49,7 @@ nw_prov_t *nw_prov_new(nw_ctl_deps_t *deps, nw_claims_t *claims, nw_ctl_shared_t
     return c;
 }
 
-void nw_prov_reset(nw_prov_t *c)
+void nw_provisioning_reset(nw_provisioning_t *c)
 {
     if (!c)
         return;
@@ -61,13 +61,13 @@ void nw_prov_reset(nw_prov_t *c)
     c->window_open_mono = c->last_trigger_mono = c->next_resolve_mono = 0;
 }
 
-void nw_prov_free(nw_prov_t *c)
+void nw_provisioning_free(nw_provisioning_t *c)
 {
-    nw_prov_reset(c);
+    nw_provisioning_reset(c);
     free(c);
 }
 
-nw_rc_t nw_prov_metrics(nw_prov_t *c, nw_buf_t *out)
+nw_rc_t nw_provisioning_metrics(nw_provisioning_t *c, nw_buf_t *out)
 {
     if (!c)
         return NW_OK;
@@ -85,12 +85,12 @@ static int str_cmp(const void *a, const void *b)
 }
 
 /* Was this pending pod's uid already counted (sorted list, binary search)? */
-static int seen(nw_prov_t *c, const char *uid)
+static int seen(nw_provisioning_t *c, const char *uid)
 {
     return c->nseen && bsearch(&uid, c->seen_uids, c->nseen, sizeof *c->seen_uids, str_cmp);
 }
 
-static void seen_reset(nw_prov_t *c, const nw_kube_obj_t *const *p, size_t n)
+static void seen_reset(nw_provisioning_t *c, const nw_kube_obj_t *const *p, size_t n)
 {
     /* keep only uids still pending, add the new ones */
     char **keep = calloc(n + 1, sizeof *keep);
@@ -119,10 +119,10 @@ static void unsched_msg(const nw_simsnap_t *ss, const nw_sched_unsched_t *u, cha
     for (int k = 0; k < u->nreasons && off < n; k++)
         if (u->reasons[k])
             off += (size_t)snprintf(msg + off, n - off, ", nodepool \"%s\": %s",
-                                    nw_sched_pool_name(ss->sched, (size_t)k), u->reasons[k]);
+                                    nw_snapshot_pool_name(ss->sched, (size_t)k), u->reasons[k]);
 }
 
-static void provision(nw_prov_t *p, const nw_kube_snap_t *s, size_t npend)
+static void provision(nw_provisioning_t *p, const nw_kube_snap_t *s, size_t npend)
 {
     nw_ctl_deps_t *c = p->deps;
     nw_simsnap_opts_t so = {
@@ -141,12 +141,12 @@ static void provision(nw_prov_t *p, const nw_kube_snap_t *s, size_t npend)
     }
     nw_sched_results_t r;
     int64_t t0 = nw_clock_mono(c->clock);
-    nw_rc_t src = nw_sched_solve(ss.sched, nw_clock_now(c->clock), &r, &err);
-    nw_series_observe(c->series, &NW_KM_SCHEDULER_DURATION, (const char *[]){"provisioner"},
+    nw_rc_t src = nw_solve(ss.sched, nw_clock_now(c->clock), &r, &err);
+    nw_series_observe(c->series, &NW_KMETRICS_SCHEDULER_DURATION, (const char *[]){"provisioner"},
                       (double)(nw_clock_mono(c->clock) - t0) / 1e9);
     if (src != NW_OK) {
         nw_log_error("provisioner", "scheduling simulation failed", NW_LS("error", err.msg));
-        nw_sched_results_free(&r);
+        nw_solve_results_free(&r);
         nw_simsnap_free(&ss);
         return;
     }
@@ -156,13 +156,13 @@ static void provision(nw_prov_t *p, const nw_kube_snap_t *s, size_t npend)
                 NW_LF("pricePerHour", r.total_price));
     /* nominations no pending pod looked up and older than 30 s go */
     int64_t mono = nw_clock_mono(c->clock);
-    nw_noms_prune(p->mem->noms, ss.looked_up, ss.nlooked_up, mono);
+    nw_nominations_prune(p->mem->noms, ss.looked_up, ss.nlooked_up, mono);
     /* pods placed on in-flight capacity stay nominated to it */
     for (int i = 0; i < r.nplaced; i++) {
         const char *claim = nw_simsnap_claim_of(&ss, r.placed[i].node);
         int pi = r.placed[i].pod;
         if (claim && pi >= 0 && (size_t)pi < ss.npods)
-            nw_noms_nominate(p->mem->noms, ss.pods[pi]->uid, claim, mono);
+            nw_nominations_nominate(p->mem->noms, ss.pods[pi]->uid, claim, mono);
     }
     for (int i = 0; i < r.nunsched; i++) {
         const nw_sched_unsched_t *u = &r.unsched[i];
@@ -171,20 +171,20 @@ static void provision(nw_prov_t *p, const nw_kube_snap_t *s, size_t npend)
         const nw_kube_obj_t *pod = ss.pods[u->pod];
         char msg[2048];
         unsched_msg(&ss, u, msg, sizeof msg);
-        if (!nw_noms_event_once(p->mem->noms, pod->uid, msg))
+        if (!nw_nominations_event_once(p->mem->noms, pod->uid, msg))
             continue;
         nw_log_info("provisioner", "pod cannot be placed", NW_LS("pod", pod->key),
                     NW_LS("reason", msg));
         if (nw_ctl_may_write(c))
-            nw_kube_event(c->rec, &nw_kube_res_pods, pod->json, "Warning", "FailedScheduling", msg,
-                          NULL);
+            nw_kube_write_event(c->rec, &nw_kube_client_res_pods, pod->json, "Warning",
+                                "FailedScheduling", msg, NULL);
     }
-    nw_noms_event_prune(p->mem->noms);
+    nw_nominations_event_prune(p->mem->noms);
     if (r.nclaims > 0 && nw_ctl_may_write(c)) {
         nw_simsnap_claim_opts_t co = {.reason = "provisioning"};
-        nw_claims_create_batch(p->claims, s, &ss, r.claims, r.nclaims, &co);
+        nw_nodeclaim_create_batch(p->claims, s, &ss, r.claims, r.nclaims, &co);
     }
-    nw_sched_results_free(&r);
+    nw_solve_results_free(&r);
     nw_simsnap_free(&ss);
     malloc_trim(0); /* the simulation's transient memory back to the system */
 }
@@ -194,13 +194,13 @@ static int node_moving(const nw_kube_snap_t *s, const nw_kube_obj_t *n)
 {
     int deleting = n->terminating || nw_ctl_has_disrupted_taint(n->json);
     if (!deleting && n->provider_id[0]) {
-        const nw_kube_obj_t *nc = nw_kube_snap_nodeclaim_by_provider_id(s, n->provider_id);
+        const nw_kube_obj_t *nc = nw_kube_cache_snap_nodeclaim_by_provider_id(s, n->provider_id);
         deleting = nc && nc->terminating;
     }
     if (!deleting)
         return 0;
     const nw_kube_obj_t *const *on;
-    size_t np = nw_kube_snap_pods_on_node(s, n->name, &on);
+    size_t np = nw_kube_cache_snap_pods_on_node(s, n->name, &on);
     for (size_t i = 0; i < np; i++)
         if (nw_simsnap_pod_reschedulable(on[i]))
             return 1;
@@ -241,11 +241,11 @@ static int64_t pool_node_limit(const cJSON *pool)
 }
 
 /* NodeClaims of pool `name` this process created that the cache does not show yet */
-static int64_t uncached_of(const nw_prov_t *p, const nw_kube_snap_t *s, const char *name)
+static int64_t uncached_of(const nw_provisioning_t *p, const nw_kube_snap_t *s, const char *name)
 {
     int64_t n = 0;
     for (const nw_inflight_claim_t *r = p->mem->inflight.head; r; r = r->next) {
-        if (!r->obj || r->deleted || nw_kube_snap_get(s, NW_KUBE_NODECLAIMS, NULL, r->name))
+        if (!r->obj || r->deleted || nw_kube_cache_snap_get(s, NW_KUBE_NODECLAIMS, NULL, r->name))
             continue;
         const char *pl = nw_json_str(nw_json_get(nw_json_get(r->obj, "metadata"), "labels"),
                                      "karpenter.sh/nodepool");
@@ -273,11 +273,12 @@ static int cmp_scale_down(const void *a, const void *b)
 /* Delete n of the pool's running NodeClaims (pkg/controllers/static/deprovisioning: the
  * ones not launched first, then empty nodes, then the fewest pods, nodes with
  * do-not-disrupt pods last); termination drains them. */
-static void static_scale_down(nw_prov_t *p, const nw_kube_snap_t *s, const char *pool, int64_t n)
+static void static_scale_down(nw_provisioning_t *p, const nw_kube_snap_t *s, const char *pool,
+                              int64_t n)
 {
     nw_ctl_deps_t *c = p->deps;
     const nw_kube_obj_t *const *ncs;
-    size_t nn = nw_kube_snap_nodeclaims_for_nodepool(s, pool, &ncs);
+    size_t nn = nw_kube_cache_snap_nodeclaims_for_nodepool(s, pool, &ncs);
     scale_down_t *v = calloc(nn + 1, sizeof *v);
     if (!v)
         return;
@@ -291,7 +292,7 @@ static void static_scale_down(nw_prov_t *p, const nw_kube_snap_t *s, const char 
             continue; /* rank 0 */
         const char *node = nw_json_str_at(ncs[i]->json, "status.nodeName");
         const nw_kube_obj_t *const *on;
-        size_t np = node ? nw_kube_snap_pods_on_node(s, node, &on) : 0;
+        size_t np = node ? nw_kube_cache_snap_pods_on_node(s, node, &on) : 0;
         int dnd = 0;
         for (size_t j = 0; j < np; j++) {
             const char *a =
@@ -307,8 +308,8 @@ static void static_scale_down(nw_prov_t *p, const nw_kube_snap_t *s, const char 
         nw_err_t err = {0};
         nw_log_info("provisioner.static", "deleting NodeClaim to satisfy the replica count",
                     NW_LS("nodepool", pool), NW_LS("nodeclaim", v[i].nc->name));
-        if (nw_kube_delete(c->kube, &nw_kube_res_nodeclaims, NULL, v[i].nc->name, NULL, NULL,
-                           &err) != NW_OK)
+        if (nw_kube_write_delete(c->kube, &nw_kube_client_res_nodeclaims, NULL, v[i].nc->name, NULL,
+                                 NULL, &err) != NW_OK)
             nw_log_warn("provisioner.static", "cannot delete the NodeClaim",
                         NW_LS("nodeclaim", v[i].nc->name), NW_LS("error", err.msg));
     }
@@ -318,23 +319,23 @@ static void static_scale_down(nw_prov_t *p, const nw_kube_snap_t *s, const char 
 /* Hold each static NodePool (spec.replicas, Ready) at its replicas: NodeClaims from its
  * template for the missing ones (as far as limits.nodes allows, its NodeClaims being
  * deleted counted too), and the surplus of running ones deleted. */
-static void static_tick(nw_prov_t *p, const nw_kube_snap_t *s)
+static void static_tick(nw_provisioning_t *p, const nw_kube_snap_t *s)
 {
     nw_ctl_deps_t *c = p->deps;
     if (!nw_ctl_may_write(c))
         return;
-    size_t npools = nw_kube_snap_count(s, NW_KUBE_NODEPOOLS);
+    size_t npools = nw_kube_cache_snap_count(s, NW_KUBE_NODEPOOLS);
     int64_t *want = calloc(npools + 1, sizeof *want);
     if (!want)
         return;
     int up = 0;
     for (size_t i = 0; i < npools; i++) {
-        const nw_kube_obj_t *np = nw_kube_snap_at(s, NW_KUBE_NODEPOOLS, i);
+        const nw_kube_obj_t *np = nw_kube_cache_snap_at(s, NW_KUBE_NODEPOOLS, i);
         int64_t replicas = pool_replicas(np->json);
         if (replicas < 0 || np->terminating || !cond_is_true(np->json, "Ready"))
             continue;
         const nw_kube_obj_t *const *ncs;
-        size_t nn = nw_kube_snap_nodeclaims_for_nodepool(s, np->name, &ncs);
+        size_t nn = nw_kube_cache_snap_nodeclaims_for_nodepool(s, np->name, &ncs);
         int64_t extra = uncached_of(p, s, np->name);
         int64_t total = (int64_t)nn + extra, running = extra;
         for (size_t k = 0; k < nn; k++)
@@ -360,43 +361,42 @@ static void static_tick(nw_prov_t *p, const nw_kube_snap_t *s)
         memset(&r, 0, sizeof r);
         if (nw_simsnap_build(&env, s, &so, &ss, &err) == NW_OK) {
             for (size_t i = 0; i < npools; i++) {
-                const nw_kube_obj_t *np = nw_kube_snap_at(s, NW_KUBE_NODEPOOLS, i);
+                const nw_kube_obj_t *np = nw_kube_cache_snap_at(s, NW_KUBE_NODEPOOLS, i);
                 if (pool_replicas(np->json) >= 0)
-                    nw_sched_snap_static_want(ss.sched, np->name, want[i]);
+                    nw_snapshot_static_want(ss.sched, np->name, want[i]);
             }
-            if (nw_sched_solve(ss.sched, nw_clock_now(c->clock), &r, &err) == NW_OK &&
-                r.nclaims > 0) {
+            if (nw_solve(ss.sched, nw_clock_now(c->clock), &r, &err) == NW_OK && r.nclaims > 0) {
                 nw_log_info("provisioner.static", "creating NodeClaims for static NodePools",
                             NW_LI("nodeClaims", r.nclaims));
                 nw_simsnap_claim_opts_t co = {
                     .reason = "provisioning", .no_nominate = true, .no_events = true};
-                nw_claims_create_batch(p->claims, s, &ss, r.claims, r.nclaims, &co);
+                nw_nodeclaim_create_batch(p->claims, s, &ss, r.claims, r.nclaims, &co);
             }
         } else {
             nw_log_error("provisioner.static", "cannot build the scheduling snapshot",
                          NW_LS("error", err.msg));
         }
-        nw_sched_results_free(&r);
+        nw_solve_results_free(&r);
         nw_simsnap_free(&ss);
     }
     free(want);
 }
 
-void nw_prov_tick(nw_prov_t *c, const nw_kube_snap_t *s)
+void nw_provisioning_tick(nw_provisioning_t *c, const nw_kube_snap_t *s)
 {
     /* what the launch workers finished since the last tick (scaler/nodeclaim/nodeclaim.h) */
-    nw_claims_collect(c->claims);
+    nw_nodeclaim_collect(c->claims);
     nw_inflight_expire(&c->mem->inflight, s, nw_clock_mono(c->deps->clock));
     /* NodeClaims that exist without a providerID: launch them (once) */
-    for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_NODECLAIMS); i++) {
-        const nw_kube_obj_t *nc = nw_kube_snap_at(s, NW_KUBE_NODECLAIMS, i);
+    for (size_t i = 0; i < nw_kube_cache_snap_count(s, NW_KUBE_NODECLAIMS); i++) {
+        const nw_kube_obj_t *nc = nw_kube_cache_snap_at(s, NW_KUBE_NODECLAIMS, i);
         if (nc->terminating || nc->provider_id[0])
             continue;
-        nw_claim_launch(c->claims, s, nc->json, 0);
+        nw_nodeclaim_launch(c->claims, s, nc->json, 0);
     }
     if (c->o.static_capacity)
         static_tick(c, s);
-    uint64_t ice = nw_claims_ice_deletes(c->claims);
+    uint64_t ice = nw_nodeclaim_ice_deletes(c->claims);
     if (ice != c->ice_deletes) {
         /* a launch met insufficient capacity and deleted its NodeClaim: place its pods
          * again at once (without the ICE'd offerings) */
@@ -404,11 +404,11 @@ void nw_prov_tick(nw_prov_t *c, const nw_kube_snap_t *s)
         c->next_resolve_mono = 0;
     }
     const nw_kube_obj_t *const *pend;
-    size_t np = nw_kube_snap_pending_pods(s, &pend);
+    size_t np = nw_kube_cache_snap_pending_pods(s, &pend);
     /* triggers: pending pods, and nodes being deleted or disrupted whose pods must move
      * (their replacement capacity is computed with the pending pods, as Schedule in
      * kubernetes-sigs/karpenter pkg/controllers/provisioning/provisioner.go does) */
-    size_t nn = nw_kube_snap_count(s, NW_KUBE_NODES);
+    size_t nn = nw_kube_cache_snap_count(s, NW_KUBE_NODES);
     const nw_kube_obj_t **trig = malloc((np + nn + 1) * sizeof *trig);
     if (!trig)
         return;
@@ -416,7 +416,7 @@ void nw_prov_tick(nw_prov_t *c, const nw_kube_snap_t *s)
     for (size_t i = 0; i < np; i++)
         trig[nt++] = pend[i];
     for (size_t i = 0; i < nn; i++) {
-        const nw_kube_obj_t *n = nw_kube_snap_at(s, NW_KUBE_NODES, i);
+        const nw_kube_obj_t *n = nw_kube_cache_snap_at(s, NW_KUBE_NODES, i);
         if (node_moving(s, n))
             trig[nt++] = n;
     }
@@ -448,7 +448,7 @@ void nw_prov_tick(nw_prov_t *c, const nw_kube_snap_t *s)
 }
 
 /* How long until the batch window closes (ns; < 0: no window open). */
-int64_t nw_prov_next_deadline(const nw_prov_t *c, int64_t mono)
+int64_t nw_provisioning_next_deadline(const nw_provisioning_t *c, int64_t mono)
 {
     if (!c->window_open_mono)
         return c->next_resolve_mono ? c->next_resolve_mono - mono : -1;

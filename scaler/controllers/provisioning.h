@@ -4,12 +4,12 @@
  * the cluster input (scaler/state/simsnap.h), FailedScheduling events, nominations,
  * and NodeClaims created and launched through scaler/nodeclaim/nodeclaim.h.
  *
- * State: nw_prov_t — the batch window (when it opened, the last trigger, the next look
+ * State: nw_provisioning_t — the batch window (when it opened, the last trigger, the next look
  * at pods still pending), the pending pod uids already counted, the solve counter. It
- * creates and launches through the nw_claims_t it is given and reads and prunes the shared
+ * creates and launches through the nw_nodeclaim_t it is given and reads and prunes the shared
  * in-flight and nomination memory (scaler/ctl/ctl.h nw_ctl_shared_t).
- * Ownership: nw_prov_new / nw_prov_free (loop.c). Thread: the reconcile thread, except
- * nw_prov_metrics (any thread; atomics).
+ * Ownership: nw_provisioning_new / nw_provisioning_free (loop.c). Thread: the reconcile thread,
+ * except nw_provisioning_metrics (any thread; atomics).
  */
 #ifndef NW_SCALER_CONTROLLERS_PROVISIONING_H
 #define NW_SCALER_CONTROLLERS_PROVISIONING_H
@@ -25,30 +25,30 @@ typedef struct {
     int64_t batch_max_ns;  /* settings.batchMaxDuration */
     int repack;            /* scaler.repack: re-pack interchangeable NodeClaims (nw_sched_opts_t) */
     int static_capacity;   /* feature gate StaticCapacity: hold static NodePools at replicas */
-} nw_prov_opts_t;
+} nw_provisioning_opts_t;
 
-typedef struct nw_prov nw_prov_t;
+typedef struct nw_provisioning nw_provisioning_t;
 
 /** New (NULL on OOM); deps, claims and mem are borrowed and outlive it. */
-nw_prov_t *nw_prov_new(nw_ctl_deps_t *deps, nw_claims_t *claims, nw_ctl_shared_t *mem,
-                       const nw_prov_opts_t *o);
-void nw_prov_free(nw_prov_t *p);
+nw_provisioning_t *nw_provisioning_new(nw_ctl_deps_t *deps, nw_nodeclaim_t *claims,
+                                       nw_ctl_shared_t *mem, const nw_provisioning_opts_t *o);
+void nw_provisioning_free(nw_provisioning_t *p);
 
 /** One provisioner pass on a snapshot: batch window bookkeeping; when the window
  * closes, place the pending pods and create and launch NodeClaims; also launch
  * every NodeClaim that exists without a providerID (once: instances tagged
  * karpenter.sh/nodeclaim=<name> are looked up first). */
-void nw_prov_tick(nw_prov_t *p, const nw_kube_snap_t *s);
+void nw_provisioning_tick(nw_provisioning_t *p, const nw_kube_snap_t *s);
 
 /** How long until the batch window closes or pending pods are looked at again (ns from
  * mono; < 0: nothing scheduled). */
-int64_t nw_prov_next_deadline(const nw_prov_t *p, int64_t mono);
+int64_t nw_provisioning_next_deadline(const nw_provisioning_t *p, int64_t mono);
 
 /** Forget the batch window and the seen uids (a new leadership term; the shared memory is
  * cleared by its owner). */
-void nw_prov_reset(nw_prov_t *p);
+void nw_provisioning_reset(nw_provisioning_t *p);
 
 /** Append nodewarden_scaler_solves_total. */
-nw_rc_t nw_prov_metrics(nw_prov_t *p, nw_buf_t *out);
+nw_rc_t nw_provisioning_metrics(nw_provisioning_t *p, nw_buf_t *out);
 
 #endif

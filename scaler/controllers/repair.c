@@ -99,7 +99,7 @@ const nw_repair_policy_t *nw_repair_unhealthy(const cJSON *node, int64_t *due_ns
             continue;
         int64_t since = 0;
         const char *ltt = nw_json_str(c, "lastTransitionTime");
-        if (!ltt || nw_time_parse(ltt, &since) != NW_OK)
+        if (!ltt || nw_clock_time_parse(ltt, &since) != NW_OK)
             since = 0;
         int64_t due = since + p->toleration_ns;
         if (!best || due < best_due) {
@@ -125,8 +125,8 @@ static const char *node_label(const cJSON *o, const char *k)
 int nw_repair_group_healthy(const nw_kube_snap_t *s, const char *nodepool)
 {
     int total = 0, unhealthy = 0;
-    for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_NODES); i++) {
-        const nw_kube_obj_t *n = nw_kube_snap_at(s, NW_KUBE_NODES, i);
+    for (size_t i = 0; i < nw_kube_cache_snap_count(s, NW_KUBE_NODES); i++) {
+        const nw_kube_obj_t *n = nw_kube_cache_snap_at(s, NW_KUBE_NODES, i);
         if (nodepool) {
             const char *np = node_label(n->json, NW_LABEL_NODEPOOL);
             if (!np || strcmp(np, nodepool) != 0)
@@ -205,7 +205,7 @@ static int mutate_termination_ts(cJSON *nc, void *ud)
     cJSON *ann = cJSON_GetObjectItemCaseSensitive(md, "annotations");
     const char *cur = nw_json_str(ann, NW_ANN_TERMINATION_TS);
     int64_t at = 0;
-    if (cur && nw_time_parse(cur, &at) == NW_OK && at < a->now_ns)
+    if (cur && nw_clock_time_parse(cur, &at) == NW_OK && at < a->now_ns)
         return 1; /* already due: kept */
     if (!cJSON_IsObject(ann)) {
         cJSON_DeleteItemFromObjectCaseSensitive(md, "annotations");
@@ -237,9 +237,9 @@ static nw_rc_t terminate_claim(nw_repair_t *r, const nw_kube_obj_t *nc, int forc
     if (forceful) {
         annotate_t a = {"", 0, 0};
         a.now_ns = nw_clock_now(c->clock);
-        nw_time_format(a.now_ns, a.now, sizeof a.now);
-        if (nw_kube_update_retry(c->kube, &nw_kube_res_nodeclaims, NULL, nc->name, 0,
-                                 mutate_termination_ts, &a, 5, NULL, &err) != NW_OK) {
+        nw_clock_time_format(a.now_ns, a.now, sizeof a.now);
+        if (nw_kube_write_update_retry(c->kube, &nw_kube_client_res_nodeclaims, NULL, nc->name, 0,
+                                       mutate_termination_ts, &a, 5, NULL, &err) != NW_OK) {
             if (err.rc != NW_ENOTFOUND)
                 nw_log_warn(COMP, "cannot annotate the termination timestamp",
                             NW_LS("nodeclaim", nc->name), NW_LS("error", err.msg));
@@ -251,7 +251,8 @@ static nw_rc_t terminate_claim(nw_repair_t *r, const nw_kube_obj_t *nc, int forc
     }
     nw_kube_delete_opts_t d = {NULL, -1, nc->uid[0] ? nc->uid : NULL, NULL};
     nw_err_clear(&err);
-    nw_rc_t rc = nw_kube_delete(c->kube, &nw_kube_res_nodeclaims, NULL, nc->name, &d, NULL, &err);
+    nw_rc_t rc = nw_kube_write_delete(c->kube, &nw_kube_client_res_nodeclaims, NULL, nc->name, &d,
+                                      NULL, &err);
     if (rc != NW_OK) {
         if (rc != NW_ECONFLICT)
             nw_log_warn(COMP, "cannot delete the NodeClaim", NW_LS("nodeclaim", nc->name),
@@ -270,7 +271,7 @@ static void repair_node(nw_repair_t *r, const nw_kube_snap_t *s, const nw_kube_o
     nw_ctl_deps_t *c = r->deps;
     if (!node->provider_id || !*node->provider_id)
         return;
-    const nw_kube_obj_t *nc = nw_kube_snap_nodeclaim_by_provider_id(s, node->provider_id);
+    const nw_kube_obj_t *nc = nw_kube_cache_snap_nodeclaim_by_provider_id(s, node->provider_id);
     if (!nc || nc->terminating)
         return; /* not ours, or already going */
     int64_t due = 0;
@@ -284,7 +285,7 @@ static void repair_node(nw_repair_t *r, const nw_kube_snap_t *s, const nw_kube_o
     if (!nw_repair_group_healthy(s, np)) {
         const char *msg = np ? "more than 20% nodes are unhealthy in the nodepool"
                              : "more then 20% nodes are unhealthy in the cluster";
-        nw_ctl_event(c, &nw_kube_res_nodes, node->json, "Warning", "NodeRepairBlocked", msg);
+        nw_ctl_event(c, &nw_kube_client_res_nodes, node->json, "Warning", "NodeRepairBlocked", msg);
         nw_log_warn(COMP, "node repair blocked", NW_LS("node", node->name),
                     NW_LS("nodeclaim", nc->name), NW_LS("nodepool", np ? np : ""),
                     NW_LS("condition", p->type), NW_LS("reason", msg));
@@ -298,14 +299,14 @@ static void repair_node(nw_repair_t *r, const nw_kube_snap_t *s, const nw_kube_o
                 NW_LS("nodeclaim", nc->name), NW_LS("condition", p->type),
                 NW_LS("status", p->status),
                 NW_LI("tolerationSeconds", p->toleration_ns / NW_NS_PER_SEC));
-    nw_km_disrupted(c->series, "unhealthy", node->json);
+    nw_kmetrics_disrupted(c->series, "unhealthy", node->json);
     if (c->series) {
         char cond[96];
         nw_repair_snake(p->type, cond, sizeof cond);
         const char *v[] = {cond, node_label(node->json, NW_LABEL_NODEPOOL),
                            node_label(node->json, NW_LABEL_CAPACITY_TYPE),
                            nw_json_str_at(nc->json, "status.imageID")};
-        nw_series_add(c->series, &NW_KM_NODECLAIMS_UNHEALTHY_DISRUPTED, v, 1);
+        nw_series_add(c->series, &NW_KMETRICS_NODECLAIMS_UNHEALTHY_DISRUPTED, v, 1);
     }
 }
 
@@ -323,27 +324,31 @@ static int seen_has(const seen_t *v, size_t n, const char *id, int kind)
 static int act_health(nw_repair_t *r, const nw_kube_snap_t *s, const char *id, int kind)
 {
     nw_ctl_deps_t *c = r->deps;
-    const nw_kube_obj_t *nc = nw_intr_nodeclaim_for_instance(s, id);
+    const nw_kube_obj_t *nc = nw_interruption_nodeclaim_for_instance(s, id);
     if (!nc)
         return 0;
     if (nc->terminating || recently_deleted(r, nc->uid))
         return 1;
-    const nw_kube_obj_t *node = nw_intr_node_for_instance(s, id);
+    const nw_kube_obj_t *node = nw_interruption_node_for_instance(s, id);
     static const char unhealthy[] = "An unhealthy warning was triggered for the instance";
-    nw_ctl_event(c, &nw_kube_res_nodeclaims, nc->json, "Warning", "InstanceUnhealthy", unhealthy);
+    nw_ctl_event(c, &nw_kube_client_res_nodeclaims, nc->json, "Warning", "InstanceUnhealthy",
+                 unhealthy);
     if (node)
-        nw_ctl_event(c, &nw_kube_res_nodes, node->json, "Warning", "InstanceUnhealthy", unhealthy);
+        nw_ctl_event(c, &nw_kube_client_res_nodes, node->json, "Warning", "InstanceUnhealthy",
+                     unhealthy);
     /* instance and system checks: the instance is broken, drain without waiting */
     if (terminate_claim(r, nc, kind != NW_CLOUD_HEALTH_EVENT) != NW_OK)
         return 1;
     nw_log_info(COMP, "initiating delete from interruption message", NW_LS("nodeclaim", nc->name),
                 NW_LS("instance", id), NW_LS("messageKind", kind_names[kind]));
-    nw_ctl_event(c, &nw_kube_res_nodeclaims, nc->json, "Warning", "TerminatingOnInterruption",
+    nw_ctl_event(c, &nw_kube_client_res_nodeclaims, nc->json, "Warning",
+                 "TerminatingOnInterruption",
                  "Interruption triggered termination for the NodeClaim");
     if (node)
-        nw_ctl_event(c, &nw_kube_res_nodes, node->json, "Warning", "TerminatingOnInterruption",
+        nw_ctl_event(c, &nw_kube_client_res_nodes, node->json, "Warning",
+                     "TerminatingOnInterruption",
                      "Interruption triggered termination for the Node");
-    nw_km_disrupted(c->series, kind_names[kind], nc->json);
+    nw_kmetrics_disrupted(c->series, kind_names[kind], nc->json);
     return 1;
 }
 
@@ -373,7 +378,7 @@ static void act_on_health(nw_repair_t *r, const nw_kube_snap_t *s, const nw_clou
                         NW_LS("check", e->name));
             if (r->deps->series) {
                 const char *v[] = {categories[e->kind]};
-                nw_series_add(r->deps->series, &NW_KM_INSTANCE_STATUS_UNHEALTHY, v, 1);
+                nw_series_add(r->deps->series, &NW_KMETRICS_INSTANCE_STATUS_UNHEALTHY, v, 1);
             }
         }
         if (now_seen) {
@@ -414,7 +419,7 @@ static void *health_main(void *arg)
     nw_repair_t *r = arg;
     nw_ctl_deps_t *c = r->deps;
     int64_t next_denied_log = 0;
-    nw_cloud_metered_controller("interruption.instancestatus");
+    nw_metered_controller("interruption.instancestatus");
     while (!stopping(r)) {
         if (!atomic_load(&c->leading) || !nw_kube_cache_has_synced(c->cache)) {
             nap(r, 500 * NW_NS_PER_MS);
@@ -523,9 +528,9 @@ void nw_repair_tick(nw_repair_t *r, const nw_kube_snap_t *s)
         return;
     int64_t now = nw_clock_now(r->deps->clock);
     if (r->o.node_repair)
-        for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_NODES) && nw_ctl_may_write(r->deps);
-             i++)
-            repair_node(r, s, nw_kube_snap_at(s, NW_KUBE_NODES, i), now);
+        for (size_t i = 0;
+             i < nw_kube_cache_snap_count(s, NW_KUBE_NODES) && nw_ctl_may_write(r->deps); i++)
+            repair_node(r, s, nw_kube_cache_snap_at(s, NW_KUBE_NODES, i), now);
     nw_cloud_healths_t h = {0};
     int64_t at = 0;
     pthread_mutex_lock(&r->mu);

@@ -116,8 +116,8 @@ static void set_resources(nw_series_t *g, const nw_series_desc_t *d, const char 
     for (size_t i = 0; i < nw_resources_len(r); i++) {
         const char *name = nw_resources_name_at(r, i);
         char rt[128];
-        nw_km_resource_type(name, rt, sizeof rt);
-        values[nw_km_nnode_labels + 3] = rt;
+        nw_kmetrics_resource_type(name, rt, sizeof rt);
+        values[nw_kmetrics_nnode_labels + 3] = rt;
         nw_series_set(g, d, values, value_of(name, nw_resources_at(r, i).milli));
     }
 }
@@ -132,14 +132,14 @@ static void node_gauges(nw_series_t *g, const nw_kube_snap_t *s, const nw_kube_o
                         int64_t now, nw_resources_t *cl_alloc, nw_resources_t *cl_req)
 {
     const char *values[NW_SERIES_MAX_LABELS];
-    for (int i = 0; i < nw_km_nnode_labels; i++)
-        values[i] = label_of(n->json, nw_km_node_label_keys[i]);
+    for (int i = 0; i < nw_kmetrics_nnode_labels; i++)
+        values[i] = label_of(n->json, nw_kmetrics_node_label_keys[i]);
     const char *phase = nw_json_str_at(n->json, "status.phase");
     int managed = n->provider_id && *n->provider_id &&
-                  nw_kube_snap_nodeclaim_by_provider_id(s, n->provider_id) != NULL;
-    values[nw_km_nnode_labels] = n->name;
-    values[nw_km_nnode_labels + 1] = phase ? phase : "";
-    values[nw_km_nnode_labels + 2] = managed ? "true" : "false";
+                  nw_kube_cache_snap_nodeclaim_by_provider_id(s, n->provider_id) != NULL;
+    values[nw_kmetrics_nnode_labels] = n->name;
+    values[nw_kmetrics_nnode_labels + 1] = phase ? phase : "";
+    values[nw_kmetrics_nnode_labels + 2] = managed ? "true" : "false";
     nw_resources_t alloc, cap, req, lim, dreq, dlim;
     nw_resources_t *all[] = {&alloc, &cap, &req, &lim, &dreq, &dlim};
     for (size_t i = 0; i < 6; i++)
@@ -147,7 +147,7 @@ static void node_gauges(nw_series_t *g, const nw_kube_snap_t *s, const nw_kube_o
     add_json(&alloc, nw_json_get(nw_json_get(n->json, "status"), "allocatable"));
     add_json(&cap, nw_json_get(nw_json_get(n->json, "status"), "capacity"));
     const nw_kube_obj_t *const *pods = NULL;
-    size_t np = nw_kube_snap_pods_on_node(s, n->name, &pods);
+    size_t np = nw_kube_cache_snap_pods_on_node(s, n->name, &pods);
     for (size_t i = 0; i < np; i++) {
         if (terminal(pods[i]))
             continue;
@@ -167,16 +167,16 @@ static void node_gauges(nw_series_t *g, const nw_kube_snap_t *s, const nw_kube_o
         q.milli -= nw_resources_get_or_zero(&alloc, name).milli;
         nw_resources_set(&over, name, q, NULL);
     }
-    set_resources(g, &NW_KM_NODES_ALLOCATABLE, values, &alloc);
-    set_resources(g, &NW_KM_NODES_POD_REQUESTS, values, &req);
-    set_resources(g, &NW_KM_NODES_POD_LIMITS, values, &lim);
-    set_resources(g, &NW_KM_NODES_DAEMON_REQUESTS, values, &dreq);
-    set_resources(g, &NW_KM_NODES_DAEMON_LIMITS, values, &dlim);
-    set_resources(g, &NW_KM_NODES_SYSTEM_OVERHEAD, values, &over);
+    set_resources(g, &NW_KMETRICS_NODES_ALLOCATABLE, values, &alloc);
+    set_resources(g, &NW_KMETRICS_NODES_POD_REQUESTS, values, &req);
+    set_resources(g, &NW_KMETRICS_NODES_POD_LIMITS, values, &lim);
+    set_resources(g, &NW_KMETRICS_NODES_DAEMON_REQUESTS, values, &dreq);
+    set_resources(g, &NW_KMETRICS_NODES_DAEMON_LIMITS, values, &dlim);
+    set_resources(g, &NW_KMETRICS_NODES_SYSTEM_OVERHEAD, values, &over);
     int64_t created = 0;
     const char *ct = nw_json_str_at(n->json, "metadata.creationTimestamp");
-    if (ct && nw_time_parse(ct, &created) == NW_OK)
-        nw_series_set(g, &NW_KM_NODES_LIFETIME, values, (double)(now - created) / 1e9);
+    if (ct && nw_clock_time_parse(ct, &created) == NW_OK)
+        nw_series_set(g, &NW_KMETRICS_NODES_LIFETIME, values, (double)(now - created) / 1e9);
     nw_resources_add(cl_alloc, &alloc, NULL);
     nw_resources_add(cl_req, &req, NULL);
     nw_resources_cleanup(&over);
@@ -192,9 +192,9 @@ static void utilization(nw_series_t *g, const nw_resources_t *alloc, const nw_re
         if (value_of(name, a) == 0)
             continue;
         char rt[128];
-        nw_km_resource_type(name, rt, sizeof rt);
+        nw_kmetrics_resource_type(name, rt, sizeof rt);
         const char *v[] = {rt};
-        nw_series_set(g, &NW_KM_CLUSTER_UTILIZATION, v, 100.0 * (double)u / (double)a);
+        nw_series_set(g, &NW_KMETRICS_CLUSTER_UTILIZATION, v, 100.0 * (double)u / (double)a);
     }
 }
 
@@ -207,7 +207,7 @@ static void pool_resources(nw_series_t *g, const nw_series_desc_t *d, const char
     for (size_t i = 0; i < nw_resources_len(&r); i++) {
         const char *name = nw_resources_name_at(&r, i);
         char rt[128];
-        nw_km_resource_type(name, rt, sizeof rt);
+        nw_kmetrics_resource_type(name, rt, sizeof rt);
         const char *v[] = {rt, pool};
         nw_series_set(g, d, v, value_of(name, nw_resources_at(&r, i).milli));
     }
@@ -224,7 +224,7 @@ static int ready_since(const cJSON *pod, int64_t *at)
         const char *t = nw_json_str(c, "type"), *st = nw_json_str(c, "status");
         if (t && st && strcmp(t, "Ready") == 0 && strcmp(st, "True") == 0) {
             const char *ltt = nw_json_str(c, "lastTransitionTime");
-            return ltt && nw_time_parse(ltt, at) == NW_OK;
+            return ltt && nw_clock_time_parse(ltt, at) == NW_OK;
         }
     }
     return 0;
@@ -237,8 +237,8 @@ static void pod_state(nw_series_t *g, const nw_kube_snap_t *s, const nw_kube_obj
         cJSON_GetArrayItem(nw_json_get(nw_json_get(p->json, "metadata"), "ownerReferences"), 0);
     if (o) {
         char kind[128];
-        nw_km_resource_type(nw_json_str(o, "kind") ? nw_json_str(o, "kind") : "", kind,
-                            sizeof kind);
+        nw_kmetrics_resource_type(nw_json_str(o, "kind") ? nw_json_str(o, "kind") : "", kind,
+                                  sizeof kind);
         for (char *k = kind; *k; k++)
             if (*k == '_')
                 *k = '-'; /* strings.ToLower only */
@@ -247,7 +247,7 @@ static void pod_state(nw_series_t *g, const nw_kube_snap_t *s, const nw_kube_obj
                  on ? on : "");
     }
     const char *nn = p->node_name ? p->node_name : "";
-    const nw_kube_obj_t *node = *nn ? nw_kube_snap_get(s, NW_KUBE_NODES, "", nn) : NULL;
+    const nw_kube_obj_t *node = *nn ? nw_kube_cache_snap_get(s, NW_KUBE_NODES, "", nn) : NULL;
     const cJSON *nj = node ? node->json : NULL;
     int64_t at = 0;
     const char *np = label_of(nj, NW_LABEL_NODEPOOL);
@@ -264,7 +264,7 @@ static void pod_state(nw_series_t *g, const nw_kube_snap_t *s, const nw_kube_obj
                        p->phase ? p->phase : "",
                        ready_since(p->json, &at) ? "true" : "false",
                        *np ? "true" : "false"};
-    nw_series_set(g, &NW_KM_PODS_STATE, v, 1);
+    nw_series_set(g, &NW_KMETRICS_PODS_STATE, v, 1);
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -276,10 +276,10 @@ static int cmp_str(const void *a, const void *b)
  * pending is kept sorted (bsearch: a scale-out has thousands of pending pods). */
 static void pod_startups(nw_statemetrics_t *m, const nw_kube_snap_t *s)
 {
-    size_t n = nw_kube_snap_count(s, NW_KUBE_PODS), k = 0;
+    size_t n = nw_kube_cache_snap_count(s, NW_KUBE_PODS), k = 0;
     char **next = n ? calloc(n, sizeof *next) : NULL;
     for (size_t i = 0; i < n && next; i++) {
-        const nw_kube_obj_t *p = nw_kube_snap_at(s, NW_KUBE_PODS, i);
+        const nw_kube_obj_t *p = nw_kube_cache_snap_at(s, NW_KUBE_PODS, i);
         if (!p->uid[0])
             continue;
         const char *key = p->uid;
@@ -295,8 +295,8 @@ static void pod_startups(nw_statemetrics_t *m, const nw_kube_snap_t *s)
         if (was && !ready_since(p->json, &ready)) {
             if ((next[k] = strdup(p->uid))) /* Running, not Ready yet: still waiting */
                 k++;
-        } else if (was && ct && nw_time_parse(ct, &created) == NW_OK && m->deps->series)
-            nw_series_observe(m->deps->series, &NW_KM_PODS_STARTUP_DURATION, NULL,
+        } else if (was && ct && nw_clock_time_parse(ct, &created) == NW_OK && m->deps->series)
+            nw_series_observe(m->deps->series, &NW_KMETRICS_PODS_STARTUP_DURATION, NULL,
                               (double)(ready - created) / 1e9);
     }
     if (k)
@@ -321,11 +321,11 @@ static void offerings(nw_series_t *g, nw_ctl_deps_t *c)
         for (int k = 0; k < n; k++) {
             const char *v[] = {t->name, o[k].capacity_type, o[k].zone};
             const char *r[] = {t->name, "reserved", o[k].zone};
-            double av = nw_series_get(g, &NW_KM_OFFERING_AVAILABLE, v);
-            nw_series_set(g, &NW_KM_OFFERING_AVAILABLE, v, av > 0 || o[k].available ? 1 : 0);
-            nw_series_set(g, &NW_KM_OFFERING_PRICE, v, o[k].price);
-            nw_series_set(g, &NW_KM_OFFERING_AVAILABLE, r, 0);
-            nw_series_set(g, &NW_KM_OFFERING_PRICE, r, 0);
+            double av = nw_series_get(g, &NW_KMETRICS_OFFERING_AVAILABLE, v);
+            nw_series_set(g, &NW_KMETRICS_OFFERING_AVAILABLE, v, av > 0 || o[k].available ? 1 : 0);
+            nw_series_set(g, &NW_KMETRICS_OFFERING_PRICE, v, o[k].price);
+            nw_series_set(g, &NW_KMETRICS_OFFERING_AVAILABLE, r, 0);
+            nw_series_set(g, &NW_KMETRICS_OFFERING_PRICE, r, 0);
         }
     }
 }
@@ -338,11 +338,11 @@ static void offerings(nw_series_t *g, nw_ctl_deps_t *c)
  * is listed and every live NodeClaim has its providerID (the launches are recorded). */
 static void cluster_state(nw_statemetrics_t *m, nw_series_t *g, const nw_kube_snap_t *s)
 {
-    size_t count = nw_kube_snap_count(s, NW_KUBE_NODECLAIMS);
-    int synced = nw_kube_snap_synced(s) && nw_ctl_claims_launched(s);
-    for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_NODES); i++) {
-        const nw_kube_obj_t *n = nw_kube_snap_at(s, NW_KUBE_NODES, i);
-        if (!n->provider_id[0] || !nw_kube_snap_nodeclaim_by_provider_id(s, n->provider_id))
+    size_t count = nw_kube_cache_snap_count(s, NW_KUBE_NODECLAIMS);
+    int synced = nw_kube_cache_snap_synced(s) && nw_ctl_claims_launched(s);
+    for (size_t i = 0; i < nw_kube_cache_snap_count(s, NW_KUBE_NODES); i++) {
+        const nw_kube_obj_t *n = nw_kube_cache_snap_at(s, NW_KUBE_NODES, i);
+        if (!n->provider_id[0] || !nw_kube_cache_snap_nodeclaim_by_provider_id(s, n->provider_id))
             count++;
     }
     int64_t mono = nw_clock_mono(m->deps->clock);
@@ -350,9 +350,9 @@ static void cluster_state(nw_statemetrics_t *m, nw_series_t *g, const nw_kube_sn
         m->unsynced_since = 0;
     else if (!m->unsynced_since)
         m->unsynced_since = mono;
-    nw_series_set(g, &NW_KM_CLUSTER_STATE_NODE_COUNT, NULL, (double)count);
-    nw_series_set(g, &NW_KM_CLUSTER_STATE_SYNCED, NULL, synced ? 1 : 0);
-    nw_series_set(g, &NW_KM_CLUSTER_STATE_UNSYNCED_TIME, NULL,
+    nw_series_set(g, &NW_KMETRICS_CLUSTER_STATE_NODE_COUNT, NULL, (double)count);
+    nw_series_set(g, &NW_KMETRICS_CLUSTER_STATE_SYNCED, NULL, synced ? 1 : 0);
+    nw_series_set(g, &NW_KMETRICS_CLUSTER_STATE_UNSYNCED_TIME, NULL,
                   synced ? 0 : (double)(mono - m->unsynced_since) / 1e9);
 }
 
@@ -366,20 +366,20 @@ void nw_statemetrics_rebuild(nw_statemetrics_t *m, const nw_kube_snap_t *s)
     nw_resources_t cl_alloc, cl_req;
     nw_resources_init(&cl_alloc);
     nw_resources_init(&cl_req);
-    for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_NODES); i++)
-        node_gauges(g, s, nw_kube_snap_at(s, NW_KUBE_NODES, i), now, &cl_alloc, &cl_req);
+    for (size_t i = 0; i < nw_kube_cache_snap_count(s, NW_KUBE_NODES); i++)
+        node_gauges(g, s, nw_kube_cache_snap_at(s, NW_KUBE_NODES, i), now, &cl_alloc, &cl_req);
     utilization(g, &cl_alloc, &cl_req);
     nw_resources_cleanup(&cl_alloc);
     nw_resources_cleanup(&cl_req);
-    for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_NODEPOOLS); i++) {
-        const nw_kube_obj_t *p = nw_kube_snap_at(s, NW_KUBE_NODEPOOLS, i);
-        pool_resources(g, &NW_KM_NODEPOOLS_LIMIT, p->name,
+    for (size_t i = 0; i < nw_kube_cache_snap_count(s, NW_KUBE_NODEPOOLS); i++) {
+        const nw_kube_obj_t *p = nw_kube_cache_snap_at(s, NW_KUBE_NODEPOOLS, i);
+        pool_resources(g, &NW_KMETRICS_NODEPOOLS_LIMIT, p->name,
                        nw_json_get(nw_json_get(p->json, "spec"), "limits"));
-        pool_resources(g, &NW_KM_NODEPOOLS_USAGE, p->name,
+        pool_resources(g, &NW_KMETRICS_NODEPOOLS_USAGE, p->name,
                        nw_json_get(nw_json_get(p->json, "status"), "resources"));
     }
-    for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_PODS); i++)
-        pod_state(g, s, nw_kube_snap_at(s, NW_KUBE_PODS, i));
+    for (size_t i = 0; i < nw_kube_cache_snap_count(s, NW_KUBE_PODS); i++)
+        pod_state(g, s, nw_kube_cache_snap_at(s, NW_KUBE_PODS, i));
     offerings(g, c);
     cluster_state(m, g, s);
     pthread_mutex_lock(&m->mu);
@@ -408,10 +408,10 @@ nw_rc_t nw_statemetrics_write(nw_statemetrics_t *m, nw_buf_t *out)
     pthread_mutex_lock(&m->mu);
     nw_rc_t rc = NW_OK;
     if (m->cur)
-        rc = nw_series_write(m->cur, nw_km_state, nw_km_nstate, out);
+        rc = nw_series_write(m->cur, nw_kmetrics_state, nw_kmetrics_nstate, out);
     else {
         nw_series_t *empty = nw_series_new();
-        rc = empty ? nw_series_write(empty, nw_km_state, nw_km_nstate, out) : NW_ENOMEM;
+        rc = empty ? nw_series_write(empty, nw_kmetrics_state, nw_kmetrics_nstate, out) : NW_ENOMEM;
         nw_series_free(empty);
     }
     pthread_mutex_unlock(&m->mu);

@@ -54,7 +54,7 @@ static const char *const EC_LABEL[EC_N] = {"200", "404", "409", "429",
 
 static const double HB_LE[] = {1, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 7200};
 
-struct nw_term {
+struct nw_termination {
     nw_ctl_deps_t *deps;
     node_mem_t *nodes;
     claim_mem_t *claims;
@@ -64,19 +64,19 @@ struct nw_term {
     nw_hist_t drain_s, term_s;
 };
 
-nw_term_t *nw_term_new(nw_ctl_deps_t *deps)
+nw_termination_t *nw_termination_new(nw_ctl_deps_t *deps)
 {
-    nw_term_t *t = calloc(1, sizeof(nw_term_t));
+    nw_termination_t *t = calloc(1, sizeof(nw_termination_t));
     if (t) {
         t->deps = deps;
         int n = (int)(sizeof HB_LE / sizeof *HB_LE);
-        nw_hist_init(&t->drain_s, HB_LE, n);
-        nw_hist_init(&t->term_s, HB_LE, n);
+        nw_prom_hist_init(&t->drain_s, HB_LE, n);
+        nw_prom_hist_init(&t->term_s, HB_LE, n);
     }
     return t;
 }
 
-void nw_term_reset(nw_term_t *t)
+void nw_termination_reset(nw_termination_t *t)
 {
     if (!t)
         return;
@@ -93,13 +93,13 @@ void nw_term_reset(nw_term_t *t)
     }
 }
 
-void nw_term_free(nw_term_t *t)
+void nw_termination_free(nw_termination_t *t)
 {
-    nw_term_reset(t);
+    nw_termination_reset(t);
     free(t);
 }
 
-static node_mem_t *node_mem(nw_term_t *t, const nw_kube_obj_t *n)
+static node_mem_t *node_mem(nw_termination_t *t, const nw_kube_obj_t *n)
 {
     for (node_mem_t *m = t->nodes; m; m = m->next)
         if (strcmp(m->uid, n->uid) == 0) {
@@ -116,7 +116,7 @@ static node_mem_t *node_mem(nw_term_t *t, const nw_kube_obj_t *n)
     return m;
 }
 
-static claim_mem_t *claim_mem(nw_term_t *t, const nw_kube_obj_t *nc)
+static claim_mem_t *claim_mem(nw_termination_t *t, const nw_kube_obj_t *nc)
 {
     for (claim_mem_t *m = t->claims; m; m = m->next)
         if (strcmp(m->uid, nc->uid) == 0) {
@@ -156,7 +156,7 @@ static pod_mem_t *pod_mem(node_mem_t *nm, const char *uid)
 }
 
 /* Drop memory of objects the last pass did not see (gone or finished). */
-static void sweep(nw_term_t *t)
+static void sweep(nw_termination_t *t)
 {
     for (node_mem_t **pp = &t->nodes; *pp;) {
         node_mem_t *m = *pp;
@@ -212,7 +212,7 @@ static int64_t condition_since(const cJSON *obj, const char *type, const char *s
         const char *lt = nw_json_str(cd, "lastTransitionTime");
         int64_t v = 0;
         if (t && st && strcmp(t, type) == 0 && strcmp(st, status) == 0 && lt &&
-            nw_time_parse(lt, &v) == NW_OK)
+            nw_clock_time_parse(lt, &v) == NW_OK)
             return v;
     }
     return 0;
@@ -249,7 +249,7 @@ static int mutate_cond(cJSON *obj, void *ud)
 }
 
 /* Set a NodeClaim status condition unless the cached object already has it. */
-static void claim_condition(nw_term_t *t, const nw_kube_obj_t *nc, const char *type,
+static void claim_condition(nw_termination_t *t, const nw_kube_obj_t *nc, const char *type,
                             const char *status, const char *reason, const char *message)
 {
     nw_ctl_deps_t *c = t->deps;
@@ -257,8 +257,8 @@ static void claim_condition(nw_term_t *t, const nw_kube_obj_t *nc, const char *t
         return;
     cond_set_t cs = {type, status, reason, message, nw_clock_now(c->clock)};
     nw_err_t err = {0};
-    if (nw_kube_update_retry(c->kube, &nw_kube_res_nodeclaims, NULL, nc->name, 1, mutate_cond, &cs,
-                             5, NULL, &err) != NW_OK &&
+    if (nw_kube_write_update_retry(c->kube, &nw_kube_client_res_nodeclaims, NULL, nc->name, 1,
+                                   mutate_cond, &cs, 5, NULL, &err) != NW_OK &&
         err.rc != NW_ENOTFOUND)
         nw_log_warn(COMP, "cannot set a NodeClaim condition", NW_LS("nodeclaim", nc->name),
                     NW_LS("condition", type), NW_LS("error", err.msg));
@@ -292,7 +292,8 @@ static int mutate_annotate(cJSON *nc, void *ud)
 }
 
 /* Terminate an instance until EC2 says it is gone. 1 = gone; 0 = not yet (or error). */
-static int ensure_terminated(nw_term_t *t, const char *pid, const char *who, int64_t *next_mono)
+static int ensure_terminated(nw_termination_t *t, const char *pid, const char *who,
+                             int64_t *next_mono)
 {
     nw_ctl_deps_t *c = t->deps;
     int64_t mono = nw_clock_mono(c->clock);
@@ -325,7 +326,7 @@ static int ensure_terminated(nw_term_t *t, const char *pid, const char *who, int
     return 0;
 }
 
-static void finalize_claim(nw_term_t *t, const nw_kube_snap_t *s, const nw_kube_obj_t *nc)
+static void finalize_claim(nw_termination_t *t, const nw_kube_snap_t *s, const nw_kube_obj_t *nc)
 {
     nw_ctl_deps_t *c = t->deps;
     if (!has_finalizer(nc->json))
@@ -342,15 +343,15 @@ static void finalize_claim(nw_term_t *t, const nw_kube_snap_t *s, const nw_kube_
         if (rc == NW_OK && nw_ctl_may_write(c)) {
             nw_err_clear(&err);
             annotate_t an = {value, 0};
-            if (nw_kube_update_retry(c->kube, &nw_kube_res_nodeclaims, NULL, nc->name, 0,
-                                     mutate_annotate, &an, 5, NULL, &err) != NW_OK) {
+            if (nw_kube_write_update_retry(c->kube, &nw_kube_client_res_nodeclaims, NULL, nc->name,
+                                           0, mutate_annotate, &an, 5, NULL, &err) != NW_OK) {
                 if (err.rc != NW_ENOTFOUND)
                     nw_log_warn(COMP, "cannot annotate the termination deadline",
                                 NW_LS("nodeclaim", nc->name), NW_LS("error", err.msg));
             } else if (an.wrote) {
                 char msg[128];
                 snprintf(msg, sizeof msg, "All pods will be deleted by %s", value);
-                nw_ctl_event(c, &nw_kube_res_nodeclaims, nc->json, "Warning",
+                nw_ctl_event(c, &nw_kube_client_res_nodeclaims, nc->json, "Warning",
                              "TerminationGracePeriodExpiring", msg);
                 nw_log_info(COMP, "termination deadline set", NW_LS("nodeclaim", nc->name),
                             NW_LS("deadline", value));
@@ -361,12 +362,12 @@ static void finalize_claim(nw_term_t *t, const nw_kube_snap_t *s, const nw_kube_
     }
     /* 2. its Node goes first (the Node's finalizer drains it) */
     if (nc->provider_id[0]) {
-        const nw_kube_obj_t *node = nw_kube_snap_node_by_provider_id(s, nc->provider_id);
+        const nw_kube_obj_t *node = nw_kube_cache_snap_node_by_provider_id(s, nc->provider_id);
         if (node) {
             if (!node->terminating && nw_ctl_may_write(c)) {
                 nw_err_clear(&err);
-                if (nw_kube_delete(c->kube, &nw_kube_res_nodes, NULL, node->name, NULL, NULL,
-                                   &err) == NW_OK)
+                if (nw_kube_write_delete(c->kube, &nw_kube_client_res_nodes, NULL, node->name, NULL,
+                                         NULL, &err) == NW_OK)
                     nw_log_info(COMP, "deleting the node of a deleted NodeClaim",
                                 NW_LS("nodeclaim", nc->name), NW_LS("node", node->name));
                 else
@@ -415,8 +416,8 @@ static void finalize_claim(nw_term_t *t, const nw_kube_snap_t *s, const nw_kube_
     if (!nw_ctl_may_write(c))
         return;
     nw_err_clear(&err);
-    if (nw_kube_finalizer_remove(c->kube, &nw_kube_res_nodeclaims, NULL, nc->name, NW_FINALIZER,
-                                 &err) != NW_OK) {
+    if (nw_kube_write_finalizer_remove(c->kube, &nw_kube_client_res_nodeclaims, NULL, nc->name,
+                                       NW_FINALIZER, &err) != NW_OK) {
         nw_log_warn(COMP, "cannot remove the NodeClaim finalizer", NW_LS("nodeclaim", nc->name),
                     NW_LS("error", err.msg));
         return;
@@ -424,10 +425,10 @@ static void finalize_claim(nw_term_t *t, const nw_kube_snap_t *s, const nw_kube_
     atomic_fetch_add(&t->claims_terminated, 1);
     static const char *const terminated[] = {NW_LABEL_NODEPOOL, NW_LABEL_CAPACITY_TYPE,
                                              "topology.kubernetes.io/zone"};
-    nw_km_count_labels(c->series, &NW_KM_NODECLAIMS_TERMINATED, nc->json, terminated);
+    nw_kmetrics_count_labels(c->series, &NW_KMETRICS_NODECLAIMS_TERMINATED, nc->json, terminated);
     int64_t now_fin = nw_clock_now(c->clock);
-    nw_km_observe_since(c->series, &NW_KM_NODECLAIMS_TERMINATION_DURATION, nc->json,
-                        "metadata.deletionTimestamp", now_fin);
+    nw_kmetrics_observe_since(c->series, &NW_KMETRICS_NODECLAIMS_TERMINATION_DURATION, nc->json,
+                              "metadata.deletionTimestamp", now_fin);
     /* from the InstanceTerminating condition's transition, as Karpenter's lifecycle
      * controller measures it */
     const cJSON *cond;
@@ -437,9 +438,10 @@ static void finalize_claim(nw_term_t *t, const nw_kube_snap_t *s, const nw_kube_
         if (ty && strcmp(ty, "InstanceTerminating") == 0) {
             const char *ts = nw_json_str(cond, "lastTransitionTime");
             int64_t at = 0;
-            if (ts && nw_time_parse(ts, &at) == NW_OK)
-                nw_km_observe_from(c->series, &NW_KM_NODECLAIMS_INSTANCE_TERMINATION_DURATION,
-                                   nc->json, at, now_fin);
+            if (ts && nw_clock_time_parse(ts, &at) == NW_OK)
+                nw_kmetrics_observe_from(c->series,
+                                         &NW_KMETRICS_NODECLAIMS_INSTANCE_TERMINATION_DURATION,
+                                         nc->json, at, now_fin);
         }
     }
     nw_log_info(COMP, "NodeClaim finalized", NW_LS("nodeclaim", nc->name),
@@ -501,7 +503,7 @@ static int ec_index(long code)
     }
 }
 
-static void evict_one(nw_term_t *t, const nw_kube_obj_t *node, const nw_kube_obj_t *pod,
+static void evict_one(nw_termination_t *t, const nw_kube_obj_t *node, const nw_kube_obj_t *pod,
                       pod_mem_t *pm, int64_t mono)
 {
     nw_ctl_deps_t *c = t->deps;
@@ -512,7 +514,7 @@ static void evict_one(nw_term_t *t, const nw_kube_obj_t *node, const nw_kube_obj
     int ra = 0;
     long code = 0;
     nw_err_t err = {0};
-    nw_rc_t rc = nw_kube_evict_ex(c->kube, pod->ns, pod->name, &o, &res, &ra, &code, &err);
+    nw_rc_t rc = nw_kube_write_evict_ex(c->kube, pod->ns, pod->name, &o, &res, &ra, &code, &err);
     atomic_fetch_add(&t->evictions[ec_index(code)], 1);
     if (rc == NW_OK && (res == NW_KUBE_EVICT_STARTED || res == NW_KUBE_EVICT_GONE ||
                         res == NW_KUBE_EVICT_CONFLICT)) {
@@ -520,7 +522,8 @@ static void evict_one(nw_term_t *t, const nw_kube_obj_t *node, const nw_kube_obj
         pm->next_mono = mono + EVICTED_QUIET_NS;
         if (res == NW_KUBE_EVICT_STARTED) {
             atomic_fetch_add(&t->pods_evicted, 1);
-            nw_ctl_event(c, &nw_kube_res_pods, pod->json, "Normal", "Evicted", "Evicted pod");
+            nw_ctl_event(c, &nw_kube_client_res_pods, pod->json, "Normal", "Evicted",
+                         "Evicted pod");
             nw_log_info(COMP, "evicted", NW_LS("node", node->name), NW_LS("pod", pod->key));
         }
         return;
@@ -535,7 +538,7 @@ static void evict_one(nw_term_t *t, const nw_kube_obj_t *node, const nw_kube_obj
         else
             snprintf(msg, sizeof msg, "Failed to drain node, evicting pod %s: %.600s", pod->key,
                      err.msg);
-        nw_ctl_event(c, &nw_kube_res_nodes, node->json, "Warning", "FailedDraining", msg);
+        nw_ctl_event(c, &nw_kube_client_res_nodes, node->json, "Warning", "FailedDraining", msg);
     }
     if (pm->failures == 1 || pm->failures % 10 == 0)
         nw_log_info(COMP, "eviction not done; retrying with backoff", NW_LS("node", node->name),
@@ -544,7 +547,7 @@ static void evict_one(nw_term_t *t, const nw_kube_obj_t *node, const nw_kube_obj
                     NW_LS("reason", err.msg));
 }
 
-static void delete_one(nw_term_t *t, const nw_kube_obj_t *node, const nw_kube_obj_t *pod,
+static void delete_one(nw_termination_t *t, const nw_kube_obj_t *node, const nw_kube_obj_t *pod,
                        const nw_drain_pod_t *dp, pod_mem_t *pm, int64_t deadline, int64_t now)
 {
     nw_ctl_deps_t *c = t->deps;
@@ -553,7 +556,8 @@ static void delete_one(nw_term_t *t, const nw_kube_obj_t *node, const nw_kube_ob
     int64_t grace = nw_drain_delete_grace(deadline, now);
     nw_kube_delete_opts_t o = {NULL, grace, pod->uid[0] ? pod->uid : NULL, NULL};
     nw_err_t err = {0};
-    nw_rc_t rc = nw_kube_delete(c->kube, &nw_kube_res_pods, pod->ns, pod->name, &o, NULL, &err);
+    nw_rc_t rc =
+        nw_kube_write_delete(c->kube, &nw_kube_client_res_pods, pod->ns, pod->name, &o, NULL, &err);
     if (rc != NW_OK && rc != NW_ECONFLICT) {
         if (pm->delete_failures++ % 30 == 0)
             nw_log_warn(COMP, "cannot delete a pod at the termination deadline",
@@ -564,7 +568,8 @@ static void delete_one(nw_term_t *t, const nw_kube_obj_t *node, const nw_kube_ob
             snprintf(msg, sizeof msg,
                      "Failed to drain node, deleting pod %s at the termination deadline: %.700s",
                      pod->key, err.msg);
-            nw_ctl_event(c, &nw_kube_res_nodes, node->json, "Warning", "FailedDraining", msg);
+            nw_ctl_event(c, &nw_kube_client_res_nodes, node->json, "Warning", "FailedDraining",
+                         msg);
         }
         return;
     }
@@ -573,24 +578,24 @@ static void delete_one(nw_term_t *t, const nw_kube_obj_t *node, const nw_kube_ob
         return; /* the name holds another pod now */
     atomic_fetch_add(&t->pods_deleted, 1);
     char ts[40], msg[400];
-    nw_time_format(deadline, ts, sizeof ts);
+    nw_clock_time_format(deadline, ts, sizeof ts);
     snprintf(msg, sizeof msg,
              "Deleting the pod to accommodate the terminationTime %s of the node. The pod was "
              "granted %lld seconds of grace-period of its %lld terminationGracePeriodSeconds. "
              "This bypasses the PDB of the pod and the do-not-disrupt annotation.",
              ts, (long long)grace, (long long)dp->grace_s);
-    nw_ctl_event(c, &nw_kube_res_pods, pod->json, "Normal", "Disrupted", msg);
+    nw_ctl_event(c, &nw_kube_client_res_pods, pod->json, "Normal", "Disrupted", msg);
     nw_log_info(COMP, "deleted a pod at the termination deadline", NW_LS("node", node->name),
                 NW_LS("pod", pod->key), NW_LI("graceSeconds", grace));
 }
 
 /* Drain pass. Returns the number of pods still waited for (-1: could not look). */
-static long drain(nw_term_t *t, const nw_kube_snap_t *s, const nw_kube_obj_t *node, node_mem_t *nm,
-                  int64_t deadline)
+static long drain(nw_termination_t *t, const nw_kube_snap_t *s, const nw_kube_obj_t *node,
+                  node_mem_t *nm, int64_t deadline)
 {
     nw_ctl_deps_t *c = t->deps;
     const nw_kube_obj_t *const *pods = NULL;
-    size_t n = nw_kube_snap_pods_on_node(s, node->name, &pods);
+    size_t n = nw_kube_cache_snap_pods_on_node(s, node->name, &pods);
     int64_t now = nw_clock_now(c->clock), mono = nw_clock_mono(c->clock);
     nw_drain_pod_t *dp = n ? calloc(n, sizeof *dp) : NULL;
     nw_drain_action_t *act = n ? calloc(n, sizeof *act) : NULL;
@@ -630,13 +635,14 @@ static long drain(nw_term_t *t, const nw_kube_snap_t *s, const nw_kube_obj_t *no
  * nodewarden may not read them (403, *why says which); 0 when the API does not serve
  * them. */
 #define VOLUMES_FORBIDDEN (-2)
-static long pending_volumes(nw_term_t *t, const nw_kube_snap_t *s, const nw_kube_obj_t *node,
+static long pending_volumes(nw_termination_t *t, const nw_kube_snap_t *s, const nw_kube_obj_t *node,
                             char *why, size_t why_len)
 {
     nw_ctl_deps_t *c = t->deps;
     cJSON *list = NULL;
     nw_err_t err = {0};
-    nw_rc_t rc = nw_kube_get_json(c->kube, VA_PATH, "list", "volumeattachments", &list, &err);
+    nw_rc_t rc =
+        nw_kube_client_get_json(c->kube, VA_PATH, "list", "volumeattachments", &list, &err);
     if (rc == NW_ENOTFOUND)
         return 0;
     if (rc != NW_OK) {
@@ -660,7 +666,7 @@ static long pending_volumes(nw_term_t *t, const nw_kube_snap_t *s, const nw_kube
     if (npv) {
         /* PVs of pods the drain does not wait for do not block */
         const nw_kube_obj_t *const *pods = NULL;
-        size_t n = nw_kube_snap_pods_on_node(s, node->name, &pods);
+        size_t n = nw_kube_cache_snap_pods_on_node(s, node->name, &pods);
         int64_t now = nw_clock_now(c->clock);
         int skip[256] = {0};
         for (size_t i = 0; i < n; i++) {
@@ -680,7 +686,8 @@ static long pending_volumes(nw_term_t *t, const nw_kube_snap_t *s, const nw_kube
                          pods[i]->ns, claim);
                 cJSON *pvc = NULL;
                 nw_err_clear(&err);
-                rc = nw_kube_get_json(c->kube, path, "get", "persistentvolumeclaims", &pvc, &err);
+                rc = nw_kube_client_get_json(c->kube, path, "get", "persistentvolumeclaims", &pvc,
+                                             &err);
                 if (rc == NW_ENOTFOUND)
                     continue;
                 if (rc != NW_OK) {
@@ -705,35 +712,35 @@ out:
     return pending;
 }
 
-static void remove_node_finalizer(nw_term_t *t, const nw_kube_obj_t *node, const char *why)
+static void remove_node_finalizer(nw_termination_t *t, const nw_kube_obj_t *node, const char *why)
 {
     nw_ctl_deps_t *c = t->deps;
     if (!nw_ctl_may_write(c))
         return;
     nw_err_t err = {0};
-    if (nw_kube_finalizer_remove(c->kube, &nw_kube_res_nodes, NULL, node->name, NW_FINALIZER,
-                                 &err) != NW_OK) {
+    if (nw_kube_write_finalizer_remove(c->kube, &nw_kube_client_res_nodes, NULL, node->name,
+                                       NW_FINALIZER, &err) != NW_OK) {
         nw_log_warn(COMP, "cannot remove the node finalizer", NW_LS("node", node->name),
                     NW_LS("error", err.msg));
         return;
     }
     atomic_fetch_add(&t->nodes_terminated, 1);
     static const char *const node_terminated[] = {NW_LABEL_NODEPOOL, "topology.kubernetes.io/zone"};
-    nw_km_count_labels(c->series, &NW_KM_NODES_TERMINATED, node->json, node_terminated);
+    nw_kmetrics_count_labels(c->series, &NW_KMETRICS_NODES_TERMINATED, node->json, node_terminated);
     int64_t now_fin = nw_clock_now(c->clock);
-    nw_km_observe_since(c->series, &NW_KM_NODES_TERMINATION_DURATION, node->json,
-                        "metadata.deletionTimestamp", now_fin);
-    nw_km_observe_since(c->series, &NW_KM_NODES_LIFETIME_DURATION, node->json,
-                        "metadata.creationTimestamp", now_fin);
+    nw_kmetrics_observe_since(c->series, &NW_KMETRICS_NODES_TERMINATION_DURATION, node->json,
+                              "metadata.deletionTimestamp", now_fin);
+    nw_kmetrics_observe_since(c->series, &NW_KMETRICS_NODES_LIFETIME_DURATION, node->json,
+                              "metadata.creationTimestamp", now_fin);
     int64_t del = 0;
     const char *dts = nw_json_str_at(node->json, "metadata.deletionTimestamp");
-    if (dts && nw_time_parse(dts, &del) == NW_OK)
-        nw_hist_observe(&t->term_s, nw_clock_now(c->clock) - del);
+    if (dts && nw_clock_time_parse(dts, &del) == NW_OK)
+        nw_prom_hist_observe(&t->term_s, nw_clock_now(c->clock) - del);
     nw_log_info(COMP, "node terminated", NW_LS("node", node->name),
                 NW_LS("providerID", node->provider_id), NW_LS("how", why));
 }
 
-static void finalize_node(nw_term_t *t, const nw_kube_snap_t *s, const nw_kube_obj_t *node)
+static void finalize_node(nw_termination_t *t, const nw_kube_snap_t *s, const nw_kube_obj_t *node)
 {
     nw_ctl_deps_t *c = t->deps;
     if (!has_finalizer(node->json))
@@ -744,11 +751,12 @@ static void finalize_node(nw_term_t *t, const nw_kube_snap_t *s, const nw_kube_o
     nw_err_t err = {0};
     int64_t mono = nw_clock_mono(c->clock), now = nw_clock_now(c->clock);
     const nw_kube_obj_t *nc =
-        node->provider_id[0] ? nw_kube_snap_nodeclaim_by_provider_id(s, node->provider_id) : NULL;
+        node->provider_id[0] ? nw_kube_cache_snap_nodeclaim_by_provider_id(s, node->provider_id)
+                             : NULL;
     /* 1. its NodeClaim goes too */
     if (nc && !nc->terminating && nw_ctl_may_write(c)) {
-        if (nw_kube_delete(c->kube, &nw_kube_res_nodeclaims, NULL, nc->name, NULL, NULL, &err) ==
-            NW_OK)
+        if (nw_kube_write_delete(c->kube, &nw_kube_client_res_nodeclaims, NULL, nc->name, NULL,
+                                 NULL, &err) == NW_OK)
             nw_log_info(COMP, "deleting the NodeClaim of a deleted node", NW_LS("node", node->name),
                         NW_LS("nodeclaim", nc->name));
         else
@@ -776,9 +784,9 @@ static void finalize_node(nw_term_t *t, const nw_kube_snap_t *s, const nw_kube_o
                         NW_LS("nodeclaim", nc->name), NW_LS("error", err.msg));
         if (rc == NW_OK && !nm->tgp_event) {
             char ts[40], msg[80];
-            nw_time_format(deadline, ts, sizeof ts);
+            nw_clock_time_format(deadline, ts, sizeof ts);
             snprintf(msg, sizeof msg, "All pods will be deleted by %s", ts);
-            nw_ctl_event(c, &nw_kube_res_nodes, node->json, "Warning",
+            nw_ctl_event(c, &nw_kube_client_res_nodes, node->json, "Warning",
                          "TerminationGracePeriodExpiring", msg);
         }
         if (rc != NW_ENOTFOUND)
@@ -789,8 +797,8 @@ static void finalize_node(nw_term_t *t, const nw_kube_snap_t *s, const nw_kube_o
         if (!nw_ctl_may_write(c))
             return;
         nw_err_clear(&err);
-        if (nw_kube_update_retry(c->kube, &nw_kube_res_nodes, NULL, node->name, 0, mutate_disrupt,
-                                 NULL, 5, NULL, &err) != NW_OK) {
+        if (nw_kube_write_update_retry(c->kube, &nw_kube_client_res_nodes, NULL, node->name, 0,
+                                       mutate_disrupt, NULL, 5, NULL, &err) != NW_OK) {
             nw_log_warn(COMP, "cannot taint the node", NW_LS("node", node->name),
                         NW_LS("error", err.msg));
             return;
@@ -823,8 +831,8 @@ static void finalize_node(nw_term_t *t, const nw_kube_snap_t *s, const nw_kube_o
         nm->drained = 1;
         atomic_fetch_add(&t->nodes_drained, 1);
         static const char *const drained_keys[] = {NW_LABEL_NODEPOOL};
-        nw_km_count_labels(c->series, &NW_KM_NODES_DRAINED, node->json, drained_keys);
-        nw_hist_observe(&t->drain_s, now - nm->first_attempt_ns);
+        nw_kmetrics_count_labels(c->series, &NW_KMETRICS_NODES_DRAINED, node->json, drained_keys);
+        nw_prom_hist_observe(&t->drain_s, now - nm->first_attempt_ns);
         nw_log_info(COMP, "node drained", NW_LS("node", node->name),
                     NW_LI("ms", (now - nm->first_attempt_ns) / NW_NS_PER_MS));
     }
@@ -843,7 +851,7 @@ static void finalize_node(nw_term_t *t, const nw_kube_snap_t *s, const nw_kube_o
             snprintf(msg, sizeof msg,
                      "Not waiting for VolumeAttachments to detach, they cannot be read: %.500s",
                      why);
-            nw_ctl_event(c, &nw_kube_res_nodes, node->json, "Warning",
+            nw_ctl_event(c, &nw_kube_client_res_nodes, node->json, "Warning",
                          "FailedVolumeDetachmentCheck", msg);
             claim_condition(t, nc, "VolumesDetached", "False", "VolumeAttachmentsForbidden",
                             "VolumeAttachments cannot be read (HTTP 403)");
@@ -853,8 +861,8 @@ static void finalize_node(nw_term_t *t, const nw_kube_snap_t *s, const nw_kube_o
             char msg[128];
             snprintf(msg, sizeof msg, "Awaiting deletion of %ld VolumeAttachments bound to node",
                      pv);
-            nw_ctl_event(c, &nw_kube_res_nodes, node->json, "Warning", "AwaitingVolumeDetachment",
-                         msg);
+            nw_ctl_event(c, &nw_kube_client_res_nodes, node->json, "Warning",
+                         "AwaitingVolumeDetachment", msg);
             claim_condition(t, nc, "VolumesDetached", "Unknown", "AwaitingVolumeDetachment",
                             "AwaitingVolumeDetachment");
             return;
@@ -879,18 +887,19 @@ static void finalize_node(nw_term_t *t, const nw_kube_snap_t *s, const nw_kube_o
     remove_node_finalizer(t, node, "drained and terminated");
 }
 
-void nw_term_tick(nw_term_t *t, const nw_kube_snap_t *s)
+void nw_termination_tick(nw_termination_t *t, const nw_kube_snap_t *s)
 {
     if (!t)
         return;
     nw_ctl_deps_t *c = t->deps;
-    for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_NODECLAIMS) && nw_ctl_may_write(c); i++) {
-        const nw_kube_obj_t *nc = nw_kube_snap_at(s, NW_KUBE_NODECLAIMS, i);
+    for (size_t i = 0; i < nw_kube_cache_snap_count(s, NW_KUBE_NODECLAIMS) && nw_ctl_may_write(c);
+         i++) {
+        const nw_kube_obj_t *nc = nw_kube_cache_snap_at(s, NW_KUBE_NODECLAIMS, i);
         if (nc->terminating)
             finalize_claim(t, s, nc);
     }
-    for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_NODES) && nw_ctl_may_write(c); i++) {
-        const nw_kube_obj_t *n = nw_kube_snap_at(s, NW_KUBE_NODES, i);
+    for (size_t i = 0; i < nw_kube_cache_snap_count(s, NW_KUBE_NODES) && nw_ctl_may_write(c); i++) {
+        const nw_kube_obj_t *n = nw_kube_cache_snap_at(s, NW_KUBE_NODES, i);
         if (n->terminating)
             finalize_node(t, s, n);
     }
@@ -899,7 +908,7 @@ void nw_term_tick(nw_term_t *t, const nw_kube_snap_t *s)
 
 /* ---- metrics ------------------------------------------------------------------------ */
 
-nw_rc_t nw_term_metrics(nw_term_t *t, nw_buf_t *out)
+nw_rc_t nw_termination_metrics(nw_termination_t *t, nw_buf_t *out)
 {
     if (!t)
         return NW_OK;
@@ -924,10 +933,11 @@ nw_rc_t nw_term_metrics(nw_term_t *t, nw_buf_t *out)
         rc = nw_buf_addf(out, "nodewarden_eviction_requests_total{code=\"%s\"} %llu\n", EC_LABEL[i],
                          (unsigned long long)atomic_load(&t->evictions[i]));
     if (rc == NW_OK)
-        rc = nw_hist_write(&t->drain_s, out, "nodewarden_node_drain_duration_seconds",
-                           "From the first drain attempt to Drained=True.", NULL);
+        rc = nw_prom_hist_write(&t->drain_s, out, "nodewarden_node_drain_duration_seconds",
+                                "From the first drain attempt to Drained=True.", NULL);
     if (rc == NW_OK)
-        rc = nw_hist_write(&t->term_s, out, "nodewarden_node_termination_duration_seconds",
-                           "From the Node's deletionTimestamp to its finalizer's removal.", NULL);
+        rc = nw_prom_hist_write(&t->term_s, out, "nodewarden_node_termination_duration_seconds",
+                                "From the Node's deletionTimestamp to its finalizer's removal.",
+                                NULL);
     return rc;
 }

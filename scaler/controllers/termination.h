@@ -8,14 +8,14 @@
  * expiration, interruption, garbage collection, the registration timeout, a
  * user's `kubectl delete nodeclaim X` or `kubectl delete node Y`):
  *
- *     DELETE the NodeClaim (nw_kube_delete(kube, &nw_kube_res_nodeclaims, NULL,
+ *     DELETE the NodeClaim (nw_kube_write_delete(kube, &nw_kube_client_res_nodeclaims, NULL,
  *     name, NULL, NULL, &err)), nothing else.
  *
  * The finalizers below then drain the node through the Eviction API (PDBs and
  * do-not-disrupt honoured until the NodeClaim's terminationGracePeriod
  * deadline), terminate the instance and remove the objects. Deleting the Node
  * instead takes the same path (its finalizer deletes the NodeClaim first).
- * Nothing here blocks: each call to nw_term_tick advances every termination by
+ * Nothing here blocks: each call to nw_termination_tick advances every termination by
  * what can be done now, and everything it needs after a restart is derived from
  * the objects (deletionTimestamps, the termination-timestamp annotation, the
  * taint, the NodeClaim's Drained / VolumesDetached / InstanceTerminating
@@ -51,8 +51,8 @@
  *   6. terminate the instance (InstanceTerminating=True) until EC2 reports it gone;
  *   7. remove the finalizer (the Node goes; the NodeClaim's finalizer completes).
  *
- * Ownership: nw_term_new / nw_term_free (loop.c).
- * Thread: the reconcile thread, except nw_term_metrics (any thread; atomics).
+ * Ownership: nw_termination_new / nw_termination_free (loop.c).
+ * Thread: the reconcile thread, except nw_termination_metrics (any thread; atomics).
  */
 #ifndef NW_SCALER_CONTROLLERS_TERMINATION_H
 #define NW_SCALER_CONTROLLERS_TERMINATION_H
@@ -60,22 +60,22 @@
 #include "common/buf.h"
 #include "scaler/ctl/ctl.h"
 
-typedef struct nw_term nw_term_t;
+typedef struct nw_termination nw_termination_t;
 
 /** New termination state (NULL on OOM); deps is borrowed and outlives it. */
-nw_term_t *nw_term_new(nw_ctl_deps_t *deps);
+nw_termination_t *nw_termination_new(nw_ctl_deps_t *deps);
 
 /** Free. NULL-safe. */
-void nw_term_free(nw_term_t *t);
+void nw_termination_free(nw_termination_t *t);
 
 /** Forget per-node memory (a new leadership term); counters are kept. */
-void nw_term_reset(nw_term_t *t);
+void nw_termination_reset(nw_termination_t *t);
 
 /** One pass over every NodeClaim and Node being deleted (leader only). NULL-safe. */
-void nw_term_tick(nw_term_t *t, const nw_kube_snap_t *s);
+void nw_termination_tick(nw_termination_t *t, const nw_kube_snap_t *s);
 
 /** Append the Prometheus series: nodewarden_termination_* (see docs/scaler.md, "Events and
  * metrics"). */
-nw_rc_t nw_term_metrics(nw_term_t *t, nw_buf_t *out);
+nw_rc_t nw_termination_metrics(nw_termination_t *t, nw_buf_t *out);
 
 #endif

@@ -11,7 +11,7 @@ nw_upkeep_t *nw_upkeep_new(nw_ctl_deps_t *deps, int64_t registration_timeout_ns)
     nw_upkeep_t *u = calloc(1, sizeof *u);
     if (!u)
         return NULL;
-    if (nw_counters_init(&u->counters) != NW_OK) {
+    if (nw_prom_counters_init(&u->counters) != NW_OK) {
         free(u);
         return NULL;
     }
@@ -33,7 +33,7 @@ void nw_upkeep_free(nw_upkeep_t *u)
         return;
     nw_driftmark_free(u->drift);
     nw_poolstatus_free(u->pools);
-    nw_counters_free(&u->counters);
+    nw_prom_counters_free(&u->counters);
     free(u);
 }
 
@@ -59,12 +59,12 @@ nw_rc_t nw_upkeep_metrics(nw_upkeep_t *u, nw_buf_t *out)
 {
     if (!u)
         return NW_OK;
-    nw_rc_t rc = nw_counters_write(
+    nw_rc_t rc = nw_prom_counters_write(
         &u->counters, out, "drifted", "nodewarden_nodeclaims_drifted_total",
         "NodeClaims marked Drifted, by NodePool and drift reason.", "nodepool", "reason");
     if (rc == NW_OK)
-        rc = nw_counters_write(&u->counters, out, "expired", "nodewarden_nodeclaims_expired_total",
-                               "NodeClaims deleted because they outlived spec.expireAfter.",
-                               "nodepool", NULL);
+        rc = nw_prom_counters_write(
+            &u->counters, out, "expired", "nodewarden_nodeclaims_expired_total",
+            "NodeClaims deleted because they outlived spec.expireAfter.", "nodepool", NULL);
     return rc;
 }

@@ -16,7 +16,7 @@
  * upkeep is only the runner: each controller has its own header and state, and none
  * of them includes this one.
  *
- * Ownership: loop.c creates it with nw_upkeep_new in nw_scaler_start and frees it with
+ * Ownership: loop.c creates it with nw_upkeep_new in nw_scaler_loop_start and frees it with
  * nw_upkeep_free; the sub-controllers' state lives inside it.
  * Thread: the reconcile thread, except nw_upkeep_metrics (any thread; the counter
  * registry has its own mutex).

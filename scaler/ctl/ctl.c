@@ -24,13 +24,13 @@ void nw_ctl_fault(nw_ctl_deps_t *c, const char *point, const char *object)
 nw_rc_t nw_ctl_shared_init(nw_ctl_shared_t *m)
 {
     memset(m, 0, sizeof *m);
-    return (m->noms = nw_noms_new()) != NULL ? NW_OK : NW_ENOMEM;
+    return (m->noms = nw_nominations_new()) != NULL ? NW_OK : NW_ENOMEM;
 }
 
 void nw_ctl_shared_clear(nw_ctl_shared_t *m)
 {
     nw_inflight_clear(&m->inflight);
-    nw_noms_clear(m->noms);
+    nw_nominations_clear(m->noms);
 }
 
 void nw_ctl_shared_cleanup(nw_ctl_shared_t *m)
@@ -38,7 +38,7 @@ void nw_ctl_shared_cleanup(nw_ctl_shared_t *m)
     if (!m)
         return;
     nw_inflight_clear(&m->inflight);
-    nw_noms_free(m->noms);
+    nw_nominations_free(m->noms);
     m->noms = NULL;
 }
 
@@ -73,10 +73,11 @@ void nw_ctl_prepare_catalog(nw_ctl_deps_t *c, const nw_kube_snap_t *s)
         return;
     nw_catalog_zone_t z[16];
     int nz = 0;
-    for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_EC2NODECLASSES); i++) {
+    for (size_t i = 0; i < nw_kube_cache_snap_count(s, NW_KUBE_EC2NODECLASSES); i++) {
         const nw_cloud_class_t *r = NULL;
-        if (c->cloud->ops->resolve(c->cloud, nw_kube_snap_at(s, NW_KUBE_EC2NODECLASSES, i)->json,
-                                   &r, NULL) != NW_OK ||
+        if (c->cloud->ops->resolve(c->cloud,
+                                   nw_kube_cache_snap_at(s, NW_KUBE_EC2NODECLASSES, i)->json, &r,
+                                   NULL) != NW_OK ||
             !r)
             continue;
         for (size_t k = 0; k < r->nsubnets; k++)
@@ -96,7 +97,7 @@ nw_rc_t nw_ctl_counters_write(nw_buf_t *out, const nw_ctl_counter_t *v, size_t n
 {
     nw_rc_t rc = NW_OK;
     for (size_t i = 0; i < n && rc == NW_OK; i++)
-        rc = nw_metrics_counter(out, v[i].name, v[i].help, atomic_load(v[i].v));
+        rc = nw_prom_counter(out, v[i].name, v[i].help, atomic_load(v[i].v));
     return rc;
 }
 
@@ -104,13 +105,13 @@ void nw_ctl_event(nw_ctl_deps_t *c, const nw_kube_res_t *res, const cJSON *obj, 
                   const char *reason, const char *msg)
 {
     if (nw_ctl_may_write(c))
-        nw_kube_event(c->rec, res, obj, type, reason, msg, NULL);
+        nw_kube_write_event(c->rec, res, obj, type, reason, msg, NULL);
 }
 
 int nw_ctl_claims_launched(const nw_kube_snap_t *s)
 {
-    for (size_t i = 0; i < nw_kube_snap_count(s, NW_KUBE_NODECLAIMS); i++) {
-        const nw_kube_obj_t *nc = nw_kube_snap_at(s, NW_KUBE_NODECLAIMS, i);
+    for (size_t i = 0; i < nw_kube_cache_snap_count(s, NW_KUBE_NODECLAIMS); i++) {
+        const nw_kube_obj_t *nc = nw_kube_cache_snap_at(s, NW_KUBE_NODECLAIMS, i);
         if (!nc->terminating && !nc->provider_id[0])
             return 0;
     }
@@ -203,7 +204,7 @@ nw_rc_t nw_ctl_set_condition(cJSON *obj, const char *type, const char *status, c
             return NW_ENOMEM;
     }
     char ts[40];
-    nw_time_format(now_ns, ts, sizeof ts);
+    nw_clock_time_format(now_ns, ts, sizeof ts);
     cJSON *cd;
     cJSON_ArrayForEach(cd, conds)
     {

@@ -66,7 +66,7 @@ typedef struct {
  * of the cluster-input builder they all run (loop.c owns it; the reconcile thread only). */
 typedef struct {
     nw_inflight_t inflight;   /* NodeClaims this process created or launched (state/inflight.h) */
-    nw_noms_t *noms;          /* nominations and FailedScheduling memory (state/nominations.h) */
+    nw_nominations_t *noms;   /* nominations and FailedScheduling memory (state/nominations.h) */
     double vm_overhead;       /* settings.vmMemoryOverheadPercent */
     int reserved_enis;        /* settings.reservedENIs */
     int64_t default_max_pods; /* settings.podDensity: 0 = ENI-limited, else pods per node */

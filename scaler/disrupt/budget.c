@@ -14,7 +14,7 @@
 #include "api/cron.h"
 #include "scaler/disrupt/disrupt.h"
 
-const char *nw_dis_reason_str(nw_dis_reason_t r)
+const char *nw_budget_reason_str(nw_disrupt_reason_t r)
 {
     switch (r) {
     case NW_DIS_EMPTY:
@@ -103,8 +103,8 @@ static int one_budget(const cJSON *b, int i, int nodes, int64_t now, nw_err_t *e
     return nw_cron_window_active(&cron, d, now) ? val : NW_DIS_UNLIMITED;
 }
 
-int nw_dis_budget_allowed(const cJSON *nodepool, nw_dis_reason_t reason, int nodes, int64_t now,
-                          nw_err_t *err)
+int nw_budget_allowed(const cJSON *nodepool, nw_disrupt_reason_t reason, int nodes, int64_t now,
+                      nw_err_t *err)
 {
     const cJSON *budgets =
         nw_json_get(nw_json_get(nw_json_get(nodepool, "spec"), "disruption"), "budgets");
@@ -123,7 +123,7 @@ int nw_dis_budget_allowed(const cJSON *nodepool, nw_dis_reason_t reason, int nod
         cJSON_ArrayForEach(r, reasons)
         {
             const char *s = cJSON_GetStringValue(r);
-            if (s && strcmp(s, nw_dis_reason_str(reason)) == 0)
+            if (s && strcmp(s, nw_budget_reason_str(reason)) == 0)
                 applies = 1;
         }
         if (applies && v < allowed)

@@ -48,7 +48,7 @@ static int64_t cond_time(const cJSON *o, const char *type)
 {
     int64_t t = 0;
     const char *s = nw_json_str(condition(o, type), "lastTransitionTime");
-    if (s && nw_time_parse(s, &t) != NW_OK)
+    if (s && nw_clock_time_parse(s, &t) != NW_OK)
         t = 0;
     return t;
 }
@@ -57,7 +57,7 @@ static int64_t time_at(const cJSON *o, const char *sect, const char *k)
 {
     int64_t t = 0;
     const char *s = nw_json_str(nw_json_get(o, sect), k);
-    if (s && nw_time_parse(s, &t) != NW_OK)
+    if (s && nw_clock_time_parse(s, &t) != NW_OK)
         t = 0;
     return t;
 }
@@ -96,14 +96,14 @@ static bool pod_active(const cJSON *pod)
     return !pod_terminal(pod) && !pod_terminating(pod);
 }
 
-bool nw_dis_pod_reschedulable(const cJSON *pod)
+bool nw_candidates_pod_reschedulable(const cJSON *pod)
 {
     return (pod_active(pod) ||
             (owned_by(pod, "StatefulSet") && pod_terminating(pod) && !pod_terminal(pod))) &&
            !owned_by(pod, "DaemonSet") && !pod_mirror(pod);
 }
 
-double nw_dis_eviction_cost(const cJSON *pod)
+double nw_candidates_eviction_cost(const cJSON *pod)
 {
     double cost = 1.0;
     const char *dc = md_str(pod, "annotations", "controller.kubernetes.io/pod-deletion-cost");
@@ -119,7 +119,7 @@ double nw_dis_eviction_cost(const cJSON *pod)
     return cost < -10 ? -10 : cost > 10 ? 10 : cost;
 }
 
-bool nw_dis_pod_do_not_disrupt(const cJSON *pod, int64_t now)
+bool nw_candidates_pod_do_not_disrupt(const cJSON *pod, int64_t now)
 {
     const char *v = md_str(pod, "annotations", NW_DIS_DND);
     if (!v)
@@ -160,7 +160,7 @@ static bool pod_ready_false(const cJSON *pod)
     return cond_false(pod, "Ready");
 }
 
-bool nw_dis_selector_matches(const cJSON *sel, const cJSON *labels)
+bool nw_candidates_selector_matches(const cJSON *sel, const cJSON *labels)
 {
     if (!cJSON_IsObject(sel))
         return false;
@@ -211,7 +211,7 @@ static const cJSON *pool_disruption(const cJSON *pool)
     return nw_json_get(nw_json_get(pool, "spec"), "disruption");
 }
 
-static void pool_settings(nw_dis_pool_t *p)
+static void pool_settings(nw_disrupt_pool_t *p)
 {
     const cJSON *d = pool_disruption(p->obj);
     const char *after = nw_json_str(d, "consolidateAfter");
@@ -230,9 +230,9 @@ static void pool_settings(nw_dis_pool_t *p)
         p->consolidation_never = true; /* unparseable: do not consolidate */
 }
 
-int64_t nw_dis_consolidatable_at(const cJSON *nc, const cJSON *pool)
+int64_t nw_candidates_consolidatable_at(const cJSON *nc, const cJSON *pool)
 {
-    nw_dis_pool_t p = {.obj = pool};
+    nw_disrupt_pool_t p = {.obj = pool};
     pool_settings(&p);
     if (p.consolidation_never || !cond_true(nc, "Initialized"))
         return 0;
@@ -258,7 +258,7 @@ static int podref_cmp(const void *a, const void *b)
 
 static int node_cmp(const void *a, const void *b)
 {
-    return strcmp(((const nw_dis_node_t *)a)->name, ((const nw_dis_node_t *)b)->name);
+    return strcmp(((const nw_disrupt_node_t *)a)->name, ((const nw_disrupt_node_t *)b)->name);
 }
 
 static bool in_list(const char *const *l, size_t n, const char *s)
@@ -284,14 +284,14 @@ static double lifetime_remaining(const cJSON *nc, int64_t now)
 
 /* The pod rules over a node's pods (kubernetes-sigs/karpenter pkg/controllers/state/statenode.go
  * ValidatePodsDisruptable); fills why and returns true when they block. */
-static bool pods_block(const nw_dis_input_t *in, const cJSON *const *pods, size_t n, char *why,
+static bool pods_block(const nw_disrupt_input_t *in, const cJSON *const *pods, size_t n, char *why,
                        size_t wn)
 {
     for (size_t i = 0; i < n; i++) {
         const cJSON *p = pods[i];
         if (!pod_active(p))
             continue;
-        if (nw_dis_pod_do_not_disrupt(p, in->now)) {
+        if (nw_candidates_pod_do_not_disrupt(p, in->now)) {
             snprintf(why, wn, "pod %s/%s has \"%s\"",
                      nw_json_str(nw_json_get(p, "metadata"), "namespace"),
                      nw_json_str(nw_json_get(p, "metadata"), "name"), NW_DIS_DND);
@@ -311,7 +311,8 @@ static bool pods_block(const nw_dis_input_t *in, const cJSON *const *pods, size_
             const cJSON *pdb = in->pdbs[k];
             const char *pns = nw_json_str(nw_json_get(pdb, "metadata"), "namespace");
             if (!ns || !pns || strcmp(ns, pns) != 0 ||
-                !nw_dis_selector_matches(nw_json_get(nw_json_get(pdb, "spec"), "selector"), labels))
+                !nw_candidates_selector_matches(nw_json_get(nw_json_get(pdb, "spec"), "selector"),
+                                                labels))
                 continue;
             matched++;
             const char *pn = nw_json_str(nw_json_get(pdb, "metadata"), "name");
@@ -341,10 +342,11 @@ static bool annotated_dnd(const cJSON *o)
     return v && strcmp(v, "true") == 0;
 }
 
-nw_rc_t nw_dis_state_build(const nw_dis_input_t *in, nw_dis_state_t **out, nw_err_t *err)
+nw_rc_t nw_candidates_state_build(const nw_disrupt_input_t *in, nw_disrupt_state_t **out,
+                                  nw_err_t *err)
 {
     *out = NULL;
-    nw_dis_state_t *st = calloc(1, sizeof *st);
+    nw_disrupt_state_t *st = calloc(1, sizeof *st);
     podref_t *refs = in->npods ? calloc(in->npods, sizeof *refs) : NULL;
     if (!st || (in->npods && !refs))
         goto oom;
@@ -364,7 +366,7 @@ nw_rc_t nw_dis_state_build(const nw_dis_input_t *in, nw_dis_state_t **out, nw_er
     if ((in->nnodepools && !st->pools) || (in->nnodeclaims && !st->nodes))
         goto oom;
     for (size_t i = 0; i < in->nnodepools; i++) {
-        nw_dis_pool_t *p = &st->pools[st->npools];
+        nw_disrupt_pool_t *p = &st->pools[st->npools];
         p->obj = in->nodepools[i];
         p->name = nw_json_str(nw_json_get(p->obj, "metadata"), "name");
         if (!p->name)
@@ -378,7 +380,7 @@ nw_rc_t nw_dis_state_build(const nw_dis_input_t *in, nw_dis_state_t **out, nw_er
         const char *poolname = md_str(nc, "labels", NW_LABEL_NODEPOOL);
         if (!name || !poolname)
             continue; /* not managed */
-        nw_dis_node_t *n = &st->nodes[st->nnodes++];
+        nw_disrupt_node_t *n = &st->nodes[st->nnodes++];
         n->name = name;
         n->nodeclaim = nc;
         n->pool = -1;
@@ -433,9 +435,9 @@ nw_rc_t nw_dis_state_build(const nw_dis_input_t *in, nw_dis_state_t **out, nw_er
         }
         double cost = 0;
         for (size_t k = 0; k < n->npods; k++) {
-            if (!nw_dis_pod_reschedulable(n->pods[k]))
+            if (!nw_candidates_pod_reschedulable(n->pods[k]))
                 continue;
-            double ec = nw_dis_eviction_cost(n->pods[k]);
+            double ec = nw_candidates_eviction_cost(n->pods[k]);
             cost += ec;
             n->move_cost += ec > 0 ? ec : 0;
             if (ec > 0)
@@ -457,7 +459,7 @@ nw_rc_t nw_dis_state_build(const nw_dis_input_t *in, nw_dis_state_t **out, nw_er
         n->counted = n->initialized && !cond_true(nc, "InstanceTerminating");
         n->disrupting = n->counted && (!n->ready || n->deleting || n->in_command);
         if (n->pool >= 0) {
-            n->consolidatable_at = nw_dis_consolidatable_at(nc, st->pools[n->pool].obj);
+            n->consolidatable_at = nw_candidates_consolidatable_at(nc, st->pools[n->pool].obj);
             n->consolidatable = n->consolidatable_at && in->now >= n->consolidatable_at;
         }
         /* candidate rules (pkg/controllers/disruption/types.go NewCandidate), first failure wins */
@@ -489,7 +491,7 @@ nw_rc_t nw_dis_state_build(const nw_dis_input_t *in, nw_dis_state_t **out, nw_er
         qsort(st->nodes, st->nnodes, sizeof *st->nodes, node_cmp);
     /* budgets per pool */
     for (size_t i = 0; i < st->nnodes; i++) {
-        nw_dis_node_t *n = &st->nodes[i];
+        nw_disrupt_node_t *n = &st->nodes[i];
         if (n->pool < 0)
             continue;
         st->pools[n->pool].counted += n->counted;
@@ -502,10 +504,10 @@ nw_rc_t nw_dis_state_build(const nw_dis_input_t *in, nw_dis_state_t **out, nw_er
         }
     }
     for (size_t k = 0; k < st->npools; k++) {
-        nw_dis_pool_t *p = &st->pools[k];
+        nw_disrupt_pool_t *p = &st->pools[k];
         for (int r = 0; r < NW_DIS_NREASONS; r++) {
             nw_err_t e = {0};
-            int a = nw_dis_budget_allowed(p->obj, (nw_dis_reason_t)r, p->counted, in->now, &e);
+            int a = nw_budget_allowed(p->obj, (nw_disrupt_reason_t)r, p->counted, in->now, &e);
             if (e.rc != NW_OK && !p->budget_error[0])
                 snprintf(p->budget_error, sizeof p->budget_error, "%.100s: %.140s", e.path, e.msg);
             if (a != NW_DIS_UNLIMITED)
@@ -518,11 +520,11 @@ nw_rc_t nw_dis_state_build(const nw_dis_input_t *in, nw_dis_state_t **out, nw_er
     return NW_OK;
 oom:
     free(refs);
-    nw_dis_state_free(st);
+    nw_candidates_state_free(st);
     return nw_err_set(err, NW_ENOMEM, NULL, "out of memory");
 }
 
-void nw_dis_state_free(nw_dis_state_t *st)
+void nw_candidates_state_free(nw_disrupt_state_t *st)
 {
     if (!st)
         return;
@@ -533,9 +535,10 @@ void nw_dis_state_free(nw_dis_state_t *st)
     free(st);
 }
 
-const nw_dis_node_t *nw_dis_state_node(const nw_dis_state_t *st, const char *nodeclaim)
+const nw_disrupt_node_t *nw_candidates_state_node(const nw_disrupt_state_t *st,
+                                                  const char *nodeclaim)
 {
-    nw_dis_node_t key = {.name = nodeclaim};
+    nw_disrupt_node_t key = {.name = nodeclaim};
     if (!st->nnodes)
         return NULL;
     return bsearch(&key, st->nodes, st->nnodes, sizeof *st->nodes, node_cmp);

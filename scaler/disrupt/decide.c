@@ -16,7 +16,7 @@
 
 #define MAX_NOTES 64
 
-const char *nw_dis_method_str(nw_dis_method_t m)
+const char *nw_decide_method_str(nw_disrupt_method_t m)
 {
     switch (m) {
     case NW_DIS_EMPTINESS:
@@ -32,12 +32,12 @@ const char *nw_dis_method_str(nw_dis_method_t m)
     }
 }
 
-const char *nw_dis_action_str(nw_dis_action_t a)
+const char *nw_decide_action_str(nw_disrupt_action_t a)
 {
     return a == NW_DIS_REPLACE ? "replace" : "delete";
 }
 
-void nw_dis_sim_cleanup(nw_dis_sim_t *s)
+void nw_decide_sim_cleanup(nw_disrupt_sim_t *s)
 {
     if (!s)
         return;
@@ -49,27 +49,27 @@ void nw_dis_sim_cleanup(nw_dis_sim_t *s)
     memset(s, 0, sizeof *s);
 }
 
-void nw_dis_cmd_cleanup(nw_dis_cmd_t *cmd)
+void nw_decide_cmd_cleanup(nw_disrupt_cmd_t *cmd)
 {
     if (!cmd)
         return;
     for (size_t i = 0; i < cmd->ncandidates; i++)
         free(cmd->candidates[i]);
     free(cmd->candidates);
-    nw_dis_sim_cleanup(&cmd->sim);
+    nw_decide_sim_cleanup(&cmd->sim);
     free(cmd->notes);
     memset(cmd, 0, sizeof *cmd);
 }
 
-static void note(nw_dis_cmd_t *cmd, const char *nc, const char *reason, const char *fmt, ...)
+static void note(nw_disrupt_cmd_t *cmd, const char *nc, const char *reason, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-static void note(nw_dis_cmd_t *cmd, const char *nc, const char *reason, const char *fmt, ...)
+static void note(nw_disrupt_cmd_t *cmd, const char *nc, const char *reason, const char *fmt, ...)
 {
     if (cmd->nnotes >= MAX_NOTES)
         return;
     if (!cmd->notes && !(cmd->notes = calloc(MAX_NOTES, sizeof *cmd->notes)))
         return;
-    nw_dis_note_t *n = &cmd->notes[cmd->nnotes++];
+    nw_disrupt_note_t *n = &cmd->notes[cmd->nnotes++];
     snprintf(n->nodeclaim, sizeof n->nodeclaim, "%s", nc);
     snprintf(n->reason, sizeof n->reason, "%s", reason);
     va_list ap;
@@ -78,7 +78,8 @@ static void note(nw_dis_cmd_t *cmd, const char *nc, const char *reason, const ch
     va_end(ap);
 }
 
-static nw_rc_t set_candidates(nw_dis_cmd_t *cmd, const nw_dis_state_t *st, const int *idx, int n)
+static nw_rc_t set_candidates(nw_disrupt_cmd_t *cmd, const nw_disrupt_state_t *st, const int *idx,
+                              int n)
 {
     cmd->candidates = calloc((size_t)n, sizeof *cmd->candidates);
     if (!cmd->candidates)
@@ -99,8 +100,8 @@ static nw_rc_t set_candidates(nw_dis_cmd_t *cmd, const nw_dis_state_t *st, const
 
 static int by_cost(const void *a, const void *b, void *arg)
 {
-    const nw_dis_state_t *st = arg;
-    const nw_dis_node_t *x = &st->nodes[*(const int *)a], *y = &st->nodes[*(const int *)b];
+    const nw_disrupt_state_t *st = arg;
+    const nw_disrupt_node_t *x = &st->nodes[*(const int *)a], *y = &st->nodes[*(const int *)b];
     if (x->disruption_cost != y->disruption_cost)
         return x->disruption_cost < y->disruption_cost ? -1 : 1;
     return strcmp(x->name, y->name);
@@ -108,8 +109,8 @@ static int by_cost(const void *a, const void *b, void *arg)
 
 static int by_drift(const void *a, const void *b, void *arg)
 {
-    const nw_dis_state_t *st = arg;
-    const nw_dis_node_t *x = &st->nodes[*(const int *)a], *y = &st->nodes[*(const int *)b];
+    const nw_disrupt_state_t *st = arg;
+    const nw_disrupt_node_t *x = &st->nodes[*(const int *)a], *y = &st->nodes[*(const int *)b];
     if (x->empty != y->empty)
         return x->empty ? -1 : 1;
     if (x->drifted_at != y->drifted_at)
@@ -117,7 +118,7 @@ static int by_drift(const void *a, const void *b, void *arg)
     return strcmp(x->name, y->name);
 }
 
-static void sort_idx(const nw_dis_state_t *st, int *idx, int n,
+static void sort_idx(const nw_disrupt_state_t *st, int *idx, int n,
                      int (*cmp)(const void *, const void *, void *))
 {
     if (n > 1)
@@ -126,22 +127,22 @@ static void sort_idx(const nw_dis_state_t *st, int *idx, int n,
 
 /* ---- eligibility per method ---- */
 
-static bool consolidation_eligible(const nw_dis_state_t *st, const nw_dis_node_t *n)
+static bool consolidation_eligible(const nw_disrupt_state_t *st, const nw_disrupt_node_t *n)
 {
     if (!n->candidate || n->empty || !n->consolidatable || n->pool < 0)
         return false;
-    const nw_dis_pool_t *p = &st->pools[n->pool];
+    const nw_disrupt_pool_t *p = &st->pools[n->pool];
     return !p->when_empty && !p->consolidation_never && n->price >= 0 && *n->itype && *n->zone &&
            *n->capacity_type;
 }
 
-static bool emptiness_eligible(const nw_dis_state_t *st, const nw_dis_node_t *n)
+static bool emptiness_eligible(const nw_disrupt_state_t *st, const nw_disrupt_node_t *n)
 {
     return n->candidate && n->empty && n->consolidatable && n->pool >= 0 &&
            !st->pools[n->pool].consolidation_never;
 }
 
-static bool drift_eligible(const nw_dis_node_t *n)
+static bool drift_eligible(const nw_disrupt_node_t *n)
 {
     return n->drifted && n->pool >= 0 && (n->candidate || (n->pods_block && n->has_tgp));
 }
@@ -149,7 +150,7 @@ static bool drift_eligible(const nw_dis_node_t *n)
 /* ---- price rules (computeConsolidation in pkg/controllers/disruption/consolidation.go) ---- */
 
 /* worst-case launch price of a type under the replacement's capacity types; < 0 none */
-static double launch_price(const nw_dis_repl_t *r, const nw_dis_topt_t *t)
+static double launch_price(const nw_disrupt_repl_t *r, const nw_disrupt_topt_t *t)
 {
     if (r->allow_reserved && t->reserved >= 0)
         return t->reserved;
@@ -160,7 +161,8 @@ static double launch_price(const nw_dis_repl_t *r, const nw_dis_topt_t *t)
     return -1;
 }
 
-static int topt_cmp_repl(const nw_dis_repl_t *r, const nw_dis_topt_t *a, const nw_dis_topt_t *b)
+static int topt_cmp_repl(const nw_disrupt_repl_t *r, const nw_disrupt_topt_t *a,
+                         const nw_disrupt_topt_t *b)
 {
     double x = launch_price(r, a), y = launch_price(r, b);
     if (x != y)
@@ -168,11 +170,11 @@ static int topt_cmp_repl(const nw_dis_repl_t *r, const nw_dis_topt_t *a, const n
     return strcmp(a->name, b->name);
 }
 
-static void sort_types(nw_dis_repl_t *r)
+static void sort_types(nw_disrupt_repl_t *r)
 {
     /* insertion sort: lists are short (<= 600) and this keeps the comparator pure */
     for (int i = 1; i < r->ntypes; i++) {
-        nw_dis_topt_t t = r->types[i];
+        nw_disrupt_topt_t t = r->types[i];
         int j = i - 1;
         while (j >= 0 && topt_cmp_repl(r, &r->types[j], &t) > 0) {
             r->types[j + 1] = r->types[j];
@@ -183,7 +185,7 @@ static void sort_types(nw_dis_repl_t *r)
 }
 
 /* keep types whose launch price is strictly below max; returns how many remain */
-static int filter_price(nw_dis_repl_t *r, double max)
+static int filter_price(nw_disrupt_repl_t *r, double max)
 {
     int k = 0;
     for (int i = 0; i < r->ntypes; i++) {
@@ -196,7 +198,7 @@ static int filter_price(nw_dis_repl_t *r, double max)
     return k;
 }
 
-static bool min_values_ok(const nw_dis_repl_t *r)
+static bool min_values_ok(const nw_disrupt_repl_t *r)
 {
     return r->min_values <= 0 || r->ntypes >= r->min_values;
 }
@@ -211,13 +213,13 @@ static bool min_values_ok(const nw_dis_repl_t *r)
  * its savings the pool's share of the candidates' price when several pools take part, and
  * every one must reach 1/k (k = 2). true: approved (or no Balanced pool). */
 #define NW_DIS_BALANCED_K 2
-static bool balanced_ok(const nw_dis_state_t *st, const int *idx, int n, double savings, char *why,
-                        size_t wn)
+static bool balanced_ok(const nw_disrupt_state_t *st, const int *idx, int n, double savings,
+                        char *why, size_t wn)
 {
     double all = 0;
     int pools[NW_DIS_MULTI_MAX], np = 0;
     for (int i = 0; i < n && i < NW_DIS_MULTI_MAX; i++) {
-        const nw_dis_node_t *c = &st->nodes[idx[i]];
+        const nw_disrupt_node_t *c = &st->nodes[idx[i]];
         all += c->price > 0 ? c->price : 0;
         bool seen = false;
         for (int k = 0; k < np && !seen; k++)
@@ -226,12 +228,12 @@ static bool balanced_ok(const nw_dis_state_t *st, const int *idx, int n, double 
             pools[np++] = c->pool;
     }
     for (int k = 0; k < np; k++) {
-        const nw_dis_pool_t *p = &st->pools[pools[k]];
+        const nw_disrupt_pool_t *p = &st->pools[pools[k]];
         if (!p->balanced)
             continue;
         double cost = 0, disruption = 0;
         for (int i = 0; i < n && i < NW_DIS_MULTI_MAX; i++) {
-            const nw_dis_node_t *c = &st->nodes[idx[i]];
+            const nw_disrupt_node_t *c = &st->nodes[idx[i]];
             if (c->pool != pools[k])
                 continue;
             cost += c->price > 0 ? c->price : 0;
@@ -260,35 +262,35 @@ static bool balanced_ok(const nw_dis_state_t *st, const int *idx, int n, double 
     return true;
 }
 
-static int compute(const nw_dis_state_t *st, nw_dis_sim_fn sim, void *ud, const int *idx, int n,
-                   bool multi, nw_dis_cmd_t *cmd, char *why, size_t wn)
+static int compute(const nw_disrupt_state_t *st, nw_dis_sim_fn sim, void *ud, const int *idx, int n,
+                   bool multi, nw_disrupt_cmd_t *cmd, char *why, size_t wn)
 {
     const char *names[NW_DIS_MULTI_MAX];
     double price = 0;
     bool all_spot = true;
     for (int i = 0; i < n && i < NW_DIS_MULTI_MAX; i++) {
-        const nw_dis_node_t *c = &st->nodes[idx[i]];
+        const nw_disrupt_node_t *c = &st->nodes[idx[i]];
         names[i] = c->name;
         price += c->price;
         if (strcmp(c->capacity_type, "spot") != 0)
             all_spot = false;
     }
-    nw_dis_sim_t r;
+    nw_disrupt_sim_t r;
     memset(&r, 0, sizeof r);
     nw_err_t e = {0};
     if (sim(ud, st, names, (size_t)n, &r, &e) != NW_OK) {
         snprintf(why, wn, "simulation failed: %.200s", e.msg);
-        nw_dis_sim_cleanup(&r);
+        nw_decide_sim_cleanup(&r);
         return -1;
     }
     if (!r.ok) {
         snprintf(why, wn, "%s", r.why[0] ? r.why : "not all pods would schedule");
-        nw_dis_sim_cleanup(&r);
+        nw_decide_sim_cleanup(&r);
         return 0;
     }
     if (r.nrepl == 0) {
         if (!balanced_ok(st, idx, n, price, why, wn)) {
-            nw_dis_sim_cleanup(&r);
+            nw_decide_sim_cleanup(&r);
             return 0;
         }
         cmd->action = NW_DIS_DELETE;
@@ -298,17 +300,17 @@ static int compute(const nw_dis_state_t *st, nw_dis_sim_fn sim, void *ud, const 
     }
     if (r.nrepl > 1) {
         snprintf(why, wn, "can't remove without creating %d candidates", r.nrepl);
-        nw_dis_sim_cleanup(&r);
+        nw_decide_sim_cleanup(&r);
         return 0;
     }
-    nw_dis_repl_t *rp = &r.repl[0];
+    nw_disrupt_repl_t *rp = &r.repl[0];
     if (all_spot && rp->allow_spot) {
         /* spot-to-spot */
         if (!st->in.spot_to_spot) {
             snprintf(why, wn,
                      "SpotToSpotConsolidation is disabled, can't replace a spot node "
                      "with a spot node");
-            nw_dis_sim_cleanup(&r);
+            nw_decide_sim_cleanup(&r);
             return 0;
         }
         rp->allow_on_demand = false;
@@ -322,7 +324,7 @@ static int compute(const nw_dis_state_t *st, nw_dis_sim_fn sim, void *ud, const 
                          "SpotToSpotConsolidation requires %d cheaper instance type "
                          "options than the current candidate to consolidate, got %d",
                          NW_DIS_SPOT_MIN_TYPES, rp->ntypes);
-                nw_dis_sim_cleanup(&r);
+                nw_decide_sim_cleanup(&r);
                 return 0;
             }
             if (rp->ntypes > need)
@@ -330,13 +332,13 @@ static int compute(const nw_dis_state_t *st, nw_dis_sim_fn sim, void *ud, const 
         }
         if (rp->ntypes == 0 || !min_values_ok(rp)) {
             snprintf(why, wn, "can't replace with a cheaper node");
-            nw_dis_sim_cleanup(&r);
+            nw_decide_sim_cleanup(&r);
             return 0;
         }
     } else {
         if (filter_price(rp, price) == 0 || !min_values_ok(rp)) {
             snprintf(why, wn, "can't replace with a cheaper node");
-            nw_dis_sim_cleanup(&r);
+            nw_decide_sim_cleanup(&r);
             return 0;
         }
         if (rp->allow_spot && rp->allow_on_demand) {
@@ -344,7 +346,7 @@ static int compute(const nw_dis_state_t *st, nw_dis_sim_fn sim, void *ud, const 
             rp->allow_on_demand = false;
             if (filter_price(rp, price) == 0) { /* types without a spot offering go */
                 snprintf(why, wn, "can't replace with a cheaper node");
-                nw_dis_sim_cleanup(&r);
+                nw_decide_sim_cleanup(&r);
                 return 0;
             }
         }
@@ -354,7 +356,7 @@ static int compute(const nw_dis_state_t *st, nw_dis_sim_fn sim, void *ud, const 
         double cap = INFINITY;
         for (int t = 0; t < rp->ntypes; t++)
             for (int i = 0; i < n; i++) {
-                const nw_dis_node_t *c = &st->nodes[idx[i]];
+                const nw_disrupt_node_t *c = &st->nodes[idx[i]];
                 if (strcmp(c->itype, rp->types[t].name) == 0 && c->price < cap)
                     cap = c->price;
             }
@@ -362,12 +364,12 @@ static int compute(const nw_dis_state_t *st, nw_dis_sim_fn sim, void *ud, const 
             snprintf(why, wn,
                      "the only cheaper replacements are the candidates' own instance "
                      "types");
-            nw_dis_sim_cleanup(&r);
+            nw_decide_sim_cleanup(&r);
             return 0;
         }
     }
     if (!balanced_ok(st, idx, n, price - launch_price(rp, &rp->types[0]), why, wn)) {
-        nw_dis_sim_cleanup(&r);
+        nw_decide_sim_cleanup(&r);
         return 0;
     }
     cmd->action = NW_DIS_REPLACE;
@@ -378,7 +380,7 @@ static int compute(const nw_dis_state_t *st, nw_dis_sim_fn sim, void *ud, const 
 
 /* ---- methods ---- */
 
-static int emptiness(const nw_dis_state_t *st, nw_dis_cmd_t *cmd, int *idx)
+static int emptiness(const nw_disrupt_state_t *st, nw_disrupt_cmd_t *cmd, int *idx)
 {
     int n = 0;
     for (size_t i = 0; i < st->nnodes; i++)
@@ -393,7 +395,7 @@ static int emptiness(const nw_dis_state_t *st, nw_dis_cmd_t *cmd, int *idx)
         allowed[k] = st->pools[k].allowed[NW_DIS_EMPTY];
     int take = 0;
     for (int i = 0; i < n; i++) {
-        const nw_dis_node_t *c = &st->nodes[idx[i]];
+        const nw_disrupt_node_t *c = &st->nodes[idx[i]];
         if (c->pool >= np || allowed[c->pool] <= 0) {
             cmd->budget_blocked[NW_DIS_EMPTY]++;
             note(cmd, c->name, "DisruptionBlocked",
@@ -416,7 +418,8 @@ static int emptiness(const nw_dis_state_t *st, nw_dis_cmd_t *cmd, int *idx)
     return 1;
 }
 
-static int drift(const nw_dis_state_t *st, nw_dis_sim_fn sim, void *ud, nw_dis_cmd_t *cmd, int *idx)
+static int drift(const nw_disrupt_state_t *st, nw_dis_sim_fn sim, void *ud, nw_disrupt_cmd_t *cmd,
+                 int *idx)
 {
     int n = 0;
     for (size_t i = 0; i < st->nnodes; i++)
@@ -424,7 +427,7 @@ static int drift(const nw_dis_state_t *st, nw_dis_sim_fn sim, void *ud, nw_dis_c
             idx[n++] = (int)i;
     sort_idx(st, idx, n, by_drift);
     for (int i = 0; i < n; i++) {
-        const nw_dis_node_t *c = &st->nodes[idx[i]];
+        const nw_disrupt_node_t *c = &st->nodes[idx[i]];
         if (st->pools[c->pool].allowed[NW_DIS_DRIFTED] <= 0) {
             cmd->budget_blocked[NW_DIS_DRIFTED]++;
             note(cmd, c->name, "DisruptionBlocked",
@@ -443,22 +446,22 @@ static int drift(const nw_dis_state_t *st, nw_dis_sim_fn sim, void *ud, nw_dis_c
         }
         if (!sim)
             continue;
-        nw_dis_sim_t r;
+        nw_disrupt_sim_t r;
         memset(&r, 0, sizeof r);
         nw_err_t e = {0};
         const char *name = c->name;
         if (sim(ud, st, &name, 1, &r, &e) != NW_OK) {
-            nw_dis_sim_cleanup(&r);
+            nw_decide_sim_cleanup(&r);
             continue;
         }
         if (!r.ok) {
             note(cmd, c->name, "DisruptionBlocked", "Cannot replace drifted NodeClaim: %s",
                  r.why[0] ? r.why : "not all pods would schedule");
-            nw_dis_sim_cleanup(&r);
+            nw_decide_sim_cleanup(&r);
             continue;
         }
         if (set_candidates(cmd, st, &idx[i], 1) != NW_OK) {
-            nw_dis_sim_cleanup(&r);
+            nw_decide_sim_cleanup(&r);
             return -1;
         }
         cmd->method = NW_DIS_DRIFT;
@@ -476,7 +479,8 @@ static int drift(const nw_dis_state_t *st, nw_dis_sim_fn sim, void *ud, nw_dis_c
 }
 
 /* consolidation candidates in order, filtered by the Underutilized budget */
-static int consolidation_list(const nw_dis_state_t *st, nw_dis_cmd_t *cmd, int *idx, bool notes)
+static int consolidation_list(const nw_disrupt_state_t *st, nw_disrupt_cmd_t *cmd, int *idx,
+                              bool notes)
 {
     int n = 0;
     for (size_t i = 0; i < st->nnodes; i++)
@@ -489,7 +493,7 @@ static int consolidation_list(const nw_dis_state_t *st, nw_dis_cmd_t *cmd, int *
         allowed[k] = st->pools[k].allowed[NW_DIS_UNDERUTILIZED];
     int k = 0;
     for (int i = 0; i < n; i++) {
-        const nw_dis_node_t *c = &st->nodes[idx[i]];
+        const nw_disrupt_node_t *c = &st->nodes[idx[i]];
         if (c->pool >= np || allowed[c->pool] <= 0) {
             if (notes) {
                 cmd->budget_blocked[NW_DIS_UNDERUTILIZED]++;
@@ -507,18 +511,18 @@ static int consolidation_list(const nw_dis_state_t *st, nw_dis_cmd_t *cmd, int *
 }
 
 /* The time a search must stop at (mono ns), 0 none. */
-static int64_t search_deadline(const nw_dis_state_t *st, int64_t limit)
+static int64_t search_deadline(const nw_disrupt_state_t *st, int64_t limit)
 {
     return st->in.mono && limit > 0 ? st->in.mono(st->in.mono_ud) + limit : 0;
 }
 
-static bool past(const nw_dis_state_t *st, int64_t deadline)
+static bool past(const nw_disrupt_state_t *st, int64_t deadline)
 {
     return deadline && st->in.mono(st->in.mono_ud) > deadline;
 }
 
-static int multi_node(const nw_dis_state_t *st, nw_dis_sim_fn sim, void *ud, nw_dis_cmd_t *cmd,
-                      int *idx)
+static int multi_node(const nw_disrupt_state_t *st, nw_dis_sim_fn sim, void *ud,
+                      nw_disrupt_cmd_t *cmd, int *idx)
 {
     int n = consolidation_list(st, cmd, idx, true);
     if (n > NW_DIS_MULTI_MAX)
@@ -526,7 +530,7 @@ static int multi_node(const nw_dis_state_t *st, nw_dis_sim_fn sim, void *ud, nw_
     if (n < 2)
         return 0;
     int lo = 1, hi = n - 1, found = 0;
-    nw_dis_cmd_t best;
+    nw_disrupt_cmd_t best;
     memset(&best, 0, sizeof best);
     char why[256];
     int64_t deadline = search_deadline(st, st->in.multi_timeout);
@@ -540,15 +544,15 @@ static int multi_node(const nw_dis_state_t *st, nw_dis_sim_fn sim, void *ud, nw_
         }
         tried++;
         int mid = (lo + hi) / 2;
-        nw_dis_cmd_t t;
+        nw_disrupt_cmd_t t;
         memset(&t, 0, sizeof t);
         int rc = compute(st, sim, ud, idx, mid + 1, true, &t, why, sizeof why);
         if (rc < 0) {
-            nw_dis_sim_cleanup(&t.sim);
+            nw_decide_sim_cleanup(&t.sim);
             break;
         }
         if (rc == 1) {
-            nw_dis_sim_cleanup(&best.sim);
+            nw_decide_sim_cleanup(&best.sim);
             best.sim = t.sim;
             best.action = t.action;
             best.new_price = t.new_price;
@@ -561,7 +565,7 @@ static int multi_node(const nw_dis_state_t *st, nw_dis_sim_fn sim, void *ud, nw_
     if (!found)
         return 0;
     if (set_candidates(cmd, st, idx, found) != NW_OK) {
-        nw_dis_sim_cleanup(&best.sim);
+        nw_decide_sim_cleanup(&best.sim);
         return -1;
     }
     cmd->method = NW_DIS_MULTI;
@@ -573,8 +577,8 @@ static int multi_node(const nw_dis_state_t *st, nw_dis_sim_fn sim, void *ud, nw_
     return 1;
 }
 
-static int single_node(const nw_dis_state_t *st, nw_dis_sim_fn sim, void *ud, nw_dis_cmd_t *cmd,
-                       int *idx)
+static int single_node(const nw_disrupt_state_t *st, nw_dis_sim_fn sim, void *ud,
+                       nw_disrupt_cmd_t *cmd, int *idx)
 {
     /* the budget notes were written by the multi-node pass */
     int n = consolidation_list(st, cmd, idx, false);
@@ -586,7 +590,7 @@ static int single_node(const nw_dis_state_t *st, nw_dis_sim_fn sim, void *ud, nw
             cmd->single_evaluated = i;
             return 0;
         }
-        nw_dis_cmd_t t;
+        nw_disrupt_cmd_t t;
         memset(&t, 0, sizeof t);
         int rc = compute(st, sim, ud, &idx[i], 1, false, &t, why, sizeof why);
         if (rc < 0)
@@ -596,7 +600,7 @@ static int single_node(const nw_dis_state_t *st, nw_dis_sim_fn sim, void *ud, nw
             continue;
         }
         if (set_candidates(cmd, st, &idx[i], 1) != NW_OK) {
-            nw_dis_sim_cleanup(&t.sim);
+            nw_decide_sim_cleanup(&t.sim);
             return -1;
         }
         cmd->method = NW_DIS_SINGLE;
@@ -610,19 +614,19 @@ static int single_node(const nw_dis_state_t *st, nw_dis_sim_fn sim, void *ud, nw
     return 0;
 }
 
-static void summarize(const nw_dis_state_t *st, nw_dis_cmd_t *cmd)
+static void summarize(const nw_disrupt_state_t *st, nw_disrupt_cmd_t *cmd)
 {
     size_t off = (size_t)snprintf(
-        cmd->summary, sizeof cmd->summary, "%s/%s via %s:", nw_dis_reason_str(cmd->reason),
-        cmd->action == NW_DIS_REPLACE ? "Replace" : "Delete", nw_dis_method_str(cmd->method));
+        cmd->summary, sizeof cmd->summary, "%s/%s via %s:", nw_budget_reason_str(cmd->reason),
+        cmd->action == NW_DIS_REPLACE ? "Replace" : "Delete", nw_decide_method_str(cmd->method));
     for (size_t i = 0; i < cmd->ncandidates && off < sizeof cmd->summary; i++) {
-        const nw_dis_node_t *n = nw_dis_state_node(st, cmd->candidates[i]);
+        const nw_disrupt_node_t *n = nw_candidates_state_node(st, cmd->candidates[i]);
         off += (size_t)snprintf(cmd->summary + off, sizeof cmd->summary - off, "%s %s%s%s",
                                 i ? "," : "", cmd->candidates[i], n && *n->itype ? "/" : "",
                                 n ? n->itype : "");
     }
     for (int k = 0; k < cmd->sim.nrepl && off < sizeof cmd->summary; k++) {
-        const nw_dis_repl_t *r = &cmd->sim.repl[k];
+        const nw_disrupt_repl_t *r = &cmd->sim.repl[k];
         off += (size_t)snprintf(
             cmd->summary + off, sizeof cmd->summary - off, "%s %s (%d type%s%s)", k ? "," : " ->",
             r->ntypes ? r->types[0].name : "?", r->ntypes, r->ntypes == 1 ? "" : "s",
@@ -635,8 +639,8 @@ static void summarize(const nw_dis_state_t *st, nw_dis_cmd_t *cmd)
                  cmd->old_price, cmd->new_price);
 }
 
-nw_rc_t nw_dis_decide(const nw_dis_state_t *st, nw_dis_sim_fn sim, void *ud, nw_dis_cmd_t *cmd,
-                      nw_err_t *err)
+nw_rc_t nw_decide(const nw_disrupt_state_t *st, nw_dis_sim_fn sim, void *ud, nw_disrupt_cmd_t *cmd,
+                  nw_err_t *err)
 {
     memset(cmd, 0, sizeof *cmd);
     int *idx = st->nnodes ? calloc(st->nnodes, sizeof *idx) : NULL;
@@ -668,7 +672,8 @@ nw_rc_t nw_dis_decide(const nw_dis_state_t *st, nw_dis_sim_fn sim, void *ud, nw_
 
 /* ---- validation ---- */
 
-static bool still_eligible(const nw_dis_state_t *st, const nw_dis_node_t *n, nw_dis_method_t m)
+static bool still_eligible(const nw_disrupt_state_t *st, const nw_disrupt_node_t *n,
+                           nw_disrupt_method_t m)
 {
     switch (m) {
     case NW_DIS_EMPTINESS:
@@ -680,7 +685,7 @@ static bool still_eligible(const nw_dis_state_t *st, const nw_dis_node_t *n, nw_
     }
 }
 
-static bool types_superset(const nw_dis_repl_t *fresh, const nw_dis_repl_t *old)
+static bool types_superset(const nw_disrupt_repl_t *fresh, const nw_disrupt_repl_t *old)
 {
     for (int i = 0; i < old->ntypes; i++) {
         bool have = false;
@@ -692,8 +697,8 @@ static bool types_superset(const nw_dis_repl_t *fresh, const nw_dis_repl_t *old)
     return true;
 }
 
-int nw_dis_validate(const nw_dis_state_t *st, nw_dis_cmd_t *cmd, nw_dis_sim_fn sim, void *ud,
-                    char *why, size_t wn)
+int nw_decide_validate(const nw_disrupt_state_t *st, nw_disrupt_cmd_t *cmd, nw_dis_sim_fn sim,
+                       void *ud, char *why, size_t wn)
 {
     int allowed[256];
     int np = st->npools < 256 ? (int)st->npools : 256;
@@ -702,7 +707,7 @@ int nw_dis_validate(const nw_dis_state_t *st, nw_dis_cmd_t *cmd, nw_dis_sim_fn s
     size_t keep = 0;
     const char *last_bad = "churn";
     for (size_t i = 0; i < cmd->ncandidates; i++) {
-        const nw_dis_node_t *n = nw_dis_state_node(st, cmd->candidates[i]);
+        const nw_disrupt_node_t *n = nw_candidates_state_node(st, cmd->candidates[i]);
         const char *bad = NULL;
         if (!n || !still_eligible(st, n, cmd->method))
             bad = "churn";
@@ -731,12 +736,12 @@ int nw_dis_validate(const nw_dis_state_t *st, nw_dis_cmd_t *cmd, nw_dis_sim_fn s
     }
     if (cmd->method == NW_DIS_EMPTINESS || cmd->method == NW_DIS_DRIFT || !sim)
         return 1;
-    nw_dis_sim_t r;
+    nw_disrupt_sim_t r;
     memset(&r, 0, sizeof r);
     nw_err_t e = {0};
     if (sim(ud, st, (const char *const *)cmd->candidates, cmd->ncandidates, &r, &e) != NW_OK) {
         snprintf(why, wn, "simulation failed: %.200s", e.msg);
-        nw_dis_sim_cleanup(&r);
+        nw_decide_sim_cleanup(&r);
         return -1;
     }
     int ok = 1;
@@ -754,26 +759,26 @@ int nw_dis_validate(const nw_dis_state_t *st, nw_dis_cmd_t *cmd, nw_dis_sim_fn s
     }
     if (ok && cmd->action == NW_DIS_REPLACE) {
         /* keep the command's narrowed options, the fresh handle */
-        nw_dis_repl_t narrowed = cmd->sim.repl[0];
+        nw_disrupt_repl_t narrowed = cmd->sim.repl[0];
         cmd->sim.repl[0].types = NULL;
-        nw_dis_sim_cleanup(&cmd->sim);
+        nw_decide_sim_cleanup(&cmd->sim);
         free(r.repl[0].types);
         r.repl[0] = narrowed;
         cmd->sim = r;
         return 1;
     }
-    nw_dis_sim_cleanup(&r);
+    nw_decide_sim_cleanup(&r);
     return ok;
 }
 
 /* ---- report ---- */
 
-cJSON *nw_dis_report_json(const nw_dis_state_t *st, const nw_dis_cmd_t *cmd)
+cJSON *nw_decide_report_json(const nw_disrupt_state_t *st, const nw_disrupt_cmd_t *cmd)
 {
     cJSON *o = nw_json_new_object();
     cJSON *pools = nw_json_add_array(o, "nodepools");
     for (size_t k = 0; k < st->npools; k++) {
-        const nw_dis_pool_t *p = &st->pools[k];
+        const nw_disrupt_pool_t *p = &st->pools[k];
         cJSON *j = nw_json_new_object();
         nw_json_add_string(j, "name", p->name);
         nw_json_add_number(j, "nodes", p->counted);
@@ -781,9 +786,9 @@ cJSON *nw_dis_report_json(const nw_dis_state_t *st, const nw_dis_cmd_t *cmd)
         cJSON *al = nw_json_add_object(j, "allowedDisruptions");
         for (int r = 0; r < NW_DIS_NREASONS; r++) {
             if (p->allowed[r] == NW_DIS_UNLIMITED)
-                nw_json_add_string(al, nw_dis_reason_str((nw_dis_reason_t)r), "unlimited");
+                nw_json_add_string(al, nw_budget_reason_str((nw_disrupt_reason_t)r), "unlimited");
             else
-                nw_json_add_number(al, nw_dis_reason_str((nw_dis_reason_t)r), p->allowed[r]);
+                nw_json_add_number(al, nw_budget_reason_str((nw_disrupt_reason_t)r), p->allowed[r]);
         }
         if (p->budget_error[0])
             nw_json_add_string(j, "budgetError", p->budget_error);
@@ -791,7 +796,7 @@ cJSON *nw_dis_report_json(const nw_dis_state_t *st, const nw_dis_cmd_t *cmd)
     }
     cJSON *nodes = nw_json_add_array(o, "nodeclaims");
     for (size_t i = 0; i < st->nnodes; i++) {
-        const nw_dis_node_t *n = &st->nodes[i];
+        const nw_disrupt_node_t *n = &st->nodes[i];
         cJSON *j = nw_json_new_object();
         nw_json_add_string(j, "name", n->name);
         nw_json_add_string(j, "node", n->node_name);
@@ -815,15 +820,15 @@ cJSON *nw_dis_report_json(const nw_dis_state_t *st, const nw_dis_cmd_t *cmd)
     if (!cmd || cmd->method == NW_DIS_NONE) {
         nw_json_add_string(c, "method", "none");
     } else {
-        nw_json_add_string(c, "method", nw_dis_method_str(cmd->method));
-        nw_json_add_string(c, "reason", nw_dis_reason_str(cmd->reason));
-        nw_json_add_string(c, "action", nw_dis_action_str(cmd->action));
+        nw_json_add_string(c, "method", nw_decide_method_str(cmd->method));
+        nw_json_add_string(c, "reason", nw_budget_reason_str(cmd->reason));
+        nw_json_add_string(c, "action", nw_decide_action_str(cmd->action));
         cJSON *cs = nw_json_add_array(c, "candidates");
         for (size_t i = 0; i < cmd->ncandidates; i++)
             nw_json_push(cs, nw_json_new_string(cmd->candidates[i]));
         cJSON *rs = nw_json_add_array(c, "replacements");
         for (int k = 0; k < cmd->sim.nrepl; k++) {
-            const nw_dis_repl_t *r = &cmd->sim.repl[k];
+            const nw_disrupt_repl_t *r = &cmd->sim.repl[k];
             cJSON *j = nw_json_new_object();
             nw_json_add_string(j, "nodepool", r->pool);
             cJSON *ct = nw_json_add_array(j, "capacityTypes");

@@ -10,11 +10,11 @@
  * a simulation callback (nw_dis_sim_fn), so that every rule can be tested with data.
  *
  * Use:
- *   nw_dis_input_t in = {...};                    objects, now, nominated, in-command
- *   nw_dis_state_t *st; nw_dis_state_build(&in, &st, &err);
- *   nw_dis_cmd_t cmd; nw_dis_decide(st, sim, ud, &cmd, &err);   cmd.method NONE: nothing
- *   ... later, on a fresh state: nw_dis_validate(st2, &cmd, sim, ud, why, n)
- *   nw_dis_cmd_cleanup(&cmd); nw_dis_state_free(st);
+ *   nw_disrupt_input_t in = {...};                    objects, now, nominated, in-command
+ *   nw_disrupt_state_t *st; nw_candidates_state_build(&in, &st, &err);
+ *   nw_disrupt_cmd_t cmd; nw_decide(st, sim, ud, &cmd, &err);   cmd.method NONE: nothing
+ *   ... later, on a fresh state: nw_decide_validate(st2, &cmd, sim, ud, why, n)
+ *   nw_decide_cmd_cleanup(&cmd); nw_candidates_state_free(st);
  *
  * Ownership: the state borrows the input's JSON (valid while the state lives) and owns
  * the rest. A command owns its strings and its simulation result (whose handle the
@@ -45,7 +45,7 @@ typedef enum {
     NW_DIS_DRIFTED,
     NW_DIS_UNDERUTILIZED,
     NW_DIS_NREASONS
-} nw_dis_reason_t;
+} nw_disrupt_reason_t;
 
 typedef enum {
     NW_DIS_NONE = 0,
@@ -53,16 +53,16 @@ typedef enum {
     NW_DIS_DRIFT,
     NW_DIS_MULTI,
     NW_DIS_SINGLE
-} nw_dis_method_t;
+} nw_disrupt_method_t;
 
-typedef enum { NW_DIS_DELETE = 0, NW_DIS_REPLACE } nw_dis_action_t;
+typedef enum { NW_DIS_DELETE = 0, NW_DIS_REPLACE } nw_disrupt_action_t;
 
 /** "Empty" | "Drifted" | "Underutilized" (static). */
-const char *nw_dis_reason_str(nw_dis_reason_t r);
+const char *nw_budget_reason_str(nw_disrupt_reason_t r);
 /** "emptiness" | "drift" | "multi-node-consolidation" | "single-node-consolidation". */
-const char *nw_dis_method_str(nw_dis_method_t m);
+const char *nw_decide_method_str(nw_disrupt_method_t m);
 /** "delete" | "replace". */
-const char *nw_dis_action_str(nw_dis_action_t a);
+const char *nw_decide_action_str(nw_disrupt_action_t a);
 
 /* ---- budgets (kubernetes-sigs/karpenter pkg/apis/v1/nodepool.go GetAllowedDisruptionsByReason) */
 
@@ -74,8 +74,8 @@ const char *nw_dis_action_str(nw_dis_action_t a);
  * A budget that does not parse counts as 0 (fail closed) and its problem is put in err
  * (path spec.disruption.budgets[i]...); the return code stays NW_OK.
  */
-int nw_dis_budget_allowed(const cJSON *nodepool, nw_dis_reason_t reason, int nodes, int64_t now,
-                          nw_err_t *err);
+int nw_budget_allowed(const cJSON *nodepool, nw_disrupt_reason_t reason, int nodes, int64_t now,
+                      nw_err_t *err);
 
 /* ---- input and state ---- */
 
@@ -107,7 +107,7 @@ typedef struct {
     int64_t (*mono)(void *ud);
     void *mono_ud;
     int64_t multi_timeout, single_timeout;
-} nw_dis_input_t;
+} nw_disrupt_input_t;
 
 typedef struct {
     const char *name;                         /* NodeClaim name (borrowed from the input) */
@@ -120,11 +120,11 @@ typedef struct {
     size_t npods;
     int nresched; /* reschedulable pods that count against emptiness */
     bool initialized, deleting, in_command, nominated, ready, counted, disrupting;
-    bool candidate;            /* every common rule holds (disruption/types.go NewCandidate) */
-    bool pods_block;           /* only the pod rules (do-not-disrupt, PDB) fail */
-    bool has_tgp;              /* spec.terminationGracePeriod set (drift waives pods_block) */
-    bool empty;                /* candidate without reschedulable pods */
-    bool consolidatable;       /* the Consolidatable rule holds now (nw_dis_consolidatable_at) */
+    bool candidate;      /* every common rule holds (disruption/types.go NewCandidate) */
+    bool pods_block;     /* only the pod rules (do-not-disrupt, PDB) fail */
+    bool has_tgp;        /* spec.terminationGracePeriod set (drift waives pods_block) */
+    bool empty;          /* candidate without reschedulable pods */
+    bool consolidatable; /* the Consolidatable rule holds now (nw_candidates_consolidatable_at) */
     int64_t consolidatable_at; /* when it does / did (0: never: disabled or not initialized) */
     int64_t last_pod_event;    /* status.lastPodEventTime, 0 unset */
     bool drifted;              /* condition Drifted=True */
@@ -132,7 +132,7 @@ typedef struct {
     double disruption_cost;
     double move_cost; /* Balanced: 1 + the reschedulable pods' eviction costs (>= 0 each) */
     char why[256];    /* why it is not a candidate ("" when it is) */
-} nw_dis_node_t;
+} nw_disrupt_node_t;
 
 typedef struct {
     const char *name;
@@ -142,44 +142,46 @@ typedef struct {
     bool when_empty;              /* consolidationPolicy WhenEmpty */
     bool balanced;                /* consolidationPolicy Balanced (moves scored, decide.c) */
     double total_cost;            /* Balanced: the prices of its priced candidates */
-    double total_disruption;      /* Balanced: their move costs (nw_dis_node_t.move_cost) */
+    double total_disruption;      /* Balanced: their move costs (nw_disrupt_node_t.move_cost) */
     int counted, disrupting;      /* nodes for the percentages; already disrupting */
     int allowed[NW_DIS_NREASONS]; /* max(0, budget - disrupting), NW_DIS_UNLIMITED */
     char budget_error[256];       /* a budget that failed to parse ("" none) */
-} nw_dis_pool_t;
+} nw_disrupt_pool_t;
 
-typedef struct nw_dis_state {
-    nw_dis_input_t in;
-    nw_dis_node_t *nodes; /* one per managed NodeClaim, sorted by name */
+typedef struct nw_disrupt_state {
+    nw_disrupt_input_t in;
+    nw_disrupt_node_t *nodes; /* one per managed NodeClaim, sorted by name */
     size_t nnodes;
-    nw_dis_pool_t *pools;
+    nw_disrupt_pool_t *pools;
     size_t npools;
-} nw_dis_state_t;
+} nw_disrupt_state_t;
 
 /** Build the state: every NodeClaim with a karpenter.sh/nodepool label becomes a node
  * with its candidate verdict; pools get their budgets. NW_ENOMEM only. */
-nw_rc_t nw_dis_state_build(const nw_dis_input_t *in, nw_dis_state_t **out, nw_err_t *err);
-void nw_dis_state_free(nw_dis_state_t *st);
+nw_rc_t nw_candidates_state_build(const nw_disrupt_input_t *in, nw_disrupt_state_t **out,
+                                  nw_err_t *err);
+void nw_candidates_state_free(nw_disrupt_state_t *st);
 /** The node of a NodeClaim by name, or NULL. */
-const nw_dis_node_t *nw_dis_state_node(const nw_dis_state_t *st, const char *nodeclaim);
+const nw_disrupt_node_t *nw_candidates_state_node(const nw_disrupt_state_t *st,
+                                                  const char *nodeclaim);
 
 /* ---- pod rules, exposed for tests and the drain ---- */
 
 /** Eviction cost of a pod: 1 + pod-deletion-cost/2^27 + priority/2^25, in [-10, 10]. */
-double nw_dis_eviction_cost(const cJSON *pod);
+double nw_candidates_eviction_cost(const cJSON *pod);
 /** Active, not a DaemonSet or mirror pod (a terminating StatefulSet pod counts). */
-bool nw_dis_pod_reschedulable(const cJSON *pod);
+bool nw_candidates_pod_reschedulable(const cJSON *pod);
 /** An active karpenter.sh/do-not-disrupt annotation at now: "true", or a duration not
  * yet elapsed since status.startTime. Invalid values are inactive. */
-bool nw_dis_pod_do_not_disrupt(const cJSON *pod, int64_t now);
+bool nw_candidates_pod_do_not_disrupt(const cJSON *pod, int64_t now);
 /** Does a label selector (matchLabels, matchExpressions) select these labels. A NULL
  * selector selects nothing, an empty one everything. */
-bool nw_dis_selector_matches(const cJSON *selector, const cJSON *labels);
+bool nw_candidates_selector_matches(const cJSON *selector, const cJSON *labels);
 /** The Consolidatable rule (kubernetes-sigs/karpenter
  * pkg/controllers/nodeclaim/disruption/consolidation.go): when (epoch ns) the NodeClaim
  * becomes consolidatable given the pool's consolidateAfter; 0 when never (Never, or not
  * Initialized). */
-int64_t nw_dis_consolidatable_at(const cJSON *nodeclaim, const cJSON *nodepool);
+int64_t nw_candidates_consolidatable_at(const cJSON *nodeclaim, const cJSON *nodepool);
 
 /* ---- simulation ---- */
 
@@ -187,34 +189,35 @@ typedef struct {
     char name[64];
     /* the most expensive compatible available offering per capacity type; < 0 none */
     double on_demand, spot, reserved;
-} nw_dis_topt_t;
+} nw_disrupt_topt_t;
 
 typedef struct {
     char pool[256];
-    nw_dis_topt_t *types; /* owned (malloc), cheapest first */
+    nw_disrupt_topt_t *types; /* owned (malloc), cheapest first */
     int ntypes;
     bool allow_on_demand, allow_spot, allow_reserved;
     int min_values; /* minValues of the instance-type requirement, 0 none */
-} nw_dis_repl_t;
+} nw_disrupt_repl_t;
 
 typedef struct {
-    bool ok;             /* every pod that is not already pending can be placed, and none
-                            lands on an existing node that is not initialized */
-    char why[256];       /* when !ok */
-    nw_dis_repl_t *repl; /* new NodeClaims the placement needs (owned, malloc) */
+    bool ok;                 /* every pod that is not already pending can be placed, and none
+                                lands on an existing node that is not initialized */
+    char why[256];           /* when !ok */
+    nw_disrupt_repl_t *repl; /* new NodeClaims the placement needs (owned, malloc) */
     int nrepl;
     void *handle; /* the adapter's own result (creates the replacements later) */
     void (*handle_free)(void *handle);
-} nw_dis_sim_t;
+} nw_disrupt_sim_t;
 
 /** Simulate scheduling without the given NodeClaims' nodes, their reschedulable pods
  * added as pending (with the cluster's pending pods). Fills *out (zeroed by the caller)
  * or fails (the pass then does nothing). */
-typedef nw_rc_t (*nw_dis_sim_fn)(void *ud, const nw_dis_state_t *st, const char *const *nodeclaims,
-                                 size_t n, nw_dis_sim_t *out, nw_err_t *err);
+typedef nw_rc_t (*nw_dis_sim_fn)(void *ud, const nw_disrupt_state_t *st,
+                                 const char *const *nodeclaims, size_t n, nw_disrupt_sim_t *out,
+                                 nw_err_t *err);
 
 /** Free a simulation result's memory and handle; leaves it zeroed. NULL-safe. */
-void nw_dis_sim_cleanup(nw_dis_sim_t *s);
+void nw_decide_sim_cleanup(nw_disrupt_sim_t *s);
 
 /* ---- commands ---- */
 
@@ -222,20 +225,20 @@ typedef struct {
     char nodeclaim[256];
     char reason[64]; /* Event reason: DisruptionBlocked, Unconsolidatable, ... */
     char message[512];
-} nw_dis_note_t;
+} nw_disrupt_note_t;
 
 typedef struct {
-    nw_dis_method_t method; /* NONE: no command */
-    nw_dis_reason_t reason;
-    nw_dis_action_t action;
+    nw_disrupt_method_t method; /* NONE: no command */
+    nw_disrupt_reason_t reason;
+    nw_disrupt_action_t action;
     char **candidates; /* NodeClaim names (owned) */
     size_t ncandidates;
-    nw_dis_sim_t sim;            /* replacements (narrowed by the price and spot rules) */
+    nw_disrupt_sim_t sim;        /* replacements (narrowed by the price and spot rules) */
     double old_price, new_price; /* per hour; new = cheapest replacement option */
-    bool validate;               /* wait the validation delay, then nw_dis_validate */
+    bool validate;               /* wait the validation delay, then nw_decide_validate */
     char summary[512];
     /* why candidates were passed over this pass (events), and how many budgets blocked */
-    nw_dis_note_t *notes;
+    nw_disrupt_note_t *notes;
     size_t nnotes;
     int budget_blocked[NW_DIS_NREASONS];
     /* a consolidation search ran out of time: multi-node kept its best command so far,
@@ -243,17 +246,17 @@ typedef struct {
      * candidates (single) it had simulated by then */
     bool multi_timed_out, single_timed_out;
     int multi_evaluated, single_evaluated;
-    /* how long each method's search took, by nw_dis_method_t (ns on the input's mono
+    /* how long each method's search took, by nw_disrupt_method_t (ns on the input's mono
      * clock; -1: not run or no clock) */
     int64_t elapsed[NW_DIS_SINGLE + 1];
-} nw_dis_cmd_t;
+} nw_disrupt_cmd_t;
 
 /** One disruption pass over a state: emptiness, drift, multi-node, single-node; the
  * first method that produces a command wins. *cmd is initialised by the call (clean up
- * with nw_dis_cmd_cleanup even on error). sim may be NULL (then only emptiness and
+ * with nw_decide_cmd_cleanup even on error). sim may be NULL (then only emptiness and
  * empty drifted nodes can act). */
-nw_rc_t nw_dis_decide(const nw_dis_state_t *st, nw_dis_sim_fn sim, void *ud, nw_dis_cmd_t *cmd,
-                      nw_err_t *err);
+nw_rc_t nw_decide(const nw_disrupt_state_t *st, nw_dis_sim_fn sim, void *ud, nw_disrupt_cmd_t *cmd,
+                  nw_err_t *err);
 
 /**
  * Validation after the delay (kubernetes-sigs/karpenter pkg/controllers/disruption/validation.go)
@@ -265,13 +268,13 @@ nw_rc_t nw_dis_decide(const nw_dis_state_t *st, nw_dis_sim_fn sim, void *ud, nw_
  * is swapped for the fresh one), 0 rejected with *why ("budget", "scheduling", "churn"
  * and a detail), -1 on a simulation error.
  */
-int nw_dis_validate(const nw_dis_state_t *st, nw_dis_cmd_t *cmd, nw_dis_sim_fn sim, void *ud,
-                    char *why, size_t whylen);
+int nw_decide_validate(const nw_disrupt_state_t *st, nw_disrupt_cmd_t *cmd, nw_dis_sim_fn sim,
+                       void *ud, char *why, size_t whylen);
 
-void nw_dis_cmd_cleanup(nw_dis_cmd_t *cmd);
+void nw_decide_cmd_cleanup(nw_disrupt_cmd_t *cmd);
 
 /** The command (and the per-node verdicts of st) as JSON for `plan --disruption` and
  * logs (caller owns). cmd may be NULL. */
-cJSON *nw_dis_report_json(const nw_dis_state_t *st, const nw_dis_cmd_t *cmd);
+cJSON *nw_decide_report_json(const nw_disrupt_state_t *st, const nw_disrupt_cmd_t *cmd);
 
 #endif

@@ -53,7 +53,7 @@ int nw_drain_do_not_disrupt(const cJSON *pod, int64_t now_ns, int *invalid)
     }
     const char *st = nw_json_str(nw_json_get(pod, "status"), "startTime");
     int64_t start = 0;
-    if (!st || nw_time_parse(st, &start) != NW_OK)
+    if (!st || nw_clock_time_parse(st, &start) != NW_OK)
         return 1; /* no start time: fail safe */
     return now_ns - start < d;
 }
@@ -67,7 +67,7 @@ void nw_drain_classify(const cJSON *pod, int64_t now_ns, nw_drain_pod_t *out)
     if (dts) {
         out->terminating = 1;
         int64_t t = 0;
-        if (nw_time_parse(dts, &t) == NW_OK) {
+        if (nw_clock_time_parse(dts, &t) == NW_OK) {
             out->deletion_ns = t;
             out->stuck = now_ns - t > NW_DRAIN_STUCK_NS;
         }
@@ -176,7 +176,7 @@ nw_rc_t nw_drain_tgp_deadline(const cJSON *nodeclaim, int64_t *deadline_ns, nw_e
     if (!v)
         return NW_ENOTFOUND;
     const char *s = cJSON_GetStringValue(v);
-    if (!s || nw_time_parse(s, deadline_ns) != NW_OK) {
+    if (!s || nw_clock_time_parse(s, deadline_ns) != NW_OK) {
         *deadline_ns = 0;
         return nw_err_set(err, NW_EPARSE, "metadata.annotations[" NW_ANN_TERMINATION_TS "]",
                           "not an RFC 3339 time: %s", s ? s : "(not a string)");
@@ -191,7 +191,7 @@ nw_rc_t nw_drain_tgp_value(const cJSON *nodeclaim, char *buf, size_t len, nw_err
     if (!dts || !tgp)
         return NW_ENOTFOUND;
     int64_t t = 0, d = 0;
-    if (nw_time_parse(dts, &t) != NW_OK)
+    if (nw_clock_time_parse(dts, &t) != NW_OK)
         return nw_err_set(err, NW_EPARSE, "metadata.deletionTimestamp", "not an RFC 3339 time: %s",
                           dts);
     nw_err_t e = {0};
@@ -202,6 +202,6 @@ nw_rc_t nw_drain_tgp_value(const cJSON *nodeclaim, char *buf, size_t len, nw_err
         return nw_err_set(err, NW_ERANGE, "spec.terminationGracePeriod", "deadline out of range");
     if (len < 32)
         return nw_err_set(err, NW_ERANGE, "", "buffer too small");
-    nw_time_format(t + d, buf, len);
+    nw_clock_time_format(t + d, buf, len);
     return NW_OK;
 }

@@ -90,7 +90,7 @@ static nw_rc_t claim_labels(const nw_drift_in_t *in, nw_labels_t *out)
     if (!in->catalog)
         return NW_OK;
     char keys[MAX_TYPE_LABELS][64], vals[MAX_TYPE_LABELS][64];
-    int n = nw_drift__type_labels(
+    int n = nw_driftcat__type_labels(
         in->catalog, label(in->nodeclaim, "node.kubernetes.io/instance-type"),
         label(in->nodeclaim, "topology.kubernetes.io/zone"),
         label(in->nodeclaim, "karpenter.sh/capacity-type"), keys, vals, MAX_TYPE_LABELS);
@@ -109,22 +109,23 @@ static int requirements_drifted(const nw_drift_in_t *in, char *detail, size_t n)
     nw_reqs_t pool, have;
     nw_labels_t labels;
     int drifted = 0;
-    if (nw_reqs_parse_list(arr, "spec.template.spec.requirements", NW_REQS_PARSE_KARPENTER, &pool,
-                           NULL) != NW_OK)
+    if (nw_requirements_json_parse_list(arr, "spec.template.spec.requirements",
+                                        NW_REQS_PARSE_KARPENTER, &pool, NULL) != NW_OK)
         return 0; /* an invalid pool is reported by its ValidationSucceeded condition */
-    nw_reqs_init(&have);
-    if (claim_labels(in, &labels) == NW_OK && nw_reqs_from_labels(&labels, &have) == NW_OK) {
+    nw_requirements_init(&have);
+    if (claim_labels(in, &labels) == NW_OK &&
+        nw_requirements_from_labels(&labels, &have) == NW_OK) {
         nw_reqs_conflict_t cf;
         memset(&cf, 0, sizeof cf);
-        if (!nw_reqs_compatible(&have, &pool, 0, &cf)) {
+        if (!nw_requirements_compatible(&have, &pool, 0, &cf)) {
             drifted = 1;
             say(detail, n,
                 "the NodeClaim's labels no longer satisfy the NodePool's requirements: %s", cf.msg);
         }
     }
     nw_labels_cleanup(&labels);
-    nw_reqs_cleanup(&have);
-    nw_reqs_cleanup(&pool);
+    nw_requirements_cleanup(&have);
+    nw_requirements_cleanup(&pool);
     return drifted;
 }
 
@@ -134,7 +135,7 @@ static int instance_type_gone(const nw_drift_in_t *in, char *detail, size_t n)
         return 0;
     const char *ct = nw_json_str(nw_json_get(in->nodeclaim, "metadata"), "creationTimestamp");
     int64_t created = 0;
-    if (!ct || nw_time_parse(ct, &created) != NW_OK ||
+    if (!ct || nw_clock_time_parse(ct, &created) != NW_OK ||
         in->now_ns - created < INSTANCE_TYPE_CHECK_AGE_NS)
         return 0;
     const char *type = label(in->nodeclaim, "node.kubernetes.io/instance-type");
@@ -142,7 +143,7 @@ static int instance_type_gone(const nw_drift_in_t *in, char *detail, size_t n)
         return 0;
     const char *zone = label(in->nodeclaim, "topology.kubernetes.io/zone");
     const char *cap = label(in->nodeclaim, "karpenter.sh/capacity-type");
-    int r = nw_drift__offering_exists(in->catalog, type, zone, cap);
+    int r = nw_driftcat__offering_exists(in->catalog, type, zone, cap);
     if (r < 0) {
         say(detail, n, "instance type %s is no longer offered", type);
         return 1;
@@ -183,8 +184,8 @@ static int ami_drifted(const nw_drift_in_t *in, char *detail, size_t n)
                             : nw_json_str(nw_json_get(in->nodeclaim, "status"), "imageID");
     if (!r || !r->namis || !image || !*image)
         return 0; /* Karpenter: "no amis exist given constraints" — an error, no verdict */
-    const char *arch =
-        nw_drift__type_arch(in->catalog, label(in->nodeclaim, "node.kubernetes.io/instance-type"));
+    const char *arch = nw_driftcat__type_arch(
+        in->catalog, label(in->nodeclaim, "node.kubernetes.io/instance-type"));
     if (!arch)
         arch = label(in->nodeclaim, "kubernetes.io/arch");
     const char *fit[64];
@@ -260,7 +261,7 @@ nw_drift_reason_t nw_drift_check(const nw_drift_in_t *in, char *detail, size_t n
     if (!in || !in->nodeclaim || !in->nodepool)
         return NW_DRIFT_NONE;
     char h[NW_HASH_LEN];
-    if (nw_hash_nodepool(in->nodepool, h, NULL) == NW_OK &&
+    if (nw_drifthash_nodepool(in->nodepool, h, NULL) == NW_OK &&
         hash_drifted(in->nodeclaim, NW_ANN_NODEPOOL_HASH, NW_ANN_NODEPOOL_HASH_VERSION,
                      NW_NODEPOOL_HASH_VERSION, h)) {
         say(detail, n, "the NodePool's template changed (nodepool-hash %s, the NodeClaim has %s)",
@@ -273,7 +274,7 @@ nw_drift_reason_t nw_drift_check(const nw_drift_in_t *in, char *detail, size_t n
         return NW_DRIFT_INSTANCE_TYPE;
     if (!in->nodeclass)
         return NW_DRIFT_NONE;
-    if (nw_hash_ec2nodeclass(in->nodeclass, in->ca_bundle, h, NULL) == NW_OK &&
+    if (nw_drifthash_ec2nodeclass(in->nodeclass, in->ca_bundle, h, NULL) == NW_OK &&
         hash_drifted(in->nodeclaim, NW_ANN_NODECLASS_HASH, NW_ANN_NODECLASS_HASH_VERSION,
                      NW_NODECLASS_HASH_VERSION, h)) {
         say(detail, n, "the EC2NodeClass changed (ec2nodeclass-hash %s, the NodeClaim has %s)", h,

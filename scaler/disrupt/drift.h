@@ -106,16 +106,17 @@ nw_drift_reason_t nw_drift_check(const nw_drift_in_t *in, char *detail, size_t n
 
 /** Labels of the instance type (and of its offering in zone/capacity type, when found)
  * into keys/vals (max entries of 64 bytes each). -1 when the type is unknown. */
-int nw_drift__type_labels(const nw_catalog_t *cat, const char *type, const char *zone,
-                          const char *capacity_type, char (*keys)[64], char (*vals)[64], int max);
+int nw_driftcat__type_labels(const nw_catalog_t *cat, const char *type, const char *zone,
+                             const char *capacity_type, char (*keys)[64], char (*vals)[64],
+                             int max);
 
 /** 1 when the catalog has the type and an offering matching zone and capacity type
  * (either may be NULL/"" = any), 0 when it has the type but no such offering,
  * -1 when the type is unknown. */
-int nw_drift__offering_exists(const nw_catalog_t *cat, const char *type, const char *zone,
-                              const char *capacity_type);
+int nw_driftcat__offering_exists(const nw_catalog_t *cat, const char *type, const char *zone,
+                                 const char *capacity_type);
 
 /** The type's architecture ("amd64"/"arm64") or NULL when unknown. Borrowed. */
-const char *nw_drift__type_arch(const nw_catalog_t *cat, const char *type);
+const char *nw_driftcat__type_arch(const nw_catalog_t *cat, const char *type);
 
 #endif

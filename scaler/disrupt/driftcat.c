@@ -20,17 +20,17 @@ static int offering_matches(const nw_offering_t *o, const char *zone, const char
     return 1;
 }
 
-int nw_drift__type_labels(const nw_catalog_t *cat, const char *type, const char *zone,
-                          const char *capacity_type, char (*keys)[64], char (*vals)[64], int max)
+int nw_driftcat__type_labels(const nw_catalog_t *cat, const char *type, const char *zone,
+                             const char *capacity_type, char (*keys)[64], char (*vals)[64], int max)
 {
     const nw_itype_t *t = cat && type ? nw_catalog_find(cat, type) : NULL;
     if (!t)
         return -1;
     nw_cat_label_t l[MAX_LABELS];
-    int n = nw_itype_labels(t, l, MAX_LABELS);
+    int n = nw_catalog_itype_labels(t, l, MAX_LABELS);
     for (int i = 0; i < t->noffer && n < MAX_LABELS; i++) {
         if (offering_matches(&t->offerings[i], zone, capacity_type) && zone && *zone) {
-            n += nw_offering_labels(cat, &t->offerings[i], l + n, MAX_LABELS - n);
+            n += nw_catalog_offering_labels(cat, &t->offerings[i], l + n, MAX_LABELS - n);
             break;
         }
     }
@@ -42,8 +42,8 @@ int nw_drift__type_labels(const nw_catalog_t *cat, const char *type, const char 
     return k;
 }
 
-int nw_drift__offering_exists(const nw_catalog_t *cat, const char *type, const char *zone,
-                              const char *capacity_type)
+int nw_driftcat__offering_exists(const nw_catalog_t *cat, const char *type, const char *zone,
+                                 const char *capacity_type)
 {
     const nw_itype_t *t = cat && type ? nw_catalog_find(cat, type) : NULL;
     if (!t)
@@ -56,7 +56,7 @@ int nw_drift__offering_exists(const nw_catalog_t *cat, const char *type, const c
     return 0;
 }
 
-const char *nw_drift__type_arch(const nw_catalog_t *cat, const char *type)
+const char *nw_driftcat__type_arch(const nw_catalog_t *cat, const char *type)
 {
     const nw_itype_t *t = cat && type ? nw_catalog_find(cat, type) : NULL;
     return t && t->arch[0] ? t->arch : NULL;

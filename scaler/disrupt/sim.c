@@ -23,8 +23,8 @@ static void handle_free(void *h)
     handle_t *x = h;
     if (!x)
         return;
-    nw_sched_results_free(&x->res);
-    nw_sched_snap_free(x->snap);
+    nw_solve_results_free(&x->res);
+    nw_snapshot_free(x->snap);
     free(x->claim_of);
     free(x);
 }
@@ -49,7 +49,7 @@ static bool in_names(const char *const *v, size_t n, const char *s)
 }
 
 /* is the node (or in-flight NodeClaim) `name` initialized in the cluster's view */
-static bool target_initialized(const nw_dis_simctx_t *x, const char *name)
+static bool target_initialized(const nw_disrupt_simctx_t *x, const char *name)
 {
     for (size_t i = 0; i < x->nnodes; i++)
         if (strcmp(name_of(x->nodes[i]) ? name_of(x->nodes[i]) : "", name) == 0) {
@@ -67,27 +67,28 @@ static double max_or(double cur, double p)
     return p > cur ? p : cur;
 }
 
-static nw_rc_t to_repl(const nw_sched_snap_t *s, const nw_sched_claim_t *c, nw_dis_repl_t *r)
+static nw_rc_t to_repl(const nw_sched_snap_t *s, const nw_sched_claim_t *c, nw_disrupt_repl_t *r)
 {
-    snprintf(r->pool, sizeof r->pool, "%s", nw_sched_pool_name(s, (size_t)c->pool));
-    const nw_req_t *ct = nw_reqs_get(&c->reqs, "karpenter.sh/capacity-type");
-    const nw_req_t *zr = nw_reqs_get(&c->reqs, "topology.kubernetes.io/zone");
-    const nw_req_t *it = nw_reqs_get(&c->reqs, "node.kubernetes.io/instance-type");
-    r->allow_on_demand = !ct || nw_req_matches(ct, "on-demand");
-    r->allow_spot = !ct || nw_req_matches(ct, "spot");
-    r->allow_reserved = ct && !ct->complement && nw_req_matches(ct, "reserved");
+    snprintf(r->pool, sizeof r->pool, "%s", nw_snapshot_pool_name(s, (size_t)c->pool));
+    const nw_req_t *ct = nw_requirements_get(&c->reqs, "karpenter.sh/capacity-type");
+    const nw_req_t *zr = nw_requirements_get(&c->reqs, "topology.kubernetes.io/zone");
+    const nw_req_t *it = nw_requirements_get(&c->reqs, "node.kubernetes.io/instance-type");
+    r->allow_on_demand = !ct || nw_requirements_req_matches(ct, "on-demand");
+    r->allow_spot = !ct || nw_requirements_req_matches(ct, "spot");
+    r->allow_reserved = ct && !ct->complement && nw_requirements_req_matches(ct, "reserved");
     r->min_values = it ? it->min_values : 0;
     r->types = calloc((size_t)c->nitypes + 1, sizeof *r->types);
     if (!r->types)
         return NW_ENOMEM;
     for (int i = 0; i < c->nitypes; i++) {
-        const nw_sched_itype_t *t = nw_sched_snap_itype(s, (size_t)c->itypes[i]);
-        nw_dis_topt_t *o = &r->types[r->ntypes];
+        const nw_sched_itype_t *t = nw_snapshot_itype(s, (size_t)c->itypes[i]);
+        nw_disrupt_topt_t *o = &r->types[r->ntypes];
         snprintf(o->name, sizeof o->name, "%s", t->name);
         o->on_demand = o->spot = o->reserved = -1;
         for (int k = 0; k < t->noffer; k++) {
             const nw_sched_offering_t *of = &t->offerings[k];
-            if (!of->available || of->price <= 0 || (zr && !nw_req_matches(zr, of->zone)))
+            if (!of->available || of->price <= 0 ||
+                (zr && !nw_requirements_req_matches(zr, of->zone)))
                 continue;
             if (strcmp(of->capacity_type, "on-demand") == 0)
                 o->on_demand = max_or(o->on_demand, of->price);
@@ -105,13 +106,13 @@ typedef struct {
     const nw_sched_snap_t *snap;
     const char *const *must;
     size_t nmust;
-    const nw_dis_simctx_t *x;
+    const nw_disrupt_simctx_t *x;
 } must_t;
 
 static bool must_pod(void *ud, int pod)
 {
     const must_t *m = ud;
-    return in_names(m->must, m->nmust, nw_sched_pod_key(m->snap, (size_t)pod));
+    return in_names(m->must, m->nmust, nw_snapshot_pod_key(m->snap, (size_t)pod));
 }
 
 static bool target_init(void *ud, const char *target)
@@ -120,10 +121,10 @@ static bool target_init(void *ud, const char *target)
     return target_initialized(m->x, target);
 }
 
-nw_rc_t nw_dis_sim_interpret(const nw_sched_snap_t *snap, const nw_sched_results_t *res,
-                             bool (*must)(void *ud, int pod),
-                             bool (*initialized)(void *ud, const char *target), void *ud,
-                             nw_dis_sim_t *out, int *claim_of, nw_err_t *err)
+nw_rc_t nw_disrupt_sim_interpret(const nw_sched_snap_t *snap, const nw_sched_results_t *res,
+                                 bool (*must)(void *ud, int pod),
+                                 bool (*initialized)(void *ud, const char *target), void *ud,
+                                 nw_disrupt_sim_t *out, int *claim_of, nw_err_t *err)
 {
     out->ok = true;
     for (int i = 0; i < res->nunsched && out->ok; i++) {
@@ -134,14 +135,14 @@ nw_rc_t nw_dis_sim_interpret(const nw_sched_snap_t *snap, const nw_sched_results
         for (int k = 0; !why && k < u->nreasons; k++)
             why = u->reasons[k];
         snprintf(out->why, sizeof out->why, "pod %.80s cannot be placed: %.120s",
-                 nw_sched_pod_key(snap, (size_t)u->pod), why ? why : "no capacity");
+                 nw_snapshot_pod_key(snap, (size_t)u->pod), why ? why : "no capacity");
         out->ok = false;
     }
     for (int i = 0; i < res->nplaced && out->ok; i++)
         if (!initialized(ud, res->placed[i].node)) {
             snprintf(out->why, sizeof out->why,
                      "would schedule pod %.100s against uninitialized node %.100s",
-                     nw_sched_pod_key(snap, (size_t)res->placed[i].pod), res->placed[i].node);
+                     nw_snapshot_pod_key(snap, (size_t)res->placed[i].pod), res->placed[i].node);
             out->ok = false;
         }
     /* only claims that carry an excluded node's pod are replacements; claims for pods
@@ -163,10 +164,10 @@ nw_rc_t nw_dis_sim_interpret(const nw_sched_snap_t *snap, const nw_sched_results
     return NW_OK;
 }
 
-nw_rc_t nw_dis_sim_schedule(void *ud, const nw_dis_state_t *st, const char *const *ncs, size_t n,
-                            nw_dis_sim_t *out, nw_err_t *err)
+nw_rc_t nw_disrupt_sim_schedule(void *ud, const nw_disrupt_state_t *st, const char *const *ncs,
+                                size_t n, nw_disrupt_sim_t *out, nw_err_t *err)
 {
-    const nw_dis_simctx_t *x = ud;
+    const nw_disrupt_simctx_t *x = ud;
     memset(out, 0, sizeof *out);
     /* node names to take away: the candidates' and every deleting node */
     const char **gone = calloc(n + x->nnodes + 1, sizeof *gone);
@@ -175,12 +176,12 @@ nw_rc_t nw_dis_sim_schedule(void *ud, const nw_dis_state_t *st, const char *cons
     char **must = NULL; /* "ns/name" of the candidates' pods */
     size_t nmust = 0;
     nw_rc_t rc = NW_OK;
-    if (!gone || !h || !(h->snap = nw_sched_snap_new())) {
+    if (!gone || !h || !(h->snap = nw_snapshot_new())) {
         rc = nw_err_set(err, NW_ENOMEM, NULL, "out of memory");
         goto out;
     }
     for (size_t i = 0; i < n; i++) {
-        const nw_dis_node_t *dn = nw_dis_state_node(st, ncs[i]);
+        const nw_disrupt_node_t *dn = nw_candidates_state_node(st, ncs[i]);
         if (dn && dn->node_name[0])
             gone[ngone++] = dn->node_name;
     }
@@ -189,24 +190,24 @@ nw_rc_t nw_dis_sim_schedule(void *ud, const nw_dis_state_t *st, const char *cons
         if (deleting(x->nodes[i]) && name_of(x->nodes[i]))
             gone[ngone++] = name_of(x->nodes[i]);
     nw_sched_opts_t opts = {.require_unschedulable = false, .ignore_preferences = false};
-    nw_sched_snap_set_opts(h->snap, &opts);
+    nw_snapshot_set_opts(h->snap, &opts);
     if (x->add_types && (rc = x->add_types(x->types_ud, h->snap, err)) != NW_OK)
         goto out;
     nw_err_t e = {0};
     for (size_t i = 0; i < x->nnodepools; i++)
         if (!deleting(x->nodepools[i]))
-            nw_sched_snap_add_pool_json(h->snap, x->nodepools[i], &e); /* bad pools stay out */
+            nw_snap_node_add_pool_json(h->snap, x->nodepools[i], &e); /* bad pools stay out */
     for (size_t i = 0; i < x->ndaemonsets; i++)
-        nw_sched_snap_add_daemonset_json(h->snap, x->daemonsets[i], &e);
+        nw_snap_node_add_daemonset_json(h->snap, x->daemonsets[i], &e);
     for (size_t i = 0; i < x->nnodes; i++)
         if (!in_names(gone, ngone, name_of(x->nodes[i])))
-            nw_sched_snap_add_node_json(h->snap, x->nodes[i], &e);
+            nw_snap_node_add_json(h->snap, x->nodes[i], &e);
     for (size_t i = 0; i < x->nnodeclaims; i++) {
         const cJSON *nc = x->nodeclaims[i];
         const char *nn = nw_json_str(nw_json_get(nc, "status"), "nodeName");
         if (deleting(nc) || in_names(ncs, n, name_of(nc)) || in_names(gone, ngone, nn))
             continue;
-        nw_sched_snap_add_nodeclaim_json(h->snap, nc, &e); /* skipped when its node exists */
+        nw_snap_node_add_nodeclaim_json(h->snap, nc, &e); /* skipped when its node exists */
     }
     must = calloc(x->npods + 1, sizeof *must);
     if (!must) {
@@ -220,7 +221,7 @@ nw_rc_t nw_dis_sim_schedule(void *ud, const nw_dis_state_t *st, const char *cons
         if (ph && (strcmp(ph, "Succeeded") == 0 || strcmp(ph, "Failed") == 0))
             continue;
         if (nn && in_names(gone, ngone, nn)) {
-            if (!nw_dis_pod_reschedulable(p))
+            if (!nw_candidates_pod_reschedulable(p))
                 continue;
             cJSON *cp = nw_json_dup(p);
             if (!cp) {
@@ -231,7 +232,7 @@ nw_rc_t nw_dis_sim_schedule(void *ud, const nw_dis_state_t *st, const char *cons
             cJSON_DeleteItemFromObjectCaseSensitive(nw_json_get_mut(cp, "metadata"),
                                                     "deletionTimestamp");
             nw_err_clear(&e);
-            nw_sched_snap_add_pod_json(h->snap, cp, &e);
+            nw_snap_pod_add_json(h->snap, cp, &e);
             cJSON_Delete(cp);
             if (in_names(gone, ncand, nn)) {
                 char key[600];
@@ -245,9 +246,9 @@ nw_rc_t nw_dis_sim_schedule(void *ud, const nw_dis_state_t *st, const char *cons
             continue;
         }
         nw_err_clear(&e);
-        nw_sched_snap_add_pod_json(h->snap, p, &e);
+        nw_snap_pod_add_json(h->snap, p, &e);
     }
-    if ((rc = nw_sched_solve(h->snap, x->now, &h->res, err)) != NW_OK)
+    if ((rc = nw_solve(h->snap, x->now, &h->res, err)) != NW_OK)
         goto out;
     h->claim_of = calloc((size_t)h->res.nclaims + 1, sizeof *h->claim_of);
     if (!h->claim_of) {
@@ -255,8 +256,8 @@ nw_rc_t nw_dis_sim_schedule(void *ud, const nw_dis_state_t *st, const char *cons
         goto out;
     }
     must_t mu = {h->snap, (const char *const *)must, nmust, x};
-    if ((rc = nw_dis_sim_interpret(h->snap, &h->res, must_pod, target_init, &mu, out, h->claim_of,
-                                   err)) != NW_OK)
+    if ((rc = nw_disrupt_sim_interpret(h->snap, &h->res, must_pod, target_init, &mu, out,
+                                       h->claim_of, err)) != NW_OK)
         goto out;
     out->handle = h;
     out->handle_free = handle_free;
@@ -268,7 +269,7 @@ out:
     free(gone);
     handle_free(h);
     if (rc != NW_OK)
-        nw_dis_sim_cleanup(out);
+        nw_decide_sim_cleanup(out);
     return rc;
 }
 
@@ -298,7 +299,7 @@ static void add_bound(cJSON *arr, const char *key, const char *op, int64_t v)
     add_req(arr, key, op, vals, 1, 0);
 }
 
-static cJSON *reqs_json(const nw_reqs_t *rs, const nw_dis_repl_t *rp)
+static cJSON *reqs_json(const nw_reqs_t *rs, const nw_disrupt_repl_t *rp)
 {
     cJSON *arr = nw_json_new_array();
     for (size_t i = 0; i < rs->n; i++) {
@@ -337,7 +338,7 @@ static cJSON *reqs_json(const nw_reqs_t *rs, const nw_dis_repl_t *rp)
                 add_req(arr, r->key, "Exists", NULL, 0, r->min_values);
         }
     }
-    if (!nw_reqs_get(rs, "karpenter.sh/capacity-type")) {
+    if (!nw_requirements_get(rs, "karpenter.sh/capacity-type")) {
         char *cts[3];
         size_t n = 0;
         if (rp->allow_spot)
@@ -349,13 +350,13 @@ static cJSON *reqs_json(const nw_reqs_t *rs, const nw_dis_repl_t *rp)
     return arr;
 }
 
-cJSON *nw_dis_replacement_json(const nw_dis_sim_t *sim, int k, const cJSON *pool)
+cJSON *nw_disrupt_sim_replacement_json(const nw_disrupt_sim_t *sim, int k, const cJSON *pool)
 {
     const handle_t *h = sim ? sim->handle : NULL;
     if (!h || k < 0 || k >= sim->nrepl || sim->handle_free != handle_free)
         return NULL;
     const nw_sched_claim_t *c = &h->res.claims[h->claim_of[k]];
-    const nw_dis_repl_t *rp = &sim->repl[k];
+    const nw_disrupt_repl_t *rp = &sim->repl[k];
     const char *poolname = name_of(pool);
     const cJSON *tmpl = nw_json_get(nw_json_get(pool, "spec"), "template");
     const cJSON *tspec = nw_json_get(tmpl, "spec");
@@ -395,7 +396,7 @@ cJSON *nw_dis_replacement_json(const nw_dis_sim_t *sim, int k, const cJSON *pool
     cJSON *spec = nw_json_add_object(nc, "spec");
     nw_json_add_item(spec, "requirements", reqs_json(&c->reqs, rp));
     cJSON *res = nw_json_add_object(spec, "resources");
-    nw_json_add_item(res, "requests", nw_sched_res_to_json(h->snap, &c->requests));
+    nw_json_add_item(res, "requests", nw_snapshot_res_to_json(h->snap, &c->requests));
     const cJSON *ref = nw_json_get(tspec, "nodeClassRef");
     if (ref)
         nw_json_add_item(spec, "nodeClassRef", nw_json_dup(ref));

@@ -9,7 +9,7 @@
  * Instance types come through a callback (the catalog lives behind scaler/aws).
  *
  * Pure: no I/O and no clock reads. Ownership: a simulation result's handle owns its
- * scheduling snapshot and results (freed by nw_dis_sim_cleanup). Thread: the caller's.
+ * scheduling snapshot and results (freed by nw_decide_sim_cleanup). Thread: the caller's.
  */
 #ifndef NW_SCALER_DISRUPT_SIM_H
 #define NW_SCALER_DISRUPT_SIM_H
@@ -34,18 +34,19 @@ typedef struct {
     /* add the instance types with their offerings (prices, availability) */
     nw_rc_t (*add_types)(void *ud, nw_sched_snap_t *s, nw_err_t *err);
     void *types_ud;
-} nw_dis_simctx_t;
+} nw_disrupt_simctx_t;
 
-/** nw_dis_sim_fn over scaler/sched; ud is a nw_dis_simctx_t. Pods of the excluded
+/** nw_dis_sim_fn over scaler/sched; ud is a nw_disrupt_simctx_t. Pods of the excluded
  * NodeClaims' nodes (and of deleting nodes) that are reschedulable are added back as
  * pending; ok is false when one of the excluded nodes' pods cannot be placed or when any
  * pod would land on a node that is not initialized. */
-nw_rc_t nw_dis_sim_schedule(void *ud, const nw_dis_state_t *st, const char *const *nodeclaims,
-                            size_t n, nw_dis_sim_t *out, nw_err_t *err);
+nw_rc_t nw_disrupt_sim_schedule(void *ud, const nw_disrupt_state_t *st,
+                                const char *const *nodeclaims, size_t n, nw_disrupt_sim_t *out,
+                                nw_err_t *err);
 
-/** The NodeClaim to create for replacement k of a simulation made by nw_dis_sim_schedule
+/** The NodeClaim to create for replacement k of a simulation made by nw_disrupt_sim_schedule
  * (its instance types and capacity types as narrowed in sim->repl[k]), from the NodePool
  * (borrowed). Owned by the caller; NULL on a bad index. */
-cJSON *nw_dis_replacement_json(const nw_dis_sim_t *sim, int k, const cJSON *nodepool);
+cJSON *nw_disrupt_sim_replacement_json(const nw_disrupt_sim_t *sim, int k, const cJSON *nodepool);
 
 #endif

@@ -1,9 +1,9 @@
 /*
  * scaler/disrupt/simres.h — reading a solved scheduling simulation as a disruption
- * simulation result (disrupt.h nw_dis_sim_t). Kept apart from sim.h because it needs
+ * simulation result (disrupt.h nw_disrupt_sim_t). Kept apart from sim.h because it needs
  * scaler/sched/schedule.h (api/ types).
  *
- * Pure. Ownership: out->repl is allocated here (freed by nw_dis_sim_cleanup).
+ * Pure. Ownership: out->repl is allocated here (freed by nw_decide_sim_cleanup).
  */
 #ifndef NW_SCALER_DISRUPT_SIMRES_H
 #define NW_SCALER_DISRUPT_SIMRES_H
@@ -20,9 +20,9 @@
  * out->repl gets one entry per new claim that carries a must() pod, and claim_of[k]
  * the results' claim index of replacement k (claim_of has room for r->nclaims).
  */
-nw_rc_t nw_dis_sim_interpret(const nw_sched_snap_t *snap, const nw_sched_results_t *r,
-                             bool (*must)(void *ud, int pod),
-                             bool (*initialized)(void *ud, const char *target), void *ud,
-                             nw_dis_sim_t *out, int *claim_of, nw_err_t *err);
+nw_rc_t nw_disrupt_sim_interpret(const nw_sched_snap_t *snap, const nw_sched_results_t *r,
+                                 bool (*must)(void *ud, int pod),
+                                 bool (*initialized)(void *ud, const char *target), void *ud,
+                                 nw_disrupt_sim_t *out, int *claim_of, nw_err_t *err);
 
 #endif

@@ -10,18 +10,20 @@
 #include <unistd.h>
 
 static const nw_kube_res_t *const kind_res[NW_KUBE_KINDS] = {
-    &nw_kube_res_pods,           &nw_kube_res_nodes,      &nw_kube_res_nodepools,
-    &nw_kube_res_ec2nodeclasses, &nw_kube_res_nodeclaims, &nw_kube_res_pdbs,
-    &nw_kube_res_daemonsets,     &nw_kube_res_pvs,        &nw_kube_res_pvcs,
-    &nw_kube_res_storageclasses, &nw_kube_res_namespaces, &nw_kube_res_csinodes,
+    &nw_kube_client_res_pods,       &nw_kube_client_res_nodes,
+    &nw_kube_client_res_nodepools,  &nw_kube_client_res_ec2nodeclasses,
+    &nw_kube_client_res_nodeclaims, &nw_kube_client_res_pdbs,
+    &nw_kube_client_res_daemonsets, &nw_kube_client_res_pvs,
+    &nw_kube_client_res_pvcs,       &nw_kube_client_res_storageclasses,
+    &nw_kube_client_res_namespaces, &nw_kube_client_res_csinodes,
 };
 
-const nw_kube_res_t *nw_kube_kind_res(nw_kube_kind_t k)
+const nw_kube_res_t *nw_kube_cache_kind_res(nw_kube_kind_t k)
 {
     return k < NW_KUBE_KINDS ? kind_res[k] : NULL;
 }
 
-const char *nw_kube_kind_name(nw_kube_kind_t k)
+const char *nw_kube_cache_kind_name(nw_kube_kind_t k)
 {
     return k < NW_KUBE_KINDS ? kind_res[k]->plural : "?";
 }
@@ -36,7 +38,7 @@ static const char *sfield(const cJSON *o, const char *a, const char *b)
     return cJSON_IsString(x) ? x->valuestring : "";
 }
 
-int nw_kube_pod_is_pending(const cJSON *pod)
+int nw_kube_cache_pod_is_pending(const cJSON *pod)
 {
     const cJSON *spec = cJSON_GetObjectItemCaseSensitive(pod, "spec");
     const cJSON *status = cJSON_GetObjectItemCaseSensitive(pod, "status");
@@ -99,7 +101,7 @@ static nw_kube_obj_t *obj_new(nw_kube_kind_t kind, cJSON *json)
     case NW_KUBE_PODS:
         o->node_name = sfield(json, "spec", "nodeName");
         o->phase = sfield(json, "status", "phase");
-        o->pending = nw_kube_pod_is_pending(json);
+        o->pending = nw_kube_cache_pod_is_pending(json);
         break;
     case NW_KUBE_NODES:
         o->provider_id = sfield(json, "spec", "providerID");
@@ -293,7 +295,7 @@ void nw_kube_cache_free(nw_kube_cache_t *c)
 {
     if (!c)
         return;
-    nw_kube_snap_release(c->snap);
+    nw_kube_cache_snap_release(c->snap);
     for (int k = 0; k < NW_KUBE_KINDS; k++)
         map_clear(&c->store[k]);
     if (c->efd >= 0)
@@ -473,7 +475,7 @@ uint64_t nw_kube_cache_generation(nw_kube_cache_t *c)
 
 static void deadline_after(struct timespec *ts, int64_t ms)
 {
-    nw_deadline_after(ts, CLOCK_MONOTONIC, ms);
+    nw_clock_deadline_after(ts, CLOCK_MONOTONIC, ms);
 }
 
 uint64_t nw_kube_cache_wait(nw_kube_cache_t *c, uint64_t seen, int64_t timeout_ms)
@@ -606,7 +608,7 @@ nw_kube_snap_t *nw_kube_cache_snapshot(nw_kube_cache_t *c)
     }
     pthread_mutex_unlock(&c->mu);
     if (oom) {
-        nw_kube_snap_release(s);
+        nw_kube_cache_snap_release(s);
         return NULL;
     }
     for (int k = 0; k < NW_KUBE_KINDS; k++)
@@ -622,7 +624,7 @@ nw_kube_snap_t *nw_kube_cache_snapshot(nw_kube_cache_t *c)
                     offsetof(nw_kube_obj_t, provider_id), 0, cmp_pid) ||
         build_index(&s->claims_by_pool, &s->all[NW_KUBE_NODECLAIMS],
                     offsetof(nw_kube_obj_t, nodepool), 0, cmp_pool)) {
-        nw_kube_snap_release(s);
+        nw_kube_cache_snap_release(s);
         return NULL;
     }
     /* cache it for the next caller of the same generation */
@@ -632,14 +634,14 @@ nw_kube_snap_t *nw_kube_cache_snapshot(nw_kube_cache_t *c)
         atomic_fetch_add(&s->refs, 1);
         c->snap = s;
         pthread_mutex_unlock(&c->mu);
-        nw_kube_snap_release(prev);
+        nw_kube_cache_snap_release(prev);
     } else {
         pthread_mutex_unlock(&c->mu);
     }
     return s;
 }
 
-void nw_kube_snap_release(nw_kube_snap_t *s)
+void nw_kube_cache_snap_release(nw_kube_snap_t *s)
 {
     if (!s || atomic_fetch_sub(&s->refs, 1) != 1)
         return;
@@ -657,28 +659,28 @@ void nw_kube_snap_release(nw_kube_snap_t *s)
     free(s);
 }
 
-uint64_t nw_kube_snap_generation(const nw_kube_snap_t *s)
+uint64_t nw_kube_cache_snap_generation(const nw_kube_snap_t *s)
 {
     return s->gen;
 }
 
-int nw_kube_snap_synced(const nw_kube_snap_t *s)
+int nw_kube_cache_snap_synced(const nw_kube_snap_t *s)
 {
     return s->synced;
 }
 
-size_t nw_kube_snap_count(const nw_kube_snap_t *s, nw_kube_kind_t kind)
+size_t nw_kube_cache_snap_count(const nw_kube_snap_t *s, nw_kube_kind_t kind)
 {
     return kind < NW_KUBE_KINDS ? s->all[kind].n : 0;
 }
 
-const nw_kube_obj_t *nw_kube_snap_at(const nw_kube_snap_t *s, nw_kube_kind_t kind, size_t i)
+const nw_kube_obj_t *nw_kube_cache_snap_at(const nw_kube_snap_t *s, nw_kube_kind_t kind, size_t i)
 {
     return kind < NW_KUBE_KINDS && i < s->all[kind].n ? s->all[kind].v[i] : NULL;
 }
 
-const nw_kube_obj_t *nw_kube_snap_get(const nw_kube_snap_t *s, nw_kube_kind_t kind, const char *ns,
-                                      const char *name)
+const nw_kube_obj_t *nw_kube_cache_snap_get(const nw_kube_snap_t *s, nw_kube_kind_t kind,
+                                            const char *ns, const char *name)
 {
     if (kind >= NW_KUBE_KINDS || !name)
         return NULL;
@@ -720,32 +722,33 @@ static size_t range(const vec_t *v, size_t off, const char *val, const nw_kube_o
     return end - lo;
 }
 
-size_t nw_kube_snap_pods_on_node(const nw_kube_snap_t *s, const char *node,
-                                 const nw_kube_obj_t *const **out)
+size_t nw_kube_cache_snap_pods_on_node(const nw_kube_snap_t *s, const char *node,
+                                       const nw_kube_obj_t *const **out)
 {
     return range(&s->pods_by_node, offsetof(nw_kube_obj_t, node_name), node ? node : "", out);
 }
 
-size_t nw_kube_snap_pods_in_phase(const nw_kube_snap_t *s, const char *phase,
-                                  const nw_kube_obj_t *const **out)
+size_t nw_kube_cache_snap_pods_in_phase(const nw_kube_snap_t *s, const char *phase,
+                                        const nw_kube_obj_t *const **out)
 {
     return range(&s->pods_by_phase, offsetof(nw_kube_obj_t, phase), phase ? phase : "", out);
 }
 
-size_t nw_kube_snap_pending_pods(const nw_kube_snap_t *s, const nw_kube_obj_t *const **out)
+size_t nw_kube_cache_snap_pending_pods(const nw_kube_snap_t *s, const nw_kube_obj_t *const **out)
 {
     *out = s->pending.v;
     return s->pending.n;
 }
 
-size_t nw_kube_snap_nodeclaims_for_nodepool(const nw_kube_snap_t *s, const char *nodepool,
-                                            const nw_kube_obj_t *const **out)
+size_t nw_kube_cache_snap_nodeclaims_for_nodepool(const nw_kube_snap_t *s, const char *nodepool,
+                                                  const nw_kube_obj_t *const **out)
 {
     return range(&s->claims_by_pool, offsetof(nw_kube_obj_t, nodepool), nodepool ? nodepool : "",
                  out);
 }
 
-const nw_kube_obj_t *nw_kube_snap_node_by_provider_id(const nw_kube_snap_t *s, const char *pid)
+const nw_kube_obj_t *nw_kube_cache_snap_node_by_provider_id(const nw_kube_snap_t *s,
+                                                            const char *pid)
 {
     const nw_kube_obj_t *const *v;
     return pid && pid[0] && range(&s->nodes_by_pid, offsetof(nw_kube_obj_t, provider_id), pid, &v)
@@ -753,7 +756,8 @@ const nw_kube_obj_t *nw_kube_snap_node_by_provider_id(const nw_kube_snap_t *s, c
                : NULL;
 }
 
-const nw_kube_obj_t *nw_kube_snap_nodeclaim_by_provider_id(const nw_kube_snap_t *s, const char *pid)
+const nw_kube_obj_t *nw_kube_cache_snap_nodeclaim_by_provider_id(const nw_kube_snap_t *s,
+                                                                 const char *pid)
 {
     const nw_kube_obj_t *const *v;
     return pid && pid[0] && range(&s->claims_by_pid, offsetof(nw_kube_obj_t, provider_id), pid, &v)
@@ -761,7 +765,7 @@ const nw_kube_obj_t *nw_kube_snap_nodeclaim_by_provider_id(const nw_kube_snap_t 
                : NULL;
 }
 
-nw_rc_t nw_kube_snap_dump_json(const nw_kube_snap_t *s, nw_buf_t *out)
+nw_rc_t nw_kube_cache_snap_dump_json(const nw_kube_snap_t *s, nw_buf_t *out)
 {
     nw_rc_t rc = nw_buf_adds(out, "{");
     for (int k = 0; k < NW_KUBE_KINDS && !rc; k++) {

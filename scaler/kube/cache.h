@@ -22,7 +22,7 @@
  *
  * Ownership: cache: nw_kube_cache_new / nw_kube_cache_free (after the watch
  * thread stopped and every snapshot was released). Snapshot: owned reference
- * from nw_kube_cache_snapshot, release with nw_kube_snap_release (any thread);
+ * from nw_kube_cache_snapshot, release with nw_kube_cache_snap_release (any thread);
  * objects and arrays obtained from a snapshot are borrowed, valid while the
  * snapshot is held.
  */
@@ -56,10 +56,10 @@ typedef enum {
 } nw_kube_kind_t;
 
 /** Resource descriptor of a cached kind (static storage). */
-const nw_kube_res_t *nw_kube_kind_res(nw_kube_kind_t k);
+const nw_kube_res_t *nw_kube_cache_kind_res(nw_kube_kind_t k);
 
 /** Plural lower-case name ("pods", "poddisruptionbudgets", ...; static storage). */
-const char *nw_kube_kind_name(nw_kube_kind_t k);
+const char *nw_kube_cache_kind_name(nw_kube_kind_t k);
 
 /* One cached object. Everything is read-only for users; strings point into json. */
 typedef struct nw_kube_obj {
@@ -75,7 +75,7 @@ typedef struct nw_kube_obj {
     const char *phase;       /* pods: status.phase */
     const char *provider_id; /* nodes: spec.providerID; nodeclaims: status.providerID */
     const char *nodepool;    /* nodeclaims: label karpenter.sh/nodepool */
-    int pending;             /* pods: nw_kube_pod_is_pending */
+    int pending;             /* pods: nw_kube_cache_pod_is_pending */
     int terminating;         /* metadata.deletionTimestamp is set */
 } nw_kube_obj_t;
 
@@ -147,37 +147,38 @@ nw_kube_snap_t *nw_kube_cache_snapshot(nw_kube_cache_t *c);
 /* ---- snapshots ---- */
 
 /** Drop a reference. NULL-safe. */
-void nw_kube_snap_release(nw_kube_snap_t *s);
+void nw_kube_cache_snap_release(nw_kube_snap_t *s);
 
-uint64_t nw_kube_snap_generation(const nw_kube_snap_t *s);
-int nw_kube_snap_synced(const nw_kube_snap_t *s);
+uint64_t nw_kube_cache_snap_generation(const nw_kube_snap_t *s);
+int nw_kube_cache_snap_synced(const nw_kube_snap_t *s);
 
 /** Objects of a kind, sorted by key. */
-size_t nw_kube_snap_count(const nw_kube_snap_t *s, nw_kube_kind_t kind);
-const nw_kube_obj_t *nw_kube_snap_at(const nw_kube_snap_t *s, nw_kube_kind_t kind, size_t i);
+size_t nw_kube_cache_snap_count(const nw_kube_snap_t *s, nw_kube_kind_t kind);
+const nw_kube_obj_t *nw_kube_cache_snap_at(const nw_kube_snap_t *s, nw_kube_kind_t kind, size_t i);
 
 /** Lookup by namespace/name (ns ignored for cluster-scoped kinds). NULL if absent. */
-const nw_kube_obj_t *nw_kube_snap_get(const nw_kube_snap_t *s, nw_kube_kind_t kind, const char *ns,
-                                      const char *name);
+const nw_kube_obj_t *nw_kube_cache_snap_get(const nw_kube_snap_t *s, nw_kube_kind_t kind,
+                                            const char *ns, const char *name);
 
 /* Index lookups: *out receives a borrowed array (sorted by key) and the count is returned. */
-size_t nw_kube_snap_pods_on_node(const nw_kube_snap_t *s, const char *node,
-                                 const nw_kube_obj_t *const **out);
-size_t nw_kube_snap_pods_in_phase(const nw_kube_snap_t *s, const char *phase,
-                                  const nw_kube_obj_t *const **out);
-size_t nw_kube_snap_pending_pods(const nw_kube_snap_t *s, const nw_kube_obj_t *const **out);
-size_t nw_kube_snap_nodeclaims_for_nodepool(const nw_kube_snap_t *s, const char *nodepool,
-                                            const nw_kube_obj_t *const **out);
-const nw_kube_obj_t *nw_kube_snap_node_by_provider_id(const nw_kube_snap_t *s, const char *pid);
-const nw_kube_obj_t *nw_kube_snap_nodeclaim_by_provider_id(const nw_kube_snap_t *s,
-                                                           const char *pid);
+size_t nw_kube_cache_snap_pods_on_node(const nw_kube_snap_t *s, const char *node,
+                                       const nw_kube_obj_t *const **out);
+size_t nw_kube_cache_snap_pods_in_phase(const nw_kube_snap_t *s, const char *phase,
+                                        const nw_kube_obj_t *const **out);
+size_t nw_kube_cache_snap_pending_pods(const nw_kube_snap_t *s, const nw_kube_obj_t *const **out);
+size_t nw_kube_cache_snap_nodeclaims_for_nodepool(const nw_kube_snap_t *s, const char *nodepool,
+                                                  const nw_kube_obj_t *const **out);
+const nw_kube_obj_t *nw_kube_cache_snap_node_by_provider_id(const nw_kube_snap_t *s,
+                                                            const char *pid);
+const nw_kube_obj_t *nw_kube_cache_snap_nodeclaim_by_provider_id(const nw_kube_snap_t *s,
+                                                                 const char *pid);
 
 /** Append the kube-dump form: {"pods":["ns/name",...],"nodes":[...],...} with one key per
  * kind (plural lower-case) and sorted keys. */
-nw_rc_t nw_kube_snap_dump_json(const nw_kube_snap_t *s, nw_buf_t *out);
+nw_rc_t nw_kube_cache_snap_dump_json(const nw_kube_snap_t *s, nw_buf_t *out);
 
 /** Karpenter's "provisionable pod" predicate on a pod object (kubernetes-sigs/karpenter
  * pkg/utils/pod/scheduling.go IsProvisionable; exposed for tests). */
-int nw_kube_pod_is_pending(const cJSON *pod);
+int nw_kube_cache_pod_is_pending(const cJSON *pod);
 
 #endif

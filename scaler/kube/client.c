@@ -14,30 +14,31 @@
 
 #define RESP_MAX_BYTES ((size_t)64 << 20)
 
-const nw_kube_res_t nw_kube_res_pods = {"/api/v1", "pods", "Pod", "v1", 1};
-const nw_kube_res_t nw_kube_res_nodes = {"/api/v1", "nodes", "Node", "v1", 0};
-const nw_kube_res_t nw_kube_res_namespaces = {"/api/v1", "namespaces", "Namespace", "v1", 0};
-const nw_kube_res_t nw_kube_res_secrets = {"/api/v1", "secrets", "Secret", "v1", 1};
-const nw_kube_res_t nw_kube_res_pvs = {"/api/v1", "persistentvolumes", "PersistentVolume", "v1", 0};
-const nw_kube_res_t nw_kube_res_pvcs = {"/api/v1", "persistentvolumeclaims",
-                                        "PersistentVolumeClaim", "v1", 1};
-const nw_kube_res_t nw_kube_res_storageclasses = {"/apis/storage.k8s.io/v1", "storageclasses",
-                                                  "StorageClass", "storage.k8s.io/v1", 0};
-const nw_kube_res_t nw_kube_res_csinodes = {"/apis/storage.k8s.io/v1", "csinodes", "CSINode",
-                                            "storage.k8s.io/v1", 0};
-const nw_kube_res_t nw_kube_res_events = {"/api/v1", "events", "Event", "v1", 1};
-const nw_kube_res_t nw_kube_res_nodepools = {"/apis/karpenter.sh/v1", "nodepools", "NodePool",
-                                             "karpenter.sh/v1", 0};
-const nw_kube_res_t nw_kube_res_nodeclaims = {"/apis/karpenter.sh/v1", "nodeclaims", "NodeClaim",
-                                              "karpenter.sh/v1", 0};
-const nw_kube_res_t nw_kube_res_ec2nodeclasses = {"/apis/karpenter.k8s.aws/v1", "ec2nodeclasses",
-                                                  "EC2NodeClass", "karpenter.k8s.aws/v1", 0};
-const nw_kube_res_t nw_kube_res_pdbs = {"/apis/policy/v1", "poddisruptionbudgets",
-                                        "PodDisruptionBudget", "policy/v1", 1};
-const nw_kube_res_t nw_kube_res_daemonsets = {"/apis/apps/v1", "daemonsets", "DaemonSet", "apps/v1",
-                                              1};
-const nw_kube_res_t nw_kube_res_leases = {"/apis/coordination.k8s.io/v1", "leases", "Lease",
-                                          "coordination.k8s.io/v1", 1};
+const nw_kube_res_t nw_kube_client_res_pods = {"/api/v1", "pods", "Pod", "v1", 1};
+const nw_kube_res_t nw_kube_client_res_nodes = {"/api/v1", "nodes", "Node", "v1", 0};
+const nw_kube_res_t nw_kube_client_res_namespaces = {"/api/v1", "namespaces", "Namespace", "v1", 0};
+const nw_kube_res_t nw_kube_client_res_secrets = {"/api/v1", "secrets", "Secret", "v1", 1};
+const nw_kube_res_t nw_kube_client_res_pvs = {"/api/v1", "persistentvolumes", "PersistentVolume",
+                                              "v1", 0};
+const nw_kube_res_t nw_kube_client_res_pvcs = {"/api/v1", "persistentvolumeclaims",
+                                               "PersistentVolumeClaim", "v1", 1};
+const nw_kube_res_t nw_kube_client_res_storageclasses = {
+    "/apis/storage.k8s.io/v1", "storageclasses", "StorageClass", "storage.k8s.io/v1", 0};
+const nw_kube_res_t nw_kube_client_res_csinodes = {"/apis/storage.k8s.io/v1", "csinodes", "CSINode",
+                                                   "storage.k8s.io/v1", 0};
+const nw_kube_res_t nw_kube_client_res_events = {"/api/v1", "events", "Event", "v1", 1};
+const nw_kube_res_t nw_kube_client_res_nodepools = {"/apis/karpenter.sh/v1", "nodepools",
+                                                    "NodePool", "karpenter.sh/v1", 0};
+const nw_kube_res_t nw_kube_client_res_nodeclaims = {"/apis/karpenter.sh/v1", "nodeclaims",
+                                                     "NodeClaim", "karpenter.sh/v1", 0};
+const nw_kube_res_t nw_kube_client_res_ec2nodeclasses = {
+    "/apis/karpenter.k8s.aws/v1", "ec2nodeclasses", "EC2NodeClass", "karpenter.k8s.aws/v1", 0};
+const nw_kube_res_t nw_kube_client_res_pdbs = {"/apis/policy/v1", "poddisruptionbudgets",
+                                               "PodDisruptionBudget", "policy/v1", 1};
+const nw_kube_res_t nw_kube_client_res_daemonsets = {"/apis/apps/v1", "daemonsets", "DaemonSet",
+                                                     "apps/v1", 1};
+const nw_kube_res_t nw_kube_client_res_leases = {"/apis/coordination.k8s.io/v1", "leases", "Lease",
+                                                 "coordination.k8s.io/v1", 1};
 
 struct nw_kube_client {
     nw_kube_config_t *cfg;
@@ -109,8 +110,8 @@ static nw_rc_t add_escaped(nw_buf_t *out, const char *s)
     return NW_OK;
 }
 
-nw_rc_t nw_kube_path(nw_buf_t *out, const nw_kube_res_t *r, const char *ns, const char *name,
-                     const char *sub)
+nw_rc_t nw_kube_client_path(nw_buf_t *out, const nw_kube_res_t *r, const char *ns, const char *name,
+                            const char *sub)
 {
     nw_rc_t rc = nw_buf_adds(out, r->prefix);
     if (!rc && r->namespaced && ns && ns[0]) {
@@ -130,7 +131,7 @@ nw_rc_t nw_kube_path(nw_buf_t *out, const nw_kube_res_t *r, const char *ns, cons
     return rc;
 }
 
-nw_rc_t nw_kube_query(nw_buf_t *out, const char *k, const char *v)
+nw_rc_t nw_kube_client_query(nw_buf_t *out, const char *k, const char *v)
 {
     nw_rc_t rc = nw_buf_adds(out, strchr(nw_buf_str(out), '?') ? "&" : "?");
     if (!rc)
@@ -142,7 +143,7 @@ nw_rc_t nw_kube_query(nw_buf_t *out, const char *k, const char *v)
     return rc;
 }
 
-cJSON *nw_kube_json_parse(const char *s, size_t len)
+cJSON *nw_kube_client_json_parse(const char *s, size_t len)
 {
     const char *end = NULL;
     if (!s || !len)
@@ -245,7 +246,7 @@ nw_rc_t nw_kube_client_new(nw_kube_config_t *cfg, const nw_kube_client_opts_t *o
     pthread_mutex_init(&c->pool_mu, NULL);
     for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
         pthread_mutex_init(&c->share_mu[i], NULL);
-    nw_kube_rl_init(&c->rl, o->clock, o->qps, o->burst);
+    nw_kube_retry_rl_init(&c->rl, o->clock, o->qps, o->burst);
     snprintf(c->user_agent, sizeof c->user_agent, "nodewarden/%s", NW_VERSION);
     c->metrics = nw_kube_metrics_new();
     c->share = curl_share_init();
@@ -281,7 +282,7 @@ void nw_kube_client_free(nw_kube_client_t *c)
     for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
         pthread_mutex_destroy(&c->share_mu[i]);
     pthread_mutex_destroy(&c->tok_mu);
-    nw_kube_rl_cleanup(&c->rl);
+    nw_kube_retry_rl_cleanup(&c->rl);
     nw_kube_metrics_free(c->metrics);
     curl_slist_free_all(c->connect_to);
     free(c->base_url);
@@ -315,12 +316,12 @@ const nw_kube_client_opts_t *nw_kube_client_opts(const nw_kube_client_t *c)
 
 /* ---- token ---------------------------------------------------------------------- */
 
-int64_t nw_kube__rl_reserve(nw_kube_client_t *c)
+int64_t nw_kube_client__rl_reserve(nw_kube_client_t *c)
 {
-    return nw_kube_rl_reserve(&c->rl);
+    return nw_kube_retry_rl_reserve(&c->rl);
 }
 
-void nw_kube__token_invalidate(nw_kube_client_t *c)
+void nw_kube_client__token_invalidate(nw_kube_client_t *c)
 {
     pthread_mutex_lock(&c->tok_mu);
     c->token_read_ns = 0;
@@ -373,7 +374,7 @@ static char *auth_header(nw_kube_client_t *c)
 
 /* ---- easy handle setup ------------------------------------------------------------ */
 
-struct curl_slist *nw_kube__easy_setup(nw_kube_client_t *c, CURL *h, const char *url_path)
+struct curl_slist *nw_kube_client__easy_setup(nw_kube_client_t *c, CURL *h, const char *url_path)
 {
     const nw_kube_config_t *cfg = c->cfg;
     size_t ul = strlen(c->base_url) + strlen(url_path) + 1;
@@ -434,7 +435,7 @@ struct curl_slist *nw_kube__easy_setup(nw_kube_client_t *c, CURL *h, const char 
 
 /* ---- responses -------------------------------------------------------------------- */
 
-void nw_kube_resp_init(nw_kube_resp_t *r)
+void nw_kube_client_resp_init(nw_kube_resp_t *r)
 {
     r->code = 0;
     nw_buf_init(&r->body, RESP_MAX_BYTES);
@@ -442,15 +443,15 @@ void nw_kube_resp_init(nw_kube_resp_t *r)
     r->reason[0] = r->message[0] = '\0';
 }
 
-void nw_kube_resp_cleanup(nw_kube_resp_t *r)
+void nw_kube_client_resp_cleanup(nw_kube_resp_t *r)
 {
     nw_buf_cleanup(&r->body);
 }
 
-void nw_kube__resp_parse_status(nw_kube_resp_t *r)
+void nw_kube_client__resp_parse_status(nw_kube_resp_t *r)
 {
     r->reason[0] = r->message[0] = '\0';
-    cJSON *st = nw_kube_json_parse(r->body.data, r->body.len);
+    cJSON *st = nw_kube_client_json_parse(r->body.data, r->body.len);
     const char *kind =
         st ? cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(st, "kind")) : NULL;
     if (kind && !strcmp(kind, "Status")) {
@@ -476,7 +477,7 @@ void nw_kube__resp_parse_status(nw_kube_resp_t *r)
     cJSON_Delete(st);
 }
 
-nw_rc_t nw_kube_resp_error(const nw_kube_resp_t *r, const char *what, nw_err_t *err)
+nw_rc_t nw_kube_client_resp_error(const nw_kube_resp_t *r, const char *what, nw_err_t *err)
 {
     if (r->code >= 200 && r->code < 300)
         return NW_OK;
@@ -565,20 +566,20 @@ static void rl_wait(nw_kube_client_t *c)
 {
     if (aborting(c))
         return;
-    int64_t ns = nw_kube_rl_reserve(&c->rl);
+    int64_t ns = nw_kube_retry_rl_reserve(&c->rl);
     while (ns > 0 && !aborting(c)) {
         int64_t step = ns < 50 * NW_NS_PER_MS ? ns : 50 * NW_NS_PER_MS;
-        nw_kube_sleep_ns(step);
+        nw_kube_retry_sleep_ns(step);
         ns -= step;
     }
 }
 
-nw_rc_t nw_kube_do(nw_kube_client_t *c, const nw_kube_req_t *req, nw_kube_resp_t *resp,
-                   nw_err_t *err)
+nw_rc_t nw_kube_client_do(nw_kube_client_t *c, const nw_kube_req_t *req, nw_kube_resp_t *resp,
+                          nw_err_t *err)
 {
     nw_kube_backoff_t bo;
-    nw_kube_backoff_init(&bo, c->opts.backoff_base_ms * NW_NS_PER_MS,
-                         c->opts.backoff_max_ms * NW_NS_PER_MS, 0, 0);
+    nw_kube_retry_backoff_init(&bo, c->opts.backoff_base_ms * NW_NS_PER_MS,
+                               c->opts.backoff_max_ms * NW_NS_PER_MS, 0, 0);
     int reauthed = 0;
     int max_attempts = req->no_retry || aborting(c) ? 1 : c->opts.max_retries + 1;
     const char *verb = req->verb ? req->verb : req->method;
@@ -596,7 +597,7 @@ nw_rc_t nw_kube_do(nw_kube_client_t *c, const nw_kube_req_t *req, nw_kube_resp_t
         CURL *h = handle_take(c);
         if (!h)
             return nw_err_set(err, NW_ENOMEM, "", "curl_easy_init failed");
-        struct curl_slist *hd = nw_kube__easy_setup(c, h, req->path);
+        struct curl_slist *hd = nw_kube_client__easy_setup(c, h, req->path);
         if (!hd) {
             handle_give(c, h);
             return nw_err_set(err, NW_ENOMEM, "", "out of memory");
@@ -638,10 +639,10 @@ nw_rc_t nw_kube_do(nw_kube_client_t *c, const nw_kube_req_t *req, nw_kube_resp_t
         int64_t wait_ns = -1;
         if (cc == CURLE_OK) {
             if (resp->code >= 300)
-                nw_kube__resp_parse_status(resp);
+                nw_kube_client__resp_parse_status(resp);
             if (resp->code == 401 && !reauthed && (c->cfg->token_file || c->cfg->token)) {
                 reauthed = 1;
-                nw_kube__token_invalidate(c);
+                nw_kube_client__token_invalidate(c);
                 nw_log_warn("kube.client", "401 Unauthorized; re-reading credentials and retrying",
                             NW_LS("verb", verb), NW_LS("resource", res));
                 attempt--; /* does not count as a retry */
@@ -654,7 +655,7 @@ nw_rc_t nw_kube_do(nw_kube_client_t *c, const nw_kube_req_t *req, nw_kube_resp_t
                                             : c->opts.retry_after_max_s) *
                               NW_NS_PER_SEC;
                 else
-                    wait_ns = nw_kube_backoff_next(&bo, nw_clock_mono(c->opts.clock));
+                    wait_ns = nw_kube_retry_backoff_next(&bo, nw_clock_mono(c->opts.clock));
             }
             if (wait_ns < 0) {
                 rc = NW_OK;
@@ -669,47 +670,47 @@ nw_rc_t nw_kube_do(nw_kube_client_t *c, const nw_kube_req_t *req, nw_kube_resp_t
                                 errbuf[0] ? errbuf : curl_easy_strerror(cc));
                 break;
             }
-            wait_ns = nw_kube_backoff_next(&bo, nw_clock_mono(c->opts.clock));
+            wait_ns = nw_kube_retry_backoff_next(&bo, nw_clock_mono(c->opts.clock));
             nw_log_debug("kube.client", "retrying after a network error", NW_LS("verb", verb),
                          NW_LS("resource", res),
                          NW_LS("error", errbuf[0] ? errbuf : curl_easy_strerror(cc)),
                          NW_LI("wait_ms", wait_ns / NW_NS_PER_MS));
         }
         nw_kube_metrics_add(c->metrics, NW_KM_RETRIES, verb, res, -1, 1);
-        nw_kube_sleep_ns(wait_ns);
+        nw_kube_retry_sleep_ns(wait_ns);
     }
     return rc;
 }
 
-nw_rc_t nw_kube_get_json(nw_kube_client_t *c, const char *path, const char *verb,
-                         const char *resource, cJSON **out, nw_err_t *err)
+nw_rc_t nw_kube_client_get_json(nw_kube_client_t *c, const char *path, const char *verb,
+                                const char *resource, cJSON **out, nw_err_t *err)
 {
     *out = NULL;
     nw_kube_resp_t resp;
-    nw_kube_resp_init(&resp);
+    nw_kube_client_resp_init(&resp);
     nw_kube_req_t req = {.method = "GET", .path = path, .verb = verb, .resource = resource};
-    nw_rc_t rc = nw_kube_do(c, &req, &resp, err);
+    nw_rc_t rc = nw_kube_client_do(c, &req, &resp, err);
     if (!rc) {
         char what[256];
         snprintf(what, sizeof what, "GET %s", path);
-        rc = nw_kube_resp_error(&resp, what, err);
+        rc = nw_kube_client_resp_error(&resp, what, err);
     }
     if (!rc) {
-        *out = nw_kube_json_parse(resp.body.data, resp.body.len);
+        *out = nw_kube_client_json_parse(resp.body.data, resp.body.len);
         if (!*out)
             rc = nw_err_set(err, NW_EPARSE, "", "GET %s: response is not JSON", path);
     }
-    nw_kube_resp_cleanup(&resp);
+    nw_kube_client_resp_cleanup(&resp);
     return rc;
 }
 
-nw_rc_t nw_kube_dns_ip(nw_kube_client_t *c, char *out, size_t len, nw_err_t *err)
+nw_rc_t nw_kube_client_dns_ip(nw_kube_client_t *c, char *out, size_t len, nw_err_t *err)
 {
     if (len)
         out[0] = 0;
     cJSON *v = NULL;
-    nw_rc_t rc = nw_kube_get_json(c, "/api/v1/namespaces/kube-system/services/kube-dns", "get",
-                                  "services", &v, err);
+    nw_rc_t rc = nw_kube_client_get_json(c, "/api/v1/namespaces/kube-system/services/kube-dns",
+                                         "get", "services", &v, err);
     if (rc != NW_OK)
         return rc;
     const char *ip = cJSON_GetStringValue(
@@ -724,12 +725,12 @@ nw_rc_t nw_kube_dns_ip(nw_kube_client_t *c, char *out, size_t len, nw_err_t *err
     return rc;
 }
 
-nw_rc_t nw_kube_server_version(nw_kube_client_t *c, char *out, size_t len, nw_err_t *err)
+nw_rc_t nw_kube_client_server_version(nw_kube_client_t *c, char *out, size_t len, nw_err_t *err)
 {
     if (len)
         out[0] = 0;
     cJSON *v = NULL;
-    nw_rc_t rc = nw_kube_get_json(c, "/version", "get", "version", &v, err);
+    nw_rc_t rc = nw_kube_client_get_json(c, "/version", "get", "version", &v, err);
     if (rc != NW_OK)
         return rc;
     const char *maj = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "major"));

@@ -7,10 +7,10 @@
  * at most every 60 s and at once after a 401, then the request is retried once),
  * a token-bucket rate limiter (QPS/burst) and the metrics registry.
  *
- * nw_kube_do() is the one synchronous request path: rate limit, timeout,
+ * nw_kube_client_do() is the one synchronous request path: rate limit, timeout,
  * retries with jittered exponential back-off for 429/5xx/network errors
  * (Retry-After honoured, capped), metrics by verb/resource/code. Watches use
- * the same configuration through nw_kube__easy_setup (see watch.h).
+ * the same configuration through nw_kube_client__easy_setup (see watch.h).
  *
  * Ownership: nw_kube_client_new takes the config; free with nw_kube_client_free
  * after every user (watch, leader, writers) has stopped.
@@ -40,22 +40,23 @@ typedef struct {
     int namespaced;
 } nw_kube_res_t;
 
-extern const nw_kube_res_t nw_kube_res_pods, nw_kube_res_nodes, nw_kube_res_nodepools,
-    nw_kube_res_ec2nodeclasses, nw_kube_res_nodeclaims, nw_kube_res_pdbs, nw_kube_res_daemonsets,
-    nw_kube_res_leases, nw_kube_res_events, nw_kube_res_namespaces, nw_kube_res_pvs,
-    nw_kube_res_pvcs, nw_kube_res_storageclasses, nw_kube_res_csinodes,
-    nw_kube_res_secrets; /* secrets: the kubeadm bootstrap tokens only */
+extern const nw_kube_res_t nw_kube_client_res_pods, nw_kube_client_res_nodes,
+    nw_kube_client_res_nodepools, nw_kube_client_res_ec2nodeclasses, nw_kube_client_res_nodeclaims,
+    nw_kube_client_res_pdbs, nw_kube_client_res_daemonsets, nw_kube_client_res_leases,
+    nw_kube_client_res_events, nw_kube_client_res_namespaces, nw_kube_client_res_pvs,
+    nw_kube_client_res_pvcs, nw_kube_client_res_storageclasses, nw_kube_client_res_csinodes,
+    nw_kube_client_res_secrets; /* secrets: the kubeadm bootstrap tokens only */
 
 /**
  * Append the path of a collection or object: prefix[/namespaces/<ns>]/plural[/name[/sub]].
  * ns is ignored for cluster-scoped resources; NULL/"" ns on a namespaced resource
  * means "all namespaces" (collections only). name and sub may be NULL.
  */
-nw_rc_t nw_kube_path(nw_buf_t *out, const nw_kube_res_t *r, const char *ns, const char *name,
-                     const char *sub);
+nw_rc_t nw_kube_client_path(nw_buf_t *out, const nw_kube_res_t *r, const char *ns, const char *name,
+                            const char *sub);
 
 /** Append "?k=v" or "&k=v" (v URL-encoded) depending on whether out has a '?'. */
-nw_rc_t nw_kube_query(nw_buf_t *out, const char *k, const char *v);
+nw_rc_t nw_kube_client_query(nw_buf_t *out, const char *k, const char *v);
 
 /* ---- client --------------------------------------------------------------------- */
 
@@ -130,43 +131,43 @@ typedef struct {
 } nw_kube_resp_t;
 
 /** Initialise a response (caller storage). */
-void nw_kube_resp_init(nw_kube_resp_t *r);
+void nw_kube_client_resp_init(nw_kube_resp_t *r);
 
 /** Free a response's body. */
-void nw_kube_resp_cleanup(nw_kube_resp_t *r);
+void nw_kube_client_resp_cleanup(nw_kube_resp_t *r);
 
 /**
  * Perform a request with rate limiting, timeout and retries.
  * @return NW_OK when an HTTP answer arrived (any code: check resp->code);
  *         NW_EHTTP / NW_ETIMEOUT when none did after the retries (err has curl's reason).
  */
-nw_rc_t nw_kube_do(nw_kube_client_t *c, const nw_kube_req_t *req, nw_kube_resp_t *resp,
-                   nw_err_t *err);
+nw_rc_t nw_kube_client_do(nw_kube_client_t *c, const nw_kube_req_t *req, nw_kube_resp_t *resp,
+                          nw_err_t *err);
 
 /**
  * Turn a non-2xx response into an error: 404 → NW_ENOTFOUND, 409 → NW_ECONFLICT,
  * 401 → NW_EKUBE with a hint, 403 → NW_EFORBIDDEN with a hint, others NW_EKUBE; message "<what>:
  * <code> <reason>: <message>". Returns NW_OK for 2xx.
  */
-nw_rc_t nw_kube_resp_error(const nw_kube_resp_t *resp, const char *what, nw_err_t *err);
+nw_rc_t nw_kube_client_resp_error(const nw_kube_resp_t *resp, const char *what, nw_err_t *err);
 
 /**
  * GET path and parse the JSON body. @return NW_OK and *out (owned, cJSON_Delete), or an
- * error from nw_kube_resp_error / nw_kube_do / NW_EPARSE.
+ * error from nw_kube_client_resp_error / nw_kube_client_do / NW_EPARSE.
  */
-nw_rc_t nw_kube_get_json(nw_kube_client_t *c, const char *path, const char *verb,
-                         const char *resource, cJSON **out, nw_err_t *err);
+nw_rc_t nw_kube_client_get_json(nw_kube_client_t *c, const char *path, const char *verb,
+                                const char *resource, cJSON **out, nw_err_t *err);
 
 /** The API server's Kubernetes version as "<major>.<minor>" (GET /version; a minor such as
  * "31+" is read as 31) into out. NW_EPARSE when the answer has no major/minor. */
-nw_rc_t nw_kube_server_version(nw_kube_client_t *c, char *out, size_t len, nw_err_t *err);
+nw_rc_t nw_kube_client_server_version(nw_kube_client_t *c, char *out, size_t len, nw_err_t *err);
 
 /** The cluster's DNS Service address: spec.clusterIP of kube-system/kube-dns (Karpenter's
  * operator KubeDNSIP) into out. NW_EPARSE when it has none (headless, or not an address). */
-nw_rc_t nw_kube_dns_ip(nw_kube_client_t *c, char *out, size_t len, nw_err_t *err);
+nw_rc_t nw_kube_client_dns_ip(nw_kube_client_t *c, char *out, size_t len, nw_err_t *err);
 
 /** Parse a JSON text of known length (bounded; never uses cJSON_GetErrorPtr). NULL on error. */
-cJSON *nw_kube_json_parse(const char *s, size_t len);
+cJSON *nw_kube_client_json_parse(const char *s, size_t len);
 
 /* ---- internal, for watch.c ------------------------------------------------------ */
 
@@ -176,15 +177,15 @@ cJSON *nw_kube_json_parse(const char *s, size_t len);
  * CURLOPT_HTTPHEADER; the caller frees the list with curl_slist_free_all after
  * the transfer. url_path is appended to the server URL. NULL on OOM.
  */
-struct curl_slist *nw_kube__easy_setup(nw_kube_client_t *c, CURL *h, const char *url_path);
+struct curl_slist *nw_kube_client__easy_setup(nw_kube_client_t *c, CURL *h, const char *url_path);
 
 /** Drop the cached token so the next request re-reads it (after a 401). */
-void nw_kube__token_invalidate(nw_kube_client_t *c);
+void nw_kube_client__token_invalidate(nw_kube_client_t *c);
 
 /** Take a rate-limiter token; returns the nanoseconds to wait before using it. */
-int64_t nw_kube__rl_reserve(nw_kube_client_t *c);
+int64_t nw_kube_client__rl_reserve(nw_kube_client_t *c);
 
 /** Fill reason/message from a Status body (or the raw text). */
-void nw_kube__resp_parse_status(nw_kube_resp_t *r);
+void nw_kube_client__resp_parse_status(nw_kube_resp_t *r);
 
 #endif

@@ -31,7 +31,7 @@ static int b64val(int c)
     return -1;
 }
 
-char *nw_kube_b64_decode(const char *s, size_t *len)
+char *nw_kube_config_b64_decode(const char *s, size_t *len)
 {
     size_t sl = strlen(s);
     char *out = malloc(sl / 4 * 3 + 4);
@@ -177,7 +177,7 @@ static nw_rc_t load_pem(const kfile_t *f, const cJSON *obj, const char *data_key
     *out = NULL;
     *len = 0;
     if (d && d[0]) {
-        *out = nw_kube_b64_decode(d, len);
+        *out = nw_kube_config_b64_decode(d, len);
         if (!*out)
             return nw_err_set(err, NW_EPARSE, "", "%s: %s.%s is not valid base64", f->path,
                               path_prefix, data_key);

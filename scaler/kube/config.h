@@ -73,6 +73,6 @@ void nw_kube_config_free(nw_kube_config_t *cfg);
 
 /** Decode standard base64 (whitespace ignored). Returns a malloc'd buffer with a
  * trailing NUL (not counted in *len), or NULL if the input is not base64. */
-char *nw_kube_b64_decode(const char *s, size_t *len);
+char *nw_kube_config_b64_decode(const char *s, size_t *len);
 
 #endif

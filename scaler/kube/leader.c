@@ -34,7 +34,7 @@ struct nw_kube_leader {
     nw_kube_backoff_t rnd;
 };
 
-char *nw_kube_microtime(int64_t wall_ns, char *buf, size_t len)
+char *nw_kube_leader_microtime(int64_t wall_ns, char *buf, size_t len)
 {
     time_t secs = (time_t)(wall_ns / NW_NS_PER_SEC);
     long us = (long)((wall_ns % NW_NS_PER_SEC) / 1000);
@@ -90,7 +90,7 @@ nw_rc_t nw_kube_leader_new(nw_kube_client_t *c, const nw_kube_leader_opts_t *opt
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&l->cv, &ca);
     pthread_condattr_destroy(&ca);
-    nw_kube_backoff_init(&l->rnd, 1, 1, 0, 0);
+    nw_kube_retry_backoff_init(&l->rnd, 1, 1, 0, 0);
     if (!l->ns || !l->name || !l->identity) {
         nw_kube_leader_free(l);
         return nw_err_set(err, NW_ENOMEM, "", "out of memory");
@@ -115,11 +115,11 @@ static nw_rc_t lease_req(nw_kube_leader_t *l, const char *method, const cJSON *b
 {
     nw_buf_t p;
     nw_buf_init(&p, 1024);
-    nw_rc_t rc =
-        nw_kube_path(&p, &nw_kube_res_leases, l->ns, strcmp(method, "POST") ? l->name : NULL, NULL);
+    nw_rc_t rc = nw_kube_client_path(&p, &nw_kube_client_res_leases, l->ns,
+                                     strcmp(method, "POST") ? l->name : NULL, NULL);
     char *b = body ? nw_json_print(body) : NULL;
     nw_kube_resp_t resp;
-    nw_kube_resp_init(&resp);
+    nw_kube_client_resp_init(&resp);
     *code = 0;
     if (out)
         *out = NULL;
@@ -134,21 +134,21 @@ static nw_rc_t lease_req(nw_kube_leader_t *l, const char *method, const cJSON *b
                              .resource = "leases",
                              .timeout_ms = (int)(l->o.retry_ms > 1000 ? l->o.retry_ms : 1000),
                              .no_retry = 1};
-        rc = nw_kube_do(l->c, &req, &resp, err);
+        rc = nw_kube_client_do(l->c, &req, &resp, err);
     }
     if (!rc) {
         *code = resp.code;
         if (resp.code >= 200 && resp.code < 300) {
             if (out)
-                *out = nw_kube_json_parse(resp.body.data, resp.body.len);
+                *out = nw_kube_client_json_parse(resp.body.data, resp.body.len);
         } else if (resp.code != 404 && resp.code != 409) {
-            nw_kube__resp_parse_status(&resp);
+            nw_kube_client__resp_parse_status(&resp);
             char what[300];
             snprintf(what, sizeof what, "%s %s", method, nw_buf_str(&p));
-            rc = nw_kube_resp_error(&resp, what, err);
+            rc = nw_kube_client_resp_error(&resp, what, err);
         }
     }
-    nw_kube_resp_cleanup(&resp);
+    nw_kube_client_resp_cleanup(&resp);
     nw_buf_cleanup(&p);
     free(b);
     return rc;
@@ -198,7 +198,7 @@ nw_rc_t nw_kube_leader_try(nw_kube_leader_t *l, int *leading, nw_err_t *err)
     const nw_clock_t *clk = nw_kube_client_clock(l->c);
     int64_t now_mono = nw_clock_mono(clk);
     char now[40];
-    nw_kube_microtime(nw_clock_now(clk), now, sizeof now);
+    nw_kube_leader_microtime(nw_clock_now(clk), now, sizeof now);
     int64_t dur_s = (l->o.lease_ms + 999) / 1000;
     *leading = 0;
     cJSON *lease = NULL;
@@ -275,7 +275,7 @@ static void release(nw_kube_leader_t *l)
         cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(spec, "holderIdentity"));
     if (holder && !strcmp(holder, l->identity)) {
         char now[40];
-        nw_kube_microtime(nw_clock_now(nw_kube_client_clock(l->c)), now, sizeof now);
+        nw_kube_leader_microtime(nw_clock_now(nw_kube_client_clock(l->c)), now, sizeof now);
         const cJSON *lt = cJSON_GetObjectItemCaseSensitive(spec, "leaseTransitions");
         set_spec(spec, "", 1, now, now, cJSON_IsNumber(lt) ? (int64_t)lt->valuedouble : 0);
         if (lease_req(l, "PUT", lease, NULL, &code, &err) == NW_OK && code == 200)
@@ -325,8 +325,8 @@ static void *run(void *arg)
                              NW_LS("lease", l->name), NW_LS("error", err.msg));
             if (leading)
                 break;
-            int64_t wait =
-                (int64_t)((double)l->o.retry_ms * (1.0 + nw_kube_backoff_rand(&l->rnd) * 1.2));
+            int64_t wait = (int64_t)((double)l->o.retry_ms *
+                                     (1.0 + nw_kube_retry_backoff_rand(&l->rnd) * 1.2));
             if (pause_ms(l, wait))
                 return NULL;
         }

@@ -73,6 +73,6 @@ const char *nw_kube_leader_identity(const nw_kube_leader_t *l);
 nw_rc_t nw_kube_leader_try(nw_kube_leader_t *l, int *leading, nw_err_t *err);
 
 /** Format wall time as a MicroTime ("2026-11-30T03:40:00.123456Z"); buf >= 32 bytes. */
-char *nw_kube_microtime(int64_t wall_ns, char *buf, size_t len);
+char *nw_kube_leader_microtime(int64_t wall_ns, char *buf, size_t len);
 
 #endif

@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <time.h>
 
-void nw_kube_rl_init(nw_kube_rl_t *rl, const nw_clock_t *clock, double qps, int burst)
+void nw_kube_retry_rl_init(nw_kube_rl_t *rl, const nw_clock_t *clock, double qps, int burst)
 {
     pthread_mutex_init(&rl->mu, NULL);
     rl->clock = clock ? clock : nw_clock_system();
@@ -14,7 +14,7 @@ void nw_kube_rl_init(nw_kube_rl_t *rl, const nw_clock_t *clock, double qps, int 
     rl->last_ns = nw_clock_mono(rl->clock);
 }
 
-void nw_kube_rl_cleanup(nw_kube_rl_t *rl)
+void nw_kube_retry_rl_cleanup(nw_kube_rl_t *rl)
 {
     pthread_mutex_destroy(&rl->mu);
 }
@@ -30,7 +30,7 @@ static void refill(nw_kube_rl_t *rl)
     }
 }
 
-int nw_kube_rl_try(nw_kube_rl_t *rl)
+int nw_kube_retry_rl_try(nw_kube_rl_t *rl)
 {
     if (rl->qps <= 0)
         return 1;
@@ -43,7 +43,7 @@ int nw_kube_rl_try(nw_kube_rl_t *rl)
     return ok;
 }
 
-int64_t nw_kube_rl_reserve(nw_kube_rl_t *rl)
+int64_t nw_kube_retry_rl_reserve(nw_kube_rl_t *rl)
 {
     if (rl->qps <= 0)
         return 0;
@@ -57,7 +57,7 @@ int64_t nw_kube_rl_reserve(nw_kube_rl_t *rl)
     return wait;
 }
 
-void nw_kube_sleep_ns(int64_t ns)
+void nw_kube_retry_sleep_ns(int64_t ns)
 {
     if (ns <= 0)
         return;
@@ -66,13 +66,13 @@ void nw_kube_sleep_ns(int64_t ns)
     }
 }
 
-void nw_kube_rl_wait(nw_kube_rl_t *rl)
+void nw_kube_retry_rl_wait(nw_kube_rl_t *rl)
 {
-    nw_kube_sleep_ns(nw_kube_rl_reserve(rl));
+    nw_kube_retry_sleep_ns(nw_kube_retry_rl_reserve(rl));
 }
 
-void nw_kube_backoff_init(nw_kube_backoff_t *b, int64_t base_ns, int64_t max_ns,
-                          int64_t reset_after_ns, uint64_t seed)
+void nw_kube_retry_backoff_init(nw_kube_backoff_t *b, int64_t base_ns, int64_t max_ns,
+                                int64_t reset_after_ns, uint64_t seed)
 {
     b->base_ns = base_ns > 0 ? base_ns : 1;
     b->max_ns = max_ns >= b->base_ns ? max_ns : b->base_ns;
@@ -87,7 +87,7 @@ void nw_kube_backoff_init(nw_kube_backoff_t *b, int64_t base_ns, int64_t max_ns,
     b->rng = seed ? seed : 88172645463325252ull;
 }
 
-double nw_kube_backoff_rand(nw_kube_backoff_t *b)
+double nw_kube_retry_backoff_rand(nw_kube_backoff_t *b)
 {
     uint64_t x = b->rng;
     x ^= x << 13;
@@ -97,7 +97,7 @@ double nw_kube_backoff_rand(nw_kube_backoff_t *b)
     return (double)(x >> 11) / 9007199254740992.0; /* 2^53 */
 }
 
-int64_t nw_kube_backoff_next(nw_kube_backoff_t *b, int64_t now_ns)
+int64_t nw_kube_retry_backoff_next(nw_kube_backoff_t *b, int64_t now_ns)
 {
     if (b->cur_ns && b->reset_after_ns > 0 && now_ns - b->last_fail_ns >= b->reset_after_ns)
         b->cur_ns = 0;
@@ -105,10 +105,10 @@ int64_t nw_kube_backoff_next(nw_kube_backoff_t *b, int64_t now_ns)
     int64_t d = b->cur_ns ? b->cur_ns : b->base_ns;
     b->cur_ns = d >= b->max_ns / 2 ? b->max_ns : d * 2;
     /* jitter in [d/2, d) */
-    return d / 2 + (int64_t)(nw_kube_backoff_rand(b) * (double)(d - d / 2));
+    return d / 2 + (int64_t)(nw_kube_retry_backoff_rand(b) * (double)(d - d / 2));
 }
 
-void nw_kube_backoff_reset(nw_kube_backoff_t *b)
+void nw_kube_retry_backoff_reset(nw_kube_backoff_t *b)
 {
     b->cur_ns = 0;
 }

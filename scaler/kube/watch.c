@@ -17,7 +17,7 @@
 
 /* ---- parser ----------------------------------------------------------------------- */
 
-void nw_kube_wparse_init(nw_kube_wparse_t *p, size_t max_event, nw_kube_event_fn fn, void *ud)
+void nw_kube_watch_wparse_init(nw_kube_wparse_t *p, size_t max_event, nw_kube_event_fn fn, void *ud)
 {
     nw_buf_init(&p->line, max_event);
     p->fn = fn;
@@ -27,7 +27,7 @@ void nw_kube_wparse_init(nw_kube_wparse_t *p, size_t max_event, nw_kube_event_fn
     p->err[0] = '\0';
 }
 
-void nw_kube_wparse_cleanup(nw_kube_wparse_t *p)
+void nw_kube_watch_wparse_cleanup(nw_kube_wparse_t *p)
 {
     nw_buf_cleanup(&p->line);
 }
@@ -44,7 +44,7 @@ static nw_rc_t deliver(nw_kube_wparse_t *p, const char *s, size_t n)
 {
     if (blank(s, n))
         return NW_OK;
-    cJSON *ev = nw_kube_json_parse(s, n);
+    cJSON *ev = nw_kube_client_json_parse(s, n);
     if (!ev || !cJSON_IsObject(ev)) {
         cJSON_Delete(ev);
         snprintf(p->err, sizeof p->err, "watch event is not a JSON object (%zu bytes)", n);
@@ -64,7 +64,7 @@ static nw_rc_t deliver(nw_kube_wparse_t *p, const char *s, size_t n)
     return NW_OK;
 }
 
-nw_rc_t nw_kube_wparse_feed(nw_kube_wparse_t *p, const char *data, size_t n)
+nw_rc_t nw_kube_watch_wparse_feed(nw_kube_wparse_t *p, const char *data, size_t n)
 {
     while (n > 0 && !p->stopped) {
         const char *nl = memchr(data, '\n', n);
@@ -101,7 +101,7 @@ nw_rc_t nw_kube_wparse_feed(nw_kube_wparse_t *p, const char *data, size_t n)
     return NW_OK;
 }
 
-nw_rc_t nw_kube_wparse_finish(nw_kube_wparse_t *p)
+nw_rc_t nw_kube_watch_wparse_finish(nw_kube_wparse_t *p)
 {
     nw_rc_t rc = NW_OK;
     if (p->line.len && !p->stopped && !blank(p->line.data, p->line.len)) {
@@ -238,7 +238,7 @@ static size_t on_data(char *p, size_t sz, size_t n, void *ud)
     if (x->code == 0)
         curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &x->code);
     if (x->st == W_WATCH && x->code == 200) {
-        nw_rc_t rc = nw_kube_wparse_feed(&x->parser, p, len);
+        nw_rc_t rc = nw_kube_watch_wparse_feed(&x->parser, p, len);
         if (rc) {
             nw_log_warn(COMP, "bad watch stream; relisting", NW_LS("resource", x->res->plural),
                         NW_LS("error", x->parser.err));
@@ -281,7 +281,7 @@ static void schedule(watcher_t *x, int64_t delay_ns, int list)
 
 static void schedule_backoff(watcher_t *x, int list)
 {
-    int64_t d = nw_kube_backoff_next(&x->bo, now_ns(x->w));
+    int64_t d = nw_kube_retry_backoff_next(&x->bo, now_ns(x->w));
     schedule(x, d, list);
 }
 
@@ -290,42 +290,42 @@ static int start(watcher_t *x)
     nw_kube_watch_t *w = x->w;
     nw_buf_t path;
     nw_buf_init(&path, 16384);
-    nw_rc_t rc = nw_kube_path(&path, x->res, NULL, NULL, NULL);
+    nw_rc_t rc = nw_kube_client_path(&path, x->res, NULL, NULL, NULL);
     const char *ls = w->opts.label_selector[x->kind], *fs = w->opts.field_selector[x->kind];
     int watch = !x->need_list;
     int timeout_s = 0;
     if (watch) {
         int span = w->opts.timeout_max_s - w->opts.timeout_min_s;
         timeout_s = w->opts.timeout_min_s +
-                    (span > 0 ? (int)(nw_kube_backoff_rand(&x->bo) * (span + 1)) : 0);
+                    (span > 0 ? (int)(nw_kube_retry_backoff_rand(&x->bo) * (span + 1)) : 0);
         char ts[16];
         snprintf(ts, sizeof ts, "%d", timeout_s);
         if (!rc)
-            rc = nw_kube_query(&path, "watch", "1");
+            rc = nw_kube_client_query(&path, "watch", "1");
         if (!rc)
-            rc = nw_kube_query(&path, "resourceVersion", x->rv ? x->rv : "");
+            rc = nw_kube_client_query(&path, "resourceVersion", x->rv ? x->rv : "");
         if (!rc)
-            rc = nw_kube_query(&path, "allowWatchBookmarks", "true");
+            rc = nw_kube_client_query(&path, "allowWatchBookmarks", "true");
         if (!rc)
-            rc = nw_kube_query(&path, "timeoutSeconds", ts);
+            rc = nw_kube_client_query(&path, "timeoutSeconds", ts);
     } else {
         char lim[16];
         snprintf(lim, sizeof lim, "%d", w->opts.page_limit);
         if (!rc)
-            rc = nw_kube_query(&path, "limit", lim);
+            rc = nw_kube_client_query(&path, "limit", lim);
         if (!rc && x->cont)
-            rc = nw_kube_query(&path, "continue", x->cont);
+            rc = nw_kube_client_query(&path, "continue", x->cont);
     }
     if (!rc && ls && ls[0])
-        rc = nw_kube_query(&path, "labelSelector", ls);
+        rc = nw_kube_client_query(&path, "labelSelector", ls);
     if (!rc && fs && fs[0])
-        rc = nw_kube_query(&path, "fieldSelector", fs);
+        rc = nw_kube_client_query(&path, "fieldSelector", fs);
     if (rc) {
         nw_buf_cleanup(&path);
         return -1;
     }
     x->h = curl_easy_init();
-    x->hd = x->h ? nw_kube__easy_setup(w->client, x->h, nw_buf_str(&path)) : NULL;
+    x->hd = x->h ? nw_kube_client__easy_setup(w->client, x->h, nw_buf_str(&path)) : NULL;
     nw_buf_cleanup(&path);
     if (!x->h || !x->hd) {
         end_transfer(x);
@@ -347,8 +347,8 @@ static int start(watcher_t *x)
         /* one connection per stream: a stalled stream cannot block another */
         curl_easy_setopt(x->h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
         curl_easy_setopt(x->h, CURLOPT_TIMEOUT_MS, (long)(timeout_s + 30) * 1000L);
-        nw_kube_wparse_cleanup(&x->parser);
-        nw_kube_wparse_init(&x->parser, MAX_EVENT_BYTES, on_event, x);
+        nw_kube_watch_wparse_cleanup(&x->parser);
+        nw_kube_watch_wparse_init(&x->parser, MAX_EVENT_BYTES, on_event, x);
         x->st = W_WATCH;
     } else {
         const nw_kube_client_opts_t *co = nw_kube_client_opts(w->client);
@@ -381,7 +381,7 @@ static void list_done(watcher_t *x, CURLcode cc)
     }
     x->resp.code = x->code;
     if (x->code == 200) {
-        cJSON *doc = nw_kube_json_parse(x->resp.body.data, x->resp.body.len);
+        cJSON *doc = nw_kube_client_json_parse(x->resp.body.data, x->resp.body.len);
         cJSON *items = cJSON_DetachItemFromObjectCaseSensitive(doc, "items");
         const cJSON *meta = cJSON_GetObjectItemCaseSensitive(doc, "metadata");
         const char *cont = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(meta, "continue"));
@@ -428,7 +428,7 @@ static void list_done(watcher_t *x, CURLcode cc)
         schedule(x, 0, 0);
         return;
     }
-    nw_kube__resp_parse_status(&x->resp);
+    nw_kube_client__resp_parse_status(&x->resp);
     reset_list(x);
     if (x->code == 410) { /* continue token expired: start over */
         nw_log_info(COMP, "list continue token expired; restarting the list",
@@ -446,7 +446,7 @@ static void list_done(watcher_t *x, CURLcode cc)
         return;
     }
     if (x->code == 401)
-        nw_kube__token_invalidate(w->client);
+        nw_kube_client__token_invalidate(w->client);
     set_last_err(w, "list %s: HTTP %ld %s: %s", plural, x->code, x->resp.reason, x->resp.message);
     nw_log_every(10, NW_LOG_WARN, COMP, "list failed", NW_LS("resource", plural),
                  NW_LI("code", x->code), NW_LS("reason", x->resp.reason),
@@ -464,7 +464,7 @@ static void watch_done(watcher_t *x, CURLcode cc)
     nw_kube_metrics_add(w->metrics, NW_KM_REQUESTS, "watch", plural, x->code ? (int)x->code : 0, 1);
     nw_kube_metrics_add(w->metrics, NW_KM_WATCH_RESTARTS, NULL, plural, -1, 1);
     if (x->code == 200 && !x->relist) {
-        if (nw_kube_wparse_finish(&x->parser) != NW_OK)
+        if (nw_kube_watch_wparse_finish(&x->parser) != NW_OK)
             nw_log_info(COMP, "watch stream ended inside an event", NW_LS("resource", plural));
     }
     if (x->relist) {
@@ -476,7 +476,7 @@ static void watch_done(watcher_t *x, CURLcode cc)
         if (x->events == 0 && now_ns(w) - x->began < NW_NS_PER_SEC && cc != CURLE_OK)
             schedule_backoff(x, 0);
         else {
-            nw_kube_backoff_reset(&x->bo);
+            nw_kube_retry_backoff_reset(&x->bo);
             schedule(x, 0, 0);
         }
         nw_log_debug(COMP, "watch ended; resuming", NW_LS("resource", plural),
@@ -491,14 +491,14 @@ static void watch_done(watcher_t *x, CURLcode cc)
         return;
     }
     x->resp.code = x->code;
-    nw_kube__resp_parse_status(&x->resp);
+    nw_kube_client__resp_parse_status(&x->resp);
     if (x->code == 410) {
         nw_log_info(COMP, "watch resourceVersion too old; relisting", NW_LS("resource", plural));
         schedule(x, 0, 1);
         return;
     }
     if (x->code == 401)
-        nw_kube__token_invalidate(w->client);
+        nw_kube_client__token_invalidate(w->client);
     set_last_err(w, "watch %s: HTTP %ld %s: %s", plural, x->code, x->resp.reason, x->resp.message);
     nw_log_every(10, NW_LOG_WARN, COMP, "watch failed", NW_LS("resource", plural),
                  NW_LI("code", x->code), NW_LS("reason", x->resp.reason),
@@ -522,7 +522,7 @@ static void *run(void *arg)
             if (!(w->opts.kinds & (1u << k)) || x->st != W_IDLE)
                 continue;
             if (x->start_at <= now) {
-                int64_t rl = nw_kube__rl_reserve(w->client);
+                int64_t rl = nw_kube_client__rl_reserve(w->client);
                 if (rl > 0) {
                     x->start_at = now + rl;
                 } else if (start(x) != 0) {
@@ -601,13 +601,13 @@ nw_rc_t nw_kube_watch_new(nw_kube_client_t *c, nw_kube_cache_t *cache,
         watcher_t *x = &w->wt[k];
         x->w = w;
         x->kind = (nw_kube_kind_t)k;
-        x->res = nw_kube_kind_res((nw_kube_kind_t)k);
+        x->res = nw_kube_cache_kind_res((nw_kube_kind_t)k);
         x->st = W_IDLE;
         x->need_list = 1;
-        nw_kube_resp_init(&x->resp);
-        nw_kube_wparse_init(&x->parser, MAX_EVENT_BYTES, on_event, x);
-        nw_kube_backoff_init(&x->bo, o->backoff_base_ms * NW_NS_PER_MS,
-                             o->backoff_max_ms * NW_NS_PER_MS, 120 * NW_NS_PER_SEC, 0);
+        nw_kube_client_resp_init(&x->resp);
+        nw_kube_watch_wparse_init(&x->parser, MAX_EVENT_BYTES, on_event, x);
+        nw_kube_retry_backoff_init(&x->bo, o->backoff_base_ms * NW_NS_PER_MS,
+                                   o->backoff_max_ms * NW_NS_PER_MS, 120 * NW_NS_PER_SEC, 0);
         if (!(o->kinds & (1u << k)))
             nw_kube_cache_mark_synced(cache, (nw_kube_kind_t)k);
     }
@@ -654,8 +654,8 @@ void nw_kube_watch_free(nw_kube_watch_t *w)
         end_transfer(x);
         reset_list(x);
         free(x->rv);
-        nw_kube_resp_cleanup(&x->resp);
-        nw_kube_wparse_cleanup(&x->parser);
+        nw_kube_client_resp_cleanup(&x->resp);
+        nw_kube_watch_wparse_cleanup(&x->parser);
     }
     if (w->multi)
         curl_multi_cleanup(w->multi);

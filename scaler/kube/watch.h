@@ -49,21 +49,22 @@ typedef struct {
 } nw_kube_wparse_t;
 
 /** Initialise; max_event caps one event's size (bytes). */
-void nw_kube_wparse_init(nw_kube_wparse_t *p, size_t max_event, nw_kube_event_fn fn, void *ud);
+void nw_kube_watch_wparse_init(nw_kube_wparse_t *p, size_t max_event, nw_kube_event_fn fn,
+                               void *ud);
 
 /** Free the carry-over buffer. */
-void nw_kube_wparse_cleanup(nw_kube_wparse_t *p);
+void nw_kube_watch_wparse_cleanup(nw_kube_wparse_t *p);
 
 /**
  * Feed bytes as they arrive. @return NW_OK; NW_EPARSE for a line that is not an event
  * object ({"type": string, "object": ...}); NW_ERANGE for an event over max_event.
  * After the callback asks to stop, further input is ignored (NW_OK).
  */
-nw_rc_t nw_kube_wparse_feed(nw_kube_wparse_t *p, const char *data, size_t n);
+nw_rc_t nw_kube_watch_wparse_feed(nw_kube_wparse_t *p, const char *data, size_t n);
 
 /** End of stream: a final event without its newline is delivered; an incomplete one
  * is reported with NW_EPARSE (and dropped). */
-nw_rc_t nw_kube_wparse_finish(nw_kube_wparse_t *p);
+nw_rc_t nw_kube_watch_wparse_finish(nw_kube_wparse_t *p);
 
 /* ---- the watch engine ---- */
 

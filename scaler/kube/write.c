@@ -26,7 +26,7 @@ static nw_rc_t send_req(nw_kube_client_t *c, const char *method, const char *pat
     if (out)
         *out = NULL;
     nw_kube_resp_t resp;
-    nw_kube_resp_init(&resp);
+    nw_kube_client_resp_init(&resp);
     nw_kube_req_t req = {.method = method,
                          .path = path,
                          .body = body,
@@ -35,34 +35,34 @@ static nw_rc_t send_req(nw_kube_client_t *c, const char *method, const char *pat
                          .verb = verb,
                          .resource = resource,
                          .no_retry = no_retry};
-    nw_rc_t rc = nw_kube_do(c, &req, &resp, err);
+    nw_rc_t rc = nw_kube_client_do(c, &req, &resp, err);
     if (code)
         *code = resp.code;
     if (!rc && (resp.code < 200 || resp.code >= 300)) {
         char what[300];
         snprintf(what, sizeof what, "%s %s", method, path);
-        rc = nw_kube_resp_error(&resp, what, err);
+        rc = nw_kube_client_resp_error(&resp, what, err);
     }
     if (!rc && out && resp.body.len) {
-        *out = nw_kube_json_parse(resp.body.data, resp.body.len);
+        *out = nw_kube_client_json_parse(resp.body.data, resp.body.len);
         if (!*out)
             rc = nw_err_set(err, NW_EPARSE, "", "%s %s: response is not JSON", method, path);
     }
     if (keep)
         *keep = resp;
     else
-        nw_kube_resp_cleanup(&resp);
+        nw_kube_client_resp_cleanup(&resp);
     return rc;
 }
 
 static nw_rc_t obj_path(nw_buf_t *p, const nw_kube_res_t *res, const char *ns, const char *name,
                         int status)
 {
-    return nw_kube_path(p, res, ns, name, status ? "status" : NULL);
+    return nw_kube_client_path(p, res, ns, name, status ? "status" : NULL);
 }
 
-nw_rc_t nw_kube_get(nw_kube_client_t *c, const nw_kube_res_t *res, const char *ns, const char *name,
-                    cJSON **out, nw_err_t *err)
+nw_rc_t nw_kube_write_get(nw_kube_client_t *c, const nw_kube_res_t *res, const char *ns,
+                          const char *name, cJSON **out, nw_err_t *err)
 {
     nw_buf_t p;
     nw_buf_init(&p, 4096);
@@ -74,8 +74,8 @@ nw_rc_t nw_kube_get(nw_kube_client_t *c, const nw_kube_res_t *res, const char *n
     return rc;
 }
 
-nw_rc_t nw_kube_create(nw_kube_client_t *c, const nw_kube_res_t *res, const char *ns,
-                       const cJSON *obj, cJSON **out, nw_err_t *err)
+nw_rc_t nw_kube_write_create(nw_kube_client_t *c, const nw_kube_res_t *res, const char *ns,
+                             const cJSON *obj, cJSON **out, nw_err_t *err)
 {
     if (!ns || !ns[0])
         ns = meta_str(obj, "namespace");
@@ -86,7 +86,7 @@ nw_rc_t nw_kube_create(nw_kube_client_t *c, const nw_kube_res_t *res, const char
         return nw_err_set(err, NW_ENOMEM, "", "out of memory");
     nw_buf_t p;
     nw_buf_init(&p, 4096);
-    nw_rc_t rc = nw_kube_path(&p, res, ns, NULL, NULL);
+    nw_rc_t rc = nw_kube_client_path(&p, res, ns, NULL, NULL);
     if (!rc)
         rc = send_req(c, "POST", nw_buf_str(&p), body, "application/json", "create", res->plural, 0,
                       out, NULL, NULL, err);
@@ -95,8 +95,8 @@ nw_rc_t nw_kube_create(nw_kube_client_t *c, const nw_kube_res_t *res, const char
     return rc;
 }
 
-nw_rc_t nw_kube_update(nw_kube_client_t *c, const nw_kube_res_t *res, const cJSON *obj, int status,
-                       cJSON **out, nw_err_t *err)
+nw_rc_t nw_kube_write_update(nw_kube_client_t *c, const nw_kube_res_t *res, const cJSON *obj,
+                             int status, cJSON **out, nw_err_t *err)
 {
     const char *name = meta_str(obj, "name");
     if (!name || !name[0])
@@ -120,16 +120,16 @@ nw_rc_t nw_kube_update(nw_kube_client_t *c, const nw_kube_res_t *res, const cJSO
 static void conflict_pause(int attempt)
 {
     nw_kube_backoff_t b;
-    nw_kube_backoff_init(&b, 50 * NW_NS_PER_MS, 1000 * NW_NS_PER_MS, 0, 0);
+    nw_kube_retry_backoff_init(&b, 50 * NW_NS_PER_MS, 1000 * NW_NS_PER_MS, 0, 0);
     int64_t d = 0;
     for (int i = 0; i <= attempt; i++)
-        d = nw_kube_backoff_next(&b, 0);
-    nw_kube_sleep_ns(d);
+        d = nw_kube_retry_backoff_next(&b, 0);
+    nw_kube_retry_sleep_ns(d);
 }
 
-nw_rc_t nw_kube_update_retry(nw_kube_client_t *c, const nw_kube_res_t *res, const char *ns,
-                             const char *name, int status, nw_kube_mutate_fn mutate, void *ud,
-                             int max_attempts, cJSON **out, nw_err_t *err)
+nw_rc_t nw_kube_write_update_retry(nw_kube_client_t *c, const nw_kube_res_t *res, const char *ns,
+                                   const char *name, int status, nw_kube_mutate_fn mutate, void *ud,
+                                   int max_attempts, cJSON **out, nw_err_t *err)
 {
     if (out)
         *out = NULL;
@@ -137,7 +137,7 @@ nw_rc_t nw_kube_update_retry(nw_kube_client_t *c, const nw_kube_res_t *res, cons
         max_attempts = 5;
     for (int attempt = 0; attempt < max_attempts; attempt++) {
         cJSON *obj = NULL;
-        nw_rc_t rc = nw_kube_get(c, res, ns, name, &obj, err);
+        nw_rc_t rc = nw_kube_write_get(c, res, ns, name, &obj, err);
         if (rc)
             return rc;
         int m = mutate(obj, ud);
@@ -154,7 +154,7 @@ nw_rc_t nw_kube_update_retry(nw_kube_client_t *c, const nw_kube_res_t *res, cons
             return NW_OK;
         }
         nw_err_t e = {0};
-        rc = nw_kube_update(c, res, obj, status, out, &e);
+        rc = nw_kube_write_update(c, res, obj, status, out, &e);
         cJSON_Delete(obj);
         if (rc != NW_ECONFLICT) {
             if (rc)
@@ -170,9 +170,9 @@ nw_rc_t nw_kube_update_retry(nw_kube_client_t *c, const nw_kube_res_t *res, cons
                       res->kind, name, max_attempts);
 }
 
-nw_rc_t nw_kube_patch(nw_kube_client_t *c, const nw_kube_res_t *res, const char *ns,
-                      const char *name, nw_kube_patch_t type, const char *patch, int status,
-                      cJSON **out, nw_err_t *err)
+nw_rc_t nw_kube_write_patch(nw_kube_client_t *c, const nw_kube_res_t *res, const char *ns,
+                            const char *name, nw_kube_patch_t type, const char *patch, int status,
+                            cJSON **out, nw_err_t *err)
 {
     nw_buf_t p;
     nw_buf_init(&p, 4096);
@@ -188,8 +188,9 @@ nw_rc_t nw_kube_patch(nw_kube_client_t *c, const nw_kube_res_t *res, const char 
     return rc;
 }
 
-nw_rc_t nw_kube_delete(nw_kube_client_t *c, const nw_kube_res_t *res, const char *ns,
-                       const char *name, const nw_kube_delete_opts_t *o, int *gone, nw_err_t *err)
+nw_rc_t nw_kube_write_delete(nw_kube_client_t *c, const nw_kube_res_t *res, const char *ns,
+                             const char *name, const nw_kube_delete_opts_t *o, int *gone,
+                             nw_err_t *err)
 {
     if (gone)
         *gone = 0;
@@ -254,7 +255,7 @@ static nw_rc_t finalizer_edit(nw_kube_client_t *c, const nw_kube_res_t *res, con
     for (int attempt = 0; attempt < 5; attempt++) {
         cJSON *obj = NULL;
         nw_err_t e = {0};
-        nw_rc_t rc = nw_kube_get(c, res, ns, name, &obj, &e);
+        nw_rc_t rc = nw_kube_write_get(c, res, ns, name, &obj, &e);
         if (rc == NW_ENOTFOUND && !add)
             return NW_OK;
         if (rc) {
@@ -311,7 +312,7 @@ static nw_rc_t finalizer_edit(nw_kube_client_t *c, const nw_kube_res_t *res, con
         if (!body)
             return nw_err_set(err, NW_ENOMEM, "", "out of memory");
         memset(&e, 0, sizeof e);
-        rc = nw_kube_patch(c, res, ns, name, NW_KUBE_PATCH_JSON, body, 0, NULL, &e);
+        rc = nw_kube_write_patch(c, res, ns, name, NW_KUBE_PATCH_JSON, body, 0, NULL, &e);
         free(body);
         if (rc == NW_OK)
             return NW_OK;
@@ -329,28 +330,30 @@ static nw_rc_t finalizer_edit(nw_kube_client_t *c, const nw_kube_res_t *res, con
                       add ? "adding" : "removing", fin, res->kind, name);
 }
 
-nw_rc_t nw_kube_finalizer_add(nw_kube_client_t *c, const nw_kube_res_t *res, const char *ns,
-                              const char *name, const char *finalizer, nw_err_t *err)
+nw_rc_t nw_kube_write_finalizer_add(nw_kube_client_t *c, const nw_kube_res_t *res, const char *ns,
+                                    const char *name, const char *finalizer, nw_err_t *err)
 {
     return finalizer_edit(c, res, ns, name, finalizer, 1, err);
 }
 
-nw_rc_t nw_kube_finalizer_remove(nw_kube_client_t *c, const nw_kube_res_t *res, const char *ns,
-                                 const char *name, const char *finalizer, nw_err_t *err)
+nw_rc_t nw_kube_write_finalizer_remove(nw_kube_client_t *c, const nw_kube_res_t *res,
+                                       const char *ns, const char *name, const char *finalizer,
+                                       nw_err_t *err)
 {
     return finalizer_edit(c, res, ns, name, finalizer, 0, err);
 }
 
-nw_rc_t nw_kube_evict(nw_kube_client_t *c, const char *ns, const char *name, int64_t grace_seconds,
-                      nw_kube_evict_t *result, int *retry_after_s, nw_err_t *err)
+nw_rc_t nw_kube_write_evict(nw_kube_client_t *c, const char *ns, const char *name,
+                            int64_t grace_seconds, nw_kube_evict_t *result, int *retry_after_s,
+                            nw_err_t *err)
 {
     nw_kube_evict_opts_t o = {grace_seconds, NULL};
-    return nw_kube_evict_ex(c, ns, name, &o, result, retry_after_s, NULL, err);
+    return nw_kube_write_evict_ex(c, ns, name, &o, result, retry_after_s, NULL, err);
 }
 
-nw_rc_t nw_kube_evict_ex(nw_kube_client_t *c, const char *ns, const char *name,
-                         const nw_kube_evict_opts_t *o, nw_kube_evict_t *result, int *retry_after_s,
-                         long *code_out, nw_err_t *err)
+nw_rc_t nw_kube_write_evict_ex(nw_kube_client_t *c, const char *ns, const char *name,
+                               const nw_kube_evict_opts_t *o, nw_kube_evict_t *result,
+                               int *retry_after_s, long *code_out, nw_err_t *err)
 {
     int64_t grace_seconds = o ? o->grace_seconds : -1;
     const char *uid = o ? o->uid : NULL;
@@ -380,9 +383,9 @@ nw_rc_t nw_kube_evict_ex(nw_kube_client_t *c, const char *ns, const char *name,
         return nw_err_set(err, NW_ENOMEM, "", "out of memory");
     nw_buf_t p;
     nw_buf_init(&p, 4096);
-    nw_rc_t rc = nw_kube_path(&p, &nw_kube_res_pods, ns, name, "eviction");
+    nw_rc_t rc = nw_kube_client_path(&p, &nw_kube_client_res_pods, ns, name, "eviction");
     nw_kube_resp_t resp;
-    nw_kube_resp_init(&resp);
+    nw_kube_client_resp_init(&resp);
     if (!rc) {
         nw_kube_req_t req = {.method = "POST",
                              .path = nw_buf_str(&p),
@@ -391,7 +394,7 @@ nw_rc_t nw_kube_evict_ex(nw_kube_client_t *c, const char *ns, const char *name,
                              .verb = "create",
                              .resource = "pods/eviction",
                              .no_retry = 1};
-        rc = nw_kube_do(c, &req, &resp, err);
+        rc = nw_kube_client_do(c, &req, &resp, err);
     }
     free(body);
     if (!rc) {
@@ -399,7 +402,7 @@ nw_rc_t nw_kube_evict_ex(nw_kube_client_t *c, const char *ns, const char *name,
         if (code_out)
             *code_out = code;
         if (code >= 300)
-            nw_kube__resp_parse_status(&resp);
+            nw_kube_client__resp_parse_status(&resp);
         if (code >= 200 && code < 300) {
             *result = NW_KUBE_EVICT_STARTED;
         } else if (code == 404) {
@@ -420,10 +423,10 @@ nw_rc_t nw_kube_evict_ex(nw_kube_client_t *c, const char *ns, const char *name,
         } else {
             char what[300];
             snprintf(what, sizeof what, "POST %s", nw_buf_str(&p));
-            rc = nw_kube_resp_error(&resp, what, err);
+            rc = nw_kube_client_resp_error(&resp, what, err);
         }
     }
-    nw_kube_resp_cleanup(&resp);
+    nw_kube_client_resp_cleanup(&resp);
     nw_buf_cleanup(&p);
     return rc;
 }
@@ -453,8 +456,8 @@ struct nw_kube_recorder {
     uint64_t created, patched, suppressed;
 };
 
-nw_kube_recorder_t *nw_kube_recorder_new(nw_kube_client_t *c, const char *component,
-                                         const char *instance)
+nw_kube_recorder_t *nw_kube_write_recorder_new(nw_kube_client_t *c, const char *component,
+                                               const char *instance)
 {
     nw_kube_recorder_t *r = calloc(1, sizeof *r);
     if (!r)
@@ -469,11 +472,11 @@ nw_kube_recorder_t *nw_kube_recorder_new(nw_kube_client_t *c, const char *compon
         return NULL;
     }
     pthread_mutex_init(&r->mu, NULL);
-    nw_kube_rl_init(&r->rl, nw_kube_client_clock(c), 1.0, 25);
+    nw_kube_retry_rl_init(&r->rl, nw_kube_client_clock(c), 1.0, 25);
     return r;
 }
 
-void nw_kube_recorder_free(nw_kube_recorder_t *r)
+void nw_kube_write_recorder_free(nw_kube_recorder_t *r)
 {
     if (!r)
         return;
@@ -482,15 +485,15 @@ void nw_kube_recorder_free(nw_kube_recorder_t *r)
         free(r->ent[i].ns);
         free(r->ent[i].name);
     }
-    nw_kube_rl_cleanup(&r->rl);
+    nw_kube_retry_rl_cleanup(&r->rl);
     pthread_mutex_destroy(&r->mu);
     free(r->component);
     free(r->instance);
     free(r);
 }
 
-void nw_kube_recorder_stats(nw_kube_recorder_t *r, uint64_t *created, uint64_t *patched,
-                            uint64_t *suppressed)
+void nw_kube_write_recorder_stats(nw_kube_recorder_t *r, uint64_t *created, uint64_t *patched,
+                                  uint64_t *suppressed)
 {
     pthread_mutex_lock(&r->mu);
     if (created)
@@ -504,11 +507,12 @@ void nw_kube_recorder_stats(nw_kube_recorder_t *r, uint64_t *created, uint64_t *
 
 static void fmt_time(int64_t ns, char *buf, size_t len)
 {
-    nw_time_format(ns, buf, len);
+    nw_clock_time_format(ns, buf, len);
 }
 
-nw_rc_t nw_kube_event(nw_kube_recorder_t *r, const nw_kube_res_t *res, const cJSON *obj,
-                      const char *type, const char *reason, const char *message, nw_err_t *err)
+nw_rc_t nw_kube_write_event(nw_kube_recorder_t *r, const nw_kube_res_t *res, const cJSON *obj,
+                            const char *type, const char *reason, const char *message,
+                            nw_err_t *err)
 {
     const char *name = meta_str(obj, "name");
     const char *ons = res->namespaced ? meta_str(obj, "namespace") : NULL;
@@ -569,7 +573,7 @@ nw_rc_t nw_kube_event(nw_kube_recorder_t *r, const nw_kube_res_t *res, const cJS
     char *ev_name = e->name ? strdup(e->name) : NULL;
     /* best effort: never wait for the limiter; a suppressed occurrence is carried in
      * e->count by the next write */
-    int allowed = nw_kube_rl_try(&r->rl);
+    int allowed = nw_kube_retry_rl_try(&r->rl);
     if (!allowed)
         r->suppressed++;
     pthread_mutex_unlock(&r->mu);
@@ -585,8 +589,8 @@ nw_rc_t nw_kube_event(nw_kube_recorder_t *r, const nw_kube_res_t *res, const cJS
     if (!create) {
         char patch[160];
         snprintf(patch, sizeof patch, "{\"count\":%d,\"lastTimestamp\":\"%s\"}", count, ts);
-        rc = nw_kube_patch(r->c, &nw_kube_res_events, ev_ns, ev_name, NW_KUBE_PATCH_MERGE, patch, 0,
-                           NULL, &e2);
+        rc = nw_kube_write_patch(r->c, &nw_kube_client_res_events, ev_ns, ev_name,
+                                 NW_KUBE_PATCH_MERGE, patch, 0, NULL, &e2);
         if (rc == NW_ENOTFOUND) /* expired on the server: start again */
             create = 1;
         else if (!rc) {
@@ -625,7 +629,7 @@ nw_rc_t nw_kube_event(nw_kube_recorder_t *r, const nw_kube_res_t *res, const cJS
         nw_json_add_string(ev, "reportingComponent", r->component);
         nw_json_add_string(ev, "reportingInstance", r->instance);
         memset(&e2, 0, sizeof e2);
-        rc = nw_kube_create(r->c, &nw_kube_res_events, ev_ns, ev, NULL, &e2);
+        rc = nw_kube_write_create(r->c, &nw_kube_client_res_events, ev_ns, ev, NULL, &e2);
         cJSON_Delete(ev);
         pthread_mutex_lock(&r->mu);
         if (!rc)

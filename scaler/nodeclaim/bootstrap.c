@@ -25,7 +25,7 @@ static void key_init(void)
     key_ok = RAND_bytes(key, sizeof key) == 1;
 }
 
-int nw_boot_wanted(const cJSON *nodeclass)
+int nw_bootstrap_wanted(const cJSON *nodeclass)
 {
     const char *v = nw_json_str(nw_json_get(nw_json_get(nodeclass, "metadata"), "annotations"),
                                 NW_BOOT_ANNOTATION);
@@ -43,7 +43,7 @@ static void b36(const unsigned char *d, size_t n, char *out)
     out[n] = 0;
 }
 
-void nw_boot_token_id(const char *uid, char id[7])
+void nw_bootstrap_token_id(const char *uid, char id[7])
 {
     unsigned char md[EVP_MAX_MD_SIZE];
     unsigned int ml = 0;
@@ -88,8 +88,8 @@ static cJSON *token_secret(const char *id, const char *secret, const char *claim
     return s;
 }
 
-nw_rc_t nw_boot_mint(nw_kube_client_t *kube, const cJSON *nc, int64_t now_ns, int64_t ttl_ns,
-                     char token[NW_BOOT_TOKEN_MAX], nw_err_t *err)
+nw_rc_t nw_bootstrap_mint(nw_kube_client_t *kube, const cJSON *nc, int64_t now_ns, int64_t ttl_ns,
+                          char token[NW_BOOT_TOKEN_MAX], nw_err_t *err)
 {
     token[0] = 0;
     const char *uid = nw_json_str_at(nc, "metadata.uid");
@@ -101,7 +101,7 @@ nw_rc_t nw_boot_mint(nw_kube_client_t *kube, const cJSON *nc, int64_t now_ns, in
     if (!key_ok)
         return nw_err_set(err, NW_EINVAL, "bootstrap", "no random bytes for the token key");
     char id[7], secret[17];
-    nw_boot_token_id(uid, id);
+    nw_bootstrap_token_id(uid, id);
     unsigned char md[EVP_MAX_MD_SIZE];
     unsigned int ml = 0;
     if (!HMAC(EVP_sha256(), key, sizeof key, (const unsigned char *)uid, strlen(uid), md, &ml) ||
@@ -109,19 +109,22 @@ nw_rc_t nw_boot_mint(nw_kube_client_t *kube, const cJSON *nc, int64_t now_ns, in
         return nw_err_set(err, NW_EINVAL, "bootstrap", "HMAC failed");
     b36(md, 16, secret);
     char exp[32];
-    nw_time_format(now_ns + ttl_ns, exp, sizeof exp);
+    nw_clock_time_format(now_ns + ttl_ns, exp, sizeof exp);
     cJSON *s = token_secret(id, secret, name, exp);
     if (!s)
         return nw_err_set(err, NW_ENOMEM, "bootstrap", "out of memory");
-    nw_rc_t rc = nw_kube_create(kube, &nw_kube_res_secrets, NW_BOOT_NAMESPACE, s, NULL, err);
+    nw_rc_t rc =
+        nw_kube_write_create(kube, &nw_kube_client_res_secrets, NW_BOOT_NAMESPACE, s, NULL, err);
     if (rc == NW_ECONFLICT) {
         /* from an earlier try, perhaps an earlier process (another secret): replace it */
         char sn[64];
         snprintf(sn, sizeof sn, "bootstrap-token-%s", id);
         nw_err_clear(err);
-        rc = nw_kube_delete(kube, &nw_kube_res_secrets, NW_BOOT_NAMESPACE, sn, NULL, NULL, err);
+        rc = nw_kube_write_delete(kube, &nw_kube_client_res_secrets, NW_BOOT_NAMESPACE, sn, NULL,
+                                  NULL, err);
         if (rc == NW_OK)
-            rc = nw_kube_create(kube, &nw_kube_res_secrets, NW_BOOT_NAMESPACE, s, NULL, err);
+            rc = nw_kube_write_create(kube, &nw_kube_client_res_secrets, NW_BOOT_NAMESPACE, s, NULL,
+                                      err);
     }
     cJSON_Delete(s);
     if (rc != NW_OK)
@@ -134,14 +137,14 @@ nw_rc_t nw_boot_mint(nw_kube_client_t *kube, const cJSON *nc, int64_t now_ns, in
     return NW_OK;
 }
 
-nw_rc_t nw_boot_delete(nw_kube_client_t *kube, const char *uid, nw_err_t *err)
+nw_rc_t nw_bootstrap_delete(nw_kube_client_t *kube, const char *uid, nw_err_t *err)
 {
     char id[7], sn[64];
-    nw_boot_token_id(uid, id);
+    nw_bootstrap_token_id(uid, id);
     snprintf(sn, sizeof sn, "bootstrap-token-%s", id);
     int gone = 0;
-    nw_rc_t rc =
-        nw_kube_delete(kube, &nw_kube_res_secrets, NW_BOOT_NAMESPACE, sn, NULL, &gone, err);
+    nw_rc_t rc = nw_kube_write_delete(kube, &nw_kube_client_res_secrets, NW_BOOT_NAMESPACE, sn,
+                                      NULL, &gone, err);
     if (rc == NW_OK && !gone)
         nw_log_info("bootstrap", "bootstrap token Secret deleted", NW_LS("name", sn));
     return rc;

@@ -45,18 +45,18 @@
 /** 1 when the EC2NodeClass asks for nodewarden's kubeadm bootstrap and its amiFamily is one
  * nodewarden does not generate a bootstrap for (Custom, Windows); the annotation on AL2,
  * AL2023 or Bottlerocket has no effect (admission warns). */
-int nw_boot_wanted(const cJSON *nodeclass);
+int nw_bootstrap_wanted(const cJSON *nodeclass);
 
 /** The token id of a NodeClaim uid (7 bytes with the NUL). */
-void nw_boot_token_id(const char *uid, char id[7]);
+void nw_bootstrap_token_id(const char *uid, char id[7]);
 
 /** Create the token Secret of the NodeClaim nc (metadata.uid and .name required), valid
  * for ttl_ns from now_ns (wall clock); token gets "<id>.<secret>". An existing Secret of
  * that name is replaced. NW_EINVAL without a uid; the API's errors otherwise. */
-nw_rc_t nw_boot_mint(nw_kube_client_t *kube, const cJSON *nc, int64_t now_ns, int64_t ttl_ns,
-                     char token[NW_BOOT_TOKEN_MAX], nw_err_t *err);
+nw_rc_t nw_bootstrap_mint(nw_kube_client_t *kube, const cJSON *nc, int64_t now_ns, int64_t ttl_ns,
+                          char token[NW_BOOT_TOKEN_MAX], nw_err_t *err);
 
 /** Delete the token Secret of a NodeClaim uid; gone already is success. */
-nw_rc_t nw_boot_delete(nw_kube_client_t *kube, const char *uid, nw_err_t *err);
+nw_rc_t nw_bootstrap_delete(nw_kube_client_t *kube, const char *uid, nw_err_t *err);
 
 #endif

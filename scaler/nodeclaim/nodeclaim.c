@@ -44,10 +44,10 @@ typedef struct launch_job {
     nw_err_t err;
 } launch_job_t;
 
-struct nw_claims {
+struct nw_nodeclaim {
     nw_ctl_deps_t *deps;
     nw_ctl_shared_t *mem;
-    nw_claims_opts_t o;
+    nw_nodeclaim_opts_t o;
     _Atomic uint64_t created, launched, launch_failed, ice_deleted, adopted;
     /* the jobs, oldest first, and the workers (all under mu) */
     pthread_mutex_t mu;
@@ -86,12 +86,12 @@ static int str_list(const cJSON *arr, const char **out, int max)
 }
 
 typedef struct {
-    nw_claims_t *k;
+    nw_nodeclaim_t *k;
     const nw_cloud_launch_t *r;
     const char *provider_id, *type, *zone, *ct, *image;
 } launched_t;
 
-static cJSON *status_of_launch(nw_claims_t *k, const launched_t *l, const cJSON *obj)
+static cJSON *status_of_launch(nw_nodeclaim_t *k, const launched_t *l, const cJSON *obj)
 {
     const cJSON *base = nw_json_get(obj, "status");
     cJSON *st = base ? nw_json_dup(base) : nw_json_new_object();
@@ -111,11 +111,11 @@ static cJSON *status_of_launch(nw_claims_t *k, const launched_t *l, const cJSON 
     const char *class = nw_json_str_at(obj, "spec.nodeClassRef.name");
     nw_kube_snap_t *ks = k->deps->cache ? nw_kube_cache_snapshot(k->deps->cache) : NULL;
     const nw_kube_obj_t *ncl =
-        ks && class ? nw_kube_snap_get(ks, NW_KUBE_EC2NODECLASSES, NULL, class) : NULL;
+        ks && class ? nw_kube_cache_snap_get(ks, NW_KUBE_EC2NODECLASSES, NULL, class) : NULL;
     cJSON *cap = nw_simsnap_type_resources(&env, ncl ? ncl->json : NULL, l->type, 0),
           *al = nw_simsnap_type_resources(&env, ncl ? ncl->json : NULL, l->type, 1);
     if (ks)
-        nw_kube_snap_release(ks);
+        nw_kube_cache_snap_release(ks);
     nw_json_add_item(st, "capacity", cap ? cap : nw_json_new_object());
     nw_json_add_item(st, "allocatable", al ? al : nw_json_new_object());
     return st;
@@ -151,8 +151,8 @@ static int mutate_labels(cJSON *obj, void *ud)
      * (aws/karpenter-provider-aws pkg/cloudprovider/cloudprovider.go instanceToNodeClaim):
      * what the simulation placed pods by */
     nw_cat_label_t cl[64];
-    int ncl =
-        nw_claim_launch_labels(l->k->deps, l->type, l->zone, l->r ? l->r->zone_id : NULL, cl, 64);
+    int ncl = nw_nodeclaim_launch_labels(l->k->deps, l->type, l->zone, l->r ? l->r->zone_id : NULL,
+                                         cl, 64);
     const char *kv[80][2];
     size_t nkv = 0;
     for (int i = 0; i < ncl; i++) {
@@ -201,14 +201,14 @@ static int mutate_labels(cJSON *obj, void *ud)
     return changed ? 0 : 1;
 }
 
-int nw_claim_launch_labels(nw_ctl_deps_t *c, const char *type, const char *zone,
-                           const char *zone_id, nw_cat_label_t *out, int max)
+int nw_nodeclaim_launch_labels(nw_ctl_deps_t *c, const char *type, const char *zone,
+                               const char *zone_id, nw_cat_label_t *out, int max)
 {
     const nw_catalog_t *cat = c->cloud ? c->cloud->ops->catalog(c->cloud) : NULL;
     const nw_itype_t *t = cat && type ? nw_catalog_find(cat, type) : NULL;
     if (!t)
         return 0;
-    int n = nw_itype_labels(t, out, max);
+    int n = nw_catalog_itype_labels(t, out, max);
     nw_offering_t o;
     memset(&o, 0, sizeof o);
     snprintf(o.zone, sizeof o.zone, "%s", zone ? zone : "");
@@ -216,7 +216,7 @@ int nw_claim_launch_labels(nw_ctl_deps_t *c, const char *type, const char *zone,
     snprintf(o.zone_id, sizeof o.zone_id, "%s", zone_id ? zone_id : "");
     if (o.zone[0]) {
         nw_cat_label_t ol[8];
-        int no = nw_offering_labels(cat, &o, ol, 8);
+        int no = nw_catalog_offering_labels(cat, &o, ol, 8);
         for (int i = 0; i < no && n < max; i++)
             if (strcmp(ol[i].key, "karpenter.sh/capacity-type") != 0)
                 out[n++] = ol[i];
@@ -228,13 +228,13 @@ static void record_launch(nw_ctl_deps_t *c, const cJSON *nc, const launched_t *l
 {
     const char *name = nw_json_str_at(nc, "metadata.name");
     nw_err_t err = {0};
-    if (nw_kube_update_retry(c->kube, &nw_kube_res_nodeclaims, NULL, name, 0, mutate_labels,
-                             (void *)l, 5, NULL, &err) != NW_OK)
+    if (nw_kube_write_update_retry(c->kube, &nw_kube_client_res_nodeclaims, NULL, name, 0,
+                                   mutate_labels, (void *)l, 5, NULL, &err) != NW_OK)
         nw_log_warn("provisioner", "cannot label the NodeClaim", NW_LS("nodeclaim", name),
                     NW_LS("error", err.msg));
     nw_err_clear(&err);
-    if (nw_kube_update_retry(c->kube, &nw_kube_res_nodeclaims, NULL, name, 1, mutate_launched,
-                             (void *)l, 5, NULL, &err) != NW_OK)
+    if (nw_kube_write_update_retry(c->kube, &nw_kube_client_res_nodeclaims, NULL, name, 1,
+                                   mutate_launched, (void *)l, 5, NULL, &err) != NW_OK)
         nw_log_warn("provisioner", "cannot record the launch in the NodeClaim status",
                     NW_LS("nodeclaim", name), NW_LS("error", err.msg));
 }
@@ -313,7 +313,7 @@ static void job_free(launch_job_t *j)
  * launches do). Any thread; touches only the job, the cloud (launch and list are
  * thread-safe, cloud.h), the Kubernetes client (thread-safe), the catalog's instance
  * types (never changed after start; only their offerings are) and atomics. */
-static void job_run(nw_claims_t *k, launch_job_t *j)
+static void job_run(nw_nodeclaim_t *k, launch_job_t *j)
 {
     nw_ctl_deps_t *c = k->deps;
     if (!j->fresh) {
@@ -343,8 +343,8 @@ static void job_run(nw_claims_t *k, launch_job_t *j)
         return;
     }
     if (j->boot) {
-        j->rc = nw_boot_mint(c->kube, j->nc, nw_clock_now(c->clock), k->o.bootstrap_ttl_ns,
-                             j->boot_token, &j->err);
+        j->rc = nw_bootstrap_mint(c->kube, j->nc, nw_clock_now(c->clock), k->o.bootstrap_ttl_ns,
+                                  j->boot_token, &j->err);
         if (j->rc != NW_OK)
             return;
     }
@@ -360,8 +360,8 @@ static void job_run(nw_claims_t *k, launch_job_t *j)
 
 static void *worker_main(void *arg)
 {
-    nw_cloud_metered_controller("nodeclaim.lifecycle"); /* the launches' metrics label */
-    nw_claims_t *k = arg;
+    nw_metered_controller("nodeclaim.lifecycle"); /* the launches' metrics label */
+    nw_nodeclaim_t *k = arg;
     pthread_mutex_lock(&k->mu);
     for (;;) {
         launch_job_t *j = NULL;
@@ -390,9 +390,10 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-nw_claims_t *nw_claims_new(nw_ctl_deps_t *deps, nw_ctl_shared_t *mem, const nw_claims_opts_t *o)
+nw_nodeclaim_t *nw_nodeclaim_new(nw_ctl_deps_t *deps, nw_ctl_shared_t *mem,
+                                 const nw_nodeclaim_opts_t *o)
 {
-    nw_claims_t *k = calloc(1, sizeof *k);
+    nw_nodeclaim_t *k = calloc(1, sizeof *k);
     if (!k)
         return NULL;
     k->deps = deps;
@@ -405,12 +406,12 @@ nw_claims_t *nw_claims_new(nw_ctl_deps_t *deps, nw_ctl_shared_t *mem, const nw_c
     pthread_cond_init(&k->work, NULL);
     pthread_cond_init(&k->idle, NULL);
     if (k->o.workers > 0 && !(k->threads = calloc((size_t)k->o.workers, sizeof *k->threads))) {
-        nw_claims_free(k);
+        nw_nodeclaim_free(k);
         return NULL;
     }
     for (int i = 0; i < k->o.workers; i++) {
         if (pthread_create(&k->threads[i], NULL, worker_main, k) != 0) {
-            nw_claims_free(k);
+            nw_nodeclaim_free(k);
             return NULL;
         }
         k->nthreads++;
@@ -418,7 +419,7 @@ nw_claims_t *nw_claims_new(nw_ctl_deps_t *deps, nw_ctl_shared_t *mem, const nw_c
     return k;
 }
 
-void nw_claims_free(nw_claims_t *k)
+void nw_nodeclaim_free(nw_nodeclaim_t *k)
 {
     if (!k)
         return;
@@ -440,12 +441,12 @@ void nw_claims_free(nw_claims_t *k)
     free(k);
 }
 
-uint64_t nw_claims_ice_deletes(nw_claims_t *k)
+uint64_t nw_nodeclaim_ice_deletes(nw_nodeclaim_t *k)
 {
     return atomic_load(&k->ice_deleted);
 }
 
-nw_rc_t nw_claims_metrics(nw_claims_t *k, nw_buf_t *out)
+nw_rc_t nw_nodeclaim_metrics(nw_nodeclaim_t *k, nw_buf_t *out)
 {
     if (!k)
         return NW_OK;
@@ -463,11 +464,11 @@ nw_rc_t nw_claims_metrics(nw_claims_t *k, nw_buf_t *out)
                          "running on the launch workers.\n"
                          "# TYPE nodewarden_nodeclaims_launches_in_flight gauge\n"
                          "nodewarden_nodeclaims_launches_in_flight %d\n",
-                         nw_claims_in_flight(k));
+                         nw_nodeclaim_in_flight(k));
     return rc;
 }
 
-int nw_claims_in_flight(nw_claims_t *k)
+int nw_nodeclaim_in_flight(nw_nodeclaim_t *k)
 {
     int n = 0;
     pthread_mutex_lock(&k->mu);
@@ -477,10 +478,10 @@ int nw_claims_in_flight(nw_claims_t *k)
     return n;
 }
 
-int nw_claims_wait_idle(nw_claims_t *k, int64_t timeout_ms)
+int nw_nodeclaim_wait_idle(nw_nodeclaim_t *k, int64_t timeout_ms)
 {
     struct timespec dl;
-    nw_deadline_after(&dl, CLOCK_REALTIME, timeout_ms);
+    nw_clock_deadline_after(&dl, CLOCK_REALTIME, timeout_ms);
     pthread_mutex_lock(&k->mu);
     int busy = 1;
     while (busy) {
@@ -495,7 +496,7 @@ int nw_claims_wait_idle(nw_claims_t *k, int64_t timeout_ms)
 }
 
 /* Is a launch of name queued, running or finished but not yet collected? (k->mu held) */
-static int job_pending_locked(const nw_claims_t *k, const char *name)
+static int job_pending_locked(const nw_nodeclaim_t *k, const char *name)
 {
     for (const launch_job_t *j = k->jobs; j; j = j->next)
         if (strcmp(j->name, name) == 0)
@@ -505,7 +506,7 @@ static int job_pending_locked(const nw_claims_t *k, const char *name)
 
 /* What a finished job found, written back: the in-flight memory, the NodeClaim's labels
  * and status, Events, the delete on insufficient capacity. The reconcile thread. */
-static void job_finish(nw_claims_t *k, launch_job_t *j)
+static void job_finish(nw_nodeclaim_t *k, launch_job_t *j)
 {
     nw_ctl_deps_t *c = k->deps;
     const char *name = j->name;
@@ -523,7 +524,7 @@ static void job_finish(nw_claims_t *k, launch_job_t *j)
         if (m) {
             remember_launch(m, pid, in->type, in->zone, ct, in->image_id);
             if (!j->recorded)
-                m->next_try_mono = 0; /* write it from the memory (nw_claim_launch) */
+                m->next_try_mono = 0; /* write it from the memory (nw_nodeclaim_launch) */
         }
         return;
     }
@@ -547,17 +548,18 @@ static void job_finish(nw_claims_t *k, launch_job_t *j)
         if (j->ce.kind == NW_CLOUD_ERR_CAPACITY) {
             /* Karpenter: an insufficient-capacity launch deletes the NodeClaim; the
              * pods are placed again next batch without the ICE'd offerings. */
-            nw_ctl_event(c, &nw_kube_res_nodeclaims, j->nc, "Warning", "InsufficientCapacityError",
-                         msg);
+            nw_ctl_event(c, &nw_kube_client_res_nodeclaims, j->nc, "Warning",
+                         "InsufficientCapacityError", msg);
             if (nw_ctl_may_write(c)) {
                 nw_err_t e2 = {0};
-                nw_kube_delete(c->kube, &nw_kube_res_nodeclaims, NULL, name, NULL, NULL, &e2);
+                nw_kube_write_delete(c->kube, &nw_kube_client_res_nodeclaims, NULL, name, NULL,
+                                     NULL, &e2);
                 if (m)
                     m->deleted = 1;
                 atomic_fetch_add(&k->ice_deleted, 1);
             }
         } else
-            nw_ctl_event(c, &nw_kube_res_nodeclaims, j->nc, "Warning", "LaunchFailed", msg);
+            nw_ctl_event(c, &nw_kube_client_res_nodeclaims, j->nc, "Warning", "LaunchFailed", msg);
         return;
     }
     const nw_cloud_launch_t *res = &j->res;
@@ -572,12 +574,12 @@ static void job_finish(nw_claims_t *k, launch_job_t *j)
     char msg[512];
     snprintf(msg, sizeof msg, "Launched %s %s instance %s in %s", res->capacity_type, res->type,
              res->instance_id, res->zone);
-    nw_ctl_event(c, &nw_kube_res_nodeclaims, j->nc, "Normal", "Launched", msg);
+    nw_ctl_event(c, &nw_kube_client_res_nodeclaims, j->nc, "Normal", "Launched", msg);
     if (m && !j->recorded)
         m->next_try_mono = 0; /* not written (not leading then): from the memory later */
 }
 
-void nw_claims_collect(nw_claims_t *k)
+void nw_nodeclaim_collect(nw_nodeclaim_t *k)
 {
     pthread_mutex_lock(&k->mu);
     launch_job_t *done = NULL, **tail = &done;
@@ -602,7 +604,7 @@ void nw_claims_collect(nw_claims_t *k)
 
 /* The job for NodeClaim nc: copies of the NodeClaim and its class, the request. NULL on
  * OOM. The reconcile thread (it resolves the class and offers its zones). */
-static launch_job_t *job_new(nw_claims_t *k, const nw_kube_snap_t *s, const cJSON *nc,
+static launch_job_t *job_new(nw_nodeclaim_t *k, const nw_kube_snap_t *s, const cJSON *nc,
                              const char *name, int fresh, unsigned gen)
 {
     nw_ctl_deps_t *c = k->deps;
@@ -614,7 +616,7 @@ static launch_job_t *job_new(nw_claims_t *k, const nw_kube_snap_t *s, const cJSO
     j->nc = nw_json_dup(nc);
     const char *class = nw_json_str_at(j->nc, "spec.nodeClassRef.name");
     const nw_kube_obj_t *ncl =
-        class ? nw_kube_snap_get(s, NW_KUBE_EC2NODECLASSES, NULL, class) : NULL;
+        class ? nw_kube_cache_snap_get(s, NW_KUBE_EC2NODECLASSES, NULL, class) : NULL;
     nw_err_t err = {0};
     const nw_cloud_class_t *rs = NULL;
     if (!ncl)
@@ -634,7 +636,7 @@ static launch_job_t *job_new(nw_claims_t *k, const nw_kube_snap_t *s, const cJSO
             nw_log_warn("provisioner", "cannot offer the node class's zones",
                         NW_LS("error", err.msg));
         j->nodeclass = nw_json_dup(ncl->json);
-        j->boot = nw_boot_wanted(ncl->json);
+        j->boot = nw_bootstrap_wanted(ncl->json);
     }
     int nt = str_list(req_values(j->nc, "node.kubernetes.io/instance-type"), j->types,
                       (int)(sizeof j->types / sizeof *j->types));
@@ -670,7 +672,7 @@ static launch_job_t *job_new(nw_claims_t *k, const nw_kube_snap_t *s, const cJSO
     return j;
 }
 
-void nw_claim_launch(nw_claims_t *k, const nw_kube_snap_t *s, const cJSON *nc, int fresh)
+void nw_nodeclaim_launch(nw_nodeclaim_t *k, const nw_kube_snap_t *s, const cJSON *nc, int fresh)
 {
     nw_ctl_deps_t *c = k->deps;
     const char *name = nw_json_str_at(nc, "metadata.name");
@@ -734,18 +736,19 @@ void nw_claim_launch(nw_claims_t *k, const nw_kube_snap_t *s, const cJSON *nc, i
 /* ---- create ---- */
 
 /* The NodePool's and EC2NodeClass's drift hashes on a NodeClaim about to be created
- * (nw_hash_stamp_nodeclaim); a pool or class missing from s is left out. */
+ * (nw_drifthash_stamp_nodeclaim); a pool or class missing from s is left out. */
 static void stamp_hashes(cJSON *nodeclaim, const nw_kube_snap_t *s, const char *ca_bundle)
 {
     const char *pool =
         nw_json_str(nw_json_get(nw_json_get(nodeclaim, "metadata"), "labels"), NW_LABEL_NODEPOOL);
     const char *class = nw_json_str_at(nodeclaim, "spec.nodeClassRef.name");
-    const nw_kube_obj_t *po = pool ? nw_kube_snap_get(s, NW_KUBE_NODEPOOLS, NULL, pool) : NULL;
+    const nw_kube_obj_t *po =
+        pool ? nw_kube_cache_snap_get(s, NW_KUBE_NODEPOOLS, NULL, pool) : NULL;
     const nw_kube_obj_t *cl =
-        class ? nw_kube_snap_get(s, NW_KUBE_EC2NODECLASSES, NULL, class) : NULL;
+        class ? nw_kube_cache_snap_get(s, NW_KUBE_EC2NODECLASSES, NULL, class) : NULL;
     nw_err_t err = {0};
-    if (nw_hash_stamp_nodeclaim(nodeclaim, po ? po->json : NULL, cl ? cl->json : NULL, ca_bundle,
-                                &err) != NW_OK)
+    if (nw_drifthash_stamp_nodeclaim(nodeclaim, po ? po->json : NULL, cl ? cl->json : NULL,
+                                     ca_bundle, &err) != NW_OK)
         nw_log_warn("drift", "cannot stamp the NodeClaim's drift hashes", NW_LS("error", err.msg));
 }
 
@@ -760,14 +763,14 @@ typedef struct {
 } create_t;
 
 /* The body of simulated claim x->cl (the reconcile thread; pure). */
-static nw_rc_t create_prepare(nw_claims_t *k, const nw_kube_snap_t *ks, const nw_simsnap_t *s,
+static nw_rc_t create_prepare(nw_nodeclaim_t *k, const nw_kube_snap_t *ks, const nw_simsnap_t *s,
                               const nw_simsnap_claim_opts_t *o, create_t *x)
 {
     if (!nw_ctl_may_write(k->deps))
         return x->rc = nw_err_set(&x->err, NW_EINVAL, "", "not leading");
-    x->poolname = nw_sched_pool_name(s->sched, (size_t)x->cl->pool);
+    x->poolname = nw_snapshot_pool_name(s->sched, (size_t)x->cl->pool);
     const nw_kube_obj_t *pool =
-        x->poolname ? nw_kube_snap_get(ks, NW_KUBE_NODEPOOLS, NULL, x->poolname) : NULL;
+        x->poolname ? nw_kube_cache_snap_get(ks, NW_KUBE_NODEPOOLS, NULL, x->poolname) : NULL;
     if (!pool)
         return x->rc = nw_err_set(&x->err, NW_EINVAL, "", "NodePool %s not found",
                                   x->poolname ? x->poolname : "");
@@ -780,18 +783,18 @@ static nw_rc_t create_prepare(nw_claims_t *k, const nw_kube_snap_t *ks, const nw
 }
 
 /* The create call (any thread: the Kubernetes client is thread-safe). */
-static void create_post(nw_claims_t *k, create_t *x)
+static void create_post(nw_nodeclaim_t *k, create_t *x)
 {
     if (x->rc != NW_OK)
         return;
-    x->rc =
-        nw_kube_create(k->deps->kube, &nw_kube_res_nodeclaims, NULL, x->body, &x->created, &x->err);
+    x->rc = nw_kube_write_create(k->deps->kube, &nw_kube_client_res_nodeclaims, NULL, x->body,
+                                 &x->created, &x->err);
     cJSON_Delete(x->body);
     x->body = NULL;
 }
 
 /* What follows a create (the reconcile thread): memory, nominations, Events, the launch. */
-static nw_rc_t create_finish(nw_claims_t *k, const nw_kube_snap_t *ks, const nw_simsnap_t *s,
+static nw_rc_t create_finish(nw_nodeclaim_t *k, const nw_kube_snap_t *ks, const nw_simsnap_t *s,
                              const nw_simsnap_claim_opts_t *o, create_t *x, char *name,
                              size_t namelen)
 {
@@ -808,7 +811,7 @@ static nw_rc_t create_finish(nw_claims_t *k, const nw_kube_snap_t *ks, const nw_
     atomic_fetch_add(&k->created, 1);
     if (!o->reason || strcmp(o->reason, "provisioning") == 0) { /* disruption counts its own */
         const char *v[] = {"provisioned", x->poolname, cl->min_values_relaxed ? "true" : "false"};
-        nw_series_add(c->series, &NW_KM_NODECLAIMS_CREATED, v, 1);
+        nw_series_add(c->series, &NW_KMETRICS_NODECLAIMS_CREATED, v, 1);
     }
     const char *nm = nw_json_str_at(x->created, "metadata.name");
     if (!nm)
@@ -835,12 +838,13 @@ static nw_rc_t create_finish(nw_claims_t *k, const nw_kube_snap_t *ks, const nw_
         if (pi < 0 || (size_t)pi >= s->npods)
             continue;
         if (!o->no_nominate)
-            nw_noms_nominate(k->mem->noms, s->pods[pi]->uid, nm, mono);
+            nw_nominations_nominate(k->mem->noms, s->pods[pi]->uid, nm, mono);
         if (!o->no_events)
-            nw_ctl_event(c, &nw_kube_res_pods, s->pods[pi]->json, "Normal", "Nominated", msg);
+            nw_ctl_event(c, &nw_kube_client_res_pods, s->pods[pi]->json, "Normal", "Nominated",
+                         msg);
     }
     nw_ctl_fault(c, "nodeclaim-created", nm); /* test-only crash point (scaler/ctl/ctl.h) */
-    nw_claim_launch(k, ks, x->created, 1);
+    nw_nodeclaim_launch(k, ks, x->created, 1);
     return NW_OK;
 }
 
@@ -850,9 +854,9 @@ static void create_free(create_t *x)
     cJSON_Delete(x->created);
 }
 
-nw_rc_t nw_claim_create(nw_claims_t *k, const nw_kube_snap_t *ks, const nw_simsnap_t *s,
-                        const nw_sched_claim_t *cl, const nw_simsnap_claim_opts_t *o, char *name,
-                        size_t namelen, nw_err_t *err)
+nw_rc_t nw_nodeclaim_create(nw_nodeclaim_t *k, const nw_kube_snap_t *ks, const nw_simsnap_t *s,
+                            const nw_sched_claim_t *cl, const nw_simsnap_claim_opts_t *o,
+                            char *name, size_t namelen, nw_err_t *err)
 {
     static const nw_simsnap_claim_opts_t defaults = {0};
     if (!o)
@@ -870,7 +874,7 @@ nw_rc_t nw_claim_create(nw_claims_t *k, const nw_kube_snap_t *ks, const nw_simsn
 /* The creates of a batch on up to workers threads of their own (the launch workers may be
  * busy with slow launches; these are short API calls the caller waits for). */
 typedef struct {
-    nw_claims_t *k;
+    nw_nodeclaim_t *k;
     create_t *xs;
     int n;
     atomic_int next;
@@ -884,8 +888,9 @@ static void *create_main(void *arg)
     return NULL;
 }
 
-int nw_claims_create_batch(nw_claims_t *k, const nw_kube_snap_t *ks, const nw_simsnap_t *s,
-                           const nw_sched_claim_t *claims, int n, const nw_simsnap_claim_opts_t *o)
+int nw_nodeclaim_create_batch(nw_nodeclaim_t *k, const nw_kube_snap_t *ks, const nw_simsnap_t *s,
+                              const nw_sched_claim_t *claims, int n,
+                              const nw_simsnap_claim_opts_t *o)
 {
     static const nw_simsnap_claim_opts_t defaults = {0};
     if (!o)

@@ -22,17 +22,17 @@ static void to_res(const nw_cat_res_t *r, nw_sched_res_t *out)
     out->v[NW_SR_EFA] = r->efa * 1000;
 }
 
-nw_rc_t nw_sched_snap_add_catalog_type(nw_sched_snap_t *s, const nw_catalog_t *c,
-                                       const nw_itype_t *t, const nw_ice_t *ice, int64_t now,
-                                       const nw_overhead_opts_t *o, nw_err_t *err)
+nw_rc_t nw_from_catalog_add_type(nw_sched_snap_t *s, const nw_catalog_t *c, const nw_itype_t *t,
+                                 const nw_ice_t *ice, int64_t now, const nw_overhead_opts_t *o,
+                                 nw_err_t *err)
 {
     nw_overhead_opts_t def;
     if (!o) {
-        nw_overhead_opts_default(&def);
+        nw_catalog_overhead_opts_default(&def);
         o = &def;
     }
     nw_cat_label_t lab[64];
-    int n = nw_itype_labels(t, lab, 63);
+    int n = nw_catalog_itype_labels(t, lab, 63);
     const char *keys[64], *vals[64];
     for (int i = 0; i < n; i++) {
         keys[i] = lab[i].key;
@@ -44,8 +44,8 @@ nw_rc_t nw_sched_snap_add_catalog_type(nw_sched_snap_t *s, const nw_catalog_t *c
         vals[n++] = region;
     }
     nw_cat_res_t cap, alloc;
-    nw_itype_capacity(t, o, &cap);
-    nw_itype_allocatable(t, o, &alloc);
+    nw_catalog_itype_capacity(t, o, &cap);
+    nw_catalog_itype_allocatable(t, o, &alloc);
     nw_sched_res_t scap, salloc;
     to_res(&cap, &scap);
     to_res(&alloc, &salloc);
@@ -61,53 +61,51 @@ nw_rc_t nw_sched_snap_add_catalog_type(nw_sched_snap_t *s, const nw_catalog_t *c
         so[k].price = offs[i].price;
         so[k].available = offs[i].available != 0;
     }
-    return nw_sched_snap_add_itype_raw(s, t->name, keys, vals, n, &scap, &salloc,
-                                       t->bare_metal != 0, so, k, err);
+    return nw_snap_node_add_itype_raw(s, t->name, keys, vals, n, &scap, &salloc, t->bare_metal != 0,
+                                      so, k, err);
 }
 
-nw_rc_t nw_sched_snap_add_catalog(nw_sched_snap_t *s, const nw_catalog_t *c, const nw_ice_t *ice,
-                                  int64_t now, const nw_overhead_opts_t *o, nw_err_t *err)
+nw_rc_t nw_from_catalog_add(nw_sched_snap_t *s, const nw_catalog_t *c, const nw_ice_t *ice,
+                            int64_t now, const nw_overhead_opts_t *o, nw_err_t *err)
 {
     for (size_t i = 0; i < nw_catalog_len(c); i++) {
-        nw_rc_t rc = nw_sched_snap_add_catalog_type(s, c, nw_catalog_at(c, i), ice, now, o, err);
+        nw_rc_t rc = nw_from_catalog_add_type(s, c, nw_catalog_at(c, i), ice, now, o, err);
         if (rc != NW_OK)
             return rc;
     }
     return NW_OK;
 }
 
-nw_rc_t nw_sched_snap_add_catalog_class(nw_sched_snap_t *s, const nw_catalog_t *c, const char *name,
-                                        const nw_overhead_opts_t *o, nw_err_t *err)
+nw_rc_t nw_from_catalog_add_class(nw_sched_snap_t *s, const nw_catalog_t *c, const char *name,
+                                  const nw_overhead_opts_t *o, nw_err_t *err)
 {
     for (size_t i = 0; i < nw_catalog_len(c); i++) {
         const nw_itype_t *t = nw_catalog_at(c, i);
         nw_cat_res_t cap, alloc;
-        nw_itype_capacity(t, o, &cap);
-        nw_itype_allocatable(t, o, &alloc);
+        nw_catalog_itype_capacity(t, o, &cap);
+        nw_catalog_itype_allocatable(t, o, &alloc);
         nw_sched_res_t scap, salloc;
         to_res(&cap, &scap);
         to_res(&alloc, &salloc);
         nw_err_t e = {0};
-        nw_rc_t rc = nw_sched_snap_set_class_res(s, name, t->name, &scap, &salloc, &e);
+        nw_rc_t rc = nw_snap_node_set_class_res(s, name, t->name, &scap, &salloc, &e);
         if (rc == NW_ENOMEM)
             return nw_err_set(err, rc, "", "out of memory");
     }
     return NW_OK;
 }
 
-nw_rc_t nw_sched_snap_load_catalog(nw_sched_snap_t *s, const char *json, size_t len,
-                                   const char *region, const char *const *zones, int nzones,
-                                   nw_err_t *err)
+nw_rc_t nw_from_catalog_load(nw_sched_snap_t *s, const char *json, size_t len, const char *region,
+                             const char *const *zones, int nzones, nw_err_t *err)
 {
-    return nw_sched_snap_load_catalog_classes(s, json, len, region, zones, nzones, NULL, NULL, 0,
-                                              err);
+    return nw_from_catalog_load_classes(s, json, len, region, zones, nzones, NULL, NULL, 0, err);
 }
 
-nw_rc_t nw_sched_snap_load_catalog_classes(nw_sched_snap_t *s, const char *json, size_t len,
-                                           const char *region, const char *const *zones, int nzones,
-                                           const nw_overhead_opts_t *dflt,
-                                           const nw_sched_class_opts_t *classes, int nclasses,
-                                           nw_err_t *err)
+nw_rc_t nw_from_catalog_load_classes(nw_sched_snap_t *s, const char *json, size_t len,
+                                     const char *region, const char *const *zones, int nzones,
+                                     const nw_overhead_opts_t *dflt,
+                                     const nw_sched_class_opts_t *classes, int nclasses,
+                                     nw_err_t *err)
 {
     nw_catalog_t *c = NULL;
     nw_rc_t rc = json ? nw_catalog_new_from_json(json, len, region, &c, err)
@@ -135,9 +133,9 @@ nw_rc_t nw_sched_snap_load_catalog_classes(nw_sched_snap_t *s, const char *json,
     }
     rc = nw_catalog_set_zones(c, zl, nz, err);
     if (rc == NW_OK)
-        rc = nw_sched_snap_add_catalog(s, c, NULL, 0, dflt, err);
+        rc = nw_from_catalog_add(s, c, NULL, 0, dflt, err);
     for (int i = 0; i < nclasses && rc == NW_OK; i++)
-        rc = nw_sched_snap_add_catalog_class(s, c, classes[i].name, &classes[i].o, err);
+        rc = nw_from_catalog_add_class(s, c, classes[i].name, &classes[i].o, err);
     nw_catalog_free(c);
     return rc;
 }

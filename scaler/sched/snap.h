@@ -185,13 +185,13 @@ typedef struct {
     bool accel;     /* any accelerator capacity */
 } nw_sitype_t;
 
-/* Per-node-class capacity/allocatable of the instance types (nw_sched_snap_set_class_res);
+/* Per-node-class capacity/allocatable of the instance types (nw_snap_node_set_class_res);
  * arrays of n entries indexed like itypes, set[t] false = the type's own. */
 typedef struct {
     char *name;
     nw_sched_res_t *capacity, *allocatable;
     bool *set;
-    bool *excluded; /* the class cannot launch the type (nw_sched_snap_exclude_class_type) */
+    bool *excluded; /* the class cannot launch the type (nw_snap_node_exclude_class_type) */
     size_t n;
 } nw_sclass_t;
 
@@ -234,51 +234,51 @@ struct nw_sched_snap {
 };
 
 /** The node class entry named name, or NULL. */
-const nw_sclass_t *nw_ss_class_res(const nw_sched_snap_t *s, const char *name);
+const nw_sclass_t *nw_snap_node_class_res(const nw_sched_snap_t *s, const char *name);
 /** Capacity / allocatable of type t for pools of class cls (NULL: the type's own). */
-const nw_sched_res_t *nw_ss_type_capacity(const nw_sched_snap_t *s, const nw_sclass_t *cls,
-                                          size_t t);
-const nw_sched_res_t *nw_ss_type_allocatable(const nw_sched_snap_t *s, const nw_sclass_t *cls,
-                                             size_t t);
+const nw_sched_res_t *nw_snap_node_type_capacity(const nw_sched_snap_t *s, const nw_sclass_t *cls,
+                                                 size_t t);
+const nw_sched_res_t *nw_snap_node_type_allocatable(const nw_sched_snap_t *s,
+                                                    const nw_sclass_t *cls, size_t t);
 
 /* hash used for class dedup (FNV-1a) */
-uint64_t nw_sched_hash(const char *s);
+uint64_t nw_snapshot_hash(const char *s);
 
 /** Does group g select pod p (namespace and labels). */
-bool nw_sched_group_selects(const nw_sched_snap_t *s, const nw_tgroup_t *g, const nw_spod_t *p);
+bool nw_snap_pod_group_selects(const nw_sched_snap_t *s, const nw_tgroup_t *g, const nw_spod_t *p);
 
 /** Effective requests of a PodSpec (k8s.io/component-helpers resource/helpers.go
  * PodRequests) into out. */
-nw_rc_t nw_sched_pod_requests(nw_sched_snap_t *s, const cJSON *spec, const char *path,
-                              nw_sched_res_t *out, nw_err_t *err);
+nw_rc_t nw_snapshot_pod_requests(nw_sched_snap_t *s, const cJSON *spec, const char *path,
+                                 nw_sched_res_t *out, nw_err_t *err);
 
 /* Shared by the files that build the snapshot (snapshot.c, snap_pod.c, snap_node.c). */
-void *nw_ss_grow(void *p, size_t *cap, size_t n, size_t elem);
-char *nw_ss_dupstr(const char *s);
-void nw_ss_pclass_free(nw_pclass_t *c);
-void nw_ss_pod_free(nw_spod_t *p);
-void nw_ss_group_free(nw_tgroup_t *g);
-void nw_ss_node_free(nw_snode_t *n);
-void nw_ss_pool_free(nw_spool_t *p);
-void nw_ss_ds_free(nw_sds_t *d);
+void *nw_snapshot_grow(void *p, size_t *cap, size_t n, size_t elem);
+char *nw_snapshot_dupstr(const char *s);
+void nw_snapshot_pclass_free(nw_pclass_t *c);
+void nw_snapshot_pod_free(nw_spod_t *p);
+void nw_snapshot_group_free(nw_tgroup_t *g);
+void nw_snapshot_node_free(nw_snode_t *n);
+void nw_snapshot_pool_free(nw_spool_t *p);
+void nw_snapshot_ds_free(nw_sds_t *d);
 /** The volumes of a pod spec that count against attach limits (its persistentVolumeClaim
  * and ephemeral volumes whose driver the snapshot's PVs or StorageClasses name). */
-nw_rc_t nw_ss_pod_volumes(const nw_sched_snap_t *s, const cJSON *spec, const char *ns,
-                          const char *pod, nw_svol_t **out, int *n);
+nw_rc_t nw_snap_volume_pod_volumes(const nw_sched_snap_t *s, const cJSON *spec, const char *ns,
+                                   const char *pod, nw_svol_t **out, int *n);
 /** The CSINode of a node, or NULL. */
-const nw_scsinode_t *nw_ss_csinode(const nw_sched_snap_t *s, const char *node);
+const nw_scsinode_t *nw_snap_volume_csinode(const nw_sched_snap_t *s, const char *node);
 /** Host ports of a pod spec's containers (Karpenter pkg/scheduling/hostportusage.go
  * GetHostPorts), appended to *out (n entries); errors name path.containers[i].ports[j]. */
-nw_rc_t nw_ss_parse_hostports(const cJSON *spec, const char *path, nw_hostport_t **out, int *n,
-                              nw_err_t *err);
-int nw_ss_res_slot_find(const nw_sched_snap_t *s, const char *name);
-nw_rc_t nw_ss_parse_res(nw_sched_snap_t *s, const cJSON *obj, const char *path, nw_sched_res_t *out,
-                        bool *present, nw_err_t *err);
-int64_t nw_ss_parse_time(const char *t);
-void nw_ss_storage_free(nw_sched_snap_t *s);
+nw_rc_t nw_snap_pod_parse_hostports(const cJSON *spec, const char *path, nw_hostport_t **out,
+                                    int *n, nw_err_t *err);
+int nw_snapshot_res_slot_find(const nw_sched_snap_t *s, const char *name);
+nw_rc_t nw_snapshot_parse_res(nw_sched_snap_t *s, const cJSON *obj, const char *path,
+                              nw_sched_res_t *out, bool *present, nw_err_t *err);
+int64_t nw_snapshot_parse_time(const char *t);
+void nw_snapshot_storage_free(nw_sched_snap_t *s);
 /** The node requirements a pod's volumes ask for (snap_volume.c): alternatives (ORed; none:
  * *nalts 0), or *msg (malloc'd) when a volume makes the pod unschedulable. */
-nw_rc_t nw_ss_volume_alts(const nw_sched_snap_t *s, const cJSON *spec, const char *pod_ns,
-                          const char *pod_name, nw_reqs_t **alts, size_t *nalts, char **msg);
+nw_rc_t nw_snap_volume_alts(const nw_sched_snap_t *s, const cJSON *spec, const char *pod_ns,
+                            const char *pod_name, nw_reqs_t **alts, size_t *nalts, char **msg);
 
 #endif

@@ -22,7 +22,7 @@ static nw_rc_t node_common(nw_sched_snap_t *s, const cJSON *obj, bool claim, nw_
         return nw_err_set(err, NW_EINVAL, "metadata.name", "Required value");
     nw_snode_t n = {.claim = claim};
     nw_labels_init(&n.labels);
-    nw_reqs_init(&n.reqs);
+    nw_requirements_init(&n.reqs);
     nw_taints_init(&n.taints);
     nw_taints_init(&n.startup_taints);
     nw_rc_t rc;
@@ -33,15 +33,16 @@ static nw_rc_t node_common(nw_sched_snap_t *s, const cJSON *obj, bool claim, nw_
     if ((rc = nw_labels_parse(nw_json_get(md, "labels"), "metadata.labels", &n.labels, err)) !=
         NW_OK)
         goto fail;
-    if ((rc = nw_reqs_from_labels(&n.labels, &n.reqs)) != NW_OK)
+    if ((rc = nw_requirements_from_labels(&n.labels, &n.reqs)) != NW_OK)
         goto fail;
     if (claim && spec) {
         nw_reqs_t r;
-        if ((rc = nw_reqs_parse_list(nw_json_get(spec, "requirements"), "spec.requirements",
-                                     NW_REQS_PARSE_KARPENTER, &r, err)) != NW_OK)
+        if ((rc = nw_requirements_json_parse_list(nw_json_get(spec, "requirements"),
+                                                  "spec.requirements", NW_REQS_PARSE_KARPENTER, &r,
+                                                  err)) != NW_OK)
             goto fail;
-        rc = nw_reqs_add_all(&n.reqs, &r);
-        nw_reqs_cleanup(&r);
+        rc = nw_requirements_add_all(&n.reqs, &r);
+        nw_requirements_cleanup(&r);
         if (rc != NW_OK)
             goto fail;
         if ((rc = nw_taints_parse(nw_json_get(spec, "startupTaints"), "spec.startupTaints",
@@ -52,19 +53,19 @@ static nw_rc_t node_common(nw_sched_snap_t *s, const cJSON *obj, bool claim, nw_
     if ((rc = nw_taints_parse(spec ? nw_json_get(spec, "taints") : NULL, "spec.taints", &n.taints,
                               err)) != NW_OK)
         goto fail;
-    if ((rc = nw_ss_parse_res(s, st ? nw_json_get(st, "allocatable") : NULL, "status.allocatable",
-                              &n.allocatable, NULL, err)) != NW_OK)
+    if ((rc = nw_snapshot_parse_res(s, st ? nw_json_get(st, "allocatable") : NULL,
+                                    "status.allocatable", &n.allocatable, NULL, err)) != NW_OK)
         goto fail;
-    if ((rc = nw_ss_parse_res(s, st ? nw_json_get(st, "capacity") : NULL, "status.capacity",
-                              &n.capacity, NULL, err)) != NW_OK)
+    if ((rc = nw_snapshot_parse_res(s, st ? nw_json_get(st, "capacity") : NULL, "status.capacity",
+                                    &n.capacity, NULL, err)) != NW_OK)
         goto fail;
     const char *pool = nw_labels_get(&n.labels, NW_LABEL_NODEPOOL);
     if (!pool && claim) {
-        const nw_req_t *r = nw_reqs_get(&n.reqs, NW_LABEL_NODEPOOL);
+        const nw_req_t *r = nw_requirements_get(&n.reqs, NW_LABEL_NODEPOOL);
         if (r && !r->complement && r->nvalues == 1)
             pool = r->values[0];
     }
-    n.pool = nw_ss_dupstr(pool);
+    n.pool = nw_snapshot_dupstr(pool);
     const char *init = nw_labels_get(&n.labels, NW_LABEL_INITIALIZED);
     n.initialized = pool == NULL || (init && strcmp(init, "true") == 0);
     if (claim)
@@ -110,13 +111,13 @@ static nw_rc_t node_common(nw_sched_snap_t *s, const cJSON *obj, bool claim, nw_
                 const char *ini = nw_labels_get(&n.labels, NW_LABEL_INITIALIZED);
                 n.initialized = ini && strcmp(ini, "true") == 0;
             }
-            nw_ss_node_free(o);
+            nw_snapshot_node_free(o);
             memmove(o, o + 1, (s->nnodes - i - 1) * sizeof *o);
             s->nnodes--;
             break;
         }
     }
-    nw_snode_t *nn2 = nw_ss_grow(s->nodes, &s->cnodes, s->nnodes, sizeof *nn2);
+    nw_snode_t *nn2 = nw_snapshot_grow(s->nodes, &s->cnodes, s->nnodes, sizeof *nn2);
     if (!nn2) {
         rc = nw_err_set(err, NW_ENOMEM, "", "out of memory");
         goto fail;
@@ -125,26 +126,26 @@ static nw_rc_t node_common(nw_sched_snap_t *s, const cJSON *obj, bool claim, nw_
     s->nodes[s->nnodes++] = n;
     return NW_OK;
 skip:
-    nw_ss_node_free(&n);
+    nw_snapshot_node_free(&n);
     return NW_OK;
 fail:
-    nw_ss_node_free(&n);
+    nw_snapshot_node_free(&n);
     return rc;
 }
 
-nw_rc_t nw_sched_snap_add_node_json(nw_sched_snap_t *s, const cJSON *node, nw_err_t *err)
+nw_rc_t nw_snap_node_add_json(nw_sched_snap_t *s, const cJSON *node, nw_err_t *err)
 {
     return node_common(s, node, false, err);
 }
 
-nw_rc_t nw_sched_snap_add_nodeclaim_json(nw_sched_snap_t *s, const cJSON *nc, nw_err_t *err)
+nw_rc_t nw_snap_node_add_nodeclaim_json(nw_sched_snap_t *s, const cJSON *nc, nw_err_t *err)
 {
     return node_common(s, nc, true, err);
 }
 
 /* ---- NodePools ----------------------------------------------------------------- */
 
-nw_rc_t nw_sched_snap_add_pool_json(nw_sched_snap_t *s, const cJSON *np, nw_err_t *err)
+nw_rc_t nw_snap_node_add_pool_json(nw_sched_snap_t *s, const cJSON *np, nw_err_t *err)
 {
     if (!cJSON_IsObject(np))
         return nw_err_set(err, NW_EINVAL, "", "NodePool must be an object");
@@ -159,34 +160,35 @@ nw_rc_t nw_sched_snap_add_pool_json(nw_sched_snap_t *s, const cJSON *np, nw_err_
     const cJSON *tmd = tmpl ? nw_json_get(tmpl, "metadata") : NULL;
     const cJSON *tsp = tmpl ? nw_json_get(tmpl, "spec") : NULL;
     nw_spool_t p = {0};
-    nw_reqs_init(&p.reqs);
+    nw_requirements_init(&p.reqs);
     nw_labels_init(&p.labels);
     nw_taints_init(&p.taints);
     nw_taints_init(&p.startup_taints);
     nw_rc_t rc;
     p.name = strdup(name);
     const cJSON *ref = tsp ? nw_json_get(tsp, "nodeClassRef") : NULL;
-    p.nodeclass = nw_ss_dupstr(nw_json_str(ref, "name") ? nw_json_str(ref, "name") : "");
+    p.nodeclass = nw_snapshot_dupstr(nw_json_str(ref, "name") ? nw_json_str(ref, "name") : "");
     if (!p.name || !p.nodeclass) {
         rc = nw_err_set(err, NW_ENOMEM, "", "out of memory");
         goto fail;
     }
     const cJSON *w = spec ? nw_json_get(spec, "weight") : NULL;
     p.weight = cJSON_IsNumber(w) ? w->valueint : 0;
-    if ((rc = nw_reqs_parse_list(tsp ? nw_json_get(tsp, "requirements") : NULL,
-                                 "spec.template.spec.requirements", NW_REQS_PARSE_KARPENTER,
-                                 &p.reqs, err)) != NW_OK)
+    if ((rc = nw_requirements_json_parse_list(tsp ? nw_json_get(tsp, "requirements") : NULL,
+                                              "spec.template.spec.requirements",
+                                              NW_REQS_PARSE_KARPENTER, &p.reqs, err)) != NW_OK)
         goto fail;
     if ((rc = nw_labels_parse(tmd ? nw_json_get(tmd, "labels") : NULL,
                               "spec.template.metadata.labels", &p.labels, err)) != NW_OK)
         goto fail;
     for (size_t i = 0; i < p.labels.n; i++) {
         const char *v[1] = {p.labels.v[i].value};
-        if ((rc = nw_reqs_add(&p.reqs, p.labels.v[i].key, NW_REQ_IN, v, 1, 0, err)) != NW_OK)
+        if ((rc = nw_requirements_add(&p.reqs, p.labels.v[i].key, NW_REQ_IN, v, 1, 0, err)) !=
+            NW_OK)
             goto fail;
     }
     const char *pv[1] = {name};
-    if ((rc = nw_reqs_add(&p.reqs, NW_LABEL_NODEPOOL, NW_REQ_IN, pv, 1, 0, err)) != NW_OK)
+    if ((rc = nw_requirements_add(&p.reqs, NW_LABEL_NODEPOOL, NW_REQ_IN, pv, 1, 0, err)) != NW_OK)
         goto fail;
     for (size_t i = 0; i < p.reqs.n; i++)
         if (p.reqs.v[i].min_values > 0)
@@ -198,11 +200,11 @@ nw_rc_t nw_sched_snap_add_pool_json(nw_sched_snap_t *s, const cJSON *np, nw_err_
                               "spec.template.spec.startupTaints", &p.startup_taints, err)) != NW_OK)
         goto fail;
     const cJSON *lim = spec ? nw_json_get(spec, "limits") : NULL;
-    if ((rc = nw_ss_parse_res(s, lim, "spec.limits", &p.limits, p.has_limits, err)) != NW_OK)
+    if ((rc = nw_snapshot_parse_res(s, lim, "spec.limits", &p.limits, p.has_limits, err)) != NW_OK)
         goto fail;
     const cJSON *nl = lim ? nw_json_get(lim, "nodes") : NULL;
     if (nl) {
-        int slot = nw_ss_res_slot_find(s, "nodes");
+        int slot = nw_snapshot_res_slot_find(s, "nodes");
         p.has_node_limit = true;
         p.node_limit = slot >= 0 ? p.limits.v[slot] / 1000 : 0;
         if (slot >= 0)
@@ -213,7 +215,7 @@ nw_rc_t nw_sched_snap_add_pool_json(nw_sched_snap_t *s, const cJSON *np, nw_err_
     const cJSON *rep = spec ? nw_json_get(spec, "replicas") : NULL;
     p.replicas = cJSON_IsNumber(rep) && rep->valuedouble >= 0 ? (int64_t)rep->valuedouble : -1;
     p.static_want = -1;
-    nw_spool_t *n = nw_ss_grow(s->pools, &s->cpools, s->npools, sizeof *n);
+    nw_spool_t *n = nw_snapshot_grow(s->pools, &s->cpools, s->npools, sizeof *n);
     if (!n) {
         rc = nw_err_set(err, NW_ENOMEM, "", "out of memory");
         goto fail;
@@ -222,13 +224,13 @@ nw_rc_t nw_sched_snap_add_pool_json(nw_sched_snap_t *s, const cJSON *np, nw_err_
     s->pools[s->npools++] = p;
     return NW_OK;
 fail:
-    nw_ss_pool_free(&p);
+    nw_snapshot_pool_free(&p);
     return rc;
 }
 
 /* ---- DaemonSets ------------------------------------------------------------------ */
 
-nw_rc_t nw_sched_snap_add_daemonset_json(nw_sched_snap_t *s, const cJSON *ds, nw_err_t *err)
+nw_rc_t nw_snap_node_add_daemonset_json(nw_sched_snap_t *s, const cJSON *ds, nw_err_t *err)
 {
     if (!cJSON_IsObject(ds))
         return nw_err_set(err, NW_EINVAL, "", "DaemonSet must be an object");
@@ -241,8 +243,8 @@ nw_rc_t nw_sched_snap_add_daemonset_json(nw_sched_snap_t *s, const cJSON *ds, nw
     if (!cJSON_IsObject(ps))
         return nw_err_set(err, NW_EINVAL, "spec.template.spec", "Required value");
     nw_sds_t d = {0};
-    nw_reqs_init(&d.strict);
-    nw_reqs_init(&d.selector);
+    nw_requirements_init(&d.strict);
+    nw_requirements_init(&d.selector);
     nw_tolerations_init(&d.tols);
     nw_rc_t rc;
     d.ns = strdup(nw_json_str(md, "namespace") ? nw_json_str(md, "namespace") : "default");
@@ -251,31 +253,33 @@ nw_rc_t nw_sched_snap_add_daemonset_json(nw_sched_snap_t *s, const cJSON *ds, nw
         rc = nw_err_set(err, NW_ENOMEM, "", "out of memory");
         goto fail;
     }
-    if ((rc = nw_sched_pod_requests(s, ps, "spec.template.spec", &d.req, err)) != NW_OK)
+    if ((rc = nw_snapshot_pod_requests(s, ps, "spec.template.spec", &d.req, err)) != NW_OK)
         goto fail;
-    if ((rc = nw_reqs_parse_node_selector(nw_json_get(ps, "nodeSelector"),
-                                          "spec.template.spec.nodeSelector", &d.selector, err)) !=
-        NW_OK)
+    if ((rc = nw_requirements_json_parse_node_selector(nw_json_get(ps, "nodeSelector"),
+                                                       "spec.template.spec.nodeSelector",
+                                                       &d.selector, err)) != NW_OK)
         goto fail;
     const cJSON *aff = nw_json_get(ps, "affinity");
     const cJSON *na = aff ? nw_json_get(aff, "nodeAffinity") : NULL;
     const cJSON *req =
         na ? nw_json_get(na, "requiredDuringSchedulingIgnoredDuringExecution") : NULL;
-    if (req && (rc = nw_reqs_parse_terms(nw_json_get(req, "nodeSelectorTerms"),
-                                         "spec.template.spec.affinity.nodeAffinity."
-                                         "requiredDuringSchedulingIgnoredDuringExecution."
-                                         "nodeSelectorTerms",
-                                         &d.terms, &d.nterms, err)) != NW_OK)
+    if (req &&
+        (rc = nw_requirements_json_parse_terms(nw_json_get(req, "nodeSelectorTerms"),
+                                               "spec.template.spec.affinity.nodeAffinity."
+                                               "requiredDuringSchedulingIgnoredDuringExecution."
+                                               "nodeSelectorTerms",
+                                               &d.terms, &d.nterms, err)) != NW_OK)
         goto fail;
-    if ((rc = nw_reqs_parse_pod_spec(ps, "spec.template.spec", 0, &d.strict, err)) != NW_OK)
+    if ((rc = nw_requirements_json_parse_pod_spec(ps, "spec.template.spec", 0, &d.strict, err)) !=
+        NW_OK)
         goto fail;
     if ((rc = nw_tolerations_parse(nw_json_get(ps, "tolerations"), "spec.template.spec.tolerations",
                                    &d.tols, err)) != NW_OK)
         goto fail;
-    if ((rc = nw_ss_parse_hostports(ps, "spec.template.spec", &d.hostports, &d.nhostports, err)) !=
-        NW_OK)
+    if ((rc = nw_snap_pod_parse_hostports(ps, "spec.template.spec", &d.hostports, &d.nhostports,
+                                          err)) != NW_OK)
         goto fail;
-    nw_sds_t *n = nw_ss_grow(s->dss, &s->cdss, s->ndss, sizeof *n);
+    nw_sds_t *n = nw_snapshot_grow(s->dss, &s->cdss, s->ndss, sizeof *n);
     if (!n) {
         rc = nw_err_set(err, NW_ENOMEM, "", "out of memory");
         goto fail;
@@ -284,7 +288,7 @@ nw_rc_t nw_sched_snap_add_daemonset_json(nw_sched_snap_t *s, const cJSON *ds, nw
     s->dss[s->ndss++] = d;
     return NW_OK;
 fail:
-    nw_ss_ds_free(&d);
+    nw_snapshot_ds_free(&d);
     return rc;
 }
 
@@ -292,7 +296,7 @@ fail:
 
 static nw_rc_t itype_finish(nw_sched_snap_t *s, nw_sitype_t *it, nw_err_t *err)
 {
-    nw_rc_t rc = nw_reqs_from_labels(&it->t.labels, &it->reqs);
+    nw_rc_t rc = nw_requirements_from_labels(&it->t.labels, &it->reqs);
     if (rc != NW_OK)
         return nw_err_set(err, rc, "", "out of memory");
     const char *zones[NW_SCHED_MAX_OFFERINGS], *cts[NW_SCHED_MAX_OFFERINGS];
@@ -316,13 +320,15 @@ static nw_rc_t itype_finish(nw_sched_snap_t *s, nw_sitype_t *it, nw_err_t *err)
         if (!seen)
             cts[nc++] = o->capacity_type;
     }
-    if (nz && (rc = nw_reqs_add(&it->reqs, NW_LABEL_ZONE, NW_REQ_IN, zones, nz, 0, err)) != NW_OK)
+    if (nz &&
+        (rc = nw_requirements_add(&it->reqs, NW_LABEL_ZONE, NW_REQ_IN, zones, nz, 0, err)) != NW_OK)
         return rc;
     /* zone ids as Karpenter's computeRequirements: only when the offerings know them */
-    if (ni && (rc = nw_reqs_add(&it->reqs, NW_LABEL_ZONE_ID, NW_REQ_IN, zids, ni, 0, err)) != NW_OK)
+    if (ni && (rc = nw_requirements_add(&it->reqs, NW_LABEL_ZONE_ID, NW_REQ_IN, zids, ni, 0,
+                                        err)) != NW_OK)
         return rc;
-    if (nc &&
-        (rc = nw_reqs_add(&it->reqs, NW_LABEL_CAPACITY_TYPE, NW_REQ_IN, cts, nc, 0, err)) != NW_OK)
+    if (nc && (rc = nw_requirements_add(&it->reqs, NW_LABEL_CAPACITY_TYPE, NW_REQ_IN, cts, nc, 0,
+                                        err)) != NW_OK)
         return rc;
     for (int k = NW_SR_NVIDIA_GPU; k <= NW_SR_GAUDI; k++)
         it->accel |= it->t.capacity.v[k] > 0;
@@ -338,7 +344,7 @@ static nw_rc_t itype_push(nw_sched_snap_t *s, nw_sitype_t *it, nw_err_t *err)
     nw_rc_t rc = itype_finish(s, it, err);
     if (rc != NW_OK)
         return rc;
-    nw_sitype_t *n = nw_ss_grow(s->itypes, &s->citypes, s->nitypes, sizeof *n);
+    nw_sitype_t *n = nw_snapshot_grow(s->itypes, &s->citypes, s->nitypes, sizeof *n);
     if (!n)
         return nw_err_set(err, NW_ENOMEM, "", "out of memory");
     s->itypes = n;
@@ -346,13 +352,13 @@ static nw_rc_t itype_push(nw_sched_snap_t *s, nw_sitype_t *it, nw_err_t *err)
     return NW_OK;
 }
 
-nw_rc_t nw_sched_snap_add_itype(nw_sched_snap_t *s, const nw_sched_itype_t *t, nw_err_t *err)
+nw_rc_t nw_snap_node_add_itype(nw_sched_snap_t *s, const nw_sched_itype_t *t, nw_err_t *err)
 {
     nw_sitype_t it;
     memset(&it, 0, sizeof it);
     it.t = *t;
     nw_labels_init(&it.t.labels);
-    nw_reqs_init(&it.reqs);
+    nw_requirements_init(&it.reqs);
     nw_rc_t rc = nw_labels_copy(&it.t.labels, &t->labels);
     if (rc == NW_OK)
         rc = itype_push(s, &it, err);
@@ -360,16 +366,16 @@ nw_rc_t nw_sched_snap_add_itype(nw_sched_snap_t *s, const nw_sched_itype_t *t, n
         nw_err_set(err, rc, "", "out of memory");
     if (rc != NW_OK) {
         nw_labels_cleanup(&it.t.labels);
-        nw_reqs_cleanup(&it.reqs);
+        nw_requirements_cleanup(&it.reqs);
     }
     return rc;
 }
 
-nw_rc_t nw_sched_snap_add_itype_raw(nw_sched_snap_t *s, const char *name, const char *const *keys,
-                                    const char *const *values, int nlabels,
-                                    const nw_sched_res_t *capacity,
-                                    const nw_sched_res_t *allocatable, bool metal,
-                                    const nw_sched_offering_t *offers, int noffer, nw_err_t *err)
+nw_rc_t nw_snap_node_add_itype_raw(nw_sched_snap_t *s, const char *name, const char *const *keys,
+                                   const char *const *values, int nlabels,
+                                   const nw_sched_res_t *capacity,
+                                   const nw_sched_res_t *allocatable, bool metal,
+                                   const nw_sched_offering_t *offers, int noffer, nw_err_t *err)
 {
     if (noffer > NW_SCHED_MAX_OFFERINGS)
         return nw_err_set(err, NW_EINVAL, "offerings", "more than %d offerings",
@@ -378,7 +384,7 @@ nw_rc_t nw_sched_snap_add_itype_raw(nw_sched_snap_t *s, const char *name, const 
     memset(&it, 0, sizeof it);
     snprintf(it.t.name, sizeof it.t.name, "%s", name);
     nw_labels_init(&it.t.labels);
-    nw_reqs_init(&it.reqs);
+    nw_requirements_init(&it.reqs);
     nw_rc_t rc = NW_OK;
     for (int i = 0; i < nlabels && rc == NW_OK; i++)
         rc = nw_labels_set(&it.t.labels, keys[i], values[i]);
@@ -395,15 +401,15 @@ nw_rc_t nw_sched_snap_add_itype_raw(nw_sched_snap_t *s, const char *name, const 
         nw_err_set(err, rc, "", "out of memory");
     if (rc != NW_OK) {
         nw_labels_cleanup(&it.t.labels);
-        nw_reqs_cleanup(&it.reqs);
+        nw_requirements_cleanup(&it.reqs);
     }
     return rc;
 }
 
-nw_rc_t nw_sched_snap_add_reservation(nw_sched_snap_t *s, const char *nodeclass, const char *id,
-                                      const char *reservation_type, const char *itype,
-                                      const char *zone, const char *zone_id, double price,
-                                      int64_t count, nw_err_t *err)
+nw_rc_t nw_snap_node_add_reservation(nw_sched_snap_t *s, const char *nodeclass, const char *id,
+                                     const char *reservation_type, const char *itype,
+                                     const char *zone, const char *zone_id, double price,
+                                     int64_t count, nw_err_t *err)
 {
     nw_sitype_t *it = NULL;
     for (size_t i = 0; i < s->nitypes && !it; i++)
@@ -414,7 +420,7 @@ nw_rc_t nw_sched_snap_add_reservation(nw_sched_snap_t *s, const char *nodeclass,
     if (it->t.noffer >= NW_SCHED_MAX_OFFERINGS || s->nresvs >= UINT16_MAX - 1)
         return nw_err_set(err, NW_EINVAL, "offerings", "more than %d offerings",
                           NW_SCHED_MAX_OFFERINGS);
-    nw_sresv_t *v = nw_ss_grow(s->resvs, &s->cresvs, s->nresvs, sizeof *v);
+    nw_sresv_t *v = nw_snapshot_grow(s->resvs, &s->cresvs, s->nresvs, sizeof *v);
     if (!v)
         return nw_err_set(err, NW_ENOMEM, "", "out of memory");
     s->resvs = v;
@@ -433,8 +439,8 @@ nw_rc_t nw_sched_snap_add_reservation(nw_sched_snap_t *s, const char *nodeclass,
     o->available = count != 0;
     o->resv = (uint16_t)s->nresvs;
     /* the type's zone and capacity-type requirements include the new offering */
-    nw_reqs_cleanup(&it->reqs);
-    nw_reqs_init(&it->reqs);
+    nw_requirements_cleanup(&it->reqs);
+    nw_requirements_init(&it->reqs);
     return itype_finish(s, it, err);
 }
 
@@ -444,10 +450,10 @@ static const char *jstr(const cJSON *o, const char *k)
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-nw_rc_t nw_sched_snap_add_class_reservations(nw_sched_snap_t *s, const cJSON *nc,
-                                             double (*od_price)(void *ud, const char *type),
-                                             int64_t (*available)(void *ud, const char *id),
-                                             void *ud, nw_err_t *err)
+nw_rc_t nw_snap_node_add_class_reservations(nw_sched_snap_t *s, const cJSON *nc,
+                                            double (*od_price)(void *ud, const char *type),
+                                            int64_t (*available)(void *ud, const char *id),
+                                            void *ud, nw_err_t *err)
 {
     const char *name = jstr(cJSON_GetObjectItemCaseSensitive(nc, "metadata"), "name");
     const cJSON *st = cJSON_GetObjectItemCaseSensitive(nc, "status");
@@ -478,8 +484,8 @@ nw_rc_t nw_sched_snap_add_class_reservations(nw_sched_snap_t *s, const cJSON *nc
                 if (strcmp(s->itypes[i].t.offerings[k].capacity_type, "on-demand") == 0)
                     od = s->itypes[i].t.offerings[k].price;
         double price = od / 10000000.0;
-        nw_rc_t rc = nw_sched_snap_add_reservation(s, name, id, jstr(e, "reservationType"), type,
-                                                   zone, zbuf, price, count, err);
+        nw_rc_t rc = nw_snap_node_add_reservation(s, name, id, jstr(e, "reservationType"), type,
+                                                  zone, zbuf, price, count, err);
         if (rc == NW_ENOMEM)
             return rc;
         nw_err_clear(err);
@@ -487,8 +493,8 @@ nw_rc_t nw_sched_snap_add_class_reservations(nw_sched_snap_t *s, const cJSON *nc
     return NW_OK;
 }
 
-void nw_sched_snap_ice(nw_sched_snap_t *s, const char *itype, const char *zone,
-                       const char *capacity_type)
+void nw_snap_node_ice(nw_sched_snap_t *s, const char *itype, const char *zone,
+                      const char *capacity_type)
 {
     for (size_t i = 0; i < s->nitypes; i++) {
         nw_sched_itype_t *t = &s->itypes[i].t;
@@ -503,7 +509,7 @@ void nw_sched_snap_ice(nw_sched_snap_t *s, const char *itype, const char *zone,
 
 /* ---- per node class resources ---- */
 
-const nw_sclass_t *nw_ss_class_res(const nw_sched_snap_t *s, const char *name)
+const nw_sclass_t *nw_snap_node_class_res(const nw_sched_snap_t *s, const char *name)
 {
     for (size_t i = 0; name && i < s->nclass_res; i++)
         if (strcmp(s->nclasses_res[i].name, name) == 0)
@@ -511,16 +517,16 @@ const nw_sclass_t *nw_ss_class_res(const nw_sched_snap_t *s, const char *name)
     return NULL;
 }
 
-const nw_sched_res_t *nw_ss_type_capacity(const nw_sched_snap_t *s, const nw_sclass_t *cls,
-                                          size_t t)
+const nw_sched_res_t *nw_snap_node_type_capacity(const nw_sched_snap_t *s, const nw_sclass_t *cls,
+                                                 size_t t)
 {
     if (cls && t < cls->n && cls->set[t])
         return &cls->capacity[t];
     return &s->itypes[t].t.capacity;
 }
 
-const nw_sched_res_t *nw_ss_type_allocatable(const nw_sched_snap_t *s, const nw_sclass_t *cls,
-                                             size_t t)
+const nw_sched_res_t *nw_snap_node_type_allocatable(const nw_sched_snap_t *s,
+                                                    const nw_sclass_t *cls, size_t t)
 {
     if (cls && t < cls->n && cls->set[t])
         return &cls->allocatable[t];
@@ -556,7 +562,7 @@ static nw_rc_t class_grow(nw_sclass_t *c, size_t n)
 /* the class entry of nodeclass, made when missing, grown to every type; NULL: no memory */
 static nw_sclass_t *class_entry(nw_sched_snap_t *s, const char *nodeclass, nw_err_t *err)
 {
-    nw_sclass_t *c = (nw_sclass_t *)nw_ss_class_res(s, nodeclass);
+    nw_sclass_t *c = (nw_sclass_t *)nw_snap_node_class_res(s, nodeclass);
     if (!c) {
         nw_sclass_t *v = realloc(s->nclasses_res, (s->nclass_res + 1) * sizeof *v);
         if (!v)
@@ -564,7 +570,7 @@ static nw_sclass_t *class_entry(nw_sched_snap_t *s, const char *nodeclass, nw_er
         s->nclasses_res = v;
         c = &v[s->nclass_res];
         memset(c, 0, sizeof *c);
-        if (!(c->name = nw_ss_dupstr(nodeclass)))
+        if (!(c->name = nw_snapshot_dupstr(nodeclass)))
             return nw_err_set(err, NW_ENOMEM, "", "out of memory"), NULL;
         s->nclass_res++;
     }
@@ -591,8 +597,8 @@ static nw_rc_t class_type(nw_sched_snap_t *s, const char *nodeclass, const char 
     return (*c = class_entry(s, nodeclass, err)) ? NW_OK : NW_ENOMEM;
 }
 
-nw_rc_t nw_sched_snap_exclude_class_type(nw_sched_snap_t *s, const char *nodeclass,
-                                         const char *itype, nw_err_t *err)
+nw_rc_t nw_snap_node_exclude_class_type(nw_sched_snap_t *s, const char *nodeclass,
+                                        const char *itype, nw_err_t *err)
 {
     nw_sclass_t *c;
     size_t t;
@@ -602,9 +608,9 @@ nw_rc_t nw_sched_snap_exclude_class_type(nw_sched_snap_t *s, const char *nodecla
     return rc;
 }
 
-nw_rc_t nw_sched_snap_set_class_res(nw_sched_snap_t *s, const char *nodeclass, const char *itype,
-                                    const nw_sched_res_t *capacity,
-                                    const nw_sched_res_t *allocatable, nw_err_t *err)
+nw_rc_t nw_snap_node_set_class_res(nw_sched_snap_t *s, const char *nodeclass, const char *itype,
+                                   const nw_sched_res_t *capacity,
+                                   const nw_sched_res_t *allocatable, nw_err_t *err)
 {
     nw_sclass_t *c;
     size_t t;
@@ -617,10 +623,11 @@ nw_rc_t nw_sched_snap_set_class_res(nw_sched_snap_t *s, const char *nodeclass, c
     return NW_OK;
 }
 
-const nw_sched_res_t *nw_sched_pool_type_allocatable(const nw_sched_snap_t *s, size_t pool,
-                                                     size_t itype)
+const nw_sched_res_t *nw_snap_node_pool_type_allocatable(const nw_sched_snap_t *s, size_t pool,
+                                                         size_t itype)
 {
     if (pool >= s->npools || itype >= s->nitypes)
         return NULL;
-    return nw_ss_type_allocatable(s, nw_ss_class_res(s, s->pools[pool].nodeclass), itype);
+    return nw_snap_node_type_allocatable(s, nw_snap_node_class_res(s, s->pools[pool].nodeclass),
+                                         itype);
 }

@@ -15,7 +15,7 @@
 static nw_rc_t parse_selector(const cJSON *sel, const char *path, nw_reqs_t *out, bool *nothing,
                               nw_err_t *err)
 {
-    nw_reqs_init(out);
+    nw_requirements_init(out);
     *nothing = false;
     if (!sel || cJSON_IsNull(sel)) {
         *nothing = true;
@@ -26,22 +26,23 @@ static nw_rc_t parse_selector(const cJSON *sel, const char *path, nw_reqs_t *out
     char p[160];
     nw_reqs_t ml, me;
     snprintf(p, sizeof p, "%s.matchLabels", path);
-    nw_rc_t rc = nw_reqs_parse_node_selector(nw_json_get(sel, "matchLabels"), p, &ml, err);
+    nw_rc_t rc =
+        nw_requirements_json_parse_node_selector(nw_json_get(sel, "matchLabels"), p, &ml, err);
     if (rc != NW_OK)
         return rc;
     snprintf(p, sizeof p, "%s.matchExpressions", path);
-    rc = nw_reqs_parse_list(nw_json_get(sel, "matchExpressions"), p, 0, &me, err);
+    rc = nw_requirements_json_parse_list(nw_json_get(sel, "matchExpressions"), p, 0, &me, err);
     if (rc != NW_OK) {
-        nw_reqs_cleanup(&ml);
+        nw_requirements_cleanup(&ml);
         return rc;
     }
-    rc = nw_reqs_intersect(&ml, &me, out);
-    nw_reqs_cleanup(&ml);
-    nw_reqs_cleanup(&me);
+    rc = nw_requirements_intersect(&ml, &me, out);
+    nw_requirements_cleanup(&ml);
+    nw_requirements_cleanup(&me);
     return rc;
 }
 
-bool nw_sched_group_selects(const nw_sched_snap_t *s, const nw_tgroup_t *g, const nw_spod_t *p)
+bool nw_snap_pod_group_selects(const nw_sched_snap_t *s, const nw_tgroup_t *g, const nw_spod_t *p)
 {
     if (g->sel_nothing)
         return false;
@@ -51,11 +52,11 @@ bool nw_sched_group_selects(const nw_sched_snap_t *s, const nw_tgroup_t *g, cons
             ok = strcmp(g->ns[i], p->ns) == 0;
         for (size_t i = 0; g->has_nssel && i < s->nnss && !ok; i++)
             ok = strcmp(s->nss[i].name, p->ns) == 0 &&
-                 nw_reqs_match_labels(&g->nssel, &s->nss[i].labels, NULL);
+                 nw_requirements_match_labels(&g->nssel, &s->nss[i].labels, NULL);
         if (!ok)
             return false;
     }
-    return nw_reqs_match_labels(&g->sel, &p->labels, NULL);
+    return nw_requirements_match_labels(&g->sel, &p->labels, NULL);
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -156,19 +157,19 @@ static int group_get(nw_sched_snap_t *s, const gspec_t *gs, const cJSON *selecto
                      .all_ns = all,
                      .has_nssel = has_nssel && !all,
                      .sig = sig};
-    nw_reqs_init(&g.nssel);
+    nw_requirements_init(&g.nssel);
     free(nsselj);
     bool nothing = false;
     char nsp[200];
     snprintf(nsp, sizeof nsp, "%.150s.namespaceSelector", selpath);
     if (parse_selector(selector, selpath, &g.sel, &g.sel_nothing, err) != NW_OK ||
         (g.has_nssel && parse_selector(ns_selector, nsp, &g.nssel, &nothing, err) != NW_OK)) {
-        nw_ss_group_free(&g);
+        nw_snapshot_group_free(&g);
         return -1;
     }
-    nw_tgroup_t *ng = nw_ss_grow(s->groups, &s->cgroups, s->ngroups, sizeof *ng);
+    nw_tgroup_t *ng = nw_snapshot_grow(s->groups, &s->cgroups, s->ngroups, sizeof *ng);
     if (!ng) {
-        nw_ss_group_free(&g);
+        nw_snapshot_group_free(&g);
         nw_err_set(err, NW_ENOMEM, selpath, "out of memory");
         return -1;
     }
@@ -179,7 +180,7 @@ static int group_get(nw_sched_snap_t *s, const gspec_t *gs, const cJSON *selecto
 
 static nw_rc_t add_tc(nw_spod_t *p, int group, bool preferred, int weight, size_t *cap)
 {
-    nw_pod_tc_t *n = nw_ss_grow(p->tcs, cap, (size_t)p->ntcs, sizeof *n);
+    nw_pod_tc_t *n = nw_snapshot_grow(p->tcs, cap, (size_t)p->ntcs, sizeof *n);
     if (!n)
         return NW_ENOMEM;
     p->tcs = n;
@@ -261,7 +262,8 @@ static void validate_expr_list(const cJSON *arr, const char *path, char **invali
                 vals[nv++] = v->valuestring;
         }
         char msg[512];
-        if (k && op && nw_reqs_validate_requirement(k, op, vals, nv, 0, msg, sizeof msg) > 0) {
+        if (k && op &&
+            nw_requirements_validate_requirement(k, op, vals, nv, 0, msg, sizeof msg) > 0) {
             size_t n = strlen(msg) + strlen(path) + 32;
             *invalid = malloc(n);
             if (*invalid)
@@ -273,8 +275,8 @@ static void validate_expr_list(const cJSON *arr, const char *path, char **invali
 
 static nw_rc_t class_build(nw_pclass_t *c, const cJSON *spec, nw_err_t *err)
 {
-    nw_rc_t rc = nw_reqs_parse_node_selector(nw_json_get(spec, "nodeSelector"), "spec.nodeSelector",
-                                             &c->selector, err);
+    nw_rc_t rc = nw_requirements_json_parse_node_selector(nw_json_get(spec, "nodeSelector"),
+                                                          "spec.nodeSelector", &c->selector, err);
     if (rc != NW_OK)
         return rc;
     const cJSON *aff = nw_json_get(spec, "affinity");
@@ -284,8 +286,8 @@ static nw_rc_t class_build(nw_pclass_t *c, const cJSON *spec, nw_err_t *err)
     const char *tp = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
                      "nodeSelectorTerms";
     if (req) {
-        rc = nw_reqs_parse_terms(nw_json_get(req, "nodeSelectorTerms"), tp, &c->terms, &c->nterms,
-                                 err);
+        rc = nw_requirements_json_parse_terms(nw_json_get(req, "nodeSelectorTerms"), tp, &c->terms,
+                                              &c->nterms, err);
         if (rc != NW_OK)
             return rc;
     }
@@ -316,10 +318,10 @@ static nw_rc_t class_build(nw_pclass_t *c, const cJSON *spec, nw_err_t *err)
             order[i][0] = cJSON_IsNumber(w) ? w->valueint : 0;
             order[i][1] = i;
             if (rc == NW_OK)
-                rc = nw_reqs_parse_list(pr ? nw_json_get(pr, "matchExpressions") : NULL, p, 0,
-                                        &tmp[i], err);
+                rc = nw_requirements_json_parse_list(
+                    pr ? nw_json_get(pr, "matchExpressions") : NULL, p, 0, &tmp[i], err);
             else
-                nw_reqs_init(&tmp[i]);
+                nw_requirements_init(&tmp[i]);
             i++;
         }
         if (rc == NW_OK) {
@@ -328,7 +330,7 @@ static nw_rc_t class_build(nw_pclass_t *c, const cJSON *spec, nw_err_t *err)
                 c->prefs[k] = tmp[order[k][1]];
             c->nprefs = (size_t)np;
         } else {
-            nw_reqs_terms_free(tmp, (size_t)np);
+            nw_requirements_json_terms_free(tmp, (size_t)np);
             tmp = NULL;
         }
         free(tmp);
@@ -341,8 +343,8 @@ static nw_rc_t class_build(nw_pclass_t *c, const cJSON *spec, nw_err_t *err)
         return rc;
     /* refuses Karpenter capacity: required term with karpenter.sh/nodepool DoesNotExist */
     for (size_t i = 0; i < c->nterms; i++) {
-        const nw_req_t *r = nw_reqs_get(&c->terms[i], NW_LABEL_NODEPOOL);
-        if (r && nw_req_operator(r) == NW_REQ_DOES_NOT_EXIST)
+        const nw_req_t *r = nw_requirements_get(&c->terms[i], NW_LABEL_NODEPOOL);
+        if (r && nw_requirements_req_operator(r) == NW_REQ_DOES_NOT_EXIST)
             c->refuses = true;
     }
     /* validation (Karpenter ignores pods with invalid requirements) */
@@ -353,7 +355,7 @@ static nw_rc_t class_build(nw_pclass_t *c, const cJSON *spec, nw_err_t *err)
             continue;
         const char *v[1] = {it->valuestring};
         char msg[512];
-        if (nw_reqs_validate_requirement(it->string, "In", v, 1, 0, msg, sizeof msg) > 0) {
+        if (nw_requirements_validate_requirement(it->string, "In", v, 1, 0, msg, sizeof msg) > 0) {
             size_t n = strlen(msg) + strlen(it->string) + 40;
             c->invalid = malloc(n);
             if (c->invalid)
@@ -384,21 +386,21 @@ static nw_rc_t class_add_volumes(nw_pclass_t *c, const nw_reqs_t *alts, size_t n
     nw_rc_t rc = terms && sterms ? NW_OK : NW_ENOMEM;
     for (size_t t = 0; t < nt && rc == NW_OK; t++)
         for (size_t a = 0; a < nalts && rc == NW_OK; a++, n++) {
-            nw_reqs_init(&terms[n]);
-            nw_reqs_init(&sterms[n]);
-            if (c->nterms && (rc = nw_reqs_copy(&sterms[n], &c->terms[t])) != NW_OK)
+            nw_requirements_init(&terms[n]);
+            nw_requirements_init(&sterms[n]);
+            if (c->nterms && (rc = nw_requirements_copy(&sterms[n], &c->terms[t])) != NW_OK)
                 break;
-            if ((rc = nw_reqs_copy(&terms[n], &sterms[n])) == NW_OK)
-                rc = nw_reqs_add_all(&terms[n], &alts[a]);
+            if ((rc = nw_requirements_copy(&terms[n], &sterms[n])) == NW_OK)
+                rc = nw_requirements_add_all(&terms[n], &alts[a]);
         }
     if (rc != NW_OK) {
         if (terms)
-            nw_reqs_terms_free(terms, n);
+            nw_requirements_json_terms_free(terms, n);
         if (sterms)
-            nw_reqs_terms_free(sterms, n);
+            nw_requirements_json_terms_free(sterms, n);
         return rc;
     }
-    nw_reqs_terms_free(c->terms, c->nterms);
+    nw_requirements_json_terms_free(c->terms, c->nterms);
     c->terms = terms;
     c->sterms = sterms;
     c->nterms = n;
@@ -411,7 +413,7 @@ static int class_get(nw_sched_snap_t *s, const cJSON *spec, const char *pod_ns,
     nw_reqs_t *alts = NULL;
     size_t nalts = 0;
     char *vmsg = NULL;
-    if (nw_ss_volume_alts(s, spec, pod_ns, pod_name, &alts, &nalts, &vmsg) != NW_OK) {
+    if (nw_snap_volume_alts(s, spec, pod_ns, pod_name, &alts, &nalts, &vmsg) != NW_OK) {
         nw_err_set(err, NW_ENOMEM, "spec.volumes", "out of memory");
         return -1;
     }
@@ -420,7 +422,7 @@ static int class_get(nw_sched_snap_t *s, const cJSON *spec, const char *pod_ns,
         nw_json_add_string(k, "volerr", vmsg);
     for (size_t i = 0; i < nalts; i++) {
         char buf[1024];
-        nw_reqs_format(&alts[i], buf, sizeof buf);
+        nw_requirements_format(&alts[i], buf, sizeof buf);
         nw_json_push(nw_json_add_array(k, "vol"), nw_json_new_string(buf));
     }
     const cJSON *aff = nw_json_get(spec, "affinity");
@@ -434,12 +436,12 @@ static int class_get(nw_sched_snap_t *s, const cJSON *spec, const char *pod_ns,
     char *sig = nw_json_print(k);
     cJSON_Delete(k);
     if (!sig) {
-        nw_reqs_terms_free(alts, nalts);
+        nw_requirements_json_terms_free(alts, nalts);
         free(vmsg);
         nw_err_set(err, NW_ENOMEM, "spec", "out of memory");
         return -1;
     }
-    uint64_t h = nw_sched_hash(sig);
+    uint64_t h = nw_snapshot_hash(sig);
     if (s->class_hash) {
         for (size_t i = h & (s->class_hash_cap - 1);; i = (i + 1) & (s->class_hash_cap - 1)) {
             int ci = s->class_hash[i];
@@ -447,26 +449,26 @@ static int class_get(nw_sched_snap_t *s, const cJSON *spec, const char *pod_ns,
                 break;
             if (strcmp(s->classes[ci].sig, sig) == 0) {
                 free(sig);
-                nw_reqs_terms_free(alts, nalts);
+                nw_requirements_json_terms_free(alts, nalts);
                 free(vmsg);
                 return ci;
             }
         }
     }
     nw_pclass_t c = {.sig = sig, .wants_accel = accel, .volume_err = vmsg};
-    nw_reqs_init(&c.selector);
+    nw_requirements_init(&c.selector);
     nw_tolerations_init(&c.tols);
     if (class_build(&c, spec, err) != NW_OK ||
         (nalts && class_add_volumes(&c, alts, nalts) != NW_OK &&
          nw_err_set(err, NW_ENOMEM, "spec.volumes", "out of memory"))) {
-        nw_reqs_terms_free(alts, nalts);
-        nw_ss_pclass_free(&c);
+        nw_requirements_json_terms_free(alts, nalts);
+        nw_snapshot_pclass_free(&c);
         return -1;
     }
-    nw_reqs_terms_free(alts, nalts);
-    nw_pclass_t *nc = nw_ss_grow(s->classes, &s->cclasses, s->nclasses, sizeof *nc);
+    nw_requirements_json_terms_free(alts, nalts);
+    nw_pclass_t *nc = nw_snapshot_grow(s->classes, &s->cclasses, s->nclasses, sizeof *nc);
     if (!nc) {
-        nw_ss_pclass_free(&c);
+        nw_snapshot_pclass_free(&c);
         nw_err_set(err, NW_ENOMEM, "spec", "out of memory");
         return -1;
     }
@@ -487,7 +489,7 @@ static int class_get(nw_sched_snap_t *s, const cJSON *spec, const char *pod_ns,
         s->class_hash = nh;
         s->class_hash_cap = cap;
         for (size_t ci = 0; ci < s->nclasses; ci++) {
-            size_t i = nw_sched_hash(s->classes[ci].sig) & (cap - 1);
+            size_t i = nw_snapshot_hash(s->classes[ci].sig) & (cap - 1);
             while (nh[i] >= 0)
                 i = (i + 1) & (cap - 1);
             nh[i] = (int)ci;
@@ -511,9 +513,9 @@ static bool is_nominated(const nw_sched_snap_t *s, const char *uid)
     return false;
 }
 
-nw_rc_t nw_sched_snap_nominated(nw_sched_snap_t *s, const char *pod_uid)
+nw_rc_t nw_snap_pod_nominated(nw_sched_snap_t *s, const char *pod_uid)
 {
-    char **n = nw_ss_grow(s->nominated, &s->cnominated, s->nnominated, sizeof *n);
+    char **n = nw_snapshot_grow(s->nominated, &s->cnominated, s->nnominated, sizeof *n);
     if (!n)
         return NW_ENOMEM;
     s->nominated = n;
@@ -526,8 +528,8 @@ nw_rc_t nw_sched_snap_nominated(nw_sched_snap_t *s, const char *pod_uid)
     return NW_OK;
 }
 
-nw_rc_t nw_ss_parse_hostports(const cJSON *spec, const char *path, nw_hostport_t **out, int *n,
-                              nw_err_t *err)
+nw_rc_t nw_snap_pod_parse_hostports(const cJSON *spec, const char *path, nw_hostport_t **out,
+                                    int *n, nw_err_t *err)
 {
     const cJSON *ctr, *port;
     int ci = 0;
@@ -569,7 +571,7 @@ nw_rc_t nw_ss_parse_hostports(const cJSON *spec, const char *path, nw_hostport_t
     return NW_OK;
 }
 
-nw_rc_t nw_sched_snap_add_pod_json(nw_sched_snap_t *s, const cJSON *pod, nw_err_t *err)
+nw_rc_t nw_snap_pod_add_json(nw_sched_snap_t *s, const cJSON *pod, nw_err_t *err)
 {
     if (!cJSON_IsObject(pod))
         return nw_err_set(err, NW_EINVAL, "", "pod must be an object");
@@ -593,15 +595,15 @@ nw_rc_t nw_sched_snap_add_pod_json(nw_sched_snap_t *s, const cJSON *pod, nw_err_
     p.key = malloc(kl);
     if (p.key)
         snprintf(p.key, kl, "%s/%s", ns, name);
-    p.uid = nw_ss_dupstr(nw_json_str(md, "uid") ? nw_json_str(md, "uid") : p.key);
+    p.uid = nw_snapshot_dupstr(nw_json_str(md, "uid") ? nw_json_str(md, "uid") : p.key);
     if (!p.ns || !p.name || !p.key || !p.uid)
         goto fail_nomem;
-    p.node_name = nw_ss_dupstr(nw_json_str(spec, "nodeName"));
+    p.node_name = nw_snapshot_dupstr(nw_json_str(spec, "nodeName"));
     if (p.node_name && !*p.node_name) {
         free(p.node_name);
         p.node_name = NULL;
     }
-    p.created = nw_ss_parse_time(nw_json_str(md, "creationTimestamp"));
+    p.created = nw_snapshot_parse_time(nw_json_str(md, "creationTimestamp"));
     const cJSON *owners = nw_json_get(md, "ownerReferences"), *o, *owner = NULL;
     cJSON_ArrayForEach(o, owners)
     {
@@ -609,13 +611,13 @@ nw_rc_t nw_sched_snap_add_pod_json(nw_sched_snap_t *s, const cJSON *pod, nw_err_
             owner = o;
     }
     if (owner) {
-        p.owner_kind = nw_ss_dupstr(nw_json_str(owner, "kind"));
-        p.owner_name = nw_ss_dupstr(nw_json_str(owner, "name"));
+        p.owner_kind = nw_snapshot_dupstr(nw_json_str(owner, "kind"));
+        p.owner_name = nw_snapshot_dupstr(nw_json_str(owner, "name"));
     }
     if ((rc = nw_labels_parse(nw_json_get(md, "labels"), "metadata.labels", &p.labels, err)) !=
         NW_OK)
         goto fail;
-    if ((rc = nw_sched_pod_requests(s, spec, "spec", &p.req, err)) != NW_OK)
+    if ((rc = nw_snapshot_pod_requests(s, spec, "spec", &p.req, err)) != NW_OK)
         goto fail;
     bool accel = false;
     for (int k = NW_SR_NVIDIA_GPU; k <= NW_SR_GAUDI; k++)
@@ -627,9 +629,9 @@ nw_rc_t nw_sched_snap_add_pod_json(nw_sched_snap_t *s, const cJSON *pod, nw_err_
         rc = NW_EINVAL;
         goto fail;
     }
-    if ((rc = nw_ss_parse_hostports(spec, "spec", &p.hostports, &p.nhostports, err)) != NW_OK)
+    if ((rc = nw_snap_pod_parse_hostports(spec, "spec", &p.hostports, &p.nhostports, err)) != NW_OK)
         goto fail;
-    if (nw_ss_pod_volumes(s, spec, p.ns, p.name, &p.vols, &p.nvols) != NW_OK)
+    if (nw_snap_volume_pod_volumes(s, spec, p.ns, p.name, &p.vols, &p.nvols) != NW_OK)
         goto fail_nomem;
     /* topology spread */
     const cJSON *tsc = nw_json_get(spec, "topologySpreadConstraints"), *it;
@@ -731,7 +733,7 @@ nw_rc_t nw_sched_snap_add_pod_json(nw_sched_snap_t *s, const cJSON *pod, nw_err_
     bool mirror = p.owner_kind && strcmp(p.owner_kind, "Node") == 0;
     p.provisionable_state = !p.node_name && !(nom && *nom) && !ds && !mirror && !p.terminating &&
                             !p.finished && !is_nominated(s, p.uid);
-    nw_spod_t *np = nw_ss_grow(s->pods, &s->cpods, s->npods, sizeof *np);
+    nw_spod_t *np = nw_snapshot_grow(s->pods, &s->cpods, s->npods, sizeof *np);
     if (!np)
         goto fail_nomem;
     s->pods = np;
@@ -740,11 +742,11 @@ nw_rc_t nw_sched_snap_add_pod_json(nw_sched_snap_t *s, const cJSON *pod, nw_err_
 fail_nomem:
     rc = nw_err_set(err, NW_ENOMEM, "", "out of memory");
 fail:
-    nw_ss_pod_free(&p);
+    nw_snapshot_pod_free(&p);
     return rc;
 }
 
-nw_rc_t nw_sched_snap_add_namespace_json(nw_sched_snap_t *s, const cJSON *ns, nw_err_t *err)
+nw_rc_t nw_snap_pod_add_namespace_json(nw_sched_snap_t *s, const cJSON *ns, nw_err_t *err)
 {
     const cJSON *md = nw_json_get(ns, "metadata");
     const char *name = nw_json_str(md, "name");
@@ -755,7 +757,7 @@ nw_rc_t nw_sched_snap_add_namespace_json(nw_sched_snap_t *s, const cJSON *ns, nw
     nw_rc_t rc = n.name
                      ? nw_labels_parse(nw_json_get(md, "labels"), "metadata.labels", &n.labels, err)
                      : nw_err_set(err, NW_ENOMEM, "", "out of memory");
-    nw_sns_t *nn = rc == NW_OK ? nw_ss_grow(s->nss, &s->cnss, s->nnss, sizeof *nn) : NULL;
+    nw_sns_t *nn = rc == NW_OK ? nw_snapshot_grow(s->nss, &s->cnss, s->nnss, sizeof *nn) : NULL;
     if (!nn) {
         free(n.name);
         nw_labels_cleanup(&n.labels);

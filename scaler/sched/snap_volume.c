@@ -18,7 +18,7 @@ static bool deleting(const cJSON *md)
     return d && !cJSON_IsNull(d);
 }
 
-nw_rc_t nw_sched_snap_add_pv_json(nw_sched_snap_t *s, const cJSON *pv, nw_err_t *err)
+nw_rc_t nw_snap_volume_add_pv_json(nw_sched_snap_t *s, const cJSON *pv, nw_err_t *err)
 {
     const cJSON *md = nw_json_get(pv, "metadata"), *spec = nw_json_get(pv, "spec");
     const char *name = nw_json_str(md, "name");
@@ -27,7 +27,8 @@ nw_rc_t nw_sched_snap_add_pv_json(nw_sched_snap_t *s, const cJSON *pv, nw_err_t 
     const char *drv = nw_json_str(nw_json_get(spec, "csi"), "driver");
     if (!drv && nw_json_get(spec, "awsElasticBlockStore"))
         drv = "ebs.csi.aws.com"; /* CSI migration */
-    nw_spv_t v = {.name = strdup(name), .deleting = deleting(md), .driver = nw_ss_dupstr(drv)};
+    nw_spv_t v = {
+        .name = strdup(name), .deleting = deleting(md), .driver = nw_snapshot_dupstr(drv)};
     if (!v.name || (drv && !v.driver)) {
         free(v.name);
         free(v.driver);
@@ -36,9 +37,9 @@ nw_rc_t nw_sched_snap_add_pv_json(nw_sched_snap_t *s, const cJSON *pv, nw_err_t 
     const cJSON *req = nw_json_get(nw_json_get(spec, "nodeAffinity"), "required");
     nw_rc_t rc = NW_OK;
     if (req) {
-        rc = nw_reqs_parse_terms(nw_json_get(req, "nodeSelectorTerms"),
-                                 "spec.nodeAffinity.required.nodeSelectorTerms", &v.terms,
-                                 &v.nterms, err);
+        rc = nw_requirements_json_parse_terms(nw_json_get(req, "nodeSelectorTerms"),
+                                              "spec.nodeAffinity.required.nodeSelectorTerms",
+                                              &v.terms, &v.nterms, err);
         /* local and hostPath volumes: the hostname is dropped (the node does not exist
          * yet); a term left empty allows any node */
         bool local = nw_json_get(spec, "local") || nw_json_get(spec, "hostPath");
@@ -46,18 +47,18 @@ nw_rc_t nw_sched_snap_add_pv_json(nw_sched_snap_t *s, const cJSON *pv, nw_err_t 
             nw_reqs_t *t = &v.terms[i];
             for (size_t k = 0; k < t->n; k++)
                 if (strcmp(t->v[k].key, "kubernetes.io/hostname") == 0) {
-                    nw_req_cleanup(&t->v[k]);
+                    nw_requirements_req_cleanup(&t->v[k]);
                     memmove(&t->v[k], &t->v[k + 1], (t->n - k - 1) * sizeof t->v[k]);
                     t->n--;
                     break;
                 }
         }
     }
-    nw_spv_t *n = rc == NW_OK ? nw_ss_grow(s->pvs, &s->cpvs, s->npvs, sizeof *n) : NULL;
+    nw_spv_t *n = rc == NW_OK ? nw_snapshot_grow(s->pvs, &s->cpvs, s->npvs, sizeof *n) : NULL;
     if (!n) {
         free(v.name);
         free(v.driver);
-        nw_reqs_terms_free(v.terms, v.nterms);
+        nw_requirements_json_terms_free(v.terms, v.nterms);
         return rc != NW_OK ? rc : nw_err_set(err, NW_ENOMEM, "", "out of memory");
     }
     s->pvs = n;
@@ -65,7 +66,7 @@ nw_rc_t nw_sched_snap_add_pv_json(nw_sched_snap_t *s, const cJSON *pv, nw_err_t 
     return NW_OK;
 }
 
-nw_rc_t nw_sched_snap_add_pvc_json(nw_sched_snap_t *s, const cJSON *pvc, nw_err_t *err)
+nw_rc_t nw_snap_volume_add_pvc_json(nw_sched_snap_t *s, const cJSON *pvc, nw_err_t *err)
 {
     const cJSON *md = nw_json_get(pvc, "metadata"), *spec = nw_json_get(pvc, "spec");
     const char *name = nw_json_str(md, "name"), *ns = nw_json_str(md, "namespace");
@@ -81,7 +82,7 @@ nw_rc_t nw_sched_snap_add_pvc_json(nw_sched_snap_t *s, const cJSON *pvc, nw_err_
                                                  "pv.kubernetes.io/bind-completed"),
                    .deleting = deleting(md),
                    .lost = phase && strcmp(phase, "Lost") == 0};
-    nw_spvc_t *n = nw_ss_grow(s->pvcs, &s->cpvcs, s->npvcs, sizeof *n);
+    nw_spvc_t *n = nw_snapshot_grow(s->pvcs, &s->cpvcs, s->npvcs, sizeof *n);
     if (!n || !c.ns || !c.name || (vol && *vol && !c.volume) || (sc && *sc && !c.sc)) {
         free(c.ns);
         free(c.name);
@@ -96,7 +97,7 @@ nw_rc_t nw_sched_snap_add_pvc_json(nw_sched_snap_t *s, const cJSON *pvc, nw_err_
     return NW_OK;
 }
 
-nw_rc_t nw_sched_snap_add_storageclass_json(nw_sched_snap_t *s, const cJSON *sc, nw_err_t *err)
+nw_rc_t nw_snap_volume_add_storageclass_json(nw_sched_snap_t *s, const cJSON *sc, nw_err_t *err)
 {
     const cJSON *md = nw_json_get(sc, "metadata");
     const char *name = nw_json_str(md, "name");
@@ -113,7 +114,7 @@ nw_rc_t nw_sched_snap_add_storageclass_json(nw_sched_snap_t *s, const cJSON *sc,
         prov = "ebs.csi.aws.com"; /* CSI migration */
     nw_ssc_t c = {.name = strdup(name),
                   .immediate = !mode || strcmp(mode, "Immediate") == 0,
-                  .provisioner = nw_ss_dupstr(prov)};
+                  .provisioner = nw_snapshot_dupstr(prov)};
     nw_rc_t rc = c.name && (!prov || c.provisioner)
                      ? NW_OK
                      : nw_err_set(err, NW_ENOMEM, "", "out of memory");
@@ -124,7 +125,7 @@ nw_rc_t nw_sched_snap_add_storageclass_json(nw_sched_snap_t *s, const cJSON *sc,
         if (rc != NW_OK)
             break;
         nw_reqs_t r;
-        nw_reqs_init(&r);
+        nw_requirements_init(&r);
         const cJSON *e;
         int ei = 0;
         cJSON_ArrayForEach(e, nw_json_get(t, "matchLabelExpressions"))
@@ -145,7 +146,7 @@ nw_rc_t nw_sched_snap_add_storageclass_json(nw_sched_snap_t *s, const cJSON *sc,
                 rc = nw_err_set(err, NW_EINVAL, path, "key and values: Required value");
                 break;
             }
-            if ((rc = nw_reqs_add(&r, key, NW_REQ_IN, vals, nv, 0, err)) != NW_OK)
+            if ((rc = nw_requirements_add(&r, key, NW_REQ_IN, vals, nv, 0, err)) != NW_OK)
                 break;
         }
         ti++;
@@ -159,13 +160,13 @@ nw_rc_t nw_sched_snap_add_storageclass_json(nw_sched_snap_t *s, const cJSON *sc,
                 continue;
             }
         }
-        nw_reqs_cleanup(&r);
+        nw_requirements_cleanup(&r);
     }
-    nw_ssc_t *n = rc == NW_OK ? nw_ss_grow(s->scs, &s->cscs, s->nscs, sizeof *n) : NULL;
+    nw_ssc_t *n = rc == NW_OK ? nw_snapshot_grow(s->scs, &s->cscs, s->nscs, sizeof *n) : NULL;
     if (!n) {
         free(c.name);
         free(c.provisioner);
-        nw_reqs_terms_free(c.alts, c.nalts);
+        nw_requirements_json_terms_free(c.alts, c.nalts);
         return rc != NW_OK ? rc : nw_err_set(err, NW_ENOMEM, "", "out of memory");
     }
     s->scs = n;
@@ -206,26 +207,26 @@ static nw_rc_t merge_alts(nw_reqs_t **alts, size_t *nalts, const nw_reqs_t *vol,
         for (size_t i = 0; i < na && rc == NW_OK; i++)
             for (size_t j = 0; j < nvol && rc == NW_OK; j++) {
                 const nw_reqs_t *a = *nalts ? &(*alts)[i] : NULL;
-                if (pass == 0 && a && !nw_reqs_intersects(a, &vol[j], NULL))
+                if (pass == 0 && a && !nw_requirements_intersects(a, &vol[j], NULL))
                     continue;
-                nw_reqs_init(&out[n]);
-                rc = a ? nw_reqs_copy(&out[n], a) : NW_OK;
+                nw_requirements_init(&out[n]);
+                rc = a ? nw_requirements_copy(&out[n], a) : NW_OK;
                 if (rc == NW_OK)
-                    rc = nw_reqs_add_all(&out[n], &vol[j]);
+                    rc = nw_requirements_add_all(&out[n], &vol[j]);
                 n++;
             }
     if (rc != NW_OK) {
-        nw_reqs_terms_free(out, n);
+        nw_requirements_json_terms_free(out, n);
         return rc;
     }
-    nw_reqs_terms_free(*alts, *nalts);
+    nw_requirements_json_terms_free(*alts, *nalts);
     *alts = out;
     *nalts = n;
     return NW_OK;
 }
 
-nw_rc_t nw_ss_volume_alts(const nw_sched_snap_t *s, const cJSON *spec, const char *pod_ns,
-                          const char *pod_name, nw_reqs_t **alts, size_t *nalts, char **msg)
+nw_rc_t nw_snap_volume_alts(const nw_sched_snap_t *s, const cJSON *spec, const char *pod_ns,
+                            const char *pod_name, nw_reqs_t **alts, size_t *nalts, char **msg)
 {
     *alts = NULL;
     *nalts = 0;
@@ -293,7 +294,7 @@ nw_rc_t nw_ss_volume_alts(const nw_sched_snap_t *s, const cJSON *spec, const cha
         if (*msg)
             break;
         if (nva && merge_alts(alts, nalts, va, nva) != NW_OK) {
-            nw_reqs_terms_free(*alts, *nalts);
+            nw_requirements_json_terms_free(*alts, *nalts);
             *alts = NULL;
             *nalts = 0;
             return NW_ENOMEM;
@@ -304,7 +305,7 @@ nw_rc_t nw_ss_volume_alts(const nw_sched_snap_t *s, const cJSON *spec, const cha
 
 /* ---- attach limits (Karpenter pkg/scheduling/volumeusage.go) ---------------------------- */
 
-nw_rc_t nw_sched_snap_add_csinode_json(nw_sched_snap_t *s, const cJSON *csinode, nw_err_t *err)
+nw_rc_t nw_snap_volume_add_csinode_json(nw_sched_snap_t *s, const cJSON *csinode, nw_err_t *err)
 {
     const char *name = nw_json_str(nw_json_get(csinode, "metadata"), "name");
     if (!name)
@@ -346,7 +347,7 @@ nw_rc_t nw_sched_snap_add_csinode_json(nw_sched_snap_t *s, const cJSON *csinode,
         c.limits[c.n++] = (int)cnt->valuedouble;
     }
     nw_scsinode_t *n =
-        rc == NW_OK ? nw_ss_grow(s->csinodes, &s->ccsinodes, s->ncsinodes, sizeof *n) : NULL;
+        rc == NW_OK ? nw_snapshot_grow(s->csinodes, &s->ccsinodes, s->ncsinodes, sizeof *n) : NULL;
     if (!n) {
         free(c.node);
         for (int k = 0; k < c.n; k++)
@@ -360,7 +361,7 @@ nw_rc_t nw_sched_snap_add_csinode_json(nw_sched_snap_t *s, const cJSON *csinode,
     return NW_OK;
 }
 
-const nw_scsinode_t *nw_ss_csinode(const nw_sched_snap_t *s, const char *node)
+const nw_scsinode_t *nw_snap_volume_csinode(const nw_sched_snap_t *s, const char *node)
 {
     for (size_t i = 0; node && i < s->ncsinodes; i++)
         if (strcmp(s->csinodes[i].node, node) == 0)
@@ -395,8 +396,8 @@ static nw_rc_t vol_add(nw_svol_t **out, int *n, const char *driver, const char *
     return NW_OK;
 }
 
-nw_rc_t nw_ss_pod_volumes(const nw_sched_snap_t *s, const cJSON *spec, const char *ns,
-                          const char *pod, nw_svol_t **out, int *n)
+nw_rc_t nw_snap_volume_pod_volumes(const nw_sched_snap_t *s, const cJSON *spec, const char *ns,
+                                   const char *pod, nw_svol_t **out, int *n)
 {
     const cJSON *vol;
     cJSON_ArrayForEach(vol, nw_json_get(spec, "volumes"))

@@ -26,7 +26,7 @@ static const char *const fixed_names[NW_SR_FIXED] = {
     "vpc.amazonaws.com/efa",
 };
 
-uint64_t nw_sched_hash(const char *s)
+uint64_t nw_snapshot_hash(const char *s)
 {
     uint64_t h = 1469598103934665603ULL;
     for (; *s; s++) {
@@ -36,7 +36,7 @@ uint64_t nw_sched_hash(const char *s)
     return h;
 }
 
-void *nw_ss_grow(void *p, size_t *cap, size_t n, size_t elem)
+void *nw_snapshot_grow(void *p, size_t *cap, size_t n, size_t elem)
 {
     if (n < *cap)
         return p;
@@ -49,12 +49,12 @@ void *nw_ss_grow(void *p, size_t *cap, size_t n, size_t elem)
     return q;
 }
 
-char *nw_ss_dupstr(const char *s)
+char *nw_snapshot_dupstr(const char *s)
 {
     return s ? strdup(s) : NULL;
 }
 
-nw_sched_snap_t *nw_sched_snap_new(void)
+nw_sched_snap_t *nw_snapshot_new(void)
 {
     nw_sched_snap_t *s = calloc(1, sizeof *s);
     if (!s)
@@ -65,20 +65,20 @@ nw_sched_snap_t *nw_sched_snap_new(void)
     return s;
 }
 
-void nw_ss_pclass_free(nw_pclass_t *c)
+void nw_snapshot_pclass_free(nw_pclass_t *c)
 {
     free(c->sig);
-    nw_reqs_cleanup(&c->selector);
-    nw_reqs_terms_free(c->terms, c->nterms);
+    nw_requirements_cleanup(&c->selector);
+    nw_requirements_json_terms_free(c->terms, c->nterms);
     if (c->sterms)
-        nw_reqs_terms_free(c->sterms, c->nterms);
-    nw_reqs_terms_free(c->prefs, c->nprefs);
+        nw_requirements_json_terms_free(c->sterms, c->nterms);
+    nw_requirements_json_terms_free(c->prefs, c->nprefs);
     free(c->volume_err);
     nw_tolerations_cleanup(&c->tols);
     free(c->invalid);
 }
 
-void nw_ss_pod_free(nw_spod_t *p)
+void nw_snapshot_pod_free(nw_spod_t *p)
 {
     free(p->ns);
     free(p->name);
@@ -97,10 +97,10 @@ void nw_ss_pod_free(nw_spod_t *p)
     free(p->vols);
 }
 
-void nw_ss_group_free(nw_tgroup_t *g)
+void nw_snapshot_group_free(nw_tgroup_t *g)
 {
-    nw_reqs_cleanup(&g->sel);
-    nw_reqs_cleanup(&g->nssel);
+    nw_requirements_cleanup(&g->sel);
+    nw_requirements_cleanup(&g->nssel);
     free(g->key);
     for (size_t i = 0; i < g->nns; i++)
         free(g->ns[i]);
@@ -108,12 +108,12 @@ void nw_ss_group_free(nw_tgroup_t *g)
     free(g->sig);
 }
 
-void nw_ss_storage_free(nw_sched_snap_t *s)
+void nw_snapshot_storage_free(nw_sched_snap_t *s)
 {
     for (size_t i = 0; i < s->npvs; i++) {
         free(s->pvs[i].name);
         free(s->pvs[i].driver);
-        nw_reqs_terms_free(s->pvs[i].terms, s->pvs[i].nterms);
+        nw_requirements_json_terms_free(s->pvs[i].terms, s->pvs[i].nterms);
     }
     free(s->pvs);
     for (size_t i = 0; i < s->npvcs; i++) {
@@ -126,7 +126,7 @@ void nw_ss_storage_free(nw_sched_snap_t *s)
     for (size_t i = 0; i < s->nscs; i++) {
         free(s->scs[i].name);
         free(s->scs[i].provisioner);
-        nw_reqs_terms_free(s->scs[i].alts, s->scs[i].nalts);
+        nw_requirements_json_terms_free(s->scs[i].alts, s->scs[i].nalts);
     }
     free(s->scs);
     for (size_t i = 0; i < s->ncsinodes; i++) {
@@ -140,73 +140,73 @@ void nw_ss_storage_free(nw_sched_snap_t *s)
     free(s->csinodes);
 }
 
-void nw_ss_node_free(nw_snode_t *n)
+void nw_snapshot_node_free(nw_snode_t *n)
 {
     free(n->name);
     free(n->provider_id);
     nw_labels_cleanup(&n->labels);
-    nw_reqs_cleanup(&n->reqs);
+    nw_requirements_cleanup(&n->reqs);
     nw_taints_cleanup(&n->taints);
     nw_taints_cleanup(&n->startup_taints);
     free(n->pool);
 }
 
-void nw_ss_pool_free(nw_spool_t *p)
+void nw_snapshot_pool_free(nw_spool_t *p)
 {
     free(p->name);
     free(p->nodeclass);
-    nw_reqs_cleanup(&p->reqs);
+    nw_requirements_cleanup(&p->reqs);
     nw_labels_cleanup(&p->labels);
     nw_taints_cleanup(&p->taints);
     nw_taints_cleanup(&p->startup_taints);
 }
 
-void nw_ss_ds_free(nw_sds_t *d)
+void nw_snapshot_ds_free(nw_sds_t *d)
 {
     free(d->ns);
     free(d->name);
-    nw_reqs_cleanup(&d->strict);
-    nw_reqs_terms_free(d->terms, d->nterms);
-    nw_reqs_cleanup(&d->selector);
+    nw_requirements_cleanup(&d->strict);
+    nw_requirements_json_terms_free(d->terms, d->nterms);
+    nw_requirements_cleanup(&d->selector);
     nw_tolerations_cleanup(&d->tols);
     free(d->hostports);
 }
 
-void nw_sched_snap_free(nw_sched_snap_t *s)
+void nw_snapshot_free(nw_sched_snap_t *s)
 {
     if (!s)
         return;
     for (int i = NW_SR_FIXED; i < s->nres; i++)
         free(s->res_names[i]);
     for (size_t i = 0; i < s->npods; i++)
-        nw_ss_pod_free(&s->pods[i]);
+        nw_snapshot_pod_free(&s->pods[i]);
     free(s->pods);
     for (size_t i = 0; i < s->nclasses; i++)
-        nw_ss_pclass_free(&s->classes[i]);
+        nw_snapshot_pclass_free(&s->classes[i]);
     free(s->classes);
     free(s->resvs);
     free(s->class_hash);
     for (size_t i = 0; i < s->ngroups; i++)
-        nw_ss_group_free(&s->groups[i]);
+        nw_snapshot_group_free(&s->groups[i]);
     free(s->groups);
     for (size_t i = 0; i < s->nnss; i++) {
         free(s->nss[i].name);
         nw_labels_cleanup(&s->nss[i].labels);
     }
     free(s->nss);
-    nw_ss_storage_free(s);
+    nw_snapshot_storage_free(s);
     for (size_t i = 0; i < s->nnodes; i++)
-        nw_ss_node_free(&s->nodes[i]);
+        nw_snapshot_node_free(&s->nodes[i]);
     free(s->nodes);
     for (size_t i = 0; i < s->npools; i++)
-        nw_ss_pool_free(&s->pools[i]);
+        nw_snapshot_pool_free(&s->pools[i]);
     free(s->pools);
     for (size_t i = 0; i < s->ndss; i++)
-        nw_ss_ds_free(&s->dss[i]);
+        nw_snapshot_ds_free(&s->dss[i]);
     free(s->dss);
     for (size_t i = 0; i < s->nitypes; i++) {
         nw_labels_cleanup(&s->itypes[i].t.labels);
-        nw_reqs_cleanup(&s->itypes[i].reqs);
+        nw_requirements_cleanup(&s->itypes[i].reqs);
     }
     free(s->itypes);
     for (size_t i = 0; i < s->nnominated; i++)
@@ -223,7 +223,7 @@ void nw_sched_snap_free(nw_sched_snap_t *s)
     free(s);
 }
 
-nw_rc_t nw_sched_snap_static_want(nw_sched_snap_t *s, const char *pool, int64_t n)
+nw_rc_t nw_snapshot_static_want(nw_sched_snap_t *s, const char *pool, int64_t n)
 {
     for (size_t i = 0; i < s->npools; i++)
         if (strcmp(s->pools[i].name, pool) == 0) {
@@ -233,12 +233,12 @@ nw_rc_t nw_sched_snap_static_want(nw_sched_snap_t *s, const char *pool, int64_t 
     return NW_ENOTFOUND;
 }
 
-void nw_sched_snap_set_opts(nw_sched_snap_t *s, const nw_sched_opts_t *o)
+void nw_snapshot_set_opts(nw_sched_snap_t *s, const nw_sched_opts_t *o)
 {
     s->opts = *o;
 }
 
-int nw_sched_res_slot(nw_sched_snap_t *s, const char *name)
+int nw_snapshot_res_slot(nw_sched_snap_t *s, const char *name)
 {
     for (int i = 0; i < s->nres; i++)
         if (strcmp(s->res_names[i], name) == 0)
@@ -251,7 +251,7 @@ int nw_sched_res_slot(nw_sched_snap_t *s, const char *name)
     return s->nres++;
 }
 
-int nw_ss_res_slot_find(const nw_sched_snap_t *s, const char *name)
+int nw_snapshot_res_slot_find(const nw_sched_snap_t *s, const char *name)
 {
     for (int i = 0; i < s->nres; i++)
         if (strcmp(s->res_names[i], name) == 0)
@@ -259,41 +259,41 @@ int nw_ss_res_slot_find(const nw_sched_snap_t *s, const char *name)
     return -1;
 }
 
-const char *nw_sched_res_name(const nw_sched_snap_t *s, int i)
+const char *nw_snapshot_res_name(const nw_sched_snap_t *s, int i)
 {
     return (i >= 0 && i < s->nres) ? s->res_names[i] : NULL;
 }
 
-size_t nw_sched_snap_npods(const nw_sched_snap_t *s)
+size_t nw_snapshot_npods(const nw_sched_snap_t *s)
 {
     return s->npods;
 }
-size_t nw_sched_snap_npools(const nw_sched_snap_t *s)
+size_t nw_snapshot_npools(const nw_sched_snap_t *s)
 {
     return s->npools;
 }
-size_t nw_sched_snap_nitypes(const nw_sched_snap_t *s)
+size_t nw_snapshot_nitypes(const nw_sched_snap_t *s)
 {
     return s->nitypes;
 }
-const nw_sched_itype_t *nw_sched_snap_itype(const nw_sched_snap_t *s, size_t i)
+const nw_sched_itype_t *nw_snapshot_itype(const nw_sched_snap_t *s, size_t i)
 {
     return i < s->nitypes ? &s->itypes[i].t : NULL;
 }
-const char *nw_sched_pod_key(const nw_sched_snap_t *s, size_t i)
+const char *nw_snapshot_pod_key(const nw_sched_snap_t *s, size_t i)
 {
     return i < s->npods ? s->pods[i].key : NULL;
 }
-const char *nw_sched_pool_name(const nw_sched_snap_t *s, size_t i)
+const char *nw_snapshot_pool_name(const nw_sched_snap_t *s, size_t i)
 {
     return i < s->npools ? s->pools[i].name : NULL;
 }
-const char *nw_sched_pool_nodeclass(const nw_sched_snap_t *s, size_t i)
+const char *nw_snapshot_pool_nodeclass(const nw_sched_snap_t *s, size_t i)
 {
     return i < s->npools ? s->pools[i].nodeclass : NULL;
 }
 
-cJSON *nw_sched_res_to_json(const nw_sched_snap_t *s, const nw_sched_res_t *r)
+cJSON *nw_snapshot_res_to_json(const nw_sched_snap_t *s, const nw_sched_res_t *r)
 {
     cJSON *o = nw_json_new_object();
     if (!o)
@@ -312,8 +312,8 @@ cJSON *nw_sched_res_to_json(const nw_sched_snap_t *s, const nw_sched_res_t *r)
 
 /* ---- resources ------------------------------------------------------------- */
 
-nw_rc_t nw_ss_parse_res(nw_sched_snap_t *s, const cJSON *obj, const char *path, nw_sched_res_t *out,
-                        bool *present, nw_err_t *err)
+nw_rc_t nw_snapshot_parse_res(nw_sched_snap_t *s, const cJSON *obj, const char *path,
+                              nw_sched_res_t *out, bool *present, nw_err_t *err)
 {
     memset(out, 0, sizeof *out);
     if (present)
@@ -344,7 +344,7 @@ nw_rc_t nw_ss_parse_res(nw_sched_snap_t *s, const cJSON *obj, const char *path, 
         }
         if (strcmp(it->string, "nodes") == 0 && present == NULL)
             continue;
-        int slot = nw_sched_res_slot(s, it->string);
+        int slot = nw_snapshot_res_slot(s, it->string);
         if (slot < 0)
             return nw_err_set(err, NW_EINVAL, p, "more than %d distinct resource names",
                               NW_SCHED_NRES);
@@ -363,12 +363,13 @@ static nw_rc_t container_res(nw_sched_snap_t *s, const cJSON *c, const char *pat
     char p[160];
     nw_sched_res_t lim;
     snprintf(p, sizeof p, "%s.resources.requests", path);
-    nw_rc_t rc = nw_ss_parse_res(s, res ? nw_json_get(res, "requests") : NULL, p, out, NULL, err);
+    nw_rc_t rc =
+        nw_snapshot_parse_res(s, res ? nw_json_get(res, "requests") : NULL, p, out, NULL, err);
     if (rc != NW_OK)
         return rc;
     snprintf(p, sizeof p, "%s.resources.limits", path);
     bool pres[NW_SCHED_NRES];
-    rc = nw_ss_parse_res(s, res ? nw_json_get(res, "limits") : NULL, p, &lim, pres, err);
+    rc = nw_snapshot_parse_res(s, res ? nw_json_get(res, "limits") : NULL, p, &lim, pres, err);
     if (rc != NW_OK)
         return rc;
     const cJSON *rq = res ? nw_json_get(res, "requests") : NULL;
@@ -378,8 +379,8 @@ static nw_rc_t container_res(nw_sched_snap_t *s, const cJSON *c, const char *pat
     return NW_OK;
 }
 
-nw_rc_t nw_sched_pod_requests(nw_sched_snap_t *s, const cJSON *spec, const char *path,
-                              nw_sched_res_t *out, nw_err_t *err)
+nw_rc_t nw_snapshot_pod_requests(nw_sched_snap_t *s, const cJSON *spec, const char *path,
+                                 nw_sched_res_t *out, nw_err_t *err)
 {
     nw_sched_res_t apps = {{0}}, side = {{0}}, peak = {{0}}, c;
     char p[160];
@@ -422,7 +423,8 @@ nw_rc_t nw_sched_pod_requests(nw_sched_snap_t *s, const cJSON *spec, const char 
         nw_sched_res_t podlvl;
         bool pres[NW_SCHED_NRES];
         snprintf(p, sizeof p, "%s.resources.requests", path);
-        if ((rc = nw_ss_parse_res(s, nw_json_get(pr, "requests"), p, &podlvl, pres, err)) != NW_OK)
+        if ((rc = nw_snapshot_parse_res(s, nw_json_get(pr, "requests"), p, &podlvl, pres, err)) !=
+            NW_OK)
             return rc;
         for (int k = 0; k < NW_SCHED_NRES; k++)
             if (pres[k])
@@ -432,7 +434,7 @@ nw_rc_t nw_sched_pod_requests(nw_sched_snap_t *s, const cJSON *spec, const char 
     if (ov) {
         nw_sched_res_t o;
         snprintf(p, sizeof p, "%s.overhead", path);
-        if ((rc = nw_ss_parse_res(s, ov, p, &o, NULL, err)) != NW_OK)
+        if ((rc = nw_snapshot_parse_res(s, ov, p, &o, NULL, err)) != NW_OK)
             return rc;
         for (int k = 0; k < NW_SCHED_NRES; k++)
             out->v[k] += o.v[k];
@@ -454,7 +456,7 @@ static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
 }
 
 /* RFC 3339 "2024-01-02T03:04:05Z" -> ns since the epoch; 0 when absent/unparsable */
-int64_t nw_ss_parse_time(const char *t)
+int64_t nw_snapshot_parse_time(const char *t)
 {
     int y, mo, d, h, mi, se;
     if (!t || sscanf(t, "%4d-%2d-%2dT%2d:%2d:%2d", &y, &mo, &d, &h, &mi, &se) != 6)

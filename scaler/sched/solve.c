@@ -17,7 +17,7 @@
 #include "api/wellknown.h"
 #include "scaler/sched/solve_int.h"
 
-/* ---- nw_sv_finalize ---------------------------------------------------------------------- */
+/* ---- nw_solve_finalize ---------------------------------------------------------------------- */
 
 typedef struct {
     int t;
@@ -34,7 +34,7 @@ static int cmp_rank(const void *a, const void *b)
     return x->t - y->t;
 }
 
-nw_rc_t nw_sv_finalize(ctx_t *c, claim_t *cl, nw_sched_claim_t *out)
+nw_rc_t nw_solve_finalize(ctx_t *c, claim_t *cl, nw_sched_claim_t *out)
 {
     const nw_sched_snap_t *s = c->s;
     const pctx_t *pc = NULL;
@@ -43,14 +43,14 @@ nw_rc_t nw_sv_finalize(ctx_t *c, claim_t *cl, nw_sched_claim_t *out)
             pc = &c->pools[i];
     if (!pc)
         return NW_EINVAL; /* a claim always belongs to one of the solve's pools */
-    const nw_req_t *cq = nw_reqs_get(&cl->reqs, NW_LABEL_CAPACITY_TYPE);
+    const nw_req_t *cq = nw_requirements_get(&cl->reqs, NW_LABEL_CAPACITY_TYPE);
     bool ct_ok[3];
     for (int k = 0; k < 3; k++)
         ct_ok[k] = pc->ct_allowed[k];
     if (cq) {
-        ct_ok[0] &= nw_req_has(cq, "on-demand");
-        ct_ok[1] &= nw_req_has(cq, "spot");
-        ct_ok[2] &= nw_req_has(cq, "reserved");
+        ct_ok[0] &= nw_requirements_req_has(cq, "on-demand");
+        ct_ok[1] &= nw_requirements_req_has(cq, "spot");
+        ct_ok[2] &= nw_requirements_req_has(cq, "reserved");
     }
     /* reserved capacity first while a reservation of the pool's class has room (Karpenter's
      * reserved offerings, priced near zero), then spot whenever the requirements allow it
@@ -152,15 +152,15 @@ nw_rc_t nw_sv_finalize(ctx_t *c, claim_t *cl, nw_sched_claim_t *out)
         for (int k = 0; k < NW_SCHED_NRES; k++)
             out->requests.v[k] += pc->ovh[best].v[k];
     /* requirements: accumulated + instance types kept + capacity types offered */
-    nw_reqs_init(&out->reqs);
-    nw_rc_t rc = nw_reqs_copy(&out->reqs, &cl->reqs);
+    nw_requirements_init(&out->reqs);
+    nw_rc_t rc = nw_requirements_copy(&out->reqs, &cl->reqs);
     const char **names = malloc((size_t)(n ? n : 1) * sizeof(char *));
     if (rc == NW_OK && names) {
         for (int i = 0; i < n; i++)
             names[i] = s->itypes[rk[i].t].t.name;
-        const nw_req_t *old = nw_reqs_get(&cl->reqs, NW_LABEL_INSTANCE_TYPE);
-        rc = nw_reqs_add(&out->reqs, NW_LABEL_INSTANCE_TYPE, NW_REQ_IN, names, (size_t)n,
-                         old ? old->min_values : 0, NULL);
+        const nw_req_t *old = nw_requirements_get(&cl->reqs, NW_LABEL_INSTANCE_TYPE);
+        rc = nw_requirements_add(&out->reqs, NW_LABEL_INSTANCE_TYPE, NW_REQ_IN, names, (size_t)n,
+                                 old ? old->min_values : 0, NULL);
         /* a pool that allows reserved capacity: the launch tries the node class's
          * capacity reservations first (scaler/aws/fleet.c), then this offering's type */
         const char *cts[2];
@@ -174,8 +174,8 @@ nw_rc_t nw_sv_finalize(ctx_t *c, claim_t *cl, nw_sched_claim_t *out)
             const char *id = s->resvs[ro->resv - 1].id;
             cts[nc++] = "reserved";
             if (rc == NW_OK)
-                rc = nw_reqs_add(&out->reqs, NW_LABEL_CAPACITY_RESERVATION_ID, NW_REQ_IN, &id, 1, 0,
-                                 NULL);
+                rc = nw_requirements_add(&out->reqs, NW_LABEL_CAPACITY_RESERVATION_ID, NW_REQ_IN,
+                                         &id, 1, 0, NULL);
         } else if (ct_ok[2] && (use_spot || ct_ok[0]))
             cts[nc++] = "reserved";
         if (!use_res && use_spot)
@@ -185,15 +185,16 @@ nw_rc_t nw_sv_finalize(ctx_t *c, claim_t *cl, nw_sched_claim_t *out)
         else if (!use_res && ct_ok[2] && nc == 0)
             cts[nc++] = "reserved";
         if (rc == NW_OK && nc)
-            rc = nw_reqs_add(&out->reqs, NW_LABEL_CAPACITY_TYPE, NW_REQ_IN, cts, nc, 0, NULL);
+            rc = nw_requirements_add(&out->reqs, NW_LABEL_CAPACITY_TYPE, NW_REQ_IN, cts, nc, 0,
+                                     NULL);
         /* a zone-id requirement: the zones it names, so the launch picks one of them */
-        if (rc == NW_OK && nw_reqs_get(&cl->reqs, NW_LABEL_ZONE_ID)) {
+        if (rc == NW_OK && nw_requirements_get(&cl->reqs, NW_LABEL_ZONE_ID)) {
             const char *zv[MAX_ZONES];
             size_t nzv = 0;
             for (int z = 0; z < c->nz; z++)
                 if (cl->zmask >> z & 1)
                     zv[nzv++] = c->zones[z];
-            rc = nw_reqs_add(&out->reqs, NW_LABEL_ZONE, NW_REQ_IN, zv, nzv, 0, NULL);
+            rc = nw_requirements_add(&out->reqs, NW_LABEL_ZONE, NW_REQ_IN, zv, nzv, 0, NULL);
         }
     } else if (!names) {
         rc = NW_ENOMEM;
@@ -241,13 +242,13 @@ static void ctx_free(ctx_t *c)
             variant_t *v = &c->vc[k].v[i];
             if (!v->built && !v->status)
                 continue;
-            nw_reqs_cleanup(&v->reqs);
-            nw_reqs_cleanup(&v->strict);
+            nw_requirements_cleanup(&v->reqs);
+            nw_requirements_cleanup(&v->strict);
             for (size_t p = 0; p < s->npools; p++) {
                 if (v->reason)
                     free(v->reason[p]);
                 if (v->merged && v->status && v->status[p] == 1)
-                    nw_reqs_cleanup(&v->merged[p]);
+                    nw_requirements_cleanup(&v->merged[p]);
             }
             free(v->status);
             free(v->reason);
@@ -267,7 +268,7 @@ static void ctx_free(ctx_t *c)
     for (int i = 0; i < c->nclaims; i++) {
         free(c->claims[i].bits);
         free(c->claims[i].pods);
-        nw_reqs_cleanup(&c->claims[i].reqs);
+        nw_requirements_cleanup(&c->claims[i].reqs);
     }
     free(c->claims);
     free(c->corder);
@@ -281,7 +282,7 @@ static void ctx_free(ctx_t *c)
         if (c->howners)
             free(c->howners[g]);
         for (int i = 0; c->gfilt && c->gfilt[g] && i < c->ngfilt[g]; i++)
-            nw_reqs_cleanup(&c->gfilt[g][i]);
+            nw_requirements_cleanup(&c->gfilt[g][i]);
         if (c->gfilt)
             free(c->gfilt[g]);
     }
@@ -307,14 +308,14 @@ static void ctx_free(ctx_t *c)
     free(c->resv_left);
 }
 
-void nw_sched_results_free(nw_sched_results_t *r)
+void nw_solve_results_free(nw_sched_results_t *r)
 {
     if (!r)
         return;
     for (int i = 0; i < r->nclaims; i++) {
         free(r->claims[i].itypes);
         free(r->claims[i].pods);
-        nw_reqs_cleanup(&r->claims[i].reqs);
+        nw_requirements_cleanup(&r->claims[i].reqs);
     }
     free(r->claims);
     free(r->placed);
@@ -341,14 +342,14 @@ static nw_rc_t add_unsched(ctx_t *c, nw_sched_results_t *r, int pod, const char 
     if (!u->reasons)
         return NW_ENOMEM;
     for (int i = 0; i < c->npools; i++) {
-        u->reasons[c->pools[i].idx] = nw_sv_pool_reason(c, pod, &c->pools[i]);
+        u->reasons[c->pools[i].idx] = nw_solve_claims_pool_reason(c, pod, &c->pools[i]);
         if (!u->reasons[c->pools[i].idx])
             return NW_ENOMEM;
     }
     return NW_OK;
 }
 
-nw_rc_t nw_sched_solve(const nw_sched_snap_t *s, int64_t now, nw_sched_results_t *r, nw_err_t *err)
+nw_rc_t nw_solve(const nw_sched_snap_t *s, int64_t now, nw_sched_results_t *r, nw_err_t *err)
 {
     (void)now;
     memset(r, 0, sizeof *r);
@@ -389,8 +390,8 @@ nw_rc_t nw_sched_solve(const nw_sched_snap_t *s, int64_t now, nw_sched_results_t
     if (!c.scratch || !c.scratch2 || !c.alone || !c.resv_left || !c.vc || !c.ps || !r->placed ||
         !r->unsched || !queue)
         goto out;
-    if ((rc = nw_sv_prep_pools(&c)) != NW_OK || (rc = nw_sv_prep_nodes(&c)) != NW_OK ||
-        (rc = nw_sv_prep_topology(&c)) != NW_OK)
+    if ((rc = nw_solve_prep_pools(&c)) != NW_OK || (rc = nw_solve_prep_nodes(&c)) != NW_OK ||
+        (rc = nw_solve_topo_prep(&c)) != NW_OK)
         goto out;
     /* which pods count */
     int nq = 0;
@@ -437,12 +438,12 @@ nw_rc_t nw_sched_solve(const nw_sched_snap_t *s, int64_t now, nw_sched_results_t
             break;
         head = (head + 1) % qcap;
         len--;
-        variant_t *v = nw_sv_variant_get(&c, pod);
+        variant_t *v = nw_solve_prep_variant_get(&c, pod);
         if (!v) {
             rc = NW_ENOMEM;
             goto out;
         }
-        int e = nw_sv_try_existing(&c, pod, v);
+        int e = nw_solve_claims_try_existing(&c, pod, v);
         if (e == -2) {
             rc = NW_ENOMEM;
             goto out;
@@ -455,16 +456,16 @@ nw_rc_t nw_sched_solve(const nw_sched_snap_t *s, int64_t now, nw_sched_results_t
             continue;
         }
         rc = NW_OK;
-        int ok = nw_sv_try_claims(&c, pod, v, &rc);
+        int ok = nw_solve_claims_try(&c, pod, v, &rc);
         if (ok == 0)
-            ok = nw_sv_try_new(&c, pod, v, &rc);
+            ok = nw_solve_claims_try_new(&c, pod, v, &rc);
         if (ok < 0)
             goto out;
         if (ok > 0) {
             st->placed = true;
             continue;
         }
-        bool relaxed = nw_sv_relax(&c, pod);
+        bool relaxed = nw_solve_claims_relax(&c, pod);
         queue[(head + len) % qcap] = pod;
         len++;
         if (relaxed) {
@@ -479,9 +480,9 @@ nw_rc_t nw_sched_solve(const nw_sched_snap_t *s, int64_t now, nw_sched_results_t
         if ((rc = add_unsched(&c, r, pod, NULL)) != NW_OK)
             goto out;
     }
-    if (s->opts.repack && (rc = nw_sv_rebalance(&c)) != NW_OK)
+    if (s->opts.repack && (rc = nw_solve_repack_rebalance(&c)) != NW_OK)
         goto out;
-    if ((rc = nw_sv_static_claims(&c)) != NW_OK)
+    if ((rc = nw_solve_claims_static(&c)) != NW_OK)
         goto out;
     r->claims = calloc((size_t)c.nclaims + 1, sizeof *r->claims);
     if (!r->claims) {
@@ -491,7 +492,7 @@ nw_rc_t nw_sched_solve(const nw_sched_snap_t *s, int64_t now, nw_sched_results_t
     for (int i = 0; i < c.nclaims; i++) {
         if (c.claims[i].npods == 0 && !c.claims[i].is_static)
             continue;
-        if ((rc = nw_sv_finalize(&c, &c.claims[i], &r->claims[r->nclaims++])) != NW_OK)
+        if ((rc = nw_solve_finalize(&c, &c.claims[i], &r->claims[r->nclaims++])) != NW_OK)
             goto out;
         nw_sched_claim_t *fc = &r->claims[r->nclaims - 1];
         if (fc->nitypes == 0 && s->nresvs > 0) {
@@ -503,7 +504,7 @@ nw_rc_t nw_sched_solve(const nw_sched_snap_t *s, int64_t now, nw_sched_results_t
                                  "taken and no other capacity type is allowed");
             free(fc->itypes);
             free(fc->pods);
-            nw_reqs_cleanup(&fc->reqs);
+            nw_requirements_cleanup(&fc->reqs);
             memset(fc, 0, sizeof *fc);
             r->nclaims--;
             if (rc != NW_OK)
@@ -517,6 +518,6 @@ out:
     free(queue);
     ctx_free(&c);
     if (rc != NW_OK)
-        nw_err_set(err, rc, "", "scheduling simulation: %s", nw_rc_str(rc));
+        nw_err_set(err, rc, "", "scheduling simulation: %s", nw_err_rc_str(rc));
     return rc;
 }

@@ -10,7 +10,7 @@
 
 /* ---- claims ------------------------------------------------------------------------ */
 
-void nw_sv_claim_stats(ctx_t *c, claim_t *cl, const pctx_t *pc)
+void nw_solve_claims_stats(ctx_t *c, claim_t *cl, const pctx_t *pc)
 {
     for (int k = 0; k < 3; k++)
         cl->maxfree[k] = INT64_MIN;
@@ -25,7 +25,7 @@ void nw_sv_claim_stats(ctx_t *c, claim_t *cl, const pctx_t *pc)
             if (f > cl->maxfree[k])
                 cl->maxfree[k] = f;
         }
-        const nw_sched_res_t *cap = nw_ss_type_capacity(c->s, pc->cls, (size_t)t);
+        const nw_sched_res_t *cap = nw_snap_node_type_capacity(c->s, pc->cls, (size_t)t);
         for (int k = 0; k < c->nres; k++)
             if (pc->p->has_limits[k] && cap->v[k] > cl->reserved.v[k])
                 cl->reserved.v[k] = cap->v[k];
@@ -33,8 +33,8 @@ void nw_sv_claim_stats(ctx_t *c, claim_t *cl, const pctx_t *pc)
 }
 
 /* narrow `out` (a copy of `in`) to types that hold `need` */
-bool nw_sv_filter_fit(const ctx_t *c, const pctx_t *pc, const word_t *in, word_t *out,
-                      const nw_sched_res_t *need)
+bool nw_solve_claims_filter_fit(const ctx_t *c, const pctx_t *pc, const word_t *in, word_t *out,
+                                const nw_sched_res_t *need)
 {
     bool any = false;
     for (int w = 0; w < c->nw; w++) {
@@ -69,7 +69,7 @@ static int min_values_count(const ctx_t *c, const nw_req_t *q, const word_t *bit
     FOR_BITS(bits, c->nw, t)
     {
         const char *v = nw_labels_get(&c->s->itypes[t].t.labels, q->key);
-        if (!v || !nw_req_has(q, v))
+        if (!v || !nw_requirements_req_has(q, v))
             continue;
         bool dup = false;
         for (int k = 0; k < n && !dup; k++)
@@ -114,7 +114,7 @@ static bool tolerates(const ctx_t *c, int pod, const nw_taints_t *taints, bool i
         const nw_taint_t *t = &taints->v[i];
         if (c->ps[pod].tol_prefer && t->effect == NW_TAINT_PREFER_NO_SCHEDULE)
             continue;
-        if (ignore_ephemeral && nw_taint_is_known_ephemeral(t))
+        if (ignore_ephemeral && nw_taints_is_known_ephemeral(t))
             continue;
         bool is_startup = false;
         for (size_t k = 0; startup && k < startup->n && !is_startup; k++)
@@ -131,14 +131,14 @@ static bool tolerates(const ctx_t *c, int pod, const nw_taints_t *taints, bool i
     return true;
 }
 
-nw_rc_t nw_sv_claim_add_pod(claim_t *cl, int pod)
+nw_rc_t nw_solve_claims_add_pod(claim_t *cl, int pod)
 {
     return push_int(&cl->pods, &cl->npods, &cl->cpods, pod);
 }
 
 static nw_rc_t pin_zone(ctx_t *c, claim_t *cl, uint64_t m)
 {
-    if (m == cl->zmask && nw_reqs_get(&cl->reqs, NW_LABEL_ZONE))
+    if (m == cl->zmask && nw_requirements_get(&cl->reqs, NW_LABEL_ZONE))
         return NW_OK;
     const char *vals[MAX_ZONES];
     size_t n = 0;
@@ -146,7 +146,7 @@ static nw_rc_t pin_zone(ctx_t *c, claim_t *cl, uint64_t m)
         if (m >> z & 1)
             vals[n++] = c->zones[z];
     cl->zmask = m;
-    return nw_reqs_add(&cl->reqs, NW_LABEL_ZONE, NW_REQ_IN, vals, n, 0, NULL);
+    return nw_requirements_add(&cl->reqs, NW_LABEL_ZONE, NW_REQ_IN, vals, n, 0, NULL);
 }
 
 /* keep in nb only the types with an offering in one of the zones of zm */
@@ -166,18 +166,18 @@ static nw_rc_t topo_narrow(const ctx_t *c, const pctx_t *pc, const nw_reqs_t *ba
                            const uint64_t *out, uint32_t touched, uint64_t zm, word_t *nb,
                            nw_reqs_t *extra)
 {
-    nw_reqs_init(extra);
+    nw_requirements_init(extra);
     for (int k = 1; k < c->nkeys; k++) {
         if (!(touched >> k & 1))
             continue;
         const char *name = c->keys[k].name;
-        if (out[k] == nw_sv_key_mask(c, k, base) && nw_reqs_get(base, name))
+        if (out[k] == nw_solve_topo_key_mask(c, k, base) && nw_requirements_get(base, name))
             continue;
         const char *vals[MAX_DOMAINS];
         size_t n = 0;
         for (uint64_t x = out[k]; x; x &= x - 1)
             vals[n++] = c->keys[k].dom[__builtin_ctzll(x)];
-        nw_rc_t rc = nw_reqs_add(extra, name, NW_REQ_IN, vals, n, 0, NULL);
+        nw_rc_t rc = nw_requirements_add(extra, name, NW_REQ_IN, vals, n, 0, NULL);
         if (rc != NW_OK)
             return rc;
     }
@@ -187,8 +187,9 @@ static nw_rc_t topo_narrow(const ctx_t *c, const pctx_t *pc, const nw_reqs_t *ba
         for (word_t x = nb[w]; x; x &= x - 1) {
             int t = w * 64 + __builtin_ctzll(x);
             const nw_sitype_t *it = &c->s->itypes[t];
-            if (!nw_reqs_intersects(&it->reqs, extra, NULL) ||
-                !nw_sv_type_allows_offering(it, extra, pc->ct_allowed, zm, c, pc->p->nodeclass))
+            if (!nw_requirements_intersects(&it->reqs, extra, NULL) ||
+                !nw_solve_prep_type_allows_offering(it, extra, pc->ct_allowed, zm, c,
+                                                    pc->p->nodeclass))
                 nb[w] &= ~(1ULL << (t & 63));
         }
     return NW_OK;
@@ -199,10 +200,10 @@ static void claim_domains(const ctx_t *c, const claim_t *cl, uint64_t *dm)
 {
     dm[0] = cl->zmask;
     for (int k = 1; k < c->nkeys; k++)
-        dm[k] = nw_sv_key_mask(c, k, &cl->reqs);
+        dm[k] = nw_solve_topo_key_mask(c, k, &cl->reqs);
 }
 
-int nw_sv_single_zone(uint64_t m)
+int nw_solve_claims_single_zone(uint64_t m)
 {
     return (m && !(m & (m - 1))) ? __builtin_ctzll(m) : -1;
 }
@@ -221,7 +222,7 @@ static void corder_bump(ctx_t *c, int pos)
     }
 }
 
-int nw_sv_try_claims(ctx_t *c, int pod, variant_t *v, nw_rc_t *rc)
+int nw_solve_claims_try(ctx_t *c, int pod, variant_t *v, nw_rc_t *rc)
 {
     const nw_spod_t *p = &c->s->pods[pod];
     const nw_pclass_t *cls = &c->s->classes[p->cls];
@@ -237,14 +238,15 @@ int nw_sv_try_claims(ctx_t *c, int pod, variant_t *v, nw_rc_t *rc)
         for (int i = 0; i < c->npools; i++)
             if (c->pools[i].idx == cl->pool)
                 pc = &c->pools[i];
-        if (!pc || nw_sv_variant_pool(c, v, cls, pc) != 1)
+        if (!pc || nw_solve_prep_variant_pool(c, v, cls, pc) != 1)
             continue;
         if (!tolerates(c, pod, &pc->p->taints, false, NULL, NULL))
             continue;
-        if (v->reqs.n && !nw_reqs_compatible(&cl->reqs, &v->reqs, FLAG_ALLOW, NULL))
+        if (v->reqs.n && !nw_requirements_compatible(&cl->reqs, &v->reqs, FLAG_ALLOW, NULL))
             continue;
         int host = c->nen + cl->idx;
-        if (nw_sv_hostports_conflict(c, pod, host) || nw_sv_ds_ports_conflict(c, pod, pc))
+        if (nw_solve_topo_hostports_conflict(c, pod, host) ||
+            nw_solve_topo_ds_ports_conflict(c, pod, pc))
             continue;
         uint64_t cand[MAX_TKEYS], out[MAX_TKEYS];
         claim_domains(c, cl, cand);
@@ -252,7 +254,7 @@ int nw_sv_try_claims(ctx_t *c, int pod, variant_t *v, nw_rc_t *rc)
         for (int k = 1; k < c->nkeys; k++)
             cand[k] &= v->vmask[k];
         uint32_t touched;
-        if (!nw_sv_topo_allowed(c, pod, v, host, cand, out, &touched, NULL, 0))
+        if (!nw_solve_topo_allowed(c, pod, v, host, cand, out, &touched, NULL, 0))
             continue;
         word_t *nb = c->scratch;
         const word_t *vb = &v->bits[(size_t)pc->idx * (size_t)c->nw];
@@ -263,15 +265,15 @@ int nw_sv_try_claims(ctx_t *c, int pod, variant_t *v, nw_rc_t *rc)
             zone_narrow(c, pc, nb, newz);
         nw_reqs_t extra;
         if ((*rc = topo_narrow(c, pc, &cl->reqs, out, touched, newz, nb, &extra)) != NW_OK) {
-            nw_reqs_cleanup(&extra);
+            nw_requirements_cleanup(&extra);
             return -1;
         }
         nw_sched_res_t need = cl->used;
         for (int k = 0; k < c->nres; k++)
             need.v[k] += p->req.v[k];
-        if (!nw_sv_filter_fit(c, pc, nb, c->scratch2, &need) ||
+        if (!nw_solve_claims_filter_fit(c, pc, nb, c->scratch2, &need) ||
             (pc->p->has_min_values && !min_values_ok(c, &cl->reqs, c->scratch2))) {
-            nw_reqs_cleanup(&extra);
+            nw_requirements_cleanup(&extra);
             continue;
         }
         /* an accelerator pod joins only if that costs no more than a node of its own
@@ -290,17 +292,17 @@ int nw_sv_try_claims(ctx_t *c, int pod, variant_t *v, nw_rc_t *rc)
                 }
             }
             if (grown - cl->minprice > alone[pc->idx] + 1e-9) {
-                nw_reqs_cleanup(&extra);
+                nw_requirements_cleanup(&extra);
                 continue;
             }
         }
         /* commit */
-        if (v->reqs.n && (*rc = nw_reqs_add_all(&cl->reqs, &v->reqs)) != NW_OK)
+        if (v->reqs.n && (*rc = nw_requirements_add_all(&cl->reqs, &v->reqs)) != NW_OK)
             goto fail_extra;
         if ((newz != cl->zmask || (touched & 1)) && (*rc = pin_zone(c, cl, newz)) != NW_OK)
             goto fail_extra;
-        *rc = nw_reqs_add_all(&cl->reqs, &extra);
-        nw_reqs_cleanup(&extra);
+        *rc = nw_requirements_add_all(&cl->reqs, &extra);
+        nw_requirements_cleanup(&extra);
         if (*rc != NW_OK)
             return -1;
         memcpy(cl->bits, c->scratch2, (size_t)c->nw * sizeof(word_t));
@@ -308,26 +310,26 @@ int nw_sv_try_claims(ctx_t *c, int pod, variant_t *v, nw_rc_t *rc)
         /* limits: the claim's reservation can only shrink */
         pctx_t *pcm = (pctx_t *)pc;
         nw_sched_res_t old = cl->reserved;
-        nw_sv_claim_stats(c, cl, pc);
+        nw_solve_claims_stats(c, cl, pc);
         for (int k = 0; k < c->nres; k++)
             if (pc->p->has_limits[k])
                 pcm->remaining[k] += old.v[k] - cl->reserved.v[k];
-        if ((*rc = nw_sv_claim_add_pod(cl, pod)) != NW_OK ||
-            (*rc = nw_sv_hostports_add(c, pod, host)) != NW_OK)
+        if ((*rc = nw_solve_claims_add_pod(cl, pod)) != NW_OK ||
+            (*rc = nw_solve_topo_hostports_add(c, pod, host)) != NW_OK)
             return -1;
         uint64_t dm[MAX_TKEYS];
         claim_domains(c, cl, dm);
-        nw_sv_topo_record(c, pod, host, dm, &cl->reqs, &pc->p->taints);
+        nw_solve_topo_record(c, pod, host, dm, &cl->reqs, &pc->p->taints);
         corder_bump(c, oi);
         return 1;
     fail_extra:
-        nw_reqs_cleanup(&extra);
+        nw_requirements_cleanup(&extra);
         return -1;
     }
     return 0;
 }
 
-int nw_sv_try_existing(ctx_t *c, int pod, variant_t *v)
+int nw_solve_claims_try_existing(ctx_t *c, int pod, variant_t *v)
 {
     const nw_spod_t *p = &c->s->pods[pod];
     for (int i = 0; i < c->nen; i++) {
@@ -337,28 +339,29 @@ int nw_sv_try_existing(ctx_t *c, int pod, variant_t *v)
         const nw_snode_t *n = &c->s->nodes[e->snode];
         if (!tolerates(c, pod, &n->taints, !n->initialized && n->pool, &n->startup_taints, NULL))
             continue;
-        if (v->reqs.n && !nw_reqs_compatible(&n->reqs, &v->reqs, FLAG_ALLOW, NULL))
+        if (v->reqs.n && !nw_requirements_compatible(&n->reqs, &v->reqs, FLAG_ALLOW, NULL))
             continue;
-        if (nw_sv_hostports_conflict(c, pod, i) || nw_sv_volumes_exceed(c, pod, e))
+        if (nw_solve_topo_hostports_conflict(c, pod, i) || nw_solve_topo_volumes_exceed(c, pod, e))
             continue;
         uint64_t out[MAX_TKEYS];
         uint32_t touched;
-        if (!nw_sv_topo_allowed(c, pod, v, i, e->dm, out, &touched, NULL, 0))
+        if (!nw_solve_topo_allowed(c, pod, v, i, e->dm, out, &touched, NULL, 0))
             continue;
-        if (nw_sv_hostports_add(c, pod, i) != NW_OK || nw_sv_volumes_add(c, pod, e) != NW_OK)
+        if (nw_solve_topo_hostports_add(c, pod, i) != NW_OK ||
+            nw_solve_topo_volumes_add(c, pod, e) != NW_OK)
             return -2;
         for (int k = 0; k < c->nres; k++)
             e->free.v[k] -= p->req.v[k];
         for (int k = 0; k < c->nkeys; k++)
             if (touched >> k & 1)
                 e->dm[k] = out[k];
-        nw_sv_topo_record(c, pod, i, e->dm, &n->reqs, &n->taints);
+        nw_solve_topo_record(c, pod, i, e->dm, &n->reqs, &n->taints);
         return i;
     }
     return -1;
 }
 
-int nw_sv_try_new(ctx_t *c, int pod, variant_t *v, nw_rc_t *rc)
+int nw_solve_claims_try_new(ctx_t *c, int pod, variant_t *v, nw_rc_t *rc)
 {
     const nw_spod_t *p = &c->s->pods[pod];
     const nw_pclass_t *cls = &c->s->classes[p->cls];
@@ -368,16 +371,16 @@ int nw_sv_try_new(ctx_t *c, int pod, variant_t *v, nw_rc_t *rc)
             continue; /* a static NodePool is not provisioned for pods */
         if (!tolerates(c, pod, &pc->p->taints, false, NULL, NULL))
             continue;
-        if (nw_sv_variant_pool(c, v, cls, pc) != 1)
+        if (nw_solve_prep_variant_pool(c, v, cls, pc) != 1)
             continue;
-        if (nw_sv_ds_ports_conflict(c, pod, pc))
+        if (nw_solve_topo_ds_ports_conflict(c, pod, pc))
             continue;
         uint64_t cand[MAX_TKEYS], out[MAX_TKEYS];
         cand[0] = v->zmask[pc->idx];
         for (int k = 1; k < c->nkeys; k++)
-            cand[k] = nw_sv_key_mask(c, k, &v->merged[pc->idx]);
+            cand[k] = nw_solve_topo_key_mask(c, k, &v->merged[pc->idx]);
         uint32_t touched;
-        if (!nw_sv_topo_allowed(c, pod, v, -1, cand, out, &touched, NULL, 0))
+        if (!nw_solve_topo_allowed(c, pod, v, -1, cand, out, &touched, NULL, 0))
             continue;
         word_t *nb = c->scratch;
         const word_t *vb = &v->bits[(size_t)pc->idx * (size_t)c->nw];
@@ -388,14 +391,14 @@ int nw_sv_try_new(ctx_t *c, int pod, variant_t *v, nw_rc_t *rc)
         nw_reqs_t extra;
         if ((*rc = topo_narrow(c, pc, &v->merged[pc->idx], out, touched, zm, nb, &extra)) !=
             NW_OK) {
-            nw_reqs_cleanup(&extra);
+            nw_requirements_cleanup(&extra);
             return -1;
         }
         /* types within the pool's remaining limits */
         for (int w = 0; w < c->nw; w++)
             for (word_t x = nb[w]; x; x &= x - 1) {
                 int t = w * 64 + __builtin_ctzll(x);
-                const nw_sched_res_t *cap = nw_ss_type_capacity(c->s, pc->cls, (size_t)t);
+                const nw_sched_res_t *cap = nw_snap_node_type_capacity(c->s, pc->cls, (size_t)t);
                 for (int k = 0; k < c->nres; k++)
                     if (pc->p->has_limits[k] && cap->v[k] > pc->remaining[k]) {
                         nb[w] &= ~(1ULL << (t & 63));
@@ -403,13 +406,13 @@ int nw_sv_try_new(ctx_t *c, int pod, variant_t *v, nw_rc_t *rc)
                     }
             }
         bool relax = false;
-        if (!nw_sv_filter_fit(c, pc, nb, c->scratch2, &p->req)) {
-            nw_reqs_cleanup(&extra);
+        if (!nw_solve_claims_filter_fit(c, pc, nb, c->scratch2, &p->req)) {
+            nw_requirements_cleanup(&extra);
             continue;
         }
         if (pc->p->has_min_values && !min_values_ok(c, &v->merged[pc->idx], c->scratch2)) {
             if (!c->s->opts.min_values_best_effort) {
-                nw_reqs_cleanup(&extra);
+                nw_requirements_cleanup(&extra);
                 continue;
             }
             relax = true;
@@ -423,14 +426,14 @@ int nw_sv_try_new(ctx_t *c, int pod, variant_t *v, nw_rc_t *rc)
             if (no)
                 c->corder = no;
             if (!nc || !no) {
-                nw_reqs_cleanup(&extra);
+                nw_requirements_cleanup(&extra);
                 *rc = NW_ENOMEM;
                 return -1;
             }
             c->cclaims = n;
         }
-        if ((*rc = nw_sv_host_grow(c, c->nen + c->nclaims + 1)) != NW_OK) {
-            nw_reqs_cleanup(&extra);
+        if ((*rc = nw_solve_topo_host_grow(c, c->nen + c->nclaims + 1)) != NW_OK) {
+            nw_requirements_cleanup(&extra);
             return -1;
         }
         claim_t *cl = &c->claims[c->nclaims];
@@ -438,15 +441,15 @@ int nw_sv_try_new(ctx_t *c, int pod, variant_t *v, nw_rc_t *rc)
         cl->pool = pc->idx;
         cl->idx = c->nclaims;
         cl->bits = calloc((size_t)c->nw, sizeof(word_t));
-        if (!cl->bits || nw_reqs_copy(&cl->reqs, &v->merged[pc->idx]) != NW_OK ||
-            nw_reqs_add_all(&cl->reqs, &extra) != NW_OK) {
+        if (!cl->bits || nw_requirements_copy(&cl->reqs, &v->merged[pc->idx]) != NW_OK ||
+            nw_requirements_add_all(&cl->reqs, &extra) != NW_OK) {
             free(cl->bits);
-            nw_reqs_cleanup(&cl->reqs);
-            nw_reqs_cleanup(&extra);
+            nw_requirements_cleanup(&cl->reqs);
+            nw_requirements_cleanup(&extra);
             *rc = NW_ENOMEM;
             return -1;
         }
-        nw_reqs_cleanup(&extra);
+        nw_requirements_cleanup(&extra);
         c->nclaims++;
         memcpy(cl->bits, c->scratch2, (size_t)c->nw * sizeof(word_t));
         if (relax)
@@ -455,13 +458,13 @@ int nw_sv_try_new(ctx_t *c, int pod, variant_t *v, nw_rc_t *rc)
         cl->zmask = v->zmask[pc->idx];
         if ((touched & 1) && (*rc = pin_zone(c, cl, zm)) != NW_OK)
             return -1;
-        nw_sv_claim_stats(c, cl, pc);
+        nw_solve_claims_stats(c, cl, pc);
         for (int k = 0; k < c->nres; k++)
             if (pc->p->has_limits[k])
                 pc->remaining[k] -= cl->reserved.v[k];
         if (pc->p->has_node_limit)
             pc->nodes_left--;
-        if ((*rc = nw_sv_claim_add_pod(cl, pod)) != NW_OK)
+        if ((*rc = nw_solve_claims_add_pod(cl, pod)) != NW_OK)
             return -1;
         /* insert keeping (count, creation) order: it has 1 pod and the newest index */
         int pos = c->nclaims - 1;
@@ -472,11 +475,11 @@ int nw_sv_try_new(ctx_t *c, int pod, variant_t *v, nw_rc_t *rc)
             pos--;
         }
         int host = c->nen + cl->idx;
-        if ((*rc = nw_sv_hostports_add(c, pod, host)) != NW_OK)
+        if ((*rc = nw_solve_topo_hostports_add(c, pod, host)) != NW_OK)
             return -1;
         uint64_t dm[MAX_TKEYS];
         claim_domains(c, cl, dm);
-        nw_sv_topo_record(c, pod, host, dm, &cl->reqs, &pc->p->taints);
+        nw_solve_topo_record(c, pod, host, dm, &cl->reqs, &pc->p->taints);
         return 1;
     }
     return 0;
@@ -484,7 +487,7 @@ int nw_sv_try_new(ctx_t *c, int pod, variant_t *v, nw_rc_t *rc)
 
 /* one relaxation step (kubernetes-sigs/karpenter
  * pkg/controllers/provisioning/scheduling/preferences.go Relax); false when nothing is left */
-bool nw_sv_relax(ctx_t *c, int pod)
+bool nw_solve_claims_relax(ctx_t *c, int pod)
 {
     const nw_spod_t *p = &c->s->pods[pod];
     const nw_pclass_t *cl = &c->s->classes[p->cls];
@@ -497,7 +500,7 @@ bool nw_sv_relax(ctx_t *c, int pod)
         int best = -1;
         for (int i = 0; i < p->ntcs; i++) {
             const nw_tgroup_t *g = &c->s->groups[p->tcs[i].group];
-            if ((int)g->kind == kind && p->tcs[i].preferred && nw_sv_tc_active(c, pod, i) &&
+            if ((int)g->kind == kind && p->tcs[i].preferred && nw_solve_topo_tc_active(c, pod, i) &&
                 (best < 0 || p->tcs[i].weight > p->tcs[best].weight))
                 best = i;
         }
@@ -512,7 +515,7 @@ bool nw_sv_relax(ctx_t *c, int pod)
     }
     for (int i = 0; i < p->ntcs; i++)
         if (c->s->groups[p->tcs[i].group].kind == NW_TG_SPREAD && p->tcs[i].preferred &&
-            nw_sv_tc_active(c, pod, i)) {
+            nw_solve_topo_tc_active(c, pod, i)) {
             st->tc_off |= 1ULL << i;
             return true;
         }
@@ -527,13 +530,13 @@ bool nw_sv_relax(ctx_t *c, int pod)
 
 static char *res_str(const nw_sched_snap_t *s, const nw_sched_res_t *r)
 {
-    cJSON *j = nw_sched_res_to_json(s, r);
+    cJSON *j = nw_snapshot_res_to_json(s, r);
     char *out = j ? nw_json_print(j) : NULL;
     cJSON_Delete(j);
     return out;
 }
 
-char *nw_sv_pool_reason(ctx_t *c, int pod, const pctx_t *pc)
+char *nw_solve_claims_pool_reason(ctx_t *c, int pod, const pctx_t *pc)
 {
     if (pc->p->replicas >= 0)
         return strdup("static NodePool (spec.replicas), not provisioned for pods");
@@ -542,19 +545,19 @@ char *nw_sv_pool_reason(ctx_t *c, int pod, const pctx_t *pc)
     char buf[1600];
     const nw_taint_t *bad = NULL;
     if (!tolerates(c, pod, &pc->p->taints, false, NULL, &bad)) {
-        nw_taint_untolerated_msg(bad, buf, sizeof buf);
+        nw_taints_untolerated_msg(bad, buf, sizeof buf);
         return strdup(buf);
     }
-    variant_t *v = nw_sv_variant_get(c, pod);
+    variant_t *v = nw_solve_prep_variant_get(c, pod);
     if (!v)
         return NULL;
-    if (nw_sv_variant_pool(c, v, cls, pc) != 1)
+    if (nw_solve_prep_variant_pool(c, v, cls, pc) != 1)
         return strdup(v->reason[pc->idx]);
     const word_t *vb = &v->bits[(size_t)pc->idx * (size_t)c->nw];
-    if (!nw_sv_filter_fit(c, pc, vb, c->scratch2, &p->req)) {
+    if (!nw_solve_claims_filter_fit(c, pc, vb, c->scratch2, &p->req)) {
         char *rs = res_str(c->s, &p->req);
         char rq[900];
-        nw_reqs_format(&v->merged[pc->idx], rq, sizeof rq);
+        nw_requirements_format(&v->merged[pc->idx], rq, sizeof rq);
         snprintf(buf, sizeof buf,
                  "no instance type satisfied resources %s and requirements %s (daemonset overhead "
                  "included)",
@@ -566,7 +569,7 @@ char *nw_sv_pool_reason(ctx_t *c, int pod, const pctx_t *pc)
         snprintf(buf, sizeof buf, "node limit reached for nodepool \"%s\"", pc->p->name);
         return strdup(buf);
     }
-    if (nw_sv_ds_ports_conflict(c, pod, pc)) {
+    if (nw_solve_topo_ds_ports_conflict(c, pod, pc)) {
         const nw_spod_t *sp = &c->s->pods[pod];
         for (int i = 0; i < pc->ndsports; i++) {
             const nw_sds_t *d = &c->s->dss[pc->dsports[i]];
@@ -586,7 +589,7 @@ char *nw_sv_pool_reason(ctx_t *c, int pod, const pctx_t *pc)
     bool within = false;
     FOR_BITS(c->scratch2, c->nw, t)
     {
-        const nw_sched_res_t *cap = nw_ss_type_capacity(c->s, pc->cls, (size_t)t);
+        const nw_sched_res_t *cap = nw_snap_node_type_capacity(c->s, pc->cls, (size_t)t);
         bool ok = true;
         for (int k = 0; k < c->nres && ok; k++)
             ok = !(pc->p->has_limits[k] && cap->v[k] > pc->remaining[k]);
@@ -605,17 +608,17 @@ char *nw_sv_pool_reason(ctx_t *c, int pod, const pctx_t *pc)
     uint64_t cand[MAX_TKEYS], out[MAX_TKEYS];
     cand[0] = v->zmask[pc->idx];
     for (int k = 1; k < c->nkeys; k++)
-        cand[k] = nw_sv_key_mask(c, k, &v->merged[pc->idx]);
+        cand[k] = nw_solve_topo_key_mask(c, k, &v->merged[pc->idx]);
     uint32_t touched;
     char why[400];
-    if (!nw_sv_topo_allowed(c, pod, v, -1, cand, out, &touched, why, sizeof why)) {
+    if (!nw_solve_topo_allowed(c, pod, v, -1, cand, out, &touched, why, sizeof why)) {
         snprintf(buf, sizeof buf, "would violate %s", why[0] ? why : "topology constraints");
         return strdup(buf);
     }
     return strdup("could not be placed with the other pods of this batch");
 }
 
-nw_rc_t nw_sv_static_claims(ctx_t *c)
+nw_rc_t nw_solve_claims_static(ctx_t *c)
 {
     for (int pi = 0; pi < c->npools; pi++) {
         pctx_t *pc = &c->pools[pi];
@@ -653,9 +656,9 @@ nw_rc_t nw_sv_static_claims(ctx_t *c)
             cl->idx = c->nclaims;
             cl->is_static = true;
             cl->bits = calloc((size_t)c->nw, sizeof(word_t));
-            if (!cl->bits || nw_reqs_copy(&cl->reqs, &p->reqs) != NW_OK) {
+            if (!cl->bits || nw_requirements_copy(&cl->reqs, &p->reqs) != NW_OK) {
                 free(cl->bits);
-                nw_reqs_cleanup(&cl->reqs);
+                nw_requirements_cleanup(&cl->reqs);
                 return NW_ENOMEM;
             }
             c->corder[c->nclaims] = cl->idx;
@@ -666,7 +669,7 @@ nw_rc_t nw_sv_static_claims(ctx_t *c)
              * (GetStaticNodeClaimTemplate) */
             if (p->has_min_values)
                 cl->relaxed = min_values_relax(c, &cl->reqs, cl->bits);
-            nw_sv_claim_stats(c, cl, pc);
+            nw_solve_claims_stats(c, cl, pc);
             pc->nodes_left--;
         }
     }

@@ -139,7 +139,7 @@ typedef struct {
     int hcap;
     hpods_t *hp; /* per host slot */
     word_t *scratch, *scratch2;
-    double *alone; /* per snapshot pool, scratch of nw_sv_try_claims */
+    double *alone; /* per snapshot pool, scratch of nw_solve_claims_try */
     bool any_prefer_taint;
     int64_t *resv_left; /* per snapshot reservation: nodes it still holds (< 0: no limit) */
 } ctx_t;
@@ -187,12 +187,13 @@ static inline int zone_find(const ctx_t *c, const char *z)
  * (topology.k8s.aws/zone-id; a zone whose id is unknown has none) */
 static inline uint64_t zmask_of(const ctx_t *c, const nw_reqs_t *r)
 {
-    const nw_req_t *q = nw_reqs_get(r, NW_LABEL_ZONE);
-    const nw_req_t *qi = nw_reqs_get(r, NW_LABEL_ZONE_ID);
+    const nw_req_t *q = nw_requirements_get(r, NW_LABEL_ZONE);
+    const nw_req_t *qi = nw_requirements_get(r, NW_LABEL_ZONE_ID);
     uint64_t m = 0;
     for (int i = 0; i < c->nz; i++)
-        if ((!q || nw_req_has(q, c->zones[i])) &&
-            (!qi || (c->zone_ids[i] ? nw_req_has(qi, c->zone_ids[i]) : qi->complement)))
+        if ((!q || nw_requirements_req_has(q, c->zones[i])) &&
+            (!qi ||
+             (c->zone_ids[i] ? nw_requirements_req_has(qi, c->zone_ids[i]) : qi->complement)))
             m |= 1ULL << i;
     return m;
 }
@@ -239,62 +240,63 @@ static inline bool bits_any(const word_t *b, int nw)
             for (int t = _w * 64 + __builtin_ctzll(_x), _once = 1; _once; _once = 0)
 
 /* solve_prep.c */
-nw_rc_t nw_sv_prep_pools(ctx_t *c);
-nw_rc_t nw_sv_prep_nodes(ctx_t *c);
-variant_t *nw_sv_variant_get(ctx_t *c, int pod);
-int nw_sv_variant_pool(ctx_t *c, variant_t *v, const nw_pclass_t *cl, const pctx_t *pc);
-bool nw_sv_type_allows_offering(const nw_sitype_t *it, const nw_reqs_t *r, const bool *cts,
-                                uint64_t zmask, const ctx_t *c, const char *nodeclass);
+nw_rc_t nw_solve_prep_pools(ctx_t *c);
+nw_rc_t nw_solve_prep_nodes(ctx_t *c);
+variant_t *nw_solve_prep_variant_get(ctx_t *c, int pod);
+int nw_solve_prep_variant_pool(ctx_t *c, variant_t *v, const nw_pclass_t *cl, const pctx_t *pc);
+bool nw_solve_prep_type_allows_offering(const nw_sitype_t *it, const nw_reqs_t *r, const bool *cts,
+                                        uint64_t zmask, const ctx_t *c, const char *nodeclass);
 
 /* solve_topo.c */
-bool nw_sv_tc_active(const ctx_t *c, int pod, int i);
+bool nw_solve_topo_tc_active(const ctx_t *c, int pod, int i);
 /** The domains of topology key k that r allows (no requirement on the key: all). */
-uint64_t nw_sv_key_mask(const ctx_t *c, int k, const nw_reqs_t *r);
+uint64_t nw_solve_topo_key_mask(const ctx_t *c, int k, const nw_reqs_t *r);
 /** Room for need host slots in the per-host topology counts and host ports. */
-nw_rc_t nw_sv_host_grow(ctx_t *c, int need);
+nw_rc_t nw_solve_topo_host_grow(ctx_t *c, int need);
 /** Topology keys, domains, groups and the counts of bound pods (after prep_nodes). */
-nw_rc_t nw_sv_prep_topology(ctx_t *c);
+nw_rc_t nw_solve_topo_prep(ctx_t *c);
 /** Karpenter's Topology.AddRequirements (topology.go): for pod (requirement variant v)
  * on host slot host (-1 = a new NodeClaim) whose domains per key are cand, the domains
  * each key may keep (out; bit k of *touched: a constraint narrowed key k). False (why
  * names the constraint) when a constraint leaves none. */
-bool nw_sv_topo_allowed(const ctx_t *c, int pod, const variant_t *v, int host, const uint64_t *cand,
-                        uint64_t *out, uint32_t *touched, char *why, size_t whyn);
+bool nw_solve_topo_allowed(const ctx_t *c, int pod, const variant_t *v, int host,
+                           const uint64_t *cand, uint64_t *out, uint32_t *touched, char *why,
+                           size_t whyn);
 /** Karpenter's Topology.Record: pod placed on host slot host whose domains are now dm
  * (requirements reqs, taints taints: the spread's node filter). */
-void nw_sv_topo_record(ctx_t *c, int pod, int host, const uint64_t *dm, const nw_reqs_t *reqs,
-                       const nw_taints_t *taints);
+void nw_solve_topo_record(ctx_t *c, int pod, int host, const uint64_t *dm, const nw_reqs_t *reqs,
+                          const nw_taints_t *taints);
 /** Would pod's host ports conflict on host slot host; note them there. */
-bool nw_sv_hostports_conflict(const ctx_t *c, int pod, int host);
+bool nw_solve_topo_hostports_conflict(const ctx_t *c, int pod, int host);
 /** Would pod's volumes take existing node e past a CSI driver's attach limit (Karpenter
  * volumeusage.go ExceedsLimits: distinct claims per driver). */
-bool nw_sv_volumes_exceed(const ctx_t *c, int pod, const enode_t *e);
+bool nw_solve_topo_volumes_exceed(const ctx_t *c, int pod, const enode_t *e);
 /** Count pod's volumes on existing node e. */
-nw_rc_t nw_sv_volumes_add(ctx_t *c, int pod, enode_t *e);
+nw_rc_t nw_solve_topo_volumes_add(ctx_t *c, int pod, enode_t *e);
 /** Would pod's host ports conflict with those of the DaemonSets on a new node of pc
  * (Karpenter's daemonHostPortUsage of a NodeClaim template). */
-bool nw_sv_ds_ports_conflict(const ctx_t *c, int pod, const pctx_t *pc);
-nw_rc_t nw_sv_hostports_add(ctx_t *c, int pod, int host);
+bool nw_solve_topo_ds_ports_conflict(const ctx_t *c, int pod, const pctx_t *pc);
+nw_rc_t nw_solve_topo_hostports_add(ctx_t *c, int pod, int host);
 
 /* solve_claims.c */
-void nw_sv_claim_stats(ctx_t *c, claim_t *cl, const pctx_t *pc);
-bool nw_sv_filter_fit(const ctx_t *c, const pctx_t *pc, const word_t *in, word_t *out,
-                      const nw_sched_res_t *need);
-nw_rc_t nw_sv_claim_add_pod(claim_t *cl, int pod);
-int nw_sv_single_zone(uint64_t m);
-int nw_sv_try_claims(ctx_t *c, int pod, variant_t *v, nw_rc_t *rc);
+void nw_solve_claims_stats(ctx_t *c, claim_t *cl, const pctx_t *pc);
+bool nw_solve_claims_filter_fit(const ctx_t *c, const pctx_t *pc, const word_t *in, word_t *out,
+                                const nw_sched_res_t *need);
+nw_rc_t nw_solve_claims_add_pod(claim_t *cl, int pod);
+int nw_solve_claims_single_zone(uint64_t m);
+int nw_solve_claims_try(ctx_t *c, int pod, variant_t *v, nw_rc_t *rc);
 /* the NodeClaims static NodePools lack (kubernetes-sigs/karpenter
  * pkg/controllers/static/provisioning), pods none */
-nw_rc_t nw_sv_static_claims(ctx_t *c);
-int nw_sv_try_existing(ctx_t *c, int pod, variant_t *v);
-int nw_sv_try_new(ctx_t *c, int pod, variant_t *v, nw_rc_t *rc);
-bool nw_sv_relax(ctx_t *c, int pod);
-char *nw_sv_pool_reason(ctx_t *c, int pod, const pctx_t *pc);
+nw_rc_t nw_solve_claims_static(ctx_t *c);
+int nw_solve_claims_try_existing(ctx_t *c, int pod, variant_t *v);
+int nw_solve_claims_try_new(ctx_t *c, int pod, variant_t *v, nw_rc_t *rc);
+bool nw_solve_claims_relax(ctx_t *c, int pod);
+char *nw_solve_claims_pool_reason(ctx_t *c, int pod, const pctx_t *pc);
 
 /* solve_repack.c */
-nw_rc_t nw_sv_rebalance(ctx_t *c);
+nw_rc_t nw_solve_repack_rebalance(ctx_t *c);
 
 /* solve.c */
-nw_rc_t nw_sv_finalize(ctx_t *c, claim_t *cl, nw_sched_claim_t *out);
+nw_rc_t nw_solve_finalize(ctx_t *c, claim_t *cl, nw_sched_claim_t *out);
 
 #endif

@@ -10,23 +10,23 @@
 
 /* ---- preparation ------------------------------------------------------------- */
 
-bool nw_sv_type_allows_offering(const nw_sitype_t *it, const nw_reqs_t *r, const bool *cts,
-                                uint64_t zmask, const ctx_t *c, const char *nodeclass)
+bool nw_solve_prep_type_allows_offering(const nw_sitype_t *it, const nw_reqs_t *r, const bool *cts,
+                                        uint64_t zmask, const ctx_t *c, const char *nodeclass)
 {
-    const nw_req_t *zq = r ? nw_reqs_get(r, NW_LABEL_ZONE) : NULL;
-    const nw_req_t *ziq = r ? nw_reqs_get(r, NW_LABEL_ZONE_ID) : NULL;
-    const nw_req_t *cq = r ? nw_reqs_get(r, NW_LABEL_CAPACITY_TYPE) : NULL;
+    const nw_req_t *zq = r ? nw_requirements_get(r, NW_LABEL_ZONE) : NULL;
+    const nw_req_t *ziq = r ? nw_requirements_get(r, NW_LABEL_ZONE_ID) : NULL;
+    const nw_req_t *cq = r ? nw_requirements_get(r, NW_LABEL_CAPACITY_TYPE) : NULL;
     for (int i = 0; i < it->t.noffer; i++) {
         const nw_sched_offering_t *o = &it->t.offerings[i];
         if (!o->available || !nw_sv_offer_visible(c, o, nodeclass))
             continue;
         if (cts && !cts[ct_index(o->capacity_type)])
             continue;
-        if (zq && !nw_req_has(zq, o->zone))
+        if (zq && !nw_requirements_req_has(zq, o->zone))
             continue;
-        if (ziq && !nw_req_has(ziq, o->zone_id))
+        if (ziq && !nw_requirements_req_has(ziq, o->zone_id))
             continue;
-        if (cq && !nw_req_has(cq, o->capacity_type))
+        if (cq && !nw_requirements_req_has(cq, o->capacity_type))
             continue;
         int z = zone_find(c, o->zone);
         if (z < 0 || !((zmask >> z) & 1))
@@ -38,18 +38,18 @@ bool nw_sv_type_allows_offering(const nw_sitype_t *it, const nw_reqs_t *r, const
 
 static bool ds_fits_pool_type(const nw_sds_t *d, const nw_spool_t *p, const nw_sitype_t *t)
 {
-    if (!nw_taints_tolerated(&p->taints, &d->tols, NW_TAINTS_SCHEDULING))
+    if (!nw_tolerations_tolerate_all(&p->taints, &d->tols, NW_TAINTS_SCHEDULING))
         return false;
-    if (nw_reqs_compatible(&p->reqs, &d->strict, FLAG_ALLOW, NULL) &&
-        nw_reqs_intersects(&t->reqs, &d->strict, NULL))
+    if (nw_requirements_compatible(&p->reqs, &d->strict, FLAG_ALLOW, NULL) &&
+        nw_requirements_intersects(&t->reqs, &d->strict, NULL))
         return true;
     for (size_t i = 1; i < d->nterms; i++) {
         nw_reqs_t r;
-        if (nw_reqs_intersect(&d->selector, &d->terms[i], &r) != NW_OK)
+        if (nw_requirements_intersect(&d->selector, &d->terms[i], &r) != NW_OK)
             return false;
-        bool ok = nw_reqs_compatible(&p->reqs, &r, FLAG_ALLOW, NULL) &&
-                  nw_reqs_intersects(&t->reqs, &r, NULL);
-        nw_reqs_cleanup(&r);
+        bool ok = nw_requirements_compatible(&p->reqs, &r, FLAG_ALLOW, NULL) &&
+                  nw_requirements_intersects(&t->reqs, &r, NULL);
+        nw_requirements_cleanup(&r);
         if (ok)
             return true;
     }
@@ -72,7 +72,7 @@ static int cmp_pool(const void *a, const void *b)
     return -strcmp(x->p->name, y->p->name);
 }
 
-nw_rc_t nw_sv_prep_pools(ctx_t *c)
+nw_rc_t nw_solve_prep_pools(ctx_t *c)
 {
     const nw_sched_snap_t *s = c->s;
     c->pools = calloc(s->npools ? s->npools : 1, sizeof *c->pools);
@@ -88,11 +88,11 @@ nw_rc_t nw_sv_prep_pools(ctx_t *c)
     qsort(c->pools, (size_t)c->npools, sizeof *c->pools, cmp_pool);
     for (int pi = 0; pi < c->npools; pi++) {
         pctx_t *p = &c->pools[pi];
-        p->cls = nw_ss_class_res(s, p->p->nodeclass);
-        const nw_req_t *cq = nw_reqs_get(&p->p->reqs, NW_LABEL_CAPACITY_TYPE);
-        p->ct_allowed[0] = !cq || nw_req_has(cq, "on-demand");
-        p->ct_allowed[1] = !cq || nw_req_has(cq, "spot");
-        p->ct_allowed[2] = cq && nw_req_has(cq, "reserved");
+        p->cls = nw_snap_node_class_res(s, p->p->nodeclass);
+        const nw_req_t *cq = nw_requirements_get(&p->p->reqs, NW_LABEL_CAPACITY_TYPE);
+        p->ct_allowed[0] = !cq || nw_requirements_req_has(cq, "on-demand");
+        p->ct_allowed[1] = !cq || nw_requirements_req_has(cq, "spot");
+        p->ct_allowed[2] = cq && nw_requirements_req_has(cq, "reserved");
         for (size_t k = 0; k < p->p->taints.n; k++)
             if (p->p->taints.v[k].effect == NW_TAINT_PREFER_NO_SCHEDULE)
                 p->has_prefer_taint = c->any_prefer_taint = true;
@@ -111,9 +111,10 @@ nw_rc_t nw_sv_prep_pools(ctx_t *c)
             const nw_sitype_t *it = &s->itypes[t];
             if (p->cls && (size_t)t < p->cls->n && p->cls->excluded[t])
                 continue;
-            if (!nw_reqs_intersects(&it->reqs, &p->p->reqs, NULL))
+            if (!nw_requirements_intersects(&it->reqs, &p->p->reqs, NULL))
                 continue;
-            if (!nw_sv_type_allows_offering(it, &p->p->reqs, p->ct_allowed, pz, c, p->p->nodeclass))
+            if (!nw_solve_prep_type_allows_offering(it, &p->p->reqs, p->ct_allowed, pz, c,
+                                                    p->p->nodeclass))
                 continue;
             p->types[t >> 6] |= 1ULL << (t & 63);
             p->price[t] = 1e300;
@@ -135,14 +136,14 @@ nw_rc_t nw_sv_prep_pools(ctx_t *c)
                         nd[p->ndsports++] = (int)d;
                     }
                 }
-            nw_sched_res_t alloc = *nw_ss_type_allocatable(s, p->cls, (size_t)t);
+            nw_sched_res_t alloc = *nw_snap_node_type_allocatable(s, p->cls, (size_t)t);
             /* a pool that partitions its GPUs (nvidia.com/mig.config): slices, no whole GPU */
             nw_mig_adjust(&p->p->labels, &it->t.labels, s->res_names, s->nres, &alloc);
             for (int k = 0; k < NW_SCHED_NRES; k++)
                 p->avail[t].v[k] = alloc.v[k] - p->ovh[t].v[k];
             for (int z = 0; z < c->nz; z++)
-                if (nw_sv_type_allows_offering(it, &p->p->reqs, p->ct_allowed, 1ULL << z, c,
-                                               p->p->nodeclass))
+                if (nw_solve_prep_type_allows_offering(it, &p->p->reqs, p->ct_allowed, 1ULL << z, c,
+                                                       p->p->nodeclass))
                     p->zbits[z][t >> 6] |= 1ULL << (t & 63);
         }
         /* limits: remaining = limits − capacity of existing nodes and claims of the pool */
@@ -160,13 +161,13 @@ nw_rc_t nw_sv_prep_pools(ctx_t *c)
                 zero &= cap->v[k] == 0;
             if (zero) {
                 const char *itn = nw_labels_get(&nd->labels, NW_LABEL_INSTANCE_TYPE);
-                const nw_req_t *r = nw_reqs_get(&nd->reqs, NW_LABEL_INSTANCE_TYPE);
+                const nw_req_t *r = nw_requirements_get(&nd->reqs, NW_LABEL_INSTANCE_TYPE);
                 if (!itn && r && !r->complement && r->nvalues > 0)
                     itn = r->values[0];
                 memset(&tmp, 0, sizeof tmp);
                 for (size_t t = 0; itn && t < s->nitypes; t++)
                     if (strcmp(s->itypes[t].t.name, itn) == 0)
-                        tmp = *nw_ss_type_capacity(s, p->cls, t);
+                        tmp = *nw_snap_node_type_capacity(s, p->cls, t);
                 cap = &tmp;
             }
             for (int k = 0; k < NW_SCHED_NRES; k++)
@@ -192,7 +193,7 @@ static const nw_sclass_t *class_of_pool(const nw_sched_snap_t *s, const char *po
 {
     for (size_t i = 0; pool && i < s->npools; i++)
         if (strcmp(s->pools[i].name, pool) == 0)
-            return nw_ss_class_res(s, s->pools[i].nodeclass);
+            return nw_snap_node_class_res(s, s->pools[i].nodeclass);
     return NULL;
 }
 
@@ -206,7 +207,7 @@ static int cmp_enode(const void *a, const void *b, void *arg)
     return strcmp(x->name, y->name);
 }
 
-nw_rc_t nw_sv_prep_nodes(ctx_t *c)
+nw_rc_t nw_solve_prep_nodes(ctx_t *c)
 {
     const nw_sched_snap_t *s = c->s;
     c->en = calloc(s->nnodes + 1, sizeof *c->en);
@@ -224,16 +225,16 @@ nw_rc_t nw_sv_prep_nodes(ctx_t *c)
             zero &= e->free.v[k] == 0;
         if (zero) { /* in-flight claim without status: the type's allocatable */
             const char *itn = nw_labels_get(&n->labels, NW_LABEL_INSTANCE_TYPE);
-            const nw_req_t *r = nw_reqs_get(&n->reqs, NW_LABEL_INSTANCE_TYPE);
+            const nw_req_t *r = nw_requirements_get(&n->reqs, NW_LABEL_INSTANCE_TYPE);
             if (!itn && r && !r->complement && r->nvalues > 0)
                 itn = r->values[0];
             const nw_sitype_t *it = find_itype(s, itn);
             if (it)
-                e->free =
-                    *nw_ss_type_allocatable(s, class_of_pool(s, n->pool), (size_t)(it - s->itypes));
+                e->free = *nw_snap_node_type_allocatable(s, class_of_pool(s, n->pool),
+                                                         (size_t)(it - s->itypes));
         }
         const char *z = nw_labels_get(&n->labels, NW_LABEL_ZONE);
-        const nw_req_t *zr = nw_reqs_get(&n->reqs, NW_LABEL_ZONE);
+        const nw_req_t *zr = nw_requirements_get(&n->reqs, NW_LABEL_ZONE);
         if (!z && zr && !zr->complement && zr->nvalues == 1)
             z = zr->values[0];
         e->zone = z ? zone_find(c, z) : -1;
@@ -243,20 +244,20 @@ nw_rc_t nw_sv_prep_nodes(ctx_t *c)
     for (int i = 0; i < c->nen; i++) {
         enode_t *e = &c->en[i];
         const nw_snode_t *n = &s->nodes[e->snode];
-        e->csi = n->claim ? NULL : nw_ss_csinode(s, n->name);
+        e->csi = n->claim ? NULL : nw_snap_volume_csinode(s, n->name);
         for (size_t p = 0; p < s->npods; p++) {
             const nw_spod_t *pd = &s->pods[p];
             if (!pd->node_name || pd->finished || strcmp(pd->node_name, n->name) != 0)
                 continue;
             for (int k = 0; k < NW_SCHED_NRES; k++)
                 e->free.v[k] -= pd->req.v[k];
-            if (pd->nvols && nw_sv_volumes_add(c, (int)p, e) != NW_OK)
+            if (pd->nvols && nw_solve_topo_volumes_add(c, (int)p, e) != NW_OK)
                 return NW_ENOMEM;
         }
         for (size_t d = 0; d < s->ndss; d++) {
             const nw_sds_t *ds = &s->dss[d];
-            if (!nw_taints_tolerated(&n->taints, &ds->tols, NW_TAINTS_SCHEDULING) ||
-                !nw_reqs_match_labels(&ds->strict, &n->labels, NULL))
+            if (!nw_tolerations_tolerate_all(&n->taints, &ds->tols, NW_TAINTS_SCHEDULING) ||
+                !nw_requirements_match_labels(&ds->strict, &n->labels, NULL))
                 continue;
             bool running = false;
             for (size_t p = 0; p < s->npods && !running; p++) {
@@ -275,7 +276,7 @@ nw_rc_t nw_sv_prep_nodes(ctx_t *c)
 
 /* ---- pod requirement variants --------------------------------------------------- */
 
-variant_t *nw_sv_variant_get(ctx_t *c, int pod)
+variant_t *nw_solve_prep_variant_get(ctx_t *c, int pod)
 {
     const nw_spod_t *p = &c->s->pods[pod];
     const nw_pclass_t *cl = &c->s->classes[p->cls];
@@ -292,20 +293,22 @@ variant_t *nw_sv_variant_get(ctx_t *c, int pod)
     if (v->built)
         return v;
     nw_reqs_t tmp;
-    if (nw_reqs_copy(&v->reqs, &cl->selector) != NW_OK)
+    if (nw_requirements_copy(&v->reqs, &cl->selector) != NW_OK)
         return NULL;
-    if (cl->nterms && nw_reqs_add_all(&v->reqs, &cl->terms[st->term]) != NW_OK)
+    if (cl->nterms && nw_requirements_add_all(&v->reqs, &cl->terms[st->term]) != NW_OK)
         return NULL;
-    if (nw_reqs_copy(&v->strict, &cl->selector) != NW_OK ||
-        (cl->nterms && nw_reqs_add_all(&v->strict, cl->sterms ? &cl->sterms[st->term]
-                                                              : &cl->terms[st->term]) != NW_OK))
+    if (nw_requirements_copy(&v->strict, &cl->selector) != NW_OK ||
+        (cl->nterms &&
+         nw_requirements_add_all(&v->strict, cl->sterms ? &cl->sterms[st->term]
+                                                        : &cl->terms[st->term]) != NW_OK))
         return NULL;
-    if (st->pref < (int)cl->nprefs && nw_reqs_add_all(&v->reqs, &cl->prefs[st->pref]) != NW_OK)
+    if (st->pref < (int)cl->nprefs &&
+        nw_requirements_add_all(&v->reqs, &cl->prefs[st->pref]) != NW_OK)
         return NULL;
     (void)tmp;
     for (int k = 0; k < c->nkeys; k++) {
-        v->pmask[k] = nw_sv_key_mask(c, k, &v->strict);
-        v->vmask[k] = nw_sv_key_mask(c, k, &v->reqs);
+        v->pmask[k] = nw_solve_topo_key_mask(c, k, &v->strict);
+        v->vmask[k] = nw_solve_topo_key_mask(c, k, &v->reqs);
     }
     int np = c->s->npools ? (int)c->s->npools : 1;
     v->status = calloc((size_t)np, 1);
@@ -320,19 +323,19 @@ variant_t *nw_sv_variant_get(ctx_t *c, int pod)
 }
 
 /* status of (variant, pool): 1 ok; else reason set */
-int nw_sv_variant_pool(ctx_t *c, variant_t *v, const nw_pclass_t *cl, const pctx_t *pc)
+int nw_solve_prep_variant_pool(ctx_t *c, variant_t *v, const nw_pclass_t *cl, const pctx_t *pc)
 {
     int pi = pc->idx;
     if (v->status[pi])
         return v->status[pi];
     nw_reqs_conflict_t cf;
     char buf[1200];
-    if (!nw_reqs_compatible(&pc->p->reqs, &v->reqs, FLAG_ALLOW, &cf)) {
+    if (!nw_requirements_compatible(&pc->p->reqs, &v->reqs, FLAG_ALLOW, &cf)) {
         snprintf(buf, sizeof buf, "incompatible requirements, %s", cf.msg);
         v->reason[pi] = strdup(buf);
         return v->status[pi] = 2;
     }
-    if (nw_reqs_intersect(&pc->p->reqs, &v->reqs, &v->merged[pi]) != NW_OK)
+    if (nw_requirements_intersect(&pc->p->reqs, &v->reqs, &v->merged[pi]) != NW_OK)
         return v->status[pi] = 2;
     word_t *b = &v->bits[(size_t)pi * (size_t)c->nw];
     uint64_t zm = zmask_of(c, &v->merged[pi]);
@@ -343,21 +346,21 @@ int nw_sv_variant_pool(ctx_t *c, variant_t *v, const nw_pclass_t *cl, const pctx
         const nw_sitype_t *it = &c->s->itypes[t];
         if (it->accel && !cl->wants_accel)
             continue;
-        if (!nw_reqs_intersects(&it->reqs, &v->merged[pi], NULL))
+        if (!nw_requirements_intersects(&it->reqs, &v->merged[pi], NULL))
             continue;
         any_compatible = true;
-        if (!nw_sv_type_allows_offering(it, &v->merged[pi], pc->ct_allowed, zm, c,
-                                        pc->p->nodeclass))
+        if (!nw_solve_prep_type_allows_offering(it, &v->merged[pi], pc->ct_allowed, zm, c,
+                                                pc->p->nodeclass))
             continue;
         b[t >> 6] |= 1ULL << (t & 63);
     }
     if (!bits_any(b, c->nw)) {
         char rq[900];
-        nw_reqs_format(&v->merged[pi], rq, sizeof rq);
+        nw_requirements_format(&v->merged[pi], rq, sizeof rq);
         snprintf(buf, sizeof buf, "no instance type satisfied requirements%s %s",
                  any_compatible ? " with an available offering," : ",", rq);
         v->reason[pi] = strdup(buf);
-        nw_reqs_cleanup(&v->merged[pi]);
+        nw_requirements_cleanup(&v->merged[pi]);
         return v->status[pi] = 3;
     }
     return v->status[pi] = 1;

@@ -7,7 +7,8 @@
 #include "api/wellknown.h"
 #include "scaler/sched/solve_int.h"
 
-/* ---- nw_sv_rebalance: re-pack groups of interchangeable claims (opts.repack) ----------- */
+/* ---- nw_solve_repack_rebalance: re-pack groups of interchangeable claims (opts.repack)
+ * ----------- */
 /*
  * The placement above is Karpenter's: each claim takes pods until only the largest
  * types still hold them, then launches the cheapest of those. With pods of one shape
@@ -17,7 +18,7 @@
  * hostname-level topology on or against their pods, no accelerator pods, a pool
  * without limits or minValues — are pooled and re-packed (first-fit decreasing) onto
  * the one type that costs least for them, each resulting claim then keeping every
- * type that holds its own pods (so nw_sv_finalize right-sizes the last ones). The re-pack
+ * type that holds its own pods (so nw_solve_finalize right-sizes the last ones). The re-pack
  * is kept only when it is cheaper than the claims it replaces.
  */
 #define REBALANCE_CANDIDATES 12
@@ -207,7 +208,7 @@ static nw_rc_t rebalance_group(ctx_t *c, const int *members, int nm)
         goto out;
     /* types every pod's requirements allow (and the pinned zone offers) */
     memcpy(compat, pc->types, (size_t)c->nw * sizeof(word_t));
-    int z = nw_sv_single_zone(first->zmask);
+    int z = nw_solve_claims_single_zone(first->zmask);
     if (z >= 0)
         for (int w = 0; w < c->nw; w++)
             compat[w] &= pc->zbits[z][w];
@@ -218,7 +219,7 @@ static nw_rc_t rebalance_group(ctx_t *c, const int *members, int nm)
         const claim_t *cl = &c->claims[members[i]];
         for (int k = 0; k < cl->npods; k++) {
             int pod = cl->pods[k];
-            variant_t *v = nw_sv_variant_get(c, pod);
+            variant_t *v = nw_solve_prep_variant_get(c, pod);
             if (!v)
                 goto out;
             const word_t *vb = &v->bits[(size_t)pc->idx * (size_t)c->nw];
@@ -301,7 +302,7 @@ static nw_rc_t rebalance_group(ctx_t *c, const int *members, int nm)
         cl->pool = first->pool;
         cl->zmask = first->zmask;
         cl->bits = calloc((size_t)c->nw, sizeof(word_t));
-        if (!cl->bits || nw_reqs_copy(&cl->reqs, &first->reqs) != NW_OK) {
+        if (!cl->bits || nw_requirements_copy(&cl->reqs, &first->reqs) != NW_OK) {
             free(slots);
             rc = NW_ENOMEM;
             goto out;
@@ -314,13 +315,13 @@ static nw_rc_t rebalance_group(ctx_t *c, const int *members, int nm)
         if (b >= best_nb)
             continue;
         cl->used = best_used[b];
-        nw_sv_filter_fit(c, pc, compat, cl->bits, &cl->used);
+        nw_solve_claims_filter_fit(c, pc, compat, cl->bits, &cl->used);
         for (int i = 0; i < n; i++)
-            if (best_bin[i] == b && (rc = nw_sv_claim_add_pod(cl, best_order[i].pod)) != NW_OK)
+            if (best_bin[i] == b && (rc = nw_solve_claims_add_pod(cl, best_order[i].pod)) != NW_OK)
                 break;
         if (rc != NW_OK)
             break;
-        nw_sv_claim_stats(c, cl, pc);
+        nw_solve_claims_stats(c, cl, pc);
     }
     free(slots);
 out:
@@ -335,7 +336,7 @@ out:
     return rc;
 }
 
-nw_rc_t nw_sv_rebalance(ctx_t *c)
+nw_rc_t nw_solve_repack_rebalance(ctx_t *c)
 {
     int n0 = c->nclaims;
     if (n0 == 0)

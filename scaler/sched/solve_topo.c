@@ -12,7 +12,7 @@
 
 /* ---- keys and domains ---------------------------------------------------------- */
 
-bool nw_sv_tc_active(const ctx_t *c, int pod, int i)
+bool nw_solve_topo_tc_active(const ctx_t *c, int pod, int i)
 {
     return !(c->ps[pod].tc_off >> i & 1);
 }
@@ -23,17 +23,17 @@ static uint64_t all_of(const ctx_t *c, int k)
     return nd >= 64 ? ~0ULL : (1ULL << nd) - 1;
 }
 
-uint64_t nw_sv_key_mask(const ctx_t *c, int k, const nw_reqs_t *r)
+uint64_t nw_solve_topo_key_mask(const ctx_t *c, int k, const nw_reqs_t *r)
 {
     if (k == 0)
         return zmask_of(c, r);
     const tkey_t *tk = &c->keys[k];
-    const nw_req_t *q = nw_reqs_get(r, tk->name);
+    const nw_req_t *q = nw_requirements_get(r, tk->name);
     if (!q)
         return all_of(c, k);
     uint64_t m = 0;
     for (int d = 0; d < tk->nd; d++)
-        if (nw_req_has(q, tk->dom[d]))
+        if (nw_requirements_req_has(q, tk->dom[d]))
             m |= 1ULL << d;
     return m;
 }
@@ -59,7 +59,7 @@ static void dom_add(ctx_t *c, int k, const char *v)
 
 static void dom_add_req(ctx_t *c, int k, const nw_reqs_t *r)
 {
-    const nw_req_t *q = nw_reqs_get(r, c->keys[k].name);
+    const nw_req_t *q = nw_requirements_get(r, c->keys[k].name);
     for (size_t i = 0; q && !q->complement && i < q->nvalues; i++)
         dom_add(c, k, q->values[i]);
 }
@@ -91,8 +91,8 @@ static uint64_t node_domains(const ctx_t *c, int k, const nw_snode_t *n, int zon
     const char *v = nw_labels_get(&n->labels, c->keys[k].name);
     if (v)
         return bit_of(c, k, v);
-    if (nw_reqs_get(&n->reqs, c->keys[k].name) || k == 0)
-        return nw_sv_key_mask(c, k, &n->reqs);
+    if (nw_requirements_get(&n->reqs, c->keys[k].name) || k == 0)
+        return nw_solve_topo_key_mask(c, k, &n->reqs);
     return nw_wellknown_is_known(c->keys[k].name) ? all_of(c, k) : 0;
 }
 
@@ -100,7 +100,8 @@ static uint64_t node_domains(const ctx_t *c, int k, const nw_snode_t *n, int zon
 static bool pool_tolerated(const ctx_t *c, int cls, const pctx_t *pc)
 {
     return pc->p->taints.n == 0 ||
-           nw_taints_tolerated(&pc->p->taints, &c->s->classes[cls].tols, NW_TAINTS_SCHEDULING);
+           nw_tolerations_tolerate_all(&pc->p->taints, &c->s->classes[cls].tols,
+                                       NW_TAINTS_SCHEDULING);
 }
 
 /* the spread's node filter (topologynodefilter.go Matches): nodeAffinityPolicy Honor = the
@@ -112,12 +113,12 @@ static bool filter_matches(const ctx_t *c, int g, const nw_reqs_t *reqs, const n
     if (gr->kind != NW_TG_SPREAD)
         return true;
     if (gr->taints_honor && taints &&
-        !nw_taints_tolerated(taints, &c->s->classes[gr->cls].tols, NW_TAINTS_SCHEDULING))
+        !nw_tolerations_tolerate_all(taints, &c->s->classes[gr->cls].tols, NW_TAINTS_SCHEDULING))
         return false;
     if (!gr->affinity_honor || c->ngfilt[g] == 0 || !reqs)
         return true;
     for (int i = 0; i < c->ngfilt[g]; i++)
-        if (nw_reqs_compatible(reqs, &c->gfilt[g][i], FLAG_ALLOW, NULL))
+        if (nw_requirements_compatible(reqs, &c->gfilt[g][i], FLAG_ALLOW, NULL))
             return true;
     return false;
 }
@@ -133,17 +134,18 @@ static nw_rc_t build_filter(ctx_t *c, int g)
     if (!c->gfilt[g])
         return NW_ENOMEM;
     for (int i = 0; i < n; i++) {
-        nw_reqs_init(&c->gfilt[g][i]);
+        nw_requirements_init(&c->gfilt[g][i]);
         c->ngfilt[g]++;
-        if (nw_reqs_copy(&c->gfilt[g][i], &cl->selector) != NW_OK ||
-            (cl->nterms && nw_reqs_add_all(&c->gfilt[g][i],
-                                           cl->sterms ? &cl->sterms[i] : &cl->terms[i]) != NW_OK))
+        if (nw_requirements_copy(&c->gfilt[g][i], &cl->selector) != NW_OK ||
+            (cl->nterms &&
+             nw_requirements_add_all(&c->gfilt[g][i],
+                                     cl->sterms ? &cl->sterms[i] : &cl->terms[i]) != NW_OK))
             return NW_ENOMEM;
     }
     return NW_OK;
 }
 
-nw_rc_t nw_sv_host_grow(ctx_t *c, int need)
+nw_rc_t nw_solve_topo_host_grow(ctx_t *c, int need)
 {
     if (need <= c->hcap)
         return NW_OK;
@@ -180,7 +182,7 @@ static int node_named(const nw_sched_snap_t *s, const char *name)
     return -1;
 }
 
-nw_rc_t nw_sv_prep_topology(ctx_t *c)
+nw_rc_t nw_solve_topo_prep(ctx_t *c)
 {
     const nw_sched_snap_t *s = c->s;
     size_t ng = s->ngroups ? s->ngroups : 1;
@@ -208,7 +210,7 @@ nw_rc_t nw_sv_prep_topology(ctx_t *c)
         if (!c->dcount[g] || !c->downers[g] || build_filter(c, (int)g) != NW_OK)
             return NW_ENOMEM;
     }
-    if (nw_sv_host_grow(c, c->nen + 64) != NW_OK)
+    if (nw_solve_topo_host_grow(c, c->nen + 64) != NW_OK)
         return NW_ENOMEM;
     /* domains of the other keys: instance types, NodePools, nodes */
     for (int k = 1; k < c->nkeys; k++) {
@@ -231,12 +233,12 @@ nw_rc_t nw_sv_prep_topology(ctx_t *c)
         if (!c->keys[k].pool)
             return NW_ENOMEM;
         for (int pi = 0; pi < c->npools; pi++) {
-            const nw_req_t *pr = nw_reqs_get(&c->pools[pi].p->reqs, c->keys[k].name);
+            const nw_req_t *pr = nw_requirements_get(&c->pools[pi].p->reqs, c->keys[k].name);
             uint64_t m = 0;
             for (size_t t = 0; t < s->nitypes; t++) {
-                const nw_req_t *tr = nw_reqs_get(&s->itypes[t].reqs, c->keys[k].name);
+                const nw_req_t *tr = nw_requirements_get(&s->itypes[t].reqs, c->keys[k].name);
                 for (size_t i = 0; tr && !tr->complement && i < tr->nvalues; i++)
-                    if (!pr || nw_req_has(pr, tr->values[i]))
+                    if (!pr || nw_requirements_req_has(pr, tr->values[i]))
                         m |= bit_of(c, k, tr->values[i]);
             }
             for (size_t i = 0; pr && !pr->complement && i < pr->nvalues; i++)
@@ -277,7 +279,7 @@ nw_rc_t nw_sv_prep_topology(ctx_t *c)
         int *sel = NULL;
         int n = 0;
         for (size_t g = 0; g < s->ngroups; g++) {
-            if (!nw_sched_group_selects(s, &s->groups[g], &s->pods[p]))
+            if (!nw_snap_pod_group_selects(s, &s->groups[g], &s->pods[p]))
                 continue;
             int *ns = realloc(sel, (size_t)(n + 1) * sizeof(int));
             if (!ns) {
@@ -312,8 +314,8 @@ nw_rc_t nw_sv_prep_topology(ctx_t *c)
         uint64_t dm[MAX_TKEYS];
         for (int k = 0; k < c->nkeys; k++)
             dm[k] = slot >= 0 ? c->en[slot].dm[k] : node_domains(c, k, n, -1);
-        nw_sv_topo_record(c, (int)p, slot, dm, &n->reqs, &n->taints);
-        if (slot >= 0 && pd->nhostports && nw_sv_hostports_add(c, (int)p, slot) != NW_OK)
+        nw_solve_topo_record(c, (int)p, slot, dm, &n->reqs, &n->taints);
+        if (slot >= 0 && pd->nhostports && nw_solve_topo_hostports_add(c, (int)p, slot) != NW_OK)
             return NW_ENOMEM;
     }
     return NW_OK;
@@ -418,8 +420,9 @@ static const char *what_of(nw_tg_kind_t kind)
                                     : "pod anti-affinity";
 }
 
-bool nw_sv_topo_allowed(const ctx_t *c, int pod, const variant_t *v, int host, const uint64_t *cand,
-                        uint64_t *out, uint32_t *touched, char *why, size_t whyn)
+bool nw_solve_topo_allowed(const ctx_t *c, int pod, const variant_t *v, int host,
+                           const uint64_t *cand, uint64_t *out, uint32_t *touched, char *why,
+                           size_t whyn)
 {
     const nw_spod_t *p = &c->s->pods[pod];
     const pstate_t *st = &c->ps[pod];
@@ -429,7 +432,7 @@ bool nw_sv_topo_allowed(const ctx_t *c, int pod, const variant_t *v, int host, c
     for (int k = 0; k < c->nkeys; k++)
         out[k] = cand[k];
     for (int i = 0; i < p->ntcs; i++) {
-        if (!nw_sv_tc_active(c, pod, i))
+        if (!nw_solve_topo_tc_active(c, pod, i))
             continue;
         int g = p->tcs[i].group, k = c->gkey[g];
         const nw_tgroup_t *gr = &c->s->groups[g];
@@ -485,8 +488,8 @@ bool nw_sv_topo_allowed(const ctx_t *c, int pod, const variant_t *v, int host, c
 
 /* ---- Karpenter's Topology.Record -------------------------------------------------- */
 
-void nw_sv_topo_record(ctx_t *c, int pod, int host, const uint64_t *dm, const nw_reqs_t *reqs,
-                       const nw_taints_t *taints)
+void nw_solve_topo_record(ctx_t *c, int pod, int host, const uint64_t *dm, const nw_reqs_t *reqs,
+                          const nw_taints_t *taints)
 {
     const nw_spod_t *p = &c->s->pods[pod];
     const pstate_t *st = &c->ps[pod];
@@ -502,7 +505,7 @@ void nw_sv_topo_record(ctx_t *c, int pod, int host, const uint64_t *dm, const nw
             continue;
         }
         /* a requirement that names no values (absent, Exists) records nothing */
-        if (!nw_reqs_get(reqs, gr->key))
+        if (!nw_requirements_get(reqs, gr->key))
             continue;
         uint64_t m = dm[k];
         if (gr->kind != NW_TG_ANTI && (m & (m - 1)))
@@ -521,7 +524,7 @@ void nw_sv_topo_record(ctx_t *c, int pod, int host, const uint64_t *dm, const nw
                 c->howners[g][host]++;
             continue;
         }
-        if (!nw_reqs_get(reqs, gr->key))
+        if (!nw_requirements_get(reqs, gr->key))
             continue;
         for (uint64_t x = dm[k]; x; x &= x - 1)
             c->downers[g][__builtin_ctzll(x)]++;
@@ -546,7 +549,7 @@ static bool ports_overlap(const nw_hostport_t *a, int na, const nw_hostport_t *b
     return false;
 }
 
-bool nw_sv_hostports_conflict(const ctx_t *c, int pod, int host)
+bool nw_solve_topo_hostports_conflict(const ctx_t *c, int pod, int host)
 {
     const nw_spod_t *p = &c->s->pods[pod];
     if (!p->nhostports || host < 0)
@@ -570,7 +573,7 @@ static bool vol_on(const enode_t *e, const nw_svol_t *v)
     return false;
 }
 
-bool nw_sv_volumes_exceed(const ctx_t *c, int pod, const enode_t *e)
+bool nw_solve_topo_volumes_exceed(const ctx_t *c, int pod, const enode_t *e)
 {
     const nw_spod_t *p = &c->s->pods[pod];
     if (!e->csi || !p->nvols)
@@ -593,7 +596,7 @@ bool nw_sv_volumes_exceed(const ctx_t *c, int pod, const enode_t *e)
     return false;
 }
 
-nw_rc_t nw_sv_volumes_add(ctx_t *c, int pod, enode_t *e)
+nw_rc_t nw_solve_topo_volumes_add(ctx_t *c, int pod, enode_t *e)
 {
     const nw_spod_t *p = &c->s->pods[pod];
     for (int k = 0; k < p->nvols; k++) {
@@ -612,7 +615,7 @@ nw_rc_t nw_sv_volumes_add(ctx_t *c, int pod, enode_t *e)
     return NW_OK;
 }
 
-bool nw_sv_ds_ports_conflict(const ctx_t *c, int pod, const pctx_t *pc)
+bool nw_solve_topo_ds_ports_conflict(const ctx_t *c, int pod, const pctx_t *pc)
 {
     const nw_spod_t *p = &c->s->pods[pod];
     for (int i = 0; p->nhostports && i < pc->ndsports; i++) {
@@ -623,7 +626,7 @@ bool nw_sv_ds_ports_conflict(const ctx_t *c, int pod, const pctx_t *pc)
     return false;
 }
 
-nw_rc_t nw_sv_hostports_add(ctx_t *c, int pod, int host)
+nw_rc_t nw_solve_topo_hostports_add(ctx_t *c, int pod, int host)
 {
     if (!c->s->pods[pod].nhostports || host < 0)
         return NW_OK;

@@ -47,7 +47,7 @@ void nw_inflight_expire(nw_inflight_t *f, const nw_kube_snap_t *s, int64_t now)
     nw_inflight_claim_t **pp = &f->head;
     while (*pp) {
         nw_inflight_claim_t *m = *pp;
-        const nw_kube_obj_t *o = nw_kube_snap_get(s, NW_KUBE_NODECLAIMS, NULL, m->name);
+        const nw_kube_obj_t *o = nw_kube_cache_snap_get(s, NW_KUBE_NODECLAIMS, NULL, m->name);
         if (o)
             m->seen_in_cache = 1;
         int settled =

@@ -22,19 +22,19 @@ typedef struct {
     int seen;
 } evmem_t;
 
-struct nw_noms {
+struct nw_nominations {
     nom_t *noms; /* sorted by uid */
     size_t nnoms, cnoms;
     evmem_t *ev; /* sorted by uid */
     size_t nev, cev;
 };
 
-nw_noms_t *nw_noms_new(void)
+nw_nominations_t *nw_nominations_new(void)
 {
-    return calloc(1, sizeof(nw_noms_t));
+    return calloc(1, sizeof(nw_nominations_t));
 }
 
-void nw_noms_clear(nw_noms_t *st)
+void nw_nominations_clear(nw_nominations_t *st)
 {
     if (!st)
         return;
@@ -47,11 +47,11 @@ void nw_noms_clear(nw_noms_t *st)
     st->nnoms = st->nev = 0;
 }
 
-void nw_noms_free(nw_noms_t *st)
+void nw_nominations_free(nw_nominations_t *st)
 {
     if (!st)
         return;
-    nw_noms_clear(st);
+    nw_nominations_clear(st);
     free(st->noms);
     free(st->ev);
     free(st);
@@ -72,7 +72,7 @@ static size_t uid_lower(const void *arr, size_t n, size_t elem, const char *uid)
     return lo;
 }
 
-static const nom_t *nom_find(const nw_noms_t *st, const char *uid)
+static const nom_t *nom_find(const nw_nominations_t *st, const char *uid)
 {
     if (!st || !st->nnoms || !uid)
         return NULL;
@@ -80,7 +80,8 @@ static const nom_t *nom_find(const nw_noms_t *st, const char *uid)
     return i < st->nnoms && strcmp(st->noms[i].uid, uid) == 0 ? &st->noms[i] : NULL;
 }
 
-void nw_noms_nominate(nw_noms_t *st, const char *pod_uid, const char *claim, int64_t mono)
+void nw_nominations_nominate(nw_nominations_t *st, const char *pod_uid, const char *claim,
+                             int64_t mono)
 {
     if (!st || !pod_uid || !*pod_uid || !claim)
         return;
@@ -113,14 +114,14 @@ void nw_noms_nominate(nw_noms_t *st, const char *pod_uid, const char *claim, int
     st->nnoms++;
 }
 
-const char *nw_noms_claim_of(const nw_noms_t *st, const char *pod_uid)
+const char *nw_nominations_claim_of(const nw_nominations_t *st, const char *pod_uid)
 {
     const nom_t *n = nom_find(st, pod_uid);
     return n ? n->claim : NULL;
 }
 
-bool nw_noms_targets(const nw_noms_t *st, const char *claim, bool in_flight, int64_t mono,
-                     int64_t window_ns)
+bool nw_nominations_targets(const nw_nominations_t *st, const char *claim, bool in_flight,
+                            int64_t mono, int64_t window_ns)
 {
     if (!st || !claim)
         return false;
@@ -136,7 +137,7 @@ static int str_cmp(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-void nw_noms_prune(nw_noms_t *st, const char *const *keep, size_t nkeep, int64_t mono)
+void nw_nominations_prune(nw_nominations_t *st, const char *const *keep, size_t nkeep, int64_t mono)
 {
     if (!st)
         return;
@@ -171,7 +172,7 @@ static uint64_t fnv(const char *s)
     return h;
 }
 
-int nw_noms_event_once(nw_noms_t *st, const char *uid, const char *msg)
+int nw_nominations_event_once(nw_nominations_t *st, const char *uid, const char *msg)
 {
     if (!st)
         return 1;
@@ -203,7 +204,7 @@ int nw_noms_event_once(nw_noms_t *st, const char *uid, const char *msg)
     return 1;
 }
 
-void nw_noms_event_prune(nw_noms_t *st)
+void nw_nominations_event_prune(nw_nominations_t *st)
 {
     if (!st)
         return;

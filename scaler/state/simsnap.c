@@ -51,7 +51,7 @@ static cJSON *catres_json(const nw_cat_res_t *r)
 
 static void overhead(const nw_simsnap_env_t *e, nw_overhead_opts_t *o)
 {
-    nw_overhead_opts_default(o);
+    nw_catalog_overhead_opts_default(o);
     if (e->vm_overhead > 0)
         o->vm_memory_overhead_percent = e->vm_overhead;
     o->reserved_enis = e->reserved_enis;
@@ -80,9 +80,9 @@ cJSON *nw_simsnap_type_resources(const nw_simsnap_env_t *e, const cJSON *nodecla
     class_overhead(e, nodeclass, &oo);
     nw_cat_res_t r;
     if (allocatable)
-        nw_itype_allocatable(t, &oo, &r);
+        nw_catalog_itype_allocatable(t, &oo, &r);
     else
-        nw_itype_capacity(t, &oo, &r);
+        nw_catalog_itype_capacity(t, &oo, &r);
     return catres_json(&r);
 }
 
@@ -202,8 +202,8 @@ static nw_rc_t push_pod(build_t *b, const nw_kube_obj_t *p, const cJSON *json, i
 {
     nw_simsnap_t *out = b->out;
     nw_err_t e = {0};
-    size_t before = nw_sched_snap_npods(out->sched);
-    nw_rc_t rc = nw_sched_snap_add_pod_json(out->sched, json, &e);
+    size_t before = nw_snapshot_npods(out->sched);
+    nw_rc_t rc = nw_snap_pod_add_json(out->sched, json, &e);
     if (rc == NW_ENOMEM)
         return nw_err_set(b->err, rc, "", "out of memory");
     if (rc != NW_OK) {
@@ -211,7 +211,7 @@ static nw_rc_t push_pod(build_t *b, const nw_kube_obj_t *p, const cJSON *json, i
                      NW_LS("field", e.path), NW_LS("error", e.msg));
         return NW_OK;
     }
-    if (nw_sched_snap_npods(out->sched) == before)
+    if (nw_snapshot_npods(out->sched) == before)
         return NW_OK;
     if (out->npods == b->cpods) {
         size_t n = b->cpods ? b->cpods * 2 : 256;
@@ -359,14 +359,14 @@ static nw_rc_t add_entry(build_t *b, const cJSON *nc, const char *name, const ch
 {
     const char *class = nw_json_str_at(nc, "spec.nodeClassRef.name");
     const nw_kube_obj_t *ncl =
-        class ? nw_kube_snap_get(b->ks, NW_KUBE_EC2NODECLASSES, NULL, class) : NULL;
+        class ? nw_kube_cache_snap_get(b->ks, NW_KUBE_EC2NODECLASSES, NULL, class) : NULL;
     cJSON *e = entry_json(b->env, nc, name,
                           b->env->inflight ? nw_inflight_find(b->env->inflight, claim) : NULL,
                           ncl ? ncl->json : NULL);
     if (!e)
         return nw_err_set(b->err, NW_ENOMEM, "", "out of memory");
     nw_err_t er = {0};
-    nw_rc_t rc = nw_sched_snap_add_nodeclaim_json(b->out->sched, e, &er);
+    nw_rc_t rc = nw_snap_node_add_nodeclaim_json(b->out->sched, e, &er);
     cJSON_Delete(e);
     if (rc == NW_ENOMEM)
         return nw_err_set(b->err, rc, "", "out of memory");
@@ -383,7 +383,7 @@ static nw_rc_t add_entry(build_t *b, const cJSON *nc, const char *name, const ch
 static nw_rc_t add_bound_pods(build_t *b, const char *node)
 {
     const nw_kube_obj_t *const *on;
-    size_t n = nw_kube_snap_pods_on_node(b->ks, node, &on);
+    size_t n = nw_kube_cache_snap_pods_on_node(b->ks, node, &on);
     for (size_t i = 0; i < n; i++) {
         if (pod_terminal(on[i]))
             continue;
@@ -399,7 +399,7 @@ static nw_rc_t add_bound_pods(build_t *b, const char *node)
  * the pod goes and the simulation places it afresh. NULL: none. */
 static const char *nominated_target(build_t *b, const char *uid)
 {
-    const char *claim = nw_noms_claim_of(b->env->noms, uid);
+    const char *claim = nw_nominations_claim_of(b->env->noms, uid);
     if (!claim)
         return NULL;
     nw_simsnap_t *o = b->out;
@@ -430,7 +430,7 @@ void nw_simsnap_free(nw_simsnap_t *s)
 {
     if (!s)
         return;
-    nw_sched_snap_free(s->sched);
+    nw_snapshot_free(s->sched);
     free(s->pods);
     free(s->rescheduled);
     for (size_t i = 0; i < s->nentries; i++) {
@@ -451,59 +451,57 @@ nw_rc_t nw_simsnap_build(const nw_simsnap_env_t *env, const nw_kube_snap_t *ks,
     if (!o)
         o = &defaults;
     build_t b = {env, ks, o, out, 0, 0, err};
-    if (!(out->sched = nw_sched_snap_new()))
+    if (!(out->sched = nw_snapshot_new()))
         return nw_err_set(err, NW_ENOMEM, "", "out of memory");
     nw_sched_opts_t so = {.require_unschedulable = true,
                           .ignore_preferences = o->ignore_preferences,
                           .repack = o->repack,
                           .min_values_best_effort = env->min_values_best_effort};
-    nw_sched_snap_set_opts(out->sched, &so);
+    nw_snapshot_set_opts(out->sched, &so);
     nw_overhead_opts_t oo;
     overhead(env, &oo);
     if (!env->catalog)
         return nw_err_set(err, NW_EINVAL, "catalog", "no instance-type catalog");
-    nw_rc_t rc =
-        nw_sched_snap_add_catalog(out->sched, env->catalog, env->ice, env->now_mono, &oo, err);
+    nw_rc_t rc = nw_from_catalog_add(out->sched, env->catalog, env->ice, env->now_mono, &oo, err);
     if (rc != NW_OK)
         return rc;
     /* each EC2NodeClass's kubelet settings and AMI family make its own allocatable */
-    for (size_t i = 0; i < nw_kube_snap_count(ks, NW_KUBE_EC2NODECLASSES); i++) {
-        const nw_kube_obj_t *k = nw_kube_snap_at(ks, NW_KUBE_EC2NODECLASSES, i);
+    for (size_t i = 0; i < nw_kube_cache_snap_count(ks, NW_KUBE_EC2NODECLASSES); i++) {
+        const nw_kube_obj_t *k = nw_kube_cache_snap_at(ks, NW_KUBE_EC2NODECLASSES, i);
         nw_overhead_opts_t co;
         class_overhead(env, k->json, &co);
-        if ((rc = nw_sched_snap_add_catalog_class(out->sched, env->catalog, k->name, &co, err)) !=
-            NW_OK)
+        if ((rc = nw_from_catalog_add_class(out->sched, env->catalog, k->name, &co, err)) != NW_OK)
             return rc;
         /* the types the class cannot launch (its placement group's strategy is the launch's
          * to check: the class is not resolved here) */
         for (size_t t = 0; t < nw_catalog_len(env->catalog); t++) {
             const nw_itype_t *it = nw_catalog_at(env->catalog, t);
             nw_err_t e = {0};
-            if (!nw_itype_class_compatible(it, k->json, NULL, NULL, 0) &&
-                nw_sched_snap_exclude_class_type(out->sched, k->name, it->name, &e) == NW_ENOMEM)
+            if (!nw_compat_class_compatible(it, k->json, NULL, NULL, 0) &&
+                nw_snap_node_exclude_class_type(out->sched, k->name, it->name, &e) == NW_ENOMEM)
                 return nw_err_set(err, NW_ENOMEM, "", "out of memory");
         }
         /* its status.capacityReservations: reserved offerings only its pools see */
-        if ((rc = nw_sched_snap_add_class_reservations(out->sched, k->json, NULL,
-                                                       env->reservation_available,
-                                                       env->reservation_ud, err)) != NW_OK)
+        if ((rc = nw_snap_node_add_class_reservations(out->sched, k->json, NULL,
+                                                      env->reservation_available,
+                                                      env->reservation_ud, err)) != NW_OK)
             return rc;
     }
-    for (size_t i = 0; i < nw_kube_snap_count(ks, NW_KUBE_NODEPOOLS); i++) {
-        const nw_kube_obj_t *p = nw_kube_snap_at(ks, NW_KUBE_NODEPOOLS, i);
+    for (size_t i = 0; i < nw_kube_cache_snap_count(ks, NW_KUBE_NODEPOOLS); i++) {
+        const nw_kube_obj_t *p = nw_kube_cache_snap_at(ks, NW_KUBE_NODEPOOLS, i);
         if (p->terminating)
             continue;
         nw_err_t e = {0};
-        if ((rc = nw_sched_snap_add_pool_json(out->sched, p->json, &e)) == NW_ENOMEM)
+        if ((rc = nw_snap_node_add_pool_json(out->sched, p->json, &e)) == NW_ENOMEM)
             return nw_err_set(err, rc, "", "out of memory");
         if (rc != NW_OK)
             nw_log_warn("provisioner", "NodePool left out of the simulation",
                         NW_LS("nodepool", p->name), NW_LS("field", e.path), NW_LS("error", e.msg));
     }
-    for (size_t i = 0; i < nw_kube_snap_count(ks, NW_KUBE_DAEMONSETS); i++) {
-        const nw_kube_obj_t *d = nw_kube_snap_at(ks, NW_KUBE_DAEMONSETS, i);
+    for (size_t i = 0; i < nw_kube_cache_snap_count(ks, NW_KUBE_DAEMONSETS); i++) {
+        const nw_kube_obj_t *d = nw_kube_cache_snap_at(ks, NW_KUBE_DAEMONSETS, i);
         nw_err_t e = {0};
-        if ((rc = nw_sched_snap_add_daemonset_json(out->sched, d->json, &e)) == NW_ENOMEM)
+        if ((rc = nw_snap_node_add_daemonset_json(out->sched, d->json, &e)) == NW_ENOMEM)
             return nw_err_set(err, rc, "", "out of memory");
         if (rc != NW_OK)
             nw_log_debug("provisioner", "DaemonSet left out of the simulation",
@@ -513,33 +511,34 @@ nw_rc_t nw_simsnap_build(const nw_simsnap_env_t *env, const nw_kube_snap_t *ks,
     static const struct {
         nw_kube_kind_t k;
         nw_rc_t (*add)(nw_sched_snap_t *, const cJSON *, nw_err_t *);
-    } extra[] = {{NW_KUBE_PVS, nw_sched_snap_add_pv_json},
-                 {NW_KUBE_PVCS, nw_sched_snap_add_pvc_json},
-                 {NW_KUBE_STORAGECLASSES, nw_sched_snap_add_storageclass_json},
-                 {NW_KUBE_NAMESPACES, nw_sched_snap_add_namespace_json},
-                 {NW_KUBE_CSINODES, nw_sched_snap_add_csinode_json}};
+    } extra[] = {{NW_KUBE_PVS, nw_snap_volume_add_pv_json},
+                 {NW_KUBE_PVCS, nw_snap_volume_add_pvc_json},
+                 {NW_KUBE_STORAGECLASSES, nw_snap_volume_add_storageclass_json},
+                 {NW_KUBE_NAMESPACES, nw_snap_pod_add_namespace_json},
+                 {NW_KUBE_CSINODES, nw_snap_volume_add_csinode_json}};
     for (size_t x = 0; x < sizeof extra / sizeof extra[0]; x++)
-        for (size_t i = 0; i < nw_kube_snap_count(ks, extra[x].k); i++) {
-            const nw_kube_obj_t *d = nw_kube_snap_at(ks, extra[x].k, i);
+        for (size_t i = 0; i < nw_kube_cache_snap_count(ks, extra[x].k); i++) {
+            const nw_kube_obj_t *d = nw_kube_cache_snap_at(ks, extra[x].k, i);
             nw_err_t e = {0};
             if ((rc = extra[x].add(out->sched, d->json, &e)) == NW_ENOMEM)
                 return nw_err_set(err, rc, "", "out of memory");
             if (rc != NW_OK)
                 nw_log_warn("provisioner", "object left out of the simulation",
-                            NW_LS("kind", nw_kube_kind_name(extra[x].k)), NW_LS("name", d->key),
-                            NW_LS("field", e.path), NW_LS("error", e.msg));
+                            NW_LS("kind", nw_kube_cache_kind_name(extra[x].k)),
+                            NW_LS("name", d->key), NW_LS("field", e.path), NW_LS("error", e.msg));
         }
     rc = NW_OK;
     /* Nodes (and the NodeClaims they registered for) */
-    size_t nn = nw_kube_snap_count(ks, NW_KUBE_NODES);
+    size_t nn = nw_kube_cache_snap_count(ks, NW_KUBE_NODES);
     const nw_kube_obj_t **resched = calloc(nn + 1, sizeof *resched);
     size_t nresched = 0;
     if (!resched)
         return nw_err_set(err, NW_ENOMEM, "", "out of memory");
     for (size_t i = 0; i < nn && rc == NW_OK; i++) {
-        const nw_kube_obj_t *n = nw_kube_snap_at(ks, NW_KUBE_NODES, i);
+        const nw_kube_obj_t *n = nw_kube_cache_snap_at(ks, NW_KUBE_NODES, i);
         const nw_kube_obj_t *nc =
-            n->provider_id[0] ? nw_kube_snap_nodeclaim_by_provider_id(ks, n->provider_id) : NULL;
+            n->provider_id[0] ? nw_kube_cache_snap_nodeclaim_by_provider_id(ks, n->provider_id)
+                              : NULL;
         int excl = excluded(o, n->name) || (nc && excluded(o, nc->name));
         int deleting = n->terminating || (nc && nc->terminating) ||
                        has_taint(n->json, NW_TAINT_DISRUPTED, "NoSchedule");
@@ -554,7 +553,7 @@ nw_rc_t nw_simsnap_build(const nw_simsnap_env_t *env, const nw_kube_snap_t *ks,
             rc = add_entry(&b, nc->json, n->name, nc->name);
         else {
             nw_err_t e = {0};
-            rc = nw_sched_snap_add_node_json(out->sched, n->json, &e);
+            rc = nw_snap_node_add_json(out->sched, n->json, &e);
             if (rc == NW_ENOMEM)
                 nw_err_set(err, rc, "", "out of memory");
             else if (rc != NW_OK) {
@@ -568,15 +567,15 @@ nw_rc_t nw_simsnap_build(const nw_simsnap_env_t *env, const nw_kube_snap_t *ks,
             rc = add_bound_pods(&b, n->name);
     }
     /* in-flight NodeClaims without a Node */
-    for (size_t i = 0; i < nw_kube_snap_count(ks, NW_KUBE_NODECLAIMS) && rc == NW_OK; i++) {
-        const nw_kube_obj_t *nc = nw_kube_snap_at(ks, NW_KUBE_NODECLAIMS, i);
+    for (size_t i = 0; i < nw_kube_cache_snap_count(ks, NW_KUBE_NODECLAIMS) && rc == NW_OK; i++) {
+        const nw_kube_obj_t *nc = nw_kube_cache_snap_at(ks, NW_KUBE_NODECLAIMS, i);
         if (nc->terminating || excluded(o, nc->name))
             continue;
         const nw_kube_obj_t *node =
-            nc->provider_id[0] ? nw_kube_snap_node_by_provider_id(ks, nc->provider_id) : NULL;
+            nc->provider_id[0] ? nw_kube_cache_snap_node_by_provider_id(ks, nc->provider_id) : NULL;
         const char *nname = nw_json_str_at(nc->json, "status.nodeName");
         if (!node && nname && *nname)
-            node = nw_kube_snap_get(ks, NW_KUBE_NODES, NULL, nname);
+            node = nw_kube_cache_snap_get(ks, NW_KUBE_NODES, NULL, nname);
         if (node)
             continue; /* handled with the Nodes */
         rc = add_entry(&b, nc->json, nc->name, nc->name);
@@ -585,14 +584,14 @@ nw_rc_t nw_simsnap_build(const nw_simsnap_env_t *env, const nw_kube_snap_t *ks,
     for (const nw_inflight_claim_t *m = env->inflight ? env->inflight->head : NULL;
          m && rc == NW_OK; m = m->next) {
         if (!m->obj || m->deleted || excluded(o, m->name) ||
-            nw_kube_snap_get(ks, NW_KUBE_NODECLAIMS, NULL, m->name))
+            nw_kube_cache_snap_get(ks, NW_KUBE_NODECLAIMS, NULL, m->name))
             continue;
         rc = add_entry(&b, m->obj, m->name, m->name);
     }
     /* pods of excluded / deleting nodes, as pending */
     for (size_t i = 0; i < nresched && rc == NW_OK; i++) {
         const nw_kube_obj_t *const *on;
-        size_t np = nw_kube_snap_pods_on_node(ks, resched[i]->name, &on);
+        size_t np = nw_kube_cache_snap_pods_on_node(ks, resched[i]->name, &on);
         for (size_t k = 0; k < np && rc == NW_OK; k++)
             if (nw_simsnap_pod_reschedulable(on[k]))
                 rc = add_pending(&b, on[k], 1);
@@ -600,29 +599,29 @@ nw_rc_t nw_simsnap_build(const nw_simsnap_env_t *env, const nw_kube_snap_t *ks,
     free(resched);
     if (o->include_pending && rc == NW_OK) {
         const nw_kube_obj_t *const *pend;
-        size_t np = nw_kube_snap_pending_pods(ks, &pend);
+        size_t np = nw_kube_cache_snap_pending_pods(ks, &pend);
         for (size_t i = 0; i < np && rc == NW_OK; i++)
             rc = add_pending(&b, pend[i], 0);
     }
     return rc;
 }
 
-bool nw_simsnap_is_nominated(const nw_noms_t *noms, const nw_kube_snap_t *ks,
+bool nw_simsnap_is_nominated(const nw_nominations_t *noms, const nw_kube_snap_t *ks,
                              const char *node_or_claim, int64_t now_mono, int64_t window_ns)
 {
     if (!node_or_claim)
         return false;
     /* the name may be a Node: its NodeClaim is the nomination target */
     const char *claim = node_or_claim;
-    const nw_kube_obj_t *n = nw_kube_snap_get(ks, NW_KUBE_NODES, NULL, node_or_claim);
+    const nw_kube_obj_t *n = nw_kube_cache_snap_get(ks, NW_KUBE_NODES, NULL, node_or_claim);
     if (n && n->provider_id[0]) {
-        const nw_kube_obj_t *nc = nw_kube_snap_nodeclaim_by_provider_id(ks, n->provider_id);
+        const nw_kube_obj_t *nc = nw_kube_cache_snap_nodeclaim_by_provider_id(ks, n->provider_id);
         if (nc)
             claim = nc->name;
     }
-    const nw_kube_obj_t *nc = nw_kube_snap_get(ks, NW_KUBE_NODECLAIMS, NULL, claim);
+    const nw_kube_obj_t *nc = nw_kube_cache_snap_get(ks, NW_KUBE_NODECLAIMS, NULL, claim);
     bool in_flight = nc && !claim_initialized(nc->json);
-    return nw_noms_targets(noms, claim, in_flight, now_mono, window_ns);
+    return nw_nominations_targets(noms, claim, in_flight, now_mono, window_ns);
 }
 
 /* ---- NodeClaims ---- */
@@ -672,7 +671,7 @@ cJSON *nw_simsnap_claim_body(const nw_simsnap_t *s, const nw_sched_claim_t *cl,
     cJSON *types = nw_json_new_array();
     int nt = 0;
     for (int i = 0; i < cl->nitypes && nt < 600; i++) {
-        const char *tn = nw_sched_snap_itype(ss, (size_t)cl->itypes[i])->name;
+        const char *tn = nw_snapshot_itype(ss, (size_t)cl->itypes[i])->name;
         if (o->itypes && !in_list(o->itypes, o->nitypes, tn))
             continue;
         if (!nt)
@@ -741,7 +740,7 @@ cJSON *nw_simsnap_claim_body(const nw_simsnap_t *s, const nw_sched_claim_t *cl,
             nw_json_push(reqs, req_json(&upper));
         }
     }
-    const nw_req_t *itr = nw_reqs_get(&cl->reqs, "node.kubernetes.io/instance-type");
+    const nw_req_t *itr = nw_requirements_get(&cl->reqs, "node.kubernetes.io/instance-type");
     cJSON *it = nw_json_new_object();
     nw_json_add_string(it, "key", "node.kubernetes.io/instance-type");
     nw_json_add_string(it, "operator", "In");
@@ -753,7 +752,7 @@ cJSON *nw_simsnap_claim_body(const nw_simsnap_t *s, const nw_sched_claim_t *cl,
     nw_json_add_string(ct, "key", "karpenter.sh/capacity-type");
     nw_json_add_string(ct, "operator", "In");
     cJSON *ctv = nw_json_add_array(ct, "values");
-    const nw_req_t *ctr = nw_reqs_get(&cl->reqs, "karpenter.sh/capacity-type");
+    const nw_req_t *ctr = nw_requirements_get(&cl->reqs, "karpenter.sh/capacity-type");
     if (o->capacity_type)
         nw_json_push(ctv, nw_json_new_string(o->capacity_type));
     else if (ctr && !ctr->complement && ctr->nvalues)
@@ -763,7 +762,7 @@ cJSON *nw_simsnap_claim_body(const nw_simsnap_t *s, const nw_sched_claim_t *cl,
         nw_json_push(ctv, nw_json_new_string(cl->capacity_type));
     nw_json_push(reqs, ct);
     cJSON *res = nw_json_add_object(spec, "resources");
-    nw_json_add_item(res, "requests", nw_sched_res_to_json(ss, &cl->requests));
+    nw_json_add_item(res, "requests", nw_snapshot_res_to_json(ss, &cl->requests));
     const cJSON *ref = nw_json_get(tspec, "nodeClassRef");
     if (ref)
         nw_json_add_item(spec, "nodeClassRef", nw_json_dup(ref));

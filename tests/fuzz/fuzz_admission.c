@@ -36,7 +36,7 @@ static char *nul_visible(const uint8_t *data, size_t size)
     return c;
 }
 
-static void check(int cond, const char *what, const nw_srv_adm_out_t *out)
+static void check(int cond, const char *what, const nw_review_out_t *out)
 {
     if (!cond) {
         fprintf(stderr, "invariant violated: %s\nstatus %d body %s\n", what, out->status,
@@ -50,14 +50,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static nw_gpu_policy_t gpu;
     static nw_admit_ctx_t ctx = {.gpu = NULL, .self_namespace = "nodewarden"};
     if (!ctx.gpu) {
-        nw_json_arena_install(); /* as cli/main.c does: the review path runs on the arena */
+        nw_jsonarena_install(); /* as cli/main.c does: the review path runs on the arena */
         if (nw_gpu_policy_init(&gpu, "nodewarden") != NW_OK)
             abort();
         ctx.gpu = &gpu;
     }
     for (int mutate = 0; mutate < 2; mutate++) {
-        nw_srv_adm_out_t out;
-        if (nw_srv_admission_handle(&ctx, NULL, mutate, (const char *)data, size, &out) != NW_OK)
+        nw_review_out_t out;
+        if (nw_review_handle(&ctx, NULL, mutate, (const char *)data, size, &out) != NW_OK)
             continue; /* out of memory only */
         check(out.body != NULL && strlen(out.body) == out.body_len, "body length", &out);
         cJSON *j = cJSON_ParseWithLengthOpts(out.body, out.body_len + 1, NULL, 1);
@@ -67,12 +67,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             const cJSON *uid = cJSON_GetObjectItemCaseSensitive(r, "uid");
             check(cJSON_IsString(uid), "response.uid", &out);
             /* the request's uid, decoded again with its NULs visible */
-            nw_srv_review_t rv;
+            nw_review_t rv;
             char *vis = nul_visible(data, size);
-            check(nw_srv_review_decode(vis, size, &rv, NULL) == NW_OK,
-                  "200 only for decodable reviews", &out);
+            check(nw_review_decode(vis, size, &rv, NULL) == NW_OK, "200 only for decodable reviews",
+                  &out);
             check(strcmp(uid->valuestring, rv.req.uid) == 0, "uid echoed byte for byte", &out);
-            nw_srv_review_cleanup(&rv);
+            nw_review_cleanup(&rv);
             free(vis);
             check(cJSON_IsBool(cJSON_GetObjectItemCaseSensitive(r, "allowed")), "allowed", &out);
             int has_patch = cJSON_GetObjectItemCaseSensitive(r, "patch") != NULL;
@@ -85,7 +85,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             check(cJSON_IsString(k) && strcmp(k->valuestring, "Status") == 0, "Status body", &out);
         }
         cJSON_Delete(j);
-        nw_srv_adm_out_cleanup(&out);
+        nw_review_out_cleanup(&out);
     }
     return 0;
 }

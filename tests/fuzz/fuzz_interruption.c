@@ -26,16 +26,16 @@ static void check(int cond, const char *what)
 
 static void event(const char *p, size_t n)
 {
-    nw_intr_event_t ev;
+    nw_interrupt_event_t ev;
     nw_err_t err = {0};
-    nw_rc_t rc = nw_intr_parse(p, n, &ev, &err);
+    nw_rc_t rc = nw_intrevent_parse(p, n, &ev, &err);
     if (rc == NW_OK) {
         check(ev.kind < NW_INTR_KINDS, "kind in range");
         check(ev.kind == NW_INTR_NOOP || ev.nids > 0, "an acting kind names instances");
         check(ev.nids <= NW_INTR_MAX_IDS, "ids bounded");
         for (size_t i = 0; i < ev.nids; i++)
             check(strncmp(ev.ids[i], "i-", 2) == 0, "instance ids start with i-");
-        check(nw_intr_kind_name(ev.kind) != NULL, "kind has a name");
+        check(nw_interrupt_kind_name(ev.kind) != NULL, "kind has a name");
     } else {
         check(rc == NW_EPARSE, "parse failures are NW_EPARSE");
         check(ev.kind == NW_INTR_NOOP && ev.nids == 0, "failure leaves nothing to act on");

@@ -61,7 +61,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     cJSON *obj = cJSON_ParseWithLengthOpts((const char *)data, size, &end, 0);
     if (!obj)
         return 0;
-    for (const nw_admit_handler_t *h = nw_admit_handlers; h->kind; h++) {
+    for (const nw_admit_handler_t *h = nw_handlers; h->kind; h++) {
         if (strcmp(h->kind, "NodePool") != 0 && strcmp(h->kind, "EC2NodeClass") != 0)
             continue;
         one(h, obj, 0);

@@ -24,7 +24,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         const nw_kv_re_t *re = nw_kre((nw_re_id_t)id);
         if (!re->direct)
             continue;
-        bool want = nw_kv_re_match_posix(re, s), got = re->direct(s);
+        bool want = nw_kval_re_match_posix(re, s), got = re->direct(s);
         if (want != got) {
             fprintf(stderr, "pattern %s: regex says %d, direct matcher %d, on \"%s\"\n", re->re2,
                     want, got, s);

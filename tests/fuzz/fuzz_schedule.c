@@ -46,10 +46,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             ok = nw_plan_collect(pl, docs[i], "fuzz") == 0;
     }
     nw_sched_snap_t *s = ok ? nw_plan_snapshot(pl, NULL, 0, "us-east-1", NULL, 0, NULL, 0) : NULL;
-    if (s && nw_sched_snap_npods(s) <= 2000) {
+    if (s && nw_snapshot_npods(s) <= 2000) {
         nw_sched_results_t r;
-        if (nw_sched_solve(s, 0, &r, NULL) == NW_OK) {
-            size_t n = nw_sched_snap_npods(s);
+        if (nw_solve(s, 0, &r, NULL) == NW_OK) {
+            size_t n = nw_snapshot_npods(s);
             unsigned char *seen = calloc(n + 1, 1);
             int total = 0;
             for (int i = 0; seen && i < r.nclaims; i++) {
@@ -67,14 +67,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 const nw_sched_unsched_t *u = &r.unsched[i];
                 if (seen[u->pod]++)
                     abort();
-                if (!u->reason && u->nreasons != (int)nw_sched_snap_npools(s))
+                if (!u->reason && u->nreasons != (int)nw_snapshot_npools(s))
                     abort();
             }
             if (seen && total != r.considered)
                 abort();
             free(seen);
         }
-        nw_sched_results_free(&r);
+        nw_solve_results_free(&r);
     }
     nw_plan_free(pl);
     nw_yaml_docs_free(docs, nd);

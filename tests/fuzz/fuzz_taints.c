@@ -46,8 +46,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         nw_labels_cleanup(&l);
     }
     if (have_t && have_o) {
-        const nw_taint_t *s = nw_taints_first_untolerated(&t, &o, NW_TAINTS_STRICT);
-        const nw_taint_t *k = nw_taints_first_untolerated(&t, &o, NW_TAINTS_SCHEDULING);
+        const nw_taint_t *s = nw_tolerations_first_untolerated(&t, &o, NW_TAINTS_STRICT);
+        const nw_taint_t *k = nw_tolerations_first_untolerated(&t, &o, NW_TAINTS_SCHEDULING);
         if (!s && k)
             abort();
         if (s && nw_tolerations_tolerate(&o, s))
@@ -55,14 +55,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         nw_tolerations_t all;
         nw_tolerations_init(&all);
         nw_tolerations_add(&all, "", NW_TOL_EXISTS, "", NW_TAINT_EFFECT_ANY, false, 0);
-        if (all.n == 1 && !nw_taints_tolerated(&t, &all, NW_TAINTS_STRICT))
+        if (all.n == 1 && !nw_tolerations_tolerate_all(&t, &all, NW_TAINTS_STRICT))
             abort();
         nw_tolerations_cleanup(&all);
         char buf[512];
         for (size_t i = 0; i < t.n; i++) {
-            nw_taint_format(&t.v[i], buf, sizeof buf);
-            nw_taint_untolerated_msg(&t.v[i], buf, sizeof buf);
-            nw_taint_is_known_ephemeral(&t.v[i]);
+            nw_taints_format(&t.v[i], buf, sizeof buf);
+            nw_taints_untolerated_msg(&t.v[i], buf, sizeof buf);
+            nw_taints_is_known_ephemeral(&t.v[i]);
             nw_labels_key_valid(t.v[i].key, NULL);
         }
     }

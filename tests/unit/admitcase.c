@@ -59,7 +59,7 @@ void nw_test_admit_case(const char *path, const char *group, const char *kind)
     const cJSON *opj = cJSON_GetObjectItemCaseSensitive(hdr, "op");
     int update = cJSON_IsString(opj) && strcmp(opj->valuestring, "UPDATE") == 0;
     ck_assert_msg(!update || n >= 3, "%s: UPDATE needs the old object as document 3", path);
-    const nw_admit_handler_t *h = nw_admit_find(group, kind);
+    const nw_admit_handler_t *h = nw_handlers_find(group, kind);
     ck_assert_ptr_nonnull(h);
 
     nw_admit_req_t req = {0};

@@ -18,7 +18,7 @@
 #ifndef NW_TESTS_ADMITCASE_H
 #define NW_TESTS_ADMITCASE_H
 
-/** Run one case file through nw_admit_find(group, kind)'s handlers; fails the test
+/** Run one case file through nw_handlers_find(group, kind)'s handlers; fails the test
  * (ck_assert) on any mismatch. */
 void nw_test_admit_case(const char *path, const char *group, const char *kind);
 

@@ -181,7 +181,7 @@ void ctlfix_init(ctlfix_t *f)
                                .timeout_ms = 5000};
     ck_assert_int_eq(nw_kube_client_new(cfg, &o, &f->deps.kube, &err), NW_OK);
     f->deps.cache = nw_kube_cache_new(NULL);
-    f->deps.rec = nw_kube_recorder_new(f->deps.kube, "nodewarden", "test");
+    f->deps.rec = nw_kube_write_recorder_new(f->deps.kube, "nodewarden", "test");
     nw_clock_fake_init(&f->clk, CTLFIX_T0);
     f->deps.clock = &f->clk.base;
     f->cloud = fake_cloud_new(f->deps.clock);
@@ -190,7 +190,7 @@ void ctlfix_init(ctlfix_t *f)
     ck_assert_int_eq(nw_ctl_shared_init(&f->mem), NW_OK);
     f->mem.batch_max_ns = 10 * NW_NS_PER_SEC;
     f->mem.vm_overhead = 0.075;
-    f->claims = nw_claims_new(&f->deps, &f->mem, NULL);
+    f->claims = nw_nodeclaim_new(&f->deps, &f->mem, NULL);
     ck_assert(f->deps.cache && f->deps.rec && f->claims);
     for (int k = 0; k < NW_KUBE_KINDS; k++)
         nw_kube_cache_mark_synced(f->deps.cache, (nw_kube_kind_t)k);
@@ -198,9 +198,9 @@ void ctlfix_init(ctlfix_t *f)
 
 void ctlfix_free(ctlfix_t *f)
 {
-    nw_claims_free(f->claims);
+    nw_nodeclaim_free(f->claims);
     nw_ctl_shared_cleanup(&f->mem);
-    nw_kube_recorder_free(f->deps.rec);
+    nw_kube_write_recorder_free(f->deps.rec);
     nw_kube_cache_free(f->deps.cache);
     nw_kube_client_free(f->deps.kube);
     fake_srv_stop(f->srv);

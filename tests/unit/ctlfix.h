@@ -1,6 +1,6 @@
 /*
  * tests/unit/ctlfix.h — a fixture for controller tick tests: the controllers' dependencies
- * (nw_ctl_deps_t), shared memory (nw_ctl_shared_t) and NodeClaim launcher (nw_claims_t, the
+ * (nw_ctl_deps_t), shared memory (nw_ctl_shared_t) and NodeClaim launcher (nw_nodeclaim_t, the
  * provisioner's and disruption's) wired to a fake clock, the shared fake cloud (fakecloud.h), a
  * watch cache the test fills by hand, and a Kubernetes API (fakeapi.h) that keeps objects in
  * memory: POST stores (generateName gets a counter suffix), GET/PUT/DELETE act on the stored object
@@ -49,7 +49,7 @@ typedef struct {
     nw_clock_fake_t clk;
     nw_ctl_deps_t deps;
     nw_ctl_shared_t mem; /* vmMemoryOverheadPercent 0.075, batchMaxDuration 10 s */
-    nw_claims_t *claims;
+    nw_nodeclaim_t *claims;
 } ctlfix_t;
 
 void ctlfix_init(ctlfix_t *f);

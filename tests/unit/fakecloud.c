@@ -64,7 +64,7 @@ void fake_cloud_hold(fake_cloud_t *f, int on)
 int fake_cloud_wait_held(fake_cloud_t *f, int n, int timeout_ms)
 {
     struct timespec dl;
-    nw_deadline_after(&dl, CLOCK_REALTIME, timeout_ms);
+    nw_clock_deadline_after(&dl, CLOCK_REALTIME, timeout_ms);
     pthread_mutex_lock(&f->mu);
     while (f->held < n && pthread_cond_timedwait(&f->cv, &f->mu, &dl) == 0) {
     }
@@ -355,13 +355,13 @@ void fake_cloud_free(fake_cloud_t *f)
 
 /* ---- the fake interruption source ---- */
 
-static fake_intr_t *qme(nw_intr_source_t *s)
+static fake_intr_t *qme(nw_interrupt_source_t *s)
 {
     return (fake_intr_t *)s;
 }
 
-static nw_rc_t intr_receive(nw_intr_source_t *s, nw_intr_batch_t *out, nw_cloud_error_t *ce,
-                            nw_err_t *err)
+static nw_rc_t intr_receive(nw_interrupt_source_t *s, nw_interrupt_batch_t *out,
+                            nw_cloud_error_t *ce, nw_err_t *err)
 {
     fake_intr_t *q = qme(s);
     memset(out, 0, sizeof *out);
@@ -389,7 +389,7 @@ static nw_rc_t intr_receive(nw_intr_source_t *s, nw_intr_batch_t *out, nw_cloud_
             continue;
         m->deliveries++;
         m->next_receive = r + FAKE_INTR_REDELIVER;
-        nw_intr_msg_t *o = &out->v[out->n++];
+        nw_interrupt_msg_t *o = &out->v[out->n++];
         snprintf(o->id, sizeof o->id, "%s", m->id);
         o->handle = strdup(m->id);
         ck_assert_ptr_nonnull(o->handle);
@@ -402,7 +402,7 @@ static nw_rc_t intr_receive(nw_intr_source_t *s, nw_intr_batch_t *out, nw_cloud_
     return NW_OK;
 }
 
-static nw_rc_t intr_ack(nw_intr_source_t *s, const nw_intr_msg_t *m, nw_cloud_error_t *ce,
+static nw_rc_t intr_ack(nw_interrupt_source_t *s, const nw_interrupt_msg_t *m, nw_cloud_error_t *ce,
                         nw_err_t *err)
 {
     (void)ce, (void)err;
@@ -415,17 +415,17 @@ static nw_rc_t intr_ack(nw_intr_source_t *s, const nw_intr_msg_t *m, nw_cloud_er
     return NW_OK;
 }
 
-static void intr_set_abort(nw_intr_source_t *s, const atomic_int *flag)
+static void intr_set_abort(nw_interrupt_source_t *s, const atomic_int *flag)
 {
     qme(s)->abort = flag;
 }
 
-static void intr_free(nw_intr_source_t *s)
+static void intr_free(nw_interrupt_source_t *s)
 {
     (void)s; /* the test owns it: fake_intr_destroy */
 }
 
-static const nw_intr_source_ops_t fake_intr_ops = {
+static const nw_interrupt_source_ops_t fake_intr_ops = {
     .receive = intr_receive,
     .ack = intr_ack,
     .set_abort = intr_set_abort,
@@ -445,7 +445,7 @@ void fake_intr_destroy(fake_intr_t *q)
     pthread_mutex_destroy(&q->mu);
 }
 
-void fake_intr_push(fake_intr_t *q, const char *id, const nw_intr_event_t *ev)
+void fake_intr_push(fake_intr_t *q, const char *id, const nw_interrupt_event_t *ev)
 {
     pthread_mutex_lock(&q->mu);
     ck_assert_int_lt(q->n, FAKE_INTR_MAX);

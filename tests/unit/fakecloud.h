@@ -14,7 +14,7 @@
  * Ownership: fake_cloud_new / fake_cloud_free (ops->free is a no-op: the test owns it).
  * Thread: launch, list, terminate and instance_state may run on the launch workers while
  * the test thread calls the others (one mutex, mu); while workers run, the test reads the
- * counters with fake_cloud_launches (or after nw_claims_wait_idle).
+ * counters with fake_cloud_launches (or after nw_nodeclaim_wait_idle).
  */
 #ifndef NW_TESTS_FAKECLOUD_H
 #define NW_TESTS_FAKECLOUD_H
@@ -92,12 +92,12 @@ nw_cloud_instance_t *fake_cloud_find(fake_cloud_t *f, const char *id_or_provider
 typedef struct {
     char id[128];
     int parsed;
-    nw_intr_event_t ev;
+    nw_interrupt_event_t ev;
     int acked, deliveries, next_receive;
 } fake_intr_msg_t;
 
 typedef struct {
-    nw_intr_source_t base;
+    nw_interrupt_source_t base;
     pthread_mutex_t mu;
     fake_intr_msg_t msgs[FAKE_INTR_MAX];
     int n;
@@ -108,7 +108,7 @@ typedef struct {
 void fake_intr_init(fake_intr_t *q);
 void fake_intr_destroy(fake_intr_t *q);
 /** Queue a message; ev NULL: a body that did not parse. */
-void fake_intr_push(fake_intr_t *q, const char *id, const nw_intr_event_t *ev);
+void fake_intr_push(fake_intr_t *q, const char *id, const nw_interrupt_event_t *ev);
 /** How often message id was delivered, and whether it was acknowledged. */
 int fake_intr_deliveries(fake_intr_t *q, const char *id);
 int fake_intr_acked(fake_intr_t *q, const char *id);

@@ -28,7 +28,7 @@ int main(int argc, char **argv)
 {
     SRunner *sr = NULL;
     int found = 0;
-    nw_json_arena_install(); /* as cli/main.c does: the admission path runs on the arena */
+    nw_jsonarena_install(); /* as cli/main.c does: the admission path runs on the arena */
 #define NW_SUITE(name)                                                                             \
     if (selected(argc, argv, #name)) {                                                             \
         found++;                                                                                   \

@@ -58,7 +58,7 @@ static void tick(ctlfix_t *f, nw_accelaudit_t *a)
 {
     nw_kube_snap_t *s = nw_kube_cache_snapshot(f->deps.cache);
     nw_accelaudit_tick(a, s);
-    nw_kube_snap_release(s);
+    nw_kube_cache_snap_release(s);
 }
 
 static int evictions(ctlfix_t *f, int m, const char *pod)

@@ -116,15 +116,14 @@ static cJSON *run(const char *kind, const char *op, const char *extra, int mutat
                   cJSON **root)
 {
     char *body = review(kind, op, extra);
-    nw_srv_adm_out_t out;
-    ck_assert_int_eq(nw_srv_admission_handle(&ctx, test_lookup, mutate, body, strlen(body), &out),
-                     NW_OK);
+    nw_review_out_t out;
+    ck_assert_int_eq(nw_review_handle(&ctx, test_lookup, mutate, body, strlen(body), &out), NW_OK);
     ck_assert_msg(out.status == want_status, "status %d, want %d: %s", out.status, want_status,
                   out.body);
     ck_assert_uint_eq(strlen(out.body), out.body_len);
     *root = cJSON_Parse(out.body);
     ck_assert_ptr_nonnull(*root);
-    nw_srv_adm_out_cleanup(&out);
+    nw_review_out_cleanup(&out);
     free(body);
     if (want_status != 200)
         return *root;
@@ -267,9 +266,9 @@ START_TEST(adm_data_case)
     snprintf(path, sizeof path, "tests/data/admission/%s", f[0]);
     size_t len;
     char *body = nw_test_read_file(path, &len);
-    nw_srv_adm_out_t out;
+    nw_review_out_t out;
     int mutate = strcmp(f[1], "mutate") == 0;
-    ck_assert_msg(nw_srv_admission_handle(&ctx, test_lookup, mutate, body, len, &out) == NW_OK,
+    ck_assert_msg(nw_review_handle(&ctx, test_lookup, mutate, body, len, &out) == NW_OK,
                   "%s: %s: handler failed", c->name, f[0]);
     ck_assert_msg(out.status == (int)strtol(f[2], NULL, 10), "%s: %s: status %d: %s", c->name, f[0],
                   out.status, out.body);
@@ -278,7 +277,7 @@ START_TEST(adm_data_case)
     cJSON *j = cJSON_Parse(out.body);
     ck_assert_msg(j != NULL, "%s: %s: response is not JSON", c->name, f[0]);
     cJSON_Delete(j);
-    nw_srv_adm_out_cleanup(&out);
+    nw_review_out_cleanup(&out);
     free(body);
 }
 END_TEST
@@ -289,15 +288,15 @@ START_TEST(adm_real_table)
     const char *b = "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
                     "\"request\":{\"uid\":\"z\",\"kind\":{\"group\":\"\",\"version\":\"v1\","
                     "\"kind\":\"ConfigMap\"},\"operation\":\"CREATE\",\"object\":{}}}";
-    nw_srv_adm_out_t out;
+    nw_review_out_t out;
     for (int m = 0; m < 2; m++) {
-        ck_assert_int_eq(nw_srv_admission_handle(&ctx, NULL, m, b, strlen(b), &out), NW_OK);
+        ck_assert_int_eq(nw_review_handle(&ctx, NULL, m, b, strlen(b), &out), NW_OK);
         ck_assert_int_eq(out.status, 200);
         ck_assert_str_eq(out.body,
                          "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":"
                          "\"AdmissionReview\",\"response\":{\"uid\":\"z\",\"allowed\":true}}");
         ck_assert_int_eq(out.verdict, NW_SRV_VERDICT_ALLOWED);
-        nw_srv_adm_out_cleanup(&out);
+        nw_review_out_cleanup(&out);
     }
 }
 END_TEST
@@ -311,20 +310,19 @@ START_TEST(adm_raw_bytes)
     size_t n = strlen(b);
     char *exact = malloc(n);
     memcpy(exact, b, n);
-    nw_srv_adm_out_t out;
-    ck_assert_int_eq(nw_srv_admission_handle(&ctx, test_lookup, 0, exact, n, &out), NW_OK);
+    nw_review_out_t out;
+    ck_assert_int_eq(nw_review_handle(&ctx, test_lookup, 0, exact, n, &out), NW_OK);
     ck_assert_int_eq(out.status, 200);
-    nw_srv_adm_out_cleanup(&out);
-    ck_assert_int_eq(nw_srv_admission_handle(&ctx, test_lookup, 0, exact, n - 1, &out), NW_OK);
+    nw_review_out_cleanup(&out);
+    ck_assert_int_eq(nw_review_handle(&ctx, test_lookup, 0, exact, n - 1, &out), NW_OK);
     ck_assert_int_eq(out.status, 400);
-    nw_srv_adm_out_cleanup(&out);
+    nw_review_out_cleanup(&out);
     free(exact);
     const char nul[] = "{\"a\":1}\0{}";
-    ck_assert_int_eq(nw_srv_admission_handle(&ctx, test_lookup, 0, nul, sizeof nul - 1, &out),
-                     NW_OK);
+    ck_assert_int_eq(nw_review_handle(&ctx, test_lookup, 0, nul, sizeof nul - 1, &out), NW_OK);
     ck_assert_int_eq(out.status, 400);
     ck_assert_ptr_nonnull(strstr(out.body, "NUL byte"));
-    nw_srv_adm_out_cleanup(&out);
+    nw_review_out_cleanup(&out);
 }
 END_TEST
 
@@ -340,8 +338,8 @@ START_TEST(adm_utf8_escaped)
            "t\xff\xc3\x28"
            "eeeevil",
            11); /* same length: stray byte, bad 2-byte sequence */
-    nw_srv_adm_out_t out;
-    ck_assert_int_eq(nw_srv_admission_handle(&ctx, NULL, 0, body, len, &out), NW_OK);
+    nw_review_out_t out;
+    ck_assert_int_eq(nw_review_handle(&ctx, NULL, 0, body, len, &out), NW_OK);
     ck_assert_int_eq(out.status, 200);
     ck_assert_msg(strstr(out.body, "\"allowed\":false") != NULL, "%s", out.body);
     ck_assert_msg(strstr(out.body, "\"field\":\"spec.template.spec.taints[0].key\"") != NULL, "%s",
@@ -349,11 +347,11 @@ START_TEST(adm_utf8_escaped)
     ck_assert_msg(strstr(out.body, "Invalid value: \\\"t\\ufffd\\ufffd(eeeevil\\\"") != NULL, "%s",
                   out.body);
     for (const char *p = out.body, *n; *p; p = n) {
-        n = p + nw_utf8_seq_len(p);
+        n = p + nw_buf_utf8_seq_len(p);
         ck_assert_msg(n != p, "byte %d at %zu is not UTF-8", (unsigned char)*p,
                       (size_t)(p - out.body));
     }
-    nw_srv_adm_out_cleanup(&out);
+    nw_review_out_cleanup(&out);
     free(body);
 }
 END_TEST
@@ -367,20 +365,20 @@ START_TEST(adm_deadline)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     int64_t now = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-    nw_srv_adm_out_t out;
+    nw_review_out_t out;
     for (int m = 0; m < 2; m++) {
         nw_admit_deadline_set(now - 1);
-        ck_assert_int_eq(nw_srv_admission_handle(&ctx, NULL, m, body, len, &out), NW_OK);
+        ck_assert_int_eq(nw_review_handle(&ctx, NULL, m, body, len, &out), NW_OK);
         ck_assert_int_eq(out.status, 504);
         ck_assert_int_eq(out.verdict, NW_SRV_VERDICT_ERROR);
         ck_assert_msg(strstr(out.body, "\"reason\":\"Timeout\"") &&
                           strstr(out.body, "?timeout= or webhook.requestTimeout"),
                       "%s", out.body);
-        nw_srv_adm_out_cleanup(&out);
+        nw_review_out_cleanup(&out);
         nw_admit_deadline_set(now + (int64_t)3600 * 1000000000);
-        ck_assert_int_eq(nw_srv_admission_handle(&ctx, NULL, m, body, len, &out), NW_OK);
+        ck_assert_int_eq(nw_review_handle(&ctx, NULL, m, body, len, &out), NW_OK);
         ck_assert_int_eq(out.status, 200);
-        nw_srv_adm_out_cleanup(&out);
+        nw_review_out_cleanup(&out);
     }
     nw_admit_deadline_set(0);
     ck_assert(!nw_admit_deadline_passed());
@@ -391,15 +389,15 @@ END_TEST
 START_TEST(metrics_render)
 {
     nw_metrics_t m;
-    nw_metrics_init(&m);
-    nw_metrics_admission(&m, NW_ROUTE_VALIDATE, "NodePool", NW_SRV_VERDICT_DENIED, 3000000);
-    nw_metrics_admission(&m, NW_ROUTE_MUTATE, "Whatever", NW_SRV_VERDICT_PATCHED, 50000);
-    nw_metrics_http(&m, NW_ROUTE_OTHER, 404);
-    nw_metrics_http(&m, NW_ROUTE_VALIDATE, 418);
+    nw_server_metrics_init(&m);
+    nw_server_metrics_admission(&m, NW_ROUTE_VALIDATE, "NodePool", NW_SRV_VERDICT_DENIED, 3000000);
+    nw_server_metrics_admission(&m, NW_ROUTE_MUTATE, "Whatever", NW_SRV_VERDICT_PATCHED, 50000);
+    nw_server_metrics_http(&m, NW_ROUTE_OTHER, 404);
+    nw_server_metrics_http(&m, NW_ROUTE_VALIDATE, 418);
     atomic_store(&m.cert_reloads, 2);
     nw_buf_t b;
     nw_buf_init(&b, 1 << 20);
-    ck_assert_int_eq(nw_metrics_render(&m, &b), NW_OK);
+    ck_assert_int_eq(nw_server_metrics_render(&m, &b), NW_OK);
     const char *s = nw_buf_str(&b);
     ck_assert_ptr_nonnull(strstr(s, "nodewarden_admission_requests_total{route=\"validate\","
                                     "kind=\"NodePool\",verdict=\"denied\"} 1\n"));

@@ -27,14 +27,14 @@ START_TEST(doc_table)
     ck_assert_int_eq(nw_catalog_new_embedded("us-east-1", &c, &err), NW_OK);
     ck_assert_uint_ge(nw_catalog_len(c), 150);
     nw_overhead_opts_t o;
-    nw_overhead_opts_default(&o);
+    nw_catalog_overhead_opts_default(&o);
     do {
         char *f[8];
         ck_assert_int_eq(nw_test_split_tabs(row->line, f, 8), 5);
         const nw_itype_t *t = nw_catalog_find(c, f[0]);
         ck_assert_msg(t != NULL, "%s missing", f[0]);
         nw_cat_res_t a;
-        nw_itype_allocatable(t, &o, &a);
+        nw_catalog_itype_allocatable(t, &o, &a);
         ck_assert_msg(a.pods == strtoll(f[1], NULL, 10), "%s pods %lld", f[0], (long long)a.pods);
         ck_assert_msg(a.cpu_m == strtoll(f[2], NULL, 10), "%s cpu %lld", f[0], (long long)a.cpu_m);
         ck_assert_msg(a.memory_bytes == strtoll(f[3], NULL, 10) * MIB, "%s mem %lld", f[0],
@@ -52,47 +52,47 @@ START_TEST(formulas)
     static const int vcpu[] = {2, 4, 8, 16, 48, 96, 192};
     static const int want[] = {70, 80, 90, 110, 190, 310, 550};
     for (int i = 0; i < 7; i++)
-        ck_assert_int_eq(nw_kube_reserved_cpu_m(vcpu[i]), want[i]);
+        ck_assert_int_eq(nw_catalog_kube_reserved_cpu_m(vcpu[i]), want[i]);
 
     nw_catalog_t *c;
     ck_assert_int_eq(nw_catalog_new_embedded("us-west-2", &c, NULL), NW_OK);
     const nw_itype_t *t = nw_catalog_find(c, "m6i.large");
     nw_overhead_opts_t o;
-    nw_overhead_opts_default(&o);
+    nw_catalog_overhead_opts_default(&o);
     nw_cat_res_t cap, a;
-    nw_itype_capacity(t, &o, &cap);
+    nw_catalog_itype_capacity(t, &o, &cap);
     ck_assert_int_eq(cap.memory_bytes, (8192 - 615) * MIB); /* 615 = ceil(8192 x 0.075) */
     /* reserved ENIs lower max pods; maxPods overrides; kube-reserved memory keeps the ENI pods */
     o.reserved_enis = 1;
-    ck_assert_int_eq(nw_itype_max_pods(t, &o), 2 * 9 + 2);
+    ck_assert_int_eq(nw_catalog_itype_max_pods(t, &o), 2 * 9 + 2);
     o.reserved_enis = 0;
     o.max_pods = 110;
-    nw_itype_allocatable(t, &o, &a);
+    nw_catalog_itype_allocatable(t, &o, &a);
     ck_assert_int_eq(a.pods, 110);
     ck_assert_int_eq(a.memory_bytes, 6903 * MIB);
     o.max_pods = -1;
     o.pods_per_core = 4;
-    ck_assert_int_eq(nw_itype_max_pods(t, &o), 8);
-    nw_overhead_opts_default(&o);
+    ck_assert_int_eq(nw_catalog_itype_max_pods(t, &o), 8);
+    nw_catalog_overhead_opts_default(&o);
     o.ephemeral_bytes = INT64_C(100) << 30;
-    nw_itype_allocatable(t, &o, &a);
+    nw_catalog_itype_allocatable(t, &o, &a);
     ck_assert_int_eq(a.ephemeral_bytes, (INT64_C(100) - 1 - 10) * 1024 * 1024 * 1024);
     /* Graviton: 64 MiB CMA first, then the VM overhead on what is left */
     t = nw_catalog_find(c, "m7g.large");
     ck_assert_ptr_nonnull(t);
-    nw_overhead_opts_default(&o);
-    nw_itype_capacity(t, &o, &cap);
+    nw_catalog_overhead_opts_default(&o);
+    nw_catalog_itype_capacity(t, &o, &cap);
     ck_assert_int_eq(cap.memory_bytes, (8128 - 610) * MIB);
     /* GPUs show up as extended resources; CPU types have none */
-    nw_itype_capacity(nw_catalog_find(c, "g5.12xlarge"), &o, &cap);
+    nw_catalog_itype_capacity(nw_catalog_find(c, "g5.12xlarge"), &o, &cap);
     ck_assert_int_eq(cap.nvidia_gpu, 4);
-    nw_itype_capacity(nw_catalog_find(c, "inf2.24xlarge"), &o, &cap);
+    nw_catalog_itype_capacity(nw_catalog_find(c, "inf2.24xlarge"), &o, &cap);
     ck_assert_int_eq(cap.neuron, 6);
     ck_assert_int_eq(cap.neuroncore, 12);
     ck_assert_int_eq(cap.nvidia_gpu, 0);
-    ck_assert(nw_itype_is_exotic(nw_catalog_find(c, "g6.xlarge")));
-    ck_assert(nw_itype_is_exotic(nw_catalog_find(c, "m5.metal")));
-    ck_assert(!nw_itype_is_exotic(nw_catalog_find(c, "m5.large")));
+    ck_assert(nw_catalog_itype_is_exotic(nw_catalog_find(c, "g6.xlarge")));
+    ck_assert(nw_catalog_itype_is_exotic(nw_catalog_find(c, "m5.metal")));
+    ck_assert(!nw_catalog_itype_is_exotic(nw_catalog_find(c, "m5.large")));
     nw_catalog_free(c);
 }
 END_TEST
@@ -111,7 +111,7 @@ START_TEST(labels_and_offerings)
     ck_assert_int_eq(nw_catalog_new_embedded("us-west-2", &c, NULL), NW_OK);
     nw_cat_label_t l[32];
     const nw_itype_t *t = nw_catalog_find(c, "g6.12xlarge");
-    int n = nw_itype_labels(t, l, 32);
+    int n = nw_catalog_itype_labels(t, l, 32);
     ck_assert_str_eq(label(l, n, "node.kubernetes.io/instance-type"), "g6.12xlarge");
     ck_assert_str_eq(label(l, n, "kubernetes.io/arch"), "amd64");
     ck_assert_str_eq(label(l, n, "karpenter.k8s.aws/instance-category"), "g");
@@ -131,11 +131,11 @@ START_TEST(labels_and_offerings)
     ck_assert_str_eq(label(l, n, "karpenter.k8s.aws/instance-cpu-manufacturer"), "amd");
     ck_assert_ptr_nonnull(label(l, n, "karpenter.k8s.aws/instance-local-nvme"));
     t = nw_catalog_find(c, "c7g.large");
-    n = nw_itype_labels(t, l, 32);
+    n = nw_catalog_itype_labels(t, l, 32);
     ck_assert_str_eq(label(l, n, "kubernetes.io/arch"), "arm64");
     ck_assert_ptr_null(label(l, n, "karpenter.k8s.aws/instance-gpu-name"));
     t = nw_catalog_find(c, "inf2.xlarge");
-    n = nw_itype_labels(t, l, 32);
+    n = nw_catalog_itype_labels(t, l, 32);
     ck_assert_str_eq(label(l, n, "karpenter.k8s.aws/instance-category"), "inf");
     ck_assert_str_eq(label(l, n, "karpenter.k8s.aws/instance-accelerator-name"), "inferentia2");
     /* every accelerator family's devices as the device plugins advertise them, and their
@@ -149,19 +149,19 @@ START_TEST(labels_and_offerings)
         {"dl1.24xlarge", 0, 0, 0, 0, 8, 32768},
     };
     nw_overhead_opts_t oo;
-    nw_overhead_opts_default(&oo);
+    nw_catalog_overhead_opts_default(&oo);
     for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++) {
         t = nw_catalog_find(c, dev[i].type);
         ck_assert_msg(t != NULL, "%s not in the catalog", dev[i].type);
         nw_cat_res_t r;
-        nw_itype_capacity(t, &oo, &r);
+        nw_catalog_itype_capacity(t, &oo, &r);
         ck_assert_msg(
             r.nvidia_gpu == dev[i].nvidia && r.amd_gpu == dev[i].amd && r.neuron == dev[i].neuron &&
                 r.neuroncore == dev[i].neuroncore && r.gaudi == dev[i].gaudi,
             "%s: devices %lld/%lld/%lld/%lld/%lld", dev[i].type, (long long)r.nvidia_gpu,
             (long long)r.amd_gpu, (long long)r.neuron, (long long)r.neuroncore, (long long)r.gaudi);
         ck_assert_int_eq(t->gpu_count ? t->gpu_memory_mib : t->accel_memory_mib, dev[i].mem_mib);
-        ck_assert(nw_itype_is_exotic(t));
+        ck_assert(nw_catalog_itype_is_exotic(t));
     }
 
     /* the zones of subnets, each once, at most max */
@@ -182,7 +182,7 @@ START_TEST(labels_and_offerings)
     ck_assert_int_eq(nw_catalog_offerings(t, ice, now, of, NW_CATALOG_MAX_OFFERINGS), 4);
     for (int i = 0; i < 4; i++)
         ck_assert_int_eq(of[i].available, 1);
-    n = nw_offering_labels(c, &of[0], l, 32);
+    n = nw_catalog_offering_labels(c, &of[0], l, 32);
     ck_assert_str_eq(label(l, n, "topology.kubernetes.io/zone"), "us-west-2a");
     ck_assert_str_eq(label(l, n, "topology.k8s.aws/zone-id"), "usw2-az1");
     ck_assert_str_eq(label(l, n, "karpenter.sh/capacity-type"), "on-demand");
@@ -245,11 +245,11 @@ START_TEST(price_tables)
     snprintf(nt[0].name, sizeof nt[0].name, "m7a.large");
     snprintf(nt[1].name, sizeof nt[1].name, "zz9.large");
     for (int i = 0; i < 2; i++) {
-        nw_itype_split_name(&nt[i]);
+        nw_catalog_itype_split_name(&nt[i]);
         nt[i].spot_supported = 1;
-        nw_itype_add_offering(&nt[i], "eu-west-1a", "euw1-az1", "on-demand", 0);
-        nw_itype_add_offering(&nt[i], "eu-west-1a", "euw1-az1", "spot", 0);
-        nw_itype_add_offering(&nt[i], "eu-west-1b", "euw1-az2", "spot", 0);
+        nw_catalog_itype_add_offering(&nt[i], "eu-west-1a", "euw1-az1", "on-demand", 0);
+        nw_catalog_itype_add_offering(&nt[i], "eu-west-1a", "euw1-az1", "spot", 0);
+        nw_catalog_itype_add_offering(&nt[i], "eu-west-1b", "euw1-az2", "spot", 0);
     }
     nw_catalog_replace(c, nt, 2);
     const nw_itype_t *m = nw_catalog_find(c, "m7a.large");
@@ -309,15 +309,15 @@ static void m5x(const char *spec_json, double vm, int64_t density, nw_cat_res_t 
     cJSON *nc = cJSON_Parse(buf);
     ck_assert_ptr_nonnull(nc);
     nw_overhead_opts_t o;
-    nw_overhead_opts_default(&o);
+    nw_catalog_overhead_opts_default(&o);
     o.vm_memory_overhead_percent = vm;
     o.default_max_pods = density;
     nw_err_t err = {0};
     ck_assert_msg(nw_kubelet_overhead(nc, &o, &err) == NW_OK, "%s: %s", err.path, err.msg);
     cJSON_Delete(nc);
     const nw_itype_t *t = nw_catalog_find(c, "m5.xlarge");
-    nw_itype_capacity(t, &o, cap);
-    nw_itype_allocatable(t, &o, a);
+    nw_catalog_itype_capacity(t, &o, cap);
+    nw_catalog_itype_allocatable(t, &o, a);
 }
 
 START_TEST(kubelet_settings)
@@ -395,12 +395,12 @@ static int64_t eph(const char *spec_json, const char *type)
     cJSON *nc = cJSON_Parse(buf);
     ck_assert_ptr_nonnull(nc);
     nw_overhead_opts_t o;
-    nw_overhead_opts_default(&o);
+    nw_catalog_overhead_opts_default(&o);
     nw_err_t err = {0};
     ck_assert_msg(nw_kubelet_overhead(nc, &o, &err) == NW_OK, "%s: %s", err.path, err.msg);
     cJSON_Delete(nc);
     nw_cat_res_t cap;
-    nw_itype_capacity(nw_catalog_find(c, type), &o, &cap);
+    nw_catalog_itype_capacity(nw_catalog_find(c, type), &o, &cap);
     return cap.ephemeral_bytes;
 }
 
@@ -497,7 +497,7 @@ START_TEST(kubelet_family_and_errors)
         cJSON *nc = cJSON_Parse(bad[i].json);
         ck_assert_ptr_nonnull(nc);
         nw_overhead_opts_t o, before;
-        nw_overhead_opts_default(&o);
+        nw_catalog_overhead_opts_default(&o);
         before = o;
         nw_err_t err = {0};
         ck_assert_int_eq(nw_kubelet_overhead(nc, &o, &err), NW_EINVAL);

@@ -56,7 +56,7 @@ static int served_is(const char *pem_path)
 START_TEST(certs_load_errors)
 {
     nw_metrics_t m;
-    nw_metrics_init(&m);
+    nw_server_metrics_init(&m);
     nw_err_t err = {0};
     ck_assert(!nw_certs_ready());
     ck_assert_int_eq(nw_certs_load_initial(D "missing.crt", D "a.key", &m, &err), NW_EIO);
@@ -84,7 +84,7 @@ END_TEST
 START_TEST(certs_load_and_chain)
 {
     nw_metrics_t m;
-    nw_metrics_init(&m);
+    nw_server_metrics_init(&m);
     nw_err_t err = {0};
     ck_assert_int_eq(nw_certs_load_initial(D "a-chain.crt", D "a.key", &m, &err), NW_OK);
     ck_assert(nw_certs_ready());
@@ -111,7 +111,7 @@ START_TEST(certs_watch)
     copy_file(D "a.crt", crt);
     copy_file(D "a.key", key);
     nw_metrics_t m;
-    nw_metrics_init(&m);
+    nw_server_metrics_init(&m);
     nw_err_t err = {0};
     ck_assert_int_eq(nw_certs_load_initial(crt, key, &m, &err), NW_OK);
     nw_certs_watch_t *w;
@@ -152,7 +152,7 @@ END_TEST
 static void refused(const char *crt, const char *key, nw_cert_err_t why, const char *msg)
 {
     nw_metrics_t m;
-    nw_metrics_init(&m);
+    nw_server_metrics_init(&m);
     nw_err_t err = {0};
     ck_assert_int_ne(nw_certs_load_initial(crt, key, &m, &err), NW_OK);
     ck_assert_msg(strstr(err.msg, msg), "error \"%s\" lacks \"%s\"", err.msg, msg);
@@ -196,7 +196,7 @@ START_TEST(certs_watch_fifo)
     copy_file(D "a.crt", crt);
     copy_file(D "a.key", key);
     nw_metrics_t m;
-    nw_metrics_init(&m);
+    nw_server_metrics_init(&m);
     nw_err_t err = {0};
     ck_assert_int_eq(nw_certs_load_initial(crt, key, &m, &err), NW_OK);
     nw_certs_watch_t *w;

@@ -167,24 +167,24 @@ START_TEST(clock_fake_and_format)
     nw_clock_fake_advance(&f, 90 * NW_NS_PER_SEC);
     ck_assert_int_eq(nw_clock_mono(c) - m0, 90 * NW_NS_PER_SEC);
     char buf[32];
-    nw_time_format(nw_clock_now(c), buf, sizeof buf);
+    nw_clock_time_format(nw_clock_now(c), buf, sizeof buf);
     ck_assert_str_eq(buf, "2025-11-30T03:31:30Z");
     int64_t t;
-    ck_assert_int_eq(nw_time_parse(buf, &t), NW_OK);
+    ck_assert_int_eq(nw_clock_time_parse(buf, &t), NW_OK);
     ck_assert_int_eq(t, nw_clock_now(c));
-    ck_assert_int_eq(nw_time_parse("2025-11-30T05:31:30.5+02:00", &t), NW_OK);
+    ck_assert_int_eq(nw_clock_time_parse("2025-11-30T05:31:30.5+02:00", &t), NW_OK);
     ck_assert_int_eq(t, nw_clock_now(c) + NW_NS_PER_SEC / 2);
-    ck_assert_int_eq(nw_time_parse("2025-11-30 03:31:30Z", &t), NW_EPARSE);
-    ck_assert_int_eq(nw_time_parse("2025-13-30T03:31:30Z", &t), NW_EPARSE);
-    ck_assert_int_eq(nw_time_parse("2025-11-30T03:31:30", &t), NW_EPARSE);
-    ck_assert_int_eq(nw_time_parse("", &t), NW_EPARSE);
-    ck_assert_int_eq(nw_time_parse(NULL, &t), NW_EPARSE);
+    ck_assert_int_eq(nw_clock_time_parse("2025-11-30 03:31:30Z", &t), NW_EPARSE);
+    ck_assert_int_eq(nw_clock_time_parse("2025-13-30T03:31:30Z", &t), NW_EPARSE);
+    ck_assert_int_eq(nw_clock_time_parse("2025-11-30T03:31:30", &t), NW_EPARSE);
+    ck_assert_int_eq(nw_clock_time_parse("", &t), NW_EPARSE);
+    ck_assert_int_eq(nw_clock_time_parse(NULL, &t), NW_EPARSE);
     /* int64 epoch nanoseconds end at 2262-04-11T23:47:16.854775807Z */
-    ck_assert_int_eq(nw_time_parse("2262-04-11T23:47:16.854775807Z", &t), NW_OK);
+    ck_assert_int_eq(nw_clock_time_parse("2262-04-11T23:47:16.854775807Z", &t), NW_OK);
     ck_assert(t == INT64_MAX);
-    ck_assert_int_eq(nw_time_parse("2262-04-11T23:47:16.854775808Z", &t), NW_ERANGE);
-    ck_assert_int_eq(nw_time_parse("9999-12-31T23:59:59Z", &t), NW_ERANGE);
-    ck_assert_int_eq(nw_time_parse("0000-01-01T00:00:00Z", &t), NW_ERANGE);
+    ck_assert_int_eq(nw_clock_time_parse("2262-04-11T23:47:16.854775808Z", &t), NW_ERANGE);
+    ck_assert_int_eq(nw_clock_time_parse("9999-12-31T23:59:59Z", &t), NW_ERANGE);
+    ck_assert_int_eq(nw_clock_time_parse("0000-01-01T00:00:00Z", &t), NW_ERANGE);
     ck_assert_int_gt(nw_clock_now(nw_clock_system()), INT64_C(1700000000) * NW_NS_PER_SEC);
 }
 END_TEST
@@ -199,12 +199,12 @@ START_TEST(err_first_wins)
     ck_assert_str_eq(e.msg, "bad 1");
     ck_assert_int_eq(nw_err_set(NULL, NW_EIO, NULL, "x"), NW_EIO);
     nw_errs_t errs;
-    nw_errs_init(&errs);
+    nw_err_list_init(&errs);
     for (int i = 0; i < NW_ERRS_MAX + 3; i++)
-        nw_errs_add(&errs, NW_EINVAL, "p", "m%d", i);
+        nw_err_list_add(&errs, NW_EINVAL, "p", "m%d", i);
     ck_assert_uint_eq(errs.n, NW_ERRS_MAX);
     ck_assert_uint_eq(errs.dropped, 3);
-    ck_assert_str_eq(nw_rc_str(NW_ENOMEM), "out of memory");
+    ck_assert_str_eq(nw_err_rc_str(NW_ENOMEM), "out of memory");
 }
 END_TEST
 

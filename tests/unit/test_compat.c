@@ -36,7 +36,7 @@ static int ok(const nw_itype_t *t, const char *spec, const char *pg, char *why)
     snprintf(buf, sizeof buf, "{\"spec\":{%s}}", spec);
     cJSON *nc = cJSON_Parse(buf);
     ck_assert_ptr_nonnull(nc);
-    int r = nw_itype_class_compatible(t, nc, pg, why, 256);
+    int r = nw_compat_class_compatible(t, nc, pg, why, 256);
     cJSON_Delete(nc);
     if (r)
         ck_assert_str_eq(why, "");

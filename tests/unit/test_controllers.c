@@ -40,36 +40,36 @@ static const char *PENDING_POD =
     "\"Pending\",\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"False\",\"reason\":"
     "\"Unschedulable\"}]}}";
 
-static nw_prov_t *prov_new(ctlfix_t *f)
+static nw_provisioning_t *prov_new(ctlfix_t *f)
 {
-    nw_prov_opts_t o = {.batch_idle_ns = SEC, .batch_max_ns = 10 * SEC};
-    nw_prov_t *p = nw_prov_new(&f->deps, f->claims, &f->mem, &o);
+    nw_provisioning_opts_t o = {.batch_idle_ns = SEC, .batch_max_ns = 10 * SEC};
+    nw_provisioning_t *p = nw_provisioning_new(&f->deps, f->claims, &f->mem, &o);
     ck_assert_ptr_nonnull(p);
     return p;
 }
 
-static void tick_prov(ctlfix_t *f, nw_prov_t *p)
+static void tick_prov(ctlfix_t *f, nw_provisioning_t *p)
 {
     nw_kube_snap_t *s = nw_kube_cache_snapshot(f->deps.cache);
     ck_assert_ptr_nonnull(s);
-    nw_prov_tick(p, s);
-    nw_kube_snap_release(s);
+    nw_provisioning_tick(p, s);
+    nw_kube_cache_snap_release(s);
 }
 
-static nw_life_t *life_new(ctlfix_t *f)
+static nw_lifecycle_t *life_new(ctlfix_t *f)
 {
-    nw_life_opts_t o = {.registration_timeout_ns = 15 * 60 * SEC};
-    nw_life_t *l = nw_life_new(&f->deps, &o);
+    nw_lifecycle_opts_t o = {.registration_timeout_ns = 15 * 60 * SEC};
+    nw_lifecycle_t *l = nw_lifecycle_new(&f->deps, &o);
     ck_assert_ptr_nonnull(l);
     return l;
 }
 
-static void tick_life(ctlfix_t *f, nw_life_t *l)
+static void tick_life(ctlfix_t *f, nw_lifecycle_t *l)
 {
     nw_kube_snap_t *s = nw_kube_cache_snapshot(f->deps.cache);
     ck_assert_ptr_nonnull(s);
-    nw_life_tick(l, s);
-    nw_kube_snap_release(s);
+    nw_lifecycle_tick(l, s);
+    nw_kube_cache_snap_release(s);
 }
 
 /* ---- provisioner ---- */
@@ -78,7 +78,7 @@ START_TEST(provisioner_pending_pod_creates_and_launches)
 {
     ctlfix_t f;
     ctlfix_init(&f);
-    nw_prov_t *p = prov_new(&f);
+    nw_provisioning_t *p = prov_new(&f);
     ctlfix_put_nodeclass(&f);
     ctlfix_put_nodepool(&f, NULL);
     ctlfix_put(&f, NW_KUBE_PODS, PENDING_POD, 1);
@@ -130,7 +130,7 @@ START_TEST(provisioner_pending_pod_creates_and_launches)
     nw_clock_fake_advance(&f.clk, 2 * SEC);
     tick_prov(&f, p);
     ck_assert_int_eq(f.cloud->launches, 1);
-    nw_prov_free(p);
+    nw_provisioning_free(p);
     ctlfix_free(&f);
 }
 END_TEST
@@ -139,7 +139,7 @@ START_TEST(provisioner_ice_deletes_claim)
 {
     ctlfix_t f;
     ctlfix_init(&f);
-    nw_prov_t *p = prov_new(&f);
+    nw_provisioning_t *p = prov_new(&f);
     ctlfix_put_nodeclass(&f);
     ctlfix_put_nodepool(&f, NULL);
     ctlfix_put(&f, NW_KUBE_PODS, PENDING_POD, 1);
@@ -154,9 +154,9 @@ START_TEST(provisioner_ice_deletes_claim)
     ck_assert_int_eq(ctlfix_count(&f, mark, "POST", "/events", "InsufficientCapacityError"), 1);
     nw_buf_t b;
     nw_buf_init(&b, 1 << 20);
-    ck_assert(ctlfix_metric(&b, nw_claims_metrics(f.claims, &b),
+    ck_assert(ctlfix_metric(&b, nw_nodeclaim_metrics(f.claims, &b),
                             "nodewarden_nodeclaims_launch_failed_total 1\n"));
-    nw_prov_free(p);
+    nw_provisioning_free(p);
     ctlfix_free(&f);
 }
 END_TEST
@@ -166,9 +166,9 @@ END_TEST
 /* Replace the fixture's launcher (no workers) with one of n workers. */
 static void claims_workers(ctlfix_t *f, int n)
 {
-    nw_claims_free(f->claims);
-    nw_claims_opts_t o = {.workers = n};
-    f->claims = nw_claims_new(&f->deps, &f->mem, &o);
+    nw_nodeclaim_free(f->claims);
+    nw_nodeclaim_opts_t o = {.workers = n};
+    f->claims = nw_nodeclaim_new(&f->deps, &f->mem, &o);
     ck_assert_ptr_nonnull(f->claims);
 }
 
@@ -199,8 +199,8 @@ START_TEST(launch_held_by_the_cloud_stalls_no_tick)
     ctlfix_t f;
     ctlfix_init(&f);
     claims_workers(&f, 2);
-    nw_prov_t *p = prov_new(&f);
-    nw_term_t *t = nw_term_new(&f.deps);
+    nw_provisioning_t *p = prov_new(&f);
+    nw_termination_t *t = nw_termination_new(&f.deps);
     ctlfix_put_nodeclass(&f);
     ctlfix_put_nodepool(&f, NULL);
     ctlfix_put(&f, NW_KUBE_PODS, PENDING_POD, 1);
@@ -211,7 +211,7 @@ START_TEST(launch_held_by_the_cloud_stalls_no_tick)
     tick_prov(&f, p); /* creates the NodeClaim and queues its launch: returns */
     ck_assert_int_eq(ctlfix_count(&f, mark, "POST", "/apis/karpenter.sh/v1/nodeclaims", NULL), 1);
     ck_assert_msg(fake_cloud_wait_held(f.cloud, 1, 10000), "the launch reached the cloud");
-    ck_assert_int_eq(nw_claims_in_flight(f.claims), 1);
+    ck_assert_int_eq(nw_nodeclaim_in_flight(f.claims), 1);
     pthread_mutex_lock(&f.cloud->mu);
     char name[256];
     snprintf(name, sizeof name, "%s", f.cloud->last_launch_claim);
@@ -229,19 +229,19 @@ START_TEST(launch_held_by_the_cloud_stalls_no_tick)
                           ",\"deletionTimestamp\":\"2026-11-30T12:00:00Z\"", NULL, NULL);
     for (int i = 0; i < 20 && !ctlfix_count(&f, mark, "/nodeclaims/c1", "finalizers", NULL); i++) {
         nw_kube_snap_t *s = nw_kube_cache_snapshot(f.deps.cache);
-        nw_term_tick(t, s);
-        nw_kube_snap_release(s);
+        nw_termination_tick(t, s);
+        nw_kube_cache_snap_release(s);
         nw_clock_fake_advance(&f.clk, 6 * SEC);
     }
     ck_assert_int_ge(ctlfix_count(&f, mark, "/nodeclaims/c1", "finalizers", NULL), 1);
     /* the provisioner sees the new NodeClaim without a providerID: not queued again */
     ctlfix_sync_nodeclaims(&f);
     tick_prov(&f, p);
-    ck_assert_int_eq(nw_claims_in_flight(f.claims), 1);
+    ck_assert_int_eq(nw_nodeclaim_in_flight(f.claims), 1);
     ck_assert_int_eq(fake_cloud_launches(f.cloud), 1);
     /* released: the next tick writes the launch back */
     fake_cloud_hold(f.cloud, 0);
-    ck_assert(nw_claims_wait_idle(f.claims, 10000));
+    ck_assert(nw_nodeclaim_wait_idle(f.claims, 10000));
     tick_prov(&f, p);
     nc = ctlfix_get(&f, claim_path(name));
     ck_assert_ptr_nonnull(nc);
@@ -255,10 +255,10 @@ START_TEST(launch_held_by_the_cloud_stalls_no_tick)
     ctlfix_sync_nodeclaims(&f);
     nw_clock_fake_advance(&f.clk, 6 * SEC);
     tick_prov(&f, p);
-    ck_assert(nw_claims_wait_idle(f.claims, 10000));
+    ck_assert(nw_nodeclaim_wait_idle(f.claims, 10000));
     ck_assert_int_eq(fake_cloud_launches(f.cloud), 1);
-    nw_term_free(t);
-    nw_prov_free(p);
+    nw_termination_free(t);
+    nw_provisioning_free(p);
     ctlfix_free(&f);
 }
 END_TEST
@@ -268,7 +268,7 @@ START_TEST(launches_bounded_by_workers)
     ctlfix_t f;
     ctlfix_init(&f);
     claims_workers(&f, 2);
-    nw_prov_t *p = prov_new(&f);
+    nw_provisioning_t *p = prov_new(&f);
     ctlfix_put_nodeclass(&f);
     ctlfix_put_nodepool(&f, NULL);
     unlaunched_claim(&f, "p1");
@@ -277,9 +277,9 @@ START_TEST(launches_bounded_by_workers)
     fake_cloud_hold(f.cloud, 1);
     tick_prov(&f, p); /* three launches queued, two in the cloud */
     ck_assert(fake_cloud_wait_held(f.cloud, 2, 10000));
-    ck_assert_int_eq(nw_claims_in_flight(f.claims), 3);
+    ck_assert_int_eq(nw_nodeclaim_in_flight(f.claims), 3);
     fake_cloud_hold(f.cloud, 0);
-    ck_assert(nw_claims_wait_idle(f.claims, 10000));
+    ck_assert(nw_nodeclaim_wait_idle(f.claims, 10000));
     tick_prov(&f, p);
     ck_assert_int_eq(f.cloud->launches, 3);
     ck_assert_int_eq(f.cloud->max_in_launch, 2);
@@ -291,9 +291,9 @@ START_TEST(launches_bounded_by_workers)
     }
     nw_buf_t b;
     nw_buf_init(&b, 1 << 20);
-    ck_assert(ctlfix_metric(&b, nw_claims_metrics(f.claims, &b),
+    ck_assert(ctlfix_metric(&b, nw_nodeclaim_metrics(f.claims, &b),
                             "nodewarden_nodeclaims_launched_total 3\n"));
-    nw_prov_free(p);
+    nw_provisioning_free(p);
     ctlfix_free(&f);
 }
 END_TEST
@@ -302,7 +302,7 @@ START_TEST(launch_token_moves_on_only_when_spent)
 {
     ctlfix_t f;
     ctlfix_init(&f);
-    nw_prov_t *p = prov_new(&f);
+    nw_provisioning_t *p = prov_new(&f);
     ctlfix_put_nodeclass(&f);
     ctlfix_put_nodepool(&f, NULL);
     unlaunched_claim(&f, "p1");
@@ -328,7 +328,7 @@ START_TEST(launch_token_moves_on_only_when_spent)
     tick_prov(&f, p);
     ck_assert_int_eq(f.cloud->launches, 3);
     ck_assert_str_eq(f.cloud->last_launch_token, "nw-uid-p2-0");
-    nw_prov_free(p);
+    nw_provisioning_free(p);
     ctlfix_free(&f);
 }
 END_TEST
@@ -353,7 +353,7 @@ static int create_gate(void *ud, const fake_req_t *r, fake_conn_t *c)
         g->open = 1;
     pthread_cond_broadcast(&g->cv);
     struct timespec dl;
-    nw_deadline_after(&dl, CLOCK_REALTIME, 10000);
+    nw_clock_deadline_after(&dl, CLOCK_REALTIME, 10000);
     while (!g->open && pthread_cond_timedwait(&g->cv, g->mu, &dl) == 0) {
     }
     g->inside--;
@@ -365,7 +365,7 @@ START_TEST(batch_creates_run_together)
     ctlfix_t f;
     ctlfix_init(&f);
     claims_workers(&f, 2);
-    nw_prov_t *p = prov_new(&f);
+    nw_provisioning_t *p = prov_new(&f);
     ctlfix_put_nodeclass(&f);
     ctlfix_put_nodepool(&f, NULL);
     const char *zones[] = {"a", "b", "c"};
@@ -397,15 +397,15 @@ START_TEST(batch_creates_run_together)
     int max = g.max;
     pthread_mutex_unlock(&f.api.mu);
     ck_assert_int_eq(max, 2);
-    ck_assert(nw_claims_wait_idle(f.claims, 10000));
+    ck_assert(nw_nodeclaim_wait_idle(f.claims, 10000));
     tick_prov(&f, p);
     ck_assert_int_eq(f.cloud->launches, 3);
     nw_buf_t b;
     nw_buf_init(&b, 1 << 20);
-    ck_assert(ctlfix_metric(&b, nw_claims_metrics(f.claims, &b),
+    ck_assert(ctlfix_metric(&b, nw_nodeclaim_metrics(f.claims, &b),
                             "nodewarden_nodeclaims_created_total 3\n"));
     pthread_cond_destroy(&g.cv);
-    nw_prov_free(p);
+    nw_provisioning_free(p);
     ctlfix_free(&f);
 }
 END_TEST
@@ -416,7 +416,7 @@ START_TEST(lifecycle_registers_node)
 {
     ctlfix_t f;
     ctlfix_init(&f);
-    nw_life_t *l = life_new(&f);
+    nw_lifecycle_t *l = life_new(&f);
     ctlfix_put_nodeclass(&f);
     ctlfix_launched_claim(&f, "c1", "aws:///us-west-2a/i-1", NULL, NULL, NULL);
     ctlfix_put(
@@ -444,7 +444,7 @@ START_TEST(lifecycle_registers_node)
     ck_assert_str_eq(nw_json_str_at(nc, "status.nodeName"), "n1");
     cJSON_Delete(nc);
     ck_assert_int_eq(ctlfix_count(&f, mark, "DELETE", NULL, NULL), 0);
-    nw_life_free(l);
+    nw_lifecycle_free(l);
     ctlfix_free(&f);
 }
 END_TEST
@@ -453,7 +453,7 @@ START_TEST(lifecycle_registration_timeout_deletes)
 {
     ctlfix_t f;
     ctlfix_init(&f);
-    nw_life_t *l = life_new(&f);
+    nw_lifecycle_t *l = life_new(&f);
     ctlfix_put_nodeclass(&f);
     ctlfix_launched_claim(&f, "c1", "aws:///us-west-2a/i-1", NULL, NULL, NULL);
     int mark = ctlfix_mark(&f);
@@ -466,9 +466,9 @@ START_TEST(lifecycle_registration_timeout_deletes)
     ck_assert_int_eq(ctlfix_count(&f, mark, "POST", "/events", "RegistrationTimeout"), 1);
     nw_buf_t b;
     nw_buf_init(&b, 1 << 20);
-    ck_assert(ctlfix_metric(&b, nw_life_metrics(l, &b),
+    ck_assert(ctlfix_metric(&b, nw_lifecycle_metrics(l, &b),
                             "nodewarden_nodeclaims_registration_timeouts_total 1\n"));
-    nw_life_free(l);
+    nw_lifecycle_free(l);
     ctlfix_free(&f);
 }
 END_TEST
@@ -480,7 +480,7 @@ static void tick_upkeep(ctlfix_t *f, nw_upkeep_t *u)
     nw_kube_snap_t *s = nw_kube_cache_snapshot(f->deps.cache);
     ck_assert_ptr_nonnull(s);
     nw_upkeep_tick(u, s);
-    nw_kube_snap_release(s);
+    nw_kube_cache_snap_release(s);
 }
 
 START_TEST(expiry_deletes_past_expire_after)
@@ -501,7 +501,7 @@ START_TEST(expiry_deletes_past_expire_after)
     tick_upkeep(&f, u); /* the lagging cache still shows it: not deleted twice */
     ck_assert_int_eq(ctlfix_count(&f, mark, "DELETE", "/nodeclaims/c1", NULL), 1);
     ck_assert_int_eq(ctlfix_count(&f, mark, "POST", "/events", "Expired"), 1);
-    ck_assert_uint_eq(nw_counters_get(&u->counters, "expired", "default", NULL), 1);
+    ck_assert_uint_eq(nw_prom_counters_get(&u->counters, "expired", "default", NULL), 1);
     nw_buf_t b;
     nw_buf_init(&b, 1 << 20);
     ck_assert_int_eq(nw_upkeep_metrics(u, &b), NW_OK);
@@ -580,7 +580,8 @@ START_TEST(drift_marks_changed_pool)
     ck_assert_ptr_nonnull(nw_json_condition(nc, "Drifted"));
     ck_assert_str_eq(nw_json_condition(nc, "Drifted"), "True");
     cJSON_Delete(nc);
-    ck_assert_uint_eq(nw_counters_get(&u->counters, "drifted", "default", "NodePoolDrifted"), 1);
+    ck_assert_uint_eq(nw_prom_counters_get(&u->counters, "drifted", "default", "NodePoolDrifted"),
+                      1);
     nw_upkeep_free(u);
     ctlfix_free(&f);
 }
@@ -604,7 +605,7 @@ START_TEST(gc_terminates_leaked_instance)
     ck_assert_int_eq(f.cloud->lists, 0);
     nw_clock_fake_advance(&f.clk, 1100 * NW_NS_PER_MS);
     nw_gc_tick(g, s);
-    nw_kube_snap_release(s);
+    nw_kube_cache_snap_release(s);
     ck_assert_int_eq(f.cloud->lists, 1);
     ck_assert_int_eq(f.cloud->terminates, 1);
     ck_assert_str_eq(fake_cloud_find(f.cloud, "i-leak")->state, "shutting-down");
@@ -621,7 +622,7 @@ START_TEST(termination_terminates_and_finalizes_despite_403)
 {
     ctlfix_t f;
     ctlfix_init(&f);
-    nw_term_t *t = nw_term_new(&f.deps);
+    nw_termination_t *t = nw_termination_new(&f.deps);
     f.api.forbid = "volumeattachments";
     f.cloud->gone_after = 0;
     fake_cloud_add(f.cloud, "i-1", "c1", 60 * SEC);
@@ -630,13 +631,13 @@ START_TEST(termination_terminates_and_finalizes_despite_403)
     int mark = 0;
     for (int i = 0; i < 20 && !ctlfix_count(&f, mark, "/nodeclaims/c1", "finalizers", NULL); i++) {
         nw_kube_snap_t *s = nw_kube_cache_snapshot(f.deps.cache);
-        nw_term_tick(t, s);
-        nw_kube_snap_release(s);
+        nw_termination_tick(t, s);
+        nw_kube_cache_snap_release(s);
         nw_clock_fake_advance(&f.clk, 6 * SEC);
     }
     ck_assert_int_ge(f.cloud->terminates, 1);
     ck_assert_int_ge(ctlfix_count(&f, mark, "/nodeclaims/c1", "finalizers", NULL), 1);
-    nw_term_free(t);
+    nw_termination_free(t);
     ctlfix_free(&f);
 }
 END_TEST

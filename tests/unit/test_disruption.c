@@ -24,7 +24,7 @@ Suite *nw_disruption_suite(void);
 static int64_t T(const char *s)
 {
     int64_t t = 0;
-    ck_assert_msg(nw_time_parse(s, &t) == NW_OK, "bad time %s", s);
+    ck_assert_msg(nw_clock_time_parse(s, &t) == NW_OK, "bad time %s", s);
     return t;
 }
 
@@ -129,14 +129,14 @@ END_TEST
 
 /* ---- budgets ---- */
 
-static int budget(const char *budgets_json, nw_dis_reason_t r, int nodes, const char *now,
+static int budget(const char *budgets_json, nw_disrupt_reason_t r, int nodes, const char *now,
                   nw_err_t *err)
 {
     char buf[2048];
     snprintf(buf, sizeof buf, "{\"spec\":{\"disruption\":{\"budgets\":%s}}}", budgets_json);
     cJSON *p = cJSON_Parse(buf);
     ck_assert_ptr_nonnull(p);
-    int v = nw_dis_budget_allowed(p, r, nodes, T(now), err);
+    int v = nw_budget_allowed(p, r, nodes, T(now), err);
     cJSON_Delete(p);
     return v;
 }
@@ -145,7 +145,7 @@ START_TEST(budget_cases)
 {
     static const struct {
         const char *budgets;
-        nw_dis_reason_t reason;
+        nw_disrupt_reason_t reason;
         int nodes;
         const char *now;
         int want;
@@ -201,7 +201,7 @@ START_TEST(budget_cases)
     }
     /* no budgets at all: 10% */
     cJSON *p = cJSON_Parse("{\"spec\":{}}");
-    ck_assert_int_eq(nw_dis_budget_allowed(p, NW_DIS_EMPTY, 20, 0, NULL), 2);
+    ck_assert_int_eq(nw_budget_allowed(p, NW_DIS_EMPTY, 20, 0, NULL), 2);
     cJSON_Delete(p);
 }
 END_TEST
@@ -212,27 +212,27 @@ START_TEST(pod_rules)
 {
     cJSON *p = cJSON_Parse("{\"metadata\":{\"annotations\":{\"controller.kubernetes.io/"
                            "pod-deletion-cost\":\"134217728\"}},\"spec\":{\"priority\":33554432}}");
-    ck_assert_double_eq_tol(nw_dis_eviction_cost(p), 3.0, 1e-9);
+    ck_assert_double_eq_tol(nw_candidates_eviction_cost(p), 3.0, 1e-9);
     cJSON_Delete(p);
     p = cJSON_Parse("{\"spec\":{\"priority\":2000000000}}");
-    ck_assert_double_eq_tol(nw_dis_eviction_cost(p), 10.0, 1e-9);
+    ck_assert_double_eq_tol(nw_candidates_eviction_cost(p), 10.0, 1e-9);
     cJSON_Delete(p);
     p = cJSON_Parse(
         "{\"metadata\":{\"annotations\":{\"controller.kubernetes.io/pod-deletion-cost\":"
         "\"junk\"}},\"spec\":{\"priority\":-2147483648}}");
-    ck_assert_double_eq_tol(nw_dis_eviction_cost(p), -10.0, 1e-9);
+    ck_assert_double_eq_tol(nw_candidates_eviction_cost(p), -10.0, 1e-9);
     cJSON_Delete(p);
     /* do-not-disrupt durations run from startTime */
     p = cJSON_Parse("{\"metadata\":{\"annotations\":{\"karpenter.sh/do-not-disrupt\":\"30m\"}},"
                     "\"status\":{\"startTime\":\"2026-11-30T10:00:00Z\"}}");
-    ck_assert(nw_dis_pod_do_not_disrupt(p, T("2026-11-30T10:29:59Z")));
-    ck_assert(!nw_dis_pod_do_not_disrupt(p, T("2026-11-30T10:30:00Z")));
+    ck_assert(nw_candidates_pod_do_not_disrupt(p, T("2026-11-30T10:29:59Z")));
+    ck_assert(!nw_candidates_pod_do_not_disrupt(p, T("2026-11-30T10:30:00Z")));
     cJSON_Delete(p);
     p = cJSON_Parse("{\"metadata\":{\"annotations\":{\"karpenter.sh/do-not-disrupt\":\"maybe\"}}}");
-    ck_assert(!nw_dis_pod_do_not_disrupt(p, 0));
+    ck_assert(!nw_candidates_pod_do_not_disrupt(p, 0));
     cJSON_Delete(p);
     p = cJSON_Parse("{\"metadata\":{\"annotations\":{\"karpenter.sh/do-not-disrupt\":\"false\"}}}");
-    ck_assert(!nw_dis_pod_do_not_disrupt(p, 0));
+    ck_assert(!nw_candidates_pod_do_not_disrupt(p, 0));
     cJSON_Delete(p);
     /* reschedulable */
     static const struct {
@@ -251,7 +251,7 @@ START_TEST(pod_rules)
     };
     for (size_t i = 0; i < sizeof r / sizeof *r; i++) {
         p = cJSON_Parse(r[i].json);
-        ck_assert_msg(nw_dis_pod_reschedulable(p) == r[i].want, "%s", r[i].json);
+        ck_assert_msg(nw_candidates_pod_reschedulable(p) == r[i].want, "%s", r[i].json);
         cJSON_Delete(p);
     }
     /* selectors */
@@ -278,7 +278,8 @@ START_TEST(pod_rules)
     };
     for (size_t i = 0; i < sizeof s / sizeof *s; i++) {
         cJSON *sel = cJSON_Parse(s[i].sel), *lab = cJSON_Parse(s[i].labels);
-        ck_assert_msg(nw_dis_selector_matches(cJSON_IsNull(sel) ? NULL : sel, lab) == s[i].want,
+        ck_assert_msg(nw_candidates_selector_matches(cJSON_IsNull(sel) ? NULL : sel, lab) ==
+                          s[i].want,
                       "%s on %s", s[i].sel, s[i].labels);
         cJSON_Delete(sel);
         cJSON_Delete(lab);
@@ -338,8 +339,8 @@ static double num_or(const cJSON *o, const char *k, double d)
     return cJSON_IsNumber(v) ? v->valuedouble : d;
 }
 
-static nw_rc_t sim_fn(void *ud, const nw_dis_state_t *st, const char *const *names, size_t n,
-                      nw_dis_sim_t *out, nw_err_t *err)
+static nw_rc_t sim_fn(void *ud, const nw_disrupt_state_t *st, const char *const *names, size_t n,
+                      nw_disrupt_sim_t *out, nw_err_t *err)
 {
     (void)st;
     fixture_t *f = ud;
@@ -363,7 +364,7 @@ static nw_rc_t sim_fn(void *ud, const nw_dis_state_t *st, const char *const *nam
         const cJSON *r;
         cJSON_ArrayForEach(r, nw_json_get(ans, "replacements"))
         {
-            nw_dis_repl_t *rp = &out->repl[out->nrepl++];
+            nw_disrupt_repl_t *rp = &out->repl[out->nrepl++];
             const char *pool = nw_json_str(r, "pool");
             snprintf(rp->pool, sizeof rp->pool, "%s", pool ? pool : "default");
             const cJSON *cts = nw_json_get(r, "capacityTypes"), *ct;
@@ -382,7 +383,7 @@ static nw_rc_t sim_fn(void *ud, const nw_dis_state_t *st, const char *const *nam
             const cJSON *t;
             cJSON_ArrayForEach(t, nw_json_get(r, "types"))
             {
-                nw_dis_topt_t *o = &rp->types[rp->ntypes++];
+                nw_disrupt_topt_t *o = &rp->types[rp->ntypes++];
                 snprintf(o->name, sizeof o->name, "%s", nw_json_str(t, "name"));
                 o->on_demand = num_or(t, "onDemand", -1);
                 o->spot = num_or(t, "spot", -1);
@@ -410,7 +411,7 @@ static int64_t ago(int64_t now, const cJSON *v)
 static void set_ts(cJSON *o, const char *k, int64_t t)
 {
     char b[40];
-    nw_time_format(t, b, sizeof b);
+    nw_clock_time_format(t, b, sizeof b);
     cJSON_AddStringToObject(o, k, b);
 }
 
@@ -610,7 +611,7 @@ static size_t str_array(const cJSON *arr, const char **out, size_t max)
     return n;
 }
 
-static nw_dis_state_t *build(const cJSON *doc, cJSON *objs, fixture_t *f, list_t ls[5])
+static nw_disrupt_state_t *build(const cJSON *doc, cJSON *objs, fixture_t *f, list_t ls[5])
 {
     int64_t now = T(nw_json_str(doc, "now") ? nw_json_str(doc, "now") : "2026-11-30T10:00:00Z");
     expand(doc, objs, now);
@@ -618,7 +619,7 @@ static nw_dis_state_t *build(const cJSON *doc, cJSON *objs, fixture_t *f, list_t
     for (int i = 0; i < 5; i++)
         collect(objs, kinds[i], &ls[i]);
     static const char *nom[64], *inc[64];
-    nw_dis_input_t in = {
+    nw_disrupt_input_t in = {
         .nodepools = ls[0].v,
         .nnodepools = ls[0].n,
         .nodeclaims = ls[1].v,
@@ -648,23 +649,25 @@ static nw_dis_state_t *build(const cJSON *doc, cJSON *objs, fixture_t *f, list_t
     in.nominated = nom;
     in.nin_command = str_array(nw_json_get(doc, "inCommand"), inc, 64);
     in.in_command = inc;
-    nw_dis_state_t *st = NULL;
-    ck_assert_int_eq(nw_dis_state_build(&in, &st, NULL), NW_OK);
+    nw_disrupt_state_t *st = NULL;
+    ck_assert_int_eq(nw_candidates_state_build(&in, &st, NULL), NW_OK);
     return st;
 }
 
-static void check_expect(const char *path, const cJSON *exp, const nw_dis_state_t *st,
-                         const nw_dis_cmd_t *cmd)
+static void check_expect(const char *path, const cJSON *exp, const nw_disrupt_state_t *st,
+                         const nw_disrupt_cmd_t *cmd)
 {
-    cJSON *rep = nw_dis_report_json(st, cmd);
+    cJSON *rep = nw_decide_report_json(st, cmd);
     char *dump = cJSON_Print(rep);
     const char *m = nw_json_str(exp, "method");
     if (m)
-        ck_assert_msg(strcmp(m, nw_dis_method_str(cmd->method)) == 0, "%s: method %s, want %s\n%s",
-                      path, nw_dis_method_str(cmd->method), m, dump);
+        ck_assert_msg(strcmp(m, nw_decide_method_str(cmd->method)) == 0,
+                      "%s: method %s, want %s\n%s", path, nw_decide_method_str(cmd->method), m,
+                      dump);
     const char *a = nw_json_str(exp, "action");
     if (a)
-        ck_assert_msg(strcmp(a, nw_dis_action_str(cmd->action)) == 0, "%s: action\n%s", path, dump);
+        ck_assert_msg(strcmp(a, nw_decide_action_str(cmd->action)) == 0, "%s: action\n%s", path,
+                      dump);
     if (nw_json_get(exp, "candidates"))
         ck_assert_msg(same_set(nw_json_get(exp, "candidates"), (const char *const *)cmd->candidates,
                                cmd->ncandidates),
@@ -676,7 +679,7 @@ static void check_expect(const char *path, const cJSON *exp, const nw_dis_state_
     const cJSON *rt = nw_json_get(exp, "replacementTypes");
     if (rt) {
         ck_assert_msg(cmd->sim.nrepl >= 1, "%s: no replacement\n%s", path, dump);
-        const nw_dis_repl_t *rp = &cmd->sim.repl[0];
+        const nw_disrupt_repl_t *rp = &cmd->sim.repl[0];
         ck_assert_msg(cJSON_GetArraySize(rt) == rp->ntypes, "%s: replacement types\n%s", path,
                       dump);
         for (int i = 0; i < rp->ntypes; i++)
@@ -685,7 +688,7 @@ static void check_expect(const char *path, const cJSON *exp, const nw_dis_state_
     }
     const cJSON *cts = nw_json_get(exp, "capacityTypes");
     if (cts) {
-        const nw_dis_repl_t *rp = &cmd->sim.repl[0];
+        const nw_disrupt_repl_t *rp = &cmd->sim.repl[0];
         bool od = false, spot = false;
         const cJSON *c;
         cJSON_ArrayForEach(c, cts)
@@ -699,7 +702,7 @@ static void check_expect(const char *path, const cJSON *exp, const nw_dis_state_
     const cJSON *nodes = nw_json_get(exp, "nodes"), *n;
     cJSON_ArrayForEach(n, nodes)
     {
-        const nw_dis_node_t *dn = nw_dis_state_node(st, n->string);
+        const nw_disrupt_node_t *dn = nw_candidates_state_node(st, n->string);
         ck_assert_msg(dn != NULL, "%s: no node %s", path, n->string);
         const cJSON *v;
         if ((v = nw_json_get(n, "candidate")))
@@ -721,7 +724,7 @@ static void check_expect(const char *path, const cJSON *exp, const nw_dis_state_
     const cJSON *al = nw_json_get(exp, "allowed"), *p;
     cJSON_ArrayForEach(p, al)
     {
-        const nw_dis_pool_t *pool = NULL;
+        const nw_disrupt_pool_t *pool = NULL;
         for (size_t k = 0; k < st->npools; k++)
             if (strcmp(st->pools[k].name, p->string) == 0)
                 pool = &st->pools[k];
@@ -730,7 +733,7 @@ static void check_expect(const char *path, const cJSON *exp, const nw_dis_state_
         cJSON_ArrayForEach(v, p)
         {
             for (int k = 0; k < NW_DIS_NREASONS; k++)
-                if (strcmp(v->string, nw_dis_reason_str((nw_dis_reason_t)k)) == 0)
+                if (strcmp(v->string, nw_budget_reason_str((nw_disrupt_reason_t)k)) == 0)
                     ck_assert_msg(pool->allowed[k] == v->valueint, "%s: %s allowed %s = %d\n%s",
                                   path, p->string, v->string, pool->allowed[k], dump);
         }
@@ -739,7 +742,7 @@ static void check_expect(const char *path, const cJSON *exp, const nw_dis_state_
     cJSON_ArrayForEach(p, bb)
     {
         for (int k = 0; k < NW_DIS_NREASONS; k++)
-            if (strcmp(p->string, nw_dis_reason_str((nw_dis_reason_t)k)) == 0)
+            if (strcmp(p->string, nw_budget_reason_str((nw_disrupt_reason_t)k)) == 0)
                 ck_assert_msg(cmd->budget_blocked[k] == p->valueint, "%s: budget blocked %s\n%s",
                               path, p->string, dump);
     }
@@ -804,11 +807,11 @@ static void run_case(const char *path)
                    0};
     cJSON *objs = cJSON_CreateArray();
     list_t ls[5];
-    nw_dis_state_t *st = build(doc, objs, &f, ls);
-    nw_dis_cmd_t cmd;
-    ck_assert_int_eq(nw_dis_decide(st, cJSON_IsFalse(nw_json_get(doc, "withSim")) ? NULL : sim_fn,
-                                   &f, &cmd, &err),
-                     NW_OK);
+    nw_disrupt_state_t *st = build(doc, objs, &f, ls);
+    nw_disrupt_cmd_t cmd;
+    ck_assert_int_eq(
+        nw_decide(st, cJSON_IsFalse(nw_json_get(doc, "withSim")) ? NULL : sim_fn, &f, &cmd, &err),
+        NW_OK);
     check_expect(path, nw_json_get(doc, "expect"), st, &cmd);
     const cJSON *maxc = nw_json_get(doc, "maxSimCalls");
     if (cJSON_IsNumber(maxc))
@@ -833,9 +836,9 @@ static void run_case(const char *path)
                         0};
         cJSON *objs2 = cJSON_CreateArray();
         list_t ls2[5];
-        nw_dis_state_t *st2 = build(d2, objs2, &f2, ls2);
+        nw_disrupt_state_t *st2 = build(d2, objs2, &f2, ls2);
         char why[256] = "";
-        int v = nw_dis_validate(st2, &cmd, sim_fn, &f2, why, sizeof why);
+        int v = nw_decide_validate(st2, &cmd, sim_fn, &f2, why, sizeof why);
         const cJSON *ve = nw_json_get(val, "expect");
         const cJSON *vv = nw_json_get(ve, "valid");
         ck_assert_msg(v == (cJSON_IsTrue(vv) ? 1 : 0), "%s: validate returned %d (%s)", path, v,
@@ -847,12 +850,12 @@ static void run_case(const char *path)
             ck_assert_msg(same_set(nw_json_get(ve, "candidates"),
                                    (const char *const *)cmd.candidates, cmd.ncandidates),
                           "%s: candidates after validation", path);
-        nw_dis_state_free(st2);
+        nw_candidates_state_free(st2);
         cJSON_Delete(objs2);
         cJSON_Delete(d2);
     }
-    nw_dis_cmd_cleanup(&cmd);
-    nw_dis_state_free(st);
+    nw_decide_cmd_cleanup(&cmd);
+    nw_candidates_state_free(st);
     cJSON_Delete(objs);
     nw_yaml_docs_free(docs, nd);
 }
@@ -872,16 +875,16 @@ static nw_rc_t embedded_types(void *ud, nw_sched_snap_t *s, nw_err_t *err)
 {
     (void)ud;
     static const char *const zones[] = {"us-east-1a", "us-east-1b", "us-east-1c"};
-    return nw_sched_snap_load_catalog(s, NULL, 0, "us-east-1", zones, 3, err);
+    return nw_from_catalog_load(s, NULL, 0, "us-east-1", zones, 3, err);
 }
 
 typedef struct {
     cJSON **docs;
     size_t nd;
     list_t ls[6]; /* NodePool NodeClaim Node Pod PodDisruptionBudget DaemonSet */
-    nw_dis_simctx_t sx;
-    nw_dis_input_t in;
-    nw_dis_state_t *st;
+    nw_disrupt_simctx_t sx;
+    nw_disrupt_input_t in;
+    nw_disrupt_state_t *st;
 } simfix_t;
 
 static void simfix_load(simfix_t *f, const char *path, const char *drop_label_node)
@@ -911,58 +914,59 @@ static void simfix_load(simfix_t *f, const char *path, const char *drop_label_no
                 f->ls[i].v[f->ls[i].n++] = f->docs[k];
         }
     }
-    nw_dis_input_t in = {.nodepools = f->ls[0].v,
-                         .nnodepools = f->ls[0].n,
-                         .nodeclaims = f->ls[1].v,
-                         .nnodeclaims = f->ls[1].n,
-                         .nodes = f->ls[2].v,
-                         .nnodes = f->ls[2].n,
-                         .pods = f->ls[3].v,
-                         .npods = f->ls[3].n,
-                         .pdbs = f->ls[4].v,
-                         .npdbs = f->ls[4].n,
-                         .now = T("2026-11-30T18:00:00Z")};
+    nw_disrupt_input_t in = {.nodepools = f->ls[0].v,
+                             .nnodepools = f->ls[0].n,
+                             .nodeclaims = f->ls[1].v,
+                             .nnodeclaims = f->ls[1].n,
+                             .nodes = f->ls[2].v,
+                             .nnodes = f->ls[2].n,
+                             .pods = f->ls[3].v,
+                             .npods = f->ls[3].n,
+                             .pdbs = f->ls[4].v,
+                             .npdbs = f->ls[4].n,
+                             .now = T("2026-11-30T18:00:00Z")};
     f->in = in;
-    nw_dis_simctx_t sx = {.nodepools = f->ls[0].v,
-                          .nnodepools = f->ls[0].n,
-                          .nodes = f->ls[2].v,
-                          .nnodes = f->ls[2].n,
-                          .nodeclaims = f->ls[1].v,
-                          .nnodeclaims = f->ls[1].n,
-                          .pods = f->ls[3].v,
-                          .npods = f->ls[3].n,
-                          .daemonsets = f->ls[5].v,
-                          .ndaemonsets = f->ls[5].n,
-                          .now = f->in.now,
-                          .add_types = embedded_types};
+    nw_disrupt_simctx_t sx = {.nodepools = f->ls[0].v,
+                              .nnodepools = f->ls[0].n,
+                              .nodes = f->ls[2].v,
+                              .nnodes = f->ls[2].n,
+                              .nodeclaims = f->ls[1].v,
+                              .nnodeclaims = f->ls[1].n,
+                              .pods = f->ls[3].v,
+                              .npods = f->ls[3].n,
+                              .daemonsets = f->ls[5].v,
+                              .ndaemonsets = f->ls[5].n,
+                              .now = f->in.now,
+                              .add_types = embedded_types};
     f->sx = sx;
-    ck_assert_int_eq(nw_dis_state_build(&f->in, &f->st, NULL), NW_OK);
+    ck_assert_int_eq(nw_candidates_state_build(&f->in, &f->st, NULL), NW_OK);
 }
 
 static void simfix_free(simfix_t *f)
 {
-    nw_dis_state_free(f->st);
+    nw_candidates_state_free(f->st);
     nw_yaml_docs_free(f->docs, f->nd);
 }
 
-static void simulate(simfix_t *f, const char *const *names, size_t n, nw_dis_sim_t *out)
+static void simulate(simfix_t *f, const char *const *names, size_t n, nw_disrupt_sim_t *out)
 {
     memset(out, 0, sizeof *out);
     nw_err_t err = {0};
-    ck_assert_msg(nw_dis_sim_schedule(&f->sx, f->st, names, n, out, &err) == NW_OK, "%s", err.msg);
+    ck_assert_msg(nw_disrupt_sim_schedule(&f->sx, f->st, names, n, out, &err) == NW_OK, "%s",
+                  err.msg);
 }
 
 START_TEST(sim_schedule)
 {
     simfix_t f;
     simfix_load(&f, "tests/data/disrupt/plan-cluster.yaml", NULL);
-    nw_dis_sim_t r;
+    nw_disrupt_sim_t r;
     /* half-a's 700m pod fits on the other nodes: a delete */
     const char *one[] = {"half-a"};
     simulate(&f, one, 1, &r);
     ck_assert_msg(r.ok, "%s", r.why);
     ck_assert_int_eq(r.nrepl, 0);
-    nw_dis_sim_cleanup(&r);
+    nw_decide_sim_cleanup(&r);
     /* every node gone: the 2400m of pods need new capacity, as one NodeClaim */
     const char *all[] = {"empty", "half-a", "half-b", "keep", "guarded"};
     simulate(&f, all, 5, &r);
@@ -978,9 +982,9 @@ START_TEST(sim_schedule)
     }
     /* the replacement NodeClaim: narrowed types, the pool's template, ownership */
     r.repl[0].ntypes = 1;
-    cJSON *nc = nw_dis_replacement_json(&r, 0, f.ls[0].v[0]);
+    cJSON *nc = nw_disrupt_sim_replacement_json(&r, 0, f.ls[0].v[0]);
     ck_assert_ptr_nonnull(nc);
-    ck_assert_ptr_null(nw_dis_replacement_json(&r, 1, f.ls[0].v[0]));
+    ck_assert_ptr_null(nw_disrupt_sim_replacement_json(&r, 1, f.ls[0].v[0]));
     char *txt = cJSON_PrintUnformatted(nc);
     const cJSON *req;
     bool saw_it = false, saw_ct = false;
@@ -1007,7 +1011,7 @@ START_TEST(sim_schedule)
                   "%s", txt);
     free(txt);
     cJSON_Delete(nc);
-    nw_dis_sim_cleanup(&r);
+    nw_decide_sim_cleanup(&r);
     simfix_free(&f);
 
     /* a pod that would land on a node that is not initialized: no */
@@ -1016,7 +1020,7 @@ START_TEST(sim_schedule)
     simulate(&f, three, 3, &r);
     /* 1700m of pods: half-b has room for ~1.2 cpu, the rest goes to node-empty */
     ck_assert_msg(!r.ok && strstr(r.why, "uninitialized node node-empty"), "%d %s", r.ok, r.why);
-    nw_dis_sim_cleanup(&r);
+    nw_decide_sim_cleanup(&r);
     simfix_free(&f);
 }
 END_TEST
@@ -1033,11 +1037,11 @@ START_TEST(sim_unplaceable)
             "resources"),
         "requests");
     cJSON_ReplaceItemInObjectCaseSensitive(req, "cpu", cJSON_CreateString("100"));
-    nw_dis_sim_t r;
+    nw_disrupt_sim_t r;
     const char *one[] = {"big"};
     simulate(&f, one, 1, &r);
     ck_assert_msg(!r.ok && strstr(r.why, "pod default/s1 cannot be placed"), "%s", r.why);
-    nw_dis_sim_cleanup(&r);
+    nw_decide_sim_cleanup(&r);
     simfix_free(&f);
 }
 END_TEST

@@ -30,14 +30,14 @@ static const char *DRIFTED = ",{\"type\":\"Drifted\",\"status\":\"True\",\"reaso
 
 typedef struct {
     ctlfix_t f;
-    nw_dis_ctl_t *d;
+    nw_disruption_t *d;
 } dfx_t;
 
 static void dfx_init(dfx_t *x, const char *disruption, int64_t validation_ns)
 {
     ctlfix_init(&x->f);
-    nw_dis_opts_t o = {.poll_ns = 10 * SEC, .validation_ns = validation_ns};
-    x->d = nw_dis_ctl_new(&x->f.deps, x->f.claims, &x->f.mem, &o, NULL);
+    nw_disruption_opts_t o = {.poll_ns = 10 * SEC, .validation_ns = validation_ns};
+    x->d = nw_disruption_ctl_new(&x->f.deps, x->f.claims, &x->f.mem, &o, NULL);
     ck_assert_ptr_nonnull(x->d);
     ctlfix_put_nodeclass(&x->f);
     ctlfix_put_nodepool(&x->f, disruption);
@@ -45,7 +45,7 @@ static void dfx_init(dfx_t *x, const char *disruption, int64_t validation_ns)
 
 static void dfx_free(dfx_t *x)
 {
-    nw_dis_ctl_free(x->d);
+    nw_disruption_ctl_free(x->d);
     ctlfix_free(&x->f);
 }
 
@@ -53,8 +53,8 @@ static void tick(dfx_t *x)
 {
     nw_kube_snap_t *s = nw_kube_cache_snapshot(x->f.deps.cache);
     ck_assert_ptr_nonnull(s);
-    nw_dis_tick(x->d, s);
-    nw_kube_snap_release(s);
+    nw_disruption_tick(x->d, s);
+    nw_kube_cache_snap_release(s);
 }
 
 /* a running pod of a ReplicaSet on node-<node> */
@@ -154,7 +154,7 @@ START_TEST(empty_nodes_within_budget)
     ck_assert_str_ne(second, first);
     nw_buf_t b;
     nw_buf_init(&b, 1 << 20);
-    ck_assert_int_eq(nw_dis_metrics(x.d, &b), NW_OK);
+    ck_assert_int_eq(nw_disruption_metrics(x.d, &b), NW_OK);
     ck_assert_msg(strstr(b.data, "nodewarden_disruption_nodes_disrupted_total{method=\"emptiness\","
                                  "reason=\"Empty\"} 2\n"),
                   "%s", b.data);
@@ -196,7 +196,7 @@ START_TEST(validation_rejects_a_node_that_got_a_pod)
     ck_assert_int_eq(ctlfix_count(f, mark, "DELETE " CLAIMS, NULL, NULL), 0);
     nw_buf_t b;
     nw_buf_init(&b, 1 << 20);
-    ck_assert_int_eq(nw_dis_metrics(x.d, &b), NW_OK);
+    ck_assert_int_eq(nw_disruption_metrics(x.d, &b), NW_OK);
     ck_assert_msg(strstr(b.data, "nodewarden_disruption_commands_rejected_total 1\n"), "%s",
                   b.data);
     nw_buf_cleanup(&b);
@@ -299,7 +299,7 @@ START_TEST(drift_replaces_then_deletes)
     ck_assert_int_ge(ctlfix_count(f, mark, "POST", "/events", "DisruptionTerminating"), 1);
     nw_buf_t b;
     nw_buf_init(&b, 1 << 20);
-    ck_assert_int_eq(nw_dis_metrics(x.d, &b), NW_OK);
+    ck_assert_int_eq(nw_disruption_metrics(x.d, &b), NW_OK);
     ck_assert_msg(strstr(b.data, "nodewarden_disruption_decisions_total{method=\"drift\","
                                  "action=\"replace\",reason=\"Drifted\"} 1\n"),
                   "%s", b.data);
@@ -319,7 +319,7 @@ START_TEST(new_term_forgets_command_and_cleans_up)
     char repl[256];
     start_drift(&x, repl, sizeof repl);
     /* a new leadership term; meanwhile the drift was resolved (no Drifted condition) */
-    nw_dis_ctl_reset(x.d);
+    nw_disruption_ctl_reset(x.d);
     cJSON *d = ctlfix_get(f, CLAIMS "d");
     ck_assert_ptr_nonnull(d);
     cJSON *conds = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(d, "status"),

@@ -37,7 +37,7 @@ static nw_drain_pod_t classify(const char *json, int64_t now)
 START_TEST(now_is_what_the_tests_say)
 {
     char b[40];
-    ck_assert_str_eq(nw_time_format(NOW, b, sizeof b), "2026-11-30T12:00:00Z");
+    ck_assert_str_eq(nw_clock_time_format(NOW, b, sizeof b), "2026-11-30T12:00:00Z");
 }
 END_TEST
 

@@ -86,7 +86,7 @@ START_TEST(cases)
         cJSON *pool = cJSON_Duplicate(nw_json_get(base, "nodepool"), 1);
         cJSON *class = cJSON_Duplicate(nw_json_get(base, "nodeclass"), 1);
         cJSON *nc = cJSON_Duplicate(nw_json_get(base, "nodeclaim"), 1);
-        ck_assert_int_eq(nw_hash_stamp_nodeclaim(nc, pool, class, NULL, NULL), NW_OK);
+        ck_assert_int_eq(nw_drifthash_stamp_nodeclaim(nc, pool, class, NULL, NULL), NW_OK);
         if (nw_json_get(c, "nodepool"))
             ctlfix_merge(pool, nw_json_get(c, "nodepool"));
         if (nw_json_get(c, "nodeclaim"))
@@ -110,7 +110,7 @@ START_TEST(cases)
         instance_from(ij, &inst);
         const char *now_s = nw_json_str(c, "now");
         int64_t now = 0;
-        ck_assert_int_eq(nw_time_parse(now_s ? now_s : "2026-11-30T00:30:00Z", &now), NW_OK);
+        ck_assert_int_eq(nw_clock_time_parse(now_s ? now_s : "2026-11-30T00:30:00Z", &now), NW_OK);
         nw_drift_in_t in = {
             nc,  pool, class, cJSON_IsNull(rj) ? NULL : &r.c, cJSON_IsNull(ij) ? NULL : &inst.i,
             cat, now,  NULL};

@@ -54,7 +54,7 @@ START_TEST(parse_table)
         if (strcmp(f[1], "error") == 0) {
             if (rc != NW_EINVAL || err.rc != NW_EINVAL || ns != 0 || !strstr(err.msg, f[2])) {
                 ck_abort_msg("parse.tsv:%d: want error containing [%s], got rc=%s [%s]",
-                             row->lineno, f[2], nw_rc_str(rc), err.msg);
+                             row->lineno, f[2], nw_err_rc_str(rc), err.msg);
             }
             continue;
         }
@@ -65,7 +65,7 @@ START_TEST(parse_table)
         nw_duration_format(ns, buf, sizeof buf);
         if (rc != NW_OK || ns != want || strcmp(buf, f[2]) != 0) {
             ck_abort_msg("parse.tsv:%d: want %" PRId64 " %s, got rc=%s %" PRId64 " %s (%s)",
-                         row->lineno, want, f[2], nw_rc_str(rc), ns, buf, err.msg);
+                         row->lineno, want, f[2], nw_err_rc_str(rc), ns, buf, err.msg);
             continue;
         }
         /* String() parses back to the same duration */

@@ -22,7 +22,7 @@ END_TEST
 
 START_TEST(delete_allowed)
 {
-    const nw_admit_handler_t *h = nw_admit_find("karpenter.k8s.aws", "EC2NodeClass");
+    const nw_admit_handler_t *h = nw_handlers_find("karpenter.k8s.aws", "EC2NodeClass");
     ck_assert_ptr_nonnull(h);
     nw_admit_req_t req = {0};
     req.op = NW_OP_DELETE;

@@ -71,7 +71,7 @@ START_TEST(instance_types)
     /* a second page appends */
     ck_assert_int_eq(nw_ec2xml_parse_instance_types(x, len, &l, next, sizeof next, &err), NW_OK);
     ck_assert_uint_eq(l.n, 8);
-    nw_ec2_itypes_free(&l);
+    nw_ec2xml_itypes_free(&l);
     free(x);
 }
 END_TEST
@@ -93,7 +93,7 @@ START_TEST(describe_lists)
     ck_assert_str_eq(s.v[0].tags.v[0].key, "karpenter.sh/discovery");
     ck_assert_str_eq(s.v[0].tags.v[0].value, "demo");
     ck_assert_str_eq(next, "c3VibmV0cy1wYWdlLTI=");
-    nw_ec2_subnets_free(&s);
+    nw_ec2xml_subnets_free(&s);
     free(x);
 
     x = load(DIR "describe-security-groups.xml", &len);
@@ -102,7 +102,7 @@ START_TEST(describe_lists)
     ck_assert_uint_eq(g.n, 1);
     ck_assert_str_eq(g.v[0].name, "demo-nodes");
     ck_assert_str_eq(next, "");
-    nw_ec2_sgs_free(&g);
+    nw_ec2xml_sgs_free(&g);
     free(x);
 
     x = load(DIR "describe-images.xml", &len);
@@ -113,7 +113,7 @@ START_TEST(describe_lists)
     ck_assert_int_eq(im.v[0].deprecation_ns, 0);
     ck_assert_int_gt(im.v[1].deprecation_ns, 0);
     ck_assert_int_gt(im.v[0].creation_ns, im.v[1].creation_ns);
-    nw_ec2_images_free(&im);
+    nw_ec2xml_images_free(&im);
     free(x);
 
     x = load(DIR "describe-instance-type-offerings.xml", &len);
@@ -121,7 +121,7 @@ START_TEST(describe_lists)
     ck_assert_int_eq(nw_ec2xml_parse_offerings(x, len, &of, next, sizeof next, &err), NW_OK);
     ck_assert_uint_eq(of.n, 3);
     ck_assert_str_eq(of.v[2].location, "us-west-2c");
-    nw_ec2_offerings_free(&of);
+    nw_ec2xml_offerings_free(&of);
     free(x);
 
     x = load(DIR "describe-spot-price-history.xml", &len);
@@ -129,7 +129,7 @@ START_TEST(describe_lists)
     ck_assert_int_eq(nw_ec2xml_parse_spot_prices(x, len, &sp, next, sizeof next, &err), NW_OK);
     ck_assert_uint_eq(sp.n, 2);
     ck_assert(sp.v[0].price > 0.0353 && sp.v[0].price < 0.0355);
-    nw_ec2_spot_prices_free(&sp);
+    nw_ec2xml_spot_prices_free(&sp);
     free(x);
 
     x = load(DIR "describe-availability-zones.xml", &len);
@@ -137,7 +137,7 @@ START_TEST(describe_lists)
     ck_assert_int_eq(nw_ec2xml_parse_zones(x, len, &z, &err), NW_OK);
     ck_assert_uint_eq(z.n, 2);
     ck_assert_str_eq(z.v[1].zone_id, "usw2-az2");
-    nw_ec2_zones_free(&z);
+    nw_ec2xml_zones_free(&z);
     free(x);
 }
 END_TEST
@@ -145,21 +145,22 @@ END_TEST
 START_TEST(error_kinds)
 {
     /* EC2's and SQS's error classes in the cloud's neutral kinds */
-    ck_assert_int_eq(nw_aws_err_kind(nw_ec2_classify("InsufficientInstanceCapacity", "", 500)),
-                     NW_CLOUD_ERR_CAPACITY);
-    ck_assert_int_eq(nw_aws_err_kind(nw_ec2_classify("UnauthorizedOperation", "", 403)),
+    ck_assert_int_eq(
+        nw_aws_cloud_err_kind(nw_ec2_classify("InsufficientInstanceCapacity", "", 500)),
+        NW_CLOUD_ERR_CAPACITY);
+    ck_assert_int_eq(nw_aws_cloud_err_kind(nw_ec2_classify("UnauthorizedOperation", "", 403)),
                      NW_CLOUD_ERR_UNAUTHORIZED);
-    ck_assert_int_eq(nw_aws_err_kind(nw_ec2_classify("InvalidParameterValue", "", 400)),
+    ck_assert_int_eq(nw_aws_cloud_err_kind(nw_ec2_classify("InvalidParameterValue", "", 400)),
                      NW_CLOUD_ERR_INVALID);
-    ck_assert_int_eq(nw_aws_err_kind(nw_ec2_classify("RequestLimitExceeded", "", 503)),
+    ck_assert_int_eq(nw_aws_cloud_err_kind(nw_ec2_classify("RequestLimitExceeded", "", 503)),
                      NW_CLOUD_ERR_THROTTLED);
-    ck_assert_int_eq(nw_aws_err_kind(NW_EC2_SERVER), NW_CLOUD_ERR_OTHER);
-    ck_assert_int_eq(nw_aws_err_kind(NW_EC2_OK), NW_CLOUD_ERR_NONE);
-    ck_assert_int_eq(nw_aws_sqs_err_kind(nw_sqs_classify("ThrottlingException", 400)),
+    ck_assert_int_eq(nw_aws_cloud_err_kind(NW_EC2_SERVER), NW_CLOUD_ERR_OTHER);
+    ck_assert_int_eq(nw_aws_cloud_err_kind(NW_EC2_OK), NW_CLOUD_ERR_NONE);
+    ck_assert_int_eq(nw_intrsource_sqs_err_kind(nw_sqs_classify("ThrottlingException", 400)),
                      NW_CLOUD_ERR_THROTTLED);
-    ck_assert_int_eq(nw_aws_sqs_err_kind(nw_sqs_classify("AccessDenied", 403)),
+    ck_assert_int_eq(nw_intrsource_sqs_err_kind(nw_sqs_classify("AccessDenied", 403)),
                      NW_CLOUD_ERR_UNAUTHORIZED);
-    ck_assert_int_eq(nw_aws_sqs_err_kind(NW_SQS_TRANSPORT), NW_CLOUD_ERR_OTHER);
+    ck_assert_int_eq(nw_intrsource_sqs_err_kind(NW_SQS_TRANSPORT), NW_CLOUD_ERR_OTHER);
     ck_assert_str_eq(nw_cloud_err_kind_name(NW_CLOUD_ERR_CAPACITY), "capacity");
     ck_assert_str_eq(nw_cloud_err_kind_name(NW_CLOUD_ERR_THROTTLED), "throttled");
 }
@@ -191,7 +192,7 @@ START_TEST(instances_and_launch)
     ck_assert_str_eq(next, "ZGVzY3JpYmUtaW5zdGFuY2VzLTI=");
     /* the same instances in the cloud's neutral terms (scaler/aws/cloud.c) */
     nw_cloud_instance_t ci;
-    nw_aws_instance(&in.v[0], &ci);
+    nw_aws_cloud_instance(&in.v[0], &ci);
     ck_assert_str_eq(ci.id, "i-0123456789abcdef0");
     ck_assert_str_eq(ci.provider_id, "aws:///us-west-2b/i-0123456789abcdef0");
     ck_assert_str_eq(nw_cloud_instance_id(ci.provider_id), ci.id);
@@ -207,14 +208,14 @@ START_TEST(instances_and_launch)
     ck_assert_int_eq(ci.ntags, 4);
     ck_assert_str_eq(nw_cloud_instance_tag(&ci, "karpenter.sh/nodepool"), "default");
     ck_assert_ptr_null(nw_cloud_instance_tag(&ci, "karpenter.sh/nodeclaim"));
-    nw_aws_instance(&in.v[1], &ci);
+    nw_aws_cloud_instance(&in.v[1], &ci);
     ck_assert_str_eq(ci.capacity_type, "spot");
     free(x);
     x = load(DIR "run-instances.xml", &len);
     ck_assert_int_eq(nw_ec2xml_parse_instances(x, len, &in, next, sizeof next, &err), NW_OK);
     ck_assert_uint_eq(in.n, 3);
     ck_assert_str_eq(in.v[2].state, "pending");
-    nw_ec2_instances_free(&in);
+    nw_ec2xml_instances_free(&in);
     free(x);
 
     x = load(DIR "create-fleet.xml", &len);
@@ -229,7 +230,7 @@ START_TEST(instances_and_launch)
     ck_assert_str_eq(fr.errs[0].code, "InsufficientInstanceCapacity");
     ck_assert_str_eq(fr.errs[0].type, "m6i.large");
     ck_assert_str_eq(fr.errs[0].zone, "us-west-2a");
-    nw_ec2_fleet_result_free(&fr);
+    nw_ec2xml_fleet_result_free(&fr);
     free(x);
 
     x = load(DIR "terminate-instances.xml", &len);
@@ -237,7 +238,7 @@ START_TEST(instances_and_launch)
     ck_assert_int_eq(nw_ec2xml_parse_terminate(x, len, &sc, &err), NW_OK);
     ck_assert_str_eq(sc.v[0].current, "shutting-down");
     ck_assert_str_eq(sc.v[0].previous, "running");
-    nw_ec2_state_changes_free(&sc);
+    nw_ec2xml_state_changes_free(&sc);
     free(x);
 
     const char *lts[] = {"describe-launch-templates.xml", "create-launch-template.xml",
@@ -251,7 +252,7 @@ START_TEST(instances_and_launch)
                          NW_OK);
         ck_assert_uint_eq(l.n, 1);
         ck_assert_int_eq(strncmp(l.v[0].id, "lt-", 3), 0);
-        nw_ec2_lts_free(&l);
+        nw_ec2xml_lts_free(&l);
         free(x);
     }
     x = load(DIR "create-tags.xml", &len);
@@ -344,7 +345,7 @@ START_TEST(placement_groups_and_profiles)
     ck_assert_str_eq(pgs.v[0].id, "pg-1");
     ck_assert_str_eq(pgs.v[0].strategy, "partition");
     ck_assert_int_eq(pgs.v[0].partitions, 3);
-    nw_ec2_pgs_free(&pgs);
+    nw_ec2xml_pgs_free(&pgs);
     const char *get =
         "<GetInstanceProfileResponse xmlns=\"https://iam.amazonaws.com/doc/2010-05-08/"
         "\"><GetInstanceProfileResult><InstanceProfile><InstanceProfileName>c_1"
@@ -372,11 +373,11 @@ START_TEST(placement_groups_and_profiles)
     ck_assert_str_eq(l.v[1].name, "a");
     ck_assert_str_eq(l.v[1].role, "");
     ck_assert_str_eq(marker, "m2");
-    nw_iam_profiles_free(&l);
+    nw_ec2xml_iam_profiles_free(&l);
     const char *bad = "<ListInstanceProfilesResponse><ListInstanceProfilesResult/>"
                       "</ListInstanceProfilesResponse>";
     ck_assert_int_eq(nw_ec2xml_parse_iam_profiles(bad, strlen(bad), &l, NULL, 0, &err), NW_EPARSE);
-    nw_iam_profiles_free(&l);
+    nw_ec2xml_iam_profiles_free(&l);
 }
 END_TEST
 
@@ -407,14 +408,14 @@ START_TEST(rejects_bad_input)
     ck_assert_int_eq(nw_ec2xml_parse_subnets(noid, strlen(noid), &s, NULL, 0, &err), NW_EPARSE);
     ck_assert_str_eq(err.path, "subnetSet.item.subnetId");
     ck_assert_uint_eq(s.n, 0);
-    nw_ec2_subnets_free(&s);
+    nw_ec2xml_subnets_free(&s);
     nw_err_clear(&err);
     ck_assert_int_eq(nw_ec2xml_parse_subnets("", 0, &s, NULL, 0, &err), NW_EPARSE);
     nw_ec2xml_error_t e;
     nw_err_clear(&err);
     const char *ok = "<CreateTagsResponse><return>true</return></CreateTagsResponse>";
     ck_assert_int_eq(nw_ec2xml_parse_error(ok, strlen(ok), &e, &err), NW_EPARSE);
-    nw_ec2_instances_free(&in);
+    nw_ec2xml_instances_free(&in);
 }
 END_TEST
 

@@ -25,7 +25,7 @@ static cJSON *claim(const char *created, const char *expire_after_json)
 static int64_t t(const char *rfc3339)
 {
     int64_t ns = 0;
-    ck_assert_int_eq(nw_time_parse(rfc3339, &ns), NW_OK);
+    ck_assert_int_eq(nw_clock_time_parse(rfc3339, &ns), NW_OK);
     return ns;
 }
 

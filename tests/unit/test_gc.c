@@ -121,7 +121,7 @@ START_TEST(leaked_instances)
     ck_assert_uint_eq(p.norphans, 0); /* dup is not Registered */
     nw_gc_plan_free(&p);
     nw_cloud_instances_free(&l);
-    nw_kube_snap_release(s);
+    nw_kube_cache_snap_release(s);
     nw_kube_cache_free(c);
 }
 END_TEST
@@ -201,10 +201,10 @@ START_TEST(orphaned_claims)
     ck_assert_int_eq(nw_gc_plan(s2, &none, NULL, NOW, 30 * S, &p), NW_OK);
     ck_assert_uint_eq(p.nleaked + p.norphans, 0);
     nw_gc_plan_free(&p);
-    nw_kube_snap_release(s2);
+    nw_kube_cache_snap_release(s2);
     nw_kube_cache_free(c2);
     nw_cloud_instances_free(&l);
-    nw_kube_snap_release(s);
+    nw_kube_cache_snap_release(s);
     nw_kube_cache_free(c);
 }
 END_TEST

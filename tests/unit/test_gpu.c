@@ -110,7 +110,8 @@ static void run_case_in(const nw_test_case_t *row, kind_t k, const char *config)
         nw_err_t err = {0};
         ck_assert_int_eq(nw_config_defaults(&cfg), NW_OK);
         ck_assert_msg(nw_config_apply_file(&cfg, config, &err) == NW_OK, "%s", err.msg);
-        ck_assert_msg(nw_srv_gpu_policy(&cfg, "nodewarden", &p, &err) == NW_OK, "%s", err.msg);
+        ck_assert_msg(nw_gpu_policy_from_config(&cfg, "nodewarden", &p, &err) == NW_OK, "%s",
+                      err.msg);
         nw_config_free(&cfg);
     } else {
         ck_assert_int_eq(nw_gpu_policy_init(&p, "nodewarden"), NW_OK);
@@ -309,15 +310,15 @@ static bool fits(const cJSON *pod, const nw_labels_t *labels, const nw_taints_t 
     ck_assert_int_eq(nw_tolerations_parse(cJSON_GetObjectItemCaseSensitive(spec, "tolerations"),
                                           "spec.tolerations", &tols, &err),
                      NW_OK);
-    bool ok = nw_taints_tolerated(taints, &tols, NW_TAINTS_SCHEDULING);
+    bool ok = nw_tolerations_tolerate_all(taints, &tols, NW_TAINTS_SCHEDULING);
     nw_tolerations_cleanup(&tols);
     nw_reqs_t sel;
-    ck_assert_int_eq(
-        nw_reqs_parse_node_selector(cJSON_GetObjectItemCaseSensitive(spec, "nodeSelector"),
-                                    "spec.nodeSelector", &sel, &err),
-        NW_OK);
-    ok = ok && nw_reqs_match_labels(&sel, labels, NULL);
-    nw_reqs_cleanup(&sel);
+    ck_assert_int_eq(nw_requirements_json_parse_node_selector(
+                         cJSON_GetObjectItemCaseSensitive(spec, "nodeSelector"),
+                         "spec.nodeSelector", &sel, &err),
+                     NW_OK);
+    ok = ok && nw_requirements_match_labels(&sel, labels, NULL);
+    nw_requirements_cleanup(&sel);
     const cJSON *aff = cJSON_GetObjectItemCaseSensitive(spec, "affinity");
     const cJSON *na = cJSON_GetObjectItemCaseSensitive(aff, "nodeAffinity");
     const cJSON *req =
@@ -326,12 +327,12 @@ static bool fits(const cJSON *pod, const nw_labels_t *labels, const nw_taints_t 
     if (terms) {
         nw_reqs_t *t = NULL;
         size_t nt = 0;
-        ck_assert_int_eq(nw_reqs_parse_terms(terms, "terms", &t, &nt, &err), NW_OK);
+        ck_assert_int_eq(nw_requirements_json_parse_terms(terms, "terms", &t, &nt, &err), NW_OK);
         bool any = false;
         for (size_t i = 0; i < nt; i++)
-            if (t[i].n > 0 && nw_reqs_match_labels(&t[i], labels, NULL))
+            if (t[i].n > 0 && nw_requirements_match_labels(&t[i], labels, NULL))
                 any = true;
-        nw_reqs_terms_free(t, nt);
+        nw_requirements_json_terms_free(t, nt);
         ok = ok && any;
     }
     return ok;
@@ -483,18 +484,18 @@ START_TEST(userdata_taint_detection)
                               "\"kubelet --register-with-taints=gpu=true:NoSchedule\\n\"}}");
     nw_admit_result_t res;
     nw_admit_result_init(&res);
-    ck_assert_int_eq(nw_gpu_pool_crosscheck(&p, pool, bad, &res), NW_OK);
+    ck_assert_int_eq(nw_gpu_userdata_pool_crosscheck(&p, pool, bad, &res), NW_OK);
     ck_assert_uint_eq(res.nwarnings, 1);
     ck_assert_ptr_nonnull(strstr(
         res.warnings[0], "NodePool \"l4\" (accelerator class nvidia) uses EC2NodeClass \"gpu\""));
     nw_admit_result_cleanup(&res);
-    ck_assert_int_eq(nw_gpu_pool_crosscheck(&p, pool, good, &res), NW_OK);
-    ck_assert_int_eq(nw_gpu_pool_crosscheck(&p, cpu, bad, &res), NW_OK);
-    ck_assert_int_eq(nw_gpu_pool_crosscheck(&p, pool, NULL, &res), NW_OK);
+    ck_assert_int_eq(nw_gpu_userdata_pool_crosscheck(&p, pool, good, &res), NW_OK);
+    ck_assert_int_eq(nw_gpu_userdata_pool_crosscheck(&p, cpu, bad, &res), NW_OK);
+    ck_assert_int_eq(nw_gpu_userdata_pool_crosscheck(&p, pool, NULL, &res), NW_OK);
     /* a generated bootstrap (AL2023 here) carries the pool's taints itself */
     cJSON *al2023 = cJSON_Parse("{\"metadata\":{\"name\":\"gpu\"},\"spec\":{\"amiFamily\":"
                                 "\"AL2023\",\"userData\":\"#!/bin/bash\\necho pre\\n\"}}");
-    ck_assert_int_eq(nw_gpu_pool_crosscheck(&p, pool, al2023, &res), NW_OK);
+    ck_assert_int_eq(nw_gpu_userdata_pool_crosscheck(&p, pool, al2023, &res), NW_OK);
     cJSON_Delete(al2023);
     ck_assert_uint_eq(res.nwarnings, 0);
     cJSON_Delete(pool);
@@ -524,10 +525,11 @@ static bool pool_admits(const cJSON *np, const nw_labels_t *labels)
         reqs = cJSON_GetObjectItemCaseSensitive(reqs, keys[i]);
     nw_reqs_t r;
     nw_err_t err = {0};
-    ck_assert_int_eq(nw_reqs_parse_list(reqs, "requirements", NW_REQS_PARSE_KARPENTER, &r, &err),
-                     NW_OK);
-    bool ok = nw_reqs_match_labels(&r, labels, NULL);
-    nw_reqs_cleanup(&r);
+    ck_assert_int_eq(
+        nw_requirements_json_parse_list(reqs, "requirements", NW_REQS_PARSE_KARPENTER, &r, &err),
+        NW_OK);
+    bool ok = nw_requirements_match_labels(&r, labels, NULL);
+    nw_requirements_cleanup(&r);
     return ok;
 }
 
@@ -575,7 +577,7 @@ static void walk_catalog(const nw_gpu_policy_t *pp, bool every_class)
     for (size_t i = 0; i < nw_catalog_len(cat); i++) {
         const nw_itype_t *t = nw_catalog_at(cat, i);
         nw_cat_label_t l[48];
-        int nl = nw_itype_labels(t, l, 48);
+        int nl = nw_catalog_itype_labels(t, l, 48);
         nw_labels_t labels;
         nw_labels_init(&labels);
         for (int k = 0; k < nl; k++)
@@ -648,7 +650,7 @@ START_TEST(catalog_accelerators_isolated)
     nw_err_t err = {0};
     ck_assert_int_eq(nw_config_defaults(&cfg), NW_OK);
     ck_assert_int_eq(nw_config_apply_file(&cfg, CLASSES_CONFIG, &err), NW_OK);
-    ck_assert_msg(nw_srv_gpu_policy(&cfg, "", &p, &err) == NW_OK, "%s", err.msg);
+    ck_assert_msg(nw_gpu_policy_from_config(&cfg, "", &p, &err) == NW_OK, "%s", err.msg);
     nw_config_free(&cfg);
     walk_catalog(&p, false);
     nw_gpu_policy_cleanup(&p);
@@ -674,7 +676,7 @@ START_TEST(policy_from_config)
     ck_assert_int_eq(nw_config_defaults(&cfg), NW_OK);
     nw_gpu_policy_t a, b;
     nw_err_t err = {0};
-    ck_assert_int_eq(nw_srv_gpu_policy(&cfg, "nodewarden", &a, &err), NW_OK);
+    ck_assert_int_eq(nw_gpu_policy_from_config(&cfg, "nodewarden", &a, &err), NW_OK);
     ck_assert_int_eq(nw_gpu_policy_init(&b, "nodewarden"), NW_OK);
     ck_assert_uint_eq(a.nclasses, b.nclasses);
     for (size_t i = 0; i < a.nclasses; i++) {
@@ -699,7 +701,7 @@ START_TEST(policy_from_config)
     ck_assert_int_eq(nw_config_set(&cfg, "gpu.resources",
                                    "nvidia.com/gpu,amd.com/gpu,aws.amazon.com/neuron", &err),
                      NW_OK);
-    ck_assert_int_eq(nw_srv_gpu_policy(&cfg, "", &a, &err), NW_OK);
+    ck_assert_int_eq(nw_gpu_policy_from_config(&cfg, "", &a, &err), NW_OK);
     ck_assert_uint_eq(a.nclasses, 6);
     ck_assert_str_eq(a.classes[0].name, "nvidia");
     ck_assert_uint_eq(a.classes[0].nresources, 1);
@@ -710,7 +712,7 @@ START_TEST(policy_from_config)
     /* an entry no other class claims stays the NVIDIA class's */
     ck_assert_int_eq(nw_config_set(&cfg, "gpu.resources", "nvidia.com/gpu,example.com/fpga", &err),
                      NW_OK);
-    ck_assert_int_eq(nw_srv_gpu_policy(&cfg, "", &a, &err), NW_OK);
+    ck_assert_int_eq(nw_gpu_policy_from_config(&cfg, "", &a, &err), NW_OK);
     ck_assert_int_eq(nw_gpu_resource_class(&a, "example.com/fpga"), 0);
     nw_gpu_policy_cleanup(&a);
     ck_assert_int_eq(nw_config_set(&cfg, "gpu.resources",
@@ -718,7 +720,7 @@ START_TEST(policy_from_config)
                      NW_OK);
     ck_assert_int_eq(nw_config_set(&cfg, "gpu.classes.amd.enabled", "false", &err), NW_OK);
     ck_assert_int_eq(nw_config_set(&cfg, "gpu.classes.neuron.enabled", "false", &err), NW_OK);
-    ck_assert_int_eq(nw_srv_gpu_policy(&cfg, "", &a, &err), NW_OK);
+    ck_assert_int_eq(nw_gpu_policy_from_config(&cfg, "", &a, &err), NW_OK);
     ck_assert_uint_eq(a.nclasses, 4);
     ck_assert_str_eq(a.classes[1].name, "gaudi");
     ck_assert_int_eq(nw_gpu_resource_class(&a, "amd.com/gpu"), 0);
@@ -754,7 +756,7 @@ START_TEST(policy_from_config)
         ck_assert_int_eq(nw_config_defaults(&c2), NW_OK);
         memset(&err, 0, sizeof err);
         ck_assert_int_eq(nw_config_set(&c2, bad[i].key, bad[i].value, &err), NW_OK);
-        ck_assert_int_eq(nw_srv_gpu_policy(&c2, "", &a, &err), NW_EINVAL);
+        ck_assert_int_eq(nw_gpu_policy_from_config(&c2, "", &a, &err), NW_EINVAL);
         ck_assert_str_eq(err.path, bad[i].path);
         ck_assert_msg(strstr(err.msg, bad[i].msg), "%s: %s", bad[i].key, err.msg);
         nw_config_free(&c2);
@@ -793,7 +795,7 @@ START_TEST(policy_user_classes)
     config_with(&cfg, kv);
     nw_gpu_policy_t p;
     nw_err_t err = {0};
-    ck_assert_msg(nw_srv_gpu_policy(&cfg, "", &p, &err) == NW_OK, "%s", err.msg);
+    ck_assert_msg(nw_gpu_policy_from_config(&cfg, "", &p, &err) == NW_OK, "%s", err.msg);
     ck_assert_uint_eq(p.nclasses, 7);
     ck_assert_str_eq(p.classes[0].label_value, "nvidia");
     const nw_accel_class_t *x = nw_gpu_policy_class(&p, "fpga");
@@ -836,7 +838,7 @@ START_TEST(policy_user_classes)
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         config_with(&cfg, bad[i].kv);
         memset(&err, 0, sizeof err);
-        ck_assert_int_eq(nw_srv_gpu_policy(&cfg, "", &p, &err), NW_EINVAL);
+        ck_assert_int_eq(nw_gpu_policy_from_config(&cfg, "", &p, &err), NW_EINVAL);
         ck_assert_str_eq(err.path, bad[i].path);
         ck_assert_msg(strstr(err.msg, bad[i].msg), "%zu: %s", i, err.msg);
         nw_config_free(&cfg);

@@ -49,7 +49,7 @@ static cJSON *parse(const char *s)
 static void pool_hash(const cJSON *p, char out[NW_HASH_LEN])
 {
     nw_err_t err = {0};
-    ck_assert_msg(nw_hash_nodepool(p, out, &err) == NW_OK, "%s", err.msg);
+    ck_assert_msg(nw_drifthash_nodepool(p, out, &err) == NW_OK, "%s", err.msg);
     ck_assert_int_gt((int)strlen(out), 0);
     for (const char *c = out; *c; c++)
         ck_assert_msg(*c >= '0' && *c <= '9', "hash %s is not a decimal number", out);
@@ -148,10 +148,10 @@ START_TEST(nodepool_errors)
     char h[NW_HASH_LEN];
     nw_err_t err = {0};
     cJSON *j = parse("{\"spec\":{\"template\":\"x\"}}");
-    ck_assert_int_eq(nw_hash_nodepool(j, h, &err), NW_EINVAL);
+    ck_assert_int_eq(nw_drifthash_nodepool(j, h, &err), NW_EINVAL);
     ck_assert_str_eq(err.path, "spec.template");
     ck_assert_str_eq(h, "");
-    ck_assert_int_eq(nw_hash_nodepool(NULL, h, NULL), NW_EINVAL);
+    ck_assert_int_eq(nw_drifthash_nodepool(NULL, h, NULL), NW_EINVAL);
     cJSON_Delete(j);
     /* unknown fields are not Go fields: ignored however deep (the walk follows the types) */
     char deep[2048] = "{\"spec\":{\"template\":";
@@ -162,11 +162,11 @@ START_TEST(nodepool_errors)
         strcat(deep, "}");
     strcat(deep, "}}");
     j = parse(deep);
-    ck_assert_int_eq(nw_hash_nodepool(j, h, NULL), NW_OK);
+    ck_assert_int_eq(nw_drifthash_nodepool(j, h, NULL), NW_OK);
     cJSON_Delete(j);
     char h0[NW_HASH_LEN];
     j = parse("{\"spec\":{\"template\":{}}}");
-    ck_assert_int_eq(nw_hash_nodepool(j, h0, NULL), NW_OK);
+    ck_assert_int_eq(nw_drifthash_nodepool(j, h0, NULL), NW_OK);
     ck_assert_str_eq(h, h0);
     cJSON_Delete(j);
 }
@@ -187,8 +187,8 @@ static int class_changed_by(const char *key, const char *value)
     if (value)
         cJSON_AddItemToObject(spec, key, parse(value));
     char ha[NW_HASH_LEN], hb[NW_HASH_LEN];
-    ck_assert_int_eq(nw_hash_ec2nodeclass(a, NULL, ha, NULL), NW_OK);
-    ck_assert_int_eq(nw_hash_ec2nodeclass(b, NULL, hb, NULL), NW_OK);
+    ck_assert_int_eq(nw_drifthash_ec2nodeclass(a, NULL, ha, NULL), NW_OK);
+    ck_assert_int_eq(nw_drifthash_ec2nodeclass(b, NULL, hb, NULL), NW_OK);
     cJSON_Delete(a);
     cJSON_Delete(b);
     return strcmp(ha, hb) != 0;
@@ -210,8 +210,8 @@ START_TEST(nodeclass_fields)
     cJSON *e1 = parse("{\"spec\":{\"role\":\"R\",\"tags\":{}}}"),
           *e2 = parse("{\"spec\":{\"role\":\"R\"}}");
     char t1[NW_HASH_LEN], t2[NW_HASH_LEN];
-    ck_assert_int_eq(nw_hash_ec2nodeclass(e1, NULL, t1, NULL), NW_OK);
-    ck_assert_int_eq(nw_hash_ec2nodeclass(e2, NULL, t2, NULL), NW_OK);
+    ck_assert_int_eq(nw_drifthash_ec2nodeclass(e1, NULL, t1, NULL), NW_OK);
+    ck_assert_int_eq(nw_drifthash_ec2nodeclass(e2, NULL, t2, NULL), NW_OK);
     ck_assert_str_ne(t1, t2);
     cJSON_Delete(e1);
     cJSON_Delete(e2);
@@ -233,9 +233,9 @@ START_TEST(nodeclass_fields)
     /* the CA bundle is part of the hash */
     cJSON *c = parse(CLASS);
     char h1[NW_HASH_LEN], h2[NW_HASH_LEN], h3[NW_HASH_LEN];
-    ck_assert_int_eq(nw_hash_ec2nodeclass(c, NULL, h1, NULL), NW_OK);
-    ck_assert_int_eq(nw_hash_ec2nodeclass(c, "", h2, NULL), NW_OK);
-    ck_assert_int_eq(nw_hash_ec2nodeclass(c, "Q0E=", h3, NULL), NW_OK);
+    ck_assert_int_eq(nw_drifthash_ec2nodeclass(c, NULL, h1, NULL), NW_OK);
+    ck_assert_int_eq(nw_drifthash_ec2nodeclass(c, "", h2, NULL), NW_OK);
+    ck_assert_int_eq(nw_drifthash_ec2nodeclass(c, "Q0E=", h3, NULL), NW_OK);
     ck_assert_str_eq(h1, h2);
     ck_assert_str_ne(h1, h3);
     cJSON_Delete(c);
@@ -245,15 +245,15 @@ END_TEST
 START_TEST(ami_family)
 {
     cJSON *j = parse("{\"spec\":{\"amiSelectorTerms\":[{\"alias\":\"bottlerocket@1.2\"}]}}");
-    ck_assert_str_eq(nw_hash_ami_family(j), "Bottlerocket");
+    ck_assert_str_eq(nw_drifthash_ami_family(j), "Bottlerocket");
     cJSON_Delete(j);
     j = parse("{\"spec\":{\"amiFamily\":\"AL2\",\"amiSelectorTerms\":[{\"alias\":\"al2023@x\"}]}}");
-    ck_assert_str_eq(nw_hash_ami_family(j), "AL2");
+    ck_assert_str_eq(nw_drifthash_ami_family(j), "AL2");
     cJSON_Delete(j);
     j = parse("{\"spec\":{\"amiSelectorTerms\":[{\"id\":\"ami-1\"}]}}");
-    ck_assert_str_eq(nw_hash_ami_family(j), "Custom");
+    ck_assert_str_eq(nw_drifthash_ami_family(j), "Custom");
     cJSON_Delete(j);
-    ck_assert_str_eq(nw_hash_ami_family(NULL), "Custom");
+    ck_assert_str_eq(nw_drifthash_ami_family(NULL), "Custom");
 }
 END_TEST
 
@@ -262,31 +262,31 @@ START_TEST(stamp)
     cJSON *pool = parse(POOL), *class = parse(CLASS);
     cJSON *nc = parse("{\"metadata\":{\"generateName\":\"p-\",\"annotations\":{"
                       "\"karpenter.sh/nodepool-hash-version\":\"v1\",\"keep\":\"me\"}}}");
-    ck_assert_int_eq(nw_hash_stamp_nodeclaim(nc, pool, class, NULL, NULL), NW_OK);
+    ck_assert_int_eq(nw_drifthash_stamp_nodeclaim(nc, pool, class, NULL, NULL), NW_OK);
     char hp[NW_HASH_LEN], hc[NW_HASH_LEN];
-    ck_assert_int_eq(nw_hash_nodepool(pool, hp, NULL), NW_OK);
-    ck_assert_int_eq(nw_hash_ec2nodeclass(class, NULL, hc, NULL), NW_OK);
-    ck_assert(nw_hash_annotation_is(nc, NW_ANN_NODEPOOL_HASH, hp));
-    ck_assert(nw_hash_annotation_is(nc, NW_ANN_NODEPOOL_HASH_VERSION, "v3"));
-    ck_assert(nw_hash_annotation_is(nc, NW_ANN_NODECLASS_HASH, hc));
-    ck_assert(nw_hash_annotation_is(nc, NW_ANN_NODECLASS_HASH_VERSION, "v5"));
-    ck_assert(nw_hash_annotation_is(nc, "keep", "me"));
+    ck_assert_int_eq(nw_drifthash_nodepool(pool, hp, NULL), NW_OK);
+    ck_assert_int_eq(nw_drifthash_ec2nodeclass(class, NULL, hc, NULL), NW_OK);
+    ck_assert(nw_drifthash_annotation_is(nc, NW_ANN_NODEPOOL_HASH, hp));
+    ck_assert(nw_drifthash_annotation_is(nc, NW_ANN_NODEPOOL_HASH_VERSION, "v3"));
+    ck_assert(nw_drifthash_annotation_is(nc, NW_ANN_NODECLASS_HASH, hc));
+    ck_assert(nw_drifthash_annotation_is(nc, NW_ANN_NODECLASS_HASH_VERSION, "v5"));
+    ck_assert(nw_drifthash_annotation_is(nc, "keep", "me"));
     ck_assert_str_ne(hp, hc);
     cJSON_Delete(nc);
     /* no metadata at all; no class */
     nc = parse("{}");
-    ck_assert_int_eq(nw_hash_stamp_nodeclaim(nc, pool, NULL, NULL, NULL), NW_OK);
-    ck_assert(nw_hash_annotation_is(nc, NW_ANN_NODEPOOL_HASH, hp));
-    ck_assert(!nw_hash_annotation_is(nc, NW_ANN_NODECLASS_HASH, hc));
+    ck_assert_int_eq(nw_drifthash_stamp_nodeclaim(nc, pool, NULL, NULL, NULL), NW_OK);
+    ck_assert(nw_drifthash_annotation_is(nc, NW_ANN_NODEPOOL_HASH, hp));
+    ck_assert(!nw_drifthash_annotation_is(nc, NW_ANN_NODECLASS_HASH, hc));
     cJSON_Delete(nc);
     /* a broken pool: error, the class is still stamped */
     cJSON *bad = parse("{\"spec\":{}}");
     nc = parse("{}");
     nw_err_t err = {0};
-    ck_assert_int_eq(nw_hash_stamp_nodeclaim(nc, bad, class, NULL, &err), NW_EINVAL);
+    ck_assert_int_eq(nw_drifthash_stamp_nodeclaim(nc, bad, class, NULL, &err), NW_EINVAL);
     ck_assert_str_eq(err.path, "spec.template");
-    ck_assert(nw_hash_annotation_is(nc, NW_ANN_NODECLASS_HASH, hc));
-    ck_assert(!nw_hash_annotation_is(nc, NW_ANN_NODEPOOL_HASH, hp));
+    ck_assert(nw_drifthash_annotation_is(nc, NW_ANN_NODECLASS_HASH, hc));
+    ck_assert(!nw_drifthash_annotation_is(nc, NW_ANN_NODEPOOL_HASH, hp));
     cJSON_Delete(nc);
     cJSON_Delete(bad);
     cJSON_Delete(pool);
@@ -328,17 +328,18 @@ START_TEST(karpenter_vectors)
                       "%s: %s", path, err.msg);
         char got[NW_HASH_LEN], got_ca[NW_HASH_LEN];
         if (strcmp(kind, "NodePool") == 0) {
-            ck_assert_msg(nw_hash_nodepool(docs[0], got, &err) == NW_OK, "%s: %s", file, err.msg);
+            ck_assert_msg(nw_drifthash_nodepool(docs[0], got, &err) == NW_OK, "%s: %s", file,
+                          err.msg);
             ck_assert_msg(strcmp(got, want) == 0, "%s: nodewarden %s, Karpenter %s", file, got,
                           want);
             pools++;
         } else {
             ck_assert_str_eq(kind, "EC2NodeClass");
             ck_assert_msg(n == 5, "%s: no hash with the CA bundle", file);
-            ck_assert_msg(nw_hash_ec2nodeclass(docs[0], NULL, got, &err) == NW_OK, "%s: %s", file,
-                          err.msg);
-            ck_assert_msg(nw_hash_ec2nodeclass(docs[0], ca, got_ca, &err) == NW_OK, "%s: %s", file,
-                          err.msg);
+            ck_assert_msg(nw_drifthash_ec2nodeclass(docs[0], NULL, got, &err) == NW_OK, "%s: %s",
+                          file, err.msg);
+            ck_assert_msg(nw_drifthash_ec2nodeclass(docs[0], ca, got_ca, &err) == NW_OK, "%s: %s",
+                          file, err.msg);
             ck_assert_msg(strcmp(got, want) == 0, "%s: nodewarden %s, Karpenter %s", file, got,
                           want);
             ck_assert_msg(strcmp(got_ca, want_ca) == 0,
@@ -403,8 +404,8 @@ START_TEST(bad_fields)
         cJSON *j = parse(cases[i].json);
         char h[NW_HASH_LEN] = "x";
         nw_err_t err = {0};
-        nw_rc_t rc =
-            cases[i].pool ? nw_hash_nodepool(j, h, &err) : nw_hash_ec2nodeclass(j, NULL, h, &err);
+        nw_rc_t rc = cases[i].pool ? nw_drifthash_nodepool(j, h, &err)
+                                   : nw_drifthash_ec2nodeclass(j, NULL, h, &err);
         ck_assert_msg(rc == NW_EINVAL, "case %zu: rc %d", i, (int)rc);
         ck_assert_msg(strcmp(err.path, cases[i].path) == 0, "case %zu: path %s, want %s", i,
                       err.path, cases[i].path);

@@ -16,20 +16,20 @@ Suite *nw_interruption_suite(void);
 #define ID2 "i-0fedcba9876543210"
 #define ID3 "i-0aaaaaaaaaaaaaaaa"
 
-static nw_rc_t parse_file(const char *name, nw_intr_event_t *ev, nw_err_t *err)
+static nw_rc_t parse_file(const char *name, nw_interrupt_event_t *ev, nw_err_t *err)
 {
     char path[256];
     snprintf(path, sizeof path, "tests/data/interruption/%s", name);
     size_t n;
     char *b = nw_test_read_file(path, &n);
-    nw_rc_t rc = nw_intr_parse(b, n, ev, err);
+    nw_rc_t rc = nw_intrevent_parse(b, n, ev, err);
     free(b);
     return rc;
 }
 
 static const struct {
     const char *file;
-    nw_intr_kind_t kind;
+    nw_interrupt_kind_t kind;
     size_t nids;
 } samples[] = {
     {"spot.json", NW_INTR_SPOT_INTERRUPTION, 1},
@@ -45,12 +45,12 @@ static const struct {
 
 START_TEST(sample_events)
 {
-    nw_intr_event_t ev;
+    nw_interrupt_event_t ev;
     nw_err_t err = {0};
     ck_assert_msg(parse_file(samples[_i].file, &ev, &err) == NW_OK, "%s: %s", samples[_i].file,
                   err.msg);
     ck_assert_msg(ev.kind == samples[_i].kind, "%s: kind %s", samples[_i].file,
-                  nw_intr_kind_name(ev.kind));
+                  nw_interrupt_kind_name(ev.kind));
     ck_assert_uint_eq(ev.nids, samples[_i].nids);
     if (ev.nids)
         ck_assert_str_eq(ev.ids[0], ID1);
@@ -59,13 +59,13 @@ END_TEST
 
 START_TEST(sample_details)
 {
-    nw_intr_event_t ev;
+    nw_interrupt_event_t ev;
     ck_assert_int_eq(parse_file("spot.json", &ev, NULL), NW_OK);
     ck_assert_str_eq(ev.action, "terminate");
     ck_assert_str_eq(ev.source, "aws.ec2");
     ck_assert_str_eq(ev.id, "1e5527d7-bb36-4607-3370-4164db56a40e");
     int64_t t = 0;
-    ck_assert_int_eq(nw_time_parse("2026-11-30T07:00:00Z", &t), NW_OK);
+    ck_assert_int_eq(nw_clock_time_parse("2026-11-30T07:00:00Z", &t), NW_OK);
     ck_assert_int_eq(ev.time_ns, t); /* the envelope's time */
     ck_assert_int_eq(parse_file("scheduled.json", &ev, NULL), NW_OK);
     ck_assert_str_eq(ev.ids[1], ID2);
@@ -73,18 +73,18 @@ START_TEST(sample_details)
     ck_assert_str_eq(ev.state, "terminated");
     ck_assert_int_eq(parse_file("stopping.json", &ev, NULL), NW_OK);
     ck_assert_str_eq(ev.state, "stopping");
-    ck_assert_int_eq(nw_intr_kind_deletes(NW_INTR_SPOT_INTERRUPTION), 1);
-    ck_assert_int_eq(nw_intr_kind_deletes(NW_INTR_REBALANCE), 0);
-    ck_assert_int_eq(nw_intr_kind_deletes(NW_INTR_NOOP), 0);
-    ck_assert_int_eq(nw_intr_kind_deletes(NW_INTR_TERMINATED), 1);
-    ck_assert_str_eq(nw_intr_kind_name(NW_INTR_STOPPED), "instance_stopped");
+    ck_assert_int_eq(nw_interrupt_kind_deletes(NW_INTR_SPOT_INTERRUPTION), 1);
+    ck_assert_int_eq(nw_interrupt_kind_deletes(NW_INTR_REBALANCE), 0);
+    ck_assert_int_eq(nw_interrupt_kind_deletes(NW_INTR_NOOP), 0);
+    ck_assert_int_eq(nw_interrupt_kind_deletes(NW_INTR_TERMINATED), 1);
+    ck_assert_str_eq(nw_interrupt_kind_name(NW_INTR_STOPPED), "instance_stopped");
 }
 END_TEST
 
 static const struct {
     const char *body;
-    nw_intr_kind_t kind; /* when ok */
-    const char *path;    /* NULL: parses */
+    nw_interrupt_kind_t kind; /* when ok */
+    const char *path;         /* NULL: parses */
 } inline_cases[] = {
     /* a version other than 0 and foreign sources are not ours */
     {"{\"version\":\"1\",\"source\":\"aws.ec2\",\"detail-type\":\"EC2 Spot Instance Interruption "
@@ -141,14 +141,14 @@ static const struct {
 
 START_TEST(inline_events)
 {
-    nw_intr_event_t ev;
+    nw_interrupt_event_t ev;
     nw_err_t err = {0};
     const char *b = inline_cases[_i].body;
-    nw_rc_t rc = nw_intr_parse(b, strlen(b), &ev, &err);
+    nw_rc_t rc = nw_intrevent_parse(b, strlen(b), &ev, &err);
     if (!inline_cases[_i].path) {
         ck_assert_msg(rc == NW_OK, "case %d: %s", _i, err.msg);
         ck_assert_msg(ev.kind == inline_cases[_i].kind, "case %d: kind %s", _i,
-                      nw_intr_kind_name(ev.kind));
+                      nw_interrupt_kind_name(ev.kind));
     } else {
         ck_assert_msg(rc == NW_EPARSE, "case %d parsed", _i);
         ck_assert_msg(strcmp(err.path, inline_cases[_i].path) == 0, "case %d: path %s (%s)", _i,
@@ -162,7 +162,7 @@ END_TEST
 
 START_TEST(bad_id_file)
 {
-    nw_intr_event_t ev;
+    nw_interrupt_event_t ev;
     nw_err_t err = {0};
     ck_assert_int_eq(parse_file("bad-id.json", &ev, &err), NW_EPARSE);
     ck_assert_str_eq(err.path, "detail.instance-id");
@@ -197,9 +197,9 @@ static nw_kube_cache_t *cache_with(const char *nodeclaims, const char *nodes)
 #define NODE(name, pid, taints)                                                                    \
     "{\"metadata\":{\"name\":\"" name "\"},\"spec\":{\"providerID\":\"" pid "\"" taints "}}"
 
-static nw_intr_event_t event_of(nw_intr_kind_t kind, const char *id1, const char *id2)
+static nw_interrupt_event_t event_of(nw_interrupt_kind_t kind, const char *id1, const char *id2)
 {
-    nw_intr_event_t ev;
+    nw_interrupt_event_t ev;
     memset(&ev, 0, sizeof ev);
     ev.kind = kind;
     snprintf(ev.ids[ev.nids++], sizeof ev.ids[0], "%s", id1);
@@ -214,9 +214,9 @@ START_TEST(plan_spot)
         "[" NC("a", "aws:///us-west-2a/" ID1, "") "," NC("b", "aws:///us-west-2b/" ID2, "") "]",
         "[" NODE("node-a", "aws:///us-west-2a/" ID1, "") "]");
     nw_kube_snap_t *s = nw_kube_cache_snapshot(c);
-    nw_intr_event_t ev = event_of(NW_INTR_SPOT_INTERRUPTION, ID1, "i-00000000");
-    nw_intr_action_t a[4];
-    ck_assert_uint_eq(nw_intr_plan(s, &ev, a, 4), 2);
+    nw_interrupt_event_t ev = event_of(NW_INTR_SPOT_INTERRUPTION, ID1, "i-00000000");
+    nw_interruption_action_t a[4];
+    ck_assert_uint_eq(nw_interruption_plan(s, &ev, a, 4), 2);
     ck_assert_str_eq(a[0].instance_id, ID1);
     ck_assert_str_eq(a[0].nodeclaim->name, "a");
     ck_assert_str_eq(a[0].node->name, "node-a");
@@ -233,7 +233,7 @@ START_TEST(plan_spot)
     ck_assert_int_eq(a[1].delete_claim, 0);
     ck_assert_int_eq(a[1].cordon, 0);
     ck_assert_ptr_null(a[1].reason);
-    nw_kube_snap_release(s);
+    nw_kube_cache_snap_release(s);
     nw_kube_cache_free(c);
 }
 END_TEST
@@ -247,10 +247,10 @@ START_TEST(plan_kinds)
             "node-a", "aws:///us-west-2a/" ID1,
             ",\"taints\":[{\"key\":\"karpenter.sh/disrupted\",\"effect\":\"NoSchedule\"}]") "]");
     nw_kube_snap_t *s = nw_kube_cache_snapshot(c);
-    nw_intr_action_t a[4];
+    nw_interruption_action_t a[4];
     /* rebalance: an event only */
-    nw_intr_event_t ev = event_of(NW_INTR_REBALANCE, ID1, NULL);
-    ck_assert_uint_eq(nw_intr_plan(s, &ev, a, 4), 1);
+    nw_interrupt_event_t ev = event_of(NW_INTR_REBALANCE, ID1, NULL);
+    ck_assert_uint_eq(nw_interruption_plan(s, &ev, a, 4), 1);
     ck_assert_int_eq(a[0].delete_claim, 0);
     ck_assert_int_eq(a[0].cordon, 0);
     ck_assert_int_eq(a[0].mark_ice, 0);
@@ -258,20 +258,20 @@ START_TEST(plan_kinds)
     ck_assert_str_eq(a[0].type, "Normal");
     /* spot on an already tainted node: no second cordon; a deleting claim is not deleted again */
     ev = event_of(NW_INTR_SPOT_INTERRUPTION, ID1, ID2);
-    ck_assert_uint_eq(nw_intr_plan(s, &ev, a, 4), 2);
+    ck_assert_uint_eq(nw_interruption_plan(s, &ev, a, 4), 2);
     ck_assert_int_eq(a[0].cordon, 0);
     ck_assert_int_eq(a[0].delete_claim, 1);
     ck_assert_str_eq(a[1].nodeclaim->name, "b");
     ck_assert_int_eq(a[1].delete_claim, 0);
     ck_assert_ptr_null(a[1].node);
     /* scheduled change, state changes, capacity reservation: delete without cordon or ICE */
-    nw_intr_kind_t del[] = {NW_INTR_SCHEDULED_CHANGE, NW_INTR_STOPPED, NW_INTR_TERMINATED,
-                            NW_INTR_CAPACITY_RESERVATION};
+    nw_interrupt_kind_t del[] = {NW_INTR_SCHEDULED_CHANGE, NW_INTR_STOPPED, NW_INTR_TERMINATED,
+                                 NW_INTR_CAPACITY_RESERVATION};
     const char *reasons[] = {"Unhealthy", "InstanceStopping", "InstanceTerminating",
                              "CapacityReservationInterrupted"};
     for (int k = 0; k < 4; k++) {
         ev = event_of(del[k], ID1, NULL);
-        ck_assert_uint_eq(nw_intr_plan(s, &ev, a, 4), 1);
+        ck_assert_uint_eq(nw_interruption_plan(s, &ev, a, 4), 1);
         ck_assert_int_eq(a[0].delete_claim, 1);
         ck_assert_int_eq(a[0].cordon, 0);
         ck_assert_int_eq(a[0].mark_ice, 0);
@@ -279,14 +279,14 @@ START_TEST(plan_kinds)
     }
     /* noop: no actions; cap respected */
     ev = event_of(NW_INTR_NOOP, ID1, NULL);
-    ck_assert_uint_eq(nw_intr_plan(s, &ev, a, 4), 0);
+    ck_assert_uint_eq(nw_interruption_plan(s, &ev, a, 4), 0);
     ev = event_of(NW_INTR_TERMINATED, ID1, ID2);
-    ck_assert_uint_eq(nw_intr_plan(s, &ev, a, 1), 1);
+    ck_assert_uint_eq(nw_interruption_plan(s, &ev, a, 1), 1);
     ck_assert_str_eq(a[0].nodeclaim->name, "a");
-    ck_assert_str_eq(nw_intr_nodeclaim_for_instance(s, ID2)->name, "b");
-    ck_assert_ptr_null(nw_intr_nodeclaim_for_instance(s, "i-0123456789abcdef"));
-    ck_assert_ptr_null(nw_intr_node_for_instance(s, ID2));
-    nw_kube_snap_release(s);
+    ck_assert_str_eq(nw_interruption_nodeclaim_for_instance(s, ID2)->name, "b");
+    ck_assert_ptr_null(nw_interruption_nodeclaim_for_instance(s, "i-0123456789abcdef"));
+    ck_assert_ptr_null(nw_interruption_node_for_instance(s, ID2));
+    nw_kube_cache_snap_release(s);
     nw_kube_cache_free(c);
 }
 END_TEST
@@ -340,18 +340,18 @@ START_TEST(thread_acts_and_acks)
     fake_intr_t q;
     fake_intr_init(&q);
     q.fail_receives = 1; /* the first receive fails; the thread backs off and goes on */
-    nw_intr_event_t spot = event_of(NW_INTR_SPOT_INTERRUPTION, ID1, NULL),
-                    reb = event_of(NW_INTR_REBALANCE, ID2, NULL),
-                    sched = event_of(NW_INTR_SCHEDULED_CHANGE, ID3, NULL);
+    nw_interrupt_event_t spot = event_of(NW_INTR_SPOT_INTERRUPTION, ID1, NULL),
+                         reb = event_of(NW_INTR_REBALANCE, ID2, NULL),
+                         sched = event_of(NW_INTR_SCHEDULED_CHANGE, ID3, NULL);
     fake_intr_push(&q, "m-spot", &spot);
     fake_intr_push(&q, "m-bad", NULL);
     fake_intr_push(&q, "m-rebalance", &reb);
     fake_intr_push(&q, "m-sched", &sched);
-    nw_intr_opts_t o = {.ice = f.cloud->ice, .source = &q.base};
-    nw_intr_t *h = NULL;
+    nw_interruption_opts_t o = {.ice = f.cloud->ice, .source = &q.base};
+    nw_interruption_t *h = NULL;
     nw_err_t err = {0};
-    ck_assert_int_eq(nw_intr_new(&f.deps, &o, &h, &err), NW_OK);
-    ck_assert_int_eq(nw_intr_start(h, &err), NW_OK);
+    ck_assert_int_eq(nw_interruption_new(&f.deps, &o, &h, &err), NW_OK);
+    ck_assert_int_eq(nw_interruption_start(h, &err), NW_OK);
     /* wait for the outcome (not a timing: the deadline only bounds a hang) */
     for (int i = 0; i < 2000 && !intr_done(&q); i++) {
         struct timespec ts = {0, 10000000L};
@@ -362,8 +362,8 @@ START_TEST(thread_acts_and_acks)
                   fake_intr_acked(&q, "m-rebalance"), fake_intr_deliveries(&q, "m-sched"));
     nw_buf_t b;
     nw_buf_init(&b, 1 << 16);
-    ck_assert_int_eq(nw_intr_metrics(h, &b), NW_OK);
-    nw_intr_free(h);
+    ck_assert_int_eq(nw_interruption_metrics(h, &b), NW_OK);
+    nw_interruption_free(h);
     /* spot: the offering is unavailable, the node tainted, the NodeClaim deleted */
     ck_assert_int_eq(nw_ice_unavailable(f.cloud->ice, "spot", "m5.large", "us-west-2a",
                                         nw_clock_mono(f.deps.clock)),

@@ -1,5 +1,5 @@
 /* tests/unit/test_interruption_ctl.c — the interruption controller
- * (scaler/controllers/interruption.c) on its one round, nw_intr_poll, called directly: the
+ * (scaler/controllers/interruption.c) on its one round, nw_interruption_poll, called directly: the
  * fake interruption source of fakecloud.h (the stand-in for the SQS queue; messages are
  * EventBridge bodies parsed by scaler/aws/intrevent.c as the AWS source does, and
  * "deleted" means acknowledged), the in-memory Kubernetes API and cache (ctlfix.h), the
@@ -36,7 +36,7 @@ Suite *nw_interruption_ctl_suite(void);
 typedef struct {
     ctlfix_t f;
     fake_intr_t q;
-    nw_intr_t *h;
+    nw_interruption_t *h;
     int serial;
 } ifx_t;
 
@@ -45,9 +45,9 @@ static void ifx_init(ifx_t *x)
     ctlfix_init(&x->f);
     fake_intr_init(&x->q);
     x->serial = 0;
-    nw_intr_opts_t o = {.ice = x->f.cloud->ice, .source = &x->q.base};
+    nw_interruption_opts_t o = {.ice = x->f.cloud->ice, .source = &x->q.base};
     nw_err_t err = {0};
-    ck_assert_msg(nw_intr_new(&x->f.deps, &o, &x->h, &err) == NW_OK, "%s", err.msg);
+    ck_assert_msg(nw_interruption_new(&x->f.deps, &o, &x->h, &err) == NW_OK, "%s", err.msg);
     ctlfix_put_nodeclass(&x->f);
     ctlfix_put_nodepool(&x->f, NULL);
     ctlfix_node_pair(&x->f, ID, NULL);
@@ -55,7 +55,7 @@ static void ifx_init(ifx_t *x)
 
 static void ifx_free(ifx_t *x)
 {
-    nw_intr_free(x->h);
+    nw_interruption_free(x->h);
     fake_intr_destroy(&x->q);
     ctlfix_free(&x->f);
 }
@@ -68,9 +68,9 @@ static const char *enqueue(ifx_t *x, const char *body)
     ck_assert_int_lt(x->serial, MAXMSG);
     char *id = ids[x->serial];
     snprintf(id, sizeof ids[0], "m-%d", x->serial++);
-    nw_intr_event_t ev;
+    nw_interrupt_event_t ev;
     nw_err_t err = {0};
-    int ok = nw_intr_parse(body, strlen(body), &ev, &err) == NW_OK;
+    int ok = nw_intrevent_parse(body, strlen(body), &ev, &err) == NW_OK;
     fake_intr_push(&x->q, id, ok ? &ev : NULL);
     return id;
 }
@@ -103,7 +103,7 @@ static int has_metric(ifx_t *x, const char *line)
 {
     nw_buf_t b;
     nw_buf_init(&b, 1 << 20);
-    ck_assert_int_eq(nw_intr_metrics(x->h, &b), NW_OK);
+    ck_assert_int_eq(nw_interruption_metrics(x->h, &b), NW_OK);
     int hit = strstr(b.data, line) != NULL;
     if (!hit)
         fprintf(stderr, "no \"%s\" in\n%s", line, b.data);
@@ -135,7 +135,7 @@ START_TEST(spot_interruption_taints_deletes_and_marks_ice)
     int64_t now = nw_clock_mono(x.f.deps.clock);
     ck_assert(!nw_ice_unavailable(x.f.cloud->ice, "spot", "m5.large", "us-west-2a", now));
     int mark = ctlfix_mark(&x.f);
-    ck_assert_int_eq(nw_intr_poll(x.h), 1);
+    ck_assert_int_eq(nw_interruption_poll(x.h), 1);
     /* the Node carries the disrupted taint */
     cJSON *n = ctlfix_get(&x.f, "/api/v1/nodes/node-" ID);
     ck_assert_ptr_nonnull(n);
@@ -157,7 +157,7 @@ START_TEST(spot_interruption_taints_deletes_and_marks_ice)
         has_metric(&x, "nodewarden_interruption_actions_total{action=\"mark_unavailable\"} 1"));
     /* nothing more in the queue: a second round does nothing */
     mark = ctlfix_mark(&x.f);
-    ck_assert_int_eq(nw_intr_poll(x.h), 0);
+    ck_assert_int_eq(nw_interruption_poll(x.h), 0);
     ck_assert_int_eq(writes(&x.f, mark), 0);
     ifx_free(&x);
 }
@@ -169,7 +169,7 @@ START_TEST(rebalance_is_an_event_only)
     ifx_init(&x);
     enqueue_file(&x, "rebalance.json");
     int mark = ctlfix_mark(&x.f);
-    ck_assert_int_eq(nw_intr_poll(x.h), 1);
+    ck_assert_int_eq(nw_interruption_poll(x.h), 1);
     ck_assert_int_eq(ctlfix_count(&x.f, mark, "POST", "/events", "SpotRebalanceRecommendation"),
                      2); /* on the NodeClaim and its Node */
     ck_assert_int_eq(writes(&x.f, mark), 0);
@@ -186,7 +186,7 @@ START_TEST(unknown_instance_is_ignored)
                 "Warning\",\"source\":\"aws.ec2\",\"detail\":{\"instance-id\":"
                 "\"i-0fedcba9876543210\",\"instance-action\":\"terminate\"}}");
     int mark = ctlfix_mark(&x.f);
-    ck_assert_int_eq(nw_intr_poll(x.h), 1);
+    ck_assert_int_eq(nw_interruption_poll(x.h), 1);
     ck_assert_int_eq(writes(&x.f, mark), 0);
     ck_assert_int_eq(ctlfix_count(&x.f, mark, "POST", NULL, NULL), 0);
     ck_assert(!nw_ice_unavailable(x.f.cloud->ice, "spot", "m5.large", "us-west-2a",
@@ -206,7 +206,7 @@ START_TEST(malformed_message_is_rejected_and_deleted)
     enqueue(&x, "{\"version\":\"0\",\"source\":\"aws.ec2\",\"detail-type\":\"EC2 Spot Instance "
                 "Interruption Warning\",\"detail\":{\"instance-id\":\"i-XYZ\"}}");
     int mark = ctlfix_mark(&x.f);
-    ck_assert_int_eq(nw_intr_poll(x.h), 2);
+    ck_assert_int_eq(nw_interruption_poll(x.h), 2);
     ck_assert_int_eq(ctlfix_count(&x.f, mark, NULL, NULL, NULL), 0); /* no Kubernetes call */
     ck_assert_int_eq(deleted(&x, "m-0"), 1);
     ck_assert_int_eq(deleted(&x, "m-1"), 1);
@@ -224,7 +224,7 @@ START_TEST(failed_write_keeps_the_message)
     ifx_init(&x);
     x.f.api.forbid = "/nodeclaims/"; /* the NodeClaim delete answers 403 */
     enqueue_file(&x, "terminated.json");
-    ck_assert_int_eq(nw_intr_poll(x.h), 1);
+    ck_assert_int_eq(nw_interruption_poll(x.h), 1);
     ck_assert_int_eq(deleted(&x, "m-0"), 0);
     ck_assert(has_metric(&x, "nodewarden_interruption_errors_total{op=\"handle\"} 1"));
     ifx_free(&x);
@@ -238,7 +238,7 @@ START_TEST(not_leading_handles_nothing)
     atomic_store(&x.f.deps.leading, 0);
     enqueue_file(&x, "spot.json");
     int mark = ctlfix_mark(&x.f);
-    ck_assert_int_eq(nw_intr_poll(x.h), 1);
+    ck_assert_int_eq(nw_interruption_poll(x.h), 1);
     ck_assert_int_eq(ctlfix_count(&x.f, mark, NULL, NULL, NULL), 0);
     ck_assert_int_eq(deleted(&x, "m-0"), 0);
     ifx_free(&x);

@@ -13,14 +13,14 @@ Suite *nw_jsonarena_suite(void);
 
 START_TEST(arena_serves_cjson_inside_begin_end)
 {
-    ck_assert_uint_eq(nw_json_arena_used(), 0);
+    ck_assert_uint_eq(nw_jsonarena_used(), 0);
     cJSON *before = cJSON_Parse("{\"kept\":[1,2,3]}"); /* malloc'd: outside the arena */
     ck_assert_ptr_nonnull(before);
-    nw_json_arena_begin();
+    nw_jsonarena_begin();
     cJSON *j =
         cJSON_Parse("{\"a\":{\"b\":[\"x\",\"y\",{\"c\":null}]},\"d\":\"long string value\"}");
     ck_assert_ptr_nonnull(j);
-    size_t used = nw_json_arena_used();
+    size_t used = nw_jsonarena_used();
     ck_assert_uint_gt(used, 0);
     char *txt = cJSON_PrintUnformatted(j);
     ck_assert_str_eq(txt, "{\"a\":{\"b\":[\"x\",\"y\",{\"c\":null}]},\"d\":\"long string value\"}");
@@ -32,15 +32,15 @@ START_TEST(arena_serves_cjson_inside_begin_end)
     for (int i = 0; i < 5000; i++)
         cJSON_AddItemToArray(arr, cJSON_CreateString("sixteen bytes..."));
     ck_assert_int_eq(cJSON_GetArraySize(arr), 5000);
-    ck_assert_uint_gt(nw_json_arena_used(), 64u * 1024u);
+    ck_assert_uint_gt(nw_jsonarena_used(), 64u * 1024u);
     cJSON_Delete(arr);
-    nw_json_arena_end();
-    ck_assert_uint_eq(nw_json_arena_used(), 0);
+    nw_jsonarena_end();
+    ck_assert_uint_eq(nw_jsonarena_used(), 0);
     /* after end cJSON is back on malloc: this tree outlives any arena */
     cJSON *after = cJSON_Parse("[true]");
     ck_assert_ptr_nonnull(after);
-    nw_json_arena_begin();
-    nw_json_arena_end();
+    nw_jsonarena_begin();
+    nw_jsonarena_end();
     ck_assert(cJSON_IsTrue(cJSON_GetArrayItem(after, 0)));
     cJSON_Delete(after);
 }
@@ -48,45 +48,45 @@ END_TEST
 
 START_TEST(arena_nests)
 {
-    nw_json_arena_begin();
-    nw_json_arena_begin();
+    nw_jsonarena_begin();
+    nw_jsonarena_begin();
     cJSON *j = cJSON_CreateObject();
-    ck_assert_uint_gt(nw_json_arena_used(), 0);
-    nw_json_arena_end(); /* inner end: still inside the outer request */
-    ck_assert_uint_gt(nw_json_arena_used(), 0);
+    ck_assert_uint_gt(nw_jsonarena_used(), 0);
+    nw_jsonarena_end(); /* inner end: still inside the outer request */
+    ck_assert_uint_gt(nw_jsonarena_used(), 0);
     cJSON_AddStringToObject(j, "k", "v");
     ck_assert_str_eq(cJSON_GetObjectItem(j, "k")->valuestring, "v");
     cJSON_Delete(j);
-    nw_json_arena_end();
-    ck_assert_uint_eq(nw_json_arena_used(), 0);
+    nw_jsonarena_end();
+    ck_assert_uint_eq(nw_jsonarena_used(), 0);
 }
 END_TEST
 
 static void *other_thread(void *arg)
 {
     (void)arg;
-    size_t outside = nw_json_arena_used(); /* the creating thread is inside its arena */
-    nw_json_arena_begin();
+    size_t outside = nw_jsonarena_used(); /* the creating thread is inside its arena */
+    nw_jsonarena_begin();
     cJSON *j = cJSON_Parse("{\"thread\":2}");
-    size_t used = nw_json_arena_used();
+    size_t used = nw_jsonarena_used();
     cJSON_Delete(j);
-    nw_json_arena_end();
+    nw_jsonarena_end();
     return (void *)(outside == 0 && used > 0 ? (size_t)1 : (size_t)0);
 }
 
 START_TEST(arena_is_per_thread)
 {
-    nw_json_arena_begin();
+    nw_jsonarena_begin();
     cJSON *j = cJSON_Parse("{\"thread\":1}");
-    size_t mine = nw_json_arena_used();
+    size_t mine = nw_jsonarena_used();
     pthread_t t;
     ck_assert_int_eq(pthread_create(&t, NULL, other_thread, NULL), 0);
     void *ok = NULL;
     ck_assert_int_eq(pthread_join(t, &ok), 0);
     ck_assert_ptr_eq(ok, (void *)(size_t)1);
-    ck_assert_uint_eq(nw_json_arena_used(), mine); /* the other thread did not use mine */
+    ck_assert_uint_eq(nw_jsonarena_used(), mine); /* the other thread did not use mine */
     cJSON_Delete(j);
-    nw_json_arena_end();
+    nw_jsonarena_end();
 }
 END_TEST
 

@@ -29,7 +29,7 @@ static int agree(const char *s)
         const nw_kv_re_t *re = nw_kre((nw_re_id_t)id);
         if (!re->direct)
             continue;
-        bool want = nw_kv_re_match_posix(re, s), got = re->direct(s);
+        bool want = nw_kval_re_match_posix(re, s), got = re->direct(s);
         ck_assert_msg(want == got, "pattern %s on \"%s\": regex %d, direct %d", re->re2, s, want,
                       got);
         n++;
@@ -178,9 +178,9 @@ START_TEST(kre_examples)
 {
     const example_t *e = &EXAMPLES[_i];
     const nw_kv_re_t *re = nw_kre(e->id);
-    ck_assert_msg(nw_kv_re_match(re, e->s) == e->match, "%s on \"%s\": want %d", re->re2, e->s,
+    ck_assert_msg(nw_kval_re_match(re, e->s) == e->match, "%s on \"%s\": want %d", re->re2, e->s,
                   e->match);
-    ck_assert_msg(nw_kv_re_match_posix(re, e->s) == e->match, "regex %s on \"%s\": want %d",
+    ck_assert_msg(nw_kval_re_match_posix(re, e->s) == e->match, "regex %s on \"%s\": want %d",
                   re->re2, e->s, e->match);
 }
 END_TEST
@@ -196,9 +196,9 @@ START_TEST(kre_cron_long_input)
     for (size_t i = 0; i < n; i++)
         s[i] = (i % 7 == 3) ? ' ' : '1';
     s[n] = 0;
-    ck_assert(nw_kv_re_match(nw_kre(NW_RE_CRON), s));
+    ck_assert(nw_kval_re_match(nw_kre(NW_RE_CRON), s));
     s[n - 1] = '\n'; /* the last field may not end in a newline */
-    ck_assert(!nw_kv_re_match(nw_kre(NW_RE_CRON), s));
+    ck_assert(!nw_kval_re_match(nw_kre(NW_RE_CRON), s));
     free(s);
 }
 END_TEST

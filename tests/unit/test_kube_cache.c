@@ -41,31 +41,31 @@ static cJSON *named(const char *name, const char *rv, const char *extra)
 START_TEST(pending_predicate)
 {
     cJSON *p = pod("a", "p", "1", "", "Pending", 1);
-    ck_assert_int_eq(nw_kube_pod_is_pending(p), 1);
+    ck_assert_int_eq(nw_kube_cache_pod_is_pending(p), 1);
     cJSON_Delete(p);
     p = pod("a", "p", "1", "node-1", "Pending", 1); /* bound */
-    ck_assert_int_eq(nw_kube_pod_is_pending(p), 0);
+    ck_assert_int_eq(nw_kube_cache_pod_is_pending(p), 0);
     cJSON_Delete(p);
     p = pod("a", "p", "1", "", "Pending", 0); /* not yet marked unschedulable */
-    ck_assert_int_eq(nw_kube_pod_is_pending(p), 0);
+    ck_assert_int_eq(nw_kube_cache_pod_is_pending(p), 0);
     cJSON_Delete(p);
     p = pod("a", "p", "1", "", "Failed", 1);
-    ck_assert_int_eq(nw_kube_pod_is_pending(p), 0);
+    ck_assert_int_eq(nw_kube_cache_pod_is_pending(p), 0);
     cJSON_Delete(p);
     p = cJSON_Parse("{\"metadata\":{\"name\":\"p\"},\"status\":{\"phase\":\"Pending\","
                     "\"nominatedNodeName\":\"n\",\"conditions\":[{\"type\":\"PodScheduled\","
                     "\"status\":\"False\",\"reason\":\"Unschedulable\"}]}}");
-    ck_assert_int_eq(nw_kube_pod_is_pending(p), 0); /* preemption in progress */
+    ck_assert_int_eq(nw_kube_cache_pod_is_pending(p), 0); /* preemption in progress */
     cJSON_Delete(p);
     p = cJSON_Parse("{\"metadata\":{\"name\":\"p\",\"deletionTimestamp\":\"2026-01-01T00:00:00Z\"},"
                     "\"status\":{\"phase\":\"Pending\",\"conditions\":[{\"type\":\"PodScheduled\","
                     "\"status\":\"False\",\"reason\":\"Unschedulable\"}]}}");
-    ck_assert_int_eq(nw_kube_pod_is_pending(p), 0); /* terminating */
+    ck_assert_int_eq(nw_kube_cache_pod_is_pending(p), 0); /* terminating */
     cJSON_Delete(p);
     p = cJSON_Parse("{\"metadata\":{\"name\":\"p\"},\"status\":{\"phase\":\"Pending\","
                     "\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"False\","
                     "\"reason\":\"SchedulingGated\"}]}}");
-    ck_assert_int_eq(nw_kube_pod_is_pending(p), 0);
+    ck_assert_int_eq(nw_kube_cache_pod_is_pending(p), 0);
     cJSON_Delete(p);
 }
 END_TEST
@@ -105,28 +105,28 @@ START_TEST(store_and_indexes)
     ck_assert_int_eq(nw_kube_metrics_get(m, NW_KM_CACHE_OBJECTS, NULL, "pods", -1), 5);
 
     nw_kube_snap_t *s = nw_kube_cache_snapshot(c);
-    ck_assert_uint_eq(nw_kube_snap_count(s, NW_KUBE_PODS), 5);
-    ck_assert_str_eq(nw_kube_snap_at(s, NW_KUBE_PODS, 0)->key, "a/p2"); /* sorted by key */
-    ck_assert_str_eq(nw_kube_snap_at(s, NW_KUBE_PODS, 4)->key, "b/p1");
+    ck_assert_uint_eq(nw_kube_cache_snap_count(s, NW_KUBE_PODS), 5);
+    ck_assert_str_eq(nw_kube_cache_snap_at(s, NW_KUBE_PODS, 0)->key, "a/p2"); /* sorted by key */
+    ck_assert_str_eq(nw_kube_cache_snap_at(s, NW_KUBE_PODS, 4)->key, "b/p1");
     const nw_kube_obj_t *const *v;
-    ck_assert_uint_eq(nw_kube_snap_pods_on_node(s, "n1", &v), 2);
+    ck_assert_uint_eq(nw_kube_cache_snap_pods_on_node(s, "n1", &v), 2);
     ck_assert_str_eq(v[0]->key, "a/p2");
     ck_assert_str_eq(v[1]->key, "b/p1");
-    ck_assert_uint_eq(nw_kube_snap_pods_on_node(s, "n9", &v), 0);
-    ck_assert_uint_eq(nw_kube_snap_pending_pods(s, &v), 2);
+    ck_assert_uint_eq(nw_kube_cache_snap_pods_on_node(s, "n9", &v), 0);
+    ck_assert_uint_eq(nw_kube_cache_snap_pending_pods(s, &v), 2);
     ck_assert_str_eq(v[0]->name, "p4");
-    ck_assert_uint_eq(nw_kube_snap_pods_in_phase(s, "Running", &v), 3);
-    ck_assert_ptr_nonnull(nw_kube_snap_node_by_provider_id(s, "aws:///us-west-2a/i-1"));
-    ck_assert_str_eq(nw_kube_snap_nodeclaim_by_provider_id(s, "aws:///us-west-2a/i-1")->name,
+    ck_assert_uint_eq(nw_kube_cache_snap_pods_in_phase(s, "Running", &v), 3);
+    ck_assert_ptr_nonnull(nw_kube_cache_snap_node_by_provider_id(s, "aws:///us-west-2a/i-1"));
+    ck_assert_str_eq(nw_kube_cache_snap_nodeclaim_by_provider_id(s, "aws:///us-west-2a/i-1")->name,
                      "nc1");
-    ck_assert_ptr_null(nw_kube_snap_node_by_provider_id(s, ""));
-    ck_assert_uint_eq(nw_kube_snap_nodeclaims_for_nodepool(s, "gpu", &v), 2);
-    ck_assert_str_eq(nw_kube_snap_get(s, NW_KUBE_PODS, "a", "p3")->node_name, "n2");
-    ck_assert_ptr_null(nw_kube_snap_get(s, NW_KUBE_PODS, "b", "p3"));
-    ck_assert_str_eq(nw_kube_snap_get(s, NW_KUBE_NODES, "ignored", "n1")->name, "n1");
+    ck_assert_ptr_null(nw_kube_cache_snap_node_by_provider_id(s, ""));
+    ck_assert_uint_eq(nw_kube_cache_snap_nodeclaims_for_nodepool(s, "gpu", &v), 2);
+    ck_assert_str_eq(nw_kube_cache_snap_get(s, NW_KUBE_PODS, "a", "p3")->node_name, "n2");
+    ck_assert_ptr_null(nw_kube_cache_snap_get(s, NW_KUBE_PODS, "b", "p3"));
+    ck_assert_str_eq(nw_kube_cache_snap_get(s, NW_KUBE_NODES, "ignored", "n1")->name, "n1");
 
     /* the snapshot is immutable: later changes do not show in it */
-    const nw_kube_obj_t *p3 = nw_kube_snap_get(s, NW_KUBE_PODS, "a", "p3");
+    const nw_kube_obj_t *p3 = nw_kube_cache_snap_get(s, NW_KUBE_PODS, "a", "p3");
     ck_assert_int_eq(nw_kube_cache_upsert(c, NW_KUBE_PODS, pod("a", "p3", "9", "n1", "Running", 0)),
                      NW_OK);
     cJSON *del = pod("b", "p1", "10", "", "", 0);
@@ -134,18 +134,18 @@ START_TEST(store_and_indexes)
     cJSON_Delete(del);
     ck_assert_str_eq(p3->rv, "3");
     ck_assert_str_eq(p3->node_name, "n2");
-    ck_assert_uint_eq(nw_kube_snap_count(s, NW_KUBE_PODS), 5);
+    ck_assert_uint_eq(nw_kube_cache_snap_count(s, NW_KUBE_PODS), 5);
     nw_kube_snap_t *s2 = nw_kube_cache_snapshot(c);
-    ck_assert_uint_eq(nw_kube_snap_count(s2, NW_KUBE_PODS), 4);
-    ck_assert_str_eq(nw_kube_snap_get(s2, NW_KUBE_PODS, "a", "p3")->rv, "9");
-    ck_assert_uint_eq(nw_kube_snap_pods_on_node(s2, "n1", &v), 2);
-    ck_assert_uint_gt(nw_kube_snap_generation(s2), nw_kube_snap_generation(s));
+    ck_assert_uint_eq(nw_kube_cache_snap_count(s2, NW_KUBE_PODS), 4);
+    ck_assert_str_eq(nw_kube_cache_snap_get(s2, NW_KUBE_PODS, "a", "p3")->rv, "9");
+    ck_assert_uint_eq(nw_kube_cache_snap_pods_on_node(s2, "n1", &v), 2);
+    ck_assert_uint_gt(nw_kube_cache_snap_generation(s2), nw_kube_cache_snap_generation(s));
     /* same generation: the same snapshot */
     nw_kube_snap_t *s3 = nw_kube_cache_snapshot(c);
     ck_assert_ptr_eq(s2, s3);
-    nw_kube_snap_release(s3);
-    nw_kube_snap_release(s);
-    nw_kube_snap_release(s2);
+    nw_kube_cache_snap_release(s3);
+    nw_kube_cache_snap_release(s);
+    nw_kube_cache_snap_release(s2);
     nw_kube_cache_free(c);
     nw_kube_metrics_free(m);
 }
@@ -160,7 +160,7 @@ static void hook(nw_kube_kind_t kind, nw_kube_change_t ch, const nw_kube_obj_t *
 {
     hooklog_t *h = ud;
     size_t l = strlen(h->log);
-    snprintf(h->log + l, sizeof h->log - l, "%s %c %s;", nw_kube_kind_name(kind),
+    snprintf(h->log + l, sizeof h->log - l, "%s %c %s;", nw_kube_cache_kind_name(kind),
              ch == NW_KUBE_ADDED      ? 'A'
              : ch == NW_KUBE_MODIFIED ? 'M'
                                       : 'D',
@@ -188,12 +188,12 @@ START_TEST(replace_and_sync)
     ck_assert_ptr_nonnull(strstr(h.log, "nodes A n4;"));
     ck_assert_ptr_null(strstr(h.log, "n2"));
     nw_kube_snap_t *after = nw_kube_cache_snapshot(c);
-    ck_assert_uint_eq(nw_kube_snap_count(before, NW_KUBE_NODES), 3);
-    ck_assert_str_eq(nw_kube_snap_at(before, NW_KUBE_NODES, 0)->name, "n1");
-    ck_assert_uint_eq(nw_kube_snap_count(after, NW_KUBE_NODES), 3);
-    ck_assert_str_eq(nw_kube_snap_at(after, NW_KUBE_NODES, 0)->name, "n2");
-    ck_assert_str_eq(nw_kube_snap_at(after, NW_KUBE_NODES, 2)->name, "n4");
-    ck_assert_int_eq(nw_kube_snap_synced(after), 0);
+    ck_assert_uint_eq(nw_kube_cache_snap_count(before, NW_KUBE_NODES), 3);
+    ck_assert_str_eq(nw_kube_cache_snap_at(before, NW_KUBE_NODES, 0)->name, "n1");
+    ck_assert_uint_eq(nw_kube_cache_snap_count(after, NW_KUBE_NODES), 3);
+    ck_assert_str_eq(nw_kube_cache_snap_at(after, NW_KUBE_NODES, 0)->name, "n2");
+    ck_assert_str_eq(nw_kube_cache_snap_at(after, NW_KUBE_NODES, 2)->name, "n4");
+    ck_assert_int_eq(nw_kube_cache_snap_synced(after), 0);
     for (int k = 0; k < NW_KUBE_KINDS; k++)
         if (k != NW_KUBE_NODES)
             nw_kube_cache_mark_synced(c, (nw_kube_kind_t)k);
@@ -202,8 +202,8 @@ START_TEST(replace_and_sync)
     nw_buf_t out;
     nw_buf_init(&out, 1 << 20);
     nw_kube_snap_t *s = nw_kube_cache_snapshot(c);
-    ck_assert_int_eq(nw_kube_snap_synced(s), 1);
-    ck_assert_int_eq(nw_kube_snap_dump_json(s, &out), NW_OK);
+    ck_assert_int_eq(nw_kube_cache_snap_synced(s), 1);
+    ck_assert_int_eq(nw_kube_cache_snap_dump_json(s, &out), NW_OK);
     cJSON *d = cJSON_Parse(nw_buf_str(&out));
     ck_assert_ptr_nonnull(d);
     char *flat = cJSON_PrintUnformatted(d);
@@ -215,9 +215,9 @@ START_TEST(replace_and_sync)
     free(flat);
     cJSON_Delete(d);
     nw_buf_cleanup(&out);
-    nw_kube_snap_release(s);
-    nw_kube_snap_release(before);
-    nw_kube_snap_release(after);
+    nw_kube_cache_snap_release(s);
+    nw_kube_cache_snap_release(before);
+    nw_kube_cache_snap_release(after);
     nw_kube_cache_free(c);
 }
 END_TEST
@@ -264,13 +264,13 @@ START_TEST(concurrent_readers)
         nw_kube_snap_t *s = nw_kube_cache_snapshot(c);
         ck_assert_ptr_nonnull(s);
         size_t relisted = 0;
-        for (size_t j = 0; j < nw_kube_snap_count(s, NW_KUBE_PODS); j++)
-            relisted += nw_kube_snap_at(s, NW_KUBE_PODS, j)->name[0] == 'r';
+        for (size_t j = 0; j < nw_kube_cache_snap_count(s, NW_KUBE_PODS); j++)
+            relisted += nw_kube_cache_snap_at(s, NW_KUBE_PODS, j)->name[0] == 'r';
         ck_assert(relisted == 0 || relisted == 10);
         const nw_kube_obj_t *const *v;
-        size_t on_n2 = nw_kube_snap_pods_on_node(s, "n2", &v);
+        size_t on_n2 = nw_kube_cache_snap_pods_on_node(s, "n2", &v);
         ck_assert_uint_eq(on_n2, relisted);
-        nw_kube_snap_release(s);
+        nw_kube_cache_snap_release(s);
     }
     pthread_join(th, NULL);
     ck_assert_uint_le(nw_kube_cache_count(c, NW_KUBE_PODS), 60);

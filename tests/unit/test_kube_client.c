@@ -101,7 +101,8 @@ START_TEST(retry_5xx_then_ok)
     cJSON *out = NULL;
     nw_err_t err = {0};
     ck_assert_int_eq(
-        nw_kube_get_json(c, "/api/v1/namespaces/default", "get", "namespaces", &out, &err), NW_OK);
+        nw_kube_client_get_json(c, "/api/v1/namespaces/default", "get", "namespaces", &out, &err),
+        NW_OK);
     ck_assert_int_eq(atomic_load(&st.calls), 4);
     cJSON_Delete(out);
     nw_kube_metrics_t *m = nw_kube_client_metrics(c);
@@ -120,7 +121,7 @@ START_TEST(retry_5xx_then_ok)
     atomic_store(&st.calls, 0);
     st.fail_first = 100;
     ck_assert_int_eq(
-        nw_kube_get_json(c, "/api/v1/namespaces/default", "get", "namespaces", &out, &err),
+        nw_kube_client_get_json(c, "/api/v1/namespaces/default", "get", "namespaces", &out, &err),
         NW_EKUBE);
     ck_assert_int_eq(atomic_load(&st.calls), 4); /* 1 + max_retries */
     ck_assert_ptr_nonnull(strstr(err.msg, "503"));
@@ -139,7 +140,7 @@ START_TEST(no_server)
     nw_kube_client_t *c = mk_client(port, "t", NULL);
     cJSON *out = NULL;
     nw_err_t err = {0};
-    nw_rc_t rc = nw_kube_get_json(c, "/api/v1/nodes", "list", "nodes", &out, &err);
+    nw_rc_t rc = nw_kube_client_get_json(c, "/api/v1/nodes", "list", "nodes", &out, &err);
     ck_assert(rc == NW_EHTTP || rc == NW_ETIMEOUT);
     ck_assert_ptr_null(out);
     ck_assert_ptr_nonnull(strstr(err.msg, "127.0.0.1"));
@@ -157,8 +158,9 @@ START_TEST(bad_token_clear_error)
     nw_kube_client_t *c = mk_client(fake_srv_port(st.srv), "expired", NULL);
     cJSON *out = NULL;
     nw_err_t err = {0};
-    ck_assert_int_eq(nw_kube_get_json(c, "/api/v1/namespaces", "list", "namespaces", &out, &err),
-                     NW_EKUBE);
+    ck_assert_int_eq(
+        nw_kube_client_get_json(c, "/api/v1/namespaces", "list", "namespaces", &out, &err),
+        NW_EKUBE);
     ck_assert_ptr_nonnull(strstr(err.msg, "401"));
     ck_assert_ptr_nonnull(strstr(err.msg, "credentials"));
     /* one retry after "reloading" the (static) token, no more */
@@ -193,8 +195,9 @@ START_TEST(token_file_reloaded_on_401)
     nw_err_t err = {0};
     ck_assert_int_eq(nw_kube_client_new(cfg, &o, &c, &err), NW_OK);
     cJSON *out = NULL;
-    ck_assert_int_eq(nw_kube_get_json(c, "/api/v1/namespaces", "list", "namespaces", &out, &err),
-                     NW_EKUBE);
+    ck_assert_int_eq(
+        nw_kube_client_get_json(c, "/api/v1/namespaces", "list", "namespaces", &out, &err),
+        NW_EKUBE);
     ck_assert_int_eq(atomic_load(&st.calls), 2);
     /* the kubelet rotates the token: the next 401 makes the client re-read it at once */
     FILE *f = fopen(tf, "w");
@@ -202,8 +205,8 @@ START_TEST(token_file_reloaded_on_401)
     fclose(f);
     atomic_store(&st.calls, 0);
     nw_err_clear(&err);
-    ck_assert_int_eq(nw_kube_get_json(c, "/api/v1/namespaces", "list", "namespaces", &out, &err),
-                     NW_OK);
+    ck_assert_int_eq(
+        nw_kube_client_get_json(c, "/api/v1/namespaces", "list", "namespaces", &out, &err), NW_OK);
     ck_assert_int_eq(atomic_load(&st.calls), 2);
     cJSON_Delete(out);
     /* and periodically: rotate again, advance 61 s; no 401 needed */
@@ -213,8 +216,8 @@ START_TEST(token_file_reloaded_on_401)
     fclose(f);
     nw_clock_fake_advance(&fc, 61 * NW_NS_PER_SEC);
     atomic_store(&st.calls, 0);
-    ck_assert_int_eq(nw_kube_get_json(c, "/api/v1/namespaces", "list", "namespaces", &out, &err),
-                     NW_OK);
+    ck_assert_int_eq(
+        nw_kube_client_get_json(c, "/api/v1/namespaces", "list", "namespaces", &out, &err), NW_OK);
     ck_assert_int_eq(atomic_load(&st.calls), 1);
     cJSON_Delete(out);
     nw_kube_client_free(c);
@@ -288,12 +291,12 @@ START_TEST(list_paging_and_expired_continue)
     ck_assert_int_eq(nw_kube_watch_start(w, &err), NW_OK);
     ck_assert_int_eq(nw_kube_cache_wait_synced(cache, 10000), 1);
     nw_kube_snap_t *s = nw_kube_cache_snapshot(cache);
-    ck_assert_uint_eq(nw_kube_snap_count(s, NW_KUBE_PODS), 4);
-    ck_assert_str_eq(nw_kube_snap_at(s, NW_KUBE_PODS, 3)->key, "b/p3");
+    ck_assert_uint_eq(nw_kube_cache_snap_count(s, NW_KUBE_PODS), 4);
+    ck_assert_str_eq(nw_kube_cache_snap_at(s, NW_KUBE_PODS, 3)->key, "b/p3");
     /* the list restarted from page one after the 410 */
     ck_assert_int_eq(atomic_load(&st.lists), 2);
-    ck_assert_str_eq(nw_kube_snap_get(s, NW_KUBE_PODS, "a", "p0")->rv, "1");
-    nw_kube_snap_release(s);
+    ck_assert_str_eq(nw_kube_cache_snap_get(s, NW_KUBE_PODS, "a", "p0")->rv, "1");
+    nw_kube_cache_snap_release(s);
     nw_kube_watch_free(w);
     fake_srv_stop(st.srv);
     nw_kube_cache_free(cache);
@@ -407,10 +410,10 @@ START_TEST(watch_resume_drop_and_relist)
     ck_assert_int_eq(st.lists, 2);
     pthread_mutex_unlock(&st.mu);
     nw_kube_snap_t *s = nw_kube_cache_snapshot(cache);
-    ck_assert_uint_eq(nw_kube_snap_count(s, NW_KUBE_PODS), 2); /* p1 gone after the relist */
-    ck_assert_str_eq(nw_kube_snap_at(s, NW_KUBE_PODS, 0)->name, "p2");
-    ck_assert_str_eq(nw_kube_snap_at(s, NW_KUBE_PODS, 1)->name, "p3");
-    nw_kube_snap_release(s);
+    ck_assert_uint_eq(nw_kube_cache_snap_count(s, NW_KUBE_PODS), 2); /* p1 gone after the relist */
+    ck_assert_str_eq(nw_kube_cache_snap_at(s, NW_KUBE_PODS, 0)->name, "p2");
+    ck_assert_str_eq(nw_kube_cache_snap_at(s, NW_KUBE_PODS, 1)->name, "p3");
+    nw_kube_cache_snap_release(s);
     nw_kube_metrics_t *m = nw_kube_client_metrics(c);
     ck_assert_int_eq(nw_kube_metrics_get(m, NW_KM_RELISTS, NULL, "pods", -1), 2);
     ck_assert_int_ge(nw_kube_metrics_get(m, NW_KM_WATCH_RESTARTS, NULL, "pods", -1), 2);
@@ -484,9 +487,9 @@ static int wait_rv(nw_kube_cache_t *cache, const char *ns, const char *name, con
 {
     for (int i = 0; i < 3000; i++) {
         nw_kube_snap_t *s = nw_kube_cache_snapshot(cache);
-        const nw_kube_obj_t *o = nw_kube_snap_get(s, NW_KUBE_PODS, ns, name);
+        const nw_kube_obj_t *o = nw_kube_cache_snap_get(s, NW_KUBE_PODS, ns, name);
         int ok = o && !strcmp(o->rv, rv);
-        nw_kube_snap_release(s);
+        nw_kube_cache_snap_release(s);
         if (ok)
             return 1;
         sleep_ms(10);
@@ -518,9 +521,9 @@ START_TEST(watch_10000_events_memory_flat)
         10000);
     nw_kube_snap_t *s = nw_kube_cache_snapshot(cache);
     const nw_kube_obj_t *const *v;
-    ck_assert_uint_eq(nw_kube_snap_pods_on_node(s, "n1", &v),
+    ck_assert_uint_eq(nw_kube_cache_snap_pods_on_node(s, "n1", &v),
                       4); /* p1 p4 p7 p0: i=9991,9994,9997,10000 */
-    nw_kube_snap_release(s);
+    nw_kube_cache_snap_release(s);
     nw_kube_watch_free(w);
     fake_srv_stop(st.srv);
     nw_kube_cache_free(cache);
@@ -648,8 +651,8 @@ START_TEST(update_retries_on_conflict)
     int calls = 0;
     nw_err_t err = {0};
     cJSON *out = NULL;
-    ck_assert_int_eq(nw_kube_update_retry(c, &nw_kube_res_nodeclaims, NULL, "nc1", 0, mutate_label,
-                                          &calls, 5, &out, &err),
+    ck_assert_int_eq(nw_kube_write_update_retry(c, &nw_kube_client_res_nodeclaims, NULL, "nc1", 0,
+                                                mutate_label, &calls, 5, &out, &err),
                      NW_OK);
     ck_assert_int_eq(calls, 3);
     ck_assert_int_eq(st.puts, 3);
@@ -662,8 +665,8 @@ START_TEST(update_retries_on_conflict)
     st.conflicts_left = 100;
     st.puts = 0;
     calls = 0;
-    ck_assert_int_eq(nw_kube_update_retry(c, &nw_kube_res_nodeclaims, NULL, "nc1", 1, mutate_label,
-                                          &calls, 3, NULL, &err),
+    ck_assert_int_eq(nw_kube_write_update_retry(c, &nw_kube_client_res_nodeclaims, NULL, "nc1", 1,
+                                                mutate_label, &calls, 3, NULL, &err),
                      NW_ECONFLICT);
     ck_assert_int_eq(calls, 3);
     ck_assert_ptr_nonnull(strstr(st.log, "PUT /apis/karpenter.sh/v1/nodeclaims/nc1/status;"));
@@ -679,8 +682,8 @@ START_TEST(finalizers_patch_delete)
     st.srv = fake_srv_start(write_handler, &st);
     nw_kube_client_t *c = mk_client(fake_srv_port(st.srv), "t", NULL);
     nw_err_t err = {0};
-    ck_assert_int_eq(nw_kube_finalizer_add(c, &nw_kube_res_nodeclaims, NULL, "nc1",
-                                           "nodewarden.io/termination", &err),
+    ck_assert_int_eq(nw_kube_write_finalizer_add(c, &nw_kube_client_res_nodeclaims, NULL, "nc1",
+                                                 "nodewarden.io/termination", &err),
                      NW_OK);
     ck_assert_str_eq(st.last_method, "PATCH");
     ck_assert_str_eq(st.last_ctype, "application/json-patch+json");
@@ -690,38 +693,44 @@ START_TEST(finalizers_patch_delete)
                      "-\",\"value\":\"nodewarden.io/termination\"}]");
     /* already present: no write */
     st.last_method[0] = '\0';
-    ck_assert_int_eq(nw_kube_finalizer_add(c, &nw_kube_res_nodeclaims, NULL, "nc1", "a", &err),
-                     NW_OK);
+    ck_assert_int_eq(
+        nw_kube_write_finalizer_add(c, &nw_kube_client_res_nodeclaims, NULL, "nc1", "a", &err),
+        NW_OK);
     ck_assert_str_eq(st.last_method, "GET");
-    ck_assert_int_eq(nw_kube_finalizer_remove(c, &nw_kube_res_nodeclaims, NULL, "nc1", "a", &err),
-                     NW_OK);
+    ck_assert_int_eq(
+        nw_kube_write_finalizer_remove(c, &nw_kube_client_res_nodeclaims, NULL, "nc1", "a", &err),
+        NW_OK);
     ck_assert_str_eq(st.last_body,
                      "[{\"op\":\"test\",\"path\":\"/metadata/finalizers/0\",\"value\":\"a\"},"
                      "{\"op\":\"remove\",\"path\":\"/metadata/finalizers/0\"}]");
     /* being deleted: no new finalizer */
-    ck_assert_int_eq(nw_kube_finalizer_add(c, &nw_kube_res_nodeclaims, NULL, "dying", "b", &err),
-                     NW_EINVAL);
+    ck_assert_int_eq(
+        nw_kube_write_finalizer_add(c, &nw_kube_client_res_nodeclaims, NULL, "dying", "b", &err),
+        NW_EINVAL);
     ck_assert_ptr_nonnull(strstr(err.msg, "no new finalizers"));
     /* merge patch to the status subresource */
-    ck_assert_int_eq(nw_kube_patch(c, &nw_kube_res_nodeclaims, NULL, "nc1", NW_KUBE_PATCH_MERGE,
-                                   "{\"status\":{\"providerID\":\"aws:///a/i-1\"}}", 1, NULL, &err),
-                     NW_OK);
+    ck_assert_int_eq(
+        nw_kube_write_patch(c, &nw_kube_client_res_nodeclaims, NULL, "nc1", NW_KUBE_PATCH_MERGE,
+                            "{\"status\":{\"providerID\":\"aws:///a/i-1\"}}", 1, NULL, &err),
+        NW_OK);
     ck_assert_str_eq(st.last_ctype, "application/merge-patch+json");
     ck_assert_ptr_nonnull(strstr(st.log, "PATCH /apis/karpenter.sh/v1/nodeclaims/nc1/status;"));
     /* delete with options; 404 is success */
     nw_kube_delete_opts_t dopt = {.propagation = "Foreground", .grace_seconds = 0, .uid = "u1"};
     int gone = -1;
-    ck_assert_int_eq(nw_kube_delete(c, &nw_kube_res_pods, "ns", "web", &dopt, &gone, &err), NW_OK);
+    ck_assert_int_eq(
+        nw_kube_write_delete(c, &nw_kube_client_res_pods, "ns", "web", &dopt, &gone, &err), NW_OK);
     ck_assert_int_eq(gone, 0);
     ck_assert_ptr_nonnull(strstr(st.last_body, "\"propagationPolicy\":\"Foreground\""));
     ck_assert_ptr_nonnull(strstr(st.last_body, "\"gracePeriodSeconds\":0"));
     ck_assert_ptr_nonnull(strstr(st.last_body, "\"preconditions\":{\"uid\":\"u1\"}"));
     ck_assert_ptr_nonnull(strstr(st.log, "DELETE /api/v1/namespaces/ns/pods/web;"));
-    ck_assert_int_eq(nw_kube_delete(c, &nw_kube_res_nodes, NULL, "gone", NULL, &gone, &err), NW_OK);
+    ck_assert_int_eq(
+        nw_kube_write_delete(c, &nw_kube_client_res_nodes, NULL, "gone", NULL, &gone, &err), NW_OK);
     ck_assert_int_eq(gone, 1);
     /* create puts namespaced objects in their namespace */
     cJSON *o = cJSON_Parse("{\"metadata\":{\"name\":\"x\",\"namespace\":\"team\"}}");
-    ck_assert_int_eq(nw_kube_create(c, &nw_kube_res_pdbs, NULL, o, NULL, &err), NW_OK);
+    ck_assert_int_eq(nw_kube_write_create(c, &nw_kube_client_res_pdbs, NULL, o, NULL, &err), NW_OK);
     cJSON_Delete(o);
     ck_assert_ptr_nonnull(
         strstr(st.log, "POST /apis/policy/v1/namespaces/team/poddisruptionbudgets;"));
@@ -739,24 +748,24 @@ START_TEST(eviction_answers)
     nw_kube_evict_t res;
     int ra;
     nw_err_t err = {0};
-    ck_assert_int_eq(nw_kube_evict(c, "ns", "ok", 30, &res, &ra, &err), NW_OK);
+    ck_assert_int_eq(nw_kube_write_evict(c, "ns", "ok", 30, &res, &ra, &err), NW_OK);
     ck_assert_int_eq(res, NW_KUBE_EVICT_STARTED);
     ck_assert_str_eq(
         st.last_body,
         "{\"apiVersion\":\"policy/v1\",\"kind\":\"Eviction\",\"metadata\":{\"name\":\"ok\","
         "\"namespace\":\"ns\"},\"deleteOptions\":{\"gracePeriodSeconds\":30}}");
-    ck_assert_int_eq(nw_kube_evict(c, "ns", "gone", -1, &res, &ra, &err), NW_OK);
+    ck_assert_int_eq(nw_kube_write_evict(c, "ns", "gone", -1, &res, &ra, &err), NW_OK);
     ck_assert_int_eq(res, NW_KUBE_EVICT_GONE);
     nw_err_clear(&err);
-    ck_assert_int_eq(nw_kube_evict(c, "ns", "pdb", -1, &res, &ra, &err), NW_OK);
+    ck_assert_int_eq(nw_kube_write_evict(c, "ns", "pdb", -1, &res, &ra, &err), NW_OK);
     ck_assert_int_eq(res, NW_KUBE_EVICT_NOT_NOW);
     ck_assert_int_eq(ra, 5);
     ck_assert_ptr_nonnull(strstr(err.msg, "disruption budget"));
-    ck_assert_int_eq(nw_kube_evict(c, "ns", "later", -1, &res, &ra, &err), NW_OK);
+    ck_assert_int_eq(nw_kube_write_evict(c, "ns", "later", -1, &res, &ra, &err), NW_OK);
     ck_assert_int_eq(res, NW_KUBE_EVICT_NOT_NOW);
     ck_assert_int_eq(ra, 7);
     nw_err_clear(&err);
-    ck_assert_int_eq(nw_kube_evict(c, "ns", "multi", -1, &res, &ra, &err), NW_OK);
+    ck_assert_int_eq(nw_kube_write_evict(c, "ns", "multi", -1, &res, &ra, &err), NW_OK);
     ck_assert_int_eq(res, NW_KUBE_EVICT_BLOCKED);
     ck_assert_ptr_nonnull(strstr(err.msg, "more than one PodDisruptionBudget"));
     /* evictions are never retried by the client: the caller decides */
@@ -803,13 +812,13 @@ START_TEST(events_aggregate)
     nw_clock_fake_t fc;
     nw_clock_fake_init(&fc, INT64_C(1780000000) * NW_NS_PER_SEC);
     nw_kube_client_t *c = mk_client(fake_srv_port(st.srv), "t", &fc.base);
-    nw_kube_recorder_t *r = nw_kube_recorder_new(c, "nodewarden", "nodewarden-0");
+    nw_kube_recorder_t *r = nw_kube_write_recorder_new(c, "nodewarden", "nodewarden-0");
     cJSON *nc =
         cJSON_Parse("{\"metadata\":{\"name\":\"nc1\",\"uid\":\"u1\",\"resourceVersion\":\"4\"}}");
     nw_err_t err = {0};
     for (int i = 0; i < 3; i++) {
-        ck_assert_int_eq(nw_kube_event(r, &nw_kube_res_nodeclaims, nc, "Normal", "Launched",
-                                       "launched m6i.large in us-west-2a", &err),
+        ck_assert_int_eq(nw_kube_write_event(r, &nw_kube_client_res_nodeclaims, nc, "Normal",
+                                             "Launched", "launched m6i.large in us-west-2a", &err),
                          NW_OK);
         nw_clock_fake_advance(&fc, 2 * NW_NS_PER_SEC);
     }
@@ -834,20 +843,21 @@ START_TEST(events_aggregate)
         "nodewarden");
     cJSON_Delete(ev);
     /* another message is another event */
-    ck_assert_int_eq(
-        nw_kube_event(r, &nw_kube_res_nodeclaims, nc, "Warning", "LaunchFailed", "ICE", &err),
-        NW_OK);
+    ck_assert_int_eq(nw_kube_write_event(r, &nw_kube_client_res_nodeclaims, nc, "Warning",
+                                         "LaunchFailed", "ICE", &err),
+                     NW_OK);
     ck_assert_int_eq(st.posts, 2);
     /* a flood is limited: the burst passes, the rest is counted and carried */
     for (int i = 0; i < 200; i++)
-        nw_kube_event(r, &nw_kube_res_nodeclaims, nc, "Warning", "LaunchFailed", "ICE", &err);
+        nw_kube_write_event(r, &nw_kube_client_res_nodeclaims, nc, "Warning", "LaunchFailed", "ICE",
+                            &err);
     uint64_t created, patched, suppressed;
-    nw_kube_recorder_stats(r, &created, &patched, &suppressed);
+    nw_kube_write_recorder_stats(r, &created, &patched, &suppressed);
     ck_assert_uint_eq(created, 2);
     ck_assert_uint_lt(patched, 30);
     ck_assert_uint_gt(suppressed, 150);
     cJSON_Delete(nc);
-    nw_kube_recorder_free(r);
+    nw_kube_write_recorder_free(r);
     nw_kube_client_free(c);
     fake_srv_stop(st.srv);
 }

@@ -236,16 +236,16 @@ END_TEST
 START_TEST(b64)
 {
     size_t n;
-    char *s = nw_kube_b64_decode("aGVsbG8gd29ybGQ=", &n);
+    char *s = nw_kube_config_b64_decode("aGVsbG8gd29ybGQ=", &n);
     ck_assert_str_eq(s, "hello world");
     ck_assert_uint_eq(n, 11);
     free(s);
-    s = nw_kube_b64_decode("aGVs\nbG8=", &n);
+    s = nw_kube_config_b64_decode("aGVs\nbG8=", &n);
     ck_assert_str_eq(s, "hello");
     free(s);
-    ck_assert_ptr_null(nw_kube_b64_decode("aGVsbG8", &n)); /* not a multiple of 4 */
-    ck_assert_ptr_null(nw_kube_b64_decode("aG=Vz", &n));   /* data after padding */
-    ck_assert_ptr_null(nw_kube_b64_decode("a*bc", &n));
+    ck_assert_ptr_null(nw_kube_config_b64_decode("aGVsbG8", &n)); /* not a multiple of 4 */
+    ck_assert_ptr_null(nw_kube_config_b64_decode("aG=Vz", &n));   /* data after padding */
+    ck_assert_ptr_null(nw_kube_config_b64_decode("a*bc", &n));
 }
 END_TEST
 
@@ -259,8 +259,8 @@ START_TEST(ca_bundle_verifies_serving_cert)
     ck_assert_ptr_nonnull(other);
     ck_assert_ptr_nonnull(leaf);
     char why[256] = "";
-    ck_assert_int_eq(nw_kube_ca_verifies(ca, cl, leaf, why, sizeof why), 1);
-    ck_assert_int_eq(nw_kube_ca_verifies(other, ol, leaf, why, sizeof why), 0);
+    ck_assert_int_eq(nw_doctor_ca_verifies(ca, cl, leaf, why, sizeof why), 1);
+    ck_assert_int_eq(nw_doctor_ca_verifies(other, ol, leaf, why, sizeof why), 0);
     ck_assert_msg(strstr(why, "issuer") != NULL, "why: %s", why);
     /* a bundle with both CAs (rotation overlap) verifies */
     size_t bl = cl + ol;
@@ -268,10 +268,10 @@ START_TEST(ca_bundle_verifies_serving_cert)
     memcpy(both, other, ol);
     memcpy(both + ol, ca, cl);
     both[bl] = '\0';
-    ck_assert_int_eq(nw_kube_ca_verifies(both, bl, leaf, why, sizeof why), 1);
-    ck_assert_int_eq(nw_kube_ca_verifies("garbage", 7, leaf, why, sizeof why), 0);
+    ck_assert_int_eq(nw_doctor_ca_verifies(both, bl, leaf, why, sizeof why), 1);
+    ck_assert_int_eq(nw_doctor_ca_verifies("garbage", 7, leaf, why, sizeof why), 0);
     ck_assert_ptr_nonnull(strstr(why, "no PEM"));
-    ck_assert_int_eq(nw_kube_ca_verifies(ca, cl, "not a cert", why, sizeof why), 0);
+    ck_assert_int_eq(nw_doctor_ca_verifies(ca, cl, "not a cert", why, sizeof why), 0);
     free(both);
     free(ca);
     free(other);
@@ -282,11 +282,11 @@ END_TEST
 START_TEST(doctor_report_format)
 {
     nw_kube_report_t r;
-    nw_kube_report_init(&r);
-    nw_kube_report_add(&r, NW_CHECK_OK, "api", "API server", "never shown", "reachable");
-    nw_kube_report_add(&r, NW_CHECK_FAIL, "rbac", "create core/pods/eviction", "grant it",
-                       "denied");
-    nw_kube_report_add(&r, NW_CHECK_WARN, "rbac", "x", "y", "%d", 3);
+    nw_doctor_report_init(&r);
+    nw_doctor_report_add(&r, NW_CHECK_OK, "api", "API server", "never shown", "reachable");
+    nw_doctor_report_add(&r, NW_CHECK_FAIL, "rbac", "create core/pods/eviction", "grant it",
+                         "denied");
+    nw_doctor_report_add(&r, NW_CHECK_WARN, "rbac", "x", "y", "%d", 3);
     ck_assert_uint_eq(r.n, 3);
     ck_assert_uint_eq(r.failed, 1);
     ck_assert_uint_eq(r.warned, 1);
@@ -294,13 +294,13 @@ START_TEST(doctor_report_format)
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
-    nw_kube_report_print(&r, f);
+    nw_doctor_report_print(&r, f);
     fclose(f);
     ck_assert_ptr_nonnull(
         strstr(buf, "FAIL  rbac      create core/pods/eviction: denied\n      fix: grant it\n"));
     ck_assert_ptr_nonnull(strstr(buf, "3 checks, 1 failed, 1 warnings"));
     free(buf);
-    nw_kube_report_cleanup(&r);
+    nw_doctor_report_cleanup(&r);
 }
 END_TEST
 

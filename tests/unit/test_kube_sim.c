@@ -88,8 +88,8 @@ static void create(sim_t *s, const nw_kube_res_t *r, const char *ns, const char 
 {
     cJSON *o = parse(json);
     nw_err_t err = {0};
-    ck_assert_msg(nw_kube_create(s->c, r, ns, o, NULL, &err) == NW_OK, "create %s: %s", r->plural,
-                  err.msg);
+    ck_assert_msg(nw_kube_write_create(s->c, r, ns, o, NULL, &err) == NW_OK, "create %s: %s",
+                  r->plural, err.msg);
     cJSON_Delete(o);
 }
 
@@ -106,8 +106,9 @@ static int mutate_with_race(cJSON *obj, void *ud)
     if (u->calls == 1) {
         nw_err_t err = {0};
         ck_assert_int_eq(
-            nw_kube_patch(u->s->c, &nw_kube_res_nodes, NULL, "n-conflict", NW_KUBE_PATCH_MERGE,
-                          "{\"metadata\":{\"labels\":{\"other-writer\":\"yes\"}}}", 0, NULL, &err),
+            nw_kube_write_patch(
+                u->s->c, &nw_kube_client_res_nodes, NULL, "n-conflict", NW_KUBE_PATCH_MERGE,
+                "{\"metadata\":{\"labels\":{\"other-writer\":\"yes\"}}}", 0, NULL, &err),
             NW_OK);
     }
     cJSON *m = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
@@ -123,13 +124,13 @@ START_TEST(sim_update_conflict_retry)
 {
     sim_t s;
     sim_start(&s);
-    create(&s, &nw_kube_res_nodes, NULL,
+    create(&s, &nw_kube_client_res_nodes, NULL,
            "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"n-conflict\"}}");
     conflict_ud_t u = {&s, 0};
     nw_err_t err = {0};
     cJSON *out = NULL;
-    ck_assert_msg(nw_kube_update_retry(s.c, &nw_kube_res_nodes, NULL, "n-conflict", 0,
-                                       mutate_with_race, &u, 5, &out, &err) == NW_OK,
+    ck_assert_msg(nw_kube_write_update_retry(s.c, &nw_kube_client_res_nodes, NULL, "n-conflict", 0,
+                                             mutate_with_race, &u, 5, &out, &err) == NW_OK,
                   "%s", err.msg);
     ck_assert_int_eq(u.calls, 2); /* 409 once, then re-read and succeed */
     ck_assert_int_eq(
@@ -147,7 +148,8 @@ START_TEST(sim_update_conflict_retry)
         parse("{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"n-conflict\","
               "\"resourceVersion\":\"1\"}}");
     nw_err_clear(&err);
-    ck_assert_int_eq(nw_kube_update(s.c, &nw_kube_res_nodes, stale, 0, NULL, &err), NW_ECONFLICT);
+    ck_assert_int_eq(nw_kube_write_update(s.c, &nw_kube_client_res_nodes, stale, 0, NULL, &err),
+                     NW_ECONFLICT);
     ck_assert_ptr_nonnull(strstr(err.msg, "409"));
     cJSON_Delete(stale);
     sim_stop(&s);
@@ -158,7 +160,7 @@ static int pdb_allowed(sim_t *s, const char *ns, const char *name)
 {
     cJSON *o = NULL;
     nw_err_t err = {0};
-    if (nw_kube_get(s->c, &nw_kube_res_pdbs, ns, name, &o, &err) != NW_OK)
+    if (nw_kube_write_get(s->c, &nw_kube_client_res_pdbs, ns, name, &o, &err) != NW_OK)
         return -1;
     const cJSON *st = cJSON_GetObjectItemCaseSensitive(o, "status");
     const cJSON *a = cJSON_GetObjectItemCaseSensitive(st, "disruptionsAllowed");
@@ -173,17 +175,17 @@ START_TEST(sim_eviction_pdb_blocks_then_allows)
     sim_t s;
     sim_start(&s);
     nw_err_t err = {0};
-    create(&s, &nw_kube_res_nodes, NULL,
+    create(&s, &nw_kube_client_res_nodes, NULL,
            "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"n1\"},"
            "\"spec\":{\"providerID\":\"aws:///us-west-2a/i-0123456789abcdef0\"}}");
-    ck_assert_int_eq(
-        nw_kube_patch(s.c, &nw_kube_res_nodes, NULL, "n1", NW_KUBE_PATCH_MERGE,
-                      "{\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}],"
-                      "\"allocatable\":{\"cpu\":\"4\",\"memory\":\"8Gi\",\"pods\":\"110\"},"
-                      "\"capacity\":{\"cpu\":\"4\",\"memory\":\"8Gi\",\"pods\":\"110\"}}}",
-                      1, NULL, &err),
-        NW_OK);
-    create(&s, &nw_kube_res_namespaces, NULL,
+    ck_assert_int_eq(nw_kube_write_patch(
+                         s.c, &nw_kube_client_res_nodes, NULL, "n1", NW_KUBE_PATCH_MERGE,
+                         "{\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}],"
+                         "\"allocatable\":{\"cpu\":\"4\",\"memory\":\"8Gi\",\"pods\":\"110\"},"
+                         "\"capacity\":{\"cpu\":\"4\",\"memory\":\"8Gi\",\"pods\":\"110\"}}}",
+                         1, NULL, &err),
+                     NW_OK);
+    create(&s, &nw_kube_client_res_namespaces, NULL,
            "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"shop\"}}");
     for (int i = 0; i < 2; i++) {
         char pod[512];
@@ -194,9 +196,9 @@ START_TEST(sim_eviction_pdb_blocks_then_allows)
                  "\"image\":\"nginx\","
                  "\"resources\":{\"requests\":{\"cpu\":\"100m\"}}}]}}",
                  i);
-        create(&s, &nw_kube_res_pods, "shop", pod);
+        create(&s, &nw_kube_client_res_pods, "shop", pod);
     }
-    create(&s, &nw_kube_res_pdbs, "shop",
+    create(&s, &nw_kube_client_res_pdbs, "shop",
            "{\"apiVersion\":\"policy/"
            "v1\",\"kind\":\"PodDisruptionBudget\",\"metadata\":{\"name\":\"web\"},"
            "\"spec\":{\"minAvailable\":2,\"selector\":{\"matchLabels\":{\"app\":\"web\"}}}}");
@@ -208,26 +210,27 @@ START_TEST(sim_eviction_pdb_blocks_then_allows)
     nw_kube_evict_t res;
     int ra = 0;
     nw_err_clear(&err);
-    ck_assert_int_eq(nw_kube_evict(s.c, "shop", "web-0", -1, &res, &ra, &err), NW_OK);
+    ck_assert_int_eq(nw_kube_write_evict(s.c, "shop", "web-0", -1, &res, &ra, &err), NW_OK);
     ck_assert_int_eq(res, NW_KUBE_EVICT_NOT_NOW);
     ck_assert_int_eq(ra, 5); /* no Retry-After: the drain interval */
     ck_assert_ptr_nonnull(strstr(err.msg, "429"));
 
     /* the budget relaxes: the eviction goes through */
-    ck_assert_int_eq(nw_kube_patch(s.c, &nw_kube_res_pdbs, "shop", "web", NW_KUBE_PATCH_MERGE,
-                                   "{\"spec\":{\"minAvailable\":1}}", 0, NULL, &err),
+    ck_assert_int_eq(nw_kube_write_patch(s.c, &nw_kube_client_res_pdbs, "shop", "web",
+                                         NW_KUBE_PATCH_MERGE, "{\"spec\":{\"minAvailable\":1}}", 0,
+                                         NULL, &err),
                      NW_OK);
     for (int i = 0; i < 300 && (allowed = pdb_allowed(&s, "shop", "web")) != 1; i++)
         sleep_ms(50);
     ck_assert_int_eq(allowed, 1);
-    ck_assert_int_eq(nw_kube_evict(s.c, "shop", "web-0", 0, &res, &ra, &err), NW_OK);
+    ck_assert_int_eq(nw_kube_write_evict(s.c, "shop", "web-0", 0, &res, &ra, &err), NW_OK);
     ck_assert_int_eq(res, NW_KUBE_EVICT_STARTED);
     /* the pod goes; evicting it again reports it gone */
     cJSON *o = NULL;
     nw_rc_t rc = NW_OK;
     for (int i = 0; i < 300; i++) {
         nw_err_t e = {0};
-        rc = nw_kube_get(s.c, &nw_kube_res_pods, "shop", "web-0", &o, &e);
+        rc = nw_kube_write_get(s.c, &nw_kube_client_res_pods, "shop", "web-0", &o, &e);
         cJSON_Delete(o);
         o = NULL;
         if (rc == NW_ENOTFOUND)
@@ -235,7 +238,7 @@ START_TEST(sim_eviction_pdb_blocks_then_allows)
         sleep_ms(50);
     }
     ck_assert_int_eq(rc, NW_ENOTFOUND);
-    ck_assert_int_eq(nw_kube_evict(s.c, "shop", "web-0", -1, &res, &ra, &err), NW_OK);
+    ck_assert_int_eq(nw_kube_write_evict(s.c, "shop", "web-0", -1, &res, &ra, &err), NW_OK);
     ck_assert_int_eq(res, NW_KUBE_EVICT_GONE);
     sim_stop(&s);
 }
@@ -247,45 +250,48 @@ START_TEST(sim_finalizers_and_events)
     sim_start(&s);
     nw_err_t err = {0};
     create(
-        &s, &nw_kube_res_nodeclaims, NULL,
+        &s, &nw_kube_client_res_nodeclaims, NULL,
         "{\"apiVersion\":\"karpenter.sh/"
         "v1\",\"kind\":\"NodeClaim\",\"metadata\":{\"name\":\"nc-1\","
         "\"labels\":{\"karpenter.sh/nodepool\":\"general\"}},\"spec\":{\"nodeClassRef\":{\"group\":"
         "\"karpenter.k8s.aws\",\"kind\":\"EC2NodeClass\",\"name\":\"default\"},\"requirements\":[]}"
         "}");
-    ck_assert_msg(nw_kube_finalizer_add(s.c, &nw_kube_res_nodeclaims, NULL, "nc-1",
-                                        "nodewarden.io/termination", &err) == NW_OK,
+    ck_assert_msg(nw_kube_write_finalizer_add(s.c, &nw_kube_client_res_nodeclaims, NULL, "nc-1",
+                                              "nodewarden.io/termination", &err) == NW_OK,
                   "%s", err.msg);
     int gone = -1;
-    ck_assert_int_eq(nw_kube_delete(s.c, &nw_kube_res_nodeclaims, NULL, "nc-1", NULL, &gone, &err),
-                     NW_OK);
+    ck_assert_int_eq(
+        nw_kube_write_delete(s.c, &nw_kube_client_res_nodeclaims, NULL, "nc-1", NULL, &gone, &err),
+        NW_OK);
     ck_assert_int_eq(gone, 0);
     cJSON *o = NULL;
-    ck_assert_int_eq(nw_kube_get(s.c, &nw_kube_res_nodeclaims, NULL, "nc-1", &o, &err), NW_OK);
+    ck_assert_int_eq(nw_kube_write_get(s.c, &nw_kube_client_res_nodeclaims, NULL, "nc-1", &o, &err),
+                     NW_OK);
     const cJSON *dt = cJSON_GetObjectItemCaseSensitive(
         cJSON_GetObjectItemCaseSensitive(o, "metadata"), "deletionTimestamp");
     ck_assert(cJSON_IsString(dt)); /* held by the finalizer */
-    nw_kube_recorder_t *r = nw_kube_recorder_new(s.c, "nodewarden", "test-0");
+    nw_kube_recorder_t *r = nw_kube_write_recorder_new(s.c, "nodewarden", "test-0");
     for (int i = 0; i < 3; i++)
-        ck_assert_msg(nw_kube_event(r, &nw_kube_res_nodeclaims, o, "Normal", "Terminating",
-                                    "waiting for the instance to terminate", &err) == NW_OK,
+        ck_assert_msg(nw_kube_write_event(r, &nw_kube_client_res_nodeclaims, o, "Normal",
+                                          "Terminating", "waiting for the instance to terminate",
+                                          &err) == NW_OK,
                       "%s", err.msg);
     cJSON_Delete(o);
-    ck_assert_int_eq(
-        nw_kube_finalizer_add(s.c, &nw_kube_res_nodeclaims, NULL, "nc-1", "other.io/x", &err),
-        NW_EINVAL);
+    ck_assert_int_eq(nw_kube_write_finalizer_add(s.c, &nw_kube_client_res_nodeclaims, NULL, "nc-1",
+                                                 "other.io/x", &err),
+                     NW_EINVAL);
     nw_err_clear(&err);
-    ck_assert_msg(nw_kube_finalizer_remove(s.c, &nw_kube_res_nodeclaims, NULL, "nc-1",
-                                           "nodewarden.io/termination", &err) == NW_OK,
+    ck_assert_msg(nw_kube_write_finalizer_remove(s.c, &nw_kube_client_res_nodeclaims, NULL, "nc-1",
+                                                 "nodewarden.io/termination", &err) == NW_OK,
                   "%s", err.msg);
     o = NULL;
-    ck_assert_int_eq(nw_kube_get(s.c, &nw_kube_res_nodeclaims, NULL, "nc-1", &o, &err),
+    ck_assert_int_eq(nw_kube_write_get(s.c, &nw_kube_client_res_nodeclaims, NULL, "nc-1", &o, &err),
                      NW_ENOTFOUND);
     /* one Event in "default" with count 3 */
     cJSON *evs = NULL;
-    ck_assert_int_eq(
-        nw_kube_get_json(s.c, "/api/v1/namespaces/default/events", "list", "events", &evs, &err),
-        NW_OK);
+    ck_assert_int_eq(nw_kube_client_get_json(s.c, "/api/v1/namespaces/default/events", "list",
+                                             "events", &evs, &err),
+                     NW_OK);
     int n = 0, count = 0;
     const cJSON *e;
     cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(evs, "items"))
@@ -299,7 +305,7 @@ START_TEST(sim_finalizers_and_events)
     ck_assert_int_eq(n, 1);
     ck_assert_int_eq(count, 3);
     cJSON_Delete(evs);
-    nw_kube_recorder_free(r);
+    nw_kube_write_recorder_free(r);
     sim_stop(&s);
 }
 END_TEST

@@ -44,12 +44,12 @@ START_TEST(parse_whole)
 {
     sink_t s = {0};
     nw_kube_wparse_t p;
-    nw_kube_wparse_init(&p, 1 << 20, sink, &s);
-    ck_assert_int_eq(nw_kube_wparse_feed(&p, stream, strlen(stream)), NW_OK);
-    ck_assert_int_eq(nw_kube_wparse_finish(&p), NW_OK);
+    nw_kube_watch_wparse_init(&p, 1 << 20, sink, &s);
+    ck_assert_int_eq(nw_kube_watch_wparse_feed(&p, stream, strlen(stream)), NW_OK);
+    ck_assert_int_eq(nw_kube_watch_wparse_finish(&p), NW_OK);
     ck_assert_str_eq(s.log, want);
     ck_assert_uint_eq(p.events, 4);
-    nw_kube_wparse_cleanup(&p);
+    nw_kube_watch_wparse_cleanup(&p);
 }
 END_TEST
 
@@ -61,13 +61,13 @@ START_TEST(parse_any_boundaries)
         for (size_t j = i; j <= n; j += (j < i + 8 || j > n - 8) ? 1 : 7) {
             sink_t s = {0};
             nw_kube_wparse_t p;
-            nw_kube_wparse_init(&p, 1 << 20, sink, &s);
-            ck_assert_int_eq(nw_kube_wparse_feed(&p, stream, i), NW_OK);
-            ck_assert_int_eq(nw_kube_wparse_feed(&p, stream + i, j - i), NW_OK);
-            ck_assert_int_eq(nw_kube_wparse_feed(&p, stream + j, n - j), NW_OK);
-            ck_assert_int_eq(nw_kube_wparse_finish(&p), NW_OK);
+            nw_kube_watch_wparse_init(&p, 1 << 20, sink, &s);
+            ck_assert_int_eq(nw_kube_watch_wparse_feed(&p, stream, i), NW_OK);
+            ck_assert_int_eq(nw_kube_watch_wparse_feed(&p, stream + i, j - i), NW_OK);
+            ck_assert_int_eq(nw_kube_watch_wparse_feed(&p, stream + j, n - j), NW_OK);
+            ck_assert_int_eq(nw_kube_watch_wparse_finish(&p), NW_OK);
             ck_assert_msg(!strcmp(s.log, want), "split %zu/%zu: %s", i, j, s.log);
-            nw_kube_wparse_cleanup(&p);
+            nw_kube_watch_wparse_cleanup(&p);
         }
 }
 END_TEST
@@ -76,12 +76,12 @@ START_TEST(parse_byte_at_a_time)
 {
     sink_t s = {0};
     nw_kube_wparse_t p;
-    nw_kube_wparse_init(&p, 1 << 20, sink, &s);
+    nw_kube_watch_wparse_init(&p, 1 << 20, sink, &s);
     for (size_t i = 0; stream[i]; i++)
-        ck_assert_int_eq(nw_kube_wparse_feed(&p, stream + i, 1), NW_OK);
-    ck_assert_int_eq(nw_kube_wparse_finish(&p), NW_OK);
+        ck_assert_int_eq(nw_kube_watch_wparse_feed(&p, stream + i, 1), NW_OK);
+    ck_assert_int_eq(nw_kube_watch_wparse_finish(&p), NW_OK);
     ck_assert_str_eq(s.log, want);
-    nw_kube_wparse_cleanup(&p);
+    nw_kube_watch_wparse_cleanup(&p);
 }
 END_TEST
 
@@ -89,17 +89,17 @@ START_TEST(parse_last_event_without_newline)
 {
     sink_t s = {0};
     nw_kube_wparse_t p;
-    nw_kube_wparse_init(&p, 1 << 20, sink, &s);
+    nw_kube_watch_wparse_init(&p, 1 << 20, sink, &s);
     const char *ev = "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"z\"}}}";
-    ck_assert_int_eq(nw_kube_wparse_feed(&p, ev, strlen(ev)), NW_OK);
+    ck_assert_int_eq(nw_kube_watch_wparse_feed(&p, ev, strlen(ev)), NW_OK);
     ck_assert_int_eq(s.n, 0);
-    ck_assert_int_eq(nw_kube_wparse_finish(&p), NW_OK);
+    ck_assert_int_eq(nw_kube_watch_wparse_finish(&p), NW_OK);
     ck_assert_str_eq(s.log, "ADDED:z:-;");
     /* a truncated event at the end of the stream is reported and dropped */
-    ck_assert_int_eq(nw_kube_wparse_feed(&p, ev, 20), NW_OK);
-    ck_assert_int_eq(nw_kube_wparse_finish(&p), NW_EPARSE);
+    ck_assert_int_eq(nw_kube_watch_wparse_feed(&p, ev, 20), NW_OK);
+    ck_assert_int_eq(nw_kube_watch_wparse_finish(&p), NW_EPARSE);
     ck_assert_int_eq(s.n, 1);
-    nw_kube_wparse_cleanup(&p);
+    nw_kube_watch_wparse_cleanup(&p);
 }
 END_TEST
 
@@ -107,20 +107,20 @@ START_TEST(parse_rejects)
 {
     sink_t s = {0};
     nw_kube_wparse_t p;
-    nw_kube_wparse_init(&p, 64, sink, &s);
-    ck_assert_int_eq(nw_kube_wparse_feed(&p, "not json\n", 9), NW_EPARSE);
-    ck_assert_int_eq(nw_kube_wparse_feed(&p, "[1,2]\n", 6), NW_EPARSE);
-    ck_assert_int_eq(nw_kube_wparse_feed(&p, "{\"object\":{}}\n", 14), NW_EPARSE);
+    nw_kube_watch_wparse_init(&p, 64, sink, &s);
+    ck_assert_int_eq(nw_kube_watch_wparse_feed(&p, "not json\n", 9), NW_EPARSE);
+    ck_assert_int_eq(nw_kube_watch_wparse_feed(&p, "[1,2]\n", 6), NW_EPARSE);
+    ck_assert_int_eq(nw_kube_watch_wparse_feed(&p, "{\"object\":{}}\n", 14), NW_EPARSE);
     ck_assert_ptr_nonnull(strstr(p.err, "type"));
     char big[200];
     memset(big, ' ', sizeof big);
     big[0] = '{';
     /* over the cap, whether in one piece or across chunks */
-    ck_assert_int_eq(nw_kube_wparse_feed(&p, big, sizeof big), NW_ERANGE);
-    ck_assert_int_eq(nw_kube_wparse_feed(&p, big, 50), NW_OK);
-    ck_assert_int_eq(nw_kube_wparse_feed(&p, big, 50), NW_ERANGE);
+    ck_assert_int_eq(nw_kube_watch_wparse_feed(&p, big, sizeof big), NW_ERANGE);
+    ck_assert_int_eq(nw_kube_watch_wparse_feed(&p, big, 50), NW_OK);
+    ck_assert_int_eq(nw_kube_watch_wparse_feed(&p, big, 50), NW_ERANGE);
     ck_assert_int_eq(s.n, 0);
-    nw_kube_wparse_cleanup(&p);
+    nw_kube_watch_wparse_cleanup(&p);
 }
 END_TEST
 
@@ -128,11 +128,11 @@ START_TEST(parse_stop)
 {
     sink_t s = {.stop_after = 2};
     nw_kube_wparse_t p;
-    nw_kube_wparse_init(&p, 1 << 20, sink, &s);
-    ck_assert_int_eq(nw_kube_wparse_feed(&p, stream, strlen(stream)), NW_OK);
+    nw_kube_watch_wparse_init(&p, 1 << 20, sink, &s);
+    ck_assert_int_eq(nw_kube_watch_wparse_feed(&p, stream, strlen(stream)), NW_OK);
     ck_assert_int_eq(s.n, 2);
     ck_assert_int_eq(p.stopped, 1);
-    nw_kube_wparse_cleanup(&p);
+    nw_kube_watch_wparse_cleanup(&p);
 }
 END_TEST
 
@@ -141,29 +141,29 @@ START_TEST(ratelimit_bucket)
     nw_clock_fake_t fc;
     nw_clock_fake_init(&fc, 0);
     nw_kube_rl_t rl;
-    nw_kube_rl_init(&rl, &fc.base, 2.0, 3); /* 2 QPS, burst 3 */
-    ck_assert_int_eq(nw_kube_rl_reserve(&rl), 0);
-    ck_assert_int_eq(nw_kube_rl_reserve(&rl), 0);
-    ck_assert_int_eq(nw_kube_rl_reserve(&rl), 0);
+    nw_kube_retry_rl_init(&rl, &fc.base, 2.0, 3); /* 2 QPS, burst 3 */
+    ck_assert_int_eq(nw_kube_retry_rl_reserve(&rl), 0);
+    ck_assert_int_eq(nw_kube_retry_rl_reserve(&rl), 0);
+    ck_assert_int_eq(nw_kube_retry_rl_reserve(&rl), 0);
     /* bucket empty: reservations are spaced 1/qps apart */
-    ck_assert_int_eq(nw_kube_rl_reserve(&rl), 500 * NW_NS_PER_MS);
-    ck_assert_int_eq(nw_kube_rl_reserve(&rl), 1000 * NW_NS_PER_MS);
-    ck_assert_int_eq(nw_kube_rl_try(&rl), 0);
+    ck_assert_int_eq(nw_kube_retry_rl_reserve(&rl), 500 * NW_NS_PER_MS);
+    ck_assert_int_eq(nw_kube_retry_rl_reserve(&rl), 1000 * NW_NS_PER_MS);
+    ck_assert_int_eq(nw_kube_retry_rl_try(&rl), 0);
     nw_clock_fake_advance(&fc, 1000 * NW_NS_PER_MS); /* pays back the two reservations */
-    ck_assert_int_eq(nw_kube_rl_try(&rl), 0);
+    ck_assert_int_eq(nw_kube_retry_rl_try(&rl), 0);
     nw_clock_fake_advance(&fc, 500 * NW_NS_PER_MS);
-    ck_assert_int_eq(nw_kube_rl_try(&rl), 1);
+    ck_assert_int_eq(nw_kube_retry_rl_try(&rl), 1);
     /* a long idle period refills to the burst, not beyond */
     nw_clock_fake_advance(&fc, 3600 * NW_NS_PER_SEC);
     for (int i = 0; i < 3; i++)
-        ck_assert_int_eq(nw_kube_rl_reserve(&rl), 0);
-    ck_assert_int_gt(nw_kube_rl_reserve(&rl), 0);
-    nw_kube_rl_cleanup(&rl);
+        ck_assert_int_eq(nw_kube_retry_rl_reserve(&rl), 0);
+    ck_assert_int_gt(nw_kube_retry_rl_reserve(&rl), 0);
+    nw_kube_retry_rl_cleanup(&rl);
     /* qps <= 0: unlimited */
-    nw_kube_rl_init(&rl, &fc.base, -1, 1);
+    nw_kube_retry_rl_init(&rl, &fc.base, -1, 1);
     for (int i = 0; i < 100; i++)
-        ck_assert_int_eq(nw_kube_rl_reserve(&rl), 0);
-    nw_kube_rl_cleanup(&rl);
+        ck_assert_int_eq(nw_kube_retry_rl_reserve(&rl), 0);
+    nw_kube_retry_rl_cleanup(&rl);
 }
 END_TEST
 
@@ -171,12 +171,12 @@ START_TEST(backoff_schedule)
 {
     nw_kube_backoff_t b;
     int64_t base = 800 * NW_NS_PER_MS, max = 30 * NW_NS_PER_SEC;
-    nw_kube_backoff_init(&b, base, max, 120 * NW_NS_PER_SEC, 12345);
+    nw_kube_retry_backoff_init(&b, base, max, 120 * NW_NS_PER_SEC, 12345);
     int64_t step = base, t = 0;
     int distinct = 0;
     int64_t prev = -1;
     for (int i = 0; i < 12; i++) {
-        int64_t d = nw_kube_backoff_next(&b, t);
+        int64_t d = nw_kube_retry_backoff_next(&b, t);
         ck_assert_msg(d >= step / 2 && d < step, "attempt %d: %lld not in [%lld,%lld)", i,
                       (long long)d, (long long)(step / 2), (long long)step);
         distinct += d != prev;
@@ -186,18 +186,18 @@ START_TEST(backoff_schedule)
     }
     ck_assert_int_gt(distinct, 6); /* jittered */
     /* capped at max */
-    ck_assert_int_lt(nw_kube_backoff_next(&b, t), max);
+    ck_assert_int_lt(nw_kube_retry_backoff_next(&b, t), max);
     /* two quiet minutes reset it to the base */
     t += 121 * NW_NS_PER_SEC;
-    int64_t d = nw_kube_backoff_next(&b, t);
+    int64_t d = nw_kube_retry_backoff_next(&b, t);
     ck_assert_int_lt(d, base);
     /* explicit reset too */
-    nw_kube_backoff_next(&b, t);
-    nw_kube_backoff_next(&b, t);
-    nw_kube_backoff_reset(&b);
-    ck_assert_int_lt(nw_kube_backoff_next(&b, t), base);
+    nw_kube_retry_backoff_next(&b, t);
+    nw_kube_retry_backoff_next(&b, t);
+    nw_kube_retry_backoff_reset(&b);
+    ck_assert_int_lt(nw_kube_retry_backoff_next(&b, t), base);
     for (int i = 0; i < 1000; i++) {
-        double r = nw_kube_backoff_rand(&b);
+        double r = nw_kube_retry_backoff_rand(&b);
         ck_assert(r >= 0.0 && r < 1.0);
     }
 }

@@ -1,5 +1,5 @@
 /* tests/unit/test_launch.c — the CreateLaunchTemplate request builder (scaler/aws/launch.h
- * nw_launcher_template_params) against aws/karpenter-provider-aws
+ * nw_launchtemplate_params) against aws/karpenter-provider-aws
  * pkg/providers/launchtemplate/launchtemplate.go: network interfaces (the primary one, the
  * spec's incl. efa-only, one EFA interface per card), associatePublicIPAddress,
  * ipPrefixCount, connectionTracking, cpuOptions, block devices, and the errors naming a
@@ -79,17 +79,17 @@ static nw_rc_t build(const char *spec_json, int efa, nw_ec2_params_t *p, nw_err_
     snprintf(rs.pg_id, sizeof rs.pg_id, "%s", g_pg_id ? g_pg_id : "");
     snprintf(rs.pg_strategy, sizeof rs.pg_strategy, "%s", g_pg_strategy ? g_pg_strategy : "");
     cJSON *claim = g_claim ? cJSON_Parse(g_claim) : NULL;
-    nw_launcher_t *l = nw_launcher_new(NULL, cat, NULL, NULL, "demo");
+    nw_launch_t *l = nw_launch_new(NULL, cat, NULL, NULL, "demo");
     ck_assert_ptr_nonnull(l);
     nw_launch_bootstrap_t b = {
         "https://10.0.0.10:6443", "Q0E=", "10.96.0.0/12", 0, 0, 0, NULL, NULL,
         g_dns ? dns : NULL,       NULL};
-    ck_assert_int_eq(nw_launcher_set_bootstrap(l, &b), NW_OK);
+    ck_assert_int_eq(nw_launch_set_bootstrap(l, &b), NW_OK);
     nw_launch_req_t r = {
         .nodepool = "default", .nodeclaim = "c1", .nodeclass = nc, .resolved = &rs, .claim = claim};
     ck_assert_int_eq(nw_ec2_params_init(p, "CreateLaunchTemplate"), NW_OK);
-    nw_rc_t rc = nw_launcher_template_params(l, &r, "ami-1", "on-demand", 29, efa, p, err);
-    nw_launcher_free(l);
+    nw_rc_t rc = nw_launchtemplate_params(l, &r, "ami-1", "on-demand", 29, efa, p, err);
+    nw_launch_free(l);
     cJSON_Delete(nc);
     cJSON_Delete(claim);
     return rc;

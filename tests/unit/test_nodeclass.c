@@ -233,14 +233,14 @@ START_TEST(capacity_reservations_status)
     ck_assert_int_eq(l.v[0].interruptible, 1);
     ck_assert(l.v[0].end_ns == INT64_C(1764477600) * 1000000000);
     ck_assert_str_eq(next, "n2");
-    nw_ec2_crs_free(&l);
+    nw_ec2xml_crs_free(&l);
     /* an item without its id is an error naming the set */
     const char *bad = "<DescribeCapacityReservationsResponse><capacityReservationSet><item>"
                       "<instanceType>m5.large</instanceType></item></capacityReservationSet>"
                       "</DescribeCapacityReservationsResponse>";
     ck_assert_int_eq(nw_ec2xml_parse_capacity_reservations(bad, strlen(bad), &l, NULL, 0, &err),
                      NW_EPARSE);
-    nw_ec2_crs_free(&l);
+    nw_ec2xml_crs_free(&l);
 }
 END_TEST
 

@@ -27,19 +27,19 @@ START_TEST(status_format)
     nw_admit_result_t res;
     nw_admit_result_init(&res);
     nw_kv_t kv;
-    nw_kv_init(&kv);
-    ck_assert_int_eq(nw_kv_finish(&kv, "NodePool", "karpenter.sh", "a", &res), NW_OK);
+    nw_kval_init(&kv);
+    ck_assert_int_eq(nw_kval_finish(&kv, "NodePool", "karpenter.sh", "a", &res), NW_OK);
     ck_assert(res.allowed); /* no errors: untouched */
-    nw_kv_add(&kv, NW_KV_INVALID, false, "spec.weight", "Invalid value: 0: x");
-    ck_assert_int_eq(nw_kv_finish(&kv, "NodePool", "karpenter.sh", "gpu", &res), NW_OK);
+    nw_kval_add(&kv, NW_KV_INVALID, false, "spec.weight", "Invalid value: 0: x");
+    ck_assert_int_eq(nw_kval_finish(&kv, "NodePool", "karpenter.sh", "gpu", &res), NW_OK);
     ck_assert(!res.allowed);
     ck_assert_int_eq(res.code, 422);
     ck_assert_str_eq(res.reason, "Invalid");
     ck_assert_str_eq(res.message,
                      "NodePool.karpenter.sh \"gpu\" is invalid: spec.weight: Invalid value: 0: x");
-    nw_kv_add(&kv, NW_KV_INVALID, false, "spec.weight", "Invalid value: 0: x"); /* duplicate */
-    nw_kv_cel(&kv, "spec", "object", "rule");
-    ck_assert_int_eq(nw_kv_finish(&kv, "NodePool", "karpenter.sh", "gpu", &res), NW_OK);
+    nw_kval_add(&kv, NW_KV_INVALID, false, "spec.weight", "Invalid value: 0: x"); /* duplicate */
+    nw_kval_cel(&kv, "spec", "object", "rule");
+    ck_assert_int_eq(nw_kval_finish(&kv, "NodePool", "karpenter.sh", "gpu", &res), NW_OK);
     ck_assert_str_eq(res.message,
                      "NodePool.karpenter.sh \"gpu\" is invalid: [spec.weight: Invalid value: 0: x, "
                      "spec: Invalid value: rule]");
@@ -53,13 +53,13 @@ START_TEST(status_format)
                      "Invalid value: 0: x");
     ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(res.details, "kind")->valuestring,
                      "NodePool");
-    nw_kv_add(&kv, NW_KV_REQUIRED, false, "spec.template", "Required value"); /* gates CEL */
-    ck_assert_int_eq(nw_kv_finish(&kv, "NodePool", "karpenter.sh", "gpu", &res), NW_OK);
+    nw_kval_add(&kv, NW_KV_REQUIRED, false, "spec.template", "Required value"); /* gates CEL */
+    ck_assert_int_eq(nw_kval_finish(&kv, "NodePool", "karpenter.sh", "gpu", &res), NW_OK);
     ck_assert_ptr_null(strstr(res.message, "\"object\": rule"));
     ck_assert_ptr_nonnull(strstr(res.message,
                                  "spec.template: Required value, <nil>: Invalid value: null: "
                                  "some validation rules were not checked"));
-    nw_kv_cleanup(&kv);
+    nw_kval_cleanup(&kv);
     nw_admit_result_cleanup(&res);
 }
 END_TEST
@@ -72,16 +72,16 @@ START_TEST(status_many_errors)
     nw_admit_result_t res;
     nw_admit_result_init(&res);
     nw_kv_t kv;
-    nw_kv_init(&kv);
+    nw_kval_init(&kv);
     for (int rep = 0; rep < 2; rep++)
         for (int i = 0; i < 3000; i++)
-            nw_kv_add(&kv, NW_KV_INVALID, false, "spec.x", "Invalid value: %d", i);
+            nw_kval_add(&kv, NW_KV_INVALID, false, "spec.x", "Invalid value: %d", i);
     char **lines;
-    size_t n = nw_kv_lines(&kv, &lines, NULL);
+    size_t n = nw_kval_lines(&kv, &lines, NULL);
     ck_assert_uint_eq(n, 3000);
     ck_assert_str_eq(lines[2999], "spec.x: Invalid value: 2999");
-    nw_kv_lines_free(lines, NULL, n);
-    ck_assert_int_eq(nw_kv_finish(&kv, "Pod", "", "p", &res), NW_OK);
+    nw_kval_lines_free(lines, NULL, n);
+    ck_assert_int_eq(nw_kval_finish(&kv, "Pod", "", "p", &res), NW_OK);
     ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(res.details, "causes")),
                      NW_KV_MAX_SHOWN);
     ck_assert_msg(strncmp(res.message, "Pod \"p\" is invalid: [spec.x: Invalid value: 0, ", 42) ==
@@ -90,14 +90,14 @@ START_TEST(status_many_errors)
     ck_assert_ptr_nonnull(strstr(res.message, "spec.x: Invalid value: 999, and 2000 more errors "
                                               "not shown]"));
     ck_assert_ptr_null(strstr(res.message, "Invalid value: 1000"));
-    nw_kv_cleanup(&kv);
+    nw_kval_cleanup(&kv);
     nw_admit_result_cleanup(&res);
 }
 END_TEST
 
 START_TEST(delete_allowed)
 {
-    const nw_admit_handler_t *h = nw_admit_find("karpenter.sh", "NodePool");
+    const nw_admit_handler_t *h = nw_handlers_find("karpenter.sh", "NodePool");
     ck_assert_ptr_nonnull(h);
     nw_admit_req_t req = {0};
     req.op = NW_OP_DELETE;

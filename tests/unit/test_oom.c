@@ -40,7 +40,7 @@ static void fail_after(long n)
 
 static void restore(void)
 {
-    nw_json_arena_install(); /* the allocator tests/unit/main.c installs for every suite */
+    nw_jsonarena_install(); /* the allocator tests/unit/main.c installs for every suite */
     budget = -1;
 }
 
@@ -143,7 +143,7 @@ START_TEST(null_arguments_are_not_oom)
 }
 END_TEST
 
-/* api/: nw_nodepool_default at every cJSON allocation it makes returns NW_ENOMEM (never
+/* api/: nw_nodepool_defaults_apply at every cJSON allocation it makes returns NW_ENOMEM (never
  * another code, never a crash) and, with memory, the patch it always gave. */
 START_TEST(api_returns_enomem)
 {
@@ -151,7 +151,7 @@ START_TEST(api_returns_enomem)
     ck_assert_ptr_nonnull(obj);
     nw_jsonpatch_t p;
     nw_jsonpatch_init(&p);
-    ck_assert_int_eq(nw_nodepool_default(obj, &p), NW_OK);
+    ck_assert_int_eq(nw_nodepool_defaults_apply(obj, &p), NW_OK);
     char *want = nw_jsonpatch_take_text(&p);
     nw_jsonpatch_cleanup(&p);
     ck_assert_ptr_nonnull(want);
@@ -162,7 +162,7 @@ START_TEST(api_returns_enomem)
         ck_assert_int_lt(n, 10000);
         nw_jsonpatch_init(&p);
         fail_after(n);
-        nw_rc_t rc = nw_nodepool_default(obj, &p);
+        nw_rc_t rc = nw_nodepool_defaults_apply(obj, &p);
         long used = nallocs;
         restore();
         if (rc == NW_OK) {
@@ -173,7 +173,7 @@ START_TEST(api_returns_enomem)
             ck_assert_int_le(used, n); /* it succeeded because nothing failed */
             break;
         }
-        ck_assert_msg(rc == NW_ENOMEM, "allocation %ld: rc %s", n + 1, nw_rc_str(rc));
+        ck_assert_msg(rc == NW_ENOMEM, "allocation %ld: rc %s", n + 1, nw_err_rc_str(rc));
         nw_jsonpatch_cleanup(&p);
         failures++;
     }

@@ -21,34 +21,34 @@ static cJSON *parse(const char *s)
 START_TEST(window)
 {
     nw_reghealth_t t;
-    nw_reghealth_reset(&t);
-    ck_assert_int_eq(nw_reghealth_status(&t), NW_REGHEALTH_UNKNOWN);
+    nw_poolstatus_reghealth_reset(&t);
+    ck_assert_int_eq(nw_poolstatus_reghealth_status(&t), NW_REGHEALTH_UNKNOWN);
     /* one failure in a window of 4 stays below half */
-    ck_assert_int_eq(nw_reghealth_dry_run(&t, 0), NW_REGHEALTH_HEALTHY);
-    nw_reghealth_update(&t, 0);
-    ck_assert_int_eq(nw_reghealth_status(&t), NW_REGHEALTH_HEALTHY);
-    ck_assert_int_eq(nw_reghealth_dry_run(&t, 0), NW_REGHEALTH_UNHEALTHY);
-    nw_reghealth_update(&t, 0);
-    ck_assert_int_eq(nw_reghealth_status(&t), NW_REGHEALTH_UNHEALTHY);
+    ck_assert_int_eq(nw_poolstatus_reghealth_dry_run(&t, 0), NW_REGHEALTH_HEALTHY);
+    nw_poolstatus_reghealth_update(&t, 0);
+    ck_assert_int_eq(nw_poolstatus_reghealth_status(&t), NW_REGHEALTH_HEALTHY);
+    ck_assert_int_eq(nw_poolstatus_reghealth_dry_run(&t, 0), NW_REGHEALTH_UNHEALTHY);
+    nw_poolstatus_reghealth_update(&t, 0);
+    ck_assert_int_eq(nw_poolstatus_reghealth_status(&t), NW_REGHEALTH_UNHEALTHY);
     /* after two failures one success is not enough ([F F T]: 2/4) */
-    ck_assert_int_eq(nw_reghealth_dry_run(&t, 1), NW_REGHEALTH_UNHEALTHY);
-    nw_reghealth_update(&t, 1);
-    nw_reghealth_update(&t, 1); /* [F F T T] still 2/4 */
-    ck_assert_int_eq(nw_reghealth_status(&t), NW_REGHEALTH_UNHEALTHY);
-    nw_reghealth_update(&t, 1); /* the oldest failure falls out: [F T T T] */
-    ck_assert_int_eq(nw_reghealth_status(&t), NW_REGHEALTH_HEALTHY);
+    ck_assert_int_eq(nw_poolstatus_reghealth_dry_run(&t, 1), NW_REGHEALTH_UNHEALTHY);
+    nw_poolstatus_reghealth_update(&t, 1);
+    nw_poolstatus_reghealth_update(&t, 1); /* [F F T T] still 2/4 */
+    ck_assert_int_eq(nw_poolstatus_reghealth_status(&t), NW_REGHEALTH_UNHEALTHY);
+    nw_poolstatus_reghealth_update(&t, 1); /* the oldest failure falls out: [F T T T] */
+    ck_assert_int_eq(nw_poolstatus_reghealth_status(&t), NW_REGHEALTH_HEALTHY);
     /* dry runs do not change the window */
     nw_reghealth_t before = t;
-    (void)nw_reghealth_dry_run(&t, 0);
+    (void)nw_poolstatus_reghealth_dry_run(&t, 0);
     ck_assert_mem_eq(&before, &t, sizeof t);
-    nw_reghealth_set(&t, NW_REGHEALTH_UNHEALTHY);
+    nw_poolstatus_reghealth_set(&t, NW_REGHEALTH_UNHEALTHY);
     ck_assert_int_eq(t.len, 2);
-    ck_assert_int_eq(nw_reghealth_status(&t), NW_REGHEALTH_UNHEALTHY);
-    nw_reghealth_set(&t, NW_REGHEALTH_HEALTHY);
+    ck_assert_int_eq(nw_poolstatus_reghealth_status(&t), NW_REGHEALTH_UNHEALTHY);
+    nw_poolstatus_reghealth_set(&t, NW_REGHEALTH_HEALTHY);
     ck_assert_int_eq(t.len, 1);
-    ck_assert_int_eq(nw_reghealth_status(&t), NW_REGHEALTH_HEALTHY);
-    nw_reghealth_set(&t, NW_REGHEALTH_UNKNOWN);
-    ck_assert_int_eq(nw_reghealth_status(&t), NW_REGHEALTH_UNKNOWN);
+    ck_assert_int_eq(nw_poolstatus_reghealth_status(&t), NW_REGHEALTH_HEALTHY);
+    nw_poolstatus_reghealth_set(&t, NW_REGHEALTH_UNKNOWN);
+    ck_assert_int_eq(nw_poolstatus_reghealth_status(&t), NW_REGHEALTH_UNKNOWN);
 }
 END_TEST
 
@@ -118,9 +118,9 @@ START_TEST(resources_and_nodes)
     const cJSON *claims[] = {a, b, gone, unlaunched};
     const cJSON *nodes[] = {NULL, bn, NULL, NULL};
     nw_reghealth_t t;
-    nw_reghealth_reset(&t);
+    nw_poolstatus_reghealth_reset(&t);
     int64_t now = 0;
-    nw_time_parse("2026-11-30T01:00:00Z", &now);
+    nw_clock_time_parse("2026-11-30T01:00:00Z", &now);
     cJSON *st = step(pool, class, claims, nodes, 4, &t, NULL, 0, now);
     ck_assert_int_eq((int)cJSON_GetNumberValue(nw_json_get(st, "nodes")), 2);
     ck_assert_str_eq(res(st, "nodes"), "2");
@@ -151,10 +151,10 @@ START_TEST(readiness)
 {
     cJSON *pool = parse(POOL);
     nw_reghealth_t t;
-    nw_reghealth_reset(&t);
+    nw_poolstatus_reghealth_reset(&t);
     int64_t t0 = 0, t1 = 0;
-    nw_time_parse("2026-11-30T01:00:00Z", &t0);
-    nw_time_parse("2026-11-30T02:00:00Z", &t1);
+    nw_clock_time_parse("2026-11-30T01:00:00Z", &t0);
+    nw_clock_time_parse("2026-11-30T02:00:00Z", &t1);
     /* class missing */
     cJSON *st = step(pool, NULL, NULL, NULL, 0, &t, NULL, 0, t0);
     ck_assert_str_eq(cs(st, "ValidationSucceeded"), "True");
@@ -214,9 +214,9 @@ START_TEST(registration_health)
 {
     cJSON *pool = parse(POOL), *class = parse(CLASS_READY);
     nw_reghealth_t t;
-    nw_reghealth_reset(&t);
+    nw_poolstatus_reghealth_reset(&t);
     int64_t now = 0;
-    nw_time_parse("2026-11-30T01:00:00Z", &now);
+    nw_clock_time_parse("2026-11-30T01:00:00Z", &now);
     cJSON *st = step(pool, class, NULL, NULL, 0, &t, NULL, 0, now);
     ck_assert_str_eq(cs(st, "NodeRegistrationHealthy"), "Unknown");
     ck_assert_str_eq(cr(st, "NodeRegistrationHealthy"), "AwaitingReconciliation");
@@ -237,7 +237,7 @@ START_TEST(registration_health)
     st = step(pool, class, NULL, NULL, 0, &t, &ok, 1, now);
     ck_assert_str_eq(cs(st, "NodeRegistrationHealthy"), "False");
     /* restart: the window is refilled from the condition (False = two failures) */
-    nw_reghealth_reset(&t);
+    nw_poolstatus_reghealth_reset(&t);
     int two_ok[] = {1, 1};
     st = step(pool, class, NULL, NULL, 0, &t, two_ok, 2, now);
     ck_assert_str_eq(cs(st, "NodeRegistrationHealthy"), "False");
@@ -249,7 +249,7 @@ START_TEST(registration_health)
                                            cJSON_CreateNumber(2));
     st = step(pool, class, NULL, NULL, 0, &t, NULL, 0, now);
     ck_assert_str_eq(cs(st, "NodeRegistrationHealthy"), "Unknown");
-    ck_assert_int_eq(nw_reghealth_status(&t), NW_REGHEALTH_UNKNOWN);
+    ck_assert_int_eq(nw_poolstatus_reghealth_status(&t), NW_REGHEALTH_UNKNOWN);
     /* a registration: True at once */
     st = step(pool, class, NULL, NULL, 0, &t, &ok, 1, now);
     ck_assert_str_eq(cs(st, "NodeRegistrationHealthy"), "True");
@@ -276,9 +276,9 @@ START_TEST(budget_schedule_condition)
     cJSON *pool = parse(POOL);
     cJSON *class = parse(CLASS_READY);
     nw_reghealth_t t;
-    nw_reghealth_reset(&t);
+    nw_poolstatus_reghealth_reset(&t);
     int64_t t0 = 0;
-    nw_time_parse("2026-11-30T01:00:00Z", &t0);
+    nw_clock_time_parse("2026-11-30T01:00:00Z", &t0);
     cJSON *st = step(pool, class, NULL, NULL, 0, &t, NULL, 0, t0);
     ck_assert_ptr_null(cond(st, "DisruptionBudgetsValid"));
     cJSON *spec = cJSON_GetObjectItemCaseSensitive(pool, "spec");

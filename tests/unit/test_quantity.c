@@ -82,7 +82,7 @@ START_TEST(parse_table)
             nw_rc_t want = strcmp(f[1], "error") == 0 ? NW_EINVAL : NW_ERANGE;
             if (rc != want || !strstr(err.msg, f[2]) || err.rc != want || q.milli != 0) {
                 ck_abort_msg("%s: input \"%s\": want %s containing \"%s\", got rc=%s msg=%s", where,
-                             row->line, nw_rc_str(want), f[2], nw_rc_str(rc), err.msg);
+                             row->line, nw_err_rc_str(want), f[2], nw_err_rc_str(rc), err.msg);
             }
             continue;
         }
@@ -92,7 +92,7 @@ START_TEST(parse_table)
             strcmp(nw_quantity_format_name(q.format), f[3]) != 0) {
             ck_abort_msg("%s: input \"%s\": want %s %" PRId64 " %s, got rc=%s %s %" PRId64
                          " %s (%s)",
-                         where, f[0], f[1], milli, f[3], nw_rc_str(rc), buf, q.milli,
+                         where, f[0], f[1], milli, f[3], nw_err_rc_str(rc), buf, q.milli,
                          nw_quantity_format_name(q.format), err.msg);
             continue;
         }
@@ -143,7 +143,7 @@ START_TEST(arith_table)
                                  err.msg);
                 }
             } else if (rc != NW_OK) {
-                snprintf(got, sizeof got, "rc=%s", nw_rc_str(rc));
+                snprintf(got, sizeof got, "rc=%s", nw_err_rc_str(rc));
             } else {
                 snprintf(got, sizeof got, "%s", fmt_q(r, buf));
             }

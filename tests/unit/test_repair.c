@@ -41,7 +41,7 @@ static cJSON *node_with(const char *conds)
 static int64_t t(const char *s)
 {
     int64_t ns = 0;
-    ck_assert_int_eq(nw_time_parse(s, &ns), NW_OK);
+    ck_assert_int_eq(nw_clock_time_parse(s, &ns), NW_OK);
     return ns;
 }
 
@@ -117,8 +117,9 @@ START_TEST(instance_status_xml)
     ck_assert_str_eq(l.v[0].instance_status, "impaired");
     ck_assert_int_eq(l.v[0].nchecks, 3);
     nw_cloud_healths_t h = {0};
-    ck_assert_int_eq(nw_aws_istatus_health(&l.v[0], &h), NW_OK);
-    ck_assert_int_eq(nw_aws_istatus_health(&l.v[1], &h), NW_OK); /* initializing: nothing */
+    ck_assert_int_eq(nw_instancestatus_istatus_health(&l.v[0], &h), NW_OK);
+    ck_assert_int_eq(nw_instancestatus_istatus_health(&l.v[1], &h),
+                     NW_OK); /* initializing: nothing */
     ck_assert_int_eq((int)h.n, 2);
     ck_assert_int_eq(h.v[0].kind, NW_CLOUD_HEALTH_INSTANCE);
     ck_assert_int_eq(h.v[0].impaired_since_ns, t("2026-11-30T11:00:00Z"));
@@ -126,11 +127,11 @@ START_TEST(instance_status_xml)
     ck_assert_str_eq(h.v[1].name, "instance-retirement");
     ck_assert_int_eq(h.v[1].impaired_since_ns, 0);
     nw_cloud_healths_free(&h);
-    nw_ec2_istatuses_free(&l);
+    nw_ec2xml_istatuses_free(&l);
     static const char bad[] = "<DescribeInstancesResponse/>";
     ck_assert_int_eq(nw_ec2xml_parse_instance_status(bad, strlen(bad), &l, next, sizeof next, &err),
                      NW_EPARSE);
-    nw_ec2_istatuses_free(&l);
+    nw_ec2xml_istatuses_free(&l);
 }
 END_TEST
 
@@ -193,7 +194,7 @@ static void tick(rfx_t *x)
 {
     nw_kube_snap_t *s = nw_kube_cache_snapshot(x->f.deps.cache);
     nw_repair_tick(x->r, s);
-    nw_kube_snap_release(s);
+    nw_kube_cache_snap_release(s);
 }
 
 START_TEST(repairs_a_due_node)
@@ -215,9 +216,9 @@ START_TEST(repairs_a_due_node)
     ck_assert_int_eq(ctlfix_count(&x.f, m, "DELETE", "nodeclaims/a", NULL), 1);
     ck_assert_int_eq(ctlfix_count(&x.f, m, "DELETE", "nodeclaims/b", NULL), 0);
     const char *v[] = {"unhealthy", "default", "on-demand"};
-    ck_assert(counted(&x, &NW_KM_NODECLAIMS_DISRUPTED, v) == 1);
+    ck_assert(counted(&x, &NW_KMETRICS_NODECLAIMS_DISRUPTED, v) == 1);
     const char *u[] = {"ready", "default", "on-demand", ""};
-    ck_assert(counted(&x, &NW_KM_NODECLAIMS_UNHEALTHY_DISRUPTED, u) == 1);
+    ck_assert(counted(&x, &NW_KMETRICS_NODECLAIMS_UNHEALTHY_DISRUPTED, u) == 1);
     rfx_free(&x);
 }
 END_TEST
@@ -317,16 +318,16 @@ START_TEST(instance_health_acts)
     ck_assert_int_ge(ctlfix_count(&x.f, m, "POST", "events", "InstanceUnhealthy"), 2);
     const char *sys[] = {"system_status", "default", "on-demand"};
     const char *ev[] = {"event_status", "default", "on-demand"};
-    ck_assert(counted(&x, &NW_KM_NODECLAIMS_DISRUPTED, sys) == 1);
-    ck_assert(counted(&x, &NW_KM_NODECLAIMS_DISRUPTED, ev) == 1);
+    ck_assert(counted(&x, &NW_KMETRICS_NODECLAIMS_DISRUPTED, sys) == 1);
+    ck_assert(counted(&x, &NW_KMETRICS_NODECLAIMS_DISRUPTED, ev) == 1);
     const char *cs[] = {"SystemStatus"}, *ce[] = {"EventStatus"}, *ci[] = {"InstanceStatus"};
-    ck_assert(counted(&x, &NW_KM_INSTANCE_STATUS_UNHEALTHY, cs) == 1);
-    ck_assert(counted(&x, &NW_KM_INSTANCE_STATUS_UNHEALTHY, ce) == 1);
-    ck_assert(counted(&x, &NW_KM_INSTANCE_STATUS_UNHEALTHY, ci) == 0);
+    ck_assert(counted(&x, &NW_KMETRICS_INSTANCE_STATUS_UNHEALTHY, cs) == 1);
+    ck_assert(counted(&x, &NW_KMETRICS_INSTANCE_STATUS_UNHEALTHY, ce) == 1);
+    ck_assert(counted(&x, &NW_KMETRICS_INSTANCE_STATUS_UNHEALTHY, ci) == 0);
     /* the same answer again: counted once per instance and category */
     polls(&x);
     tick(&x);
-    ck_assert(counted(&x, &NW_KM_INSTANCE_STATUS_UNHEALTHY, cs) == 1);
+    ck_assert(counted(&x, &NW_KMETRICS_INSTANCE_STATUS_UNHEALTHY, cs) == 1);
     rfx_free(&x);
 }
 END_TEST

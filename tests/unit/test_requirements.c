@@ -16,7 +16,7 @@ Suite *nw_requirements_suite(void);
  * "[key] Op [v1,v2] [min=N]"; "-" or "" is the empty set. */
 static void build(const char *spec, nw_reqs_t *out, const char *ctx)
 {
-    nw_reqs_init(out);
+    nw_requirements_init(out);
     if (!*spec || strcmp(spec, "-") == 0)
         return;
     char *copy = strdup(spec);
@@ -31,10 +31,11 @@ static void build(const char *spec, nw_reqs_t *out, const char *ctx)
         const char *key = "k";
         int at = 0;
         nw_req_op_t op;
-        if (!nw_req_op_parse(tok[0], NW_REQS_PARSE_KARPENTER, &op)) {
+        if (!nw_requirements_req_op_parse(tok[0], NW_REQS_PARSE_KARPENTER, &op)) {
             key = tok[0];
             at = 1;
-            ck_assert_msg(at < nt && nw_req_op_parse(tok[at], NW_REQS_PARSE_KARPENTER, &op),
+            ck_assert_msg(at < nt &&
+                              nw_requirements_req_op_parse(tok[at], NW_REQS_PARSE_KARPENTER, &op),
                           "%s: bad operator in '%s'", ctx, spec);
         }
         at++;
@@ -51,8 +52,8 @@ static void build(const char *spec, nw_reqs_t *out, const char *ctx)
                 vals[nv++] = v;
         }
         nw_err_t err = {0};
-        ck_assert_msg(nw_reqs_add(out, key, op, vals, nv, min_values, &err) == NW_OK, "%s: %s", ctx,
-                      err.msg);
+        ck_assert_msg(nw_requirements_add(out, key, op, vals, nv, min_values, &err) == NW_OK,
+                      "%s: %s", ctx, err.msg);
     }
     free(copy);
 }
@@ -60,8 +61,8 @@ static void build(const char *spec, nw_reqs_t *out, const char *ctx)
 static bool all_overlap(const nw_reqs_t *a, const nw_reqs_t *b)
 {
     for (size_t i = 0; i < a->n; i++) {
-        const nw_req_t *rb = nw_reqs_get(b, a->v[i].key);
-        if (rb && !nw_req_has_intersection(&a->v[i], rb))
+        const nw_req_t *rb = nw_requirements_get(b, a->v[i].key);
+        if (rb && !nw_requirements_req_has_intersection(&a->v[i], rb))
             return false;
     }
     return true;
@@ -82,11 +83,11 @@ START_TEST(pairs)
         nw_reqs_t a, b, x, y;
         build(f[0], &a, ctx);
         build(f[1], &b, ctx);
-        ck_assert_int_eq(nw_reqs_intersect(&a, &b, &x), NW_OK);
-        ck_assert_int_eq(nw_reqs_intersect(&b, &a, &y), NW_OK);
+        ck_assert_int_eq(nw_requirements_intersect(&a, &b, &x), NW_OK);
+        ck_assert_int_eq(nw_requirements_intersect(&b, &a, &y), NW_OK);
         char sx[1024], sy[1024];
-        nw_reqs_format(&x, sx, sizeof sx);
-        nw_reqs_format(&y, sy, sizeof sy);
+        nw_requirements_format(&x, sx, sizeof sx);
+        nw_requirements_format(&y, sy, sizeof sy);
         ck_assert_msg(strcmp(sx, f[2]) == 0, "%s: %s ∩ %s\n got: %s\nwant: %s", ctx, f[0], f[1], sx,
                       f[2]);
         ck_assert_msg(strcmp(sy, f[2]) == 0, "%s: B∩A differs: %s", ctx, sy);
@@ -98,22 +99,22 @@ START_TEST(pairs)
 
         nw_reqs_conflict_t c;
         memset(&c, 0, sizeof c);
-        bool ok = nw_reqs_intersects(&a, &b, &c);
+        bool ok = nw_requirements_intersects(&a, &b, &c);
         if (strcmp(f[4], "ok") == 0) {
             ck_assert_msg(ok, "%s: unexpected conflict: %s", ctx, c.msg);
         } else {
             ck_assert_msg(!ok, "%s: expected a conflict", ctx);
             ck_assert_msg(strcmp(c.msg, f[4]) == 0, "%s:\n got: %s\nwant: %s", ctx, c.msg, f[4]);
-            ck_assert_ptr_nonnull(nw_reqs_get(&a, c.key));
+            ck_assert_ptr_nonnull(nw_requirements_get(&a, c.key));
         }
         /* in-place add agrees with intersect */
-        ck_assert_int_eq(nw_reqs_add_all(&a, &b), NW_OK);
-        nw_reqs_format(&a, sy, sizeof sy);
+        ck_assert_int_eq(nw_requirements_add_all(&a, &b), NW_OK);
+        nw_requirements_format(&a, sy, sizeof sy);
         ck_assert_str_eq(sy, sx);
-        nw_reqs_cleanup(&a);
-        nw_reqs_cleanup(&b);
-        nw_reqs_cleanup(&x);
-        nw_reqs_cleanup(&y);
+        nw_requirements_cleanup(&a);
+        nw_requirements_cleanup(&b);
+        nw_requirements_cleanup(&x);
+        nw_requirements_cleanup(&y);
     } while (0);
 }
 END_TEST
@@ -128,14 +129,15 @@ START_TEST(pairs_cover_every_op)
         char wa[32], wb[32];
         const nw_test_case_t *row = nw_test_case(pairs_cases, i);
         if (nw_test_split_tabs(row->line, f, 6) >= 2 && sscanf(f[0], "%31s", wa) == 1 &&
-            sscanf(f[1], "%31s", wb) == 1 && nw_req_op_parse(wa, NW_REQS_PARSE_KARPENTER, &oa) &&
-            nw_req_op_parse(wb, NW_REQS_PARSE_KARPENTER, &ob))
+            sscanf(f[1], "%31s", wb) == 1 &&
+            nw_requirements_req_op_parse(wa, NW_REQS_PARSE_KARPENTER, &oa) &&
+            nw_requirements_req_op_parse(wb, NW_REQS_PARSE_KARPENTER, &ob))
             seen[oa][ob] = 1;
     }
     for (int p = 0; p < 8; p++)
         for (int q = 0; q < 8; q++)
-            ck_assert_msg(seen[p][q], "pairs.tsv lacks the pair %s x %s", nw_req_op_str(p),
-                          nw_req_op_str(q));
+            ck_assert_msg(seen[p][q], "pairs.tsv lacks the pair %s x %s",
+                          nw_requirements_req_op_str(p), nw_requirements_req_op_str(q));
 }
 END_TEST
 
@@ -171,11 +173,11 @@ START_TEST(match_labels)
         labels_from(f[1], &lab);
         bool want = strcmp(f[2], "true") == 0;
         nw_reqs_conflict_t c;
-        bool got = nw_reqs_match_labels(&r, &lab, &c);
+        bool got = nw_requirements_match_labels(&r, &lab, &c);
         ck_assert_msg(got == want, "%s: %s vs labels: got %d", ctx, f[0], got);
         if (!got)
-            ck_assert_ptr_nonnull(nw_reqs_get(&r, c.key));
-        nw_reqs_cleanup(&r);
+            ck_assert_ptr_nonnull(nw_requirements_get(&r, c.key));
+        nw_requirements_cleanup(&r);
         nw_labels_cleanup(&lab);
     } while (0);
 }
@@ -202,16 +204,16 @@ START_TEST(compatible)
             ck_assert_msg(strcmp(f[2], "custom") == 0, "%s: mode", ctx);
         nw_reqs_conflict_t c;
         memset(&c, 0, sizeof c);
-        bool ok = nw_reqs_compatible(&a, &b, flags, &c);
+        bool ok = nw_requirements_compatible(&a, &b, flags, &c);
         if (strcmp(f[3], "ok") == 0)
             ck_assert_msg(ok, "%s: unexpected: %s", ctx, c.msg);
         else {
             ck_assert_msg(!ok, "%s: expected: %s", ctx, f[3]);
             ck_assert_msg(strcmp(c.msg, f[3]) == 0, "%s:\n got: %s\nwant: %s", ctx, c.msg, f[3]);
         }
-        ck_assert_int_eq(nw_reqs_compatible(&a, &b, flags, NULL), ok);
-        nw_reqs_cleanup(&a);
-        nw_reqs_cleanup(&b);
+        ck_assert_int_eq(nw_requirements_compatible(&a, &b, flags, NULL), ok);
+        nw_requirements_cleanup(&a);
+        nw_requirements_cleanup(&b);
     } while (0);
 }
 END_TEST
@@ -245,12 +247,12 @@ START_TEST(parse_cases)
         if (strcmp(fn, "terms") == 0) {
             nw_reqs_t *terms = NULL;
             size_t n = 99;
-            nw_rc_t rc = nw_reqs_parse_terms(in, "p", &terms, &n, &err);
+            nw_rc_t rc = nw_requirements_json_parse_terms(in, "p", &terms, &n, &err);
             if (expect) {
                 ck_assert_msg(rc == NW_OK, "%s: %s: %s", ctx, err.path, err.msg);
                 ck_assert_int_eq((int)n, cJSON_GetArraySize(expect));
                 for (size_t t = 0; t < n; t++) {
-                    nw_reqs_format(&terms[t], s, sizeof s);
+                    nw_requirements_format(&terms[t], s, sizeof s);
                     ck_assert_str_eq(s, cJSON_GetArrayItem(expect, (int)t)->valuestring);
                 }
             } else {
@@ -258,32 +260,33 @@ START_TEST(parse_cases)
                 ck_assert_ptr_null(terms);
                 ck_assert_uint_eq(n, 0);
             }
-            nw_reqs_terms_free(terms, n);
+            nw_requirements_json_terms_free(terms, n);
         } else {
             nw_reqs_t r;
             nw_rc_t rc;
             if (strcmp(fn, "list") == 0)
-                rc = nw_reqs_parse_list(in, "p", 0, &r, &err);
+                rc = nw_requirements_json_parse_list(in, "p", 0, &r, &err);
             else if (strcmp(fn, "karpenter") == 0)
-                rc = nw_reqs_parse_list(in, "p", NW_REQS_PARSE_KARPENTER, &r, &err);
+                rc = nw_requirements_json_parse_list(in, "p", NW_REQS_PARSE_KARPENTER, &r, &err);
             else if (strcmp(fn, "node_selector") == 0)
-                rc = nw_reqs_parse_node_selector(in, "p", &r, &err);
+                rc = nw_requirements_json_parse_node_selector(in, "p", &r, &err);
             else if (strcmp(fn, "pod") == 0)
-                rc = nw_reqs_parse_pod_spec(in, "p", 0, &r, &err);
+                rc = nw_requirements_json_parse_pod_spec(in, "p", 0, &r, &err);
             else if (strcmp(fn, "pod_preferred") == 0)
-                rc = nw_reqs_parse_pod_spec(in, "p", NW_REQS_PARSE_PREFERRED, &r, &err);
+                rc =
+                    nw_requirements_json_parse_pod_spec(in, "p", NW_REQS_PARSE_PREFERRED, &r, &err);
             else
                 ck_abort_msg("%s: unknown fn %s", ctx, fn);
             if (expect) {
                 ck_assert_msg(rc == NW_OK, "%s: %s: %s", ctx, err.path, err.msg);
-                nw_reqs_format(&r, s, sizeof s);
+                nw_requirements_format(&r, s, sizeof s);
                 ck_assert_msg(strcmp(s, expect->valuestring) == 0, "%s: got '%s' want '%s'", ctx, s,
                               expect->valuestring);
             } else {
                 check_error(j, rc, &err, ctx);
                 ck_assert_uint_eq(r.n, 0);
             }
-            nw_reqs_cleanup(&r);
+            nw_requirements_cleanup(&r);
         }
         cJSON_Delete(j);
     } while (0);
@@ -345,25 +348,25 @@ START_TEST(ops_and_atoi)
     nw_req_op_t op;
     const char *names[] = {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", "Gte", "Lte"};
     for (int i = 0; i < 8; i++) {
-        ck_assert(nw_req_op_parse(names[i], NW_REQS_PARSE_KARPENTER, &op));
+        ck_assert(nw_requirements_req_op_parse(names[i], NW_REQS_PARSE_KARPENTER, &op));
         ck_assert_int_eq(op, i);
-        ck_assert_str_eq(nw_req_op_str(op), names[i]);
-        ck_assert_int_eq(nw_req_op_parse(names[i], 0, &op), i < 6);
+        ck_assert_str_eq(nw_requirements_req_op_str(op), names[i]);
+        ck_assert_int_eq(nw_requirements_req_op_parse(names[i], 0, &op), i < 6);
     }
-    ck_assert(!nw_req_op_parse("in", NW_REQS_PARSE_KARPENTER, &op));
-    ck_assert(!nw_req_op_parse("", NW_REQS_PARSE_KARPENTER, &op));
-    ck_assert(!nw_req_op_parse("Exists ", NW_REQS_PARSE_KARPENTER, &op));
+    ck_assert(!nw_requirements_req_op_parse("in", NW_REQS_PARSE_KARPENTER, &op));
+    ck_assert(!nw_requirements_req_op_parse("", NW_REQS_PARSE_KARPENTER, &op));
+    ck_assert(!nw_requirements_req_op_parse("Exists ", NW_REQS_PARSE_KARPENTER, &op));
     int64_t v;
-    ck_assert(nw_req_atoi("+5", &v) && v == 5);
-    ck_assert(nw_req_atoi("-0", &v) && v == 0);
-    ck_assert(nw_req_atoi("007", &v) && v == 7);
-    ck_assert(nw_req_atoi("-9223372036854775808", &v) && v == INT64_MIN);
-    ck_assert(!nw_req_atoi("9223372036854775808", &v));
-    ck_assert(!nw_req_atoi("", &v));
-    ck_assert(!nw_req_atoi("+", &v));
-    ck_assert(!nw_req_atoi("1_000", &v));
-    ck_assert(!nw_req_atoi(" 1", &v));
-    ck_assert(!nw_req_atoi("0x10", &v));
+    ck_assert(nw_requirements_req_atoi("+5", &v) && v == 5);
+    ck_assert(nw_requirements_req_atoi("-0", &v) && v == 0);
+    ck_assert(nw_requirements_req_atoi("007", &v) && v == 7);
+    ck_assert(nw_requirements_req_atoi("-9223372036854775808", &v) && v == INT64_MIN);
+    ck_assert(!nw_requirements_req_atoi("9223372036854775808", &v));
+    ck_assert(!nw_requirements_req_atoi("", &v));
+    ck_assert(!nw_requirements_req_atoi("+", &v));
+    ck_assert(!nw_requirements_req_atoi("1_000", &v));
+    ck_assert(!nw_requirements_req_atoi(" 1", &v));
+    ck_assert(!nw_requirements_req_atoi("0x10", &v));
 }
 END_TEST
 
@@ -374,25 +377,26 @@ START_TEST(any_value)
     build("a In z,b; b NotIn 0,1,3; c Exists; d DoesNotExist; e Gt 7; f Lt -4; g Gte 5; g Lte 4; "
           "h NotIn 5; h Gte 5; h Lte 6",
           &r, "any");
-    ck_assert(nw_req_any(nw_reqs_get(&r, "a"), buf, sizeof buf));
+    ck_assert(nw_requirements_req_any(nw_requirements_get(&r, "a"), buf, sizeof buf));
     ck_assert_str_eq(buf, "b");
-    ck_assert(nw_req_any(nw_reqs_get(&r, "b"), buf, sizeof buf));
+    ck_assert(nw_requirements_req_any(nw_requirements_get(&r, "b"), buf, sizeof buf));
     ck_assert_str_eq(buf, "2");
-    ck_assert(nw_req_any(nw_reqs_get(&r, "c"), buf, sizeof buf));
+    ck_assert(nw_requirements_req_any(nw_requirements_get(&r, "c"), buf, sizeof buf));
     ck_assert_str_eq(buf, "0");
-    ck_assert(!nw_req_any(nw_reqs_get(&r, "d"), buf, sizeof buf));
-    ck_assert(nw_req_any(nw_reqs_get(&r, "e"), buf, sizeof buf));
+    ck_assert(!nw_requirements_req_any(nw_requirements_get(&r, "d"), buf, sizeof buf));
+    ck_assert(nw_requirements_req_any(nw_requirements_get(&r, "e"), buf, sizeof buf));
     ck_assert_str_eq(buf, "8");
-    ck_assert(nw_req_any(nw_reqs_get(&r, "f"), buf, sizeof buf));
-    ck_assert(nw_req_has(nw_reqs_get(&r, "f"), buf));
-    ck_assert(!nw_req_any(nw_reqs_get(&r, "g"), buf, sizeof buf)); /* crossed: DoesNotExist */
-    ck_assert(nw_req_any(nw_reqs_get(&r, "h"), buf, sizeof buf));
+    ck_assert(nw_requirements_req_any(nw_requirements_get(&r, "f"), buf, sizeof buf));
+    ck_assert(nw_requirements_req_has(nw_requirements_get(&r, "f"), buf));
+    ck_assert(!nw_requirements_req_any(nw_requirements_get(&r, "g"), buf,
+                                       sizeof buf)); /* crossed: DoesNotExist */
+    ck_assert(nw_requirements_req_any(nw_requirements_get(&r, "h"), buf, sizeof buf));
     ck_assert_str_eq(buf, "6");
     /* every value Any returns satisfies the requirement */
     for (size_t i = 0; i < r.n; i++)
-        if (nw_req_any(&r.v[i], buf, sizeof buf))
-            ck_assert_msg(nw_req_has(&r.v[i], buf), "%s: %s", r.v[i].key, buf);
-    nw_reqs_cleanup(&r);
+        if (nw_requirements_req_any(&r.v[i], buf, sizeof buf))
+            ck_assert_msg(nw_requirements_req_has(&r.v[i], buf), "%s: %s", r.v[i].key, buf);
+    nw_requirements_cleanup(&r);
 }
 END_TEST
 
@@ -401,41 +405,42 @@ START_TEST(misc)
     nw_reqs_t r, c;
     build("kubernetes.io/hostname In n1; z In a", &r, "misc");
     char s[128];
-    nw_reqs_format(&r, s, sizeof s);
+    nw_requirements_format(&r, s, sizeof s);
     ck_assert_str_eq(s, "z In [a]"); /* String() leaves out kubernetes.io/hostname */
-    ck_assert(nw_reqs_has(&r, "kubernetes.io/hostname"));
-    ck_assert(!nw_reqs_has(&r, "y"));
-    nw_reqs_init(&c);
-    ck_assert_int_eq(nw_reqs_copy(&c, &r), NW_OK);
-    nw_reqs_cleanup(&r);
+    ck_assert(nw_requirements_has(&r, "kubernetes.io/hostname"));
+    ck_assert(!nw_requirements_has(&r, "y"));
+    nw_requirements_init(&c);
+    ck_assert_int_eq(nw_requirements_copy(&c, &r), NW_OK);
+    nw_requirements_cleanup(&r);
     ck_assert_uint_eq(c.n, 2);
-    ck_assert(nw_req_has(nw_reqs_get(&c, "z"), "a"));
-    ck_assert(!nw_req_is_empty(nw_reqs_get(&c, "z")));
+    ck_assert(nw_requirements_req_has(nw_requirements_get(&c, "z"), "a"));
+    ck_assert(!nw_requirements_req_is_empty(nw_requirements_get(&c, "z")));
     /* truncation reports the full length */
     char small[4];
-    ck_assert_uint_eq(nw_req_format(nw_reqs_get(&c, "z"), small, sizeof small), 8);
+    ck_assert_uint_eq(nw_requirements_req_format(nw_requirements_get(&c, "z"), small, sizeof small),
+                      8);
     ck_assert_str_eq(small, "z I");
-    nw_reqs_cleanup(&c);
+    nw_requirements_cleanup(&c);
 
     /* from labels: In [value], keys normalised */
     nw_labels_t l;
     nw_labels_init(&l);
     ck_assert_int_eq(nw_labels_set(&l, "beta.kubernetes.io/os", "linux"), NW_OK);
-    ck_assert_int_eq(nw_reqs_from_labels(&l, &r), NW_OK);
-    nw_reqs_format(&r, s, sizeof s);
+    ck_assert_int_eq(nw_requirements_from_labels(&l, &r), NW_OK);
+    nw_requirements_format(&r, s, sizeof s);
     ck_assert_str_eq(s, "kubernetes.io/os In [linux]");
-    nw_reqs_cleanup(&r);
+    nw_requirements_cleanup(&r);
     nw_labels_cleanup(&l);
 
-    /* nw_reqs_add rejects bad numeric operands */
-    nw_reqs_init(&r);
+    /* nw_requirements_add rejects bad numeric operands */
+    nw_requirements_init(&r);
     nw_err_t err = {0};
     const char *bad[] = {"x"};
-    ck_assert_int_eq(nw_reqs_add(&r, "k", NW_REQ_GT, bad, 1, 0, &err), NW_EINVAL);
+    ck_assert_int_eq(nw_requirements_add(&r, "k", NW_REQ_GT, bad, 1, 0, &err), NW_EINVAL);
     ck_assert_str_eq(err.msg, "key k with operator Gt must have a single integer value");
-    ck_assert_int_eq(nw_reqs_add(&r, "k", NW_REQ_LTE, NULL, 0, 0, NULL), NW_EINVAL);
+    ck_assert_int_eq(nw_requirements_add(&r, "k", NW_REQ_LTE, NULL, 0, 0, NULL), NW_EINVAL);
     ck_assert_uint_eq(r.n, 0);
-    nw_reqs_cleanup(&r);
+    nw_requirements_cleanup(&r);
 }
 END_TEST
 
@@ -478,8 +483,8 @@ START_TEST(validate_runtime)
             }
         }
         char msg[8192];
-        int n = nw_reqs_validate_requirement(f[0], f[1], vals, nv, (int)strtol(f[3], NULL, 10), msg,
-                                             sizeof msg);
+        int n = nw_requirements_validate_requirement(f[0], f[1], vals, nv,
+                                                     (int)strtol(f[3], NULL, 10), msg, sizeof msg);
         if (strcmp(f[4], "ok") == 0) {
             ck_assert_msg(n == 0, "%s: unexpected: %s", ctx, msg);
             ck_assert_str_eq(msg, "");
@@ -503,8 +508,9 @@ START_TEST(validate_json_wrapper)
                            "\"minValues\":2},7,{\"key\":\"k\",\"operator\":\"In\","
                            "\"values\":[1]}]");
     nw_errs_t errs;
-    nw_errs_init(&errs);
-    ck_assert_int_eq(nw_reqs_validate_runtime(j, "spec.template.spec.requirements", &errs), 4);
+    nw_err_list_init(&errs);
+    ck_assert_int_eq(nw_requirements_validate_runtime(j, "spec.template.spec.requirements", &errs),
+                     4);
     ck_assert_uint_eq(errs.n, 4);
     ck_assert_str_eq(errs.v[0].path, "spec.template.spec.requirements[1]");
     ck_assert_str_eq(errs.v[0].msg, "invalid value: key team with operator In must have a value "
@@ -515,10 +521,10 @@ START_TEST(validate_json_wrapper)
     ck_assert_str_eq(errs.v[3].path, "spec.template.spec.requirements[4]");
     cJSON_Delete(j);
     char small[16];
-    ck_assert_int_eq(nw_reqs_validate_requirement("team", "In", NULL, 0, 0, small, sizeof small),
-                     1);
+    ck_assert_int_eq(
+        nw_requirements_validate_requirement("team", "In", NULL, 0, 0, small, sizeof small), 1);
     ck_assert_uint_eq(strlen(small), 15);
-    ck_assert_int_eq(nw_reqs_validate_requirement("team", "Gt", NULL, 0, 0, NULL, 0), 1);
+    ck_assert_int_eq(nw_requirements_validate_requirement("team", "Gt", NULL, 0, 0, NULL, 0), 1);
 }
 END_TEST
 

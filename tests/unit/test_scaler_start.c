@@ -1,8 +1,8 @@
-/* Unit tests for nw_scaler_start's failure paths (scaler/loop.c): a start that fails
+/* Unit tests for nw_scaler_loop_start's failure paths (scaler/loop.c): a start that fails
  * returns an error naming the field and frees what it made exactly once. The
  * regression: with tls-server-name set and a server URL that does not parse,
  * nw_kube_client_new fails and frees the kubeconfig it was given (it takes it, also
- * on failure, scaler/kube/client.h); nw_scaler_start used to free it a second time.
+ * on failure, scaler/kube/client.h); nw_scaler_loop_start used to free it a second time.
  * Under ASan (make unit-asan) a double free aborts the test. */
 #include <check.h>
 #include <string.h>
@@ -22,7 +22,7 @@ START_TEST(start_bad_server_with_sni)
     o.cluster_name = "unit";
     nw_scaler_t *s = (nw_scaler_t *)1;
     nw_err_t err = {0};
-    ck_assert_int_eq(nw_scaler_start(&o, &s, &err), NW_EINVAL);
+    ck_assert_int_eq(nw_scaler_loop_start(&o, &s, &err), NW_EINVAL);
     ck_assert_ptr_null(s);
     ck_assert_str_eq(err.path, "clusters[].cluster.server");
     ck_assert_msg(strstr(err.msg, "clusters[].cluster.server") &&
@@ -52,7 +52,7 @@ START_TEST(start_needs_cluster_name)
     o.kubeconfig = SNI_BAD;
     nw_scaler_t *s = NULL;
     nw_err_t err = {0};
-    ck_assert_int_eq(nw_scaler_start(&o, &s, &err), NW_EINVAL);
+    ck_assert_int_eq(nw_scaler_loop_start(&o, &s, &err), NW_EINVAL);
     ck_assert_ptr_null(s);
     ck_assert_str_eq(err.path, "settings.clusterName");
 }
@@ -65,7 +65,7 @@ START_TEST(start_missing_kubeconfig)
     o.cluster_name = "unit";
     nw_scaler_t *s = NULL;
     nw_err_t err = {0};
-    ck_assert_int_ne(nw_scaler_start(&o, &s, &err), NW_OK);
+    ck_assert_int_ne(nw_scaler_loop_start(&o, &s, &err), NW_OK);
     ck_assert_ptr_null(s);
     ck_assert_msg(strstr(err.msg, "does-not-exist.yaml"), "message: %s", err.msg);
 }

@@ -151,7 +151,7 @@ static void run_case(const char *path)
     nw_sched_snap_t *s = nw_plan_snapshot(pl, NULL, 0, region, zones, nz, ice, ni);
     ck_assert_msg(s != NULL, "%s: snapshot", path);
     nw_sched_results_t r;
-    ck_assert_int_eq(nw_sched_solve(s, 0, &r, &err), NW_OK);
+    ck_assert_int_eq(nw_solve(s, 0, &r, &err), NW_OK);
     cJSON *res = nw_plan_results_json(s, &r);
     char *dump = cJSON_PrintUnformatted(res);
     if (dump && strlen(dump) > 2500)
@@ -260,7 +260,7 @@ static void run_case(const char *path)
                       n->valuedouble);
     free(dump);
     cJSON_Delete(res);
-    nw_sched_results_free(&r);
+    nw_solve_results_free(&r);
     nw_plan_free(pl);
     nw_yaml_docs_free(docs, nd);
 }
@@ -285,10 +285,10 @@ START_TEST(effective_requests)
         "{\"requests\":{\"cpu\":\"100m\",\"memory\":\"64Mi\"}}}],"
         "\"containers\":[{\"name\":\"app\",\"resources\":{\"requests\":{\"cpu\":\"500m\","
         "\"memory\":\"512Mi\"}}}],\"overhead\":{\"cpu\":\"250m\",\"memory\":\"120Mi\"}}}";
-    nw_sched_snap_t *s = nw_sched_snap_new();
+    nw_sched_snap_t *s = nw_snapshot_new();
     cJSON *j = cJSON_Parse(pod);
     nw_err_t err = {0};
-    ck_assert_int_eq(nw_sched_snap_add_pod_json(s, j, &err), NW_OK);
+    ck_assert_int_eq(nw_snap_pod_add_json(s, j, &err), NW_OK);
     /* one pool with nothing: the pod is unschedulable; check via a 1-type catalog */
     nw_sched_res_t cap = {{0}};
     cap.v[NW_SR_CPU] = 1250;
@@ -297,19 +297,19 @@ START_TEST(effective_requests)
     nw_sched_offering_t of = {
         .zone = "z1", .capacity_type = "on-demand", .price = 1, .available = true};
     ck_assert_int_eq(
-        nw_sched_snap_add_itype_raw(s, "exact", NULL, NULL, 0, &cap, &cap, false, &of, 1, &err),
+        nw_snap_node_add_itype_raw(s, "exact", NULL, NULL, 0, &cap, &cap, false, &of, 1, &err),
         NW_OK);
     cJSON *np =
         cJSON_Parse("{\"metadata\":{\"name\":\"p\"},\"spec\":{\"template\":{\"spec\":{}}}}");
-    ck_assert_int_eq(nw_sched_snap_add_pool_json(s, np, &err), NW_OK);
+    ck_assert_int_eq(nw_snap_node_add_pool_json(s, np, &err), NW_OK);
     nw_sched_results_t r;
-    ck_assert_int_eq(nw_sched_solve(s, 0, &r, &err), NW_OK);
+    ck_assert_int_eq(nw_solve(s, 0, &r, &err), NW_OK);
     ck_assert_int_eq(r.nclaims, 1);
     ck_assert_int_eq(r.claims[0].requests.v[NW_SR_CPU], 1250);
     ck_assert_int_eq(r.claims[0].requests.v[NW_SR_MEMORY], (1024LL + 120) * 1048576 * 1000);
-    nw_sched_results_free(&r);
+    nw_solve_results_free(&r);
     /* one millicore less and it no longer fits */
-    nw_sched_snap_free(s);
+    nw_snapshot_free(s);
     cJSON_Delete(j);
     cJSON_Delete(np);
 }
@@ -321,7 +321,7 @@ END_TEST
  * with hostname anti-affinity keeps its claim out of the re-pack. */
 static nw_sched_snap_t *repack_snap(bool repack, bool anti)
 {
-    nw_sched_snap_t *s = nw_sched_snap_new();
+    nw_sched_snap_t *s = nw_snapshot_new();
     nw_err_t err = {0};
     struct {
         const char *name;
@@ -335,13 +335,13 @@ static nw_sched_snap_t *repack_snap(bool repack, bool anti)
         cap.v[NW_SR_PODS] = 110 * 1000;
         nw_sched_offering_t of = {
             .zone = "z1", .capacity_type = "on-demand", .price = ty[i].price, .available = true};
-        ck_assert_int_eq(nw_sched_snap_add_itype_raw(s, ty[i].name, NULL, NULL, 0, &cap, &cap,
-                                                     false, &of, 1, &err),
+        ck_assert_int_eq(nw_snap_node_add_itype_raw(s, ty[i].name, NULL, NULL, 0, &cap, &cap, false,
+                                                    &of, 1, &err),
                          NW_OK);
     }
     cJSON *np =
         cJSON_Parse("{\"metadata\":{\"name\":\"p\"},\"spec\":{\"template\":{\"spec\":{}}}}");
-    ck_assert_int_eq(nw_sched_snap_add_pool_json(s, np, &err), NW_OK);
+    ck_assert_int_eq(nw_snap_node_add_pool_json(s, np, &err), NW_OK);
     cJSON_Delete(np);
     for (int i = 0; i < 18; i++) {
         char b[1024];
@@ -357,11 +357,11 @@ static nw_sched_snap_t *repack_snap(bool repack, bool anti)
                                 : "");
         cJSON *pj = cJSON_Parse(b);
         ck_assert_ptr_nonnull(pj);
-        ck_assert_int_eq(nw_sched_snap_add_pod_json(s, pj, &err), NW_OK);
+        ck_assert_int_eq(nw_snap_pod_add_json(s, pj, &err), NW_OK);
         cJSON_Delete(pj);
     }
     nw_sched_opts_t o = {.repack = repack};
-    nw_sched_snap_set_opts(s, &o);
+    nw_snapshot_set_opts(s, &o);
     return s;
 }
 
@@ -370,55 +370,55 @@ START_TEST(repack_interchangeable_claims)
     nw_err_t err = {0};
     nw_sched_results_t r;
     nw_sched_snap_t *s = repack_snap(false, false);
-    ck_assert_int_eq(nw_sched_solve(s, 0, &r, &err), NW_OK);
+    ck_assert_int_eq(nw_solve(s, 0, &r, &err), NW_OK);
     ck_assert_int_eq(r.nclaims, 1);
-    ck_assert_str_eq(nw_sched_snap_itype(s, (size_t)r.claims[0].itype)->name, "big");
-    nw_sched_results_free(&r);
-    nw_sched_snap_free(s);
+    ck_assert_str_eq(nw_snapshot_itype(s, (size_t)r.claims[0].itype)->name, "big");
+    nw_solve_results_free(&r);
+    nw_snapshot_free(s);
 
     s = repack_snap(true, false);
-    ck_assert_int_eq(nw_sched_solve(s, 0, &r, &err), NW_OK);
+    ck_assert_int_eq(nw_solve(s, 0, &r, &err), NW_OK);
     ck_assert_int_eq(r.nclaims, 2);
     int pods = 0;
     for (int i = 0; i < r.nclaims; i++) {
-        ck_assert_str_eq(nw_sched_snap_itype(s, (size_t)r.claims[i].itype)->name, "mid");
+        ck_assert_str_eq(nw_snapshot_itype(s, (size_t)r.claims[i].itype)->name, "mid");
         ck_assert_int_eq(r.claims[i].npods, 9);
         ck_assert_int_eq(r.claims[i].requests.v[NW_SR_CPU], 9 * 3500);
         pods += r.claims[i].npods;
     }
     ck_assert_int_eq(pods, 18);
     ck_assert(r.total_price > 4.03 && r.total_price < 4.04);
-    nw_sched_results_free(&r);
-    nw_sched_snap_free(s);
+    nw_solve_results_free(&r);
+    nw_snapshot_free(s);
 
     /* the claim with the anti-affinity pod is left as Karpenter packed it */
     s = repack_snap(true, true);
-    ck_assert_int_eq(nw_sched_solve(s, 0, &r, &err), NW_OK);
+    ck_assert_int_eq(nw_solve(s, 0, &r, &err), NW_OK);
     ck_assert_int_eq(r.nclaims, 1);
-    ck_assert_str_eq(nw_sched_snap_itype(s, (size_t)r.claims[0].itype)->name, "big");
-    nw_sched_results_free(&r);
-    nw_sched_snap_free(s);
+    ck_assert_str_eq(nw_snapshot_itype(s, (size_t)r.claims[0].itype)->name, "big");
+    nw_solve_results_free(&r);
+    nw_snapshot_free(s);
 }
 END_TEST
 
 START_TEST(bad_input_names_field)
 {
-    nw_sched_snap_t *s = nw_sched_snap_new();
+    nw_sched_snap_t *s = nw_snapshot_new();
     nw_err_t err = {0};
     cJSON *j = cJSON_Parse("{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[{\"name\":"
                            "\"a\",\"resources\":{\"requests\":{\"cpu\":\"1.2.3\"}}}]}}");
-    ck_assert_int_ne(nw_sched_snap_add_pod_json(s, j, &err), NW_OK);
+    ck_assert_int_ne(nw_snap_pod_add_json(s, j, &err), NW_OK);
     ck_assert_str_eq(err.path, "spec.containers[0].resources.requests[cpu]");
     cJSON_Delete(j);
     memset(&err, 0, sizeof err);
     j = cJSON_Parse("{\"metadata\":{\"name\":\"np\"},\"spec\":{\"template\":{\"spec\":{"
                     "\"requirements\":[{\"key\":\"a\",\"operator\":\"Bogus\"}]}}}}");
-    ck_assert_int_ne(nw_sched_snap_add_pool_json(s, j, &err), NW_OK);
+    ck_assert_int_ne(nw_snap_node_add_pool_json(s, j, &err), NW_OK);
     ck_assert_ptr_nonnull(strstr(err.path, "requirements[0].operator"));
     cJSON_Delete(j);
-    ck_assert_int_eq(nw_sched_snap_npods(s), 0);
-    ck_assert_int_eq(nw_sched_snap_npools(s), 0);
-    nw_sched_snap_free(s);
+    ck_assert_int_eq(nw_snapshot_npods(s), 0);
+    ck_assert_int_eq(nw_snapshot_npools(s), 0);
+    nw_snapshot_free(s);
 }
 END_TEST
 
@@ -436,8 +436,8 @@ START_TEST(deterministic)
     nw_sched_snap_t *s = nw_plan_snapshot(pl, NULL, 0, "us-east-1", NULL, 0, NULL, 0);
     ck_assert_ptr_nonnull(s);
     nw_sched_results_t a, b;
-    ck_assert_int_eq(nw_sched_solve(s, 0, &a, NULL), NW_OK);
-    ck_assert_int_eq(nw_sched_solve(s, 0, &b, NULL), NW_OK);
+    ck_assert_int_eq(nw_solve(s, 0, &a, NULL), NW_OK);
+    ck_assert_int_eq(nw_solve(s, 0, &b, NULL), NW_OK);
     cJSON *ja = nw_plan_results_json(s, &a), *jb = nw_plan_results_json(s, &b);
     char *ta = cJSON_PrintUnformatted(ja), *tb = cJSON_PrintUnformatted(jb);
     ck_assert_str_eq(ta, tb);
@@ -445,8 +445,8 @@ START_TEST(deterministic)
     free(tb);
     cJSON_Delete(ja);
     cJSON_Delete(jb);
-    nw_sched_results_free(&a);
-    nw_sched_results_free(&b);
+    nw_solve_results_free(&a);
+    nw_solve_results_free(&b);
     free(text);
     nw_yaml_docs_free(docs, nd);
     nw_plan_free(pl);

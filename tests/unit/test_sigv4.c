@@ -79,7 +79,7 @@ static void run_vector(const char *path)
     ck_assert_ptr_nonnull(expect_auth);
 
     int64_t t;
-    ck_assert_int_eq(nw_time_parse("2015-08-30T12:36:00Z", &t), NW_OK);
+    ck_assert_int_eq(nw_clock_time_parse("2015-08-30T12:36:00Z", &t), NW_OK);
     nw_sigv4_req_t req = {.method = method,
                           .path = pathbuf,
                           .query = q,

@@ -1,6 +1,6 @@
 /* tests/unit/test_simsnap.c — the live snapshot for the scheduling simulation
  * (scaler/state/simsnap.h): nodes, in-flight NodeClaims, nominations, exclusions and
- * rescheduled pods, pending pods on/off, and what nw_sched_solve then decides. */
+ * rescheduled pods, pending pods on/off, and what nw_solve then decides. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +14,7 @@ Suite *nw_simsnap_suite(void);
 typedef struct {
     fake_cloud_t *cloud;
     nw_clock_fake_t clk;
-    nw_noms_t *noms;
+    nw_nominations_t *noms;
     nw_simsnap_env_t env; /* the builder's inputs (env_now sets the time) */
     nw_kube_cache_t *cache;
 } fx_t;
@@ -32,7 +32,7 @@ static void fx_init(fx_t *f)
     nw_clock_fake_init(&f->clk, 1700000000LL * NW_NS_PER_SEC);
     f->cloud = fake_cloud_new(&f->clk.base);
     f->cache = nw_kube_cache_new(NULL);
-    f->noms = nw_noms_new();
+    f->noms = nw_nominations_new();
     ck_assert_ptr_nonnull(f->noms);
     f->env.catalog = f->cloud->cat;
     f->env.ice = f->cloud->ice;
@@ -43,7 +43,7 @@ static void fx_init(fx_t *f)
 
 static void fx_free(fx_t *f)
 {
-    nw_noms_free(f->noms);
+    nw_nominations_free(f->noms);
     nw_kube_cache_free(f->cache);
     fake_cloud_free(f->cloud);
 }
@@ -131,14 +131,14 @@ static void run(fx_t *f, const nw_simsnap_opts_t *o, run_t *out)
     nw_err_t err = {0};
     out->ks = nw_kube_cache_snapshot(f->cache);
     ck_assert_int_eq(nw_simsnap_build(env_now(f), out->ks, o, &out->ss, &err), NW_OK);
-    ck_assert_int_eq(nw_sched_solve(out->ss.sched, 0, &out->r, &err), NW_OK);
+    ck_assert_int_eq(nw_solve(out->ss.sched, 0, &out->r, &err), NW_OK);
 }
 
 static void run_free(run_t *r)
 {
-    nw_sched_results_free(&r->r);
+    nw_solve_results_free(&r->r);
     nw_simsnap_free(&r->ss);
-    nw_kube_snap_release(r->ks);
+    nw_kube_cache_snap_release(r->ks);
 }
 
 static int snap_pod(const run_t *r, const char *name)
@@ -283,7 +283,7 @@ START_TEST(test_nomination_reserves_inflight_room)
     pod(&f, "p2", "1200m", "1Gi", "", NULL);
     /* p1 was nominated to the claim by an earlier batch: it counts as bound there,
      * so p2 (which would otherwise take the claim's room) needs new capacity */
-    nw_noms_nominate(f.noms, "uid-p1", "default-abc", nw_clock_mono(&f.clk.base));
+    nw_nominations_nominate(f.noms, "uid-p1", "default-abc", nw_clock_mono(&f.clk.base));
     nw_simsnap_opts_t o = {.include_pending = true};
     run_t r;
     run(&f, &o, &r);
@@ -393,7 +393,7 @@ START_TEST(test_ice_and_type_resources)
     ck_assert_int_eq(r.r.nclaims, 1);
     char first[64];
     snprintf(first, sizeof first, "%s",
-             nw_sched_snap_itype(r.ss.sched, (size_t)r.r.claims[0].itype)->name);
+             nw_snapshot_itype(r.ss.sched, (size_t)r.r.claims[0].itype)->name);
     char zone[64];
     snprintf(zone, sizeof zone, "%s", r.r.claims[0].zone);
     run_free(&r);
@@ -403,7 +403,7 @@ START_TEST(test_ice_and_type_resources)
         nw_ice_mark(f.cloud->ice, "on-demand", first, zs[i], nw_clock_mono(&f.clk.base));
     run(&f, &o, &r);
     ck_assert_int_eq(r.r.nclaims, 1);
-    ck_assert_str_ne(nw_sched_snap_itype(r.ss.sched, (size_t)r.r.claims[0].itype)->name, first);
+    ck_assert_str_ne(nw_snapshot_itype(r.ss.sched, (size_t)r.r.claims[0].itype)->name, first);
     run_free(&r);
     cJSON *al = nw_simsnap_type_resources(env_now(&f), NULL, "m5.large", 1);
     ck_assert_ptr_nonnull(al);
@@ -467,7 +467,7 @@ START_TEST(test_nodeclass_compat)
     ck_assert_int_eq(r.r.nclaims, 1);
     char cheap[64];
     snprintf(cheap, sizeof cheap, "%s",
-             nw_sched_snap_itype(r.ss.sched, (size_t)r.r.claims[0].itype)->name);
+             nw_snapshot_itype(r.ss.sched, (size_t)r.r.claims[0].itype)->name);
     ck_assert_int_eq(nw_catalog_find(f.env.catalog, cheap)->efa, 0);
     run_free(&r);
     put(&f, NW_KUBE_EC2NODECLASSES,
@@ -483,7 +483,7 @@ START_TEST(test_nodeclass_compat)
         "{\"networkCardIndex\":0,\"deviceIndex\":0,\"interfaceType\":\"interface\"}]}}");
     run(&f, &o, &r);
     ck_assert_int_eq(r.r.nclaims, 1);
-    ck_assert_str_eq(nw_sched_snap_itype(r.ss.sched, (size_t)r.r.claims[0].itype)->name, cheap);
+    ck_assert_str_eq(nw_snapshot_itype(r.ss.sched, (size_t)r.r.claims[0].itype)->name, cheap);
     run_free(&r);
     fx_free(&f);
 }
@@ -493,16 +493,16 @@ START_TEST(test_event_once)
 {
     fx_t f;
     fx_init(&f);
-    ck_assert_int_eq(nw_noms_event_once(f.noms, "u1", "m1"), 1);
-    ck_assert_int_eq(nw_noms_event_once(f.noms, "u1", "m1"), 0);
-    ck_assert_int_eq(nw_noms_event_once(f.noms, "u2", "m1"), 1);
-    ck_assert_int_eq(nw_noms_event_once(f.noms, "u1", "m2"), 1);
-    nw_noms_event_prune(f.noms);
+    ck_assert_int_eq(nw_nominations_event_once(f.noms, "u1", "m1"), 1);
+    ck_assert_int_eq(nw_nominations_event_once(f.noms, "u1", "m1"), 0);
+    ck_assert_int_eq(nw_nominations_event_once(f.noms, "u2", "m1"), 1);
+    ck_assert_int_eq(nw_nominations_event_once(f.noms, "u1", "m2"), 1);
+    nw_nominations_event_prune(f.noms);
     /* u1 and u2 were reported since the last prune: kept */
-    ck_assert_int_eq(nw_noms_event_once(f.noms, "u1", "m2"), 0);
-    nw_noms_event_prune(f.noms);
+    ck_assert_int_eq(nw_nominations_event_once(f.noms, "u1", "m2"), 0);
+    nw_nominations_event_prune(f.noms);
     /* u2 was not reported: forgotten */
-    ck_assert_int_eq(nw_noms_event_once(f.noms, "u2", "m1"), 1);
+    ck_assert_int_eq(nw_nominations_event_once(f.noms, "u2", "m1"), 1);
     fx_free(&f);
 }
 END_TEST

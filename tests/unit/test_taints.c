@@ -42,7 +42,7 @@ START_TEST(match_cases)
         ck_assert_msg(nw_taints_parse(ta, "t", &taints, &err) == NW_OK, "%s: %s", rule, err.msg);
         ck_assert_msg(nw_tolerations_parse(to, "t", &tols, &err) == NW_OK, "%s: %s", rule, err.msg);
         bool want = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "tolerates"));
-        bool got = nw_toleration_tolerates(&tols.v[0], &taints.v[0]);
+        bool got = nw_tolerations_match(&tols.v[0], &taints.v[0]);
         ck_assert_msg(got == want, "%s:%d: %s: got %d want %d", row->path, row->lineno, rule, got,
                       want);
         ck_assert_int_eq(nw_tolerations_tolerate(&tols, &taints.v[0]), want);
@@ -58,20 +58,20 @@ END_TEST
 static void check_mode(const nw_taints_t *t, const nw_tolerations_t *tols, nw_taints_mode_t mode,
                        const cJSON *want, const char *ctx)
 {
-    const nw_taint_t *bad = nw_taints_first_untolerated(t, tols, mode);
+    const nw_taint_t *bad = nw_tolerations_first_untolerated(t, tols, mode);
     if (cJSON_IsNull(want)) {
         char m[256] = "";
         if (bad)
-            nw_taint_untolerated_msg(bad, m, sizeof m);
+            nw_taints_untolerated_msg(bad, m, sizeof m);
         ck_assert_msg(bad == NULL, "%s: expected all tolerated, got %s", ctx, m);
-        ck_assert(nw_taints_tolerated(t, tols, mode));
+        ck_assert(nw_tolerations_tolerate_all(t, tols, mode));
     } else {
         ck_assert_msg(bad != NULL, "%s: expected %s", ctx, want->valuestring);
         char m[256];
-        nw_taint_untolerated_msg(bad, m, sizeof m);
+        nw_taints_untolerated_msg(bad, m, sizeof m);
         ck_assert_msg(strcmp(m, want->valuestring) == 0, "%s: got %s want %s", ctx, m,
                       want->valuestring);
-        ck_assert(!nw_taints_tolerated(t, tols, mode));
+        ck_assert(!nw_tolerations_tolerate_all(t, tols, mode));
     }
 }
 
@@ -178,25 +178,25 @@ START_TEST(format_and_names)
     ck_assert_int_eq(nw_taints_add(&t, "gpu", "true", NW_TAINT_NO_SCHEDULE), NW_OK);
     ck_assert_int_eq(nw_taints_add(&t, "x", "", NW_TAINT_PREFER_NO_SCHEDULE), NW_OK);
     char b[64];
-    ck_assert_uint_eq(nw_taint_format(&t.v[0], b, sizeof b), 19);
+    ck_assert_uint_eq(nw_taints_format(&t.v[0], b, sizeof b), 19);
     ck_assert_str_eq(b, "gpu=true:NoSchedule");
-    nw_taint_format(&t.v[1], b, sizeof b);
+    nw_taints_format(&t.v[1], b, sizeof b);
     ck_assert_str_eq(b, "x:PreferNoSchedule");
     char small[8];
-    ck_assert_uint_eq(nw_taint_untolerated_msg(&t.v[0], small, sizeof small), 36);
+    ck_assert_uint_eq(nw_taints_untolerated_msg(&t.v[0], small, sizeof small), 36);
     ck_assert_str_eq(small, "did not");
     nw_taints_cleanup(&t);
     nw_taint_effect_t e;
-    ck_assert(nw_taint_effect_parse("NoExecute", &e) && e == NW_TAINT_NO_EXECUTE);
-    ck_assert(!nw_taint_effect_parse("noexecute", &e));
-    ck_assert_str_eq(nw_tol_op_str(NW_TOL_GT), "Gt");
+    ck_assert(nw_taints_effect_parse("NoExecute", &e) && e == NW_TAINT_NO_EXECUTE);
+    ck_assert(!nw_taints_effect_parse("noexecute", &e));
+    ck_assert_str_eq(nw_tolerations_op_str(NW_TOL_GT), "Gt");
     int64_t v;
-    ck_assert(nw_taints_parse_decimal("-9223372036854775808", &v) && v == INT64_MIN);
-    ck_assert(nw_taints_parse_decimal("9223372036854775807", &v) && v == INT64_MAX);
-    ck_assert(!nw_taints_parse_decimal("9223372036854775808", &v));
-    ck_assert(!nw_taints_parse_decimal("-", &v));
-    ck_assert(!nw_taints_parse_decimal("", &v));
-    ck_assert(!nw_taints_parse_decimal("1 ", &v));
+    ck_assert(nw_tolerations_parse_decimal("-9223372036854775808", &v) && v == INT64_MIN);
+    ck_assert(nw_tolerations_parse_decimal("9223372036854775807", &v) && v == INT64_MAX);
+    ck_assert(!nw_tolerations_parse_decimal("9223372036854775808", &v));
+    ck_assert(!nw_tolerations_parse_decimal("-", &v));
+    ck_assert(!nw_tolerations_parse_decimal("", &v));
+    ck_assert(!nw_tolerations_parse_decimal("1 ", &v));
 }
 END_TEST
 
@@ -220,8 +220,8 @@ START_TEST(known_ephemeral)
     nw_taints_add(&t, "gpu", "true", NW_TAINT_NO_SCHEDULE);
     ck_assert_uint_eq(t.n, nknown + 6);
     for (size_t i = 0; i < t.n; i++)
-        ck_assert_msg(nw_taint_is_known_ephemeral(&t.v[i]) == (i < nknown), "%s:%s", t.v[i].key,
-                      nw_taint_effect_str(t.v[i].effect));
+        ck_assert_msg(nw_taints_is_known_ephemeral(&t.v[i]) == (i < nknown), "%s:%s", t.v[i].key,
+                      nw_taints_effect_str(t.v[i].effect));
     nw_taints_cleanup(&t);
 }
 END_TEST

@@ -60,7 +60,7 @@ static int hook(void *ud, const fake_req_t *r, fake_conn_t *c)
 typedef struct {
     ctlfix_t fx;
     script_t sc;
-    nw_term_t *term;
+    nw_termination_t *term;
     fake_cloud_t *cloud; /* fx.cloud */
 } fx_t;
 
@@ -72,13 +72,13 @@ static void fx_init(fx_t *f)
     f->fx.api.hook_ud = &f->sc;
     f->cloud = f->fx.cloud;
     fake_cloud_add(f->cloud, "i-0123456789abcdef0", "nc1", 0);
-    f->term = nw_term_new(&f->fx.deps);
+    f->term = nw_termination_new(&f->fx.deps);
     ck_assert_ptr_nonnull(f->term);
 }
 
 static void fx_free(fx_t *f)
 {
-    nw_term_free(f->term);
+    nw_termination_free(f->term);
     ctlfix_free(&f->fx);
 }
 
@@ -107,8 +107,8 @@ static int mark(fx_t *f)
 static void tick(fx_t *f)
 {
     nw_kube_snap_t *s = nw_kube_cache_snapshot(f->fx.deps.cache);
-    nw_term_tick(f->term, s);
-    nw_kube_snap_release(s);
+    nw_termination_tick(f->term, s);
+    nw_kube_cache_snap_release(s);
 }
 
 static void advance(fx_t *f, int64_t ns)
@@ -293,7 +293,7 @@ START_TEST(drain_waves_backoff_settle_terminate)
 
     nw_buf_t out;
     nw_buf_init(&out, 1 << 20);
-    ck_assert_int_eq(nw_term_metrics(f.term, &out), NW_OK);
+    ck_assert_int_eq(nw_termination_metrics(f.term, &out), NW_OK);
     ck_assert_ptr_nonnull(strstr(nw_buf_str(&out), "nodewarden_nodes_drained_total 1\n"));
     ck_assert_ptr_nonnull(strstr(nw_buf_str(&out), "nodewarden_nodes_terminated_total 1\n"));
     ck_assert_ptr_nonnull(strstr(nw_buf_str(&out), "nodewarden_pods_evicted_total 4\n"));

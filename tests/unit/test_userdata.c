@@ -334,12 +334,12 @@ START_TEST(kubeadm_join)
 {
     char pin[80];
     nw_err_t err = {0};
-    ck_assert_int_eq(nw_userdata_ca_pin(UNIT_CA, pin, sizeof pin, &err), NW_OK);
+    ck_assert_int_eq(nw_userdata_kubeadm_ca_pin(UNIT_CA, pin, sizeof pin, &err), NW_OK);
     ck_assert_str_eq(pin, UNIT_CA_PIN);
-    ck_assert_int_eq(nw_userdata_ca_pin("", pin, sizeof pin, &err), NW_EINVAL);
+    ck_assert_int_eq(nw_userdata_kubeadm_ca_pin("", pin, sizeof pin, &err), NW_EINVAL);
     ck_assert_str_eq(err.path, "settings.clusterCABundle");
     nw_err_clear(&err);
-    ck_assert_int_eq(nw_userdata_ca_pin("Q0E=", pin, sizeof pin, &err), NW_EINVAL);
+    ck_assert_int_eq(nw_userdata_kubeadm_ca_pin("Q0E=", pin, sizeof pin, &err), NW_EINVAL);
     ck_assert_str_eq(err.path, "settings.clusterCABundle");
 
     cJSON *k = cJSON_Parse(KUBELET);
