@@ -226,6 +226,7 @@ test: $(DEPS_STAMP)
 	  citations='tools/check_citations.sh --self-test && tools/check_citations.sh' \
 	  docs='NW_BIN=$(abspath $(BUILD)/nodewarden) python3 tools/check_docs.py --self-test && NW_BIN=$(abspath $(BUILD)/nodewarden) python3 tools/check_docs.py' \
 	  layers='$(MAKE) --no-print-directory lint-layers' \
+	  mustuse='tools/check_mustuse.sh --self-test && tools/check_mustuse.sh' \
 	  fmt='$(MAKE) --no-print-directory fmt-check' \
 	  $(K8S_JOBS) $(ORACLE_JOBS) $(SIM_JOBS) $(E2E_JOBS) $(REAL_JOBS)
 	@echo "make test: all passed"
@@ -349,6 +350,7 @@ lint: lint-layers fmt-check $(BUILD)/gen/suites.h
 	  --inline-suppr --std=c11 -I. --suppress=missingIncludeSystem \
 	  $(SRC_DIRS)
 	@tools/check_citations.sh
+	@tools/check_mustuse.sh
 	@echo "lint: ok"
 
 clean:

@@ -30,8 +30,8 @@ typedef nw_rc_t (*nw_crd_extra_fn)(const void *ud, const cJSON *obj, nw_jsonpatc
 
 /** Mutate: res->patch = the defaults (+ extra's operations) of req->object. Requests that
  * are not a CREATE or UPDATE with an object are left alone (NW_OK). */
-nw_rc_t nw_crd_mutate(const nw_crd_t *crd, const nw_admit_req_t *req, nw_admit_result_t *res,
-                      nw_crd_extra_fn extra, const void *ud);
+NW_MUST_USE nw_rc_t nw_crd_mutate(const nw_crd_t *crd, const nw_admit_req_t *req,
+                                  nw_admit_result_t *res, nw_crd_extra_fn extra, const void *ud);
 
 /** The object validate judged: view is what to read; owned (NULL when the request's own
  * object needed no defaults and view borrows it) is the caller's to cJSON_Delete. */
@@ -44,7 +44,7 @@ typedef struct {
  * An object with nothing to default is validated in place, not copied. defaulted (may be
  * NULL) gets the validated object for more checks; both members NULL when the request was
  * left alone or failed. */
-nw_rc_t nw_crd_validate(const nw_crd_t *crd, const nw_admit_req_t *req, nw_admit_result_t *res,
-                        nw_crd_obj_t *defaulted);
+NW_MUST_USE nw_rc_t nw_crd_validate(const nw_crd_t *crd, const nw_admit_req_t *req,
+                                    nw_admit_result_t *res, nw_crd_obj_t *defaulted);
 
 #endif

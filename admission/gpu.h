@@ -73,16 +73,17 @@ typedef struct nw_gpu_policy {
  * (aws.amazon.com/neuron, aws-neuron) and gaudi (habana.ai/gaudi, habana-gaudi) with
  * their resources, families and instance requirements; exempt kube-system and
  * self_namespace (if non-empty)). NW_ENOMEM on allocation failure (p is then cleaned up). */
-nw_rc_t nw_gpu_policy_init(nw_gpu_policy_t *p, const char *self_namespace);
+NW_MUST_USE nw_rc_t nw_gpu_policy_init(nw_gpu_policy_t *p, const char *self_namespace);
 
 /** Free what p owns. NULL-safe. */
 void nw_gpu_policy_cleanup(nw_gpu_policy_t *p);
 
 /** Replace a string list (resources, exempt namespaces, families) with a copy of v. */
-nw_rc_t nw_gpu_policy_set_list(char ***list, size_t *n, const char *const *v, size_t nv);
+NW_MUST_USE nw_rc_t nw_gpu_policy_set_list(char ***list, size_t *n, const char *const *v,
+                                           size_t nv);
 
 /** Replace one owned string field with a copy of s. */
-nw_rc_t nw_gpu_policy_set_str(char **field, const char *s);
+NW_MUST_USE nw_rc_t nw_gpu_policy_set_str(char **field, const char *s);
 
 /** The class named name, or NULL. */
 nw_accel_class_t *nw_gpu_policy_class(nw_gpu_policy_t *p, const char *name);
@@ -136,15 +137,15 @@ void nw_gpu_pod_analyze(const nw_gpu_policy_t *p, const cJSON *pod, const char *
                         nw_gpu_pod_info_t *out);
 
 /** Admission handlers for core/v1 Pod (CREATE only; other operations allowed). */
-nw_rc_t nw_gpu_pod_mutate(const nw_admit_ctx_t *ctx, const nw_admit_req_t *req,
-                          nw_admit_result_t *res);
-nw_rc_t nw_gpu_pod_validate(const nw_admit_ctx_t *ctx, const nw_admit_req_t *req,
-                            nw_admit_result_t *res);
+NW_MUST_USE nw_rc_t nw_gpu_pod_mutate(const nw_admit_ctx_t *ctx, const nw_admit_req_t *req,
+                                      nw_admit_result_t *res);
+NW_MUST_USE nw_rc_t nw_gpu_pod_validate(const nw_admit_ctx_t *ctx, const nw_admit_req_t *req,
+                                        nw_admit_result_t *res);
 
 /** Append the pod's GPU patch to patch and its warnings to res (no denial here).
  * Used by nw_gpu_pod_mutate and by `nodewarden check`. */
-nw_rc_t nw_gpu_pod_patch(const nw_gpu_policy_t *p, const cJSON *pod, const char *ns,
-                         nw_jsonpatch_t *patch, nw_admit_result_t *res);
+NW_MUST_USE nw_rc_t nw_gpu_pod_patch(const nw_gpu_policy_t *p, const cJSON *pod, const char *ns,
+                                     nw_jsonpatch_t *patch, nw_admit_result_t *res);
 
 /** Policy problems of a Pod, as human-readable messages with their fix; returns the
  * count written (at most max). Empty when the pod is fine or exempt. */
@@ -177,8 +178,8 @@ bool nw_gpu_pool_is_gpu(const nw_gpu_pool_info_t *info);
 
 /** Append the NodePool's GPU patch ops to patch (computed against nodepool as given)
  * and warnings to res. Nothing is added for skipped or denied pools. */
-nw_rc_t nw_gpu_pool_patch(const nw_gpu_policy_t *p, const cJSON *nodepool, nw_jsonpatch_t *patch,
-                          nw_admit_result_t *res);
+NW_MUST_USE nw_rc_t nw_gpu_pool_patch(const nw_gpu_policy_t *p, const cJSON *nodepool,
+                                      nw_jsonpatch_t *patch, nw_admit_result_t *res);
 
 /** Policy problems of a NodePool (ambiguous, contradictory, or — when after_mutation is
  * true — a GPU pool without its taint/label or a CPU pool that can launch GPUs).
@@ -199,12 +200,13 @@ bool nw_gpu_userdata_registers_taint(const nw_gpu_policy_t *p, const nw_accel_cl
  * the kubelet without its class's taint gets a warning in res (the node is schedulable by
  * generic pods until nodewarden applies the taint at registration). nodeclass may
  * be NULL (then nothing is said). */
-nw_rc_t nw_gpu_userdata_pool_crosscheck(const nw_gpu_policy_t *p, const cJSON *nodepool,
-                                        const cJSON *nodeclass, nw_admit_result_t *res);
+NW_MUST_USE nw_rc_t nw_gpu_userdata_pool_crosscheck(const nw_gpu_policy_t *p, const cJSON *nodepool,
+                                                    const cJSON *nodeclass, nw_admit_result_t *res);
 
 /** Turn problems into a denial (enforce: 403 Forbidden, message names the object and
  * each problem with its fix) or warnings (warn mode). kind/name for the message. */
-nw_rc_t nw_gpu_deny_or_warn(const nw_gpu_policy_t *p, const char *kind, const char *name,
-                            char (*msgs)[512], size_t n, nw_admit_result_t *res);
+NW_MUST_USE nw_rc_t nw_gpu_deny_or_warn(const nw_gpu_policy_t *p, const char *kind,
+                                        const char *name, char (*msgs)[512], size_t n,
+                                        nw_admit_result_t *res);
 
 #endif

@@ -39,7 +39,7 @@ bool nw_gpu_annotated_skip(const cJSON *obj);
 bool nw_gpu_parse_int(const char *s, long long *out);
 
 /** Append an add operation of value at path; value is taken (freed in every case). */
-nw_rc_t nw_gpu_patch_add_owned(nw_jsonpatch_t *patch, const char *path, cJSON *value);
+NW_MUST_USE nw_rc_t nw_gpu_patch_add_owned(nw_jsonpatch_t *patch, const char *path, cJSON *value);
 
 /** {key: inner} (inner taken); NULL on OOM. */
 cJSON *nw_gpu_wrap(const char *key, cJSON *inner);

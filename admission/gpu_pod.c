@@ -253,8 +253,8 @@ static unsigned term_admitted(const nw_gpu_policy_t *p, const cJSON *term, unsig
 
 /* Add a NotIn expression to every required term that admits nodes of the classes in
  * mask (or create the required affinity with one term). */
-static nw_rc_t patch_exclude_gpu(const nw_gpu_policy_t *p, const cJSON *spec, unsigned mask,
-                                 nw_jsonpatch_t *patch)
+static NW_MUST_USE nw_rc_t patch_exclude_gpu(const nw_gpu_policy_t *p, const cJSON *spec,
+                                             unsigned mask, nw_jsonpatch_t *patch)
 {
     const cJSON *aff = nw_json_get(spec, "affinity");
     const cJSON *na = nw_json_get(aff, "nodeAffinity");

@@ -135,7 +135,7 @@ void nw_gpu_policy_class_cleanup(nw_accel_class_t *c)
     memset(c, 0, sizeof *c);
 }
 
-static nw_rc_t class_from_default(nw_accel_class_t *c, const default_class_t *d)
+static NW_MUST_USE nw_rc_t class_from_default(nw_accel_class_t *c, const default_class_t *d)
 {
     memset(c, 0, sizeof *c);
     if (nw_gpu_policy_set_str(&c->name, d->name) ||
@@ -208,15 +208,16 @@ typedef struct {
 _Static_assert(NW_CONFIG_MAX_ACCEL_CLASSES + 1 <= NW_GPU_MAX_CLASSES,
                "every configured class must fit the policy");
 
-static nw_rc_t oom(nw_gpu_policy_t *out, nw_err_t *err)
+static NW_MUST_USE nw_rc_t oom(nw_gpu_policy_t *out, nw_err_t *err)
 {
     nw_gpu_policy_cleanup(out);
     return nw_err_set(err, NW_ENOMEM, "gpu", "out of memory");
 }
 
-static nw_rc_t bad(nw_gpu_policy_t *out, nw_err_t *err, const char *field, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static nw_rc_t bad(nw_gpu_policy_t *out, nw_err_t *err, const char *field, const char *fmt, ...)
+static NW_MUST_USE nw_rc_t bad(nw_gpu_policy_t *out, nw_err_t *err, const char *field,
+                               const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static NW_MUST_USE nw_rc_t bad(nw_gpu_policy_t *out, nw_err_t *err, const char *field,
+                               const char *fmt, ...)
 {
     char msg[400];
     va_list ap;
@@ -240,7 +241,8 @@ static bool overlaps(const nw_accel_class_t *k, const char *r)
 }
 
 /* fill class c from its settings; checks against the classes before it */
-static nw_rc_t load_class(nw_gpu_policy_t *out, size_t idx, const class_cfg_t *s, nw_err_t *err)
+static NW_MUST_USE nw_rc_t load_class(nw_gpu_policy_t *out, size_t idx, const class_cfg_t *s,
+                                      nw_err_t *err)
 {
     char f[96];
     nw_accel_class_t *c = &out->classes[idx];

@@ -13,7 +13,7 @@
 
 /** Policy from cfg->gpu. self_namespace (nodewarden's own namespace, may be NULL or
  * "") is exempt in addition to gpu.exemptNamespaces. Errors name the config key. */
-nw_rc_t nw_gpu_policy_from_config(const nw_config_t *cfg, const char *self_namespace,
-                                  nw_gpu_policy_t *out, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_gpu_policy_from_config(const nw_config_t *cfg, const char *self_namespace,
+                                              nw_gpu_policy_t *out, nw_err_t *err);
 
 #endif

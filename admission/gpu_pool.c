@@ -539,8 +539,8 @@ size_t nw_gpu_pool_problems(const nw_gpu_policy_t *p, const cJSON *np, bool afte
 }
 
 /* append requirement {key, op[, values]} to the template's requirements */
-static nw_rc_t add_requirement(nw_jsonpatch_t *patch, const char *key, const char *op,
-                               char *const *values, size_t nvalues)
+static NW_MUST_USE nw_rc_t add_requirement(nw_jsonpatch_t *patch, const char *key, const char *op,
+                                           char *const *values, size_t nvalues)
 {
     cJSON *r = nw_json_strings("key", key, "operator", op, (const char *)NULL);
     if (r && nvalues) {
@@ -561,9 +561,10 @@ static nw_rc_t add_requirement(nw_jsonpatch_t *patch, const char *key, const cha
     return nw_gpu_patch_add_owned(patch, "/spec/template/spec/requirements/-", r);
 }
 
-static nw_rc_t patch_taint_and_label(const nw_gpu_policy_t *p, const nw_accel_class_t *c,
-                                     const nw_gpu_pool_info_t *in, const cJSON *np,
-                                     const cJSON *tspec, nw_jsonpatch_t *patch)
+static NW_MUST_USE nw_rc_t patch_taint_and_label(const nw_gpu_policy_t *p,
+                                                 const nw_accel_class_t *c,
+                                                 const nw_gpu_pool_info_t *in, const cJSON *np,
+                                                 const cJSON *tspec, nw_jsonpatch_t *patch)
 {
     nw_rc_t rc = NW_OK;
     if (!in->has_taint) {

@@ -23,16 +23,18 @@ const nw_admit_handler_t *nw_handlers_find(const char *group, const char *kind);
 
 /** NodePool: mutate = schema defaults (+ GPU pool patch) as a JSON patch; validate
  * defaults a copy of the object first, as kube-apiserver validates the defaulted object. */
-nw_rc_t nw_nodepool_admit_mutate(const nw_admit_ctx_t *ctx, const nw_admit_req_t *req,
-                                 nw_admit_result_t *res);
-nw_rc_t nw_nodepool_admit_validate(const nw_admit_ctx_t *ctx, const nw_admit_req_t *req,
-                                   nw_admit_result_t *res);
+NW_MUST_USE nw_rc_t nw_nodepool_admit_mutate(const nw_admit_ctx_t *ctx, const nw_admit_req_t *req,
+                                             nw_admit_result_t *res);
+NW_MUST_USE nw_rc_t nw_nodepool_admit_validate(const nw_admit_ctx_t *ctx, const nw_admit_req_t *req,
+                                               nw_admit_result_t *res);
 
 /** EC2NodeClass: mutate = metadataOptions defaults; validate = default a copy, then
  * the CRD's schema and CEL rules. */
-nw_rc_t nw_admission_ec2nodeclass_mutate(const nw_admit_ctx_t *ctx, const nw_admit_req_t *req,
-                                         nw_admit_result_t *res);
-nw_rc_t nw_admission_ec2nodeclass_validate(const nw_admit_ctx_t *ctx, const nw_admit_req_t *req,
-                                           nw_admit_result_t *res);
+NW_MUST_USE nw_rc_t nw_admission_ec2nodeclass_mutate(const nw_admit_ctx_t *ctx,
+                                                     const nw_admit_req_t *req,
+                                                     nw_admit_result_t *res);
+NW_MUST_USE nw_rc_t nw_admission_ec2nodeclass_validate(const nw_admit_ctx_t *ctx,
+                                                       const nw_admit_req_t *req,
+                                                       nw_admit_result_t *res);
 
 #endif

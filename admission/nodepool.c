@@ -13,8 +13,8 @@ static const nw_crd_t nodepool = {"NodePool", "karpenter.sh", nw_nodepool_defaul
 
 /* GPU isolation (admission/gpu.h): taint + label for GPU pools, no GPU types for others.
  * Its operations touch other paths than the schema defaults, so both apply. */
-static nw_rc_t gpu_patch(const void *ud, const cJSON *obj, nw_jsonpatch_t *p,
-                         nw_admit_result_t *res)
+static NW_MUST_USE nw_rc_t gpu_patch(const void *ud, const cJSON *obj, nw_jsonpatch_t *p,
+                                     nw_admit_result_t *res)
 {
     return nw_gpu_pool_patch((const nw_gpu_policy_t *)ud, obj, p, res);
 }

@@ -21,8 +21,8 @@ const char *nw_review_verdict_str(nw_review_verdict_t v)
 /* ---- decode -------------------------------------------------------------------- */
 
 /* A string field: missing/null -> dflt (required: error); wrong type -> error. */
-static nw_rc_t get_str(const cJSON *obj, const char *key, const char *path, int required,
-                       const char *dflt, const char **out, nw_err_t *err)
+static NW_MUST_USE nw_rc_t get_str(const cJSON *obj, const char *key, const char *path,
+                                   int required, const char *dflt, const char **out, nw_err_t *err)
 {
     const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
     if (!it || cJSON_IsNull(it)) {
@@ -37,8 +37,8 @@ static nw_rc_t get_str(const cJSON *obj, const char *key, const char *path, int 
     return NW_OK;
 }
 
-static nw_rc_t get_obj(const cJSON *obj, const char *key, const char *path, const cJSON **out,
-                       nw_err_t *err)
+static NW_MUST_USE nw_rc_t get_obj(const cJSON *obj, const char *key, const char *path,
+                                   const cJSON **out, nw_err_t *err)
 {
     const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
     if (!it || cJSON_IsNull(it)) {
@@ -51,7 +51,7 @@ static nw_rc_t get_obj(const cJSON *obj, const char *key, const char *path, cons
     return NW_OK;
 }
 
-static nw_rc_t decode_request(const cJSON *root, nw_admit_req_t *r, nw_err_t *err)
+static NW_MUST_USE nw_rc_t decode_request(const cJSON *root, nw_admit_req_t *r, nw_err_t *err)
 {
     nw_rc_t rc;
     if (!cJSON_IsObject(root))
@@ -323,7 +323,7 @@ void nw_review_cleanup(nw_review_t *rv)
 
 /* ---- encode -------------------------------------------------------------------- */
 
-static nw_rc_t add_jstr(nw_buf_t *b, const char *s)
+static NW_MUST_USE nw_rc_t add_jstr(nw_buf_t *b, const char *s)
 {
     nw_rc_t rc;
     if ((rc = nw_buf_add(b, "\"", 1)) || (rc = nw_buf_add_json_escaped(b, s ? s : "")) ||
@@ -333,7 +333,7 @@ static nw_rc_t add_jstr(nw_buf_t *b, const char *s)
 }
 
 /* A warning with control characters (which the apiserver would drop) replaced. */
-static nw_rc_t add_warning(nw_buf_t *b, const char *w)
+static NW_MUST_USE nw_rc_t add_warning(nw_buf_t *b, const char *w)
 {
     size_t n = strlen(w);
     char *c = malloc(n + 1);
@@ -440,7 +440,7 @@ static void copy(char *dst, size_t n, const char *src)
     dst[k] = '\0';
 }
 
-static nw_rc_t finish(nw_review_out_t *out, nw_buf_t *b, int status)
+static NW_MUST_USE nw_rc_t finish(nw_review_out_t *out, nw_buf_t *b, int status)
 {
     out->status = status;
     out->body_len = b->len;
@@ -449,8 +449,8 @@ static nw_rc_t finish(nw_review_out_t *out, nw_buf_t *b, int status)
     return out->body ? NW_OK : NW_ENOMEM;
 }
 
-static nw_rc_t fail(nw_review_out_t *out, int status, nw_review_verdict_t v, const char *reason,
-                    const char *msg)
+static NW_MUST_USE nw_rc_t fail(nw_review_out_t *out, int status, nw_review_verdict_t v,
+                                const char *reason, const char *msg)
 {
     nw_buf_t b;
     nw_buf_init(&b, OUT_MAX);
@@ -466,7 +466,8 @@ static nw_rc_t fail(nw_review_out_t *out, int status, nw_review_verdict_t v, con
 
 /* A string holding a NUL is refused as kube-apiserver refuses an invalid field:
  * a 422 denial naming it (relative to the object when it is in request.object). */
-static nw_rc_t deny_nul(const nw_admit_req_t *r, const char *where, nw_admit_result_t *res)
+static NW_MUST_USE nw_rc_t deny_nul(const nw_admit_req_t *r, const char *where,
+                                    nw_admit_result_t *res)
 {
     static const char obj[] = "request.object.";
     const char *field = strncmp(where, obj, sizeof obj - 1) == 0 ? where + sizeof obj - 1 : where;
@@ -486,8 +487,8 @@ static nw_rc_t deny_nul(const nw_admit_req_t *r, const char *where, nw_admit_res
 
 static const char *const op_names[] = {"CREATE", "UPDATE", "DELETE", "CONNECT"};
 
-static nw_rc_t handle(const nw_admit_ctx_t *ctx, nw_srv_lookup_fn lookup, int mutate,
-                      const char *body, size_t len, nw_review_out_t *out)
+static NW_MUST_USE nw_rc_t handle(const nw_admit_ctx_t *ctx, nw_srv_lookup_fn lookup, int mutate,
+                                  const char *body, size_t len, nw_review_out_t *out)
 {
     memset(out, 0, sizeof *out);
     nw_err_t err = {0};

@@ -59,7 +59,7 @@ typedef struct {
  * echoed byte for byte); a NUL anywhere else is reported in rv->nul_field. NW_EPARSE/NW_EINVAL with
  * a message (naming the field) in err; rv is then empty.
  */
-nw_rc_t nw_review_decode(const char *body, size_t len, nw_review_t *rv, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_review_decode(const char *body, size_t len, nw_review_t *rv, nw_err_t *err);
 
 /** Free what a review owns. NULL-safe, idempotent. */
 void nw_review_cleanup(nw_review_t *rv);
@@ -70,10 +70,12 @@ void nw_review_cleanup(nw_review_t *rv);
  * not a JSON array, or an empty array, is NW_EINVAL / omitted respectively.
  * Warnings have control characters replaced by spaces.
  */
-nw_rc_t nw_review_encode(const char *uid, int mutate, const nw_admit_result_t *res, nw_buf_t *out);
+NW_MUST_USE nw_rc_t nw_review_encode(const char *uid, int mutate, const nw_admit_result_t *res,
+                                     nw_buf_t *out);
 
 /** Append a metav1 Status JSON body {"kind":"Status",...,"code":code} to out. */
-nw_rc_t nw_review_status_json(nw_buf_t *out, int code, const char *reason, const char *message);
+NW_MUST_USE nw_rc_t nw_review_status_json(nw_buf_t *out, int code, const char *reason,
+                                          const char *message);
 
 /* Handler lookup; nw_handlers_find in production, a test table in tests. */
 typedef const nw_admit_handler_t *(*nw_srv_lookup_fn)(const char *group, const char *kind);
@@ -98,8 +100,8 @@ typedef struct {
  * out (status/body) unless it returns NW_ENOMEM.
  * @param lookup  handler lookup (NULL = nw_handlers_find)
  */
-nw_rc_t nw_review_handle(const nw_admit_ctx_t *ctx, nw_srv_lookup_fn lookup, int mutate,
-                         const char *body, size_t len, nw_review_out_t *out);
+NW_MUST_USE nw_rc_t nw_review_handle(const nw_admit_ctx_t *ctx, nw_srv_lookup_fn lookup, int mutate,
+                                     const char *body, size_t len, nw_review_out_t *out);
 
 /** Free the body of out. NULL-safe. */
 void nw_review_out_cleanup(nw_review_out_t *out);

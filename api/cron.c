@@ -50,8 +50,8 @@ static int value(const field_t *f, const char *s, size_t n)
 }
 
 /* one comma-separated item: * ? N N-M with optional /STEP */
-static nw_rc_t item(const field_t *f, const char *s, size_t n, uint64_t *bits, bool *star,
-                    nw_err_t *err)
+static NW_MUST_USE nw_rc_t item(const field_t *f, const char *s, size_t n, uint64_t *bits,
+                                bool *star, nw_err_t *err)
 {
     const char *slash = memchr(s, '/', n);
     size_t rn = slash ? (size_t)(slash - s) : n;
@@ -86,8 +86,8 @@ static nw_rc_t item(const field_t *f, const char *s, size_t n, uint64_t *bits, b
     return NW_OK;
 }
 
-static nw_rc_t field(const field_t *f, const char *s, size_t n, uint64_t *bits, bool *star,
-                     nw_err_t *err)
+static NW_MUST_USE nw_rc_t field(const field_t *f, const char *s, size_t n, uint64_t *bits,
+                                 bool *star, nw_err_t *err)
 {
     *bits = 0;
     *star = false;

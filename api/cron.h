@@ -26,7 +26,7 @@ typedef struct {
 } nw_cron_t;
 
 /** Parse an expression. Errors (NW_EINVAL) name the field and the bad text. */
-nw_rc_t nw_cron_parse(const char *expr, nw_cron_t *out, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_cron_parse(const char *expr, nw_cron_t *out, nw_err_t *err);
 
 /** Does the schedule fire at the minute containing t (epoch ns, UTC)? */
 bool nw_cron_matches(const nw_cron_t *c, int64_t t);

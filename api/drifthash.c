@@ -276,7 +276,7 @@ typedef struct {
     char path[256];
 } walk_t;
 
-static nw_rc_t bad(walk_t *w, const char *what)
+static NW_MUST_USE nw_rc_t bad(walk_t *w, const char *what)
 {
     return nw_err_set(w->err, NW_EINVAL, w->path, "%s: %s", w->path, what);
 }
@@ -296,7 +296,7 @@ static const cJSON *field_json(const go_field_t *f, const cJSON *v)
 }
 
 /* A Go duration; "Never" (NillableDuration) is absent. */
-static nw_rc_t read_duration(walk_t *w, const cJSON *v, int64_t *ns, int *never)
+static NW_MUST_USE nw_rc_t read_duration(walk_t *w, const cJSON *v, int64_t *ns, int *never)
 {
     *ns = 0;
     *never = 0;
@@ -314,7 +314,7 @@ static nw_rc_t read_duration(walk_t *w, const cJSON *v, int64_t *ns, int *never)
     return NW_OK;
 }
 
-static nw_rc_t read_int(walk_t *w, const cJSON *v, int bits, int64_t *out)
+static NW_MUST_USE nw_rc_t read_int(walk_t *w, const cJSON *v, int bits, int64_t *out)
 {
     *out = 0;
     if (absent(v))
@@ -329,11 +329,13 @@ static nw_rc_t read_int(walk_t *w, const cJSON *v, int bits, int64_t *out)
     return NW_OK;
 }
 
-static nw_rc_t is_zero(walk_t *w, const go_field_t *f, const cJSON *v, int *zero, int depth);
-static nw_rc_t push(walk_t *w, size_t *mark, const char *seg, int index);
+static NW_MUST_USE nw_rc_t is_zero(walk_t *w, const go_field_t *f, const cJSON *v, int *zero,
+                                   int depth);
+static NW_MUST_USE nw_rc_t push(walk_t *w, size_t *mark, const char *seg, int index);
 
 /* reflect.Value.IsZero of a struct value: every field zero */
-static nw_rc_t struct_is_zero(walk_t *w, const go_type_t *t, const cJSON *v, int *zero, int depth)
+static NW_MUST_USE nw_rc_t struct_is_zero(walk_t *w, const go_type_t *t, const cJSON *v, int *zero,
+                                          int depth)
 {
     *zero = 1;
     if (depth > MAX_DEPTH)
@@ -353,7 +355,8 @@ static nw_rc_t struct_is_zero(walk_t *w, const go_type_t *t, const cJSON *v, int
     return NW_OK;
 }
 
-static nw_rc_t is_zero(walk_t *w, const go_field_t *f, const cJSON *v, int *zero, int depth)
+static NW_MUST_USE nw_rc_t is_zero(walk_t *w, const go_field_t *f, const cJSON *v, int *zero,
+                                   int depth)
 {
     *zero = 1;
     if (f->type && f->type->kind == GO_DURATION) {
@@ -394,7 +397,7 @@ static nw_rc_t is_zero(walk_t *w, const go_field_t *f, const cJSON *v, int *zero
 /* Kubernetes' Quantity.String() of a quantity as ParseQuantity read it: the text as
  * typed when ParseQuantity's fast path finds it canonical (it keeps the string then),
  * else the canonical form (k8s.io/apimachinery pkg/api/resource quantity.go). */
-static nw_rc_t quantity_string(walk_t *w, const char *s, char *out, size_t cap)
+static NW_MUST_USE nw_rc_t quantity_string(walk_t *w, const char *s, char *out, size_t cap)
 {
     nw_quantity_t q;
     if (nw_quantity_parse(s, &q, NULL) != NW_OK)
@@ -469,7 +472,7 @@ static nw_rc_t quantity_string(walk_t *w, const char *s, char *out, size_t cap)
  * Karpenter's container the local zone is UTC, which MarshalBinary writes as offset 0,
  * not as the -1 it writes for time.UTC itself): version 1, seconds since year 1 (8 bytes
  * BE), nanoseconds (4 BE), zone offset in minutes (2 BE). */
-static nw_rc_t hash_time(walk_t *w, const cJSON *v, uint64_t *out)
+static NW_MUST_USE nw_rc_t hash_time(walk_t *w, const cJSON *v, uint64_t *out)
 {
     int64_t sec = 0, nsec = 0;
     int utc = 1; /* the zero time.Time is in time.UTC */
@@ -499,9 +502,10 @@ static nw_rc_t hash_time(walk_t *w, const cJSON *v, uint64_t *out)
     return NW_OK;
 }
 
-static nw_rc_t visit(walk_t *w, const go_type_t *t, const cJSON *v, int depth, uint64_t *out);
+static NW_MUST_USE nw_rc_t visit(walk_t *w, const go_type_t *t, const cJSON *v, int depth,
+                                 uint64_t *out);
 
-static nw_rc_t push(walk_t *w, size_t *mark, const char *seg, int index)
+static NW_MUST_USE nw_rc_t push(walk_t *w, size_t *mark, const char *seg, int index)
 {
     *mark = strlen(w->path);
     int n = index >= 0
@@ -514,7 +518,8 @@ static nw_rc_t push(walk_t *w, size_t *mark, const char *seg, int index)
     return NW_OK;
 }
 
-static nw_rc_t visit_struct(walk_t *w, const go_type_t *t, const cJSON *v, int depth, uint64_t *out)
+static NW_MUST_USE nw_rc_t visit_struct(walk_t *w, const go_type_t *t, const cJSON *v, int depth,
+                                        uint64_t *out)
 {
     if (!absent(v) && !cJSON_IsObject(v) && !(t->nfields && !t->fields[0].json))
         return bad(w, "must be an object");
@@ -550,7 +555,8 @@ static nw_rc_t visit_struct(walk_t *w, const go_type_t *t, const cJSON *v, int d
     return NW_OK;
 }
 
-static nw_rc_t visit(walk_t *w, const go_type_t *t, const cJSON *v, int depth, uint64_t *out)
+static NW_MUST_USE nw_rc_t visit(walk_t *w, const go_type_t *t, const cJSON *v, int depth,
+                                 uint64_t *out)
 {
     if (depth > MAX_DEPTH)
         return bad(w, "nested too deeply");

@@ -53,14 +53,15 @@
 /** The NodePool hash of a NodePool object into out. NW_EINVAL (path
  * "spec.template") when the object has no spec.template object, or naming the field
  * Karpenter could not decode. */
-nw_rc_t nw_drifthash_nodepool(const cJSON *nodepool, char out[NW_HASH_LEN], nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_drifthash_nodepool(const cJSON *nodepool, char out[NW_HASH_LEN],
+                                          nw_err_t *err);
 
 /** The EC2NodeClass hash of an EC2NodeClass object into out, for the cluster CA bundle
  * ca_bundle (base64 PEM as Karpenter holds it; NULL or "" when none is known). NW_EINVAL
  * (path "spec") when it has no spec object, or naming the field Karpenter could not
  * decode (a number where a string belongs, a bad duration or quantity). */
-nw_rc_t nw_drifthash_ec2nodeclass(const cJSON *nodeclass, const char *ca_bundle,
-                                  char out[NW_HASH_LEN], nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_drifthash_ec2nodeclass(const cJSON *nodeclass, const char *ca_bundle,
+                                              char out[NW_HASH_LEN], nw_err_t *err);
 
 /** The AMI family the EC2NodeClass hash uses: spec.amiFamily, else the family of
  * an `alias` AMI selector term (al2023@latest → "AL2023"), else "Custom".
@@ -76,8 +77,9 @@ const char *nw_drifthash_ami_family(const cJSON *nodeclass);
  * ca_bundle as for nw_drifthash_ec2nodeclass.
  * NW_EINVAL when the pool or class has no template/spec (nothing is stamped for it).
  */
-nw_rc_t nw_drifthash_stamp_nodeclaim(cJSON *nodeclaim, const cJSON *nodepool,
-                                     const cJSON *nodeclass, const char *ca_bundle, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_drifthash_stamp_nodeclaim(cJSON *nodeclaim, const cJSON *nodepool,
+                                                 const cJSON *nodeclass, const char *ca_bundle,
+                                                 nw_err_t *err);
 
 /** Does obj's metadata.annotations[key] equal value (both present)? */
 int nw_drifthash_annotation_is(const cJSON *obj, const char *key, const char *value);

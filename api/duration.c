@@ -40,7 +40,7 @@ static void go_quote(const char *s, size_t len, char *out, size_t cap)
 
 #define QBUF (QUOTE_MAX * 4 + 8)
 
-static nw_rc_t invalid(nw_err_t *err, const char *s, size_t len)
+static NW_MUST_USE nw_rc_t invalid(nw_err_t *err, const char *s, size_t len)
 {
     char q[QBUF];
     go_quote(s, len, q, sizeof q);

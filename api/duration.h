@@ -37,18 +37,18 @@
 
 /** Parse a Go duration. On success *ns holds nanoseconds; on failure *ns is 0
  * and err (NW_EINVAL) carries Go's message; err->path is left empty. */
-nw_rc_t nw_duration_parse(const char *s, int64_t *ns, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_duration_parse(const char *s, int64_t *ns, nw_err_t *err);
 
 /** Length-delimited form (an embedded NUL is an ordinary invalid byte). */
-nw_rc_t nw_duration_parse_n(const char *s, size_t len, int64_t *ns, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_duration_parse_n(const char *s, size_t len, int64_t *ns, nw_err_t *err);
 
 /** As nw_duration_parse, but the exact string "Never" (Karpenter's
  * NillableDuration) is accepted when allow_never is true: then *is_never is
  * true and *ns is INT64_MAX. Otherwise *is_never is false. When allow_never is
  * false, "Never" is an error that says it is not allowed here. is_never may be
  * NULL. */
-nw_rc_t nw_duration_parse_or_never(const char *s, bool allow_never, int64_t *ns, bool *is_never,
-                                   nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_duration_parse_or_never(const char *s, bool allow_never, int64_t *ns,
+                                               bool *is_never, nw_err_t *err);
 
 /** Go's Duration.String(): "1h30m0s", "720h0m0s", "300ms", "1.5µs", "0s".
  * Writes at most cap bytes including the NUL (truncating if needed;

@@ -17,12 +17,12 @@
 
 /** Append the schema-default operations for obj to patch (metadataOptions and its
  * fields; null = absent; minimal; idempotent). */
-nw_rc_t nw_api_ec2nodeclass_default(const cJSON *obj, nw_jsonpatch_t *patch);
+NW_MUST_USE nw_rc_t nw_api_ec2nodeclass_default(const cJSON *obj, nw_jsonpatch_t *patch);
 
 /** Validate obj (already defaulted) into kv. old: the stored object on UPDATE or NULL
  * (EC2NodeClass has no transition rules; accepted for symmetry). */
-nw_rc_t nw_api_ec2nodeclass_validate(const cJSON *obj, const cJSON *old, nw_kv_t *kv,
-                                     nw_admit_result_t *res);
+NW_MUST_USE nw_rc_t nw_api_ec2nodeclass_validate(const cJSON *obj, const cJSON *old, nw_kv_t *kv,
+                                                 nw_admit_result_t *res);
 
 /** Admission warnings (not denials) for fields that have no effect, or another effect
  * than Custom's, with the class's AMI family (spec.amiFamily, else its alias's):

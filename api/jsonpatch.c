@@ -105,7 +105,7 @@ static void ptr_free(ptr_t *p)
 }
 
 /* Split and unescape a JSON pointer; NW_EINVAL on bad syntax. */
-static nw_rc_t ptr_parse(const char *s, ptr_t *p)
+static NW_MUST_USE nw_rc_t ptr_parse(const char *s, ptr_t *p)
 {
     p->tok = NULL;
     p->n = 0;
@@ -208,7 +208,8 @@ static void arr_insert(cJSON *arr, int i, cJSON *v)
 }
 
 /* Put value (owned) at pointer p, as "add" does (replace=0) or "replace" (1). */
-static nw_rc_t put(cJSON **root, const ptr_t *p, cJSON *value, int replace, const char **why)
+static NW_MUST_USE nw_rc_t put(cJSON **root, const ptr_t *p, cJSON *value, int replace,
+                               const char **why)
 {
     if (p->n == 0) {
         cJSON_Delete(*root);
@@ -269,7 +270,7 @@ static cJSON *take(cJSON *root, const ptr_t *p)
     return target ? cJSON_DetachItemViaPointer(parent, target) : NULL;
 }
 
-static nw_rc_t apply_one(cJSON **doc, const cJSON *op, size_t idx, nw_err_t *err)
+static NW_MUST_USE nw_rc_t apply_one(cJSON **doc, const cJSON *op, size_t idx, nw_err_t *err)
 {
     char where[32];
     snprintf(where, sizeof where, "[%zu]", idx);

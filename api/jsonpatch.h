@@ -35,7 +35,8 @@ void nw_jsonpatch_cleanup(nw_jsonpatch_t *p);
 
 /** Append {op, path, value} (value copied; NULL for "remove"). Failures are sticky
  * in p->rc and returned. */
-nw_rc_t nw_jsonpatch_add(nw_jsonpatch_t *p, const char *op, const char *path, const cJSON *value);
+NW_MUST_USE nw_rc_t nw_jsonpatch_add(nw_jsonpatch_t *p, const char *op, const char *path,
+                                     const cJSON *value);
 
 /** Number of operations so far. */
 size_t nw_jsonpatch_len(const nw_jsonpatch_t *p);
@@ -46,14 +47,14 @@ char *nw_jsonpatch_take_text(nw_jsonpatch_t *p);
 
 /** Escape one reference token into out (cap bytes, NUL-terminated).
  * NW_ERANGE if it does not fit. */
-nw_rc_t nw_jsonpatch_escape(const char *token, char *out, size_t cap);
+NW_MUST_USE nw_rc_t nw_jsonpatch_escape(const char *token, char *out, size_t cap);
 
 /** Apply a patch (a JSON array of operations) to *doc; *doc may be replaced (a
  * pointer of "" targets the root). On error *doc is unchanged and err names the
  * failing operation ("[i]") and why. */
-nw_rc_t nw_jsonpatch_apply(cJSON **doc, const cJSON *patch, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_jsonpatch_apply(cJSON **doc, const cJSON *patch, nw_err_t *err);
 
 /** Same, with the patch given as JSON text. */
-nw_rc_t nw_jsonpatch_apply_text(cJSON **doc, const char *patch, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_jsonpatch_apply_text(cJSON **doc, const char *patch, nw_err_t *err);
 
 #endif

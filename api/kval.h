@@ -78,8 +78,8 @@ void nw_kval_lines_free(char **lines, nw_kv_err_t *errs, size_t n);
 
 /** Turn the errors into a denial in res (no-op when there are none).
  * kind "NodePool", group "karpenter.sh", name may be "". */
-nw_rc_t nw_kval_finish(const nw_kv_t *kv, const char *kind, const char *group, const char *name,
-                       nw_admit_result_t *res);
+NW_MUST_USE nw_rc_t nw_kval_finish(const nw_kv_t *kv, const char *kind, const char *group,
+                                   const char *name, nw_admit_result_t *res);
 
 /* ---- child paths ------------------------------------------------------------------ */
 
@@ -167,10 +167,10 @@ bool nw_kval_cel_int(const char *s, long long *out);
 
 /** Optional string member `name` of obj: absent or null gives def; a non-string is an
  * error naming base.name ("... must be of type string"). */
-nw_rc_t nw_kval_str_member(const cJSON *obj, const char *name, const char *base, const char *def,
-                           const char **out, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_kval_str_member(const cJSON *obj, const char *name, const char *base,
+                                       const char *def, const char **out, nw_err_t *err);
 
 /** NW_OK if arr is a JSON array, else an error naming path ("... must be of type array"). */
-nw_rc_t nw_kval_array(const cJSON *arr, const char *path, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_kval_array(const cJSON *arr, const char *path, nw_err_t *err);
 
 #endif

@@ -75,7 +75,7 @@ void nw_labels_cleanup(nw_labels_t *l);
 
 /** Set key to value (both copied), replacing an existing value. NW_ENOMEM on failure
  * (the set is then unchanged). */
-nw_rc_t nw_labels_set(nw_labels_t *l, const char *key, const char *value);
+NW_MUST_USE nw_rc_t nw_labels_set(nw_labels_t *l, const char *key, const char *value);
 
 /** Value of key, or NULL when absent. Borrowed, valid until the set changes. */
 const char *nw_labels_get(const nw_labels_t *l, const char *key);
@@ -84,12 +84,13 @@ const char *nw_labels_get(const nw_labels_t *l, const char *key);
 bool nw_labels_remove(nw_labels_t *l, const char *key);
 
 /** Copy src into dst (dst must be initialised; its old contents are freed). */
-nw_rc_t nw_labels_copy(nw_labels_t *dst, const nw_labels_t *src);
+NW_MUST_USE nw_rc_t nw_labels_copy(nw_labels_t *dst, const nw_labels_t *src);
 
 /** Parse a JSON object of string values (metadata.labels, spec.nodeSelector) into l
  * (initialised by the call; cleaned up on failure). A NULL or JSON null obj gives
  * an empty set. Keys and values are not validated (see nw_labels_key_valid);
  * a non-object or a non-string value is an error naming path or path.<key>. */
-nw_rc_t nw_labels_parse(const cJSON *obj, const char *path, nw_labels_t *l, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_labels_parse(const cJSON *obj, const char *path, nw_labels_t *l,
+                                    nw_err_t *err);
 
 #endif

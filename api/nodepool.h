@@ -18,13 +18,13 @@
 
 /** Append to patch the operations that apply the CRD's schema defaults to obj:
  * minimal (nothing for a field already set), JSON null treated as absent, idempotent. */
-nw_rc_t nw_nodepool_defaults_apply(const cJSON *obj, nw_jsonpatch_t *patch);
+NW_MUST_USE nw_rc_t nw_nodepool_defaults_apply(const cJSON *obj, nw_jsonpatch_t *patch);
 
 /** Validate obj (already defaulted) into kv; old is the stored object on UPDATE
  * (NULL on CREATE) for the transition rules. Layer-D findings go to res as
  * warnings when res is not NULL. */
-nw_rc_t nw_nodepool_validate(const cJSON *obj, const cJSON *old, nw_kv_t *kv,
-                             nw_admit_result_t *res);
+NW_MUST_USE nw_rc_t nw_nodepool_validate(const cJSON *obj, const cJSON *old, nw_kv_t *kv,
+                                         nw_admit_result_t *res);
 
 /* Shared with the EC2NodeClass and NodeClaim rules. */
 

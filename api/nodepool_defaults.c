@@ -5,7 +5,7 @@
 
 #include <stdio.h>
 
-static nw_rc_t add_str(nw_jsonpatch_t *p, const char *path, const char *s)
+static NW_MUST_USE nw_rc_t add_str(nw_jsonpatch_t *p, const char *path, const char *s)
 {
     cJSON *v = cJSON_CreateString(s);
     if (!v)

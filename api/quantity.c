@@ -144,7 +144,7 @@ static int digit_at(const digits_t *d, size_t x)
  * only if x has at most B decimals, so truncating after FRAC >= B decimals
  * cannot move it across an integer).
  */
-static nw_rc_t compute_milli(const digits_t *d, const suffix_t *suf, uint64_t *out)
+static NW_MUST_USE nw_rc_t compute_milli(const digits_t *d, const suffix_t *suf, uint64_t *out)
 {
     size_t L = d->nl + d->dl, f = 0, l = 0;
     bool any = false;
@@ -304,7 +304,7 @@ nw_quantity_t nw_quantity_from_milli(int64_t milli, nw_quantity_format_t format)
     return q;
 }
 
-static nw_rc_t range_err(nw_err_t *err, const char *op)
+static NW_MUST_USE nw_rc_t range_err(nw_err_t *err, const char *op)
 {
     return nw_err_set(err, NW_ERANGE, "",
                       "quantity %s overflows: the result must be within +-9223372036854775807m",

@@ -68,29 +68,33 @@ typedef struct {
  * malformed string (message starts like Kubernetes': NW_QUANTITY_REGEX_MSG,
  * "unable to parse quantity's suffix" ...), NW_ERANGE when the magnitude does
  * not fit in int64 milli-units. err->path is left empty. */
-nw_rc_t nw_quantity_parse(const char *s, nw_quantity_t *out, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_quantity_parse(const char *s, nw_quantity_t *out, nw_err_t *err);
 
 /** Length-delimited form of nw_quantity_parse (s need not be NUL-terminated;
  * an embedded NUL is a malformed character). */
-nw_rc_t nw_quantity_parse_n(const char *s, size_t len, nw_quantity_t *out, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_quantity_parse_n(const char *s, size_t len, nw_quantity_t *out,
+                                        nw_err_t *err);
 
 /** A quantity of milli/1000 units. INT64_MIN saturates to -INT64_MAX. */
 nw_quantity_t nw_quantity_from_milli(int64_t milli, nw_quantity_format_t format);
 
 /** A quantity of v whole units; NW_ERANGE when v*1000 does not fit (out unchanged). */
-nw_rc_t nw_quantity_from_int(int64_t v, nw_quantity_format_t format, nw_quantity_t *out,
-                             nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_quantity_from_int(int64_t v, nw_quantity_format_t format, nw_quantity_t *out,
+                                         nw_err_t *err);
 
 /** *out = a + b. The format is a's, or b's when a is zero (Quantity.Add).
  * NW_ERANGE on overflow, *out unchanged. out may point to a or b's storage. */
-nw_rc_t nw_quantity_add(nw_quantity_t a, nw_quantity_t b, nw_quantity_t *out, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_quantity_add(nw_quantity_t a, nw_quantity_t b, nw_quantity_t *out,
+                                    nw_err_t *err);
 
 /** *out = a - b. The format is a's, or b's when a is zero (Quantity.Sub).
  * NW_ERANGE on overflow, *out unchanged. */
-nw_rc_t nw_quantity_sub(nw_quantity_t a, nw_quantity_t b, nw_quantity_t *out, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_quantity_sub(nw_quantity_t a, nw_quantity_t b, nw_quantity_t *out,
+                                    nw_err_t *err);
 
 /** *out = a * k, format kept. NW_ERANGE on overflow, *out unchanged. */
-nw_rc_t nw_quantity_mul_int(nw_quantity_t a, int64_t k, nw_quantity_t *out, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_quantity_mul_int(nw_quantity_t a, int64_t k, nw_quantity_t *out,
+                                        nw_err_t *err);
 
 /** -1, 0 or 1 as a < b, a == b, a > b (formats are ignored). */
 int nw_quantity_cmp(nw_quantity_t a, nw_quantity_t b);

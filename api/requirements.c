@@ -99,7 +99,7 @@ static int cmp_strp(const void *a, const void *b)
 }
 
 /* Copy, sort and de-duplicate. *out NULL when n == 0. */
-static nw_rc_t vals_from(const char *const *in, size_t n, char ***out, size_t *nout)
+static NW_MUST_USE nw_rc_t vals_from(const char *const *in, size_t n, char ***out, size_t *nout)
 {
     *out = NULL;
     *nout = 0;
@@ -223,7 +223,7 @@ bool nw_requirements_req_has_intersection(const nw_req_t *a, const nw_req_t *b)
 }
 
 /* Append a copy of s to v (capacity cap is known to be large enough). */
-static nw_rc_t push(char **v, size_t *n, const char *s)
+static NW_MUST_USE nw_rc_t push(char **v, size_t *n, const char *s)
 {
     v[*n] = strdup(s);
     if (!v[*n])
@@ -436,7 +436,7 @@ bool nw_requirements_has(const nw_reqs_t *s, const char *key)
     return nw_requirements_get(s, key) != NULL;
 }
 
-static nw_rc_t req_dup(const nw_req_t *r, nw_req_t *out)
+static NW_MUST_USE nw_rc_t req_dup(const nw_req_t *r, nw_req_t *out)
 {
     *out = *r;
     out->key = strdup(r->key);
@@ -462,7 +462,7 @@ static nw_rc_t req_dup(const nw_req_t *r, nw_req_t *out)
 }
 
 /* Take ownership of *r: intersect into s (Karpenter's Add). r is emptied. */
-static nw_rc_t add_take(nw_reqs_t *s, nw_req_t *r)
+static NW_MUST_USE nw_rc_t add_take(nw_reqs_t *s, nw_req_t *r)
 {
     ptrdiff_t i = find(s, r->key);
     if (i >= 0) {

@@ -110,7 +110,8 @@ bool nw_requirements_req_has_intersection(const nw_req_t *a, const nw_req_t *b);
 
 /** out = a ∩ b (Karpenter's Intersection; out takes a's key). out is overwritten, not
  * freed first. NW_ENOMEM on failure (out then holds nothing to free). */
-nw_rc_t nw_requirements_req_intersect(const nw_req_t *a, const nw_req_t *b, nw_req_t *out);
+NW_MUST_USE nw_rc_t nw_requirements_req_intersect(const nw_req_t *a, const nw_req_t *b,
+                                                  nw_req_t *out);
 
 /** Karpenter's String(): "k In [a b]", "k NotIn [a] >=5 <=9", "k Exists",
  * "k DoesNotExist", " minValues N"; more than five values print as
@@ -132,18 +133,18 @@ void nw_requirements_init(nw_reqs_t *s);
 void nw_requirements_cleanup(nw_reqs_t *s);
 
 /** Copy src into dst (dst initialised; its old contents are freed). */
-nw_rc_t nw_requirements_copy(nw_reqs_t *dst, const nw_reqs_t *src);
+NW_MUST_USE nw_rc_t nw_requirements_copy(nw_reqs_t *dst, const nw_reqs_t *src);
 
 /** Add one requirement (Karpenter's NewRequirementWithFlexibility + Add): the key is
  * normalised; In/NotIn take values; Exists/DoesNotExist ignore them; Gt/Lt/Gte/Lte
  * need exactly one integer value (else NW_EINVAL, message in err, set unchanged).
  * min_values 0 = unset. If the key is present the two are intersected. */
-nw_rc_t nw_requirements_add(nw_reqs_t *s, const char *key, nw_req_op_t op,
-                            const char *const *values, size_t nvalues, int min_values,
-                            nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_requirements_add(nw_reqs_t *s, const char *key, nw_req_op_t op,
+                                        const char *const *values, size_t nvalues, int min_values,
+                                        nw_err_t *err);
 
 /** Add (intersect in) a copy of r. */
-nw_rc_t nw_requirements_add_req(nw_reqs_t *s, const nw_req_t *r);
+NW_MUST_USE nw_rc_t nw_requirements_add_req(nw_reqs_t *s, const nw_req_t *r);
 
 /** The requirement for key (normalised first), or NULL. Borrowed. */
 const nw_req_t *nw_requirements_get(const nw_reqs_t *s, const char *key);
@@ -153,10 +154,11 @@ bool nw_requirements_has(const nw_reqs_t *s, const char *key);
 
 /** out = a ∩ b for every key (keys in only one side are kept as they are). out is
  * initialised by the call; on failure it is left empty. */
-nw_rc_t nw_requirements_intersect(const nw_reqs_t *a, const nw_reqs_t *b, nw_reqs_t *out);
+NW_MUST_USE nw_rc_t nw_requirements_intersect(const nw_reqs_t *a, const nw_reqs_t *b,
+                                              nw_reqs_t *out);
 
 /** s = s ∩ b, in place. */
-nw_rc_t nw_requirements_add_all(nw_reqs_t *s, const nw_reqs_t *b);
+NW_MUST_USE nw_rc_t nw_requirements_add_all(nw_reqs_t *s, const nw_reqs_t *b);
 
 /** Karpenter's Intersects(existing, incoming): for each key in both, the values must
  * overlap unless both are NotIn/DoesNotExist. On the first conflict (keys in sorted
@@ -183,7 +185,7 @@ bool nw_requirements_match_labels(const nw_reqs_t *s, const nw_labels_t *labels,
                                   nw_reqs_conflict_t *c);
 
 /** Requirements from labels: each key In [value] (Karpenter's NewLabelRequirements). */
-nw_rc_t nw_requirements_from_labels(const nw_labels_t *labels, nw_reqs_t *out);
+NW_MUST_USE nw_rc_t nw_requirements_from_labels(const nw_labels_t *labels, nw_reqs_t *out);
 
 /** Karpenter's Requirements.String(): the requirements' strings, sorted, ", "-joined,
  * kubernetes.io/hostname left out. Returns the full length. */
@@ -196,19 +198,20 @@ size_t nw_requirements_format(const nw_reqs_t *s, char *buf, size_t n);
  * (initialised by the call; empty on failure). NULL/null = empty. Errors name the
  * field: path[i].key (Required value / not a qualified name), path[i].operator
  * (Unsupported value), path[i].values (type, count, integer), path[i].minValues. */
-nw_rc_t nw_requirements_json_parse_list(const cJSON *arr, const char *path, unsigned flags,
-                                        nw_reqs_t *out, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_requirements_json_parse_list(const cJSON *arr, const char *path,
+                                                    unsigned flags, nw_reqs_t *out, nw_err_t *err);
 
 /** Parse a pod's spec.nodeSelector map (each entry key In [value]). */
-nw_rc_t nw_requirements_json_parse_node_selector(const cJSON *obj, const char *path, nw_reqs_t *out,
-                                                 nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_requirements_json_parse_node_selector(const cJSON *obj, const char *path,
+                                                             nw_reqs_t *out, nw_err_t *err);
 
 /** Parse requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms (the terms
  * are ORed): *terms receives an array of *nterms sets (free with nw_requirements_json_terms_free).
  * Only matchExpressions count (matchFields is checked to be an array and otherwise
  * ignored, as Karpenter does). An empty term gives an empty set. */
-nw_rc_t nw_requirements_json_parse_terms(const cJSON *arr, const char *path, nw_reqs_t **terms,
-                                         size_t *nterms, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_requirements_json_parse_terms(const cJSON *arr, const char *path,
+                                                     nw_reqs_t **terms, size_t *nterms,
+                                                     nw_err_t *err);
 
 /** Free what nw_requirements_json_parse_terms returned. */
 void nw_requirements_json_terms_free(nw_reqs_t *terms, size_t nterms);
@@ -217,8 +220,9 @@ void nw_requirements_json_terms_free(nw_reqs_t *terms, size_t nterms);
  * object: spec.nodeSelector AND the first required node-affinity term, and with
  * NW_REQS_PARSE_PREFERRED also the heaviest preferred term (first of equal weights).
  * path is the PodSpec's path ("spec"). */
-nw_rc_t nw_requirements_json_parse_pod_spec(const cJSON *spec, const char *path, unsigned flags,
-                                            nw_reqs_t *out, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_requirements_json_parse_pod_spec(const cJSON *spec, const char *path,
+                                                        unsigned flags, nw_reqs_t *out,
+                                                        nw_err_t *err);
 
 /* ---- Karpenter's runtime validation (layer D) ---------------------------------- */
 

@@ -16,7 +16,8 @@
 
 /* ---- parsing ------------------------------------------------------------------ */
 
-static nw_rc_t type_err(nw_err_t *err, const char *path, const cJSON *j, const char *want)
+static NW_MUST_USE nw_rc_t type_err(nw_err_t *err, const char *path, const cJSON *j,
+                                    const char *want)
 {
     return nw_err_set(err, NW_EINVAL, path, "Invalid value: \"%s\": %s must be of type %s",
                       nw_json_type_name(j), path, want);
@@ -24,8 +25,8 @@ static nw_rc_t type_err(nw_err_t *err, const char *path, const cJSON *j, const c
 
 #define MAX_VALUES 4096
 
-static nw_rc_t parse_item(const cJSON *it, const char *base, unsigned flags, nw_reqs_t *out,
-                          nw_err_t *err)
+static NW_MUST_USE nw_rc_t parse_item(const cJSON *it, const char *base, unsigned flags,
+                                      nw_reqs_t *out, nw_err_t *err)
 {
     char p[192];
     if (!cJSON_IsObject(it))
@@ -169,7 +170,8 @@ void nw_requirements_json_terms_free(nw_reqs_t *terms, size_t nterms)
     free(terms);
 }
 
-static nw_rc_t parse_term(const cJSON *t, const char *base, nw_reqs_t *out, nw_err_t *err)
+static NW_MUST_USE nw_rc_t parse_term(const cJSON *t, const char *base, nw_reqs_t *out,
+                                      nw_err_t *err)
 {
     char p[192];
     nw_requirements_init(out);

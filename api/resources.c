@@ -106,7 +106,7 @@ static long find(const nw_resources_t *r, const char *name)
 }
 
 /* Make room for one more entry. */
-static nw_rc_t reserve(nw_resources_t *r)
+static NW_MUST_USE nw_rc_t reserve(nw_resources_t *r)
 {
     if (!r->heap && r->n < NW_RESOURCES_INLINE)
         return NW_OK;
@@ -124,7 +124,8 @@ static nw_rc_t reserve(nw_resources_t *r)
 }
 
 /* Insert name at position pos (from find); the name is interned or copied. */
-static nw_rc_t insert_at(nw_resources_t *r, size_t pos, const char *name, nw_quantity_t q)
+static NW_MUST_USE nw_rc_t insert_at(nw_resources_t *r, size_t pos, const char *name,
+                                     nw_quantity_t q)
 {
     const char *stat = intern(name);
     char *copy = NULL;
@@ -215,7 +216,8 @@ nw_rc_t nw_resources_copy(nw_resources_t *dst, const nw_resources_t *src, nw_err
 
 /* a op= b for op in {add, sub}: check every overflow first so that NW_ERANGE
  * leaves a unchanged. */
-static nw_rc_t combine(nw_resources_t *a, const nw_resources_t *b, bool sub, nw_err_t *err)
+static NW_MUST_USE nw_rc_t combine(nw_resources_t *a, const nw_resources_t *b, bool sub,
+                                   nw_err_t *err)
 {
     const nw_res_entry_t *be = centries(b);
     for (uint32_t j = 0; j < b->n; j++) {
@@ -233,16 +235,18 @@ static nw_rc_t combine(nw_resources_t *a, const nw_resources_t *b, bool sub, nw_
             nw_res_entry_t *ae = &entries(a)[i];
             nw_quantity_t x = entry_q(ae);
             if (sub)
-                nw_quantity_sub(x, y, &z, NULL);
+                /* overflow was ruled out by the loop above */
+                (void)nw_quantity_sub(x, y, &z, NULL);
             else
-                nw_quantity_add(x, y, &z, NULL);
+                (void)nw_quantity_add(x, y, &z, NULL);
             ae->milli = z.milli;
             ae->format = (uint8_t)z.format;
             continue;
         }
         if (sub) {
             nw_quantity_t zero = {0, NW_QTY_DECIMAL_SI};
-            nw_quantity_sub(zero, y, &z, NULL);
+            /* overflow was ruled out by the loop above */
+            (void)nw_quantity_sub(zero, y, &z, NULL);
         } else {
             z = y;
         }

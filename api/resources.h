@@ -57,7 +57,8 @@ void nw_resources_cleanup(nw_resources_t *r);
 
 /** Replace dst's contents with a copy of src. dst must be initialised.
  * NW_ENOMEM leaves dst empty. */
-nw_rc_t nw_resources_copy(nw_resources_t *dst, const nw_resources_t *src, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_resources_copy(nw_resources_t *dst, const nw_resources_t *src,
+                                      nw_err_t *err);
 
 /** Number of names in the list. */
 size_t nw_resources_len(const nw_resources_t *r);
@@ -69,7 +70,8 @@ const char *nw_resources_name_at(const nw_resources_t *r, size_t i);
 nw_quantity_t nw_resources_at(const nw_resources_t *r, size_t i);
 
 /** Set name to q (insert or replace). NW_EINVAL for an empty name, NW_ENOMEM. */
-nw_rc_t nw_resources_set(nw_resources_t *r, const char *name, nw_quantity_t q, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_resources_set(nw_resources_t *r, const char *name, nw_quantity_t q,
+                                     nw_err_t *err);
 
 /** Remove name; returns whether it was there. */
 bool nw_resources_remove(nw_resources_t *r, const char *name);
@@ -82,15 +84,15 @@ nw_quantity_t nw_resources_get_or_zero(const nw_resources_t *r, const char *name
 
 /** a += b over the union of names. NW_ERANGE on overflow leaves a unchanged;
  * NW_ENOMEM may leave a partly updated. */
-nw_rc_t nw_resources_add(nw_resources_t *a, const nw_resources_t *b, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_resources_add(nw_resources_t *a, const nw_resources_t *b, nw_err_t *err);
 
 /** a -= b over the union of names (a name only in b becomes negative).
  * Errors as nw_resources_add. */
-nw_rc_t nw_resources_sub(nw_resources_t *a, const nw_resources_t *b, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_resources_sub(nw_resources_t *a, const nw_resources_t *b, nw_err_t *err);
 
 /** a = element-wise max(a, b); a name present in only one list keeps its value
  * (as k8s.io/apiserver/pkg/quota/v1 Max). NW_ENOMEM may leave a partly updated. */
-nw_rc_t nw_resources_max(nw_resources_t *a, const nw_resources_t *b, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_resources_max(nw_resources_t *a, const nw_resources_t *b, nw_err_t *err);
 
 /** Does request fit in capacity: every quantity in request <= the capacity's
  * quantity for that name, a name missing from capacity counting as zero. When
@@ -108,8 +110,8 @@ bool nw_resources_is_zero(const nw_resources_t *r);
  * err->path is "<path>[<name>]" (or path itself when obj is not an object) and
  * err->msg says what is wrong ("Invalid value: \"1.2.3\": quantities must match
  * ..."). path may be NULL or "". */
-nw_rc_t nw_resources_from_json(nw_resources_t *r, const cJSON *obj, const char *path,
-                               nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_resources_from_json(nw_resources_t *r, const cJSON *obj, const char *path,
+                                           nw_err_t *err);
 
 /** A new JSON object {name: "canonical quantity", ...} in sorted order; owned by
  * the caller (cJSON_Delete). NULL when out of memory. */

@@ -79,25 +79,28 @@ void nw_tolerations_init(nw_tolerations_t *t);
 void nw_tolerations_cleanup(nw_tolerations_t *t);
 
 /** Append a copy of a taint. NW_ENOMEM on failure (list unchanged). */
-nw_rc_t nw_taints_add(nw_taints_t *t, const char *key, const char *value, nw_taint_effect_t effect);
+NW_MUST_USE nw_rc_t nw_taints_add(nw_taints_t *t, const char *key, const char *value,
+                                  nw_taint_effect_t effect);
 
 /** Append a copy of a toleration (seconds < 0 as has_seconds=false is the caller's
  * choice: pass has_seconds explicitly). */
-nw_rc_t nw_tolerations_add(nw_tolerations_t *t, const char *key, nw_tol_op_t op, const char *value,
-                           nw_taint_effect_t effect, bool has_seconds, int64_t seconds);
+NW_MUST_USE nw_rc_t nw_tolerations_add(nw_tolerations_t *t, const char *key, nw_tol_op_t op,
+                                       const char *value, nw_taint_effect_t effect,
+                                       bool has_seconds, int64_t seconds);
 
 /** Parse a JSON array of taints ({key, value, effect}; spec.taints of a Node or a
  * NodePool template). key and effect are required; value optional; effect must be
  * one of NoSchedule, PreferNoSchedule, NoExecute. NULL or JSON null = empty list.
  * out is initialised by the call and left empty on failure; err names the field
  * (path[i].effect ...). Unknown fields (timeAdded) are ignored. */
-nw_rc_t nw_taints_parse(const cJSON *arr, const char *path, nw_taints_t *out, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_taints_parse(const cJSON *arr, const char *path, nw_taints_t *out,
+                                    nw_err_t *err);
 
 /** Parse a JSON array of tolerations ({key, operator, value, effect,
  * tolerationSeconds}; all optional; operator "" / Equal / Exists / Lt / Gt; effect ""
  * or one of the three; tolerationSeconds an integer). As nw_taints_parse. */
-nw_rc_t nw_tolerations_parse(const cJSON *arr, const char *path, nw_tolerations_t *out,
-                             nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_tolerations_parse(const cJSON *arr, const char *path, nw_tolerations_t *out,
+                                         nw_err_t *err);
 
 /** Kubernetes' ToleratesTaint: effect empty or equal; key empty or equal; then by
  * operator — Exists: always; Equal: values equal; Lt/Gt: both values canonical

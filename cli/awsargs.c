@@ -12,7 +12,7 @@
 #include "common/yaml.h"
 #include "scaler/aws/creds.h"
 
-static nw_rc_t load_nodeclasses(nw_awsargs_t *a, const char *path, nw_err_t *err)
+static NW_MUST_USE nw_rc_t load_nodeclasses(nw_awsargs_t *a, const char *path, nw_err_t *err)
 {
     size_t len;
     char *text = nw_file_read(path, (size_t)16 << 20, &len);

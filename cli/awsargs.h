@@ -38,7 +38,7 @@ typedef struct {
 
 /** Parse argv (argv[0] = subcommand). NW_EINVAL with a message naming the flag
  * or file on bad input. Also initialises libcurl and libxml2 (main thread). */
-nw_rc_t nw_awsargs_parse(nw_awsargs_t *a, int argc, char **argv, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_awsargs_parse(nw_awsargs_t *a, int argc, char **argv, nw_err_t *err);
 
 void nw_awsargs_free(nw_awsargs_t *a);
 

@@ -69,7 +69,7 @@ typedef struct {
     char why[400];
 } doctor_k8s_t;
 
-static nw_rc_t doctor_k8s_version(void *ud, char *out, size_t len, nw_err_t *err)
+static NW_MUST_USE nw_rc_t doctor_k8s_version(void *ud, char *out, size_t len, nw_err_t *err)
 {
     doctor_k8s_t *d = ud;
     if (!d->tried) {
@@ -81,7 +81,8 @@ static nw_rc_t doctor_k8s_version(void *ud, char *out, size_t len, nw_err_t *err
         if (nw_kube_config_load(d->a->cfg.kubernetes.kubeconfig, d->a->cfg.kubernetes.context,
                                 &kcfg, &e) == NW_OK &&
             nw_kube_client_new(kcfg, &copts, &client, &e) == NW_OK)
-            nw_kube_client_server_version(client, d->version, sizeof d->version, &e);
+            /* a failure leaves the version empty: reported below */
+            (void)nw_kube_client_server_version(client, d->version, sizeof d->version, &e);
         nw_kube_client_free(client);
         if (!d->version[0])
             snprintf(d->why, sizeof d->why, "not read from the API server: %.300s",
@@ -117,7 +118,8 @@ static void nw_doctor_cluster_checks(report_t *r, const nw_awsargs_t *a)
     nw_doctor_report_init(&rep);
     /* the Lease permissions where serve takes the Lease, not in the kubeconfig's namespace */
     nw_kube_doctor_opts_t kopts = {.lease_namespace = a->cfg.scaler.leaderElection.namespace_};
-    nw_doctor_run(client, &kopts, &rep);
+    /* every check, failed or not, is in rep */
+    (void)nw_doctor_run(client, &kopts, &rep);
     for (size_t i = 0; i < rep.n; i++) {
         const nw_kube_check_t *k = &rep.v[i];
         char name[200], detail[1024];
@@ -201,20 +203,21 @@ static void permission_checks(report_t *r, nw_ec2_t *ec2, const nw_nodeclass_res
     const char *zone = res && res->nsubnets ? res->subnets[0].zone : NULL;
     nw_ec2_params_t p;
 
-    nw_ec2_params_init(&p, "RunInstances");
+    /* only fails out of memory; the dry run then reports the broken request */
+    (void)nw_ec2_params_init(&p, "RunInstances");
     (void)(nw_ec2_param(&p, "ImageId", ami) || nw_ec2_param(&p, "InstanceType", "t3.micro") ||
            nw_ec2_param(&p, "MinCount", "1") || nw_ec2_param(&p, "MaxCount", "1") ||
            (subnet && nw_ec2_param(&p, "SubnetId", subnet)) ||
            (profile && nw_ec2_param(&p, "IamInstanceProfile.Name", profile)));
     dry_run(r, ec2, "RunInstances", &p, profile);
 
-    nw_ec2_params_init(&p, "CreateLaunchTemplate");
+    (void)nw_ec2_params_init(&p, "CreateLaunchTemplate");
     (void)(nw_ec2_param(&p, "LaunchTemplateName", "nodewarden-doctor-dry-run") ||
            nw_ec2_param(&p, "LaunchTemplateData.ImageId", ami) ||
            (profile && nw_ec2_param(&p, "LaunchTemplateData.IamInstanceProfile.Name", profile)));
     dry_run(r, ec2, "CreateLaunchTemplate", &p, profile);
 
-    nw_ec2_params_init(&p, "CreateFleet");
+    (void)nw_ec2_params_init(&p, "CreateFleet");
     (void)(nw_ec2_param(&p, "Type", "instant") ||
            nw_ec2_param(&p, "TargetCapacitySpecification.TotalTargetCapacity", "1") ||
            nw_ec2_param(&p, "TargetCapacitySpecification.DefaultTargetCapacityType", "on-demand") ||
@@ -229,13 +232,13 @@ static void permission_checks(report_t *r, nw_ec2_t *ec2, const nw_nodeclass_res
             nw_ec2_param(&p, "LaunchTemplateConfigs.1.Overrides.1.AvailabilityZone", zone)));
     dry_run(r, ec2, "CreateFleet", &p, profile);
 
-    nw_ec2_params_init(&p, "CreateTags");
+    (void)nw_ec2_params_init(&p, "CreateTags");
     (void)(nw_ec2_param(&p, "ResourceId.1", "i-00000000000000000") ||
            nw_ec2_param(&p, "Tag.1.Key", "nodewarden.io/doctor") ||
            nw_ec2_param(&p, "Tag.1.Value", "dry-run"));
     dry_run(r, ec2, "CreateTags", &p, NULL);
 
-    nw_ec2_params_init(&p, "TerminateInstances");
+    (void)nw_ec2_params_init(&p, "TerminateInstances");
     (void)nw_ec2_param(&p, "InstanceId.1", "i-00000000000000000");
     dry_run(r, ec2, "TerminateInstances", &p, NULL);
 }

@@ -32,7 +32,7 @@ static double snap_price(void *ud, const char *itype, const char *zone, const ch
     return -1;
 }
 
-static nw_rc_t snap_types(void *ud, nw_sched_snap_t *dst, nw_err_t *err)
+static NW_MUST_USE nw_rc_t snap_types(void *ud, nw_sched_snap_t *dst, nw_err_t *err)
 {
     const nw_sched_snap_t *src = ud;
     for (size_t i = 0; i < nw_snapshot_nitypes(src); i++) {

@@ -48,7 +48,7 @@ static cJSON *scaler_lookup(void *arg, const char *group, const char *kind, cons
     return nw_scaler_loop_nodeclass(arg, name);
 }
 
-static nw_rc_t scaler_metrics(void *ud, nw_buf_t *out)
+static NW_MUST_USE nw_rc_t scaler_metrics(void *ud, nw_buf_t *out)
 {
     return nw_scaler_loop_metrics(ud, out);
 }

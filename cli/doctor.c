@@ -159,9 +159,9 @@ static const perm_t perms[] = {
     {"", "services", NULL, "get", 2, "kube-dns"},
 };
 
-static nw_rc_t ssar(nw_kube_client_t *c, const char *group, const char *resource, const char *sub,
-                    const char *name, const char *verb, const char *ns, int *allowed, char *reason,
-                    size_t rlen, nw_err_t *err)
+static NW_MUST_USE nw_rc_t ssar(nw_kube_client_t *c, const char *group, const char *resource,
+                                const char *sub, const char *name, const char *verb, const char *ns,
+                                int *allowed, char *reason, size_t rlen, nw_err_t *err)
 {
     cJSON *r = nw_json_new_object();
     nw_json_add_string(r, "apiVersion", "authorization.k8s.io/v1");
@@ -412,7 +412,8 @@ static cJSON *list_items(nw_kube_client_t *c, const nw_kube_res_t *res, nw_err_t
     nw_buf_init(&p, 512);
     cJSON *out = NULL;
     if (nw_kube_client_path(&p, res, NULL, NULL, NULL) == NW_OK)
-        nw_kube_client_get_json(c, nw_buf_str(&p), "list", res->plural, &out, err);
+        /* a failure leaves out NULL: reported below */
+        (void)nw_kube_client_get_json(c, nw_buf_str(&p), "list", res->plural, &out, err);
     nw_buf_cleanup(&p);
     if (!out)
         return NULL;

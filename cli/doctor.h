@@ -63,8 +63,8 @@ void nw_doctor_report_add(nw_kube_report_t *r, nw_check_status_t st, const char 
     __attribute__((format(printf, 6, 7)));
 
 /** Run every check; appends to rep. Returns NW_OK (failures are in the report). */
-nw_rc_t nw_doctor_run(nw_kube_client_t *c, const nw_kube_doctor_opts_t *opts,
-                      nw_kube_report_t *rep);
+NW_MUST_USE nw_rc_t nw_doctor_run(nw_kube_client_t *c, const nw_kube_doctor_opts_t *opts,
+                                  nw_kube_report_t *rep);
 
 /** Print the report: one line per check ("ok", "FAIL", "warn", "skip"), with the fix
  * indented under each failure, then a summary line. */

@@ -52,9 +52,10 @@ static int gpu_mutate(plan_t *p, cJSON **obj, bool pod)
     nw_jsonpatch_init(&patch);
     nw_admit_result_init(&res);
     if (pod)
-        nw_gpu_pod_patch(&p->gpu, *obj, NULL, &patch, &res);
+        /* the verdict and messages are in res */
+        (void)nw_gpu_pod_patch(&p->gpu, *obj, NULL, &patch, &res);
     else
-        nw_gpu_pool_patch(&p->gpu, *obj, &patch, &res);
+        (void)nw_gpu_pool_patch(&p->gpu, *obj, &patch, &res);
     int rc = 0;
     char *text = nw_jsonpatch_take_text(&patch);
     if (text) {

@@ -29,7 +29,7 @@ void nw_buf_reset(nw_buf_t *b)
         b->data[0] = '\0';
 }
 
-static nw_rc_t reserve(nw_buf_t *b, size_t extra)
+static NW_MUST_USE nw_rc_t reserve(nw_buf_t *b, size_t extra)
 {
     if (extra > b->max || b->len > b->max - extra)
         return NW_ERANGE;

@@ -35,20 +35,22 @@ void nw_buf_reset(nw_buf_t *b);
 
 /** Make room for extra more bytes in one allocation (appends up to that size then do not
  * reallocate). NW_ERANGE past the cap, NW_ENOMEM on allocation failure. */
-nw_rc_t nw_buf_reserve(nw_buf_t *b, size_t extra) __attribute__((warn_unused_result));
+NW_MUST_USE nw_rc_t nw_buf_reserve(nw_buf_t *b, size_t extra) __attribute__((warn_unused_result));
 
 /** Append n bytes. NW_ERANGE past the cap, NW_ENOMEM on allocation failure. */
-nw_rc_t nw_buf_add(nw_buf_t *b, const void *p, size_t n) __attribute__((warn_unused_result));
+NW_MUST_USE nw_rc_t nw_buf_add(nw_buf_t *b, const void *p, size_t n)
+    __attribute__((warn_unused_result));
 
 /** Append a NUL-terminated string. */
-nw_rc_t nw_buf_adds(nw_buf_t *b, const char *s) __attribute__((warn_unused_result));
+NW_MUST_USE nw_rc_t nw_buf_adds(nw_buf_t *b, const char *s) __attribute__((warn_unused_result));
 
 /** Append printf-style formatted text. */
-nw_rc_t nw_buf_addf(nw_buf_t *b, const char *fmt, ...) __attribute__((warn_unused_result))
-__attribute__((format(printf, 2, 3)));
+NW_MUST_USE nw_rc_t nw_buf_addf(nw_buf_t *b, const char *fmt, ...)
+    __attribute__((warn_unused_result)) __attribute__((format(printf, 2, 3)));
 
 /** va_list form of nw_buf_addf. */
-nw_rc_t nw_buf_vaddf(nw_buf_t *b, const char *fmt, va_list ap) __attribute__((warn_unused_result));
+NW_MUST_USE nw_rc_t nw_buf_vaddf(nw_buf_t *b, const char *fmt, va_list ap)
+    __attribute__((warn_unused_result));
 
 /** Length (1..4) of the valid UTF-8 sequence at the start of the NUL-terminated s,
  * 0 if it is not one (stray continuation byte, overlong form, surrogate, beyond
@@ -58,11 +60,12 @@ size_t nw_buf_utf8_seq_len(const char *s);
 /** Append the JSON text s (from cJSON's printer, which passes bytes >= 0x80 through)
  * with each byte that is not part of a valid UTF-8 sequence as \ufffd: such bytes
  * can only be inside its strings. */
-nw_rc_t nw_buf_add_utf8(nw_buf_t *b, const char *s) __attribute__((warn_unused_result));
+NW_MUST_USE nw_rc_t nw_buf_add_utf8(nw_buf_t *b, const char *s) __attribute__((warn_unused_result));
 
 /** Append s as the body of a JSON string (escaped, without the quotes). Bytes that
  * are not valid UTF-8 become \ufffd each, as Go's encoding/json writes them. */
-nw_rc_t nw_buf_add_json_escaped(nw_buf_t *b, const char *s) __attribute__((warn_unused_result));
+NW_MUST_USE nw_rc_t nw_buf_add_json_escaped(nw_buf_t *b, const char *s)
+    __attribute__((warn_unused_result));
 
 /** Borrowed pointer to the contents ("" when empty); valid until the next mutation. */
 const char *nw_buf_str(const nw_buf_t *b);

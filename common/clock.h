@@ -63,6 +63,6 @@ char *nw_clock_time_format(int64_t wall_ns, char *buf, size_t len);
 /** Parse RFC 3339 ("2026-11-30T03:40:00Z", with optional fraction and a Z or
  * +hh:mm offset) into epoch ns. NW_EPARSE on malformed input, NW_ERANGE for a
  * time outside int64 nanoseconds (after 2262-04-11T23:47:16Z or before 1677). */
-nw_rc_t nw_clock_time_parse(const char *s, int64_t *out_ns);
+NW_MUST_USE nw_rc_t nw_clock_time_parse(const char *s, int64_t *out_ns);
 
 #endif

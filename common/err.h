@@ -12,6 +12,21 @@
 
 #include <stddef.h>
 
+/* NW_MUST_USE: the nw_rc_t of this function must be looked at. Every function returning
+ * nw_rc_t carries it except three recorders, whose result only says that a record was
+ * dropped: nw_err_set (it returns rc so that `return nw_err_set(...)` reads well),
+ * nw_admit_warn (a warning for the AdmissionReview) and nw_kube_write_event (Events are
+ * best effort, as in Kubernetes; it logs its failures). A deliberate ignore is a cast to void, with
+ * a comment where the reason is not plain: `(void)nw_kube_write_delete(...);`. GCC's
+ * warn_unused_result is not silenced by a cast to void, so the attribute is on for clang only:
+ * `make lint` and `make test`'s `mustuse` job compile every file with clang and
+ * -Werror=unused-result. */
+#if defined(__clang__)
+#define NW_MUST_USE __attribute__((warn_unused_result))
+#else
+#define NW_MUST_USE
+#endif
+
 typedef enum {
     NW_OK = 0,
     NW_ENOMEM,

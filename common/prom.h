@@ -24,10 +24,10 @@
 #include "common/err.h"
 
 /** Append one counter (HELP, TYPE, value). */
-nw_rc_t nw_prom_counter(nw_buf_t *out, const char *name, const char *help, uint64_t v);
+NW_MUST_USE nw_rc_t nw_prom_counter(nw_buf_t *out, const char *name, const char *help, uint64_t v);
 
 /** Append a label value with Prometheus escaping (backslash, quote, newline). */
-nw_rc_t nw_prom_label_value(nw_buf_t *out, const char *s);
+NW_MUST_USE nw_rc_t nw_prom_label_value(nw_buf_t *out, const char *s);
 
 #define NW_HIST_MAX_BUCKETS 16
 
@@ -48,8 +48,8 @@ void nw_prom_hist_observe(nw_hist_t *h, int64_t ns);
 /** Append the series of h: name_bucket{le=...}, name_sum (seconds), name_count. label is
  * NULL or one `key="value"` pair put before le. help != NULL also writes HELP and TYPE
  * (pass NULL for the second and later series of one family). */
-nw_rc_t nw_prom_hist_write(nw_hist_t *h, nw_buf_t *out, const char *name, const char *help,
-                           const char *label);
+NW_MUST_USE nw_rc_t nw_prom_hist_write(nw_hist_t *h, nw_buf_t *out, const char *name,
+                                       const char *help, const char *label);
 
 /* A family of counters keyed by (metric, label values): e.g. drifted{nodepool,reason}. */
 typedef struct {
@@ -66,7 +66,7 @@ typedef struct {
 } nw_counters_t;
 
 /** Initialise an empty registry; NW_ENOMEM when the mutex cannot be made. */
-nw_rc_t nw_prom_counters_init(nw_counters_t *r);
+NW_MUST_USE nw_rc_t nw_prom_counters_init(nw_counters_t *r);
 
 /** Free the entries and the mutex. */
 void nw_prom_counters_free(nw_counters_t *r);
@@ -79,7 +79,8 @@ uint64_t nw_prom_counters_get(nw_counters_t *r, const char *metric, const char *
 
 /** Append HELP and TYPE of `name`, then the family of `metric` as `name{la="a"[,lb="b"]} v`
  * lines in first-counted order; lb NULL = one label. */
-nw_rc_t nw_prom_counters_write(nw_counters_t *r, nw_buf_t *out, const char *metric,
-                               const char *name, const char *help, const char *la, const char *lb);
+NW_MUST_USE nw_rc_t nw_prom_counters_write(nw_counters_t *r, nw_buf_t *out, const char *metric,
+                                           const char *name, const char *help, const char *la,
+                                           const char *lb);
 
 #endif

@@ -229,8 +229,8 @@ void nw_series_clear(nw_series_t *r, const nw_series_desc_t *d)
 }
 
 /* {a="x",b="y"[,extra]} from the key; "" when there is nothing to write. */
-static nw_rc_t write_labels(nw_buf_t *out, const nw_series_desc_t *d, const char *key,
-                            const char *extra)
+static NW_MUST_USE nw_rc_t write_labels(nw_buf_t *out, const nw_series_desc_t *d, const char *key,
+                                        const char *extra)
 {
     int n = nlabels(d);
     if (!n && !extra)
@@ -270,7 +270,7 @@ static void shortest(char *buf, size_t len, double v)
     }
 }
 
-static nw_rc_t write_value(nw_buf_t *out, double v)
+static NW_MUST_USE nw_rc_t write_value(nw_buf_t *out, double v)
 {
     if (isnan(v))
         return nw_buf_adds(out, " NaN\n");
@@ -288,7 +288,7 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* name{labels,quantile="q"} v for Karpenter's objectives, then _sum and _count. */
-static nw_rc_t write_summary(nw_buf_t *out, const entry_t *e)
+static NW_MUST_USE nw_rc_t write_summary(nw_buf_t *out, const entry_t *e)
 {
     static const double qs[] = {0, 0.5, 0.9, 0.99, 1};
     const nw_series_desc_t *d = e->d;
@@ -315,7 +315,7 @@ static nw_rc_t write_summary(nw_buf_t *out, const entry_t *e)
     return rc;
 }
 
-static nw_rc_t write_entry(nw_buf_t *out, const entry_t *e)
+static NW_MUST_USE nw_rc_t write_entry(nw_buf_t *out, const entry_t *e)
 {
     const nw_series_desc_t *d = e->d;
     nw_rc_t rc = NW_OK;

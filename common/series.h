@@ -67,7 +67,7 @@ double nw_series_get(nw_series_t *r, const nw_series_desc_t *d, const char *cons
 void nw_series_clear(nw_series_t *r, const nw_series_desc_t *d);
 
 /** Append each family of descs (HELP, TYPE, its series in first-seen order). */
-nw_rc_t nw_series_write(nw_series_t *r, const nw_series_desc_t *const *descs, size_t n,
-                        nw_buf_t *out);
+NW_MUST_USE nw_rc_t nw_series_write(nw_series_t *r, const nw_series_desc_t *const *descs, size_t n,
+                                    nw_buf_t *out);
 
 #endif

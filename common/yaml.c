@@ -218,9 +218,9 @@ static rkind_t resolve_plain(const char *in, double *num, int *b)
     return r;
 }
 
-static nw_rc_t fail_at(loader_t *l, yaml_mark_t m, const char *fmt, ...)
+static NW_MUST_USE nw_rc_t fail_at(loader_t *l, yaml_mark_t m, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-static nw_rc_t fail_at(loader_t *l, yaml_mark_t m, const char *fmt, ...)
+static NW_MUST_USE nw_rc_t fail_at(loader_t *l, yaml_mark_t m, const char *fmt, ...)
 {
     char msg[400];
     va_list ap;
@@ -232,7 +232,7 @@ static nw_rc_t fail_at(loader_t *l, yaml_mark_t m, const char *fmt, ...)
 }
 
 /* Build the cJSON value for a scalar event. */
-static nw_rc_t scalar_value(loader_t *l, const yaml_event_t *ev, cJSON **out)
+static NW_MUST_USE nw_rc_t scalar_value(loader_t *l, const yaml_event_t *ev, cJSON **out)
 {
     const char *v = (const char *)ev->data.scalar.value;
     size_t len = ev->data.scalar.length;
@@ -299,7 +299,7 @@ static nw_rc_t scalar_value(loader_t *l, const yaml_event_t *ev, cJSON **out)
 
 /* ---- tree building ------------------------------------------------------------- */
 
-static nw_rc_t next_event(loader_t *l, yaml_event_t *ev)
+static NW_MUST_USE nw_rc_t next_event(loader_t *l, yaml_event_t *ev)
 {
     if (!yaml_parser_parse(&l->p, ev)) {
         const char *problem = l->p.problem ? l->p.problem : "syntax error";
@@ -324,7 +324,7 @@ static size_t count_nodes(const cJSON *n)
     return c;
 }
 
-static nw_rc_t add_anchor(loader_t *l, const char *name, cJSON *node, size_t nodes)
+static NW_MUST_USE nw_rc_t add_anchor(loader_t *l, const char *name, cJSON *node, size_t nodes)
 {
     if (l->nanchors == l->capanchors) {
         size_t nc = l->capanchors ? l->capanchors * 2 : 8;
@@ -364,10 +364,10 @@ static void retire(loader_t *l, cJSON *n)
     cJSON_AddItemToArray(l->keep, n);
 }
 
-static nw_rc_t parse_node(loader_t *l, yaml_event_t *ev, int depth, cJSON **out);
+static NW_MUST_USE nw_rc_t parse_node(loader_t *l, yaml_event_t *ev, int depth, cJSON **out);
 
 /* Key text for a mapping key node built by parse_node. */
-static nw_rc_t key_string(loader_t *l, const cJSON *k, yaml_mark_t m, char **out)
+static NW_MUST_USE nw_rc_t key_string(loader_t *l, const cJSON *k, yaml_mark_t m, char **out)
 {
     char tmp[64];
     const char *s = NULL;
@@ -393,7 +393,7 @@ static nw_rc_t key_string(loader_t *l, const cJSON *k, yaml_mark_t m, char **out
 
 /* Merge the entries of src (a mapping) into the pending merge object. Earlier
  * merge sources win over later ones. */
-static nw_rc_t merge_into(loader_t *l, cJSON *merged, const cJSON *src, yaml_mark_t m)
+static NW_MUST_USE nw_rc_t merge_into(loader_t *l, cJSON *merged, const cJSON *src, yaml_mark_t m)
 {
     if (!cJSON_IsObject(src))
         return fail_at(l, m, "%s", "map merge requires a mapping or a list of mappings");
@@ -413,7 +413,7 @@ static nw_rc_t merge_into(loader_t *l, cJSON *merged, const cJSON *src, yaml_mar
     return NW_OK;
 }
 
-static nw_rc_t parse_mapping(loader_t *l, yaml_event_t *start, int depth, cJSON **out)
+static NW_MUST_USE nw_rc_t parse_mapping(loader_t *l, yaml_event_t *start, int depth, cJSON **out)
 {
     cJSON *obj = cJSON_CreateObject();
     cJSON *merged = NULL;
@@ -507,7 +507,7 @@ out:
     return NW_OK;
 }
 
-static nw_rc_t parse_sequence(loader_t *l, yaml_event_t *start, int depth, cJSON **out)
+static NW_MUST_USE nw_rc_t parse_sequence(loader_t *l, yaml_event_t *start, int depth, cJSON **out)
 {
     cJSON *arr = cJSON_CreateArray();
     nw_rc_t rc = NW_OK;
@@ -544,7 +544,7 @@ out:
 }
 
 /* Build the node that starts with event ev (borrowed; the caller deletes it). */
-static nw_rc_t parse_node(loader_t *l, yaml_event_t *ev, int depth, cJSON **out)
+static NW_MUST_USE nw_rc_t parse_node(loader_t *l, yaml_event_t *ev, int depth, cJSON **out)
 {
     *out = NULL;
     if (depth > NW_YAML_MAX_DEPTH)
@@ -635,7 +635,7 @@ typedef struct {
     size_t n, cap;
 } doclist_t;
 
-static nw_rc_t doclist_add(doclist_t *dl, cJSON *doc, size_t line)
+static NW_MUST_USE nw_rc_t doclist_add(doclist_t *dl, cJSON *doc, size_t line)
 {
     if (dl->n == dl->cap) {
         size_t nc = dl->cap ? dl->cap * 2 : 4;
@@ -664,7 +664,7 @@ static void doclist_free(doclist_t *dl)
 
 /* Returns NW_OK when the whole text is a stream of JSON values. NW_EPARSE with
  * jerr->rc unset means "not JSON, try YAML"; with jerr->rc set it is a hard error. */
-static nw_rc_t load_json(const char *text, size_t len, doclist_t *dl, nw_err_t *jerr)
+static NW_MUST_USE nw_rc_t load_json(const char *text, size_t len, doclist_t *dl, nw_err_t *jerr)
 {
     size_t off = 0;
     for (;;) {
@@ -705,7 +705,7 @@ static nw_rc_t load_json(const char *text, size_t len, doclist_t *dl, nw_err_t *
 
 /* ---- public ------------------------------------------------------------------------ */
 
-static nw_rc_t load_yaml(const char *text, size_t len, doclist_t *dl, nw_err_t *err)
+static NW_MUST_USE nw_rc_t load_yaml(const char *text, size_t len, doclist_t *dl, nw_err_t *err)
 {
     loader_t l;
     memset(&l, 0, sizeof l);

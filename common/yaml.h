@@ -47,13 +47,13 @@
  * On success *docs is a malloc'd array of *ndocs trees (an empty document is a
  * cJSON null); a stream with no documents gives *ndocs == 0 and *docs == NULL.
  * On failure *docs is NULL and *ndocs 0. */
-nw_rc_t nw_yaml_load_docs(const char *text, size_t len, cJSON ***docs, size_t *ndocs,
-                          nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_yaml_load_docs(const char *text, size_t len, cJSON ***docs, size_t *ndocs,
+                                      nw_err_t *err);
 
 /** Same, and *lines (malloc'd, free with free(); may be NULL to skip) receives the
  * 1-based line where each document starts (its `---` or first content). */
-nw_rc_t nw_yaml_load_docs_lines(const char *text, size_t len, cJSON ***docs, size_t **lines,
-                                size_t *ndocs, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_yaml_load_docs_lines(const char *text, size_t len, cJSON ***docs,
+                                            size_t **lines, size_t *ndocs, nw_err_t *err);
 
 /** Free what nw_yaml_load_docs returned. NULL-safe. */
 void nw_yaml_docs_free(cJSON **docs, size_t ndocs);
@@ -61,6 +61,6 @@ void nw_yaml_docs_free(cJSON **docs, size_t ndocs);
 /** Emit one cJSON tree as a YAML document (block style, 2-space indent, no `---`).
  * Strings that would be read back as another type (`"true"`, `"on"`, `"10"`, `""`)
  * are quoted, so load(emit(x)) == x. *out is malloc'd (free with free()). */
-nw_rc_t nw_yaml_emit(const cJSON *doc, char **out, size_t *outlen, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_yaml_emit(const cJSON *doc, char **out, size_t *outlen, nw_err_t *err);
 
 #endif

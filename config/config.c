@@ -227,13 +227,14 @@ typedef struct {
     char *base;
 } rkey_t;
 
-static nw_rc_t set_scalar(char *base, const key_t_ *k, const char *val, int from_flag,
-                          const char *where, nw_err_t *err);
+static NW_MUST_USE nw_rc_t set_scalar(char *base, const key_t_ *k, const char *val, int from_flag,
+                                      const char *where, nw_err_t *err);
 
 static void class_free(struct nw_config_accel *c);
 
 /* a new class named name: the defaults of class_fields, then vals (NULL: none) */
-static nw_rc_t add_class(nw_config_t *cfg, const char *name, size_t n, const char *const *vals)
+static NW_MUST_USE nw_rc_t add_class(nw_config_t *cfg, const char *name, size_t n,
+                                     const char *const *vals)
 {
     struct nw_config_accel *v =
         realloc(cfg->gpu.classes, (cfg->gpu.nclasses + 1) * sizeof *cfg->gpu.classes);
@@ -258,8 +259,8 @@ static nw_rc_t add_class(nw_config_t *cfg, const char *name, size_t n, const cha
  * of a class not yet known creates the class when create is set. gpu.classes.nvidia.<field>
  * is the NVIDIA class's own gpu.<field>. Errors (a bad class name, too many classes) name
  * the key, where before them. */
-static nw_rc_t resolve(nw_config_t *cfg, const char *path, int create, rkey_t *r, int *found,
-                       const char *where, nw_err_t *err)
+static NW_MUST_USE nw_rc_t resolve(nw_config_t *cfg, const char *path, int create, rkey_t *r,
+                                   int *found, const char *where, nw_err_t *err)
 {
     *found = 0;
     const key_t_ *k = find_key(path);
@@ -389,7 +390,7 @@ static void list_free(nw_strlist_t *l)
     l->n = 0;
 }
 
-static nw_rc_t list_push(nw_strlist_t *l, const char *s, size_t n)
+static NW_MUST_USE nw_rc_t list_push(nw_strlist_t *l, const char *s, size_t n)
 {
     char **nv = realloc(l->v, (l->n + 1) * sizeof *nv);
     if (!nv)
@@ -433,8 +434,8 @@ static int parse_bool(const char *s, int *out)
 }
 
 /* Set the value of field base (of key k). where: prefix for messages ("file:12: " or "--"). */
-static nw_rc_t set_scalar(char *base, const key_t_ *k, const char *val, int from_flag,
-                          const char *where, nw_err_t *err)
+static NW_MUST_USE nw_rc_t set_scalar(char *base, const key_t_ *k, const char *val, int from_flag,
+                                      const char *where, nw_err_t *err)
 {
     switch (k->type) {
     case T_STR: {
@@ -587,9 +588,9 @@ static const char *node_kind(const yaml_node_t *n)
                                            : "a scalar";
 }
 
-static nw_rc_t walk_value(walk_t *w, const char *path, yaml_node_t *n, unsigned line);
+static NW_MUST_USE nw_rc_t walk_value(walk_t *w, const char *path, yaml_node_t *n, unsigned line);
 
-static nw_rc_t walk_mapping(walk_t *w, const char *prefix, yaml_node_t *n)
+static NW_MUST_USE nw_rc_t walk_mapping(walk_t *w, const char *prefix, yaml_node_t *n)
 {
     for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
         yaml_node_t *k = yaml_document_get_node(w->doc, p->key);
@@ -620,7 +621,7 @@ static nw_rc_t walk_mapping(walk_t *w, const char *prefix, yaml_node_t *n)
 }
 
 /* line: where the key is (errors point at the key, as editors show it) */
-static nw_rc_t walk_value(walk_t *w, const char *path, yaml_node_t *n, unsigned line)
+static NW_MUST_USE nw_rc_t walk_value(walk_t *w, const char *path, yaml_node_t *n, unsigned line)
 {
     char where[300];
     snprintf(where, sizeof where, "%s:%u: ", w->name, line);

@@ -144,23 +144,24 @@ typedef struct {
 } nw_config_t;
 
 /** Fill cfg with the documented defaults. Owned strings; free with nw_config_free. */
-nw_rc_t nw_config_defaults(nw_config_t *cfg);
+NW_MUST_USE nw_rc_t nw_config_defaults(nw_config_t *cfg);
 
 /** Apply a YAML document (text of length len) on top of cfg. `name` is used in
  * error messages ("name:LINE: key: message"). On error cfg may be partially
  * updated (free it with nw_config_free). */
-nw_rc_t nw_config_apply_yaml(nw_config_t *cfg, const char *name, const char *text, size_t len,
-                             nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_config_apply_yaml(nw_config_t *cfg, const char *name, const char *text,
+                                         size_t len, nw_err_t *err);
 
 /** Read FILE and apply it (nw_config_apply_yaml). */
-nw_rc_t nw_config_apply_file(nw_config_t *cfg, const char *path, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_config_apply_file(nw_config_t *cfg, const char *path, nw_err_t *err);
 
 /** Set one key by dotted path from a flag value (string form, parsed by type;
  * lists are comma-separated). Errors name the flag ("--webhook.threads: ..."). */
-nw_rc_t nw_config_set(nw_config_t *cfg, const char *key, const char *value, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_config_set(nw_config_t *cfg, const char *key, const char *value,
+                                  nw_err_t *err);
 
 /** Check cross-field constraints (listen address syntax, ranges, enums). */
-nw_rc_t nw_config_validate(const nw_config_t *cfg, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_config_validate(const nw_config_t *cfg, nw_err_t *err);
 
 /**
  * Build the config from command-line flags: defaults, then the --config file
@@ -169,18 +170,18 @@ nw_rc_t nw_config_validate(const nw_config_t *cfg, nw_err_t *err);
  * `--KEY=VALUE`, aliases --listen, --tls-cert, --tls-key, --log-level.
  * Returns NW_EINVAL with a message in err for unknown flags or bad values.
  */
-nw_rc_t nw_config_load_args(nw_config_t *cfg, int argc, char **argv, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_config_load_args(nw_config_t *cfg, int argc, char **argv, nw_err_t *err);
 
 /** Free everything cfg owns and zero it. NULL-safe. */
 void nw_config_free(nw_config_t *cfg);
 
 /** Parse a Go duration ("1h2m3.5s", "300ms", "-1.5h", "0"); NW_EPARSE if malformed
  * or out of range (api/duration.h, Go's rules). Thread: any. */
-nw_rc_t nw_config_parse_duration(const char *s, int64_t *out_ns);
+NW_MUST_USE nw_rc_t nw_config_parse_duration(const char *s, int64_t *out_ns);
 
 /** Write the value of key (dotted path) as flag text into buf (lists
  * comma-separated, durations in ns with "ns" suffix). NW_ENOTFOUND if unknown. */
-nw_rc_t nw_config_get(const nw_config_t *cfg, const char *key, char *buf, size_t len);
+NW_MUST_USE nw_rc_t nw_config_get(const nw_config_t *cfg, const char *key, char *buf, size_t len);
 
 /** Print the list of keys with their types and defaults (for --help). */
 void nw_config_print_keys(void *file);
@@ -200,7 +201,8 @@ typedef struct {
  * spellings; an unknown gate is ignored, as Karpenter ignores it). With warn, an unknown
  * gate and a gate nodewarden does not implement turned on are logged. NW_EINVAL naming
  * settings.featureGates for a pair without "=" or with a value that is not a bool. */
-nw_rc_t nw_config_feature_gates(const char *s, nw_feature_gates_t *out, int warn, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_config_feature_gates(const char *s, nw_feature_gates_t *out, int warn,
+                                            nw_err_t *err);
 
 /* The kubelet's own default of maxPods (KubeletConfiguration v1beta1). */
 #define NW_KUBELET_DEFAULT_MAX_PODS 110

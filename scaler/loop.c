@@ -93,13 +93,13 @@ static void exit_after_nodeclaim(void *ud, const char *point, const char *object
 
 /* A launch worker finished a launch: run the reconcile loop now (nodeclaim.h). */
 /* the cluster's Kubernetes version for AMI aliases (scaler/aws/nodeclass.h) */
-static nw_rc_t k8s_version(void *ud, char *out, size_t len, nw_err_t *err)
+static NW_MUST_USE nw_rc_t k8s_version(void *ud, char *out, size_t len, nw_err_t *err)
 {
     return nw_kube_client_server_version(ud, out, len, err);
 }
 
 /* the kube-dns Service address (scaler/aws/cloud.h kube_dns) */
-static nw_rc_t kube_dns(void *ud, char *out, size_t len, nw_err_t *err)
+static NW_MUST_USE nw_rc_t kube_dns(void *ud, char *out, size_t len, nw_err_t *err)
 {
     return nw_kube_client_dns_ip(ud, out, len, err);
 }

@@ -82,14 +82,15 @@ typedef struct nw_scaler nw_scaler_t;
 
 /** Build the clients and start the watch, elector and reconcile threads. Errors
  * (bad kubeconfig, no AWS region, ...) name what is wrong; nothing is left running. */
-nw_rc_t nw_scaler_loop_start(const nw_scaler_opts_t *o, nw_scaler_t **out, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_scaler_loop_start(const nw_scaler_opts_t *o, nw_scaler_t **out,
+                                         nw_err_t *err);
 
 /** Stop every thread, release the Lease, free everything. NULL-safe. */
 void nw_scaler_loop_stop(nw_scaler_t *s);
 
 /** Append the scaler's Prometheus series (nodewarden_scaler_*, the Kubernetes client's
  * nodewarden_kube_*). */
-nw_rc_t nw_scaler_loop_metrics(nw_scaler_t *s, nw_buf_t *out);
+NW_MUST_USE nw_rc_t nw_scaler_loop_metrics(nw_scaler_t *s, nw_buf_t *out);
 
 /** The EC2NodeClass `name` as the watch cache holds it now (a snapshot is taken):
  * an owned deep copy (free with cJSON_Delete), or NULL when the cache has no such

@@ -49,9 +49,9 @@ typedef struct {
     nw_cert_err_t why;
 } fail_t;
 
-static nw_rc_t fail(fail_t *f, nw_cert_err_t why, nw_rc_t rc, const char *fmt, ...)
+static NW_MUST_USE nw_rc_t fail(fail_t *f, nw_cert_err_t why, nw_rc_t rc, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-static nw_rc_t fail(fail_t *f, nw_cert_err_t why, nw_rc_t rc, const char *fmt, ...)
+static NW_MUST_USE nw_rc_t fail(fail_t *f, nw_cert_err_t why, nw_rc_t rc, const char *fmt, ...)
 {
     f->why = why;
     char msg[sizeof f->err->msg];
@@ -65,7 +65,7 @@ static nw_rc_t fail(fail_t *f, nw_cert_err_t why, nw_rc_t rc, const char *fmt, .
 /* Read a whole PEM file. Symlinks are followed (the kubelet's ..data swap), but
  * the target must be a regular file: it is opened with O_NONBLOCK, so a FIFO or
  * a device at the path fails at once instead of blocking the watcher. */
-static nw_rc_t read_file(const char *path, gnutls_datum_t *d, fail_t *f)
+static NW_MUST_USE nw_rc_t read_file(const char *path, gnutls_datum_t *d, fail_t *f)
 {
     d->data = NULL;
     d->size = 0;
@@ -107,7 +107,7 @@ static nw_rc_t read_file(const char *path, gnutls_datum_t *d, fail_t *f)
     return NW_OK;
 }
 
-static nw_rc_t pubkey_der(gnutls_pubkey_t pk, gnutls_datum_t *out)
+static NW_MUST_USE nw_rc_t pubkey_der(gnutls_pubkey_t pk, gnutls_datum_t *out)
 {
     return gnutls_pubkey_export2(pk, GNUTLS_X509_FMT_DER, out) < 0 ? NW_EINVAL : NW_OK;
 }
@@ -158,7 +158,8 @@ static int has_dns_name(gnutls_x509_crt_t crt, const char *name)
 }
 
 /* Validity period and DNS names of the leaf. */
-static nw_rc_t check_leaf(const char *cert_path, gnutls_x509_crt_t crt, pair_t *p, fail_t *f)
+static NW_MUST_USE nw_rc_t check_leaf(const char *cert_path, gnutls_x509_crt_t crt, pair_t *p,
+                                      fail_t *f)
 {
     int64_t now = (int64_t)time(NULL);
     int64_t nb = (int64_t)gnutls_x509_crt_get_activation_time(crt);
@@ -186,7 +187,8 @@ static nw_rc_t check_leaf(const char *cert_path, gnutls_x509_crt_t crt, pair_t *
     return rc;
 }
 
-static nw_rc_t load_pair(const char *cert_path, const char *key_path, pair_t **out, fail_t *f)
+static NW_MUST_USE nw_rc_t load_pair(const char *cert_path, const char *key_path, pair_t **out,
+                                     fail_t *f)
 {
     *out = NULL;
     gnutls_datum_t cd = {0}, kd = {0};

@@ -39,13 +39,13 @@ typedef struct nw_certs_watch nw_certs_watch_t;
  * the file and the problem (unreadable, not PEM, key does not match, ...).
  * @param metrics  may be NULL; counts reloads/failures and the expiry gauge
  */
-nw_rc_t nw_certs_load_initial(const char *cert_path, const char *key_path, nw_metrics_t *metrics,
-                              nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_certs_load_initial(const char *cert_path, const char *key_path,
+                                          nw_metrics_t *metrics, nw_err_t *err);
 
 /** The DNS names every loaded certificate must carry as subjectAltNames
  * (webhook.certDNSNames); n == 0 turns the check off. Copied. Call before the
  * first load; nw_certs_shutdown clears it. */
-nw_rc_t nw_certs_require_dns_names(char *const *names, size_t n);
+NW_MUST_USE nw_rc_t nw_certs_require_dns_names(char *const *names, size_t n);
 
 /** True once a pair is installed. */
 int nw_certs_ready(void);
@@ -57,8 +57,9 @@ int nw_certs_retrieve(gnutls_session_t session, const gnutls_datum_t *req_ca_rdn
                       gnutls_privkey_t *privkey);
 
 /** Start the watcher thread (poll every poll_ns). */
-nw_rc_t nw_certs_watch_start(const char *cert_path, const char *key_path, int64_t poll_ns,
-                             nw_metrics_t *metrics, nw_certs_watch_t **out, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_certs_watch_start(const char *cert_path, const char *key_path,
+                                         int64_t poll_ns, nw_metrics_t *metrics,
+                                         nw_certs_watch_t **out, nw_err_t *err);
 
 /** Stop and join the watcher; waits at most 2 s (then leaves it). NULL-safe. */
 void nw_certs_watch_stop(nw_certs_watch_t *w);

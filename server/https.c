@@ -577,8 +577,8 @@ __attribute__((format(printf, 2, 0))) static void mhd_log(void *cls, const char 
     nw_log_every(5, NW_LOG_WARN, "mhd", "libmicrohttpd", NW_LS("detail", line));
 }
 
-static nw_rc_t open_listener(const char *key, const char *listen_addr, int *fd_out,
-                             unsigned *port_out, nw_err_t *err)
+static NW_MUST_USE nw_rc_t open_listener(const char *key, const char *listen_addr, int *fd_out,
+                                         unsigned *port_out, nw_err_t *err)
 {
     char host[256];
     const char *colon = strrchr(listen_addr, ':');
@@ -621,7 +621,7 @@ static nw_rc_t open_listener(const char *key, const char *listen_addr, int *fd_o
     return NW_OK;
 }
 
-static nw_rc_t metrics_start(nw_https_t *s, const char *addr, nw_err_t *err);
+static NW_MUST_USE nw_rc_t metrics_start(nw_https_t *s, const char *addr, nw_err_t *err);
 
 nw_rc_t nw_https_start(const nw_https_opts_t *opts, nw_https_t **out, nw_err_t *err)
 {
@@ -747,7 +747,7 @@ static enum MHD_Result on_metrics(void *cls, struct MHD_Connection *c, const cha
     return metrics_reply(c, 200, "text/plain; version=0.0.4; charset=utf-8", body, len);
 }
 
-static nw_rc_t metrics_start(nw_https_t *s, const char *addr, nw_err_t *err)
+static NW_MUST_USE nw_rc_t metrics_start(nw_https_t *s, const char *addr, nw_err_t *err)
 {
     int fd;
     nw_rc_t rc = open_listener("metrics.listen", addr, &fd, &s->metrics_port, err);

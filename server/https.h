@@ -59,7 +59,7 @@ typedef struct {
 
 /** Bind, listen and start serving. A certificate must already be loaded
  * (nw_certs_load_initial). */
-nw_rc_t nw_https_start(const nw_https_opts_t *opts, nw_https_t **out, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_https_start(const nw_https_opts_t *opts, nw_https_t **out, nw_err_t *err);
 
 /** The port actually bound (useful with port 0). */
 unsigned nw_https_port(const nw_https_t *s);

@@ -82,6 +82,6 @@ void nw_server_metrics_http(nw_metrics_t *m, nw_route_t route, int code);
 const char *nw_server_metrics_cert_err_str(nw_cert_err_t e);
 
 /** Append the Prometheus text exposition to out. */
-nw_rc_t nw_server_metrics_render(const nw_metrics_t *m, nw_buf_t *out);
+NW_MUST_USE nw_rc_t nw_server_metrics_render(const nw_metrics_t *m, nw_buf_t *out);
 
 #endif

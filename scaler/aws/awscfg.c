@@ -11,8 +11,8 @@ static const char *nonempty(const char *s)
     return s && *s ? s : NULL;
 }
 
-static nw_rc_t pick(char *out, size_t len, const char *field, const char *explicit_v,
-                    const char *env1, const char *env2, nw_err_t *err)
+static NW_MUST_USE nw_rc_t pick(char *out, size_t len, const char *field, const char *explicit_v,
+                                const char *env1, const char *env2, nw_err_t *err)
 {
     const char *v = nonempty(explicit_v);
     if (!v && env1)

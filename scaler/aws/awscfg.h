@@ -47,7 +47,8 @@ typedef struct {
 /** Resolve cfg from ex (may be NULL) and the environment. Endpoints that need
  * a region are left empty while the region is unknown; nw_awscfg_set_region
  * fills them later. NW_EINVAL for an endpoint that is not http(s)://. */
-nw_rc_t nw_awscfg_resolve(nw_awscfg_t *cfg, const nw_awscfg_explicit_t *ex, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_awscfg_resolve(nw_awscfg_t *cfg, const nw_awscfg_explicit_t *ex,
+                                      nw_err_t *err);
 
 /** Set the region (e.g. from IMDS) and fill the endpoints still empty. */
 void nw_awscfg_set_region(nw_awscfg_t *cfg, const char *region);

@@ -40,8 +40,8 @@ static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_
 }
 
 /* host[:port] and path?query of url via curl's URL parser. */
-static nw_rc_t split_url(const char *url, char *host, size_t hl, char *path, size_t pl, char *query,
-                         size_t ql, nw_err_t *err)
+static NW_MUST_USE nw_rc_t split_url(const char *url, char *host, size_t hl, char *path, size_t pl,
+                                     char *query, size_t ql, nw_err_t *err)
 {
     CURLU *u = curl_url();
     char *h = NULL, *p = NULL, *q = NULL, *port = NULL;

@@ -52,13 +52,13 @@ void nw_awshttp_resp_cleanup(nw_awshttp_resp_t *r);
  * Returns NW_OK whenever an HTTP response arrived (any status; look at
  * resp->status), NW_ETIMEOUT on timeout, NW_EIO on connection errors.
  */
-nw_rc_t nw_awshttp_do(const char *method, const char *url, const char *const *headers,
-                      const char *content_type, const char *body, size_t body_len,
-                      const nw_awshttp_sign_t *sign, long timeout_ms, nw_awshttp_resp_t *resp,
-                      nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_awshttp_do(const char *method, const char *url, const char *const *headers,
+                                  const char *content_type, const char *body, size_t body_len,
+                                  const nw_awshttp_sign_t *sign, long timeout_ms,
+                                  nw_awshttp_resp_t *resp, nw_err_t *err);
 
 /** application/x-www-form-urlencoded escaping of s appended to b (RFC 3986
  * unreserved kept; everything else %XX, space as %20). */
-nw_rc_t nw_awshttp_form_escape(nw_buf_t *b, const char *s);
+NW_MUST_USE nw_rc_t nw_awshttp_form_escape(nw_buf_t *b, const char *s);
 
 #endif

@@ -36,7 +36,7 @@ typedef struct {
 } nw_awsjson_req_t;
 
 /** One call; on HTTP 200 the response body is in out (reset first). ae must not be NULL. */
-nw_rc_t nw_awsjson_call(const nw_awsjson_req_t *r, const char *body, nw_buf_t *out,
-                        nw_sqs_error_t *ae, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_awsjson_call(const nw_awsjson_req_t *r, const char *body, nw_buf_t *out,
+                                    nw_sqs_error_t *ae, nw_err_t *err);
 
 #endif

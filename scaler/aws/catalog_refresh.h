@@ -18,24 +18,26 @@
  * arm64; DescribeInstanceTypeOfferings by zone; DescribeAvailabilityZones for zone ids),
  * priced from the catalog's price tables; a type neither table prices is logged (its
  * offerings are not available). On failure (or no types) the catalog is unchanged. */
-nw_rc_t nw_catalog_refresh_types(nw_catalog_t *c, nw_ec2_t *ec2, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_catalog_refresh_types(nw_catalog_t *c, nw_ec2_t *ec2, nw_err_t *err);
 /** Merge the latest spot prices (DescribeSpotPriceHistory, StartTime now, newest record
  * per type and zone), as pricing.go UpdateSpotPricing; none found is a failure. */
-nw_rc_t nw_catalog_refresh_spot(nw_catalog_t *c, nw_ec2_t *ec2, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_catalog_refresh_spot(nw_catalog_t *c, nw_ec2_t *ec2, nw_err_t *err);
 /** Merge the region's on-demand prices from the Pricing API (pricing.h). */
-nw_rc_t nw_catalog_refresh_od(nw_catalog_t *c, nw_pricing_t *p, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_catalog_refresh_od(nw_catalog_t *c, nw_pricing_t *p, nw_err_t *err);
 /* The same in two steps, so that the calls can run on another thread than the catalog's
  * (the AWS cloud's refresher, cloud.h): fetch (no catalog), then apply (the catalog's
  * thread; it takes types and logs what changed). */
-nw_rc_t nw_catalog_refresh_fetch_types(nw_ec2_t *ec2, nw_itype_t **types, size_t *n, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_catalog_refresh_fetch_types(nw_ec2_t *ec2, nw_itype_t **types, size_t *n,
+                                                   nw_err_t *err);
 void nw_catalog_refresh_apply_types(nw_catalog_t *c, nw_itype_t *types, size_t n);
-nw_rc_t nw_catalog_refresh_fetch_spot(nw_ec2_t *ec2, nw_price_t **p, size_t *n, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_catalog_refresh_fetch_spot(nw_ec2_t *ec2, nw_price_t **p, size_t *n,
+                                                  nw_err_t *err);
 /** Merge fetched prices: spot (1) or on-demand (0). */
-nw_rc_t nw_catalog_refresh_apply_prices(nw_catalog_t *c, int spot, const nw_price_t *p, size_t n,
-                                        nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_catalog_refresh_apply_prices(nw_catalog_t *c, int spot, const nw_price_t *p,
+                                                    size_t n, nw_err_t *err);
 
 /** Types (nw_catalog_refresh_types), then spot prices when EC2 answers (a failure there is
  * logged and spot stays priced like on-demand): `nodewarden aws --refresh`. */
-nw_rc_t nw_catalog_refresh(nw_catalog_t *c, nw_ec2_t *ec2, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_catalog_refresh(nw_catalog_t *c, nw_ec2_t *ec2, nw_err_t *err);
 
 #endif

@@ -77,7 +77,8 @@ static aws_cloud_t *me(nw_cloud_t *c)
     return (aws_cloud_t *)c;
 }
 
-static nw_rc_t op_offer_zones(nw_cloud_t *c, const nw_catalog_zone_t *z, int nz, nw_err_t *err)
+static NW_MUST_USE nw_rc_t op_offer_zones(nw_cloud_t *c, const nw_catalog_zone_t *z, int nz,
+                                          nw_err_t *err)
 {
     aws_cloud_t *a = me(c);
     pthread_mutex_lock(&a->mu);
@@ -147,8 +148,8 @@ static int grow(void **p, size_t *cap, size_t n, size_t size)
     return 0;
 }
 
-static nw_rc_t class_view(aws_cloud_t *a, const nw_nodeclass_resolved_t *r,
-                          const nw_cloud_class_t **out, nw_err_t *err)
+static NW_MUST_USE nw_rc_t class_view(aws_cloud_t *a, const nw_nodeclass_resolved_t *r,
+                                      const nw_cloud_class_t **out, nw_err_t *err)
 {
     if (grow((void **)&a->subnets, &a->cap_subnets, r->nsubnets, sizeof *a->subnets) ||
         grow((void **)&a->sgs, &a->cap_sgs, r->nsgs, sizeof *a->sgs) ||
@@ -221,8 +222,8 @@ static void launch_error(nw_rc_t rc, const nw_ec2_error_t *ae, const nw_launch_r
  * CreateFleet runs without it, and its outcome is settled under it again. The zones of an
  * offline catalog are offered by the caller first (ops->offer_zones, the reconcile
  * thread's), never here: the reconcile thread reads the catalog without the lock. */
-static nw_rc_t launch(nw_cloud_t *c, const nw_cloud_launch_req_t *cr, nw_cloud_launch_t *out,
-                      nw_cloud_error_t *ce, nw_err_t *err)
+static NW_MUST_USE nw_rc_t launch(nw_cloud_t *c, const nw_cloud_launch_req_t *cr,
+                                  nw_cloud_launch_t *out, nw_cloud_error_t *ce, nw_err_t *err)
 {
     aws_cloud_t *a = me(c);
     memset(out, 0, sizeof *out);
@@ -266,7 +267,8 @@ static nw_rc_t launch(nw_cloud_t *c, const nw_cloud_launch_req_t *cr, nw_cloud_l
         pthread_mutex_unlock(&a->mu);
         if (rc != NW_OK)
             break;
-        nw_fleet(a->launcher, pl, &ae);
+        /* the outcome is in pl and ae: nw_fleet_settle reads it */
+        (void)nw_fleet(a->launcher, pl, &ae);
         int again = 0;
         pthread_mutex_lock(&a->mu);
         rc = nw_fleet_settle(a->launcher, pl, &res, &again, &ae, err);
@@ -299,8 +301,8 @@ static nw_rc_t launch(nw_cloud_t *c, const nw_cloud_launch_req_t *cr, nw_cloud_l
 }
 
 /* launch, counted: the catalog's types are not replaced while one runs (op_refresh) */
-static nw_rc_t op_launch(nw_cloud_t *c, const nw_cloud_launch_req_t *cr, nw_cloud_launch_t *out,
-                         nw_cloud_error_t *ce, nw_err_t *err)
+static NW_MUST_USE nw_rc_t op_launch(nw_cloud_t *c, const nw_cloud_launch_req_t *cr,
+                                     nw_cloud_launch_t *out, nw_cloud_error_t *ce, nw_err_t *err)
 {
     aws_cloud_t *a = me(c);
     pthread_mutex_lock(&a->mu);
@@ -313,12 +315,12 @@ static nw_rc_t op_launch(nw_cloud_t *c, const nw_cloud_launch_req_t *cr, nw_clou
     return rc;
 }
 
-static nw_rc_t op_terminate(nw_cloud_t *c, const char *pid, nw_err_t *err)
+static NW_MUST_USE nw_rc_t op_terminate(nw_cloud_t *c, const char *pid, nw_err_t *err)
 {
     return nw_instance_terminate(me(c)->launcher, pid, err);
 }
 
-static nw_rc_t op_list(nw_cloud_t *c, nw_cloud_instances_t *out, nw_err_t *err)
+static NW_MUST_USE nw_rc_t op_list(nw_cloud_t *c, nw_cloud_instances_t *out, nw_err_t *err)
 {
     memset(out, 0, sizeof *out);
     nw_ec2_instances_t l = {0};
@@ -335,8 +337,8 @@ static nw_rc_t op_list(nw_cloud_t *c, nw_cloud_instances_t *out, nw_err_t *err)
     return rc;
 }
 
-static nw_rc_t op_resolve(nw_cloud_t *c, const cJSON *nc, const nw_cloud_class_t **out,
-                          nw_err_t *err)
+static NW_MUST_USE nw_rc_t op_resolve(nw_cloud_t *c, const cJSON *nc, const nw_cloud_class_t **out,
+                                      nw_err_t *err)
 {
     const nw_nodeclass_resolved_t *r = NULL;
     *out = NULL;
@@ -348,8 +350,8 @@ static nw_rc_t op_resolve(nw_cloud_t *c, const cJSON *nc, const nw_cloud_class_t
     return rc;
 }
 
-static nw_rc_t op_class_status(nw_cloud_t *c, const cJSON *nc, int64_t now_ns, cJSON **out,
-                               nw_err_t *err)
+static NW_MUST_USE nw_rc_t op_class_status(nw_cloud_t *c, const cJSON *nc, int64_t now_ns,
+                                           cJSON **out, nw_err_t *err)
 {
     const nw_nodeclass_resolved_t *r = NULL;
     *out = NULL;
@@ -361,7 +363,7 @@ static nw_rc_t op_class_status(nw_cloud_t *c, const cJSON *nc, int64_t now_ns, c
     return rc;
 }
 
-static nw_rc_t op_finalize_class(nw_cloud_t *c, const cJSON *nc, nw_err_t *err)
+static NW_MUST_USE nw_rc_t op_finalize_class(nw_cloud_t *c, const cJSON *nc, nw_err_t *err)
 {
     aws_cloud_t *a = me(c);
     const char *name = nw_json_str(nw_json_get(nc, "metadata"), "name");
@@ -426,8 +428,8 @@ static void op_free(nw_cloud_t *c)
     free(a);
 }
 
-static nw_rc_t op_instance_state(nw_cloud_t *c, const char *pid, char *state, size_t len,
-                                 nw_err_t *err)
+static NW_MUST_USE nw_rc_t op_instance_state(nw_cloud_t *c, const char *pid, char *state,
+                                             size_t len, nw_err_t *err)
 {
     const char *id = nw_cloud_instance_id(pid);
     if (strncmp(id, "i-", 2) != 0)
@@ -453,8 +455,8 @@ static nw_rc_t op_instance_state(nw_cloud_t *c, const char *pid, char *state, si
 /* ---- periodic refreshes ---- */
 
 /* The API calls of one refresh (no catalog: the refresher thread runs them). */
-static nw_rc_t fetch(aws_cloud_t *a, int kind, nw_itype_t **types, nw_price_t **prices, size_t *n,
-                     nw_err_t *err)
+static NW_MUST_USE nw_rc_t fetch(aws_cloud_t *a, int kind, nw_itype_t **types, nw_price_t **prices,
+                                 size_t *n, nw_err_t *err)
 {
     *types = NULL;
     *prices = NULL;
@@ -480,8 +482,8 @@ static int64_t retry_ns(const refresh_t *r)
 /* On the catalog's thread: apply a fetched result (taking types/prices) and record the
  * outcome; a failure changes nothing in the catalog. The catalog changes under mu, as the
  * launch workers read its offerings under it (op_launch). */
-static nw_rc_t apply(aws_cloud_t *a, int kind, nw_rc_t rc, const nw_err_t *fe, nw_itype_t *types,
-                     nw_price_t *prices, size_t n, nw_err_t *err)
+static NW_MUST_USE nw_rc_t apply(aws_cloud_t *a, int kind, nw_rc_t rc, const nw_err_t *fe,
+                                 nw_itype_t *types, nw_price_t *prices, size_t n, nw_err_t *err)
 {
     nw_err_t e = {0};
     pthread_mutex_lock(&a->mu);
@@ -530,7 +532,7 @@ static nw_rc_t apply(aws_cloud_t *a, int kind, nw_rc_t rc, const nw_err_t *fe, n
 }
 
 /* Fetch and apply on the calling thread (the start, doctor). */
-static nw_rc_t refresh_one(aws_cloud_t *a, int kind, int64_t now, nw_err_t *err)
+static NW_MUST_USE nw_rc_t refresh_one(aws_cloud_t *a, int kind, int64_t now, nw_err_t *err)
 {
     nw_itype_t *types;
     nw_price_t *prices;
@@ -632,7 +634,7 @@ static int64_t op_reservation_available(nw_cloud_t *c, const char *id)
     return v;
 }
 
-static nw_rc_t op_metrics(nw_cloud_t *c, nw_buf_t *out)
+static NW_MUST_USE nw_rc_t op_metrics(nw_cloud_t *c, nw_buf_t *out)
 {
     aws_cloud_t *a = me(c);
     pthread_mutex_lock(&a->rmu);
@@ -700,8 +702,8 @@ void nw_aws_cloud_refresh_status(nw_cloud_t *c, nw_aws_refresh_status_t *out)
     pthread_mutex_unlock(&a->rmu);
 }
 
-static nw_rc_t op_instance_health(nw_cloud_t *c, nw_cloud_healths_t *out, nw_cloud_error_t *ce,
-                                  nw_err_t *err)
+static NW_MUST_USE nw_rc_t op_instance_health(nw_cloud_t *c, nw_cloud_healths_t *out,
+                                              nw_cloud_error_t *ce, nw_err_t *err)
 {
     nw_ec2_error_t ae;
     memset(&ae, 0, sizeof ae);
@@ -792,7 +794,9 @@ nw_rc_t nw_aws_cloud_new(const nw_aws_cloud_opts_t *o, nw_cloud_t **out, nw_err_
         int64_t now = nw_clock_mono(a->clock);
         for (int k = 0; k < NREFRESH; k++)
             if (a->r[k].period_ns > 0)
-                refresh_one(a, k, now, NULL);
+                /* a failed first refresh is logged; the compiled-in catalog serves until the
+                 * refresher succeeds */
+                (void)refresh_one(a, k, now, NULL);
         if (pthread_create(&a->refresher, NULL, refresher_main, a) != 0) {
             rc = nw_err_set(err, NW_ENOMEM, "cloud", "cannot start the refresh thread");
             goto fail;

@@ -69,7 +69,7 @@ typedef struct {
  * data before the first success), logs a warning, shows in the metrics
  * (nodewarden_aws_refresh_*) and in nw_aws_cloud_refresh_status, and is tried again after
  * a minute (or its period, when shorter). */
-nw_rc_t nw_aws_cloud_new(const nw_aws_cloud_opts_t *o, nw_cloud_t **out, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_aws_cloud_new(const nw_aws_cloud_opts_t *o, nw_cloud_t **out, nw_err_t *err);
 
 /** While *abort reads non-zero (the scaler stopping), every EC2 call ends within about a
  * second without further retries (nw_ec2_set_abort); borrowed; call before sharing c. */
@@ -79,10 +79,10 @@ void nw_aws_cloud_set_abort(nw_cloud_t *c, const atomic_int *abort);
 nw_ec2_t *nw_aws_cloud_ec2(nw_cloud_t *c);
 nw_creds_t *nw_aws_cloud_creds(nw_cloud_t *c);
 /** Refresh the cloud's catalog from the EC2 API now (nw_catalog_refresh). */
-nw_rc_t nw_aws_cloud_refresh_catalog(nw_cloud_t *c, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_aws_cloud_refresh_catalog(nw_cloud_t *c, nw_err_t *err);
 /** Run one refresh now ("instance-types", "on-demand-pricing", "spot-pricing") and record
  * its outcome as the periodic one does (doctor). */
-nw_rc_t nw_aws_cloud_refresh_now(nw_cloud_t *c, const char *kind, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_aws_cloud_refresh_now(nw_cloud_t *c, const char *kind, nw_err_t *err);
 
 typedef struct {
     const char *kind; /* as above */
@@ -103,8 +103,8 @@ nw_launch_t *nw_aws_cloud_launcher(nw_cloud_t *c);
 nw_nodeclass_cache_t *nw_aws_cloud_nodeclasses(nw_cloud_t *c);
 /** The EC2-level launch behind ops->launch: with an offline catalog, first offer the zones
  * of req->resolved's subnets; then nw_launch (ae, out as there). */
-nw_rc_t nw_aws_cloud_launch(nw_cloud_t *c, const nw_launch_req_t *req, nw_launch_result_t *out,
-                            nw_ec2_error_t *ae, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_aws_cloud_launch(nw_cloud_t *c, const nw_launch_req_t *req,
+                                        nw_launch_result_t *out, nw_ec2_error_t *ae, nw_err_t *err);
 
 /* ---- EC2 -> neutral (exposed for tests) ---- */
 /** The neutral kind of an EC2 error class. */

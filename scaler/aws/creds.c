@@ -128,7 +128,7 @@ long nw_creds_fetch_count(const nw_creds_t *c)
 
 /* ---- web identity ---------------------------------------------------------------- */
 
-static nw_rc_t fetch_web_identity(nw_creds_t *c, nw_creds_value_t *v, nw_err_t *err)
+static NW_MUST_USE nw_rc_t fetch_web_identity(nw_creds_t *c, nw_creds_value_t *v, nw_err_t *err)
 {
     nw_rc_t rc;
     FILE *f = fopen(c->token_file, "r");
@@ -201,7 +201,7 @@ out:
 
 /* ---- IMDSv2 ------------------------------------------------------------------------- */
 
-static nw_rc_t imds_token(const nw_awscfg_t *cfg, char *tok, size_t len, nw_err_t *err)
+static NW_MUST_USE nw_rc_t imds_token(const nw_awscfg_t *cfg, char *tok, size_t len, nw_err_t *err)
 {
     nw_awshttp_resp_t resp;
     char url[600];
@@ -226,8 +226,8 @@ static nw_rc_t imds_token(const nw_awscfg_t *cfg, char *tok, size_t len, nw_err_
     return rc;
 }
 
-static nw_rc_t imds_get_with(const nw_awscfg_t *cfg, const char *tok, const char *path,
-                             nw_buf_t *out, nw_err_t *err)
+static NW_MUST_USE nw_rc_t imds_get_with(const nw_awscfg_t *cfg, const char *tok, const char *path,
+                                         nw_buf_t *out, nw_err_t *err)
 {
     nw_awshttp_resp_t resp;
     char url[1200], th[1200];
@@ -270,7 +270,7 @@ nw_rc_t nw_creds_imds_get(const nw_awscfg_t *cfg, const char *path, char *out, s
     return rc;
 }
 
-static nw_rc_t json_str(cJSON *o, const char *k, char *out, size_t len, nw_err_t *err)
+static NW_MUST_USE nw_rc_t json_str(cJSON *o, const char *k, char *out, size_t len, nw_err_t *err)
 {
     cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
     if (!cJSON_IsString(v) || !v->valuestring[0])
@@ -281,7 +281,7 @@ static nw_rc_t json_str(cJSON *o, const char *k, char *out, size_t len, nw_err_t
     return NW_OK;
 }
 
-static nw_rc_t fetch_imds(nw_creds_t *c, nw_creds_value_t *v, nw_err_t *err)
+static NW_MUST_USE nw_rc_t fetch_imds(nw_creds_t *c, nw_creds_value_t *v, nw_err_t *err)
 {
     char tok[1024], role[256], path[512], exp[64];
     nw_buf_t b;

@@ -53,15 +53,15 @@ const char *nw_creds_source_name(nw_creds_source_t s);
 /** Pick the source from the environment (no network I/O yet: the first
  * nw_creds_get fetches). NW_ENOTFOUND when no source applies (names what is
  * missing). cfg is copied. */
-nw_rc_t nw_creds_new(const nw_awscfg_t *cfg, const nw_clock_t *clock, nw_creds_t **out,
-                     nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_creds_new(const nw_awscfg_t *cfg, const nw_clock_t *clock, nw_creds_t **out,
+                                 nw_err_t *err);
 
 void nw_creds_free(nw_creds_t *c);
 
 nw_creds_source_t nw_creds_source(const nw_creds_t *c);
 
 /** Current credentials, fetched or refreshed when needed. */
-nw_rc_t nw_creds_get(nw_creds_t *c, nw_creds_value_t *out, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_creds_get(nw_creds_t *c, nw_creds_value_t *out, nw_err_t *err);
 
 /** How many times credentials were fetched from STS/IMDS (tests, doctor). */
 long nw_creds_fetch_count(const nw_creds_t *c);
@@ -70,11 +70,12 @@ long nw_creds_fetch_count(const nw_creds_t *c);
 void nw_creds_value_wipe(nw_creds_value_t *v);
 
 /** GET an IMDSv2 path (e.g. "/latest/meta-data/placement/region") into out. */
-nw_rc_t nw_creds_imds_get(const nw_awscfg_t *cfg, const char *path, char *out, size_t outlen,
-                          nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_creds_imds_get(const nw_awscfg_t *cfg, const char *path, char *out,
+                                      size_t outlen, nw_err_t *err);
 
 /** STS GetCallerIdentity signed with creds (arn, account, user_id filled). */
-nw_rc_t nw_creds_sts_caller_identity(const nw_awscfg_t *cfg, nw_creds_t *creds,
-                                     const nw_clock_t *clock, nw_sts_result_t *out, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_creds_sts_caller_identity(const nw_awscfg_t *cfg, nw_creds_t *creds,
+                                                 const nw_clock_t *clock, nw_sts_result_t *out,
+                                                 nw_err_t *err);
 
 #endif

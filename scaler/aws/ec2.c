@@ -426,9 +426,10 @@ typedef nw_rc_t (*page_fn)(const char *xml, size_t len, void *out, char *next, s
                            nw_err_t *err);
 
 /* Run the request built by build(p, ctx) for every page. */
-static nw_rc_t paged(nw_ec2_t *c, const char *action,
-                     nw_rc_t (*build)(nw_ec2_params_t *, const void *), const void *ctx,
-                     int max_results, page_fn parse, void *out, nw_ec2_error_t *ae, nw_err_t *err)
+static NW_MUST_USE nw_rc_t paged(nw_ec2_t *c, const char *action,
+                                 nw_rc_t (*build)(nw_ec2_params_t *, const void *), const void *ctx,
+                                 int max_results, page_fn parse, void *out, nw_ec2_error_t *ae,
+                                 nw_err_t *err)
 {
     char next[4096] = "";
     nw_buf_t body;
@@ -479,7 +480,7 @@ typedef struct {
     const char *list_key; /* "InstanceId", "Owner", "LaunchTemplateName" */
 } filt_ctx_t;
 
-static nw_rc_t build_filters(nw_ec2_params_t *p, const void *vctx)
+static NW_MUST_USE nw_rc_t build_filters(nw_ec2_params_t *p, const void *vctx)
 {
     const filt_ctx_t *x = vctx;
     nw_rc_t rc = nw_ec2_params_filters(p, x->f, x->nf);
@@ -489,40 +490,46 @@ static nw_rc_t build_filters(nw_ec2_params_t *p, const void *vctx)
 }
 
 /* adapters from typed parsers to page_fn */
-static nw_rc_t pg_itypes(const char *x, size_t l, void *o, char *n, size_t nl, nw_err_t *e)
+static NW_MUST_USE nw_rc_t pg_itypes(const char *x, size_t l, void *o, char *n, size_t nl,
+                                     nw_err_t *e)
 {
     return nw_ec2xml_parse_instance_types(x, l, o, n, nl, e);
 }
-static nw_rc_t pg_offerings(const char *x, size_t l, void *o, char *n, size_t nl, nw_err_t *e)
+static NW_MUST_USE nw_rc_t pg_offerings(const char *x, size_t l, void *o, char *n, size_t nl,
+                                        nw_err_t *e)
 {
     return nw_ec2xml_parse_offerings(x, l, o, n, nl, e);
 }
-static nw_rc_t pg_spot(const char *x, size_t l, void *o, char *n, size_t nl, nw_err_t *e)
+static NW_MUST_USE nw_rc_t pg_spot(const char *x, size_t l, void *o, char *n, size_t nl,
+                                   nw_err_t *e)
 {
     return nw_ec2xml_parse_spot_prices(x, l, o, n, nl, e);
 }
-static nw_rc_t pg_subnets(const char *x, size_t l, void *o, char *n, size_t nl, nw_err_t *e)
+static NW_MUST_USE nw_rc_t pg_subnets(const char *x, size_t l, void *o, char *n, size_t nl,
+                                      nw_err_t *e)
 {
     return nw_ec2xml_parse_subnets(x, l, o, n, nl, e);
 }
-static nw_rc_t pg_sgs(const char *x, size_t l, void *o, char *n, size_t nl, nw_err_t *e)
+static NW_MUST_USE nw_rc_t pg_sgs(const char *x, size_t l, void *o, char *n, size_t nl, nw_err_t *e)
 {
     return nw_ec2xml_parse_sgs(x, l, o, n, nl, e);
 }
-static nw_rc_t pg_images(const char *x, size_t l, void *o, char *n, size_t nl, nw_err_t *e)
+static NW_MUST_USE nw_rc_t pg_images(const char *x, size_t l, void *o, char *n, size_t nl,
+                                     nw_err_t *e)
 {
     return nw_ec2xml_parse_images(x, l, o, n, nl, e);
 }
-static nw_rc_t pg_lts(const char *x, size_t l, void *o, char *n, size_t nl, nw_err_t *e)
+static NW_MUST_USE nw_rc_t pg_lts(const char *x, size_t l, void *o, char *n, size_t nl, nw_err_t *e)
 {
     return nw_ec2xml_parse_launch_templates(x, l, o, n, nl, e);
 }
-static nw_rc_t pg_instances(const char *x, size_t l, void *o, char *n, size_t nl, nw_err_t *e)
+static NW_MUST_USE nw_rc_t pg_instances(const char *x, size_t l, void *o, char *n, size_t nl,
+                                        nw_err_t *e)
 {
     return nw_ec2xml_parse_instances(x, l, o, n, nl, e);
 }
 
-static nw_rc_t pg_crs(const char *x, size_t l, void *o, char *n, size_t nl, nw_err_t *e)
+static NW_MUST_USE nw_rc_t pg_crs(const char *x, size_t l, void *o, char *n, size_t nl, nw_err_t *e)
 {
     return nw_ec2xml_parse_capacity_reservations(x, l, o, n, nl, e);
 }
@@ -536,7 +543,7 @@ nw_rc_t nw_ec2_describe_instance_types(nw_ec2_t *c, const nw_ec2_filter_t *f, in
     return paged(c, "DescribeInstanceTypes", build_filters, &x, 100, pg_itypes, out, ae, err);
 }
 
-static nw_rc_t build_offerings(nw_ec2_params_t *p, const void *ctx)
+static NW_MUST_USE nw_rc_t build_offerings(nw_ec2_params_t *p, const void *ctx)
 {
     (void)ctx;
     return nw_ec2_param(p, "LocationType", "availability-zone");
@@ -549,7 +556,7 @@ nw_rc_t nw_ec2_describe_offerings(nw_ec2_t *c, nw_ec2_offerings_t *out, nw_ec2_e
                  ae, err);
 }
 
-static nw_rc_t build_spot(nw_ec2_params_t *p, const void *ctx)
+static NW_MUST_USE nw_rc_t build_spot(nw_ec2_params_t *p, const void *ctx)
 {
     const char *start = ctx;
     nw_rc_t rc = nw_ec2_param(p, "ProductDescription.1", "Linux/UNIX");
@@ -757,7 +764,8 @@ nw_rc_t nw_ec2_create_tags(nw_ec2_t *c, const char *const *ids, int nids, const 
     return rc;
 }
 
-static nw_rc_t pg_istatus(const char *x, size_t l, void *o, char *n, size_t nl, nw_err_t *e)
+static NW_MUST_USE nw_rc_t pg_istatus(const char *x, size_t l, void *o, char *n, size_t nl,
+                                      nw_err_t *e)
 {
     return nw_ec2xml_parse_instance_status(x, l, o, n, nl, e);
 }
@@ -793,8 +801,9 @@ static nw_ec2_state_change_t *push_state(nw_ec2_state_changes_t *l)
     return s;
 }
 
-static nw_rc_t terminate_batch(nw_ec2_t *c, const char *const *ids, int nids,
-                               nw_ec2_state_changes_t *out, nw_ec2_error_t *ae, nw_err_t *err)
+static NW_MUST_USE nw_rc_t terminate_batch(nw_ec2_t *c, const char *const *ids, int nids,
+                                           nw_ec2_state_changes_t *out, nw_ec2_error_t *ae,
+                                           nw_err_t *err)
 {
     nw_ec2_params_t p;
     nw_buf_t body;

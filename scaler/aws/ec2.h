@@ -70,13 +70,14 @@ int nw_ec2_error_is_passrole(const nw_ec2_error_t *ae);
 /** Name of a class: "throttling", "capacity", "auth", "not-found", ... */
 const char *nw_ec2_class_name(nw_ec2_class_t c);
 
-nw_rc_t nw_ec2_new(const nw_awscfg_t *cfg, nw_creds_t *creds, const nw_clock_t *clock,
-                   nw_ec2_t **out, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_ec2_new(const nw_awscfg_t *cfg, nw_creds_t *creds, const nw_clock_t *clock,
+                               nw_ec2_t **out, nw_err_t *err);
 /** The same Query client for another service of the protocol (IAM: scaler/aws/iam.h): its
  * endpoint, SigV4 service name and signing region. */
-nw_rc_t nw_ec2_new_service(const nw_awscfg_t *cfg, nw_creds_t *creds, const nw_clock_t *clock,
-                           const char *endpoint, const char *service, const char *region,
-                           nw_ec2_t **out, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_ec2_new_service(const nw_awscfg_t *cfg, nw_creds_t *creds,
+                                       const nw_clock_t *clock, const char *endpoint,
+                                       const char *service, const char *region, nw_ec2_t **out,
+                                       nw_err_t *err);
 void nw_ec2_free(nw_ec2_t *c);
 void nw_ec2_set_retry(nw_ec2_t *c, const nw_ec2_retry_t *r);
 /** The retry policy in effect (a copy). */
@@ -97,14 +98,15 @@ typedef struct {
 } nw_ec2_params_t;
 
 /** Start a body "Action=<action>&Version=2016-11-15". */
-nw_rc_t nw_ec2_params_init(nw_ec2_params_t *p, const char *action);
+NW_MUST_USE nw_rc_t nw_ec2_params_init(nw_ec2_params_t *p, const char *action);
 /** Start a body "Action=<action>&Version=<version>" (another service's API version). */
-nw_rc_t nw_ec2_params_init_version(nw_ec2_params_t *p, const char *action, const char *version);
+NW_MUST_USE nw_rc_t nw_ec2_params_init_version(nw_ec2_params_t *p, const char *action,
+                                               const char *version);
 void nw_ec2_params_cleanup(nw_ec2_params_t *p);
 /** Add key=value (both escaped). */
-nw_rc_t nw_ec2_param(nw_ec2_params_t *p, const char *key, const char *value);
+NW_MUST_USE nw_rc_t nw_ec2_param(nw_ec2_params_t *p, const char *key, const char *value);
 /** Add a parameter whose key is printf-formatted ("Filter.%d.Name"). */
-nw_rc_t nw_ec2_paramf(nw_ec2_params_t *p, const char *value, const char *keyfmt, ...)
+NW_MUST_USE nw_rc_t nw_ec2_paramf(nw_ec2_params_t *p, const char *value, const char *keyfmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 typedef struct {
@@ -114,68 +116,82 @@ typedef struct {
 } nw_ec2_filter_t;
 
 /** Add Filter.N.Name / Filter.N.Value.M for each filter. */
-nw_rc_t nw_ec2_params_filters(nw_ec2_params_t *p, const nw_ec2_filter_t *f, int nf);
+NW_MUST_USE nw_rc_t nw_ec2_params_filters(nw_ec2_params_t *p, const nw_ec2_filter_t *f, int nf);
 
 /** Perform one action (with retries); on HTTP 200 the XML body is in resp. */
-nw_rc_t nw_ec2_call(nw_ec2_t *c, const nw_ec2_params_t *p, nw_buf_t *resp, nw_ec2_error_t *ae,
-                    nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_ec2_call(nw_ec2_t *c, const nw_ec2_params_t *p, nw_buf_t *resp,
+                                nw_ec2_error_t *ae, nw_err_t *err);
 
 /* ---- actions (all pages) ---- */
-nw_rc_t nw_ec2_describe_instance_types(nw_ec2_t *c, const nw_ec2_filter_t *f, int nf,
-                                       nw_ec2_itypes_t *out, nw_ec2_error_t *ae, nw_err_t *err);
-nw_rc_t nw_ec2_describe_offerings(nw_ec2_t *c, nw_ec2_offerings_t *out, nw_ec2_error_t *ae,
-                                  nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_ec2_describe_instance_types(nw_ec2_t *c, const nw_ec2_filter_t *f, int nf,
+                                                   nw_ec2_itypes_t *out, nw_ec2_error_t *ae,
+                                                   nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_ec2_describe_offerings(nw_ec2_t *c, nw_ec2_offerings_t *out,
+                                              nw_ec2_error_t *ae, nw_err_t *err);
 /** Latest spot prices (StartTime = now) for Linux/UNIX. */
-nw_rc_t nw_ec2_describe_spot_prices(nw_ec2_t *c, nw_ec2_spot_prices_t *out, nw_ec2_error_t *ae,
-                                    nw_err_t *err);
-nw_rc_t nw_ec2_describe_zones(nw_ec2_t *c, nw_ec2_zones_t *out, nw_ec2_error_t *ae, nw_err_t *err);
-nw_rc_t nw_ec2_describe_subnets(nw_ec2_t *c, const nw_ec2_filter_t *f, int nf,
-                                nw_ec2_subnets_t *out, nw_ec2_error_t *ae, nw_err_t *err);
-nw_rc_t nw_ec2_describe_sgs(nw_ec2_t *c, const nw_ec2_filter_t *f, int nf, nw_ec2_sgs_t *out,
-                            nw_ec2_error_t *ae, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_ec2_describe_spot_prices(nw_ec2_t *c, nw_ec2_spot_prices_t *out,
+                                                nw_ec2_error_t *ae, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_ec2_describe_zones(nw_ec2_t *c, nw_ec2_zones_t *out, nw_ec2_error_t *ae,
+                                          nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_ec2_describe_subnets(nw_ec2_t *c, const nw_ec2_filter_t *f, int nf,
+                                            nw_ec2_subnets_t *out, nw_ec2_error_t *ae,
+                                            nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_ec2_describe_sgs(nw_ec2_t *c, const nw_ec2_filter_t *f, int nf,
+                                        nw_ec2_sgs_t *out, nw_ec2_error_t *ae, nw_err_t *err);
 /** owners may be NULL/0 (no Owner parameter). */
-nw_rc_t nw_ec2_describe_images(nw_ec2_t *c, const nw_ec2_filter_t *f, int nf,
-                               const char *const *owners, int nowners, nw_ec2_images_t *out,
-                               nw_ec2_error_t *ae, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_ec2_describe_images(nw_ec2_t *c, const nw_ec2_filter_t *f, int nf,
+                                           const char *const *owners, int nowners,
+                                           nw_ec2_images_t *out, nw_ec2_error_t *ae, nw_err_t *err);
 /** By names (LaunchTemplateName.N) or filters; a missing name is NW_ENOTFOUND. */
-nw_rc_t nw_ec2_describe_launch_templates(nw_ec2_t *c, const char *const *names, int nnames,
-                                         const nw_ec2_filter_t *f, int nf, nw_ec2_lts_t *out,
-                                         nw_ec2_error_t *ae, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_ec2_describe_launch_templates(nw_ec2_t *c, const char *const *names,
+                                                     int nnames, const nw_ec2_filter_t *f, int nf,
+                                                     nw_ec2_lts_t *out, nw_ec2_error_t *ae,
+                                                     nw_err_t *err);
 /** p holds a complete CreateLaunchTemplate request (see launchtemplate.c). */
 /** DescribePlacementGroups of the available group with this id (or, id NULL/"", this
  * name): out gets it, or nothing (NW_OK) when there is none. */
-nw_rc_t nw_ec2_describe_placement_group(nw_ec2_t *c, const char *id, const char *name,
-                                        nw_ec2_pgs_t *out, nw_ec2_error_t *ae, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_ec2_describe_placement_group(nw_ec2_t *c, const char *id, const char *name,
+                                                    nw_ec2_pgs_t *out, nw_ec2_error_t *ae,
+                                                    nw_err_t *err);
 /** DescribeCapacityReservations: by id (ids; MaxResults is not sent then) or by filters
  * (all pages, MaxResults 1000). A missing id is NW_ENOTFOUND (out empty). */
-nw_rc_t nw_ec2_describe_capacity_reservations(nw_ec2_t *c, const char *const *ids, int nids,
-                                              const nw_ec2_filter_t *f, int nf, nw_ec2_crs_t *out,
-                                              nw_ec2_error_t *ae, nw_err_t *err);
-nw_rc_t nw_ec2_create_launch_template(nw_ec2_t *c, const nw_ec2_params_t *p, nw_ec2_lt_t *out,
-                                      nw_ec2_error_t *ae, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_ec2_describe_capacity_reservations(nw_ec2_t *c, const char *const *ids,
+                                                          int nids, const nw_ec2_filter_t *f,
+                                                          int nf, nw_ec2_crs_t *out,
+                                                          nw_ec2_error_t *ae, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_ec2_create_launch_template(nw_ec2_t *c, const nw_ec2_params_t *p,
+                                                  nw_ec2_lt_t *out, nw_ec2_error_t *ae,
+                                                  nw_err_t *err);
 /** Not-found counts as deleted. */
-nw_rc_t nw_ec2_delete_launch_template(nw_ec2_t *c, const char *id, nw_ec2_error_t *ae,
-                                      nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_ec2_delete_launch_template(nw_ec2_t *c, const char *id, nw_ec2_error_t *ae,
+                                                  nw_err_t *err);
 /** p holds a complete CreateFleet request; per-override errors come back in out. */
-nw_rc_t nw_ec2_create_fleet(nw_ec2_t *c, const nw_ec2_params_t *p, nw_ec2_fleet_result_t *out,
-                            nw_ec2_error_t *ae, nw_err_t *err);
-nw_rc_t nw_ec2_run_instances(nw_ec2_t *c, const nw_ec2_params_t *p, nw_ec2_instances_t *out,
-                             nw_ec2_error_t *ae, nw_err_t *err);
-nw_rc_t nw_ec2_create_tags(nw_ec2_t *c, const char *const *ids, int nids, const nw_ec2_tag_t *tags,
-                           int ntags, nw_ec2_error_t *ae, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_ec2_create_fleet(nw_ec2_t *c, const nw_ec2_params_t *p,
+                                        nw_ec2_fleet_result_t *out, nw_ec2_error_t *ae,
+                                        nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_ec2_run_instances(nw_ec2_t *c, const nw_ec2_params_t *p,
+                                         nw_ec2_instances_t *out, nw_ec2_error_t *ae,
+                                         nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_ec2_create_tags(nw_ec2_t *c, const char *const *ids, int nids,
+                                       const nw_ec2_tag_t *tags, int ntags, nw_ec2_error_t *ae,
+                                       nw_err_t *err);
 /** By ids (may be NULL) and/or filters; paged with MaxResults 1000 when no ids. */
-nw_rc_t nw_ec2_describe_instances(nw_ec2_t *c, const char *const *ids, int nids,
-                                  const nw_ec2_filter_t *f, int nf, nw_ec2_instances_t *out,
-                                  nw_ec2_error_t *ae, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_ec2_describe_instances(nw_ec2_t *c, const char *const *ids, int nids,
+                                              const nw_ec2_filter_t *f, int nf,
+                                              nw_ec2_instances_t *out, nw_ec2_error_t *ae,
+                                              nw_err_t *err);
 /** Status checks and scheduled events of running instances matching the filters (all
  * pages, MaxResults 1000). */
-nw_rc_t nw_ec2_describe_instance_status(nw_ec2_t *c, const nw_ec2_filter_t *f, int nf,
-                                        nw_ec2_istatuses_t *out, nw_ec2_error_t *ae, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_ec2_describe_instance_status(nw_ec2_t *c, const nw_ec2_filter_t *f, int nf,
+                                                    nw_ec2_istatuses_t *out, nw_ec2_error_t *ae,
+                                                    nw_err_t *err);
 /** Idempotent: instances that no longer exist count as terminated. */
-nw_rc_t nw_ec2_terminate_instances(nw_ec2_t *c, const char *const *ids, int nids,
-                                   nw_ec2_state_changes_t *out, nw_ec2_error_t *ae, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_ec2_terminate_instances(nw_ec2_t *c, const char *const *ids, int nids,
+                                               nw_ec2_state_changes_t *out, nw_ec2_error_t *ae,
+                                               nw_err_t *err);
 /** Send p with DryRun=true; returns NW_OK and ae->cls NW_EC2_DRYRUN_OK when
  * allowed, NW_EAWS with ae->cls NW_EC2_AUTH when not. */
-nw_rc_t nw_ec2_dry_run(nw_ec2_t *c, nw_ec2_params_t *p, nw_ec2_error_t *ae, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_ec2_dry_run(nw_ec2_t *c, nw_ec2_params_t *p, nw_ec2_error_t *ae,
+                                   nw_err_t *err);
 
 #endif

@@ -183,7 +183,7 @@ static void tags(xmlNode *set, nw_ec2_tags_t *t)
     }
 }
 
-static nw_rc_t expect(xmlNode *root, const char *name, nw_err_t *err)
+static NW_MUST_USE nw_rc_t expect(xmlNode *root, const char *name, nw_err_t *err)
 {
     if (is_el(root, name))
         return NW_OK;
@@ -214,8 +214,9 @@ typedef struct {
     int paged;
 } item_list_t;
 
-static nw_rc_t parse_list(const item_list_t *t, const char *xml, size_t len, void **v, size_t *n,
-                          size_t *cap, char *next, size_t nextlen, nw_err_t *err)
+static NW_MUST_USE nw_rc_t parse_list(const item_list_t *t, const char *xml, size_t len, void **v,
+                                      size_t *n, size_t *cap, char *next, size_t nextlen,
+                                      nw_err_t *err)
 {
     xmlNode *root;
     nw_rc_t rc = NW_OK;
@@ -355,7 +356,7 @@ void nw_ec2xml_iam_profiles_free(nw_iam_profiles_t *l)
     memset(l, 0, sizeof *l);
 }
 
-static nw_rc_t iam_profile(xmlNode *ip, nw_iam_profiles_t *out, nw_err_t *err)
+static NW_MUST_USE nw_rc_t iam_profile(xmlNode *ip, nw_iam_profiles_t *out, nw_err_t *err)
 {
     nw_iam_profile_t *p = push((void **)&out->v, &out->n, &out->cap, sizeof *p);
     if (!p)
@@ -777,7 +778,7 @@ void nw_ec2xml_lts_free(nw_ec2_lts_t *l)
     memset(l, 0, sizeof *l);
 }
 
-static nw_rc_t one_lt(xmlNode *n, nw_ec2_lts_t *out, nw_err_t *err)
+static NW_MUST_USE nw_rc_t one_lt(xmlNode *n, nw_ec2_lts_t *out, nw_err_t *err)
 {
     nw_ec2_lt_t *t = PUSH(out);
     if (!t)
@@ -833,7 +834,7 @@ void nw_ec2xml_instances_free(nw_ec2_instances_t *l)
     memset(l, 0, sizeof *l);
 }
 
-static nw_rc_t instances_set(xmlNode *set, nw_ec2_instances_t *out, nw_err_t *err)
+static NW_MUST_USE nw_rc_t instances_set(xmlNode *set, nw_ec2_instances_t *out, nw_err_t *err)
 {
     FOREACH_ITEM(set, it)
     {

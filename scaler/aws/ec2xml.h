@@ -44,7 +44,8 @@ typedef struct {
 
 /** Parse an EC2 (<Response><Errors><Error>) or STS (<ErrorResponse><Error>)
  * error document. NW_EPARSE when no error code is found. */
-nw_rc_t nw_ec2xml_parse_error(const char *xml, size_t len, nw_ec2xml_error_t *out, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_ec2xml_parse_error(const char *xml, size_t len, nw_ec2xml_error_t *out,
+                                          nw_err_t *err);
 
 /* ---- DescribePlacementGroups ---- */
 typedef struct {
@@ -62,8 +63,8 @@ typedef struct {
 } nw_ec2_pgs_t;
 
 void nw_ec2xml_pgs_free(nw_ec2_pgs_t *l);
-nw_rc_t nw_ec2xml_parse_placement_groups(const char *xml, size_t len, nw_ec2_pgs_t *out,
-                                         nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_ec2xml_parse_placement_groups(const char *xml, size_t len, nw_ec2_pgs_t *out,
+                                                     nw_err_t *err);
 
 /* ---- DescribeCapacityReservations ---- */
 typedef struct {
@@ -86,8 +87,9 @@ typedef struct {
 } nw_ec2_crs_t;
 
 void nw_ec2xml_crs_free(nw_ec2_crs_t *l);
-nw_rc_t nw_ec2xml_parse_capacity_reservations(const char *xml, size_t len, nw_ec2_crs_t *out,
-                                              char *next, size_t nextlen, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_ec2xml_parse_capacity_reservations(const char *xml, size_t len,
+                                                          nw_ec2_crs_t *out, char *next,
+                                                          size_t nextlen, nw_err_t *err);
 
 /* ---- IAM instance profiles (GetInstanceProfile, CreateInstanceProfile,
  * ListInstanceProfiles) ---- */
@@ -106,8 +108,9 @@ typedef struct {
 void nw_ec2xml_iam_profiles_free(nw_iam_profiles_t *l);
 /** Append the InstanceProfile of a Get/Create answer, or the InstanceProfiles members of a
  * List page (marker: the next page's Marker when IsTruncated, else ""; nullable). */
-nw_rc_t nw_ec2xml_parse_iam_profiles(const char *xml, size_t len, nw_iam_profiles_t *out,
-                                     char *marker, size_t marker_len, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_ec2xml_parse_iam_profiles(const char *xml, size_t len,
+                                                 nw_iam_profiles_t *out, char *marker,
+                                                 size_t marker_len, nw_err_t *err);
 
 /* ---- DescribeInstanceTypes ---- */
 typedef struct {
@@ -150,8 +153,9 @@ typedef struct {
     size_t n, cap;
 } nw_ec2_itypes_t;
 void nw_ec2xml_itypes_free(nw_ec2_itypes_t *l);
-nw_rc_t nw_ec2xml_parse_instance_types(const char *xml, size_t len, nw_ec2_itypes_t *out,
-                                       char *next, size_t nextlen, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_ec2xml_parse_instance_types(const char *xml, size_t len,
+                                                   nw_ec2_itypes_t *out, char *next, size_t nextlen,
+                                                   nw_err_t *err);
 
 /* ---- DescribeInstanceTypeOfferings ---- */
 typedef struct {
@@ -163,8 +167,8 @@ typedef struct {
     size_t n, cap;
 } nw_ec2_offerings_t;
 void nw_ec2xml_offerings_free(nw_ec2_offerings_t *l);
-nw_rc_t nw_ec2xml_parse_offerings(const char *xml, size_t len, nw_ec2_offerings_t *out, char *next,
-                                  size_t nextlen, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_ec2xml_parse_offerings(const char *xml, size_t len, nw_ec2_offerings_t *out,
+                                              char *next, size_t nextlen, nw_err_t *err);
 
 /* ---- DescribeSpotPriceHistory ---- */
 typedef struct {
@@ -178,8 +182,9 @@ typedef struct {
     size_t n, cap;
 } nw_ec2_spot_prices_t;
 void nw_ec2xml_spot_prices_free(nw_ec2_spot_prices_t *l);
-nw_rc_t nw_ec2xml_parse_spot_prices(const char *xml, size_t len, nw_ec2_spot_prices_t *out,
-                                    char *next, size_t nextlen, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_ec2xml_parse_spot_prices(const char *xml, size_t len,
+                                                nw_ec2_spot_prices_t *out, char *next,
+                                                size_t nextlen, nw_err_t *err);
 
 /* ---- DescribeAvailabilityZones ---- */
 typedef struct {
@@ -192,7 +197,8 @@ typedef struct {
     size_t n, cap;
 } nw_ec2_zones_t;
 void nw_ec2xml_zones_free(nw_ec2_zones_t *l);
-nw_rc_t nw_ec2xml_parse_zones(const char *xml, size_t len, nw_ec2_zones_t *out, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_ec2xml_parse_zones(const char *xml, size_t len, nw_ec2_zones_t *out,
+                                          nw_err_t *err);
 
 /* ---- DescribeSubnets ---- */
 typedef struct {
@@ -208,8 +214,8 @@ typedef struct {
     size_t n, cap;
 } nw_ec2_subnets_t;
 void nw_ec2xml_subnets_free(nw_ec2_subnets_t *l);
-nw_rc_t nw_ec2xml_parse_subnets(const char *xml, size_t len, nw_ec2_subnets_t *out, char *next,
-                                size_t nextlen, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_ec2xml_parse_subnets(const char *xml, size_t len, nw_ec2_subnets_t *out,
+                                            char *next, size_t nextlen, nw_err_t *err);
 
 /* ---- DescribeSecurityGroups ---- */
 typedef struct {
@@ -223,8 +229,8 @@ typedef struct {
     size_t n, cap;
 } nw_ec2_sgs_t;
 void nw_ec2xml_sgs_free(nw_ec2_sgs_t *l);
-nw_rc_t nw_ec2xml_parse_sgs(const char *xml, size_t len, nw_ec2_sgs_t *out, char *next,
-                            size_t nextlen, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_ec2xml_parse_sgs(const char *xml, size_t len, nw_ec2_sgs_t *out, char *next,
+                                        size_t nextlen, nw_err_t *err);
 
 /* ---- DescribeImages ---- */
 typedef struct {
@@ -242,8 +248,8 @@ typedef struct {
     size_t n, cap;
 } nw_ec2_images_t;
 void nw_ec2xml_images_free(nw_ec2_images_t *l);
-nw_rc_t nw_ec2xml_parse_images(const char *xml, size_t len, nw_ec2_images_t *out, char *next,
-                               size_t nextlen, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_ec2xml_parse_images(const char *xml, size_t len, nw_ec2_images_t *out,
+                                           char *next, size_t nextlen, nw_err_t *err);
 
 /* ---- Create/DescribeLaunchTemplates ---- */
 typedef struct {
@@ -258,8 +264,8 @@ typedef struct {
 void nw_ec2xml_lts_free(nw_ec2_lts_t *l);
 /** DescribeLaunchTemplatesResponse, CreateLaunchTemplateResponse and
  * DeleteLaunchTemplateResponse are all accepted. */
-nw_rc_t nw_ec2xml_parse_launch_templates(const char *xml, size_t len, nw_ec2_lts_t *out, char *next,
-                                         size_t nextlen, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_ec2xml_parse_launch_templates(const char *xml, size_t len, nw_ec2_lts_t *out,
+                                                     char *next, size_t nextlen, nw_err_t *err);
 
 /* ---- DescribeInstances / RunInstances / CreateFleet instances ---- */
 #define NW_EC2_MAX_INSTANCE_SGS 16 /* EC2 allows 5 per interface by default, 16 at most */
@@ -290,8 +296,8 @@ typedef struct {
 void nw_ec2xml_instances_free(nw_ec2_instances_t *l);
 /** DescribeInstancesResponse (reservationSet/item/instancesSet) or
  * RunInstancesResponse (instancesSet). */
-nw_rc_t nw_ec2xml_parse_instances(const char *xml, size_t len, nw_ec2_instances_t *out, char *next,
-                                  size_t nextlen, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_ec2xml_parse_instances(const char *xml, size_t len, nw_ec2_instances_t *out,
+                                              char *next, size_t nextlen, nw_err_t *err);
 
 /* ---- DescribeInstanceStatus ---- */
 #define NW_EC2_MAX_STATUS_CHECKS 12
@@ -318,8 +324,9 @@ typedef struct {
 void nw_ec2xml_istatuses_free(nw_ec2_istatuses_t *l);
 /** DescribeInstanceStatusResponse (instanceStatusSet/item: instanceStatus, systemStatus,
  * eventsSet). */
-nw_rc_t nw_ec2xml_parse_instance_status(const char *xml, size_t len, nw_ec2_istatuses_t *out,
-                                        char *next, size_t nextlen, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_ec2xml_parse_instance_status(const char *xml, size_t len,
+                                                    nw_ec2_istatuses_t *out, char *next,
+                                                    size_t nextlen, nw_err_t *err);
 
 /* ---- TerminateInstances ---- */
 typedef struct {
@@ -332,8 +339,8 @@ typedef struct {
     size_t n, cap;
 } nw_ec2_state_changes_t;
 void nw_ec2xml_state_changes_free(nw_ec2_state_changes_t *l);
-nw_rc_t nw_ec2xml_parse_terminate(const char *xml, size_t len, nw_ec2_state_changes_t *out,
-                                  nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_ec2xml_parse_terminate(const char *xml, size_t len,
+                                              nw_ec2_state_changes_t *out, nw_err_t *err);
 
 /* ---- CreateFleet (instant) ---- */
 typedef struct {
@@ -362,12 +369,13 @@ typedef struct {
     size_t nerrs, caperrs;
 } nw_ec2_fleet_result_t;
 void nw_ec2xml_fleet_result_free(nw_ec2_fleet_result_t *r);
-nw_rc_t nw_ec2xml_parse_fleet(const char *xml, size_t len, nw_ec2_fleet_result_t *out,
-                              nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_ec2xml_parse_fleet(const char *xml, size_t len, nw_ec2_fleet_result_t *out,
+                                          nw_err_t *err);
 
 /* ---- simple responses: CreateTags/DeleteLaunchTemplate return <return>true</return> ---- */
 /** Check the root element is `<root>` (e.g. "CreateTagsResponse"). */
-nw_rc_t nw_ec2xml_expect_root(const char *xml, size_t len, const char *root, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_ec2xml_expect_root(const char *xml, size_t len, const char *root,
+                                          nw_err_t *err);
 
 /* ---- STS ---- */
 typedef struct {
@@ -380,6 +388,7 @@ typedef struct {
     char user_id[256];
 } nw_sts_result_t;
 /** AssumeRoleWithWebIdentityResponse or GetCallerIdentityResponse. */
-nw_rc_t nw_ec2xml_parse_sts(const char *xml, size_t len, nw_sts_result_t *out, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_ec2xml_parse_sts(const char *xml, size_t len, nw_sts_result_t *out,
+                                        nw_err_t *err);
 
 #endif

@@ -37,7 +37,8 @@ static void attempt_token(const char *tok, int attempt, char *out, size_t len)
     }
 }
 
-static nw_rc_t fleet_params(nw_launch_t *l, const nw_launch_req_t *r, nw_launch_plan_t *pl)
+static NW_MUST_USE nw_rc_t fleet_params(nw_launch_t *l, const nw_launch_req_t *r,
+                                        nw_launch_plan_t *pl)
 {
     nw_ec2_params_t *p = &pl->p;
     const char *ct = pl->ct;

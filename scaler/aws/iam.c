@@ -23,8 +23,8 @@ nw_rc_t nw_iam_new(const nw_awscfg_t *cfg, nw_creds_t *creds, const nw_clock_t *
                               err);
 }
 
-static nw_rc_t call(nw_ec2_t *iam, nw_ec2_params_t *p, nw_iam_profiles_t *got, char *marker,
-                    size_t mlen, nw_ec2_error_t *ae, nw_err_t *err)
+static NW_MUST_USE nw_rc_t call(nw_ec2_t *iam, nw_ec2_params_t *p, nw_iam_profiles_t *got,
+                                char *marker, size_t mlen, nw_ec2_error_t *ae, nw_err_t *err)
 {
     nw_buf_t resp;
     nw_buf_init(&resp, 16 * 1024 * 1024);
@@ -38,8 +38,8 @@ static nw_rc_t call(nw_ec2_t *iam, nw_ec2_params_t *p, nw_iam_profiles_t *got, c
 }
 
 /* one call of action with key=value pairs (NULL-terminated) */
-static nw_rc_t simple(nw_ec2_t *iam, const char *action, const char *const *kv,
-                      nw_iam_profiles_t *got, nw_ec2_error_t *ae, nw_err_t *err)
+static NW_MUST_USE nw_rc_t simple(nw_ec2_t *iam, const char *action, const char *const *kv,
+                                  nw_iam_profiles_t *got, nw_ec2_error_t *ae, nw_err_t *err)
 {
     nw_ec2_params_t p;
     nw_rc_t rc = nw_ec2_params_init_version(&p, action, NW_IAM_VERSION);
@@ -146,8 +146,9 @@ static void new_name(const char *region, const char *cluster, const char *cls, c
     snprintf(out, len, "%s_%llu", cluster, strtoull(hex, NULL, 16));
 }
 
-static nw_rc_t create(nw_ec2_t *iam, const char *region, const char *cluster, const cJSON *nc,
-                      const char *name, const char *path, nw_ec2_error_t *ae, nw_err_t *err)
+static NW_MUST_USE nw_rc_t create(nw_ec2_t *iam, const char *region, const char *cluster,
+                                  const cJSON *nc, const char *name, const char *path,
+                                  nw_ec2_error_t *ae, nw_err_t *err)
 {
     nw_ec2_params_t p;
     nw_rc_t rc = nw_ec2_params_init_version(&p, "CreateInstanceProfile", NW_IAM_VERSION);
@@ -276,7 +277,8 @@ nw_rc_t nw_iam_delete_profiles(nw_ec2_t *iam, const char *region, const char *cl
 
 /* does any instance that is not terminated run with this profile? (EC2 reports the
  * profile's ARN on the instance: DescribeInstances iam-instance-profile.arn) */
-static nw_rc_t profile_in_use(nw_ec2_t *ec2, const nw_iam_profile_t *p, int *used, nw_err_t *err)
+static NW_MUST_USE nw_rc_t profile_in_use(nw_ec2_t *ec2, const nw_iam_profile_t *p, int *used,
+                                          nw_err_t *err)
 {
     nw_ec2_filter_t f[2] = {
         {.name = "iam-instance-profile.arn", .values = {p->arn}, .nvalues = 1},

@@ -40,18 +40,19 @@
 
 /** An IAM client: the endpoint cfg->iam (empty: the partition's global endpoint, by the
  * region's prefix), signed for us-east-1 (cn-north-1 for cn-* regions). */
-nw_rc_t nw_iam_new(const nw_awscfg_t *cfg, nw_creds_t *creds, const nw_clock_t *clock,
-                   nw_ec2_t **out, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_iam_new(const nw_awscfg_t *cfg, nw_creds_t *creds, const nw_clock_t *clock,
+                               nw_ec2_t **out, nw_err_t *err);
 
 /** GetInstanceProfile; NW_ENOTFOUND when there is none. */
-nw_rc_t nw_iam_get_profile(nw_ec2_t *iam, const char *name, nw_iam_profile_t *out,
-                           nw_ec2_error_t *ae, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_iam_get_profile(nw_ec2_t *iam, const char *name, nw_iam_profile_t *out,
+                                       nw_ec2_error_t *ae, nw_err_t *err);
 /** ListInstanceProfiles under path_prefix (every page); out is caller storage
  * (nw_ec2xml_iam_profiles_free). */
-nw_rc_t nw_iam_list_profiles(nw_ec2_t *iam, const char *path_prefix, nw_iam_profiles_t *out,
-                             nw_ec2_error_t *ae, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_iam_list_profiles(nw_ec2_t *iam, const char *path_prefix,
+                                         nw_iam_profiles_t *out, nw_ec2_error_t *ae, nw_err_t *err);
 /** Remove the profile's role (if any) and delete it; gone already = done. */
-nw_rc_t nw_iam_delete_profile(nw_ec2_t *iam, const char *name, nw_ec2_error_t *ae, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_iam_delete_profile(nw_ec2_t *iam, const char *name, nw_ec2_error_t *ae,
+                                          nw_err_t *err);
 
 /** The instance profile path of an EC2NodeClass (instanceprofile.FormatPath("karpenter",
  * region, cluster, uid); the name when the object has no uid). */
@@ -60,20 +61,21 @@ void nw_iam_class_path(const char *region, const char *cluster, const cJSON *nod
 
 /** The profile launches of this class use, made or found as above, into out (len >= 129).
  * spec.instanceProfile: itself. NW_EAWS / NW_EIO with err saying which call failed. */
-nw_rc_t nw_iam_ensure_profile(nw_ec2_t *iam, const char *region, const char *cluster,
-                              const cJSON *nodeclass, char *out, size_t len, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_iam_ensure_profile(nw_ec2_t *iam, const char *region, const char *cluster,
+                                          const cJSON *nodeclass, char *out, size_t len,
+                                          nw_err_t *err);
 
 /** Replaced profiles: every profile under the class's exact path other than keep (the one
  * its launches use now) that no instance uses any more (DescribeInstances
  * iam-instance-profile.arn, any state but terminated) is deleted (its role first);
  * *deleted counts those, *kept the ones still in use (both nullable). */
-nw_rc_t nw_iam_gc_profiles(nw_ec2_t *iam, nw_ec2_t *ec2, const char *region, const char *cluster,
-                           const cJSON *nc, const char *keep, int *deleted, int *kept,
-                           nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_iam_gc_profiles(nw_ec2_t *iam, nw_ec2_t *ec2, const char *region,
+                                       const char *cluster, const cJSON *nc, const char *keep,
+                                       int *deleted, int *kept, nw_err_t *err);
 
 /** Delete every profile under the class's path (the finalizer's cleanup); *deleted counts
  * them (nullable). */
-nw_rc_t nw_iam_delete_profiles(nw_ec2_t *iam, const char *region, const char *cluster,
-                               const cJSON *nodeclass, int *deleted, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_iam_delete_profiles(nw_ec2_t *iam, const char *region, const char *cluster,
+                                           const cJSON *nodeclass, int *deleted, nw_err_t *err);
 
 #endif

@@ -29,10 +29,11 @@
 
 /** Append the failed checks of every listed instance to out (caller storage, zeroed;
  * nw_cloud_healths_free). ae (nullable) holds EC2's error when a call failed. */
-nw_rc_t nw_instancestatus_health(nw_ec2_t *ec2, nw_cloud_healths_t *out, nw_ec2_error_t *ae,
-                                 nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_instancestatus_health(nw_ec2_t *ec2, nw_cloud_healths_t *out,
+                                             nw_ec2_error_t *ae, nw_err_t *err);
 
 /** The entries of one DescribeInstanceStatus record (exposed for tests); NW_ENOMEM on OOM. */
-nw_rc_t nw_instancestatus_istatus_health(const nw_ec2_istatus_t *s, nw_cloud_healths_t *out);
+NW_MUST_USE nw_rc_t nw_instancestatus_istatus_health(const nw_ec2_istatus_t *s,
+                                                     nw_cloud_healths_t *out);
 
 #endif

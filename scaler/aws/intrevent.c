@@ -23,8 +23,8 @@ static int valid_instance_id(const char *s)
 }
 
 /* An optional string field: absent → "", wrong type or too long → error. */
-static nw_rc_t opt_str(const cJSON *o, const char *key, const char *path, char *dst, size_t n,
-                       nw_err_t *err)
+static NW_MUST_USE nw_rc_t opt_str(const cJSON *o, const char *key, const char *path, char *dst,
+                                   size_t n, nw_err_t *err)
 {
     dst[0] = 0;
     const cJSON *v = nw_json_get(o, key);
@@ -38,7 +38,8 @@ static nw_rc_t opt_str(const cJSON *o, const char *key, const char *path, char *
     return NW_OK;
 }
 
-static nw_rc_t add_id(nw_interrupt_event_t *e, const cJSON *v, const char *path, nw_err_t *err)
+static NW_MUST_USE nw_rc_t add_id(nw_interrupt_event_t *e, const cJSON *v, const char *path,
+                                  nw_err_t *err)
 {
     if (!cJSON_IsString(v) || !*v->valuestring)
         return nw_err_set(err, NW_EPARSE, path, "%s: must be a non-empty string", path);
@@ -55,7 +56,7 @@ static nw_rc_t add_id(nw_interrupt_event_t *e, const cJSON *v, const char *path,
     return NW_OK;
 }
 
-static nw_rc_t parse_detail(const cJSON *root, nw_interrupt_event_t *e, nw_err_t *err)
+static NW_MUST_USE nw_rc_t parse_detail(const cJSON *root, nw_interrupt_event_t *e, nw_err_t *err)
 {
     const cJSON *d = nw_json_get(root, "detail");
     if (!cJSON_IsObject(d))

@@ -33,6 +33,7 @@
 /** Parse a message body. NW_EPARSE (err names the field, e.g. "detail.instance-id")
  * when the body is not a JSON object, an envelope field has the wrong type, or a
  * known kind lacks what it needs. Unknown kinds are NW_OK with kind NOOP. */
-nw_rc_t nw_intrevent_parse(const char *body, size_t len, nw_interrupt_event_t *out, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_intrevent_parse(const char *body, size_t len, nw_interrupt_event_t *out,
+                                       nw_err_t *err);
 
 #endif

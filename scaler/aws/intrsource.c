@@ -49,8 +49,8 @@ static void to_neutral(const nw_sqs_error_t *ae, nw_cloud_error_t *ce)
     snprintf(ce->message, sizeof ce->message, "%s", ae->message);
 }
 
-static nw_rc_t op_receive(nw_interrupt_source_t *s, nw_interrupt_batch_t *out, nw_cloud_error_t *ce,
-                          nw_err_t *err)
+static NW_MUST_USE nw_rc_t op_receive(nw_interrupt_source_t *s, nw_interrupt_batch_t *out,
+                                      nw_cloud_error_t *ce, nw_err_t *err)
 {
     sqs_source_t *q = me(s);
     memset(out, 0, sizeof *out);
@@ -82,8 +82,8 @@ static nw_rc_t op_receive(nw_interrupt_source_t *s, nw_interrupt_batch_t *out, n
     return NW_OK;
 }
 
-static nw_rc_t op_ack(nw_interrupt_source_t *s, const nw_interrupt_msg_t *m, nw_cloud_error_t *ce,
-                      nw_err_t *err)
+static NW_MUST_USE nw_rc_t op_ack(nw_interrupt_source_t *s, const nw_interrupt_msg_t *m,
+                                  nw_cloud_error_t *ce, nw_err_t *err)
 {
     nw_sqs_error_t ae;
     memset(&ae, 0, sizeof ae);

@@ -22,9 +22,9 @@
 
 /** wait_s: WaitTimeSeconds, 0..20 (others: 20); visibility_s: VisibilityTimeout
  * (<= 0: 20). NW_EINVAL when the queue or the SQS endpoint is missing. No network I/O. */
-nw_rc_t nw_intrsource_new(const nw_awscfg_t *cfg, nw_creds_t *creds, const nw_clock_t *clock,
-                          const char *queue, int wait_s, int visibility_s,
-                          nw_interrupt_source_t **out, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_intrsource_new(const nw_awscfg_t *cfg, nw_creds_t *creds,
+                                      const nw_clock_t *clock, const char *queue, int wait_s,
+                                      int visibility_s, nw_interrupt_source_t **out, nw_err_t *err);
 
 /** The neutral kind of an SQS error class. */
 nw_cloud_err_kind_t nw_intrsource_sqs_err_kind(nw_sqs_class_t cls);

@@ -82,7 +82,8 @@ nw_rc_t nw_launch(nw_launch_t *l, const nw_launch_req_t *r, nw_launch_result_t *
         nw_launch_plan_t *pl = NULL;
         if ((rc = nw_fleet_plan(l, r, attempt, &pl, ae, err)) != NW_OK)
             return rc;
-        nw_fleet(l, pl, ae);
+        /* the outcome is in pl and ae: nw_fleet_settle reads it */
+        (void)nw_fleet(l, pl, ae);
         int again = 0;
         rc = nw_fleet_settle(l, pl, out, &again, ae, err);
         nw_fleet_plan_free(pl);

@@ -164,26 +164,26 @@ nw_launch_t *nw_launch_new(nw_ec2_t *ec2, const nw_catalog_t *catalog, nw_ice_t 
                            const nw_clock_t *clock, const char *cluster_name);
 void nw_launch_free(nw_launch_t *l);
 /** The settings a generated bootstrap uses (copied). */
-nw_rc_t nw_launch_set_bootstrap(nw_launch_t *l, const nw_launch_bootstrap_t *b);
+NW_MUST_USE nw_rc_t nw_launch_set_bootstrap(nw_launch_t *l, const nw_launch_bootstrap_t *b);
 
 /** Launch one instance. ae (nullable) gets the EC2 error class on failure;
  * NW_EINVAL when the class is not ready or nothing is launchable (the message
  * says which filter emptied the list). */
-nw_rc_t nw_launch(nw_launch_t *l, const nw_launch_req_t *req, nw_launch_result_t *out,
-                  nw_ec2_error_t *ae, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_launch(nw_launch_t *l, const nw_launch_req_t *req, nw_launch_result_t *out,
+                              nw_ec2_error_t *ae, nw_err_t *err);
 
 typedef struct nw_launch_plan nw_launch_plan_t;
 
 /** Step 1 of a launch: the plan of try `attempt` (0, or 1 after a missing template) of req;
  * fails as nw_launch does before its CreateFleet. req->resolved is read only here. */
-nw_rc_t nw_fleet_plan(nw_launch_t *l, const nw_launch_req_t *req, int attempt,
-                      nw_launch_plan_t **out, nw_ec2_error_t *ae, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_fleet_plan(nw_launch_t *l, const nw_launch_req_t *req, int attempt,
+                                  nw_launch_plan_t **out, nw_ec2_error_t *ae, nw_err_t *err);
 /** Step 2: the plan's CreateFleet (with the EC2 client's retries); any thread, no lock. */
-nw_rc_t nw_fleet(nw_launch_t *l, nw_launch_plan_t *pl, nw_ec2_error_t *ae);
+NW_MUST_USE nw_rc_t nw_fleet(nw_launch_t *l, nw_launch_plan_t *pl, nw_ec2_error_t *ae);
 /** Step 3: the outcome of step 2 into out (which the caller zeroed before step 1);
  * *again = 1 when the templates were missing and try 1 should be planned. */
-nw_rc_t nw_fleet_settle(nw_launch_t *l, nw_launch_plan_t *pl, nw_launch_result_t *out, int *again,
-                        nw_ec2_error_t *ae, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_fleet_settle(nw_launch_t *l, nw_launch_plan_t *pl, nw_launch_result_t *out,
+                                    int *again, nw_ec2_error_t *ae, nw_err_t *err);
 /** A launch into a partition placement group that did not ask for a partition: the
  * partition EC2 chose, from DescribeInstances (Karpenter's placement-group registration
  * hook); out->pg_partition stays "" when it cannot be read. Any thread. */
@@ -193,8 +193,8 @@ void nw_fleet_plan_free(nw_launch_plan_t *pl);
 /** Delete every launch template of this cluster tagged with the node class
  * (launchtemplate.go DeleteAll: tag:eks:eks-cluster-name and
  * tag:karpenter.k8s.aws/ec2nodeclass), and forget them; *deleted counts them (nullable). */
-nw_rc_t nw_launchtemplate_delete_class(nw_launch_t *l, const char *nodeclass, int *deleted,
-                                       nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_launchtemplate_delete_class(nw_launch_t *l, const char *nodeclass,
+                                                   int *deleted, nw_err_t *err);
 
 /** The available count the launcher follows for reservation id when it is at least as new as
  * a resolution at `synced` (monotonic ns) that found `resolved`; else `resolved`. */
@@ -202,17 +202,19 @@ int64_t nw_capreservation_available(const nw_launch_t *l, const char *id, int64_
                                     int64_t synced);
 
 /** Terminate by instance id or providerID; idempotent (gone = done). */
-nw_rc_t nw_instance_terminate(nw_launch_t *l, const char *id_or_provider_id, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_instance_terminate(nw_launch_t *l, const char *id_or_provider_id,
+                                          nw_err_t *err);
 
 /** Instances of this cluster (instance.go List's filters: tag-keys karpenter.sh/nodepool and
  * karpenter.k8s.aws/ec2nodeclass, tag:eks:eks-cluster-name; states pending..stopped). */
-nw_rc_t nw_instance_list(nw_launch_t *l, nw_ec2_instances_t *out, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_instance_list(nw_launch_t *l, nw_ec2_instances_t *out, nw_err_t *err);
 
 /** The userData a launch template of this request carries for capacity type ct and types
  * of `pods` max pods (plain text, malloc'd; NULL without userData): scaler/aws/userdata.h.
  * NW_EINVAL with err->path naming the field when it cannot be rendered. */
-nw_rc_t nw_launchtemplate_userdata(nw_launch_t *l, const nw_launch_req_t *req, const char *ct,
-                                   int64_t pods, char **out, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_launchtemplate_userdata(nw_launch_t *l, const nw_launch_req_t *req,
+                                               const char *ct, int64_t pods, char **out,
+                                               nw_err_t *err);
 
 /** The launch template name this request would use for an AMI and its userData (as
  * nw_launchtemplate_userdata renders it; for tests). */
@@ -222,8 +224,8 @@ void nw_launchtemplate_name(nw_launch_t *l, const nw_launch_req_t *req, const ch
 /** Add to p (initialised "CreateLaunchTemplate") the request of this request's template for
  * AMI ami_id, capacity type ct, types of `pods` max pods and `efa` EFA interfaces (0: the
  * claim asks for none): what ensuring it would send (for tests). */
-nw_rc_t nw_launchtemplate_params(nw_launch_t *l, const nw_launch_req_t *req, const char *ami_id,
-                                 const char *ct, int64_t pods, int efa, nw_ec2_params_t *p,
-                                 nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_launchtemplate_params(nw_launch_t *l, const nw_launch_req_t *req,
+                                             const char *ami_id, const char *ct, int64_t pods,
+                                             int efa, nw_ec2_params_t *p, nw_err_t *err);
 
 #endif

@@ -108,8 +108,8 @@ struct nw_launch_plan {
 int nw_launchtemplate_tags_build(const nw_launch_t *l, const nw_launch_req_t *r, int with_claim,
                                  nw_ec2_tag_t *t);
 /** Add <prefix>TagSpecification.<idx> of resource type rtype with the n tags t to p. */
-nw_rc_t nw_launchtemplate_tags_spec(nw_ec2_params_t *p, const char *prefix, int idx,
-                                    const char *rtype, const nw_ec2_tag_t *t, int n);
+NW_MUST_USE nw_rc_t nw_launchtemplate_tags_spec(nw_ec2_params_t *p, const char *prefix, int idx,
+                                                const char *rtype, const nw_ec2_tag_t *t, int n);
 /** The partition of the class's partition placement group the claim asks for (0: none
  * asked, EC2 chooses). */
 int nw_launchtemplate_claim_partition(const nw_launch_req_t *r);
@@ -127,9 +127,10 @@ void nw_launchtemplate_forget(nw_launch_t *l, const char *name);
 void nw_launchtemplate_drop(nw_launch_t *l, const char *name);
 /** Find by name, else create, the template of AMI ami_id, capacity type ct, types of `pods`
  * max pods and `efa` EFA interfaces; its name into name. */
-nw_rc_t nw_launchtemplate_ensure(nw_launch_t *l, const nw_launch_req_t *r, const char *ami_id,
-                                 const char *ct, int64_t pods, int efa, char *name, size_t namelen,
-                                 nw_ec2_error_t *ae, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_launchtemplate_ensure(nw_launch_t *l, const nw_launch_req_t *r,
+                                             const char *ami_id, const char *ct, int64_t pods,
+                                             int efa, char *name, size_t namelen,
+                                             nw_ec2_error_t *ae, nw_err_t *err);
 
 /* ---- offerings.c: candidate offerings -------------------------------------------------------- */
 

@@ -328,7 +328,7 @@ static void template_name(nw_launch_t *l, const nw_launch_req_t *r, const char *
 
 /* BlockDeviceMapping.N: spec.blockDeviceMappings, else the AMI family's defaults
  * (amifamily DefaultBlockDeviceMappings: gp3, encrypted; Custom: none, the AMI's) */
-static nw_rc_t lt_bdms(const nw_launch_req_t *r, nw_ec2_params_t *p, nw_err_t *err)
+static NW_MUST_USE nw_rc_t lt_bdms(const nw_launch_req_t *r, nw_ec2_params_t *p, nw_err_t *err)
 {
     const cJSON *bdms = nw_json_get(nw_json_get(r->nodeclass, "spec"), "blockDeviceMappings"), *b;
     nw_rc_t rc = NW_OK;
@@ -414,8 +414,8 @@ static nw_rc_t lt_bdms(const nw_launch_req_t *r, nw_ec2_params_t *p, nw_err_t *e
  * (so the template has no SecurityGroupId of its own), associatePublicIPAddress,
  * ipPrefixCount and connectionTracking; v6 (an IPv6 cluster): PrimaryIpv6, one IPv6
  * address and the prefixes as IPv6 ones. */
-static nw_rc_t lt_ni(const nw_launch_req_t *r, nw_ec2_params_t *p, int n, int card, int dev,
-                     const char *type, int full, int v6)
+static NW_MUST_USE nw_rc_t lt_ni(const nw_launch_req_t *r, nw_ec2_params_t *p, int n, int card,
+                                 int dev, const char *type, int full, int v6)
 {
     const cJSON *spec = nw_json_get(r->nodeclass, "spec");
     const cJSON *pub = nw_json_get(spec, "associatePublicIPAddress"),
@@ -471,7 +471,7 @@ static nw_rc_t lt_ni(const nw_launch_req_t *r, nw_ec2_params_t *p, int n, int ca
     return rc;
 }
 
-static nw_rc_t lt_nis(const nw_launch_req_t *r, int efa, int v6, nw_ec2_params_t *p)
+static NW_MUST_USE nw_rc_t lt_nis(const nw_launch_req_t *r, int efa, int v6, nw_ec2_params_t *p)
 {
     const cJSON *nis = nw_json_get(nw_json_get(r->nodeclass, "spec"), "networkInterfaces"), *ni;
     nw_rc_t rc = NW_OK;
@@ -496,9 +496,9 @@ static nw_rc_t lt_nis(const nw_launch_req_t *r, int efa, int v6, nw_ec2_params_t
     return lt_ni(r, p, 1, -1, 0, NULL, 1, v6);
 }
 
-static nw_rc_t lt_params(nw_launch_t *l, const nw_launch_req_t *r, const char *name,
-                         const char *ami_id, const char *ud, int efa, nw_ec2_params_t *p,
-                         nw_err_t *err)
+static NW_MUST_USE nw_rc_t lt_params(nw_launch_t *l, const nw_launch_req_t *r, const char *name,
+                                     const char *ami_id, const char *ud, int efa,
+                                     nw_ec2_params_t *p, nw_err_t *err)
 {
     const cJSON *spec = nw_json_get(r->nodeclass, "spec");
     nw_rc_t rc = nw_ec2_param(p, "LaunchTemplateName", name);
@@ -632,9 +632,10 @@ void nw_launchtemplate_drop(nw_launch_t *l, const char *name)
         }
 }
 
-static nw_rc_t ensure_lt_ud(nw_launch_t *l, const nw_launch_req_t *r, const char *ami_id,
-                            const char *ct, const char *ud, int efa, char *name, size_t namelen,
-                            nw_ec2_error_t *ae, nw_err_t *err)
+static NW_MUST_USE nw_rc_t ensure_lt_ud(nw_launch_t *l, const nw_launch_req_t *r,
+                                        const char *ami_id, const char *ct, const char *ud, int efa,
+                                        char *name, size_t namelen, nw_ec2_error_t *ae,
+                                        nw_err_t *err)
 {
     template_name(l, r, ami_id, ct, ud, efa, name, namelen);
     if (nw_launchtemplate_cached(l, name))

@@ -42,8 +42,8 @@ static int tag_filters(const cJSON *tags, nw_ec2_filter_t *f, int nf, char names
     return nf;
 }
 
-static nw_rc_t check_terms(const cJSON *spec, const char *key, const cJSON **terms, int *n,
-                           nw_err_t *err)
+static NW_MUST_USE nw_rc_t check_terms(const cJSON *spec, const char *key, const cJSON **terms,
+                                       int *n, nw_err_t *err)
 {
     char path[64];
     snprintf(path, sizeof path, "spec.%s", key);
@@ -56,8 +56,8 @@ static nw_rc_t check_terms(const cJSON *spec, const char *key, const cJSON **ter
     return NW_OK;
 }
 
-static nw_rc_t resolve_subnets(nw_ec2_t *ec2, const cJSON *terms, nw_nodeclass_resolved_t *r,
-                               nw_err_t *err)
+static NW_MUST_USE nw_rc_t resolve_subnets(nw_ec2_t *ec2, const cJSON *terms,
+                                           nw_nodeclass_resolved_t *r, nw_err_t *err)
 {
     const cJSON *t;
     int i = 0;
@@ -104,8 +104,8 @@ out:
     return rc;
 }
 
-static nw_rc_t resolve_sgs(nw_ec2_t *ec2, const cJSON *terms, nw_nodeclass_resolved_t *r,
-                           nw_err_t *err)
+static NW_MUST_USE nw_rc_t resolve_sgs(nw_ec2_t *ec2, const cJSON *terms,
+                                       nw_nodeclass_resolved_t *r, nw_err_t *err)
 {
     const cJSON *t;
     int i = 0;
@@ -256,8 +256,9 @@ static int alias_paths(const char *alias, const char *k8s, ssm_path_t *out, cons
 
 /* The AMI ids an alias or ssmParameter term names, with their variants; 0 found: *note
  * says why */
-static nw_rc_t ssm_ids(const nw_nc_ssm_t *src, const char *alias, const char *param, char ids[][64],
-                       unsigned *variants, int *nids, char *note, size_t nlen)
+static NW_MUST_USE nw_rc_t ssm_ids(const nw_nc_ssm_t *src, const char *alias, const char *param,
+                                   char ids[][64], unsigned *variants, int *nids, char *note,
+                                   size_t nlen)
 {
     *nids = 0;
     if (!src || !src->ssm) {
@@ -323,8 +324,8 @@ static nw_rc_t ssm_ids(const nw_nc_ssm_t *src, const char *alias, const char *pa
     return NW_OK;
 }
 
-static nw_rc_t resolve_amis(nw_ec2_t *ec2, const nw_nc_ssm_t *src, const cJSON *terms,
-                            nw_nodeclass_resolved_t *r, nw_err_t *err)
+static NW_MUST_USE nw_rc_t resolve_amis(nw_ec2_t *ec2, const nw_nc_ssm_t *src, const cJSON *terms,
+                                        nw_nodeclass_resolved_t *r, nw_err_t *err)
 {
     const cJSON *t;
     int i = 0;
@@ -534,8 +535,8 @@ nw_rc_t nw_nodeclass_resolve_ssm(nw_ec2_t *ec2, const nw_nc_ssm_t *ssm, const cJ
     (40 * 60 * NW_NS_PER_SEC) /* drain a capacity block 40 min before its end                      \
                                */
 
-static nw_rc_t cr_query(nw_ec2_t *ec2, const cJSON *term, int by_id, nw_ec2_crs_t *out,
-                        nw_err_t *err)
+static NW_MUST_USE nw_rc_t cr_query(nw_ec2_t *ec2, const cJSON *term, int by_id, nw_ec2_crs_t *out,
+                                    nw_err_t *err)
 {
     nw_ec2_filter_t f[MAX_FILTERS];
     char names[MAX_FILTERS][160];

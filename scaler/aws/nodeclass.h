@@ -120,8 +120,8 @@ void nw_nodeclass_resolved_cleanup(nw_nodeclass_resolved_t *r);
  * (NW_EAWS ...); selectors that match nothing are not errors: they make the
  * class not ready (r->ready = 0 with reason and message). NW_EINVAL when the
  * object lacks metadata.name or a selector list. */
-nw_rc_t nw_nodeclass_resolve(nw_ec2_t *ec2, const cJSON *nodeclass, nw_nodeclass_resolved_t *r,
-                             nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_nodeclass_resolve(nw_ec2_t *ec2, const cJSON *nodeclass,
+                                         nw_nodeclass_resolved_t *r, nw_err_t *err);
 
 /* What `alias` and `ssmParameter` terms need: the SSM client and the cluster's Kubernetes
  * version ("1.31", from the API server's /version; the callback may fail, and is asked
@@ -133,8 +133,9 @@ typedef struct {
 } nw_nc_ssm_t;
 
 /** nw_nodeclass_resolve with SSM (ssm NULL: as nw_nodeclass_resolve). */
-nw_rc_t nw_nodeclass_resolve_ssm(nw_ec2_t *ec2, const nw_nc_ssm_t *ssm, const cJSON *nodeclass,
-                                 nw_nodeclass_resolved_t *r, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_nodeclass_resolve_ssm(nw_ec2_t *ec2, const nw_nc_ssm_t *ssm,
+                                             const cJSON *nodeclass, nw_nodeclass_resolved_t *r,
+                                             nw_err_t *err);
 
 /** spec.capacityReservationSelectorTerms into r->crs (aws/karpenter-provider-aws
  * pkg/providers/capacityreservation types.go QueriesFromSelectorTerms, provider.go List,
@@ -146,8 +147,9 @@ nw_rc_t nw_nodeclass_resolve_ssm(nw_ec2_t *ec2, const nw_nc_ssm_t *ssm, const cJ
  * targeted skipped, and sorted by id; a capacity block within 40 minutes of its end is
  * expiring. now_wall_ns: wall clock. An API failure leaves r->crs empty, crs_ready 0 and
  * says why in crs_message (and returns the error); no terms: nothing asked, crs_ready 1. */
-nw_rc_t nw_nodeclass_resolve_crs(nw_ec2_t *ec2, const cJSON *nodeclass, int64_t now_wall_ns,
-                                 nw_nodeclass_resolved_t *r, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_nodeclass_resolve_crs(nw_ec2_t *ec2, const cJSON *nodeclass,
+                                             int64_t now_wall_ns, nw_nodeclass_resolved_t *r,
+                                             nw_err_t *err);
 
 /** The AMI of the resolution a type launches with: its architecture, and a variant that
  * fits its GPUs and accelerators; NULL when none does. */
@@ -176,8 +178,8 @@ nw_nodeclass_cache_t *nw_nodeclass_cache_new(nw_ec2_t *ec2, const nw_clock_t *cl
 void nw_nodeclass_cache_free(nw_nodeclass_cache_t *c);
 /** Resolved class, from the cache when younger than the TTL and the selectors
  * are unchanged; otherwise resolved again. */
-nw_rc_t nw_nodeclass_cache_get(nw_nodeclass_cache_t *c, const cJSON *nodeclass,
-                               const nw_nodeclass_resolved_t **out, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_nodeclass_cache_get(nw_nodeclass_cache_t *c, const cJSON *nodeclass,
+                                           const nw_nodeclass_resolved_t **out, nw_err_t *err);
 /** Make and find the instance profiles of classes with spec.role through this IAM client
  * (borrowed; NULL: no IAM, a role-only class is then not ready), for the cluster and region
  * (scaler/aws/iam.h nw_iam_ensure_profile). Without this, spec.instanceProfile still

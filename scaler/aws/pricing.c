@@ -56,8 +56,8 @@ long nw_pricing_request_count(const nw_pricing_t *p)
 
 /* ---- parsing ---- */
 
-static nw_rc_t add_price(nw_price_t **v, size_t *n, size_t *cap, const char *type, double price,
-                         nw_err_t *err)
+static NW_MUST_USE nw_rc_t add_price(nw_price_t **v, size_t *n, size_t *cap, const char *type,
+                                     double price, nw_err_t *err)
 {
     if (*n == *cap) {
         size_t nc = *cap ? *cap * 2 : 256;
@@ -76,8 +76,8 @@ static nw_rc_t add_price(nw_price_t **v, size_t *n, size_t *cap, const char *typ
 
 /* One PriceList entry (a JSON document in a string): its instance type and the OnDemand
  * terms' price per unit in currency (pricing.go onDemandPage: the last non-zero one). */
-static nw_rc_t parse_product(const char *doc, const char *currency, nw_price_t **v, size_t *n,
-                             size_t *cap, size_t idx, nw_err_t *err)
+static NW_MUST_USE nw_rc_t parse_product(const char *doc, const char *currency, nw_price_t **v,
+                                         size_t *n, size_t *cap, size_t idx, nw_err_t *err)
 {
     cJSON *root = cJSON_Parse(doc);
     if (!cJSON_IsObject(root)) {
@@ -149,8 +149,8 @@ nw_rc_t nw_pricing_parse_page(const char *json, size_t len, const char *currency
 
 /* ---- the call ---- */
 
-static nw_rc_t call(nw_pricing_t *p, const char *body, nw_buf_t *out, nw_sqs_error_t *ae,
-                    nw_err_t *err)
+static NW_MUST_USE nw_rc_t call(nw_pricing_t *p, const char *body, nw_buf_t *out,
+                                nw_sqs_error_t *ae, nw_err_t *err)
 {
     nw_awsjson_req_t r = {p->cfg.pricing,
                           p->cfg.pricing_region,
@@ -166,7 +166,7 @@ static nw_rc_t call(nw_pricing_t *p, const char *body, nw_buf_t *out, nw_sqs_err
     return nw_awsjson_call(&r, body, out, ae, err);
 }
 
-static nw_rc_t add_filter(nw_buf_t *b, const char *field, const char *value)
+static NW_MUST_USE nw_rc_t add_filter(nw_buf_t *b, const char *field, const char *value)
 {
     nw_rc_t rc = nw_buf_adds(b, b->len && b->data[b->len - 1] == '}' ? ",{" : "{");
     if (rc == NW_OK)
@@ -179,8 +179,9 @@ static nw_rc_t add_filter(nw_buf_t *b, const char *field, const char *value)
 }
 
 /* One query (tenancy, product family) through all its pages. */
-static nw_rc_t query(nw_pricing_t *p, const char *tenancy, const char *family, const char *currency,
-                     nw_price_t **v, size_t *n, size_t *cap, nw_sqs_error_t *ae, nw_err_t *err)
+static NW_MUST_USE nw_rc_t query(nw_pricing_t *p, const char *tenancy, const char *family,
+                                 const char *currency, nw_price_t **v, size_t *n, size_t *cap,
+                                 nw_sqs_error_t *ae, nw_err_t *err)
 {
     nw_buf_t req, resp;
     nw_buf_init(&req, 64 * 1024);

@@ -40,8 +40,8 @@
 typedef struct nw_pricing nw_pricing_t;
 
 /** A client for cfg's region (its prices) at cfg->pricing (signed for cfg->pricing_region). */
-nw_rc_t nw_pricing_new(const nw_awscfg_t *cfg, nw_creds_t *creds, const nw_clock_t *clock,
-                       nw_pricing_t **out, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_pricing_new(const nw_awscfg_t *cfg, nw_creds_t *creds,
+                                   const nw_clock_t *clock, nw_pricing_t **out, nw_err_t *err);
 void nw_pricing_free(nw_pricing_t *p);
 /** Page size (1..100; 0 = 100): small pages in tests exercise NextToken. */
 void nw_pricing_set_page_size(nw_pricing_t *p, int n);
@@ -49,13 +49,14 @@ long nw_pricing_request_count(const nw_pricing_t *p);
 
 /** The region's on-demand prices, one entry per instance type (*out malloc'd, zone "").
  * Fails (nothing returned) when a call fails or either query finds nothing. */
-nw_rc_t nw_pricing_on_demand(nw_pricing_t *p, nw_price_t **out, size_t *n, nw_sqs_error_t *ae,
-                             nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_pricing_on_demand(nw_pricing_t *p, nw_price_t **out, size_t *n,
+                                         nw_sqs_error_t *ae, nw_err_t *err);
 
 /** One GetProducts response: append its prices to *v (*n entries, *cap allocated) and
  * copy NextToken into next ("" on the last page). Products without an instanceType or a
  * positive price in currency are skipped; a PriceList entry that is not JSON fails. */
-nw_rc_t nw_pricing_parse_page(const char *json, size_t len, const char *currency, nw_price_t **v,
-                              size_t *n, size_t *cap, char *next, size_t nextlen, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_pricing_parse_page(const char *json, size_t len, const char *currency,
+                                          nw_price_t **v, size_t *n, size_t *cap, char *next,
+                                          size_t nextlen, nw_err_t *err);
 
 #endif

@@ -113,7 +113,7 @@ static char *pct_decode(const char *s, size_t len)
 
 /* Canonical path: optional dot-segment removal and slash collapsing, then
  * encoding of each segment. */
-static nw_rc_t canonical_path(const char *path, int normalize, nw_buf_t *out)
+static NW_MUST_USE nw_rc_t canonical_path(const char *path, int normalize, nw_buf_t *out)
 {
     if (!path || !*path)
         return nw_buf_adds(out, "/");
@@ -194,7 +194,7 @@ static char *encode_dup(const char *s, size_t len)
     return nw_buf_take(&b);
 }
 
-static nw_rc_t canonical_query(const char *q, nw_buf_t *out, nw_err_t *err)
+static NW_MUST_USE nw_rc_t canonical_query(const char *q, nw_buf_t *out, nw_err_t *err)
 {
     if (!q || !*q)
         return NW_OK;
@@ -253,7 +253,7 @@ static int hdr_cmp(const void *a, const void *b)
 }
 
 /* Append value trimmed with inner whitespace runs collapsed to one space. */
-static nw_rc_t add_trimmed(nw_buf_t *b, const char *v)
+static NW_MUST_USE nw_rc_t add_trimmed(nw_buf_t *b, const char *v)
 {
     while (*v == ' ' || *v == '\t')
         v++;

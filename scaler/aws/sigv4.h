@@ -63,16 +63,16 @@ typedef struct {
 /** Sign req with creds. NW_EINVAL (with the field named) for a missing host
  * header, region, service or key; NW_ERANGE if something exceeds the limits
  * (64 headers, 64 KiB canonical request). */
-nw_rc_t nw_sigv4_sign(const nw_sigv4_req_t *req, const nw_sigv4_creds_t *creds,
-                      nw_sigv4_result_t *out, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_sigv4_sign(const nw_sigv4_req_t *req, const nw_sigv4_creds_t *creds,
+                                  nw_sigv4_result_t *out, nw_err_t *err);
 
 /** Build only the canonical request (for tests and debugging) into out
  * (caller-initialised buffer); signed_headers (may be NULL) receives the
  * ';'-joined header list. The signer's own headers (x-amz-date, token) are
  * included when amz_date / session_token are non-NULL. */
-nw_rc_t nw_sigv4_canonical_request(const nw_sigv4_req_t *req, const char *amz_date,
-                                   const char *session_token, nw_buf_t *out,
-                                   nw_buf_t *signed_headers, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_sigv4_canonical_request(const nw_sigv4_req_t *req, const char *amz_date,
+                                               const char *session_token, nw_buf_t *out,
+                                               nw_buf_t *signed_headers, nw_err_t *err);
 
 /** Lowercase hex SHA-256 of data into hex (65 bytes). */
 void nw_sigv4_sha256_hex(const void *data, size_t len, char hex[65]);
@@ -83,6 +83,6 @@ void nw_sigv4_signing_key(const char *secret, const char *date8, const char *reg
 
 /** Percent-encode s per RFC 3986 (unreserved A-Z a-z 0-9 - . _ ~ kept; '/'
  * kept when keep_slash) and append to out. */
-nw_rc_t nw_sigv4_uri_encode(nw_buf_t *out, const char *s, size_t len, int keep_slash);
+NW_MUST_USE nw_rc_t nw_sigv4_uri_encode(nw_buf_t *out, const char *s, size_t len, int keep_slash);
 
 #endif

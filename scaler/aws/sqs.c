@@ -293,8 +293,8 @@ static int given_as_url(const nw_sqs_t *q)
 }
 
 /* One signed JSON 1.0 exchange. On HTTP 200 the body is in resp. */
-static nw_rc_t call(nw_sqs_t *q, const char *action, const char *body, long timeout_ms,
-                    nw_buf_t *resp_out, nw_sqs_error_t *ae, nw_err_t *err)
+static NW_MUST_USE nw_rc_t call(nw_sqs_t *q, const char *action, const char *body, long timeout_ms,
+                                nw_buf_t *resp_out, nw_sqs_error_t *ae, nw_err_t *err)
 {
     nw_sqs_error_t dummy;
     if (!ae)

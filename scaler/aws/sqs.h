@@ -75,8 +75,8 @@ const char *nw_sqs_class_name(nw_sqs_class_t c);
 
 /** queue: a queue name, or a queue URL (http:// or https://). cfg is copied;
  * cfg->sqs must be set (the endpoint). No network I/O. */
-nw_rc_t nw_sqs_new(const nw_awscfg_t *cfg, nw_creds_t *creds, const nw_clock_t *clock,
-                   const char *queue, nw_sqs_t **out, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_sqs_new(const nw_awscfg_t *cfg, nw_creds_t *creds, const nw_clock_t *clock,
+                               const char *queue, nw_sqs_t **out, nw_err_t *err);
 void nw_sqs_free(nw_sqs_t *q);
 
 /** Abandon an exchange in progress (a long poll) when *flag becomes non-zero
@@ -84,15 +84,17 @@ void nw_sqs_free(nw_sqs_t *q);
 void nw_sqs_set_abort(nw_sqs_t *q, const atomic_int *flag);
 
 /** The queue URL, resolving it with GetQueueUrl when the queue was given by name. */
-nw_rc_t nw_sqs_queue_url(nw_sqs_t *q, const char **url, nw_sqs_error_t *ae, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_sqs_queue_url(nw_sqs_t *q, const char **url, nw_sqs_error_t *ae,
+                                     nw_err_t *err);
 
 /** ReceiveMessage: max_messages 1..10, visibility_s >= 0, wait_s 0..20 (long
  * poll). out is reset first; on failure it is empty. */
-nw_rc_t nw_sqs_receive(nw_sqs_t *q, int max_messages, int visibility_s, int wait_s,
-                       nw_sqs_msgs_t *out, nw_sqs_error_t *ae, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_sqs_receive(nw_sqs_t *q, int max_messages, int visibility_s, int wait_s,
+                                   nw_sqs_msgs_t *out, nw_sqs_error_t *ae, nw_err_t *err);
 
 /** DeleteMessage by receipt handle. */
-nw_rc_t nw_sqs_delete(nw_sqs_t *q, const char *receipt, nw_sqs_error_t *ae, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_sqs_delete(nw_sqs_t *q, const char *receipt, nw_sqs_error_t *ae,
+                                  nw_err_t *err);
 
 /** HTTP exchanges made so far. */
 long nw_sqs_request_count(const nw_sqs_t *q);
@@ -103,11 +105,12 @@ void nw_sqs_msgs_free(nw_sqs_msgs_t *m);
 
 /** A ReceiveMessage response body ({} or {"Messages":[...]}) into out (reset
  * first; empty on failure). Errors name the field ("Messages[1].ReceiptHandle"). */
-nw_rc_t nw_sqs_parse_receive(const char *json, size_t len, nw_sqs_msgs_t *out, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_sqs_parse_receive(const char *json, size_t len, nw_sqs_msgs_t *out,
+                                         nw_err_t *err);
 
 /** A GetQueueUrl response body ({"QueueUrl":"..."}) into url. */
-nw_rc_t nw_sqs_parse_queue_url(const char *json, size_t len, char *url, size_t urllen,
-                               nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_sqs_parse_queue_url(const char *json, size_t len, char *url, size_t urllen,
+                                           nw_err_t *err);
 
 /** An error response (status >= 300) into ae: code from `__type` (after '#'),
  * message from `message` or `Message`; a body that is not JSON gives code

@@ -35,16 +35,17 @@
 typedef struct nw_ssm nw_ssm_t;
 
 /** A client for cfg->ssm, signed for cfg->region. */
-nw_rc_t nw_ssm_new(const nw_awscfg_t *cfg, nw_creds_t *creds, const nw_clock_t *clock,
-                   nw_ssm_t **out, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_ssm_new(const nw_awscfg_t *cfg, nw_creds_t *creds, const nw_clock_t *clock,
+                               nw_ssm_t **out, nw_err_t *err);
 void nw_ssm_free(nw_ssm_t *s);
 long nw_ssm_request_count(const nw_ssm_t *s);
 
 /** The value of parameter name into out (cached; mutable: the shorter TTL). ae nullable. */
-nw_rc_t nw_ssm_get(nw_ssm_t *s, const char *name, int mutable_value, char *out, size_t len,
-                   nw_sqs_error_t *ae, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_ssm_get(nw_ssm_t *s, const char *name, int mutable_value, char *out,
+                               size_t len, nw_sqs_error_t *ae, nw_err_t *err);
 
 /** A GetParameter response body: Parameter.Value into out. NW_EPARSE otherwise. */
-nw_rc_t nw_ssm_parse(const char *json, size_t len, char *out, size_t outlen, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_ssm_parse(const char *json, size_t len, char *out, size_t outlen,
+                                 nw_err_t *err);
 
 #endif

@@ -87,13 +87,14 @@ typedef struct {
  * TOML nodewarden does not read), "settings.clusterEndpoint" / "settings.clusterCIDR" when
  * the family needs them and they are empty, "spec.kubelet..." for a value of the wrong
  * type. */
-nw_rc_t nw_userdata_render(const nw_ud_opts_t *o, char **out, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_userdata_render(const nw_ud_opts_t *o, char **out, nw_err_t *err);
 
 /** The kubeadm discovery pin of a CA bundle (base64 of PEM, settings.clusterCABundle):
  * "sha256:" + hex SHA-256 of the first certificate's DER SubjectPublicKeyInfo (kubeadm's
  * pubkeypin.Hash), into out (>= 72 bytes). NW_EINVAL naming settings.clusterCABundle when
  * it is empty or holds no certificate. */
-nw_rc_t nw_userdata_kubeadm_ca_pin(const char *ca_bundle_b64, char *out, size_t len, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_userdata_kubeadm_ca_pin(const char *ca_bundle_b64, char *out, size_t len,
+                                               nw_err_t *err);
 
 /** 1 when a label may not be set by a kubelet (its domain is or ends in kubernetes.io,
  * k8s.io or node-restriction.kubernetes.io: Karpenter's RejectForbiddenLabels). */

@@ -41,7 +41,8 @@ static void toml_free(toml_t *t)
     memset(t, 0, sizeof *t);
 }
 
-static nw_rc_t toml_set(toml_t *t, const char *table, const char *key, const char *value)
+static NW_MUST_USE nw_rc_t toml_set(toml_t *t, const char *table, const char *key,
+                                    const char *value)
 {
     for (int i = 0; i < t->n; i++)
         if (strcmp(t->v[i].table, table) == 0 && strcmp(t->v[i].key, key) == 0) {
@@ -167,7 +168,7 @@ static void canon_toml_key(char *out, size_t n, const char *k)
 }
 
 /* split "a.b" = v: the key's dots outside quotes move into the table path */
-static nw_rc_t toml_read(const char *ud, toml_t *t, nw_err_t *err)
+static NW_MUST_USE nw_rc_t toml_read(const char *ud, toml_t *t, nw_err_t *err)
 {
     char *text = strdup(ud ? ud : ""), *save = NULL;
     if (!text)
@@ -277,7 +278,8 @@ static void toml_str(out_t *w, const char *s)
     nw_userdata_common_put_quoted(w, s);
 }
 
-static nw_rc_t toml_set_str(toml_t *t, const char *table, const char *key, const char *value)
+static NW_MUST_USE nw_rc_t toml_set_str(toml_t *t, const char *table, const char *key,
+                                        const char *value)
 {
     out_t w = {{0}, NW_OK};
     nw_buf_init(&w.b, UD_MAX);
@@ -288,7 +290,7 @@ static nw_rc_t toml_set_str(toml_t *t, const char *table, const char *key, const
 }
 
 /* a string map of spec.kubelet into [settings.kubernetes.<table>] (replacing it) */
-static nw_rc_t toml_map(toml_t *t, const char *table, const cJSON *m, int durations)
+static NW_MUST_USE nw_rc_t toml_map(toml_t *t, const char *table, const cJSON *m, int durations)
 {
     if (!cJSON_IsObject(m))
         return NW_OK;

@@ -63,21 +63,23 @@ cJSON *nw_userdata_common_kubelet_config(const nw_ud_opts_t *o);
 
 void nw_userdata_mime_parts_free(parts_t *p);
 /** Append a part of Content-Type ctype. */
-nw_rc_t nw_userdata_mime_parts_add_typed(parts_t *p, const char *ctype, const char *content);
+NW_MUST_USE nw_rc_t nw_userdata_mime_parts_add_typed(parts_t *p, const char *ctype,
+                                                     const char *content);
 /** The parts p as one multipart/mixed document into w. */
 void nw_userdata_mime_write(out_t *w, const parts_t *p);
 /** The user's userData ud (NULL/"": none) as parts appended to out. */
-nw_rc_t nw_userdata_mime_custom_parts(const char *ud, int al2023, parts_t *out, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_userdata_mime_custom_parts(const char *ud, int al2023, parts_t *out,
+                                                  nw_err_t *err);
 
 /* ---- userdata_<family>.c: the userData of o with the nl labels l a kubelet may set, into w --- */
 
-nw_rc_t nw_userdata_al2_render(const nw_ud_opts_t *o, const nw_ud_label_t *l, int nl, out_t *w,
-                               nw_err_t *err);
-nw_rc_t nw_userdata_al2023_render(const nw_ud_opts_t *o, const nw_ud_label_t *l, int nl, out_t *w,
-                                  nw_err_t *err);
-nw_rc_t nw_userdata_bottlerocket_render(const nw_ud_opts_t *o, const nw_ud_label_t *l, int nl,
-                                        out_t *w, nw_err_t *err);
-nw_rc_t nw_userdata_kubeadm_render(const nw_ud_opts_t *o, const nw_ud_label_t *l, int nl, out_t *w,
-                                   nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_userdata_al2_render(const nw_ud_opts_t *o, const nw_ud_label_t *l, int nl,
+                                           out_t *w, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_userdata_al2023_render(const nw_ud_opts_t *o, const nw_ud_label_t *l, int nl,
+                                              out_t *w, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_userdata_bottlerocket_render(const nw_ud_opts_t *o, const nw_ud_label_t *l,
+                                                    int nl, out_t *w, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_userdata_kubeadm_render(const nw_ud_opts_t *o, const nw_ud_label_t *l,
+                                               int nl, out_t *w, nw_err_t *err);
 
 #endif

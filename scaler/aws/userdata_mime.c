@@ -31,7 +31,8 @@ void nw_userdata_mime_parts_free(parts_t *p)
     memset(p, 0, sizeof *p);
 }
 
-static nw_rc_t parts_add(parts_t *p, const char *headers, size_t hl, const char *content, size_t cl)
+static NW_MUST_USE nw_rc_t parts_add(parts_t *p, const char *headers, size_t hl,
+                                     const char *content, size_t cl)
 {
     part_t *v = realloc(p->v, (size_t)(p->n + 1) * sizeof *v);
     if (!v)
@@ -145,7 +146,7 @@ static int boundary_of(const char *ctype, char *out, size_t n)
 }
 
 /* mail.ReadMessage + multipart.Reader over text (no CR): every part's headers and body */
-static nw_rc_t mime_parse(const char *text, parts_t *out, nw_err_t *err)
+static NW_MUST_USE nw_rc_t mime_parse(const char *text, parts_t *out, nw_err_t *err)
 {
     while (isspace((unsigned char)*text))
         text++;

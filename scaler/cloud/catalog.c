@@ -82,8 +82,8 @@ static const nw_price_t *price_find(const nw_price_t *v, size_t n, const char *t
 /* Merge add[0..n) into the sorted table *v: an added key replaces the old entry, old keys
  * not added stay (Karpenter's lo.Assign of the old and the new maps). Entries without a
  * positive price or a type (or, when zonal, a zone) are skipped. */
-static nw_rc_t price_merge(nw_price_t **v, size_t *nv, const nw_price_t *add, size_t n, int zonal,
-                           nw_err_t *err)
+static NW_MUST_USE nw_rc_t price_merge(nw_price_t **v, size_t *nv, const nw_price_t *add, size_t n,
+                                       int zonal, nw_err_t *err)
 {
     nw_price_t *m = malloc((*nv + n + 1) * sizeof *m);
     if (!m)
@@ -239,7 +239,7 @@ static int jstr(cJSON *o, const char *k, char *out, size_t len)
     return 1;
 }
 
-static nw_rc_t parse_type(cJSON *o, nw_itype_t *t, size_t idx, nw_err_t *err)
+static NW_MUST_USE nw_rc_t parse_type(cJSON *o, nw_itype_t *t, size_t idx, nw_err_t *err)
 {
     int64_t v;
     char path[64], buf[64];

@@ -112,12 +112,12 @@ typedef struct {
 
 /** The compiled-in catalog for region, priced from the compiled-in price table (the same
  * for every region: see above). */
-nw_rc_t nw_catalog_new_embedded(const char *region, nw_catalog_t **out, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_catalog_new_embedded(const char *region, nw_catalog_t **out, nw_err_t *err);
 
 /** A catalog from JSON text in the data/catalog.json format, priced from the compiled-in
  * table (a type's own "price" serves where the table has none). */
-nw_rc_t nw_catalog_new_from_json(const char *json, size_t len, const char *region,
-                                 nw_catalog_t **out, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_catalog_new_from_json(const char *json, size_t len, const char *region,
+                                             nw_catalog_t **out, nw_err_t *err);
 
 void nw_catalog_free(nw_catalog_t *c);
 
@@ -130,7 +130,8 @@ int nw_catalog_offline(const nw_catalog_t *c);
 int nw_catalog_zone_add(nw_catalog_zone_t *z, int nz, int max, const char *name, const char *id);
 
 /** Offer every type in these zones (on-demand always, spot when supported). */
-nw_rc_t nw_catalog_set_zones(nw_catalog_t *c, const nw_catalog_zone_t *zones, int n, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_catalog_set_zones(nw_catalog_t *c, const nw_catalog_zone_t *zones, int n,
+                                         nw_err_t *err);
 
 /* ---- for a provider that builds the catalog from its API (scaler/aws/catalog_refresh.c) */
 /** Replace every type with types[0..n) (calloc'd; the catalog takes it and frees it);
@@ -155,11 +156,14 @@ typedef struct {
 /** Merge on-demand prices into the table (types not in p keep theirs) and re-price every
  * offering. Entries without a positive price are skipped; for a type given twice,
  * which entry wins is unspecified. */
-nw_rc_t nw_catalog_set_od_prices(nw_catalog_t *c, const nw_price_t *p, size_t n, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_catalog_set_od_prices(nw_catalog_t *c, const nw_price_t *p, size_t n,
+                                             nw_err_t *err);
 /** Merge spot prices by (type, zone) likewise; from now on spot offerings use them. */
-nw_rc_t nw_catalog_set_spot_prices(nw_catalog_t *c, const nw_price_t *p, size_t n, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_catalog_set_spot_prices(nw_catalog_t *c, const nw_price_t *p, size_t n,
+                                               nw_err_t *err);
 /** Merge a price table in the data/prices.json format ({"onDemand": {type: price}}). */
-nw_rc_t nw_catalog_load_prices(nw_catalog_t *c, const char *json, size_t len, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_catalog_load_prices(nw_catalog_t *c, const char *json, size_t len,
+                                           nw_err_t *err);
 /** The on-demand price of a type (listed or not); 0 = unknown. */
 double nw_catalog_od_price(const nw_catalog_t *c, const char *type);
 /** Entries in the on-demand (spot = 0) or spot (spot = 1) table. */

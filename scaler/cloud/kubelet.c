@@ -68,7 +68,8 @@ const char *nw_kubelet_ami_family_name(nw_ami_family_t f)
 }
 
 /* a quantity as a whole number of base units (Quantity.Value() rounds up) or millis */
-static nw_rc_t quantity(const cJSON *v, const char *path, int milli, int64_t *out, nw_err_t *err)
+static NW_MUST_USE nw_rc_t quantity(const cJSON *v, const char *path, int milli, int64_t *out,
+                                    nw_err_t *err)
 {
     nw_quantity_t q;
     nw_err_t e = {0};
@@ -80,7 +81,8 @@ static nw_rc_t quantity(const cJSON *v, const char *path, int milli, int64_t *ou
     return NW_OK;
 }
 
-static nw_rc_t resource_list(const cJSON *kub, const char *key, nw_kubelet_rl_t *rl, nw_err_t *err)
+static NW_MUST_USE nw_rc_t resource_list(const cJSON *kub, const char *key, nw_kubelet_rl_t *rl,
+                                         nw_err_t *err)
 {
     const cJSON *m = nw_json_get(kub, key);
     if (!m)
@@ -115,7 +117,8 @@ static nw_rc_t resource_list(const cJSON *kub, const char *key, nw_kubelet_rl_t 
 }
 
 /* mustParsePercentage / computeEvictionSignal's input */
-static nw_rc_t signal(const cJSON *m, const char *key, nw_eviction_signal_t *s, nw_err_t *err)
+static NW_MUST_USE nw_rc_t signal(const cJSON *m, const char *key, nw_eviction_signal_t *s,
+                                  nw_err_t *err)
 {
     const cJSON *v = nw_json_get(m, key);
     if (!v)
@@ -141,7 +144,7 @@ static nw_rc_t signal(const cJSON *m, const char *key, nw_eviction_signal_t *s, 
     return quantity(v, path, 0, &s->bytes, err);
 }
 
-static nw_rc_t int_field(const cJSON *kub, const char *key, int64_t *out, nw_err_t *err)
+static NW_MUST_USE nw_rc_t int_field(const cJSON *kub, const char *key, int64_t *out, nw_err_t *err)
 {
     const cJSON *v = nw_json_get(kub, key);
     if (!v)
@@ -190,7 +193,7 @@ const char *nw_kubelet_ami_ephemeral_device(nw_ami_family_t f)
 }
 
 /* the volumeSize of mapping i (bytes; 0 when unset) */
-static nw_rc_t bdm_size(const cJSON *b, int i, int64_t *out, nw_err_t *err)
+static NW_MUST_USE nw_rc_t bdm_size(const cJSON *b, int i, int64_t *out, nw_err_t *err)
 {
     *out = 0;
     const cJSON *v = nw_json_get(nw_json_get(b, "ebs"), "volumeSize");
@@ -205,7 +208,8 @@ static nw_rc_t bdm_size(const cJSON *b, int i, int64_t *out, nw_err_t *err)
 }
 
 /* types.go ephemeralStorage() less the RAID0 case (the type's, nw_catalog_itype_capacity) */
-static nw_rc_t ephemeral(const cJSON *spec, nw_ami_family_t f, int64_t *out, nw_err_t *err)
+static NW_MUST_USE nw_rc_t ephemeral(const cJSON *spec, nw_ami_family_t f, int64_t *out,
+                                     nw_err_t *err)
 {
     const cJSON *bdms = nw_json_get(spec, "blockDeviceMappings"), *b;
     nw_rc_t rc;

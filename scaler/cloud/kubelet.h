@@ -46,6 +46,7 @@ const char *nw_kubelet_ami_ephemeral_device(nw_ami_family_t f);
  * NW_EINVAL with err->path naming the field ("spec.kubelet.kubeReserved.memory",
  * "spec.blockDeviceMappings[0].ebs.volumeSize"); o is then unchanged.
  * nodeclass NULL: o unchanged, NW_OK. */
-nw_rc_t nw_kubelet_overhead(const cJSON *nodeclass, nw_overhead_opts_t *o, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_kubelet_overhead(const cJSON *nodeclass, nw_overhead_opts_t *o,
+                                        nw_err_t *err);
 
 #endif

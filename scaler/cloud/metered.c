@@ -50,8 +50,8 @@ static void measure(metered_t *m, const char *method, int64_t t0, nw_rc_t rc, co
         nw_series_add(m->series, &NW_METERED_CLOUDPROVIDER_ERRORS, v, 1);
 }
 
-static nw_rc_t op_launch(nw_cloud_t *c, const nw_cloud_launch_req_t *req, nw_cloud_launch_t *out,
-                         nw_cloud_error_t *ce, nw_err_t *err)
+static NW_MUST_USE nw_rc_t op_launch(nw_cloud_t *c, const nw_cloud_launch_req_t *req,
+                                     nw_cloud_launch_t *out, nw_cloud_error_t *ce, nw_err_t *err)
 {
     metered_t *m = me(c);
     int64_t t0 = nw_clock_mono(m->clock);
@@ -62,7 +62,7 @@ static nw_rc_t op_launch(nw_cloud_t *c, const nw_cloud_launch_req_t *req, nw_clo
     return rc;
 }
 
-static nw_rc_t op_terminate(nw_cloud_t *c, const char *pid, nw_err_t *err)
+static NW_MUST_USE nw_rc_t op_terminate(nw_cloud_t *c, const char *pid, nw_err_t *err)
 {
     metered_t *m = me(c);
     int64_t t0 = nw_clock_mono(m->clock);
@@ -71,7 +71,7 @@ static nw_rc_t op_terminate(nw_cloud_t *c, const char *pid, nw_err_t *err)
     return rc;
 }
 
-static nw_rc_t op_list(nw_cloud_t *c, nw_cloud_instances_t *out, nw_err_t *err)
+static NW_MUST_USE nw_rc_t op_list(nw_cloud_t *c, nw_cloud_instances_t *out, nw_err_t *err)
 {
     metered_t *m = me(c);
     int64_t t0 = nw_clock_mono(m->clock);
@@ -80,7 +80,8 @@ static nw_rc_t op_list(nw_cloud_t *c, nw_cloud_instances_t *out, nw_err_t *err)
     return rc;
 }
 
-static nw_rc_t op_state(nw_cloud_t *c, const char *pid, char *state, size_t len, nw_err_t *err)
+static NW_MUST_USE nw_rc_t op_state(nw_cloud_t *c, const char *pid, char *state, size_t len,
+                                    nw_err_t *err)
 {
     metered_t *m = me(c);
     int64_t t0 = nw_clock_mono(m->clock);
@@ -91,14 +92,14 @@ static nw_rc_t op_state(nw_cloud_t *c, const char *pid, char *state, size_t len,
 
 /* ---- passed through ---- */
 
-static nw_rc_t op_resolve(nw_cloud_t *c, const cJSON *nc, const nw_cloud_class_t **out,
-                          nw_err_t *err)
+static NW_MUST_USE nw_rc_t op_resolve(nw_cloud_t *c, const cJSON *nc, const nw_cloud_class_t **out,
+                                      nw_err_t *err)
 {
     return me(c)->inner->ops->resolve(me(c)->inner, nc, out, err);
 }
 
-static nw_rc_t op_class_status(nw_cloud_t *c, const cJSON *nc, int64_t now, cJSON **out,
-                               nw_err_t *err)
+static NW_MUST_USE nw_rc_t op_class_status(nw_cloud_t *c, const cJSON *nc, int64_t now, cJSON **out,
+                                           nw_err_t *err)
 {
     return me(c)->inner->ops->class_status(me(c)->inner, nc, now, out, err);
 }
@@ -113,7 +114,8 @@ static nw_ice_t *op_ice(nw_cloud_t *c)
     return me(c)->inner->ops->ice(me(c)->inner);
 }
 
-static nw_rc_t op_offer_zones(nw_cloud_t *c, const nw_catalog_zone_t *z, int n, nw_err_t *err)
+static NW_MUST_USE nw_rc_t op_offer_zones(nw_cloud_t *c, const nw_catalog_zone_t *z, int n,
+                                          nw_err_t *err)
 {
     return me(c)->inner->ops->offer_zones(me(c)->inner, z, n, err);
 }
@@ -131,20 +133,20 @@ static int64_t op_reservation_available(nw_cloud_t *c, const char *id)
                : -1;
 }
 
-static nw_rc_t op_metrics(nw_cloud_t *c, nw_buf_t *out)
+static NW_MUST_USE nw_rc_t op_metrics(nw_cloud_t *c, nw_buf_t *out)
 {
     return me(c)->inner->ops->metrics ? me(c)->inner->ops->metrics(me(c)->inner, out) : NW_OK;
 }
 
-static nw_rc_t op_finalize_class(nw_cloud_t *c, const cJSON *nc, nw_err_t *err)
+static NW_MUST_USE nw_rc_t op_finalize_class(nw_cloud_t *c, const cJSON *nc, nw_err_t *err)
 {
     if (!me(c)->inner->ops->finalize_class)
         return NW_OK;
     return me(c)->inner->ops->finalize_class(me(c)->inner, nc, err);
 }
 
-static nw_rc_t op_health(nw_cloud_t *c, nw_cloud_healths_t *out, nw_cloud_error_t *ce,
-                         nw_err_t *err)
+static NW_MUST_USE nw_rc_t op_health(nw_cloud_t *c, nw_cloud_healths_t *out, nw_cloud_error_t *ce,
+                                     nw_err_t *err)
 {
     if (!me(c)->inner->ops->instance_health)
         return nw_err_set(err, NW_EINVAL, "cloud", "the provider has no instance health");

@@ -61,6 +61,6 @@ int nw_accelaudit_node_class(const nw_gpu_policy_t *p, const cJSON *node);
 unsigned nw_accelaudit_current(const nw_accelaudit_t *a, size_t cls);
 
 /** Append the gauge and the two counter families (Prometheus text). */
-nw_rc_t nw_accelaudit_metrics(nw_accelaudit_t *a, nw_buf_t *out);
+NW_MUST_USE nw_rc_t nw_accelaudit_metrics(nw_accelaudit_t *a, nw_buf_t *out);
 
 #endif

@@ -373,7 +373,7 @@ static int mutate_cond(cJSON *obj, void *ud)
     return 0;
 }
 
-static nw_rc_t claim_write(nw_disruption_t *d, const char *name, condw_t *w)
+static NW_MUST_USE nw_rc_t claim_write(nw_disruption_t *d, const char *name, condw_t *w)
 {
     nw_ctl_deps_t *c = d->deps;
     nw_err_t err = {0};
@@ -390,7 +390,7 @@ static int mutate_taint(cJSON *node, void *ud)
     return nw_ctl_disrupted_taint(node, *(const int *)ud) == 1 ? 0 : 1;
 }
 
-static nw_rc_t node_taint(nw_disruption_t *d, const char *node, int add)
+static NW_MUST_USE nw_rc_t node_taint(nw_disruption_t *d, const char *node, int add)
 {
     nw_ctl_deps_t *c = d->deps;
     nw_err_t err = {0};
@@ -469,7 +469,8 @@ static void markers(nw_disruption_t *d, const nw_kube_snap_t *s, const view_t *v
         if (fp_changed(d, n->node_name, fp) &&
             (!n->last_pod_event || now - n->last_pod_event >= POD_EVENT_DEDUPE_NS)) {
             condw_t w = {.pod_event = now};
-            claim_write(d, n->name, &w);
+            /* condition writes are retried by the next tick when they fail */
+            (void)claim_write(d, n->name, &w);
         }
         if (n->pool < 0 || !n->initialized)
             continue;
@@ -477,10 +478,10 @@ static void markers(nw_disruption_t *d, const nw_kube_snap_t *s, const view_t *v
         int want = n->consolidatable;
         if (want && (!cur || strcmp(cur, "True") != 0)) {
             condw_t w = {"Consolidatable", "True", "Consolidatable", "", now, 0, 0};
-            claim_write(d, n->name, &w);
+            (void)claim_write(d, n->name, &w);
         } else if (!want && cur) {
             condw_t w = {"Consolidatable", NULL, NULL, NULL, now, 1, 0};
-            claim_write(d, n->name, &w);
+            (void)claim_write(d, n->name, &w);
         }
     }
     /* forget nodes that are gone */
@@ -508,11 +509,12 @@ static void cleanup(nw_disruption_t *d, const nw_kube_snap_t *s)
         if (node && !node->terminating && nw_ctl_has_disrupted_taint(node->json)) {
             nw_log_info("disruption", "removing a leftover disrupted taint",
                         NW_LS("node", node->name), NW_LS("nodeclaim", nc->name));
-            node_taint(d, node->name, 0);
+            /* a taint left behind is removed by the next tick */
+            (void)node_taint(d, node->name, 0);
         }
         if (nw_json_condition(nc->json, "DisruptionReason")) {
             condw_t w = {"DisruptionReason", NULL, NULL, NULL, 0, 1, 0};
-            claim_write(d, nc->name, &w);
+            (void)claim_write(d, nc->name, &w);
         }
     }
 }
@@ -536,10 +538,10 @@ static void untaint_all(nw_disruption_t *d, const nw_kube_snap_t *s, const nw_di
             nw_kube_cache_snap_get(s, NW_KUBE_NODECLAIMS, NULL, cmd->candidates[i]);
         const nw_kube_obj_t *node = node_of(s, nc);
         if (node)
-            node_taint(d, node->name, 0);
+            (void)node_taint(d, node->name, 0);
         if (nc) {
             condw_t w = {"DisruptionReason", NULL, NULL, NULL, 0, 1, 0};
-            claim_write(d, nc->name, &w);
+            (void)claim_write(d, nc->name, &w);
         }
     }
 }
@@ -711,7 +713,7 @@ static int execute(nw_disruption_t *d, const nw_kube_snap_t *s, const view_t *v,
         }
         condw_t w = {
             "DisruptionReason", "True", nw_budget_reason_str(cmd->reason), cmd->summary, now, 0, 0};
-        claim_write(d, nc->name, &w);
+        (void)claim_write(d, nc->name, &w);
         if (cmd->sim.nrepl) /* a delete says DisruptionTerminating right away */
             event2(d, nc, node, "Normal", "DisruptionLaunching", cmd->summary);
     }

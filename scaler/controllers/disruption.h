@@ -55,6 +55,6 @@ void nw_disruption_ctl_reset(nw_disruption_t *d);
 void nw_disruption_tick(nw_disruption_t *d, const nw_kube_snap_t *s);
 
 /** Append the nodewarden_disruption_* series. */
-nw_rc_t nw_disruption_metrics(nw_disruption_t *d, nw_buf_t *out);
+NW_MUST_USE nw_rc_t nw_disruption_metrics(nw_disruption_t *d, nw_buf_t *out);
 
 #endif

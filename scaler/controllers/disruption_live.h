@@ -26,16 +26,17 @@ typedef struct {
 } nw_disruption_live_t;
 
 /** nw_dis_sim_fn; ud is a nw_disruption_live_t. */
-nw_rc_t nw_disruption_live_sim(void *ud, const nw_disrupt_state_t *st,
-                               const char *const *nodeclaims, size_t n, nw_disrupt_sim_t *out,
-                               nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_disruption_live_sim(void *ud, const nw_disrupt_state_t *st,
+                                           const char *const *nodeclaims, size_t n,
+                                           nw_disrupt_sim_t *out, nw_err_t *err);
 
 /** Was this result made by nw_disruption_live_sim (and still holds its handle)? */
 int nw_disruption_live_owns(const nw_disrupt_sim_t *sim);
 
 /** Create (and launch) replacement k of a live result with its narrowed instance types
  * and capacity types; the name goes to name. */
-nw_rc_t nw_disruption_live_create(const nw_disruption_live_t *l, const nw_disrupt_sim_t *sim, int k,
-                                  char *name, size_t namelen, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_disruption_live_create(const nw_disruption_live_t *l,
+                                              const nw_disrupt_sim_t *sim, int k, char *name,
+                                              size_t namelen, nw_err_t *err);
 
 #endif

@@ -124,9 +124,9 @@ static char *annotations_patch(const char *k1, const char *v1, const char *k2, c
     return txt;
 }
 
-static nw_rc_t patch_annotations(nw_ctl_deps_t *c, const nw_kube_res_t *res, const char *name,
-                                 const char *k1, const char *v1, const char *k2, const char *v2,
-                                 nw_err_t *err)
+static NW_MUST_USE nw_rc_t patch_annotations(nw_ctl_deps_t *c, const nw_kube_res_t *res,
+                                             const char *name, const char *k1, const char *v1,
+                                             const char *k2, const char *v2, nw_err_t *err)
 {
     char *body = annotations_patch(k1, v1, k2, v2);
     if (!body)

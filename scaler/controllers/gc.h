@@ -50,7 +50,7 @@ void nw_gc_free(nw_gc_t *g);
 void nw_gc_tick(nw_gc_t *g, const nw_kube_snap_t *s);
 
 /** Append nodewarden_gc_* series. NULL-safe. */
-nw_rc_t nw_gc_metrics(nw_gc_t *g, nw_buf_t *out);
+NW_MUST_USE nw_rc_t nw_gc_metrics(nw_gc_t *g, nw_buf_t *out);
 
 /* ---- the decision, pure (exposed for tests) ---- */
 
@@ -76,9 +76,9 @@ typedef struct {
 
 /** Decide a pass: cloud is the list of this cluster's instances (borrowed),
  * inflight may be NULL. out is owned by the caller, free with nw_gc_plan_free. */
-nw_rc_t nw_gc_plan(const nw_kube_snap_t *s, const nw_cloud_instances_t *cloud,
-                   const nw_gc_inflight_t *inflight, int64_t now_ns, int64_t launch_grace_ns,
-                   nw_gc_plan_t *out);
+NW_MUST_USE nw_rc_t nw_gc_plan(const nw_kube_snap_t *s, const nw_cloud_instances_t *cloud,
+                               const nw_gc_inflight_t *inflight, int64_t now_ns,
+                               int64_t launch_grace_ns, nw_gc_plan_t *out);
 void nw_gc_plan_free(nw_gc_plan_t *p);
 
 #endif

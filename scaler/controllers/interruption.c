@@ -148,8 +148,8 @@ static int mutate_cordon(cJSON *node, void *ud)
 }
 
 /* Carry out one action; NW_OK when done (or nothing to do). */
-static nw_rc_t act(nw_interruption_t *h, const nw_interrupt_event_t *ev,
-                   const nw_interruption_action_t *a)
+static NW_MUST_USE nw_rc_t act(nw_interruption_t *h, const nw_interrupt_event_t *ev,
+                               const nw_interruption_action_t *a)
 {
     nw_err_t err = {0};
     if (!a->nodeclaim) {
@@ -370,8 +370,9 @@ void nw_interruption_free(nw_interruption_t *h)
     free(h);
 }
 
-static nw_rc_t series(nw_buf_t *out, const char *name, const char *help, const char *labelk,
-                      const char *const *labels, _Atomic uint64_t *v, size_t n)
+static NW_MUST_USE nw_rc_t series(nw_buf_t *out, const char *name, const char *help,
+                                  const char *labelk, const char *const *labels,
+                                  _Atomic uint64_t *v, size_t n)
 {
     nw_rc_t rc = nw_buf_addf(out, "# HELP %s %s\n# TYPE %s counter\n", name, help, name);
     for (size_t i = 0; i < n && rc == NW_OK; i++)

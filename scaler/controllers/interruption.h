@@ -57,12 +57,12 @@ typedef struct nw_interruption nw_interruption_t;
 /** A new controller (no thread yet; no I/O) on deps: the Kubernetes client, the cache, the
  * recorder and the clock are used from its thread; it acts only while deps->leading is set
  * and deps->stopping is not. NW_EINVAL when a collaborator is missing. */
-nw_rc_t nw_interruption_new(nw_ctl_deps_t *deps, const nw_interruption_opts_t *o,
-                            nw_interruption_t **out, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_interruption_new(nw_ctl_deps_t *deps, const nw_interruption_opts_t *o,
+                                        nw_interruption_t **out, nw_err_t *err);
 
 /** Start the thread: nw_interruption_poll in a loop while leading and synced, backing off 1 s .. 30
  * s after a failed receive. */
-nw_rc_t nw_interruption_start(nw_interruption_t *h, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_interruption_start(nw_interruption_t *h, nw_err_t *err);
 
 /** One round on the calling thread: receive from the source (its long poll), handle each
  * message while this replica may write, acknowledge those handled or unparseable. Returns
@@ -74,7 +74,7 @@ int nw_interruption_poll(nw_interruption_t *h);
 void nw_interruption_free(nw_interruption_t *h);
 
 /** Append nodewarden_interruption_* series. */
-nw_rc_t nw_interruption_metrics(nw_interruption_t *h, nw_buf_t *out);
+NW_MUST_USE nw_rc_t nw_interruption_metrics(nw_interruption_t *h, nw_buf_t *out);
 
 /* ---- the decision, pure over a snapshot (exposed for tests) ---- */
 

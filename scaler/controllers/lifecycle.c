@@ -471,12 +471,14 @@ static int64_t launched_at(const cJSON *nc)
         const char *ty = nw_json_str(cd, "type");
         const char *lt = nw_json_str(cd, "lastTransitionTime");
         if (ty && lt && strcmp(ty, "Launched") == 0)
-            nw_clock_time_parse(lt, &t);
+            /* unparsable: t stays 0 and the creation time serves */
+            (void)nw_clock_time_parse(lt, &t);
     }
     if (!t) {
         const char *ct = nw_json_str_at(nc, "metadata.creationTimestamp");
         if (ct)
-            nw_clock_time_parse(ct, &t);
+            /* unparsable: t stays 0 */
+            (void)nw_clock_time_parse(ct, &t);
     }
     return t;
 }
@@ -676,8 +678,9 @@ void nw_lifecycle_tick(nw_lifecycle_t *l, const nw_kube_snap_t *s)
                 nw_ctl_event(c, &nw_kube_client_res_nodeclaims, nc->json, "Warning",
                              "RegistrationTimeout", msg);
                 atomic_fetch_add(&l->reg_timeouts, 1);
-                nw_kube_write_delete(c->kube, &nw_kube_client_res_nodeclaims, NULL, nc->name, NULL,
-                                     NULL, NULL);
+                /* best effort: a NodeClaim left behind times out again next tick */
+                (void)nw_kube_write_delete(c->kube, &nw_kube_client_res_nodeclaims, NULL, nc->name,
+                                           NULL, NULL, NULL);
             }
             continue;
         }

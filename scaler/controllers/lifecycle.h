@@ -35,6 +35,6 @@ void nw_lifecycle_reset(nw_lifecycle_t *l);
 void nw_lifecycle_tick(nw_lifecycle_t *l, const nw_kube_snap_t *s);
 
 /** Append nodewarden_nodeclaims_{registered,initialized,registration_timeouts}_total. */
-nw_rc_t nw_lifecycle_metrics(nw_lifecycle_t *l, nw_buf_t *out);
+NW_MUST_USE nw_rc_t nw_lifecycle_metrics(nw_lifecycle_t *l, nw_buf_t *out);
 
 #endif

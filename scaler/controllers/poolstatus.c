@@ -343,7 +343,8 @@ int nw_poolstatus_validate(const cJSON *nodepool, char *msg, size_t n)
     nw_admit_result_t res;
     nw_kval_init(&kv);
     nw_admit_result_init(&res);
-    nw_nodepool_validate(nodepool, NULL, &kv, &res);
+    /* the problems are in kv and res */
+    (void)nw_nodepool_validate(nodepool, NULL, &kv, &res);
     static const char suffix[] = " (Karpenter would mark the NodePool ValidationSucceeded=False)";
     size_t off = 0;
     int problems = 0;
@@ -528,7 +529,8 @@ static void observe(nw_ctl_deps_t *c, nw_poolstatus_t *p, const nw_kube_snap_t *
         else if (!e->launched_ns) {
             const char *ct = nw_json_str_at(nc->json, "metadata.creationTimestamp");
             if (ct)
-                nw_clock_time_parse(ct, &e->launched_ns);
+                /* unparsable: stays 0 (unknown) */
+                (void)nw_clock_time_parse(ct, &e->launched_ns);
         }
         if (fresh && reg) {
             /* registered before this term began: not an outcome we observed */

@@ -363,7 +363,8 @@ static void static_tick(nw_provisioning_t *p, const nw_kube_snap_t *s)
             for (size_t i = 0; i < npools; i++) {
                 const nw_kube_obj_t *np = nw_kube_cache_snap_at(s, NW_KUBE_NODEPOOLS, i);
                 if (pool_replicas(np->json) >= 0)
-                    nw_snapshot_static_want(ss.sched, np->name, want[i]);
+                    /* the pool was just taken from the same snapshot */
+                    (void)nw_snapshot_static_want(ss.sched, np->name, want[i]);
             }
             if (nw_solve(ss.sched, nw_clock_now(c->clock), &r, &err) == NW_OK && r.nclaims > 0) {
                 nw_log_info("provisioner.static", "creating NodeClaims for static NodePools",

@@ -49,6 +49,6 @@ int64_t nw_provisioning_next_deadline(const nw_provisioning_t *p, int64_t mono);
 void nw_provisioning_reset(nw_provisioning_t *p);
 
 /** Append nodewarden_scaler_solves_total. */
-nw_rc_t nw_provisioning_metrics(nw_provisioning_t *p, nw_buf_t *out);
+NW_MUST_USE nw_rc_t nw_provisioning_metrics(nw_provisioning_t *p, nw_buf_t *out);
 
 #endif

@@ -228,7 +228,7 @@ static int recently_deleted(const nw_repair_t *r, const char *uid)
 }
 
 /* Annotate (forceful) and delete the NodeClaim; NW_OK when this call deleted it. */
-static nw_rc_t terminate_claim(nw_repair_t *r, const nw_kube_obj_t *nc, int forceful)
+static NW_MUST_USE nw_rc_t terminate_claim(nw_repair_t *r, const nw_kube_obj_t *nc, int forceful)
 {
     nw_ctl_deps_t *c = r->deps;
     nw_err_t err = {0};

@@ -92,7 +92,7 @@ typedef struct nw_repair nw_repair_t;
 /** New state (NULL on OOM); deps borrowed. */
 nw_repair_t *nw_repair_new(nw_ctl_deps_t *deps, const nw_repair_opts_t *o);
 /** Start the instance health thread (nothing when the cloud has no instance health). */
-nw_rc_t nw_repair_start(nw_repair_t *r, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_repair_start(nw_repair_t *r, nw_err_t *err);
 /** Stop the thread and free. NULL-safe. */
 void nw_repair_free(nw_repair_t *r);
 /** A new leadership term: forget per-node memory. */

@@ -67,7 +67,8 @@ static void add_json(nw_resources_t *acc, const cJSON *obj)
     nw_resources_t r;
     nw_resources_init(&r);
     if (obj && nw_resources_from_json(&r, obj, NULL, NULL) == NW_OK)
-        nw_resources_add(acc, &r, NULL);
+        /* out of range or memory: the gauge is short by this object */
+        (void)nw_resources_add(acc, &r, NULL);
     nw_resources_cleanup(&r);
 }
 
@@ -87,12 +88,12 @@ static void pod_resources(const cJSON *pod, const char *which, nw_resources_t *o
         nw_resources_t one;
         nw_resources_init(&one);
         add_json(&one, nw_json_get(nw_json_get(c, "resources"), which));
-        nw_resources_max(&sum, &one, NULL);
+        (void)nw_resources_max(&sum, &one, NULL);
         nw_resources_cleanup(&one);
     }
     if (strcmp(which, "requests") == 0)
         add_json(&sum, nw_json_get(spec, "overhead"));
-    nw_resources_add(out, &sum, NULL);
+    (void)nw_resources_add(out, &sum, NULL);
     nw_resources_cleanup(&sum);
 }
 
@@ -165,7 +166,7 @@ static void node_gauges(nw_series_t *g, const nw_kube_snap_t *s, const nw_kube_o
         const char *name = nw_resources_name_at(&cap, i);
         nw_quantity_t q = nw_resources_at(&cap, i);
         q.milli -= nw_resources_get_or_zero(&alloc, name).milli;
-        nw_resources_set(&over, name, q, NULL);
+        (void)nw_resources_set(&over, name, q, NULL);
     }
     set_resources(g, &NW_KMETRICS_NODES_ALLOCATABLE, values, &alloc);
     set_resources(g, &NW_KMETRICS_NODES_POD_REQUESTS, values, &req);
@@ -177,8 +178,8 @@ static void node_gauges(nw_series_t *g, const nw_kube_snap_t *s, const nw_kube_o
     const char *ct = nw_json_str_at(n->json, "metadata.creationTimestamp");
     if (ct && nw_clock_time_parse(ct, &created) == NW_OK)
         nw_series_set(g, &NW_KMETRICS_NODES_LIFETIME, values, (double)(now - created) / 1e9);
-    nw_resources_add(cl_alloc, &alloc, NULL);
-    nw_resources_add(cl_req, &req, NULL);
+    (void)nw_resources_add(cl_alloc, &alloc, NULL);
+    (void)nw_resources_add(cl_req, &req, NULL);
     nw_resources_cleanup(&over);
     for (size_t i = 0; i < 6; i++)
         nw_resources_cleanup(all[i]);

@@ -46,6 +46,6 @@ void nw_statemetrics_tick(nw_statemetrics_t *m, const nw_kube_snap_t *s);
 /** Rebuild now. */
 void nw_statemetrics_rebuild(nw_statemetrics_t *m, const nw_kube_snap_t *s);
 /** Append the gauges of the last rebuild (HELP and TYPE only before the first). */
-nw_rc_t nw_statemetrics_write(nw_statemetrics_t *m, nw_buf_t *out);
+NW_MUST_USE nw_rc_t nw_statemetrics_write(nw_statemetrics_t *m, nw_buf_t *out);
 
 #endif

@@ -76,6 +76,6 @@ void nw_termination_tick(nw_termination_t *t, const nw_kube_snap_t *s);
 
 /** Append the Prometheus series: nodewarden_termination_* (see docs/scaler.md, "Events and
  * metrics"). */
-nw_rc_t nw_termination_metrics(nw_termination_t *t, nw_buf_t *out);
+NW_MUST_USE nw_rc_t nw_termination_metrics(nw_termination_t *t, nw_buf_t *out);
 
 #endif

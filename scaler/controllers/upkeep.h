@@ -56,6 +56,6 @@ void nw_upkeep_tick(nw_upkeep_t *u, const nw_kube_snap_t *s);
 
 /** Append nodewarden_nodeclaims_drifted_total{nodepool,reason} and
  * nodewarden_nodeclaims_expired_total{nodepool} (Prometheus text). */
-nw_rc_t nw_upkeep_metrics(nw_upkeep_t *u, nw_buf_t *out);
+NW_MUST_USE nw_rc_t nw_upkeep_metrics(nw_upkeep_t *u, nw_buf_t *out);
 
 #endif

@@ -75,7 +75,7 @@ typedef struct {
 } nw_ctl_shared_t;
 
 /** Initialise shared memory (noms allocated); NW_ENOMEM on OOM. */
-nw_rc_t nw_ctl_shared_init(nw_ctl_shared_t *m);
+NW_MUST_USE nw_rc_t nw_ctl_shared_init(nw_ctl_shared_t *m);
 /** Forget everything remembered (a new leadership term); settings are kept. */
 void nw_ctl_shared_clear(nw_ctl_shared_t *m);
 /** Free what nw_ctl_shared_init allocated. NULL-safe. */
@@ -103,7 +103,7 @@ typedef struct {
 } nw_ctl_counter_t;
 
 /** Append each counter (HELP, TYPE, value) in order; stops at the first error. */
-nw_rc_t nw_ctl_counters_write(nw_buf_t *out, const nw_ctl_counter_t *v, size_t n);
+NW_MUST_USE nw_rc_t nw_ctl_counters_write(nw_buf_t *out, const nw_ctl_counter_t *v, size_t n);
 
 /** Is a leader-only write still allowed (leading and not stopping). */
 int nw_ctl_may_write(nw_ctl_deps_t *c);
@@ -113,8 +113,8 @@ int nw_ctl_may_write(nw_ctl_deps_t *c);
 /** Set (or replace) a condition in obj.status.conditions; lastTransitionTime kept
  * when the status does not change. NW_ENOMEM when cJSON cannot allocate (obj may then
  * hold a partial condition: the caller drops the write). */
-nw_rc_t nw_ctl_set_condition(cJSON *obj, const char *type, const char *status, const char *reason,
-                             const char *message, int64_t now_ns);
+NW_MUST_USE nw_rc_t nw_ctl_set_condition(cJSON *obj, const char *type, const char *status,
+                                         const char *reason, const char *message, int64_t now_ns);
 
 /** Post an Event about obj (res names its kind) when this replica may write. */
 void nw_ctl_event(nw_ctl_deps_t *c, const nw_kube_res_t *res, const cJSON *obj, const char *type,

@@ -78,8 +78,8 @@ static void note(nw_disrupt_cmd_t *cmd, const char *nc, const char *reason, cons
     va_end(ap);
 }
 
-static nw_rc_t set_candidates(nw_disrupt_cmd_t *cmd, const nw_disrupt_state_t *st, const int *idx,
-                              int n)
+static NW_MUST_USE nw_rc_t set_candidates(nw_disrupt_cmd_t *cmd, const nw_disrupt_state_t *st,
+                                          const int *idx, int n)
 {
     cmd->candidates = calloc((size_t)n, sizeof *cmd->candidates);
     if (!cmd->candidates)

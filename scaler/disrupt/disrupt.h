@@ -158,8 +158,8 @@ typedef struct nw_disrupt_state {
 
 /** Build the state: every NodeClaim with a karpenter.sh/nodepool label becomes a node
  * with its candidate verdict; pools get their budgets. NW_ENOMEM only. */
-nw_rc_t nw_candidates_state_build(const nw_disrupt_input_t *in, nw_disrupt_state_t **out,
-                                  nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_candidates_state_build(const nw_disrupt_input_t *in,
+                                              nw_disrupt_state_t **out, nw_err_t *err);
 void nw_candidates_state_free(nw_disrupt_state_t *st);
 /** The node of a NodeClaim by name, or NULL. */
 const nw_disrupt_node_t *nw_candidates_state_node(const nw_disrupt_state_t *st,
@@ -255,8 +255,8 @@ typedef struct {
  * first method that produces a command wins. *cmd is initialised by the call (clean up
  * with nw_decide_cmd_cleanup even on error). sim may be NULL (then only emptiness and
  * empty drifted nodes can act). */
-nw_rc_t nw_decide(const nw_disrupt_state_t *st, nw_dis_sim_fn sim, void *ud, nw_disrupt_cmd_t *cmd,
-                  nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_decide(const nw_disrupt_state_t *st, nw_dis_sim_fn sim, void *ud,
+                              nw_disrupt_cmd_t *cmd, nw_err_t *err);
 
 /**
  * Validation after the delay (kubernetes-sigs/karpenter pkg/controllers/disruption/validation.go)

@@ -77,7 +77,7 @@ static int hash_drifted(const cJSON *nc, const char *hash_key, const char *versi
 }
 
 /* The NodeClaim's labels, completed from the catalog (type and offering labels). */
-static nw_rc_t claim_labels(const nw_drift_in_t *in, nw_labels_t *out)
+static NW_MUST_USE nw_rc_t claim_labels(const nw_drift_in_t *in, nw_labels_t *out)
 {
     nw_labels_init(out);
     const cJSON *l;

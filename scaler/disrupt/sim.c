@@ -67,7 +67,8 @@ static double max_or(double cur, double p)
     return p > cur ? p : cur;
 }
 
-static nw_rc_t to_repl(const nw_sched_snap_t *s, const nw_sched_claim_t *c, nw_disrupt_repl_t *r)
+static NW_MUST_USE nw_rc_t to_repl(const nw_sched_snap_t *s, const nw_sched_claim_t *c,
+                                   nw_disrupt_repl_t *r)
 {
     snprintf(r->pool, sizeof r->pool, "%s", nw_snapshot_pool_name(s, (size_t)c->pool));
     const nw_req_t *ct = nw_requirements_get(&c->reqs, "karpenter.sh/capacity-type");
@@ -196,18 +197,18 @@ nw_rc_t nw_disrupt_sim_schedule(void *ud, const nw_disrupt_state_t *st, const ch
     nw_err_t e = {0};
     for (size_t i = 0; i < x->nnodepools; i++)
         if (!deleting(x->nodepools[i]))
-            nw_snap_node_add_pool_json(h->snap, x->nodepools[i], &e); /* bad pools stay out */
+            (void)nw_snap_node_add_pool_json(h->snap, x->nodepools[i], &e); /* bad pools stay out */
     for (size_t i = 0; i < x->ndaemonsets; i++)
-        nw_snap_node_add_daemonset_json(h->snap, x->daemonsets[i], &e);
+        (void)nw_snap_node_add_daemonset_json(h->snap, x->daemonsets[i], &e);
     for (size_t i = 0; i < x->nnodes; i++)
         if (!in_names(gone, ngone, name_of(x->nodes[i])))
-            nw_snap_node_add_json(h->snap, x->nodes[i], &e);
+            (void)nw_snap_node_add_json(h->snap, x->nodes[i], &e);
     for (size_t i = 0; i < x->nnodeclaims; i++) {
         const cJSON *nc = x->nodeclaims[i];
         const char *nn = nw_json_str(nw_json_get(nc, "status"), "nodeName");
         if (deleting(nc) || in_names(ncs, n, name_of(nc)) || in_names(gone, ngone, nn))
             continue;
-        nw_snap_node_add_nodeclaim_json(h->snap, nc, &e); /* skipped when its node exists */
+        (void)nw_snap_node_add_nodeclaim_json(h->snap, nc, &e); /* skipped when its node exists */
     }
     must = calloc(x->npods + 1, sizeof *must);
     if (!must) {
@@ -232,7 +233,7 @@ nw_rc_t nw_disrupt_sim_schedule(void *ud, const nw_disrupt_state_t *st, const ch
             cJSON_DeleteItemFromObjectCaseSensitive(nw_json_get_mut(cp, "metadata"),
                                                     "deletionTimestamp");
             nw_err_clear(&e);
-            nw_snap_pod_add_json(h->snap, cp, &e);
+            (void)nw_snap_pod_add_json(h->snap, cp, &e);
             cJSON_Delete(cp);
             if (in_names(gone, ncand, nn)) {
                 char key[600];
@@ -246,7 +247,7 @@ nw_rc_t nw_disrupt_sim_schedule(void *ud, const nw_disrupt_state_t *st, const ch
             continue;
         }
         nw_err_clear(&e);
-        nw_snap_pod_add_json(h->snap, p, &e);
+        (void)nw_snap_pod_add_json(h->snap, p, &e);
     }
     if ((rc = nw_solve(h->snap, x->now, &h->res, err)) != NW_OK)
         goto out;

@@ -40,9 +40,9 @@ typedef struct {
  * NodeClaims' nodes (and of deleting nodes) that are reschedulable are added back as
  * pending; ok is false when one of the excluded nodes' pods cannot be placed or when any
  * pod would land on a node that is not initialized. */
-nw_rc_t nw_disrupt_sim_schedule(void *ud, const nw_disrupt_state_t *st,
-                                const char *const *nodeclaims, size_t n, nw_disrupt_sim_t *out,
-                                nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_disrupt_sim_schedule(void *ud, const nw_disrupt_state_t *st,
+                                            const char *const *nodeclaims, size_t n,
+                                            nw_disrupt_sim_t *out, nw_err_t *err);
 
 /** The NodeClaim to create for replacement k of a simulation made by nw_disrupt_sim_schedule
  * (its instance types and capacity types as narrowed in sim->repl[k]), from the NodePool

@@ -20,9 +20,11 @@
  * out->repl gets one entry per new claim that carries a must() pod, and claim_of[k]
  * the results' claim index of replacement k (claim_of has room for r->nclaims).
  */
-nw_rc_t nw_disrupt_sim_interpret(const nw_sched_snap_t *snap, const nw_sched_results_t *r,
-                                 bool (*must)(void *ud, int pod),
-                                 bool (*initialized)(void *ud, const char *target), void *ud,
-                                 nw_disrupt_sim_t *out, int *claim_of, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_disrupt_sim_interpret(const nw_sched_snap_t *snap,
+                                             const nw_sched_results_t *r,
+                                             bool (*must)(void *ud, int pod),
+                                             bool (*initialized)(void *ud, const char *target),
+                                             void *ud, nw_disrupt_sim_t *out, int *claim_of,
+                                             nw_err_t *err);
 
 #endif

@@ -103,14 +103,14 @@ void nw_kube_cache_set_hook(nw_kube_cache_t *c, nw_kube_cache_hook_fn fn, void *
 
 /** Insert or replace an object. Takes ownership of obj (also on error). NW_EINVAL if it
  * has no metadata.name. */
-nw_rc_t nw_kube_cache_upsert(nw_kube_cache_t *c, nw_kube_kind_t kind, cJSON *obj);
+NW_MUST_USE nw_rc_t nw_kube_cache_upsert(nw_kube_cache_t *c, nw_kube_kind_t kind, cJSON *obj);
 
 /** Remove the object with obj's namespace/name (obj borrowed). Absent is not an error. */
-nw_rc_t nw_kube_cache_remove(nw_kube_cache_t *c, nw_kube_kind_t kind, const cJSON *obj);
+NW_MUST_USE nw_rc_t nw_kube_cache_remove(nw_kube_cache_t *c, nw_kube_kind_t kind, const cJSON *obj);
 
 /** Replace every object of a kind at once with the items of a JSON array (taken), and
  * mark the kind synced. Objects without a name are skipped. */
-nw_rc_t nw_kube_cache_replace(nw_kube_cache_t *c, nw_kube_kind_t kind, cJSON *items);
+NW_MUST_USE nw_rc_t nw_kube_cache_replace(nw_kube_cache_t *c, nw_kube_kind_t kind, cJSON *items);
 
 /** Mark a kind synced without data (the resource is not served: treated as empty). */
 void nw_kube_cache_mark_synced(nw_kube_cache_t *c, nw_kube_kind_t kind);
@@ -175,7 +175,7 @@ const nw_kube_obj_t *nw_kube_cache_snap_nodeclaim_by_provider_id(const nw_kube_s
 
 /** Append the kube-dump form: {"pods":["ns/name",...],"nodes":[...],...} with one key per
  * kind (plural lower-case) and sorted keys. */
-nw_rc_t nw_kube_cache_snap_dump_json(const nw_kube_snap_t *s, nw_buf_t *out);
+NW_MUST_USE nw_rc_t nw_kube_cache_snap_dump_json(const nw_kube_snap_t *s, nw_buf_t *out);
 
 /** Karpenter's "provisionable pod" predicate on a pod object (kubernetes-sigs/karpenter
  * pkg/utils/pod/scheduling.go IsProvisionable; exposed for tests). */

@@ -91,7 +91,7 @@ static void handle_give(nw_kube_client_t *c, CURL *h)
 
 /* ---- paths ---------------------------------------------------------------------- */
 
-static nw_rc_t add_escaped(nw_buf_t *out, const char *s)
+static NW_MUST_USE nw_rc_t add_escaped(nw_buf_t *out, const char *s)
 {
     static const char hex[] = "0123456789ABCDEF";
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
@@ -168,7 +168,7 @@ static void share_unlock(CURL *h, curl_lock_data data, void *userp)
     pthread_mutex_unlock(&c->share_mu[data]);
 }
 
-static nw_rc_t setup_server_name(nw_kube_client_t *c, nw_err_t *err)
+static NW_MUST_USE nw_rc_t setup_server_name(nw_kube_client_t *c, nw_err_t *err)
 {
     const char *sni = c->cfg->tls_server_name;
     if (!sni || !sni[0]) {

@@ -52,11 +52,11 @@ extern const nw_kube_res_t nw_kube_client_res_pods, nw_kube_client_res_nodes,
  * ns is ignored for cluster-scoped resources; NULL/"" ns on a namespaced resource
  * means "all namespaces" (collections only). name and sub may be NULL.
  */
-nw_rc_t nw_kube_client_path(nw_buf_t *out, const nw_kube_res_t *r, const char *ns, const char *name,
-                            const char *sub);
+NW_MUST_USE nw_rc_t nw_kube_client_path(nw_buf_t *out, const nw_kube_res_t *r, const char *ns,
+                                        const char *name, const char *sub);
 
 /** Append "?k=v" or "&k=v" (v URL-encoded) depending on whether out has a '?'. */
-nw_rc_t nw_kube_client_query(nw_buf_t *out, const char *k, const char *v);
+NW_MUST_USE nw_rc_t nw_kube_client_query(nw_buf_t *out, const char *k, const char *v);
 
 /* ---- client --------------------------------------------------------------------- */
 
@@ -82,8 +82,8 @@ typedef struct nw_kube_client nw_kube_client_t;
  * pointer to NULL right after it). opts may be NULL. Does no network I/O.
  * @return NW_OK and *out, owned, free with nw_kube_client_free.
  */
-nw_rc_t nw_kube_client_new(nw_kube_config_t *cfg, const nw_kube_client_opts_t *opts,
-                           nw_kube_client_t **out, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_kube_client_new(nw_kube_config_t *cfg, const nw_kube_client_opts_t *opts,
+                                       nw_kube_client_t **out, nw_err_t *err);
 
 /** Free the client. NULL-safe. Nothing may use it any more. */
 void nw_kube_client_free(nw_kube_client_t *c);
@@ -141,30 +141,33 @@ void nw_kube_client_resp_cleanup(nw_kube_resp_t *r);
  * @return NW_OK when an HTTP answer arrived (any code: check resp->code);
  *         NW_EHTTP / NW_ETIMEOUT when none did after the retries (err has curl's reason).
  */
-nw_rc_t nw_kube_client_do(nw_kube_client_t *c, const nw_kube_req_t *req, nw_kube_resp_t *resp,
-                          nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_kube_client_do(nw_kube_client_t *c, const nw_kube_req_t *req,
+                                      nw_kube_resp_t *resp, nw_err_t *err);
 
 /**
  * Turn a non-2xx response into an error: 404 → NW_ENOTFOUND, 409 → NW_ECONFLICT,
  * 401 → NW_EKUBE with a hint, 403 → NW_EFORBIDDEN with a hint, others NW_EKUBE; message "<what>:
  * <code> <reason>: <message>". Returns NW_OK for 2xx.
  */
-nw_rc_t nw_kube_client_resp_error(const nw_kube_resp_t *resp, const char *what, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_kube_client_resp_error(const nw_kube_resp_t *resp, const char *what,
+                                              nw_err_t *err);
 
 /**
  * GET path and parse the JSON body. @return NW_OK and *out (owned, cJSON_Delete), or an
  * error from nw_kube_client_resp_error / nw_kube_client_do / NW_EPARSE.
  */
-nw_rc_t nw_kube_client_get_json(nw_kube_client_t *c, const char *path, const char *verb,
-                                const char *resource, cJSON **out, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_kube_client_get_json(nw_kube_client_t *c, const char *path, const char *verb,
+                                            const char *resource, cJSON **out, nw_err_t *err);
 
 /** The API server's Kubernetes version as "<major>.<minor>" (GET /version; a minor such as
  * "31+" is read as 31) into out. NW_EPARSE when the answer has no major/minor. */
-nw_rc_t nw_kube_client_server_version(nw_kube_client_t *c, char *out, size_t len, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_kube_client_server_version(nw_kube_client_t *c, char *out, size_t len,
+                                                  nw_err_t *err);
 
 /** The cluster's DNS Service address: spec.clusterIP of kube-system/kube-dns (Karpenter's
  * operator KubeDNSIP) into out. NW_EPARSE when it has none (headless, or not an address). */
-nw_rc_t nw_kube_client_dns_ip(nw_kube_client_t *c, char *out, size_t len, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_kube_client_dns_ip(nw_kube_client_t *c, char *out, size_t len,
+                                          nw_err_t *err);
 
 /** Parse a JSON text of known length (bounded; never uses cJSON_GetErrorPtr). NULL on error. */
 cJSON *nw_kube_client_json_parse(const char *s, size_t len);

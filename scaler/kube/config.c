@@ -168,9 +168,9 @@ static char *resolve_path(const kfile_t *f, const char *p)
 }
 
 /* Load PEM from field `data_key` (base64) or `file_key` (path). Missing both: OK, NULL. */
-static nw_rc_t load_pem(const kfile_t *f, const cJSON *obj, const char *data_key,
-                        const char *file_key, const char *path_prefix, char **out, size_t *len,
-                        nw_err_t *err)
+static NW_MUST_USE nw_rc_t load_pem(const kfile_t *f, const cJSON *obj, const char *data_key,
+                                    const char *file_key, const char *path_prefix, char **out,
+                                    size_t *len, nw_err_t *err)
 {
     const char *d = nw_json_str(obj, data_key);
     const char *p = nw_json_str(obj, file_key);
@@ -216,8 +216,8 @@ static char *dup_or_null(const char *s)
     return s ? strdup(s) : NULL;
 }
 
-static nw_rc_t build_from_files(kfile_t *files, int nf, const char *context, nw_kube_config_t *cfg,
-                                nw_err_t *err)
+static NW_MUST_USE nw_rc_t build_from_files(kfile_t *files, int nf, const char *context,
+                                            nw_kube_config_t *cfg, nw_err_t *err)
 {
     char names[512];
     const char *ctxname = context && context[0] ? context : NULL;

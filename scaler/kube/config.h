@@ -52,21 +52,22 @@ typedef struct {
  * @return NW_OK and *out (owned, free with nw_kube_config_free); otherwise
  *         *out is NULL and err says which file/field is wrong and what to do.
  */
-nw_rc_t nw_kube_config_load_kubeconfig(const char *paths, const char *context,
-                                       nw_kube_config_t **out, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_kube_config_load_kubeconfig(const char *paths, const char *context,
+                                                   nw_kube_config_t **out, nw_err_t *err);
 
 /**
  * Load the in-cluster configuration: KUBERNETES_SERVICE_HOST/_PORT and
  * @p sa_dir/{token,ca.crt,namespace} (sa_dir NULL means NW_KUBE_SA_DIR).
  */
-nw_rc_t nw_kube_config_load_incluster(const char *sa_dir, nw_kube_config_t **out, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_kube_config_load_incluster(const char *sa_dir, nw_kube_config_t **out,
+                                                  nw_err_t *err);
 
 /**
  * The usual resolution order: @p kubeconfig if non-empty; else $KUBECONFIG;
  * else in-cluster when KUBERNETES_SERVICE_HOST is set; else ~/.kube/config.
  */
-nw_rc_t nw_kube_config_load(const char *kubeconfig, const char *context, nw_kube_config_t **out,
-                            nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_kube_config_load(const char *kubeconfig, const char *context,
+                                        nw_kube_config_t **out, nw_err_t *err);
 
 /** Free a config. NULL-safe. */
 void nw_kube_config_free(nw_kube_config_t *cfg);

@@ -110,8 +110,8 @@ int nw_kube_leader_is_leader(nw_kube_leader_t *l)
 }
 
 /* One Lease request: a single attempt bounded by the retry period. */
-static nw_rc_t lease_req(nw_kube_leader_t *l, const char *method, const cJSON *body, cJSON **out,
-                         long *code, nw_err_t *err)
+static NW_MUST_USE nw_rc_t lease_req(nw_kube_leader_t *l, const char *method, const cJSON *body,
+                                     cJSON **out, long *code, nw_err_t *err)
 {
     nw_buf_t p;
     nw_buf_init(&p, 1024);

@@ -46,11 +46,11 @@ typedef struct {
 typedef struct nw_kube_leader nw_kube_leader_t;
 
 /** Validate options and create an elector (no I/O). */
-nw_rc_t nw_kube_leader_new(nw_kube_client_t *c, const nw_kube_leader_opts_t *opts,
-                           nw_kube_leader_t **out, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_kube_leader_new(nw_kube_client_t *c, const nw_kube_leader_opts_t *opts,
+                                       nw_kube_leader_t **out, nw_err_t *err);
 
 /** Start the elector thread. */
-nw_rc_t nw_kube_leader_start(nw_kube_leader_t *l, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_kube_leader_start(nw_kube_leader_t *l, nw_err_t *err);
 
 /** Stop the thread; if leading, release the Lease (unless no_release) and call
  * on_stopped. Idempotent. */
@@ -70,7 +70,7 @@ const char *nw_kube_leader_identity(const nw_kube_leader_t *l);
  * One acquire-or-renew attempt, synchronously (what the thread does each retry
  * period; for tests with a fake clock). Sets *leading. Does not call callbacks.
  */
-nw_rc_t nw_kube_leader_try(nw_kube_leader_t *l, int *leading, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_kube_leader_try(nw_kube_leader_t *l, int *leading, nw_err_t *err);
 
 /** Format wall time as a MicroTime ("2026-11-30T03:40:00.123456Z"); buf >= 32 bytes. */
 char *nw_kube_leader_microtime(int64_t wall_ns, char *buf, size_t len);

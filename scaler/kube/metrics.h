@@ -48,6 +48,6 @@ int64_t nw_kube_metrics_get(nw_kube_metrics_t *m, nw_kube_metric_t family, const
                             const char *resource, int code);
 
 /** Append every series in the Prometheus text format. */
-nw_rc_t nw_kube_metrics_write(nw_kube_metrics_t *m, nw_buf_t *out);
+NW_MUST_USE nw_rc_t nw_kube_metrics_write(nw_kube_metrics_t *m, nw_buf_t *out);
 
 #endif

@@ -40,7 +40,7 @@ static int blank(const char *s, size_t n)
     return 1;
 }
 
-static nw_rc_t deliver(nw_kube_wparse_t *p, const char *s, size_t n)
+static NW_MUST_USE nw_rc_t deliver(nw_kube_wparse_t *p, const char *s, size_t n)
 {
     if (blank(s, n))
         return NW_OK;
@@ -222,7 +222,9 @@ static int on_event(void *ud, const char *type, cJSON *obj)
         return 0;
     }
     if (!strcmp(type, "DELETED")) {
-        nw_kube_cache_remove(w->cache, x->kind, obj);
+        if (nw_kube_cache_remove(w->cache, x->kind, obj) != NW_OK)
+            nw_log_every(10, NW_LOG_WARN, COMP, "watch DELETED event not applied",
+                         NW_LS("resource", x->res->plural));
     } else if (strcmp(type, "BOOKMARK") != 0) {
         nw_log_every(10, NW_LOG_WARN, COMP, "unknown watch event type ignored",
                      NW_LS("resource", x->res->plural), NW_LS("type", type));
@@ -414,7 +416,9 @@ static void list_done(watcher_t *x, CURLcode cc)
         free(x->cont);
         x->cont = NULL;
         size_t n = (size_t)cJSON_GetArraySize(x->items);
-        nw_kube_cache_replace(w->cache, x->kind, x->items);
+        if (nw_kube_cache_replace(w->cache, x->kind, x->items) != NW_OK)
+            nw_log_warn(COMP, "relist not applied: out of memory; the next relist retries",
+                        NW_LS("resource", plural));
         x->items = NULL;
         nw_kube_metrics_add(w->metrics, NW_KM_RELISTS, NULL, plural, -1, 1);
         nw_log_debug(COMP, "listed", NW_LS("resource", plural), NW_LI("items", n),
@@ -440,7 +444,8 @@ static void list_done(watcher_t *x, CURLcode cc)
         nw_log_every(60, NW_LOG_WARN, COMP,
                      "resource not served by the API server; treating as empty",
                      NW_LS("resource", plural), NW_LS("message", x->resp.message));
-        nw_kube_cache_replace(w->cache, x->kind, NULL);
+        if (nw_kube_cache_replace(w->cache, x->kind, NULL) != NW_OK)
+            nw_log_warn(COMP, "cannot empty the kind", NW_LS("resource", plural));
         x->synced_once = 1;
         schedule(x, w->opts.backoff_max_ms * NW_NS_PER_MS, 1);
         return;

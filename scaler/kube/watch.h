@@ -60,11 +60,11 @@ void nw_kube_watch_wparse_cleanup(nw_kube_wparse_t *p);
  * object ({"type": string, "object": ...}); NW_ERANGE for an event over max_event.
  * After the callback asks to stop, further input is ignored (NW_OK).
  */
-nw_rc_t nw_kube_watch_wparse_feed(nw_kube_wparse_t *p, const char *data, size_t n);
+NW_MUST_USE nw_rc_t nw_kube_watch_wparse_feed(nw_kube_wparse_t *p, const char *data, size_t n);
 
 /** End of stream: a final event without its newline is delivered; an incomplete one
  * is reported with NW_EPARSE (and dropped). */
-nw_rc_t nw_kube_watch_wparse_finish(nw_kube_wparse_t *p);
+NW_MUST_USE nw_rc_t nw_kube_watch_wparse_finish(nw_kube_wparse_t *p);
 
 /* ---- the watch engine ---- */
 
@@ -83,11 +83,12 @@ typedef struct {
 typedef struct nw_kube_watch nw_kube_watch_t;
 
 /** Create (no I/O, no thread yet). opts may be NULL. */
-nw_rc_t nw_kube_watch_new(nw_kube_client_t *c, nw_kube_cache_t *cache,
-                          const nw_kube_watch_opts_t *opts, nw_kube_watch_t **out, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_kube_watch_new(nw_kube_client_t *c, nw_kube_cache_t *cache,
+                                      const nw_kube_watch_opts_t *opts, nw_kube_watch_t **out,
+                                      nw_err_t *err);
 
 /** Start the watch thread. */
-nw_rc_t nw_kube_watch_start(nw_kube_watch_t *w, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_kube_watch_start(nw_kube_watch_t *w, nw_err_t *err);
 
 /** Stop the thread and close every stream (returns promptly). Idempotent. */
 void nw_kube_watch_stop(nw_kube_watch_t *w);

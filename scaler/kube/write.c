@@ -19,9 +19,10 @@ static const char *meta_str(const cJSON *obj, const char *k)
 }
 
 /* One request; parses a JSON answer into *out when wanted. *code gets the HTTP code. */
-static nw_rc_t send_req(nw_kube_client_t *c, const char *method, const char *path, const char *body,
-                        const char *ctype, const char *verb, const char *resource, int no_retry,
-                        cJSON **out, long *code, nw_kube_resp_t *keep, nw_err_t *err)
+static NW_MUST_USE nw_rc_t send_req(nw_kube_client_t *c, const char *method, const char *path,
+                                    const char *body, const char *ctype, const char *verb,
+                                    const char *resource, int no_retry, cJSON **out, long *code,
+                                    nw_kube_resp_t *keep, nw_err_t *err)
 {
     if (out)
         *out = NULL;
@@ -55,8 +56,8 @@ static nw_rc_t send_req(nw_kube_client_t *c, const char *method, const char *pat
     return rc;
 }
 
-static nw_rc_t obj_path(nw_buf_t *p, const nw_kube_res_t *res, const char *ns, const char *name,
-                        int status)
+static NW_MUST_USE nw_rc_t obj_path(nw_buf_t *p, const nw_kube_res_t *res, const char *ns,
+                                    const char *name, int status)
 {
     return nw_kube_client_path(p, res, ns, name, status ? "status" : NULL);
 }
@@ -249,8 +250,9 @@ static int finalizer_index(const cJSON *obj, const char *fin)
     return -1;
 }
 
-static nw_rc_t finalizer_edit(nw_kube_client_t *c, const nw_kube_res_t *res, const char *ns,
-                              const char *name, const char *fin, int add, nw_err_t *err)
+static NW_MUST_USE nw_rc_t finalizer_edit(nw_kube_client_t *c, const nw_kube_res_t *res,
+                                          const char *ns, const char *name, const char *fin,
+                                          int add, nw_err_t *err)
 {
     for (int attempt = 0; attempt < 5; attempt++) {
         cJSON *obj = NULL;

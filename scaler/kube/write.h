@@ -24,17 +24,18 @@
 #include "scaler/kube/client.h"
 
 /** GET one object. */
-nw_rc_t nw_kube_write_get(nw_kube_client_t *c, const nw_kube_res_t *res, const char *ns,
-                          const char *name, cJSON **out, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_kube_write_get(nw_kube_client_t *c, const nw_kube_res_t *res, const char *ns,
+                                      const char *name, cJSON **out, nw_err_t *err);
 
 /** POST obj to the collection (namespace taken from ns, else obj's metadata.namespace).
  * 409 AlreadyExists → NW_ECONFLICT. */
-nw_rc_t nw_kube_write_create(nw_kube_client_t *c, const nw_kube_res_t *res, const char *ns,
-                             const cJSON *obj, cJSON **out, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_kube_write_create(nw_kube_client_t *c, const nw_kube_res_t *res,
+                                         const char *ns, const cJSON *obj, cJSON **out,
+                                         nw_err_t *err);
 
 /** PUT obj (it must carry the metadata.resourceVersion that was read; 409 → NW_ECONFLICT). */
-nw_rc_t nw_kube_write_update(nw_kube_client_t *c, const nw_kube_res_t *res, const cJSON *obj,
-                             int status, cJSON **out, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_kube_write_update(nw_kube_client_t *c, const nw_kube_res_t *res,
+                                         const cJSON *obj, int status, cJSON **out, nw_err_t *err);
 
 /* Change obj in place for an update. Return 0 to write it, 1 when no write is needed
  * (the change is already there), -1 to give up (the call returns NW_EINVAL). */
@@ -46,17 +47,18 @@ typedef int (*nw_kube_mutate_fn)(cJSON *obj, void *ud);
  * @return NW_OK (also when mutate said nothing to do), NW_ECONFLICT when the attempts
  * ran out, or the first other error.
  */
-nw_rc_t nw_kube_write_update_retry(nw_kube_client_t *c, const nw_kube_res_t *res, const char *ns,
-                                   const char *name, int status, nw_kube_mutate_fn mutate, void *ud,
-                                   int max_attempts, cJSON **out, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_kube_write_update_retry(nw_kube_client_t *c, const nw_kube_res_t *res,
+                                               const char *ns, const char *name, int status,
+                                               nw_kube_mutate_fn mutate, void *ud, int max_attempts,
+                                               cJSON **out, nw_err_t *err);
 
 typedef enum { NW_KUBE_PATCH_MERGE, NW_KUBE_PATCH_JSON } nw_kube_patch_t;
 
 /** PATCH with application/merge-patch+json or application/json-patch+json. A failed JSON
  * patch "test" comes back as NW_EKUBE with code 422 in the message. */
-nw_rc_t nw_kube_write_patch(nw_kube_client_t *c, const nw_kube_res_t *res, const char *ns,
-                            const char *name, nw_kube_patch_t type, const char *patch, int status,
-                            cJSON **out, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_kube_write_patch(nw_kube_client_t *c, const nw_kube_res_t *res,
+                                        const char *ns, const char *name, nw_kube_patch_t type,
+                                        const char *patch, int status, cJSON **out, nw_err_t *err);
 
 typedef struct {
     const char *propagation; /* "Background", "Foreground", "Orphan" or NULL */
@@ -67,21 +69,23 @@ typedef struct {
 
 /** DELETE. 404 is success (*gone = 1 if gone is non-NULL); a failed precondition is
  * NW_ECONFLICT. opts may be NULL. */
-nw_rc_t nw_kube_write_delete(nw_kube_client_t *c, const nw_kube_res_t *res, const char *ns,
-                             const char *name, const nw_kube_delete_opts_t *opts, int *gone,
-                             nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_kube_write_delete(nw_kube_client_t *c, const nw_kube_res_t *res,
+                                         const char *ns, const char *name,
+                                         const nw_kube_delete_opts_t *opts, int *gone,
+                                         nw_err_t *err);
 
 /** Add a finalizer with a JSON patch conditional on the resourceVersion (retried on
  * conflict). Already present: NW_OK without a write. The object being deleted:
  * NW_EINVAL (no new finalizers may be added). */
-nw_rc_t nw_kube_write_finalizer_add(nw_kube_client_t *c, const nw_kube_res_t *res, const char *ns,
-                                    const char *name, const char *finalizer, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_kube_write_finalizer_add(nw_kube_client_t *c, const nw_kube_res_t *res,
+                                                const char *ns, const char *name,
+                                                const char *finalizer, nw_err_t *err);
 
 /** Remove a finalizer with a JSON patch that tests the element first (retried). Absent,
  * or the object gone: NW_OK. */
-nw_rc_t nw_kube_write_finalizer_remove(nw_kube_client_t *c, const nw_kube_res_t *res,
-                                       const char *ns, const char *name, const char *finalizer,
-                                       nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_kube_write_finalizer_remove(nw_kube_client_t *c, const nw_kube_res_t *res,
+                                                   const char *ns, const char *name,
+                                                   const char *finalizer, nw_err_t *err);
 
 typedef enum {
     NW_KUBE_EVICT_STARTED = 0, /* 2xx: graceful deletion began; wait for the pod to go */
@@ -97,9 +101,9 @@ typedef enum {
  * Retry-After, or 5 s (client-go's drain interval) when it sent none. The reason is
  * in err->msg for NOT_NOW/BLOCKED/CONFLICT (err is not an error then: rc is NW_OK).
  */
-nw_rc_t nw_kube_write_evict(nw_kube_client_t *c, const char *ns, const char *name,
-                            int64_t grace_seconds, nw_kube_evict_t *result, int *retry_after_s,
-                            nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_kube_write_evict(nw_kube_client_t *c, const char *ns, const char *name,
+                                        int64_t grace_seconds, nw_kube_evict_t *result,
+                                        int *retry_after_s, nw_err_t *err);
 
 typedef struct {
     int64_t grace_seconds; /* < 0: the pod's own */
@@ -109,9 +113,9 @@ typedef struct {
 /** nw_kube_write_evict with options: a UID precondition (409 / NW_KUBE_EVICT_CONFLICT then
  * means the name now holds another pod) and the HTTP status in *code (nullable; 0 when
  * no answer arrived). */
-nw_rc_t nw_kube_write_evict_ex(nw_kube_client_t *c, const char *ns, const char *name,
-                               const nw_kube_evict_opts_t *o, nw_kube_evict_t *result,
-                               int *retry_after_s, long *code, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_kube_write_evict_ex(nw_kube_client_t *c, const char *ns, const char *name,
+                                           const nw_kube_evict_opts_t *o, nw_kube_evict_t *result,
+                                           int *retry_after_s, long *code, nw_err_t *err);
 
 /* ---- Events ---- */
 

@@ -53,10 +53,10 @@ void nw_bootstrap_token_id(const char *uid, char id[7]);
 /** Create the token Secret of the NodeClaim nc (metadata.uid and .name required), valid
  * for ttl_ns from now_ns (wall clock); token gets "<id>.<secret>". An existing Secret of
  * that name is replaced. NW_EINVAL without a uid; the API's errors otherwise. */
-nw_rc_t nw_bootstrap_mint(nw_kube_client_t *kube, const cJSON *nc, int64_t now_ns, int64_t ttl_ns,
-                          char token[NW_BOOT_TOKEN_MAX], nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_bootstrap_mint(nw_kube_client_t *kube, const cJSON *nc, int64_t now_ns,
+                                      int64_t ttl_ns, char token[NW_BOOT_TOKEN_MAX], nw_err_t *err);
 
 /** Delete the token Secret of a NodeClaim uid; gone already is success. */
-nw_rc_t nw_bootstrap_delete(nw_kube_client_t *kube, const char *uid, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_bootstrap_delete(nw_kube_client_t *kube, const char *uid, nw_err_t *err);
 
 #endif

@@ -552,8 +552,10 @@ static void job_finish(nw_nodeclaim_t *k, launch_job_t *j)
                          "InsufficientCapacityError", msg);
             if (nw_ctl_may_write(c)) {
                 nw_err_t e2 = {0};
-                nw_kube_write_delete(c->kube, &nw_kube_client_res_nodeclaims, NULL, name, NULL,
-                                     NULL, &e2);
+                /* best effort: the NodeClaim has no instance, and a failed delete is retried by the
+                 * launch path on the next tick */
+                (void)nw_kube_write_delete(c->kube, &nw_kube_client_res_nodeclaims, NULL, name,
+                                           NULL, NULL, &e2);
                 if (m)
                     m->deleted = 1;
                 atomic_fetch_add(&k->ice_deleted, 1);
@@ -763,8 +765,9 @@ typedef struct {
 } create_t;
 
 /* The body of simulated claim x->cl (the reconcile thread; pure). */
-static nw_rc_t create_prepare(nw_nodeclaim_t *k, const nw_kube_snap_t *ks, const nw_simsnap_t *s,
-                              const nw_simsnap_claim_opts_t *o, create_t *x)
+static NW_MUST_USE nw_rc_t create_prepare(nw_nodeclaim_t *k, const nw_kube_snap_t *ks,
+                                          const nw_simsnap_t *s, const nw_simsnap_claim_opts_t *o,
+                                          create_t *x)
 {
     if (!nw_ctl_may_write(k->deps))
         return x->rc = nw_err_set(&x->err, NW_EINVAL, "", "not leading");
@@ -794,9 +797,9 @@ static void create_post(nw_nodeclaim_t *k, create_t *x)
 }
 
 /* What follows a create (the reconcile thread): memory, nominations, Events, the launch. */
-static nw_rc_t create_finish(nw_nodeclaim_t *k, const nw_kube_snap_t *ks, const nw_simsnap_t *s,
-                             const nw_simsnap_claim_opts_t *o, create_t *x, char *name,
-                             size_t namelen)
+static NW_MUST_USE nw_rc_t create_finish(nw_nodeclaim_t *k, const nw_kube_snap_t *ks,
+                                         const nw_simsnap_t *s, const nw_simsnap_claim_opts_t *o,
+                                         create_t *x, char *name, size_t namelen)
 {
     nw_ctl_deps_t *c = k->deps;
     const nw_sched_claim_t *cl = x->cl;
@@ -862,7 +865,8 @@ nw_rc_t nw_nodeclaim_create(nw_nodeclaim_t *k, const nw_kube_snap_t *ks, const n
     if (!o)
         o = &defaults;
     create_t x = {.cl = cl};
-    create_prepare(k, ks, s, o, &x);
+    /* the outcome is in x.rc, which create_post and create_finish honour */
+    (void)create_prepare(k, ks, s, o, &x);
     create_post(k, &x);
     nw_rc_t rc = create_finish(k, ks, s, o, &x, name, namelen);
     if (rc != NW_OK && err)
@@ -900,7 +904,7 @@ int nw_nodeclaim_create_batch(nw_nodeclaim_t *k, const nw_kube_snap_t *ks, const
         return 0;
     for (int i = 0; i < n; i++) {
         xs[i].cl = &claims[i];
-        create_prepare(k, ks, s, o, &xs[i]);
+        (void)create_prepare(k, ks, s, o, &xs[i]);
     }
     create_batch_t b = {k, xs, n, 0};
     pthread_t th[64];

@@ -86,7 +86,7 @@ uint64_t nw_nodeclaim_ice_deletes(nw_nodeclaim_t *k);
 
 /** Append nodewarden_nodeclaims_{created,launched,launch_failed,adopted}_total and the
  * nodewarden_nodeclaims_launches_in_flight gauge. */
-nw_rc_t nw_nodeclaim_metrics(nw_nodeclaim_t *k, nw_buf_t *out);
+NW_MUST_USE nw_rc_t nw_nodeclaim_metrics(nw_nodeclaim_t *k, nw_buf_t *out);
 
 /**
  * Create (and launch) the NodeClaim for simulated claim cl of s; o may be NULL. The
@@ -95,9 +95,10 @@ nw_rc_t nw_nodeclaim_metrics(nw_nodeclaim_t *k, nw_buf_t *out);
  * kube errors as nw_kube_write_create returns them. A create that succeeded but whose launch
  * failed still returns NW_OK (the provisioner retries or, on ICE, deletes the NodeClaim).
  */
-nw_rc_t nw_nodeclaim_create(nw_nodeclaim_t *k, const nw_kube_snap_t *ks, const nw_simsnap_t *s,
-                            const nw_sched_claim_t *cl, const nw_simsnap_claim_opts_t *o,
-                            char *name, size_t namelen, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_nodeclaim_create(nw_nodeclaim_t *k, const nw_kube_snap_t *ks,
+                                        const nw_simsnap_t *s, const nw_sched_claim_t *cl,
+                                        const nw_simsnap_claim_opts_t *o, char *name,
+                                        size_t namelen, nw_err_t *err);
 
 /**
  * Create (and launch) the NodeClaims for the n simulated claims of s, as nw_nodeclaim_create

@@ -53,11 +53,12 @@ typedef struct nw_sched_snap nw_sched_snap_t;
 
 /** Add an instance type: labels as parallel key/value arrays, capacity and allocatable
  * in slot units, offerings. NW_EINVAL on a duplicate name or too many offerings. */
-nw_rc_t nw_snap_node_add_itype_raw(nw_sched_snap_t *s, const char *name, const char *const *keys,
-                                   const char *const *values, int nlabels,
-                                   const nw_sched_res_t *capacity,
-                                   const nw_sched_res_t *allocatable, bool metal,
-                                   const nw_sched_offering_t *offers, int noffer, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_snap_node_add_itype_raw(nw_sched_snap_t *s, const char *name,
+                                               const char *const *keys, const char *const *values,
+                                               int nlabels, const nw_sched_res_t *capacity,
+                                               const nw_sched_res_t *allocatable, bool metal,
+                                               const nw_sched_offering_t *offers, int noffer,
+                                               nw_err_t *err);
 
 /** The capacity and allocatable of instance type `itype` for the NodePools whose
  * nodeClassRef names `nodeclass` (Karpenter resolves instance types per node class: its
@@ -66,10 +67,10 @@ nw_rc_t nw_snap_node_add_itype_raw(nw_sched_snap_t *s, const char *name, const c
 /** The NodePools of node class `nodeclass` cannot launch instance type `itype` (Karpenter's
  * per-EC2NodeClass compatibility filters, scaler/cloud/compat.h): they never plan it.
  * NW_EINVAL for an unknown type. */
-nw_rc_t nw_snap_node_exclude_class_type(nw_sched_snap_t *s, const char *nodeclass,
-                                        const char *itype, nw_err_t *err);
-nw_rc_t nw_snap_node_set_class_res(nw_sched_snap_t *s, const char *nodeclass, const char *itype,
-                                   const nw_sched_res_t *capacity,
-                                   const nw_sched_res_t *allocatable, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_snap_node_exclude_class_type(nw_sched_snap_t *s, const char *nodeclass,
+                                                    const char *itype, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_snap_node_set_class_res(nw_sched_snap_t *s, const char *nodeclass,
+                                               const char *itype, const nw_sched_res_t *capacity,
+                                               const nw_sched_res_t *allocatable, nw_err_t *err);
 
 #endif

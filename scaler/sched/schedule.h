@@ -74,7 +74,8 @@ int nw_snapshot_res_slot(nw_sched_snap_t *s, const char *name);
 const char *nw_snapshot_res_name(const nw_sched_snap_t *s, int i);
 
 /** Add an instance type (copied; labels deep-copied). NW_EINVAL on a duplicate name. */
-nw_rc_t nw_snap_node_add_itype(nw_sched_snap_t *s, const nw_sched_itype_t *t, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_snap_node_add_itype(nw_sched_snap_t *s, const nw_sched_itype_t *t,
+                                           nw_err_t *err);
 /** A capacity reservation of node class `nodeclass` (an EC2NodeClass's
  * status.capacityReservations entry): a `reserved` offering of itype in zone, priced `price`
  * (Karpenter: the on-demand price / 10,000,000), that only pools of that class see, holding
@@ -83,50 +84,57 @@ nw_rc_t nw_snap_node_add_itype(nw_sched_snap_t *s, const nw_sched_itype_t *t, nw
  * karpenter.k8s.aws/capacity-reservation-id In [id] on the claim), then falls back to the
  * pool's other capacity types. NW_ENOTFOUND when itype is not in the snapshot, NW_EINVAL
  * when it has no room for another offering. */
-nw_rc_t nw_snap_node_add_reservation(nw_sched_snap_t *s, const char *nodeclass, const char *id,
-                                     const char *reservation_type, const char *itype,
-                                     const char *zone, const char *zone_id, double price,
-                                     int64_t count, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_snap_node_add_reservation(nw_sched_snap_t *s, const char *nodeclass,
+                                                 const char *id, const char *reservation_type,
+                                                 const char *itype, const char *zone,
+                                                 const char *zone_id, double price, int64_t count,
+                                                 nw_err_t *err);
 /** Add the reservations of an EC2NodeClass object's status.capacityReservations (state
  * active), priced at the type's on-demand price given by od_price (NULL: its on-demand
  * offering's in the snapshot) / 10,000,000;
  * their counts from available(id) (NULL, or < 0: an entry's availableInstanceCount, else
  * no limit). Types not in the snapshot are skipped. */
-nw_rc_t nw_snap_node_add_class_reservations(nw_sched_snap_t *s, const cJSON *nodeclass,
-                                            double (*od_price)(void *ud, const char *type),
-                                            int64_t (*available)(void *ud, const char *id),
-                                            void *ud, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_snap_node_add_class_reservations(
+    nw_sched_snap_t *s, const cJSON *nodeclass, double (*od_price)(void *ud, const char *type),
+    int64_t (*available)(void *ud, const char *id), void *ud, nw_err_t *err);
 /** Mark one offering unavailable (ICE cache). Unknown names are ignored. */
 void nw_snap_node_ice(nw_sched_snap_t *s, const char *itype, const char *zone,
                       const char *capacity_type);
 
 /** Add objects from their Kubernetes JSON. Errors name the field
  * (e.g. "spec.containers[0].resources.requests[cpu]"); the object is then not added. */
-nw_rc_t nw_snap_node_add_pool_json(nw_sched_snap_t *s, const cJSON *nodepool, nw_err_t *err);
-nw_rc_t nw_snap_pod_add_json(nw_sched_snap_t *s, const cJSON *pod, nw_err_t *err);
-nw_rc_t nw_snap_node_add_json(nw_sched_snap_t *s, const cJSON *node, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_snap_node_add_pool_json(nw_sched_snap_t *s, const cJSON *nodepool,
+                                               nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_snap_pod_add_json(nw_sched_snap_t *s, const cJSON *pod, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_snap_node_add_json(nw_sched_snap_t *s, const cJSON *node, nw_err_t *err);
 /** An in-flight NodeClaim (launched or not, not registered): its requirements/labels,
  * taints, status.capacity/allocatable (or spec.resources.requests as the floor). */
-nw_rc_t nw_snap_node_add_nodeclaim_json(nw_sched_snap_t *s, const cJSON *nc, nw_err_t *err);
-nw_rc_t nw_snap_node_add_daemonset_json(nw_sched_snap_t *s, const cJSON *ds, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_snap_node_add_nodeclaim_json(nw_sched_snap_t *s, const cJSON *nc,
+                                                    nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_snap_node_add_daemonset_json(nw_sched_snap_t *s, const cJSON *ds,
+                                                    nw_err_t *err);
 /** Storage, for volume topology (a pod's PersistentVolumeClaims: the bound volume's node
  * affinity, or the StorageClass's allowedTopologies). Add them before the pods that use
  * them. */
-nw_rc_t nw_snap_volume_add_pv_json(nw_sched_snap_t *s, const cJSON *pv, nw_err_t *err);
-nw_rc_t nw_snap_volume_add_pvc_json(nw_sched_snap_t *s, const cJSON *pvc, nw_err_t *err);
-nw_rc_t nw_snap_volume_add_storageclass_json(nw_sched_snap_t *s, const cJSON *sc, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_snap_volume_add_pv_json(nw_sched_snap_t *s, const cJSON *pv, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_snap_volume_add_pvc_json(nw_sched_snap_t *s, const cJSON *pvc,
+                                                nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_snap_volume_add_storageclass_json(nw_sched_snap_t *s, const cJSON *sc,
+                                                         nw_err_t *err);
 /** A CSINode: the volume attach limits of the Node of the same name (Karpenter counts them on
  * existing nodes only). Errors name the field (spec.drivers[i].allocatable.count). */
-nw_rc_t nw_snap_volume_add_csinode_json(nw_sched_snap_t *s, const cJSON *csinode, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_snap_volume_add_csinode_json(nw_sched_snap_t *s, const cJSON *csinode,
+                                                    nw_err_t *err);
 /** A Namespace (its labels: pod affinity namespaceSelector). */
-nw_rc_t nw_snap_pod_add_namespace_json(nw_sched_snap_t *s, const cJSON *ns, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_snap_pod_add_namespace_json(nw_sched_snap_t *s, const cJSON *ns,
+                                                   nw_err_t *err);
 /** A static NodePool (spec.replicas): how many NodeClaims to add to it (the caller counted
  * its NodeClaims, deleting ones included, and limits.nodes). Without a call: replicas
  * minus its nodes and NodeClaims in the snapshot. NW_ENOTFOUND for an unknown pool. */
-nw_rc_t nw_snapshot_static_want(nw_sched_snap_t *s, const char *pool, int64_t n);
+NW_MUST_USE nw_rc_t nw_snapshot_static_want(nw_sched_snap_t *s, const char *pool, int64_t n);
 /** A pod whose uid is listed here is not provisioned again (nominated to in-flight
  * capacity by an earlier batch). */
-nw_rc_t nw_snap_pod_nominated(nw_sched_snap_t *s, const char *pod_uid);
+NW_MUST_USE nw_rc_t nw_snap_pod_nominated(nw_sched_snap_t *s, const char *pod_uid);
 
 size_t nw_snapshot_npods(const nw_sched_snap_t *s);
 size_t nw_snapshot_npools(const nw_sched_snap_t *s);
@@ -184,7 +192,8 @@ typedef struct {
 
 /** Run the simulation. r is initialised by the call (free with nw_solve_results_free
  * even on error). NW_ENOMEM is the only failure. */
-nw_rc_t nw_solve(const nw_sched_snap_t *s, int64_t now, nw_sched_results_t *r, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_solve(const nw_sched_snap_t *s, int64_t now, nw_sched_results_t *r,
+                             nw_err_t *err);
 void nw_solve_results_free(nw_sched_results_t *r);
 
 /** Resource vector as JSON {name: quantity}, zero slots omitted. Caller owns it. */

@@ -249,8 +249,8 @@ bool nw_snap_pod_group_selects(const nw_sched_snap_t *s, const nw_tgroup_t *g, c
 
 /** Effective requests of a PodSpec (k8s.io/component-helpers resource/helpers.go
  * PodRequests) into out. */
-nw_rc_t nw_snapshot_pod_requests(nw_sched_snap_t *s, const cJSON *spec, const char *path,
-                                 nw_sched_res_t *out, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_snapshot_pod_requests(nw_sched_snap_t *s, const cJSON *spec,
+                                             const char *path, nw_sched_res_t *out, nw_err_t *err);
 
 /* Shared by the files that build the snapshot (snapshot.c, snap_pod.c, snap_node.c). */
 void *nw_snapshot_grow(void *p, size_t *cap, size_t n, size_t elem);
@@ -263,22 +263,24 @@ void nw_snapshot_pool_free(nw_spool_t *p);
 void nw_snapshot_ds_free(nw_sds_t *d);
 /** The volumes of a pod spec that count against attach limits (its persistentVolumeClaim
  * and ephemeral volumes whose driver the snapshot's PVs or StorageClasses name). */
-nw_rc_t nw_snap_volume_pod_volumes(const nw_sched_snap_t *s, const cJSON *spec, const char *ns,
-                                   const char *pod, nw_svol_t **out, int *n);
+NW_MUST_USE nw_rc_t nw_snap_volume_pod_volumes(const nw_sched_snap_t *s, const cJSON *spec,
+                                               const char *ns, const char *pod, nw_svol_t **out,
+                                               int *n);
 /** The CSINode of a node, or NULL. */
 const nw_scsinode_t *nw_snap_volume_csinode(const nw_sched_snap_t *s, const char *node);
 /** Host ports of a pod spec's containers (Karpenter pkg/scheduling/hostportusage.go
  * GetHostPorts), appended to *out (n entries); errors name path.containers[i].ports[j]. */
-nw_rc_t nw_snap_pod_parse_hostports(const cJSON *spec, const char *path, nw_hostport_t **out,
-                                    int *n, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_snap_pod_parse_hostports(const cJSON *spec, const char *path,
+                                                nw_hostport_t **out, int *n, nw_err_t *err);
 int nw_snapshot_res_slot_find(const nw_sched_snap_t *s, const char *name);
-nw_rc_t nw_snapshot_parse_res(nw_sched_snap_t *s, const cJSON *obj, const char *path,
-                              nw_sched_res_t *out, bool *present, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_snapshot_parse_res(nw_sched_snap_t *s, const cJSON *obj, const char *path,
+                                          nw_sched_res_t *out, bool *present, nw_err_t *err);
 int64_t nw_snapshot_parse_time(const char *t);
 void nw_snapshot_storage_free(nw_sched_snap_t *s);
 /** The node requirements a pod's volumes ask for (snap_volume.c): alternatives (ORed; none:
  * *nalts 0), or *msg (malloc'd) when a volume makes the pod unschedulable. */
-nw_rc_t nw_snap_volume_alts(const nw_sched_snap_t *s, const cJSON *spec, const char *pod_ns,
-                            const char *pod_name, nw_reqs_t **alts, size_t *nalts, char **msg);
+NW_MUST_USE nw_rc_t nw_snap_volume_alts(const nw_sched_snap_t *s, const cJSON *spec,
+                                        const char *pod_ns, const char *pod_name, nw_reqs_t **alts,
+                                        size_t *nalts, char **msg);
 
 #endif

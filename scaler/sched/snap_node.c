@@ -11,7 +11,8 @@
 #include "scaler/sched/snap.h"
 /* ---- nodes and NodeClaims ---------------------------------------------------- */
 
-static nw_rc_t node_common(nw_sched_snap_t *s, const cJSON *obj, bool claim, nw_err_t *err)
+static NW_MUST_USE nw_rc_t node_common(nw_sched_snap_t *s, const cJSON *obj, bool claim,
+                                       nw_err_t *err)
 {
     if (!cJSON_IsObject(obj))
         return nw_err_set(err, NW_EINVAL, "", "must be an object");
@@ -294,7 +295,7 @@ fail:
 
 /* ---- instance types -------------------------------------------------------------- */
 
-static nw_rc_t itype_finish(nw_sched_snap_t *s, nw_sitype_t *it, nw_err_t *err)
+static NW_MUST_USE nw_rc_t itype_finish(nw_sched_snap_t *s, nw_sitype_t *it, nw_err_t *err)
 {
     nw_rc_t rc = nw_requirements_from_labels(&it->t.labels, &it->reqs);
     if (rc != NW_OK)
@@ -336,7 +337,7 @@ static nw_rc_t itype_finish(nw_sched_snap_t *s, nw_sitype_t *it, nw_err_t *err)
     return NW_OK;
 }
 
-static nw_rc_t itype_push(nw_sched_snap_t *s, nw_sitype_t *it, nw_err_t *err)
+static NW_MUST_USE nw_rc_t itype_push(nw_sched_snap_t *s, nw_sitype_t *it, nw_err_t *err)
 {
     for (size_t i = 0; i < s->nitypes; i++)
         if (strcmp(s->itypes[i].t.name, it->t.name) == 0)
@@ -533,7 +534,7 @@ const nw_sched_res_t *nw_snap_node_type_allocatable(const nw_sched_snap_t *s,
     return &s->itypes[t].t.allocatable;
 }
 
-static nw_rc_t class_grow(nw_sclass_t *c, size_t n)
+static NW_MUST_USE nw_rc_t class_grow(nw_sclass_t *c, size_t n)
 {
     if (n <= c->n)
         return NW_OK;
@@ -588,8 +589,8 @@ static size_t type_index(const nw_sched_snap_t *s, const char *itype)
 }
 
 /* The class entry and type index of (nodeclass, itype); NW_EINVAL for an unknown type. */
-static nw_rc_t class_type(nw_sched_snap_t *s, const char *nodeclass, const char *itype,
-                          nw_sclass_t **c, size_t *t, nw_err_t *err)
+static NW_MUST_USE nw_rc_t class_type(nw_sched_snap_t *s, const char *nodeclass, const char *itype,
+                                      nw_sclass_t **c, size_t *t, nw_err_t *err)
 {
     *t = type_index(s, itype);
     if (*t == s->nitypes)

@@ -12,8 +12,8 @@
 #include "scaler/sched/snap.h"
 /* ---- label selectors and topology groups ----------------------------------- */
 
-static nw_rc_t parse_selector(const cJSON *sel, const char *path, nw_reqs_t *out, bool *nothing,
-                              nw_err_t *err)
+static NW_MUST_USE nw_rc_t parse_selector(const cJSON *sel, const char *path, nw_reqs_t *out,
+                                          bool *nothing, nw_err_t *err)
 {
     nw_requirements_init(out);
     *nothing = false;
@@ -178,7 +178,7 @@ static int group_get(nw_sched_snap_t *s, const gspec_t *gs, const cJSON *selecto
     return (int)s->ngroups++;
 }
 
-static nw_rc_t add_tc(nw_spod_t *p, int group, bool preferred, int weight, size_t *cap)
+static NW_MUST_USE nw_rc_t add_tc(nw_spod_t *p, int group, bool preferred, int weight, size_t *cap)
 {
     nw_pod_tc_t *n = nw_snapshot_grow(p->tcs, cap, (size_t)p->ntcs, sizeof *n);
     if (!n)
@@ -188,8 +188,9 @@ static nw_rc_t add_tc(nw_spod_t *p, int group, bool preferred, int weight, size_
     return NW_OK;
 }
 
-static nw_rc_t parse_affinity_terms(nw_sched_snap_t *s, nw_spod_t *p, const cJSON *aff,
-                                    nw_tg_kind_t kind, const char *path, size_t *cap, nw_err_t *err)
+static NW_MUST_USE nw_rc_t parse_affinity_terms(nw_sched_snap_t *s, nw_spod_t *p, const cJSON *aff,
+                                                nw_tg_kind_t kind, const char *path, size_t *cap,
+                                                nw_err_t *err)
 {
     if (!aff)
         return NW_OK;
@@ -273,7 +274,7 @@ static void validate_expr_list(const cJSON *arr, const char *path, char **invali
     }
 }
 
-static nw_rc_t class_build(nw_pclass_t *c, const cJSON *spec, nw_err_t *err)
+static NW_MUST_USE nw_rc_t class_build(nw_pclass_t *c, const cJSON *spec, nw_err_t *err)
 {
     nw_rc_t rc = nw_requirements_json_parse_node_selector(nw_json_get(spec, "nodeSelector"),
                                                           "spec.nodeSelector", &c->selector, err);
@@ -378,7 +379,7 @@ static nw_rc_t class_build(nw_pclass_t *c, const cJSON *spec, nw_err_t *err)
 }
 
 /* cross the pod's required terms with its volumes' alternatives */
-static nw_rc_t class_add_volumes(nw_pclass_t *c, const nw_reqs_t *alts, size_t nalts)
+static NW_MUST_USE nw_rc_t class_add_volumes(nw_pclass_t *c, const nw_reqs_t *alts, size_t nalts)
 {
     size_t nt = c->nterms ? c->nterms : 1, n = 0;
     nw_reqs_t *terms = calloc(nt * nalts, sizeof *terms),

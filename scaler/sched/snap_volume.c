@@ -196,7 +196,8 @@ static void set_msg(char **msg, const char *fmt, ...)
 }
 
 /* alts × vol (mergeVolumeRequirementAlternatives: the compatible pairs, else all) */
-static nw_rc_t merge_alts(nw_reqs_t **alts, size_t *nalts, const nw_reqs_t *vol, size_t nvol)
+static NW_MUST_USE nw_rc_t merge_alts(nw_reqs_t **alts, size_t *nalts, const nw_reqs_t *vol,
+                                      size_t nvol)
 {
     size_t na = *nalts ? *nalts : 1, cap = na * nvol, n = 0;
     nw_reqs_t *out = calloc(cap ? cap : 1, sizeof *out);
@@ -377,8 +378,8 @@ static const char *sc_driver(const nw_sched_snap_t *s, const char *sc)
     return NULL;
 }
 
-static nw_rc_t vol_add(nw_svol_t **out, int *n, const char *driver, const char *ns,
-                       const char *claim)
+static NW_MUST_USE nw_rc_t vol_add(nw_svol_t **out, int *n, const char *driver, const char *ns,
+                                   const char *claim)
 {
     nw_svol_t *nv = realloc(*out, (size_t)(*n + 1) * sizeof *nv);
     if (!nv)

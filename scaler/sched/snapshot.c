@@ -356,8 +356,8 @@ nw_rc_t nw_snapshot_parse_res(nw_sched_snap_t *s, const cJSON *obj, const char *
 }
 
 /* requests of one container, limits standing in for missing requests (API defaulting) */
-static nw_rc_t container_res(nw_sched_snap_t *s, const cJSON *c, const char *path,
-                             nw_sched_res_t *out, nw_err_t *err)
+static NW_MUST_USE nw_rc_t container_res(nw_sched_snap_t *s, const cJSON *c, const char *path,
+                                         nw_sched_res_t *out, nw_err_t *err)
 {
     const cJSON *res = nw_json_get(c, "resources");
     char p[160];

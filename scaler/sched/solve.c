@@ -329,7 +329,7 @@ void nw_solve_results_free(nw_sched_results_t *r)
     memset(r, 0, sizeof *r);
 }
 
-static nw_rc_t add_unsched(ctx_t *c, nw_sched_results_t *r, int pod, const char *single)
+static NW_MUST_USE nw_rc_t add_unsched(ctx_t *c, nw_sched_results_t *r, int pod, const char *single)
 {
     nw_sched_unsched_t *u = &r->unsched[r->nunsched++];
     u->pod = pod;

@@ -136,7 +136,7 @@ nw_rc_t nw_solve_claims_add_pod(claim_t *cl, int pod)
     return push_int(&cl->pods, &cl->npods, &cl->cpods, pod);
 }
 
-static nw_rc_t pin_zone(ctx_t *c, claim_t *cl, uint64_t m)
+static NW_MUST_USE nw_rc_t pin_zone(ctx_t *c, claim_t *cl, uint64_t m)
 {
     if (m == cl->zmask && nw_requirements_get(&cl->reqs, NW_LABEL_ZONE))
         return NW_OK;
@@ -162,9 +162,9 @@ static void zone_narrow(const ctx_t *c, const pctx_t *pc, word_t *nb, uint64_t z
 
 /* the requirements the topology adds for keys other than the zone (extra: key In
  * [domains]), and nb narrowed to the types that allow them (in the zones of zm) */
-static nw_rc_t topo_narrow(const ctx_t *c, const pctx_t *pc, const nw_reqs_t *base,
-                           const uint64_t *out, uint32_t touched, uint64_t zm, word_t *nb,
-                           nw_reqs_t *extra)
+static NW_MUST_USE nw_rc_t topo_narrow(const ctx_t *c, const pctx_t *pc, const nw_reqs_t *base,
+                                       const uint64_t *out, uint32_t touched, uint64_t zm,
+                                       word_t *nb, nw_reqs_t *extra)
 {
     nw_requirements_init(extra);
     for (int k = 1; k < c->nkeys; k++) {

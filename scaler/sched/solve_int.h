@@ -199,7 +199,7 @@ static inline uint64_t zmask_of(const ctx_t *c, const nw_reqs_t *r)
 }
 
 /* append x to the growable array *v (n used, cap allocated) */
-static inline nw_rc_t push_int(int **v, int *n, int *cap, int x)
+static inline NW_MUST_USE nw_rc_t push_int(int **v, int *n, int *cap, int x)
 {
     if (*n == *cap) {
         int nc = *cap ? *cap * 2 : 8;
@@ -240,8 +240,8 @@ static inline bool bits_any(const word_t *b, int nw)
             for (int t = _w * 64 + __builtin_ctzll(_x), _once = 1; _once; _once = 0)
 
 /* solve_prep.c */
-nw_rc_t nw_solve_prep_pools(ctx_t *c);
-nw_rc_t nw_solve_prep_nodes(ctx_t *c);
+NW_MUST_USE nw_rc_t nw_solve_prep_pools(ctx_t *c);
+NW_MUST_USE nw_rc_t nw_solve_prep_nodes(ctx_t *c);
 variant_t *nw_solve_prep_variant_get(ctx_t *c, int pod);
 int nw_solve_prep_variant_pool(ctx_t *c, variant_t *v, const nw_pclass_t *cl, const pctx_t *pc);
 bool nw_solve_prep_type_allows_offering(const nw_sitype_t *it, const nw_reqs_t *r, const bool *cts,
@@ -252,9 +252,9 @@ bool nw_solve_topo_tc_active(const ctx_t *c, int pod, int i);
 /** The domains of topology key k that r allows (no requirement on the key: all). */
 uint64_t nw_solve_topo_key_mask(const ctx_t *c, int k, const nw_reqs_t *r);
 /** Room for need host slots in the per-host topology counts and host ports. */
-nw_rc_t nw_solve_topo_host_grow(ctx_t *c, int need);
+NW_MUST_USE nw_rc_t nw_solve_topo_host_grow(ctx_t *c, int need);
 /** Topology keys, domains, groups and the counts of bound pods (after prep_nodes). */
-nw_rc_t nw_solve_topo_prep(ctx_t *c);
+NW_MUST_USE nw_rc_t nw_solve_topo_prep(ctx_t *c);
 /** Karpenter's Topology.AddRequirements (topology.go): for pod (requirement variant v)
  * on host slot host (-1 = a new NodeClaim) whose domains per key are cand, the domains
  * each key may keep (out; bit k of *touched: a constraint narrowed key k). False (why
@@ -272,31 +272,31 @@ bool nw_solve_topo_hostports_conflict(const ctx_t *c, int pod, int host);
  * volumeusage.go ExceedsLimits: distinct claims per driver). */
 bool nw_solve_topo_volumes_exceed(const ctx_t *c, int pod, const enode_t *e);
 /** Count pod's volumes on existing node e. */
-nw_rc_t nw_solve_topo_volumes_add(ctx_t *c, int pod, enode_t *e);
+NW_MUST_USE nw_rc_t nw_solve_topo_volumes_add(ctx_t *c, int pod, enode_t *e);
 /** Would pod's host ports conflict with those of the DaemonSets on a new node of pc
  * (Karpenter's daemonHostPortUsage of a NodeClaim template). */
 bool nw_solve_topo_ds_ports_conflict(const ctx_t *c, int pod, const pctx_t *pc);
-nw_rc_t nw_solve_topo_hostports_add(ctx_t *c, int pod, int host);
+NW_MUST_USE nw_rc_t nw_solve_topo_hostports_add(ctx_t *c, int pod, int host);
 
 /* solve_claims.c */
 void nw_solve_claims_stats(ctx_t *c, claim_t *cl, const pctx_t *pc);
 bool nw_solve_claims_filter_fit(const ctx_t *c, const pctx_t *pc, const word_t *in, word_t *out,
                                 const nw_sched_res_t *need);
-nw_rc_t nw_solve_claims_add_pod(claim_t *cl, int pod);
+NW_MUST_USE nw_rc_t nw_solve_claims_add_pod(claim_t *cl, int pod);
 int nw_solve_claims_single_zone(uint64_t m);
 int nw_solve_claims_try(ctx_t *c, int pod, variant_t *v, nw_rc_t *rc);
 /* the NodeClaims static NodePools lack (kubernetes-sigs/karpenter
  * pkg/controllers/static/provisioning), pods none */
-nw_rc_t nw_solve_claims_static(ctx_t *c);
+NW_MUST_USE nw_rc_t nw_solve_claims_static(ctx_t *c);
 int nw_solve_claims_try_existing(ctx_t *c, int pod, variant_t *v);
 int nw_solve_claims_try_new(ctx_t *c, int pod, variant_t *v, nw_rc_t *rc);
 bool nw_solve_claims_relax(ctx_t *c, int pod);
 char *nw_solve_claims_pool_reason(ctx_t *c, int pod, const pctx_t *pc);
 
 /* solve_repack.c */
-nw_rc_t nw_solve_repack_rebalance(ctx_t *c);
+NW_MUST_USE nw_rc_t nw_solve_repack_rebalance(ctx_t *c);
 
 /* solve.c */
-nw_rc_t nw_solve_finalize(ctx_t *c, claim_t *cl, nw_sched_claim_t *out);
+NW_MUST_USE nw_rc_t nw_solve_finalize(ctx_t *c, claim_t *cl, nw_sched_claim_t *out);
 
 #endif

@@ -164,7 +164,7 @@ static int ffd(const ctx_t *c, const pctx_t *pc, int t, pkey_t *order, int n, nw
     return nb;
 }
 
-static nw_rc_t claim_slot(ctx_t *c, int *idx)
+static NW_MUST_USE nw_rc_t claim_slot(ctx_t *c, int *idx)
 {
     if (c->nclaims == c->cclaims) {
         int n = c->cclaims ? c->cclaims * 2 : 16;
@@ -185,7 +185,7 @@ static nw_rc_t claim_slot(ctx_t *c, int *idx)
     return NW_OK;
 }
 
-static nw_rc_t rebalance_group(ctx_t *c, const int *members, int nm)
+static NW_MUST_USE nw_rc_t rebalance_group(ctx_t *c, const int *members, int nm)
 {
     claim_t *first = &c->claims[members[0]];
     const pctx_t *pc = pool_ctx(c, first->pool);

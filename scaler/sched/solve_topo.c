@@ -123,7 +123,7 @@ static bool filter_matches(const ctx_t *c, int g, const nw_reqs_t *reqs, const n
     return false;
 }
 
-static nw_rc_t build_filter(ctx_t *c, int g)
+static NW_MUST_USE nw_rc_t build_filter(ctx_t *c, int g)
 {
     const nw_tgroup_t *gr = &c->s->groups[g];
     const nw_pclass_t *cl = &c->s->classes[gr->cls];

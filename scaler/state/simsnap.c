@@ -198,7 +198,8 @@ typedef struct {
     nw_err_t *err;
 } build_t;
 
-static nw_rc_t push_pod(build_t *b, const nw_kube_obj_t *p, const cJSON *json, int resched)
+static NW_MUST_USE nw_rc_t push_pod(build_t *b, const nw_kube_obj_t *p, const cJSON *json,
+                                    int resched)
 {
     nw_simsnap_t *out = b->out;
     nw_err_t e = {0};
@@ -231,8 +232,8 @@ static nw_rc_t push_pod(build_t *b, const nw_kube_obj_t *p, const cJSON *json, i
     return NW_OK;
 }
 
-static nw_rc_t push_variant(build_t *b, const nw_kube_obj_t *p, const char *node, int unsched,
-                            int resched)
+static NW_MUST_USE nw_rc_t push_variant(build_t *b, const nw_kube_obj_t *p, const char *node,
+                                        int unsched, int resched)
 {
     cJSON *v = pod_variant(p->json, node, unsched);
     if (!v)
@@ -242,7 +243,7 @@ static nw_rc_t push_variant(build_t *b, const nw_kube_obj_t *p, const char *node
     return rc;
 }
 
-static nw_rc_t push_entry(build_t *b, const char *name, const char *claim)
+static NW_MUST_USE nw_rc_t push_entry(build_t *b, const char *name, const char *claim)
 {
     nw_simsnap_t *out = b->out;
     if (out->nentries == b->centries) {
@@ -355,7 +356,8 @@ static cJSON *entry_json(const nw_simsnap_env_t *env, const cJSON *nc, const cha
     return e;
 }
 
-static nw_rc_t add_entry(build_t *b, const cJSON *nc, const char *name, const char *claim)
+static NW_MUST_USE nw_rc_t add_entry(build_t *b, const cJSON *nc, const char *name,
+                                     const char *claim)
 {
     const char *class = nw_json_str_at(nc, "spec.nodeClassRef.name");
     const nw_kube_obj_t *ncl =
@@ -380,7 +382,7 @@ static nw_rc_t add_entry(build_t *b, const cJSON *nc, const char *name, const ch
     return NW_OK;
 }
 
-static nw_rc_t add_bound_pods(build_t *b, const char *node)
+static NW_MUST_USE nw_rc_t add_bound_pods(build_t *b, const char *node)
 {
     const nw_kube_obj_t *const *on;
     size_t n = nw_kube_cache_snap_pods_on_node(b->ks, node, &on);
@@ -416,7 +418,7 @@ static const char *nominated_target(build_t *b, const char *uid)
     return entry_of_claim(o, claim);
 }
 
-static nw_rc_t add_pending(build_t *b, const nw_kube_obj_t *p, int resched)
+static NW_MUST_USE nw_rc_t add_pending(build_t *b, const nw_kube_obj_t *p, int resched)
 {
     const char *t = nominated_target(b, p->uid);
     if (t)

@@ -99,8 +99,8 @@ typedef struct {
  * the memory it reads). out is initialised by the call (free it with nw_simsnap_free
  * even on error). Objects the simulation rejects (a pod with a malformed quantity...)
  * are logged and left out; only NW_ENOMEM fails. */
-nw_rc_t nw_simsnap_build(const nw_simsnap_env_t *env, const nw_kube_snap_t *ks,
-                         const nw_simsnap_opts_t *o, nw_simsnap_t *out, nw_err_t *err);
+NW_MUST_USE nw_rc_t nw_simsnap_build(const nw_simsnap_env_t *env, const nw_kube_snap_t *ks,
+                                     const nw_simsnap_opts_t *o, nw_simsnap_t *out, nw_err_t *err);
 void nw_simsnap_free(nw_simsnap_t *s);
 
 /** The NodeClaim behind a placement target (nw_sched_placed_t.node) when it is
