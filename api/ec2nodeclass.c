@@ -11,6 +11,7 @@
 #include "api/kre.h"
 #include "api/nodepool.h"
 #include "api/wellknown.h"
+#include "common/strs.h"
 
 typedef char path_t[NW_KV_PATH_MAX];
 
@@ -31,14 +32,6 @@ static const char *const EVICTION_KEYS[] = {"memory.available",
                                             "pid.available",
                                             NULL};
 static const char *const RESERVED_KEYS[] = {"cpu", "memory", "ephemeral-storage", "pid", NULL};
-
-static int in_list(const char *s, const char *const *l)
-{
-    for (; *l; l++)
-        if (strcmp(s, *l) == 0)
-            return 1;
-    return 0;
-}
 
 /* ---- defaulting ---------------------------------------------------------------------- */
 
@@ -207,13 +200,13 @@ static void check_ami_terms(nw_kv_t *kv, const cJSON *spec)
             snprintf(fam, sizeof fam, "%.*s", (int)(fl < 63 ? fl : 63), alias);
             static const char *const fams[] = {
                 "al2", "al2023", "bottlerocket", "windows2019", "windows2022", "windows2025", NULL};
-            if (fl >= 63 || !in_list(fam, fams))
+            if (fl >= 63 || !nw_strs_in(fam, fams))
                 nw_kval_cel_str(
                     kv, fp, alias,
                     "family is not supported, must be one of the following: 'al2', 'al2023', "
                     "'bottlerocket', 'windows2019', 'windows2022', 'windows2025'");
             static const char *const M_WIN = "windows families may only specify version 'latest'";
-            if (fl < 63 && strncmp(fam, "windows", 7) == 0 && in_list(fam, fams)) {
+            if (fl < 63 && strncmp(fam, "windows", 7) == 0 && nw_strs_in(fam, fams)) {
                 if (!at)
                     nw_kval_cel_eval(kv, fp, "string", "index '1' out of range in list size '1'",
                                      M_WIN);
@@ -405,7 +398,7 @@ static void reserved_map(nw_kv_t *kv, const cJSON *kub, const char *name)
     nw_kval_path(mp, "spec.kubelet", name);
     int badkey = 0, neg = 0;
     for (const cJSON *e = m->child; e; e = e->next) {
-        badkey |= !in_list(e->string, RESERVED_KEYS);
+        badkey |= !nw_strs_in(e->string, RESERVED_KEYS);
         if (cJSON_IsString(e)) {
             nw_kval_pattern(kv, nw_kval_key(kp, mp, e->string), e->valuestring,
                             nw_kre(NW_RE_QUANTITY));
@@ -433,7 +426,7 @@ static const cJSON *eviction_map(nw_kv_t *kv, const cJSON *kub, const char *name
     nw_kval_path(mp, "spec.kubelet", name);
     int badkey = 0;
     for (const cJSON *e = m->child; e; e = e->next) {
-        badkey |= !in_list(e->string, EVICTION_KEYS);
+        badkey |= !nw_strs_in(e->string, EVICTION_KEYS);
         if (pattern && cJSON_IsString(e))
             nw_kval_pattern(kv, nw_kval_key(kp, mp, e->string), e->valuestring,
                             nw_kre(NW_RE_EVICT));

@@ -14,6 +14,7 @@
 #include "api/nodepool.h"
 #include "api/requirements.h"
 #include "api/wellknown.h"
+#include "common/strs.h"
 
 typedef char path_t[NW_KV_PATH_MAX];
 
@@ -26,20 +27,6 @@ static const char *const EFFECTS[] = {"NoSchedule", "PreferNoSchedule", "NoExecu
 static const char *const POLICIES[] = {"WhenEmpty", "WhenEmptyOrUnderutilized", "Balanced", NULL};
 static const char *const REASONS[] = {"Underutilized", "Empty", "Drifted", NULL};
 
-static int in_list(const char *s, const char *const *l)
-{
-    for (; *l; l++)
-        if (strcmp(s, *l) == 0)
-            return 1;
-    return 0;
-}
-
-static int ends_with(const char *s, size_t n, const char *suf)
-{
-    size_t m = strlen(suf);
-    return n >= m && memcmp(s + n - m, suf, m) == 0;
-}
-
 int nw_nodepool_validate_key_restrictions(const char *key, int aws, int nodepool,
                                           const char *fails[4])
 {
@@ -47,14 +34,14 @@ int nw_nodepool_validate_key_restrictions(const char *key, int aws, int nodepool
     const char *slash = strchr(key, '/');
     size_t dlen = slash ? (size_t)(slash - key) : strlen(key);
     int n = 0;
-    if (ends_with(key, dlen, "karpenter.sh") &&
-        !in_list(key, (const char *const[]){NW_LABEL_CAPACITY_TYPE, NW_LABEL_NODEPOOL, NULL}))
+    if (nw_strs_has_suffix(key, dlen, "karpenter.sh") &&
+        !nw_strs_in(key, (const char *const[]){NW_LABEL_CAPACITY_TYPE, NW_LABEL_NODEPOOL, NULL}))
         fails[n++] = "label domain \"karpenter.sh\" is restricted";
     if (nodepool && strcmp(key, NW_LABEL_NODEPOOL) == 0)
         fails[n++] = "label \"karpenter.sh/nodepool\" is restricted";
     if (strcmp(key, "kubernetes.io/hostname") == 0)
         fails[n++] = "label \"kubernetes.io/hostname\" is restricted";
-    if (aws && ends_with(key, dlen, "karpenter.k8s.aws") && !nw_wellknown_aws_allowed(key))
+    if (aws && nw_strs_has_suffix(key, dlen, "karpenter.k8s.aws") && !nw_wellknown_aws_allowed(key))
         fails[n++] = "label domain \"karpenter.k8s.aws\" is restricted";
     return n;
 }

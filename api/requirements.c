@@ -13,6 +13,7 @@
  */
 #include "api/requirements.h"
 #include "api/wellknown.h"
+#include "common/strs.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -93,11 +94,6 @@ static void vals_free(char **v, size_t n)
     free(v);
 }
 
-static int cmp_strp(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* Copy, sort and de-duplicate. *out NULL when n == 0. */
 static NW_MUST_USE nw_rc_t vals_from(const char *const *in, size_t n, char ***out, size_t *nout)
 {
@@ -115,7 +111,7 @@ static NW_MUST_USE nw_rc_t vals_from(const char *const *in, size_t n, char ***ou
             return NW_ENOMEM;
         }
     }
-    qsort(v, n, sizeof *v, cmp_strp);
+    qsort(v, n, sizeof *v, nw_strs_cmp);
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         if (k > 0 && strcmp(v[k - 1], v[i]) == 0)
@@ -680,12 +676,6 @@ bool nw_requirements_intersects(const nw_reqs_t *existing, const nw_reqs_t *inco
     return true;
 }
 
-static bool has_suffix(const char *s, size_t slen, const char *suf)
-{
-    size_t n = strlen(suf);
-    return slen >= n && memcmp(s + slen - n, suf, n) == 0;
-}
-
 static const char *suffix_of(const char *key)
 {
     const char *slash = strchr(key, '/');
@@ -696,7 +686,7 @@ static bool hint_match(const char *candidate, const char *key)
 {
     if (strstr(candidate, key))
         return true;
-    return has_suffix(candidate, strlen(candidate), suffix_of(key));
+    return nw_strs_has_suffix(candidate, strlen(candidate), suffix_of(key));
 }
 
 static void label_hint(out_t *o, const nw_reqs_t *existing, const char *key, unsigned flags)

@@ -8,6 +8,7 @@
  */
 #include "api/requirements.h"
 #include "api/wellknown.h"
+#include "common/strs.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -39,11 +40,6 @@ static void next(acc_t *a)
         accf(a, "; ");
 }
 
-static int cmp_str(const void *x, const void *y)
-{
-    return strcmp(*(const char *const *)x, *(const char *const *)y);
-}
-
 /* Go's %v of a []string: [a b c] */
 static void list(acc_t *a, const char *const *v, size_t n)
 {
@@ -61,7 +57,7 @@ static void restricted_msg(acc_t *a, const char *key)
     if (n > 64)
         n = 64;
     memcpy(sorted, wk, n * sizeof *sorted);
-    qsort(sorted, n, sizeof *sorted, cmp_str);
+    qsort(sorted, n, sizeof *sorted, nw_strs_cmp);
     static const char *const domains[] = {"k8s.io", "karpenter.k8s.aws", "karpenter.sh",
                                           "kubernetes.io"};
     accf(a, "label %s is restricted; specify a well known label: ", key);

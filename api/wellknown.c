@@ -5,6 +5,7 @@
  * (kubernetes-sigs/karpenter pkg/apis/v1/labels.go).
  */
 #include "api/wellknown.h"
+#include "common/strs.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -18,15 +19,10 @@ static const char *const WELL_KNOWN[] = {NW_WELLKNOWN_LABELS(NW_WELLKNOWN_KEY_)}
 static const char *sorted_keys[N_WELL_KNOWN];
 static pthread_once_t sorted_once = PTHREAD_ONCE_INIT;
 
-static int cmp_key(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 static void sort_keys(void)
 {
     memcpy(sorted_keys, WELL_KNOWN, sizeof WELL_KNOWN);
-    qsort(sorted_keys, N_WELL_KNOWN, sizeof sorted_keys[0], cmp_key);
+    qsort(sorted_keys, N_WELL_KNOWN, sizeof sorted_keys[0], nw_strs_cmp);
 }
 
 static const char *const NORMALIZED[][2] = {
@@ -56,7 +52,7 @@ const char *nw_wellknown_alias(const char *key)
 bool nw_wellknown_is_known(const char *key)
 {
     pthread_once(&sorted_once, sort_keys);
-    return bsearch(&key, sorted_keys, N_WELL_KNOWN, sizeof sorted_keys[0], cmp_key) != NULL;
+    return bsearch(&key, sorted_keys, N_WELL_KNOWN, sizeof sorted_keys[0], nw_strs_cmp) != NULL;
 }
 
 const char *const *nw_wellknown_labels(size_t *n)
@@ -74,12 +70,6 @@ bool nw_wellknown_aws_allowed(const char *key)
     return strncmp(key, aws, sizeof aws - 1) == 0 && nw_wellknown_is_known(key);
 }
 
-static bool has_suffix(const char *s, size_t slen, const char *suf)
-{
-    size_t n = strlen(suf);
-    return slen >= n && memcmp(s + slen - n, suf, n) == 0;
-}
-
 bool nw_wellknown_is_restricted_node_label(const char *key)
 {
     static const char *const restricted_domains[] = {"kubernetes.io", "k8s.io", "karpenter.sh",
@@ -91,10 +81,10 @@ bool nw_wellknown_is_restricted_node_label(const char *key)
     const char *slash = strchr(key, '/');
     size_t dlen = slash ? (size_t)(slash - key) : 0; /* GetLabelDomain: "" without '/' */
     for (size_t i = 0; i < 3; i++)
-        if (has_suffix(key, dlen, exceptions[i]))
+        if (nw_strs_has_suffix(key, dlen, exceptions[i]))
             return false;
     for (size_t i = 0; i < 4; i++)
-        if (has_suffix(key, dlen, restricted_domains[i]))
+        if (nw_strs_has_suffix(key, dlen, restricted_domains[i]))
             return true;
     return strcmp(key, "kubernetes.io/hostname") == 0;
 }

@@ -12,6 +12,7 @@
 #include <yaml.h>
 
 #include "common/buf.h"
+#include "common/strs.h"
 
 #define TAG_PREFIX "tag:yaml.org,2002:"
 
@@ -31,14 +32,6 @@ typedef struct {
 } loader_t;
 
 /* ---- scalars ------------------------------------------------------------------ */
-
-static int str_in(const char *s, const char *const *list)
-{
-    for (; *list; list++)
-        if (strcmp(s, *list) == 0)
-            return 1;
-    return 0;
-}
 
 static const char *const TRUE_WORDS[] = {"y",    "Y",    "yes", "Yes", "YES", "true",
                                          "True", "TRUE", "on",  "On",  "ON",  NULL};
@@ -152,17 +145,17 @@ typedef enum { R_STR, R_NULL, R_BOOL, R_INT, R_FLOAT, R_SPECIAL } rkind_t;
 static rkind_t resolve_plain(const char *in, double *num, int *b)
 {
     char c = in[0];
-    if (str_in(in, NULL_WORDS))
+    if (nw_strs_in(in, NULL_WORDS))
         return R_NULL;
-    if (str_in(in, TRUE_WORDS)) {
+    if (nw_strs_in(in, TRUE_WORDS)) {
         *b = 1;
         return R_BOOL;
     }
-    if (str_in(in, FALSE_WORDS)) {
+    if (nw_strs_in(in, FALSE_WORDS)) {
         *b = 0;
         return R_BOOL;
     }
-    if (str_in(in, SPECIAL_FLOATS))
+    if (nw_strs_in(in, SPECIAL_FLOATS))
         return R_SPECIAL;
     if (c == '.') {
         /* strconv.ParseFloat on ".5", ".5e3" */

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "common/log.h"
+#include "common/strs.h"
 #include "scaler/aws/awshttp.h"
 
 #define COMP "aws.ec2"
@@ -35,14 +36,6 @@ static int ends_with(const char *s, const char *suf)
 {
     size_t a = strlen(s), b = strlen(suf);
     return a >= b && strcmp(s + a - b, suf) == 0;
-}
-
-static int in_list(const char *s, const char *const *l)
-{
-    for (; *l; l++)
-        if (strcmp(s, *l) == 0)
-            return 1;
-    return 0;
 }
 
 nw_ec2_class_t nw_ec2_classify(const char *code, const char *message, long status)
@@ -96,15 +89,15 @@ nw_ec2_class_t nw_ec2_classify(const char *code, const char *message, long statu
     }
     if (strcmp(code, "DryRunOperation") == 0)
         return NW_EC2_DRYRUN_OK;
-    if (in_list(code, throttle))
+    if (nw_strs_in(code, throttle))
         return NW_EC2_THROTTLE;
-    if (in_list(code, capacity))
+    if (nw_strs_in(code, capacity))
         return NW_EC2_CAPACITY;
-    if (in_list(code, auth) || strncmp(code, "AuthFailure", 11) == 0)
+    if (nw_strs_in(code, auth) || strncmp(code, "AuthFailure", 11) == 0)
         return NW_EC2_AUTH;
-    if (in_list(code, server))
+    if (nw_strs_in(code, server))
         return NW_EC2_SERVER;
-    if (in_list(code, notfound) || ends_with(code, ".NotFound") ||
+    if (nw_strs_in(code, notfound) || ends_with(code, ".NotFound") ||
         ends_with(code, ".NotFoundException") || ends_with(code, "NotFound"))
         return NW_EC2_NOTFOUND;
     if (strcmp(code, "InvalidParameterValue") == 0 && message &&

@@ -19,6 +19,7 @@
 #include "api/quantity.h"
 #include "common/json.h"
 #include "common/log.h"
+#include "common/strs.h"
 #include "scaler/aws/launch_int.h"
 #include "scaler/aws/sigv4.h"
 #include "scaler/aws/userdata.h"
@@ -94,11 +95,6 @@ static void template_name(nw_launch_t *l, const nw_launch_req_t *r, const char *
 
 #define LABEL_PG_PARTITION "karpenter.k8s.aws/placement-group-partition"
 
-static int str_cmp(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 /* The partition a launch into the class's partition placement group asks for: the lowest
  * (as strings, like Karpenter's sort.Strings) of the values the NodeClaim's requirement on
  * karpenter.k8s.aws/placement-group-partition allows; 0 = none asked, EC2 chooses
@@ -123,7 +119,7 @@ int nw_launchtemplate_claim_partition(const nw_launch_req_t *r)
         }
         if (n == 0)
             return 0;
-        qsort(v, (size_t)n, sizeof v[0], str_cmp);
+        qsort(v, (size_t)n, sizeof v[0], nw_strs_cmp);
         char *end = NULL;
         long p = strtol(v[0], &end, 10);
         return end && *end == 0 && p > 0 && p < 1000000 ? (int)p : 0;

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "common/buf.h"
+#include "common/strs.h"
 #include "common/yaml.h"
 #include "scaler/aws/userdata_int.h"
 
@@ -73,11 +74,6 @@ static void canon_key(char *k)
     }
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 /* a header block (lines up to a blank line) into canonical, sorted "Key: value\n" text;
  * *ctype gets the Content-Type value (malloc'd, NULL if none). Returns the text or NULL. */
 static char *headers_norm(const char *h, size_t len, char **ctype)
@@ -108,7 +104,7 @@ static char *headers_norm(const char *h, size_t len, char **ctype)
         snprintf(lines[n++], need, "%s: %s\n", l, v);
     }
     free(copy);
-    qsort(lines, (size_t)n, sizeof *lines, cmp_str);
+    qsort(lines, (size_t)n, sizeof *lines, nw_strs_cmp);
     nw_buf_t b;
     nw_buf_init(&b, UD_MAX);
     nw_rc_t rc = NW_OK;

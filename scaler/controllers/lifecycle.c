@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/strs.h"
 #include "scaler/nodeclaim/bootstrap.h"
 #include "scaler/controllers/lifecycle.h"
 #include "scaler/metrics/kmetrics.h"
@@ -104,15 +105,10 @@ static int taint_eq(const cJSON *a, const cJSON *b)
 
 /* ---- kubeadm bootstrap tokens (scaler/nodeclaim/bootstrap.h) ---- */
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static int boot_done(const nw_lifecycle_t *l, const char *uid)
 {
     if (l->nboot_sorted &&
-        bsearch(&uid, l->boot_done, l->nboot_sorted, sizeof *l->boot_done, cmp_str))
+        bsearch(&uid, l->boot_done, l->nboot_sorted, sizeof *l->boot_done, nw_strs_cmp))
         return 1;
     for (size_t i = l->nboot_sorted; i < l->nboot_done; i++) /* marked this tick */
         if (strcmp(l->boot_done[i], uid) == 0)
@@ -173,12 +169,12 @@ static void boot_prune(nw_lifecycle_t *l, const nw_kube_snap_t *s)
             live[nl++] = uid;
     }
     if (live)
-        qsort(live, nl, sizeof *live, cmp_str);
+        qsort(live, nl, sizeof *live, nw_strs_cmp);
     int known = n == 0 || live; /* out of memory: keep everything */
     size_t j = 0;
     for (size_t i = 0; i < l->nboot_done; i++) {
         const char *u = l->boot_done[i];
-        if (known && (!nl || !bsearch(&u, live, nl, sizeof *live, cmp_str)))
+        if (known && (!nl || !bsearch(&u, live, nl, sizeof *live, nw_strs_cmp)))
             free(l->boot_done[i]);
         else
             l->boot_done[j++] = l->boot_done[i];
@@ -186,7 +182,7 @@ static void boot_prune(nw_lifecycle_t *l, const nw_kube_snap_t *s)
     l->nboot_done = j;
     free(live);
     if (l->nboot_done)
-        qsort(l->boot_done, l->nboot_done, sizeof *l->boot_done, cmp_str);
+        qsort(l->boot_done, l->nboot_done, sizeof *l->boot_done, nw_strs_cmp);
     l->nboot_sorted = l->nboot_done;
 }
 

@@ -15,6 +15,7 @@
 #include "api/quantity.h"
 #include "common/json.h"
 #include "common/log.h"
+#include "common/strs.h"
 #include "scaler/controllers/provisioning.h"
 #include "scaler/nodeclaim/nodeclaim.h"
 #include "scaler/metrics/kmetrics.h"
@@ -79,15 +80,10 @@ nw_rc_t nw_provisioning_metrics(nw_provisioning_t *c, nw_buf_t *out)
 
 /* ---- batching ---- */
 
-static int str_cmp(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* Was this pending pod's uid already counted (sorted list, binary search)? */
 static int seen(nw_provisioning_t *c, const char *uid)
 {
-    return c->nseen && bsearch(&uid, c->seen_uids, c->nseen, sizeof *c->seen_uids, str_cmp);
+    return c->nseen && bsearch(&uid, c->seen_uids, c->nseen, sizeof *c->seen_uids, nw_strs_cmp);
 }
 
 static void seen_reset(nw_provisioning_t *c, const nw_kube_obj_t *const *p, size_t n)
@@ -104,7 +100,7 @@ static void seen_reset(nw_provisioning_t *c, const nw_kube_obj_t *const *p, size
     c->seen_uids = keep;
     c->nseen = keep ? nk : 0;
     if (keep)
-        qsort(keep, nk, sizeof *keep, str_cmp);
+        qsort(keep, nk, sizeof *keep, nw_strs_cmp);
 }
 
 /* Per-pool reasons as one message: "Failed to schedule pod, nodepool "a": ..., ...". */

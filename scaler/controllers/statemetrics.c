@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "api/resources.h"
+#include "common/strs.h"
 #include "scaler/metrics/kmetrics.h"
 
 #define REBUILD_NS (5 * NW_NS_PER_SEC)
@@ -268,11 +269,6 @@ static void pod_state(nw_series_t *g, const nw_kube_snap_t *s, const nw_kube_obj
     nw_series_set(g, &NW_KMETRICS_PODS_STATE, v, 1);
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* Startup durations: pods seen Pending, then Ready (creation to the Ready transition).
  * pending is kept sorted (bsearch: a scale-out has thousands of pending pods). */
 static void pod_startups(nw_statemetrics_t *m, const nw_kube_snap_t *s)
@@ -285,7 +281,7 @@ static void pod_startups(nw_statemetrics_t *m, const nw_kube_snap_t *s)
             continue;
         const char *key = p->uid;
         int was = m->npending &&
-                  bsearch(&key, m->pending, m->npending, sizeof *m->pending, cmp_str) != NULL;
+                  bsearch(&key, m->pending, m->npending, sizeof *m->pending, nw_strs_cmp) != NULL;
         if (p->phase && strcmp(p->phase, "Pending") == 0) {
             if ((next[k] = strdup(p->uid)))
                 k++;
@@ -301,7 +297,7 @@ static void pod_startups(nw_statemetrics_t *m, const nw_kube_snap_t *s)
                               (double)(ready - created) / 1e9);
     }
     if (k)
-        qsort(next, k, sizeof *next, cmp_str);
+        qsort(next, k, sizeof *next, nw_strs_cmp);
     free_pending(m->pending, m->npending);
     m->pending = next;
     m->npending = k;

@@ -8,6 +8,7 @@
 #include "api/quantity.h"
 #include "api/wellknown.h"
 #include "common/json.h"
+#include "common/strs.h"
 #include "scaler/sched/mig.h"
 #include "scaler/sched/snap.h"
 /* ---- label selectors and topology groups ----------------------------------- */
@@ -59,11 +60,6 @@ bool nw_snap_pod_group_selects(const nw_sched_snap_t *s, const nw_tgroup_t *g, c
     return nw_requirements_match_labels(&g->sel, &p->labels, NULL);
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 typedef struct {
     nw_tg_kind_t kind;
     const char *key;
@@ -104,7 +100,7 @@ static int group_get(nw_sched_snap_t *s, const gspec_t *gs, const cJSON *selecto
         }
         nns = k;
         if (ns)
-            qsort(ns, nns, sizeof *ns, cmp_str);
+            qsort(ns, nns, sizeof *ns, nw_strs_cmp);
     } else if (!has_nssel) {
         ns = calloc(1, sizeof *ns);
         if (ns)

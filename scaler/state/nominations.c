@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/clock.h"
+#include "common/strs.h"
 
 #define NOM_KEEP_NS (30 * NW_NS_PER_SEC)
 
@@ -132,11 +133,6 @@ bool nw_nominations_targets(const nw_nominations_t *st, const char *claim, bool 
     return false;
 }
 
-static int str_cmp(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 void nw_nominations_prune(nw_nominations_t *st, const char *const *keep, size_t nkeep, int64_t mono)
 {
     if (!st)
@@ -146,13 +142,13 @@ void nw_nominations_prune(nw_nominations_t *st, const char *const *keep, size_t 
         return; /* out of memory: keep everything until the next prune */
     if (nkeep) {
         memcpy(sorted, keep, nkeep * sizeof *sorted);
-        qsort(sorted, nkeep, sizeof *sorted, str_cmp);
+        qsort(sorted, nkeep, sizeof *sorted, nw_strs_cmp);
     }
     size_t k = 0;
     for (size_t i = 0; i < st->nnoms; i++) {
         nom_t *n = &st->noms[i];
         const char *u = n->uid;
-        int used = nkeep && bsearch(&u, sorted, nkeep, sizeof *sorted, str_cmp);
+        int used = nkeep && bsearch(&u, sorted, nkeep, sizeof *sorted, nw_strs_cmp);
         if (used || mono - n->at < NOM_KEEP_NS)
             st->noms[k++] = *n;
         else {
