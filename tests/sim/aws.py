@@ -12,12 +12,14 @@ routing, SigV4 checks, EC2 dispatch, filters and paging) combines the parts:
 aws_describe.py (EC2 catalog answers), aws_instances.py (launch templates, instances,
 fleets), aws_sts.py (STS, IMDS), aws_sqs.py (SQS, events), aws_pricing.py (the Price
 List Query API), aws_ssm.py (SSM GetParameter), aws_faults.py (the control
-API, faults); aws_util.py holds what they share.
+API, faults), aws_calllog.py (the call log as a file, NW_SIM_AWS_CALLS); aws_util.py
+holds what they share.
 
 Python 3 standard library only; shares no code with nodewarden.
 """
 
 from aws_util import *  # noqa: F401,F403  (aws.parse_time, aws.Ec2Error, ... stay importable)
+from aws_calllog import CallLogMixin
 from aws_describe import DescribeMixin
 from aws_faults import FaultsMixin
 from aws_iam import IAM_ACTIONS, IamMixin
@@ -33,7 +35,7 @@ from aws_sts import StsImdsMixin
 # ---------------------------------------------------------------------------
 
 class AwsSim(DescribeMixin, InstancesMixin, StsImdsMixin, SqsEventsMixin, PricingMixin, SsmMixin,
-             IamMixin, HealthMixin, ReservationsMixin, FaultsMixin):
+             IamMixin, HealthMixin, ReservationsMixin, FaultsMixin, CallLogMixin):
     """The simulated AWS account.  Thread-safe; all state under self.lock."""
 
     def __init__(self, region='us-west-2', account='123456789012', clock=time.time,
@@ -75,6 +77,7 @@ class AwsSim(DescribeMixin, InstancesMixin, StsImdsMixin, SqsEventsMixin, Pricin
         self.reset_faults()
         self.calls = []
         self._call_seq = 0
+        self._calllog_init()
         self.instances_by_id = {}
         self.launch_templates = {}
         self.fleets = {}
@@ -149,6 +152,7 @@ class AwsSim(DescribeMixin, InstancesMixin, StsImdsMixin, SqsEventsMixin, Pricin
         self.sched.stop()
         with self.lock:
             self._sqs_cv.notify_all()
+            self._calllog_close()
 
     def reset_faults(self):
         with self.lock:
@@ -210,6 +214,7 @@ class AwsSim(DescribeMixin, InstancesMixin, StsImdsMixin, SqsEventsMixin, Pricin
             body = body.encode('utf-8')
         body = body or b''
         raw_path, _, raw_query = path.partition('?')
+        self._calllog_begin({})
         try:
             if raw_path.startswith('/latest/') or raw_path == '/latest':
                 return self._imds(method, raw_path, headers)
@@ -229,6 +234,7 @@ class AwsSim(DescribeMixin, InstancesMixin, StsImdsMixin, SqsEventsMixin, Pricin
                 for k, v in urllib.parse.parse_qsl(body.decode('utf-8', 'replace'),
                                                    keep_blank_values=True):
                     params[k] = v
+            self._calllog_begin(params)
             if params.get('Action') in STS_ACTIONS:
                 return self._sts(method, raw_path, raw_query, headers, body, params)
             if params.get('Action') in IAM_ACTIONS:
@@ -251,6 +257,7 @@ class AwsSim(DescribeMixin, InstancesMixin, StsImdsMixin, SqsEventsMixin, Pricin
                                'status': status, 'code': code, 'replay': replay})
             if len(self.calls) > 20000:
                 del self.calls[:len(self.calls) - 20000]
+            self._calllog_write(self.calls[-1])
 
     # -- credentials ------------------------------------------------------
     def _lookup(self, akid):

@@ -582,5 +582,57 @@ class Faults(Ec2Base):
         self.assertEqual((calls[1]['status'], calls[1]['code']), (400, 'InvalidAction'))
 
 
+
+class CallLogFile(Ec2Base):
+    """NW_SIM_AWS_CALLS (aws_calllog.py): each call a JSON line with the account and the
+    tags of what it names as they were when it arrived."""
+    lt, fleet_params, fleet = Launch.lt, Launch.fleet_params, Launch.fleet
+
+    @classmethod
+    def setUpClass(cls):
+        import json
+        import tempfile
+        cls.json = json
+        cls.path = os.path.join(tempfile.mkdtemp(prefix='simcalls-'), 'calls.jsonl')
+        os.environ['NW_SIM_AWS_CALLS'] = cls.path
+        try:
+            super().setUpClass()
+        finally:
+            del os.environ['NW_SIM_AWS_CALLS']
+
+    def lines(self):
+        with open(self.path) as f:
+            return [self.json.loads(line) for line in f]
+
+    def test_call_log_file(self):
+        with self.sim.lock:
+            self.sim.instance_profiles['demo_78'] = self.sim._new_profile(
+                'demo_78', '/', {'team': 'a'}, ['KarpenterNodeRole-demo'])
+        lid = self.lt('karpenter.k8s.aws/logged', extra={
+            'LaunchTemplateData.IamInstanceProfile.Name': 'demo_78'})
+        root = self.fleet('karpenter.k8s.aws/logged', [('m6i.large', self.sim.zones[0])])
+        iid = root.find('.//instanceIds/item').text
+        self.ok('TerminateInstances', {'InstanceId.1': iid})
+        self.ok('DeleteLaunchTemplate', {'LaunchTemplateId': lid})
+        got = {c['action']: c for c in self.lines()}
+        self.assertEqual(set(got), {'CreateLaunchTemplate', 'CreateFleet', 'TerminateInstances',
+                                    'DeleteLaunchTemplate'})
+        for c in got.values():
+            self.assertEqual((c['account'], c['region'], c['cluster'], c['status']),
+                             (self.sim.account, self.sim.region, 'demo', 200))
+            self.assertFalse([k for k in c['params'] if k.endswith('UserData')])
+        fleet = got['CreateFleet']['resources']
+        self.assertEqual(fleet['launchTemplates'][lid]['tags'], {'eks:eks-cluster-name': 'demo'})
+        self.assertEqual(fleet['launchTemplates'][lid]['tagspecs'], {'instance': {'from-template': 'yes'}})
+        self.assertNotIn('UserData', fleet['launchTemplates'][lid]['data'])
+        self.assertEqual(fleet['instanceProfiles']['demo_78']['roles'],
+                         ['arn:aws:iam::%s:role/KarpenterNodeRole-demo' % self.sim.account])
+        self.assertEqual(got['TerminateInstances']['resources']['instances'][iid]['karpenter.sh/nodepool'],
+                         'default')
+        # the template as it was before the call deleted it
+        self.assertEqual(got['DeleteLaunchTemplate']['resources']['launchTemplates'][lid]['name'],
+                         'karpenter.k8s.aws/logged')
+
+
 if __name__ == '__main__':
     unittest.main()
