@@ -6,6 +6,8 @@
 #   make run        build, start the cluster simulator and nodewarden, play the demo
 #   make k8s-bins   build the pinned Kubernetes components (tests/k8s/versions) into
 #                   the cache outside the clone (tests/k8s/build; done by make test)
+#   make aws-models fetch the pinned AWS API models (tests/awskit/versions) with npm into
+#                   the cache outside the clone (tests/awskit/fetch-models; done by make test)
 #   make deps       install the Debian packages that are missing (apt-get)
 #   make fuzz       build libFuzzer targets with clang and run each FUZZ_SECONDS
 #   make bench      benchmarks (bench/*/run)
@@ -37,13 +39,16 @@ GIT_REV := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 # the tests, certificates; python3-yaml for the CRD oracle); wrk, nginx-light, curl and valgrind (bench), coinor-cbc (the MILP solver of bench/cost); git (version stamp,
 # the fresh-root check), ca-certificates (the Go module proxy over HTTPS), iproute2
 # (network namespaces of the real-cluster tests), procps, and debootstrap
-# (tests/fresh/run). Go itself is part of this machine kind (/usr/local/go); the
-# Kubernetes components are built from source by tests/k8s/build, not installed.
+# (tests/fresh/run); npm (tests/awskit/fetch-models: AWS's API models from the npm
+# registry, for the AWS setup kit's check). Go itself is part of this machine kind
+# (/usr/local/go); the Kubernetes components are built from source by tests/k8s/build,
+# not installed. A package counts as installed when an installed package provides it
+# (a nodejs from another archive provides npm).
 DEB_PKGS := build-essential pkg-config libmicrohttpd-dev libgnutls28-dev libssl-dev libcjson-dev \
             libcurl4-openssl-dev libyaml-dev libxml2-dev check clang libfuzzer-14-dev \
             libclang-rt-14-dev cppcheck clang-format openssl python3 wrk nginx-light curl \
             git ca-certificates iproute2 procps debootstrap valgrind python3-yaml coinor-cbc \
-            prometheus
+            prometheus npm
 PKGS := libmicrohttpd gnutls openssl libcjson libcurl yaml-0.1 libxml-2.0
 
 # The compiler and linker flags come from pkg-config, which can answer only after
@@ -80,20 +85,23 @@ EMBED_OBJS := $(EMBED_SRCS:%=$(BUILD)/obj/embed/%.o)
 
 DEPS_STAMP := build/.deps-ok
 
-.PHONY: all deps fmt-check k8s-bins k8s-kubectl k8s-test test test-bins unit unit-asan unit-asan-nofork unit-asan-fork fuzz-replay sim-test e2e fuzz bench certs sim cluster run \
+.PHONY: all deps fmt-check k8s-bins k8s-kubectl aws-models k8s-test test test-bins unit unit-asan unit-asan-nofork unit-asan-fork fuzz-replay sim-test e2e fuzz bench certs sim cluster run \
         fmt lint lint-layers clean help image
 
 all: $(BUILD)/nodewarden
 
 help:
-	@sed -n '2,21p' Makefile
+	@sed -n '2,23p' Makefile
 
 # ---- dependencies -----------------------------------------------------------
 # Installs only what is missing; a stamp keeps repeated builds from calling dpkg.
 deps: $(DEPS_STAMP)
 $(DEPS_STAMP): Makefile
-	@missing=""; for p in $(DEB_PKGS); do \
-	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
+	@provided=" $$(dpkg-query -W -f='$${db:Status-Abbrev}|$${Provides}\n' 2>/dev/null | sed -n 's/^ii *|//p' \
+	  | tr ',' '\n' | sed 's/ *(.*//; s/^ *//' | tr '\n' ' ') "; \
+	missing=""; for p in $(DEB_PKGS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || \
+	  case "$$provided" in *" $$p "*) ;; *) missing="$$missing $$p" ;; esac; \
 	done; \
 	if [ -n "$$missing" ]; then \
 	  echo "deps: installing$$missing"; \
@@ -116,6 +124,14 @@ k8s-bins: $(DEPS_STAMP)
 	@tests/k8s/build
 k8s-kubectl: $(DEPS_STAMP)
 	@tests/k8s/build kubectl
+
+# ---- AWS's API models (test tooling) -----------------------------------------------
+# tests/awskit/fetch-models fetches the npm package aws-sdk at the version and sha512 in
+# tests/awskit/versions with npm, once, into a cache outside the clone (NW_AWS_MODELS_CACHE,
+# default ~/.cache/nodewarden/npm/aws-sdk-<version>/apis); the job awskit checks every
+# action of the AWS setup kit (manifests/aws/) against them.
+aws-models: $(DEPS_STAMP)
+	@tests/awskit/fetch-models
 
 # ---- the program --------------------------------------------------------------
 $(BUILD)/gen/suites.h: $(UNIT_SRCS) | $(DEPS_STAMP)
@@ -218,6 +234,7 @@ test: $(DEPS_STAMP)
 	@$(MAKE) --no-print-directory -j$(NPROC) all $(BUILD)/nw-unit
 	@$(ASAN_MAKE) -j$(NPROC) test-bins
 	@tests/k8s/build
+	@tests/awskit/fetch-models >/dev/null
 	@$(K8S_ENV) $(RUNJOBS) --title "make test" \
 	  unit='$(MAKE) --no-print-directory unit' \
 	  unit-asan='$(MAKE) --no-print-directory unit-asan-nofork' \
@@ -228,6 +245,7 @@ test: $(DEPS_STAMP)
 	  layers='$(MAKE) --no-print-directory lint-layers' \
 	  mustuse='tools/check_mustuse.sh --self-test && tools/check_mustuse.sh' \
 	  fmt='$(MAKE) --no-print-directory fmt-check' \
+	  awskit='tests/awskit/fetch-models >/dev/null && NW_BIN=$(abspath $(BUILD)/nodewarden) python3 -m unittest tests.awskit.test_kit tests.awskit.test_coverage' \
 	  $(K8S_JOBS) $(ORACLE_JOBS) $(SIM_JOBS) $(E2E_JOBS) $(REAL_JOBS)
 	@echo "make test: all passed"
 

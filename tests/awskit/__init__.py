@@ -1,0 +1,1 @@
+"""Checks of the AWS setup kit (manifests/aws/, docs/aws-setup.md)."""
