@@ -362,7 +362,8 @@ image:
 	  "'buildah bud -t $(IMAGE) .')" >&2; exit 1; }
 	@docker info >/dev/null 2>&1 || { echo "make image: no Docker engine is reachable" \
 	  "('docker info' failed); start dockerd or set DOCKER_HOST" >&2; exit 1; }
-	docker build -t $(IMAGE) .
+	docker build --build-arg VERSION=$(VERSION) --build-arg REVISION=$$(git rev-parse HEAD) \
+	  --build-arg SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct) -t $(IMAGE) .
 	@echo "image: built $(IMAGE)"
 
 # make run CLUSTER=real: the same demo on the real control plane (tests/cluster)
