@@ -179,6 +179,12 @@ def apt_records(specs):
     missing = [s for s in specs if s not in recs]
     if missing:
         die('apt has no candidate for %s (apt-get update?)' % ' '.join(missing))
+    # where apt fetches each from (the archive or its security suite), for the SBOM
+    pins = ['%s:%s=%s' % (r['Package'], r['Architecture'], r['Version']) for r in recs.values()]
+    out = run(['apt-get', 'download', '--print-uris'] + pins, stderr=subprocess.DEVNULL).decode()
+    uris = dict((os.path.basename(f), u) for u, f in re.findall(r"^'([^']+)' (\S+) ", out, re.M))
+    for r in recs.values():
+        r['URI'] = uris.get(os.path.basename(r['Filename']), 'NOASSERTION')
     return recs
 
 
@@ -520,7 +526,7 @@ def sbom(arch, packages, binary_sha, manifest_digest, index_digest, version, rev
             'versionInfo': rec['Version'],
             'primaryPackagePurpose': 'LIBRARY' if why.startswith('library') else 'OPERATING-SYSTEM',
             'supplier': 'Organization: Debian',
-            'downloadLocation': 'http://deb.debian.org/debian/' + rec['Filename'],
+            'downloadLocation': rec['URI'],
             'filesAnalyzed': False,
             'licenseConcluded': 'NOASSERTION',
             'licenseDeclared': 'NOASSERTION',
