@@ -13,6 +13,10 @@
 #   make sim        start the cluster simulator in the foreground
 #   make cluster    a real control plane with nodewarden installed by Helm, in the foreground
 #   make image      container image (Dockerfile) where a Docker engine is available
+#   make release    the release: amd64+arm64 OCI image index built from Debian packages
+#                   without a daemon, the chart pinned to its digest, CRDs, SBOMs,
+#                   SHA256SUMS in build/release/<VERSION>/ (docs/release.md)
+#   make release-check   two release builds in two directories, compared byte for byte
 #   make fmt / lint / clean   (lint-layers: the layer check alone)
 #
 # Sources are discovered: every .c under the layer folders (SRC_DIRS, any depth;
@@ -39,12 +43,22 @@ GIT_REV := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 # (network namespaces of the real-cluster tests), procps, and debootstrap
 # (tests/fresh/run). Go itself is part of this machine kind (/usr/local/go); the
 # Kubernetes components are built from source by tests/k8s/build, not installed.
-DEB_PKGS := build-essential pkg-config libmicrohttpd-dev libgnutls28-dev libssl-dev libcjson-dev \
-            libcurl4-openssl-dev libyaml-dev libxml2-dev check clang libfuzzer-14-dev \
+LIB_DEV_PKGS := libmicrohttpd-dev libgnutls28-dev libssl-dev libcjson-dev libcurl4-openssl-dev \
+                libyaml-dev libxml2-dev
+DEB_PKGS := build-essential pkg-config $(LIB_DEV_PKGS) check clang libfuzzer-14-dev \
             libclang-rt-14-dev cppcheck clang-format openssl python3 wrk nginx-light curl \
             git ca-certificates iproute2 procps debootstrap valgrind python3-yaml coinor-cbc \
             prometheus
 PKGS := libmicrohttpd gnutls openssl libcjson libcurl yaml-0.1 libxml-2.0
+# `make release` needs more (make release-deps, which first adds the arm64 architecture
+# to dpkg and runs apt-get update): Debian's aarch64 cross compiler and the arm64 -dev
+# packages of the libraries (multiarch: installing them moves the amd64 packages of the
+# same libraries to the same version, a security update at most), skopeo and umoci
+# (the release's checks read the image with them) and qemu-user-static (the arm64
+# binary runs under it there). Kept out of DEB_PKGS so that make test and make run
+# do not add an architecture and ~100 packages to every machine.
+RELEASE_DEB_PKGS := gcc-aarch64-linux-gnu libc6-dev:arm64 $(LIB_DEV_PKGS:%=%:arm64) skopeo umoci \
+                    qemu-user-static
 
 # The compiler and linker flags come from pkg-config, which can answer only after
 # `make deps` installed the -dev packages: every variable that holds them is
@@ -79,20 +93,30 @@ EMBED_SRCS := $(sort $(wildcard data/*))
 EMBED_OBJS := $(EMBED_SRCS:%=$(BUILD)/obj/embed/%.o)
 
 DEPS_STAMP := build/.deps-ok
+RELEASE_DEPS_STAMP := build/.release-deps-ok
 
 .PHONY: all deps fmt-check k8s-bins k8s-kubectl k8s-test test test-bins unit unit-asan unit-asan-nofork unit-asan-fork fuzz-replay sim-test e2e fuzz bench certs sim cluster run \
-        fmt lint lint-layers clean help image
+        fmt lint lint-layers clean help image release release-deps release-check
 
 all: $(BUILD)/nodewarden
 
 help:
-	@sed -n '2,21p' Makefile
+	@sed -n '2,25p' Makefile
 
 # ---- dependencies -----------------------------------------------------------
 # Installs only what is missing; a stamp keeps repeated builds from calling dpkg.
 deps: $(DEPS_STAMP)
-$(DEPS_STAMP): Makefile
-	@missing=""; for p in $(DEB_PKGS); do \
+release-deps: $(RELEASE_DEPS_STAMP)
+$(DEPS_STAMP): private INSTALL_PKGS = $(DEB_PKGS)
+$(RELEASE_DEPS_STAMP): private INSTALL_PKGS = $(RELEASE_DEB_PKGS)
+$(RELEASE_DEPS_STAMP): | $(DEPS_STAMP)
+$(DEPS_STAMP) $(RELEASE_DEPS_STAMP): Makefile
+	@SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	if [ "$@" = "$(RELEASE_DEPS_STAMP)" ] && ! dpkg --print-foreign-architectures | grep -qx arm64; then \
+	  echo "deps: adding the arm64 architecture to dpkg (the release's cross build)"; \
+	  $$SUDO dpkg --add-architecture arm64 && $$SUDO apt-get update -q || exit 1; \
+	fi
+	@missing=""; for p in $(INSTALL_PKGS); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -228,6 +252,7 @@ test: $(DEPS_STAMP)
 	  layers='$(MAKE) --no-print-directory lint-layers' \
 	  mustuse='tools/check_mustuse.sh --self-test && tools/check_mustuse.sh' \
 	  fmt='$(MAKE) --no-print-directory fmt-check' \
+	  release='NW_BIN=$(abspath $(BUILD)/nodewarden) tests/release/smoke' \
 	  $(K8S_JOBS) $(ORACLE_JOBS) $(SIM_JOBS) $(E2E_JOBS) $(REAL_JOBS)
 	@echo "make test: all passed"
 
@@ -312,7 +337,25 @@ sim: $(BUILD)/nodewarden
 cluster: $(BUILD)/nodewarden k8s-bins
 	@$(K8S_ENV) python3 tests/cluster/realcluster.py --dir build/cluster
 
-# IMAGE=registry/nodewarden:tag to name it; needs the docker CLI and a running engine
+# ---- the release (docs/release.md) ---------------------------------------------------
+# tools/release/build: from the committed tree, nodewarden for amd64 and arm64 (Debian's
+# cross compiler), the OCI image index over both images (tools/release/image.py: a root of
+# the Debian packages of the libraries the binary links, no daemon, no registry), the chart
+# pinned to the index's digest (helm package), the CRDs, an SPDX SBOM per architecture and
+# SHA256SUMS in build/release/<VERSION>/, then tools/release/verify. ALLOW_DIRTY=1 builds a
+# tree with uncommitted changes (version <VERSION>-dirty). release-check builds twice, the
+# second time in a fresh clone elsewhere, and compares every file.
+release: $(DEPS_STAMP) $(RELEASE_DEPS_STAMP)
+	@tests/k8s/build helm
+	@$(K8S_ENV) ALLOW_DIRTY='$(ALLOW_DIRTY)' tools/release/build
+
+release-check: $(DEPS_STAMP) $(RELEASE_DEPS_STAMP)
+	@tests/k8s/build helm
+	@$(K8S_ENV) ALLOW_DIRTY='$(ALLOW_DIRTY)' tests/release/check
+
+# IMAGE=registry/nodewarden:tag to name it; needs the docker CLI and a running engine.
+# The same image as make release's (Dockerfile: the same binary flags, the same
+# tools/release/image.py root), for one architecture, with Docker's layer digests.
 IMAGE ?= nodewarden:$(VERSION)
 image:
 	@command -v docker >/dev/null 2>&1 || { echo "make image: the docker CLI is not installed;" \
@@ -320,7 +363,8 @@ image:
 	  "'buildah bud -t $(IMAGE) .')" >&2; exit 1; }
 	@docker info >/dev/null 2>&1 || { echo "make image: no Docker engine is reachable" \
 	  "('docker info' failed); start dockerd or set DOCKER_HOST" >&2; exit 1; }
-	docker build -t $(IMAGE) .
+	docker build --build-arg VERSION=$(VERSION) --build-arg REVISION=$$(git rev-parse HEAD) \
+	  --build-arg SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct) -t $(IMAGE) .
 	@echo "image: built $(IMAGE)"
 
 # make run CLUSTER=real: the same demo on the real control plane (tests/cluster)
@@ -355,4 +399,4 @@ lint: lint-layers fmt-check $(BUILD)/gen/suites.h
 
 clean:
 	rm -rf build/obj build/asan build/nodewarden build/nw-unit build/gen build/fuzz \
-	       build/fuzz-replay build/*.log build/test-logs
+	       build/fuzz-replay build/*.log build/test-logs build/release
