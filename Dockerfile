@@ -1,26 +1,45 @@
 # nodewarden container image: `make image` (needs a Docker engine).
-# Stage 1 builds build/nodewarden on Debian 12; stage 2 carries only the binary and
-# the shared libraries it links, and runs as a non-root user (65532).
+#
+# The same image as `make release` builds without Docker (docs/release.md): the binary
+# built with the release's flags and stripped, on `scratch` the root that
+# tools/release/image.py assembles from the Debian packages owning the libraries the
+# binary loads (plus ca-certificates' bundle, base-files' os-release, passwd/group for
+# 65532; no shell), then the binary: two layers, uid/gid 65532. Docker writes its own
+# layer tars, so the digests differ from the release's; the files do not (for one
+# architecture: the build container's; `docker buildx build --platform
+# linux/amd64,linux/arm64` builds both under emulation).
 FROM debian:12-slim AS build
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
       build-essential pkg-config libmicrohttpd-dev libgnutls28-dev libssl-dev libcjson-dev \
-      libcurl4-openssl-dev libyaml-dev libxml2-dev check ca-certificates \
- && rm -rf /var/lib/apt/lists/*
+      libcurl4-openssl-dev libyaml-dev libxml2-dev python3 ca-certificates
+# apt's lists stay: image.py fetches the runtime packages with apt-get download
 WORKDIR /src
 COPY . .
+ARG VERSION=
+ARG REVISION=unknown
+ARG SOURCE_DATE_EPOCH=0
 # the packages are installed above: mark `make deps` as done (it would add test tools)
-RUN mkdir -p build && touch build/.deps-ok && make -j"$(nproc)" build/nodewarden \
- && strip build/nodewarden && build/nodewarden version
+RUN mkdir -p build && touch build/.deps-ok \
+ && make -j"$(nproc)" BUILD=/build CFLAGS="-O2 -g -ffile-prefix-map=/src=." \
+      VERSION="${VERSION:-$(cat VERSION)}" GIT_REV="$(echo "$REVISION" | cut -c1-12)" \
+      CHECK_CFLAGS= CHECK_LIBS= /build/nodewarden \
+ && strip -o /nodewarden /build/nodewarden && /nodewarden version \
+ && python3 tools/release/image.py rootfs --arch "$(dpkg --print-architecture)" \
+      --binary /nodewarden --out /image
 
-FROM debian:12-slim
-RUN apt-get update \
- && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
-      libmicrohttpd12 libgnutls30 libssl3 libcjson1 libcurl4 libyaml-0-2 libxml2 ca-certificates \
- && rm -rf /var/lib/apt/lists/* \
- && groupadd -g 65532 nodewarden && useradd -u 65532 -g 65532 -M -d /nonexistent -s /usr/sbin/nologin nodewarden
-COPY --from=build /src/build/nodewarden /usr/local/bin/nodewarden
+FROM scratch
+ARG VERSION=
+ARG REVISION=unknown
+COPY --from=build /image/base/ /
+COPY --from=build /image/app/ /
+LABEL org.opencontainers.image.title=nodewarden \
+      org.opencontainers.image.version=$VERSION \
+      org.opencontainers.image.revision=$REVISION \
+      org.opencontainers.image.source=https://github.com/nodewarden/nodewarden \
+      org.opencontainers.image.licenses=Apache-2.0
+ENV PATH=/usr/local/bin:/usr/bin:/bin
 USER 65532:65532
-EXPOSE 8443 8080
+EXPOSE 8080 8443
 ENTRYPOINT ["/usr/local/bin/nodewarden"]
 CMD ["serve", "--config", "/etc/nodewarden/config.yaml"]

@@ -6,7 +6,7 @@
 #   make run        build, start the cluster simulator and nodewarden, play the demo
 #   make k8s-bins   build the pinned Kubernetes components (tests/k8s/versions) into
 #                   the cache outside the clone (tests/k8s/build; done by make test)
-#   make aws-models fetch the pinned AWS API models (tests/awskit/versions) with npm into
+#   make aws-models fetch the pinned AWS API models (tests/awskit/versions) with curl into
 #                   the cache outside the clone (tests/awskit/fetch-models; done by make test)
 #   make deps       install the Debian packages that are missing (apt-get)
 #   make fuzz       build libFuzzer targets with clang and run each FUZZ_SECONDS
@@ -15,6 +15,10 @@
 #   make sim        start the cluster simulator in the foreground
 #   make cluster    a real control plane with nodewarden installed by Helm, in the foreground
 #   make image      container image (Dockerfile) where a Docker engine is available
+#   make release    the release: amd64+arm64 OCI image index built from Debian packages
+#                   without a daemon, the chart pinned to its digest, CRDs, SBOMs,
+#                   SHA256SUMS in build/release/<VERSION>/ (docs/release.md)
+#   make release-check   two release builds in two directories, compared byte for byte
 #   make fmt / lint / clean   (lint-layers: the layer check alone)
 #
 # Sources are discovered: every .c under the layer folders (SRC_DIRS, any depth;
@@ -39,17 +43,24 @@ GIT_REV := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 # the tests, certificates; python3-yaml for the CRD oracle); wrk, nginx-light, curl and valgrind (bench), coinor-cbc (the MILP solver of bench/cost); git (version stamp,
 # the fresh-root check), ca-certificates (the Go module proxy over HTTPS), iproute2
 # (network namespaces of the real-cluster tests), procps, and debootstrap
-# (tests/fresh/run); npm (tests/awskit/fetch-models: AWS's API models from the npm
-# registry, for the AWS setup kit's check). Go itself is part of this machine kind
-# (/usr/local/go); the Kubernetes components are built from source by tests/k8s/build,
-# not installed. A package counts as installed when an installed package provides it
-# (a nodejs from another archive provides npm).
-DEB_PKGS := build-essential pkg-config libmicrohttpd-dev libgnutls28-dev libssl-dev libcjson-dev \
-            libcurl4-openssl-dev libyaml-dev libxml2-dev check clang libfuzzer-14-dev \
+# (tests/fresh/run). Go itself is part of this machine kind (/usr/local/go); the
+# Kubernetes components are built from source by tests/k8s/build, not installed.
+LIB_DEV_PKGS := libmicrohttpd-dev libgnutls28-dev libssl-dev libcjson-dev libcurl4-openssl-dev \
+                libyaml-dev libxml2-dev
+DEB_PKGS := build-essential pkg-config $(LIB_DEV_PKGS) check clang libfuzzer-14-dev \
             libclang-rt-14-dev cppcheck clang-format openssl python3 wrk nginx-light curl \
             git ca-certificates iproute2 procps debootstrap valgrind python3-yaml coinor-cbc \
-            prometheus npm
+            prometheus
 PKGS := libmicrohttpd gnutls openssl libcjson libcurl yaml-0.1 libxml-2.0
+# `make release` needs more (make release-deps, which first adds the arm64 architecture
+# to dpkg and runs apt-get update): Debian's aarch64 cross compiler and the arm64 -dev
+# packages of the libraries (multiarch: installing them moves the amd64 packages of the
+# same libraries to the same version, a security update at most), skopeo and umoci
+# (the release's checks read the image with them) and qemu-user-static (the arm64
+# binary runs under it there). Kept out of DEB_PKGS so that make test and make run
+# do not add an architecture and ~100 packages to every machine.
+RELEASE_DEB_PKGS := gcc-aarch64-linux-gnu libc6-dev:arm64 $(LIB_DEV_PKGS:%=%:arm64) skopeo umoci \
+                    qemu-user-static
 
 # The compiler and linker flags come from pkg-config, which can answer only after
 # `make deps` installed the -dev packages: every variable that holds them is
@@ -84,24 +95,31 @@ EMBED_SRCS := $(sort $(wildcard data/*))
 EMBED_OBJS := $(EMBED_SRCS:%=$(BUILD)/obj/embed/%.o)
 
 DEPS_STAMP := build/.deps-ok
+RELEASE_DEPS_STAMP := build/.release-deps-ok
 
 .PHONY: all deps fmt-check k8s-bins k8s-kubectl aws-models k8s-test test test-bins unit unit-asan unit-asan-nofork unit-asan-fork fuzz-replay sim-test e2e fuzz bench certs sim cluster run \
-        fmt lint lint-layers clean help image
+        fmt lint lint-layers clean help image release release-deps release-check
 
 all: $(BUILD)/nodewarden
 
 help:
-	@sed -n '2,23p' Makefile
+	@sed -n '2,27p' Makefile
 
 # ---- dependencies -----------------------------------------------------------
 # Installs only what is missing; a stamp keeps repeated builds from calling dpkg.
 deps: $(DEPS_STAMP)
-$(DEPS_STAMP): Makefile
-	@provided=" $$(dpkg-query -W -f='$${db:Status-Abbrev}|$${Provides}\n' 2>/dev/null | sed -n 's/^ii *|//p' \
-	  | tr ',' '\n' | sed 's/ *(.*//; s/^ *//' | tr '\n' ' ') "; \
-	missing=""; for p in $(DEB_PKGS); do \
-	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || \
-	  case "$$provided" in *" $$p "*) ;; *) missing="$$missing $$p" ;; esac; \
+release-deps: $(RELEASE_DEPS_STAMP)
+$(DEPS_STAMP): private INSTALL_PKGS = $(DEB_PKGS)
+$(RELEASE_DEPS_STAMP): private INSTALL_PKGS = $(RELEASE_DEB_PKGS)
+$(RELEASE_DEPS_STAMP): | $(DEPS_STAMP)
+$(DEPS_STAMP) $(RELEASE_DEPS_STAMP): Makefile
+	@SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	if [ "$@" = "$(RELEASE_DEPS_STAMP)" ] && ! dpkg --print-foreign-architectures | grep -qx arm64; then \
+	  echo "deps: adding the arm64 architecture to dpkg (the release's cross build)"; \
+	  $$SUDO dpkg --add-architecture arm64 && $$SUDO apt-get update -q || exit 1; \
+	fi
+	@missing=""; for p in $(INSTALL_PKGS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
 	  echo "deps: installing$$missing"; \
@@ -127,7 +145,7 @@ k8s-kubectl: $(DEPS_STAMP)
 
 # ---- AWS's API models (test tooling) -----------------------------------------------
 # tests/awskit/fetch-models fetches the npm package aws-sdk at the version and sha512 in
-# tests/awskit/versions with npm, once, into a cache outside the clone (NW_AWS_MODELS_CACHE,
+# tests/awskit/versions with curl from the npm registry, once, into a cache outside the clone (NW_AWS_MODELS_CACHE,
 # default ~/.cache/nodewarden/npm/aws-sdk-<version>/apis); the job awskit checks every
 # action of the AWS setup kit (manifests/aws/) against them.
 aws-models: $(DEPS_STAMP)
@@ -246,6 +264,7 @@ test: $(DEPS_STAMP)
 	  mustuse='tools/check_mustuse.sh --self-test && tools/check_mustuse.sh' \
 	  fmt='$(MAKE) --no-print-directory fmt-check' \
 	  awskit='tests/awskit/fetch-models >/dev/null && NW_BIN=$(abspath $(BUILD)/nodewarden) python3 -m unittest tests.awskit.test_kit tests.awskit.test_coverage' \
+	  release='NW_BIN=$(abspath $(BUILD)/nodewarden) tests/release/smoke' \
 	  $(K8S_JOBS) $(ORACLE_JOBS) $(SIM_JOBS) $(E2E_JOBS) $(REAL_JOBS)
 	@echo "make test: all passed"
 
@@ -330,7 +349,25 @@ sim: $(BUILD)/nodewarden
 cluster: $(BUILD)/nodewarden k8s-bins
 	@$(K8S_ENV) python3 tests/cluster/realcluster.py --dir build/cluster
 
-# IMAGE=registry/nodewarden:tag to name it; needs the docker CLI and a running engine
+# ---- the release (docs/release.md) ---------------------------------------------------
+# tools/release/build: from the committed tree, nodewarden for amd64 and arm64 (Debian's
+# cross compiler), the OCI image index over both images (tools/release/image.py: a root of
+# the Debian packages of the libraries the binary links, no daemon, no registry), the chart
+# pinned to the index's digest (helm package), the CRDs, an SPDX SBOM per architecture and
+# SHA256SUMS in build/release/<VERSION>/, then tools/release/verify. ALLOW_DIRTY=1 builds a
+# tree with uncommitted changes (version <VERSION>-dirty). release-check builds twice, the
+# second time in a fresh clone elsewhere, and compares every file.
+release: $(DEPS_STAMP) $(RELEASE_DEPS_STAMP)
+	@tests/k8s/build helm
+	@$(K8S_ENV) ALLOW_DIRTY='$(ALLOW_DIRTY)' tools/release/build
+
+release-check: $(DEPS_STAMP) $(RELEASE_DEPS_STAMP)
+	@tests/k8s/build helm
+	@$(K8S_ENV) ALLOW_DIRTY='$(ALLOW_DIRTY)' tests/release/check
+
+# IMAGE=registry/nodewarden:tag to name it; needs the docker CLI and a running engine.
+# The same image as make release's (Dockerfile: the same binary flags, the same
+# tools/release/image.py root), for one architecture, with Docker's layer digests.
 IMAGE ?= nodewarden:$(VERSION)
 image:
 	@command -v docker >/dev/null 2>&1 || { echo "make image: the docker CLI is not installed;" \
@@ -338,7 +375,8 @@ image:
 	  "'buildah bud -t $(IMAGE) .')" >&2; exit 1; }
 	@docker info >/dev/null 2>&1 || { echo "make image: no Docker engine is reachable" \
 	  "('docker info' failed); start dockerd or set DOCKER_HOST" >&2; exit 1; }
-	docker build -t $(IMAGE) .
+	docker build --build-arg VERSION=$(VERSION) --build-arg REVISION=$$(git rev-parse HEAD) \
+	  --build-arg SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct) -t $(IMAGE) .
 	@echo "image: built $(IMAGE)"
 
 # make run CLUSTER=real: the same demo on the real control plane (tests/cluster)
@@ -373,4 +411,4 @@ lint: lint-layers fmt-check $(BUILD)/gen/suites.h
 
 clean:
 	rm -rf build/obj build/asan build/nodewarden build/nw-unit build/gen build/fuzz \
-	       build/fuzz-replay build/*.log build/test-logs
+	       build/fuzz-replay build/*.log build/test-logs build/release

@@ -41,6 +41,19 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end }}
 {{- end }}
 
+{{/* The container image: <repository>:<tag>, pinned @<digest> by image.digest or, when
+     image.tag and image.digest are both empty, by the digest `make release` stamped into
+     the packaged chart (annotation nodewarden.io/image-digest). The stamp is not a value,
+     so `helm upgrade --reuse-values` to a newer chart cannot keep an older digest. */}}
+{{- define "nodewarden.image" -}}
+{{- $digest := .Values.image.digest }}
+{{- if and (not $digest) (not .Values.image.tag) }}
+{{- $digest = index (.Chart.Annotations | default dict) "nodewarden.io/image-digest" | default "" }}
+{{- end }}
+{{- printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion) }}
+{{- with $digest }}@{{ . }}{{ end }}
+{{- end }}
+
 {{/* The TLS Secret the pods mount. */}}
 {{- define "nodewarden.tlsSecretName" -}}
 {{- if eq .Values.certificates.mode "secret" }}
