@@ -5,6 +5,7 @@
 #include "scaler/metrics/kmetrics.h"
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -402,16 +403,16 @@ static NW_MUST_USE nw_rc_t node_taint(nw_disruption_t *d, const char *node, int 
     return rc;
 }
 
-static int held(const nw_disruption_t *d, const char *nc)
+static bool held(const nw_disruption_t *d, const char *nc)
 {
     for (size_t i = 0; i < d->nrecent; i++)
         if (strcmp(d->recent[i].name, nc) == 0)
-            return 1; /* deleted by us a moment ago; the cache may not show it yet */
+            return true; /* deleted by us a moment ago; the cache may not show it yet */
     for (size_t i = 0; i < d->nfl; i++)
         for (size_t k = 0; k < d->fl[i].cmd.ncandidates; k++)
             if (strcmp(d->fl[i].cmd.candidates[k], nc) == 0)
-                return 1;
-    return 0;
+                return true;
+    return false;
 }
 
 /* ---- markers: lastPodEventTime and Consolidatable ---- */
@@ -439,22 +440,22 @@ static uint64_t pods_fp(const nw_kube_snap_t *s, const char *node)
     return h;
 }
 
-/* returns 1 when the node's pod set changed since the last tick */
-static int fp_changed(nw_disruption_t *d, const char *node, uint64_t fp)
+/* true when the node's pod set changed since the last tick */
+static bool fp_changed(nw_disruption_t *d, const char *node, uint64_t fp)
 {
     for (size_t i = 0; i < d->nfps; i++)
         if (strcmp(d->fps[i].node, node) == 0) {
-            int ch = d->fps[i].fp != fp;
+            bool ch = d->fps[i].fp != fp;
             d->fps[i].fp = fp;
             return ch;
         }
     fp_t *n = realloc(d->fps, (d->nfps + 1) * sizeof *n);
     if (!n)
-        return 0;
+        return false;
     d->fps = n;
     if ((d->fps[d->nfps].node = strdup(node)) != NULL)
         d->fps[d->nfps++].fp = fp;
-    return 0;
+    return false;
 }
 
 static void markers(nw_disruption_t *d, const nw_kube_snap_t *s, const view_t *v)

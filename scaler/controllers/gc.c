@@ -3,6 +3,7 @@
 #include "scaler/metrics/kmetrics.h"
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,7 +49,7 @@ void nw_gc_free(nw_gc_t *g)
 
 /* ---- the plan ---- */
 
-static int registered(const cJSON *nc)
+static bool registered(const cJSON *nc)
 {
     const char *st = nw_json_condition(nc, "Registered");
     return st && strcmp(st, "True") == 0;
@@ -65,18 +66,18 @@ static const nw_kube_obj_t *find_by_instance(const nw_kube_snap_t *s, nw_kube_ki
     return NULL;
 }
 
-static int inflight(const nw_gc_inflight_t *f, const nw_cloud_instance_t *i)
+static bool inflight(const nw_gc_inflight_t *f, const nw_cloud_instance_t *i)
 {
     if (!f)
-        return 0;
+        return false;
     const char *name = nw_cloud_instance_tag(i, NW_TAG_NODECLAIM);
     for (size_t k = 0; name && k < f->nnames; k++)
         if (f->names[k] && strcmp(f->names[k], name) == 0)
-            return 1;
+            return true;
     for (size_t k = 0; k < f->nids; k++)
         if (f->ids[k] && *f->ids[k] && strcmp(nw_cloud_instance_id(f->ids[k]), i->id) == 0)
-            return 1;
-    return 0;
+            return true;
+    return false;
 }
 
 nw_rc_t nw_gc_plan(const nw_kube_snap_t *s, const nw_cloud_instances_t *cloud,

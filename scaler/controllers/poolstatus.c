@@ -3,6 +3,7 @@
  */
 #include "scaler/controllers/poolstatus.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -337,7 +338,7 @@ cJSON *nw_poolstatus_compute(const nw_poolstatus_in_t *in)
     return st;
 }
 
-int nw_poolstatus_validate(const cJSON *nodepool, char *msg, size_t n)
+bool nw_poolstatus_validate(const cJSON *nodepool, char *msg, size_t n)
 {
     nw_kv_t kv;
     nw_admit_result_t res;

@@ -3,6 +3,7 @@
 #include "scaler/controllers/termination.h"
 #include "scaler/metrics/kmetrics.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -190,15 +191,15 @@ static void sweep(nw_termination_t *t)
 
 /* ---- small helpers -------------------------------------------------------------- */
 
-static int has_finalizer(const cJSON *obj)
+static bool has_finalizer(const cJSON *obj)
 {
     const cJSON *f;
     cJSON_ArrayForEach(f, nw_json_get(nw_json_get(obj, "metadata"), "finalizers"))
     {
         if (cJSON_IsString(f) && strcmp(f->valuestring, NW_FINALIZER) == 0)
-            return 1;
+            return true;
     }
-    return 0;
+    return false;
 }
 
 /* lastTransitionTime of a condition (epoch ns) when its status is `status`, else 0. */
@@ -218,7 +219,7 @@ static int64_t condition_since(const cJSON *obj, const char *type, const char *s
     return 0;
 }
 
-static int condition_is(const cJSON *obj, const char *type, const char *status, const char *reason)
+static bool condition_is(const cJSON *obj, const char *type, const char *status, const char *reason)
 {
     const cJSON *cd;
     cJSON_ArrayForEach(cd, nw_json_get(nw_json_get(obj, "status"), "conditions"))
@@ -230,7 +231,7 @@ static int condition_is(const cJSON *obj, const char *type, const char *status, 
         const char *r = nw_json_str(cd, "reason");
         return st && strcmp(st, status) == 0 && (!reason || (r && strcmp(r, reason) == 0));
     }
-    return 0;
+    return false;
 }
 
 typedef struct {
@@ -291,39 +292,39 @@ static int mutate_annotate(cJSON *nc, void *ud)
     return 0;
 }
 
-/* Terminate an instance until EC2 says it is gone. 1 = gone; 0 = not yet (or error). */
-static int ensure_terminated(nw_termination_t *t, const char *pid, const char *who,
-                             int64_t *next_mono)
+/* Terminate an instance until EC2 says it is gone: true; false = not yet (or error). */
+static bool ensure_terminated(nw_termination_t *t, const char *pid, const char *who,
+                              int64_t *next_mono)
 {
     nw_ctl_deps_t *c = t->deps;
     int64_t mono = nw_clock_mono(c->clock);
     if (mono < *next_mono)
-        return 0;
+        return false;
     *next_mono = mono + CLOUD_EVERY_NS;
     char state[32] = "";
     nw_err_t err = {0};
     nw_rc_t rc = c->cloud->ops->instance_state(c->cloud, pid, state, sizeof state, &err);
     if (rc == NW_ENOTFOUND)
-        return 1;
+        return true;
     if (rc != NW_OK) {
         nw_log_warn(COMP, "cannot read the instance state", NW_LS("object", who),
                     NW_LS("providerID", pid), NW_LS("error", err.msg));
-        return 0;
+        return false;
     }
     if (strcmp(state, "shutting-down") != 0) {
         if (!nw_ctl_may_write(c))
-            return 0;
+            return false;
         nw_err_clear(&err);
         if (c->cloud->ops->terminate(c->cloud, pid, &err) != NW_OK) {
             nw_log_warn(COMP, "cannot terminate the instance", NW_LS("object", who),
                         NW_LS("providerID", pid), NW_LS("error", err.msg));
-            return 0;
+            return false;
         }
         atomic_fetch_add(&t->instances_terminated, 1);
         nw_log_info(COMP, "terminating the instance", NW_LS("object", who),
                     NW_LS("providerID", pid), NW_LS("was", state));
     }
-    return 0;
+    return false;
 }
 
 static void finalize_claim(nw_termination_t *t, const nw_kube_snap_t *s, const nw_kube_obj_t *nc)
@@ -473,10 +474,10 @@ static int mutate_disrupt(cJSON *node, void *ud)
     return changed ? 0 : 1;
 }
 
-static int needs_disrupt(const cJSON *node)
+static bool needs_disrupt(const cJSON *node)
 {
     cJSON *probe = cJSON_Duplicate(node, 1);
-    int need = probe ? mutate_disrupt(probe, NULL) == 0 : 1;
+    bool need = probe ? mutate_disrupt(probe, NULL) == 0 : true;
     cJSON_Delete(probe);
     return need;
 }
