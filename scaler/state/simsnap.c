@@ -2,6 +2,7 @@
  * scaler/state/simsnap.c — the live cluster as a scheduling snapshot, nominations, and
  * NodeClaims from simulated claims (see simsnap.h).
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,21 +89,21 @@ cJSON *nw_simsnap_type_resources(const nw_simsnap_env_t *e, const cJSON *nodecla
 
 /* ---- the snapshot ---- */
 
-static int claim_initialized(const cJSON *nc)
+static bool claim_initialized(const cJSON *nc)
 {
     const char *st = nw_json_condition(nc, "Initialized");
     return st && strcmp(st, "True") == 0;
 }
 
-static int excluded(const nw_simsnap_opts_t *o, const char *name)
+static bool excluded(const nw_simsnap_opts_t *o, const char *name)
 {
     for (size_t i = 0; name && i < o->nexclude; i++)
         if (o->exclude[i] && strcmp(o->exclude[i], name) == 0)
-            return 1;
-    return 0;
+            return true;
+    return false;
 }
 
-static int has_taint(const cJSON *obj, const char *key, const char *effect)
+static bool has_taint(const cJSON *obj, const char *key, const char *effect)
 {
     const cJSON *t;
     cJSON_ArrayForEach(t, nw_json_get(nw_json_get(obj, "spec"), "taints"))
@@ -110,36 +111,36 @@ static int has_taint(const cJSON *obj, const char *key, const char *effect)
         const char *k = nw_json_str(t, "key");
         const char *e = nw_json_str(t, "effect");
         if (k && strcmp(k, key) == 0 && (!effect || (e && strcmp(e, effect) == 0)))
-            return 1;
+            return true;
     }
-    return 0;
+    return false;
 }
 
-static int owner_kind(const cJSON *pod, const char *kind)
+static bool owner_kind(const cJSON *pod, const char *kind)
 {
     const cJSON *o;
     cJSON_ArrayForEach(o, nw_json_get(nw_json_get(pod, "metadata"), "ownerReferences"))
     {
         const char *k = nw_json_str(o, "kind");
         if (k && strcmp(k, kind) == 0)
-            return 1;
+            return true;
     }
-    return 0;
+    return false;
 }
 
-static int pod_terminal(const nw_kube_obj_t *p)
+static bool pod_terminal(const nw_kube_obj_t *p)
 {
     return strcmp(p->phase, "Succeeded") == 0 || strcmp(p->phase, "Failed") == 0;
 }
 
 /* "reschedulable" (kubernetes-sigs/karpenter pkg/utils/pod/scheduling.go IsReschedulable): active,
  * not DaemonSet, not mirror, not do-not-disrupt */
-int nw_simsnap_pod_reschedulable(const nw_kube_obj_t *p)
+bool nw_simsnap_pod_reschedulable(const nw_kube_obj_t *p)
 {
     if (pod_terminal(p) || p->terminating)
-        return 0;
+        return false;
     if (owner_kind(p->json, "DaemonSet") || owner_kind(p->json, "Node"))
-        return 0;
+        return false;
     const char *dnd = cJSON_GetStringValue(
         nw_json_get(nw_json_get(nw_json_get(p->json, "metadata"), "annotations"),
                     "karpenter.sh/do-not-disrupt"));
@@ -654,12 +655,12 @@ static cJSON *req_json(const nw_req_t *r)
     return o;
 }
 
-static int in_list(const char *const *v, size_t n, const char *s)
+static bool in_list(const char *const *v, size_t n, const char *s)
 {
     for (size_t i = 0; i < n; i++)
         if (v[i] && strcmp(v[i], s) == 0)
-            return 1;
-    return 0;
+            return true;
+    return false;
 }
 
 /* The NodeClaim body (kubernetes-sigs/karpenter
