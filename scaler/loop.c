@@ -203,6 +203,192 @@ static void scaler_free(nw_scaler_t *s)
     free(s);
 }
 
+/* The Kubernetes client (kubeconfig, the CA bundle Karpenter hashes), the cache and the
+ * metric series. */
+static NW_MUST_USE nw_rc_t connect_kube(nw_scaler_t *s, const nw_scaler_opts_t *o, nw_err_t *err)
+{
+    nw_ctl_deps_t *c = &s->deps;
+    nw_rc_t rc;
+    nw_kube_config_t *kc = NULL;
+    if ((rc = nw_kube_config_load(o->kubeconfig, o->context, &kc, err)) != NW_OK) {
+        nw_kube_config_free(kc); /* still ours only if the client was never made */
+        return rc;
+    }
+    /* Karpenter hashes its --cluster-ca-bundle, else base64 of the CA its client trusts */
+    if (o->cluster_ca_bundle && *o->cluster_ca_bundle)
+        s->ca_bundle = strdup(o->cluster_ca_bundle);
+    else if (kc->ca_pem && kc->ca_len > 0 && kc->ca_len < INT_MAX / 2) {
+        if ((s->ca_bundle = malloc(4 * ((kc->ca_len + 2) / 3) + 1)))
+            EVP_EncodeBlock((unsigned char *)s->ca_bundle, (const unsigned char *)kc->ca_pem,
+                            (int)kc->ca_len);
+    }
+    c->ca_bundle = s->ca_bundle;
+    nw_kube_client_opts_t ko = {0};
+    ko.qps = o->qps;
+    ko.burst = (int)o->burst;
+    rc = nw_kube_client_new(kc, &ko, &c->kube, err);
+    /* the client owns kc now, also when it failed (scaler/kube/client.h) */
+    if (rc != NW_OK)
+        return rc;
+    /* a stopping scaler's queued requests go out unthrottled (scaler/kube/client.h) */
+    nw_kube_client_set_abort(c->kube, &c->stopping);
+    c->cache = nw_kube_cache_new(nw_kube_client_metrics(c->kube));
+    c->series = nw_series_new();
+    return NW_OK;
+}
+
+/* The controllers that need neither the cloud nor a thread of their own. */
+static NW_MUST_USE nw_rc_t build_controllers(nw_scaler_t *s, const nw_scaler_opts_t *o,
+                                             const nw_provisioning_opts_t *popts,
+                                             const nw_nodeclaim_opts_t *kopts, const char *pod,
+                                             nw_err_t *err)
+{
+    nw_ctl_deps_t *c = &s->deps;
+    nw_lifecycle_opts_t lopts = {o->registration_timeout_ns};
+    nw_disruption_opts_t dopts = {o->disruption_poll_ns, o->disruption_validation_ns,
+                                  o->disruption_command_timeout_ns, o->spot_to_spot};
+    s->claims = nw_nodeclaim_new(c, &s->mem, kopts);
+    s->prov = nw_provisioning_new(c, s->claims, &s->mem, popts);
+    s->life = nw_lifecycle_new(c, &lopts);
+    s->term = nw_termination_new(c);
+    s->upkeep = nw_upkeep_new(c, o->registration_timeout_ns);
+    s->dis = nw_disruption_ctl_new(c, s->claims, &s->mem, &dopts, pod);
+    nw_accelaudit_opts_t aopts = {o->gpu, o->accel_evict != 0};
+    s->audit = nw_accelaudit_new(c, &aopts);
+    if (!c->cache || !c->series || !c->rec || !s->claims || !s->prov || !s->life || !s->term ||
+        !s->upkeep || !s->dis || !s->audit)
+        return nw_err_set(err, NW_ENOMEM, NULL, "out of memory");
+    return NW_OK;
+}
+
+/* The AWS cloud (region, endpoints, catalog refresh) behind Karpenter's call metrics;
+ * ao and creds stay for the interruption queue. */
+static NW_MUST_USE nw_rc_t connect_cloud(nw_scaler_t *s, const nw_scaler_opts_t *o,
+                                         nw_aws_cloud_opts_t *ao, nw_creds_t **creds, nw_err_t *err)
+{
+    nw_ctl_deps_t *c = &s->deps;
+    nw_rc_t rc;
+    nw_awscfg_explicit_t ex = {o->region, o->ec2,     o->sqs, o->sts, o->imds,
+                               0,         o->pricing, o->iam, o->ssm};
+    memset(ao, 0, sizeof *ao);
+    if ((rc = nw_awscfg_resolve(&ao->aws, &ex, err)) != NW_OK)
+        return rc;
+    if (!ao->aws.region[0])
+        return nw_err_set(err, NW_EINVAL, "aws.region",
+                          "aws.region is not set (nor AWS_REGION); the scaler needs it");
+    ao->cluster_name = o->cluster_name;
+    ao->bootstrap = (nw_launch_bootstrap_t){o->cluster_endpoint,
+                                            o->cluster_ca_bundle,
+                                            o->cluster_cidr,
+                                            o->vm_memory_overhead_percent,
+                                            (int)o->reserved_enis,
+                                            o->default_max_pods,
+                                            NULL,
+                                            NULL,
+                                            NULL,
+                                            NULL};
+    /* instance types, offerings and prices from the AWS APIs, now and on their periods
+     * (the embedded catalog and prices serve until a refresh succeeds): placement must
+     * rank what the account can launch at what it costs */
+    ao->refresh_catalog = 1;
+    ao->types_period_ns = o->refresh_types_ns;
+    ao->od_period_ns = o->refresh_od_ns;
+    ao->spot_period_ns = o->refresh_spot_ns;
+    ao->isolated_vpc = o->isolated_vpc;
+    ao->no_reserved_capacity = o->no_reserved_capacity;
+    ao->ice_ttl_ns = o->ice_ttl_ns;
+    ao->clock = c->clock;
+    ao->k8s_version = k8s_version;
+    ao->k8s_version_ud = c->kube;
+    ao->kube_dns = kube_dns;
+    ao->kube_dns_ud = c->kube;
+    nw_cloud_t *aws = NULL;
+    if ((rc = nw_aws_cloud_new(ao, &aws, err)) != NW_OK)
+        return rc;
+    /* the launch workers' EC2 calls end at once when the scaler stops (their join waits) */
+    nw_aws_cloud_set_abort(aws, &c->stopping);
+    *creds = nw_aws_cloud_creds(aws);
+    /* Karpenter's cloud provider call metrics (scaler/cloud/metered.h) */
+    if (!(c->cloud = nw_metered_new(aws, "aws", c->series, c->clock)))
+        return nw_err_set(err, NW_ENOMEM, NULL, "out of memory");
+    return NW_OK;
+}
+
+/* Garbage collection, node repair (its thread), the state gauges and the watch. */
+static NW_MUST_USE nw_rc_t start_controllers(nw_scaler_t *s, const nw_scaler_opts_t *o,
+                                             nw_err_t *err)
+{
+    nw_ctl_deps_t *c = &s->deps;
+    nw_rc_t rc;
+    nw_gc_opts_t go = {o->gc_initial_interval_ns, o->gc_interval_ns, 0,
+                       o->gc_launch_grace_ns > 0 ? o->gc_launch_grace_ns : -1};
+    if (!(s->gc = nw_gc_new(c, &s->mem.inflight, &go)))
+        return nw_err_set(err, NW_ENOMEM, NULL, "out of memory");
+    nw_repair_opts_t ropts = {o->node_repair, o->instance_status_ns, 0};
+    if (!(s->repair = nw_repair_new(c, &ropts)) || !(s->gauges = nw_statemetrics_new(c)))
+        return nw_err_set(err, NW_ENOMEM, NULL, "out of memory");
+    if ((rc = nw_repair_start(s->repair, err)) != NW_OK)
+        return rc;
+    if ((rc = nw_kube_watch_new(c->kube, c->cache, NULL, &s->watch, err)) != NW_OK ||
+        (rc = nw_kube_watch_start(s->watch, err)) != NW_OK)
+        return rc;
+    return NW_OK;
+}
+
+/* Leader election on the Lease (or leading at once without it). */
+static NW_MUST_USE nw_rc_t start_leader(nw_scaler_t *s, const nw_scaler_opts_t *o,
+                                        const char *lease_id, nw_err_t *err)
+{
+    nw_ctl_deps_t *c = &s->deps;
+    nw_rc_t rc;
+    if (o->leader_election) {
+        nw_kube_leader_opts_t lo = {
+            .namespace = o->lease_namespace,
+            .name = o->lease_name,
+            .lease_ms = o->lease_ns / NW_NS_PER_MS,
+            .renew_deadline_ms = o->renew_deadline_ns / NW_NS_PER_MS,
+            .retry_ms = o->retry_ns / NW_NS_PER_MS,
+            .identity = lease_id[0] ? lease_id : NULL,
+            .on_started = on_started,
+            .on_stopped = on_stopped,
+            .on_new_leader = on_new_leader,
+            .ud = c,
+        };
+        if ((rc = nw_kube_leader_new(c->kube, &lo, &s->leader, err)) != NW_OK ||
+            (rc = nw_kube_leader_start(s->leader, err)) != NW_OK)
+            return rc;
+    } else
+        atomic_store(&c->leading, 1);
+    return NW_OK;
+}
+
+/* The interruption thread on settings.interruptionQueue, when set. */
+static NW_MUST_USE nw_rc_t start_interruption(nw_scaler_t *s, const nw_scaler_opts_t *o,
+                                              const nw_awscfg_t *aws, nw_creds_t *creds,
+                                              nw_err_t *err)
+{
+    nw_ctl_deps_t *c = &s->deps;
+    nw_rc_t rc;
+    if (o->interruption_queue && *o->interruption_queue) {
+        /* whole seconds, at least 1 (0 would turn the long poll into a busy loop) */
+        int wait_s = o->interruption_wait_ns <= 0 ? -1
+                     : o->interruption_wait_ns < NW_NS_PER_SEC
+                         ? 1
+                         : (int)(o->interruption_wait_ns / NW_NS_PER_SEC);
+        if ((rc = nw_intrsource_new(aws, creds, c->clock, o->interruption_queue, wait_s, 20,
+                                    &s->intr_source, err)) != NW_OK)
+            return rc;
+        nw_interruption_opts_t io = {
+            .ice = c->cloud->ops->ice(c->cloud),
+            .source = s->intr_source,
+        };
+        if ((rc = nw_interruption_new(c, &io, &s->intr, err)) != NW_OK ||
+            (rc = nw_interruption_start(s->intr, err)) != NW_OK)
+            return rc;
+    }
+    return NW_OK;
+}
+
 nw_rc_t nw_scaler_loop_start(const nw_scaler_opts_t *o, nw_scaler_t **out, nw_err_t *err)
 {
     *out = NULL;
@@ -231,32 +417,8 @@ nw_rc_t nw_scaler_loop_start(const nw_scaler_opts_t *o, nw_scaler_t **out, nw_er
     s->mem.min_values_best_effort = o->min_values_best_effort != 0;
     nw_provisioning_opts_t popts = {o->batch_idle_ns, o->batch_max_ns, o->repack,
                                     o->static_capacity};
-    nw_lifecycle_opts_t lopts = {o->registration_timeout_ns};
-    nw_disruption_opts_t dopts = {o->disruption_poll_ns, o->disruption_validation_ns,
-                                  o->disruption_command_timeout_ns, o->spot_to_spot};
-    nw_kube_config_t *kc = NULL;
-    if ((rc = nw_kube_config_load(o->kubeconfig, o->context, &kc, err)) != NW_OK)
+    if ((rc = connect_kube(s, o, err)) != NW_OK)
         goto fail;
-    /* Karpenter hashes its --cluster-ca-bundle, else base64 of the CA its client trusts */
-    if (o->cluster_ca_bundle && *o->cluster_ca_bundle)
-        s->ca_bundle = strdup(o->cluster_ca_bundle);
-    else if (kc->ca_pem && kc->ca_len > 0 && kc->ca_len < INT_MAX / 2) {
-        if ((s->ca_bundle = malloc(4 * ((kc->ca_len + 2) / 3) + 1)))
-            EVP_EncodeBlock((unsigned char *)s->ca_bundle, (const unsigned char *)kc->ca_pem,
-                            (int)kc->ca_len);
-    }
-    c->ca_bundle = s->ca_bundle;
-    nw_kube_client_opts_t ko = {0};
-    ko.qps = o->qps;
-    ko.burst = (int)o->burst;
-    rc = nw_kube_client_new(kc, &ko, &c->kube, err);
-    kc = NULL; /* the client owns it now, also when it failed (scaler/kube/client.h) */
-    if (rc != NW_OK)
-        goto fail;
-    /* a stopping scaler's queued requests go out unthrottled (scaler/kube/client.h) */
-    nw_kube_client_set_abort(c->kube, &c->stopping);
-    c->cache = nw_kube_cache_new(nw_kube_client_metrics(c->kube));
-    c->series = nw_series_new();
     const char *pod = o->identity;
     char host[128] = "nodewarden";
     if (!pod || !*pod) {
@@ -269,118 +431,15 @@ nw_rc_t nw_scaler_loop_start(const nw_scaler_opts_t *o, nw_scaler_t **out, nw_er
         snprintf(lease_id, sizeof lease_id, "%s_%ld", o->identity, (long)getpid());
     nw_nodeclaim_opts_t kopts = {(int)o->launch_concurrency, wake_reconcile, c,
                                  o->registration_timeout_ns};
-    s->claims = nw_nodeclaim_new(c, &s->mem, &kopts);
-    s->prov = nw_provisioning_new(c, s->claims, &s->mem, &popts);
-    s->life = nw_lifecycle_new(c, &lopts);
-    s->term = nw_termination_new(c);
-    s->upkeep = nw_upkeep_new(c, o->registration_timeout_ns);
-    s->dis = nw_disruption_ctl_new(c, s->claims, &s->mem, &dopts, pod);
-    nw_accelaudit_opts_t aopts = {o->gpu, o->accel_evict != 0};
-    s->audit = nw_accelaudit_new(c, &aopts);
-    if (!c->cache || !c->series || !c->rec || !s->claims || !s->prov || !s->life || !s->term ||
-        !s->upkeep || !s->dis || !s->audit) {
-        rc = nw_err_set(err, NW_ENOMEM, NULL, "out of memory");
+    if ((rc = build_controllers(s, o, &popts, &kopts, pod, err)) != NW_OK)
         goto fail;
-    }
-    nw_awscfg_explicit_t ex = {o->region, o->ec2,     o->sqs, o->sts, o->imds,
-                               0,         o->pricing, o->iam, o->ssm};
     nw_aws_cloud_opts_t ao;
-    memset(&ao, 0, sizeof ao);
-    if ((rc = nw_awscfg_resolve(&ao.aws, &ex, err)) != NW_OK)
+    nw_creds_t *creds = NULL;
+    if ((rc = connect_cloud(s, o, &ao, &creds, err)) != NW_OK ||
+        (rc = start_controllers(s, o, err)) != NW_OK ||
+        (rc = start_leader(s, o, lease_id, err)) != NW_OK ||
+        (rc = start_interruption(s, o, &ao.aws, creds, err)) != NW_OK)
         goto fail;
-    if (!ao.aws.region[0]) {
-        rc = nw_err_set(err, NW_EINVAL, "aws.region",
-                        "aws.region is not set (nor AWS_REGION); the scaler needs it");
-        goto fail;
-    }
-    ao.cluster_name = o->cluster_name;
-    ao.bootstrap = (nw_launch_bootstrap_t){o->cluster_endpoint,
-                                           o->cluster_ca_bundle,
-                                           o->cluster_cidr,
-                                           o->vm_memory_overhead_percent,
-                                           (int)o->reserved_enis,
-                                           o->default_max_pods,
-                                           NULL,
-                                           NULL,
-                                           NULL,
-                                           NULL};
-    /* instance types, offerings and prices from the AWS APIs, now and on their periods
-     * (the embedded catalog and prices serve until a refresh succeeds): placement must
-     * rank what the account can launch at what it costs */
-    ao.refresh_catalog = 1;
-    ao.types_period_ns = o->refresh_types_ns;
-    ao.od_period_ns = o->refresh_od_ns;
-    ao.spot_period_ns = o->refresh_spot_ns;
-    ao.isolated_vpc = o->isolated_vpc;
-    ao.no_reserved_capacity = o->no_reserved_capacity;
-    ao.ice_ttl_ns = o->ice_ttl_ns;
-    ao.clock = c->clock;
-    ao.k8s_version = k8s_version;
-    ao.k8s_version_ud = c->kube;
-    ao.kube_dns = kube_dns;
-    ao.kube_dns_ud = c->kube;
-    nw_cloud_t *aws = NULL;
-    if ((rc = nw_aws_cloud_new(&ao, &aws, err)) != NW_OK)
-        goto fail;
-    /* the launch workers' EC2 calls end at once when the scaler stops (their join waits) */
-    nw_aws_cloud_set_abort(aws, &c->stopping);
-    nw_creds_t *creds = nw_aws_cloud_creds(aws);
-    /* Karpenter's cloud provider call metrics (scaler/cloud/metered.h) */
-    if (!(c->cloud = nw_metered_new(aws, "aws", c->series, c->clock))) {
-        rc = nw_err_set(err, NW_ENOMEM, NULL, "out of memory");
-        goto fail;
-    }
-    nw_gc_opts_t go = {o->gc_initial_interval_ns, o->gc_interval_ns, 0,
-                       o->gc_launch_grace_ns > 0 ? o->gc_launch_grace_ns : -1};
-    if (!(s->gc = nw_gc_new(c, &s->mem.inflight, &go))) {
-        rc = nw_err_set(err, NW_ENOMEM, NULL, "out of memory");
-        goto fail;
-    }
-    nw_repair_opts_t ropts = {o->node_repair, o->instance_status_ns, 0};
-    if (!(s->repair = nw_repair_new(c, &ropts)) || !(s->gauges = nw_statemetrics_new(c))) {
-        rc = nw_err_set(err, NW_ENOMEM, NULL, "out of memory");
-        goto fail;
-    }
-    if ((rc = nw_repair_start(s->repair, err)) != NW_OK)
-        goto fail;
-    if ((rc = nw_kube_watch_new(c->kube, c->cache, NULL, &s->watch, err)) != NW_OK ||
-        (rc = nw_kube_watch_start(s->watch, err)) != NW_OK)
-        goto fail;
-    if (o->leader_election) {
-        nw_kube_leader_opts_t lo = {
-            .namespace = o->lease_namespace,
-            .name = o->lease_name,
-            .lease_ms = o->lease_ns / NW_NS_PER_MS,
-            .renew_deadline_ms = o->renew_deadline_ns / NW_NS_PER_MS,
-            .retry_ms = o->retry_ns / NW_NS_PER_MS,
-            .identity = lease_id[0] ? lease_id : NULL,
-            .on_started = on_started,
-            .on_stopped = on_stopped,
-            .on_new_leader = on_new_leader,
-            .ud = c,
-        };
-        if ((rc = nw_kube_leader_new(c->kube, &lo, &s->leader, err)) != NW_OK ||
-            (rc = nw_kube_leader_start(s->leader, err)) != NW_OK)
-            goto fail;
-    } else
-        atomic_store(&c->leading, 1);
-    if (o->interruption_queue && *o->interruption_queue) {
-        /* whole seconds, at least 1 (0 would turn the long poll into a busy loop) */
-        int wait_s = o->interruption_wait_ns <= 0 ? -1
-                     : o->interruption_wait_ns < NW_NS_PER_SEC
-                         ? 1
-                         : (int)(o->interruption_wait_ns / NW_NS_PER_SEC);
-        if ((rc = nw_intrsource_new(&ao.aws, creds, c->clock, o->interruption_queue, wait_s, 20,
-                                    &s->intr_source, err)) != NW_OK)
-            goto fail;
-        nw_interruption_opts_t io = {
-            .ice = c->cloud->ops->ice(c->cloud),
-            .source = s->intr_source,
-        };
-        if ((rc = nw_interruption_new(c, &io, &s->intr, err)) != NW_OK ||
-            (rc = nw_interruption_start(s->intr, err)) != NW_OK)
-            goto fail;
-    }
     if (pthread_create(&s->thread, NULL, reconcile_main, s) != 0) {
         rc = nw_err_set(err, NW_ENOMEM, NULL, "cannot start the reconcile thread");
         goto fail;
@@ -395,7 +454,6 @@ nw_rc_t nw_scaler_loop_start(const nw_scaler_opts_t *o, nw_scaler_t **out, nw_er
     *out = s;
     return NW_OK;
 fail:
-    nw_kube_config_free(kc); /* still ours only if the client was never made */
     atomic_store(&c->stopping, 1);
     scaler_free(s);
     return rc;

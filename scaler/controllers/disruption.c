@@ -5,6 +5,7 @@
 #include "scaler/metrics/kmetrics.h"
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -402,16 +403,16 @@ static NW_MUST_USE nw_rc_t node_taint(nw_disruption_t *d, const char *node, int 
     return rc;
 }
 
-static int held(const nw_disruption_t *d, const char *nc)
+static bool held(const nw_disruption_t *d, const char *nc)
 {
     for (size_t i = 0; i < d->nrecent; i++)
         if (strcmp(d->recent[i].name, nc) == 0)
-            return 1; /* deleted by us a moment ago; the cache may not show it yet */
+            return true; /* deleted by us a moment ago; the cache may not show it yet */
     for (size_t i = 0; i < d->nfl; i++)
         for (size_t k = 0; k < d->fl[i].cmd.ncandidates; k++)
             if (strcmp(d->fl[i].cmd.candidates[k], nc) == 0)
-                return 1;
-    return 0;
+                return true;
+    return false;
 }
 
 /* ---- markers: lastPodEventTime and Consolidatable ---- */
@@ -439,22 +440,22 @@ static uint64_t pods_fp(const nw_kube_snap_t *s, const char *node)
     return h;
 }
 
-/* returns 1 when the node's pod set changed since the last tick */
-static int fp_changed(nw_disruption_t *d, const char *node, uint64_t fp)
+/* true when the node's pod set changed since the last tick */
+static bool fp_changed(nw_disruption_t *d, const char *node, uint64_t fp)
 {
     for (size_t i = 0; i < d->nfps; i++)
         if (strcmp(d->fps[i].node, node) == 0) {
-            int ch = d->fps[i].fp != fp;
+            bool ch = d->fps[i].fp != fp;
             d->fps[i].fp = fp;
             return ch;
         }
     fp_t *n = realloc(d->fps, (d->nfps + 1) * sizeof *n);
     if (!n)
-        return 0;
+        return false;
     d->fps = n;
     if ((d->fps[d->nfps].node = strdup(node)) != NULL)
         d->fps[d->nfps++].fp = fp;
-    return 0;
+    return false;
 }
 
 static void markers(nw_disruption_t *d, const nw_kube_snap_t *s, const view_t *v)
@@ -866,95 +867,105 @@ static void emit_notes(nw_disruption_t *d, const nw_kube_snap_t *s, const nw_dis
     }
 }
 
-void nw_disruption_tick(nw_disruption_t *d, const nw_kube_snap_t *s)
+/* A command held for validation: re-derived on the current state (the view's in-command
+ * list has no pending names), executed if it still holds, else rejected. */
+static void validate_pending(nw_disruption_t *d, const nw_kube_snap_t *s, view_t *v, int64_t mono)
 {
-    nw_ctl_deps_t *c = d ? d->deps : NULL;
-    if (!d || !nw_ctl_may_write(c))
-        return;
-    view_t v;
-    if (view_build(d, s, &v) != 0)
-        return;
-    markers(d, s, &v);
-    progress(d, s);
-    int64_t mono = nw_clock_mono(c->clock);
-    if (!nw_ctl_claims_launched(s))
-        goto out; /* a NodeClaim is being launched: decide once it has a providerID */
-    if (d->has_pending) {
-        if (mono - d->pending_mono < d->o.validation_ns)
-            goto out;
-        /* re-derive on the current state (the view's in-command list has no pending names) */
-        char why[300] = "";
-        int ok =
-            nw_decide_validate(v.st, &d->pending, nw_disruption_live_sim, &v.live, why, sizeof why);
-        d->has_pending = 0;
-        if (ok == 1) {
-            if (execute(d, s, &v, &d->pending) == 0 && d->pending.method == NW_DIS_NONE)
-                progress(d, s); /* a delete with no replacements proceeds at once */
-        } else {
-            atomic_fetch_add(&d->rejected, 1);
-            nw_series_add(c->series, &NW_KMETRICS_DISRUPTION_FAILED_VALIDATIONS,
-                          (const char *[]){consolidation_type(d->pending.method)},
-                          (double)d->pending.ncandidates);
-            nw_log_info("disruption", "command rejected at validation", NW_LS("reason", why),
-                        NW_LS("summary", d->pending.summary));
-            for (size_t i = 0; i < d->pending.ncandidates; i++) {
-                const nw_kube_obj_t *nc =
-                    nw_kube_cache_snap_get(s, NW_KUBE_NODECLAIMS, NULL, d->pending.candidates[i]);
-                event2(d, nc, node_of(s, nc), "Normal", "ConsolidationRejected", why);
-            }
+    nw_ctl_deps_t *c = d->deps;
+    char why[300] = "";
+    int ok =
+        nw_decide_validate(v->st, &d->pending, nw_disruption_live_sim, &v->live, why, sizeof why);
+    d->has_pending = 0;
+    if (ok == 1) {
+        if (execute(d, s, v, &d->pending) == 0 && d->pending.method == NW_DIS_NONE)
+            progress(d, s); /* a delete with no replacements proceeds at once */
+    } else {
+        atomic_fetch_add(&d->rejected, 1);
+        nw_series_add(c->series, &NW_KMETRICS_DISRUPTION_FAILED_VALIDATIONS,
+                      (const char *[]){consolidation_type(d->pending.method)},
+                      (double)d->pending.ncandidates);
+        nw_log_info("disruption", "command rejected at validation", NW_LS("reason", why),
+                    NW_LS("summary", d->pending.summary));
+        for (size_t i = 0; i < d->pending.ncandidates; i++) {
+            const nw_kube_obj_t *nc =
+                nw_kube_cache_snap_get(s, NW_KUBE_NODECLAIMS, NULL, d->pending.candidates[i]);
+            event2(d, nc, node_of(s, nc), "Normal", "ConsolidationRejected", why);
         }
-        nw_decide_cmd_cleanup(&d->pending);
-        d->next_pass_mono = mono;
-        goto out;
     }
+    nw_decide_cmd_cleanup(&d->pending);
+    d->next_pass_mono = mono;
+}
+
+/* Is a pass due: its time has come and the cluster changed since a pass that found
+ * nothing (or that was UNCHANGED_RECHECK_NS ago)? */
+static bool pass_due(nw_disruption_t *d, const nw_kube_snap_t *s, int64_t mono)
+{
     if (mono < d->next_pass_mono)
-        goto out;
+        return false;
     if (d->idle_gen && d->idle_gen == nw_kube_cache_snap_generation(s) &&
         mono - d->idle_gen_mono < UNCHANGED_RECHECK_NS) {
         /* nothing changed since a pass that found nothing (Karpenter skips these too;
          * budget windows and consolidateAfter are re-evaluated at least every 5 min, and
          * the Consolidatable marker's write is a change) */
         d->next_pass_mono = mono + d->o.poll_ns;
-        goto out;
+        return false;
     }
-    atomic_fetch_add(&d->passes, 1);
-    cleanup(d, s);
-    nw_disrupt_cmd_t cmd;
-    nw_err_t err = {0};
-    if (nw_decide(v.st, nw_disruption_live_sim, &v.live, &cmd, &err) != NW_OK) {
-        nw_log_warn("disruption", "disruption pass failed", NW_LS("error", err.msg));
-        d->next_pass_mono = mono + d->o.poll_ns;
-        nw_decide_cmd_cleanup(&cmd);
-        goto out;
-    }
+    return true;
+}
+
+/* A pass's counters and gauges, and its report at log.level debug. */
+static void count_pass(nw_disruption_t *d, const view_t *v, const nw_disrupt_cmd_t *cmd)
+{
     for (int r = 0; r < NW_DIS_NREASONS; r++)
-        atomic_fetch_add(&d->blocked[r], (uint64_t)cmd.budget_blocked[r]);
-    count_timeouts(d->deps, &cmd);
-    count_evaluations(d->deps, &cmd);
-    budget_gauges(d->deps, v.st);
+        atomic_fetch_add(&d->blocked[r], (uint64_t)cmd->budget_blocked[r]);
+    count_timeouts(d->deps, cmd);
+    count_evaluations(d->deps, cmd);
+    budget_gauges(d->deps, v->st);
     if (nw_log_enabled(NW_LOG_DEBUG)) { /* each pass's report at log.level debug */
-        cJSON *rep = nw_decide_report_json(v.st, &cmd);
+        cJSON *rep = nw_decide_report_json(v->st, cmd);
         char *txt = rep ? cJSON_PrintUnformatted(rep) : NULL;
         nw_log_debug("disruption", "pass report", NW_LS("report", txt ? txt : ""));
         free(txt);
         cJSON_Delete(rep);
     }
+}
+
+/* A pass that found nothing: the next one in poll_ns, skipped while nothing changes. */
+static void pass_idle(nw_disruption_t *d, const nw_kube_snap_t *s, const view_t *v, int64_t mono)
+{
+    d->next_pass_mono = mono + d->o.poll_ns;
+    /* time-based rules that will flip without any change in the cluster (a
+     * nomination expiring, consolidateAfter running out) keep the passes going */
+    int waiting = 0;
+    for (size_t i = 0; i < v->st->nnodes && !waiting; i++)
+        waiting = v->st->nodes[i].nominated || v->st->nodes[i].consolidatable_at > v->in.now;
+    if (waiting)
+        d->idle_gen = 0;
+    else if (d->idle_gen != nw_kube_cache_snap_generation(s)) {
+        d->idle_gen = nw_kube_cache_snap_generation(s);
+        d->idle_gen_mono = mono;
+    }
+}
+
+/* One disruption pass: decide, then hold the command for validation or execute it. */
+static void run_pass(nw_disruption_t *d, const nw_kube_snap_t *s, view_t *v, int64_t mono)
+{
+    atomic_fetch_add(&d->passes, 1);
+    cleanup(d, s);
+    nw_disrupt_cmd_t cmd;
+    nw_err_t err = {0};
+    if (nw_decide(v->st, nw_disruption_live_sim, &v->live, &cmd, &err) != NW_OK) {
+        nw_log_warn("disruption", "disruption pass failed", NW_LS("error", err.msg));
+        d->next_pass_mono = mono + d->o.poll_ns;
+        nw_decide_cmd_cleanup(&cmd);
+        return;
+    }
+    count_pass(d, v, &cmd);
     emit_notes(d, s, &cmd);
     if (cmd.method == NW_DIS_NONE) {
-        d->next_pass_mono = mono + d->o.poll_ns;
-        /* time-based rules that will flip without any change in the cluster (a
-         * nomination expiring, consolidateAfter running out) keep the passes going */
-        int waiting = 0;
-        for (size_t i = 0; i < v.st->nnodes && !waiting; i++)
-            waiting = v.st->nodes[i].nominated || v.st->nodes[i].consolidatable_at > v.in.now;
-        if (waiting)
-            d->idle_gen = 0;
-        else if (d->idle_gen != nw_kube_cache_snap_generation(s)) {
-            d->idle_gen = nw_kube_cache_snap_generation(s);
-            d->idle_gen_mono = mono;
-        }
+        pass_idle(d, s, v, mono);
         nw_decide_cmd_cleanup(&cmd);
-        goto out;
+        return;
     }
     if (cmd.validate && d->o.validation_ns > 0) {
         nw_log_info("disruption", "command waits for validation",
@@ -970,12 +981,32 @@ void nw_disruption_tick(nw_disruption_t *d, const nw_kube_snap_t *s)
         d->pending = cmd;
         d->has_pending = 1;
         d->pending_mono = mono;
-        goto out;
+        return;
     }
-    execute(d, s, &v, &cmd);
+    execute(d, s, v, &cmd);
     nw_decide_cmd_cleanup(&cmd);
     progress(d, s);
     d->next_pass_mono = mono;
+}
+
+void nw_disruption_tick(nw_disruption_t *d, const nw_kube_snap_t *s)
+{
+    nw_ctl_deps_t *c = d ? d->deps : NULL;
+    if (!d || !nw_ctl_may_write(c))
+        return;
+    view_t v;
+    if (view_build(d, s, &v) != 0)
+        return;
+    markers(d, s, &v);
+    progress(d, s);
+    int64_t mono = nw_clock_mono(c->clock);
+    if (!nw_ctl_claims_launched(s))
+        goto out; /* a NodeClaim is being launched: decide once it has a providerID */
+    if (d->has_pending) {
+        if (mono - d->pending_mono >= d->o.validation_ns)
+            validate_pending(d, s, &v, mono);
+    } else if (pass_due(d, s, mono))
+        run_pass(d, s, &v, mono);
 out:
     view_free(&v);
 }

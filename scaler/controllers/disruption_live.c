@@ -6,6 +6,7 @@
  */
 #include "scaler/controllers/disruption_live.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,7 +104,7 @@ fail:
     return rc;
 }
 
-int nw_disruption_live_owns(const nw_disrupt_sim_t *sim)
+bool nw_disruption_live_owns(const nw_disrupt_sim_t *sim)
 {
     return sim && sim->handle && sim->handle_free == handle_free;
 }

@@ -10,6 +10,7 @@
 #ifndef NW_SCALER_CONTROLLERS_DISRUPTION_LIVE_H
 #define NW_SCALER_CONTROLLERS_DISRUPTION_LIVE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,7 +32,7 @@ NW_MUST_USE nw_rc_t nw_disruption_live_sim(void *ud, const nw_disrupt_state_t *s
                                            nw_disrupt_sim_t *out, nw_err_t *err);
 
 /** Was this result made by nw_disruption_live_sim (and still holds its handle)? */
-int nw_disruption_live_owns(const nw_disrupt_sim_t *sim);
+bool nw_disruption_live_owns(const nw_disrupt_sim_t *sim);
 
 /** Create (and launch) replacement k of a live result with its narrowed instance types
  * and capacity types; the name goes to name. */

@@ -3,6 +3,7 @@
  */
 #include "scaler/controllers/driftmark.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,8 +88,8 @@ static backoff_t *memo_find(nw_driftmark_t *d, const char *key)
 }
 
 /* Skip writing hash h to kind/name now? */
-static int write_suppressed(nw_driftmark_t *d, const char *kind, const char *name, const char *h,
-                            int64_t mono)
+static bool write_suppressed(nw_driftmark_t *d, const char *kind, const char *name, const char *h,
+                             int64_t mono)
 {
     char key[400];
     snprintf(key, sizeof key, "%s/%s", kind, name);
@@ -320,8 +321,8 @@ static const char *drift_condition_reason(const cJSON *nc)
     return NULL;
 }
 
-/* 1 when the condition was changed by this write, 0 when it already was so or failed */
-static int write_mark(nw_ctl_deps_t *c, const nw_kube_obj_t *nc, const char *reason)
+/* true when the condition was changed by this write, false when it already was so or failed */
+static bool write_mark(nw_ctl_deps_t *c, const nw_kube_obj_t *nc, const char *reason)
 {
     mark_t m = {reason, c, 0};
     nw_err_t err = {0};
@@ -331,7 +332,7 @@ static int write_mark(nw_ctl_deps_t *c, const nw_kube_obj_t *nc, const char *rea
                     reason ? "cannot mark the NodeClaim drifted"
                            : "cannot clear the NodeClaim's Drifted condition",
                     NW_LS("nodeclaim", nc->name), NW_LS("error", err.msg));
-        return 0;
+        return false;
     }
     return m.changed;
 }
@@ -422,7 +423,7 @@ static void copy_rv(char *dst, size_t n, const nw_kube_obj_t *o)
     snprintf(dst, n, "%s", o ? o->rv : "-");
 }
 
-static int rv_differs(const char *have, const nw_kube_obj_t *o)
+static bool rv_differs(const char *have, const nw_kube_obj_t *o)
 {
     return strcmp(have, o ? o->rv : "-") != 0;
 }

@@ -48,19 +48,19 @@ int nw_expiry_deadline(const cJSON *nodeclaim, int64_t *at_ns, nw_err_t *err)
     return 1;
 }
 
-int nw_expiry_due(const cJSON *nodeclaim, int64_t now_ns)
+bool nw_expiry_due(const cJSON *nodeclaim, int64_t now_ns)
 {
     int64_t at = 0;
     return nw_expiry_deadline(nodeclaim, &at, NULL) == 1 && now_ns >= at;
 }
 
 /* A NodeClaim we deleted a moment ago may still look alive in a lagging snapshot. */
-static int recently_expired(const nw_expiry_t *e, const char *uid)
+static bool recently_expired(const nw_expiry_t *e, const char *uid)
 {
     for (unsigned i = 0; uid[0] && i < NW_EXPIRY_RECENT && i < e->n; i++)
         if (strcmp(e->recent[i], uid) == 0)
-            return 1;
-    return 0;
+            return true;
+    return false;
 }
 
 void nw_expiry_tick(nw_expiry_t *e, const nw_kube_snap_t *s)

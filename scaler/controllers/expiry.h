@@ -15,6 +15,7 @@
 #define NW_SCALER_CONTROLLERS_EXPIRY_H
 
 #include <cjson/cJSON.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "common/err.h"
@@ -29,8 +30,8 @@
  */
 int nw_expiry_deadline(const cJSON *nodeclaim, int64_t *at_ns, nw_err_t *err);
 
-/** Is the NodeClaim due at now_ns (1), not yet or never (0). Malformed: 0. */
-int nw_expiry_due(const cJSON *nodeclaim, int64_t now_ns);
+/** Is the NodeClaim due at now_ns (true), not yet or never (false). Malformed: false. */
+bool nw_expiry_due(const cJSON *nodeclaim, int64_t now_ns);
 
 #define NW_EXPIRY_RECENT 32
 

@@ -3,6 +3,7 @@
 #include "scaler/metrics/kmetrics.h"
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,7 +49,7 @@ void nw_gc_free(nw_gc_t *g)
 
 /* ---- the plan ---- */
 
-static int registered(const cJSON *nc)
+static bool registered(const cJSON *nc)
 {
     const char *st = nw_json_condition(nc, "Registered");
     return st && strcmp(st, "True") == 0;
@@ -65,18 +66,18 @@ static const nw_kube_obj_t *find_by_instance(const nw_kube_snap_t *s, nw_kube_ki
     return NULL;
 }
 
-static int inflight(const nw_gc_inflight_t *f, const nw_cloud_instance_t *i)
+static bool inflight(const nw_gc_inflight_t *f, const nw_cloud_instance_t *i)
 {
     if (!f)
-        return 0;
+        return false;
     const char *name = nw_cloud_instance_tag(i, NW_TAG_NODECLAIM);
     for (size_t k = 0; name && k < f->nnames; k++)
         if (f->names[k] && strcmp(f->names[k], name) == 0)
-            return 1;
+            return true;
     for (size_t k = 0; k < f->nids; k++)
         if (f->ids[k] && *f->ids[k] && strcmp(nw_cloud_instance_id(f->ids[k]), i->id) == 0)
-            return 1;
-    return 0;
+            return true;
+    return false;
 }
 
 nw_rc_t nw_gc_plan(const nw_kube_snap_t *s, const nw_cloud_instances_t *cloud,
@@ -140,6 +141,80 @@ void nw_gc_plan_free(nw_gc_plan_t *p)
 
 /* ---- the pass ---- */
 
+/* Terminate the leaked instances (no NodeClaim owns them) and delete their Nodes; false
+ * when one of them failed. */
+static bool terminate_leaked(nw_gc_t *g, const nw_gc_plan_t *p)
+{
+    nw_ctl_deps_t *c = g->deps;
+    nw_err_t err = {0};
+    bool ok = true;
+    for (size_t i = 0; i < p->nleaked && nw_ctl_may_write(c); i++) {
+        const nw_gc_leak_t *l = &p->leaked[i];
+        nw_err_clear(&err);
+        if (c->cloud->ops->terminate(c->cloud, l->instance_id, &err) != NW_OK) {
+            ok = false;
+            atomic_fetch_add(&g->errors, 1);
+            nw_log_warn("gc", "cannot terminate a leaked instance",
+                        NW_LS("instance", l->instance_id), NW_LS("error", err.msg));
+            continue;
+        }
+        atomic_fetch_add(&g->terminated, 1);
+        nw_log_info("gc", "terminated a leaked instance (no NodeClaim owns it)",
+                    NW_LS("instance", l->instance_id), NW_LS("providerID", l->provider_id),
+                    NW_LS("node", l->node ? l->node->name : ""));
+        if (l->node && !l->node->terminating) {
+            nw_kube_write_event(c->rec, &nw_kube_client_res_nodes, l->node->json, "Warning",
+                                "GarbageCollected",
+                                "The instance is owned by no NodeClaim; it was terminated", NULL);
+            nw_err_clear(&err);
+            if (nw_kube_write_delete(c->kube, &nw_kube_client_res_nodes, NULL, l->node->name, NULL,
+                                     NULL, &err) != NW_OK) {
+                ok = false;
+                atomic_fetch_add(&g->errors, 1);
+                nw_log_warn("gc", "cannot delete the node of a leaked instance",
+                            NW_LS("node", l->node->name), NW_LS("error", err.msg));
+            } else
+                atomic_fetch_add(&g->nodes_deleted, 1);
+        }
+    }
+    return ok;
+}
+
+/* Delete the NodeClaims whose instance is gone and whose node is not Ready; false when one
+ * of them failed. */
+static bool delete_orphans(nw_gc_t *g, const nw_gc_plan_t *p)
+{
+    nw_ctl_deps_t *c = g->deps;
+    nw_err_t err = {0};
+    bool ok = true;
+    for (size_t i = 0; i < p->norphans && nw_ctl_may_write(c); i++) {
+        const nw_kube_obj_t *nc = p->orphans[i];
+        char msg[256];
+        snprintf(
+            msg, sizeof msg,
+            "The instance %s no longer exists and the node is not Ready; deleting the NodeClaim",
+            nw_cloud_instance_id(nc->provider_id));
+        nw_kube_write_event(c->rec, &nw_kube_client_res_nodeclaims, nc->json, "Warning",
+                            "GarbageCollected", msg, NULL);
+        nw_kube_delete_opts_t d = {.grace_seconds = -1, .uid = nc->uid[0] ? nc->uid : NULL};
+        nw_err_clear(&err);
+        nw_rc_t rc = nw_kube_write_delete(c->kube, &nw_kube_client_res_nodeclaims, NULL, nc->name,
+                                          &d, NULL, &err);
+        if (rc != NW_OK && rc != NW_ECONFLICT) {
+            ok = false;
+            atomic_fetch_add(&g->errors, 1);
+            nw_log_warn("gc", "cannot delete an orphaned NodeClaim", NW_LS("nodeclaim", nc->name),
+                        NW_LS("error", err.msg));
+            continue;
+        }
+        atomic_fetch_add(&g->claims_deleted, 1);
+        nw_kmetrics_disrupted(c->series, "garbage_collected", nc->json);
+        nw_log_info("gc", "deleted a NodeClaim whose instance is gone",
+                    NW_LS("nodeclaim", nc->name), NW_LS("providerID", nc->provider_id));
+    }
+    return ok;
+}
+
 static void pass(nw_gc_t *g, const nw_kube_snap_t *s)
 {
     nw_ctl_deps_t *c = g->deps;
@@ -178,67 +253,14 @@ static void pass(nw_gc_t *g, const nw_kube_snap_t *s)
         g->next_mono = nw_clock_mono(c->clock) + g->o.initial_interval_ns;
         return;
     }
-    int ok = 1;
-    for (size_t i = 0; i < p.nleaked && nw_ctl_may_write(c); i++) {
-        const nw_gc_leak_t *l = &p.leaked[i];
-        nw_err_clear(&err);
-        if (c->cloud->ops->terminate(c->cloud, l->instance_id, &err) != NW_OK) {
-            ok = 0;
-            atomic_fetch_add(&g->errors, 1);
-            nw_log_warn("gc", "cannot terminate a leaked instance",
-                        NW_LS("instance", l->instance_id), NW_LS("error", err.msg));
-            continue;
-        }
-        atomic_fetch_add(&g->terminated, 1);
-        nw_log_info("gc", "terminated a leaked instance (no NodeClaim owns it)",
-                    NW_LS("instance", l->instance_id), NW_LS("providerID", l->provider_id),
-                    NW_LS("node", l->node ? l->node->name : ""));
-        if (l->node && !l->node->terminating) {
-            nw_kube_write_event(c->rec, &nw_kube_client_res_nodes, l->node->json, "Warning",
-                                "GarbageCollected",
-                                "The instance is owned by no NodeClaim; it was terminated", NULL);
-            nw_err_clear(&err);
-            if (nw_kube_write_delete(c->kube, &nw_kube_client_res_nodes, NULL, l->node->name, NULL,
-                                     NULL, &err) != NW_OK) {
-                ok = 0;
-                atomic_fetch_add(&g->errors, 1);
-                nw_log_warn("gc", "cannot delete the node of a leaked instance",
-                            NW_LS("node", l->node->name), NW_LS("error", err.msg));
-            } else
-                atomic_fetch_add(&g->nodes_deleted, 1);
-        }
-    }
-    for (size_t i = 0; i < p.norphans && nw_ctl_may_write(c); i++) {
-        const nw_kube_obj_t *nc = p.orphans[i];
-        char msg[256];
-        snprintf(
-            msg, sizeof msg,
-            "The instance %s no longer exists and the node is not Ready; deleting the NodeClaim",
-            nw_cloud_instance_id(nc->provider_id));
-        nw_kube_write_event(c->rec, &nw_kube_client_res_nodeclaims, nc->json, "Warning",
-                            "GarbageCollected", msg, NULL);
-        nw_kube_delete_opts_t d = {.grace_seconds = -1, .uid = nc->uid[0] ? nc->uid : NULL};
-        nw_err_clear(&err);
-        nw_rc_t rc = nw_kube_write_delete(c->kube, &nw_kube_client_res_nodeclaims, NULL, nc->name,
-                                          &d, NULL, &err);
-        if (rc != NW_OK && rc != NW_ECONFLICT) {
-            ok = 0;
-            atomic_fetch_add(&g->errors, 1);
-            nw_log_warn("gc", "cannot delete an orphaned NodeClaim", NW_LS("nodeclaim", nc->name),
-                        NW_LS("error", err.msg));
-            continue;
-        }
-        atomic_fetch_add(&g->claims_deleted, 1);
-        nw_kmetrics_disrupted(c->series, "garbage_collected", nc->json);
-        nw_log_info("gc", "deleted a NodeClaim whose instance is gone",
-                    NW_LS("nodeclaim", nc->name), NW_LS("providerID", nc->provider_id));
-    }
+    bool leaked_ok = terminate_leaked(g, &p);
+    bool orphans_ok = delete_orphans(g, &p);
     nw_gc_plan_free(&p);
     free(names);
     free(ids);
     nw_cloud_instances_free(&list);
     atomic_fetch_add(&g->passes, 1);
-    if (ok)
+    if (leaked_ok && orphans_ok)
         g->good_passes++;
     g->next_mono =
         nw_clock_mono(c->clock) +

@@ -3,6 +3,7 @@
 #include "scaler/controllers/interruption.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +33,7 @@ struct nw_interruption {
 
 /* ---- lookups and the plan ---- */
 
-static int pid_is(const char *pid, const char *id)
+static bool pid_is(const char *pid, const char *id)
 {
     return pid && *pid && strcmp(nw_cloud_instance_id(pid), id) == 0;
 }
@@ -134,7 +135,7 @@ size_t nw_interruption_plan(const nw_kube_snap_t *s, const nw_interrupt_event_t 
 
 /* ---- acting ---- */
 
-static int may_write(nw_interruption_t *h)
+static bool may_write(nw_interruption_t *h)
 {
     return !atomic_load(&h->stop) && nw_ctl_may_write(h->deps);
 }
@@ -221,8 +222,8 @@ static NW_MUST_USE nw_rc_t act(nw_interruption_t *h, const nw_interrupt_event_t 
     return NW_OK;
 }
 
-/* Handle one message; 1 when it may be deleted from the queue. */
-static int handle(nw_interruption_t *h, const nw_interrupt_msg_t *m, int *kind)
+/* Handle one message; true when it may be deleted from the queue. */
+static bool handle(nw_interruption_t *h, const nw_interrupt_msg_t *m, int *kind)
 {
     const nw_interrupt_event_t ev = m->ev;
     *kind = KIND_UNPARSEABLE;
@@ -231,7 +232,7 @@ static int handle(nw_interruption_t *h, const nw_interrupt_msg_t *m, int *kind)
         nw_log_warn("interruption", "message could not be parsed; deleting it",
                     NW_LS("messageId", m->id), NW_LS("field", m->perr.path),
                     NW_LS("error", m->perr.msg));
-        return 1;
+        return true;
     }
     atomic_fetch_add(&h->received[ev.kind], 1);
     const char *mt[] = {nw_kmetrics_message_kind(ev.kind)};
@@ -243,17 +244,17 @@ static int handle(nw_interruption_t *h, const nw_interrupt_msg_t *m, int *kind)
     if (ev.kind == NW_INTR_NOOP) {
         nw_log_debug("interruption", "message of no interest", NW_LS("messageId", m->id),
                      NW_LS("source", ev.source), NW_LS("detailType", ev.detail_type));
-        return 1;
+        return true;
     }
     nw_kube_snap_t *s = nw_kube_cache_snapshot(h->deps->cache);
     if (!s)
-        return 0;
+        return false;
     nw_interruption_action_t acts[NW_INTR_MAX_IDS];
     size_t n = nw_interruption_plan(s, &ev, acts, NW_INTR_MAX_IDS);
-    int ok = 1;
+    bool ok = true;
     for (size_t i = 0; i < n; i++)
         if (act(h, &ev, &acts[i]) != NW_OK)
-            ok = 0;
+            ok = false;
     nw_kube_cache_snap_release(s);
     if (!ok)
         atomic_fetch_add(&h->handle_errors, 1);

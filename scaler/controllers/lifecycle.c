@@ -5,6 +5,7 @@
  * aws/karpenter-provider-aws pkg/controllers/nodeclass/controller.go). The termination
  * finalizers: scaler/controllers/termination.c.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,7 +72,7 @@ nw_rc_t nw_lifecycle_metrics(nw_lifecycle_t *l, nw_buf_t *out)
     return nw_ctl_counters_write(out, v, sizeof v / sizeof *v);
 }
 
-static int is_true(const cJSON *obj, const char *cond)
+static bool is_true(const cJSON *obj, const char *cond)
 {
     const char *s = nw_json_condition(obj, cond);
     return s && strcmp(s, "True") == 0;
@@ -86,17 +87,17 @@ static cJSON *obj_child(cJSON *o, const char *k, int array)
     return array ? cJSON_AddArrayToObject(o, k) : cJSON_AddObjectToObject(o, k);
 }
 
-static int set_label(cJSON *labels, const char *k, const char *v)
+static bool set_label(cJSON *labels, const char *k, const char *v)
 {
     const char *cur = nw_json_str(labels, k);
     if (cur && strcmp(cur, v) == 0)
-        return 0;
+        return false;
     cJSON_DeleteItemFromObjectCaseSensitive(labels, k);
     cJSON_AddStringToObject(labels, k, v);
-    return 1;
+    return true;
 }
 
-static int taint_eq(const cJSON *a, const cJSON *b)
+static bool taint_eq(const cJSON *a, const cJSON *b)
 {
     const char *ka = nw_json_str(a, "key"), *kb = nw_json_str(b, "key");
     const char *ea = nw_json_str(a, "effect"), *eb = nw_json_str(b, "effect");
@@ -105,15 +106,15 @@ static int taint_eq(const cJSON *a, const cJSON *b)
 
 /* ---- kubeadm bootstrap tokens (scaler/nodeclaim/bootstrap.h) ---- */
 
-static int boot_done(const nw_lifecycle_t *l, const char *uid)
+static bool boot_done(const nw_lifecycle_t *l, const char *uid)
 {
     if (l->nboot_sorted &&
         bsearch(&uid, l->boot_done, l->nboot_sorted, sizeof *l->boot_done, nw_strs_cmp))
-        return 1;
+        return true;
     for (size_t i = l->nboot_sorted; i < l->nboot_done; i++) /* marked this tick */
         if (strcmp(l->boot_done[i], uid) == 0)
-            return 1;
-    return 0;
+            return true;
+    return false;
 }
 
 static void boot_mark(nw_lifecycle_t *l, const char *uid)
@@ -132,7 +133,7 @@ static void boot_mark(nw_lifecycle_t *l, const char *uid)
 }
 
 /* Does nc's EC2NodeClass use nodewarden's kubeadm bootstrap? */
-static int boot_class(const nw_kube_snap_t *s, const nw_kube_obj_t *nc)
+static bool boot_class(const nw_kube_snap_t *s, const nw_kube_obj_t *nc)
 {
     const char *cls = nw_json_str_at(nc->json, "spec.nodeClassRef.name");
     const nw_kube_obj_t *o =
@@ -331,24 +332,24 @@ static int mutate_initialized_label(cJSON *node, void *ud)
     return set_label(labels, "karpenter.sh/initialized", "true") ? 0 : 1;
 }
 
-static int quantity_nonzero(const char *q)
+static bool quantity_nonzero(const char *q)
 {
     if (!q)
-        return 0;
+        return false;
     for (const char *p = q; *p; p++)
         if (*p >= '1' && *p <= '9')
-            return 1;
+            return true;
         else if (*p != '0' && *p != '.')
             break;
-    return 0;
+    return false;
 }
 
 /* Karpenter's initialization checks; on failure *why says what is missing. */
-static int node_initialized(const cJSON *nc, const cJSON *node, const char **why)
+static bool node_initialized(const cJSON *nc, const cJSON *node, const char **why)
 {
     if (!nw_ctl_node_ready(node)) {
         *why = "node not ready";
-        return 0;
+        return false;
     }
     const cJSON *t, *x;
     const cJSON *taints = nw_json_get(nw_json_get(node, "spec"), "taints");
@@ -358,7 +359,7 @@ static int node_initialized(const cJSON *nc, const cJSON *node, const char **why
         {
             if (taint_eq(x, t)) {
                 *why = "startup taint remains";
-                return 0;
+                return false;
             }
         }
     }
@@ -371,7 +372,7 @@ static int node_initialized(const cJSON *nc, const cJSON *node, const char **why
         for (size_t i = 0; k && i < sizeof ephemeral / sizeof *ephemeral; i++)
             if (strcmp(k, ephemeral[i]) == 0) {
                 *why = "ephemeral taint remains";
-                return 0;
+                return false;
             }
     }
     const cJSON *r;
@@ -383,10 +384,10 @@ static int node_initialized(const cJSON *nc, const cJSON *node, const char **why
             continue; /* only extended resources (vendor-domain names) */
         if (!quantity_nonzero(nw_json_str(alloc, r->string))) {
             *why = "requested extended resource not registered";
-            return 0;
+            return false;
         }
     }
-    return 1;
+    return true;
 }
 
 static void register_claim(nw_lifecycle_t *l, const nw_kube_snap_t *s, const nw_kube_obj_t *nc,
@@ -525,16 +526,16 @@ static int mutate_status(cJSON *obj, void *ud)
 }
 
 /* Does every condition's observedGeneration match metadata.generation? */
-static int observed_current(const cJSON *obj)
+static bool observed_current(const cJSON *obj)
 {
     const cJSON *gen = nw_json_get(nw_json_get(obj, "metadata"), "generation"), *cd;
     cJSON_ArrayForEach(cd, nw_json_get(nw_json_get(obj, "status"), "conditions"))
     {
         const cJSON *og = nw_json_get(cd, "observedGeneration");
         if (cJSON_IsNumber(gen) && (!cJSON_IsNumber(og) || og->valuedouble != gen->valuedouble))
-            return 0;
+            return false;
     }
-    return 1;
+    return true;
 }
 
 static void nodeclass_status(nw_lifecycle_t *l, const nw_kube_snap_t *s)
@@ -583,15 +584,15 @@ static void nodeclass_status(nw_lifecycle_t *l, const nw_kube_snap_t *s)
 
 #define NC_FINALIZER "karpenter.k8s.aws/termination"
 
-static int has_nc_finalizer(const cJSON *obj)
+static bool has_nc_finalizer(const cJSON *obj)
 {
     const cJSON *f;
     cJSON_ArrayForEach(f, nw_json_get(nw_json_get(obj, "metadata"), "finalizers"))
     {
         if (cJSON_IsString(f) && strcmp(f->valuestring, NC_FINALIZER) == 0)
-            return 1;
+            return true;
     }
-    return 0;
+    return false;
 }
 
 /* The EC2NodeClass finalizer (aws/karpenter-provider-aws pkg/controllers/nodeclass/

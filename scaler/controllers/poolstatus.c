@@ -3,6 +3,7 @@
  */
 #include "scaler/controllers/poolstatus.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -337,7 +338,7 @@ cJSON *nw_poolstatus_compute(const nw_poolstatus_in_t *in)
     return st;
 }
 
-int nw_poolstatus_validate(const cJSON *nodepool, char *msg, size_t n)
+bool nw_poolstatus_validate(const cJSON *nodepool, char *msg, size_t n)
 {
     nw_kv_t kv;
     nw_admit_result_t res;
@@ -576,13 +577,11 @@ static int mutate_status(cJSON *obj, void *ud)
     return 0;
 }
 
-static void one_pool(nw_ctl_deps_t *c, nw_poolstatus_t *p, const nw_kube_snap_t *s,
-                     const nw_kube_obj_t *pool, int64_t now)
+/* The pool's NodeClaims (cj) and their live Nodes (nj, NULL where none), n of them;
+ * false: out of memory. */
+static bool pool_claims(const nw_kube_snap_t *s, const nw_kube_obj_t *pool, const cJSON ***cj_out,
+                        const cJSON ***nj_out, size_t *n_out)
 {
-    pool_t *e = pool_get(p, pool->uid[0] ? pool->uid : pool->name);
-    if (!e)
-        return;
-    e->seen = 1;
     const nw_kube_obj_t *const *claims = NULL;
     size_t n = nw_kube_cache_snap_nodeclaims_for_nodepool(s, pool->name, &claims);
     const cJSON **cj = n ? calloc(n, sizeof *cj) : NULL;
@@ -590,7 +589,7 @@ static void one_pool(nw_ctl_deps_t *c, nw_poolstatus_t *p, const nw_kube_snap_t 
     if (n && (!cj || !nj)) {
         free(cj);
         free(nj);
-        return;
+        return false;
     }
     for (size_t i = 0; i < n; i++) {
         cj[i] = claims[i]->json;
@@ -600,63 +599,45 @@ static void one_pool(nw_ctl_deps_t *c, nw_poolstatus_t *p, const nw_kube_snap_t 
                 : NULL;
         nj[i] = node && !node->terminating ? node->json : NULL;
     }
-    const char *cname = nw_json_str_at(pool->json, "spec.template.spec.nodeClassRef.name");
-    const nw_kube_obj_t *class =
-        cname ? nw_kube_cache_snap_get(s, NW_KUBE_EC2NODECLASSES, NULL, cname) : NULL;
-    if (!pool->rv[0] ||
-        strcmp(pool->rv, e->valid_rv) != 0) { /* validation depends on the pool only */
-        e->valid = nw_poolstatus_validate(pool->json, e->verr, sizeof e->verr);
-        snprintf(e->valid_rv, sizeof e->valid_rv, "%s", pool->rv);
-    }
-    int valid = e->valid;
-    const char *verr = e->verr;
-    int64_t mono = nw_clock_mono(c->clock);
-    /* A snapshot taken before our last write landed still shows the older status: start
-     * from what we wrote (we are the only writer of NodePool status) until the cache
-     * shows our write's resourceVersion. */
+    *cj_out = cj;
+    *nj_out = nj;
+    *n_out = n;
+    return true;
+}
+
+/* The pool to compute the status from. A snapshot taken before our last write landed still
+ * shows the older status: start from what we wrote (we are the only writer of NodePool
+ * status) until the cache shows our write's resourceVersion; *tmp: that copy (owned). */
+static const cJSON *status_base(pool_t *e, const nw_kube_obj_t *pool, int64_t mono, cJSON **tmp)
+{
     const cJSON *base = pool->json;
-    cJSON *tmp = NULL;
+    *tmp = NULL;
     if (e->written &&
         (strcmp(pool->rv, e->written_rv) == 0 || mono - e->written_mono > REWRITE_SAME_NS)) {
         cJSON_Delete(e->written);
         e->written = NULL;
     } else if (e->written && !cJSON_Compare(nw_json_get(pool->json, "status"), e->written, 1)) {
-        tmp = cJSON_Duplicate(pool->json, 1);
-        if (tmp) {
-            cJSON_DeleteItemFromObjectCaseSensitive(tmp, "status");
-            cJSON_AddItemToObject(tmp, "status", cJSON_Duplicate(e->written, 1));
-            base = tmp;
+        *tmp = cJSON_Duplicate(pool->json, 1);
+        if (*tmp) {
+            cJSON_DeleteItemFromObjectCaseSensitive(*tmp, "status");
+            cJSON_AddItemToObject(*tmp, "status", cJSON_Duplicate(e->written, 1));
+            base = *tmp;
         }
     }
-    nw_reghealth_t before = e->t;
-    nw_poolstatus_in_t in = {
-        base, class ? class->json : NULL, cj, nj, n, valid ? NULL : verr, &e->t, e->events, e->nev,
-        now};
-    cJSON *st = nw_poolstatus_compute(&in);
-    free(cj);
-    free(nj);
-    if (!st) {
-        e->t = before;
-        cJSON_Delete(tmp);
-        return;
-    }
-    char *txt = cJSON_PrintUnformatted(st);
-    int same_as_cache = cJSON_Compare(nw_json_get(base, "status"), st, 1);
-    cJSON_Delete(tmp);
-    int same_as_last = txt && e->last_written && strcmp(txt, e->last_written) == 0 &&
-                       mono - e->written_mono < REWRITE_SAME_NS;
-    if (same_as_cache || same_as_last) {
-        e->nev = 0;
-        free(txt);
-        cJSON_Delete(st);
-        return;
-    }
+    return base;
+}
+
+/* Write status st (txt: its text, owned from here) and remember it; on failure the
+ * registration health goes back to before, its events applied again next pass. */
+static void write_status(nw_ctl_deps_t *c, pool_t *e, const nw_kube_obj_t *pool, cJSON *st,
+                         char *txt, const nw_reghealth_t *before, int64_t mono)
+{
     write_t w = {st};
     nw_err_t err = {0};
     cJSON *out = NULL;
     if (nw_kube_write_update_retry(c->kube, &nw_kube_client_res_nodepools, NULL, pool->name, 1,
                                    mutate_status, &w, 5, &out, &err) != NW_OK) {
-        e->t = before; /* the events are applied again next pass */
+        e->t = *before; /* the events are applied again next pass */
         nw_log_every(10, NW_LOG_WARN, "poolstatus", "cannot write the NodePool status",
                      NW_LS("nodepool", pool->name), NW_LS("error", err.msg));
         free(txt);
@@ -680,6 +661,56 @@ static void one_pool(nw_ctl_deps_t *c, nw_poolstatus_t *p, const nw_kube_snap_t 
         snprintf(e->written_rv, sizeof e->written_rv, "%s", rv ? rv : "");
     }
     cJSON_Delete(out);
+}
+
+static void one_pool(nw_ctl_deps_t *c, nw_poolstatus_t *p, const nw_kube_snap_t *s,
+                     const nw_kube_obj_t *pool, int64_t now)
+{
+    pool_t *e = pool_get(p, pool->uid[0] ? pool->uid : pool->name);
+    if (!e)
+        return;
+    e->seen = 1;
+    const cJSON **cj = NULL, **nj = NULL;
+    size_t n = 0;
+    if (!pool_claims(s, pool, &cj, &nj, &n))
+        return;
+    const char *cname = nw_json_str_at(pool->json, "spec.template.spec.nodeClassRef.name");
+    const nw_kube_obj_t *class =
+        cname ? nw_kube_cache_snap_get(s, NW_KUBE_EC2NODECLASSES, NULL, cname) : NULL;
+    if (!pool->rv[0] ||
+        strcmp(pool->rv, e->valid_rv) != 0) { /* validation depends on the pool only */
+        e->valid = nw_poolstatus_validate(pool->json, e->verr, sizeof e->verr);
+        snprintf(e->valid_rv, sizeof e->valid_rv, "%s", pool->rv);
+    }
+    int valid = e->valid;
+    const char *verr = e->verr;
+    int64_t mono = nw_clock_mono(c->clock);
+    cJSON *tmp;
+    const cJSON *base = status_base(e, pool, mono, &tmp);
+    nw_reghealth_t before = e->t;
+    nw_poolstatus_in_t in = {
+        base, class ? class->json : NULL, cj, nj, n, valid ? NULL : verr, &e->t, e->events, e->nev,
+        now};
+    cJSON *st = nw_poolstatus_compute(&in);
+    free(cj);
+    free(nj);
+    if (!st) {
+        e->t = before;
+        cJSON_Delete(tmp);
+        return;
+    }
+    char *txt = cJSON_PrintUnformatted(st);
+    int same_as_cache = cJSON_Compare(nw_json_get(base, "status"), st, 1);
+    cJSON_Delete(tmp);
+    int same_as_last = txt && e->last_written && strcmp(txt, e->last_written) == 0 &&
+                       mono - e->written_mono < REWRITE_SAME_NS;
+    if (same_as_cache || same_as_last) {
+        e->nev = 0;
+        free(txt);
+        cJSON_Delete(st);
+        return;
+    }
+    write_status(c, e, pool, st, txt, &before, mono);
     cJSON_Delete(st);
 }
 

@@ -41,6 +41,7 @@
 #define NW_SCALER_CONTROLLERS_POOLSTATUS_H
 
 #include <cjson/cJSON.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -90,9 +91,9 @@ typedef struct {
 cJSON *nw_poolstatus_compute(const nw_poolstatus_in_t *in);
 
 /** Karpenter's runtime validation of a NodePool (layer D: requirement keys, operators
- * and values, restricted and well-known labels). Returns 1 when valid; otherwise 0 and
+ * and values, restricted and well-known labels). Returns true when valid; otherwise false and
  * the problems, "; "-joined, in msg (n bytes). */
-int nw_poolstatus_validate(const cJSON *nodepool, char *msg, size_t n);
+bool nw_poolstatus_validate(const cJSON *nodepool, char *msg, size_t n);
 
 /* ---- the controller ---- */
 

@@ -6,6 +6,7 @@
  * scaler/state/simsnap.c builds; NodeClaims are created and launched by
  * scaler/nodeclaim/nodeclaim.h.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <malloc.h>
 #include <stdlib.h>
@@ -81,7 +82,7 @@ nw_rc_t nw_provisioning_metrics(nw_provisioning_t *c, nw_buf_t *out)
 /* ---- batching ---- */
 
 /* Was this pending pod's uid already counted (sorted list, binary search)? */
-static int seen(nw_provisioning_t *c, const char *uid)
+static bool seen(nw_provisioning_t *c, const char *uid)
 {
     return c->nseen && bsearch(&uid, c->seen_uids, c->nseen, sizeof *c->seen_uids, nw_strs_cmp);
 }
@@ -186,7 +187,7 @@ static void provision(nw_provisioning_t *p, const nw_kube_snap_t *s, size_t npen
 }
 
 /* A node being deleted or disrupted that still runs pods that must move elsewhere. */
-static int node_moving(const nw_kube_snap_t *s, const nw_kube_obj_t *n)
+static bool node_moving(const nw_kube_snap_t *s, const nw_kube_obj_t *n)
 {
     int deleting = n->terminating || nw_ctl_has_disrupted_taint(n->json);
     if (!deleting && n->provider_id[0]) {
@@ -194,18 +195,18 @@ static int node_moving(const nw_kube_snap_t *s, const nw_kube_obj_t *n)
         deleting = nc && nc->terminating;
     }
     if (!deleting)
-        return 0;
+        return false;
     const nw_kube_obj_t *const *on;
     size_t np = nw_kube_cache_snap_pods_on_node(s, n->name, &on);
     for (size_t i = 0; i < np; i++)
         if (nw_simsnap_pod_reschedulable(on[i]))
-            return 1;
-    return 0;
+            return true;
+    return false;
 }
 
 /* ---- static NodePools (kubernetes-sigs/karpenter pkg/controllers/static) ---- */
 
-static int cond_is_true(const cJSON *obj, const char *type)
+static bool cond_is_true(const cJSON *obj, const char *type)
 {
     const cJSON *it;
     cJSON_ArrayForEach(it, nw_json_get(nw_json_get(obj, "status"), "conditions"))
@@ -214,7 +215,7 @@ static int cond_is_true(const cJSON *obj, const char *type)
         if (t && st && strcmp(t, type) == 0)
             return strcmp(st, "True") == 0;
     }
-    return 0;
+    return false;
 }
 
 /* spec.replicas of a static NodePool, -1 for a dynamic one */

@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,7 +83,7 @@ static const cJSON *condition(const cJSON *node, const char *type)
     return NULL;
 }
 
-static int has_status(const cJSON *cond, const char *status)
+static bool has_status(const cJSON *cond, const char *status)
 {
     const char *st = nw_json_str(cond, "status");
     return st && strcmp(st, status) == 0;
@@ -122,7 +123,7 @@ static const char *node_label(const cJSON *o, const char *k)
     return nw_json_str(nw_json_get(nw_json_get(o, "metadata"), "labels"), k);
 }
 
-int nw_repair_group_healthy(const nw_kube_snap_t *s, const char *nodepool)
+bool nw_repair_group_healthy(const nw_kube_snap_t *s, const char *nodepool)
 {
     int total = 0, unhealthy = 0;
     for (size_t i = 0; i < nw_kube_cache_snap_count(s, NW_KUBE_NODES); i++) {
@@ -219,12 +220,12 @@ static int mutate_termination_ts(cJSON *nc, void *ud)
     return 0;
 }
 
-static int recently_deleted(const nw_repair_t *r, const char *uid)
+static bool recently_deleted(const nw_repair_t *r, const char *uid)
 {
     for (unsigned i = 0; uid[0] && i < r->nrecent && i < 64; i++)
         if (strcmp(r->recent[i], uid) == 0)
-            return 1;
-    return 0;
+            return true;
+    return false;
 }
 
 /* Annotate (forceful) and delete the NodeClaim; NW_OK when this call deleted it. */
@@ -312,23 +313,23 @@ static void repair_node(nw_repair_t *r, const nw_kube_snap_t *s, const nw_kube_o
 
 /* ---- instance health ---- */
 
-static int seen_has(const seen_t *v, size_t n, const char *id, int kind)
+static bool seen_has(const seen_t *v, size_t n, const char *id, int kind)
 {
     for (size_t i = 0; i < n; i++)
         if (v[i].kind == kind && strcmp(v[i].instance_id, id) == 0)
-            return 1;
-    return 0;
+            return true;
+    return false;
 }
 
-/* Act on one (instance, kind) with a NodeClaim; returns 1 when the NodeClaim exists. */
-static int act_health(nw_repair_t *r, const nw_kube_snap_t *s, const char *id, int kind)
+/* Act on one (instance, kind) with a NodeClaim; returns true when the NodeClaim exists. */
+static bool act_health(nw_repair_t *r, const nw_kube_snap_t *s, const char *id, int kind)
 {
     nw_ctl_deps_t *c = r->deps;
     const nw_kube_obj_t *nc = nw_interruption_nodeclaim_for_instance(s, id);
     if (!nc)
-        return 0;
+        return false;
     if (nc->terminating || recently_deleted(r, nc->uid))
-        return 1;
+        return true;
     const nw_kube_obj_t *node = nw_interruption_node_for_instance(s, id);
     static const char unhealthy[] = "An unhealthy warning was triggered for the instance";
     nw_ctl_event(c, &nw_kube_client_res_nodeclaims, nc->json, "Warning", "InstanceUnhealthy",
@@ -338,7 +339,7 @@ static int act_health(nw_repair_t *r, const nw_kube_snap_t *s, const char *id, i
                      unhealthy);
     /* instance and system checks: the instance is broken, drain without waiting */
     if (terminate_claim(r, nc, kind != NW_CLOUD_HEALTH_EVENT) != NW_OK)
-        return 1;
+        return true;
     nw_log_info(COMP, "initiating delete from interruption message", NW_LS("nodeclaim", nc->name),
                 NW_LS("instance", id), NW_LS("messageKind", kind_names[kind]));
     nw_ctl_event(c, &nw_kube_client_res_nodeclaims, nc->json, "Warning",
@@ -349,7 +350,7 @@ static int act_health(nw_repair_t *r, const nw_kube_snap_t *s, const char *id, i
                      "TerminatingOnInterruption",
                      "Interruption triggered termination for the Node");
     nw_kmetrics_disrupted(c->series, kind_names[kind], nc->json);
-    return 1;
+    return true;
 }
 
 static void act_on_health(nw_repair_t *r, const nw_kube_snap_t *s, const nw_cloud_healths_t *h,
@@ -406,7 +407,7 @@ static void nap(nw_repair_t *r, int64_t ns)
     pthread_mutex_unlock(&r->mu);
 }
 
-static int stopping(nw_repair_t *r)
+static bool stopping(nw_repair_t *r)
 {
     pthread_mutex_lock(&r->mu);
     int s = r->stop;

@@ -49,6 +49,7 @@
 #define NW_SCALER_CONTROLLERS_REPAIR_H
 
 #include <cjson/cJSON.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "common/err.h"
@@ -75,7 +76,7 @@ const nw_repair_policy_t *nw_repair_unhealthy(const cJSON *node, int64_t *due_ns
 int nw_repair_allowed_unhealthy(int total);
 
 /** Is the NodePool (its Nodes; nodepool NULL: every Node) at most allowed-unhealthy? */
-int nw_repair_group_healthy(const nw_kube_snap_t *s, const char *nodepool);
+bool nw_repair_group_healthy(const nw_kube_snap_t *s, const char *nodepool);
 
 /** Karpenter's snake case of a condition type ("AcceleratedHardwareReady" ->
  * "accelerated_hardware_ready"). */

@@ -2,6 +2,7 @@
 #include "scaler/controllers/statemetrics.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,7 +99,7 @@ static void pod_resources(const cJSON *pod, const char *which, nw_resources_t *o
     nw_resources_cleanup(&sum);
 }
 
-static int is_daemon(const cJSON *pod)
+static bool is_daemon(const cJSON *pod)
 {
     const cJSON *o =
         cJSON_GetArrayItem(nw_json_get(nw_json_get(pod, "metadata"), "ownerReferences"), 0);
@@ -106,7 +107,7 @@ static int is_daemon(const cJSON *pod)
     return k && strcmp(k, "DaemonSet") == 0;
 }
 
-static int terminal(const nw_kube_obj_t *p)
+static bool terminal(const nw_kube_obj_t *p)
 {
     return p->phase && (strcmp(p->phase, "Succeeded") == 0 || strcmp(p->phase, "Failed") == 0);
 }
@@ -218,7 +219,7 @@ static void pool_resources(nw_series_t *g, const nw_series_desc_t *d, const char
 
 /* ---- pods ---- */
 
-static int ready_since(const cJSON *pod, int64_t *at)
+static bool ready_since(const cJSON *pod, int64_t *at)
 {
     const cJSON *c;
     cJSON_ArrayForEach(c, nw_json_get(nw_json_get(pod, "status"), "conditions"))
@@ -229,7 +230,7 @@ static int ready_since(const cJSON *pod, int64_t *at)
             return ltt && nw_clock_time_parse(ltt, at) == NW_OK;
         }
     }
-    return 0;
+    return false;
 }
 
 static void pod_state(nw_series_t *g, const nw_kube_snap_t *s, const nw_kube_obj_t *p)

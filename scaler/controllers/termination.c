@@ -3,6 +3,7 @@
 #include "scaler/controllers/termination.h"
 #include "scaler/metrics/kmetrics.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -190,15 +191,15 @@ static void sweep(nw_termination_t *t)
 
 /* ---- small helpers -------------------------------------------------------------- */
 
-static int has_finalizer(const cJSON *obj)
+static bool has_finalizer(const cJSON *obj)
 {
     const cJSON *f;
     cJSON_ArrayForEach(f, nw_json_get(nw_json_get(obj, "metadata"), "finalizers"))
     {
         if (cJSON_IsString(f) && strcmp(f->valuestring, NW_FINALIZER) == 0)
-            return 1;
+            return true;
     }
-    return 0;
+    return false;
 }
 
 /* lastTransitionTime of a condition (epoch ns) when its status is `status`, else 0. */
@@ -218,7 +219,7 @@ static int64_t condition_since(const cJSON *obj, const char *type, const char *s
     return 0;
 }
 
-static int condition_is(const cJSON *obj, const char *type, const char *status, const char *reason)
+static bool condition_is(const cJSON *obj, const char *type, const char *status, const char *reason)
 {
     const cJSON *cd;
     cJSON_ArrayForEach(cd, nw_json_get(nw_json_get(obj, "status"), "conditions"))
@@ -230,7 +231,7 @@ static int condition_is(const cJSON *obj, const char *type, const char *status, 
         const char *r = nw_json_str(cd, "reason");
         return st && strcmp(st, status) == 0 && (!reason || (r && strcmp(r, reason) == 0));
     }
-    return 0;
+    return false;
 }
 
 typedef struct {
@@ -291,51 +292,46 @@ static int mutate_annotate(cJSON *nc, void *ud)
     return 0;
 }
 
-/* Terminate an instance until EC2 says it is gone. 1 = gone; 0 = not yet (or error). */
-static int ensure_terminated(nw_termination_t *t, const char *pid, const char *who,
-                             int64_t *next_mono)
+/* Terminate an instance until EC2 says it is gone: true; false = not yet (or error). */
+static bool ensure_terminated(nw_termination_t *t, const char *pid, const char *who,
+                              int64_t *next_mono)
 {
     nw_ctl_deps_t *c = t->deps;
     int64_t mono = nw_clock_mono(c->clock);
     if (mono < *next_mono)
-        return 0;
+        return false;
     *next_mono = mono + CLOUD_EVERY_NS;
     char state[32] = "";
     nw_err_t err = {0};
     nw_rc_t rc = c->cloud->ops->instance_state(c->cloud, pid, state, sizeof state, &err);
     if (rc == NW_ENOTFOUND)
-        return 1;
+        return true;
     if (rc != NW_OK) {
         nw_log_warn(COMP, "cannot read the instance state", NW_LS("object", who),
                     NW_LS("providerID", pid), NW_LS("error", err.msg));
-        return 0;
+        return false;
     }
     if (strcmp(state, "shutting-down") != 0) {
         if (!nw_ctl_may_write(c))
-            return 0;
+            return false;
         nw_err_clear(&err);
         if (c->cloud->ops->terminate(c->cloud, pid, &err) != NW_OK) {
             nw_log_warn(COMP, "cannot terminate the instance", NW_LS("object", who),
                         NW_LS("providerID", pid), NW_LS("error", err.msg));
-            return 0;
+            return false;
         }
         atomic_fetch_add(&t->instances_terminated, 1);
         nw_log_info(COMP, "terminating the instance", NW_LS("object", who),
                     NW_LS("providerID", pid), NW_LS("was", state));
     }
-    return 0;
+    return false;
 }
 
-static void finalize_claim(nw_termination_t *t, const nw_kube_snap_t *s, const nw_kube_obj_t *nc)
+/* Step 1: the NodeClaim's termination deadline annotation, once. */
+static void annotate_deadline(nw_termination_t *t, const nw_kube_obj_t *nc)
 {
     nw_ctl_deps_t *c = t->deps;
-    if (!has_finalizer(nc->json))
-        return;
-    claim_mem_t *cm = claim_mem(t, nc);
-    if (!cm)
-        return;
     nw_err_t err = {0};
-    /* 1. the TGP deadline, once */
     const cJSON *ann = nw_json_get(nw_json_get(nc->json, "metadata"), "annotations");
     if (!nw_json_get(ann, NW_ANN_TERMINATION_TS)) {
         char value[64];
@@ -360,62 +356,75 @@ static void finalize_claim(nw_termination_t *t, const nw_kube_snap_t *s, const n
             nw_log_warn(COMP, "no termination deadline", NW_LS("nodeclaim", nc->name),
                         NW_LS("field", err.path), NW_LS("error", err.msg));
     }
-    /* 2. its Node goes first (the Node's finalizer drains it) */
-    if (nc->provider_id[0]) {
-        const nw_kube_obj_t *node = nw_kube_cache_snap_node_by_provider_id(s, nc->provider_id);
-        if (node) {
-            if (!node->terminating && nw_ctl_may_write(c)) {
-                nw_err_clear(&err);
-                if (nw_kube_write_delete(c->kube, &nw_kube_client_res_nodes, NULL, node->name, NULL,
-                                         NULL, &err) == NW_OK)
-                    nw_log_info(COMP, "deleting the node of a deleted NodeClaim",
-                                NW_LS("nodeclaim", nc->name), NW_LS("node", node->name));
-                else
-                    nw_log_warn(COMP, "cannot delete the node", NW_LS("node", node->name),
-                                NW_LS("error", err.msg));
-            }
-            return; /* wait until it is gone */
+}
+
+/* Steps 2 and 3 of a launched NodeClaim: its Node goes first (the Node's finalizer drains
+ * it), then its instance, until EC2 reports it gone; false: not yet. */
+static bool node_and_instance_gone(nw_termination_t *t, const nw_kube_snap_t *s,
+                                   const nw_kube_obj_t *nc, claim_mem_t *cm)
+{
+    nw_ctl_deps_t *c = t->deps;
+    nw_err_t err = {0};
+    const nw_kube_obj_t *node = nw_kube_cache_snap_node_by_provider_id(s, nc->provider_id);
+    if (node) {
+        if (!node->terminating && nw_ctl_may_write(c)) {
+            if (nw_kube_write_delete(c->kube, &nw_kube_client_res_nodes, NULL, node->name, NULL,
+                                     NULL, &err) == NW_OK)
+                nw_log_info(COMP, "deleting the node of a deleted NodeClaim",
+                            NW_LS("nodeclaim", nc->name), NW_LS("node", node->name));
+            else
+                nw_log_warn(COMP, "cannot delete the node", NW_LS("node", node->name),
+                            NW_LS("error", err.msg));
         }
-        /* 3. the instance, until EC2 reports it gone */
-        if (!ensure_terminated(t, nc->provider_id, nc->name, &cm->next_cloud_mono)) {
-            claim_condition(t, nc, "InstanceTerminating", "True", "InstanceTerminating",
-                            "the instance is terminating");
-            return;
-        }
-    } else {
-        /* never launched as far as the object says: an instance may still carry its tag
-         * (a launch just before a crash) */
-        nw_cloud_instances_t list = {0};
-        nw_err_clear(&err);
-        if (c->cloud->ops->list(c->cloud, &list, &err) != NW_OK) {
-            nw_cloud_instances_free(&list);
-            nw_log_warn(COMP, "cannot list instances", NW_LS("nodeclaim", nc->name),
-                        NW_LS("error", err.msg));
-            return;
-        }
-        int left = 0;
-        for (size_t i = 0; i < list.n; i++) {
-            const char *owner = nw_cloud_instance_tag(&list.v[i], NW_TAG_NODECLAIM);
-            if (owner && strcmp(owner, nc->name) == 0 &&
-                strcmp(list.v[i].state, "terminated") != 0) {
-                nw_err_clear(&err);
-                if (nw_ctl_may_write(c) &&
-                    c->cloud->ops->terminate(c->cloud, list.v[i].id, &err) == NW_OK) {
-                    atomic_fetch_add(&t->instances_terminated, 1);
-                    nw_log_info(COMP, "terminated an unrecorded instance of a deleted NodeClaim",
-                                NW_LS("nodeclaim", nc->name), NW_LS("instance", list.v[i].id));
-                } else
-                    left = 1;
-            }
-        }
-        nw_cloud_instances_free(&list);
-        if (left)
-            return;
+        return false; /* wait until it is gone */
     }
-    /* 4. done */
+    /* 3. the instance, until EC2 reports it gone */
+    if (!ensure_terminated(t, nc->provider_id, nc->name, &cm->next_cloud_mono)) {
+        claim_condition(t, nc, "InstanceTerminating", "True", "InstanceTerminating",
+                        "the instance is terminating");
+        return false;
+    }
+    return true;
+}
+
+/* A NodeClaim never launched as far as the object says: an instance may still carry its tag
+ * (a launch just before a crash); false while one is left. */
+static bool unrecorded_instances_gone(nw_termination_t *t, const nw_kube_obj_t *nc)
+{
+    nw_ctl_deps_t *c = t->deps;
+    nw_err_t err = {0};
+    nw_cloud_instances_t list = {0};
+    if (c->cloud->ops->list(c->cloud, &list, &err) != NW_OK) {
+        nw_cloud_instances_free(&list);
+        nw_log_warn(COMP, "cannot list instances", NW_LS("nodeclaim", nc->name),
+                    NW_LS("error", err.msg));
+        return false;
+    }
+    bool left = false;
+    for (size_t i = 0; i < list.n; i++) {
+        const char *owner = nw_cloud_instance_tag(&list.v[i], NW_TAG_NODECLAIM);
+        if (owner && strcmp(owner, nc->name) == 0 && strcmp(list.v[i].state, "terminated") != 0) {
+            nw_err_clear(&err);
+            if (nw_ctl_may_write(c) &&
+                c->cloud->ops->terminate(c->cloud, list.v[i].id, &err) == NW_OK) {
+                atomic_fetch_add(&t->instances_terminated, 1);
+                nw_log_info(COMP, "terminated an unrecorded instance of a deleted NodeClaim",
+                            NW_LS("nodeclaim", nc->name), NW_LS("instance", list.v[i].id));
+            } else
+                left = true;
+        }
+    }
+    nw_cloud_instances_free(&list);
+    return !left;
+}
+
+/* Step 4: the finalizer goes; the termination metrics. */
+static void remove_claim_finalizer(nw_termination_t *t, const nw_kube_obj_t *nc)
+{
+    nw_ctl_deps_t *c = t->deps;
+    nw_err_t err = {0};
     if (!nw_ctl_may_write(c))
         return;
-    nw_err_clear(&err);
     if (nw_kube_write_finalizer_remove(c->kube, &nw_kube_client_res_nodeclaims, NULL, nc->name,
                                        NW_FINALIZER, &err) != NW_OK) {
         nw_log_warn(COMP, "cannot remove the NodeClaim finalizer", NW_LS("nodeclaim", nc->name),
@@ -448,6 +457,23 @@ static void finalize_claim(nw_termination_t *t, const nw_kube_snap_t *s, const n
                 NW_LS("providerID", nc->provider_id));
 }
 
+static void finalize_claim(nw_termination_t *t, const nw_kube_snap_t *s, const nw_kube_obj_t *nc)
+{
+    if (!has_finalizer(nc->json))
+        return;
+    claim_mem_t *cm = claim_mem(t, nc);
+    if (!cm)
+        return;
+    /* 1. the TGP deadline, once */
+    annotate_deadline(t, nc);
+    /* 2. its Node goes first; 3. the instance (or one launched but never recorded) */
+    if (nc->provider_id[0] ? !node_and_instance_gone(t, s, nc, cm)
+                           : !unrecorded_instances_gone(t, nc))
+        return;
+    /* 4. done */
+    remove_claim_finalizer(t, nc);
+}
+
 /* ---- Node finalizer (kubernetes-sigs/karpenter pkg/controllers/node/termination) --------- */
 
 static int mutate_disrupt(cJSON *node, void *ud)
@@ -473,10 +499,10 @@ static int mutate_disrupt(cJSON *node, void *ud)
     return changed ? 0 : 1;
 }
 
-static int needs_disrupt(const cJSON *node)
+static bool needs_disrupt(const cJSON *node)
 {
     cJSON *probe = cJSON_Duplicate(node, 1);
-    int need = probe ? mutate_disrupt(probe, NULL) == 0 : 1;
+    bool need = probe ? mutate_disrupt(probe, NULL) == 0 : true;
     cJSON_Delete(probe);
     return need;
 }
@@ -740,20 +766,11 @@ static void remove_node_finalizer(nw_termination_t *t, const nw_kube_obj_t *node
                 NW_LS("providerID", node->provider_id), NW_LS("how", why));
 }
 
-static void finalize_node(nw_termination_t *t, const nw_kube_snap_t *s, const nw_kube_obj_t *node)
+/* Step 1: the Node's NodeClaim goes too. */
+static void delete_claim_of(nw_termination_t *t, const nw_kube_obj_t *node, const nw_kube_obj_t *nc)
 {
     nw_ctl_deps_t *c = t->deps;
-    if (!has_finalizer(node->json))
-        return;
-    node_mem_t *nm = node_mem(t, node);
-    if (!nm)
-        return;
     nw_err_t err = {0};
-    int64_t mono = nw_clock_mono(c->clock), now = nw_clock_now(c->clock);
-    const nw_kube_obj_t *nc =
-        node->provider_id[0] ? nw_kube_cache_snap_nodeclaim_by_provider_id(s, node->provider_id)
-                             : NULL;
-    /* 1. its NodeClaim goes too */
     if (nc && !nc->terminating && nw_ctl_may_write(c)) {
         if (nw_kube_write_delete(c->kube, &nw_kube_client_res_nodeclaims, NULL, nc->name, NULL,
                                  NULL, &err) == NW_OK)
@@ -763,21 +780,32 @@ static void finalize_node(nw_termination_t *t, const nw_kube_snap_t *s, const nw
             nw_log_warn(COMP, "cannot delete the NodeClaim", NW_LS("nodeclaim", nc->name),
                         NW_LS("error", err.msg));
     }
-    /* 2. a node that is not Ready and whose instance is gone needs no drain */
+}
+
+/* Step 2: is the instance of a node that is not Ready gone (checked every CLOUD_EVERY_NS)? */
+static bool instance_gone(nw_termination_t *t, const nw_kube_obj_t *node, node_mem_t *nm,
+                          int64_t mono)
+{
+    nw_ctl_deps_t *c = t->deps;
+    nw_err_t err = {0};
     if (node->provider_id[0] && !nw_ctl_node_ready(node->json) && mono >= nm->next_gone_mono) {
         nm->next_gone_mono = mono + CLOUD_EVERY_NS;
-        nw_err_clear(&err);
         char state[32];
         if (c->cloud->ops->instance_state(c->cloud, node->provider_id, state, sizeof state, &err) ==
-            NW_ENOTFOUND) {
-            remove_node_finalizer(t, node, "not ready and the instance is gone");
-            return;
-        }
+            NW_ENOTFOUND)
+            return true;
     }
-    /* 3. the deadline */
+    return false;
+}
+
+/* Step 3: the NodeClaim's termination deadline (0: none), announced once. */
+static int64_t tgp_deadline(nw_termination_t *t, const nw_kube_obj_t *node, const nw_kube_obj_t *nc,
+                            node_mem_t *nm)
+{
+    nw_ctl_deps_t *c = t->deps;
+    nw_err_t err = {0};
     int64_t deadline = 0;
     if (nc) {
-        nw_err_clear(&err);
         nw_rc_t rc = nw_drain_tgp_deadline(nc->json, &deadline, &err);
         if (rc == NW_EPARSE && !nm->tgp_event)
             nw_log_warn(COMP, "ignoring a malformed termination deadline",
@@ -792,21 +820,34 @@ static void finalize_node(nw_termination_t *t, const nw_kube_snap_t *s, const nw
         if (rc != NW_ENOTFOUND)
             nm->tgp_event = 1;
     }
-    /* 4. no new pods; out of load balancers */
+    return deadline;
+}
+
+/* Step 4: no new pods, out of load balancers (the disrupted taint); false: not yet. */
+static bool taint_node(nw_termination_t *t, const nw_kube_obj_t *node)
+{
+    nw_ctl_deps_t *c = t->deps;
+    nw_err_t err = {0};
     if (needs_disrupt(node->json)) {
         if (!nw_ctl_may_write(c))
-            return;
-        nw_err_clear(&err);
+            return false;
         if (nw_kube_write_update_retry(c->kube, &nw_kube_client_res_nodes, NULL, node->name, 0,
                                        mutate_disrupt, NULL, 5, NULL, &err) != NW_OK) {
             nw_log_warn(COMP, "cannot taint the node", NW_LS("node", node->name),
                         NW_LS("error", err.msg));
-            return;
+            return false;
         }
         nw_log_info(COMP, "tainted the node", NW_LS("node", node->name),
                     NW_LS("taint", NW_TAINT_DISRUPTED ":NoSchedule"));
     }
-    /* 5. drain */
+    return true;
+}
+
+/* Step 5: drain (the NodeClaim's Drained condition follows); false: pods still wait. */
+static bool drain_node(nw_termination_t *t, const nw_kube_snap_t *s, const nw_kube_obj_t *node,
+                       const nw_kube_obj_t *nc, node_mem_t *nm, int64_t deadline, int64_t now)
+{
+    nw_ctl_deps_t *c = t->deps;
     if (!nm->first_attempt_ns) {
         /* after a restart: when the drain began, from the NodeClaim's Drained condition */
         nm->first_attempt_ns = nc ? condition_since(nc->json, "Drained", "Unknown") : 0;
@@ -820,12 +861,12 @@ static void finalize_node(nw_termination_t *t, const nw_kube_snap_t *s, const nw
         if (waiting != 0) {
             claim_condition(t, nc, "Drained", "Unknown", "Draining",
                             "pods are waiting to be evicted");
-            return;
+            return false;
         }
         if (now - nm->first_attempt_ns < NW_DRAIN_SETTLE_NS) {
             claim_condition(t, nc, "Drained", "Unknown", "Draining",
                             "pods are waiting to be evicted");
-            return; /* pods bound just before the taint landed show up in this window */
+            return false; /* pods bound just before the taint landed show up in this window */
         }
         claim_condition(t, nc, "Drained", "True", "Drained", "");
         nm->drained = 1;
@@ -836,10 +877,19 @@ static void finalize_node(nw_termination_t *t, const nw_kube_snap_t *s, const nw
         nw_log_info(COMP, "node drained", NW_LS("node", node->name),
                     NW_LI("ms", (now - nm->first_attempt_ns) / NW_NS_PER_MS));
     }
-    /* 6. volumes */
+    return true;
+}
+
+/* Step 6: the VolumeAttachments detach (or cannot be read, or the deadline passed); false:
+ * not yet. */
+static bool detach_volumes(nw_termination_t *t, const nw_kube_snap_t *s, const nw_kube_obj_t *node,
+                           const nw_kube_obj_t *nc, node_mem_t *nm, int64_t deadline, int64_t mono,
+                           int64_t now)
+{
+    nw_ctl_deps_t *c = t->deps;
     if (!nm->volumes_done) {
         if (mono < nm->next_volume_mono)
-            return;
+            return false;
         nm->next_volume_mono = mono + VOLUME_EVERY_NS;
         char why[512] = "";
         long pv = pending_volumes(t, s, node, why, sizeof why);
@@ -856,7 +906,7 @@ static void finalize_node(nw_termination_t *t, const nw_kube_snap_t *s, const nw
             claim_condition(t, nc, "VolumesDetached", "False", "VolumeAttachmentsForbidden",
                             "VolumeAttachments cannot be read (HTTP 403)");
         } else if (pv < 0 && !elapsed) {
-            return; /* retried in VOLUME_EVERY_NS; past the deadline nothing waits */
+            return false; /* retried in VOLUME_EVERY_NS; past the deadline nothing waits */
         } else if (pv > 0 && !elapsed) {
             char msg[128];
             snprintf(msg, sizeof msg, "Awaiting deletion of %ld VolumeAttachments bound to node",
@@ -865,7 +915,7 @@ static void finalize_node(nw_termination_t *t, const nw_kube_snap_t *s, const nw
                          "AwaitingVolumeDetachment", msg);
             claim_condition(t, nc, "VolumesDetached", "Unknown", "AwaitingVolumeDetachment",
                             "AwaitingVolumeDetachment");
-            return;
+            return false;
         } else if (pv != 0) {
             claim_condition(t, nc, "VolumesDetached", "False", "TerminationGracePeriodElapsed",
                             "TerminationGracePeriodElapsed");
@@ -874,6 +924,34 @@ static void finalize_node(nw_termination_t *t, const nw_kube_snap_t *s, const nw
         }
         nm->volumes_done = 1;
     }
+    return true;
+}
+
+static void finalize_node(nw_termination_t *t, const nw_kube_snap_t *s, const nw_kube_obj_t *node)
+{
+    nw_ctl_deps_t *c = t->deps;
+    if (!has_finalizer(node->json))
+        return;
+    node_mem_t *nm = node_mem(t, node);
+    if (!nm)
+        return;
+    int64_t mono = nw_clock_mono(c->clock), now = nw_clock_now(c->clock);
+    const nw_kube_obj_t *nc =
+        node->provider_id[0] ? nw_kube_cache_snap_nodeclaim_by_provider_id(s, node->provider_id)
+                             : NULL;
+    /* 1. its NodeClaim goes too */
+    delete_claim_of(t, node, nc);
+    /* 2. a node that is not Ready and whose instance is gone needs no drain */
+    if (instance_gone(t, node, nm, mono)) {
+        remove_node_finalizer(t, node, "not ready and the instance is gone");
+        return;
+    }
+    /* 3. the deadline */
+    int64_t deadline = tgp_deadline(t, node, nc, nm);
+    /* 4. no new pods; out of load balancers; 5. drain; 6. volumes */
+    if (!taint_node(t, node) || !drain_node(t, s, node, nc, nm, deadline, now) ||
+        !detach_volumes(t, s, node, nc, nm, deadline, mono, now))
+        return;
     /* 7. the instance */
     const char *pid = node->provider_id[0] ? node->provider_id : (nc ? nc->provider_id : "");
     if (pid[0]) {

@@ -3,6 +3,7 @@
  */
 #include "scaler/ctl/ctl.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -10,7 +11,7 @@
 #include "common/log.h"
 #include "common/prom.h"
 
-int nw_ctl_may_write(nw_ctl_deps_t *c)
+bool nw_ctl_may_write(nw_ctl_deps_t *c)
 {
     return atomic_load(&c->leading) && !atomic_load(&c->stopping);
 }
@@ -108,32 +109,32 @@ void nw_ctl_event(nw_ctl_deps_t *c, const nw_kube_res_t *res, const cJSON *obj, 
         nw_kube_write_event(c->rec, res, obj, type, reason, msg, NULL);
 }
 
-int nw_ctl_claims_launched(const nw_kube_snap_t *s)
+bool nw_ctl_claims_launched(const nw_kube_snap_t *s)
 {
     for (size_t i = 0; i < nw_kube_cache_snap_count(s, NW_KUBE_NODECLAIMS); i++) {
         const nw_kube_obj_t *nc = nw_kube_cache_snap_at(s, NW_KUBE_NODECLAIMS, i);
         if (!nc->terminating && !nc->provider_id[0])
-            return 0;
+            return false;
     }
-    return 1;
+    return true;
 }
 
-int nw_ctl_node_ready(const cJSON *node)
+bool nw_ctl_node_ready(const cJSON *node)
 {
     const char *st = nw_json_condition(node, "Ready");
     return st && strcmp(st, "True") == 0;
 }
 
-int nw_ctl_has_disrupted_taint(const cJSON *node)
+bool nw_ctl_has_disrupted_taint(const cJSON *node)
 {
     const cJSON *t;
     cJSON_ArrayForEach(t, nw_json_get(nw_json_get(node, "spec"), "taints"))
     {
         const char *k = nw_json_str(t, "key"), *e = nw_json_str(t, "effect");
         if (k && e && strcmp(k, NW_TAINT_DISRUPTED) == 0 && strcmp(e, "NoSchedule") == 0)
-            return 1;
+            return true;
     }
-    return 0;
+    return false;
 }
 
 int nw_ctl_disrupted_taint(cJSON *node, int add)
@@ -181,8 +182,8 @@ int nw_ctl_disrupted_taint(cJSON *node, int add)
     return changed;
 }
 
-/* Replace member key of o by a string; 0 on OOM. */
-static int set_str(cJSON *o, const char *key, const char *v)
+/* Replace member key of o by a string; false on OOM. */
+static bool set_str(cJSON *o, const char *key, const char *v)
 {
     cJSON_DeleteItemFromObjectCaseSensitive(o, key);
     return cJSON_AddStringToObject(o, key, v) != NULL;

@@ -22,6 +22,7 @@
 
 #include <cjson/cJSON.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -106,7 +107,7 @@ typedef struct {
 NW_MUST_USE nw_rc_t nw_ctl_counters_write(nw_buf_t *out, const nw_ctl_counter_t *v, size_t n);
 
 /** Is a leader-only write still allowed (leading and not stopping). */
-int nw_ctl_may_write(nw_ctl_deps_t *c);
+bool nw_ctl_may_write(nw_ctl_deps_t *c);
 
 /* ---- small JSON helpers shared by the steps ---- */
 
@@ -129,14 +130,14 @@ void nw_ctl_event(nw_ctl_deps_t *c, const nw_kube_res_t *res, const cJSON *obj, 
 int nw_ctl_disrupted_taint(cJSON *node, int add);
 
 /** Does the Node carry karpenter.sh/disrupted:NoSchedule (Karpenter's IsDisruptingTaint)? */
-int nw_ctl_has_disrupted_taint(const cJSON *node);
+bool nw_ctl_has_disrupted_taint(const cJSON *node);
 
 /** Is the Node's Ready condition True? (no condition: not ready) */
-int nw_ctl_node_ready(const cJSON *node);
+bool nw_ctl_node_ready(const cJSON *node);
 
 /** Has every NodeClaim not being deleted its providerID (no launch still unrecorded)?
  * Karpenter's cluster state is not synced until then: no disruption decision, and
  * karpenter_cluster_state_synced 0. */
-int nw_ctl_claims_launched(const nw_kube_snap_t *s);
+bool nw_ctl_claims_launched(const nw_kube_snap_t *s);
 
 #endif

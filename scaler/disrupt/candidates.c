@@ -342,15 +342,9 @@ static bool annotated_dnd(const cJSON *o)
     return v && strcmp(v, "true") == 0;
 }
 
-nw_rc_t nw_candidates_state_build(const nw_disrupt_input_t *in, nw_disrupt_state_t **out,
-                                  nw_err_t *err)
+/* The pods bound to a node into refs (in->npods entries), sorted by node name; their count. */
+static size_t index_pods(const nw_disrupt_input_t *in, podref_t *refs)
 {
-    *out = NULL;
-    nw_disrupt_state_t *st = calloc(1, sizeof *st);
-    podref_t *refs = in->npods ? calloc(in->npods, sizeof *refs) : NULL;
-    if (!st || (in->npods && !refs))
-        goto oom;
-    st->in = *in;
     size_t nrefs = 0;
     for (size_t i = 0; i < in->npods; i++) {
         const char *nn = nw_json_str(nw_json_get(in->pods[i], "spec"), "nodeName");
@@ -361,10 +355,12 @@ nw_rc_t nw_candidates_state_build(const nw_disrupt_input_t *in, nw_disrupt_state
     }
     if (nrefs)
         qsort(refs, nrefs, sizeof *refs, podref_cmp);
-    st->pools = in->nnodepools ? calloc(in->nnodepools, sizeof *st->pools) : NULL;
-    st->nodes = in->nnodeclaims ? calloc(in->nnodeclaims, sizeof *st->nodes) : NULL;
-    if ((in->nnodepools && !st->pools) || (in->nnodeclaims && !st->nodes))
-        goto oom;
+    return nrefs;
+}
+
+/* The NodePools with a name, with their consolidation settings. */
+static void collect_pools(nw_disrupt_state_t *st, const nw_disrupt_input_t *in)
+{
     for (size_t i = 0; i < in->nnodepools; i++) {
         nw_disrupt_pool_t *p = &st->pools[st->npools];
         p->obj = in->nodepools[i];
@@ -374,122 +370,137 @@ nw_rc_t nw_candidates_state_build(const nw_disrupt_input_t *in, nw_disrupt_state
         pool_settings(p);
         st->npools++;
     }
-    for (size_t i = 0; i < in->nnodeclaims; i++) {
-        const cJSON *nc = in->nodeclaims[i];
-        const char *name = nw_json_str(nw_json_get(nc, "metadata"), "name");
-        const char *poolname = md_str(nc, "labels", NW_LABEL_NODEPOOL);
-        if (!name || !poolname)
-            continue; /* not managed */
-        nw_disrupt_node_t *n = &st->nodes[st->nnodes++];
-        n->name = name;
-        n->nodeclaim = nc;
-        n->pool = -1;
-        for (size_t k = 0; k < st->npools; k++)
-            if (strcmp(st->pools[k].name, poolname) == 0)
-                n->pool = (int)k;
-        const char *pid = nw_json_str(nw_json_get(nc, "status"), "providerID");
-        const char *nname = nw_json_str(nw_json_get(nc, "status"), "nodeName");
-        for (size_t k = 0; k < in->nnodes && !n->node; k++) {
-            const char *npid = nw_json_str(nw_json_get(in->nodes[k], "spec"), "providerID");
-            const char *kn = nw_json_str(nw_json_get(in->nodes[k], "metadata"), "name");
-            if ((pid && *pid && npid && strcmp(pid, npid) == 0) ||
-                ((!pid || !*pid) && nname && kn && strcmp(nname, kn) == 0))
-                n->node = in->nodes[k];
-        }
-        n->node_name = n->node ? nw_json_str(nw_json_get(n->node, "metadata"), "name") : "";
-        if (!n->node_name)
-            n->node_name = "";
-        const cJSON *lsrc = n->node ? n->node : nc;
-        n->itype = md_str(lsrc, "labels", "node.kubernetes.io/instance-type");
-        n->zone = md_str(lsrc, "labels", "topology.kubernetes.io/zone");
-        n->capacity_type = md_str(lsrc, "labels", "karpenter.sh/capacity-type");
-        if (!n->itype)
-            n->itype = md_str(nc, "labels", "node.kubernetes.io/instance-type");
-        if (!n->zone)
-            n->zone = md_str(nc, "labels", "topology.kubernetes.io/zone");
-        if (!n->capacity_type)
-            n->capacity_type = md_str(nc, "labels", "karpenter.sh/capacity-type");
-        n->itype = n->itype ? n->itype : "";
-        n->zone = n->zone ? n->zone : "";
-        n->capacity_type = n->capacity_type ? n->capacity_type : "";
-        n->price = -1;
-        if (in->price && *n->itype && *n->zone && *n->capacity_type)
-            n->price = in->price(in->price_ud, n->itype, n->zone, n->capacity_type);
-        /* pods on the node */
-        if (*n->node_name && nrefs) {
-            podref_t key = {n->node_name, NULL};
-            podref_t *hit = bsearch(&key, refs, nrefs, sizeof *refs, podref_cmp);
-            if (hit) {
-                while (hit > refs && strcmp(hit[-1].node, n->node_name) == 0)
-                    hit--;
-                size_t cnt = 0;
-                while (hit + cnt < refs + nrefs && strcmp(hit[cnt].node, n->node_name) == 0)
-                    cnt++;
-                n->pods = calloc(cnt, sizeof *n->pods);
-                if (!n->pods)
-                    goto oom;
-                for (size_t k = 0; k < cnt; k++)
-                    n->pods[k] = hit[k].pod;
-                n->npods = cnt;
-            }
-        }
-        double cost = 0;
-        for (size_t k = 0; k < n->npods; k++) {
-            if (!nw_candidates_pod_reschedulable(n->pods[k]))
-                continue;
-            double ec = nw_candidates_eviction_cost(n->pods[k]);
-            cost += ec;
-            n->move_cost += ec > 0 ? ec : 0;
-            if (ec > 0)
-                n->nresched++;
-        }
-        n->disruption_cost = cost * lifetime_remaining(nc, in->now);
-        n->move_cost += 1.0; /* the per-node base */
-        n->initialized = cond_true(nc, "Initialized") && n->node;
-        n->deleting =
-            nw_json_get(nw_json_get(nc, "metadata"), "deletionTimestamp") ||
-            (n->node && nw_json_get(nw_json_get(n->node, "metadata"), "deletionTimestamp"));
-        n->in_command = in_list(in->in_command, in->nin_command, name);
-        n->nominated = in_list(in->nominated, in->nnominated, n->node_name);
-        n->ready = n->node && cond_true(n->node, "Ready");
-        n->has_tgp = nw_json_str(nw_json_get(nc, "spec"), "terminationGracePeriod") != NULL;
-        n->drifted = cond_true(nc, "Drifted");
-        n->drifted_at = n->drifted ? cond_time(nc, "Drifted") : 0;
-        n->last_pod_event = time_at(nc, "status", "lastPodEventTime");
-        n->counted = n->initialized && !cond_true(nc, "InstanceTerminating");
-        n->disrupting = n->counted && (!n->ready || n->deleting || n->in_command);
-        if (n->pool >= 0) {
-            n->consolidatable_at = nw_candidates_consolidatable_at(nc, st->pools[n->pool].obj);
-            n->consolidatable = n->consolidatable_at && in->now >= n->consolidatable_at;
-        }
-        /* candidate rules (pkg/controllers/disruption/types.go NewCandidate), first failure wins */
-        const char *why = NULL;
-        if (!n->node)
-            why = "no node";
-        else if (!n->initialized)
-            why = "not initialized";
-        else if (n->deleting)
-            why = "being deleted";
-        else if (n->in_command)
-            why = "part of a disruption command";
-        else if (n->nominated)
-            why = "nominated for pods by a recent provisioning pass";
-        else if (annotated_dnd(n->node) || annotated_dnd(nc))
-            why = "annotated karpenter.sh/do-not-disrupt";
-        else if (n->pool < 0)
-            why = "its NodePool does not exist";
-        if (why) {
-            snprintf(n->why, sizeof n->why, "%s", why);
-        } else if (pods_block(in, n->pods, n->npods, n->why, sizeof n->why)) {
-            n->pods_block = true;
-        } else {
-            n->candidate = true;
-            n->empty = n->nresched == 0;
+}
+
+/* The NodeClaim's pool, its Node, instance type, zone, capacity type and price. */
+static void match_node(const nw_disrupt_state_t *st, const nw_disrupt_input_t *in,
+                       nw_disrupt_node_t *n, const char *poolname)
+{
+    const cJSON *nc = n->nodeclaim;
+    n->pool = -1;
+    for (size_t k = 0; k < st->npools; k++)
+        if (strcmp(st->pools[k].name, poolname) == 0)
+            n->pool = (int)k;
+    const char *pid = nw_json_str(nw_json_get(nc, "status"), "providerID");
+    const char *nname = nw_json_str(nw_json_get(nc, "status"), "nodeName");
+    for (size_t k = 0; k < in->nnodes && !n->node; k++) {
+        const char *npid = nw_json_str(nw_json_get(in->nodes[k], "spec"), "providerID");
+        const char *kn = nw_json_str(nw_json_get(in->nodes[k], "metadata"), "name");
+        if ((pid && *pid && npid && strcmp(pid, npid) == 0) ||
+            ((!pid || !*pid) && nname && kn && strcmp(nname, kn) == 0))
+            n->node = in->nodes[k];
+    }
+    n->node_name = n->node ? nw_json_str(nw_json_get(n->node, "metadata"), "name") : "";
+    if (!n->node_name)
+        n->node_name = "";
+    const cJSON *lsrc = n->node ? n->node : nc;
+    n->itype = md_str(lsrc, "labels", "node.kubernetes.io/instance-type");
+    n->zone = md_str(lsrc, "labels", "topology.kubernetes.io/zone");
+    n->capacity_type = md_str(lsrc, "labels", "karpenter.sh/capacity-type");
+    if (!n->itype)
+        n->itype = md_str(nc, "labels", "node.kubernetes.io/instance-type");
+    if (!n->zone)
+        n->zone = md_str(nc, "labels", "topology.kubernetes.io/zone");
+    if (!n->capacity_type)
+        n->capacity_type = md_str(nc, "labels", "karpenter.sh/capacity-type");
+    n->itype = n->itype ? n->itype : "";
+    n->zone = n->zone ? n->zone : "";
+    n->capacity_type = n->capacity_type ? n->capacity_type : "";
+    n->price = -1;
+    if (in->price && *n->itype && *n->zone && *n->capacity_type)
+        n->price = in->price(in->price_ud, n->itype, n->zone, n->capacity_type);
+}
+
+/* The pods on the node (from refs) and what moving them costs. */
+static NW_MUST_USE nw_rc_t attach_pods(nw_disrupt_node_t *n, const podref_t *refs, size_t nrefs,
+                                       int64_t now)
+{
+    if (*n->node_name && nrefs) {
+        podref_t key = {n->node_name, NULL};
+        const podref_t *hit = bsearch(&key, refs, nrefs, sizeof *refs, podref_cmp);
+        if (hit) {
+            while (hit > refs && strcmp(hit[-1].node, n->node_name) == 0)
+                hit--;
+            size_t cnt = 0;
+            while (hit + cnt < refs + nrefs && strcmp(hit[cnt].node, n->node_name) == 0)
+                cnt++;
+            n->pods = calloc(cnt, sizeof *n->pods);
+            if (!n->pods)
+                return NW_ENOMEM;
+            for (size_t k = 0; k < cnt; k++)
+                n->pods[k] = hit[k].pod;
+            n->npods = cnt;
         }
     }
-    if (st->nnodes)
-        qsort(st->nodes, st->nnodes, sizeof *st->nodes, node_cmp);
-    /* budgets per pool */
+    double cost = 0;
+    for (size_t k = 0; k < n->npods; k++) {
+        if (!nw_candidates_pod_reschedulable(n->pods[k]))
+            continue;
+        double ec = nw_candidates_eviction_cost(n->pods[k]);
+        cost += ec;
+        n->move_cost += ec > 0 ? ec : 0;
+        if (ec > 0)
+            n->nresched++;
+    }
+    n->disruption_cost = cost * lifetime_remaining(n->nodeclaim, now);
+    n->move_cost += 1.0; /* the per-node base */
+    return NW_OK;
+}
+
+/* The node's state: initialized, deleting, ready, drifted, counted, consolidatable, ... */
+static void node_state(const nw_disrupt_state_t *st, const nw_disrupt_input_t *in,
+                       nw_disrupt_node_t *n)
+{
+    const cJSON *nc = n->nodeclaim;
+    n->initialized = cond_true(nc, "Initialized") && n->node;
+    n->deleting = nw_json_get(nw_json_get(nc, "metadata"), "deletionTimestamp") ||
+                  (n->node && nw_json_get(nw_json_get(n->node, "metadata"), "deletionTimestamp"));
+    n->in_command = in_list(in->in_command, in->nin_command, n->name);
+    n->nominated = in_list(in->nominated, in->nnominated, n->node_name);
+    n->ready = n->node && cond_true(n->node, "Ready");
+    n->has_tgp = nw_json_str(nw_json_get(nc, "spec"), "terminationGracePeriod") != NULL;
+    n->drifted = cond_true(nc, "Drifted");
+    n->drifted_at = n->drifted ? cond_time(nc, "Drifted") : 0;
+    n->last_pod_event = time_at(nc, "status", "lastPodEventTime");
+    n->counted = n->initialized && !cond_true(nc, "InstanceTerminating");
+    n->disrupting = n->counted && (!n->ready || n->deleting || n->in_command);
+    if (n->pool >= 0) {
+        n->consolidatable_at = nw_candidates_consolidatable_at(nc, st->pools[n->pool].obj);
+        n->consolidatable = n->consolidatable_at && in->now >= n->consolidatable_at;
+    }
+}
+
+/* The candidate rules (pkg/controllers/disruption/types.go NewCandidate), first failure wins. */
+static void judge_candidate(const nw_disrupt_input_t *in, nw_disrupt_node_t *n)
+{
+    const char *why = NULL;
+    if (!n->node)
+        why = "no node";
+    else if (!n->initialized)
+        why = "not initialized";
+    else if (n->deleting)
+        why = "being deleted";
+    else if (n->in_command)
+        why = "part of a disruption command";
+    else if (n->nominated)
+        why = "nominated for pods by a recent provisioning pass";
+    else if (annotated_dnd(n->node) || annotated_dnd(n->nodeclaim))
+        why = "annotated karpenter.sh/do-not-disrupt";
+    else if (n->pool < 0)
+        why = "its NodePool does not exist";
+    if (why) {
+        snprintf(n->why, sizeof n->why, "%s", why);
+    } else if (pods_block(in, n->pods, n->npods, n->why, sizeof n->why)) {
+        n->pods_block = true;
+    } else {
+        n->candidate = true;
+        n->empty = n->nresched == 0;
+    }
+}
+
+/* Per pool: the counted and disrupting nodes, the Balanced totals and the budgets left. */
+static void count_budgets(nw_disrupt_state_t *st, const nw_disrupt_input_t *in)
+{
     for (size_t i = 0; i < st->nnodes; i++) {
         nw_disrupt_node_t *n = &st->nodes[i];
         if (n->pool < 0)
@@ -515,6 +526,41 @@ nw_rc_t nw_candidates_state_build(const nw_disrupt_input_t *in, nw_disrupt_state
             p->allowed[r] = a;
         }
     }
+}
+
+nw_rc_t nw_candidates_state_build(const nw_disrupt_input_t *in, nw_disrupt_state_t **out,
+                                  nw_err_t *err)
+{
+    *out = NULL;
+    nw_disrupt_state_t *st = calloc(1, sizeof *st);
+    podref_t *refs = in->npods ? calloc(in->npods, sizeof *refs) : NULL;
+    if (!st || (in->npods && !refs))
+        goto oom;
+    st->in = *in;
+    size_t nrefs = index_pods(in, refs);
+    st->pools = in->nnodepools ? calloc(in->nnodepools, sizeof *st->pools) : NULL;
+    st->nodes = in->nnodeclaims ? calloc(in->nnodeclaims, sizeof *st->nodes) : NULL;
+    if ((in->nnodepools && !st->pools) || (in->nnodeclaims && !st->nodes))
+        goto oom;
+    collect_pools(st, in);
+    for (size_t i = 0; i < in->nnodeclaims; i++) {
+        const cJSON *nc = in->nodeclaims[i];
+        const char *name = nw_json_str(nw_json_get(nc, "metadata"), "name");
+        const char *poolname = md_str(nc, "labels", NW_LABEL_NODEPOOL);
+        if (!name || !poolname)
+            continue; /* not managed */
+        nw_disrupt_node_t *n = &st->nodes[st->nnodes++];
+        n->name = name;
+        n->nodeclaim = nc;
+        match_node(st, in, n, poolname);
+        if (attach_pods(n, refs, nrefs, in->now) != NW_OK)
+            goto oom;
+        node_state(st, in, n);
+        judge_candidate(in, n);
+    }
+    if (st->nnodes)
+        qsort(st->nodes, st->nnodes, sizeof *st->nodes, node_cmp);
+    count_budgets(st, in);
     free(refs);
     *out = st;
     return NW_OK;

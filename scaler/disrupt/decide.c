@@ -203,10 +203,6 @@ static bool min_values_ok(const nw_disrupt_repl_t *r)
     return r->min_values <= 0 || r->ntypes >= r->min_values;
 }
 
-/*
- * computeConsolidation (kubernetes-sigs/karpenter pkg/controllers/disruption/consolidation.go):
- * 1 command in cmd (action + sim), 0 none (why), -1 error.
- */
 /* consolidationPolicy Balanced (kubernetes-sigs/karpenter pkg/controllers/disruption/balanced.go
  * EvaluateBalancedMove): each Balanced NodePool among the candidates scores the move,
  *   score = (savings / pool's total cost) / (move's disruption / pool's total disruption),
@@ -262,6 +258,76 @@ static bool balanced_ok(const nw_disrupt_state_t *st, const int *idx, int n, dou
     return true;
 }
 
+/* The price rules on the one replacement: only cheaper types, spot-to-spot's and minValues'
+ * limits, spot pinned, and (multi) not the candidates' own types. false: none is left (why). */
+static bool narrow_replacement(const nw_disrupt_state_t *st, nw_disrupt_repl_t *rp, const int *idx,
+                               int n, double price, bool all_spot, bool multi, char *why, size_t wn)
+{
+    if (all_spot && rp->allow_spot) {
+        /* spot-to-spot */
+        if (!st->in.spot_to_spot) {
+            snprintf(why, wn,
+                     "SpotToSpotConsolidation is disabled, can't replace a spot node "
+                     "with a spot node");
+            return false;
+        }
+        rp->allow_on_demand = false;
+        rp->allow_reserved = false;
+        filter_price(rp, price);
+        if (!multi) {
+            int need =
+                rp->min_values > NW_DIS_SPOT_MIN_TYPES ? rp->min_values : NW_DIS_SPOT_MIN_TYPES;
+            if (rp->ntypes < NW_DIS_SPOT_MIN_TYPES) {
+                snprintf(why, wn,
+                         "SpotToSpotConsolidation requires %d cheaper instance type "
+                         "options than the current candidate to consolidate, got %d",
+                         NW_DIS_SPOT_MIN_TYPES, rp->ntypes);
+                return false;
+            }
+            if (rp->ntypes > need)
+                rp->ntypes = need;
+        }
+        if (rp->ntypes == 0 || !min_values_ok(rp)) {
+            snprintf(why, wn, "can't replace with a cheaper node");
+            return false;
+        }
+    } else {
+        if (filter_price(rp, price) == 0 || !min_values_ok(rp)) {
+            snprintf(why, wn, "can't replace with a cheaper node");
+            return false;
+        }
+        if (rp->allow_spot && rp->allow_on_demand) {
+            /* pin to spot: an ICE on spot must not become a pricier on-demand node */
+            rp->allow_on_demand = false;
+            if (filter_price(rp, price) == 0) { /* types without a spot offering go */
+                snprintf(why, wn, "can't replace with a cheaper node");
+                return false;
+            }
+        }
+    }
+    if (multi) {
+        /* filterOutSameInstanceType: a type one of the candidates runs caps the price */
+        double cap = INFINITY;
+        for (int t = 0; t < rp->ntypes; t++)
+            for (int i = 0; i < n; i++) {
+                const nw_disrupt_node_t *c = &st->nodes[idx[i]];
+                if (strcmp(c->itype, rp->types[t].name) == 0 && c->price < cap)
+                    cap = c->price;
+            }
+        if (cap < INFINITY && filter_price(rp, cap) == 0) {
+            snprintf(why, wn,
+                     "the only cheaper replacements are the candidates' own instance "
+                     "types");
+            return false;
+        }
+    }
+    return true;
+}
+
+/*
+ * computeConsolidation (kubernetes-sigs/karpenter pkg/controllers/disruption/consolidation.go):
+ * 1 command in cmd (action + sim), 0 none (why), -1 error.
+ */
 static int compute(const nw_disrupt_state_t *st, nw_dis_sim_fn sim, void *ud, const int *idx, int n,
                    bool multi, nw_disrupt_cmd_t *cmd, char *why, size_t wn)
 {
@@ -304,71 +370,8 @@ static int compute(const nw_disrupt_state_t *st, nw_dis_sim_fn sim, void *ud, co
         return 0;
     }
     nw_disrupt_repl_t *rp = &r.repl[0];
-    if (all_spot && rp->allow_spot) {
-        /* spot-to-spot */
-        if (!st->in.spot_to_spot) {
-            snprintf(why, wn,
-                     "SpotToSpotConsolidation is disabled, can't replace a spot node "
-                     "with a spot node");
-            nw_decide_sim_cleanup(&r);
-            return 0;
-        }
-        rp->allow_on_demand = false;
-        rp->allow_reserved = false;
-        filter_price(rp, price);
-        if (!multi) {
-            int need =
-                rp->min_values > NW_DIS_SPOT_MIN_TYPES ? rp->min_values : NW_DIS_SPOT_MIN_TYPES;
-            if (rp->ntypes < NW_DIS_SPOT_MIN_TYPES) {
-                snprintf(why, wn,
-                         "SpotToSpotConsolidation requires %d cheaper instance type "
-                         "options than the current candidate to consolidate, got %d",
-                         NW_DIS_SPOT_MIN_TYPES, rp->ntypes);
-                nw_decide_sim_cleanup(&r);
-                return 0;
-            }
-            if (rp->ntypes > need)
-                rp->ntypes = need;
-        }
-        if (rp->ntypes == 0 || !min_values_ok(rp)) {
-            snprintf(why, wn, "can't replace with a cheaper node");
-            nw_decide_sim_cleanup(&r);
-            return 0;
-        }
-    } else {
-        if (filter_price(rp, price) == 0 || !min_values_ok(rp)) {
-            snprintf(why, wn, "can't replace with a cheaper node");
-            nw_decide_sim_cleanup(&r);
-            return 0;
-        }
-        if (rp->allow_spot && rp->allow_on_demand) {
-            /* pin to spot: an ICE on spot must not become a pricier on-demand node */
-            rp->allow_on_demand = false;
-            if (filter_price(rp, price) == 0) { /* types without a spot offering go */
-                snprintf(why, wn, "can't replace with a cheaper node");
-                nw_decide_sim_cleanup(&r);
-                return 0;
-            }
-        }
-    }
-    if (multi) {
-        /* filterOutSameInstanceType: a type one of the candidates runs caps the price */
-        double cap = INFINITY;
-        for (int t = 0; t < rp->ntypes; t++)
-            for (int i = 0; i < n; i++) {
-                const nw_disrupt_node_t *c = &st->nodes[idx[i]];
-                if (strcmp(c->itype, rp->types[t].name) == 0 && c->price < cap)
-                    cap = c->price;
-            }
-        if (cap < INFINITY && filter_price(rp, cap) == 0) {
-            snprintf(why, wn,
-                     "the only cheaper replacements are the candidates' own instance "
-                     "types");
-            nw_decide_sim_cleanup(&r);
-            return 0;
-        }
-    }
-    if (!balanced_ok(st, idx, n, price - launch_price(rp, &rp->types[0]), why, wn)) {
+    if (!narrow_replacement(st, rp, idx, n, price, all_spot, multi, why, wn) ||
+        !balanced_ok(st, idx, n, price - launch_price(rp, &rp->types[0]), why, wn)) {
         nw_decide_sim_cleanup(&r);
         return 0;
     }

@@ -2,6 +2,7 @@
 #include "common/json.h"
 #include "scaler/disrupt/drain.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -9,7 +10,7 @@
 #include "api/taints.h"
 #include "common/clock.h"
 
-static int owned_by(const cJSON *pod, const char *api_version, const char *kind)
+static bool owned_by(const cJSON *pod, const char *api_version, const char *kind)
 {
     const cJSON *o;
     cJSON_ArrayForEach(o, nw_json_get(nw_json_get(pod, "metadata"), "ownerReferences"))
@@ -17,44 +18,44 @@ static int owned_by(const cJSON *pod, const char *api_version, const char *kind)
         const char *av = nw_json_str(o, "apiVersion");
         const char *k = nw_json_str(o, "kind");
         if (av && k && strcmp(av, api_version) == 0 && strcmp(k, kind) == 0)
-            return 1;
+            return true;
     }
-    return 0;
+    return false;
 }
 
-static int tolerates_disrupted(const cJSON *pod)
+static bool tolerates_disrupted(const cJSON *pod)
 {
     nw_tolerations_t tols;
     if (nw_tolerations_parse(nw_json_get(nw_json_get(pod, "spec"), "tolerations"),
                              "spec.tolerations", &tols, NULL) != NW_OK)
-        return 0; /* malformed tolerations tolerate nothing */
+        return false; /* malformed tolerations tolerate nothing */
     nw_taint_t t = {(char *)NW_TAINT_DISRUPTED, (char *)"", NW_TAINT_NO_SCHEDULE};
-    int r = nw_tolerations_tolerate(&tols, &t);
+    bool r = nw_tolerations_tolerate(&tols, &t);
     nw_tolerations_cleanup(&tols);
     return r;
 }
 
-int nw_drain_do_not_disrupt(const cJSON *pod, int64_t now_ns, int *invalid)
+bool nw_drain_do_not_disrupt(const cJSON *pod, int64_t now_ns, int *invalid)
 {
     if (invalid)
         *invalid = 0;
     const cJSON *v = nw_json_get(nw_json_get(nw_json_get(pod, "metadata"), "annotations"),
                                  NW_ANN_DO_NOT_DISRUPT);
     if (!v)
-        return 0;
+        return false;
     const char *s = cJSON_GetStringValue(v);
     if (s && strcmp(s, "true") == 0)
-        return 1;
+        return true;
     int64_t d = 0;
     if (!s || nw_duration_parse(s, &d, NULL) != NW_OK || d <= 0) {
         if (invalid)
             *invalid = 1;
-        return 0;
+        return false;
     }
     const char *st = nw_json_str(nw_json_get(pod, "status"), "startTime");
     int64_t start = 0;
     if (!st || nw_clock_time_parse(st, &start) != NW_OK)
-        return 1; /* no start time: fail safe */
+        return true; /* no start time: fail safe */
     return now_ns - start < d;
 }
 
@@ -86,12 +87,12 @@ void nw_drain_classify(const cJSON *pod, int64_t now_ns, nw_drain_pod_t *out)
     }
 }
 
-int nw_drain_waits_for(const nw_drain_pod_t *p)
+bool nw_drain_waits_for(const nw_drain_pod_t *p)
 {
     return !p->terminal && !p->tolerates_disrupted && !p->stuck && !p->mirror;
 }
 
-int nw_drain_evictable(const nw_drain_pod_t *p)
+bool nw_drain_evictable(const nw_drain_pod_t *p)
 {
     return !p->terminal && !p->terminating && !p->tolerates_disrupted && !p->mirror &&
            !p->do_not_disrupt;
@@ -104,16 +105,16 @@ nw_drain_wave_t nw_drain_wave(const nw_drain_pod_t *p)
     return p->daemonset ? NW_WAVE_NONCRITICAL_DS : NW_WAVE_NONCRITICAL;
 }
 
-int nw_drain_must_delete(const nw_drain_pod_t *p, int64_t deadline_ns, int64_t now_ns)
+bool nw_drain_must_delete(const nw_drain_pod_t *p, int64_t deadline_ns, int64_t now_ns)
 {
     if (!deadline_ns || !nw_drain_waits_for(p))
-        return 0;
+        return false;
     if (p->terminating) /* already terminating, but past the node's deadline */
         return p->deletion_ns && p->deletion_ns > deadline_ns;
     if (!p->has_grace)
-        return 0; /* the API server always defaults it; without one there is no time */
+        return false; /* the API server always defaults it; without one there is no time */
     if (p->grace_s > (INT64_MAX / NW_NS_PER_SEC) / 2)
-        return 1;
+        return true;
     return now_ns > deadline_ns - p->grace_s * NW_NS_PER_SEC;
 }
 

@@ -13,6 +13,7 @@
 #define NW_SCALER_DISRUPT_DRAIN_H
 
 #include <cjson/cJSON.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -64,17 +65,17 @@ void nw_drain_classify(const cJSON *pod, int64_t now_ns, nw_drain_pod_t *out);
 /** Is the karpenter.sh/do-not-disrupt annotation active on this pod at now_ns:
  * "true", or a Go duration > 0 that has not yet elapsed since status.startTime (no
  * startTime: active). *invalid (nullable) is set for any other value (not active). */
-int nw_drain_do_not_disrupt(const cJSON *pod, int64_t now_ns, int *invalid);
+bool nw_drain_do_not_disrupt(const cJSON *pod, int64_t now_ns, int *invalid);
 
 /** Does the drain wait for this pod: not terminal, not tolerating the disrupted
  * taint, not stuck terminating, not a mirror pod (Karpenter's IsWaitingEviction).
  * Pods with an active do-not-disrupt ARE waited for. */
-int nw_drain_waits_for(const nw_drain_pod_t *p);
+bool nw_drain_waits_for(const nw_drain_pod_t *p);
 
 /** May the drain call the Eviction API for it: active (not terminal, not
  * terminating), not tolerating the disrupted taint, not a mirror pod, no active
  * do-not-disrupt (Karpenter's IsEvictable). */
-int nw_drain_evictable(const nw_drain_pod_t *p);
+bool nw_drain_evictable(const nw_drain_pod_t *p);
 
 /** The pod's eviction wave. */
 nw_drain_wave_t nw_drain_wave(const nw_drain_pod_t *p);
@@ -83,7 +84,7 @@ nw_drain_wave_t nw_drain_wave(const nw_drain_pod_t *p);
  * TGP deadline (deadline_ns 0 = none): it is waited for and either not yet
  * terminating with now > deadline - terminationGracePeriodSeconds, or terminating
  * with a deletionTimestamp after the deadline. */
-int nw_drain_must_delete(const nw_drain_pod_t *p, int64_t deadline_ns, int64_t now_ns);
+bool nw_drain_must_delete(const nw_drain_pod_t *p, int64_t deadline_ns, int64_t now_ns);
 
 /** Grace period (seconds) of such a delete: max(1, whole seconds until the deadline). */
 int64_t nw_drain_delete_grace(int64_t deadline_ns, int64_t now_ns);

@@ -5,6 +5,7 @@
 #include "scaler/disrupt/drift.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -65,14 +66,14 @@ static const char *label(const cJSON *obj, const char *key)
 /* Karpenter's areStaticFieldsDrifted: both hash annotations on the NodeClaim, the same
  * version as ours; the pool's hash is computed (it is what its annotation holds or is
  * about to hold). */
-static int hash_drifted(const cJSON *nc, const char *hash_key, const char *version_key,
-                        const char *version, const char *current)
+static bool hash_drifted(const cJSON *nc, const char *hash_key, const char *version_key,
+                         const char *version, const char *current)
 {
     const char *h = annotation(nc, hash_key), *v = annotation(nc, version_key);
     if (!h || !v || !current || !*current)
-        return 0;
+        return false;
     if (strcmp(v, version) != 0)
-        return 0;
+        return false;
     return strcmp(h, current) != 0;
 }
 
@@ -101,24 +102,24 @@ static NW_MUST_USE nw_rc_t claim_labels(const nw_drift_in_t *in, nw_labels_t *ou
 }
 
 /* Karpenter's areRequirementsDrifted: NewLabelRequirements(labels).Compatible(pool reqs). */
-static int requirements_drifted(const nw_drift_in_t *in, char *detail, size_t n)
+static bool requirements_drifted(const nw_drift_in_t *in, char *detail, size_t n)
 {
     const cJSON *arr =
         nw_json_get(nw_json_get(nw_json_get(nw_json_get(in->nodepool, "spec"), "template"), "spec"),
                     "requirements");
     nw_reqs_t pool, have;
     nw_labels_t labels;
-    int drifted = 0;
+    bool drifted = false;
     if (nw_requirements_json_parse_list(arr, "spec.template.spec.requirements",
                                         NW_REQS_PARSE_KARPENTER, &pool, NULL) != NW_OK)
-        return 0; /* an invalid pool is reported by its ValidationSucceeded condition */
+        return false; /* an invalid pool is reported by its ValidationSucceeded condition */
     nw_requirements_init(&have);
     if (claim_labels(in, &labels) == NW_OK &&
         nw_requirements_from_labels(&labels, &have) == NW_OK) {
         nw_reqs_conflict_t cf;
         memset(&cf, 0, sizeof cf);
         if (!nw_requirements_compatible(&have, &pool, 0, &cf)) {
-            drifted = 1;
+            drifted = true;
             say(detail, n,
                 "the NodeClaim's labels no longer satisfy the NodePool's requirements: %s", cf.msg);
         }
@@ -129,39 +130,39 @@ static int requirements_drifted(const nw_drift_in_t *in, char *detail, size_t n)
     return drifted;
 }
 
-static int instance_type_gone(const nw_drift_in_t *in, char *detail, size_t n)
+static bool instance_type_gone(const nw_drift_in_t *in, char *detail, size_t n)
 {
     if (!in->catalog)
-        return 0;
+        return false;
     const char *ct = nw_json_str(nw_json_get(in->nodeclaim, "metadata"), "creationTimestamp");
     int64_t created = 0;
     if (!ct || nw_clock_time_parse(ct, &created) != NW_OK ||
         in->now_ns - created < INSTANCE_TYPE_CHECK_AGE_NS)
-        return 0;
+        return false;
     const char *type = label(in->nodeclaim, "node.kubernetes.io/instance-type");
     if (!type || !*type)
-        return 0;
+        return false;
     const char *zone = label(in->nodeclaim, "topology.kubernetes.io/zone");
     const char *cap = label(in->nodeclaim, "karpenter.sh/capacity-type");
     int r = nw_driftcat__offering_exists(in->catalog, type, zone, cap);
     if (r < 0) {
         say(detail, n, "instance type %s is no longer offered", type);
-        return 1;
+        return true;
     }
     if (r == 0) {
         say(detail, n, "instance type %s has no offering in zone %s for capacity type %s", type,
             zone ? zone : "(any)", cap ? cap : "(any)");
-        return 1;
+        return true;
     }
-    return 0;
+    return false;
 }
 
-static int in_set(const char *const *set, size_t n, const char *v)
+static bool in_set(const char *const *set, size_t n, const char *v)
 {
     for (size_t i = 0; i < n; i++)
         if (set[i] && strcmp(set[i], v) == 0)
-            return 1;
-    return 0;
+            return true;
+    return false;
 }
 
 static void join(char *buf, size_t n, const char *const *v, size_t k)
@@ -176,14 +177,14 @@ static void join(char *buf, size_t n, const char *const *v, size_t k)
     }
 }
 
-static int ami_drifted(const nw_drift_in_t *in, char *detail, size_t n)
+static bool ami_drifted(const nw_drift_in_t *in, char *detail, size_t n)
 {
     const nw_drift_class_t *r = in->resolved;
     const char *image = in->instance && in->instance->image_id && *in->instance->image_id
                             ? in->instance->image_id
                             : nw_json_str(nw_json_get(in->nodeclaim, "status"), "imageID");
     if (!r || !r->namis || !image || !*image)
-        return 0; /* Karpenter: "no amis exist given constraints" — an error, no verdict */
+        return false; /* Karpenter: "no amis exist given constraints" — an error, no verdict */
     const char *arch = nw_driftcat__type_arch(
         in->catalog, label(in->nodeclaim, "node.kubernetes.io/instance-type"));
     if (!arch)
@@ -195,64 +196,64 @@ static int ami_drifted(const nw_drift_in_t *in, char *detail, size_t n)
             strcmp(r->ami_arch[i], arch) == 0)
             fit[nfit++] = r->ami_ids[i];
     if (!nfit)
-        return 0; /* no AMI fits the instance type: an error in Karpenter, no verdict */
+        return false; /* no AMI fits the instance type: an error in Karpenter, no verdict */
     if (in_set(fit, nfit, image))
-        return 0;
+        return false;
     char list[512];
     join(list, sizeof list, fit, nfit);
     say(detail, n, "instance AMI %s is not among the EC2NodeClass's AMIs [%s]", image, list);
-    return 1;
+    return true;
 }
 
-static int sg_drifted(const nw_drift_in_t *in, char *detail, size_t n)
+static bool sg_drifted(const nw_drift_in_t *in, char *detail, size_t n)
 {
     const nw_drift_class_t *r = in->resolved;
     const nw_drift_instance_t *i = in->instance;
     if (!r || !r->nsgs || !i || !i->nsg)
-        return 0;
-    int same = 1;
+        return false;
+    bool same = true;
     for (size_t k = 0; k < i->nsg && same; k++)
         same = in_set(r->sg_ids, r->nsgs, i->sg_ids[k]);
     for (size_t k = 0; k < r->nsgs && same; k++)
         same = in_set(i->sg_ids, i->nsg, r->sg_ids[k]);
     if (same)
-        return 0;
+        return false;
     char a[512], b[512];
     join(a, sizeof a, i->sg_ids, i->nsg);
     join(b, sizeof b, r->sg_ids, r->nsgs);
     say(detail, n, "instance security groups [%s] differ from the EC2NodeClass's [%s]", a, b);
-    return 1;
+    return true;
 }
 
-static int subnet_drifted(const nw_drift_in_t *in, char *detail, size_t n)
+static bool subnet_drifted(const nw_drift_in_t *in, char *detail, size_t n)
 {
     const nw_drift_class_t *r = in->resolved;
     const nw_drift_instance_t *i = in->instance;
     if (!r || !r->nsubnets || !i || !i->subnet_id || !*i->subnet_id)
-        return 0;
+        return false;
     if (in_set(r->subnet_ids, r->nsubnets, i->subnet_id))
-        return 0;
+        return false;
     char b[512];
     join(b, sizeof b, r->subnet_ids, r->nsubnets);
     say(detail, n, "instance subnet %s is not among the EC2NodeClass's subnets [%s]", i->subnet_id,
         b);
-    return 1;
+    return true;
 }
 
 /* drift.go isPlacementGroupDrifted: the label against the class's group, both "" if none */
-static int pg_drifted(const nw_drift_in_t *in, char *detail, size_t n)
+static bool pg_drifted(const nw_drift_in_t *in, char *detail, size_t n)
 {
     const nw_drift_class_t *r = in->resolved;
     if (!r || !r->placement_group)
-        return 0;
+        return false;
     const char *have = label(in->nodeclaim, "karpenter.k8s.aws/placement-group-id");
     if (!have)
         have = "";
     if (strcmp(have, r->placement_group) == 0)
-        return 0;
+        return false;
     say(detail, n, "the NodeClaim's placement group %s is not the EC2NodeClass's %s",
         *have ? have : "(none)", *r->placement_group ? r->placement_group : "(none)");
-    return 1;
+    return true;
 }
 
 nw_drift_reason_t nw_drift_check(const nw_drift_in_t *in, char *detail, size_t n)

@@ -3,6 +3,7 @@
  * type and offering labels, offerings, architecture), so that the rules in drift.c
  * see the catalog only through these three calls.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -11,13 +12,13 @@
 
 #define MAX_LABELS 48
 
-static int offering_matches(const nw_offering_t *o, const char *zone, const char *ct)
+static bool offering_matches(const nw_offering_t *o, const char *zone, const char *ct)
 {
     if (zone && *zone && strcmp(o->zone, zone) != 0)
-        return 0;
+        return false;
     if (ct && *ct && strcmp(o->capacity_type, ct) != 0)
-        return 0;
-    return 1;
+        return false;
+    return true;
 }
 
 int nw_driftcat__type_labels(const nw_catalog_t *cat, const char *type, const char *zone,

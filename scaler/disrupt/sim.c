@@ -165,6 +165,96 @@ nw_rc_t nw_disrupt_sim_interpret(const nw_sched_snap_t *snap, const nw_sched_res
     return NW_OK;
 }
 
+/* The node names to take away into gone: the candidates' (the first, returned in *ncand)
+ * and every deleting node; their count. */
+static size_t collect_gone(const nw_disrupt_simctx_t *x, const nw_disrupt_state_t *st,
+                           const char *const *ncs, size_t n, const char **gone, size_t *ncand)
+{
+    size_t ngone = 0;
+    for (size_t i = 0; i < n; i++) {
+        const nw_disrupt_node_t *dn = nw_candidates_state_node(st, ncs[i]);
+        if (dn && dn->node_name[0])
+            gone[ngone++] = dn->node_name;
+    }
+    *ncand = ngone;
+    for (size_t i = 0; i < x->nnodes; i++)
+        if (deleting(x->nodes[i]) && name_of(x->nodes[i]))
+            gone[ngone++] = name_of(x->nodes[i]);
+    return ngone;
+}
+
+/* The cluster without the gone nodes: instance types, NodePools, DaemonSets, the nodes
+ * and the NodeClaims not yet nodes. */
+static NW_MUST_USE nw_rc_t add_cluster(nw_sched_snap_t *snap, const nw_disrupt_simctx_t *x,
+                                       const char *const *ncs, size_t n, const char *const *gone,
+                                       size_t ngone, nw_err_t *err)
+{
+    nw_rc_t rc;
+    nw_sched_opts_t opts = {.require_unschedulable = false, .ignore_preferences = false};
+    nw_snapshot_set_opts(snap, &opts);
+    if (x->add_types && (rc = x->add_types(x->types_ud, snap, err)) != NW_OK)
+        return rc;
+    nw_err_t e = {0};
+    for (size_t i = 0; i < x->nnodepools; i++)
+        if (!deleting(x->nodepools[i]))
+            (void)nw_snap_node_add_pool_json(snap, x->nodepools[i], &e); /* bad pools stay out */
+    for (size_t i = 0; i < x->ndaemonsets; i++)
+        (void)nw_snap_node_add_daemonset_json(snap, x->daemonsets[i], &e);
+    for (size_t i = 0; i < x->nnodes; i++)
+        if (!in_names(gone, ngone, name_of(x->nodes[i])))
+            (void)nw_snap_node_add_json(snap, x->nodes[i], &e);
+    for (size_t i = 0; i < x->nnodeclaims; i++) {
+        const cJSON *nc = x->nodeclaims[i];
+        const char *nn = nw_json_str(nw_json_get(nc, "status"), "nodeName");
+        if (deleting(nc) || in_names(ncs, n, name_of(nc)) || in_names(gone, ngone, nn))
+            continue;
+        (void)nw_snap_node_add_nodeclaim_json(snap, nc, &e); /* skipped when its node exists */
+    }
+    return NW_OK;
+}
+
+/* The pods: those on gone nodes pending again (when reschedulable), the others where they
+ * are; must gets the "ns/name" of the candidates' pods (*nmust of them). */
+static NW_MUST_USE nw_rc_t add_pods(nw_sched_snap_t *snap, const nw_disrupt_simctx_t *x,
+                                    const char *const *gone, size_t ngone, size_t ncand,
+                                    char **must, size_t *nmust, nw_err_t *err)
+{
+    nw_err_t e = {0};
+    for (size_t i = 0; i < x->npods; i++) {
+        const cJSON *p = x->pods[i];
+        const char *nn = nw_json_str(nw_json_get(p, "spec"), "nodeName");
+        const char *ph = nw_json_str(nw_json_get(p, "status"), "phase");
+        if (ph && (strcmp(ph, "Succeeded") == 0 || strcmp(ph, "Failed") == 0))
+            continue;
+        if (nn && in_names(gone, ngone, nn)) {
+            if (!nw_candidates_pod_reschedulable(p))
+                continue;
+            cJSON *cp = nw_json_dup(p);
+            if (!cp)
+                return nw_err_set(err, NW_ENOMEM, NULL, "out of memory");
+            cJSON_DeleteItemFromObjectCaseSensitive(nw_json_get_mut(cp, "spec"), "nodeName");
+            cJSON_DeleteItemFromObjectCaseSensitive(nw_json_get_mut(cp, "metadata"),
+                                                    "deletionTimestamp");
+            nw_err_clear(&e);
+            (void)nw_snap_pod_add_json(snap, cp, &e);
+            cJSON_Delete(cp);
+            if (in_names(gone, ncand, nn)) {
+                char key[600];
+                snprintf(key, sizeof key, "%s/%s",
+                         nw_json_str(nw_json_get(p, "metadata"), "namespace"),
+                         nw_json_str(nw_json_get(p, "metadata"), "name"));
+                must[*nmust] = strdup(key);
+                if (must[*nmust])
+                    (*nmust)++;
+            }
+            continue;
+        }
+        nw_err_clear(&e);
+        (void)nw_snap_pod_add_json(snap, p, &e);
+    }
+    return NW_OK;
+}
+
 nw_rc_t nw_disrupt_sim_schedule(void *ud, const nw_disrupt_state_t *st, const char *const *ncs,
                                 size_t n, nw_disrupt_sim_t *out, nw_err_t *err)
 {
@@ -181,74 +271,16 @@ nw_rc_t nw_disrupt_sim_schedule(void *ud, const nw_disrupt_state_t *st, const ch
         rc = nw_err_set(err, NW_ENOMEM, NULL, "out of memory");
         goto out;
     }
-    for (size_t i = 0; i < n; i++) {
-        const nw_disrupt_node_t *dn = nw_candidates_state_node(st, ncs[i]);
-        if (dn && dn->node_name[0])
-            gone[ngone++] = dn->node_name;
-    }
-    ncand = ngone;
-    for (size_t i = 0; i < x->nnodes; i++)
-        if (deleting(x->nodes[i]) && name_of(x->nodes[i]))
-            gone[ngone++] = name_of(x->nodes[i]);
-    nw_sched_opts_t opts = {.require_unschedulable = false, .ignore_preferences = false};
-    nw_snapshot_set_opts(h->snap, &opts);
-    if (x->add_types && (rc = x->add_types(x->types_ud, h->snap, err)) != NW_OK)
+    ngone = collect_gone(x, st, ncs, n, gone, &ncand);
+    if ((rc = add_cluster(h->snap, x, ncs, n, gone, ngone, err)) != NW_OK)
         goto out;
-    nw_err_t e = {0};
-    for (size_t i = 0; i < x->nnodepools; i++)
-        if (!deleting(x->nodepools[i]))
-            (void)nw_snap_node_add_pool_json(h->snap, x->nodepools[i], &e); /* bad pools stay out */
-    for (size_t i = 0; i < x->ndaemonsets; i++)
-        (void)nw_snap_node_add_daemonset_json(h->snap, x->daemonsets[i], &e);
-    for (size_t i = 0; i < x->nnodes; i++)
-        if (!in_names(gone, ngone, name_of(x->nodes[i])))
-            (void)nw_snap_node_add_json(h->snap, x->nodes[i], &e);
-    for (size_t i = 0; i < x->nnodeclaims; i++) {
-        const cJSON *nc = x->nodeclaims[i];
-        const char *nn = nw_json_str(nw_json_get(nc, "status"), "nodeName");
-        if (deleting(nc) || in_names(ncs, n, name_of(nc)) || in_names(gone, ngone, nn))
-            continue;
-        (void)nw_snap_node_add_nodeclaim_json(h->snap, nc, &e); /* skipped when its node exists */
-    }
     must = calloc(x->npods + 1, sizeof *must);
     if (!must) {
         rc = nw_err_set(err, NW_ENOMEM, NULL, "out of memory");
         goto out;
     }
-    for (size_t i = 0; i < x->npods; i++) {
-        const cJSON *p = x->pods[i];
-        const char *nn = nw_json_str(nw_json_get(p, "spec"), "nodeName");
-        const char *ph = nw_json_str(nw_json_get(p, "status"), "phase");
-        if (ph && (strcmp(ph, "Succeeded") == 0 || strcmp(ph, "Failed") == 0))
-            continue;
-        if (nn && in_names(gone, ngone, nn)) {
-            if (!nw_candidates_pod_reschedulable(p))
-                continue;
-            cJSON *cp = nw_json_dup(p);
-            if (!cp) {
-                rc = nw_err_set(err, NW_ENOMEM, NULL, "out of memory");
-                goto out;
-            }
-            cJSON_DeleteItemFromObjectCaseSensitive(nw_json_get_mut(cp, "spec"), "nodeName");
-            cJSON_DeleteItemFromObjectCaseSensitive(nw_json_get_mut(cp, "metadata"),
-                                                    "deletionTimestamp");
-            nw_err_clear(&e);
-            (void)nw_snap_pod_add_json(h->snap, cp, &e);
-            cJSON_Delete(cp);
-            if (in_names(gone, ncand, nn)) {
-                char key[600];
-                snprintf(key, sizeof key, "%s/%s",
-                         nw_json_str(nw_json_get(p, "metadata"), "namespace"),
-                         nw_json_str(nw_json_get(p, "metadata"), "name"));
-                must[nmust] = strdup(key);
-                if (must[nmust])
-                    nmust++;
-            }
-            continue;
-        }
-        nw_err_clear(&e);
-        (void)nw_snap_pod_add_json(h->snap, p, &e);
-    }
+    if ((rc = add_pods(h->snap, x, gone, ngone, ncand, must, &nmust, err)) != NW_OK)
+        goto out;
     if ((rc = nw_solve(h->snap, x->now, &h->res, err)) != NW_OK)
         goto out;
     h->claim_of = calloc((size_t)h->res.nclaims + 1, sizeof *h->claim_of);

@@ -5,6 +5,7 @@
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -25,12 +26,12 @@ static void key_init(void)
     key_ok = RAND_bytes(key, sizeof key) == 1;
 }
 
-int nw_bootstrap_wanted(const cJSON *nodeclass)
+bool nw_bootstrap_wanted(const cJSON *nodeclass)
 {
     const char *v = nw_json_str(nw_json_get(nw_json_get(nodeclass, "metadata"), "annotations"),
                                 NW_BOOT_ANNOTATION);
     if (!v || strcmp(v, "kubeadm") != 0)
-        return 0;
+        return false;
     nw_ami_family_t f = nw_kubelet_ami_family(nodeclass);
     return f == NW_AMI_CUSTOM || f == NW_AMI_WINDOWS;
 }

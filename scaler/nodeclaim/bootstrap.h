@@ -31,6 +31,7 @@
 #define NW_SCALER_NODECLAIM_BOOTSTRAP_H
 
 #include <cjson/cJSON.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "common/err.h"
@@ -42,10 +43,10 @@
 #define NW_BOOT_GROUP "system:bootstrappers:kubeadm:default-node-token"
 #define NW_BOOT_TOKEN_MAX 24 /* "<6>.<16>" and its NUL */
 
-/** 1 when the EC2NodeClass asks for nodewarden's kubeadm bootstrap and its amiFamily is one
+/** True when the EC2NodeClass asks for nodewarden's kubeadm bootstrap and its amiFamily is one
  * nodewarden does not generate a bootstrap for (Custom, Windows); the annotation on AL2,
  * AL2023 or Bottlerocket has no effect (admission warns). */
-int nw_bootstrap_wanted(const cJSON *nodeclass);
+bool nw_bootstrap_wanted(const cJSON *nodeclass);
 
 /** The token id of a NodeClaim uid (7 bytes with the NUL). */
 void nw_bootstrap_token_id(const char *uid, char id[7]);

@@ -6,6 +6,7 @@
 #include "scaler/cloud/metered.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -255,7 +256,7 @@ static void remember_launch(nw_inflight_claim_t *m, const char *pid, const char 
 
 /* Look for an instance already tagged for this NodeClaim (a launch before a crash, or one
  * whose answer was lost). Any thread. */
-static int find_tagged(nw_ctl_deps_t *c, const char *name, nw_cloud_instance_t *out, int *failed)
+static bool find_tagged(nw_ctl_deps_t *c, const char *name, nw_cloud_instance_t *out, int *failed)
 {
     nw_cloud_instances_t list = {0};
     nw_err_t err = {0};
@@ -264,9 +265,9 @@ static int find_tagged(nw_ctl_deps_t *c, const char *name, nw_cloud_instance_t *
         nw_log_warn("provisioner", "cannot list instances", NW_LS("error", err.msg));
         *failed = 1;
         nw_cloud_instances_free(&list);
-        return 0;
+        return false;
     }
-    int found = 0;
+    bool found = false;
     for (size_t i = 0; i < list.n && !found; i++) {
         const nw_cloud_instance_t *in = &list.v[i];
         if (strcmp(in->state, "terminated") == 0 || strcmp(in->state, "shutting-down") == 0)
@@ -274,7 +275,7 @@ static int find_tagged(nw_ctl_deps_t *c, const char *name, nw_cloud_instance_t *
         const char *owner = nw_cloud_instance_tag(in, NW_TAG_NODECLAIM);
         if (owner && strcmp(owner, name) == 0) {
             *out = *in;
-            found = 1;
+            found = true;
         }
     }
     nw_cloud_instances_free(&list);
@@ -478,7 +479,7 @@ int nw_nodeclaim_in_flight(nw_nodeclaim_t *k)
     return n;
 }
 
-int nw_nodeclaim_wait_idle(nw_nodeclaim_t *k, int64_t timeout_ms)
+bool nw_nodeclaim_wait_idle(nw_nodeclaim_t *k, int64_t timeout_ms)
 {
     struct timespec dl;
     nw_clock_deadline_after(&dl, CLOCK_REALTIME, timeout_ms);
@@ -496,12 +497,12 @@ int nw_nodeclaim_wait_idle(nw_nodeclaim_t *k, int64_t timeout_ms)
 }
 
 /* Is a launch of name queued, running or finished but not yet collected? (k->mu held) */
-static int job_pending_locked(const nw_nodeclaim_t *k, const char *name)
+static bool job_pending_locked(const nw_nodeclaim_t *k, const char *name)
 {
     for (const launch_job_t *j = k->jobs; j; j = j->next)
         if (strcmp(j->name, name) == 0)
-            return 1;
-    return 0;
+            return true;
+    return false;
 }
 
 /* What a finished job found, written back: the in-flight memory, the NodeClaim's labels

@@ -48,6 +48,7 @@
 #ifndef NW_SCALER_NODECLAIM_NODECLAIM_H
 #define NW_SCALER_NODECLAIM_NODECLAIM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -76,9 +77,9 @@ void nw_nodeclaim_collect(nw_nodeclaim_t *k);
 /** Launches queued or running. */
 int nw_nodeclaim_in_flight(nw_nodeclaim_t *k);
 
-/** Wait (real time, at most timeout_ms) until no launch is queued or running; 1 when so.
+/** Wait (real time, at most timeout_ms) until no launch is queued or running; true when so.
  * For tests and benchmarks. */
-int nw_nodeclaim_wait_idle(nw_nodeclaim_t *k, int64_t timeout_ms);
+bool nw_nodeclaim_wait_idle(nw_nodeclaim_t *k, int64_t timeout_ms);
 
 /** How many NodeClaims a launch deleted on insufficient capacity so far (provisioning
  * places the pending pods again at once when this changes). */

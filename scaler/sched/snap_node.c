@@ -11,6 +11,54 @@
 #include "scaler/sched/snap.h"
 /* ---- nodes and NodeClaims ---------------------------------------------------- */
 
+/* A Node and its NodeClaim are one node (Karpenter's cluster state pairs them by
+ * providerID, pkg/controllers/state/cluster.go); the Node stands for both and keeps
+ * the claim's startup taints, so it is usable before it is initialized. A NodeClaim whose
+ * Node is known hands it its pool and startup taints (*merged: n adds nothing); a Node
+ * replaces the NodeClaim of its providerID. */
+static NW_MUST_USE nw_rc_t pair_node(nw_sched_snap_t *s, nw_snode_t *n, const cJSON *st, bool claim,
+                                     bool *merged, nw_err_t *err)
+{
+    *merged = false;
+    if (claim) {
+        const char *nn = nw_json_str(st, "nodeName");
+        for (size_t i = 0; i < s->nnodes; i++) {
+            nw_snode_t *o = &s->nodes[i];
+            if (o->claim || !((nn && strcmp(o->name, nn) == 0) ||
+                              (n->provider_id && o->provider_id &&
+                               strcmp(o->provider_id, n->provider_id) == 0)))
+                continue;
+            if (!o->pool && n->pool && !(o->pool = strdup(n->pool)))
+                return nw_err_set(err, NW_ENOMEM, "", "out of memory");
+            nw_taints_cleanup(&o->startup_taints);
+            o->startup_taints = n->startup_taints;
+            nw_taints_init(&n->startup_taints);
+            *merged = true;
+            return NW_OK;
+        }
+    } else {
+        for (size_t i = 0; n->provider_id && i < s->nnodes; i++) {
+            nw_snode_t *o = &s->nodes[i];
+            if (!o->claim || !o->provider_id || strcmp(o->provider_id, n->provider_id) != 0)
+                continue;
+            nw_taints_cleanup(&n->startup_taints);
+            n->startup_taints = o->startup_taints;
+            nw_taints_init(&o->startup_taints);
+            if (!n->pool && o->pool) {
+                n->pool = o->pool;
+                o->pool = NULL;
+                const char *ini = nw_labels_get(&n->labels, NW_LABEL_INITIALIZED);
+                n->initialized = ini && strcmp(ini, "true") == 0;
+            }
+            nw_snapshot_node_free(o);
+            memmove(o, o + 1, (s->nnodes - i - 1) * sizeof *o);
+            s->nnodes--;
+            break;
+        }
+    }
+    return NW_OK;
+}
+
 static NW_MUST_USE nw_rc_t node_common(nw_sched_snap_t *s, const cJSON *obj, bool claim,
                                        nw_err_t *err)
 {
@@ -78,46 +126,12 @@ static NW_MUST_USE nw_rc_t node_common(nw_sched_snap_t *s, const cJSON *obj, boo
         rc = nw_err_set(err, NW_ENOMEM, "", "out of memory");
         goto fail;
     }
-    /* a Node and its NodeClaim are one node (Karpenter's cluster state pairs them by
-     * providerID, pkg/controllers/state/cluster.go); the Node stands for both and keeps
-     * the claim's startup taints, so it is usable before it is initialized */
-    if (claim) {
-        const char *nn = nw_json_str(st, "nodeName");
-        for (size_t i = 0; i < s->nnodes; i++) {
-            nw_snode_t *o = &s->nodes[i];
-            if (o->claim ||
-                !((nn && strcmp(o->name, nn) == 0) ||
-                  (n.provider_id && o->provider_id && strcmp(o->provider_id, n.provider_id) == 0)))
-                continue;
-            if (!o->pool && n.pool && !(o->pool = strdup(n.pool))) {
-                rc = nw_err_set(err, NW_ENOMEM, "", "out of memory");
-                goto fail;
-            }
-            nw_taints_cleanup(&o->startup_taints);
-            o->startup_taints = n.startup_taints;
-            nw_taints_init(&n.startup_taints);
-            goto skip;
-        }
-    } else {
-        for (size_t i = 0; n.provider_id && i < s->nnodes; i++) {
-            nw_snode_t *o = &s->nodes[i];
-            if (!o->claim || !o->provider_id || strcmp(o->provider_id, n.provider_id) != 0)
-                continue;
-            nw_taints_cleanup(&n.startup_taints);
-            n.startup_taints = o->startup_taints;
-            nw_taints_init(&o->startup_taints);
-            if (!n.pool && o->pool) {
-                n.pool = o->pool;
-                o->pool = NULL;
-                const char *ini = nw_labels_get(&n.labels, NW_LABEL_INITIALIZED);
-                n.initialized = ini && strcmp(ini, "true") == 0;
-            }
-            nw_snapshot_node_free(o);
-            memmove(o, o + 1, (s->nnodes - i - 1) * sizeof *o);
-            s->nnodes--;
-            break;
-        }
-    }
+    /* a Node and its NodeClaim are one node */
+    bool merged;
+    if ((rc = pair_node(s, &n, st, claim, &merged, err)) != NW_OK)
+        goto fail;
+    if (merged)
+        goto skip;
     nw_snode_t *nn2 = nw_snapshot_grow(s->nodes, &s->cnodes, s->nnodes, sizeof *nn2);
     if (!nn2) {
         rc = nw_err_set(err, NW_ENOMEM, "", "out of memory");

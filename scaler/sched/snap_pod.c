@@ -270,24 +270,10 @@ static void validate_expr_list(const cJSON *arr, const char *path, char **invali
     }
 }
 
-static NW_MUST_USE nw_rc_t class_build(nw_pclass_t *c, const cJSON *spec, nw_err_t *err)
+/* preferredDuringSchedulingIgnoredDuringExecution: the preference terms, heaviest first. */
+static NW_MUST_USE nw_rc_t parse_prefs(nw_pclass_t *c, const cJSON *na, nw_err_t *err)
 {
-    nw_rc_t rc = nw_requirements_json_parse_node_selector(nw_json_get(spec, "nodeSelector"),
-                                                          "spec.nodeSelector", &c->selector, err);
-    if (rc != NW_OK)
-        return rc;
-    const cJSON *aff = nw_json_get(spec, "affinity");
-    const cJSON *na = aff ? nw_json_get(aff, "nodeAffinity") : NULL;
-    const cJSON *req =
-        na ? nw_json_get(na, "requiredDuringSchedulingIgnoredDuringExecution") : NULL;
-    const char *tp = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
-                     "nodeSelectorTerms";
-    if (req) {
-        rc = nw_requirements_json_parse_terms(nw_json_get(req, "nodeSelectorTerms"), tp, &c->terms,
-                                              &c->nterms, err);
-        if (rc != NW_OK)
-            return rc;
-    }
+    nw_rc_t rc;
     const cJSON *pref =
         na ? nw_json_get(na, "preferredDuringSchedulingIgnoredDuringExecution") : NULL;
     int np = cJSON_GetArraySize(pref);
@@ -335,16 +321,12 @@ static NW_MUST_USE nw_rc_t class_build(nw_pclass_t *c, const cJSON *spec, nw_err
         if (rc != NW_OK)
             return rc;
     }
-    rc = nw_tolerations_parse(nw_json_get(spec, "tolerations"), "spec.tolerations", &c->tols, err);
-    if (rc != NW_OK)
-        return rc;
-    /* refuses Karpenter capacity: required term with karpenter.sh/nodepool DoesNotExist */
-    for (size_t i = 0; i < c->nterms; i++) {
-        const nw_req_t *r = nw_requirements_get(&c->terms[i], NW_LABEL_NODEPOOL);
-        if (r && nw_requirements_req_operator(r) == NW_REQ_DOES_NOT_EXIST)
-            c->refuses = true;
-    }
-    /* validation (Karpenter ignores pods with invalid requirements) */
+    return NW_OK;
+}
+
+/* Karpenter ignores pods with invalid requirements: the first problem goes to c->invalid. */
+static void validate_class(nw_pclass_t *c, const cJSON *spec, const cJSON *req, const char *tp)
+{
     const cJSON *ns = nw_json_get(spec, "nodeSelector"), *it;
     cJSON_ArrayForEach(it, ns)
     {
@@ -371,6 +353,39 @@ static NW_MUST_USE nw_rc_t class_build(nw_pclass_t *c, const cJSON *spec, nw_err
             c->invalid = strdup("matchFields in required node affinity is not supported");
         }
     }
+}
+
+static NW_MUST_USE nw_rc_t class_build(nw_pclass_t *c, const cJSON *spec, nw_err_t *err)
+{
+    nw_rc_t rc = nw_requirements_json_parse_node_selector(nw_json_get(spec, "nodeSelector"),
+                                                          "spec.nodeSelector", &c->selector, err);
+    if (rc != NW_OK)
+        return rc;
+    const cJSON *aff = nw_json_get(spec, "affinity");
+    const cJSON *na = aff ? nw_json_get(aff, "nodeAffinity") : NULL;
+    const cJSON *req =
+        na ? nw_json_get(na, "requiredDuringSchedulingIgnoredDuringExecution") : NULL;
+    const char *tp = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
+                     "nodeSelectorTerms";
+    if (req) {
+        rc = nw_requirements_json_parse_terms(nw_json_get(req, "nodeSelectorTerms"), tp, &c->terms,
+                                              &c->nterms, err);
+        if (rc != NW_OK)
+            return rc;
+    }
+    if ((rc = parse_prefs(c, na, err)) != NW_OK)
+        return rc;
+    rc = nw_tolerations_parse(nw_json_get(spec, "tolerations"), "spec.tolerations", &c->tols, err);
+    if (rc != NW_OK)
+        return rc;
+    /* refuses Karpenter capacity: required term with karpenter.sh/nodepool DoesNotExist */
+    for (size_t i = 0; i < c->nterms; i++) {
+        const nw_req_t *r = nw_requirements_get(&c->terms[i], NW_LABEL_NODEPOOL);
+        if (r && nw_requirements_req_operator(r) == NW_REQ_DOES_NOT_EXIST)
+            c->refuses = true;
+    }
+    /* validation (Karpenter ignores pods with invalid requirements) */
+    validate_class(c, spec, req, tp);
     return NW_OK;
 }
 
@@ -568,6 +583,135 @@ nw_rc_t nw_snap_pod_parse_hostports(const cJSON *spec, const char *path, nw_host
     return NW_OK;
 }
 
+/* Who the pod is: namespace, name, key and uid (false: out of memory), its node, creation
+ * time and controlling owner. */
+static bool pod_identity(nw_spod_t *p, const cJSON *md, const cJSON *spec, const char *ns,
+                         const char *name)
+{
+    p->ns = strdup(ns);
+    p->name = strdup(name);
+    size_t kl = strlen(ns) + strlen(name) + 2;
+    p->key = malloc(kl);
+    if (p->key)
+        snprintf(p->key, kl, "%s/%s", ns, name);
+    p->uid = nw_snapshot_dupstr(nw_json_str(md, "uid") ? nw_json_str(md, "uid") : p->key);
+    if (!p->ns || !p->name || !p->key || !p->uid)
+        return false;
+    p->node_name = nw_snapshot_dupstr(nw_json_str(spec, "nodeName"));
+    if (p->node_name && !*p->node_name) {
+        free(p->node_name);
+        p->node_name = NULL;
+    }
+    p->created = nw_snapshot_parse_time(nw_json_str(md, "creationTimestamp"));
+    const cJSON *owners = nw_json_get(md, "ownerReferences"), *o, *owner = NULL;
+    cJSON_ArrayForEach(o, owners)
+    {
+        if (!owner || cJSON_IsTrue(nw_json_get(o, "controller")))
+            owner = o;
+    }
+    if (owner) {
+        p->owner_kind = nw_snapshot_dupstr(nw_json_str(owner, "kind"));
+        p->owner_name = nw_snapshot_dupstr(nw_json_str(owner, "name"));
+    }
+    return true;
+}
+
+/* topologySpreadConstraints: one topology group and constraint each. */
+static NW_MUST_USE nw_rc_t parse_spread(nw_sched_snap_t *s, nw_spod_t *p, const cJSON *spec,
+                                        size_t *tccap, nw_err_t *err)
+{
+    const cJSON *tsc = nw_json_get(spec, "topologySpreadConstraints"), *it;
+    int i = 0;
+    cJSON_ArrayForEach(it, tsc)
+    {
+        char pp[128];
+        snprintf(pp, sizeof pp, "spec.topologySpreadConstraints[%d]", i++);
+        const char *key = nw_json_str(it, "topologyKey");
+        const cJSON *ms = nw_json_get(it, "maxSkew"), *md2 = nw_json_get(it, "minDomains");
+        if (!cJSON_IsNumber(ms) || ms->valueint < 1)
+            return nw_err_set(err, NW_EINVAL, pp, "maxSkew must be an integer >= 1");
+        if (!key || !*key)
+            return nw_err_set(err, NW_EINVAL, pp, "topologyKey: Required value");
+        bool honor[2] = {false, true}; /* nodeTaintsPolicy Ignore, nodeAffinityPolicy Honor */
+        const char *pol[2] = {"nodeTaintsPolicy", "nodeAffinityPolicy"};
+        for (int k = 0; k < 2; k++) {
+            const char *v = nw_json_str(it, pol[k]);
+            if (!v)
+                continue;
+            if (strcmp(v, "Honor") != 0 && strcmp(v, "Ignore") != 0)
+                return nw_err_set(err, NW_EINVAL, pp,
+                                  "%s: Unsupported value: \"%s\": supported "
+                                  "values: \"Honor\", \"Ignore\"",
+                                  pol[k], v);
+            honor[k] = strcmp(v, "Honor") == 0;
+        }
+        const char *wu = nw_json_str(it, "whenUnsatisfiable");
+        bool anyway = wu && strcmp(wu, "ScheduleAnyway") == 0;
+        char sp[160];
+        snprintf(sp, sizeof sp, "%s.labelSelector", pp);
+        /* matchLabelKeys: the pod's values of those labels join the selector (Karpenter
+         * topology.go newForTopologies; keys the pod does not carry are ignored) */
+        const cJSON *sel = nw_json_get(it, "labelSelector");
+        cJSON *selx = NULL;
+        const cJSON *mk;
+        cJSON_ArrayForEach(mk, nw_json_get(it, "matchLabelKeys"))
+        {
+            const char *lv = cJSON_IsString(mk) ? nw_labels_get(&p->labels, mk->valuestring) : NULL;
+            if (!lv || !sel || !cJSON_IsObject(sel))
+                continue;
+            if (!selx)
+                selx = nw_json_dup(sel);
+            cJSON *me = cJSON_GetObjectItemCaseSensitive(selx, "matchExpressions");
+            if (!cJSON_IsArray(me))
+                me = nw_json_add_array(selx, "matchExpressions");
+            cJSON *e = nw_json_new_object();
+            nw_json_add_string(e, "key", mk->valuestring);
+            nw_json_add_string(e, "operator", "In");
+            nw_json_push(nw_json_add_array(e, "values"), nw_json_new_string(lv));
+            nw_json_push(me, e);
+        }
+        gspec_t gs = {.kind = NW_TG_SPREAD,
+                      .key = nw_wellknown_normalize(key),
+                      .skew = ms->valueint,
+                      .min_domains = cJSON_IsNumber(md2) && !anyway ? md2->valueint : 0,
+                      .taints_honor = honor[0],
+                      .affinity_honor = honor[1],
+                      .cls = p->cls};
+        int g = group_get(s, &gs, selx ? selx : sel, sp, p->ns, NULL, NULL, err);
+        cJSON_Delete(selx);
+        if (g < 0)
+            return NW_EINVAL;
+        if (add_tc(p, g, anyway, 1, tccap) != NW_OK)
+            return nw_err_set(err, NW_ENOMEM, "", "out of memory");
+    }
+    return NW_OK;
+}
+
+/* Where the pod stands: terminating, finished, unschedulable, and whether provisioning is
+ * for it (not bound, nominated, DaemonSet or mirror, terminating or finished). */
+static void pod_state(const nw_sched_snap_t *s, nw_spod_t *p, const cJSON *md, const cJSON *st)
+{
+    const cJSON *it;
+    p->terminating =
+        nw_json_get(md, "deletionTimestamp") && !cJSON_IsNull(nw_json_get(md, "deletionTimestamp"));
+    const char *phase = nw_json_str(st, "phase");
+    p->finished = phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
+    const char *nom = nw_json_str(st, "nominatedNodeName");
+    const cJSON *conds = st ? nw_json_get(st, "conditions") : NULL;
+    cJSON_ArrayForEach(it, conds)
+    {
+        const char *t = nw_json_str(it, "type"), *sv = nw_json_str(it, "status"),
+                   *r = nw_json_str(it, "reason");
+        if (t && strcmp(t, "PodScheduled") == 0 && sv && strcmp(sv, "False") == 0 && r &&
+            strcmp(r, "Unschedulable") == 0)
+            p->unschedulable_cond = true;
+    }
+    bool ds = p->owner_kind && strcmp(p->owner_kind, "DaemonSet") == 0;
+    bool mirror = p->owner_kind && strcmp(p->owner_kind, "Node") == 0;
+    p->provisionable_state = !p->node_name && !(nom && *nom) && !ds && !mirror && !p->terminating &&
+                             !p->finished && !is_nominated(s, p->uid);
+}
+
 nw_rc_t nw_snap_pod_add_json(nw_sched_snap_t *s, const cJSON *pod, nw_err_t *err)
 {
     if (!cJSON_IsObject(pod))
@@ -586,31 +730,8 @@ nw_rc_t nw_snap_pod_add_json(nw_sched_snap_t *s, const cJSON *pod, nw_err_t *err
     nw_labels_init(&p.labels);
     size_t tccap = 0;
     nw_rc_t rc = NW_ENOMEM;
-    p.ns = strdup(ns);
-    p.name = strdup(name);
-    size_t kl = strlen(ns) + strlen(name) + 2;
-    p.key = malloc(kl);
-    if (p.key)
-        snprintf(p.key, kl, "%s/%s", ns, name);
-    p.uid = nw_snapshot_dupstr(nw_json_str(md, "uid") ? nw_json_str(md, "uid") : p.key);
-    if (!p.ns || !p.name || !p.key || !p.uid)
+    if (!pod_identity(&p, md, spec, ns, name))
         goto fail_nomem;
-    p.node_name = nw_snapshot_dupstr(nw_json_str(spec, "nodeName"));
-    if (p.node_name && !*p.node_name) {
-        free(p.node_name);
-        p.node_name = NULL;
-    }
-    p.created = nw_snapshot_parse_time(nw_json_str(md, "creationTimestamp"));
-    const cJSON *owners = nw_json_get(md, "ownerReferences"), *o, *owner = NULL;
-    cJSON_ArrayForEach(o, owners)
-    {
-        if (!owner || cJSON_IsTrue(nw_json_get(o, "controller")))
-            owner = o;
-    }
-    if (owner) {
-        p.owner_kind = nw_snapshot_dupstr(nw_json_str(owner, "kind"));
-        p.owner_name = nw_snapshot_dupstr(nw_json_str(owner, "name"));
-    }
     if ((rc = nw_labels_parse(nw_json_get(md, "labels"), "metadata.labels", &p.labels, err)) !=
         NW_OK)
         goto fail;
@@ -631,78 +752,8 @@ nw_rc_t nw_snap_pod_add_json(nw_sched_snap_t *s, const cJSON *pod, nw_err_t *err
     if (nw_snap_volume_pod_volumes(s, spec, p.ns, p.name, &p.vols, &p.nvols) != NW_OK)
         goto fail_nomem;
     /* topology spread */
-    const cJSON *tsc = nw_json_get(spec, "topologySpreadConstraints"), *it;
-    int i = 0;
-    cJSON_ArrayForEach(it, tsc)
-    {
-        char pp[128];
-        snprintf(pp, sizeof pp, "spec.topologySpreadConstraints[%d]", i++);
-        const char *key = nw_json_str(it, "topologyKey");
-        const cJSON *ms = nw_json_get(it, "maxSkew"), *md2 = nw_json_get(it, "minDomains");
-        if (!cJSON_IsNumber(ms) || ms->valueint < 1) {
-            rc = nw_err_set(err, NW_EINVAL, pp, "maxSkew must be an integer >= 1");
-            goto fail;
-        }
-        if (!key || !*key) {
-            rc = nw_err_set(err, NW_EINVAL, pp, "topologyKey: Required value");
-            goto fail;
-        }
-        bool honor[2] = {false, true}; /* nodeTaintsPolicy Ignore, nodeAffinityPolicy Honor */
-        const char *pol[2] = {"nodeTaintsPolicy", "nodeAffinityPolicy"};
-        for (int k = 0; k < 2; k++) {
-            const char *v = nw_json_str(it, pol[k]);
-            if (!v)
-                continue;
-            if (strcmp(v, "Honor") != 0 && strcmp(v, "Ignore") != 0) {
-                rc = nw_err_set(err, NW_EINVAL, pp,
-                                "%s: Unsupported value: \"%s\": supported "
-                                "values: \"Honor\", \"Ignore\"",
-                                pol[k], v);
-                goto fail;
-            }
-            honor[k] = strcmp(v, "Honor") == 0;
-        }
-        const char *wu = nw_json_str(it, "whenUnsatisfiable");
-        bool anyway = wu && strcmp(wu, "ScheduleAnyway") == 0;
-        char sp[160];
-        snprintf(sp, sizeof sp, "%s.labelSelector", pp);
-        /* matchLabelKeys: the pod's values of those labels join the selector (Karpenter
-         * topology.go newForTopologies; keys the pod does not carry are ignored) */
-        const cJSON *sel = nw_json_get(it, "labelSelector");
-        cJSON *selx = NULL;
-        const cJSON *mk;
-        cJSON_ArrayForEach(mk, nw_json_get(it, "matchLabelKeys"))
-        {
-            const char *lv = cJSON_IsString(mk) ? nw_labels_get(&p.labels, mk->valuestring) : NULL;
-            if (!lv || !sel || !cJSON_IsObject(sel))
-                continue;
-            if (!selx)
-                selx = nw_json_dup(sel);
-            cJSON *me = cJSON_GetObjectItemCaseSensitive(selx, "matchExpressions");
-            if (!cJSON_IsArray(me))
-                me = nw_json_add_array(selx, "matchExpressions");
-            cJSON *e = nw_json_new_object();
-            nw_json_add_string(e, "key", mk->valuestring);
-            nw_json_add_string(e, "operator", "In");
-            nw_json_push(nw_json_add_array(e, "values"), nw_json_new_string(lv));
-            nw_json_push(me, e);
-        }
-        gspec_t gs = {.kind = NW_TG_SPREAD,
-                      .key = nw_wellknown_normalize(key),
-                      .skew = ms->valueint,
-                      .min_domains = cJSON_IsNumber(md2) && !anyway ? md2->valueint : 0,
-                      .taints_honor = honor[0],
-                      .affinity_honor = honor[1],
-                      .cls = p.cls};
-        int g = group_get(s, &gs, selx ? selx : sel, sp, p.ns, NULL, NULL, err);
-        cJSON_Delete(selx);
-        if (g < 0) {
-            rc = NW_EINVAL;
-            goto fail;
-        }
-        if (add_tc(&p, g, anyway, 1, &tccap) != NW_OK)
-            goto fail_nomem;
-    }
+    if ((rc = parse_spread(s, &p, spec, &tccap, err)) != NW_OK)
+        goto fail;
     const cJSON *aff = nw_json_get(spec, "affinity");
     if (aff) {
         if ((rc = parse_affinity_terms(s, &p, nw_json_get(aff, "podAffinity"), NW_TG_AFFINITY,
@@ -712,24 +763,7 @@ nw_rc_t nw_snap_pod_add_json(nw_sched_snap_t *s, const cJSON *pod, nw_err_t *err
                                        "spec.affinity.podAntiAffinity", &tccap, err)) != NW_OK)
             goto fail;
     }
-    p.terminating =
-        nw_json_get(md, "deletionTimestamp") && !cJSON_IsNull(nw_json_get(md, "deletionTimestamp"));
-    const char *phase = nw_json_str(st, "phase");
-    p.finished = phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
-    const char *nom = nw_json_str(st, "nominatedNodeName");
-    const cJSON *conds = st ? nw_json_get(st, "conditions") : NULL;
-    cJSON_ArrayForEach(it, conds)
-    {
-        const char *t = nw_json_str(it, "type"), *sv = nw_json_str(it, "status"),
-                   *r = nw_json_str(it, "reason");
-        if (t && strcmp(t, "PodScheduled") == 0 && sv && strcmp(sv, "False") == 0 && r &&
-            strcmp(r, "Unschedulable") == 0)
-            p.unschedulable_cond = true;
-    }
-    bool ds = p.owner_kind && strcmp(p.owner_kind, "DaemonSet") == 0;
-    bool mirror = p.owner_kind && strcmp(p.owner_kind, "Node") == 0;
-    p.provisionable_state = !p.node_name && !(nom && *nom) && !ds && !mirror && !p.terminating &&
-                            !p.finished && !is_nominated(s, p.uid);
+    pod_state(s, &p, md, st);
     nw_spod_t *np = nw_snapshot_grow(s->pods, &s->cpods, s->npods, sizeof *np);
     if (!np)
         goto fail_nomem;

@@ -34,28 +34,22 @@ static int cmp_rank(const void *a, const void *b)
     return x->t - y->t;
 }
 
-nw_rc_t nw_solve_finalize(ctx_t *c, claim_t *cl, nw_sched_claim_t *out)
+/* What a claim's finalization works with: its pool, the capacity types the pool and the
+ * claim allow (on-demand, spot, reserved) and the one it launches with. */
+typedef struct {
+    const pctx_t *pc;
+    bool ct_ok[3];
+    bool use_res, use_spot;
+} fin_t;
+
+static void choose_capacity(const ctx_t *c, const claim_t *cl, fin_t *f)
 {
     const nw_sched_snap_t *s = c->s;
-    const pctx_t *pc = NULL;
-    for (int i = 0; i < c->npools; i++)
-        if (c->pools[i].idx == cl->pool)
-            pc = &c->pools[i];
-    if (!pc)
-        return NW_EINVAL; /* a claim always belongs to one of the solve's pools */
-    const nw_req_t *cq = nw_requirements_get(&cl->reqs, NW_LABEL_CAPACITY_TYPE);
-    bool ct_ok[3];
-    for (int k = 0; k < 3; k++)
-        ct_ok[k] = pc->ct_allowed[k];
-    if (cq) {
-        ct_ok[0] &= nw_requirements_req_has(cq, "on-demand");
-        ct_ok[1] &= nw_requirements_req_has(cq, "spot");
-        ct_ok[2] &= nw_requirements_req_has(cq, "reserved");
-    }
     /* reserved capacity first while a reservation of the pool's class has room (Karpenter's
      * reserved offerings, priced near zero), then spot whenever the requirements allow it
      * and spot is offered */
-    const char *ncl = pc->p->nodeclass;
+    const char *ncl = f->pc->p->nodeclass;
+    const bool *ct_ok = f->ct_ok;
     bool use_res = false;
     if (ct_ok[2]) {
         FOR_BITS(cl->bits, c->nw, t)
@@ -82,10 +76,20 @@ nw_rc_t nw_solve_finalize(ctx_t *c, claim_t *cl, nw_sched_claim_t *out)
             }
         }
     }
+    f->use_res = use_res;
+    f->use_spot = use_spot;
+}
+
+/* The claim's types with an offering of the chosen capacity type in its zones, cheapest
+ * first, into rk (at most 600); their number. */
+static int rank_types(const ctx_t *c, const claim_t *cl, const fin_t *f, rank_t *rk)
+{
+    const nw_sched_snap_t *s = c->s;
+    const pctx_t *pc = f->pc;
+    const bool *ct_ok = f->ct_ok;
+    const char *ncl = pc->p->nodeclass;
+    bool use_res = f->use_res, use_spot = f->use_spot;
     int n = 0;
-    rank_t *rk = calloc((size_t)c->nt + 1, sizeof *rk);
-    if (!rk)
-        return NW_ENOMEM;
     bool any_plain = false;
     FOR_BITS(cl->bits, c->nw, t)
     {
@@ -121,36 +125,17 @@ nw_rc_t nw_solve_finalize(ctx_t *c, claim_t *cl, nw_sched_claim_t *out)
     qsort(rk, (size_t)n, sizeof *rk, cmp_rank);
     if (n > 600)
         n = 600;
-    out->pool = cl->pool;
-    out->min_values_relaxed = cl->relaxed;
-    out->is_static = cl->is_static;
-    out->itypes = malloc((size_t)(n ? n : 1) * sizeof(int));
-    if (!out->itypes) {
-        free(rk);
-        return NW_ENOMEM;
-    }
-    out->nitypes = n;
-    for (int i = 0; i < n; i++)
-        out->itypes[i] = rk[i].t;
-    out->itype = n ? rk[0].t : -1;
-    if (n) {
-        const nw_sched_offering_t *of = &s->itypes[rk[0].t].t.offerings[rk[0].offer];
-        snprintf(out->zone, sizeof out->zone, "%s", of->zone);
-        snprintf(out->capacity_type, sizeof out->capacity_type, "%s", of->capacity_type);
-        out->price = of->price;
-    }
-    /* requests: pods + the smallest DaemonSet overhead over the kept types */
-    out->requests = cl->used;
-    int best = -1;
-    for (int i = 0; i < n; i++) {
-        const nw_sched_res_t *o = &pc->ovh[rk[i].t];
-        if (best < 0 || o->v[NW_SR_CPU] + o->v[NW_SR_MEMORY] / 1000000000 <
-                            pc->ovh[best].v[NW_SR_CPU] + pc->ovh[best].v[NW_SR_MEMORY] / 1000000000)
-            best = rk[i].t;
-    }
-    if (best >= 0)
-        for (int k = 0; k < NW_SCHED_NRES; k++)
-            out->requests.v[k] += pc->ovh[best].v[k];
+    return n;
+}
+
+/* The claim's requirements: accumulated, the types kept, the capacity types offered (and
+ * the reservation taken), the zones of a zone-id requirement. */
+static NW_MUST_USE nw_rc_t claim_reqs(ctx_t *c, const claim_t *cl, const fin_t *f, const rank_t *rk,
+                                      int n, nw_sched_claim_t *out)
+{
+    const nw_sched_snap_t *s = c->s;
+    const bool *ct_ok = f->ct_ok;
+    bool use_res = f->use_res, use_spot = f->use_spot;
     /* requirements: accumulated + instance types kept + capacity types offered */
     nw_requirements_init(&out->reqs);
     nw_rc_t rc = nw_requirements_copy(&out->reqs, &cl->reqs);
@@ -200,6 +185,64 @@ nw_rc_t nw_solve_finalize(ctx_t *c, claim_t *cl, nw_sched_claim_t *out)
         rc = NW_ENOMEM;
     }
     free(names);
+    return rc;
+}
+
+nw_rc_t nw_solve_finalize(ctx_t *c, claim_t *cl, nw_sched_claim_t *out)
+{
+    const nw_sched_snap_t *s = c->s;
+    const pctx_t *pc = NULL;
+    for (int i = 0; i < c->npools; i++)
+        if (c->pools[i].idx == cl->pool)
+            pc = &c->pools[i];
+    if (!pc)
+        return NW_EINVAL; /* a claim always belongs to one of the solve's pools */
+    fin_t f = {.pc = pc};
+    const nw_req_t *cq = nw_requirements_get(&cl->reqs, NW_LABEL_CAPACITY_TYPE);
+    bool *ct_ok = f.ct_ok;
+    for (int k = 0; k < 3; k++)
+        ct_ok[k] = pc->ct_allowed[k];
+    if (cq) {
+        ct_ok[0] &= nw_requirements_req_has(cq, "on-demand");
+        ct_ok[1] &= nw_requirements_req_has(cq, "spot");
+        ct_ok[2] &= nw_requirements_req_has(cq, "reserved");
+    }
+    choose_capacity(c, cl, &f);
+    rank_t *rk = calloc((size_t)c->nt + 1, sizeof *rk);
+    if (!rk)
+        return NW_ENOMEM;
+    int n = rank_types(c, cl, &f, rk);
+    out->pool = cl->pool;
+    out->min_values_relaxed = cl->relaxed;
+    out->is_static = cl->is_static;
+    out->itypes = malloc((size_t)(n ? n : 1) * sizeof(int));
+    if (!out->itypes) {
+        free(rk);
+        return NW_ENOMEM;
+    }
+    out->nitypes = n;
+    for (int i = 0; i < n; i++)
+        out->itypes[i] = rk[i].t;
+    out->itype = n ? rk[0].t : -1;
+    if (n) {
+        const nw_sched_offering_t *of = &s->itypes[rk[0].t].t.offerings[rk[0].offer];
+        snprintf(out->zone, sizeof out->zone, "%s", of->zone);
+        snprintf(out->capacity_type, sizeof out->capacity_type, "%s", of->capacity_type);
+        out->price = of->price;
+    }
+    /* requests: pods + the smallest DaemonSet overhead over the kept types */
+    out->requests = cl->used;
+    int best = -1;
+    for (int i = 0; i < n; i++) {
+        const nw_sched_res_t *o = &pc->ovh[rk[i].t];
+        if (best < 0 || o->v[NW_SR_CPU] + o->v[NW_SR_MEMORY] / 1000000000 <
+                            pc->ovh[best].v[NW_SR_CPU] + pc->ovh[best].v[NW_SR_MEMORY] / 1000000000)
+            best = rk[i].t;
+    }
+    if (best >= 0)
+        for (int k = 0; k < NW_SCHED_NRES; k++)
+            out->requests.v[k] += pc->ovh[best].v[k];
+    nw_rc_t rc = claim_reqs(c, cl, &f, rk, n, out);
     free(rk);
     out->pods = cl->pods;
     out->npods = cl->npods;
@@ -349,52 +392,48 @@ static NW_MUST_USE nw_rc_t add_unsched(ctx_t *c, nw_sched_results_t *r, int pod,
     return NW_OK;
 }
 
-nw_rc_t nw_solve(const nw_sched_snap_t *s, int64_t now, nw_sched_results_t *r, nw_err_t *err)
+/* The solve's context: the type bitset width, the zones (offerings, then node labels) and
+ * the working memory; false: out of memory. */
+static bool ctx_init(ctx_t *c, const nw_sched_snap_t *s)
 {
-    (void)now;
-    memset(r, 0, sizeof *r);
-    ctx_t c;
-    memset(&c, 0, sizeof c);
-    c.s = s;
-    c.nt = (int)s->nitypes;
-    c.nw = (c.nt + 63) / 64;
-    if (c.nw == 0)
-        c.nw = 1;
-    c.nres = s->nres;
-    nw_rc_t rc = NW_ENOMEM;
-    int *queue = NULL;
+    c->s = s;
+    c->nt = (int)s->nitypes;
+    c->nw = (c->nt + 63) / 64;
+    if (c->nw == 0)
+        c->nw = 1;
+    c->nres = s->nres;
     /* zones: offerings, then node labels */
     for (size_t t = 0; t < s->nitypes; t++)
         for (int o = 0; o < s->itypes[t].t.noffer; o++) {
             const nw_sched_offering_t *of = &s->itypes[t].t.offerings[o];
-            int z = zone_index(&c, of->zone);
-            if (z >= 0 && !c.zone_ids[z] && of->zone_id[0])
-                c.zone_ids[z] = of->zone_id;
+            int z = zone_index(c, of->zone);
+            if (z >= 0 && !c->zone_ids[z] && of->zone_id[0])
+                c->zone_ids[z] = of->zone_id;
         }
     for (size_t n = 0; n < s->nnodes; n++) {
         const char *z = nw_labels_get(&s->nodes[n].labels, NW_LABEL_ZONE);
         if (z)
-            zone_index(&c, z);
+            zone_index(c, z);
     }
-    c.scratch = calloc((size_t)c.nw, sizeof(word_t));
-    c.scratch2 = calloc((size_t)c.nw, sizeof(word_t));
-    c.alone = calloc(s->npools + 1, sizeof(double));
-    c.resv_left = calloc(s->nresvs + 1, sizeof *c.resv_left);
-    for (size_t k = 0; c.resv_left && k < s->nresvs; k++)
-        c.resv_left[k] = s->resvs[k].count;
-    c.vc = calloc(s->nclasses + 1, sizeof *c.vc);
-    c.ps = calloc(s->npods + 1, sizeof *c.ps);
-    r->placed = calloc(s->npods + 1, sizeof *r->placed);
-    r->unsched = calloc(s->npods + 1, sizeof *r->unsched);
-    queue = malloc((s->npods + 1) * sizeof(int));
-    if (!c.scratch || !c.scratch2 || !c.alone || !c.resv_left || !c.vc || !c.ps || !r->placed ||
-        !r->unsched || !queue)
-        goto out;
-    if ((rc = nw_solve_prep_pools(&c)) != NW_OK || (rc = nw_solve_prep_nodes(&c)) != NW_OK ||
-        (rc = nw_solve_topo_prep(&c)) != NW_OK)
-        goto out;
+    c->scratch = calloc((size_t)c->nw, sizeof(word_t));
+    c->scratch2 = calloc((size_t)c->nw, sizeof(word_t));
+    c->alone = calloc(s->npools + 1, sizeof(double));
+    c->resv_left = calloc(s->nresvs + 1, sizeof *c->resv_left);
+    for (size_t k = 0; c->resv_left && k < s->nresvs; k++)
+        c->resv_left[k] = s->resvs[k].count;
+    c->vc = calloc(s->nclasses + 1, sizeof *c->vc);
+    c->ps = calloc(s->npods + 1, sizeof *c->ps);
+    return c->scratch && c->scratch2 && c->alone && c->resv_left && c->vc && c->ps;
+}
+
+/* The pods that count, in Karpenter's order (the largest first) into queue; their number in
+ * *nq_out. Those that cannot be placed at all are unschedulable at once. */
+static NW_MUST_USE nw_rc_t queue_pods(ctx_t *c, nw_sched_results_t *r, int *queue, int *nq_out)
+{
+    const nw_sched_snap_t *s = c->s;
     /* which pods count */
     int nq = 0;
+    nw_rc_t rc;
     for (size_t i = 0; i < s->npods; i++) {
         const nw_spod_t *p = &s->pods[i];
         if (!p->provisionable_state || (s->opts.require_unschedulable && !p->unschedulable_cond))
@@ -408,64 +447,70 @@ nw_rc_t nw_solve(const nw_sched_snap_t *s, int64_t now, nw_sched_results_t *r, n
             snprintf(msg, sizeof msg, "ignoring pod, %s%s",
                      cl->invalid ? "invalid requirements: " : "",
                      cl->invalid ? cl->invalid : cl->volume_err);
-            if ((rc = add_unsched(&c, r, (int)i, msg)) != NW_OK)
-                goto out;
+            if ((rc = add_unsched(c, r, (int)i, msg)) != NW_OK)
+                return rc;
             continue;
         }
         if (p->ntcs > MAX_TCS) {
-            if ((rc = add_unsched(&c, r, (int)i, "more than 64 topology constraints")) != NW_OK)
-                goto out;
+            if ((rc = add_unsched(c, r, (int)i, "more than 64 topology constraints")) != NW_OK)
+                return rc;
             continue;
         }
         if (s->opts.ignore_preferences) {
-            c.ps[i].pref = (int)cl->nprefs;
+            c->ps[i].pref = (int)cl->nprefs;
             for (int k = 0; k < p->ntcs; k++)
                 if (p->tcs[k].preferred)
-                    c.ps[i].tc_off |= 1ULL << k;
+                    c->ps[i].tc_off |= 1ULL << k;
         }
-        c.ps[i].last_len = -1;
+        c->ps[i].last_len = -1;
         queue[nq++] = (int)i;
     }
     qsort_r(queue, (size_t)nq, sizeof *queue, cmp_pods, (void *)s);
+    *nq_out = nq;
+    return NW_OK;
+}
+
+/* Karpenter's loop: each pod on an existing node, an open claim or a new one, else relaxed
+ * and queued again until a whole pass places nothing; the pods left are unschedulable. */
+static NW_MUST_USE nw_rc_t place_pods(ctx_t *c, nw_sched_results_t *r, int *queue, int nq)
+{
+    const nw_sched_snap_t *s = c->s;
+    nw_rc_t rc;
     /* ring queue */
     size_t qcap = s->npods + 1;
     size_t head = 0, len = (size_t)nq;
     int epoch = 1;
     while (len > 0) {
         int pod = queue[head];
-        pstate_t *st = &c.ps[pod];
+        pstate_t *st = &c->ps[pod];
         if (st->epoch == epoch && st->last_len == (int)len)
             break;
         head = (head + 1) % qcap;
         len--;
-        variant_t *v = nw_solve_prep_variant_get(&c, pod);
-        if (!v) {
-            rc = NW_ENOMEM;
-            goto out;
-        }
-        int e = nw_solve_claims_try_existing(&c, pod, v);
-        if (e == -2) {
-            rc = NW_ENOMEM;
-            goto out;
-        }
+        variant_t *v = nw_solve_prep_variant_get(c, pod);
+        if (!v)
+            return NW_ENOMEM;
+        int e = nw_solve_claims_try_existing(c, pod, v);
+        if (e == -2)
+            return NW_ENOMEM;
         if (e >= 0) {
             nw_sched_placed_t *pl = &r->placed[r->nplaced++];
             pl->pod = pod;
-            snprintf(pl->node, sizeof pl->node, "%s", s->nodes[c.en[e].snode].name);
+            snprintf(pl->node, sizeof pl->node, "%s", s->nodes[c->en[e].snode].name);
             st->placed = true;
             continue;
         }
         rc = NW_OK;
-        int ok = nw_solve_claims_try(&c, pod, v, &rc);
+        int ok = nw_solve_claims_try(c, pod, v, &rc);
         if (ok == 0)
-            ok = nw_solve_claims_try_new(&c, pod, v, &rc);
+            ok = nw_solve_claims_try_new(c, pod, v, &rc);
         if (ok < 0)
-            goto out;
+            return rc;
         if (ok > 0) {
             st->placed = true;
             continue;
         }
-        bool relaxed = nw_solve_claims_relax(&c, pod);
+        bool relaxed = nw_solve_claims_relax(c, pod);
         queue[(head + len) % qcap] = pod;
         len++;
         if (relaxed) {
@@ -477,29 +522,32 @@ nw_rc_t nw_solve(const nw_sched_snap_t *s, int64_t now, nw_sched_results_t *r, n
     }
     for (size_t i = 0; i < len; i++) {
         int pod = queue[(head + i) % qcap];
-        if ((rc = add_unsched(&c, r, pod, NULL)) != NW_OK)
-            goto out;
+        if ((rc = add_unsched(c, r, pod, NULL)) != NW_OK)
+            return rc;
     }
-    if (s->opts.repack && (rc = nw_solve_repack_rebalance(&c)) != NW_OK)
-        goto out;
-    if ((rc = nw_solve_claims_static(&c)) != NW_OK)
-        goto out;
-    r->claims = calloc((size_t)c.nclaims + 1, sizeof *r->claims);
-    if (!r->claims) {
-        rc = NW_ENOMEM;
-        goto out;
-    }
-    for (int i = 0; i < c.nclaims; i++) {
-        if (c.claims[i].npods == 0 && !c.claims[i].is_static)
+    return NW_OK;
+}
+
+/* The results' claims: each claim with pods (or static) finalized; one a taken reservation
+ * left without a type is dropped and its pods are unschedulable. */
+static NW_MUST_USE nw_rc_t emit_claims(ctx_t *c, nw_sched_results_t *r)
+{
+    const nw_sched_snap_t *s = c->s;
+    nw_rc_t rc;
+    r->claims = calloc((size_t)c->nclaims + 1, sizeof *r->claims);
+    if (!r->claims)
+        return NW_ENOMEM;
+    for (int i = 0; i < c->nclaims; i++) {
+        if (c->claims[i].npods == 0 && !c->claims[i].is_static)
             continue;
-        if ((rc = nw_solve_finalize(&c, &c.claims[i], &r->claims[r->nclaims++])) != NW_OK)
-            goto out;
+        if ((rc = nw_solve_finalize(c, &c->claims[i], &r->claims[r->nclaims++])) != NW_OK)
+            return rc;
         nw_sched_claim_t *fc = &r->claims[r->nclaims - 1];
         if (fc->nitypes == 0 && s->nresvs > 0) {
             /* packed while a reservation had room, finalized after it was taken: its pods
              * wait (Karpenter's ReservationManager refuses the claim) */
             for (int k = 0; k < fc->npods && rc == NW_OK; k++)
-                rc = add_unsched(&c, r, fc->pods[k],
+                rc = add_unsched(c, r, fc->pods[k],
                                  "the capacity reservations of the NodePool's EC2NodeClass are "
                                  "taken and no other capacity type is allowed");
             free(fc->itypes);
@@ -508,11 +556,39 @@ nw_rc_t nw_solve(const nw_sched_snap_t *s, int64_t now, nw_sched_results_t *r, n
             memset(fc, 0, sizeof *fc);
             r->nclaims--;
             if (rc != NW_OK)
-                goto out;
+                return rc;
             continue;
         }
         r->total_price += fc->price;
     }
+    return NW_OK;
+}
+
+nw_rc_t nw_solve(const nw_sched_snap_t *s, int64_t now, nw_sched_results_t *r, nw_err_t *err)
+{
+    (void)now;
+    memset(r, 0, sizeof *r);
+    ctx_t c;
+    memset(&c, 0, sizeof c);
+    nw_rc_t rc = NW_ENOMEM;
+    int *queue = NULL;
+    bool ready = ctx_init(&c, s);
+    r->placed = calloc(s->npods + 1, sizeof *r->placed);
+    r->unsched = calloc(s->npods + 1, sizeof *r->unsched);
+    queue = malloc((s->npods + 1) * sizeof(int));
+    if (!ready || !r->placed || !r->unsched || !queue)
+        goto out;
+    if ((rc = nw_solve_prep_pools(&c)) != NW_OK || (rc = nw_solve_prep_nodes(&c)) != NW_OK ||
+        (rc = nw_solve_topo_prep(&c)) != NW_OK)
+        goto out;
+    int nq = 0;
+    if ((rc = queue_pods(&c, r, queue, &nq)) != NW_OK ||
+        (rc = place_pods(&c, r, queue, nq)) != NW_OK)
+        goto out;
+    if (s->opts.repack && (rc = nw_solve_repack_rebalance(&c)) != NW_OK)
+        goto out;
+    if ((rc = nw_solve_claims_static(&c)) != NW_OK || (rc = emit_claims(&c, r)) != NW_OK)
+        goto out;
     rc = NW_OK;
 out:
     free(queue);

@@ -222,6 +222,42 @@ static void corder_bump(ctx_t *c, int pos)
     }
 }
 
+/* Does the pod fit claim cl narrowed to nb: need (the claim's pods and this one) fits one of
+ * its types (those that hold it go to c->scratch2), minValues still hold, and an accelerator
+ * pod costs no more there than on a node of its own. */
+static bool join_fits(ctx_t *c, int pod, const variant_t *v, const pctx_t *pc, const claim_t *cl,
+                      const word_t *nb, nw_sched_res_t *need)
+{
+    const nw_spod_t *p = &c->s->pods[pod];
+    const nw_pclass_t *cls = &c->s->classes[p->cls];
+    double *alone = c->alone;
+    *need = cl->used;
+    for (int k = 0; k < c->nres; k++)
+        need->v[k] += p->req.v[k];
+    if (!nw_solve_claims_filter_fit(c, pc, nb, c->scratch2, need) ||
+        (pc->p->has_min_values && !min_values_ok(c, &cl->reqs, c->scratch2)))
+        return false;
+    /* an accelerator pod joins only if that costs no more than a node of its own
+     * (the pool's types that hold it alone): keeps 1-GPU pods off 8-GPU machines,
+     * whose price is mostly GPUs the pods do not use. Other pods pack as Karpenter
+     * packs them (fewer, larger nodes). */
+    double grown = cls->wants_accel ? bits_minprice(c, pc, c->scratch2) : 0;
+    if (cls->wants_accel && grown > cl->minprice + 1e-9) {
+        if (alone[pc->idx] < 0) {
+            const word_t *vb0 = &v->bits[(size_t)pc->idx * (size_t)c->nw];
+            alone[pc->idx] = 1e300;
+            FOR_BITS(vb0, c->nw, t)
+            {
+                if (pc->price[t] < alone[pc->idx] && fits(&p->req, &pc->avail[t], c->nres))
+                    alone[pc->idx] = pc->price[t];
+            }
+        }
+        if (grown - cl->minprice > alone[pc->idx] + 1e-9)
+            return false;
+    }
+    return true;
+}
+
 int nw_solve_claims_try(ctx_t *c, int pod, variant_t *v, nw_rc_t *rc)
 {
     const nw_spod_t *p = &c->s->pods[pod];
@@ -268,33 +304,10 @@ int nw_solve_claims_try(ctx_t *c, int pod, variant_t *v, nw_rc_t *rc)
             nw_requirements_cleanup(&extra);
             return -1;
         }
-        nw_sched_res_t need = cl->used;
-        for (int k = 0; k < c->nres; k++)
-            need.v[k] += p->req.v[k];
-        if (!nw_solve_claims_filter_fit(c, pc, nb, c->scratch2, &need) ||
-            (pc->p->has_min_values && !min_values_ok(c, &cl->reqs, c->scratch2))) {
+        nw_sched_res_t need;
+        if (!join_fits(c, pod, v, pc, cl, nb, &need)) {
             nw_requirements_cleanup(&extra);
             continue;
-        }
-        /* an accelerator pod joins only if that costs no more than a node of its own
-         * (the pool's types that hold it alone): keeps 1-GPU pods off 8-GPU machines,
-         * whose price is mostly GPUs the pods do not use. Other pods pack as Karpenter
-         * packs them (fewer, larger nodes). */
-        double grown = cls->wants_accel ? bits_minprice(c, pc, c->scratch2) : 0;
-        if (cls->wants_accel && grown > cl->minprice + 1e-9) {
-            if (alone[pc->idx] < 0) {
-                const word_t *vb0 = &v->bits[(size_t)pc->idx * (size_t)c->nw];
-                alone[pc->idx] = 1e300;
-                FOR_BITS(vb0, c->nw, t)
-                {
-                    if (pc->price[t] < alone[pc->idx] && fits(&p->req, &pc->avail[t], c->nres))
-                        alone[pc->idx] = pc->price[t];
-                }
-            }
-            if (grown - cl->minprice > alone[pc->idx] + 1e-9) {
-                nw_requirements_cleanup(&extra);
-                continue;
-            }
         }
         /* commit */
         if (v->reqs.n && (*rc = nw_requirements_add_all(&cl->reqs, &v->reqs)) != NW_OK)
@@ -361,6 +374,64 @@ int nw_solve_claims_try_existing(ctx_t *c, int pod, variant_t *v)
     return -1;
 }
 
+/* Drop from nb the types that would exceed the pool's remaining limits. */
+static void within_limits(const ctx_t *c, const pctx_t *pc, word_t *nb)
+{
+    for (int w = 0; w < c->nw; w++)
+        for (word_t x = nb[w]; x; x &= x - 1) {
+            int t = w * 64 + __builtin_ctzll(x);
+            const nw_sched_res_t *cap = nw_snap_node_type_capacity(c->s, pc->cls, (size_t)t);
+            for (int k = 0; k < c->nres; k++)
+                if (pc->p->has_limits[k] && cap->v[k] > pc->remaining[k]) {
+                    nb[w] &= ~(1ULL << (t & 63));
+                    break;
+                }
+        }
+}
+
+/* A new claim of pool pc: the variant's merged requirements and extra (consumed either way),
+ * the types of c->scratch2, a host slot; NULL (*rc set) when out of memory. */
+static claim_t *new_claim(ctx_t *c, const pctx_t *pc, const variant_t *v, nw_reqs_t *extra,
+                          nw_rc_t *rc)
+{
+    if (c->nclaims == c->cclaims) {
+        int n = c->cclaims ? c->cclaims * 2 : 16;
+        claim_t *nc = realloc(c->claims, (size_t)n * sizeof *nc);
+        int *no = realloc(c->corder, (size_t)n * sizeof(int));
+        if (nc)
+            c->claims = nc;
+        if (no)
+            c->corder = no;
+        if (!nc || !no) {
+            nw_requirements_cleanup(extra);
+            *rc = NW_ENOMEM;
+            return NULL;
+        }
+        c->cclaims = n;
+    }
+    if ((*rc = nw_solve_topo_host_grow(c, c->nen + c->nclaims + 1)) != NW_OK) {
+        nw_requirements_cleanup(extra);
+        return NULL;
+    }
+    claim_t *cl = &c->claims[c->nclaims];
+    memset(cl, 0, sizeof *cl);
+    cl->pool = pc->idx;
+    cl->idx = c->nclaims;
+    cl->bits = calloc((size_t)c->nw, sizeof(word_t));
+    if (!cl->bits || nw_requirements_copy(&cl->reqs, &v->merged[pc->idx]) != NW_OK ||
+        nw_requirements_add_all(&cl->reqs, extra) != NW_OK) {
+        free(cl->bits);
+        nw_requirements_cleanup(&cl->reqs);
+        nw_requirements_cleanup(extra);
+        *rc = NW_ENOMEM;
+        return NULL;
+    }
+    nw_requirements_cleanup(extra);
+    c->nclaims++;
+    memcpy(cl->bits, c->scratch2, (size_t)c->nw * sizeof(word_t));
+    return cl;
+}
+
 int nw_solve_claims_try_new(ctx_t *c, int pod, variant_t *v, nw_rc_t *rc)
 {
     const nw_spod_t *p = &c->s->pods[pod];
@@ -395,16 +466,7 @@ int nw_solve_claims_try_new(ctx_t *c, int pod, variant_t *v, nw_rc_t *rc)
             return -1;
         }
         /* types within the pool's remaining limits */
-        for (int w = 0; w < c->nw; w++)
-            for (word_t x = nb[w]; x; x &= x - 1) {
-                int t = w * 64 + __builtin_ctzll(x);
-                const nw_sched_res_t *cap = nw_snap_node_type_capacity(c->s, pc->cls, (size_t)t);
-                for (int k = 0; k < c->nres; k++)
-                    if (pc->p->has_limits[k] && cap->v[k] > pc->remaining[k]) {
-                        nb[w] &= ~(1ULL << (t & 63));
-                        break;
-                    }
-            }
+        within_limits(c, pc, nb);
         bool relax = false;
         if (!nw_solve_claims_filter_fit(c, pc, nb, c->scratch2, &p->req)) {
             nw_requirements_cleanup(&extra);
@@ -417,41 +479,9 @@ int nw_solve_claims_try_new(ctx_t *c, int pod, variant_t *v, nw_rc_t *rc)
             }
             relax = true;
         }
-        if (c->nclaims == c->cclaims) {
-            int n = c->cclaims ? c->cclaims * 2 : 16;
-            claim_t *nc = realloc(c->claims, (size_t)n * sizeof *nc);
-            int *no = realloc(c->corder, (size_t)n * sizeof(int));
-            if (nc)
-                c->claims = nc;
-            if (no)
-                c->corder = no;
-            if (!nc || !no) {
-                nw_requirements_cleanup(&extra);
-                *rc = NW_ENOMEM;
-                return -1;
-            }
-            c->cclaims = n;
-        }
-        if ((*rc = nw_solve_topo_host_grow(c, c->nen + c->nclaims + 1)) != NW_OK) {
-            nw_requirements_cleanup(&extra);
+        claim_t *cl = new_claim(c, pc, v, &extra, rc);
+        if (!cl)
             return -1;
-        }
-        claim_t *cl = &c->claims[c->nclaims];
-        memset(cl, 0, sizeof *cl);
-        cl->pool = pc->idx;
-        cl->idx = c->nclaims;
-        cl->bits = calloc((size_t)c->nw, sizeof(word_t));
-        if (!cl->bits || nw_requirements_copy(&cl->reqs, &v->merged[pc->idx]) != NW_OK ||
-            nw_requirements_add_all(&cl->reqs, &extra) != NW_OK) {
-            free(cl->bits);
-            nw_requirements_cleanup(&cl->reqs);
-            nw_requirements_cleanup(&extra);
-            *rc = NW_ENOMEM;
-            return -1;
-        }
-        nw_requirements_cleanup(&extra);
-        c->nclaims++;
-        memcpy(cl->bits, c->scratch2, (size_t)c->nw * sizeof(word_t));
         if (relax)
             cl->relaxed = min_values_relax(c, &cl->reqs, cl->bits);
         cl->used = p->req;

@@ -72,6 +72,108 @@ static int cmp_pool(const void *a, const void *b)
     return -strcmp(x->p->name, y->p->name);
 }
 
+/* The pool's capacity types, its types (those its requirements and offerings allow, per
+ * zone too) with their price, DaemonSet overhead and room for pods. */
+static NW_MUST_USE nw_rc_t pool_types(ctx_t *c, pctx_t *p)
+{
+    const nw_sched_snap_t *s = c->s;
+    p->cls = nw_snap_node_class_res(s, p->p->nodeclass);
+    const nw_req_t *cq = nw_requirements_get(&p->p->reqs, NW_LABEL_CAPACITY_TYPE);
+    p->ct_allowed[0] = !cq || nw_requirements_req_has(cq, "on-demand");
+    p->ct_allowed[1] = !cq || nw_requirements_req_has(cq, "spot");
+    p->ct_allowed[2] = cq && nw_requirements_req_has(cq, "reserved");
+    for (size_t k = 0; k < p->p->taints.n; k++)
+        if (p->p->taints.v[k].effect == NW_TAINT_PREFER_NO_SCHEDULE)
+            p->has_prefer_taint = c->any_prefer_taint = true;
+    p->types = calloc((size_t)c->nw, sizeof(word_t));
+    p->avail = calloc((size_t)c->nt + 1, sizeof *p->avail);
+    p->ovh = calloc((size_t)c->nt + 1, sizeof *p->ovh);
+    p->price = calloc((size_t)c->nt + 1, sizeof *p->price);
+    p->zbits = calloc((size_t)c->nz + 1, sizeof *p->zbits);
+    if (!p->types || !p->avail || !p->ovh || !p->zbits || !p->price)
+        return NW_ENOMEM;
+    for (int z = 0; z < c->nz; z++)
+        if (!(p->zbits[z] = calloc((size_t)c->nw, sizeof(word_t))))
+            return NW_ENOMEM;
+    uint64_t pz = zmask_of(c, &p->p->reqs);
+    for (int t = 0; t < c->nt; t++) {
+        const nw_sitype_t *it = &s->itypes[t];
+        if (p->cls && (size_t)t < p->cls->n && p->cls->excluded[t])
+            continue;
+        if (!nw_requirements_intersects(&it->reqs, &p->p->reqs, NULL))
+            continue;
+        if (!nw_solve_prep_type_allows_offering(it, &p->p->reqs, p->ct_allowed, pz, c,
+                                                p->p->nodeclass))
+            continue;
+        p->types[t >> 6] |= 1ULL << (t & 63);
+        p->price[t] = 1e300;
+        for (int o = 0; o < it->t.noffer; o++) {
+            const nw_sched_offering_t *of = &it->t.offerings[o];
+            if (of->available && p->ct_allowed[ct_index(of->capacity_type)] &&
+                nw_sv_offer_visible(c, of, p->p->nodeclass) && of->price < p->price[t])
+                p->price[t] = of->price;
+        }
+        for (size_t d = 0; d < s->ndss; d++)
+            if (ds_fits_pool_type(&s->dss[d], p->p, it)) {
+                for (int k = 0; k < NW_SCHED_NRES; k++)
+                    p->ovh[t].v[k] += s->dss[d].req.v[k];
+                if (s->dss[d].nhostports && !int_in(p->dsports, p->ndsports, (int)d)) {
+                    int *nd = realloc(p->dsports, (size_t)(p->ndsports + 1) * sizeof *nd);
+                    if (!nd)
+                        return NW_ENOMEM;
+                    p->dsports = nd;
+                    nd[p->ndsports++] = (int)d;
+                }
+            }
+        nw_sched_res_t alloc = *nw_snap_node_type_allocatable(s, p->cls, (size_t)t);
+        /* a pool that partitions its GPUs (nvidia.com/mig.config): slices, no whole GPU */
+        nw_mig_adjust(&p->p->labels, &it->t.labels, s->res_names, s->nres, &alloc);
+        for (int k = 0; k < NW_SCHED_NRES; k++)
+            p->avail[t].v[k] = alloc.v[k] - p->ovh[t].v[k];
+        for (int z = 0; z < c->nz; z++)
+            if (nw_solve_prep_type_allows_offering(it, &p->p->reqs, p->ct_allowed, 1ULL << z, c,
+                                                   p->p->nodeclass))
+                p->zbits[z][t >> 6] |= 1ULL << (t & 63);
+    }
+    return NW_OK;
+}
+
+/* What the pool's limits leave: limits − capacity of its existing nodes and claims. */
+static void pool_remaining(const ctx_t *c, pctx_t *p)
+{
+    const nw_sched_snap_t *s = c->s;
+    /* limits: remaining = limits − capacity of existing nodes and claims of the pool */
+    for (int k = 0; k < NW_SCHED_NRES; k++)
+        p->remaining[k] = p->p->has_limits[k] ? p->p->limits.v[k] : INT64_MAX;
+    p->nodes_left = p->p->has_node_limit ? p->p->node_limit : INT64_MAX;
+    for (size_t n = 0; n < s->nnodes; n++) {
+        const nw_snode_t *nd = &s->nodes[n];
+        if (!nd->pool || strcmp(nd->pool, p->p->name) != 0)
+            continue;
+        const nw_sched_res_t *cap = &nd->capacity;
+        nw_sched_res_t tmp;
+        bool zero = true;
+        for (int k = 0; k < NW_SCHED_NRES; k++)
+            zero &= cap->v[k] == 0;
+        if (zero) {
+            const char *itn = nw_labels_get(&nd->labels, NW_LABEL_INSTANCE_TYPE);
+            const nw_req_t *r = nw_requirements_get(&nd->reqs, NW_LABEL_INSTANCE_TYPE);
+            if (!itn && r && !r->complement && r->nvalues > 0)
+                itn = r->values[0];
+            memset(&tmp, 0, sizeof tmp);
+            for (size_t t = 0; itn && t < s->nitypes; t++)
+                if (strcmp(s->itypes[t].t.name, itn) == 0)
+                    tmp = *nw_snap_node_type_capacity(s, p->cls, t);
+            cap = &tmp;
+        }
+        for (int k = 0; k < NW_SCHED_NRES; k++)
+            if (p->p->has_limits[k])
+                p->remaining[k] -= cap->v[k];
+        if (p->p->has_node_limit)
+            p->nodes_left--;
+    }
+}
+
 nw_rc_t nw_solve_prep_pools(ctx_t *c)
 {
     const nw_sched_snap_t *s = c->s;
@@ -88,94 +190,10 @@ nw_rc_t nw_solve_prep_pools(ctx_t *c)
     qsort(c->pools, (size_t)c->npools, sizeof *c->pools, cmp_pool);
     for (int pi = 0; pi < c->npools; pi++) {
         pctx_t *p = &c->pools[pi];
-        p->cls = nw_snap_node_class_res(s, p->p->nodeclass);
-        const nw_req_t *cq = nw_requirements_get(&p->p->reqs, NW_LABEL_CAPACITY_TYPE);
-        p->ct_allowed[0] = !cq || nw_requirements_req_has(cq, "on-demand");
-        p->ct_allowed[1] = !cq || nw_requirements_req_has(cq, "spot");
-        p->ct_allowed[2] = cq && nw_requirements_req_has(cq, "reserved");
-        for (size_t k = 0; k < p->p->taints.n; k++)
-            if (p->p->taints.v[k].effect == NW_TAINT_PREFER_NO_SCHEDULE)
-                p->has_prefer_taint = c->any_prefer_taint = true;
-        p->types = calloc((size_t)c->nw, sizeof(word_t));
-        p->avail = calloc((size_t)c->nt + 1, sizeof *p->avail);
-        p->ovh = calloc((size_t)c->nt + 1, sizeof *p->ovh);
-        p->price = calloc((size_t)c->nt + 1, sizeof *p->price);
-        p->zbits = calloc((size_t)c->nz + 1, sizeof *p->zbits);
-        if (!p->types || !p->avail || !p->ovh || !p->zbits || !p->price)
-            return NW_ENOMEM;
-        for (int z = 0; z < c->nz; z++)
-            if (!(p->zbits[z] = calloc((size_t)c->nw, sizeof(word_t))))
-                return NW_ENOMEM;
-        uint64_t pz = zmask_of(c, &p->p->reqs);
-        for (int t = 0; t < c->nt; t++) {
-            const nw_sitype_t *it = &s->itypes[t];
-            if (p->cls && (size_t)t < p->cls->n && p->cls->excluded[t])
-                continue;
-            if (!nw_requirements_intersects(&it->reqs, &p->p->reqs, NULL))
-                continue;
-            if (!nw_solve_prep_type_allows_offering(it, &p->p->reqs, p->ct_allowed, pz, c,
-                                                    p->p->nodeclass))
-                continue;
-            p->types[t >> 6] |= 1ULL << (t & 63);
-            p->price[t] = 1e300;
-            for (int o = 0; o < it->t.noffer; o++) {
-                const nw_sched_offering_t *of = &it->t.offerings[o];
-                if (of->available && p->ct_allowed[ct_index(of->capacity_type)] &&
-                    nw_sv_offer_visible(c, of, p->p->nodeclass) && of->price < p->price[t])
-                    p->price[t] = of->price;
-            }
-            for (size_t d = 0; d < s->ndss; d++)
-                if (ds_fits_pool_type(&s->dss[d], p->p, it)) {
-                    for (int k = 0; k < NW_SCHED_NRES; k++)
-                        p->ovh[t].v[k] += s->dss[d].req.v[k];
-                    if (s->dss[d].nhostports && !int_in(p->dsports, p->ndsports, (int)d)) {
-                        int *nd = realloc(p->dsports, (size_t)(p->ndsports + 1) * sizeof *nd);
-                        if (!nd)
-                            return NW_ENOMEM;
-                        p->dsports = nd;
-                        nd[p->ndsports++] = (int)d;
-                    }
-                }
-            nw_sched_res_t alloc = *nw_snap_node_type_allocatable(s, p->cls, (size_t)t);
-            /* a pool that partitions its GPUs (nvidia.com/mig.config): slices, no whole GPU */
-            nw_mig_adjust(&p->p->labels, &it->t.labels, s->res_names, s->nres, &alloc);
-            for (int k = 0; k < NW_SCHED_NRES; k++)
-                p->avail[t].v[k] = alloc.v[k] - p->ovh[t].v[k];
-            for (int z = 0; z < c->nz; z++)
-                if (nw_solve_prep_type_allows_offering(it, &p->p->reqs, p->ct_allowed, 1ULL << z, c,
-                                                       p->p->nodeclass))
-                    p->zbits[z][t >> 6] |= 1ULL << (t & 63);
-        }
-        /* limits: remaining = limits − capacity of existing nodes and claims of the pool */
-        for (int k = 0; k < NW_SCHED_NRES; k++)
-            p->remaining[k] = p->p->has_limits[k] ? p->p->limits.v[k] : INT64_MAX;
-        p->nodes_left = p->p->has_node_limit ? p->p->node_limit : INT64_MAX;
-        for (size_t n = 0; n < s->nnodes; n++) {
-            const nw_snode_t *nd = &s->nodes[n];
-            if (!nd->pool || strcmp(nd->pool, p->p->name) != 0)
-                continue;
-            const nw_sched_res_t *cap = &nd->capacity;
-            nw_sched_res_t tmp;
-            bool zero = true;
-            for (int k = 0; k < NW_SCHED_NRES; k++)
-                zero &= cap->v[k] == 0;
-            if (zero) {
-                const char *itn = nw_labels_get(&nd->labels, NW_LABEL_INSTANCE_TYPE);
-                const nw_req_t *r = nw_requirements_get(&nd->reqs, NW_LABEL_INSTANCE_TYPE);
-                if (!itn && r && !r->complement && r->nvalues > 0)
-                    itn = r->values[0];
-                memset(&tmp, 0, sizeof tmp);
-                for (size_t t = 0; itn && t < s->nitypes; t++)
-                    if (strcmp(s->itypes[t].t.name, itn) == 0)
-                        tmp = *nw_snap_node_type_capacity(s, p->cls, t);
-                cap = &tmp;
-            }
-            for (int k = 0; k < NW_SCHED_NRES; k++)
-                if (p->p->has_limits[k])
-                    p->remaining[k] -= cap->v[k];
-            if (p->p->has_node_limit)
-                p->nodes_left--;
-        }
+        nw_rc_t rc = pool_types(c, p);
+        if (rc != NW_OK)
+            return rc;
+        pool_remaining(c, p);
     }
     return NW_OK;
 }

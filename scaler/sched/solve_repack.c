@@ -185,27 +185,27 @@ static NW_MUST_USE nw_rc_t claim_slot(ctx_t *c, int *idx)
     return NW_OK;
 }
 
-static NW_MUST_USE nw_rc_t rebalance_group(ctx_t *c, const int *members, int nm)
+/* A group of interchangeable claims being re-packed: its pool, the types every pod allows,
+ * its pods (order: n of them, their total), the candidate types, and the working and best
+ * first-fit decreasing packings. */
+typedef struct {
+    const pctx_t *pc;
+    word_t *compat;
+    pkey_t *order, *best_order;
+    int *bin_of, *best_bin;
+    nw_sched_res_t *used, *best_used;
+    cand_t *cands;
+    int n;
+    nw_sched_res_t total;
+} group_t;
+
+/* The group's pods into order and their total; compat: the types every pod's requirements
+ * allow (and the pinned zone offers). */
+static NW_MUST_USE nw_rc_t gather_pods(ctx_t *c, group_t *g, const int *members, int nm)
 {
-    claim_t *first = &c->claims[members[0]];
-    const pctx_t *pc = pool_ctx(c, first->pool);
-    int npods = 0;
-    double current = 0;
-    for (int i = 0; i < nm; i++) {
-        npods += c->claims[members[i]].npods;
-        current += c->claims[members[i]].minprice;
-    }
-    word_t *compat = calloc((size_t)c->nw, sizeof(word_t));
-    pkey_t *order = calloc((size_t)npods, sizeof *order);
-    pkey_t *best_order = calloc((size_t)npods, sizeof *best_order);
-    int *bin_of = calloc((size_t)npods, sizeof(int)),
-        *best_bin = calloc((size_t)npods, sizeof(int));
-    nw_sched_res_t *used = calloc((size_t)npods, sizeof *used);
-    nw_sched_res_t *best_used = calloc((size_t)npods, sizeof *best_used);
-    cand_t *cands = calloc((size_t)c->nt + 1, sizeof *cands);
-    nw_rc_t rc = NW_ENOMEM;
-    if (!compat || !order || !best_order || !bin_of || !best_bin || !used || !best_used || !cands)
-        goto out;
+    const pctx_t *pc = g->pc;
+    const claim_t *first = &c->claims[members[0]];
+    word_t *compat = g->compat;
     /* types every pod's requirements allow (and the pinned zone offers) */
     memcpy(compat, pc->types, (size_t)c->nw * sizeof(word_t));
     int z = nw_solve_claims_single_zone(first->zmask);
@@ -221,18 +221,29 @@ static NW_MUST_USE nw_rc_t rebalance_group(ctx_t *c, const int *members, int nm)
             int pod = cl->pods[k];
             variant_t *v = nw_solve_prep_variant_get(c, pod);
             if (!v)
-                goto out;
+                return NW_ENOMEM;
             const word_t *vb = &v->bits[(size_t)pc->idx * (size_t)c->nw];
             for (int w = 0; w < c->nw; w++)
                 compat[w] &= vb[w];
             for (int r = 0; r < c->nres; r++)
                 total.v[r] += c->s->pods[pod].req.v[r];
-            order[n++].pod = pod;
+            g->order[n++].pod = pod;
         }
     }
-    /* candidates by their fractional lower bound on this group */
+    g->total = total;
+    g->n = n;
+    return NW_OK;
+}
+
+/* The candidate types into g->cands by their fractional lower bound on the group; their
+ * number. */
+static int rank_candidates(const ctx_t *c, group_t *g)
+{
+    const pctx_t *pc = g->pc;
+    const nw_sched_res_t total = g->total;
+    cand_t *cands = g->cands;
     int nc = 0;
-    FOR_BITS(compat, c->nw, t)
+    FOR_BITS(g->compat, c->nw, t)
     {
         if (pc->price[t] >= 1e300)
             continue;
@@ -256,6 +267,16 @@ static NW_MUST_USE nw_rc_t rebalance_group(ctx_t *c, const int *members, int nm)
         nc++;
     }
     qsort(cands, (size_t)nc, sizeof *cands, cmp_cand);
+    return nc;
+}
+
+/* First-fit decreasing onto the best candidates; the best packing goes to best_order,
+ * best_bin and best_used. Its bin count, -1 when none is at least 1 % cheaper than current. */
+static int search_best(const ctx_t *c, group_t *g, int nc, double current)
+{
+    const pctx_t *pc = g->pc;
+    const cand_t *cands = g->cands;
+    int n = g->n;
     /* worth it only when at least 1 % cheaper; among re-packs within 1 % of each other
      * the one with fewer nodes */
     double limit = current * 0.99, best = 1e300;
@@ -263,13 +284,13 @@ static NW_MUST_USE nw_rc_t rebalance_group(ctx_t *c, const int *members, int nm)
     for (int i = 0; i < nc && tried < REBALANCE_CANDIDATES; i++) {
         if (cands[i].bound >= limit || cands[i].bound >= best * 1.01)
             break;
-        int nb = ffd(c, pc, cands[i].t, order, n, used, bin_of);
+        int nb = ffd(c, pc, cands[i].t, g->order, n, g->used, g->bin_of);
         if (nb < 0)
             continue;
         tried++;
         double cost = 0;
         for (int b = 0; b < nb && cost < limit; b++)
-            cost += cheapest_fit(c, pc, compat, &used[b]);
+            cost += cheapest_fit(c, pc, g->compat, &g->used[b]);
         if (cost >= limit)
             continue;
         bool better = best_nb < 0 || cost < best * 0.99 || (cost <= best * 1.01 && nb < best_nb) ||
@@ -277,35 +298,39 @@ static NW_MUST_USE nw_rc_t rebalance_group(ctx_t *c, const int *members, int nm)
         if (better) {
             best = cost;
             best_nb = nb;
-            memcpy(best_order, order, (size_t)n * sizeof *order);
-            memcpy(best_bin, bin_of, (size_t)n * sizeof(int));
-            memcpy(best_used, used, (size_t)nb * sizeof *used);
+            memcpy(g->best_order, g->order, (size_t)n * sizeof *g->order);
+            memcpy(g->best_bin, g->bin_of, (size_t)n * sizeof(int));
+            memcpy(g->best_used, g->used, (size_t)nb * sizeof *g->used);
         }
     }
-    if (best_nb < 0) {
-        rc = NW_OK;
-        goto out;
-    }
-    /* rebuild: the group's claims become best_nb claims (extra slots emptied) */
+    return best_nb;
+}
+
+/* The group's claims become best_nb claims (extra slots emptied), each with its bin's pods
+ * and every type that holds them. */
+static NW_MUST_USE nw_rc_t rebuild_group(ctx_t *c, const group_t *g, const int *members, int nm,
+                                         int best_nb)
+{
+    const pctx_t *pc = g->pc;
+    nw_rc_t rc;
     int *slots = calloc((size_t)(best_nb > nm ? best_nb : nm), sizeof(int));
     if (!slots)
-        goto out;
+        return NW_ENOMEM;
     for (int i = 0; i < nm; i++)
         slots[i] = members[i];
     for (int b = nm; b < best_nb; b++) {
         if ((rc = claim_slot(c, &slots[b])) != NW_OK) {
             free(slots);
-            goto out;
+            return rc;
         }
         claim_t *cl = &c->claims[slots[b]];
-        first = &c->claims[members[0]]; /* claims may have moved */
+        const claim_t *first = &c->claims[members[0]]; /* claims may have moved */
         cl->pool = first->pool;
         cl->zmask = first->zmask;
         cl->bits = calloc((size_t)c->nw, sizeof(word_t));
         if (!cl->bits || nw_requirements_copy(&cl->reqs, &first->reqs) != NW_OK) {
             free(slots);
-            rc = NW_ENOMEM;
-            goto out;
+            return NW_ENOMEM;
         }
     }
     rc = NW_OK;
@@ -314,25 +339,56 @@ static NW_MUST_USE nw_rc_t rebalance_group(ctx_t *c, const int *members, int nm)
         cl->npods = 0;
         if (b >= best_nb)
             continue;
-        cl->used = best_used[b];
-        nw_solve_claims_filter_fit(c, pc, compat, cl->bits, &cl->used);
-        for (int i = 0; i < n; i++)
-            if (best_bin[i] == b && (rc = nw_solve_claims_add_pod(cl, best_order[i].pod)) != NW_OK)
+        cl->used = g->best_used[b];
+        nw_solve_claims_filter_fit(c, pc, g->compat, cl->bits, &cl->used);
+        for (int i = 0; i < g->n; i++)
+            if (g->best_bin[i] == b &&
+                (rc = nw_solve_claims_add_pod(cl, g->best_order[i].pod)) != NW_OK)
                 break;
         if (rc != NW_OK)
             break;
         nw_solve_claims_stats(c, cl, pc);
     }
     free(slots);
+    return rc;
+}
+
+static NW_MUST_USE nw_rc_t rebalance_group(ctx_t *c, const int *members, int nm)
+{
+    const claim_t *first = &c->claims[members[0]];
+    group_t g = {.pc = pool_ctx(c, first->pool)};
+    int npods = 0;
+    double current = 0;
+    for (int i = 0; i < nm; i++) {
+        npods += c->claims[members[i]].npods;
+        current += c->claims[members[i]].minprice;
+    }
+    g.compat = calloc((size_t)c->nw, sizeof(word_t));
+    g.order = calloc((size_t)npods, sizeof *g.order);
+    g.best_order = calloc((size_t)npods, sizeof *g.best_order);
+    g.bin_of = calloc((size_t)npods, sizeof(int));
+    g.best_bin = calloc((size_t)npods, sizeof(int));
+    g.used = calloc((size_t)npods, sizeof *g.used);
+    g.best_used = calloc((size_t)npods, sizeof *g.best_used);
+    g.cands = calloc((size_t)c->nt + 1, sizeof *g.cands);
+    nw_rc_t rc = NW_ENOMEM;
+    if (!g.compat || !g.order || !g.best_order || !g.bin_of || !g.best_bin || !g.used ||
+        !g.best_used || !g.cands)
+        goto out;
+    if ((rc = gather_pods(c, &g, members, nm)) != NW_OK)
+        goto out;
+    int nc = rank_candidates(c, &g);
+    int best_nb = search_best(c, &g, nc, current);
+    rc = best_nb < 0 ? NW_OK : rebuild_group(c, &g, members, nm, best_nb);
 out:
-    free(compat);
-    free(order);
-    free(best_order);
-    free(bin_of);
-    free(best_bin);
-    free(used);
-    free(best_used);
-    free(cands);
+    free(g.compat);
+    free(g.order);
+    free(g.best_order);
+    free(g.bin_of);
+    free(g.best_bin);
+    free(g.used);
+    free(g.best_used);
+    free(g.cands);
     return rc;
 }
 

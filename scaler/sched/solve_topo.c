@@ -182,7 +182,9 @@ static int node_named(const nw_sched_snap_t *s, const char *name)
     return -1;
 }
 
-nw_rc_t nw_solve_topo_prep(ctx_t *c)
+/* The per-group arrays, the keys (the zone first, then the groups'), each group's domain
+ * counts and filter, the host slots. */
+static NW_MUST_USE nw_rc_t alloc_topology(ctx_t *c)
 {
     const nw_sched_snap_t *s = c->s;
     size_t ng = s->ngroups ? s->ngroups : 1;
@@ -212,6 +214,13 @@ nw_rc_t nw_solve_topo_prep(ctx_t *c)
     }
     if (nw_solve_topo_host_grow(c, c->nen + 64) != NW_OK)
         return NW_ENOMEM;
+    return NW_OK;
+}
+
+/* The domains of each key, per pool, per node and per group. */
+static NW_MUST_USE nw_rc_t collect_domains(ctx_t *c)
+{
+    const nw_sched_snap_t *s = c->s;
     /* domains of the other keys: instance types, NodePools, nodes */
     for (int k = 1; k < c->nkeys; k++) {
         for (size_t t = 0; t < s->nitypes; t++)
@@ -273,6 +282,13 @@ nw_rc_t nw_solve_topo_prep(ctx_t *c)
                 c->gdom[g] |= bit_of(c, k, v);
         }
     }
+    return NW_OK;
+}
+
+/* Which pods select which groups; required anti-affinity makes a group inverse. */
+static NW_MUST_USE nw_rc_t select_groups(ctx_t *c)
+{
+    const nw_sched_snap_t *s = c->s;
     /* which pods select which groups; required anti-affinity makes a group inverse */
     for (size_t p = 0; p < s->npods; p++) {
         pstate_t *st = &c->ps[p];
@@ -297,6 +313,13 @@ nw_rc_t nw_solve_topo_prep(ctx_t *c)
                 (pd->provisionable_state || pd->node_name))
                 c->ginv[pd->tcs[i].group] = true;
     }
+    return NW_OK;
+}
+
+/* The bound (and nominated) pods in their nodes' domains. */
+static NW_MUST_USE nw_rc_t count_bound(ctx_t *c)
+{
+    const nw_sched_snap_t *s = c->s;
     /* bound pods count in their node's domains (countDomains, updateInverseAffinities);
      * pods nominated to an in-flight NodeClaim count there, as placed by an earlier batch */
     for (size_t p = 0; p < s->npods; p++) {
@@ -318,6 +341,15 @@ nw_rc_t nw_solve_topo_prep(ctx_t *c)
         if (slot >= 0 && pd->nhostports && nw_solve_topo_hostports_add(c, (int)p, slot) != NW_OK)
             return NW_ENOMEM;
     }
+    return NW_OK;
+}
+
+nw_rc_t nw_solve_topo_prep(ctx_t *c)
+{
+    nw_rc_t rc;
+    if ((rc = alloc_topology(c)) != NW_OK || (rc = collect_domains(c)) != NW_OK ||
+        (rc = select_groups(c)) != NW_OK || (rc = count_bound(c)) != NW_OK)
+        return rc;
     return NW_OK;
 }
 

@@ -3,6 +3,7 @@
  */
 #include "scaler/state/nominations.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -168,36 +169,36 @@ static uint64_t fnv(const char *s)
     return h;
 }
 
-int nw_nominations_event_once(nw_nominations_t *st, const char *uid, const char *msg)
+bool nw_nominations_event_once(nw_nominations_t *st, const char *uid, const char *msg)
 {
     if (!st)
-        return 1;
+        return true;
     uint64_t h = fnv(msg);
     size_t i = uid_lower(st->ev, st->nev, sizeof *st->ev, uid);
     if (i < st->nev && strcmp(st->ev[i].uid, uid) == 0) {
         st->ev[i].seen = 1;
         if (st->ev[i].hash == h)
-            return 0;
+            return false;
         st->ev[i].hash = h;
-        return 1;
+        return true;
     }
     if (st->nev == st->cev) {
         size_t n = st->cev ? st->cev * 2 : 64;
         evmem_t *v = realloc(st->ev, n * sizeof *v);
         if (!v)
-            return 1;
+            return true;
         st->ev = v;
         st->cev = n;
     }
     char *u = strdup(uid);
     if (!u)
-        return 1;
+        return true;
     memmove(&st->ev[i + 1], &st->ev[i], (st->nev - i) * sizeof *st->ev);
     st->ev[i].uid = u;
     st->ev[i].hash = h;
     st->ev[i].seen = 1;
     st->nev++;
-    return 1;
+    return true;
 }
 
 void nw_nominations_event_prune(nw_nominations_t *st)

@@ -42,8 +42,9 @@ bool nw_nominations_targets(const nw_nominations_t *n, const char *claim, bool i
 /** Drop the nominations of pods not in keep (uids, any order) that are older than 30 s. */
 void nw_nominations_prune(nw_nominations_t *n, const char *const *keep, size_t nkeep, int64_t mono);
 
-/** 1 when msg is new for pod uid (and remember it); 0 when it was the last one reported. */
-int nw_nominations_event_once(nw_nominations_t *n, const char *uid, const char *msg);
+/** True when msg is new for pod uid (and remember it); false when it was the last one
+ * reported. */
+bool nw_nominations_event_once(nw_nominations_t *n, const char *uid, const char *msg);
 
 /** Forget the messages of pods not passed to nw_nominations_event_once since the last prune. */
 void nw_nominations_event_prune(nw_nominations_t *n);

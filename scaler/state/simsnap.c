@@ -2,6 +2,7 @@
  * scaler/state/simsnap.c — the live cluster as a scheduling snapshot, nominations, and
  * NodeClaims from simulated claims (see simsnap.h).
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,21 +89,21 @@ cJSON *nw_simsnap_type_resources(const nw_simsnap_env_t *e, const cJSON *nodecla
 
 /* ---- the snapshot ---- */
 
-static int claim_initialized(const cJSON *nc)
+static bool claim_initialized(const cJSON *nc)
 {
     const char *st = nw_json_condition(nc, "Initialized");
     return st && strcmp(st, "True") == 0;
 }
 
-static int excluded(const nw_simsnap_opts_t *o, const char *name)
+static bool excluded(const nw_simsnap_opts_t *o, const char *name)
 {
     for (size_t i = 0; name && i < o->nexclude; i++)
         if (o->exclude[i] && strcmp(o->exclude[i], name) == 0)
-            return 1;
-    return 0;
+            return true;
+    return false;
 }
 
-static int has_taint(const cJSON *obj, const char *key, const char *effect)
+static bool has_taint(const cJSON *obj, const char *key, const char *effect)
 {
     const cJSON *t;
     cJSON_ArrayForEach(t, nw_json_get(nw_json_get(obj, "spec"), "taints"))
@@ -110,36 +111,36 @@ static int has_taint(const cJSON *obj, const char *key, const char *effect)
         const char *k = nw_json_str(t, "key");
         const char *e = nw_json_str(t, "effect");
         if (k && strcmp(k, key) == 0 && (!effect || (e && strcmp(e, effect) == 0)))
-            return 1;
+            return true;
     }
-    return 0;
+    return false;
 }
 
-static int owner_kind(const cJSON *pod, const char *kind)
+static bool owner_kind(const cJSON *pod, const char *kind)
 {
     const cJSON *o;
     cJSON_ArrayForEach(o, nw_json_get(nw_json_get(pod, "metadata"), "ownerReferences"))
     {
         const char *k = nw_json_str(o, "kind");
         if (k && strcmp(k, kind) == 0)
-            return 1;
+            return true;
     }
-    return 0;
+    return false;
 }
 
-static int pod_terminal(const nw_kube_obj_t *p)
+static bool pod_terminal(const nw_kube_obj_t *p)
 {
     return strcmp(p->phase, "Succeeded") == 0 || strcmp(p->phase, "Failed") == 0;
 }
 
 /* "reschedulable" (kubernetes-sigs/karpenter pkg/utils/pod/scheduling.go IsReschedulable): active,
  * not DaemonSet, not mirror, not do-not-disrupt */
-int nw_simsnap_pod_reschedulable(const nw_kube_obj_t *p)
+bool nw_simsnap_pod_reschedulable(const nw_kube_obj_t *p)
 {
     if (pod_terminal(p) || p->terminating)
-        return 0;
+        return false;
     if (owner_kind(p->json, "DaemonSet") || owner_kind(p->json, "Node"))
-        return 0;
+        return false;
     const char *dnd = cJSON_GetStringValue(
         nw_json_get(nw_json_get(nw_json_get(p->json, "metadata"), "annotations"),
                     "karpenter.sh/do-not-disrupt"));
@@ -445,28 +446,15 @@ void nw_simsnap_free(nw_simsnap_t *s)
     memset(s, 0, sizeof *s);
 }
 
-nw_rc_t nw_simsnap_build(const nw_simsnap_env_t *env, const nw_kube_snap_t *ks,
-                         const nw_simsnap_opts_t *o, nw_simsnap_t *out, nw_err_t *err)
+/* The EC2NodeClasses: each one's allocatable, the types it cannot launch, its capacity
+ * reservations. */
+static NW_MUST_USE nw_rc_t add_classes(build_t *b)
 {
-    memset(out, 0, sizeof *out);
-    static const nw_simsnap_opts_t defaults = {0};
-    if (!o)
-        o = &defaults;
-    build_t b = {env, ks, o, out, 0, 0, err};
-    if (!(out->sched = nw_snapshot_new()))
-        return nw_err_set(err, NW_ENOMEM, "", "out of memory");
-    nw_sched_opts_t so = {.require_unschedulable = true,
-                          .ignore_preferences = o->ignore_preferences,
-                          .repack = o->repack,
-                          .min_values_best_effort = env->min_values_best_effort};
-    nw_snapshot_set_opts(out->sched, &so);
-    nw_overhead_opts_t oo;
-    overhead(env, &oo);
-    if (!env->catalog)
-        return nw_err_set(err, NW_EINVAL, "catalog", "no instance-type catalog");
-    nw_rc_t rc = nw_from_catalog_add(out->sched, env->catalog, env->ice, env->now_mono, &oo, err);
-    if (rc != NW_OK)
-        return rc;
+    const nw_simsnap_env_t *env = b->env;
+    const nw_kube_snap_t *ks = b->ks;
+    nw_simsnap_t *out = b->out;
+    nw_err_t *err = b->err;
+    nw_rc_t rc;
     /* each EC2NodeClass's kubelet settings and AMI family make its own allocatable */
     for (size_t i = 0; i < nw_kube_cache_snap_count(ks, NW_KUBE_EC2NODECLASSES); i++) {
         const nw_kube_obj_t *k = nw_kube_cache_snap_at(ks, NW_KUBE_EC2NODECLASSES, i);
@@ -489,6 +477,16 @@ nw_rc_t nw_simsnap_build(const nw_simsnap_env_t *env, const nw_kube_snap_t *ks,
                                                       env->reservation_ud, err)) != NW_OK)
             return rc;
     }
+    return NW_OK;
+}
+
+/* The NodePools and DaemonSets (a bad one is left out and logged). */
+static NW_MUST_USE nw_rc_t add_pools(build_t *b)
+{
+    const nw_kube_snap_t *ks = b->ks;
+    nw_simsnap_t *out = b->out;
+    nw_err_t *err = b->err;
+    nw_rc_t rc;
     for (size_t i = 0; i < nw_kube_cache_snap_count(ks, NW_KUBE_NODEPOOLS); i++) {
         const nw_kube_obj_t *p = nw_kube_cache_snap_at(ks, NW_KUBE_NODEPOOLS, i);
         if (p->terminating)
@@ -509,6 +507,16 @@ nw_rc_t nw_simsnap_build(const nw_simsnap_env_t *env, const nw_kube_snap_t *ks,
             nw_log_debug("provisioner", "DaemonSet left out of the simulation",
                          NW_LS("daemonset", d->key), NW_LS("error", e.msg));
     }
+    return NW_OK;
+}
+
+/* Volumes, storage classes, namespaces and CSINodes (a bad one is left out and logged). */
+static NW_MUST_USE nw_rc_t add_objects(build_t *b)
+{
+    const nw_kube_snap_t *ks = b->ks;
+    nw_simsnap_t *out = b->out;
+    nw_err_t *err = b->err;
+    nw_rc_t rc;
     /* storage and namespaces, before the pods whose volumes and affinities use them */
     static const struct {
         nw_kube_kind_t k;
@@ -529,13 +537,19 @@ nw_rc_t nw_simsnap_build(const nw_simsnap_env_t *env, const nw_kube_snap_t *ks,
                             NW_LS("kind", nw_kube_cache_kind_name(extra[x].k)),
                             NW_LS("name", d->key), NW_LS("field", e.path), NW_LS("error", e.msg));
         }
-    rc = NW_OK;
-    /* Nodes (and the NodeClaims they registered for) */
+    return NW_OK;
+}
+
+/* The Nodes (and the NodeClaims they registered for) with their pods; those excluded or
+ * being deleted go to resched when their pods are to be placed again. */
+static NW_MUST_USE nw_rc_t add_nodes(build_t *b, const nw_kube_obj_t **resched, size_t *nresched)
+{
+    const nw_kube_snap_t *ks = b->ks;
+    const nw_simsnap_opts_t *o = b->o;
+    nw_simsnap_t *out = b->out;
+    nw_err_t *err = b->err;
+    nw_rc_t rc = NW_OK;
     size_t nn = nw_kube_cache_snap_count(ks, NW_KUBE_NODES);
-    const nw_kube_obj_t **resched = calloc(nn + 1, sizeof *resched);
-    size_t nresched = 0;
-    if (!resched)
-        return nw_err_set(err, NW_ENOMEM, "", "out of memory");
     for (size_t i = 0; i < nn && rc == NW_OK; i++) {
         const nw_kube_obj_t *n = nw_kube_cache_snap_at(ks, NW_KUBE_NODES, i);
         const nw_kube_obj_t *nc =
@@ -546,13 +560,13 @@ nw_rc_t nw_simsnap_build(const nw_simsnap_env_t *env, const nw_kube_snap_t *ks,
                        has_taint(n->json, NW_TAINT_DISRUPTED, "NoSchedule");
         if (excl || deleting) {
             if ((excl && o->reschedule_excluded) || (!excl && o->reschedule_deleting))
-                resched[nresched++] = n;
+                resched[(*nresched)++] = n;
             continue;
         }
         if (cJSON_IsTrue(nw_json_get(nw_json_get(n->json, "spec"), "unschedulable")))
             continue;
         if (nc && !claim_initialized(nc->json))
-            rc = add_entry(&b, nc->json, n->name, nc->name);
+            rc = add_entry(b, nc->json, n->name, nc->name);
         else {
             nw_err_t e = {0};
             rc = nw_snap_node_add_json(out->sched, n->json, &e);
@@ -566,8 +580,19 @@ nw_rc_t nw_simsnap_build(const nw_simsnap_env_t *env, const nw_kube_snap_t *ks,
             }
         }
         if (rc == NW_OK)
-            rc = add_bound_pods(&b, n->name);
+            rc = add_bound_pods(b, n->name);
     }
+    return rc;
+}
+
+/* The NodeClaims in flight without a Node: the cache's and those this process created
+ * that the cache does not show yet. */
+static NW_MUST_USE nw_rc_t add_claims(build_t *b)
+{
+    const nw_simsnap_env_t *env = b->env;
+    const nw_kube_snap_t *ks = b->ks;
+    const nw_simsnap_opts_t *o = b->o;
+    nw_rc_t rc = NW_OK;
     /* in-flight NodeClaims without a Node */
     for (size_t i = 0; i < nw_kube_cache_snap_count(ks, NW_KUBE_NODECLAIMS) && rc == NW_OK; i++) {
         const nw_kube_obj_t *nc = nw_kube_cache_snap_at(ks, NW_KUBE_NODECLAIMS, i);
@@ -580,7 +605,7 @@ nw_rc_t nw_simsnap_build(const nw_simsnap_env_t *env, const nw_kube_snap_t *ks,
             node = nw_kube_cache_snap_get(ks, NW_KUBE_NODES, NULL, nname);
         if (node)
             continue; /* handled with the Nodes */
-        rc = add_entry(&b, nc->json, nc->name, nc->name);
+        rc = add_entry(b, nc->json, nc->name, nc->name);
     }
     /* NodeClaims this process created that the cache does not show yet */
     for (const nw_inflight_claim_t *m = env->inflight ? env->inflight->head : NULL;
@@ -588,16 +613,64 @@ nw_rc_t nw_simsnap_build(const nw_simsnap_env_t *env, const nw_kube_snap_t *ks,
         if (!m->obj || m->deleted || excluded(o, m->name) ||
             nw_kube_cache_snap_get(ks, NW_KUBE_NODECLAIMS, NULL, m->name))
             continue;
-        rc = add_entry(&b, m->obj, m->name, m->name);
+        rc = add_entry(b, m->obj, m->name, m->name);
     }
-    /* pods of excluded / deleting nodes, as pending */
+    return rc;
+}
+
+/* The pods of the resched nodes, as pending. */
+static NW_MUST_USE nw_rc_t add_rescheduled(build_t *b, const nw_kube_obj_t *const *resched,
+                                           size_t nresched)
+{
+    const nw_kube_snap_t *ks = b->ks;
+    nw_rc_t rc = NW_OK;
     for (size_t i = 0; i < nresched && rc == NW_OK; i++) {
         const nw_kube_obj_t *const *on;
         size_t np = nw_kube_cache_snap_pods_on_node(ks, resched[i]->name, &on);
         for (size_t k = 0; k < np && rc == NW_OK; k++)
             if (nw_simsnap_pod_reschedulable(on[k]))
-                rc = add_pending(&b, on[k], 1);
+                rc = add_pending(b, on[k], 1);
     }
+    return rc;
+}
+
+nw_rc_t nw_simsnap_build(const nw_simsnap_env_t *env, const nw_kube_snap_t *ks,
+                         const nw_simsnap_opts_t *o, nw_simsnap_t *out, nw_err_t *err)
+{
+    memset(out, 0, sizeof *out);
+    static const nw_simsnap_opts_t defaults = {0};
+    if (!o)
+        o = &defaults;
+    build_t b = {env, ks, o, out, 0, 0, err};
+    if (!(out->sched = nw_snapshot_new()))
+        return nw_err_set(err, NW_ENOMEM, "", "out of memory");
+    nw_sched_opts_t so = {.require_unschedulable = true,
+                          .ignore_preferences = o->ignore_preferences,
+                          .repack = o->repack,
+                          .min_values_best_effort = env->min_values_best_effort};
+    nw_snapshot_set_opts(out->sched, &so);
+    nw_overhead_opts_t oo;
+    overhead(env, &oo);
+    if (!env->catalog)
+        return nw_err_set(err, NW_EINVAL, "catalog", "no instance-type catalog");
+    nw_rc_t rc = nw_from_catalog_add(out->sched, env->catalog, env->ice, env->now_mono, &oo, err);
+    if (rc != NW_OK)
+        return rc;
+    if ((rc = add_classes(&b)) != NW_OK || (rc = add_pools(&b)) != NW_OK ||
+        (rc = add_objects(&b)) != NW_OK)
+        return rc;
+    /* Nodes (and the NodeClaims they registered for) */
+    size_t nn = nw_kube_cache_snap_count(ks, NW_KUBE_NODES);
+    const nw_kube_obj_t **resched = calloc(nn + 1, sizeof *resched);
+    size_t nresched = 0;
+    if (!resched)
+        return nw_err_set(err, NW_ENOMEM, "", "out of memory");
+    rc = add_nodes(&b, resched, &nresched);
+    if (rc == NW_OK)
+        rc = add_claims(&b);
+    /* pods of excluded / deleting nodes, as pending */
+    if (rc == NW_OK)
+        rc = add_rescheduled(&b, resched, nresched);
     free(resched);
     if (o->include_pending && rc == NW_OK) {
         const nw_kube_obj_t *const *pend;
@@ -654,46 +727,22 @@ static cJSON *req_json(const nw_req_t *r)
     return o;
 }
 
-static int in_list(const char *const *v, size_t n, const char *s)
+static bool in_list(const char *const *v, size_t n, const char *s)
 {
     for (size_t i = 0; i < n; i++)
         if (v[i] && strcmp(v[i], s) == 0)
-            return 1;
-    return 0;
+            return true;
+    return false;
 }
 
 /* The NodeClaim body (kubernetes-sigs/karpenter
  * pkg/controllers/provisioning/scheduling/nodeclaimtemplate.go ToNodeClaim). NULL with err set
  * when nothing is left to launch. */
-cJSON *nw_simsnap_claim_body(const nw_simsnap_t *s, const nw_sched_claim_t *cl,
-                             const nw_kube_obj_t *pool, const nw_simsnap_claim_opts_t *o,
-                             int *ntypes, const char **first_type, nw_err_t *err)
+/* The NodeClaim's metadata in md: generateName, the template's labels (with the pool, the
+ * class and the single-valued custom requirements) and annotations, the owner, the finalizer. */
+static void claim_metadata(cJSON *md, const nw_sched_claim_t *cl, const nw_kube_obj_t *pool,
+                           const cJSON *tmpl, const char *class)
 {
-    const nw_sched_snap_t *ss = s->sched;
-    cJSON *types = nw_json_new_array();
-    int nt = 0;
-    for (int i = 0; i < cl->nitypes && nt < 600; i++) {
-        const char *tn = nw_snapshot_itype(ss, (size_t)cl->itypes[i])->name;
-        if (o->itypes && !in_list(o->itypes, o->nitypes, tn))
-            continue;
-        if (!nt)
-            *first_type = tn;
-        nw_json_push(types, nw_json_new_string(tn));
-        nt++;
-    }
-    *ntypes = nt;
-    if (!nt) {
-        cJSON_Delete(types);
-        nw_err_set(err, NW_EINVAL, "", "no instance type left for the NodeClaim");
-        return NULL;
-    }
-    const cJSON *tmpl = nw_json_get(nw_json_get(pool->json, "spec"), "template");
-    const cJSON *tspec = nw_json_get(tmpl, "spec");
-    const char *class = nw_json_str_at(tspec, "nodeClassRef.name");
-    cJSON *nc = nw_json_new_object();
-    nw_json_add_string(nc, "apiVersion", "karpenter.sh/v1");
-    nw_json_add_string(nc, "kind", "NodeClaim");
-    cJSON *md = nw_json_add_object(nc, "metadata");
     char gen[300];
     snprintf(gen, sizeof gen, "%s-", pool->name);
     nw_json_add_string(md, "generateName", gen);
@@ -727,7 +776,12 @@ cJSON *nw_simsnap_claim_body(const nw_simsnap_t *s, const nw_sched_claim_t *cl,
     nw_json_add_bool(own, "blockOwnerDeletion", 1);
     nw_json_push(nw_json_add_array(md, "ownerReferences"), own);
     nw_json_push(nw_json_add_array(md, "finalizers"), nw_json_new_string(NW_FINALIZER));
-    cJSON *spec = nw_json_add_object(nc, "spec");
+}
+
+/* spec.requirements: the claim's, its instance types (types) and capacity types. */
+static void claim_requirements(cJSON *spec, const nw_sched_claim_t *cl, cJSON *types,
+                               const nw_simsnap_claim_opts_t *o)
+{
     cJSON *reqs = nw_json_add_array(spec, "requirements");
     for (size_t i = 0; i < cl->reqs.n; i++) {
         const nw_req_t *r = &cl->reqs.v[i];
@@ -763,6 +817,40 @@ cJSON *nw_simsnap_claim_body(const nw_simsnap_t *s, const nw_sched_claim_t *cl,
     else
         nw_json_push(ctv, nw_json_new_string(cl->capacity_type));
     nw_json_push(reqs, ct);
+}
+
+cJSON *nw_simsnap_claim_body(const nw_simsnap_t *s, const nw_sched_claim_t *cl,
+                             const nw_kube_obj_t *pool, const nw_simsnap_claim_opts_t *o,
+                             int *ntypes, const char **first_type, nw_err_t *err)
+{
+    const nw_sched_snap_t *ss = s->sched;
+    cJSON *types = nw_json_new_array();
+    int nt = 0;
+    for (int i = 0; i < cl->nitypes && nt < 600; i++) {
+        const char *tn = nw_snapshot_itype(ss, (size_t)cl->itypes[i])->name;
+        if (o->itypes && !in_list(o->itypes, o->nitypes, tn))
+            continue;
+        if (!nt)
+            *first_type = tn;
+        nw_json_push(types, nw_json_new_string(tn));
+        nt++;
+    }
+    *ntypes = nt;
+    if (!nt) {
+        cJSON_Delete(types);
+        nw_err_set(err, NW_EINVAL, "", "no instance type left for the NodeClaim");
+        return NULL;
+    }
+    const cJSON *tmpl = nw_json_get(nw_json_get(pool->json, "spec"), "template");
+    const cJSON *tspec = nw_json_get(tmpl, "spec");
+    const char *class = nw_json_str_at(tspec, "nodeClassRef.name");
+    cJSON *nc = nw_json_new_object();
+    nw_json_add_string(nc, "apiVersion", "karpenter.sh/v1");
+    nw_json_add_string(nc, "kind", "NodeClaim");
+    cJSON *md = nw_json_add_object(nc, "metadata");
+    claim_metadata(md, cl, pool, tmpl, class);
+    cJSON *spec = nw_json_add_object(nc, "spec");
+    claim_requirements(spec, cl, types, o);
     cJSON *res = nw_json_add_object(spec, "resources");
     nw_json_add_item(res, "requests", nw_snapshot_res_to_json(ss, &cl->requests));
     const cJSON *ref = nw_json_get(tspec, "nodeClassRef");

@@ -136,7 +136,7 @@ bool nw_simsnap_is_nominated(const nw_nominations_t *noms, const nw_kube_snap_t 
 /** "reschedulable" (kubernetes-sigs/karpenter pkg/utils/pod/scheduling.go IsReschedulable):
  * not finished, not terminating, not DaemonSet-owned, not a mirror pod, no
  * karpenter.sh/do-not-disrupt=true annotation. */
-int nw_simsnap_pod_reschedulable(const nw_kube_obj_t *p);
+bool nw_simsnap_pod_reschedulable(const nw_kube_obj_t *p);
 
 /** Capacity (allocatable 0) or allocatable (1) of a catalog type as a Kubernetes
  * resource list, with the configured overhead and the kubelet settings of nodeclass (the
