@@ -4,6 +4,7 @@
 #include "api/ec2nodeclass.h"
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -176,7 +177,7 @@ static void check_ami_terms(nw_kv_t *kv, const cJSON *spec)
     nw_kval_max_items(kv, lp, terms, 30);
     path_t ip, fp;
     size_t i = 0;
-    int none = 0, id_mixed = 0, alias_mixed = 0, any_alias = 0;
+    bool none = false, id_mixed = false, alias_mixed = false, any_alias = false;
     for (const cJSON *t = terms->child; t; t = t->next, i++) {
         nw_kval_idx(ip, lp, i);
         if (!nw_kval_type(kv, ip, t, "object"))
@@ -219,14 +220,14 @@ static void check_ami_terms(nw_kv_t *kv, const cJSON *spec)
                 }
             }
         }
-        int has_alias = HAS(t, "alias"), has_id = HAS(t, "id"), has_tags = HAS(t, "tags"),
-            has_name = HAS(t, "name"), has_owner = HAS(t, "owner");
+        bool has_alias = HAS(t, "alias"), has_id = HAS(t, "id"), has_tags = HAS(t, "tags"),
+             has_name = HAS(t, "name"), has_owner = HAS(t, "owner");
         if (!(has_tags || has_id || has_name || has_alias || HAS(t, "ssmParameter")))
-            none = 1;
+            none = true;
         if (has_id && (has_alias || has_tags || has_name || has_owner))
-            id_mixed = 1;
+            id_mixed = true;
         if (has_alias && (has_id || has_tags || has_name || has_owner))
-            alias_mixed = 1;
+            alias_mixed = true;
         any_alias |= has_alias;
     }
     if (none)
@@ -552,7 +553,7 @@ static void check_network_interfaces(nw_kv_t *kv, const cJSON *spec)
     nw_kval_max_items(kv, lp, nis, 150);
     path_t ip;
     size_t i = 0;
-    int primary = 0, dup = 0, efa_dup = 0;
+    bool primary = false, dup = false, efa_dup = false;
     for (const cJSON *n = nis->child; n; n = n->next, i++) {
         nw_kval_idx(ip, lp, i);
         if (!nw_kval_type(kv, ip, n, "object"))
@@ -573,7 +574,7 @@ static void check_network_interfaces(nw_kv_t *kv, const cJSON *spec)
             continue;
         if (card->valuedouble == 0 && dev->valuedouble == 0 &&
             strcmp(type->valuestring, "interface") == 0)
-            primary = 1;
+            primary = true;
         for (const cJSON *m = nis->child; m != n; m = m->next) {
             const cJSON *c2 = nw_kval_get(m, "networkCardIndex"),
                         *d2 = nw_kval_get(m, "deviceIndex");
@@ -581,11 +582,11 @@ static void check_network_interfaces(nw_kv_t *kv, const cJSON *spec)
             if (!cJSON_IsNumber(c2) || !cJSON_IsNumber(d2))
                 continue;
             if (c2->valuedouble == card->valuedouble && d2->valuedouble == dev->valuedouble)
-                dup = 1;
+                dup = true;
             if (c2->valuedouble == card->valuedouble && cJSON_IsString(t2) &&
                 strcmp(t2->valuestring, "efa-only") == 0 &&
                 strcmp(type->valuestring, "efa-only") == 0)
-                efa_dup = 1;
+                efa_dup = true;
         }
     }
     if (cJSON_GetArraySize(nis) > 0 && !primary)
@@ -716,7 +717,7 @@ nw_rc_t nw_api_ec2nodeclass_validate(const cJSON *obj, const cJSON *old, nw_kv_t
         for (const cJSON *t = terms->child; t; t = t->next)
             any_alias |= HAS(t, "alias");
         for (size_t r = 0; r < sizeof rules / sizeof rules[0]; r++) {
-            int match = 0;
+            bool match = false;
             for (const cJSON *t = terms->child; t && !match; t = t->next) {
                 const cJSON *a = nw_kval_get(t, "alias");
                 if (!cJSON_IsString(a))
