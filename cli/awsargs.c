@@ -3,6 +3,7 @@
 
 #include <curl/curl.h>
 #include <libxml/parser.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,11 +75,11 @@ nw_rc_t nw_awsargs_parse(nw_awsargs_t *a, int argc, char **argv, nw_err_t *err)
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
         const char *val = NULL;
-        int matched = 0;
+        bool matched = false;
         for (int k = 0; with_value[k]; k++) {
             size_t l = strlen(with_value[k]);
             if (strncmp(arg, with_value[k], l) == 0 && (arg[l] == 0 || arg[l] == '=')) {
-                matched = 1;
+                matched = true;
                 if (arg[l] == '=')
                     val = arg + l + 1;
                 else if (i + 1 < argc)

@@ -13,6 +13,7 @@
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,7 +50,7 @@ static int print_if_changed(nw_kube_cache_t *cache, char **last)
     nw_kube_snap_t *snap = nw_kube_cache_snapshot(cache);
     nw_buf_t out;
     nw_buf_init(&out, (size_t)256 << 20);
-    int ok = snap && nw_kube_cache_snap_dump_json(snap, &out) == NW_OK;
+    bool ok = snap && nw_kube_cache_snap_dump_json(snap, &out) == NW_OK;
     nw_kube_cache_snap_release(snap);
     cJSON *j = ok ? nw_kube_client_json_parse(out.data, out.len) : NULL;
     char *line = j ? nw_json_print(j) : NULL;
@@ -72,14 +73,15 @@ static int follow_loop(nw_kube_cache_t *cache, const sigset_t *sigs)
 {
     char *last = NULL;
     uint64_t gen = nw_kube_cache_generation(cache);
-    int rc = NW_EXIT_OK, dirty = 1;
+    int rc = NW_EXIT_OK;
+    bool dirty = true;
     struct timespec zero = {0, 0};
     while (rc == NW_EXIT_OK && sigtimedwait(sigs, NULL, &zero) < 0) {
         /* print only a synced cache, once per burst of changes */
         if (dirty && nw_kube_cache_has_synced(cache)) {
             if (print_if_changed(cache, &last) != 0)
                 rc = NW_EXIT_USAGE;
-            dirty = 0;
+            dirty = false;
         }
         uint64_t g = nw_kube_cache_wait(cache, gen, 200);
         if (g == gen)
@@ -92,7 +94,7 @@ static int follow_loop(nw_kube_cache_t *cache, const sigset_t *sigs)
             g = g2;
         }
         gen = g;
-        dirty = 1;
+        dirty = true;
     }
     free(last);
     return rc;
@@ -113,7 +115,8 @@ int nw_cmd_kube_dump(int argc, char **argv)
     };
     const char *kubeconfig = NULL, *context = NULL;
     long timeout_s = 60, backoff_ms = 0, backoff_max_ms = 0;
-    int opt, follow = 0, metrics = 0, bad = 0;
+    int opt, bad = 0;
+    bool follow = false, metrics = false;
     optind = 1;
     while ((opt = getopt_long(argc, argv, "k:c:t:h", longopts, NULL)) != -1) {
         switch (opt) {
@@ -133,10 +136,10 @@ int nw_cmd_kube_dump(int argc, char **argv)
             backoff_max_ms = nw_kubecmd_positive("kube-dump", "--backoff-max", optarg, "", &bad);
             break;
         case 'f':
-            follow = 1;
+            follow = true;
             break;
         case 'm':
-            metrics = 1;
+            metrics = true;
             break;
         case 'h':
             usage(stdout);

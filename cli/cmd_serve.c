@@ -6,6 +6,7 @@
  * SIGTERM/SIGINT; then stop in reverse order and exit 0.
  */
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,7 +83,7 @@ int nw_cmd_serve(int argc, char **argv)
     int rc = NW_EXIT_USAGE;
     nw_https_t *srv = NULL;
     nw_certs_watch_t *watch = NULL;
-    int gpu_built = 0;
+    bool gpu_built = false;
     nw_scaler_t *scaler = NULL;
     if (nw_certs_require_dns_names(cfg.webhook.certDNSNames.v, cfg.webhook.certDNSNames.n) !=
             NW_OK ||
@@ -96,7 +97,7 @@ int nw_cmd_serve(int argc, char **argv)
         nw_log_error("serve", "bad GPU policy configuration", NW_LS("error", err.msg));
         goto out;
     }
-    gpu_built = 1;
+    gpu_built = true;
     nw_admit_ctx_t actx = {.gpu = &gpu, .self_namespace = ns ? ns : ""};
     nw_https_opts_t o = {
         .listen = cfg.webhook.listen,
