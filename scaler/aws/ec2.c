@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +33,7 @@ struct nw_ec2 {
 
 /* ---- classification --------------------------------------------------------------- */
 
-static int ends_with(const char *s, const char *suf)
+static bool ends_with(const char *s, const char *suf)
 {
     size_t a = strlen(s), b = strlen(suf);
     return a >= b && strcmp(s + a - b, suf) == 0;
@@ -114,7 +115,7 @@ nw_ec2_class_t nw_ec2_classify(const char *code, const char *message, long statu
     return NW_EC2_OTHER;
 }
 
-int nw_ec2_error_is_passrole(const nw_ec2_error_t *ae)
+bool nw_ec2_error_is_passrole(const nw_ec2_error_t *ae)
 {
     return ae && ae->cls == NW_EC2_AUTH && strstr(ae->message, "iam:PassRole") != NULL;
 }
@@ -299,7 +300,7 @@ static void sleep_ms(long ms)
     }
 }
 
-static int retryable(nw_ec2_class_t c)
+static bool retryable(nw_ec2_class_t c)
 {
     return c == NW_EC2_THROTTLE || c == NW_EC2_SERVER || c == NW_EC2_TRANSPORT;
 }

@@ -7,6 +7,7 @@
  */
 #include "scaler/aws/launch.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,7 +112,7 @@ static NW_MUST_USE nw_rc_t fleet_params(nw_launch_t *l, const nw_launch_req_t *r
     return rc;
 }
 
-static int lt_missing(const char *code)
+static bool lt_missing(const char *code)
 {
     return strcmp(code, "InvalidLaunchTemplateName.NotFoundException") == 0 ||
            strcmp(code, "InvalidLaunchTemplateId.NotFound") == 0 ||
@@ -302,7 +303,7 @@ nw_rc_t nw_fleet_settle(nw_launch_t *l, nw_launch_plan_t *pl, nw_launch_result_t
             *err = pl->fleet_err;
         return pl->fleet_rc;
     }
-    int all_ice = fr->nerrs > 0, relaunch = 0;
+    bool all_ice = fr->nerrs > 0, relaunch = false;
     for (size_t i = 0; i < fr->nerrs; i++) {
         const nw_ec2_fleet_error_t *e = &fr->errs[i];
         nw_ec2_class_t cls = nw_ec2_classify(e->code, e->message, 400);
@@ -310,7 +311,7 @@ nw_rc_t nw_fleet_settle(nw_launch_t *l, nw_launch_plan_t *pl, nw_launch_result_t
             nw_ice_mark_subnet(l->ice, e->subnet_id, now);
         /* an exhausted reservation has nothing left until the next sync (Karpenter marks
          * the reservation unavailable); its type and zone stay available otherwise */
-        int res_full =
+        bool res_full =
             strcmp(ct, "reserved") == 0 && strcmp(e->code, "ReservationCapacityExceeded") == 0;
         for (int a = 0; res_full && a < pl->namis; a++)
             if (!e->lt_id[0] || strcmp(e->lt_id, pl->lt_ids[a]) == 0)
@@ -320,9 +321,9 @@ nw_rc_t nw_fleet_settle(nw_launch_t *l, nw_launch_plan_t *pl, nw_launch_result_t
         else if (cls == NW_EC2_CAPACITY && e->type[0] && e->zone[0] && !res_full)
             nw_ice_mark(l->ice, e->lifecycle[0] ? e->lifecycle : ct, e->type, e->zone, now);
         if (cls != NW_EC2_CAPACITY)
-            all_ice = 0;
+            all_ice = false;
         if (lt_missing(e->code))
-            relaunch = 1;
+            relaunch = true;
     }
     if (fr->ninst == 0)
         out->token_spent = 1; /* EC2 keeps this fleet (no instance) under the token */

@@ -5,6 +5,7 @@
 #include "common/log.h"
 #include "scaler/aws/iam.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,7 +193,7 @@ static int alias_paths(const char *alias, const char *k8s, ssm_path_t *out, cons
         return 0;
     }
     const char *ver = at + 1;
-    int latest = strcmp(ver, "latest") == 0;
+    bool latest = strcmp(ver, "latest") == 0;
     int n = 0;
     if (strcmp(fam, "AL2023") == 0) {
         static const char *const arch[] = {"x86_64", "arm64"};
@@ -289,7 +290,7 @@ static NW_MUST_USE nw_rc_t ssm_ids(const nw_nc_ssm_t *src, const char *alias, co
             return NW_OK;
         }
     }
-    int latest = alias && strstr(alias, "@latest") != NULL;
+    bool latest = alias && strstr(alias, "@latest") != NULL;
     char last[200] = "";
     for (int i = 0; i < np; i++) {
         char v[64];
@@ -416,7 +417,7 @@ static NW_MUST_USE nw_rc_t resolve_amis(nw_ec2_t *ec2, const nw_nc_ssm_t *src, c
     for (size_t k = 0; k < all.n; k++) {
         const nw_ec2_image_t *im = &all.v[k];
         const char *arch = strcmp(im->arch, "arm64") == 0 ? "arm64" : "amd64";
-        int dep =
+        bool dep =
             im->deprecation_ns != 0; /* deprecation set; the caller's clock decides nothing here */
         for (int v = -1; v < 3; v++) {
             if (v < 0 ? vmask[k] != 0 : !(vmask[k] & (1u << v)))
@@ -426,8 +427,8 @@ static NW_MUST_USE nw_rc_t resolve_amis(nw_ec2_t *ec2, const nw_nc_ssm_t *src, c
             for (size_t j = 0; j < r->namis; j++)
                 if (strcmp(r->amis[j].arch, arch) == 0 && strcmp(r->amis[j].variant, var) == 0)
                     cur = &r->amis[j];
-            int better = !cur || (cur->deprecated && !dep) ||
-                         (cur->deprecated == dep && im->creation_ns > cur->creation_ns);
+            bool better = !cur || (cur->deprecated && !dep) ||
+                          (cur->deprecated == dep && im->creation_ns > cur->creation_ns);
             if (!better)
                 continue;
             if (!cur)
@@ -446,10 +447,10 @@ out:
     return rc;
 }
 
-static int variant_fits(const char *v, const nw_itype_t *t)
+static bool variant_fits(const char *v, const nw_itype_t *t)
 {
     if (!*v)
-        return 1;
+        return true;
     if (strcmp(v, "standard") == 0)
         return t->gpu_count == 0 && t->accel_count == 0;
     if (strcmp(v, "nvidia") == 0)
@@ -606,7 +607,7 @@ nw_rc_t nw_nodeclass_resolve_crs(nw_ec2_t *ec2, const cJSON *nc, int64_t now_wal
     }
     for (size_t i = 0; i < all.n; i++) {
         const nw_ec2_cr_t *e = &all.v[i];
-        int dup = 0;
+        bool dup = false;
         for (size_t k = 0; k < r->ncrs && !dup; k++)
             dup = strcmp(r->crs[k].id, e->id) == 0;
         if (dup || (e->end_ns && e->end_ns <= now_wall_ns) ||
