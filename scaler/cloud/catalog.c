@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -454,7 +455,7 @@ void nw_catalog_itype_add_offering(nw_itype_t *t, const char *zone, const char *
     o->price = price;
 }
 
-int nw_catalog_offline(const nw_catalog_t *c)
+bool nw_catalog_offline(const nw_catalog_t *c)
 {
     return c && c->n > 0 && c->t[0].noffer == 0;
 }
@@ -718,7 +719,7 @@ void nw_catalog_itype_allocatable(const nw_itype_t *t, const nw_overhead_opts_t 
     nw_catalog_itype_capacity(t, o, out);
     /* kube-reserved memory: 11 Mi per pod + 255 Mi, the pods being the ENI-limited count
      * for the families with UsesENILimitedMemoryOverhead (AL2, AL2023, Custom), else pods() */
-    int eni_mem = o->family != NW_AMI_BOTTLEROCKET && o->family != NW_AMI_WINDOWS;
+    bool eni_mem = o->family != NW_AMI_BOTTLEROCKET && o->family != NW_AMI_WINDOWS;
     int64_t pods_for_mem = eni_mem ? nw_catalog_itype_eni_pods(t, 0) : out->pods;
     const nw_kubelet_rl_t *kr = &o->kube_reserved, *sr = &o->system_reserved;
     int64_t kr_cpu = kr->has_cpu ? kr->cpu_m : nw_catalog_kube_reserved_cpu_m(t->vcpu);
@@ -742,7 +743,7 @@ void nw_catalog_itype_allocatable(const nw_itype_t *t, const nw_overhead_opts_t 
         out->ephemeral_bytes = 0;
 }
 
-int nw_catalog_itype_is_exotic(const nw_itype_t *t)
+bool nw_catalog_itype_is_exotic(const nw_itype_t *t)
 {
     return t->bare_metal || strstr(t->size, "metal") != NULL || t->gpu_count > 0 ||
            t->accel_count > 0;
