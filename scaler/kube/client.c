@@ -3,6 +3,7 @@
 #include "scaler/kube/client.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -515,12 +516,12 @@ static size_t on_header(char *p, size_t sz, size_t n, void *ud)
     static const char k[] = "retry-after:";
     if (len > sizeof k - 1 && !strncasecmp(p, k, sizeof k - 1)) {
         long v = 0;
-        int digits = 0;
+        bool digits = false;
         for (size_t i = sizeof k - 1; i < len; i++) {
             if (p[i] >= '0' && p[i] <= '9') {
                 if (v < 100000)
                     v = v * 10 + (p[i] - '0');
-                digits = 1;
+                digits = true;
             } else if (digits) {
                 break;
             }
@@ -531,7 +532,7 @@ static size_t on_header(char *p, size_t sz, size_t n, void *ud)
     return len;
 }
 
-static int retryable_curl(CURLcode cc)
+static bool retryable_curl(CURLcode cc)
 {
     switch (cc) {
     case CURLE_COULDNT_RESOLVE_HOST:
@@ -544,9 +545,9 @@ static int retryable_curl(CURLcode cc)
     case CURLE_HTTP2:
     case CURLE_HTTP2_STREAM:
     case CURLE_SSL_CONNECT_ERROR:
-        return 1;
+        return true;
     default:
-        return 0;
+        return false;
     }
 }
 
@@ -556,7 +557,7 @@ void nw_kube_client_set_abort(nw_kube_client_t *c, const atomic_int *flag)
         c->abort = flag;
 }
 
-static int aborting(const nw_kube_client_t *c)
+static bool aborting(const nw_kube_client_t *c)
 {
     return c->abort && atomic_load(c->abort);
 }
@@ -580,7 +581,7 @@ nw_rc_t nw_kube_client_do(nw_kube_client_t *c, const nw_kube_req_t *req, nw_kube
     nw_kube_backoff_t bo;
     nw_kube_retry_backoff_init(&bo, c->opts.backoff_base_ms * NW_NS_PER_MS,
                                c->opts.backoff_max_ms * NW_NS_PER_MS, 0, 0);
-    int reauthed = 0;
+    bool reauthed = false;
     int max_attempts = req->no_retry || aborting(c) ? 1 : c->opts.max_retries + 1;
     const char *verb = req->verb ? req->verb : req->method;
     const char *res = req->resource ? req->resource : "";
@@ -641,7 +642,7 @@ nw_rc_t nw_kube_client_do(nw_kube_client_t *c, const nw_kube_req_t *req, nw_kube
             if (resp->code >= 300)
                 nw_kube_client__resp_parse_status(resp);
             if (resp->code == 401 && !reauthed && (c->cfg->token_file || c->cfg->token)) {
-                reauthed = 1;
+                reauthed = true;
                 nw_kube_client__token_invalidate(c);
                 nw_log_warn("kube.client", "401 Unauthorized; re-reading credentials and retrying",
                             NW_LS("verb", verb), NW_LS("resource", res));

@@ -4,6 +4,7 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,14 +106,14 @@ typedef struct {
     char *dir; /* directory of path, for relative file references */
 } kfile_t;
 
-static int jbool(const cJSON *o, const char *k)
+static bool jbool(const cJSON *o, const char *k)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
     if (cJSON_IsTrue(v))
-        return 1;
+        return true;
     if (cJSON_IsString(v) && !strcmp(v->valuestring, "true"))
-        return 1;
-    return 0;
+        return true;
+    return false;
 }
 
 /* Find the first entry named `name` in list `list` (clusters/users/contexts) across files. */

@@ -2,6 +2,7 @@
 #include "scaler/kube/write.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -321,7 +322,7 @@ static NW_MUST_USE nw_rc_t finalizer_edit(nw_kube_client_t *c, const nw_kube_res
         if (rc == NW_ENOTFOUND && !add)
             return NW_OK;
         /* a failed test (422) or a conflict: someone else wrote; re-read and retry */
-        int retry = rc == NW_ECONFLICT || (rc == NW_EKUBE && strstr(e.msg, "HTTP 422"));
+        bool retry = rc == NW_ECONFLICT || (rc == NW_EKUBE && strstr(e.msg, "HTTP 422"));
         if (!retry) {
             nw_err_set(err, e.rc, e.path, "%s", e.msg);
             return rc;
@@ -544,7 +545,7 @@ nw_rc_t nw_kube_write_event(nw_kube_recorder_t *r, const nw_kube_res_t *res, con
             e = &r->ent[i];
             break;
         }
-    int create = 0;
+    bool create = false;
     if (!e) {
         if (r->n < REC_MAX) {
             e = &r->ent[r->n++];
@@ -564,7 +565,7 @@ nw_rc_t nw_kube_write_event(nw_kube_recorder_t *r, const nw_kube_res_t *res, con
         char nm[300];
         snprintf(nm, sizeof nm, "%.200s.%llx", name, (unsigned long long)now);
         e->name = strdup(nm);
-        create = 1;
+        create = true;
     }
     free(key);
     e->count++;
@@ -587,14 +588,14 @@ nw_rc_t nw_kube_write_event(nw_kube_recorder_t *r, const nw_kube_res_t *res, con
 
     nw_rc_t rc;
     nw_err_t e2 = {0};
-    int was_create = create;
+    bool was_create = create;
     if (!create) {
         char patch[160];
         snprintf(patch, sizeof patch, "{\"count\":%d,\"lastTimestamp\":\"%s\"}", count, ts);
         rc = nw_kube_write_patch(r->c, &nw_kube_client_res_events, ev_ns, ev_name,
                                  NW_KUBE_PATCH_MERGE, patch, 0, NULL, &e2);
         if (rc == NW_ENOTFOUND) /* expired on the server: start again */
-            create = 1;
+            create = true;
         else if (!rc) {
             pthread_mutex_lock(&r->mu);
             r->patched++;
