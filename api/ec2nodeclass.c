@@ -633,71 +633,40 @@ static void check_placement_group(nw_kv_t *kv, const cJSON *spec)
 
 /* ---- spec ------------------------------------------------------------------------------------ */
 
-nw_rc_t nw_api_ec2nodeclass_validate(const cJSON *obj, const cJSON *old, nw_kv_t *kv,
-                                     nw_admit_result_t *res)
+/* spec.metadataOptions; a warning (into res, when given) for IMDSv1 reachable from the
+ * node's pods. */
+static void check_metadata_options(nw_kv_t *kv, const cJSON *mo, nw_admit_result_t *res)
 {
-    (void)old;
-    const cJSON *spec = nw_kval_get(obj, "spec");
-    if (!spec) /* the top-level schema does not require spec (quirk 17) */
-        return NW_OK;
-    if (!nw_kval_type(kv, "spec", spec, "object"))
-        return kv->oom ? NW_ENOMEM : NW_OK;
-    path_t p;
-    check_ami_terms(kv, spec);
-    opt_enum(kv, spec, "spec", "amiFamily", AMI_FAMILIES);
-    check_subnet_terms(kv, spec);
-    check_sg_terms(kv, spec);
-    check_cr_terms(kv, spec);
-    check_placement_group(kv, spec);
-    const char *role = opt_str(kv, spec, "spec", "role");
-    if (role && !*role)
-        nw_kval_cel_str(kv, "spec.role", role, "role cannot be empty");
-    const char *ip = opt_str(kv, spec, "spec", "instanceProfile");
-    if (ip && !*ip)
-        nw_kval_cel_str(kv, "spec.instanceProfile", ip, "instanceProfile cannot be empty");
-    opt_str(kv, spec, "spec", "userData");
-    opt_str(kv, spec, "spec", "context");
-    check_tags(kv, spec);
-    check_kubelet(kv, spec);
-    check_bdm(kv, spec);
-    opt_enum(kv, spec, "spec", "instanceStorePolicy", STORE_POLICIES);
-    check_network_interfaces(kv, spec);
-    opt(kv, spec, "spec", "detailedMonitoring", "boolean");
-    opt(kv, spec, "spec", "associatePublicIPAddress", "boolean");
-    opt_int(kv, spec, "spec", "ipPrefixCount", 0, LLONG_MAX);
-    const cJSON *mo = opt(kv, spec, "spec", "metadataOptions", "object");
-    if (mo) {
-        const char *mp = "spec.metadataOptions";
-        opt_enum(kv, mo, mp, "httpEndpoint", ENABLED_DISABLED);
-        opt_enum(kv, mo, mp, "httpProtocolIPv6", ENABLED_DISABLED);
-        opt_int(kv, mo, mp, "httpPutResponseHopLimit", 1, 64);
-        opt_enum(kv, mo, mp, "httpTokens", TOKENS);
-        /* IMDSv1 reachable from the node's pods: admitted (the CRD allows it), said */
-        const cJSON *tok = nw_kval_get(mo, "httpTokens");
-        const cJSON *hop = nw_kval_get(mo, "httpPutResponseHopLimit");
-        const cJSON *ep = nw_kval_get(mo, "httpEndpoint");
-        if (res && cJSON_IsString(tok) && strcmp(tok->valuestring, "optional") == 0 &&
-            cJSON_IsNumber(hop) && hop->valuedouble > 1 &&
-            !(cJSON_IsString(ep) && strcmp(ep->valuestring, "disabled") == 0))
-            nw_admit_warn(res,
-                          "%s: httpTokens optional with httpPutResponseHopLimit %.0f: every pod "
-                          "on these nodes can read the instance role's credentials from IMDSv1 "
-                          "without a token; use httpTokens required, or a hop limit of 1",
-                          mp, hop->valuedouble);
-    }
-    check_connection_tracking(kv, spec);
-    const cJSON *cpu = opt(kv, spec, "spec", "cpuOptions", "object");
-    if (cpu)
-        opt_enum(kv, cpu, nw_kval_path(p, "spec", "cpuOptions"), "nestedVirtualization",
-                 ENABLED_DISABLED);
+    const char *mp = "spec.metadataOptions";
+    opt_enum(kv, mo, mp, "httpEndpoint", ENABLED_DISABLED);
+    opt_enum(kv, mo, mp, "httpProtocolIPv6", ENABLED_DISABLED);
+    opt_int(kv, mo, mp, "httpPutResponseHopLimit", 1, 64);
+    opt_enum(kv, mo, mp, "httpTokens", TOKENS);
+    /* IMDSv1 reachable from the node's pods: admitted (the CRD allows it), said */
+    const cJSON *tok = nw_kval_get(mo, "httpTokens");
+    const cJSON *hop = nw_kval_get(mo, "httpPutResponseHopLimit");
+    const cJSON *ep = nw_kval_get(mo, "httpEndpoint");
+    if (res && cJSON_IsString(tok) && strcmp(tok->valuestring, "optional") == 0 &&
+        cJSON_IsNumber(hop) && hop->valuedouble > 1 &&
+        !(cJSON_IsString(ep) && strcmp(ep->valuestring, "disabled") == 0))
+        nw_admit_warn(res,
+                      "%s: httpTokens optional with httpPutResponseHopLimit %.0f: every pod "
+                      "on these nodes can read the instance role's credentials from IMDSv1 "
+                      "without a token; use httpTokens required, or a hop limit of 1",
+                      mp, hop->valuedouble);
+}
 
-    /* the CEL rules on spec itself (x-kubernetes-validations of spec in the CRD) */
+/* The CEL rules on spec itself (x-kubernetes-validations of spec in the CRD): one of
+ * role and instanceProfile, amiFamily agreeing with the aliases, amiFamily without an
+ * alias. */
+static void check_spec_rules(nw_kv_t *kv, const cJSON *spec)
+{
     if (HAS(spec, "role") == HAS(spec, "instanceProfile"))
         nw_kval_cel(kv, "spec", "object",
                     "must specify exactly one of ['role', 'instanceProfile']");
     const cJSON *terms = nw_kval_get(spec, "amiSelectorTerms");
     const cJSON *fam = nw_kval_get(spec, "amiFamily");
-    int any_alias = 0;
+    bool any_alias = false;
     static const struct {
         const char *alias, *family, *msg;
     } rules[] = {
@@ -735,6 +704,49 @@ nw_rc_t nw_api_ec2nodeclass_validate(const cJSON *obj, const cJSON *old, nw_kv_t
             nw_kval_cel(kv, "spec", "object",
                         "must specify amiFamily if amiSelectorTerms does not contain an alias");
     }
+}
+
+nw_rc_t nw_api_ec2nodeclass_validate(const cJSON *obj, const cJSON *old, nw_kv_t *kv,
+                                     nw_admit_result_t *res)
+{
+    (void)old;
+    const cJSON *spec = nw_kval_get(obj, "spec");
+    if (!spec) /* the top-level schema does not require spec (quirk 17) */
+        return NW_OK;
+    if (!nw_kval_type(kv, "spec", spec, "object"))
+        return kv->oom ? NW_ENOMEM : NW_OK;
+    path_t p;
+    check_ami_terms(kv, spec);
+    opt_enum(kv, spec, "spec", "amiFamily", AMI_FAMILIES);
+    check_subnet_terms(kv, spec);
+    check_sg_terms(kv, spec);
+    check_cr_terms(kv, spec);
+    check_placement_group(kv, spec);
+    const char *role = opt_str(kv, spec, "spec", "role");
+    if (role && !*role)
+        nw_kval_cel_str(kv, "spec.role", role, "role cannot be empty");
+    const char *ip = opt_str(kv, spec, "spec", "instanceProfile");
+    if (ip && !*ip)
+        nw_kval_cel_str(kv, "spec.instanceProfile", ip, "instanceProfile cannot be empty");
+    opt_str(kv, spec, "spec", "userData");
+    opt_str(kv, spec, "spec", "context");
+    check_tags(kv, spec);
+    check_kubelet(kv, spec);
+    check_bdm(kv, spec);
+    opt_enum(kv, spec, "spec", "instanceStorePolicy", STORE_POLICIES);
+    check_network_interfaces(kv, spec);
+    opt(kv, spec, "spec", "detailedMonitoring", "boolean");
+    opt(kv, spec, "spec", "associatePublicIPAddress", "boolean");
+    opt_int(kv, spec, "spec", "ipPrefixCount", 0, LLONG_MAX);
+    const cJSON *mo = opt(kv, spec, "spec", "metadataOptions", "object");
+    if (mo)
+        check_metadata_options(kv, mo, res);
+    check_connection_tracking(kv, spec);
+    const cJSON *cpu = opt(kv, spec, "spec", "cpuOptions", "object");
+    if (cpu)
+        opt_enum(kv, cpu, nw_kval_path(p, "spec", "cpuOptions"), "nestedVirtualization",
+                 ENABLED_DISABLED);
+    check_spec_rules(kv, spec);
     nw_ec2nodeclass_warn(obj, res);
     return kv->oom ? NW_ENOMEM : NW_OK;
 }
