@@ -159,11 +159,11 @@ nw_rc_t nw_awsargs_parse(nw_awsargs_t *a, int argc, char **argv, nw_err_t *err)
             continue;
         }
         if (strcmp(arg, "--aws-only") == 0) {
-            a->aws_only = 1;
+            a->aws_only = true;
         } else if (strcmp(arg, "--refresh") == 0) {
-            a->refresh = 1;
+            a->refresh = true;
         } else if (strcmp(arg, "--json") == 0) {
-            a->json = 1;
+            a->json = true;
         } else if (strncmp(arg, "--", 2) == 0) {
             rest[nrest++] = argv[i];
             /* config flags take a value unless written --key=value */

@@ -16,6 +16,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,9 +35,10 @@
 #define CHECK_MAX_FILE ((size_t)64 << 20)
 
 typedef struct {
-    int json;
-    int print_defaulted;
-    int invalid, io_error, checked, skipped;
+    bool json;
+    bool print_defaulted;
+    bool io_error;
+    int invalid, checked, skipped;
     cJSON *results; /* --output json */
     int ndefaulted;
     const nw_admit_ctx_t *ctx; /* GPU policy for NodePools and Pods */
@@ -277,7 +279,7 @@ static void check_object(check_t *c, const char *file, size_t doc, size_t line, 
     if (rc != NW_OK) {
         fprintf(stderr, "%s:%zu: %s/%s: internal error: %s %s\n", file, doc, s.kind, s.name,
                 nw_err_rc_str(rc), err.msg);
-        c->io_error = 1;
+        c->io_error = true;
         nw_admit_result_cleanup(&res);
         cJSON_Delete(defaulted);
         return;
@@ -319,7 +321,7 @@ static void check_file(check_t *c, const char *path)
     FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
     if (!f) {
         fprintf(stderr, "%s: %s\n", name, strerror(errno));
-        c->io_error = 1;
+        c->io_error = true;
         return;
     }
     size_t len = 0;
@@ -327,7 +329,7 @@ static void check_file(check_t *c, const char *path)
     if (f != stdin)
         fclose(f);
     if (!text) {
-        c->io_error = 1;
+        c->io_error = true;
         return;
     }
     cJSON **docs = NULL;
@@ -335,7 +337,7 @@ static void check_file(check_t *c, const char *path)
     nw_err_t err = {0};
     if (nw_yaml_load_docs_lines(text, len, &docs, &lines, &n, &err) != NW_OK) {
         fprintf(stderr, "%s: %s\n", name, err.msg);
-        c->io_error = 1;
+        c->io_error = true;
         if (c->json) {
             cJSON *r = nw_json_new_object();
             nw_json_add_string(r, "file", name);
@@ -411,14 +413,14 @@ int nw_cmd_check(int argc, char **argv)
         switch (ch) {
         case 'o':
             if (strcmp(optarg, "json") == 0)
-                c.json = 1;
+                c.json = true;
             else if (strcmp(optarg, "text") != 0) {
                 fprintf(stderr, "nodewarden check: --output must be text or json\n");
                 return NW_EXIT_USAGE;
             }
             break;
         case 'd':
-            c.print_defaulted = 1;
+            c.print_defaulted = true;
             break;
         case 'c':
             config_path = optarg;

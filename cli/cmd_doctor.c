@@ -15,6 +15,7 @@
  * Exit 0 only when every check passed (skipped checks do not fail), 1 when a
  * check failed, 2 on usage errors. Each failure comes with its fix.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +33,7 @@ typedef enum { CHK_PASS, CHK_FAIL, CHK_SKIP } chk_status_t;
 typedef struct {
     cJSON *arr;
     int failed;
-    int json;
+    bool json;
 } report_t;
 
 static void check(report_t *r, const char *name, chk_status_t st, const char *detail,
@@ -64,7 +65,7 @@ static void check(report_t *r, const char *name, chk_status_t st, const char *de
  * does (scaler/aws/cloud.h k8s_version); without it every alias term said "unknown". */
 typedef struct {
     const nw_awsargs_t *a;
-    int tried;
+    bool tried;
     char version[32];
     char why[400];
 } doctor_k8s_t;
@@ -73,7 +74,7 @@ static NW_MUST_USE nw_rc_t doctor_k8s_version(void *ud, char *out, size_t len, n
 {
     doctor_k8s_t *d = ud;
     if (!d->tried) {
-        d->tried = 1;
+        d->tried = true;
         nw_err_t e = {0};
         nw_kube_config_t *kcfg = NULL;
         nw_kube_client_t *client = NULL;
