@@ -1,9 +1,10 @@
 /* admission/crd.c — see crd.h. */
 #include "admission/crd.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 
-static int applies(const nw_admit_req_t *req)
+static bool applies(const nw_admit_req_t *req)
 {
     return (req->op == NW_OP_CREATE || req->op == NW_OP_UPDATE) && req->object;
 }

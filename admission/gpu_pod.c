@@ -2,6 +2,7 @@
 #include "admission/gpu.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -213,7 +214,7 @@ void nw_gpu_pod_analyze(const nw_gpu_policy_t *p, const cJSON *pod, const char *
 
 static cJSON *gpu_toleration_json(const nw_gpu_policy_t *p, const nw_accel_class_t *c)
 {
-    int has_value = c->taint_value && *c->taint_value;
+    bool has_value = c->taint_value && *c->taint_value;
     return nw_json_strings("key", c->taint_key, "operator", has_value ? "Equal" : "Exists", "value",
                            has_value ? c->taint_value : NULL, "effect",
                            nw_taints_effect_str(p->taint_effect), (const char *)NULL);

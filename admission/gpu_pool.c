@@ -395,6 +395,138 @@ static unsigned groups_needed(const nw_gpu_policy_t *p, unsigned possible, unsig
     return ((possible & g) ? 1u : 0u) | ((possible & a) ? 2u : 0u);
 }
 
+/* A pool whose shape contradicts itself or the classes (no type possible, several
+ * classes, the label of one class and the taint of another, a mark its requirements
+ * exclude, a mark on a pool that also allows types of no class): the one message in
+ * msgs[0] and 1, else 0. */
+static size_t shape_problem(const nw_gpu_policy_t *p, const nw_gpu_pool_info_t *in,
+                            char (*msgs)[512])
+{
+    if (in->gpu_only && in->possible == 0) {
+        snprintf(msgs[0], 512,
+                 "its requirements both require and exclude accelerator instance types, so it "
+                 "can launch nothing; remove the contradicting requirement");
+        return 1;
+    }
+    if (in->several) {
+        char names[160];
+        class_names(p, in->possible, names, sizeof names);
+        snprintf(msgs[0], 512,
+                 "its requirements name instance types of several accelerator classes (%s), "
+                 "whose nodes need different taints and labels; use one NodePool per class",
+                 names);
+        return 1;
+    }
+    bool marked = in->label_cls >= 0 || in->taint_cls >= 0;
+    const char *what = in->label_cls >= 0 ? "node label" : "taint";
+    if (marked && in->label_cls >= 0 && in->taint_cls >= 0 && in->label_cls != in->taint_cls) {
+        snprintf(msgs[0], 512,
+                 "it carries the node label of the %s accelerator class (%s=%s) but the taint of "
+                 "the %s class; use the label and taint of one class",
+                 p->classes[in->label_cls].name, p->label_key,
+                 p->classes[in->label_cls].label_value, p->classes[in->taint_cls].name);
+        return 1;
+    }
+    if (marked && !(in->possible & (1u << in->cls))) {
+        snprintf(msgs[0], 512,
+                 "it carries the %s of the %s accelerator class but its requirements exclude "
+                 "the instance types of that class (%s); remove the %s or allow instance types "
+                 "of the class",
+                 what, p->classes[in->cls].name, in->why, what);
+        return 1;
+    }
+    if (marked && !in->gpu_only) {
+        snprintf(msgs[0], 512,
+                 "it carries the %s of the %s accelerator class but its requirements also allow "
+                 "instance types of no accelerator class (ambiguous); restrict it to the class's "
+                 "instance types, for example %s In [%s] or an instance-family list such as %s, "
+                 "or add the annotation %s: skip for a deliberately mixed pool",
+                 what, p->classes[in->cls].name,
+                 *p->classes[in->cls].req_key ? p->classes[in->cls].req_key : K_FAMILY,
+                 *p->classes[in->cls].req_key && p->classes[in->cls].nreq_values
+                     ? p->classes[in->cls].req_values[0]
+                     : (p->classes[in->cls].nfamilies ? p->classes[in->cls].families[0] : ""),
+                 p->classes[in->cls].nfamilies ? p->classes[in->cls].families[0] : "",
+                 NW_GPU_SKIP_ANNOTATION);
+        return 1;
+    }
+    return 0;
+}
+
+/* After mutation, what an accelerator pool of class c still lacks (the class's taint,
+ * its node label, the requirement that keeps out the other classes' types): the
+ * messages from msgs[n] on, at most max in all; the new count. */
+static size_t missing_marks(const nw_gpu_policy_t *p, const nw_gpu_pool_info_t *in,
+                            const nw_accel_class_t *c, char (*msgs)[512], size_t n, size_t max)
+{
+    char taint[128];
+    nw_gpu_taint_text(p, c, taint, sizeof taint);
+    if (!in->has_taint && n < max)
+        snprintf(msgs[n++], 512,
+                 "it is an accelerator pool of the %s class (%s) without the class's taint "
+                 "%s; add it to "
+                 "spec.template.spec.taints (the mutating webhook adds it)",
+                 c->name, in->gpu_only ? in->why : "the class's node label", taint);
+    if (!in->has_label && n < max)
+        snprintf(msgs[n++], 512,
+                 "it is an accelerator pool of the %s class without the class's node label "
+                 "%s=%s; add it to "
+                 "spec.template.metadata.labels (the mutating webhook adds it)",
+                 c->name, p->label_key, c->label_value);
+    unsigned others = in->possible & ~(1u << in->cls);
+    if (others && n < max) {
+        char names[160];
+        class_names(p, others, names, sizeof names);
+        snprintf(msgs[n++], 512,
+                 "it is an accelerator pool of the %s class but its requirements also allow "
+                 "instance "
+                 "types of other accelerator classes (%s); add the requirement %s In [%s] "
+                 "(the mutating webhook adds it)",
+                 c->name, names, c->req_key ? c->req_key : "",
+                 c->nreq_values ? c->req_values[0] : "");
+    }
+    return n;
+}
+
+/* A pool of no class that allows the types of the classes in->possible: the message
+ * naming the requirements that keep them out, in msgs[n]. */
+static void accel_types_allowed(const nw_gpu_policy_t *p, const nw_gpu_pool_info_t *in,
+                                char (*msgs)[512], size_t n)
+{
+    char names[160], need[400] = "";
+    class_names(p, in->possible, names, sizeof names);
+    unsigned other;
+    unsigned groups = groups_needed(p, in->possible, &other);
+    size_t off = 0;
+    if (groups & 1u)
+        off += (size_t)snprintf(need + off, sizeof need - off, "%s DoesNotExist", NW_GPU_COUNT_KEY);
+    if ((groups & 2u) && off < sizeof need)
+        off += (size_t)snprintf(need + off, sizeof need - off, "%s%s DoesNotExist", off ? ", " : "",
+                                NW_ACCEL_COUNT_KEY);
+    if (other && off < sizeof need) {
+        off += (size_t)snprintf(need + off, sizeof need - off, "%s%s NotIn [", off ? ", " : "",
+                                K_FAMILY);
+        bool first = true;
+        for (size_t i = 0; i < p->nclasses && off < sizeof need; i++)
+            for (size_t f = 0;
+                 (other & (1u << i)) && f < p->classes[i].nfamilies && off < sizeof need;
+                 f++, first = false)
+                off += (size_t)snprintf(need + off, sizeof need - off, "%s%s", first ? "" : ", ",
+                                        p->classes[i].families[f]);
+        if (off < sizeof need)
+            snprintf(need + off, sizeof need - off, "]");
+    }
+    char m[1024];
+    snprintf(m, sizeof m,
+             "it is not an accelerator pool but its requirements allow the instance types of "
+             "the accelerator classes %s; add the requirements %s (the mutating webhook adds "
+             "them) or make it a pool of one class",
+             names, need);
+    size_t len = strlen(m) < 511 ? strlen(m) : 511;
+    memcpy(msgs[n], m, len);
+    msgs[n][len] = '\0';
+}
+
 size_t nw_gpu_pool_problems(const nw_gpu_policy_t *p, const cJSON *np, bool after_mutation,
                             char (*msgs)[512], size_t max)
 {
@@ -404,55 +536,9 @@ size_t nw_gpu_pool_problems(const nw_gpu_policy_t *p, const cJSON *np, bool afte
     nw_gpu_pool_analyze(p, np, &in);
     if (in.skip)
         return 0;
-    size_t n = 0;
-    if (in.gpu_only && in.possible == 0) {
-        snprintf(msgs[n++], 512,
-                 "its requirements both require and exclude accelerator instance types, so it "
-                 "can launch nothing; remove the contradicting requirement");
+    size_t n = shape_problem(p, &in, msgs);
+    if (n)
         return n;
-    }
-    if (in.several) {
-        char names[160];
-        class_names(p, in.possible, names, sizeof names);
-        snprintf(msgs[n++], 512,
-                 "its requirements name instance types of several accelerator classes (%s), "
-                 "whose nodes need different taints and labels; use one NodePool per class",
-                 names);
-        return n;
-    }
-    bool marked = in.label_cls >= 0 || in.taint_cls >= 0;
-    const char *what = in.label_cls >= 0 ? "node label" : "taint";
-    if (marked && in.label_cls >= 0 && in.taint_cls >= 0 && in.label_cls != in.taint_cls) {
-        snprintf(msgs[n++], 512,
-                 "it carries the node label of the %s accelerator class (%s=%s) but the taint of "
-                 "the %s class; use the label and taint of one class",
-                 p->classes[in.label_cls].name, p->label_key, p->classes[in.label_cls].label_value,
-                 p->classes[in.taint_cls].name);
-        return n;
-    }
-    if (marked && !(in.possible & (1u << in.cls))) {
-        snprintf(msgs[n++], 512,
-                 "it carries the %s of the %s accelerator class but its requirements exclude "
-                 "the instance types of that class (%s); remove the %s or allow instance types "
-                 "of the class",
-                 what, p->classes[in.cls].name, in.why, what);
-        return n;
-    }
-    if (marked && !in.gpu_only) {
-        snprintf(msgs[n++], 512,
-                 "it carries the %s of the %s accelerator class but its requirements also allow "
-                 "instance types of no accelerator class (ambiguous); restrict it to the class's "
-                 "instance types, for example %s In [%s] or an instance-family list such as %s, "
-                 "or add the annotation %s: skip for a deliberately mixed pool",
-                 what, p->classes[in.cls].name,
-                 *p->classes[in.cls].req_key ? p->classes[in.cls].req_key : K_FAMILY,
-                 *p->classes[in.cls].req_key && p->classes[in.cls].nreq_values
-                     ? p->classes[in.cls].req_values[0]
-                     : (p->classes[in.cls].nfamilies ? p->classes[in.cls].families[0] : ""),
-                 p->classes[in.cls].nfamilies ? p->classes[in.cls].families[0] : "",
-                 NW_GPU_SKIP_ANNOTATION);
-        return n;
-    }
     bool gpu = nw_gpu_pool_is_gpu(&in);
     const nw_accel_class_t *c = gpu ? &p->classes[in.cls] : NULL;
     const char *lv = nw_json_str(pool_labels(np), p->label_key);
@@ -471,69 +557,11 @@ size_t nw_gpu_pool_problems(const nw_gpu_policy_t *p, const cJSON *np, bool afte
     }
     if (!after_mutation || n)
         return n;
-    if (gpu) {
-        char taint[128];
-        nw_gpu_taint_text(p, c, taint, sizeof taint);
-        if (!in.has_taint && n < max)
-            snprintf(msgs[n++], 512,
-                     "it is an accelerator pool of the %s class (%s) without the class's taint "
-                     "%s; add it to "
-                     "spec.template.spec.taints (the mutating webhook adds it)",
-                     c->name, in.gpu_only ? in.why : "the class's node label", taint);
-        if (!in.has_label && n < max)
-            snprintf(msgs[n++], 512,
-                     "it is an accelerator pool of the %s class without the class's node label "
-                     "%s=%s; add it to "
-                     "spec.template.metadata.labels (the mutating webhook adds it)",
-                     c->name, p->label_key, c->label_value);
-        unsigned others = in.possible & ~(1u << in.cls);
-        if (others && n < max) {
-            char names[160];
-            class_names(p, others, names, sizeof names);
-            snprintf(msgs[n++], 512,
-                     "it is an accelerator pool of the %s class but its requirements also allow "
-                     "instance "
-                     "types of other accelerator classes (%s); add the requirement %s In [%s] "
-                     "(the mutating webhook adds it)",
-                     c->name, names, c->req_key ? c->req_key : "",
-                     c->nreq_values ? c->req_values[0] : "");
-        }
-        return n;
-    }
+    if (gpu)
+        return missing_marks(p, &in, c, msgs, n, max);
     if (in.possible && n < max) {
-        char names[160], need[400] = "";
-        class_names(p, in.possible, names, sizeof names);
-        unsigned other;
-        unsigned groups = groups_needed(p, in.possible, &other);
-        size_t off = 0;
-        if (groups & 1u)
-            off += (size_t)snprintf(need + off, sizeof need - off, "%s DoesNotExist",
-                                    NW_GPU_COUNT_KEY);
-        if ((groups & 2u) && off < sizeof need)
-            off += (size_t)snprintf(need + off, sizeof need - off, "%s%s DoesNotExist",
-                                    off ? ", " : "", NW_ACCEL_COUNT_KEY);
-        if (other && off < sizeof need) {
-            off += (size_t)snprintf(need + off, sizeof need - off, "%s%s NotIn [", off ? ", " : "",
-                                    K_FAMILY);
-            bool first = true;
-            for (size_t i = 0; i < p->nclasses && off < sizeof need; i++)
-                for (size_t f = 0;
-                     (other & (1u << i)) && f < p->classes[i].nfamilies && off < sizeof need;
-                     f++, first = false)
-                    off += (size_t)snprintf(need + off, sizeof need - off, "%s%s",
-                                            first ? "" : ", ", p->classes[i].families[f]);
-            if (off < sizeof need)
-                snprintf(need + off, sizeof need - off, "]");
-        }
-        char m[1024];
-        snprintf(m, sizeof m,
-                 "it is not an accelerator pool but its requirements allow the instance types of "
-                 "the accelerator classes %s; add the requirements %s (the mutating webhook adds "
-                 "them) or make it a pool of one class",
-                 names, need);
-        size_t len = strlen(m) < 511 ? strlen(m) : 511;
-        memcpy(msgs[n], m, len);
-        msgs[n++][len] = '\0';
+        accel_types_allowed(p, &in, msgs, n);
+        n++;
     }
     return n;
 }

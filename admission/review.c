@@ -5,6 +5,7 @@
 #include "common/jsonarena.h"
 
 #include <openssl/evp.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -174,15 +175,15 @@ static const char *str_end(const char *p, const char *e, int *nul)
 
 /* Strings nothing judges, or that the user cannot change: the stored object an
  * UPDATE replaces (denying would keep a NUL there for good), who asks, the options. */
-static int nul_ignored(const char *path)
+static bool nul_ignored(const char *path)
 {
     static const char *const skip[] = {"request.oldObject", "request.userInfo", "request.options"};
     for (size_t i = 0; i < sizeof skip / sizeof *skip; i++) {
         size_t n = strlen(skip[i]);
         if (strncmp(path, skip[i], n) == 0 && strchr(".[", path[n]))
-            return 1; /* strchr also matches the terminating NUL: the field itself */
+            return true; /* strchr also matches the terminating NUL: the field itself */
     }
-    return 0;
+    return false;
 }
 
 static void nul_at(nul_found_t *f)
@@ -204,7 +205,7 @@ static void nul_scan(const char **pp, const char *e, size_t at, nul_found_t *f)
         return;
     }
     if (p < e && (*p == '{' || *p == '[')) {
-        int obj = *p++ == '{';
+        bool obj = *p++ == '{';
         for (size_t idx = 0;; idx++) {
             p = ws(p, e);
             if (p >= e || *p == '}' || *p == ']')
@@ -258,15 +259,15 @@ static size_t max_depth(const char *p, const char *e)
 /* Whether the text has an escaped NUL ("\\u0000") anywhere: memchr to each backslash
  * (reviews have few) is several times cheaper than memmem over the whole body. A hit
  * inside a longer escape ("\\\\u0000") is only a false alarm for nul_scan to clear. */
-static int may_hold_nul(const char *b, size_t len)
+static bool may_hold_nul(const char *b, size_t len)
 {
     const char *p = b, *end = b + len;
     while ((p = memchr(p, '\\', (size_t)(end - p))) != NULL) {
         if ((size_t)(end - p) >= 6 && memcmp(p, "\\u0000", 6) == 0)
-            return 1;
+            return true;
         p++;
     }
-    return 0;
+    return false;
 }
 
 nw_rc_t nw_review_decode(const char *body, size_t len, nw_review_t *rv, nw_err_t *err)
@@ -361,7 +362,7 @@ nw_rc_t nw_review_encode(const char *uid, int mutate, const nw_admit_result_t *r
             return NW_EINVAL;
         }
     }
-    int with_patch = patch && cJSON_GetArraySize(patch) > 0;
+    bool with_patch = patch && cJSON_GetArraySize(patch) > 0;
     cJSON_Delete(patch);
 
 #define ADD(s) ((rc = nw_buf_adds(out, (s))) != NW_OK)

@@ -4,6 +4,7 @@
 #include "api/cron.h"
 
 #include <ctype.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -199,13 +200,13 @@ static int64_t floor_div(int64_t a, int64_t b)
     return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
 }
 
-int nw_cron_next(const nw_cron_t *c, int64_t after, int64_t limit, int64_t *out)
+bool nw_cron_next(const nw_cron_t *c, int64_t after, int64_t limit, int64_t *out)
 {
     int64_t t = (floor_div(after, NS_MIN) + 1) * NS_MIN; /* first whole minute > after */
     while (t <= limit) {
         struct tm tm;
         if (to_tm(t, &tm) != 0)
-            return 0;
+            return false;
         int64_t into_day = ((int64_t)tm.tm_hour * 60 + tm.tm_min) * NS_MIN;
         if (!((c->month >> (tm.tm_mon + 1)) & 1u) || !day_matches(c, &tm)) {
             t = t - into_day + 24 * 60 * NS_MIN; /* next day 00:00 */
@@ -217,11 +218,11 @@ int nw_cron_next(const nw_cron_t *c, int64_t after, int64_t limit, int64_t *out)
         }
         if ((c->minute >> tm.tm_min) & 1ULL) {
             *out = t;
-            return 1;
+            return true;
         }
         t += NS_MIN;
     }
-    return 0;
+    return false;
 }
 
 bool nw_cron_window_active(const nw_cron_t *c, int64_t duration_ns, int64_t now)
@@ -229,5 +230,5 @@ bool nw_cron_window_active(const nw_cron_t *c, int64_t duration_ns, int64_t now)
     int64_t f;
     if (duration_ns < 0)
         return false;
-    return nw_cron_next(c, now - duration_ns, now, &f) == 1;
+    return nw_cron_next(c, now - duration_ns, now, &f);
 }

@@ -32,8 +32,8 @@ NW_MUST_USE nw_rc_t nw_cron_parse(const char *expr, nw_cron_t *out, nw_err_t *er
 bool nw_cron_matches(const nw_cron_t *c, int64_t t);
 
 /** The first fire time strictly after `after`, searching up to `limit` (both epoch ns).
- * Returns 1 and *out, or 0 when there is none in (after, limit]. */
-int nw_cron_next(const nw_cron_t *c, int64_t after, int64_t limit, int64_t *out);
+ * Returns true and *out, or false when there is none in (after, limit]. */
+bool nw_cron_next(const nw_cron_t *c, int64_t after, int64_t limit, int64_t *out);
 
 /** A budget window: active when a fire time lies in (now - duration, now]
  * (Karpenter: the next fire after now - duration is not after now). */

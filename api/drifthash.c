@@ -282,7 +282,7 @@ static NW_MUST_USE nw_rc_t bad(walk_t *w, const char *what)
 }
 
 /* absent and JSON null decode to Go's zero value (the API server prunes nulls anyway) */
-static int absent(const cJSON *v)
+static bool absent(const cJSON *v)
 {
     return !v || cJSON_IsNull(v);
 }
@@ -419,7 +419,7 @@ static NW_MUST_USE nw_rc_t quantity_string(walk_t *w, const char *s, char *out, 
         memcpy(num, s + num0, pos - num0);
         num[pos - num0] = 0;
     }
-    int echo = 0;
+    bool echo = false;
     if (pos - num0 < sizeof num) {
         if (pos < end && s[pos] == '.') {
             size_t d0 = ++pos;
@@ -475,7 +475,7 @@ static NW_MUST_USE nw_rc_t quantity_string(walk_t *w, const char *s, char *out, 
 static NW_MUST_USE nw_rc_t hash_time(walk_t *w, const cJSON *v, uint64_t *out)
 {
     int64_t sec = 0, nsec = 0;
-    int utc = 1; /* the zero time.Time is in time.UTC */
+    bool utc = true; /* the zero time.Time is in time.UTC */
     if (!absent(v)) {
         int64_t ns;
         if (!cJSON_IsString(v) || nw_clock_time_parse(v->valuestring, &ns) != NW_OK)
@@ -487,7 +487,7 @@ static NW_MUST_USE nw_rc_t hash_time(walk_t *w, const cJSON *v, uint64_t *out)
             sec--;
         }
         sec += INT64_C(62135596800);
-        utc = 0;
+        utc = false;
     }
     unsigned char b[15];
     b[0] = 1;
@@ -759,7 +759,7 @@ nw_rc_t nw_drifthash_stamp_nodeclaim(cJSON *nodeclaim, const cJSON *nodepool,
     return rc;
 }
 
-int nw_drifthash_annotation_is(const cJSON *obj, const char *key, const char *value)
+bool nw_drifthash_annotation_is(const cJSON *obj, const char *key, const char *value)
 {
     const char *v = nw_json_str(nw_json_get(nw_json_get(obj, "metadata"), "annotations"), key);
     return v && value && strcmp(v, value) == 0;

@@ -37,6 +37,7 @@
 #define NW_API_DRIFTHASH_H
 
 #include <cjson/cJSON.h>
+#include <stdbool.h>
 
 #include "common/err.h"
 
@@ -82,6 +83,6 @@ NW_MUST_USE nw_rc_t nw_drifthash_stamp_nodeclaim(cJSON *nodeclaim, const cJSON *
                                                  nw_err_t *err);
 
 /** Does obj's metadata.annotations[key] equal value (both present)? */
-int nw_drifthash_annotation_is(const cJSON *obj, const char *key, const char *value);
+bool nw_drifthash_annotation_is(const cJSON *obj, const char *key, const char *value);
 
 #endif

@@ -4,6 +4,7 @@
 #include "api/ec2nodeclass.h"
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -176,7 +177,7 @@ static void check_ami_terms(nw_kv_t *kv, const cJSON *spec)
     nw_kval_max_items(kv, lp, terms, 30);
     path_t ip, fp;
     size_t i = 0;
-    int none = 0, id_mixed = 0, alias_mixed = 0, any_alias = 0;
+    bool none = false, id_mixed = false, alias_mixed = false, any_alias = false;
     for (const cJSON *t = terms->child; t; t = t->next, i++) {
         nw_kval_idx(ip, lp, i);
         if (!nw_kval_type(kv, ip, t, "object"))
@@ -219,14 +220,14 @@ static void check_ami_terms(nw_kv_t *kv, const cJSON *spec)
                 }
             }
         }
-        int has_alias = HAS(t, "alias"), has_id = HAS(t, "id"), has_tags = HAS(t, "tags"),
-            has_name = HAS(t, "name"), has_owner = HAS(t, "owner");
+        bool has_alias = HAS(t, "alias"), has_id = HAS(t, "id"), has_tags = HAS(t, "tags"),
+             has_name = HAS(t, "name"), has_owner = HAS(t, "owner");
         if (!(has_tags || has_id || has_name || has_alias || HAS(t, "ssmParameter")))
-            none = 1;
+            none = true;
         if (has_id && (has_alias || has_tags || has_name || has_owner))
-            id_mixed = 1;
+            id_mixed = true;
         if (has_alias && (has_id || has_tags || has_name || has_owner))
-            alias_mixed = 1;
+            alias_mixed = true;
         any_alias |= has_alias;
     }
     if (none)
@@ -552,7 +553,7 @@ static void check_network_interfaces(nw_kv_t *kv, const cJSON *spec)
     nw_kval_max_items(kv, lp, nis, 150);
     path_t ip;
     size_t i = 0;
-    int primary = 0, dup = 0, efa_dup = 0;
+    bool primary = false, dup = false, efa_dup = false;
     for (const cJSON *n = nis->child; n; n = n->next, i++) {
         nw_kval_idx(ip, lp, i);
         if (!nw_kval_type(kv, ip, n, "object"))
@@ -573,7 +574,7 @@ static void check_network_interfaces(nw_kv_t *kv, const cJSON *spec)
             continue;
         if (card->valuedouble == 0 && dev->valuedouble == 0 &&
             strcmp(type->valuestring, "interface") == 0)
-            primary = 1;
+            primary = true;
         for (const cJSON *m = nis->child; m != n; m = m->next) {
             const cJSON *c2 = nw_kval_get(m, "networkCardIndex"),
                         *d2 = nw_kval_get(m, "deviceIndex");
@@ -581,11 +582,11 @@ static void check_network_interfaces(nw_kv_t *kv, const cJSON *spec)
             if (!cJSON_IsNumber(c2) || !cJSON_IsNumber(d2))
                 continue;
             if (c2->valuedouble == card->valuedouble && d2->valuedouble == dev->valuedouble)
-                dup = 1;
+                dup = true;
             if (c2->valuedouble == card->valuedouble && cJSON_IsString(t2) &&
                 strcmp(t2->valuestring, "efa-only") == 0 &&
                 strcmp(type->valuestring, "efa-only") == 0)
-                efa_dup = 1;
+                efa_dup = true;
         }
     }
     if (cJSON_GetArraySize(nis) > 0 && !primary)
@@ -632,6 +633,79 @@ static void check_placement_group(nw_kv_t *kv, const cJSON *spec)
 
 /* ---- spec ------------------------------------------------------------------------------------ */
 
+/* spec.metadataOptions; a warning (into res, when given) for IMDSv1 reachable from the
+ * node's pods. */
+static void check_metadata_options(nw_kv_t *kv, const cJSON *mo, nw_admit_result_t *res)
+{
+    const char *mp = "spec.metadataOptions";
+    opt_enum(kv, mo, mp, "httpEndpoint", ENABLED_DISABLED);
+    opt_enum(kv, mo, mp, "httpProtocolIPv6", ENABLED_DISABLED);
+    opt_int(kv, mo, mp, "httpPutResponseHopLimit", 1, 64);
+    opt_enum(kv, mo, mp, "httpTokens", TOKENS);
+    /* IMDSv1 reachable from the node's pods: admitted (the CRD allows it), said */
+    const cJSON *tok = nw_kval_get(mo, "httpTokens");
+    const cJSON *hop = nw_kval_get(mo, "httpPutResponseHopLimit");
+    const cJSON *ep = nw_kval_get(mo, "httpEndpoint");
+    if (res && cJSON_IsString(tok) && strcmp(tok->valuestring, "optional") == 0 &&
+        cJSON_IsNumber(hop) && hop->valuedouble > 1 &&
+        !(cJSON_IsString(ep) && strcmp(ep->valuestring, "disabled") == 0))
+        nw_admit_warn(res,
+                      "%s: httpTokens optional with httpPutResponseHopLimit %.0f: every pod "
+                      "on these nodes can read the instance role's credentials from IMDSv1 "
+                      "without a token; use httpTokens required, or a hop limit of 1",
+                      mp, hop->valuedouble);
+}
+
+/* The CEL rules on spec itself (x-kubernetes-validations of spec in the CRD): one of
+ * role and instanceProfile, amiFamily agreeing with the aliases, amiFamily without an
+ * alias. */
+static void check_spec_rules(nw_kv_t *kv, const cJSON *spec)
+{
+    if (HAS(spec, "role") == HAS(spec, "instanceProfile"))
+        nw_kval_cel(kv, "spec", "object",
+                    "must specify exactly one of ['role', 'instanceProfile']");
+    const cJSON *terms = nw_kval_get(spec, "amiSelectorTerms");
+    const cJSON *fam = nw_kval_get(spec, "amiFamily");
+    bool any_alias = false;
+    static const struct {
+        const char *alias, *family, *msg;
+    } rules[] = {
+        {"al2", "AL2", "if set, amiFamily must be 'AL2' or 'Custom' when using an AL2 alias"},
+        {"al2023", "AL2023",
+         "if set, amiFamily must be 'AL2023' or 'Custom' when using an AL2023 alias"},
+        {"bottlerocket", "Bottlerocket",
+         "if set, amiFamily must be 'Bottlerocket' or 'Custom' when using a Bottlerocket alias"},
+        {"windows2019", "Windows2019",
+         "if set, amiFamily must be 'Windows2019' or 'Custom' when using a Windows2019 alias"},
+        {"windows2022", "Windows2022",
+         "if set, amiFamily must be 'Windows2022' or 'Custom' when using a Windows2022 alias"},
+        {"windows2025", "Windows2025",
+         "if set, amiFamily must be 'Windows2025' or 'Custom' when using a Windows2025 alias"},
+    };
+    if (cJSON_IsArray(terms)) {
+        for (const cJSON *t = terms->child; t; t = t->next)
+            any_alias |= HAS(t, "alias");
+        for (size_t r = 0; r < sizeof rules / sizeof rules[0]; r++) {
+            bool match = false;
+            for (const cJSON *t = terms->child; t && !match; t = t->next) {
+                const cJSON *a = nw_kval_get(t, "alias");
+                if (!cJSON_IsString(a))
+                    continue;
+                /* x.alias.find('^[^@]+') */
+                size_t fl = strcspn(a->valuestring, "@");
+                match = fl == strlen(rules[r].alias) &&
+                        strncmp(a->valuestring, rules[r].alias, fl) == 0;
+            }
+            if (match && cJSON_IsString(fam) && strcmp(fam->valuestring, "Custom") != 0 &&
+                strcmp(fam->valuestring, rules[r].family) != 0)
+                nw_kval_cel(kv, "spec", "object", rules[r].msg);
+        }
+        if (!any_alias && !fam)
+            nw_kval_cel(kv, "spec", "object",
+                        "must specify amiFamily if amiSelectorTerms does not contain an alias");
+    }
+}
+
 nw_rc_t nw_api_ec2nodeclass_validate(const cJSON *obj, const cJSON *old, nw_kv_t *kv,
                                      nw_admit_result_t *res)
 {
@@ -665,75 +739,14 @@ nw_rc_t nw_api_ec2nodeclass_validate(const cJSON *obj, const cJSON *old, nw_kv_t
     opt(kv, spec, "spec", "associatePublicIPAddress", "boolean");
     opt_int(kv, spec, "spec", "ipPrefixCount", 0, LLONG_MAX);
     const cJSON *mo = opt(kv, spec, "spec", "metadataOptions", "object");
-    if (mo) {
-        const char *mp = "spec.metadataOptions";
-        opt_enum(kv, mo, mp, "httpEndpoint", ENABLED_DISABLED);
-        opt_enum(kv, mo, mp, "httpProtocolIPv6", ENABLED_DISABLED);
-        opt_int(kv, mo, mp, "httpPutResponseHopLimit", 1, 64);
-        opt_enum(kv, mo, mp, "httpTokens", TOKENS);
-        /* IMDSv1 reachable from the node's pods: admitted (the CRD allows it), said */
-        const cJSON *tok = nw_kval_get(mo, "httpTokens");
-        const cJSON *hop = nw_kval_get(mo, "httpPutResponseHopLimit");
-        const cJSON *ep = nw_kval_get(mo, "httpEndpoint");
-        if (res && cJSON_IsString(tok) && strcmp(tok->valuestring, "optional") == 0 &&
-            cJSON_IsNumber(hop) && hop->valuedouble > 1 &&
-            !(cJSON_IsString(ep) && strcmp(ep->valuestring, "disabled") == 0))
-            nw_admit_warn(res,
-                          "%s: httpTokens optional with httpPutResponseHopLimit %.0f: every pod "
-                          "on these nodes can read the instance role's credentials from IMDSv1 "
-                          "without a token; use httpTokens required, or a hop limit of 1",
-                          mp, hop->valuedouble);
-    }
+    if (mo)
+        check_metadata_options(kv, mo, res);
     check_connection_tracking(kv, spec);
     const cJSON *cpu = opt(kv, spec, "spec", "cpuOptions", "object");
     if (cpu)
         opt_enum(kv, cpu, nw_kval_path(p, "spec", "cpuOptions"), "nestedVirtualization",
                  ENABLED_DISABLED);
-
-    /* the CEL rules on spec itself (x-kubernetes-validations of spec in the CRD) */
-    if (HAS(spec, "role") == HAS(spec, "instanceProfile"))
-        nw_kval_cel(kv, "spec", "object",
-                    "must specify exactly one of ['role', 'instanceProfile']");
-    const cJSON *terms = nw_kval_get(spec, "amiSelectorTerms");
-    const cJSON *fam = nw_kval_get(spec, "amiFamily");
-    int any_alias = 0;
-    static const struct {
-        const char *alias, *family, *msg;
-    } rules[] = {
-        {"al2", "AL2", "if set, amiFamily must be 'AL2' or 'Custom' when using an AL2 alias"},
-        {"al2023", "AL2023",
-         "if set, amiFamily must be 'AL2023' or 'Custom' when using an AL2023 alias"},
-        {"bottlerocket", "Bottlerocket",
-         "if set, amiFamily must be 'Bottlerocket' or 'Custom' when using a Bottlerocket alias"},
-        {"windows2019", "Windows2019",
-         "if set, amiFamily must be 'Windows2019' or 'Custom' when using a Windows2019 alias"},
-        {"windows2022", "Windows2022",
-         "if set, amiFamily must be 'Windows2022' or 'Custom' when using a Windows2022 alias"},
-        {"windows2025", "Windows2025",
-         "if set, amiFamily must be 'Windows2025' or 'Custom' when using a Windows2025 alias"},
-    };
-    if (cJSON_IsArray(terms)) {
-        for (const cJSON *t = terms->child; t; t = t->next)
-            any_alias |= HAS(t, "alias");
-        for (size_t r = 0; r < sizeof rules / sizeof rules[0]; r++) {
-            int match = 0;
-            for (const cJSON *t = terms->child; t && !match; t = t->next) {
-                const cJSON *a = nw_kval_get(t, "alias");
-                if (!cJSON_IsString(a))
-                    continue;
-                /* x.alias.find('^[^@]+') */
-                size_t fl = strcspn(a->valuestring, "@");
-                match = fl == strlen(rules[r].alias) &&
-                        strncmp(a->valuestring, rules[r].alias, fl) == 0;
-            }
-            if (match && cJSON_IsString(fam) && strcmp(fam->valuestring, "Custom") != 0 &&
-                strcmp(fam->valuestring, rules[r].family) != 0)
-                nw_kval_cel(kv, "spec", "object", rules[r].msg);
-        }
-        if (!any_alias && !fam)
-            nw_kval_cel(kv, "spec", "object",
-                        "must specify amiFamily if amiSelectorTerms does not contain an alias");
-    }
+    check_spec_rules(kv, spec);
     nw_ec2nodeclass_warn(obj, res);
     return kv->oom ? NW_ENOMEM : NW_OK;
 }

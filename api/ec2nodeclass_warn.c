@@ -1,6 +1,7 @@
 /* api/ec2nodeclass_warn.c — admission warnings for EC2NodeClass fields that have no effect
  * for the chosen AMI family (see ec2nodeclass.h). */
 #include <cjson/cJSON.h>
+#include <stdbool.h>
 #include <string.h>
 #include <strings.h>
 
@@ -43,12 +44,12 @@ void nw_ec2nodeclass_warn(const cJSON *obj, nw_admit_result_t *res)
     const char *alias = NULL, *fam = family(spec, &alias);
     if (!fam)
         return;
-    int generated =
+    bool generated =
         strcmp(fam, "AL2") == 0 || strcmp(fam, "AL2023") == 0 || strcmp(fam, "Bottlerocket") == 0;
-    int windows = strncmp(fam, "Windows", 7) == 0;
+    bool windows = strncmp(fam, "Windows", 7) == 0;
     const char *boot = cJSON_GetStringValue(nw_json_get(
         nw_json_get(nw_json_get(obj, "metadata"), "annotations"), "nodewarden.io/bootstrap"));
-    int kubeadm = boot && strcmp(boot, "kubeadm") == 0 && !generated;
+    bool kubeadm = boot && strcmp(boot, "kubeadm") == 0 && !generated;
     const cJSON *kub = nw_json_get(spec, "kubelet");
     const char *ud = cJSON_GetStringValue(nw_json_get(spec, "userData"));
 

@@ -1,6 +1,7 @@
 /* api/jsonpatch.c — RFC 6902 JSON Patch: building and applying. */
 #include "api/jsonpatch.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -285,8 +286,8 @@ static NW_MUST_USE nw_rc_t apply_one(cJSON **doc, const cJSON *op, size_t idx, n
     if (!cJSON_IsString(jpath))
         return nw_err_set(err, NW_EINVAL, where, "missing \"path\"");
     const char *o = jop->valuestring;
-    int needs_value = !strcmp(o, "add") || !strcmp(o, "replace") || !strcmp(o, "test");
-    int needs_from = !strcmp(o, "move") || !strcmp(o, "copy");
+    bool needs_value = !strcmp(o, "add") || !strcmp(o, "replace") || !strcmp(o, "test");
+    bool needs_from = !strcmp(o, "move") || !strcmp(o, "copy");
     if (!needs_value && !needs_from && strcmp(o, "remove") != 0)
         return nw_err_set(err, NW_EINVAL, where, "unknown op \"%.40s\"", o);
     if (needs_value && !jval)

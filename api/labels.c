@@ -8,6 +8,7 @@
  */
 #include "api/labels.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,54 +59,54 @@ static void add(nw_labels_msgs_t *m, const char *msg)
         m->v[m->n++] = msg;
 }
 
-static int is_alnum(unsigned char c)
+static bool is_alnum(unsigned char c)
 {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
 }
 
-static int is_lower_alnum(unsigned char c)
+static bool is_lower_alnum(unsigned char c)
 {
     return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
 }
 
 /* ([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9] over s[0..n) */
-static int match_name(const char *s, size_t n)
+static bool match_name(const char *s, size_t n)
 {
     if (n == 0 || !is_alnum((unsigned char)s[0]) || !is_alnum((unsigned char)s[n - 1]))
-        return 0;
+        return false;
     for (size_t i = 1; i + 1 < n; i++) {
         unsigned char c = (unsigned char)s[i];
         if (!is_alnum(c) && c != '-' && c != '_' && c != '.')
-            return 0;
+            return false;
     }
-    return 1;
+    return true;
 }
 
 /* [a-z0-9]([-a-z0-9]*[a-z0-9])? over s[0..n) */
-static int match_dns_label(const char *s, size_t n)
+static bool match_dns_label(const char *s, size_t n)
 {
     if (n == 0 || !is_lower_alnum((unsigned char)s[0]) || !is_lower_alnum((unsigned char)s[n - 1]))
-        return 0;
+        return false;
     for (size_t i = 1; i + 1 < n; i++) {
         unsigned char c = (unsigned char)s[i];
         if (!is_lower_alnum(c) && c != '-')
-            return 0;
+            return false;
     }
-    return 1;
+    return true;
 }
 
 /* DNS labels joined by single dots */
-static int match_dns_subdomain(const char *s, size_t n)
+static bool match_dns_subdomain(const char *s, size_t n)
 {
     size_t start = 0;
     for (size_t i = 0; i <= n; i++) {
         if (i == n || s[i] == '.') {
             if (!match_dns_label(s + start, i - start))
-                return 0;
+                return false;
             start = i + 1;
         }
     }
-    return 1;
+    return true;
 }
 
 bool nw_labels_key_valid(const char *s, nw_labels_msgs_t *msgs)
@@ -116,7 +117,7 @@ bool nw_labels_key_valid(const char *s, nw_labels_msgs_t *msgs)
     const char *slash = memchr(s, '/', len);
     const char *name = s;
     size_t nlen = len;
-    int bad = 0;
+    bool bad = false;
     if (slash) {
         if (memchr(slash + 1, '/', len - (size_t)(slash + 1 - s))) {
             add(msgs, MSG_QNAME_SLASHES);
@@ -125,15 +126,15 @@ bool nw_labels_key_valid(const char *s, nw_labels_msgs_t *msgs)
         size_t plen = (size_t)(slash - s);
         if (plen == 0) {
             add(msgs, MSG_PREFIX_EMPTY);
-            bad = 1;
+            bad = true;
         } else {
             if (plen > NW_LABELS_PREFIX_MAX) {
                 add(msgs, MSG_PREFIX_LEN);
-                bad = 1;
+                bad = true;
             }
             if (!match_dns_subdomain(s, plen)) {
                 add(msgs, MSG_PREFIX_REGEX);
-                bad = 1;
+                bad = true;
             }
         }
         name = slash + 1;
@@ -141,14 +142,14 @@ bool nw_labels_key_valid(const char *s, nw_labels_msgs_t *msgs)
     }
     if (nlen == 0) {
         add(msgs, MSG_NAME_EMPTY);
-        bad = 1;
+        bad = true;
     } else if (nlen > NW_LABELS_NAME_MAX) {
         add(msgs, MSG_NAME_LEN);
-        bad = 1;
+        bad = true;
     }
     if (!match_name(name, nlen)) {
         add(msgs, MSG_NAME_REGEX);
-        bad = 1;
+        bad = true;
     }
     return !bad;
 }
@@ -158,14 +159,14 @@ bool nw_labels_value_valid(const char *s, nw_labels_msgs_t *msgs)
     if (msgs)
         msgs->n = 0;
     size_t len = strlen(s);
-    int bad = 0;
+    bool bad = false;
     if (len > NW_LABELS_NAME_MAX) {
         add(msgs, MSG_VALUE_LEN);
-        bad = 1;
+        bad = true;
     }
     if (len > 0 && !match_name(s, len)) {
         add(msgs, MSG_VALUE_REGEX);
-        bad = 1;
+        bad = true;
     }
     return !bad;
 }
@@ -175,14 +176,14 @@ bool nw_labels_dns1123_subdomain_valid(const char *s, nw_labels_msgs_t *msgs)
     if (msgs)
         msgs->n = 0;
     size_t len = strlen(s);
-    int bad = 0;
+    bool bad = false;
     if (len > NW_LABELS_PREFIX_MAX) {
         add(msgs, MSG_SUB_LEN);
-        bad = 1;
+        bad = true;
     }
     if (!match_dns_subdomain(s, len)) {
         add(msgs, MSG_SUB_REGEX);
-        bad = 1;
+        bad = true;
     }
     return !bad;
 }
@@ -192,15 +193,15 @@ bool nw_labels_dns1123_label_valid(const char *s, nw_labels_msgs_t *msgs)
     if (msgs)
         msgs->n = 0;
     size_t len = strlen(s);
-    int bad = 0;
+    bool bad = false;
     if (len > NW_LABELS_DNS_LABEL_MAX) {
         add(msgs, MSG_DNSLABEL_LEN);
-        bad = 1;
+        bad = true;
     }
     if (!match_dns_label(s, len)) {
         /* Kubernetes: a valid subdomain that is not a valid label must have dots */
         add(msgs, match_dns_subdomain(s, len) ? MSG_DNSLABEL_DOTS : MSG_DNSLABEL_REGEX);
-        bad = 1;
+        bad = true;
     }
     return !bad;
 }

@@ -2,6 +2,7 @@
  * pkg/apis/crds/karpenter.sh_nodepools.yaml) and Karpenter's runtime checks as warnings
  * (kubernetes-sigs/karpenter pkg/apis/v1/nodepool_validation.go RuntimeValidate). */
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,7 +58,7 @@ static void warn(nw_admit_result_t *res, const char *path, const char *what, con
 }
 
 /* runtime: domain equals or is a dot-subdomain of karpenter.sh / karpenter.k8s.aws */
-static int runtime_restricted(const char *key)
+static bool runtime_restricted(const char *key)
 {
     char dom[256];
     nw_labels_domain(key, dom, sizeof dom);
@@ -68,7 +69,7 @@ static int runtime_restricted(const char *key)
             (dl > l && dom[dl - l - 1] == '.' && strcmp(dom + dl - l, *d) == 0))
             return strcmp(key, NW_LABEL_NODEPOOL) == 0 || !nw_wellknown_is_known(key);
     }
-    return 0;
+    return false;
 }
 
 static void warn_key(nw_admit_result_t *res, const char *path, const char *key)
@@ -190,7 +191,7 @@ static void requirements_cel(nw_kv_t *kv, const char *lp, const cJSON *arr)
     static const char *const M_MIN = "requirements with 'minValues' must have at least that many "
                                      "values specified in the 'values' field";
     /* self.all(): a false item wins over an evaluation error in another item */
-    int f_in = 0, f_num = 0, f_min = 0;
+    bool f_in = false, f_num = false, f_min = false;
     const char *e_in = NULL, *e_num = NULL, *e_min = NULL;
     for (const cJSON *r = arr->child; r && !nw_admit_deadline_passed(); r = r->next) {
         const cJSON *op = nw_kval_get(r, "operator");
@@ -204,26 +205,26 @@ static void requirements_cel(nw_kv_t *kv, const char *lp, const cJSON *arr)
             if (nvals < 0)
                 e_in = e_in ? e_in : "no such key: values";
             else if (nvals == 0)
-                f_in = 1;
+                f_in = true;
             if (minv) {
                 if (nvals < 0)
                     e_min = e_min ? e_min : "no such key: values";
                 else if (cJSON_IsNumber(minv) && nvals < minv->valuedouble)
-                    f_min = 1;
+                    f_min = true;
             }
         }
         if (!strcmp(o, "Gt") || !strcmp(o, "Lt") || !strcmp(o, "Gte") || !strcmp(o, "Lte")) {
             if (nvals < 0) {
                 e_num = e_num ? e_num : "no such key: values";
             } else if (nvals != 1) {
-                f_num = 1;
+                f_num = true;
             } else {
                 const cJSON *v0 = vals->child;
                 long long n = 0;
                 if (!cJSON_IsString(v0) || !nw_kval_cel_int(v0->valuestring, &n))
                     e_num = e_num ? e_num : "type conversion error from 'string' to 'int'";
                 else if (n < 0)
-                    f_num = 1;
+                    f_num = true;
             }
         }
     }
@@ -437,7 +438,7 @@ static void check_disruption(nw_kv_t *kv, const cJSON *spec, nw_admit_result_t *
     nw_kval_path(bp, dp, "budgets");
     nw_kval_max_items(kv, bp, budgets, 50);
     size_t i = 0;
-    int mismatch = 0;
+    bool mismatch = false;
     for (const cJSON *b = budgets->child; b; b = b->next, i++) {
         nw_kval_idx(ip, bp, i);
         if (!nw_kval_type(kv, ip, b, "object"))
@@ -456,7 +457,7 @@ static void check_disruption(nw_kv_t *kv, const cJSON *spec, nw_admit_result_t *
                           nw_kval_pattern(kv, nw_kval_path(fp, ip, "duration"), dur,
                                           nw_kre(NW_RE_BUDGET_DUR)));
         if ((nw_kval_get(b, "schedule") != NULL) != (nw_kval_get(b, "duration") != NULL))
-            mismatch = 1;
+            mismatch = true;
         const cJSON *reasons = opt_typed(kv, b, ip, "reasons", "array");
         if (reasons) {
             nw_kval_path(rp, ip, "reasons");
@@ -567,7 +568,7 @@ nw_rc_t nw_nodepool_validate(const cJSON *obj, const cJSON *old, nw_kv_t *kv,
         nw_kval_int_range(kv, "spec.replicas", replicas->valuedouble, 0, LLONG_MAX);
 
     /* spec-level CEL rules */
-    int has_rep = nw_kval_get(spec, "replicas") != NULL;
+    bool has_rep = nw_kval_get(spec, "replicas") != NULL;
     if (cJSON_IsObject(ospec) && has_rep != (nw_kval_get(ospec, "replicas") != NULL))
         nw_kval_cel(
             kv, "spec", "object",

@@ -16,6 +16,7 @@
 #include "common/strs.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,7 +45,7 @@ bool nw_requirements_req_op_parse(const char *s, unsigned flags, nw_req_op_t *ou
 bool nw_requirements_req_atoi(const char *s, int64_t *out)
 {
     size_t i = 0;
-    int neg = 0;
+    bool neg = false;
     if (s[0] == '+' || s[0] == '-') {
         neg = s[0] == '-';
         i = 1;

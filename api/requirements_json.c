@@ -219,6 +219,84 @@ nw_rc_t nw_requirements_json_parse_terms(const cJSON *arr, const char *path, nw_
     return NW_OK;
 }
 
+/* preferredDuringSchedulingIgnoredDuringExecution (under p, the nodeAffinity's path):
+ * the heaviest term's requirements added to out. */
+static NW_MUST_USE nw_rc_t add_preferred(const cJSON *na, const char *p, nw_reqs_t *out,
+                                         nw_err_t *err)
+{
+    nw_rc_t rc;
+    const cJSON *pref =
+        cJSON_GetObjectItemCaseSensitive(na, "preferredDuringSchedulingIgnoredDuringExecution");
+    char pp[320];
+    snprintf(pp, sizeof pp, "%s.preferredDuringSchedulingIgnoredDuringExecution", p);
+    if (pref && !cJSON_IsNull(pref) && !cJSON_IsArray(pref))
+        return type_err(err, pp, pref, "array");
+    const cJSON *best = NULL;
+    double best_w = 0;
+    int i = 0, best_i = 0;
+    for (const cJSON *t = pref ? pref->child : NULL; t; t = t->next, i++) {
+        char pt[352];
+        snprintf(pt, sizeof pt, "%s[%d]", pp, i);
+        if (!cJSON_IsObject(t))
+            return type_err(err, pt, t, "object");
+        const cJSON *w = cJSON_GetObjectItemCaseSensitive(t, "weight");
+        double wv = cJSON_IsNumber(w) ? w->valuedouble : 0;
+        if (!best || wv > best_w) {
+            best = t;
+            best_w = wv;
+            best_i = i;
+        }
+    }
+    if (best) {
+        char pt[352];
+        snprintf(pt, sizeof pt, "%s[%d].preference", pp, best_i);
+        nw_reqs_t term;
+        rc = parse_term(cJSON_GetObjectItemCaseSensitive(best, "preference"), pt, &term, err);
+        if (rc == NW_OK) {
+            rc = nw_requirements_add_all(out, &term);
+            if (rc != NW_OK)
+                nw_err_set(err, rc, pt, "out of memory");
+        }
+        nw_requirements_cleanup(&term);
+        if (rc != NW_OK)
+            return rc;
+    }
+    return NW_OK;
+}
+
+/* requiredDuringSchedulingIgnoredDuringExecution (under p, the nodeAffinity's path):
+ * the first nodeSelectorTerm's requirements added to out. */
+static NW_MUST_USE nw_rc_t add_required(const cJSON *na, const char *p, nw_reqs_t *out,
+                                        nw_err_t *err)
+{
+    nw_rc_t rc;
+    const cJSON *req =
+        cJSON_GetObjectItemCaseSensitive(na, "requiredDuringSchedulingIgnoredDuringExecution");
+    if (req && !cJSON_IsNull(req)) {
+        char pr[320];
+        snprintf(pr, sizeof pr, "%s.requiredDuringSchedulingIgnoredDuringExecution", p);
+        if (!cJSON_IsObject(req))
+            return type_err(err, pr, req, "object");
+        char pt[352];
+        snprintf(pt, sizeof pt, "%s.nodeSelectorTerms", pr);
+        nw_reqs_t *terms;
+        size_t nterms;
+        rc = nw_requirements_json_parse_terms(
+            cJSON_GetObjectItemCaseSensitive(req, "nodeSelectorTerms"), pt, &terms, &nterms, err);
+        if (rc != NW_OK)
+            return rc;
+        if (nterms > 0) {
+            rc = nw_requirements_add_all(out, &terms[0]);
+            if (rc != NW_OK)
+                nw_err_set(err, rc, pt, "out of memory");
+        }
+        nw_requirements_json_terms_free(terms, nterms);
+        if (rc != NW_OK)
+            return rc;
+    }
+    return NW_OK;
+}
+
 nw_rc_t nw_requirements_json_parse_pod_spec(const cJSON *spec, const char *path, unsigned flags,
                                             nw_reqs_t *out, nw_err_t *err)
 {
@@ -252,73 +330,11 @@ nw_rc_t nw_requirements_json_parse_pod_spec(const cJSON *spec, const char *path,
         goto fail;
     }
     if (flags & NW_REQS_PARSE_PREFERRED) {
-        const cJSON *pref =
-            cJSON_GetObjectItemCaseSensitive(na, "preferredDuringSchedulingIgnoredDuringExecution");
-        char pp[320];
-        snprintf(pp, sizeof pp, "%s.preferredDuringSchedulingIgnoredDuringExecution", p);
-        if (pref && !cJSON_IsNull(pref) && !cJSON_IsArray(pref)) {
-            rc = type_err(err, pp, pref, "array");
-            goto fail;
-        }
-        const cJSON *best = NULL;
-        double best_w = 0;
-        int i = 0, best_i = 0;
-        for (const cJSON *t = pref ? pref->child : NULL; t; t = t->next, i++) {
-            char pt[352];
-            snprintf(pt, sizeof pt, "%s[%d]", pp, i);
-            if (!cJSON_IsObject(t)) {
-                rc = type_err(err, pt, t, "object");
-                goto fail;
-            }
-            const cJSON *w = cJSON_GetObjectItemCaseSensitive(t, "weight");
-            double wv = cJSON_IsNumber(w) ? w->valuedouble : 0;
-            if (!best || wv > best_w) {
-                best = t;
-                best_w = wv;
-                best_i = i;
-            }
-        }
-        if (best) {
-            char pt[352];
-            snprintf(pt, sizeof pt, "%s[%d].preference", pp, best_i);
-            nw_reqs_t term;
-            rc = parse_term(cJSON_GetObjectItemCaseSensitive(best, "preference"), pt, &term, err);
-            if (rc == NW_OK) {
-                rc = nw_requirements_add_all(out, &term);
-                if (rc != NW_OK)
-                    nw_err_set(err, rc, pt, "out of memory");
-            }
-            nw_requirements_cleanup(&term);
-            if (rc != NW_OK)
-                goto fail;
-        }
-    }
-    const cJSON *req =
-        cJSON_GetObjectItemCaseSensitive(na, "requiredDuringSchedulingIgnoredDuringExecution");
-    if (req && !cJSON_IsNull(req)) {
-        char pr[320];
-        snprintf(pr, sizeof pr, "%s.requiredDuringSchedulingIgnoredDuringExecution", p);
-        if (!cJSON_IsObject(req)) {
-            rc = type_err(err, pr, req, "object");
-            goto fail;
-        }
-        char pt[352];
-        snprintf(pt, sizeof pt, "%s.nodeSelectorTerms", pr);
-        nw_reqs_t *terms;
-        size_t nterms;
-        rc = nw_requirements_json_parse_terms(
-            cJSON_GetObjectItemCaseSensitive(req, "nodeSelectorTerms"), pt, &terms, &nterms, err);
-        if (rc != NW_OK)
-            goto fail;
-        if (nterms > 0) {
-            rc = nw_requirements_add_all(out, &terms[0]);
-            if (rc != NW_OK)
-                nw_err_set(err, rc, pt, "out of memory");
-        }
-        nw_requirements_json_terms_free(terms, nterms);
-        if (rc != NW_OK)
+        if ((rc = add_preferred(na, p, out, err)) != NW_OK)
             goto fail;
     }
+    if ((rc = add_required(na, p, out, err)) != NW_OK)
+        goto fail;
     return NW_OK;
 fail:
     nw_requirements_cleanup(out);

@@ -11,6 +11,7 @@
 #include "common/strs.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -199,10 +200,11 @@ int nw_requirements_validate_runtime(const cJSON *arr, const char *path, nw_errs
             nw_err_list_add(errs, NW_ENOMEM, p, "out of memory");
             return added + 1;
         }
-        int k = 0, typed = 1;
+        int k = 0;
+        bool typed = true;
         for (const cJSON *v = nv ? jv->child : NULL; v; v = v->next, k++) {
             if (!cJSON_IsString(v))
-                typed = 0;
+                typed = false;
             vals[k] = cJSON_IsString(v) ? v->valuestring : "";
         }
         if (!typed) {

@@ -4,6 +4,7 @@
  * toleration.go ToleratesTaint). Declared in api/taints.h.
  */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,9 +146,9 @@ fail:
 bool nw_tolerations_parse_decimal(const char *s, int64_t *out)
 {
     size_t i = 0;
-    int neg = 0;
+    bool neg = false;
     if (s[0] == '-') {
-        neg = 1;
+        neg = true;
         i = 1;
     }
     if (s[i] == '\0')

@@ -3,6 +3,7 @@
 
 #include <curl/curl.h>
 #include <libxml/parser.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +57,66 @@ int nw_awsargs_split_commas(char *s, const char **out, int max)
     return n;
 }
 
+/* One option that takes a value (arg: its name, val: the value) into a. */
+static NW_MUST_USE nw_rc_t apply_value_flag(nw_awsargs_t *a, const char *arg, const char *val,
+                                            nw_err_t *err)
+{
+    if (strcmp(arg, "--nodeclass") == 0) {
+        return load_nodeclasses(a, val, err);
+    } else if (strcmp(arg, "--output") == 0) {
+        if (strcmp(val, "json") != 0 && strcmp(val, "text") != 0)
+            return nw_err_set(err, NW_EINVAL, "--output", "--output must be json or text");
+        a->json = strcmp(val, "json") == 0;
+    } else if (strcmp(arg, "--repeat") == 0 || strcmp(arg, "--interval-ms") == 0) {
+        char *end;
+        long v = strtol(val, &end, 10);
+        if (*end || v < 0 || v > 1000000)
+            return nw_err_set(err, NW_EINVAL, arg, "%s: not a number: %s", arg, val);
+        if (arg[2] == 'r')
+            a->repeat = (int)v;
+        else
+            a->interval_ms = v;
+    } else if (strcmp(arg, "--nodepool") == 0) {
+        a->nodepool = val;
+    } else if (strcmp(arg, "--nodeclaim") == 0) {
+        a->nodeclaim = val;
+    } else if (strcmp(arg, "--types") == 0) {
+        a->types = val;
+    } else if (strcmp(arg, "--zones") == 0) {
+        a->zones = val;
+    } else {
+        a->capacity_types = val;
+    }
+    return NW_OK;
+}
+
+/* The log level and the AWS endpoints and region from the configuration (the region
+ * from IMDS when none is given and IMDS is not disabled). */
+static NW_MUST_USE nw_rc_t resolve_aws(nw_awsargs_t *a, nw_err_t *err)
+{
+    nw_log_set_level((nw_log_level_t)nw_log_level_parse(a->cfg.log.level));
+    nw_awscfg_explicit_t ex = {
+        a->cfg.aws.region,  a->cfg.aws.ec2,
+        a->cfg.aws.sqs,     a->cfg.aws.sts,
+        a->cfg.aws.imds,    (long)(a->cfg.aws.testing.callTimeout_ns / NW_NS_PER_MS),
+        a->cfg.aws.pricing, a->cfg.aws.iam,
+        a->cfg.aws.ssm};
+    nw_rc_t rc = nw_awscfg_resolve(&a->aws, &ex, err);
+    if (rc != NW_OK)
+        return rc;
+    if (!a->aws.region[0] && !a->aws.imds_disabled) {
+        char region[64];
+        nw_awscfg_t quick = a->aws;
+        quick.call_timeout_ms = 2000;
+        nw_err_t e = {0};
+        if (nw_creds_imds_get(&quick, "/latest/meta-data/placement/region", region, sizeof region,
+                              &e) == NW_OK &&
+            region[0])
+            nw_awscfg_set_region(&a->aws, region);
+    }
+    return NW_OK;
+}
+
 nw_rc_t nw_awsargs_parse(nw_awsargs_t *a, int argc, char **argv, nw_err_t *err)
 {
     static const char *with_value[] = {
@@ -74,11 +135,11 @@ nw_rc_t nw_awsargs_parse(nw_awsargs_t *a, int argc, char **argv, nw_err_t *err)
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
         const char *val = NULL;
-        int matched = 0;
+        bool matched = false;
         for (int k = 0; with_value[k]; k++) {
             size_t l = strlen(with_value[k]);
             if (strncmp(arg, with_value[k], l) == 0 && (arg[l] == 0 || arg[l] == '=')) {
-                matched = 1;
+                matched = true;
                 if (arg[l] == '=')
                     val = arg + l + 1;
                 else if (i + 1 < argc)
@@ -93,45 +154,16 @@ nw_rc_t nw_awsargs_parse(nw_awsargs_t *a, int argc, char **argv, nw_err_t *err)
             }
         }
         if (matched) {
-            if (strcmp(arg, "--nodeclass") == 0) {
-                if ((rc = load_nodeclasses(a, val, err)) != NW_OK)
-                    goto out;
-            } else if (strcmp(arg, "--output") == 0) {
-                if (strcmp(val, "json") != 0 && strcmp(val, "text") != 0) {
-                    rc = nw_err_set(err, NW_EINVAL, "--output", "--output must be json or text");
-                    goto out;
-                }
-                a->json = strcmp(val, "json") == 0;
-            } else if (strcmp(arg, "--repeat") == 0 || strcmp(arg, "--interval-ms") == 0) {
-                char *end;
-                long v = strtol(val, &end, 10);
-                if (*end || v < 0 || v > 1000000) {
-                    rc = nw_err_set(err, NW_EINVAL, arg, "%s: not a number: %s", arg, val);
-                    goto out;
-                }
-                if (arg[2] == 'r')
-                    a->repeat = (int)v;
-                else
-                    a->interval_ms = v;
-            } else if (strcmp(arg, "--nodepool") == 0) {
-                a->nodepool = val;
-            } else if (strcmp(arg, "--nodeclaim") == 0) {
-                a->nodeclaim = val;
-            } else if (strcmp(arg, "--types") == 0) {
-                a->types = val;
-            } else if (strcmp(arg, "--zones") == 0) {
-                a->zones = val;
-            } else {
-                a->capacity_types = val;
-            }
+            if ((rc = apply_value_flag(a, arg, val, err)) != NW_OK)
+                goto out;
             continue;
         }
         if (strcmp(arg, "--aws-only") == 0) {
-            a->aws_only = 1;
+            a->aws_only = true;
         } else if (strcmp(arg, "--refresh") == 0) {
-            a->refresh = 1;
+            a->refresh = true;
         } else if (strcmp(arg, "--json") == 0) {
-            a->json = 1;
+            a->json = true;
         } else if (strncmp(arg, "--", 2) == 0) {
             rest[nrest++] = argv[i];
             /* config flags take a value unless written --key=value */
@@ -146,25 +178,7 @@ nw_rc_t nw_awsargs_parse(nw_awsargs_t *a, int argc, char **argv, nw_err_t *err)
     }
     if ((rc = nw_config_load_args(&a->cfg, nrest, rest, err)) != NW_OK)
         goto out;
-    nw_log_set_level((nw_log_level_t)nw_log_level_parse(a->cfg.log.level));
-    nw_awscfg_explicit_t ex = {
-        a->cfg.aws.region,  a->cfg.aws.ec2,
-        a->cfg.aws.sqs,     a->cfg.aws.sts,
-        a->cfg.aws.imds,    (long)(a->cfg.aws.testing.callTimeout_ns / NW_NS_PER_MS),
-        a->cfg.aws.pricing, a->cfg.aws.iam,
-        a->cfg.aws.ssm};
-    if ((rc = nw_awscfg_resolve(&a->aws, &ex, err)) != NW_OK)
-        goto out;
-    if (!a->aws.region[0] && !a->aws.imds_disabled) {
-        char region[64];
-        nw_awscfg_t quick = a->aws;
-        quick.call_timeout_ms = 2000;
-        nw_err_t e = {0};
-        if (nw_creds_imds_get(&quick, "/latest/meta-data/placement/region", region, sizeof region,
-                              &e) == NW_OK &&
-            region[0])
-            nw_awscfg_set_region(&a->aws, region);
-    }
+    rc = resolve_aws(a, err);
 out:
     free(rest);
     return rc;

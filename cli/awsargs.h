@@ -12,6 +12,7 @@
 #define NW_CLI_AWSARGS_H
 
 #include <cjson/cJSON.h>
+#include <stdbool.h>
 
 #include "common/err.h"
 #include "scaler/aws/awscfg.h"
@@ -28,9 +29,9 @@ typedef struct {
     int nnodeclasses;
     const char *pos[NW_SRV_MAX_POS]; /* positional arguments (borrowed from argv) */
     int npos;
-    int json;         /* --output json */
-    int aws_only;     /* --aws-only */
-    int refresh;      /* --refresh */
+    bool json;        /* --output json */
+    bool aws_only;    /* --aws-only */
+    bool refresh;     /* --refresh */
     int repeat;       /* --repeat N (default 1) */
     long interval_ms; /* --interval-ms */
     const char *nodepool, *nodeclaim, *types, *zones, *capacity_types;

@@ -16,6 +16,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,9 +35,10 @@
 #define CHECK_MAX_FILE ((size_t)64 << 20)
 
 typedef struct {
-    int json;
-    int print_defaulted;
-    int invalid, io_error, checked, skipped;
+    bool json;
+    bool print_defaulted;
+    bool io_error;
+    int invalid, checked, skipped;
     cJSON *results; /* --output json */
     int ndefaulted;
     const nw_admit_ctx_t *ctx; /* GPU policy for NodePools and Pods */
@@ -116,90 +118,168 @@ static void note_skip(check_t *c, const char *file, size_t doc, size_t line, con
 }
 
 /* Check one object (borrowed). */
-static void check_object(check_t *c, const char *file, size_t doc, size_t line, const cJSON *obj)
+/* The object being checked, as the output names it. */
+typedef struct {
+    const char *file, *api, *kind, *name;
+    size_t doc;
+    char group[256];
+    const char *version;
+    cJSON *r;   /* its JSON result (NULL: text output) */
+    FILE *errf; /* where the text output's problems go */
+} subject_t;
+
+/* A karpenter.sh or karpenter.k8s.aws object of another version than v1: invalid. */
+static void reject_version(check_t *c, const subject_t *s)
 {
-    const char *api = str_at(obj, "apiVersion", NULL);
-    const char *kind = str_at(obj, "kind", NULL);
-    const char *name = str_at(obj, "metadata", "name");
-    if (!name)
-        name = str_at(obj, "metadata", "generateName");
-    if (!name)
-        name = "";
-    if (!api || !kind) {
-        note_skip(c, file, doc, line, kind, api, NULL, "no apiVersion/kind");
-        return;
+    /* the v1 CRDs serve only v1 */
+    c->invalid++;
+    char msg[600];
+    snprintf(msg, sizeof msg,
+             "no matches for kind \"%.60s\" in version \"%.100s\" (only %s/v1 is served)", s->kind,
+             s->api, s->group);
+    if (s->r) {
+        nw_json_add_bool(s->r, "valid", 0);
+        cJSON *errs = nw_json_add_array(s->r, "errors");
+        cJSON *e = nw_json_new_object();
+        nw_json_add_string(e, "field", "apiVersion");
+        nw_json_add_string(e, "message", msg);
+        nw_json_push(errs, e);
+    } else {
+        fprintf(s->errf, "%s:%zu: %s/%s: apiVersion: %s\n", s->file, s->doc, s->kind, s->name, msg);
     }
-    char group[256] = "";
-    const char *version = api;
-    const char *slash = strchr(api, '/');
-    if (slash) {
-        snprintf(group, sizeof group, "%.*s", (int)(slash - api), api);
-        version = slash + 1;
-    }
-    const nw_admit_handler_t *h = nw_handlers_find(group, kind);
-    if (!h) {
-        char why[300];
-        snprintf(why, sizeof why, "no admission rules for %.100s %.100s", api, kind);
-        note_skip(c, file, doc, line, kind, api, name, why);
-        return;
-    }
-    c->checked++;
-    cJSON *r = result_new(c, file, doc, line, kind, api, name);
-    FILE *errf = c->print_defaulted ? stderr : stdout;
-    if (strcmp(version, "v1") != 0 &&
-        (strcmp(group, "karpenter.sh") == 0 || strcmp(group, "karpenter.k8s.aws") == 0)) {
-        /* the v1 CRDs serve only v1 */
-        c->invalid++;
-        char msg[600];
-        snprintf(msg, sizeof msg,
-                 "no matches for kind \"%.60s\" in version \"%.100s\" (only %s/v1 is served)", kind,
-                 api, group);
-        if (r) {
-            nw_json_add_bool(r, "valid", 0);
-            cJSON *errs = nw_json_add_array(r, "errors");
-            cJSON *e = nw_json_new_object();
-            nw_json_add_string(e, "field", "apiVersion");
-            nw_json_add_string(e, "message", msg);
-            nw_json_push(errs, e);
-        } else {
-            fprintf(errf, "%s:%zu: %s/%s: apiVersion: %s\n", file, doc, kind, name, msg);
-        }
-        return;
-    }
+}
+
+/* Admit obj as a CREATE through h: mutate (its patch applied to *defaulted, a copy of
+ * obj), then validate the defaulted object into *res. */
+static NW_MUST_USE nw_rc_t admit(const check_t *c, const subject_t *s, const nw_admit_handler_t *h,
+                                 const cJSON *obj, cJSON **defaulted, nw_admit_result_t *res,
+                                 nw_err_t *err)
+{
     nw_admit_ctx_t ctx = {.gpu = NULL, .self_namespace = ""};
     if (c->ctx)
         ctx = *c->ctx;
     nw_admit_req_t req = {0};
     req.op = NW_OP_CREATE;
     req.uid = "check";
-    req.group = group;
-    req.version = version;
-    req.kind = kind;
+    req.group = s->group;
+    req.version = s->version;
+    req.kind = s->kind;
     req.resource = "";
     req.subresource = "";
-    req.name = name;
+    req.name = s->name;
     req.namespace_ =
         str_at(obj, "metadata", "namespace") ? str_at(obj, "metadata", "namespace") : "";
     req.object = obj;
-    nw_admit_result_t res;
-    nw_admit_result_init(&res);
-    cJSON *defaulted = nw_json_dup(obj);
-    nw_err_t err = {0};
-    nw_rc_t rc = defaulted ? NW_OK : NW_ENOMEM;
+    *defaulted = nw_json_dup(obj);
+    nw_rc_t rc = *defaulted ? NW_OK : NW_ENOMEM;
     if (rc == NW_OK && h->mutate) {
-        rc = h->mutate(&ctx, &req, &res);
-        if (rc == NW_OK && res.patch)
-            rc = nw_jsonpatch_apply_text(&defaulted, res.patch, &err);
-        nw_admit_result_cleanup(&res);
+        rc = h->mutate(&ctx, &req, res);
+        if (rc == NW_OK && res->patch)
+            rc = nw_jsonpatch_apply_text(defaulted, res->patch, err);
+        nw_admit_result_cleanup(res);
     }
     if (rc == NW_OK && h->validate) {
-        req.object = defaulted;
-        rc = h->validate(&ctx, &req, &res);
+        req.object = *defaulted;
+        rc = h->validate(&ctx, &req, res);
     }
+    return rc;
+}
+
+/* The verdict into the object's JSON result r. */
+static void report_json(const check_t *c, cJSON *r, const nw_admit_result_t *res,
+                        const cJSON *causes, const cJSON *defaulted)
+{
+    nw_json_add_bool(r, "valid", res->allowed);
+    cJSON *errs = nw_json_add_array(r, "errors");
+    if (causes) {
+        for (const cJSON *e = causes->child; e; e = e->next)
+            nw_json_push(errs, nw_json_dup(e));
+    } else if (!res->allowed) {
+        cJSON *e = nw_json_new_object();
+        nw_json_add_string(e, "field", "");
+        nw_json_add_string(e, "message", res->message ? res->message : "denied");
+        nw_json_push(errs, e);
+    }
+    if (!res->allowed && res->message)
+        nw_json_add_string(r, "message", res->message);
+    cJSON *w = nw_json_add_array(r, "warnings");
+    for (size_t i = 0; i < res->nwarnings; i++)
+        nw_json_push(w, nw_json_new_string(res->warnings[i]));
+    if (c->print_defaulted)
+        nw_json_add_item(r, "defaulted", nw_json_dup(defaulted));
+}
+
+/* The verdict as text: the problems, the warnings and, with --print-defaulted, the
+ * defaulted object as YAML. */
+static void report_text(check_t *c, const subject_t *s, const nw_admit_result_t *res,
+                        const cJSON *causes, const cJSON *defaulted)
+{
+    if (causes) {
+        for (const cJSON *e = causes->child; e; e = e->next)
+            fprintf(s->errf, "%s:%zu: %s/%s: %s: %s\n", s->file, s->doc, s->kind, s->name,
+                    str_at(e, "field", NULL) ? str_at(e, "field", NULL) : "",
+                    str_at(e, "message", NULL) ? str_at(e, "message", NULL) : "");
+    } else if (!res->allowed) {
+        fprintf(s->errf, "%s:%zu: %s/%s: %s\n", s->file, s->doc, s->kind, s->name,
+                res->message ? res->message : "denied");
+    }
+    for (size_t i = 0; i < res->nwarnings; i++)
+        fprintf(stderr, "%s:%zu: %s/%s: warning: %s\n", s->file, s->doc, s->kind, s->name,
+                res->warnings[i]);
+    if (c->print_defaulted) {
+        char *y = NULL;
+        nw_err_t err = {0};
+        if (nw_yaml_emit(defaulted, &y, NULL, &err) == NW_OK) {
+            printf("%s%s", c->ndefaulted++ ? "---\n" : "", y);
+            free(y);
+        }
+    }
+}
+
+static void check_object(check_t *c, const char *file, size_t doc, size_t line, const cJSON *obj)
+{
+    subject_t s = {.file = file, .doc = doc, .group = ""};
+    s.api = str_at(obj, "apiVersion", NULL);
+    s.kind = str_at(obj, "kind", NULL);
+    s.name = str_at(obj, "metadata", "name");
+    if (!s.name)
+        s.name = str_at(obj, "metadata", "generateName");
+    if (!s.name)
+        s.name = "";
+    if (!s.api || !s.kind) {
+        note_skip(c, file, doc, line, s.kind, s.api, NULL, "no apiVersion/kind");
+        return;
+    }
+    s.version = s.api;
+    const char *slash = strchr(s.api, '/');
+    if (slash) {
+        snprintf(s.group, sizeof s.group, "%.*s", (int)(slash - s.api), s.api);
+        s.version = slash + 1;
+    }
+    const nw_admit_handler_t *h = nw_handlers_find(s.group, s.kind);
+    if (!h) {
+        char why[300];
+        snprintf(why, sizeof why, "no admission rules for %.100s %.100s", s.api, s.kind);
+        note_skip(c, file, doc, line, s.kind, s.api, s.name, why);
+        return;
+    }
+    c->checked++;
+    s.r = result_new(c, file, doc, line, s.kind, s.api, s.name);
+    s.errf = c->print_defaulted ? stderr : stdout;
+    if (strcmp(s.version, "v1") != 0 &&
+        (strcmp(s.group, "karpenter.sh") == 0 || strcmp(s.group, "karpenter.k8s.aws") == 0)) {
+        reject_version(c, &s);
+        return;
+    }
+    nw_admit_result_t res;
+    nw_admit_result_init(&res);
+    cJSON *defaulted = NULL;
+    nw_err_t err = {0};
+    nw_rc_t rc = admit(c, &s, h, obj, &defaulted, &res, &err);
     if (rc != NW_OK) {
-        fprintf(stderr, "%s:%zu: %s/%s: internal error: %s %s\n", file, doc, kind, name,
+        fprintf(stderr, "%s:%zu: %s/%s: internal error: %s %s\n", file, doc, s.kind, s.name,
                 nw_err_rc_str(rc), err.msg);
-        c->io_error = 1;
+        c->io_error = true;
         nw_admit_result_cleanup(&res);
         cJSON_Delete(defaulted);
         return;
@@ -207,45 +287,10 @@ static void check_object(check_t *c, const char *file, size_t doc, size_t line, 
     if (!res.allowed)
         c->invalid++;
     const cJSON *causes = res.details ? nw_json_get(res.details, "causes") : NULL;
-    if (r) {
-        nw_json_add_bool(r, "valid", res.allowed);
-        cJSON *errs = nw_json_add_array(r, "errors");
-        if (causes) {
-            for (const cJSON *e = causes->child; e; e = e->next)
-                nw_json_push(errs, nw_json_dup(e));
-        } else if (!res.allowed) {
-            cJSON *e = nw_json_new_object();
-            nw_json_add_string(e, "field", "");
-            nw_json_add_string(e, "message", res.message ? res.message : "denied");
-            nw_json_push(errs, e);
-        }
-        if (!res.allowed && res.message)
-            nw_json_add_string(r, "message", res.message);
-        cJSON *w = nw_json_add_array(r, "warnings");
-        for (size_t i = 0; i < res.nwarnings; i++)
-            nw_json_push(w, nw_json_new_string(res.warnings[i]));
-        if (c->print_defaulted)
-            nw_json_add_item(r, "defaulted", nw_json_dup(defaulted));
-    } else {
-        if (causes) {
-            for (const cJSON *e = causes->child; e; e = e->next)
-                fprintf(errf, "%s:%zu: %s/%s: %s: %s\n", file, doc, kind, name,
-                        str_at(e, "field", NULL) ? str_at(e, "field", NULL) : "",
-                        str_at(e, "message", NULL) ? str_at(e, "message", NULL) : "");
-        } else if (!res.allowed) {
-            fprintf(errf, "%s:%zu: %s/%s: %s\n", file, doc, kind, name,
-                    res.message ? res.message : "denied");
-        }
-        for (size_t i = 0; i < res.nwarnings; i++)
-            fprintf(stderr, "%s:%zu: %s/%s: warning: %s\n", file, doc, kind, name, res.warnings[i]);
-        if (c->print_defaulted) {
-            char *y = NULL;
-            if (nw_yaml_emit(defaulted, &y, NULL, &err) == NW_OK) {
-                printf("%s%s", c->ndefaulted++ ? "---\n" : "", y);
-                free(y);
-            }
-        }
-    }
+    if (s.r)
+        report_json(c, s.r, &res, causes, defaulted);
+    else
+        report_text(c, &s, &res, causes, defaulted);
     nw_admit_result_cleanup(&res);
     cJSON_Delete(defaulted);
 }
@@ -276,7 +321,7 @@ static void check_file(check_t *c, const char *path)
     FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
     if (!f) {
         fprintf(stderr, "%s: %s\n", name, strerror(errno));
-        c->io_error = 1;
+        c->io_error = true;
         return;
     }
     size_t len = 0;
@@ -284,7 +329,7 @@ static void check_file(check_t *c, const char *path)
     if (f != stdin)
         fclose(f);
     if (!text) {
-        c->io_error = 1;
+        c->io_error = true;
         return;
     }
     cJSON **docs = NULL;
@@ -292,7 +337,7 @@ static void check_file(check_t *c, const char *path)
     nw_err_t err = {0};
     if (nw_yaml_load_docs_lines(text, len, &docs, &lines, &n, &err) != NW_OK) {
         fprintf(stderr, "%s: %s\n", name, err.msg);
-        c->io_error = 1;
+        c->io_error = true;
         if (c->json) {
             cJSON *r = nw_json_new_object();
             nw_json_add_string(r, "file", name);
@@ -368,14 +413,14 @@ int nw_cmd_check(int argc, char **argv)
         switch (ch) {
         case 'o':
             if (strcmp(optarg, "json") == 0)
-                c.json = 1;
+                c.json = true;
             else if (strcmp(optarg, "text") != 0) {
                 fprintf(stderr, "nodewarden check: --output must be text or json\n");
                 return NW_EXIT_USAGE;
             }
             break;
         case 'd':
-            c.print_defaulted = 1;
+            c.print_defaulted = true;
             break;
         case 'c':
             config_path = optarg;

@@ -15,6 +15,7 @@
  * Exit 0 only when every check passed (skipped checks do not fail), 1 when a
  * check failed, 2 on usage errors. Each failure comes with its fix.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +33,7 @@ typedef enum { CHK_PASS, CHK_FAIL, CHK_SKIP } chk_status_t;
 typedef struct {
     cJSON *arr;
     int failed;
-    int json;
+    bool json;
 } report_t;
 
 static void check(report_t *r, const char *name, chk_status_t st, const char *detail,
@@ -64,7 +65,7 @@ static void check(report_t *r, const char *name, chk_status_t st, const char *de
  * does (scaler/aws/cloud.h k8s_version); without it every alias term said "unknown". */
 typedef struct {
     const nw_awsargs_t *a;
-    int tried;
+    bool tried;
     char version[32];
     char why[400];
 } doctor_k8s_t;
@@ -73,7 +74,7 @@ static NW_MUST_USE nw_rc_t doctor_k8s_version(void *ud, char *out, size_t len, n
 {
     doctor_k8s_t *d = ud;
     if (!d->tried) {
-        d->tried = 1;
+        d->tried = true;
         nw_err_t e = {0};
         nw_kube_config_t *kcfg = NULL;
         nw_kube_client_t *client = NULL;
@@ -364,6 +365,142 @@ static void usage(FILE *f)
                "when every check passes, and each failure is printed with its fix.\n");
 }
 
+/* Credentials: they load, and STS says whose they are (an endpoint without
+ * GetCallerIdentity passes). False when the checks cannot go on. */
+static bool credential_checks(report_t *r, nw_awsargs_t *a, nw_cloud_t *cloud)
+{
+    char detail[4096];
+    nw_creds_t *creds = nw_aws_cloud_creds(cloud);
+    nw_creds_source_t src = nw_creds_source(creds);
+    nw_creds_value_t cv;
+    nw_err_t ce = {0};
+    if (nw_creds_get(creds, &cv, &ce) != NW_OK) {
+        snprintf(detail, sizeof detail, "source %s: %s", nw_creds_source_name(src), ce.msg);
+        check(r, "credentials", CHK_FAIL, detail, source_fix(src));
+        return false;
+    }
+    nw_creds_value_wipe(&cv);
+    nw_sts_result_t id;
+    nw_err_t ie = {0};
+    if (nw_creds_sts_caller_identity(&a->aws, creds, NULL, &id, &ie) == NW_OK) {
+        snprintf(detail, sizeof detail, "source %s, identity %s (account %s)",
+                 nw_creds_source_name(src), id.arn, id.account);
+        check(r, "credentials", CHK_PASS, detail, NULL);
+    } else if (strcmp(ie.path, "InvalidAction") == 0 || strcmp(ie.path, "UnknownOperation") == 0) {
+        snprintf(detail, sizeof detail,
+                 "source %s; identity unknown: the STS endpoint does not support GetCallerIdentity",
+                 nw_creds_source_name(src));
+        check(r, "credentials", CHK_PASS, detail, NULL);
+    } else {
+        snprintf(detail, sizeof detail, "source %s: GetCallerIdentity failed: %s",
+                 nw_creds_source_name(src), ie.msg);
+        check(r, "credentials", CHK_FAIL, detail, source_fix(src));
+        return false;
+    }
+    return true;
+}
+
+/* The EC2 endpoint answers DescribeAvailabilityZones. False when it cannot be reached
+ * (a refusal is a failed check, and the checks go on). */
+static bool ec2_endpoint_check(report_t *r, const nw_awsargs_t *a, nw_ec2_t *ec2)
+{
+    char detail[4096];
+    nw_ec2_zones_t zs = {0};
+    nw_ec2_error_t ae;
+    nw_err_t ze = {0};
+    if (nw_ec2_describe_zones(ec2, &zs, &ae, &ze) == NW_OK) {
+        snprintf(detail, sizeof detail, "%s answered; %zu availability zones", a->aws.ec2, zs.n);
+        check(r, "ec2 endpoint", CHK_PASS, detail, NULL);
+    } else if (ae.cls == NW_EC2_AUTH) {
+        snprintf(detail, sizeof detail, "%s answered but refused: %s", a->aws.ec2, ze.msg);
+        check(r, "ec2 endpoint", CHK_FAIL, detail,
+              "allow ec2:Describe* (DescribeAvailabilityZones, DescribeSubnets, ...) for the role");
+    } else {
+        snprintf(detail, sizeof detail, "%s: %s", a->aws.ec2, ze.msg);
+        check(r, "ec2 endpoint", CHK_FAIL, detail,
+              "check network egress to the EC2 endpoint (or AWS_ENDPOINT_URL_EC2) and the region");
+        nw_ec2xml_zones_free(&zs);
+        return false;
+    }
+    nw_ec2xml_zones_free(&zs);
+    return true;
+}
+
+/* The AWS part: region, credentials, the EC2 endpoint, the catalog refresh, the
+ * EC2NodeClasses, the Kubernetes version their aliases resolved for, the permissions a
+ * launch needs. Stops at the first check the others depend on. *cloud: the AWS cloud
+ * (the caller frees it; it borrows k8s). */
+static void aws_checks(report_t *r, nw_awsargs_t *a, doctor_k8s_t *k8s, nw_cloud_t **cloud)
+{
+    char detail[4096];
+    nw_err_t err = {0};
+    if (!a->aws.region[0]) {
+        check(r, "aws region", CHK_FAIL,
+              "no region (config aws.region, AWS_REGION, "
+              "AWS_DEFAULT_REGION, IMDS placement/region)",
+              "set aws.region in the config or AWS_REGION in nodewarden's environment");
+        return;
+    }
+    snprintf(detail, sizeof detail, "%s; ec2 %s, sts %s, imds %s", a->aws.region, a->aws.ec2,
+             a->aws.sts, a->aws.imds_disabled ? "disabled" : a->aws.imds);
+    check(r, "aws region", CHK_PASS, detail, NULL);
+
+    nw_aws_cloud_opts_t o = {.aws = a->aws,
+                             .cluster_name =
+                                 a->cfg.settings.clusterName && *a->cfg.settings.clusterName
+                                     ? a->cfg.settings.clusterName
+                                     : "-",
+                             .isolated_vpc = a->cfg.settings.isolatedVPC,
+                             .k8s_version = doctor_k8s_version,
+                             .k8s_version_ud = k8s};
+    if (nw_aws_cloud_new(&o, cloud, &err) != NW_OK) {
+        check(r, "credentials", CHK_FAIL, err.msg, source_fix(NW_CREDS_NONE));
+        return;
+    }
+    if (!credential_checks(r, a, *cloud))
+        return;
+
+    nw_ec2_t *ec2 = nw_aws_cloud_ec2(*cloud);
+    if (!ec2_endpoint_check(r, a, ec2))
+        return;
+    refresh_checks(r, *cloud, a);
+
+    const nw_nodeclass_resolved_t *first = NULL;
+    nodeclass_checks(r, *cloud, a, &first);
+    if (k8s->tried) { /* an alias asked for it: say which version the aliases resolved for */
+        snprintf(detail, sizeof detail,
+                 "%s (the API server's /version; amiSelectorTerms aliases "
+                 "resolve for it)",
+                 k8s->version);
+        check(r, "kubernetes version", k8s->version[0] ? CHK_PASS : CHK_FAIL,
+              k8s->version[0] ? detail : k8s->why,
+              k8s->version[0] ? NULL
+                              : "give --kubernetes.kubeconfig FILE (or KUBECONFIG) so the "
+                                "amiSelectorTerms aliases resolve for the cluster's version");
+    }
+    permission_checks(r, ec2, first, first ? a->nodeclasses[0] : NULL);
+}
+
+/* The summary: the checks as JSON (--output json; they were printed as they ran
+ * otherwise) and the verdict. */
+static void print_summary(report_t *r)
+{
+    if (r->json) {
+        cJSON *out = nw_json_new_object();
+        nw_json_add_bool(out, "passed", r->failed == 0);
+        nw_json_add_number(out, "failed", r->failed);
+        nw_json_add_item(out, "checks", r->arr);
+        char *s = nw_json_print_pretty(out);
+        if (s)
+            printf("%s\n", s);
+        free(s);
+        cJSON_Delete(out);
+    } else {
+        printf("%s: %d check(s) failed\n", r->failed ? "FAIL" : "OK", r->failed);
+        cJSON_Delete(r->arr);
+    }
+}
+
 int nw_cmd_doctor(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++)
@@ -379,114 +516,12 @@ int nw_cmd_doctor(int argc, char **argv)
         return NW_EXIT_USAGE;
     }
     report_t r = {nw_json_new_array(), 0, a.json};
-    char detail[4096];
     nw_cloud_t *cloud = NULL;
-
-    if (!a.aws.region[0]) {
-        check(&r, "aws region", CHK_FAIL,
-              "no region (config aws.region, AWS_REGION, "
-              "AWS_DEFAULT_REGION, IMDS placement/region)",
-              "set aws.region in the config or AWS_REGION in nodewarden's environment");
-        goto done;
-    }
-    snprintf(detail, sizeof detail, "%s; ec2 %s, sts %s, imds %s", a.aws.region, a.aws.ec2,
-             a.aws.sts, a.aws.imds_disabled ? "disabled" : a.aws.imds);
-    check(&r, "aws region", CHK_PASS, detail, NULL);
-
     doctor_k8s_t k8s = {.a = &a};
-    nw_aws_cloud_opts_t o = {.aws = a.aws,
-                             .cluster_name =
-                                 a.cfg.settings.clusterName && *a.cfg.settings.clusterName
-                                     ? a.cfg.settings.clusterName
-                                     : "-",
-                             .isolated_vpc = a.cfg.settings.isolatedVPC,
-                             .k8s_version = doctor_k8s_version,
-                             .k8s_version_ud = &k8s};
-    if (nw_aws_cloud_new(&o, &cloud, &err) != NW_OK) {
-        check(&r, "credentials", CHK_FAIL, err.msg, source_fix(NW_CREDS_NONE));
-        goto done;
-    }
-    nw_creds_t *creds = nw_aws_cloud_creds(cloud);
-    nw_creds_source_t src = nw_creds_source(creds);
-    nw_creds_value_t cv;
-    nw_err_t ce = {0};
-    if (nw_creds_get(creds, &cv, &ce) != NW_OK) {
-        snprintf(detail, sizeof detail, "source %s: %s", nw_creds_source_name(src), ce.msg);
-        check(&r, "credentials", CHK_FAIL, detail, source_fix(src));
-        goto done;
-    }
-    nw_creds_value_wipe(&cv);
-    nw_sts_result_t id;
-    nw_err_t ie = {0};
-    if (nw_creds_sts_caller_identity(&a.aws, creds, NULL, &id, &ie) == NW_OK) {
-        snprintf(detail, sizeof detail, "source %s, identity %s (account %s)",
-                 nw_creds_source_name(src), id.arn, id.account);
-        check(&r, "credentials", CHK_PASS, detail, NULL);
-    } else if (strcmp(ie.path, "InvalidAction") == 0 || strcmp(ie.path, "UnknownOperation") == 0) {
-        snprintf(detail, sizeof detail,
-                 "source %s; identity unknown: the STS endpoint does not support GetCallerIdentity",
-                 nw_creds_source_name(src));
-        check(&r, "credentials", CHK_PASS, detail, NULL);
-    } else {
-        snprintf(detail, sizeof detail, "source %s: GetCallerIdentity failed: %s",
-                 nw_creds_source_name(src), ie.msg);
-        check(&r, "credentials", CHK_FAIL, detail, source_fix(src));
-        goto done;
-    }
-
-    nw_ec2_t *ec2 = nw_aws_cloud_ec2(cloud);
-    nw_ec2_zones_t zs = {0};
-    nw_ec2_error_t ae;
-    nw_err_t ze = {0};
-    if (nw_ec2_describe_zones(ec2, &zs, &ae, &ze) == NW_OK) {
-        snprintf(detail, sizeof detail, "%s answered; %zu availability zones", a.aws.ec2, zs.n);
-        check(&r, "ec2 endpoint", CHK_PASS, detail, NULL);
-    } else if (ae.cls == NW_EC2_AUTH) {
-        snprintf(detail, sizeof detail, "%s answered but refused: %s", a.aws.ec2, ze.msg);
-        check(&r, "ec2 endpoint", CHK_FAIL, detail,
-              "allow ec2:Describe* (DescribeAvailabilityZones, DescribeSubnets, ...) for the role");
-    } else {
-        snprintf(detail, sizeof detail, "%s: %s", a.aws.ec2, ze.msg);
-        check(&r, "ec2 endpoint", CHK_FAIL, detail,
-              "check network egress to the EC2 endpoint (or AWS_ENDPOINT_URL_EC2) and the region");
-        nw_ec2xml_zones_free(&zs);
-        goto done;
-    }
-    nw_ec2xml_zones_free(&zs);
-    refresh_checks(&r, cloud, &a);
-
-    const nw_nodeclass_resolved_t *first = NULL;
-    nodeclass_checks(&r, cloud, &a, &first);
-    if (k8s.tried) { /* an alias asked for it: say which version the aliases resolved for */
-        snprintf(detail, sizeof detail,
-                 "%s (the API server's /version; amiSelectorTerms aliases "
-                 "resolve for it)",
-                 k8s.version);
-        check(&r, "kubernetes version", k8s.version[0] ? CHK_PASS : CHK_FAIL,
-              k8s.version[0] ? detail : k8s.why,
-              k8s.version[0] ? NULL
-                             : "give --kubernetes.kubeconfig FILE (or KUBECONFIG) so the "
-                               "amiSelectorTerms aliases resolve for the cluster's version");
-    }
-    permission_checks(&r, ec2, first, first ? a.nodeclasses[0] : NULL);
-
-done:
+    aws_checks(&r, &a, &k8s, &cloud);
     if (!a.aws_only)
         nw_doctor_cluster_checks(&r, &a);
-    if (a.json) {
-        cJSON *out = nw_json_new_object();
-        nw_json_add_bool(out, "passed", r.failed == 0);
-        nw_json_add_number(out, "failed", r.failed);
-        nw_json_add_item(out, "checks", r.arr);
-        char *s = nw_json_print_pretty(out);
-        if (s)
-            printf("%s\n", s);
-        free(s);
-        cJSON_Delete(out);
-    } else {
-        printf("%s: %d check(s) failed\n", r.failed ? "FAIL" : "OK", r.failed);
-        cJSON_Delete(r.arr);
-    }
+    print_summary(&r);
     if (cloud)
         cloud->ops->free(cloud);
     nw_awsargs_free(&a);

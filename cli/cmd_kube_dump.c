@@ -13,6 +13,7 @@
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,7 +50,7 @@ static int print_if_changed(nw_kube_cache_t *cache, char **last)
     nw_kube_snap_t *snap = nw_kube_cache_snapshot(cache);
     nw_buf_t out;
     nw_buf_init(&out, (size_t)256 << 20);
-    int ok = snap && nw_kube_cache_snap_dump_json(snap, &out) == NW_OK;
+    bool ok = snap && nw_kube_cache_snap_dump_json(snap, &out) == NW_OK;
     nw_kube_cache_snap_release(snap);
     cJSON *j = ok ? nw_kube_client_json_parse(out.data, out.len) : NULL;
     char *line = j ? nw_json_print(j) : NULL;
@@ -72,14 +73,15 @@ static int follow_loop(nw_kube_cache_t *cache, const sigset_t *sigs)
 {
     char *last = NULL;
     uint64_t gen = nw_kube_cache_generation(cache);
-    int rc = NW_EXIT_OK, dirty = 1;
+    int rc = NW_EXIT_OK;
+    bool dirty = true;
     struct timespec zero = {0, 0};
     while (rc == NW_EXIT_OK && sigtimedwait(sigs, NULL, &zero) < 0) {
         /* print only a synced cache, once per burst of changes */
         if (dirty && nw_kube_cache_has_synced(cache)) {
             if (print_if_changed(cache, &last) != 0)
                 rc = NW_EXIT_USAGE;
-            dirty = 0;
+            dirty = false;
         }
         uint64_t g = nw_kube_cache_wait(cache, gen, 200);
         if (g == gen)
@@ -92,13 +94,22 @@ static int follow_loop(nw_kube_cache_t *cache, const sigset_t *sigs)
             g = g2;
         }
         gen = g;
-        dirty = 1;
+        dirty = true;
     }
     free(last);
     return rc;
 }
 
-int nw_cmd_kube_dump(int argc, char **argv)
+/* The command line. */
+typedef struct {
+    const char *kubeconfig, *context;
+    long timeout_s, backoff_ms, backoff_max_ms;
+    bool follow, metrics;
+} dump_opts_t;
+
+/* Parse argv into o. False when the command ends here (--help, a usage error) with
+ * *exit_code. */
+static bool parse_args(int argc, char **argv, dump_opts_t *o, int *exit_code)
 {
     static const struct option longopts[] = {
         {"kubeconfig", required_argument, NULL, 'k'},
@@ -111,92 +122,55 @@ int nw_cmd_kube_dump(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    const char *kubeconfig = NULL, *context = NULL;
-    long timeout_s = 60, backoff_ms = 0, backoff_max_ms = 0;
-    int opt, follow = 0, metrics = 0, bad = 0;
+    *o = (dump_opts_t){.timeout_s = 60};
+    int opt, bad = 0;
     optind = 1;
+    *exit_code = NW_EXIT_USAGE;
     while ((opt = getopt_long(argc, argv, "k:c:t:h", longopts, NULL)) != -1) {
         switch (opt) {
         case 'k':
-            kubeconfig = optarg;
+            o->kubeconfig = optarg;
             break;
         case 'c':
-            context = optarg;
+            o->context = optarg;
             break;
         case 't':
-            timeout_s = nw_kubecmd_positive("kube-dump", "--timeout", optarg, "", &bad);
+            o->timeout_s = nw_kubecmd_positive("kube-dump", "--timeout", optarg, "", &bad);
             break;
         case 'b':
-            backoff_ms = nw_kubecmd_positive("kube-dump", "--backoff", optarg, "", &bad);
+            o->backoff_ms = nw_kubecmd_positive("kube-dump", "--backoff", optarg, "", &bad);
             break;
         case 'B':
-            backoff_max_ms = nw_kubecmd_positive("kube-dump", "--backoff-max", optarg, "", &bad);
+            o->backoff_max_ms = nw_kubecmd_positive("kube-dump", "--backoff-max", optarg, "", &bad);
             break;
         case 'f':
-            follow = 1;
+            o->follow = true;
             break;
         case 'm':
-            metrics = 1;
+            o->metrics = true;
             break;
         case 'h':
             usage(stdout);
-            return NW_EXIT_OK;
+            *exit_code = NW_EXIT_OK;
+            return false;
         default:
             usage(stderr);
-            return NW_EXIT_USAGE;
+            return false;
         }
     }
     if (bad)
-        return NW_EXIT_USAGE;
+        return false;
     if (optind < argc) {
         fprintf(stderr, "nodewarden kube-dump: unexpected argument '%s'\n", argv[optind]);
-        return NW_EXIT_USAGE;
+        return false;
     }
+    return true;
+}
 
-    sigset_t sigs;
-    sigemptyset(&sigs);
-    if (follow)
-        nw_kubecmd_block_stop_signals(&sigs);
-    nw_err_t err = {0};
-    nw_kube_cache_t *cache = NULL;
-    nw_kube_watch_t *watch = NULL;
+/* Stop watching and print the synced cache once; the exit code. */
+static int dump_once(nw_kube_cache_t *cache, nw_kube_watch_t *watch)
+{
     int rc = NW_EXIT_USAGE;
-    nw_kube_client_opts_t copts = {.max_retries = 2,
-                                   .timeout_ms = 15000,
-                                   .backoff_base_ms = backoff_ms,
-                                   .backoff_max_ms = backoff_max_ms};
-    nw_kube_watch_opts_t wopts = {.backoff_base_ms = backoff_ms, .backoff_max_ms = backoff_max_ms};
-    nw_kube_client_t *client = nw_kubecmd_connect("kube-dump", kubeconfig, context, &copts);
-    if (!client)
-        return NW_EXIT_USAGE;
-    const nw_kube_config_t *c = nw_kube_client_config(client);
-    /* probe: reachability, TLS and credentials, with a precise error */
-    cJSON *probe = NULL;
-    if (nw_kube_client_get_json(client, "/api", "get", "discovery", &probe, &err) != NW_OK) {
-        fprintf(stderr,
-                "nodewarden kube-dump: %scannot use the API server %s (context %s from %s): %s\n",
-                follow ? "warning: " : "", c->server, c->context, c->source, err.msg);
-        if (!follow) /* --follow keeps retrying, as the scaler does */
-            goto out;
-    }
-    cJSON_Delete(probe);
-    cache = nw_kube_cache_new(nw_kube_client_metrics(client));
-    if (!cache || nw_kube_watch_new(client, cache, &wopts, &watch, &err) != NW_OK ||
-        nw_kube_watch_start(watch, &err) != NW_OK) {
-        fprintf(stderr, "nodewarden kube-dump: %s\n", err.msg[0] ? err.msg : "out of memory");
-        goto out;
-    }
-    if (!follow && !nw_kube_cache_wait_synced(cache, timeout_s * 1000)) {
-        char last[512];
-        nw_kube_watch_last_error(watch, last, sizeof last);
-        fprintf(stderr, "nodewarden kube-dump: cache did not sync within %lds%s%s\n", timeout_s,
-                last[0] ? ": " : "", last);
-        goto out;
-    }
-    if (follow) {
-        rc = follow_loop(cache, &sigs);
-        goto out;
-    }
     nw_kube_watch_stop(watch);
     nw_kube_snap_t *snap = nw_kube_cache_snapshot(cache);
     nw_buf_t out;
@@ -210,14 +184,71 @@ int nw_cmd_kube_dump(int argc, char **argv)
     }
     nw_buf_cleanup(&out);
     nw_kube_cache_snap_release(snap);
-out:
-    if (metrics && client) {
-        nw_buf_t mb;
-        nw_buf_init(&mb, (size_t)4 << 20);
-        if (nw_kube_metrics_write(nw_kube_client_metrics(client), &mb) == NW_OK)
-            fputs(nw_buf_str(&mb), stderr);
-        nw_buf_cleanup(&mb);
+    return rc;
+}
+
+/* --metrics: the client's metrics to stderr. */
+static void print_metrics(nw_kube_client_t *client)
+{
+    nw_buf_t mb;
+    nw_buf_init(&mb, (size_t)4 << 20);
+    if (nw_kube_metrics_write(nw_kube_client_metrics(client), &mb) == NW_OK)
+        fputs(nw_buf_str(&mb), stderr);
+    nw_buf_cleanup(&mb);
+}
+
+int nw_cmd_kube_dump(int argc, char **argv)
+{
+    dump_opts_t o;
+    int rc;
+    if (!parse_args(argc, argv, &o, &rc))
+        return rc;
+
+    sigset_t sigs;
+    sigemptyset(&sigs);
+    if (o.follow)
+        nw_kubecmd_block_stop_signals(&sigs);
+    nw_err_t err = {0};
+    nw_kube_cache_t *cache = NULL;
+    nw_kube_watch_t *watch = NULL;
+    rc = NW_EXIT_USAGE;
+    nw_kube_client_opts_t copts = {.max_retries = 2,
+                                   .timeout_ms = 15000,
+                                   .backoff_base_ms = o.backoff_ms,
+                                   .backoff_max_ms = o.backoff_max_ms};
+    nw_kube_watch_opts_t wopts = {.backoff_base_ms = o.backoff_ms,
+                                  .backoff_max_ms = o.backoff_max_ms};
+    nw_kube_client_t *client = nw_kubecmd_connect("kube-dump", o.kubeconfig, o.context, &copts);
+    if (!client)
+        return NW_EXIT_USAGE;
+    const nw_kube_config_t *c = nw_kube_client_config(client);
+    /* probe: reachability, TLS and credentials, with a precise error */
+    cJSON *probe = NULL;
+    if (nw_kube_client_get_json(client, "/api", "get", "discovery", &probe, &err) != NW_OK) {
+        fprintf(stderr,
+                "nodewarden kube-dump: %scannot use the API server %s (context %s from %s): %s\n",
+                o.follow ? "warning: " : "", c->server, c->context, c->source, err.msg);
+        if (!o.follow) /* --follow keeps retrying, as the scaler does */
+            goto out;
     }
+    cJSON_Delete(probe);
+    cache = nw_kube_cache_new(nw_kube_client_metrics(client));
+    if (!cache || nw_kube_watch_new(client, cache, &wopts, &watch, &err) != NW_OK ||
+        nw_kube_watch_start(watch, &err) != NW_OK) {
+        fprintf(stderr, "nodewarden kube-dump: %s\n", err.msg[0] ? err.msg : "out of memory");
+        goto out;
+    }
+    if (!o.follow && !nw_kube_cache_wait_synced(cache, o.timeout_s * 1000)) {
+        char last[512];
+        nw_kube_watch_last_error(watch, last, sizeof last);
+        fprintf(stderr, "nodewarden kube-dump: cache did not sync within %lds%s%s\n", o.timeout_s,
+                last[0] ? ": " : "", last);
+        goto out;
+    }
+    rc = o.follow ? follow_loop(cache, &sigs) : dump_once(cache, watch);
+out:
+    if (o.metrics && client)
+        print_metrics(client);
     nw_kube_watch_free(watch);
     nw_kube_cache_free(cache);
     nw_kube_client_free(client);

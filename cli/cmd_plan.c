@@ -10,6 +10,7 @@
  * Exit: 0 every pod placed, 1 some pod cannot be placed, 2 usage or input errors.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,14 +119,25 @@ static void print_text(const nw_sched_snap_t *s, const nw_sched_results_t *r)
     printf("\nTotal: $%.4f/hour\n", r->total_price);
 }
 
-int nw_cmd_plan(int argc, char **argv)
-{
-    const char *output = "text", *catalog = NULL, *region = "us-east-1", *zones = NULL;
-    const char *now_s = NULL, *density = "eni-limited", *config = NULL;
-    const char *mvpolicy = "Strict";
-    bool gpu_on = true, disruption = false, spot_to_spot = false;
+/* The command line's options, as parse_args leaves them. */
+typedef struct {
+    const char *output, *catalog, *region, *zones;
+    const char *now_s, *density, *config;
+    const char *mvpolicy;
+    bool gpu_on, disruption, spot_to_spot;
     const char *files[256], *ice[64];
-    int nfiles = 0, nice = 0;
+    int nfiles, nice;
+} plan_opts_t;
+
+/* Parse argv into o. False when the command ends here (--help, a usage error) with
+ * *exit_code. */
+static bool parse_args(int argc, char **argv, plan_opts_t *o, int *exit_code)
+{
+    *o = (plan_opts_t){.output = "text",
+                       .region = "us-east-1",
+                       .density = "eni-limited",
+                       .mvpolicy = "Strict",
+                       .gpu_on = true};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *val = NULL;
@@ -144,64 +156,142 @@ int nw_cmd_plan(int argc, char **argv)
         if (takes && !val) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "nodewarden plan: %s needs a value\n", a);
-                return NW_EXIT_USAGE;
+                *exit_code = NW_EXIT_USAGE;
+                return false;
             }
             val = argv[++i];
         }
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             usage(stdout);
-            return NW_EXIT_OK;
+            *exit_code = NW_EXIT_OK;
+            return false;
         } else if (strcmp(a, "--output") == 0 || strcmp(a, "-o") == 0) {
-            output = val;
+            o->output = val;
         } else if (strcmp(a, "--catalog") == 0) {
-            catalog = val;
+            o->catalog = val;
         } else if (strcmp(a, "--region") == 0) {
-            region = val;
+            o->region = val;
         } else if (strcmp(a, "--zones") == 0) {
-            zones = val;
+            o->zones = val;
         } else if (strcmp(a, "--ice") == 0) {
-            if (nice < 64)
-                ice[nice++] = val;
+            if (o->nice < 64)
+                o->ice[o->nice++] = val;
         } else if (strcmp(a, "--no-gpu-policy") == 0) {
-            gpu_on = false;
+            o->gpu_on = false;
         } else if (strcmp(a, "--disruption") == 0) {
-            disruption = true;
+            o->disruption = true;
         } else if (strcmp(a, "--spot-to-spot") == 0) {
-            spot_to_spot = true;
+            o->spot_to_spot = true;
         } else if (strcmp(a, "--now") == 0) {
-            now_s = val;
+            o->now_s = val;
         } else if (strcmp(a, "--pod-density") == 0) {
-            density = val;
+            o->density = val;
         } else if (strcmp(a, "--config") == 0) {
-            config = val;
+            o->config = val;
         } else if (strcmp(a, "--min-values-policy") == 0) {
-            mvpolicy = val;
+            o->mvpolicy = val;
         } else if (a[0] == '-' && a[1]) {
             fprintf(stderr, "nodewarden plan: unknown flag %s\n", a);
             usage(stderr);
-            return NW_EXIT_USAGE;
-        } else if (nfiles < 256) {
-            files[nfiles++] = a;
+            *exit_code = NW_EXIT_USAGE;
+            return false;
+        } else if (o->nfiles < 256) {
+            o->files[o->nfiles++] = a;
         }
     }
-    if (strcmp(output, "text") != 0 && strcmp(output, "json") != 0) {
+    return true;
+}
+
+/* Check the values parse_args took; *default_max_pods from --pod-density. False (after
+ * saying why) on a usage error. */
+static bool validate_args(const plan_opts_t *o, int64_t *default_max_pods)
+{
+    if (strcmp(o->output, "text") != 0 && strcmp(o->output, "json") != 0) {
         fprintf(stderr, "nodewarden plan: --output must be text or json\n");
-        return NW_EXIT_USAGE;
+        return false;
     }
-    if (nfiles == 0) {
+    if (o->nfiles == 0) {
         usage(stderr);
-        return NW_EXIT_USAGE;
+        return false;
     }
-    if (strcmp(mvpolicy, "Strict") != 0 && strcmp(mvpolicy, "BestEffort") != 0) {
+    if (strcmp(o->mvpolicy, "Strict") != 0 && strcmp(o->mvpolicy, "BestEffort") != 0) {
         fprintf(stderr, "nodewarden plan: --min-values-policy must be Strict or BestEffort\n");
-        return NW_EXIT_USAGE;
+        return false;
     }
-    int64_t default_max_pods = nw_config_pod_density(density);
-    if (default_max_pods < 0) {
+    *default_max_pods = nw_config_pod_density(o->density);
+    if (*default_max_pods < 0) {
         fprintf(stderr, "nodewarden plan: --pod-density must be eni-limited or kubelet-default\n");
+        return false;
+    }
+    return true;
+}
+
+/* Read every FILE's documents into pl. False (after saying why) on an error. */
+static bool load_files(nw_plan_t *pl, const plan_opts_t *o)
+{
+    for (int f = 0; f < o->nfiles; f++) {
+        size_t len = 0;
+        char *text = nw_file_read(o->files[f], PLAN_MAX_FILE, &len);
+        if (!text) {
+            fprintf(stderr, "nodewarden plan: %s: %s\n", o->files[f],
+                    strerror(errno ? errno : EIO));
+            return false;
+        }
+        cJSON **docs = NULL;
+        size_t *lines = NULL, nd = 0;
+        nw_err_t err = {0};
+        nw_rc_t rc = nw_yaml_load_docs_lines(text, len, &docs, &lines, &nd, &err);
+        free(text);
+        if (rc != NW_OK) {
+            fprintf(stderr, "nodewarden plan: %s: %s\n", o->files[f], err.msg);
+            return false;
+        }
+        int bad = 0;
+        for (size_t d = 0; d < nd && !bad; d++) {
+            char where[600];
+            snprintf(where, sizeof where, "%s: document %zu (line %zu)", o->files[f], d + 1,
+                     lines ? lines[d] : 0);
+            bad = nw_plan_collect(pl, docs[d], where);
+        }
+        nw_yaml_docs_free(docs, nd);
+        free(lines);
+        if (bad)
+            return false;
+    }
+    return true;
+}
+
+/* Solve the snapshot and print the plan; the exit code. */
+static int solve_and_print(const plan_opts_t *o, nw_sched_snap_t *snap, nw_sched_results_t *res)
+{
+    nw_err_t err = {0};
+    if (nw_solve(snap, 0, res, &err) != NW_OK) {
+        fprintf(stderr, "nodewarden plan: %s\n", err.msg);
         return NW_EXIT_USAGE;
     }
-    nw_plan_t *pl = nw_plan_new(gpu_on);
+    if (strcmp(o->output, "json") == 0) {
+        cJSON *j = nw_plan_results_json(snap, res);
+        char *t = j ? nw_json_print_pretty(j) : NULL;
+        if (t)
+            printf("%s\n", t);
+        free(t);
+        cJSON_Delete(j);
+    } else {
+        print_text(snap, res);
+    }
+    return res->nunsched ? NW_EXIT_FAIL : NW_EXIT_OK;
+}
+
+int nw_cmd_plan(int argc, char **argv)
+{
+    plan_opts_t o;
+    int exit_code;
+    if (!parse_args(argc, argv, &o, &exit_code))
+        return exit_code;
+    int64_t default_max_pods;
+    if (!validate_args(&o, &default_max_pods))
+        return NW_EXIT_USAGE;
+    nw_plan_t *pl = nw_plan_new(o.gpu_on);
     int ret = NW_EXIT_USAGE;
     char *cattext = NULL;
     nw_sched_snap_t *snap = NULL;
@@ -212,83 +302,42 @@ int nw_cmd_plan(int argc, char **argv)
         return NW_EXIT_USAGE;
     }
     nw_plan_set_pod_density(pl, default_max_pods);
-    nw_plan_set_min_values_best_effort(pl, strcmp(mvpolicy, "BestEffort") == 0);
-    if (config && nw_plan_set_gpu_config(pl, config) != 0) {
+    nw_plan_set_min_values_best_effort(pl, strcmp(o.mvpolicy, "BestEffort") == 0);
+    if (o.config && nw_plan_set_gpu_config(pl, o.config) != 0) {
         nw_plan_free(pl);
         return NW_EXIT_USAGE;
     }
-    for (int f = 0; f < nfiles; f++) {
-        size_t len = 0;
-        char *text = nw_file_read(files[f], PLAN_MAX_FILE, &len);
-        if (!text) {
-            fprintf(stderr, "nodewarden plan: %s: %s\n", files[f], strerror(errno ? errno : EIO));
-            goto out;
-        }
-        cJSON **docs = NULL;
-        size_t *lines = NULL, nd = 0;
-        nw_err_t err = {0};
-        nw_rc_t rc = nw_yaml_load_docs_lines(text, len, &docs, &lines, &nd, &err);
-        free(text);
-        if (rc != NW_OK) {
-            fprintf(stderr, "nodewarden plan: %s: %s\n", files[f], err.msg);
-            goto out;
-        }
-        int bad = 0;
-        for (size_t d = 0; d < nd && !bad; d++) {
-            char where[600];
-            snprintf(where, sizeof where, "%s: document %zu (line %zu)", files[f], d + 1,
-                     lines ? lines[d] : 0);
-            bad = nw_plan_collect(pl, docs[d], where);
-        }
-        nw_yaml_docs_free(docs, nd);
-        free(lines);
-        if (bad)
-            goto out;
-    }
+    if (!load_files(pl, &o))
+        goto out;
     char zbuf[1024];
     const char *zv[16];
     int nz = 0;
-    if (zones) {
-        snprintf(zbuf, sizeof zbuf, "%s", zones);
+    if (o.zones) {
+        snprintf(zbuf, sizeof zbuf, "%s", o.zones);
         char *save = NULL;
         for (char *t = strtok_r(zbuf, ",", &save); t && nz < 16; t = strtok_r(NULL, ",", &save))
             zv[nz++] = t;
     }
     size_t clen = 0;
-    if (catalog && !(cattext = nw_file_read(catalog, PLAN_MAX_FILE, &clen))) {
-        fprintf(stderr, "nodewarden plan: --catalog %s: %s\n", catalog,
+    if (o.catalog && !(cattext = nw_file_read(o.catalog, PLAN_MAX_FILE, &clen))) {
+        fprintf(stderr, "nodewarden plan: --catalog %s: %s\n", o.catalog,
                 strerror(errno ? errno : EIO));
         goto out;
     }
     int64_t now = 0;
-    if (now_s && nw_clock_time_parse(now_s, &now) != NW_OK) {
-        fprintf(stderr, "nodewarden plan: --now wants an RFC 3339 time, got %s\n", now_s);
+    if (o.now_s && nw_clock_time_parse(o.now_s, &now) != NW_OK) {
+        fprintf(stderr, "nodewarden plan: --now wants an RFC 3339 time, got %s\n", o.now_s);
         goto out;
     }
-    snap = nw_plan_snapshot(pl, cattext, clen, region, zv, nz, ice, nice);
+    snap = nw_plan_snapshot(pl, cattext, clen, o.region, zv, nz, o.ice, o.nice);
     if (!snap)
         goto out;
-    if (disruption) {
-        ret = nw_cmd_plan_disrupt(pl, snap, now_s ? now : nw_clock_now(nw_clock_system()),
-                                  strcmp(output, "json") == 0, spot_to_spot);
+    if (o.disruption) {
+        ret = nw_cmd_plan_disrupt(pl, snap, o.now_s ? now : nw_clock_now(nw_clock_system()),
+                                  strcmp(o.output, "json") == 0, o.spot_to_spot);
         goto out;
     }
-    nw_err_t err = {0};
-    if (nw_solve(snap, 0, &res, &err) != NW_OK) {
-        fprintf(stderr, "nodewarden plan: %s\n", err.msg);
-        goto out;
-    }
-    if (strcmp(output, "json") == 0) {
-        cJSON *j = nw_plan_results_json(snap, &res);
-        char *t = j ? nw_json_print_pretty(j) : NULL;
-        if (t)
-            printf("%s\n", t);
-        free(t);
-        cJSON_Delete(j);
-    } else {
-        print_text(snap, &res);
-    }
-    ret = res.nunsched ? NW_EXIT_FAIL : NW_EXIT_OK;
+    ret = solve_and_print(&o, snap, &res);
 out:
     nw_solve_results_free(&res);
     free(cattext);

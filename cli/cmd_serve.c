@@ -6,6 +6,7 @@
  * SIGTERM/SIGINT; then stop in reverse order and exit 0.
  */
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +54,117 @@ static NW_MUST_USE nw_rc_t scaler_metrics(void *ud, nw_buf_t *out)
     return nw_scaler_loop_metrics(ud, out);
 }
 
+/* The webhook server's options from the configuration. */
+static nw_https_opts_t build_https_opts(const nw_config_t *cfg, nw_admit_ctx_t *actx,
+                                        nw_metrics_t *metrics)
+{
+    return (nw_https_opts_t){
+        .listen = cfg->webhook.listen,
+        .max_body = (size_t)cfg->webhook.maxBodyBytes,
+        .request_timeout_ns = cfg->webhook.requestTimeout_ns,
+        .idle_timeout_ns = cfg->webhook.idleTimeout_ns,
+        .shutdown_grace_ns = cfg->webhook.shutdownGrace_ns,
+        .threads = (unsigned)cfg->webhook.threads,
+        .max_conns = (unsigned)cfg->webhook.maxConnections,
+        .max_conns_per_ip = (unsigned)cfg->webhook.maxConnectionsPerClient,
+        .header_timeout_ns = cfg->webhook.headerTimeout_ns,
+        .max_inflight_body = (size_t)cfg->webhook.maxInflightBodyBytes,
+        .admit_ctx = actx,
+        .lookup = NULL,
+        .metrics = metrics,
+        .metrics_listen = cfg->metrics.listen,
+    };
+}
+
+/* The scaler's options from the configuration. */
+static nw_scaler_opts_t build_scaler_opts(const nw_config_t *cfg, const nw_gpu_policy_t *gpu)
+{
+    return (nw_scaler_opts_t){
+        .kubeconfig = cfg->kubernetes.kubeconfig,
+        .context = cfg->kubernetes.context,
+        .qps = cfg->kubernetes.qps,
+        .burst = cfg->kubernetes.burst,
+        .region = cfg->aws.region,
+        .ec2 = cfg->aws.ec2,
+        .sqs = cfg->aws.sqs,
+        .sts = cfg->aws.sts,
+        .imds = cfg->aws.imds,
+        .pricing = cfg->aws.pricing,
+        .iam = cfg->aws.iam,
+        .ssm = cfg->aws.ssm,
+        .refresh_types_ns = cfg->aws.refresh.instanceTypes_ns,
+        .refresh_od_ns = cfg->aws.refresh.onDemandPricing_ns,
+        .refresh_spot_ns = cfg->aws.refresh.spotPricing_ns,
+        .isolated_vpc = cfg->settings.isolatedVPC,
+        .no_reserved_capacity = !cfg->settings.reservedCapacity,
+        .cluster_name = cfg->settings.clusterName,
+        .cluster_endpoint = cfg->settings.clusterEndpoint,
+        .cluster_ca_bundle = cfg->settings.clusterCABundle,
+        .cluster_cidr = cfg->settings.clusterCIDR,
+        .batch_idle_ns = cfg->settings.batchIdleDuration_ns,
+        .batch_max_ns = cfg->settings.batchMaxDuration_ns,
+        .vm_memory_overhead_percent = cfg->settings.vmMemoryOverheadPercent,
+        .reserved_enis = cfg->settings.reservedENIs,
+        .default_max_pods = nw_config_pod_density(cfg->settings.podDensity),
+        .min_values_best_effort = strcmp(cfg->settings.minValuesPolicy, "BestEffort") == 0,
+        .static_capacity = cfg->settings.staticCapacity,
+        .registration_timeout_ns = cfg->scaler.registrationTimeout_ns,
+        .repack = cfg->scaler.repack,
+        .launch_concurrency = cfg->scaler.launchConcurrency,
+        .disruption_poll_ns = cfg->scaler.disruption.pollPeriod_ns,
+        .disruption_validation_ns = cfg->scaler.disruption.validationDelay_ns,
+        .disruption_command_timeout_ns = cfg->scaler.disruption.commandTimeout_ns,
+        .spot_to_spot = cfg->scaler.disruption.spotToSpot,
+        .leader_election = cfg->scaler.leaderElection.enabled,
+        .lease_namespace = cfg->scaler.leaderElection.namespace_,
+        .lease_name = cfg->scaler.leaderElection.name,
+        .lease_ns = cfg->scaler.leaderElection.leaseDuration_ns,
+        .renew_deadline_ns = cfg->scaler.leaderElection.renewDeadline_ns,
+        .retry_ns = cfg->scaler.leaderElection.retryPeriod_ns,
+        .interruption_queue = cfg->settings.interruptionQueue,
+        .interruption_wait_ns = cfg->scaler.interruptionWaitTime_ns,
+        .gc_initial_interval_ns = cfg->scaler.gcInitialInterval_ns,
+        .gc_interval_ns = cfg->scaler.gcInterval_ns,
+        .gc_launch_grace_ns = cfg->scaler.gcLaunchGrace_ns,
+        .ice_ttl_ns = cfg->aws.iceCacheTTL_ns,
+        .identity = getenv("POD_NAME"),
+        .exit_after_nodeclaim = cfg->scaler.testing.exitAfterNodeClaim,
+        .node_repair = cfg->settings.nodeRepair,
+        .instance_status_ns = cfg->scaler.testing.instanceStatusInterval_ns,
+        .gpu = gpu,
+        .accel_evict = cfg->scaler.acceleratorAuditEvict,
+    };
+}
+
+/* Start the scaler when scaler.enabled; NULL when it is off or did not start (the
+ * webhook serves on without it). Hooks a running scaler into the metrics and the
+ * admission lookup. */
+static nw_scaler_t *start_scaler(const nw_config_t *cfg, const nw_gpu_policy_t *gpu,
+                                 nw_metrics_t *metrics, nw_admit_ctx_t *actx, nw_err_t *err)
+{
+    if (!cfg->scaler.enabled)
+        return NULL;
+    nw_scaler_t *scaler = NULL;
+    nw_scaler_opts_t so = build_scaler_opts(cfg, gpu);
+    if (nw_scaler_loop_start(&so, &scaler, err) != NW_OK) {
+        /* the webhook does not depend on the scaler: it serves on, and /readyz and
+         * nodewarden_scaler_running say that the scaler is not running and why */
+        nw_log_error("serve", "cannot start the scaler; the webhook serves without it",
+                     NW_LS("error", err->msg));
+        metrics->scaler = -1;
+        snprintf(metrics->scaler_error, sizeof metrics->scaler_error, "%s",
+                 err->msg[0] ? err->msg : nw_err_rc_str(err->rc));
+        scaler = NULL;
+    } else {
+        metrics->scaler = 1;
+        metrics->extra = scaler_metrics;
+        metrics->extra_ud = scaler;
+        actx->lookup = scaler_lookup;
+        actx->lookup_arg = scaler;
+    }
+    return scaler;
+}
+
 int nw_cmd_serve(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++)
@@ -82,7 +194,7 @@ int nw_cmd_serve(int argc, char **argv)
     int rc = NW_EXIT_USAGE;
     nw_https_t *srv = NULL;
     nw_certs_watch_t *watch = NULL;
-    int gpu_built = 0;
+    bool gpu_built = false;
     nw_scaler_t *scaler = NULL;
     if (nw_certs_require_dns_names(cfg.webhook.certDNSNames.v, cfg.webhook.certDNSNames.n) !=
             NW_OK ||
@@ -96,97 +208,10 @@ int nw_cmd_serve(int argc, char **argv)
         nw_log_error("serve", "bad GPU policy configuration", NW_LS("error", err.msg));
         goto out;
     }
-    gpu_built = 1;
+    gpu_built = true;
     nw_admit_ctx_t actx = {.gpu = &gpu, .self_namespace = ns ? ns : ""};
-    nw_https_opts_t o = {
-        .listen = cfg.webhook.listen,
-        .max_body = (size_t)cfg.webhook.maxBodyBytes,
-        .request_timeout_ns = cfg.webhook.requestTimeout_ns,
-        .idle_timeout_ns = cfg.webhook.idleTimeout_ns,
-        .shutdown_grace_ns = cfg.webhook.shutdownGrace_ns,
-        .threads = (unsigned)cfg.webhook.threads,
-        .max_conns = (unsigned)cfg.webhook.maxConnections,
-        .max_conns_per_ip = (unsigned)cfg.webhook.maxConnectionsPerClient,
-        .header_timeout_ns = cfg.webhook.headerTimeout_ns,
-        .max_inflight_body = (size_t)cfg.webhook.maxInflightBodyBytes,
-        .admit_ctx = &actx,
-        .lookup = NULL,
-        .metrics = &metrics,
-        .metrics_listen = cfg.metrics.listen,
-    };
-    if (cfg.scaler.enabled) {
-        nw_scaler_opts_t so = {
-            .kubeconfig = cfg.kubernetes.kubeconfig,
-            .context = cfg.kubernetes.context,
-            .qps = cfg.kubernetes.qps,
-            .burst = cfg.kubernetes.burst,
-            .region = cfg.aws.region,
-            .ec2 = cfg.aws.ec2,
-            .sqs = cfg.aws.sqs,
-            .sts = cfg.aws.sts,
-            .imds = cfg.aws.imds,
-            .pricing = cfg.aws.pricing,
-            .iam = cfg.aws.iam,
-            .ssm = cfg.aws.ssm,
-            .refresh_types_ns = cfg.aws.refresh.instanceTypes_ns,
-            .refresh_od_ns = cfg.aws.refresh.onDemandPricing_ns,
-            .refresh_spot_ns = cfg.aws.refresh.spotPricing_ns,
-            .isolated_vpc = cfg.settings.isolatedVPC,
-            .no_reserved_capacity = !cfg.settings.reservedCapacity,
-            .cluster_name = cfg.settings.clusterName,
-            .cluster_endpoint = cfg.settings.clusterEndpoint,
-            .cluster_ca_bundle = cfg.settings.clusterCABundle,
-            .cluster_cidr = cfg.settings.clusterCIDR,
-            .batch_idle_ns = cfg.settings.batchIdleDuration_ns,
-            .batch_max_ns = cfg.settings.batchMaxDuration_ns,
-            .vm_memory_overhead_percent = cfg.settings.vmMemoryOverheadPercent,
-            .reserved_enis = cfg.settings.reservedENIs,
-            .default_max_pods = nw_config_pod_density(cfg.settings.podDensity),
-            .min_values_best_effort = strcmp(cfg.settings.minValuesPolicy, "BestEffort") == 0,
-            .static_capacity = cfg.settings.staticCapacity,
-            .registration_timeout_ns = cfg.scaler.registrationTimeout_ns,
-            .repack = cfg.scaler.repack,
-            .launch_concurrency = cfg.scaler.launchConcurrency,
-            .disruption_poll_ns = cfg.scaler.disruption.pollPeriod_ns,
-            .disruption_validation_ns = cfg.scaler.disruption.validationDelay_ns,
-            .disruption_command_timeout_ns = cfg.scaler.disruption.commandTimeout_ns,
-            .spot_to_spot = cfg.scaler.disruption.spotToSpot,
-            .leader_election = cfg.scaler.leaderElection.enabled,
-            .lease_namespace = cfg.scaler.leaderElection.namespace_,
-            .lease_name = cfg.scaler.leaderElection.name,
-            .lease_ns = cfg.scaler.leaderElection.leaseDuration_ns,
-            .renew_deadline_ns = cfg.scaler.leaderElection.renewDeadline_ns,
-            .retry_ns = cfg.scaler.leaderElection.retryPeriod_ns,
-            .interruption_queue = cfg.settings.interruptionQueue,
-            .interruption_wait_ns = cfg.scaler.interruptionWaitTime_ns,
-            .gc_initial_interval_ns = cfg.scaler.gcInitialInterval_ns,
-            .gc_interval_ns = cfg.scaler.gcInterval_ns,
-            .gc_launch_grace_ns = cfg.scaler.gcLaunchGrace_ns,
-            .ice_ttl_ns = cfg.aws.iceCacheTTL_ns,
-            .identity = getenv("POD_NAME"),
-            .exit_after_nodeclaim = cfg.scaler.testing.exitAfterNodeClaim,
-            .node_repair = cfg.settings.nodeRepair,
-            .instance_status_ns = cfg.scaler.testing.instanceStatusInterval_ns,
-            .gpu = &gpu,
-            .accel_evict = cfg.scaler.acceleratorAuditEvict,
-        };
-        if (nw_scaler_loop_start(&so, &scaler, &err) != NW_OK) {
-            /* the webhook does not depend on the scaler: it serves on, and /readyz and
-             * nodewarden_scaler_running say that the scaler is not running and why */
-            nw_log_error("serve", "cannot start the scaler; the webhook serves without it",
-                         NW_LS("error", err.msg));
-            metrics.scaler = -1;
-            snprintf(metrics.scaler_error, sizeof metrics.scaler_error, "%s",
-                     err.msg[0] ? err.msg : nw_err_rc_str(err.rc));
-            scaler = NULL;
-        } else {
-            metrics.scaler = 1;
-            metrics.extra = scaler_metrics;
-            metrics.extra_ud = scaler;
-            actx.lookup = scaler_lookup;
-            actx.lookup_arg = scaler;
-        }
-    }
+    nw_https_opts_t o = build_https_opts(&cfg, &actx, &metrics);
+    scaler = start_scaler(&cfg, &gpu, &metrics, &actx, &err);
     if (nw_certs_watch_start(cfg.webhook.tlsCert, cfg.webhook.tlsKey,
                              cfg.webhook.certPollInterval_ns, &metrics, &watch, &err) != NW_OK ||
         nw_https_start(&o, &srv, &err) != NW_OK) {

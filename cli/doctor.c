@@ -9,6 +9,7 @@
 #include <openssl/x509_vfy.h>
 #include <regex.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,10 +70,11 @@ void nw_doctor_report_print(const nw_kube_report_t *rep, FILE *f)
 
 /* ---- certificates ------------------------------------------------------------------- */
 
-int nw_doctor_ca_verifies(const char *bundle_pem, size_t bundle_len, const char *cert_pem,
-                          char *why, size_t why_len)
+bool nw_doctor_ca_verifies(const char *bundle_pem, size_t bundle_len, const char *cert_pem,
+                           char *why, size_t why_len)
 {
-    int ok = 0, ncas = 0;
+    int ncas = 0;
+    bool ok = false;
     X509_STORE *store = X509_STORE_new();
     X509_STORE_CTX *ctx = X509_STORE_CTX_new();
     STACK_OF(X509) *chain = sk_X509_new_null();
@@ -285,7 +287,7 @@ static void check_crds(nw_kube_client_t *c, nw_kube_report_t *rep)
         if (rc == NW_OK) {
             const cJSON *vs = nw_json_get(nw_json_get(crd, "spec"), "versions");
             const cJSON *v;
-            int served = 0, storage = 0;
+            bool served = false, storage = false;
             char seen[128] = "";
             cJSON_ArrayForEach(v, vs)
             {
@@ -312,7 +314,7 @@ static void check_crds(nw_kube_client_t *c, nw_kube_report_t *rep)
         /* no access to CRD objects (or not served): fall back to API discovery */
         cJSON *disc = NULL;
         nw_err_t e2 = {0};
-        int found = 0;
+        bool found = false;
         if (nw_kube_client_get_json(c, crds[i].group_path, "get", "discovery", &disc, &e2) ==
             NW_OK) {
             const cJSON *r;
@@ -320,7 +322,7 @@ static void check_crds(nw_kube_client_t *c, nw_kube_report_t *rep)
             {
                 const char *n = nw_json_str(r, "name");
                 if (n && !strcmp(n, crds[i].plural))
-                    found = 1;
+                    found = true;
             }
         }
         cJSON_Delete(disc);
@@ -458,12 +460,12 @@ static void check_nodepools(nw_kube_client_t *c, nw_kube_report_t *rep)
                 "nodeClassRef does not name an EC2NodeClass");
             continue;
         }
-        int found = 0;
+        bool found = false;
         const cJSON *k;
         cJSON_ArrayForEach(k, classes)
         {
             if (!strcmp(mstr(k, "name"), name))
-                found = 1;
+                found = true;
         }
         if (!found) {
             bad++;

@@ -22,6 +22,7 @@
 #ifndef NW_CLI_DOCTOR_H
 #define NW_CLI_DOCTOR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -70,9 +71,9 @@ NW_MUST_USE nw_rc_t nw_doctor_run(nw_kube_client_t *c, const nw_kube_doctor_opts
  * indented under each failure, then a summary line. */
 void nw_doctor_report_print(const nw_kube_report_t *rep, FILE *f);
 
-/** 1 if the PEM bundle (CA certificates) verifies the PEM certificate chain (leaf first);
+/** True if the PEM bundle (CA certificates) verifies the PEM certificate chain (leaf first);
  * why (nullable) receives OpenSSL's reason otherwise. */
-int nw_doctor_ca_verifies(const char *bundle_pem, size_t bundle_len, const char *cert_pem,
-                          char *why, size_t why_len);
+bool nw_doctor_ca_verifies(const char *bundle_pem, size_t bundle_len, const char *cert_pem,
+                           char *why, size_t why_len);
 
 #endif

@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdalign.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -60,13 +61,13 @@ static void *arena_alloc(size_t n)
     return p;
 }
 
-static int in_arena(const void *p)
+static bool in_arena(const void *p)
 {
     uintptr_t a = (uintptr_t)p;
     for (const chunk_t *c = t_head; c; c = c->next)
         if (a >= (uintptr_t)c->data && a < (uintptr_t)c->data + c->size)
-            return 1;
-    return 0;
+            return true;
+    return false;
 }
 
 static void *hook_malloc(size_t n)
@@ -80,7 +81,7 @@ static void hook_free(void *p)
         free(p);
 }
 
-int nw_jsonarena_owns(const void *p)
+bool nw_jsonarena_owns(const void *p)
 {
     return p && t_depth > 0 && in_arena(p);
 }

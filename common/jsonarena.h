@@ -27,6 +27,7 @@
 #ifndef NW_COMMON_JSONARENA_H
 #define NW_COMMON_JSONARENA_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 void nw_jsonarena_install(void);
@@ -36,7 +37,7 @@ void nw_jsonarena_end(void);
 /** Whether p was handed out by this thread's arena and the arena is still in use (inside
  * begin/end). A tree wholly built inside begin/end and never joined with nodes from
  * elsewhere needs no cJSON_Delete: end() drops it at once, without walking it. */
-int nw_jsonarena_owns(const void *p);
+bool nw_jsonarena_owns(const void *p);
 
 /** Bytes handed out by this thread's arena since its begin (0 outside). For tests. */
 size_t nw_jsonarena_used(void);

@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -37,19 +38,19 @@ void nw_log_set_fd(int fd)
 }
 
 /* Whether word appears in key at i, ignoring case and the '_' and '-' of the key. */
-static int word_at(const char *key, const char *word)
+static bool word_at(const char *key, const char *word)
 {
     for (const char *k = key; *word; k++) {
         if (*k == '_' || *k == '-')
             continue;
         if (tolower((unsigned char)*k) != *word)
-            return 0;
+            return false;
         word++;
     }
-    return 1;
+    return true;
 }
 
-int nw_log_key_is_secret(const char *key)
+bool nw_log_key_is_secret(const char *key)
 {
     /* one pass over the key: a word is only tried where its first letter is */
     for (const char *p = key; *p; p++) {
@@ -79,19 +80,19 @@ int nw_log_key_is_secret(const char *key)
         }
         for (; *w; w++)
             if (word_at(p, *w))
-                return 1;
+                return true;
     }
-    return 0;
+    return false;
 }
 
-int nw_log__ratelimit(_Atomic int64_t *last, int secs)
+bool nw_log__ratelimit(_Atomic int64_t *last, int secs)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     int64_t now = (int64_t)ts.tv_sec;
     int64_t prev = atomic_load(last);
     if (prev != 0 && now - prev < secs)
-        return 0;
+        return false;
     return atomic_compare_exchange_strong(last, &prev, now);
 }
 

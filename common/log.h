@@ -17,6 +17,7 @@
 #define NW_COMMON_LOG_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 typedef enum {
@@ -95,9 +96,9 @@ void nw_log__emit(nw_log_level_t level, const char *comp, const char *msg,
     } while (0)
 
 /** Internal: true if a line may be written now (updates *last). */
-int nw_log__ratelimit(_Atomic int64_t *last, int secs);
+bool nw_log__ratelimit(_Atomic int64_t *last, int secs);
 
 /** True if a field with this key must never be logged in clear. */
-int nw_log_key_is_secret(const char *key);
+bool nw_log_key_is_secret(const char *key);
 
 #endif

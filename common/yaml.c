@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,7 +49,7 @@ static const char *const SPECIAL_FLOATS[] = {".nan",  ".NaN",  ".NAN",  ".inf", 
 static int go_parse_int(const char *s, double *out)
 {
     const char *p = s;
-    int neg = 0;
+    bool neg = false;
     if (*p == '+' || *p == '-') {
         neg = *p == '-';
         p++;
@@ -70,7 +71,7 @@ static int go_parse_int(const char *s, double *out)
     if (!*p)
         return 0;
     unsigned __int128 v = 0;
-    int overflow = 0;
+    bool overflow = false;
     for (; *p; p++) {
         int d;
         if (*p >= '0' && *p <= '9')
@@ -86,7 +87,7 @@ static int go_parse_int(const char *s, double *out)
         if (!overflow) {
             v = v * (unsigned)base + (unsigned)d;
             if (v > (unsigned __int128)UINT64_MAX)
-                overflow = 1;
+                overflow = true;
         }
     }
     if (overflow)
@@ -105,7 +106,7 @@ static int go_parse_int(const char *s, double *out)
 }
 
 /* goyaml.v2's yamlStyleFloat: ^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$ */
-static int yaml_style_float(const char *s)
+static bool yaml_style_float(const char *s)
 {
     const char *p = s;
     if (*p == '+' || *p == '-')
@@ -113,12 +114,12 @@ static int yaml_style_float(const char *s)
     if (*p == '.') {
         p++;
         if (!isdigit((unsigned char)*p))
-            return 0;
+            return false;
         while (isdigit((unsigned char)*p))
             p++;
     } else {
         if (!isdigit((unsigned char)*p))
-            return 0;
+            return false;
         while (isdigit((unsigned char)*p))
             p++;
         if (*p == '.') {
@@ -132,7 +133,7 @@ static int yaml_style_float(const char *s)
         if (*p == '+' || *p == '-')
             p++;
         if (!isdigit((unsigned char)*p))
-            return 0;
+            return false;
         while (isdigit((unsigned char)*p))
             p++;
     }
@@ -142,17 +143,17 @@ static int yaml_style_float(const char *s)
 typedef enum { R_STR, R_NULL, R_BOOL, R_INT, R_FLOAT, R_SPECIAL } rkind_t;
 
 /* Resolve a plain scalar as goyaml.v2 does (tag ""). */
-static rkind_t resolve_plain(const char *in, double *num, int *b)
+static rkind_t resolve_plain(const char *in, double *num, bool *b)
 {
     char c = in[0];
     if (nw_strs_in(in, NULL_WORDS))
         return R_NULL;
     if (nw_strs_in(in, TRUE_WORDS)) {
-        *b = 1;
+        *b = true;
         return R_BOOL;
     }
     if (nw_strs_in(in, FALSE_WORDS)) {
-        *b = 0;
+        *b = false;
         return R_BOOL;
     }
     if (nw_strs_in(in, SPECIAL_FLOATS))
@@ -194,13 +195,13 @@ static rkind_t resolve_plain(const char *in, double *num, int *b)
     } else if (ir == 2) {
         /* goyaml.v2 falls back to big.Int; JSON carries it as a (large) number */
         const char *q = plain;
-        int neg = *q == '-';
+        bool neg = *q == '-';
         if (*q == '+' || *q == '-')
             q++;
-        int dec = 1;
+        bool dec = true;
         for (const char *t = q; *t; t++)
             if (!isdigit((unsigned char)*t))
-                dec = 0;
+                dec = false;
         if (dec && !(q[0] == '0' && q[1])) {
             double d = strtod(q, NULL);
             *num = neg ? -d : d;
@@ -232,7 +233,7 @@ static NW_MUST_USE nw_rc_t scalar_value(loader_t *l, const yaml_event_t *ev, cJS
     if (memchr(v, 0, len))
         return fail_at(l, ev->start_mark, "%s", "NUL characters are not supported");
     const char *tag = (const char *)ev->data.scalar.tag;
-    int plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+    bool plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
     const char *t = NULL; /* short tag name for yaml.org tags */
     if (tag) {
         if (strncmp(tag, TAG_PREFIX, strlen(TAG_PREFIX)) == 0)
@@ -252,7 +253,7 @@ static NW_MUST_USE nw_rc_t scalar_value(loader_t *l, const yaml_event_t *ev, cJS
         return *out ? NW_OK : NW_ENOMEM;
     }
     double num = 0;
-    int b = 0;
+    bool b = false;
     rkind_t k = resolve_plain(v, &num, &b);
     if (t && strcmp(t, "int") != 0 && strcmp(t, "float") != 0 && strcmp(t, "bool") != 0 &&
         strcmp(t, "null") != 0) {
@@ -261,9 +262,10 @@ static NW_MUST_USE nw_rc_t scalar_value(loader_t *l, const yaml_event_t *ev, cJS
         return *out ? NW_OK : NW_ENOMEM;
     }
     if (t) {
-        int ok = (strcmp(t, "int") == 0 && k == R_INT) ||
-                 (strcmp(t, "float") == 0 && (k == R_FLOAT || k == R_INT || k == R_SPECIAL)) ||
-                 (strcmp(t, "bool") == 0 && k == R_BOOL) || (strcmp(t, "null") == 0 && k == R_NULL);
+        bool ok = (strcmp(t, "int") == 0 && k == R_INT) ||
+                  (strcmp(t, "float") == 0 && (k == R_FLOAT || k == R_INT || k == R_SPECIAL)) ||
+                  (strcmp(t, "bool") == 0 && k == R_BOOL) ||
+                  (strcmp(t, "null") == 0 && k == R_NULL);
         if (!ok) {
             char msg[300];
             snprintf(msg, sizeof msg, "cannot decode `%.200s` as a !!%s", v, t);
@@ -425,11 +427,11 @@ static NW_MUST_USE nw_rc_t parse_mapping(loader_t *l, yaml_event_t *start, int d
             break;
         }
         yaml_mark_t km = kev.start_mark;
-        int is_merge = kev.type == YAML_SCALAR_EVENT &&
-                       kev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
-                       strcmp((const char *)kev.data.scalar.value, "<<") == 0 &&
-                       (!kev.data.scalar.tag ||
-                        strcmp((const char *)kev.data.scalar.tag, TAG_PREFIX "merge") == 0);
+        bool is_merge = kev.type == YAML_SCALAR_EVENT &&
+                        kev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
+                        strcmp((const char *)kev.data.scalar.value, "<<") == 0 &&
+                        (!kev.data.scalar.tag ||
+                         strcmp((const char *)kev.data.scalar.tag, TAG_PREFIX "merge") == 0);
         cJSON *k = NULL;
         rc = parse_node(l, &kev, depth + 1, &k);
         yaml_event_delete(&kev);
@@ -598,14 +600,14 @@ static void line_col(const char *text, size_t off, size_t *line, size_t *col)
     }
 }
 
-static int depth_ok(const cJSON *n, int depth)
+static bool depth_ok(const cJSON *n, int depth)
 {
     if (depth > NW_YAML_MAX_DEPTH)
-        return 0;
+        return false;
     for (const cJSON *c = n->child; c; c = c->next)
         if (!depth_ok(c, depth + 1))
-            return 0;
-    return 1;
+            return false;
+    return true;
 }
 
 static const char *dup_key(const cJSON *n)
@@ -708,13 +710,13 @@ static NW_MUST_USE nw_rc_t load_yaml(const char *text, size_t len, doclist_t *dl
     yaml_parser_set_input_string(&l.p, (const unsigned char *)text, len);
     nw_rc_t rc = NW_OK;
     yaml_event_t ev;
-    int done = 0;
+    bool done = false;
     while (!done) {
         if ((rc = next_event(&l, &ev)) != NW_OK)
             break;
         switch (ev.type) {
         case YAML_STREAM_END_EVENT:
-            done = 1;
+            done = true;
             break;
         case YAML_DOCUMENT_START_EVENT: {
             size_t line = ev.start_mark.line + 1;
@@ -837,12 +839,12 @@ static int write_cb(void *data, unsigned char *buffer, size_t size)
     return nw_buf_add((nw_buf_t *)data, buffer, size) == NW_OK;
 }
 
-static int emit_scalar(yaml_emitter_t *em, const char *s, yaml_scalar_style_t style)
+static bool emit_scalar(yaml_emitter_t *em, const char *s, yaml_scalar_style_t style)
 {
     yaml_event_t ev;
     if (!yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)s, (int)strlen(s), 1, 1,
                                       style))
-        return 0;
+        return false;
     return yaml_emitter_emit(em, &ev);
 }
 
@@ -857,7 +859,7 @@ static void format_number(double d, char *buf, size_t n)
         snprintf(buf, n, "%.17g", d);
 }
 
-static int emit_node(yaml_emitter_t *em, const cJSON *n)
+static bool emit_node(yaml_emitter_t *em, const cJSON *n)
 {
     yaml_event_t ev;
     if (cJSON_IsObject(n)) {
@@ -865,37 +867,37 @@ static int emit_node(yaml_emitter_t *em, const cJSON *n)
                                                  n->child ? YAML_BLOCK_MAPPING_STYLE
                                                           : YAML_FLOW_MAPPING_STYLE) ||
             !yaml_emitter_emit(em, &ev))
-            return 0;
+            return false;
         for (const cJSON *c = n->child; c; c = c->next) {
             double num;
-            int b;
+            bool b;
             rkind_t k = c->string[0] ? resolve_plain(c->string, &num, &b) : R_NULL;
-            int quote = k != R_STR || strcmp(c->string, "<<") == 0; /* not a merge key */
+            bool quote = k != R_STR || strcmp(c->string, "<<") == 0; /* not a merge key */
             if (!emit_scalar(em, c->string,
                              quote ? YAML_DOUBLE_QUOTED_SCALAR_STYLE : YAML_ANY_SCALAR_STYLE) ||
                 !emit_node(em, c))
-                return 0;
+                return false;
         }
         if (!yaml_mapping_end_event_initialize(&ev) || !yaml_emitter_emit(em, &ev))
-            return 0;
-        return 1;
+            return false;
+        return true;
     }
     if (cJSON_IsArray(n)) {
         if (!yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1,
                                                   n->child ? YAML_BLOCK_SEQUENCE_STYLE
                                                            : YAML_FLOW_SEQUENCE_STYLE) ||
             !yaml_emitter_emit(em, &ev))
-            return 0;
+            return false;
         for (const cJSON *c = n->child; c; c = c->next)
             if (!emit_node(em, c))
-                return 0;
+                return false;
         if (!yaml_sequence_end_event_initialize(&ev) || !yaml_emitter_emit(em, &ev))
-            return 0;
-        return 1;
+            return false;
+        return true;
     }
     if (cJSON_IsString(n)) {
         double num;
-        int b;
+        bool b;
         rkind_t k = resolve_plain(n->valuestring, &num, &b);
         return emit_scalar(em, n->valuestring,
                            k == R_STR ? YAML_ANY_SCALAR_STYLE : YAML_DOUBLE_QUOTED_SCALAR_STYLE);
@@ -925,13 +927,13 @@ nw_rc_t nw_yaml_emit(const cJSON *doc, char **out, size_t *outlen, nw_err_t *err
     yaml_emitter_set_indent(&em, 2);
     yaml_emitter_set_width(&em, -1);
     yaml_event_t ev;
-    int ok = yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING) &&
-             yaml_emitter_emit(&em, &ev) &&
-             yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1) &&
-             yaml_emitter_emit(&em, &ev) && emit_node(&em, doc) &&
-             yaml_document_end_event_initialize(&ev, 1) && yaml_emitter_emit(&em, &ev) &&
-             yaml_stream_end_event_initialize(&ev) && yaml_emitter_emit(&em, &ev) &&
-             yaml_emitter_flush(&em);
+    bool ok = yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING) &&
+              yaml_emitter_emit(&em, &ev) &&
+              yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1) &&
+              yaml_emitter_emit(&em, &ev) && emit_node(&em, doc) &&
+              yaml_document_end_event_initialize(&ev, 1) && yaml_emitter_emit(&em, &ev) &&
+              yaml_stream_end_event_initialize(&ev) && yaml_emitter_emit(&em, &ev) &&
+              yaml_emitter_flush(&em);
     nw_rc_t rc = NW_OK;
     if (!ok)
         rc = nw_err_set(err, NW_EINVAL, NULL, "yaml emitter: %s",

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -201,14 +202,14 @@ static const key_t_ *class_field(const char *field)
 }
 
 /* a DNS label (RFC 1123): what a class name may be */
-static int valid_class_name(const char *s, size_t n)
+static bool valid_class_name(const char *s, size_t n)
 {
     if (n == 0 || n > 63 || s[0] == '-' || s[n - 1] == '-')
-        return 0;
+        return false;
     for (size_t i = 0; i < n; i++)
         if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '-'))
-            return 0;
-    return 1;
+            return false;
+    return true;
 }
 
 static struct nw_config_accel *find_class(const nw_config_t *cfg, const char *name, size_t n)
@@ -320,33 +321,33 @@ static NW_MUST_USE nw_rc_t resolve(nw_config_t *cfg, const char *path, int creat
 }
 
 /* gpu.classes, gpu.classes.<name> and its groups (taint, nodeLabel, instanceRequirement) */
-static int is_class_section(const char *path)
+static bool is_class_section(const char *path)
 {
     if (strcmp(path, "gpu.classes") == 0)
-        return 1;
+        return true;
     size_t pl = strlen(CLASS_PREFIX);
     if (strncmp(path, CLASS_PREFIX, pl) != 0)
-        return 0;
+        return false;
     const char *dot = strchr(path + pl, '.');
     if (!dot)
-        return 1;
+        return true;
     size_t n = strlen(dot + 1);
     for (size_t i = 0; i < NCFIELDS; i++)
         if (strncmp(class_fields[i].path, dot + 1, n) == 0 && class_fields[i].path[n] == '.')
-            return 1;
-    return 0;
+            return true;
+    return false;
 }
 
 /* True if path names a mapping (a proper prefix of some key, followed by '.'). */
-static int is_section(const char *path)
+static bool is_section(const char *path)
 {
     if (is_class_section(path))
-        return 1;
+        return true;
     size_t n = strlen(path);
     for (size_t i = 0; i < NKEYS; i++)
         if (strncmp(keys[i].path, path, n) == 0 && keys[i].path[n] == '.')
-            return 1;
-    return 0;
+            return true;
+    return false;
 }
 
 static const char *type_name(key_type_t t)
@@ -572,10 +573,10 @@ typedef struct {
     nw_err_t *err;
 } walk_t;
 
-static int is_null_scalar(const yaml_node_t *n)
+static bool is_null_scalar(const yaml_node_t *n)
 {
     if (n->type != YAML_SCALAR_NODE || n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
-        return 0;
+        return false;
     const char *v = (const char *)n->data.scalar.value;
     return !*v || strcmp(v, "~") == 0 || strcmp(v, "null") == 0 || strcmp(v, "Null") == 0 ||
            strcmp(v, "NULL") == 0;
@@ -761,17 +762,17 @@ nw_rc_t nw_config_set(nw_config_t *cfg, const char *key, const char *value, nw_e
 
 /* ---- validation ------------------------------------------------------------------ */
 
-static int valid_listen(const char *s)
+static bool valid_listen(const char *s)
 {
     const char *colon = strrchr(s, ':');
     if (!colon || colon == s)
-        return 0;
+        return false;
     if (s[0] == '[' && colon[-1] != ']')
-        return 0;
+        return false;
     int64_t port;
     if (parse_int(colon + 1, &port) != 0 || port < 0 || port > 65535)
-        return 0;
-    return 1;
+        return false;
+    return true;
 }
 
 int64_t nw_config_pod_density(const char *v)

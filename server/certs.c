@@ -7,6 +7,7 @@
 #include <gnutls/x509.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,7 +84,7 @@ static NW_MUST_USE nw_rc_t read_file(const char *path, gnutls_datum_t *d, fail_t
         return NW_ENOMEM;
     }
     size_t n = 0;
-    int bad = 0;
+    bool bad = false;
     while (n <= MAX_PEM) {
         ssize_t r = read(fd, buf + n, MAX_PEM + 1 - n);
         if (r < 0 && errno == EINTR)
@@ -142,7 +143,7 @@ nw_rc_t nw_certs_require_dns_names(char *const *names, size_t n)
 
 /* True if the certificate has a DNS subjectAltName matching name (the
  * apiserver's Go client ignores the CN, so a CN alone does not count). */
-static int has_dns_name(gnutls_x509_crt_t crt, const char *name)
+static bool has_dns_name(gnutls_x509_crt_t crt, const char *name)
 {
     int dns_sans = 0;
     for (unsigned i = 0;; i++) {
@@ -220,7 +221,7 @@ static NW_MUST_USE nw_rc_t load_pair(const char *cert_path, const char *key_path
     /* the key must belong to the leaf */
     gnutls_pubkey_t kpub = NULL;
     gnutls_datum_t a = {0}, b = {0};
-    int match = 0;
+    bool match = false;
     if (gnutls_pubkey_init(&kpub) >= 0 && gnutls_pubkey_import_privkey(kpub, p->key, 0, 0) >= 0 &&
         pubkey_der(kpub, &a) == NW_OK && pubkey_der(p->pcert[0].pubkey, &b) == NW_OK)
         match = a.size == b.size && memcmp(a.data, b.data, a.size) == 0;
@@ -298,7 +299,7 @@ nw_rc_t nw_certs_load_initial(const char *cert_path, const char *key_path, nw_me
     return NW_OK;
 }
 
-int nw_certs_ready(void)
+bool nw_certs_ready(void)
 {
     return atomic_load(&current) != NULL;
 }
@@ -370,7 +371,7 @@ static sig_t_ file_sig(const char *path)
     return s;
 }
 
-static int sig_eq(const sig_t_ *a, const sig_t_ *b)
+static bool sig_eq(const sig_t_ *a, const sig_t_ *b)
 {
     return a->ok == b->ok && a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
            a->mtime.tv_sec == b->mtime.tv_sec && a->mtime.tv_nsec == b->mtime.tv_nsec;

@@ -26,6 +26,7 @@
 
 #include <gnutls/abstract.h>
 #include <gnutls/gnutls.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -48,7 +49,7 @@ NW_MUST_USE nw_rc_t nw_certs_load_initial(const char *cert_path, const char *key
 NW_MUST_USE nw_rc_t nw_certs_require_dns_names(char *const *names, size_t n);
 
 /** True once a pair is installed. */
-int nw_certs_ready(void);
+bool nw_certs_ready(void);
 
 /** The GnuTLS retrieve callback (gnutls_certificate_retrieve_function2). */
 int nw_certs_retrieve(gnutls_session_t session, const gnutls_datum_t *req_ca_rdn, int nreqs,

@@ -10,6 +10,7 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,7 +107,7 @@ static nw_route_t route_of(const char *url, int metrics_here)
     return NW_ROUTE_OTHER;
 }
 
-static int is_admission(nw_route_t r)
+static bool is_admission(nw_route_t r)
 {
     return r == NW_ROUTE_VALIDATE || r == NW_ROUTE_MUTATE;
 }
@@ -175,16 +176,16 @@ static enum MHD_Result respond_status(nw_https_t *s, struct MHD_Connection *c, r
     return respond(s, c, r, code, "application/json", body, len, allow);
 }
 
-static int content_type_json(struct MHD_Connection *c)
+static bool content_type_json(struct MHD_Connection *c)
 {
     const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
     if (!ct)
-        return 0;
+        return false;
     while (*ct == ' ' || *ct == '\t')
         ct++;
     static const char want[] = "application/json";
     if (strncasecmp(ct, want, sizeof want - 1) != 0)
-        return 0;
+        return false;
     char n = ct[sizeof want - 1];
     return n == '\0' || n == ';' || n == ' ' || n == '\t';
 }
@@ -214,17 +215,17 @@ static void set_conn_timeout(struct MHD_Connection *c, int64_t ns)
 }
 
 /* Reserve n more body bytes from the global budget; 0 if it would be exceeded. */
-static int budget_take(nw_https_t *s, req_t *r, size_t n)
+static bool budget_take(nw_https_t *s, req_t *r, size_t n)
 {
     if (!s->o.max_inflight_body)
-        return 1;
+        return true;
     int64_t was = atomic_fetch_add(&s->body_bytes, (int64_t)n);
     if (was + (int64_t)n > (int64_t)s->o.max_inflight_body) {
         atomic_fetch_sub(&s->body_bytes, (int64_t)n);
-        return 0;
+        return false;
     }
     r->reserved += n;
-    return 1;
+    return true;
 }
 
 static enum MHD_Result respond_busy(nw_https_t *s, struct MHD_Connection *c, req_t *r,
@@ -437,7 +438,7 @@ static enum MHD_Result admit(nw_https_t *s, struct MHD_Connection *c, req_t *r, 
                               "ran out before its body arrived",
                               NULL, method, url);
     }
-    int mutate = r->route == NW_ROUTE_MUTATE;
+    bool mutate = r->route == NW_ROUTE_MUTATE;
     nw_review_out_t out;
     nw_admit_deadline_set(r->deadline_ns); /* the rules stop early once it has passed */
     nw_rc_t rc = nw_review_handle(s->o.admit_ctx, s->o.lookup, mutate, nw_buf_str(&r->body),
@@ -554,7 +555,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                       mono_ns() + (int64_t)s->idle_secs * NW_NS_PER_SEC + s->o.header_timeout_ns);
     if (r->reserved)
         atomic_fetch_sub(&s->body_bytes, (int64_t)r->reserved);
-    int big = r->seen >= TRIM_AFTER_BYTES;
+    bool big = r->seen >= TRIM_AFTER_BYTES;
     nw_buf_cleanup(&r->body);
     free(r);
     /* A big review leaves the heap of this thread (and the arena chunks freed with it)
@@ -731,7 +732,7 @@ static enum MHD_Result on_metrics(void *cls, struct MHD_Connection *c, const cha
         *upload_data_size = 0; /* no body is wanted; drop it */
         return MHD_YES;
     }
-    int get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
+    bool get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
     if (strcmp(url, "/metrics") != 0 || !get) {
         nw_server_metrics_http(s->o.metrics, NW_ROUTE_OTHER, get ? 404 : 405);
         char *b = strdup(get ? "not found: this port serves GET /metrics only\n"

@@ -69,12 +69,99 @@ out:
     return rc;
 }
 
+/* A request as nw_awshttp_do was given it, with its URL split. */
+typedef struct {
+    const char *method, *url, *content_type, *body;
+    size_t body_len;
+    long timeout_ms;
+    char host[512], path[2048], query[4096];
+} http_req_t;
+
+/* Sign r with SigV4 and append the Host, X-Amz-Date, X-Amz-Security-Token and
+ * Authorization headers to *hl. */
+static NW_MUST_USE nw_rc_t add_sigv4_headers(struct curl_slist **hl, const http_req_t *r,
+                                             const nw_awshttp_sign_t *sign, nw_err_t *err)
+{
+    char line[2048];
+    nw_sigv4_header_t sh[3];
+    size_t n = 0;
+    sh[n++] = (nw_sigv4_header_t){"Host", r->host};
+    if (r->content_type)
+        sh[n++] = (nw_sigv4_header_t){"Content-Type", r->content_type};
+    nw_sigv4_req_t req = {.method = r->method,
+                          .path = r->path,
+                          .query = r->query,
+                          .headers = sh,
+                          .nheaders = n,
+                          .payload = r->body,
+                          .payload_len = r->body_len,
+                          .region = sign->region,
+                          .service = sign->service,
+                          .time_s = sign->time_s,
+                          .normalize_path = 1};
+    nw_sigv4_creds_t cr = {sign->access_key_id, sign->secret_access_key, sign->session_token};
+    nw_sigv4_result_t sr;
+    nw_rc_t rc = nw_sigv4_sign(&req, &cr, &sr, err);
+    if (rc != NW_OK)
+        return rc;
+    snprintf(line, sizeof line, "Host: %s", r->host);
+    *hl = curl_slist_append(*hl, line);
+    snprintf(line, sizeof line, "X-Amz-Date: %s", sr.amz_date);
+    *hl = curl_slist_append(*hl, line);
+    if (sr.session_token) {
+        nw_buf_t tb;
+        nw_buf_init(&tb, 16384);
+        if (nw_buf_addf(&tb, "X-Amz-Security-Token: %s", sr.session_token) == NW_OK)
+            *hl = curl_slist_append(*hl, nw_buf_str(&tb));
+        nw_buf_cleanup(&tb);
+    }
+    snprintf(line, sizeof line, "Authorization: %s", sr.authorization);
+    *hl = curl_slist_append(*hl, line);
+    return NW_OK;
+}
+
+/* Set the handle up for r: URL, timeouts, headers hl, the body into resp (and resp's
+ * abort flag checked while it runs), method and payload. */
+static void setup_handle(CURL *c, const http_req_t *r, struct curl_slist *hl,
+                         nw_awshttp_resp_t *resp)
+{
+    curl_easy_setopt(c, CURLOPT_URL, r->url);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, r->timeout_ms > 0 ? r->timeout_ms : 10000L);
+    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
+                     r->timeout_ms > 0 && r->timeout_ms < 5000 ? r->timeout_ms : 5000L);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, hl);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &resp->body);
+    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+    if (resp->abort) {
+        curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+        curl_easy_setopt(c, CURLOPT_XFERINFODATA, (void *)resp->abort);
+        curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+    }
+    if (strcmp(r->method, "GET") == 0) {
+        curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
+    } else {
+        if (strcmp(r->method, "POST") != 0)
+            curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, r->method);
+        curl_easy_setopt(c, CURLOPT_POST, 1L);
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, r->body ? r->body : "");
+        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->body_len);
+    }
+}
+
 nw_rc_t nw_awshttp_do(const char *method, const char *url, const char *const *headers,
                       const char *content_type, const char *body, size_t body_len,
                       const nw_awshttp_sign_t *sign, long timeout_ms, nw_awshttp_resp_t *resp,
                       nw_err_t *err)
 {
-    char host[512], path[2048], query[4096], line[2048];
+    http_req_t r = {.method = method,
+                    .url = url,
+                    .content_type = content_type,
+                    .body = body,
+                    .body_len = body_len,
+                    .timeout_ms = timeout_ms};
+    char line[2048];
     struct curl_slist *hl = NULL;
     nw_rc_t rc = NW_OK;
     CURL *c = NULL;
@@ -82,8 +169,8 @@ nw_rc_t nw_awshttp_do(const char *method, const char *url, const char *const *he
     nw_buf_reset(&resp->body);
     resp->status = 0;
     resp->timed_out = 0;
-    if ((rc = split_url(url, host, sizeof host, path, sizeof path, query, sizeof query, err)) !=
-        NW_OK)
+    if ((rc = split_url(url, r.host, sizeof r.host, r.path, sizeof r.path, r.query, sizeof r.query,
+                        err)) != NW_OK)
         return rc;
     c = curl_easy_init();
     if (!c)
@@ -95,79 +182,25 @@ nw_rc_t nw_awshttp_do(const char *method, const char *url, const char *const *he
         snprintf(line, sizeof line, "Content-Type: %s", content_type);
         hl = curl_slist_append(hl, line);
     }
-    if (sign && sign->access_key_id && *sign->access_key_id) {
-        nw_sigv4_header_t sh[3];
-        size_t n = 0;
-        sh[n++] = (nw_sigv4_header_t){"Host", host};
-        if (content_type)
-            sh[n++] = (nw_sigv4_header_t){"Content-Type", content_type};
-        nw_sigv4_req_t req = {.method = method,
-                              .path = path,
-                              .query = query,
-                              .headers = sh,
-                              .nheaders = n,
-                              .payload = body,
-                              .payload_len = body_len,
-                              .region = sign->region,
-                              .service = sign->service,
-                              .time_s = sign->time_s,
-                              .normalize_path = 1};
-        nw_sigv4_creds_t cr = {sign->access_key_id, sign->secret_access_key, sign->session_token};
-        nw_sigv4_result_t sr;
-        if ((rc = nw_sigv4_sign(&req, &cr, &sr, err)) != NW_OK)
-            goto out;
-        snprintf(line, sizeof line, "Host: %s", host);
-        hl = curl_slist_append(hl, line);
-        snprintf(line, sizeof line, "X-Amz-Date: %s", sr.amz_date);
-        hl = curl_slist_append(hl, line);
-        if (sr.session_token) {
-            nw_buf_t tb;
-            nw_buf_init(&tb, 16384);
-            if (nw_buf_addf(&tb, "X-Amz-Security-Token: %s", sr.session_token) == NW_OK)
-                hl = curl_slist_append(hl, nw_buf_str(&tb));
-            nw_buf_cleanup(&tb);
-        }
-        snprintf(line, sizeof line, "Authorization: %s", sr.authorization);
-        hl = curl_slist_append(hl, line);
-    }
+    if (sign && sign->access_key_id && *sign->access_key_id &&
+        (rc = add_sigv4_headers(&hl, &r, sign, err)) != NW_OK)
+        goto out;
     hl = curl_slist_append(hl, "Expect:");
 
-    curl_easy_setopt(c, CURLOPT_URL, url);
-    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms > 0 ? timeout_ms : 10000L);
-    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
-                     timeout_ms > 0 && timeout_ms < 5000 ? timeout_ms : 5000L);
-    curl_easy_setopt(c, CURLOPT_HTTPHEADER, hl);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, &resp->body);
-    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-    if (resp->abort) {
-        curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
-        curl_easy_setopt(c, CURLOPT_XFERINFODATA, (void *)resp->abort);
-        curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-    }
-    if (strcmp(method, "GET") == 0) {
-        curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
-    } else {
-        if (strcmp(method, "POST") != 0)
-            curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
-        curl_easy_setopt(c, CURLOPT_POST, 1L);
-        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body ? body : "");
-        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
-    }
+    setup_handle(c, &r, hl, resp);
     CURLcode cc = curl_easy_perform(c);
     if (cc == CURLE_OPERATION_TIMEDOUT) {
         resp->timed_out = 1;
-        rc = nw_err_set(err, NW_ETIMEOUT, "http", "%s %s%s: timed out after %ld ms", method, host,
-                        path, timeout_ms);
+        rc = nw_err_set(err, NW_ETIMEOUT, "http", "%s %s%s: timed out after %ld ms", method, r.host,
+                        r.path, timeout_ms);
         goto out;
     }
     if (cc == CURLE_ABORTED_BY_CALLBACK) {
-        rc = nw_err_set(err, NW_EIO, "http", "%s %s%s: aborted", method, host, path);
+        rc = nw_err_set(err, NW_EIO, "http", "%s %s%s: aborted", method, r.host, r.path);
         goto out;
     }
     if (cc != CURLE_OK) {
-        rc = nw_err_set(err, NW_EIO, "http", "%s %s%s: %s", method, host, path,
+        rc = nw_err_set(err, NW_EIO, "http", "%s %s%s: %s", method, r.host, r.path,
                         curl_easy_strerror(cc));
         goto out;
     }

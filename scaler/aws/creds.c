@@ -4,6 +4,7 @@
 #include <cjson/cJSON.h>
 #include <openssl/crypto.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -353,7 +354,7 @@ nw_rc_t nw_creds_get(nw_creds_t *c, nw_creds_value_t *out, nw_err_t *err)
     nw_rc_t rc = NW_OK;
     pthread_mutex_lock(&c->mu);
     int64_t now = nw_clock_now(c->clock);
-    int fresh =
+    bool fresh =
         c->have && (c->cur.expires_ns == 0 || now < c->cur.expires_ns - NW_CREDS_REFRESH_EARLY_NS);
     if (!fresh && c->source != NW_CREDS_ENV) {
         nw_creds_value_t v;

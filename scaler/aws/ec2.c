@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +33,7 @@ struct nw_ec2 {
 
 /* ---- classification --------------------------------------------------------------- */
 
-static int ends_with(const char *s, const char *suf)
+static bool ends_with(const char *s, const char *suf)
 {
     size_t a = strlen(s), b = strlen(suf);
     return a >= b && strcmp(s + a - b, suf) == 0;
@@ -114,7 +115,7 @@ nw_ec2_class_t nw_ec2_classify(const char *code, const char *message, long statu
     return NW_EC2_OTHER;
 }
 
-int nw_ec2_error_is_passrole(const nw_ec2_error_t *ae)
+bool nw_ec2_error_is_passrole(const nw_ec2_error_t *ae)
 {
     return ae && ae->cls == NW_EC2_AUTH && strstr(ae->message, "iam:PassRole") != NULL;
 }
@@ -299,9 +300,39 @@ static void sleep_ms(long ms)
     }
 }
 
-static int retryable(nw_ec2_class_t c)
+static bool retryable(nw_ec2_class_t c)
 {
     return c == NW_EC2_THROTTLE || c == NW_EC2_SERVER || c == NW_EC2_TRANSPORT;
+}
+
+/* An error response: its EC2 error (code, message, request id) into ae, classified. */
+static void error_response(nw_ec2_error_t *ae, const nw_awshttp_resp_t *resp)
+{
+    nw_ec2xml_error_t x;
+    nw_err_t ignore = {0};
+    if (nw_ec2xml_parse_error(resp->body.data, resp->body.len, &x, &ignore) == NW_OK) {
+        snprintf(ae->code, sizeof ae->code, "%s", x.code);
+        snprintf(ae->message, sizeof ae->message, "%s", x.message);
+        snprintf(ae->request_id, sizeof ae->request_id, "%s", x.request_id);
+    } else {
+        ae->code[0] = 0;
+        snprintf(ae->message, sizeof ae->message, "HTTP %ld without an EC2 error body",
+                 resp->status);
+    }
+    ae->cls = nw_ec2_classify(ae->code, ae->message, resp->status);
+}
+
+/* The pause before the retry after the attempt-th call: equal jitter on the exponential
+ * step (half of it fixed, half random), at most retry.max_ms. */
+static long retry_delay(nw_ec2_t *c, int attempt)
+{
+    long step = c->retry.base_ms;
+    for (int i = 1; i < attempt && step < c->retry.max_ms; i++)
+        step *= 2;
+    if (step > c->retry.max_ms)
+        step = c->retry.max_ms;
+    long delay = step / 2 + (long)(rnd(c) % (unsigned long long)(step / 2 + 1));
+    return delay;
 }
 
 nw_rc_t nw_ec2_call(nw_ec2_t *c, const nw_ec2_params_t *p, nw_buf_t *resp_out, nw_ec2_error_t *ae,
@@ -365,18 +396,7 @@ nw_rc_t nw_ec2_call(nw_ec2_t *c, const nw_ec2_params_t *p, nw_buf_t *resp_out, n
             rc = NW_OK;
             goto out;
         } else {
-            nw_ec2xml_error_t x;
-            nw_err_t ignore = {0};
-            if (nw_ec2xml_parse_error(resp.body.data, resp.body.len, &x, &ignore) == NW_OK) {
-                snprintf(ae->code, sizeof ae->code, "%s", x.code);
-                snprintf(ae->message, sizeof ae->message, "%s", x.message);
-                snprintf(ae->request_id, sizeof ae->request_id, "%s", x.request_id);
-            } else {
-                ae->code[0] = 0;
-                snprintf(ae->message, sizeof ae->message, "HTTP %ld without an EC2 error body",
-                         resp.status);
-            }
-            ae->cls = nw_ec2_classify(ae->code, ae->message, resp.status);
+            error_response(ae, &resp);
             rc = NW_EAWS;
             if (ae->cls == NW_EC2_DRYRUN_OK)
                 goto out;
@@ -385,12 +405,7 @@ nw_rc_t nw_ec2_call(nw_ec2_t *c, const nw_ec2_params_t *p, nw_buf_t *resp_out, n
             (c->abort && atomic_load(c->abort)))
             break;
         /* equal jitter: half of the exponential step fixed, half random */
-        long step = c->retry.base_ms;
-        for (int i = 1; i < attempt && step < c->retry.max_ms; i++)
-            step *= 2;
-        if (step > c->retry.max_ms)
-            step = c->retry.max_ms;
-        long delay = step / 2 + (long)(rnd(c) % (unsigned long long)(step / 2 + 1));
+        long delay = retry_delay(c, attempt);
         if (nw_clock_mono(c->clock) + (int64_t)delay * NW_NS_PER_MS >= deadline) {
             nw_log_warn(COMP, "retry would pass the deadline", NW_LS("action", action),
                         NW_LS("code", ae->code), NW_LI("attempts", attempt));

@@ -20,6 +20,7 @@
 #define NW_SCALER_AWS_EC2_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "common/buf.h"
@@ -63,9 +64,9 @@ typedef struct nw_ec2 nw_ec2_t;
 /** Class of an EC2 error code (status used for codes the table does not know). */
 nw_ec2_class_t nw_ec2_classify(const char *code, const char *message, long status);
 
-/** 1 when an authorization error says iam:PassRole was refused (the role
+/** True when an authorization error says iam:PassRole was refused (the role
  * nodewarden runs as may not hand the node role to instances). */
-int nw_ec2_error_is_passrole(const nw_ec2_error_t *ae);
+bool nw_ec2_error_is_passrole(const nw_ec2_error_t *ae);
 
 /** Name of a class: "throttling", "capacity", "auth", "not-found", ... */
 const char *nw_ec2_class_name(nw_ec2_class_t c);

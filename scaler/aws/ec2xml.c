@@ -5,6 +5,7 @@
 #include <libxml/parser.h>
 #include <libxml/tree.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,7 +39,7 @@ static xmlDocPtr load(const char *xml, size_t len, xmlNode **root, nw_err_t *err
     return d;
 }
 
-static int is_el(const xmlNode *n, const char *name)
+static bool is_el(const xmlNode *n, const char *name)
 {
     return n && n->type == XML_ELEMENT_NODE && n->name && strcmp((const char *)n->name, name) == 0;
 }
@@ -118,7 +119,7 @@ static double dbl(xmlNode *n, const char *path)
     return *end == 0 ? v : 0;
 }
 
-static int boolean(xmlNode *n, const char *path)
+static bool boolean(xmlNode *n, const char *path)
 {
     char b[16];
     text(at(n, path), b, sizeof b);
@@ -203,15 +204,15 @@ static void next_token(xmlNode *root, char *next, size_t nextlen)
 
 /* The common shape of a Describe*-style response: root element `root` holding
  * <set><item>...</item>...</set>; each item is appended to the list (zeroed, `size`
- * bytes) and filled by fill(), which returns 0 when a required field is missing:
+ * bytes) and filled by fill(), which returns false when a required field is missing:
  * then the item is dropped and the error is `bad_path`: `bad_msg`. Paged responses
  * also return their nextToken. */
 typedef struct {
     const char *root, *set;
     size_t size;
-    int (*fill)(xmlNode *it, void *elem);
+    bool (*fill)(xmlNode *it, void *elem);
     const char *bad_path, *bad_msg;
-    int paged;
+    bool paged;
 } item_list_t;
 
 static NW_MUST_USE nw_rc_t parse_list(const item_list_t *t, const char *xml, size_t len, void **v,
@@ -282,7 +283,7 @@ void nw_ec2xml_pgs_free(nw_ec2_pgs_t *l)
     memset(l, 0, sizeof *l);
 }
 
-static int fill_pg(xmlNode *it, void *e)
+static bool fill_pg(xmlNode *it, void *e)
 {
     nw_ec2_pg_t *p = e;
     TXT(it, "groupId", p->id);
@@ -300,7 +301,7 @@ static const item_list_t PGS = {"DescribePlacementGroupsResponse",
                                 fill_pg,
                                 "placementGroupSet.item.groupId",
                                 "missing",
-                                0};
+                                false};
 
 nw_rc_t nw_ec2xml_parse_placement_groups(const char *xml, size_t len, nw_ec2_pgs_t *out,
                                          nw_err_t *err)
@@ -316,7 +317,7 @@ void nw_ec2xml_crs_free(nw_ec2_crs_t *l)
     memset(l, 0, sizeof *l);
 }
 
-static int fill_cr(xmlNode *it, void *e)
+static bool fill_cr(xmlNode *it, void *e)
 {
     nw_ec2_cr_t *r = e;
     TXT(it, "capacityReservationId", r->id);
@@ -340,7 +341,7 @@ static const item_list_t CRS = {"DescribeCapacityReservationsResponse",
                                 fill_cr,
                                 "capacityReservationSet.item",
                                 "missing capacityReservationId, instanceType or availabilityZone",
-                                1};
+                                true};
 
 nw_rc_t nw_ec2xml_parse_capacity_reservations(const char *xml, size_t len, nw_ec2_crs_t *out,
                                               char *next, size_t nextlen, nw_err_t *err)
@@ -505,7 +506,7 @@ static void parse_itype(xmlNode *it, nw_ec2_itype_t *t)
     }
 }
 
-static int fill_itype(xmlNode *it, void *e)
+static bool fill_itype(xmlNode *it, void *e)
 {
     nw_ec2_itype_t *t = e;
     parse_itype(it, t);
@@ -518,7 +519,7 @@ static const item_list_t ITYPES = {"DescribeInstanceTypesResponse",
                                    fill_itype,
                                    "instanceTypeSet.item.instanceType",
                                    "missing",
-                                   1};
+                                   true};
 
 nw_rc_t nw_ec2xml_parse_instance_types(const char *xml, size_t len, nw_ec2_itypes_t *out,
                                        char *next, size_t nextlen, nw_err_t *err)
@@ -534,7 +535,7 @@ void nw_ec2xml_offerings_free(nw_ec2_offerings_t *l)
     memset(l, 0, sizeof *l);
 }
 
-static int fill_offering(xmlNode *it, void *e)
+static bool fill_offering(xmlNode *it, void *e)
 {
     nw_ec2_offering_t *o = e;
     TXT(it, "instanceType", o->type);
@@ -548,7 +549,7 @@ static const item_list_t OFFERINGS = {"DescribeInstanceTypeOfferingsResponse",
                                       fill_offering,
                                       "instanceTypeOfferingSet.item",
                                       "instanceType or location missing",
-                                      1};
+                                      true};
 
 nw_rc_t nw_ec2xml_parse_offerings(const char *xml, size_t len, nw_ec2_offerings_t *out, char *next,
                                   size_t nextlen, nw_err_t *err)
@@ -562,7 +563,7 @@ void nw_ec2xml_spot_prices_free(nw_ec2_spot_prices_t *l)
     memset(l, 0, sizeof *l);
 }
 
-static int fill_spot_price(xmlNode *it, void *e)
+static bool fill_spot_price(xmlNode *it, void *e)
 {
     nw_ec2_spot_price_t *p = e;
     TXT(it, "instanceType", p->type);
@@ -579,7 +580,7 @@ static const item_list_t SPOT_PRICES = {
     fill_spot_price,
     "spotPriceHistorySet.item",
     "instanceType, availabilityZone or spotPrice missing or invalid",
-    1};
+    true};
 
 nw_rc_t nw_ec2xml_parse_spot_prices(const char *xml, size_t len, nw_ec2_spot_prices_t *out,
                                     char *next, size_t nextlen, nw_err_t *err)
@@ -608,7 +609,7 @@ static void status_checks(xmlNode *summary, const char *category, nw_ec2_istatus
     }
 }
 
-static int fill_istatus(xmlNode *it, void *e)
+static bool fill_istatus(xmlNode *it, void *e)
 {
     nw_ec2_istatus_t *s = e;
     TXT(it, "instanceId", s->id);
@@ -636,7 +637,7 @@ static const item_list_t ISTATUS = {"DescribeInstanceStatusResponse",
                                     fill_istatus,
                                     "instanceStatusSet.item",
                                     "instanceId missing",
-                                    1};
+                                    true};
 
 nw_rc_t nw_ec2xml_parse_instance_status(const char *xml, size_t len, nw_ec2_istatuses_t *out,
                                         char *next, size_t nextlen, nw_err_t *err)
@@ -650,13 +651,13 @@ void nw_ec2xml_zones_free(nw_ec2_zones_t *l)
     memset(l, 0, sizeof *l);
 }
 
-static int fill_zone(xmlNode *it, void *e)
+static bool fill_zone(xmlNode *it, void *e)
 {
     nw_ec2_zone_t *z = e;
     TXT(it, "zoneName", z->name);
     TXT(it, "zoneId", z->zone_id);
     TXT(it, "zoneState", z->state);
-    return 1;
+    return true;
 }
 
 static const item_list_t ZONES = {"DescribeAvailabilityZonesResponse",
@@ -665,7 +666,7 @@ static const item_list_t ZONES = {"DescribeAvailabilityZonesResponse",
                                   fill_zone,
                                   "",
                                   "",
-                                  0};
+                                  false};
 
 nw_rc_t nw_ec2xml_parse_zones(const char *xml, size_t len, nw_ec2_zones_t *out, nw_err_t *err)
 {
@@ -680,7 +681,7 @@ void nw_ec2xml_subnets_free(nw_ec2_subnets_t *l)
     memset(l, 0, sizeof *l);
 }
 
-static int fill_subnet(xmlNode *it, void *e)
+static bool fill_subnet(xmlNode *it, void *e)
 {
     nw_ec2_subnet_t *s = e;
     TXT(it, "subnetId", s->id);
@@ -698,7 +699,7 @@ static const item_list_t SUBNETS = {"DescribeSubnetsResponse",
                                     fill_subnet,
                                     "subnetSet.item.subnetId",
                                     "missing",
-                                    1};
+                                    true};
 
 nw_rc_t nw_ec2xml_parse_subnets(const char *xml, size_t len, nw_ec2_subnets_t *out, char *next,
                                 size_t nextlen, nw_err_t *err)
@@ -712,7 +713,7 @@ void nw_ec2xml_sgs_free(nw_ec2_sgs_t *l)
     memset(l, 0, sizeof *l);
 }
 
-static int fill_sg(xmlNode *it, void *e)
+static bool fill_sg(xmlNode *it, void *e)
 {
     nw_ec2_sg_t *s = e;
     TXT(it, "groupId", s->id);
@@ -728,7 +729,7 @@ static const item_list_t SGS = {"DescribeSecurityGroupsResponse",
                                 fill_sg,
                                 "securityGroupInfo.item.groupId",
                                 "missing",
-                                1};
+                                true};
 
 nw_rc_t nw_ec2xml_parse_sgs(const char *xml, size_t len, nw_ec2_sgs_t *out, char *next,
                             size_t nextlen, nw_err_t *err)
@@ -742,7 +743,7 @@ void nw_ec2xml_images_free(nw_ec2_images_t *l)
     memset(l, 0, sizeof *l);
 }
 
-static int fill_image(xmlNode *it, void *e)
+static bool fill_image(xmlNode *it, void *e)
 {
     nw_ec2_image_t *im = e;
     TXT(it, "imageId", im->id);
@@ -762,7 +763,7 @@ static const item_list_t IMAGES = {"DescribeImagesResponse",
                                    fill_image,
                                    "imagesSet.item.imageId",
                                    "missing",
-                                   1};
+                                   true};
 
 nw_rc_t nw_ec2xml_parse_images(const char *xml, size_t len, nw_ec2_images_t *out, char *next,
                                size_t nextlen, nw_err_t *err)
@@ -906,13 +907,13 @@ void nw_ec2xml_state_changes_free(nw_ec2_state_changes_t *l)
     memset(l, 0, sizeof *l);
 }
 
-static int fill_state_change(xmlNode *it, void *e)
+static bool fill_state_change(xmlNode *it, void *e)
 {
     nw_ec2_state_change_t *s = e;
     TXT(it, "instanceId", s->id);
     TXT(it, "currentState/name", s->current);
     TXT(it, "previousState/name", s->previous);
-    return 1;
+    return true;
 }
 
 static const item_list_t STATE_CHANGES = {"TerminateInstancesResponse",
@@ -921,7 +922,7 @@ static const item_list_t STATE_CHANGES = {"TerminateInstancesResponse",
                                           fill_state_change,
                                           "",
                                           "",
-                                          0};
+                                          false};
 
 nw_rc_t nw_ec2xml_parse_terminate(const char *xml, size_t len, nw_ec2_state_changes_t *out,
                                   nw_err_t *err)

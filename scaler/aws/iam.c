@@ -2,6 +2,7 @@
 #include "scaler/aws/iam.h"
 
 #include <openssl/rand.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +16,7 @@
 nw_rc_t nw_iam_new(const nw_awscfg_t *cfg, nw_creds_t *creds, const nw_clock_t *clock,
                    nw_ec2_t **out, nw_err_t *err)
 {
-    int cn = strncmp(cfg->region, "cn-", 3) == 0;
+    bool cn = strncmp(cfg->region, "cn-", 3) == 0;
     const char *url = cfg->iam[0] ? cfg->iam
                       : cn        ? "https://iam.cn-north-1.amazonaws.com.cn"
                                   : "https://iam.amazonaws.com";

@@ -2,6 +2,7 @@
  * instancestatus.h). */
 #include "scaler/aws/instancestatus.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,7 +64,7 @@ nw_rc_t nw_instancestatus_health(nw_ec2_t *ec2, nw_cloud_healths_t *out, nw_ec2_
     for (int f = 0; f < 3 && rc == NW_OK; f++)
         rc = nw_ec2_describe_instance_status(ec2, &sets[f], 1, &all, ae, err);
     for (size_t i = 0; rc == NW_OK && i < all.n; i++) {
-        int dup = 0;
+        bool dup = false;
         for (size_t j = 0; j < i && !dup; j++)
             dup = strcmp(all.v[j].id, all.v[i].id) == 0;
         if (!dup && nw_instancestatus_istatus_health(&all.v[i], out) != NW_OK)

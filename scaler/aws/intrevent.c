@@ -2,6 +2,7 @@
 #include "scaler/aws/intrevent.h"
 
 #include <cjson/cJSON.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -9,17 +10,17 @@
 #include "common/json.h"
 
 /* "i-" and 8 or 17 lowercase hex digits, as EC2 issues them. */
-static int valid_instance_id(const char *s)
+static bool valid_instance_id(const char *s)
 {
     size_t n = strlen(s);
     if (n != 10 && n != 19)
-        return 0;
+        return false;
     if (s[0] != 'i' || s[1] != '-')
-        return 0;
+        return false;
     for (size_t i = 2; i < n; i++)
         if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-            return 0;
-    return 1;
+            return false;
+    return true;
 }
 
 /* An optional string field: absent → "", wrong type or too long → error. */

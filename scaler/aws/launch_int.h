@@ -10,6 +10,7 @@
 #ifndef NW_SCALER_AWS_LAUNCH_INT_H
 #define NW_SCALER_AWS_LAUNCH_INT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -113,11 +114,11 @@ NW_MUST_USE nw_rc_t nw_launchtemplate_tags_spec(nw_ec2_params_t *p, const char *
 /** The partition of the class's partition placement group the claim asks for (0: none
  * asked, EC2 chooses). */
 int nw_launchtemplate_claim_partition(const nw_launch_req_t *r);
-/** 1 for nodewarden's kubeadm bootstrap: a token, and a family nodewarden does not generate
+/** True for nodewarden's kubeadm bootstrap: a token, and a family nodewarden does not generate
  * for. */
-int nw_launchtemplate_kubeadm(const nw_launch_req_t *r);
-/** 1 when nodewarden writes the kubelet's settings (max pods) into the userData. */
-int nw_launchtemplate_renders_kubelet(const nw_launch_req_t *r);
+bool nw_launchtemplate_kubeadm(const nw_launch_req_t *r);
+/** True when nodewarden writes the kubelet's settings (max pods) into the userData. */
+bool nw_launchtemplate_renders_kubelet(const nw_launch_req_t *r);
 /** The id of the cached template name; NULL when it is not cached. */
 const char *nw_launchtemplate_cached(nw_launch_t *l, const char *name);
 /** Forget a template deleted behind our back (the next CreateLaunchTemplate gets a new
@@ -134,16 +135,16 @@ NW_MUST_USE nw_rc_t nw_launchtemplate_ensure(nw_launch_t *l, const nw_launch_req
 
 /* ---- offerings.c: candidate offerings -------------------------------------------------------- */
 
-/** 1 when s is one of the n strings l, or the list is empty (no restriction). */
-int nw_offerings_in(const char *s, const char *const *l, int n);
+/** True when s is one of the n strings l, or the list is empty (no restriction). */
+bool nw_offerings_in(const char *s, const char *const *l, int n);
 /** qsort order of candidates: price, then type, then zone. */
 int nw_offerings_cand_cmp(const void *a, const void *b);
 /** The subnet of zone with the most free addresses that is not marked unavailable; NULL
  * when there is none. */
 const char *nw_offerings_best_subnet(const nw_launch_t *l, const nw_nodeclass_resolved_t *rs,
                                      const char *zone, int64_t now);
-/** 1 when the claim asks for EFA devices (vpc.amazonaws.com/efa). */
-int nw_offerings_wants_efa(const nw_launch_req_t *r);
+/** True when the claim asks for EFA devices (vpc.amazonaws.com/efa). */
+bool nw_offerings_wants_efa(const nw_launch_req_t *r);
 /** The max pods type t gets under the request's class (0 when the bootstrap is the
  * user's). */
 int64_t nw_offerings_type_pods(const nw_launch_t *l, const nw_launch_req_t *r, const nw_itype_t *t);

@@ -12,6 +12,7 @@
 
 #include <math.h>
 #include <openssl/evp.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -154,51 +155,51 @@ static const char *kube_dns_ip(nw_launch_t *l)
 }
 
 /* launchtemplate.go ClusterIPFamily: IPv6 when the kube-dns address is not IPv4 */
-static int cluster_ipv6(nw_launch_t *l)
+static bool cluster_ipv6(nw_launch_t *l)
 {
     const char *ip = kube_dns_ip(l);
     return ip && strchr(ip, ':') != NULL;
 }
 
 /* kubeadm 1.31 and later read (and prefer) v1beta4: the cluster's version decides */
-static int kubeadm_v1beta4(const nw_launch_t *l)
+static bool kubeadm_v1beta4(const nw_launch_t *l)
 {
     char v[32] = "";
     nw_err_t e = {0};
     if (!l->k8s_version || l->k8s_version(l->k8s_version_ud, v, sizeof v, &e) != NW_OK)
-        return 0;
+        return false;
     int major = 0, minor = 0;
     if (sscanf(v, "%d.%d", &major, &minor) != 2)
-        return 0;
+        return false;
     return major > 1 || (major == 1 && minor >= 31);
 }
 
-static int generated(nw_ami_family_t f)
+static bool generated(nw_ami_family_t f)
 {
     return f == NW_AMI_AL2 || f == NW_AMI_AL2023 || f == NW_AMI_BOTTLEROCKET;
 }
 
 /* nodewarden's kubeadm bootstrap: a token, and a family nodewarden does not generate for */
-int nw_launchtemplate_kubeadm(const nw_launch_req_t *r)
+bool nw_launchtemplate_kubeadm(const nw_launch_req_t *r)
 {
     return r->bootstrap_token && *r->bootstrap_token &&
            !generated(nw_kubelet_ami_family(r->nodeclass));
 }
 
 /* nodewarden writes the kubelet's settings (max pods) into the userData */
-int nw_launchtemplate_renders_kubelet(const nw_launch_req_t *r)
+bool nw_launchtemplate_renders_kubelet(const nw_launch_req_t *r)
 {
     return generated(nw_kubelet_ami_family(r->nodeclass)) || nw_launchtemplate_kubeadm(r);
 }
 
-static int taint_listed(const nw_ud_taint_t *t, int n, const char *key, const char *value,
-                        const char *effect)
+static bool taint_listed(const nw_ud_taint_t *t, int n, const char *key, const char *value,
+                         const char *effect)
 {
     for (int i = 0; i < n; i++)
         if (strcmp(t[i].key, key) == 0 && strcmp(t[i].value, value) == 0 &&
             strcmp(t[i].effect, effect) == 0)
-            return 1;
-    return 0;
+            return true;
+    return false;
 }
 
 #define UD_MAX_LABELS 128

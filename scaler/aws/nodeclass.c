@@ -5,6 +5,7 @@
 #include "common/log.h"
 #include "scaler/aws/iam.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,7 +193,7 @@ static int alias_paths(const char *alias, const char *k8s, ssm_path_t *out, cons
         return 0;
     }
     const char *ver = at + 1;
-    int latest = strcmp(ver, "latest") == 0;
+    bool latest = strcmp(ver, "latest") == 0;
     int n = 0;
     if (strcmp(fam, "AL2023") == 0) {
         static const char *const arch[] = {"x86_64", "arm64"};
@@ -289,7 +290,7 @@ static NW_MUST_USE nw_rc_t ssm_ids(const nw_nc_ssm_t *src, const char *alias, co
             return NW_OK;
         }
     }
-    int latest = alias && strstr(alias, "@latest") != NULL;
+    bool latest = alias && strstr(alias, "@latest") != NULL;
     char last[200] = "";
     for (int i = 0; i < np; i++) {
         char v[64];
@@ -324,99 +325,91 @@ static NW_MUST_USE nw_rc_t ssm_ids(const nw_nc_ssm_t *src, const char *alias, co
     return NW_OK;
 }
 
-static NW_MUST_USE nw_rc_t resolve_amis(nw_ec2_t *ec2, const nw_nc_ssm_t *src, const cJSON *terms,
-                                        nw_nodeclass_resolved_t *r, nw_err_t *err)
+/* The i-th amiSelectorTerms item: the available images it selects appended to *all
+ * (their variants, known from an alias's SSM parameters, to *vmask, 0: none known),
+ * how many into r->ami_found[i] and, for an alias or SSM term that finds none, why
+ * into r->ami_term_note[i]. */
+static NW_MUST_USE nw_rc_t term_images(nw_ec2_t *ec2, const nw_nc_ssm_t *src, const cJSON *t, int i,
+                                       nw_nodeclass_resolved_t *r, nw_ec2_images_t *all,
+                                       unsigned **vmask, nw_err_t *err)
 {
-    const cJSON *t;
-    int i = 0;
-    nw_ec2_images_t all = {0};
-    unsigned *vmask = NULL; /* per image of all: its variants (0: none known) */
-    nw_rc_t rc = NW_OK;
-    cJSON_ArrayForEach(t, terms)
-    {
-        nw_ec2_filter_t f[MAX_FILTERS];
-        char names[MAX_FILTERS][160];
-        int nf = 0;
-        const char *id = nw_json_str(t, "id"), *name = nw_json_str(t, "name"),
-                   *owner = nw_json_str(t, "owner");
-        const char *alias = nw_json_str(t, "alias"), *ssm = nw_json_str(t, "ssmParameter");
-        const char *owners[2];
-        int nowners = 0;
-        char ids[8][64];
-        unsigned idv[8] = {0};
-        int nids = 0;
-        if (i >= NW_NC_MAX_TERMS)
-            break;
-        if (alias || ssm) {
-            rc = ssm_ids(src, alias, alias ? NULL : ssm, ids, idv, &nids, r->ami_term_note[i],
-                         sizeof r->ami_term_note[i]);
-            if (rc != NW_OK) {
-                rc = nw_err_set(err, rc, "ssm", "%s", r->ami_term_note[i]);
-                goto out;
-            }
-            if (!nids) {
-                r->ami_found[i++] = 0;
-                continue;
-            }
-            f[0] = (nw_ec2_filter_t){"image-id", {NULL}, nids};
-            for (int k = 0; k < nids; k++)
-                f[0].values[k] = ids[k];
-            nf = 1;
-        } else {
-            if (id)
-                f[nf++] = (nw_ec2_filter_t){"image-id", {id}, 1};
-            if (name)
-                f[nf++] = (nw_ec2_filter_t){"name", {name}, 1};
-            nf = tag_filters(nw_json_get(t, "tags"), f, nf, names);
-            if (owner) {
-                owners[nowners++] = owner;
-            } else if (name && !id) {
-                owners[nowners++] = "self";
-                owners[nowners++] = "amazon";
-            }
+    nw_rc_t rc;
+    nw_ec2_filter_t f[MAX_FILTERS];
+    char names[MAX_FILTERS][160];
+    int nf = 0;
+    const char *id = nw_json_str(t, "id"), *name = nw_json_str(t, "name"),
+               *owner = nw_json_str(t, "owner");
+    const char *alias = nw_json_str(t, "alias"), *ssm = nw_json_str(t, "ssmParameter");
+    const char *owners[2];
+    int nowners = 0;
+    char ids[8][64];
+    unsigned idv[8] = {0};
+    int nids = 0;
+    if (alias || ssm) {
+        rc = ssm_ids(src, alias, alias ? NULL : ssm, ids, idv, &nids, r->ami_term_note[i],
+                     sizeof r->ami_term_note[i]);
+        if (rc != NW_OK)
+            return nw_err_set(err, rc, "ssm", "%s", r->ami_term_note[i]);
+        if (!nids) {
+            r->ami_found[i] = 0;
+            return NW_OK;
         }
-        size_t before = all.n;
-        if (nf == 0) {
-            r->ami_found[i++] = 0;
-            continue;
+        f[0] = (nw_ec2_filter_t){"image-id", {NULL}, nids};
+        for (int k = 0; k < nids; k++)
+            f[0].values[k] = ids[k];
+        nf = 1;
+    } else {
+        if (id)
+            f[nf++] = (nw_ec2_filter_t){"image-id", {id}, 1};
+        if (name)
+            f[nf++] = (nw_ec2_filter_t){"name", {name}, 1};
+        nf = tag_filters(nw_json_get(t, "tags"), f, nf, names);
+        if (owner) {
+            owners[nowners++] = owner;
+        } else if (name && !id) {
+            owners[nowners++] = "self";
+            owners[nowners++] = "amazon";
         }
-        if ((rc = nw_ec2_describe_images(ec2, f, nf, owners, nowners, &all, NULL, err)) != NW_OK)
-            goto out;
-        unsigned *vm = realloc(vmask, (all.n ? all.n : 1) * sizeof *vm);
-        if (!vm) {
-            rc = nw_err_set(err, NW_ENOMEM, "amis", "out of memory");
-            goto out;
-        }
-        vmask = vm;
-        /* only available images count */
-        size_t j = before;
-        for (size_t k = before; k < all.n; k++)
-            if (all.v[k].state[0] == 0 || strcmp(all.v[k].state, "available") == 0) {
-                vmask[j] = 0;
-                for (int q = 0; q < nids; q++)
-                    if (strcmp(ids[q], all.v[k].id) == 0)
-                        vmask[j] = idv[q];
-                all.v[j++] = all.v[k];
-            }
-        all.n = j;
-        r->ami_found[i] = (int)(all.n - before);
-        if (!r->ami_found[i] && (alias || ssm))
-            snprintf(r->ami_term_note[i], sizeof r->ami_term_note[i],
-                     "%s %.80s: SSM named %.30s, which DescribeImages does not find (available)",
-                     alias ? "alias" : "ssmParameter", alias ? alias : ssm, ids[0]);
-        i++;
     }
-    r->nami_terms = i;
-    r->amis = calloc(all.n ? 3 * all.n : 1, sizeof *r->amis);
-    if (!r->amis) {
-        rc = nw_err_set(err, NW_ENOMEM, "amis", "out of memory");
-        goto out;
+    size_t before = all->n;
+    if (nf == 0) {
+        r->ami_found[i] = 0;
+        return NW_OK;
     }
-    /* newest per architecture and variant; non-deprecated preferred */
-    for (size_t k = 0; k < all.n; k++) {
-        const nw_ec2_image_t *im = &all.v[k];
+    if ((rc = nw_ec2_describe_images(ec2, f, nf, owners, nowners, all, NULL, err)) != NW_OK)
+        return rc;
+    unsigned *vm = realloc(*vmask, (all->n ? all->n : 1) * sizeof *vm);
+    if (!vm)
+        return nw_err_set(err, NW_ENOMEM, "amis", "out of memory");
+    *vmask = vm;
+    /* only available images count */
+    size_t j = before;
+    for (size_t k = before; k < all->n; k++)
+        if (all->v[k].state[0] == 0 || strcmp(all->v[k].state, "available") == 0) {
+            (*vmask)[j] = 0;
+            for (int q = 0; q < nids; q++)
+                if (strcmp(ids[q], all->v[k].id) == 0)
+                    (*vmask)[j] = idv[q];
+            all->v[j++] = all->v[k];
+        }
+    all->n = j;
+    r->ami_found[i] = (int)(all->n - before);
+    if (!r->ami_found[i] && (alias || ssm))
+        snprintf(r->ami_term_note[i], sizeof r->ami_term_note[i],
+                 "%s %.80s: SSM named %.30s, which DescribeImages does not find (available)",
+                 alias ? "alias" : "ssmParameter", alias ? alias : ssm, ids[0]);
+    return NW_OK;
+}
+
+/* Newest image per architecture and variant into r->amis, a non-deprecated one
+ * preferred; vmask: each image's variants (0: none known, it serves every type). */
+static void pick_newest(nw_nodeclass_resolved_t *r, const nw_ec2_images_t *all,
+                        const unsigned *vmask)
+{
+    for (size_t k = 0; k < all->n; k++) {
+        const nw_ec2_image_t *im = &all->v[k];
         const char *arch = strcmp(im->arch, "arm64") == 0 ? "arm64" : "amd64";
-        int dep =
+        bool dep =
             im->deprecation_ns != 0; /* deprecation set; the caller's clock decides nothing here */
         for (int v = -1; v < 3; v++) {
             if (v < 0 ? vmask[k] != 0 : !(vmask[k] & (1u << v)))
@@ -426,8 +419,8 @@ static NW_MUST_USE nw_rc_t resolve_amis(nw_ec2_t *ec2, const nw_nc_ssm_t *src, c
             for (size_t j = 0; j < r->namis; j++)
                 if (strcmp(r->amis[j].arch, arch) == 0 && strcmp(r->amis[j].variant, var) == 0)
                     cur = &r->amis[j];
-            int better = !cur || (cur->deprecated && !dep) ||
-                         (cur->deprecated == dep && im->creation_ns > cur->creation_ns);
+            bool better = !cur || (cur->deprecated && !dep) ||
+                          (cur->deprecated == dep && im->creation_ns > cur->creation_ns);
             if (!better)
                 continue;
             if (!cur)
@@ -440,16 +433,42 @@ static NW_MUST_USE nw_rc_t resolve_amis(nw_ec2_t *ec2, const nw_nc_ssm_t *src, c
             cur->deprecated = dep;
         }
     }
+}
+
+static NW_MUST_USE nw_rc_t resolve_amis(nw_ec2_t *ec2, const nw_nc_ssm_t *src, const cJSON *terms,
+                                        nw_nodeclass_resolved_t *r, nw_err_t *err)
+{
+    const cJSON *t;
+    int i = 0;
+    nw_ec2_images_t all = {0};
+    unsigned *vmask = NULL; /* per image of all: its variants (0: none known) */
+    nw_rc_t rc = NW_OK;
+    cJSON_ArrayForEach(t, terms)
+    {
+        if (i >= NW_NC_MAX_TERMS)
+            break;
+        if ((rc = term_images(ec2, src, t, i, r, &all, &vmask, err)) != NW_OK)
+            goto out;
+        i++;
+    }
+    r->nami_terms = i;
+    r->amis = calloc(all.n ? 3 * all.n : 1, sizeof *r->amis);
+    if (!r->amis) {
+        rc = nw_err_set(err, NW_ENOMEM, "amis", "out of memory");
+        goto out;
+    }
+    /* newest per architecture and variant; non-deprecated preferred */
+    pick_newest(r, &all, vmask);
 out:
     free(vmask);
     nw_ec2xml_images_free(&all);
     return rc;
 }
 
-static int variant_fits(const char *v, const nw_itype_t *t)
+static bool variant_fits(const char *v, const nw_itype_t *t)
 {
     if (!*v)
-        return 1;
+        return true;
     if (strcmp(v, "standard") == 0)
         return t->gpu_count == 0 && t->accel_count == 0;
     if (strcmp(v, "nvidia") == 0)
@@ -606,7 +625,7 @@ nw_rc_t nw_nodeclass_resolve_crs(nw_ec2_t *ec2, const cJSON *nc, int64_t now_wal
     }
     for (size_t i = 0; i < all.n; i++) {
         const nw_ec2_cr_t *e = &all.v[i];
-        int dup = 0;
+        bool dup = false;
         for (size_t k = 0; k < r->ncrs && !dup; k++)
             dup = strcmp(r->crs[k].id, e->id) == 0;
         if (dup || (e->end_ns && e->end_ns <= now_wall_ns) ||
@@ -654,6 +673,95 @@ static void add_condition(cJSON *conds, const char *type, int ok, const char *re
     nw_json_push(conds, c);
 }
 
+/* One status.amis entry: id, name, deprecated, and the requirements of its
+ * architecture and variant. */
+static cJSON *ami_json(const nw_nc_ami_t *ami)
+{
+    cJSON *s = nw_json_new_object();
+    nw_json_add_string(s, "id", ami->id);
+    nw_json_add_string(s, "name", ami->name);
+    if (ami->deprecated)
+        nw_json_add_bool(s, "deprecated", 1);
+    cJSON *reqs = nw_json_add_array(s, "requirements");
+    cJSON *req = nw_json_new_object();
+    nw_json_add_string(req, "key", "kubernetes.io/arch");
+    nw_json_add_string(req, "operator", "In");
+    cJSON *vals = nw_json_add_array(req, "values");
+    nw_json_push(vals, nw_json_new_string(ami->arch));
+    nw_json_push(reqs, req);
+    /* the variant's requirements (types.go Variant.Requirements) */
+    const char *v = ami->variant;
+    static const char *const gpu = "karpenter.k8s.aws/instance-gpu-count",
+                             *acc = "karpenter.k8s.aws/instance-accelerator-count";
+    struct {
+        const char *key, *op;
+    } vr[2] = {{NULL, NULL}, {NULL, NULL}};
+    if (strcmp(v, "standard") == 0) {
+        vr[0].key = acc, vr[0].op = "DoesNotExist";
+        vr[1].key = gpu, vr[1].op = "DoesNotExist";
+    } else if (strcmp(v, "nvidia") == 0)
+        vr[0].key = gpu, vr[0].op = "Exists";
+    else if (strcmp(v, "neuron") == 0)
+        vr[0].key = acc, vr[0].op = "Exists";
+    for (int k = 0; k < 2 && vr[k].key; k++) {
+        cJSON *q = nw_json_new_object();
+        nw_json_add_string(q, "key", vr[k].key);
+        nw_json_add_string(q, "operator", vr[k].op);
+        nw_json_push(reqs, q);
+    }
+    return s;
+}
+
+/* One status.capacityReservations entry. */
+static cJSON *cr_json(const nw_nc_cr_t *c)
+{
+    cJSON *s = nw_json_new_object();
+    nw_json_add_string(s, "id", c->id);
+    nw_json_add_string(s, "availabilityZone", c->zone);
+    nw_json_add_string(s, "instanceType", c->type);
+    nw_json_add_string(s, "instanceMatchCriteria", c->match);
+    nw_json_add_string(s, "ownerID", c->owner);
+    nw_json_add_string(s, "reservationType", c->reservation_type);
+    nw_json_add_string(s, "state", c->expiring ? "expiring" : "active");
+    if (c->end_ns) {
+        char et[32];
+        nw_clock_time_format(c->end_ns, et, sizeof et);
+        nw_json_add_string(s, "endTime", et);
+    }
+    if (c->interruptible)
+        nw_json_add_bool(s, "interruptible", 1);
+    return s;
+}
+
+/* The status conditions: one per part the class resolves (subnets, security groups,
+ * AMIs, and the placement group, instance profile and capacity reservations when
+ * asked for) and Ready. */
+static void add_conditions(cJSON *conds, const nw_nodeclass_resolved_t *r, const char *ts,
+                           double gen)
+{
+    add_condition(conds, "SubnetsReady", r->subnets_ready, "SubnetsNotFound",
+                  "SubnetSelector did not match any Subnets", ts, gen);
+    add_condition(conds, "SecurityGroupsReady", r->sgs_ready, "SecurityGroupsNotFound",
+                  "SecurityGroupSelector did not match any SecurityGroups", ts, gen);
+    add_condition(conds, "AMIsReady", r->amis_ready, "AMINotFound",
+                  r->amis_ready || strcmp(r->reason, "AMINotFound") != 0
+                      ? "AMISelector did not match any AMIs"
+                      : r->message,
+                  ts, gen);
+    if (r->pg_selected)
+        add_condition(conds, "PlacementGroupReady", r->pg_ready,
+                      r->pg_message[0] == 'F' ? "PlacementGroupResolutionFailed"
+                                              : "PlacementGroupNotFound",
+                      r->pg_message, ts, gen);
+    if (r->instance_profile[0] || r->profile_message[0])
+        add_condition(conds, "InstanceProfileReady", r->profile_ready,
+                      "InstanceProfileCreationFailed", r->profile_message, ts, gen);
+    if (!r->crs_off)
+        add_condition(conds, "CapacityReservationsReady", r->crs_ready || !r->crs_selected,
+                      "CapacityReservationsResolutionFailed", r->crs_message, ts, gen);
+    add_condition(conds, "Ready", r->ready, r->reason, r->message, ts, gen);
+}
+
 cJSON *nw_nodeclass_status_json(const nw_nodeclass_resolved_t *r, const cJSON *nc, int64_t now_ns)
 {
     char ts[32];
@@ -678,41 +786,8 @@ cJSON *nw_nodeclass_status_json(const nw_nodeclass_resolved_t *r, const cJSON *n
         nw_json_push(a, s);
     }
     a = nw_json_add_array(st, "amis");
-    for (size_t i = 0; i < r->namis; i++) {
-        cJSON *s = nw_json_new_object();
-        nw_json_add_string(s, "id", r->amis[i].id);
-        nw_json_add_string(s, "name", r->amis[i].name);
-        if (r->amis[i].deprecated)
-            nw_json_add_bool(s, "deprecated", 1);
-        cJSON *reqs = nw_json_add_array(s, "requirements");
-        cJSON *req = nw_json_new_object();
-        nw_json_add_string(req, "key", "kubernetes.io/arch");
-        nw_json_add_string(req, "operator", "In");
-        cJSON *vals = nw_json_add_array(req, "values");
-        nw_json_push(vals, nw_json_new_string(r->amis[i].arch));
-        nw_json_push(reqs, req);
-        /* the variant's requirements (types.go Variant.Requirements) */
-        const char *v = r->amis[i].variant;
-        static const char *const gpu = "karpenter.k8s.aws/instance-gpu-count",
-                                 *acc = "karpenter.k8s.aws/instance-accelerator-count";
-        struct {
-            const char *key, *op;
-        } vr[2] = {{NULL, NULL}, {NULL, NULL}};
-        if (strcmp(v, "standard") == 0) {
-            vr[0].key = acc, vr[0].op = "DoesNotExist";
-            vr[1].key = gpu, vr[1].op = "DoesNotExist";
-        } else if (strcmp(v, "nvidia") == 0)
-            vr[0].key = gpu, vr[0].op = "Exists";
-        else if (strcmp(v, "neuron") == 0)
-            vr[0].key = acc, vr[0].op = "Exists";
-        for (int k = 0; k < 2 && vr[k].key; k++) {
-            cJSON *q = nw_json_new_object();
-            nw_json_add_string(q, "key", vr[k].key);
-            nw_json_add_string(q, "operator", vr[k].op);
-            nw_json_push(reqs, q);
-        }
-        nw_json_push(a, s);
-    }
+    for (size_t i = 0; i < r->namis; i++)
+        nw_json_push(a, ami_json(&r->amis[i]));
     const char *prof = nw_json_str(nw_json_get(nc, "spec"), "instanceProfile");
     if (r->instance_profile[0])
         prof = r->instance_profile;
@@ -720,48 +795,11 @@ cJSON *nw_nodeclass_status_json(const nw_nodeclass_resolved_t *r, const cJSON *n
         nw_json_add_string(st, "instanceProfile", prof);
     if (r->crs_selected) {
         a = nw_json_add_array(st, "capacityReservations");
-        for (size_t i = 0; i < r->ncrs; i++) {
-            const nw_nc_cr_t *c = &r->crs[i];
-            cJSON *s = nw_json_new_object();
-            nw_json_add_string(s, "id", c->id);
-            nw_json_add_string(s, "availabilityZone", c->zone);
-            nw_json_add_string(s, "instanceType", c->type);
-            nw_json_add_string(s, "instanceMatchCriteria", c->match);
-            nw_json_add_string(s, "ownerID", c->owner);
-            nw_json_add_string(s, "reservationType", c->reservation_type);
-            nw_json_add_string(s, "state", c->expiring ? "expiring" : "active");
-            if (c->end_ns) {
-                char et[32];
-                nw_clock_time_format(c->end_ns, et, sizeof et);
-                nw_json_add_string(s, "endTime", et);
-            }
-            if (c->interruptible)
-                nw_json_add_bool(s, "interruptible", 1);
-            nw_json_push(a, s);
-        }
+        for (size_t i = 0; i < r->ncrs; i++)
+            nw_json_push(a, cr_json(&r->crs[i]));
     }
     cJSON *conds = nw_json_add_array(st, "conditions");
-    add_condition(conds, "SubnetsReady", r->subnets_ready, "SubnetsNotFound",
-                  "SubnetSelector did not match any Subnets", ts, gen);
-    add_condition(conds, "SecurityGroupsReady", r->sgs_ready, "SecurityGroupsNotFound",
-                  "SecurityGroupSelector did not match any SecurityGroups", ts, gen);
-    add_condition(conds, "AMIsReady", r->amis_ready, "AMINotFound",
-                  r->amis_ready || strcmp(r->reason, "AMINotFound") != 0
-                      ? "AMISelector did not match any AMIs"
-                      : r->message,
-                  ts, gen);
-    if (r->pg_selected)
-        add_condition(conds, "PlacementGroupReady", r->pg_ready,
-                      r->pg_message[0] == 'F' ? "PlacementGroupResolutionFailed"
-                                              : "PlacementGroupNotFound",
-                      r->pg_message, ts, gen);
-    if (r->instance_profile[0] || r->profile_message[0])
-        add_condition(conds, "InstanceProfileReady", r->profile_ready,
-                      "InstanceProfileCreationFailed", r->profile_message, ts, gen);
-    if (!r->crs_off)
-        add_condition(conds, "CapacityReservationsReady", r->crs_ready || !r->crs_selected,
-                      "CapacityReservationsResolutionFailed", r->crs_message, ts, gen);
-    add_condition(conds, "Ready", r->ready, r->reason, r->message, ts, gen);
+    add_conditions(conds, r, ts, gen);
     return st;
 }
 

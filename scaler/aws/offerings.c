@@ -9,6 +9,7 @@
  */
 #include "scaler/aws/launch.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -16,14 +17,14 @@
 #include "scaler/cloud/compat.h"
 #include "scaler/cloud/kubelet.h"
 
-int nw_offerings_in(const char *s, const char *const *l, int n)
+bool nw_offerings_in(const char *s, const char *const *l, int n)
 {
     if (!l || n == 0)
-        return 1;
+        return true;
     for (int i = 0; i < n; i++)
         if (strcmp(s, l[i]) == 0)
-            return 1;
-    return 0;
+            return true;
+    return false;
 }
 
 /* the max pods a type gets under the request's class (0 when the bootstrap is the user's) */
@@ -64,7 +65,7 @@ const char *nw_offerings_best_subnet(const nw_launch_t *l, const nw_nodeclass_re
 }
 
 /* the claim asks for EFA devices (resolver.go: a template per EFA count, then) */
-int nw_offerings_wants_efa(const nw_launch_req_t *r)
+bool nw_offerings_wants_efa(const nw_launch_req_t *r)
 {
     return nw_json_get(nw_json_get(nw_json_get(r->claim, "spec"), "resources"), "requests") &&
            nw_json_get(

@@ -5,6 +5,7 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/sha.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,7 +62,7 @@ void nw_sigv4_signing_key(const char *secret, const char *date8, const char *reg
     OPENSSL_cleanse(k3, 32);
 }
 
-static int unreserved(unsigned char c)
+static bool unreserved(unsigned char c)
 {
     return isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~';
 }
@@ -129,7 +130,7 @@ static NW_MUST_USE nw_rc_t canonical_path(const char *path, int normalize, nw_bu
         rc = NW_ENOMEM;
         goto out;
     }
-    int trailing = plen > 0 && path[plen - 1] == '/';
+    bool trailing = plen > 0 && path[plen - 1] == '/';
     for (size_t i = 0; i < plen;) {
         while (i < plen && path[i] == '/')
             i++;
@@ -141,14 +142,14 @@ static NW_MUST_USE nw_rc_t canonical_path(const char *path, int normalize, nw_bu
             continue;
         if (l == 1 && path[start] == '.') {
             if (i >= plen)
-                trailing = 1;
+                trailing = true;
             continue;
         }
         if (l == 2 && path[start] == '.' && path[start + 1] == '.') {
             if (n > 0)
                 n--;
             if (i >= plen)
-                trailing = 1;
+                trailing = true;
             continue;
         }
         seg[n] = path + start;
@@ -257,15 +258,15 @@ static NW_MUST_USE nw_rc_t add_trimmed(nw_buf_t *b, const char *v)
 {
     while (*v == ' ' || *v == '\t')
         v++;
-    int pending = 0;
+    bool pending = false;
     for (; *v; v++) {
         if (*v == ' ' || *v == '\t' || *v == '\n' || *v == '\r') {
-            pending = 1;
+            pending = true;
             continue;
         }
         if (pending && nw_buf_adds(b, " ") != NW_OK)
             return NW_ERANGE;
-        pending = 0;
+        pending = false;
         if (nw_buf_add(b, v, 1) != NW_OK)
             return NW_ERANGE;
     }
@@ -278,7 +279,7 @@ nw_rc_t nw_sigv4_canonical_request(const nw_sigv4_req_t *req, const char *amz_da
 {
     hdr_t h[SIGV4_MAX_HEADERS + 2];
     size_t n = 0;
-    int have_host = 0;
+    bool have_host = false;
     nw_rc_t rc;
 
     if (!req->method || !*req->method)
@@ -295,7 +296,7 @@ nw_rc_t nw_sigv4_canonical_request(const nw_sigv4_req_t *req, const char *amz_da
         if (strcmp(h[n].name, "authorization") == 0)
             continue; /* never signed */
         if (strcmp(h[n].name, "host") == 0)
-            have_host = 1;
+            have_host = true;
         if ((amz_date && strcmp(h[n].name, "x-amz-date") == 0) ||
             (session_token && *session_token && strcmp(h[n].name, "x-amz-security-token") == 0))
             continue; /* the signer supplies these */

@@ -3,6 +3,7 @@
 #include "scaler/aws/sqs.h"
 
 #include <cjson/cJSON.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -287,7 +288,7 @@ long nw_sqs_request_count(const nw_sqs_t *q)
     return q->requests;
 }
 
-static int given_as_url(const nw_sqs_t *q)
+static bool given_as_url(const nw_sqs_t *q)
 {
     return strncmp(q->queue, "http://", 7) == 0 || strncmp(q->queue, "https://", 8) == 0;
 }

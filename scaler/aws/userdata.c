@@ -9,6 +9,7 @@
  */
 #include "scaler/aws/userdata.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,21 +18,21 @@
 
 /* ---- labels ---- */
 
-int nw_userdata_label_restricted(const char *key)
+bool nw_userdata_label_restricted(const char *key)
 {
     const char *slash = strchr(key, '/');
     if (!slash)
-        return 0;
+        return false;
     size_t n = (size_t)(slash - key);
     static const char *const dom[] = {"node-restriction.kubernetes.io", "kubernetes.io", "k8s.io"};
     for (size_t i = 0; i < 3; i++) {
         size_t d = strlen(dom[i]);
         if (n == d && strncmp(key, dom[i], d) == 0)
-            return 1;
+            return true;
         if (n > d && key[n - d - 1] == '.' && strncmp(key + n - d, dom[i], d) == 0)
-            return 1;
+            return true;
     }
-    return 0;
+    return false;
 }
 
 static int cmp_label(const void *a, const void *b)

@@ -41,6 +41,7 @@
 #define NW_SCALER_AWS_USERDATA_H
 
 #include <cjson/cJSON.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "common/err.h"
@@ -96,8 +97,8 @@ NW_MUST_USE nw_rc_t nw_userdata_render(const nw_ud_opts_t *o, char **out, nw_err
 NW_MUST_USE nw_rc_t nw_userdata_kubeadm_ca_pin(const char *ca_bundle_b64, char *out, size_t len,
                                                nw_err_t *err);
 
-/** 1 when a label may not be set by a kubelet (its domain is or ends in kubernetes.io,
+/** True when a label may not be set by a kubelet (its domain is or ends in kubernetes.io,
  * k8s.io or node-restriction.kubernetes.io: Karpenter's RejectForbiddenLabels). */
-int nw_userdata_label_restricted(const char *key);
+bool nw_userdata_label_restricted(const char *key);
 
 #endif

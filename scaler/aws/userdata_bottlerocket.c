@@ -168,6 +168,74 @@ static void canon_toml_key(char *out, size_t n, const char *k)
 }
 
 /* split "a.b" = v: the key's dots outside quotes move into the table path */
+/* One `key = value` line s (line lineno, under [table]) into t: a dotted key's path
+ * joins the table; one-line values only. */
+static NW_MUST_USE nw_rc_t toml_pair(char *s, int lineno, const char *table, toml_t *t,
+                                     nw_err_t *err)
+{
+    char *eq = NULL, q = 0;
+    for (char *p = s; *p; p++) {
+        if (q) {
+            if (*p == q)
+                q = 0;
+        } else if (*p == '"' || *p == '\'')
+            q = *p;
+        else if (*p == '=') {
+            eq = p;
+            break;
+        }
+    }
+    if (!eq)
+        return nw_err_set(err, NW_EINVAL, "spec.userData",
+                          "Bottlerocket TOML line %d: expected key = value", lineno);
+    *eq = 0;
+    char *key = trim(s), *val = trim(eq + 1);
+    char *end = value_end(val);
+    if (!end || !*val)
+        return nw_err_set(err, NW_EINVAL, "spec.userData",
+                          "Bottlerocket TOML line %d: nodewarden merges one-line values only",
+                          lineno);
+    *end = 0;
+    val = trim(val);
+    if (*val == '{')
+        return nw_err_set(err, NW_EINVAL, "spec.userData",
+                          "Bottlerocket TOML line %d: inline tables are not merged by "
+                          "nodewarden; write a [table]",
+                          lineno);
+    /* dotted key: everything before the last unquoted dot joins the table */
+    char *last = NULL;
+    q = 0;
+    for (char *p = key; *p; p++) {
+        if (q) {
+            if (*p == q)
+                q = 0;
+        } else if (*p == '"' || *p == '\'')
+            q = *p;
+        else if (*p == '.')
+            last = p;
+    }
+    char full[1024];
+    if (last) {
+        *last = 0;
+        snprintf(full, sizeof full, "%s%s%s", table, *table ? "." : "", trim(key));
+        key = trim(last + 1);
+    } else
+        snprintf(full, sizeof full, "%s", table);
+    /* "a . b" spacing inside the table path is normalised away */
+    char norm[1024];
+    size_t k = 0;
+    for (const char *p = full; *p && k + 1 < sizeof norm; p++)
+        if (*p != ' ' && *p != '\t')
+            norm[k++] = *p;
+    norm[k] = 0;
+    char ck[512];
+    canon_toml_key(ck, sizeof ck, key);
+    nw_rc_t rc = toml_set(t, norm, ck, val);
+    if (rc != NW_OK)
+        nw_err_set(err, rc, "spec.userData", "out of memory");
+    return rc;
+}
+
 static NW_MUST_USE nw_rc_t toml_read(const char *ud, toml_t *t, nw_err_t *err)
 {
     char *text = strdup(ud ? ud : ""), *save = NULL;
@@ -201,72 +269,7 @@ static NW_MUST_USE nw_rc_t toml_read(const char *ud, toml_t *t, nw_err_t *err)
             snprintf(table, sizeof table, "%s", name);
             continue;
         }
-        char *eq = NULL, q = 0;
-        for (char *p = s; *p; p++) {
-            if (q) {
-                if (*p == q)
-                    q = 0;
-            } else if (*p == '"' || *p == '\'')
-                q = *p;
-            else if (*p == '=') {
-                eq = p;
-                break;
-            }
-        }
-        if (!eq) {
-            rc = nw_err_set(err, NW_EINVAL, "spec.userData",
-                            "Bottlerocket TOML line %d: expected key = value", lineno);
-            break;
-        }
-        *eq = 0;
-        char *key = trim(s), *val = trim(eq + 1);
-        char *end = value_end(val);
-        if (!end || !*val) {
-            rc = nw_err_set(err, NW_EINVAL, "spec.userData",
-                            "Bottlerocket TOML line %d: nodewarden merges one-line values only",
-                            lineno);
-            break;
-        }
-        *end = 0;
-        val = trim(val);
-        if (*val == '{') {
-            rc = nw_err_set(err, NW_EINVAL, "spec.userData",
-                            "Bottlerocket TOML line %d: inline tables are not merged by "
-                            "nodewarden; write a [table]",
-                            lineno);
-            break;
-        }
-        /* dotted key: everything before the last unquoted dot joins the table */
-        char *last = NULL;
-        q = 0;
-        for (char *p = key; *p; p++) {
-            if (q) {
-                if (*p == q)
-                    q = 0;
-            } else if (*p == '"' || *p == '\'')
-                q = *p;
-            else if (*p == '.')
-                last = p;
-        }
-        char full[1024];
-        if (last) {
-            *last = 0;
-            snprintf(full, sizeof full, "%s%s%s", table, *table ? "." : "", trim(key));
-            key = trim(last + 1);
-        } else
-            snprintf(full, sizeof full, "%s", table);
-        /* "a . b" spacing inside the table path is normalised away */
-        char norm[1024];
-        size_t k = 0;
-        for (const char *p = full; *p && k + 1 < sizeof norm; p++)
-            if (*p != ' ' && *p != '\t')
-                norm[k++] = *p;
-        norm[k] = 0;
-        char ck[512];
-        canon_toml_key(ck, sizeof ck, key);
-        rc = toml_set(t, norm, ck, val);
-        if (rc != NW_OK)
-            nw_err_set(err, rc, "spec.userData", "out of memory");
+        rc = toml_pair(s, lineno, table, t, err);
     }
     free(text);
     return rc;
@@ -317,69 +320,72 @@ static int cmp_tline(const void *a, const void *b)
     return c ? c : strcmp(x->key, y->key);
 }
 
-nw_rc_t nw_userdata_bottlerocket_render(const nw_ud_opts_t *o, const nw_ud_label_t *l, int nl,
-                                        out_t *w, nw_err_t *err)
+/* settings.kubernetes from the claim and the class: cluster, node labels (merged, ours
+ * win), max pods, cluster DNS and the kubelet settings of spec.kubelet. */
+static NW_MUST_USE nw_rc_t set_kubernetes(toml_t *t, const nw_ud_opts_t *o, const nw_ud_label_t *l,
+                                          int nl)
 {
-    toml_t t = {0};
-    nw_rc_t rc = toml_read(o->custom, &t, err);
-    if (rc != NW_OK) {
-        toml_free(&t);
-        return rc;
-    }
+    nw_rc_t rc = NW_OK;
     const char *K = "settings.kubernetes";
     char num[32];
     const cJSON *kub = o->kubelet;
     if (rc == NW_OK)
-        rc = toml_set_str(&t, K, "cluster-name", o->cluster_name);
+        rc = toml_set_str(t, K, "cluster-name", o->cluster_name);
     if (rc == NW_OK)
-        rc = toml_set_str(&t, K, "api-server", o->endpoint);
+        rc = toml_set_str(t, K, "api-server", o->endpoint);
     if (rc == NW_OK && o->ca_bundle && *o->ca_bundle)
-        rc = toml_set_str(&t, K, "cluster-certificate", o->ca_bundle);
+        rc = toml_set_str(t, K, "cluster-certificate", o->ca_bundle);
     else if (rc == NW_OK)
-        toml_unset(&t, K, "cluster-certificate");
+        toml_unset(t, K, "cluster-certificate");
     /* node-labels: merged, ours win */
     for (int i = 0; i < nl && rc == NW_OK; i++) {
         char k[300];
         toml_key(k, sizeof k, l[i].key);
-        rc = toml_set_str(&t, "settings.kubernetes.node-labels", k, l[i].value);
+        rc = toml_set_str(t, "settings.kubernetes.node-labels", k, l[i].value);
     }
     int has;
     int64_t mp = nw_userdata_common_kubelet_int(kub, "maxPods", &has);
     snprintf(num, sizeof num, "%lld", (long long)(has ? mp : o->max_pods));
     if (rc == NW_OK)
-        rc = toml_set(&t, K, "max-pods", num);
+        rc = toml_set(t, K, "max-pods", num);
     const char *dns = nw_userdata_common_cluster_dns(o);
     if (rc == NW_OK && dns)
-        rc = toml_set_str(&t, K, "cluster-dns-ip", dns);
+        rc = toml_set_str(t, K, "cluster-dns-ip", dns);
     if (rc == NW_OK)
-        rc = toml_map(&t, "settings.kubernetes.system-reserved", nw_json_get(kub, "systemReserved"),
+        rc = toml_map(t, "settings.kubernetes.system-reserved", nw_json_get(kub, "systemReserved"),
                       0);
     if (rc == NW_OK)
-        rc = toml_map(&t, "settings.kubernetes.kube-reserved", nw_json_get(kub, "kubeReserved"), 0);
+        rc = toml_map(t, "settings.kubernetes.kube-reserved", nw_json_get(kub, "kubeReserved"), 0);
     if (rc == NW_OK)
-        rc = toml_map(&t, "settings.kubernetes.eviction-hard", nw_json_get(kub, "evictionHard"), 0);
+        rc = toml_map(t, "settings.kubernetes.eviction-hard", nw_json_get(kub, "evictionHard"), 0);
     if (rc == NW_OK)
-        rc = toml_map(&t, "settings.kubernetes.eviction-soft", nw_json_get(kub, "evictionSoft"), 0);
+        rc = toml_map(t, "settings.kubernetes.eviction-soft", nw_json_get(kub, "evictionSoft"), 0);
     if (rc == NW_OK)
-        rc = toml_map(&t, "settings.kubernetes.eviction-soft-grace-period",
+        rc = toml_map(t, "settings.kubernetes.eviction-soft-grace-period",
                       nw_json_get(kub, "evictionSoftGracePeriod"), 1);
     int64_t v = nw_userdata_common_kubelet_int(kub, "evictionMaxPodGracePeriod", &has);
     snprintf(num, sizeof num, "%lld", (long long)v);
     if (rc == NW_OK && has)
-        rc = toml_set(&t, K, "eviction-max-pod-grace-period", num);
+        rc = toml_set(t, K, "eviction-max-pod-grace-period", num);
     v = nw_userdata_common_kubelet_int(kub, "imageGCHighThresholdPercent", &has);
     snprintf(num, sizeof num, "%lld", (long long)v);
     if (rc == NW_OK && has)
-        rc = toml_set_str(&t, K, "image-gc-high-threshold-percent", num);
+        rc = toml_set_str(t, K, "image-gc-high-threshold-percent", num);
     v = nw_userdata_common_kubelet_int(kub, "imageGCLowThresholdPercent", &has);
     snprintf(num, sizeof num, "%lld", (long long)v);
     if (rc == NW_OK && has)
-        rc = toml_set_str(&t, K, "image-gc-low-threshold-percent", num);
+        rc = toml_set_str(t, K, "image-gc-low-threshold-percent", num);
     const cJSON *q = nw_json_get(kub, "cpuCFSQuota");
     if (rc == NW_OK && cJSON_IsBool(q))
-        rc = toml_set(&t, K, "cpu-cfs-quota-enforced", cJSON_IsTrue(q) ? "true" : "false");
-    /* node-taints: replaced by the NodeClaim's, key = ["value:Effect", ...] */
-    toml_drop(&t, "settings.kubernetes.node-taints", 0);
+        rc = toml_set(t, K, "cpu-cfs-quota-enforced", cJSON_IsTrue(q) ? "true" : "false");
+    return rc;
+}
+
+/* settings.kubernetes.node-taints from the NodeClaim's taints: key = ["value:Effect", ...]
+ * (the user's were dropped). */
+static NW_MUST_USE nw_rc_t set_taints(toml_t *t, const nw_ud_opts_t *o)
+{
+    nw_rc_t rc = NW_OK;
     for (int i = 0; i < o->ntaints && rc == NW_OK; i++) {
         char k[300];
         toml_key(k, sizeof k, o->taints[i].key);
@@ -403,35 +409,64 @@ nw_rc_t nw_userdata_bottlerocket_render(const nw_ud_opts_t *o, const nw_ud_label
         }
         nw_userdata_common_put(&a, "]");
         if (first != -1 && a.rc == NW_OK)
-            rc = toml_set(&t, "settings.kubernetes.node-taints", k, nw_buf_str(&a.b));
+            rc = toml_set(t, "settings.kubernetes.node-taints", k, nw_buf_str(&a.b));
         else if (a.rc != NW_OK)
             rc = a.rc;
         nw_buf_cleanup(&a.b);
     }
-    if (o->raid0 && rc == NW_OK) {
-        const char *bc = "settings.bootstrap-commands.000-mount-instance-storage";
-        toml_drop(&t, bc, 0);
-        rc = toml_set(&t, bc, "commands",
-                      "[[\"apiclient\", \"ephemeral-storage\", \"init\"], [\"apiclient\", "
-                      "\"ephemeral-storage\", \"bind\", \"--dirs\", \"/var/lib/containerd\", "
-                      "\"/var/lib/kubelet\", \"/var/log/pods\"]]");
-        if (rc == NW_OK)
-            rc = toml_set(&t, bc, "mode", "\"always\"");
-        if (rc == NW_OK)
-            rc = toml_set(&t, bc, "essential", "true");
-    }
-    if (rc == NW_OK) {
-        qsort(t.v, (size_t)t.n, sizeof *t.v, cmp_tline);
-        const char *cur = NULL;
-        for (int i = 0; i < t.n; i++) {
-            if (!cur || strcmp(cur, t.v[i].table) != 0) {
-                cur = t.v[i].table;
-                if (*cur)
-                    nw_userdata_common_put(w, "%s[%s]\n", i ? "\n" : "", cur);
-            }
-            nw_userdata_common_put(w, "%s = %s\n", t.v[i].key, t.v[i].value);
+    return rc;
+}
+
+/* instanceStorePolicy RAID0: the bootstrap command that mounts the instance storage. */
+static NW_MUST_USE nw_rc_t set_raid0(toml_t *t)
+{
+    const char *bc = "settings.bootstrap-commands.000-mount-instance-storage";
+    toml_drop(t, bc, 0);
+    nw_rc_t rc = toml_set(t, bc, "commands",
+                          "[[\"apiclient\", \"ephemeral-storage\", \"init\"], [\"apiclient\", "
+                          "\"ephemeral-storage\", \"bind\", \"--dirs\", \"/var/lib/containerd\", "
+                          "\"/var/lib/kubelet\", \"/var/log/pods\"]]");
+    if (rc == NW_OK)
+        rc = toml_set(t, bc, "mode", "\"always\"");
+    if (rc == NW_OK)
+        rc = toml_set(t, bc, "essential", "true");
+    return rc;
+}
+
+/* The merged settings as TOML, a table header before each table's keys. */
+static void write_toml(out_t *w, toml_t *t)
+{
+    qsort(t->v, (size_t)t->n, sizeof *t->v, cmp_tline);
+    const char *cur = NULL;
+    for (int i = 0; i < t->n; i++) {
+        if (!cur || strcmp(cur, t->v[i].table) != 0) {
+            cur = t->v[i].table;
+            if (*cur)
+                nw_userdata_common_put(w, "%s[%s]\n", i ? "\n" : "", cur);
         }
-    } else
+        nw_userdata_common_put(w, "%s = %s\n", t->v[i].key, t->v[i].value);
+    }
+}
+
+nw_rc_t nw_userdata_bottlerocket_render(const nw_ud_opts_t *o, const nw_ud_label_t *l, int nl,
+                                        out_t *w, nw_err_t *err)
+{
+    toml_t t = {0};
+    nw_rc_t rc = toml_read(o->custom, &t, err);
+    if (rc != NW_OK) {
+        toml_free(&t);
+        return rc;
+    }
+    rc = set_kubernetes(&t, o, l, nl);
+    /* node-taints: replaced by the NodeClaim's, key = ["value:Effect", ...] */
+    toml_drop(&t, "settings.kubernetes.node-taints", 0);
+    if (rc == NW_OK)
+        rc = set_taints(&t, o);
+    if (o->raid0 && rc == NW_OK)
+        rc = set_raid0(&t);
+    if (rc == NW_OK)
+        write_toml(w, &t);
+    else
         nw_err_set(err, rc, "spec.userData", "out of memory");
     toml_free(&t);
     return rc;

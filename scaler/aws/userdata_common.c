@@ -9,6 +9,7 @@
 #include "scaler/aws/userdata.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -96,7 +97,7 @@ const char *nw_userdata_common_cluster_dns(const nw_ud_opts_t *o)
 }
 
 /* eksbootstrap.go isIPv6: the clusterDNS is not an IPv4 address */
-int nw_userdata_common_ipv6_node(const nw_ud_opts_t *o)
+bool nw_userdata_common_ipv6_node(const nw_ud_opts_t *o)
 {
     const char *d = nw_userdata_common_cluster_dns(o);
     return d && strchr(d, ':') != NULL;

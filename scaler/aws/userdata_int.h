@@ -11,6 +11,7 @@
 #define NW_SCALER_AWS_USERDATA_INT_H
 
 #include <cjson/cJSON.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -54,8 +55,8 @@ void nw_userdata_common_go_duration(const char *s, char *out, size_t n);
 int64_t nw_userdata_common_kubelet_int(const cJSON *kub, const char *k, int *has);
 /** spec.kubelet.clusterDNS[0], else the kube-dns Service's address; NULL when neither. */
 const char *nw_userdata_common_cluster_dns(const nw_ud_opts_t *o);
-/** 1 when the node is IPv6: its cluster DNS is not an IPv4 address. */
-int nw_userdata_common_ipv6_node(const nw_ud_opts_t *o);
+/** True when the node is IPv6: its cluster DNS is not an IPv4 address. */
+bool nw_userdata_common_ipv6_node(const nw_ud_opts_t *o);
 /** spec.kubelet as KubeletConfiguration fields (new object, the caller deletes it). */
 cJSON *nw_userdata_common_kubelet_config(const nw_ud_opts_t *o);
 

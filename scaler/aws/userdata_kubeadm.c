@@ -13,6 +13,7 @@
 #include <openssl/pem.h>
 #include <openssl/sha.h>
 #include <openssl/x509.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,7 +88,7 @@ nw_rc_t nw_userdata_kubeadm_ca_pin(const char *ca, char *out, size_t len, nw_err
 static void endpoint_hostport(const char *url, char *out, size_t n)
 {
     const char *p = strstr(url, "://");
-    int http = strncmp(url, "http://", 7) == 0;
+    bool http = strncmp(url, "http://", 7) == 0;
     p = p ? p + 3 : url;
     size_t l = strcspn(p, "/?#");
     const char *close = memchr(p, ']', l);

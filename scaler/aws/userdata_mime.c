@@ -9,6 +9,7 @@
 #include "scaler/aws/userdata.h"
 
 #include <ctype.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,7 +58,7 @@ nw_rc_t nw_userdata_mime_parts_add_typed(parts_t *p, const char *ctype, const ch
     return parts_add(p, h, (size_t)n, content, strlen(content));
 }
 
-static int is_mime(const char *s)
+static bool is_mime(const char *s)
 {
     while (isspace((unsigned char)*s))
         s++;
@@ -67,7 +68,7 @@ static int is_mime(const char *s)
 /* canonical MIME header key (textproto.CanonicalMIMEHeaderKey): Content-Type */
 static void canon_key(char *k)
 {
-    int up = 1;
+    bool up = true;
     for (; *k; k++) {
         *k = up ? (char)toupper((unsigned char)*k) : (char)tolower((unsigned char)*k);
         up = *k == '-';
@@ -121,13 +122,13 @@ static char *headers_norm(const char *h, size_t len, char **ctype)
 }
 
 /* the boundary parameter of a multipart Content-Type, into out; 0 if none */
-static int boundary_of(const char *ctype, char *out, size_t n)
+static bool boundary_of(const char *ctype, char *out, size_t n)
 {
     if (!ctype || strncasecmp(ctype, "multipart/", 10) != 0)
-        return 0;
+        return false;
     const char *p = strcasestr(ctype, "boundary=");
     if (!p)
-        return 0;
+        return false;
     p += 9;
     size_t k = 0;
     if (*p == '"') {

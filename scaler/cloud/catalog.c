@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -239,10 +240,86 @@ static int jstr(cJSON *o, const char *k, char *out, size_t len)
     return 1;
 }
 
+/* The type's devices: gpu, accel and media (each with a name and a positive count). */
+static NW_MUST_USE nw_rc_t parse_devices(cJSON *o, nw_itype_t *t, const char *path, nw_err_t *err)
+{
+    int64_t v;
+    char buf[64];
+    cJSON *g = cJSON_GetObjectItemCaseSensitive(o, "gpu");
+    if (g) {
+        if (jstr(g, "name", buf, sizeof buf) != 1 || jint(g, "count", &v) != 1 || v <= 0)
+            return nw_err_set(err, NW_EPARSE, path, "%s: gpu needs name and count", t->name);
+        nw_catalog_lower_kebab(buf, t->gpu_name, sizeof t->gpu_name);
+        t->gpu_count = (int)v;
+        if (jstr(g, "manufacturer", buf, sizeof buf) == 1)
+            nw_catalog_lower_kebab(buf, t->gpu_manufacturer, sizeof t->gpu_manufacturer);
+        jint(g, "memMiB", &t->gpu_memory_mib);
+    }
+    cJSON *a = cJSON_GetObjectItemCaseSensitive(o, "accel");
+    if (a) {
+        if (jstr(a, "name", buf, sizeof buf) != 1 || jint(a, "count", &v) != 1 || v <= 0)
+            return nw_err_set(err, NW_EPARSE, path, "%s: accel needs name and count", t->name);
+        nw_catalog_lower_kebab(buf, t->accel_name, sizeof t->accel_name);
+        t->accel_count = (int)v;
+        if (jstr(a, "manufacturer", buf, sizeof buf) == 1)
+            nw_catalog_lower_kebab(buf, t->accel_manufacturer, sizeof t->accel_manufacturer);
+        if (jint(a, "cores", &v) == 1)
+            t->neuron_cores = (int)v;
+        jint(a, "memMiB", &t->accel_memory_mib);
+    }
+    cJSON *m = cJSON_GetObjectItemCaseSensitive(o, "media");
+    if (m) {
+        if (jstr(m, "name", buf, sizeof buf) != 1 || jint(m, "count", &v) != 1 || v <= 0)
+            return nw_err_set(err, NW_EPARSE, path, "%s: media needs name and count", t->name);
+        nw_catalog_lower_kebab(buf, t->media_name, sizeof t->media_name);
+        t->media_count = (int)v;
+        if (jstr(m, "manufacturer", buf, sizeof buf) == 1)
+            nw_catalog_lower_kebab(buf, t->media_manufacturer, sizeof t->media_manufacturer);
+    }
+    return NW_OK;
+}
+
+/* The compatibility facts (DescribeInstanceTypes' names) of a type's "features". */
+static NW_MUST_USE nw_rc_t parse_features(cJSON *f, nw_itype_t *t, const char *path, nw_err_t *err)
+{
+    const cJSON *cards = cJSON_GetObjectItemCaseSensitive(f, "networkCards");
+    const cJSON *ena = cJSON_GetObjectItemCaseSensitive(f, "enaSupported");
+    const cJSON *nv = cJSON_GetObjectItemCaseSensitive(f, "nestedVirtualization");
+    const cJSON *pgs = cJSON_GetObjectItemCaseSensitive(f, "placementGroupStrategies"), *it;
+    if (!cJSON_IsObject(f) || !cJSON_IsArray(cards) || cJSON_GetArraySize(cards) < 1 ||
+        cJSON_GetArraySize(cards) > NW_ITYPE_MAX_CARDS || (ena && !cJSON_IsBool(ena)) ||
+        (nv && !cJSON_IsBool(nv)) || (pgs && !cJSON_IsArray(pgs)))
+        return nw_err_set(err, NW_EPARSE, path,
+                          "%s: features needs networkCards (1-%d interface counts), "
+                          "enaSupported/nestedVirtualization booleans, "
+                          "placementGroupStrategies a list",
+                          t->name, NW_ITYPE_MAX_CARDS);
+    t->features_known = 1;
+    cJSON_ArrayForEach(it, cards)
+    {
+        if (!cJSON_IsNumber(it) || it->valuedouble < 0)
+            return nw_err_set(err, NW_EPARSE, path, "%s: features.networkCards: interface counts",
+                              t->name);
+        t->card_enis[t->network_cards++] = (int)it->valuedouble;
+    }
+    t->ena_unsupported = ena && !cJSON_IsTrue(ena);
+    t->nested_virt = cJSON_IsTrue(nv);
+    t->pg_strategies = pgs ? 0 : NW_PG_CLUSTER | NW_PG_PARTITION | NW_PG_SPREAD;
+    cJSON_ArrayForEach(it, pgs)
+    {
+        const char *s = cJSON_IsString(it) ? it->valuestring : "";
+        t->pg_strategies |= strcmp(s, "cluster") == 0     ? NW_PG_CLUSTER
+                            : strcmp(s, "partition") == 0 ? NW_PG_PARTITION
+                            : strcmp(s, "spread") == 0    ? NW_PG_SPREAD
+                                                          : 0u;
+    }
+    return NW_OK;
+}
+
 static NW_MUST_USE nw_rc_t parse_type(cJSON *o, nw_itype_t *t, size_t idx, nw_err_t *err)
 {
     int64_t v;
-    char path[64], buf[64];
+    char path[64];
     memset(t, 0, sizeof *t);
     snprintf(path, sizeof path, "types[%zu]", idx);
     if (jstr(o, "name", t->name, sizeof t->name) != 1 || nw_catalog_itype_split_name(t) != 0)
@@ -278,37 +355,9 @@ static NW_MUST_USE nw_rc_t parse_type(cJSON *o, nw_itype_t *t, size_t idx, nw_er
     if (price && (!cJSON_IsNumber(price) || price->valuedouble < 0))
         return nw_err_set(err, NW_EPARSE, path, "%s: price must be a non-negative number", t->name);
     t->od_price = price ? price->valuedouble : 0; /* a price table entry wins (apply_prices) */
-    cJSON *g = cJSON_GetObjectItemCaseSensitive(o, "gpu");
-    if (g) {
-        if (jstr(g, "name", buf, sizeof buf) != 1 || jint(g, "count", &v) != 1 || v <= 0)
-            return nw_err_set(err, NW_EPARSE, path, "%s: gpu needs name and count", t->name);
-        nw_catalog_lower_kebab(buf, t->gpu_name, sizeof t->gpu_name);
-        t->gpu_count = (int)v;
-        if (jstr(g, "manufacturer", buf, sizeof buf) == 1)
-            nw_catalog_lower_kebab(buf, t->gpu_manufacturer, sizeof t->gpu_manufacturer);
-        jint(g, "memMiB", &t->gpu_memory_mib);
-    }
-    cJSON *a = cJSON_GetObjectItemCaseSensitive(o, "accel");
-    if (a) {
-        if (jstr(a, "name", buf, sizeof buf) != 1 || jint(a, "count", &v) != 1 || v <= 0)
-            return nw_err_set(err, NW_EPARSE, path, "%s: accel needs name and count", t->name);
-        nw_catalog_lower_kebab(buf, t->accel_name, sizeof t->accel_name);
-        t->accel_count = (int)v;
-        if (jstr(a, "manufacturer", buf, sizeof buf) == 1)
-            nw_catalog_lower_kebab(buf, t->accel_manufacturer, sizeof t->accel_manufacturer);
-        if (jint(a, "cores", &v) == 1)
-            t->neuron_cores = (int)v;
-        jint(a, "memMiB", &t->accel_memory_mib);
-    }
-    cJSON *m = cJSON_GetObjectItemCaseSensitive(o, "media");
-    if (m) {
-        if (jstr(m, "name", buf, sizeof buf) != 1 || jint(m, "count", &v) != 1 || v <= 0)
-            return nw_err_set(err, NW_EPARSE, path, "%s: media needs name and count", t->name);
-        nw_catalog_lower_kebab(buf, t->media_name, sizeof t->media_name);
-        t->media_count = (int)v;
-        if (jstr(m, "manufacturer", buf, sizeof buf) == 1)
-            nw_catalog_lower_kebab(buf, t->media_manufacturer, sizeof t->media_manufacturer);
-    }
+    nw_rc_t rc = parse_devices(o, t, path, err);
+    if (rc != NW_OK)
+        return rc;
     t->spot_supported = 1;
     cJSON *sp = cJSON_GetObjectItemCaseSensitive(o, "spot");
     if (cJSON_IsBool(sp))
@@ -317,39 +366,8 @@ static NW_MUST_USE nw_rc_t parse_type(cJSON *o, nw_itype_t *t, size_t idx, nw_er
     /* the compatibility facts (DescribeInstanceTypes' names), optional: without them the
      * filters of scaler/cloud/compat.h do not judge the type */
     cJSON *f = cJSON_GetObjectItemCaseSensitive(o, "features");
-    if (f) {
-        const cJSON *cards = cJSON_GetObjectItemCaseSensitive(f, "networkCards");
-        const cJSON *ena = cJSON_GetObjectItemCaseSensitive(f, "enaSupported");
-        const cJSON *nv = cJSON_GetObjectItemCaseSensitive(f, "nestedVirtualization");
-        const cJSON *pgs = cJSON_GetObjectItemCaseSensitive(f, "placementGroupStrategies"), *it;
-        if (!cJSON_IsObject(f) || !cJSON_IsArray(cards) || cJSON_GetArraySize(cards) < 1 ||
-            cJSON_GetArraySize(cards) > NW_ITYPE_MAX_CARDS || (ena && !cJSON_IsBool(ena)) ||
-            (nv && !cJSON_IsBool(nv)) || (pgs && !cJSON_IsArray(pgs)))
-            return nw_err_set(err, NW_EPARSE, path,
-                              "%s: features needs networkCards (1-%d interface counts), "
-                              "enaSupported/nestedVirtualization booleans, "
-                              "placementGroupStrategies a list",
-                              t->name, NW_ITYPE_MAX_CARDS);
-        t->features_known = 1;
-        cJSON_ArrayForEach(it, cards)
-        {
-            if (!cJSON_IsNumber(it) || it->valuedouble < 0)
-                return nw_err_set(err, NW_EPARSE, path,
-                                  "%s: features.networkCards: interface counts", t->name);
-            t->card_enis[t->network_cards++] = (int)it->valuedouble;
-        }
-        t->ena_unsupported = ena && !cJSON_IsTrue(ena);
-        t->nested_virt = cJSON_IsTrue(nv);
-        t->pg_strategies = pgs ? 0 : NW_PG_CLUSTER | NW_PG_PARTITION | NW_PG_SPREAD;
-        cJSON_ArrayForEach(it, pgs)
-        {
-            const char *s = cJSON_IsString(it) ? it->valuestring : "";
-            t->pg_strategies |= strcmp(s, "cluster") == 0     ? NW_PG_CLUSTER
-                                : strcmp(s, "partition") == 0 ? NW_PG_PARTITION
-                                : strcmp(s, "spread") == 0    ? NW_PG_SPREAD
-                                                              : 0u;
-        }
-    }
+    if (f)
+        return parse_features(f, t, path, err);
     return NW_OK;
 }
 
@@ -454,7 +472,7 @@ void nw_catalog_itype_add_offering(nw_itype_t *t, const char *zone, const char *
     o->price = price;
 }
 
-int nw_catalog_offline(const nw_catalog_t *c)
+bool nw_catalog_offline(const nw_catalog_t *c)
 {
     return c && c->n > 0 && c->t[0].noffer == 0;
 }
@@ -718,7 +736,7 @@ void nw_catalog_itype_allocatable(const nw_itype_t *t, const nw_overhead_opts_t 
     nw_catalog_itype_capacity(t, o, out);
     /* kube-reserved memory: 11 Mi per pod + 255 Mi, the pods being the ENI-limited count
      * for the families with UsesENILimitedMemoryOverhead (AL2, AL2023, Custom), else pods() */
-    int eni_mem = o->family != NW_AMI_BOTTLEROCKET && o->family != NW_AMI_WINDOWS;
+    bool eni_mem = o->family != NW_AMI_BOTTLEROCKET && o->family != NW_AMI_WINDOWS;
     int64_t pods_for_mem = eni_mem ? nw_catalog_itype_eni_pods(t, 0) : out->pods;
     const nw_kubelet_rl_t *kr = &o->kube_reserved, *sr = &o->system_reserved;
     int64_t kr_cpu = kr->has_cpu ? kr->cpu_m : nw_catalog_kube_reserved_cpu_m(t->vcpu);
@@ -742,7 +760,7 @@ void nw_catalog_itype_allocatable(const nw_itype_t *t, const nw_overhead_opts_t 
         out->ephemeral_bytes = 0;
 }
 
-int nw_catalog_itype_is_exotic(const nw_itype_t *t)
+bool nw_catalog_itype_is_exotic(const nw_itype_t *t)
 {
     return t->bare_metal || strstr(t->size, "metal") != NULL || t->gpu_count > 0 ||
            t->accel_count > 0;

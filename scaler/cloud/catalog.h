@@ -34,6 +34,7 @@
 #ifndef NW_SCALER_CLOUD_CATALOG_H
 #define NW_SCALER_CLOUD_CATALOG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -121,9 +122,9 @@ NW_MUST_USE nw_rc_t nw_catalog_new_from_json(const char *json, size_t len, const
 
 void nw_catalog_free(nw_catalog_t *c);
 
-/** 1 when the catalog has types but no offerings (it was not refreshed from an API):
+/** True when the catalog has types but no offerings (it was not refreshed from an API):
  * what offer_zones (scaler/cloud/cloud.h) fills in. */
-int nw_catalog_offline(const nw_catalog_t *c);
+bool nw_catalog_offline(const nw_catalog_t *c);
 
 /** Append zone (name, id) to z[0..nz) unless its name is there or nz == max; returns the
  * new count. */
@@ -272,7 +273,7 @@ void nw_catalog_itype_capacity(const nw_itype_t *t, const nw_overhead_opts_t *o,
 void nw_catalog_itype_allocatable(const nw_itype_t *t, const nw_overhead_opts_t *o,
                                   nw_cat_res_t *out);
 
-/** 1 when t is "exotic" (metal or any GPU/accelerator), as Karpenter's launch filter says. */
-int nw_catalog_itype_is_exotic(const nw_itype_t *t);
+/** True when t is "exotic" (metal or any GPU/accelerator), as Karpenter's launch filter says. */
+bool nw_catalog_itype_is_exotic(const nw_itype_t *t);
 
 #endif

@@ -2,14 +2,15 @@
 #include "scaler/cloud/compat.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "scaler/cloud/kubelet.h"
 #include "common/json.h"
 
-static int refuse(char *why, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int refuse(char *why, size_t n, const char *fmt, ...)
+static bool refuse(char *why, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static bool refuse(char *why, size_t n, const char *fmt, ...)
 {
     if (why && n) {
         va_list ap;
@@ -17,7 +18,7 @@ static int refuse(char *why, size_t n, const char *fmt, ...)
         vsnprintf(why, n, fmt, ap);
         va_end(ap);
     }
-    return 0;
+    return false;
 }
 
 static int num_or(const cJSON *o, const char *k, int dflt)
@@ -28,10 +29,10 @@ static int num_or(const cJSON *o, const char *k, int dflt)
 
 /* compatibility.go networkInterfaceCheck (ResolveNetworkInterfaces carries no secondary
  * IP counts, so that part never applies) */
-static int interfaces_ok(const nw_itype_t *t, const cJSON *nis, char *why, size_t n)
+static bool interfaces_ok(const nw_itype_t *t, const cJSON *nis, char *why, size_t n)
 {
     if (!cJSON_IsArray(nis))
-        return 1;
+        return true;
     if (t->features_known && t->network_cards <= 0)
         return refuse(why, n, "%s has no network cards", t->name);
     if (t->features_known && t->ena_unsupported)
@@ -60,17 +61,17 @@ static int interfaces_ok(const nw_itype_t *t, const cJSON *nis, char *why, size_
     if (efa_only > 0 && efa_only > t->efa)
         return refuse(why, n, "%s supports %d EFA interface(s), the class asks for %d", t->name,
                       t->efa, efa_only);
-    return 1;
+    return true;
 }
 
-int nw_compat_class_compatible(const nw_itype_t *t, const cJSON *nodeclass, const char *pg_strategy,
-                               char *why, size_t whylen)
+bool nw_compat_class_compatible(const nw_itype_t *t, const cJSON *nodeclass,
+                                const char *pg_strategy, char *why, size_t whylen)
 {
     const cJSON *spec = nw_json_get(nodeclass, "spec");
     if (why && whylen)
         why[0] = 0;
     if (!interfaces_ok(t, nw_json_get(spec, "networkInterfaces"), why, whylen))
-        return 0;
+        return false;
     if (nw_kubelet_ami_family(nodeclass) == NW_AMI_AL2023 && strncmp(t->name, "a1.", 3) == 0)
         return refuse(why, whylen, "%s: AL2023 does not run on a1 types", t->name);
     const cJSON *nv = nw_json_get(nw_json_get(spec, "cpuOptions"), "nestedVirtualization");
@@ -90,5 +91,5 @@ int nw_compat_class_compatible(const nw_itype_t *t, const cJSON *nodeclass, cons
         !cJSON_IsNull(nw_json_get(spec, "connectionTracking")) &&
         strcmp(t->hypervisor, "nitro") != 0)
         return refuse(why, whylen, "%s is not a Nitro type (connectionTracking)", t->name);
-    return 1;
+    return true;
 }

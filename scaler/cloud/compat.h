@@ -23,14 +23,15 @@
 #define NW_SCALER_CLOUD_COMPAT_H
 
 #include <cjson/cJSON.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "scaler/cloud/catalog.h"
 
-/** 1 when nodeclass can launch t; 0 with why (nullable) saying which check refused it.
+/** True when nodeclass can launch t; false with why (nullable) saying which check refused it.
  * pg_strategy: the strategy of the class's resolved placement group ("cluster",
  * "partition", "spread"), NULL/"" when it has none or it is not known. */
-int nw_compat_class_compatible(const nw_itype_t *t, const cJSON *nodeclass, const char *pg_strategy,
-                               char *why, size_t whylen);
+bool nw_compat_class_compatible(const nw_itype_t *t, const cJSON *nodeclass,
+                                const char *pg_strategy, char *why, size_t whylen);
 
 #endif

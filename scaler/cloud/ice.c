@@ -2,6 +2,7 @@
 #include "scaler/cloud/ice.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,14 +66,14 @@ static void mark_key(nw_ice_t *ice, const char *key, int64_t now)
     pthread_mutex_unlock(&ice->mu);
 }
 
-static int has_key(const nw_ice_t *cice, const char *key, int64_t now)
+static bool has_key(const nw_ice_t *cice, const char *key, int64_t now)
 {
     nw_ice_t *ice = (nw_ice_t *)cice; /* the mutex is the only mutable part */
-    int hit = 0;
+    bool hit = false;
     pthread_mutex_lock(&ice->mu);
     for (size_t i = 0; i < ice->n; i++)
         if (ice->v[i].expires > now && strcmp(ice->v[i].key, key) == 0) {
-            hit = 1;
+            hit = true;
             break;
         }
     pthread_mutex_unlock(&ice->mu);
@@ -100,24 +101,24 @@ void nw_ice_mark_capacity_type(nw_ice_t *ice, const char *ct, int64_t now)
     mark_key(ice, k, now);
 }
 
-int nw_ice_unavailable(const nw_ice_t *ice, const char *ct, const char *type, const char *zone,
-                       int64_t now)
+bool nw_ice_unavailable(const nw_ice_t *ice, const char *ct, const char *type, const char *zone,
+                        int64_t now)
 {
     char k[192];
     if (!ice)
-        return 0;
+        return false;
     snprintf(k, sizeof k, "ct:%s", ct);
     if (has_key(ice, k, now))
-        return 1;
+        return true;
     snprintf(k, sizeof k, "%s:%s:%s", ct, type, zone);
     return has_key(ice, k, now);
 }
 
-int nw_ice_subnet_unavailable(const nw_ice_t *ice, const char *subnet_id, int64_t now)
+bool nw_ice_subnet_unavailable(const nw_ice_t *ice, const char *subnet_id, int64_t now)
 {
     char k[192];
     if (!ice)
-        return 0;
+        return false;
     snprintf(k, sizeof k, "subnet:%s", subnet_id);
     return has_key(ice, k, now);
 }

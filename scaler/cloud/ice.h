@@ -15,6 +15,7 @@
 #ifndef NW_SCALER_CLOUD_ICE_H
 #define NW_SCALER_CLOUD_ICE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,10 +35,10 @@ void nw_ice_mark_subnet(nw_ice_t *ice, const char *subnet_id, int64_t now);
 /** Mark a whole capacity type unavailable (e.g. "spot"). */
 void nw_ice_mark_capacity_type(nw_ice_t *ice, const char *capacity_type, int64_t now);
 
-/** 1 when the offering (or its capacity type) is unavailable at now. NULL ice: 0. */
-int nw_ice_unavailable(const nw_ice_t *ice, const char *capacity_type, const char *type,
-                       const char *zone, int64_t now);
-int nw_ice_subnet_unavailable(const nw_ice_t *ice, const char *subnet_id, int64_t now);
+/** True when the offering (or its capacity type) is unavailable at now. NULL ice: false. */
+bool nw_ice_unavailable(const nw_ice_t *ice, const char *capacity_type, const char *type,
+                        const char *zone, int64_t now);
+bool nw_ice_subnet_unavailable(const nw_ice_t *ice, const char *subnet_id, int64_t now);
 
 /** Drop expired entries; returns how many remain. */
 size_t nw_ice_sweep(nw_ice_t *ice, int64_t now);

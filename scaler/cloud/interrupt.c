@@ -1,6 +1,7 @@
 /* scaler/cloud/interrupt.c — interruption kinds and batches; see interrupt.h. */
 #include "scaler/cloud/interrupt.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,7 +25,7 @@ const char *nw_interrupt_kind_name(nw_interrupt_kind_t k)
     }
 }
 
-int nw_interrupt_kind_deletes(nw_interrupt_kind_t k)
+bool nw_interrupt_kind_deletes(nw_interrupt_kind_t k)
 {
     return k != NW_INTR_NOOP && k != NW_INTR_REBALANCE && k < NW_INTR_KINDS;
 }

@@ -25,6 +25,7 @@
 #define NW_SCALER_CLOUD_INTERRUPT_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -61,8 +62,8 @@ typedef struct {
  * "capacity_reservation_interruption". */
 const char *nw_interrupt_kind_name(nw_interrupt_kind_t k);
 
-/** 1 when the kind deletes the NodeClaim (everything but NOOP and REBALANCE). */
-int nw_interrupt_kind_deletes(nw_interrupt_kind_t k);
+/** True when the kind deletes the NodeClaim (everything but NOOP and REBALANCE). */
+bool nw_interrupt_kind_deletes(nw_interrupt_kind_t k);
 
 /* ---- the source ---- */
 typedef struct {

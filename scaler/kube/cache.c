@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -38,19 +39,19 @@ static const char *sfield(const cJSON *o, const char *a, const char *b)
     return cJSON_IsString(x) ? x->valuestring : "";
 }
 
-int nw_kube_cache_pod_is_pending(const cJSON *pod)
+bool nw_kube_cache_pod_is_pending(const cJSON *pod)
 {
     const cJSON *spec = cJSON_GetObjectItemCaseSensitive(pod, "spec");
     const cJSON *status = cJSON_GetObjectItemCaseSensitive(pod, "status");
     const cJSON *meta = cJSON_GetObjectItemCaseSensitive(pod, "metadata");
     if (sfield(spec, "nodeName", NULL)[0] || sfield(status, "nominatedNodeName", NULL)[0])
-        return 0;
+        return false;
     const char *phase = sfield(status, "phase", NULL);
     if (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"))
-        return 0;
+        return false;
     const cJSON *dt = cJSON_GetObjectItemCaseSensitive(meta, "deletionTimestamp");
     if (dt && !cJSON_IsNull(dt))
-        return 0;
+        return false;
     const cJSON *cond;
     cJSON_ArrayForEach(cond, cJSON_GetObjectItemCaseSensitive(status, "conditions"))
     {
@@ -58,7 +59,7 @@ int nw_kube_cache_pod_is_pending(const cJSON *pod)
             return !strcmp(sfield(cond, "status", NULL), "False") &&
                    !strcmp(sfield(cond, "reason", NULL), "Unschedulable");
     }
-    return 0;
+    return false;
 }
 
 static nw_kube_obj_t *obj_new(nw_kube_kind_t kind, cJSON *json)
@@ -252,7 +253,7 @@ struct nw_kube_cache {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     map_t store[NW_KUBE_KINDS];
-    int synced[NW_KUBE_KINDS];
+    bool synced[NW_KUBE_KINDS];
     uint64_t gen;
     int woken;            /* nw_kube_cache_wake since the last wait returned */
     nw_kube_snap_t *snap; /* cached snapshot of generation snap->gen, or NULL */
@@ -270,7 +271,7 @@ typedef struct {
 struct nw_kube_snap {
     _Atomic int refs;
     uint64_t gen;
-    int synced;
+    bool synced;
     vec_t all[NW_KUBE_KINDS]; /* owns one reference per object */
     vec_t pods_by_node, pods_by_phase, pending, nodes_by_pid, claims_by_pid, claims_by_pool;
 };
@@ -414,7 +415,7 @@ nw_rc_t nw_kube_cache_replace(nw_kube_cache_t *c, nw_kube_kind_t kind, cJSON *it
     pthread_mutex_lock(&c->mu);
     map_t old = c->store[kind];
     c->store[kind] = nm;
-    c->synced[kind] = 1;
+    c->synced[kind] = true;
     changed_locked(c, kind);
     pthread_mutex_unlock(&c->mu);
 
@@ -443,24 +444,24 @@ void nw_kube_cache_mark_synced(nw_kube_cache_t *c, nw_kube_kind_t kind)
 {
     pthread_mutex_lock(&c->mu);
     if (!c->synced[kind]) {
-        c->synced[kind] = 1;
+        c->synced[kind] = true;
         changed_locked(c, kind);
     }
     pthread_mutex_unlock(&c->mu);
 }
 
-static int synced_locked(const nw_kube_cache_t *c)
+static bool synced_locked(const nw_kube_cache_t *c)
 {
     for (int k = 0; k < NW_KUBE_KINDS; k++)
         if (!c->synced[k])
-            return 0;
-    return 1;
+            return false;
+    return true;
 }
 
-int nw_kube_cache_has_synced(nw_kube_cache_t *c)
+bool nw_kube_cache_has_synced(nw_kube_cache_t *c)
 {
     pthread_mutex_lock(&c->mu);
-    int s = synced_locked(c);
+    bool s = synced_locked(c);
     pthread_mutex_unlock(&c->mu);
     return s;
 }
@@ -505,7 +506,7 @@ void nw_kube_cache_wake(nw_kube_cache_t *c)
     pthread_mutex_unlock(&c->mu);
 }
 
-int nw_kube_cache_wait_synced(nw_kube_cache_t *c, int64_t timeout_ms)
+bool nw_kube_cache_wait_synced(nw_kube_cache_t *c, int64_t timeout_ms)
 {
     struct timespec dl;
     if (timeout_ms >= 0)
@@ -518,7 +519,7 @@ int nw_kube_cache_wait_synced(nw_kube_cache_t *c, int64_t timeout_ms)
             break;
         }
     }
-    int s = synced_locked(c);
+    bool s = synced_locked(c);
     pthread_mutex_unlock(&c->mu);
     return s;
 }
@@ -592,12 +593,12 @@ nw_kube_snap_t *nw_kube_cache_snapshot(nw_kube_cache_t *c)
     atomic_init(&s->refs, 1);
     s->gen = c->gen;
     s->synced = synced_locked(c);
-    int oom = 0;
+    bool oom = false;
     for (int k = 0; k < NW_KUBE_KINDS && !oom; k++) {
         map_t *m = &c->store[k];
         s->all[k].v = malloc((m->n ? m->n : 1) * sizeof *s->all[k].v);
         if (!s->all[k].v) {
-            oom = 1;
+            oom = true;
             break;
         }
         for (size_t i = 0; i < m->nb; i++)
@@ -664,7 +665,7 @@ uint64_t nw_kube_cache_snap_generation(const nw_kube_snap_t *s)
     return s->gen;
 }
 
-int nw_kube_cache_snap_synced(const nw_kube_snap_t *s)
+bool nw_kube_cache_snap_synced(const nw_kube_snap_t *s)
 {
     return s->synced;
 }

@@ -31,6 +31,7 @@
 
 #include <cjson/cJSON.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -118,7 +119,7 @@ void nw_kube_cache_mark_synced(nw_kube_cache_t *c, nw_kube_kind_t kind);
 /* ---- readers (any thread) ---- */
 
 /** True once every kind has been listed at least once. */
-int nw_kube_cache_has_synced(nw_kube_cache_t *c);
+bool nw_kube_cache_has_synced(nw_kube_cache_t *c);
 
 /** Generation: increases on every applied change. */
 uint64_t nw_kube_cache_generation(nw_kube_cache_t *c);
@@ -131,8 +132,8 @@ uint64_t nw_kube_cache_wait(nw_kube_cache_t *c, uint64_t seen, int64_t timeout_m
  * scaler's launch workers wake the reconcile loop with it. */
 void nw_kube_cache_wake(nw_kube_cache_t *c);
 
-/** Block until synced or timeout; returns 1 if synced. */
-int nw_kube_cache_wait_synced(nw_kube_cache_t *c, int64_t timeout_ms);
+/** Block until synced or timeout; returns true if synced. */
+bool nw_kube_cache_wait_synced(nw_kube_cache_t *c, int64_t timeout_ms);
 
 /** An eventfd that becomes readable after a change (read 8 bytes to clear). -1 if
  * unavailable. Borrowed. */
@@ -150,7 +151,7 @@ nw_kube_snap_t *nw_kube_cache_snapshot(nw_kube_cache_t *c);
 void nw_kube_cache_snap_release(nw_kube_snap_t *s);
 
 uint64_t nw_kube_cache_snap_generation(const nw_kube_snap_t *s);
-int nw_kube_cache_snap_synced(const nw_kube_snap_t *s);
+bool nw_kube_cache_snap_synced(const nw_kube_snap_t *s);
 
 /** Objects of a kind, sorted by key. */
 size_t nw_kube_cache_snap_count(const nw_kube_snap_t *s, nw_kube_kind_t kind);
@@ -179,6 +180,6 @@ NW_MUST_USE nw_rc_t nw_kube_cache_snap_dump_json(const nw_kube_snap_t *s, nw_buf
 
 /** Karpenter's "provisionable pod" predicate on a pod object (kubernetes-sigs/karpenter
  * pkg/utils/pod/scheduling.go IsProvisionable; exposed for tests). */
-int nw_kube_cache_pod_is_pending(const cJSON *pod);
+bool nw_kube_cache_pod_is_pending(const cJSON *pod);
 
 #endif

@@ -3,6 +3,7 @@
 #include "scaler/kube/client.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -515,12 +516,12 @@ static size_t on_header(char *p, size_t sz, size_t n, void *ud)
     static const char k[] = "retry-after:";
     if (len > sizeof k - 1 && !strncasecmp(p, k, sizeof k - 1)) {
         long v = 0;
-        int digits = 0;
+        bool digits = false;
         for (size_t i = sizeof k - 1; i < len; i++) {
             if (p[i] >= '0' && p[i] <= '9') {
                 if (v < 100000)
                     v = v * 10 + (p[i] - '0');
-                digits = 1;
+                digits = true;
             } else if (digits) {
                 break;
             }
@@ -531,7 +532,7 @@ static size_t on_header(char *p, size_t sz, size_t n, void *ud)
     return len;
 }
 
-static int retryable_curl(CURLcode cc)
+static bool retryable_curl(CURLcode cc)
 {
     switch (cc) {
     case CURLE_COULDNT_RESOLVE_HOST:
@@ -544,9 +545,9 @@ static int retryable_curl(CURLcode cc)
     case CURLE_HTTP2:
     case CURLE_HTTP2_STREAM:
     case CURLE_SSL_CONNECT_ERROR:
-        return 1;
+        return true;
     default:
-        return 0;
+        return false;
     }
 }
 
@@ -556,7 +557,7 @@ void nw_kube_client_set_abort(nw_kube_client_t *c, const atomic_int *flag)
         c->abort = flag;
 }
 
-static int aborting(const nw_kube_client_t *c)
+static bool aborting(const nw_kube_client_t *c)
 {
     return c->abort && atomic_load(c->abort);
 }
@@ -574,13 +575,67 @@ static void rl_wait(nw_kube_client_t *c)
     }
 }
 
+/* One request: resp reset, the rate limiter waited for, a handle set up for req and
+ * performed; *cc says how it went (errbuf, CURL_ERROR_SIZE bytes: curl's words). An
+ * error only when no request could be made. */
+static NW_MUST_USE nw_rc_t perform(nw_kube_client_t *c, const nw_kube_req_t *req,
+                                   nw_kube_resp_t *resp, char *errbuf, CURLcode *cc, nw_err_t *err)
+{
+    nw_buf_reset(&resp->body);
+    resp->code = 0;
+    resp->retry_after_s = -1;
+    resp->reason[0] = resp->message[0] = '\0';
+    rl_wait(c);
+
+    CURL *h = handle_take(c);
+    if (!h)
+        return nw_err_set(err, NW_ENOMEM, "", "curl_easy_init failed");
+    struct curl_slist *hd = nw_kube_client__easy_setup(c, h, req->path);
+    if (!hd) {
+        handle_give(c, h);
+        return nw_err_set(err, NW_ENOMEM, "", "out of memory");
+    }
+    if (req->body) {
+        char ct[128];
+        snprintf(ct, sizeof ct, "Content-Type: %s",
+                 req->content_type ? req->content_type : "application/json");
+        struct curl_slist *n = curl_slist_append(hd, ct);
+        if (n)
+            hd = n;
+        curl_easy_setopt(h, CURLOPT_POSTFIELDS, req->body);
+        curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)req->body_len);
+    }
+    curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, req->method);
+    if (!strcmp(req->method, "GET"))
+        curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hd);
+    curl_easy_setopt(h, CURLOPT_SHARE, c->share);
+    curl_easy_setopt(h, CURLOPT_HTTP_VERSION,
+                     c->opts.http1_only ? (long)CURL_HTTP_VERSION_1_1
+                                        : (long)CURL_HTTP_VERSION_2TLS);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS,
+                     (long)(req->timeout_ms > 0 ? req->timeout_ms : c->opts.timeout_ms));
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, resp);
+    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(h, CURLOPT_HEADERDATA, resp);
+    errbuf[0] = '\0';
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+    *cc = curl_easy_perform(h);
+    if (*cc == CURLE_OK)
+        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &resp->code);
+    handle_give(c, h);
+    curl_slist_free_all(hd);
+    return NW_OK;
+}
+
 nw_rc_t nw_kube_client_do(nw_kube_client_t *c, const nw_kube_req_t *req, nw_kube_resp_t *resp,
                           nw_err_t *err)
 {
     nw_kube_backoff_t bo;
     nw_kube_retry_backoff_init(&bo, c->opts.backoff_base_ms * NW_NS_PER_MS,
                                c->opts.backoff_max_ms * NW_NS_PER_MS, 0, 0);
-    int reauthed = 0;
+    bool reauthed = false;
     int max_attempts = req->no_retry || aborting(c) ? 1 : c->opts.max_retries + 1;
     const char *verb = req->verb ? req->verb : req->method;
     const char *res = req->resource ? req->resource : "";
@@ -588,51 +643,10 @@ nw_rc_t nw_kube_client_do(nw_kube_client_t *c, const nw_kube_req_t *req, nw_kube
     nw_rc_t rc = NW_OK;
 
     for (int attempt = 0;; attempt++) {
-        nw_buf_reset(&resp->body);
-        resp->code = 0;
-        resp->retry_after_s = -1;
-        resp->reason[0] = resp->message[0] = '\0';
-        rl_wait(c);
-
-        CURL *h = handle_take(c);
-        if (!h)
-            return nw_err_set(err, NW_ENOMEM, "", "curl_easy_init failed");
-        struct curl_slist *hd = nw_kube_client__easy_setup(c, h, req->path);
-        if (!hd) {
-            handle_give(c, h);
-            return nw_err_set(err, NW_ENOMEM, "", "out of memory");
-        }
-        if (req->body) {
-            char ct[128];
-            snprintf(ct, sizeof ct, "Content-Type: %s",
-                     req->content_type ? req->content_type : "application/json");
-            struct curl_slist *n = curl_slist_append(hd, ct);
-            if (n)
-                hd = n;
-            curl_easy_setopt(h, CURLOPT_POSTFIELDS, req->body);
-            curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)req->body_len);
-        }
-        curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, req->method);
-        if (!strcmp(req->method, "GET"))
-            curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
-        curl_easy_setopt(h, CURLOPT_HTTPHEADER, hd);
-        curl_easy_setopt(h, CURLOPT_SHARE, c->share);
-        curl_easy_setopt(h, CURLOPT_HTTP_VERSION,
-                         c->opts.http1_only ? (long)CURL_HTTP_VERSION_1_1
-                                            : (long)CURL_HTTP_VERSION_2TLS);
-        curl_easy_setopt(h, CURLOPT_TIMEOUT_MS,
-                         (long)(req->timeout_ms > 0 ? req->timeout_ms : c->opts.timeout_ms));
-        curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-        curl_easy_setopt(h, CURLOPT_WRITEDATA, resp);
-        curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
-        curl_easy_setopt(h, CURLOPT_HEADERDATA, resp);
-        errbuf[0] = '\0';
-        curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
-        CURLcode cc = curl_easy_perform(h);
-        if (cc == CURLE_OK)
-            curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &resp->code);
-        handle_give(c, h);
-        curl_slist_free_all(hd);
+        CURLcode cc = CURLE_OK;
+        nw_rc_t prc = perform(c, req, resp, errbuf, &cc, err);
+        if (prc != NW_OK)
+            return prc;
 
         nw_kube_metrics_add(c->metrics, NW_KM_REQUESTS, verb, res,
                             cc == CURLE_OK ? (int)resp->code : 0, 1);
@@ -641,7 +655,7 @@ nw_rc_t nw_kube_client_do(nw_kube_client_t *c, const nw_kube_req_t *req, nw_kube
             if (resp->code >= 300)
                 nw_kube_client__resp_parse_status(resp);
             if (resp->code == 401 && !reauthed && (c->cfg->token_file || c->cfg->token)) {
-                reauthed = 1;
+                reauthed = true;
                 nw_kube_client__token_invalidate(c);
                 nw_log_warn("kube.client", "401 Unauthorized; re-reading credentials and retrying",
                             NW_LS("verb", verb), NW_LS("resource", res));

@@ -4,6 +4,7 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,14 +106,14 @@ typedef struct {
     char *dir; /* directory of path, for relative file references */
 } kfile_t;
 
-static int jbool(const cJSON *o, const char *k)
+static bool jbool(const cJSON *o, const char *k)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
     if (cJSON_IsTrue(v))
-        return 1;
+        return true;
     if (cJSON_IsString(v) && !strcmp(v->valuestring, "true"))
-        return 1;
-    return 0;
+        return true;
+    return false;
 }
 
 /* Find the first entry named `name` in list `list` (clusters/users/contexts) across files. */
@@ -216,62 +217,70 @@ static char *dup_or_null(const char *s)
     return s ? strdup(s) : NULL;
 }
 
-static NW_MUST_USE nw_rc_t build_from_files(kfile_t *files, int nf, const char *context,
-                                            nw_kube_config_t *cfg, nw_err_t *err)
+/* The context, cluster and user a kubeconfig names, and the files they came from. */
+typedef struct {
+    const char *ctxname, *clname, *uname;
+    const cJSON *ctx, *cl, *user; /* user NULL: the context names none */
+    const kfile_t *cf, *uf, *kf;  /* the files holding the context, user and cluster */
+} kresolved_t;
+
+/* Find the context (--context, else the first current-context), its cluster and its
+ * user across the files. */
+static NW_MUST_USE nw_rc_t resolve_context(kfile_t *files, int nf, const char *context,
+                                           kresolved_t *r, nw_err_t *err)
 {
     char names[512];
-    const char *ctxname = context && context[0] ? context : NULL;
-    if (!ctxname) {
-        for (int i = 0; i < nf && !ctxname; i++) {
+    *r = (kresolved_t){0};
+    r->ctxname = context && context[0] ? context : NULL;
+    if (!r->ctxname) {
+        for (int i = 0; i < nf && !r->ctxname; i++) {
             const char *cc = nw_json_str(files[i].doc, "current-context");
             if (cc && cc[0])
-                ctxname = cc;
+                r->ctxname = cc;
         }
-        if (!ctxname) {
+        if (!r->ctxname) {
             list_names(files, nf, "contexts", names, sizeof names);
             return nw_err_set(err, NW_EINVAL, "current-context",
                               "%s: no current-context set and no --context given (contexts: %s)",
                               files[0].path, names);
         }
     }
-    const kfile_t *cf = NULL, *uf = NULL, *kf = NULL;
-    const cJSON *ctx = find_named(files, nf, "contexts", ctxname, "context", &cf);
-    if (!ctx) {
+    r->ctx = find_named(files, nf, "contexts", r->ctxname, "context", &r->cf);
+    if (!r->ctx) {
         list_names(files, nf, "contexts", names, sizeof names);
         return nw_err_set(err, NW_ENOTFOUND, "contexts",
                           "%s: context \"%s\" not found (contexts: %s); pass --context with one "
                           "of them or fix current-context",
-                          files[0].path, ctxname, names);
+                          files[0].path, r->ctxname, names);
     }
-    const char *clname = nw_json_str(ctx, "cluster");
-    const char *uname = nw_json_str(ctx, "user");
-    if (!clname || !clname[0])
+    r->clname = nw_json_str(r->ctx, "cluster");
+    r->uname = nw_json_str(r->ctx, "user");
+    if (!r->clname || !r->clname[0])
         return nw_err_set(err, NW_EINVAL, "contexts[].context.cluster",
-                          "%s: context \"%s\" names no cluster", cf->path, ctxname);
-    const cJSON *cl = find_named(files, nf, "clusters", clname, "cluster", &kf);
-    if (!cl) {
+                          "%s: context \"%s\" names no cluster", r->cf->path, r->ctxname);
+    r->cl = find_named(files, nf, "clusters", r->clname, "cluster", &r->kf);
+    if (!r->cl) {
         list_names(files, nf, "clusters", names, sizeof names);
         return nw_err_set(err, NW_ENOTFOUND, "clusters",
                           "%s: cluster \"%s\" (from context \"%s\") not found (clusters: %s)",
-                          cf->path, clname, ctxname, names);
+                          r->cf->path, r->clname, r->ctxname, names);
     }
-    const cJSON *user = NULL;
-    if (uname && uname[0]) {
-        user = find_named(files, nf, "users", uname, "user", &uf);
-        if (!user) {
+    if (r->uname && r->uname[0]) {
+        r->user = find_named(files, nf, "users", r->uname, "user", &r->uf);
+        if (!r->user) {
             list_names(files, nf, "users", names, sizeof names);
             return nw_err_set(err, NW_ENOTFOUND, "users",
                               "%s: user \"%s\" (from context \"%s\") not found (users: %s)",
-                              cf->path, uname, ctxname, names);
+                              r->cf->path, r->uname, r->ctxname, names);
         }
     }
+    return NW_OK;
+}
 
-    cfg->context = strdup(ctxname);
-    cfg->source = strdup(cf->path);
-    const char *ns = nw_json_str(ctx, "namespace");
-    cfg->namespace = strdup(ns && ns[0] ? ns : "default");
-
-    /* cluster */
+/* The cluster's server, TLS settings, proxy and CA into cfg (kf: the file naming it). */
+static NW_MUST_USE nw_rc_t apply_cluster(const kfile_t *kf, const cJSON *cl, const char *clname,
+                                         nw_kube_config_t *cfg, nw_err_t *err)
+{
     const char *server = nw_json_str(cl, "server");
     if (!server || !server[0])
         return nw_err_set(err, NW_EINVAL, "clusters[].cluster.server",
@@ -289,63 +298,89 @@ static NW_MUST_USE nw_rc_t build_from_files(kfile_t *files, int nf, const char *
     cfg->insecure = jbool(cl, "insecure-skip-tls-verify");
     cfg->tls_server_name = dup_or_null(nw_json_str(cl, "tls-server-name"));
     cfg->proxy = dup_or_null(nw_json_str(cl, "proxy-url"));
-    nw_rc_t rc = load_pem(kf, cl, "certificate-authority-data", "certificate-authority",
-                          "clusters[].cluster", &cfg->ca_pem, &cfg->ca_len, err);
+    return load_pem(kf, cl, "certificate-authority-data", "certificate-authority",
+                    "clusters[].cluster", &cfg->ca_pem, &cfg->ca_len, err);
+}
+
+/* The user's credentials into cfg (uf: the file naming it); an error for the ways of
+ * authenticating nodewarden does not support. */
+static NW_MUST_USE nw_rc_t apply_user(const kfile_t *uf, const cJSON *user, const char *uname,
+                                      nw_kube_config_t *cfg, nw_err_t *err)
+{
+    nw_rc_t rc;
+    static const struct {
+        const char *key, *why;
+    } unsupported[] = {
+        {"exec", "it uses an exec credential plugin, which nodewarden does not run; use a "
+                 "token, tokenFile or client certificate (for example a ServiceAccount "
+                 "token: kubectl create token <sa>)"},
+        {"auth-provider", "auth-provider plugins (gcp, oidc, azure) are not supported; use a "
+                          "token, tokenFile or client certificate"},
+        {"username", "basic authentication (username/password) is not supported; use a "
+                     "token, tokenFile or client certificate"},
+        {"password", "basic authentication (username/password) is not supported; use a "
+                     "token, tokenFile or client certificate"},
+        {"as", "impersonation (as) is not supported; use the target identity's credentials"},
+        {"as-groups", "impersonation (as-groups) is not supported"},
+        {"as-uid", "impersonation (as-uid) is not supported"},
+    };
+    for (size_t i = 0; i < sizeof unsupported / sizeof unsupported[0]; i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(user, unsupported[i].key);
+        if (v && !cJSON_IsNull(v))
+            return nw_err_set(err, NW_EINVAL, "users[].user",
+                              "%s: user \"%s\": users[].user.%s: %s", uf->path, uname,
+                              unsupported[i].key, unsupported[i].why);
+    }
+    const char *tok = nw_json_str(user, "token");
+    const char *tf = nw_json_str(user, "tokenFile");
+    if (tok && tok[0]) {
+        cfg->token = strdup(tok);
+    } else if (tf && tf[0]) {
+        cfg->token_file = resolve_path(uf, tf);
+        size_t tl;
+        char *t = cfg->token_file ? nw_file_read(cfg->token_file, 65536, &tl) : NULL;
+        if (!t)
+            return nw_err_set(err, NW_EIO, "users[].user.tokenFile",
+                              "%s: user \"%s\": cannot read tokenFile %s: %s", uf->path, uname, tf,
+                              strerror(errno));
+        free(t);
+    }
+    rc = load_pem(uf, user, "client-certificate-data", "client-certificate", "users[].user",
+                  &cfg->cert_pem, &cfg->cert_len, err);
+    if (rc)
+        return rc;
+    rc = load_pem(uf, user, "client-key-data", "client-key", "users[].user", &cfg->key_pem,
+                  &cfg->key_len, err);
+    if (rc)
+        return rc;
+    if (!!cfg->cert_pem != !!cfg->key_pem)
+        return nw_err_set(err, NW_EINVAL, "users[].user",
+                          "%s: user \"%s\": client-certificate and client-key must be given "
+                          "together",
+                          uf->path, uname);
+    return NW_OK;
+}
+
+static NW_MUST_USE nw_rc_t build_from_files(kfile_t *files, int nf, const char *context,
+                                            nw_kube_config_t *cfg, nw_err_t *err)
+{
+    kresolved_t r;
+    nw_rc_t rc = resolve_context(files, nf, context, &r, err);
     if (rc)
         return rc;
 
-    /* user */
-    if (user) {
-        static const struct {
-            const char *key, *why;
-        } unsupported[] = {
-            {"exec", "it uses an exec credential plugin, which nodewarden does not run; use a "
-                     "token, tokenFile or client certificate (for example a ServiceAccount "
-                     "token: kubectl create token <sa>)"},
-            {"auth-provider", "auth-provider plugins (gcp, oidc, azure) are not supported; use a "
-                              "token, tokenFile or client certificate"},
-            {"username", "basic authentication (username/password) is not supported; use a "
-                         "token, tokenFile or client certificate"},
-            {"password", "basic authentication (username/password) is not supported; use a "
-                         "token, tokenFile or client certificate"},
-            {"as", "impersonation (as) is not supported; use the target identity's credentials"},
-            {"as-groups", "impersonation (as-groups) is not supported"},
-            {"as-uid", "impersonation (as-uid) is not supported"},
-        };
-        for (size_t i = 0; i < sizeof unsupported / sizeof unsupported[0]; i++) {
-            const cJSON *v = cJSON_GetObjectItemCaseSensitive(user, unsupported[i].key);
-            if (v && !cJSON_IsNull(v))
-                return nw_err_set(err, NW_EINVAL, "users[].user",
-                                  "%s: user \"%s\": users[].user.%s: %s", uf->path, uname,
-                                  unsupported[i].key, unsupported[i].why);
-        }
-        const char *tok = nw_json_str(user, "token");
-        const char *tf = nw_json_str(user, "tokenFile");
-        if (tok && tok[0]) {
-            cfg->token = strdup(tok);
-        } else if (tf && tf[0]) {
-            cfg->token_file = resolve_path(uf, tf);
-            size_t tl;
-            char *t = cfg->token_file ? nw_file_read(cfg->token_file, 65536, &tl) : NULL;
-            if (!t)
-                return nw_err_set(err, NW_EIO, "users[].user.tokenFile",
-                                  "%s: user \"%s\": cannot read tokenFile %s: %s", uf->path, uname,
-                                  tf, strerror(errno));
-            free(t);
-        }
-        rc = load_pem(uf, user, "client-certificate-data", "client-certificate", "users[].user",
-                      &cfg->cert_pem, &cfg->cert_len, err);
+    cfg->context = strdup(r.ctxname);
+    cfg->source = strdup(r.cf->path);
+    const char *ns = nw_json_str(r.ctx, "namespace");
+    cfg->namespace = strdup(ns && ns[0] ? ns : "default");
+
+    rc = apply_cluster(r.kf, r.cl, r.clname, cfg, err);
+    if (rc)
+        return rc;
+    if (r.user) {
+        rc = apply_user(r.uf, r.user, r.uname, cfg, err);
         if (rc)
             return rc;
-        rc = load_pem(uf, user, "client-key-data", "client-key", "users[].user", &cfg->key_pem,
-                      &cfg->key_len, err);
-        if (rc)
-            return rc;
-        if (!!cfg->cert_pem != !!cfg->key_pem)
-            return nw_err_set(err, NW_EINVAL, "users[].user",
-                              "%s: user \"%s\": client-certificate and client-key must be given "
-                              "together",
-                              uf->path, uname);
     }
     if (!cfg->context || !cfg->source || !cfg->namespace || !cfg->server)
         return nw_err_set(err, NW_ENOMEM, "", "out of memory");

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,8 +25,8 @@ struct nw_kube_leader {
     int running;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    int stop;
-    atomic_int leading;
+    bool stop;
+    atomic_bool leading;
     /* what we observed (thread-owned) */
     char *observed_spec;   /* serialized spec of the last Lease read */
     int64_t observed_mono; /* our monotonic time when it last changed */
@@ -104,7 +105,7 @@ const char *nw_kube_leader_identity(const nw_kube_leader_t *l)
     return l->identity;
 }
 
-int nw_kube_leader_is_leader(nw_kube_leader_t *l)
+bool nw_kube_leader_is_leader(nw_kube_leader_t *l)
 {
     return atomic_load(&l->leading);
 }
@@ -235,7 +236,7 @@ nw_rc_t nw_kube_leader_try(nw_kube_leader_t *l, int *leading, nw_err_t *err)
     const cJSON *ld = cJSON_GetObjectItemCaseSensitive(spec, "leaseDurationSeconds");
     int64_t their_ms =
         cJSON_IsNumber(ld) && ld->valuedouble > 0 ? (int64_t)ld->valuedouble * 1000 : l->o.lease_ms;
-    int mine = holder && !strcmp(holder, l->identity);
+    bool mine = holder && !strcmp(holder, l->identity);
     if (holder && holder[0] && !mine && now_mono - l->observed_mono < their_ms * NW_NS_PER_MS) {
         cJSON_Delete(lease);
         return NW_OK; /* held by someone else and not expired */
@@ -284,8 +285,8 @@ static void release(nw_kube_leader_t *l)
     cJSON_Delete(lease);
 }
 
-/* Sleep up to ms or until stop; returns 1 if stopping. */
-static int pause_ms(nw_kube_leader_t *l, int64_t ms)
+/* Sleep up to ms or until stop; returns true if stopping. */
+static bool pause_ms(nw_kube_leader_t *l, int64_t ms)
 {
     struct timespec dl;
     clock_gettime(CLOCK_MONOTONIC, &dl);
@@ -298,15 +299,15 @@ static int pause_ms(nw_kube_leader_t *l, int64_t ms)
     pthread_mutex_lock(&l->mu);
     while (!l->stop && pthread_cond_timedwait(&l->cv, &l->mu, &dl) != ETIMEDOUT) {
     }
-    int s = l->stop;
+    bool s = l->stop;
     pthread_mutex_unlock(&l->mu);
     return s;
 }
 
-static int stopping(nw_kube_leader_t *l)
+static bool stopping(nw_kube_leader_t *l)
 {
     pthread_mutex_lock(&l->mu);
-    int s = l->stop;
+    bool s = l->stop;
     pthread_mutex_unlock(&l->mu);
     return s;
 }
@@ -333,13 +334,13 @@ static void *run(void *arg)
         nw_log_info(COMP, "became leader", NW_LS("lease", l->name), NW_LS("identity", l->identity));
         if (l->o.on_started)
             l->o.on_started(l->o.ud);
-        /* only now: whoever sees is_leader() == 1 may rely on on_started having run */
-        atomic_store(&l->leading, 1);
+        /* only now: whoever sees is_leader() true may rely on on_started having run */
+        atomic_store(&l->leading, true);
         /* renew */
         for (;;) {
             if (pause_ms(l, l->o.retry_ms))
                 goto stopped;
-            int ok = 0;
+            bool ok = false;
             while (!ok) {
                 nw_err_t err = {0};
                 int still = 0;
@@ -347,7 +348,7 @@ static void *run(void *arg)
                     nw_log_warn(COMP, "lease renew failed", NW_LS("lease", l->name),
                                 NW_LS("error", err.msg));
                 if (still) {
-                    ok = 1;
+                    ok = true;
                     break;
                 }
                 int64_t since = nw_clock_mono(clk) - l->last_renew_mono;
@@ -359,7 +360,7 @@ static void *run(void *arg)
             if (!ok)
                 break;
         }
-        atomic_store(&l->leading, 0);
+        atomic_store(&l->leading, false);
         nw_log_warn(COMP, "lost leadership", NW_LS("lease", l->name),
                     NW_LS("identity", l->identity));
         if (l->o.on_stopped)
@@ -369,7 +370,7 @@ static void *run(void *arg)
 stopped:
     if (!l->o.no_release)
         release(l);
-    atomic_store(&l->leading, 0);
+    atomic_store(&l->leading, false);
     if (l->o.on_stopped)
         l->o.on_stopped(l->o.ud);
     return NULL;
@@ -379,7 +380,7 @@ nw_rc_t nw_kube_leader_start(nw_kube_leader_t *l, nw_err_t *err)
 {
     if (l->running)
         return NW_OK;
-    l->stop = 0;
+    l->stop = false;
     if (pthread_create(&l->thread, NULL, run, l) != 0)
         return nw_err_set(err, NW_EIO, "", "cannot start the leader-election thread");
     l->running = 1;
@@ -391,7 +392,7 @@ void nw_kube_leader_stop(nw_kube_leader_t *l)
     if (!l || !l->running)
         return;
     pthread_mutex_lock(&l->mu);
-    l->stop = 1;
+    l->stop = true;
     pthread_cond_broadcast(&l->cv);
     pthread_mutex_unlock(&l->mu);
     pthread_join(l->thread, NULL);

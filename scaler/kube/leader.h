@@ -23,6 +23,7 @@
 #ifndef NW_SCALER_KUBE_LEADER_H
 #define NW_SCALER_KUBE_LEADER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -59,9 +60,9 @@ void nw_kube_leader_stop(nw_kube_leader_t *l);
 /** Free (stops first). NULL-safe. */
 void nw_kube_leader_free(nw_kube_leader_t *l);
 
-/** 1 while this process holds the Lease: set only after on_started has returned,
+/** True while this process holds the Lease: set only after on_started has returned,
  * cleared before on_stopped is called. */
-int nw_kube_leader_is_leader(nw_kube_leader_t *l);
+bool nw_kube_leader_is_leader(nw_kube_leader_t *l);
 
 /** Our holderIdentity (borrowed, valid while l lives). */
 const char *nw_kube_leader_identity(const nw_kube_leader_t *l);

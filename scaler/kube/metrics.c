@@ -2,6 +2,7 @@
 #include "scaler/kube/metrics.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,7 +109,7 @@ nw_rc_t nw_kube_metrics_write(nw_kube_metrics_t *m, nw_buf_t *out)
     nw_rc_t rc = NW_OK;
     pthread_mutex_lock(&m->mu);
     for (int f = 0; f < NW_KM_FAMILIES && !rc; f++) {
-        int any = 0;
+        bool any = false;
         for (size_t i = 0; i < m->n && !rc; i++) {
             const series_t *s = &m->s[i];
             if ((int)s->family != f)
@@ -116,7 +117,7 @@ nw_rc_t nw_kube_metrics_write(nw_kube_metrics_t *m, nw_buf_t *out)
             if (!any) {
                 rc = nw_buf_addf(out, "# HELP %s %s\n# TYPE %s %s\n", families[f].name,
                                  families[f].help, families[f].name, families[f].type);
-                any = 1;
+                any = true;
             }
             if (!rc)
                 rc = nw_buf_addf(out, "%s{", families[f].name);

@@ -2,6 +2,7 @@
 #include "scaler/kube/retry.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <time.h>
 
 void nw_kube_retry_rl_init(nw_kube_rl_t *rl, const nw_clock_t *clock, double qps, int burst)
@@ -30,13 +31,13 @@ static void refill(nw_kube_rl_t *rl)
     }
 }
 
-int nw_kube_retry_rl_try(nw_kube_rl_t *rl)
+bool nw_kube_retry_rl_try(nw_kube_rl_t *rl)
 {
     if (rl->qps <= 0)
-        return 1;
+        return true;
     pthread_mutex_lock(&rl->mu);
     refill(rl);
-    int ok = rl->tokens >= 1.0;
+    bool ok = rl->tokens >= 1.0;
     if (ok)
         rl->tokens -= 1.0;
     pthread_mutex_unlock(&rl->mu);

@@ -18,6 +18,7 @@
 #define NW_SCALER_KUBE_RETRY_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "common/clock.h"
@@ -40,8 +41,8 @@ void nw_kube_retry_rl_cleanup(nw_kube_rl_t *rl);
 /** Take one token; returns the nanoseconds to wait before using it (0: now). */
 int64_t nw_kube_retry_rl_reserve(nw_kube_rl_t *rl);
 
-/** Take a token only if one is available now; returns 1 if taken, 0 if not. */
-int nw_kube_retry_rl_try(nw_kube_rl_t *rl);
+/** Take a token only if one is available now; returns true if taken, false if not. */
+bool nw_kube_retry_rl_try(nw_kube_rl_t *rl);
 
 /** Take a token and sleep until it is due (real time; for synchronous callers). */
 void nw_kube_retry_rl_wait(nw_kube_rl_t *rl);

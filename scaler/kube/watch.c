@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,12 +33,12 @@ void nw_kube_watch_wparse_cleanup(nw_kube_wparse_t *p)
     nw_buf_cleanup(&p->line);
 }
 
-static int blank(const char *s, size_t n)
+static bool blank(const char *s, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r' && s[i] != '\n')
-            return 0;
-    return 1;
+            return false;
+    return true;
 }
 
 static NW_MUST_USE nw_rc_t deliver(nw_kube_wparse_t *p, const char *s, size_t n)
@@ -122,7 +123,7 @@ typedef struct {
     nw_kube_kind_t kind;
     const nw_kube_res_t *res;
     wstate_t st;
-    int need_list;    /* next start is a LIST (else a WATCH from rv) */
+    bool need_list;   /* next start is a LIST (else a WATCH from rv) */
     int64_t start_at; /* monotonic ns; when IDLE */
     char *rv;         /* last seen resourceVersion */
     char *cont;       /* continue token of the list in progress */
@@ -132,7 +133,7 @@ typedef struct {
     nw_kube_resp_t resp; /* list body, or the body of a failed watch */
     nw_kube_wparse_t parser;
     long code;
-    int relist;      /* an ERROR 410 / parse failure asked for a relist */
+    bool relist;     /* an ERROR 410 / parse failure asked for a relist */
     int gone_reason; /* 504 ResourceVersionTooLarge seen */
     int64_t began;   /* monotonic ns the current request started */
     size_t events;   /* events in the current watch */
@@ -201,11 +202,11 @@ static int on_event(void *ud, const char *type, cJSON *obj)
         const char *msg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(obj, "message"));
         int c = cJSON_IsNumber(code) ? code->valueint : 0;
         if (c == 410 || (reason && (!strcmp(reason, "Expired") || !strcmp(reason, "Gone")))) {
-            x->relist = 1;
+            x->relist = true;
             nw_log_info(COMP, "watch expired; relisting", NW_LS("resource", x->res->plural),
                         NW_LS("message", msg ? msg : ""));
         } else {
-            x->relist = 1;
+            x->relist = true;
             nw_log_warn(COMP, "watch error event; relisting", NW_LS("resource", x->res->plural),
                         NW_LI("code", c), NW_LS("reason", reason ? reason : ""),
                         NW_LS("message", msg ? msg : ""));
@@ -244,7 +245,7 @@ static size_t on_data(char *p, size_t sz, size_t n, void *ud)
         if (rc) {
             nw_log_warn(COMP, "bad watch stream; relisting", NW_LS("resource", x->res->plural),
                         NW_LS("error", x->parser.err));
-            x->relist = 1;
+            x->relist = true;
             return 0;
         }
         return x->parser.stopped ? 0 : len;
@@ -274,14 +275,14 @@ static void reset_list(watcher_t *x)
     x->cont = NULL;
 }
 
-static void schedule(watcher_t *x, int64_t delay_ns, int list)
+static void schedule(watcher_t *x, int64_t delay_ns, bool list)
 {
     x->st = W_IDLE;
     x->need_list = list;
     x->start_at = now_ns(x->w) + (delay_ns > 0 ? delay_ns : 0);
 }
 
-static void schedule_backoff(watcher_t *x, int list)
+static void schedule_backoff(watcher_t *x, bool list)
 {
     int64_t d = nw_kube_retry_backoff_next(&x->bo, now_ns(x->w));
     schedule(x, d, list);
@@ -294,7 +295,7 @@ static int start(watcher_t *x)
     nw_buf_init(&path, 16384);
     nw_rc_t rc = nw_kube_client_path(&path, x->res, NULL, NULL, NULL);
     const char *ls = w->opts.label_selector[x->kind], *fs = w->opts.field_selector[x->kind];
-    int watch = !x->need_list;
+    bool watch = !x->need_list;
     int timeout_s = 0;
     if (watch) {
         int span = w->opts.timeout_max_s - w->opts.timeout_min_s;
@@ -337,7 +338,7 @@ static int start(watcher_t *x)
     x->resp.code = 0;
     x->resp.retry_after_s = -1;
     x->code = 0;
-    x->relist = 0;
+    x->relist = false;
     x->events = 0;
     x->began = now_ns(w);
     curl_easy_setopt(x->h, CURLOPT_HTTPHEADER, x->hd);
@@ -378,7 +379,7 @@ static void list_done(watcher_t *x, CURLcode cc)
         nw_log_every(10, NW_LOG_WARN, COMP, "list failed", NW_LS("resource", plural),
                      NW_LS("error", curl_easy_strerror(cc)));
         reset_list(x);
-        schedule_backoff(x, 1);
+        schedule_backoff(x, true);
         return;
     }
     x->resp.code = x->code;
@@ -395,7 +396,7 @@ static void list_done(watcher_t *x, CURLcode cc)
             set_last_err(w, "list %s: response is not a list", plural);
             nw_log_warn(COMP, "list response is not a list", NW_LS("resource", plural));
             reset_list(x);
-            schedule_backoff(x, 1);
+            schedule_backoff(x, true);
             return;
         }
         if (!x->items) {
@@ -409,7 +410,7 @@ static void list_done(watcher_t *x, CURLcode cc)
         if (cont && cont[0]) {
             set_str(&x->cont, cont);
             cJSON_Delete(doc);
-            schedule(x, 0, 1);
+            schedule(x, 0, true);
             return;
         }
         cJSON_Delete(doc);
@@ -426,10 +427,10 @@ static void list_done(watcher_t *x, CURLcode cc)
         x->synced_once = 1;
         if (!x->rv || !x->rv[0]) {
             /* cannot watch without a resourceVersion: poll by relisting */
-            schedule_backoff(x, 1);
+            schedule_backoff(x, true);
             return;
         }
-        schedule(x, 0, 0);
+        schedule(x, 0, false);
         return;
     }
     nw_kube_client__resp_parse_status(&x->resp);
@@ -437,7 +438,7 @@ static void list_done(watcher_t *x, CURLcode cc)
     if (x->code == 410) { /* continue token expired: start over */
         nw_log_info(COMP, "list continue token expired; restarting the list",
                     NW_LS("resource", plural));
-        schedule(x, 0, 1);
+        schedule(x, 0, true);
         return;
     }
     if (x->code == 404) { /* not served (CRD missing): empty and synced, retry slowly */
@@ -447,7 +448,7 @@ static void list_done(watcher_t *x, CURLcode cc)
         if (nw_kube_cache_replace(w->cache, x->kind, NULL) != NW_OK)
             nw_log_warn(COMP, "cannot empty the kind", NW_LS("resource", plural));
         x->synced_once = 1;
-        schedule(x, w->opts.backoff_max_ms * NW_NS_PER_MS, 1);
+        schedule(x, w->opts.backoff_max_ms * NW_NS_PER_MS, true);
         return;
     }
     if (x->code == 401)
@@ -457,9 +458,9 @@ static void list_done(watcher_t *x, CURLcode cc)
                  NW_LI("code", x->code), NW_LS("reason", x->resp.reason),
                  NW_LS("message", x->resp.message));
     if (x->resp.retry_after_s > 0)
-        schedule(x, (int64_t)x->resp.retry_after_s * NW_NS_PER_SEC, 1);
+        schedule(x, (int64_t)x->resp.retry_after_s * NW_NS_PER_SEC, true);
     else
-        schedule_backoff(x, 1);
+        schedule_backoff(x, true);
 }
 
 static void watch_done(watcher_t *x, CURLcode cc)
@@ -473,16 +474,16 @@ static void watch_done(watcher_t *x, CURLcode cc)
             nw_log_info(COMP, "watch stream ended inside an event", NW_LS("resource", plural));
     }
     if (x->relist) {
-        schedule(x, 0, 1);
+        schedule(x, 0, true);
         return;
     }
     if (x->code == 200) {
         /* clean end or a drop: resume from the last RV; back off if it died at once */
         if (x->events == 0 && now_ns(w) - x->began < NW_NS_PER_SEC && cc != CURLE_OK)
-            schedule_backoff(x, 0);
+            schedule_backoff(x, false);
         else {
             nw_kube_retry_backoff_reset(&x->bo);
-            schedule(x, 0, 0);
+            schedule(x, 0, false);
         }
         nw_log_debug(COMP, "watch ended; resuming", NW_LS("resource", plural),
                      NW_LS("curl", curl_easy_strerror(cc)), NW_LI("events", x->events));
@@ -492,14 +493,14 @@ static void watch_done(watcher_t *x, CURLcode cc)
         set_last_err(w, "watch %s: %s", plural, curl_easy_strerror(cc));
         nw_log_every(10, NW_LOG_WARN, COMP, "watch connection failed", NW_LS("resource", plural),
                      NW_LS("error", curl_easy_strerror(cc)));
-        schedule_backoff(x, 0);
+        schedule_backoff(x, false);
         return;
     }
     x->resp.code = x->code;
     nw_kube_client__resp_parse_status(&x->resp);
     if (x->code == 410) {
         nw_log_info(COMP, "watch resourceVersion too old; relisting", NW_LS("resource", plural));
-        schedule(x, 0, 1);
+        schedule(x, 0, true);
         return;
     }
     if (x->code == 401)
@@ -509,7 +510,7 @@ static void watch_done(watcher_t *x, CURLcode cc)
                  NW_LI("code", x->code), NW_LS("reason", x->resp.reason),
                  NW_LS("message", x->resp.message));
     /* 504 ResourceVersionTooLarge and anything unexpected: back off, then relist */
-    int relist = !(x->code == 429 || x->code == 401 || x->code == 500 || x->code == 503);
+    bool relist = !(x->code == 429 || x->code == 401 || x->code == 500 || x->code == 503);
     if (x->resp.retry_after_s > 0)
         schedule(x, (int64_t)x->resp.retry_after_s * NW_NS_PER_SEC, relist);
     else
@@ -608,7 +609,7 @@ nw_rc_t nw_kube_watch_new(nw_kube_client_t *c, nw_kube_cache_t *cache,
         x->kind = (nw_kube_kind_t)k;
         x->res = nw_kube_cache_kind_res((nw_kube_kind_t)k);
         x->st = W_IDLE;
-        x->need_list = 1;
+        x->need_list = true;
         nw_kube_client_resp_init(&x->resp);
         nw_kube_watch_wparse_init(&x->parser, MAX_EVENT_BYTES, on_event, x);
         nw_kube_retry_backoff_init(&x->bo, o->backoff_base_ms * NW_NS_PER_MS,
@@ -644,7 +645,7 @@ void nw_kube_watch_stop(nw_kube_watch_t *w)
     for (int k = 0; k < NW_KUBE_KINDS; k++) {
         end_transfer(&w->wt[k]);
         w->wt[k].st = W_IDLE;
-        w->wt[k].need_list = 1;
+        w->wt[k].need_list = true;
         reset_list(&w->wt[k]);
     }
 }

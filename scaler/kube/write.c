@@ -2,6 +2,7 @@
 #include "scaler/kube/write.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -321,7 +322,7 @@ static NW_MUST_USE nw_rc_t finalizer_edit(nw_kube_client_t *c, const nw_kube_res
         if (rc == NW_ENOTFOUND && !add)
             return NW_OK;
         /* a failed test (422) or a conflict: someone else wrote; re-read and retry */
-        int retry = rc == NW_ECONFLICT || (rc == NW_EKUBE && strstr(e.msg, "HTTP 422"));
+        bool retry = rc == NW_ECONFLICT || (rc == NW_EKUBE && strstr(e.msg, "HTTP 422"));
         if (!retry) {
             nw_err_set(err, e.rc, e.path, "%s", e.msg);
             return rc;
@@ -512,6 +513,86 @@ static void fmt_time(int64_t ns, char *buf, size_t len)
     nw_clock_time_format(ns, buf, len);
 }
 
+/* The recorder's entry for key (r->mu held): found, else new (the least recently used
+ * evicted when full) with the Event's namespace and a name from the object's and now;
+ * *create says it is new. key is taken (kept by a new entry, else freed). */
+static rec_ent_t *entry_locked(nw_kube_recorder_t *r, char *key, const char *ens, const char *name,
+                               int64_t now, bool *create)
+{
+    rec_ent_t *e = NULL;
+    for (size_t i = 0; i < r->n; i++)
+        if (!strcmp(r->ent[i].key, key)) {
+            e = &r->ent[i];
+            break;
+        }
+    *create = false;
+    if (!e) {
+        if (r->n < REC_MAX) {
+            e = &r->ent[r->n++];
+        } else { /* evict the least recently used */
+            e = &r->ent[0];
+            for (size_t i = 1; i < r->n; i++)
+                if (r->ent[i].used < e->used)
+                    e = &r->ent[i];
+            free(e->key);
+            free(e->ns);
+            free(e->name);
+        }
+        memset(e, 0, sizeof *e);
+        e->key = key;
+        key = NULL;
+        e->ns = strdup(ens);
+        char nm[300];
+        snprintf(nm, sizeof nm, "%.200s.%llx", name, (unsigned long long)now);
+        e->name = strdup(nm);
+        *create = true;
+    }
+    free(key);
+    return e;
+}
+
+/* The object an event is about. */
+typedef struct {
+    const nw_kube_res_t *res;
+    const char *name, *ons, *uid, *orv; /* its metadata (ons: NULL when cluster-scoped) */
+} involved_t;
+
+/* A new v1 Event ev_ns/ev_name about inv. */
+static cJSON *event_object(const nw_kube_recorder_t *r, const involved_t *inv, const char *ev_ns,
+                           const char *ev_name, const char *type, const char *reason,
+                           const char *msg, int count, const char *ts)
+{
+    cJSON *ev = nw_json_new_object();
+    nw_json_add_string(ev, "apiVersion", "v1");
+    nw_json_add_string(ev, "kind", "Event");
+    cJSON *m = nw_json_add_object(ev, "metadata");
+    nw_json_add_string(m, "name", ev_name);
+    nw_json_add_string(m, "namespace", ev_ns);
+    cJSON *io = nw_json_add_object(ev, "involvedObject");
+    nw_json_add_string(io, "apiVersion", inv->res->api_version);
+    nw_json_add_string(io, "kind", inv->res->kind);
+    nw_json_add_string(io, "name", inv->name);
+    if (inv->ons && inv->ons[0])
+        nw_json_add_string(io, "namespace", inv->ons);
+    if (inv->uid)
+        nw_json_add_string(io, "uid", inv->uid);
+    if (inv->orv)
+        nw_json_add_string(io, "resourceVersion", inv->orv);
+    nw_json_add_string(ev, "reason", reason);
+    nw_json_add_string(ev, "message", msg);
+    nw_json_add_string(ev, "type", type);
+    nw_json_add_number(ev, "count", count);
+    nw_json_add_string(ev, "firstTimestamp", ts);
+    nw_json_add_string(ev, "lastTimestamp", ts);
+    cJSON *src = nw_json_add_object(ev, "source");
+    nw_json_add_string(src, "component", r->component);
+    if (r->instance[0])
+        nw_json_add_string(src, "host", r->instance);
+    nw_json_add_string(ev, "reportingComponent", r->component);
+    nw_json_add_string(ev, "reportingInstance", r->instance);
+    return ev;
+}
+
 nw_rc_t nw_kube_write_event(nw_kube_recorder_t *r, const nw_kube_res_t *res, const cJSON *obj,
                             const char *type, const char *reason, const char *message,
                             nw_err_t *err)
@@ -538,35 +619,8 @@ nw_rc_t nw_kube_write_event(nw_kube_recorder_t *r, const nw_kube_res_t *res, con
     fmt_time(now, ts, sizeof ts);
 
     pthread_mutex_lock(&r->mu);
-    rec_ent_t *e = NULL;
-    for (size_t i = 0; i < r->n; i++)
-        if (!strcmp(r->ent[i].key, key)) {
-            e = &r->ent[i];
-            break;
-        }
-    int create = 0;
-    if (!e) {
-        if (r->n < REC_MAX) {
-            e = &r->ent[r->n++];
-        } else { /* evict the least recently used */
-            e = &r->ent[0];
-            for (size_t i = 1; i < r->n; i++)
-                if (r->ent[i].used < e->used)
-                    e = &r->ent[i];
-            free(e->key);
-            free(e->ns);
-            free(e->name);
-        }
-        memset(e, 0, sizeof *e);
-        e->key = key;
-        key = NULL;
-        e->ns = strdup(ens);
-        char nm[300];
-        snprintf(nm, sizeof nm, "%.200s.%llx", name, (unsigned long long)now);
-        e->name = strdup(nm);
-        create = 1;
-    }
-    free(key);
+    bool create;
+    rec_ent_t *e = entry_locked(r, key, ens, name, now, &create);
     e->count++;
     e->last_ns = now;
     e->used = ++r->tick;
@@ -575,7 +629,7 @@ nw_rc_t nw_kube_write_event(nw_kube_recorder_t *r, const nw_kube_res_t *res, con
     char *ev_name = e->name ? strdup(e->name) : NULL;
     /* best effort: never wait for the limiter; a suppressed occurrence is carried in
      * e->count by the next write */
-    int allowed = nw_kube_retry_rl_try(&r->rl);
+    bool allowed = nw_kube_retry_rl_try(&r->rl);
     if (!allowed)
         r->suppressed++;
     pthread_mutex_unlock(&r->mu);
@@ -587,14 +641,14 @@ nw_rc_t nw_kube_write_event(nw_kube_recorder_t *r, const nw_kube_res_t *res, con
 
     nw_rc_t rc;
     nw_err_t e2 = {0};
-    int was_create = create;
+    bool was_create = create;
     if (!create) {
         char patch[160];
         snprintf(patch, sizeof patch, "{\"count\":%d,\"lastTimestamp\":\"%s\"}", count, ts);
         rc = nw_kube_write_patch(r->c, &nw_kube_client_res_events, ev_ns, ev_name,
                                  NW_KUBE_PATCH_MERGE, patch, 0, NULL, &e2);
         if (rc == NW_ENOTFOUND) /* expired on the server: start again */
-            create = 1;
+            create = true;
         else if (!rc) {
             pthread_mutex_lock(&r->mu);
             r->patched++;
@@ -602,34 +656,9 @@ nw_rc_t nw_kube_write_event(nw_kube_recorder_t *r, const nw_kube_res_t *res, con
         }
     }
     if (create) {
-        cJSON *ev = nw_json_new_object();
-        nw_json_add_string(ev, "apiVersion", "v1");
-        nw_json_add_string(ev, "kind", "Event");
-        cJSON *m = nw_json_add_object(ev, "metadata");
-        nw_json_add_string(m, "name", ev_name);
-        nw_json_add_string(m, "namespace", ev_ns);
-        cJSON *io = nw_json_add_object(ev, "involvedObject");
-        nw_json_add_string(io, "apiVersion", res->api_version);
-        nw_json_add_string(io, "kind", res->kind);
-        nw_json_add_string(io, "name", name);
-        if (ons && ons[0])
-            nw_json_add_string(io, "namespace", ons);
-        if (uid)
-            nw_json_add_string(io, "uid", uid);
-        if (orv)
-            nw_json_add_string(io, "resourceVersion", orv);
-        nw_json_add_string(ev, "reason", reason);
-        nw_json_add_string(ev, "message", msg);
-        nw_json_add_string(ev, "type", type);
-        nw_json_add_number(ev, "count", was_create ? 1 : count);
-        nw_json_add_string(ev, "firstTimestamp", ts);
-        nw_json_add_string(ev, "lastTimestamp", ts);
-        cJSON *src = nw_json_add_object(ev, "source");
-        nw_json_add_string(src, "component", r->component);
-        if (r->instance[0])
-            nw_json_add_string(src, "host", r->instance);
-        nw_json_add_string(ev, "reportingComponent", r->component);
-        nw_json_add_string(ev, "reportingInstance", r->instance);
+        involved_t inv = {res, name, ons, uid, orv};
+        cJSON *ev =
+            event_object(r, &inv, ev_ns, ev_name, type, reason, msg, was_create ? 1 : count, ts);
         memset(&e2, 0, sizeof e2);
         rc = nw_kube_write_create(r->c, &nw_kube_client_res_events, ev_ns, ev, NULL, &e2);
         cJSON_Delete(ev);
