@@ -262,6 +262,7 @@ test: $(DEPS_STAMP)
 	  docs='NW_BIN=$(abspath $(BUILD)/nodewarden) python3 tools/check_docs.py --self-test && NW_BIN=$(abspath $(BUILD)/nodewarden) python3 tools/check_docs.py' \
 	  layers='$(MAKE) --no-print-directory lint-layers' \
 	  mustuse='tools/check_mustuse.sh --self-test && tools/check_mustuse.sh' \
+	  funcs='python3 tools/check_funcs.py --self-test && python3 tools/check_funcs.py' \
 	  fmt='$(MAKE) --no-print-directory fmt-check' \
 	  awskit='tests/awskit/fetch-models >/dev/null && NW_BIN=$(abspath $(BUILD)/nodewarden) python3 -m unittest tests.awskit.test_kit tests.awskit.test_coverage' \
 	  release='NW_BIN=$(abspath $(BUILD)/nodewarden) tests/release/smoke' \
@@ -407,6 +408,7 @@ lint: lint-layers fmt-check $(BUILD)/gen/suites.h
 	  $(SRC_DIRS)
 	@tools/check_citations.sh
 	@tools/check_mustuse.sh
+	@python3 tools/check_funcs.py
 	@echo "lint: ok"
 
 clean:
