@@ -10,6 +10,7 @@ nodewarden.yaml, ports.json, ca.crt, token}, registers nodewarden's webhooks and
 until SIGTERM/SIGINT. ports.json is written last: its presence means "ready".
 """
 import argparse
+import fcntl
 import base64
 import json
 import os
@@ -146,9 +147,15 @@ def dev_certs(out_dir):
     script = os.path.join(ROOT, 'certs', 'gen-dev-certs.sh')
     dev = os.path.join(ROOT, 'certs', 'dev')
     if os.path.exists(script):
-        if not all(os.path.exists(os.path.join(dev, f)) for f in ('ca.crt', 'tls.crt', 'tls.key')):
-            subprocess.run([script, '--service', WEBHOOK_SVC, '--namespace', WEBHOOK_NS, dev],
-                           check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
+        # make test runs many simulators at once: on a fresh clone each would find certs/dev
+        # missing and write its own CA into it, so one serves a certificate another's API
+        # server does not trust. One generates under the lock; the others wait and read it.
+        os.makedirs(dev, exist_ok=True)
+        with open(os.path.join(dev, '.lock'), 'w') as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not all(os.path.exists(os.path.join(dev, f)) for f in ('ca.crt', 'tls.crt', 'tls.key')):
+                subprocess.run([script, '--service', WEBHOOK_SVC, '--namespace', WEBHOOK_NS, dev],
+                               check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
         if all(os.path.exists(os.path.join(dev, f)) for f in ('ca.crt', 'tls.crt', 'tls.key')):
             return tuple(os.path.join(dev, f) for f in ('ca.crt', 'tls.crt', 'tls.key'))
     d = os.path.join(out_dir, 'webhook-certs')
