@@ -147,12 +147,5 @@ nw_rc_t nw_userdata_al2_render(const nw_ud_opts_t *o, const nw_ud_label_t *l, in
     nw_userdata_common_put(&s, "'");
     if (o->raid0)
         nw_userdata_common_put(&s, " \\\n--local-disks raid0");
-    if (s.rc == NW_OK)
-        s.rc = nw_userdata_mime_parts_add_typed(&parts, CT_SHELL, nw_buf_str(&s.b));
-    rc = s.rc;
-    nw_buf_cleanup(&s.b);
-    if (rc == NW_OK)
-        nw_userdata_mime_write(w, &parts);
-    nw_userdata_mime_parts_free(&parts);
-    return rc == NW_OK ? NW_OK : nw_err_set(err, rc, "spec.userData", "userData too large");
+    return nw_userdata_mime_finish_shell(w, &parts, &s, err);
 }

@@ -68,6 +68,11 @@ NW_MUST_USE nw_rc_t nw_userdata_mime_parts_add_typed(parts_t *p, const char *cty
                                                      const char *content);
 /** The parts p as one multipart/mixed document into w. */
 void nw_userdata_mime_write(out_t *w, const parts_t *p);
+/** Finish a family's output: the script in s (its buffer is freed) as the last shell part
+ * after the user's parts, the MIME document written to w, the parts freed. An error of s
+ * or of the parts is "userData too large" on spec.userData. */
+NW_MUST_USE nw_rc_t nw_userdata_mime_finish_shell(out_t *w, parts_t *parts, out_t *s,
+                                                  nw_err_t *err);
 /** The user's userData ud (NULL/"": none) as parts appended to out. */
 NW_MUST_USE nw_rc_t nw_userdata_mime_custom_parts(const char *ud, int al2023, parts_t *out,
                                                   nw_err_t *err);

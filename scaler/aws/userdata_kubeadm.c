@@ -192,12 +192,5 @@ nw_rc_t nw_userdata_kubeadm_render(const nw_ud_opts_t *o, const nw_ud_label_t *l
                                "NWEOF\n"
                                "kubeadm join --config " KUBEADM_DIR "/join.yaml\n");
     free(patch);
-    if (s.rc == NW_OK)
-        s.rc = nw_userdata_mime_parts_add_typed(&parts, CT_SHELL, nw_buf_str(&s.b));
-    rc = s.rc;
-    nw_buf_cleanup(&s.b);
-    if (rc == NW_OK)
-        nw_userdata_mime_write(w, &parts);
-    nw_userdata_mime_parts_free(&parts);
-    return rc == NW_OK ? NW_OK : nw_err_set(err, rc, "spec.userData", "userData too large");
+    return nw_userdata_mime_finish_shell(w, &parts, &s, err);
 }

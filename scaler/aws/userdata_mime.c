@@ -269,3 +269,15 @@ nw_rc_t nw_userdata_mime_custom_parts(const char *ud, int al2023, parts_t *out, 
     free(text);
     return rc;
 }
+
+nw_rc_t nw_userdata_mime_finish_shell(out_t *w, parts_t *parts, out_t *s, nw_err_t *err)
+{
+    if (s->rc == NW_OK)
+        s->rc = nw_userdata_mime_parts_add_typed(parts, CT_SHELL, nw_buf_str(&s->b));
+    nw_rc_t rc = s->rc;
+    nw_buf_cleanup(&s->b);
+    if (rc == NW_OK)
+        nw_userdata_mime_write(w, parts);
+    nw_userdata_mime_parts_free(parts);
+    return rc == NW_OK ? NW_OK : nw_err_set(err, rc, "spec.userData", "userData too large");
+}
