@@ -35,6 +35,31 @@
 #include "scaler/kube/leader.h"
 #include "scaler/kube/watch.h"
 
+/* How long each controller's tick takes, on the real monotonic clock (the controllers'
+ * own clock may be a test's fake one). The reconcile thread observes; /metrics reads. */
+static const double tick_buckets[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
+                                      0.025,  0.05,    0.1,    0.25,  0.5,    1,     2.5,
+                                      5,      10,      30};
+static const nw_series_desc_t TICK_SECONDS = {
+    "nodewarden_reconcile_tick_duration_seconds",
+    "Wall time of one tick of a controller on the reconcile thread (the leader only).",
+    NW_SERIES_HISTOGRAM,
+    {"controller"},
+    tick_buckets,
+    sizeof tick_buckets / sizeof tick_buckets[0]};
+static const nw_series_desc_t *const tick_families[] = {&TICK_SECONDS};
+
+static int64_t tick_start(void)
+{
+    return nw_clock_mono(nw_clock_system());
+}
+
+static void tick_done(nw_series_t *series, const char *controller, int64_t t0)
+{
+    double s = (double)(nw_clock_mono(nw_clock_system()) - t0) / 1e9;
+    nw_series_observe(series, &TICK_SECONDS, (const char *const[]){controller}, s);
+}
+
 /* Everything here is owned by the scaler: the shared dependencies and memory, and one
  * struct per controller, each built from what it needs (scaler/ctl/ctl.h). */
 struct nw_scaler {
@@ -145,32 +170,52 @@ static void *reconcile_main(void *arg)
         nw_kube_snap_t *snap = nw_kube_cache_snapshot(c->cache);
         if (!snap)
             continue;
+        nw_series_t *ser = c->series;
+        int64_t t0 = tick_start(), all0 = t0;
         nw_metered_controller("provisioner");
         nw_provisioning_tick(s->prov, snap);
+        tick_done(ser, "provisioning", t0);
         nw_kube_cache_snap_release(snap);
         /* lifecycle on a fresh snapshot (the provisioner's writes may have landed) */
         snap = nw_kube_cache_snapshot(c->cache);
         if (!snap)
             continue;
         nw_metered_controller("nodeclaim.lifecycle");
+        t0 = tick_start();
         nw_lifecycle_tick(s->life, snap);
+        tick_done(ser, "lifecycle", t0);
         nw_metered_controller("nodeclaim.garbagecollection");
+        t0 = tick_start();
         nw_gc_tick(s->gc, snap);
+        tick_done(ser, "gc", t0);
         nw_metered_controller("node.termination");
+        t0 = tick_start();
         nw_termination_tick(s->term, snap);
+        tick_done(ser, "termination", t0);
         nw_metered_controller("");
+        t0 = tick_start();
         nw_upkeep_tick(s->upkeep, snap);
+        tick_done(ser, "upkeep", t0);
+        t0 = tick_start();
         nw_accelaudit_tick(s->audit, snap);
+        tick_done(ser, "accelaudit", t0);
+        t0 = tick_start();
         nw_repair_tick(s->repair, snap);
+        tick_done(ser, "repair", t0);
+        t0 = tick_start();
         nw_statemetrics_tick(s->gauges, snap);
+        tick_done(ser, "statemetrics", t0);
         nw_kube_cache_snap_release(snap);
         snap = nw_kube_cache_snapshot(c->cache);
         if (!snap)
             continue;
         nw_metered_controller("disruption");
+        t0 = tick_start();
         nw_disruption_tick(s->dis, snap);
+        tick_done(ser, "disruption", t0);
         nw_metered_controller("");
         nw_kube_cache_snap_release(snap);
+        tick_done(ser, "all", all0);
     }
     return NULL;
 }
@@ -506,6 +551,8 @@ nw_rc_t nw_scaler_loop_metrics(nw_scaler_t *s, nw_buf_t *out)
         rc = nw_series_write(s->deps.series, nw_kmetrics_counted, nw_kmetrics_ncounted, out);
     if (rc == NW_OK)
         rc = nw_statemetrics_write(s->gauges, out);
+    if (rc == NW_OK)
+        rc = nw_series_write(s->deps.series, tick_families, 1, out);
     return rc;
 }
 
