@@ -37,9 +37,9 @@
 
 /* How long each controller's tick takes, on the real monotonic clock (the controllers'
  * own clock may be a test's fake one). The reconcile thread observes; /metrics reads. */
-static const double tick_buckets[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
-                                      0.025,  0.05,    0.1,    0.25,  0.5,    1,     2.5,
-                                      5,      10,      30};
+static const double tick_buckets[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
+                                      0.01,   0.025,   0.05,   0.1,   0.25,   0.5,
+                                      1,      2.5,     5,      10,    30};
 static const nw_series_desc_t TICK_SECONDS = {
     "nodewarden_reconcile_tick_duration_seconds",
     "Wall time of one tick of a controller on the reconcile thread (the leader only).",

@@ -41,28 +41,16 @@ static const char *sfield(const cJSON *o, const char *a, const char *b)
 
 bool nw_kube_cache_pod_is_pending(const cJSON *pod)
 {
-    const cJSON *spec = cJSON_GetObjectItemCaseSensitive(pod, "spec");
-    const cJSON *status = cJSON_GetObjectItemCaseSensitive(pod, "status");
-    const cJSON *meta = cJSON_GetObjectItemCaseSensitive(pod, "metadata");
-    if (sfield(spec, "nodeName", NULL)[0] || sfield(status, "nominatedNodeName", NULL)[0])
-        return false;
-    const char *phase = sfield(status, "phase", NULL);
-    if (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"))
-        return false;
-    const cJSON *dt = cJSON_GetObjectItemCaseSensitive(meta, "deletionTimestamp");
-    if (dt && !cJSON_IsNull(dt))
-        return false;
-    const cJSON *cond;
-    cJSON_ArrayForEach(cond, cJSON_GetObjectItemCaseSensitive(status, "conditions"))
-    {
-        if (!strcmp(sfield(cond, "type", NULL), "PodScheduled"))
-            return !strcmp(sfield(cond, "status", NULL), "False") &&
-                   !strcmp(sfield(cond, "reason", NULL), "Unschedulable");
-    }
-    return false;
+    nw_jsonintern_t *in = nw_jsonintern_new();
+    nw_pod_t *p = NULL;
+    nw_err_t err = {0};
+    bool pending = in && nw_pod_decode(pod, in, &p, &err) == NW_OK && p->pending;
+    nw_pod_free(p);
+    nw_jsonintern_free(in);
+    return pending;
 }
 
-static nw_kube_obj_t *obj_new(nw_kube_kind_t kind, cJSON *json)
+static nw_kube_obj_t *obj_new(nw_jsonintern_t *in, nw_kube_kind_t kind, cJSON *json)
 {
     const cJSON *meta = cJSON_GetObjectItemCaseSensitive(json, "metadata");
     const char *name = sfield(meta, "name", NULL);
@@ -99,11 +87,21 @@ static nw_kube_obj_t *obj_new(nw_kube_kind_t kind, cJSON *json)
     o->terminating = dt && !cJSON_IsNull(dt);
     o->node_name = o->phase = o->provider_id = o->nodepool = "";
     switch (kind) {
-    case NW_KUBE_PODS:
-        o->node_name = sfield(json, "spec", "nodeName");
-        o->phase = sfield(json, "status", "phase");
-        o->pending = nw_kube_cache_pod_is_pending(json);
+    case NW_KUBE_PODS: {
+        nw_pod_t *p = NULL;
+        nw_err_t err = {0};
+        if (nw_pod_decode(json, in, &p, &err) != NW_OK) {
+            cJSON_Delete(json);
+            free(o->key);
+            free(o);
+            return NULL;
+        }
+        o->pod = p;
+        o->node_name = p->node_name;
+        o->phase = p->phase_name;
+        o->pending = p->pending;
         break;
+    }
     case NW_KUBE_NODES:
         o->provider_id = sfield(json, "spec", "providerID");
         break;
@@ -126,6 +124,7 @@ static void obj_ref(nw_kube_obj_t *o)
 static void obj_unref(nw_kube_obj_t *o)
 {
     if (o && atomic_fetch_sub_explicit(&o->refs_, 1, memory_order_acq_rel) == 1) {
+        nw_pod_free((nw_pod_t *)o->pod);
         cJSON_Delete(o->json);
         free(o->key);
         free(o);
@@ -259,6 +258,7 @@ struct nw_kube_cache {
     nw_kube_snap_t *snap; /* cached snapshot of generation snap->gen, or NULL */
     int efd;
     nw_kube_metrics_t *metrics;
+    nw_jsonintern_t *intern; /* the pods' shared labels, annotations, owners and specs */
     nw_kube_cache_hook_fn hook;
     void *hook_ud;
 };
@@ -289,6 +289,10 @@ nw_kube_cache_t *nw_kube_cache_new(nw_kube_metrics_t *metrics)
     pthread_condattr_destroy(&ca);
     c->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     c->metrics = metrics;
+    if (!(c->intern = nw_jsonintern_new())) {
+        nw_kube_cache_free(c);
+        return NULL;
+    }
     return c;
 }
 
@@ -301,6 +305,7 @@ void nw_kube_cache_free(nw_kube_cache_t *c)
         map_clear(&c->store[k]);
     if (c->efd >= 0)
         close(c->efd);
+    nw_jsonintern_free(c->intern);
     pthread_cond_destroy(&c->cv);
     pthread_mutex_destroy(&c->mu);
     free(c);
@@ -328,7 +333,7 @@ static void changed_locked(nw_kube_cache_t *c, nw_kube_kind_t kind)
 
 nw_rc_t nw_kube_cache_upsert(nw_kube_cache_t *c, nw_kube_kind_t kind, cJSON *obj)
 {
-    nw_kube_obj_t *o = obj_new(kind, obj);
+    nw_kube_obj_t *o = obj_new(c->intern, kind, obj);
     if (!o)
         return NW_EINVAL;
     pthread_mutex_lock(&c->mu);
@@ -396,7 +401,7 @@ nw_rc_t nw_kube_cache_replace(nw_kube_cache_t *c, nw_kube_kind_t kind, cJSON *it
     /* build the new store outside the lock */
     while (items && items->child) {
         cJSON *it = cJSON_DetachItemViaPointer(items, items->child);
-        nw_kube_obj_t *o = obj_new(kind, it);
+        nw_kube_obj_t *o = obj_new(c->intern, kind, it);
         if (!o)
             continue;
         nw_kube_obj_t *old = map_put(&nm, o);

@@ -35,6 +35,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "api/pod.h"
 #include "common/buf.h"
 #include "common/err.h"
 #include "scaler/kube/client.h"
@@ -62,12 +63,14 @@ const nw_kube_res_t *nw_kube_cache_kind_res(nw_kube_kind_t k);
 /** Plural lower-case name ("pods", "poddisruptionbudgets", ...; static storage). */
 const char *nw_kube_cache_kind_name(nw_kube_kind_t k);
 
-/* One cached object. Everything is read-only for users; strings point into json. */
+/* One cached object. Everything is read-only for users; strings point into json (or into
+ * pod for pods). */
 typedef struct nw_kube_obj {
-    _Atomic int refs_; /* private */
-    cJSON *json;       /* the whole object; never modified */
-    char *key;         /* "namespace/name", or "name" for cluster-scoped */
-    const char *ns;    /* "" for cluster-scoped */
+    _Atomic int refs_;   /* private */
+    cJSON *json;         /* the whole object; never modified */
+    const nw_pod_t *pod; /* pods: the typed record decoded on ingest (api/pod.h); else NULL */
+    char *key;           /* "namespace/name", or "name" for cluster-scoped */
+    const char *ns;      /* "" for cluster-scoped */
     const char *name;
     const char *uid; /* "" if absent */
     const char *rv;  /* metadata.resourceVersion, "" if absent */
@@ -178,8 +181,8 @@ const nw_kube_obj_t *nw_kube_cache_snap_nodeclaim_by_provider_id(const nw_kube_s
  * kind (plural lower-case) and sorted keys. */
 NW_MUST_USE nw_rc_t nw_kube_cache_snap_dump_json(const nw_kube_snap_t *s, nw_buf_t *out);
 
-/** Karpenter's "provisionable pod" predicate on a pod object (kubernetes-sigs/karpenter
- * pkg/utils/pod/scheduling.go IsProvisionable; exposed for tests). */
+/** Karpenter's "provisionable pod" predicate on a pod object (nw_pod_is_pending of its
+ * record, api/pod.h; for tests). */
 bool nw_kube_cache_pod_is_pending(const cJSON *pod);
 
 #endif
