@@ -36,6 +36,7 @@
 #include <stdint.h>
 
 #include "api/labels.h"
+#include "api/pod.h"
 #include "api/requirements.h"
 #include "api/taints.h"
 #include "common/err.h"
@@ -106,6 +107,8 @@ void nw_snap_node_ice(nw_sched_snap_t *s, const char *itype, const char *zone,
 NW_MUST_USE nw_rc_t nw_snap_node_add_pool_json(nw_sched_snap_t *s, const cJSON *nodepool,
                                                nw_err_t *err);
 NW_MUST_USE nw_rc_t nw_snap_pod_add_json(nw_sched_snap_t *s, const cJSON *pod, nw_err_t *err);
+/** Add a pod from its record (api/pod.h; borrowed). */
+NW_MUST_USE nw_rc_t nw_snap_pod_add(nw_sched_snap_t *s, const nw_pod_t *pod, nw_err_t *err);
 NW_MUST_USE nw_rc_t nw_snap_node_add_json(nw_sched_snap_t *s, const cJSON *node, nw_err_t *err);
 /** An in-flight NodeClaim (launched or not, not registered): its requirements/labels,
  * taints, status.capacity/allocatable (or spec.resources.requests as the floor). */

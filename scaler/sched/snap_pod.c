@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/pod.h"
 #include "api/quantity.h"
 #include "api/wellknown.h"
 #include "common/json.h"
@@ -797,4 +798,12 @@ nw_rc_t nw_snap_pod_add_namespace_json(nw_sched_snap_t *s, const cJSON *ns, nw_e
     s->nss = nn;
     s->nss[s->nnss++] = n;
     return NW_OK;
+}
+
+nw_rc_t nw_snap_pod_add(nw_sched_snap_t *s, const nw_pod_t *pod, nw_err_t *err)
+{
+    cJSON *j = nw_pod_to_json(pod);
+    nw_rc_t rc = nw_snap_pod_add_json(s, j, err);
+    cJSON_Delete(j);
+    return rc;
 }
