@@ -9,11 +9,13 @@
 
 /* spec members kept as they are (the scheduling and eviction inputs) */
 static const char *const spec_keep[] = {
-    "nodeSelector",     "affinity",      "tolerations",
-    "topologySpreadConstraints",         "priority",
-    "priorityClassName", "preemptionPolicy", "schedulerName",
-    "runtimeClassName", "terminationGracePeriodSeconds", "overhead",
-    "resourceClaims",   "hostNetwork",
+    "nodeSelector",     "affinity",
+    "tolerations",      "topologySpreadConstraints",
+    "priority",         "priorityClassName",
+    "preemptionPolicy", "schedulerName",
+    "runtimeClassName", "terminationGracePeriodSeconds",
+    "overhead",         "resourceClaims",
+    "hostNetwork",
 };
 
 /* container members kept */
@@ -270,10 +272,14 @@ nw_rc_t nw_pod_decode(const cJSON *pod, nw_jsonintern_t *in, nw_pod_t **out, nw_
     if (!name || !*name)
         return nw_err_set(err, NW_EINVAL, "metadata.name", "a pod needs a name");
     const char *str[S_N] = {
-        [S_NS] = nw_json_str(meta, "namespace"),   [S_NAME] = name,
-        [S_UID] = nw_json_str(meta, "uid"),        [S_RV] = nw_json_str(meta, "resourceVersion"),
-        [S_NODE] = nw_json_str(spec, "nodeName"),  [S_NOM] = nw_json_str(status, "nominatedNodeName"),
-        [S_REASON] = nw_json_str(status, "reason"), [S_PHASE] = nw_json_str(status, "phase"),
+        [S_NS] = nw_json_str(meta, "namespace"),
+        [S_NAME] = name,
+        [S_UID] = nw_json_str(meta, "uid"),
+        [S_RV] = nw_json_str(meta, "resourceVersion"),
+        [S_NODE] = nw_json_str(spec, "nodeName"),
+        [S_NOM] = nw_json_str(status, "nominatedNodeName"),
+        [S_REASON] = nw_json_str(status, "reason"),
+        [S_PHASE] = nw_json_str(status, "phase"),
     };
     const cJSON *conds = nw_json_get(status, "conditions");
     int nconds = 0;
@@ -287,7 +293,8 @@ nw_rc_t nw_pod_decode(const cJSON *pod, nw_jsonintern_t *in, nw_pod_t **out, nw_
     p->terminating = nw_json_get(meta, "deletionTimestamp") != NULL;
     p->deleted = time_of(meta, "deletionTimestamp");
     p->started = time_of(status, "startTime");
-    const cJSON *labels = nw_json_get(meta, "labels"), *owners = nw_json_get(meta, "ownerReferences");
+    const cJSON *labels = nw_json_get(meta, "labels"),
+                *owners = nw_json_get(meta, "ownerReferences");
     if (!share(p, &p->labels_, &p->labels,
                cJSON_IsObject(labels) ? dup_or_null(labels) : cJSON_CreateObject()) ||
         !share(p, &p->annotations_, &p->annotations,

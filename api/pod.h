@@ -54,7 +54,12 @@ typedef enum {
 } nw_pod_phase_t;
 
 /* A condition's status: absent (no such condition), True, False, Unknown. */
-typedef enum { NW_POD_COND_ABSENT = 0, NW_POD_COND_TRUE, NW_POD_COND_FALSE, NW_POD_COND_UNKNOWN } nw_pod_cond_status_t;
+typedef enum {
+    NW_POD_COND_ABSENT = 0,
+    NW_POD_COND_TRUE,
+    NW_POD_COND_FALSE,
+    NW_POD_COND_UNKNOWN
+} nw_pod_cond_status_t;
 
 typedef struct {
     const char *type;   /* "Ready", "PodScheduled", ... */

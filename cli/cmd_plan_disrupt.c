@@ -54,6 +54,29 @@ static const cJSON **objects(const nw_plan_t *p, const char *kind, size_t *n)
     return v;
 }
 
+/* The pods of the plan as records (the disruption rules read records, api/pod.h); pods
+ * without a name are left out, as the cache leaves them out. */
+static const nw_pod_t **pod_records(const cJSON *const *pods, size_t n, nw_jsonintern_t *in,
+                                    size_t *out_n)
+{
+    const nw_pod_t **v = calloc(n + 1, sizeof *v);
+    *out_n = 0;
+    for (size_t i = 0; v && i < n; i++) {
+        nw_pod_t *p = NULL;
+        nw_err_t err = {0};
+        if (nw_pod_decode(pods[i], in, &p, &err) == NW_OK)
+            v[(*out_n)++] = p;
+    }
+    return v;
+}
+
+static void pod_records_free(const nw_pod_t **v, size_t n)
+{
+    for (size_t i = 0; v && i < n; i++)
+        nw_pod_free((nw_pod_t *)v[i]);
+    free(v);
+}
+
 static void print_text(const nw_disrupt_state_t *st, const nw_disrupt_cmd_t *cmd)
 {
     printf("NodePools:\n");
@@ -134,7 +157,9 @@ int nw_cmd_plan_disrupt(const nw_plan_t *p, const nw_sched_snap_t *snap, int64_t
     const cJSON **pools = objects(p, "NodePool", &npools);
     const cJSON **claims = objects(p, "NodeClaim", &nclaims);
     const cJSON **nodes = objects(p, "Node", &nnodes);
-    const cJSON **pods = objects(p, "Pod", &npods);
+    const cJSON **podjs = objects(p, "Pod", &npods);
+    nw_jsonintern_t *intern = nw_jsonintern_new();
+    const nw_pod_t **pods = podjs && intern ? pod_records(podjs, npods, intern, &npods) : NULL;
     const cJSON **pdbs = objects(p, "PodDisruptionBudget", &npdbs);
     const cJSON **dss = objects(p, "DaemonSet", &ndss);
     int ret = NW_EXIT_USAGE;
@@ -199,7 +224,9 @@ out:
     free(pools);
     free(claims);
     free(nodes);
-    free(pods);
+    pod_records_free(pods, npods);
+    nw_jsonintern_free(intern);
+    free(podjs);
     free(pdbs);
     free(dss);
     return ret;

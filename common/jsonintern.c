@@ -60,8 +60,8 @@ static uint64_t hash_value(const cJSON *v)
     case cJSON_Object: {
         /* members in any order compare equal (cJSON_Compare), so they combine by sum */
         uint64_t sum = 0;
-        cJSON_ArrayForEach(c, v) sum += mix(hash_bytes(1469598103934665603ull, c->string) ^
-                                            hash_value(c));
+        cJSON_ArrayForEach(c, v) sum +=
+            mix(hash_bytes(1469598103934665603ull, c->string) ^ hash_value(c));
         return mix(h ^ sum);
     }
     default:

@@ -113,10 +113,9 @@ static bool finished_or_leaving(const nw_kube_obj_t *pod)
                                                strcmp(pod->phase, "Failed") == 0));
 }
 
-static bool mirror_pod(const cJSON *pod)
+static bool mirror_pod(const nw_pod_t *pod)
 {
-    const cJSON *ann = nw_json_get(nw_json_get(pod, "metadata"), "annotations");
-    return nw_json_get(ann, "kubernetes.io/config.mirror") != NULL;
+    return nw_json_get(pod->annotations, "kubernetes.io/config.mirror") != NULL;
 }
 
 static void evict(nw_accelaudit_t *a, const nw_kube_obj_t *pod, const char *node, const char *cls,
@@ -137,7 +136,7 @@ static void evict(nw_accelaudit_t *a, const nw_kube_obj_t *pod, const char *node
                  "Evicted: the pod requests no %s accelerator resource but ran on %s node %s "
                  "(scaler.acceleratorAudit.evict)",
                  cls, cls, node);
-        nw_ctl_event(c, &nw_kube_client_res_pods, pod->json, "Normal", "Evicted", msg);
+        nw_ctl_pod_event(c, pod->pod, "Normal", "Evicted", msg);
         nw_log_info(COMP, "evicted a pod from an accelerator node", NW_LS("pod", pod->key),
                     NW_LS("node", node), NW_LS("class", cls));
         nw_prom_counters_inc(&a->counters, "audit_evicted", cls, NULL);
@@ -165,10 +164,14 @@ void nw_accelaudit_tick(nw_accelaudit_t *a, const nw_kube_snap_t *s)
         size_t n = nw_kube_cache_snap_pods_on_node(s, node->name, &pods);
         for (size_t j = 0; j < n; j++) {
             const nw_kube_obj_t *pod = pods[j];
-            if (finished_or_leaving(pod) || mirror_pod(pod->json))
+            if (finished_or_leaving(pod) || mirror_pod(pod->pod))
                 continue;
+            /* the webhook's analysis reads a Pod object: the record's JSON form (only pods on
+             * accelerator nodes get here) */
             nw_gpu_pod_info_t in;
-            nw_gpu_pod_analyze(p, pod->json, pod->ns, &in);
+            cJSON *pj = nw_pod_to_json(pod->pod);
+            nw_gpu_pod_analyze(p, pj, pod->ns, &in);
+            cJSON_Delete(pj);
             if (in.daemonset || in.exempt_namespace || (in.requested & (1u << k)))
                 continue;
             cur[k]++;
@@ -183,8 +186,7 @@ void nw_accelaudit_tick(nw_accelaudit_t *a, const nw_kube_snap_t *s)
                          "it takes capacity from accelerator workloads (isolation: "
                          "docs/admission.md)",
                          cls, cls, node->name);
-                nw_ctl_event(c, &nw_kube_client_res_pods, pod->json, "Warning",
-                             "AcceleratorIsolation", msg);
+                nw_ctl_pod_event(c, pod->pod, "Warning", "AcceleratorIsolation", msg);
                 nw_log_warn(COMP, "a pod without an accelerator request on an accelerator node",
                             NW_LS("pod", pod->key), NW_LS("node", node->name), NW_LS("class", cls),
                             NW_LS("requested", in.cls >= 0 ? p->classes[in.cls].name : "none"));

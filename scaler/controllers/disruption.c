@@ -181,6 +181,23 @@ typedef struct {
     size_t n;
 } arr_t;
 
+typedef struct {
+    const nw_pod_t **v;
+    size_t n;
+} podarr_t;
+
+/* Every pod's record (the cache keeps pods as records, api/pod.h). */
+static int arr_pods(const nw_kube_snap_t *s, podarr_t *a)
+{
+    a->n = nw_kube_cache_snap_count(s, NW_KUBE_PODS);
+    a->v = calloc(a->n + 1, sizeof *a->v);
+    if (!a->v)
+        return -1;
+    for (size_t i = 0; i < a->n; i++)
+        a->v[i] = nw_kube_cache_snap_at(s, NW_KUBE_PODS, i)->pod;
+    return 0;
+}
+
 static int arr_kind(const nw_kube_snap_t *s, nw_kube_kind_t k, arr_t *a)
 {
     a->n = nw_kube_cache_snap_count(s, k);
@@ -220,7 +237,8 @@ static double catalog_price(void *ud, const char *itype, const char *zone, const
 /* ---- the view of one tick ---- */
 
 typedef struct {
-    arr_t pools, claims, nodes, pods, pdbs, dss;
+    arr_t pools, claims, nodes, pdbs, dss;
+    podarr_t pods;
     const char **incmd;
     size_t nincmd;
     const char **nominated;
@@ -249,7 +267,7 @@ static int view_build(nw_disruption_t *d, const nw_kube_snap_t *s, view_t *v)
     nw_ctl_deps_t *c = d->deps;
     memset(v, 0, sizeof *v);
     if (arr_kind(s, NW_KUBE_NODEPOOLS, &v->pools) || arr_kind(s, NW_KUBE_NODECLAIMS, &v->claims) ||
-        arr_kind(s, NW_KUBE_NODES, &v->nodes) || arr_kind(s, NW_KUBE_PODS, &v->pods) ||
+        arr_kind(s, NW_KUBE_NODES, &v->nodes) || arr_pods(s, &v->pods) ||
         arr_kind(s, NW_KUBE_PDBS, &v->pdbs) || arr_kind(s, NW_KUBE_DAEMONSETS, &v->dss))
         goto fail;
     size_t cap = d->nrecent + 1;
@@ -423,18 +441,10 @@ static uint64_t pods_fp(const nw_kube_snap_t *s, const char *node)
     size_t n = nw_kube_cache_snap_pods_on_node(s, node, &on);
     uint64_t h = 1469598103934665603ULL;
     for (size_t i = 0; i < n; i++) {
-        const cJSON *p = on[i]->json;
-        if (on[i]->terminating || strcmp(on[i]->phase, "Succeeded") == 0 ||
-            strcmp(on[i]->phase, "Failed") == 0)
+        const nw_pod_t *p = on[i]->pod;
+        if (p->terminating || nw_pod_is_terminal(p))
             continue;
-        int ds = 0;
-        const cJSON *r;
-        cJSON_ArrayForEach(r, nw_json_get(nw_json_get(p, "metadata"), "ownerReferences"))
-        {
-            const char *k = nw_json_str(r, "kind");
-            ds |= k && strcmp(k, "DaemonSet") == 0;
-        }
-        if (!ds)
+        if (!nw_pod_owned_by(p, "DaemonSet"))
             h = fnv(h, on[i]->uid);
     }
     return h;

@@ -173,8 +173,8 @@ static void provision(nw_provisioning_t *p, const nw_kube_snap_t *s, size_t npen
         nw_log_info("provisioner", "pod cannot be placed", NW_LS("pod", pod->key),
                     NW_LS("reason", msg));
         if (nw_ctl_may_write(c))
-            nw_kube_write_event(c->rec, &nw_kube_client_res_pods, pod->json, "Warning",
-                                "FailedScheduling", msg, NULL);
+            (void)nw_kube_write_event_pod(c->rec, pod->pod, "Warning", "FailedScheduling", msg,
+                                          NULL);
     }
     nw_nominations_event_prune(p->mem->noms);
     if (r.nclaims > 0 && nw_ctl_may_write(c)) {
@@ -292,9 +292,7 @@ static void static_scale_down(nw_provisioning_t *p, const nw_kube_snap_t *s, con
         size_t np = node ? nw_kube_cache_snap_pods_on_node(s, node, &on) : 0;
         int dnd = 0;
         for (size_t j = 0; j < np; j++) {
-            const char *a =
-                nw_json_str(nw_json_get(nw_json_get(on[j]->json, "metadata"), "annotations"),
-                            "karpenter.sh/do-not-disrupt");
+            const char *a = nw_pod_annotation(on[j]->pod, "karpenter.sh/do-not-disrupt");
             dnd |= a && strcmp(a, "true") == 0;
             d->pods += nw_simsnap_pod_reschedulable(on[j]) != 0;
         }

@@ -76,9 +76,9 @@ static void add_json(nw_resources_t *acc, const cJSON *obj)
 
 /* A pod's requests or limits (which: "requests" / "limits"): containers summed, at least
  * each init container's, plus the overhead (requests only). */
-static void pod_resources(const cJSON *pod, const char *which, nw_resources_t *out)
+static void pod_resources(const nw_pod_t *pod, const char *which, nw_resources_t *out)
 {
-    const cJSON *spec = nw_json_get(pod, "spec"), *c;
+    const cJSON *spec = pod->spec, *c;
     nw_resources_t sum;
     nw_resources_init(&sum);
     cJSON_ArrayForEach(c, nw_json_get(spec, "containers"))
@@ -99,11 +99,9 @@ static void pod_resources(const cJSON *pod, const char *which, nw_resources_t *o
     nw_resources_cleanup(&sum);
 }
 
-static bool is_daemon(const cJSON *pod)
+static bool is_daemon(const nw_pod_t *pod)
 {
-    const cJSON *o =
-        cJSON_GetArrayItem(nw_json_get(nw_json_get(pod, "metadata"), "ownerReferences"), 0);
-    const char *k = nw_json_str(o, "kind");
+    const char *k = nw_json_str(cJSON_GetArrayItem(pod->owners, 0), "kind");
     return k && strcmp(k, "DaemonSet") == 0;
 }
 
@@ -154,11 +152,11 @@ static void node_gauges(nw_series_t *g, const nw_kube_snap_t *s, const nw_kube_o
     for (size_t i = 0; i < np; i++) {
         if (terminal(pods[i]))
             continue;
-        pod_resources(pods[i]->json, "requests", &req);
-        pod_resources(pods[i]->json, "limits", &lim);
-        if (is_daemon(pods[i]->json)) {
-            pod_resources(pods[i]->json, "requests", &dreq);
-            pod_resources(pods[i]->json, "limits", &dlim);
+        pod_resources(pods[i]->pod, "requests", &req);
+        pod_resources(pods[i]->pod, "limits", &lim);
+        if (is_daemon(pods[i]->pod)) {
+            pod_resources(pods[i]->pod, "requests", &dreq);
+            pod_resources(pods[i]->pod, "limits", &dlim);
         }
     }
     /* system overhead: capacity - allocatable, for what the capacity lists */
@@ -219,15 +217,14 @@ static void pool_resources(nw_series_t *g, const nw_series_desc_t *d, const char
 
 /* ---- pods ---- */
 
-static bool ready_since(const cJSON *pod, int64_t *at)
+static bool ready_since(const nw_pod_t *pod, int64_t *at)
 {
-    const cJSON *c;
-    cJSON_ArrayForEach(c, nw_json_get(nw_json_get(pod, "status"), "conditions"))
-    {
-        const char *t = nw_json_str(c, "type"), *st = nw_json_str(c, "status");
-        if (t && st && strcmp(t, "Ready") == 0 && strcmp(st, "True") == 0) {
-            const char *ltt = nw_json_str(c, "lastTransitionTime");
-            return ltt && nw_clock_time_parse(ltt, at) == NW_OK;
+    /* the first Ready=True condition with a readable lastTransitionTime */
+    for (int i = 0; i < pod->nconds; i++) {
+        const nw_pod_cond_t *c = &pod->conds[i];
+        if (strcmp(c->type, "Ready") == 0 && c->status == NW_POD_COND_TRUE) {
+            *at = c->since;
+            return c->since != 0;
         }
     }
     return false;
@@ -236,8 +233,7 @@ static bool ready_since(const cJSON *pod, int64_t *at)
 static void pod_state(nw_series_t *g, const nw_kube_snap_t *s, const nw_kube_obj_t *p)
 {
     char owner[512] = "";
-    const cJSON *o =
-        cJSON_GetArrayItem(nw_json_get(nw_json_get(p->json, "metadata"), "ownerReferences"), 0);
+    const cJSON *o = cJSON_GetArrayItem(p->pod->owners, 0);
     if (o) {
         char kind[128];
         nw_kmetrics_resource_type(nw_json_str(o, "kind") ? nw_json_str(o, "kind") : "", kind,
@@ -265,7 +261,7 @@ static void pod_state(nw_series_t *g, const nw_kube_snap_t *s, const nw_kube_obj
                        label_of(nj, NW_LABEL_CAPACITY_TYPE),
                        label_of(nj, "node.kubernetes.io/instance-type"),
                        p->phase ? p->phase : "",
-                       ready_since(p->json, &at) ? "true" : "false",
+                       ready_since(p->pod, &at) ? "true" : "false",
                        *np ? "true" : "false"};
     nw_series_set(g, &NW_KMETRICS_PODS_STATE, v, 1);
 }
@@ -288,12 +284,11 @@ static void pod_startups(nw_statemetrics_t *m, const nw_kube_snap_t *s)
                 k++;
             continue;
         }
-        int64_t ready = 0, created = 0;
-        const char *ct = nw_json_str_at(p->json, "metadata.creationTimestamp");
-        if (was && !ready_since(p->json, &ready)) {
+        int64_t ready = 0, created = p->pod->created;
+        if (was && !ready_since(p->pod, &ready)) {
             if ((next[k] = strdup(p->uid))) /* Running, not Ready yet: still waiting */
                 k++;
-        } else if (was && ct && nw_clock_time_parse(ct, &created) == NW_OK && m->deps->series)
+        } else if (was && created && m->deps->series)
             nw_series_observe(m->deps->series, &NW_KMETRICS_PODS_STARTUP_DURATION, NULL,
                               (double)(ready - created) / 1e9);
     }

@@ -548,8 +548,7 @@ static void evict_one(nw_termination_t *t, const nw_kube_obj_t *node, const nw_k
         pm->next_mono = mono + EVICTED_QUIET_NS;
         if (res == NW_KUBE_EVICT_STARTED) {
             atomic_fetch_add(&t->pods_evicted, 1);
-            nw_ctl_event(c, &nw_kube_client_res_pods, pod->json, "Normal", "Evicted",
-                         "Evicted pod");
+            nw_ctl_pod_event(c, pod->pod, "Normal", "Evicted", "Evicted pod");
             nw_log_info(COMP, "evicted", NW_LS("node", node->name), NW_LS("pod", pod->key));
         }
         return;
@@ -610,7 +609,7 @@ static void delete_one(nw_termination_t *t, const nw_kube_obj_t *node, const nw_
              "granted %lld seconds of grace-period of its %lld terminationGracePeriodSeconds. "
              "This bypasses the PDB of the pod and the do-not-disrupt annotation.",
              ts, (long long)grace, (long long)dp->grace_s);
-    nw_ctl_event(c, &nw_kube_client_res_pods, pod->json, "Normal", "Disrupted", msg);
+    nw_ctl_pod_event(c, pod->pod, "Normal", "Disrupted", msg);
     nw_log_info(COMP, "deleted a pod at the termination deadline", NW_LS("node", node->name),
                 NW_LS("pod", pod->key), NW_LI("graceSeconds", grace));
 }
@@ -631,7 +630,7 @@ static long drain(nw_termination_t *t, const nw_kube_snap_t *s, const nw_kube_ob
         return -1;
     }
     for (size_t i = 0; i < n; i++)
-        nw_drain_classify(pods[i]->json, now, &dp[i]);
+        nw_drain_classify(pods[i]->pod, now, &dp[i]);
     nw_drain_plan_t plan;
     nw_drain_plan(dp, n, deadline, now, act, &plan);
     for (size_t i = 0; i < n; i++) {
@@ -697,11 +696,11 @@ static long pending_volumes(nw_termination_t *t, const nw_kube_snap_t *s, const 
         int skip[256] = {0};
         for (size_t i = 0; i < n; i++) {
             nw_drain_pod_t dp;
-            nw_drain_classify(pods[i]->json, now, &dp);
+            nw_drain_classify(pods[i]->pod, now, &dp);
             if (nw_drain_waits_for(&dp))
                 continue;
             const cJSON *v;
-            cJSON_ArrayForEach(v, nw_json_get(nw_json_get(pods[i]->json, "spec"), "volumes"))
+            cJSON_ArrayForEach(v, nw_json_get(pods[i]->pod->spec, "volumes"))
             {
                 const char *claim =
                     nw_json_str(nw_json_get(v, "persistentVolumeClaim"), "claimName");

@@ -109,6 +109,13 @@ void nw_ctl_event(nw_ctl_deps_t *c, const nw_kube_res_t *res, const cJSON *obj, 
         nw_kube_write_event(c->rec, res, obj, type, reason, msg, NULL);
 }
 
+void nw_ctl_pod_event(nw_ctl_deps_t *c, const nw_pod_t *pod, const char *type, const char *reason,
+                      const char *msg)
+{
+    if (nw_ctl_may_write(c))
+        (void)nw_kube_write_event_pod(c->rec, pod, type, reason, msg, NULL);
+}
+
 bool nw_ctl_claims_launched(const nw_kube_snap_t *s)
 {
     for (size_t i = 0; i < nw_kube_cache_snap_count(s, NW_KUBE_NODECLAIMS); i++) {

@@ -121,6 +121,10 @@ NW_MUST_USE nw_rc_t nw_ctl_set_condition(cJSON *obj, const char *type, const cha
 void nw_ctl_event(nw_ctl_deps_t *c, const nw_kube_res_t *res, const cJSON *obj, const char *type,
                   const char *reason, const char *msg);
 
+/** Post an Event about a pod (its record) when this replica may write. */
+void nw_ctl_pod_event(nw_ctl_deps_t *c, const nw_pod_t *pod, const char *type, const char *reason,
+                      const char *msg);
+
 /** The karpenter.sh/disrupted:NoSchedule taint on a Node object (the one copy the
  * disruption, termination and interruption controllers share). add: leave exactly one
  * such taint (empty value), dropping others with the key (another effect or value, a

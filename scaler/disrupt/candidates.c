@@ -38,12 +38,6 @@ static bool cond_true(const cJSON *o, const char *type)
     return s && strcmp(s, "True") == 0;
 }
 
-static bool cond_false(const cJSON *o, const char *type)
-{
-    const char *s = nw_json_str(condition(o, type), "status");
-    return s && strcmp(s, "False") == 0;
-}
-
 static int64_t cond_time(const cJSON *o, const char *type)
 {
     int64_t t = 0;
@@ -62,66 +56,52 @@ static int64_t time_at(const cJSON *o, const char *sect, const char *k)
     return t;
 }
 
-static bool owned_by(const cJSON *pod, const char *kind)
+static bool pod_terminal(const nw_pod_t *pod)
 {
-    const cJSON *r;
-    cJSON_ArrayForEach(r, nw_json_get(nw_json_get(pod, "metadata"), "ownerReferences"))
-    {
-        const char *k = nw_json_str(r, "kind");
-        if (k && strcmp(k, kind) == 0)
-            return true;
-    }
-    return false;
+    return nw_pod_is_terminal(pod);
 }
 
-static bool pod_terminal(const cJSON *pod)
+static bool pod_terminating(const nw_pod_t *pod)
 {
-    const char *ph = nw_json_str(nw_json_get(pod, "status"), "phase");
-    return ph && (strcmp(ph, "Succeeded") == 0 || strcmp(ph, "Failed") == 0);
+    return pod->terminating;
 }
 
-static bool pod_terminating(const cJSON *pod)
+static bool pod_mirror(const nw_pod_t *pod)
 {
-    return nw_json_get(nw_json_get(pod, "metadata"), "deletionTimestamp") != NULL;
+    return nw_pod_annotation(pod, "kubernetes.io/config.mirror") != NULL ||
+           nw_pod_owned_by(pod, "Node");
 }
 
-static bool pod_mirror(const cJSON *pod)
-{
-    return md_str(pod, "annotations", "kubernetes.io/config.mirror") != NULL ||
-           owned_by(pod, "Node");
-}
-
-static bool pod_active(const cJSON *pod)
+static bool pod_active(const nw_pod_t *pod)
 {
     return !pod_terminal(pod) && !pod_terminating(pod);
 }
 
-bool nw_candidates_pod_reschedulable(const cJSON *pod)
+bool nw_candidates_pod_reschedulable(const nw_pod_t *pod)
 {
     return (pod_active(pod) ||
-            (owned_by(pod, "StatefulSet") && pod_terminating(pod) && !pod_terminal(pod))) &&
-           !owned_by(pod, "DaemonSet") && !pod_mirror(pod);
+            (nw_pod_owned_by(pod, "StatefulSet") && pod_terminating(pod) && !pod_terminal(pod))) &&
+           !nw_pod_owned_by(pod, "DaemonSet") && !pod_mirror(pod);
 }
 
-double nw_candidates_eviction_cost(const cJSON *pod)
+double nw_candidates_eviction_cost(const nw_pod_t *pod)
 {
     double cost = 1.0;
-    const char *dc = md_str(pod, "annotations", "controller.kubernetes.io/pod-deletion-cost");
+    const char *dc = nw_pod_annotation(pod, "controller.kubernetes.io/pod-deletion-cost");
     if (dc) {
         char *end = NULL;
         double v = strtod(dc, &end);
         if (end && end != dc && *end == 0 && isfinite(v))
             cost += v / 134217728.0; /* 2^27 */
     }
-    const cJSON *pr = nw_json_get(nw_json_get(pod, "spec"), "priority");
-    if (cJSON_IsNumber(pr))
-        cost += pr->valuedouble / 33554432.0; /* 2^25 */
+    if (pod->has_priority)
+        cost += (double)pod->priority / 33554432.0; /* 2^25 */
     return cost < -10 ? -10 : cost > 10 ? 10 : cost;
 }
 
-bool nw_candidates_pod_do_not_disrupt(const cJSON *pod, int64_t now)
+bool nw_candidates_pod_do_not_disrupt(const nw_pod_t *pod, int64_t now)
 {
-    const char *v = md_str(pod, "annotations", NW_DIS_DND);
+    const char *v = nw_pod_annotation(pod, NW_DIS_DND);
     if (!v)
         return false;
     if (strcmp(v, "true") == 0)
@@ -129,16 +109,15 @@ bool nw_candidates_pod_do_not_disrupt(const cJSON *pod, int64_t now)
     int64_t d = 0;
     if (nw_duration_parse(v, &d, NULL) != NW_OK || d <= 0)
         return false; /* invalid values are ignored */
-    int64_t start = time_at(pod, "status", "startTime");
-    if (!start)
+    if (!pod->started)
         return true; /* not started yet: the duration has not begun to run */
-    return now - start < d;
+    return now - pod->started < d;
 }
 
-static bool tolerates_disrupted(const cJSON *pod)
+static bool tolerates_disrupted(const nw_pod_t *pod)
 {
     const cJSON *t;
-    cJSON_ArrayForEach(t, nw_json_get(nw_json_get(pod, "spec"), "tolerations"))
+    cJSON_ArrayForEach(t, nw_json_get(pod->spec, "tolerations"))
     {
         const char *k = nw_json_str(t, "key"), *op = nw_json_str(t, "operator"),
                    *e = nw_json_str(t, "effect");
@@ -155,9 +134,10 @@ static bool tolerates_disrupted(const cJSON *pod)
     return false;
 }
 
-static bool pod_ready_false(const cJSON *pod)
+static bool pod_ready_false(const nw_pod_t *pod)
 {
-    return cond_false(pod, "Ready");
+    const nw_pod_cond_t *c = nw_pod_condition(pod, "Ready");
+    return c && c->status == NW_POD_COND_FALSE;
 }
 
 bool nw_candidates_selector_matches(const cJSON *sel, const cJSON *labels)
@@ -248,7 +228,7 @@ int64_t nw_candidates_consolidatable_at(const cJSON *nc, const cJSON *pool)
 
 typedef struct {
     const char *node;
-    const cJSON *pod;
+    const nw_pod_t *pod;
 } podref_t;
 
 static int podref_cmp(const void *a, const void *b)
@@ -284,27 +264,25 @@ static double lifetime_remaining(const cJSON *nc, int64_t now)
 
 /* The pod rules over a node's pods (kubernetes-sigs/karpenter pkg/controllers/state/statenode.go
  * ValidatePodsDisruptable); fills why and returns true when they block. */
-static bool pods_block(const nw_disrupt_input_t *in, const cJSON *const *pods, size_t n, char *why,
-                       size_t wn)
+static bool pods_block(const nw_disrupt_input_t *in, const nw_pod_t *const *pods, size_t n,
+                       char *why, size_t wn)
 {
     for (size_t i = 0; i < n; i++) {
-        const cJSON *p = pods[i];
+        const nw_pod_t *p = pods[i];
         if (!pod_active(p))
             continue;
         if (nw_candidates_pod_do_not_disrupt(p, in->now)) {
-            snprintf(why, wn, "pod %s/%s has \"%s\"",
-                     nw_json_str(nw_json_get(p, "metadata"), "namespace"),
-                     nw_json_str(nw_json_get(p, "metadata"), "name"), NW_DIS_DND);
+            snprintf(why, wn, "pod %s/%s has \"%s\"", p->ns, p->name, NW_DIS_DND);
             return true;
         }
     }
     for (size_t i = 0; i < n; i++) {
-        const cJSON *p = pods[i];
+        const nw_pod_t *p = pods[i];
         /* evictable: active, not tolerating the disrupted taint, not mirror, no do-not-disrupt */
         if (!pod_active(p) || tolerates_disrupted(p) || pod_mirror(p))
             continue;
-        const char *ns = nw_json_str(nw_json_get(p, "metadata"), "namespace");
-        const cJSON *labels = nw_json_get(nw_json_get(p, "metadata"), "labels");
+        const char *ns = p->ns;
+        const cJSON *labels = p->labels;
         int matched = 0;
         const char *first = NULL;
         for (size_t k = 0; k < in->npdbs; k++) {
@@ -329,7 +307,7 @@ static bool pods_block(const nw_disrupt_input_t *in, const cJSON *const *pods, s
         }
         if (matched > 1) {
             snprintf(why, wn, "pod %s/%s is selected by more than one PodDisruptionBudget", ns,
-                     nw_json_str(nw_json_get(p, "metadata"), "name"));
+                     p->name);
             return true;
         }
     }
@@ -347,8 +325,8 @@ static size_t index_pods(const nw_disrupt_input_t *in, podref_t *refs)
 {
     size_t nrefs = 0;
     for (size_t i = 0; i < in->npods; i++) {
-        const char *nn = nw_json_str(nw_json_get(in->pods[i], "spec"), "nodeName");
-        if (nn && *nn) {
+        const char *nn = in->pods[i]->node_name;
+        if (*nn) {
             refs[nrefs].node = nn;
             refs[nrefs++].pod = in->pods[i];
         }

@@ -28,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "api/pod.h"
 #include "api/wellknown.h"
 #include "common/err.h"
 
@@ -86,7 +87,7 @@ typedef struct {
     size_t nnodeclaims;
     const cJSON *const *nodes;
     size_t nnodes;
-    const cJSON *const *pods;
+    const nw_pod_t *const *pods; /* records (api/pod.h) */
     size_t npods;
     const cJSON *const *pdbs;
     size_t npdbs;
@@ -116,7 +117,7 @@ typedef struct {
     int pool;                                 /* index into the state's pools, -1 unknown */
     const char *itype, *zone, *capacity_type; /* labels ("" when absent) */
     double price;                             /* the node's offering price, < 0 unknown */
-    const cJSON **pods; /* pods bound to the node (owned array, borrowed pods) */
+    const nw_pod_t **pods; /* pods bound to the node (owned array, borrowed pods) */
     size_t npods;
     int nresched; /* reschedulable pods that count against emptiness */
     bool initialized, deleting, in_command, nominated, ready, counted, disrupting;
@@ -168,12 +169,12 @@ const nw_disrupt_node_t *nw_candidates_state_node(const nw_disrupt_state_t *st,
 /* ---- pod rules, exposed for tests and the drain ---- */
 
 /** Eviction cost of a pod: 1 + pod-deletion-cost/2^27 + priority/2^25, in [-10, 10]. */
-double nw_candidates_eviction_cost(const cJSON *pod);
+double nw_candidates_eviction_cost(const nw_pod_t *pod);
 /** Active, not a DaemonSet or mirror pod (a terminating StatefulSet pod counts). */
-bool nw_candidates_pod_reschedulable(const cJSON *pod);
+bool nw_candidates_pod_reschedulable(const nw_pod_t *pod);
 /** An active karpenter.sh/do-not-disrupt annotation at now: "true", or a duration not
  * yet elapsed since status.startTime. Invalid values are inactive. */
-bool nw_candidates_pod_do_not_disrupt(const cJSON *pod, int64_t now);
+bool nw_candidates_pod_do_not_disrupt(const nw_pod_t *pod, int64_t now);
 /** Does a label selector (matchLabels, matchExpressions) select these labels. A NULL
  * selector selects nothing, an empty one everything. */
 bool nw_candidates_selector_matches(const cJSON *selector, const cJSON *labels);

@@ -10,24 +10,11 @@
 #include "api/taints.h"
 #include "common/clock.h"
 
-static bool owned_by(const cJSON *pod, const char *api_version, const char *kind)
-{
-    const cJSON *o;
-    cJSON_ArrayForEach(o, nw_json_get(nw_json_get(pod, "metadata"), "ownerReferences"))
-    {
-        const char *av = nw_json_str(o, "apiVersion");
-        const char *k = nw_json_str(o, "kind");
-        if (av && k && strcmp(av, api_version) == 0 && strcmp(k, kind) == 0)
-            return true;
-    }
-    return false;
-}
-
-static bool tolerates_disrupted(const cJSON *pod)
+static bool tolerates_disrupted(const nw_pod_t *pod)
 {
     nw_tolerations_t tols;
-    if (nw_tolerations_parse(nw_json_get(nw_json_get(pod, "spec"), "tolerations"),
-                             "spec.tolerations", &tols, NULL) != NW_OK)
+    if (nw_tolerations_parse(nw_json_get(pod->spec, "tolerations"), "spec.tolerations", &tols,
+                             NULL) != NW_OK)
         return false; /* malformed tolerations tolerate nothing */
     nw_taint_t t = {(char *)NW_TAINT_DISRUPTED, (char *)"", NW_TAINT_NO_SCHEDULE};
     bool r = nw_tolerations_tolerate(&tols, &t);
@@ -35,12 +22,11 @@ static bool tolerates_disrupted(const cJSON *pod)
     return r;
 }
 
-bool nw_drain_do_not_disrupt(const cJSON *pod, int64_t now_ns, int *invalid)
+bool nw_drain_do_not_disrupt(const nw_pod_t *pod, int64_t now_ns, int *invalid)
 {
     if (invalid)
         *invalid = 0;
-    const cJSON *v = nw_json_get(nw_json_get(nw_json_get(pod, "metadata"), "annotations"),
-                                 NW_ANN_DO_NOT_DISRUPT);
+    const cJSON *v = nw_json_get(pod->annotations, NW_ANN_DO_NOT_DISRUPT);
     if (!v)
         return false;
     const char *s = cJSON_GetStringValue(v);
@@ -52,35 +38,30 @@ bool nw_drain_do_not_disrupt(const cJSON *pod, int64_t now_ns, int *invalid)
             *invalid = 1;
         return false;
     }
-    const char *st = nw_json_str(nw_json_get(pod, "status"), "startTime");
-    int64_t start = 0;
-    if (!st || nw_clock_time_parse(st, &start) != NW_OK)
+    if (!pod->started)
         return true; /* no start time: fail safe */
-    return now_ns - start < d;
+    return now_ns - pod->started < d;
 }
 
-void nw_drain_classify(const cJSON *pod, int64_t now_ns, nw_drain_pod_t *out)
+void nw_drain_classify(const nw_pod_t *pod, int64_t now_ns, nw_drain_pod_t *out)
 {
     memset(out, 0, sizeof *out);
-    const char *phase = nw_json_str(nw_json_get(pod, "status"), "phase");
-    out->terminal = phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
-    const char *dts = nw_json_str(nw_json_get(pod, "metadata"), "deletionTimestamp");
-    if (dts) {
+    out->terminal = nw_pod_is_terminal(pod);
+    if (pod->terminating) {
         out->terminating = 1;
-        int64_t t = 0;
-        if (nw_clock_time_parse(dts, &t) == NW_OK) {
-            out->deletion_ns = t;
-            out->stuck = now_ns - t > NW_DRAIN_STUCK_NS;
+        if (pod->deleted) {
+            out->deletion_ns = pod->deleted;
+            out->stuck = now_ns - pod->deleted > NW_DRAIN_STUCK_NS;
         }
     }
-    out->mirror = owned_by(pod, "v1", "Node");
-    out->daemonset = owned_by(pod, "apps/v1", "DaemonSet");
-    const char *pc = nw_json_str(nw_json_get(pod, "spec"), "priorityClassName");
+    out->mirror = nw_pod_owned_by_api(pod, "v1", "Node");
+    out->daemonset = nw_pod_owned_by_api(pod, "apps/v1", "DaemonSet");
+    const char *pc = nw_json_str(pod->spec, "priorityClassName");
     out->critical = pc && (strcmp(pc, "system-cluster-critical") == 0 ||
                            strcmp(pc, "system-node-critical") == 0);
     out->tolerates_disrupted = tolerates_disrupted(pod);
     out->do_not_disrupt = nw_drain_do_not_disrupt(pod, now_ns, &out->dnd_invalid);
-    const cJSON *g = nw_json_get(nw_json_get(pod, "spec"), "terminationGracePeriodSeconds");
+    const cJSON *g = nw_json_get(pod->spec, "terminationGracePeriodSeconds");
     if (cJSON_IsNumber(g)) {
         out->has_grace = 1;
         out->grace_s = g->valuedouble < 0 ? 0 : (int64_t)g->valuedouble;

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "api/pod.h"
 #include "api/wellknown.h"
 #include "common/err.h"
 
@@ -60,12 +61,12 @@ typedef struct {
 
 /** Classify a pod object at time now_ns (epoch ns). Never fails: absent or
  * malformed fields count as absent. */
-void nw_drain_classify(const cJSON *pod, int64_t now_ns, nw_drain_pod_t *out);
+void nw_drain_classify(const nw_pod_t *pod, int64_t now_ns, nw_drain_pod_t *out);
 
 /** Is the karpenter.sh/do-not-disrupt annotation active on this pod at now_ns:
  * "true", or a Go duration > 0 that has not yet elapsed since status.startTime (no
  * startTime: active). *invalid (nullable) is set for any other value (not active). */
-bool nw_drain_do_not_disrupt(const cJSON *pod, int64_t now_ns, int *invalid);
+bool nw_drain_do_not_disrupt(const nw_pod_t *pod, int64_t now_ns, int *invalid);
 
 /** Does the drain wait for this pod: not terminal, not tolerating the disrupted
  * taint, not stuck terminating, not a mirror pod (Karpenter's IsWaitingEviction).

@@ -221,37 +221,32 @@ static NW_MUST_USE nw_rc_t add_pods(nw_sched_snap_t *snap, const nw_disrupt_simc
 {
     nw_err_t e = {0};
     for (size_t i = 0; i < x->npods; i++) {
-        const cJSON *p = x->pods[i];
-        const char *nn = nw_json_str(nw_json_get(p, "spec"), "nodeName");
-        const char *ph = nw_json_str(nw_json_get(p, "status"), "phase");
-        if (ph && (strcmp(ph, "Succeeded") == 0 || strcmp(ph, "Failed") == 0))
+        const nw_pod_t *p = x->pods[i];
+        const char *nn = p->node_name;
+        if (nw_pod_is_terminal(p))
             continue;
-        if (nn && in_names(gone, ngone, nn)) {
+        if (*nn && in_names(gone, ngone, nn)) {
             if (!nw_candidates_pod_reschedulable(p))
                 continue;
-            cJSON *cp = nw_json_dup(p);
-            if (!cp)
-                return nw_err_set(err, NW_ENOMEM, NULL, "out of memory");
-            cJSON_DeleteItemFromObjectCaseSensitive(nw_json_get_mut(cp, "spec"), "nodeName");
-            cJSON_DeleteItemFromObjectCaseSensitive(nw_json_get_mut(cp, "metadata"),
-                                                    "deletionTimestamp");
+            /* pending again: the same record, unbound and not terminating (a borrowed
+             * copy: the snapshot copies what it keeps) */
+            nw_pod_t cp = *p;
+            cp.node_name = "";
+            cp.terminating = false;
+            cp.deleted = 0;
             nw_err_clear(&e);
-            (void)nw_snap_pod_add_json(snap, cp, &e);
-            cJSON_Delete(cp);
+            (void)nw_snap_pod_add(snap, &cp, &e);
             if (in_names(gone, ncand, nn)) {
-                char key[600];
-                snprintf(key, sizeof key, "%s/%s",
-                         nw_json_str(nw_json_get(p, "metadata"), "namespace"),
-                         nw_json_str(nw_json_get(p, "metadata"), "name"));
-                must[*nmust] = strdup(key);
+                must[*nmust] = strdup(p->key);
                 if (must[*nmust])
                     (*nmust)++;
             }
             continue;
         }
         nw_err_clear(&e);
-        (void)nw_snap_pod_add_json(snap, p, &e);
+        (void)nw_snap_pod_add(snap, p, &e);
     }
+    (void)err;
     return NW_OK;
 }
 

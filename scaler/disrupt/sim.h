@@ -26,7 +26,7 @@ typedef struct {
     size_t nnodes;
     const cJSON *const *nodeclaims;
     size_t nnodeclaims;
-    const cJSON *const *pods;
+    const nw_pod_t *const *pods; /* records (api/pod.h) */
     size_t npods;
     const cJSON *const *daemonsets;
     size_t ndaemonsets;

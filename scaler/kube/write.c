@@ -676,3 +676,19 @@ nw_rc_t nw_kube_write_event(nw_kube_recorder_t *r, const nw_kube_res_t *res, con
     free(ev_name);
     return rc;
 }
+
+nw_rc_t nw_kube_write_event_pod(nw_kube_recorder_t *r, const nw_pod_t *pod, const char *type,
+                                const char *reason, const char *message, nw_err_t *err)
+{
+    cJSON *o = nw_json_new_object();
+    cJSON *m = nw_json_add_object(o, "metadata");
+    nw_json_add_string(m, "name", pod->name);
+    nw_json_add_string(m, "namespace", pod->ns);
+    if (pod->uid[0])
+        nw_json_add_string(m, "uid", pod->uid);
+    if (pod->rv[0])
+        nw_json_add_string(m, "resourceVersion", pod->rv);
+    nw_rc_t rc = nw_kube_write_event(r, &nw_kube_client_res_pods, o, type, reason, message, err);
+    cJSON_Delete(o);
+    return rc;
+}

@@ -20,6 +20,7 @@
 #include <cjson/cJSON.h>
 #include <stdint.h>
 
+#include "api/pod.h"
 #include "common/err.h"
 #include "scaler/kube/client.h"
 
@@ -142,6 +143,11 @@ void nw_kube_write_recorder_free(nw_kube_recorder_t *r);
 nw_rc_t nw_kube_write_event(nw_kube_recorder_t *r, const nw_kube_res_t *res, const cJSON *obj,
                             const char *type, const char *reason, const char *message,
                             nw_err_t *err);
+
+/** The same about a pod kept as a record (api/pod.h): its name, namespace, uid and
+ * resourceVersion are the involved object. */
+nw_rc_t nw_kube_write_event_pod(nw_kube_recorder_t *r, const nw_pod_t *pod, const char *type,
+                                const char *reason, const char *message, nw_err_t *err);
 
 /** Events written so far (created, patched, suppressed): for tests and metrics. */
 void nw_kube_write_recorder_stats(nw_kube_recorder_t *r, uint64_t *created, uint64_t *patched,

@@ -844,8 +844,7 @@ static NW_MUST_USE nw_rc_t create_finish(nw_nodeclaim_t *k, const nw_kube_snap_t
         if (!o->no_nominate)
             nw_nominations_nominate(k->mem->noms, s->pods[pi]->uid, nm, mono);
         if (!o->no_events)
-            nw_ctl_event(c, &nw_kube_client_res_pods, s->pods[pi]->json, "Normal", "Nominated",
-                         msg);
+            nw_ctl_pod_event(c, s->pods[pi]->pod, "Normal", "Nominated", msg);
     }
     nw_ctl_fault(c, "nodeclaim-created", nm); /* test-only crash point (scaler/ctl/ctl.h) */
     nw_nodeclaim_launch(k, ks, x->created, 1);

@@ -212,27 +212,27 @@ START_TEST(pod_rules)
 {
     cJSON *p = cJSON_Parse("{\"metadata\":{\"annotations\":{\"controller.kubernetes.io/"
                            "pod-deletion-cost\":\"134217728\"}},\"spec\":{\"priority\":33554432}}");
-    ck_assert_double_eq_tol(nw_candidates_eviction_cost(p), 3.0, 1e-9);
+    ck_assert_double_eq_tol(nw_candidates_eviction_cost(nw_test_pod(p)), 3.0, 1e-9);
     cJSON_Delete(p);
     p = cJSON_Parse("{\"spec\":{\"priority\":2000000000}}");
-    ck_assert_double_eq_tol(nw_candidates_eviction_cost(p), 10.0, 1e-9);
+    ck_assert_double_eq_tol(nw_candidates_eviction_cost(nw_test_pod(p)), 10.0, 1e-9);
     cJSON_Delete(p);
     p = cJSON_Parse(
         "{\"metadata\":{\"annotations\":{\"controller.kubernetes.io/pod-deletion-cost\":"
         "\"junk\"}},\"spec\":{\"priority\":-2147483648}}");
-    ck_assert_double_eq_tol(nw_candidates_eviction_cost(p), -10.0, 1e-9);
+    ck_assert_double_eq_tol(nw_candidates_eviction_cost(nw_test_pod(p)), -10.0, 1e-9);
     cJSON_Delete(p);
     /* do-not-disrupt durations run from startTime */
     p = cJSON_Parse("{\"metadata\":{\"annotations\":{\"karpenter.sh/do-not-disrupt\":\"30m\"}},"
                     "\"status\":{\"startTime\":\"2026-11-30T10:00:00Z\"}}");
-    ck_assert(nw_candidates_pod_do_not_disrupt(p, T("2026-11-30T10:29:59Z")));
-    ck_assert(!nw_candidates_pod_do_not_disrupt(p, T("2026-11-30T10:30:00Z")));
+    ck_assert(nw_candidates_pod_do_not_disrupt(nw_test_pod(p), T("2026-11-30T10:29:59Z")));
+    ck_assert(!nw_candidates_pod_do_not_disrupt(nw_test_pod(p), T("2026-11-30T10:30:00Z")));
     cJSON_Delete(p);
     p = cJSON_Parse("{\"metadata\":{\"annotations\":{\"karpenter.sh/do-not-disrupt\":\"maybe\"}}}");
-    ck_assert(!nw_candidates_pod_do_not_disrupt(p, 0));
+    ck_assert(!nw_candidates_pod_do_not_disrupt(nw_test_pod(p), 0));
     cJSON_Delete(p);
     p = cJSON_Parse("{\"metadata\":{\"annotations\":{\"karpenter.sh/do-not-disrupt\":\"false\"}}}");
-    ck_assert(!nw_candidates_pod_do_not_disrupt(p, 0));
+    ck_assert(!nw_candidates_pod_do_not_disrupt(nw_test_pod(p), 0));
     cJSON_Delete(p);
     /* reschedulable */
     static const struct {
@@ -251,7 +251,8 @@ START_TEST(pod_rules)
     };
     for (size_t i = 0; i < sizeof r / sizeof *r; i++) {
         p = cJSON_Parse(r[i].json);
-        ck_assert_msg(nw_candidates_pod_reschedulable(p) == r[i].want, "%s", r[i].json);
+        ck_assert_msg(nw_candidates_pod_reschedulable(nw_test_pod(p)) == r[i].want, "%s",
+                      r[i].json);
         cJSON_Delete(p);
     }
     /* selectors */
@@ -584,6 +585,7 @@ static void expand(const cJSON *doc, cJSON *objs, int64_t now)
 
 typedef struct {
     const cJSON *v[512];
+    const nw_pod_t *pods[512]; /* Pod lists: the records of v */
     size_t n;
 } list_t;
 
@@ -594,8 +596,11 @@ static void collect(const cJSON *objs, const char *kind, list_t *l)
     cJSON_ArrayForEach(o, objs)
     {
         const char *k = nw_json_str(o, "kind");
-        if (k && strcmp(k, kind) == 0 && l->n < 512)
+        if (k && strcmp(k, kind) == 0 && l->n < 512) {
+            if (strcmp(kind, "Pod") == 0)
+                l->pods[l->n] = nw_test_pod(o);
             l->v[l->n++] = o;
+        }
     }
 }
 
@@ -626,7 +631,7 @@ static nw_disrupt_state_t *build(const cJSON *doc, cJSON *objs, fixture_t *f, li
         .nnodeclaims = ls[1].n,
         .nodes = ls[2].v,
         .nnodes = ls[2].n,
-        .pods = ls[3].v,
+        .pods = ls[3].pods,
         .npods = ls[3].n,
         .pdbs = ls[4].v,
         .npdbs = ls[4].n,
@@ -910,8 +915,11 @@ static void simfix_load(simfix_t *f, const char *path, const char *drop_label_no
         f->ls[i].n = 0;
         for (size_t k = 0; k < f->nd; k++) {
             const char *kd = nw_json_str(f->docs[k], "kind");
-            if (kd && strcmp(kd, kinds[i]) == 0 && f->ls[i].n < 512)
+            if (kd && strcmp(kd, kinds[i]) == 0 && f->ls[i].n < 512) {
+                if (i == 3)
+                    f->ls[i].pods[f->ls[i].n] = nw_test_pod(f->docs[k]);
                 f->ls[i].v[f->ls[i].n++] = f->docs[k];
+            }
         }
     }
     nw_disrupt_input_t in = {.nodepools = f->ls[0].v,
@@ -920,7 +928,7 @@ static void simfix_load(simfix_t *f, const char *path, const char *drop_label_no
                              .nnodeclaims = f->ls[1].n,
                              .nodes = f->ls[2].v,
                              .nnodes = f->ls[2].n,
-                             .pods = f->ls[3].v,
+                             .pods = f->ls[3].pods,
                              .npods = f->ls[3].n,
                              .pdbs = f->ls[4].v,
                              .npdbs = f->ls[4].n,
@@ -932,7 +940,7 @@ static void simfix_load(simfix_t *f, const char *path, const char *drop_label_no
                               .nnodes = f->ls[2].n,
                               .nodeclaims = f->ls[1].v,
                               .nnodeclaims = f->ls[1].n,
-                              .pods = f->ls[3].v,
+                              .pods = f->ls[3].pods,
                               .npods = f->ls[3].n,
                               .daemonsets = f->ls[5].v,
                               .ndaemonsets = f->ls[5].n,
@@ -1037,6 +1045,7 @@ START_TEST(sim_unplaceable)
             "resources"),
         "requests");
     cJSON_ReplaceItemInObjectCaseSensitive(req, "cpu", cJSON_CreateString("100"));
+    f.ls[3].pods[0] = nw_test_pod(pod); /* the simulation reads the record */
     nw_disrupt_sim_t r;
     const char *one[] = {"big"};
     simulate(&f, one, 1, &r);

@@ -11,6 +11,7 @@
 
 #include "common/clock.h"
 #include "scaler/disrupt/drain.h"
+#include "tests/unit/testutil.h"
 
 Suite *nw_drain_suite(void);
 
@@ -29,7 +30,7 @@ static nw_drain_pod_t classify(const char *json, int64_t now)
 {
     cJSON *p = pod(json);
     nw_drain_pod_t d;
-    nw_drain_classify(p, now, &d);
+    nw_drain_classify(nw_test_pod(p), now, &d);
     cJSON_Delete(p);
     return d;
 }
@@ -384,7 +385,7 @@ START_TEST(classify_real_pod_end_to_end)
                    "\"operator\":\"Exists\",\"effect\":\"NoExecute\",\"tolerationSeconds\":300}]},"
                    "\"status\":{\"phase\":\"Running\",\"startTime\":\"2026-11-30T11:00:00Z\"}}");
     nw_drain_pod_t d;
-    nw_drain_classify(p, NOW, &d);
+    nw_drain_classify(nw_test_pod(p), NOW, &d);
     nw_drain_action_t a;
     nw_drain_plan_t pl;
     nw_drain_plan(&d, 1, NOW + S(20), NOW, &a, &pl);

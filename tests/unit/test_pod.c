@@ -131,8 +131,8 @@ START_TEST(pending_is_karpenters_predicate)
         {"", "Failed", "False", "Unschedulable", false},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        nw_pod_t *p = decode(in, full_pod("x", "1", cases[i].node, cases[i].phase, cases[i].sched,
-                                          cases[i].reason));
+        nw_pod_t *p = decode(
+            in, full_pod("x", "1", cases[i].node, cases[i].phase, cases[i].sched, cases[i].reason));
         ck_assert_msg(p->pending == cases[i].pending, "case %zu", i);
         ck_assert(nw_pod_is_pending(p) == cases[i].pending);
         nw_pod_free(p);

@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -268,4 +269,46 @@ const nw_test_case_t *nw_test_case(const nw_test_cases_t *cs, int i)
         c->line = xstrdup(c->text);
     }
     return c;
+}
+
+/* ---- pod records ---- */
+
+static pthread_mutex_t test_pods_mu = PTHREAD_MUTEX_INITIALIZER;
+static nw_jsonintern_t *test_pods_intern;
+static nw_pod_t **test_pods;
+static size_t test_npods, test_pods_cap;
+
+const nw_pod_t *nw_test_pod(const cJSON *json)
+{
+    cJSON *copy = cJSON_Duplicate(json, 1);
+    ck_assert_ptr_nonnull(copy);
+    if (!cJSON_IsObject(copy)) {
+        cJSON_Delete(copy);
+        copy = cJSON_CreateObject();
+    }
+    cJSON *md = cJSON_GetObjectItemCaseSensitive(copy, "metadata");
+    if (!cJSON_IsObject(md)) {
+        cJSON_DeleteItemFromObjectCaseSensitive(copy, "metadata");
+        md = cJSON_AddObjectToObject(copy, "metadata");
+    }
+    if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(md, "name"))) {
+        cJSON_DeleteItemFromObjectCaseSensitive(md, "name");
+        cJSON_AddStringToObject(md, "name", "pod");
+    }
+    pthread_mutex_lock(&test_pods_mu);
+    if (!test_pods_intern)
+        test_pods_intern = nw_jsonintern_new();
+    nw_pod_t *p = NULL;
+    nw_err_t err = {0};
+    nw_rc_t rc = nw_pod_decode(copy, test_pods_intern, &p, &err);
+    if (rc == NW_OK && test_npods == test_pods_cap) {
+        test_pods_cap = test_pods_cap ? test_pods_cap * 2 : 64;
+        test_pods = realloc(test_pods, test_pods_cap * sizeof *test_pods);
+    }
+    if (rc == NW_OK)
+        test_pods[test_npods++] = p;
+    pthread_mutex_unlock(&test_pods_mu);
+    cJSON_Delete(copy);
+    ck_assert_msg(rc == NW_OK, "pod: %s: %s", err.path, err.msg);
+    return p;
 }

@@ -6,11 +6,20 @@
 #define NW_TESTS_TESTUTIL_H
 
 #include <check.h>
+#include <cjson/cJSON.h>
 #include <stddef.h>
+
+#include "api/pod.h"
 
 /** Read a whole file; returns a malloc'd NUL-terminated buffer (free with free())
  * and its length in *len (may be NULL). Aborts the test on failure. */
 char *nw_test_read_file(const char *path, size_t *len);
+
+/** A pod's record (api/pod.h) from its JSON (borrowed), for tests of code that reads
+ * records; a pod without metadata.name is decoded as if it were named "pod". The record
+ * stays valid until the test program exits (kept in a process-wide list, so sanitizers
+ * see no leak). Aborts the test if the pod cannot be decoded. */
+const nw_pod_t *nw_test_pod(const cJSON *json);
 
 /** Split s in place on tab characters into at most max fields; returns the count.
  * Fields keep their text exactly (no trimming); "\t" separates. */
