@@ -50,6 +50,20 @@ bool nw_kube_cache_pod_is_pending(const cJSON *pod)
     return pending;
 }
 
+/* What no reader uses and a real API server sends in bulk: every object's
+ * metadata.managedFields (often half its bytes), a Node's status.images (every image on
+ * the node, with sizes) and the kubelet's last-applied annotation. */
+static void drop_unread(nw_kube_kind_t kind, cJSON *json)
+{
+    cJSON *meta = cJSON_GetObjectItemCaseSensitive(json, "metadata");
+    cJSON_DeleteItemFromObjectCaseSensitive(meta, "managedFields");
+    cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(meta, "annotations"),
+                                            "kubectl.kubernetes.io/last-applied-configuration");
+    if (kind == NW_KUBE_NODES)
+        cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(json, "status"),
+                                                "images");
+}
+
 static nw_kube_obj_t *obj_new(nw_jsonintern_t *in, nw_kube_kind_t kind, cJSON *json)
 {
     const cJSON *meta = cJSON_GetObjectItemCaseSensitive(json, "metadata");
@@ -58,6 +72,7 @@ static nw_kube_obj_t *obj_new(nw_jsonintern_t *in, nw_kube_kind_t kind, cJSON *j
         cJSON_Delete(json);
         return NULL;
     }
+    drop_unread(kind, json);
     nw_kube_obj_t *o = calloc(1, sizeof *o);
     if (!o) {
         cJSON_Delete(json);
