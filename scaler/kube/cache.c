@@ -131,11 +131,6 @@ static nw_kube_obj_t *obj_new(nw_jsonintern_t *in, nw_kube_kind_t kind, cJSON *j
     return o;
 }
 
-static void obj_ref(nw_kube_obj_t *o)
-{
-    atomic_fetch_add_explicit(&o->refs_, 1, memory_order_relaxed);
-}
-
 static void obj_unref(nw_kube_obj_t *o)
 {
     if (o && atomic_fetch_sub_explicit(&o->refs_, 1, memory_order_acq_rel) == 1) {
@@ -261,16 +256,212 @@ static void map_clear(map_t *m)
     m->nb = m->n = 0;
 }
 
+/* ---- sorted vectors: each kind by key, and the indexes ------------------------------- */
+
+typedef struct {
+    const nw_kube_obj_t **v;
+    size_t n, cap;
+} vec_t;
+
+static int cmp_key(const void *a, const void *b)
+{
+    const nw_kube_obj_t *x = *(const nw_kube_obj_t *const *)a;
+    const nw_kube_obj_t *y = *(const nw_kube_obj_t *const *)b;
+    return strcmp(x->key, y->key);
+}
+
+#define DEF_CMP(fname, field)                                                                      \
+    static int fname(const void *a, const void *b)                                                 \
+    {                                                                                              \
+        const nw_kube_obj_t *x = *(const nw_kube_obj_t *const *)a;                                 \
+        const nw_kube_obj_t *y = *(const nw_kube_obj_t *const *)b;                                 \
+        int r = strcmp(x->field, y->field);                                                        \
+        return r ? r : strcmp(x->key, y->key);                                                     \
+    }
+DEF_CMP(cmp_node, node_name)
+DEF_CMP(cmp_phase, phase)
+DEF_CMP(cmp_pid, provider_id)
+DEF_CMP(cmp_pool, nodepool)
+
+/* The indexes, kept sorted as objects come and go (so a snapshot only copies them). */
+enum {
+    IX_PODS_BY_NODE,
+    IX_PODS_BY_PHASE,
+    IX_PENDING,
+    IX_NODES_BY_PID,
+    IX_CLAIMS_BY_PID,
+    IX_CLAIMS_BY_POOL,
+    NIDX
+};
+
+static const struct {
+    nw_kube_kind_t kind;
+    size_t off;   /* the string field that is the index's first sort key */
+    bool pending; /* membership: o->pending instead of a non-empty field */
+    int (*cmp)(const void *, const void *);
+} IDX[NIDX] = {
+    [IX_PODS_BY_NODE] = {NW_KUBE_PODS, offsetof(nw_kube_obj_t, node_name), false, cmp_node},
+    [IX_PODS_BY_PHASE] = {NW_KUBE_PODS, offsetof(nw_kube_obj_t, phase), false, cmp_phase},
+    [IX_PENDING] = {NW_KUBE_PODS, 0, true, cmp_key},
+    [IX_NODES_BY_PID] = {NW_KUBE_NODES, offsetof(nw_kube_obj_t, provider_id), false, cmp_pid},
+    [IX_CLAIMS_BY_PID] = {NW_KUBE_NODECLAIMS, offsetof(nw_kube_obj_t, provider_id), false, cmp_pid},
+    [IX_CLAIMS_BY_POOL] = {NW_KUBE_NODECLAIMS, offsetof(nw_kube_obj_t, nodepool), false, cmp_pool},
+};
+
+static const char *field_at(const nw_kube_obj_t *o, size_t off)
+{
+    return *(const char *const *)((const char *)o + off);
+}
+
+static bool ix_member(int ix, const nw_kube_obj_t *o)
+{
+    return IDX[ix].pending ? o->pending != 0 : field_at(o, IDX[ix].off)[0] != '\0';
+}
+
+/* First position whose entry does not sort before o. */
+static size_t vec_lower(const vec_t *v, const nw_kube_obj_t *o,
+                        int (*cmp)(const void *, const void *))
+{
+    size_t lo = 0, hi = v->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (cmp(&v->v[mid], &o) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static bool vec_insert(vec_t *v, const nw_kube_obj_t *o, int (*cmp)(const void *, const void *))
+{
+    if (v->n == v->cap) {
+        size_t cap = v->cap ? v->cap * 2 : 64;
+        const nw_kube_obj_t **nv = realloc(v->v, cap * sizeof *nv);
+        if (!nv)
+            return false;
+        v->v = nv;
+        v->cap = cap;
+    }
+    size_t i = vec_lower(v, o, cmp);
+    memmove(v->v + i + 1, v->v + i, (v->n - i) * sizeof *v->v);
+    v->v[i] = o;
+    v->n++;
+    return true;
+}
+
+static void vec_remove(vec_t *v, const nw_kube_obj_t *o, int (*cmp)(const void *, const void *))
+{
+    size_t i = vec_lower(v, o, cmp);
+    if (i < v->n && v->v[i] == o) {
+        memmove(v->v + i, v->v + i + 1, (v->n - i - 1) * sizeof *v->v);
+        v->n--;
+    }
+}
+
+/* Put new where old was (same key), or insert new (old NULL) / remove old (new NULL), in
+ * the kind's vector and in each of its indexes. false on OOM (the vectors may then miss
+ * new: the caller forces a relist). */
+static bool vecs_change(vec_t *all, vec_t *idx, nw_kube_kind_t kind, const nw_kube_obj_t *old,
+                        const nw_kube_obj_t *nw)
+{
+    bool ok = true;
+    if (old && nw) {
+        size_t i = vec_lower(all, old, cmp_key);
+        if (i < all->n && all->v[i] == old)
+            all->v[i] = nw;
+    } else if (old) {
+        vec_remove(all, old, cmp_key);
+    } else if (nw) {
+        ok = vec_insert(all, nw, cmp_key);
+    }
+    for (int x = 0; x < NIDX; x++) {
+        if (IDX[x].kind != kind)
+            continue;
+        bool was = old && ix_member(x, old), is = nw && ix_member(x, nw);
+        if (was && is && IDX[x].cmp(&old, &nw) == 0) {
+            size_t i = vec_lower(&idx[x], old, IDX[x].cmp);
+            if (i < idx[x].n && idx[x].v[i] == old) {
+                idx[x].v[i] = nw; /* same place in the order */
+                continue;
+            }
+        }
+        if (was)
+            vec_remove(&idx[x], old, IDX[x].cmp);
+        if (is)
+            ok = vec_insert(&idx[x], nw, IDX[x].cmp) && ok;
+    }
+    return ok;
+}
+
+/* Rebuild a kind's vector and its indexes from a store (a relist), sorting once. */
+static bool vecs_rebuild(vec_t *all, vec_t *idx, nw_kube_kind_t kind, const map_t *m)
+{
+    vec_t na = {malloc((m->n ? m->n : 1) * sizeof *na.v), 0, m->n ? m->n : 1};
+    if (!na.v)
+        return false;
+    for (size_t i = 0; i < m->nb; i++)
+        for (ent_t *e = m->b[i]; e; e = e->next)
+            na.v[na.n++] = e->o;
+    qsort(na.v, na.n, sizeof *na.v, cmp_key);
+    vec_t nx[NIDX] = {{0}};
+    for (int x = 0; x < NIDX; x++) {
+        if (IDX[x].kind != kind)
+            continue;
+        nx[x].v = malloc(na.cap * sizeof *nx[x].v);
+        if (!nx[x].v) {
+            for (int y = 0; y < x; y++)
+                free(nx[y].v);
+            free(na.v);
+            return false;
+        }
+        nx[x].cap = na.cap;
+        for (size_t i = 0; i < na.n; i++) /* already in key order */
+            if (ix_member(x, na.v[i]))
+                nx[x].v[nx[x].n++] = na.v[i];
+        if (IDX[x].cmp != cmp_key)
+            qsort(nx[x].v, nx[x].n, sizeof *nx[x].v, IDX[x].cmp);
+    }
+    free(all->v);
+    *all = na;
+    for (int x = 0; x < NIDX; x++)
+        if (IDX[x].kind == kind) {
+            free(idx[x].v);
+            idx[x] = nx[x];
+        }
+    return true;
+}
+
 /* ---- cache ------------------------------------------------------------------------ */
+
+/* An object that left the store at generation gen: snapshots older than gen may still
+ * hold it, so it is freed once none of them is alive (reclaim). */
+typedef struct {
+    nw_kube_obj_t *o;
+    uint64_t gen;
+} retired_t;
+
+/* Live snapshots per generation (a handful at a time). */
+typedef struct {
+    uint64_t gen;
+    size_t n;
+} live_t;
 
 struct nw_kube_cache {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     map_t store[NW_KUBE_KINDS];
+    vec_t all[NW_KUBE_KINDS]; /* each store's objects, sorted by key */
+    vec_t idx[NIDX];          /* the indexes, sorted */
     bool synced[NW_KUBE_KINDS];
+    bool vec_oom; /* a vector missed a change (out of memory): rebuilt at the next change */
     uint64_t gen;
     int woken;            /* nw_kube_cache_wake since the last wait returned */
     nw_kube_snap_t *snap; /* cached snapshot of generation snap->gen, or NULL */
+    retired_t *retired;
+    size_t nretired, capretired;
+    live_t *live;
+    size_t nlive, caplive;
     int efd;
     nw_kube_metrics_t *metrics;
     nw_jsonintern_t *intern; /* the pods' shared labels, annotations, owners and specs */
@@ -278,17 +469,14 @@ struct nw_kube_cache {
     void *hook_ud;
 };
 
-typedef struct {
-    const nw_kube_obj_t **v;
-    size_t n;
-} vec_t;
-
 struct nw_kube_snap {
     _Atomic int refs;
+    nw_kube_cache_t *cache;
     uint64_t gen;
     bool synced;
-    vec_t all[NW_KUBE_KINDS]; /* owns one reference per object */
-    vec_t pods_by_node, pods_by_phase, pending, nodes_by_pid, claims_by_pid, claims_by_pool;
+    vec_t all[NW_KUBE_KINDS]; /* copies of the cache's vectors (no reference per object:
+                                 the cache keeps what a live snapshot holds, see retired_t) */
+    vec_t idx[NIDX];
 };
 
 nw_kube_cache_t *nw_kube_cache_new(nw_kube_metrics_t *metrics)
@@ -316,8 +504,16 @@ void nw_kube_cache_free(nw_kube_cache_t *c)
     if (!c)
         return;
     nw_kube_cache_snap_release(c->snap);
-    for (int k = 0; k < NW_KUBE_KINDS; k++)
+    for (size_t i = 0; i < c->nretired; i++)
+        obj_unref(c->retired[i].o);
+    free(c->retired);
+    free(c->live);
+    for (int k = 0; k < NW_KUBE_KINDS; k++) {
         map_clear(&c->store[k]);
+        free(c->all[k].v);
+    }
+    for (int x = 0; x < NIDX; x++)
+        free(c->idx[x].v);
     if (c->efd >= 0)
         close(c->efd);
     nw_jsonintern_free(c->intern);
@@ -332,8 +528,9 @@ void nw_kube_cache_set_hook(nw_kube_cache_t *c, nw_kube_cache_hook_fn fn, void *
     c->hook_ud = ud;
 }
 
-/* Call with c->mu held: publish a change. */
-static void changed_locked(nw_kube_cache_t *c, nw_kube_kind_t kind)
+/* Call with c->mu held: publish a change. The cached snapshot is detached (returned, to
+ * be released after unlocking): it no longer matches and must not keep retired objects. */
+static nw_kube_snap_t *changed_locked(nw_kube_cache_t *c, nw_kube_kind_t kind)
 {
     c->gen++;
     pthread_cond_broadcast(&c->cv);
@@ -344,6 +541,61 @@ static void changed_locked(nw_kube_cache_t *c, nw_kube_kind_t kind)
     }
     nw_kube_metrics_add(c->metrics, NW_KM_CACHE_OBJECTS, NULL, kind_res[kind]->plural, -1,
                         (int64_t)c->store[kind].n);
+    nw_kube_snap_t *prev = c->snap;
+    c->snap = NULL;
+    return prev;
+}
+
+/* Call with c->mu held: o left the store at generation gen. false on OOM (then o is
+ * freed at once: only safe when no snapshot can hold it, so the caller avoids that). */
+static bool retire_locked(nw_kube_cache_t *c, nw_kube_obj_t *o, uint64_t gen)
+{
+    if (c->nretired == c->capretired) {
+        size_t cap = c->capretired ? c->capretired * 2 : 256;
+        retired_t *v = realloc(c->retired, cap * sizeof *v);
+        if (!v)
+            return false;
+        c->retired = v;
+        c->capretired = cap;
+    }
+    c->retired[c->nretired++] = (retired_t){o, gen};
+    return true;
+}
+
+/* Free the retired objects no live snapshot can see (those that left at a generation
+ * no newer than the oldest live snapshot's). */
+static void reclaim(nw_kube_cache_t *c)
+{
+    pthread_mutex_lock(&c->mu);
+    uint64_t oldest = UINT64_MAX;
+    for (size_t i = 0; i < c->nlive; i++)
+        if (c->live[i].gen < oldest)
+            oldest = c->live[i].gen;
+    size_t k = 0, nfree = 0;
+    nw_kube_obj_t *batch[256];
+    for (size_t i = 0; i < c->nretired; i++) {
+        if (c->retired[i].gen <= oldest && nfree < sizeof batch / sizeof *batch)
+            batch[nfree++] = c->retired[i].o;
+        else
+            c->retired[k++] = c->retired[i];
+    }
+    c->nretired = k;
+    bool more = false;
+    for (size_t i = 0; i < k && !more; i++)
+        more = c->retired[i].gen <= oldest;
+    pthread_mutex_unlock(&c->mu);
+    for (size_t i = 0; i < nfree; i++)
+        obj_unref(batch[i]);
+    if (more)
+        reclaim(c);
+}
+
+/* Call with c->mu held: keep the sorted vectors in step with a change of the store. */
+static void vecs_locked(nw_kube_cache_t *c, nw_kube_kind_t kind, const nw_kube_obj_t *old,
+                        const nw_kube_obj_t *nw)
+{
+    if (c->vec_oom || !vecs_change(&c->all[kind], c->idx, kind, old, nw))
+        c->vec_oom = !vecs_rebuild(&c->all[kind], c->idx, kind, &c->store[kind]);
 }
 
 nw_rc_t nw_kube_cache_upsert(nw_kube_cache_t *c, nw_kube_kind_t kind, cJSON *obj)
@@ -358,15 +610,23 @@ nw_rc_t nw_kube_cache_upsert(nw_kube_cache_t *c, nw_kube_kind_t kind, cJSON *obj
         obj_unref(o);
         return NW_ENOMEM;
     }
-    if (c->hook)
-        obj_ref(o);
-    changed_locked(c, kind);
+    vecs_locked(c, kind, old, o);
+    nw_kube_snap_t *stale = changed_locked(c, kind);
+    uint64_t gen = c->gen;
     pthread_mutex_unlock(&c->mu);
-    if (c->hook) {
+    nw_kube_cache_snap_release(stale);
+    /* the hook runs before old is retired: only this thread changes the store, so o and
+     * old stay alive through it */
+    if (c->hook)
         c->hook(kind, old ? NW_KUBE_MODIFIED : NW_KUBE_ADDED, old, o, c->hook_ud);
-        obj_unref(o);
+    if (old) {
+        pthread_mutex_lock(&c->mu);
+        bool kept = retire_locked(c, old, gen);
+        pthread_mutex_unlock(&c->mu);
+        if (!kept)
+            return NW_ENOMEM; /* leaked rather than freed under a live snapshot */
+        reclaim(c);
     }
-    obj_unref(old);
     return NW_OK;
 }
 
@@ -395,31 +655,74 @@ nw_rc_t nw_kube_cache_remove(nw_kube_cache_t *c, nw_kube_kind_t kind, const cJSO
         return NW_EINVAL;
     pthread_mutex_lock(&c->mu);
     nw_kube_obj_t *old = map_del(&c->store[kind], key);
-    if (old)
-        changed_locked(c, kind);
+    nw_kube_snap_t *stale = NULL;
+    if (old) {
+        vecs_locked(c, kind, old, NULL);
+        stale = changed_locked(c, kind);
+    }
+    uint64_t gen = c->gen;
     pthread_mutex_unlock(&c->mu);
     free(key);
-    if (old && c->hook)
+    nw_kube_cache_snap_release(stale);
+    if (!old)
+        return NW_OK;
+    if (c->hook)
         c->hook(kind, NW_KUBE_DELETED, old, NULL, c->hook_ud);
-    obj_unref(old);
+    pthread_mutex_lock(&c->mu);
+    bool kept = retire_locked(c, old, gen);
+    pthread_mutex_unlock(&c->mu);
+    if (!kept)
+        return NW_ENOMEM;
+    reclaim(c);
     return NW_OK;
 }
 
-nw_rc_t nw_kube_cache_replace(nw_kube_cache_t *c, nw_kube_kind_t kind, cJSON *items)
+/* The hook's view of a relist: deletes for what vanished, adds and modifies for what
+ * changed (old and nm are both alive: old's objects are retired only afterwards). */
+static void replace_notify(nw_kube_cache_t *c, nw_kube_kind_t kind, map_t *old, map_t *nm)
 {
-    map_t nm = {0};
+    for (size_t i = 0; i < old->nb; i++)
+        for (ent_t *e = old->b[i]; e; e = e->next)
+            if (!map_get(nm, e->o->key))
+                c->hook(kind, NW_KUBE_DELETED, e->o, NULL, c->hook_ud);
+    for (size_t i = 0; i < nm->nb; i++)
+        for (ent_t *e = nm->b[i]; e; e = e->next) {
+            nw_kube_obj_t *prev = map_get(old, e->o->key);
+            if (!prev)
+                c->hook(kind, NW_KUBE_ADDED, NULL, e->o, c->hook_ud);
+            else if (strcmp(prev->rv, e->o->rv) != 0)
+                c->hook(kind, NW_KUBE_MODIFIED, prev, e->o, c->hook_ud);
+        }
+}
+
+/* Retire every object of a replaced store, then free its entries. */
+static bool retire_store(nw_kube_cache_t *c, map_t *old, uint64_t gen)
+{
+    bool ok = true;
+    pthread_mutex_lock(&c->mu);
+    for (size_t i = 0; i < old->nb; i++)
+        for (ent_t *e = old->b[i], *nx; e; e = nx) {
+            nx = e->next;
+            if (!retire_locked(c, e->o, gen))
+                ok = false; /* leaked: it may be in a live snapshot */
+            free(e);
+        }
+    pthread_mutex_unlock(&c->mu);
+    free(old->b);
+    memset(old, 0, sizeof *old);
+    return ok;
+}
+
+/* Parse a relist's items into a new store (outside the lock). */
+static nw_rc_t store_from_items(nw_kube_cache_t *c, nw_kube_kind_t kind, cJSON *items, map_t *nm)
+{
     nw_rc_t rc = NW_OK;
-    if (items && !cJSON_IsArray(items)) {
-        cJSON_Delete(items);
-        return NW_EINVAL;
-    }
-    /* build the new store outside the lock */
     while (items && items->child) {
         cJSON *it = cJSON_DetachItemViaPointer(items, items->child);
         nw_kube_obj_t *o = obj_new(c->intern, kind, it);
         if (!o)
             continue;
-        nw_kube_obj_t *old = map_put(&nm, o);
+        nw_kube_obj_t *old = map_put(nm, o);
         if (old == o) {
             obj_unref(o);
             rc = NW_ENOMEM;
@@ -428,46 +731,48 @@ nw_rc_t nw_kube_cache_replace(nw_kube_cache_t *c, nw_kube_kind_t kind, cJSON *it
         obj_unref(old); /* duplicate name in a list: keep the later one */
     }
     cJSON_Delete(items);
-    if (rc) {
-        map_clear(&nm);
-        return rc;
+    if (rc)
+        map_clear(nm);
+    return rc;
+}
+
+nw_rc_t nw_kube_cache_replace(nw_kube_cache_t *c, nw_kube_kind_t kind, cJSON *items)
+{
+    map_t nm = {0};
+    if (items && !cJSON_IsArray(items)) {
+        cJSON_Delete(items);
+        return NW_EINVAL;
     }
+    nw_rc_t rc = store_from_items(c, kind, items, &nm);
+    if (rc)
+        return rc;
     pthread_mutex_lock(&c->mu);
     map_t old = c->store[kind];
     c->store[kind] = nm;
     c->synced[kind] = true;
-    changed_locked(c, kind);
+    c->vec_oom = !vecs_rebuild(&c->all[kind], c->idx, kind, &c->store[kind]);
+    nw_kube_snap_t *stale = changed_locked(c, kind);
+    uint64_t gen = c->gen;
     pthread_mutex_unlock(&c->mu);
-
-    /* notifications: deletes for what vanished, adds/modifies for what changed */
-    if (c->hook) {
-        for (size_t i = 0; i < old.nb; i++)
-            for (ent_t *e = old.b[i]; e; e = e->next)
-                if (!map_get(&nm, e->o->key))
-                    c->hook(kind, NW_KUBE_DELETED, e->o, NULL, c->hook_ud);
-        for (size_t i = 0; i < nm.nb; i++)
-            for (ent_t *e = nm.b[i]; e; e = e->next) {
-                nw_kube_obj_t *prev = map_get(&old, e->o->key);
-                if (!prev)
-                    c->hook(kind, NW_KUBE_ADDED, NULL, e->o, c->hook_ud);
-                else if (strcmp(prev->rv, e->o->rv) != 0)
-                    c->hook(kind, NW_KUBE_MODIFIED, prev, e->o, c->hook_ud);
-            }
-    }
-    /* nm is now owned by the store; only the watch thread mutates it, so reading it
-     * above without the lock is safe. */
-    map_clear(&old);
-    return NW_OK;
+    nw_kube_cache_snap_release(stale);
+    /* nm is the store now; only this thread changes it, so reading it unlocked is safe */
+    if (c->hook)
+        replace_notify(c, kind, &old, &nm);
+    bool kept = retire_store(c, &old, gen);
+    reclaim(c);
+    return kept ? NW_OK : NW_ENOMEM;
 }
 
 void nw_kube_cache_mark_synced(nw_kube_cache_t *c, nw_kube_kind_t kind)
 {
+    nw_kube_snap_t *stale = NULL;
     pthread_mutex_lock(&c->mu);
     if (!c->synced[kind]) {
         c->synced[kind] = true;
-        changed_locked(c, kind);
+        stale = changed_locked(c, kind);
     }
     pthread_mutex_unlock(&c->mu);
+    nw_kube_cache_snap_release(stale);
 }
 
 static bool synced_locked(const nw_kube_cache_t *c)
@@ -559,106 +864,92 @@ size_t nw_kube_cache_count(nw_kube_cache_t *c, nw_kube_kind_t kind)
 
 /* ---- snapshots -------------------------------------------------------------------- */
 
-static int cmp_key(const void *a, const void *b)
+static bool vec_copy(vec_t *dst, const vec_t *src)
 {
-    const nw_kube_obj_t *x = *(const nw_kube_obj_t *const *)a;
-    const nw_kube_obj_t *y = *(const nw_kube_obj_t *const *)b;
-    return strcmp(x->key, y->key);
+    dst->n = dst->cap = src->n;
+    dst->v = malloc((src->n ? src->n : 1) * sizeof *dst->v);
+    if (dst->v && src->n)
+        memcpy(dst->v, src->v, src->n * sizeof *dst->v);
+    return dst->v != NULL;
 }
 
-#define DEF_CMP(fname, field)                                                                      \
-    static int fname(const void *a, const void *b)                                                 \
-    {                                                                                              \
-        const nw_kube_obj_t *x = *(const nw_kube_obj_t *const *)a;                                 \
-        const nw_kube_obj_t *y = *(const nw_kube_obj_t *const *)b;                                 \
-        int r = strcmp(x->field, y->field);                                                        \
-        return r ? r : strcmp(x->key, y->key);                                                     \
-    }
-DEF_CMP(cmp_node, node_name)
-DEF_CMP(cmp_phase, phase)
-DEF_CMP(cmp_pid, provider_id)
-DEF_CMP(cmp_pool, nodepool)
-
-/* Copy the entries of src for which field is non-empty (or pending), then sort. */
-static int build_index(vec_t *dst, const vec_t *src, size_t off, int pending_only,
-                       int (*cmp)(const void *, const void *))
+static void snap_free(nw_kube_snap_t *s)
 {
-    dst->v = malloc((src->n ? src->n : 1) * sizeof *dst->v);
-    if (!dst->v)
-        return -1;
-    dst->n = 0;
-    for (size_t i = 0; i < src->n; i++) {
-        const nw_kube_obj_t *o = src->v[i];
-        if (pending_only ? o->pending : (*(const char *const *)((const char *)o + off))[0] != '\0')
-            dst->v[dst->n++] = o;
+    for (int k = 0; k < NW_KUBE_KINDS; k++)
+        free(s->all[k].v);
+    for (int x = 0; x < NIDX; x++)
+        free(s->idx[x].v);
+    free(s);
+}
+
+/* Call with c->mu held: one more live snapshot of generation gen. */
+static bool live_add_locked(nw_kube_cache_t *c, uint64_t gen)
+{
+    for (size_t i = 0; i < c->nlive; i++)
+        if (c->live[i].gen == gen) {
+            c->live[i].n++;
+            return true;
+        }
+    if (c->nlive == c->caplive) {
+        size_t cap = c->caplive ? c->caplive * 2 : 8;
+        live_t *v = realloc(c->live, cap * sizeof *v);
+        if (!v)
+            return false;
+        c->live = v;
+        c->caplive = cap;
     }
-    qsort(dst->v, dst->n, sizeof *dst->v, cmp);
-    return 0;
+    c->live[c->nlive++] = (live_t){gen, 1};
+    return true;
+}
+
+static void live_drop_locked(nw_kube_cache_t *c, uint64_t gen)
+{
+    for (size_t i = 0; i < c->nlive; i++)
+        if (c->live[i].gen == gen && --c->live[i].n == 0) {
+            c->live[i] = c->live[--c->nlive];
+            return;
+        }
+}
+
+/* Call with c->mu held: a new snapshot of the current generation (copies of the sorted
+ * vectors; O(n) memory copies, no sorting), registered as live. NULL on OOM. */
+static nw_kube_snap_t *snap_new_locked(nw_kube_cache_t *c)
+{
+    if (c->vec_oom) {
+        c->vec_oom = false;
+        for (int k = 0; k < NW_KUBE_KINDS; k++)
+            c->vec_oom |= !vecs_rebuild(&c->all[k], c->idx, (nw_kube_kind_t)k, &c->store[k]);
+        if (c->vec_oom)
+            return NULL;
+    }
+    nw_kube_snap_t *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    atomic_init(&s->refs, 1);
+    s->cache = c;
+    s->gen = c->gen;
+    s->synced = synced_locked(c);
+    bool ok = true;
+    for (int k = 0; k < NW_KUBE_KINDS; k++)
+        ok = vec_copy(&s->all[k], &c->all[k]) && ok;
+    for (int x = 0; x < NIDX; x++)
+        ok = vec_copy(&s->idx[x], &c->idx[x]) && ok;
+    if (!ok || !live_add_locked(c, s->gen)) {
+        snap_free(s);
+        return NULL;
+    }
+    return s;
 }
 
 nw_kube_snap_t *nw_kube_cache_snapshot(nw_kube_cache_t *c)
 {
     pthread_mutex_lock(&c->mu);
-    if (c->snap && c->snap->gen == c->gen) {
-        atomic_fetch_add(&c->snap->refs, 1);
-        nw_kube_snap_t *s = c->snap;
-        pthread_mutex_unlock(&c->mu);
-        return s;
-    }
-    nw_kube_snap_t *s = calloc(1, sizeof *s);
-    if (!s) {
-        pthread_mutex_unlock(&c->mu);
-        return NULL;
-    }
-    atomic_init(&s->refs, 1);
-    s->gen = c->gen;
-    s->synced = synced_locked(c);
-    bool oom = false;
-    for (int k = 0; k < NW_KUBE_KINDS && !oom; k++) {
-        map_t *m = &c->store[k];
-        s->all[k].v = malloc((m->n ? m->n : 1) * sizeof *s->all[k].v);
-        if (!s->all[k].v) {
-            oom = true;
-            break;
-        }
-        for (size_t i = 0; i < m->nb; i++)
-            for (ent_t *e = m->b[i]; e; e = e->next) {
-                obj_ref(e->o);
-                s->all[k].v[s->all[k].n++] = e->o;
-            }
-    }
-    pthread_mutex_unlock(&c->mu);
-    if (oom) {
-        nw_kube_cache_snap_release(s);
-        return NULL;
-    }
-    for (int k = 0; k < NW_KUBE_KINDS; k++)
-        qsort(s->all[k].v, s->all[k].n, sizeof *s->all[k].v, cmp_key);
-    if (build_index(&s->pods_by_node, &s->all[NW_KUBE_PODS], offsetof(nw_kube_obj_t, node_name), 0,
-                    cmp_node) ||
-        build_index(&s->pods_by_phase, &s->all[NW_KUBE_PODS], offsetof(nw_kube_obj_t, phase), 0,
-                    cmp_phase) ||
-        build_index(&s->pending, &s->all[NW_KUBE_PODS], 0, 1, cmp_key) ||
-        build_index(&s->nodes_by_pid, &s->all[NW_KUBE_NODES], offsetof(nw_kube_obj_t, provider_id),
-                    0, cmp_pid) ||
-        build_index(&s->claims_by_pid, &s->all[NW_KUBE_NODECLAIMS],
-                    offsetof(nw_kube_obj_t, provider_id), 0, cmp_pid) ||
-        build_index(&s->claims_by_pool, &s->all[NW_KUBE_NODECLAIMS],
-                    offsetof(nw_kube_obj_t, nodepool), 0, cmp_pool)) {
-        nw_kube_cache_snap_release(s);
-        return NULL;
-    }
-    /* cache it for the next caller of the same generation */
-    pthread_mutex_lock(&c->mu);
-    if (c->gen == s->gen) {
-        nw_kube_snap_t *prev = c->snap;
+    if (!c->snap)
+        c->snap = snap_new_locked(c); /* the cache keeps one reference for the next caller */
+    nw_kube_snap_t *s = c->snap;
+    if (s)
         atomic_fetch_add(&s->refs, 1);
-        c->snap = s;
-        pthread_mutex_unlock(&c->mu);
-        nw_kube_cache_snap_release(prev);
-    } else {
-        pthread_mutex_unlock(&c->mu);
-    }
+    pthread_mutex_unlock(&c->mu);
     return s;
 }
 
@@ -666,18 +957,12 @@ void nw_kube_cache_snap_release(nw_kube_snap_t *s)
 {
     if (!s || atomic_fetch_sub(&s->refs, 1) != 1)
         return;
-    for (int k = 0; k < NW_KUBE_KINDS; k++) {
-        for (size_t i = 0; i < s->all[k].n; i++)
-            obj_unref((nw_kube_obj_t *)s->all[k].v[i]);
-        free(s->all[k].v);
-    }
-    free(s->pods_by_node.v);
-    free(s->pods_by_phase.v);
-    free(s->pending.v);
-    free(s->nodes_by_pid.v);
-    free(s->claims_by_pid.v);
-    free(s->claims_by_pool.v);
-    free(s);
+    nw_kube_cache_t *c = s->cache;
+    pthread_mutex_lock(&c->mu);
+    live_drop_locked(c, s->gen);
+    pthread_mutex_unlock(&c->mu);
+    snap_free(s);
+    reclaim(c);
 }
 
 uint64_t nw_kube_cache_snap_generation(const nw_kube_snap_t *s)
@@ -746,33 +1031,36 @@ static size_t range(const vec_t *v, size_t off, const char *val, const nw_kube_o
 size_t nw_kube_cache_snap_pods_on_node(const nw_kube_snap_t *s, const char *node,
                                        const nw_kube_obj_t *const **out)
 {
-    return range(&s->pods_by_node, offsetof(nw_kube_obj_t, node_name), node ? node : "", out);
+    return range(&s->idx[IX_PODS_BY_NODE], offsetof(nw_kube_obj_t, node_name), node ? node : "",
+                 out);
 }
 
 size_t nw_kube_cache_snap_pods_in_phase(const nw_kube_snap_t *s, const char *phase,
                                         const nw_kube_obj_t *const **out)
 {
-    return range(&s->pods_by_phase, offsetof(nw_kube_obj_t, phase), phase ? phase : "", out);
+    return range(&s->idx[IX_PODS_BY_PHASE], offsetof(nw_kube_obj_t, phase), phase ? phase : "",
+                 out);
 }
 
 size_t nw_kube_cache_snap_pending_pods(const nw_kube_snap_t *s, const nw_kube_obj_t *const **out)
 {
-    *out = s->pending.v;
-    return s->pending.n;
+    *out = s->idx[IX_PENDING].v;
+    return s->idx[IX_PENDING].n;
 }
 
 size_t nw_kube_cache_snap_nodeclaims_for_nodepool(const nw_kube_snap_t *s, const char *nodepool,
                                                   const nw_kube_obj_t *const **out)
 {
-    return range(&s->claims_by_pool, offsetof(nw_kube_obj_t, nodepool), nodepool ? nodepool : "",
-                 out);
+    return range(&s->idx[IX_CLAIMS_BY_POOL], offsetof(nw_kube_obj_t, nodepool),
+                 nodepool ? nodepool : "", out);
 }
 
 const nw_kube_obj_t *nw_kube_cache_snap_node_by_provider_id(const nw_kube_snap_t *s,
                                                             const char *pid)
 {
     const nw_kube_obj_t *const *v;
-    return pid && pid[0] && range(&s->nodes_by_pid, offsetof(nw_kube_obj_t, provider_id), pid, &v)
+    return pid && pid[0] &&
+                   range(&s->idx[IX_NODES_BY_PID], offsetof(nw_kube_obj_t, provider_id), pid, &v)
                ? v[0]
                : NULL;
 }
@@ -781,7 +1069,8 @@ const nw_kube_obj_t *nw_kube_cache_snap_nodeclaim_by_provider_id(const nw_kube_s
                                                                  const char *pid)
 {
     const nw_kube_obj_t *const *v;
-    return pid && pid[0] && range(&s->claims_by_pid, offsetof(nw_kube_obj_t, provider_id), pid, &v)
+    return pid && pid[0] &&
+                   range(&s->idx[IX_CLAIMS_BY_PID], offsetof(nw_kube_obj_t, provider_id), pid, &v)
                ? v[0]
                : NULL;
 }

@@ -4,15 +4,20 @@
  *
  * Concurrency model (the threads: docs/internals/architecture.md): the watch
  * thread is the only writer (nw_kube_cache_upsert/remove/replace); any thread
- * may read, but only through a snapshot. A snapshot is immutable and
- * reference-counted: objects are
- * immutable too (an update replaces the object, it never edits it), so a
- * snapshot is an array of object references taken under the cache mutex in
- * O(n), then sorted and indexed outside the lock. A relist is applied with
- * nw_kube_cache_replace, which swaps the whole store of one kind under the
- * mutex: a snapshot sees either the old or the new list, never a half-applied
- * one. Snapshots are cached per generation, so asking twice without a change
- * returns the same snapshot.
+ * may read, but only through a snapshot. Objects are immutable (an update replaces the
+ * object, it never edits it). The cache keeps each kind sorted by key and its indexes
+ * (pods by node, by phase, pending pods, nodes and NodeClaims by provider ID, NodeClaims
+ * by NodePool) sorted as changes arrive, so a snapshot is a copy of those arrays taken
+ * under the cache mutex: O(n) pointer copies, no sorting, no reference per object. An
+ * object that leaves the store (replaced, deleted, dropped by a relist) is retired: it
+ * stays alive until no live snapshot older than its leaving is held. A relist is
+ * applied with nw_kube_cache_replace, which swaps the whole store of one kind under
+ * the mutex: a snapshot sees either the old or the new list, never a half-applied one.
+ * Snapshots are cached per generation, so asking twice without a change returns the
+ * same snapshot.
+ *
+ * Pods are kept as records only (nw_kube_obj_t.pod, api/pod.h), every other kind as
+ * its JSON without metadata.managedFields (and a Node without status.images).
  *
  * Change notification: every applied change bumps the generation, broadcasts a
  * condition variable (nw_kube_cache_wait) and makes an eventfd readable

@@ -281,6 +281,128 @@ START_TEST(concurrent_readers)
 }
 END_TEST
 
+/* ---- the sorted vectors under random changes ---- */
+
+#define RN 120 /* pod names */
+typedef struct {
+    bool present;
+    int node;  /* -1 unbound, else n<node> */
+    int phase; /* 0 Pending, 1 Running, 2 Succeeded */
+    bool unsched;
+} model_pod_t;
+
+static const char *const PHASES[] = {"Pending", "Running", "Succeeded"};
+
+static cJSON *model_json(int i, const model_pod_t *m, int rv)
+{
+    char name[16], node[16], rvs[16];
+    snprintf(name, sizeof name, "p%03d", i);
+    snprintf(node, sizeof node, "n%d", m->node);
+    snprintf(rvs, sizeof rvs, "%d", rv);
+    return pod(i % 3 ? "a" : "b", name, rvs, m->node < 0 ? "" : node, PHASES[m->phase], m->unsched);
+}
+
+/* What a snapshot must hold for the model: every pod in key order, each node's pods, the
+ * pending ones. */
+static void check_against(const nw_kube_snap_t *s, const model_pod_t *m)
+{
+    size_t want = 0, pend = 0, prev = 0;
+    for (int i = 0; i < RN; i++) {
+        want += m[i].present;
+        pend += m[i].present && m[i].node < 0 && m[i].phase != 2 && m[i].unsched;
+    }
+    ck_assert_uint_eq(nw_kube_cache_snap_count(s, NW_KUBE_PODS), want);
+    for (size_t i = 1; i < want; i++)
+        ck_assert(strcmp(nw_kube_cache_snap_at(s, NW_KUBE_PODS, i - 1)->key,
+                         nw_kube_cache_snap_at(s, NW_KUBE_PODS, i)->key) < 0);
+    const nw_kube_obj_t *const *v;
+    ck_assert_uint_eq(nw_kube_cache_snap_pending_pods(s, &v), pend);
+    for (int n = 0; n < 6; n++) {
+        char node[16];
+        snprintf(node, sizeof node, "n%d", n);
+        size_t on = 0;
+        for (int i = 0; i < RN; i++)
+            on += m[i].present && m[i].node == n;
+        size_t got = nw_kube_cache_snap_pods_on_node(s, node, &v);
+        ck_assert_uint_eq(got, on);
+        for (size_t k = 0; k < got; k++) {
+            ck_assert_str_eq(v[k]->node_name, node);
+            ck_assert(k == 0 || strcmp(v[k - 1]->key, v[k]->key) < 0);
+        }
+        prev += on;
+    }
+    (void)prev;
+    size_t running = 0;
+    for (int i = 0; i < RN; i++)
+        running += m[i].present && m[i].phase == 1;
+    ck_assert_uint_eq(nw_kube_cache_snap_pods_in_phase(s, "Running", &v), running);
+}
+
+START_TEST(random_changes_keep_vectors_and_snapshots)
+{
+    nw_kube_cache_t *c = nw_kube_cache_new(NULL);
+    model_pod_t m[RN] = {{0}};
+    unsigned seed = 27;
+    /* snapshots held across changes, with the keys and nodes they showed when taken */
+    nw_kube_snap_t *held[3] = {0};
+    char *seen[3] = {0};
+    for (int step = 0; step < 4000; step++) {
+        int i = (int)(rand_r(&seed) % RN), op = (int)(rand_r(&seed) % 10);
+        if (op < 6) {
+            m[i] = (model_pod_t){true, (int)(rand_r(&seed) % 7) - 1, (int)(rand_r(&seed) % 3),
+                                 rand_r(&seed) % 2 == 0};
+            ck_assert_int_eq(nw_kube_cache_upsert(c, NW_KUBE_PODS, model_json(i, &m[i], step)),
+                             NW_OK);
+        } else if (op < 9) {
+            cJSON *j = model_json(i, &m[i], step);
+            ck_assert_int_eq(nw_kube_cache_remove(c, NW_KUBE_PODS, j), NW_OK);
+            cJSON_Delete(j);
+            m[i].present = false;
+        } else if (step % 7 == 0) { /* a relist: a new random population */
+            cJSON *items = cJSON_CreateArray();
+            for (int k = 0; k < RN; k++) {
+                m[k].present = rand_r(&seed) % 2 == 0;
+                if (m[k].present)
+                    cJSON_AddItemToArray(items, model_json(k, &m[k], step));
+            }
+            ck_assert_int_eq(nw_kube_cache_replace(c, NW_KUBE_PODS, items), NW_OK);
+        }
+        if (step % 13 == 0) {
+            nw_kube_snap_t *s = nw_kube_cache_snapshot(c);
+            check_against(s, m);
+            int h = (int)(rand_r(&seed) % 3);
+            if (held[h]) { /* a snapshot taken long ago still shows what it showed */
+                nw_buf_t b;
+                nw_buf_init(&b, 1 << 20);
+                ck_assert_int_eq(nw_kube_cache_snap_dump_json(held[h], &b), NW_OK);
+                ck_assert_str_eq(nw_buf_str(&b), seen[h]);
+                for (size_t k = 0; k < nw_kube_cache_snap_count(held[h], NW_KUBE_PODS); k++) {
+                    const nw_kube_obj_t *o = nw_kube_cache_snap_at(held[h], NW_KUBE_PODS, k);
+                    ck_assert_str_eq(o->pod->key, o->key); /* alive (ASan would tell) */
+                }
+                nw_buf_cleanup(&b);
+                nw_kube_cache_snap_release(held[h]);
+                free(seen[h]);
+            }
+            held[h] = s;
+            nw_buf_t b;
+            nw_buf_init(&b, 1 << 20);
+            ck_assert_int_eq(nw_kube_cache_snap_dump_json(s, &b), NW_OK);
+            seen[h] = strdup(nw_buf_str(&b));
+            nw_buf_cleanup(&b);
+        }
+    }
+    for (int h = 0; h < 3; h++) {
+        nw_kube_cache_snap_release(held[h]);
+        free(seen[h]);
+    }
+    nw_kube_snap_t *s = nw_kube_cache_snapshot(c);
+    check_against(s, m);
+    nw_kube_cache_snap_release(s);
+    nw_kube_cache_free(c);
+}
+END_TEST
+
 START_TEST(wait_times_out)
 {
     nw_kube_cache_t *c = nw_kube_cache_new(NULL);
@@ -300,6 +422,7 @@ Suite *nw_kube_cache_suite(void)
     tcase_add_test(tc, replace_and_sync);
     tcase_add_test(tc, concurrent_readers);
     tcase_add_test(tc, wait_times_out);
+    tcase_add_test(tc, random_changes_keep_vectors_and_snapshots);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
     return s;
