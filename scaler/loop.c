@@ -135,12 +135,33 @@ static void wake_reconcile(void *ud)
     nw_kube_cache_wake(c->cache);
 }
 
+/* The shortest time between the starts of two reconcile passes. A pass looks at the
+ * whole cluster, and under a stream of pod events the cache changes every millisecond:
+ * without a gap the passes would run back to back and take a core. */
+#define PASS_GAP_NS (100 * NW_NS_PER_MS)
+
+/* Sleep until PASS_GAP_NS after the last pass started (in short slices, so a stop is
+ * seen within 20 ms). */
+static void pass_gap(nw_ctl_deps_t *c, int64_t last)
+{
+    for (;;) {
+        int64_t left = last + PASS_GAP_NS - nw_clock_mono(nw_clock_system());
+        if (left <= 0 || atomic_load(&c->stopping))
+            return;
+        if (left > 20 * NW_NS_PER_MS)
+            left = 20 * NW_NS_PER_MS;
+        struct timespec ts = {0, (long)left};
+        nanosleep(&ts, NULL);
+    }
+}
+
 static void *reconcile_main(void *arg)
 {
     nw_scaler_t *s = arg;
     nw_ctl_deps_t *c = &s->deps;
     uint64_t seen = 0;
     int was_leading = 0;
+    int64_t last_pass = 0;
     while (!atomic_load(&c->stopping)) {
         int64_t wait_ms = 1000;
         int64_t d = nw_provisioning_next_deadline(s->prov, nw_clock_mono(c->clock));
@@ -164,6 +185,8 @@ static void *reconcile_main(void *arg)
         }
         if (!leading || !nw_kube_cache_has_synced(c->cache))
             continue;
+        pass_gap(c, last_pass);
+        last_pass = nw_clock_mono(nw_clock_system());
         /* instance types and prices, each when its period is due (a few API calls) */
         if (c->cloud->ops->refresh)
             c->cloud->ops->refresh(c->cloud, nw_clock_mono(c->clock));

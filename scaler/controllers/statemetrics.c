@@ -8,10 +8,15 @@
 #include <string.h>
 
 #include "api/resources.h"
-#include "common/strs.h"
 #include "scaler/metrics/kmetrics.h"
 
 #define REBUILD_NS (5 * NW_NS_PER_SEC)
+
+/* A pod seen Pending: found again by namespace and name (an index lookup, so a tick
+ * costs the pods waiting, not every pod), the same pod only if the uid matches. */
+typedef struct {
+    char *ns, *name, *uid;
+} waiting_t;
 
 struct nw_statemetrics {
     nw_ctl_deps_t *deps;
@@ -19,7 +24,7 @@ struct nw_statemetrics {
     nw_series_t *cur; /* under mu */
     int64_t next_mono;
     int built;
-    char **pending; /* uids of pods seen Pending and not Ready yet */
+    waiting_t *pending; /* pods seen Pending and not Ready yet */
     size_t npending;
     int64_t unsynced_since; /* mono ns the state went out of sync, 0 in sync */
 };
@@ -37,10 +42,13 @@ nw_statemetrics_t *nw_statemetrics_new(nw_ctl_deps_t *deps)
     return m;
 }
 
-static void free_pending(char **v, size_t n)
+static void free_pending(waiting_t *v, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
-        free(v[i]);
+    for (size_t i = 0; i < n; i++) {
+        free(v[i].ns);
+        free(v[i].name);
+        free(v[i].uid);
+    }
     free(v);
 }
 
@@ -266,34 +274,44 @@ static void pod_state(nw_series_t *g, const nw_kube_snap_t *s, const nw_kube_obj
     nw_series_set(g, &NW_KMETRICS_PODS_STATE, v, 1);
 }
 
+static bool waiting_add(waiting_t *v, size_t *n, const nw_kube_obj_t *p)
+{
+    waiting_t w = {strdup(p->ns), strdup(p->name), strdup(p->uid)};
+    if (!w.ns || !w.name || !w.uid) {
+        free(w.ns);
+        free(w.name);
+        free(w.uid);
+        return false;
+    }
+    v[(*n)++] = w;
+    return true;
+}
+
 /* Startup durations: pods seen Pending, then Ready (creation to the Ready transition).
- * pending is kept sorted (bsearch: a scale-out has thousands of pending pods). */
+ * Each tick looks at the pods Pending now (the phase index) and at the ones it waited for
+ * (by name): never at every pod. */
 static void pod_startups(nw_statemetrics_t *m, const nw_kube_snap_t *s)
 {
-    size_t n = nw_kube_cache_snap_count(s, NW_KUBE_PODS), k = 0;
-    char **next = n ? calloc(n, sizeof *next) : NULL;
-    for (size_t i = 0; i < n && next; i++) {
-        const nw_kube_obj_t *p = nw_kube_cache_snap_at(s, NW_KUBE_PODS, i);
-        if (!p->uid[0])
-            continue;
-        const char *key = p->uid;
-        int was = m->npending &&
-                  bsearch(&key, m->pending, m->npending, sizeof *m->pending, nw_strs_cmp) != NULL;
-        if (p->phase && strcmp(p->phase, "Pending") == 0) {
-            if ((next[k] = strdup(p->uid)))
-                k++;
-            continue;
-        }
+    const nw_kube_obj_t *const *pend;
+    size_t np = nw_kube_cache_snap_pods_in_phase(s, "Pending", &pend), k = 0;
+    waiting_t *next = calloc(np + m->npending + 1, sizeof *next);
+    if (!next)
+        return;
+    for (size_t i = 0; i < np; i++)
+        if (pend[i]->uid[0])
+            (void)waiting_add(next, &k, pend[i]);
+    for (size_t i = 0; i < m->npending; i++) {
+        const waiting_t *w = &m->pending[i];
+        const nw_kube_obj_t *p = nw_kube_cache_snap_get(s, NW_KUBE_PODS, w->ns, w->name);
+        if (!p || strcmp(p->uid, w->uid) != 0 || strcmp(p->phase, "Pending") == 0)
+            continue; /* gone, replaced, or still Pending (listed above) */
         int64_t ready = 0, created = p->pod->created;
-        if (was && !ready_since(p->pod, &ready)) {
-            if ((next[k] = strdup(p->uid))) /* Running, not Ready yet: still waiting */
-                k++;
-        } else if (was && created && m->deps->series)
+        if (!ready_since(p->pod, &ready))
+            (void)waiting_add(next, &k, p); /* Running, not Ready yet: still waiting */
+        else if (created && m->deps->series)
             nw_series_observe(m->deps->series, &NW_KMETRICS_PODS_STARTUP_DURATION, NULL,
                               (double)(ready - created) / 1e9);
     }
-    if (k)
-        qsort(next, k, sizeof *next, nw_strs_cmp);
     free_pending(m->pending, m->npending);
     m->pending = next;
     m->npending = k;
