@@ -36,6 +36,7 @@ typedef struct node_mem {
     int64_t next_cloud_mono;  /* next termination check */
     int64_t next_volume_mono;
     int tgp_event, drained, volumes_done, seen;
+    int finalized; /* its finalizer was removed: a stale snapshot must not count it again */
     int64_t last_log_mono;
     pod_mem_t *pods;
     size_t npods, cap;
@@ -737,7 +738,8 @@ out:
     return pending;
 }
 
-static void remove_node_finalizer(nw_termination_t *t, const nw_kube_obj_t *node, const char *why)
+static void remove_node_finalizer(nw_termination_t *t, const nw_kube_obj_t *node, node_mem_t *nm,
+                                  const char *why)
 {
     nw_ctl_deps_t *c = t->deps;
     if (!nw_ctl_may_write(c))
@@ -749,6 +751,7 @@ static void remove_node_finalizer(nw_termination_t *t, const nw_kube_obj_t *node
                     NW_LS("error", err.msg));
         return;
     }
+    nm->finalized = 1;
     atomic_fetch_add(&t->nodes_terminated, 1);
     static const char *const node_terminated[] = {NW_LABEL_NODEPOOL, "topology.kubernetes.io/zone"};
     nw_kmetrics_count_labels(c->series, &NW_KMETRICS_NODES_TERMINATED, node->json, node_terminated);
@@ -932,8 +935,8 @@ static void finalize_node(nw_termination_t *t, const nw_kube_snap_t *s, const nw
     if (!has_finalizer(node->json))
         return;
     node_mem_t *nm = node_mem(t, node);
-    if (!nm)
-        return;
+    if (!nm || nm->finalized)
+        return; /* finalized on an earlier tick; this snapshot has not seen it yet */
     int64_t mono = nw_clock_mono(c->clock), now = nw_clock_now(c->clock);
     const nw_kube_obj_t *nc =
         node->provider_id[0] ? nw_kube_cache_snap_nodeclaim_by_provider_id(s, node->provider_id)
@@ -942,7 +945,7 @@ static void finalize_node(nw_termination_t *t, const nw_kube_snap_t *s, const nw
     delete_claim_of(t, node, nc);
     /* 2. a node that is not Ready and whose instance is gone needs no drain */
     if (instance_gone(t, node, nm, mono)) {
-        remove_node_finalizer(t, node, "not ready and the instance is gone");
+        remove_node_finalizer(t, node, nm, "not ready and the instance is gone");
         return;
     }
     /* 3. the deadline */
@@ -961,7 +964,7 @@ static void finalize_node(nw_termination_t *t, const nw_kube_snap_t *s, const nw
         }
     }
     /* 8. the Node goes; the NodeClaim finalizer completes */
-    remove_node_finalizer(t, node, "drained and terminated");
+    remove_node_finalizer(t, node, nm, "drained and terminated");
 }
 
 void nw_termination_tick(nw_termination_t *t, const nw_kube_snap_t *s)
