@@ -97,7 +97,7 @@ EMBED_OBJS := $(EMBED_SRCS:%=$(BUILD)/obj/embed/%.o)
 DEPS_STAMP := build/.deps-ok
 RELEASE_DEPS_STAMP := build/.release-deps-ok
 
-.PHONY: all deps fmt-check k8s-bins k8s-kubectl aws-models k8s-test test test-bins unit unit-asan unit-asan-nofork unit-asan-fork fuzz-replay sim-test e2e fuzz bench certs sim cluster run \
+.PHONY: all deps fmt-check k8s-bins k8s-kubectl aws-models k8s-test test test-bins unit unit-asan unit-asan-nofork unit-asan-fork unit-tsan fuzz-replay sim-test e2e fuzz bench certs sim cluster run \
         fmt lint lint-layers clean help image release release-deps release-check
 
 all: $(BUILD)/nodewarden
@@ -221,6 +221,12 @@ export UBSAN_OPTIONS ?= print_stacktrace=1:halt_on_error=1
 # and free ports. `make unit`, `make unit-asan`, `make fuzz-replay`, `make sim-test`
 # and `make e2e` still run one phase.
 NPROC := $(shell nproc 2>/dev/null || echo 2)
+# ThreadSanitizer: the suites whose tests run threads against the watch cache, the watch
+# and leader threads of the Kubernetes client, and the controllers' launch workers
+# (`make unit-tsan`; a make test job). Any data race report fails the run.
+TSAN_MAKE := $(MAKE) --no-print-directory BUILD=build/tsan SAN="-fsanitize=thread -fno-omit-frame-pointer" CFLAGS="-O1 -g"
+TSAN_SUITES := kube_cache kube_client controllers pod
+export TSAN_OPTIONS ?= halt_on_error=1:second_deadlock_stack=1
 ASAN_MAKE := $(MAKE) --no-print-directory BUILD=build/asan SAN="$(SAN_FLAGS)" CFLAGS="-O1 -g"
 RUNJOBS := python3 tests/runjobs.py --logdir $(BUILD)/test-logs
 E2E_TESTS = $(shell find tests/e2e -maxdepth 1 -name 't_*' -type f -perm -u+x | sort)
@@ -251,12 +257,14 @@ ORACLE_JOBS = oracle/parity='python3 -m tests.oracle.parity && python3 -m unitte
 test: $(DEPS_STAMP)
 	@$(MAKE) --no-print-directory -j$(NPROC) all $(BUILD)/nw-unit
 	@$(ASAN_MAKE) -j$(NPROC) test-bins
+	@$(TSAN_MAKE) -j$(NPROC) build/tsan/nw-unit
 	@tests/k8s/build
 	@tests/awskit/fetch-models >/dev/null
 	@$(K8S_ENV) $(RUNJOBS) --title "make test" \
 	  unit='$(MAKE) --no-print-directory unit' \
 	  unit-asan='$(MAKE) --no-print-directory unit-asan-nofork' \
 	  unit-asan-threads='$(MAKE) --no-print-directory unit-asan-fork' \
+	  unit-tsan='$(MAKE) --no-print-directory unit-tsan' \
 	  fuzz-replay='$(MAKE) --no-print-directory fuzz-replay' \
 	  citations='tools/check_citations.sh --self-test && tools/check_citations.sh' \
 	  docs='NW_BIN=$(abspath $(BUILD)/nodewarden) python3 tools/check_docs.py --self-test && NW_BIN=$(abspath $(BUILD)/nodewarden) python3 tools/check_docs.py' \
@@ -291,6 +299,12 @@ unit: $(BUILD)/nw-unit
 FORK_RE := pthread|fake_srv|tcase_set_timeout|usleep|nanosleep|sleep_ms|_start[(]
 FORK_SUITES = $(patsubst tests/unit/test_%.c,%,$(shell grep -l -E '$(FORK_RE)' tests/unit/test_*.c))
 UNIT_LOG ?= $(BUILD)/unit.log
+unit-tsan:
+	@$(TSAN_MAKE) -j$(NPROC) build/tsan/nw-unit
+	@$(TSAN_MAKE) UNIT_SUITES_RUN="$(TSAN_SUITES)" UNIT_LOG=build/tsan/unit.log unit
+	@if grep -q "WARNING: ThreadSanitizer" build/tsan/unit.log; then \
+	  echo "ThreadSanitizer report in unit-tsan"; exit 1; fi
+
 unit-asan: unit-asan-nofork unit-asan-fork
 unit-asan-nofork:
 	@CK_FORK=no $(ASAN_MAKE) UNIT_SUITES_RUN="$(filter-out $(FORK_SUITES),$(UNIT_SUITES))" \

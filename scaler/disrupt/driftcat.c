@@ -37,8 +37,12 @@ int nw_driftcat__type_labels(const nw_catalog_t *cat, const char *type, const ch
     }
     int k = 0;
     for (int i = 0; i < n && k < max; i++, k++) {
-        snprintf(keys[k], 64, "%s", l[i].key);
-        snprintf(vals[k], 64, "%s", l[i].value);
+        /* longer labels are cut to 63 bytes */
+        size_t kl = strnlen(l[i].key, 63), vl = strnlen(l[i].value, 63);
+        memcpy(keys[k], l[i].key, kl);
+        keys[k][kl] = '\0';
+        memcpy(vals[k], l[i].value, vl);
+        vals[k][vl] = '\0';
     }
     return k;
 }

@@ -259,10 +259,20 @@ START_TEST(concurrent_readers)
     pthread_t th;
     pthread_create(&th, NULL, writer, &w);
     uint64_t seen = 0;
+    nw_kube_snap_t *held = NULL; /* kept across changes: its retired objects must live on */
     for (int i = 0; i < 400 && !atomic_load(&w.done); i++) {
         seen = nw_kube_cache_wait(c, seen, 50);
         nw_kube_snap_t *s = nw_kube_cache_snapshot(c);
         ck_assert_ptr_nonnull(s);
+        if (held) {
+            for (size_t j = 0; j < nw_kube_cache_snap_count(held, NW_KUBE_PODS); j++) {
+                const nw_kube_obj_t *o = nw_kube_cache_snap_at(held, NW_KUBE_PODS, j);
+                ck_assert_str_eq(o->pod->key, o->key);
+                ck_assert(cJSON_IsObject(o->pod->spec));
+            }
+            nw_kube_cache_snap_release(held);
+        }
+        held = NULL;
         size_t relisted = 0;
         for (size_t j = 0; j < nw_kube_cache_snap_count(s, NW_KUBE_PODS); j++)
             relisted += nw_kube_cache_snap_at(s, NW_KUBE_PODS, j)->name[0] == 'r';
@@ -270,8 +280,12 @@ START_TEST(concurrent_readers)
         const nw_kube_obj_t *const *v;
         size_t on_n2 = nw_kube_cache_snap_pods_on_node(s, "n2", &v);
         ck_assert_uint_eq(on_n2, relisted);
-        nw_kube_cache_snap_release(s);
+        if (i % 2 == 0)
+            held = s; /* released on the next round, after more changes */
+        else
+            nw_kube_cache_snap_release(s);
     }
+    nw_kube_cache_snap_release(held);
     pthread_join(th, NULL);
     ck_assert_uint_le(nw_kube_cache_count(c, NW_KUBE_PODS), 60);
     /* eventfd was signalled */
