@@ -2,6 +2,7 @@
 #include "common/series.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -17,12 +18,13 @@ typedef struct {
     uint64_t count;
     uint64_t *buckets; /* histograms: per bucket (not cumulative) */
     double *window;    /* summaries: the last observations (a ring) */
+    bool dead;         /* removed (nw_series_remove); dropped at the next compaction */
 } entry_t;
 
 struct nw_series {
     pthread_mutex_t mu;
     entry_t *v;
-    size_t n, cap;
+    size_t n, cap, dead;
     size_t *index; /* open addressing: entry index + 1, 0 = empty */
     size_t icap;   /* a power of two, > 2 n */
 };
@@ -120,7 +122,7 @@ static entry_t *lookup(nw_series_t *r, const nw_series_desc_t *d, const char *co
     if (r->icap) {
         for (size_t h = hash(d, key) & (r->icap - 1); r->index[h]; h = (h + 1) & (r->icap - 1)) {
             entry_t *e = &r->v[r->index[h] - 1];
-            if (e->d == d && strcmp(e->key, key) == 0) {
+            if (!e->dead && e->d == d && strcmp(e->key, key) == 0) {
                 free(key);
                 return e;
             }
@@ -217,11 +219,45 @@ double nw_series_get(nw_series_t *r, const nw_series_desc_t *d, const char *cons
     return v;
 }
 
+/* Drop the removed entries and index the rest again (order kept). */
+static void compact(nw_series_t *r)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        if (r->v[i].dead) {
+            free(r->v[i].key);
+            free(r->v[i].buckets);
+            free(r->v[i].window);
+        } else
+            r->v[k++] = r->v[i];
+    }
+    r->n = k;
+    r->dead = 0;
+    if (r->icap)
+        reindex(r, r->icap); /* on OOM the old index is kept: rebuilt by the next change */
+}
+
+void nw_series_remove(nw_series_t *r, const nw_series_desc_t *d, const char *const *values)
+{
+    if (!r)
+        return;
+    pthread_mutex_lock(&r->mu);
+    entry_t *e = lookup(r, d, values, 0);
+    if (e) {
+        e->dead = true;
+        if (++r->dead > 64 && r->dead * 2 > r->n)
+            compact(r);
+    }
+    pthread_mutex_unlock(&r->mu);
+}
+
 void nw_series_clear(nw_series_t *r, const nw_series_desc_t *d)
 {
     if (!r)
         return;
     pthread_mutex_lock(&r->mu);
+    if (r->dead)
+        compact(r);
     drop_entries(r, d);
     if (r->icap)
         reindex(r, r->icap); /* on OOM the old index is kept: rebuilt by the next change */
@@ -363,7 +399,7 @@ nw_rc_t nw_series_write(nw_series_t *r, const nw_series_desc_t *const *descs, si
         rc = nw_buf_addf(out, "# HELP %s %s\n# TYPE %s %s\n", d->name, d->help, d->name,
                          kinds[d->kind]);
         for (size_t k = 0; k < r->n && rc == NW_OK; k++)
-            if (r->v[k].d == d)
+            if (r->v[k].d == d && !r->v[k].dead)
                 rc = write_entry(out, &r->v[k]);
     }
     pthread_mutex_unlock(&r->mu);

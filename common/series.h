@@ -63,6 +63,9 @@ void nw_series_observe(nw_series_t *r, const nw_series_desc_t *d, const char *co
 /** The current value of a counter's or gauge's series (a histogram's: its count); 0 when
  * the series does not exist. */
 double nw_series_get(nw_series_t *r, const nw_series_desc_t *d, const char *const *values);
+/** Drop one series (a gauge whose object went away or whose labels changed). Absent: a
+ * no-op. The registry keeps the order of the rest. */
+void nw_series_remove(nw_series_t *r, const nw_series_desc_t *d, const char *const *values);
 /** Drop every series of d (a gauge family rebuilt from scratch). */
 void nw_series_clear(nw_series_t *r, const nw_series_desc_t *d);
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "api/resources.h"
+#include "common/strs.h"
 #include "scaler/metrics/kmetrics.h"
 
 #define REBUILD_NS (5 * NW_NS_PER_SEC)
@@ -27,6 +28,8 @@ struct nw_statemetrics {
     waiting_t *pending; /* pods seen Pending and not Ready yet */
     size_t npending;
     int64_t unsynced_since; /* mono ns the state went out of sync, 0 in sync */
+    nw_series_t *pods;      /* karpenter_pods_state, changed incrementally (pods_state) */
+    nw_kube_snap_t *prev;   /* the snapshot m->pods was last brought up to date with */
 };
 
 nw_statemetrics_t *nw_statemetrics_new(nw_ctl_deps_t *deps)
@@ -39,6 +42,7 @@ nw_statemetrics_t *nw_statemetrics_new(nw_ctl_deps_t *deps)
         return NULL;
     }
     m->deps = deps;
+    m->pods = nw_series_new(); /* NULL: the family stays empty */
     return m;
 }
 
@@ -57,6 +61,8 @@ void nw_statemetrics_free(nw_statemetrics_t *m)
     if (!m)
         return;
     nw_series_free(m->cur);
+    nw_series_free(m->pods);
+    nw_kube_cache_snap_release(m->prev);
     free_pending(m->pending, m->npending);
     pthread_mutex_destroy(&m->mu);
     free(m);
@@ -238,7 +244,8 @@ static bool ready_since(const nw_pod_t *pod, int64_t *at)
     return false;
 }
 
-static void pod_state(nw_series_t *g, const nw_kube_snap_t *s, const nw_kube_obj_t *p)
+/* karpenter_pods_state of pod p in snapshot s: set, or removed (!set). */
+static void pod_state(nw_series_t *g, const nw_kube_snap_t *s, const nw_kube_obj_t *p, bool set)
 {
     char owner[512] = "";
     const cJSON *o = cJSON_GetArrayItem(p->pod->owners, 0);
@@ -271,7 +278,80 @@ static void pod_state(nw_series_t *g, const nw_kube_snap_t *s, const nw_kube_obj
                        p->phase ? p->phase : "",
                        ready_since(p->pod, &at) ? "true" : "false",
                        *np ? "true" : "false"};
-    nw_series_set(g, &NW_KMETRICS_PODS_STATE, v, 1);
+    if (set)
+        nw_series_set(g, &NW_KMETRICS_PODS_STATE, v, 1);
+    else
+        nw_series_remove(g, &NW_KMETRICS_PODS_STATE, v);
+}
+
+/* The names of the nodes that differ between two snapshots (added, removed, replaced),
+ * sorted; their count. Objects are immutable, so an unchanged node is the same pointer. */
+static size_t changed_nodes(const nw_kube_snap_t *a, const nw_kube_snap_t *b, const char ***out)
+{
+    size_t na = a ? nw_kube_cache_snap_count(a, NW_KUBE_NODES) : 0;
+    size_t nb = nw_kube_cache_snap_count(b, NW_KUBE_NODES), i = 0, j = 0, k = 0;
+    const char **v = calloc(na + nb + 1, sizeof *v);
+    *out = v;
+    if (!v)
+        return 0;
+    while (i < na || j < nb) {
+        const nw_kube_obj_t *x = i < na ? nw_kube_cache_snap_at(a, NW_KUBE_NODES, i) : NULL;
+        const nw_kube_obj_t *y = j < nb ? nw_kube_cache_snap_at(b, NW_KUBE_NODES, j) : NULL;
+        int c = !x ? 1 : !y ? -1 : strcmp(x->key, y->key);
+        if (c < 0) {
+            v[k++] = x->name;
+            i++;
+        } else if (c > 0) {
+            v[k++] = y->name;
+            j++;
+        } else {
+            if (x != y)
+                v[k++] = y->name;
+            i++;
+            j++;
+        }
+    }
+    return k; /* in key order, and a node's key is its name */
+}
+
+static bool in_sorted(const char *const *v, size_t n, const char *name)
+{
+    return n && *name && bsearch(&name, v, n, sizeof *v, nw_strs_cmp) != NULL;
+}
+
+/* karpenter_pods_state, kept in m->pods and changed only where the cluster changed: a
+ * merge of the previous snapshot's pods with this one's (both sorted by key). A pod is
+ * set again when its object changed or its node did (the node's labels are in its
+ * series); a pod that went is removed. The previous snapshot is held until the next
+ * pass, so the old objects are there to name the series to remove. */
+static void pods_state(nw_statemetrics_t *m, const nw_kube_snap_t *s)
+{
+    const nw_kube_snap_t *a = m->prev;
+    const char **chg = NULL;
+    size_t nchg = changed_nodes(a, s, &chg);
+    size_t na = a ? nw_kube_cache_snap_count(a, NW_KUBE_PODS) : 0;
+    size_t nb = nw_kube_cache_snap_count(s, NW_KUBE_PODS), i = 0, j = 0;
+    while (i < na || j < nb) {
+        const nw_kube_obj_t *x = i < na ? nw_kube_cache_snap_at(a, NW_KUBE_PODS, i) : NULL;
+        const nw_kube_obj_t *y = j < nb ? nw_kube_cache_snap_at(s, NW_KUBE_PODS, j) : NULL;
+        int c = !x ? 1 : !y ? -1 : strcmp(x->key, y->key);
+        if (c < 0) {
+            pod_state(m->pods, a, x, false);
+            i++;
+        } else if (c > 0) {
+            pod_state(m->pods, s, y, true);
+            j++;
+        } else {
+            if (x != y || in_sorted(chg, nchg, x->node_name) ||
+                in_sorted(chg, nchg, y->node_name)) {
+                pod_state(m->pods, a, x, false);
+                pod_state(m->pods, s, y, true);
+            }
+            i++;
+            j++;
+        }
+    }
+    free(chg);
 }
 
 static bool waiting_add(waiting_t *v, size_t *n, const nw_kube_obj_t *p)
@@ -389,8 +469,11 @@ void nw_statemetrics_rebuild(nw_statemetrics_t *m, const nw_kube_snap_t *s)
         pool_resources(g, &NW_KMETRICS_NODEPOOLS_USAGE, p->name,
                        nw_json_get(nw_json_get(p->json, "status"), "resources"));
     }
-    for (size_t i = 0; i < nw_kube_cache_snap_count(s, NW_KUBE_PODS); i++)
-        pod_state(g, s, nw_kube_cache_snap_at(s, NW_KUBE_PODS, i));
+    if (m->pods) {
+        pods_state(m, s);
+        nw_kube_cache_snap_release(m->prev);
+        m->prev = nw_kube_cache_snap_hold(s);
+    }
     offerings(g, c);
     cluster_state(m, g, s);
     pthread_mutex_lock(&m->mu);
@@ -417,14 +500,15 @@ void nw_statemetrics_tick(nw_statemetrics_t *m, const nw_kube_snap_t *s)
 nw_rc_t nw_statemetrics_write(nw_statemetrics_t *m, nw_buf_t *out)
 {
     pthread_mutex_lock(&m->mu);
-    nw_rc_t rc = NW_OK;
-    if (m->cur)
-        rc = nw_series_write(m->cur, nw_kmetrics_state, nw_kmetrics_nstate, out);
-    else {
-        nw_series_t *empty = nw_series_new();
-        rc = empty ? nw_series_write(empty, nw_kmetrics_state, nw_kmetrics_nstate, out) : NW_ENOMEM;
-        nw_series_free(empty);
+    nw_series_t *empty = m->cur && m->pods ? NULL : nw_series_new();
+    nw_rc_t rc = m->cur && m->pods ? NW_OK : empty ? NW_OK : NW_ENOMEM;
+    /* the families in their order, each from the registry that holds it */
+    for (size_t i = 0; i < nw_kmetrics_nstate && rc == NW_OK; i++) {
+        const nw_series_desc_t *d = nw_kmetrics_state[i];
+        nw_series_t *from = d == &NW_KMETRICS_PODS_STATE ? m->pods : m->cur;
+        rc = nw_series_write(from ? from : empty, &d, 1, out);
     }
+    nw_series_free(empty);
     pthread_mutex_unlock(&m->mu);
     return rc;
 }

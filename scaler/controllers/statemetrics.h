@@ -26,8 +26,12 @@
  *     this with the ReservedCapacity gate, on by default).
  *
  * A rebuild goes into a new registry that then replaces the old one, so a scrape sees one
- * whole rebuild. Ownership: nw_statemetrics_new / _free (loop.c). Thread: tick on the
- * reconcile thread; write from any thread.
+ * whole rebuild; except karpenter_pods_state (one series per pod: at 100,000 pods the
+ * biggest family), which is kept in its own registry and changed only where the cluster
+ * changed since the last rebuild (the two snapshots' pods merged by key, unchanged objects
+ * being the same pointers; the previous snapshot is held until the next rebuild). Ownership:
+ * nw_statemetrics_new / _free (loop.c). Thread: tick on the reconcile thread; write from any
+ * thread.
  */
 #ifndef NW_SCALER_CONTROLLERS_STATEMETRICS_H
 #define NW_SCALER_CONTROLLERS_STATEMETRICS_H

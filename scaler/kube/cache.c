@@ -953,6 +953,13 @@ nw_kube_snap_t *nw_kube_cache_snapshot(nw_kube_cache_t *c)
     return s;
 }
 
+nw_kube_snap_t *nw_kube_cache_snap_hold(const nw_kube_snap_t *s)
+{
+    nw_kube_snap_t *m = (nw_kube_snap_t *)s; /* the count is the only thing that changes */
+    atomic_fetch_add(&m->refs, 1);
+    return m;
+}
+
 void nw_kube_cache_snap_release(nw_kube_snap_t *s)
 {
     if (!s || atomic_fetch_sub(&s->refs, 1) != 1)

@@ -158,6 +158,10 @@ nw_kube_snap_t *nw_kube_cache_snapshot(nw_kube_cache_t *c);
 /** Drop a reference. NULL-safe. */
 void nw_kube_cache_snap_release(nw_kube_snap_t *s);
 
+/** One more reference to s (a snapshot kept past the call it was lent to; released with
+ * nw_kube_cache_snap_release). Holding one keeps the objects it shows alive. */
+nw_kube_snap_t *nw_kube_cache_snap_hold(const nw_kube_snap_t *s);
+
 uint64_t nw_kube_cache_snap_generation(const nw_kube_snap_t *s);
 bool nw_kube_cache_snap_synced(const nw_kube_snap_t *s);
 

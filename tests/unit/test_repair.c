@@ -382,6 +382,32 @@ START_TEST(series_registry)
     ck_assert_ptr_nonnull(strstr(s, "z_seconds{quantile=\"1\"} 600\n"));
     ck_assert_ptr_nonnull(strstr(s, "z_seconds_count 600\n"));
     ck_assert_ptr_nonnull(strstr(s, "z_seconds_sum 180300\n"));
+    /* one series removed: gone from reads and the text, the others keep their order; set
+     * again, it comes back (last); many removals compact the registry */
+    nw_series_remove(r, &g, k7);
+    nw_series_remove(r, &g, k7);
+    ck_assert(nw_series_get(r, &g, k7) == 0);
+    nw_buf_reset(&out);
+    ck_assert_int_eq(nw_series_write(r, all, 2, &out), NW_OK);
+    s = nw_buf_str(&out);
+    ck_assert_ptr_null(strstr(s, "y{p=\"k7\","));
+    ck_assert(strstr(s, "y{p=\"k6\",") < strstr(s, "y{p=\"k8\","));
+    nw_series_set(r, &g, k7, 70);
+    ck_assert(nw_series_get(r, &g, k7) == 70);
+    for (int i = 0; i < 400; i++) {
+        char k[16];
+        snprintf(k, sizeof k, "k%d", i);
+        const char *v[] = {k, "z"};
+        nw_series_remove(r, &g, v);
+    }
+    const char *k450[] = {"k450", "z"};
+    ck_assert(nw_series_get(r, &g, k450) == 450);
+    ck_assert(nw_series_get(r, &g, k7) == 0);
+    nw_buf_reset(&out);
+    ck_assert_int_eq(nw_series_write(r, all, 2, &out), NW_OK);
+    s = nw_buf_str(&out);
+    ck_assert_ptr_null(strstr(s, "y{p=\"k399\","));
+    ck_assert(strstr(s, "y{p=\"k400\",") < strstr(s, "y{p=\"k499\","));
     nw_series_clear(r, &g);
     ck_assert(nw_series_get(r, &g, k7) == 0);
     ck_assert(nw_series_get(r, &h, v1) == 2);
