@@ -1,7 +1,7 @@
 /*
  * scaler/sched/snap.h — the snapshot's internal representation, shared by
- * snapshot.c, snap_pod.c, snap_node.c (building it from JSON) and solve*.c (the
- * simulation). Not an API:
+ * snapshot.c, snap_pod.c, snap_class.c, snap_node.c, snap_volume.c (building it) and
+ * solve*.c (the simulation). Not an API:
  * other modules use schedule.h.
  *
  * Ownership: everything below is owned by the nw_sched_snap_t it hangs from.
@@ -243,6 +243,12 @@ const nw_sched_res_t *nw_snap_node_type_allocatable(const nw_sched_snap_t *s,
 
 /* hash used for class dedup (FNV-1a) */
 uint64_t nw_snapshot_hash(const char *s);
+
+/** The index of the pod class of a pod spec (snap_class.c: found or added), whose volumes
+ * are those of pod pod_ns/pod_name and which asks for an accelerator when accel; -1 with
+ * err set when the spec does not parse. */
+int nw_snap_class_get(nw_sched_snap_t *s, const cJSON *spec, const char *pod_ns,
+                      const char *pod_name, bool accel, nw_err_t *err);
 
 /** Does group g select pod p (namespace and labels). */
 bool nw_snap_pod_group_selects(const nw_sched_snap_t *s, const nw_tgroup_t *g, const nw_spod_t *p);
