@@ -129,6 +129,32 @@ typedef struct {
     bool finished; /* Succeeded/Failed */
 } nw_spod_t;
 
+/* The topology constraints a shared spec gives the pods of one namespace (and, when a
+ * spread constraint has matchLabelKeys, one shared label set). */
+typedef struct {
+    char *ns;
+    const cJSON *labels; /* the record's shared labels, by address; NULL: any */
+    nw_pod_tc_t *tcs;
+    int ntcs;
+} nw_sspec_tcs_t;
+
+/* What a snapshot derived from one shared scheduling spec (api/pod.h: a ReplicaSet's
+ * replicas hold one `spec`), kept by the spec's address so the other pods that hold it
+ * take it instead of parsing the spec again (snap_pod.c). */
+typedef struct {
+    const cJSON *spec; /* the key, borrowed from the records */
+    nw_sched_res_t req;
+    bool accel;
+    bool per_pod;   /* it has claim volumes: class and volumes depend on the pod's namespace
+                       and name and are derived for each pod */
+    bool by_labels; /* matchLabelKeys: its constraints depend on the pod's labels too */
+    int cls;        /* the pod class (when !per_pod) */
+    nw_hostport_t *hostports;
+    int nhostports;
+    nw_sspec_tcs_t *tcs; /* when !per_pod */
+    size_t ntcs, ctcs;
+} nw_sspec_t;
+
 typedef struct {
     char *name;
     char *provider_id; /* spec.providerID (Node) / status.providerID (NodeClaim), or NULL */
@@ -231,6 +257,16 @@ struct nw_sched_snap {
     size_t nscs, cscs;
     nw_scsinode_t *csinodes;
     size_t ncsinodes, ccsinodes;
+    /* what each distinct shared spec gave (snap_pod.c), found by its address */
+    nw_sspec_t *specs;
+    size_t nspecs, cspecs;
+    int *spec_hash; /* open addressing, -1 empty */
+    size_t spec_hash_cap;
+    /* the pods nw_snap_pod_add_json decoded, kept while the snapshot lives: their shared
+     * parts are keys of `specs` (an address must not be freed and reused meanwhile) */
+    nw_jsonintern_t *intern;
+    nw_pod_t **recs;
+    size_t nrecs, crecs;
 };
 
 /** The node class entry named name, or NULL. */
@@ -263,6 +299,7 @@ void *nw_snapshot_grow(void *p, size_t *cap, size_t n, size_t elem);
 char *nw_snapshot_dupstr(const char *s);
 void nw_snapshot_pclass_free(nw_pclass_t *c);
 void nw_snapshot_pod_free(nw_spod_t *p);
+void nw_snapshot_spec_free(nw_sspec_t *e);
 void nw_snapshot_group_free(nw_tgroup_t *g);
 void nw_snapshot_node_free(nw_snode_t *n);
 void nw_snapshot_pool_free(nw_spool_t *p);
@@ -281,7 +318,6 @@ NW_MUST_USE nw_rc_t nw_snap_pod_parse_hostports(const cJSON *spec, const char *p
 int nw_snapshot_res_slot_find(const nw_sched_snap_t *s, const char *name);
 NW_MUST_USE nw_rc_t nw_snapshot_parse_res(nw_sched_snap_t *s, const cJSON *obj, const char *path,
                                           nw_sched_res_t *out, bool *present, nw_err_t *err);
-int64_t nw_snapshot_parse_time(const char *t);
 void nw_snapshot_storage_free(nw_sched_snap_t *s);
 /** The node requirements a pod's volumes ask for (snap_volume.c): alternatives (ORed; none:
  * *nalts 0), or *msg (malloc'd) when a volume makes the pod unschedulable. */

@@ -1,6 +1,7 @@
 /* scaler/sched/snap_pod.c — building a scheduling snapshot (scaler/sched/snapshot.c): pods: label
  * selectors, topology groups, pod classes and the pods themselves. */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -302,28 +303,30 @@ nw_rc_t nw_snap_pod_parse_hostports(const cJSON *spec, const char *path, nw_host
     return NW_OK;
 }
 
-/* Who the pod is: namespace, name, key and uid (false: out of memory), its node, creation
- * time and controlling owner. */
-static bool pod_identity(nw_spod_t *p, const cJSON *md, const cJSON *spec, const char *ns,
-                         const char *name)
+/* Who the pod is: namespace ("default" when it has none), name, key and uid (false: out of
+ * memory), its node (`node` when not NULL: an empty one is none), creation time and
+ * controlling owner. */
+static bool pod_identity(nw_spod_t *p, const nw_pod_t *pod, const char *node)
 {
+    const char *ns = pod->ns[0] ? pod->ns : "default";
     p->ns = strdup(ns);
-    p->name = strdup(name);
-    size_t kl = strlen(ns) + strlen(name) + 2;
+    p->name = strdup(pod->name);
+    size_t kl = strlen(ns) + strlen(pod->name) + 2;
     p->key = malloc(kl);
     if (p->key)
-        snprintf(p->key, kl, "%s/%s", ns, name);
-    p->uid = nw_snapshot_dupstr(nw_json_str(md, "uid") ? nw_json_str(md, "uid") : p->key);
+        snprintf(p->key, kl, "%s/%s", ns, pod->name);
+    p->uid = nw_snapshot_dupstr(pod->uid[0] ? pod->uid : p->key);
     if (!p->ns || !p->name || !p->key || !p->uid)
         return false;
-    p->node_name = nw_snapshot_dupstr(nw_json_str(spec, "nodeName"));
-    if (p->node_name && !*p->node_name) {
-        free(p->node_name);
-        p->node_name = NULL;
-    }
-    p->created = nw_snapshot_parse_time(nw_json_str(md, "creationTimestamp"));
-    const cJSON *owners = nw_json_get(md, "ownerReferences"), *o, *owner = NULL;
-    cJSON_ArrayForEach(o, owners)
+    if (!node)
+        node = pod->node_name;
+    if (*node && !(p->node_name = strdup(node)))
+        return false;
+    /* whole seconds, as the API server writes them: pods created in one second are ordered
+     * by uid */
+    p->created = pod->created - pod->created % 1000000000LL;
+    const cJSON *o, *owner = NULL;
+    cJSON_ArrayForEach(o, pod->owners)
     {
         if (!owner || cJSON_IsTrue(nw_json_get(o, "controller")))
             owner = o;
@@ -407,82 +410,267 @@ static NW_MUST_USE nw_rc_t parse_spread(nw_sched_snap_t *s, nw_spod_t *p, const 
 }
 
 /* Where the pod stands: terminating, finished, unschedulable, and whether provisioning is
- * for it (not bound, nominated, DaemonSet or mirror, terminating or finished). */
-static void pod_state(const nw_sched_snap_t *s, nw_spod_t *p, const cJSON *md, const cJSON *st)
+ * for it (not bound, nominated, DaemonSet or mirror, terminating or finished). A pod put
+ * back as pending (`again`) is Pending and unschedulable whatever its status says. */
+static void pod_state(const nw_sched_snap_t *s, nw_spod_t *p, const nw_pod_t *pod, bool again)
 {
-    const cJSON *it;
-    p->terminating =
-        nw_json_get(md, "deletionTimestamp") && !cJSON_IsNull(nw_json_get(md, "deletionTimestamp"));
-    const char *phase = nw_json_str(st, "phase");
-    p->finished = phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
-    const char *nom = nw_json_str(st, "nominatedNodeName");
-    const cJSON *conds = st ? nw_json_get(st, "conditions") : NULL;
-    cJSON_ArrayForEach(it, conds)
-    {
-        const char *t = nw_json_str(it, "type"), *sv = nw_json_str(it, "status"),
-                   *r = nw_json_str(it, "reason");
-        if (t && strcmp(t, "PodScheduled") == 0 && sv && strcmp(sv, "False") == 0 && r &&
-            strcmp(r, "Unschedulable") == 0)
+    p->terminating = pod->terminating;
+    p->finished = !again && nw_pod_is_terminal(pod);
+    bool nominated = !again && pod->nominated[0];
+    p->unschedulable_cond = again;
+    for (int i = 0; i < pod->nconds && !again; i++) {
+        const nw_pod_cond_t *c = &pod->conds[i];
+        if (strcmp(c->type, "PodScheduled") == 0 && c->status == NW_POD_COND_FALSE &&
+            strcmp(c->reason, "Unschedulable") == 0)
             p->unschedulable_cond = true;
     }
     bool ds = p->owner_kind && strcmp(p->owner_kind, "DaemonSet") == 0;
     bool mirror = p->owner_kind && strcmp(p->owner_kind, "Node") == 0;
-    p->provisionable_state = !p->node_name && !(nom && *nom) && !ds && !mirror && !p->terminating &&
+    p->provisionable_state = !p->node_name && !nominated && !ds && !mirror && !p->terminating &&
                              !p->finished && !is_nominated(s, p->uid);
 }
 
-nw_rc_t nw_snap_pod_add_json(nw_sched_snap_t *s, const cJSON *pod, nw_err_t *err)
+/* ---- what a pod's spec gives, once per shared spec --------------------------- */
+
+/* The pod's topology constraints: its spread constraints, then pod affinity and
+ * anti-affinity terms (their groups found or added). */
+static NW_MUST_USE nw_rc_t pod_constraints(nw_sched_snap_t *s, nw_spod_t *p, const cJSON *spec,
+                                           nw_err_t *err)
 {
-    if (!cJSON_IsObject(pod))
-        return nw_err_set(err, NW_EINVAL, "", "pod must be an object");
-    const cJSON *md = nw_json_get(pod, "metadata"), *spec = nw_json_get(pod, "spec"),
-                *st = nw_json_get(pod, "status");
-    const char *name = nw_json_str(md, "name");
-    if (!name)
-        return nw_err_set(err, NW_EINVAL, "metadata.name", "Required value");
-    if (!cJSON_IsObject(spec))
-        return nw_err_set(err, NW_EINVAL, "spec", "Required value");
-    const char *ns = nw_json_str(md, "namespace");
-    if (!ns)
-        ns = "default";
-    nw_spod_t p = {0};
-    nw_labels_init(&p.labels);
     size_t tccap = 0;
-    nw_rc_t rc = NW_ENOMEM;
-    if (!pod_identity(&p, md, spec, ns, name))
-        goto fail_nomem;
-    if ((rc = nw_labels_parse(nw_json_get(md, "labels"), "metadata.labels", &p.labels, err)) !=
-        NW_OK)
-        goto fail;
-    if ((rc = nw_snapshot_pod_requests(s, spec, "spec", &p.req, err)) != NW_OK)
-        goto fail;
+    nw_rc_t rc = parse_spread(s, p, spec, &tccap, err);
+    const cJSON *aff = nw_json_get(spec, "affinity");
+    if (rc == NW_OK && aff)
+        rc = parse_affinity_terms(s, p, nw_json_get(aff, "podAffinity"), NW_TG_AFFINITY,
+                                  "spec.affinity.podAffinity", &tccap, err);
+    if (rc == NW_OK && aff)
+        rc = parse_affinity_terms(s, p, nw_json_get(aff, "podAntiAffinity"), NW_TG_ANTI,
+                                  "spec.affinity.podAntiAffinity", &tccap, err);
+    return rc;
+}
+
+static bool wants_accel(const nw_sched_snap_t *s, const nw_sched_res_t *req)
+{
     bool accel = false;
     for (int k = NW_SR_NVIDIA_GPU; k <= NW_SR_GAUDI; k++)
-        accel |= p.req.v[k] > 0;
+        accel |= req->v[k] > 0;
     for (int k = NW_SR_FIXED; k < s->nres; k++) /* a MIG slice is an accelerator too */
-        accel |= p.req.v[k] > 0 && nw_mig_is_resource(s->res_names[k]);
-    p.cls = nw_snap_class_get(s, spec, p.ns, p.name, accel, err);
-    if (p.cls < 0) {
-        rc = NW_EINVAL;
-        goto fail;
+        accel |= req->v[k] > 0 && nw_mig_is_resource(s->res_names[k]);
+    return accel;
+}
+
+/* Everything the spec gives the pod, derived from the spec (the JSON path: host ports from
+ * raw, the pod's spec as given, when not NULL). */
+static NW_MUST_USE nw_rc_t derive(nw_sched_snap_t *s, nw_spod_t *p, const cJSON *spec,
+                                  const cJSON *req_spec, const cJSON *raw, bool *accel,
+                                  nw_err_t *err)
+{
+    nw_rc_t rc = nw_snapshot_pod_requests(s, req_spec, "spec", &p->req, err);
+    if (rc != NW_OK)
+        return rc;
+    *accel = wants_accel(s, &p->req);
+    if ((p->cls = nw_snap_class_get(s, spec, p->ns, p->name, *accel, err)) < 0)
+        return NW_EINVAL;
+    rc = nw_snap_pod_parse_hostports(raw ? raw : spec, "spec", &p->hostports, &p->nhostports, err);
+    if (rc != NW_OK)
+        return rc;
+    if (nw_snap_volume_pod_volumes(s, spec, p->ns, p->name, &p->vols, &p->nvols) != NW_OK)
+        return nw_err_set(err, NW_ENOMEM, "", "out of memory");
+    return pod_constraints(s, p, spec, err);
+}
+
+static size_t spec_slot(const void *key, size_t cap)
+{
+    uint64_t x = (uint64_t)(uintptr_t)key;
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    return (size_t)x & (cap - 1);
+}
+
+static nw_sspec_t *spec_find(const nw_sched_snap_t *s, const cJSON *spec)
+{
+    if (!s->spec_hash)
+        return NULL;
+    for (size_t i = spec_slot(spec, s->spec_hash_cap);; i = (i + 1) & (s->spec_hash_cap - 1)) {
+        int k = s->spec_hash[i];
+        if (k < 0)
+            return NULL;
+        if (s->specs[k].spec == spec)
+            return &s->specs[k];
     }
-    if ((rc = nw_snap_pod_parse_hostports(spec, "spec", &p.hostports, &p.nhostports, err)) != NW_OK)
-        goto fail;
-    if (nw_snap_volume_pod_volumes(s, spec, p.ns, p.name, &p.vols, &p.nvols) != NW_OK)
+}
+
+/* Index entry k (rebuilding the table when it is over half full). false: out of memory. */
+static bool spec_index(nw_sched_snap_t *s, size_t k)
+{
+    if ((k + 1) * 2 > s->spec_hash_cap) {
+        size_t cap = s->spec_hash_cap ? s->spec_hash_cap * 2 : 64;
+        int *h = malloc(cap * sizeof *h);
+        if (!h)
+            return false;
+        for (size_t i = 0; i < cap; i++)
+            h[i] = -1;
+        free(s->spec_hash);
+        s->spec_hash = h;
+        s->spec_hash_cap = cap;
+        for (size_t e = 0; e < k; e++) {
+            size_t i = spec_slot(s->specs[e].spec, cap);
+            while (h[i] >= 0)
+                i = (i + 1) & (cap - 1);
+            h[i] = (int)e;
+        }
+    }
+    size_t i = spec_slot(s->specs[k].spec, s->spec_hash_cap);
+    while (s->spec_hash[i] >= 0)
+        i = (i + 1) & (s->spec_hash_cap - 1);
+    s->spec_hash[i] = (int)k;
+    return true;
+}
+
+static void *copy_of(const void *v, size_t n)
+{
+    void *c = n ? malloc(n) : NULL;
+    if (c)
+        memcpy(c, v, n);
+    return c;
+}
+
+/* Remember pod p's topology constraints for the pods of its namespace (and labels). */
+static NW_MUST_USE nw_rc_t tcs_remember(nw_sspec_t *e, const nw_spod_t *p, const nw_pod_t *pod)
+{
+    nw_sspec_tcs_t *v = nw_snapshot_grow(e->tcs, &e->ctcs, e->ntcs, sizeof *v);
+    if (!v)
+        return NW_ENOMEM;
+    e->tcs = v;
+    nw_sspec_tcs_t t = {.ns = strdup(p->ns),
+                        .labels = e->by_labels ? pod->labels : NULL,
+                        .tcs = copy_of(p->tcs, (size_t)p->ntcs * sizeof *p->tcs),
+                        .ntcs = p->ntcs};
+    if (!t.ns || (p->ntcs && !t.tcs)) {
+        free(t.ns);
+        free(t.tcs);
+        return NW_ENOMEM;
+    }
+    e->tcs[e->ntcs++] = t;
+    return NW_OK;
+}
+
+static bool spread_by_labels(const cJSON *spec)
+{
+    const cJSON *c;
+    cJSON_ArrayForEach(c, nw_json_get(spec, "topologySpreadConstraints"))
+    {
+        if (cJSON_GetArraySize(nw_json_get(c, "matchLabelKeys")) > 0)
+            return true;
+    }
+    return false;
+}
+
+/* Keep what pod p, just derived, took from its record's spec for the next pods with it. */
+static NW_MUST_USE nw_rc_t spec_remember(nw_sched_snap_t *s, const nw_spod_t *p,
+                                         const nw_pod_t *pod, bool accel)
+{
+    nw_sspec_t *v = nw_snapshot_grow(s->specs, &s->cspecs, s->nspecs, sizeof *v);
+    if (!v)
+        return NW_ENOMEM;
+    s->specs = v;
+    nw_sspec_t e = {
+        .spec = pod->spec,
+        .req = p->req,
+        .accel = accel,
+        .per_pod = cJSON_GetArraySize(nw_json_get(pod->spec, "volumes")) > 0,
+        .by_labels = spread_by_labels(pod->spec),
+        .cls = p->cls,
+        .hostports = copy_of(p->hostports, (size_t)p->nhostports * sizeof *p->hostports),
+        .nhostports = p->nhostports,
+    };
+    if ((p->nhostports && !e.hostports) || (!e.per_pod && tcs_remember(&e, p, pod) != NW_OK)) {
+        nw_snapshot_spec_free(&e);
+        return NW_ENOMEM;
+    }
+    s->specs[s->nspecs] = e;
+    if (!spec_index(s, s->nspecs)) {
+        nw_snapshot_spec_free(&e);
+        return NW_ENOMEM;
+    }
+    s->nspecs++;
+    return NW_OK;
+}
+
+/* The pod's topology constraints from entry e: those remembered for its namespace (and
+ * labels), else derived and remembered. */
+static NW_MUST_USE nw_rc_t tcs_from(nw_sched_snap_t *s, nw_sspec_t *e, nw_spod_t *p,
+                                    const nw_pod_t *pod, nw_err_t *err)
+{
+    for (size_t i = 0; i < e->ntcs; i++) {
+        const nw_sspec_tcs_t *t = &e->tcs[i];
+        if (strcmp(t->ns, p->ns) != 0 || (e->by_labels && t->labels != pod->labels))
+            continue;
+        p->tcs = copy_of(t->tcs, (size_t)t->ntcs * sizeof *t->tcs);
+        p->ntcs = t->ntcs;
+        return !t->ntcs || p->tcs ? NW_OK : nw_err_set(err, NW_ENOMEM, "", "out of memory");
+    }
+    nw_rc_t rc = pod_constraints(s, p, pod->spec, err);
+    if (rc == NW_OK && tcs_remember(e, p, pod) != NW_OK)
+        rc = nw_err_set(err, NW_ENOMEM, "", "out of memory");
+    return rc;
+}
+
+/* What the spec gives the pod, from the entry an earlier pod with the same spec left
+ * (raw: as derive). The spec parsed for that pod, so only memory can fail here, and the
+ * host ports of a pod given as JSON (raw: read there, as the JSON always was). */
+static NW_MUST_USE nw_rc_t from_spec(nw_sched_snap_t *s, nw_sspec_t *e, nw_spod_t *p,
+                                     const nw_pod_t *pod, const cJSON *raw, nw_err_t *err)
+{
+    p->req = e->req;
+    p->cls = e->per_pod ? nw_snap_class_get(s, pod->spec, p->ns, p->name, e->accel, err) : e->cls;
+    if (p->cls < 0)
+        return NW_EINVAL;
+    nw_rc_t rc = NW_OK;
+    if (raw)
+        rc = nw_snap_pod_parse_hostports(raw, "spec", &p->hostports, &p->nhostports, err);
+    else if (e->nhostports &&
+             (p->hostports = copy_of(e->hostports, (size_t)e->nhostports * sizeof *e->hostports)))
+        p->nhostports = e->nhostports;
+    else if (e->nhostports)
+        rc = nw_err_set(err, NW_ENOMEM, "", "out of memory");
+    if (rc != NW_OK || !e->per_pod)
+        return rc == NW_OK ? tcs_from(s, e, p, pod, err) : rc;
+    if (nw_snap_volume_pod_volumes(s, pod->spec, p->ns, p->name, &p->vols, &p->nvols) != NW_OK)
+        return nw_err_set(err, NW_ENOMEM, "", "out of memory");
+    return pod_constraints(s, p, pod->spec, err);
+}
+
+/* ---- pods -------------------------------------------------------------------- */
+
+/* Add a pod from its record, moved as `as` says (NULL: where it is). raw: the pod's spec as
+ * given to nw_snap_pod_add_json (NULL for a record): host ports are read there, and when it
+ * has pod-level requests (spec.resources, which the record's spec leaves out) its
+ * requests too, without the shared entry. */
+static NW_MUST_USE nw_rc_t add_record(nw_sched_snap_t *s, const nw_pod_t *pod,
+                                      const nw_sched_pod_as_t *as, const cJSON *raw, nw_err_t *err)
+{
+    bool own_req = raw && nw_json_get(raw, "resources");
+    nw_spod_t p = {0};
+    nw_labels_init(&p.labels);
+    nw_rc_t rc = NW_ENOMEM;
+    if (!pod_identity(&p, pod, as && as->node ? as->node : as && as->pending ? "" : NULL))
         goto fail_nomem;
-    /* topology spread */
-    if ((rc = parse_spread(s, &p, spec, &tccap, err)) != NW_OK)
+    if ((rc = nw_labels_parse(pod->labels, "metadata.labels", &p.labels, err)) != NW_OK)
         goto fail;
-    const cJSON *aff = nw_json_get(spec, "affinity");
-    if (aff) {
-        if ((rc = parse_affinity_terms(s, &p, nw_json_get(aff, "podAffinity"), NW_TG_AFFINITY,
-                                       "spec.affinity.podAffinity", &tccap, err)) != NW_OK)
+    nw_sspec_t *e = own_req ? NULL : spec_find(s, pod->spec);
+    if (e) {
+        if ((rc = from_spec(s, e, &p, pod, raw, err)) != NW_OK)
             goto fail;
-        if ((rc = parse_affinity_terms(s, &p, nw_json_get(aff, "podAntiAffinity"), NW_TG_ANTI,
-                                       "spec.affinity.podAntiAffinity", &tccap, err)) != NW_OK)
+    } else {
+        bool accel = false;
+        if ((rc = derive(s, &p, pod->spec, own_req ? raw : pod->spec, raw, &accel, err)) != NW_OK)
             goto fail;
+        if (!own_req && spec_remember(s, &p, pod, accel) != NW_OK)
+            goto fail_nomem;
     }
-    pod_state(s, &p, md, st);
+    pod_state(s, &p, pod, as && as->pending);
     nw_spod_t *np = nw_snapshot_grow(s->pods, &s->cpods, s->npods, sizeof *np);
     if (!np)
         goto fail_nomem;
@@ -494,6 +682,49 @@ fail_nomem:
 fail:
     nw_snapshot_pod_free(&p);
     return rc;
+}
+
+nw_rc_t nw_snap_pod_add(nw_sched_snap_t *s, const nw_pod_t *pod, nw_err_t *err)
+{
+    return add_record(s, pod, NULL, NULL, err);
+}
+
+nw_rc_t nw_snap_pod_add_as(nw_sched_snap_t *s, const nw_pod_t *pod, const nw_sched_pod_as_t *as,
+                           nw_err_t *err)
+{
+    return add_record(s, pod, as, NULL, err);
+}
+
+nw_rc_t nw_snap_pod_add_json(nw_sched_snap_t *s, const cJSON *pod, nw_err_t *err)
+{
+    if (!cJSON_IsObject(pod))
+        return nw_err_set(err, NW_EINVAL, "", "pod must be an object");
+    const cJSON *md = nw_json_get(pod, "metadata"), *spec = nw_json_get(pod, "spec");
+    const char *name = nw_json_str(md, "name");
+    if (!name || !*name)
+        return nw_err_set(err, NW_EINVAL, "metadata.name", "Required value");
+    if (!cJSON_IsObject(spec))
+        return nw_err_set(err, NW_EINVAL, "spec", "Required value");
+    /* labels that are not an object: the record would hold none */
+    const cJSON *labels = nw_json_get(md, "labels");
+    if (labels && !cJSON_IsObject(labels)) {
+        nw_labels_t l;
+        nw_rc_t rc = nw_labels_parse(labels, "metadata.labels", &l, err);
+        nw_labels_cleanup(&l);
+        return rc;
+    }
+    if (!s->intern && !(s->intern = nw_jsonintern_new()))
+        return nw_err_set(err, NW_ENOMEM, "", "out of memory");
+    nw_pod_t **v = nw_snapshot_grow(s->recs, &s->crecs, s->nrecs, sizeof *v);
+    if (!v)
+        return nw_err_set(err, NW_ENOMEM, "", "out of memory");
+    s->recs = v;
+    nw_rc_t rc = nw_pod_decode(pod, s->intern, &s->recs[s->nrecs], err);
+    if (rc != NW_OK)
+        return rc;
+    /* kept until the snapshot is freed: its shared spec and labels are keys (above) */
+    const nw_pod_t *rec = s->recs[s->nrecs++];
+    return add_record(s, rec, NULL, spec, err);
 }
 
 nw_rc_t nw_snap_pod_add_namespace_json(nw_sched_snap_t *s, const cJSON *ns, nw_err_t *err)
@@ -516,12 +747,4 @@ nw_rc_t nw_snap_pod_add_namespace_json(nw_sched_snap_t *s, const cJSON *ns, nw_e
     s->nss = nn;
     s->nss[s->nnss++] = n;
     return NW_OK;
-}
-
-nw_rc_t nw_snap_pod_add(nw_sched_snap_t *s, const nw_pod_t *pod, nw_err_t *err)
-{
-    cJSON *j = nw_pod_to_json(pod);
-    nw_rc_t rc = nw_snap_pod_add_json(s, j, err);
-    cJSON_Delete(j);
-    return rc;
 }
