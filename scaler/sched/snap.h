@@ -115,7 +115,7 @@ typedef struct {
     char *owner_kind, *owner_name;
     int64_t created;
     nw_sched_res_t req;
-    nw_labels_t labels;
+    const nw_labels_t *labels; /* shared by the pods with the same labels (the snapshot's) */
     int cls;
     nw_pod_tc_t *tcs;
     int ntcs;
@@ -128,6 +128,18 @@ typedef struct {
     bool terminating;
     bool finished; /* Succeeded/Failed */
 } nw_spod_t;
+
+/* Addresses to indexes (open addressing): how the snapshot finds what it derived from a
+ * record's shared part (snap_pod.c). */
+typedef struct {
+    const void *key;
+    int val;
+} nw_ptrslot_t;
+
+typedef struct {
+    nw_ptrslot_t *slots; /* NULL until the first entry */
+    size_t cap, n;
+} nw_ptrmap_t;
 
 /* The topology constraints a shared spec gives the pods of one namespace (and, when a
  * spread constraint has matchLabelKeys, one shared label set). */
@@ -260,8 +272,11 @@ struct nw_sched_snap {
     /* what each distinct shared spec gave (snap_pod.c), found by its address */
     nw_sspec_t *specs;
     size_t nspecs, cspecs;
-    int *spec_hash; /* open addressing, -1 empty */
-    size_t spec_hash_cap;
+    nw_ptrmap_t spec_map;
+    /* the pods' label sets, one per distinct shared labels object (by its address) */
+    nw_labels_t **lsets;
+    size_t nlsets, clsets;
+    nw_ptrmap_t labels_map;
     /* the pods nw_snap_pod_add_json decoded, kept while the snapshot lives: their shared
      * parts are keys of `specs` (an address must not be freed and reused meanwhile) */
     nw_jsonintern_t *intern;

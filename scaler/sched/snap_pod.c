@@ -59,7 +59,7 @@ bool nw_snap_pod_group_selects(const nw_sched_snap_t *s, const nw_tgroup_t *g, c
         if (!ok)
             return false;
     }
-    return nw_requirements_match_labels(&g->sel, &p->labels, NULL);
+    return nw_requirements_match_labels(&g->sel, p->labels, NULL);
 }
 
 typedef struct {
@@ -378,7 +378,7 @@ static NW_MUST_USE nw_rc_t parse_spread(nw_sched_snap_t *s, nw_spod_t *p, const 
         const cJSON *mk;
         cJSON_ArrayForEach(mk, nw_json_get(it, "matchLabelKeys"))
         {
-            const char *lv = cJSON_IsString(mk) ? nw_labels_get(&p->labels, mk->valuestring) : NULL;
+            const char *lv = cJSON_IsString(mk) ? nw_labels_get(p->labels, mk->valuestring) : NULL;
             if (!lv || !sel || !cJSON_IsObject(sel))
                 continue;
             if (!selx)
@@ -479,7 +479,7 @@ static NW_MUST_USE nw_rc_t derive(nw_sched_snap_t *s, nw_spod_t *p, const cJSON 
     return pod_constraints(s, p, spec, err);
 }
 
-static size_t spec_slot(const void *key, size_t cap)
+static size_t ptr_slot(const void *key, size_t cap)
 {
     uint64_t x = (uint64_t)(uintptr_t)key;
     x ^= x >> 33;
@@ -488,44 +488,79 @@ static size_t spec_slot(const void *key, size_t cap)
     return (size_t)x & (cap - 1);
 }
 
-static nw_sspec_t *spec_find(const nw_sched_snap_t *s, const cJSON *spec)
+/* The index stored for key, or -1. */
+static int ptrmap_get(const nw_ptrmap_t *m, const void *key)
 {
-    if (!s->spec_hash)
-        return NULL;
-    for (size_t i = spec_slot(spec, s->spec_hash_cap);; i = (i + 1) & (s->spec_hash_cap - 1)) {
-        int k = s->spec_hash[i];
-        if (k < 0)
-            return NULL;
-        if (s->specs[k].spec == spec)
-            return &s->specs[k];
+    if (!m->slots)
+        return -1;
+    for (size_t i = ptr_slot(key, m->cap);; i = (i + 1) & (m->cap - 1)) {
+        if (!m->slots[i].key)
+            return -1;
+        if (m->slots[i].key == key)
+            return m->slots[i].val;
     }
 }
 
-/* Index entry k (rebuilding the table when it is over half full). false: out of memory. */
-static bool spec_index(nw_sched_snap_t *s, size_t k)
+static void ptrmap_place(nw_ptrslot_t *slots, size_t cap, const void *key, int val)
 {
-    if ((k + 1) * 2 > s->spec_hash_cap) {
-        size_t cap = s->spec_hash_cap ? s->spec_hash_cap * 2 : 64;
-        int *h = malloc(cap * sizeof *h);
-        if (!h)
+    size_t i = ptr_slot(key, cap);
+    while (slots[i].key)
+        i = (i + 1) & (cap - 1);
+    slots[i] = (nw_ptrslot_t){.key = key, .val = val};
+}
+
+/* Store key (not there yet) -> val, the table rebuilt twice as large when it would be over
+ * half full. false: out of memory. */
+static bool ptrmap_put(nw_ptrmap_t *m, const void *key, int val)
+{
+    if ((m->n + 1) * 2 > m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 64;
+        nw_ptrslot_t *slots = calloc(cap, sizeof *slots);
+        if (!slots)
             return false;
-        for (size_t i = 0; i < cap; i++)
-            h[i] = -1;
-        free(s->spec_hash);
-        s->spec_hash = h;
-        s->spec_hash_cap = cap;
-        for (size_t e = 0; e < k; e++) {
-            size_t i = spec_slot(s->specs[e].spec, cap);
-            while (h[i] >= 0)
-                i = (i + 1) & (cap - 1);
-            h[i] = (int)e;
-        }
+        for (size_t i = 0; i < m->cap; i++)
+            if (m->slots[i].key)
+                ptrmap_place(slots, cap, m->slots[i].key, m->slots[i].val);
+        free(m->slots);
+        m->slots = slots;
+        m->cap = cap;
     }
-    size_t i = spec_slot(s->specs[k].spec, s->spec_hash_cap);
-    while (s->spec_hash[i] >= 0)
-        i = (i + 1) & (s->spec_hash_cap - 1);
-    s->spec_hash[i] = (int)k;
+    ptrmap_place(m->slots, m->cap, key, val);
+    m->n++;
     return true;
+}
+
+static nw_sspec_t *spec_find(const nw_sched_snap_t *s, const cJSON *spec)
+{
+    int k = ptrmap_get(&s->spec_map, spec);
+    return k < 0 ? NULL : &s->specs[k];
+}
+
+/* The label set of the pods holding this shared labels object (parsed by the first). */
+static NW_MUST_USE nw_rc_t labels_of(nw_sched_snap_t *s, const cJSON *labels,
+                                     const nw_labels_t **out, nw_err_t *err)
+{
+    int k = ptrmap_get(&s->labels_map, labels);
+    if (k >= 0) {
+        *out = s->lsets[k];
+        return NW_OK;
+    }
+    nw_labels_t **v = nw_snapshot_grow(s->lsets, &s->clsets, s->nlsets, sizeof *v);
+    nw_labels_t *l = v ? malloc(sizeof *l) : NULL;
+    if (!l)
+        return nw_err_set(err, NW_ENOMEM, "", "out of memory");
+    s->lsets = v;
+    nw_rc_t rc = nw_labels_parse(labels, "metadata.labels", l, err);
+    if (rc == NW_OK && !ptrmap_put(&s->labels_map, labels, (int)s->nlsets))
+        rc = nw_err_set(err, NW_ENOMEM, "", "out of memory");
+    if (rc != NW_OK) {
+        nw_labels_cleanup(l);
+        free(l);
+        return rc;
+    }
+    s->lsets[s->nlsets++] = l;
+    *out = l;
+    return NW_OK;
 }
 
 static void *copy_of(const void *v, size_t n)
@@ -589,12 +624,11 @@ static NW_MUST_USE nw_rc_t spec_remember(nw_sched_snap_t *s, const nw_spod_t *p,
         nw_snapshot_spec_free(&e);
         return NW_ENOMEM;
     }
-    s->specs[s->nspecs] = e;
-    if (!spec_index(s, s->nspecs)) {
+    if (!ptrmap_put(&s->spec_map, e.spec, (int)s->nspecs)) {
         nw_snapshot_spec_free(&e);
         return NW_ENOMEM;
     }
-    s->nspecs++;
+    s->specs[s->nspecs++] = e;
     return NW_OK;
 }
 
@@ -653,11 +687,10 @@ static NW_MUST_USE nw_rc_t add_record(nw_sched_snap_t *s, const nw_pod_t *pod,
 {
     bool own_req = raw && nw_json_get(raw, "resources");
     nw_spod_t p = {0};
-    nw_labels_init(&p.labels);
     nw_rc_t rc = NW_ENOMEM;
     if (!pod_identity(&p, pod, as && as->node ? as->node : as && as->pending ? "" : NULL))
         goto fail_nomem;
-    if ((rc = nw_labels_parse(pod->labels, "metadata.labels", &p.labels, err)) != NW_OK)
+    if ((rc = labels_of(s, pod->labels, &p.labels, err)) != NW_OK)
         goto fail;
     nw_sspec_t *e = own_req ? NULL : spec_find(s, pod->spec);
     if (e) {
@@ -671,10 +704,16 @@ static NW_MUST_USE nw_rc_t add_record(nw_sched_snap_t *s, const nw_pod_t *pod,
             goto fail_nomem;
     }
     pod_state(s, &p, pod, as && as->pending);
-    nw_spod_t *np = nw_snapshot_grow(s->pods, &s->cpods, s->npods, sizeof *np);
-    if (!np)
-        goto fail_nomem;
-    s->pods = np;
+    /* grown without zeroing the spare room (nw_snapshot_grow does): each pod is written
+     * whole, and untouched room costs no page */
+    if (s->npods == s->cpods) {
+        size_t cap = s->cpods ? 2 * s->cpods : 64;
+        nw_spod_t *np = realloc(s->pods, cap * sizeof *np);
+        if (!np)
+            goto fail_nomem;
+        s->pods = np;
+        s->cpods = cap;
+    }
     s->pods[s->npods++] = p;
     return NW_OK;
 fail_nomem:

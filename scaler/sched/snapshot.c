@@ -87,7 +87,6 @@ void nw_snapshot_pod_free(nw_spod_t *p)
     free(p->node_name);
     free(p->owner_kind);
     free(p->owner_name);
-    nw_labels_cleanup(&p->labels);
     free(p->tcs);
     free(p->hostports);
     for (int i = 0; i < p->nvols; i++) {
@@ -194,7 +193,13 @@ void nw_snapshot_free(nw_sched_snap_t *s)
     for (size_t i = 0; i < s->nspecs; i++)
         nw_snapshot_spec_free(&s->specs[i]);
     free(s->specs);
-    free(s->spec_hash);
+    free(s->spec_map.slots);
+    for (size_t i = 0; i < s->nlsets; i++) {
+        nw_labels_cleanup(s->lsets[i]);
+        free(s->lsets[i]);
+    }
+    free(s->lsets);
+    free(s->labels_map.slots);
     for (size_t i = 0; i < s->nrecs; i++)
         nw_pod_free(s->recs[i]);
     free(s->recs);
