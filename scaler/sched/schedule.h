@@ -12,11 +12,12 @@
  * Use:
  *   nw_sched_snap_t *s = nw_snapshot_new();
  *   nw_snap_node_add_itype(s, &it) ...       (or nw_from_catalog_add,
- * scaler/sched/from_catalog.h) nw_snap_node_add_pool_json(s, nodepool, &err); add_pod_json /
- * add_node_json / add_nodeclaim_json / add_daemonset_json ... nw_sched_results_t r;
- * nw_solve(s, now, &r, &err); ... nw_solve_results_free(&r); nw_snapshot_free(s); Objects
- * may be added in any order; nw_solve binds pods to their nodes by name. A snapshot can be
- * solved more than once (each solve works on its own state).
+ * scaler/sched/from_catalog.h) nw_snap_node_add_pool_json(s, nodepool, &err);
+ * nw_snap_pod_add(s, record, &err) (or nw_snap_pod_add_json) / add_node_json /
+ * add_nodeclaim_json / add_daemonset_json ... nw_sched_results_t r; nw_solve(s, now, &r,
+ * &err); ... nw_solve_results_free(&r); nw_snapshot_free(s); Objects may be added in any
+ * order (storage before the pods that use it); nw_solve binds pods to their nodes by name. A
+ * snapshot can be solved more than once (each solve works on its own state).
  *
  * Resources are held as int64 milli-units (a Kubernetes quantity's MilliValue: cpu
  * 1500m = 1500, memory 1Gi = 1073741824000, pods 1 = 1000) in a fixed vector whose
