@@ -11,7 +11,11 @@
  *   bench plain N       the same types and sizes, every pod plain (packing alone)
  *   bench catalog N     the embedded catalog (us-east-1, 3 zones), 3 NodePools, 5 % GPU pods
  *
- * Prints one JSON line: pods, build and solve seconds, pods decided per second (solve),
+ * Prints one JSON line: pods, build and solve seconds, the part of the build spent adding
+ * the pods from their JSON (jsonPodsSeconds) and the time to add the same pods from their
+ * decoded records (api/pod.h) to a fresh snapshot (recordPodsSeconds: the live scaler's
+ * path; the decoding itself is the watch cache's, on ingest, and not counted), pods
+ * decided per second (solve),
  * peak RSS (getrusage, whole process), nodes launched, $/hour, the lower bound and
  * the ratio. Lower bound: an LP dual bound — for any direction (w_cpu, w_mem) >= 0 with
  * w·allocatable(t) <= price(t) for every usable type t, no packing can cost less than
@@ -25,6 +29,8 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "api/pod.h"
+#include "common/jsonintern.h"
 #include "scaler/sched/from_catalog.h"
 #include "scaler/sched/schedule.h"
 
@@ -90,6 +96,29 @@ static void add_json(nw_sched_snap_t *s, const char *kind, const char *text)
     cJSON_Delete(j);
 }
 
+/* Where make_pods puts each pod: the snapshot (from JSON, timed into json_secs) or, when
+ * recs is set, a decoded record appended there. */
+static double json_secs;
+static nw_jsonintern_t *intern;
+static nw_pod_t **recs;
+
+static void add_pod(nw_sched_snap_t *s, int i, const char *text)
+{
+    if (!recs) {
+        double t = now_s();
+        add_json(s, "pod", text);
+        json_secs += now_s() - t;
+        return;
+    }
+    cJSON *j = cJSON_Parse(text);
+    nw_err_t err = {0};
+    if (!j || nw_pod_decode(j, intern, &recs[i], &err) != NW_OK) {
+        fprintf(stderr, "bench: decode: %s %s\n", err.path, err.msg);
+        exit(2);
+    }
+    cJSON_Delete(j);
+}
+
 static const int cpus[] = {100, 250, 500, 1000, 1500};
 static const int mems[] = {100, 256, 512, 1024, 2048, 4096};
 
@@ -142,7 +171,7 @@ static void make_pods(nw_sched_snap_t *s, int n, bool gpu5, bool plain)
                  "\"labels\":%s},\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{"
                  "\"requests\":{\"cpu\":\"%dm\",\"memory\":\"%dMi\"%s}}}]%s}}",
                  i, i, labels, cpu, mem, gpu ? ",\"nvidia.com/gpu\":\"1\"" : "", extra);
-        add_json(s, "pod", buf);
+        add_pod(s, i, buf);
         if (gpu) {
             gpu_cpu += cpu / 1000.0;
             gpu_mem += mem / 1024.0;
@@ -198,21 +227,13 @@ static double gpu_bound(const nw_sched_snap_t *s, double n)
     return isfinite(best) ? best * n : 0;
 }
 
-int main(int argc, char **argv)
+/* The instance types and NodePools of a run. */
+static void setup(nw_sched_snap_t *s, bool cat)
 {
-    if (argc != 3 && !(argc == 4 && strcmp(argv[3], "repack") == 0)) {
-        fprintf(stderr, "usage: bench synthetic|plain|catalog N [repack]\n");
-        return 2;
-    }
-    bool repack = argc == 4;
-    bool cat = strcmp(argv[1], "catalog") == 0;
-    int n = atoi(argv[2]); /* NOLINT: bench argument */
-    double t0 = now_s();
-    nw_sched_snap_t *s = nw_snapshot_new();
     if (cat) {
         const char *z[] = {"us-east-1a", "us-east-1b", "us-east-1c"};
         if (nw_from_catalog_load(s, NULL, 0, "us-east-1", z, 3, NULL) != NW_OK)
-            return 2;
+            exit(2);
         zones[0] = z[0];
         zones[1] = z[1];
         zones[2] = z[2];
@@ -241,6 +262,51 @@ int main(int argc, char **argv)
                  "{\"metadata\":{\"name\":\"default\"},\"spec\":{\"template\":{"
                  "\"spec\":{}}}}");
     }
+}
+
+/* The same pods as make_pods gave the first snapshot, decoded into records first (as the
+ * watch cache holds them), then added to a fresh snapshot: the seconds of those adds. */
+static double record_pass(bool cat, int n, bool plain, uint64_t seed)
+{
+    rng = seed;
+    intern = nw_jsonintern_new();
+    recs = calloc((size_t)n + 1, sizeof *recs);
+    if (!intern || !recs)
+        exit(2);
+    nw_sched_snap_t *s = nw_snapshot_new();
+    setup(s, cat);
+    make_pods(s, n, cat, plain);
+    double t = now_s();
+    for (int i = 0; i < n; i++) {
+        nw_err_t err = {0};
+        if (nw_snap_pod_add(s, recs[i], &err) != NW_OK) {
+            fprintf(stderr, "bench: record: %s %s\n", err.path, err.msg);
+            exit(2);
+        }
+    }
+    t = now_s() - t;
+    nw_snapshot_free(s);
+    for (int i = 0; i < n; i++)
+        nw_pod_free(recs[i]);
+    free(recs);
+    recs = NULL;
+    nw_jsonintern_free(intern);
+    return t;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 3 && !(argc == 4 && strcmp(argv[3], "repack") == 0)) {
+        fprintf(stderr, "usage: bench synthetic|plain|catalog N [repack]\n");
+        return 2;
+    }
+    bool repack = argc == 4;
+    bool cat = strcmp(argv[1], "catalog") == 0;
+    int n = atoi(argv[2]); /* NOLINT: bench argument */
+    double t0 = now_s();
+    nw_sched_snap_t *s = nw_snapshot_new();
+    setup(s, cat);
+    uint64_t seed = rng;
     make_pods(s, n, cat, strcmp(argv[1], "plain") == 0);
     nw_sched_opts_t so = {.repack = repack};
     nw_snapshot_set_opts(s, &so);
@@ -281,13 +347,15 @@ int main(int argc, char **argv)
     int placed = 0;
     for (int i = 0; i < r.nclaims; i++)
         placed += r.claims[i].npods;
+    double rec = record_pass(cat, n, strcmp(argv[1], "plain") == 0, seed);
     printf("{\"run\":\"%s%s\",\"pods\":%d,\"considered\":%d,\"onNewNodes\":%d,\"unschedulable\":%d,"
-           "\"buildSeconds\":%.3f,\"solveSeconds\":%.3f,\"podsPerSecond\":%.0f,"
+           "\"buildSeconds\":%.3f,\"jsonPodsSeconds\":%.3f,\"recordPodsSeconds\":%.3f,"
+           "\"solveSeconds\":%.3f,\"podsPerSecond\":%.0f,"
            "\"peakRssMiB\":%.1f,\"nodes\":%d,\"pricePerHour\":%.2f,\"lowerBound\":%.2f,"
            "\"ratio\":%.3f}\n",
-           argv[1], repack ? "+repack" : "", n, r.considered, placed, r.nunsched, t1 - t0, t2 - t1,
-           (t2 - t1) > 0 ? r.considered / (t2 - t1) : 0.0, ru.ru_maxrss / 1024.0, r.nclaims,
-           r.total_price, lb, lb > 0 ? r.total_price / lb : 0.0);
+           argv[1], repack ? "+repack" : "", n, r.considered, placed, r.nunsched, t1 - t0,
+           json_secs, rec, t2 - t1, (t2 - t1) > 0 ? r.considered / (t2 - t1) : 0.0,
+           ru.ru_maxrss / 1024.0, r.nclaims, r.total_price, lb, lb > 0 ? r.total_price / lb : 0.0);
     nw_solve_results_free(&r);
     nw_snapshot_free(s);
     return 0;

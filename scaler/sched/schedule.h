@@ -12,18 +12,21 @@
  * Use:
  *   nw_sched_snap_t *s = nw_snapshot_new();
  *   nw_snap_node_add_itype(s, &it) ...       (or nw_from_catalog_add,
- * scaler/sched/from_catalog.h) nw_snap_node_add_pool_json(s, nodepool, &err); add_pod_json /
- * add_node_json / add_nodeclaim_json / add_daemonset_json ... nw_sched_results_t r;
- * nw_solve(s, now, &r, &err); ... nw_solve_results_free(&r); nw_snapshot_free(s); Objects
- * may be added in any order; nw_solve binds pods to their nodes by name. A snapshot can be
- * solved more than once (each solve works on its own state).
+ * scaler/sched/from_catalog.h) nw_snap_node_add_pool_json(s, nodepool, &err);
+ * nw_snap_pod_add(s, record, &err) (or nw_snap_pod_add_json) / add_node_json /
+ * add_nodeclaim_json / add_daemonset_json ... nw_sched_results_t r; nw_solve(s, now, &r,
+ * &err); ... nw_solve_results_free(&r); nw_snapshot_free(s); Objects may be added in any
+ * order (storage before the pods that use it); nw_solve binds pods to their nodes by name. A
+ * snapshot can be solved more than once (each solve works on its own state).
  *
  * Resources are held as int64 milli-units (a Kubernetes quantity's MilliValue: cpu
  * 1500m = 1500, memory 1Gi = 1073741824000, pods 1 = 1000) in a fixed vector whose
  * slots are named by the snapshot (cpu, memory, pods, ephemeral-storage, then the
  * accelerator resources, then any other name seen, up to NW_SCHED_NRES).
  *
- * Ownership: the snapshot owns everything added to it (JSON is copied out, never kept).
+ * Ownership: the snapshot owns everything added to it (JSON is copied out, never kept;
+ * pods given as JSON are kept as their decoded records). Pod records are borrowed
+ * (nw_snap_pod_add says for how long).
  * Results own their strings; pod/pool/itype indexes in results refer to the snapshot.
  * Thread: a snapshot belongs to one thread; solving does not modify it.
  */
@@ -106,9 +109,29 @@ void nw_snap_node_ice(nw_sched_snap_t *s, const char *itype, const char *zone,
  * (e.g. "spec.containers[0].resources.requests[cpu]"); the object is then not added. */
 NW_MUST_USE nw_rc_t nw_snap_node_add_pool_json(nw_sched_snap_t *s, const cJSON *nodepool,
                                                nw_err_t *err);
+/** A pod from its JSON: decoded into a record (api/pod.h, kept by the snapshot) and added
+ * as nw_snap_pod_add does, with the same errors as the JSON always gave (the field named;
+ * host ports and pod-level requests are read from the JSON as given). */
 NW_MUST_USE nw_rc_t nw_snap_pod_add_json(nw_sched_snap_t *s, const cJSON *pod, nw_err_t *err);
-/** Add a pod from its record (api/pod.h; borrowed). */
+/** A pod from its record (api/pod.h; borrowed for the call, nothing of it is kept). What
+ * its shared scheduling spec gives (requests, class, host ports, topology constraints) is
+ * derived once per snapshot and taken by every later pod holding the same spec, found by
+ * the spec's address: so the records added to one snapshot must stay alive (not freed,
+ * their memory not reused) until the last pod is added, as a held kube snapshot keeps
+ * them. Errors name the field, as nw_snap_pod_add_json's. */
 NW_MUST_USE nw_rc_t nw_snap_pod_add(nw_sched_snap_t *s, const nw_pod_t *pod, nw_err_t *err);
+/* Where nw_snap_pod_add_as puts a pod instead of where its record says (the live snapshot,
+ * scaler/state/simsnap.c). */
+typedef struct {
+    const char *node; /* non-NULL: bound to this node or in-flight NodeClaim (a pod an
+                         earlier batch nominated to it) */
+    bool pending;     /* unbound and to be placed again, as an unschedulable pending pod
+                         (phase Pending, PodScheduled=False/Unschedulable, not nominated): a
+                         pod of a node that is left out or being deleted */
+} nw_sched_pod_as_t;
+/** nw_snap_pod_add with the pod moved as `as` says (NULL: as nw_snap_pod_add). */
+NW_MUST_USE nw_rc_t nw_snap_pod_add_as(nw_sched_snap_t *s, const nw_pod_t *pod,
+                                       const nw_sched_pod_as_t *as, nw_err_t *err);
 NW_MUST_USE nw_rc_t nw_snap_node_add_json(nw_sched_snap_t *s, const cJSON *node, nw_err_t *err);
 /** An in-flight NodeClaim (launched or not, not registered): its requirements/labels,
  * taints, status.capacity/allocatable (or spec.resources.requests as the floor). */

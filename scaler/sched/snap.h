@@ -1,7 +1,7 @@
 /*
  * scaler/sched/snap.h — the snapshot's internal representation, shared by
- * snapshot.c, snap_pod.c, snap_node.c (building it from JSON) and solve*.c (the
- * simulation). Not an API:
+ * snapshot.c, snap_pod.c, snap_class.c, snap_node.c, snap_volume.c (building it) and
+ * solve*.c (the simulation). Not an API:
  * other modules use schedule.h.
  *
  * Ownership: everything below is owned by the nw_sched_snap_t it hangs from.
@@ -115,7 +115,7 @@ typedef struct {
     char *owner_kind, *owner_name;
     int64_t created;
     nw_sched_res_t req;
-    nw_labels_t labels;
+    const nw_labels_t *labels; /* shared by the pods with the same labels (the snapshot's) */
     int cls;
     nw_pod_tc_t *tcs;
     int ntcs;
@@ -128,6 +128,44 @@ typedef struct {
     bool terminating;
     bool finished; /* Succeeded/Failed */
 } nw_spod_t;
+
+/* Addresses to indexes (open addressing): how the snapshot finds what it derived from a
+ * record's shared part (snap_pod.c). */
+typedef struct {
+    const void *key;
+    int val;
+} nw_ptrslot_t;
+
+typedef struct {
+    nw_ptrslot_t *slots; /* NULL until the first entry */
+    size_t cap, n;
+} nw_ptrmap_t;
+
+/* The topology constraints a shared spec gives the pods of one namespace (and, when a
+ * spread constraint has matchLabelKeys, one shared label set). */
+typedef struct {
+    char *ns;
+    const cJSON *labels; /* the record's shared labels, by address; NULL: any */
+    nw_pod_tc_t *tcs;
+    int ntcs;
+} nw_sspec_tcs_t;
+
+/* What a snapshot derived from one shared scheduling spec (api/pod.h: a ReplicaSet's
+ * replicas hold one `spec`), kept by the spec's address so the other pods that hold it
+ * take it instead of parsing the spec again (snap_pod.c). */
+typedef struct {
+    const cJSON *spec; /* the key, borrowed from the records */
+    nw_sched_res_t req;
+    bool accel;
+    bool per_pod;   /* it has claim volumes: class and volumes depend on the pod's namespace
+                       and name and are derived for each pod */
+    bool by_labels; /* matchLabelKeys: its constraints depend on the pod's labels too */
+    int cls;        /* the pod class (when !per_pod) */
+    nw_hostport_t *hostports;
+    int nhostports;
+    nw_sspec_tcs_t *tcs; /* when !per_pod */
+    size_t ntcs, ctcs;
+} nw_sspec_t;
 
 typedef struct {
     char *name;
@@ -231,6 +269,19 @@ struct nw_sched_snap {
     size_t nscs, cscs;
     nw_scsinode_t *csinodes;
     size_t ncsinodes, ccsinodes;
+    /* what each distinct shared spec gave (snap_pod.c), found by its address */
+    nw_sspec_t *specs;
+    size_t nspecs, cspecs;
+    nw_ptrmap_t spec_map;
+    /* the pods' label sets, one per distinct shared labels object (by its address) */
+    nw_labels_t **lsets;
+    size_t nlsets, clsets;
+    nw_ptrmap_t labels_map;
+    /* the pods nw_snap_pod_add_json decoded, kept while the snapshot lives: their shared
+     * parts are keys of `specs` (an address must not be freed and reused meanwhile) */
+    nw_jsonintern_t *intern;
+    nw_pod_t **recs;
+    size_t nrecs, crecs;
 };
 
 /** The node class entry named name, or NULL. */
@@ -243,6 +294,12 @@ const nw_sched_res_t *nw_snap_node_type_allocatable(const nw_sched_snap_t *s,
 
 /* hash used for class dedup (FNV-1a) */
 uint64_t nw_snapshot_hash(const char *s);
+
+/** The index of the pod class of a pod spec (snap_class.c: found or added), whose volumes
+ * are those of pod pod_ns/pod_name and which asks for an accelerator when accel; -1 with
+ * err set when the spec does not parse. */
+int nw_snap_class_get(nw_sched_snap_t *s, const cJSON *spec, const char *pod_ns,
+                      const char *pod_name, bool accel, nw_err_t *err);
 
 /** Does group g select pod p (namespace and labels). */
 bool nw_snap_pod_group_selects(const nw_sched_snap_t *s, const nw_tgroup_t *g, const nw_spod_t *p);
@@ -257,6 +314,7 @@ void *nw_snapshot_grow(void *p, size_t *cap, size_t n, size_t elem);
 char *nw_snapshot_dupstr(const char *s);
 void nw_snapshot_pclass_free(nw_pclass_t *c);
 void nw_snapshot_pod_free(nw_spod_t *p);
+void nw_snapshot_spec_free(nw_sspec_t *e);
 void nw_snapshot_group_free(nw_tgroup_t *g);
 void nw_snapshot_node_free(nw_snode_t *n);
 void nw_snapshot_pool_free(nw_spool_t *p);
@@ -275,7 +333,6 @@ NW_MUST_USE nw_rc_t nw_snap_pod_parse_hostports(const cJSON *spec, const char *p
 int nw_snapshot_res_slot_find(const nw_sched_snap_t *s, const char *name);
 NW_MUST_USE nw_rc_t nw_snapshot_parse_res(nw_sched_snap_t *s, const cJSON *obj, const char *path,
                                           nw_sched_res_t *out, bool *present, nw_err_t *err);
-int64_t nw_snapshot_parse_time(const char *t);
 void nw_snapshot_storage_free(nw_sched_snap_t *s);
 /** The node requirements a pod's volumes ask for (snap_volume.c): alternatives (ORed; none:
  * *nalts 0), or *msg (malloc'd) when a volume makes the pod unschedulable. */

@@ -1,6 +1,7 @@
 /* scaler/sched/snap_pod.c — building a scheduling snapshot (scaler/sched/snapshot.c): pods: label
  * selectors, topology groups, pod classes and the pods themselves. */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,7 +59,7 @@ bool nw_snap_pod_group_selects(const nw_sched_snap_t *s, const nw_tgroup_t *g, c
         if (!ok)
             return false;
     }
-    return nw_requirements_match_labels(&g->sel, &p->labels, NULL);
+    return nw_requirements_match_labels(&g->sel, p->labels, NULL);
 }
 
 typedef struct {
@@ -234,288 +235,6 @@ static NW_MUST_USE nw_rc_t parse_affinity_terms(nw_sched_snap_t *s, nw_spod_t *p
     return NW_OK;
 }
 
-/* ---- pod classes ------------------------------------------------------------- */
-
-static int cmp_pref(const void *a, const void *b)
-{
-    const int *x = a, *y = b;
-    return x[0] != y[0] ? (y[0] > x[0]) - (y[0] < x[0]) : x[1] - y[1];
-}
-
-static void validate_expr_list(const cJSON *arr, const char *path, char **invalid)
-{
-    const cJSON *it;
-    int i = 0;
-    cJSON_ArrayForEach(it, arr)
-    {
-        if (*invalid)
-            return;
-        const char *k = nw_json_str(it, "key"), *op = nw_json_str(it, "operator");
-        const char *vals[64];
-        size_t nv = 0;
-        const cJSON *v;
-        cJSON_ArrayForEach(v, nw_json_get(it, "values"))
-        {
-            if (cJSON_IsString(v) && nv < 64)
-                vals[nv++] = v->valuestring;
-        }
-        char msg[512];
-        if (k && op &&
-            nw_requirements_validate_requirement(k, op, vals, nv, 0, msg, sizeof msg) > 0) {
-            size_t n = strlen(msg) + strlen(path) + 32;
-            *invalid = malloc(n);
-            if (*invalid)
-                snprintf(*invalid, n, "%s[%d]: %s", path, i, msg);
-        }
-        i++;
-    }
-}
-
-/* preferredDuringSchedulingIgnoredDuringExecution: the preference terms, heaviest first. */
-static NW_MUST_USE nw_rc_t parse_prefs(nw_pclass_t *c, const cJSON *na, nw_err_t *err)
-{
-    nw_rc_t rc;
-    const cJSON *pref =
-        na ? nw_json_get(na, "preferredDuringSchedulingIgnoredDuringExecution") : NULL;
-    int np = cJSON_GetArraySize(pref);
-    if (np > 0) {
-        int(*order)[2] = calloc((size_t)np, sizeof *order);
-        nw_reqs_t *tmp = calloc((size_t)np, sizeof *tmp);
-        c->prefs = calloc((size_t)np, sizeof *c->prefs);
-        if (!order || !tmp || !c->prefs) {
-            free(order);
-            free(tmp);
-            return nw_err_set(err, NW_ENOMEM, "spec.affinity", "out of memory");
-        }
-        const cJSON *it;
-        int i = 0;
-        rc = NW_OK;
-        cJSON_ArrayForEach(it, pref)
-        {
-            char p[200];
-            snprintf(
-                p, sizeof p,
-                "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[%d]"
-                ".preference.matchExpressions",
-                i);
-            const cJSON *w = nw_json_get(it, "weight"), *pr = nw_json_get(it, "preference");
-            order[i][0] = cJSON_IsNumber(w) ? w->valueint : 0;
-            order[i][1] = i;
-            if (rc == NW_OK)
-                rc = nw_requirements_json_parse_list(
-                    pr ? nw_json_get(pr, "matchExpressions") : NULL, p, 0, &tmp[i], err);
-            else
-                nw_requirements_init(&tmp[i]);
-            i++;
-        }
-        if (rc == NW_OK) {
-            qsort(order, (size_t)np, sizeof *order, cmp_pref);
-            for (int k = 0; k < np; k++)
-                c->prefs[k] = tmp[order[k][1]];
-            c->nprefs = (size_t)np;
-        } else {
-            nw_requirements_json_terms_free(tmp, (size_t)np);
-            tmp = NULL;
-        }
-        free(tmp);
-        free(order);
-        if (rc != NW_OK)
-            return rc;
-    }
-    return NW_OK;
-}
-
-/* Karpenter ignores pods with invalid requirements: the first problem goes to c->invalid. */
-static void validate_class(nw_pclass_t *c, const cJSON *spec, const cJSON *req, const char *tp)
-{
-    const cJSON *ns = nw_json_get(spec, "nodeSelector"), *it;
-    cJSON_ArrayForEach(it, ns)
-    {
-        if (c->invalid || !cJSON_IsString(it))
-            continue;
-        const char *v[1] = {it->valuestring};
-        char msg[512];
-        if (nw_requirements_validate_requirement(it->string, "In", v, 1, 0, msg, sizeof msg) > 0) {
-            size_t n = strlen(msg) + strlen(it->string) + 40;
-            c->invalid = malloc(n);
-            if (c->invalid)
-                snprintf(c->invalid, n, "spec.nodeSelector[%s]: %s", it->string, msg);
-        }
-    }
-    const cJSON *t;
-    int ti = 0;
-    const cJSON *terms_arr = req ? nw_json_get(req, "nodeSelectorTerms") : NULL;
-    cJSON_ArrayForEach(t, terms_arr)
-    {
-        char p[200];
-        snprintf(p, sizeof p, "%s[%d].matchExpressions", tp, ti++);
-        validate_expr_list(nw_json_get(t, "matchExpressions"), p, &c->invalid);
-        if (!c->invalid && cJSON_GetArraySize(nw_json_get(t, "matchFields")) > 0) {
-            c->invalid = strdup("matchFields in required node affinity is not supported");
-        }
-    }
-}
-
-static NW_MUST_USE nw_rc_t class_build(nw_pclass_t *c, const cJSON *spec, nw_err_t *err)
-{
-    nw_rc_t rc = nw_requirements_json_parse_node_selector(nw_json_get(spec, "nodeSelector"),
-                                                          "spec.nodeSelector", &c->selector, err);
-    if (rc != NW_OK)
-        return rc;
-    const cJSON *aff = nw_json_get(spec, "affinity");
-    const cJSON *na = aff ? nw_json_get(aff, "nodeAffinity") : NULL;
-    const cJSON *req =
-        na ? nw_json_get(na, "requiredDuringSchedulingIgnoredDuringExecution") : NULL;
-    const char *tp = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
-                     "nodeSelectorTerms";
-    if (req) {
-        rc = nw_requirements_json_parse_terms(nw_json_get(req, "nodeSelectorTerms"), tp, &c->terms,
-                                              &c->nterms, err);
-        if (rc != NW_OK)
-            return rc;
-    }
-    if ((rc = parse_prefs(c, na, err)) != NW_OK)
-        return rc;
-    rc = nw_tolerations_parse(nw_json_get(spec, "tolerations"), "spec.tolerations", &c->tols, err);
-    if (rc != NW_OK)
-        return rc;
-    /* refuses Karpenter capacity: required term with karpenter.sh/nodepool DoesNotExist */
-    for (size_t i = 0; i < c->nterms; i++) {
-        const nw_req_t *r = nw_requirements_get(&c->terms[i], NW_LABEL_NODEPOOL);
-        if (r && nw_requirements_req_operator(r) == NW_REQ_DOES_NOT_EXIST)
-            c->refuses = true;
-    }
-    /* validation (Karpenter ignores pods with invalid requirements) */
-    validate_class(c, spec, req, tp);
-    return NW_OK;
-}
-
-/* cross the pod's required terms with its volumes' alternatives */
-static NW_MUST_USE nw_rc_t class_add_volumes(nw_pclass_t *c, const nw_reqs_t *alts, size_t nalts)
-{
-    size_t nt = c->nterms ? c->nterms : 1, n = 0;
-    nw_reqs_t *terms = calloc(nt * nalts, sizeof *terms),
-              *sterms = calloc(nt * nalts, sizeof *sterms);
-    nw_rc_t rc = terms && sterms ? NW_OK : NW_ENOMEM;
-    for (size_t t = 0; t < nt && rc == NW_OK; t++)
-        for (size_t a = 0; a < nalts && rc == NW_OK; a++, n++) {
-            nw_requirements_init(&terms[n]);
-            nw_requirements_init(&sterms[n]);
-            if (c->nterms && (rc = nw_requirements_copy(&sterms[n], &c->terms[t])) != NW_OK)
-                break;
-            if ((rc = nw_requirements_copy(&terms[n], &sterms[n])) == NW_OK)
-                rc = nw_requirements_add_all(&terms[n], &alts[a]);
-        }
-    if (rc != NW_OK) {
-        if (terms)
-            nw_requirements_json_terms_free(terms, n);
-        if (sterms)
-            nw_requirements_json_terms_free(sterms, n);
-        return rc;
-    }
-    nw_requirements_json_terms_free(c->terms, c->nterms);
-    c->terms = terms;
-    c->sterms = sterms;
-    c->nterms = n;
-    return NW_OK;
-}
-
-static int class_get(nw_sched_snap_t *s, const cJSON *spec, const char *pod_ns,
-                     const char *pod_name, bool accel, nw_err_t *err)
-{
-    nw_reqs_t *alts = NULL;
-    size_t nalts = 0;
-    char *vmsg = NULL;
-    if (nw_snap_volume_alts(s, spec, pod_ns, pod_name, &alts, &nalts, &vmsg) != NW_OK) {
-        nw_err_set(err, NW_ENOMEM, "spec.volumes", "out of memory");
-        return -1;
-    }
-    cJSON *k = nw_json_new_object();
-    if (vmsg)
-        nw_json_add_string(k, "volerr", vmsg);
-    for (size_t i = 0; i < nalts; i++) {
-        char buf[1024];
-        nw_requirements_format(&alts[i], buf, sizeof buf);
-        nw_json_push(nw_json_add_array(k, "vol"), nw_json_new_string(buf));
-    }
-    const cJSON *aff = nw_json_get(spec, "affinity");
-    const char *keys[] = {"nodeSelector", "tolerations"};
-    for (int i = 0; i < 2; i++)
-        if (nw_json_get(spec, keys[i]))
-            nw_json_add_item(k, keys[i], nw_json_dup(nw_json_get(spec, keys[i])));
-    if (aff && nw_json_get(aff, "nodeAffinity"))
-        nw_json_add_item(k, "na", nw_json_dup(nw_json_get(aff, "nodeAffinity")));
-    nw_json_add_bool(k, "accel", accel);
-    char *sig = nw_json_print(k);
-    cJSON_Delete(k);
-    if (!sig) {
-        nw_requirements_json_terms_free(alts, nalts);
-        free(vmsg);
-        nw_err_set(err, NW_ENOMEM, "spec", "out of memory");
-        return -1;
-    }
-    uint64_t h = nw_snapshot_hash(sig);
-    if (s->class_hash) {
-        for (size_t i = h & (s->class_hash_cap - 1);; i = (i + 1) & (s->class_hash_cap - 1)) {
-            int ci = s->class_hash[i];
-            if (ci < 0)
-                break;
-            if (strcmp(s->classes[ci].sig, sig) == 0) {
-                free(sig);
-                nw_requirements_json_terms_free(alts, nalts);
-                free(vmsg);
-                return ci;
-            }
-        }
-    }
-    nw_pclass_t c = {.sig = sig, .wants_accel = accel, .volume_err = vmsg};
-    nw_requirements_init(&c.selector);
-    nw_tolerations_init(&c.tols);
-    if (class_build(&c, spec, err) != NW_OK ||
-        (nalts && class_add_volumes(&c, alts, nalts) != NW_OK &&
-         nw_err_set(err, NW_ENOMEM, "spec.volumes", "out of memory"))) {
-        nw_requirements_json_terms_free(alts, nalts);
-        nw_snapshot_pclass_free(&c);
-        return -1;
-    }
-    nw_requirements_json_terms_free(alts, nalts);
-    nw_pclass_t *nc = nw_snapshot_grow(s->classes, &s->cclasses, s->nclasses, sizeof *nc);
-    if (!nc) {
-        nw_snapshot_pclass_free(&c);
-        nw_err_set(err, NW_ENOMEM, "spec", "out of memory");
-        return -1;
-    }
-    s->classes = nc;
-    s->classes[s->nclasses] = c;
-    int idx = (int)s->nclasses++;
-    /* rehash when over half full */
-    if (s->nclasses * 2 > s->class_hash_cap) {
-        size_t cap = s->class_hash_cap ? s->class_hash_cap * 2 : 64;
-        int *nh = malloc(cap * sizeof *nh);
-        if (!nh) {
-            nw_err_set(err, NW_ENOMEM, "spec", "out of memory");
-            return -1;
-        }
-        for (size_t i = 0; i < cap; i++)
-            nh[i] = -1;
-        free(s->class_hash);
-        s->class_hash = nh;
-        s->class_hash_cap = cap;
-        for (size_t ci = 0; ci < s->nclasses; ci++) {
-            size_t i = nw_snapshot_hash(s->classes[ci].sig) & (cap - 1);
-            while (nh[i] >= 0)
-                i = (i + 1) & (cap - 1);
-            nh[i] = (int)ci;
-        }
-    } else {
-        size_t i = h & (s->class_hash_cap - 1);
-        while (s->class_hash[i] >= 0)
-            i = (i + 1) & (s->class_hash_cap - 1);
-        s->class_hash[i] = idx;
-    }
-    return idx;
-}
-
 /* ---- pods -------------------------------------------------------------------- */
 
 static bool is_nominated(const nw_sched_snap_t *s, const char *uid)
@@ -584,28 +303,30 @@ nw_rc_t nw_snap_pod_parse_hostports(const cJSON *spec, const char *path, nw_host
     return NW_OK;
 }
 
-/* Who the pod is: namespace, name, key and uid (false: out of memory), its node, creation
- * time and controlling owner. */
-static bool pod_identity(nw_spod_t *p, const cJSON *md, const cJSON *spec, const char *ns,
-                         const char *name)
+/* Who the pod is: namespace ("default" when it has none), name, key and uid (false: out of
+ * memory), its node (`node` when not NULL: an empty one is none), creation time and
+ * controlling owner. */
+static bool pod_identity(nw_spod_t *p, const nw_pod_t *pod, const char *node)
 {
+    const char *ns = pod->ns[0] ? pod->ns : "default";
     p->ns = strdup(ns);
-    p->name = strdup(name);
-    size_t kl = strlen(ns) + strlen(name) + 2;
+    p->name = strdup(pod->name);
+    size_t kl = strlen(ns) + strlen(pod->name) + 2;
     p->key = malloc(kl);
     if (p->key)
-        snprintf(p->key, kl, "%s/%s", ns, name);
-    p->uid = nw_snapshot_dupstr(nw_json_str(md, "uid") ? nw_json_str(md, "uid") : p->key);
+        snprintf(p->key, kl, "%s/%s", ns, pod->name);
+    p->uid = nw_snapshot_dupstr(pod->uid[0] ? pod->uid : p->key);
     if (!p->ns || !p->name || !p->key || !p->uid)
         return false;
-    p->node_name = nw_snapshot_dupstr(nw_json_str(spec, "nodeName"));
-    if (p->node_name && !*p->node_name) {
-        free(p->node_name);
-        p->node_name = NULL;
-    }
-    p->created = nw_snapshot_parse_time(nw_json_str(md, "creationTimestamp"));
-    const cJSON *owners = nw_json_get(md, "ownerReferences"), *o, *owner = NULL;
-    cJSON_ArrayForEach(o, owners)
+    if (!node)
+        node = pod->node_name;
+    if (*node && !(p->node_name = strdup(node)))
+        return false;
+    /* whole seconds, as the API server writes them: pods created in one second are ordered
+     * by uid */
+    p->created = pod->created - pod->created % 1000000000LL;
+    const cJSON *o, *owner = NULL;
+    cJSON_ArrayForEach(o, pod->owners)
     {
         if (!owner || cJSON_IsTrue(nw_json_get(o, "controller")))
             owner = o;
@@ -657,7 +378,7 @@ static NW_MUST_USE nw_rc_t parse_spread(nw_sched_snap_t *s, nw_spod_t *p, const 
         const cJSON *mk;
         cJSON_ArrayForEach(mk, nw_json_get(it, "matchLabelKeys"))
         {
-            const char *lv = cJSON_IsString(mk) ? nw_labels_get(&p->labels, mk->valuestring) : NULL;
+            const char *lv = cJSON_IsString(mk) ? nw_labels_get(p->labels, mk->valuestring) : NULL;
             if (!lv || !sel || !cJSON_IsObject(sel))
                 continue;
             if (!selx)
@@ -689,86 +410,310 @@ static NW_MUST_USE nw_rc_t parse_spread(nw_sched_snap_t *s, nw_spod_t *p, const 
 }
 
 /* Where the pod stands: terminating, finished, unschedulable, and whether provisioning is
- * for it (not bound, nominated, DaemonSet or mirror, terminating or finished). */
-static void pod_state(const nw_sched_snap_t *s, nw_spod_t *p, const cJSON *md, const cJSON *st)
+ * for it (not bound, nominated, DaemonSet or mirror, terminating or finished). A pod put
+ * back as pending (`again`) is Pending and unschedulable whatever its status says. */
+static void pod_state(const nw_sched_snap_t *s, nw_spod_t *p, const nw_pod_t *pod, bool again)
 {
-    const cJSON *it;
-    p->terminating =
-        nw_json_get(md, "deletionTimestamp") && !cJSON_IsNull(nw_json_get(md, "deletionTimestamp"));
-    const char *phase = nw_json_str(st, "phase");
-    p->finished = phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
-    const char *nom = nw_json_str(st, "nominatedNodeName");
-    const cJSON *conds = st ? nw_json_get(st, "conditions") : NULL;
-    cJSON_ArrayForEach(it, conds)
-    {
-        const char *t = nw_json_str(it, "type"), *sv = nw_json_str(it, "status"),
-                   *r = nw_json_str(it, "reason");
-        if (t && strcmp(t, "PodScheduled") == 0 && sv && strcmp(sv, "False") == 0 && r &&
-            strcmp(r, "Unschedulable") == 0)
+    p->terminating = pod->terminating;
+    p->finished = !again && nw_pod_is_terminal(pod);
+    bool nominated = !again && pod->nominated[0];
+    p->unschedulable_cond = again;
+    for (int i = 0; i < pod->nconds && !again; i++) {
+        const nw_pod_cond_t *c = &pod->conds[i];
+        if (strcmp(c->type, "PodScheduled") == 0 && c->status == NW_POD_COND_FALSE &&
+            strcmp(c->reason, "Unschedulable") == 0)
             p->unschedulable_cond = true;
     }
     bool ds = p->owner_kind && strcmp(p->owner_kind, "DaemonSet") == 0;
     bool mirror = p->owner_kind && strcmp(p->owner_kind, "Node") == 0;
-    p->provisionable_state = !p->node_name && !(nom && *nom) && !ds && !mirror && !p->terminating &&
+    p->provisionable_state = !p->node_name && !nominated && !ds && !mirror && !p->terminating &&
                              !p->finished && !is_nominated(s, p->uid);
 }
 
-nw_rc_t nw_snap_pod_add_json(nw_sched_snap_t *s, const cJSON *pod, nw_err_t *err)
+/* ---- what a pod's spec gives, once per shared spec --------------------------- */
+
+/* The pod's topology constraints: its spread constraints, then pod affinity and
+ * anti-affinity terms (their groups found or added). */
+static NW_MUST_USE nw_rc_t pod_constraints(nw_sched_snap_t *s, nw_spod_t *p, const cJSON *spec,
+                                           nw_err_t *err)
 {
-    if (!cJSON_IsObject(pod))
-        return nw_err_set(err, NW_EINVAL, "", "pod must be an object");
-    const cJSON *md = nw_json_get(pod, "metadata"), *spec = nw_json_get(pod, "spec"),
-                *st = nw_json_get(pod, "status");
-    const char *name = nw_json_str(md, "name");
-    if (!name)
-        return nw_err_set(err, NW_EINVAL, "metadata.name", "Required value");
-    if (!cJSON_IsObject(spec))
-        return nw_err_set(err, NW_EINVAL, "spec", "Required value");
-    const char *ns = nw_json_str(md, "namespace");
-    if (!ns)
-        ns = "default";
-    nw_spod_t p = {0};
-    nw_labels_init(&p.labels);
     size_t tccap = 0;
-    nw_rc_t rc = NW_ENOMEM;
-    if (!pod_identity(&p, md, spec, ns, name))
-        goto fail_nomem;
-    if ((rc = nw_labels_parse(nw_json_get(md, "labels"), "metadata.labels", &p.labels, err)) !=
-        NW_OK)
-        goto fail;
-    if ((rc = nw_snapshot_pod_requests(s, spec, "spec", &p.req, err)) != NW_OK)
-        goto fail;
+    nw_rc_t rc = parse_spread(s, p, spec, &tccap, err);
+    const cJSON *aff = nw_json_get(spec, "affinity");
+    if (rc == NW_OK && aff)
+        rc = parse_affinity_terms(s, p, nw_json_get(aff, "podAffinity"), NW_TG_AFFINITY,
+                                  "spec.affinity.podAffinity", &tccap, err);
+    if (rc == NW_OK && aff)
+        rc = parse_affinity_terms(s, p, nw_json_get(aff, "podAntiAffinity"), NW_TG_ANTI,
+                                  "spec.affinity.podAntiAffinity", &tccap, err);
+    return rc;
+}
+
+static bool wants_accel(const nw_sched_snap_t *s, const nw_sched_res_t *req)
+{
     bool accel = false;
     for (int k = NW_SR_NVIDIA_GPU; k <= NW_SR_GAUDI; k++)
-        accel |= p.req.v[k] > 0;
+        accel |= req->v[k] > 0;
     for (int k = NW_SR_FIXED; k < s->nres; k++) /* a MIG slice is an accelerator too */
-        accel |= p.req.v[k] > 0 && nw_mig_is_resource(s->res_names[k]);
-    p.cls = class_get(s, spec, p.ns, p.name, accel, err);
-    if (p.cls < 0) {
-        rc = NW_EINVAL;
-        goto fail;
+        accel |= req->v[k] > 0 && nw_mig_is_resource(s->res_names[k]);
+    return accel;
+}
+
+/* Everything the spec gives the pod, derived from the spec (the JSON path: host ports from
+ * raw, the pod's spec as given, when not NULL). */
+static NW_MUST_USE nw_rc_t derive(nw_sched_snap_t *s, nw_spod_t *p, const cJSON *spec,
+                                  const cJSON *req_spec, const cJSON *raw, bool *accel,
+                                  nw_err_t *err)
+{
+    nw_rc_t rc = nw_snapshot_pod_requests(s, req_spec, "spec", &p->req, err);
+    if (rc != NW_OK)
+        return rc;
+    *accel = wants_accel(s, &p->req);
+    if ((p->cls = nw_snap_class_get(s, spec, p->ns, p->name, *accel, err)) < 0)
+        return NW_EINVAL;
+    rc = nw_snap_pod_parse_hostports(raw ? raw : spec, "spec", &p->hostports, &p->nhostports, err);
+    if (rc != NW_OK)
+        return rc;
+    if (nw_snap_volume_pod_volumes(s, spec, p->ns, p->name, &p->vols, &p->nvols) != NW_OK)
+        return nw_err_set(err, NW_ENOMEM, "", "out of memory");
+    return pod_constraints(s, p, spec, err);
+}
+
+static size_t ptr_slot(const void *key, size_t cap)
+{
+    uint64_t x = (uint64_t)(uintptr_t)key;
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    return (size_t)x & (cap - 1);
+}
+
+/* The index stored for key, or -1. */
+static int ptrmap_get(const nw_ptrmap_t *m, const void *key)
+{
+    if (!m->slots)
+        return -1;
+    for (size_t i = ptr_slot(key, m->cap);; i = (i + 1) & (m->cap - 1)) {
+        if (!m->slots[i].key)
+            return -1;
+        if (m->slots[i].key == key)
+            return m->slots[i].val;
     }
-    if ((rc = nw_snap_pod_parse_hostports(spec, "spec", &p.hostports, &p.nhostports, err)) != NW_OK)
-        goto fail;
-    if (nw_snap_volume_pod_volumes(s, spec, p.ns, p.name, &p.vols, &p.nvols) != NW_OK)
-        goto fail_nomem;
-    /* topology spread */
-    if ((rc = parse_spread(s, &p, spec, &tccap, err)) != NW_OK)
-        goto fail;
-    const cJSON *aff = nw_json_get(spec, "affinity");
-    if (aff) {
-        if ((rc = parse_affinity_terms(s, &p, nw_json_get(aff, "podAffinity"), NW_TG_AFFINITY,
-                                       "spec.affinity.podAffinity", &tccap, err)) != NW_OK)
-            goto fail;
-        if ((rc = parse_affinity_terms(s, &p, nw_json_get(aff, "podAntiAffinity"), NW_TG_ANTI,
-                                       "spec.affinity.podAntiAffinity", &tccap, err)) != NW_OK)
-            goto fail;
+}
+
+static void ptrmap_place(nw_ptrslot_t *slots, size_t cap, const void *key, int val)
+{
+    size_t i = ptr_slot(key, cap);
+    while (slots[i].key)
+        i = (i + 1) & (cap - 1);
+    slots[i] = (nw_ptrslot_t){.key = key, .val = val};
+}
+
+/* Store key (not there yet) -> val, the table rebuilt twice as large when it would be over
+ * half full. false: out of memory. */
+static bool ptrmap_put(nw_ptrmap_t *m, const void *key, int val)
+{
+    if ((m->n + 1) * 2 > m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 64;
+        nw_ptrslot_t *slots = calloc(cap, sizeof *slots);
+        if (!slots)
+            return false;
+        for (size_t i = 0; i < m->cap; i++)
+            if (m->slots[i].key)
+                ptrmap_place(slots, cap, m->slots[i].key, m->slots[i].val);
+        free(m->slots);
+        m->slots = slots;
+        m->cap = cap;
     }
-    pod_state(s, &p, md, st);
-    nw_spod_t *np = nw_snapshot_grow(s->pods, &s->cpods, s->npods, sizeof *np);
-    if (!np)
+    ptrmap_place(m->slots, m->cap, key, val);
+    m->n++;
+    return true;
+}
+
+static nw_sspec_t *spec_find(const nw_sched_snap_t *s, const cJSON *spec)
+{
+    int k = ptrmap_get(&s->spec_map, spec);
+    return k < 0 ? NULL : &s->specs[k];
+}
+
+/* The label set of the pods holding this shared labels object (parsed by the first). */
+static NW_MUST_USE nw_rc_t labels_of(nw_sched_snap_t *s, const cJSON *labels,
+                                     const nw_labels_t **out, nw_err_t *err)
+{
+    int k = ptrmap_get(&s->labels_map, labels);
+    if (k >= 0) {
+        *out = s->lsets[k];
+        return NW_OK;
+    }
+    nw_labels_t **v = nw_snapshot_grow(s->lsets, &s->clsets, s->nlsets, sizeof *v);
+    nw_labels_t *l = v ? malloc(sizeof *l) : NULL;
+    if (!l)
+        return nw_err_set(err, NW_ENOMEM, "", "out of memory");
+    s->lsets = v;
+    nw_rc_t rc = nw_labels_parse(labels, "metadata.labels", l, err);
+    if (rc == NW_OK && !ptrmap_put(&s->labels_map, labels, (int)s->nlsets))
+        rc = nw_err_set(err, NW_ENOMEM, "", "out of memory");
+    if (rc != NW_OK) {
+        nw_labels_cleanup(l);
+        free(l);
+        return rc;
+    }
+    s->lsets[s->nlsets++] = l;
+    *out = l;
+    return NW_OK;
+}
+
+static void *copy_of(const void *v, size_t n)
+{
+    void *c = n ? malloc(n) : NULL;
+    if (c)
+        memcpy(c, v, n);
+    return c;
+}
+
+/* Remember pod p's topology constraints for the pods of its namespace (and labels). */
+static NW_MUST_USE nw_rc_t tcs_remember(nw_sspec_t *e, const nw_spod_t *p, const nw_pod_t *pod)
+{
+    nw_sspec_tcs_t *v = nw_snapshot_grow(e->tcs, &e->ctcs, e->ntcs, sizeof *v);
+    if (!v)
+        return NW_ENOMEM;
+    e->tcs = v;
+    nw_sspec_tcs_t t = {.ns = strdup(p->ns),
+                        .labels = e->by_labels ? pod->labels : NULL,
+                        .tcs = copy_of(p->tcs, (size_t)p->ntcs * sizeof *p->tcs),
+                        .ntcs = p->ntcs};
+    if (!t.ns || (p->ntcs && !t.tcs)) {
+        free(t.ns);
+        free(t.tcs);
+        return NW_ENOMEM;
+    }
+    e->tcs[e->ntcs++] = t;
+    return NW_OK;
+}
+
+static bool spread_by_labels(const cJSON *spec)
+{
+    const cJSON *c;
+    cJSON_ArrayForEach(c, nw_json_get(spec, "topologySpreadConstraints"))
+    {
+        if (cJSON_GetArraySize(nw_json_get(c, "matchLabelKeys")) > 0)
+            return true;
+    }
+    return false;
+}
+
+/* Keep what pod p, just derived, took from its record's spec for the next pods with it. */
+static NW_MUST_USE nw_rc_t spec_remember(nw_sched_snap_t *s, const nw_spod_t *p,
+                                         const nw_pod_t *pod, bool accel)
+{
+    nw_sspec_t *v = nw_snapshot_grow(s->specs, &s->cspecs, s->nspecs, sizeof *v);
+    if (!v)
+        return NW_ENOMEM;
+    s->specs = v;
+    nw_sspec_t e = {
+        .spec = pod->spec,
+        .req = p->req,
+        .accel = accel,
+        .per_pod = cJSON_GetArraySize(nw_json_get(pod->spec, "volumes")) > 0,
+        .by_labels = spread_by_labels(pod->spec),
+        .cls = p->cls,
+        .hostports = copy_of(p->hostports, (size_t)p->nhostports * sizeof *p->hostports),
+        .nhostports = p->nhostports,
+    };
+    if ((p->nhostports && !e.hostports) || (!e.per_pod && tcs_remember(&e, p, pod) != NW_OK)) {
+        nw_snapshot_spec_free(&e);
+        return NW_ENOMEM;
+    }
+    if (!ptrmap_put(&s->spec_map, e.spec, (int)s->nspecs)) {
+        nw_snapshot_spec_free(&e);
+        return NW_ENOMEM;
+    }
+    s->specs[s->nspecs++] = e;
+    return NW_OK;
+}
+
+/* The pod's topology constraints from entry e: those remembered for its namespace (and
+ * labels), else derived and remembered. */
+static NW_MUST_USE nw_rc_t tcs_from(nw_sched_snap_t *s, nw_sspec_t *e, nw_spod_t *p,
+                                    const nw_pod_t *pod, nw_err_t *err)
+{
+    for (size_t i = 0; i < e->ntcs; i++) {
+        const nw_sspec_tcs_t *t = &e->tcs[i];
+        if (strcmp(t->ns, p->ns) != 0 || (e->by_labels && t->labels != pod->labels))
+            continue;
+        p->tcs = copy_of(t->tcs, (size_t)t->ntcs * sizeof *t->tcs);
+        p->ntcs = t->ntcs;
+        return !t->ntcs || p->tcs ? NW_OK : nw_err_set(err, NW_ENOMEM, "", "out of memory");
+    }
+    nw_rc_t rc = pod_constraints(s, p, pod->spec, err);
+    if (rc == NW_OK && tcs_remember(e, p, pod) != NW_OK)
+        rc = nw_err_set(err, NW_ENOMEM, "", "out of memory");
+    return rc;
+}
+
+/* What the spec gives the pod, from the entry an earlier pod with the same spec left
+ * (raw: as derive). The spec parsed for that pod, so only memory can fail here, and the
+ * host ports of a pod given as JSON (raw: read there, as the JSON always was). */
+static NW_MUST_USE nw_rc_t from_spec(nw_sched_snap_t *s, nw_sspec_t *e, nw_spod_t *p,
+                                     const nw_pod_t *pod, const cJSON *raw, nw_err_t *err)
+{
+    p->req = e->req;
+    p->cls = e->per_pod ? nw_snap_class_get(s, pod->spec, p->ns, p->name, e->accel, err) : e->cls;
+    if (p->cls < 0)
+        return NW_EINVAL;
+    nw_rc_t rc = NW_OK;
+    if (raw)
+        rc = nw_snap_pod_parse_hostports(raw, "spec", &p->hostports, &p->nhostports, err);
+    else if (e->nhostports &&
+             (p->hostports = copy_of(e->hostports, (size_t)e->nhostports * sizeof *e->hostports)))
+        p->nhostports = e->nhostports;
+    else if (e->nhostports)
+        rc = nw_err_set(err, NW_ENOMEM, "", "out of memory");
+    if (rc != NW_OK || !e->per_pod)
+        return rc == NW_OK ? tcs_from(s, e, p, pod, err) : rc;
+    if (nw_snap_volume_pod_volumes(s, pod->spec, p->ns, p->name, &p->vols, &p->nvols) != NW_OK)
+        return nw_err_set(err, NW_ENOMEM, "", "out of memory");
+    return pod_constraints(s, p, pod->spec, err);
+}
+
+/* ---- pods -------------------------------------------------------------------- */
+
+/* Add a pod from its record, moved as `as` says (NULL: where it is). raw: the pod's spec as
+ * given to nw_snap_pod_add_json (NULL for a record): host ports are read there, and when it
+ * has pod-level requests (spec.resources, which the record's spec leaves out) its
+ * requests too, without the shared entry. */
+static NW_MUST_USE nw_rc_t add_record(nw_sched_snap_t *s, const nw_pod_t *pod,
+                                      const nw_sched_pod_as_t *as, const cJSON *raw, nw_err_t *err)
+{
+    bool own_req = raw && nw_json_get(raw, "resources");
+    nw_spod_t p = {0};
+    nw_rc_t rc = NW_ENOMEM;
+    if (!pod_identity(&p, pod, as && as->node ? as->node : as && as->pending ? "" : NULL))
         goto fail_nomem;
-    s->pods = np;
+    if ((rc = labels_of(s, pod->labels, &p.labels, err)) != NW_OK)
+        goto fail;
+    nw_sspec_t *e = own_req ? NULL : spec_find(s, pod->spec);
+    if (e) {
+        if ((rc = from_spec(s, e, &p, pod, raw, err)) != NW_OK)
+            goto fail;
+    } else {
+        bool accel = false;
+        if ((rc = derive(s, &p, pod->spec, own_req ? raw : pod->spec, raw, &accel, err)) != NW_OK)
+            goto fail;
+        if (!own_req && spec_remember(s, &p, pod, accel) != NW_OK)
+            goto fail_nomem;
+    }
+    pod_state(s, &p, pod, as && as->pending);
+    /* grown without zeroing the spare room (nw_snapshot_grow does): each pod is written
+     * whole, and untouched room costs no page */
+    if (s->npods == s->cpods) {
+        size_t cap = s->cpods ? 2 * s->cpods : 64;
+        nw_spod_t *np = realloc(s->pods, cap * sizeof *np);
+        if (!np)
+            goto fail_nomem;
+        s->pods = np;
+        s->cpods = cap;
+    }
     s->pods[s->npods++] = p;
     return NW_OK;
 fail_nomem:
@@ -776,6 +721,49 @@ fail_nomem:
 fail:
     nw_snapshot_pod_free(&p);
     return rc;
+}
+
+nw_rc_t nw_snap_pod_add(nw_sched_snap_t *s, const nw_pod_t *pod, nw_err_t *err)
+{
+    return add_record(s, pod, NULL, NULL, err);
+}
+
+nw_rc_t nw_snap_pod_add_as(nw_sched_snap_t *s, const nw_pod_t *pod, const nw_sched_pod_as_t *as,
+                           nw_err_t *err)
+{
+    return add_record(s, pod, as, NULL, err);
+}
+
+nw_rc_t nw_snap_pod_add_json(nw_sched_snap_t *s, const cJSON *pod, nw_err_t *err)
+{
+    if (!cJSON_IsObject(pod))
+        return nw_err_set(err, NW_EINVAL, "", "pod must be an object");
+    const cJSON *md = nw_json_get(pod, "metadata"), *spec = nw_json_get(pod, "spec");
+    const char *name = nw_json_str(md, "name");
+    if (!name || !*name)
+        return nw_err_set(err, NW_EINVAL, "metadata.name", "Required value");
+    if (!cJSON_IsObject(spec))
+        return nw_err_set(err, NW_EINVAL, "spec", "Required value");
+    /* labels that are not an object: the record would hold none */
+    const cJSON *labels = nw_json_get(md, "labels");
+    if (labels && !cJSON_IsObject(labels)) {
+        nw_labels_t l;
+        nw_rc_t rc = nw_labels_parse(labels, "metadata.labels", &l, err);
+        nw_labels_cleanup(&l);
+        return rc;
+    }
+    if (!s->intern && !(s->intern = nw_jsonintern_new()))
+        return nw_err_set(err, NW_ENOMEM, "", "out of memory");
+    nw_pod_t **v = nw_snapshot_grow(s->recs, &s->crecs, s->nrecs, sizeof *v);
+    if (!v)
+        return nw_err_set(err, NW_ENOMEM, "", "out of memory");
+    s->recs = v;
+    nw_rc_t rc = nw_pod_decode(pod, s->intern, &s->recs[s->nrecs], err);
+    if (rc != NW_OK)
+        return rc;
+    /* kept until the snapshot is freed: its shared spec and labels are keys (above) */
+    const nw_pod_t *rec = s->recs[s->nrecs++];
+    return add_record(s, rec, NULL, spec, err);
 }
 
 nw_rc_t nw_snap_pod_add_namespace_json(nw_sched_snap_t *s, const cJSON *ns, nw_err_t *err)
@@ -798,12 +786,4 @@ nw_rc_t nw_snap_pod_add_namespace_json(nw_sched_snap_t *s, const cJSON *ns, nw_e
     s->nss = nn;
     s->nss[s->nnss++] = n;
     return NW_OK;
-}
-
-nw_rc_t nw_snap_pod_add(nw_sched_snap_t *s, const nw_pod_t *pod, nw_err_t *err)
-{
-    cJSON *j = nw_pod_to_json(pod);
-    nw_rc_t rc = nw_snap_pod_add_json(s, j, err);
-    cJSON_Delete(j);
-    return rc;
 }

@@ -87,7 +87,6 @@ void nw_snapshot_pod_free(nw_spod_t *p)
     free(p->node_name);
     free(p->owner_kind);
     free(p->owner_name);
-    nw_labels_cleanup(&p->labels);
     free(p->tcs);
     free(p->hostports);
     for (int i = 0; i < p->nvols; i++) {
@@ -95,6 +94,16 @@ void nw_snapshot_pod_free(nw_spod_t *p)
         free(p->vols[i].id);
     }
     free(p->vols);
+}
+
+void nw_snapshot_spec_free(nw_sspec_t *e)
+{
+    free(e->hostports);
+    for (size_t i = 0; i < e->ntcs; i++) {
+        free(e->tcs[i].ns);
+        free(e->tcs[i].tcs);
+    }
+    free(e->tcs);
 }
 
 void nw_snapshot_group_free(nw_tgroup_t *g)
@@ -181,6 +190,20 @@ void nw_snapshot_free(nw_sched_snap_t *s)
     for (size_t i = 0; i < s->npods; i++)
         nw_snapshot_pod_free(&s->pods[i]);
     free(s->pods);
+    for (size_t i = 0; i < s->nspecs; i++)
+        nw_snapshot_spec_free(&s->specs[i]);
+    free(s->specs);
+    free(s->spec_map.slots);
+    for (size_t i = 0; i < s->nlsets; i++) {
+        nw_labels_cleanup(s->lsets[i]);
+        free(s->lsets[i]);
+    }
+    free(s->lsets);
+    free(s->labels_map.slots);
+    for (size_t i = 0; i < s->nrecs; i++)
+        nw_pod_free(s->recs[i]);
+    free(s->recs);
+    nw_jsonintern_free(s->intern); /* after the records that hold its values */
     for (size_t i = 0; i < s->nclasses; i++)
         nw_snapshot_pclass_free(&s->classes[i]);
     free(s->classes);
@@ -441,26 +464,4 @@ nw_rc_t nw_snapshot_pod_requests(nw_sched_snap_t *s, const cJSON *spec, const ch
     }
     out->v[NW_SR_PODS] = 1000;
     return NW_OK;
-}
-
-/* ---- time ------------------------------------------------------------------- */
-
-static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
-{
-    y -= m <= 2;
-    const int64_t era = (y >= 0 ? y : y - 399) / 400;
-    const unsigned yoe = (unsigned)(y - era * 400);
-    const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-    const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + (int64_t)doe - 719468;
-}
-
-/* RFC 3339 "2024-01-02T03:04:05Z" -> ns since the epoch; 0 when absent/unparsable */
-int64_t nw_snapshot_parse_time(const char *t)
-{
-    int y, mo, d, h, mi, se;
-    if (!t || sscanf(t, "%4d-%2d-%2dT%2d:%2d:%2d", &y, &mo, &d, &h, &mi, &se) != 6)
-        return 0;
-    int64_t days = days_from_civil(y, (unsigned)mo, (unsigned)d);
-    return ((days * 86400) + h * 3600 + mi * 60 + se) * 1000000000LL;
 }

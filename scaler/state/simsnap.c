@@ -116,78 +116,17 @@ static bool has_taint(const cJSON *obj, const char *key, const char *effect)
     return false;
 }
 
-static bool owner_kind(const cJSON *pod, const char *kind)
-{
-    const cJSON *o;
-    cJSON_ArrayForEach(o, nw_json_get(nw_json_get(pod, "metadata"), "ownerReferences"))
-    {
-        const char *k = nw_json_str(o, "kind");
-        if (k && strcmp(k, kind) == 0)
-            return true;
-    }
-    return false;
-}
-
-static bool pod_terminal(const nw_kube_obj_t *p)
-{
-    return strcmp(p->phase, "Succeeded") == 0 || strcmp(p->phase, "Failed") == 0;
-}
-
 /* "reschedulable" (kubernetes-sigs/karpenter pkg/utils/pod/scheduling.go IsReschedulable): active,
  * not DaemonSet, not mirror, not do-not-disrupt */
-bool nw_simsnap_pod_reschedulable(const nw_kube_obj_t *p)
+bool nw_simsnap_pod_reschedulable(const nw_kube_obj_t *o)
 {
-    if (pod_terminal(p) || p->terminating)
+    const nw_pod_t *p = o->pod;
+    if (nw_pod_is_terminal(p) || p->terminating)
         return false;
-    if (owner_kind(p->json, "DaemonSet") || owner_kind(p->json, "Node"))
+    if (nw_pod_owned_by(p, "DaemonSet") || nw_pod_owned_by(p, "Node"))
         return false;
-    const char *dnd = cJSON_GetStringValue(
-        nw_json_get(nw_json_get(nw_json_get(p->json, "metadata"), "annotations"),
-                    "karpenter.sh/do-not-disrupt"));
+    const char *dnd = nw_pod_annotation(p, "karpenter.sh/do-not-disrupt");
     return !(dnd && strcmp(dnd, "true") == 0);
-}
-
-/* A shallow variant of a pod: spec copied with nodeName set (or removed), status
- * replaced by PodScheduled=False/Unschedulable when unsched; the rest referenced. */
-static cJSON *pod_variant(const cJSON *pod, const char *node, int unsched)
-{
-    cJSON *v = cJSON_CreateObject();
-    if (!v)
-        return NULL;
-    const cJSON *ch;
-    for (ch = pod->child; ch; ch = ch->next) {
-        if (!ch->string)
-            continue;
-        cJSON *item;
-        if (strcmp(ch->string, "spec") == 0) {
-            item = cJSON_Duplicate(ch, 1);
-            if (item) {
-                cJSON_DeleteItemFromObjectCaseSensitive(item, "nodeName");
-                if (node)
-                    cJSON_AddStringToObject(item, "nodeName", node);
-            }
-        } else if (strcmp(ch->string, "status") == 0 && unsched) {
-            continue;
-        } else
-            item = cJSON_IsObject(ch)  ? cJSON_CreateObjectReference(ch->child)
-                   : cJSON_IsArray(ch) ? cJSON_CreateArrayReference(ch->child)
-                                       : cJSON_Duplicate(ch, 1);
-        if (!item) {
-            cJSON_Delete(v);
-            return NULL;
-        }
-        cJSON_AddItemToObject(v, ch->string, item);
-    }
-    if (unsched) {
-        cJSON *st = cJSON_AddObjectToObject(v, "status");
-        cJSON_AddStringToObject(st, "phase", "Pending");
-        cJSON *cd = cJSON_CreateObject();
-        cJSON_AddStringToObject(cd, "type", "PodScheduled");
-        cJSON_AddStringToObject(cd, "status", "False");
-        cJSON_AddStringToObject(cd, "reason", "Unschedulable");
-        cJSON_AddItemToArray(cJSON_AddArrayToObject(st, "conditions"), cd);
-    }
-    return v;
 }
 
 typedef struct {
@@ -199,13 +138,15 @@ typedef struct {
     nw_err_t *err;
 } build_t;
 
-static NW_MUST_USE nw_rc_t push_pod(build_t *b, const nw_kube_obj_t *p, const cJSON *json,
+/* Add pod p (as `as` says; NULL: where it is); one the simulation refuses is logged and
+ * left out. */
+static NW_MUST_USE nw_rc_t push_pod(build_t *b, const nw_kube_obj_t *p, const nw_sched_pod_as_t *as,
                                     int resched)
 {
     nw_simsnap_t *out = b->out;
     nw_err_t e = {0};
     size_t before = nw_snapshot_npods(out->sched);
-    nw_rc_t rc = nw_snap_pod_add_json(out->sched, json, &e);
+    nw_rc_t rc = nw_snap_pod_add_as(out->sched, p->pod, as, &e);
     if (rc == NW_ENOMEM)
         return nw_err_set(b->err, rc, "", "out of memory");
     if (rc != NW_OK) {
@@ -231,17 +172,6 @@ static NW_MUST_USE nw_rc_t push_pod(build_t *b, const nw_kube_obj_t *p, const cJ
     out->rescheduled[out->npods] = (unsigned char)(resched != 0);
     out->npods++;
     return NW_OK;
-}
-
-static NW_MUST_USE nw_rc_t push_variant(build_t *b, const nw_kube_obj_t *p, const char *node,
-                                        int unsched, int resched)
-{
-    cJSON *v = pod_variant(p->json, node, unsched);
-    if (!v)
-        return nw_err_set(b->err, NW_ENOMEM, "", "out of memory");
-    nw_rc_t rc = push_pod(b, p, v, resched);
-    cJSON_Delete(v);
-    return rc;
 }
 
 static NW_MUST_USE nw_rc_t push_entry(build_t *b, const char *name, const char *claim)
@@ -388,9 +318,9 @@ static NW_MUST_USE nw_rc_t add_bound_pods(build_t *b, const char *node)
     const nw_kube_obj_t *const *on;
     size_t n = nw_kube_cache_snap_pods_on_node(b->ks, node, &on);
     for (size_t i = 0; i < n; i++) {
-        if (pod_terminal(on[i]))
+        if (nw_pod_is_terminal(on[i]->pod))
             continue;
-        nw_rc_t rc = push_pod(b, on[i], on[i]->json, 0);
+        nw_rc_t rc = push_pod(b, on[i], NULL, 0);
         if (rc != NW_OK)
             return rc;
     }
@@ -421,12 +351,12 @@ static const char *nominated_target(build_t *b, const char *uid)
 
 static NW_MUST_USE nw_rc_t add_pending(build_t *b, const nw_kube_obj_t *p, int resched)
 {
-    const char *t = nominated_target(b, p->uid);
-    if (t)
-        return push_variant(b, p, t, 0, resched);
-    if (resched)
-        return push_variant(b, p, NULL, 1, 1);
-    return push_pod(b, p, p->json, 0);
+    /* nominated to an in-flight NodeClaim: bound to it; from a node left out or being
+     * deleted: pending again */
+    nw_sched_pod_as_t as = {.node = nominated_target(b, p->pod->uid), .pending = resched != 0};
+    if (as.node)
+        as.pending = false;
+    return push_pod(b, p, as.node || as.pending ? &as : NULL, resched);
 }
 
 void nw_simsnap_free(nw_simsnap_t *s)

@@ -30,7 +30,9 @@
  *     (opts.reschedule_excluded) and of nodes being deleted or disrupted
  *     (opts.reschedule_deleting), re-added as pending pods.
  * Pools' limits are counted by the simulation over the snapshot's nodes and
- * in-flight NodeClaims (existing + in-flight capacity).
+ * in-flight NodeClaims (existing + in-flight capacity). Pods are added from their records
+ * (obj->pod, api/pod.h), never from their JSON; the kube snapshot keeps the records alive
+ * while the simulation's snapshot is built, as nw_snap_pod_add requires.
  *
  * Ownership: nw_simsnap_t owns `sched` and its arrays; `pods[i]` are borrowed from
  * the kube snapshot passed to nw_simsnap_build, which must outlive the nw_simsnap_t.

@@ -6,9 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/pod.h"
 #include "common/json.h"
+#include "common/jsonintern.h"
 #include "common/yaml.h"
 #include "scaler/sched/schedule.h"
+#include "scaler/sched/snap.h"
 #include "cli/plan.h"
 #include "config/config.h"
 #include "tests/unit/testutil.h"
@@ -453,6 +456,217 @@ START_TEST(deterministic)
 }
 END_TEST
 
+/* ---- pods from their records (api/pod.h) -------------------------------------- */
+
+/* Three zones of one type, a pool, a node in zone za; the pods are added by the caller. */
+static nw_sched_snap_t *record_snap(void)
+{
+    nw_sched_snap_t *s = nw_snapshot_new();
+    nw_err_t err = {0};
+    nw_sched_res_t cap = {{0}};
+    cap.v[NW_SR_CPU] = 4000;
+    cap.v[NW_SR_MEMORY] = 16 * 1073741824LL * 1000;
+    cap.v[NW_SR_PODS] = 110 * 1000;
+    nw_sched_offering_t of[3];
+    const char *zones[] = {"za", "zb", "zc"};
+    for (int z = 0; z < 3; z++) {
+        of[z] = (nw_sched_offering_t){.capacity_type = "on-demand", .price = 1, .available = true};
+        snprintf(of[z].zone, sizeof of[z].zone, "%s", zones[z]);
+    }
+    ck_assert_int_eq(
+        nw_snap_node_add_itype_raw(s, "t4", NULL, NULL, 0, &cap, &cap, false, of, 3, &err), NW_OK);
+    cJSON *j = cJSON_Parse("{\"metadata\":{\"name\":\"p\"},\"spec\":{\"template\":{\"spec\":{}}}}");
+    ck_assert_int_eq(nw_snap_node_add_pool_json(s, j, &err), NW_OK);
+    cJSON_Delete(j);
+    j = cJSON_Parse("{\"metadata\":{\"name\":\"n1\",\"labels\":{\"topology.kubernetes.io/zone\":"
+                    "\"za\",\"node.kubernetes.io/instance-type\":\"t4\"}},\"status\":{"
+                    "\"allocatable\":{\"cpu\":\"4\",\"memory\":\"16Gi\",\"pods\":\"110\"}}}");
+    ck_assert_int_eq(nw_snap_node_add_json(s, j, &err), NW_OK);
+    cJSON_Delete(j);
+    return s;
+}
+
+/* a Deployment's replica: name, namespace, uid, app label, pod-template-hash, owner, second
+ * of creation, image, cpu, extra container members, app label again (the spread's selector) */
+#define REPLICA                                                                                    \
+    "{\"metadata\":{\"name\":\"%s-%d\",\"namespace\":\"%s\",\"uid\":\"u-%s-%d\",\"labels\":{"      \
+    "\"app\":\"%s\",\"pod-template-hash\":\"h%d\"},\"ownerReferences\":[{\"kind\":\"ReplicaSet\"," \
+    "\"name\":\"%s\",\"controller\":true}],\"creationTimestamp\":\"2026-01-01T00:00:0%dZ\"},"      \
+    "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"x:%d\",\"resources\":{\"requests\":{"   \
+    "\"cpu\":\"%s\"}}%s}],\"tolerations\":[{\"key\":\"k\",\"operator\":\"Exists\"}],"              \
+    "\"topologySpreadConstraints\":[{\"maxSkew\":1,\"topologyKey\":\"topology.kubernetes.io/"      \
+    "zone\",\"whenUnsatisfiable\":\"DoNotSchedule\",\"labelSelector\":{\"matchLabels\":{\"app\":"  \
+    "\"%s\"}},\"matchLabelKeys\":[\"pod-template-hash\"]}]},\"status\":{\"phase\":\"Pending\"}}"
+
+#define SOLO                                                                                       \
+    "{\"metadata\":{\"name\":\"solo-%d\",\"namespace\":\"a\",\"labels\":{\"app\":\"solo\"}},"      \
+    "\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}],"    \
+    "\"affinity\":{\"podAntiAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":[{"     \
+    "\"topologyKey\":\"kubernetes.io/hostname\",\"labelSelector\":{\"matchLabels\":{\"app\":"      \
+    "\"solo\"}}}]}}}}"
+
+/* Replicas of two Deployments (one in two namespaces: zonal spread with matchLabelKeys, a
+ * toleration; one with a host port), hostname anti-affinity, a bound pod, a finished one. */
+static int record_pods(char (*out)[1400], int max)
+{
+    int n = 0;
+    const char *nss[] = {"a", "b"};
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < 5 && n < max; i++)
+            snprintf(out[n++], sizeof out[0], REPLICA, "web", i, nss[k], nss[k], i, "web", i % 2,
+                     "web", i, i, "700m", "", "web");
+    for (int i = 0; i < 3 && n < max; i++)
+        snprintf(out[n++], sizeof out[0], REPLICA, "hp", i, "a", "hp", i, "hp", 0, "hp", i, 0,
+                 "100m", ",\"ports\":[{\"containerPort\":80},{\"hostPort\":8080}]", "hp");
+    for (int i = 0; i < 2 && n < max; i++)
+        snprintf(out[n++], sizeof out[0], SOLO, i);
+    snprintf(out[n++], sizeof out[0], "%s",
+             "{\"metadata\":{\"name\":\"bound\",\"namespace\":\"a\"},\"spec\":{\"nodeName\":\"n1\","
+             "\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"3\"}}}]},"
+             "\"status\":{\"phase\":\"Running\"}}");
+    snprintf(out[n++], sizeof out[0], "%s",
+             "{\"metadata\":{\"name\":\"done\",\"namespace\":\"a\"},\"spec\":{\"containers\":[{"
+             "\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"3\"}}}]},\"status\":{\"phase\":"
+             "\"Succeeded\"}}");
+    return n;
+}
+
+static char *results_text(const nw_sched_snap_t *s, const nw_sched_results_t *r)
+{
+    cJSON *j = nw_plan_results_json(s, r);
+    char *t = cJSON_PrintUnformatted(j);
+    cJSON_Delete(j);
+    return t;
+}
+
+/* The same pods give the same answer from their JSON and from their records; replicas hold
+ * one spec, which a snapshot derives once (one entry per distinct spec). */
+START_TEST(records_match_json)
+{
+    static char pods[32][1400];
+    int n = record_pods(pods, 32);
+    nw_sched_snap_t *a = record_snap(), *b = record_snap();
+    nw_jsonintern_t *in = nw_jsonintern_new();
+    nw_pod_t *recs[32];
+    nw_err_t err = {0};
+    for (int i = 0; i < n; i++) {
+        cJSON *j = cJSON_Parse(pods[i]);
+        ck_assert_msg(j != NULL, "pod %d", i);
+        ck_assert_msg(nw_snap_pod_add_json(a, j, &err) == NW_OK, "%s: %s", err.path, err.msg);
+        ck_assert_int_eq(nw_pod_decode(j, in, &recs[i], &err), NW_OK);
+        cJSON_Delete(j);
+    }
+    for (int i = 0; i < n; i++)
+        ck_assert_msg(nw_snap_pod_add(b, recs[i], &err) == NW_OK, "%s: %s", err.path, err.msg);
+    /* web (both namespaces, both pod-template-hash values, any image), hp, solo, and one
+     * for bound and done (the node is not part of the spec) */
+    ck_assert_int_eq(a->nspecs, 4);
+    ck_assert_int_eq(b->nspecs, 4);
+    nw_sched_results_t ra, rb;
+    ck_assert_int_eq(nw_solve(a, 0, &ra, &err), NW_OK);
+    ck_assert_int_eq(nw_solve(b, 0, &rb, &err), NW_OK);
+    ck_assert_int_eq(rb.considered, n - 2);
+    char *ta = results_text(a, &ra), *tb = results_text(b, &rb);
+    ck_assert_str_eq(ta, tb);
+    free(ta);
+    free(tb);
+    nw_solve_results_free(&ra);
+    nw_solve_results_free(&rb);
+    nw_snapshot_free(a);
+    nw_snapshot_free(b);
+    for (int i = 0; i < n; i++)
+        nw_pod_free(recs[i]);
+    nw_jsonintern_free(in);
+}
+END_TEST
+
+/* nw_snap_pod_add_as: a running pod put back as pending is placed again; a pending pod
+ * bound to a node counts there and is not provisioned. */
+START_TEST(record_moved)
+{
+    nw_sched_snap_t *s = record_snap();
+    nw_jsonintern_t *in = nw_jsonintern_new();
+    nw_err_t err = {0};
+    cJSON *j = cJSON_Parse(
+        "{\"metadata\":{\"name\":\"r\",\"namespace\":\"a\"},\"spec\":{\"nodeName\":\"gone\","
+        "\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"2\"}}}]},"
+        "\"status\":{\"phase\":\"Running\",\"nominatedNodeName\":\"x\"}}");
+    cJSON *k = cJSON_Parse("{\"metadata\":{\"name\":\"q\",\"namespace\":\"a\"},\"spec\":{"
+                           "\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":"
+                           "\"3\"}}}]},\"status\":{\"phase\":\"Pending\"}}");
+    nw_pod_t *r, *q;
+    ck_assert_int_eq(nw_pod_decode(j, in, &r, &err), NW_OK);
+    ck_assert_int_eq(nw_pod_decode(k, in, &q, &err), NW_OK);
+    nw_sched_pod_as_t again = {.pending = true}, on_n1 = {.node = "n1"};
+    ck_assert_int_eq(nw_snap_pod_add_as(s, r, &again, &err), NW_OK);
+    ck_assert_int_eq(nw_snap_pod_add_as(s, q, &on_n1, &err), NW_OK);
+    nw_sched_results_t res;
+    ck_assert_int_eq(nw_solve(s, 0, &res, &err), NW_OK);
+    /* q takes 3 of n1's 4 CPUs, so r (2 CPUs) needs a new claim */
+    ck_assert_int_eq(res.considered, 1);
+    ck_assert_int_eq(res.nclaims, 1);
+    ck_assert_int_eq(res.claims[0].npods, 1);
+    ck_assert_str_eq(nw_snapshot_pod_key(s, (size_t)res.claims[0].pods[0]), "a/r");
+    nw_solve_results_free(&res);
+    nw_snapshot_free(s);
+    nw_pod_free(r);
+    nw_pod_free(q);
+    nw_jsonintern_free(in);
+    cJSON_Delete(j);
+    cJSON_Delete(k);
+}
+END_TEST
+
+/* nw_snap_pod_add_json decodes the pod but keeps the errors of the JSON as given: what the
+ * record leaves out (a label set that is not an object, a host port that is not a number,
+ * pod-level requests) is read from the JSON, the field named as written there. */
+START_TEST(json_errors_as_given)
+{
+    static const struct {
+        const char *pod, *path;
+    } cases[] = {
+        {"{\"metadata\":{\"name\":\"p\",\"labels\":[\"x\"]},\"spec\":{}}", "metadata.labels"},
+        {"{\"metadata\":{\"name\":\"p\"}}", "spec"},
+        {"{\"metadata\":{},\"spec\":{}}", "metadata.name"},
+        {"{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[{\"name\":\"c\",\"ports\":[{"
+         "\"containerPort\":80},{\"hostPort\":\"http\"}]}]}}",
+         "spec.containers[0].ports[1]"},
+        {"{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[{\"name\":\"c\",\"ports\":[{"
+         "\"containerPort\":80},{\"hostPort\":80,\"protocol\":\"ICMP\"}]}]}}",
+         "spec.containers[0].ports[1]"},
+        {"{\"metadata\":{\"name\":\"p\"},\"spec\":{\"resources\":{\"requests\":{\"cpu\":"
+         "\"1.2.3\"}},\"containers\":[{\"name\":\"c\"}]}}",
+         "spec.resources.requests[cpu]"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        nw_sched_snap_t *s = nw_snapshot_new();
+        nw_err_t err = {0};
+        cJSON *j = cJSON_Parse(cases[i].pod);
+        ck_assert_int_ne(nw_snap_pod_add_json(s, j, &err), NW_OK);
+        ck_assert_msg(strcmp(err.path, cases[i].path) == 0, "case %zu: %s: %s", i, err.path,
+                      err.msg);
+        ck_assert_int_eq(nw_snapshot_npods(s), 0);
+        cJSON_Delete(j);
+        nw_snapshot_free(s);
+    }
+    /* pod-level requests count (spec.resources.requests over the containers' sum): 4.5
+     * CPUs fit neither n1 nor the 4-CPU type, the containers' 1 CPU would fit n1 */
+    nw_sched_snap_t *s = record_snap();
+    nw_err_t err = {0};
+    cJSON *j = cJSON_Parse("{\"metadata\":{\"name\":\"p\"},\"spec\":{\"resources\":{\"requests\":{"
+                           "\"cpu\":\"4500m\"}},\"containers\":[{\"name\":\"c\",\"resources\":{"
+                           "\"requests\":{\"cpu\":\"1\"}}}]}}");
+    ck_assert_int_eq(nw_snap_pod_add_json(s, j, &err), NW_OK);
+    cJSON_Delete(j);
+    nw_sched_results_t r;
+    ck_assert_int_eq(nw_solve(s, 0, &r, &err), NW_OK);
+    ck_assert_int_eq(r.nplaced, 0);
+    ck_assert_int_eq(r.nunsched, 1);
+    nw_solve_results_free(&r);
+    nw_snapshot_free(s);
+}
+END_TEST
+
 Suite *nw_schedule_suite(void)
 {
     Suite *s = suite_create("schedule");
@@ -464,6 +678,9 @@ Suite *nw_schedule_suite(void)
     tcase_add_test(tc, bad_input_names_field);
     tcase_add_test(tc, deterministic);
     tcase_add_test(tc, repack_interchangeable_claims);
+    tcase_add_test(tc, records_match_json);
+    tcase_add_test(tc, record_moved);
+    tcase_add_test(tc, json_errors_as_given);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "fakecloud.h"
+#include "scaler/sched/snap.h"
 #include "scaler/state/simsnap.h"
 
 Suite *nw_simsnap_suite(void);
@@ -507,6 +508,37 @@ START_TEST(test_event_once)
 }
 END_TEST
 
+/* Pods enter from their cache records: pods with equal scheduling specs (bound, pending or
+ * rescheduled alike: the node is not part of the spec) hold one spec, which the snapshot
+ * derives once. */
+START_TEST(test_replicas_one_spec)
+{
+    fx_t f;
+    fx_init(&f);
+    put(&f, NW_KUBE_NODEPOOLS, POOL);
+    node(&f, "n1", NULL, 0);
+    node(&f, "gone", NULL, 1);
+    pod(&f, "b1", "1", "1Gi", "n1", NULL);
+    pod(&f, "b2", "1", "1Gi", "gone", NULL);
+    pod(&f, "p1", "1", "1Gi", "", NULL);
+    pod(&f, "p2", "1", "1Gi", "", NULL);
+    pod(&f, "big", "2", "1Gi", "", NULL);
+    nw_simsnap_opts_t o = {.include_pending = true, .reschedule_deleting = true};
+    run_t r;
+    run(&f, &o, &r);
+    ck_assert_int_eq(r.ss.npods, 5);
+    ck_assert_int_eq(r.ss.sched->nspecs, 2);
+    ck_assert(r.ss.rescheduled[snap_pod(&r, "b2")]);
+    ck_assert_int_eq(r.r.considered, 4);
+    /* largest first: the 2-CPU pod joins b1 on n1 (3.92 CPUs), the three 1-CPU pods need a
+     * new claim */
+    ck_assert_str_eq(placed_on(&r, "big"), "n1");
+    ck_assert(in_new_claim(&r, "p1") && in_new_claim(&r, "p2") && in_new_claim(&r, "b2"));
+    run_free(&r);
+    fx_free(&f);
+}
+END_TEST
+
 Suite *nw_simsnap_suite(void)
 {
     Suite *s = suite_create("simsnap");
@@ -521,6 +553,7 @@ Suite *nw_simsnap_suite(void)
     tcase_add_test(tc, test_event_once);
     tcase_add_test(tc, test_nodeclass_kubelet);
     tcase_add_test(tc, test_nodeclass_compat);
+    tcase_add_test(tc, test_replicas_one_spec);
     suite_add_tcase(s, tc);
     return s;
 }
