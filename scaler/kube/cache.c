@@ -64,8 +64,39 @@ static void drop_unread(nw_kube_kind_t kind, cJSON *json)
                                                 "images");
 }
 
+/* A pod: its record holds everything; the JSON is dropped (api/pod.h). */
+static nw_kube_obj_t *pod_obj_new(nw_jsonintern_t *in, cJSON *json)
+{
+    nw_pod_t *p = NULL;
+    nw_err_t err = {0};
+    nw_rc_t rc = nw_pod_decode(json, in, &p, &err);
+    cJSON_Delete(json);
+    if (rc != NW_OK)
+        return NULL;
+    nw_kube_obj_t *o = calloc(1, sizeof *o);
+    if (!o) {
+        nw_pod_free(p);
+        return NULL;
+    }
+    atomic_init(&o->refs_, 1);
+    o->pod = p;
+    o->key = p->key;
+    o->ns = p->ns;
+    o->name = p->name;
+    o->uid = p->uid;
+    o->rv = p->rv;
+    o->node_name = p->node_name;
+    o->phase = p->phase_name;
+    o->pending = p->pending;
+    o->terminating = p->terminating;
+    o->provider_id = o->nodepool = "";
+    return o;
+}
+
 static nw_kube_obj_t *obj_new(nw_jsonintern_t *in, nw_kube_kind_t kind, cJSON *json)
 {
+    if (kind == NW_KUBE_PODS)
+        return pod_obj_new(in, json);
     const cJSON *meta = cJSON_GetObjectItemCaseSensitive(json, "metadata");
     const char *name = sfield(meta, "name", NULL);
     if (!name[0]) {
@@ -84,39 +115,25 @@ static nw_kube_obj_t *obj_new(nw_jsonintern_t *in, nw_kube_kind_t kind, cJSON *j
     o->ns = kind_res[kind]->namespaced ? sfield(meta, "namespace", NULL) : "";
     o->uid = sfield(meta, "uid", NULL);
     o->rv = sfield(meta, "resourceVersion", NULL);
-    size_t kl = strlen(o->ns) + strlen(name) + 2;
-    o->key = malloc(kl);
-    if (!o->key) {
+    size_t nsl = strlen(o->ns), nl = strlen(name);
+    char *key = malloc(nsl + nl + 2);
+    if (!key) {
         cJSON_Delete(json);
         free(o);
         return NULL;
     }
-    if (o->ns[0]) {
-        memcpy(o->key, o->ns, strlen(o->ns));
-        o->key[strlen(o->ns)] = '/';
-        memcpy(o->key + strlen(o->ns) + 1, name, strlen(name) + 1);
+    if (nsl) {
+        memcpy(key, o->ns, nsl);
+        key[nsl] = '/';
+        memcpy(key + nsl + 1, name, nl + 1);
     } else {
-        memcpy(o->key, name, strlen(name) + 1);
+        memcpy(key, name, nl + 1);
     }
+    o->key = o->key_ = key;
     const cJSON *dt = cJSON_GetObjectItemCaseSensitive(meta, "deletionTimestamp");
     o->terminating = dt && !cJSON_IsNull(dt);
     o->node_name = o->phase = o->provider_id = o->nodepool = "";
     switch (kind) {
-    case NW_KUBE_PODS: {
-        nw_pod_t *p = NULL;
-        nw_err_t err = {0};
-        if (nw_pod_decode(json, in, &p, &err) != NW_OK) {
-            cJSON_Delete(json);
-            free(o->key);
-            free(o);
-            return NULL;
-        }
-        o->pod = p;
-        o->node_name = p->node_name;
-        o->phase = p->phase_name;
-        o->pending = p->pending;
-        break;
-    }
     case NW_KUBE_NODES:
         o->provider_id = sfield(json, "spec", "providerID");
         break;
@@ -136,7 +153,7 @@ static void obj_unref(nw_kube_obj_t *o)
     if (o && atomic_fetch_sub_explicit(&o->refs_, 1, memory_order_acq_rel) == 1) {
         nw_pod_free((nw_pod_t *)o->pod);
         cJSON_Delete(o->json);
-        free(o->key);
+        free(o->key_);
         free(o);
     }
 }

@@ -68,13 +68,15 @@ const nw_kube_res_t *nw_kube_cache_kind_res(nw_kube_kind_t k);
 /** Plural lower-case name ("pods", "poddisruptionbudgets", ...; static storage). */
 const char *nw_kube_cache_kind_name(nw_kube_kind_t k);
 
-/* One cached object. Everything is read-only for users; strings point into json (or into
- * pod for pods). */
+/* One cached object. Everything is read-only for users; strings point into json, or into
+ * the record for pods. */
 typedef struct nw_kube_obj {
     _Atomic int refs_;   /* private */
-    cJSON *json;         /* the whole object; never modified */
+    char *key_;          /* private: key's storage (NULL for pods) */
+    cJSON *json;         /* the whole object, never modified; NULL for pods (their JSON is
+                            not kept: `pod` holds what the scaler reads) */
     const nw_pod_t *pod; /* pods: the typed record decoded on ingest (api/pod.h); else NULL */
-    char *key;           /* "namespace/name", or "name" for cluster-scoped */
+    const char *key;     /* "namespace/name", or "name" for cluster-scoped */
     const char *ns;      /* "" for cluster-scoped */
     const char *name;
     const char *uid; /* "" if absent */

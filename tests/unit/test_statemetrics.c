@@ -84,8 +84,8 @@ START_TEST(pods_state_follows_changes)
     rebuild(&f, m);
     ck_assert_int_eq(state_lines(m, text, sizeof text), 3);
     ck_assert_msg(strstr(text, "name=\"a\"") && strstr(text, "zone=\"us-west-2a\""), "%s", text);
-    ck_assert_msg(strstr(text, "owner=\"/apis/apps/v1/namespaces/default/replicasets/web\""),
-                  "%s", text);
+    ck_assert_msg(strstr(text, "owner=\"/apis/apps/v1/namespaces/default/replicasets/web\""), "%s",
+                  text);
     /* b runs now, c is deleted: b's Pending series goes, c's too */
     put_pod(&f, "b", "n1", "Running");
     ctlfix_del(&f, NW_KUBE_PODS, "default", "c");
