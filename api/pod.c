@@ -15,7 +15,7 @@ static const char *const spec_keep[] = {
     "preemptionPolicy", "schedulerName",
     "runtimeClassName", "terminationGracePeriodSeconds",
     "overhead",         "resourceClaims",
-    "hostNetwork",
+    "hostNetwork",      "resources", /* pod-level requests and limits (Kubernetes 1.34+) */
 };
 
 /* container members kept */

@@ -23,10 +23,10 @@
  * `spec` is the pod's spec reduced to: nodeSelector, affinity, tolerations,
  * topologySpreadConstraints, priority, priorityClassName, preemptionPolicy,
  * schedulerName, runtimeClassName, terminationGracePeriodSeconds, overhead,
- * resourceClaims, containers and initContainers (name, resources, restartPolicy, and
- * ports that have a hostPort), and the volumes that are claims (persistentVolumeClaim,
- * ephemeral). spec.nodeName is not in it (it is `node_name`), so pods that differ only
- * by node share it.
+ * resourceClaims, the pod-level resources, hostNetwork, containers and initContainers (name,
+ * resources, restartPolicy, and ports that have a hostPort), and the volumes that are claims
+ * (persistentVolumeClaim, ephemeral). spec.nodeName is not in it (it is `node_name`), so pods that
+ * differ only by node share it.
  *
  * Errors: nw_pod_decode returns NW_EINVAL with the field named ("metadata.name") when the
  * pod has no name, NW_ENOMEM on out of memory; *out is NULL then.

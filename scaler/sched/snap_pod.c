@@ -679,9 +679,9 @@ static NW_MUST_USE nw_rc_t from_spec(nw_sched_snap_t *s, nw_sspec_t *e, nw_spod_
 /* ---- pods -------------------------------------------------------------------- */
 
 /* Add a pod from its record, moved as `as` says (NULL: where it is). raw: the pod's spec as
- * given to nw_snap_pod_add_json (NULL for a record): host ports are read there, and when it
- * has pod-level requests (spec.resources, which the record's spec leaves out) its
- * requests too, without the shared entry. */
+ * given to nw_snap_pod_add_json (NULL for a record): host ports are read there (errors name
+ * the port as written), and when it has pod-level requests (spec.resources) its requests
+ * too, without the shared entry (so an error names the field as given). */
 static NW_MUST_USE nw_rc_t add_record(nw_sched_snap_t *s, const nw_pod_t *pod,
                                       const nw_sched_pod_as_t *as, const cJSON *raw, nw_err_t *err)
 {
