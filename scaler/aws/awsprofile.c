@@ -216,6 +216,9 @@ static NW_MUST_USE nw_rc_t property_line(parse_t *ps, const char *s, size_t n, b
         for (size_t i = 0; i < ps->cur->n; i++)
             if (ps->cur->v[i].key == ps->last_key)
                 e = &ps->cur->v[i];
+        if (!e) /* last_key is always an entry of cur; kept for the analyzers */
+            return nw_err_set(err, NW_EPARSE, ps->file, "%s:%d: nothing to continue", ps->file,
+                              ps->lineno);
         size_t vl = strlen(e->value);
         char *nv = realloc(e->value, vl + n + 2);
         if (!nv)
