@@ -29,8 +29,13 @@ static NW_MUST_USE nw_rc_t push_word(char ***argv, size_t *n_argv, const char *w
     if (!nv)
         return NW_ENOMEM;
     *argv = nv;
-    if (!(nv[*n_argv] = strndup(w, n)))
+    nv[*n_argv] = NULL;
+    char *word = malloc(n + 1); /* w is not NUL-terminated */
+    if (!word)
         return NW_ENOMEM;
+    memcpy(word, w, n);
+    word[n] = '\0';
+    nv[*n_argv] = word;
     nv[++*n_argv] = NULL;
     return NW_OK;
 }
