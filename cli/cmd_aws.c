@@ -104,6 +104,7 @@ static int verb_whoami(nw_awsargs_t *a, nw_cloud_t *cloud)
     }
     cJSON *j = nw_json_new_object();
     nw_json_add_string(j, "source", nw_creds_source_name(nw_creds_source(cr)));
+    nw_json_add_string(j, "from", nw_creds_describe(cr));
     nw_json_add_string(j, "arn", id.arn);
     nw_json_add_string(j, "account", id.account);
     nw_json_add_number(j, "fetches", (double)nw_creds_fetch_count(cr));

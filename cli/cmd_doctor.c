@@ -150,8 +150,23 @@ static const char *source_fix(nw_creds_source_t s)
     case NW_CREDS_IMDS:
         return "attach an instance profile to the node running nodewarden; from a pod (not "
                "hostNetwork) set the instance metadata PUT response hop limit to 2";
+    case NW_CREDS_PROFILE:
+        return "check the profile's aws_access_key_id / aws_secret_access_key (and "
+               "aws_session_token) in the shared credentials file: they are rejected";
+    case NW_CREDS_PROCESS:
+        return "run the profile's credential_process yourself: it must exit 0 and print "
+               "Version 1 JSON with AccessKeyId and SecretAccessKey";
+    case NW_CREDS_ASSUME_ROLE:
+        return "check the profile's role_arn, that its source credentials may call "
+               "sts:AssumeRole on it, the role's trust policy and external_id";
+    case NW_CREDS_CONTAINER:
+        return "check AWS_CONTAINER_CREDENTIALS_FULL_URI / _RELATIVE_URI, the token in "
+               "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE, and that the agent (EKS Pod Identity, "
+               "ECS) runs and has a role for this pod";
     default:
-        return "provide credentials: environment keys, web identity, or an instance profile";
+        return "provide credentials: environment keys, web identity, a profile of "
+               "~/.aws/credentials or ~/.aws/config (AWS_PROFILE), container credentials, or "
+               "an instance profile";
     }
 }
 
@@ -375,7 +390,8 @@ static bool credential_checks(report_t *r, nw_awsargs_t *a, nw_cloud_t *cloud)
     nw_creds_value_t cv;
     nw_err_t ce = {0};
     if (nw_creds_get(creds, &cv, &ce) != NW_OK) {
-        snprintf(detail, sizeof detail, "source %s: %s", nw_creds_source_name(src), ce.msg);
+        snprintf(detail, sizeof detail, "source %s (%.600s): %s", nw_creds_source_name(src),
+                 nw_creds_describe(creds), ce.msg);
         check(r, "credentials", CHK_FAIL, detail, source_fix(src));
         return false;
     }
@@ -383,8 +399,8 @@ static bool credential_checks(report_t *r, nw_awsargs_t *a, nw_cloud_t *cloud)
     nw_sts_result_t id;
     nw_err_t ie = {0};
     if (nw_creds_sts_caller_identity(&a->aws, creds, NULL, &id, &ie) == NW_OK) {
-        snprintf(detail, sizeof detail, "source %s, identity %s (account %s)",
-                 nw_creds_source_name(src), id.arn, id.account);
+        snprintf(detail, sizeof detail, "source %s (%.600s), identity %s (account %s)",
+                 nw_creds_source_name(src), nw_creds_describe(creds), id.arn, id.account);
         check(r, "credentials", CHK_PASS, detail, NULL);
     } else if (strcmp(ie.path, "InvalidAction") == 0 || strcmp(ie.path, "UnknownOperation") == 0) {
         snprintf(detail, sizeof detail,

@@ -567,7 +567,11 @@ nw_rc_t nw_doctor_run(nw_kube_client_t *c, const nw_kube_doctor_opts_t *opts, nw
     cJSON_Delete(v);
     if (rc != NW_OK) {
         const char *fix =
-            strstr(err.msg, "HTTP 401")
+            strncmp(err.path, "users[].user.exec", 17) == 0
+                ? "the kubeconfig's exec credential plugin gave no credentials: run its "
+                  "command yourself (with KUBERNETES_EXEC_INFO if it needs it), log in "
+                  "again or install it, as its message says"
+            : strstr(err.msg, "HTTP 401")
                 ? "the credentials were rejected: renew the token or client "
                   "certificate in the kubeconfig (or the ServiceAccount token)"
             : strstr(err.msg, "SSL") || strstr(err.msg, "certificate")

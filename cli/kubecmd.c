@@ -35,8 +35,10 @@ nw_kube_client_t *nw_kubecmd_connect(const char *cmd, const char *kubeconfig, co
     nw_kube_config_t *cfg = NULL;
     nw_kube_client_t *client = NULL;
     if (nw_kube_config_load(kubeconfig, context, &cfg, &err) != NW_OK ||
-        nw_kube_client_new(cfg, opts, &client, &err) != NW_OK) { /* the client owns cfg */
+        nw_kube_client_new(cfg, opts, &client, &err) != NW_OK || /* the client owns cfg */
+        nw_kube_client_credentials(client, &err) != NW_OK) {     /* an exec plugin runs */
         fprintf(stderr, "nodewarden %s: %s\n", cmd, err.msg);
+        nw_kube_client_free(client);
         return NULL;
     }
     return client;

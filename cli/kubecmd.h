@@ -21,8 +21,9 @@ long nw_kubecmd_positive(const char *cmd, const char *flag, const char *s, const
 void nw_kubecmd_block_stop_signals(sigset_t *set);
 
 /** Load the kubeconfig (kubeconfig and context may be NULL: the default chain of
- * scaler/kube/config.h) and make a client with opts (NULL: defaults). NULL after printing
- * "nodewarden <cmd>: <error>" to stderr. */
+ * scaler/kube/config.h), make a client with opts (NULL: defaults) and get its first
+ * credentials (an exec plugin runs now). NULL after printing "nodewarden <cmd>: <error>"
+ * to stderr. */
 nw_kube_client_t *nw_kubecmd_connect(const char *cmd, const char *kubeconfig, const char *context,
                                      const nw_kube_client_opts_t *opts);
 

@@ -2,11 +2,34 @@
 #include "scaler/aws/awshttp.h"
 
 #include <curl/curl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
 #include "scaler/aws/sigv4.h"
+
+/* The network settings every call reads (copied under the lock: they are set once at
+ * start, but a test may set them again between calls). */
+static pthread_mutex_t net_mu = PTHREAD_MUTEX_INITIALIZER;
+static nw_awshttp_net_t net;
+
+void nw_awshttp_set_net(const nw_awshttp_net_t *n)
+{
+    pthread_mutex_lock(&net_mu);
+    if (n)
+        net = *n;
+    else
+        memset(&net, 0, sizeof net);
+    pthread_mutex_unlock(&net_mu);
+}
+
+void nw_awshttp_get_net(nw_awshttp_net_t *out)
+{
+    pthread_mutex_lock(&net_mu);
+    *out = net;
+    pthread_mutex_unlock(&net_mu);
+}
 
 void nw_awshttp_resp_init(nw_awshttp_resp_t *r)
 {
@@ -120,10 +143,24 @@ static NW_MUST_USE nw_rc_t add_sigv4_headers(struct curl_slist **hl, const http_
     return NW_OK;
 }
 
+/* The CA bundle and the proxy for r (n: the settings in effect). libcurl reads the
+ * proxy variables itself when CURLOPT_PROXY is unset; it is always set here, "" for
+ * none, so only the rules of awshttp.h apply. */
+static void setup_net(CURL *c, const http_req_t *r, const nw_awshttp_net_t *n, int direct)
+{
+    if (n->ca_bundle[0]) {
+        curl_easy_setopt(c, CURLOPT_CAINFO, n->ca_bundle);
+        curl_easy_setopt(c, CURLOPT_CAPATH, NULL); /* the bundle replaces the system's */
+    }
+    const char *proxy = strncasecmp(r->url, "https://", 8) == 0 ? n->https_proxy : n->http_proxy;
+    curl_easy_setopt(c, CURLOPT_PROXY, direct ? "" : proxy);
+    curl_easy_setopt(c, CURLOPT_NOPROXY, n->no_proxy[0] ? n->no_proxy : "");
+}
+
 /* Set the handle up for r: URL, timeouts, headers hl, the body into resp (and resp's
  * abort flag checked while it runs), method and payload. */
 static void setup_handle(CURL *c, const http_req_t *r, struct curl_slist *hl,
-                         nw_awshttp_resp_t *resp)
+                         nw_awshttp_resp_t *resp, const nw_awshttp_net_t *n)
 {
     curl_easy_setopt(c, CURLOPT_URL, r->url);
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
@@ -134,6 +171,7 @@ static void setup_handle(CURL *c, const http_req_t *r, struct curl_slist *hl,
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, &resp->body);
     curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+    setup_net(c, r, n, resp->direct);
     if (resp->abort) {
         curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
         curl_easy_setopt(c, CURLOPT_XFERINFODATA, (void *)resp->abort);
@@ -187,7 +225,11 @@ nw_rc_t nw_awshttp_do(const char *method, const char *url, const char *const *he
         goto out;
     hl = curl_slist_append(hl, "Expect:");
 
-    setup_handle(c, &r, hl, resp);
+    nw_awshttp_net_t n;
+    nw_awshttp_get_net(&n);
+    setup_handle(c, &r, hl, resp, &n);
+    char ebuf[CURL_ERROR_SIZE] = "";
+    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, ebuf);
     CURLcode cc = curl_easy_perform(c);
     if (cc == CURLE_OPERATION_TIMEDOUT) {
         resp->timed_out = 1;
@@ -201,7 +243,7 @@ nw_rc_t nw_awshttp_do(const char *method, const char *url, const char *const *he
     }
     if (cc != CURLE_OK) {
         rc = nw_err_set(err, NW_EIO, "http", "%s %s%s: %s", method, r.host, r.path,
-                        curl_easy_strerror(cc));
+                        ebuf[0] ? ebuf : curl_easy_strerror(cc));
         goto out;
     }
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &resp->status);

@@ -1,4 +1,5 @@
-/* scaler/aws/creds.c — credential chain; see creds.h. */
+/* scaler/aws/creds.c — the credential chain, the cache and refresh, the environment
+ * keys and IMDS; see creds.h and creds_int.h. */
 #include "scaler/aws/creds.h"
 
 #include <cjson/cJSON.h>
@@ -11,20 +12,17 @@
 
 #include "common/log.h"
 #include "scaler/aws/awshttp.h"
+#include "scaler/aws/awsprofile.h"
+#include "scaler/aws/creds_int.h"
 
 #define COMP "aws.creds"
 
 struct nw_creds {
     nw_awscfg_t cfg;
     const nw_clock_t *clock;
-    nw_creds_source_t source;
     pthread_mutex_t mu;
-    nw_creds_value_t cur;
-    int have;
     long fetches;
-    char role_arn[512];
-    char token_file[1024];
-    char session_name[128];
+    nw_creds_prov_t *top;
 };
 
 const char *nw_creds_source_name(nw_creds_source_t s)
@@ -34,6 +32,14 @@ const char *nw_creds_source_name(nw_creds_source_t s)
         return "environment";
     case NW_CREDS_WEB_IDENTITY:
         return "web-identity";
+    case NW_CREDS_PROFILE:
+        return "profile";
+    case NW_CREDS_PROCESS:
+        return "process";
+    case NW_CREDS_ASSUME_ROLE:
+        return "assume-role";
+    case NW_CREDS_CONTAINER:
+        return "container";
     case NW_CREDS_IMDS:
         return "imds";
     default:
@@ -53,6 +59,79 @@ static const char *env(const char *k)
     return v && *v ? v : NULL;
 }
 
+/* AWS_WEB_IDENTITY_TOKEN_FILE and AWS_ROLE_ARN; *out NULL when the file is not set. */
+static NW_MUST_USE nw_rc_t prov_web_identity_env(const nw_creds_t *c, nw_creds_prov_t **out,
+                                                 nw_err_t *err)
+{
+    const char *arn = env("AWS_ROLE_ARN"), *tf = env("AWS_WEB_IDENTITY_TOKEN_FILE");
+    *out = NULL;
+    if (!tf)
+        return NW_OK;
+    if (!arn)
+        return nw_err_set(err, NW_EINVAL, "AWS_ROLE_ARN",
+                          "AWS_WEB_IDENTITY_TOKEN_FILE is set but AWS_ROLE_ARN is not: web "
+                          "identity needs the role to assume");
+    if (!c->cfg.sts[0])
+        return nw_err_set(err, NW_EINVAL, "aws.region",
+                          "web identity needs the STS endpoint: set AWS_REGION or "
+                          "AWS_ENDPOINT_URL_STS");
+    nw_creds_prov_t *p = nw_creds_prov_new(NW_CREDS_WEB_IDENTITY);
+    if (!p)
+        return nw_err_set(err, NW_ENOMEM, "creds", "out of memory");
+    snprintf(p->role_arn, sizeof p->role_arn, "%s", arn);
+    snprintf(p->token_file, sizeof p->token_file, "%s", tf);
+    const char *sn = env("AWS_ROLE_SESSION_NAME");
+    if (sn)
+        snprintf(p->session_name, sizeof p->session_name, "%s", sn);
+    else
+        nw_creds_prov_session_name(c->clock, p->session_name, sizeof p->session_name);
+    snprintf(p->what, sizeof p->what, "role %s with the token in %s", arn, tf);
+    *out = p;
+    return NW_OK;
+}
+
+/* Step 3 of the chain: the selected profile, when it holds credentials. */
+static NW_MUST_USE nw_rc_t prov_profile(const nw_creds_t *c, nw_creds_prov_t **out, nw_err_t *err)
+{
+    nw_awsprofile_set_t *set = NULL;
+    bool explicit_profile = false;
+    const char *name = nw_awsprofile_selected(&explicit_profile);
+    *out = NULL;
+    nw_rc_t rc = nw_awsprofile_load(&set, err);
+    if (rc != NW_OK)
+        return rc;
+    if (nw_awsprofile_has(set, name))
+        rc = nw_creds_profile_provider(&c->cfg, c->clock, set, name, out, err);
+    else if (explicit_profile)
+        rc = nw_err_set(err, NW_EINVAL, env("AWS_PROFILE") ? "AWS_PROFILE" : "AWS_DEFAULT_PROFILE",
+                        "%s names profile \"%s\", which is not in %s",
+                        env("AWS_PROFILE") ? "AWS_PROFILE" : "AWS_DEFAULT_PROFILE", name,
+                        nw_awsprofile_files(set));
+    nw_awsprofile_free(set);
+    return rc;
+}
+
+/* The first source of the chain (creds.h) that applies. */
+static NW_MUST_USE nw_rc_t choose(nw_creds_t *c, nw_err_t *err)
+{
+    nw_rc_t rc;
+    if ((rc = nw_creds_prov_env(&c->top, err)) != NW_OK || c->top)
+        return rc;
+    if ((rc = prov_web_identity_env(c, &c->top, err)) != NW_OK || c->top)
+        return rc;
+    if ((rc = prov_profile(c, &c->top, err)) != NW_OK || c->top)
+        return rc;
+    if ((rc = nw_creds_container_from_env(&c->cfg, &c->top, err)) != NW_OK || c->top)
+        return rc;
+    if (!c->cfg.imds_disabled)
+        return nw_creds_prov_imds(&c->cfg, &c->top, err);
+    return nw_err_set(err, NW_ENOTFOUND, "credentials",
+                      "no credentials: set AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, "
+                      "AWS_ROLE_ARN/AWS_WEB_IDENTITY_TOKEN_FILE, a profile with credentials "
+                      "(AWS_PROFILE, ~/.aws/credentials), AWS_CONTAINER_CREDENTIALS_FULL_URI, "
+                      "or enable IMDS");
+}
+
 nw_rc_t nw_creds_new(const nw_awscfg_t *cfg, const nw_clock_t *clock, nw_creds_t **out,
                      nw_err_t *err)
 {
@@ -61,48 +140,14 @@ nw_rc_t nw_creds_new(const nw_awscfg_t *cfg, const nw_clock_t *clock, nw_creds_t
     if (!c)
         return nw_err_set(err, NW_ENOMEM, "creds", "out of memory");
     c->cfg = *cfg;
+    if (!c->cfg.ecs_base[0])
+        snprintf(c->cfg.ecs_base, sizeof c->cfg.ecs_base, "%s", NW_AWSCFG_ECS_BASE);
     c->clock = clock ? clock : nw_clock_system();
     pthread_mutex_init(&c->mu, NULL);
-    const char *ak = env("AWS_ACCESS_KEY_ID"), *sk = env("AWS_SECRET_ACCESS_KEY");
-    const char *arn = env("AWS_ROLE_ARN"), *tf = env("AWS_WEB_IDENTITY_TOKEN_FILE");
-    if (ak && sk) {
-        c->source = NW_CREDS_ENV;
-        snprintf(c->cur.access_key_id, sizeof c->cur.access_key_id, "%s", ak);
-        snprintf(c->cur.secret_access_key, sizeof c->cur.secret_access_key, "%s", sk);
-        const char *tok = env("AWS_SESSION_TOKEN");
-        if (tok)
-            snprintf(c->cur.session_token, sizeof c->cur.session_token, "%s", tok);
-        c->cur.source = NW_CREDS_ENV;
-        c->have = 1;
-    } else if (ak || sk) {
+    nw_rc_t rc = choose(c, err);
+    if (rc != NW_OK) {
         nw_creds_free(c);
-        return nw_err_set(err, NW_EINVAL, ak ? "AWS_SECRET_ACCESS_KEY" : "AWS_ACCESS_KEY_ID",
-                          "%s is set but %s is not",
-                          ak ? "AWS_ACCESS_KEY_ID" : "AWS_SECRET_ACCESS_KEY",
-                          ak ? "AWS_SECRET_ACCESS_KEY" : "AWS_ACCESS_KEY_ID");
-    } else if (arn && tf) {
-        c->source = NW_CREDS_WEB_IDENTITY;
-        snprintf(c->role_arn, sizeof c->role_arn, "%s", arn);
-        snprintf(c->token_file, sizeof c->token_file, "%s", tf);
-        const char *sn = env("AWS_ROLE_SESSION_NAME");
-        if (sn)
-            snprintf(c->session_name, sizeof c->session_name, "%s", sn);
-        else
-            snprintf(c->session_name, sizeof c->session_name, "nodewarden-%lld",
-                     (long long)(nw_clock_now(c->clock) / NW_NS_PER_SEC));
-        if (!c->cfg.sts[0]) {
-            nw_creds_free(c);
-            return nw_err_set(err, NW_EINVAL, "aws.region",
-                              "web identity needs the STS endpoint: set AWS_REGION or "
-                              "AWS_ENDPOINT_URL_STS");
-        }
-    } else if (!c->cfg.imds_disabled) {
-        c->source = NW_CREDS_IMDS;
-    } else {
-        nw_creds_free(c);
-        return nw_err_set(err, NW_ENOTFOUND, "credentials",
-                          "no credentials: set AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, or "
-                          "AWS_ROLE_ARN/AWS_WEB_IDENTITY_TOKEN_FILE, or enable IMDS");
+        return rc;
     }
     *out = c;
     return NW_OK;
@@ -112,6 +157,7 @@ void nw_creds_free(nw_creds_t *c)
 {
     if (!c)
         return;
+    nw_creds_prov_free(c->top);
     pthread_mutex_destroy(&c->mu);
     OPENSSL_cleanse(c, sizeof *c);
     free(c);
@@ -119,85 +165,17 @@ void nw_creds_free(nw_creds_t *c)
 
 nw_creds_source_t nw_creds_source(const nw_creds_t *c)
 {
-    return c->source;
+    return c->top ? c->top->kind : NW_CREDS_NONE;
+}
+
+const char *nw_creds_describe(const nw_creds_t *c)
+{
+    return c->top ? c->top->what : "";
 }
 
 long nw_creds_fetch_count(const nw_creds_t *c)
 {
     return __atomic_load_n(&c->fetches, __ATOMIC_RELAXED);
-}
-
-/* ---- web identity ---------------------------------------------------------------- */
-
-static NW_MUST_USE nw_rc_t fetch_web_identity(nw_creds_t *c, nw_creds_value_t *v, nw_err_t *err)
-{
-    nw_rc_t rc;
-    FILE *f = fopen(c->token_file, "r");
-    if (!f)
-        return nw_err_set(err, NW_EIO, "AWS_WEB_IDENTITY_TOKEN_FILE", "cannot read %s",
-                          c->token_file);
-    char *tok = calloc(1, 65536);
-    size_t n = tok ? fread(tok, 1, 65535, f) : 0;
-    fclose(f);
-    if (!tok)
-        return nw_err_set(err, NW_ENOMEM, "creds", "out of memory");
-    while (n > 0 && (tok[n - 1] == '\n' || tok[n - 1] == '\r' || tok[n - 1] == ' '))
-        tok[--n] = 0;
-    if (n == 0) {
-        free(tok);
-        return nw_err_set(err, NW_EINVAL, "AWS_WEB_IDENTITY_TOKEN_FILE", "%s is empty",
-                          c->token_file);
-    }
-    nw_buf_t body;
-    nw_awshttp_resp_t resp;
-    nw_buf_init(&body, 128 * 1024);
-    nw_awshttp_resp_init(&resp);
-    if ((rc = nw_buf_adds(&body, "Action=AssumeRoleWithWebIdentity&Version=2011-06-15&RoleArn=")) ||
-        (rc = nw_awshttp_form_escape(&body, c->role_arn)) ||
-        (rc = nw_buf_adds(&body, "&RoleSessionName=")) ||
-        (rc = nw_awshttp_form_escape(&body, c->session_name)) ||
-        (rc = nw_buf_adds(&body, "&DurationSeconds=3600&WebIdentityToken=")) ||
-        (rc = nw_awshttp_form_escape(&body, tok))) {
-        rc = nw_err_set(err, rc, "creds", "request too large");
-        goto out;
-    }
-    char url[600];
-    snprintf(url, sizeof url, "%s/", c->cfg.sts);
-    rc = nw_awshttp_do("POST", url, NULL, "application/x-www-form-urlencoded; charset=utf-8",
-                       body.data, body.len, NULL, c->cfg.call_timeout_ms, &resp, err);
-    if (rc != NW_OK)
-        goto out;
-    if (resp.status != 200) {
-        nw_ec2xml_error_t e;
-        nw_err_t ignore = {0};
-        if (nw_ec2xml_parse_error(resp.body.data, resp.body.len, &e, &ignore) == NW_OK)
-            rc = nw_err_set(err, NW_EAWS, "sts", "AssumeRoleWithWebIdentity for %s: %s: %s",
-                            c->role_arn, e.code, e.message);
-        else
-            rc =
-                nw_err_set(err, NW_EAWS, "sts", "AssumeRoleWithWebIdentity: HTTP %ld", resp.status);
-        goto out;
-    }
-    nw_sts_result_t r;
-    if ((rc = nw_ec2xml_parse_sts(resp.body.data, resp.body.len, &r, err)) != NW_OK)
-        goto out;
-    memset(v, 0, sizeof *v);
-    snprintf(v->access_key_id, sizeof v->access_key_id, "%s", r.access_key_id);
-    snprintf(v->secret_access_key, sizeof v->secret_access_key, "%s", r.secret_access_key);
-    snprintf(v->session_token, sizeof v->session_token, "%s", r.session_token);
-    v->expires_ns = r.expiration_ns;
-    v->source = NW_CREDS_WEB_IDENTITY;
-    OPENSSL_cleanse(&r, sizeof r);
-out:
-    OPENSSL_cleanse(tok, 65536);
-    free(tok);
-    if (body.data)
-        OPENSSL_cleanse(body.data, body.len);
-    nw_buf_cleanup(&body);
-    if (resp.body.data)
-        OPENSSL_cleanse(resp.body.data, resp.body.len);
-    nw_awshttp_resp_cleanup(&resp);
-    return rc;
 }
 
 /* ---- IMDSv2 ------------------------------------------------------------------------- */
@@ -208,6 +186,7 @@ static NW_MUST_USE nw_rc_t imds_token(const nw_awscfg_t *cfg, char *tok, size_t 
     char url[600];
     const char *hdr[] = {"X-aws-ec2-metadata-token-ttl-seconds: 21600", NULL};
     nw_awshttp_resp_init(&resp);
+    resp.direct = 1;
     snprintf(url, sizeof url, "%s/latest/api/token", cfg->imds);
     nw_rc_t rc =
         nw_awshttp_do("PUT", url, hdr, NULL, "", 0, NULL,
@@ -236,6 +215,7 @@ static NW_MUST_USE nw_rc_t imds_get_with(const nw_awscfg_t *cfg, const char *tok
     snprintf(th, sizeof th, "X-aws-ec2-metadata-token: %s", tok);
     const char *hdr[] = {th, NULL};
     nw_awshttp_resp_init(&resp);
+    resp.direct = 1;
     nw_rc_t rc =
         nw_awshttp_do("GET", url, hdr, NULL, NULL, 0, NULL, cfg->call_timeout_ms, &resp, err);
     if (rc == NW_OK && resp.status == 404)
@@ -282,17 +262,17 @@ static NW_MUST_USE nw_rc_t json_str(cJSON *o, const char *k, char *out, size_t l
     return NW_OK;
 }
 
-static NW_MUST_USE nw_rc_t fetch_imds(nw_creds_t *c, nw_creds_value_t *v, nw_err_t *err)
+static NW_MUST_USE nw_rc_t fetch_imds(const nw_awscfg_t *cfg, nw_creds_value_t *v, nw_err_t *err)
 {
     char tok[1024], role[256], path[512], exp[64];
     nw_buf_t b;
     cJSON *j = NULL;
-    nw_rc_t rc = imds_token(&c->cfg, tok, sizeof tok, err);
+    nw_rc_t rc = imds_token(cfg, tok, sizeof tok, err);
     if (rc != NW_OK)
         return rc;
     nw_buf_init(&b, 65536);
-    if ((rc = imds_get_with(&c->cfg, tok, "/latest/meta-data/iam/security-credentials/", &b,
-                            err)) != NW_OK)
+    if ((rc = imds_get_with(cfg, tok, "/latest/meta-data/iam/security-credentials/", &b, err)) !=
+        NW_OK)
         goto out;
     /* first line is the role name */
     size_t l = strcspn(nw_buf_str(&b), "\r\n");
@@ -304,7 +284,7 @@ static NW_MUST_USE nw_rc_t fetch_imds(nw_creds_t *c, nw_creds_value_t *v, nw_err
     role[l] = 0;
     nw_buf_reset(&b);
     snprintf(path, sizeof path, "/latest/meta-data/iam/security-credentials/%s", role);
-    if ((rc = imds_get_with(&c->cfg, tok, path, &b, err)) != NW_OK)
+    if ((rc = imds_get_with(cfg, tok, path, &b, err)) != NW_OK)
         goto out;
     const char *end = NULL;
     j = cJSON_ParseWithLengthOpts(b.data, b.len, &end, 0);
@@ -347,44 +327,92 @@ out:
     return rc;
 }
 
-/* ---- the getter ------------------------------------------------------------------ */
+/* ---- the cache ------------------------------------------------------------------- */
+
+static NW_MUST_USE nw_rc_t prov_get(const nw_creds_ctx_t *x, nw_creds_prov_t *p,
+                                    nw_creds_value_t *out, nw_err_t *err);
+
+/* A role's credentials, signed for with its source's (cached or fetched). */
+static NW_MUST_USE nw_rc_t fetch_role(const nw_creds_ctx_t *x, nw_creds_prov_t *p,
+                                      nw_creds_value_t *v, nw_err_t *err)
+{
+    nw_creds_value_t src;
+    nw_rc_t rc = prov_get(x, p->source, &src, err);
+    if (rc == NW_OK)
+        rc = nw_creds_role_assume(x, p, &src, v, err);
+    nw_creds_value_wipe(&src);
+    return rc;
+}
+
+static NW_MUST_USE nw_rc_t fetch(const nw_creds_ctx_t *x, nw_creds_prov_t *p, nw_creds_value_t *v,
+                                 nw_err_t *err)
+{
+    switch (p->kind) {
+    case NW_CREDS_WEB_IDENTITY:
+        return nw_creds_role_web_identity(x, p, v, err);
+    case NW_CREDS_ASSUME_ROLE:
+        return fetch_role(x, p, v, err);
+    case NW_CREDS_PROCESS:
+        return nw_creds_process_fetch(x, p, v, err);
+    case NW_CREDS_CONTAINER:
+        return nw_creds_container_fetch(x, p, v, err);
+    case NW_CREDS_IMDS:
+        return fetch_imds(x->cfg, v, err);
+    default:
+        return nw_err_set(err, NW_EINVAL, "credentials", "nothing to fetch");
+    }
+}
+
+/* p's credentials: the cached ones while they are fresh, else fetched (a failed refresh
+ * keeps credentials that have not expired yet). */
+static NW_MUST_USE nw_rc_t prov_get(const nw_creds_ctx_t *x, nw_creds_prov_t *p,
+                                    nw_creds_value_t *out, nw_err_t *err)
+{
+    if (p->kind == NW_CREDS_ENV || p->kind == NW_CREDS_PROFILE) {
+        *out = p->fixed;
+        return NW_OK;
+    }
+    int64_t now = nw_clock_now(x->clock);
+    if (p->have &&
+        (p->cur.expires_ns == 0 || now < p->cur.expires_ns - NW_CREDS_REFRESH_EARLY_NS)) {
+        *out = p->cur;
+        return NW_OK;
+    }
+    nw_creds_value_t v;
+    nw_err_t e = {0};
+    memset(&v, 0, sizeof v);
+    nw_rc_t rc = fetch(x, p, &v, &e);
+    __atomic_fetch_add(x->fetches, 1, __ATOMIC_RELAXED);
+    if (rc == NW_OK) {
+        char exp[32] = "never";
+        if (v.expires_ns)
+            nw_clock_time_format(v.expires_ns, exp, sizeof exp);
+        v.source = p->kind;
+        nw_log_info(COMP, "credentials fetched", NW_LS("source", nw_creds_source_name(p->kind)),
+                    NW_LS("from", p->what), NW_LS("expires", exp));
+        nw_creds_value_wipe(&p->cur);
+        p->cur = v;
+        p->have = 1;
+        nw_creds_value_wipe(&v);
+    } else if (p->have && (p->cur.expires_ns == 0 || now < p->cur.expires_ns)) {
+        nw_log_warn(COMP, "credential refresh failed; using the current ones until they expire",
+                    NW_LS("source", nw_creds_source_name(p->kind)), NW_LS("error", e.msg));
+        rc = NW_OK;
+    } else {
+        if (err && !err->rc)
+            *err = e;
+        return rc;
+    }
+    *out = p->cur;
+    return NW_OK;
+}
 
 nw_rc_t nw_creds_get(nw_creds_t *c, nw_creds_value_t *out, nw_err_t *err)
 {
-    nw_rc_t rc = NW_OK;
+    nw_creds_ctx_t x = {&c->cfg, c->clock, &c->fetches};
     pthread_mutex_lock(&c->mu);
-    int64_t now = nw_clock_now(c->clock);
-    bool fresh =
-        c->have && (c->cur.expires_ns == 0 || now < c->cur.expires_ns - NW_CREDS_REFRESH_EARLY_NS);
-    if (!fresh && c->source != NW_CREDS_ENV) {
-        nw_creds_value_t v;
-        nw_err_t e = {0};
-        memset(&v, 0, sizeof v);
-        rc = c->source == NW_CREDS_WEB_IDENTITY ? fetch_web_identity(c, &v, &e)
-                                                : fetch_imds(c, &v, &e);
-        __atomic_fetch_add(&c->fetches, 1, __ATOMIC_RELAXED);
-        if (rc == NW_OK) {
-            char exp[32];
-            nw_clock_time_format(v.expires_ns, exp, sizeof exp);
-            nw_log_info(COMP, "credentials fetched",
-                        NW_LS("source", nw_creds_source_name(c->source)), NW_LS("expires", exp));
-            nw_creds_value_wipe(&c->cur);
-            c->cur = v;
-            c->have = 1;
-            nw_creds_value_wipe(&v);
-        } else if (c->have && now < c->cur.expires_ns) {
-            nw_log_warn(COMP, "credential refresh failed; using the current ones until they expire",
-                        NW_LS("source", nw_creds_source_name(c->source)), NW_LS("error", e.msg));
-            rc = NW_OK;
-        } else {
-            if (err && !err->rc)
-                *err = e;
-        }
-    } else if (!c->have) {
-        rc = nw_err_set(err, NW_ENOTFOUND, "credentials", "no credentials");
-    }
-    if (rc == NW_OK)
-        *out = c->cur;
+    nw_rc_t rc = c->top ? prov_get(&x, c->top, out, err)
+                        : nw_err_set(err, NW_ENOTFOUND, "credentials", "no credentials");
     pthread_mutex_unlock(&c->mu);
     return rc;
 }

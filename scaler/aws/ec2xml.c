@@ -1025,8 +1025,10 @@ nw_rc_t nw_ec2xml_parse_sts(const char *xml, size_t len, nw_sts_result_t *out, n
     xmlDocPtr d = load(xml, len, &root, err);
     if (!d)
         return NW_EPARSE;
-    if (is_el(root, "AssumeRoleWithWebIdentityResponse")) {
-        xmlNode *r = child(root, "AssumeRoleWithWebIdentityResult");
+    bool web = is_el(root, "AssumeRoleWithWebIdentityResponse");
+    if (web || is_el(root, "AssumeRoleResponse")) {
+        const char *res = web ? "AssumeRoleWithWebIdentityResult" : "AssumeRoleResult";
+        xmlNode *r = child(root, res);
         xmlNode *c = child(r, "Credentials");
         TXT(c, "AccessKeyId", out->access_key_id);
         TXT(c, "SecretAccessKey", out->secret_access_key);
@@ -1034,12 +1036,12 @@ nw_rc_t nw_ec2xml_parse_sts(const char *xml, size_t len, nw_sts_result_t *out, n
         out->expiration_ns = when(c, "Expiration");
         TXT(r, "AssumedRoleUser/Arn", out->arn);
         if (!*out->access_key_id || !*out->secret_access_key || !*out->session_token)
-            rc = nw_err_set(err, NW_EPARSE, "AssumeRoleWithWebIdentityResult.Credentials",
-                            "AccessKeyId, SecretAccessKey or SessionToken missing");
+            rc = nw_err_set(err, NW_EPARSE, res,
+                            "%s.Credentials: AccessKeyId, SecretAccessKey or SessionToken missing",
+                            res);
         else if (out->expiration_ns == 0)
-            rc =
-                nw_err_set(err, NW_EPARSE, "AssumeRoleWithWebIdentityResult.Credentials.Expiration",
-                           "missing or not an RFC 3339 time");
+            rc = nw_err_set(err, NW_EPARSE, res,
+                            "%s.Credentials.Expiration: missing or not an RFC 3339 time", res);
     } else if (is_el(root, "GetCallerIdentityResponse")) {
         xmlNode *r = child(root, "GetCallerIdentityResult");
         TXT(r, "Arn", out->arn);

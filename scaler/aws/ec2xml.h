@@ -387,7 +387,7 @@ typedef struct {
     char account[32]; /* GetCallerIdentity only */
     char user_id[256];
 } nw_sts_result_t;
-/** AssumeRoleWithWebIdentityResponse or GetCallerIdentityResponse. */
+/** AssumeRoleWithWebIdentityResponse, AssumeRoleResponse or GetCallerIdentityResponse. */
 NW_MUST_USE nw_rc_t nw_ec2xml_parse_sts(const char *xml, size_t len, nw_sts_result_t *out,
                                         nw_err_t *err);
 

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "common/log.h"
+#include "scaler/kube/execcred.h"
 #include "scaler/kube/retry.h"
 
 #define RESP_MAX_BYTES ((size_t)64 << 20)
@@ -59,6 +60,7 @@ struct nw_kube_client {
     char *base_url;                /* server URL, host replaced by tls-server-name if set */
     struct curl_slist *connect_to; /* tls-server-name: connect to the real host */
     char user_agent[96];
+    nw_execcred_t *exec; /* the kubeconfig's credential plugin, or NULL */
     /* token */
     pthread_mutex_t tok_mu;
     char *token;
@@ -262,6 +264,8 @@ nw_rc_t nw_kube_client_new(nw_kube_config_t *cfg, const nw_kube_client_opts_t *o
     curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
     curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
     rc = setup_server_name(c, err);
+    if (rc == NW_OK && cfg->exec)
+        rc = nw_execcred_new(cfg, o->clock, o->exec_timeout_ms, &c->exec, err);
     if (rc)
         goto fail;
     *out = c;
@@ -286,6 +290,7 @@ void nw_kube_client_free(nw_kube_client_t *c)
     nw_kube_retry_rl_cleanup(&c->rl);
     nw_kube_metrics_free(c->metrics);
     curl_slist_free_all(c->connect_to);
+    nw_execcred_free(c->exec);
     free(c->base_url);
     if (c->token) {
         memset(c->token, 0, strlen(c->token));
@@ -327,11 +332,41 @@ void nw_kube_client__token_invalidate(nw_kube_client_t *c)
     pthread_mutex_lock(&c->tok_mu);
     c->token_read_ns = 0;
     pthread_mutex_unlock(&c->tok_mu);
+    if (c->exec)
+        nw_execcred_invalidate(c->exec);
 }
 
-/* Build the Authorization header (or NULL if there is no token). Caller frees. */
-static char *auth_header(nw_kube_client_t *c)
+nw_rc_t nw_kube_client_credentials(nw_kube_client_t *c, nw_err_t *err)
 {
+    if (!c->exec)
+        return NW_OK;
+    nw_execcred_cred_t ec;
+    nw_rc_t rc = nw_execcred_get(c->exec, &ec, err);
+    nw_execcred_cred_cleanup(&ec);
+    return rc;
+}
+
+long nw_kube_client_plugin_runs(const nw_kube_client_t *c)
+{
+    return c->exec ? nw_execcred_runs(c->exec) : 0;
+}
+
+/* "Authorization: Bearer <tok>" (caller frees), NULL when out of memory. */
+static char *bearer(const char *tok)
+{
+    size_t n = strlen(tok) + 32;
+    char *h = malloc(n);
+    if (h)
+        snprintf(h, n, "Authorization: Bearer %s", tok);
+    return h;
+}
+
+/* Build the Authorization header (or NULL if there is no token). Caller frees. ec: the
+ * plugin's credential, when there is a plugin. */
+static char *auth_header(nw_kube_client_t *c, const nw_execcred_cred_t *ec)
+{
+    if (c->exec)
+        return ec->token ? bearer(ec->token) : NULL;
     if (c->cfg->token) {
         size_t n = strlen(c->cfg->token) + 32;
         char *h = malloc(n);
@@ -375,6 +410,19 @@ static char *auth_header(nw_kube_client_t *c)
 
 /* ---- easy handle setup ------------------------------------------------------------ */
 
+/* The plugin's client certificate on h (copied: ec is freed after the setup). */
+static void plugin_cert(CURL *h, const nw_execcred_cred_t *ec)
+{
+    if (!ec->cert_pem || !ec->key_pem)
+        return;
+    struct curl_blob cb = {ec->cert_pem, ec->cert_len, CURL_BLOB_COPY};
+    struct curl_blob kb = {ec->key_pem, ec->key_len, CURL_BLOB_COPY};
+    curl_easy_setopt(h, CURLOPT_SSLCERT_BLOB, &cb);
+    curl_easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
+    curl_easy_setopt(h, CURLOPT_SSLKEY_BLOB, &kb);
+    curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
+}
+
 struct curl_slist *nw_kube_client__easy_setup(nw_kube_client_t *c, CURL *h, const char *url_path)
 {
     const nw_kube_config_t *cfg = c->cfg;
@@ -417,10 +465,17 @@ struct curl_slist *nw_kube_client__easy_setup(nw_kube_client_t *c, CURL *h, cons
         curl_easy_setopt(h, CURLOPT_PROXY, ""); /* ignore http_proxy unless configured */
     curl_easy_setopt(h, CURLOPT_USERAGENT, c->user_agent);
 
+    nw_execcred_cred_t ec = {0};
+    nw_err_t e = {0};
+    if (c->exec && nw_execcred_get(c->exec, &ec, &e) != NW_OK) /* perform() reports it */
+        nw_log_every(30, NW_LOG_WARN, "kube.client", "no credential from the exec plugin",
+                     NW_LS("error", e.msg));
+    plugin_cert(h, &ec);
     struct curl_slist *hd = curl_slist_append(NULL, "Accept: application/json");
+    char *auth = hd ? auth_header(c, &ec) : NULL;
+    nw_execcred_cred_cleanup(&ec);
     if (!hd)
         return NULL;
-    char *auth = auth_header(c);
     if (auth) {
         struct curl_slist *n = curl_slist_append(hd, auth);
         memset(auth, 0, strlen(auth));
@@ -587,6 +642,9 @@ static NW_MUST_USE nw_rc_t perform(nw_kube_client_t *c, const nw_kube_req_t *req
     resp->reason[0] = resp->message[0] = '\0';
     rl_wait(c);
 
+    nw_rc_t crc = nw_kube_client_credentials(c, err); /* a plugin that fails says why */
+    if (crc != NW_OK)
+        return crc;
     CURL *h = handle_take(c);
     if (!h)
         return nw_err_set(err, NW_ENOMEM, "", "curl_easy_init failed");
@@ -654,7 +712,8 @@ nw_rc_t nw_kube_client_do(nw_kube_client_t *c, const nw_kube_req_t *req, nw_kube
         if (cc == CURLE_OK) {
             if (resp->code >= 300)
                 nw_kube_client__resp_parse_status(resp);
-            if (resp->code == 401 && !reauthed && (c->cfg->token_file || c->cfg->token)) {
+            if (resp->code == 401 && !reauthed &&
+                (c->cfg->token_file || c->cfg->token || c->exec)) {
                 reauthed = true;
                 nw_kube_client__token_invalidate(c);
                 nw_log_warn("kube.client", "401 Unauthorized; re-reading credentials and retrying",

@@ -4,7 +4,9 @@
  * One nw_kube_client_t per process holds the configuration, one shared
  * connection pool (a CURLSH sharing connections, DNS and TLS sessions; HTTP/2
  * where the server offers it via ALPN), the bearer token (re-read from its file
- * at most every 60 s and at once after a 401, then the request is retried once),
+ * at most every 60 s and at once after a 401, then the request is retried once)
+ * or the kubeconfig's exec plugin (scaler/kube/execcred.h: its token and client
+ * certificate, run again before they expire and after a 401),
  * a token-bucket rate limiter (QPS/burst) and the metrics registry.
  *
  * nw_kube_client_do() is the one synchronous request path: rate limit, timeout,
@@ -72,6 +74,7 @@ typedef struct {
     int64_t token_reload_ms;   /* re-read the token file at most this often; default 60000 */
     int http1_only;            /* disable HTTP/2 (default: HTTP/2 over TLS when offered) */
     const nw_clock_t *clock;   /* default nw_clock_system() */
+    long exec_timeout_ms;      /* an exec plugin's deadline; default NW_EXECCRED_TIMEOUT_MS */
 } nw_kube_client_opts_t;
 
 typedef struct nw_kube_client nw_kube_client_t;
@@ -107,6 +110,14 @@ const nw_clock_t *nw_kube_client_clock(const nw_kube_client_t *c);
 
 /** The options in effect (defaults filled in; borrowed). */
 const nw_kube_client_opts_t *nw_kube_client_opts(const nw_kube_client_t *c);
+
+/** Make sure the client has credentials: runs the kubeconfig's exec plugin when it has
+ * none yet (NW_OK at once without a plugin). Its error names the kubeconfig, the user
+ * entry and what the plugin did; the CLI calls it first to fail with that message. */
+NW_MUST_USE nw_rc_t nw_kube_client_credentials(nw_kube_client_t *c, nw_err_t *err);
+
+/** How many times the exec plugin ran (0 without one). */
+long nw_kube_client_plugin_runs(const nw_kube_client_t *c);
 
 /* ---- requests ------------------------------------------------------------------- */
 

@@ -302,18 +302,176 @@ static NW_MUST_USE nw_rc_t apply_cluster(const kfile_t *kf, const cJSON *cl, con
                     "clusters[].cluster", &cfg->ca_pem, &cfg->ca_len, err);
 }
 
-/* The user's credentials into cfg (uf: the file naming it); an error for the ways of
- * authenticating nodewarden does not support. */
+/* ---- exec credential plugins --------------------------------------------------------- */
+
+#define EXEC_V1 "client.authentication.k8s.io/v1"
+#define EXEC_V1BETA1 "client.authentication.k8s.io/v1beta1"
+
+static void strv_free(char **v)
+{
+    for (char **p = v; p && *p; p++)
+        free(*p);
+    free(v);
+}
+
+static void exec_free(nw_kube_exec_t *x)
+{
+    if (!x)
+        return;
+    free(x->command);
+    strv_free(x->args);
+    strv_free(x->env);
+    free(x->api_version);
+    free(x->install_hint);
+    free(x->cluster_config);
+    free(x->user);
+    free(x->file);
+    free(x);
+}
+
+/* exec.args: absent, null, or a list of strings, into a NULL-terminated vector. */
+static NW_MUST_USE nw_rc_t exec_args(const kfile_t *uf, const char *uname, const cJSON *a,
+                                     char ***out, nw_err_t *err)
+{
+    int n = cJSON_IsArray(a) ? cJSON_GetArraySize(a) : 0;
+    if (a && !cJSON_IsNull(a) && !cJSON_IsArray(a))
+        return nw_err_set(err, NW_EINVAL, "users[].user.exec.args",
+                          "%s: user \"%s\": users[].user.exec.args must be a list of strings",
+                          uf->path, uname);
+    if (!(*out = calloc((size_t)n + 1, sizeof **out)))
+        return nw_err_set(err, NW_ENOMEM, "", "out of memory");
+    for (int i = 0; i < n; i++) {
+        const cJSON *v = cJSON_GetArrayItem(a, i);
+        if (!cJSON_IsString(v))
+            return nw_err_set(err, NW_EINVAL, "users[].user.exec.args",
+                              "%s: user \"%s\": users[].user.exec.args[%d] must be a string",
+                              uf->path, uname, i);
+        if (!((*out)[i] = strdup(v->valuestring)))
+            return nw_err_set(err, NW_ENOMEM, "", "out of memory");
+    }
+    return NW_OK;
+}
+
+/* exec.env: absent, null, or a list of {name, value}, into "NAME=value" strings. */
+static NW_MUST_USE nw_rc_t exec_env(const kfile_t *uf, const char *uname, const cJSON *e,
+                                    char ***out, nw_err_t *err)
+{
+    int n = cJSON_IsArray(e) ? cJSON_GetArraySize(e) : 0;
+    if (e && !cJSON_IsNull(e) && !cJSON_IsArray(e))
+        return nw_err_set(err, NW_EINVAL, "users[].user.exec.env",
+                          "%s: user \"%s\": users[].user.exec.env must be a list of {name, value}",
+                          uf->path, uname);
+    if (!(*out = calloc((size_t)n + 1, sizeof **out)))
+        return nw_err_set(err, NW_ENOMEM, "", "out of memory");
+    for (int i = 0; i < n; i++) {
+        const cJSON *it = cJSON_GetArrayItem(e, i);
+        const char *name = nw_json_str(it, "name"), *value = nw_json_str(it, "value");
+        if (!name || !name[0] || strchr(name, '=') || !value)
+            return nw_err_set(err, NW_EINVAL, "users[].user.exec.env",
+                              "%s: user \"%s\": users[].user.exec.env[%d] needs a name (without "
+                              "'=') and a value, both strings",
+                              uf->path, uname, i);
+        size_t l = strlen(name) + strlen(value) + 2;
+        if (!((*out)[i] = malloc(l)))
+            return nw_err_set(err, NW_ENOMEM, "", "out of memory");
+        snprintf((*out)[i], l, "%s=%s", name, value);
+    }
+    return NW_OK;
+}
+
+/* apiVersion and interactiveMode (required with v1, IfAvailable with v1beta1). */
+static NW_MUST_USE nw_rc_t exec_version_mode(const kfile_t *uf, const char *uname, const cJSON *ex,
+                                             nw_kube_exec_t *x, nw_err_t *err)
+{
+    const char *av = nw_json_str(ex, "apiVersion"), *mode = nw_json_str(ex, "interactiveMode");
+    if (!av || (strcmp(av, EXEC_V1) != 0 && strcmp(av, EXEC_V1BETA1) != 0))
+        return nw_err_set(err, NW_EINVAL, "users[].user.exec.apiVersion",
+                          "%s: user \"%s\": users[].user.exec.apiVersion must be %s or %s, not "
+                          "\"%s\"",
+                          uf->path, uname, EXEC_V1, EXEC_V1BETA1, av ? av : "");
+    if (!(x->api_version = strdup(av)))
+        return nw_err_set(err, NW_ENOMEM, "", "out of memory");
+    if (!mode || !mode[0]) {
+        if (strcmp(av, EXEC_V1) == 0)
+            return nw_err_set(err, NW_EINVAL, "users[].user.exec.interactiveMode",
+                              "%s: user \"%s\": users[].user.exec.interactiveMode is required "
+                              "with %s (Never, IfAvailable or Always)",
+                              uf->path, uname, EXEC_V1);
+        x->interactive = NW_KUBE_EXEC_IF_AVAILABLE;
+    } else if (strcmp(mode, "Never") == 0) {
+        x->interactive = NW_KUBE_EXEC_NEVER;
+    } else if (strcmp(mode, "IfAvailable") == 0) {
+        x->interactive = NW_KUBE_EXEC_IF_AVAILABLE;
+    } else if (strcmp(mode, "Always") == 0) {
+        x->interactive = NW_KUBE_EXEC_ALWAYS;
+    } else {
+        return nw_err_set(err, NW_EINVAL, "users[].user.exec.interactiveMode",
+                          "%s: user \"%s\": users[].user.exec.interactiveMode must be Never, "
+                          "IfAvailable or Always, not \"%s\"",
+                          uf->path, uname, mode);
+    }
+    return NW_OK;
+}
+
+/* The plugin's per-cluster config: the cluster's client.authentication.k8s.io/exec
+ * extension, as JSON. */
+static char *exec_cluster_config(const cJSON *cl)
+{
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(cl, "extensions"))
+    {
+        const char *nm = nw_json_str(e, "name");
+        const cJSON *ext = cJSON_GetObjectItemCaseSensitive(e, "extension");
+        if (nm && strcmp(nm, "client.authentication.k8s.io/exec") == 0 && ext)
+            return nw_json_print(ext); /* freed with free(): not in a review's arena */
+    }
+    return NULL;
+}
+
+/* users[].user.exec into cfg->exec. */
+static NW_MUST_USE nw_rc_t apply_exec(const kfile_t *uf, const cJSON *ex, const char *uname,
+                                      const cJSON *cl, nw_kube_config_t *cfg, nw_err_t *err)
+{
+    if (!cJSON_IsObject(ex))
+        return nw_err_set(err, NW_EINVAL, "users[].user.exec",
+                          "%s: user \"%s\": users[].user.exec must be a mapping", uf->path, uname);
+    const char *cmd = nw_json_str(ex, "command");
+    if (!cmd || !cmd[0])
+        return nw_err_set(err, NW_EINVAL, "users[].user.exec.command",
+                          "%s: user \"%s\": users[].user.exec.command is required", uf->path,
+                          uname);
+    nw_kube_exec_t *x = calloc(1, sizeof *x);
+    if (!x)
+        return nw_err_set(err, NW_ENOMEM, "", "out of memory");
+    cfg->exec = x;
+    x->command = strchr(cmd, '/') ? resolve_path(uf, cmd) : strdup(cmd);
+    x->user = strdup(uname);
+    x->file = strdup(uf->path);
+    const char *hint = nw_json_str(ex, "installHint");
+    if (hint && hint[0])
+        x->install_hint = strdup(hint);
+    x->provide_cluster_info = jbool(ex, "provideClusterInfo");
+    if (x->provide_cluster_info)
+        x->cluster_config = exec_cluster_config(cl);
+    if (!x->command || !x->user || !x->file || (hint && hint[0] && !x->install_hint))
+        return nw_err_set(err, NW_ENOMEM, "", "out of memory");
+    nw_rc_t rc = exec_version_mode(uf, uname, ex, x, err);
+    if (rc == NW_OK)
+        rc = exec_args(uf, uname, cJSON_GetObjectItemCaseSensitive(ex, "args"), &x->args, err);
+    if (rc == NW_OK)
+        rc = exec_env(uf, uname, cJSON_GetObjectItemCaseSensitive(ex, "env"), &x->env, err);
+    return rc;
+}
+
+/* The user's credentials into cfg (uf: the file naming it; cl: the context's cluster); an
+ * error for the ways of authenticating nodewarden does not support. */
 static NW_MUST_USE nw_rc_t apply_user(const kfile_t *uf, const cJSON *user, const char *uname,
-                                      nw_kube_config_t *cfg, nw_err_t *err)
+                                      const cJSON *cl, nw_kube_config_t *cfg, nw_err_t *err)
 {
     nw_rc_t rc;
     static const struct {
         const char *key, *why;
     } unsupported[] = {
-        {"exec", "it uses an exec credential plugin, which nodewarden does not run; use a "
-                 "token, tokenFile or client certificate (for example a ServiceAccount "
-                 "token: kubectl create token <sa>)"},
         {"auth-provider", "auth-provider plugins (gcp, oidc, azure) are not supported; use a "
                           "token, tokenFile or client certificate"},
         {"username", "basic authentication (username/password) is not supported; use a "
@@ -358,6 +516,10 @@ static NW_MUST_USE nw_rc_t apply_user(const kfile_t *uf, const cJSON *user, cons
                           "%s: user \"%s\": client-certificate and client-key must be given "
                           "together",
                           uf->path, uname);
+    /* as client-go: a token or certificate of the user wins over a plugin */
+    const cJSON *ex = cJSON_GetObjectItemCaseSensitive(user, "exec");
+    if (ex && !cJSON_IsNull(ex) && !cfg->token && !cfg->token_file && !cfg->cert_pem)
+        return apply_exec(uf, ex, uname, cl, cfg, err);
     return NW_OK;
 }
 
@@ -378,7 +540,7 @@ static NW_MUST_USE nw_rc_t build_from_files(kfile_t *files, int nf, const char *
     if (rc)
         return rc;
     if (r.user) {
-        rc = apply_user(r.uf, r.user, r.uname, cfg, err);
+        rc = apply_user(r.uf, r.user, r.uname, r.cl, cfg, err);
         if (rc)
             return rc;
     }
@@ -556,5 +718,6 @@ void nw_kube_config_free(nw_kube_config_t *cfg)
     free(cfg->namespace);
     free(cfg->context);
     free(cfg->source);
+    exec_free(cfg->exec);
     free(cfg);
 }

@@ -5,14 +5,22 @@
  * Supported kubeconfig fields (client-go tools/clientcmd/api/v1/types.go):
  *   clusters[].cluster: server, certificate-authority, certificate-authority-data,
  *     insecure-skip-tls-verify, tls-server-name, proxy-url
- *   users[].user: token, tokenFile, client-certificate(-data), client-key(-data)
+ *   users[].user: token, tokenFile, client-certificate(-data), client-key(-data),
+ *     exec (credential plugins: command, args, env, apiVersion, installHint,
+ *     interactiveMode, provideClusterInfo; run by scaler/kube/execcred.h)
+ *   clusters[].cluster.extensions[] named client.authentication.k8s.io/exec (the
+ *     plugin's per-cluster config, given to it with provideClusterInfo)
  *   contexts[].context: cluster, user, namespace; current-context
- * `*-data` wins over the file variant, `token` over `tokenFile`; relative paths
- * are resolved against the kubeconfig's directory; KUBECONFIG may list several
- * files separated by ':' (first definition of a name wins).
- * Rejected with a message naming the field and the fix: user.exec (credential
- * plugins), user.auth-provider, user.username/password, user.as / as-groups
- * (impersonation).
+ * `*-data` wins over the file variant, `token` over `tokenFile`; a token or client
+ * certificate in the same user wins over exec, as in client-go; relative paths
+ * (an exec command only when it holds a '/') are resolved against the kubeconfig's
+ * directory; KUBECONFIG may list several files separated by ':' (first definition
+ * of a name wins).
+ * exec: apiVersion client.authentication.k8s.io/v1 or /v1beta1; interactiveMode
+ * Never, IfAvailable or Always, required with v1 (v1beta1: IfAvailable). A malformed
+ * exec section is an error naming the file, the user entry and the field.
+ * Rejected with a message naming the field and the fix: user.auth-provider,
+ * user.username/password, user.as / as-groups (impersonation).
  *
  * Ownership: nw_kube_config_t is heap-allocated by the loaders, immutable after
  * load, freed with nw_kube_config_free. The token is NOT cached here: the client
@@ -27,6 +35,26 @@
 #include "common/err.h"
 
 #define NW_KUBE_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
+
+typedef enum {
+    NW_KUBE_EXEC_NEVER,
+    NW_KUBE_EXEC_IF_AVAILABLE,
+    NW_KUBE_EXEC_ALWAYS,
+} nw_kube_exec_mode_t;
+
+/* users[].user.exec: a credential plugin (all strings owned). */
+typedef struct {
+    char *command;     /* a name looked up in PATH, or a path */
+    char **args;       /* NULL-terminated (empty: just the NULL) */
+    char **env;        /* "NAME=value", NULL-terminated, added to the plugin's environment */
+    char *api_version; /* client.authentication.k8s.io/v1 or .../v1beta1 */
+    char *install_hint;
+    nw_kube_exec_mode_t interactive;
+    int provide_cluster_info;
+    char *cluster_config; /* JSON of the cluster's exec extension, or NULL */
+    char *user;           /* the users[] entry, for messages */
+    char *file;           /* the kubeconfig that holds it, for messages */
+} nw_kube_exec_t;
 
 typedef struct {
     char *server; /* "https://host:port" (no trailing slash); owned */
@@ -44,6 +72,7 @@ typedef struct {
     char *namespace;       /* context namespace / service-account namespace ("default") */
     char *context;         /* context name used ("in-cluster" for the service account) */
     char *source;          /* human description for messages: file path or "in-cluster" */
+    nw_kube_exec_t *exec;  /* a credential plugin, or NULL */
 } nw_kube_config_t;
 
 /**

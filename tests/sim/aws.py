@@ -84,6 +84,10 @@ class AwsSim(DescribeMixin, InstancesMixin, StsImdsMixin, SqsEventsMixin, Pricin
         self.temp_creds = {}
         self.imds_tokens = {}
         self.imds_cred = None
+        # container credentials (the EKS Pod Identity agent, ECS): the Authorization value
+        # the endpoint wants (None: any or none) and the ExternalId AssumeRole wants per role
+        self.container_token = None
+        self.role_external_ids = {}
         self.sqs_messages = []      # dicts: id, body, sent, visible_at, receipt, receives
         self.state_change_events = True
         self.spot_overrides = {}    # (type, zone) -> price
@@ -207,7 +211,8 @@ class AwsSim(DescribeMixin, InstancesMixin, StsImdsMixin, SqsEventsMixin, Pricin
     # -- HTTP entry point ---------------------------------------------------
     def handle(self, method, path, headers, body):
         """-> (status, headers dict, body bytes).  Dispatch:
-        /latest/... -> IMDS; X-Amz-Target AmazonSQS.* -> SQS JSON;
+        /latest/... -> IMDS; GET /v1/credentials, /v2/credentials/... -> container
+        credentials; X-Amz-Target AmazonSQS.* -> SQS JSON;
         X-Amz-Target AWSPriceListService.* -> Pricing JSON; AmazonSSM.* -> SSM JSON;
         otherwise a Query request whose Action names an STS or EC2 action."""
         if isinstance(body, str):
@@ -218,6 +223,9 @@ class AwsSim(DescribeMixin, InstancesMixin, StsImdsMixin, SqsEventsMixin, Pricin
         try:
             if raw_path.startswith('/latest/') or raw_path == '/latest':
                 return self._imds(method, raw_path, headers)
+            if method == 'GET' and (raw_path == '/v1/credentials' or
+                                    raw_path.startswith('/v2/credentials/')):
+                return self._container_credentials(raw_path, headers)
             target = hget(headers, 'X-Amz-Target', '')
             if target.startswith('AmazonSQS.'):
                 return self._sqs(method, raw_path, raw_query, headers, body, target)
@@ -267,13 +275,14 @@ class AwsSim(DescribeMixin, InstancesMixin, StsImdsMixin, SqsEventsMixin, Pricin
             c = self.temp_creds.get(akid)
             return dict(c) if c else None
 
-    def _new_temp_creds(self, ttl):
+    def _new_temp_creds(self, ttl, arn=None):
         akid = 'ASIA' + ''.join(secrets.choice('ABCDEFGHIJKLMNOPQRSTUVWXYZ234567') for _ in range(16))
         secret = base64.b64encode(secrets.token_bytes(30)).decode()
         token = 'IQoJb3JpZ2luX2VjE' + base64.b64encode(secrets.token_bytes(96)).decode()
         expires = float(int(self.clock() + ttl))   # whole seconds, as Expiration shows
         with self.lock:
-            self.temp_creds[akid] = {'secret': secret, 'token': token, 'expires': expires}
+            self.temp_creds[akid] = {'secret': secret, 'token': token, 'expires': expires,
+                                     'arn': arn}
         return akid, secret, token, expires
 
     def _verify(self, method, raw_path, raw_query, headers, body, service):

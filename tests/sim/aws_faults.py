@@ -140,6 +140,21 @@ class FaultsMixin:
             with self.lock:
                 self.faults['reject_web_identity'] = bool(body.get('reject', True))
             return 200, {'ok': True}
+        if sub == 'container':
+            tok = body.get('token')
+            if tok is not None and not isinstance(tok, str):
+                raise ValueError('token must be a string or null')
+            with self.lock:
+                self.container_token = tok
+            return 200, {'token': tok}
+        if sub == 'assume-role':
+            ext = body.get('externalId')
+            with self.lock:
+                if ext is None:
+                    self.role_external_ids.pop(body['roleArn'], None)
+                else:
+                    self.role_external_ids[body['roleArn']] = str(ext)
+            return 200, {'ok': True}
         if sub == 'credentials':
             ttl = int(body['ttlSeconds'])
             if ttl < 1:

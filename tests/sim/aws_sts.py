@@ -1,5 +1,6 @@
-"""AWS simulator, identity: STS (AssumeRoleWithWebIdentity, GetCallerIdentity)
-and the instance metadata service (IMDSv2 tokens, region, role credentials).
+"""AWS simulator, identity: STS (AssumeRoleWithWebIdentity, AssumeRole, GetCallerIdentity),
+the instance metadata service (IMDSv2 tokens, region, role credentials) and the container
+credentials endpoint (the EKS Pod Identity agent's and ECS's GET with an Authorization token).
 
 A mixin of aws.AwsSim: it uses the simulator's state and lock (self.lock) and the
 helpers of aws_util.  Python 3 standard library only; shares no code with nodewarden.
@@ -33,14 +34,18 @@ class StsImdsMixin:
                         'malformed': 'IncompleteSignature'}.get(se.kind, 'SignatureDoesNotMatch')
                 self._log('sts', action, params, 403, code)
                 return self._sts_error(code, se.message, rid, 403)
+            with self.lock:
+                known = (self.temp_creds.get(akid) or {}).get('arn')
             arn = ('arn:aws:iam::%s:user/nodewarden' % self.account if akid == self.access_key else
-                   'arn:aws:sts::%s:assumed-role/%s/session' % (self.account, self.role_name))
+                   known or 'arn:aws:sts::%s:assumed-role/%s/session' % (self.account, self.role_name))
             self._log('sts', action, params, 200)
             xml = ('<GetCallerIdentityResponse xmlns="%s"><GetCallerIdentityResult><Arn>%s</Arn>'
                    '<UserId>%s</UserId><Account>%s</Account></GetCallerIdentityResult><ResponseMetadata>'
                    '<RequestId>%s</RequestId></ResponseMetadata></GetCallerIdentityResponse>'
                    % (STS_NS, arn, akid, self.account, rid))
             return 200, {'Content-Type': 'text/xml'}, xml.encode()
+        if action == 'AssumeRole':
+            return self._assume_role(method, raw_path, raw_query, headers, body, params, rid)
         # AssumeRoleWithWebIdentity: unsigned, like the real one
         for k in ('RoleArn', 'RoleSessionName', 'WebIdentityToken'):
             if not params.get(k):
@@ -80,8 +85,9 @@ class StsImdsMixin:
                                    'before the expiration date/time %d' % (self.clock(), claims['exp']),
                                    rid)
         ttl = min(dur, self.credential_ttl)
-        akid, secret, token, exp = self._new_temp_creds(ttl)
         role = m.group(2).split('/')[-1]
+        akid, secret, token, exp = self._new_temp_creds(ttl, 'arn:aws:sts::%s:assumed-role/%s/%s' % (
+            m.group(1), role, params['RoleSessionName']))
         self._log('sts', action, params, 200)
         xml = ('<AssumeRoleWithWebIdentityResponse xmlns="%s"><AssumeRoleWithWebIdentityResult>'
                '<SubjectFromWebIdentityToken>%s</SubjectFromWebIdentityToken><Audience>%s</Audience>'
@@ -96,6 +102,85 @@ class StsImdsMixin:
                   escape(params['RoleSessionName']), token, escape(secret), iso8601s(exp), akid,
                   escape(str(claims.get('iss', ''))), rid))
         return 200, {'Content-Type': 'text/xml'}, xml.encode('utf-8')
+
+    def _assume_role(self, method, raw_path, raw_query, headers, body, params, rid):
+        """AssumeRole: signed by the caller's credentials (which must be valid); the role's
+        required ExternalId (control POST /aws/assume-role) must match; a chained role
+        (the caller's credentials are a role's) may last at most an hour, as in AWS."""
+        action = 'AssumeRole'
+        try:
+            akid = self._verify(method, raw_path, raw_query, headers, body, 'sts')
+        except sigv4.SigError as se:
+            code = {'unknown-key': 'InvalidClientTokenId', 'expired': 'ExpiredToken',
+                    'token': 'InvalidClientTokenId', 'missing': 'MissingAuthenticationToken',
+                    'malformed': 'IncompleteSignature'}.get(se.kind, 'SignatureDoesNotMatch')
+            self._log('sts', action, params, 403, code)
+            return self._sts_error(code, se.message, rid, 403)
+        for k in ('RoleArn', 'RoleSessionName'):
+            if not params.get(k):
+                self._log('sts', action, params, 400, 'MissingParameter')
+                return self._sts_error('MissingParameter', 'The request must contain the parameter %s' % k,
+                                       rid)
+        m = re.fullmatch(r'arn:aws:iam::(\d{12}):role/([\w+=,.@/-]{1,512})', params['RoleArn'])
+        if not m or not re.fullmatch(r'[\w+=,.@-]{2,64}', params['RoleSessionName']):
+            self._log('sts', action, params, 400, 'ValidationError')
+            return self._sts_error('ValidationError', '1 validation error detected: RoleArn or '
+                                   'RoleSessionName failed to satisfy constraint', rid)
+        with self.lock:
+            caller = (self.temp_creds.get(akid) or {}).get('arn') or ''
+            want_ext = self.role_external_ids.get(params['RoleArn'])
+        try:
+            dur = int(params.get('DurationSeconds') or 3600)
+            if not 900 <= dur <= 43200:
+                raise ValueError
+        except ValueError:
+            self._log('sts', action, params, 400, 'ValidationError')
+            return self._sts_error('ValidationError', "1 validation error detected: Value at "
+                                   "'durationSeconds' failed to satisfy constraint", rid)
+        if ':assumed-role/' in caller and dur > 3600:
+            self._log('sts', action, params, 400, 'ValidationError')
+            return self._sts_error('ValidationError', 'The requested DurationSeconds exceeds the 1 hour '
+                                   'session limit for roles assumed by role chaining.', rid)
+        if want_ext is not None and params.get('ExternalId') != want_ext:
+            self._log('sts', action, params, 403, 'AccessDenied')
+            return self._sts_error('AccessDenied', 'User: %s is not authorized to perform: '
+                                   'sts:AssumeRole on resource: %s' % (caller or akid, params['RoleArn']),
+                                   rid, 403)
+        role = m.group(2).split('/')[-1]
+        arn = 'arn:aws:sts::%s:assumed-role/%s/%s' % (m.group(1), role, params['RoleSessionName'])
+        akid2, secret, token, exp = self._new_temp_creds(min(dur, self.credential_ttl), arn)
+        self._log('sts', action, params, 200)
+        xml = ('<AssumeRoleResponse xmlns="%s"><AssumeRoleResult><AssumedRoleUser><Arn>%s</Arn>'
+               '<AssumedRoleId>AROA%s:%s</AssumedRoleId></AssumedRoleUser><Credentials>'
+               '<AccessKeyId>%s</AccessKeyId><SecretAccessKey>%s</SecretAccessKey>'
+               '<SessionToken>%s</SessionToken><Expiration>%s</Expiration></Credentials>'
+               '</AssumeRoleResult><ResponseMetadata><RequestId>%s</RequestId></ResponseMetadata>'
+               '</AssumeRoleResponse>'
+               % (STS_NS, escape(arn), _hex(17).upper(), escape(params['RoleSessionName']), akid2,
+                  escape(secret), token, iso8601s(exp), rid))
+        return 200, {'Content-Type': 'text/xml'}, xml.encode('utf-8')
+
+    # =====================================================================
+    # container credentials
+    def _container_credentials(self, path, headers):
+        """The EKS Pod Identity agent's and ECS's credentials endpoint: GET with the
+        Authorization token (when one is configured), JSON credentials that expire."""
+        with self.lock:
+            want = self.container_token
+        auth = hget(headers, 'Authorization')
+        js = {'Content-Type': 'application/json'}
+        if want is not None and auth != want:
+            self._log('container', 'GET ' + path, {}, 401 if not auth else 403)
+            body = {'code': 'AccessDenied' if auth else 'Unauthorized',
+                    'message': 'the Authorization token is %s' % ('wrong' if auth else 'missing')}
+            return (401 if not auth else 403), js, json.dumps(body).encode()
+        role = 'pod-identity' if path == '/v1/credentials' else 'ecs-task'
+        arn = 'arn:aws:sts::%s:assumed-role/%s/%s' % (self.account, role, role)
+        akid, secret, token, exp = self._new_temp_creds(self.credential_ttl, arn)
+        self._log('container', 'GET ' + path, {}, 200)
+        body = {'AccessKeyId': akid, 'SecretAccessKey': secret, 'Token': token,
+                'AccountId': self.account, 'Expiration': iso8601s(exp)}
+        return 200, js, json.dumps(body).encode()
 
     # =====================================================================
     # IMDSv2

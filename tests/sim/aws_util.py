@@ -309,7 +309,7 @@ def _compile_schema(pats):
 _SCHEMA_RX = {a: _compile_schema(p) for a, p in SCHEMAS.items()}
 
 EC2_ACTIONS = tuple(SCHEMAS)
-STS_ACTIONS = ('AssumeRoleWithWebIdentity', 'GetCallerIdentity')
+STS_ACTIONS = ('AssumeRoleWithWebIdentity', 'AssumeRole', 'GetCallerIdentity')
 
 
 def _bool(v, name):

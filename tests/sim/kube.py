@@ -89,10 +89,15 @@ class KubeApi:
         self.pdb_retry_after = 0            # >0: also send Retry-After on budget 429s
 
     # ---- server -------------------------------------------------------------------------------
-    def serve(self, host, port, certfile, keyfile):
+    def serve(self, host, port, certfile, keyfile, client_ca=None):
+        """client_ca: also authenticate clients by a certificate of this CA (the user is
+        its CN, as kube-apiserver's --client-ca-file does)."""
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.minimum_version = ssl.TLSVersion.TLSv1_2
         ctx.load_cert_chain(certfile, keyfile)
+        if client_ca:
+            ctx.load_verify_locations(client_ca)
+            ctx.verify_mode = ssl.CERT_OPTIONAL
         ctx.set_alpn_protocols(['http/1.1'])
         api = self
 
@@ -302,6 +307,18 @@ class Handler(BaseHTTPRequestHandler):
     def do_HEAD(self):
         self._dispatch('HEAD')
 
+    def _client_cert_user(self):
+        """The CN of a client certificate the server verified, or None."""
+        try:
+            cert = self.connection.getpeercert()
+        except (AttributeError, ValueError):
+            return None
+        for rdn in (cert or {}).get('subject', ()):
+            for k, v in rdn:
+                if k == 'commonName':
+                    return v
+        return None
+
     def _dispatch(self, method):
         api = self.api
         t0 = time.time()
@@ -315,9 +332,12 @@ class Handler(BaseHTTPRequestHandler):
             if api.faults.latency > 0:
                 time.sleep(api.faults.latency)
             auth = self.headers.get('Authorization', '')
-            if not auth.startswith('Bearer ') or auth[7:].strip() not in api.tokens:
+            if auth.startswith('Bearer ') and auth[7:].strip() in api.tokens:
+                self._user = api.tokens[auth[7:].strip()]
+            elif not auth and self._client_cert_user():
+                self._user = self._client_cert_user()
+            else:
                 raise ApiError(401, 'Unauthorized', 'Unauthorized')
-            self._user = api.tokens[auth[7:].strip()]
             code = api.faults.pick_error(method, u.path)
             if code:
                 fault = 'injected %d' % code

@@ -6,7 +6,7 @@
 
 Starts the Kubernetes API server (HTTPS), the AWS endpoints (when aws.py is present),
 the kubelets (kubelet.py) and the control API, writes <dir>/{kubeconfig, env,
-nodewarden.yaml, ports.json, ca.crt, token}, registers nodewarden's webhooks and runs
+nodewarden.yaml, ports.json, ca.crt, client-ca.crt, client-admin.crt/.key, token}, registers nodewarden's webhooks and runs
 until SIGTERM/SIGINT. ports.json is written last: its presence means "ready".
 """
 import argparse
@@ -219,6 +219,12 @@ def main(argv=None):
         certs.make_leaf(out, ca, cakey, dns=['localhost', 'kubernetes', 'kubernetes.default',
                                              'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local'],
                         ips=['127.0.0.1', '::1'], prefix='apiserver')
+    # a CA for client certificates (the user is the CN) and one for admin, for tests of
+    # kubeconfigs and exec plugins that authenticate with a certificate
+    if not all(os.path.exists(os.path.join(out, f)) for f in ('client-ca.crt', 'client-ca.key',
+                                                               'client-admin.crt', 'client-admin.key')):
+        cca, ccakey = certs.make_ca(out, 'nodewarden-sim-client-ca', prefix='client-ca')
+        certs.make_leaf(out, cca, ccakey, prefix='client-admin', cn='admin', usage='clientAuth')
     token = args.token or secrets.token_hex(24)
 
     store = KubeStore(history=args.history)
@@ -229,7 +235,8 @@ def main(argv=None):
                        authorizer=None if args.no_rbac else rbac.Authorizer())
     ctrl = controllers_mod.Controllers(store, adm, pod_termination_seconds=args.pod_termination,
                                        scheduler=not args.no_scheduler)
-    api.serve(args.host, args.kube_port, os.path.join(out, 'apiserver.crt'), os.path.join(out, 'apiserver.key'))
+    api.serve(args.host, args.kube_port, os.path.join(out, 'apiserver.crt'), os.path.join(out, 'apiserver.key'),
+              client_ca=os.path.join(out, 'client-ca.crt'))
     kube_port = api.address[1]
     kube_url = 'https://%s:%d' % (args.host, kube_port)
 

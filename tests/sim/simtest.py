@@ -37,7 +37,9 @@ def server_certs():
         d = tempfile.mkdtemp(prefix='simcerts-')
         ca, key = certs.make_ca(d)
         crt, k = certs.make_leaf(d, ca, key, dns=['localhost'], ips=['127.0.0.1'], prefix='apiserver')
-        _CERTS.update(dir=d, ca=ca, crt=crt, key=k)
+        cca, ckey = certs.make_ca(d, 'sim-client-ca', prefix='client-ca')
+        ccrt, ck = certs.make_leaf(d, cca, ckey, prefix='client-admin', cn='admin', usage='clientAuth')
+        _CERTS.update(dir=d, ca=ca, crt=crt, key=k, client_ca=cca, client_crt=ccrt, client_key=ck)
     return _CERTS
 
 
@@ -128,7 +130,7 @@ class Cluster:
         self.admission = admission_mod.Admission(self.store, services)
         self.api = kube.KubeApi(self.store, {self.token: 'admin'}, admission=self.admission,
                                 bookmark_interval=bookmark_interval)
-        self.api.serve('127.0.0.1', 0, cs['crt'], cs['key'])
+        self.api.serve('127.0.0.1', 0, cs['crt'], cs['key'], client_ca=cs['client_ca'])
         self.controllers = controllers_mod.Controllers(self.store, self.admission, interval=0.02,
                                                        pod_termination_seconds=pod_termination)
         self.controllers.start()

@@ -1,5 +1,6 @@
-"""IMDSv2 and STS credential flows (and that their credentials verify in SigV4),
-SQS JSON protocol and the EventBridge-shaped interruption events."""
+"""IMDSv2, STS (web identity, AssumeRole) and container credential flows (and that
+their credentials verify in SigV4), SQS JSON protocol and the EventBridge-shaped
+interruption events."""
 
 import base64
 import json
@@ -150,6 +151,72 @@ class Credentials(Base):
                              'RoleSessionName': 'nw-1', 'WebIdentityToken': tok})
         self.assertEqual((st, root.find('./Error/Code').text), (400, 'InvalidIdentityToken'))
         self.ctl.call('DELETE', '/aws/faults')
+
+
+    def assume(self, client, params):
+        p = {'Action': 'AssumeRole', 'Version': '2011-06-15'}
+        p.update(params)
+        body = urllib.parse.urlencode(p).encode()
+        h = client.signed('POST', '/', {'Content-Type': 'application/x-www-form-urlencoded'}, body,
+                          'sts')
+        st, _, out = raw('POST', self.srv.url + '/', h, body)
+        return st, awsclient.strip_ns(ET.fromstring(out))
+
+    def whoami(self, client):
+        body = urllib.parse.urlencode({'Action': 'GetCallerIdentity', 'Version': '2011-06-15'}).encode()
+        h = client.signed('POST', '/', {'Content-Type': 'application/x-www-form-urlencoded'}, body,
+                          'sts')
+        st, _, out = raw('POST', self.srv.url + '/', h, body)
+        return awsclient.strip_ns(ET.fromstring(out)).find('./GetCallerIdentityResult/Arn').text
+
+    def test_sts_assume_role(self):
+        arn = 'arn:aws:iam::123456789012:role/deployer'
+        st, root = self.assume(self.c, {'RoleArn': arn, 'RoleSessionName': 's1'})
+        self.assertEqual(st, 200)
+        cr = root.find('./AssumeRoleResult/Credentials')
+        role = awsclient.Client(self.srv.url, cr.find('AccessKeyId').text,
+                                cr.find('SecretAccessKey').text, self.sim.region,
+                                token=cr.find('SessionToken').text)
+        self.assertEqual(role.ec2('DescribeAvailabilityZones')[0], 200)
+        self.assertEqual(self.whoami(role), 'arn:aws:sts::123456789012:assumed-role/deployer/s1')
+        # unsigned, or signed by a key STS does not know: refused
+        bad = awsclient.Client(self.srv.url, 'AKIAUNKNOWN000000000', 'x' * 40, self.sim.region)
+        st, root = self.assume(bad, {'RoleArn': arn, 'RoleSessionName': 's1'})
+        self.assertEqual((st, root.find('./Error/Code').text), (403, 'InvalidClientTokenId'))
+        # a role's credentials assume another for at most an hour (role chaining)
+        st, root = self.assume(role, {'RoleArn': arn, 'RoleSessionName': 's2', 'DurationSeconds': '7200'})
+        self.assertEqual((st, root.find('./Error/Code').text), (400, 'ValidationError'))
+        st, root = self.assume(role, {'RoleArn': arn, 'RoleSessionName': 's2', 'DurationSeconds': '3600'})
+        self.assertEqual(st, 200)
+        # an external ID the role wants
+        self.ctl.call('POST', '/aws/assume-role', {'roleArn': arn, 'externalId': 'x-1'})
+        try:
+            st, root = self.assume(self.c, {'RoleArn': arn, 'RoleSessionName': 's3'})
+            self.assertEqual((st, root.find('./Error/Code').text), (403, 'AccessDenied'))
+            st, _ = self.assume(self.c, {'RoleArn': arn, 'RoleSessionName': 's3', 'ExternalId': 'x-1'})
+            self.assertEqual(st, 200)
+        finally:
+            self.ctl.call('POST', '/aws/assume-role', {'roleArn': arn, 'externalId': None})
+
+    def test_container_credentials(self):
+        url = self.srv.url + '/v1/credentials'
+        st, _, out = raw('GET', url)
+        self.assertEqual(st, 200)                       # no token configured: any request
+        cr = json.loads(out)
+        c = awsclient.Client(self.srv.url, cr['AccessKeyId'], cr['SecretAccessKey'], self.sim.region,
+                             token=cr['Token'])
+        self.assertEqual(c.ec2('DescribeAvailabilityZones')[0], 200)
+        self.assertIn(':assumed-role/pod-identity/', self.whoami(c))
+        self.assertTrue(aws.parse_time(cr['Expiration']) > time.time())
+        self.ctl.call('POST', '/aws/container', {'token': 'pod-token'})
+        try:
+            self.assertEqual(raw('GET', url)[0], 401)
+            st, _, out = raw('GET', url, {'Authorization': 'other'})
+            self.assertEqual((st, json.loads(out)['code']), (403, 'AccessDenied'))
+            self.assertEqual(raw('GET', self.srv.url + '/v2/credentials/task-1',
+                                 {'Authorization': 'pod-token'})[0], 200)
+        finally:
+            self.ctl.call('POST', '/aws/container', {'token': None})
 
 
 class Sqs(Base):

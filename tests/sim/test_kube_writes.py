@@ -35,6 +35,24 @@ class WritesTest(unittest.TestCase):
         st, _, body = self.k.request('GET', '/api/v1/nodes', token='wrong')
         self.assertEqual(st, 401)
 
+    def test_client_certificate(self):
+        # a certificate of the client CA authenticates its CN; without one and without a
+        # token the request is 401
+        import http.client
+        import ssl
+        from simtest import server_certs
+        cs = server_certs()
+        ctx = ssl.create_default_context(cafile=cs['ca'])
+        ctx.load_cert_chain(cs['client_crt'], cs['client_key'])
+        conn = http.client.HTTPSConnection('127.0.0.1', self.c.port, context=ctx, timeout=30)
+        conn.request('GET', '/api/v1/nodes', headers={'Accept': 'application/json'})
+        r = conn.getresponse()
+        r.read()
+        conn.close()
+        self.assertEqual(r.status, 200)
+        st, _, _ = self.k.request('GET', '/api/v1/nodes', token=False)
+        self.assertEqual(st, 401)
+
     def test_rbac_for_nodewarden(self):
         # nodewarden's ServiceAccount is held to the chart's ClusterRole and Role; admin is not
         import rbac

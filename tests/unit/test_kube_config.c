@@ -92,9 +92,95 @@ START_TEST(kc_insecure_token_file)
 }
 END_TEST
 
-START_TEST(kc_exec_plugin_rejected)
+START_TEST(kc_exec_plugin)
 {
-    load_fail(D "exec.yaml", NULL, "users[].user.exec", "exec credential plugin");
+    nw_kube_config_t *c = load_ok(D "exec.yaml", NULL);
+    ck_assert_ptr_nonnull(c->exec);
+    ck_assert_str_eq(c->exec->command, "aws");
+    ck_assert_str_eq(c->exec->args[0], "eks");
+    ck_assert_str_eq(c->exec->args[3], "demo");
+    ck_assert_ptr_null(c->exec->args[4]);
+    ck_assert_ptr_null(c->exec->env[0]);
+    ck_assert_str_eq(c->exec->api_version, "client.authentication.k8s.io/v1beta1");
+    ck_assert_int_eq(c->exec->interactive, NW_KUBE_EXEC_IF_AVAILABLE); /* v1beta1's default */
+    ck_assert_str_eq(c->exec->user, "eks-user");
+    ck_assert_ptr_null(c->token);
+    nw_kube_config_free(c);
+}
+END_TEST
+
+/* Write a kubeconfig whose user is `user_yaml` (indented under "user:"). */
+static char *exec_kubeconfig(const char *user_yaml)
+{
+    char *path = strdup("/tmp/nwkcexecXXXXXX");
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    fprintf(
+        f,
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: "
+        "https://10.0.0.1:6443\n    extensions:\n    - name: client.authentication.k8s.io/exec\n"
+        "      extension: {audience: x}\nusers:\n- name: u\n  user:\n%s\ncontexts:\n- name: "
+        "c\n  context: {cluster: c, user: u}\ncurrent-context: c\n",
+        user_yaml);
+    fclose(f);
+    return path;
+}
+
+START_TEST(kc_exec_fields_and_errors)
+{
+    char *p = exec_kubeconfig("    exec:\n      apiVersion: client.authentication.k8s.io/v1\n"
+                              "      command: ./bin/helper\n      args: [a, b]\n"
+                              "      env: [{name: A, value: '1'}, {name: B, value: ''}]\n"
+                              "      interactiveMode: Never\n      provideClusterInfo: true\n"
+                              "      installHint: get it\n");
+    nw_kube_config_t *c = load_ok(p, NULL);
+    ck_assert_str_eq(c->exec->command, "/tmp/./bin/helper"); /* beside the kubeconfig */
+    ck_assert_str_eq(c->exec->env[0], "A=1");
+    ck_assert_str_eq(c->exec->env[1], "B=");
+    ck_assert_int_eq(c->exec->interactive, NW_KUBE_EXEC_NEVER);
+    ck_assert_int_eq(c->exec->provide_cluster_info, 1);
+    ck_assert_str_eq(c->exec->install_hint, "get it");
+    ck_assert_str_eq(c->exec->cluster_config, "{\"audience\":\"x\"}");
+    nw_kube_config_free(c);
+    unlink(p);
+    free(p);
+    /* a token of the same user wins over the plugin, as in client-go */
+    p = exec_kubeconfig("    token: t\n    exec: {apiVersion: client.authentication.k8s.io/v1, "
+                        "command: x, interactiveMode: Never}\n");
+    c = load_ok(p, NULL);
+    ck_assert_ptr_null(c->exec);
+    ck_assert_str_eq(c->token, "t");
+    nw_kube_config_free(c);
+    unlink(p);
+    free(p);
+    static const struct {
+        const char *user, *want;
+    } bad[] = {
+        {"    exec: {apiVersion: client.authentication.k8s.io/v1, interactiveMode: Never}",
+         "users[].user.exec.command is required"},
+        {"    exec: {apiVersion: client.authentication.k8s.io/v1alpha1, command: x}",
+         "users[].user.exec.apiVersion must be"},
+        {"    exec: {apiVersion: client.authentication.k8s.io/v1, command: x}",
+         "users[].user.exec.interactiveMode is required"},
+        {"    exec: {apiVersion: client.authentication.k8s.io/v1, command: x, interactiveMode: "
+         "Sometimes}",
+         "interactiveMode must be Never, IfAvailable or Always"},
+        {"    exec: {apiVersion: client.authentication.k8s.io/v1beta1, command: x, args: a}",
+         "users[].user.exec.args must be a list"},
+        {"    exec: {apiVersion: client.authentication.k8s.io/v1beta1, command: x, args: [[1]]}",
+         "users[].user.exec.args[0] must be a string"},
+        {"    exec: {apiVersion: client.authentication.k8s.io/v1beta1, command: x, env: [{name: "
+         "A}]}",
+         "users[].user.exec.env[0] needs a name"},
+        {"    exec: helper", "users[].user.exec must be a mapping"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        p = exec_kubeconfig(bad[i].user);
+        load_fail(p, NULL, bad[i].want, "user \"u\"");
+        unlink(p);
+        free(p);
+    }
 }
 END_TEST
 
@@ -312,7 +398,8 @@ Suite *nw_kube_config_suite(void)
     tcase_add_test(tc, kc_client_cert_data);
     tcase_add_test(tc, kc_ca_file_relative);
     tcase_add_test(tc, kc_insecure_token_file);
-    tcase_add_test(tc, kc_exec_plugin_rejected);
+    tcase_add_test(tc, kc_exec_plugin);
+    tcase_add_test(tc, kc_exec_fields_and_errors);
     tcase_add_test(tc, kc_auth_provider_rejected);
     tcase_add_test(tc, kc_missing_context);
     tcase_add_test(tc, kc_explicit_context);
