@@ -1,6 +1,7 @@
 /* server/conns.c — the table of open connections (see conns.h). */
 #include "server/conns.h"
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -194,12 +195,14 @@ void nw_conns_closed(nw_conns_t *t, nw_conn_t *k)
     free(k);
 }
 
-/* Shut down the head entries of state st that entered it more than limit_ns ago. */
-static unsigned expire_locked(nw_conns_t *t, nw_conn_state_t st, int64_t limit_ns, int64_t now_ns)
+/* Shut down the head entries of state st that entered it more than limit_ns ago, at
+ * most max of them. */
+static unsigned expire_locked(nw_conns_t *t, nw_conn_state_t st, int64_t limit_ns, int64_t now_ns,
+                              unsigned max)
 {
     unsigned n = 0;
     nw_conn_t *k;
-    while ((k = t->lists[st].head) != NULL && now_ns - k->since_ns > limit_ns) {
+    while (n < max && (k = t->lists[st].head) != NULL && now_ns - k->since_ns > limit_ns) {
         shut_locked(t, k, now_ns);
         n++;
     }
@@ -213,12 +216,16 @@ unsigned nw_conns_sweep(nw_conns_t *t, int64_t now_ns)
     int64_t limit = t->o.header_timeout_ns;
     int64_t busy = t->o.busy_header_timeout_ns;
     if (busy > 0 && (limit <= 0 || busy < limit) && 2 * (uint64_t)live_locked(t) > t->o.cap) {
-        busy_n = expire_locked(t, NW_CONN_FRESH, busy, now_ns);
+        /* spread: when the server passes half full, every fresh connection older than
+         * the busy timeout is due at once, and closing thousands in one go holds
+         * libmicrohttpd's threads for that long */
+        unsigned max = t->o.cap / NW_CONNS_BUSY_SPREAD;
+        busy_n = expire_locked(t, NW_CONN_FRESH, busy, now_ns, max < 16 ? 16 : max);
         count_close(t, NW_CONN_CLOSE_BUSY_HEADER_TIMEOUT, busy_n);
     }
     if (limit > 0) {
-        n = expire_locked(t, NW_CONN_FRESH, limit, now_ns);
-        n += expire_locked(t, NW_CONN_IDLE, t->o.idle_timeout_ns + limit, now_ns);
+        n = expire_locked(t, NW_CONN_FRESH, limit, now_ns, UINT_MAX);
+        n += expire_locked(t, NW_CONN_IDLE, t->o.idle_timeout_ns + limit, now_ns, UINT_MAX);
         count_close(t, NW_CONN_CLOSE_HEADER_TIMEOUT, n);
     }
     publish_locked(t);
@@ -266,7 +273,7 @@ static void *sweeper_main(void *arg)
     pthread_mutex_lock(&t->mu);
     while (!t->stop) {
         struct timespec ts;
-        nw_clock_deadline_after(&ts, CLOCK_MONOTONIC, 200);
+        nw_clock_deadline_after(&ts, CLOCK_MONOTONIC, NW_CONNS_SWEEP_MS);
         pthread_cond_timedwait(&t->cv, &t->mu, &ts);
         if (t->stop)
             break;

@@ -20,9 +20,11 @@
  *     longest, else the BODY one whose request started first; when every other
  *     connection is BUSY, the new one itself. So a flood of connections that never
  *     send a request pushes out its own oldest members, not the next real client;
- *   - the header deadline (nw_conns_sweep, every 200 ms on the sweeper thread): a
- *     FRESH connection older than header_timeout is shut down, and one older than
- *     busy_header_timeout while more than half of the cap is open; an IDLE one
+ *   - the header deadline (nw_conns_sweep, every NW_CONNS_SWEEP_MS on the sweeper
+ *     thread): a FRESH connection older than header_timeout is shut down, and one older
+ *     than busy_header_timeout while more than half of the cap is open (at most
+ *     cap / NW_CONNS_BUSY_SPREAD of those a sweep, at least 16, so that crossing half
+ *     full does not close thousands at once); an IDLE one
  *     whose next request's headers are not in idle_timeout + header_timeout after
  *     its last request ended is shut down. Bytes dripped do not extend either.
  *
@@ -54,6 +56,11 @@ typedef enum {
     NW_CONN_CLOSING,
     NW_CONN_STATES
 } nw_conn_state_t;
+
+/* The sweeper's period: short, so that what one sweep closes stays small. */
+#define NW_CONNS_SWEEP_MS 50
+/* Past half full, one sweep closes at most cap / this many for the busy deadline. */
+#define NW_CONNS_BUSY_SPREAD 64
 
 typedef struct nw_conns nw_conns_t;
 typedef struct nw_conn nw_conn_t;
@@ -96,7 +103,8 @@ unsigned nw_conns_count(nw_conns_t *t, nw_conn_state_t st);
 /** An entry's state (tests). */
 nw_conn_state_t nw_conns_state(nw_conns_t *t, const nw_conn_t *k);
 
-/** Start the sweeper thread: nw_conns_sweep every 200 ms on the monotonic clock. */
+/** Start the sweeper thread: nw_conns_sweep every NW_CONNS_SWEEP_MS on the monotonic
+ * clock. */
 NW_MUST_USE nw_rc_t nw_conns_sweeper_start(nw_conns_t *t);
 
 /** Stop and join the sweeper, if started. */

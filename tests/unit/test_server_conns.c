@@ -188,6 +188,33 @@ START_TEST(conns_busy_header_deadline)
 }
 END_TEST
 
+START_TEST(conns_busy_spread)
+{
+    nw_metrics_t m;
+    nw_server_metrics_init(&m);
+    nw_conns_opts_t o = {.cap = 64,
+                         .header_timeout_ns = 10 * S,
+                         .busy_header_timeout_ns = 1 * S,
+                         .idle_timeout_ns = 120 * S,
+                         .metrics = &m};
+    nw_conns_t *t = nw_conns_new(&o);
+    pair_t p[40];
+    for (int i = 0; i < 40; i++)
+        open_pair(t, &p[i], i * NW_NS_PER_MS);
+    /* 40 of 64 open, all past the busy deadline: at most 16 a sweep, oldest first */
+    ck_assert_uint_eq(nw_conns_sweep(t, 2 * S), 16);
+    ck_assert(shut(&p[0]) && shut(&p[15]) && !shut(&p[16]));
+    /* 24 open: half of 64 or less, so the rest wait for the header timeout */
+    ck_assert_uint_eq(nw_conns_sweep(t, 2 * S), 0);
+    ck_assert_uint_eq(nw_conns_sweep(t, 11 * S), 24);
+    ck_assert_uint_eq(m.conns_closed[NW_CONN_CLOSE_BUSY_HEADER_TIMEOUT], 16);
+    ck_assert_uint_eq(m.conns_closed[NW_CONN_CLOSE_HEADER_TIMEOUT], 24);
+    for (int i = 0; i < 40; i++)
+        close_pair(t, &p[i]);
+    nw_conns_free(t);
+}
+END_TEST
+
 START_TEST(conns_sweeper_thread)
 {
     nw_conns_opts_t o = {.cap = 8, .header_timeout_ns = 50 * NW_NS_PER_MS, .idle_timeout_ns = S};
@@ -197,7 +224,7 @@ START_TEST(conns_sweeper_thread)
     pair_t a;
     open_pair(t, &a, (int64_t)now.tv_sec * S + now.tv_nsec);
     ck_assert_int_eq(nw_conns_sweeper_start(t), NW_OK);
-    /* a generous bound: the sweeper runs every 200 ms */
+    /* a generous bound: the sweeper runs every NW_CONNS_SWEEP_MS */
     struct pollfd pf = {.fd = a.peer, .events = POLLIN};
     ck_assert_int_eq(poll(&pf, 1, 10000), 1);
     ck_assert(shut(&a));
@@ -298,6 +325,7 @@ Suite *nw_server_conns_suite(void)
     tcase_add_test(tc, conns_cap_order_idle_body_refuse);
     tcase_add_test(tc, conns_header_deadlines);
     tcase_add_test(tc, conns_busy_header_deadline);
+    tcase_add_test(tc, conns_busy_spread);
     tcase_add_test(tc, conns_sweeper_thread);
     tcase_add_test(tc, sizing_cap);
     tcase_add_test(tc, sizing_memory_limit);
