@@ -333,16 +333,24 @@ k8s-test: $(BUILD)/nodewarden k8s-bins
 	@$(K8S_ENV) $(RUNJOBS) --title "real control plane tests" $(K8S_JOBS)
 
 # ---- fuzzing with libFuzzer (clang) ------------------------------------------
+# The product's sources are compiled once with the fuzzer's coverage and the sanitizers
+# (build/fuzz/obj), then each target is linked against them with libFuzzer's main.
 FUZZ_SECONDS ?= 60
 FUZZ_CFLAGS = -std=c11 -D_GNU_SOURCE -O1 -g -I. -Ibuild/fuzz/gen \
-               -fsanitize=fuzzer,address,undefined -DNW_VERSION='"$(VERSION)"' \
+               -fsanitize=fuzzer-no-link,address,undefined -DNW_VERSION='"$(VERSION)"' \
                -DNW_GIT_REV='"$(GIT_REV)"' $(PKG_CFLAGS)
-fuzz: $(DEPS_STAMP)
+FUZZ_OBJS := $(LIB_SRCS:%.c=build/fuzz/obj/%.o)
+build/fuzz/obj/%.o: %.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	@echo "CC (fuzz) $<"
+	@clang $(FUZZ_CFLAGS) -MMD -MP -c $< -o $@
+-include $(shell find build/fuzz/obj -name '*.d' 2>/dev/null)
+fuzz: $(DEPS_STAMP) $(FUZZ_OBJS) $(EMBED_OBJS)
 	@mkdir -p build/fuzz
 	@for n in $(FUZZ_NAMES); do \
 	  echo "== fuzz $$n ($(FUZZ_SECONDS)s)"; \
-	  clang $(FUZZ_CFLAGS) -o build/fuzz/$$n tests/fuzz/fuzz_$$n.c $(LIB_SRCS) \
-	    $(EMBED_OBJS) $(LDLIBS) || exit 1; \
+	  clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -o build/fuzz/$$n tests/fuzz/fuzz_$$n.c \
+	    $(FUZZ_OBJS) $(EMBED_OBJS) $(LDLIBS) || exit 1; \
 	  mkdir -p tests/fuzz/corpus/$$n build/fuzz/new-$$n; \
 	  build/fuzz/$$n -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
 	    build/fuzz/new-$$n tests/fuzz/corpus/$$n || exit 1; \

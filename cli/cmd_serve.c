@@ -5,6 +5,7 @@
  * main thread: config, certificate, server, cert watcher; then sigwait for
  * SIGTERM/SIGINT; then stop in reverse order and exit 0.
  */
+#include <errno.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@
 #include "admission/gpu_policy.h"
 #include "server/https.h"
 #include "server/metrics.h"
+#include "server/sizing.h"
 #include "scaler/loop.h"
 
 static void usage(FILE *f)
@@ -66,8 +68,10 @@ static nw_https_opts_t build_https_opts(const nw_config_t *cfg, nw_admit_ctx_t *
         .shutdown_grace_ns = cfg->webhook.shutdownGrace_ns,
         .threads = (unsigned)cfg->webhook.threads,
         .max_conns = (unsigned)cfg->webhook.maxConnections,
+        .conn_memory_percent = (unsigned)cfg->webhook.connectionMemoryPercent,
         .max_conns_per_ip = (unsigned)cfg->webhook.maxConnectionsPerClient,
         .header_timeout_ns = cfg->webhook.headerTimeout_ns,
+        .busy_header_timeout_ns = cfg->webhook.busyHeaderTimeout_ns,
         .max_inflight_body = (size_t)cfg->webhook.maxInflightBodyBytes,
         .admit_ctx = actx,
         .lookup = NULL,
@@ -165,6 +169,21 @@ static nw_scaler_t *start_scaler(const nw_config_t *cfg, const nw_gpu_policy_t *
     return scaler;
 }
 
+/* Every connection holds a descriptor: take the hard RLIMIT_NOFILE as the soft one
+ * (container runtimes often give a soft 1024 under a hard limit far above it). */
+static void raise_nofile(void)
+{
+    uint64_t before = 0, after = 0;
+    if (nw_sizing_raise_nofile(&before, &after) != NW_OK)
+        nw_log_warn("serve", "cannot raise the descriptor limit (RLIMIT_NOFILE)",
+                    NW_LS("error", strerror(errno)),
+                    NW_LI("limit", before > (uint64_t)INT64_MAX ? -1 : (long long)before));
+    else if (after != before)
+        nw_log_info("serve", "descriptor limit raised to the hard limit",
+                    NW_LI("from", before > (uint64_t)INT64_MAX ? -1 : (long long)before),
+                    NW_LI("to", after > (uint64_t)INT64_MAX ? -1 : (long long)after));
+}
+
 int nw_cmd_serve(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++)
@@ -189,6 +208,7 @@ int nw_cmd_serve(int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
 
+    raise_nofile();
     static nw_metrics_t metrics; /* outlives the server threads */
     nw_server_metrics_init(&metrics);
     int rc = NW_EXIT_USAGE;

@@ -64,9 +64,11 @@ typedef struct {
         int64_t threads;                 /* 0 = one per CPU */
         int64_t certPollInterval_ns;     /* how often cert/key files are checked */
         int64_t shutdownGrace_ns;        /* max wait for in-flight requests on SIGTERM */
-        int64_t maxConnections;          /* all clients together */
+        int64_t maxConnections;          /* all clients together; 0 = sized from memory */
+        int64_t connectionMemoryPercent; /* of the memory limit, when maxConnections is 0 */
         int64_t maxConnectionsPerClient; /* per client address; 0 = no limit */
         int64_t headerTimeout_ns;        /* accept to end of request headers */
+        int64_t busyHeaderTimeout_ns;    /* the same while over half the cap is open */
         int64_t maxInflightBodyBytes;    /* body bytes of all requests together */
         nw_strlist_t certDNSNames; /* SANs a loaded certificate must carry; empty = no check */
     } webhook;

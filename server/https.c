@@ -23,6 +23,8 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "server/certs.h"
+#include "server/conns.h"
+#include "server/sizing.h"
 #include "config/config.h"
 
 struct nw_https {
@@ -37,21 +39,10 @@ struct nw_https {
     _Atomic int draining;
     _Atomic int64_t inflight;
     _Atomic int64_t body_bytes; /* reserved by requests in flight (max_inflight_body) */
-    /* connections waiting for their request headers (header_timeout_ns) */
-    pthread_mutex_t conns_mu;
-    pthread_cond_t conns_cv;
-    struct conn *conns; /* every open connection (doubly linked) */
-    int sweeper_stop;
-    int sweeper_started;
-    pthread_t sweeper;
+    nw_conns_t *conns;          /* every open connection: states, cap, header deadlines */
+    unsigned cap;               /* connections held at once (server/sizing.h) */
+    unsigned mhd_limit;         /* libmicrohttpd's own cap: above ours, so it keeps accepting */
 };
-
-/* One TCP connection (MHD's socket context): the header deadline. */
-typedef struct conn {
-    int fd;
-    int64_t deadline_ns; /* 0: headers are in (a request is running) */
-    struct conn *prev, *next;
-} conn_t;
 
 /* Body size from which a request's end returns free heap memory to the system. */
 #define TRIM_AFTER_BYTES ((size_t)1 << 20)
@@ -239,89 +230,28 @@ static enum MHD_Result respond_busy(nw_https_t *s, struct MHD_Connection *c, req
     return respond_status(s, c, r, 503, "ServiceUnavailable", msg, NULL, method, url);
 }
 
-/* The header deadline of the connection c (0 = none). */
-static void conn_set_deadline(nw_https_t *s, struct MHD_Connection *c, int64_t deadline_ns)
+/* Move the connection c's entry in the table to state st. */
+static void conn_state(nw_https_t *s, struct MHD_Connection *c, nw_conn_state_t st)
 {
-    if (!s->o.header_timeout_ns)
-        return;
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-    conn_t *k = ci ? ci->socket_context : NULL;
-    if (!k)
-        return;
-    pthread_mutex_lock(&s->conns_mu);
-    k->deadline_ns = deadline_ns;
-    pthread_mutex_unlock(&s->conns_mu);
+    nw_conns_set(s->conns, ci ? ci->socket_context : NULL, st, mono_ns());
 }
 
+/* libmicrohttpd accepted a connection (enter it in the table, which may shut down an
+ * older one at the cap) or is about to close one (before it closes the socket). */
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
                           enum MHD_ConnectionNotificationCode code)
 {
     nw_https_t *s = cls;
-    conn_t *k = *socket_context;
     if (code == MHD_CONNECTION_NOTIFY_STARTED) {
         const union MHD_ConnectionInfo *ci =
             MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-        if (!ci || !(k = calloc(1, sizeof *k)))
-            return; /* no deadline for this one: MHD's idle timeout still applies */
-        k->fd = ci->connect_fd;
-        k->deadline_ns = mono_ns() + s->o.header_timeout_ns;
-        pthread_mutex_lock(&s->conns_mu);
-        k->next = s->conns;
-        if (s->conns)
-            s->conns->prev = k;
-        s->conns = k;
-        pthread_mutex_unlock(&s->conns_mu);
-        *socket_context = k;
+        *socket_context = ci ? nw_conns_open(s->conns, ci->connect_fd, mono_ns()) : NULL;
         return;
     }
-    if (!k) /* MHD_CONNECTION_NOTIFY_CLOSED, before libmicrohttpd closes the socket */
-        return;
-    pthread_mutex_lock(&s->conns_mu);
-    if (k->prev)
-        k->prev->next = k->next;
-    else
-        s->conns = k->next;
-    if (k->next)
-        k->next->prev = k->prev;
-    pthread_mutex_unlock(&s->conns_mu);
-    free(k);
+    nw_conns_closed(s->conns, *socket_context);
     *socket_context = NULL;
-}
-
-/* Shut down connections past their header deadline. shutdown(2), not close: the
- * socket stays libmicrohttpd's, which sees the end of the stream and cleans up;
- * the connection is still in the list (under the mutex), so fd is still its. */
-static void *sweeper_main(void *arg)
-{
-    nw_https_t *s = arg;
-    pthread_mutex_lock(&s->conns_mu);
-    while (!s->sweeper_stop) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        ts.tv_nsec += 200 * 1000 * 1000;
-        if (ts.tv_nsec >= 1000000000) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000;
-        }
-        pthread_cond_timedwait(&s->conns_cv, &s->conns_mu, &ts);
-        int64_t now = mono_ns();
-        unsigned n = 0;
-        for (conn_t *k = s->conns; k; k = k->next)
-            if (k->deadline_ns && now > k->deadline_ns) {
-                shutdown(k->fd, SHUT_RDWR);
-                k->deadline_ns = 0;
-                n++;
-            }
-        if (n) {
-            atomic_fetch_add(&s->o.metrics->aborted, n);
-            nw_log_every(5, NW_LOG_WARN, "webhook",
-                         "connections closed: no request headers within webhook.headerTimeout",
-                         NW_LI("closed", n));
-        }
-    }
-    pthread_mutex_unlock(&s->conns_mu);
-    return NULL;
 }
 
 /* First callback: headers are in. Route, method, content type, size, deadline. */
@@ -482,13 +412,17 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         *con_cls = r;
         r->start_ns = mono_ns();
         r->route = route_of(url, !s->md);
-        conn_set_deadline(s, c, 0); /* headers are in */
         nw_buf_init(&r->body, s->o.max_body);
         atomic_fetch_add(&s->inflight, 1);
         atomic_fetch_add_explicit(&s->o.metrics->inflight, 1, memory_order_relaxed);
-        return begin(s, c, r, url, method);
+        enum MHD_Result ret = begin(s, c, r, url, method);
+        /* headers are in: a body may follow (admission), or the answer is queued */
+        conn_state(s, c, is_admission(r->route) ? NW_CONN_BODY : NW_CONN_BUSY);
+        return ret;
     }
     if (r->done) { /* answered early; ignore any body */
+        if (!*upload_data_size)
+            conn_state(s, c, NW_CONN_BUSY);
         *upload_data_size = 0;
         return MHD_YES;
     }
@@ -535,8 +469,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         }
         return MHD_YES;
     }
-    if (is_admission(r->route))
+    if (is_admission(r->route)) {
+        conn_state(s, c, NW_CONN_BUSY); /* the whole request is in */
         return admit(s, c, r, url, method);
+    }
     return MHD_YES; /* GET routes answered in begin() */
 }
 
@@ -551,8 +487,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     if (r->timeout_set && toe == MHD_REQUEST_TERMINATED_COMPLETED_OK && !atomic_load(&s->draining))
         MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, s->idle_secs);
     /* keep-alive: the next request's headers must come within idle + header timeout */
-    conn_set_deadline(s, c,
-                      mono_ns() + (int64_t)s->idle_secs * NW_NS_PER_SEC + s->o.header_timeout_ns);
+    conn_state(s, c, NW_CONN_IDLE);
     if (r->reserved)
         atomic_fetch_sub(&s->body_bytes, (int64_t)r->reserved);
     bool big = r->seen >= TRIM_AFTER_BYTES;
@@ -624,6 +559,43 @@ static NW_MUST_USE nw_rc_t open_listener(const char *key, const char *listen_add
 
 static NW_MUST_USE nw_rc_t metrics_start(nw_https_t *s, const char *addr, nw_err_t *err);
 
+/* The connection cap (server/sizing.h), the table that keeps it and its sweeper. Our
+ * cap is the table's: libmicrohttpd's is set above it (it would otherwise stop
+ * accepting at the cap, and a new client would wait in the listen queue until some
+ * connection timed out), and the table shuts down a connection for each one past
+ * ours. libmicrohttpd splits its cap among its threads; the margin keeps at least one
+ * thread accepting while shut-down connections are still being closed. */
+static NW_MUST_USE nw_rc_t conns_start(nw_https_t *s)
+{
+    const nw_https_opts_t *o = &s->o;
+    const char *memsrc = "";
+    uint64_t mem = nw_sizing_memory_limit("", 0, &memsrc);
+    uint64_t fds = nw_sizing_nofile();
+    unsigned pct = o->conn_memory_percent ? o->conn_memory_percent : 25;
+    nw_sizing_bound_t bound;
+    s->cap = nw_sizing_cap(o->max_conns, mem, pct, fds, &bound);
+    unsigned margin = s->cap / 8;
+    margin = margin < 16 ? 16 : margin > 192 ? 192 : margin;
+    s->mhd_limit = s->cap + margin;
+    nw_conns_opts_t co = {.cap = s->cap,
+                          .header_timeout_ns = o->header_timeout_ns,
+                          .busy_header_timeout_ns = o->busy_header_timeout_ns,
+                          .idle_timeout_ns = (int64_t)s->idle_secs * NW_NS_PER_SEC,
+                          .metrics = o->metrics};
+    if (!(s->conns = nw_conns_new(&co)))
+        return NW_ENOMEM;
+    if ((o->header_timeout_ns || o->busy_header_timeout_ns) &&
+        nw_conns_sweeper_start(s->conns) != NW_OK)
+        nw_log_warn("webhook", "cannot start the header-deadline sweeper; relying on "
+                               "webhook.idleTimeout");
+    nw_log_info("webhook", "connection cap", NW_LI("maxConnections", s->cap),
+                NW_LS("decidedBy", nw_sizing_bound_str(bound)), NW_LI("memoryLimit", mem),
+                NW_LS("memoryLimitFrom", memsrc), NW_LI("connectionMemoryPercent", pct),
+                NW_LI("bytesPerConnection", NW_SIZING_CONN_BYTES),
+                NW_LI("descriptorLimit", fds > (uint64_t)INT64_MAX ? -1 : (long long)fds));
+    return NW_OK;
+}
+
 nw_rc_t nw_https_start(const nw_https_opts_t *opts, nw_https_t **out, nw_err_t *err)
 {
     *out = NULL;
@@ -652,13 +624,11 @@ nw_rc_t nw_https_start(const nw_https_opts_t *opts, nw_https_t **out, nw_err_t *
         free(s);
         return rc;
     }
-    pthread_mutex_init(&s->conns_mu, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&s->conns_cv, &ca);
-    pthread_condattr_destroy(&ca);
-    unsigned max_conns = opts->max_conns ? opts->max_conns : 1020;
+    if ((rc = conns_start(s)) != NW_OK) {
+        close(s->listen_fd);
+        free(s);
+        return nw_err_set(err, rc, "", "cannot set up the connection table: %s", nw_err_rc_str(rc));
+    }
     unsigned flags = MHD_USE_TLS | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ITC |
                      MHD_USE_ERROR_LOG;
     s->d = MHD_start_daemon(
@@ -666,20 +636,12 @@ nw_rc_t nw_https_start(const nw_https_opts_t *opts, nw_https_t **out, nw_err_t *
         MHD_OPTION_LISTEN_SOCKET, s->listen_fd, MHD_OPTION_HTTPS_CERT_CALLBACK, nw_certs_retrieve,
         MHD_OPTION_HTTPS_PRIORITIES, NW_HTTPS_PRIORITIES, MHD_OPTION_THREAD_POOL_SIZE, s->threads,
         MHD_OPTION_CONNECTION_TIMEOUT, s->idle_secs, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-        MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_CONNECTION_LIMIT, max_conns,
+        MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_CONNECTION_LIMIT, s->mhd_limit,
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, opts->max_conns_per_ip,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, CONN_MEMORY_BYTES, MHD_OPTION_END);
-    if (s->d && opts->header_timeout_ns) {
-        if (pthread_create(&s->sweeper, NULL, sweeper_main, s) == 0)
-            s->sweeper_started = 1;
-        else
-            nw_log_warn("webhook", "cannot start the header-deadline sweeper; relying on "
-                                   "webhook.idleTimeout");
-    }
     if (!s->d) {
         close(s->listen_fd);
-        pthread_cond_destroy(&s->conns_cv);
-        pthread_mutex_destroy(&s->conns_mu);
+        nw_conns_free(s->conns);
         free(s);
         return nw_err_set(err, NW_EIO, "", "libmicrohttpd failed to start on %s (see log)",
                           opts->listen);
@@ -692,9 +654,10 @@ nw_rc_t nw_https_start(const nw_https_opts_t *opts, nw_https_t **out, nw_err_t *
     }
     nw_log_info("webhook", "listening", NW_LS("addr", opts->listen), NW_LI("port", s->port),
                 NW_LI("threads", s->threads), NW_LI("maxBodyBytes", opts->max_body),
-                NW_LI("idleTimeoutSec", s->idle_secs), NW_LI("maxConnections", max_conns),
+                NW_LI("idleTimeoutSec", s->idle_secs), NW_LI("maxConnections", s->cap),
                 NW_LI("maxConnectionsPerClient", opts->max_conns_per_ip),
                 NW_LF("headerTimeoutSec", (double)opts->header_timeout_ns / 1e9),
+                NW_LF("busyHeaderTimeoutSec", (double)opts->busy_header_timeout_ns / 1e9),
                 NW_LI("maxInflightBodyBytes", opts->max_inflight_body),
                 NW_LF("requestTimeoutSec", (double)opts->request_timeout_ns / 1e9));
     *out = s;
@@ -804,18 +767,11 @@ void nw_https_stop(nw_https_t *s)
     if (left > 0)
         nw_log_warn("webhook", "shutdown grace expired with requests in flight",
                     NW_LI("inflight", left));
-    if (s->sweeper_started) {
-        pthread_mutex_lock(&s->conns_mu);
-        s->sweeper_stop = 1;
-        pthread_cond_signal(&s->conns_cv);
-        pthread_mutex_unlock(&s->conns_mu);
-        pthread_join(s->sweeper, NULL);
-    }
-    MHD_stop_daemon(s->d); /* closes every connection: on_connection frees each conn_t */
+    nw_conns_sweeper_stop(s->conns);
+    MHD_stop_daemon(s->d); /* closes every connection: on_connection frees each entry */
     if (s->md)
         MHD_stop_daemon(s->md);
-    pthread_cond_destroy(&s->conns_cv);
-    pthread_mutex_destroy(&s->conns_mu);
+    nw_conns_free(s->conns);
     nw_log_info("webhook", "stopped");
     free(s);
 }

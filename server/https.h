@@ -9,13 +9,14 @@
  * from server/certs.h (swappable at runtime). A pool of internal polling threads (epoll), so a
  * stalled client occupies a socket, never a thread. Body cap (413), per-request
  * deadline (min of webhook.requestTimeout and the apiserver's ?timeout=),
- * keep-alive idle timeout. Against hostile clients: connection caps in total
- * and per client address (libmicrohttpd refuses the excess at accept), an
- * absolute deadline from accept to the end of the request headers (TLS
- * handshake included; a sweeper thread shuts down a connection that has not
- * sent its headers in time, so bytes dripped slowly do not keep it), and a
- * budget of body bytes across all requests (503 once it is used up). Every
- * error is a JSON metav1 Status body.
+ * keep-alive idle timeout. Against hostile clients: a cap per client address
+ * (libmicrohttpd closes the excess at accept); a cap in total, sized from the
+ * memory and descriptor limits (server/sizing.h), at which each new connection
+ * pushes out the oldest one that has no request in progress (server/conns.h); an
+ * absolute deadline from accept to the end of the request headers (TLS handshake
+ * included; bytes dripped slowly do not extend it), shortened while more than half
+ * the cap is open; and a budget of body bytes across all requests (503 once it is
+ * used up). Every error is a JSON metav1 Status body.
  *
  * Ownership: nw_https_start returns an owned server; nw_https_stop drains and
  * frees it. opts and everything it points to are borrowed and must outlive it.
@@ -35,16 +36,18 @@
 typedef struct nw_https nw_https_t;
 
 typedef struct {
-    const char *listen;         /* "ADDR:PORT", "[v6]:PORT"; port 0 = pick a free port */
-    size_t max_body;            /* bytes; larger bodies get 413 */
-    int64_t request_timeout_ns; /* per-request deadline */
-    int64_t idle_timeout_ns;    /* keep-alive idle timeout (>90 s for kube-apiserver) */
-    int64_t shutdown_grace_ns;  /* how long nw_https_stop waits for requests in flight */
-    unsigned threads;           /* 0 = one per online CPU */
-    unsigned max_conns;         /* all clients together; 0 = libmicrohttpd's default */
-    unsigned max_conns_per_ip;  /* per client address; 0 = no limit */
-    int64_t header_timeout_ns;  /* TLS handshake + request headers, from accept; 0 = none */
-    size_t max_inflight_body;   /* body bytes held by all requests together; 0 = no limit */
+    const char *listen;             /* "ADDR:PORT", "[v6]:PORT"; port 0 = pick a free port */
+    size_t max_body;                /* bytes; larger bodies get 413 */
+    int64_t request_timeout_ns;     /* per-request deadline */
+    int64_t idle_timeout_ns;        /* keep-alive idle timeout (>90 s for kube-apiserver) */
+    int64_t shutdown_grace_ns;      /* how long nw_https_stop waits for requests in flight */
+    unsigned threads;               /* 0 = one per online CPU */
+    unsigned max_conns;             /* all clients together; 0 = sized from memory (sizing.h) */
+    unsigned conn_memory_percent;   /* of the memory limit, when max_conns is 0; 0 = 25 */
+    unsigned max_conns_per_ip;      /* per client address; 0 = no limit */
+    int64_t header_timeout_ns;      /* TLS handshake + request headers, from accept; 0 = none */
+    int64_t busy_header_timeout_ns; /* the same while over half the cap is open; 0 = off */
+    size_t max_inflight_body;       /* body bytes held by all requests together; 0 = no limit */
     const nw_admit_ctx_t *admit_ctx;
     nw_srv_lookup_fn lookup;    /* NULL = nw_handlers_find */
     nw_metrics_t *metrics;      /* required */

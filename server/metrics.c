@@ -35,6 +35,13 @@ const char *nw_server_metrics_cert_err_str(nw_cert_err_t e)
     return (unsigned)e < NW_CERT_ERR_COUNT ? names[e] : "other";
 }
 
+const char *nw_server_metrics_close_str(nw_conn_close_t r)
+{
+    static const char *const names[NW_CONN_CLOSE_COUNT] = {"header_timeout", "busy_header_timeout",
+                                                           "evicted", "refused"};
+    return (unsigned)r < NW_CONN_CLOSE_COUNT ? names[r] : "other";
+}
+
 static int kind_index(const char *kind)
 {
     for (int i = 0; i < NW_METRICS_KINDS - 1; i++)
@@ -135,6 +142,19 @@ nw_rc_t nw_server_metrics_render(const nw_metrics_t *mc, nw_buf_t *out)
       "passed, body far over the limit).\n# TYPE nodewarden_aborted_requests_total counter\n"
       "nodewarden_aborted_requests_total %llu\n",
       (unsigned long long)LOAD(m->aborted));
+    F("# HELP nodewarden_webhook_connections Connections to the webhook's port open now (those "
+      "being closed not counted).\n# TYPE nodewarden_webhook_connections gauge\n"
+      "nodewarden_webhook_connections %lld\n# HELP nodewarden_webhook_max_connections The "
+      "connection cap in force (webhook.maxConnections, or sized from memory when 0).\n"
+      "# TYPE nodewarden_webhook_max_connections gauge\nnodewarden_webhook_max_connections "
+      "%lld\n",
+      (long long)LOAD(m->conns_open), (long long)LOAD(m->conns_max));
+    F("# HELP nodewarden_webhook_connections_closed_total Connections the server closed, by "
+      "reason.\n# TYPE nodewarden_webhook_connections_closed_total counter\n");
+    for (int r = 0; r < NW_CONN_CLOSE_COUNT; r++)
+        F("nodewarden_webhook_connections_closed_total{reason=\"%s\"} %llu\n",
+          nw_server_metrics_close_str((nw_conn_close_t)r),
+          (unsigned long long)LOAD(m->conns_closed[r]));
     if (m->scaler)
         F("# HELP nodewarden_scaler_running 1 while the scaler runs, 0 when it could not start "
           "(the webhook serves on; /readyz says why).\n# TYPE nodewarden_scaler_running gauge\n"

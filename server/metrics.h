@@ -45,6 +45,16 @@ typedef enum {
     NW_CERT_ERR_COUNT
 } nw_cert_err_t;
 
+/* Why the server closed a connection (label reason of
+ * nodewarden_webhook_connections_closed_total). */
+typedef enum {
+    NW_CONN_CLOSE_HEADER_TIMEOUT = 0,  /* no request headers within webhook.headerTimeout */
+    NW_CONN_CLOSE_BUSY_HEADER_TIMEOUT, /* within webhook.busyHeaderTimeout, past half full */
+    NW_CONN_CLOSE_EVICTED,             /* at the cap, the oldest without a request, for a new one */
+    NW_CONN_CLOSE_REFUSED, /* at the cap with every other one in a request: the new one */
+    NW_CONN_CLOSE_COUNT
+} nw_conn_close_t;
+
 typedef struct {
     /* admission requests: [route validate|mutate][kind][verdict] */
     _Atomic uint64_t admission[2][NW_METRICS_KINDS][NW_SRV_VERDICT_COUNT];
@@ -55,7 +65,10 @@ typedef struct {
     _Atomic uint64_t cert_reload_errors[NW_CERT_ERR_COUNT]; /* the same, by reason */
     _Atomic int64_t cert_not_after; /* epoch seconds of the served leaf, 0 = none */
     _Atomic int64_t inflight;
-    _Atomic uint64_t aborted; /* requests dropped: deadline, body over the hard limit */
+    _Atomic uint64_t aborted;   /* requests dropped: deadline, body over the hard limit */
+    _Atomic int64_t conns_open; /* webhook connections open, not counting those being closed */
+    _Atomic int64_t conns_max;  /* the connection cap in force (webhook.maxConnections) */
+    _Atomic uint64_t conns_closed[NW_CONN_CLOSE_COUNT]; /* closed by the server, by reason */
     /* the scaler: 0 not enabled, 1 running, -1 enabled but it could not start (the webhook
      * serves on; scaler_error says why, in /readyz too). Set before serving. */
     int scaler;
@@ -80,6 +93,9 @@ void nw_server_metrics_http(nw_metrics_t *m, nw_route_t route, int code);
 
 /** Name of a refusal reason ("expired", ...). */
 const char *nw_server_metrics_cert_err_str(nw_cert_err_t e);
+
+/** Name of a close reason ("header_timeout", ...). */
+const char *nw_server_metrics_close_str(nw_conn_close_t r);
 
 /** Append the Prometheus text exposition to out. */
 NW_MUST_USE nw_rc_t nw_server_metrics_render(const nw_metrics_t *m, nw_buf_t *out);

@@ -234,6 +234,45 @@ void nw_userdata_mime_write(out_t *w, const parts_t *p)
     nw_userdata_common_put(w, "\n--" BOUNDARY "--\n");
 }
 
+/* A line a MIME reader takes for the boundary of the document written here: "--//" or
+ * "--//--", then only blanks (Go's mime/multipart, which nodeadm reads AL2023's userData
+ * with, and Python's email package, cloud-init's, both read it so). */
+static bool boundary_line(const char *l, size_t n)
+{
+    static const char d[] = "--" BOUNDARY;
+    if (n < sizeof d - 1 || strncmp(l, d, sizeof d - 1) != 0)
+        return false;
+    size_t i = sizeof d - 1;
+    if (n - i >= 2 && l[i] == '-' && l[i + 1] == '-')
+        i += 2;
+    while (i < n && (l[i] == ' ' || l[i] == '\t'))
+        i++;
+    return i == n;
+}
+
+/* A user's part must not hold a boundary line: the document would end, or a new part
+ * begin, there, and the bootstrap after it would be lost. */
+static NW_MUST_USE nw_rc_t check_boundary(const parts_t *p, nw_err_t *err)
+{
+    for (int i = 0; i < p->n; i++) {
+        int line = 1;
+        for (const char *l = p->v[i].content; *l; line++) {
+            const char *nl = strchr(l, '\n');
+            size_t n = nl ? (size_t)(nl - l) : strlen(l);
+            if (boundary_line(l, n))
+                return nw_err_set(err, NW_EINVAL, "spec.userData",
+                                  "line %d of part %d is \"%.*s\", a boundary of "
+                                  "the MIME document the bootstrap is written in (\"" BOUNDARY
+                                  "\"): the part would end there; change that line",
+                                  line, i + 1, (int)(n > 40 ? 40 : n), l);
+            if (!nl)
+                break;
+            l = nl + 1;
+        }
+    }
+    return NW_OK;
+}
+
 /* the user's userData as parts: MIME as it is; else one part of type plain_type, or for
  * AL2023 a NodeConfig part when it reads as a YAML mapping */
 nw_rc_t nw_userdata_mime_custom_parts(const char *ud, int al2023, parts_t *out, nw_err_t *err)
@@ -267,7 +306,7 @@ nw_rc_t nw_userdata_mime_custom_parts(const char *ud, int al2023, parts_t *out, 
             nw_err_set(err, rc, "spec.userData", "out of memory");
     }
     free(text);
-    return rc;
+    return rc == NW_OK ? check_boundary(out, err) : rc;
 }
 
 nw_rc_t nw_userdata_mime_finish_shell(out_t *w, parts_t *parts, out_t *s, nw_err_t *err)

@@ -39,7 +39,8 @@ BOUNDS = {
     "kubernetes.burst": (1, 100000),
     "podDisruptionBudget.maxUnavailable": (0, None),
     "webhook.threads": (0, 1024),
-    "webhook.maxConnections": (1, 1000000),
+    "webhook.maxConnections": (0, 1000000),
+    "webhook.connectionMemoryPercent": (1, 90),
     "aws.testing.maxResults": (0, 1000),
     "scaler.launchConcurrency": (0, 256),
 }
