@@ -108,8 +108,11 @@ static bool is_admission(nw_route_t r)
  * rendered. Both ports serve it. */
 static char *render_metrics(nw_https_t *s, size_t *len)
 {
+    /* Karpenter's per-pod and per-node gauges make the page grow with the cluster: about
+     * 300 bytes a pod (karpenter_pods_state) and 2 KiB a node, so 40 MiB at 100,000 pods.
+     * The cap only guards against a runaway; a page is rendered per scrape and freed. */
     nw_buf_t b;
-    nw_buf_init(&b, 1u << 20);
+    nw_buf_init(&b, 256u << 20);
     *len = 0;
     char *body = NULL;
     if (nw_server_metrics_render(s->o.metrics, &b) == NW_OK) {
