@@ -166,13 +166,14 @@ func (ch *churn) step(n int, now time.Time) {
 // ---- the burst and the forced relist -------------------------------------------------------
 
 // burst creates n pending pods the scheduler found no node for (PodScheduled=False,
-// reason Unschedulable), all in one commit. They select the "burst" NodePool's label, so
-// only new NodeClaims can hold them.
+// reason Unschedulable), all in one commit: one Deployment of batch workers, spread over
+// zones (ScheduleAnyway). They select the "burst" NodePool's label, so only new
+// NodeClaims can hold them.
 func (c *cluster) burst(s *store, n int, cpu, mem string) (int64, int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t0 := time.Now()
-	w := newWorkload("Deployment", "ml-batch", "burst-inference-"+randSuffix(4), n, cpu, mem)
+	w := newWorkload("Batch", "ml-batch", "burst-inference-"+randSuffix(4), n, cpu, mem)
 	w.unschedulable = true
 	ks := s.kind(rPods)
 	for i := 0; i < n; i++ {

@@ -17,6 +17,7 @@ import (
 //	POST /expire {"kinds":[...],"deletePods":N,"addPods":M}  drop the event windows and end the watches of
 //	                           those kinds (410 Gone on resume), then change pods
 //	POST /burst {"pods","cpu","memory"}  the unschedulable burst
+//	GET  /lag?from=K           event-to-read lag records of the pod watch (lag.go) from record K on
 //	GET  /claims               the NodeClaim creates seen (time, name, nodepool, requests)
 //	GET  /requests             requests served, per verb, resource and code
 //	GET  /objects?resource=R   the stored objects of a resource (plural or plural.group), a JSON array
@@ -24,6 +25,7 @@ type control struct {
 	s   *store
 	c   *cluster
 	ch  *churn
+	lag *lagLog
 	rnd *rand.Rand
 }
 
@@ -70,7 +72,8 @@ func (ct *control) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rv := s.rv
 		s.mu.Unlock()
 		n, _ := s.podSends.since(1 << 62)
-		jsonOK(w, map[string]any{"rv": rv, "counts": counts, "watchers": watchers, "podSends": n, "churn": ct.ch.status()})
+		jsonOK(w, map[string]any{"rv": rv, "counts": counts, "watchers": watchers, "podSends": n,
+			"lagPending": ct.lag.pending.Load(), "churn": ct.ch.status()})
 	case "POST /hold":
 		s.mu.Lock()
 		ks := s.kinds[str("kind", "pods")]
@@ -120,6 +123,10 @@ func (ct *control) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		n := int(num("pods", 0))
 		t0, t1 := ct.c.burst(s, n, str("cpu", "1"), str("memory", "2Gi"))
 		jsonOK(w, map[string]any{"pods": n, "start": t0, "committed": t1})
+	case "GET /lag":
+		from, _ := strconv.Atoi(r.URL.Query().Get("from"))
+		n, recs, nerr, lastErr := ct.lag.since(from)
+		jsonOK(w, map[string]any{"total": n, "from": from, "records": recs, "errors": nerr, "lastError": lastErr})
 	case "GET /claims":
 		jsonOK(w, s.claims.all())
 	case "GET /requests":

@@ -18,6 +18,7 @@
 package main
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -101,7 +102,7 @@ func main() {
 	}
 
 	token := fmt.Sprintf("bench-%x", mrand.Int63())
-	srv := &server{st: st, token: token, bookmark: *bookmark}
+	srv := &server{st: st, token: token, bookmark: *bookmark, lag: &lagLog{}}
 	if *reqlog != "" {
 		f, err := os.Create(*reqlog)
 		if err != nil {
@@ -113,9 +114,11 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	hs1 := &http.Server{Handler: srv, ReadHeaderTimeout: 30 * time.Second, ErrorLog: log.New(os.Stderr, "apiserver http: ", 0)}
+	hs1 := &http.Server{Handler: srv, ReadHeaderTimeout: 30 * time.Second, ErrorLog: log.New(os.Stderr, "apiserver http: ", 0),
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context { return context.WithValue(ctx, connKey{}, c) }}
 	scheme := "http"
 	caPEM := []byte{}
+	var served net.Listener = countingListener{ln}
 	if !*plain {
 		scheme = "https"
 		var cert tls.Certificate
@@ -123,16 +126,16 @@ func main() {
 		if err != nil {
 			log.Fatal(err)
 		}
-		hs1.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-		go func() { log.Println(hs1.ServeTLS(ln, "", "")) }()
-	} else {
-		go func() { log.Println(hs1.Serve(ln)) }()
+		cfg := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"h2", "http/1.1"}}
+		hs1.TLSConfig = cfg
+		served = tls.NewListener(served, cfg)
 	}
+	go func() { log.Println(hs1.Serve(served)) }()
 	cln, err := net.Listen("tcp", net.JoinHostPort(*host, "0"))
 	if err != nil {
 		log.Fatal(err)
 	}
-	ctl := &control{s: st, c: cl, ch: newChurn(st, cl), rnd: mrand.New(mrand.NewSource(*seed + 11))}
+	ctl := &control{s: st, c: cl, ch: newChurn(st, cl), lag: srv.lag, rnd: mrand.New(mrand.NewSource(*seed + 11))}
 	go func() { log.Println(http.Serve(cln, ctl)) }()
 
 	port := ln.Addr().(*net.TCPAddr).Port

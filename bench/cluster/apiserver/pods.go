@@ -142,12 +142,16 @@ func newWorkload(kind, ns, name string, replicas int, cpu, mem string) *workload
 	side := container("envoy", "docker.io/envoyproxy/envoy:v1.31.2", "50m", "64Mi", 0,
 		[]any{map[string]any{"name": "ENVOY_UID", "value": "0"}}, false, []any{})
 	switch kind {
-	case "Deployment":
+	case "Deployment", "Batch":
 		hash := randSuffix(10)
 		w.ownerKind, w.ownerName, w.ownerAPI = "ReplicaSet", name+"-"+hash, "apps/v1"
 		w.labels["pod-template-hash"] = hash
 		spec["topologySpreadConstraints"] = []any{map[string]any{"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
 			"whenUnsatisfiable": "ScheduleAnyway", "labelSelector": map[string]any{"matchLabels": map[string]string{"app": app}}}}
+		if kind == "Batch" { // a Deployment of batch workers: spread over zones, no anti-affinity
+			w.kind = "Deployment"
+			break
+		}
 		spec["affinity"] = map[string]any{"podAntiAffinity": map[string]any{"preferredDuringSchedulingIgnoredDuringExecution": []any{
 			map[string]any{"weight": 100, "podAffinityTerm": map[string]any{"topologyKey": "kubernetes.io/hostname",
 				"labelSelector": map[string]any{"matchLabels": map[string]string{"app": app}}}}}}}

@@ -2,11 +2,13 @@ package main
 
 import (
 	"bytes"
+	"crypto/tls"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -19,6 +21,7 @@ import (
 // server is the Kubernetes REST surface over the store.
 type server struct {
 	st       *store
+	lag      *lagLog
 	token    string
 	reqlog   *log.Logger // nil: no request log
 	bookmark time.Duration
@@ -536,9 +539,22 @@ func (srv *server) watch(w http.ResponseWriter, r *http.Request, rp reqPath, q u
 		st.mu.Unlock()
 	}()
 
+	var lag *lagStream
+	var cc *countingConn
+	if logSends && srv.lag != nil {
+		c, _ := r.Context().Value(connKey{}).(net.Conn)
+		if t, ok := c.(*tls.Conn); ok {
+			c = t.NetConn()
+		}
+		if cc, _ = c.(*countingConn); cc != nil {
+			if lag = newLagStream(srv.lag, cc); lag != nil {
+				defer lag.close()
+			}
+		}
+	}
 	w.WriteHeader(200)
 	_ = rc.Flush()
-	var sends []int64
+	var sends, created []int64
 	now := time.Now().UnixNano()
 	for _, o := range initial {
 		if rp.namespace != "" && o.ns != rp.namespace || !sel.match(o) {
@@ -588,6 +604,7 @@ func (srv *server) watch(w http.ResponseWriter, r *http.Request, rp reqPath, q u
 				}
 				if logSends {
 					sends = append(sends, ev.created)
+					created = append(created, ev.created)
 				}
 			}
 			cursor += int64(len(evs))
@@ -597,7 +614,10 @@ func (srv *server) watch(w http.ResponseWriter, r *http.Request, rp reqPath, q u
 			if logSends && len(sends) > 0 {
 				st.podSends.add(sends)
 			}
-			sends = sends[:0]
+			if lag != nil && len(created) > 0 {
+				lag.add(created, cc.written.Load())
+			}
+			sends, created = sends[:0], created[:0]
 			continue
 		}
 		select {

@@ -228,7 +228,7 @@ func (l *podSendLog) since(from int) (int, []int64) {
 	if from > len(l.times) {
 		from = len(l.times)
 	}
-	return len(l.times), append([]int64(nil), l.times[from:]...)
+	return len(l.times), append([]int64{}, l.times[from:]...)
 }
 
 // ---- NodeClaim creates: the burst's answer -----------------------------------------
@@ -254,7 +254,7 @@ func (l *claimLog) add(p claimPost) {
 func (l *claimLog) all() []claimPost {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return append([]claimPost(nil), l.posts...)
+	return append([]claimPost{}, l.posts...)
 }
 
 func (s *store) countRequest(verb string, r *resource, sub string, code int) {
