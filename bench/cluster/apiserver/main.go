@@ -51,7 +51,7 @@ func main() {
 	region := flag.String("region", "us-west-2", "region of the zones")
 	seed := flag.Int64("seed", 1, "generator seed")
 	hashFile := flag.String("hashes", "", "JSON {nodepools:{name:hash}, ec2nodeclasses:{name:hash}}: the drift hashes generated NodeClaims carry")
-	window := flag.Int("window", 20000, "watch events kept per resource; a resume from before them is 410 Gone")
+	window := flag.Int("window", 102400, "watch events kept per resource (kube-apiserver's largest watch cache); a resume from before them, or a stream that falls that far behind, is 410 Gone")
 	bookmark := flag.Duration("bookmark", 5*time.Second, "bookmark period of watches that allow them (0: none)")
 	plain := flag.Bool("plain", false, "plain HTTP instead of TLS")
 	reqlog := flag.String("reqlog", "", "log every request to this file")
