@@ -54,6 +54,7 @@ func main() {
 	window := flag.Int("window", 102400, "watch events kept per resource (kube-apiserver's largest watch cache); a resume from before them, or a stream that falls that far behind, is 410 Gone")
 	bookmark := flag.Duration("bookmark", 5*time.Second, "bookmark period of watches that allow them (0: none)")
 	plain := flag.Bool("plain", false, "plain HTTP instead of TLS")
+	http1 := flag.Bool("http1", false, "offer HTTP/1.1 only (no HTTP/2 through ALPN)")
 	reqlog := flag.String("reqlog", "", "log every request to this file")
 	holdPods := flag.Bool("hold-pods", false, "the first page of a pod LIST waits until POST /hold {\"kind\":\"pods\",\"hold\":false}")
 	flag.Parse()
@@ -127,6 +128,10 @@ func main() {
 			log.Fatal(err)
 		}
 		cfg := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"h2", "http/1.1"}}
+		if *http1 {
+			cfg.NextProtos = []string{"http/1.1"}
+			hs1.TLSNextProto = map[string]func(*http.Server, *tls.Conn, http.Handler){}
+		}
 		hs1.TLSConfig = cfg
 		served = tls.NewListener(served, cfg)
 	}
