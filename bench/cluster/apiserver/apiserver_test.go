@@ -259,3 +259,12 @@ func TestChurnRateIsExact(t *testing.T) {
 		t.Fatalf("%d of 200 events were creations: pods must also move through their stages", adds)
 	}
 }
+
+func TestBurstPodsHaveDistinctNames(t *testing.T) {
+	st, cl, _ := newTestServer(t, 2, 10)
+	before := len(st.kind(rPods).objs)
+	cl.burst(st, 20000, "1", "2Gi")
+	if got := len(st.kind(rPods).objs) - before; got != 20000 {
+		t.Fatalf("a burst of 20000 pods left %d new pods in the store", got)
+	}
+}

@@ -226,7 +226,7 @@ func newWorkload(kind, ns, name string, replicas int, cpu, mem string) *workload
 	return w
 }
 
-// newPod makes the next pod of w.
+// newPod makes the next pod of w, with a name no stored pod has. Caller holds s.mu.
 func (w *workload) newPod(s *store, created time.Time) *podState {
 	p := &podState{w: w, uid: s.newUID(), kaa: randSuffix(5), created: created}
 	switch w.kind {
@@ -237,7 +237,15 @@ func (w *workload) newPod(s *store, created time.Time) *podState {
 		if w.kind == "Deployment" {
 			prefix = w.ownerName + "-"
 		}
-		p.name = prefix + randSuffix(5)
+		// five random characters repeat within a few thousand pods of one owner (the
+		// burst's 10,000 had three pairs): draw again while the name is taken
+		pods := s.kind(rPods).objs
+		for {
+			p.name = prefix + randSuffix(5)
+			if pods[objKey(w.ns, p.name)] == nil {
+				break
+			}
+		}
 	}
 	w.made++
 	return p
