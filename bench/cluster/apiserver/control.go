@@ -10,7 +10,8 @@ import (
 
 // The control API (plain HTTP on loopback) the driver steers the stand-in with.
 //
-//	GET  /state                counts of live objects per resource, the resourceVersion, open watches, the pod send count
+//	GET  /state                counts of live objects per resource, the resourceVersion, open watches, the pod send count,
+//	                           podBacklog: pod events committed and not yet read by the cluster-wide pod watch
 //	POST /hold {"kind","hold"} make the first page of a kind's LIST wait (for the "before pods" figures) or let it go
 //	POST /churn {"rate","seconds"}  start the churn; GET /churn: its progress
 //	GET  /pod-sends?from=K     commit times (unix ns) of the lines sent on the pod watch from line K on
@@ -70,10 +71,13 @@ func (ct *control) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			watchers[k] = len(ks.watchers)
 		}
 		rv := s.rv
+		unflushed := s.kind(rPods).unflushed()
 		s.mu.Unlock()
 		n, _ := s.podSends.since(1 << 62)
+		// podBacklog: pod events committed that nodewarden has not read yet (not flushed to
+		// its stream, or flushed and still in the socket)
 		jsonOK(w, map[string]any{"rv": rv, "counts": counts, "watchers": watchers, "podSends": n,
-			"lagPending": ct.lag.pending.Load(), "churn": ct.ch.status()})
+			"lagPending": ct.lag.pending.Load(), "podBacklog": unflushed + ct.lag.pending.Load(), "churn": ct.ch.status()})
 	case "POST /hold":
 		s.mu.Lock()
 		ks := s.kinds[str("kind", "pods")]

@@ -530,7 +530,8 @@ func (srv *server) watch(w http.ResponseWriter, r *http.Request, rp reqPath, q u
 		idx := sort.Search(len(ks.events), func(i int) bool { return ks.events[i].o.rv > want })
 		cursor = ks.base + int64(idx)
 	}
-	wt := &watcher{kill: make(chan struct{})}
+	wt := &watcher{kill: make(chan struct{}), allNS: rp.namespace == "" && sel == nil}
+	wt.flushed.Store(cursor)
 	ks.watchers[wt] = true
 	st.mu.Unlock()
 	defer func() {
@@ -611,6 +612,7 @@ func (srv *server) watch(w http.ResponseWriter, r *http.Request, rp reqPath, q u
 			if err := rc.Flush(); err != nil {
 				return 200
 			}
+			wt.flushed.Store(cursor)
 			if logSends && len(sends) > 0 {
 				st.podSends.add(sends)
 			}

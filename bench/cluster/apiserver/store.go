@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -55,8 +56,11 @@ type kindStore struct {
 }
 
 // watcher is one open watch stream; kill ends it (a forced 410 closes every stream of a kind).
+// flushed is the absolute index of the kind's next event the stream has not flushed yet.
 type watcher struct {
-	kill chan struct{}
+	kill    chan struct{}
+	flushed atomic.Int64
+	allNS   bool
 }
 
 // store is the whole cluster: one lock, one resourceVersion counter as etcd has.
@@ -84,6 +88,19 @@ func newStore(window int) *store {
 }
 
 func (s *store) kind(r *resource) *kindStore { return s.kinds[r.key()] }
+
+// unflushed is how many committed events of the kind the slowest cluster-wide watch
+// stream has not flushed yet. Caller holds s.mu.
+func (ks *kindStore) unflushed() int64 {
+	end := ks.base + int64(len(ks.events))
+	var most int64
+	for w := range ks.watchers {
+		if d := end - w.flushed.Load(); w.allNS && d > most {
+			most = d
+		}
+	}
+	return most
+}
 
 func objKey(ns, name string) string {
 	if ns == "" {
