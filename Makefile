@@ -11,6 +11,7 @@
 #   make deps       install the Debian packages that are missing (apt-get)
 #   make fuzz       build libFuzzer targets with clang and run each FUZZ_SECONDS
 #   make bench      benchmarks (bench/*/run)
+#   make bench-cluster   the cluster-scale benchmark alone (bench/cluster/run, docs/benchmarks.md)
 #   make certs      development CA + serving certificate in certs/dev/
 #   make sim        start the cluster simulator in the foreground
 #   make cluster    a real control plane with nodewarden installed by Helm, in the foreground
@@ -97,7 +98,7 @@ EMBED_OBJS := $(EMBED_SRCS:%=$(BUILD)/obj/embed/%.o)
 DEPS_STAMP := build/.deps-ok
 RELEASE_DEPS_STAMP := build/.release-deps-ok
 
-.PHONY: all deps fmt-check k8s-bins k8s-kubectl aws-models k8s-test test test-bins unit unit-asan unit-asan-nofork unit-asan-fork unit-tsan fuzz-replay sim-test e2e fuzz bench certs sim cluster run \
+.PHONY: all deps fmt-check k8s-bins k8s-kubectl aws-models k8s-test test test-bins unit unit-asan unit-asan-nofork unit-asan-fork unit-tsan fuzz-replay sim-test e2e fuzz bench bench-cluster certs sim cluster run \
         fmt lint lint-layers clean help image release release-deps release-check
 
 all: $(BUILD)/nodewarden
@@ -274,6 +275,7 @@ test: $(DEPS_STAMP)
 	  fmt='$(MAKE) --no-print-directory fmt-check' \
 	  awskit='tests/awskit/fetch-models >/dev/null && NW_BIN=$(abspath $(BUILD)/nodewarden) python3 -m unittest tests.awskit.test_kit tests.awskit.test_coverage' \
 	  release='NW_BIN=$(abspath $(BUILD)/nodewarden) tests/release/smoke' \
+	  cluster='bench/cluster/build --test >/dev/null && NW_BIN=$(abspath $(BUILD)/nodewarden) CLUSTER_TEST=1 bench/cluster/run' \
 	  $(K8S_JOBS) $(ORACLE_JOBS) $(SIM_JOBS) $(E2E_JOBS) $(REAL_JOBS)
 	@echo "make test: all passed"
 
@@ -361,6 +363,10 @@ fuzz: $(DEPS_STAMP) $(FUZZ_OBJS) $(EMBED_OBJS)
 # the scale-out bench runs the simulator, whose RBAC loader needs the pinned kubectl
 bench: $(BUILD)/nodewarden k8s-kubectl
 	@for b in bench/*/run; do [ -x $$b ] && { echo "== $$b"; $(K8S_ENV) $$b || exit 1; }; done; true
+
+# the cluster-scale benchmark alone (bench/cluster/run; CLUSTER_CONFIGS picks the sizes)
+bench-cluster: $(BUILD)/nodewarden
+	@bench/cluster/run
 
 certs: $(DEPS_STAMP)
 	@certs/gen-dev-certs.sh certs/dev
