@@ -730,39 +730,71 @@ static bool retire_store(nw_kube_cache_t *c, map_t *old, uint64_t gen)
     return ok;
 }
 
-/* Parse a relist's items into a new store (outside the lock). */
-static nw_rc_t store_from_items(nw_kube_cache_t *c, nw_kube_kind_t kind, cJSON *items, map_t *nm)
+/* A relist in the making: the objects of the pages seen so far, decoded page by page. */
+struct nw_kube_cache_stage {
+    nw_kube_cache_t *c;
+    nw_kube_kind_t kind;
+    map_t m;
+    nw_rc_t rc; /* the first failure (the commit then applies nothing) */
+};
+
+nw_kube_cache_stage_t *nw_kube_cache_stage_new(nw_kube_cache_t *c, nw_kube_kind_t kind)
 {
-    nw_rc_t rc = NW_OK;
-    while (items && items->child) {
+    nw_kube_cache_stage_t *st = calloc(1, sizeof *st);
+    if (st) {
+        st->c = c;
+        st->kind = kind;
+    }
+    return st;
+}
+
+void nw_kube_cache_stage_free(nw_kube_cache_stage_t *st)
+{
+    if (!st)
+        return;
+    map_clear(&st->m);
+    free(st);
+}
+
+size_t nw_kube_cache_stage_count(const nw_kube_cache_stage_t *st)
+{
+    return st ? st->m.n : 0;
+}
+
+nw_rc_t nw_kube_cache_stage_add(nw_kube_cache_stage_t *st, cJSON *items)
+{
+    if (items && !cJSON_IsArray(items)) {
+        cJSON_Delete(items);
+        return st->rc = NW_EINVAL;
+    }
+    while (!st->rc && items && items->child) {
         cJSON *it = cJSON_DetachItemViaPointer(items, items->child);
-        nw_kube_obj_t *o = obj_new(c->intern, kind, it);
+        nw_kube_obj_t *o = obj_new(st->c->intern, st->kind, it);
         if (!o)
             continue;
-        nw_kube_obj_t *old = map_put(nm, o);
+        nw_kube_obj_t *old = map_put(&st->m, o);
         if (old == o) {
             obj_unref(o);
-            rc = NW_ENOMEM;
+            st->rc = NW_ENOMEM;
             break;
         }
         obj_unref(old); /* duplicate name in a list: keep the later one */
     }
     cJSON_Delete(items);
-    if (rc)
-        map_clear(nm);
-    return rc;
+    return st->rc;
 }
 
-nw_rc_t nw_kube_cache_replace(nw_kube_cache_t *c, nw_kube_kind_t kind, cJSON *items)
+nw_rc_t nw_kube_cache_stage_commit(nw_kube_cache_stage_t *st)
 {
-    map_t nm = {0};
-    if (items && !cJSON_IsArray(items)) {
-        cJSON_Delete(items);
-        return NW_EINVAL;
-    }
-    nw_rc_t rc = store_from_items(c, kind, items, &nm);
-    if (rc)
+    nw_kube_cache_t *c = st->c;
+    nw_kube_kind_t kind = st->kind;
+    nw_rc_t rc = st->rc;
+    if (rc) {
+        nw_kube_cache_stage_free(st);
         return rc;
+    }
+    map_t nm = st->m;
+    free(st);
     pthread_mutex_lock(&c->mu);
     map_t old = c->store[kind];
     c->store[kind] = nm;
@@ -778,6 +810,21 @@ nw_rc_t nw_kube_cache_replace(nw_kube_cache_t *c, nw_kube_kind_t kind, cJSON *it
     bool kept = retire_store(c, &old, gen);
     reclaim(c);
     return kept ? NW_OK : NW_ENOMEM;
+}
+
+nw_rc_t nw_kube_cache_replace(nw_kube_cache_t *c, nw_kube_kind_t kind, cJSON *items)
+{
+    if (items && !cJSON_IsArray(items)) {
+        cJSON_Delete(items);
+        return NW_EINVAL;
+    }
+    nw_kube_cache_stage_t *st = nw_kube_cache_stage_new(c, kind);
+    if (!st) {
+        cJSON_Delete(items);
+        return NW_ENOMEM;
+    }
+    (void)nw_kube_cache_stage_add(st, items); /* a failure is kept for the commit */
+    return nw_kube_cache_stage_commit(st);
 }
 
 void nw_kube_cache_mark_synced(nw_kube_cache_t *c, nw_kube_kind_t kind)

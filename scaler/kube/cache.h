@@ -123,6 +123,18 @@ NW_MUST_USE nw_rc_t nw_kube_cache_remove(nw_kube_cache_t *c, nw_kube_kind_t kind
  * mark the kind synced. Objects without a name are skipped. */
 NW_MUST_USE nw_rc_t nw_kube_cache_replace(nw_kube_cache_t *c, nw_kube_kind_t kind, cJSON *items);
 
+/** A relist built page by page, so a LIST of 100,000 pods never holds more than one page
+ * as JSON: stage_new, stage_add with each page's items (taken; decoded at once), then
+ * stage_commit, which applies them as nw_kube_cache_replace does and frees the stage
+ * (stage_free drops one unapplied). A failed add (NW_ENOMEM, NW_EINVAL for items that are
+ * not an array) is returned again by the commit, which then changes nothing. */
+typedef struct nw_kube_cache_stage nw_kube_cache_stage_t;
+nw_kube_cache_stage_t *nw_kube_cache_stage_new(nw_kube_cache_t *c, nw_kube_kind_t kind);
+NW_MUST_USE nw_rc_t nw_kube_cache_stage_add(nw_kube_cache_stage_t *st, cJSON *items);
+size_t nw_kube_cache_stage_count(const nw_kube_cache_stage_t *st);
+NW_MUST_USE nw_rc_t nw_kube_cache_stage_commit(nw_kube_cache_stage_t *st);
+void nw_kube_cache_stage_free(nw_kube_cache_stage_t *st);
+
 /** Mark a kind synced without data (the resource is not served: treated as empty). */
 void nw_kube_cache_mark_synced(nw_kube_cache_t *c, nw_kube_kind_t kind);
 

@@ -11,6 +11,7 @@
 
 #include "common/json.h"
 #include "common/log.h"
+#include "common/oom.h"
 #include "scaler/kube/retry.h"
 
 #define COMP "kube.watch"
@@ -123,11 +124,11 @@ typedef struct {
     nw_kube_kind_t kind;
     const nw_kube_res_t *res;
     wstate_t st;
-    bool need_list;   /* next start is a LIST (else a WATCH from rv) */
-    int64_t start_at; /* monotonic ns; when IDLE */
-    char *rv;         /* last seen resourceVersion */
-    char *cont;       /* continue token of the list in progress */
-    cJSON *items;     /* pages accumulated so far */
+    bool need_list;               /* next start is a LIST (else a WATCH from rv) */
+    int64_t start_at;             /* monotonic ns; when IDLE */
+    char *rv;                     /* last seen resourceVersion */
+    char *cont;                   /* continue token of the list in progress */
+    nw_kube_cache_stage_t *stage; /* the pages decoded so far */
     CURL *h;
     struct curl_slist *hd;
     nw_kube_resp_t resp; /* list body, or the body of a failed watch */
@@ -269,8 +270,8 @@ static void end_transfer(watcher_t *x)
 
 static void reset_list(watcher_t *x)
 {
-    cJSON_Delete(x->items);
-    x->items = NULL;
+    nw_kube_cache_stage_free(x->stage);
+    x->stage = NULL;
     free(x->cont);
     x->cont = NULL;
 }
@@ -399,14 +400,16 @@ static void list_done(watcher_t *x, CURLcode cc)
             schedule_backoff(x, true);
             return;
         }
-        if (!x->items) {
-            x->items = nw_json_new_array();
+        if (!x->stage) {
+            if (!(x->stage = nw_kube_cache_stage_new(w->cache, x->kind)))
+                nw_oom("a relist");
             /* all pages share the first page's resourceVersion */
             set_str(&x->rv, rv);
         }
-        while (cJSON_IsArray(items) && items->child)
-            nw_json_push(x->items, cJSON_DetachItemViaPointer(items, items->child));
-        cJSON_Delete(items);
+        /* decoded now: a long list holds one page as JSON, never all of them */
+        (void)nw_kube_cache_stage_add(x->stage, cJSON_IsArray(items) ? items : NULL);
+        if (!cJSON_IsArray(items))
+            cJSON_Delete(items);
         if (cont && cont[0]) {
             set_str(&x->cont, cont);
             cJSON_Delete(doc);
@@ -416,11 +419,11 @@ static void list_done(watcher_t *x, CURLcode cc)
         cJSON_Delete(doc);
         free(x->cont);
         x->cont = NULL;
-        size_t n = (size_t)cJSON_GetArraySize(x->items);
-        if (nw_kube_cache_replace(w->cache, x->kind, x->items) != NW_OK)
+        size_t n = nw_kube_cache_stage_count(x->stage);
+        if (nw_kube_cache_stage_commit(x->stage) != NW_OK)
             nw_log_warn(COMP, "relist not applied: out of memory; the next relist retries",
                         NW_LS("resource", plural));
-        x->items = NULL;
+        x->stage = NULL;
         nw_kube_metrics_add(w->metrics, NW_KM_RELISTS, NULL, plural, -1, 1);
         nw_log_debug(COMP, "listed", NW_LS("resource", plural), NW_LI("items", n),
                      NW_LS("resourceVersion", x->rv ? x->rv : ""));
