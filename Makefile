@@ -98,7 +98,7 @@ EMBED_OBJS := $(EMBED_SRCS:%=$(BUILD)/obj/embed/%.o)
 DEPS_STAMP := build/.deps-ok
 RELEASE_DEPS_STAMP := build/.release-deps-ok
 
-.PHONY: all deps fmt-check k8s-bins k8s-kubectl aws-models k8s-test test test-bins unit unit-asan unit-asan-nofork unit-asan-fork unit-tsan fuzz-replay sim-test e2e fuzz bench bench-cluster certs sim cluster run \
+.PHONY: all deps fmt-check k8s-bins k8s-kubectl k8s-kwok aws-models k8s-test test test-bins unit unit-asan unit-asan-nofork unit-asan-fork unit-tsan fuzz-replay sim-test e2e fuzz bench bench-cluster certs sim cluster run \
         fmt lint lint-layers clean help image release release-deps release-check
 
 all: $(BUILD)/nodewarden
@@ -143,6 +143,10 @@ k8s-bins: $(DEPS_STAMP)
 	@tests/k8s/build
 k8s-kubectl: $(DEPS_STAMP)
 	@tests/k8s/build kubectl
+# kwok (sigs.k8s.io/kwok at KWOK_VERSION, under a cache key of its own): only the
+# cluster-scale benchmark's real tier (bench/cluster/real) runs it
+k8s-kwok: $(DEPS_STAMP)
+	@tests/k8s/build kwok
 
 # ---- AWS's API models (test tooling) -----------------------------------------------
 # tests/awskit/fetch-models fetches the npm package aws-sdk at the version and sha512 in
