@@ -174,14 +174,6 @@ nw_rc_t nw_solve_topo_host_grow(ctx_t *c, int need)
 }
 
 /* the snapshot node named name (a Node, not an in-flight claim), or -1 */
-static int node_named(const nw_sched_snap_t *s, const char *name)
-{
-    for (size_t i = 0; i < s->nnodes; i++)
-        if (!s->nodes[i].claim && strcmp(s->nodes[i].name, name) == 0)
-            return (int)i;
-    return -1;
-}
-
 /* The per-group arrays, the keys (the zone first, then the groups'), each group's domain
  * counts and filter, the host slots. */
 static NW_MUST_USE nw_rc_t alloc_topology(ctx_t *c)
@@ -317,20 +309,72 @@ static NW_MUST_USE nw_rc_t select_groups(ctx_t *c)
 }
 
 /* The bound (and nominated) pods in their nodes' domains. */
+typedef struct {
+    const char *name;
+    int node; /* index into the snapshot's nodes */
+} nameref_t;
+
+static int nameref_cmp(const void *a, const void *b)
+{
+    const nameref_t *x = a, *y = b;
+    int r = strcmp(x->name, y->name);
+    return r ? r : (x->node > y->node) - (x->node < y->node);
+}
+
+/* Where a bound pod counts: the lowest existing-node slot whose node has its node name,
+ * else the first node (not a NodeClaim) of that name (*slot -1); -1 when none. The
+ * names are sorted (refs), so this is a search, not a walk over every node. */
+static int bound_node(const ctx_t *c, const nameref_t *refs, size_t nrefs, const int *slot_of,
+                      const char *name, int *slot)
+{
+    size_t lo = 0, hi = nrefs;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(refs[mid].name, name) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    int first = -1;
+    *slot = -1;
+    for (size_t i = lo; i < nrefs && strcmp(refs[i].name, name) == 0; i++) {
+        int sn = refs[i].node, sl = slot_of[sn];
+        if (sl >= 0 && (*slot < 0 || sl < *slot))
+            *slot = sl;
+        if (first < 0 && !c->s->nodes[sn].claim)
+            first = sn;
+    }
+    return *slot >= 0 ? c->en[*slot].snode : first;
+}
+
 static NW_MUST_USE nw_rc_t count_bound(ctx_t *c)
 {
     const nw_sched_snap_t *s = c->s;
+    nameref_t *refs = calloc(s->nnodes + 1, sizeof *refs);
+    int *slot_of = calloc(s->nnodes + 1, sizeof *slot_of);
+    if (!refs || !slot_of) {
+        free(refs);
+        free(slot_of);
+        return NW_ENOMEM;
+    }
+    size_t nrefs = 0;
+    for (size_t i = 0; i < s->nnodes; i++) {
+        slot_of[i] = -1;
+        if (s->nodes[i].name)
+            refs[nrefs++] = (nameref_t){s->nodes[i].name, (int)i};
+    }
+    qsort(refs, nrefs, sizeof *refs, nameref_cmp);
+    for (int i = c->nen - 1; i >= 0; i--)
+        slot_of[c->en[i].snode] = i; /* the lowest slot of a node wins */
+    nw_rc_t rc = NW_OK;
     /* bound pods count in their node's domains (countDomains, updateInverseAffinities);
      * pods nominated to an in-flight NodeClaim count there, as placed by an earlier batch */
-    for (size_t p = 0; p < s->npods; p++) {
+    for (size_t p = 0; p < s->npods && rc == NW_OK; p++) {
         const nw_spod_t *pd = &s->pods[p];
         if (!pd->node_name || pd->finished || pd->terminating)
             continue;
-        int slot = -1;
-        for (int i = 0; i < c->nen && slot < 0; i++)
-            if (strcmp(s->nodes[c->en[i].snode].name, pd->node_name) == 0)
-                slot = i;
-        int sn = slot >= 0 ? c->en[slot].snode : node_named(s, pd->node_name);
+        int slot;
+        int sn = bound_node(c, refs, nrefs, slot_of, pd->node_name, &slot);
         if (sn < 0)
             continue;
         const nw_snode_t *n = &s->nodes[sn];
@@ -339,9 +383,11 @@ static NW_MUST_USE nw_rc_t count_bound(ctx_t *c)
             dm[k] = slot >= 0 ? c->en[slot].dm[k] : node_domains(c, k, n, -1);
         nw_solve_topo_record(c, (int)p, slot, dm, &n->reqs, &n->taints);
         if (slot >= 0 && pd->nhostports && nw_solve_topo_hostports_add(c, (int)p, slot) != NW_OK)
-            return NW_ENOMEM;
+            rc = NW_ENOMEM;
     }
-    return NW_OK;
+    free(refs);
+    free(slot_of);
+    return rc;
 }
 
 nw_rc_t nw_solve_topo_prep(ctx_t *c)
