@@ -278,34 +278,161 @@ static NW_MUST_USE nw_rc_t collect_domains(ctx_t *c)
 }
 
 /* Which pods select which groups; required anti-affinity makes a group inverse. */
+/* Which groups a pod may select, found without trying every group on every pod: a group
+ * whose selector requires one label value (matchLabels, or In with one value) is listed
+ * under that key and value (its anchor); only the groups anchored on one of the pod's
+ * labels, and those without an anchor, can select it. */
+typedef struct {
+    const char *key, *value;
+    int g;
+} anchor_t;
+
+static int anchor_cmp(const void *a, const void *b)
+{
+    const anchor_t *x = a, *y = b;
+    int r = strcmp(x->key, y->key);
+    if (!r)
+        r = strcmp(x->value, y->value);
+    return r ? r : (x->g > y->g) - (x->g < y->g);
+}
+
+static int int_cmp(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+typedef struct {
+    anchor_t *anchors; /* sorted by key, value, group */
+    size_t nanchors;
+    int *free_groups; /* groups without an anchor, ascending */
+    size_t nfree;
+} gindex_t;
+
+static void gindex_free(gindex_t *x)
+{
+    free(x->anchors);
+    free(x->free_groups);
+}
+
+static NW_MUST_USE nw_rc_t gindex_build(const nw_sched_snap_t *s, gindex_t *x)
+{
+    *x = (gindex_t){0};
+    x->anchors = calloc(s->ngroups + 1, sizeof *x->anchors);
+    x->free_groups = calloc(s->ngroups + 1, sizeof *x->free_groups);
+    if (!x->anchors || !x->free_groups)
+        return NW_ENOMEM;
+    for (size_t g = 0; g < s->ngroups; g++) {
+        const nw_tgroup_t *tg = &s->groups[g];
+        if (tg->sel_nothing)
+            continue; /* selects no pod */
+        const nw_req_t *a = NULL;
+        for (size_t i = 0; i < tg->sel.n && !a; i++)
+            if (!tg->sel.v[i].complement && tg->sel.v[i].nvalues == 1 &&
+                !tg->sel.v[i].has_gte && !tg->sel.v[i].has_lte && !tg->sel.v[i].absent_ok &&
+                !nw_wellknown_alias(tg->sel.v[i].key)) /* a pod may carry the alias instead */
+                a = &tg->sel.v[i];
+        if (a)
+            x->anchors[x->nanchors++] = (anchor_t){a->key, a->values[0], (int)g};
+        else
+            x->free_groups[x->nfree++] = (int)g;
+    }
+    qsort(x->anchors, x->nanchors, sizeof *x->anchors, anchor_cmp);
+    return NW_OK;
+}
+
+/* The groups that select pod p (ascending) into *out (owned; NULL when none). */
+static NW_MUST_USE nw_rc_t pod_groups(const nw_sched_snap_t *s, const gindex_t *x,
+                                      const nw_spod_t *pd, int **out, int *nout)
+{
+    *out = NULL;
+    *nout = 0;
+    size_t cap = x->nfree, n = 0;
+    int *cand = NULL;
+    const nw_labels_t *l = pd->labels;
+    for (size_t i = 0; l && i < l->n; i++) { /* the anchors on the pod's labels */
+        anchor_t key = {l->v[i].key, l->v[i].value, -1};
+        size_t lo = 0, hi = x->nanchors;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (anchor_cmp(&x->anchors[mid], &key) < 0)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (size_t k = lo; k < x->nanchors && strcmp(x->anchors[k].key, key.key) == 0 &&
+                            strcmp(x->anchors[k].value, key.value) == 0;
+             k++) {
+            if (n == cap) {
+                size_t nc = cap ? cap * 2 : 16;
+                int *g = realloc(cand, nc * sizeof *g);
+                if (!g) {
+                    free(cand);
+                    return NW_ENOMEM;
+                }
+                cand = g;
+                cap = nc;
+            }
+            cand[n++] = x->anchors[k].g;
+        }
+    }
+    if (n + x->nfree > 0) {
+        int *g = realloc(cand, (n + x->nfree) * sizeof *g);
+        if (!g) {
+            free(cand);
+            return NW_ENOMEM;
+        }
+        cand = g;
+        memcpy(cand + n, x->free_groups, x->nfree * sizeof *cand);
+        n += x->nfree;
+    }
+    if (n > 1)
+        qsort(cand, n, sizeof *cand, int_cmp);
+    int m = 0;
+    for (size_t i = 0; i < n; i++)
+        if ((i == 0 || cand[i] != cand[i - 1]) &&
+            nw_snap_pod_group_selects(s, &s->groups[cand[i]], pd))
+            cand[m++] = cand[i];
+    if (!m) {
+        free(cand);
+        cand = NULL;
+    }
+    *out = cand;
+    *nout = m;
+    return NW_OK;
+}
+
 static NW_MUST_USE nw_rc_t select_groups(ctx_t *c)
 {
     const nw_sched_snap_t *s = c->s;
+    gindex_t x;
+    nw_rc_t rc = gindex_build(s, &x);
     /* which pods select which groups; required anti-affinity makes a group inverse */
-    for (size_t p = 0; p < s->npods; p++) {
+    for (size_t p = 0; p < s->npods && rc == NW_OK; p++) {
         pstate_t *st = &c->ps[p];
-        int *sel = NULL;
-        int n = 0;
-        for (size_t g = 0; g < s->ngroups; g++) {
-            if (!nw_snap_pod_group_selects(s, &s->groups[g], &s->pods[p]))
-                continue;
-            int *ns = realloc(sel, (size_t)(n + 1) * sizeof(int));
-            if (!ns) {
-                free(sel);
-                return NW_ENOMEM;
-            }
-            sel = ns;
-            sel[n++] = (int)g;
-        }
-        st->selgroups = sel;
-        st->nsel = n;
         const nw_spod_t *pd = &s->pods[p];
+        /* pods of one ReplicaSet share their labels (and namespace): the previous pod's
+         * answer holds for this one */
+        const nw_spod_t *prev = p ? &s->pods[p - 1] : NULL;
+        if (prev && prev->labels == pd->labels && pd->labels &&
+            strcmp(prev->ns, pd->ns) == 0) {
+            const pstate_t *ps = &c->ps[p - 1];
+            st->nsel = ps->nsel;
+            st->selgroups = ps->nsel ? malloc((size_t)ps->nsel * sizeof(int)) : NULL;
+            if (ps->nsel && !st->selgroups)
+                rc = NW_ENOMEM;
+            else if (ps->nsel)
+                memcpy(st->selgroups, ps->selgroups, (size_t)ps->nsel * sizeof(int));
+        } else {
+            rc = pod_groups(s, &x, pd, &st->selgroups, &st->nsel);
+        }
         for (int i = 0; i < pd->ntcs; i++)
             if (s->groups[pd->tcs[i].group].kind == NW_TG_ANTI && !pd->tcs[i].preferred &&
                 (pd->provisionable_state || pd->node_name))
                 c->ginv[pd->tcs[i].group] = true;
     }
-    return NW_OK;
+    gindex_free(&x);
+    return rc;
 }
 
 /* The bound (and nominated) pods in their nodes' domains. */
