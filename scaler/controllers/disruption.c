@@ -253,7 +253,26 @@ typedef struct {
     nw_disrupt_input_t in;
     nw_disruption_live_t live;
     nw_disrupt_state_t *st;
+    const nw_kube_snap_t *snap; /* the tick's (pods_on) */
 } view_t;
+
+/* The pods bound to a node, from the cache's index (nw_disrupt_input_t.pods_on). */
+static size_t view_pods_on(void *ud, const char *node, const nw_pod_t ***out)
+{
+    const view_t *v = ud;
+    const nw_kube_obj_t *const *on;
+    size_t n = nw_kube_cache_snap_pods_on_node(v->snap, node, &on);
+    *out = NULL;
+    if (!n)
+        return 0;
+    const nw_pod_t **a = calloc(n, sizeof *a);
+    if (!a)
+        return (size_t)-1;
+    for (size_t i = 0; i < n; i++)
+        a[i] = on[i]->pod;
+    *out = a;
+    return n;
+}
 
 static void view_free(view_t *v)
 {
@@ -273,6 +292,7 @@ static int view_build(nw_disruption_t *d, const nw_kube_snap_t *s, view_t *v)
 {
     nw_ctl_deps_t *c = d->deps;
     memset(v, 0, sizeof *v);
+    v->snap = s;
     if (arr_kind(s, NW_KUBE_NODEPOOLS, &v->pools) || arr_kind(s, NW_KUBE_NODECLAIMS, &v->claims) ||
         arr_kind(s, NW_KUBE_NODES, &v->nodes) || arr_pods(s, &v->pods) ||
         arr_kind(s, NW_KUBE_PDBS, &v->pdbs) || arr_kind(s, NW_KUBE_DAEMONSETS, &v->dss))
@@ -320,6 +340,8 @@ static int view_build(nw_disruption_t *d, const nw_kube_snap_t *s, view_t *v)
         .nnodes = v->nodes.n,
         .pods = v->pods.v,
         .npods = v->pods.n,
+        .pods_on = view_pods_on,
+        .pods_on_ud = v,
         .pdbs = v->pdbs.v,
         .npdbs = v->pdbs.n,
         .now = nw_clock_now(c->clock),

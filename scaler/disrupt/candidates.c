@@ -496,10 +496,17 @@ static void match_node(const nw_disrupt_state_t *st, const nw_disrupt_input_t *i
 }
 
 /* The pods on the node (from refs) and what moving them costs. */
-static NW_MUST_USE nw_rc_t attach_pods(nw_disrupt_node_t *n, const podref_t *refs, size_t nrefs,
-                                       int64_t now)
+static NW_MUST_USE nw_rc_t attach_pods(const nw_disrupt_input_t *in, nw_disrupt_node_t *n,
+                                       const podref_t *refs, size_t nrefs, int64_t now)
 {
-    if (*n->node_name && nrefs) {
+    if (*n->node_name && in->pods_on) {
+        const nw_pod_t **v = NULL;
+        size_t cnt = in->pods_on(in->pods_on_ud, n->node_name, &v);
+        if (cnt == (size_t)-1)
+            return NW_ENOMEM;
+        n->pods = v;
+        n->npods = v ? cnt : 0;
+    } else if (*n->node_name && nrefs) {
         podref_t key = {n->node_name, NULL};
         const podref_t *hit = bsearch(&key, refs, nrefs, sizeof *refs, podref_cmp);
         if (hit) {
@@ -618,12 +625,12 @@ nw_rc_t nw_candidates_state_build(const nw_disrupt_input_t *in, nw_disrupt_state
 {
     *out = NULL;
     nw_disrupt_state_t *st = calloc(1, sizeof *st);
-    podref_t *refs = in->npods ? calloc(in->npods, sizeof *refs) : NULL;
+    podref_t *refs = in->npods && !in->pods_on ? calloc(in->npods, sizeof *refs) : NULL;
     lookups_t lk;
-    if (lookups_build(in, &lk) != NW_OK || !st || (in->npods && !refs))
+    if (lookups_build(in, &lk) != NW_OK || !st || (in->npods && !in->pods_on && !refs))
         goto oom;
     st->in = *in;
-    size_t nrefs = index_pods(in, refs);
+    size_t nrefs = refs ? index_pods(in, refs) : 0;
     st->pools = in->nnodepools ? calloc(in->nnodepools, sizeof *st->pools) : NULL;
     st->nodes = in->nnodeclaims ? calloc(in->nnodeclaims, sizeof *st->nodes) : NULL;
     if ((in->nnodepools && !st->pools) || (in->nnodeclaims && !st->nodes))
@@ -639,7 +646,7 @@ nw_rc_t nw_candidates_state_build(const nw_disrupt_input_t *in, nw_disrupt_state
         n->name = name;
         n->nodeclaim = nc;
         match_node(st, in, &lk, n, poolname);
-        if (attach_pods(n, refs, nrefs, in->now) != NW_OK)
+        if (attach_pods(in, n, refs, nrefs, in->now) != NW_OK)
             goto oom;
         node_state(st, in, n);
         judge_candidate(in, &lk, n);
