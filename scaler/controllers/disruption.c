@@ -433,6 +433,45 @@ static NW_MUST_USE nw_rc_t claim_write(nw_disruption_t *d, const char *name, con
     return rc;
 }
 
+/* The same change made from the cached NodeClaim, without reading it first: a merge patch
+ * of its status's conditions that holds only if the NodeClaim is still the version the
+ * cache shows (metadata.resourceVersion: a newer one is a 409, and the next tick decides
+ * again from the newer one). */
+static void claim_patch(nw_disruption_t *d, const cJSON *cached, const char *name, condw_t *w)
+{
+    nw_ctl_deps_t *c = d->deps;
+    const char *rv = nw_json_str(nw_json_get(cached, "metadata"), "resourceVersion");
+    cJSON *copy = rv ? cJSON_Duplicate(cached, 1) : NULL;
+    if (!copy || mutate_cond(copy, w) != 0) {
+        cJSON_Delete(copy);
+        if (!rv) /* no version to hold it to: read it back and write */
+            (void)claim_write(d, name, w);
+        return;
+    }
+    cJSON *patch = cJSON_CreateObject(), *meta = cJSON_AddObjectToObject(patch, "metadata"),
+          *st = cJSON_AddObjectToObject(patch, "status");
+    cJSON *conds = cJSON_DetachItemFromObjectCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(copy, "status"), "conditions");
+    char *body = NULL;
+    if (meta && st && cJSON_AddStringToObject(meta, "resourceVersion", rv)) {
+        cJSON_AddItemToObject(st, "conditions", conds ? conds : cJSON_CreateArray());
+        conds = NULL;
+        body = cJSON_PrintUnformatted(patch);
+    }
+    cJSON_Delete(conds);
+    cJSON_Delete(patch);
+    cJSON_Delete(copy);
+    if (!body)
+        return; /* out of memory: the next tick tries again */
+    nw_err_t err = {0};
+    nw_rc_t rc = nw_kube_write_patch(c->kube, &nw_kube_client_res_nodeclaims, NULL, name,
+                                     NW_KUBE_PATCH_MERGE, body, 1, NULL, &err);
+    cJSON_free(body);
+    if (rc != NW_OK && rc != NW_ENOTFOUND && rc != NW_ECONFLICT)
+        nw_log_warn("disruption", "cannot update the NodeClaim status", NW_LS("nodeclaim", name),
+                    NW_LS("error", err.msg));
+}
+
 static int mutate_taint(cJSON *node, void *ud)
 {
     return nw_ctl_disrupted_taint(node, *(const int *)ud) == 1 ? 0 : 1;
@@ -570,10 +609,10 @@ static void markers(nw_disruption_t *d, const nw_kube_snap_t *s, const view_t *v
         if (want && (!cur || strcmp(cur, "True") != 0)) {
             condw_t w = {"Consolidatable", "True", "Consolidatable", "", now, 0, 0};
             /* condition writes are retried by the next tick when they fail */
-            (void)claim_write(d, n->name, &w);
+            claim_patch(d, n->nodeclaim, n->name, &w);
         } else if (!want && cur) {
             condw_t w = {"Consolidatable", NULL, NULL, NULL, now, 1, 0};
-            (void)claim_write(d, n->name, &w);
+            claim_patch(d, n->nodeclaim, n->name, &w);
         }
     }
     fps_merge(d, s, added, nadded);
@@ -598,7 +637,7 @@ static void cleanup(nw_disruption_t *d, const nw_kube_snap_t *s)
         }
         if (nw_json_condition(nc->json, "DisruptionReason")) {
             condw_t w = {"DisruptionReason", NULL, NULL, NULL, 0, 1, 0};
-            (void)claim_write(d, nc->name, &w);
+            claim_patch(d, nc->json, nc->name, &w);
         }
     }
 }
