@@ -46,6 +46,15 @@ typedef struct spec_memo {
     nw_resources_t req, lim;
 } spec_memo_t;
 
+/* A pod a node's sums counted: its spec's memo (NULL: finished, not counted; one
+ * reference otherwise) and whether it is a DaemonSet pod. obj is only compared, never
+ * read: an unchanged pod is the same object from one snapshot to the next. */
+typedef struct {
+    const nw_kube_obj_t *obj;
+    struct spec_memo *sm;
+    bool daemon;
+} podref_t;
+
 /* A Node the gauges show (reconcile thread; views read only g, under the owner's mutex). */
 typedef struct {
     gnode_t *g;
@@ -53,8 +62,8 @@ typedef struct {
     bool managed;              /* a NodeClaim has its providerID */
     nw_resources_t alloc, req; /* what the cluster sums hold of this node */
     nw_resources_t over;       /* its system overhead */
-    spec_memo_t **specs;       /* one reference each */
-    size_t nspecs;
+    podref_t *pods;            /* the pods bound to it, in key order */
+    size_t npods;
 } node_t;
 
 /* A resource name and its resource_type (owned by the first name that has it). */
@@ -83,14 +92,20 @@ static void gnode_drop(gnode_t *g)
 
 static void spec_release(nw_statemetrics_nodes_t *m, spec_memo_t *sm);
 
+static void pods_release(nw_statemetrics_nodes_t *m, podref_t *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (v[i].sm)
+            spec_release(m, v[i].sm);
+    free(v);
+}
+
 static void node_free(nw_statemetrics_nodes_t *m, node_t *n)
 {
     if (!n)
         return;
     gnode_drop(n->g);
-    for (size_t i = 0; i < n->nspecs; i++)
-        spec_release(m, n->specs[i]);
-    free(n->specs);
+    pods_release(m, n->pods, n->npods);
     nw_resources_cleanup(&n->alloc);
     nw_resources_cleanup(&n->req);
     nw_resources_cleanup(&n->over);
@@ -351,6 +366,38 @@ static void node_own(const nw_kube_snap_t *s, const nw_kube_obj_t *n, const node
     *aged = node_created(n, created);
 }
 
+/* Pod p of a node being built again: what old counted of it when old has this same
+ * object (looked for at *at, where the pod after the last one found would be, then
+ * everywhere: pointers only, no pod is read), else read now; one more memo reference.
+ * false on out of memory. */
+static bool pod_ref(nw_statemetrics_nodes_t *m, const node_t *old, const nw_kube_obj_t *p,
+                    size_t *at, podref_t *out)
+{
+    const podref_t *o = NULL;
+    if (old) {
+        if (*at < old->npods && old->pods[*at].obj == p)
+            o = &old->pods[*at];
+        for (size_t x = 0; !o && x < old->npods; x++)
+            if (old->pods[x].obj == p)
+                o = &old->pods[x];
+        if (o)
+            *at = (size_t)(o - old->pods) + 1;
+    }
+    if (o) {
+        *out = *o;
+        if (out->sm)
+            out->sm->refs++;
+        return true;
+    }
+    *out = (podref_t){p, NULL, false};
+    if (terminal(p))
+        return true;
+    if (!(out->sm = spec_get(m, p->pod->spec)))
+        return false;
+    out->daemon = is_daemon(p->pod);
+    return true;
+}
+
 /* Node n of snapshot s into out (every field; out's previous contents are the caller's),
  * reusing what old (the entry of the same name, NULL for a new node) read of an unchanged
  * Node. false on out of memory, with nothing held. */
@@ -365,21 +412,20 @@ static bool node_build(nw_statemetrics_nodes_t *m, const nw_kube_snap_t *s, cons
     int64_t created = 0;
     node_own(s, n, old, labels, r, &aged, &created);
     const nw_kube_obj_t *const *pods = NULL;
-    size_t np = nw_kube_cache_snap_pods_on_node(s, n->name, &pods), k = 0;
-    spec_memo_t **specs = np ? malloc(np * sizeof *specs) : NULL;
-    bool ok = !np || specs;
-    for (size_t i = 0; ok && i < np; i++) {
-        if (terminal(pods[i]))
-            continue;
-        spec_memo_t *sm = spec_get(m, pods[i]->pod->spec);
-        if (!(ok = sm != NULL))
+    size_t np = nw_kube_cache_snap_pods_on_node(s, n->name, &pods), at = 0, done = 0;
+    podref_t *refs = np ? malloc(np * sizeof *refs) : NULL;
+    bool ok = !np || refs;
+    for (; ok && done < np; done++) {
+        if (!(ok = pod_ref(m, old, pods[done], &at, &refs[done])))
             break;
-        specs[k++] = sm;
-        (void)nw_resources_add(&r[F_REQ], &sm->req, NULL);
-        (void)nw_resources_add(&r[F_LIM], &sm->lim, NULL);
-        if (is_daemon(pods[i]->pod)) {
-            (void)nw_resources_add(&r[F_DREQ], &sm->req, NULL);
-            (void)nw_resources_add(&r[F_DLIM], &sm->lim, NULL);
+        const podref_t *pr = &refs[done];
+        if (!pr->sm)
+            continue;
+        (void)nw_resources_add(&r[F_REQ], &pr->sm->req, NULL);
+        (void)nw_resources_add(&r[F_LIM], &pr->sm->lim, NULL);
+        if (pr->daemon) {
+            (void)nw_resources_add(&r[F_DREQ], &pr->sm->req, NULL);
+            (void)nw_resources_add(&r[F_DLIM], &pr->sm->lim, NULL);
         }
     }
     const int nl = nw_kmetrics_nnode_labels + 3;
@@ -390,14 +436,12 @@ static bool node_build(nw_statemetrics_nodes_t *m, const nw_kube_snap_t *s, cons
         out->g = g;
         out->obj = n;
         out->managed = strcmp(labels[nl - 1], "true") == 0;
-        out->specs = specs;
-        out->nspecs = k;
+        out->pods = refs;
+        out->npods = np;
     } else {
         free(g);
         g = NULL;
-        for (size_t i = 0; i < k; i++)
-            spec_release(m, specs[i]);
-        free(specs);
+        pods_release(m, refs, done);
     }
     for (int f = 0; f < NFAM; f++)
         nw_resources_cleanup(&r[f]);
@@ -618,9 +662,9 @@ static bool nodes_update(nw_statemetrics_nodes_t *m, const nw_kube_snap_t *s, co
             m->redo = true; /* out of memory: the old gauges stay until the next update */
             if (old) {      /* its pods and Node may go with the snapshot it was built from */
                 old->obj = NULL;
-                for (size_t x = 0; x < old->nspecs; x++)
-                    spec_release(m, old->specs[x]);
-                old->nspecs = 0;
+                pods_release(m, old->pods, old->npods);
+                old->pods = NULL;
+                old->npods = 0;
                 p->v[k++] = old;
             }
             continue;
@@ -628,11 +672,9 @@ static bool nodes_update(nw_statemetrics_nodes_t *m, const nw_kube_snap_t *s, co
         sums_move(m, old, &b);
         p->built++;
         if (old) { /* keep the entry; its gauges are swapped when published */
-            for (size_t x = 0; x < old->nspecs; x++)
-                spec_release(m, old->specs[x]);
-            free(old->specs);
-            old->specs = b.specs;
-            old->nspecs = b.nspecs;
+            pods_release(m, old->pods, old->npods);
+            old->pods = b.pods;
+            old->npods = b.npods;
             nw_resources_cleanup(&old->alloc);
             nw_resources_cleanup(&old->req);
             nw_resources_cleanup(&old->over);
