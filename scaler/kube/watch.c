@@ -126,6 +126,8 @@ typedef struct {
     wstate_t st;
     bool need_list;               /* next start is a LIST (else a WATCH from rv) */
     int64_t start_at;             /* monotonic ns; when IDLE */
+    bool rl_held;                 /* IDLE: the rate limiter's token for the next start is
+                                     reserved, due at start_at */
     char *rv;                     /* last seen resourceVersion */
     char *cont;                   /* continue token of the list in progress */
     nw_kube_cache_stage_t *stage; /* the pages decoded so far */
@@ -531,7 +533,9 @@ static void *run(void *arg)
             if (!(w->opts.kinds & (1u << k)) || x->st != W_IDLE)
                 continue;
             if (x->start_at <= now) {
-                int64_t rl = nw_kube_client__rl_reserve(w->client);
+                /* one token per request: a start that waited for its token uses it */
+                int64_t rl = x->rl_held ? 0 : nw_kube_client__rl_reserve(w->client);
+                x->rl_held = rl > 0;
                 if (rl > 0) {
                     x->start_at = now + rl;
                 } else if (start(x) != 0) {
