@@ -268,3 +268,37 @@ func TestBurstPodsHaveDistinctNames(t *testing.T) {
 		t.Fatalf("a burst of 20000 pods left %d new pods in the store", got)
 	}
 }
+
+// GET /versions is every live object's key and resourceVersion: what the driver compares
+// nodewarden's cache with, key by key, after a forced relist.
+func TestVersionsAreTheLiveObjects(t *testing.T) {
+	st, cl, _ := newTestServer(t, 3, 40)
+	ct := &control{s: st, c: cl, ch: newChurn(st, cl), lag: &lagLog{}, rnd: rng}
+	cs := httptest.NewServer(ct)
+	t.Cleanup(cs.Close)
+	st.mu.Lock()
+	cl.changePods(st, 5, 2, rng)
+	want := map[string]string{}
+	for k, o := range st.kind(rPods).objs {
+		want[k] = rvString(o.rv)
+	}
+	nodes := len(st.kind(rNodes).objs)
+	st.mu.Unlock()
+	resp, err := http.Get(cs.URL + "/versions")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var got map[string]map[string]string
+	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got["pods"]) != 37 || len(got["nodes"]) != nodes {
+		t.Fatalf("pods %d (want 37), nodes %d (want %d)", len(got["pods"]), len(got["nodes"]), nodes)
+	}
+	for k, rv := range want {
+		if got["pods"][k] != rv {
+			t.Fatalf("pod %s: version %q, want %q", k, got["pods"][k], rv)
+		}
+	}
+}

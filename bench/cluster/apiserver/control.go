@@ -22,6 +22,7 @@ import (
 //	GET  /claims               the NodeClaim creates seen (time, name, nodepool, requests)
 //	GET  /requests             requests served, per verb, resource and code
 //	GET  /objects?resource=R   the stored objects of a resource (plural or plural.group), a JSON array
+//	GET  /versions             every live object's resourceVersion: {resource: {"ns/name" or "name": rv}}
 type control struct {
 	s   *store
 	c   *cluster
@@ -162,6 +163,18 @@ func (ct *control) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			_, _ = w.Write(o.data)
 		}
 		_, _ = w.Write([]byte("]\n"))
+	case "GET /versions":
+		s.mu.Lock()
+		out := map[string]map[string]string{}
+		for k, ks := range s.kinds {
+			m := make(map[string]string, len(ks.objs))
+			for key, o := range ks.objs {
+				m[key] = rvString(o.rv)
+			}
+			out[k] = m
+		}
+		s.mu.Unlock()
+		jsonOK(w, out)
 	default:
 		jsonErr(w, 404, "no route "+r.Method+" "+r.URL.Path)
 	}

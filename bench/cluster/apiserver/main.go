@@ -11,7 +11,8 @@
 // Test tooling only; standard library only.
 //
 //	apiserver -dir DIR -nodes N -pods P [-hashes FILE] [-seed S] [-window EVENTS]
-//	          [-bookmark DURATION] [-plain] [-reqlog FILE] [-hold-pods]
+//	          [-bookmark DURATION] [-idle-timeout DURATION] [-plain] [-http1] [-reqlog FILE]
+//	          [-hold-pods]
 //
 // It writes DIR/kubeconfig (a token and the CA of its self-signed certificate),
 // DIR/ca.crt and, last, DIR/ports.json ({"api","control","url","pid"}).
@@ -55,6 +56,7 @@ func main() {
 	bookmark := flag.Duration("bookmark", 5*time.Second, "bookmark period of watches that allow them (0: none)")
 	plain := flag.Bool("plain", false, "plain HTTP instead of TLS")
 	http1 := flag.Bool("http1", false, "offer HTTP/1.1 only (no HTTP/2 through ALPN)")
+	idle := flag.Duration("idle-timeout", 90*time.Second, "close a connection idle (no request in flight) this long, HTTP/2 ones too, as kube-apiserver does after 90 s")
 	reqlog := flag.String("reqlog", "", "log every request to this file")
 	holdPods := flag.Bool("hold-pods", false, "the first page of a pod LIST waits until POST /hold {\"kind\":\"pods\",\"hold\":false}")
 	flag.Parse()
@@ -115,7 +117,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	hs1 := &http.Server{Handler: srv, ReadHeaderTimeout: 30 * time.Second, ErrorLog: log.New(os.Stderr, "apiserver http: ", 0),
+	hs1 := &http.Server{Handler: srv, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: *idle, ErrorLog: log.New(os.Stderr, "apiserver http: ", 0),
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context { return context.WithValue(ctx, connKey{}, c) }}
 	scheme := "http"
 	caPEM := []byte{}
