@@ -610,6 +610,16 @@ nw_rc_t nw_kube_watch_new(nw_kube_client_t *c, nw_kube_cache_t *cache,
         nw_kube_watch_free(w);
         return nw_err_set(err, NW_ENOMEM, "", "curl_multi_init failed");
     }
+    /* No multiplexing: each transfer gets a connection of its own, an idle one or a new
+     * one. The watches hold HTTP/1.1 connections for minutes; the LISTs speak HTTP/2 where
+     * the server offers it. Once a connection to the host has negotiated HTTP/2, libcurl
+     * 7.88 (Debian 12's; upstream fixed it in 8.5.0) takes a connection that is in use for
+     * one it may multiplex on whatever its protocol, so it sent the next LIST page down an
+     * HTTP/1.1 connection busy with another kind's watch: the request waited behind that
+     * stream until it timed out, again on every retry, and a relist after 410 Gone never
+     * completed. It happened whenever a relist opened a new HTTP/2 connection (kube-apiserver
+     * closes one idle for 90 s) and needed a second page. */
+    curl_multi_setopt(w->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_NOTHING);
     for (int k = 0; k < NW_KUBE_KINDS; k++) {
         watcher_t *x = &w->wt[k];
         x->w = w;
