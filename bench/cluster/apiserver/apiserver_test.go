@@ -302,3 +302,43 @@ func TestVersionsAreTheLiveObjects(t *testing.T) {
 		}
 	}
 }
+
+// The observer's pod watch is served like any other but is not the measured one: its
+// lines are not in the pod send log and its requests are counted apart.
+func TestObserverIsNotMeasured(t *testing.T) {
+	st := newStore(1000)
+	cl := generate(st, genConfig{nodes: 2, pods: 10, cluster: "sim-cluster", region: "us-west-2", seed: 3})
+	srv := &server{st: st, token: "t", observer: "o", bookmark: time.Hour, lag: &lagLog{}}
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	st.mu.Lock()
+	rv0 := st.rv
+	cl.changePods(st, 2, 1, rng)
+	st.mu.Unlock()
+	get := func(token string) int {
+		req, _ := http.NewRequest("GET", ts.URL+fmt.Sprintf("/api/v1/pods?watch=1&resourceVersion=%d&timeoutSeconds=1", rv0), nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return strings.Count(string(b), "\n")
+	}
+	if n := get("o"); n != 3 {
+		t.Fatalf("observer: %d lines, want 3", n)
+	}
+	if n, _ := st.podSends.since(0); n != 0 {
+		t.Fatalf("the observer's lines were logged: %d", n)
+	}
+	if n := get("t"); n != 3 {
+		t.Fatalf("client: %d lines, want 3", n)
+	}
+	if n, _ := st.podSends.since(0); n != 3 {
+		t.Fatalf("the client's lines: %d logged, want 3", n)
+	}
+	if st.reqs["observer watch pods 200"] != 1 || st.reqs["watch pods 200"] != 1 {
+		t.Fatalf("requests: %v", st.reqs)
+	}
+}

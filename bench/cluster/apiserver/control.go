@@ -10,7 +10,8 @@ import (
 
 // The control API (plain HTTP on loopback) the driver steers the stand-in with.
 //
-//	GET  /state                counts of live objects per resource, the resourceVersion, open watches, the pod send count,
+//	GET  /state                counts of live objects per resource, the resourceVersion, open watches (the observer's
+//	                           not counted), the pod send count,
 //	                           podBacklog: pod events committed and not yet read by the cluster-wide pod watch
 //	POST /hold {"kind","hold"} make the first page of a kind's LIST wait (for the "before pods" figures) or let it go
 //	POST /churn {"rate","seconds"}  start the churn; GET /churn: its progress
@@ -20,7 +21,7 @@ import (
 //	POST /burst {"pods","cpu","memory"}  the unschedulable burst
 //	GET  /lag?from=K           event-to-read lag records of the pod watch (lag.go) from record K on
 //	GET  /claims               the NodeClaim creates seen (time, name, nodepool, requests)
-//	GET  /requests             requests served, per verb, resource and code
+//	GET  /requests             requests served, per verb, resource and code ("observer <verb>" for the observer's)
 //	GET  /objects?resource=R   the stored objects of a resource (plural or plural.group), a JSON array
 //	GET  /versions             every live object's resourceVersion: {resource: {"ns/name" or "name": rv}}
 type control struct {
@@ -69,7 +70,11 @@ func (ct *control) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		counts, watchers := map[string]int{}, map[string]int{}
 		for k, ks := range s.kinds {
 			counts[k] = len(ks.objs)
-			watchers[k] = len(ks.watchers)
+			for wt := range ks.watchers {
+				if !wt.observer {
+					watchers[k]++
+				}
+			}
 		}
 		rv := s.rv
 		unflushed := s.kind(rPods).unflushed()

@@ -15,6 +15,8 @@
 //	          [-hold-pods]
 //
 // It writes DIR/kubeconfig (a token and the CA of its self-signed certificate),
+// DIR/kubeconfig-observer (another token: a client whose pod watch is not measured, see
+// server.observer),
 // DIR/ca.crt and, last, DIR/ports.json ({"api","control","url","pid"}).
 package main
 
@@ -105,7 +107,8 @@ func main() {
 	}
 
 	token := fmt.Sprintf("bench-%x", mrand.Int63())
-	srv := &server{st: st, token: token, bookmark: *bookmark, lag: &lagLog{}}
+	observer := fmt.Sprintf("observer-%x", mrand.Int63())
+	srv := &server{st: st, token: token, observer: observer, bookmark: *bookmark, lag: &lagLog{}}
 	if *reqlog != "" {
 		f, err := os.Create(*reqlog)
 		if err != nil {
@@ -159,6 +162,10 @@ func main() {
 		"users":    []any{map[string]any{"name": "bench", "user": map[string]any{"token": token}}},
 		"contexts": []any{map[string]any{"name": "bench", "context": map[string]any{"cluster": "bench", "user": "bench", "namespace": "nodewarden"}}}}
 	if err := writeFile(filepath.Join(*dir, "kubeconfig"), mustJSON(kc), 0o600); err != nil {
+		log.Fatal(err)
+	}
+	kc["users"] = []any{map[string]any{"name": "bench", "user": map[string]any{"token": observer}}}
+	if err := writeFile(filepath.Join(*dir, "kubeconfig-observer"), mustJSON(kc), 0o600); err != nil {
 		log.Fatal(err)
 	}
 	ports := map[string]any{"api": port, "control": cln.Addr().(*net.TCPAddr).Port, "url": url, "pid": os.Getpid(),

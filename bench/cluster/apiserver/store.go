@@ -58,9 +58,10 @@ type kindStore struct {
 // watcher is one open watch stream; kill ends it (a forced 410 closes every stream of a kind).
 // flushed is the absolute index of the kind's next event the stream has not flushed yet.
 type watcher struct {
-	kill    chan struct{}
-	flushed atomic.Int64
-	allNS   bool
+	kill     chan struct{}
+	flushed  atomic.Int64
+	allNS    bool
+	observer bool // the observer token's (server.observer): not counted in /state
 }
 
 // store is the whole cluster: one lock, one resourceVersion counter as etcd has.
