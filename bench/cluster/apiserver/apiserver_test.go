@@ -342,3 +342,44 @@ func TestObserverIsNotMeasured(t *testing.T) {
 		t.Fatalf("requests: %v", st.reqs)
 	}
 }
+
+// A forced 410 ends every open stream of the kind with an ERROR 410 event, even one that
+// was caught up and got events committed after the drop: resuming from those would skip
+// the relist the driver forces.
+func TestExpireEndsOpenStreamsWithGone(t *testing.T) {
+	st, cl, ts := newTestServer(t, 3, 30)
+	st.mu.Lock()
+	rv0 := st.rv
+	st.mu.Unlock()
+	resp, err := http.Get(ts.URL + fmt.Sprintf("/api/v1/pods?watch=1&resourceVersion=%d&timeoutSeconds=10", rv0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	for i := 0; i < 100; i++ { // the stream is registered and caught up
+		st.mu.Lock()
+		n := len(st.kind(rPods).watchers)
+		st.mu.Unlock()
+		if n == 1 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	st.mu.Lock()
+	st.expire(st.kind(rPods))
+	cl.changePods(st, 2, 1, rng)
+	st.mu.Unlock()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	var last map[string]any
+	lines := 0
+	for sc.Scan() {
+		lines++
+		if err := json.Unmarshal(sc.Bytes(), &last); err != nil {
+			t.Fatalf("not JSON: %s", sc.Bytes())
+		}
+	}
+	if last == nil || last["type"] != "ERROR" || last["object"].(map[string]any)["code"].(float64) != 410 {
+		t.Fatalf("the stream's last line (%d lines): %v, want an ERROR 410", lines, last)
+	}
+}

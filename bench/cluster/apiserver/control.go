@@ -17,7 +17,7 @@ import (
 //	POST /churn {"rate","seconds"}  start the churn; GET /churn: its progress
 //	GET  /pod-sends?from=K     commit times (unix ns) of the lines sent on the pod watch from line K on
 //	POST /expire {"kinds":[...],"deletePods":N,"addPods":M}  drop the event windows and end the watches of
-//	                           those kinds (410 Gone on resume), then change pods
+//	                           those kinds with an ERROR 410 event (and 410 Gone on a resume), then change pods
 //	POST /burst {"pods","cpu","memory"}  the unschedulable burst
 //	GET  /lag?from=K           event-to-read lag records of the pod watch (lag.go) from record K on
 //	GET  /claims               the NodeClaim creates seen (time, name, nodepool, requests)

@@ -588,11 +588,24 @@ func (srv *server) watch(w http.ResponseWriter, r *http.Request, rp reqPath, q u
 	}
 	for {
 		st.mu.Lock()
-		if cursor < ks.base { // the window moved past this stream: it fell too far behind
+		killed := false
+		select {
+		case <-wt.kill:
+			killed = true
+		default:
+		}
+		// the window moved past this stream (it fell too far behind), or was dropped
+		// (a forced 410: the stream ends with the ERROR even when it was caught up, so
+		// that a client that read events committed since cannot resume past the drop)
+		if killed || cursor < ks.base {
 			oldest := ks.oldestRV
 			st.mu.Unlock()
+			why := "the stream fell behind the event window"
+			if killed {
+				why = "the event window was dropped"
+			}
 			_ = rc.SetWriteDeadline(time.Now().Add(30 * time.Second))
-			_, _ = w.Write(goneEvent(fmt.Sprintf("too old resource version: the stream fell behind the event window (%d)", oldest)))
+			_, _ = w.Write(goneEvent(fmt.Sprintf("too old resource version: %s (%d)", why, oldest)))
 			if logSends {
 				st.podSends.add(append(sends, time.Now().UnixNano()))
 			}
@@ -635,7 +648,7 @@ func (srv *server) watch(w http.ResponseWriter, r *http.Request, rp reqPath, q u
 		select {
 		case <-notify:
 		case <-wt.kill:
-			return 200
+			continue // the ERROR, at the top
 		case <-deadline.C:
 			return 200
 		case <-r.Context().Done():
@@ -645,6 +658,11 @@ func (srv *server) watch(w http.ResponseWriter, r *http.Request, rp reqPath, q u
 			caughtUp := cursor == ks.base+int64(len(ks.events))
 			rv := st.rv
 			st.mu.Unlock()
+			select {
+			case <-wt.kill:
+				caughtUp = false // no bookmark past a drop: the ERROR comes first
+			default:
+			}
 			if !caughtUp {
 				continue
 			}
