@@ -1178,3 +1178,28 @@ nw_rc_t nw_kube_cache_snap_dump_json(const nw_kube_snap_t *s, nw_buf_t *out)
         rc = nw_buf_adds(out, "\n}\n");
     return rc;
 }
+
+nw_rc_t nw_kube_cache_snap_dump_versions_json(const nw_kube_snap_t *s, nw_buf_t *out)
+{
+    nw_rc_t rc = nw_buf_adds(out, "{");
+    for (int k = 0; k < NW_KUBE_KINDS && !rc; k++) {
+        rc = nw_buf_addf(out, "%s\n  \"%s\": {", k ? "," : "", kind_res[k]->plural);
+        for (size_t i = 0; i < s->all[k].n && !rc; i++) {
+            const nw_kube_obj_t *o = s->all[k].v[i];
+            rc = nw_buf_adds(out, i ? ", \"" : "\"");
+            if (!rc)
+                rc = nw_buf_add_json_escaped(out, o->key);
+            if (!rc)
+                rc = nw_buf_adds(out, "\": \"");
+            if (!rc)
+                rc = nw_buf_add_json_escaped(out, o->rv ? o->rv : "");
+            if (!rc)
+                rc = nw_buf_adds(out, "\"");
+        }
+        if (!rc)
+            rc = nw_buf_adds(out, "}");
+    }
+    if (!rc)
+        rc = nw_buf_adds(out, "\n}\n");
+    return rc;
+}
