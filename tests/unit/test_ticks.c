@@ -1,0 +1,246 @@
+/* tests/unit/test_ticks.c — ticks that have nothing to do (scaler/controllers/tickgate.h)
+ * and the lookups that keep a tick's cost per object small:
+ *   tickgate    quiet while the objects of its kinds are the same (other kinds may change;
+ *               it then holds the newer snapshot), not after an incomplete run, a change of
+ *               its kinds or a deadline (monotonic or wall); the memo keeps a value for the
+ *               same object, not for its replacement, and forgets what a run did not ask
+ *   uidmap      put, get, delete (the entries after a deleted one still found), grow
+ *   instindex   the first object in key order with an instance id; the cloud list by id
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scaler/kube/cache.h"
+#include "scaler/controllers/instindex.h"
+#include "scaler/controllers/tickgate.h"
+#include "scaler/controllers/uidmap.h"
+
+Suite *nw_ticks_suite(void);
+
+#define SEC NW_NS_PER_SEC
+#define MIN (60 * SEC)
+
+static void put(nw_kube_cache_t *c, nw_kube_kind_t k, const char *json)
+{
+    cJSON *o = cJSON_Parse(json);
+    ck_assert_ptr_nonnull(o);
+    ck_assert_int_eq(nw_kube_cache_upsert(c, k, o), NW_OK);
+}
+
+static void claim(nw_kube_cache_t *c, const char *name, const char *rv)
+{
+    char b[512];
+    snprintf(b, sizeof b,
+             "{\"metadata\":{\"name\":\"%s\",\"uid\":\"u-%s\",\"resourceVersion\":\"%s\"},"
+             "\"status\":{\"providerID\":\"aws:///us-west-2a/i-%s\"}}",
+             name, name, rv, name);
+    put(c, NW_KUBE_NODECLAIMS, b);
+}
+
+START_TEST(gate_quiet_and_deadlines)
+{
+    nw_kube_cache_t *c = nw_kube_cache_new(NULL);
+    claim(c, "a", "1");
+    claim(c, "b", "1");
+    nw_tickgate_t g;
+    nw_tickgate_init(&g, NW_TICKGATE_KIND(NW_KUBE_NODECLAIMS), 0);
+    nw_kube_snap_t *s1 = nw_kube_cache_snapshot(c);
+    ck_assert(!nw_tickgate_quiet(&g, s1, 0, 0)); /* never ran */
+    nw_tickgate_ran(&g, s1, true, NW_TICKGATE_NEVER, NW_TICKGATE_NEVER);
+    ck_assert(nw_tickgate_quiet(&g, s1, 0, 0));
+    ck_assert(nw_tickgate_quiet(&g, s1, 1000 * MIN, 1000 * MIN));
+    /* another kind changes: still quiet, and the newer snapshot is the one held */
+    put(c, NW_KUBE_PODS, "{\"metadata\":{\"name\":\"p\",\"namespace\":\"d\"}}");
+    nw_kube_snap_t *s2 = nw_kube_cache_snapshot(c);
+    ck_assert_ptr_ne(s1, s2);
+    ck_assert(nw_tickgate_same(&g, s2, NW_KUBE_NODECLAIMS));
+    ck_assert(!nw_tickgate_same(&g, s2, NW_KUBE_PODS));
+    ck_assert(nw_tickgate_quiet(&g, s2, 0, 0));
+    ck_assert_ptr_eq(g.snap, s2);
+    ck_assert_uint_eq(g.skips, 3);
+    nw_kube_cache_snap_release(s1);
+    /* a NodeClaim changes (same name, a new object): not quiet */
+    claim(c, "b", "2");
+    nw_kube_snap_t *s3 = nw_kube_cache_snapshot(c);
+    ck_assert(!nw_tickgate_quiet(&g, s3, 0, 0));
+    ck_assert(!nw_tickgate_quiet(&g, s3, 0, 0));
+    /* an incomplete run: not quiet on the same snapshot either */
+    nw_tickgate_ran(&g, s3, false, NW_TICKGATE_NEVER, NW_TICKGATE_NEVER);
+    ck_assert(!nw_tickgate_quiet(&g, s3, 0, 0));
+    /* deadlines, each clock on its own */
+    nw_tickgate_ran(&g, s3, true, 50, 70);
+    ck_assert(nw_tickgate_quiet(&g, s3, 49, 69));
+    ck_assert(!nw_tickgate_quiet(&g, s3, 50, 0));
+    ck_assert(!nw_tickgate_quiet(&g, s3, 0, 70));
+    /* a NodeClaim leaves */
+    nw_tickgate_ran(&g, s3, true, NW_TICKGATE_NEVER, NW_TICKGATE_NEVER);
+    cJSON *gone = cJSON_Parse("{\"metadata\":{\"name\":\"a\"}}");
+    ck_assert_int_eq(nw_kube_cache_remove(c, NW_KUBE_NODECLAIMS, gone), NW_OK);
+    cJSON_Delete(gone);
+    nw_kube_snap_t *s4 = nw_kube_cache_snapshot(c);
+    ck_assert(!nw_tickgate_quiet(&g, s4, 0, 0));
+    /* a new term forgets everything */
+    nw_tickgate_ran(&g, s4, true, NW_TICKGATE_NEVER, NW_TICKGATE_NEVER);
+    nw_tickgate_reset(&g);
+    ck_assert_ptr_null(g.snap);
+    ck_assert(!nw_tickgate_quiet(&g, s4, 0, 0));
+    nw_tickgate_cleanup(&g);
+    nw_kube_cache_snap_release(s2);
+    nw_kube_cache_snap_release(s3);
+    nw_kube_cache_snap_release(s4);
+    nw_kube_cache_free(c);
+}
+END_TEST
+
+START_TEST(gate_memo)
+{
+    nw_kube_cache_t *c = nw_kube_cache_new(NULL);
+    for (int i = 0; i < 300; i++) { /* enough for the tables to grow */
+        char n[16];
+        snprintf(n, sizeof n, "c%03d", i);
+        claim(c, n, "1");
+    }
+    nw_tickgate_t g;
+    nw_tickgate_init(&g, NW_TICKGATE_KIND(NW_KUBE_NODECLAIMS), sizeof(int));
+    nw_kube_snap_t *s = nw_kube_cache_snapshot(c);
+    size_t n = nw_kube_cache_snap_count(s, NW_KUBE_NODECLAIMS);
+    bool fresh;
+    for (size_t i = 0; i < n; i++) {
+        int *v = nw_tickgate_memo(&g, nw_kube_cache_snap_at(s, NW_KUBE_NODECLAIMS, i), &fresh);
+        ck_assert_ptr_nonnull(v);
+        ck_assert(fresh);
+        ck_assert_int_eq(*v, 0);
+        *v = (int)i + 1;
+    }
+    /* asked twice in one run: the value set */
+    int *v = nw_tickgate_memo(&g, nw_kube_cache_snap_at(s, NW_KUBE_NODECLAIMS, 7), &fresh);
+    ck_assert(!fresh);
+    ck_assert_int_eq(*v, 8);
+    nw_tickgate_ran(&g, s, true, NW_TICKGATE_NEVER, NW_TICKGATE_NEVER);
+    /* c005 replaced; the next run asks every object but c010 */
+    claim(c, "c005", "2");
+    nw_kube_snap_t *s2 = nw_kube_cache_snapshot(c);
+    for (size_t i = 0; i < n; i++) {
+        const nw_kube_obj_t *o = nw_kube_cache_snap_at(s2, NW_KUBE_NODECLAIMS, i);
+        if (i == 10)
+            continue;
+        v = nw_tickgate_memo(&g, o, &fresh);
+        ck_assert_ptr_nonnull(v);
+        if (i == 5) {
+            ck_assert(fresh);
+            ck_assert_int_eq(*v, 0);
+        } else {
+            ck_assert_msg(!fresh, "object %zu lost its value", i);
+            ck_assert_int_eq(*v, (int)i + 1);
+        }
+    }
+    nw_tickgate_ran(&g, s2, true, NW_TICKGATE_NEVER, NW_TICKGATE_NEVER);
+    /* c010 was not asked in that run: forgotten */
+    v = nw_tickgate_memo(&g, nw_kube_cache_snap_at(s2, NW_KUBE_NODECLAIMS, 10), &fresh);
+    ck_assert(fresh);
+    v = nw_tickgate_memo(&g, nw_kube_cache_snap_at(s2, NW_KUBE_NODECLAIMS, 11), &fresh);
+    ck_assert(!fresh);
+    ck_assert_int_eq(*v, 12);
+    /* reset forgets every value */
+    nw_tickgate_reset(&g);
+    v = nw_tickgate_memo(&g, nw_kube_cache_snap_at(s2, NW_KUBE_NODECLAIMS, 11), &fresh);
+    ck_assert(fresh);
+    /* the cached lookup by name */
+    nw_tickgate_last_t last = {0};
+    const nw_kube_obj_t *o = nw_tickgate_get(&last, s2, NW_KUBE_NODECLAIMS, "c123");
+    ck_assert_ptr_nonnull(o);
+    ck_assert_str_eq(o->name, "c123");
+    ck_assert_ptr_eq(nw_tickgate_get(&last, s2, NW_KUBE_NODECLAIMS, "c123"), o);
+    ck_assert_ptr_null(nw_tickgate_get(&last, s2, NW_KUBE_NODECLAIMS, "nope"));
+    ck_assert_ptr_null(nw_tickgate_get(&last, s2, NW_KUBE_NODECLAIMS, NULL));
+    nw_tickgate_cleanup(&g);
+    nw_kube_cache_snap_release(s);
+    nw_kube_cache_snap_release(s2);
+    nw_kube_cache_free(c);
+}
+END_TEST
+
+START_TEST(uidmap)
+{
+    nw_uidmap_t m = {0};
+    char k[80];
+    for (long i = 0; i < 1000; i++) {
+        snprintf(k, sizeof k, "uid-%ld", i);
+        ck_assert_int_eq(nw_uidmap_put(&m, k, i), NW_OK);
+    }
+    ck_assert_int_eq(nw_uidmap_put(&m, "", 1), NW_EINVAL);
+    ck_assert_uint_eq(m.n, 1000);
+    for (long i = 0; i < 1000; i += 2) {
+        snprintf(k, sizeof k, "uid-%ld", i);
+        nw_uidmap_del(&m, k);
+    }
+    nw_uidmap_del(&m, "absent");
+    ck_assert_uint_eq(m.n, 500);
+    for (long i = 0; i < 1000; i++) {
+        snprintf(k, sizeof k, "uid-%ld", i);
+        ck_assert_int_eq(nw_uidmap_get(&m, k), i % 2 ? i : -1);
+    }
+    ck_assert_int_eq(nw_uidmap_put(&m, "uid-3", 33), NW_OK); /* replaced */
+    ck_assert_int_eq(nw_uidmap_get(&m, "uid-3"), 33);
+    ck_assert_uint_eq(m.n, 500);
+    nw_uidmap_clear(&m);
+    ck_assert_int_eq(nw_uidmap_get(&m, "uid-3"), -1);
+    nw_uidmap_free(&m);
+    ck_assert_int_eq(nw_uidmap_get(&m, "uid-3"), -1);
+}
+END_TEST
+
+START_TEST(instindex)
+{
+    nw_kube_cache_t *c = nw_kube_cache_new(NULL);
+    put(c, NW_KUBE_NODES,
+        "{\"metadata\":{\"name\":\"n2\"},\"spec\":{\"providerID\":"
+        "\"aws:///us-west-2a/i-1\"}}");
+    put(c, NW_KUBE_NODES,
+        "{\"metadata\":{\"name\":\"n1\"},\"spec\":{\"providerID\":"
+        "\"aws:///us-west-2b/i-1\"}}");
+    put(c, NW_KUBE_NODES, "{\"metadata\":{\"name\":\"n3\"},\"spec\":{\"providerID\":\"i-3\"}}");
+    put(c, NW_KUBE_NODES, "{\"metadata\":{\"name\":\"n4\"},\"spec\":{}}");
+    nw_kube_snap_t *s = nw_kube_cache_snapshot(c);
+    nw_instindex_t ix;
+    ck_assert_int_eq(nw_instindex_build(&ix, s, NW_KUBE_NODES), NW_OK);
+    ck_assert_uint_eq(ix.n, 3);
+    ck_assert_str_eq(nw_instindex_find(&ix, "i-1")->name, "n1"); /* the first by key */
+    ck_assert_str_eq(nw_instindex_find(&ix, "i-3")->name, "n3");
+    ck_assert_ptr_null(nw_instindex_find(&ix, "i-2"));
+    ck_assert_ptr_null(nw_instindex_find(&ix, ""));
+    nw_instindex_free(&ix);
+    nw_instindex_free(&ix);
+    nw_kube_cache_snap_release(s);
+    nw_kube_cache_free(c);
+
+    nw_cloud_instance_t v[4];
+    memset(v, 0, sizeof v);
+    const char *ids[] = {"i-9", "i-2", "i-9", "i-1"};
+    for (int i = 0; i < 4; i++)
+        snprintf(v[i].id, sizeof v[i].id, "%s", ids[i]);
+    nw_cloud_instances_t l = {v, 4, 4};
+    size_t *sorted = nw_instindex_cloud_sort(&l);
+    ck_assert_ptr_nonnull(sorted);
+    size_t j = nw_instindex_cloud_lower(&l, sorted, "i-9");
+    ck_assert_uint_eq(sorted[j], 0); /* the first in list order */
+    ck_assert_uint_eq(sorted[j + 1], 2);
+    ck_assert_uint_eq(sorted[nw_instindex_cloud_lower(&l, sorted, "i-1")], 3);
+    ck_assert_uint_eq(nw_instindex_cloud_lower(&l, sorted, "i-99"), 4);
+    free(sorted);
+}
+END_TEST
+
+Suite *nw_ticks_suite(void)
+{
+    Suite *s = suite_create("ticks");
+    TCase *tc = tcase_create("ticks");
+    tcase_add_test(tc, gate_quiet_and_deadlines);
+    tcase_add_test(tc, gate_memo);
+    tcase_add_test(tc, uidmap);
+    tcase_add_test(tc, instindex);
+    suite_add_tcase(s, tc);
+    return s;
+}
