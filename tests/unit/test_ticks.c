@@ -6,13 +6,18 @@
  *               same object, not for its replacement, and forgets what a run did not ask
  *   uidmap      put, get, delete (the entries after a deleted one still found), grow
  *   instindex   the first object in key order with an instance id; the cloud list by id
+ *   controllers on the in-memory API (ctlfix.h) and a fake clock: ticks without a change make
+ *               no request, and what a timer decides still happens when it is due with no
+ *               change: expiry (expireAfter), drift (the 5-minute recheck)
  */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "scaler/kube/cache.h"
+#include "ctlfix.h"
+#include "scaler/controllers/driftmark.h"
+#include "scaler/controllers/expiry.h"
 #include "scaler/controllers/instindex.h"
 #include "scaler/controllers/tickgate.h"
 #include "scaler/controllers/uidmap.h"
@@ -233,6 +238,90 @@ START_TEST(instindex)
 }
 END_TEST
 
+/* ---- controllers ---- */
+
+static nw_kube_snap_t *snap(ctlfix_t *f)
+{
+    nw_kube_snap_t *s = nw_kube_cache_snapshot(f->deps.cache);
+    ck_assert_ptr_nonnull(s);
+    return s;
+}
+
+START_TEST(expiry_at_its_time)
+{
+    ctlfix_t f;
+    ctlfix_init(&f);
+    nw_expiry_t e;
+    memset(&e, 0, sizeof e);
+    e.deps = &f.deps;
+    ctlfix_launched_claim(&f, "c1", "aws:///us-west-2a/i-1", NULL, ",\"expireAfter\":\"1h\"", NULL);
+    ctlfix_launched_claim(&f, "c2", "aws:///us-west-2a/i-2", NULL, ",\"expireAfter\":\"2h\"", NULL);
+    int m = ctlfix_mark(&f);
+    for (int i = 0; i < 5; i++) { /* nothing changes, nothing is due: nothing asked */
+        nw_kube_snap_t *s = snap(&f);
+        nw_expiry_tick(&e, s);
+        nw_kube_cache_snap_release(s);
+        nw_clock_fake_advance(&f.clk, 10 * MIN);
+    }
+    ck_assert_int_eq(ctlfix_mark(&f), m);
+    ck_assert_uint_ge(e.gate.skips, 4);
+    /* 12:50 now; c1 (created 12:00) expires at 13:00, without any change of the cache */
+    nw_clock_fake_advance(&f.clk, 10 * MIN - 1);
+    nw_kube_snap_t *s = snap(&f);
+    nw_expiry_tick(&e, s);
+    ck_assert_int_eq(ctlfix_mark(&f), m);
+    nw_clock_fake_advance(&f.clk, 1);
+    nw_expiry_tick(&e, s);
+    nw_expiry_tick(&e, s); /* the cache still shows it: not deleted twice */
+    nw_kube_cache_snap_release(s);
+    ck_assert_int_eq(ctlfix_count(&f, m, "DELETE", "/nodeclaims/c1", NULL), 1);
+    ck_assert_int_eq(ctlfix_count(&f, m, "DELETE", "/nodeclaims/c2", NULL), 0);
+    nw_expiry_cleanup(&e);
+    ctlfix_free(&f);
+}
+END_TEST
+
+START_TEST(drift_recheck)
+{
+    ctlfix_t f;
+    ctlfix_init(&f);
+    nw_counters_t counters;
+    ck_assert_int_eq(nw_prom_counters_init(&counters), NW_OK);
+    nw_driftmark_t *d = nw_driftmark_new(&f.deps, &counters);
+    ctlfix_put_nodeclass(&f);
+    ctlfix_put_nodepool(&f, NULL);
+    ctlfix_node_pair(&f, "a", NULL);
+    fake_cloud_add(f.cloud, "i-a", "a", 60 * SEC);
+    nw_kube_snap_t *s = snap(&f);
+    nw_driftmark_tick(d, s); /* the hash annotations written */
+    nw_kube_cache_snap_release(s);
+    ck_assert(ctlfix_sync(&f, NW_KUBE_NODEPOOLS, "/apis/karpenter.sh/v1/nodepools/default"));
+    ck_assert(ctlfix_sync(&f, NW_KUBE_EC2NODECLASSES,
+                          "/apis/karpenter.k8s.aws/v1/ec2nodeclasses/default"));
+    s = snap(&f);
+    nw_driftmark_tick(d, s); /* the NodePool and class changed: judged again */
+    ctlfix_sync_nodeclaims(&f);
+    nw_kube_cache_snap_release(s);
+    s = snap(&f);
+    nw_driftmark_tick(d, s);
+    int resolves = f.cloud->resolves, m = ctlfix_mark(&f);
+    for (int i = 0; i < 4; i++) {
+        nw_clock_fake_advance(&f.clk, MIN);
+        nw_driftmark_tick(d, s);
+    }
+    ck_assert_int_eq(f.cloud->resolves, resolves);
+    ck_assert_int_eq(ctlfix_mark(&f), m);
+    /* the verdict is 5 minutes old: judged again (the class resolved), with no change */
+    nw_clock_fake_advance(&f.clk, MIN);
+    nw_driftmark_tick(d, s);
+    ck_assert_int_eq(f.cloud->resolves, resolves + 1);
+    nw_kube_cache_snap_release(s);
+    nw_driftmark_free(d);
+    nw_prom_counters_free(&counters);
+    ctlfix_free(&f);
+}
+END_TEST
+
 Suite *nw_ticks_suite(void)
 {
     Suite *s = suite_create("ticks");
@@ -241,6 +330,8 @@ Suite *nw_ticks_suite(void)
     tcase_add_test(tc, gate_memo);
     tcase_add_test(tc, uidmap);
     tcase_add_test(tc, instindex);
+    tcase_add_test(tc, expiry_at_its_time);
+    tcase_add_test(tc, drift_recheck);
     suite_add_tcase(s, tc);
     return s;
 }
