@@ -8,7 +8,8 @@
  *   instindex   the first object in key order with an instance id; the cloud list by id
  *   controllers on the in-memory API (ctlfix.h) and a fake clock: ticks without a change make
  *               no request, and what a timer decides still happens when it is due with no
- *               change: expiry (expireAfter), drift (the 5-minute recheck)
+ *               change: expiry (expireAfter), lifecycle (the registration timeout, the
+ *               EC2NodeClass refresh), drift (the 5-minute recheck)
  */
 #include <check.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@
 #include "scaler/controllers/driftmark.h"
 #include "scaler/controllers/expiry.h"
 #include "scaler/controllers/instindex.h"
+#include "scaler/controllers/lifecycle.h"
 #include "scaler/controllers/tickgate.h"
 #include "scaler/controllers/uidmap.h"
 
@@ -281,6 +283,62 @@ START_TEST(expiry_at_its_time)
 }
 END_TEST
 
+START_TEST(lifecycle_timers)
+{
+    ctlfix_t f;
+    ctlfix_init(&f);
+    nw_lifecycle_opts_t o = {15 * MIN};
+    nw_lifecycle_t *l = nw_lifecycle_new(&f.deps, &o);
+    /* the fake API does not apply JSON patches: the class has its finalizer already */
+    ctlfix_put(&f, NW_KUBE_EC2NODECLASSES,
+               "{\"apiVersion\":\"karpenter.k8s.aws/v1\",\"kind\":\"EC2NodeClass\",\"metadata\":{"
+               "\"name\":\"default\",\"uid\":\"nc-uid\",\"generation\":1,\"finalizers\":["
+               "\"karpenter.k8s.aws/termination\"]},\"spec\":{\"role\":\"r\",\"amiSelectorTerms\":"
+               "[{\"id\":\"ami-0fake\"}],\"subnetSelectorTerms\":[{\"tags\":{\"k\":\"v\"}}],"
+               "\"securityGroupSelectorTerms\":[{\"tags\":{\"k\":\"v\"}}]}}",
+               1);
+    ctlfix_node_pair(&f, "a", NULL);
+    ctlfix_launched_claim(&f, "c1", "aws:///us-west-2a/i-1", NULL, NULL, NULL); /* no Node */
+    nw_kube_snap_t *s = snap(&f);
+    nw_lifecycle_tick(l, s); /* the class's status written */
+    nw_kube_cache_snap_release(s);
+    ck_assert(ctlfix_sync(&f, NW_KUBE_EC2NODECLASSES,
+                          "/apis/karpenter.k8s.aws/v1/ec2nodeclasses/default"));
+    int resolves = f.cloud->resolves;
+    int m = ctlfix_mark(&f);
+    s = snap(&f);
+    for (int i = 0; i < 10; i++) { /* the class is Ready for its generation: at rest */
+        nw_lifecycle_tick(l, s);
+        nw_clock_fake_advance(&f.clk, 2 * SEC);
+    }
+    ck_assert_int_eq(ctlfix_mark(&f), m);
+    ck_assert_int_eq(f.cloud->resolves, resolves);
+    /* 30 s after the first tick: the class is resolved again, with no change */
+    nw_clock_fake_advance(&f.clk, 10 * SEC);
+    nw_lifecycle_tick(l, s);
+    ck_assert_int_eq(f.cloud->resolves, resolves + 1);
+    ck_assert_int_eq(ctlfix_mark(&f), m); /* its status is what it was */
+    /* c1 launched at 12:00 times out after 12:15, with no change */
+    nw_clock_fake_advance(&f.clk, 15 * MIN - 30 * SEC);
+    nw_lifecycle_tick(l, s);
+    ck_assert_int_eq(ctlfix_count(&f, m, "DELETE", "/nodeclaims/c1", NULL), 0);
+    nw_clock_fake_advance(&f.clk, 1);
+    nw_lifecycle_tick(l, s);
+    ck_assert_int_eq(ctlfix_count(&f, m, "DELETE", "/nodeclaims/c1", NULL), 1);
+    ck_assert_int_eq(ctlfix_count(&f, m, "DELETE", "/nodeclaims/a", NULL), 0);
+    nw_kube_cache_snap_release(s);
+    /* a new term looks at everything again */
+    nw_lifecycle_reset(l);
+    resolves = f.cloud->resolves;
+    s = snap(&f);
+    nw_lifecycle_tick(l, s);
+    nw_kube_cache_snap_release(s);
+    ck_assert_int_eq(f.cloud->resolves, resolves + 1);
+    nw_lifecycle_free(l);
+    ctlfix_free(&f);
+}
+END_TEST
+
 START_TEST(drift_recheck)
 {
     ctlfix_t f;
@@ -331,6 +389,7 @@ Suite *nw_ticks_suite(void)
     tcase_add_test(tc, uidmap);
     tcase_add_test(tc, instindex);
     tcase_add_test(tc, expiry_at_its_time);
+    tcase_add_test(tc, lifecycle_timers);
     tcase_add_test(tc, drift_recheck);
     suite_add_tcase(s, tc);
     return s;
