@@ -9,7 +9,8 @@
  *   controllers on the in-memory API (ctlfix.h) and a fake clock: ticks without a change make
  *               no request, and what a timer decides still happens when it is due with no
  *               change: expiry (expireAfter), lifecycle (the registration timeout, the
- *               EC2NodeClass refresh), drift (the 5-minute recheck)
+ *               EC2NodeClass refresh), drift (the 5-minute recheck), repair (a condition's
+ *               toleration)
  */
 #include <check.h>
 #include <stdio.h>
@@ -21,6 +22,7 @@
 #include "scaler/controllers/expiry.h"
 #include "scaler/controllers/instindex.h"
 #include "scaler/controllers/lifecycle.h"
+#include "scaler/controllers/repair.h"
 #include "scaler/controllers/tickgate.h"
 #include "scaler/controllers/uidmap.h"
 
@@ -380,6 +382,48 @@ START_TEST(drift_recheck)
 }
 END_TEST
 
+START_TEST(repair_at_its_toleration)
+{
+    ctlfix_t f;
+    ctlfix_init(&f);
+    nw_repair_opts_t o = {1, 0, 0};
+    nw_repair_t *r = nw_repair_new(&f.deps, &o);
+    ctlfix_put_nodeclass(&f);
+    ctlfix_put_nodepool(&f, NULL);
+    for (int i = 0; i < 5; i++) {
+        char n[16];
+        snprintf(n, sizeof n, "n%d", i);
+        ctlfix_node_pair(&f, n, NULL);
+    }
+    /* node-n0 NotReady since 11:31: due at 12:01 */
+    cJSON *node = ctlfix_get(&f, "/api/v1/nodes/node-n0");
+    cJSON *cond = cJSON_GetArrayItem(nw_json_get(nw_json_get(node, "status"), "conditions"), 0);
+    cJSON_ReplaceItemInObject(cond, "status", cJSON_CreateString("False"));
+    cJSON_ReplaceItemInObject(cond, "lastTransitionTime",
+                              cJSON_CreateString("2026-11-30T11:31:00Z"));
+    char *txt = cJSON_PrintUnformatted(node);
+    ctlfix_put(&f, NW_KUBE_NODES, txt, 1);
+    free(txt);
+    cJSON_Delete(node);
+    int m = ctlfix_mark(&f);
+    nw_kube_snap_t *s = snap(&f);
+    for (int i = 0; i < 6; i++) {
+        nw_repair_tick(r, s);
+        nw_clock_fake_advance(&f.clk, 10 * SEC - (i == 5));
+    }
+    ck_assert_int_eq(ctlfix_mark(&f), m);
+    nw_repair_tick(r, s);
+    ck_assert_int_eq(ctlfix_mark(&f), m);
+    nw_clock_fake_advance(&f.clk, 1);
+    nw_repair_tick(r, s);
+    ck_assert_int_eq(ctlfix_count(&f, m, "DELETE", "/nodeclaims/n0", NULL), 1);
+    ck_assert_int_eq(ctlfix_count(&f, m, "DELETE", "/nodeclaims/", NULL), 1);
+    nw_kube_cache_snap_release(s);
+    nw_repair_free(r);
+    ctlfix_free(&f);
+}
+END_TEST
+
 Suite *nw_ticks_suite(void)
 {
     Suite *s = suite_create("ticks");
@@ -391,6 +435,7 @@ Suite *nw_ticks_suite(void)
     tcase_add_test(tc, expiry_at_its_time);
     tcase_add_test(tc, lifecycle_timers);
     tcase_add_test(tc, drift_recheck);
+    tcase_add_test(tc, repair_at_its_toleration);
     suite_add_tcase(s, tc);
     return s;
 }
