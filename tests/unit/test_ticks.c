@@ -10,7 +10,8 @@
  *               no request, and what a timer decides still happens when it is due with no
  *               change: expiry (expireAfter), lifecycle (the registration timeout, the
  *               EC2NodeClass refresh), drift (the 5-minute recheck), repair (a condition's
- *               toleration)
+ *               toleration), termination
+ *               (a drain in progress goes on every tick)
  */
 #include <check.h>
 #include <stdio.h>
@@ -23,6 +24,7 @@
 #include "scaler/controllers/instindex.h"
 #include "scaler/controllers/lifecycle.h"
 #include "scaler/controllers/repair.h"
+#include "scaler/controllers/termination.h"
 #include "scaler/controllers/tickgate.h"
 #include "scaler/controllers/uidmap.h"
 
@@ -424,6 +426,46 @@ START_TEST(repair_at_its_toleration)
 }
 END_TEST
 
+START_TEST(termination_goes_on)
+{
+    ctlfix_t f;
+    ctlfix_init(&f);
+    nw_termination_t *t = nw_termination_new(&f.deps);
+    ctlfix_node_pair(&f, "a", NULL);
+    fake_cloud_add(f.cloud, "i-a", "a", 60 * SEC);
+    int m = ctlfix_mark(&f);
+    nw_kube_snap_t *s = snap(&f);
+    for (int i = 0; i < 3; i++) /* nothing being deleted */
+        nw_termination_tick(t, s);
+    nw_kube_cache_snap_release(s);
+    ck_assert_int_eq(ctlfix_mark(&f), m);
+    /* the NodeClaim is deleted: its Node goes, then its instance, tick after tick with the
+     * cache showing each step only when the test copies it */
+    ctlfix_put(&f, NW_KUBE_NODECLAIMS,
+               "{\"metadata\":{\"name\":\"a\",\"uid\":\"uid-a\",\"deletionTimestamp\":"
+               "\"2026-11-30T12:00:00Z\",\"finalizers\":[\"karpenter.sh/termination\"],"
+               "\"labels\":{\"karpenter.sh/nodepool\":\"default\"}},\"spec\":{},\"status\":{"
+               "\"providerID\":\"aws:///us-west-2a/i-a\"}}",
+               1);
+    s = snap(&f);
+    nw_termination_tick(t, s);
+    ck_assert_int_eq(ctlfix_count(&f, m, "DELETE", "/nodes/node-a", NULL), 1);
+    nw_termination_tick(t, s); /* the Node is still there: asked again, as before */
+    ck_assert_int_eq(ctlfix_count(&f, m, "DELETE", "/nodes/node-a", NULL), 2);
+    nw_kube_cache_snap_release(s);
+    ctlfix_del(&f, NW_KUBE_NODES, "", "node-a");
+    s = snap(&f);
+    nw_termination_tick(t, s); /* the instance: terminate */
+    ck_assert_int_eq(f.cloud->terminates, 1);
+    nw_clock_fake_advance(&f.clk, 6 * SEC); /* checked again every 5 s, with no change */
+    nw_termination_tick(t, s);
+    ck_assert_int_ge(f.cloud->state_checks, 2);
+    nw_kube_cache_snap_release(s);
+    nw_termination_free(t);
+    ctlfix_free(&f);
+}
+END_TEST
+
 Suite *nw_ticks_suite(void)
 {
     Suite *s = suite_create("ticks");
@@ -436,6 +478,7 @@ Suite *nw_ticks_suite(void)
     tcase_add_test(tc, lifecycle_timers);
     tcase_add_test(tc, drift_recheck);
     tcase_add_test(tc, repair_at_its_toleration);
+    tcase_add_test(tc, termination_goes_on);
     suite_add_tcase(s, tc);
     return s;
 }
