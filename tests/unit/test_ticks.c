@@ -10,7 +10,7 @@
  *               no request, and what a timer decides still happens when it is due with no
  *               change: expiry (expireAfter), lifecycle (the registration timeout, the
  *               EC2NodeClass refresh), drift (the 5-minute recheck), repair (a condition's
- *               toleration), termination
+ *               toleration), the provisioner (pending pods looked at again), termination
  *               (a drain in progress goes on every tick)
  */
 #include <check.h>
@@ -23,6 +23,7 @@
 #include "scaler/controllers/expiry.h"
 #include "scaler/controllers/instindex.h"
 #include "scaler/controllers/lifecycle.h"
+#include "scaler/controllers/provisioning.h"
 #include "scaler/controllers/repair.h"
 #include "scaler/controllers/termination.h"
 #include "scaler/controllers/tickgate.h"
@@ -426,6 +427,55 @@ START_TEST(repair_at_its_toleration)
 }
 END_TEST
 
+static const char *PENDING_POD =
+    "{\"metadata\":{\"name\":\"web\",\"namespace\":\"default\",\"uid\":\"uid-web\","
+    "\"creationTimestamp\":\"2026-11-30T11:59:00Z\"},\"spec\":{\"containers\":[{\"name\":\"c\","
+    "\"resources\":{\"requests\":{\"cpu\":\"1\",\"memory\":\"1Gi\"}}}]},\"status\":{\"phase\":"
+    "\"Pending\",\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"False\",\"reason\":"
+    "\"Unschedulable\"}]}}";
+
+static int solves(nw_provisioning_t *p)
+{
+    nw_buf_t b;
+    nw_buf_init(&b, 1 << 16);
+    ck_assert_int_eq(nw_provisioning_metrics(p, &b), NW_OK);
+    const char *v = strstr(b.data, "\nnodewarden_scaler_solves_total ");
+    int n = v ? atoi(v + strlen("\nnodewarden_scaler_solves_total ")) : -1;
+    nw_buf_cleanup(&b);
+    return n;
+}
+
+START_TEST(provisioner_looks_again)
+{
+    ctlfix_t f;
+    ctlfix_init(&f);
+    nw_provisioning_opts_t o = {.batch_idle_ns = SEC, .batch_max_ns = 10 * SEC};
+    nw_provisioning_t *p = nw_provisioning_new(&f.deps, f.claims, &f.mem, &o);
+    ctlfix_put(&f, NW_KUBE_PODS, PENDING_POD, 1); /* no NodePool: it stays pending */
+    nw_kube_snap_t *s = snap(&f);
+    nw_provisioning_tick(p, s); /* the window opens */
+    nw_clock_fake_advance(&f.clk, SEC);
+    nw_provisioning_tick(p, s); /* and closes: one pass */
+    ck_assert_int_eq(solves(p), 1);
+    int m = ctlfix_mark(&f);
+    for (int i = 0; i < 8; i++) { /* the same snapshot: nothing new */
+        nw_clock_fake_advance(&f.clk, SEC);
+        nw_provisioning_tick(p, s);
+    }
+    ck_assert_int_eq(solves(p), 1);
+    ck_assert_int_eq(ctlfix_mark(&f), m);
+    /* 10 s after the last look, with no change: looked at again (window, then a pass) */
+    nw_clock_fake_advance(&f.clk, SEC);
+    nw_provisioning_tick(p, s);
+    nw_clock_fake_advance(&f.clk, SEC);
+    nw_provisioning_tick(p, s);
+    ck_assert_int_eq(solves(p), 2);
+    nw_kube_cache_snap_release(s);
+    nw_provisioning_free(p);
+    ctlfix_free(&f);
+}
+END_TEST
+
 START_TEST(termination_goes_on)
 {
     ctlfix_t f;
@@ -478,6 +528,7 @@ Suite *nw_ticks_suite(void)
     tcase_add_test(tc, lifecycle_timers);
     tcase_add_test(tc, drift_recheck);
     tcase_add_test(tc, repair_at_its_toleration);
+    tcase_add_test(tc, provisioner_looks_again);
     tcase_add_test(tc, termination_goes_on);
     suite_add_tcase(s, tc);
     return s;
