@@ -12,6 +12,8 @@
 #   make fuzz       build libFuzzer targets with clang and run each FUZZ_SECONDS
 #   make bench      benchmarks (bench/*/run)
 #   make bench-cluster   the cluster-scale benchmark alone (bench/cluster/run, docs/benchmarks.md)
+#   make bench-cluster-real   its real tier: kube-apiserver, etcd and kwok, and the stand-in
+#                   at the same size (bench/cluster/real)
 #   make certs      development CA + serving certificate in certs/dev/
 #   make sim        start the cluster simulator in the foreground
 #   make cluster    a real control plane with nodewarden installed by Helm, in the foreground
@@ -98,7 +100,7 @@ EMBED_OBJS := $(EMBED_SRCS:%=$(BUILD)/obj/embed/%.o)
 DEPS_STAMP := build/.deps-ok
 RELEASE_DEPS_STAMP := build/.release-deps-ok
 
-.PHONY: all deps fmt-check k8s-bins k8s-kubectl aws-models k8s-test test test-bins unit unit-asan unit-asan-nofork unit-asan-fork unit-tsan fuzz-replay sim-test e2e fuzz bench bench-cluster certs sim cluster run \
+.PHONY: all deps fmt-check k8s-bins k8s-kubectl k8s-kwok aws-models k8s-test test test-bins unit unit-asan unit-asan-nofork unit-asan-fork unit-tsan fuzz-replay sim-test e2e fuzz bench bench-cluster bench-cluster-real certs sim cluster run \
         fmt lint lint-layers clean help image release release-deps release-check
 
 all: $(BUILD)/nodewarden
@@ -143,6 +145,10 @@ k8s-bins: $(DEPS_STAMP)
 	@tests/k8s/build
 k8s-kubectl: $(DEPS_STAMP)
 	@tests/k8s/build kubectl
+# kwok (sigs.k8s.io/kwok at KWOK_VERSION, under a cache key of its own): only the
+# cluster-scale benchmark's real tier (bench/cluster/real) runs it
+k8s-kwok: $(DEPS_STAMP)
+	@tests/k8s/build kwok
 
 # ---- AWS's API models (test tooling) -----------------------------------------------
 # tests/awskit/fetch-models fetches the npm package aws-sdk at the version and sha512 in
@@ -360,13 +366,20 @@ fuzz: $(DEPS_STAMP) $(FUZZ_OBJS) $(EMBED_OBJS)
 	done
 
 # ---- other entry points --------------------------------------------------------
-# the scale-out bench runs the simulator, whose RBAC loader needs the pinned kubectl
-bench: $(BUILD)/nodewarden k8s-kubectl
+# the scale-out bench runs the simulator, whose RBAC loader needs the pinned kubectl; the
+# cluster benchmark's real tier (bench/cluster/real) the control plane and kwok
+bench: $(BUILD)/nodewarden k8s-bins k8s-kwok
 	@for b in bench/*/run; do [ -x $$b ] && { echo "== $$b"; $(K8S_ENV) $$b || exit 1; }; done; true
+	@echo "== bench/cluster/real"; $(K8S_ENV) bench/cluster/real
 
 # the cluster-scale benchmark alone (bench/cluster/run; CLUSTER_CONFIGS picks the sizes)
 bench-cluster: $(BUILD)/nodewarden
 	@bench/cluster/run
+
+# its real tier: 1,000 nodes and 20,000 pods on kube-apiserver, etcd and kwok, then the
+# stand-in at the same size (bench/cluster/real; REAL_CONFIGS picks the sizes)
+bench-cluster-real: $(BUILD)/nodewarden k8s-bins k8s-kwok
+	@$(K8S_ENV) bench/cluster/real
 
 certs: $(DEPS_STAMP)
 	@certs/gen-dev-certs.sh certs/dev
