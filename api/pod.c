@@ -118,8 +118,8 @@ static bool slim_volumes(cJSON *dst, const cJSON *spec)
  * DaemonSet's own, so the DaemonSet's pods share one spec. Its node is node_name. */
 static void drop_node_pin(cJSON *spec)
 {
-    cJSON *na = cJSON_GetObjectItemCaseSensitive(
-        cJSON_GetObjectItemCaseSensitive(spec, "affinity"), "nodeAffinity");
+    cJSON *na = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(spec, "affinity"),
+                                                 "nodeAffinity");
     cJSON *req =
         cJSON_GetObjectItemCaseSensitive(na, "requiredDuringSchedulingIgnoredDuringExecution");
     cJSON *terms = cJSON_GetObjectItemCaseSensitive(req, "nodeSelectorTerms");
@@ -132,7 +132,8 @@ static void drop_node_pin(cJSON *spec)
             cJSON_DeleteItemFromArray(terms, i);
     }
     if (!cJSON_GetArraySize(terms))
-        cJSON_DeleteItemFromObjectCaseSensitive(na, "requiredDuringSchedulingIgnoredDuringExecution");
+        cJSON_DeleteItemFromObjectCaseSensitive(na,
+                                                "requiredDuringSchedulingIgnoredDuringExecution");
 }
 
 static cJSON *slim_spec(const cJSON *spec, bool daemon)

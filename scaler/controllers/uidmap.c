@@ -4,6 +4,7 @@
  */
 #include "scaler/controllers/uidmap.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +20,7 @@ static size_t hash(const char *k, size_t cap)
     return (size_t)(h ^ (h >> 29)) & (cap - 1);
 }
 
-static int key_eq(const char *stored, const char *k)
+static bool key_eq(const char *stored, const char *k)
 {
     return strncmp(stored, k, NW_UIDMAP_KEY - 1) == 0;
 }

@@ -415,8 +415,8 @@ static bool pods_block(const nw_disrupt_input_t *in, const lookups_t *lk,
             }
         }
         if (matched > 1) {
-            snprintf(why, wn, "pod %s/%s is selected by more than one PodDisruptionBudget",
-                     p->ns, p->name);
+            snprintf(why, wn, "pod %s/%s is selected by more than one PodDisruptionBudget", p->ns,
+                     p->name);
             return true;
         }
     }
@@ -562,8 +562,7 @@ static void node_state(const nw_disrupt_state_t *st, const nw_disrupt_input_t *i
 }
 
 /* The candidate rules (pkg/controllers/disruption/types.go NewCandidate), first failure wins. */
-static void judge_candidate(const nw_disrupt_input_t *in, const lookups_t *lk,
-                            nw_disrupt_node_t *n)
+static void judge_candidate(const nw_disrupt_input_t *in, const lookups_t *lk, nw_disrupt_node_t *n)
 {
     const char *why = NULL;
     if (!n->node)

@@ -64,8 +64,7 @@ static void drop_unread(nw_kube_kind_t kind, cJSON *json)
                                             "kubectl.kubernetes.io/last-applied-configuration");
     if (kind == NW_KUBE_NODES) {
         cJSON *st = cJSON_GetObjectItemCaseSensitive(json, "status");
-        static const char *const unread[] = {"images", "addresses", "daemonEndpoints",
-                                             "nodeInfo"};
+        static const char *const unread[] = {"images", "addresses", "daemonEndpoints", "nodeInfo"};
         for (size_t i = 0; i < sizeof unread / sizeof *unread; i++)
             cJSON_DeleteItemFromObjectCaseSensitive(st, unread[i]);
     }

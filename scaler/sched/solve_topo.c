@@ -328,8 +328,8 @@ static NW_MUST_USE nw_rc_t gindex_build(const nw_sched_snap_t *s, gindex_t *x)
             continue; /* selects no pod */
         const nw_req_t *a = NULL;
         for (size_t i = 0; i < tg->sel.n && !a; i++)
-            if (!tg->sel.v[i].complement && tg->sel.v[i].nvalues == 1 &&
-                !tg->sel.v[i].has_gte && !tg->sel.v[i].has_lte && !tg->sel.v[i].absent_ok &&
+            if (!tg->sel.v[i].complement && tg->sel.v[i].nvalues == 1 && !tg->sel.v[i].has_gte &&
+                !tg->sel.v[i].has_lte && !tg->sel.v[i].absent_ok &&
                 !nw_wellknown_alias(tg->sel.v[i].key)) /* a pod may carry the alias instead */
                 a = &tg->sel.v[i];
         if (a)
@@ -414,8 +414,7 @@ static NW_MUST_USE nw_rc_t select_groups(ctx_t *c)
         /* pods of one ReplicaSet share their labels (and namespace): the previous pod's
          * answer holds for this one */
         const nw_spod_t *prev = p ? &s->pods[p - 1] : NULL;
-        if (prev && prev->labels == pd->labels && pd->labels &&
-            strcmp(prev->ns, pd->ns) == 0) {
+        if (prev && prev->labels == pd->labels && pd->labels && strcmp(prev->ns, pd->ns) == 0) {
             const pstate_t *ps = &c->ps[p - 1];
             st->nsel = ps->nsel;
             st->selgroups = ps->nsel ? malloc((size_t)ps->nsel * sizeof(int)) : NULL;

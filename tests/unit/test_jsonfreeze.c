@@ -41,10 +41,10 @@ START_TEST(frozen_reads_and_prints_like_its_source)
     ck_assert_str_eq(cJSON_GetArrayItem(taints, 1)->child->next->valuestring, "v");
     const cJSON *st = cJSON_GetObjectItemCaseSensitive(f, "status");
     ck_assert_double_eq(cJSON_GetObjectItemCaseSensitive(st, "raw")->valuedouble, -1500.0);
-    ck_assert_int_eq(cJSON_GetObjectItemCaseSensitive(
-                         cJSON_GetObjectItemCaseSensitive(st, "capacity"), "pods")
-                         ->valueint,
-                     110);
+    ck_assert_int_eq(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(st, "capacity"), "pods")
+            ->valueint,
+        110);
     ck_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(st, "n")));
     /* each key once: the two conditions' "type" keys are one string */
     const cJSON *conds = cJSON_GetObjectItemCaseSensitive(st, "conditions");
