@@ -336,8 +336,10 @@ static NW_MUST_USE nw_rc_t lookups_build(const nw_disrupt_input_t *in, lookups_t
         if (kn)
             lk->by_name[lk->nname++] = (keyref_t){kn, k};
     }
-    qsort(lk->by_pid, lk->npid, sizeof *lk->by_pid, keyref_cmp);
-    qsort(lk->by_name, lk->nname, sizeof *lk->by_name, keyref_cmp);
+    if (lk->npid) /* qsort's base may not be NULL, even for no elements */
+        qsort(lk->by_pid, lk->npid, sizeof *lk->by_pid, keyref_cmp);
+    if (lk->nname)
+        qsort(lk->by_name, lk->nname, sizeof *lk->by_name, keyref_cmp);
     if (in->npdbs && !(lk->pdbs = calloc(in->npdbs, sizeof *lk->pdbs)))
         return NW_ENOMEM;
     for (size_t k = 0; k < in->npdbs; k++) {
@@ -357,7 +359,8 @@ static NW_MUST_USE nw_rc_t lookups_build(const nw_disrupt_input_t *in, lookups_t
     }
     /* stable enough: PDBs of one namespace keep no meaningful order (the first match
      * only names the PDB in a message) */
-    qsort(lk->pdbs, lk->npdbs, sizeof *lk->pdbs, pdbref_cmp);
+    if (lk->npdbs)
+        qsort(lk->pdbs, lk->npdbs, sizeof *lk->pdbs, pdbref_cmp);
     return NW_OK;
 }
 
