@@ -113,7 +113,30 @@ static bool slim_volumes(cJSON *dst, const cJSON *spec)
     return true;
 }
 
-static cJSON *slim_spec(const cJSON *spec)
+/* A DaemonSet pod's required node affinity without the term the DaemonSet controller
+ * adds to pin it to its node (matchFields metadata.name In [node]): what is left is its
+ * DaemonSet's own, so the DaemonSet's pods share one spec. Its node is node_name. */
+static void drop_node_pin(cJSON *spec)
+{
+    cJSON *na = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(spec, "affinity"),
+                                                 "nodeAffinity");
+    cJSON *req =
+        cJSON_GetObjectItemCaseSensitive(na, "requiredDuringSchedulingIgnoredDuringExecution");
+    cJSON *terms = cJSON_GetObjectItemCaseSensitive(req, "nodeSelectorTerms");
+    if (!cJSON_IsArray(terms))
+        return;
+    for (int i = cJSON_GetArraySize(terms) - 1; i >= 0; i--) {
+        cJSON *t = cJSON_GetArrayItem(terms, i);
+        cJSON_DeleteItemFromObjectCaseSensitive(t, "matchFields");
+        if (cJSON_IsObject(t) && !t->child)
+            cJSON_DeleteItemFromArray(terms, i);
+    }
+    if (!cJSON_GetArraySize(terms))
+        cJSON_DeleteItemFromObjectCaseSensitive(na,
+                                                "requiredDuringSchedulingIgnoredDuringExecution");
+}
+
+static cJSON *slim_spec(const cJSON *spec, bool daemon)
 {
     cJSON *o = cJSON_CreateObject();
     if (!o)
@@ -124,6 +147,8 @@ static cJSON *slim_spec(const cJSON *spec)
     if (!slim_containers(o, spec, "containers") || !slim_containers(o, spec, "initContainers") ||
         !slim_volumes(o, spec))
         goto oom;
+    if (daemon)
+        drop_node_pin(o);
     return o;
 oom:
     cJSON_Delete(o);
@@ -301,7 +326,7 @@ nw_rc_t nw_pod_decode(const cJSON *pod, nw_jsonintern_t *in, nw_pod_t **out, nw_
                slim_annotations(nw_json_get(meta, "annotations"))) ||
         !share(p, &p->owners_, &p->owners,
                cJSON_IsArray(owners) ? dup_or_null(owners) : cJSON_CreateArray()) ||
-        !share(p, &p->spec_, &p->spec, slim_spec(spec))) {
+        !share(p, &p->spec_, &p->spec, slim_spec(spec, nw_pod_owned_by(p, "DaemonSet")))) {
         nw_pod_free(p);
         return nw_err_set(err, NW_ENOMEM, "metadata.name", "pod %s: out of memory", name);
     }

@@ -26,7 +26,9 @@
  * resourceClaims, the pod-level resources, hostNetwork, containers and initContainers (name,
  * resources, restartPolicy, and ports that have a hostPort), and the volumes that are claims
  * (persistentVolumeClaim, ephemeral). spec.nodeName is not in it (it is `node_name`), so pods that
- * differ only by node share it.
+ * differ only by node share it; nor, for a pod a DaemonSet owns, the required node-affinity
+ * term that pins it to its node (matchFields on metadata.name, which the DaemonSet
+ * controller adds), so a DaemonSet's pods share one spec too.
  *
  * Errors: nw_pod_decode returns NW_EINVAL with the field named ("metadata.name") when the
  * pod has no name, NW_ENOMEM on out of memory; *out is NULL then.

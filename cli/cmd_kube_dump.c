@@ -1,8 +1,10 @@
 /*
  * cli/cmd_kube_dump.c — `nodewarden kube-dump [--kubeconfig FILE] [--context NAME]
- * [--timeout SECONDS] [--follow] [--metrics] [--backoff MS] [--backoff-max MS]`: connect,
- * list+watch every cached kind until the cache has synced, print it as one JSON object (a sorted
- * list of "namespace/name", or "name" for cluster-scoped objects, per resource) and exit 0.
+ * [--timeout SECONDS] [--follow] [--versions] [--metrics] [--backoff MS] [--backoff-max MS]`:
+ * connect, list+watch every cached kind until the cache has synced, print it as one JSON object (a
+ * sorted list of "namespace/name", or "name" for cluster-scoped objects, per resource) and exit 0.
+ * --versions prints, per resource, an object of "namespace/name" to the cached object's
+ * resourceVersion instead (to compare the cache with a fresh LIST key by key).
  * Connection, TLS and auth failures print a clear error and exit 2.
  * --follow keeps watching and prints the cache again, as one compact JSON line,
  * whenever it changed (changes are coalesced until 100 ms of quiet), until
@@ -32,25 +34,34 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: nodewarden kube-dump [--kubeconfig FILE] [--context NAME] "
                "[--timeout SECONDS] [--follow] [--metrics]\n"
-               "                           [--backoff MS] [--backoff-max MS]\n\n"
+               "                           [--versions] [--backoff MS] [--backoff-max MS]\n\n"
                "Connect to the Kubernetes API server, sync the cluster-state cache (pods, nodes,\n"
                "nodepools, ec2nodeclasses, nodeclaims, poddisruptionbudgets, daemonsets,\n"
                "persistentvolumes, persistentvolumeclaims, storageclasses, namespaces) and\n"
                "print it as JSON. Without --kubeconfig: $KUBECONFIG, the in-cluster service\n"
                "account, then ~/.kube/config. Exit 0 on success, 2 on connection/auth errors.\n"
                "--follow: keep watching; print the cache as a JSON line after every change\n"
-               "(until SIGINT/SIGTERM). --metrics: print the client metrics to stderr at exit.\n"
+               "(until SIGINT/SIGTERM). --versions: each object's resourceVersion, as\n"
+               "{\"pods\": {\"ns/name\": \"rv\", ...}, ...}. --metrics: print the client\n"
+               "metrics to stderr at exit.\n"
                "--backoff, --backoff-max: first and largest retry back-off step of requests\n"
                "and watches (defaults 800 ms and 30000 ms).\n");
 }
 
+/* The dump of a snapshot: names, or names with their resourceVersions. */
+static nw_rc_t dump(const nw_kube_snap_t *snap, bool versions, nw_buf_t *out)
+{
+    return versions ? nw_kube_cache_snap_dump_versions_json(snap, out)
+                    : nw_kube_cache_snap_dump_json(snap, out);
+}
+
 /* Print the cache as one compact JSON line if it differs from *last (updated). */
-static int print_if_changed(nw_kube_cache_t *cache, char **last)
+static int print_if_changed(nw_kube_cache_t *cache, bool versions, char **last)
 {
     nw_kube_snap_t *snap = nw_kube_cache_snapshot(cache);
     nw_buf_t out;
     nw_buf_init(&out, (size_t)256 << 20);
-    bool ok = snap && nw_kube_cache_snap_dump_json(snap, &out) == NW_OK;
+    bool ok = snap && dump(snap, versions, &out) == NW_OK;
     nw_kube_cache_snap_release(snap);
     cJSON *j = ok ? nw_kube_client_json_parse(out.data, out.len) : NULL;
     char *line = j ? nw_json_print(j) : NULL;
@@ -69,7 +80,7 @@ static int print_if_changed(nw_kube_cache_t *cache, char **last)
     return 0;
 }
 
-static int follow_loop(nw_kube_cache_t *cache, const sigset_t *sigs)
+static int follow_loop(nw_kube_cache_t *cache, bool versions, const sigset_t *sigs)
 {
     char *last = NULL;
     uint64_t gen = nw_kube_cache_generation(cache);
@@ -79,7 +90,7 @@ static int follow_loop(nw_kube_cache_t *cache, const sigset_t *sigs)
     while (rc == NW_EXIT_OK && sigtimedwait(sigs, NULL, &zero) < 0) {
         /* print only a synced cache, once per burst of changes */
         if (dirty && nw_kube_cache_has_synced(cache)) {
-            if (print_if_changed(cache, &last) != 0)
+            if (print_if_changed(cache, versions, &last) != 0)
                 rc = NW_EXIT_USAGE;
             dirty = false;
         }
@@ -104,7 +115,7 @@ static int follow_loop(nw_kube_cache_t *cache, const sigset_t *sigs)
 typedef struct {
     const char *kubeconfig, *context;
     long timeout_s, backoff_ms, backoff_max_ms;
-    bool follow, metrics;
+    bool follow, metrics, versions;
 } dump_opts_t;
 
 /* Parse argv into o. False when the command ends here (--help, a usage error) with
@@ -117,6 +128,7 @@ static bool parse_args(int argc, char **argv, dump_opts_t *o, int *exit_code)
         {"timeout", required_argument, NULL, 't'},
         {"follow", no_argument, NULL, 'f'},
         {"metrics", no_argument, NULL, 'm'},
+        {"versions", no_argument, NULL, 'v'},
         {"backoff", required_argument, NULL, 'b'},
         {"backoff-max", required_argument, NULL, 'B'},
         {"help", no_argument, NULL, 'h'},
@@ -149,6 +161,9 @@ static bool parse_args(int argc, char **argv, dump_opts_t *o, int *exit_code)
         case 'm':
             o->metrics = true;
             break;
+        case 'v':
+            o->versions = true;
+            break;
         case 'h':
             usage(stdout);
             *exit_code = NW_EXIT_OK;
@@ -168,14 +183,14 @@ static bool parse_args(int argc, char **argv, dump_opts_t *o, int *exit_code)
 }
 
 /* Stop watching and print the synced cache once; the exit code. */
-static int dump_once(nw_kube_cache_t *cache, nw_kube_watch_t *watch)
+static int dump_once(nw_kube_cache_t *cache, nw_kube_watch_t *watch, bool versions)
 {
     int rc = NW_EXIT_USAGE;
     nw_kube_watch_stop(watch);
     nw_kube_snap_t *snap = nw_kube_cache_snapshot(cache);
     nw_buf_t out;
     nw_buf_init(&out, (size_t)256 << 20);
-    if (!snap || nw_kube_cache_snap_dump_json(snap, &out) != NW_OK) {
+    if (!snap || dump(snap, versions, &out) != NW_OK) {
         fprintf(stderr, "nodewarden kube-dump: out of memory\n");
     } else {
         fwrite(out.data, 1, out.len, stdout);
@@ -245,7 +260,7 @@ int nw_cmd_kube_dump(int argc, char **argv)
                 last[0] ? ": " : "", last);
         goto out;
     }
-    rc = o.follow ? follow_loop(cache, &sigs) : dump_once(cache, watch);
+    rc = o.follow ? follow_loop(cache, o.versions, &sigs) : dump_once(cache, watch, o.versions);
 out:
     if (o.metrics && client)
         print_metrics(client);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "api/admit.h"
 #include "common/log.h"
@@ -244,7 +245,12 @@ int nw_cmd_serve(int argc, char **argv)
     rc = NW_EXIT_OK;
 out:
     nw_https_stop(srv);
-    nw_scaler_loop_stop(scaler);
+    if (!nw_scaler_loop_stop(scaler)) {
+        /* a reconcile step still runs (its writes are refused, the Lease is released): end
+         * the process now rather than free its memory under it or wait for it */
+        nw_log_info("serve", "exiting");
+        _exit(rc);
+    }
     nw_certs_watch_stop(watch);
     nw_certs_shutdown();
     if (gpu_built)

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/jsonfreeze.h"
+
 struct nw_jsonintern_ref {
     cJSON *json;
     uint64_t h;
@@ -89,7 +91,7 @@ void nw_jsonintern_free(nw_jsonintern_t *t)
     for (size_t i = 0; i < t->nb; i++)
         for (nw_jsonintern_ref_t *r = t->b[i], *nx; r; r = nx) {
             nx = r->next;
-            cJSON_Delete(r->json);
+            nw_jsonfreeze_free(r->json);
             free(r);
         }
     free(t->b);
@@ -131,8 +133,10 @@ nw_jsonintern_ref_t *nw_jsonintern_take(nw_jsonintern_t *t, cJSON *value)
                 return r;
             }
     nw_jsonintern_ref_t *r = NULL;
-    if ((t->n + 1 <= t->nb * 3 / 4 || grow_locked(t)) && (r = malloc(sizeof *r))) {
-        r->json = value;
+    cJSON *frozen = NULL; /* kept long and never changed: one block (common/jsonfreeze.h) */
+    if ((t->n + 1 <= t->nb * 3 / 4 || grow_locked(t)) && (frozen = nw_jsonfreeze(value)) &&
+        (r = malloc(sizeof *r))) {
+        r->json = frozen;
         r->h = h;
         r->refs = 1;
         r->next = t->b[h & (t->nb - 1)];
@@ -142,7 +146,8 @@ nw_jsonintern_ref_t *nw_jsonintern_take(nw_jsonintern_t *t, cJSON *value)
     }
     pthread_mutex_unlock(&t->mu);
     if (!r)
-        cJSON_Delete(value);
+        nw_jsonfreeze_free(frozen);
+    cJSON_Delete(value);
     return r;
 }
 
@@ -171,7 +176,7 @@ void nw_jsonintern_release(nw_jsonintern_t *t, nw_jsonintern_ref_t *r)
     *pp = r->next;
     t->n--;
     pthread_mutex_unlock(&t->mu);
-    cJSON_Delete(r->json);
+    nw_jsonfreeze_free(r->json);
     free(r);
 }
 

@@ -12,7 +12,8 @@
  *
  * Values are compared with cJSON_Compare (case-sensitive keys, object member order
  * ignored) after a structural hash. A shared value is never modified: readers hold it
- * through a reference and must not edit it.
+ * through a reference and must not edit it. It is kept frozen (common/jsonfreeze.h: one
+ * block, not the taken tree), so it must not be given to cJSON_Delete either.
  *
  * Errors: nw_jsonintern_take returns NULL only when value is NULL or memory ran out (the
  * value is freed then). Ownership: take consumes value; each reference is released once.
@@ -34,8 +35,8 @@ nw_jsonintern_t *nw_jsonintern_new(void);
 /** Free the table. NULL-safe. Every reference must have been released. */
 void nw_jsonintern_free(nw_jsonintern_t *t);
 
-/** The shared copy of value (taken: freed when an equal one is already held), with one
- * more reference. NULL when value is NULL or on OOM. */
+/** The shared copy of value (taken and always freed: a frozen copy is kept when no equal
+ * value is held), with one more reference. NULL when value is NULL or on OOM. */
 nw_jsonintern_ref_t *nw_jsonintern_take(nw_jsonintern_t *t, cJSON *value);
 
 /** One more reference to r (r non-NULL). */

@@ -264,32 +264,50 @@ void nw_series_clear(nw_series_t *r, const nw_series_desc_t *d)
     pthread_mutex_unlock(&r->mu);
 }
 
-/* {a="x",b="y"[,extra]} from the key; "" when there is nothing to write. */
-static NW_MUST_USE nw_rc_t write_labels(nw_buf_t *out, const nw_series_desc_t *d, const char *key,
-                                        const char *extra)
+/* {a="x",b="y"[,extra]} from the label values (NULL counts as ""); "" when there is
+ * nothing to write. */
+static NW_MUST_USE nw_rc_t write_labels(nw_buf_t *out, const nw_series_desc_t *d,
+                                        const char *const *values, const char *extra)
 {
     int n = nlabels(d);
     if (!n && !extra)
         return NW_OK;
     nw_rc_t rc = nw_buf_adds(out, "{");
-    const char *p = key;
     for (int i = 0; i < n && rc == NW_OK; i++) {
-        const char *end = strchr(p, '\x1f');
-        size_t len = end ? (size_t)(end - p) : strlen(p);
-        char *v = strndup(p, len);
-        if (!v)
-            return NW_ENOMEM;
-        rc = nw_buf_addf(out, "%s%s=\"", i ? "," : "", d->labels[i]);
-        if (rc == NW_OK)
-            rc = nw_prom_label_value(out, v);
+        /* no printf here: a page of 100,000 series writes millions of labels */
+        if (i)
+            rc = nw_buf_add(out, ",", 1);
+        if (rc == NW_OK && (rc = nw_buf_adds(out, d->labels[i])) == NW_OK)
+            rc = nw_buf_add(out, "=\"", 2);
+        const char *v = values && values[i] ? values[i] : "";
+        if (rc == NW_OK) /* escaped byte by byte only when there is something to escape */
+            rc = strpbrk(v, "\\\"\n") ? nw_prom_label_value(out, v) : nw_buf_adds(out, v);
         if (rc == NW_OK)
             rc = nw_buf_adds(out, "\"");
-        free(v);
-        p = end ? end + 1 : p + len;
     }
     if (rc == NW_OK && extra)
         rc = nw_buf_addf(out, "%s%s", n ? "," : "", extra);
     return rc == NW_OK ? nw_buf_adds(out, "}") : rc;
+}
+
+/* An entry's label values, split out of its key into v (pointers into *copy, which the
+ * caller frees). */
+static NW_MUST_USE nw_rc_t key_values(const nw_series_desc_t *d, const char *key, char **copy,
+                                      const char *v[NW_SERIES_MAX_LABELS])
+{
+    if (!(*copy = strdup(key)))
+        return NW_ENOMEM;
+    char *p = *copy;
+    for (int i = 0, n = nlabels(d); i < n; i++) {
+        v[i] = p;
+        char *end = strchr(p, '\x1f');
+        if (end) {
+            *end = '\0';
+            p = end + 1;
+        } else
+            p += strlen(p);
+    }
+    return NW_OK;
 }
 
 /* The shortest %g text that reads back as v (Go's strconv 'g', -1). */
@@ -324,7 +342,7 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* name{labels,quantile="q"} v for Karpenter's objectives, then _sum and _count. */
-static NW_MUST_USE nw_rc_t write_summary(nw_buf_t *out, const entry_t *e)
+static NW_MUST_USE nw_rc_t write_summary(nw_buf_t *out, const entry_t *e, const char *const *lv)
 {
     static const double qs[] = {0, 0.5, 0.9, 0.99, 1};
     const nw_series_desc_t *d = e->d;
@@ -339,30 +357,23 @@ static NW_MUST_USE nw_rc_t write_summary(nw_buf_t *out, const entry_t *e)
         snprintf(q, sizeof q, "quantile=\"%s\"", b);
         double v = n ? sorted[(size_t)(qs[i] * (double)(n - 1) + 0.5)] : NAN;
         if ((rc = nw_buf_adds(out, d->name)) == NW_OK &&
-            (rc = write_labels(out, d, e->key, q)) == NW_OK)
+            (rc = write_labels(out, d, lv, q)) == NW_OK)
             rc = write_value(out, v);
     }
     if (rc == NW_OK && (rc = nw_buf_addf(out, "%s_sum", d->name)) == NW_OK &&
-        (rc = write_labels(out, d, e->key, NULL)) == NW_OK)
+        (rc = write_labels(out, d, lv, NULL)) == NW_OK)
         rc = write_value(out, e->v);
     if (rc == NW_OK && (rc = nw_buf_addf(out, "%s_count", d->name)) == NW_OK &&
-        (rc = write_labels(out, d, e->key, NULL)) == NW_OK)
+        (rc = write_labels(out, d, lv, NULL)) == NW_OK)
         rc = nw_buf_addf(out, " %llu\n", (unsigned long long)e->count);
     return rc;
 }
 
-static NW_MUST_USE nw_rc_t write_entry(nw_buf_t *out, const entry_t *e)
+/* name_bucket{labels,le="x"} for each bucket and +Inf, then _sum and _count. */
+static NW_MUST_USE nw_rc_t write_histogram(nw_buf_t *out, const entry_t *e, const char *const *lv)
 {
     const nw_series_desc_t *d = e->d;
     nw_rc_t rc = NW_OK;
-    if (d->kind == NW_SERIES_SUMMARY)
-        return write_summary(out, e);
-    if (d->kind != NW_SERIES_HISTOGRAM) {
-        if ((rc = nw_buf_adds(out, d->name)) == NW_OK &&
-            (rc = write_labels(out, d, e->key, NULL)) == NW_OK)
-            rc = write_value(out, e->v);
-        return rc;
-    }
     uint64_t cum = 0;
     char le[64];
     for (int i = 0; i <= d->nbuckets && rc == NW_OK; i++) {
@@ -376,28 +387,56 @@ static NW_MUST_USE nw_rc_t write_entry(nw_buf_t *out, const entry_t *e)
             snprintf(le, sizeof le, "le=\"+Inf\"");
         }
         if ((rc = nw_buf_addf(out, "%s_bucket", d->name)) == NW_OK &&
-            (rc = write_labels(out, d, e->key, le)) == NW_OK)
+            (rc = write_labels(out, d, lv, le)) == NW_OK)
             rc = nw_buf_addf(out, " %llu\n", (unsigned long long)cum);
     }
     if (rc == NW_OK && (rc = nw_buf_addf(out, "%s_sum", d->name)) == NW_OK &&
-        (rc = write_labels(out, d, e->key, NULL)) == NW_OK)
+        (rc = write_labels(out, d, lv, NULL)) == NW_OK)
         rc = write_value(out, e->v);
     if (rc == NW_OK && (rc = nw_buf_addf(out, "%s_count", d->name)) == NW_OK &&
-        (rc = write_labels(out, d, e->key, NULL)) == NW_OK)
+        (rc = write_labels(out, d, lv, NULL)) == NW_OK)
         rc = nw_buf_addf(out, " %llu\n", (unsigned long long)e->count);
+    return rc;
+}
+
+nw_rc_t nw_series_write_header(nw_buf_t *out, const nw_series_desc_t *d)
+{
+    static const char *const kinds[] = {"counter", "gauge", "histogram", "summary"};
+    return nw_buf_addf(out, "# HELP %s %s\n# TYPE %s %s\n", d->name, d->help, d->name,
+                       kinds[d->kind]);
+}
+
+nw_rc_t nw_series_write_sample(nw_buf_t *out, const nw_series_desc_t *d, const char *const *values,
+                               double v)
+{
+    nw_rc_t rc = nw_buf_adds(out, d->name);
+    if (rc == NW_OK)
+        rc = write_labels(out, d, values, NULL);
+    return rc == NW_OK ? write_value(out, v) : rc;
+}
+
+static NW_MUST_USE nw_rc_t write_entry(nw_buf_t *out, const entry_t *e)
+{
+    const nw_series_desc_t *d = e->d;
+    const char *lv[NW_SERIES_MAX_LABELS];
+    char *copy = NULL;
+    nw_rc_t rc = key_values(d, e->key, &copy, lv);
+    if (rc == NW_OK)
+        rc = d->kind == NW_SERIES_SUMMARY     ? write_summary(out, e, lv)
+             : d->kind == NW_SERIES_HISTOGRAM ? write_histogram(out, e, lv)
+                                              : nw_series_write_sample(out, d, lv, e->v);
+    free(copy);
     return rc;
 }
 
 nw_rc_t nw_series_write(nw_series_t *r, const nw_series_desc_t *const *descs, size_t n,
                         nw_buf_t *out)
 {
-    static const char *const kinds[] = {"counter", "gauge", "histogram", "summary"};
     pthread_mutex_lock(&r->mu);
     nw_rc_t rc = NW_OK;
     for (size_t i = 0; i < n && rc == NW_OK; i++) {
         const nw_series_desc_t *d = descs[i];
-        rc = nw_buf_addf(out, "# HELP %s %s\n# TYPE %s %s\n", d->name, d->help, d->name,
-                         kinds[d->kind]);
+        rc = nw_series_write_header(out, d);
         for (size_t k = 0; k < r->n && rc == NW_OK; k++)
             if (r->v[k].d == d && !r->v[k].dead)
                 rc = write_entry(out, &r->v[k]);

@@ -73,4 +73,13 @@ void nw_series_clear(nw_series_t *r, const nw_series_desc_t *d);
 NW_MUST_USE nw_rc_t nw_series_write(nw_series_t *r, const nw_series_desc_t *const *descs, size_t n,
                                     nw_buf_t *out);
 
+/* For a producer that keeps its own series (no registry) and writes them as
+ * nw_series_write would: the family's HELP and TYPE lines, then each series. */
+/** Append d's HELP and TYPE lines. */
+NW_MUST_USE nw_rc_t nw_series_write_header(nw_buf_t *out, const nw_series_desc_t *d);
+/** Append one counter or gauge series of d: name{labels} value, the label values one per
+ * label name of d (NULL counts as ""). */
+NW_MUST_USE nw_rc_t nw_series_write_sample(nw_buf_t *out, const nw_series_desc_t *d,
+                                           const char *const *values, double v);
+
 #endif

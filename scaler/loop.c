@@ -82,6 +82,8 @@ struct nw_scaler {
     nw_kube_leader_t *leader;
     pthread_t thread;
     int thread_started;
+    atomic_int thread_done;     /* reconcile_main has returned */
+    _Atomic(const char *) step; /* the pass's step running now (NULL between passes) */
 };
 
 static void on_started(void *ud)
@@ -155,6 +157,101 @@ static void pass_gap(nw_ctl_deps_t *c, int64_t last)
     }
 }
 
+/* The steps of one reconcile pass, in order (docs/internals/architecture.md); each runs
+ * on a fresh snapshot when it asks for one (the writes of the steps before may have
+ * landed). */
+typedef void (*step_fn)(nw_scaler_t *s, const nw_kube_snap_t *snap);
+
+static void step_provisioning(nw_scaler_t *s, const nw_kube_snap_t *snap)
+{
+    nw_provisioning_tick(s->prov, snap);
+}
+
+static void step_lifecycle(nw_scaler_t *s, const nw_kube_snap_t *snap)
+{
+    nw_lifecycle_tick(s->life, snap);
+}
+
+static void step_gc(nw_scaler_t *s, const nw_kube_snap_t *snap)
+{
+    nw_gc_tick(s->gc, snap);
+}
+
+static void step_termination(nw_scaler_t *s, const nw_kube_snap_t *snap)
+{
+    nw_termination_tick(s->term, snap);
+}
+
+static void step_upkeep(nw_scaler_t *s, const nw_kube_snap_t *snap)
+{
+    nw_upkeep_tick(s->upkeep, snap);
+}
+
+static void step_accelaudit(nw_scaler_t *s, const nw_kube_snap_t *snap)
+{
+    nw_accelaudit_tick(s->audit, snap);
+}
+
+static void step_repair(nw_scaler_t *s, const nw_kube_snap_t *snap)
+{
+    nw_repair_tick(s->repair, snap);
+}
+
+static void step_statemetrics(nw_scaler_t *s, const nw_kube_snap_t *snap)
+{
+    nw_statemetrics_tick(s->gauges, snap);
+}
+
+static void step_disruption(nw_scaler_t *s, const nw_kube_snap_t *snap)
+{
+    nw_disruption_tick(s->dis, snap);
+}
+
+static const struct {
+    const char *metered; /* nw_metered_controller's name while it runs */
+    const char *label;   /* its tick-duration series */
+    bool fresh;          /* on a new snapshot */
+    step_fn fn;
+} STEPS[] = {
+    {"provisioner", "provisioning", true, step_provisioning},
+    {"nodeclaim.lifecycle", "lifecycle", true, step_lifecycle},
+    {"nodeclaim.garbagecollection", "gc", false, step_gc},
+    {"node.termination", "termination", false, step_termination},
+    {"", "upkeep", false, step_upkeep},
+    {"", "accelaudit", false, step_accelaudit},
+    {"", "repair", false, step_repair},
+    {"", "statemetrics", false, step_statemetrics},
+    {"disruption", "disruption", true, step_disruption},
+};
+
+/* One pass: every step in order. A stop is seen between two steps: at 20,000 pods a
+ * whole pass took up to 20 s (a provisioning solve, the state gauges' rebuild, a
+ * disruption pass), and a SIGTERM waited for all of it. */
+static void pass(nw_scaler_t *s)
+{
+    nw_ctl_deps_t *c = &s->deps;
+    nw_kube_snap_t *snap = NULL;
+    int64_t all0 = tick_start();
+    size_t i = 0;
+    for (; i < sizeof STEPS / sizeof STEPS[0] && !atomic_load(&c->stopping); i++) {
+        if (STEPS[i].fresh || !snap) {
+            nw_kube_cache_snap_release(snap);
+            if (!(snap = nw_kube_cache_snapshot(c->cache)))
+                break;
+        }
+        nw_metered_controller(STEPS[i].metered);
+        atomic_store(&s->step, STEPS[i].label);
+        int64_t t0 = tick_start();
+        STEPS[i].fn(s, snap);
+        tick_done(c->series, STEPS[i].label, t0);
+    }
+    atomic_store(&s->step, NULL);
+    nw_metered_controller("");
+    nw_kube_cache_snap_release(snap);
+    if (i == sizeof STEPS / sizeof STEPS[0])
+        tick_done(c->series, "all", all0);
+}
+
 static void *reconcile_main(void *arg)
 {
     nw_scaler_t *s = arg;
@@ -188,58 +285,11 @@ static void *reconcile_main(void *arg)
         pass_gap(c, last_pass);
         last_pass = nw_clock_mono(nw_clock_system());
         /* instance types and prices, each when its period is due (a few API calls) */
-        if (c->cloud->ops->refresh)
+        if (c->cloud->ops->refresh && !atomic_load(&c->stopping))
             c->cloud->ops->refresh(c->cloud, nw_clock_mono(c->clock));
-        nw_kube_snap_t *snap = nw_kube_cache_snapshot(c->cache);
-        if (!snap)
-            continue;
-        nw_series_t *ser = c->series;
-        int64_t t0 = tick_start(), all0 = t0;
-        nw_metered_controller("provisioner");
-        nw_provisioning_tick(s->prov, snap);
-        tick_done(ser, "provisioning", t0);
-        nw_kube_cache_snap_release(snap);
-        /* lifecycle on a fresh snapshot (the provisioner's writes may have landed) */
-        snap = nw_kube_cache_snapshot(c->cache);
-        if (!snap)
-            continue;
-        nw_metered_controller("nodeclaim.lifecycle");
-        t0 = tick_start();
-        nw_lifecycle_tick(s->life, snap);
-        tick_done(ser, "lifecycle", t0);
-        nw_metered_controller("nodeclaim.garbagecollection");
-        t0 = tick_start();
-        nw_gc_tick(s->gc, snap);
-        tick_done(ser, "gc", t0);
-        nw_metered_controller("node.termination");
-        t0 = tick_start();
-        nw_termination_tick(s->term, snap);
-        tick_done(ser, "termination", t0);
-        nw_metered_controller("");
-        t0 = tick_start();
-        nw_upkeep_tick(s->upkeep, snap);
-        tick_done(ser, "upkeep", t0);
-        t0 = tick_start();
-        nw_accelaudit_tick(s->audit, snap);
-        tick_done(ser, "accelaudit", t0);
-        t0 = tick_start();
-        nw_repair_tick(s->repair, snap);
-        tick_done(ser, "repair", t0);
-        t0 = tick_start();
-        nw_statemetrics_tick(s->gauges, snap);
-        tick_done(ser, "statemetrics", t0);
-        nw_kube_cache_snap_release(snap);
-        snap = nw_kube_cache_snapshot(c->cache);
-        if (!snap)
-            continue;
-        nw_metered_controller("disruption");
-        t0 = tick_start();
-        nw_disruption_tick(s->dis, snap);
-        tick_done(ser, "disruption", t0);
-        nw_metered_controller("");
-        nw_kube_cache_snap_release(snap);
-        tick_done(ser, "all", all0);
+        pass(s);
     }
+    atomic_store(&s->thread_done, 1);
     return NULL;
 }
 
@@ -527,17 +577,44 @@ fail:
     return rc;
 }
 
-void nw_scaler_loop_stop(nw_scaler_t *s)
+/* How long a stop waits for the reconcile thread to finish the step it is in. */
+#define STOP_WAIT_NS (3 * NW_NS_PER_SEC)
+
+/* Join the reconcile thread if it ends within STOP_WAIT_NS (false: still running). */
+static bool join_reconcile(nw_scaler_t *s)
+{
+    int64_t until = nw_clock_mono(nw_clock_system()) + STOP_WAIT_NS;
+    while (!atomic_load(&s->thread_done) && nw_clock_mono(nw_clock_system()) < until) {
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    if (!atomic_load(&s->thread_done))
+        return false;
+    pthread_join(s->thread, NULL);
+    s->thread_started = 0;
+    return true;
+}
+
+bool nw_scaler_loop_stop(nw_scaler_t *s)
 {
     if (!s)
-        return;
+        return true;
     atomic_store(&s->deps.stopping, 1);
-    if (s->thread_started)
-        pthread_join(s->thread, NULL);
+    /* From here no write starts (nw_ctl_may_write): the Lease goes at once, so a standby
+     * takes over within about a second whatever the reconcile thread is doing */
     nw_kube_leader_stop(s->leader);
+    if (s->thread_started && !join_reconcile(s)) {
+        const char *step = atomic_load(&s->step);
+        nw_log_warn("scaler", "a reconcile step is still running; stopping without it",
+                    NW_LS("step", step ? step : ""),
+                    NW_LI("waitedMs", STOP_WAIT_NS / NW_NS_PER_MS));
+        nw_kube_watch_stop(s->watch);
+        return false;
+    }
     nw_kube_watch_stop(s->watch);
     nw_log_info("scaler", "scaler stopped");
     scaler_free(s);
+    return true;
 }
 
 nw_rc_t nw_scaler_loop_metrics(nw_scaler_t *s, nw_buf_t *out)

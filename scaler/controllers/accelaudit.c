@@ -11,6 +11,7 @@
 #include "api/taints.h"
 #include "common/log.h"
 #include "common/prom.h"
+#include "scaler/controllers/tickgate.h"
 
 #define COMP "accelaudit"
 #define NW_AUDIT_MEMORY 512                        /* pods remembered (reported, eviction times) */
@@ -22,12 +23,34 @@ typedef struct {
     int64_t seen_mono;       /* last tick that saw it violating (oldest is replaced) */
 } audit_pod_t;
 
+/* What one object's version says (the memo of tickgate.h). */
+typedef struct {
+    int cls; /* Nodes: nw_accelaudit_node_class */
+    /* pods: the webhook's analysis (what the audit reads of it) */
+    bool mirror, daemonset, exempt_namespace, skip;
+    unsigned requested;
+    int requested_cls;
+} facts_t;
+
+/* The accelerator nodes of the last pass and the pods they ran (its snapshot's objects; the
+ * gate holds them): a tick whose Nodes are the same and whose accelerator nodes run the same
+ * pod objects has nothing new to look at. */
+typedef struct {
+    const nw_kube_obj_t *node;
+    size_t first, n; /* its pods: pods[first .. first + n) */
+} accel_node_t;
+
 struct nw_accelaudit {
     nw_ctl_deps_t *deps;
     nw_accelaudit_opts_t o;
     nw_counters_t counters; /* audit_found{class}, audit_evicted{class} */
     audit_pod_t pods[NW_AUDIT_MEMORY];
     _Atomic unsigned current[NW_GPU_MAX_CLASSES];
+    nw_tickgate_t gate; /* Nodes, and the pods of accelerator nodes (last) */
+    accel_node_t *last;
+    size_t nlast, caplast;
+    const nw_kube_obj_t **last_pods;
+    size_t nlast_pods, caplast_pods;
 };
 
 nw_accelaudit_t *nw_accelaudit_new(nw_ctl_deps_t *deps, const nw_accelaudit_opts_t *o)
@@ -42,6 +65,7 @@ nw_accelaudit_t *nw_accelaudit_new(nw_ctl_deps_t *deps, const nw_accelaudit_opts
     a->deps = deps;
     if (o)
         a->o = *o;
+    nw_tickgate_init(&a->gate, NW_TICKGATE_KIND(NW_KUBE_NODES), sizeof(facts_t));
     return a;
 }
 
@@ -50,13 +74,19 @@ void nw_accelaudit_free(nw_accelaudit_t *a)
     if (!a)
         return;
     nw_prom_counters_free(&a->counters);
+    nw_tickgate_cleanup(&a->gate);
+    free(a->last);
+    free(a->last_pods);
     free(a);
 }
 
 void nw_accelaudit_reset(nw_accelaudit_t *a)
 {
-    if (a)
-        memset(a->pods, 0, sizeof a->pods);
+    if (!a)
+        return;
+    memset(a->pods, 0, sizeof a->pods);
+    nw_tickgate_reset(&a->gate);
+    a->nlast = a->nlast_pods = 0;
 }
 
 /* the remembered entry of uid; created (replacing the least recently seen) when absent;
@@ -146,6 +176,84 @@ static void evict(nw_accelaudit_t *a, const nw_kube_obj_t *pod, const char *node
                 NW_LS("node", node), NW_LI("code", code), NW_LS("reason", err.msg));
 }
 
+/* Do the accelerator nodes of the last pass run the same pods in s? */
+static bool same_pods(const nw_accelaudit_t *a, const nw_kube_snap_t *s)
+{
+    for (size_t i = 0; i < a->nlast; i++) {
+        const nw_kube_obj_t *const *pods = NULL;
+        size_t n = nw_kube_cache_snap_pods_on_node(s, a->last[i].node->name, &pods);
+        if (n != a->last[i].n ||
+            (n && memcmp(pods, a->last_pods + a->last[i].first, n * sizeof *pods) != 0))
+            return false;
+    }
+    return true;
+}
+
+/* Remember node and its pods for same_pods; false on out of memory. */
+static bool keep_node(nw_accelaudit_t *a, const nw_kube_obj_t *node,
+                      const nw_kube_obj_t *const *pods, size_t n)
+{
+    if (a->nlast == a->caplast) {
+        size_t cap = a->caplast ? 2 * a->caplast : 16;
+        accel_node_t *v = realloc(a->last, cap * sizeof *v);
+        if (!v)
+            return false;
+        a->last = v;
+        a->caplast = cap;
+    }
+    if (a->nlast_pods + n > a->caplast_pods) {
+        size_t cap = a->caplast_pods ? a->caplast_pods : 64;
+        while (cap < a->nlast_pods + n)
+            cap *= 2;
+        const nw_kube_obj_t **v = realloc(a->last_pods, cap * sizeof *v);
+        if (!v)
+            return false;
+        a->last_pods = v;
+        a->caplast_pods = cap;
+    }
+    a->last[a->nlast++] = (accel_node_t){node, a->nlast_pods, n};
+    if (n)
+        memcpy(a->last_pods + a->nlast_pods, pods, n * sizeof *pods);
+    a->nlast_pods += n;
+    return true;
+}
+
+/* The memo of o, or *tmp (zeroed) when there is none; *fresh: to be filled. */
+static facts_t *facts(nw_accelaudit_t *a, const void *o, facts_t *tmp, bool *fresh)
+{
+    facts_t *f = nw_tickgate_memo(&a->gate, o, fresh);
+    if (f)
+        return f;
+    memset(tmp, 0, sizeof *tmp);
+    *fresh = true;
+    return tmp;
+}
+
+/* The webhook's analysis of a pod, once per version of it. */
+static facts_t pod_facts(nw_accelaudit_t *a, const nw_kube_obj_t *pod)
+{
+    facts_t tmp;
+    bool fresh;
+    facts_t *f = facts(a, pod, &tmp, &fresh);
+    if (fresh) {
+        f->mirror = mirror_pod(pod->pod);
+        if (!f->mirror) {
+            /* the webhook's analysis reads a Pod object: the record's JSON form (only pods
+             * on accelerator nodes get here) */
+            nw_gpu_pod_info_t in;
+            cJSON *pj = nw_pod_to_json(pod->pod);
+            nw_gpu_pod_analyze(a->o.policy, pj, pod->ns, &in);
+            cJSON_Delete(pj);
+            f->daemonset = in.daemonset;
+            f->exempt_namespace = in.exempt_namespace;
+            f->skip = in.skip;
+            f->requested = in.requested;
+            f->requested_cls = in.cls;
+        }
+    }
+    return *f;
+}
+
 void nw_accelaudit_tick(nw_accelaudit_t *a, const nw_kube_snap_t *s)
 {
     if (!a)
@@ -154,32 +262,46 @@ void nw_accelaudit_tick(nw_accelaudit_t *a, const nw_kube_snap_t *s)
     unsigned cur[NW_GPU_MAX_CLASSES] = {0};
     nw_ctl_deps_t *c = a->deps;
     int64_t mono = nw_clock_mono(c->clock);
+    /* the same Nodes, the same pods on the accelerator nodes, no eviction due: nothing new */
+    if (nw_tickgate_unchanged(&a->gate, s, mono, nw_clock_now(c->clock)) &&
+        (nw_tickgate_same_generation(&a->gate, s) || same_pods(a, s))) {
+        nw_tickgate_skip(&a->gate, s);
+        return;
+    }
+    bool complete = true;
+    int64_t due = NW_TICKGATE_NEVER;
+    a->nlast = a->nlast_pods = 0;
     for (size_t i = 0; p && p->enabled && i < nw_kube_cache_snap_count(s, NW_KUBE_NODES); i++) {
         const nw_kube_obj_t *node = nw_kube_cache_snap_at(s, NW_KUBE_NODES, i);
-        int k = nw_accelaudit_node_class(p, node->json);
+        facts_t tmp;
+        bool fresh;
+        facts_t *nf = facts(a, node, &tmp, &fresh);
+        if (fresh)
+            nf->cls = nw_accelaudit_node_class(p, node->json);
+        int k = nf->cls;
         if (k < 0)
             continue;
         const char *cls = p->classes[k].name;
         const nw_kube_obj_t *const *pods = NULL;
         size_t n = nw_kube_cache_snap_pods_on_node(s, node->name, &pods);
+        if (!keep_node(a, node, pods, n))
+            complete = false; /* out of memory: no skipping */
         for (size_t j = 0; j < n; j++) {
             const nw_kube_obj_t *pod = pods[j];
-            if (finished_or_leaving(pod) || mirror_pod(pod->pod))
+            if (finished_or_leaving(pod))
                 continue;
-            /* the webhook's analysis reads a Pod object: the record's JSON form (only pods on
-             * accelerator nodes get here) */
-            nw_gpu_pod_info_t in;
-            cJSON *pj = nw_pod_to_json(pod->pod);
-            nw_gpu_pod_analyze(p, pj, pod->ns, &in);
-            cJSON_Delete(pj);
-            if (in.daemonset || in.exempt_namespace || (in.requested & (1u << k)))
+            facts_t in = pod_facts(a, pod);
+            if (in.mirror || in.daemonset || in.exempt_namespace || (in.requested & (1u << k)))
                 continue;
             cur[k]++;
-            if (!nw_ctl_may_write(c))
+            if (!nw_ctl_may_write(c)) {
+                complete = false;
                 continue;
-            bool fresh = false;
-            audit_pod_t *m = remember(a, pod->uid[0] ? pod->uid : pod->key, mono, &fresh);
-            if (fresh) {
+            }
+            bool fresh_pod = false;
+            audit_pod_t *m = remember(a, pod->uid[0] ? pod->uid : pod->key, mono, &fresh_pod);
+            if (fresh_pod) {
+                complete = false; /* an Event */
                 char msg[512];
                 snprintf(msg, sizeof msg,
                          "the pod requests no %s accelerator resource but runs on %s node %s; "
@@ -189,15 +311,23 @@ void nw_accelaudit_tick(nw_accelaudit_t *a, const nw_kube_snap_t *s)
                 nw_ctl_pod_event(c, pod->pod, "Warning", "AcceleratorIsolation", msg);
                 nw_log_warn(COMP, "a pod without an accelerator request on an accelerator node",
                             NW_LS("pod", pod->key), NW_LS("node", node->name), NW_LS("class", cls),
-                            NW_LS("requested", in.cls >= 0 ? p->classes[in.cls].name : "none"));
+                            NW_LS("requested", in.requested_cls >= 0
+                                                   ? p->classes[in.requested_cls].name
+                                                   : "none"));
                 nw_prom_counters_inc(&a->counters, "audit_found", cls, NULL);
             }
-            if (a->o.evict && !in.skip && mono >= m->next_evict_mono)
-                evict(a, pod, node->name, cls, m, mono);
+            if (a->o.evict && !in.skip) {
+                if (mono >= m->next_evict_mono) {
+                    complete = false; /* an eviction */
+                    evict(a, pod, node->name, cls, m, mono);
+                }
+                due = nw_tickgate_min(due, m->next_evict_mono);
+            }
         }
     }
     for (size_t k = 0; k < NW_GPU_MAX_CLASSES; k++)
         atomic_store(&a->current[k], cur[k]);
+    nw_tickgate_ran(&a->gate, s, complete, due, NW_TICKGATE_NEVER);
 }
 
 unsigned nw_accelaudit_current(const nw_accelaudit_t *a, size_t cls)

@@ -20,6 +20,7 @@
 #define UNSEEN_GRACE_NS (60 * NW_NS_PER_SEC)
 #define RECENT_NS (30 * NW_NS_PER_SEC)
 #define UNCHANGED_RECHECK_NS (300 * NW_NS_PER_SEC) /* state "changed" at least every 5 min */
+#define VIEW_MIN_NS (1 * NW_NS_PER_SEC) /* full ticks at most this often under a change stream */
 #define MAX_RECENT 256
 #define MAX_NOTED 512
 
@@ -56,6 +57,11 @@ struct nw_disruption {
     int64_t next_pass_mono;
     uint64_t idle_gen; /* cache generation of the last pass that found nothing (0: none) */
     int64_t idle_gen_mono;
+    /* the last full tick (tick_skippable): its generation and time, and when the next
+     * one is due without a change */
+    int viewed;
+    uint64_t view_gen;
+    int64_t view_mono, wake_mono;
     int has_pending;
     nw_disrupt_cmd_t pending;
     int64_t pending_mono;
@@ -127,6 +133,7 @@ void nw_disruption_ctl_reset(nw_disruption_t *d)
     d->has_pending = 0;
     d->next_pass_mono = 0;
     d->idle_gen = 0;
+    d->viewed = 0;
     d->nrecent = 0;
     d->nrepl = 0;
 }
@@ -246,7 +253,26 @@ typedef struct {
     nw_disrupt_input_t in;
     nw_disruption_live_t live;
     nw_disrupt_state_t *st;
+    const nw_kube_snap_t *snap; /* the tick's (pods_on) */
 } view_t;
+
+/* The pods bound to a node, from the cache's index (nw_disrupt_input_t.pods_on). */
+static size_t view_pods_on(void *ud, const char *node, const nw_pod_t ***out)
+{
+    const view_t *v = ud;
+    const nw_kube_obj_t *const *on;
+    size_t n = nw_kube_cache_snap_pods_on_node(v->snap, node, &on);
+    *out = NULL;
+    if (!n)
+        return 0;
+    const nw_pod_t **a = calloc(n, sizeof *a);
+    if (!a)
+        return (size_t)-1;
+    for (size_t i = 0; i < n; i++)
+        a[i] = on[i]->pod;
+    *out = a;
+    return n;
+}
 
 static void view_free(view_t *v)
 {
@@ -266,6 +292,7 @@ static int view_build(nw_disruption_t *d, const nw_kube_snap_t *s, view_t *v)
 {
     nw_ctl_deps_t *c = d->deps;
     memset(v, 0, sizeof *v);
+    v->snap = s;
     if (arr_kind(s, NW_KUBE_NODEPOOLS, &v->pools) || arr_kind(s, NW_KUBE_NODECLAIMS, &v->claims) ||
         arr_kind(s, NW_KUBE_NODES, &v->nodes) || arr_pods(s, &v->pods) ||
         arr_kind(s, NW_KUBE_PDBS, &v->pdbs) || arr_kind(s, NW_KUBE_DAEMONSETS, &v->dss))
@@ -313,6 +340,8 @@ static int view_build(nw_disruption_t *d, const nw_kube_snap_t *s, view_t *v)
         .nnodes = v->nodes.n,
         .pods = v->pods.v,
         .npods = v->pods.n,
+        .pods_on = view_pods_on,
+        .pods_on_ud = v,
         .pdbs = v->pdbs.v,
         .npdbs = v->pdbs.n,
         .now = nw_clock_now(c->clock),
@@ -404,6 +433,45 @@ static NW_MUST_USE nw_rc_t claim_write(nw_disruption_t *d, const char *name, con
     return rc;
 }
 
+/* The same change made from the cached NodeClaim, without reading it first: a merge patch
+ * of its status's conditions that holds only if the NodeClaim is still the version the
+ * cache shows (metadata.resourceVersion: a newer one is a 409, and the next tick decides
+ * again from the newer one). */
+static void claim_patch(nw_disruption_t *d, const cJSON *cached, const char *name, condw_t *w)
+{
+    nw_ctl_deps_t *c = d->deps;
+    const char *rv = nw_json_str(nw_json_get(cached, "metadata"), "resourceVersion");
+    cJSON *copy = rv ? cJSON_Duplicate(cached, 1) : NULL;
+    if (!copy || mutate_cond(copy, w) != 0) {
+        cJSON_Delete(copy);
+        if (!rv) /* no version to hold it to: read it back and write */
+            (void)claim_write(d, name, w);
+        return;
+    }
+    cJSON *patch = cJSON_CreateObject(), *meta = cJSON_AddObjectToObject(patch, "metadata"),
+          *st = cJSON_AddObjectToObject(patch, "status");
+    cJSON *conds = cJSON_DetachItemFromObjectCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(copy, "status"), "conditions");
+    char *body = NULL;
+    if (meta && st && cJSON_AddStringToObject(meta, "resourceVersion", rv)) {
+        cJSON_AddItemToObject(st, "conditions", conds ? conds : cJSON_CreateArray());
+        conds = NULL;
+        body = cJSON_PrintUnformatted(patch);
+    }
+    cJSON_Delete(conds);
+    cJSON_Delete(patch);
+    cJSON_Delete(copy);
+    if (!body)
+        return; /* out of memory: the next tick tries again */
+    nw_err_t err = {0};
+    nw_rc_t rc = nw_kube_write_patch(c->kube, &nw_kube_client_res_nodeclaims, NULL, name,
+                                     NW_KUBE_PATCH_MERGE, body, 1, NULL, &err);
+    cJSON_free(body);
+    if (rc != NW_OK && rc != NW_ENOTFOUND && rc != NW_ECONFLICT)
+        nw_log_warn("disruption", "cannot update the NodeClaim status", NW_LS("nodeclaim", name),
+                    NW_LS("error", err.msg));
+}
+
 static int mutate_taint(cJSON *node, void *ud)
 {
     return nw_ctl_disrupted_taint(node, *(const int *)ud) == 1 ? 0 : 1;
@@ -450,52 +518,35 @@ static uint64_t pods_fp(const nw_kube_snap_t *s, const char *node)
     return h;
 }
 
-/* true when the node's pod set changed since the last tick */
-static bool fp_changed(nw_disruption_t *d, const char *node, uint64_t fp)
+static int fp_cmp(const void *a, const void *b)
 {
-    for (size_t i = 0; i < d->nfps; i++)
-        if (strcmp(d->fps[i].node, node) == 0) {
-            bool ch = d->fps[i].fp != fp;
-            d->fps[i].fp = fp;
-            return ch;
-        }
-    fp_t *n = realloc(d->fps, (d->nfps + 1) * sizeof *n);
+    return strcmp(((const fp_t *)a)->node, ((const fp_t *)b)->node);
+}
+
+/* true when the node's pod set changed since the last tick; a node seen for the first
+ * time goes to *added (merged into the sorted d->fps by fps_merge) */
+static bool fp_changed(nw_disruption_t *d, const char *node, uint64_t fp, fp_t **added,
+                       size_t *nadded)
+{
+    fp_t key = {(char *)node, 0};
+    fp_t *hit = d->nfps ? bsearch(&key, d->fps, d->nfps, sizeof *d->fps, fp_cmp) : NULL;
+    if (hit) {
+        bool ch = hit->fp != fp;
+        hit->fp = fp;
+        return ch;
+    }
+    fp_t *n = realloc(*added, (*nadded + 1) * sizeof *n);
     if (!n)
         return false;
-    d->fps = n;
-    if ((d->fps[d->nfps].node = strdup(node)) != NULL)
-        d->fps[d->nfps++].fp = fp;
+    *added = n;
+    if ((n[*nadded].node = strdup(node)) != NULL)
+        n[(*nadded)++].fp = fp;
     return false;
 }
 
-static void markers(nw_disruption_t *d, const nw_kube_snap_t *s, const view_t *v)
+/* d->fps without the nodes that are gone, with the added ones, sorted again */
+static void fps_merge(nw_disruption_t *d, const nw_kube_snap_t *s, fp_t *added, size_t nadded)
 {
-    nw_ctl_deps_t *c = d->deps;
-    int64_t now = v->in.now;
-    for (size_t i = 0; i < v->st->nnodes && nw_ctl_may_write(c); i++) {
-        const nw_disrupt_node_t *n = &v->st->nodes[i];
-        if (n->deleting || !n->node_name[0])
-            continue;
-        uint64_t fp = pods_fp(s, n->node_name);
-        if (fp_changed(d, n->node_name, fp) &&
-            (!n->last_pod_event || now - n->last_pod_event >= POD_EVENT_DEDUPE_NS)) {
-            condw_t w = {.pod_event = now};
-            /* condition writes are retried by the next tick when they fail */
-            (void)claim_write(d, n->name, &w);
-        }
-        if (n->pool < 0 || !n->initialized)
-            continue;
-        const char *cur = nw_json_condition(n->nodeclaim, "Consolidatable");
-        int want = n->consolidatable;
-        if (want && (!cur || strcmp(cur, "True") != 0)) {
-            condw_t w = {"Consolidatable", "True", "Consolidatable", "", now, 0, 0};
-            (void)claim_write(d, n->name, &w);
-        } else if (!want && cur) {
-            condw_t w = {"Consolidatable", NULL, NULL, NULL, now, 1, 0};
-            (void)claim_write(d, n->name, &w);
-        }
-    }
-    /* forget nodes that are gone */
     size_t k = 0;
     for (size_t i = 0; i < d->nfps; i++) {
         if (nw_kube_cache_snap_get(s, NW_KUBE_NODES, NULL, d->fps[i].node))
@@ -504,6 +555,67 @@ static void markers(nw_disruption_t *d, const nw_kube_snap_t *s, const view_t *v
             free(d->fps[i].node);
     }
     d->nfps = k;
+    if (!nadded)
+        return;
+    fp_t *n = realloc(d->fps, (d->nfps + nadded) * sizeof *n);
+    if (!n) { /* out of memory: those nodes are seen for the first time again next tick */
+        for (size_t i = 0; i < nadded; i++)
+            free(added[i].node);
+        free(added);
+        return;
+    }
+    memcpy(n + d->nfps, added, nadded * sizeof *n);
+    free(added);
+    d->fps = n;
+    d->nfps += nadded;
+    qsort(d->fps, d->nfps, sizeof *d->fps, fp_cmp);
+}
+
+/* status.lastPodEventTime by a merge patch of the status subresource: no GET, and no
+ * conflict with a writer of other fields (kubernetes-sigs/karpenter
+ * pkg/controllers/nodeclaim/podevents patches it the same way) */
+static void pod_event_write(nw_disruption_t *d, const char *name, int64_t now)
+{
+    nw_ctl_deps_t *c = d->deps;
+    char ts[40], body[96];
+    nw_clock_time_format(now, ts, sizeof ts);
+    snprintf(body, sizeof body, "{\"status\":{\"lastPodEventTime\":\"%s\"}}", ts);
+    nw_err_t err = {0};
+    nw_rc_t rc = nw_kube_write_patch(c->kube, &nw_kube_client_res_nodeclaims, NULL, name,
+                                     NW_KUBE_PATCH_MERGE, body, 1, NULL, &err);
+    if (rc != NW_OK && rc != NW_ENOTFOUND)
+        nw_log_warn("disruption", "cannot update the NodeClaim status", NW_LS("nodeclaim", name),
+                    NW_LS("error", err.msg));
+}
+
+static void markers(nw_disruption_t *d, const nw_kube_snap_t *s, const view_t *v)
+{
+    nw_ctl_deps_t *c = d->deps;
+    int64_t now = v->in.now;
+    fp_t *added = NULL;
+    size_t nadded = 0;
+    for (size_t i = 0; i < v->st->nnodes && nw_ctl_may_write(c); i++) {
+        const nw_disrupt_node_t *n = &v->st->nodes[i];
+        if (n->deleting || !n->node_name[0])
+            continue;
+        uint64_t fp = pods_fp(s, n->node_name);
+        if (fp_changed(d, n->node_name, fp, &added, &nadded) &&
+            (!n->last_pod_event || now - n->last_pod_event >= POD_EVENT_DEDUPE_NS))
+            pod_event_write(d, n->name, now); /* a failed write is made by a later change */
+        if (n->pool < 0 || !n->initialized)
+            continue;
+        const char *cur = nw_json_condition(n->nodeclaim, "Consolidatable");
+        int want = n->consolidatable;
+        if (want && (!cur || strcmp(cur, "True") != 0)) {
+            condw_t w = {"Consolidatable", "True", "Consolidatable", "", now, 0, 0};
+            /* condition writes are retried by the next tick when they fail */
+            claim_patch(d, n->nodeclaim, n->name, &w);
+        } else if (!want && cur) {
+            condw_t w = {"Consolidatable", NULL, NULL, NULL, now, 1, 0};
+            claim_patch(d, n->nodeclaim, n->name, &w);
+        }
+    }
+    fps_merge(d, s, added, nadded);
 }
 
 /* ---- crash cleanup ---- */
@@ -525,7 +637,7 @@ static void cleanup(nw_disruption_t *d, const nw_kube_snap_t *s)
         }
         if (nw_json_condition(nc->json, "DisruptionReason")) {
             condw_t w = {"DisruptionReason", NULL, NULL, NULL, 0, 1, 0};
-            (void)claim_write(d, nc->name, &w);
+            claim_patch(d, nc->json, nc->name, &w);
         }
     }
 }
@@ -999,17 +1111,47 @@ static void run_pass(nw_disruption_t *d, const nw_kube_snap_t *s, view_t *v, int
     d->next_pass_mono = mono;
 }
 
+/* When the next full tick is due with no change in the cluster: the next pass, and the
+ * earliest time a node becomes consolidatable (its Consolidatable marker flips then). */
+static int64_t wake_at(const nw_disruption_t *d, const nw_kube_snap_t *s, const view_t *v,
+                       int64_t mono)
+{
+    int64_t wake = d->next_pass_mono;
+    if (d->idle_gen && d->idle_gen == nw_kube_cache_snap_generation(s) &&
+        d->idle_gen_mono + UNCHANGED_RECHECK_NS > wake)
+        wake = d->idle_gen_mono + UNCHANGED_RECHECK_NS;
+    for (size_t i = 0; i < v->st->nnodes; i++) {
+        int64_t at = v->st->nodes[i].consolidatable_at;
+        if (at > v->in.now && mono + (at - v->in.now) < wake)
+            wake = mono + (at - v->in.now);
+    }
+    return wake;
+}
+
+/* A full tick reads every NodeClaim, Node and pod. It is skipped while nothing is in flight
+ * and no timer is due, when the cluster has not changed since the last one, or changed
+ * less than VIEW_MIN_NS after it (a stream of pod events: the markers and the pass then
+ * see the changes together, a second later). */
+static bool tick_skippable(const nw_disruption_t *d, const nw_kube_snap_t *s, int64_t mono)
+{
+    if (!d->viewed || d->has_pending || d->nfl || mono >= d->wake_mono)
+        return false;
+    return d->view_gen == nw_kube_cache_snap_generation(s) || mono - d->view_mono < VIEW_MIN_NS;
+}
+
 void nw_disruption_tick(nw_disruption_t *d, const nw_kube_snap_t *s)
 {
     nw_ctl_deps_t *c = d ? d->deps : NULL;
     if (!d || !nw_ctl_may_write(c))
+        return;
+    int64_t mono = nw_clock_mono(c->clock);
+    if (tick_skippable(d, s, mono))
         return;
     view_t v;
     if (view_build(d, s, &v) != 0)
         return;
     markers(d, s, &v);
     progress(d, s);
-    int64_t mono = nw_clock_mono(c->clock);
     if (!nw_ctl_claims_launched(s))
         goto out; /* a NodeClaim is being launched: decide once it has a providerID */
     if (d->has_pending) {
@@ -1018,6 +1160,10 @@ void nw_disruption_tick(nw_disruption_t *d, const nw_kube_snap_t *s)
     } else if (pass_due(d, s, mono))
         run_pass(d, s, &v, mono);
 out:
+    d->viewed = 1;
+    d->view_gen = nw_kube_cache_snap_generation(s);
+    d->view_mono = mono;
+    d->wake_mono = nw_ctl_claims_launched(s) ? wake_at(d, s, &v, mono) : mono;
     view_free(&v);
 }
 

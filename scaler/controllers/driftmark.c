@@ -9,6 +9,9 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "scaler/controllers/instindex.h"
+#include "scaler/controllers/tickgate.h"
+#include "scaler/controllers/uidmap.h"
 #include "scaler/disrupt/drift.h"
 #include "api/drifthash.h"
 
@@ -32,11 +35,34 @@ typedef struct {
     int64_t until_mono;
 } backoff_t;
 
+/* What one object's version says (the memo of tickgate.h): a NodePool's or EC2NodeClass's
+ * hash and annotations, a NodeClaim's conditions and class reference. */
+typedef struct {
+    /* NodePools, EC2NodeClasses */
+    char hash[NW_HASH_LEN];
+    bool hashed;              /* the hash could be computed */
+    bool version_ok, hash_ok; /* the annotations say our version and this hash */
+    /* NodeClaims */
+    bool launched;     /* condition Launched is True */
+    bool drifted_cond; /* it has a Drifted condition */
+    const char *cname; /* spec.nodeClassRef.name (in the object's JSON), NULL: none */
+    bool has_uid, has_pid;
+    bool refs_known; /* pool, class: its NodePool and EC2NodeClass objects, while none changes */
+    const nw_kube_obj_t *pool, *class;
+    uint64_t vepoch; /* vidx is its verdict's index while the verdicts' epoch is vepoch */
+    size_t vidx;
+    bool clean; /* its verdict's resourceVersions are those of it, pool and class */
+} facts_t;
+
 struct nw_driftmark {
     nw_ctl_deps_t *deps;
     verdict_t *v;
     size_t n, cap;
+    nw_uidmap_t by_uid; /* verdict uid -> its index in v */
+    uint64_t epoch;     /* changes whenever verdicts move in v */
+    nw_tickgate_t gate; /* NodePools, EC2NodeClasses, NodeClaims */
     nw_cloud_instances_t inst;
+    size_t *inst_sorted; /* inst by id (instindex.h), NULL: walk it */
     int have_inst;
     int64_t inst_mono, inst_try_mono;
     backoff_t backoff[32];
@@ -50,6 +76,11 @@ nw_driftmark_t *nw_driftmark_new(nw_ctl_deps_t *deps, nw_counters_t *counters)
     if (d) {
         d->deps = deps;
         d->counters = counters;
+        nw_tickgate_init(&d->gate,
+                         NW_TICKGATE_KIND(NW_KUBE_NODEPOOLS) |
+                             NW_TICKGATE_KIND(NW_KUBE_EC2NODECLASSES) |
+                             NW_TICKGATE_KIND(NW_KUBE_NODECLAIMS),
+                         sizeof(facts_t));
     }
     return d;
 }
@@ -61,7 +92,12 @@ void nw_driftmark_reset(nw_driftmark_t *d)
     free(d->v);
     d->v = NULL;
     d->n = d->cap = 0;
+    d->epoch++;
+    nw_uidmap_clear(&d->by_uid);
+    nw_tickgate_reset(&d->gate);
     nw_cloud_instances_free(&d->inst);
+    free(d->inst_sorted);
+    d->inst_sorted = NULL;
     d->have_inst = 0;
     d->inst_mono = d->inst_try_mono = 0;
     memset(d->backoff, 0, sizeof d->backoff);
@@ -73,6 +109,8 @@ void nw_driftmark_free(nw_driftmark_t *d)
     if (!d)
         return;
     nw_driftmark_reset(d);
+    nw_uidmap_free(&d->by_uid);
+    nw_tickgate_cleanup(&d->gate);
     free(d);
 }
 
@@ -166,7 +204,9 @@ static void migrate_claims(nw_ctl_deps_t *c, const nw_kube_snap_t *s, const char
     }
 }
 
-static void annotate(nw_ctl_deps_t *c, nw_driftmark_t *d, const nw_kube_snap_t *s,
+/* The hash annotations of every NodePool or EC2NodeClass; false when it wrote (or meant
+ * to and was held back: it looks again on the next tick). */
+static bool annotate(nw_ctl_deps_t *c, nw_driftmark_t *d, const nw_kube_snap_t *s,
                      nw_kube_kind_t kind)
 {
     int64_t mono = nw_clock_mono(c->clock);
@@ -176,19 +216,33 @@ static void annotate(nw_ctl_deps_t *c, nw_driftmark_t *d, const nw_kube_snap_t *
     const char *hkey = pools ? NW_ANN_NODEPOOL_HASH : NW_ANN_NODECLASS_HASH;
     const char *vkey = pools ? NW_ANN_NODEPOOL_HASH_VERSION : NW_ANN_NODECLASS_HASH_VERSION;
     const char *version = pools ? NW_NODEPOOL_HASH_VERSION : NW_NODECLASS_HASH_VERSION;
-    for (size_t i = 0; i < nw_kube_cache_snap_count(s, kind) && nw_ctl_may_write(c); i++) {
+    bool complete = true;
+    for (size_t i = 0; i < nw_kube_cache_snap_count(s, kind); i++) {
+        if (!nw_ctl_may_write(c))
+            return false;
         const nw_kube_obj_t *o = nw_kube_cache_snap_at(s, kind, i);
-        char h[NW_HASH_LEN];
-        if (o->terminating ||
-            (pools ? nw_drifthash_nodepool(o->json, h, NULL)
-                   : nw_drifthash_ec2nodeclass(o->json, c->ca_bundle, h, NULL)) != NW_OK)
+        if (o->terminating)
             continue;
-        int version_ok = nw_drifthash_annotation_is(o->json, vkey, version);
-        if (version_ok && nw_drifthash_annotation_is(o->json, hkey, h))
+        bool fresh;
+        facts_t *m = nw_tickgate_memo(&d->gate, o, &fresh), f;
+        if (!m || fresh) {
+            memset(&f, 0, sizeof f);
+            f.hashed =
+                (pools ? nw_drifthash_nodepool(o->json, f.hash, NULL)
+                       : nw_drifthash_ec2nodeclass(o->json, c->ca_bundle, f.hash, NULL)) == NW_OK;
+            f.version_ok = f.hashed && nw_drifthash_annotation_is(o->json, vkey, version);
+            f.hash_ok = f.hashed && nw_drifthash_annotation_is(o->json, hkey, f.hash);
+            if (m)
+                *m = f;
+        } else
+            f = *m;
+        if (!f.hashed || (f.version_ok && f.hash_ok))
             continue;
+        const char *h = f.hash;
+        complete = false; /* a write, or one held back for a moment */
         if (write_suppressed(d, nw_kube_cache_kind_name(kind), o->name, h, mono))
             continue; /* failed a moment ago, or written and the cache has not caught up */
-        if (!version_ok)
+        if (!f.version_ok)
             migrate_claims(c, s, pools ? o->name : NULL, pools ? NULL : o->name, hkey, vkey,
                            version, h);
         nw_err_t err = {0};
@@ -204,15 +258,16 @@ static void annotate(nw_ctl_deps_t *c, nw_driftmark_t *d, const nw_kube_snap_t *
                     NW_LS("kind", nw_kube_cache_kind_name(kind)), NW_LS("name", o->name),
                     NW_LS("hash", h), NW_LS("version", version));
     }
+    return complete;
 }
 
 /* ---- 2. drift marking ---- */
 
 static verdict_t *verdict_get(nw_driftmark_t *d, const char *uid)
 {
-    for (size_t i = 0; i < d->n; i++)
-        if (strcmp(d->v[i].uid, uid) == 0)
-            return &d->v[i];
+    long at = nw_uidmap_get(&d->by_uid, uid);
+    if (at >= 0 && (size_t)at < d->n && strcmp(d->v[at].uid, uid) == 0)
+        return &d->v[at];
     if (d->n == d->cap) {
         size_t cap = d->cap ? d->cap * 2 : 32;
         verdict_t *nv = realloc(d->v, cap * sizeof *nv);
@@ -221,15 +276,27 @@ static verdict_t *verdict_get(nw_driftmark_t *d, const char *uid)
         d->v = nv;
         d->cap = cap;
     }
-    verdict_t *v = &d->v[d->n++];
+    verdict_t *v = &d->v[d->n];
     memset(v, 0, sizeof *v);
     snprintf(v->uid, sizeof v->uid, "%s", uid);
+    if (nw_uidmap_put(&d->by_uid, v->uid, (long)d->n) != NW_OK)
+        return NULL;
+    d->n++;
     return v;
 }
 
+/* The first instance with this id in the list. */
 static const nw_cloud_instance_t *find_instance(nw_driftmark_t *d, const char *id)
 {
-    for (size_t i = 0; d->have_inst && i < d->inst.n; i++)
+    if (!d->have_inst)
+        return NULL;
+    if (d->inst_sorted) {
+        size_t j = nw_instindex_cloud_lower(&d->inst, d->inst_sorted, id);
+        return j < d->inst.n && strcmp(d->inst.v[d->inst_sorted[j]].id, id) == 0
+                   ? &d->inst.v[d->inst_sorted[j]]
+                   : NULL;
+    }
+    for (size_t i = 0; i < d->inst.n; i++)
         if (strcmp(d->inst.v[i].id, id) == 0)
             return &d->inst.v[i];
     return NULL;
@@ -251,7 +318,9 @@ static const nw_cloud_instance_t *instance_facts(nw_ctl_deps_t *c, nw_driftmark_
         nw_err_t err = {0};
         if (c->cloud->ops->list(c->cloud, &fresh, &err) == NW_OK) {
             nw_cloud_instances_free(&d->inst);
+            free(d->inst_sorted);
             d->inst = fresh;
+            d->inst_sorted = nw_instindex_cloud_sort(&d->inst); /* NULL: walked */
             d->have_inst = 1;
             d->inst_mono = mono;
         } else {
@@ -337,7 +406,8 @@ static bool write_mark(nw_ctl_deps_t *c, const nw_kube_obj_t *nc, const char *re
     return m.changed;
 }
 
-static void judge(nw_ctl_deps_t *c, nw_driftmark_t *d, const nw_kube_snap_t *s,
+/* false when it wrote the NodeClaim's condition (or tried to) */
+static bool judge(nw_ctl_deps_t *c, nw_driftmark_t *d, const nw_kube_snap_t *s,
                   const nw_kube_obj_t *nc, const nw_kube_obj_t *pool)
 {
     const char *cname = nw_json_str_at(nc->json, "spec.nodeClassRef.name");
@@ -399,11 +469,11 @@ static void judge(nw_ctl_deps_t *c, nw_driftmark_t *d, const nw_kube_snap_t *s,
     const char *had = drift_condition_reason(nc->json);
     int has_cond = nw_json_condition(nc->json, NW_COND_DRIFTED) != NULL;
     if (now_reason && had && strcmp(had, now_reason) == 0)
-        return;
+        return true;
     if (!now_reason && !has_cond)
-        return;
+        return true;
     if (!write_mark(c, nc, now_reason))
-        return;
+        return false;
     if (now_reason) {
         char msg[1200];
         snprintf(msg, sizeof msg, "NodeClaim drifted (%s): %s", now_reason, detail);
@@ -416,6 +486,7 @@ static void judge(nw_ctl_deps_t *c, nw_driftmark_t *d, const nw_kube_snap_t *s,
         nw_log_info("drift", "NodeClaim no longer drifted", NW_LS("nodeclaim", nc->name),
                     NW_LS("nodepool", nc->nodepool), NW_LS("was", had ? had : ""));
     }
+    return false;
 }
 
 static void copy_rv(char *dst, size_t n, const nw_kube_obj_t *o)
@@ -428,50 +499,103 @@ static bool rv_differs(const char *have, const nw_kube_obj_t *o)
     return strcmp(have, o ? o->rv : "-") != 0;
 }
 
-static void mark(nw_ctl_deps_t *c, nw_driftmark_t *d, const nw_kube_snap_t *s)
+/* Drift marking; false when it wrote (or was cut short). *next: the earliest recheck.
+ * refs_same: no NodePool or EC2NodeClass changed since the last pass. */
+static bool mark(nw_ctl_deps_t *c, nw_driftmark_t *d, const nw_kube_snap_t *s, bool refs_same,
+                 int64_t *next)
 {
     int64_t mono = nw_clock_mono(c->clock);
+    bool complete = true;
+    nw_tickgate_last_t pools = {0}, classes = {0};
     for (size_t i = 0; i < d->n; i++)
         d->v[i].seen = 0;
-    for (size_t i = 0; i < nw_kube_cache_snap_count(s, NW_KUBE_NODECLAIMS) && nw_ctl_may_write(c);
-         i++) {
+    for (size_t i = 0; i < nw_kube_cache_snap_count(s, NW_KUBE_NODECLAIMS); i++) {
+        if (!nw_ctl_may_write(c)) {
+            complete = false;
+            break;
+        }
         const nw_kube_obj_t *nc = nw_kube_cache_snap_at(s, NW_KUBE_NODECLAIMS, i);
-        if (nc->terminating || !nc->uid[0])
+        if (nc->terminating)
             continue;
-        const nw_kube_obj_t *pool =
-            nc->nodepool[0] ? nw_kube_cache_snap_get(s, NW_KUBE_NODEPOOLS, NULL, nc->nodepool)
-                            : NULL;
+        bool fresh;
+        facts_t *m = nw_tickgate_memo(&d->gate, nc, &fresh), f;
+        if (!m || fresh) {
+            memset(&f, 0, sizeof f);
+            const char *launched = nw_json_condition(nc->json, "Launched");
+            f.launched = launched && strcmp(launched, "True") == 0;
+            f.drifted_cond = nw_json_condition(nc->json, NW_COND_DRIFTED) != NULL;
+            f.cname = nw_json_str_at(nc->json, "spec.nodeClassRef.name");
+            f.has_uid = nc->uid[0] != 0;
+            f.has_pid = nc->provider_id[0] != 0;
+        } else
+            f = *m;
+        if (!f.has_uid)
+            continue;
+        bool refs_kept = f.refs_known && refs_same;
+        if (!refs_kept) {
+            f.pool = nc->nodepool[0] ? nw_tickgate_get(&pools, s, NW_KUBE_NODEPOOLS, nc->nodepool)
+                                     : NULL;
+            f.class = nw_tickgate_get(&classes, s, NW_KUBE_EC2NODECLASSES, f.cname);
+            f.refs_known = true;
+        }
+        const nw_kube_obj_t *pool = f.pool, *class = f.class;
+        if (m)
+            *m = f;
         if (!pool)
             continue;
-        const char *launched = nw_json_condition(nc->json, "Launched");
-        if (!launched || strcmp(launched, "True") != 0 || !nc->provider_id[0]) {
-            if (nw_json_condition(nc->json, NW_COND_DRIFTED))
+        if (!f.launched || !f.has_pid) {
+            if (f.drifted_cond) {
                 write_mark(c, nc, NULL);
+                complete = false;
+            }
             continue;
         }
-        verdict_t *v = verdict_get(d, nc->uid);
+        verdict_t *v =
+            f.vepoch == d->epoch && f.vidx < d->n ? &d->v[f.vidx] : verdict_get(d, nc->uid);
         if (!v)
             continue;
         v->seen = 1;
-        const char *cname = nw_json_str_at(nc->json, "spec.nodeClassRef.name");
-        const nw_kube_obj_t *class =
-            cname ? nw_kube_cache_snap_get(s, NW_KUBE_EC2NODECLASSES, NULL, cname) : NULL;
-        int due = v->next_mono == 0 || mono >= v->next_mono || rv_differs(v->pool_rv, pool) ||
-                  rv_differs(v->class_rv, class) || rv_differs(v->nc_rv, nc);
-        if (!due)
-            continue;
-        judge(c, d, s, nc, pool);
-        v->next_mono = mono + RECHECK_NS;
-        copy_rv(v->pool_rv, sizeof v->pool_rv, pool);
-        copy_rv(v->class_rv, sizeof v->class_rv, class);
-        copy_rv(v->nc_rv, sizeof v->nc_rv, nc);
+        /* the same NodeClaim, NodePool and EC2NodeClass as when its verdict's
+         * resourceVersions were last compared: they still match */
+        bool same = !fresh && refs_kept && f.clean;
+        int due = v->next_mono == 0 || mono >= v->next_mono ||
+                  (!same && (rv_differs(v->pool_rv, pool) || rv_differs(v->class_rv, class) ||
+                             rv_differs(v->nc_rv, nc)));
+        if (due) {
+            if (!judge(c, d, s, nc, pool))
+                complete = false;
+            v->next_mono = mono + RECHECK_NS;
+            copy_rv(v->pool_rv, sizeof v->pool_rv, pool);
+            copy_rv(v->class_rv, sizeof v->class_rv, class);
+            copy_rv(v->nc_rv, sizeof v->nc_rv, nc);
+        }
+        *next = nw_tickgate_min(*next, v->next_mono);
+        if (due && m) /* m stays where it is unless judge asked the memo (it does not now) */
+            m = nw_tickgate_memo(&d->gate, nc, &fresh);
+        if (m) {
+            m->vepoch = d->epoch;
+            m->vidx = (size_t)(v - d->v);
+            m->clean = true;
+        }
     }
     /* forget NodeClaims that are gone */
     size_t k = 0;
     for (size_t i = 0; i < d->n; i++)
         if (d->v[i].seen)
             d->v[k++] = d->v[i];
-    d->n = k;
+    if (k != d->n) { /* the indexes moved */
+        d->n = k;
+        d->epoch++;
+        nw_uidmap_clear(&d->by_uid);
+        for (size_t i = 0; i < d->n; i++)
+            if (nw_uidmap_put(&d->by_uid, d->v[i].uid, (long)i) != NW_OK) {
+                /* out of memory: forget them all, each is judged again */
+                nw_uidmap_clear(&d->by_uid);
+                d->n = 0;
+                break;
+            }
+    }
+    return complete;
 }
 
 void nw_driftmark_tick(nw_driftmark_t *d, const nw_kube_snap_t *s)
@@ -479,7 +603,15 @@ void nw_driftmark_tick(nw_driftmark_t *d, const nw_kube_snap_t *s)
     if (!d)
         return;
     nw_ctl_deps_t *c = d->deps;
-    annotate(c, d, s, NW_KUBE_NODEPOOLS);
-    annotate(c, d, s, NW_KUBE_EC2NODECLASSES);
-    mark(c, d, s);
+    int64_t mono = nw_clock_mono(c->clock);
+    /* nothing changed and no verdict is due for its recheck: nothing to do */
+    if (nw_tickgate_quiet(&d->gate, s, mono, nw_clock_now(c->clock)))
+        return;
+    bool refs_same = nw_tickgate_same(&d->gate, s, NW_KUBE_NODEPOOLS) &&
+                     nw_tickgate_same(&d->gate, s, NW_KUBE_EC2NODECLASSES);
+    bool complete = annotate(c, d, s, NW_KUBE_NODEPOOLS);
+    complete &= annotate(c, d, s, NW_KUBE_EC2NODECLASSES);
+    int64_t next = NW_TICKGATE_NEVER;
+    complete &= mark(c, d, s, refs_same, &next);
+    nw_tickgate_ran(&d->gate, s, complete, next, NW_TICKGATE_NEVER);
 }

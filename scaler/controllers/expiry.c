@@ -63,15 +63,58 @@ static bool recently_expired(const nw_expiry_t *e, const char *uid)
     return false;
 }
 
+/* what a NodeClaim's version says of its expiry (the memo of tickgate.h) */
+typedef struct {
+    int rc; /* nw_expiry_deadline's answer */
+    int64_t at;
+} expiry_memo_t;
+
+void nw_expiry_reset(nw_expiry_t *e)
+{
+    if (e->gate.kinds)
+        nw_tickgate_reset(&e->gate);
+}
+
+void nw_expiry_cleanup(nw_expiry_t *e)
+{
+    nw_tickgate_cleanup(&e->gate);
+}
+
 void nw_expiry_tick(nw_expiry_t *e, const nw_kube_snap_t *s)
 {
     nw_ctl_deps_t *c = e->deps;
     int64_t now = nw_clock_now(c->clock);
-    for (size_t i = 0; i < nw_kube_cache_snap_count(s, NW_KUBE_NODECLAIMS) && nw_ctl_may_write(c);
-         i++) {
+    if (!e->gate.kinds)
+        nw_tickgate_init(&e->gate, NW_TICKGATE_KIND(NW_KUBE_NODECLAIMS), sizeof(expiry_memo_t));
+    if (nw_tickgate_quiet(&e->gate, s, nw_clock_mono(c->clock), now))
+        return; /* no NodeClaim changed and none is due yet */
+    bool complete = true;
+    int64_t next = NW_TICKGATE_NEVER; /* the earliest expiry still to come */
+    for (size_t i = 0; i < nw_kube_cache_snap_count(s, NW_KUBE_NODECLAIMS); i++) {
+        if (!nw_ctl_may_write(c)) {
+            complete = false;
+            break;
+        }
         const nw_kube_obj_t *nc = nw_kube_cache_snap_at(s, NW_KUBE_NODECLAIMS, i);
-        if (nc->terminating || !nw_expiry_due(nc->json, now) || recently_expired(e, nc->uid))
+        if (nc->terminating)
             continue;
+        bool fresh;
+        expiry_memo_t *m = nw_tickgate_memo(&e->gate, nc, &fresh), d;
+        if (!m || fresh) {
+            d.rc = nw_expiry_deadline(nc->json, &d.at, NULL);
+            if (m)
+                *m = d;
+        } else
+            d = *m;
+        if (d.rc != 1)
+            continue; /* never, or malformed */
+        if (now < d.at) {
+            next = nw_tickgate_min(next, d.at);
+            continue;
+        }
+        if (recently_expired(e, nc->uid))
+            continue;
+        complete = false; /* a write: its result shows in the cache, a failure is retried */
         const char *ea = nw_json_str_at(nc->json, "spec.expireAfter");
         nw_err_t err = {0};
         nw_kube_delete_opts_t opts = {NULL, -1, nc->uid[0] ? nc->uid : NULL, NULL};
@@ -94,4 +137,5 @@ void nw_expiry_tick(nw_expiry_t *e, const nw_kube_snap_t *s)
             nw_prom_counters_inc(e->counters, "expired", nc->nodepool, NULL);
         nw_kmetrics_disrupted(c->series, "expired", nc->json);
     }
+    nw_tickgate_ran(&e->gate, s, complete, NW_TICKGATE_NEVER, next);
 }

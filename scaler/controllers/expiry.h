@@ -21,6 +21,7 @@
 #include "common/err.h"
 #include "common/prom.h"
 #include "scaler/ctl/ctl.h"
+#include "scaler/controllers/tickgate.h"
 
 /**
  * When does this NodeClaim expire. Returns 1 and sets *at_ns (epoch ns) when it has an
@@ -36,15 +37,25 @@ bool nw_expiry_due(const cJSON *nodeclaim, int64_t now_ns);
 #define NW_EXPIRY_RECENT 32
 
 /* The controller: its dependencies, uids deleted a moment ago (a lagging snapshot may still
- * show them alive) and where to count expirations. Caller storage; zero it, then set deps. */
+ * show them alive), where to count expirations, and its tick gate (tickgate.h: each
+ * NodeClaim's expiry is read once per version of it; a tick without a NodeClaim change
+ * returns at once until the earliest expiry comes). Caller storage; zero it, then set deps;
+ * nw_expiry_cleanup frees what it holds. */
 typedef struct {
     nw_ctl_deps_t *deps;               /* borrowed */
     char recent[NW_EXPIRY_RECENT][64]; /* ring */
     unsigned n;
     nw_counters_t *counters; /* borrowed; expired{nodepool}; NULL: not counted */
+    nw_tickgate_t gate;      /* set up by the first tick */
 } nw_expiry_t;
 
 /** Delete every NodeClaim (not already being deleted) that is due. */
 void nw_expiry_tick(nw_expiry_t *e, const nw_kube_snap_t *s);
+
+/** A new leadership term: the next tick looks at every NodeClaim again. */
+void nw_expiry_reset(nw_expiry_t *e);
+
+/** Free what the controller holds (its gate's snapshot and memo). */
+void nw_expiry_cleanup(nw_expiry_t *e);
 
 #endif

@@ -10,6 +10,7 @@
 
 #include "common/log.h"
 #include "common/prom.h"
+#include "scaler/controllers/instindex.h"
 
 struct nw_gc {
     nw_ctl_deps_t *deps;
@@ -55,29 +56,78 @@ static bool registered(const cJSON *nc)
     return st && strcmp(st, "True") == 0;
 }
 
-static const nw_kube_obj_t *find_by_instance(const nw_kube_snap_t *s, nw_kube_kind_t kind,
-                                             const char *id)
+/* What this process is creating or launching, sorted for binary search: the NodeClaim
+ * names and the instance ids of the providerIDs. */
+typedef struct {
+    const char **names, **ids;
+    size_t nnames, nids;
+} inflight_sorted_t;
+
+static int cmp_str(const void *a, const void *b)
 {
-    for (size_t i = 0; i < nw_kube_cache_snap_count(s, kind); i++) {
-        const nw_kube_obj_t *o = nw_kube_cache_snap_at(s, kind, i);
-        if (o->provider_id[0] && strcmp(nw_cloud_instance_id(o->provider_id), id) == 0)
-            return o;
-    }
-    return NULL;
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-static bool inflight(const nw_gc_inflight_t *f, const nw_cloud_instance_t *i)
+static bool sorted_has(const char *const *v, size_t n, const char *s)
 {
+    return s && n && bsearch(&s, v, n, sizeof *v, cmp_str);
+}
+
+static nw_rc_t inflight_sort(const nw_gc_inflight_t *f, inflight_sorted_t *out)
+{
+    memset(out, 0, sizeof *out);
     if (!f)
-        return false;
-    const char *name = nw_cloud_instance_tag(i, NW_TAG_NODECLAIM);
-    for (size_t k = 0; name && k < f->nnames; k++)
-        if (f->names[k] && strcmp(f->names[k], name) == 0)
-            return true;
+        return NW_OK;
+    out->names = malloc((f->nnames + 1) * sizeof *out->names);
+    out->ids = malloc((f->nids + 1) * sizeof *out->ids);
+    if (!out->names || !out->ids) {
+        free(out->names);
+        free(out->ids);
+        return NW_ENOMEM;
+    }
+    for (size_t k = 0; k < f->nnames; k++)
+        if (f->names[k])
+            out->names[out->nnames++] = f->names[k];
     for (size_t k = 0; k < f->nids; k++)
-        if (f->ids[k] && *f->ids[k] && strcmp(nw_cloud_instance_id(f->ids[k]), i->id) == 0)
+        if (f->ids[k] && *f->ids[k])
+            out->ids[out->nids++] = nw_cloud_instance_id(f->ids[k]);
+    qsort(out->names, out->nnames, sizeof *out->names, cmp_str);
+    qsort(out->ids, out->nids, sizeof *out->ids, cmp_str);
+    return NW_OK;
+}
+
+static bool inflight(const inflight_sorted_t *f, const nw_cloud_instance_t *i)
+{
+    return sorted_has(f->names, f->nnames, nw_cloud_instance_tag(i, NW_TAG_NODECLAIM)) ||
+           sorted_has(f->ids, f->nids, i->id);
+}
+
+/* Is an instance with this id in the list, and not terminated? */
+static bool instance_present(const nw_cloud_instances_t *cloud, const size_t *sorted,
+                             const char *id)
+{
+    for (size_t j = nw_instindex_cloud_lower(cloud, sorted, id);
+         j < cloud->n && strcmp(cloud->v[sorted[j]].id, id) == 0; j++)
+        if (strcmp(cloud->v[sorted[j]].state, "terminated") != 0)
             return true;
     return false;
+}
+
+/* The lookups of a plan: Nodes and NodeClaims by instance id, the cloud list sorted by
+ * id, the in-flight memory sorted (each built once per pass, not walked per instance). */
+typedef struct {
+    nw_instindex_t nodes, claims;
+    size_t *cloud;
+    inflight_sorted_t f;
+} lookups_t;
+
+static void lookups_free(lookups_t *l)
+{
+    nw_instindex_free(&l->nodes);
+    nw_instindex_free(&l->claims);
+    free(l->cloud);
+    free(l->f.names);
+    free(l->f.ids);
 }
 
 nw_rc_t nw_gc_plan(const nw_kube_snap_t *s, const nw_cloud_instances_t *cloud,
@@ -87,7 +137,13 @@ nw_rc_t nw_gc_plan(const nw_kube_snap_t *s, const nw_cloud_instances_t *cloud,
     size_t nclaims = nw_kube_cache_snap_count(s, NW_KUBE_NODECLAIMS);
     out->leaked = calloc(cloud->n ? cloud->n : 1, sizeof *out->leaked);
     out->orphans = calloc(nclaims ? nclaims : 1, sizeof *out->orphans);
-    if (!out->leaked || !out->orphans) {
+    lookups_t ix;
+    memset(&ix, 0, sizeof ix);
+    if (!out->leaked || !out->orphans || nw_instindex_build(&ix.nodes, s, NW_KUBE_NODES) != NW_OK ||
+        nw_instindex_build(&ix.claims, s, NW_KUBE_NODECLAIMS) != NW_OK ||
+        (cloud->n && !(ix.cloud = nw_instindex_cloud_sort(cloud))) ||
+        inflight_sort(f, &ix.f) != NW_OK) {
+        lookups_free(&ix);
         nw_gc_plan_free(out);
         return NW_ENOMEM;
     }
@@ -98,7 +154,7 @@ nw_rc_t nw_gc_plan(const nw_kube_snap_t *s, const nw_cloud_instances_t *cloud,
             continue;
         if (!i->launch_ns || now_ns - i->launch_ns <= grace_ns)
             continue; /* unknown launch time, or an in-flight launch */
-        if (find_by_instance(s, NW_KUBE_NODECLAIMS, i->id) || inflight(f, i))
+        if (nw_instindex_find(&ix.claims, i->id) || inflight(&ix.f, i))
             continue;
         const char *name = nw_cloud_instance_tag(i, NW_TAG_NODECLAIM);
         const nw_kube_obj_t *owner =
@@ -108,25 +164,22 @@ nw_rc_t nw_gc_plan(const nw_kube_snap_t *s, const nw_cloud_instances_t *cloud,
         nw_gc_leak_t *l = &out->leaked[out->nleaked++];
         snprintf(l->instance_id, sizeof l->instance_id, "%s", i->id);
         snprintf(l->provider_id, sizeof l->provider_id, "%s", i->provider_id);
-        l->node = find_by_instance(s, NW_KUBE_NODES, i->id);
+        l->node = nw_instindex_find(&ix.nodes, i->id);
     }
     /* orphaned NodeClaims */
     for (size_t k = 0; k < nclaims; k++) {
         const nw_kube_obj_t *nc = nw_kube_cache_snap_at(s, NW_KUBE_NODECLAIMS, k);
-        if (nc->terminating || !nc->provider_id[0] || !registered(nc->json))
+        if (nc->terminating || !nc->provider_id[0])
             continue;
         const char *id = nw_cloud_instance_id(nc->provider_id);
-        int present = 0;
-        for (size_t j = 0; j < cloud->n && !present; j++)
-            present =
-                strcmp(cloud->v[j].id, id) == 0 && strcmp(cloud->v[j].state, "terminated") != 0;
-        if (present)
+        if (instance_present(cloud, ix.cloud, id) || !registered(nc->json))
             continue;
-        const nw_kube_obj_t *node = find_by_instance(s, NW_KUBE_NODES, id);
+        const nw_kube_obj_t *node = nw_instindex_find(&ix.nodes, id);
         if (node && nw_ctl_node_ready(node->json))
             continue; /* the kubelet still reports: trust it over the list */
         out->orphans[out->norphans++] = nc;
     }
+    lookups_free(&ix);
     return NW_OK;
 }
 

@@ -11,22 +11,47 @@
 #include <string.h>
 
 #include "common/log.h"
-#include "common/strs.h"
 #include "scaler/nodeclaim/bootstrap.h"
 #include "scaler/controllers/lifecycle.h"
+#include "scaler/controllers/tickgate.h"
 #include "scaler/metrics/kmetrics.h"
 
 #define NODECLASS_EVERY_NS (30 * NW_NS_PER_SEC)
 
+/* A NodeClaim whose bootstrap token this process deleted. */
+typedef struct {
+    char *uid, *name;
+    bool seen; /* its NodeClaim was looked at in this pass */
+} boot_t;
+
+/* What one object's version says (the memo of tickgate.h). */
+typedef struct {
+    /* NodeClaims */
+    bool registered, initialized; /* the conditions are True */
+    int64_t launched;             /* launched_at */
+    const char *cname;            /* spec.nodeClassRef.name (in the JSON), NULL: none */
+    bool has_pid;                 /* status.providerID is set */
+    const void *init_node;        /* the Node init_ok was judged with (NULL: none yet) */
+    bool init_ok;                 /* node_initialized with init_node */
+    bool boot_known;              /* boot: boot_class, while no EC2NodeClass changes */
+    bool boot;
+    /* EC2NodeClasses */
+    bool boot_wanted; /* nw_bootstrap_wanted */
+} facts_t;
+
 struct nw_lifecycle {
     nw_ctl_deps_t *deps;
+    nw_tickgate_last_t classes; /* the last EC2NodeClass looked up by name (this tick) */
     nw_lifecycle_opts_t o;
     int64_t next_nodeclass_mono; /* the next EC2NodeClass status refresh */
     _Atomic uint64_t registered, initialized, reg_timeouts, tokens_deleted;
-    /* uids of NodeClaims whose bootstrap token this process deleted (sorted after a tick;
+    /* NodeClaims whose bootstrap token this process deleted (sorted by uid after a tick;
      * pruned to the NodeClaims that still exist) */
-    char **boot_done;
+    boot_t *boot_done;
     size_t nboot_done, cap_boot_done, nboot_sorted; /* [0, nboot_sorted) sorted */
+    nw_tickgate_t gate;         /* the NodeClaims: NodeClaims, Nodes, EC2NodeClasses */
+    nw_tickgate_t classes_gate; /* the EC2NodeClasses' status and finalizer: EC2NodeClasses,
+                                   NodeClaims (a class being deleted waits for its claims) */
 };
 
 nw_lifecycle_t *nw_lifecycle_new(nw_ctl_deps_t *deps, const nw_lifecycle_opts_t *o)
@@ -37,6 +62,13 @@ nw_lifecycle_t *nw_lifecycle_new(nw_ctl_deps_t *deps, const nw_lifecycle_opts_t 
     l->deps = deps;
     if (o)
         l->o = *o;
+    nw_tickgate_init(&l->gate,
+                     NW_TICKGATE_KIND(NW_KUBE_NODECLAIMS) | NW_TICKGATE_KIND(NW_KUBE_NODES) |
+                         NW_TICKGATE_KIND(NW_KUBE_EC2NODECLASSES),
+                     sizeof(facts_t));
+    nw_tickgate_init(
+        &l->classes_gate,
+        NW_TICKGATE_KIND(NW_KUBE_EC2NODECLASSES) | NW_TICKGATE_KIND(NW_KUBE_NODECLAIMS), 0);
     return l;
 }
 
@@ -44,16 +76,23 @@ void nw_lifecycle_free(nw_lifecycle_t *l)
 {
     if (!l)
         return;
-    for (size_t i = 0; i < l->nboot_done; i++)
-        free(l->boot_done[i]);
+    for (size_t i = 0; i < l->nboot_done; i++) {
+        free(l->boot_done[i].uid);
+        free(l->boot_done[i].name);
+    }
     free(l->boot_done);
+    nw_tickgate_cleanup(&l->gate);
+    nw_tickgate_cleanup(&l->classes_gate);
     free(l);
 }
 
 void nw_lifecycle_reset(nw_lifecycle_t *l)
 {
-    if (l)
-        l->next_nodeclass_mono = 0;
+    if (!l)
+        return;
+    l->next_nodeclass_mono = 0;
+    nw_tickgate_reset(&l->gate);
+    nw_tickgate_reset(&l->classes_gate);
 }
 
 nw_rc_t nw_lifecycle_metrics(nw_lifecycle_t *l, nw_buf_t *out)
@@ -106,84 +145,109 @@ static bool taint_eq(const cJSON *a, const cJSON *b)
 
 /* ---- kubeadm bootstrap tokens (scaler/nodeclaim/bootstrap.h) ---- */
 
-static bool boot_done(const nw_lifecycle_t *l, const char *uid)
+static int cmp_boot(const void *a, const void *b)
 {
-    if (l->nboot_sorted &&
-        bsearch(&uid, l->boot_done, l->nboot_sorted, sizeof *l->boot_done, nw_strs_cmp))
-        return true;
-    for (size_t i = l->nboot_sorted; i < l->nboot_done; i++) /* marked this tick */
-        if (strcmp(l->boot_done[i], uid) == 0)
-            return true;
-    return false;
+    return strcmp(((const boot_t *)a)->uid, ((const boot_t *)b)->uid);
 }
 
-static void boot_mark(nw_lifecycle_t *l, const char *uid)
+/* Was uid's token deleted? Its entry is marked seen. */
+static bool boot_done(nw_lifecycle_t *l, const char *uid)
+{
+    boot_t key = {(char *)uid, NULL, false};
+    boot_t *b = l->nboot_sorted
+                    ? bsearch(&key, l->boot_done, l->nboot_sorted, sizeof *l->boot_done, cmp_boot)
+                    : NULL;
+    for (size_t i = l->nboot_sorted; !b && i < l->nboot_done; i++) /* marked this tick */
+        if (strcmp(l->boot_done[i].uid, uid) == 0)
+            b = &l->boot_done[i];
+    if (b)
+        b->seen = true;
+    return b != NULL;
+}
+
+static void boot_mark(nw_lifecycle_t *l, const char *uid, const char *name)
 {
     if (l->nboot_done == l->cap_boot_done) {
         size_t cap = l->cap_boot_done ? 2 * l->cap_boot_done : 64;
-        char **v = realloc(l->boot_done, cap * sizeof *v);
+        boot_t *v = realloc(l->boot_done, cap * sizeof *v);
         if (!v)
             return;
         l->boot_done = v;
         l->cap_boot_done = cap;
     }
-    char *d = strdup(uid);
-    if (d)
-        l->boot_done[l->nboot_done++] = d;
+    boot_t b = {strdup(uid), strdup(name), true};
+    if (b.uid && b.name)
+        l->boot_done[l->nboot_done++] = b;
+    else {
+        free(b.uid);
+        free(b.name);
+    }
 }
 
-/* Does nc's EC2NodeClass use nodewarden's kubeadm bootstrap? */
-static bool boot_class(const nw_kube_snap_t *s, const nw_kube_obj_t *nc)
+/* The memo of o (or *tmp, zeroed, when there is none); *fresh: to be filled. */
+static facts_t *facts(nw_lifecycle_t *l, const nw_kube_obj_t *o, facts_t *tmp, bool *fresh)
 {
-    const char *cls = nw_json_str_at(nc->json, "spec.nodeClassRef.name");
-    const nw_kube_obj_t *o =
-        cls ? nw_kube_cache_snap_get(s, NW_KUBE_EC2NODECLASSES, NULL, cls) : NULL;
-    return o && nw_bootstrap_wanted(o->json);
+    facts_t *f = nw_tickgate_memo(&l->gate, o, fresh);
+    if (f)
+        return f;
+    memset(tmp, 0, sizeof *tmp);
+    *fresh = true;
+    return tmp;
 }
 
-/* Delete nc's token once it is no longer needed (registered, or the NodeClaim is going). */
-static void boot_token_done(nw_lifecycle_t *l, const nw_kube_snap_t *s, const nw_kube_obj_t *nc)
+/* Does nc's EC2NodeClass (its spec.nodeClassRef.name: cname) use nodewarden's kubeadm
+ * bootstrap? */
+static bool boot_class(nw_lifecycle_t *l, const nw_kube_snap_t *s, const char *cname)
 {
-    const char *uid = nw_json_str_at(nc->json, "metadata.uid");
-    if (!uid || boot_done(l, uid) || !boot_class(s, nc))
-        return;
+    const nw_kube_obj_t *o = nw_tickgate_get(&l->classes, s, NW_KUBE_EC2NODECLASSES, cname);
+    if (!o)
+        return false;
+    facts_t tmp;
+    bool fresh;
+    facts_t *f = facts(l, o, &tmp, &fresh);
+    if (fresh)
+        f->boot_wanted = nw_bootstrap_wanted(o->json);
+    return f->boot_wanted;
+}
+
+/* Delete nc's token once it is no longer needed (registered, or the NodeClaim is going);
+ * wanted: boot_class of its EC2NodeClass. False when it wrote (or tried to). */
+static bool boot_token_done(nw_lifecycle_t *l, const nw_kube_obj_t *nc, bool wanted)
+{
+    const char *uid = wanted && nc->uid[0] ? nc->uid : NULL;
+    if (!uid || boot_done(l, uid))
+        return true;
     nw_err_t err = {0};
     if (nw_bootstrap_delete(l->deps->kube, uid, &err) != NW_OK) {
         nw_log_warn("lifecycle", "cannot delete the bootstrap token", NW_LS("nodeclaim", nc->name),
                     NW_LS("error", err.msg));
-        return;
+        return false;
     }
     atomic_fetch_add(&l->tokens_deleted, 1);
-    boot_mark(l, uid);
+    boot_mark(l, uid, nc->name);
+    return false;
 }
 
-/* Keep the uids of NodeClaims that still exist, sorted. */
+/* Keep the NodeClaims that still exist (seen in this pass, or the same uid under the name),
+ * sorted. */
 static void boot_prune(nw_lifecycle_t *l, const nw_kube_snap_t *s)
 {
-    size_t n = nw_kube_cache_snap_count(s, NW_KUBE_NODECLAIMS);
-    const char **live = n ? malloc(n * sizeof *live) : NULL;
-    size_t nl = 0;
-    for (size_t i = 0; live && i < n; i++) {
-        const char *uid =
-            nw_json_str_at(nw_kube_cache_snap_at(s, NW_KUBE_NODECLAIMS, i)->json, "metadata.uid");
-        if (uid)
-            live[nl++] = uid;
-    }
-    if (live)
-        qsort(live, nl, sizeof *live, nw_strs_cmp);
-    int known = n == 0 || live; /* out of memory: keep everything */
     size_t j = 0;
     for (size_t i = 0; i < l->nboot_done; i++) {
-        const char *u = l->boot_done[i];
-        if (known && (!nl || !bsearch(&u, live, nl, sizeof *live, nw_strs_cmp)))
-            free(l->boot_done[i]);
-        else
+        const nw_kube_obj_t *o =
+            l->boot_done[i].seen
+                ? NULL
+                : nw_kube_cache_snap_get(s, NW_KUBE_NODECLAIMS, NULL, l->boot_done[i].name);
+        if (l->boot_done[i].seen || (o && strcmp(o->uid, l->boot_done[i].uid) == 0))
             l->boot_done[j++] = l->boot_done[i];
+        else {
+            free(l->boot_done[i].uid);
+            free(l->boot_done[i].name);
+        }
     }
     l->nboot_done = j;
-    free(live);
-    if (l->nboot_done)
-        qsort(l->boot_done, l->nboot_done, sizeof *l->boot_done, nw_strs_cmp);
+    if (l->nboot_sorted != l->nboot_done)
+        qsort(l->boot_done, l->nboot_done, sizeof *l->boot_done, cmp_boot);
     l->nboot_sorted = l->nboot_done;
 }
 
@@ -417,7 +481,9 @@ static void register_claim(nw_lifecycle_t *l, const nw_kube_snap_t *s, const nw_
         return;
     }
     atomic_fetch_add(&l->registered, 1);
-    boot_token_done(l, s, nc); /* the kubelet has its credentials: the token is spent */
+    /* the kubelet has its credentials: the token is spent */
+    (void)boot_token_done(l, nc,
+                          boot_class(l, s, nw_json_str_at(nc->json, "spec.nodeClassRef.name")));
     static const char *const created[] = {NW_LABEL_NODEPOOL, "topology.kubernetes.io/zone"};
     nw_kmetrics_count_labels(c->series, &NW_KMETRICS_NODES_CREATED, nc->json, created);
     nw_log_info("lifecycle", "registered", NW_LS("nodeclaim", nc->name), NW_LS("node", node->name),
@@ -538,18 +604,26 @@ static bool observed_current(const cJSON *obj)
     return true;
 }
 
-static void nodeclass_status(nw_lifecycle_t *l, const nw_kube_snap_t *s)
+/* false when a class's status is not Ready for its generation (it is resolved again on
+ * every tick until it is) or a write was made or tried */
+static bool nodeclass_status(nw_lifecycle_t *l, const nw_kube_snap_t *s)
 {
     nw_ctl_deps_t *c = l->deps;
     int64_t mono = nw_clock_mono(c->clock);
     int due = mono >= l->next_nodeclass_mono;
+    bool complete = true;
     if (due)
         l->next_nodeclass_mono = mono + NODECLASS_EVERY_NS;
     for (size_t i = 0; i < nw_kube_cache_snap_count(s, NW_KUBE_EC2NODECLASSES); i++) {
         const nw_kube_obj_t *o = nw_kube_cache_snap_at(s, NW_KUBE_EC2NODECLASSES, i);
+        if (!nw_ctl_may_write(c))
+            complete = false;
         if (o->terminating || !nw_ctl_may_write(c))
             continue;
-        if (!due && nw_json_condition(o->json, "Ready") && observed_current(o->json))
+        bool settled = nw_json_condition(o->json, "Ready") && observed_current(o->json);
+        if (!settled)
+            complete = false; /* resolved again on the next tick */
+        if (!due && settled)
             continue; /* between refreshes only new or changed classes are resolved */
         const nw_cloud_class_t *r = NULL;
         nw_err_t err = {0};
@@ -570,6 +644,8 @@ static void nodeclass_status(nw_lifecycle_t *l, const nw_kube_snap_t *s)
         cJSON *probe = cJSON_Duplicate(o->json, 1);
         int need = probe && mutate_status(probe, st) == 0;
         cJSON_Delete(probe);
+        if (need || !probe)
+            complete = false;
         if (need &&
             nw_kube_write_update_retry(c->kube, &nw_kube_client_res_ec2nodeclasses, NULL, o->name,
                                        1, mutate_status, st, 5, NULL, &err) != NW_OK)
@@ -580,6 +656,7 @@ static void nodeclass_status(nw_lifecycle_t *l, const nw_kube_snap_t *s)
                         NW_LB("ready", r->ready), NW_LS("reason", r->reason));
         cJSON_Delete(st);
     }
+    return complete;
 }
 
 #define NC_FINALIZER "karpenter.k8s.aws/termination"
@@ -599,17 +676,23 @@ static bool has_nc_finalizer(const cJSON *obj)
  * controller.go finalize): every class gets karpenter.k8s.aws/termination; a class being
  * deleted keeps it while a NodeClaim refers to it, then the cloud deletes what it made for
  * the class (launch templates, instance profiles) and the finalizer goes. */
-static void nodeclass_finalizers(nw_lifecycle_t *l, const nw_kube_snap_t *s)
+/* false when a write was made or tried */
+static bool nodeclass_finalizers(nw_lifecycle_t *l, const nw_kube_snap_t *s)
 {
     nw_ctl_deps_t *c = l->deps;
-    for (size_t i = 0;
-         i < nw_kube_cache_snap_count(s, NW_KUBE_EC2NODECLASSES) && nw_ctl_may_write(c); i++) {
+    bool complete = true;
+    for (size_t i = 0; i < nw_kube_cache_snap_count(s, NW_KUBE_EC2NODECLASSES); i++) {
+        if (!nw_ctl_may_write(c))
+            return false;
         const nw_kube_obj_t *o = nw_kube_cache_snap_at(s, NW_KUBE_EC2NODECLASSES, i);
         nw_err_t err = {0};
         int has = has_nc_finalizer(o->json);
         if (!o->terminating) {
-            if (!has && nw_kube_write_finalizer_add(c->kube, &nw_kube_client_res_ec2nodeclasses,
-                                                    NULL, o->name, NC_FINALIZER, &err) != NW_OK)
+            if (has)
+                continue;
+            complete = false;
+            if (nw_kube_write_finalizer_add(c->kube, &nw_kube_client_res_ec2nodeclasses, NULL,
+                                            o->name, NC_FINALIZER, &err) != NW_OK)
                 nw_log_warn("lifecycle", "cannot add the EC2NodeClass finalizer",
                             NW_LS("ec2nodeclass", o->name), NW_LS("error", err.msg));
             continue;
@@ -627,6 +710,7 @@ static void nodeclass_finalizers(nw_lifecycle_t *l, const nw_kube_snap_t *s)
         }
         if (claims > 0)
             continue; /* WaitingOnNodeClaimTermination */
+        complete = false;
         if (c->cloud->ops->finalize_class &&
             c->cloud->ops->finalize_class(c->cloud, o->json, &err) != NW_OK) {
             nw_log_warn("lifecycle", "cannot clean up after the EC2NodeClass",
@@ -640,50 +724,125 @@ static void nodeclass_finalizers(nw_lifecycle_t *l, const nw_kube_snap_t *s)
         else
             nw_log_info("lifecycle", "EC2NodeClass finalized", NW_LS("ec2nodeclass", o->name));
     }
+    return complete;
+}
+
+/* The registration timeout: nc never registered in time is deleted; false when it was. */
+static bool registration_timeout(nw_lifecycle_t *l, const nw_kube_obj_t *nc)
+{
+    nw_ctl_deps_t *c = l->deps;
+    char msg[256];
+    snprintf(msg, sizeof msg,
+             "node did not register within the registration timeout (%llds); "
+             "deleting the NodeClaim",
+             (long long)(l->o.registration_timeout_ns / NW_NS_PER_SEC));
+    nw_log_warn("lifecycle", "registration timeout", NW_LS("nodeclaim", nc->name),
+                NW_LS("providerID", nc->provider_id));
+    nw_ctl_event(c, &nw_kube_client_res_nodeclaims, nc->json, "Warning", "RegistrationTimeout",
+                 msg);
+    atomic_fetch_add(&l->reg_timeouts, 1);
+    /* best effort: a NodeClaim left behind times out again next tick */
+    (void)nw_kube_write_delete(c->kube, &nw_kube_client_res_nodeclaims, NULL, nc->name, NULL, NULL,
+                               NULL);
+    return false;
+}
+
+/* One NodeClaim; false when it wrote (or tried to). *due: when its registration times out.
+ * classes_same: no EC2NodeClass changed since the last pass. */
+static bool one_claim(nw_lifecycle_t *l, const nw_kube_snap_t *s, const nw_kube_obj_t *nc,
+                      int64_t now, bool classes_same, int64_t *due)
+{
+    facts_t tmp;
+    bool fresh;
+    facts_t *f = facts(l, nc, &tmp, &fresh);
+    if (fresh) {
+        f->registered = is_true(nc->json, "Registered");
+        f->initialized = is_true(nc->json, "Initialized");
+        f->launched = launched_at(nc->json);
+        f->cname = nw_json_str_at(nc->json, "spec.nodeClassRef.name");
+        f->has_pid = nc->provider_id[0] != 0;
+    }
+    if (!classes_same)
+        f->boot_known = false;
+    /* f may move with the next memo lookup (boot_class): copy what is needed */
+    facts_t now_f = *f;
+    bool complete = true;
+    if (nc->terminating || now_f.registered) {
+        bool wanted = now_f.boot;
+        if (!now_f.boot_known) {
+            wanted = boot_class(l, s, now_f.cname);
+            f = facts(l, nc, &tmp, &fresh);
+            f->boot = wanted;
+            f->boot_known = true;
+        }
+        complete = boot_token_done(l, nc, wanted); /* once per NodeClaim and process */
+    }
+    if (nc->terminating)
+        return complete; /* scaler/termination */
+    if (!now_f.has_pid)
+        return complete;
+    if (now_f.registered && now_f.initialized)
+        return complete;
+    const nw_kube_obj_t *node = nw_kube_cache_snap_node_by_provider_id(s, nc->provider_id);
+    if (!now_f.registered) {
+        if (node && !node->terminating) {
+            register_claim(l, s, nc, node);
+            return false;
+        }
+        if (now_f.launched && now - now_f.launched > l->o.registration_timeout_ns)
+            return registration_timeout(l, nc);
+        if (now_f.launched) /* not a moment later than needed */
+            *due = nw_tickgate_min(*due, now_f.launched + l->o.registration_timeout_ns + 1);
+        return complete;
+    }
+    if (!node)
+        return complete;
+    /* Karpenter's initialization checks read the NodeClaim and the Node: judged again when
+     * either changes */
+    bool init_ok = now_f.init_ok;
+    if (now_f.init_node != node) {
+        const char *why = NULL;
+        init_ok = node_initialized(nc->json, node->json, &why);
+        f = facts(l, nc, &tmp, &fresh);
+        f->init_node = node;
+        f->init_ok = init_ok;
+    }
+    if (!init_ok)
+        return complete;
+    initialize_claim(l, nc, node);
+    return false;
 }
 
 void nw_lifecycle_tick(nw_lifecycle_t *l, const nw_kube_snap_t *s)
 {
     nw_ctl_deps_t *c = l->deps;
-    nodeclass_finalizers(l, s);
-    nodeclass_status(l, s);
-    int64_t now = nw_clock_now(c->clock);
-    for (size_t i = 0; i < nw_kube_cache_snap_count(s, NW_KUBE_NODECLAIMS) && nw_ctl_may_write(c);
-         i++) {
-        const nw_kube_obj_t *nc = nw_kube_cache_snap_at(s, NW_KUBE_NODECLAIMS, i);
-        if (nc->terminating || is_true(nc->json, "Registered"))
-            boot_token_done(l, s, nc); /* once per NodeClaim and process */
-        if (nc->terminating)
-            continue; /* scaler/termination */
-        if (!nc->provider_id[0])
-            continue;
-        const nw_kube_obj_t *node = nw_kube_cache_snap_node_by_provider_id(s, nc->provider_id);
-        if (!is_true(nc->json, "Registered")) {
-            if (node && !node->terminating) {
-                register_claim(l, s, nc, node);
-                continue;
-            }
-            int64_t t = launched_at(nc->json);
-            if (t && now - t > l->o.registration_timeout_ns) {
-                char msg[256];
-                snprintf(msg, sizeof msg,
-                         "node did not register within the registration timeout (%llds); "
-                         "deleting the NodeClaim",
-                         (long long)(l->o.registration_timeout_ns / NW_NS_PER_SEC));
-                nw_log_warn("lifecycle", "registration timeout", NW_LS("nodeclaim", nc->name),
-                            NW_LS("providerID", nc->provider_id));
-                nw_ctl_event(c, &nw_kube_client_res_nodeclaims, nc->json, "Warning",
-                             "RegistrationTimeout", msg);
-                atomic_fetch_add(&l->reg_timeouts, 1);
-                /* best effort: a NodeClaim left behind times out again next tick */
-                (void)nw_kube_write_delete(c->kube, &nw_kube_client_res_nodeclaims, NULL, nc->name,
-                                           NULL, NULL, NULL);
-            }
-            continue;
+    int64_t now = nw_clock_now(c->clock), mono = nw_clock_mono(c->clock);
+    memset(&l->classes, 0, sizeof l->classes);
+    /* the EC2NodeClasses: their finalizer and status, when one of them or a NodeClaim
+     * changed or the status refresh is due */
+    if (!nw_tickgate_quiet(&l->classes_gate, s, mono, now)) {
+        bool complete = nodeclass_finalizers(l, s);
+        complete &= nodeclass_status(l, s);
+        nw_tickgate_ran(&l->classes_gate, s, complete, l->next_nodeclass_mono, NW_TICKGATE_NEVER);
+    }
+    /* the NodeClaims: nothing when no NodeClaim, Node or EC2NodeClass changed and no
+     * registration timeout is due */
+    if (nw_tickgate_quiet(&l->gate, s, mono, now))
+        return;
+    bool classes_same = nw_tickgate_same(&l->gate, s, NW_KUBE_EC2NODECLASSES);
+    bool complete = true;
+    for (size_t i = 0; i < l->nboot_done; i++)
+        l->boot_done[i].seen = false;
+    int64_t due = NW_TICKGATE_NEVER;
+    for (size_t i = 0; i < nw_kube_cache_snap_count(s, NW_KUBE_NODECLAIMS); i++) {
+        if (!nw_ctl_may_write(c)) {
+            complete = false;
+            break;
         }
-        if (node && !is_true(nc->json, "Initialized"))
-            initialize_claim(l, nc, node);
+        complete &= one_claim(l, s, nw_kube_cache_snap_at(s, NW_KUBE_NODECLAIMS, i), now,
+                              classes_same, &due);
     }
     if (nw_ctl_may_write(c))
         boot_prune(l, s);
+    nw_tickgate_ran(&l->gate, s, complete, NW_TICKGATE_NEVER, due);
 }

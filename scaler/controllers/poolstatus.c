@@ -12,6 +12,8 @@
 #include "api/nodepool.h"
 #include "api/quantity.h"
 #include "common/log.h"
+#include "scaler/controllers/tickgate.h"
+#include "scaler/controllers/uidmap.h"
 
 #define MAX_RES 32
 #define REWRITE_SAME_NS (30 * NW_NS_PER_SEC)
@@ -150,28 +152,20 @@ static void res_add_map(res_t *r, int *n, const cJSON *map)
     }
 }
 
-static cJSON *resources_json(const nw_poolstatus_in_t *in, int *count)
+/* the resources every pool's status has, at zero */
+static void res_base(res_t *r, int *n)
 {
-    res_t r[MAX_RES];
-    memset(r, 0, sizeof r);
-    int n = 0;
+    memset(r, 0, MAX_RES * sizeof *r);
+    *n = 0;
     static const char *const base[] = {"cpu", "memory", "pods", "ephemeral-storage", "nodes"};
     for (size_t i = 0; i < sizeof base / sizeof *base; i++)
-        res_add(r, &n, base[i], nw_quantity_from_milli(0, NW_QTY_DECIMAL_SI));
-    *count = 0;
-    for (size_t i = 0; i < in->nclaims; i++) {
-        const cJSON *nc = in->claims[i];
-        if (nw_json_get(nw_json_get(nc, "metadata"), "deletionTimestamp") ||
-            !nw_json_str(nw_json_get(nc, "status"), "providerID"))
-            continue;
-        const cJSON *node = in->claim_nodes ? in->claim_nodes[i] : NULL;
-        const cJSON *cap = nw_json_get(nw_json_get(node, "status"), "capacity");
-        if (!cJSON_IsObject(cap) || !cap->child)
-            cap = nw_json_get(nw_json_get(nc, "status"), "capacity");
-        res_add_map(r, &n, cap);
-        (*count)++;
-    }
-    res_add(r, &n, "nodes", nw_quantity_from_milli((int64_t)*count * 1000, NW_QTY_DECIMAL_SI));
+        res_add(r, n, base[i], nw_quantity_from_milli(0, NW_QTY_DECIMAL_SI));
+}
+
+/* status.resources: the sums, and nodes = count */
+static cJSON *res_render(res_t *r, int n, int count)
+{
+    res_add(r, &n, "nodes", nw_quantity_from_milli((int64_t)count * 1000, NW_QTY_DECIMAL_SI));
     cJSON *o = cJSON_CreateObject();
     for (int i = 0; o && i < n; i++) {
         char buf[NW_QUANTITY_STR_MAX];
@@ -179,6 +173,38 @@ static cJSON *resources_json(const nw_poolstatus_in_t *in, int *count)
         cJSON_AddStringToObject(o, r[i].name, buf);
     }
     return o;
+}
+
+/* Is the NodeClaim counted (launched and not being deleted)? */
+static bool claim_counts(const cJSON *nc)
+{
+    return !nw_json_get(nw_json_get(nc, "metadata"), "deletionTimestamp") &&
+           nw_json_str(nw_json_get(nc, "status"), "providerID");
+}
+
+/* The capacity a counted NodeClaim adds: its live Node's (node may be NULL), else its own. */
+static const cJSON *claim_capacity(const cJSON *nc, const cJSON *node)
+{
+    const cJSON *cap = nw_json_get(nw_json_get(node, "status"), "capacity");
+    if (!cJSON_IsObject(cap) || !cap->child)
+        cap = nw_json_get(nw_json_get(nc, "status"), "capacity");
+    return cap;
+}
+
+static cJSON *resources_json(const nw_poolstatus_in_t *in, int *count)
+{
+    res_t r[MAX_RES];
+    int n;
+    res_base(r, &n);
+    *count = 0;
+    for (size_t i = 0; i < in->nclaims; i++) {
+        const cJSON *nc = in->claims[i];
+        if (!claim_counts(nc))
+            continue;
+        res_add_map(r, &n, claim_capacity(nc, in->claim_nodes ? in->claim_nodes[i] : NULL));
+        (*count)++;
+    }
+    return res_render(r, n, *count);
 }
 
 /* ---- one pool ---- */
@@ -307,15 +333,18 @@ static void ready(cJSON *conds, double gen, int64_t now)
         cond_set(conds, "Ready", "Unknown", "ReconcilingDependents", msg, gen, now);
 }
 
-cJSON *nw_poolstatus_compute(const nw_poolstatus_in_t *in)
+/* nw_poolstatus_compute; resources (non-NULL): status.resources summed by the controller
+ * (it keeps each NodeClaim's parsed capacity between passes) with nodes the NodeClaims
+ * counted, instead of summing in->claims */
+static cJSON *compute(const nw_poolstatus_in_t *in, const cJSON *resources, int nodes)
 {
     const cJSON *old = nw_json_get(in->nodepool, "status");
     cJSON *st = cJSON_IsObject(old) ? cJSON_Duplicate(old, 1) : cJSON_CreateObject();
     if (!st)
         return NULL;
     double gen = generation(in->nodepool);
-    int count = 0;
-    cJSON *res = resources_json(in, &count);
+    int count = nodes;
+    cJSON *res = resources ? cJSON_Duplicate(resources, 1) : resources_json(in, &count);
     cJSON_DeleteItemFromObjectCaseSensitive(st, "resources");
     if (res)
         cJSON_AddItemToObject(st, "resources", res);
@@ -336,6 +365,11 @@ cJSON *nw_poolstatus_compute(const nw_poolstatus_in_t *in)
     budgets_valid(conds, in->nodepool, gen, in->now_ns);
     ready(conds, gen, in->now_ns);
     return st;
+}
+
+cJSON *nw_poolstatus_compute(const nw_poolstatus_in_t *in)
+{
+    return compute(in, NULL, 0);
 }
 
 bool nw_poolstatus_validate(const cJSON *nodepool, char *msg, size_t n)
@@ -392,15 +426,75 @@ typedef struct {
     int seen;
 } pool_t;
 
+#define MEMO_RES 8   /* resources of a capacity kept parsed; more: read from the JSON each pass */
+#define MAX_NAMES 64 /* resource names told apart by a number (the first five: res_base's) */
+#define NAME_LEN 96  /* res_t's name: longer names are left to the JSON path */
+
+/* What a NodeClaim's version says (the memo of tickgate.h): its condition times, and the
+ * capacity it adds to its pool's status.resources, parsed. */
+typedef struct {
+    int64_t reg, launched; /* true_since Registered, Launched */
+    bool created_ok;       /* metadata.creationTimestamp parsed into created */
+    int64_t created;
+    bool counts; /* claim_counts */
+    bool has_uid, has_pool, has_pid;
+    uint64_t cepoch; /* cidx is its claim_t's index while the claims' epoch is cepoch */
+    size_t cidx;
+    bool pool_known;  /* pool_at: its NodePool's place in the snapshot, while none changes */
+    long pool_at;     /* -1: no NodePool of its label */
+    bool res_known;   /* res is the capacity of node */
+    const void *node; /* the live Node whose capacity it is (NULL: the NodeClaim's own) */
+    int nres;         /* -1: not kept (more than MEMO_RES, or a name not numbered) */
+    struct {
+        unsigned char name; /* in nw_poolstatus_t.names */
+        nw_quantity_t q;
+    } res[MEMO_RES];
+} claim_facts_t;
+
 struct nw_poolstatus {
     nw_ctl_deps_t *deps;
     int64_t registration_timeout_ns;
     claim_t *c;
     size_t nc, ccap;
+    nw_uidmap_t by_uid; /* claim uid -> its index in c */
+    uint64_t cepoch;    /* changes whenever claims move in c */
     pool_t *p;
     size_t np, pcap;
     int64_t term_start_ns;
+    nw_tickgate_t gate;              /* NodePools, EC2NodeClasses, NodeClaims, Nodes */
+    char names[MAX_NAMES][NAME_LEN]; /* resource names by number, in the order first seen */
+    int nnames;
+    /* this pass: the NodeClaims of each NodePool (by its place in the snapshot), in key order */
+    const nw_kube_obj_t **by_pool;
+    size_t *pool_first, *pool_n, cap_by_pool, cap_pools;
 };
+
+/* The number of resource name `name`, or -1 (too long, or no room left). */
+static int name_id(nw_poolstatus_t *p, const char *name)
+{
+    if (strlen(name) >= NAME_LEN)
+        return -1;
+    for (int i = 0; i < p->nnames; i++)
+        if (strcmp(p->names[i], name) == 0)
+            return i;
+    if (p->nnames == MAX_NAMES)
+        return -1;
+    snprintf(p->names[p->nnames], NAME_LEN, "%s", name);
+    return p->nnames++;
+}
+
+static void gate_init(nw_poolstatus_t *p)
+{
+    static const char *const base[] = {"cpu", "memory", "pods", "ephemeral-storage", "nodes"};
+    p->nnames = 0;
+    for (size_t i = 0; i < sizeof base / sizeof *base; i++)
+        (void)name_id(p, base[i]); /* numbers 0-4, res_base's order */
+    nw_tickgate_init(&p->gate,
+                     NW_TICKGATE_KIND(NW_KUBE_NODEPOOLS) |
+                         NW_TICKGATE_KIND(NW_KUBE_EC2NODECLASSES) |
+                         NW_TICKGATE_KIND(NW_KUBE_NODECLAIMS) | NW_TICKGATE_KIND(NW_KUBE_NODES),
+                     sizeof(claim_facts_t));
+}
 
 nw_poolstatus_t *nw_poolstatus_new(nw_ctl_deps_t *deps, int64_t registration_timeout_ns)
 {
@@ -408,6 +502,7 @@ nw_poolstatus_t *nw_poolstatus_new(nw_ctl_deps_t *deps, int64_t registration_tim
     if (p) {
         p->deps = deps;
         p->registration_timeout_ns = registration_timeout_ns;
+        gate_init(p);
     }
     return p;
 }
@@ -422,16 +517,24 @@ void nw_poolstatus_reset(nw_poolstatus_t *p)
     }
     free(p->p);
     free(p->c);
+    free(p->by_pool);
+    free(p->pool_first);
+    free(p->pool_n);
+    nw_uidmap_free(&p->by_uid);
+    nw_tickgate_cleanup(&p->gate);
     nw_ctl_deps_t *deps = p->deps; /* what it was built with stays */
     int64_t timeout = p->registration_timeout_ns;
     memset(p, 0, sizeof *p);
     p->deps = deps;
     p->registration_timeout_ns = timeout;
+    gate_init(p);
 }
 
 void nw_poolstatus_free(nw_poolstatus_t *p)
 {
     nw_poolstatus_reset(p);
+    if (p)
+        nw_tickgate_cleanup(&p->gate);
     free(p);
 }
 
@@ -474,9 +577,9 @@ static void pool_event(nw_poolstatus_t *p, const nw_kube_snap_t *s, const char *
 static claim_t *claim_get(nw_poolstatus_t *p, const char *uid, int *fresh)
 {
     *fresh = 0;
-    for (size_t i = 0; i < p->nc; i++)
-        if (strcmp(p->c[i].uid, uid) == 0)
-            return &p->c[i];
+    long at = nw_uidmap_get(&p->by_uid, uid);
+    if (at >= 0 && (size_t)at < p->nc && strcmp(p->c[at].uid, uid) == 0)
+        return &p->c[at];
     if (p->nc == p->ccap) {
         size_t cap = p->ccap ? p->ccap * 2 : 32;
         claim_t *nv = realloc(p->c, cap * sizeof *nv);
@@ -485,9 +588,12 @@ static claim_t *claim_get(nw_poolstatus_t *p, const char *uid, int *fresh)
         p->c = nv;
         p->ccap = cap;
     }
-    claim_t *e = &p->c[p->nc++];
+    claim_t *e = &p->c[p->nc];
     memset(e, 0, sizeof *e);
     snprintf(e->uid, sizeof e->uid, "%s", uid);
+    if (nw_uidmap_put(&p->by_uid, e->uid, (long)p->nc) != NW_OK)
+        return NULL;
+    p->nc++;
     *fresh = 1;
     return e;
 }
@@ -508,6 +614,28 @@ static int64_t true_since(const cJSON *obj, const char *type)
     return 0;
 }
 
+/* The facts of NodeClaim nc (memo, or read now into *tmp); *fresh: just read. */
+static claim_facts_t *claim_facts(nw_poolstatus_t *p, const nw_kube_obj_t *nc, claim_facts_t *tmp,
+                                  bool *fresh)
+{
+    claim_facts_t *f = nw_tickgate_memo(&p->gate, nc, fresh);
+    if (f && !*fresh)
+        return f;
+    if (!f)
+        f = tmp;
+    *fresh = true;
+    memset(f, 0, sizeof *f);
+    f->reg = true_since(nc->json, "Registered");
+    f->launched = true_since(nc->json, "Launched");
+    const char *ct = nw_json_str_at(nc->json, "metadata.creationTimestamp");
+    f->created_ok = ct && nw_clock_time_parse(ct, &f->created) == NW_OK;
+    f->counts = claim_counts(nc->json);
+    f->has_uid = nc->uid[0] != 0;
+    f->has_pool = nc->nodepool[0] != 0;
+    f->has_pid = nc->provider_id[0] != 0;
+    return f;
+}
+
 /* Registrations (healthy) and registration timeouts (unhealthy) seen since the last pass. */
 static void observe(nw_ctl_deps_t *c, nw_poolstatus_t *p, const nw_kube_snap_t *s, int64_t now)
 {
@@ -515,24 +643,32 @@ static void observe(nw_ctl_deps_t *c, nw_poolstatus_t *p, const nw_kube_snap_t *
         p->c[i].seen = 0;
     for (size_t i = 0; i < nw_kube_cache_snap_count(s, NW_KUBE_NODECLAIMS); i++) {
         const nw_kube_obj_t *nc = nw_kube_cache_snap_at(s, NW_KUBE_NODECLAIMS, i);
-        if (!nc->uid[0] || !nc->nodepool[0])
+        claim_facts_t tmp;
+        bool changed;
+        claim_facts_t *f = claim_facts(p, nc, &tmp, &changed);
+        if (!f->has_uid || !f->has_pool)
             continue;
         int fresh = 0;
-        claim_t *e = claim_get(p, nc->uid, &fresh);
-        if (!e)
-            continue;
+        claim_t *e;
+        if (!changed && f->cepoch == p->cepoch && f->cidx < p->nc)
+            e = &p->c[f->cidx]; /* the same NodeClaim as the last pass, at the same place */
+        else {
+            e = claim_get(p, nc->uid, &fresh);
+            if (!e)
+                continue;
+            snprintf(e->pool, sizeof e->pool, "%s", nc->nodepool);
+            if (f != &tmp) {
+                f->cepoch = p->cepoch;
+                f->cidx = (size_t)(e - p->c);
+            }
+        }
         e->seen = 1;
-        snprintf(e->pool, sizeof e->pool, "%s", nc->nodepool);
-        int64_t reg = true_since(nc->json, "Registered");
-        int64_t launched = true_since(nc->json, "Launched");
+        int64_t reg = f->reg;
+        int64_t launched = f->launched;
         if (launched > 1)
             e->launched_ns = launched;
-        else if (!e->launched_ns) {
-            const char *ct = nw_json_str_at(nc->json, "metadata.creationTimestamp");
-            if (ct)
-                /* unparsable: stays 0 (unknown) */
-                (void)nw_clock_time_parse(ct, &e->launched_ns);
-        }
+        else if (!e->launched_ns && f->created_ok)
+            e->launched_ns = f->created; /* unparsable: stays 0 (unknown) */
         if (fresh && reg) {
             /* registered before this term began: not an outcome we observed */
             e->registered = 1;
@@ -560,7 +696,18 @@ static void observe(nw_ctl_deps_t *c, nw_poolstatus_t *p, const nw_kube_snap_t *
             now - e->launched_ns >= p->registration_timeout_ns)
             pool_event(p, s, e->pool, 0);
     }
-    p->nc = k;
+    if (k != p->nc) { /* the indexes moved */
+        p->nc = k;
+        p->cepoch++;
+        nw_uidmap_clear(&p->by_uid);
+        for (size_t i = 0; i < p->nc; i++)
+            if (nw_uidmap_put(&p->by_uid, p->c[i].uid, (long)i) != NW_OK) {
+                /* out of memory: a linear walk finds nothing, so start over */
+                nw_uidmap_clear(&p->by_uid);
+                p->nc = 0;
+                break;
+            }
+    }
 }
 
 typedef struct {
@@ -577,32 +724,154 @@ static int mutate_status(cJSON *obj, void *ud)
     return 0;
 }
 
-/* The pool's NodeClaims (cj) and their live Nodes (nj, NULL where none), n of them;
- * false: out of memory. */
-static bool pool_claims(const nw_kube_snap_t *s, const nw_kube_obj_t *pool, const cJSON ***cj_out,
-                        const cJSON ***nj_out, size_t *n_out)
+/* The NodeClaims of each NodePool of s, into p->by_pool by the pool's place in the snapshot:
+ * the NodeClaims of its label in key order, as nw_kube_cache_snap_nodeclaims_for_nodepool
+ * gives them. pools_same: no NodePool changed since the last pass. False on out of memory. */
+static bool bucket_claims(nw_poolstatus_t *p, const nw_kube_snap_t *s, bool pools_same)
 {
-    const nw_kube_obj_t *const *claims = NULL;
-    size_t n = nw_kube_cache_snap_nodeclaims_for_nodepool(s, pool->name, &claims);
-    const cJSON **cj = n ? calloc(n, sizeof *cj) : NULL;
-    const cJSON **nj = n ? calloc(n, sizeof *nj) : NULL;
-    if (n && (!cj || !nj)) {
-        free(cj);
-        free(nj);
-        return false;
+    size_t nc = nw_kube_cache_snap_count(s, NW_KUBE_NODECLAIMS);
+    size_t np = nw_kube_cache_snap_count(s, NW_KUBE_NODEPOOLS);
+    if (nc > p->cap_by_pool) {
+        const nw_kube_obj_t **v = realloc(p->by_pool, nc * sizeof *v);
+        if (!v)
+            return false;
+        p->by_pool = v;
+        p->cap_by_pool = nc;
     }
-    for (size_t i = 0; i < n; i++) {
-        cj[i] = claims[i]->json;
-        const nw_kube_obj_t *node =
-            claims[i]->provider_id[0]
-                ? nw_kube_cache_snap_node_by_provider_id(s, claims[i]->provider_id)
-                : NULL;
-        nj[i] = node && !node->terminating ? node->json : NULL;
+    if (np + 1 > p->cap_pools) {
+        size_t *f = realloc(p->pool_first, (np + 1) * sizeof *f);
+        if (f)
+            p->pool_first = f;
+        size_t *n = realloc(p->pool_n, (np + 1) * sizeof *n);
+        if (n)
+            p->pool_n = n;
+        if (!f || !n)
+            return false;
+        p->cap_pools = np + 1;
     }
-    *cj_out = cj;
-    *nj_out = nj;
-    *n_out = n;
+    memset(p->pool_n, 0, (np + 1) * sizeof *p->pool_n);
+    nw_tickgate_last_t last = {0};
+    /* count, then place: two passes over the NodeClaims (the memo answers the second) */
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass) {
+            size_t off = 0;
+            for (size_t j = 0; j < np; j++) {
+                p->pool_first[j] = off;
+                off += p->pool_n[j];
+                p->pool_n[j] = 0;
+            }
+        }
+        for (size_t i = 0; i < nc; i++) {
+            const nw_kube_obj_t *o = nw_kube_cache_snap_at(s, NW_KUBE_NODECLAIMS, i);
+            claim_facts_t tmp;
+            bool changed;
+            claim_facts_t *f = claim_facts(p, o, &tmp, &changed);
+            if (changed || !f->pool_known || !pools_same) {
+                const nw_kube_obj_t *po =
+                    f->has_pool ? nw_tickgate_get(&last, s, NW_KUBE_NODEPOOLS, o->nodepool) : NULL;
+                f->pool_at = -1;
+                for (size_t j = 0; po && j < np; j++)
+                    if (nw_kube_cache_snap_at(s, NW_KUBE_NODEPOOLS, j) == po)
+                        f->pool_at = (long)j;
+                f->pool_known = f != &tmp;
+                if (!f->pool_known)
+                    return false; /* out of memory: the second pass would not know */
+            }
+            if (f->pool_at < 0)
+                continue;
+            size_t j = (size_t)f->pool_at;
+            if (pass)
+                p->by_pool[p->pool_first[j] + p->pool_n[j]] = o;
+            p->pool_n[j]++;
+        }
+    }
     return true;
+}
+
+/* Add q to the sum of resource name number id (res_add by number; pos: each number's place
+ * in r, -1: not found yet). */
+static void res_add_id(const nw_poolstatus_t *p, res_t *r, int *n, int *pos, int id,
+                       nw_quantity_t q)
+{
+    if (pos[id] < 0)
+        for (int i = 0; i < *n; i++) /* added by name (res_add_map) */
+            if (strcmp(r[i].name, p->names[id]) == 0)
+                pos[id] = i;
+    if (pos[id] >= 0) {
+        nw_quantity_t sum;
+        if (nw_quantity_add(r[pos[id]].q, q, &sum, NULL) == NW_OK)
+            r[pos[id]].q = sum;
+        return;
+    }
+    if (*n < MAX_RES) {
+        snprintf(r[*n].name, sizeof r[*n].name, "%s", p->names[id]);
+        r[*n].q = q;
+        pos[id] = (*n)++;
+    }
+}
+
+/* The pool's status.resources (owned; NULL on out of memory) and the NodeClaims counted:
+ * as nw_poolstatus_compute sums them, from each NodeClaim's capacity parsed once per
+ * version of it and of its Node. claims: the pool's n NodeClaims, in key order. */
+static cJSON *pool_resources(nw_poolstatus_t *p, const nw_kube_snap_t *s,
+                             const nw_kube_obj_t *const *claims, size_t n, bool nodes_same,
+                             int *count)
+{
+    res_t r[MAX_RES];
+    int nr, pos[MAX_NAMES];
+    res_base(r, &nr);
+    for (int i = 0; i < MAX_NAMES; i++)
+        pos[i] = i < nr ? i : -1; /* res_base's names are numbers 0-4, in its order */
+    *count = 0;
+    for (size_t i = 0; i < n; i++) {
+        claim_facts_t tmp;
+        bool changed;
+        claim_facts_t *f = claim_facts(p, claims[i], &tmp, &changed);
+        if (!f->counts)
+            continue;
+        const nw_kube_obj_t *node;
+        if (!changed && f->res_known && nodes_same)
+            node = f->node; /* the same NodeClaim and the same Nodes: the same Node */
+        else {
+            node = f->has_pid ? nw_kube_cache_snap_node_by_provider_id(s, claims[i]->provider_id)
+                              : NULL;
+            if (node && node->terminating)
+                node = NULL;
+        }
+        if (!f->res_known || f->node != node) {
+            const cJSON *cap = claim_capacity(claims[i]->json, node ? node->json : NULL);
+            f->res_known = true;
+            f->node = node;
+            f->nres = 0;
+            const cJSON *v;
+            cJSON_ArrayForEach(v, cap)
+            {
+                nw_quantity_t q;
+                if (!v->string || !cJSON_IsString(v) ||
+                    nw_quantity_parse(v->valuestring, &q, NULL) != NW_OK)
+                    continue;
+                int id = f->nres < MEMO_RES ? name_id(p, v->string) : -1;
+                if (id < 0) {
+                    f->nres = -1;
+                    break;
+                }
+                f->res[f->nres].name = (unsigned char)id;
+                f->res[f->nres++].q = q;
+            }
+            if (f->nres < 0) {
+                res_add_map(r, &nr, cap);
+                f->res_known = false; /* not kept: read from the JSON every pass */
+                (*count)++;
+                continue;
+            }
+            if (f == &tmp)
+                f->res_known = false; /* out of memory: not kept */
+        }
+        for (int k = 0; k < f->nres; k++)
+            res_add_id(p, r, &nr, pos, f->res[k].name, f->res[k].q);
+        (*count)++;
+    }
+    return res_render(r, nr, *count);
 }
 
 /* The pool to compute the status from. A snapshot taken before our last write landed still
@@ -663,17 +932,19 @@ static void write_status(nw_ctl_deps_t *c, pool_t *e, const nw_kube_obj_t *pool,
     cJSON_Delete(out);
 }
 
-static void one_pool(nw_ctl_deps_t *c, nw_poolstatus_t *p, const nw_kube_snap_t *s,
-                     const nw_kube_obj_t *pool, int64_t now)
+/* false when it wrote the status (or tried to); *due: when what it decided goes stale */
+static bool one_pool(nw_ctl_deps_t *c, nw_poolstatus_t *p, const nw_kube_snap_t *s,
+                     const nw_kube_obj_t *const *claims, size_t nclaims, const nw_kube_obj_t *pool,
+                     int64_t now, bool nodes_same, int64_t *due)
 {
     pool_t *e = pool_get(p, pool->uid[0] ? pool->uid : pool->name);
     if (!e)
-        return;
+        return false;
     e->seen = 1;
-    const cJSON **cj = NULL, **nj = NULL;
-    size_t n = 0;
-    if (!pool_claims(s, pool, &cj, &nj, &n))
-        return;
+    int count = 0;
+    cJSON *res = pool_resources(p, s, claims, nclaims, nodes_same, &count);
+    if (!res)
+        return false;
     const char *cname = nw_json_str_at(pool->json, "spec.template.spec.nodeClassRef.name");
     const nw_kube_obj_t *class =
         cname ? nw_kube_cache_snap_get(s, NW_KUBE_EC2NODECLASSES, NULL, cname) : NULL;
@@ -687,17 +958,20 @@ static void one_pool(nw_ctl_deps_t *c, nw_poolstatus_t *p, const nw_kube_snap_t 
     int64_t mono = nw_clock_mono(c->clock);
     cJSON *tmp;
     const cJSON *base = status_base(e, pool, mono, &tmp);
+    if (e->written) /* dropped REWRITE_SAME_NS after our write if the cache never shows it */
+        *due = nw_tickgate_min(*due, e->written_mono + REWRITE_SAME_NS + 1);
     nw_reghealth_t before = e->t;
-    nw_poolstatus_in_t in = {
-        base, class ? class->json : NULL, cj, nj, n, valid ? NULL : verr, &e->t, e->events, e->nev,
-        now};
-    cJSON *st = nw_poolstatus_compute(&in);
-    free(cj);
-    free(nj);
+    nw_poolstatus_in_t in = {base,   class ? class->json : NULL,
+                             NULL,   NULL,
+                             0,      valid ? NULL : verr,
+                             &e->t,  e->events,
+                             e->nev, now};
+    cJSON *st = compute(&in, res, count);
+    cJSON_Delete(res);
     if (!st) {
         e->t = before;
         cJSON_Delete(tmp);
-        return;
+        return false;
     }
     char *txt = cJSON_PrintUnformatted(st);
     int same_as_cache = cJSON_Compare(nw_json_get(base, "status"), st, 1);
@@ -705,13 +979,16 @@ static void one_pool(nw_ctl_deps_t *c, nw_poolstatus_t *p, const nw_kube_snap_t 
     int same_as_last = txt && e->last_written && strcmp(txt, e->last_written) == 0 &&
                        mono - e->written_mono < REWRITE_SAME_NS;
     if (same_as_cache || same_as_last) {
+        if (!same_as_cache) /* written again once REWRITE_SAME_NS has passed */
+            *due = nw_tickgate_min(*due, e->written_mono + REWRITE_SAME_NS);
         e->nev = 0;
         free(txt);
         cJSON_Delete(st);
-        return;
+        return true;
     }
     write_status(c, e, pool, st, txt, &before, mono);
     cJSON_Delete(st);
+    return false;
 }
 
 void nw_poolstatus_tick(nw_poolstatus_t *p, const nw_kube_snap_t *s)
@@ -719,17 +996,36 @@ void nw_poolstatus_tick(nw_poolstatus_t *p, const nw_kube_snap_t *s)
     if (!p)
         return;
     nw_ctl_deps_t *c = p->deps;
-    int64_t now = nw_clock_now(c->clock);
+    int64_t now = nw_clock_now(c->clock), mono = nw_clock_mono(c->clock);
     if (!p->term_start_ns)
         p->term_start_ns = now;
+    /* nothing the statuses are computed from changed, and no write is to be repeated */
+    if (nw_tickgate_quiet(&p->gate, s, mono, now))
+        return;
+    bool nodes_same = nw_tickgate_same(&p->gate, s, NW_KUBE_NODES);
+    bool pools_same = nw_tickgate_same(&p->gate, s, NW_KUBE_NODEPOOLS);
     observe(c, p, s, now);
+    bool bucketed = bucket_claims(p, s, pools_same), complete = true;
+    int64_t due = NW_TICKGATE_NEVER;
     for (size_t i = 0; i < p->np; i++)
         p->p[i].seen = 0;
-    for (size_t i = 0; i < nw_kube_cache_snap_count(s, NW_KUBE_NODEPOOLS) && nw_ctl_may_write(c);
-         i++) {
+    for (size_t i = 0; i < nw_kube_cache_snap_count(s, NW_KUBE_NODEPOOLS); i++) {
+        if (!nw_ctl_may_write(c)) {
+            complete = false;
+            break;
+        }
         const nw_kube_obj_t *pool = nw_kube_cache_snap_at(s, NW_KUBE_NODEPOOLS, i);
-        if (!pool->terminating)
-            one_pool(c, p, s, pool, now);
+        if (pool->terminating)
+            continue;
+        const nw_kube_obj_t *const *claims = NULL;
+        size_t n;
+        if (bucketed) {
+            claims = p->by_pool + p->pool_first[i];
+            n = p->pool_n[i];
+        } else /* out of memory: the index */
+            n = nw_kube_cache_snap_nodeclaims_for_nodepool(s, pool->name, &claims);
+        if (!one_pool(c, p, s, claims, n, pool, now, nodes_same, &due))
+            complete = false;
     }
     /* forget pools that are gone */
     size_t k = 0;
@@ -742,4 +1038,5 @@ void nw_poolstatus_tick(nw_poolstatus_t *p, const nw_kube_snap_t *s)
         }
     }
     p->np = k;
+    nw_tickgate_ran(&p->gate, s, complete, due, NW_TICKGATE_NEVER);
 }

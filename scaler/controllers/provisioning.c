@@ -18,6 +18,7 @@
 #include "common/log.h"
 #include "common/strs.h"
 #include "scaler/controllers/provisioning.h"
+#include "scaler/controllers/tickgate.h"
 #include "scaler/nodeclaim/nodeclaim.h"
 #include "scaler/metrics/kmetrics.h"
 #include "scaler/state/simsnap.h"
@@ -35,7 +36,24 @@ struct nw_provisioning {
     size_t nseen;
     uint64_t ice_deletes; /* nw_nodeclaim_ice_deletes when last looked at */
     _Atomic uint64_t solves;
+    /* the triggers of the last tick: their number, the snapshot generation they were found
+     * in, and whether each of them was counted in seen_uids then (a tick on the same
+     * generation finds the same ones, all seen) */
+    uint64_t trig_gen;
+    size_t trig_n;
+    bool trig_known;
+    /* no skipping: each Node's disrupted taint read once per version, and the Nodes being
+     * deleted or disrupted kept while no Node or NodeClaim changes */
+    nw_tickgate_t nodes;
+    const nw_kube_obj_t **deleting; /* of the gate's snapshot */
+    size_t ndeleting, capdeleting;
+    bool deleting_known;
 };
+
+/* What a Node's version says (the memo of tickgate.h). */
+typedef struct {
+    bool disrupted; /* it has the karpenter.sh/disrupted:NoSchedule taint */
+} node_facts_t;
 
 nw_provisioning_t *nw_provisioning_new(nw_ctl_deps_t *deps, nw_nodeclaim_t *claims,
                                        nw_ctl_shared_t *mem, const nw_provisioning_opts_t *o)
@@ -48,6 +66,9 @@ nw_provisioning_t *nw_provisioning_new(nw_ctl_deps_t *deps, nw_nodeclaim_t *clai
     c->mem = mem;
     if (o)
         c->o = *o;
+    nw_tickgate_init(&c->nodes,
+                     NW_TICKGATE_KIND(NW_KUBE_NODES) | NW_TICKGATE_KIND(NW_KUBE_NODECLAIMS),
+                     sizeof(node_facts_t));
     return c;
 }
 
@@ -61,11 +82,18 @@ void nw_provisioning_reset(nw_provisioning_t *c)
     c->seen_uids = NULL;
     c->nseen = 0;
     c->window_open_mono = c->last_trigger_mono = c->next_resolve_mono = 0;
+    c->trig_known = false;
+    c->deleting_known = false;
+    nw_tickgate_reset(&c->nodes);
 }
 
 void nw_provisioning_free(nw_provisioning_t *c)
 {
     nw_provisioning_reset(c);
+    if (c) {
+        nw_tickgate_cleanup(&c->nodes);
+        free(c->deleting);
+    }
     free(c);
 }
 
@@ -87,7 +115,8 @@ static bool seen(nw_provisioning_t *c, const char *uid)
     return c->nseen && bsearch(&uid, c->seen_uids, c->nseen, sizeof *c->seen_uids, nw_strs_cmp);
 }
 
-static void seen_reset(nw_provisioning_t *c, const nw_kube_obj_t *const *p, size_t n)
+/* false when not every uid could be kept */
+static bool seen_reset(nw_provisioning_t *c, const nw_kube_obj_t *const *p, size_t n)
 {
     /* keep only uids still pending, add the new ones */
     char **keep = calloc(n + 1, sizeof *keep);
@@ -102,6 +131,7 @@ static void seen_reset(nw_provisioning_t *c, const nw_kube_obj_t *const *p, size
     c->nseen = keep ? nk : 0;
     if (keep)
         qsort(keep, nk, sizeof *keep, nw_strs_cmp);
+    return keep && nk == n;
 }
 
 /* Per-pool reasons as one message: "Failed to schedule pod, nodepool "a": ..., ...". */
@@ -186,22 +216,101 @@ static void provision(nw_provisioning_t *p, const nw_kube_snap_t *s, size_t npen
     malloc_trim(0); /* the simulation's transient memory back to the system */
 }
 
-/* A node being deleted or disrupted that still runs pods that must move elsewhere. */
-static bool node_moving(const nw_kube_snap_t *s, const nw_kube_obj_t *n)
+/* The providerIDs of the NodeClaims being deleted, sorted (NULL: none, or out of memory:
+ * *known false then). */
+static const char **claims_going(const nw_kube_snap_t *s, size_t *n, bool *known)
 {
-    int deleting = n->terminating || nw_ctl_has_disrupted_taint(n->json);
-    if (!deleting && n->provider_id[0]) {
-        const nw_kube_obj_t *nc = nw_kube_cache_snap_nodeclaim_by_provider_id(s, n->provider_id);
+    size_t nc = nw_kube_cache_snap_count(s, NW_KUBE_NODECLAIMS), k = 0;
+    const char **v = NULL;
+    *known = true;
+    for (size_t i = 0; i < nc; i++) {
+        const nw_kube_obj_t *o = nw_kube_cache_snap_at(s, NW_KUBE_NODECLAIMS, i);
+        if (!o->terminating || !o->provider_id[0])
+            continue;
+        if (!v && !(v = malloc(nc * sizeof *v))) {
+            *known = false;
+            break;
+        }
+        v[k++] = o->provider_id;
+    }
+    if (v)
+        qsort(v, k, sizeof *v, nw_strs_cmp);
+    *n = k;
+    return v;
+}
+
+/* A node being deleted or disrupted. going: the providerIDs of the NodeClaims being deleted
+ * (claims_going); only a Node with one of them can have its NodeClaim being deleted. */
+static bool node_deleting(nw_provisioning_t *c, const nw_kube_snap_t *s, const nw_kube_obj_t *n,
+                          const char *const *going, size_t ngoing, bool going_known)
+{
+    bool fresh;
+    node_facts_t *f = nw_tickgate_memo(&c->nodes, n, &fresh);
+    bool disrupted = f && !fresh ? f->disrupted : nw_ctl_has_disrupted_taint(n->json);
+    if (f)
+        f->disrupted = disrupted;
+    int deleting = n->terminating || disrupted;
+    const char *pid = n->provider_id;
+    if (!deleting && pid[0] &&
+        (!going_known || (ngoing && bsearch(&pid, going, ngoing, sizeof *going, nw_strs_cmp)))) {
+        const nw_kube_obj_t *nc = nw_kube_cache_snap_nodeclaim_by_provider_id(s, pid);
         deleting = nc && nc->terminating;
     }
-    if (!deleting)
-        return false;
+    return deleting;
+}
+
+/* Does the Node run pods that must move elsewhere? */
+static bool runs_movable_pods(const nw_kube_snap_t *s, const nw_kube_obj_t *n)
+{
     const nw_kube_obj_t *const *on;
     size_t np = nw_kube_cache_snap_pods_on_node(s, n->name, &on);
     for (size_t i = 0; i < np; i++)
         if (nw_simsnap_pod_reschedulable(on[i]))
             return true;
     return false;
+}
+
+/* The Nodes being deleted or disrupted that still run pods that must move elsewhere,
+ * appended to trig (nt). */
+static void moving_nodes(nw_provisioning_t *c, const nw_kube_snap_t *s, const nw_kube_obj_t **trig,
+                         size_t *nt)
+{
+    if (c->deleting_known && nw_tickgate_same(&c->nodes, s, NW_KUBE_NODES) &&
+        nw_tickgate_same(&c->nodes, s, NW_KUBE_NODECLAIMS)) {
+        /* no Node or NodeClaim changed: the same Nodes are being deleted or disrupted */
+        for (size_t i = 0; i < c->ndeleting; i++)
+            if (runs_movable_pods(s, c->deleting[i]))
+                trig[(*nt)++] = c->deleting[i];
+        nw_tickgate_ran(&c->nodes, s, false, NW_TICKGATE_NEVER, NW_TICKGATE_NEVER);
+        return;
+    }
+    size_t ngoing = 0;
+    bool going_known;
+    const char **going = claims_going(s, &ngoing, &going_known);
+    size_t nn = nw_kube_cache_snap_count(s, NW_KUBE_NODES);
+    c->ndeleting = 0;
+    c->deleting_known = true;
+    for (size_t i = 0; i < nn; i++) {
+        const nw_kube_obj_t *n = nw_kube_cache_snap_at(s, NW_KUBE_NODES, i);
+        if (!node_deleting(c, s, n, going, ngoing, going_known))
+            continue;
+        if (c->ndeleting == c->capdeleting) {
+            size_t cap = c->capdeleting ? 2 * c->capdeleting : 16;
+            const nw_kube_obj_t **v = realloc(c->deleting, cap * sizeof *v);
+            if (v) {
+                c->deleting = v;
+                c->capdeleting = cap;
+            }
+        }
+        if (c->ndeleting < c->capdeleting)
+            c->deleting[c->ndeleting++] = n;
+        else
+            c->deleting_known = false; /* out of memory: looked at again next tick */
+        if (runs_movable_pods(s, n))
+            trig[(*nt)++] = n;
+    }
+    free(going);
+    nw_tickgate_ran(&c->nodes, s, false, NW_TICKGATE_NEVER, NW_TICKGATE_NEVER);
 }
 
 /* ---- static NodePools (kubernetes-sigs/karpenter pkg/controllers/static) ---- */
@@ -401,38 +510,46 @@ void nw_provisioning_tick(nw_provisioning_t *c, const nw_kube_snap_t *s)
     }
     const nw_kube_obj_t *const *pend;
     size_t np = nw_kube_cache_snap_pending_pods(s, &pend);
-    /* triggers: pending pods, and nodes being deleted or disrupted whose pods must move
-     * (their replacement capacity is computed with the pending pods, as Schedule in
-     * kubernetes-sigs/karpenter pkg/controllers/provisioning/provisioner.go does) */
-    size_t nn = nw_kube_cache_snap_count(s, NW_KUBE_NODES);
-    const nw_kube_obj_t **trig = malloc((np + nn + 1) * sizeof *trig);
-    if (!trig)
-        return;
-    size_t nt = 0;
-    for (size_t i = 0; i < np; i++)
-        trig[nt++] = pend[i];
-    for (size_t i = 0; i < nn; i++) {
-        const nw_kube_obj_t *n = nw_kube_cache_snap_at(s, NW_KUBE_NODES, i);
-        if (node_moving(s, n))
-            trig[nt++] = n;
-    }
     int64_t mono = nw_clock_mono(c->deps->clock);
     int trigger = 0;
-    for (size_t i = 0; i < nt && !trigger; i++)
-        if (!seen(c, trig[i]->uid))
+    size_t nt;
+    uint64_t gen = nw_kube_cache_snap_generation(s);
+    if (c->trig_known && gen == c->trig_gen &&
+        !(c->trig_n && (!c->next_resolve_mono || mono >= c->next_resolve_mono))) {
+        /* the same snapshot as the last tick: the same triggers, every one of them seen, and
+         * no look again due */
+        nt = c->trig_n;
+    } else {
+        /* triggers: pending pods, and nodes being deleted or disrupted whose pods must move
+         * (their replacement capacity is computed with the pending pods, as Schedule in
+         * kubernetes-sigs/karpenter pkg/controllers/provisioning/provisioner.go does) */
+        size_t nn = nw_kube_cache_snap_count(s, NW_KUBE_NODES);
+        const nw_kube_obj_t **trig = malloc((np + nn + 1) * sizeof *trig);
+        if (!trig)
+            return;
+        nt = 0;
+        for (size_t i = 0; i < np; i++)
+            trig[nt++] = pend[i];
+        moving_nodes(c, s, trig, &nt);
+        for (size_t i = 0; i < nt && !trigger; i++)
+            if (!seen(c, trig[i]->uid))
+                trigger = 1;
+        if (nt && c->next_resolve_mono && mono >= c->next_resolve_mono)
+            trigger = 1; /* pods still pending: look again every 10 s */
+        if (nt && !c->next_resolve_mono)
             trigger = 1;
-    if (nt && c->next_resolve_mono && mono >= c->next_resolve_mono)
-        trigger = 1; /* pods still pending: look again every 10 s */
-    if (nt && !c->next_resolve_mono)
-        trigger = 1;
+        /* after this tick every trigger is seen, unless seen_reset could not keep them */
+        c->trig_known = trigger ? seen_reset(c, trig, nt) : true;
+        c->trig_gen = gen;
+        c->trig_n = nt;
+        free(trig);
+    }
     if (trigger) {
-        seen_reset(c, trig, nt);
         if (!c->window_open_mono)
             c->window_open_mono = mono;
         c->last_trigger_mono = mono;
         c->next_resolve_mono = mono + RESOLVE_EVERY_NS;
     }
-    free(trig);
     if (!c->window_open_mono)
         return;
     if (mono - c->last_trigger_mono < c->o.batch_idle_ns &&

@@ -11,7 +11,9 @@
 
 #include "common/log.h"
 #include "scaler/cloud/metered.h"
+#include "scaler/controllers/instindex.h"
 #include "scaler/controllers/interruption.h"
+#include "scaler/controllers/tickgate.h"
 #include "scaler/metrics/kmetrics.h"
 
 #define COMP "repair"
@@ -47,6 +49,19 @@ typedef struct {
     int kind;
 } seen_t;
 
+/* What a Node's version says (the memo of tickgate.h). */
+typedef struct {
+    int policy;       /* nw_repair_unhealthy's answer (index), -1: healthy */
+    int64_t due;      /* ... and when it is due */
+    const char *pool; /* its karpenter.sh/nodepool label (in its JSON), NULL: none */
+} facts_t;
+
+/* Nodes by NodePool label, and how many of them are unhealthy (counted once per pass). */
+typedef struct {
+    const char *pool;
+    int total, unhealthy;
+} group_t;
+
 struct nw_repair {
     nw_ctl_deps_t *deps;
     nw_repair_opts_t o;
@@ -67,6 +82,10 @@ struct nw_repair {
     /* instance and kind pairs counted once (the reconcile thread's) */
     seen_t *seen;
     size_t nseen;
+    nw_tickgate_t gate; /* node repair: Nodes, NodeClaims */
+    group_t *groups;    /* this pass's counts (all Nodes first), built when first needed */
+    size_t ngroups, capgroups;
+    bool counted;
 };
 
 /* ---- the pure parts ---- */
@@ -266,24 +285,96 @@ static NW_MUST_USE nw_rc_t terminate_claim(nw_repair_t *r, const nw_kube_obj_t *
 
 /* ---- node repair ---- */
 
-static void repair_node(nw_repair_t *r, const nw_kube_snap_t *s, const nw_kube_obj_t *node,
-                        int64_t now)
+/* The memo of node (or *tmp when there is none). */
+static const facts_t *node_facts(nw_repair_t *r, const nw_kube_obj_t *node, facts_t *tmp)
+{
+    bool fresh;
+    facts_t *f = nw_tickgate_memo(&r->gate, node, &fresh);
+    if (!f)
+        f = tmp;
+    if (fresh || f == tmp) {
+        const nw_repair_policy_t *p = nw_repair_unhealthy(node->json, &f->due);
+        f->policy = p ? (int)(p - nw_repair_policies) : -1;
+        f->pool = node_label(node->json, NW_LABEL_NODEPOOL);
+    }
+    return f;
+}
+
+/* nw_repair_group_healthy, from counts made once per pass */
+static bool group_healthy(nw_repair_t *r, const nw_kube_snap_t *s, const char *nodepool)
+{
+    if (!r->counted) {
+        r->ngroups = 0;
+        for (size_t i = 0; i < nw_kube_cache_snap_count(s, NW_KUBE_NODES); i++) {
+            facts_t tmp;
+            const facts_t *f = node_facts(r, nw_kube_cache_snap_at(s, NW_KUBE_NODES, i), &tmp);
+            /* [0]: every Node; then one per NodePool label */
+            for (int pass = 0; pass < 2; pass++) {
+                const char *pool = pass ? f->pool : NULL;
+                if (pass && !pool)
+                    break;
+                size_t g = pass ? 1 : 0;
+                while (g < r->ngroups && pass && strcmp(r->groups[g].pool, pool) != 0)
+                    g++;
+                if (g == r->ngroups) {
+                    if (r->ngroups == r->capgroups) {
+                        size_t cap = r->capgroups ? 2 * r->capgroups : 8;
+                        group_t *v = realloc(r->groups, cap * sizeof *v);
+                        if (!v)
+                            return nw_repair_group_healthy(s, nodepool);
+                        r->groups = v;
+                        r->capgroups = cap;
+                    }
+                    r->groups[r->ngroups++] = (group_t){pool, 0, 0};
+                }
+                r->groups[g].total++;
+                r->groups[g].unhealthy += f->policy >= 0;
+            }
+        }
+        r->counted = true;
+    }
+    if (!r->ngroups)
+        return true; /* no Node at all: 0 unhealthy of 0 */
+    const group_t *g = NULL;
+    if (!nodepool)
+        g = &r->groups[0];
+    for (size_t i = 1; !g && i < r->ngroups; i++)
+        if (strcmp(r->groups[i].pool, nodepool) == 0)
+            g = &r->groups[i];
+    if (!g)
+        return true; /* no Node of the pool: 0 unhealthy of 0 */
+    return g->unhealthy <= nw_repair_allowed_unhealthy(g->total);
+}
+
+/* One Node; false when it wrote (or tried to). *due: when it is next due or unblocked. */
+static bool repair_node(nw_repair_t *r, const nw_kube_snap_t *s, const nw_kube_obj_t *node,
+                        int64_t now, int64_t *due)
 {
     nw_ctl_deps_t *c = r->deps;
+    facts_t tmp;
+    const facts_t *f = node_facts(r, node, &tmp);
+    if (f->policy < 0)
+        return true; /* no condition of a policy's status */
+    const nw_repair_policy_t *p = &nw_repair_policies[f->policy];
+    int64_t when = f->due;
     if (!node->provider_id || !*node->provider_id)
-        return;
+        return true;
     const nw_kube_obj_t *nc = nw_kube_cache_snap_nodeclaim_by_provider_id(s, node->provider_id);
     if (!nc || nc->terminating)
-        return; /* not ours, or already going */
-    int64_t due = 0;
-    const nw_repair_policy_t *p = nw_repair_unhealthy(node->json, &due);
-    if (!p || now < due)
-        return;
+        return true; /* not ours, or already going */
+    if (now < when) {
+        *due = nw_tickgate_min(*due, when);
+        return true;
+    }
     memo_t *m = node->uid[0] ? memo_find(r, node->uid) : NULL;
-    if (m && now < m->not_before_ns)
-        return;
+    if (m && now < m->not_before_ns) {
+        *due = nw_tickgate_min(*due, m->not_before_ns);
+        return true;
+    }
+    if (recently_deleted(r, nc->uid))
+        return true; /* a lagging snapshot: deleted a moment ago */
     const char *np = node_label(nc->json, NW_LABEL_NODEPOOL);
-    if (!nw_repair_group_healthy(s, np)) {
+    if (!group_healthy(r, s, np)) {
         const char *msg = np ? "more than 20% nodes are unhealthy in the nodepool"
                              : "more then 20% nodes are unhealthy in the cluster";
         nw_ctl_event(c, &nw_kube_client_res_nodes, node->json, "Warning", "NodeRepairBlocked", msg);
@@ -292,10 +383,10 @@ static void repair_node(nw_repair_t *r, const nw_kube_snap_t *s, const nw_kube_o
                     NW_LS("condition", p->type), NW_LS("reason", msg));
         if (node->uid[0])
             memo_block(r, node->uid, now + BLOCKED_RETRY_NS);
-        return;
+        return false;
     }
     if (terminate_claim(r, nc, 1) != NW_OK)
-        return;
+        return false;
     nw_log_info(COMP, "deleting unhealthy node", NW_LS("node", node->name),
                 NW_LS("nodeclaim", nc->name), NW_LS("condition", p->type),
                 NW_LS("status", p->status),
@@ -309,6 +400,7 @@ static void repair_node(nw_repair_t *r, const nw_kube_snap_t *s, const nw_kube_o
                            nw_json_str_at(nc->json, "status.imageID")};
         nw_series_add(c->series, &NW_KMETRICS_NODECLAIMS_UNHEALTHY_DISRUPTED, v, 1);
     }
+    return false;
 }
 
 /* ---- instance health ---- */
@@ -321,16 +413,25 @@ static bool seen_has(const seen_t *v, size_t n, const char *id, int kind)
     return false;
 }
 
+/* NodeClaims and Nodes by instance id (instindex.h; without it, interruption.h's walks) */
+typedef struct {
+    nw_instindex_t claims, nodes;
+    bool indexed;
+    const nw_kube_snap_t *s;
+} by_instance_t;
+
 /* Act on one (instance, kind) with a NodeClaim; returns true when the NodeClaim exists. */
-static bool act_health(nw_repair_t *r, const nw_kube_snap_t *s, const char *id, int kind)
+static bool act_health(nw_repair_t *r, const by_instance_t *ix, const char *id, int kind)
 {
     nw_ctl_deps_t *c = r->deps;
-    const nw_kube_obj_t *nc = nw_interruption_nodeclaim_for_instance(s, id);
+    const nw_kube_obj_t *nc = ix->indexed ? nw_instindex_find(&ix->claims, id)
+                                          : nw_interruption_nodeclaim_for_instance(ix->s, id);
     if (!nc)
         return false;
     if (nc->terminating || recently_deleted(r, nc->uid))
         return true;
-    const nw_kube_obj_t *node = nw_interruption_node_for_instance(s, id);
+    const nw_kube_obj_t *node = ix->indexed ? nw_instindex_find(&ix->nodes, id)
+                                            : nw_interruption_node_for_instance(ix->s, id);
     static const char unhealthy[] = "An unhealthy warning was triggered for the instance";
     nw_ctl_event(c, &nw_kube_client_res_nodeclaims, nc->json, "Warning", "InstanceUnhealthy",
                  unhealthy);
@@ -356,6 +457,12 @@ static bool act_health(nw_repair_t *r, const nw_kube_snap_t *s, const char *id, 
 static void act_on_health(nw_repair_t *r, const nw_kube_snap_t *s, const nw_cloud_healths_t *h,
                           int64_t at)
 {
+    by_instance_t ix;
+    memset(&ix, 0, sizeof ix);
+    bool indexed = h->n && nw_instindex_build(&ix.claims, s, NW_KUBE_NODECLAIMS) == NW_OK &&
+                   nw_instindex_build(&ix.nodes, s, NW_KUBE_NODES) == NW_OK;
+    ix.s = s;
+    ix.indexed = indexed; /* out of memory: the lookups walk the snapshot */
     seen_t *now_seen = h->n ? calloc(h->n, sizeof *now_seen) : NULL;
     size_t nnow = 0;
     for (size_t i = 0; i < h->n; i++) {
@@ -371,7 +478,7 @@ static void act_on_health(nw_repair_t *r, const nw_kube_snap_t *s, const nw_clou
             dup = h->v[j].kind == e->kind && strcmp(h->v[j].instance_id, e->instance_id) == 0 &&
                   (e->kind == NW_CLOUD_HEALTH_EVENT || h->v[j].impaired_since_ns <= 0 ||
                    at - h->v[j].impaired_since_ns >= r->o.status_threshold_ns);
-        if (dup || !act_health(r, s, e->instance_id, (int)e->kind))
+        if (dup || !act_health(r, &ix, e->instance_id, (int)e->kind))
             continue;
         if (!seen_has(r->seen, r->nseen, e->instance_id, (int)e->kind)) {
             nw_log_info(COMP, "detected unhealthy instance owned by cluster",
@@ -392,6 +499,8 @@ static void act_on_health(nw_repair_t *r, const nw_kube_snap_t *s, const nw_clou
     free(r->seen);
     r->seen = now_seen;
     r->nseen = nnow;
+    nw_instindex_free(&ix.claims);
+    nw_instindex_free(&ix.nodes);
 }
 
 static void nap(nw_repair_t *r, int64_t ns)
@@ -482,6 +591,9 @@ nw_repair_t *nw_repair_new(nw_ctl_deps_t *deps, const nw_repair_opts_t *o)
         free(r);
         return NULL;
     }
+    nw_tickgate_init(&r->gate,
+                     NW_TICKGATE_KIND(NW_KUBE_NODES) | NW_TICKGATE_KIND(NW_KUBE_NODECLAIMS),
+                     sizeof(facts_t));
     return r;
 }
 
@@ -508,6 +620,8 @@ void nw_repair_free(nw_repair_t *r)
     nw_cloud_healths_free(&r->latest);
     free(r->memo);
     free(r->seen);
+    free(r->groups);
+    nw_tickgate_cleanup(&r->gate);
     pthread_cond_destroy(&r->cv);
     pthread_mutex_destroy(&r->mu);
     free(r);
@@ -518,6 +632,7 @@ void nw_repair_reset(nw_repair_t *r)
     if (!r)
         return;
     r->nmemo = 0;
+    nw_tickgate_reset(&r->gate);
     pthread_mutex_lock(&r->mu);
     r->acted_seq = r->latest_seq; /* an answer of the last term is not acted on */
     pthread_mutex_unlock(&r->mu);
@@ -528,10 +643,21 @@ void nw_repair_tick(nw_repair_t *r, const nw_kube_snap_t *s)
     if (!r || !nw_ctl_may_write(r->deps))
         return;
     int64_t now = nw_clock_now(r->deps->clock);
-    if (r->o.node_repair)
-        for (size_t i = 0;
-             i < nw_kube_cache_snap_count(s, NW_KUBE_NODES) && nw_ctl_may_write(r->deps); i++)
-            repair_node(r, s, nw_kube_cache_snap_at(s, NW_KUBE_NODES, i), now);
+    /* node repair: nothing when no Node or NodeClaim changed and no repair or blocked
+     * repair is due */
+    if (r->o.node_repair && !nw_tickgate_quiet(&r->gate, s, nw_clock_mono(r->deps->clock), now)) {
+        bool complete = true;
+        int64_t due = NW_TICKGATE_NEVER;
+        r->counted = false;
+        for (size_t i = 0; i < nw_kube_cache_snap_count(s, NW_KUBE_NODES); i++) {
+            if (!nw_ctl_may_write(r->deps)) {
+                complete = false;
+                break;
+            }
+            complete &= repair_node(r, s, nw_kube_cache_snap_at(s, NW_KUBE_NODES, i), now, &due);
+        }
+        nw_tickgate_ran(&r->gate, s, complete, NW_TICKGATE_NEVER, due);
+    }
     nw_cloud_healths_t h = {0};
     int64_t at = 0;
     pthread_mutex_lock(&r->mu);

@@ -1,6 +1,6 @@
 /*
- * scaler/controllers/statemetrics.h — Karpenter's gauges of the cluster state, rebuilt from a
- * snapshot every 5 seconds on the reconcile thread (kubernetes-sigs/karpenter
+ * scaler/controllers/statemetrics.h — Karpenter's gauges of the cluster state, kept up to date
+ * from the cache's snapshots on the reconcile thread (kubernetes-sigs/karpenter
  * pkg/controllers/metrics/{node,nodepool,pod}/controller.go requeue after 5 s; the AWS
  * provider's offering gauges, pkg/controllers/metrics/controller.go):
  *
@@ -25,13 +25,24 @@
  *     "reserved" offerings unavailable at price 0 in each of a type's zones (Karpenter does
  *     this with the ReservedCapacity gate, on by default).
  *
- * A rebuild goes into a new registry that then replaces the old one, so a scrape sees one
- * whole rebuild; except karpenter_pods_state (one series per pod: at 100,000 pods the
- * biggest family), which is kept in its own registry and changed only where the cluster
- * changed since the last rebuild (the two snapshots' pods merged by key, unchanged objects
- * being the same pointers; the previous snapshot is held until the next rebuild). Ownership:
- * nw_statemetrics_new / _free (loop.c). Thread: tick on the reconcile thread; write from any
- * thread.
+ * Incremental: a tick whose snapshot is the one of the last update does nothing (the
+ * offerings and the time out of sync excepted, looked at every 5 s). Otherwise the two
+ * snapshots are compared object by object (both are held, so an unchanged object is the
+ * same pointer): a Node is built again when it changed, when a NodeClaim with its
+ * providerID did, or when a pod bound to it (before or now) did; the others keep their
+ * gauges. A pod's requests and limits are parsed once per pod spec (the replicas of a
+ * ReplicaSet share theirs, api/pod.h), the cluster sums move by the nodes that changed,
+ * and the NodePool and cluster-state families are written again only when their objects
+ * changed. karpenter_pods_state and the node lifetimes are written by the scrape itself,
+ * from the snapshot of the last update (pods in key order) and the node creation times.
+ * The page is what a rebuild from nothing would write from the same snapshot.
+ *
+ * A scrape takes what the last update published under a mutex (counted references to the
+ * per-node gauges and the families kept as text, and the snapshot) and writes it without
+ * the lock, so the reconcile thread never waits for a scrape.
+ *
+ * Ownership: nw_statemetrics_new / _free (loop.c). Thread: tick and rebuild on the
+ * reconcile thread; write from any thread.
  */
 #ifndef NW_SCALER_CONTROLLERS_STATEMETRICS_H
 #define NW_SCALER_CONTROLLERS_STATEMETRICS_H
@@ -44,12 +55,14 @@ typedef struct nw_statemetrics nw_statemetrics_t;
 /** New (NULL on OOM); deps borrowed. */
 nw_statemetrics_t *nw_statemetrics_new(nw_ctl_deps_t *deps);
 void nw_statemetrics_free(nw_statemetrics_t *m);
-/** Follow pod startups; rebuild when 5 s have passed since the last rebuild (the first
- * call rebuilds). */
+/** Follow pod startups; bring the gauges up to date with s where it changed since the last
+ * update, and look at the offerings and the time out of sync when 5 s have passed since
+ * the last look (the first call builds everything). */
 void nw_statemetrics_tick(nw_statemetrics_t *m, const nw_kube_snap_t *s);
-/** Rebuild now. */
+/** Bring the gauges up to date with s and look at the offerings and the time out of sync
+ * now. */
 void nw_statemetrics_rebuild(nw_statemetrics_t *m, const nw_kube_snap_t *s);
-/** Append the gauges of the last rebuild (HELP and TYPE only before the first). */
+/** Append the gauges of the last update (HELP and TYPE only before the first). */
 NW_MUST_USE nw_rc_t nw_statemetrics_write(nw_statemetrics_t *m, nw_buf_t *out);
 
 #endif

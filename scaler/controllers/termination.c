@@ -10,6 +10,7 @@
 
 #include "common/log.h"
 #include "common/prom.h"
+#include "scaler/controllers/tickgate.h"
 #include "scaler/disrupt/drain.h"
 
 #define COMP "termination"
@@ -64,6 +65,7 @@ struct nw_termination {
         instances_terminated;
     _Atomic uint64_t evictions[EC_N];
     nw_hist_t drain_s, term_s;
+    nw_tickgate_t gate; /* NodeClaims, Nodes: while none is being deleted, nothing to do */
 };
 
 nw_termination_t *nw_termination_new(nw_ctl_deps_t *deps)
@@ -74,6 +76,8 @@ nw_termination_t *nw_termination_new(nw_ctl_deps_t *deps)
         int n = (int)(sizeof HB_LE / sizeof *HB_LE);
         nw_prom_hist_init(&t->drain_s, HB_LE, n);
         nw_prom_hist_init(&t->term_s, HB_LE, n);
+        nw_tickgate_init(&t->gate,
+                         NW_TICKGATE_KIND(NW_KUBE_NODECLAIMS) | NW_TICKGATE_KIND(NW_KUBE_NODES), 0);
     }
     return t;
 }
@@ -93,11 +97,14 @@ void nw_termination_reset(nw_termination_t *t)
         t->claims = m->next;
         free(m);
     }
+    nw_tickgate_reset(&t->gate);
 }
 
 void nw_termination_free(nw_termination_t *t)
 {
     nw_termination_reset(t);
+    if (t)
+        nw_tickgate_cleanup(&t->gate);
     free(t);
 }
 
@@ -458,21 +465,23 @@ static void remove_claim_finalizer(nw_termination_t *t, const nw_kube_obj_t *nc)
                 NW_LS("providerID", nc->provider_id));
 }
 
-static void finalize_claim(nw_termination_t *t, const nw_kube_snap_t *s, const nw_kube_obj_t *nc)
+/* false when there was work: a finalizer of ours on an object being deleted */
+static bool finalize_claim(nw_termination_t *t, const nw_kube_snap_t *s, const nw_kube_obj_t *nc)
 {
     if (!has_finalizer(nc->json))
-        return;
+        return true;
     claim_mem_t *cm = claim_mem(t, nc);
     if (!cm)
-        return;
+        return false;
     /* 1. the TGP deadline, once */
     annotate_deadline(t, nc);
     /* 2. its Node goes first; 3. the instance (or one launched but never recorded) */
     if (nc->provider_id[0] ? !node_and_instance_gone(t, s, nc, cm)
                            : !unrecorded_instances_gone(t, nc))
-        return;
+        return false;
     /* 4. done */
     remove_claim_finalizer(t, nc);
+    return false;
 }
 
 /* ---- Node finalizer (kubernetes-sigs/karpenter pkg/controllers/node/termination) --------- */
@@ -929,14 +938,16 @@ static bool detach_volumes(nw_termination_t *t, const nw_kube_snap_t *s, const n
     return true;
 }
 
-static void finalize_node(nw_termination_t *t, const nw_kube_snap_t *s, const nw_kube_obj_t *node)
+/* false when there was work: our finalizer on a Node being deleted (still to be removed, or
+ * removed and not yet seen gone) */
+static bool finalize_node(nw_termination_t *t, const nw_kube_snap_t *s, const nw_kube_obj_t *node)
 {
     nw_ctl_deps_t *c = t->deps;
     if (!has_finalizer(node->json))
-        return;
+        return true;
     node_mem_t *nm = node_mem(t, node);
     if (!nm || nm->finalized)
-        return; /* finalized on an earlier tick; this snapshot has not seen it yet */
+        return false; /* finalized on an earlier tick; this snapshot has not seen it yet */
     int64_t mono = nw_clock_mono(c->clock), now = nw_clock_now(c->clock);
     const nw_kube_obj_t *nc =
         node->provider_id[0] ? nw_kube_cache_snap_nodeclaim_by_provider_id(s, node->provider_id)
@@ -946,25 +957,26 @@ static void finalize_node(nw_termination_t *t, const nw_kube_snap_t *s, const nw
     /* 2. a node that is not Ready and whose instance is gone needs no drain */
     if (instance_gone(t, node, nm, mono)) {
         remove_node_finalizer(t, node, nm, "not ready and the instance is gone");
-        return;
+        return false;
     }
     /* 3. the deadline */
     int64_t deadline = tgp_deadline(t, node, nc, nm);
     /* 4. no new pods; out of load balancers; 5. drain; 6. volumes */
     if (!taint_node(t, node) || !drain_node(t, s, node, nc, nm, deadline, now) ||
         !detach_volumes(t, s, node, nc, nm, deadline, mono, now))
-        return;
+        return false;
     /* 7. the instance */
     const char *pid = node->provider_id[0] ? node->provider_id : (nc ? nc->provider_id : "");
     if (pid[0]) {
         if (!ensure_terminated(t, pid, node->name, &nm->next_cloud_mono)) {
             claim_condition(t, nc, "InstanceTerminating", "True", "InstanceTerminating",
                             "the instance is terminating");
-            return;
+            return false;
         }
     }
     /* 8. the Node goes; the NodeClaim finalizer completes */
     remove_node_finalizer(t, node, nm, "drained and terminated");
+    return false;
 }
 
 void nw_termination_tick(nw_termination_t *t, const nw_kube_snap_t *s)
@@ -972,18 +984,32 @@ void nw_termination_tick(nw_termination_t *t, const nw_kube_snap_t *s)
     if (!t)
         return;
     nw_ctl_deps_t *c = t->deps;
-    for (size_t i = 0; i < nw_kube_cache_snap_count(s, NW_KUBE_NODECLAIMS) && nw_ctl_may_write(c);
-         i++) {
+    /* no NodeClaim or Node changed, and none with our finalizer was being deleted: every
+     * step of a termination waits for a change or for a timer of its own, so only a
+     * termination in progress runs on every tick */
+    if (nw_tickgate_quiet(&t->gate, s, nw_clock_mono(c->clock), nw_clock_now(c->clock)))
+        return;
+    bool idle = true;
+    for (size_t i = 0; i < nw_kube_cache_snap_count(s, NW_KUBE_NODECLAIMS); i++) {
+        if (!nw_ctl_may_write(c)) {
+            idle = false;
+            break;
+        }
         const nw_kube_obj_t *nc = nw_kube_cache_snap_at(s, NW_KUBE_NODECLAIMS, i);
         if (nc->terminating)
-            finalize_claim(t, s, nc);
+            idle &= finalize_claim(t, s, nc);
     }
-    for (size_t i = 0; i < nw_kube_cache_snap_count(s, NW_KUBE_NODES) && nw_ctl_may_write(c); i++) {
+    for (size_t i = 0; i < nw_kube_cache_snap_count(s, NW_KUBE_NODES); i++) {
+        if (!nw_ctl_may_write(c)) {
+            idle = false;
+            break;
+        }
         const nw_kube_obj_t *n = nw_kube_cache_snap_at(s, NW_KUBE_NODES, i);
         if (n->terminating)
-            finalize_node(t, s, n);
+            idle &= finalize_node(t, s, n);
     }
     sweep(t);
+    nw_tickgate_ran(&t->gate, s, idle, NW_TICKGATE_NEVER, NW_TICKGATE_NEVER);
 }
 
 /* ---- metrics ------------------------------------------------------------------------ */

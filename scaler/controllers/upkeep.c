@@ -33,6 +33,7 @@ void nw_upkeep_free(nw_upkeep_t *u)
         return;
     nw_driftmark_free(u->drift);
     nw_poolstatus_free(u->pools);
+    nw_expiry_cleanup(&u->expiry);
     nw_prom_counters_free(&u->counters);
     free(u);
 }
@@ -41,6 +42,7 @@ void nw_upkeep_reset(nw_upkeep_t *u)
 {
     if (!u)
         return;
+    nw_expiry_reset(&u->expiry);
     nw_driftmark_reset(u->drift);
     nw_poolstatus_reset(u->pools);
 }

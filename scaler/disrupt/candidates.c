@@ -262,10 +262,130 @@ static double lifetime_remaining(const cJSON *nc, int64_t now)
     return r < 0 ? 0 : r > 1 ? 1 : r;
 }
 
+/* A PodDisruptionBudget as the pod rules read it, decoded once per state build. */
+typedef struct {
+    const char *ns, *name;
+    const cJSON *selector;
+    bool always_allow; /* unhealthyPodEvictionPolicy: AlwaysAllow */
+    bool allows;       /* status.disruptionsAllowed >= 1 */
+} pdbref_t;
+
+/* Lookups a state build makes for every NodeClaim: the nodes by provider ID and by
+ * name, the PDBs by namespace. Built once (n log n), so the build is not nodes x nodes
+ * or pods x PDBs. */
+typedef struct {
+    const char *key;
+    size_t at; /* index into the input's array: the first of equal keys wins */
+} keyref_t;
+
+typedef struct {
+    keyref_t *by_pid, *by_name;
+    size_t npid, nname;
+    pdbref_t *pdbs; /* sorted by namespace */
+    size_t npdbs;
+} lookups_t;
+
+static int pdbref_cmp(const void *a, const void *b)
+{
+    return strcmp(((const pdbref_t *)a)->ns, ((const pdbref_t *)b)->ns);
+}
+
+static int keyref_cmp(const void *a, const void *b)
+{
+    const keyref_t *x = a, *y = b;
+    int c = strcmp(x->key, y->key);
+    return c ? c : (x->at > y->at) - (x->at < y->at);
+}
+
+/* The first input node with this key, or NULL. */
+static const cJSON *keyref_find(const nw_disrupt_input_t *in, const keyref_t *v, size_t n,
+                                const char *key)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(v[mid].key, key) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && strcmp(v[lo].key, key) == 0 ? in->nodes[v[lo].at] : NULL;
+}
+
+static void lookups_free(lookups_t *lk)
+{
+    free(lk->by_pid);
+    free(lk->by_name);
+    free(lk->pdbs);
+}
+
+static NW_MUST_USE nw_rc_t lookups_build(const nw_disrupt_input_t *in, lookups_t *lk)
+{
+    *lk = (lookups_t){0};
+    if (in->nnodes) {
+        lk->by_pid = calloc(in->nnodes, sizeof *lk->by_pid);
+        lk->by_name = calloc(in->nnodes, sizeof *lk->by_name);
+        if (!lk->by_pid || !lk->by_name)
+            return NW_ENOMEM;
+    }
+    for (size_t k = 0; k < in->nnodes; k++) {
+        const char *npid = nw_json_str(nw_json_get(in->nodes[k], "spec"), "providerID");
+        const char *kn = nw_json_str(nw_json_get(in->nodes[k], "metadata"), "name");
+        if (npid && *npid)
+            lk->by_pid[lk->npid++] = (keyref_t){npid, k};
+        if (kn)
+            lk->by_name[lk->nname++] = (keyref_t){kn, k};
+    }
+    if (lk->npid) /* qsort's base may not be NULL, even for no elements */
+        qsort(lk->by_pid, lk->npid, sizeof *lk->by_pid, keyref_cmp);
+    if (lk->nname)
+        qsort(lk->by_name, lk->nname, sizeof *lk->by_name, keyref_cmp);
+    if (in->npdbs && !(lk->pdbs = calloc(in->npdbs, sizeof *lk->pdbs)))
+        return NW_ENOMEM;
+    for (size_t k = 0; k < in->npdbs; k++) {
+        const cJSON *pdb = in->pdbs[k];
+        const char *pns = nw_json_str(nw_json_get(pdb, "metadata"), "namespace");
+        if (!pns)
+            continue;
+        const char *pol = nw_json_str(nw_json_get(pdb, "spec"), "unhealthyPodEvictionPolicy");
+        const cJSON *da = nw_json_get(nw_json_get(pdb, "status"), "disruptionsAllowed");
+        lk->pdbs[lk->npdbs++] = (pdbref_t){
+            .ns = pns,
+            .name = nw_json_str(nw_json_get(pdb, "metadata"), "name"),
+            .selector = nw_json_get(nw_json_get(pdb, "spec"), "selector"),
+            .always_allow = pol && strcmp(pol, "AlwaysAllow") == 0,
+            .allows = cJSON_IsNumber(da) && da->valuedouble >= 1,
+        };
+    }
+    /* stable enough: PDBs of one namespace keep no meaningful order (the first match
+     * only names the PDB in a message) */
+    if (lk->npdbs)
+        qsort(lk->pdbs, lk->npdbs, sizeof *lk->pdbs, pdbref_cmp);
+    return NW_OK;
+}
+
+/* The PDBs of a namespace: *first and the count. */
+static size_t pdbs_in(const lookups_t *lk, const char *ns, const pdbref_t **first)
+{
+    size_t lo = 0, hi = lk->npdbs;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(lk->pdbs[mid].ns, ns) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t n = 0;
+    while (lo + n < lk->npdbs && strcmp(lk->pdbs[lo + n].ns, ns) == 0)
+        n++;
+    *first = lk->pdbs + lo;
+    return n;
+}
+
 /* The pod rules over a node's pods (kubernetes-sigs/karpenter pkg/controllers/state/statenode.go
  * ValidatePodsDisruptable); fills why and returns true when they block. */
-static bool pods_block(const nw_disrupt_input_t *in, const nw_pod_t *const *pods, size_t n,
-                       char *why, size_t wn)
+static bool pods_block(const nw_disrupt_input_t *in, const lookups_t *lk,
+                       const nw_pod_t *const *pods, size_t n, char *why, size_t wn)
 {
     for (size_t i = 0; i < n; i++) {
         const nw_pod_t *p = pods[i];
@@ -279,34 +399,26 @@ static bool pods_block(const nw_disrupt_input_t *in, const nw_pod_t *const *pods
     for (size_t i = 0; i < n; i++) {
         const nw_pod_t *p = pods[i];
         /* evictable: active, not tolerating the disrupted taint, not mirror, no do-not-disrupt */
-        if (!pod_active(p) || tolerates_disrupted(p) || pod_mirror(p))
+        if (!pod_active(p) || tolerates_disrupted(p) || pod_mirror(p) || !p->ns)
             continue;
-        const char *ns = p->ns;
-        const cJSON *labels = p->labels;
+        const pdbref_t *pdbs;
+        size_t npdbs = pdbs_in(lk, p->ns, &pdbs);
         int matched = 0;
-        const char *first = NULL;
-        for (size_t k = 0; k < in->npdbs; k++) {
-            const cJSON *pdb = in->pdbs[k];
-            const char *pns = nw_json_str(nw_json_get(pdb, "metadata"), "namespace");
-            if (!ns || !pns || strcmp(ns, pns) != 0 ||
-                !nw_candidates_selector_matches(nw_json_get(nw_json_get(pdb, "spec"), "selector"),
-                                                labels))
+        for (size_t k = 0; k < npdbs; k++) {
+            const pdbref_t *pdb = &pdbs[k];
+            if (!nw_candidates_selector_matches(pdb->selector, p->labels))
                 continue;
             matched++;
-            const char *pn = nw_json_str(nw_json_get(pdb, "metadata"), "name");
-            if (!first)
-                first = pn;
-            const char *pol = nw_json_str(nw_json_get(pdb, "spec"), "unhealthyPodEvictionPolicy");
-            if (pol && strcmp(pol, "AlwaysAllow") == 0 && pod_ready_false(p))
+            if (pdb->always_allow && pod_ready_false(p))
                 continue;
-            const cJSON *da = nw_json_get(nw_json_get(pdb, "status"), "disruptionsAllowed");
-            if (!cJSON_IsNumber(da) || da->valuedouble < 1) {
-                snprintf(why, wn, "pdb %s/%s prevents pod evictions", pns, pn ? pn : "");
+            if (!pdb->allows) {
+                snprintf(why, wn, "pdb %s/%s prevents pod evictions", pdb->ns,
+                         pdb->name ? pdb->name : "");
                 return true;
             }
         }
         if (matched > 1) {
-            snprintf(why, wn, "pod %s/%s is selected by more than one PodDisruptionBudget", ns,
+            snprintf(why, wn, "pod %s/%s is selected by more than one PodDisruptionBudget", p->ns,
                      p->name);
             return true;
         }
@@ -352,7 +464,7 @@ static void collect_pools(nw_disrupt_state_t *st, const nw_disrupt_input_t *in)
 
 /* The NodeClaim's pool, its Node, instance type, zone, capacity type and price. */
 static void match_node(const nw_disrupt_state_t *st, const nw_disrupt_input_t *in,
-                       nw_disrupt_node_t *n, const char *poolname)
+                       const lookups_t *lk, nw_disrupt_node_t *n, const char *poolname)
 {
     const cJSON *nc = n->nodeclaim;
     n->pool = -1;
@@ -361,13 +473,10 @@ static void match_node(const nw_disrupt_state_t *st, const nw_disrupt_input_t *i
             n->pool = (int)k;
     const char *pid = nw_json_str(nw_json_get(nc, "status"), "providerID");
     const char *nname = nw_json_str(nw_json_get(nc, "status"), "nodeName");
-    for (size_t k = 0; k < in->nnodes && !n->node; k++) {
-        const char *npid = nw_json_str(nw_json_get(in->nodes[k], "spec"), "providerID");
-        const char *kn = nw_json_str(nw_json_get(in->nodes[k], "metadata"), "name");
-        if ((pid && *pid && npid && strcmp(pid, npid) == 0) ||
-            ((!pid || !*pid) && nname && kn && strcmp(nname, kn) == 0))
-            n->node = in->nodes[k];
-    }
+    if (pid && *pid)
+        n->node = keyref_find(in, lk->by_pid, lk->npid, pid);
+    else if (nname)
+        n->node = keyref_find(in, lk->by_name, lk->nname, nname);
     n->node_name = n->node ? nw_json_str(nw_json_get(n->node, "metadata"), "name") : "";
     if (!n->node_name)
         n->node_name = "";
@@ -390,10 +499,17 @@ static void match_node(const nw_disrupt_state_t *st, const nw_disrupt_input_t *i
 }
 
 /* The pods on the node (from refs) and what moving them costs. */
-static NW_MUST_USE nw_rc_t attach_pods(nw_disrupt_node_t *n, const podref_t *refs, size_t nrefs,
-                                       int64_t now)
+static NW_MUST_USE nw_rc_t attach_pods(const nw_disrupt_input_t *in, nw_disrupt_node_t *n,
+                                       const podref_t *refs, size_t nrefs, int64_t now)
 {
-    if (*n->node_name && nrefs) {
+    if (*n->node_name && in->pods_on) {
+        const nw_pod_t **v = NULL;
+        size_t cnt = in->pods_on(in->pods_on_ud, n->node_name, &v);
+        if (cnt == (size_t)-1)
+            return NW_ENOMEM;
+        n->pods = v;
+        n->npods = v ? cnt : 0;
+    } else if (*n->node_name && nrefs) {
         podref_t key = {n->node_name, NULL};
         const podref_t *hit = bsearch(&key, refs, nrefs, sizeof *refs, podref_cmp);
         if (hit) {
@@ -449,7 +565,7 @@ static void node_state(const nw_disrupt_state_t *st, const nw_disrupt_input_t *i
 }
 
 /* The candidate rules (pkg/controllers/disruption/types.go NewCandidate), first failure wins. */
-static void judge_candidate(const nw_disrupt_input_t *in, nw_disrupt_node_t *n)
+static void judge_candidate(const nw_disrupt_input_t *in, const lookups_t *lk, nw_disrupt_node_t *n)
 {
     const char *why = NULL;
     if (!n->node)
@@ -468,7 +584,7 @@ static void judge_candidate(const nw_disrupt_input_t *in, nw_disrupt_node_t *n)
         why = "its NodePool does not exist";
     if (why) {
         snprintf(n->why, sizeof n->why, "%s", why);
-    } else if (pods_block(in, n->pods, n->npods, n->why, sizeof n->why)) {
+    } else if (pods_block(in, lk, n->pods, n->npods, n->why, sizeof n->why)) {
         n->pods_block = true;
     } else {
         n->candidate = true;
@@ -511,11 +627,12 @@ nw_rc_t nw_candidates_state_build(const nw_disrupt_input_t *in, nw_disrupt_state
 {
     *out = NULL;
     nw_disrupt_state_t *st = calloc(1, sizeof *st);
-    podref_t *refs = in->npods ? calloc(in->npods, sizeof *refs) : NULL;
-    if (!st || (in->npods && !refs))
+    podref_t *refs = in->npods && !in->pods_on ? calloc(in->npods, sizeof *refs) : NULL;
+    lookups_t lk;
+    if (lookups_build(in, &lk) != NW_OK || !st || (in->npods && !in->pods_on && !refs))
         goto oom;
     st->in = *in;
-    size_t nrefs = index_pods(in, refs);
+    size_t nrefs = refs ? index_pods(in, refs) : 0;
     st->pools = in->nnodepools ? calloc(in->nnodepools, sizeof *st->pools) : NULL;
     st->nodes = in->nnodeclaims ? calloc(in->nnodeclaims, sizeof *st->nodes) : NULL;
     if ((in->nnodepools && !st->pools) || (in->nnodeclaims && !st->nodes))
@@ -530,20 +647,22 @@ nw_rc_t nw_candidates_state_build(const nw_disrupt_input_t *in, nw_disrupt_state
         nw_disrupt_node_t *n = &st->nodes[st->nnodes++];
         n->name = name;
         n->nodeclaim = nc;
-        match_node(st, in, n, poolname);
-        if (attach_pods(n, refs, nrefs, in->now) != NW_OK)
+        match_node(st, in, &lk, n, poolname);
+        if (attach_pods(in, n, refs, nrefs, in->now) != NW_OK)
             goto oom;
         node_state(st, in, n);
-        judge_candidate(in, n);
+        judge_candidate(in, &lk, n);
     }
     if (st->nnodes)
         qsort(st->nodes, st->nnodes, sizeof *st->nodes, node_cmp);
     count_budgets(st, in);
     free(refs);
+    lookups_free(&lk);
     *out = st;
     return NW_OK;
 oom:
     free(refs);
+    lookups_free(&lk);
     nw_candidates_state_free(st);
     return nw_err_set(err, NW_ENOMEM, NULL, "out of memory");
 }

@@ -89,6 +89,11 @@ typedef struct {
     size_t nnodes;
     const nw_pod_t *const *pods; /* records (api/pod.h) */
     size_t npods;
+    /* Optional: the pods bound to a node, from the caller's index (the cache keeps one),
+     * as a malloc'd array the build takes (*out NULL when none); returns the count, or
+     * (size_t)-1 when memory runs out. NULL: the build groups pods by node itself. */
+    size_t (*pods_on)(void *ud, const char *node, const nw_pod_t ***out);
+    void *pods_on_ud;
     const cJSON *const *pdbs;
     size_t npdbs;
     int64_t now; /* epoch ns */

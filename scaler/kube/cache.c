@@ -10,6 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/jsonfreeze.h"
+
 static const nw_kube_res_t *const kind_res[NW_KUBE_KINDS] = {
     &nw_kube_client_res_pods,       &nw_kube_client_res_nodes,
     &nw_kube_client_res_nodepools,  &nw_kube_client_res_ec2nodeclasses,
@@ -51,17 +53,21 @@ bool nw_kube_cache_pod_is_pending(const cJSON *pod)
 }
 
 /* What no reader uses and a real API server sends in bulk: every object's
- * metadata.managedFields (often half its bytes), a Node's status.images (every image on
- * the node, with sizes) and the kubelet's last-applied annotation. */
+ * metadata.managedFields (often half its bytes), the kubelet's last-applied annotation,
+ * and a Node's status.images (every image on the node, with sizes), addresses,
+ * daemonEndpoints and nodeInfo. */
 static void drop_unread(nw_kube_kind_t kind, cJSON *json)
 {
     cJSON *meta = cJSON_GetObjectItemCaseSensitive(json, "metadata");
     cJSON_DeleteItemFromObjectCaseSensitive(meta, "managedFields");
     cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(meta, "annotations"),
                                             "kubectl.kubernetes.io/last-applied-configuration");
-    if (kind == NW_KUBE_NODES)
-        cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(json, "status"),
-                                                "images");
+    if (kind == NW_KUBE_NODES) {
+        cJSON *st = cJSON_GetObjectItemCaseSensitive(json, "status");
+        static const char *const unread[] = {"images", "addresses", "daemonEndpoints", "nodeInfo"};
+        for (size_t i = 0; i < sizeof unread / sizeof *unread; i++)
+            cJSON_DeleteItemFromObjectCaseSensitive(st, unread[i]);
+    }
 }
 
 /* A pod: its record holds everything; the JSON is dropped (api/pod.h). */
@@ -104,13 +110,19 @@ static nw_kube_obj_t *obj_new(nw_jsonintern_t *in, nw_kube_kind_t kind, cJSON *j
         return NULL;
     }
     drop_unread(kind, json);
-    nw_kube_obj_t *o = calloc(1, sizeof *o);
+    /* kept frozen: one block instead of an allocation per value, key and string */
+    cJSON *frozen = nw_jsonfreeze(json);
+    cJSON_Delete(json);
+    json = frozen;
+    nw_kube_obj_t *o = json ? calloc(1, sizeof *o) : NULL;
     if (!o) {
-        cJSON_Delete(json);
+        nw_jsonfreeze_free(json);
         return NULL;
     }
     atomic_init(&o->refs_, 1);
     o->json = json;
+    meta = cJSON_GetObjectItemCaseSensitive(json, "metadata");
+    name = sfield(meta, "name", NULL);
     o->name = name;
     o->ns = kind_res[kind]->namespaced ? sfield(meta, "namespace", NULL) : "";
     o->uid = sfield(meta, "uid", NULL);
@@ -118,7 +130,7 @@ static nw_kube_obj_t *obj_new(nw_jsonintern_t *in, nw_kube_kind_t kind, cJSON *j
     size_t nsl = strlen(o->ns), nl = strlen(name);
     char *key = malloc(nsl + nl + 2);
     if (!key) {
-        cJSON_Delete(json);
+        nw_jsonfreeze_free(json);
         free(o);
         return NULL;
     }
@@ -152,7 +164,7 @@ static void obj_unref(nw_kube_obj_t *o)
 {
     if (o && atomic_fetch_sub_explicit(&o->refs_, 1, memory_order_acq_rel) == 1) {
         nw_pod_free((nw_pod_t *)o->pod);
-        cJSON_Delete(o->json);
+        nw_jsonfreeze_free(o->json);
         free(o->key_);
         free(o);
     }
@@ -1160,6 +1172,31 @@ nw_rc_t nw_kube_cache_snap_dump_json(const nw_kube_snap_t *s, nw_buf_t *out)
         }
         if (!rc)
             rc = nw_buf_adds(out, "]");
+    }
+    if (!rc)
+        rc = nw_buf_adds(out, "\n}\n");
+    return rc;
+}
+
+nw_rc_t nw_kube_cache_snap_dump_versions_json(const nw_kube_snap_t *s, nw_buf_t *out)
+{
+    nw_rc_t rc = nw_buf_adds(out, "{");
+    for (int k = 0; k < NW_KUBE_KINDS && !rc; k++) {
+        rc = nw_buf_addf(out, "%s\n  \"%s\": {", k ? "," : "", kind_res[k]->plural);
+        for (size_t i = 0; i < s->all[k].n && !rc; i++) {
+            const nw_kube_obj_t *o = s->all[k].v[i];
+            rc = nw_buf_adds(out, i ? ", \"" : "\"");
+            if (!rc)
+                rc = nw_buf_add_json_escaped(out, o->key);
+            if (!rc)
+                rc = nw_buf_adds(out, "\": \"");
+            if (!rc)
+                rc = nw_buf_add_json_escaped(out, o->rv ? o->rv : "");
+            if (!rc)
+                rc = nw_buf_adds(out, "\"");
+        }
+        if (!rc)
+            rc = nw_buf_adds(out, "}");
     }
     if (!rc)
         rc = nw_buf_adds(out, "\n}\n");

@@ -204,6 +204,11 @@ const nw_kube_obj_t *nw_kube_cache_snap_nodeclaim_by_provider_id(const nw_kube_s
  * kind (plural lower-case) and sorted keys. */
 NW_MUST_USE nw_rc_t nw_kube_cache_snap_dump_json(const nw_kube_snap_t *s, nw_buf_t *out);
 
+/** Append the kube-dump --versions form: {"pods":{"ns/name":"resourceVersion",...},...},
+ * the same kinds and keys as nw_kube_cache_snap_dump_json, each with its object's
+ * metadata.resourceVersion ("" if it has none). */
+NW_MUST_USE nw_rc_t nw_kube_cache_snap_dump_versions_json(const nw_kube_snap_t *s, nw_buf_t *out);
+
 /** Karpenter's "provisionable pod" predicate on a pod object (nw_pod_is_pending of its
  * record, api/pod.h; for tests). */
 bool nw_kube_cache_pod_is_pending(const cJSON *pod);

@@ -126,6 +126,8 @@ typedef struct {
     wstate_t st;
     bool need_list;               /* next start is a LIST (else a WATCH from rv) */
     int64_t start_at;             /* monotonic ns; when IDLE */
+    bool rl_held;                 /* IDLE: the rate limiter's token for the next start is
+                                     reserved, due at start_at */
     char *rv;                     /* last seen resourceVersion */
     char *cont;                   /* continue token of the list in progress */
     nw_kube_cache_stage_t *stage; /* the pages decoded so far */
@@ -531,7 +533,9 @@ static void *run(void *arg)
             if (!(w->opts.kinds & (1u << k)) || x->st != W_IDLE)
                 continue;
             if (x->start_at <= now) {
-                int64_t rl = nw_kube_client__rl_reserve(w->client);
+                /* one token per request: a start that waited for its token uses it */
+                int64_t rl = x->rl_held ? 0 : nw_kube_client__rl_reserve(w->client);
+                x->rl_held = rl > 0;
                 if (rl > 0) {
                     x->start_at = now + rl;
                 } else if (start(x) != 0) {
@@ -606,6 +610,16 @@ nw_rc_t nw_kube_watch_new(nw_kube_client_t *c, nw_kube_cache_t *cache,
         nw_kube_watch_free(w);
         return nw_err_set(err, NW_ENOMEM, "", "curl_multi_init failed");
     }
+    /* No multiplexing: each transfer gets a connection of its own, an idle one or a new
+     * one. The watches hold HTTP/1.1 connections for minutes; the LISTs speak HTTP/2 where
+     * the server offers it. Once a connection to the host has negotiated HTTP/2, libcurl
+     * 7.88 (Debian 12's; upstream fixed it in 8.5.0) takes a connection that is in use for
+     * one it may multiplex on whatever its protocol, so it sent the next LIST page down an
+     * HTTP/1.1 connection busy with another kind's watch: the request waited behind that
+     * stream until it timed out, again on every retry, and a relist after 410 Gone never
+     * completed. It happened whenever a relist opened a new HTTP/2 connection (kube-apiserver
+     * closes one idle for 90 s) and needed a second page. */
+    curl_multi_setopt(w->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_NOTHING);
     for (int k = 0; k < NW_KUBE_KINDS; k++) {
         watcher_t *x = &w->wt[k];
         x->w = w;

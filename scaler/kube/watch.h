@@ -2,6 +2,9 @@
  * scaler/kube/watch.h — list+watch of every cached kind, driven by one thread
  * through one curl_multi handle, feeding the cache (cache.h).
  *
+ * Connections: no transfer of the watch thread shares one with another (the multi handle
+ * does not multiplex): a LIST never waits behind a watch stream (see nw_kube_watch_new).
+ *
  * Per kind (client-go tools/cache/reflector.go):
  *   LIST  GET <collection>?limit=N[&continue=T] (+ selectors) until continue is
  *         empty; pages are accumulated and applied with one nw_kube_cache_replace,

@@ -225,6 +225,33 @@ static int cmp_enode(const void *a, const void *b, void *arg)
     return strcmp(x->name, y->name);
 }
 
+/* A bound pod by its node's name (nw_solve_prep_nodes). */
+typedef struct {
+    const char *node;
+    int pod;
+} bound_t;
+
+static int bound_cmp(const void *a, const void *b)
+{
+    const bound_t *x = a, *y = b;
+    int r = strcmp(x->node, y->node);
+    return r ? r : (x->pod > y->pod) - (x->pod < y->pod);
+}
+
+/* The first entry bound to node (nbound when none). */
+static size_t bound_first(const bound_t *v, size_t n, const char *node)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(v[mid].node, node) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 nw_rc_t nw_solve_prep_nodes(ctx_t *c)
 {
     const nw_sched_snap_t *s = c->s;
@@ -258,38 +285,53 @@ nw_rc_t nw_solve_prep_nodes(ctx_t *c)
         e->zone = z ? zone_find(c, z) : -1;
     }
     qsort_r(c->en, (size_t)c->nen, sizeof *c->en, cmp_enode, (void *)s);
+    /* the pods by the node they are bound to, so each node finds its own in a search
+     * (not a walk over every pod per node) */
+    bound_t *bound = calloc(s->npods + 1, sizeof *bound);
+    if (!bound)
+        return NW_ENOMEM;
+    size_t nbound = 0;
+    for (size_t p = 0; p < s->npods; p++)
+        if (s->pods[p].node_name)
+            bound[nbound++] = (bound_t){s->pods[p].node_name, (int)p};
+    qsort(bound, nbound, sizeof *bound, bound_cmp);
+    nw_rc_t rc = NW_OK;
     /* bound pods use room; DaemonSets not yet running there reserve theirs */
-    for (int i = 0; i < c->nen; i++) {
+    for (int i = 0; i < c->nen && rc == NW_OK; i++) {
         enode_t *e = &c->en[i];
         const nw_snode_t *n = &s->nodes[e->snode];
         e->csi = n->claim ? NULL : nw_snap_volume_csinode(s, n->name);
-        for (size_t p = 0; p < s->npods; p++) {
-            const nw_spod_t *pd = &s->pods[p];
-            if (!pd->node_name || pd->finished || strcmp(pd->node_name, n->name) != 0)
+        size_t lo = bound_first(bound, nbound, n->name), hi = lo;
+        while (hi < nbound && strcmp(bound[hi].node, n->name) == 0)
+            hi++;
+        for (size_t b = lo; b < hi && rc == NW_OK; b++) {
+            const nw_spod_t *pd = &s->pods[bound[b].pod];
+            if (pd->finished)
                 continue;
             for (int k = 0; k < NW_SCHED_NRES; k++)
                 e->free.v[k] -= pd->req.v[k];
-            if (pd->nvols && nw_solve_topo_volumes_add(c, (int)p, e) != NW_OK)
-                return NW_ENOMEM;
+            if (pd->nvols && nw_solve_topo_volumes_add(c, bound[b].pod, e) != NW_OK)
+                rc = NW_ENOMEM;
         }
-        for (size_t d = 0; d < s->ndss; d++) {
+        for (size_t d = 0; d < s->ndss && rc == NW_OK; d++) {
             const nw_sds_t *ds = &s->dss[d];
             if (!nw_tolerations_tolerate_all(&n->taints, &ds->tols, NW_TAINTS_SCHEDULING) ||
                 !nw_requirements_match_labels(&ds->strict, &n->labels, NULL))
                 continue;
             bool running = false;
-            for (size_t p = 0; p < s->npods && !running; p++) {
-                const nw_spod_t *pd = &s->pods[p];
-                running = pd->node_name && strcmp(pd->node_name, n->name) == 0 && pd->owner_kind &&
-                          strcmp(pd->owner_kind, "DaemonSet") == 0 && pd->owner_name &&
-                          strcmp(pd->owner_name, ds->name) == 0 && strcmp(pd->ns, ds->ns) == 0;
+            for (size_t b = lo; b < hi && !running; b++) {
+                const nw_spod_t *pd = &s->pods[bound[b].pod];
+                running = pd->owner_kind && strcmp(pd->owner_kind, "DaemonSet") == 0 &&
+                          pd->owner_name && strcmp(pd->owner_name, ds->name) == 0 &&
+                          strcmp(pd->ns, ds->ns) == 0;
             }
             if (!running)
                 for (int k = 0; k < NW_SCHED_NRES; k++)
                     e->free.v[k] -= ds->req.v[k];
         }
     }
-    return NW_OK;
+    free(bound);
+    return rc;
 }
 
 /* ---- pod requirement variants --------------------------------------------------- */

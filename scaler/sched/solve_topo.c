@@ -174,14 +174,6 @@ nw_rc_t nw_solve_topo_host_grow(ctx_t *c, int need)
 }
 
 /* the snapshot node named name (a Node, not an in-flight claim), or -1 */
-static int node_named(const nw_sched_snap_t *s, const char *name)
-{
-    for (size_t i = 0; i < s->nnodes; i++)
-        if (!s->nodes[i].claim && strcmp(s->nodes[i].name, name) == 0)
-            return (int)i;
-    return -1;
-}
-
 /* The per-group arrays, the keys (the zone first, then the groups'), each group's domain
  * counts and filter, the host slots. */
 static NW_MUST_USE nw_rc_t alloc_topology(ctx_t *c)
@@ -286,51 +278,229 @@ static NW_MUST_USE nw_rc_t collect_domains(ctx_t *c)
 }
 
 /* Which pods select which groups; required anti-affinity makes a group inverse. */
+/* Which groups a pod may select, found without trying every group on every pod: a group
+ * whose selector requires one label value (matchLabels, or In with one value) is listed
+ * under that key and value (its anchor); only the groups anchored on one of the pod's
+ * labels, and those without an anchor, can select it. */
+typedef struct {
+    const char *key, *value;
+    int g;
+} anchor_t;
+
+static int anchor_cmp(const void *a, const void *b)
+{
+    const anchor_t *x = a, *y = b;
+    int r = strcmp(x->key, y->key);
+    if (!r)
+        r = strcmp(x->value, y->value);
+    return r ? r : (x->g > y->g) - (x->g < y->g);
+}
+
+static int int_cmp(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+typedef struct {
+    anchor_t *anchors; /* sorted by key, value, group */
+    size_t nanchors;
+    int *free_groups; /* groups without an anchor, ascending */
+    size_t nfree;
+} gindex_t;
+
+static void gindex_free(gindex_t *x)
+{
+    free(x->anchors);
+    free(x->free_groups);
+}
+
+static NW_MUST_USE nw_rc_t gindex_build(const nw_sched_snap_t *s, gindex_t *x)
+{
+    *x = (gindex_t){0};
+    x->anchors = calloc(s->ngroups + 1, sizeof *x->anchors);
+    x->free_groups = calloc(s->ngroups + 1, sizeof *x->free_groups);
+    if (!x->anchors || !x->free_groups)
+        return NW_ENOMEM;
+    for (size_t g = 0; g < s->ngroups; g++) {
+        const nw_tgroup_t *tg = &s->groups[g];
+        if (tg->sel_nothing)
+            continue; /* selects no pod */
+        const nw_req_t *a = NULL;
+        for (size_t i = 0; i < tg->sel.n && !a; i++)
+            if (!tg->sel.v[i].complement && tg->sel.v[i].nvalues == 1 && !tg->sel.v[i].has_gte &&
+                !tg->sel.v[i].has_lte && !tg->sel.v[i].absent_ok &&
+                !nw_wellknown_alias(tg->sel.v[i].key)) /* a pod may carry the alias instead */
+                a = &tg->sel.v[i];
+        if (a)
+            x->anchors[x->nanchors++] = (anchor_t){a->key, a->values[0], (int)g};
+        else
+            x->free_groups[x->nfree++] = (int)g;
+    }
+    qsort(x->anchors, x->nanchors, sizeof *x->anchors, anchor_cmp);
+    return NW_OK;
+}
+
+/* The groups that select pod p (ascending) into *out (owned; NULL when none). */
+static NW_MUST_USE nw_rc_t pod_groups(const nw_sched_snap_t *s, const gindex_t *x,
+                                      const nw_spod_t *pd, int **out, int *nout)
+{
+    *out = NULL;
+    *nout = 0;
+    size_t cap = x->nfree, n = 0;
+    int *cand = NULL;
+    const nw_labels_t *l = pd->labels;
+    for (size_t i = 0; l && i < l->n; i++) { /* the anchors on the pod's labels */
+        anchor_t key = {l->v[i].key, l->v[i].value, -1};
+        size_t lo = 0, hi = x->nanchors;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (anchor_cmp(&x->anchors[mid], &key) < 0)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (size_t k = lo; k < x->nanchors && strcmp(x->anchors[k].key, key.key) == 0 &&
+                            strcmp(x->anchors[k].value, key.value) == 0;
+             k++) {
+            if (n == cap) {
+                size_t nc = cap ? cap * 2 : 16;
+                int *g = realloc(cand, nc * sizeof *g);
+                if (!g) {
+                    free(cand);
+                    return NW_ENOMEM;
+                }
+                cand = g;
+                cap = nc;
+            }
+            cand[n++] = x->anchors[k].g;
+        }
+    }
+    if (n + x->nfree > 0) {
+        int *g = realloc(cand, (n + x->nfree) * sizeof *g);
+        if (!g) {
+            free(cand);
+            return NW_ENOMEM;
+        }
+        cand = g;
+        memcpy(cand + n, x->free_groups, x->nfree * sizeof *cand);
+        n += x->nfree;
+    }
+    if (n > 1)
+        qsort(cand, n, sizeof *cand, int_cmp);
+    int m = 0;
+    for (size_t i = 0; i < n; i++)
+        if ((i == 0 || cand[i] != cand[i - 1]) &&
+            nw_snap_pod_group_selects(s, &s->groups[cand[i]], pd))
+            cand[m++] = cand[i];
+    if (!m) {
+        free(cand);
+        cand = NULL;
+    }
+    *out = cand;
+    *nout = m;
+    return NW_OK;
+}
+
 static NW_MUST_USE nw_rc_t select_groups(ctx_t *c)
 {
     const nw_sched_snap_t *s = c->s;
+    gindex_t x;
+    nw_rc_t rc = gindex_build(s, &x);
     /* which pods select which groups; required anti-affinity makes a group inverse */
-    for (size_t p = 0; p < s->npods; p++) {
+    for (size_t p = 0; p < s->npods && rc == NW_OK; p++) {
         pstate_t *st = &c->ps[p];
-        int *sel = NULL;
-        int n = 0;
-        for (size_t g = 0; g < s->ngroups; g++) {
-            if (!nw_snap_pod_group_selects(s, &s->groups[g], &s->pods[p]))
-                continue;
-            int *ns = realloc(sel, (size_t)(n + 1) * sizeof(int));
-            if (!ns) {
-                free(sel);
-                return NW_ENOMEM;
-            }
-            sel = ns;
-            sel[n++] = (int)g;
-        }
-        st->selgroups = sel;
-        st->nsel = n;
         const nw_spod_t *pd = &s->pods[p];
+        /* pods of one ReplicaSet share their labels (and namespace): the previous pod's
+         * answer holds for this one */
+        const nw_spod_t *prev = p ? &s->pods[p - 1] : NULL;
+        if (prev && prev->labels == pd->labels && pd->labels && strcmp(prev->ns, pd->ns) == 0) {
+            const pstate_t *ps = &c->ps[p - 1];
+            st->nsel = ps->nsel;
+            st->selgroups = ps->nsel ? malloc((size_t)ps->nsel * sizeof(int)) : NULL;
+            if (ps->nsel && !st->selgroups)
+                rc = NW_ENOMEM;
+            else if (ps->nsel)
+                memcpy(st->selgroups, ps->selgroups, (size_t)ps->nsel * sizeof(int));
+        } else {
+            rc = pod_groups(s, &x, pd, &st->selgroups, &st->nsel);
+        }
         for (int i = 0; i < pd->ntcs; i++)
             if (s->groups[pd->tcs[i].group].kind == NW_TG_ANTI && !pd->tcs[i].preferred &&
                 (pd->provisionable_state || pd->node_name))
                 c->ginv[pd->tcs[i].group] = true;
     }
-    return NW_OK;
+    gindex_free(&x);
+    return rc;
 }
 
 /* The bound (and nominated) pods in their nodes' domains. */
+typedef struct {
+    const char *name;
+    int node; /* index into the snapshot's nodes */
+} nameref_t;
+
+static int nameref_cmp(const void *a, const void *b)
+{
+    const nameref_t *x = a, *y = b;
+    int r = strcmp(x->name, y->name);
+    return r ? r : (x->node > y->node) - (x->node < y->node);
+}
+
+/* Where a bound pod counts: the lowest existing-node slot whose node has its node name,
+ * else the first node (not a NodeClaim) of that name (*slot -1); -1 when none. The
+ * names are sorted (refs), so this is a search, not a walk over every node. */
+static int bound_node(const ctx_t *c, const nameref_t *refs, size_t nrefs, const int *slot_of,
+                      const char *name, int *slot)
+{
+    size_t lo = 0, hi = nrefs;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(refs[mid].name, name) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    int first = -1;
+    *slot = -1;
+    for (size_t i = lo; i < nrefs && strcmp(refs[i].name, name) == 0; i++) {
+        int sn = refs[i].node, sl = slot_of[sn];
+        if (sl >= 0 && (*slot < 0 || sl < *slot))
+            *slot = sl;
+        if (first < 0 && !c->s->nodes[sn].claim)
+            first = sn;
+    }
+    return *slot >= 0 ? c->en[*slot].snode : first;
+}
+
 static NW_MUST_USE nw_rc_t count_bound(ctx_t *c)
 {
     const nw_sched_snap_t *s = c->s;
+    nameref_t *refs = calloc(s->nnodes + 1, sizeof *refs);
+    int *slot_of = calloc(s->nnodes + 1, sizeof *slot_of);
+    if (!refs || !slot_of) {
+        free(refs);
+        free(slot_of);
+        return NW_ENOMEM;
+    }
+    size_t nrefs = 0;
+    for (size_t i = 0; i < s->nnodes; i++) {
+        slot_of[i] = -1;
+        if (s->nodes[i].name)
+            refs[nrefs++] = (nameref_t){s->nodes[i].name, (int)i};
+    }
+    qsort(refs, nrefs, sizeof *refs, nameref_cmp);
+    for (int i = c->nen - 1; i >= 0; i--)
+        slot_of[c->en[i].snode] = i; /* the lowest slot of a node wins */
+    nw_rc_t rc = NW_OK;
     /* bound pods count in their node's domains (countDomains, updateInverseAffinities);
      * pods nominated to an in-flight NodeClaim count there, as placed by an earlier batch */
-    for (size_t p = 0; p < s->npods; p++) {
+    for (size_t p = 0; p < s->npods && rc == NW_OK; p++) {
         const nw_spod_t *pd = &s->pods[p];
         if (!pd->node_name || pd->finished || pd->terminating)
             continue;
-        int slot = -1;
-        for (int i = 0; i < c->nen && slot < 0; i++)
-            if (strcmp(s->nodes[c->en[i].snode].name, pd->node_name) == 0)
-                slot = i;
-        int sn = slot >= 0 ? c->en[slot].snode : node_named(s, pd->node_name);
+        int slot;
+        int sn = bound_node(c, refs, nrefs, slot_of, pd->node_name, &slot);
         if (sn < 0)
             continue;
         const nw_snode_t *n = &s->nodes[sn];
@@ -339,9 +509,11 @@ static NW_MUST_USE nw_rc_t count_bound(ctx_t *c)
             dm[k] = slot >= 0 ? c->en[slot].dm[k] : node_domains(c, k, n, -1);
         nw_solve_topo_record(c, (int)p, slot, dm, &n->reqs, &n->taints);
         if (slot >= 0 && pd->nhostports && nw_solve_topo_hostports_add(c, (int)p, slot) != NW_OK)
-            return NW_ENOMEM;
+            rc = NW_ENOMEM;
     }
-    return NW_OK;
+    free(refs);
+    free(slot_of);
+    return rc;
 }
 
 nw_rc_t nw_solve_topo_prep(ctx_t *c)

@@ -214,6 +214,19 @@ START_TEST(replace_and_sync)
                            "\"csinodes\":[]}");
     free(flat);
     cJSON_Delete(d);
+    /* --versions: the same keys, each with its resourceVersion */
+    nw_buf_reset(&out);
+    ck_assert_int_eq(nw_kube_cache_snap_dump_versions_json(s, &out), NW_OK);
+    d = cJSON_Parse(nw_buf_str(&out));
+    ck_assert_ptr_nonnull(d);
+    flat = cJSON_PrintUnformatted(d);
+    ck_assert_str_eq(flat, "{\"pods\":{},\"nodes\":{\"n2\":\"1\",\"n3\":\"5\",\"n4\":\"5\"},"
+                           "\"nodepools\":{},\"ec2nodeclasses\":{},\"nodeclaims\":{},"
+                           "\"poddisruptionbudgets\":{},\"daemonsets\":{},\"persistentvolumes\":{},"
+                           "\"persistentvolumeclaims\":{},\"storageclasses\":{},\"namespaces\":{},"
+                           "\"csinodes\":{}}");
+    free(flat);
+    cJSON_Delete(d);
     nw_buf_cleanup(&out);
     nw_kube_cache_snap_release(s);
     nw_kube_cache_snap_release(before);

@@ -425,6 +425,63 @@ START_TEST(watch_resume_drop_and_relist)
 }
 END_TEST
 
+/* ---- the watch thread and the client's rate limit --------------------------------------- */
+
+typedef struct {
+    fake_srv_t *srv;
+    _Atomic int lists, watches;
+} rl_state_t;
+
+static void rl_handler(void *ud, const fake_req_t *r, fake_conn_t *c)
+{
+    rl_state_t *st = ud;
+    char v[64];
+    if (fake_query(r->path, "watch", v, sizeof v)) {
+        atomic_fetch_add(&st->watches, 1);
+        hold_stream(c, &st->srv);
+        return;
+    }
+    atomic_fetch_add(&st->lists, 1);
+    empty_list(c, "1");
+}
+
+/* Every kind's LIST and WATCH take a token of the client's bucket. A watcher that had to
+ * wait for its token starts when it is due, on that token: it used to reserve another one
+ * then, and another at that one's time, so with the bucket empty it never started (each
+ * reservation landed just as the bucket had refilled to zero) and the cache never synced. */
+START_TEST(watch_waits_once_for_its_token)
+{
+    rl_state_t st = {0};
+    st.srv = fake_srv_start(rl_handler, &st);
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    char *kc = fake_kubeconfig(fake_srv_port(st.srv), "t");
+    nw_kube_config_t *cfg = NULL;
+    nw_err_t err = {0};
+    ck_assert_int_eq(nw_kube_config_load_kubeconfig(kc, NULL, &cfg, &err), NW_OK);
+    unlink(kc);
+    free(kc);
+    /* 40 requests/s, a bucket of one: the 12 LISTs and 12 WATCHes need about 0.6 s */
+    nw_kube_client_opts_t o = {.qps = 40, .burst = 1, .timeout_ms = 5000};
+    nw_kube_client_t *c = NULL;
+    ck_assert_int_eq(nw_kube_client_new(cfg, &o, &c, &err), NW_OK);
+    nw_kube_cache_t *cache = nw_kube_cache_new(nw_kube_client_metrics(c));
+    nw_kube_watch_t *w = NULL;
+    ck_assert_int_eq(nw_kube_watch_new(c, cache, NULL, &w, &err), NW_OK);
+    ck_assert_int_eq(nw_kube_watch_start(w, &err), NW_OK);
+    ck_assert_msg(nw_kube_cache_wait_synced(cache, 8000) == 1,
+                  "not synced after 8 s: %d of %d LISTs answered", atomic_load(&st.lists),
+                  NW_KUBE_KINDS);
+    for (int i = 0; i < 400 && atomic_load(&st.watches) < NW_KUBE_KINDS; i++)
+        sleep_ms(10);
+    ck_assert_int_eq(atomic_load(&st.watches), NW_KUBE_KINDS);
+    ck_assert_int_eq(atomic_load(&st.lists), NW_KUBE_KINDS);
+    nw_kube_watch_free(w);
+    fake_srv_stop(st.srv);
+    nw_kube_cache_free(cache);
+    nw_kube_client_free(c);
+}
+END_TEST
+
 /* ---- 10,000 watch events: memory stays flat ---------------------------------------------- */
 
 typedef struct {
@@ -1062,6 +1119,7 @@ Suite *nw_kube_client_suite(void)
     tcase_add_test(tc, list_paging_and_expired_continue);
     tcase_add_test(tc, watch_resume_drop_and_relist);
     tcase_add_test(tc, watch_10000_events_memory_flat);
+    tcase_add_test(tc, watch_waits_once_for_its_token);
     tcase_add_test(tc, update_retries_on_conflict);
     tcase_add_test(tc, finalizers_patch_delete);
     tcase_add_test(tc, eviction_answers);

@@ -268,3 +268,118 @@ func TestBurstPodsHaveDistinctNames(t *testing.T) {
 		t.Fatalf("a burst of 20000 pods left %d new pods in the store", got)
 	}
 }
+
+// GET /versions is every live object's key and resourceVersion: what the driver compares
+// nodewarden's cache with, key by key, after a forced relist.
+func TestVersionsAreTheLiveObjects(t *testing.T) {
+	st, cl, _ := newTestServer(t, 3, 40)
+	ct := &control{s: st, c: cl, ch: newChurn(st, cl), lag: &lagLog{}, rnd: rng}
+	cs := httptest.NewServer(ct)
+	t.Cleanup(cs.Close)
+	st.mu.Lock()
+	cl.changePods(st, 5, 2, rng)
+	want := map[string]string{}
+	for k, o := range st.kind(rPods).objs {
+		want[k] = rvString(o.rv)
+	}
+	nodes := len(st.kind(rNodes).objs)
+	st.mu.Unlock()
+	resp, err := http.Get(cs.URL + "/versions")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var got map[string]map[string]string
+	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got["pods"]) != 37 || len(got["nodes"]) != nodes {
+		t.Fatalf("pods %d (want 37), nodes %d (want %d)", len(got["pods"]), len(got["nodes"]), nodes)
+	}
+	for k, rv := range want {
+		if got["pods"][k] != rv {
+			t.Fatalf("pod %s: version %q, want %q", k, got["pods"][k], rv)
+		}
+	}
+}
+
+// The observer's pod watch is served like any other but is not the measured one: its
+// lines are not in the pod send log and its requests are counted apart.
+func TestObserverIsNotMeasured(t *testing.T) {
+	st := newStore(1000)
+	cl := generate(st, genConfig{nodes: 2, pods: 10, cluster: "sim-cluster", region: "us-west-2", seed: 3})
+	srv := &server{st: st, token: "t", observer: "o", bookmark: time.Hour, lag: &lagLog{}}
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	st.mu.Lock()
+	rv0 := st.rv
+	cl.changePods(st, 2, 1, rng)
+	st.mu.Unlock()
+	get := func(token string) int {
+		req, _ := http.NewRequest("GET", ts.URL+fmt.Sprintf("/api/v1/pods?watch=1&resourceVersion=%d&timeoutSeconds=1", rv0), nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return strings.Count(string(b), "\n")
+	}
+	if n := get("o"); n != 3 {
+		t.Fatalf("observer: %d lines, want 3", n)
+	}
+	if n, _ := st.podSends.since(0); n != 0 {
+		t.Fatalf("the observer's lines were logged: %d", n)
+	}
+	if n := get("t"); n != 3 {
+		t.Fatalf("client: %d lines, want 3", n)
+	}
+	if n, _ := st.podSends.since(0); n != 3 {
+		t.Fatalf("the client's lines: %d logged, want 3", n)
+	}
+	if st.reqs["observer watch pods 200"] != 1 || st.reqs["watch pods 200"] != 1 {
+		t.Fatalf("requests: %v", st.reqs)
+	}
+}
+
+// A forced 410 ends every open stream of the kind with an ERROR 410 event, even one that
+// was caught up and got events committed after the drop: resuming from those would skip
+// the relist the driver forces.
+func TestExpireEndsOpenStreamsWithGone(t *testing.T) {
+	st, cl, ts := newTestServer(t, 3, 30)
+	st.mu.Lock()
+	rv0 := st.rv
+	st.mu.Unlock()
+	resp, err := http.Get(ts.URL + fmt.Sprintf("/api/v1/pods?watch=1&resourceVersion=%d&timeoutSeconds=10", rv0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	for i := 0; i < 100; i++ { // the stream is registered and caught up
+		st.mu.Lock()
+		n := len(st.kind(rPods).watchers)
+		st.mu.Unlock()
+		if n == 1 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	st.mu.Lock()
+	st.expire(st.kind(rPods))
+	cl.changePods(st, 2, 1, rng)
+	st.mu.Unlock()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	var last map[string]any
+	lines := 0
+	for sc.Scan() {
+		lines++
+		if err := json.Unmarshal(sc.Bytes(), &last); err != nil {
+			t.Fatalf("not JSON: %s", sc.Bytes())
+		}
+	}
+	if last == nil || last["type"] != "ERROR" || last["object"].(map[string]any)["code"].(float64) != 410 {
+		t.Fatalf("the stream's last line (%d lines): %v, want an ERROR 410", lines, last)
+	}
+}

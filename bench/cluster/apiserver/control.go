@@ -10,18 +10,20 @@ import (
 
 // The control API (plain HTTP on loopback) the driver steers the stand-in with.
 //
-//	GET  /state                counts of live objects per resource, the resourceVersion, open watches, the pod send count,
+//	GET  /state                counts of live objects per resource, the resourceVersion, open watches (the observer's
+//	                           not counted), the pod send count,
 //	                           podBacklog: pod events committed and not yet read by the cluster-wide pod watch
 //	POST /hold {"kind","hold"} make the first page of a kind's LIST wait (for the "before pods" figures) or let it go
 //	POST /churn {"rate","seconds"}  start the churn; GET /churn: its progress
 //	GET  /pod-sends?from=K     commit times (unix ns) of the lines sent on the pod watch from line K on
 //	POST /expire {"kinds":[...],"deletePods":N,"addPods":M}  drop the event windows and end the watches of
-//	                           those kinds (410 Gone on resume), then change pods
+//	                           those kinds with an ERROR 410 event (and 410 Gone on a resume), then change pods
 //	POST /burst {"pods","cpu","memory"}  the unschedulable burst
 //	GET  /lag?from=K           event-to-read lag records of the pod watch (lag.go) from record K on
 //	GET  /claims               the NodeClaim creates seen (time, name, nodepool, requests)
-//	GET  /requests             requests served, per verb, resource and code
+//	GET  /requests             requests served, per verb, resource and code ("observer <verb>" for the observer's)
 //	GET  /objects?resource=R   the stored objects of a resource (plural or plural.group), a JSON array
+//	GET  /versions             every live object's resourceVersion: {resource: {"ns/name" or "name": rv}}
 type control struct {
 	s   *store
 	c   *cluster
@@ -68,7 +70,11 @@ func (ct *control) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		counts, watchers := map[string]int{}, map[string]int{}
 		for k, ks := range s.kinds {
 			counts[k] = len(ks.objs)
-			watchers[k] = len(ks.watchers)
+			for wt := range ks.watchers {
+				if !wt.observer {
+					watchers[k]++
+				}
+			}
 		}
 		rv := s.rv
 		unflushed := s.kind(rPods).unflushed()
@@ -162,6 +168,18 @@ func (ct *control) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			_, _ = w.Write(o.data)
 		}
 		_, _ = w.Write([]byte("]\n"))
+	case "GET /versions":
+		s.mu.Lock()
+		out := map[string]map[string]string{}
+		for k, ks := range s.kinds {
+			m := make(map[string]string, len(ks.objs))
+			for key, o := range ks.objs {
+				m[key] = rvString(o.rv)
+			}
+			out[k] = m
+		}
+		s.mu.Unlock()
+		jsonOK(w, out)
 	default:
 		jsonErr(w, 404, "no route "+r.Method+" "+r.URL.Path)
 	}

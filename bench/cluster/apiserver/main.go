@@ -11,9 +11,12 @@
 // Test tooling only; standard library only.
 //
 //	apiserver -dir DIR -nodes N -pods P [-hashes FILE] [-seed S] [-window EVENTS]
-//	          [-bookmark DURATION] [-plain] [-reqlog FILE] [-hold-pods]
+//	          [-bookmark DURATION] [-idle-timeout DURATION] [-plain] [-http1] [-reqlog FILE]
+//	          [-hold-pods]
 //
 // It writes DIR/kubeconfig (a token and the CA of its self-signed certificate),
+// DIR/kubeconfig-observer (another token: a client whose pod watch is not measured, see
+// server.observer),
 // DIR/ca.crt and, last, DIR/ports.json ({"api","control","url","pid"}).
 package main
 
@@ -55,6 +58,7 @@ func main() {
 	bookmark := flag.Duration("bookmark", 5*time.Second, "bookmark period of watches that allow them (0: none)")
 	plain := flag.Bool("plain", false, "plain HTTP instead of TLS")
 	http1 := flag.Bool("http1", false, "offer HTTP/1.1 only (no HTTP/2 through ALPN)")
+	idle := flag.Duration("idle-timeout", 90*time.Second, "close a connection idle (no request in flight) this long, HTTP/2 ones too, as kube-apiserver does after 90 s")
 	reqlog := flag.String("reqlog", "", "log every request to this file")
 	holdPods := flag.Bool("hold-pods", false, "the first page of a pod LIST waits until POST /hold {\"kind\":\"pods\",\"hold\":false}")
 	flag.Parse()
@@ -103,7 +107,8 @@ func main() {
 	}
 
 	token := fmt.Sprintf("bench-%x", mrand.Int63())
-	srv := &server{st: st, token: token, bookmark: *bookmark, lag: &lagLog{}}
+	observer := fmt.Sprintf("observer-%x", mrand.Int63())
+	srv := &server{st: st, token: token, observer: observer, bookmark: *bookmark, lag: &lagLog{}}
 	if *reqlog != "" {
 		f, err := os.Create(*reqlog)
 		if err != nil {
@@ -115,7 +120,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	hs1 := &http.Server{Handler: srv, ReadHeaderTimeout: 30 * time.Second, ErrorLog: log.New(os.Stderr, "apiserver http: ", 0),
+	hs1 := &http.Server{Handler: srv, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: *idle, ErrorLog: log.New(os.Stderr, "apiserver http: ", 0),
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context { return context.WithValue(ctx, connKey{}, c) }}
 	scheme := "http"
 	caPEM := []byte{}
@@ -157,6 +162,10 @@ func main() {
 		"users":    []any{map[string]any{"name": "bench", "user": map[string]any{"token": token}}},
 		"contexts": []any{map[string]any{"name": "bench", "context": map[string]any{"cluster": "bench", "user": "bench", "namespace": "nodewarden"}}}}
 	if err := writeFile(filepath.Join(*dir, "kubeconfig"), mustJSON(kc), 0o600); err != nil {
+		log.Fatal(err)
+	}
+	kc["users"] = []any{map[string]any{"name": "bench", "user": map[string]any{"token": observer}}}
+	if err := writeFile(filepath.Join(*dir, "kubeconfig-observer"), mustJSON(kc), 0o600); err != nil {
 		log.Fatal(err)
 	}
 	ports := map[string]any{"api": port, "control": cln.Addr().(*net.TCPAddr).Port, "url": url, "pid": os.Getpid(),

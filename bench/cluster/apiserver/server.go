@@ -20,9 +20,14 @@ import (
 
 // server is the Kubernetes REST surface over the store.
 type server struct {
-	st       *store
-	lag      *lagLog
-	token    string
+	st    *store
+	lag   *lagLog
+	token string
+	// observer is a second token: its requests are served alike, but its cluster-wide pod
+	// watch is not the one measured (no lines in the pod send log, no lag records, not in
+	// the backlog, not among /state's watchers). The driver's second nodewarden, a
+	// kube-dump whose cache it compares key by key, uses it.
+	observer string
 	reqlog   *log.Logger // nil: no request log
 	bookmark time.Duration
 }
@@ -66,7 +71,8 @@ func (srv *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (srv *server) serve(w http.ResponseWriter, r *http.Request) int {
-	if srv.token != "" && r.Header.Get("Authorization") != "Bearer "+srv.token {
+	auth := r.Header.Get("Authorization")
+	if srv.token != "" && auth != "Bearer "+srv.token && (srv.observer == "" || auth != "Bearer "+srv.observer) {
 		e := errf(401, "Unauthorized", "Unauthorized")
 		writeErr(w, e)
 		return e.code
@@ -139,6 +145,9 @@ func (srv *server) serve(w http.ResponseWriter, r *http.Request) int {
 		e := errf(405, "MethodNotAllowed", "method %s not allowed", r.Method)
 		writeErr(w, e)
 		return e.code
+	}
+	if srv.observer != "" && r.Header.Get("Authorization") == "Bearer "+srv.observer {
+		verb = "observer " + verb // /requests keeps the measured client's counts apart
 	}
 	srv.st.countRequest(verb, rp.res, rp.sub, code)
 	return code
@@ -495,7 +504,8 @@ func (srv *server) watch(w http.ResponseWriter, r *http.Request, rp reqPath, q u
 	}
 	bookmarks := q.Get("allowWatchBookmarks") == "true"
 	// the pod stream of a cluster-wide watcher: its lines go to the lag log
-	logSends := rp.res.plural == "pods" && rp.res.group == "" && rp.namespace == ""
+	observer := srv.observer != "" && r.Header.Get("Authorization") == "Bearer "+srv.observer
+	logSends := rp.res.plural == "pods" && rp.res.group == "" && rp.namespace == "" && !observer
 	rvs := q.Get("resourceVersion")
 
 	w.Header().Set("Content-Type", "application/json")
@@ -530,7 +540,7 @@ func (srv *server) watch(w http.ResponseWriter, r *http.Request, rp reqPath, q u
 		idx := sort.Search(len(ks.events), func(i int) bool { return ks.events[i].o.rv > want })
 		cursor = ks.base + int64(idx)
 	}
-	wt := &watcher{kill: make(chan struct{}), allNS: rp.namespace == "" && sel == nil}
+	wt := &watcher{kill: make(chan struct{}), allNS: rp.namespace == "" && sel == nil && !observer, observer: observer}
 	wt.flushed.Store(cursor)
 	ks.watchers[wt] = true
 	st.mu.Unlock()
@@ -578,11 +588,24 @@ func (srv *server) watch(w http.ResponseWriter, r *http.Request, rp reqPath, q u
 	}
 	for {
 		st.mu.Lock()
-		if cursor < ks.base { // the window moved past this stream: it fell too far behind
+		killed := false
+		select {
+		case <-wt.kill:
+			killed = true
+		default:
+		}
+		// the window moved past this stream (it fell too far behind), or was dropped
+		// (a forced 410: the stream ends with the ERROR even when it was caught up, so
+		// that a client that read events committed since cannot resume past the drop)
+		if killed || cursor < ks.base {
 			oldest := ks.oldestRV
 			st.mu.Unlock()
+			why := "the stream fell behind the event window"
+			if killed {
+				why = "the event window was dropped"
+			}
 			_ = rc.SetWriteDeadline(time.Now().Add(30 * time.Second))
-			_, _ = w.Write(goneEvent(fmt.Sprintf("too old resource version: the stream fell behind the event window (%d)", oldest)))
+			_, _ = w.Write(goneEvent(fmt.Sprintf("too old resource version: %s (%d)", why, oldest)))
 			if logSends {
 				st.podSends.add(append(sends, time.Now().UnixNano()))
 			}
@@ -625,7 +648,7 @@ func (srv *server) watch(w http.ResponseWriter, r *http.Request, rp reqPath, q u
 		select {
 		case <-notify:
 		case <-wt.kill:
-			return 200
+			continue // the ERROR, at the top
 		case <-deadline.C:
 			return 200
 		case <-r.Context().Done():
@@ -635,6 +658,11 @@ func (srv *server) watch(w http.ResponseWriter, r *http.Request, rp reqPath, q u
 			caughtUp := cursor == ks.base+int64(len(ks.events))
 			rv := st.rv
 			st.mu.Unlock()
+			select {
+			case <-wt.kill:
+				caughtUp = false // no bookmark past a drop: the ERROR comes first
+			default:
+			}
 			if !caughtUp {
 				continue
 			}

@@ -58,9 +58,10 @@ type kindStore struct {
 // watcher is one open watch stream; kill ends it (a forced 410 closes every stream of a kind).
 // flushed is the absolute index of the kind's next event the stream has not flushed yet.
 type watcher struct {
-	kill    chan struct{}
-	flushed atomic.Int64
-	allNS   bool
+	kill     chan struct{}
+	flushed  atomic.Int64
+	allNS    bool
+	observer bool // the observer token's (server.observer): not counted in /state
 }
 
 // store is the whole cluster: one lock, one resourceVersion counter as etcd has.
@@ -149,9 +150,10 @@ func (ks *kindStore) sortedObjs() []*object {
 	return ks.sorted
 }
 
-// expire drops the kind's event window and its list snapshots and ends its watch streams:
-// a client resuming from any resourceVersion it has gets 410 Gone and must relist.
-// Caller holds s.mu.
+// expire drops the kind's event window and its list snapshots and ends its watch streams
+// with an ERROR 410 event (even a stream that was caught up, which may already have sent
+// events committed after the drop): every client must relist, and one resuming from any
+// resourceVersion it had before gets 410 Gone too. Caller holds s.mu.
 func (s *store) expire(ks *kindStore) {
 	ks.oldestRV = s.nextRV()
 	ks.base += int64(len(ks.events))
