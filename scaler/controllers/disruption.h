@@ -37,6 +37,10 @@ typedef struct {
     int64_t validation_ns;      /* validation delay (15 s; 0: none) */
     int64_t command_timeout_ns; /* replacements must be Initialized within (10 min) */
     int spot_to_spot;           /* SpotToSpotConsolidation */
+    /* under a stream of changes, full ticks (they read the whole cluster) at most every
+     * view_duty times the last one's cost, measured on the system's clock (0: every
+     * second; serve gives 10, so they take at most about a tenth of a core) */
+    int view_duty;
 } nw_disruption_opts_t;
 
 /** New controller state (NULL on OOM). Zero options take the defaults. deps, claims and mem
