@@ -218,9 +218,9 @@ static nw_rc_t list(nw_cloud_t *c, nw_cloud_instances_t *out, nw_err_t *err)
         snprintf(v->subnet_id, sizeof v->subnet_id, "subnet-a");
         snprintf(v->sg_ids[0], sizeof v->sg_ids[0], "sg-1");
         v->nsg = 1;
-        snprintf(v->tags[0].key, sizeof v->tags[0].key, "karpenter.sh/nodeclaim");
-        snprintf(v->tags[0].value, sizeof v->tags[0].value, "nc-%05zu", i);
-        v->ntags = 1;
+        char claim[32];
+        snprintf(claim, sizeof claim, "nc-%05zu", i);
+        (void)nw_cloud_instance_tag_add(v, "karpenter.sh/nodeclaim", claim);
     }
     out->n = out->cap = nnodes;
     return NW_OK;
