@@ -1149,6 +1149,11 @@ static bool tick_skippable(const nw_disruption_t *d, const nw_kube_snap_t *s, in
     return mono - d->view_mono < (gap > VIEW_MIN_NS ? gap : VIEW_MIN_NS);
 }
 
+bool nw_disruption_due(const nw_disruption_t *d, const nw_kube_snap_t *s)
+{
+    return d && nw_ctl_may_write(d->deps) && !tick_skippable(d, s, nw_clock_mono(d->deps->clock));
+}
+
 void nw_disruption_tick(nw_disruption_t *d, const nw_kube_snap_t *s)
 {
     nw_ctl_deps_t *c = d ? d->deps : NULL;

@@ -58,6 +58,11 @@ void nw_disruption_ctl_reset(nw_disruption_t *d);
 /** One disruption pass: markers, commands in flight, and, when due, a decision. */
 void nw_disruption_tick(nw_disruption_t *d, const nw_kube_snap_t *s);
 
+/** Would a tick on s do anything (false: it would return at once)? Asked on an older
+ * snapshot than the tick's, a false answer may miss the changes since; a change wakes the
+ * reconcile loop, whose next pass asks again. */
+bool nw_disruption_due(const nw_disruption_t *d, const nw_kube_snap_t *s);
+
 /** Append the nodewarden_disruption_* series. */
 NW_MUST_USE nw_rc_t nw_disruption_metrics(nw_disruption_t *d, nw_buf_t *out);
 
