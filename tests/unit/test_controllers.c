@@ -11,7 +11,8 @@
  *                FailedScheduling event naming the class's reason, until the class is ready;
  *                a NodeClaim of a class the cloud resolves not ready is not launched (no
  *                instance lookup, no token Secret), said once; a kubeadm token Secret is
- *                made once however often the launch is retried
+ *                made once however often the launch is retried; lifecycle looks at a class
+ *                that is not ready again after 10 s (30 s when ready)
  *   lifecycle    a Node with the claim's providerID -> Registered; no Node past the
  *                registration timeout -> the NodeClaim is deleted
  *   expiry       the clock past spec.expireAfter -> the NodeClaim is deleted, counted once
@@ -552,6 +553,38 @@ END_TEST
 
 /* ---- lifecycle ---- */
 
+/* A class the cloud resolves not ready is looked at again after 10 s (what it waits for, a
+ * ServiceCIDR or a role, may appear at any time); a ready one every 30 s. */
+START_TEST(lifecycle_unready_class_looked_at_sooner)
+{
+    ctlfix_t f;
+    ctlfix_init(&f);
+    nw_lifecycle_t *l = life_new(&f);
+    class_with_ready(&f, "False", NULL);
+    f.cloud->resolved.ready = 0;
+    snprintf(f.cloud->resolved.reason, sizeof f.cloud->resolved.reason, "ClusterCIDRNotFound");
+    tick_life(&f, l);
+    int first = f.cloud->resolves;
+    ck_assert_int_ge(first, 1);
+    nw_clock_fake_advance(&f.clk, 11 * SEC);
+    tick_life(&f, l);
+    ck_assert_int_gt(f.cloud->resolves, first);
+    /* ready: the next look after 30 s, not 10 */
+    f.cloud->resolved.ready = 1;
+    nw_clock_fake_advance(&f.clk, 11 * SEC);
+    tick_life(&f, l);
+    int ready = f.cloud->resolves;
+    nw_clock_fake_advance(&f.clk, 11 * SEC);
+    tick_life(&f, l);
+    ck_assert_int_eq(f.cloud->resolves, ready);
+    nw_clock_fake_advance(&f.clk, 20 * SEC);
+    tick_life(&f, l);
+    ck_assert_int_gt(f.cloud->resolves, ready);
+    nw_lifecycle_free(l);
+    ctlfix_free(&f);
+}
+END_TEST
+
 START_TEST(lifecycle_registers_node)
 {
     ctlfix_t f;
@@ -795,6 +828,7 @@ Suite *nw_controllers_suite(void)
     tcase_add_test(t, provisioner_skips_pool_of_unready_class);
     tcase_add_test(t, unready_class_claim_not_launched);
     tcase_add_test(t, token_secret_made_once_across_retries);
+    tcase_add_test(t, lifecycle_unready_class_looked_at_sooner);
     tcase_add_test(t, batch_creates_run_together);
     tcase_add_test(t, lifecycle_registers_node);
     tcase_add_test(t, lifecycle_registration_timeout_deletes);
