@@ -121,8 +121,8 @@ static void answer(nw_rc_t rc, const nw_err_t *e, char *out, size_t len)
         snprintf(out, len, "%.300s", e->msg);
 }
 
-nw_rc_t nw_svccidr_discover(nw_kube_client_t *kube, char *out, size_t len, char *src,
-                            size_t srclen, nw_err_t *err)
+nw_rc_t nw_svccidr_discover(nw_kube_client_t *kube, char *out, size_t len, char *src, size_t srclen,
+                            nw_err_t *err)
 {
     if (len)
         out[0] = 0;

@@ -18,8 +18,8 @@ START_TEST(cidr_syntax)
 {
     const char *ok[] = {"10.96.0.0/12", "172.20.0.0/16", "fd00:10:96::/112", "0.0.0.0/0",
                         "2001:db8::/64"};
-    const char *bad[] = {"", "10.96.0.0", "10.96.0.0/33", "fd00::/129", "/12", "10.96.0/12",
-                         "10.96.0.0/x", "10.96.0.0/-1", "10.96.0.0/12 ", "hello/12"};
+    const char *bad[] = {"",           "10.96.0.0",   "10.96.0.0/33", "fd00::/129",    "/12",
+                         "10.96.0/12", "10.96.0.0/x", "10.96.0.0/-1", "10.96.0.0/12 ", "hello/12"};
     for (size_t i = 0; i < sizeof ok / sizeof *ok; i++)
         ck_assert_msg(nw_svccidr_valid(ok[i]), "%s refused", ok[i]);
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
@@ -146,10 +146,13 @@ START_TEST(discover_order)
     char c[64], src[128];
     nw_err_t err = {0};
     /* ServiceCIDR objects first: kubeadm-config is not asked */
-    api_t a = {200, 200,
+    api_t a = {200,
+               200,
                "{\"items\":[{\"metadata\":{\"name\":\"kubernetes\"},\"spec\":{\"cidrs\":"
                "[\"10.43.0.0/16\"]}}]}",
-               KUBEADM_CM, 0, 0};
+               KUBEADM_CM,
+               0,
+               0};
     ck_assert_int_eq(discover(&a, c, src, &err), NW_OK);
     ck_assert_str_eq(c, "10.43.0.0/16");
     ck_assert_str_eq(src, "ServiceCIDR kubernetes");
