@@ -43,6 +43,7 @@ static const key_t_ keys[] = {
     {"settings.featureGates", T_STR, OFF(settings.featureGates), "", 0, 0},
     {"settings.podDensity", T_STR, OFF(settings.podDensity), "eni-limited", 0, 0},
     {"settings.minValuesPolicy", T_STR, OFF(settings.minValuesPolicy), "Strict", 0, 0},
+    {"settings.preferencePolicy", T_STR, OFF(settings.preferencePolicy), "Respect", 0, 0},
     {"kubernetes.kubeconfig", T_STR, OFF(kubernetes.kubeconfig), "", 0, 0},
     {"kubernetes.context", T_STR, OFF(kubernetes.context), "", 0, 0},
     {"kubernetes.qps", T_FLOAT, OFF(kubernetes.qps), "200", 0, 0},
@@ -807,6 +808,11 @@ nw_rc_t nw_config_validate(const nw_config_t *cfg, nw_err_t *err)
         return nw_err_set(err, NW_EINVAL, "settings.minValuesPolicy",
                           "settings.minValuesPolicy: expected Strict or BestEffort, got \"%s\"",
                           cfg->settings.minValuesPolicy);
+    if (strcmp(cfg->settings.preferencePolicy, "Respect") != 0 &&
+        strcmp(cfg->settings.preferencePolicy, "Ignore") != 0)
+        return nw_err_set(err, NW_EINVAL, "settings.preferencePolicy",
+                          "settings.preferencePolicy: expected Respect or Ignore, got \"%s\"",
+                          cfg->settings.preferencePolicy);
     if (strcmp(cfg->gpu.mode, "enforce") != 0 && strcmp(cfg->gpu.mode, "warn") != 0)
         return nw_err_set(err, NW_EINVAL, "gpu.mode",
                           "gpu.mode: expected enforce or warn, got \"%s\"", cfg->gpu.mode);

@@ -44,9 +44,12 @@ typedef struct {
         char *featureGates;    /* Karpenter's FEATURE_GATES syntax: "Gate=true,Gate2=false" */
         char *podDensity;      /* "eni-limited" | "kubelet-default" (nw_config_pod_density) */
         char *minValuesPolicy; /* "Strict" | "BestEffort" (Karpenter's --min-values-policy) */
-        int nodeRepair;        /* not a key: the NodeRepair feature gate (nw_config_load_args) */
-        int staticCapacity;    /* not a key: the StaticCapacity feature gate */
-        int reservedCapacity;  /* not a key: the ReservedCapacity feature gate (default on) */
+        /* "Respect" | "Ignore" (Karpenter's --preference-policy): Ignore schedules as if
+         * pods had no preferred affinities and no ScheduleAnyway spread constraints */
+        char *preferencePolicy;
+        int nodeRepair;       /* not a key: the NodeRepair feature gate (nw_config_load_args) */
+        int staticCapacity;   /* not a key: the StaticCapacity feature gate */
+        int reservedCapacity; /* not a key: the ReservedCapacity feature gate (default on) */
     } settings;
     struct {
         char *kubeconfig;

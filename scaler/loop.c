@@ -33,6 +33,7 @@
 #include "scaler/controllers/termination.h"
 #include "scaler/controllers/upkeep.h"
 #include "scaler/kube/leader.h"
+#include "scaler/kube/svccidr.h"
 #include "scaler/kube/watch.h"
 
 /* How long each controller's tick takes, on the real monotonic clock (the controllers'
@@ -129,6 +130,13 @@ static NW_MUST_USE nw_rc_t k8s_version(void *ud, char *out, size_t len, nw_err_t
 static NW_MUST_USE nw_rc_t kube_dns(void *ud, char *out, size_t len, nw_err_t *err)
 {
     return nw_kube_client_dns_ip(ud, out, len, err);
+}
+
+/* the cluster's service CIDR (scaler/kube/svccidr.h) for AL2023's NodeConfig */
+static NW_MUST_USE nw_rc_t service_cidr(void *ud, char *out, size_t len, char *src, size_t srclen,
+                                        nw_err_t *err)
+{
+    return nw_svccidr_discover(ud, out, len, src, srclen, err);
 }
 
 static void wake_reconcile(void *ud)
@@ -406,16 +414,12 @@ static NW_MUST_USE nw_rc_t connect_cloud(nw_scaler_t *s, const nw_scaler_opts_t 
         return nw_err_set(err, NW_EINVAL, "aws.region",
                           "aws.region is not set (nor AWS_REGION); the scaler needs it");
     ao->cluster_name = o->cluster_name;
-    ao->bootstrap = (nw_launch_bootstrap_t){o->cluster_endpoint,
-                                            o->cluster_ca_bundle,
-                                            o->cluster_cidr,
-                                            o->vm_memory_overhead_percent,
-                                            (int)o->reserved_enis,
-                                            o->default_max_pods,
-                                            NULL,
-                                            NULL,
-                                            NULL,
-                                            NULL};
+    ao->bootstrap = (nw_launch_bootstrap_t){.endpoint = o->cluster_endpoint,
+                                            .ca_bundle = o->cluster_ca_bundle,
+                                            .cluster_cidr = o->cluster_cidr,
+                                            .vm_overhead = o->vm_memory_overhead_percent,
+                                            .reserved_enis = (int)o->reserved_enis,
+                                            .default_max_pods = o->default_max_pods};
     /* instance types, offerings and prices from the AWS APIs, now and on their periods
      * (the embedded catalog and prices serve until a refresh succeeds): placement must
      * rank what the account can launch at what it costs */
@@ -431,6 +435,8 @@ static NW_MUST_USE nw_rc_t connect_cloud(nw_scaler_t *s, const nw_scaler_opts_t 
     ao->k8s_version_ud = c->kube;
     ao->kube_dns = kube_dns;
     ao->kube_dns_ud = c->kube;
+    ao->service_cidr = service_cidr;
+    ao->service_cidr_ud = c->kube;
     nw_cloud_t *aws = NULL;
     if ((rc = nw_aws_cloud_new(ao, &aws, err)) != NW_OK)
         return rc;
@@ -544,6 +550,7 @@ nw_rc_t nw_scaler_loop_start(const nw_scaler_opts_t *o, nw_scaler_t **out, nw_er
     s->mem.reserved_enis = (int)o->reserved_enis;
     s->mem.default_max_pods = o->default_max_pods;
     s->mem.min_values_best_effort = o->min_values_best_effort != 0;
+    s->mem.ignore_preferences = o->ignore_preferences != 0;
     nw_provisioning_opts_t popts = {o->batch_idle_ns, o->batch_max_ns, o->repack,
                                     o->static_capacity};
     if ((rc = connect_kube(s, o, err)) != NW_OK)

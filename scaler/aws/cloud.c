@@ -183,6 +183,31 @@ static NW_MUST_USE nw_rc_t class_view(aws_cloud_t *a, const nw_nodeclass_resolve
     return NW_OK;
 }
 
+/* The node-class cache's validation (nodeclass.h nw_nc_validate_fn): the bootstrap a launch
+ * of the class would render, rendered now for a NodeClaim without labels or taints (the
+ * cache's callers hold mu). A class whose launches would all fail on it (no service CIDR for
+ * AL2023, a spec.userData that cannot be merged) is not ready, so no NodeClaim is made for
+ * it (scaler/state/simsnap.c) and none of its NodeClaims is launched. */
+static bool validate_class(void *ud, const cJSON *nc, const nw_nodeclass_resolved_t *r,
+                           char *reason, size_t rlen, char *msg, size_t mlen)
+{
+    aws_cloud_t *a = ud;
+    nw_launch_req_t req = {.nodepool = "", .nodeclaim = "", .nodeclass = nc, .resolved = r};
+    char *userdata = NULL;
+    nw_err_t e = {0};
+    nw_rc_t rc = nw_launchtemplate_userdata(a->launcher, &req, "on-demand", 110, &userdata, &e);
+    free(userdata);
+    if (rc == NW_OK || rc == NW_ENOMEM)
+        return true;
+    bool cidr = strcmp(e.path, "settings.clusterCIDR") == 0;
+    snprintf(reason, rlen, "%s", cidr ? "ClusterCIDRNotFound" : "BootstrapInvalid");
+    if (cidr || !e.path[0])
+        snprintf(msg, mlen, "%s", e.msg);
+    else
+        snprintf(msg, mlen, "%s: %s", e.path, e.msg);
+    return false;
+}
+
 /* ---- the operations ---- */
 
 nw_rc_t nw_aws_cloud_launch(nw_cloud_t *c, const nw_launch_req_t *req, nw_launch_result_t *out,
@@ -768,10 +793,13 @@ nw_rc_t nw_aws_cloud_new(const nw_aws_cloud_opts_t *o, nw_cloud_t **out, nw_err_
     boot.k8s_version_ud = o->k8s_version_ud;
     boot.kube_dns = o->kube_dns;
     boot.kube_dns_ud = o->kube_dns_ud;
+    boot.service_cidr = o->service_cidr;
+    boot.service_cidr_ud = o->service_cidr_ud;
     if (!a->ice || !a->nc || !a->launcher || nw_launch_set_bootstrap(a->launcher, &boot)) {
         rc = nw_err_set(err, NW_ENOMEM, "cloud", "out of memory");
         goto fail;
     }
+    nw_nodeclass_cache_set_validate(a->nc, validate_class, a);
     if (!o->isolated_vpc &&
         (rc = nw_pricing_new(&o->aws, a->creds, o->clock, &a->pricing, err)) != NW_OK)
         goto fail;

@@ -73,6 +73,7 @@ typedef struct {
     int64_t default_max_pods; /* settings.podDensity: 0 = ENI-limited, else pods per node */
     int64_t batch_max_ns;     /* settings.batchMaxDuration (the nomination window) */
     bool min_values_best_effort; /* settings.minValuesPolicy=BestEffort */
+    bool ignore_preferences;     /* settings.preferencePolicy=Ignore */
 } nw_ctl_shared_t;
 
 /** Initialise shared memory (noms allocated); NW_ENOMEM on OOM. */
