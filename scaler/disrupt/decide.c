@@ -133,9 +133,10 @@ static void sort_idx(const nw_disrupt_state_t *st, int *idx, int n,
 
 static bool consolidation_eligible(const nw_disrupt_state_t *st, const nw_disrupt_node_t *n)
 {
-    /* GPU-aware: an accelerator node running a pod of its class is never consolidated on
-     * CPU or memory utilization */
-    if (!n->candidate || n->empty || !n->consolidatable || n->pool < 0 || n->accel_pods > 0)
+    /* GPU-aware: an accelerator node is never consolidated on CPU or memory utilization:
+     * kept while a pod of its class runs there, and for consolidateAfter after one last
+     * did, then reclaimed by accelerator-idle */
+    if (!n->candidate || n->empty || !n->consolidatable || n->pool < 0 || n->accel >= 0)
         return false;
     const nw_disrupt_pool_t *p = &st->pools[n->pool];
     return !p->when_empty && !p->consolidation_never && n->price >= 0 && *n->itype && *n->zone &&
@@ -600,12 +601,24 @@ static int consolidation_list(const nw_disrupt_state_t *st, nw_disrupt_cmd_t *cm
 {
     for (size_t i = 0; notes && i < st->nnodes; i++) {
         const nw_disrupt_node_t *a = &st->nodes[i];
-        if (a->candidate && !a->empty && a->consolidatable && a->accel >= 0 && a->accel_pods > 0)
+        if (!a->candidate || a->empty || !a->consolidatable || a->accel < 0 || a->accel_idle)
+            continue;
+        if (a->accel_pods > 0) {
             note(cmd, a->name, "Unconsolidatable",
                  "GPU-aware disruption: %d pod%s of the %s accelerator class run%s on the node, "
                  "so it is not consolidated on CPU or memory utilization",
                  a->accel_pods, a->accel_pods == 1 ? "" : "s", st->in.accels[a->accel].name,
                  a->accel_pods == 1 ? "s" : "");
+        } else {
+            char at[40] = "never";
+            if (a->accel_idle_at)
+                nw_clock_time_format(a->accel_idle_at, at, sizeof at);
+            note(cmd, a->name, "Unconsolidatable",
+                 "GPU-aware disruption: no pod of the %s accelerator class runs on the node; it "
+                 "is kept for its NodePool's consolidateAfter after one last ran (reclaimable "
+                 "at %s)",
+                 st->in.accels[a->accel].name, at);
+        }
     }
     int n = 0;
     for (size_t i = 0; i < st->nnodes; i++)
