@@ -854,6 +854,15 @@ static void check_expect(const char *path, const cJSON *exp, const nw_disrupt_st
     if (nw_json_get(ev, "single"))
         ck_assert_msg(cmd->single_evaluated == (int)num_or(ev, "single", -1),
                       "%s: single evaluated %d", path, cmd->single_evaluated);
+    const cJSON *rc;
+    cJSON_ArrayForEach(rc, nw_json_get(exp, "reportContains"))
+    {
+        /* the plan --disruption report (compact JSON) holds this text */
+        char *compact = cJSON_PrintUnformatted(rep);
+        ck_assert_msg(cJSON_IsString(rc) && strstr(compact, rc->valuestring),
+                      "%s: report lacks %s\n%s", path, cJSON_GetStringValue(rc), dump);
+        free(compact);
+    }
     if (nw_json_get(exp, "summaryContains"))
         ck_assert_msg(strstr(cmd->summary, nw_json_str(exp, "summaryContains")), "%s: summary %s",
                       path, cmd->summary);
