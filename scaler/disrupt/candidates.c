@@ -625,8 +625,11 @@ static void accel_state(const nw_disrupt_state_t *st, const nw_disrupt_input_t *
             n->accel = (int)i;
     if (n->accel < 0)
         return;
+    /* a node agent (DaemonSet, mirror pod) that asks for a device is no workload of the
+     * class: it would keep the node forever */
     for (size_t k = 0; k < n->npods; k++)
-        if (pod_active(n->pods[k]) &&
+        if (pod_active(n->pods[k]) && !nw_pod_owned_by(n->pods[k], "DaemonSet") &&
+            !pod_mirror(n->pods[k]) &&
             nw_candidates_pod_uses_accel(n->pods[k], &in->accels[n->accel]))
             n->accel_pods++;
     if (n->accel_pods || n->pool < 0 || !n->initialized || st->pools[n->pool].consolidation_never)
