@@ -129,11 +129,11 @@ void nw_aws_cloud_instance(const nw_ec2_instance_t *in, nw_cloud_instance_t *o)
     snprintf(o->subnet_id, sizeof o->subnet_id, "%s", in->subnet_id);
     for (int i = 0; i < in->nsg && o->nsg < NW_CLOUD_MAX_SGS; i++)
         snprintf(o->sg_ids[o->nsg++], sizeof o->sg_ids[0], "%s", in->sg_ids[i]);
-    for (int i = 0; i < in->tags.n && o->ntags < NW_CLOUD_MAX_TAGS; i++) {
-        nw_cloud_tag_t *t = &o->tags[o->ntags++];
-        snprintf(t->key, sizeof t->key, "%s", in->tags.v[i].key);
-        snprintf(t->value, sizeof t->value, "%s", in->tags.v[i].value);
-    }
+    /* the tags nodewarden reads first, then the others while they fit */
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < in->tags.n; i++)
+            if (nw_cloud_tag_kept(in->tags.v[i].key) == (pass == 0))
+                (void)nw_cloud_instance_tag_add(o, in->tags.v[i].key, in->tags.v[i].value);
 }
 
 static int grow(void **p, size_t *cap, size_t n, size_t size)

@@ -22,6 +22,10 @@
 #define RECENT_NS (30 * NW_NS_PER_SEC)
 #define UNCHANGED_RECHECK_NS (300 * NW_NS_PER_SEC) /* state "changed" at least every 5 min */
 #define VIEW_MIN_NS (1 * NW_NS_PER_SEC) /* full ticks at most this often under a change stream */
+/* and, with opts.view_duty, no more often than view_duty times the last one's cost, at
+ * most VIEW_MAX_GAP_NS apart: a full tick reads the whole cluster, 1-2 s of CPU at 5,000
+ * nodes and 100,000 pods, and a stream of pod events must not keep a core busy with them */
+#define VIEW_MAX_GAP_NS (30 * NW_NS_PER_SEC)
 #define MAX_RECENT 256
 #define MAX_NOTED 512
 
@@ -69,6 +73,7 @@ struct nw_disruption {
     int viewed;
     uint64_t view_gen;
     int64_t view_mono, wake_mono;
+    int64_t view_cost_ns; /* the last full tick's duration (the system's clock) */
     int has_pending;
     nw_disrupt_cmd_t pending;
     int64_t pending_mono;
@@ -1229,7 +1234,17 @@ static bool tick_skippable(const nw_disruption_t *d, const nw_kube_snap_t *s, in
 {
     if (!d->viewed || d->has_pending || d->nfl || mono >= d->wake_mono)
         return false;
-    return d->view_gen == nw_kube_cache_snap_generation(s) || mono - d->view_mono < VIEW_MIN_NS;
+    if (d->view_gen == nw_kube_cache_snap_generation(s))
+        return true;
+    int64_t duty = d->o.view_duty > 0 ? d->o.view_duty : 0;
+    int64_t gap =
+        duty && d->view_cost_ns > VIEW_MAX_GAP_NS / duty ? VIEW_MAX_GAP_NS : d->view_cost_ns * duty;
+    return mono - d->view_mono < (gap > VIEW_MIN_NS ? gap : VIEW_MIN_NS);
+}
+
+bool nw_disruption_due(const nw_disruption_t *d, const nw_kube_snap_t *s)
+{
+    return d && nw_ctl_may_write(d->deps) && !tick_skippable(d, s, nw_clock_mono(d->deps->clock));
 }
 
 void nw_disruption_tick(nw_disruption_t *d, const nw_kube_snap_t *s)
@@ -1240,6 +1255,7 @@ void nw_disruption_tick(nw_disruption_t *d, const nw_kube_snap_t *s)
     int64_t mono = nw_clock_mono(c->clock);
     if (tick_skippable(d, s, mono))
         return;
+    int64_t cost0 = nw_clock_mono(nw_clock_system());
     view_t v;
     if (view_build(d, s, &v) != 0)
         return;
@@ -1258,6 +1274,7 @@ out:
     d->view_mono = mono;
     d->wake_mono = nw_ctl_claims_launched(s) ? wake_at(d, s, &v, mono) : mono;
     view_free(&v);
+    d->view_cost_ns = nw_clock_mono(nw_clock_system()) - cost0;
 }
 
 /* ---- metrics ---- */

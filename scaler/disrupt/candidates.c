@@ -5,11 +5,13 @@
  * and budgets (pkg/apis/v1/nodepool.go). Pure (see disrupt.h).
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/json.h"
+#include "common/strs.h"
 #include "api/wellknown.h"
 #include "api/duration.h"
 #include "common/clock.h"
@@ -343,15 +345,8 @@ static int keyref_cmp(const void *a, const void *b)
 static const cJSON *keyref_find(const nw_disrupt_input_t *in, const keyref_t *v, size_t n,
                                 const char *key)
 {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (strcmp(v[mid].key, key) < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < n && strcmp(v[lo].key, key) == 0 ? in->nodes[v[lo].at] : NULL;
+    size_t k, lo = nw_strs_lower(v, n, sizeof *v, offsetof(keyref_t, key), key, &k);
+    return k ? in->nodes[v[lo].at] : NULL;
 }
 
 static void lookups_free(lookups_t *lk)
@@ -409,18 +404,9 @@ static NW_MUST_USE nw_rc_t lookups_build(const nw_disrupt_input_t *in, lookups_t
 /* The PDBs of a namespace: *first and the count. */
 static size_t pdbs_in(const lookups_t *lk, const char *ns, const pdbref_t **first)
 {
-    size_t lo = 0, hi = lk->npdbs;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (strcmp(lk->pdbs[mid].ns, ns) < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    size_t n = 0;
-    while (lo + n < lk->npdbs && strcmp(lk->pdbs[lo + n].ns, ns) == 0)
-        n++;
-    *first = lk->pdbs + lo;
+    size_t n;
+    *first = lk->pdbs +
+             nw_strs_lower(lk->pdbs, lk->npdbs, sizeof *lk->pdbs, offsetof(pdbref_t, ns), ns, &n);
     return n;
 }
 

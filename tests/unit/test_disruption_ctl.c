@@ -13,6 +13,9 @@
  *   GPU-aware   an accelerator node is reclaimed once no pod of its class has run there for
  *               consolidateAfter by what the controller saw, although other pods keep moving
  *               its lastPodEventTime (issue 33)
+ *   view duty   under a stream of changes, full ticks (here: a node's lastPodEventTime) come
+ *               a second apart by default, and no sooner than view_duty times the last
+ *               one's cost (at most 30 s) when it is set
  */
 #include <check.h>
 #include <stdio.h>
@@ -461,6 +464,45 @@ START_TEST(new_term_forgets_command_and_cleans_up)
 }
 END_TEST
 
+/* ---- how often full ticks run under a stream of changes ---- */
+
+/* A pod arrives on node-a every `step` after a first full tick; how many
+ * lastPodEventTime writes the ticks make over `steps` of them. */
+static int pod_event_writes(int view_duty, int64_t step, int steps)
+{
+    dfx_t x;
+    dfx_init(&x, "{\"consolidateAfter\":\"Never\",\"budgets\":[{\"nodes\":\"0\"}]}", 0);
+    ctlfix_t *f = &x.f;
+    nw_disruption_ctl_free(x.d);
+    nw_disruption_opts_t o = {.poll_ns = 10 * SEC, .view_duty = view_duty};
+    x.d = nw_disruption_ctl_new(&f->deps, f->claims, &f->mem, &o, NULL);
+    ck_assert_ptr_nonnull(x.d);
+    ctlfix_node_pair(f, "a", NULL);
+    pod_on(f, "p0", "a", NULL);
+    tick(&x); /* the first full tick learns node-a's pods */
+    int mark = ctlfix_mark(f);
+    for (int i = 1; i <= steps; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "p%d", i);
+        nw_clock_fake_advance(&f->clk, step);
+        pod_on(f, name, "a", NULL);
+        tick(&x);
+    }
+    int n = ctlfix_count(f, mark, "PATCH " CLAIMS "a/status", "lastPodEventTime", NULL);
+    dfx_free(&x);
+    return n;
+}
+
+START_TEST(full_ticks_follow_the_view_duty)
+{
+    /* a second apart: every 11 s step is seen (the writes are deduplicated by 10 s) */
+    ck_assert_int_eq(pod_event_writes(0, 11 * SEC, 3), 3);
+    /* a duty of 10^9 times the tick's cost: the longest gap, 30 s; of three steps of
+     * 11 s, only the third (33 s after the first tick) is seen */
+    ck_assert_int_eq(pod_event_writes(1000000000, 11 * SEC, 3), 1);
+}
+END_TEST
+
 Suite *nw_disruption_ctl_suite(void)
 {
     Suite *s = suite_create("disruption_ctl");
@@ -473,6 +515,7 @@ Suite *nw_disruption_ctl_suite(void)
     tcase_add_test(t, drift_replaces_then_deletes);
     tcase_add_test(t, new_term_forgets_command_and_cleans_up);
     tcase_add_test(t, accel_idle_reclaimed_despite_pod_churn);
+    tcase_add_test(t, full_ticks_follow_the_view_duty);
     suite_add_tcase(s, t);
     return s;
 }

@@ -262,6 +262,26 @@ START_TEST(instances_and_launch)
     ck_assert_ptr_null(nw_cloud_instance_tag(&ci, "karpenter.sh/nodeclaim"));
     nw_aws_cloud_instance(&in.v[1], &ci);
     ck_assert_str_eq(ci.capacity_type, "spot");
+    /* 50 tags of the longest sizes do not fit: the ones nodewarden reads are kept first,
+     * wherever EC2 lists them, and the ones left out are counted */
+    nw_ec2_instance_t big = in.v[0];
+    big.tags.n = 0;
+    for (int t = 0; t < NW_EC2_MAX_TAGS - 1; t++) {
+        snprintf(big.tags.v[t].key, sizeof big.tags.v[t].key, "team.example.com/k%03u-%090d",
+                 (unsigned)t % 1000u, 0);
+        memset(big.tags.v[t].value, 'v', sizeof big.tags.v[t].value - 1);
+        big.tags.v[t].value[sizeof big.tags.v[t].value - 1] = 0;
+        big.tags.n++;
+    }
+    snprintf(big.tags.v[big.tags.n].key, sizeof big.tags.v[0].key, "karpenter.sh/nodeclaim");
+    snprintf(big.tags.v[big.tags.n++].value, sizeof big.tags.v[0].value, "default-x2");
+    nw_aws_cloud_instance(&big, &ci);
+    ck_assert_str_eq(nw_cloud_instance_tag(&ci, "karpenter.sh/nodeclaim"), "default-x2");
+    ck_assert_int_gt(ci.tags_dropped, 0);
+    ck_assert_int_eq(ci.ntags + ci.tags_dropped, NW_EC2_MAX_TAGS);
+    char k0[128];
+    snprintf(k0, sizeof k0, "team.example.com/k000-%090d", 0);
+    ck_assert_ptr_nonnull(nw_cloud_instance_tag(&ci, k0)); /* the first one fits */
     free(x);
     x = load(DIR "run-instances.xml", &len);
     ck_assert_int_eq(nw_ec2xml_parse_instances(x, len, &in, next, sizeof next, &err), NW_OK);
