@@ -551,6 +551,7 @@ nw_rc_t nw_scaler_loop_start(const nw_scaler_opts_t *o, nw_scaler_t **out, nw_er
     s->mem.default_max_pods = o->default_max_pods;
     s->mem.min_values_best_effort = o->min_values_best_effort != 0;
     s->mem.ignore_preferences = o->ignore_preferences != 0;
+    s->mem.gpu = o->gpu;
     nw_provisioning_opts_t popts = {o->batch_idle_ns, o->batch_max_ns, o->repack,
                                     o->static_capacity};
     if ((rc = connect_kube(s, o, err)) != NW_OK)

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "admission/gpu.h"
 #include "common/json.h"
 #include "api/wellknown.h"
 #include "api/requirements.h"
@@ -460,6 +461,32 @@ static NW_MUST_USE nw_rc_t pool_class_unready(build_t *b, const nw_kube_obj_t *p
     return NW_OK;
 }
 
+/* The pool as the isolation policy's pool rules make it (an owned copy), or NULL when
+ * they change nothing (no policy, disabled, skipped, denied, or already isolated). */
+static cJSON *isolated_pool(const nw_simsnap_env_t *env, const cJSON *pool)
+{
+    const nw_gpu_policy_t *gpu = (const nw_gpu_policy_t *)env->gpu;
+    if (!gpu || !gpu->enabled)
+        return NULL;
+    nw_jsonpatch_t patch;
+    nw_jsonpatch_init(&patch);
+    nw_rc_t rc = nw_gpu_pool_patch(gpu, pool, &patch, NULL);
+    char *text = rc == NW_OK ? nw_jsonpatch_take_text(&patch) : NULL;
+    if (rc == NW_ENOMEM || patch.rc == NW_ENOMEM)
+        nw_oom("isolated NodePool");
+    nw_jsonpatch_cleanup(&patch);
+    if (!text)
+        return NULL;
+    cJSON *doc = nw_json_dup(pool);
+    nw_err_t e = {0};
+    if (nw_jsonpatch_apply_text(&doc, text, &e) != NW_OK) {
+        cJSON_Delete(doc);
+        doc = NULL;
+    }
+    free(text);
+    return doc;
+}
+
 /* The NodePools and DaemonSets (a bad one is left out and logged). */
 static NW_MUST_USE nw_rc_t add_pools(build_t *b)
 {
@@ -477,7 +504,10 @@ static NW_MUST_USE nw_rc_t add_pools(build_t *b)
         if (unready)
             continue;
         nw_err_t e = {0};
-        if ((rc = nw_snap_node_add_pool_json(out->sched, p->json, &e)) == NW_ENOMEM)
+        cJSON *iso = isolated_pool(b->env, p->json);
+        rc = nw_snap_node_add_pool_json(out->sched, iso ? iso : p->json, &e);
+        cJSON_Delete(iso);
+        if (rc == NW_ENOMEM)
             return nw_err_set(err, rc, "", "out of memory");
         if (rc != NW_OK)
             nw_log_warn("provisioner", "NodePool left out of the simulation",

@@ -104,6 +104,11 @@ typedef struct {
     /* instances a capacity reservation still holds (-1: unknown, no limit); NULL: unknown */
     int64_t (*reservation_available)(void *ud, const char *id);
     void *reservation_ud;
+    /* the accelerator isolation policy (admission/gpu.h; NULL or disabled: pools as
+     * stored): each NodePool enters the simulation as the policy's pool rules make it, so
+     * a generic pool never plans an accelerator type (one of a class's uncounted families
+     * included) even when the webhook did not mutate the stored pool */
+    const struct nw_gpu_policy *gpu;
 } nw_simsnap_env_t;
 
 /** Build the snapshot: a pure function of env, ks and o (no I/O, no clock, no change to

@@ -554,7 +554,7 @@ class SimInstallTest(unittest.TestCase):
         # the GPU pod was patched by the mutating webhook: toleration + node selector
         out, _, _ = self.kubectl('get', 'pod', 'cuda-vector-add', '-o', 'json')
         pod = json.loads(out)['spec']
-        self.assertIn({'key': 'gpu', 'operator': 'Equal', 'value': 'true', 'effect': 'NoSchedule'},
+        self.assertIn({'key': 'gpu', 'operator': 'Exists', 'effect': 'NoSchedule'},
                       pod.get('tolerations', []))
         self.assertEqual(pod.get('nodeSelector', {}).get('node.accelerator'), 'nvidia-gpu')
         # the device plugin in kube-system is exempt (not patched)
