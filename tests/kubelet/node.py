@@ -48,8 +48,6 @@ import re
 import signal
 import subprocess
 import time
-import urllib.error
-import urllib.request
 
 CGROUP_FS = "/sys/fs/cgroup"
 PIDS = os.path.join(CGROUP_FS, "pids")
