@@ -54,6 +54,9 @@ class Release:
 
     def __init__(self, dir, pause_archive):
         self.dir = os.path.abspath(dir)
+        if not os.path.isfile(os.path.join(self.dir, 'image.json')):
+            raise RuntimeError('%s is not a release directory (no image.json): `make release` writes '
+                               'build/release/<version>/' % self.dir)
         with open(os.path.join(self.dir, 'image.json')) as f:
             self.image = json.load(f)
         self.version = self.image['version']
