@@ -145,6 +145,9 @@ class KubeletCluster(RealCluster):
             'settings.clusterName': 'sim-cluster', 'settings.clusterEndpoint': self.cp.server,
             'settings.clusterCABundle': ca_b64, 'settings.interruptionQueue': self.aws.queue_name,
             'aws.region': self.region,
+            # one node: the chart's default anti-affinity (required) would leave the second
+            # replica Pending; preferred is the one-node cluster's setting (docs/install.md)
+            'podAntiAffinity': 'preferred',
         }
         for svc in ('ec2', 'sqs', 'sts', 'pricing', 'iam', 'ssm', 'imds'):
             values['aws.endpoints.' + svc] = self.aws_url
