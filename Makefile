@@ -6,6 +6,8 @@
 #   make run        build, start the cluster simulator and nodewarden, play the demo
 #   make k8s-bins   build the pinned Kubernetes components (tests/k8s/versions) into
 #                   the cache outside the clone (tests/k8s/build; done by make test)
+#   make kubelet-test   the kubelet tier alone: the chart's pods from the release's image
+#                   under a real kubelet, containerd and kube-proxy (tests/kubelet)
 #   make aws-models fetch the pinned AWS API models (tests/awskit/versions) with curl into
 #                   the cache outside the clone (tests/awskit/fetch-models; done by make test)
 #   make deps       install the Debian packages that are missing (apt-get)
@@ -48,14 +50,16 @@ GIT_REV := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 # the tests, certificates; python3-yaml for the CRD oracle); wrk, nginx-light, curl and valgrind (bench), coinor-cbc (the MILP solver of bench/cost); git (version stamp,
 # the fresh-root check), ca-certificates (the Go module proxy over HTTPS), iproute2
 # (network namespaces of the real-cluster tests), procps, and debootstrap
-# (tests/fresh/run). Go itself is part of this machine kind (/usr/local/go); the
+# (tests/fresh/run); containerd, runc, containernetworking-plugins (bridge, host-local,
+# loopback, portmap) and iptables: the container runtime of the kubelet tier
+# (tests/kubelet: the chart's pods under a real kubelet). Go itself is part of this machine kind (/usr/local/go); the
 # Kubernetes components are built from source by tests/k8s/build, not installed.
 LIB_DEV_PKGS := libmicrohttpd-dev libgnutls28-dev libssl-dev libcjson-dev libcurl4-openssl-dev \
                 libyaml-dev libxml2-dev
 DEB_PKGS := build-essential pkg-config $(LIB_DEV_PKGS) check clang libfuzzer-14-dev \
             libclang-rt-14-dev cppcheck clang-format openssl python3 wrk nginx-light curl \
             git ca-certificates iproute2 procps debootstrap valgrind python3-yaml coinor-cbc \
-            prometheus
+            prometheus containerd runc containernetworking-plugins iptables
 PKGS := libmicrohttpd gnutls openssl libcjson libcurl yaml-0.1 libxml-2.0
 # `make release` needs more (make release-deps, which first adds the arm64 architecture
 # to dpkg and runs apt-get update): Debian's aarch64 cross compiler and the arm64 -dev
@@ -102,7 +106,7 @@ EMBED_OBJS := $(EMBED_SRCS:%=$(BUILD)/obj/embed/%.o)
 DEPS_STAMP := build/.deps-ok
 RELEASE_DEPS_STAMP := build/.release-deps-ok
 
-.PHONY: all deps fmt-check k8s-bins k8s-kubectl k8s-kwok aws-models k8s-test test test-bins unit unit-asan unit-asan-nofork unit-asan-fork unit-tsan fuzz-replay sim-test e2e fuzz bench bench-peers bench-cluster bench-cluster-real certs sim cluster run \
+.PHONY: all deps fmt-check k8s-bins k8s-kubectl k8s-kwok k8s-node kubelet-test aws-models k8s-test test test-bins unit unit-asan unit-asan-nofork unit-asan-fork unit-tsan fuzz-replay sim-test e2e fuzz bench bench-peers bench-cluster bench-cluster-real certs sim cluster run \
         fmt lint lint-layers clean help image release release-deps release-check
 
 all: $(BUILD)/nodewarden
@@ -151,6 +155,11 @@ k8s-kubectl: $(DEPS_STAMP)
 # cluster-scale benchmark's real tier (bench/cluster/real) runs it
 k8s-kwok: $(DEPS_STAMP)
 	@tests/k8s/build kwok
+# the kubelet and kube-proxy (k8s.io/kubernetes at K8S_VERSION, under a cache key of
+# their own: tests/k8s/node/): the kubelet tier (tests/kubelet) runs them
+K8S_NODE_BIN = $(call once,K8S_NODE_BIN,tests/k8s/build --print-bin node)
+k8s-node: $(DEPS_STAMP)
+	@tests/k8s/build node
 
 # ---- AWS's API models (test tooling) -----------------------------------------------
 # tests/awskit/fetch-models fetches the npm package aws-sdk at the version and sha512 in
@@ -259,9 +268,13 @@ REAL_TESTS = $(if $(K8S_IN),$(shell find tests/cluster -maxdepth 1 -name 't_*' -
 # t_provision_limits pass there as well but stay out of make test for its 10-minute
 # budget (docs/testing-real-cluster.md says why these and how to run them)
 REAL_STORIES := $(if $(K8S_IN),t_interrupt t_term_pdb t_term_tgp t_term_delete_node t_drift_expiry \
-                t_bootstrap_kubeadm t_provision_topology t_ipv6)
+                t_bootstrap_kubeadm t_provision_topology t_ipv6 t_service_cidr)
 REAL_JOBS = $(foreach t,$(REAL_TESTS),e2e-real/$(notdir $(t))='NW_BIN=$(abspath $(BUILD)/nodewarden) exec $(t)') \
             $(foreach t,$(REAL_STORIES),e2e-real/$(t)='NW_BIN=$(abspath $(BUILD)/nodewarden) NW_E2E_BACKEND=real exec tests/e2e/$(t)')
+# the kubelet tier (tests/kubelet, docs/testing-kubelet.md): the chart's two pods run from
+# the release's image under a real kubelet, containerd and kube-proxy; root only
+KUBELET_TESTS = $(if $(K8S_IN),$(shell find tests/kubelet -maxdepth 1 -name 't_*' -type f -perm -u+x | sort))
+KUBELET_JOBS = $(foreach t,$(KUBELET_TESTS),kubelet/$(notdir $(t))='NW_BIN=$(abspath $(BUILD)/nodewarden) NW_K8S_NODE_BIN=$(K8S_NODE_BIN) exec $(t)')
 SIM_JOBS = $(foreach t,$(SIM_TESTS),sim/$(basename $(notdir $(t)))='NW_BIN=$(abspath $(BUILD)/nodewarden) exec python3 -m unittest discover -s tests/sim -p $(notdir $(t)) -t .')
 
 # Karpenter's CRDs as the oracle (docs/admission-oracle.md): our CRDs against Karpenter's
@@ -275,6 +288,7 @@ test: $(DEPS_STAMP)
 	@$(ASAN_MAKE) -j$(NPROC) test-bins
 	@$(TSAN_MAKE) -j$(NPROC) build/tsan/nw-unit
 	@tests/k8s/build
+	@tests/k8s/build node
 	@bench/peers/karpenter/build
 	@tests/awskit/fetch-models >/dev/null
 	@$(K8S_ENV) $(RUNJOBS) --title "make test" \
@@ -293,7 +307,7 @@ test: $(DEPS_STAMP)
 	  release='NW_BIN=$(abspath $(BUILD)/nodewarden) tests/release/smoke' \
 	  cluster='bench/cluster/build --test >/dev/null && NW_BIN=$(abspath $(BUILD)/nodewarden) CLUSTER_TEST=1 bench/cluster/run' \
 	  peers/karpenter='NW_RACE_BIN=$(abspath build/asan/bench/nwrace) python3 -m unittest tests.peers.test_karpenter' \
-	  $(K8S_JOBS) $(ORACLE_JOBS) $(SIM_JOBS) $(E2E_JOBS) $(REAL_JOBS)
+	  $(KUBELET_JOBS) $(K8S_JOBS) $(ORACLE_JOBS) $(SIM_JOBS) $(E2E_JOBS) $(REAL_JOBS)
 	@echo "make test: all passed"
 
 # the test programs of one build (used for the ASan build by `make test`)
@@ -350,6 +364,9 @@ e2e: $(BUILD)/nodewarden k8s-bins
 
 k8s-test: $(BUILD)/nodewarden k8s-bins
 	@$(K8S_ENV) $(RUNJOBS) --title "real control plane tests" $(K8S_JOBS)
+
+kubelet-test: $(BUILD)/nodewarden k8s-bins k8s-node
+	@$(K8S_ENV) $(RUNJOBS) --title "kubelet tier" $(KUBELET_JOBS)
 
 # ---- fuzzing with libFuzzer (clang) ------------------------------------------
 # The product's sources are compiled once with the fuzzer's coverage and the sanitizers

@@ -47,6 +47,11 @@ bool nw_gpu_in_list(char *const *v, size_t n, const char *s)
     return false;
 }
 
+bool nw_gpu_class_uncounted(const nw_accel_class_t *c, const char *family)
+{
+    return family && nw_gpu_in_list(c->uncounted, c->nuncounted, family);
+}
+
 int nw_gpu_family_class(const nw_gpu_policy_t *p, const char *family)
 {
     for (size_t i = 0; family && i < p->nclasses; i++)

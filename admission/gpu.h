@@ -7,16 +7,20 @@
  * requirement that selects its types among the catalog's accelerator labels (e.g.
  * karpenter.k8s.aws/instance-gpu-manufacturer In [nvidia]), its taint and its value of
  * the node label (default key node.accelerator). The policy keeps every class whole:
- *   - a Pod that requests a class's resources gets that class's toleration and a node
- *     selector for its label value; one whose constraints admit no node of the class is
- *     denied, and so is one that requests the resources of two classes;
+ *   - a Pod that requests a class's resources gets a toleration of the class's taint key
+ *     (Exists, so it matches whatever value a pool of the class gives the taint) and a
+ *     node selector for its label value, unless it already tolerates some value of the key; one
+ * whose constraints admit no node of the class is denied, and so is one that requests the resources
+ * of two classes;
  *   - a Pod without an accelerator request that tolerates a class's taint gets required
  *     node affinity excluding that class's nodes;
  *   - a NodePool whose requirements can only yield accelerator instances (or whose
  *     template labels carry a class's label value) is a pool of one class: it gets the
- *     class's taint, label and (when its requirements also admit other classes) the
- *     class's instance requirement; any other NodePool gets requirements excluding every
- *     class's instance types; pools that are ambiguous or contradictory are denied.
+ *     class's taint (any value of its key is accepted with the policy's effect), label and (when
+ * its requirements also admit other classes) the class's instance requirement; any other NodePool
+ * gets requirements excluding every class's instance types (by the catalog's device count labels,
+ * and by family for a class known by family only and for a class's uncounted families, whose types
+ * EC2 describes with a device count of 0); pools that are ambiguous or contradictory are denied.
  * DaemonSet pods, exempt namespaces and objects annotated
  * `nodewarden.io/gpu-policy: skip` are left alone. In warn mode every denial
  * becomes an admission warning (patches still apply).
@@ -55,6 +59,13 @@ typedef struct {
     char *req_key; /* instance requirement of its types: req_key In req_values */
     char **req_values;
     size_t nreq_values;
+    /* families (among `families`) some of whose types EC2 reports with no device count
+     * (fractional GPUs such as g6f, and p5.4xlarge): the catalog's count labels miss them,
+     * so generic pools keep off them by family too (admission/gpu_pool.c) and the scaler's
+     * scheduling input does the same */
+    char **uncounted;
+    size_t nuncounted;
+    bool aware_disruption; /* GPU-aware disruption for the class's nodes (scaler/disrupt) */
 } nw_accel_class_t;
 
 typedef struct nw_gpu_policy {
@@ -99,6 +110,9 @@ bool nw_gpu_class_has_resource(const nw_accel_class_t *c, const char *res);
 
 /** Index of the class whose resources include res, or -1. */
 int nw_gpu_resource_class(const nw_gpu_policy_t *p, const char *res);
+
+/** Is family one of class c's uncounted families. */
+bool nw_gpu_class_uncounted(const nw_accel_class_t *c, const char *family);
 
 /** Index of the class with this instance family (m6i, g5, inf2...), or -1. */
 int nw_gpu_family_class(const nw_gpu_policy_t *p, const char *family);
@@ -155,18 +169,22 @@ size_t nw_gpu_pod_problems(const nw_gpu_policy_t *p, const cJSON *pod, const cha
 /* ---- NodePools ------------------------------------------------------------- */
 
 typedef struct {
-    bool skip;         /* annotated nodewarden.io/gpu-policy: skip */
-    bool gpu_only;     /* requirements can only yield accelerator instances */
-    bool excludes_gpu; /* requirements exclude every class's instances */
-    unsigned possible; /* bit i: the requirements admit class i's instance types */
-    bool several;      /* a family/type list names instance types of several classes */
-    int cls;           /* the pool's class (label, taint, or the first possible), -1 none */
-    int label_cls;     /* class whose label value the template labels carry, -1 none */
-    int taint_cls;     /* class whose exact taint the template carries, -1 none */
-    bool has_label;    /* template labels carry label=the class's value */
-    bool has_taint;    /* template taints carry the class's taint */
-    bool gpu_limits;   /* spec.limits names an accelerator resource */
-    char why[160];     /* which requirement decided gpu_only / excludes_gpu */
+    bool skip;             /* annotated nodewarden.io/gpu-policy: skip */
+    bool gpu_only;         /* requirements can only yield accelerator instances */
+    bool excludes_gpu;     /* requirements exclude every class's instances */
+    unsigned possible;     /* bit i: the requirements admit class i's instance types */
+    unsigned dev_excluded; /* bit i: a device label requirement excludes class i's labelled
+                              types (its uncounted families may still be possible) */
+    unsigned unc_excluded; /* bit i: a family or category list excludes class i's uncounted
+                              families */
+    bool several;          /* a family/type list names instance types of several classes */
+    int cls;               /* the pool's class (label, taint, or the first possible), -1 none */
+    int label_cls;         /* class whose label value the template labels carry, -1 none */
+    int taint_cls;         /* class whose taint key (any value) the template carries, -1 none */
+    bool has_label;        /* template labels carry label=the class's value */
+    bool has_taint;        /* template taints carry the class's taint key (any value) */
+    bool gpu_limits;       /* spec.limits names an accelerator resource */
+    char why[160];         /* which requirement decided gpu_only / excludes_gpu */
 } nw_gpu_pool_info_t;
 
 /** Analyse a NodePool object. */

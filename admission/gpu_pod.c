@@ -140,11 +140,21 @@ static unsigned pod_requested_classes(const nw_gpu_policy_t *p, const cJSON *spe
     return m | resources_classes(p, nw_json_get(spec, "resources"), first);
 }
 
+/* Does some toleration tolerate class c's taint key with the policy's effect for some
+ * value: a pool of the class may give the taint any value, so a toleration of the key
+ * (Exists, or Equal to the value the user's pools use) lets the pod onto the class's
+ * nodes, and one that names the key makes the pod one that can land there. */
 static bool pod_tolerates(const nw_gpu_policy_t *p, const nw_accel_class_t *c,
                           const nw_tolerations_t *tols)
 {
-    nw_taint_t taint = nw_gpu_class_taint(p, c);
-    return nw_tolerations_tolerate(tols, &taint);
+    for (size_t i = 0; i < tols->n; i++) {
+        const nw_toleration_t *t = &tols->v[i];
+        if (t->effect != NW_TAINT_EFFECT_ANY && t->effect != p->taint_effect)
+            continue;
+        if (t->key[0] ? strcmp(t->key, c->taint_key) == 0 : t->op == NW_TOL_EXISTS)
+            return true;
+    }
+    return false;
 }
 
 static int lowest_bit(unsigned m)
@@ -212,11 +222,11 @@ void nw_gpu_pod_analyze(const nw_gpu_policy_t *p, const cJSON *pod, const char *
         nw_tolerations_cleanup(&tols);
 }
 
+/* Exists on the class's taint key: it matches the taint of every pool of the class,
+ * whatever value the pool gives it */
 static cJSON *gpu_toleration_json(const nw_gpu_policy_t *p, const nw_accel_class_t *c)
 {
-    bool has_value = c->taint_value && *c->taint_value;
-    return nw_json_strings("key", c->taint_key, "operator", has_value ? "Equal" : "Exists", "value",
-                           has_value ? c->taint_value : NULL, "effect",
+    return nw_json_strings("key", c->taint_key, "operator", "Exists", "effect",
                            nw_taints_effect_str(p->taint_effect), (const char *)NULL);
 }
 
@@ -410,10 +420,12 @@ size_t nw_gpu_pod_problems(const nw_gpu_policy_t *p, const cJSON *pod, const cha
         }
         if (!in.tolerates_taint && n < max)
             snprintf(msgs[n++], 512,
-                     "the pod requests %s (class %s) but does not tolerate the class's taint %s; "
-                     "add the toleration (the mutating webhook adds it when it is registered for "
-                     "pods)",
-                     in.resource, c->name, taint);
+                     "the pod requests %s (class %s) but does not tolerate the class's taint %s "
+                     "(with any value of its key); add the toleration {key: %s, operator: Exists, "
+                     "effect: %s} (the "
+                     "mutating webhook adds it when it is registered for pods)",
+                     in.resource, c->name, taint, c->taint_key,
+                     nw_taints_effect_str(p->taint_effect));
         if (!in.requires_gpu_label && n < max)
             snprintf(msgs[n++], 512,
                      "the pod requests %s (class %s) but can be scheduled on nodes without %s=%s; "

@@ -23,13 +23,18 @@
  * xilinx_u30_*). Instance requirements: the labels of aws/karpenter-provider-aws
  * pkg/providers/instancetype/types.go (GPUs by instance-gpu-manufacturer, Neuron devices
  * and other inference accelerators by instance-accelerator-manufacturer); Karpenter gives
- * vt1 no device label, so the xilinx class knows its types by family only. */
+ * vt1 no device label, so the xilinx class knows its types by family only. Uncounted
+ * families: EC2's DescribeInstanceTypes reports a GPU count of 0 for the fractional-GPU
+ * families g6f and gr6f (an L4 partitioned by vGPU) and for p5.4xlarge
+ * (aws/karpenter-provider-aws issues 8324 and 8368), so Karpenter's instance-gpu-count
+ * label misses them. */
 typedef struct {
     const char *name, *taint_key, *taint_value, *label_value;
     const char *resources[4];
     const char *families[24];
     const char *req_key;
     const char *req_values[2];
+    const char *uncounted[4];
 } default_class_t;
 
 static const default_class_t default_classes[] = {
@@ -41,8 +46,17 @@ static const default_class_t default_classes[] = {
      {"g3", "g3s", "g4dn", "g5",  "g5g",  "g6", "g6e", "g6f",  "gr6",     "gr6f",     "g7e",
       "p2", "p3",  "p3dn", "p4d", "p4de", "p5", "p5e", "p5en", "p6-b200", "p6e-gb200"},
      K_GPU_MANUFACTURER,
-     {"nvidia"}},
-    {"amd", "amd.com/gpu", "", "amd-gpu", {"amd.com/gpu"}, {"g4ad"}, K_GPU_MANUFACTURER, {"amd"}},
+     {"nvidia"},
+     {"g6f", "gr6f", "p5"}},
+    {"amd",
+     "amd.com/gpu",
+     "",
+     "amd-gpu",
+     {"amd.com/gpu"},
+     {"g4ad"},
+     K_GPU_MANUFACTURER,
+     {"amd"},
+     {NULL}},
     {"neuron",
      "aws.amazon.com/neuron",
      "",
@@ -50,7 +64,8 @@ static const default_class_t default_classes[] = {
      {"aws.amazon.com/neuron", "aws.amazon.com/neuroncore", "aws.amazon.com/neurondevice"},
      {"inf1", "inf2", "trn1", "trn1n", "trn2", "trn2u"},
      K_ACCEL_MANUFACTURER,
-     {"aws"}},
+     {"aws"},
+     {NULL}},
     {"gaudi",
      "habana.ai/gaudi",
      "",
@@ -58,7 +73,8 @@ static const default_class_t default_classes[] = {
      {"habana.ai/gaudi"},
      {"dl1"},
      K_GPU_MANUFACTURER,
-     {"habana"}},
+     {"habana"},
+     {NULL}},
     {"qualcomm",
      "qualcomm.com/qaic",
      "",
@@ -66,7 +82,8 @@ static const default_class_t default_classes[] = {
      {"qualcomm.com/qaic"},
      {"dl2q"},
      K_ACCEL_MANUFACTURER,
-     {"qualcomm"}},
+     {"qualcomm"},
+     {NULL}},
     {"xilinx",
      "xilinx.com/fpga",
      "",
@@ -74,6 +91,7 @@ static const default_class_t default_classes[] = {
      {"xilinx.com/fpga-xilinx_u30*"},
      {"vt1"},
      "",
+     {NULL},
      {NULL}},
 };
 
@@ -132,6 +150,7 @@ void nw_gpu_policy_class_cleanup(nw_accel_class_t *c)
     free_list(c->families, c->nfamilies);
     free(c->req_key);
     free_list(c->req_values, c->nreq_values);
+    free_list(c->uncounted, c->nuncounted);
     memset(c, 0, sizeof *c);
 }
 
@@ -148,8 +167,11 @@ static NW_MUST_USE nw_rc_t class_from_default(nw_accel_class_t *c, const default
                                count_strs(d->families, 24)) ||
         nw_gpu_policy_set_str(&c->req_key, d->req_key) ||
         nw_gpu_policy_set_list(&c->req_values, &c->nreq_values, d->req_values,
-                               count_strs(d->req_values, 2)))
+                               count_strs(d->req_values, 2)) ||
+        nw_gpu_policy_set_list(&c->uncounted, &c->nuncounted, d->uncounted,
+                               count_strs(d->uncounted, 4)))
         return NW_ENOMEM;
+    c->aware_disruption = true;
     return NW_OK;
 }
 
@@ -203,6 +225,8 @@ typedef struct {
     char prefix[96];  /* "gpu" or "gpu.classes.amd": the config keys' prefix */
     const char *taint_key, *taint_value, *label_value, *req_key;
     const nw_strlist_t *resources, *families, *req_values;
+    const nw_strlist_t *uncounted;
+    int aware;
 } class_cfg_t;
 
 _Static_assert(NW_CONFIG_MAX_ACCEL_CLASSES + 1 <= NW_GPU_MAX_CLASSES,
@@ -240,6 +264,57 @@ static bool overlaps(const nw_accel_class_t *k, const char *r)
     return nw_gpu_class_has_resource(k, r);
 }
 
+/* every entry of list (the class's key `what`) is an instance family name */
+static NW_MUST_USE nw_rc_t check_families(nw_gpu_policy_t *out, nw_err_t *err, const class_cfg_t *s,
+                                          const nw_strlist_t *list, const char *what)
+{
+    char f[128];
+    for (size_t i = 0; i < list->n; i++) {
+        const char *v = list->v[i];
+        bool ok = *v != '\0';
+        for (const char *ch = v; *ch; ch++)
+            ok &= (*ch >= 'a' && *ch <= 'z') || (*ch >= '0' && *ch <= '9') || *ch == '-';
+        if (!ok)
+            return snprintf(f, sizeof f, "%s.%s", s->prefix, what),
+                   bad(out, err, f,
+                       "%s[%zu]: \"%s\" is not an instance family (lower-case letters, digits "
+                       "and '-', as g5 or inf2)",
+                       f, i, v);
+    }
+    return NW_OK;
+}
+
+/* no entry of list (the class's key `what`) is a family of the class o before it */
+static NW_MUST_USE nw_rc_t other_families(nw_gpu_policy_t *out, nw_err_t *err, const class_cfg_t *s,
+                                          const nw_accel_class_t *o, const nw_strlist_t *list,
+                                          const char *what)
+{
+    char f[128];
+    for (size_t i = 0; i < list->n; i++)
+        if (nw_gpu_in_list(o->families, o->nfamilies, list->v[i]))
+            return snprintf(f, sizeof f, "%s.%s", s->prefix, what),
+                   bad(out, err, f, "%s[%zu]: %s is also an instance family of the %s class", f, i,
+                       list->v[i], o->name);
+    return NW_OK;
+}
+
+/* the uncounted families are the class's families too: append those not listed */
+static NW_MUST_USE nw_rc_t join_uncounted(nw_accel_class_t *c)
+{
+    for (size_t i = 0; i < c->nuncounted; i++) {
+        if (nw_gpu_in_list(c->families, c->nfamilies, c->uncounted[i]))
+            continue;
+        char **v = realloc(c->families, (c->nfamilies + 1) * sizeof *v);
+        if (!v)
+            return NW_ENOMEM;
+        c->families = v;
+        if (!(v[c->nfamilies] = strdup(c->uncounted[i])))
+            return NW_ENOMEM;
+        c->nfamilies++;
+    }
+    return NW_OK;
+}
+
 /* fill class c from its settings; checks against the classes before it */
 static NW_MUST_USE nw_rc_t load_class(nw_gpu_policy_t *out, size_t idx, const class_cfg_t *s,
                                       nw_err_t *err)
@@ -267,18 +342,11 @@ static NW_MUST_USE nw_rc_t load_class(nw_gpu_policy_t *out, size_t idx, const cl
                        "nvidia.com/gpu; a '*' may only end it, as in nvidia.com/mig-*)",
                        f, i, r);
     }
-    for (size_t i = 0; i < s->families->n; i++) {
-        const char *v = s->families->v[i];
-        bool ok = *v != '\0';
-        for (const char *ch = v; *ch; ch++)
-            ok &= (*ch >= 'a' && *ch <= 'z') || (*ch >= '0' && *ch <= '9') || *ch == '-';
-        if (!ok)
-            return snprintf(f, sizeof f, "%s.instanceFamilies", s->prefix),
-                   bad(out, err, f,
-                       "%s[%zu]: \"%s\" is not an instance family (lower-case letters, digits "
-                       "and '-', as g5 or inf2)",
-                       f, i, v);
-    }
+    nw_rc_t rc = check_families(out, err, s, s->families, "instanceFamilies");
+    if (rc == NW_OK)
+        rc = check_families(out, err, s, s->uncounted, "uncountedFamilies");
+    if (rc != NW_OK)
+        return rc;
     bool has_key = s->req_key && *s->req_key, has_vals = s->req_values->n > 0;
     if (has_key != has_vals)
         return snprintf(f, sizeof f, "%s.instanceRequirement.%s", s->prefix,
@@ -287,7 +355,7 @@ static NW_MUST_USE nw_rc_t load_class(nw_gpu_policy_t *out, size_t idx, const cl
                    "%s: the instance requirement of the %s accelerator class needs both its key "
                    "and its values",
                    f, s->name);
-    if (s->families->n == 0 && !has_key)
+    if (s->families->n == 0 && s->uncounted->n == 0 && !has_key)
         return snprintf(f, sizeof f, "%s.instanceFamilies", s->prefix),
                bad(out, err, f,
                    "%s: the %s accelerator class needs instance families or an instance "
@@ -296,7 +364,8 @@ static NW_MUST_USE nw_rc_t load_class(nw_gpu_policy_t *out, size_t idx, const cl
     /* a generic pool keeps off a class by the catalog's device count labels
      * (instance-gpu-count, instance-accelerator-count DoesNotExist) when the class's types
      * carry them, else by its instance families (admission/gpu_pool.c) */
-    if (s->families->n == 0 && strncmp(s->req_key, K_GPU_PREFIX, strlen(K_GPU_PREFIX)) != 0 &&
+    if (s->families->n == 0 && s->uncounted->n == 0 &&
+        strncmp(s->req_key, K_GPU_PREFIX, strlen(K_GPU_PREFIX)) != 0 &&
         strncmp(s->req_key, K_ACCEL_PREFIX, strlen(K_ACCEL_PREFIX)) != 0)
         return snprintf(f, sizeof f, "%s.instanceFamilies", s->prefix),
                bad(out, err, f,
@@ -317,11 +386,9 @@ static NW_MUST_USE nw_rc_t load_class(nw_gpu_policy_t *out, size_t idx, const cl
                            "%s: %s is also a resource of the %s class; a resource belongs to one "
                            "class",
                            f, s->resources->v[i], o->name);
-        for (size_t i = 0; i < s->families->n; i++)
-            if (nw_gpu_in_list(o->families, o->nfamilies, s->families->v[i]))
-                return snprintf(f, sizeof f, "%s.instanceFamilies", s->prefix),
-                       bad(out, err, f, "%s: %s is also an instance family of the %s class", f,
-                           s->families->v[i], o->name);
+        if ((rc = other_families(out, err, s, o, s->families, "instanceFamilies")) != NW_OK ||
+            (rc = other_families(out, err, s, o, s->uncounted, "uncountedFamilies")) != NW_OK)
+            return rc;
     }
     out->nclasses = idx + 1;
     if (nw_gpu_policy_set_str(&c->name, s->name) ||
@@ -334,8 +401,12 @@ static NW_MUST_USE nw_rc_t load_class(nw_gpu_policy_t *out, size_t idx, const cl
         nw_gpu_policy_set_list(&c->families, &c->nfamilies, (const char *const *)s->families->v,
                                s->families->n) ||
         nw_gpu_policy_set_list(&c->req_values, &c->nreq_values,
-                               (const char *const *)s->req_values->v, s->req_values->n))
+                               (const char *const *)s->req_values->v, s->req_values->n) ||
+        nw_gpu_policy_set_list(&c->uncounted, &c->nuncounted, (const char *const *)s->uncounted->v,
+                               s->uncounted->n) ||
+        join_uncounted(c) != NW_OK)
         return oom(out, err);
+    c->aware_disruption = s->aware != 0;
     return NW_OK;
 }
 
@@ -359,7 +430,9 @@ static class_cfg_t other_class(const struct nw_config_accel *a)
                      a->requirementKey,
                      &a->resources,
                      &a->instanceFamilies,
-                     &a->requirementValues};
+                     &a->requirementValues,
+                     &a->uncountedFamilies,
+                     a->acceleratorAware};
     snprintf(s.prefix, sizeof s.prefix, "gpu.classes.%s", a->name);
     return s;
 }
@@ -396,7 +469,9 @@ nw_rc_t nw_gpu_policy_from_config(const nw_config_t *cfg, const char *self_names
                                 cfg->gpu.requirementKey,
                                 &cfg->gpu.resources,
                                 &cfg->gpu.instanceFamilies,
-                                &cfg->gpu.requirementValues};
+                                &cfg->gpu.requirementValues,
+                                &cfg->gpu.uncountedFamilies,
+                                cfg->gpu.acceleratorAware};
     for (size_t i = 0; i < cfg->gpu.nclasses && ncls < NW_GPU_MAX_CLASSES; i++)
         if (cfg->gpu.classes[i].enabled)
             cls[ncls++] = other_class(&cfg->gpu.classes[i]);

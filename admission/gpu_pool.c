@@ -17,8 +17,22 @@ typedef struct {
     bool forces;
     unsigned only;
     unsigned excl;
-    bool named; /* an instance family/type/category list names the classes in `only` */
+    bool named;         /* an instance family/type/category list names the classes in `only` */
+    unsigned dev_excl;  /* a device label excludes these classes' labelled types (types of
+                           their uncounted families may lack the labels: not in excl) */
+    unsigned unc_excl;  /* a family/category list excludes these classes' uncounted families */
+    unsigned named_unc; /* (named) the list names an uncounted family of these classes */
 } req_class_t;
+
+/* the classes with uncounted families (admission/gpu.h) */
+static unsigned uncounted_classes(const nw_gpu_policy_t *p)
+{
+    unsigned m = 0;
+    for (size_t i = 0; i < p->nclasses; i++)
+        if (p->classes[i].nuncounted)
+            m |= 1u << i;
+    return m;
+}
 
 static unsigned all_classes(const nw_gpu_policy_t *p)
 {
@@ -173,35 +187,65 @@ static req_class_t family_requirement(const nw_gpu_policy_t *p, const char *op, 
     bool in = strcmp(op, "In") == 0, notin = strcmp(op, "NotIn") == 0;
     if ((!in && !notin) || !cJSON_IsArray(vals) || cJSON_GetArraySize(vals) == 0)
         return r;
-    unsigned seen = 0;
+    unsigned seen = 0, unc = 0;
     bool every_accel = true, every_cpu = true;
     const cJSON *v;
     cJSON_ArrayForEach(v, vals)
     {
-        int c = !cJSON_IsString(v) ? -1
-                : types            ? nw_gpu_type_name_class(p, v->valuestring)
-                                   : nw_gpu_family_class(p, v->valuestring);
+        char fam[64] = "";
+        if (cJSON_IsString(v))
+            snprintf(fam, sizeof fam, "%.*s", (int)strcspn(v->valuestring, types ? "." : ""),
+                     v->valuestring);
+        int c = fam[0] ? nw_gpu_family_class(p, fam) : -1;
         if (c >= 0)
             seen |= 1u << c, every_cpu = false;
         else
             every_accel = false;
+        if (c >= 0 && nw_gpu_class_uncounted(&p->classes[c], fam))
+            unc |= 1u << c;
     }
     if (in && every_accel) {
         r.forces = r.named = true;
         r.only = seen;
+        r.named_unc = unc;
     } else if (in && every_cpu) {
         r.excl = all_classes(p);
     } else if (notin && !types) {
         for (size_t i = 0; i < p->nclasses; i++) {
             const nw_accel_class_t *c = &p->classes[i];
-            bool all = c->nfamilies > 0;
+            bool all = c->nfamilies > 0, all_unc = c->nuncounted > 0;
             for (size_t k = 0; k < c->nfamilies && all; k++)
                 all = str_in_values(vals, c->families[k]);
+            for (size_t k = 0; k < c->nuncounted && all_unc; k++)
+                all_unc = str_in_values(vals, c->uncounted[k]);
             if (all)
                 r.excl |= 1u << i;
+            if (all_unc)
+                r.unc_excl |= 1u << i;
         }
     }
     return r;
+}
+
+/* the category of family is among vals */
+static bool category_listed(const char *family, const cJSON *vals)
+{
+    char cat[32];
+    size_t len = category_len(family);
+    if (len == 0 || len >= sizeof cat)
+        return false;
+    memcpy(cat, family, len);
+    cat[len] = '\0';
+    return str_in_values(vals, cat);
+}
+
+/* every category of these families is among vals */
+static bool categories_listed(char *const *fams, size_t n, const cJSON *vals)
+{
+    bool all = n > 0;
+    for (size_t k = 0; k < n && all; k++)
+        all = category_listed(fams[k], vals);
+    return all;
 }
 
 static req_class_t category_requirement(const nw_gpu_policy_t *p, const char *op, const cJSON *vals)
@@ -225,26 +269,20 @@ static req_class_t category_requirement(const nw_gpu_policy_t *p, const char *op
     if (in && every_accel) {
         r.forces = r.named = true;
         r.only = seen;
+        for (size_t i = 0; i < p->nclasses; i++)
+            for (size_t k = 0; k < p->classes[i].nuncounted; k++)
+                if (category_listed(p->classes[i].uncounted[k], vals))
+                    r.named_unc |= 1u << i;
     } else if (in && every_cpu) {
         r.excl = all_classes(p);
     } else if (notin) {
         /* a class is excluded when every category of its families is listed */
         for (size_t i = 0; i < p->nclasses; i++) {
             const nw_accel_class_t *c = &p->classes[i];
-            bool all = c->nfamilies > 0;
-            for (size_t k = 0; k < c->nfamilies && all; k++) {
-                char cat[32];
-                size_t n = category_len(c->families[k]);
-                if (n == 0 || n >= sizeof cat) {
-                    all = false;
-                    break;
-                }
-                memcpy(cat, c->families[k], n);
-                cat[n] = '\0';
-                all = str_in_values(vals, cat);
-            }
-            if (all)
+            if (categories_listed(c->families, c->nfamilies, vals))
                 r.excl |= 1u << i;
+            if (categories_listed(c->uncounted, c->nuncounted, vals))
+                r.unc_excl |= 1u << i;
         }
     }
     return r;
@@ -258,12 +296,16 @@ static req_class_t classify_requirement(const nw_gpu_policy_t *p, const cJSON *r
     const cJSON *vals = nw_json_get(r, "values");
     if (!key || !op)
         return none;
-    if (strncmp(key, K_GPU_PREFIX, strlen(K_GPU_PREFIX)) == 0)
-        return device_requirement(p, key, op, vals, group_classes(p, K_GPU_PREFIX),
-                                  strcmp(key, NW_GPU_COUNT_KEY) == 0);
-    if (strncmp(key, K_ACCEL_PREFIX, strlen(K_ACCEL_PREFIX)) == 0)
-        return device_requirement(p, key, op, vals, group_classes(p, K_ACCEL_PREFIX),
-                                  strcmp(key, NW_ACCEL_COUNT_KEY) == 0);
+    bool gpu = strncmp(key, K_GPU_PREFIX, strlen(K_GPU_PREFIX)) == 0;
+    if (gpu || strncmp(key, K_ACCEL_PREFIX, strlen(K_ACCEL_PREFIX)) == 0) {
+        req_class_t d = device_requirement(
+            p, key, op, vals, group_classes(p, gpu ? K_GPU_PREFIX : K_ACCEL_PREFIX),
+            strcmp(key, gpu ? NW_GPU_COUNT_KEY : NW_ACCEL_COUNT_KEY) == 0);
+        /* a device label keeps out only the types that carry it */
+        d.dev_excl = d.excl;
+        d.excl &= ~uncounted_classes(p);
+        return d;
+    }
     if (strcmp(key, K_FAMILY) == 0)
         return family_requirement(p, op, vals, false);
     if (strcmp(key, K_TYPE) == 0 || strcmp(key, K_TYPE_BETA) == 0)
@@ -285,25 +327,22 @@ static const cJSON *pool_labels(const cJSON *np)
     return nw_json_path(np, keys, 4);
 }
 
-/* 1: class c's exact taint present; -1: a taint with its key and effect but another
- * value; 0: absent. */
-static int pool_taint_state(const nw_gpu_policy_t *p, const nw_accel_class_t *c, const cJSON *np)
+/* Does the template carry class c's taint: its key with the policy's effect, whatever
+ * the value (isolation holds for any value of the key: only the class's pods tolerate
+ * it, with Exists on the key or the pool's value)? */
+static bool pool_has_class_taint(const nw_gpu_policy_t *p, const nw_accel_class_t *c,
+                                 const cJSON *np)
 {
     const cJSON *taints = nw_json_get(pool_template_spec(np), "taints");
     const char *eff = nw_taints_effect_str(p->taint_effect);
-    int state = 0;
     const cJSON *t;
     cJSON_ArrayForEach(t, nw_gpu_kids(taints))
     {
         const char *k = nw_json_str(t, "key"), *e = nw_json_str(t, "effect");
-        const char *v = nw_json_str(t, "value");
-        if (!k || !e || strcmp(k, c->taint_key) != 0 || strcmp(e, eff) != 0)
-            continue;
-        if (strcmp(v ? v : "", c->taint_value) == 0)
-            return 1;
-        state = -1;
+        if (k && e && strcmp(k, c->taint_key) == 0 && strcmp(e, eff) == 0)
+            return true;
     }
-    return state;
+    return false;
 }
 
 static int lowest_class(unsigned m)
@@ -322,12 +361,13 @@ void nw_gpu_pool_analyze(const nw_gpu_policy_t *p, const cJSON *np, nw_gpu_pool_
     const cJSON *reqs = nw_json_get(pool_template_spec(np), "requirements");
     const cJSON *r;
     int i = 0;
-    unsigned only = all_classes(p), excl = 0;
+    unsigned only = all_classes(p), excl = 0, dev_excl = 0, unc_excl = 0,
+             unc_named = all_classes(p);
     bool named = false;
     cJSON_ArrayForEach(r, nw_gpu_kids(reqs))
     {
         req_class_t c = classify_requirement(p, r);
-        if ((c.forces || c.excl) && !out->why[0])
+        if ((c.forces || c.excl || c.dev_excl) && !out->why[0])
             snprintf(out->why, sizeof out->why, "spec.template.spec.requirements[%d] (%s %s)", i,
                      nw_json_str(r, "key") ? nw_json_str(r, "key") : "",
                      nw_json_str(r, "operator") ? nw_json_str(r, "operator") : "");
@@ -336,9 +376,18 @@ void nw_gpu_pool_analyze(const nw_gpu_policy_t *p, const cJSON *np, nw_gpu_pool_
             only &= c.only;
         }
         named |= c.named;
+        if (c.named)
+            unc_named &= c.named_unc;
         excl |= c.excl;
+        dev_excl |= c.dev_excl;
+        unc_excl |= c.unc_excl;
         i++;
     }
+    /* a class with uncounted families is out when its device labels and those families
+     * both are (a list of families or types that names none of them excludes them) */
+    excl |= dev_excl & (unc_excl | ~unc_named);
+    out->dev_excluded = dev_excl;
+    out->unc_excluded = unc_excl;
     out->possible = only & ~excl & all_classes(p);
     /* a list of families or types that names several classes is no one class's pool */
     out->several = named && (out->possible & (out->possible - 1)) != 0;
@@ -347,7 +396,7 @@ void nw_gpu_pool_analyze(const nw_gpu_policy_t *p, const cJSON *np, nw_gpu_pool_
     for (size_t k = 0; k < p->nclasses; k++) {
         if (lv && out->label_cls < 0 && strcmp(lv, p->classes[k].label_value) == 0)
             out->label_cls = (int)k;
-        if (out->taint_cls < 0 && pool_taint_state(p, &p->classes[k], np) == 1)
+        if (out->taint_cls < 0 && pool_has_class_taint(p, &p->classes[k], np))
             out->taint_cls = (int)k;
     }
     out->cls = out->label_cls >= 0   ? out->label_cls
@@ -356,7 +405,7 @@ void nw_gpu_pool_analyze(const nw_gpu_policy_t *p, const cJSON *np, nw_gpu_pool_
                                      : -1;
     if (out->cls >= 0) {
         out->has_label = out->label_cls == out->cls;
-        out->has_taint = pool_taint_state(p, &p->classes[out->cls], np) == 1;
+        out->has_taint = pool_has_class_taint(p, &p->classes[out->cls], np);
     }
     const cJSON *limits = nw_json_get(nw_json_get(np, "spec"), "limits");
     cJSON_ArrayForEach(r, nw_gpu_kids(limits))
@@ -387,12 +436,45 @@ static void class_names(const nw_gpu_policy_t *p, unsigned mask, char *buf, size
 }
 
 /* the exclusions a generic pool needs: the count label of each device group with a
- * possible class, and the families of the possible classes in neither group */
-static unsigned groups_needed(const nw_gpu_policy_t *p, unsigned possible, unsigned *other)
+ * possible class whose device labels the pool does not exclude yet (bit 0: GPUs, bit 1:
+ * accelerators), and by family (*by_family): every family of a possible class in neither
+ * group, the uncounted families of the other possible classes */
+static unsigned groups_needed(const nw_gpu_policy_t *p, const nw_gpu_pool_info_t *in,
+                              unsigned *by_family)
 {
     unsigned g = group_classes(p, K_GPU_PREFIX), a = group_classes(p, K_ACCEL_PREFIX);
-    *other = possible & ~g & ~a;
-    return ((possible & g) ? 1u : 0u) | ((possible & a) ? 2u : 0u);
+    unsigned labelled = in->possible & ~in->dev_excluded;
+    *by_family = in->possible & ((~g & ~a) | (uncounted_classes(p) & ~in->unc_excluded));
+    return ((labelled & g) ? 1u : 0u) | ((labelled & a) ? 2u : 0u);
+}
+
+/* the families a generic pool excludes by name for the classes in by_family: all of a
+ * class in neither device group, the uncounted ones of the others; into v (borrowed
+ * strings; room for every family of the policy), the count */
+static size_t families_needed(const nw_gpu_policy_t *p, unsigned by_family, char **v)
+{
+    unsigned g = group_classes(p, K_GPU_PREFIX), a = group_classes(p, K_ACCEL_PREFIX);
+    size_t k = 0;
+    for (size_t i = 0; i < p->nclasses; i++) {
+        const nw_accel_class_t *c = &p->classes[i];
+        if (!(by_family & (1u << i)))
+            continue;
+        bool all = !((g | a) & (1u << i));
+        char *const *f = all ? c->families : c->uncounted;
+        size_t n = all ? c->nfamilies : c->nuncounted;
+        for (size_t j = 0; j < n; j++)
+            v[k++] = f[j];
+    }
+    return k;
+}
+
+/* how many family names the policy knows (room for families_needed) */
+static size_t policy_families(const nw_gpu_policy_t *p)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < p->nclasses; i++)
+        n += p->classes[i].nfamilies + p->classes[i].nuncounted;
+    return n;
 }
 
 /* A pool whose shape contradicts itself or the classes (no type possible, several
@@ -495,27 +577,25 @@ static void accel_types_allowed(const nw_gpu_policy_t *p, const nw_gpu_pool_info
 {
     char names[160], need[400] = "";
     class_names(p, in->possible, names, sizeof names);
-    unsigned other;
-    unsigned groups = groups_needed(p, in->possible, &other);
+    unsigned by_family;
+    unsigned groups = groups_needed(p, in, &by_family);
     size_t off = 0;
     if (groups & 1u)
         off += (size_t)snprintf(need + off, sizeof need - off, "%s DoesNotExist", NW_GPU_COUNT_KEY);
     if ((groups & 2u) && off < sizeof need)
         off += (size_t)snprintf(need + off, sizeof need - off, "%s%s DoesNotExist", off ? ", " : "",
                                 NW_ACCEL_COUNT_KEY);
-    if (other && off < sizeof need) {
+    char **fams = calloc(policy_families(p) + 1, sizeof *fams);
+    size_t nf = fams ? families_needed(p, by_family, fams) : 0;
+    if (nf && off < sizeof need) {
         off += (size_t)snprintf(need + off, sizeof need - off, "%s%s NotIn [", off ? ", " : "",
                                 K_FAMILY);
-        bool first = true;
-        for (size_t i = 0; i < p->nclasses && off < sizeof need; i++)
-            for (size_t f = 0;
-                 (other & (1u << i)) && f < p->classes[i].nfamilies && off < sizeof need;
-                 f++, first = false)
-                off += (size_t)snprintf(need + off, sizeof need - off, "%s%s", first ? "" : ", ",
-                                        p->classes[i].families[f]);
+        for (size_t f = 0; f < nf && off < sizeof need; f++)
+            off += (size_t)snprintf(need + off, sizeof need - off, "%s%s", f ? ", " : "", fams[f]);
         if (off < sizeof need)
             snprintf(need + off, sizeof need - off, "]");
     }
+    free(fams);
     char m[1024];
     snprintf(m, sizeof m,
              "it is not an accelerator pool but its requirements allow the instance types of "
@@ -547,14 +627,6 @@ size_t nw_gpu_pool_problems(const nw_gpu_policy_t *p, const cJSON *np, bool afte
                  "it is an accelerator pool of the %s class but its template label %s=%s "
                  "conflicts with the class's node label %s=%s; set the label to %s",
                  c->name, p->label_key, lv, p->label_key, c->label_value, c->label_value);
-    if (gpu && pool_taint_state(p, c, np) == -1 && n < max) {
-        char taint[128];
-        nw_gpu_taint_text(p, c, taint, sizeof taint);
-        snprintf(msgs[n++], 512,
-                 "it is an accelerator pool of the %s class but carries a %s taint with another "
-                 "value than the class's taint %s; use %s",
-                 c->name, c->taint_key, taint, taint);
-    }
     if (!after_mutation || n)
         return n;
     if (gpu)
@@ -664,31 +736,24 @@ nw_rc_t nw_gpu_pool_patch(const nw_gpu_policy_t *p, const cJSON *np, nw_jsonpatc
     }
     if (!in.possible)
         return NW_OK;
-    unsigned other;
-    unsigned groups = groups_needed(p, in.possible, &other);
-    int need = ((groups & 1u) != 0) + ((groups & 2u) != 0) + (other != 0);
-    if (need > room)
+    unsigned by_family;
+    unsigned groups = groups_needed(p, &in, &by_family);
+    char **fams = calloc(policy_families(p) + 1, sizeof *fams);
+    if (!fams)
+        return NW_ENOMEM;
+    size_t nf = families_needed(p, by_family, fams);
+    int need = ((groups & 1u) != 0) + ((groups & 2u) != 0) + (nf != 0);
+    if (need > room) {
+        free(fams);
         return NW_OK;
+    }
     if (groups & 1u)
         rc = add_requirement(patch, NW_GPU_COUNT_KEY, "DoesNotExist", NULL, 0);
     if (rc == NW_OK && (groups & 2u))
         rc = add_requirement(patch, NW_ACCEL_COUNT_KEY, "DoesNotExist", NULL, 0);
-    if (rc == NW_OK && other) {
-        size_t nf = 0;
-        for (size_t i = 0; i < p->nclasses; i++)
-            if (other & (1u << i))
-                nf += p->classes[i].nfamilies;
-        char **fams = calloc(nf ? nf : 1, sizeof *fams);
-        if (!fams)
-            return NW_ENOMEM;
-        size_t k = 0;
-        for (size_t i = 0; i < p->nclasses; i++)
-            if (other & (1u << i))
-                for (size_t f = 0; f < p->classes[i].nfamilies; f++)
-                    fams[k++] = p->classes[i].families[f];
-        rc = add_requirement(patch, K_FAMILY, "NotIn", fams, k);
-        free(fams);
-    }
+    if (rc == NW_OK && nf)
+        rc = add_requirement(patch, K_FAMILY, "NotIn", fams, nf);
+    free(fams);
     if (rc == NW_OK && in.gpu_limits && res)
         nw_admit_warn(res,
                       "this NodePool is not an accelerator pool: nodewarden added requirements "

@@ -14,17 +14,13 @@
 
 /* ---- cross-object: the EC2NodeClass userData of a GPU pool ---------------------- */
 
-/* Is the GPU taint in a comma-separated taint list ("k=v:Effect,k2:Effect")? */
+/* Is the class's taint (its key, any value, the policy's effect) in a comma-separated
+ * taint list ("k=v:Effect,k2:Effect")? */
 static bool taint_list_has(const nw_gpu_policy_t *p, const nw_accel_class_t *c, const char *s,
                            size_t n)
 {
     const char *eff = nw_taints_effect_str(p->taint_effect);
-    char want[300];
-    if (*c->taint_value)
-        snprintf(want, sizeof want, "%s=%s:%s", c->taint_key, c->taint_value, eff);
-    else
-        snprintf(want, sizeof want, "%s:%s", c->taint_key, eff);
-    size_t wl = strlen(want);
+    size_t kl = strlen(c->taint_key), el = strlen(eff);
     const char *end = s + n;
     while (s < end) {
         const char *comma = memchr(s, ',', (size_t)(end - s));
@@ -35,8 +31,14 @@ static bool taint_list_has(const nw_gpu_policy_t *p, const nw_accel_class_t *c, 
         const char *t = e;
         while (t > s && (t[-1] == ' ' || t[-1] == '"' || t[-1] == '\'' || t[-1] == ']'))
             t--;
-        if ((size_t)(t - s) == wl && memcmp(s, want, wl) == 0)
-            return true;
+        /* key, then "=value" or nothing, then ":Effect" */
+        size_t len = (size_t)(t - s);
+        if (len >= kl + 1 + el && memcmp(s, c->taint_key, kl) == 0 && t[-(long)el - 1] == ':' &&
+            memcmp(t - el, eff, el) == 0) {
+            size_t mid = len - kl - el - 1; /* "=value" between the key and ":Effect" */
+            if (mid == 0 || (s[kl] == '=' && !memchr(s + kl, ':', mid)))
+                return true;
+        }
         s = comma ? comma + 1 : end;
     }
     return false;
@@ -59,14 +61,14 @@ static const char *scalar_text(const cJSON *v, char *buf, size_t n)
     return NULL;
 }
 
-/* Is one taint object {key, value, effect} the policy's taint? */
+/* Is one taint object {key, value, effect} the class's taint (its key, any value, the
+ * policy's effect)? */
 static bool taint_obj_is(const nw_gpu_policy_t *p, const nw_accel_class_t *c, const cJSON *t)
 {
-    char kb[32], vb[32], eb[32];
+    char kb[32], eb[32];
     const char *k = scalar_text(nw_json_get(t, "key"), kb, sizeof kb);
-    const char *v = scalar_text(nw_json_get(t, "value"), vb, sizeof vb);
     const char *e = scalar_text(nw_json_get(t, "effect"), eb, sizeof eb);
-    return k && e && strcmp(k, c->taint_key) == 0 && strcmp(v ? v : "", c->taint_value) == 0 &&
+    return k && e && strcmp(k, c->taint_key) == 0 &&
            strcmp(e, nw_taints_effect_str(p->taint_effect)) == 0;
 }
 

@@ -358,16 +358,13 @@ int nw_cmd_aws(int argc, char **argv)
                              .cluster_name = a.cfg.settings.clusterName,
                              .isolated_vpc = a.cfg.settings.isolatedVPC};
     o.ice_ttl_ns = a.cfg.aws.iceCacheTTL_ns;
-    o.bootstrap = (nw_launch_bootstrap_t){a.cfg.settings.clusterEndpoint,
-                                          a.cfg.settings.clusterCABundle,
-                                          a.cfg.settings.clusterCIDR,
-                                          a.cfg.settings.vmMemoryOverheadPercent,
-                                          (int)a.cfg.settings.reservedENIs,
-                                          nw_config_pod_density(a.cfg.settings.podDensity),
-                                          NULL,
-                                          NULL,
-                                          NULL,
-                                          NULL};
+    o.bootstrap = (nw_launch_bootstrap_t){.endpoint = a.cfg.settings.clusterEndpoint,
+                                          .ca_bundle = a.cfg.settings.clusterCABundle,
+                                          .cluster_cidr = a.cfg.settings.clusterCIDR,
+                                          .vm_overhead = a.cfg.settings.vmMemoryOverheadPercent,
+                                          .reserved_enis = (int)a.cfg.settings.reservedENIs,
+                                          .default_max_pods =
+                                              nw_config_pod_density(a.cfg.settings.podDensity)};
     if (strcmp(verb, "launch") == 0 || strcmp(verb, "list") == 0 ||
         strcmp(verb, "terminate") == 0) {
         if (!o.cluster_name || !*o.cluster_name) {

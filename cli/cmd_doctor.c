@@ -118,7 +118,8 @@ static void nw_doctor_cluster_checks(report_t *r, const nw_awsargs_t *a)
     nw_kube_report_t rep;
     nw_doctor_report_init(&rep);
     /* the Lease permissions where serve takes the Lease, not in the kubeconfig's namespace */
-    nw_kube_doctor_opts_t kopts = {.lease_namespace = a->cfg.scaler.leaderElection.namespace_};
+    nw_kube_doctor_opts_t kopts = {.lease_namespace = a->cfg.scaler.leaderElection.namespace_,
+                                   .cluster_cidr = a->cfg.settings.clusterCIDR};
     /* every check, failed or not, is in rep */
     (void)nw_doctor_run(client, &kopts, &rep);
     for (size_t i = 0; i < rep.n; i++) {

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "admission/gpu.h"
+#include "common/clock.h"
 #include "common/json.h"
 #include "scaler/disrupt/disrupt.h"
 #include "scaler/disrupt/sim.h"
@@ -77,6 +79,29 @@ static void pod_records_free(const nw_pod_t **v, size_t n)
     free(v);
 }
 
+/* GPU-aware disruption's verdict on an accelerator node */
+static void print_accel(const nw_disrupt_state_t *st, const nw_disrupt_node_t *n)
+{
+    if (n->accel < 0)
+        return;
+    const char *cls = st->in.accels[n->accel].name;
+    char at[40];
+    if (n->accel_pods > 0) {
+        printf("      %s accelerator node: %d pod%s of its class on it: kept, never "
+               "consolidated on CPU or memory utilization\n",
+               cls, n->accel_pods, n->accel_pods == 1 ? "" : "s");
+    } else if (n->accel_idle_at) {
+        nw_clock_time_format(n->accel_idle_at, at, sizeof at);
+        printf("      %s accelerator node: no pod of its class: %s %s (its NodePool's "
+               "consolidateAfter after one last ran)\n",
+               cls, n->accel_idle ? "reclaimable since" : "reclaimable at", at);
+    } else {
+        printf("      %s accelerator node: no pod of its class; not reclaimed (consolidateAfter "
+               "Never, or not initialized)\n",
+               cls);
+    }
+}
+
 static void print_text(const nw_disrupt_state_t *st, const nw_disrupt_cmd_t *cmd)
 {
     printf("NodePools:\n");
@@ -116,6 +141,7 @@ static void print_text(const nw_disrupt_state_t *st, const nw_disrupt_cmd_t *cmd
             printf("candidate%s%s%s\n", n->empty ? ", empty" : "",
                    n->consolidatable ? ", consolidatable" : ", not consolidatable yet",
                    n->drifted ? ", drifted" : "");
+        print_accel(st, n);
     }
     printf("\nCommand: ");
     if (cmd->method == NW_DIS_NONE) {
@@ -186,6 +212,18 @@ int nw_cmd_plan_disrupt(const nw_plan_t *p, const nw_sched_snap_t *snap, int64_t
         .price_ud = (void *)snap,
         .spot_to_spot = spot_to_spot,
     };
+    /* GPU-aware disruption for the policy's classes; no memory of past passes here: a
+     * node's last pod event stands for when a pod of its class last ran */
+    nw_disrupt_accel_t accels[NW_GPU_MAX_CLASSES];
+    const nw_gpu_policy_t *gpu = (const nw_gpu_policy_t *)nw_plan_gpu(p);
+    for (size_t i = 0; gpu && i < gpu->nclasses; i++) {
+        const nw_accel_class_t *k = &gpu->classes[i];
+        accels[in.naccels++] =
+            (nw_disrupt_accel_t){k->name, k->label_value, (const char *const *)k->resources,
+                                 k->nresources, k->aware_disruption};
+        in.accels = accels;
+        in.accel_label_key = gpu->label_key;
+    }
     nw_disrupt_simctx_t sx = {
         .nodepools = pools,
         .nnodepools = npools,

@@ -112,6 +112,7 @@ static nw_scaler_opts_t build_scaler_opts(const nw_config_t *cfg, const nw_gpu_p
         .reserved_enis = cfg->settings.reservedENIs,
         .default_max_pods = nw_config_pod_density(cfg->settings.podDensity),
         .min_values_best_effort = strcmp(cfg->settings.minValuesPolicy, "BestEffort") == 0,
+        .ignore_preferences = strcmp(cfg->settings.preferencePolicy, "Ignore") == 0,
         .static_capacity = cfg->settings.staticCapacity,
         .registration_timeout_ns = cfg->scaler.registrationTimeout_ns,
         .repack = cfg->scaler.repack,

@@ -15,7 +15,9 @@
 
 #include "common/json.h"
 #include "api/wellknown.h"
+#include "scaler/kube/svccidr.h"
 #include "scaler/kube/write.h"
+#include "scaler/nodeclaim/bootstrap.h"
 
 void nw_doctor_report_init(nw_kube_report_t *r)
 {
@@ -130,7 +132,10 @@ out:
 
 typedef struct {
     const char *group, *resource, *sub, *verbs; /* verbs space-separated */
-    int lease_ns;     /* 1: check in the Lease namespace; 2: in kube-system (bootstrap tokens) */
+    /* 0: cluster-wide; 1: in the Lease namespace; 2: in kube-system; 3: in kube-system, only
+     * when an EC2NodeClass asks for the kubeadm bootstrap (the chart's
+     * kubeadmBootstrap.enabled) */
+    int lease_ns;
     const char *name; /* granted for this object only (resourceNames); NULL: every object */
 } perm_t;
 
@@ -147,7 +152,7 @@ static const perm_t perms[] = {
     {"storage.k8s.io", "storageclasses", NULL, "get list watch", 0, NULL},
     {"storage.k8s.io", "csinodes", NULL, "get list watch", 0, NULL},
     {"storage.k8s.io", "volumeattachments", NULL, "list", 0, NULL},
-    {"karpenter.sh", "nodepools", NULL, "get list watch patch", 0, NULL},
+    {"karpenter.sh", "nodepools", NULL, "get list watch patch create", 0, NULL},
     {"karpenter.sh", "nodepools", "status", "update patch", 0, NULL},
     {"karpenter.sh", "nodepools", "finalizers", "update", 0, NULL},
     {"karpenter.sh", "nodeclaims", NULL, "get list watch create update patch delete", 0, NULL},
@@ -157,8 +162,11 @@ static const perm_t perms[] = {
     {"policy", "poddisruptionbudgets", NULL, "get list watch", 0, NULL},
     {"apps", "daemonsets", NULL, "get list watch", 0, NULL},
     {"coordination.k8s.io", "leases", NULL, "get create update", 1, NULL},
-    {"", "secrets", NULL, "create delete", 2, NULL},
+    {"networking.k8s.io", "networkpolicies", NULL, "list", 1, NULL},
+    {"networking.k8s.io", "servicecidrs", NULL, "list", 0, NULL},
     {"", "services", NULL, "get", 2, "kube-dns"},
+    {"", "configmaps", NULL, "get", 2, "kubeadm-config"},
+    {"", "secrets", NULL, "create delete", 3, NULL},
 };
 
 static NW_MUST_USE nw_rc_t ssar(nw_kube_client_t *c, const char *group, const char *resource,
@@ -207,11 +215,14 @@ static NW_MUST_USE nw_rc_t ssar(nw_kube_client_t *c, const char *group, const ch
     return rc;
 }
 
-static void check_rbac(nw_kube_client_t *c, const char *lease_ns, nw_kube_report_t *rep)
+static void check_rbac(nw_kube_client_t *c, const char *lease_ns, bool kubeadm,
+                       nw_kube_report_t *rep)
 {
     size_t denied = 0, total = 0;
     for (size_t i = 0; i < sizeof perms / sizeof perms[0]; i++) {
         const perm_t *p = &perms[i];
+        if (p->lease_ns == 3 && !kubeadm)
+            continue; /* no class asks for the kubeadm bootstrap: no Secret is made */
         char verbs[96];
         snprintf(verbs, sizeof verbs, "%s", p->verbs);
         char *save = NULL;
@@ -220,7 +231,7 @@ static void check_rbac(nw_kube_client_t *c, const char *lease_ns, nw_kube_report
             char reason[256] = "";
             nw_err_t err = {0};
             char what[160];
-            const char *ns = p->lease_ns == 2 ? "kube-system" : p->lease_ns ? lease_ns : NULL;
+            const char *ns = p->lease_ns >= 2 ? "kube-system" : p->lease_ns ? lease_ns : NULL;
             snprintf(what, sizeof what, "%s %s%s%s%s%s%s%s%s%s%s", v,
                      p->group[0] ? p->group : "core", "/", p->resource, p->sub ? "/" : "",
                      p->sub ? p->sub : "", p->name ? " " : "", p->name ? p->name : "",
@@ -545,6 +556,265 @@ static void check_nodes(nw_kube_client_t *c, nw_kube_report_t *rep)
     cJSON_Delete(claims);
 }
 
+/* ---- the webhook, through the API server ----------------------------------------------- */
+
+#define PROBE_NAME "nodewarden-doctor-dry-run"
+#define PROBE_POOL                                                                                 \
+    "{\"apiVersion\":\"karpenter.sh/"                                                              \
+    "v1\",\"kind\":\"NodePool\",\"metadata\":{\"name\":\"" PROBE_NAME                              \
+    "\"},\"spec\":{\"template\":{\"spec\":{\"nodeClassRef\":{\"group\":\"karpenter.k8s.aws\","     \
+    "\"kind\":\"EC2NodeClass\",\"name\":\"" PROBE_NAME "\"},\"requirements\":[{\"key\":"           \
+    "\"kubernetes.io/arch\",\"operator\":\"In\",\"values\":[\"amd64\"]}]}}}}"
+
+/* The NetworkPolicies of namespace ns that admit ingress to some of its pods, as one line
+ * ("a (from 0.0.0.0/0 except 10.244.0.0/16), b"); 0 when none or unreadable (why says). */
+static int ingress_policies(nw_kube_client_t *c, const char *ns, char *out, size_t len, char *why,
+                            size_t wlen)
+{
+    char path[300];
+    snprintf(path, sizeof path, "/apis/networking.k8s.io/v1/namespaces/%s/networkpolicies", ns);
+    cJSON *l = NULL;
+    nw_err_t err = {0};
+    out[0] = why[0] = 0;
+    if (nw_kube_client_get_json(c, path, "list", "networkpolicies", &l, &err) != NW_OK) {
+        snprintf(why, wlen, "%.250s", err.msg);
+        return 0;
+    }
+    int n = 0;
+    size_t off = 0;
+    const cJSON *p;
+    cJSON_ArrayForEach(p, nw_json_get(l, "items"))
+    {
+        const cJSON *types = nw_json_get(nw_json_get(p, "spec"), "policyTypes"), *t;
+        bool ingress = !cJSON_IsArray(types) || cJSON_GetArraySize(types) == 0;
+        cJSON_ArrayForEach(t, types)
+        {
+            ingress |= cJSON_IsString(t) && strcmp(t->valuestring, "Ingress") == 0;
+        }
+        if (!ingress || off + 1 >= len)
+            continue;
+        n++;
+        off += (size_t)snprintf(out + off, len - off, "%s%s", n > 1 ? ", " : "", mstr(p, "name"));
+        const cJSON *rule, *from;
+        int first = 1;
+        cJSON_ArrayForEach(rule, nw_json_get(nw_json_get(p, "spec"), "ingress"))
+        {
+            cJSON_ArrayForEach(from, nw_json_get(rule, "from"))
+            {
+                const cJSON *ib = nw_json_get(from, "ipBlock");
+                const char *cidr = nw_json_str(ib, "cidr");
+                if (!cidr || off + 1 >= len)
+                    continue;
+                off +=
+                    (size_t)snprintf(out + off, len - off, "%s%s", first ? " (from " : ", ", cidr);
+                first = 0;
+                const cJSON *ex;
+                int ef = 1;
+                cJSON_ArrayForEach(ex, nw_json_get(ib, "except"))
+                {
+                    if (cJSON_IsString(ex) && off + 1 < len)
+                        off += (size_t)snprintf(out + off, len - off, "%s%s", ef ? " except " : " ",
+                                                ex->valuestring);
+                    ef = 0;
+                }
+            }
+        }
+        if (!first && off + 1 < len)
+            off += (size_t)snprintf(out + off, len - off, ")");
+    }
+    cJSON_Delete(l);
+    return n;
+}
+
+/* The webhook Service's namespace and name, from the validating configuration. */
+static void webhook_service(nw_kube_client_t *c, const char *vname, const char *fallback_ns,
+                            char *ns, size_t nlen, char *svc, size_t slen)
+{
+    snprintf(ns, nlen, "%s", fallback_ns ? fallback_ns : "");
+    svc[0] = 0;
+    char path[300];
+    snprintf(path, sizeof path,
+             "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/%s", vname);
+    cJSON *cfg = NULL;
+    nw_err_t err = {0};
+    if (nw_kube_client_get_json(c, path, "get", "validatingwebhookconfigurations", &cfg, &err) !=
+        NW_OK)
+        return;
+    const cJSON *wh;
+    cJSON_ArrayForEach(wh, nw_json_get(cfg, "webhooks"))
+    {
+        const cJSON *s = nw_json_get(nw_json_get(wh, "clientConfig"), "service");
+        if (nw_json_str(s, "namespace") && nw_json_str(s, "name")) {
+            snprintf(ns, nlen, "%s", nw_json_str(s, "namespace"));
+            snprintf(svc, slen, "%s", nw_json_str(s, "name"));
+            break;
+        }
+    }
+    cJSON_Delete(cfg);
+}
+
+/* A dry-run NodePool create (dryRun=All: admission runs, nothing is stored): the API server
+ * calls the mutating and validating webhooks as for a real write. An answer from the
+ * webhooks (admitted, refused by them, or the name taken) is a round trip; "failed calling
+ * webhook" is not, and the NetworkPolicies of the webhook's namespace are named as the
+ * likely cause (the chart's default one admits the API server by address: on CNIs whose host
+ * traffic arrives from inside the pod range, tunnel modes, it arrives as a pod would). */
+static void check_webhook_roundtrip(nw_kube_client_t *c, const char *vname, const char *lease_ns,
+                                    nw_kube_report_t *rep)
+{
+    const char *what = "webhook round trip (dry-run NodePool create through the API server)";
+    nw_kube_resp_t resp;
+    nw_kube_client_resp_init(&resp);
+    nw_kube_req_t req = {.method = "POST",
+                         .path = "/apis/karpenter.sh/v1/nodepools?dryRun=All",
+                         .body = PROBE_POOL,
+                         .body_len = strlen(PROBE_POOL),
+                         .verb = "create",
+                         .resource = "nodepools"};
+    nw_err_t err = {0};
+    nw_rc_t rc = nw_kube_client_do(c, &req, &resp, &err);
+    long code = resp.code;
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s", rc == NW_OK ? resp.message : err.msg);
+    nw_kube_client_resp_cleanup(&resp);
+    bool hook_failed = strstr(msg, "failed calling webhook") != NULL;
+    if (rc == NW_OK && (code == 200 || code == 201 || code == 409 ||
+                        (!hook_failed && strstr(msg, "admission webhook")))) {
+        nw_doctor_report_add(rep, NW_CHECK_OK, "webhooks", what, NULL,
+                             "the API server called the webhooks and had their answer (%ld%s%s)",
+                             code, code >= 400 ? ": " : "", code >= 400 ? msg : "");
+        return;
+    }
+    if (rc == NW_OK && code == 403 && !hook_failed) {
+        nw_doctor_report_add(rep, NW_CHECK_WARN, "webhooks", what,
+                             "run doctor with an identity that may create NodePools (the chart's "
+                             "ClusterRole grants it for this dry run)",
+                             "not checked: %s", msg);
+        return;
+    }
+    char ns[128], svc[128], pols[400] = "", why[300] = "";
+    webhook_service(c, vname, lease_ns, ns, sizeof ns, svc, sizeof svc);
+    int np = ns[0] ? ingress_policies(c, ns, pols, sizeof pols, why, sizeof why) : 0;
+    char fix[1024];
+    if (np)
+        snprintf(fix, sizeof fix,
+                 "NetworkPolicy %.200s in %s admits the webhook port by address: on CNIs whose "
+                 "host traffic arrives from inside the pod range (tunnel modes) the API "
+                 "server's calls come from a pod-range address. Add that range to "
+                 "networkPolicy.apiServerCIDRs, empty networkPolicy.podCIDRs, or set "
+                 "networkPolicy.enabled=false",
+                 pols, ns);
+    else
+        snprintf(fix, sizeof fix,
+                 "check that nodewarden's pods are Ready, the Service %s/%s has endpoints, and "
+                 "the API server can reach the pod network on the webhook port%s%s",
+                 ns, svc[0] ? svc : "nodewarden", why[0] ? " (NetworkPolicies unread: " : "",
+                 why[0] ? "see rbac)" : "");
+    nw_doctor_report_add(rep, NW_CHECK_FAIL, "webhooks", what, fix, "%s%s%s",
+                         code ? "" : "no answer: ", msg,
+                         np ? "; a NetworkPolicy may block it" : "");
+}
+
+/* Does the class's bootstrap need the service CIDR (amiFamily AL2023, or an al2023 alias)? */
+static bool needs_cidr(const cJSON *k)
+{
+    const cJSON *spec = nw_json_get(k, "spec");
+    const char *fam = nw_json_str(spec, "amiFamily");
+    if (fam)
+        return strcmp(fam, "AL2023") == 0;
+    const cJSON *t;
+    cJSON_ArrayForEach(t, nw_json_get(spec, "amiSelectorTerms"))
+    {
+        const char *a = nw_json_str(t, "alias");
+        if (a && strncmp(a, "al2023@", 7) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* What to do about a class whose Ready condition is False, by its reason. */
+static const char *class_fix(const char *reason)
+{
+    if (!reason)
+        reason = "";
+    if (strcmp(reason, "ClusterCIDRNotFound") == 0)
+        return "on Kubernetes 1.33+ the API server publishes its ServiceCIDR objects (nodewarden "
+               "needs list on servicecidrs, networking.k8s.io); kubeadm keeps it in "
+               "kube-system/kubeadm-config (get on that ConfigMap); otherwise set "
+               "settings.clusterCIDR to the cluster's service CIDR";
+    if (strcmp(reason, "InstanceProfileCreationFailed") == 0)
+        return "create the IAM role spec.role names (manifests/aws/), or name an existing "
+               "instance profile in spec.instanceProfile";
+    if (strcmp(reason, "SubnetsNotFound") == 0 || strcmp(reason, "SecurityGroupsNotFound") == 0 ||
+        strcmp(reason, "AMINotFound") == 0)
+        return "fix the EC2NodeClass's selector terms (or the tags of the subnets, security "
+               "groups and AMIs they select); `nodewarden aws resolve` shows what they find";
+    return "see the condition's message; `kubectl describe ec2nodeclass` shows every condition";
+}
+
+/* Every EC2NodeClass's readiness as the scaler wrote it (a class that is not ready gets no
+ * NodeClaims), and the service CIDR the AL2023 ones need; *kubeadm: some class asks for the
+ * kubeadm bootstrap. */
+static void check_classes(nw_kube_client_t *c, const char *cluster_cidr, bool *kubeadm,
+                          nw_kube_report_t *rep)
+{
+    nw_err_t err = {0};
+    *kubeadm = false;
+    cJSON *classes = list_items(c, &nw_kube_client_res_ec2nodeclasses, &err);
+    if (!classes) {
+        nw_doctor_report_add(rep, NW_CHECK_SKIP, "classes", "EC2NodeClasses", NULL,
+                             "cannot list EC2NodeClasses: %s", err.msg);
+        return;
+    }
+    int n = 0, bad = 0, al2023 = 0;
+    const cJSON *k;
+    cJSON_ArrayForEach(k, classes)
+    {
+        n++;
+        *kubeadm |= nw_bootstrap_wanted(k);
+        al2023 += needs_cidr(k);
+        const char *st = nw_json_condition(k, "Ready");
+        char what[160];
+        snprintf(what, sizeof what, "EC2NodeClass %s", mstr(k, "name"));
+        if (st && strcmp(st, "False") == 0) {
+            const cJSON *cd, *rd = NULL;
+            cJSON_ArrayForEach(cd, nw_json_get(nw_json_get(k, "status"), "conditions"))
+            {
+                const char *t = nw_json_str(cd, "type");
+                if (t && strcmp(t, "Ready") == 0)
+                    rd = cd;
+            }
+            const char *reason = nw_json_str(rd, "reason"), *msg = nw_json_str(rd, "message");
+            bad++;
+            nw_doctor_report_add(rep, NW_CHECK_FAIL, "classes", what, class_fix(reason),
+                                 "not ready, so its NodePools get no NodeClaims: %s: %s",
+                                 reason ? reason : "", msg ? msg : "");
+        } else if (!st) {
+            nw_doctor_report_add(rep, NW_CHECK_WARN, "classes", what,
+                                 "start the scaler (it resolves every class and writes its "
+                                 "status), or wait for it",
+                                 "no Ready condition yet");
+        }
+    }
+    if (!bad)
+        nw_doctor_report_add(rep, NW_CHECK_OK, "classes", "EC2NodeClasses", NULL,
+                             "%d EC2NodeClasses, none reported not ready", n);
+    cJSON_Delete(classes);
+    char cidr[64] = "", src[128] = "";
+    nw_err_clear(&err);
+    if (cluster_cidr && *cluster_cidr)
+        nw_doctor_report_add(rep, NW_CHECK_OK, "classes", "service CIDR", NULL,
+                             "%s (settings.clusterCIDR)", cluster_cidr);
+    else if (nw_svccidr_discover(c, cidr, sizeof cidr, src, sizeof src, &err) == NW_OK)
+        nw_doctor_report_add(rep, NW_CHECK_OK, "classes", "service CIDR", NULL, "%s (%s)%s", cidr,
+                             src, al2023 ? ", for AL2023's NodeConfig" : "");
+    else
+        nw_doctor_report_add(rep, al2023 ? NW_CHECK_FAIL : NW_CHECK_OK, "classes", "service CIDR",
+                             al2023 ? class_fix("ClusterCIDRNotFound") : NULL, "%s%s", err.msg,
+                             al2023 ? "; the AL2023 classes cannot launch"
+                                    : " (no class needs it: only AL2023's NodeConfig does)");
+}
+
 nw_rc_t nw_doctor_run(nw_kube_client_t *c, const nw_kube_doctor_opts_t *opts, nw_kube_report_t *rep)
 {
     const nw_kube_config_t *cfg = nw_kube_client_config(c);
@@ -580,19 +850,29 @@ nw_rc_t nw_doctor_run(nw_kube_client_t *c, const nw_kube_doctor_opts_t *opts, nw
                 : "check kubernetes.kubeconfig / --kubeconfig, the server URL and the "
                   "network path to the API server";
         nw_doctor_report_add(rep, NW_CHECK_FAIL, "api", what, fix, "%s", err.msg);
-        const char *areas[] = {"rbac", "crds", "webhooks", "nodepools", "nodes"};
-        for (size_t i = 0; i < 5; i++)
+        const char *areas[] = {"rbac", "crds", "webhooks", "classes", "nodepools", "nodes"};
+        for (size_t i = 0; i < 6; i++)
             nw_doctor_report_add(rep, NW_CHECK_SKIP, areas[i], "skipped", NULL,
                                  "the API server is not usable");
         return NW_OK;
     }
     nw_doctor_report_add(rep, NW_CHECK_OK, "api", what, NULL, "reachable, credentials accepted");
-    check_rbac(c, o.lease_namespace, rep);
+    bool kubeadm = false;
+    nw_kube_report_t classes;
+    nw_doctor_report_init(&classes);
+    check_classes(c, o.cluster_cidr, &kubeadm, &classes);
+    check_rbac(c, o.lease_namespace, kubeadm, rep);
     check_crds(c, rep);
     check_webhook_config(c, "validatingwebhookconfigurations", o.validating_name,
                          o.serving_cert_pem, rep);
     check_webhook_config(c, "mutatingwebhookconfigurations", o.mutating_name, o.serving_cert_pem,
                          rep);
+    check_webhook_roundtrip(c, o.validating_name, o.lease_namespace, rep);
+    for (size_t i = 0; i < classes.n; i++) /* in the order the header lists the checks */
+        nw_doctor_report_add(rep, classes.v[i].status, classes.v[i].area, classes.v[i].what,
+                             classes.v[i].fix[0] ? classes.v[i].fix : NULL, "%s",
+                             classes.v[i].detail);
+    nw_doctor_report_cleanup(&classes);
     check_nodepools(c, rep);
     check_nodes(c, rep);
     return NW_OK;

@@ -9,7 +9,14 @@
  *              ec2nodeclasses.karpenter.k8s.aws installed and serving v1
  *   webhooks   the validating and mutating configurations registered, every
  *              webhook with a caBundle that verifies nodewarden's serving
- *              certificate (when its PEM is given)
+ *              certificate (when its PEM is given); then a real round trip: a dry-run
+ *              NodePool create (dryRun=All, nothing stored) the API server sends through
+ *              the webhooks; when it cannot call them, the NetworkPolicies of the webhook's
+ *              namespace that admit ingress are named as the likely cause
+ *   classes    every EC2NodeClass's Ready condition as the scaler wrote it (False: its
+ *              NodePools get no NodeClaims; the reason and a fix), and the service CIDR
+ *              (scaler/kube/svccidr.h, else settings.clusterCIDR) that AL2023 classes
+ *              need; a class with the kubeadm bootstrap makes rbac check the Secrets too
  *   nodepools  every NodePool's nodeClassRef names an EC2NodeClass that exists
  *   nodes      nodes launched by nodewarden (label karpenter.sh/nodepool) carry
  *              an aws:///<zone>/<instance-id> providerID that matches their
@@ -33,7 +40,7 @@ typedef enum { NW_CHECK_OK = 0, NW_CHECK_FAIL, NW_CHECK_WARN, NW_CHECK_SKIP } nw
 
 typedef struct {
     nw_check_status_t status;
-    char area[16];    /* "api", "rbac", "crds", "webhooks", "nodepools", "nodes" */
+    char area[16];    /* "api", "rbac", "crds", "webhooks", "classes", "nodepools", "nodes" */
     char what[160];   /* what was checked */
     char detail[512]; /* what was found */
     char fix[512];    /* what to do ("" when OK) */
@@ -50,6 +57,7 @@ typedef struct {
     const char *mutating_name;    /* default "nodewarden-mutating" */
     const char *serving_cert_pem; /* nodewarden's serving certificate (chain), or NULL */
     const char *lease_namespace;  /* where the leader Lease lives; default config namespace */
+    const char *cluster_cidr;     /* settings.clusterCIDR, or NULL */
 } nw_kube_doctor_opts_t;
 
 /** Initialise an empty report. */

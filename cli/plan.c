@@ -478,6 +478,11 @@ cJSON *nw_plan_results_json(const nw_sched_snap_t *s, const nw_sched_results_t *
     return o;
 }
 
+const struct nw_gpu_policy *nw_plan_gpu(const nw_plan_t *p)
+{
+    return p->gpu_on && p->gpu.enabled ? &p->gpu : NULL;
+}
+
 nw_plan_t *nw_plan_new(bool gpu_policy)
 {
     plan_t *p = calloc(1, sizeof *p);

@@ -55,9 +55,14 @@ nw_sched_snap_t *nw_plan_snapshot(nw_plan_t *p, const char *catalog, size_t cata
  * (at most max are stored in out). */
 size_t nw_plan_objects(const nw_plan_t *p, const char *kind, const cJSON **out, size_t max);
 
+/** The GPU isolation policy plan applies (borrowed, valid while p lives), NULL when it
+ * is off. */
+const struct nw_gpu_policy *nw_plan_gpu(const nw_plan_t *p);
+
 /** `plan --disruption` (cli/cmd_plan_disrupt.c): one disruption pass over the
- * collected objects at `now` with the instance types of snap (from nw_plan_snapshot);
- * prints text or JSON (nw_decide_report_json). Returns the exit code. */
+ * collected objects at `now` with the instance types of snap (from nw_plan_snapshot),
+ * GPU-aware for the policy's classes (nw_plan_gpu); prints text or JSON
+ * (nw_decide_report_json). Returns the exit code. */
 int nw_cmd_plan_disrupt(const nw_plan_t *p, const nw_sched_snap_t *snap, int64_t now, bool json,
                         bool spot_to_spot);
 

@@ -43,6 +43,7 @@ static const key_t_ keys[] = {
     {"settings.featureGates", T_STR, OFF(settings.featureGates), "", 0, 0},
     {"settings.podDensity", T_STR, OFF(settings.podDensity), "eni-limited", 0, 0},
     {"settings.minValuesPolicy", T_STR, OFF(settings.minValuesPolicy), "Strict", 0, 0},
+    {"settings.preferencePolicy", T_STR, OFF(settings.preferencePolicy), "Respect", 0, 0},
     {"kubernetes.kubeconfig", T_STR, OFF(kubernetes.kubeconfig), "", 0, 0},
     {"kubernetes.context", T_STR, OFF(kubernetes.context), "", 0, 0},
     {"kubernetes.qps", T_FLOAT, OFF(kubernetes.qps), "200", 0, 0},
@@ -130,6 +131,8 @@ static const key_t_ keys[] = {
     {"gpu.instanceRequirement.key", T_STR, OFF(gpu.requirementKey),
      "karpenter.k8s.aws/instance-gpu-manufacturer", 0, 0},
     {"gpu.instanceRequirement.values", T_LIST, OFF(gpu.requirementValues), "nvidia", 0, 0},
+    {"gpu.uncountedFamilies", T_LIST, OFF(gpu.uncountedFamilies), "g6f,gr6f,p5", 0, 0},
+    {"gpu.disruption.acceleratorAware", T_BOOL, OFF(gpu.acceleratorAware), "true", 0, 0},
     {"log.level", T_STR, OFF(log.level), "info", 0, 0},
     {"metrics.listen", T_STR, OFF(metrics.listen), "0.0.0.0:8080", 0, 0},
 };
@@ -168,6 +171,8 @@ static const key_t_ class_fields[] = {
     {"instanceFamilies", T_LIST, COFF(instanceFamilies), "", 0, 0},
     {"instanceRequirement.key", T_STR, COFF(requirementKey), "", 0, 0},
     {"instanceRequirement.values", T_LIST, COFF(requirementValues), "", 0, 0},
+    {"uncountedFamilies", T_LIST, COFF(uncountedFamilies), "", 0, 0},
+    {"disruption.acceleratorAware", T_BOOL, COFF(acceleratorAware), "true", 0, 0},
 };
 #define NCFIELDS (sizeof class_fields / sizeof class_fields[0])
 
@@ -179,20 +184,21 @@ static const struct {
 } default_classes[] = {
     {"amd",
      {"true", "amd.com/gpu", "", "amd-gpu", "amd.com/gpu", "g4ad",
-      "karpenter.k8s.aws/instance-gpu-manufacturer", "amd"}},
+      "karpenter.k8s.aws/instance-gpu-manufacturer", "amd", "", "true"}},
     {"neuron",
      {"true", "aws.amazon.com/neuron", "", "aws-neuron",
       "aws.amazon.com/neuron,aws.amazon.com/neuroncore,aws.amazon.com/neurondevice",
       "inf1,inf2,trn1,trn1n,trn2,trn2u", "karpenter.k8s.aws/instance-accelerator-manufacturer",
-      "aws"}},
+      "aws", "", "true"}},
     {"gaudi",
      {"true", "habana.ai/gaudi", "", "habana-gaudi", "habana.ai/gaudi", "dl1",
-      "karpenter.k8s.aws/instance-gpu-manufacturer", "habana"}},
+      "karpenter.k8s.aws/instance-gpu-manufacturer", "habana", "", "true"}},
     {"qualcomm",
      {"true", "qualcomm.com/qaic", "", "qualcomm-ai100", "qualcomm.com/qaic", "dl2q",
-      "karpenter.k8s.aws/instance-accelerator-manufacturer", "qualcomm"}},
+      "karpenter.k8s.aws/instance-accelerator-manufacturer", "qualcomm", "", "true"}},
     {"xilinx",
-     {"true", "xilinx.com/fpga", "", "xilinx-u30", "xilinx.com/fpga-xilinx_u30*", "vt1", "", ""}},
+     {"true", "xilinx.com/fpga", "", "xilinx-u30", "xilinx.com/fpga-xilinx_u30*", "vt1", "", "", "",
+      "true"}},
 };
 
 static const key_t_ *class_field(const char *field)
@@ -807,6 +813,11 @@ nw_rc_t nw_config_validate(const nw_config_t *cfg, nw_err_t *err)
         return nw_err_set(err, NW_EINVAL, "settings.minValuesPolicy",
                           "settings.minValuesPolicy: expected Strict or BestEffort, got \"%s\"",
                           cfg->settings.minValuesPolicy);
+    if (strcmp(cfg->settings.preferencePolicy, "Respect") != 0 &&
+        strcmp(cfg->settings.preferencePolicy, "Ignore") != 0)
+        return nw_err_set(err, NW_EINVAL, "settings.preferencePolicy",
+                          "settings.preferencePolicy: expected Respect or Ignore, got \"%s\"",
+                          cfg->settings.preferencePolicy);
     if (strcmp(cfg->gpu.mode, "enforce") != 0 && strcmp(cfg->gpu.mode, "warn") != 0)
         return nw_err_set(err, NW_EINVAL, "gpu.mode",
                           "gpu.mode: expected enforce or warn, got \"%s\"", cfg->gpu.mode);

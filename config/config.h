@@ -44,9 +44,12 @@ typedef struct {
         char *featureGates;    /* Karpenter's FEATURE_GATES syntax: "Gate=true,Gate2=false" */
         char *podDensity;      /* "eni-limited" | "kubelet-default" (nw_config_pod_density) */
         char *minValuesPolicy; /* "Strict" | "BestEffort" (Karpenter's --min-values-policy) */
-        int nodeRepair;        /* not a key: the NodeRepair feature gate (nw_config_load_args) */
-        int staticCapacity;    /* not a key: the StaticCapacity feature gate */
-        int reservedCapacity;  /* not a key: the ReservedCapacity feature gate (default on) */
+        /* "Respect" | "Ignore" (Karpenter's --preference-policy): Ignore schedules as if
+         * pods had no preferred affinities and no ScheduleAnyway spread constraints */
+        char *preferencePolicy;
+        int nodeRepair;       /* not a key: the NodeRepair feature gate (nw_config_load_args) */
+        int staticCapacity;   /* not a key: the StaticCapacity feature gate */
+        int reservedCapacity; /* not a key: the ReservedCapacity feature gate (default on) */
     } settings;
     struct {
         char *kubeconfig;
@@ -125,6 +128,10 @@ typedef struct {
         nw_strlist_t instanceFamilies; /* instance families that have NVIDIA GPUs */
         char *requirementKey;          /* instance requirement of its types: key In values */
         nw_strlist_t requirementValues;
+        /* families some of whose types EC2 reports with no device count (g6f, p5.4xlarge):
+         * joined to instanceFamilies, kept off generic pools by family */
+        nw_strlist_t uncountedFamilies;
+        int acceleratorAware; /* gpu.disruption.acceleratorAware: GPU-aware disruption (true) */
         /* the other accelerator classes, gpu.classes.<name>.*: the defaults amd, neuron and
          * gaudi first, then the classes the configuration names, in the order named */
         struct nw_config_accel {
@@ -134,6 +141,8 @@ typedef struct {
             nw_strlist_t resources, instanceFamilies;
             char *requirementKey;
             nw_strlist_t requirementValues;
+            nw_strlist_t uncountedFamilies; /* as gpu.uncountedFamilies */
+            int acceleratorAware;           /* as gpu.disruption.acceleratorAware */
         } * classes;
         size_t nclasses; /* at most NW_CONFIG_MAX_ACCEL_CLASSES */
     } gpu;

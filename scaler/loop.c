@@ -33,6 +33,7 @@
 #include "scaler/controllers/termination.h"
 #include "scaler/controllers/upkeep.h"
 #include "scaler/kube/leader.h"
+#include "scaler/kube/svccidr.h"
 #include "scaler/kube/watch.h"
 
 /* How long each controller's tick takes, on the real monotonic clock (the controllers'
@@ -131,6 +132,13 @@ static NW_MUST_USE nw_rc_t kube_dns(void *ud, char *out, size_t len, nw_err_t *e
     return nw_kube_client_dns_ip(ud, out, len, err);
 }
 
+/* the cluster's service CIDR (scaler/kube/svccidr.h) for AL2023's NodeConfig */
+static NW_MUST_USE nw_rc_t service_cidr(void *ud, char *out, size_t len, char *src, size_t srclen,
+                                        nw_err_t *err)
+{
+    return nw_svccidr_discover(ud, out, len, src, srclen, err);
+}
+
 static void wake_reconcile(void *ud)
 {
     nw_ctl_deps_t *c = ud;
@@ -207,21 +215,29 @@ static void step_disruption(nw_scaler_t *s, const nw_kube_snap_t *snap)
     nw_disruption_tick(s->dis, snap);
 }
 
+static bool due_disruption(nw_scaler_t *s, const nw_kube_snap_t *snap)
+{
+    return nw_disruption_due(s->dis, snap);
+}
+
 static const struct {
     const char *metered; /* nw_metered_controller's name while it runs */
     const char *label;   /* its tick-duration series */
     bool fresh;          /* on a new snapshot */
     step_fn fn;
+    /* NULL, or whether the step has anything to do, asked on the pass's snapshot before a
+     * fresh one is taken for it (a snapshot copies the pods' vectors: 2.4 MB at 100,000) */
+    bool (*due)(nw_scaler_t *s, const nw_kube_snap_t *snap);
 } STEPS[] = {
-    {"provisioner", "provisioning", true, step_provisioning},
-    {"nodeclaim.lifecycle", "lifecycle", true, step_lifecycle},
-    {"nodeclaim.garbagecollection", "gc", false, step_gc},
-    {"node.termination", "termination", false, step_termination},
-    {"", "upkeep", false, step_upkeep},
-    {"", "accelaudit", false, step_accelaudit},
-    {"", "repair", false, step_repair},
-    {"", "statemetrics", false, step_statemetrics},
-    {"disruption", "disruption", true, step_disruption},
+    {"provisioner", "provisioning", true, step_provisioning, NULL},
+    {"nodeclaim.lifecycle", "lifecycle", true, step_lifecycle, NULL},
+    {"nodeclaim.garbagecollection", "gc", false, step_gc, NULL},
+    {"node.termination", "termination", false, step_termination, NULL},
+    {"", "upkeep", false, step_upkeep, NULL},
+    {"", "accelaudit", false, step_accelaudit, NULL},
+    {"", "repair", false, step_repair, NULL},
+    {"", "statemetrics", false, step_statemetrics, NULL},
+    {"disruption", "disruption", true, step_disruption, due_disruption},
 };
 
 /* One pass: every step in order. A stop is seen between two steps: at 20,000 pods a
@@ -234,7 +250,8 @@ static void pass(nw_scaler_t *s)
     int64_t all0 = tick_start();
     size_t i = 0;
     for (; i < sizeof STEPS / sizeof STEPS[0] && !atomic_load(&c->stopping); i++) {
-        if (STEPS[i].fresh || !snap) {
+        bool idle = snap && STEPS[i].due && !STEPS[i].due(s, snap);
+        if ((STEPS[i].fresh && !idle) || !snap) {
             nw_kube_cache_snap_release(snap);
             if (!(snap = nw_kube_cache_snapshot(c->cache)))
                 break;
@@ -242,7 +259,8 @@ static void pass(nw_scaler_t *s)
         nw_metered_controller(STEPS[i].metered);
         atomic_store(&s->step, STEPS[i].label);
         int64_t t0 = tick_start();
-        STEPS[i].fn(s, snap);
+        if (!idle)
+            STEPS[i].fn(s, snap);
         tick_done(c->series, STEPS[i].label, t0);
     }
     atomic_store(&s->step, NULL);
@@ -363,8 +381,9 @@ static NW_MUST_USE nw_rc_t build_controllers(nw_scaler_t *s, const nw_scaler_opt
 {
     nw_ctl_deps_t *c = &s->deps;
     nw_lifecycle_opts_t lopts = {o->registration_timeout_ns};
+    /* full disruption ticks under a stream of changes: at most a tenth of the time */
     nw_disruption_opts_t dopts = {o->disruption_poll_ns, o->disruption_validation_ns,
-                                  o->disruption_command_timeout_ns, o->spot_to_spot};
+                                  o->disruption_command_timeout_ns, o->spot_to_spot, 10};
     s->claims = nw_nodeclaim_new(c, &s->mem, kopts);
     s->prov = nw_provisioning_new(c, s->claims, &s->mem, popts);
     s->life = nw_lifecycle_new(c, &lopts);
@@ -395,16 +414,12 @@ static NW_MUST_USE nw_rc_t connect_cloud(nw_scaler_t *s, const nw_scaler_opts_t 
         return nw_err_set(err, NW_EINVAL, "aws.region",
                           "aws.region is not set (nor AWS_REGION); the scaler needs it");
     ao->cluster_name = o->cluster_name;
-    ao->bootstrap = (nw_launch_bootstrap_t){o->cluster_endpoint,
-                                            o->cluster_ca_bundle,
-                                            o->cluster_cidr,
-                                            o->vm_memory_overhead_percent,
-                                            (int)o->reserved_enis,
-                                            o->default_max_pods,
-                                            NULL,
-                                            NULL,
-                                            NULL,
-                                            NULL};
+    ao->bootstrap = (nw_launch_bootstrap_t){.endpoint = o->cluster_endpoint,
+                                            .ca_bundle = o->cluster_ca_bundle,
+                                            .cluster_cidr = o->cluster_cidr,
+                                            .vm_overhead = o->vm_memory_overhead_percent,
+                                            .reserved_enis = (int)o->reserved_enis,
+                                            .default_max_pods = o->default_max_pods};
     /* instance types, offerings and prices from the AWS APIs, now and on their periods
      * (the embedded catalog and prices serve until a refresh succeeds): placement must
      * rank what the account can launch at what it costs */
@@ -420,6 +435,8 @@ static NW_MUST_USE nw_rc_t connect_cloud(nw_scaler_t *s, const nw_scaler_opts_t 
     ao->k8s_version_ud = c->kube;
     ao->kube_dns = kube_dns;
     ao->kube_dns_ud = c->kube;
+    ao->service_cidr = service_cidr;
+    ao->service_cidr_ud = c->kube;
     nw_cloud_t *aws = NULL;
     if ((rc = nw_aws_cloud_new(ao, &aws, err)) != NW_OK)
         return rc;
@@ -533,6 +550,8 @@ nw_rc_t nw_scaler_loop_start(const nw_scaler_opts_t *o, nw_scaler_t **out, nw_er
     s->mem.reserved_enis = (int)o->reserved_enis;
     s->mem.default_max_pods = o->default_max_pods;
     s->mem.min_values_best_effort = o->min_values_best_effort != 0;
+    s->mem.ignore_preferences = o->ignore_preferences != 0;
+    s->mem.gpu = o->gpu;
     nw_provisioning_opts_t popts = {o->batch_idle_ns, o->batch_max_ns, o->repack,
                                     o->static_capacity};
     if ((rc = connect_kube(s, o, err)) != NW_OK)

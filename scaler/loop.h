@@ -54,6 +54,7 @@ typedef struct {
     int64_t registration_timeout_ns;       /* scaler.registrationTimeout */
     int repack;                            /* scaler.repack */
     int min_values_best_effort;            /* settings.minValuesPolicy=BestEffort */
+    int ignore_preferences;                /* settings.preferencePolicy=Ignore */
     int static_capacity;                   /* feature gate StaticCapacity */
     int64_t launch_concurrency;            /* scaler.launchConcurrency (launch workers) */
     int64_t disruption_poll_ns;            /* scaler.disruption.pollPeriod (10s) */

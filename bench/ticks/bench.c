@@ -1,8 +1,8 @@
 /*
  * bench/ticks/bench.c — one reconcile tick of each controller of the reconcile thread but
- * disruption and the state gauges (provisioning's bookkeeping without a solve, lifecycle,
- * gc, termination, upkeep, the accelerator audit, repair), at cluster scale, in one
- * process and without the other threads of `nodewarden serve`:
+ * the state gauges (disruption only when asked: its last argument) (provisioning's bookkeeping
+ * without a solve, lifecycle, gc, termination, upkeep, the accelerator audit, repair), at cluster
+ * scale, in one process and without the other threads of `nodewarden serve`:
  *
  *   - a cache filled by hand with N Nodes and their NodeClaims (4 NodePools, one
  *     EC2NodeClass, 5 % of the nodes NVIDIA GPU nodes) and pods_per_node Running pods on
@@ -21,7 +21,10 @@
  * the phase made. The times are wall time on a shared machine: read them with its load.
  *
  * usage: bench <nodes> [pods_per_node [idle_ticks [churn_ticks [pods_per_tick
- *        [claims_per_tick]]]]]
+ *        [claims_per_tick [none|keep|consolidate]]]]]]
+ * The last argument adds the disruption controller's tick: "keep" with the NodePools of
+ * bench/cluster (consolidateAfter Never, a budget of 0 nodes: its markers and state build,
+ * no decision to act on), "consolidate" with the bench's own (30 s, 10 %).
  * Run through bench/ticks/run (it builds this file against the program's objects).
  */
 #include <check.h>
@@ -38,6 +41,7 @@
 #include "common/json.h"
 #include "common/log.h"
 #include "scaler/controllers/accelaudit.h"
+#include "scaler/controllers/disruption.h"
 #include "scaler/controllers/gc.h"
 #include "scaler/controllers/lifecycle.h"
 #include "scaler/controllers/provisioning.h"
@@ -56,6 +60,9 @@ static nw_kube_cache_t *cache;
 static _Atomic long req_get, req_write, req_post;
 static _Atomic long rv_serial = 1000;
 static size_t nnodes;
+/* the NodePools' disruption: the bench's default, or (disruption mode "keep") what
+ * bench/cluster's pools have, which keeps the cluster as it is */
+static const char *consolidate_after = "30s", *budget = "10%";
 
 /* ---- the API: the cache's objects, each write applied to the cache ---- */
 
@@ -211,9 +218,9 @@ static nw_rc_t list(nw_cloud_t *c, nw_cloud_instances_t *out, nw_err_t *err)
         snprintf(v->subnet_id, sizeof v->subnet_id, "subnet-a");
         snprintf(v->sg_ids[0], sizeof v->sg_ids[0], "sg-1");
         v->nsg = 1;
-        snprintf(v->tags[0].key, sizeof v->tags[0].key, "karpenter.sh/nodeclaim");
-        snprintf(v->tags[0].value, sizeof v->tags[0].value, "nc-%05zu", i);
-        v->ntags = 1;
+        char claim[32];
+        snprintf(claim, sizeof claim, "nc-%05zu", i);
+        (void)nw_cloud_instance_tag_add(v, "karpenter.sh/nodeclaim", claim);
     }
     out->n = out->cap = nnodes;
     return NW_OK;
@@ -270,7 +277,7 @@ static void put_classes_and_pools(void)
                  "{\"apiVersion\":\"karpenter.sh/v1\",\"kind\":\"NodePool\",\"metadata\":{\"name\":"
                  "\"pool-%d\",\"uid\":\"p%d\",\"generation\":1,\"resourceVersion\":\"%d\"},"
                  "\"spec\":{\"disruption\":{\"consolidationPolicy\":\"WhenEmptyOrUnderutilized\","
-                 "\"consolidateAfter\":\"30s\",\"budgets\":[{\"nodes\":\"10%%\"}]},"
+                 "\"consolidateAfter\":\"%s\",\"budgets\":[{\"nodes\":\"%s\"}]},"
                  "\"template\":{\"metadata\":{\"labels\":{\"team\":\"t%d\"}},\"spec\":{"
                  "\"expireAfter\":\"720h\",\"nodeClassRef\":{\"group\":\"karpenter.k8s.aws\","
                  "\"kind\":\"EC2NodeClass\",\"name\":\"default\"},\"requirements\":["
@@ -278,7 +285,7 @@ static void put_classes_and_pools(void)
                  "\"values\":[\"m\"]},{\"key\":\"kubernetes.io/arch\",\"operator\":\"In\","
                  "\"values\":[\"amd64\"]},{\"key\":\"karpenter.sh/capacity-type\",\"operator\":"
                  "\"In\",\"values\":[\"on-demand\"]}]}}}}",
-                 p, p, 10 + p, p);
+                 p, p, 10 + p, consolidate_after, budget, p);
         cJSON *o = parse(b);
         if (nw_drifthash_nodepool(o, pool_hash[p], NULL) != NW_OK)
             exit(1);
@@ -405,9 +412,9 @@ static cJSON *pod_json(size_t node, size_t k, int deleting, bool gpu)
 
 /* ---- timing ---- */
 
-enum { C_PROV, C_LIFE, C_GC, C_TERM, C_UPKEEP, C_AUDIT, C_REPAIR, C_N };
-static const char *const CNAME[C_N] = {"provisioning", "lifecycle",  "gc",    "termination",
-                                       "upkeep",       "accelaudit", "repair"};
+enum { C_PROV, C_LIFE, C_GC, C_TERM, C_UPKEEP, C_AUDIT, C_REPAIR, C_DIS, C_N };
+static const char *const CNAME[C_N] = {"provisioning", "lifecycle",  "gc",     "termination",
+                                       "upkeep",       "accelaudit", "repair", "disruption"};
 
 typedef struct {
     nw_provisioning_t *prov;
@@ -417,6 +424,7 @@ typedef struct {
     nw_upkeep_t *upkeep;
     nw_accelaudit_t *audit;
     nw_repair_t *repair;
+    nw_disruption_t *dis; /* NULL: not measured */
 } ctls_t;
 
 static double now_ms(void)
@@ -454,6 +462,14 @@ static void pass(ctls_t *c, double *ms)
     nw_repair_tick(c->repair, s);
     ms[C_REPAIR] = now_ms() - t;
     nw_kube_cache_snap_release(s);
+    ms[C_DIS] = 0;
+    if (c->dis) {
+        s = nw_kube_cache_snapshot(cache);
+        t = now_ms();
+        nw_disruption_tick(c->dis, s);
+        ms[C_DIS] = now_ms() - t;
+        nw_kube_cache_snap_release(s);
+    }
 }
 
 static int cmp_d(const void *a, const void *b)
@@ -469,11 +485,15 @@ static double q(double *v, int n, double p)
     return v[i < 0 ? 0 : i >= n ? n - 1 : i];
 }
 
+static bool with_disruption;
+
 static void report(const char *phase, double (*ms)[C_N], int n, long gets, long writes, long posts)
 {
     double *v = malloc((size_t)n * sizeof *v);
     double all_sum = 0;
     for (int c = 0; c < C_N; c++) {
+        if (c == C_DIS && !with_disruption)
+            continue;
         double sum = 0;
         for (int i = 0; i < n; i++)
             sum += v[i] = ms[i][c];
@@ -581,6 +601,18 @@ static int bench(int argc, char **argv)
     int churn_ticks = argc > 4 ? atoi(argv[4]) : 60;
     size_t per_tick = argc > 5 ? (size_t)atol(argv[5]) : 50;
     int claims_per_tick = argc > 6 ? atoi(argv[6]) : 1;
+    const char *dis_mode = argc > 7 ? argv[7] : "none";
+    if (strcmp(dis_mode, "keep") == 0) {
+        consolidate_after = "Never";
+        budget = "0";
+        with_disruption = true;
+    } else if (strcmp(dis_mode, "consolidate") == 0)
+        with_disruption = true;
+    else if (strcmp(dis_mode, "none") != 0) {
+        fprintf(stderr, "bench: disruption mode must be none, keep or consolidate, not %s\n",
+                dis_mode);
+        return 2;
+    }
     if (nnodes == 0)
         return 2;
     curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -647,7 +679,11 @@ static int bench(int argc, char **argv)
                 nw_termination_new(&deps),
                 nw_upkeep_new(&deps, 15 * 60 * NW_NS_PER_SEC),
                 nw_accelaudit_new(&deps, &aopts),
-                nw_repair_new(&deps, &ropts)};
+                nw_repair_new(&deps, &ropts),
+                NULL};
+    nw_disruption_opts_t dopts = {.view_duty = 10}; /* as serve has it */
+    if (with_disruption && !(c.dis = nw_disruption_ctl_new(&deps, claims, &mem, &dopts, NULL)))
+        return 1;
     if (!claims || !c.prov || !c.life || !c.gc || !c.term || !c.upkeep || !c.audit || !c.repair)
         return 1;
 
@@ -669,6 +705,7 @@ static int bench(int argc, char **argv)
     run_phase("claims", &c, &clk, churn_ticks, 100 * NW_NS_PER_MS, per_tick, per_node,
               claims_per_tick);
 
+    nw_disruption_ctl_free(c.dis);
     nw_repair_free(c.repair);
     nw_accelaudit_free(c.audit);
     nw_upkeep_free(c.upkeep);
@@ -701,7 +738,7 @@ int main(int argc, char **argv)
     if (argc < 2) {
         fprintf(stderr,
                 "usage: %s nodes [pods_per_node [idle_ticks [churn_ticks "
-                "[pods_per_tick [claims_per_tick]]]]]\n",
+                "[pods_per_tick [claims_per_tick [none|keep|consolidate]]]]]]\n",
                 argv[0]);
         return 2;
     }

@@ -9,7 +9,7 @@
 
 #define COMP "aws.catalog"
 
-static void from_api(const nw_ec2_itype_t *a, nw_itype_t *t)
+void nw_catalog_refresh_from_api(const nw_ec2_itype_t *a, nw_itype_t *t)
 {
     memset(t, 0, sizeof *t);
     snprintf(t->name, sizeof t->name, "%s", a->name);
@@ -19,11 +19,17 @@ static void from_api(const nw_ec2_itype_t *a, nw_itype_t *t)
     snprintf(t->arch, sizeof t->arch, "%s", strcmp(a->arch, "arm64") == 0 ? "arm64" : "amd64");
     nw_catalog_lower_kebab(a->cpu_manufacturer, t->cpu_manufacturer, sizeof t->cpu_manufacturer);
     t->clock_mhz = (int)(a->clock_ghz * 1000 + 0.5);
-    if (a->gpu_count > 0) {
+    /* EC2 describes the GPU of g6f/gr6f (a fractional L4) and of p5.4xlarge with a count
+     * of 0: such a type has a GPU all the same, one logical GPU (logicalGpuCount where EC2
+     * gives it) as the NVIDIA driver presents it, so its labels and capacity say so and a
+     * generic pool's instance-gpu-count DoesNotExist keeps off it */
+    if (a->gpu_count > 0 || a->gpu_name[0]) {
         nw_catalog_lower_kebab(a->gpu_name, t->gpu_name, sizeof t->gpu_name);
         nw_catalog_lower_kebab(a->gpu_manufacturer, t->gpu_manufacturer,
                                sizeof t->gpu_manufacturer);
-        t->gpu_count = a->gpu_count;
+        t->gpu_count = a->gpu_count > 0           ? a->gpu_count
+                       : a->gpu_logical_count > 0 ? a->gpu_logical_count
+                                                  : 1;
         t->gpu_memory_mib = a->gpu_memory_mib;
     }
     if (a->accel_count > 0) {
@@ -81,7 +87,7 @@ nw_rc_t nw_catalog_refresh_fetch_types(nw_ec2_t *ec2, nw_itype_t **out, size_t *
     }
     for (size_t i = 0; i < it.n; i++) {
         nw_itype_t *t = &nt[nn];
-        from_api(&it.v[i], t);
+        nw_catalog_refresh_from_api(&it.v[i], t);
         if (!t->family[0] || t->vcpu <= 0 || t->memory_mib <= 0)
             continue;
         for (size_t k = 0; k < of.n; k++) {

@@ -36,6 +36,10 @@ NW_MUST_USE nw_rc_t nw_catalog_refresh_fetch_spot(nw_ec2_t *ec2, nw_price_t **p,
 NW_MUST_USE nw_rc_t nw_catalog_refresh_apply_prices(nw_catalog_t *c, int spot, const nw_price_t *p,
                                                     size_t n, nw_err_t *err);
 
+/** One catalog type from EC2's description of it (t is overwritten): what the refresh
+ * stores, exposed for the tests. A GPU EC2 describes with a count of 0 (g6f, p5.4xlarge)
+ * is counted as its logicalGpuCount, else 1. */
+void nw_catalog_refresh_from_api(const nw_ec2_itype_t *a, nw_itype_t *t);
 /** Types (nw_catalog_refresh_types), then spot prices when EC2 answers (a failure there is
  * logged and spot stays priced like on-demand): `nodewarden aws --refresh`. */
 NW_MUST_USE nw_rc_t nw_catalog_refresh(nw_catalog_t *c, nw_ec2_t *ec2, nw_err_t *err);

@@ -129,11 +129,11 @@ void nw_aws_cloud_instance(const nw_ec2_instance_t *in, nw_cloud_instance_t *o)
     snprintf(o->subnet_id, sizeof o->subnet_id, "%s", in->subnet_id);
     for (int i = 0; i < in->nsg && o->nsg < NW_CLOUD_MAX_SGS; i++)
         snprintf(o->sg_ids[o->nsg++], sizeof o->sg_ids[0], "%s", in->sg_ids[i]);
-    for (int i = 0; i < in->tags.n && o->ntags < NW_CLOUD_MAX_TAGS; i++) {
-        nw_cloud_tag_t *t = &o->tags[o->ntags++];
-        snprintf(t->key, sizeof t->key, "%s", in->tags.v[i].key);
-        snprintf(t->value, sizeof t->value, "%s", in->tags.v[i].value);
-    }
+    /* the tags nodewarden reads first, then the others while they fit */
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < in->tags.n; i++)
+            if (nw_cloud_tag_kept(in->tags.v[i].key) == (pass == 0))
+                (void)nw_cloud_instance_tag_add(o, in->tags.v[i].key, in->tags.v[i].value);
 }
 
 static int grow(void **p, size_t *cap, size_t n, size_t size)
@@ -181,6 +181,31 @@ static NW_MUST_USE nw_rc_t class_view(aws_cloud_t *a, const nw_nodeclass_resolve
     snprintf(v->placement_group, sizeof v->placement_group, "%s", r->pg_id);
     *out = v;
     return NW_OK;
+}
+
+/* The node-class cache's validation (nodeclass.h nw_nc_validate_fn): the bootstrap a launch
+ * of the class would render, rendered now for a NodeClaim without labels or taints (the
+ * cache's callers hold mu). A class whose launches would all fail on it (no service CIDR for
+ * AL2023, a spec.userData that cannot be merged) is not ready, so no NodeClaim is made for
+ * it (scaler/state/simsnap.c) and none of its NodeClaims is launched. */
+static bool validate_class(void *ud, const cJSON *nc, const nw_nodeclass_resolved_t *r,
+                           char *reason, size_t rlen, char *msg, size_t mlen)
+{
+    aws_cloud_t *a = ud;
+    nw_launch_req_t req = {.nodepool = "", .nodeclaim = "", .nodeclass = nc, .resolved = r};
+    char *userdata = NULL;
+    nw_err_t e = {0};
+    nw_rc_t rc = nw_launchtemplate_userdata(a->launcher, &req, "on-demand", 110, &userdata, &e);
+    free(userdata);
+    if (rc == NW_OK || rc == NW_ENOMEM)
+        return true;
+    bool cidr = strcmp(e.path, "settings.clusterCIDR") == 0;
+    snprintf(reason, rlen, "%s", cidr ? "ClusterCIDRNotFound" : "BootstrapInvalid");
+    if (cidr || !e.path[0])
+        snprintf(msg, mlen, "%s", e.msg);
+    else
+        snprintf(msg, mlen, "%s: %s", e.path, e.msg);
+    return false;
 }
 
 /* ---- the operations ---- */
@@ -768,10 +793,13 @@ nw_rc_t nw_aws_cloud_new(const nw_aws_cloud_opts_t *o, nw_cloud_t **out, nw_err_
     boot.k8s_version_ud = o->k8s_version_ud;
     boot.kube_dns = o->kube_dns;
     boot.kube_dns_ud = o->kube_dns_ud;
+    boot.service_cidr = o->service_cidr;
+    boot.service_cidr_ud = o->service_cidr_ud;
     if (!a->ice || !a->nc || !a->launcher || nw_launch_set_bootstrap(a->launcher, &boot)) {
         rc = nw_err_set(err, NW_ENOMEM, "cloud", "out of memory");
         goto fail;
     }
+    nw_nodeclass_cache_set_validate(a->nc, validate_class, a);
     if (!o->isolated_vpc &&
         (rc = nw_pricing_new(&o->aws, a->creds, o->clock, &a->pricing, err)) != NW_OK)
         goto fail;

@@ -57,10 +57,17 @@ typedef struct {
      * unknown (IPv4) */
     nw_rc_t (*kube_dns)(void *ud, char *out, size_t len, nw_err_t *err);
     void *kube_dns_ud;
+    /* the cluster's service CIDR (scaler/aws/launch.h service_cidr); NULL: only
+     * settings.clusterCIDR */
+    nw_rc_t (*service_cidr)(void *ud, char *out, size_t len, char *src, size_t srclen,
+                            nw_err_t *err);
+    void *service_cidr_ud;
 } nw_aws_cloud_opts_t;
 
 /** Build the AWS cloud: credentials chain, EC2 and Pricing clients, embedded catalog and
- * prices, ICE cache, node-class cache (1 min TTL). With refresh_catalog, instance types and
+ * prices, ICE cache, node-class cache (1 min TTL; a class whose bootstrap cannot be rendered,
+ * e.g. AL2023 without a service CIDR, is not ready: ValidationSucceeded False). With
+ * refresh_catalog, instance types and
  * offerings (DescribeInstanceTypes, DescribeInstanceTypeOfferings), spot prices
  * (DescribeSpotPriceHistory) and on-demand prices (pricing.h) are refreshed now and then
  * every period: the calls run on the cloud's own refresher thread (a slow or hanging API

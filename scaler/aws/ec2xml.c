@@ -430,6 +430,7 @@ static void parse_itype(xmlNode *it, nw_ec2_itype_t *t)
             t->gpu_memory_mib = num(g, "memoryInfo/sizeInMiB");
         }
         t->gpu_count += (int)num(g, "count");
+        t->gpu_logical_count += (int)num(g, "logicalGpuCount");
     }
     FOREACH_ITEM(at(it, "neuronInfo/neuronDevices"), nd)
     {

@@ -123,6 +123,8 @@ typedef struct {
     char gpu_name[64];
     char gpu_manufacturer[64];
     int gpu_count;
+    int gpu_logical_count;  /* gpuInfo's logicalGpuCount: what EC2 says of fractional GPUs
+                               (g6f), whose count is 0; 0 when absent */
     int64_t gpu_memory_mib; /* per GPU */
     char accel_name[64];    /* neuron / inference */
     char accel_manufacturer[64];

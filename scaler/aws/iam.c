@@ -222,37 +222,47 @@ nw_rc_t nw_iam_ensure_profile(nw_ec2_t *iam, const char *region, const char *clu
         if (rc != NW_OK && rc != NW_ENOTFOUND)
             return rc;
     }
-    /* one made for this class earlier (its status not written yet) */
-    char path[512];
+    /* one made for this class earlier (its status not written yet); or one left without its
+     * role by a try whose AddRoleToInstanceProfile failed (the role did not exist yet): that
+     * one is used again, so a retry makes no new profile */
+    char path[512], name[129] = "";
     nw_iam_class_path(region, cluster, nc, path, sizeof path);
     nw_iam_profiles_t l = {0};
     nw_rc_t rc = nw_iam_list_profiles(iam, path, &l, &ae, err);
-    for (size_t i = 0; rc == NW_OK && i < l.n; i++)
-        if (strcmp(l.v[i].role, want) == 0 && strcmp(l.v[i].path, path) == 0) {
+    for (size_t i = 0; rc == NW_OK && i < l.n; i++) {
+        if (strcmp(l.v[i].path, path) != 0)
+            continue;
+        if (strcmp(l.v[i].role, want) == 0) {
             snprintf(out, len, "%s", l.v[i].name);
             nw_ec2xml_iam_profiles_free(&l);
             return NW_OK;
         }
+        if (!l.v[i].role[0] && !name[0])
+            snprintf(name, sizeof name, "%s", l.v[i].name);
+    }
     nw_ec2xml_iam_profiles_free(&l);
     if (rc != NW_OK)
         return rc;
-    char name[129];
-    const char *cls = nw_json_str(nw_json_get(nc, "metadata"), "name");
-    new_name(region, cluster, cls ? cls : "", name, sizeof name);
-    if ((rc = create(iam, region, cluster, nc, name, path, &ae, err)) != NW_OK)
-        return rc;
+    if (!name[0]) {
+        const char *cls = nw_json_str(nw_json_get(nc, "metadata"), "name");
+        new_name(region, cluster, cls ? cls : "", name, sizeof name);
+        if ((rc = create(iam, region, cluster, nc, name, path, &ae, err)) != NW_OK)
+            return rc;
+        nw_log_info(COMP, "instance profile created", NW_LS("name", name), NW_LS("path", path));
+    }
     const char *kv[] = {"InstanceProfileName", name, "RoleName", want, NULL};
     if ((rc = simple(iam, "AddRoleToInstanceProfile", kv, NULL, &ae, err)) != NW_OK) {
-        nw_err_t ignore = {0};
-        nw_ec2_error_t ae2 = {0};
-        (void)nw_iam_delete_profile(iam, name, &ae2, &ignore);
-        return rc == NW_ENOTFOUND
-                   ? nw_err_set(err, NW_EAWS, "spec.role", "AddRoleToInstanceProfile: %s: %s",
-                                ae.code, ae.message)
-                   : rc;
+        /* the profile stays, without a role, for the next try (the node class's finalizer
+         * deletes every profile of its path) */
+        if (rc != NW_ENOTFOUND)
+            return rc;
+        nw_err_clear(err);
+        return nw_err_set(err, NW_EAWS, "spec.role",
+                          "the role %s does not exist (AddRoleToInstanceProfile: %s: %s)", want,
+                          ae.code, ae.message);
     }
-    nw_log_info(COMP, "instance profile created", NW_LS("name", name), NW_LS("role", want),
-                NW_LS("path", path));
+    nw_log_info(COMP, "role added to the instance profile", NW_LS("name", name),
+                NW_LS("role", want));
     snprintf(out, len, "%s", name);
     return NW_OK;
 }

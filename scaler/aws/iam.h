@@ -11,12 +11,15 @@
  *   - the profile in status.instanceProfile is kept while it holds the role;
  *   - else a profile under the class's path /karpenter/<region>/<cluster>/<uid>/ that holds
  *     the role is adopted (a profile made before a crash, before its status was written);
- *   - else one is made: "<cluster>_<n>" (EC2NodeClass.InstanceProfileName: a 64-bit number
- *     from the region, the class name and random bytes), that path, the class's tags and
- *     kubernetes.io/cluster/<cluster>=owned, eks:eks-cluster-name,
- *     karpenter.k8s.aws/ec2nodeclass, topology.kubernetes.io/region
- *     (InstanceProfileTags); then the role (its last path segment) is added; a failed add
- *     deletes the new profile again (instanceprofile.go Reconcile).
+ *   - else a profile under that path without a role (left by a try whose role did not
+ *     exist) gets the role; else one is made: "<cluster>_<n>" (EC2NodeClass.
+ *     InstanceProfileName: a 64-bit number from the region, the class name and random
+ *     bytes), that path, the class's tags and kubernetes.io/cluster/<cluster>=owned,
+ *     eks:eks-cluster-name, karpenter.k8s.aws/ec2nodeclass, topology.kubernetes.io/region
+ *     (InstanceProfileTags); then the role (its last path segment) is added. A failed add
+ *     (the role does not exist) keeps the profile for the next try, as Karpenter's
+ *     instance-profile provider does, so retries make no new profile and delete none; the
+ *     caller spaces the retries (scaler/aws/nodeclass.c).
  * A role change thus makes a new profile (the old one's role is not swapped: its instances
  * keep their credentials) and status.instanceProfile follows. nw_iam_gc_profiles deletes
  * the replaced ones (Karpenter's instance-profile garbage collection controller): under

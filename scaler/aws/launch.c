@@ -56,6 +56,10 @@ nw_rc_t nw_launch_set_bootstrap(nw_launch_t *l, const nw_launch_bootstrap_t *b)
     l->kube_dns_ud = b->kube_dns_ud;
     l->dns_ip[0] = 0;
     l->dns_retry_ns = 0;
+    l->service_cidr = b->service_cidr;
+    l->service_cidr_ud = b->service_cidr_ud;
+    l->svc_cidr[0] = l->svc_src[0] = l->svc_why[0] = 0;
+    l->svc_next_ns = 0;
     return NW_OK;
 }
 

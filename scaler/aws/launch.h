@@ -110,9 +110,10 @@ typedef struct {
 
 /* What a generated bootstrap needs from the settings (scaler/aws/userdata.h). */
 typedef struct {
-    const char *endpoint;     /* settings.clusterEndpoint */
-    const char *ca_bundle;    /* settings.clusterCABundle */
-    const char *cluster_cidr; /* settings.clusterCIDR (AL2023) */
+    const char *endpoint;  /* settings.clusterEndpoint */
+    const char *ca_bundle; /* settings.clusterCABundle */
+    /* settings.clusterCIDR (AL2023): set, it wins; empty, service_cidr is asked */
+    const char *cluster_cidr;
     double vm_overhead;       /* settings.vmMemoryOverheadPercent (<= 0: default) */
     int reserved_enis;        /* settings.reservedENIs */
     int64_t default_max_pods; /* settings.podDensity (0: ENI-limited) */
@@ -126,6 +127,14 @@ typedef struct {
      * NULL: unknown (IPv4). Asked at most once a minute until it answers. */
     nw_rc_t (*kube_dns)(void *ud, char *out, size_t len, nw_err_t *err);
     void *kube_dns_ud;
+    /* the cluster's service CIDR as the cluster publishes it (scaler/kube/svccidr.h: the
+     * ServiceCIDR objects, then kube-system/kubeadm-config), into out and its source into
+     * src; NW_ENOTFOUND when it publishes none. Asked only while settings.clusterCIDR is
+     * empty: every 10 s while it has none, every 10 min once it has. NULL: only the
+     * setting. */
+    nw_rc_t (*service_cidr)(void *ud, char *out, size_t len, char *src, size_t srclen,
+                            nw_err_t *err);
+    void *service_cidr_ud;
 } nw_launch_bootstrap_t;
 
 typedef struct {
@@ -165,6 +174,13 @@ nw_launch_t *nw_launch_new(nw_ec2_t *ec2, const nw_catalog_t *catalog, nw_ice_t 
 void nw_launch_free(nw_launch_t *l);
 /** The settings a generated bootstrap uses (copied). */
 NW_MUST_USE nw_rc_t nw_launch_set_bootstrap(nw_launch_t *l, const nw_launch_bootstrap_t *b);
+
+/** The service CIDR a generated AL2023 bootstrap gets: settings.clusterCIDR when set, else the
+ * cluster's (service_cidr above, asked again when due); "" when neither. Its source into src
+ * ("settings.clusterCIDR", "ServiceCIDR kubernetes", "kube-system/kubeadm-config", or why
+ * there is none). Under the callers' lock, as a launch plan. */
+void nw_launchtemplate_cluster_cidr(nw_launch_t *l, char *out, size_t len, char *src,
+                                    size_t srclen);
 
 /** Launch one instance. ae (nullable) gets the EC2 error class on failure;
  * NW_EINVAL when the class is not ready or nothing is launchable (the message

@@ -41,9 +41,15 @@ struct nw_launch {
     void *k8s_version_ud;
     nw_rc_t (*kube_dns)(void *ud, char *out, size_t len, nw_err_t *err);
     void *kube_dns_ud;
-    char dns_ip[64];             /* the kube-dns Service's ClusterIP once known */
-    int64_t dns_retry_ns;        /* monotonic time of the next lookup while unknown */
-    nw_overhead_opts_t overhead; /* vm overhead, reserved ENIs, pod density */
+    nw_rc_t (*service_cidr)(void *ud, char *out, size_t len, char *src, size_t srclen,
+                            nw_err_t *err);
+    void *service_cidr_ud;
+    char svc_cidr[64], svc_src[128]; /* the cluster's service CIDR once found, its source */
+    char svc_why[520];               /* why none was found (the last answer) */
+    int64_t svc_next_ns;             /* monotonic time of the next lookup (0: now) */
+    char dns_ip[64];                 /* the kube-dns Service's ClusterIP once known */
+    int64_t dns_retry_ns;            /* monotonic time of the next lookup while unknown */
+    nw_overhead_opts_t overhead;     /* vm overhead, reserved ENIs, pod density */
     /* the reservation the template being ensured targets ("" = none) and whether it is a
      * capacity block: set around nw_launchtemplate_ensure by a reserved plan (under the callers'
      * lock)

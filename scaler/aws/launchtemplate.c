@@ -154,6 +154,48 @@ static const char *kube_dns_ip(nw_launch_t *l)
     return NULL;
 }
 
+#define SVC_RETRY_NS (10 * NW_NS_PER_SEC)    /* while the cluster publishes none */
+#define SVC_REFRESH_NS (600 * NW_NS_PER_SEC) /* once it has: a changed range is followed */
+
+void nw_launchtemplate_cluster_cidr(nw_launch_t *l, char *out, size_t len, char *src, size_t srclen)
+{
+    if (l->cidr && *l->cidr) { /* set: it wins, nothing is asked */
+        snprintf(out, len, "%s", l->cidr);
+        snprintf(src, srclen, "settings.clusterCIDR");
+        return;
+    }
+    int64_t now = nw_clock_mono(l->clock);
+    if (l->service_cidr && (!l->svc_next_ns || now >= l->svc_next_ns)) {
+        char c[64] = "", from[128] = "";
+        nw_err_t e = {0};
+        if (l->service_cidr(l->service_cidr_ud, c, sizeof c, from, sizeof from, &e) == NW_OK &&
+            c[0]) {
+            if (strcmp(c, l->svc_cidr) != 0)
+                nw_log_info(COMP, "service CIDR discovered", NW_LS("cidr", c),
+                            NW_LS("source", from));
+            snprintf(l->svc_cidr, sizeof l->svc_cidr, "%s", c);
+            snprintf(l->svc_src, sizeof l->svc_src, "%s", from);
+            l->svc_why[0] = 0;
+            l->svc_next_ns = now + SVC_REFRESH_NS;
+        } else {
+            /* a lookup that fails keeps a CIDR found before (the API server may be away) */
+            if (strcmp(l->svc_why, e.msg) != 0 && !l->svc_cidr[0])
+                nw_log_warn(COMP, "the cluster publishes no service CIDR", NW_LS("error", e.msg));
+            snprintf(l->svc_why, sizeof l->svc_why, "%s", e.msg);
+            l->svc_next_ns = now + SVC_RETRY_NS;
+        }
+    }
+    if (l->svc_cidr[0]) {
+        snprintf(out, len, "%s", l->svc_cidr);
+        snprintf(src, srclen, "%s", l->svc_src);
+        return;
+    }
+    if (len)
+        out[0] = 0;
+    snprintf(src, srclen, "%s",
+             l->svc_why[0] ? l->svc_why : "the cluster's service CIDR is not looked up");
+}
+
 /* launchtemplate.go ClusterIPFamily: IPv6 when the kube-dns address is not IPv4 */
 static bool cluster_ipv6(nw_launch_t *l)
 {
@@ -225,7 +267,10 @@ nw_rc_t nw_launchtemplate_userdata(nw_launch_t *l, const nw_launch_req_t *r, con
     o.cluster_name = l->cluster;
     o.endpoint = l->endpoint ? l->endpoint : "";
     o.ca_bundle = l->ca_bundle ? l->ca_bundle : "";
-    o.cluster_cidr = l->cidr ? l->cidr : "";
+    char cidr[64] = "", cidr_src[400] = "";
+    if (o.family == NW_AMI_AL2023) /* the only bootstrap that names it */
+        nw_launchtemplate_cluster_cidr(l, cidr, sizeof cidr, cidr_src, sizeof cidr_src);
+    o.cluster_cidr = cidr;
     o.kubelet = nw_json_get(spec, "kubelet");
     o.kube_dns = kube_dns_ip(l);
     o.max_pods = pods;
@@ -268,7 +313,15 @@ nw_rc_t nw_launchtemplate_userdata(nw_launch_t *l, const nw_launch_req_t *r, con
         tn[nt++] = (nw_ud_taint_t){"karpenter.sh/unregistered", "", "NoExecute"};
     o.taints = tn;
     o.ntaints = nt;
-    return nw_userdata_render(&o, out, err);
+    nw_rc_t rc = nw_userdata_render(&o, out, err);
+    if (rc == NW_EINVAL && !cidr[0] && err && strcmp(err->path, "settings.clusterCIDR") == 0) {
+        nw_err_clear(err);
+        rc = nw_err_set(err, NW_EINVAL, "settings.clusterCIDR",
+                        "no service CIDR for AL2023's NodeConfig: %.300s; and "
+                        "settings.clusterCIDR is empty",
+                        cidr_src);
+    }
+    return rc;
 }
 
 /* ---- template name and parameters ----------------------------------------------------- */

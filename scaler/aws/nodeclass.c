@@ -759,6 +759,9 @@ static void add_conditions(cJSON *conds, const nw_nodeclass_resolved_t *r, const
     if (!r->crs_off)
         add_condition(conds, "CapacityReservationsReady", r->crs_ready || !r->crs_selected,
                       "CapacityReservationsResolutionFailed", r->crs_message, ts, gen);
+    if (r->validated)
+        add_condition(conds, "ValidationSucceeded", r->valid_ready, r->valid_reason,
+                      r->valid_message, ts, gen);
     add_condition(conds, "Ready", r->ready, r->reason, r->message, ts, gen);
 }
 
@@ -810,6 +813,12 @@ typedef struct {
     char *key; /* selectors as JSON: a change re-resolves */
     int64_t at;
     nw_nodeclass_resolved_t r;
+    /* the readiness of the selectors alone, before the validation hook judged r */
+    int base_ready;
+    char base_reason[64];
+    char base_message[512];
+    int64_t validate_at; /* monotonic: the next judgement of a class the hook failed */
+    int failures;        /* resolutions in a row that asked for a retry (the backoff) */
 } cache_entry_t;
 
 struct nw_nodeclass_cache {
@@ -820,6 +829,8 @@ struct nw_nodeclass_cache {
     const nw_clock_t *clock;
     int64_t ttl;
     int no_reserved; /* the ReservedCapacity gate is off */
+    nw_nc_validate_fn validate;
+    void *validate_ud;
     cache_entry_t *v;
     size_t n, cap;
 };
@@ -842,6 +853,54 @@ void nw_nodeclass_cache_set_ssm(nw_nodeclass_cache_t *c, const nw_nc_ssm_t *ssm)
     else
         memset(&c->ssm, 0, sizeof c->ssm);
     nw_nodeclass_cache_invalidate(c);
+}
+
+void nw_nodeclass_cache_set_validate(nw_nodeclass_cache_t *c, nw_nc_validate_fn fn, void *ud)
+{
+    c->validate = fn;
+    c->validate_ud = ud;
+    nw_nodeclass_cache_invalidate(c);
+}
+
+#define VALIDATE_RETRY_NS (10 * NW_NS_PER_SEC)
+
+/* Judge e->r with the hook and set its readiness: the selectors' first, then the hook's. */
+static void validate_entry(nw_nodeclass_cache_t *c, cache_entry_t *e, const cJSON *nc, int64_t now)
+{
+    nw_nodeclass_resolved_t *r = &e->r;
+    if (!c->validate)
+        return;
+    char reason[64] = "", msg[512] = "";
+    bool ok = c->validate(c->validate_ud, nc, r, reason, sizeof reason, msg, sizeof msg);
+    bool news = !ok && strcmp(r->valid_message, msg) != 0; /* said once per message */
+    r->validated = 1;
+    r->valid_ready = ok;
+    snprintf(r->valid_reason, sizeof r->valid_reason, "%s", ok ? "" : reason);
+    snprintf(r->valid_message, sizeof r->valid_message, "%s", ok ? "" : msg);
+    r->ready = e->base_ready && ok;
+    if (!e->base_ready) {
+        snprintf(r->reason, sizeof r->reason, "%s", e->base_reason);
+        snprintf(r->message, sizeof r->message, "%s", e->base_message);
+    } else if (!ok) {
+        snprintf(r->reason, sizeof r->reason, "%s", reason);
+        snprintf(r->message, sizeof r->message, "%s", msg);
+    } else
+        r->reason[0] = r->message[0] = 0;
+    e->validate_at = ok ? 0 : now + VALIDATE_RETRY_NS;
+    if (news)
+        nw_log_warn("nodeclass", "EC2NodeClass cannot launch", NW_LS("ec2nodeclass", r->name),
+                    NW_LS("reason", reason), NW_LS("message", msg));
+}
+
+/* How long a resolution that asked for a retry (an API call failed) stays: 5 s, doubling
+ * with each failure in a row up to the TTL, so a class that keeps failing is not asked about
+ * every 5 s. */
+static int64_t retry_after(const nw_nodeclass_cache_t *c, int failures)
+{
+    int64_t d = 5 * NW_NS_PER_SEC;
+    for (int i = 1; i < failures && d < c->ttl; i++)
+        d *= 2;
+    return d < c->ttl ? d : c->ttl;
 }
 
 void nw_nodeclass_cache_set_reserved_capacity(nw_nodeclass_cache_t *c, int on)
@@ -1038,6 +1097,8 @@ nw_rc_t nw_nodeclass_cache_get(nw_nodeclass_cache_t *c, const cJSON *nc,
             e = &c->v[i];
     if (e && strcmp(e->key, key) == 0 && now - e->at < c->ttl) {
         free(key);
+        if (e->validate_at && now >= e->validate_at)
+            validate_entry(c, e, nc, now);
         *out = &e->r;
         return NW_OK;
     }
@@ -1051,6 +1112,7 @@ nw_rc_t nw_nodeclass_cache_get(nw_nodeclass_cache_t *c, const cJSON *nc,
     resolve_profile(c, nc, &r, &retry_soon);
     resolve_pg(c, nc, &r, &retry_soon);
     resolve_crs(c, nc, &r, now, &retry_soon);
+    int failures = 0;
     if (!e) {
         if (c->n == c->cap) {
             size_t nc2 = c->cap ? c->cap * 2 : 8;
@@ -1067,12 +1129,19 @@ nw_rc_t nw_nodeclass_cache_get(nw_nodeclass_cache_t *c, const cJSON *nc,
         memset(e, 0, sizeof *e);
         snprintf(e->name, sizeof e->name, "%s", name);
     } else {
+        failures = e->failures;
         free(e->key);
         nw_nodeclass_resolved_cleanup(&e->r);
     }
+    e->failures = retry_soon ? failures + 1 : 0;
     e->key = key;
-    e->at = retry_soon ? now - c->ttl + 5 * NW_NS_PER_SEC : now;
+    e->at = retry_soon ? now - c->ttl + retry_after(c, e->failures) : now;
     e->r = r;
+    e->base_ready = r.ready;
+    snprintf(e->base_reason, sizeof e->base_reason, "%s", r.reason);
+    snprintf(e->base_message, sizeof e->base_message, "%s", r.message);
+    e->validate_at = 0;
+    validate_entry(c, e, nc, now);
     *out = &e->r;
     return NW_OK;
 }

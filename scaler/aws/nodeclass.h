@@ -36,6 +36,8 @@
 #define NW_SCALER_AWS_NODECLASS_H
 
 #include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "common/clock.h"
@@ -112,6 +114,11 @@ typedef struct {
     int subnets_ready, sgs_ready, amis_ready, profile_ready, ready;
     char reason[64]; /* first failing condition, e.g. "SubnetsNotFound" */
     char message[512];
+    /* the cache's validation hook (nw_nodeclass_cache_set_validate): asked, passed, and why
+     * not (condition ValidationSucceeded) */
+    int validated, valid_ready;
+    char valid_reason[64];
+    char valid_message[512];
 } nw_nodeclass_resolved_t;
 
 void nw_nodeclass_resolved_cleanup(nw_nodeclass_resolved_t *r);
@@ -165,7 +172,8 @@ const char *nw_nodeclass_alias_family(const char *alias);
  * InstanceProfileReady (when the cache knows IAM or the spec names a profile),
  * capacityReservations {id, availabilityZone, instanceType, instanceMatchCriteria, ownerID,
  * reservationType, state, endTime, interruptible} and CapacityReservationsReady (always:
- * the ReservedCapacity feature gate is on), Ready.
+ * the ReservedCapacity feature gate is on), ValidationSucceeded (when the cache has a
+ * validation hook), Ready.
  * now_ns stamps lastTransitionTime. Owned by the caller (cJSON_Delete). */
 cJSON *nw_nodeclass_status_json(const nw_nodeclass_resolved_t *r, const cJSON *nodeclass,
                                 int64_t now_ns);
@@ -191,6 +199,19 @@ void nw_nodeclass_cache_set_iam(nw_nodeclass_cache_t *c, nw_ec2_t *iam, const ch
  * reserved offerings and no launches into reservations (Karpenter skips its
  * CapacityReservation reconciler and reserved offerings without the gate). */
 void nw_nodeclass_cache_set_reserved_capacity(nw_nodeclass_cache_t *c, int on);
+/* What a launch of the class needs besides what its selectors find (the AWS cloud: a
+ * bootstrap it can render, scaler/aws/cloud.c): true when launches can succeed; otherwise
+ * reason (a CamelCase word) and msg say why. Called under the cache's thread rules with the
+ * resolution it judges. */
+typedef bool (*nw_nc_validate_fn)(void *ud, const cJSON *nodeclass,
+                                  const nw_nodeclass_resolved_t *r, char *reason, size_t rlen,
+                                  char *msg, size_t mlen);
+
+/** Judge every resolution with fn (NULL: none; no ValidationSucceeded condition then). A
+ * class it fails is not ready (reason and message its own when the selectors found everything)
+ * and is judged again every 10 s, without resolving its selectors again, until it passes. */
+void nw_nodeclass_cache_set_validate(nw_nodeclass_cache_t *c, nw_nc_validate_fn fn, void *ud);
+
 /** Use SSM for alias and ssmParameter terms (copied; its pointers borrowed). */
 void nw_nodeclass_cache_set_ssm(nw_nodeclass_cache_t *c, const nw_nc_ssm_t *ssm);
 /** The count the latest resolution found for capacity reservation id (-1: none has it), and

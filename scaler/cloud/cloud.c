@@ -33,10 +33,38 @@ void nw_cloud_instances_free(nw_cloud_instances_t *l)
 
 const char *nw_cloud_instance_tag(const nw_cloud_instance_t *i, const char *key)
 {
-    for (int t = 0; t < i->ntags; t++)
-        if (strcmp(i->tags[t].key, key) == 0)
-            return i->tags[t].value;
+    const char *p = i->tags, *end = i->tags + i->tags_len;
+    while (p < end) {
+        const char *v = p + strlen(p) + 1;
+        if (strcmp(p, key) == 0)
+            return v;
+        p = v + strlen(v) + 1;
+    }
     return NULL;
+}
+
+bool nw_cloud_instance_tag_add(nw_cloud_instance_t *i, const char *key, const char *value)
+{
+    size_t kl = strlen(key) + 1, vl = strlen(value) + 1;
+    if (i->tags_len + kl + vl > sizeof i->tags) {
+        i->tags_dropped++;
+        return false;
+    }
+    memcpy(i->tags + i->tags_len, key, kl);
+    memcpy(i->tags + i->tags_len + kl, value, vl);
+    i->tags_len += kl + vl;
+    i->ntags++;
+    return true;
+}
+
+bool nw_cloud_tag_kept(const char *key)
+{
+    static const char *const prefixes[] = {"karpenter.sh/", "karpenter.k8s.aws/",
+                                           "kubernetes.io/cluster/"};
+    for (size_t k = 0; k < sizeof prefixes / sizeof *prefixes; k++)
+        if (strncmp(key, prefixes[k], strlen(prefixes[k])) == 0)
+            return true;
+    return false;
 }
 
 const char *nw_cloud_instance_id(const char *provider_id)

@@ -128,10 +128,10 @@ int nw_accelaudit_node_class(const nw_gpu_policy_t *p, const cJSON *node)
         taints = NULL;
     cJSON_ArrayForEach(t, taints)
     {
-        const char *k = nw_json_str(t, "key"), *v = nw_json_str(t, "value");
+        /* the class's taint key, whatever its value (a pool may give it any) */
+        const char *k = nw_json_str(t, "key");
         for (size_t i = 0; k && i < p->nclasses; i++)
-            if (strcmp(k, p->classes[i].taint_key) == 0 &&
-                strcmp(v ? v : "", p->classes[i].taint_value) == 0)
+            if (strcmp(k, p->classes[i].taint_key) == 0)
                 return (int)i;
     }
     return nw_gpu_type_class(p, label_of, (void *)labels);

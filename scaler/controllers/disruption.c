@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "admission/gpu.h"
 #include "common/log.h"
 #include "scaler/ctl/ctl.h"
 #include "scaler/disrupt/disrupt.h"
@@ -21,6 +22,10 @@
 #define RECENT_NS (30 * NW_NS_PER_SEC)
 #define UNCHANGED_RECHECK_NS (300 * NW_NS_PER_SEC) /* state "changed" at least every 5 min */
 #define VIEW_MIN_NS (1 * NW_NS_PER_SEC) /* full ticks at most this often under a change stream */
+/* and, with opts.view_duty, no more often than view_duty times the last one's cost, at
+ * most VIEW_MAX_GAP_NS apart: a full tick reads the whole cluster, 1-2 s of CPU at 5,000
+ * nodes and 100,000 pods, and a stream of pod events must not keep a core busy with them */
+#define VIEW_MAX_GAP_NS (30 * NW_NS_PER_SEC)
 #define MAX_RECENT 256
 #define MAX_NOTED 512
 
@@ -48,6 +53,12 @@ typedef struct {
     uint64_t hash;
 } noted_t;
 
+typedef struct {
+    char nodeclaim[256];
+    int64_t last; /* epoch ns */
+    int mark;     /* seen in the last pass */
+} accel_seen_t;
+
 struct nw_disruption {
     nw_ctl_deps_t *deps;
     nw_nodeclaim_t *claims; /* borrowed: replacements are created through it */
@@ -62,6 +73,7 @@ struct nw_disruption {
     int viewed;
     uint64_t view_gen;
     int64_t view_mono, wake_mono;
+    int64_t view_cost_ns; /* the last full tick's duration (the system's clock) */
     int has_pending;
     nw_disrupt_cmd_t pending;
     int64_t pending_mono;
@@ -76,8 +88,15 @@ struct nw_disruption {
     noted_t noted[MAX_NOTED];
     size_t nnoted;
     /* metrics */
-    _Atomic uint64_t decisions[5][2][NW_DIS_NREASONS]; /* method, action, reason */
-    _Atomic uint64_t disrupted[5][NW_DIS_NREASONS];    /* nodes, by method and reason */
+    _Atomic uint64_t decisions[NW_DIS_NMETHODS][2][NW_DIS_NREASONS]; /* method, action, reason */
+    _Atomic uint64_t disrupted[NW_DIS_NMETHODS][NW_DIS_NREASONS];    /* nodes, by method, reason */
+    /* GPU-aware disruption: the accelerator classes, and when a pod of its class last ran
+     * on each accelerator NodeClaim's node (epoch ns; kept while the NodeClaim exists) */
+    nw_disrupt_accel_t accels[NW_GPU_MAX_CLASSES];
+    size_t naccels;
+    const char *accel_label_key;
+    accel_seen_t *seen;
+    size_t nseen, cseen;
     _Atomic uint64_t blocked[NW_DIS_NREASONS];
     _Atomic uint64_t passes, rejected, failed;
 };
@@ -104,6 +123,16 @@ nw_disruption_t *nw_disruption_ctl_new(nw_ctl_deps_t *deps, nw_nodeclaim_t *clai
         d->o.validation_ns = 0;
     if (d->o.command_timeout_ns <= 0)
         d->o.command_timeout_ns = 600 * NW_NS_PER_SEC;
+    /* GPU-aware disruption: every class of the isolation policy (their pools are
+     * accelerator capacity), the rules on those with disruption.acceleratorAware */
+    const nw_gpu_policy_t *gpu = (const nw_gpu_policy_t *)mem->gpu;
+    for (size_t i = 0; gpu && gpu->enabled && i < gpu->nclasses; i++) {
+        const nw_accel_class_t *k = &gpu->classes[i];
+        d->accels[d->naccels++] =
+            (nw_disrupt_accel_t){k->name, k->label_value, (const char *const *)k->resources,
+                                 k->nresources, k->aware_disruption};
+        d->accel_label_key = gpu->label_key;
+    }
     /* Karpenter starts both timeout series at 0 */
     nw_series_add(deps->series, &NW_KMETRICS_DISRUPTION_TIMEOUTS, (const char *[]){"multi"}, 0);
     nw_series_add(deps->series, &NW_KMETRICS_DISRUPTION_TIMEOUTS, (const char *[]){"single"}, 0);
@@ -136,6 +165,7 @@ void nw_disruption_ctl_reset(nw_disruption_t *d)
     d->viewed = 0;
     d->nrecent = 0;
     d->nrepl = 0;
+    d->nseen = 0; /* another replica may have seen accelerator pods meanwhile */
 }
 
 void nw_disruption_ctl_free(nw_disruption_t *d)
@@ -147,6 +177,7 @@ void nw_disruption_ctl_free(nw_disruption_t *d)
     for (size_t i = 0; i < d->nfps; i++)
         free(d->fps[i].node);
     free(d->fps);
+    free(d->seen);
     free(d);
 }
 
@@ -288,6 +319,63 @@ static void view_free(view_t *v)
     memset(v, 0, sizeof *v);
 }
 
+/* ---- GPU-aware disruption's memory ---- */
+
+static accel_seen_t *seen_find(const nw_disruption_t *d, const char *nodeclaim)
+{
+    for (size_t i = 0; i < d->nseen; i++)
+        if (strcmp(d->seen[i].nodeclaim, nodeclaim) == 0)
+            return &d->seen[i];
+    return NULL;
+}
+
+/* when a pod of its class last ran on the NodeClaim's node, as remembered; 0 unknown */
+static int64_t accel_last_used(void *ud, const char *nodeclaim)
+{
+    const accel_seen_t *e = seen_find(ud, nodeclaim);
+    return e ? e->last : 0;
+}
+
+/* After a state build: an accelerator node running a pod of its class was used now; one
+ * seen for the first time without one keeps the state's own estimate (its last pod
+ * event, else its initialization: never earlier than the truth); NodeClaims gone are
+ * forgotten. Memory that cannot grow is skipped (the estimate then serves). */
+static void accel_remember(nw_disruption_t *d, const nw_disrupt_state_t *st)
+{
+    for (size_t i = 0; i < d->nseen; i++)
+        d->seen[i].mark = 0;
+    for (size_t i = 0; i < st->nnodes; i++) {
+        const nw_disrupt_node_t *n = &st->nodes[i];
+        if (n->accel < 0)
+            continue;
+        accel_seen_t *e = seen_find(d, n->name);
+        if (!e && (n->accel_pods > 0 || n->accel_since)) {
+            if (d->nseen == d->cseen) {
+                size_t nc = d->cseen ? 2 * d->cseen : 16;
+                accel_seen_t *v = realloc(d->seen, nc * sizeof *v);
+                if (!v)
+                    continue;
+                d->seen = v;
+                d->cseen = nc;
+            }
+            e = &d->seen[d->nseen++];
+            memset(e, 0, sizeof *e);
+            snprintf(e->nodeclaim, sizeof e->nodeclaim, "%s", n->name);
+            e->last = n->accel_since;
+        }
+        if (!e)
+            continue;
+        e->mark = 1;
+        if (n->accel_pods > 0)
+            e->last = st->in.now;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < d->nseen; i++)
+        if (d->seen[i].mark)
+            d->seen[k++] = d->seen[i];
+    d->nseen = k;
+}
+
 static int view_build(nw_disruption_t *d, const nw_kube_snap_t *s, view_t *v)
 {
     nw_ctl_deps_t *c = d->deps;
@@ -356,6 +444,11 @@ static int view_build(nw_disruption_t *d, const nw_kube_snap_t *s, view_t *v)
         .mono_ud = c,
         .multi_timeout = NW_DIS_MULTI_TIMEOUT_NS,
         .single_timeout = NW_DIS_SINGLE_TIMEOUT_NS,
+        .accel_label_key = d->accel_label_key,
+        .accels = d->accels,
+        .naccels = d->naccels,
+        .accel_last_used = accel_last_used,
+        .accel_ud = d,
     };
     v->in = in;
     nw_disruption_live_t live = {c, d->claims, d->mem, s, in.now};
@@ -363,6 +456,7 @@ static int view_build(nw_disruption_t *d, const nw_kube_snap_t *s, view_t *v)
     nw_err_t err = {0};
     if (nw_candidates_state_build(&v->in, &v->st, &err) != NW_OK)
         goto fail;
+    accel_remember(d, v->st);
     return 0;
 fail:
     view_free(v);
@@ -710,8 +804,10 @@ static const char *consolidation_type(nw_disrupt_method_t m)
  * every method's disrupt call) */
 static void count_evaluations(nw_ctl_deps_t *c, const nw_disrupt_cmd_t *cmd)
 {
-    static const char *const reasons[] = {"", "empty", "drifted", "underutilized", "underutilized"};
-    for (int m = NW_DIS_EMPTINESS; m <= NW_DIS_SINGLE; m++)
+    static const char *const reasons[] = {
+        "", "empty", "drifted", "underutilized", "underutilized", "underutilized"};
+    _Static_assert(sizeof reasons / sizeof reasons[0] == NW_DIS_NMETHODS, "a reason per method");
+    for (int m = NW_DIS_EMPTINESS; m < NW_DIS_NMETHODS; m++)
         if (cmd->elapsed[m] >= 0) {
             const char *v[] = {reasons[m], consolidation_type((nw_disrupt_method_t)m)};
             nw_series_observe(c->series, &NW_KMETRICS_DISRUPTION_EVAL_DURATION, v,
@@ -1060,7 +1156,8 @@ static void pass_idle(nw_disruption_t *d, const nw_kube_snap_t *s, const view_t 
      * nomination expiring, consolidateAfter running out) keep the passes going */
     int waiting = 0;
     for (size_t i = 0; i < v->st->nnodes && !waiting; i++)
-        waiting = v->st->nodes[i].nominated || v->st->nodes[i].consolidatable_at > v->in.now;
+        waiting = v->st->nodes[i].nominated || v->st->nodes[i].consolidatable_at > v->in.now ||
+                  v->st->nodes[i].accel_idle_at > v->in.now;
     if (waiting)
         d->idle_gen = 0;
     else if (d->idle_gen != nw_kube_cache_snap_generation(s)) {
@@ -1121,9 +1218,10 @@ static int64_t wake_at(const nw_disruption_t *d, const nw_kube_snap_t *s, const 
         d->idle_gen_mono + UNCHANGED_RECHECK_NS > wake)
         wake = d->idle_gen_mono + UNCHANGED_RECHECK_NS;
     for (size_t i = 0; i < v->st->nnodes; i++) {
-        int64_t at = v->st->nodes[i].consolidatable_at;
-        if (at > v->in.now && mono + (at - v->in.now) < wake)
-            wake = mono + (at - v->in.now);
+        int64_t ats[2] = {v->st->nodes[i].consolidatable_at, v->st->nodes[i].accel_idle_at};
+        for (int k = 0; k < 2; k++)
+            if (ats[k] > v->in.now && mono + (ats[k] - v->in.now) < wake)
+                wake = mono + (ats[k] - v->in.now);
     }
     return wake;
 }
@@ -1136,7 +1234,17 @@ static bool tick_skippable(const nw_disruption_t *d, const nw_kube_snap_t *s, in
 {
     if (!d->viewed || d->has_pending || d->nfl || mono >= d->wake_mono)
         return false;
-    return d->view_gen == nw_kube_cache_snap_generation(s) || mono - d->view_mono < VIEW_MIN_NS;
+    if (d->view_gen == nw_kube_cache_snap_generation(s))
+        return true;
+    int64_t duty = d->o.view_duty > 0 ? d->o.view_duty : 0;
+    int64_t gap =
+        duty && d->view_cost_ns > VIEW_MAX_GAP_NS / duty ? VIEW_MAX_GAP_NS : d->view_cost_ns * duty;
+    return mono - d->view_mono < (gap > VIEW_MIN_NS ? gap : VIEW_MIN_NS);
+}
+
+bool nw_disruption_due(const nw_disruption_t *d, const nw_kube_snap_t *s)
+{
+    return d && nw_ctl_may_write(d->deps) && !tick_skippable(d, s, nw_clock_mono(d->deps->clock));
 }
 
 void nw_disruption_tick(nw_disruption_t *d, const nw_kube_snap_t *s)
@@ -1147,6 +1255,7 @@ void nw_disruption_tick(nw_disruption_t *d, const nw_kube_snap_t *s)
     int64_t mono = nw_clock_mono(c->clock);
     if (tick_skippable(d, s, mono))
         return;
+    int64_t cost0 = nw_clock_mono(nw_clock_system());
     view_t v;
     if (view_build(d, s, &v) != 0)
         return;
@@ -1165,6 +1274,7 @@ out:
     d->view_mono = mono;
     d->wake_mono = nw_ctl_claims_launched(s) ? wake_at(d, s, &v, mono) : mono;
     view_free(&v);
+    d->view_cost_ns = nw_clock_mono(nw_clock_system()) - cost0;
 }
 
 /* ---- metrics ---- */
@@ -1172,12 +1282,13 @@ out:
 nw_rc_t nw_disruption_metrics(nw_disruption_t *d, nw_buf_t *out)
 {
     static const nw_disrupt_method_t methods[] = {NW_DIS_EMPTINESS, NW_DIS_DRIFT, NW_DIS_MULTI,
-                                                  NW_DIS_SINGLE};
+                                                  NW_DIS_SINGLE, NW_DIS_ACCEL_IDLE};
+    const size_t nmethods = sizeof methods / sizeof methods[0];
     nw_rc_t rc =
         nw_buf_addf(out, "# HELP nodewarden_disruption_decisions_total Disruption commands "
                          "started, by method, action and reason.\n"
                          "# TYPE nodewarden_disruption_decisions_total counter\n");
-    for (size_t m = 0; m < 4 && rc == NW_OK; m++)
+    for (size_t m = 0; m < nmethods && rc == NW_OK; m++)
         for (int a = 0; a < 2 && rc == NW_OK; a++)
             for (int r = 0; r < NW_DIS_NREASONS && rc == NW_OK; r++) {
                 uint64_t v = atomic_load(&d->decisions[methods[m]][a][r]);
@@ -1195,7 +1306,7 @@ nw_rc_t nw_disruption_metrics(nw_disruption_t *d, nw_buf_t *out)
                          "# HELP nodewarden_disruption_nodes_disrupted_total NodeClaims deleted "
                          "by disruption, by method and reason.\n"
                          "# TYPE nodewarden_disruption_nodes_disrupted_total counter\n");
-    for (size_t m = 0; m < 4 && rc == NW_OK; m++)
+    for (size_t m = 0; m < nmethods && rc == NW_OK; m++)
         for (int r = 0; r < NW_DIS_NREASONS && rc == NW_OK; r++) {
             uint64_t v = atomic_load(&d->disrupted[methods[m]][r]);
             if (v)

@@ -37,6 +37,10 @@ typedef struct {
     int64_t validation_ns;      /* validation delay (15 s; 0: none) */
     int64_t command_timeout_ns; /* replacements must be Initialized within (10 min) */
     int spot_to_spot;           /* SpotToSpotConsolidation */
+    /* under a stream of changes, full ticks (they read the whole cluster) at most every
+     * view_duty times the last one's cost, measured on the system's clock (0: every
+     * second; serve gives 10, so they take at most about a tenth of a core) */
+    int view_duty;
 } nw_disruption_opts_t;
 
 /** New controller state (NULL on OOM). Zero options take the defaults. deps, claims and mem
@@ -53,6 +57,11 @@ void nw_disruption_ctl_reset(nw_disruption_t *d);
 
 /** One disruption pass: markers, commands in flight, and, when due, a decision. */
 void nw_disruption_tick(nw_disruption_t *d, const nw_kube_snap_t *s);
+
+/** Would a tick on s do anything (false: it would return at once)? Asked on an older
+ * snapshot than the tick's, a false answer may miss the changes since; a change wakes the
+ * reconcile loop, whose next pass asks again. */
+bool nw_disruption_due(const nw_disruption_t *d, const nw_kube_snap_t *s);
 
 /** Append the nodewarden_disruption_* series. */
 NW_MUST_USE nw_rc_t nw_disruption_metrics(nw_disruption_t *d, nw_buf_t *out);

@@ -17,6 +17,7 @@
 #include "scaler/metrics/kmetrics.h"
 
 #define NODECLASS_EVERY_NS (30 * NW_NS_PER_SEC)
+#define UNREADY_EVERY_NS (10 * NW_NS_PER_SEC) /* a class not ready */
 
 /* A NodeClaim whose bootstrap token this process deleted. */
 typedef struct {
@@ -633,6 +634,10 @@ static bool nodeclass_status(nw_lifecycle_t *l, const nw_kube_snap_t *s)
             l->next_nodeclass_mono = mono + 5 * NW_NS_PER_SEC;
             continue;
         }
+        /* a class that is not ready is looked at again sooner: what it waits for (a
+         * ServiceCIDR, a role) may appear at any time */
+        if (!r->ready && l->next_nodeclass_mono > mono + UNREADY_EVERY_NS)
+            l->next_nodeclass_mono = mono + UNREADY_EVERY_NS;
         cJSON *st = NULL;
         if (c->cloud->ops->class_status(c->cloud, o->json, nw_clock_now(c->clock), &st, &err) !=
                 NW_OK ||

@@ -134,19 +134,23 @@ static bool seen_reset(nw_provisioning_t *c, const nw_kube_obj_t *const *p, size
     return keep && nk == n;
 }
 
-/* Per-pool reasons as one message: "Failed to schedule pod, nodepool "a": ..., ...". */
+/* Per-pool reasons as one message: "Failed to schedule pod, nodepool "a": ..., ...", and the
+ * NodePools left out because their EC2NodeClass is not ready: "...; nodepool "b":
+ * EC2NodeClass "c" is not ready: ClusterCIDRNotFound: ...". */
 static void unsched_msg(const nw_simsnap_t *ss, const nw_sched_unsched_t *u, char *msg, size_t n)
 {
     size_t off;
-    if (u->reason) {
-        snprintf(msg, n, "Failed to schedule pod, %s", u->reason);
-        return;
+    if (u->reason)
+        off = (size_t)snprintf(msg, n, "Failed to schedule pod, %s", u->reason);
+    else {
+        off = (size_t)snprintf(msg, n, "Failed to schedule pod");
+        for (int k = 0; k < u->nreasons && off < n; k++)
+            if (u->reasons[k])
+                off += (size_t)snprintf(msg + off, n - off, ", nodepool \"%s\": %s",
+                                        nw_snapshot_pool_name(ss->sched, (size_t)k), u->reasons[k]);
     }
-    off = (size_t)snprintf(msg, n, "Failed to schedule pod");
-    for (int k = 0; k < u->nreasons && off < n; k++)
-        if (u->reasons[k])
-            off += (size_t)snprintf(msg + off, n - off, ", nodepool \"%s\": %s",
-                                    nw_snapshot_pool_name(ss->sched, (size_t)k), u->reasons[k]);
+    if (ss->notready && off < n)
+        (void)snprintf(msg + off, n - off, "; %s", ss->notready);
 }
 
 static void provision(nw_provisioning_t *p, const nw_kube_snap_t *s, size_t npend)
@@ -180,6 +184,7 @@ static void provision(nw_provisioning_t *p, const nw_kube_snap_t *s, size_t npen
     nw_log_info("provisioner", "batch scheduled", NW_LI("pendingPods", (long long)npend),
                 NW_LI("podsConsidered", r.considered), NW_LI("newNodeClaims", r.nclaims),
                 NW_LI("onExistingCapacity", r.nplaced), NW_LI("unschedulable", r.nunsched),
+                NW_LI("nodePoolsNotReady", (long long)ss.nnotready),
                 NW_LF("pricePerHour", r.total_price));
     /* nominations no pending pod looked up and older than 30 s go */
     int64_t mono = nw_clock_mono(c->clock);

@@ -59,6 +59,8 @@ void nw_ctl_sim_env(nw_ctl_deps_t *c, nw_ctl_shared_t *m, nw_simsnap_env_t *env)
     env->reserved_enis = m->reserved_enis;
     env->default_max_pods = m->default_max_pods;
     env->min_values_best_effort = m->min_values_best_effort;
+    env->ignore_preferences = m->ignore_preferences;
+    env->gpu = m->gpu;
     env->inflight = &m->inflight;
     env->noms = m->noms;
     if (c->cloud->ops->reservation_available) {

@@ -73,6 +73,10 @@ typedef struct {
     int64_t default_max_pods; /* settings.podDensity: 0 = ENI-limited, else pods per node */
     int64_t batch_max_ns;     /* settings.batchMaxDuration (the nomination window) */
     bool min_values_best_effort; /* settings.minValuesPolicy=BestEffort */
+    bool ignore_preferences;     /* settings.preferencePolicy=Ignore */
+    /* the accelerator isolation policy (borrowed, outlives the scaler; NULL: none): the
+     * cluster input's pools are isolated by it, and disruption is GPU-aware by it */
+    const struct nw_gpu_policy *gpu;
 } nw_ctl_shared_t;
 
 /** Initialise shared memory (noms allocated); NW_ENOMEM on OOM. */

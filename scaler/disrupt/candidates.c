@@ -5,11 +5,13 @@
  * and budgets (pkg/apis/v1/nodepool.go). Pure (see disrupt.h).
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/json.h"
+#include "common/strs.h"
 #include "api/wellknown.h"
 #include "api/duration.h"
 #include "common/clock.h"
@@ -75,6 +77,48 @@ static bool pod_mirror(const nw_pod_t *pod)
 static bool pod_active(const nw_pod_t *pod)
 {
     return !pod_terminal(pod) && !pod_terminating(pod);
+}
+
+/* ---- accelerator classes (GPU-aware disruption) ---- */
+
+static bool accel_resource(const nw_disrupt_accel_t *a, const char *res)
+{
+    for (size_t i = 0; res && i < a->nresources; i++) {
+        const char *r = a->resources[i];
+        size_t n = strlen(r);
+        if (n > 0 && r[n - 1] == '*' ? strncmp(res, r, n - 1) == 0 : strcmp(res, r) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* does a resources object ({requests, limits}) name one of a's resources */
+static bool resources_use(const cJSON *resources, const nw_disrupt_accel_t *a)
+{
+    static const char *const parts[] = {"requests", "limits"};
+    for (size_t i = 0; i < 2; i++) {
+        const cJSON *r;
+        cJSON_ArrayForEach(r, nw_json_get(resources, parts[i]))
+        {
+            if (accel_resource(a, r->string))
+                return true;
+        }
+    }
+    return false;
+}
+
+bool nw_candidates_pod_uses_accel(const nw_pod_t *pod, const nw_disrupt_accel_t *a)
+{
+    static const char *const lists[] = {"containers", "initContainers"};
+    for (size_t l = 0; l < 2; l++) {
+        const cJSON *c;
+        cJSON_ArrayForEach(c, nw_json_get(pod->spec, lists[l]))
+        {
+            if (resources_use(nw_json_get(c, "resources"), a))
+                return true;
+        }
+    }
+    return resources_use(nw_json_get(pod->spec, "resources"), a);
 }
 
 bool nw_candidates_pod_reschedulable(const nw_pod_t *pod)
@@ -301,15 +345,8 @@ static int keyref_cmp(const void *a, const void *b)
 static const cJSON *keyref_find(const nw_disrupt_input_t *in, const keyref_t *v, size_t n,
                                 const char *key)
 {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (strcmp(v[mid].key, key) < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < n && strcmp(v[lo].key, key) == 0 ? in->nodes[v[lo].at] : NULL;
+    size_t k, lo = nw_strs_lower(v, n, sizeof *v, offsetof(keyref_t, key), key, &k);
+    return k ? in->nodes[v[lo].at] : NULL;
 }
 
 static void lookups_free(lookups_t *lk)
@@ -367,18 +404,9 @@ static NW_MUST_USE nw_rc_t lookups_build(const nw_disrupt_input_t *in, lookups_t
 /* The PDBs of a namespace: *first and the count. */
 static size_t pdbs_in(const lookups_t *lk, const char *ns, const pdbref_t **first)
 {
-    size_t lo = 0, hi = lk->npdbs;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (strcmp(lk->pdbs[mid].ns, ns) < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    size_t n = 0;
-    while (lo + n < lk->npdbs && strcmp(lk->pdbs[lo + n].ns, ns) == 0)
-        n++;
-    *first = lk->pdbs + lo;
+    size_t n;
+    *first = lk->pdbs +
+             nw_strs_lower(lk->pdbs, lk->npdbs, sizeof *lk->pdbs, offsetof(pdbref_t, ns), ns, &n);
     return n;
 }
 
@@ -564,6 +592,47 @@ static void node_state(const nw_disrupt_state_t *st, const nw_disrupt_input_t *i
     }
 }
 
+/* GPU-aware disruption: the node's accelerator class (its label), the pods of the class
+ * on it, and when it becomes reclaimable: a pod of the class last ran there at
+ * accel_since (the caller's memory, else the last pod event, else the initialization),
+ * and the pool's consolidateAfter has passed since. */
+static void accel_state(const nw_disrupt_state_t *st, const nw_disrupt_input_t *in,
+                        nw_disrupt_node_t *n)
+{
+    n->accel = -1;
+    if (!in->naccels || !in->accel_label_key || !n->node)
+        return;
+    const char *v = md_str(n->node, "labels", in->accel_label_key);
+    if (!v)
+        v = md_str(n->nodeclaim, "labels", in->accel_label_key);
+    for (size_t i = 0; v && i < in->naccels && n->accel < 0; i++)
+        if (in->accels[i].aware && in->accels[i].label_value &&
+            strcmp(v, in->accels[i].label_value) == 0)
+            n->accel = (int)i;
+    if (n->accel < 0)
+        return;
+    /* a node agent (DaemonSet, mirror pod) that asks for a device is no workload of the
+     * class: it would keep the node forever */
+    for (size_t k = 0; k < n->npods; k++)
+        if (pod_active(n->pods[k]) && !nw_pod_owned_by(n->pods[k], "DaemonSet") &&
+            !pod_mirror(n->pods[k]) &&
+            nw_candidates_pod_uses_accel(n->pods[k], &in->accels[n->accel]))
+            n->accel_pods++;
+    if (n->accel_pods || n->pool < 0 || !n->initialized || st->pools[n->pool].consolidation_never)
+        return;
+    int64_t since = in->accel_last_used ? in->accel_last_used(in->accel_ud, n->name) : 0;
+    if (!since)
+        since = n->last_pod_event;
+    int64_t init = cond_time(n->nodeclaim, "Initialized");
+    if (since < init)
+        since = init;
+    if (!since)
+        return;
+    n->accel_since = since;
+    n->accel_idle_at = since + st->pools[n->pool].consolidate_after;
+    n->accel_idle = in->now >= n->accel_idle_at;
+}
+
 /* The candidate rules (pkg/controllers/disruption/types.go NewCandidate), first failure wins. */
 static void judge_candidate(const nw_disrupt_input_t *in, const lookups_t *lk, nw_disrupt_node_t *n)
 {
@@ -651,6 +720,7 @@ nw_rc_t nw_candidates_state_build(const nw_disrupt_input_t *in, nw_disrupt_state
         if (attach_pods(in, n, refs, nrefs, in->now) != NW_OK)
             goto oom;
         node_state(st, in, n);
+        accel_state(st, in, n);
         judge_candidate(in, &lk, n);
     }
     if (st->nnodes)

@@ -2,8 +2,9 @@
  * scaler/disrupt/decide.c — the disruption methods (kubernetes-sigs/karpenter
  * pkg/controllers/disruption/{emptiness,drift,consolidation,multinodeconsolidation,
  * singlenodeconsolidation,validation}.go): emptiness, drift, multi-node and single-node
- * consolidation with the replacement price and spot rules, validation, and the report. Pure (see
- * disrupt.h).
+ * consolidation with the replacement price and spot rules, validation, and the report; and
+ * GPU-aware disruption (issue 33): accelerator nodes that run a pod of their class are not
+ * consolidated, idle ones are reclaimed (accelerator-idle). Pure (see disrupt.h).
  */
 #include <math.h>
 #include <stdarg.h>
@@ -11,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/clock.h"
 #include "common/json.h"
 #include "scaler/disrupt/disrupt.h"
 
@@ -27,6 +29,8 @@ const char *nw_decide_method_str(nw_disrupt_method_t m)
         return "multi-node-consolidation";
     case NW_DIS_SINGLE:
         return "single-node-consolidation";
+    case NW_DIS_ACCEL_IDLE:
+        return "accelerator-idle";
     default:
         return "none";
     }
@@ -129,7 +133,10 @@ static void sort_idx(const nw_disrupt_state_t *st, int *idx, int n,
 
 static bool consolidation_eligible(const nw_disrupt_state_t *st, const nw_disrupt_node_t *n)
 {
-    if (!n->candidate || n->empty || !n->consolidatable || n->pool < 0)
+    /* GPU-aware: an accelerator node is never consolidated on CPU or memory utilization:
+     * kept while a pod of its class runs there, and for consolidateAfter after one last
+     * did, then reclaimed by accelerator-idle */
+    if (!n->candidate || n->empty || !n->consolidatable || n->pool < 0 || n->accel >= 0)
         return false;
     const nw_disrupt_pool_t *p = &st->pools[n->pool];
     return !p->when_empty && !p->consolidation_never && n->price >= 0 && *n->itype && *n->zone &&
@@ -481,10 +488,138 @@ static int drift(const nw_disrupt_state_t *st, nw_dis_sim_fn sim, void *ud, nw_d
     return 0;
 }
 
-/* consolidation candidates in order, filtered by the Underutilized budget */
+/* ---- GPU-aware disruption: accelerator nodes left idle ---- */
+
+static bool accel_idle_eligible(const nw_disrupt_node_t *n)
+{
+    return n->candidate && n->accel >= 0 && n->accel_idle && n->pool >= 0;
+}
+
+/* The accelerator class (index into the input's accels) whose label a NodePool's template
+ * carries, -1 for a generic pool (or an unknown one). */
+static int pool_accel(const nw_disrupt_state_t *st, const char *pool)
+{
+    const char *key = st->in.accel_label_key;
+    for (size_t k = 0; key && k < st->npools; k++) {
+        if (strcmp(st->pools[k].name, pool) != 0)
+            continue;
+        const char *keys[] = {"spec", "template", "metadata", "labels"};
+        const char *v = nw_json_str(nw_json_path(st->pools[k].obj, keys, 4), key);
+        for (size_t i = 0; v && i < st->in.naccels; i++)
+            if (st->in.accels[i].label_value && strcmp(v, st->in.accels[i].label_value) == 0)
+                return (int)i;
+    }
+    return -1;
+}
+
+/* The first replacement of r on an accelerator pool, -1 none. */
+static int accel_replacement(const nw_disrupt_state_t *st, const nw_disrupt_sim_t *r)
+{
+    for (int k = 0; k < r->nrepl; k++)
+        if (pool_accel(st, r->repl[k].pool) >= 0)
+            return k;
+    return -1;
+}
+
+/* The node's remaining pods simulated elsewhere: true the command (cmd->sim set), false
+ * not possible (a note says why: they fit nowhere, only on accelerator capacity, or the
+ * simulation failed). */
+static bool accel_move(const nw_disrupt_state_t *st, nw_dis_sim_fn sim, void *ud,
+                       const nw_disrupt_node_t *c, nw_disrupt_cmd_t *cmd)
+{
+    const char *cls = st->in.accels[c->accel].name;
+    nw_disrupt_sim_t r;
+    memset(&r, 0, sizeof r);
+    nw_err_t e = {0};
+    if (sim(ud, st, &c->name, 1, &r, &e) != NW_OK) {
+        note(cmd, c->name, "Unconsolidatable", "GPU-aware disruption: simulation failed: %.200s",
+             e.msg);
+        nw_decide_sim_cleanup(&r);
+        return false;
+    }
+    int k = r.ok ? accel_replacement(st, &r) : -1;
+    if (!r.ok || k >= 0) {
+        note(cmd, c->name, "Unconsolidatable",
+             "GPU-aware disruption: no pod of the %s accelerator class has run on the node for "
+             "its NodePool's consolidateAfter, but its other pods %s",
+             cls,
+             !r.ok ? (r.why[0] ? r.why : "would not all schedule elsewhere")
+                   : "would need new accelerator capacity (NodePool of a class)");
+        nw_decide_sim_cleanup(&r);
+        return false;
+    }
+    cmd->action = r.nrepl ? NW_DIS_REPLACE : NW_DIS_DELETE;
+    for (k = 0; k < r.nrepl; k++) {
+        sort_types(&r.repl[k]);
+        if (r.repl[k].ntypes)
+            cmd->new_price += launch_price(&r.repl[k], &r.repl[k].types[0]);
+    }
+    cmd->sim = r;
+    return true;
+}
+
+/* Reclaim one accelerator node where no pod of its class has run for consolidateAfter:
+ * its other pods (CPU-only pods tolerating the taint, helpers) go to generic capacity,
+ * existing or new, first; Underutilized budgets and the candidate rules (PDBs,
+ * do-not-disrupt) hold as for consolidation. */
+static int accel_idle(const nw_disrupt_state_t *st, nw_dis_sim_fn sim, void *ud,
+                      nw_disrupt_cmd_t *cmd, int *idx)
+{
+    int n = 0;
+    for (size_t i = 0; i < st->nnodes; i++)
+        if (accel_idle_eligible(&st->nodes[i]))
+            idx[n++] = (int)i;
+    if (!n || !sim)
+        return 0;
+    sort_idx(st, idx, n, by_cost);
+    for (int i = 0; i < n; i++) {
+        const nw_disrupt_node_t *c = &st->nodes[idx[i]];
+        if (st->pools[c->pool].allowed[NW_DIS_UNDERUTILIZED] <= 0) {
+            cmd->budget_blocked[NW_DIS_UNDERUTILIZED]++;
+            note(cmd, c->name, "DisruptionBlocked",
+                 "No allowed disruptions for disruption reason Underutilized due to blocking "
+                 "budget (NodePool %s)",
+                 st->pools[c->pool].name);
+            continue;
+        }
+        if (!accel_move(st, sim, ud, c, cmd))
+            continue;
+        if (set_candidates(cmd, st, &idx[i], 1) != NW_OK)
+            return -1;
+        cmd->method = NW_DIS_ACCEL_IDLE;
+        cmd->reason = NW_DIS_UNDERUTILIZED;
+        cmd->validate = true;
+        return 1;
+    }
+    return 0;
+}
+
+/* consolidation candidates in order, filtered by the Underutilized budget; with notes, an
+ * accelerator node kept for the pods of its class says so */
 static int consolidation_list(const nw_disrupt_state_t *st, nw_disrupt_cmd_t *cmd, int *idx,
                               bool notes)
 {
+    for (size_t i = 0; notes && i < st->nnodes; i++) {
+        const nw_disrupt_node_t *a = &st->nodes[i];
+        if (!a->candidate || a->empty || !a->consolidatable || a->accel < 0 || a->accel_idle)
+            continue;
+        if (a->accel_pods > 0) {
+            note(cmd, a->name, "Unconsolidatable",
+                 "GPU-aware disruption: %d pod%s of the %s accelerator class run%s on the node, "
+                 "so it is not consolidated on CPU or memory utilization",
+                 a->accel_pods, a->accel_pods == 1 ? "" : "s", st->in.accels[a->accel].name,
+                 a->accel_pods == 1 ? "s" : "");
+        } else {
+            char at[40] = "never";
+            if (a->accel_idle_at)
+                nw_clock_time_format(a->accel_idle_at, at, sizeof at);
+            note(cmd, a->name, "Unconsolidatable",
+                 "GPU-aware disruption: no pod of the %s accelerator class runs on the node; it "
+                 "is kept for its NodePool's consolidateAfter after one last ran (reclaimable "
+                 "at %s)",
+                 st->in.accels[a->accel].name, at);
+        }
+    }
     int n = 0;
     for (size_t i = 0; i < st->nnodes; i++)
         if (consolidation_eligible(st, &st->nodes[i]))
@@ -649,17 +784,21 @@ nw_rc_t nw_decide(const nw_disrupt_state_t *st, nw_dis_sim_fn sim, void *ud, nw_
     int *idx = st->nnodes ? calloc(st->nnodes, sizeof *idx) : NULL;
     if (st->nnodes && !idx)
         return nw_err_set(err, NW_ENOMEM, NULL, "out of memory");
-    for (int m = 0; m <= NW_DIS_SINGLE; m++)
+    for (int m = 0; m < NW_DIS_NMETHODS; m++)
         cmd->elapsed[m] = -1;
+    static const nw_disrupt_method_t order[] = {NW_DIS_EMPTINESS, NW_DIS_DRIFT, NW_DIS_ACCEL_IDLE,
+                                                NW_DIS_MULTI, NW_DIS_SINGLE};
     int rc = 0;
-    for (int m = NW_DIS_EMPTINESS; m <= NW_DIS_SINGLE && rc == 0; m++) {
-        if (m >= NW_DIS_MULTI && !sim)
+    for (size_t o = 0; o < sizeof order / sizeof order[0] && rc == 0; o++) {
+        nw_disrupt_method_t m = order[o];
+        if ((m == NW_DIS_MULTI || m == NW_DIS_SINGLE) && !sim)
             break;
         int64_t t0 = st->in.mono ? st->in.mono(st->in.mono_ud) : 0;
-        rc = m == NW_DIS_EMPTINESS ? emptiness(st, cmd, idx)
-             : m == NW_DIS_DRIFT   ? drift(st, sim, ud, cmd, idx)
-             : m == NW_DIS_MULTI   ? multi_node(st, sim, ud, cmd, idx)
-                                   : single_node(st, sim, ud, cmd, idx);
+        rc = m == NW_DIS_EMPTINESS    ? emptiness(st, cmd, idx)
+             : m == NW_DIS_DRIFT      ? drift(st, sim, ud, cmd, idx)
+             : m == NW_DIS_ACCEL_IDLE ? accel_idle(st, sim, ud, cmd, idx)
+             : m == NW_DIS_MULTI      ? multi_node(st, sim, ud, cmd, idx)
+                                      : single_node(st, sim, ud, cmd, idx);
         if (st->in.mono)
             cmd->elapsed[m] = st->in.mono(st->in.mono_ud) - t0;
     }
@@ -683,6 +822,8 @@ static bool still_eligible(const nw_disrupt_state_t *st, const nw_disrupt_node_t
         return emptiness_eligible(st, n);
     case NW_DIS_DRIFT:
         return drift_eligible(n);
+    case NW_DIS_ACCEL_IDLE:
+        return accel_idle_eligible(n);
     default:
         return consolidation_eligible(st, n);
     }
@@ -697,6 +838,38 @@ static bool types_superset(const nw_disrupt_repl_t *fresh, const nw_disrupt_repl
         if (!have)
             return false;
     }
+    return true;
+}
+
+/* An accelerator-idle command against the fresh simulation r (taken): the remaining pods
+ * still fit, on generic capacity, and a delete still needs no new NodeClaim; a replace
+ * takes the fresh replacements (its pods may have changed). */
+static bool validate_accel(const nw_disrupt_state_t *st, nw_disrupt_cmd_t *cmd, nw_disrupt_sim_t *r,
+                           char *why, size_t wn)
+{
+    bool ok = true;
+    if (!r->ok) {
+        snprintf(why, wn, "scheduling: %s", r->why[0] ? r->why : "not all pods would schedule");
+        ok = false;
+    } else if (accel_replacement(st, r) >= 0) {
+        snprintf(why, wn, "scheduling: the pods would now need new accelerator capacity");
+        ok = false;
+    } else if (cmd->action == NW_DIS_DELETE && r->nrepl != 0) {
+        snprintf(why, wn, "scheduling: a delete now needs %d new NodeClaim%s", r->nrepl,
+                 r->nrepl == 1 ? "" : "s");
+        ok = false;
+    } else if (cmd->action == NW_DIS_REPLACE && r->nrepl == 0) {
+        snprintf(why, wn, "scheduling: the replacement changed");
+        ok = false;
+    }
+    if (!ok) {
+        nw_decide_sim_cleanup(r);
+        return false;
+    }
+    nw_decide_sim_cleanup(&cmd->sim);
+    for (int k = 0; k < r->nrepl; k++)
+        sort_types(&r->repl[k]);
+    cmd->sim = *r;
     return true;
 }
 
@@ -747,6 +920,8 @@ int nw_decide_validate(const nw_disrupt_state_t *st, nw_disrupt_cmd_t *cmd, nw_d
         nw_decide_sim_cleanup(&r);
         return -1;
     }
+    if (cmd->method == NW_DIS_ACCEL_IDLE)
+        return validate_accel(st, cmd, &r, why, wn) ? 1 : 0;
     int ok = 1;
     if (!r.ok) {
         snprintf(why, wn, "scheduling: %s", r.why[0] ? r.why : "not all pods would schedule");
@@ -775,6 +950,36 @@ int nw_decide_validate(const nw_disrupt_state_t *st, nw_disrupt_cmd_t *cmd, nw_d
 }
 
 /* ---- report ---- */
+
+/* GPU-aware disruption's view of an accelerator node: its class, the class's pods on it,
+ * and when (RFC 3339) it becomes or became reclaimable */
+static void accel_report(const nw_disrupt_state_t *st, const nw_disrupt_node_t *n, cJSON *j)
+{
+    cJSON *a = nw_json_add_object(j, "accelerator");
+    nw_json_add_string(a, "class", st->in.accels[n->accel].name);
+    nw_json_add_number(a, "classPods", n->accel_pods);
+    char ts[40];
+    if (n->accel_pods > 0) {
+        nw_json_add_string(a, "decision",
+                           "kept: a pod of its class runs on it (never "
+                           "consolidated on CPU or memory utilization)");
+    } else if (n->accel_idle_at) {
+        nw_clock_time_format(n->accel_since, ts, sizeof ts);
+        nw_json_add_string(a, "classPodLastRan", ts);
+        nw_clock_time_format(n->accel_idle_at, ts, sizeof ts);
+        nw_json_add_string(a, "reclaimableAt", ts);
+        nw_json_add_string(a, "decision",
+                           n->accel_idle ? "reclaim: no pod of its class for its NodePool's "
+                                           "consolidateAfter; its other pods move to "
+                                           "generic capacity first"
+                                         : "idle: reclaimed at reclaimableAt if no pod of "
+                                           "its class comes");
+    } else {
+        nw_json_add_string(a, "decision",
+                           "not reclaimed (consolidateAfter Never, or not "
+                           "initialized)");
+    }
+}
 
 cJSON *nw_decide_report_json(const nw_disrupt_state_t *st, const nw_disrupt_cmd_t *cmd)
 {
@@ -816,6 +1021,8 @@ cJSON *nw_decide_report_json(const nw_disrupt_state_t *st, const nw_disrupt_cmd_
         nw_json_add_bool(j, "empty", n->candidate && n->empty);
         nw_json_add_bool(j, "consolidatable", n->consolidatable);
         nw_json_add_bool(j, "drifted", n->drifted);
+        if (n->accel >= 0)
+            accel_report(st, n, j);
         nw_json_add_number(j, "disruptionCost", round(n->disruption_cost * 1000) / 1000);
         nw_json_push(nodes, j);
     }

@@ -53,14 +53,20 @@ typedef enum {
     NW_DIS_EMPTINESS,
     NW_DIS_DRIFT,
     NW_DIS_MULTI,
-    NW_DIS_SINGLE
+    NW_DIS_SINGLE,
+    /* GPU-aware disruption (issue 33): an accelerator node none of whose class's pods has
+     * run there for its pool's consolidateAfter is reclaimed, its remaining pods moved to
+     * generic capacity; runs after drift, before consolidation (Underutilized budgets) */
+    NW_DIS_ACCEL_IDLE
 } nw_disrupt_method_t;
+#define NW_DIS_NMETHODS (NW_DIS_ACCEL_IDLE + 1)
 
 typedef enum { NW_DIS_DELETE = 0, NW_DIS_REPLACE } nw_disrupt_action_t;
 
 /** "Empty" | "Drifted" | "Underutilized" (static). */
 const char *nw_budget_reason_str(nw_disrupt_reason_t r);
-/** "emptiness" | "drift" | "multi-node-consolidation" | "single-node-consolidation". */
+/** "emptiness" | "drift" | "multi-node-consolidation" | "single-node-consolidation" |
+ * "accelerator-idle". */
 const char *nw_decide_method_str(nw_disrupt_method_t m);
 /** "delete" | "replace". */
 const char *nw_decide_action_str(nw_disrupt_action_t a);
@@ -79,6 +85,20 @@ int nw_budget_allowed(const cJSON *nodepool, nw_disrupt_reason_t reason, int nod
                       nw_err_t *err);
 
 /* ---- input and state ---- */
+
+/* GPU-aware disruption: one accelerator class (admission/gpu.h's classes). A node is of
+ * the class when its label (the input's accel_label_key) has the class's value; a pod is
+ * of the class when a container, an init container or the pod-level resources request or
+ * limit one of its resources. The rules apply to the nodes of the classes that are
+ * `aware` (disruption.acceleratorAware); every class's pools count as accelerator
+ * capacity, where a reclaimed node's pods are not moved. Borrowed strings. */
+typedef struct {
+    const char *name;             /* "nvidia" */
+    const char *label_value;      /* "nvidia-gpu" */
+    const char *const *resources; /* exact names, or "prefix*" */
+    size_t nresources;
+    bool aware;
+} nw_disrupt_accel_t;
 
 typedef struct {
     const cJSON *const *nodepools;
@@ -113,6 +133,17 @@ typedef struct {
     int64_t (*mono)(void *ud);
     void *mono_ud;
     int64_t multi_timeout, single_timeout;
+    /* GPU-aware disruption (naccels 0: off): an accelerator node running a pod of its
+     * class is never consolidated on utilization; one where none has run for its pool's
+     * consolidateAfter is reclaimed (NW_DIS_ACCEL_IDLE). accel_last_used: when (epoch ns) a
+     * pod of its class last ran on a NodeClaim's node as the caller remembers it; 0 or a
+     * NULL callback: not known, then the NodeClaim's status.lastPodEventTime (no pod of any
+     * kind has come or gone since) or else its initialization counts. */
+    const char *accel_label_key;
+    const nw_disrupt_accel_t *accels;
+    size_t naccels;
+    int64_t (*accel_last_used)(void *ud, const char *nodeclaim);
+    void *accel_ud;
 } nw_disrupt_input_t;
 
 typedef struct {
@@ -136,8 +167,13 @@ typedef struct {
     bool drifted;              /* condition Drifted=True */
     int64_t drifted_at;
     double disruption_cost;
-    double move_cost; /* Balanced: 1 + the reschedulable pods' eviction costs (>= 0 each) */
-    char why[256];    /* why it is not a candidate ("" when it is) */
+    double move_cost;      /* Balanced: 1 + the reschedulable pods' eviction costs (>= 0 each) */
+    int accel;             /* its accelerator class (index into the input's accels), -1 none */
+    int accel_pods;        /* active pods of that class on it */
+    int64_t accel_since;   /* a pod of the class last ran there (or the fallback), epoch ns */
+    int64_t accel_idle_at; /* accel_since + consolidateAfter (0: never: busy, Never) */
+    bool accel_idle;       /* now >= accel_idle_at: to be reclaimed */
+    char why[256];         /* why it is not a candidate ("" when it is) */
 } nw_disrupt_node_t;
 
 typedef struct {
@@ -183,6 +219,9 @@ bool nw_candidates_pod_do_not_disrupt(const nw_pod_t *pod, int64_t now);
 /** Does a label selector (matchLabels, matchExpressions) select these labels. A NULL
  * selector selects nothing, an empty one everything. */
 bool nw_candidates_selector_matches(const cJSON *selector, const cJSON *labels);
+/** Does the pod request or limit one of class a's resources (any container, init
+ * container, or the pod-level resources). */
+bool nw_candidates_pod_uses_accel(const nw_pod_t *pod, const nw_disrupt_accel_t *a);
 /** The Consolidatable rule (kubernetes-sigs/karpenter
  * pkg/controllers/nodeclaim/disruption/consolidation.go): when (epoch ns) the NodeClaim
  * becomes consolidatable given the pool's consolidateAfter; 0 when never (Never, or not
@@ -254,12 +293,12 @@ typedef struct {
     int multi_evaluated, single_evaluated;
     /* how long each method's search took, by nw_disrupt_method_t (ns on the input's mono
      * clock; -1: not run or no clock) */
-    int64_t elapsed[NW_DIS_SINGLE + 1];
+    int64_t elapsed[NW_DIS_NMETHODS];
 } nw_disrupt_cmd_t;
 
-/** One disruption pass over a state: emptiness, drift, multi-node, single-node; the
- * first method that produces a command wins. *cmd is initialised by the call (clean up
- * with nw_decide_cmd_cleanup even on error). sim may be NULL (then only emptiness and
+/** One disruption pass over a state: emptiness, drift, accelerator-idle, multi-node,
+ * single-node; the first method that produces a command wins. *cmd is initialised by the call
+ * (clean up with nw_decide_cmd_cleanup even on error). sim may be NULL (then only emptiness and
  * empty drifted nodes can act). */
 NW_MUST_USE nw_rc_t nw_decide(const nw_disrupt_state_t *st, nw_dis_sim_fn sim, void *ud,
                               nw_disrupt_cmd_t *cmd, nw_err_t *err);

@@ -476,12 +476,31 @@ typedef struct {
     size_t n;
 } live_t;
 
+/* A snapshot's copy of one vector, shared by the snapshots taken while its kind did not
+ * change (under a stream of pod events, a snapshot copies the pods' vectors only: the
+ * Nodes', NodeClaims' and the rest are the previous snapshot's). Reference-counted: the
+ * cache holds the latest of each vector, each snapshot the ones it reads. */
+typedef struct {
+    _Atomic int refs;
+    uint64_t gen; /* the cache's generation when copied */
+    size_t n;
+    const nw_kube_obj_t *v[];
+} vblock_t;
+
+static void vblock_drop(vblock_t *b)
+{
+    if (b && atomic_fetch_sub(&b->refs, 1) == 1)
+        free(b);
+}
+
 struct nw_kube_cache {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     map_t store[NW_KUBE_KINDS];
-    vec_t all[NW_KUBE_KINDS]; /* each store's objects, sorted by key */
-    vec_t idx[NIDX];          /* the indexes, sorted */
+    vec_t all[NW_KUBE_KINDS];                   /* each store's objects, sorted by key */
+    vec_t idx[NIDX];                            /* the indexes, sorted */
+    uint64_t kgen[NW_KUBE_KINDS];               /* the generation of each kind's last change */
+    vblock_t *ball[NW_KUBE_KINDS], *bidx[NIDX]; /* the latest snapshot copies (vblock_t) */
     bool synced[NW_KUBE_KINDS];
     bool vec_oom; /* a vector missed a change (out of memory): rebuilt at the next change */
     uint64_t gen;
@@ -503,9 +522,11 @@ struct nw_kube_snap {
     nw_kube_cache_t *cache;
     uint64_t gen;
     bool synced;
-    vec_t all[NW_KUBE_KINDS]; /* copies of the cache's vectors (no reference per object:
-                                 the cache keeps what a live snapshot holds, see retired_t) */
+    vec_t all[NW_KUBE_KINDS]; /* the cache's vectors as of gen (no reference per object:
+                                 the cache keeps what a live snapshot holds, see retired_t),
+                                 in the blocks below */
     vec_t idx[NIDX];
+    vblock_t *ball[NW_KUBE_KINDS], *bidx[NIDX];
 };
 
 nw_kube_cache_t *nw_kube_cache_new(nw_kube_metrics_t *metrics)
@@ -540,9 +561,12 @@ void nw_kube_cache_free(nw_kube_cache_t *c)
     for (int k = 0; k < NW_KUBE_KINDS; k++) {
         map_clear(&c->store[k]);
         free(c->all[k].v);
+        vblock_drop(c->ball[k]);
     }
-    for (int x = 0; x < NIDX; x++)
+    for (int x = 0; x < NIDX; x++) {
         free(c->idx[x].v);
+        vblock_drop(c->bidx[x]);
+    }
     if (c->efd >= 0)
         close(c->efd);
     nw_jsonintern_free(c->intern);
@@ -562,6 +586,7 @@ void nw_kube_cache_set_hook(nw_kube_cache_t *c, nw_kube_cache_hook_fn fn, void *
 static nw_kube_snap_t *changed_locked(nw_kube_cache_t *c, nw_kube_kind_t kind)
 {
     c->gen++;
+    c->kgen[kind] = c->gen;
     pthread_cond_broadcast(&c->cv);
     if (c->efd >= 0) {
         uint64_t one = 1;
@@ -940,21 +965,37 @@ size_t nw_kube_cache_count(nw_kube_cache_t *c, nw_kube_kind_t kind)
 
 /* ---- snapshots -------------------------------------------------------------------- */
 
-static bool vec_copy(vec_t *dst, const vec_t *src)
+/* Call with c->mu held: the snapshot copy of src as of generation gen, for a kind last
+ * changed at generation changed: *latest when it is that recent, else a new copy (which
+ * becomes *latest); one reference taken for the snapshot, its vector view set. */
+static bool vec_share(vblock_t **latest, uint64_t changed, uint64_t gen, const vec_t *src,
+                      vblock_t **out, vec_t *view)
 {
-    dst->n = dst->cap = src->n;
-    dst->v = malloc((src->n ? src->n : 1) * sizeof *dst->v);
-    if (dst->v && src->n)
-        memcpy(dst->v, src->v, src->n * sizeof *dst->v);
-    return dst->v != NULL;
+    if (!*latest || (*latest)->gen < changed) {
+        vblock_t *b = malloc(sizeof *b + (src->n ? src->n : 1) * sizeof b->v[0]);
+        if (!b)
+            return false;
+        atomic_init(&b->refs, 1);
+        b->gen = gen;
+        b->n = src->n;
+        if (src->n)
+            memcpy(b->v, src->v, src->n * sizeof b->v[0]);
+        vblock_drop(*latest);
+        *latest = b;
+    }
+    atomic_fetch_add(&(*latest)->refs, 1);
+    *out = *latest;
+    view->v = (*latest)->v;
+    view->n = view->cap = (*latest)->n;
+    return true;
 }
 
 static void snap_free(nw_kube_snap_t *s)
 {
     for (int k = 0; k < NW_KUBE_KINDS; k++)
-        free(s->all[k].v);
+        vblock_drop(s->ball[k]);
     for (int x = 0; x < NIDX; x++)
-        free(s->idx[x].v);
+        vblock_drop(s->bidx[x]);
     free(s);
 }
 
@@ -988,7 +1029,8 @@ static void live_drop_locked(nw_kube_cache_t *c, uint64_t gen)
 }
 
 /* Call with c->mu held: a new snapshot of the current generation (copies of the sorted
- * vectors; O(n) memory copies, no sorting), registered as live. NULL on OOM. */
+ * vectors, shared with the previous snapshot for the kinds that did not change since;
+ * O(n) memory copies of the others, no sorting), registered as live. NULL on OOM. */
 static nw_kube_snap_t *snap_new_locked(nw_kube_cache_t *c)
 {
     if (c->vec_oom) {
@@ -1007,9 +1049,11 @@ static nw_kube_snap_t *snap_new_locked(nw_kube_cache_t *c)
     s->synced = synced_locked(c);
     bool ok = true;
     for (int k = 0; k < NW_KUBE_KINDS; k++)
-        ok = vec_copy(&s->all[k], &c->all[k]) && ok;
+        ok = vec_share(&c->ball[k], c->kgen[k], c->gen, &c->all[k], &s->ball[k], &s->all[k]) && ok;
     for (int x = 0; x < NIDX; x++)
-        ok = vec_copy(&s->idx[x], &c->idx[x]) && ok;
+        ok = vec_share(&c->bidx[x], c->kgen[IDX[x].kind], c->gen, &c->idx[x], &s->bidx[x],
+                       &s->idx[x]) &&
+             ok;
     if (!ok || !live_add_locked(c, s->gen)) {
         snap_free(s);
         return NULL;

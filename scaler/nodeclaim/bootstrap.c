@@ -89,10 +89,9 @@ static cJSON *token_secret(const char *id, const char *secret, const char *claim
     return s;
 }
 
-nw_rc_t nw_bootstrap_mint(nw_kube_client_t *kube, const cJSON *nc, int64_t now_ns, int64_t ttl_ns,
-                          char token[NW_BOOT_TOKEN_MAX], nw_err_t *err)
+/* the token's id and secret of the NodeClaim nc in this process */
+static NW_MUST_USE nw_rc_t id_secret(const cJSON *nc, char id[7], char secret[17], nw_err_t *err)
 {
-    token[0] = 0;
     const char *uid = nw_json_str_at(nc, "metadata.uid");
     const char *name = nw_json_str_at(nc, "metadata.name");
     if (!uid || !*uid || !name)
@@ -101,7 +100,6 @@ nw_rc_t nw_bootstrap_mint(nw_kube_client_t *kube, const cJSON *nc, int64_t now_n
     pthread_once(&key_once, key_init);
     if (!key_ok)
         return nw_err_set(err, NW_EINVAL, "bootstrap", "no random bytes for the token key");
-    char id[7], secret[17];
     nw_bootstrap_token_id(uid, id);
     unsigned char md[EVP_MAX_MD_SIZE];
     unsigned int ml = 0;
@@ -109,6 +107,28 @@ nw_rc_t nw_bootstrap_mint(nw_kube_client_t *kube, const cJSON *nc, int64_t now_n
         ml < 16)
         return nw_err_set(err, NW_EINVAL, "bootstrap", "HMAC failed");
     b36(md, 16, secret);
+    return NW_OK;
+}
+
+nw_rc_t nw_bootstrap_token(const cJSON *nc, char token[NW_BOOT_TOKEN_MAX], nw_err_t *err)
+{
+    token[0] = 0;
+    char id[7], secret[17];
+    nw_rc_t rc = id_secret(nc, id, secret, err);
+    if (rc == NW_OK)
+        snprintf(token, NW_BOOT_TOKEN_MAX, "%s.%s", id, secret);
+    return rc;
+}
+
+nw_rc_t nw_bootstrap_mint(nw_kube_client_t *kube, const cJSON *nc, int64_t now_ns, int64_t ttl_ns,
+                          char token[NW_BOOT_TOKEN_MAX], nw_err_t *err)
+{
+    token[0] = 0;
+    const char *name = nw_json_str_at(nc, "metadata.name");
+    char id[7], secret[17];
+    nw_rc_t rc0 = id_secret(nc, id, secret, err);
+    if (rc0 != NW_OK)
+        return rc0;
     char exp[32];
     nw_clock_time_format(now_ns + ttl_ns, exp, sizeof exp);
     cJSON *s = token_secret(id, secret, name, exp);
@@ -128,6 +148,11 @@ nw_rc_t nw_bootstrap_mint(nw_kube_client_t *kube, const cJSON *nc, int64_t now_n
                                       err);
     }
     cJSON_Delete(s);
+    if (rc == NW_EFORBIDDEN)
+        return nw_err_set(err, rc, "bootstrap",
+                          "nodewarden may not create the bootstrap token Secret in kube-system: "
+                          "install the chart with --set kubeadmBootstrap.enabled=true (its Role "
+                          "<release>-bootstrap-tokens; docs/rbac.md)");
     if (rc != NW_OK)
         return rc;
     snprintf(token, NW_BOOT_TOKEN_MAX, "%s.%s", id, secret);

@@ -17,7 +17,9 @@
  * chart grants create and delete on secrets in kube-system only). The secret is an
  * HMAC-SHA256 of the uid under a key drawn at start (16 of [a-z0-9]): a retried launch in
  * the same process renders the same userData (its launch template and CreateFleet token
- * match); after a restart the Secret is replaced (delete, create) with a new value.
+ * match); after a restart the Secret is replaced (delete, create) with a new value. A
+ * retried launch in the same process does not create it again while it is younger than half
+ * its lifetime (nw_bootstrap_token gives the token then).
  *
  * Deletion (scaler/controllers/lifecycle.c): once the NodeClaim is Registered, or when it
  * is being deleted; after a restart every such NodeClaim's token is deleted once (a 404 is
@@ -56,6 +58,13 @@ void nw_bootstrap_token_id(const char *uid, char id[7]);
  * that name is replaced. NW_EINVAL without a uid; the API's errors otherwise. */
 NW_MUST_USE nw_rc_t nw_bootstrap_mint(nw_kube_client_t *kube, const cJSON *nc, int64_t now_ns,
                                       int64_t ttl_ns, char token[NW_BOOT_TOKEN_MAX], nw_err_t *err);
+
+/** The token "<id>.<secret>" nw_bootstrap_mint gives the NodeClaim nc in this process, with
+ * no API call: a retried launch of a NodeClaim whose Secret this process created already
+ * uses it again instead of creating the Secret anew (scaler/nodeclaim/nodeclaim.c).
+ * NW_EINVAL without a uid. */
+NW_MUST_USE nw_rc_t nw_bootstrap_token(const cJSON *nc, char token[NW_BOOT_TOKEN_MAX],
+                                       nw_err_t *err);
 
 /** Delete the token Secret of a NodeClaim uid; gone already is success. */
 NW_MUST_USE nw_rc_t nw_bootstrap_delete(nw_kube_client_t *kube, const char *uid, nw_err_t *err);

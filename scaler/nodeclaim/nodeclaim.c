@@ -33,6 +33,9 @@ typedef struct launch_job {
     const char *types[NW_CLOUD_MAX_LAUNCH_TYPES * 10], *zones[16], *cts[4], *crids[16];
     char token[NW_CLOUD_TOKEN_MAX + 1];
     int boot;                           /* the class wants nodewarden's kubeadm bootstrap */
+    int boot_have;                      /* its Secret exists (made by an earlier try) */
+    int boot_minted;                    /* this try created the Secret */
+    int class_unready;                  /* the class is not ready: no launch */
     char boot_token[NW_BOOT_TOKEN_MAX]; /* minted on the worker before the launch */
     nw_cloud_launch_req_t req;          /* points into nc, nodeclass and the arrays above */
     /* the outcome */
@@ -343,12 +346,15 @@ static void job_run(nw_nodeclaim_t *k, launch_job_t *j)
         j->skipped = 1;
         return;
     }
-    if (j->boot) {
+    if (j->boot && j->boot_have)
+        j->rc = nw_bootstrap_token(j->nc, j->boot_token, &j->err);
+    else if (j->boot) {
         j->rc = nw_bootstrap_mint(c->kube, j->nc, nw_clock_now(c->clock), k->o.bootstrap_ttl_ns,
                                   j->boot_token, &j->err);
-        if (j->rc != NW_OK)
-            return;
+        j->boot_minted = j->rc == NW_OK;
     }
+    if (j->rc != NW_OK)
+        return;
     j->rc = c->cloud->ops->launch(c->cloud, &j->req, &j->res, &j->ce, &j->err);
     if (j->rc == NW_OK && nw_ctl_may_write(c)) {
         const nw_cloud_launch_t *res = &j->res;
@@ -516,6 +522,8 @@ static void job_finish(nw_nodeclaim_t *k, launch_job_t *j)
     nw_inflight_claim_t *m = nw_inflight_remember(&k->mem->inflight, name, mono);
     if (m)
         m->launching = 0;
+    if (m && j->boot_minted)
+        m->boot_minted_mono = mono;
     if (j->adopted) {
         const nw_cloud_instance_t *in = &j->found;
         const char *pid = in->provider_id, *ct = in->capacity_type;
@@ -628,7 +636,13 @@ static launch_job_t *job_new(nw_nodeclaim_t *k, const nw_kube_snap_t *s, const c
     else if (c->cloud->ops->resolve(c->cloud, ncl->json, &rs, &err) != NW_OK)
         snprintf(j->class_problem, sizeof j->class_problem, "cannot resolve the EC2NodeClass: %s",
                  err.msg);
-    else {
+    else if (rs && !rs->ready) {
+        /* its launches cannot succeed: none is tried (no instance profile, no token Secret,
+         * no EC2 call) until the class is ready (Karpenter: NodeClassNotReady) */
+        snprintf(j->class_problem, sizeof j->class_problem,
+                 "the EC2NodeClass %s is not ready: %s: %.400s", class, rs->reason, rs->message);
+        j->class_unready = 1;
+    } else {
         /* an offline catalog offers the class's zones (the reconcile thread's to change) */
         nw_catalog_zone_t z[16];
         int nz = 0;
@@ -711,6 +725,23 @@ void nw_nodeclaim_launch(nw_nodeclaim_t *k, const nw_kube_snap_t *s, const cJSON
     launch_job_t *j = job_new(k, s, nc, name, fresh, m->token_gen);
     if (!j)
         return;
+    if (j->class_unready) {
+        if (!m->class_unready) {
+            nw_log_warn("provisioner", "not launching until its EC2NodeClass is ready",
+                        NW_LS("nodeclaim", name), NW_LS("reason", j->class_problem));
+            nw_ctl_event(c, &nw_kube_client_res_nodeclaims, nc, "Warning", "NodeClassNotReady",
+                         j->class_problem);
+        }
+        m->class_unready = 1;
+        m->launch_tried = 1; /* the record stays (and with it what was said) */
+        job_free(j);
+        return;
+    }
+    m->class_unready = 0;
+    /* a Secret this process made for an earlier try serves while younger than half its
+     * lifetime (the API server refuses it at its expiration) */
+    j->boot_have =
+        j->boot && m->boot_minted_mono && mono - m->boot_minted_mono < k->o.bootstrap_ttl_ns / 2;
     if (!j->nodeclass && fresh) {
         /* nothing to look for and nothing to launch with */
         nw_log_warn("provisioner", "not launching", NW_LS("nodeclaim", name),

@@ -342,6 +342,35 @@ int nw_solve_claims_try(ctx_t *c, int pod, variant_t *v, nw_rc_t *rc)
     return 0;
 }
 
+/* Are the variant's requirements compatible with existing node i's (remembered per
+ * variant: every pod of a class asks the same of every node)? */
+static bool en_compatible(ctx_t *c, variant_t *v, int i, const nw_snode_t *n)
+{
+    if (!v->reqs.n)
+        return true;
+    size_t w = (size_t)i / 64;
+    word_t bit = (word_t)1 << (i % 64);
+    if (!v->en_known && c->nen > 0) {
+        size_t nw = ((size_t)c->nen + 63) / 64;
+        v->en_known = calloc(nw, sizeof(word_t));
+        v->en_ok = calloc(nw, sizeof(word_t));
+        if (!v->en_known || !v->en_ok) { /* out of memory: ask every time */
+            free(v->en_known);
+            free(v->en_ok);
+            v->en_known = v->en_ok = NULL;
+            return nw_requirements_compatible(&n->reqs, &v->reqs, FLAG_ALLOW, NULL);
+        }
+    }
+    if (!v->en_known)
+        return nw_requirements_compatible(&n->reqs, &v->reqs, FLAG_ALLOW, NULL);
+    if (!(v->en_known[w] & bit)) {
+        v->en_known[w] |= bit;
+        if (nw_requirements_compatible(&n->reqs, &v->reqs, FLAG_ALLOW, NULL))
+            v->en_ok[w] |= bit;
+    }
+    return (v->en_ok[w] & bit) != 0;
+}
+
 int nw_solve_claims_try_existing(ctx_t *c, int pod, variant_t *v)
 {
     const nw_spod_t *p = &c->s->pods[pod];
@@ -352,7 +381,7 @@ int nw_solve_claims_try_existing(ctx_t *c, int pod, variant_t *v)
         const nw_snode_t *n = &c->s->nodes[e->snode];
         if (!tolerates(c, pod, &n->taints, !n->initialized && n->pool, &n->startup_taints, NULL))
             continue;
-        if (v->reqs.n && !nw_requirements_compatible(&n->reqs, &v->reqs, FLAG_ALLOW, NULL))
+        if (!en_compatible(c, v, i, n))
             continue;
         if (nw_solve_topo_hostports_conflict(c, pod, i) || nw_solve_topo_volumes_exceed(c, pod, e))
             continue;

@@ -34,6 +34,10 @@ typedef struct {
     nw_reqs_t strict;  /* selector ∩ term: what narrows topology domains (no preferences) */
     uint64_t pmask[MAX_TKEYS]; /* per topology key: domains strict allows */
     uint64_t vmask[MAX_TKEYS]; /* per topology key: domains reqs allows */
+    /* per existing node (c->en order), whether reqs is compatible with its requirements:
+     * known and ok bits, filled as try_existing asks (a node's requirements do not change
+     * during a solve, so a class's pods check each node once) */
+    word_t *en_known, *en_ok;
 } variant_t;
 
 typedef struct {

@@ -1,10 +1,12 @@
 /* scaler/sched/solve_prep.c — the provisioning simulation (scaler/sched/solve.c): preparation:
  * pools, existing nodes, topology groups, and the requirement variants of a pod class. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api/wellknown.h"
+#include "common/strs.h"
 #include "scaler/sched/mig.h"
 #include "scaler/sched/solve_int.h"
 
@@ -241,15 +243,7 @@ static int bound_cmp(const void *a, const void *b)
 /* The first entry bound to node (nbound when none). */
 static size_t bound_first(const bound_t *v, size_t n, const char *node)
 {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (strcmp(v[mid].node, node) < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    return nw_strs_lower(v, n, sizeof *v, offsetof(bound_t, node), node, NULL);
 }
 
 nw_rc_t nw_solve_prep_nodes(ctx_t *c)

@@ -3,11 +3,13 @@
  * pkg/controllers/provisioning/scheduling/topology.go, topologygroup.go,
  * topologydomaingroup.go and topologynodefilter.go count them; and host ports
  * (pkg/scheduling/hostportusage.go). */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api/wellknown.h"
+#include "common/strs.h"
 #include "scaler/sched/solve_int.h"
 
 /* ---- keys and domains ---------------------------------------------------------- */
@@ -453,17 +455,10 @@ static int nameref_cmp(const void *a, const void *b)
 static int bound_node(const ctx_t *c, const nameref_t *refs, size_t nrefs, const int *slot_of,
                       const char *name, int *slot)
 {
-    size_t lo = 0, hi = nrefs;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (strcmp(refs[mid].name, name) < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t k, lo = nw_strs_lower(refs, nrefs, sizeof *refs, offsetof(nameref_t, name), name, &k);
     int first = -1;
     *slot = -1;
-    for (size_t i = lo; i < nrefs && strcmp(refs[i].name, name) == 0; i++) {
+    for (size_t i = lo; i < lo + k; i++) {
         int sn = refs[i].node, sl = slot_of[sn];
         if (sl >= 0 && (*slot < 0 || sl < *slot))
             *slot = sl;

@@ -27,13 +27,15 @@ typedef struct nw_inflight_claim {
     int64_t created_mono; /* ns */
     int launched;         /* we launched it (provider_id valid) */
     char provider_id[192];
-    cJSON *status;         /* what the launch chose (owned): type, zone, ct, image; or NULL */
-    int64_t next_try_mono; /* after a failed launch */
-    int seen_in_cache;     /* the cache has shown it at least once */
-    int deleted;           /* we deleted it (ICE): no longer capacity */
-    int launching;         /* a launch of it is queued or running (nodeclaim.h) */
-    int launch_tried;      /* a launch of it was tried: kept until it has a providerID */
-    unsigned token_gen;    /* the launch's client token generation (nodeclaim.c) */
+    cJSON *status;            /* what the launch chose (owned): type, zone, ct, image; or NULL */
+    int64_t next_try_mono;    /* after a failed launch */
+    int seen_in_cache;        /* the cache has shown it at least once */
+    int deleted;              /* we deleted it (ICE): no longer capacity */
+    int launching;            /* a launch of it is queued or running (nodeclaim.h) */
+    int launch_tried;         /* a launch of it was tried: kept until it has a providerID */
+    unsigned token_gen;       /* the launch's client token generation (nodeclaim.c) */
+    int64_t boot_minted_mono; /* its kubeadm token Secret was created then (0: not yet) */
+    int class_unready;        /* not launched: its EC2NodeClass is not ready (said once) */
     struct nw_inflight_claim *next;
 } nw_inflight_claim_t;
 

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "admission/gpu.h"
 #include "common/json.h"
 #include "api/wellknown.h"
 #include "api/requirements.h"
@@ -373,6 +374,7 @@ void nw_simsnap_free(nw_simsnap_t *s)
     free(s->entry_names);
     free(s->entry_claims);
     free(s->looked_up);
+    free(s->notready);
     memset(s, 0, sizeof *s);
 }
 
@@ -410,6 +412,81 @@ static NW_MUST_USE nw_rc_t add_classes(build_t *b)
     return NW_OK;
 }
 
+/* The condition of type in obj's status.conditions, or NULL. */
+static const cJSON *condition(const cJSON *obj, const char *type)
+{
+    const cJSON *c;
+    cJSON_ArrayForEach(c, nw_json_get(nw_json_get(obj, "status"), "conditions"))
+    {
+        const char *t = nw_json_str(c, "type");
+        if (t && strcmp(t, type) == 0)
+            return c;
+    }
+    return NULL;
+}
+
+/* A pool whose EC2NodeClass says it is not ready (Ready False) is left out (*unready), and
+ * why is added to out->notready. */
+static NW_MUST_USE nw_rc_t pool_class_unready(build_t *b, const nw_kube_obj_t *p, bool *unready)
+{
+    *unready = false;
+    const char *cn = nw_json_str_at(p->json, "spec.template.spec.nodeClassRef.name");
+    const nw_kube_obj_t *k =
+        cn ? nw_kube_cache_snap_get(b->ks, NW_KUBE_EC2NODECLASSES, NULL, cn) : NULL;
+    const cJSON *rd = k ? condition(k->json, "Ready") : NULL;
+    const char *st = nw_json_str(rd, "status");
+    if (!st || strcmp(st, "False") != 0)
+        return NW_OK;
+    *unready = true;
+    const char *reason = nw_json_str(rd, "reason"), *msg = nw_json_str(rd, "message");
+    char one[900];
+    int n = snprintf(one, sizeof one,
+                     "%snodepool \"%.200s\": EC2NodeClass \"%.200s\" is not ready: %s%s%.400s",
+                     b->out->nnotready ? "; " : "", p->name, cn, reason ? reason : "NotReady",
+                     msg && *msg ? ": " : "", msg ? msg : "");
+    if (n < 0)
+        return NW_OK;
+    if ((size_t)n >= sizeof one)
+        n = (int)sizeof one - 1;
+    size_t have = b->out->notready ? strlen(b->out->notready) : 0;
+    char *t = realloc(b->out->notready, have + (size_t)n + 1);
+    if (!t)
+        return nw_err_set(b->err, NW_ENOMEM, "", "out of memory");
+    memcpy(t + have, one, (size_t)n + 1);
+    b->out->notready = t;
+    b->out->nnotready++;
+    nw_log_debug("provisioner", "NodePool left out: its EC2NodeClass is not ready",
+                 NW_LS("nodepool", p->name), NW_LS("ec2nodeclass", cn),
+                 NW_LS("reason", reason ? reason : ""));
+    return NW_OK;
+}
+
+/* The pool as the isolation policy's pool rules make it (an owned copy), or NULL when
+ * they change nothing (no policy, disabled, skipped, denied, or already isolated). */
+static cJSON *isolated_pool(const nw_simsnap_env_t *env, const cJSON *pool)
+{
+    const nw_gpu_policy_t *gpu = (const nw_gpu_policy_t *)env->gpu;
+    if (!gpu || !gpu->enabled)
+        return NULL;
+    nw_jsonpatch_t patch;
+    nw_jsonpatch_init(&patch);
+    nw_rc_t rc = nw_gpu_pool_patch(gpu, pool, &patch, NULL);
+    char *text = rc == NW_OK ? nw_jsonpatch_take_text(&patch) : NULL;
+    if (rc == NW_ENOMEM || patch.rc == NW_ENOMEM)
+        nw_oom("isolated NodePool");
+    nw_jsonpatch_cleanup(&patch);
+    if (!text)
+        return NULL;
+    cJSON *doc = nw_json_dup(pool);
+    nw_err_t e = {0};
+    if (nw_jsonpatch_apply_text(&doc, text, &e) != NW_OK) {
+        cJSON_Delete(doc);
+        doc = NULL;
+    }
+    free(text);
+    return doc;
+}
+
 /* The NodePools and DaemonSets (a bad one is left out and logged). */
 static NW_MUST_USE nw_rc_t add_pools(build_t *b)
 {
@@ -421,8 +498,16 @@ static NW_MUST_USE nw_rc_t add_pools(build_t *b)
         const nw_kube_obj_t *p = nw_kube_cache_snap_at(ks, NW_KUBE_NODEPOOLS, i);
         if (p->terminating)
             continue;
+        bool unready = false;
+        if ((rc = pool_class_unready(b, p, &unready)) != NW_OK)
+            return rc;
+        if (unready)
+            continue;
         nw_err_t e = {0};
-        if ((rc = nw_snap_node_add_pool_json(out->sched, p->json, &e)) == NW_ENOMEM)
+        cJSON *iso = isolated_pool(b->env, p->json);
+        rc = nw_snap_node_add_pool_json(out->sched, iso ? iso : p->json, &e);
+        cJSON_Delete(iso);
+        if (rc == NW_ENOMEM)
             return nw_err_set(err, rc, "", "out of memory");
         if (rc != NW_OK)
             nw_log_warn("provisioner", "NodePool left out of the simulation",
@@ -575,7 +660,7 @@ nw_rc_t nw_simsnap_build(const nw_simsnap_env_t *env, const nw_kube_snap_t *ks,
     if (!(out->sched = nw_snapshot_new()))
         return nw_err_set(err, NW_ENOMEM, "", "out of memory");
     nw_sched_opts_t so = {.require_unschedulable = true,
-                          .ignore_preferences = o->ignore_preferences,
+                          .ignore_preferences = o->ignore_preferences || env->ignore_preferences,
                           .repack = o->repack,
                           .min_values_best_effort = env->min_values_best_effort};
     nw_snapshot_set_opts(out->sched, &so);

@@ -7,7 +7,10 @@
  *
  * What nw_simsnap_build puts into the snapshot (as kubernetes-sigs/karpenter
  * pkg/controllers/provisioning/provisioner.go Schedule gathers it):
- *   - NodePools that are not being deleted; DaemonSets (their overhead);
+ *   - NodePools that are not being deleted and whose EC2NodeClass is not known to be
+ *     unready (its status condition Ready is not False: Karpenter's provisioner leaves out
+ *     a NodePool that is not ready, and its readiness follows the class's); the ones left
+ *     out for their class are named in `notready`; DaemonSets (their overhead);
  *   - instance types from the cloud's catalog (refreshed from EC2 when it could be),
  *     with the ICE cache applied at the current monotonic time and the configured
  *     VM memory overhead / reserved ENIs;
@@ -76,6 +79,11 @@ typedef struct {
      * snapshot): the provisioner keeps those nominations (nw_nominations_prune) */
     const char **looked_up;
     size_t nlooked_up, clooked_up;
+    /* the NodePools left out because their EC2NodeClass is not ready, and why, as one text
+     * ("nodepool \"a\": EC2NodeClass \"b\" is not ready: <reason>: <message>; ..."),
+     * owned; NULL when none */
+    char *notready;
+    size_t nnotready;
 } nw_simsnap_t;
 
 /* What the builder needs besides the kube snapshot: the catalog with its zones already
@@ -92,9 +100,15 @@ typedef struct {
     const nw_inflight_t *inflight; /* NodeClaims created but not cached yet; NULL: none */
     const nw_nominations_t *noms;  /* nominations; NULL: none */
     bool min_values_best_effort;   /* settings.minValuesPolicy=BestEffort (nw_sched_opts_t) */
+    bool ignore_preferences;       /* settings.preferencePolicy=Ignore (as opts' below) */
     /* instances a capacity reservation still holds (-1: unknown, no limit); NULL: unknown */
     int64_t (*reservation_available)(void *ud, const char *id);
     void *reservation_ud;
+    /* the accelerator isolation policy (admission/gpu.h; NULL or disabled: pools as
+     * stored): each NodePool enters the simulation as the policy's pool rules make it, so
+     * a generic pool never plans an accelerator type (one of a class's uncounted families
+     * included) even when the webhook did not mutate the stored pool */
+    const struct nw_gpu_policy *gpu;
 } nw_simsnap_env_t;
 
 /** Build the snapshot: a pure function of env, ks and o (no I/O, no clock, no change to

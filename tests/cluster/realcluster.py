@@ -205,7 +205,8 @@ class RealCluster:
             'aws.endpoints.pricing': self.aws_url, 'aws.endpoints.iam': self.aws_url,
             'aws.endpoints.pricing': self.aws_url, 'aws.endpoints.ssm': self.aws_url,
         }
-        sets = []
+        # the stories with nodewarden's kubeadm bootstrap need its Secrets Role
+        sets = ['--set', 'kubeadmBootstrap.enabled=true']
         for k, v in values.items():
             sets += ['--set-string', '%s=%s' % (k, v)]
         self.helm('install', RELEASE, CHART, '--namespace', NAMESPACE, '--create-namespace', *sets)

@@ -43,6 +43,7 @@ After start():
   token_kubeconfig(path, token)        writes a kubeconfig authenticating with a token
   issue_cert(name, cn, sans=(), orgs=(), client=False) -> (crt, key) signed by the CA,
                         with a random serial; safe to call from several threads at once
+  cert_kubeconfig(name) a kubeconfig for the certificate issue_cert(name, ...) made
   pids()                {component: pid} of the running processes
 
 What runs: etcd serves plain HTTP on loopback only (--unsafe-no-fsync: test data).
@@ -50,7 +51,8 @@ The API server has RBAC and Node authorization (--authorization-mode=Node,RBAC),
 default admission plugins plus NodeRestriction, MutatingAdmissionWebhook and
 ValidatingAdmissionWebhook, service-account tokens signed with an EC P-256 key pair,
 client-certificate auth against the CA, and a front-proxy (requestheader) CA so that
-aggregated APIs work. kube-controller-manager runs KCM_CONTROLLERS and signs
+aggregated APIs work. It reaches kubelets (logs, exec) at their InternalIP with a client
+certificate in system:masters, verifying their serving certificates against the CA. kube-controller-manager runs KCM_CONTROLLERS and signs
 service-account tokens for each controller (--use-service-account-credentials).
 Its node-lifecycle-controller marks nodes whose heartbeats stop NotReady/Unknown and
 taints them as upstream does, but taint-eviction-controller is NOT run: a node agent
@@ -347,6 +349,10 @@ class ControlPlane:
         self.issue_cert("admin", "nodewarden-test-admin", orgs=["system:masters"], client=True)
         self.issue_cert("kcm", "system:kube-controller-manager", client=True)
         self.issue_cert("scheduler", "system:kube-scheduler", client=True)
+        # what kube-apiserver presents to a kubelet (logs, exec, port-forward), as kubeadm's
+        # apiserver-kubelet-client; only a real kubelet (tests/kubelet) ever asks for it
+        self.issue_cert("apiserver-kubelet-client", "kube-apiserver-kubelet-client",
+                        orgs=["system:masters"], client=True)
         fp = self._make_ca("front-proxy-ca", "front-proxy-ca")
         self.issue_cert("front-proxy-client", "front-proxy-client", client=True, ca=fp)
         self._eckey("sa.key")
@@ -363,6 +369,11 @@ class ControlPlane:
                 "contexts:", "- name: default", "  context:",
                 "    cluster: nodewarden-test", "    user: " + user,
                 "current-context: default", ""]))
+
+    def cert_kubeconfig(self, name):
+        """A kubeconfig <dir>/<name>.kubeconfig for the certificate pki/<name>.crt/.key
+        (from issue_cert)."""
+        return self._cert_kubeconfig(name)
 
     def _cert_kubeconfig(self, name):
         path = os.path.join(self.dir, name + ".kubeconfig")
@@ -483,6 +494,11 @@ class ControlPlane:
                 "--requestheader-extra-headers-prefix", "X-Remote-Extra-",
                 "--proxy-client-cert-file", pki + "front-proxy-client.crt",
                 "--proxy-client-key-file", pki + "front-proxy-client.key",
+                "--kubelet-client-certificate", pki + "apiserver-kubelet-client.crt",
+                "--kubelet-client-key", pki + "apiserver-kubelet-client.key",
+                "--kubelet-certificate-authority", pki + "ca.crt",
+                # a kubelet's node name is no DNS name here: its InternalIP first
+                "--kubelet-preferred-address-types", "InternalIP,Hostname",
                 "--profiling=false", "--v=1"])
         self._start_with_ports("apiserver", start, lambda: self._get(
             "https://127.0.0.1:%d/readyz" % self.port if self.bind_address in ("0.0.0.0", "::")

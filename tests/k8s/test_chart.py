@@ -68,7 +68,10 @@ DERIVED = {
 }
 # values that must be one of a few words
 CHOICES = {"gpu.mode": "warn", "gpu.taint.effect": "NoExecute", "log.level": "debug",
-           "settings.podDensity": "kubelet-default", "settings.minValuesPolicy": "BestEffort"}
+           "settings.podDensity": "kubelet-default", "settings.minValuesPolicy": "BestEffort",
+           "settings.preferencePolicy": "Ignore"}
+# the one value without a default: every render below names a cluster unless it tests that
+NAME = "settings.clusterName=test-cluster"
 
 
 def serve_keys():
@@ -133,11 +136,11 @@ class ChartTest(unittest.TestCase):
                               env=self.env, timeout=120)
 
     def lint(self, *sets):
-        return self.helm("lint", CHART, *[a for s in sets for a in ("--set", s)])
+        return self.helm("lint", CHART, *[a for s in (NAME,) + sets for a in ("--set", s)])
 
-    def template(self, *sets):
+    def template(self, *sets, extra=()):
         r = self.helm("template", "nodewarden", CHART, "--namespace", "nodewarden",
-                      *[a for s in sets for a in ("--set", s)])
+                      *[a for s in (NAME,) + sets for a in ("--set", s)], *extra)
         self.assertEqual(r.returncode, 0, r.stderr)
         return r.stdout
 
@@ -243,6 +246,191 @@ class ChartTest(unittest.TestCase):
         self.assertIn("/networkPolicy/apiServerCIDRs/0", r.stdout + r.stderr)
 
 
+    # ---- the first install's values (issue 30) ----
+
+    def test_cluster_name_required(self):
+        """Empty settings.clusterName: the render fails and says what to set."""
+        r = self.helm("template", "nodewarden", CHART, "--namespace", NS)
+        self.assertNotEqual(r.returncode, 0, "rendered without a cluster name")
+        self.assertIn("settings.clusterName is required", r.stderr)
+        self.assertIn("--set settings.clusterName=", r.stderr)
+        # (helm lint renders `required` as a warning: install and template are what fail)
+        out = self.template()
+        self.assertIn('clusterName: "test-cluster"', out)
+
+    def test_global_accepted(self):
+        """An umbrella chart's `global` passes the schema (and changes nothing)."""
+        r = self.lint("global.imageRegistry=registry.example.com", "global.storageClass=gp3")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        # the same objects (the generated certificates aside)
+        a, b = self.template("global.imageRegistry=registry.example.com"), self.template()
+        self.assertEqual(self.docs_of(a, "ConfigMap"), self.docs_of(b, "ConfigMap"))
+        self.assertEqual([d["spec"]["template"]["spec"] for d in self.docs_of(a, "Deployment")],
+                         [d["spec"]["template"]["spec"] for d in self.docs_of(b, "Deployment")])
+
+    def test_env_volumes_annotations_priority_digest(self):
+        out = self.template(
+            "podAnnotations.example\\.com/team=platform", "priorityClassName=infra-critical",
+            "image.repository=registry.example.com/nodewarden", "image.tag=0.1.0",
+            "image.digest=sha256:" + "a" * 64,
+            extra=("--set-json", 'env=[{"name":"HTTPS_PROXY","value":"http://proxy:3128"}]',
+                   "--set-json", 'envFrom=[{"configMapRef":{"name":"proxy-env"}}]',
+                   "--set-json", 'extraVolumes=[{"name":"ca","configMap":{"name":"corp-ca"}}]',
+                   "--set-json", 'extraVolumeMounts=[{"name":"ca","mountPath":"/etc/ca"}]'))
+        pod = self.docs_of(out, "Deployment")[0]["spec"]["template"]
+        self.assertEqual(pod["metadata"]["annotations"]["example.com/team"], "platform")
+        spec = pod["spec"]
+        self.assertEqual(spec["priorityClassName"], "infra-critical")
+        c = spec["containers"][0]
+        self.assertEqual(c["image"], "registry.example.com/nodewarden:0.1.0@sha256:" + "a" * 64)
+        self.assertIn({"name": "HTTPS_PROXY", "value": "http://proxy:3128"}, c["env"])
+        self.assertEqual(c["env"][0]["name"], "POD_NAME", "the chart's own variables stay first")
+        self.assertEqual(c["envFrom"], [{"configMapRef": {"name": "proxy-env"}}])
+        self.assertIn({"name": "ca", "configMap": {"name": "corp-ca"}}, spec["volumes"])
+        self.assertIn({"name": "ca", "mountPath": "/etc/ca"}, c["volumeMounts"])
+        self.assertEqual([v["name"] for v in spec["volumes"][:3]], ["config", "tls", "tmp"])
+        # none of it by default
+        c = self.docs_of(self.template(), "Deployment")[0]["spec"]["template"]["spec"]["containers"][0]
+        self.assertNotIn("envFrom", c)
+        self.assertEqual([e["name"] for e in c["env"]], ["POD_NAME", "POD_NAMESPACE"])
+        r = self.lint("image.digest=sha256:xyz")
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("/image/digest", r.stdout + r.stderr)
+
+    def test_karpenter_values_file(self):
+        """A values file written for Karpenter's chart: the keys that mean the same thing here
+        are accepted and do it; one that does not is refused by name."""
+        kv = {
+            "replicas": 3, "revisionHistoryLimit": 2, "imagePullPolicy": "Always",
+            "additionalLabels": {"team": "platform"}, "additionalAnnotations": {"owner": "sre"},
+            "dnsPolicy": "Default", "terminationGracePeriodSeconds": 40,
+            "strategy": {"rollingUpdate": {"maxUnavailable": 1}},
+            "podDisruptionBudget": {"name": "karpenter", "maxUnavailable": 1},
+            "extraVolumes": [{"name": "aws-iam-token", "projected": {"sources": []}}],
+            "controller": {"image": {"repository": "registry.example.com/nw", "tag": "9.9.9",
+                                     "digest": "sha256:" + "b" * 64},
+                           "env": [{"name": "AWS_REGION", "value": "eu-west-1"}],
+                           "envFrom": [],
+                           "extraVolumeMounts": [{"name": "aws-iam-token", "mountPath": "/var/run/t"}],
+                           "resources": {"requests": {"cpu": "1", "memory": "1Gi"}},
+                           "metrics": {"port": 8000}},
+            "settings": {"clusterName": "k-cluster", "reservedENIs": "0", "preferencePolicy": "Ignore",
+                         "minValuesPolicy": "Strict", "batchMaxDuration": "10s",
+                         "batchIdleDuration": "1s", "isolatedVPC": False, "eksControlPlane": False,
+                         "ignoreDRARequests": True, "disableClusterStateObservability": False,
+                         "disableDryRun": False,
+                         "vmMemoryOverheadPercent": 0.075, "interruptionQueue": "",
+                         "featureGates": {"nodeRepair": False, "nodeOverlay": False,
+                                          "reservedCapacity": True, "spotToSpotConsolidation": False,
+                                          "staticCapacity": False}},
+            "logLevel": "info",
+        }
+        path = os.path.join(self.tmp, "karpenter-values.yaml")
+        with open(path, "w") as f:
+            yaml.safe_dump(kv, f)
+        r = self.helm("template", "nodewarden", CHART, "--namespace", NS, "-f", path)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        out = r.stdout
+        dep = self.docs_of(out, "Deployment")[0]
+        self.assertEqual(dep["spec"]["replicas"], 3)
+        self.assertEqual(dep["spec"]["revisionHistoryLimit"], 2)
+        self.assertEqual(dep["spec"]["strategy"], {"rollingUpdate": {"maxUnavailable": 1}})
+        self.assertEqual(dep["metadata"]["labels"]["team"], "platform")
+        self.assertEqual(dep["metadata"]["annotations"], {"owner": "sre"})
+        spec = dep["spec"]["template"]["spec"]
+        self.assertEqual(spec["dnsPolicy"], "Default")
+        self.assertEqual(spec["terminationGracePeriodSeconds"], 40)
+        c = spec["containers"][0]
+        self.assertEqual(c["image"], "registry.example.com/nw:9.9.9@sha256:" + "b" * 64)
+        self.assertEqual(c["imagePullPolicy"], "Always")
+        self.assertIn({"name": "AWS_REGION", "value": "eu-west-1"}, c["env"])
+        self.assertIn({"name": "aws-iam-token", "mountPath": "/var/run/t"}, c["volumeMounts"])
+        self.assertEqual(c["resources"], {"requests": {"cpu": "1", "memory": "1Gi"}})
+        self.assertIn({"name": "http-metrics", "containerPort": 8000, "protocol": "TCP"}, c["ports"])
+        self.assertEqual(self.docs_of(out, "PodDisruptionBudget")[0]["metadata"]["name"], "karpenter")
+        cfg = yaml.safe_load(self.docs_of(out, "ConfigMap")[0]["data"]["config.yaml"])
+        self.assertEqual(cfg["settings"]["reservedENIs"], 0)
+        self.assertEqual(cfg["settings"]["preferencePolicy"], "Ignore")
+        self.assertEqual(cfg["settings"]["clusterName"], "k-cluster")
+        self.assertEqual(cfg["metrics"]["listen"], "0.0.0.0:8000")
+        # reservedENIs as a string, other than "0"; not a number: refused, named
+        out = self.template("settings.reservedENIs=7", extra=("--set-string", "settings.reservedENIs=7"))
+        self.assertIn("reservedENIs: 7\n", out)
+        for bad in ("seven", "1001", "-1"):
+            r = self.helm("lint", CHART, "--set", NAME, "--set-string", "settings.reservedENIs=" + bad)
+            self.assertNotEqual(r.returncode, 0, bad)
+            self.assertIn("/settings/reservedENIs", r.stdout + r.stderr)
+        # a key of Karpenter's with no meaning here, and eksControlPlane: true, are refused
+        r = self.lint("settings.eksControlPlane=true")
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("/settings/eksControlPlane", r.stdout + r.stderr)
+        r = self.lint("webhook.metrics.port=8001")
+        self.assertNotEqual(r.returncode, 0)
+
+    def test_bootstrap_tokens_role_only_when_enabled(self):
+        def roles(out):
+            return sorted(o["metadata"]["name"] for o in self.docs_of(out, "Role")
+                          if o["metadata"]["namespace"] == "kube-system")
+        out = self.template()
+        self.assertEqual(roles(out), ["nodewarden-cluster-info"])
+        for o in self.docs_of(out, "Role") + self.docs_of(out, "ClusterRole"):
+            for rule in o["rules"]:
+                self.assertNotIn("secrets", rule["resources"], "no Secret permission by default")
+        out = self.template("kubeadmBootstrap.enabled=true")
+        self.assertEqual(roles(out), ["nodewarden-bootstrap-tokens", "nodewarden-cluster-info"])
+        boot = [o for o in self.docs_of(out, "Role") if o["metadata"]["name"].endswith("-tokens")][0]
+        self.assertEqual(boot["rules"], [{"apiGroups": [""], "resources": ["secrets"],
+                                          "verbs": ["create", "delete"]}])
+        self.assertEqual(len([b for b in self.docs_of(out, "RoleBinding")
+                              if b["metadata"]["namespace"] == "kube-system"]), 2)
+        # the service CIDR reads: ServiceCIDRs cluster-wide, kubeadm-config by name
+        cr = self.docs_of(out, "ClusterRole")[0]
+        self.assertIn({"apiGroups": ["networking.k8s.io"], "resources": ["servicecidrs"],
+                       "verbs": ["list"]}, cr["rules"])
+
+    def test_kube_version(self):
+        """The webhooks use matchConditions: Kubernetes 1.28 or later."""
+        with open(os.path.join(CHART, "Chart.yaml")) as f:
+            self.assertEqual(yaml.safe_load(f)["kubeVersion"], ">=1.28.0-0")
+        r = self.helm("template", "nodewarden", CHART, "--set", NAME, "--kube-version", "1.27.9")
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("kubeVersion", r.stderr)
+        r = self.helm("template", "nodewarden", CHART, "--set", NAME, "--kube-version", "1.28.0")
+        self.assertEqual(r.returncode, 0, r.stderr)
+
+    def test_anti_affinity(self):
+        """Required by default: never two replicas on one node, and a rollout that replaces
+        in place; preferred (one-node clusters): spread when it can, surge rollouts."""
+        dep = self.docs_of(self.template(), "Deployment")[0]["spec"]
+        anti = dep["template"]["spec"]["affinity"]["podAntiAffinity"]
+        req = anti["requiredDuringSchedulingIgnoredDuringExecution"]
+        self.assertEqual([t["topologyKey"] for t in req], ["kubernetes.io/hostname"])
+        self.assertEqual(req[0]["labelSelector"]["matchLabels"], dep["selector"]["matchLabels"])
+        self.assertEqual([t["podAffinityTerm"]["topologyKey"] for t in
+                          anti["preferredDuringSchedulingIgnoredDuringExecution"]],
+                         ["topology.kubernetes.io/zone"])
+        self.assertEqual(dep["strategy"]["rollingUpdate"], {"maxUnavailable": 1, "maxSurge": 0})
+        dep = self.docs_of(self.template("podAntiAffinity=preferred"), "Deployment")[0]["spec"]
+        anti = dep["template"]["spec"]["affinity"]["podAntiAffinity"]
+        self.assertNotIn("requiredDuringSchedulingIgnoredDuringExecution", anti)
+        self.assertEqual([t["podAffinityTerm"]["topologyKey"] for t in
+                          anti["preferredDuringSchedulingIgnoredDuringExecution"]],
+                         ["kubernetes.io/hostname", "topology.kubernetes.io/zone"])
+        self.assertEqual(dep["strategy"]["rollingUpdate"], {"maxUnavailable": 0, "maxSurge": 1})
+        r = self.lint("podAntiAffinity=sometimes")
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("/podAntiAffinity", r.stdout + r.stderr)
+
+    def test_values_comments_current(self):
+        """values.yaml says what is true: staticCapacity is implemented, IMDS's default
+        hop limit is 1."""
+        with open(os.path.join(CHART, "values.yaml")) as f:
+            text = f.read()
+        self.assertNotIn("staticCapacity or", text)
+        self.assertIn("staticCapacity (NodePools", text)
+        self.assertNotIn("default hop limit of 2", text)
+        self.assertIn("hop limit is 1, AWS's", text)
+
     def test_every_serve_key_reaches_the_config(self):
         if not os.access(NW_BIN, os.X_OK):
             self.skipTest("no %s: run `make`" % NW_BIN)
@@ -276,12 +464,12 @@ class ChartTest(unittest.TestCase):
         self.assertNotIn("config.yaml", p.stdout + p.stderr)
         # the defaults render the defaults of `serve --help` (but where the chart differs)
         r = self.helm("template", "nodewarden", CHART, "--namespace", NS,
-                      "--show-only", "templates/configmap.yaml")
+                      "--show-only", "templates/configmap.yaml", "--set", NAME)
         self.assertEqual(r.returncode, 0, r.stderr)
         cfg = yaml.safe_load(yaml.safe_load(r.stdout)["data"]["config.yaml"])
         chart_own = {"scaler.enabled", "webhook.certDNSNames", "gpu.exemptNamespaces",
                      "scaler.leaderElection.namespace", "scaler.leaderElection.name",
-                     "settings.featureGates"}
+                     "settings.featureGates", "settings.clusterName"}
         for key, typ, default in keys:
             if key in chart_own:
                 continue

@@ -166,6 +166,12 @@ def builtin_types():
               generation=False),
         RType('rbac.authorization.k8s.io', 'v1', 'roles', 'Role', True, generation=False),
         RType('rbac.authorization.k8s.io', 'v1', 'rolebindings', 'RoleBinding', True, generation=False),
+        # the service CIDR nodewarden gives AL2023's NodeConfig (Kubernetes 1.33+; kube-apiserver
+        # makes "kubernetes" from --service-cluster-ip-range, the simulator none by itself)
+        RType('networking.k8s.io', 'v1', 'servicecidrs', 'ServiceCIDR', False, status=True,
+              generation=False),
+        # stored, not enforced (nodewarden doctor names them when the webhook is unreachable)
+        RType('networking.k8s.io', 'v1', 'networkpolicies', 'NetworkPolicy', True, short=['netpol']),
         RType('admissionregistration.k8s.io', 'v1', 'validatingwebhookconfigurations',
               'ValidatingWebhookConfiguration', False),
         RType('admissionregistration.k8s.io', 'v1', 'mutatingwebhookconfigurations',

@@ -240,29 +240,38 @@ class StaticTest(unittest.TestCase):
     def check_rbac(self, objs, what):
         cr = [o for o in objs if o['kind'] == 'ClusterRole']
         role = [o for o in objs if o['kind'] == 'Role' and o['metadata'].get('namespace') != 'kube-system']
-        boot = [o for o in objs if o['kind'] == 'Role' and o['metadata'].get('namespace') == 'kube-system']
-        self.assertEqual((len(cr), len(role), len(boot)), (1, 1, 1), what)
+        ks = {o['metadata']['name']: o for o in objs if o['kind'] == 'Role' and
+              o['metadata'].get('namespace') == 'kube-system'}
+        info = [o for n, o in ks.items() if n.endswith('-cluster-info')]
+        boot = [o for n, o in ks.items() if n.endswith('-bootstrap-tokens')]
+        self.assertEqual((len(cr), len(role), len(info), len(boot), len(ks)), (1, 1, 1, 1, 2), what)
         bound = [o for o in objs if o['kind'] == 'RoleBinding' and o['metadata'].get('namespace') == 'kube-system']
-        self.assertEqual([b['roleRef']['name'] for b in bound], [boot[0]['metadata']['name']], what)
+        self.assertEqual(sorted(b['roleRef']['name'] for b in bound), sorted(ks), what)
 
         def grants(rules, g, res, verb, name):
             return any(g in r['apiGroups'] and res in r['resources'] and verb in r['verbs']
                        and (not r.get('resourceNames') or (name and name in r['resourceNames']))
                        for r in rules)
+        # 0: the ClusterRole, 1: the namespace's Role, 2: kube-system (cluster-info), 3:
+        # kube-system, the kubeadm bootstrap tokens
         for g, res, verbs, ns, name in self.doctor_perms():
-            rules = (cr[0], role[0], boot[0])[ns]['rules']
+            rules = (cr[0], role[0], info[0], boot[0])[ns]['rules']
             for v in verbs:
                 self.assertTrue(grants(rules, g, res, v, name), '%s: %s %s/%s not granted' % (what, v, g, res))
-        # kube-system: the bootstrap tokens only, never read; the kube-dns Service only, read
+        # kube-system: the kube-dns Service and kubeadm-config, read, one object each; the
+        # bootstrap tokens only, never read
+        self.assertEqual(info[0]['rules'], [{'apiGroups': [''], 'resources': ['services'],
+                                             'resourceNames': ['kube-dns'], 'verbs': ['get']},
+                                            {'apiGroups': [''], 'resources': ['configmaps'],
+                                             'resourceNames': ['kubeadm-config'], 'verbs': ['get']}], what)
         self.assertEqual(boot[0]['rules'], [{'apiGroups': [''], 'resources': ['secrets'],
-                                             'verbs': ['create', 'delete']},
-                                            {'apiGroups': [''], 'resources': ['services'],
-                                             'resourceNames': ['kube-dns'], 'verbs': ['get']}], what)
+                                             'verbs': ['create', 'delete']}], what)
         for r in cr[0]['rules'] + role[0]['rules']:
             for field in ('apiGroups', 'resources', 'verbs'):
                 self.assertNotIn('*', r[field], what)
             self.assertNotIn('secrets', r['resources'], what)
             self.assertNotIn('services', r['resources'], what)
+            self.assertNotIn('configmaps', r['resources'], what)
             if r['apiGroups'] in (['apiextensions.k8s.io'], ['admissionregistration.k8s.io']):
                 self.assertEqual(r['verbs'], ['get'], what)
                 self.assertTrue(r.get('resourceNames'), what)
@@ -545,7 +554,7 @@ class SimInstallTest(unittest.TestCase):
         # the GPU pod was patched by the mutating webhook: toleration + node selector
         out, _, _ = self.kubectl('get', 'pod', 'cuda-vector-add', '-o', 'json')
         pod = json.loads(out)['spec']
-        self.assertIn({'key': 'gpu', 'operator': 'Equal', 'value': 'true', 'effect': 'NoSchedule'},
+        self.assertIn({'key': 'gpu', 'operator': 'Exists', 'effect': 'NoSchedule'},
                       pod.get('tolerations', []))
         self.assertEqual(pod.get('nodeSelector', {}).get('node.accelerator'), 'nvidia-gpu')
         # the device plugin in kube-system is exempt (not patched)

@@ -40,16 +40,10 @@ nw_cloud_instance_t *fake_cloud_add(fake_cloud_t *f, const char *id, const char 
     snprintf(i->sg_ids[0], sizeof i->sg_ids[0], "sg-1");
     i->nsg = 1;
     i->launch_ns = nw_clock_now(f->clock) - age_ns;
-    int n = 0;
-    snprintf(i->tags[n].key, sizeof i->tags[n].key, "karpenter.sh/managed-by");
-    snprintf(i->tags[n++].value, sizeof i->tags[0].value, "test-cluster");
-    snprintf(i->tags[n].key, sizeof i->tags[n].key, "kubernetes.io/cluster/test-cluster");
-    snprintf(i->tags[n++].value, sizeof i->tags[0].value, "owned");
-    if (claim) {
-        snprintf(i->tags[n].key, sizeof i->tags[n].key, "karpenter.sh/nodeclaim");
-        snprintf(i->tags[n++].value, sizeof i->tags[0].value, "%s", claim);
-    }
-    i->ntags = n;
+    ck_assert(nw_cloud_instance_tag_add(i, "karpenter.sh/managed-by", "test-cluster"));
+    ck_assert(nw_cloud_instance_tag_add(i, "kubernetes.io/cluster/test-cluster", "owned"));
+    if (claim)
+        ck_assert(nw_cloud_instance_tag_add(i, "karpenter.sh/nodeclaim", claim));
     return i;
 }
 

@@ -125,8 +125,12 @@ START_TEST(node_classes)
         {"{\"metadata\":{\"labels\":{\"karpenter.k8s.aws/instance-gpu-manufacturer\":"
          "\"nvidia\"}}}",
          "nvidia"},
+        /* the class's taint key with any value (issue 33): the class's node */
         {"{\"metadata\":{\"labels\":{\"karpenter.k8s.aws/instance-family\":\"c7i\"}},"
-         "\"spec\":{\"taints\":[{\"key\":\"gpu\",\"value\":\"false\",\"effect\":\"NoSchedule\"}]}}",
+         "\"spec\":{\"taints\":[{\"key\":\"gpu\",\"value\":\"l4\",\"effect\":\"NoSchedule\"}]}}",
+         "nvidia"},
+        {"{\"metadata\":{\"labels\":{\"karpenter.k8s.aws/instance-family\":\"c7i\"}},"
+         "\"spec\":{\"taints\":[{\"key\":\"gpux\",\"value\":\"true\",\"effect\":\"NoSchedule\"}]}}",
          NULL},
         {"{}", NULL},
         {"{\"metadata\":{\"labels\":7},\"spec\":{\"taints\":{}}}", NULL},

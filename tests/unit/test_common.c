@@ -1,7 +1,8 @@
-/* Unit tests for common/: buf, log, clock, err. */
+/* Unit tests for common/: buf, log, clock, err, strs. */
 #include <check.h>
 #include <errno.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include "common/err.h"
 #include "common/file.h"
 #include "common/log.h"
+#include "common/strs.h"
 
 Suite *nw_common_suite(void);
 
@@ -231,11 +233,34 @@ START_TEST(file_read_capped)
 }
 END_TEST
 
+START_TEST(strs_lower_bound)
+{
+    typedef struct {
+        int n;
+        const char *name;
+    } item_t;
+    const item_t v[] = {{0, "a"}, {1, "b"}, {2, "b"}, {3, "b"}, {4, "d"}};
+    size_t k = 99, off = offsetof(item_t, name);
+    ck_assert_uint_eq(nw_strs_lower(v, 5, sizeof *v, off, "b", &k), 1);
+    ck_assert_uint_eq(k, 3);
+    ck_assert_uint_eq(nw_strs_lower(v, 5, sizeof *v, off, "a", &k), 0);
+    ck_assert_uint_eq(k, 1);
+    ck_assert_uint_eq(nw_strs_lower(v, 5, sizeof *v, off, "c", &k), 4); /* d is above */
+    ck_assert_uint_eq(k, 0);
+    ck_assert_uint_eq(nw_strs_lower(v, 5, sizeof *v, off, "e", &k), 5); /* past the end */
+    ck_assert_uint_eq(k, 0);
+    ck_assert_uint_eq(nw_strs_lower(v, 5, sizeof *v, off, "d", NULL), 4);
+    ck_assert_uint_eq(nw_strs_lower(NULL, 0, sizeof *v, off, "a", &k), 0);
+    ck_assert_uint_eq(k, 0);
+}
+END_TEST
+
 Suite *nw_common_suite(void)
 {
     Suite *s = suite_create("common");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, buf_bounded);
+    tcase_add_test(tc, strs_lower_bound);
     tcase_add_test(tc, buf_json_escape);
     tcase_add_test(tc, log_json_lines);
     tcase_add_test(tc, log_secret_keys);

@@ -7,6 +7,12 @@
  *                ends; at most `workers` launches are in the cloud at once; the client token
  *                is the NodeClaim's uid and moves on only after the cloud spent it; a batch's
  *                NodeClaim creates run at the same time
+ *   unready      a NodePool whose EC2NodeClass is Ready=False gets no NodeClaim and its pods a
+ *                FailedScheduling event naming the class's reason, until the class is ready;
+ *                a NodeClaim of a class the cloud resolves not ready is not launched (no
+ *                instance lookup, no token Secret), said once; a kubeadm token Secret is
+ *                made once however often the launch is retried; lifecycle looks at a class
+ *                that is not ready again after 10 s (30 s when ready)
  *   lifecycle    a Node with the claim's providerID -> Registered; no Node past the
  *                registration timeout -> the NodeClaim is deleted
  *   expiry       the clock past spec.expireAfter -> the NodeClaim is deleted, counted once
@@ -333,6 +339,141 @@ START_TEST(launch_token_moves_on_only_when_spent)
 }
 END_TEST
 
+/* ---- a class that is not ready ---- */
+
+/* The fixture's class with a status whose Ready condition is `ready` ("True"/"False"). */
+static void class_with_ready(ctlfix_t *f, const char *ready, const char *annotations)
+{
+    char js[2048];
+    snprintf(js, sizeof js,
+             "{\"apiVersion\":\"karpenter.k8s.aws/v1\",\"kind\":\"EC2NodeClass\",\"metadata\":{"
+             "\"name\":\"default\",\"uid\":\"nc-uid\",\"generation\":1%s},\"spec\":{\"role\":"
+             "\"r\",\"amiFamily\":\"Custom\",\"amiSelectorTerms\":[{\"id\":\"ami-0fake\"}],"
+             "\"subnetSelectorTerms\":[{\"tags\":{\"k\":\"v\"}}],\"securityGroupSelectorTerms\":"
+             "[{\"tags\":{\"k\":\"v\"}}]},\"status\":{\"conditions\":[{\"type\":\"Ready\","
+             "\"status\":\"%s\",\"reason\":\"%s\",\"message\":\"%s\",\"observedGeneration\":1,"
+             "\"lastTransitionTime\":\"2026-11-30T11:59:00Z\"}]}}",
+             annotations ? annotations : "", ready,
+             strcmp(ready, "True") == 0 ? "Ready" : "ClusterCIDRNotFound",
+             strcmp(ready, "True") == 0 ? "" : "no service CIDR for AL2023's NodeConfig");
+    ctlfix_put(f, NW_KUBE_EC2NODECLASSES, js, 1);
+}
+
+START_TEST(provisioner_skips_pool_of_unready_class)
+{
+    ctlfix_t f;
+    ctlfix_init(&f);
+    nw_provisioning_t *p = prov_new(&f);
+    class_with_ready(&f, "False", NULL);
+    ctlfix_put_nodepool(&f, NULL);
+    ctlfix_put(&f, NW_KUBE_PODS, PENDING_POD, 1);
+    int mark = ctlfix_mark(&f);
+    tick_prov(&f, p);
+    nw_clock_fake_advance(&f.clk, 1100 * NW_NS_PER_MS);
+    tick_prov(&f, p);
+    /* no NodeClaim for the pool, and the pod is told why */
+    ck_assert_int_eq(ctlfix_count(&f, mark, "POST", "/nodeclaims", NULL), 0);
+    ck_assert_int_eq(f.cloud->launches, 0);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "POST", "/events", "FailedScheduling"), 1);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "FailedScheduling",
+                                  "nodepool \\\"default\\\": EC2NodeClass \\\"default\\\" is not "
+                                  "ready: ClusterCIDRNotFound",
+                                  NULL),
+                     1);
+    /* the pods are looked at again: still nothing, and the event is not repeated */
+    nw_clock_fake_advance(&f.clk, 11 * SEC);
+    tick_prov(&f, p);
+    nw_clock_fake_advance(&f.clk, 2 * SEC);
+    tick_prov(&f, p);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "POST", "/nodeclaims", NULL), 0);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "POST", "/events", "FailedScheduling"), 1);
+    /* the class becomes ready: the next look makes the NodeClaim and launches it */
+    class_with_ready(&f, "True", NULL);
+    nw_clock_fake_advance(&f.clk, 11 * SEC);
+    tick_prov(&f, p);
+    nw_clock_fake_advance(&f.clk, 2 * SEC);
+    tick_prov(&f, p);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "POST", "/apis/karpenter.sh/v1/nodeclaims", NULL), 1);
+    ck_assert_int_eq(f.cloud->launches, 1);
+    nw_provisioning_free(p);
+    ctlfix_free(&f);
+}
+END_TEST
+
+#define KUBEADM_ANNOTATION ",\"annotations\":{\"nodewarden.io/bootstrap\":\"kubeadm\"}"
+
+/* Replace the fixture's launcher with one whose kubeadm tokens live 15 minutes. */
+static void claims_with_token_ttl(ctlfix_t *f)
+{
+    nw_nodeclaim_free(f->claims);
+    nw_nodeclaim_opts_t o = {.bootstrap_ttl_ns = 15 * 60 * SEC};
+    f->claims = nw_nodeclaim_new(&f->deps, &f->mem, &o);
+    ck_assert_ptr_nonnull(f->claims);
+}
+
+START_TEST(unready_class_claim_not_launched)
+{
+    ctlfix_t f;
+    ctlfix_init(&f);
+    claims_with_token_ttl(&f);
+    nw_provisioning_t *p = prov_new(&f);
+    class_with_ready(&f, "True", KUBEADM_ANNOTATION);
+    ctlfix_put_nodepool(&f, NULL);
+    unlaunched_claim(&f, "p1");
+    f.cloud->resolved.ready = 0;
+    snprintf(f.cloud->resolved.reason, sizeof f.cloud->resolved.reason,
+             "InstanceProfileCreationFailed");
+    snprintf(f.cloud->resolved.message, sizeof f.cloud->resolved.message,
+             "the role r does not exist");
+    int mark = ctlfix_mark(&f);
+    for (int i = 0; i < 4; i++) {
+        tick_prov(&f, p);
+        nw_clock_fake_advance(&f.clk, 6 * SEC);
+    }
+    /* no launch, no token Secret, no instance lookup; said once on the NodeClaim */
+    ck_assert_int_eq(f.cloud->launches, 0);
+    ck_assert_int_eq(f.cloud->lists, 0);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "POST", "/secrets", NULL), 0);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "POST", "/events", "NodeClassNotReady"), 1);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "NodeClassNotReady", "the role r does not exist", NULL),
+                     1);
+    /* ready again: launched, with one token Secret */
+    f.cloud->resolved.ready = 1;
+    tick_prov(&f, p);
+    ck_assert_int_eq(f.cloud->launches, 1);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "POST", "/secrets", NULL), 1);
+    nw_provisioning_free(p);
+    ctlfix_free(&f);
+}
+END_TEST
+
+START_TEST(token_secret_made_once_across_retries)
+{
+    ctlfix_t f;
+    ctlfix_init(&f);
+    claims_with_token_ttl(&f);
+    nw_provisioning_t *p = prov_new(&f);
+    class_with_ready(&f, "True", KUBEADM_ANNOTATION);
+    ctlfix_put_nodepool(&f, NULL);
+    unlaunched_claim(&f, "p1");
+    f.cloud->spend_next = 2; /* two launches that make nothing, then one that does */
+    int mark = ctlfix_mark(&f);
+    for (int i = 0; i < 3; i++) {
+        tick_prov(&f, p);
+        nw_clock_fake_advance(&f.clk, 6 * SEC);
+    }
+    ck_assert_int_eq(f.cloud->launches, 3);
+    cJSON *nc = ctlfix_get(&f, claim_path("p1"));
+    ck_assert_ptr_nonnull(nw_json_str_at(nc, "status.providerID"));
+    cJSON_Delete(nc);
+    /* the Secret was created for the first try only; the retries used it again */
+    ck_assert_int_eq(ctlfix_count(&f, mark, "POST", "/secrets", NULL), 1);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "DELETE", "/secrets/", NULL), 0);
+    nw_provisioning_free(p);
+    ctlfix_free(&f);
+}
+END_TEST
+
 /* Holds each NodeClaim POST until two are inside the fake API at once (or 10 s pass):
  * the hook runs under the API's mutex, which the wait releases. */
 typedef struct {
@@ -411,6 +552,38 @@ START_TEST(batch_creates_run_together)
 END_TEST
 
 /* ---- lifecycle ---- */
+
+/* A class the cloud resolves not ready is looked at again after 10 s (what it waits for, a
+ * ServiceCIDR or a role, may appear at any time); a ready one every 30 s. */
+START_TEST(lifecycle_unready_class_looked_at_sooner)
+{
+    ctlfix_t f;
+    ctlfix_init(&f);
+    nw_lifecycle_t *l = life_new(&f);
+    class_with_ready(&f, "False", NULL);
+    f.cloud->resolved.ready = 0;
+    snprintf(f.cloud->resolved.reason, sizeof f.cloud->resolved.reason, "ClusterCIDRNotFound");
+    tick_life(&f, l);
+    int first = f.cloud->resolves;
+    ck_assert_int_ge(first, 1);
+    nw_clock_fake_advance(&f.clk, 11 * SEC);
+    tick_life(&f, l);
+    ck_assert_int_gt(f.cloud->resolves, first);
+    /* ready: the next look after 30 s, not 10 */
+    f.cloud->resolved.ready = 1;
+    nw_clock_fake_advance(&f.clk, 11 * SEC);
+    tick_life(&f, l);
+    int ready = f.cloud->resolves;
+    nw_clock_fake_advance(&f.clk, 11 * SEC);
+    tick_life(&f, l);
+    ck_assert_int_eq(f.cloud->resolves, ready);
+    nw_clock_fake_advance(&f.clk, 20 * SEC);
+    tick_life(&f, l);
+    ck_assert_int_gt(f.cloud->resolves, ready);
+    nw_lifecycle_free(l);
+    ctlfix_free(&f);
+}
+END_TEST
 
 START_TEST(lifecycle_registers_node)
 {
@@ -652,6 +825,10 @@ Suite *nw_controllers_suite(void)
     tcase_add_test(t, launch_held_by_the_cloud_stalls_no_tick);
     tcase_add_test(t, launches_bounded_by_workers);
     tcase_add_test(t, launch_token_moves_on_only_when_spent);
+    tcase_add_test(t, provisioner_skips_pool_of_unready_class);
+    tcase_add_test(t, unready_class_claim_not_launched);
+    tcase_add_test(t, token_secret_made_once_across_retries);
+    tcase_add_test(t, lifecycle_unready_class_looked_at_sooner);
     tcase_add_test(t, batch_creates_run_together);
     tcase_add_test(t, lifecycle_registers_node);
     tcase_add_test(t, lifecycle_registration_timeout_deletes);

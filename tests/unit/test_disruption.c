@@ -296,7 +296,12 @@ typedef struct {
     const cJSON *prices; /* {"type/zone/ct": price} */
     int calls;
     int64_t step, ticks; /* the case's clock: each reading moves it on by step ns */
+    const cJSON *doc;    /* the case (its nodes' accelLastUsedAgo) */
+    int64_t now;
 } fixture_t;
+
+/* GPU-aware disruption's memory in a case: a node's accelLastUsedAgo (0: unknown) */
+static int64_t last_used_fn(void *ud, const char *nc);
 
 static int64_t mono_fn(void *ud)
 {
@@ -453,6 +458,11 @@ static void expand_node(cJSON *objs, const cJSON *n, int64_t now)
     cJSON_AddStringToObject(labels, "node.kubernetes.io/instance-type", type ? type : "m5.large");
     cJSON_AddStringToObject(labels, "topology.kubernetes.io/zone", zone ? zone : "us-east-1a");
     cJSON_AddStringToObject(labels, "karpenter.sh/capacity-type", ct ? ct : "on-demand");
+    const cJSON *extra;
+    cJSON_ArrayForEach(extra, nw_json_get(n, "labels"))
+    {
+        cJSON_AddItemToObject(labels, extra->string, cJSON_Duplicate(extra, 1));
+    }
     cJSON_AddItemToObject(md, "annotations", dup_or_obj(nw_json_get(n, "claimAnnotations")));
     if (cJSON_IsTrue(nw_json_get(n, "deleting")))
         set_ts(md, "deletionTimestamp", now);
@@ -526,6 +536,13 @@ static void expand_pod(cJSON *objs, const cJSON *p, int64_t now)
     if (nw_json_get(p, "tolerations"))
         cJSON_AddItemToObject(spec, "tolerations",
                               cJSON_Duplicate(nw_json_get(p, "tolerations"), 1));
+    if (nw_json_get(p, "requests")) { /* one container requesting these */
+        cJSON *c = cJSON_CreateObject();
+        cJSON_AddStringToObject(c, "name", "c");
+        cJSON_AddItemToObject(cJSON_AddObjectToObject(c, "resources"), "requests",
+                              cJSON_Duplicate(nw_json_get(p, "requests"), 1));
+        cJSON_AddItemToArray(cJSON_AddArrayToObject(spec, "containers"), c);
+    }
     cJSON *st = cJSON_AddObjectToObject(o, "status");
     const char *phase = nw_json_str(p, "phase");
     cJSON_AddStringToObject(st, "phase", phase ? phase : "Running");
@@ -550,6 +567,10 @@ static void expand(const cJSON *doc, cJSON *objs, int64_t now)
         if (nw_json_get(it, "disruption"))
             cJSON_AddItemToObject(spec, "disruption",
                                   cJSON_Duplicate(nw_json_get(it, "disruption"), 1));
+        if (nw_json_get(it, "labels")) /* the template's labels (an accelerator pool's) */
+            cJSON_AddItemToObject(
+                cJSON_AddObjectToObject(cJSON_AddObjectToObject(spec, "template"), "metadata"),
+                "labels", cJSON_Duplicate(nw_json_get(it, "labels"), 1));
         add_obj(objs, o);
     }
     cJSON_ArrayForEach(it, nw_json_get(doc, "nodes"))
@@ -616,9 +637,45 @@ static size_t str_array(const cJSON *arr, const char **out, size_t max)
     return n;
 }
 
+static int64_t last_used_fn(void *ud, const char *nc)
+{
+    fixture_t *f = ud;
+    const cJSON *n;
+    cJSON_ArrayForEach(n, nw_json_get(f->doc, "nodes"))
+    {
+        const char *name = nw_json_str(n, "name");
+        if (name && strcmp(name, nc) == 0 && nw_json_get(n, "accelLastUsedAgo"))
+            return ago(f->now, nw_json_get(n, "accelLastUsedAgo"));
+    }
+    return 0;
+}
+
+/* accelerators: [{name, labelValue, resources: [...], aware}] (node label key
+ * node.accelerator): GPU-aware disruption's classes */
+static nw_disrupt_accel_t case_accels[8];
+static const char *case_accel_res[8][8];
+
+static size_t load_accels(const cJSON *doc)
+{
+    size_t n = 0;
+    const cJSON *a;
+    cJSON_ArrayForEach(a, nw_json_get(doc, "accelerators"))
+    {
+        ck_assert_uint_lt(n, 8);
+        size_t nr = str_array(nw_json_get(a, "resources"), case_accel_res[n], 8);
+        case_accels[n] =
+            (nw_disrupt_accel_t){nw_json_str(a, "name"), nw_json_str(a, "labelValue"),
+                                 case_accel_res[n], nr, !cJSON_IsFalse(nw_json_get(a, "aware"))};
+        n++;
+    }
+    return n;
+}
+
 static nw_disrupt_state_t *build(const cJSON *doc, cJSON *objs, fixture_t *f, list_t ls[5])
 {
     int64_t now = T(nw_json_str(doc, "now") ? nw_json_str(doc, "now") : "2026-11-30T10:00:00Z");
+    f->doc = doc;
+    f->now = now;
     expand(doc, objs, now);
     static const char *kinds[5] = {"NodePool", "NodeClaim", "Node", "Pod", "PodDisruptionBudget"};
     for (int i = 0; i < 5; i++)
@@ -654,6 +711,11 @@ static nw_disrupt_state_t *build(const cJSON *doc, cJSON *objs, fixture_t *f, li
     in.nominated = nom;
     in.nin_command = str_array(nw_json_get(doc, "inCommand"), inc, 64);
     in.in_command = inc;
+    in.naccels = load_accels(doc);
+    in.accels = case_accels;
+    in.accel_label_key = "node.accelerator";
+    in.accel_last_used = last_used_fn;
+    in.accel_ud = f;
     nw_disrupt_state_t *st = NULL;
     ck_assert_int_eq(nw_candidates_state_build(&in, &st, NULL), NW_OK);
     return st;
@@ -717,6 +779,12 @@ static void check_expect(const char *path, const cJSON *exp, const nw_disrupt_st
             ck_assert_msg(dn->empty == cJSON_IsTrue(v), "%s: %s empty\n%s", path, n->string, dump);
         if ((v = nw_json_get(n, "consolidatable")))
             ck_assert_msg(dn->consolidatable == cJSON_IsTrue(v), "%s: %s consolidatable\n%s", path,
+                          n->string, dump);
+        if ((v = nw_json_get(n, "accelPods")))
+            ck_assert_msg(dn->accel_pods == v->valueint, "%s: %s accelPods %d\n%s", path, n->string,
+                          dn->accel_pods, dump);
+        if ((v = nw_json_get(n, "accelIdle")))
+            ck_assert_msg(dn->accel_idle == cJSON_IsTrue(v), "%s: %s accelIdle\n%s", path,
                           n->string, dump);
         if ((v = nw_json_get(n, "why")))
             ck_assert_msg(strstr(dn->why, v->valuestring), "%s: %s why \"%s\"\n%s", path, n->string,
@@ -786,6 +854,15 @@ static void check_expect(const char *path, const cJSON *exp, const nw_disrupt_st
     if (nw_json_get(ev, "single"))
         ck_assert_msg(cmd->single_evaluated == (int)num_or(ev, "single", -1),
                       "%s: single evaluated %d", path, cmd->single_evaluated);
+    const cJSON *rc;
+    cJSON_ArrayForEach(rc, nw_json_get(exp, "reportContains"))
+    {
+        /* the plan --disruption report (compact JSON) holds this text */
+        char *compact = cJSON_PrintUnformatted(rep);
+        ck_assert_msg(cJSON_IsString(rc) && strstr(compact, rc->valuestring),
+                      "%s: report lacks %s\n%s", path, cJSON_GetStringValue(rc), dump);
+        free(compact);
+    }
     if (nw_json_get(exp, "summaryContains"))
         ck_assert_msg(strstr(cmd->summary, nw_json_str(exp, "summaryContains")), "%s: summary %s",
                       path, cmd->summary);
@@ -809,6 +886,8 @@ static void run_case(const char *path)
                    nw_json_get(doc, "prices"),
                    0,
                    0,
+                   0,
+                   doc,
                    0};
     cJSON *objs = cJSON_CreateArray();
     list_t ls[5];
@@ -838,6 +917,8 @@ static void run_case(const char *path)
                         nw_json_get(d2, "prices"),
                         0,
                         0,
+                        0,
+                        d2,
                         0};
         cJSON *objs2 = cJSON_CreateArray();
         list_t ls2[5];

@@ -10,12 +10,19 @@
  *               Initialized (the command stays in flight across ticks)
  *   new term    after a reset (leadership), a command of the previous term is forgotten and
  *               its leftovers (the taint, the DisruptionReason condition) are removed
+ *   GPU-aware   an accelerator node is reclaimed once no pod of its class has run there for
+ *               consolidateAfter by what the controller saw, although other pods keep moving
+ *               its lastPodEventTime (issue 33)
+ *   view duty   under a stream of changes, full ticks (here: a node's lastPodEventTime) come
+ *               a second apart by default, and no sooner than view_duty times the last
+ *               one's cost (at most 30 s) when it is set
  */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "admission/gpu.h"
 #include "ctlfix.h"
 #include "scaler/controllers/disruption.h"
 
@@ -274,6 +281,114 @@ static void initialize(ctlfix_t *f, const char *repl)
     ck_assert_int_eq(nw_kube_cache_upsert(f->deps.cache, NW_KUBE_NODECLAIMS, o), NW_OK);
 }
 
+/* ---- GPU-aware disruption ---- */
+
+/* NodeClaim `name` and its Node as ctlfix_node_pair makes them, labelled
+ * node.accelerator=nvidia-gpu, with status.lastPodEventTime at `last_pod_event` (epoch ns) */
+static void gpu_pair(ctlfix_t *f, const char *name, int64_t last_pod_event)
+{
+    const char *labels =
+        "\"karpenter.sh/nodepool\":\"default\",\"node.kubernetes.io/instance-type\":"
+        "\"m5.large\",\"karpenter.sh/capacity-type\":\"on-demand\","
+        "\"topology.kubernetes.io/zone\":\"us-west-2a\",\"kubernetes.io/arch\":\"amd64\","
+        "\"karpenter.k8s.aws/instance-category\":\"m\",\"node.accelerator\":\"nvidia-gpu\"";
+    char ts[40], b[4096];
+    nw_clock_time_format(last_pod_event, ts, sizeof ts);
+    snprintf(b, sizeof b,
+             "{\"apiVersion\":\"karpenter.sh/v1\",\"kind\":\"NodeClaim\",\"metadata\":{\"name\":"
+             "\"%s\",\"uid\":\"uid-%s\",\"creationTimestamp\":\"2026-11-30T10:00:00Z\","
+             "\"finalizers\":[\"karpenter.sh/termination\"],\"labels\":{%s}},\"spec\":{"
+             "\"nodeClassRef\":{\"group\":\"karpenter.k8s.aws\",\"kind\":\"EC2NodeClass\",\"name\":"
+             "\"default\"},\"requirements\":[]},\"status\":{\"providerID\":"
+             "\"aws:///us-west-2a/i-%s\",\"nodeName\":\"node-%s\",\"lastPodEventTime\":\"%s\","
+             "\"conditions\":[{\"type\":\"Launched\",\"status\":\"True\",\"reason\":\"Launched\","
+             "\"lastTransitionTime\":\"2026-11-30T10:00:00Z\"},"
+             "{\"type\":\"Registered\",\"status\":\"True\",\"reason\":\"Registered\","
+             "\"lastTransitionTime\":\"2026-11-30T10:01:00Z\"},"
+             "{\"type\":\"Initialized\",\"status\":\"True\",\"reason\":\"Initialized\","
+             "\"lastTransitionTime\":\"2026-11-30T10:02:00Z\"}]}}",
+             name, name, labels, name, name, ts);
+    ctlfix_put(f, NW_KUBE_NODECLAIMS, b, 1);
+    snprintf(b, sizeof b,
+             "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"node-%s\","
+             "\"uid\":\"uid-node-%s\",\"creationTimestamp\":\"2026-11-30T10:01:00Z\",\"labels\":{"
+             "%s,\"kubernetes.io/hostname\":\"node-%s\"}},\"spec\":{\"providerID\":"
+             "\"aws:///us-west-2a/i-%s\"},\"status\":{\"allocatable\":{\"cpu\":\"1930m\","
+             "\"memory\":\"7Gi\",\"pods\":\"29\",\"nvidia.com/gpu\":\"1\"},\"capacity\":{\"cpu\":"
+             "\"2\",\"memory\":\"8Gi\",\"pods\":\"29\",\"nvidia.com/gpu\":\"1\"},\"conditions\":["
+             "{\"type\":\"Ready\",\"status\":\"True\",\"lastTransitionTime\":"
+             "\"2026-11-30T10:01:30Z\"}]}}",
+             name, name, labels, name, name);
+    ctlfix_put(f, NW_KUBE_NODES, b, 1);
+}
+
+/* a running pod with one NVIDIA GPU on node-<node> */
+static void gpu_pod_on(ctlfix_t *f, const char *name, const char *node)
+{
+    char b[2048];
+    snprintf(b, sizeof b,
+             "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\",\"namespace\":"
+             "\"default\",\"uid\":\"uid-%s\",\"ownerReferences\":[{\"apiVersion\":\"batch/v1\","
+             "\"kind\":\"Job\",\"name\":\"j\",\"uid\":\"j-uid\",\"controller\":true}],"
+             "\"creationTimestamp\":\"2026-11-30T10:05:00Z\"},\"spec\":{\"nodeName\":\"node-%s\","
+             "\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"500m\"},"
+             "\"limits\":{\"nvidia.com/gpu\":\"1\"}}}]},\"status\":{\"phase\":\"Running\","
+             "\"startTime\":\"2026-11-30T10:05:00Z\",\"conditions\":[{\"type\":\"Ready\","
+             "\"status\":\"True\"}]}}",
+             name, name, node);
+    ctlfix_put(f, NW_KUBE_PODS, b, 1);
+}
+
+/* The controller remembers when it last saw a pod of the node's class: other pods coming
+ * and going (lastPodEventTime moving on) do not hold the node; consolidateAfter after the
+ * GPU pod was last seen, the node is reclaimed, its helper's replacement created first.
+ * Judged by lastPodEventTime alone, it would still wait. */
+START_TEST(accel_idle_reclaimed_despite_pod_churn)
+{
+    nw_gpu_policy_t gpu;
+    ck_assert_int_eq(nw_gpu_policy_init(&gpu, ""), NW_OK);
+    dfx_t x;
+    ctlfix_init(&x.f);
+    ctlfix_t *f = &x.f;
+    f->mem.gpu = &gpu;
+    nw_disruption_opts_t o = {.poll_ns = 10 * SEC, .validation_ns = 0};
+    x.d = nw_disruption_ctl_new(&f->deps, f->claims, &f->mem, &o, NULL);
+    ck_assert_ptr_nonnull(x.d);
+    ctlfix_put_nodeclass(f);
+    ctlfix_put_nodepool(f, "{\"consolidateAfter\":\"60s\",\"budgets\":[{\"nodes\":\"100%\"}]}");
+    int64_t t0 = nw_clock_now(f->deps.clock);
+    gpu_pair(f, "g", t0);
+    gpu_pod_on(f, "train", "g");
+    pod_on(f, "helper", "g", "\"app\":\"helper\"");
+    int mark = ctlfix_mark(f);
+    tick(&x); /* the GPU pod runs: remembered now */
+    ctlfix_del(f, NW_KUBE_PODS, "default", "train");
+    /* other pods keep moving the last pod event: at +30 s and +55 s */
+    for (int at = 30; at <= 55; at += 25) {
+        nw_clock_fake_advance(&f->clk, (at == 30 ? 30 : 25) * SEC);
+        gpu_pair(f, "g", nw_clock_now(f->deps.clock));
+        tick(&x);
+    }
+    ck_assert_int_eq(ctlfix_count(f, mark, CREATE_CLAIM, NULL, NULL), 0);
+    /* +65 s: consolidateAfter since the GPU pod was last seen (lastPodEventTime: 10 s ago) */
+    nw_clock_fake_advance(&f->clk, 10 * SEC);
+    tick(&x);
+    ck_assert_int_eq(ctlfix_count(f, mark, CREATE_CLAIM, NULL, NULL), 1);
+    ck_assert_int_ge(ctlfix_count(f, mark, "POST", "/events", "DisruptionLaunching"), 1);
+    ck_assert(api_node_tainted(f, "node-g"));
+    nw_buf_t b;
+    nw_buf_init(&b, 1 << 20);
+    ck_assert_int_eq(nw_disruption_metrics(x.d, &b), NW_OK);
+    ck_assert_msg(strstr(b.data,
+                         "nodewarden_disruption_decisions_total{method=\"accelerator-idle\","
+                         "action=\"replace\",reason=\"Underutilized\"} 1\n"),
+                  "%s", b.data);
+    nw_buf_cleanup(&b);
+    dfx_free(&x);
+    nw_gpu_policy_cleanup(&gpu);
+}
+END_TEST
+
 START_TEST(drift_replaces_then_deletes)
 {
     dfx_t x;
@@ -349,6 +464,45 @@ START_TEST(new_term_forgets_command_and_cleans_up)
 }
 END_TEST
 
+/* ---- how often full ticks run under a stream of changes ---- */
+
+/* A pod arrives on node-a every `step` after a first full tick; how many
+ * lastPodEventTime writes the ticks make over `steps` of them. */
+static int pod_event_writes(int view_duty, int64_t step, int steps)
+{
+    dfx_t x;
+    dfx_init(&x, "{\"consolidateAfter\":\"Never\",\"budgets\":[{\"nodes\":\"0\"}]}", 0);
+    ctlfix_t *f = &x.f;
+    nw_disruption_ctl_free(x.d);
+    nw_disruption_opts_t o = {.poll_ns = 10 * SEC, .view_duty = view_duty};
+    x.d = nw_disruption_ctl_new(&f->deps, f->claims, &f->mem, &o, NULL);
+    ck_assert_ptr_nonnull(x.d);
+    ctlfix_node_pair(f, "a", NULL);
+    pod_on(f, "p0", "a", NULL);
+    tick(&x); /* the first full tick learns node-a's pods */
+    int mark = ctlfix_mark(f);
+    for (int i = 1; i <= steps; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "p%d", i);
+        nw_clock_fake_advance(&f->clk, step);
+        pod_on(f, name, "a", NULL);
+        tick(&x);
+    }
+    int n = ctlfix_count(f, mark, "PATCH " CLAIMS "a/status", "lastPodEventTime", NULL);
+    dfx_free(&x);
+    return n;
+}
+
+START_TEST(full_ticks_follow_the_view_duty)
+{
+    /* a second apart: every 11 s step is seen (the writes are deduplicated by 10 s) */
+    ck_assert_int_eq(pod_event_writes(0, 11 * SEC, 3), 3);
+    /* a duty of 10^9 times the tick's cost: the longest gap, 30 s; of three steps of
+     * 11 s, only the third (33 s after the first tick) is seen */
+    ck_assert_int_eq(pod_event_writes(1000000000, 11 * SEC, 3), 1);
+}
+END_TEST
+
 Suite *nw_disruption_ctl_suite(void)
 {
     Suite *s = suite_create("disruption_ctl");
@@ -360,6 +514,8 @@ Suite *nw_disruption_ctl_suite(void)
     tcase_add_test(t, pdb_blocks_drift);
     tcase_add_test(t, drift_replaces_then_deletes);
     tcase_add_test(t, new_term_forgets_command_and_cleans_up);
+    tcase_add_test(t, accel_idle_reclaimed_despite_pod_churn);
+    tcase_add_test(t, full_ticks_follow_the_view_duty);
     suite_add_tcase(s, t);
     return s;
 }

@@ -8,6 +8,8 @@
 #include "scaler/aws/ec2.h"
 #include "scaler/aws/intrsource.h"
 #include "scaler/aws/ec2xml.h"
+#include "scaler/aws/catalog_refresh.h"
+#include "scaler/cloud/catalog.h"
 #include "tests/unit/testutil.h"
 
 Suite *nw_ec2xml_suite(void);
@@ -71,6 +73,56 @@ START_TEST(instance_types)
     /* a second page appends */
     ck_assert_int_eq(nw_ec2xml_parse_instance_types(x, len, &l, next, sizeof next, &err), NW_OK);
     ck_assert_uint_eq(l.n, 8);
+    nw_ec2xml_itypes_free(&l);
+    free(x);
+}
+END_TEST
+
+/* the label of key among t's labels, or "" */
+static const char *type_label(const nw_itype_t *t, const char *key, char *buf, size_t n)
+{
+    nw_cat_label_t l[64];
+    int k = nw_catalog_itype_labels(t, l, 64);
+    buf[0] = '\0';
+    for (int i = 0; i < k; i++)
+        if (strcmp(l[i].key, key) == 0)
+            snprintf(buf, n, "%s", l[i].value);
+    return buf;
+}
+
+/* GPUs EC2 describes with a count of 0 (issue 33): g6f's fractional L4 (logicalGpuCount
+ * 1) and p5.4xlarge's H100 (no logical count) are one GPU each in the catalog, with the
+ * GPU labels and capacity */
+START_TEST(uncounted_gpus)
+{
+    size_t len;
+    char *x = load(DIR "describe-instance-types-uncounted.xml", &len);
+    nw_ec2_itypes_t l = {0};
+    char next[128];
+    nw_err_t err = {0};
+    ck_assert_int_eq(nw_ec2xml_parse_instance_types(x, len, &l, next, sizeof next, &err), NW_OK);
+    ck_assert_uint_eq(l.n, 2);
+    ck_assert_int_eq(l.v[0].gpu_count, 0);
+    ck_assert_int_eq(l.v[0].gpu_logical_count, 1);
+    ck_assert_int_eq(l.v[1].gpu_count, 0);
+    ck_assert_int_eq(l.v[1].gpu_logical_count, 0);
+    static const char *const want_name[] = {"l4", "h100"};
+    for (size_t i = 0; i < 2; i++) {
+        nw_itype_t t;
+        nw_catalog_refresh_from_api(&l.v[i], &t);
+        ck_assert_int_eq(t.gpu_count, 1);
+        ck_assert_str_eq(t.gpu_name, want_name[i]);
+        char b[64];
+        ck_assert_str_eq(type_label(&t, "karpenter.k8s.aws/instance-gpu-count", b, sizeof b), "1");
+        ck_assert_str_eq(type_label(&t, "karpenter.k8s.aws/instance-gpu-manufacturer", b, sizeof b),
+                         "nvidia");
+        nw_overhead_opts_t o;
+        nw_catalog_overhead_opts_default(&o);
+        nw_cat_res_t cap;
+        nw_catalog_itype_capacity(&t, &o, &cap);
+        ck_assert_int_eq(cap.nvidia_gpu, 1);
+        ck_assert(nw_catalog_itype_is_exotic(&t));
+    }
     nw_ec2xml_itypes_free(&l);
     free(x);
 }
@@ -210,6 +262,26 @@ START_TEST(instances_and_launch)
     ck_assert_ptr_null(nw_cloud_instance_tag(&ci, "karpenter.sh/nodeclaim"));
     nw_aws_cloud_instance(&in.v[1], &ci);
     ck_assert_str_eq(ci.capacity_type, "spot");
+    /* 50 tags of the longest sizes do not fit: the ones nodewarden reads are kept first,
+     * wherever EC2 lists them, and the ones left out are counted */
+    nw_ec2_instance_t big = in.v[0];
+    big.tags.n = 0;
+    for (int t = 0; t < NW_EC2_MAX_TAGS - 1; t++) {
+        snprintf(big.tags.v[t].key, sizeof big.tags.v[t].key, "team.example.com/k%03u-%090d",
+                 (unsigned)t % 1000u, 0);
+        memset(big.tags.v[t].value, 'v', sizeof big.tags.v[t].value - 1);
+        big.tags.v[t].value[sizeof big.tags.v[t].value - 1] = 0;
+        big.tags.n++;
+    }
+    snprintf(big.tags.v[big.tags.n].key, sizeof big.tags.v[0].key, "karpenter.sh/nodeclaim");
+    snprintf(big.tags.v[big.tags.n++].value, sizeof big.tags.v[0].value, "default-x2");
+    nw_aws_cloud_instance(&big, &ci);
+    ck_assert_str_eq(nw_cloud_instance_tag(&ci, "karpenter.sh/nodeclaim"), "default-x2");
+    ck_assert_int_gt(ci.tags_dropped, 0);
+    ck_assert_int_eq(ci.ntags + ci.tags_dropped, NW_EC2_MAX_TAGS);
+    char k0[128];
+    snprintf(k0, sizeof k0, "team.example.com/k000-%090d", 0);
+    ck_assert_ptr_nonnull(nw_cloud_instance_tag(&ci, k0)); /* the first one fits */
     free(x);
     x = load(DIR "run-instances.xml", &len);
     ck_assert_int_eq(nw_ec2xml_parse_instances(x, len, &in, next, sizeof next, &err), NW_OK);
@@ -424,6 +496,7 @@ Suite *nw_ec2xml_suite(void)
     Suite *s = suite_create("ec2xml");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, instance_types);
+    tcase_add_test(tc, uncounted_gpus);
     tcase_add_test(tc, describe_lists);
     tcase_add_test(tc, instances_and_launch);
     tcase_add_test(tc, error_kinds);

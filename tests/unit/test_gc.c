@@ -43,11 +43,8 @@ static void add(nw_cloud_instances_t *l, const char *id, const char *state, int6
     snprintf(i->zone, sizeof i->zone, "us-west-2a");
     snprintf(i->provider_id, sizeof i->provider_id, "aws:///us-west-2a/%s", id);
     i->launch_ns = age_s < 0 ? 0 : NOW - age_s * S;
-    if (claim_tag) {
-        snprintf(i->tags[0].key, sizeof i->tags[0].key, "karpenter.sh/nodeclaim");
-        snprintf(i->tags[0].value, sizeof i->tags[0].value, "%s", claim_tag);
-        i->ntags = 1;
-    }
+    if (claim_tag)
+        ck_assert(nw_cloud_instance_tag_add(i, "karpenter.sh/nodeclaim", claim_tag));
 }
 
 static int leaked(const nw_gc_plan_t *p, const char *id)

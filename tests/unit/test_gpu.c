@@ -338,7 +338,10 @@ static bool fits(const cJSON *pod, const nw_labels_t *labels, const nw_taints_t 
     return ok;
 }
 
-START_TEST(isolation_matrix)
+/* user_values: every class node carries its class's taint key with a value of the user's
+ * choosing (issue 33) instead of the class's: a pod still fits no other class's node, and
+ * a pod given its toleration by the webhook still fits its own */
+static void isolation_matrix_run(bool user_values)
 {
     nw_gpu_policy_t p;
     ck_assert_int_eq(nw_gpu_policy_init(&p, "nodewarden"), NW_OK);
@@ -357,8 +360,10 @@ START_TEST(isolation_matrix)
             continue;
         const nw_accel_class_t *c = &p.classes[n - 1];
         ck_assert_int_eq(nw_labels_set(&labels[n], "node.accelerator", c->label_value), NW_OK);
-        ck_assert_int_eq(
-            nw_taints_add(&taints[n], c->taint_key, c->taint_value, NW_TAINT_NO_SCHEDULE), NW_OK);
+        ck_assert_int_eq(nw_taints_add(&taints[n], c->taint_key,
+                                       user_values ? "user-chosen" : c->taint_value,
+                                       NW_TAINT_NO_SCHEDULE),
+                         NW_OK);
     }
     /* request -> the node it must land on */
     static const struct {
@@ -426,6 +431,11 @@ START_TEST(isolation_matrix)
                             admitted++;
                             for (int n = 0; n < NNODES; n++) {
                                 bool on = fits(pod, &labels[n], &taints[n]);
+                                /* with the user's values, only a toleration of the class's
+                                 * own value (tols[1], NVIDIA's gpu=true) keeps an NVIDIA pod
+                                 * off its nodes: pending, never elsewhere */
+                                if (user_values && t == 1 && reqs[r].node == 1 && n == 1)
+                                    continue;
                                 ck_assert_msg(on == (n == reqs[r].node),
                                               "pod %s node %d (want only node %d): %s",
                                               on ? "fits" : "does not fit", n, reqs[r].node, text);
@@ -443,6 +453,17 @@ START_TEST(isolation_matrix)
         nw_taints_cleanup(&taints[n]);
     }
     nw_gpu_policy_cleanup(&p);
+}
+
+START_TEST(isolation_matrix)
+{
+    isolation_matrix_run(false);
+}
+END_TEST
+
+START_TEST(isolation_matrix_user_taint_values)
+{
+    isolation_matrix_run(true);
 }
 END_TEST
 
@@ -692,6 +713,9 @@ START_TEST(policy_from_config)
                       "%s families", x->name);
         ck_assert_msg(same_list(x->req_values, x->nreq_values, y->req_values, y->nreq_values),
                       "%s requirement values", x->name);
+        ck_assert_msg(same_list(x->uncounted, x->nuncounted, y->uncounted, y->nuncounted),
+                      "%s uncounted families", x->name);
+        ck_assert_int_eq(x->aware_disruption, y->aware_disruption);
     }
     nw_gpu_policy_cleanup(&a);
     nw_gpu_policy_cleanup(&b);
@@ -750,6 +774,10 @@ START_TEST(policy_from_config)
          "the node label value of the fpga accelerator class must be set"},
         {"gpu.classes.fpga.enabled", "true", "gpu.classes.fpga.taint.key",
          "the taint key of the fpga accelerator class must be set"},
+        {"gpu.uncountedFamilies", "g6f,G7F", "gpu.uncountedFamilies",
+         "uncountedFamilies[1]: \"G7F\" is not an instance family"},
+        {"gpu.classes.gaudi.uncountedFamilies", "g6f", "gpu.classes.gaudi.uncountedFamilies",
+         "uncountedFamilies[0]: g6f is also an instance family of the nvidia class"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         nw_config_t c2;
@@ -761,6 +789,44 @@ START_TEST(policy_from_config)
         ck_assert_msg(strstr(err.msg, bad[i].msg), "%s: %s", bad[i].key, err.msg);
         nw_config_free(&c2);
     }
+    nw_config_free(&cfg);
+}
+END_TEST
+
+/* The uncounted families (issue 33): the defaults, a family the user adds (joined to the
+ * class's families, so the class knows it), GPU-aware disruption per class. */
+START_TEST(policy_uncounted_families)
+{
+    nw_gpu_policy_t a;
+    ck_assert_int_eq(nw_gpu_policy_init(&a, ""), NW_OK);
+    ck_assert(nw_gpu_class_uncounted(&a.classes[0], "g6f"));
+    ck_assert(nw_gpu_class_uncounted(&a.classes[0], "p5"));
+    ck_assert(!nw_gpu_class_uncounted(&a.classes[0], "g6"));
+    ck_assert(a.classes[0].aware_disruption && a.classes[2].aware_disruption);
+    nw_gpu_policy_cleanup(&a);
+    nw_config_t cfg;
+    nw_err_t err = {0};
+    ck_assert_int_eq(nw_config_defaults(&cfg), NW_OK);
+    ck_assert_int_eq(nw_config_set(&cfg, "gpu.uncountedFamilies", "g6f,gr6f,p5,g7f", &err), NW_OK);
+    ck_assert_int_eq(
+        nw_config_set(&cfg, "gpu.classes.neuron.disruption.acceleratorAware", "false", &err),
+        NW_OK);
+    ck_assert_int_eq(nw_gpu_policy_from_config(&cfg, "", &a, &err), NW_OK);
+    ck_assert_int_eq(nw_gpu_family_class(&a, "g7f"), 0);
+    ck_assert(nw_gpu_class_uncounted(&a.classes[0], "g7f"));
+    ck_assert(a.classes[0].aware_disruption);
+    nw_accel_class_t *neuron = nw_gpu_policy_class(&a, "neuron");
+    ck_assert_ptr_nonnull(neuron);
+    ck_assert(!neuron->aware_disruption);
+    /* a generic pool now keeps off g7f by name as well */
+    cJSON *np = cJSON_Parse("{\"spec\":{\"template\":{\"spec\":{\"requirements\":[]}}}}");
+    cJSON *patch = run_mutate(K_POOL, &a, np, NULL, NULL);
+    char *txt = cJSON_PrintUnformatted(patch);
+    ck_assert_msg(strstr(txt, "\"values\":[\"g6f\",\"gr6f\",\"p5\",\"g7f\",\"vt1\"]"), "%s", txt);
+    free(txt);
+    cJSON_Delete(patch);
+    cJSON_Delete(np);
+    nw_gpu_policy_cleanup(&a);
     nw_config_free(&cfg);
 }
 END_TEST
@@ -915,10 +981,12 @@ Suite *nw_gpu_suite(void)
     tcase_add_test(tc, policy_disabled_and_handlers);
     tcase_add_test(tc, custom_policy_and_garbage);
     tcase_add_test(tc, isolation_matrix);
+    tcase_add_test(tc, isolation_matrix_user_taint_values);
     tcase_add_test(tc, userdata_taint_detection);
     tcase_add_test(tc, catalog_accelerators_isolated);
     tcase_add_test(tc, policy_from_config);
     tcase_add_test(tc, policy_user_classes);
+    tcase_add_test(tc, policy_uncounted_families);
     tcase_add_test(tc, mig_capacity_model);
     suite_add_tcase(s, tc);
     return s;

@@ -3,7 +3,8 @@
  * pkg/providers/launchtemplate/launchtemplate.go: network interfaces (the primary one, the
  * spec's incl. efa-only, one EFA interface per card), associatePublicIPAddress,
  * ipPrefixCount, connectionTracking, cpuOptions, block devices, and the errors naming a
- * field. */
+ * field; the service CIDR of AL2023's NodeConfig (the setting, else the cluster's, asked again
+ * on a period). */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,9 +82,10 @@ static nw_rc_t build(const char *spec_json, int efa, nw_ec2_params_t *p, nw_err_
     cJSON *claim = g_claim ? cJSON_Parse(g_claim) : NULL;
     nw_launch_t *l = nw_launch_new(NULL, cat, NULL, NULL, "demo");
     ck_assert_ptr_nonnull(l);
-    nw_launch_bootstrap_t b = {
-        "https://10.0.0.10:6443", "Q0E=", "10.96.0.0/12", 0, 0, 0, NULL, NULL,
-        g_dns ? dns : NULL,       NULL};
+    nw_launch_bootstrap_t b = {.endpoint = "https://10.0.0.10:6443",
+                               .ca_bundle = "Q0E=",
+                               .cluster_cidr = "10.96.0.0/12",
+                               .kube_dns = g_dns ? dns : NULL};
     ck_assert_int_eq(nw_launch_set_bootstrap(l, &b), NW_OK);
     nw_launch_req_t r = {
         .nodepool = "default", .nodeclaim = "c1", .nodeclass = nc, .resolved = &rs, .claim = claim};
@@ -292,6 +294,108 @@ START_TEST(placement_partition)
 }
 END_TEST
 
+/* ---- the service CIDR of AL2023's NodeConfig ---- */
+
+typedef struct {
+    int calls;
+    const char *cidr; /* NULL: the cluster publishes none */
+} svc_t;
+
+static nw_rc_t svc_lookup(void *ud, char *out, size_t len, char *src, size_t srclen, nw_err_t *err)
+{
+    svc_t *s = ud;
+    s->calls++;
+    if (!s->cidr)
+        return nw_err_set(err, NW_ENOTFOUND, "service CIDR", "no ServiceCIDR, no kubeadm-config");
+    snprintf(out, len, "%s", s->cidr);
+    snprintf(src, srclen, "ServiceCIDR kubernetes");
+    return NW_OK;
+}
+
+static nw_launch_t *cidr_launcher(nw_clock_fake_t *clk, const char *setting, svc_t *svc)
+{
+    nw_launch_t *l = nw_launch_new(NULL, NULL, NULL, &clk->base, "demo");
+    ck_assert_ptr_nonnull(l);
+    nw_launch_bootstrap_t b = {.endpoint = "https://10.0.0.10:6443",
+                               .cluster_cidr = setting,
+                               .service_cidr = svc_lookup,
+                               .service_cidr_ud = svc};
+    ck_assert_int_eq(nw_launch_set_bootstrap(l, &b), NW_OK);
+    return l;
+}
+
+START_TEST(service_cidr_sources)
+{
+    nw_clock_fake_t clk;
+    nw_clock_fake_init(&clk, 0);
+    char c[64], src[400];
+    /* the setting wins: the cluster is not asked */
+    svc_t a = {0, "10.43.0.0/16"};
+    nw_launch_t *l = cidr_launcher(&clk, "10.96.0.0/12", &a);
+    nw_launchtemplate_cluster_cidr(l, c, sizeof c, src, sizeof src);
+    ck_assert_str_eq(c, "10.96.0.0/12");
+    ck_assert_str_eq(src, "settings.clusterCIDR");
+    ck_assert_int_eq(a.calls, 0);
+    nw_launch_free(l);
+    /* no setting: the cluster's, asked again only after 10 minutes */
+    l = cidr_launcher(&clk, "", &a);
+    nw_launchtemplate_cluster_cidr(l, c, sizeof c, src, sizeof src);
+    ck_assert_str_eq(c, "10.43.0.0/16");
+    ck_assert_str_eq(src, "ServiceCIDR kubernetes");
+    nw_clock_fake_advance(&clk, 599 * NW_NS_PER_SEC);
+    nw_launchtemplate_cluster_cidr(l, c, sizeof c, src, sizeof src);
+    ck_assert_int_eq(a.calls, 1);
+    /* a lookup that fails later keeps what was found */
+    a.cidr = NULL;
+    nw_clock_fake_advance(&clk, 2 * NW_NS_PER_SEC);
+    nw_launchtemplate_cluster_cidr(l, c, sizeof c, src, sizeof src);
+    ck_assert_int_eq(a.calls, 2);
+    ck_assert_str_eq(c, "10.43.0.0/16");
+    nw_launch_free(l);
+}
+END_TEST
+
+START_TEST(service_cidr_none_then_found)
+{
+    nw_clock_fake_t clk;
+    nw_clock_fake_init(&clk, 0);
+    char c[64], src[400];
+    svc_t a = {0, NULL};
+    nw_launch_t *l = cidr_launcher(&clk, NULL, &a);
+    nw_launchtemplate_cluster_cidr(l, c, sizeof c, src, sizeof src);
+    ck_assert_str_eq(c, "");
+    ck_assert_msg(strstr(src, "no ServiceCIDR, no kubeadm-config"), "%s", src);
+    /* asked again every 10 s, not at every call */
+    nw_clock_fake_advance(&clk, 5 * NW_NS_PER_SEC);
+    nw_launchtemplate_cluster_cidr(l, c, sizeof c, src, sizeof src);
+    ck_assert_int_eq(a.calls, 1);
+    /* the AL2023 bootstrap names why there is none */
+    cJSON *nc = cJSON_Parse("{\"metadata\":{\"name\":\"al\"},\"spec\":{\"amiFamily\":\"AL2023\"}}");
+    nw_nodeclass_resolved_t rs;
+    memset(&rs, 0, sizeof rs);
+    snprintf(rs.name, sizeof rs.name, "al");
+    nw_launch_req_t r = {.nodepool = "p", .nodeclaim = "c", .nodeclass = nc, .resolved = &rs};
+    char *ud = NULL;
+    nw_err_t err = {0};
+    ck_assert_int_eq(nw_launchtemplate_userdata(l, &r, "on-demand", 29, &ud, &err), NW_EINVAL);
+    ck_assert_str_eq(err.path, "settings.clusterCIDR");
+    ck_assert_msg(strstr(err.msg, "no service CIDR for AL2023's NodeConfig") &&
+                      strstr(err.msg, "no ServiceCIDR, no kubeadm-config") &&
+                      strstr(err.msg, "settings.clusterCIDR is empty"),
+                  "%s", err.msg);
+    /* the cluster publishes one: found at the next lookup, and the bootstrap renders */
+    a.cidr = "10.96.0.0/12";
+    nw_clock_fake_advance(&clk, 5 * NW_NS_PER_SEC);
+    nw_err_clear(&err);
+    ck_assert_int_eq(nw_launchtemplate_userdata(l, &r, "on-demand", 29, &ud, &err), NW_OK);
+    ck_assert_int_eq(a.calls, 2);
+    ck_assert_msg(ud && strstr(ud, "cidr: 10.96.0.0/12"), "%s", ud ? ud : "(none)");
+    free(ud);
+    cJSON_Delete(nc);
+    nw_launch_free(l);
+}
+END_TEST
+
 Suite *nw_launch_suite(void)
 {
     Suite *s = suite_create("launch");
@@ -301,6 +405,8 @@ Suite *nw_launch_suite(void)
     tcase_add_test(tc, ipv6_cluster);
     tcase_add_test(tc, bad_volume_size);
     tcase_add_test(tc, placement_partition);
+    tcase_add_test(tc, service_cidr_sources);
+    tcase_add_test(tc, service_cidr_none_then_found);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -82,6 +82,43 @@ START_TEST(status_ready)
 }
 END_TEST
 
+/* ValidationSucceeded: only when the cache's hook judged the class; its reason on Ready when
+ * the selectors found everything */
+START_TEST(validation_status)
+{
+    nw_nodeclass_resolved_t r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.name, sizeof r.name, "al2023");
+    r.subnets_ready = r.sgs_ready = r.amis_ready = r.ready = 1;
+    cJSON *nc = cJSON_Parse("{\"metadata\":{\"name\":\"al2023\",\"generation\":2},\"spec\":{}}");
+    cJSON *st = nw_nodeclass_status_json(&r, nc, 0);
+    ck_assert_ptr_null(cond(st, "ValidationSucceeded"));
+    cJSON_Delete(st);
+    r.validated = 1;
+    r.valid_ready = 0;
+    r.ready = 0;
+    snprintf(r.valid_reason, sizeof r.valid_reason, "ClusterCIDRNotFound");
+    snprintf(r.valid_message, sizeof r.valid_message, "no service CIDR for AL2023's NodeConfig");
+    snprintf(r.reason, sizeof r.reason, "ClusterCIDRNotFound");
+    snprintf(r.message, sizeof r.message, "no service CIDR for AL2023's NodeConfig");
+    st = nw_nodeclass_status_json(&r, nc, 0);
+    ck_assert_str_eq(str(cond(st, "ValidationSucceeded"), "status"), "False");
+    ck_assert_str_eq(str(cond(st, "ValidationSucceeded"), "reason"), "ClusterCIDRNotFound");
+    ck_assert_str_eq(str(cond(st, "Ready"), "status"), "False");
+    ck_assert_str_eq(str(cond(st, "Ready"), "reason"), "ClusterCIDRNotFound");
+    ck_assert_str_eq(str(cond(st, "Ready"), "message"), "no service CIDR for AL2023's NodeConfig");
+    ck_assert_str_eq(str(cond(st, "SubnetsReady"), "status"), "True");
+    cJSON_Delete(st);
+    r.valid_ready = r.ready = 1;
+    r.reason[0] = r.message[0] = 0;
+    st = nw_nodeclass_status_json(&r, nc, 0);
+    ck_assert_str_eq(str(cond(st, "ValidationSucceeded"), "status"), "True");
+    ck_assert_str_eq(str(cond(st, "Ready"), "status"), "True");
+    cJSON_Delete(st);
+    cJSON_Delete(nc);
+}
+END_TEST
+
 START_TEST(rejects_bad_objects)
 {
     nw_nodeclass_resolved_t r;
@@ -249,6 +286,7 @@ Suite *nw_nodeclass_suite(void)
     Suite *s = suite_create("nodeclass");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, status_ready);
+    tcase_add_test(tc, validation_status);
     tcase_add_test(tc, rejects_bad_objects);
     tcase_add_test(tc, variants_pick_and_status);
     tcase_add_test(tc, capacity_reservations_status);

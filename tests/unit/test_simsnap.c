@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "admission/gpu.h"
 #include "fakecloud.h"
 #include "scaler/sched/snap.h"
 #include "scaler/state/simsnap.h"
@@ -206,6 +207,56 @@ static void csinode(fx_t *f, const char *node, int count)
              node, node, count);
     put(f, NW_KUBE_CSINODES, b);
 }
+
+/* The accelerator isolation policy in the scheduling input (issue 33): a generic pool
+ * the webhook never mutated must not plan a type of an uncounted family (here a g6f that
+ * EC2 described without any GPU, so no device label keeps a pool off it). Without the
+ * policy the 3-CPU pod goes to that g6f (the m6i.large is too small); with it, the pool
+ * enters the simulation with instance-family NotIn [g6f, gr6f, p5, vt1] and the pod
+ * finds no type. */
+START_TEST(test_pools_isolated_by_policy)
+{
+    static const char *cat_json =
+        "{\"types\":[{\"name\":\"m6i.large\",\"vcpu\":2,\"memMiB\":8192,\"arch\":"
+        "\"amd64\",\"cpu\":\"intel\",\"enis\":3,\"ipv4\":10,\"price\":0.096,"
+        "\"hypervisor\":\"nitro\"},{\"name\":\"g6f.xlarge\",\"vcpu\":4,\"memMiB\":16384,"
+        "\"arch\":\"amd64\",\"cpu\":\"amd\",\"enis\":4,\"ipv4\":15,\"price\":0.3,"
+        "\"hypervisor\":\"nitro\"}]}";
+    nw_gpu_policy_t gpu;
+    ck_assert_int_eq(nw_gpu_policy_init(&gpu, ""), NW_OK);
+    for (int with = 0; with < 2; with++) {
+        fx_t f;
+        fx_init(&f);
+        nw_catalog_t *cat = NULL;
+        nw_err_t err = {0};
+        ck_assert_int_eq(
+            nw_catalog_new_from_json(cat_json, strlen(cat_json), "us-west-2", &cat, &err), NW_OK);
+        nw_catalog_zone_t z[1] = {{"us-west-2a", "usw2-az1"}};
+        ck_assert_int_eq(nw_catalog_set_zones(cat, z, 1, &err), NW_OK);
+        f.env.catalog = cat;
+        f.env.gpu = with ? &gpu : NULL;
+        put(&f, NW_KUBE_NODEPOOLS,
+            "{\"apiVersion\":\"karpenter.sh/v1\",\"kind\":\"NodePool\",\"metadata\":{"
+            "\"name\":\"default\",\"uid\":\"p1\"},\"spec\":{\"template\":{\"spec\":{"
+            "\"nodeClassRef\":{\"group\":\"karpenter.k8s.aws\",\"kind\":\"EC2NodeClass\","
+            "\"name\":\"default\"},\"requirements\":[{\"key\":\"karpenter.sh/capacity-type\","
+            "\"operator\":\"In\",\"values\":[\"on-demand\"]}]}}}}");
+        pod(&f, "big", "3", "1Gi", "", NULL);
+        nw_simsnap_opts_t o = {.include_pending = true};
+        run_t r;
+        run(&f, &o, &r);
+        ck_assert_int_eq(in_new_claim(&r, "big"), with ? 0 : 1);
+        if (!with) {
+            const nw_sched_itype_t *t = nw_snapshot_itype(r.ss.sched, (size_t)r.r.claims[0].itype);
+            ck_assert_str_eq(t->name, "g6f.xlarge");
+        }
+        run_free(&r);
+        fx_free(&f);
+        nw_catalog_free(cat);
+    }
+    nw_gpu_policy_cleanup(&gpu);
+}
+END_TEST
 
 /* attach limits from the watched CSINodes (Karpenter volumeusage.go): a pending pod whose
  * claim would take an existing node past its driver's count goes to a new NodeClaim */
@@ -554,6 +605,7 @@ Suite *nw_simsnap_suite(void)
     tcase_add_test(tc, test_nodeclass_kubelet);
     tcase_add_test(tc, test_nodeclass_compat);
     tcase_add_test(tc, test_replicas_one_spec);
+    tcase_add_test(tc, test_pools_isolated_by_policy);
     suite_add_tcase(s, tc);
     return s;
 }

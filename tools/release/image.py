@@ -16,6 +16,11 @@
         the CA bundle, the passwd entry) and, with --sbom-dir, that each SBOM lists
         exactly the packages in its image; --unpack extracts one ARCH's root into DIR;
         --self-test: the root checks refuse a root without libssl and one with /bin/sh
+    image.py pause --arch ARCH --binary PAUSE --name REF --out ARCHIVE [--epoch SECONDS]
+        a pod sandbox ("pause") image for the tests' container runtime (tests/kubelet):
+        one layer holding the static PAUSE as /pause, its entrypoint; an oci-archive whose
+        one image is named REF for containerd (`ctr images import`), so a kubelet needs
+        no registry
 
 What goes into an image (docs/release.md): the packages owning the libraries
 the binary loads — the transitive DT_NEEDED closure and the ELF interpreter,
@@ -646,6 +651,37 @@ def cmd_build(args):
     print(idesc['digest'])
 
 
+def cmd_pause(args):
+    """A one-file image (the static pause binary) for tests/kubelet's containerd."""
+    machine, interp, needed = elf_info(args.binary)
+    if machine != ARCHES[args.arch]['machine']:
+        die('%s is a %s binary, not %s' % (args.binary, machine, args.arch))
+    if interp or needed:
+        die('%s is linked dynamically (%s); the pause image holds no libraries: link it with -static'
+            % (args.binary, ', '.join(([interp] if interp else []) + needed)))
+    if '/' not in args.name.split('@')[0].split(':')[0]:
+        die('--name %r: give the full reference containerd will know it by (DOMAIN/PATH:TAG)' % args.name)
+    tree = Tree(args.epoch)
+    with open(args.binary, 'rb') as f:
+        tree.file('pause', f.read(), 0o755)
+    raw = tree.tar()
+    layout = Layout()
+    created = rfc3339(args.epoch)
+    cfg = {'created': created, 'architecture': args.arch, 'os': 'linux',
+           'config': {'User': '65535:65535', 'Entrypoint': ['/pause'], 'WorkingDir': '/'},
+           'rootfs': {'type': 'layers', 'diff_ids': ['sha256:' + sha256(raw)]},
+           'history': [{'created': created, 'created_by': 'tools/release/image.py pause: /pause'}]}
+    if ARCHES[args.arch]['variant']:
+        cfg['variant'] = ARCHES[args.arch]['variant']
+    manifest = {'schemaVersion': 2, 'mediaType': MT_MANIFEST, 'config': layout.put(canon(cfg), MT_CONFIG),
+                'layers': [layout.put(gz(raw), MT_LAYER)]}
+    mdesc = layout.put(canon(manifest), MT_MANIFEST)
+    mdesc['platform'] = platform(args.arch)
+    mdesc['annotations'] = {'io.containerd.image.name': args.name}
+    layout.archive(args.out, {'schemaVersion': 2, 'mediaType': MT_INDEX, 'manifests': [mdesc]}, args.epoch)
+    print(mdesc['digest'])
+
+
 def cmd_rootfs(args):
     epoch = int(os.environ.get('SOURCE_DATE_EPOCH') or 0)
     packages = resolve(args.binary, args.arch)
@@ -852,6 +888,12 @@ def main(argv=None):
     r.add_argument('--arch', required=True, choices=sorted(ARCHES))
     r.add_argument('--binary', required=True)
     r.add_argument('--out', required=True)
+    pz = sub.add_parser('pause')
+    pz.add_argument('--arch', required=True, choices=sorted(ARCHES))
+    pz.add_argument('--binary', required=True)
+    pz.add_argument('--name', required=True)
+    pz.add_argument('--out', required=True)
+    pz.add_argument('--epoch', type=int, default=0)
     v = sub.add_parser('verify')
     v.add_argument('archive')
     v.add_argument('--unpack')
@@ -860,7 +902,7 @@ def main(argv=None):
     v.add_argument('--self-test', action='store_true',
                    help='also check that the root checks refuse a root without libssl or with /bin/sh')
     args = ap.parse_args(argv)
-    return {'build': cmd_build, 'rootfs': cmd_rootfs, 'verify': cmd_verify}[args.cmd](args) or 0
+    return {'build': cmd_build, 'rootfs': cmd_rootfs, 'verify': cmd_verify, 'pause': cmd_pause}[args.cmd](args) or 0
 
 
 if __name__ == '__main__':

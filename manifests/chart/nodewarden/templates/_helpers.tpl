@@ -31,6 +31,38 @@ helm.sh/chart: {{ include "nodewarden.chart" . }}
 {{ include "nodewarden.selectorLabels" . }}
 app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- with .Values.additionalLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{/* Karpenter's chart keeps some values under `controller` (env, envFrom, extraVolumeMounts,
+     resources, image, metrics.port): its values file works here, each key meaning what the
+     chart's own key of the same meaning does. */}}
+{{- define "nodewarden.controller" -}}
+{{- toYaml (.Values.controller | default dict) }}
+{{- end }}
+
+{{/* The replicas: Karpenter's `replicas` when given, else replicaCount. */}}
+{{- define "nodewarden.replicas" -}}
+{{- if kindIs "invalid" .Values.replicas }}
+{{- .Values.replicaCount }}
+{{- else }}
+{{- .Values.replicas }}
+{{- end }}
+{{- end }}
+
+{{/* The metrics port: Karpenter's controller.metrics.port when given, else metrics.port. */}}
+{{- define "nodewarden.metricsPort" -}}
+{{- $c := fromYaml (include "nodewarden.controller" .) }}
+{{- $m := $c.metrics | default dict }}
+{{- $m.port | default .Values.metrics.port }}
+{{- end }}
+
+{{/* settings.clusterName, required: without it the scaler does not start (its instances'
+     tags and discovery name the cluster). */}}
+{{- define "nodewarden.clusterName" -}}
+{{- required "settings.clusterName is required: the cluster's name, as in its instances' kubernetes.io/cluster/<name> tag and the discovery tags of the setup kit (manifests/aws/); e.g. --set settings.clusterName=my-cluster" .Values.settings.clusterName }}
 {{- end }}
 
 {{- define "nodewarden.serviceAccountName" -}}
@@ -46,11 +78,15 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
      the packaged chart (annotation nodewarden.io/image-digest). The stamp is not a value,
      so `helm upgrade --reuse-values` to a newer chart cannot keep an older digest. */}}
 {{- define "nodewarden.image" -}}
-{{- $digest := .Values.image.digest }}
-{{- if and (not $digest) (not .Values.image.tag) }}
+{{- $c := fromYaml (include "nodewarden.controller" .) }}
+{{- $ci := $c.image | default dict }}
+{{- $repo := $ci.repository | default .Values.image.repository }}
+{{- $tag := $ci.tag | default .Values.image.tag }}
+{{- $digest := $ci.digest | default .Values.image.digest }}
+{{- if and (not $digest) (not $tag) }}
 {{- $digest = index (.Chart.Annotations | default dict) "nodewarden.io/image-digest" | default "" }}
 {{- end }}
-{{- printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion) }}
+{{- printf "%s:%s" $repo ($tag | default .Chart.AppVersion) }}
 {{- with $digest }}@{{ . }}{{ end }}
 {{- end }}
 
