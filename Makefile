@@ -12,7 +12,9 @@
 #                   the cache outside the clone (tests/awskit/fetch-models; done by make test)
 #   make deps       install the Debian packages that are missing (apt-get)
 #   make fuzz       build libFuzzer targets with clang and run each FUZZ_SECONDS
-#   make bench      benchmarks (bench/*/run)
+#   make bench      benchmarks (bench/*/run, bench-peers, bench/cluster/real)
+#   make bench-peers   Karpenter's own scheduler and nodewarden's on identical inputs
+#                   (bench/peers/karpenter; Karpenter built from the Go module proxy)
 #   make bench-cluster   the cluster-scale benchmark alone (bench/cluster/run, docs/benchmarks.md)
 #   make bench-cluster-real   its real tier: kube-apiserver, etcd and kwok, and the stand-in
 #                   at the same size (bench/cluster/real)
@@ -104,7 +106,7 @@ EMBED_OBJS := $(EMBED_SRCS:%=$(BUILD)/obj/embed/%.o)
 DEPS_STAMP := build/.deps-ok
 RELEASE_DEPS_STAMP := build/.release-deps-ok
 
-.PHONY: all deps fmt-check k8s-bins k8s-kubectl k8s-kwok k8s-node kubelet-test aws-models k8s-test test test-bins unit unit-asan unit-asan-nofork unit-asan-fork unit-tsan fuzz-replay sim-test e2e fuzz bench bench-cluster bench-cluster-real certs sim cluster run \
+.PHONY: all deps fmt-check k8s-bins k8s-kubectl k8s-kwok k8s-node kubelet-test aws-models k8s-test test test-bins unit unit-asan unit-asan-nofork unit-asan-fork unit-tsan fuzz-replay sim-test e2e fuzz bench bench-peers bench-cluster bench-cluster-real certs sim cluster run \
         fmt lint lint-layers clean help image release release-deps release-check
 
 all: $(BUILD)/nodewarden
@@ -214,6 +216,13 @@ $(BUILD)/bench/cost: bench/cost/cost.c $(LIB_OBJS) $(EMBED_OBJS)
 	@echo "LD $@"
 	@$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
 
+# nodewarden's side of the race against Karpenter's scheduler (bench/peers/karpenter/run):
+# a case file in, the solve's result out; the embedded catalog as a case's instance types
+$(BUILD)/bench/nwrace: bench/peers/karpenter/nwrace.c $(LIB_OBJS) $(EMBED_OBJS)
+	@mkdir -p $(@D)
+	@echo "LD $@"
+	@$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
+
 # the admission path in a loop, for callgrind's instruction counts (bench/webhook/run)
 $(BUILD)/bench/webhook-instr: bench/webhook/instr.c $(LIB_OBJS) $(EMBED_OBJS)
 	@mkdir -p $(@D)
@@ -280,6 +289,7 @@ test: $(DEPS_STAMP)
 	@$(TSAN_MAKE) -j$(NPROC) build/tsan/nw-unit
 	@tests/k8s/build
 	@tests/k8s/build node
+	@bench/peers/karpenter/build
 	@tests/awskit/fetch-models >/dev/null
 	@$(K8S_ENV) $(RUNJOBS) --title "make test" \
 	  unit='$(MAKE) --no-print-directory unit' \
@@ -296,11 +306,12 @@ test: $(DEPS_STAMP)
 	  awskit='tests/awskit/fetch-models >/dev/null && NW_BIN=$(abspath $(BUILD)/nodewarden) python3 -m unittest tests.awskit.test_kit tests.awskit.test_coverage' \
 	  release='NW_BIN=$(abspath $(BUILD)/nodewarden) tests/release/smoke' \
 	  cluster='bench/cluster/build --test >/dev/null && NW_BIN=$(abspath $(BUILD)/nodewarden) CLUSTER_TEST=1 bench/cluster/run' \
+	  peers/karpenter='NW_RACE_BIN=$(abspath build/asan/bench/nwrace) python3 -m unittest tests.peers.test_karpenter' \
 	  $(KUBELET_JOBS) $(K8S_JOBS) $(ORACLE_JOBS) $(SIM_JOBS) $(E2E_JOBS) $(REAL_JOBS)
 	@echo "make test: all passed"
 
 # the test programs of one build (used for the ASan build by `make test`)
-test-bins: $(BUILD)/nw-unit $(FUZZ_NAMES:%=$(BUILD)/fuzz-replay/%)
+test-bins: $(BUILD)/nw-unit $(FUZZ_NAMES:%=$(BUILD)/fuzz-replay/%) $(BUILD)/bench/nwrace
 	@:
 
 unit: $(BUILD)/nw-unit
@@ -387,7 +398,16 @@ fuzz: $(DEPS_STAMP) $(FUZZ_OBJS) $(EMBED_OBJS)
 # cluster benchmark's real tier (bench/cluster/real) the control plane and kwok
 bench: $(BUILD)/nodewarden k8s-bins k8s-kwok
 	@for b in bench/*/run; do [ -x $$b ] && { echo "== $$b"; $(K8S_ENV) $$b || exit 1; }; done; true
+	@echo "== bench/peers/karpenter"; $(MAKE) --no-print-directory bench-peers
 	@echo "== bench/cluster/real"; $(K8S_ENV) bench/cluster/real
+
+# Karpenter's own scheduler (its scheduling benchmark, built at KARPENTER_CORE_VERSION by
+# bench/peers/karpenter/build into ~/.cache/nodewarden/peers) and nodewarden's, on the same
+# pods, instance types and prices: Karpenter's benchmark mix and the scale-out shapes over
+# the catalog (bench/peers/karpenter/run; PEERS_SIZES, PEERS_SHAPES pick the cases)
+bench-peers: $(BUILD)/bench/nwrace
+	@bench/peers/karpenter/build
+	@bench/peers/karpenter/run
 
 # the cluster-scale benchmark alone (bench/cluster/run; CLUSTER_CONFIGS picks the sizes)
 bench-cluster: $(BUILD)/nodewarden
