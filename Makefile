@@ -273,7 +273,10 @@ REAL_JOBS = $(foreach t,$(REAL_TESTS),e2e-real/$(notdir $(t))='NW_BIN=$(abspath 
             $(foreach t,$(REAL_STORIES),e2e-real/$(t)='NW_BIN=$(abspath $(BUILD)/nodewarden) NW_E2E_BACKEND=real exec tests/e2e/$(t)')
 # the kubelet tier (tests/kubelet, docs/testing-kubelet.md): the chart's two pods run from
 # the release's image under a real kubelet, containerd and kube-proxy; root only
-KUBELET_TESTS = $(if $(K8S_IN),$(shell find tests/kubelet -maxdepth 1 -name 't_*' -type f -perm -u+x | sort))
+# Not inside tests/fresh/run's chroot (NW_FRESH_ROOT=1): there containerd does not find
+# the files the story writes for it (docs/testing-kubelet.md); CI's make test on the host
+# runs the tier
+KUBELET_TESTS = $(if $(NW_FRESH_ROOT),,$(if $(K8S_IN),$(shell find tests/kubelet -maxdepth 1 -name 't_*' -type f -perm -u+x | sort)))
 KUBELET_JOBS = $(foreach t,$(KUBELET_TESTS),kubelet/$(notdir $(t))='NW_BIN=$(abspath $(BUILD)/nodewarden) NW_K8S_NODE_BIN=$(K8S_NODE_BIN) exec $(t)')
 SIM_JOBS = $(foreach t,$(SIM_TESTS),sim/$(basename $(notdir $(t)))='NW_BIN=$(abspath $(BUILD)/nodewarden) exec python3 -m unittest discover -s tests/sim -p $(notdir $(t)) -t .')
 
@@ -289,6 +292,7 @@ test: $(DEPS_STAMP)
 	@$(TSAN_MAKE) -j$(NPROC) build/tsan/nw-unit
 	@tests/k8s/build
 	@tests/k8s/build node
+	@$(if $(NW_FRESH_ROOT),echo "make test: the kubelet tier is left out in tests/fresh/run's root (docs/testing-kubelet.md)")
 	@bench/peers/karpenter/build
 	@tests/awskit/fetch-models >/dev/null
 	@$(K8S_ENV) $(RUNJOBS) --title "make test" \
