@@ -82,6 +82,17 @@ static void note(nw_disrupt_cmd_t *cmd, const char *nc, const char *reason, cons
     va_end(ap);
 }
 
+/* A candidate its NodePool's budget for reason r does not let go: counted and noted. */
+static void budget_note(nw_disrupt_cmd_t *cmd, const nw_disrupt_state_t *st,
+                        const nw_disrupt_node_t *c, nw_disrupt_reason_t r)
+{
+    cmd->budget_blocked[r]++;
+    note(cmd, c->name, "DisruptionBlocked",
+         "No allowed disruptions for disruption reason %s due to blocking budget (NodePool %s)",
+         nw_budget_reason_str(r),
+         c->pool >= 0 && (size_t)c->pool < st->npools ? st->pools[c->pool].name : "");
+}
+
 static NW_MUST_USE nw_rc_t set_candidates(nw_disrupt_cmd_t *cmd, const nw_disrupt_state_t *st,
                                           const int *idx, int n)
 {
@@ -407,11 +418,7 @@ static int emptiness(const nw_disrupt_state_t *st, nw_disrupt_cmd_t *cmd, int *i
     for (int i = 0; i < n; i++) {
         const nw_disrupt_node_t *c = &st->nodes[idx[i]];
         if (c->pool >= np || allowed[c->pool] <= 0) {
-            cmd->budget_blocked[NW_DIS_EMPTY]++;
-            note(cmd, c->name, "DisruptionBlocked",
-                 "No allowed disruptions for disruption reason Empty due to blocking budget "
-                 "(NodePool %s)",
-                 st->pools[c->pool].name);
+            budget_note(cmd, st, c, NW_DIS_EMPTY);
             continue;
         }
         allowed[c->pool]--;
@@ -439,11 +446,7 @@ static int drift(const nw_disrupt_state_t *st, nw_dis_sim_fn sim, void *ud, nw_d
     for (int i = 0; i < n; i++) {
         const nw_disrupt_node_t *c = &st->nodes[idx[i]];
         if (st->pools[c->pool].allowed[NW_DIS_DRIFTED] <= 0) {
-            cmd->budget_blocked[NW_DIS_DRIFTED]++;
-            note(cmd, c->name, "DisruptionBlocked",
-                 "No allowed disruptions for disruption reason Drifted due to blocking budget "
-                 "(NodePool %s)",
-                 st->pools[c->pool].name);
+            budget_note(cmd, st, c, NW_DIS_DRIFTED);
             continue;
         }
         if (c->nresched == 0) {
@@ -575,11 +578,7 @@ static int accel_idle(const nw_disrupt_state_t *st, nw_dis_sim_fn sim, void *ud,
     for (int i = 0; i < n; i++) {
         const nw_disrupt_node_t *c = &st->nodes[idx[i]];
         if (st->pools[c->pool].allowed[NW_DIS_UNDERUTILIZED] <= 0) {
-            cmd->budget_blocked[NW_DIS_UNDERUTILIZED]++;
-            note(cmd, c->name, "DisruptionBlocked",
-                 "No allowed disruptions for disruption reason Underutilized due to blocking "
-                 "budget (NodePool %s)",
-                 st->pools[c->pool].name);
+            budget_note(cmd, st, c, NW_DIS_UNDERUTILIZED);
             continue;
         }
         if (!accel_move(st, sim, ud, c, cmd))
@@ -633,13 +632,8 @@ static int consolidation_list(const nw_disrupt_state_t *st, nw_disrupt_cmd_t *cm
     for (int i = 0; i < n; i++) {
         const nw_disrupt_node_t *c = &st->nodes[idx[i]];
         if (c->pool >= np || allowed[c->pool] <= 0) {
-            if (notes) {
-                cmd->budget_blocked[NW_DIS_UNDERUTILIZED]++;
-                note(cmd, c->name, "DisruptionBlocked",
-                     "No allowed disruptions for disruption reason Underutilized due to blocking "
-                     "budget (NodePool %s)",
-                     st->pools[c->pool].name);
-            }
+            if (notes)
+                budget_note(cmd, st, c, NW_DIS_UNDERUTILIZED);
             continue;
         }
         allowed[c->pool]--;
