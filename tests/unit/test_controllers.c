@@ -1,7 +1,8 @@
 /* tests/unit/test_controllers.c — one tick (or a few) of each controller on a fake clock,
  * the shared fake cloud (fakecloud.h) and an in-memory Kubernetes API (ctlfix.h):
  *   provisioner  a pending pod -> after the batch window a NodeClaim is created and
- *                launched once; an insufficient-capacity launch deletes the NodeClaim
+ *                launched once; an insufficient-capacity launch deletes the NodeClaim; a pod
+ *                still pending 0.5 s after its NodeClaim came up is placed again at once
  *   launches     on launch workers: a launch the cloud holds does not hold the provisioner's
  *                tick or termination's, is not queued twice and is written back once it
  *                ends; at most `workers` launches are in the cloud at once; the client token
@@ -48,7 +49,7 @@ static const char *PENDING_POD =
 
 static nw_provisioning_t *prov_new(ctlfix_t *f)
 {
-    nw_provisioning_opts_t o = {.batch_idle_ns = SEC, .batch_max_ns = 10 * SEC};
+    nw_provisioning_opts_t o = {.batch_idle_ns = SEC, .batch_max_ns = 10 * SEC, .repack = 1};
     nw_provisioning_t *p = nw_provisioning_new(&f->deps, f->claims, &f->mem, &o);
     ck_assert_ptr_nonnull(p);
     return p;
@@ -138,6 +139,90 @@ START_TEST(provisioner_pending_pod_creates_and_launches)
     ck_assert_int_eq(f.cloud->launches, 1);
     nw_provisioning_free(p);
     ctlfix_free(&f);
+}
+END_TEST
+
+/* The claim made for a pod comes up (Initialized, its Node Ready) but the scheduler filled
+ * the node with another pod: the pod, still pending and nominated there, is placed again
+ * once the grace (0.5 s) has passed, not at the 10 s look; a node with room for it gets no
+ * new NodeClaim. */
+static void claim_up(ctlfix_t *f, const char *filler_cpu)
+{
+    char path[400];
+    snprintf(path, sizeof path, "/apis/karpenter.sh/v1/nodeclaims/%s", f->cloud->last_launch_claim);
+    cJSON *nc = ctlfix_get(f, path);
+    ck_assert_ptr_nonnull(nc);
+    const char *pid = nw_json_str_at(nc, "status.providerID");
+    ck_assert_ptr_nonnull(pid);
+    cJSON *st = cJSON_GetObjectItemCaseSensitive(nc, "status");
+    cJSON_AddStringToObject(st, "nodeName", "node-up");
+    cJSON *c = cJSON_Parse("{\"type\":\"Initialized\",\"status\":\"True\",\"reason\":"
+                           "\"Initialized\",\"lastTransitionTime\":\"2026-11-30T12:00:00Z\"}");
+    cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(st, "conditions"), c);
+    char *txt = cJSON_PrintUnformatted(nc);
+    ctlfix_put(f, NW_KUBE_NODECLAIMS, txt, 1);
+    free(txt);
+    char b[2048];
+    snprintf(b, sizeof b,
+             "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"node-up\",\"uid\":"
+             "\"uid-node-up\",\"labels\":{\"karpenter.sh/nodepool\":\"default\","
+             "\"karpenter.sh/initialized\":\"true\",\"kubernetes.io/hostname\":\"node-up\","
+             "\"topology.kubernetes.io/zone\":\"us-west-2a\",\"kubernetes.io/arch\":\"amd64\","
+             "\"karpenter.sh/capacity-type\":\"on-demand\"}},\"spec\":{\"providerID\":\"%s\"},"
+             "\"status\":{\"allocatable\":{\"cpu\":\"1930m\",\"memory\":\"7Gi\",\"pods\":\"29\"},"
+             "\"capacity\":{\"cpu\":\"2\",\"memory\":\"8Gi\",\"pods\":\"29\"},\"conditions\":[{"
+             "\"type\":\"Ready\",\"status\":\"True\"}]}}",
+             pid);
+    ctlfix_put(f, NW_KUBE_NODES, b, 1);
+    cJSON_Delete(nc);
+    snprintf(b, sizeof b,
+             "{\"metadata\":{\"name\":\"filler\",\"namespace\":\"default\",\"uid\":\"uid-filler\"},"
+             "\"spec\":{\"nodeName\":\"node-up\",\"containers\":[{\"name\":\"c\",\"resources\":{"
+             "\"requests\":{\"cpu\":\"%s\",\"memory\":\"1Gi\"}}}]},\"status\":{\"phase\":"
+             "\"Running\"}}",
+             filler_cpu);
+    ctlfix_put(f, NW_KUBE_PODS, b, 1);
+}
+
+static void missed_claim_story(const char *filler_cpu, int want_new)
+{
+    ctlfix_t f;
+    ctlfix_init(&f);
+    nw_provisioning_t *p = prov_new(&f);
+    ctlfix_put_nodeclass(&f);
+    ctlfix_put_nodepool(&f, NULL);
+    ctlfix_put(&f, NW_KUBE_PODS, PENDING_POD, 1);
+    tick_prov(&f, p);
+    nw_clock_fake_advance(&f.clk, 1100 * NW_NS_PER_MS);
+    tick_prov(&f, p);
+    ck_assert_int_eq(f.cloud->launches, 1);
+    ctlfix_sync_nodeclaims(&f);
+    claim_up(&f, filler_cpu);
+    int mark = ctlfix_mark(&f);
+    tick_prov(&f, p); /* the claim is seen up: the grace starts */
+    nw_clock_fake_advance(&f.clk, 300 * NW_NS_PER_MS);
+    tick_prov(&f, p);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "POST", "/apis/karpenter.sh/v1/nodeclaims", NULL), 0);
+    ck_assert_int_le(nw_provisioning_next_deadline(p, nw_clock_mono(&f.clk.base)),
+                     200 * NW_NS_PER_MS);
+    nw_clock_fake_advance(&f.clk, 250 * NW_NS_PER_MS);
+    tick_prov(&f, p); /* 0.55 s: placed again at once, no batch window */
+    ck_assert_int_eq(ctlfix_count(&f, mark, "POST", "/apis/karpenter.sh/v1/nodeclaims", NULL),
+                     want_new);
+    ck_assert_int_eq(f.cloud->launches, 1 + want_new);
+    nw_provisioning_free(p);
+    ctlfix_free(&f);
+}
+
+START_TEST(provisioner_missed_claim_placed_again)
+{
+    missed_claim_story("1500m", 1); /* 1930m - 1500m: no room for the pod's 1 CPU */
+}
+END_TEST
+
+START_TEST(provisioner_missed_claim_with_room_adds_none)
+{
+    missed_claim_story("100m", 0);
 }
 END_TEST
 
@@ -822,6 +907,8 @@ Suite *nw_controllers_suite(void)
     tcase_set_timeout(t, 30);
     tcase_add_test(t, provisioner_pending_pod_creates_and_launches);
     tcase_add_test(t, provisioner_ice_deletes_claim);
+    tcase_add_test(t, provisioner_missed_claim_placed_again);
+    tcase_add_test(t, provisioner_missed_claim_with_room_adds_none);
     tcase_add_test(t, launch_held_by_the_cloud_stalls_no_tick);
     tcase_add_test(t, launches_bounded_by_workers);
     tcase_add_test(t, launch_token_moves_on_only_when_spent);
