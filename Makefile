@@ -7,7 +7,8 @@
 #   make k8s-bins   build the pinned Kubernetes components (tests/k8s/versions) into
 #                   the cache outside the clone (tests/k8s/build; done by make test)
 #   make kubelet-test   the kubelet tier alone: the chart's pods from the release's image
-#                   under a real kubelet, containerd and kube-proxy (tests/kubelet)
+#                   under a real kubelet, containerd and kube-proxy, and the upgrade from
+#                   the previous tagged release (tests/kubelet)
 #   make aws-models fetch the pinned AWS API models (tests/awskit/versions) with curl into
 #                   the cache outside the clone (tests/awskit/fetch-models; done by make test)
 #   make deps       install the Debian packages that are missing (apt-get)
@@ -272,11 +273,10 @@ REAL_STORIES := $(if $(K8S_IN),t_interrupt t_term_pdb t_term_tgp t_term_delete_n
 REAL_JOBS = $(foreach t,$(REAL_TESTS),e2e-real/$(notdir $(t))='NW_BIN=$(abspath $(BUILD)/nodewarden) exec $(t)') \
             $(foreach t,$(REAL_STORIES),e2e-real/$(t)='NW_BIN=$(abspath $(BUILD)/nodewarden) NW_E2E_BACKEND=real exec tests/e2e/$(t)')
 # the kubelet tier (tests/kubelet, docs/testing-kubelet.md): the chart's two pods run from
-# the release's image under a real kubelet, containerd and kube-proxy; root only
-# Not inside tests/fresh/run's chroot (NW_FRESH_ROOT=1): there containerd does not find
-# the files the story writes for it (docs/testing-kubelet.md); CI's make test on the host
-# runs the tier
-KUBELET_TESTS = $(if $(NW_FRESH_ROOT),,$(if $(K8S_IN),$(shell find tests/kubelet -maxdepth 1 -name 't_*' -type f -perm -u+x | sort)))
+# the release's image under a real kubelet, containerd and kube-proxy (t_release_pod), and
+# the upgrade from the previous tagged release (t_upgrade); root only. In tests/fresh/run's
+# chroot too: the node's mount namespace takes the chroot as its root (tests/kubelet/node.py)
+KUBELET_TESTS = $(if $(K8S_IN),$(shell find tests/kubelet -maxdepth 1 -name 't_*' -type f -perm -u+x | sort))
 KUBELET_JOBS = $(foreach t,$(KUBELET_TESTS),kubelet/$(notdir $(t))='NW_BIN=$(abspath $(BUILD)/nodewarden) NW_K8S_NODE_BIN=$(K8S_NODE_BIN) exec $(t)')
 SIM_JOBS = $(foreach t,$(SIM_TESTS),sim/$(basename $(notdir $(t)))='NW_BIN=$(abspath $(BUILD)/nodewarden) exec python3 -m unittest discover -s tests/sim -p $(notdir $(t)) -t .')
 
@@ -292,7 +292,6 @@ test: $(DEPS_STAMP)
 	@$(TSAN_MAKE) -j$(NPROC) build/tsan/nw-unit
 	@tests/k8s/build
 	@tests/k8s/build node
-	@$(if $(NW_FRESH_ROOT),echo "make test: the kubelet tier is left out in tests/fresh/run's root (docs/testing-kubelet.md)")
 	@bench/peers/karpenter/build
 	@tests/awskit/fetch-models >/dev/null
 	@$(K8S_ENV) $(RUNJOBS) --title "make test" \
