@@ -175,3 +175,15 @@ def _build_tagged(commit, arch, work, log):
     if meta.get("version") != version or meta.get("index_digest") != digest:
         raise ReleaseError("the previous release's image.json says %s %s, not %s %s"
                            % (meta.get("version"), meta.get("index_digest"), version, digest))
+
+
+if __name__ == "__main__":
+    # `python3 tests/kubelet/releases.py previous`: build (or find) the previous release
+    # and print its directory; make test runs it before its jobs, so the first run's
+    # compile is not part of kubelet/t_upgrade's time
+    if sys.argv[1:] != ["previous"]:
+        sys.exit("usage: %s previous" % sys.argv[0])
+    try:
+        print(previous(lambda *a: print(*a, file=sys.stderr))[1])
+    except ReleaseError as e:
+        sys.exit("tests/kubelet/releases.py: %s" % e)
