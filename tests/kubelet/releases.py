@@ -23,6 +23,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -121,6 +122,10 @@ def previous(log=lambda *a: None):
         log("previous release %s (%s): cached in %s" % (tag, commit[:12], dest))
         return tag, dest
     os.makedirs(cache, exist_ok=True)
+    for name in os.listdir(cache):   # what a killed build left (a build takes minutes, not hours)
+        old = os.path.join(cache, name)
+        if name.startswith("build-") and time.time() - os.path.getmtime(old) > 3 * 3600:
+            shutil.rmtree(old, ignore_errors=True)
     work = tempfile.mkdtemp(prefix="build-%s-" % commit[:12], dir=cache)
     try:
         _build_tagged(commit, arch, work, log)
