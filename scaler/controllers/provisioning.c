@@ -26,7 +26,7 @@
 #define RESOLVE_EVERY_NS (10 * NW_NS_PER_SEC)
 /* How long a pod nominated to a NodeClaim whose node is up may stay pending before its
  * placement is looked at again (nw_nominations_missed) */
-#define MISS_GRACE_NS (NW_NS_PER_SEC / 2)
+#define MISS_GRACE_NS (NW_NS_PER_SEC / 5)
 
 struct nw_provisioning {
     nw_ctl_deps_t *deps;

@@ -2,7 +2,7 @@
  * the shared fake cloud (fakecloud.h) and an in-memory Kubernetes API (ctlfix.h):
  *   provisioner  a pending pod -> after the batch window a NodeClaim is created and
  *                launched once; an insufficient-capacity launch deletes the NodeClaim; a pod
- *                still pending 0.5 s after its NodeClaim came up is placed again at once
+ *                still pending 0.2 s after its NodeClaim came up is placed again at once
  *   launches     on launch workers: a launch the cloud holds does not hold the provisioner's
  *                tick or termination's, is not queued twice and is written back once it
  *                ends; at most `workers` launches are in the cloud at once; the client token
@@ -144,7 +144,7 @@ END_TEST
 
 /* The claim made for a pod comes up (Initialized, its Node Ready) but the scheduler filled
  * the node with another pod: the pod, still pending and nominated there, is placed again
- * once the grace (0.5 s) has passed, not at the 10 s look; a node with room for it gets no
+ * once the grace (0.2 s) has passed, not at the 10 s look; a node with room for it gets no
  * new NodeClaim. */
 static void claim_up(ctlfix_t *f, const char *filler_cpu)
 {
@@ -200,13 +200,13 @@ static void missed_claim_story(const char *filler_cpu, int want_new)
     claim_up(&f, filler_cpu);
     int mark = ctlfix_mark(&f);
     tick_prov(&f, p); /* the claim is seen up: the grace starts */
-    nw_clock_fake_advance(&f.clk, 300 * NW_NS_PER_MS);
+    nw_clock_fake_advance(&f.clk, 120 * NW_NS_PER_MS);
     tick_prov(&f, p);
     ck_assert_int_eq(ctlfix_count(&f, mark, "POST", "/apis/karpenter.sh/v1/nodeclaims", NULL), 0);
     ck_assert_int_le(nw_provisioning_next_deadline(p, nw_clock_mono(&f.clk.base)),
-                     200 * NW_NS_PER_MS);
-    nw_clock_fake_advance(&f.clk, 250 * NW_NS_PER_MS);
-    tick_prov(&f, p); /* 0.55 s: placed again at once, no batch window */
+                     80 * NW_NS_PER_MS);
+    nw_clock_fake_advance(&f.clk, 100 * NW_NS_PER_MS);
+    tick_prov(&f, p); /* 0.22 s: placed again at once, no batch window */
     ck_assert_int_eq(ctlfix_count(&f, mark, "POST", "/apis/karpenter.sh/v1/nodeclaims", NULL),
                      want_new);
     ck_assert_int_eq(f.cloud->launches, 1 + want_new);
