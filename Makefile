@@ -275,6 +275,9 @@ REAL_STORIES := $(if $(K8S_IN),t_interrupt t_term_pdb t_term_tgp t_term_delete_n
                 t_bootstrap_kubeadm t_provision_topology t_ipv6 t_service_cidr)
 REAL_JOBS = $(foreach t,$(REAL_TESTS),e2e-real/$(notdir $(t))='NW_BIN=$(abspath $(BUILD)/nodewarden) exec $(t)') \
             $(foreach t,$(REAL_STORIES),e2e-real/$(t)='NW_BIN=$(abspath $(BUILD)/nodewarden) NW_E2E_BACKEND=real exec tests/e2e/$(t)')
+# docs/install.md's command blocks run in order on the real tier, AWS on the simulator
+# (tests/install/test_walkthrough.py; docs/testing.md "The install walkthrough")
+INSTALL_JOBS = $(if $(K8S_IN),install/walkthrough='NW_BIN=$(abspath $(BUILD)/nodewarden) exec python3 -m unittest tests.install.test_walkthrough')
 # the kubelet tier (tests/kubelet, docs/testing-kubelet.md): the chart's two pods run from
 # the release's image under a real kubelet, containerd and kube-proxy (t_release_pod), and
 # the upgrade from the previous tagged release (t_upgrade); root only. In tests/fresh/run's
@@ -319,7 +322,7 @@ test: $(DEPS_STAMP)
 	  release='NW_BIN=$(abspath $(BUILD)/nodewarden) tests/release/smoke' \
 	  cluster='bench/cluster/build --test >/dev/null && NW_BIN=$(abspath $(BUILD)/nodewarden) CLUSTER_TEST=1 bench/cluster/run' \
 	  peers/karpenter='NW_RACE_BIN=$(abspath build/asan/bench/nwrace) python3 -m unittest tests.peers.test_karpenter' \
-	  $(KUBELET_JOBS) $(K8S_JOBS) $(ORACLE_JOBS) $(SIM_JOBS) $(E2E_JOBS) $(REAL_JOBS)
+	  $(KUBELET_JOBS) $(K8S_JOBS) $(ORACLE_JOBS) $(SIM_JOBS) $(E2E_JOBS) $(REAL_JOBS) $(INSTALL_JOBS)
 	@echo "make test: all passed"
 
 # the test programs of one build (used for the ASan build by `make test`)

@@ -46,6 +46,9 @@ struct nw_provisioning {
     uint64_t trig_gen;
     size_t trig_n;
     bool trig_known;
+    /* which EC2NodeClasses were Ready=True when last looked at (a hash of their names): a
+     * class that becomes ready lets the pods waiting on its pools be placed at once */
+    uint64_t ready_classes;
     /* no skipping: each Node's disrupted taint read once per version, and the Nodes being
      * deleted or disrupted kept while no Node or NodeClaim changes */
     nw_tickgate_t nodes;
@@ -109,6 +112,22 @@ nw_rc_t nw_provisioning_metrics(nw_provisioning_t *c, nw_buf_t *out)
         {"nodewarden_scaler_solves_total", "Batches placed.", &c->solves},
     };
     return nw_ctl_counters_write(out, v, sizeof v / sizeof *v);
+}
+
+/* A hash of the names of the EC2NodeClasses whose Ready condition is True. */
+static uint64_t ready_classes(const nw_kube_snap_t *s)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < nw_kube_cache_snap_count(s, NW_KUBE_EC2NODECLASSES); i++) {
+        const nw_kube_obj_t *k = nw_kube_cache_snap_at(s, NW_KUBE_EC2NODECLASSES, i);
+        const char *st = nw_json_condition(k->json, "Ready");
+        if (!st || strcmp(st, "True") != 0)
+            continue;
+        for (const char *p = k->name; *p; p++)
+            h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+        h = (h ^ 0xffu) * 1099511628211ULL;
+    }
+    return h;
 }
 
 /* ---- batching ---- */
@@ -577,6 +596,13 @@ void nw_provisioning_tick(nw_provisioning_t *c, const nw_kube_snap_t *s)
             trigger = 1; /* pods still pending: look again every 10 s */
         if (nt && !c->next_resolve_mono)
             trigger = 1;
+        uint64_t rc = ready_classes(s);
+        if (rc != c->ready_classes) {
+            /* a class became ready (or stopped being): the waiting pods are placed again */
+            c->ready_classes = rc;
+            if (nt)
+                trigger = 1;
+        }
         /* after this tick every trigger is seen, unless seen_reset could not keep them */
         c->trig_known = trigger ? seen_reset(c, trig, nt) : true;
         c->trig_gen = gen;

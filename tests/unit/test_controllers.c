@@ -13,7 +13,9 @@
  *                a NodeClaim of a class the cloud resolves not ready is not launched (no
  *                instance lookup, no token Secret), said once; a kubeadm token Secret is
  *                made once however often the launch is retried; lifecycle looks at a class
- *                that is not ready again after 10 s (30 s when ready)
+ *                that is not ready again after 10 s (30 s when ready); a class with no
+ *                status yet is not used either (no NodeClaim, no launch) until it says
+ *                Ready=True, and then the waiting pod is placed at the next batch
  *   lifecycle    a Node with the claim's providerID -> Registered; no Node past the
  *                registration timeout -> the NodeClaim is deleted
  *   expiry       the clock past spec.expireAfter -> the NodeClaim is deleted, counted once
@@ -485,6 +487,79 @@ START_TEST(provisioner_skips_pool_of_unready_class)
 }
 END_TEST
 
+/* The fixture's class as just created: no status (its controller has not reconciled it). */
+static void class_without_status(ctlfix_t *f)
+{
+    ctlfix_put(f, NW_KUBE_EC2NODECLASSES,
+               "{\"apiVersion\":\"karpenter.k8s.aws/v1\",\"kind\":\"EC2NodeClass\",\"metadata\":{"
+               "\"name\":\"default\",\"uid\":\"nc-uid\",\"generation\":1},\"spec\":{\"role\":"
+               "\"r\",\"amiFamily\":\"Custom\",\"amiSelectorTerms\":[{\"id\":\"ami-0fake\"}],"
+               "\"subnetSelectorTerms\":[{\"tags\":{\"k\":\"v\"}}],\"securityGroupSelectorTerms\":"
+               "[{\"tags\":{\"k\":\"v\"}}]}}",
+               1);
+}
+
+/* A class with no status yet is not used: its pool gets no NodeClaim and the pod is told
+ * why; once the class says Ready=True the pod is placed at the next batch, without waiting
+ * for the 10-second look again. */
+START_TEST(provisioner_waits_for_class_without_status)
+{
+    ctlfix_t f;
+    ctlfix_init(&f);
+    nw_provisioning_t *p = prov_new(&f);
+    class_without_status(&f);
+    ctlfix_put_nodepool(&f, NULL);
+    ctlfix_put(&f, NW_KUBE_PODS, PENDING_POD, 1);
+    int mark = ctlfix_mark(&f);
+    tick_prov(&f, p);
+    nw_clock_fake_advance(&f.clk, 1100 * NW_NS_PER_MS);
+    tick_prov(&f, p);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "POST", "/nodeclaims", NULL), 0);
+    ck_assert_int_eq(f.cloud->launches, 0);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "FailedScheduling",
+                                  "nodepool \\\"default\\\": EC2NodeClass \\\"default\\\" is not "
+                                  "ready: NodeClassReadinessUnknown: the EC2NodeClass has no "
+                                  "status yet",
+                                  NULL),
+                     1);
+    /* reconciled: Ready=True, and the pod is placed at once */
+    class_with_ready(&f, "True", NULL);
+    tick_prov(&f, p);
+    nw_clock_fake_advance(&f.clk, 1100 * NW_NS_PER_MS);
+    tick_prov(&f, p);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "POST", "/apis/karpenter.sh/v1/nodeclaims", NULL), 1);
+    ck_assert_int_eq(f.cloud->launches, 1);
+    nw_provisioning_free(p);
+    ctlfix_free(&f);
+}
+END_TEST
+
+/* A NodeClaim of a class with no status yet (made by another controller, or before the
+ * class was re-created) is not launched until the class has a verdict; said once. */
+START_TEST(claim_of_class_without_status_waits)
+{
+    ctlfix_t f;
+    ctlfix_init(&f);
+    nw_provisioning_t *p = prov_new(&f);
+    class_without_status(&f);
+    ctlfix_put_nodepool(&f, NULL);
+    unlaunched_claim(&f, "p1");
+    int mark = ctlfix_mark(&f);
+    for (int i = 0; i < 3; i++) {
+        tick_prov(&f, p);
+        nw_clock_fake_advance(&f.clk, 6 * SEC);
+    }
+    ck_assert_int_eq(f.cloud->launches, 0);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "POST", "/events", "NodeClassNotReady"), 1);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "NodeClassNotReady", "it has no status yet", NULL), 1);
+    class_with_ready(&f, "True", NULL);
+    tick_prov(&f, p);
+    ck_assert_int_eq(f.cloud->launches, 1);
+    nw_provisioning_free(p);
+    ctlfix_free(&f);
+}
+END_TEST
+
 #define KUBEADM_ANNOTATION ",\"annotations\":{\"nodewarden.io/bootstrap\":\"kubeadm\"}"
 
 /* Replace the fixture's launcher with one whose kubeadm tokens live 15 minutes. */
@@ -913,6 +988,8 @@ Suite *nw_controllers_suite(void)
     tcase_add_test(t, launches_bounded_by_workers);
     tcase_add_test(t, launch_token_moves_on_only_when_spent);
     tcase_add_test(t, provisioner_skips_pool_of_unready_class);
+    tcase_add_test(t, provisioner_waits_for_class_without_status);
+    tcase_add_test(t, claim_of_class_without_status_waits);
     tcase_add_test(t, unready_class_claim_not_launched);
     tcase_add_test(t, token_secret_made_once_across_retries);
     tcase_add_test(t, lifecycle_unready_class_looked_at_sooner);
