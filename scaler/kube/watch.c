@@ -468,6 +468,16 @@ static void list_done(watcher_t *x, CURLcode cc)
         schedule_backoff(x, true);
 }
 
+/* The watch cannot resume from its resourceVersion (410 Gone, an ERROR event, a broken
+ * stream): events were lost, so the kind is not synced until the relist commits and the
+ * scaler pauses its writes meanwhile (scaler/loop.c). A watch that merely dropped resumes
+ * from its resourceVersion and loses nothing: it stays synced. */
+static void lost_events(watcher_t *x)
+{
+    if (x->synced_once)
+        nw_kube_cache_mark_unsynced(x->w->cache, x->kind);
+}
+
 static void watch_done(watcher_t *x, CURLcode cc)
 {
     nw_kube_watch_t *w = x->w;
@@ -479,6 +489,7 @@ static void watch_done(watcher_t *x, CURLcode cc)
             nw_log_info(COMP, "watch stream ended inside an event", NW_LS("resource", plural));
     }
     if (x->relist) {
+        lost_events(x);
         schedule(x, 0, true);
         return;
     }
@@ -505,6 +516,7 @@ static void watch_done(watcher_t *x, CURLcode cc)
     nw_kube_client__resp_parse_status(&x->resp);
     if (x->code == 410) {
         nw_log_info(COMP, "watch resourceVersion too old; relisting", NW_LS("resource", plural));
+        lost_events(x);
         schedule(x, 0, true);
         return;
     }
@@ -516,6 +528,8 @@ static void watch_done(watcher_t *x, CURLcode cc)
                  NW_LS("message", x->resp.message));
     /* 504 ResourceVersionTooLarge and anything unexpected: back off, then relist */
     bool relist = !(x->code == 429 || x->code == 401 || x->code == 500 || x->code == 503);
+    if (relist)
+        lost_events(x);
     if (x->resp.retry_after_s > 0)
         schedule(x, (int64_t)x->resp.retry_after_s * NW_NS_PER_SEC, relist);
     else
