@@ -6,9 +6,11 @@ and run in a network namespace with the chart's ServiceAccount token and
 ConfigMap, EC2/SQS/STS/IMDS from the simulator, Nodes from the node agent.
 
 What only the simulated API server can do (c.sim: kube faults, 410s, watch drops,
-store resets) raises harness.Unsupported here. Every story on this backend also fails
-when nodewarden met a 403 (its request counter before it stops, its log at the end):
-the chart's RBAC must grant whatever the story made it do.
+store resets) raises harness.Unsupported here (the real tier's own faults are
+tests/cluster/faults.py's proxies: options etcd_proxy, api_proxy). Every story on this
+backend also fails when nodewarden met a 403 (its request counter before it stops, its
+log at the end): the chart's RBAC must grant whatever the story made it do; only while
+kube-apiserver restarted (cp.restart_apiserver) is a 403 allowed.
 """
 import calendar
 import json
