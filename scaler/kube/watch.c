@@ -478,6 +478,20 @@ static void lost_events(watcher_t *x)
         nw_kube_cache_mark_unsynced(x->w->cache, x->kind);
 }
 
+/* The relist after lost events: at once, unless the watch failed as soon as it began
+ * (under a second, nothing in it but the error: the watch window is still gone, as it is
+ * while an API server catches up after a restart); then after the back-off (800 ms
+ * doubling to 30 s), as client-go's reflector waits between failed list-and-watch rounds,
+ * not a relist storm against an API server that is already struggling. */
+static void relist_after_loss(watcher_t *x)
+{
+    lost_events(x);
+    if (x->events <= 1 && now_ns(x->w) - x->began < NW_NS_PER_SEC)
+        schedule_backoff(x, true);
+    else
+        schedule(x, 0, true);
+}
+
 static void watch_done(watcher_t *x, CURLcode cc)
 {
     nw_kube_watch_t *w = x->w;
@@ -489,8 +503,7 @@ static void watch_done(watcher_t *x, CURLcode cc)
             nw_log_info(COMP, "watch stream ended inside an event", NW_LS("resource", plural));
     }
     if (x->relist) {
-        lost_events(x);
-        schedule(x, 0, true);
+        relist_after_loss(x);
         return;
     }
     if (x->code == 200) {
@@ -516,8 +529,7 @@ static void watch_done(watcher_t *x, CURLcode cc)
     nw_kube_client__resp_parse_status(&x->resp);
     if (x->code == 410) {
         nw_log_info(COMP, "watch resourceVersion too old; relisting", NW_LS("resource", plural));
-        lost_events(x);
-        schedule(x, 0, true);
+        relist_after_loss(x);
         return;
     }
     if (x->code == 401)

@@ -552,6 +552,70 @@ START_TEST(watch_expiry_unsynced_until_relist)
 }
 END_TEST
 
+/* A watch window that stays gone: every pods watch ends at once with 410. The relist
+ * after such a watch waits for the back-off (the client's clock, frozen here, must move
+ * past it) instead of relisting again at once, round after round. */
+typedef struct {
+    fake_srv_t *srv;
+    _Atomic int lists, watches;
+} storm_state_t;
+
+static void storm_handler(void *ud, const fake_req_t *r, fake_conn_t *c)
+{
+    storm_state_t *st = ud;
+    char v[64];
+    int is_watch = fake_query(r->path, "watch", v, sizeof v);
+    if (strncmp(r->path, "/api/v1/pods?", 13) != 0) {
+        if (is_watch)
+            hold_stream(c, &st->srv);
+        else
+            empty_list(c, "1");
+        return;
+    }
+    if (!is_watch) {
+        atomic_fetch_add(&st->lists, 1);
+        empty_list(c, "30");
+        return;
+    }
+    atomic_fetch_add(&st->watches, 1);
+    const char *ev = "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"status\":\"Failure\","
+                     "\"reason\":\"Expired\",\"message\":\"too old resource version\","
+                     "\"code\":410}}\n";
+    fake_stream_begin(c, 200);
+    fake_stream_chunk(c, ev, strlen(ev));
+    fake_stream_end(c);
+}
+
+START_TEST(watch_expiry_storm_backs_off)
+{
+    storm_state_t st = {0};
+    st.srv = fake_srv_start(storm_handler, &st);
+    nw_clock_fake_t fc;
+    nw_clock_fake_init(&fc, 0);
+    nw_kube_client_t *c = mk_client(fake_srv_port(st.srv), "t", &fc.base);
+    nw_kube_cache_t *cache = nw_kube_cache_new(nw_kube_client_metrics(c));
+    nw_kube_watch_opts_t wo = {.backoff_base_ms = 800, .backoff_max_ms = 30000};
+    nw_kube_watch_t *w = NULL;
+    nw_err_t err = {0};
+    ck_assert_int_eq(nw_kube_watch_new(c, cache, &wo, &w, &err), NW_OK);
+    ck_assert_int_eq(nw_kube_watch_start(w, &err), NW_OK);
+    for (int i = 0; i < 1000 && atomic_load(&st.watches) < 1; i++)
+        sleep_ms(10);
+    ck_assert_int_eq(atomic_load(&st.watches), 1);
+    sleep_ms(300); /* the clock stands still: a relist at once would have come by now */
+    ck_assert_int_eq(atomic_load(&st.lists), 1);
+    ck_assert(!nw_kube_cache_has_synced(cache));   /* events lost: unsynced meanwhile */
+    nw_clock_fake_advance(&fc, 2 * NW_NS_PER_SEC); /* past the first back-off step */
+    for (int i = 0; i < 1000 && atomic_load(&st.lists) < 2; i++)
+        sleep_ms(10);
+    ck_assert_int_ge(atomic_load(&st.lists), 2);
+    nw_kube_watch_free(w);
+    fake_srv_stop(st.srv);
+    nw_kube_cache_free(cache);
+    nw_kube_client_free(c);
+}
+END_TEST
+
 /* ---- the watch thread and the client's rate limit --------------------------------------- */
 
 typedef struct {
@@ -1242,6 +1306,7 @@ Suite *nw_kube_client_suite(void)
     tcase_add_test(tc, retry_5xx_then_ok);
     tcase_add_test(tc, post_not_repeated_after_maybe_done);
     tcase_add_test(tc, watch_expiry_unsynced_until_relist);
+    tcase_add_test(tc, watch_expiry_storm_backs_off);
     tcase_add_test(tc, no_server);
     tcase_add_test(tc, bad_token_clear_error);
     tcase_add_test(tc, token_file_reloaded_on_401);
