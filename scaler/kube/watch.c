@@ -435,6 +435,10 @@ static void list_done(watcher_t *x, CURLcode cc)
             schedule_backoff(x, true);
             return;
         }
+        /* the API server answers: a watch that fails at once after this list waits one
+         * back-off step, not the steps that failures before the list had grown to (a
+         * restarting API server's 403s and refused connections) */
+        nw_kube_retry_backoff_reset(&x->bo);
         schedule(x, 0, false);
         return;
     }
