@@ -308,6 +308,12 @@ static void *reconcile_main(void *arg)
                 nw_log_warn("scaler", "cluster state not synced (a watch lost events); "
                                       "writes paused until the relist");
             }
+            /* the gauges still follow (karpenter_cluster_state_synced 0, the time out of
+             * sync): they write nothing to the cluster */
+            nw_kube_snap_t *snap = last_pass ? nw_kube_cache_snapshot(c->cache) : NULL;
+            if (snap)
+                nw_statemetrics_tick(s->gauges, snap);
+            nw_kube_cache_snap_release(snap);
             continue;
         }
         if (unsynced_since) {
