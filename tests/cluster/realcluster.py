@@ -47,6 +47,7 @@ sys.path.insert(0, os.path.join(ROOT, 'tests', 'sim'))
 sys.path.insert(0, os.path.join(ROOT, 'tests', 'k8s'))
 
 import aws as aws_mod  # noqa: E402  (tests/sim/aws.py)
+import faults  # noqa: E402  (tests/cluster/faults.py)
 import control as control_mod  # noqa: E402  (tests/sim/control.py)
 from controlplane import ControlPlane  # noqa: E402  (tests/k8s/controlplane.py)
 from nodeagent import NodeAgent  # noqa: E402
@@ -115,17 +116,23 @@ class Netns:
 
 class RealCluster:
     def __init__(self, dir, boot_delay=0.5, region='us-west-2', log=None, check_tokens=False,
-                 service_cidr='10.96.0.0/16', cluster_name=CLUSTER_NAME, install=True):
+                 service_cidr='10.96.0.0/16', cluster_name=CLUSTER_NAME, install=True,
+                 etcd_proxy=False, api_proxy=False):
         """install=False: the control plane, the AWS simulator and the node agent only;
         the caller installs the chart (tests/install/walkthrough.py runs docs/install.md's
         own commands), then serve_from_netns() and nodewarden_files() stand in for the
-        pod as start() does after its own install."""
+        pod as start() does after its own install. etcd_proxy: kube-apiserver reaches etcd
+        through a faults.DelayProxy (self.etcd_delay); api_proxy: nodewarden reaches
+        kube-apiserver through a faults.ApiFaultProxy (self.api_proxy), its log in
+        <dir>/apiproxy.log."""
         self.dir = os.path.abspath(dir)
         self.cluster_name = cluster_name
         self.install = install
         # the pod's environment also points AWS_ENDPOINT_URL at the simulator (for an
         # install whose values name no aws.endpoints, as a user's do)
         self.aws_endpoint_env = False
+        self.want_etcd_proxy, self.want_api_proxy = etcd_proxy, api_proxy
+        self.api_proxy = None
         self.service_cidr = service_cidr
         self.boot_delay = boot_delay
         self.check_tokens = check_tokens
@@ -150,8 +157,16 @@ class RealCluster:
                                    service_cidr=self.service_cidr,
                                    extra_apiserver_args=['--enable-aggregator-routing=true',
                                                          # kubeadm's join tokens (nodewarden.io/bootstrap)
-                                                         '--enable-bootstrap-token-auth=true'])
+                                                         '--enable-bootstrap-token-auth=true'],
+                                   etcd_proxy=(lambda h, p: faults.DelayProxy(h, h, p))
+                                   if self.want_etcd_proxy else None)
             self.cp.start()
+            self.etcd_delay = self.cp.etcd_proxy
+            if self.want_api_proxy:
+                crt, key = self.cp.issue_cert('apiproxy', 'nodewarden-tests-apiproxy',
+                                              sans=[self.host])
+                self.api_proxy = faults.ApiFaultProxy(self.host, self.cp.server, self.cp.ca_file,
+                                                      crt, key, os.path.join(self.dir, 'apiproxy.log'))
             self.timings['controlplane'] = time.monotonic() - t0
             self._start_aws()
             self.admin = Api(self.cp.server, self.cp.ca_file,
@@ -239,6 +254,11 @@ class RealCluster:
         os.makedirs(d, exist_ok=True)
         token = self.cp.create_token(NAMESPACE, RELEASE, duration='24h')
         self.nw_kubeconfig = self.cp.token_kubeconfig(os.path.join(d, 'kubeconfig'), token)
+        if self.api_proxy is not None:  # nodewarden's connection only goes through it
+            with open(self.nw_kubeconfig) as f:
+                text = f.read().replace('server: ' + self.cp.server, 'server: ' + self.api_proxy.url)
+            with open(self.nw_kubeconfig, 'w') as f:
+                f.write(text)
         os.chmod(self.nw_kubeconfig, 0o600)
         sec = self.admin.get('/api/v1/namespaces/%s/secrets/%s-tls' % (NAMESPACE, RELEASE))
         for k in ('tls.crt', 'tls.key', 'ca.crt'):
@@ -330,6 +350,9 @@ class RealCluster:
             self.aws_server.server_close()
         if self.aws is not None:
             self.aws.stop()
+        if self.api_proxy is not None:
+            self.api_proxy.close()
+            self.api_proxy = None
         if self.cp is not None:
             self.cp.stop()
         if self.net is not None:
