@@ -60,7 +60,7 @@ SKIP = {
         "the chart's Service",
         'pod'),
     'upgrade': (
-        "needs a later release's chart (nodewarden-0.2.0.tgz); tests/k8s/test_chart.py renders "
+        "needs a later release's chart (nodewarden-0.3.0.tgz); tests/k8s/test_chart.py renders "
         'and lints the chart', None),
     'without-helm': (
         'the alternative to section 3 on a cluster that already has the chart; '
