@@ -16,7 +16,8 @@ KUBECONFIG the admin's, the pinned kubectl and helm first on PATH and, for testi
 AWS_ENDPOINT_URL (the variable the AWS CLI and SDKs honour) pointing at the simulator with
 its keys; what stands in for a skipped block is named in walkthrough.SKIP. Then: the
 NodeClaim registered a node with its providerID, no bootstrap token Secret is left, and
-the uninstall removed the webhook configurations."""
+the uninstall (NodePools and EC2NodeClasses first, as the page says) left no NodeClaim and
+removed the webhook configurations."""
 import json
 import os
 import shutil
@@ -217,12 +218,15 @@ class WalkthroughTest(unittest.TestCase):
                 print('---- docs/install.md:%d block %s skipped: %s' % (b.line, b.name, reason), flush=True)
                 self.standin(standin, env)
                 continue
+            if b.name == 'uninstall':
+                self.check_running()
             self.run_block(b, text, env)
             ran.append(b.name)
         self.assertEqual(ran, wt.RUN)
         self.check_after()
 
-    def check_after(self):
+    def check_running(self):
+        """Before the uninstall: the first node joined as its NodeClaim says."""
         admin = self.c.admin
         claims = admin.get('/apis/karpenter.sh/v1/nodeclaims')['items']
         self.assertTrue(claims, 'no NodeClaim')
@@ -231,6 +235,12 @@ class WalkthroughTest(unittest.TestCase):
             self.assertEqual(conds.get('Registered'), 'True', nc['metadata']['name'])
             node = admin.get('/api/v1/nodes/%s' % nc['status']['nodeName'])
             self.assertEqual(node['spec'].get('providerID'), nc['status']['providerID'])
+
+    def check_after(self):
+        """After the uninstall (NodePools, EC2NodeClasses, then the chart): nothing left."""
+        admin = self.c.admin
+        claims = admin.get('/apis/karpenter.sh/v1/nodeclaims')['items']
+        self.assertEqual([nc['metadata']['name'] for nc in claims], [], 'NodeClaims left after the uninstall')
         secrets = admin.get('/api/v1/namespaces/kube-system/secrets?labelSelector=nodewarden.io/nodeclaim')
         self.assertEqual(secrets['items'], [], 'a bootstrap token Secret is left')
         for kind in ('validatingwebhookconfigurations', 'mutatingwebhookconfigurations'):
