@@ -186,6 +186,18 @@ static void raise_nofile(void)
                     NW_LI("to", after > (uint64_t)INT64_MAX ? -1 : (long long)after));
 }
 
+/* After SIGTERM: serve on for delay_ns (a second signal in the set ends it sooner). */
+static void serve_on(const sigset_t *set, int64_t delay_ns)
+{
+    if (delay_ns <= 0)
+        return;
+    nw_log_info("serve", "serving on while the Service drops this pod",
+                NW_LI("shutdownDelayMs", delay_ns / NW_NS_PER_MS));
+    struct timespec ts = {.tv_sec = delay_ns / NW_NS_PER_SEC, .tv_nsec = delay_ns % NW_NS_PER_SEC};
+    while (sigtimedwait(set, NULL, &ts) < 0 && errno == EINTR)
+        ;
+}
+
 int nw_cmd_serve(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++)
@@ -218,6 +230,7 @@ int nw_cmd_serve(int argc, char **argv)
     nw_certs_watch_t *watch = NULL;
     bool gpu_built = false;
     nw_scaler_t *scaler = NULL;
+    bool scaler_stopped = true;
     if (nw_certs_require_dns_names(cfg.webhook.certDNSNames.v, cfg.webhook.certDNSNames.n) !=
             NW_OK ||
         nw_certs_load_initial(cfg.webhook.tlsCert, cfg.webhook.tlsKey, &metrics, &err) != NW_OK) {
@@ -244,9 +257,14 @@ int nw_cmd_serve(int argc, char **argv)
     sigwait(&set, &sig);
     nw_log_info("serve", "signal received; shutting down", NW_LS("signal", strsignal(sig)));
     rc = NW_EXIT_OK;
+    /* the Lease goes first (a standby takes over at once), then the webhook serves on
+     * while kube-proxy takes this pod out of the Service */
+    scaler_stopped = nw_scaler_loop_stop(scaler);
+    scaler = NULL;
+    serve_on(&set, cfg.webhook.shutdownDelay_ns);
 out:
     nw_https_stop(srv);
-    if (!nw_scaler_loop_stop(scaler)) {
+    if (!scaler_stopped || !nw_scaler_loop_stop(scaler)) {
         /* a reconcile step still runs (its writes are refused, the Lease is released): end
          * the process now rather than free its memory under it or wait for it */
         nw_log_info("serve", "exiting");

@@ -57,6 +57,7 @@ static const key_t_ keys[] = {
     {"webhook.threads", T_INT, OFF(webhook.threads), "0", 0, 1024},
     {"webhook.certPollInterval", T_DUR, OFF(webhook.certPollInterval_ns), "1s", 1, 0},
     {"webhook.shutdownGrace", T_DUR, OFF(webhook.shutdownGrace_ns), "15s", 1, 0},
+    {"webhook.shutdownDelay", T_DUR, OFF(webhook.shutdownDelay_ns), "0s", 0, 0},
     {"webhook.maxConnections", T_INT, OFF(webhook.maxConnections), "0", 0, 1000000},
     {"webhook.connectionMemoryPercent", T_INT, OFF(webhook.connectionMemoryPercent), "25", 1, 90},
     {"webhook.maxConnectionsPerClient", T_INT, OFF(webhook.maxConnectionsPerClient), "128", 0,

@@ -67,6 +67,7 @@ typedef struct {
         int64_t threads;                 /* 0 = one per CPU */
         int64_t certPollInterval_ns;     /* how often cert/key files are checked */
         int64_t shutdownGrace_ns;        /* max wait for in-flight requests on SIGTERM */
+        int64_t shutdownDelay_ns;        /* serving on after SIGTERM, as the Service drops us */
         int64_t maxConnections;          /* all clients together; 0 = sized from memory */
         int64_t connectionMemoryPercent; /* of the memory limit, when maxConnections is 0 */
         int64_t maxConnectionsPerClient; /* per client address; 0 = no limit */

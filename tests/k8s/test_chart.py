@@ -469,7 +469,9 @@ class ChartTest(unittest.TestCase):
         cfg = yaml.safe_load(yaml.safe_load(r.stdout)["data"]["config.yaml"])
         chart_own = {"scaler.enabled", "webhook.certDNSNames", "gpu.exemptNamespaces",
                      "scaler.leaderElection.namespace", "scaler.leaderElection.name",
-                     "settings.featureGates", "settings.clusterName"}
+                     "settings.featureGates", "settings.clusterName",
+                     # a pod behind a Service serves on after SIGTERM (kube-proxy's lag)
+                     "webhook.shutdownDelay"}
         for key, typ, default in keys:
             if key in chart_own:
                 continue
