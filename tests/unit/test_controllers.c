@@ -15,7 +15,8 @@
  *                that is not ready again after 10 s (30 s when ready)
  *   lifecycle    a Node with the claim's providerID -> Registered; no Node past the
  *                registration timeout -> the NodeClaim is deleted
- *   expiry       the clock past spec.expireAfter -> the NodeClaim is deleted, counted once
+ *   expiry       the clock past spec.expireAfter -> the NodeClaim is deleted, counted once;
+ *                a staged accelerator class's NodeClaim is left to disruption
  *   poolstatus   a NodePool's status (resources, conditions) is written
  *   drift        a NodeClaim whose NodePool hash changed -> Drifted=True
  *   gc           a cluster instance without a NodeClaim, past the launch grace -> terminated
@@ -28,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "admission/gpu.h"
 #include "ctlfix.h"
 #include "scaler/controllers/gc.h"
 #include "scaler/controllers/lifecycle.h"
@@ -686,6 +688,53 @@ START_TEST(expiry_deletes_past_expire_after)
 }
 END_TEST
 
+/* Staged replacement (issue 33): an expired NodeClaim of an accelerator class that stages
+ * its rollouts is left to disruption; one of a class that does not (maxReplacing 0), or with
+ * no class, is deleted as before. */
+START_TEST(expiry_leaves_staged_accelerator_nodes)
+{
+    nw_gpu_policy_t gpu;
+    ck_assert_int_eq(nw_gpu_policy_init(&gpu, ""), NW_OK);
+    ctlfix_t f;
+    ctlfix_init(&f);
+    nw_upkeep_t *u = nw_upkeep_new(&f.deps, 15 * 60 * SEC);
+    ck_assert_ptr_nonnull(u);
+    u->expiry.gpu = &gpu;
+    ctlfix_put_nodeclass(&f);
+    ctlfix_put_nodepool(&f, NULL);
+    const char *names[] = {"plain", "gpu", "amd"}, *labels[] = {NULL, "nvidia-gpu", "amd-gpu"};
+    for (int i = 0; i < 3; i++) {
+        char pid[64], path[128];
+        snprintf(pid, sizeof pid, "aws:///us-west-2a/i-%d", i);
+        ctlfix_launched_claim(&f, names[i], pid, NULL, ",\"expireAfter\":\"1h\"", NULL);
+        if (!labels[i])
+            continue;
+        snprintf(path, sizeof path, "/apis/karpenter.sh/v1/nodeclaims/%s", names[i]);
+        cJSON *o = ctlfix_get(&f, path);
+        ck_assert_ptr_nonnull(o);
+        cJSON_AddStringToObject(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "metadata"), "labels"),
+                                "node.accelerator", labels[i]);
+        char *t = cJSON_PrintUnformatted(o);
+        ctlfix_put(&f, NW_KUBE_NODECLAIMS, t, 1);
+        free(t);
+        cJSON_Delete(o);
+    }
+    /* amd does not stage */
+    for (size_t i = 0; i < gpu.nclasses; i++)
+        if (strcmp(gpu.classes[i].name, "amd") == 0)
+            gpu.classes[i].rollout_max = 0;
+    int mark = ctlfix_mark(&f);
+    nw_clock_fake_advance(&f.clk, 61 * 60 * SEC);
+    tick_upkeep(&f, u);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "DELETE", "/nodeclaims/plain", NULL), 1);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "DELETE", "/nodeclaims/amd", NULL), 1);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "DELETE", "/nodeclaims/gpu", NULL), 0);
+    nw_upkeep_free(u);
+    ctlfix_free(&f);
+    nw_gpu_policy_cleanup(&gpu);
+}
+END_TEST
+
 START_TEST(poolstatus_writes_status)
 {
     ctlfix_t f;
@@ -833,6 +882,7 @@ Suite *nw_controllers_suite(void)
     tcase_add_test(t, lifecycle_registers_node);
     tcase_add_test(t, lifecycle_registration_timeout_deletes);
     tcase_add_test(t, expiry_deletes_past_expire_after);
+    tcase_add_test(t, expiry_leaves_staged_accelerator_nodes);
     tcase_add_test(t, poolstatus_writes_status);
     tcase_add_test(t, drift_marks_changed_pool);
     tcase_add_test(t, gc_terminates_leaked_instance);
