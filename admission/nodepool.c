@@ -64,6 +64,25 @@ static nw_rc_t gpushare_check(const nw_admit_req_t *req, const cJSON *obj, nw_ad
     res->reason = strdup("Invalid");
     res->allowed = 0;
     res->code = 422;
+    /* the API server's details, from which kubectl prints the field */
+    char field[160], cause[512];
+    snprintf(field, sizeof field, "spec.template.metadata.labels[%s]", e.path);
+    snprintf(cause, sizeof cause, "Invalid value: \"%.60s\": %.400s", bad, e.msg);
+    cJSON *d = cJSON_CreateObject(), *c = cJSON_CreateObject();
+    cJSON *causes = d ? cJSON_AddArrayToObject(d, "causes") : NULL;
+    if (!d || !c || !causes || !cJSON_AddStringToObject(d, "name", name ? name : "") ||
+        !cJSON_AddStringToObject(d, "group", "karpenter.sh") ||
+        !cJSON_AddStringToObject(d, "kind", "NodePool") ||
+        !cJSON_AddStringToObject(c, "reason", "FieldValueInvalid") ||
+        !cJSON_AddStringToObject(c, "message", cause) ||
+        !cJSON_AddStringToObject(c, "field", field)) {
+        cJSON_Delete(d);
+        cJSON_Delete(c);
+        return NW_ENOMEM;
+    }
+    cJSON_AddItemToArray(causes, c);
+    cJSON_Delete(res->details);
+    res->details = d;
     return res->reason ? NW_OK : NW_ENOMEM;
 }
 
