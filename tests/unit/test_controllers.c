@@ -17,7 +17,9 @@
  *                registration timeout -> the NodeClaim is deleted
  *   expiry       the clock past spec.expireAfter -> the NodeClaim is deleted, counted once;
  *                a staged accelerator class's NodeClaim is left to disruption
- *   poolstatus   a NodePool's status (resources, conditions) is written
+ *   poolstatus   a NodePool's status (resources, conditions) is written; one written from
+ *                an older snapshot keeps the disruption controller's
+ *                AcceleratorRolloutBlocked condition
  *   drift        a NodeClaim whose NodePool hash changed -> Drifted=True
  *   gc           a cluster instance without a NodeClaim, past the launch grace -> terminated
  *   termination  a deleted NodeClaim -> its instance terminated -> finalizer removed, a 403 on
@@ -772,6 +774,47 @@ START_TEST(poolstatus_writes_status)
 }
 END_TEST
 
+/* set the AcceleratorRolloutBlocked condition on an object (the disruption controller's) */
+static int add_rollout_cond(cJSON *obj, void *ud)
+{
+    (void)ud;
+    return nw_ctl_set_condition(obj, "AcceleratorRolloutBlocked", "True", "ReplacementNotReady",
+                                "late", CTLFIX_T0) == NW_OK
+               ? 0
+               : 1;
+}
+
+/* The NodePool status written from a snapshot that predates the disruption controller's
+ * AcceleratorRolloutBlocked condition keeps that condition (the stored one wins). */
+START_TEST(poolstatus_keeps_rollout_condition)
+{
+    ctlfix_t f;
+    ctlfix_init(&f);
+    nw_upkeep_t *u = nw_upkeep_new(&f.deps, 15 * 60 * SEC);
+    ctlfix_put_nodeclass(&f);
+    ctlfix_put_nodepool(&f, NULL);
+    tick_upkeep(&f, u);
+    nw_err_t err = {0};
+    ck_assert_int_eq(nw_kube_write_update_retry(f.deps.kube, &nw_kube_client_res_nodepools, NULL,
+                                                "default", 1, add_rollout_cond, NULL, 3, NULL,
+                                                &err),
+                     NW_OK);
+    /* a new NodeClaim changes status.resources: the status is written again */
+    int mark = ctlfix_mark(&f);
+    ctlfix_launched_claim(&f, "c1", "aws:///us-west-2a/i-1", NULL, NULL, NULL);
+    tick_upkeep(&f, u);
+    ck_assert_int_ge(ctlfix_count(&f, mark, "PUT", "/nodepools/default/status", NULL), 1);
+    cJSON *p = ctlfix_get(&f, "/apis/karpenter.sh/v1/nodepools/default");
+    ck_assert_ptr_nonnull(p);
+    ck_assert_ptr_nonnull(nw_json_condition(p, "AcceleratorRolloutBlocked"));
+    ck_assert_str_eq(nw_json_condition(p, "AcceleratorRolloutBlocked"), "True");
+    ck_assert_ptr_nonnull(nw_json_condition(p, "ValidationSucceeded"));
+    cJSON_Delete(p);
+    nw_upkeep_free(u);
+    ctlfix_free(&f);
+}
+END_TEST
+
 START_TEST(drift_marks_changed_pool)
 {
     ctlfix_t f;
@@ -884,6 +927,7 @@ Suite *nw_controllers_suite(void)
     tcase_add_test(t, expiry_deletes_past_expire_after);
     tcase_add_test(t, expiry_leaves_staged_accelerator_nodes);
     tcase_add_test(t, poolstatus_writes_status);
+    tcase_add_test(t, poolstatus_keeps_rollout_condition);
     tcase_add_test(t, drift_marks_changed_pool);
     tcase_add_test(t, gc_terminates_leaked_instance);
     tcase_add_test(t, termination_terminates_and_finalizes_despite_403);
