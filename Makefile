@@ -7,7 +7,8 @@
 #   make k8s-bins   build the pinned Kubernetes components (tests/k8s/versions) into
 #                   the cache outside the clone (tests/k8s/build; done by make test)
 #   make kubelet-test   the kubelet tier alone: the chart's pods from the release's image
-#                   under a real kubelet, containerd and kube-proxy (tests/kubelet)
+#                   under a real kubelet, containerd and kube-proxy, and the upgrade from
+#                   the previous tagged release (tests/kubelet)
 #   make aws-models fetch the pinned AWS API models (tests/awskit/versions) with curl into
 #                   the cache outside the clone (tests/awskit/fetch-models; done by make test)
 #   make deps       install the Debian packages that are missing (apt-get)
@@ -193,6 +194,9 @@ $(BUILD)/nodewarden: $(MAIN_OBJ) $(LIB_OBJS) $(EMBED_OBJS)
 	@$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/obj/tests/unit/main.o: $(BUILD)/gen/suites.h
+# the version is compiled in (cli/main.c's --version, scaler/kube/client.c's User-Agent):
+# a new VERSION rebuilds them
+$(MAIN_OBJ) $(BUILD)/obj/scaler/kube/client.o: VERSION
 
 $(BUILD)/nw-unit: $(UNIT_OBJS) $(LIB_OBJS) $(EMBED_OBJS)
 	@echo "LD $@"
@@ -271,13 +275,20 @@ REAL_STORIES := $(if $(K8S_IN),t_interrupt t_term_pdb t_term_tgp t_term_delete_n
                 t_bootstrap_kubeadm t_provision_topology t_ipv6 t_service_cidr)
 REAL_JOBS = $(foreach t,$(REAL_TESTS),e2e-real/$(notdir $(t))='NW_BIN=$(abspath $(BUILD)/nodewarden) exec $(t)') \
             $(foreach t,$(REAL_STORIES),e2e-real/$(t)='NW_BIN=$(abspath $(BUILD)/nodewarden) NW_E2E_BACKEND=real exec tests/e2e/$(t)')
+# docs/install.md's command blocks run in order on the real tier, AWS on the simulator
+# (tests/install/test_walkthrough.py; docs/testing.md "The install walkthrough")
+INSTALL_JOBS = $(if $(K8S_IN),install/walkthrough='NW_BIN=$(abspath $(BUILD)/nodewarden) exec python3 -m unittest tests.install.test_walkthrough')
 # the kubelet tier (tests/kubelet, docs/testing-kubelet.md): the chart's two pods run from
-# the release's image under a real kubelet, containerd and kube-proxy; root only
-# Not inside tests/fresh/run's chroot (NW_FRESH_ROOT=1): there containerd does not find
-# the files the story writes for it (docs/testing-kubelet.md); CI's make test on the host
-# runs the tier
-KUBELET_TESTS = $(if $(NW_FRESH_ROOT),,$(if $(K8S_IN),$(shell find tests/kubelet -maxdepth 1 -name 't_*' -type f -perm -u+x | sort)))
+# the release's image under a real kubelet, containerd and kube-proxy (t_release_pod), and
+# the upgrade from the previous tagged release (t_upgrade); root only. In tests/fresh/run's
+# chroot too: the node's mount namespace takes the chroot as its root (tests/kubelet/node.py)
+KUBELET_TESTS = $(if $(K8S_IN),$(shell find tests/kubelet -maxdepth 1 -name 't_*' -type f -perm -u+x | sort))
 KUBELET_JOBS = $(foreach t,$(KUBELET_TESTS),kubelet/$(notdir $(t))='NW_BIN=$(abspath $(BUILD)/nodewarden) NW_K8S_NODE_BIN=$(K8S_NODE_BIN) exec $(t)')
+# the previous release of kubelet/t_upgrade, built from its tag once per machine and
+# cached (tests/kubelet/releases.py) before the jobs start, so its compile is not part of
+# the job; a failure here (no tag in a shallow clone) is the job's to report
+PREV_RELEASE = $(if $(KUBELET_TESTS),$(K8S_ENV) python3 tests/kubelet/releases.py previous >/dev/null || \
+  echo "make test: the previous release was not built; kubelet/t_upgrade will say why")
 SIM_JOBS = $(foreach t,$(SIM_TESTS),sim/$(basename $(notdir $(t)))='NW_BIN=$(abspath $(BUILD)/nodewarden) exec python3 -m unittest discover -s tests/sim -p $(notdir $(t)) -t .')
 
 # Karpenter's CRDs as the oracle (docs/admission-oracle.md): our CRDs against Karpenter's
@@ -292,7 +303,7 @@ test: $(DEPS_STAMP)
 	@$(TSAN_MAKE) -j$(NPROC) build/tsan/nw-unit
 	@tests/k8s/build
 	@tests/k8s/build node
-	@$(if $(NW_FRESH_ROOT),echo "make test: the kubelet tier is left out in tests/fresh/run's root (docs/testing-kubelet.md)")
+	@$(PREV_RELEASE)
 	@bench/peers/karpenter/build
 	@tests/awskit/fetch-models >/dev/null
 	@$(K8S_ENV) $(RUNJOBS) --title "make test" \
@@ -311,7 +322,7 @@ test: $(DEPS_STAMP)
 	  release='NW_BIN=$(abspath $(BUILD)/nodewarden) tests/release/smoke' \
 	  cluster='bench/cluster/build --test >/dev/null && NW_BIN=$(abspath $(BUILD)/nodewarden) CLUSTER_TEST=1 bench/cluster/run' \
 	  peers/karpenter='NW_RACE_BIN=$(abspath build/asan/bench/nwrace) python3 -m unittest tests.peers.test_karpenter' \
-	  $(KUBELET_JOBS) $(K8S_JOBS) $(ORACLE_JOBS) $(SIM_JOBS) $(E2E_JOBS) $(REAL_JOBS)
+	  $(KUBELET_JOBS) $(K8S_JOBS) $(ORACLE_JOBS) $(SIM_JOBS) $(E2E_JOBS) $(REAL_JOBS) $(INSTALL_JOBS)
 	@echo "make test: all passed"
 
 # the test programs of one build (used for the ASan build by `make test`)
@@ -370,6 +381,7 @@ k8s-test: $(BUILD)/nodewarden k8s-bins
 	@$(K8S_ENV) $(RUNJOBS) --title "real control plane tests" $(K8S_JOBS)
 
 kubelet-test: $(BUILD)/nodewarden k8s-bins k8s-node
+	@$(PREV_RELEASE)
 	@$(K8S_ENV) $(RUNJOBS) --title "kubelet tier" $(KUBELET_JOBS)
 
 # ---- fuzzing with libFuzzer (clang) ------------------------------------------

@@ -34,7 +34,8 @@ static void usage(FILE *f)
         "usage: nodewarden plan [--output text|json] [--catalog FILE] [--region R]\n"
         "                       [--zones Z1[=ZONE_ID],...] [--ice TYPE:ZONE:CAPACITY_TYPE]...\n"
         "                       [--pod-density eni-limited|kubelet-default]\n"
-        "                       [--min-values-policy Strict|BestEffort]\n"
+        "                       [--min-values-policy Strict|BestEffort] [--packing "
+        "cheapest|greedy]\n"
         "                       [--config FILE] [--no-gpu-policy] [--disruption [--now RFC3339]\n"
         "                       [--spot-to-spot]] FILE...\n"
         "\n"
@@ -51,6 +52,8 @@ static void usage(FILE *f)
         "(eni-limited, the VPC CNI's limit, default; kubelet-default, 110).\n"
         "--min-values-policy is settings.minValuesPolicy: Strict (default) leaves a pod\n"
         "pending when minValues cannot be met; BestEffort lowers them on the NodeClaim.\n"
+        "--packing is scaler.repack: cheapest (default, true) re-packs the new NodeClaims\n"
+        "onto the types that cost least; greedy (false) keeps Karpenter's packing.\n"
         "An EC2NodeClass's status.capacityReservations (as nodewarden writes it) are\n"
         "reserved offerings of its pools, each holding its availableInstanceCount nodes\n"
         "(no limit without one).\n"
@@ -126,7 +129,7 @@ static void print_text(const nw_sched_snap_t *s, const nw_sched_results_t *r)
 typedef struct {
     const char *output, *catalog, *region, *zones;
     const char *now_s, *density, *config;
-    const char *mvpolicy;
+    const char *mvpolicy, *packing;
     bool gpu_on, disruption, spot_to_spot;
     const char *files[256], *ice[64];
     int nfiles, nice;
@@ -140,6 +143,7 @@ static bool parse_args(int argc, char **argv, plan_opts_t *o, int *exit_code)
                        .region = "us-east-1",
                        .density = "eni-limited",
                        .mvpolicy = "Strict",
+                       .packing = "cheapest",
                        .gpu_on = true};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -155,7 +159,8 @@ static bool parse_args(int argc, char **argv, plan_opts_t *o, int *exit_code)
                      strcmp(a, "--catalog") == 0 || strcmp(a, "--region") == 0 ||
                      strcmp(a, "--zones") == 0 || strcmp(a, "--ice") == 0 ||
                      strcmp(a, "--now") == 0 || strcmp(a, "--pod-density") == 0 ||
-                     strcmp(a, "--config") == 0 || strcmp(a, "--min-values-policy") == 0;
+                     strcmp(a, "--config") == 0 || strcmp(a, "--min-values-policy") == 0 ||
+                     strcmp(a, "--packing") == 0;
         if (takes && !val) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "nodewarden plan: %s needs a value\n", a);
@@ -193,6 +198,8 @@ static bool parse_args(int argc, char **argv, plan_opts_t *o, int *exit_code)
             o->config = val;
         } else if (strcmp(a, "--min-values-policy") == 0) {
             o->mvpolicy = val;
+        } else if (strcmp(a, "--packing") == 0) {
+            o->packing = val;
         } else if (a[0] == '-' && a[1]) {
             fprintf(stderr, "nodewarden plan: unknown flag %s\n", a);
             usage(stderr);
@@ -219,6 +226,10 @@ static bool validate_args(const plan_opts_t *o, int64_t *default_max_pods)
     }
     if (strcmp(o->mvpolicy, "Strict") != 0 && strcmp(o->mvpolicy, "BestEffort") != 0) {
         fprintf(stderr, "nodewarden plan: --min-values-policy must be Strict or BestEffort\n");
+        return false;
+    }
+    if (strcmp(o->packing, "cheapest") != 0 && strcmp(o->packing, "greedy") != 0) {
+        fprintf(stderr, "nodewarden plan: --packing must be cheapest or greedy\n");
         return false;
     }
     *default_max_pods = nw_config_pod_density(o->density);
@@ -306,6 +317,7 @@ int nw_cmd_plan(int argc, char **argv)
     }
     nw_plan_set_pod_density(pl, default_max_pods);
     nw_plan_set_min_values_best_effort(pl, strcmp(o.mvpolicy, "BestEffort") == 0);
+    nw_plan_set_packing(pl, strcmp(o.packing, "cheapest") == 0);
     if (o.config && nw_plan_set_gpu_config(pl, o.config) != 0) {
         nw_plan_free(pl);
         return NW_EXIT_USAGE;

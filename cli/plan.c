@@ -40,6 +40,7 @@ struct nw_plan {
     cJSON *seen;              /* "kind/namespace/name" -> where it was given first */
     char **zones;
     int nzones;
+    nw_sched_opts_t opts; /* the simulation's options (packing, minValues policy) */
 };
 typedef struct nw_plan plan_t;
 
@@ -523,6 +524,8 @@ nw_plan_t *nw_plan_new(bool gpu_policy)
         nw_plan_free(p);
         return NULL;
     }
+    p->opts.repack = true; /* scaler.repack's default */
+    nw_snapshot_set_opts(p->snap, &p->opts);
     return p;
 }
 
@@ -569,8 +572,14 @@ void nw_plan_set_pod_density(nw_plan_t *p, int64_t default_max_pods)
 
 void nw_plan_set_min_values_best_effort(nw_plan_t *p, bool best_effort)
 {
-    nw_sched_opts_t o = {.min_values_best_effort = best_effort};
-    nw_snapshot_set_opts(p->snap, &o);
+    p->opts.min_values_best_effort = best_effort;
+    nw_snapshot_set_opts(p->snap, &p->opts);
+}
+
+void nw_plan_set_packing(nw_plan_t *p, bool cheapest)
+{
+    p->opts.repack = cheapest;
+    nw_snapshot_set_opts(p->snap, &p->opts);
 }
 
 int nw_plan_collect(nw_plan_t *p, const cJSON *doc, const char *where)

@@ -40,6 +40,9 @@ int nw_plan_collect(nw_plan_t *p, const cJSON *doc, const char *where);
 void nw_plan_set_pod_density(nw_plan_t *p, int64_t default_max_pods);
 /** settings.minValuesPolicy: BestEffort relaxes minValues a new NodeClaim cannot meet. */
 void nw_plan_set_min_values_best_effort(nw_plan_t *p, bool best_effort);
+/** scaler.repack: true (the default of nw_plan_new) re-packs the new NodeClaims onto the
+ * types that cost least; false keeps Karpenter's greedy packing. */
+void nw_plan_set_packing(nw_plan_t *p, bool cheapest);
 
 /** Build the snapshot: catalog (text NULL = embedded) for region in zones (NULL/0:
  * the region's zones the manifests name, plus <region>a,b,c), ICE entries

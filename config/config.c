@@ -83,7 +83,7 @@ static const key_t_ keys[] = {
     {"aws.testing.retryBase", T_DUR, OFF(aws.testing.retryBase_ns), "200ms", 1, 0},
     {"scaler.enabled", T_BOOL, OFF(scaler.enabled), "false", 0, 0},
     {"scaler.registrationTimeout", T_DUR, OFF(scaler.registrationTimeout_ns), "15m", 1, 0},
-    {"scaler.repack", T_BOOL, OFF(scaler.repack), "false", 0, 0},
+    {"scaler.repack", T_BOOL, OFF(scaler.repack), "true", 0, 0},
     {"scaler.launchConcurrency", T_INT, OFF(scaler.launchConcurrency), "16", 0, 256},
     {"scaler.interruption.waitTime", T_DUR, OFF(scaler.interruptionWaitTime_ns), "20s", 1,
      20 * NW_NS_PER_SEC_},

@@ -276,7 +276,7 @@ static void *reconcile_main(void *arg)
     nw_ctl_deps_t *c = &s->deps;
     uint64_t seen = 0;
     int was_leading = 0;
-    int64_t last_pass = 0;
+    int64_t last_pass = 0, unsynced_since = 0;
     while (!atomic_load(&c->stopping)) {
         int64_t wait_ms = 1000;
         int64_t d = nw_provisioning_next_deadline(s->prov, nw_clock_mono(c->clock));
@@ -298,8 +298,30 @@ static void *reconcile_main(void *arg)
             nw_repair_reset(s->repair);
             was_leading = leading;
         }
-        if (!leading || !nw_kube_cache_has_synced(c->cache))
+        if (!leading)
             continue;
+        if (!nw_kube_cache_has_synced(c->cache)) {
+            /* Karpenter's unsynced-state guard: no decision (and so no write) from a view
+             * that misses objects or lost events; the relist brings it back */
+            if (last_pass && !unsynced_since) {
+                unsynced_since = nw_clock_mono(nw_clock_system());
+                nw_log_warn("scaler", "cluster state not synced (a watch lost events); "
+                                      "writes paused until the relist");
+            }
+            /* the gauges still follow (karpenter_cluster_state_synced 0, the time out of
+             * sync): they write nothing to the cluster */
+            nw_kube_snap_t *snap = last_pass ? nw_kube_cache_snapshot(c->cache) : NULL;
+            if (snap)
+                nw_statemetrics_tick(s->gauges, snap);
+            nw_kube_cache_snap_release(snap);
+            continue;
+        }
+        if (unsynced_since) {
+            nw_log_info("scaler", "cluster state synced again; writes resumed",
+                        NW_LI("paused_ms",
+                              (nw_clock_mono(nw_clock_system()) - unsynced_since) / NW_NS_PER_MS));
+            unsynced_since = 0;
+        }
         pass_gap(c, last_pass);
         last_pass = nw_clock_mono(nw_clock_system());
         /* instance types and prices, each when its period is due (a few API calls) */

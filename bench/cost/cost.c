@@ -2,7 +2,7 @@
  * bench/cost/cost.c — one cost scenario through nodewarden's scheduling simulation,
  * and the instance types a model of the same scenario may use.
  *
- *   build/bench/cost SCENARIO.json [repack]
+ *   build/bench/cost SCENARIO.json [greedy]
  *
  * SCENARIO: {"types": "catalog" | [{"name", "cpu", "memoryGi", "price"}...],
  *            "pools": [NodePool...], "pods": [Pod...]}. "catalog" loads the embedded
@@ -17,8 +17,9 @@
  * plus an offering's zone and capacity type, as the simulation matches them), each at
  * its cheapest available admitted offering, with the allocatable a node of that pool
  * gets (cpu in millicores, memory in MiB, pods, nvidia.com/gpu). bench/cost/run
- * writes the bin-packing model from it. "repack" solves with scaler.repack on (the
- * re-pack of interchangeable new claims after Karpenter's greedy packing).
+ * writes the bin-packing model from it. The packing is the default (scaler.repack on: the
+ * re-pack of interchangeable new claims after Karpenter's greedy placement); "greedy"
+ * solves with Karpenter's packing (scaler.repack off).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -143,8 +144,8 @@ static int dump_pool(const nw_sched_snap_t *s, size_t p, const cJSON *pool, cJSO
 
 int main(int argc, char **argv)
 {
-    if (argc != 2 && !(argc == 3 && strcmp(argv[2], "repack") == 0)) {
-        fprintf(stderr, "usage: %s SCENARIO.json [repack]\n", argv[0]);
+    if (argc != 2 && !(argc == 3 && strcmp(argv[2], "greedy") == 0)) {
+        fprintf(stderr, "usage: %s SCENARIO.json [greedy]\n", argv[0]);
         return 2;
     }
     size_t len = 0;
@@ -175,7 +176,7 @@ int main(int argc, char **argv)
         if (!rc && nw_snap_pod_add_json(s, it, &err) != NW_OK)
             rc = fail("pods[]", &err);
     }
-    nw_sched_opts_t so = {.repack = argc == 3};
+    nw_sched_opts_t so = {.repack = argc == 2}; /* the default packing; "greedy": Karpenter's */
     nw_snapshot_set_opts(s, &so);
     nw_sched_results_t r;
     if (!rc && nw_solve(s, 0, &r, &err) != NW_OK)

@@ -24,6 +24,9 @@
 #include "scaler/state/simsnap.h"
 
 #define RESOLVE_EVERY_NS (10 * NW_NS_PER_SEC)
+/* How long a pod nominated to a NodeClaim whose node is up may stay pending before its
+ * placement is looked at again (nw_nominations_missed) */
+#define MISS_GRACE_NS (NW_NS_PER_SEC / 5)
 
 struct nw_provisioning {
     nw_ctl_deps_t *deps;
@@ -32,7 +35,8 @@ struct nw_provisioning {
     nw_provisioning_opts_t o;
     /* the batch window */
     int64_t window_open_mono, last_trigger_mono, next_resolve_mono;
-    char **seen_uids; /* pending pod uids already counted as triggers (owned, sorted) */
+    int64_t miss_due_mono; /* when a nominated pod's grace ends (0: none waiting) */
+    char **seen_uids;      /* pending pod uids already counted as triggers (owned, sorted) */
     size_t nseen;
     uint64_t ice_deletes; /* nw_nodeclaim_ice_deletes when last looked at */
     _Atomic uint64_t solves;
@@ -42,6 +46,9 @@ struct nw_provisioning {
     uint64_t trig_gen;
     size_t trig_n;
     bool trig_known;
+    /* which EC2NodeClasses were Ready=True when last looked at (a hash of their names): a
+     * class that becomes ready lets the pods waiting on its pools be placed at once */
+    uint64_t ready_classes;
     /* no skipping: each Node's disrupted taint read once per version, and the Nodes being
      * deleted or disrupted kept while no Node or NodeClaim changes */
     nw_tickgate_t nodes;
@@ -105,6 +112,22 @@ nw_rc_t nw_provisioning_metrics(nw_provisioning_t *c, nw_buf_t *out)
         {"nodewarden_scaler_solves_total", "Batches placed.", &c->solves},
     };
     return nw_ctl_counters_write(out, v, sizeof v / sizeof *v);
+}
+
+/* A hash of the names of the EC2NodeClasses whose Ready condition is True. */
+static uint64_t ready_classes(const nw_kube_snap_t *s)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < nw_kube_cache_snap_count(s, NW_KUBE_EC2NODECLASSES); i++) {
+        const nw_kube_obj_t *k = nw_kube_cache_snap_at(s, NW_KUBE_EC2NODECLASSES, i);
+        const char *st = nw_json_condition(k->json, "Ready");
+        if (!st || strcmp(st, "True") != 0)
+            continue;
+        for (const char *p = k->name; *p; p++)
+            h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+        h = (h ^ 0xffu) * 1099511628211ULL;
+    }
+    return h;
 }
 
 /* ---- batching ---- */
@@ -492,6 +515,31 @@ static void static_tick(nw_provisioning_t *p, const nw_kube_snap_t *s)
     free(want);
 }
 
+/* Pending pods nominated to a NodeClaim whose node is up, still unbound after
+ * MISS_GRACE_NS: the kube-scheduler placed other pods in their room (it is free to; the
+ * tighter the packing, the likelier), so they are placed again at once, rather than at the
+ * next 10 s look, by a solve that counts what really runs on the new nodes. 1 when some
+ * did; miss_due_mono is when the next grace ends, 0 for none. */
+static int missed_nominations(nw_provisioning_t *c, const nw_kube_snap_t *s,
+                              const nw_kube_obj_t *const *pend, size_t np, int64_t mono)
+{
+    int missed = 0;
+    int64_t due = INT64_MAX;
+    for (size_t i = 0; i < np; i++) {
+        const char *claim = nw_nominations_claim_of(c->mem->noms, pend[i]->uid);
+        if (!claim)
+            continue;
+        const nw_kube_obj_t *nc = nw_kube_cache_snap_get(s, NW_KUBE_NODECLAIMS, NULL, claim);
+        const char *init =
+            nc && !nc->terminating ? nw_json_condition(nc->json, "Initialized") : NULL;
+        missed |=
+            nw_nominations_missed(c->mem->noms, pend[i]->uid, init && strcmp(init, "True") == 0,
+                                  mono, MISS_GRACE_NS, &due);
+    }
+    c->miss_due_mono = !missed && due != INT64_MAX ? mono + due : 0;
+    return missed;
+}
+
 void nw_provisioning_tick(nw_provisioning_t *c, const nw_kube_snap_t *s)
 {
     /* what the launch workers finished since the last tick (scaler/nodeclaim/nodeclaim.h) */
@@ -519,8 +567,10 @@ void nw_provisioning_tick(nw_provisioning_t *c, const nw_kube_snap_t *s)
     int trigger = 0;
     size_t nt;
     uint64_t gen = nw_kube_cache_snap_generation(s);
+    int missed = 0;
     if (c->trig_known && gen == c->trig_gen &&
-        !(c->trig_n && (!c->next_resolve_mono || mono >= c->next_resolve_mono))) {
+        !(c->trig_n && (!c->next_resolve_mono || mono >= c->next_resolve_mono)) &&
+        !(c->miss_due_mono && mono >= c->miss_due_mono)) {
         /* the same snapshot as the last tick: the same triggers, every one of them seen, and
          * no look again due */
         nt = c->trig_n;
@@ -539,10 +589,20 @@ void nw_provisioning_tick(nw_provisioning_t *c, const nw_kube_snap_t *s)
         for (size_t i = 0; i < nt && !trigger; i++)
             if (!seen(c, trig[i]->uid))
                 trigger = 1;
+        if (!trigger)
+            missed = missed_nominations(c, s, pend, np, mono);
+        trigger |= missed;
         if (nt && c->next_resolve_mono && mono >= c->next_resolve_mono)
             trigger = 1; /* pods still pending: look again every 10 s */
         if (nt && !c->next_resolve_mono)
             trigger = 1;
+        uint64_t rc = ready_classes(s);
+        if (rc != c->ready_classes) {
+            /* a class became ready (or stopped being): the waiting pods are placed again */
+            c->ready_classes = rc;
+            if (nt)
+                trigger = 1;
+        }
         /* after this tick every trigger is seen, unless seen_reset could not keep them */
         c->trig_known = trigger ? seen_reset(c, trig, nt) : true;
         c->trig_gen = gen;
@@ -557,7 +617,9 @@ void nw_provisioning_tick(nw_provisioning_t *c, const nw_kube_snap_t *s)
     }
     if (!c->window_open_mono)
         return;
-    if (mono - c->last_trigger_mono < c->o.batch_idle_ns &&
+    /* pods that missed the capacity planned for them: no window to wait for, they are
+     * all known */
+    if (!missed && mono - c->last_trigger_mono < c->o.batch_idle_ns &&
         mono - c->window_open_mono < c->o.batch_max_ns)
         return;
     c->window_open_mono = 0;
@@ -568,8 +630,12 @@ void nw_provisioning_tick(nw_provisioning_t *c, const nw_kube_snap_t *s)
 /* How long until the batch window closes (ns; < 0: no window open). */
 int64_t nw_provisioning_next_deadline(const nw_provisioning_t *c, int64_t mono)
 {
-    if (!c->window_open_mono)
-        return c->next_resolve_mono ? c->next_resolve_mono - mono : -1;
+    if (!c->window_open_mono) {
+        int64_t d = c->next_resolve_mono ? c->next_resolve_mono - mono : -1;
+        if (c->miss_due_mono && (d < 0 || c->miss_due_mono - mono < d))
+            d = c->miss_due_mono - mono;
+        return d;
+    }
     int64_t a = c->last_trigger_mono + c->o.batch_idle_ns - mono,
             b = c->window_open_mono + c->o.batch_max_ns - mono;
     return a < b ? a : b;

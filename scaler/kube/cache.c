@@ -876,6 +876,18 @@ void nw_kube_cache_mark_synced(nw_kube_cache_t *c, nw_kube_kind_t kind)
     nw_kube_cache_snap_release(stale);
 }
 
+void nw_kube_cache_mark_unsynced(nw_kube_cache_t *c, nw_kube_kind_t kind)
+{
+    nw_kube_snap_t *stale = NULL;
+    pthread_mutex_lock(&c->mu);
+    if (c->synced[kind]) {
+        c->synced[kind] = false;
+        stale = changed_locked(c, kind);
+    }
+    pthread_mutex_unlock(&c->mu);
+    nw_kube_cache_snap_release(stale);
+}
+
 static bool synced_locked(const nw_kube_cache_t *c)
 {
     for (int k = 0; k < NW_KUBE_KINDS; k++)

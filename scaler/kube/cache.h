@@ -138,9 +138,16 @@ void nw_kube_cache_stage_free(nw_kube_cache_stage_t *st);
 /** Mark a kind synced without data (the resource is not served: treated as empty). */
 void nw_kube_cache_mark_synced(nw_kube_cache_t *c, nw_kube_kind_t kind);
 
+/** Mark a kind not synced: its watch lost events (410 Gone, an ERROR event, a broken
+ * stream) and a relist is on its way. The objects stay as they were; has_synced and the
+ * snapshots' synced are false until the relist commits (stage_commit, replace,
+ * mark_synced), so the scaler makes no decision from a view known to be stale. */
+void nw_kube_cache_mark_unsynced(nw_kube_cache_t *c, nw_kube_kind_t kind);
+
 /* ---- readers (any thread) ---- */
 
-/** True once every kind has been listed at least once. */
+/** True when every kind has been listed and none has been marked unsynced since its last
+ * list (nw_kube_cache_mark_unsynced). */
 bool nw_kube_cache_has_synced(nw_kube_cache_t *c);
 
 /** Generation: increases on every applied change. */

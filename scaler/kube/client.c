@@ -606,6 +606,23 @@ static bool retryable_curl(CURLcode cc)
     }
 }
 
+/* A POST makes a new object each time (a NodeClaim's generateName, an Event, an
+ * eviction): it is repeated only when the API server cannot have acted on it - a 429
+ * (max-in-flight, priority and fairness: refused before it ran), a 503 (not ready,
+ * shutting down), no connection made. A 500 or 504 ("the request may have completed",
+ * an etcd timeout) or an answer lost on the way is the caller's to reconcile from its
+ * view, not the client's to send again: a second POST would make a second NodeClaim. */
+static bool post_retryable_code(long code)
+{
+    return code == 429 || code == 503;
+}
+
+static bool post_retryable_curl(CURLcode cc)
+{
+    return cc == CURLE_COULDNT_RESOLVE_HOST || cc == CURLE_COULDNT_CONNECT ||
+           cc == CURLE_SSL_CONNECT_ERROR;
+}
+
 void nw_kube_client_set_abort(nw_kube_client_t *c, const atomic_int *flag)
 {
     if (c)
@@ -695,6 +712,7 @@ nw_rc_t nw_kube_client_do(nw_kube_client_t *c, const nw_kube_req_t *req, nw_kube
                                c->opts.backoff_max_ms * NW_NS_PER_MS, 0, 0);
     bool reauthed = false;
     int max_attempts = req->no_retry || aborting(c) ? 1 : c->opts.max_retries + 1;
+    bool post = !strcmp(req->method, "POST");
     const char *verb = req->verb ? req->verb : req->method;
     const char *res = req->resource ? req->resource : "";
     char errbuf[CURL_ERROR_SIZE];
@@ -721,7 +739,8 @@ nw_rc_t nw_kube_client_do(nw_kube_client_t *c, const nw_kube_req_t *req, nw_kube
                 attempt--; /* does not count as a retry */
                 continue;
             }
-            if ((resp->code == 429 || resp->code >= 500) && attempt + 1 < max_attempts) {
+            if ((resp->code == 429 || resp->code >= 500) && attempt + 1 < max_attempts &&
+                (!post || post_retryable_code(resp->code))) {
                 if (resp->retry_after_s > 0)
                     wait_ns = (int64_t)(resp->retry_after_s < c->opts.retry_after_max_s
                                             ? resp->retry_after_s
@@ -737,7 +756,8 @@ nw_rc_t nw_kube_client_do(nw_kube_client_t *c, const nw_kube_req_t *req, nw_kube
             nw_log_debug("kube.client", "retrying", NW_LS("verb", verb), NW_LS("resource", res),
                          NW_LI("code", resp->code), NW_LI("wait_ms", wait_ns / NW_NS_PER_MS));
         } else {
-            if (!retryable_curl(cc) || attempt + 1 >= max_attempts) {
+            if (!retryable_curl(cc) || (post && !post_retryable_curl(cc)) ||
+                attempt + 1 >= max_attempts) {
                 rc = nw_err_set(err, cc == CURLE_OPERATION_TIMEDOUT ? NW_ETIMEOUT : NW_EHTTP, "",
                                 "%s %s%s: %s", req->method, c->cfg->server, req->path,
                                 errbuf[0] ? errbuf : curl_easy_strerror(cc));

@@ -11,7 +11,9 @@
  *
  * nw_kube_client_do() is the one synchronous request path: rate limit, timeout,
  * retries with jittered exponential back-off for 429/5xx/network errors
- * (Retry-After honoured, capped), metrics by verb/resource/code. Watches use
+ * (Retry-After honoured, capped), metrics by verb/resource/code. A POST (a new
+ * object each time) is repeated only after a 429, a 503 or a connection never made:
+ * never after a 500/504 or a lost answer, which may have created the object. Watches use
  * the same configuration through nw_kube_client__easy_setup (see watch.h).
  *
  * Ownership: nw_kube_client_new takes the config; free with nw_kube_client_free

@@ -435,6 +435,10 @@ static void list_done(watcher_t *x, CURLcode cc)
             schedule_backoff(x, true);
             return;
         }
+        /* the API server answers: a watch that fails at once after this list waits one
+         * back-off step, not the steps that failures before the list had grown to (a
+         * restarting API server's 403s and refused connections) */
+        nw_kube_retry_backoff_reset(&x->bo);
         schedule(x, 0, false);
         return;
     }
@@ -468,6 +472,30 @@ static void list_done(watcher_t *x, CURLcode cc)
         schedule_backoff(x, true);
 }
 
+/* The watch cannot resume from its resourceVersion (410 Gone, an ERROR event, a broken
+ * stream): events were lost, so the kind is not synced until the relist commits and the
+ * scaler pauses its writes meanwhile (scaler/loop.c). A watch that merely dropped resumes
+ * from its resourceVersion and loses nothing: it stays synced. */
+static void lost_events(watcher_t *x)
+{
+    if (x->synced_once)
+        nw_kube_cache_mark_unsynced(x->w->cache, x->kind);
+}
+
+/* The relist after lost events: at once, unless the watch failed as soon as it began
+ * (under a second, nothing in it but the error: the watch window is still gone, as it is
+ * while an API server catches up after a restart); then after the back-off (800 ms
+ * doubling to 30 s), as client-go's reflector waits between failed list-and-watch rounds,
+ * not a relist storm against an API server that is already struggling. */
+static void relist_after_loss(watcher_t *x)
+{
+    lost_events(x);
+    if (x->events <= 1 && now_ns(x->w) - x->began < NW_NS_PER_SEC)
+        schedule_backoff(x, true);
+    else
+        schedule(x, 0, true);
+}
+
 static void watch_done(watcher_t *x, CURLcode cc)
 {
     nw_kube_watch_t *w = x->w;
@@ -479,7 +507,7 @@ static void watch_done(watcher_t *x, CURLcode cc)
             nw_log_info(COMP, "watch stream ended inside an event", NW_LS("resource", plural));
     }
     if (x->relist) {
-        schedule(x, 0, true);
+        relist_after_loss(x);
         return;
     }
     if (x->code == 200) {
@@ -505,7 +533,7 @@ static void watch_done(watcher_t *x, CURLcode cc)
     nw_kube_client__resp_parse_status(&x->resp);
     if (x->code == 410) {
         nw_log_info(COMP, "watch resourceVersion too old; relisting", NW_LS("resource", plural));
-        schedule(x, 0, true);
+        relist_after_loss(x);
         return;
     }
     if (x->code == 401)
@@ -516,6 +544,8 @@ static void watch_done(watcher_t *x, CURLcode cc)
                  NW_LS("message", x->resp.message));
     /* 504 ResourceVersionTooLarge and anything unexpected: back off, then relist */
     bool relist = !(x->code == 429 || x->code == 401 || x->code == 500 || x->code == 503);
+    if (relist)
+        lost_events(x);
     if (x->resp.retry_after_s > 0)
         schedule(x, (int64_t)x->resp.retry_after_s * NW_NS_PER_SEC, relist);
     else

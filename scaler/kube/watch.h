@@ -19,6 +19,12 @@
  *         stream died at once); HTTP 410 or an ERROR event with code 410 →
  *         relist and replace; 504 ResourceVersionTooLarge → back off, relist;
  *         401 → reload the token, back off; 429/5xx/network → jittered back-off.
+ *         Every relist of a watch that could not resume (410, an ERROR event, a broken
+ *         stream, 504) marks the kind unsynced (nw_kube_cache_mark_unsynced) until it
+ *         commits: events were lost, and the scaler pauses its writes meanwhile. A
+ *         watch that failed so within a second of starting relists after the back-off
+ *         (the window is still gone), any other at once; a list that succeeds and goes
+ *         on to watch restarts the back-off at its first step.
  *
  * Ownership: nw_kube_watch_new borrows the client and cache (they must outlive
  * the watch); free with nw_kube_watch_free after nw_kube_watch_stop.

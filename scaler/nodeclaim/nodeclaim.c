@@ -613,6 +613,13 @@ void nw_nodeclaim_collect(nw_nodeclaim_t *k)
     }
 }
 
+/* Does the class's status say Ready True or False (not absent, not Unknown)? */
+static bool class_has_verdict(const cJSON *nodeclass)
+{
+    const char *st = nw_json_condition(nodeclass, "Ready");
+    return st && (strcmp(st, "True") == 0 || strcmp(st, "False") == 0);
+}
+
 /* The job for NodeClaim nc: copies of the NodeClaim and its class, the request. NULL on
  * OOM. The reconcile thread (it resolves the class and offers its zones). */
 static launch_job_t *job_new(nw_nodeclaim_t *k, const nw_kube_snap_t *s, const cJSON *nc,
@@ -641,6 +648,15 @@ static launch_job_t *job_new(nw_nodeclaim_t *k, const nw_kube_snap_t *s, const c
          * no EC2 call) until the class is ready (Karpenter: NodeClassNotReady) */
         snprintf(j->class_problem, sizeof j->class_problem,
                  "the EC2NodeClass %s is not ready: %s: %.400s", class, rs->reason, rs->message);
+        j->class_unready = 1;
+    } else if (!class_has_verdict(ncl->json)) {
+        /* the class's status has no verdict yet (just created, not reconciled): its launch
+         * waits for one, as Karpenter's does for a class whose readiness is Unknown (a
+         * stale False gives way to the resolve above, which is newer) */
+        snprintf(j->class_problem, sizeof j->class_problem,
+                 "the EC2NodeClass %s is not ready: NodeClassReadinessUnknown: %s", class,
+                 nw_json_condition(ncl->json, "Ready") ? "Node Class Readiness Unknown"
+                                                       : "it has no status yet");
         j->class_unready = 1;
     } else {
         /* an offline catalog offers the class's zones (the reconcile thread's to change) */

@@ -22,6 +22,8 @@
  * is kept only when it is cheaper than the claims it replaces.
  */
 #define REBALANCE_CANDIDATES 12
+/* bins up to which a pod is costed against every bin, and pairs of bins are merged */
+#define REPACK_SCAN_BINS 64
 
 static bool req_equal(const nw_req_t *a, const nw_req_t *b)
 {
@@ -195,6 +197,8 @@ typedef struct {
     int *bin_of, *best_bin;
     nw_sched_res_t *used, *best_used;
     cand_t *cands;
+    int *btype;    /* bestfit_cost: each bin's type */
+    double *price; /* each bin's cheapest price */
     int n;
     nw_sched_res_t total;
 } group_t;
@@ -270,40 +274,207 @@ static int rank_candidates(const ctx_t *c, group_t *g)
     return nc;
 }
 
-/* First-fit decreasing onto the best candidates; the best packing goes to best_order,
- * best_bin and best_used. Its bin count, -1 when none is at least 1 % cheaper than current. */
-static int search_best(const ctx_t *c, group_t *g, int nc, double current)
+/* Best fit by cost: pods largest first (by their share of type t, the group's biggest
+ * candidate), each into the bin whose cheapest type grows least for it (a bin its type
+ * still holds it in costs nothing; among those the fullest), else into a new bin of the
+ * cheapest type that holds it alone. Unlike first-fit decreasing onto one type, bins
+ * follow the pods' shapes (CPU-heavy pods on compute types, memory-heavy on memory
+ * types). price: each bin's cheapest price (n of them at most). The bin count. */
+static int bestfit_cost(const ctx_t *c, group_t *g, int t, double *price)
+{
+    const pctx_t *pc = g->pc;
+    const nw_sched_res_t *av = &pc->avail[t];
+    int n = g->n;
+    for (int i = 0; i < n; i++) {
+        const nw_sched_res_t *r = &c->s->pods[g->order[i].pod].req;
+        double key = 0;
+        for (int k = 0; k < c->nres; k++)
+            if (av->v[k] > 0 && (double)r->v[k] / (double)av->v[k] > key)
+                key = (double)r->v[k] / (double)av->v[k];
+        g->order[i].key = key;
+    }
+    qsort(g->order, (size_t)n, sizeof *g->order, cmp_pkey);
+    int nb = 0;
+    /* the types each bin's cheapest price is for, to test "still holds it" without a scan */
+    int *btype = g->btype;
+    for (int i = 0; i < n; i++) {
+        const nw_sched_res_t *r = &c->s->pods[g->order[i].pod].req;
+        int best = -1;
+        double best_inc = 1e300, best_slack = 1e300, best_new = 0;
+        int best_t = -1;
+        /* a bin whose type still holds the pod costs nothing: when there is one, only
+         * those are looked at (increments are never negative) */
+        bool free_fit = false;
+        for (int b = 0; b < nb && !free_fit; b++) {
+            bool ok = true;
+            for (int k = 0; k < c->nres && ok; k++)
+                ok = g->used[b].v[k] + r->v[k] <= pc->avail[btype[b]].v[k];
+            free_fit = ok;
+        }
+        for (int b = 0; b < nb; b++) {
+            nw_sched_res_t m = g->used[b];
+            for (int k = 0; k < c->nres; k++)
+                m.v[k] += r->v[k];
+            double inc, np = price[b];
+            int nt = btype[b];
+            if (fits(&m, &pc->avail[btype[b]], c->nres)) {
+                inc = 0;
+            } else if (!free_fit && nb <= REPACK_SCAN_BINS) {
+                np = 1e300;
+                nt = -1;
+                FOR_BITS(g->compat, c->nw, u)
+                {
+                    if (pc->price[u] < np && fits(&m, &pc->avail[u], c->nres)) {
+                        np = pc->price[u];
+                        nt = u;
+                    }
+                }
+                if (nt < 0)
+                    continue;
+                inc = np - price[b];
+            } else {
+                continue;
+            }
+            /* slack after: the largest free share left in the bin's type */
+            double slack = 0;
+            for (int k = 0; k < c->nres; k++)
+                if (pc->avail[nt].v[k] > 0)
+                    slack += 1.0 - (double)m.v[k] / (double)pc->avail[nt].v[k];
+            if (inc < best_inc - 1e-12 || (inc <= best_inc + 1e-12 && slack < best_slack)) {
+                best = b;
+                best_inc = inc;
+                best_slack = slack;
+                best_new = np;
+                best_t = nt;
+            }
+        }
+        double alone = 1e300;
+        int at = -1;
+        FOR_BITS(g->compat, c->nw, u)
+        {
+            if (pc->price[u] < alone && fits(r, &pc->avail[u], c->nres)) {
+                alone = pc->price[u];
+                at = u;
+            }
+        }
+        if (best < 0 || (at >= 0 && alone < best_inc - 1e-12)) {
+            if (at < 0)
+                return -1;
+            memset(&g->used[nb], 0, sizeof g->used[nb]);
+            best = nb++;
+            best_new = alone;
+            best_t = at;
+        }
+        for (int k = 0; k < c->nres; k++)
+            g->used[best].v[k] += r->v[k];
+        price[best] = best_new;
+        btype[best] = best_t;
+        g->bin_of[i] = best;
+    }
+    return nb;
+}
+
+/* Merge pairs of bins whose union one type holds for less than the two (bins of
+ * best_used/best_bin, prices in price): fewer nodes for less money. Small packings only
+ * (the pairs are all tried). The new bin count. */
+static int merge_bins(const ctx_t *c, group_t *g, int nb, double *price)
+{
+    if (nb > REPACK_SCAN_BINS)
+        return nb;
+    bool merged = true;
+    while (merged) {
+        merged = false;
+        for (int a = 0; a < nb && !merged; a++)
+            for (int b = a + 1; b < nb && !merged; b++) {
+                nw_sched_res_t m = g->best_used[a];
+                for (int k = 0; k < c->nres; k++)
+                    m.v[k] += g->best_used[b].v[k];
+                double p = cheapest_fit(c, g->pc, g->compat, &m);
+                if (p >= price[a] + price[b] - 1e-9)
+                    continue;
+                /* b into a; the last bin into b */
+                g->best_used[a] = m;
+                price[a] = p;
+                for (int i = 0; i < g->n; i++)
+                    if (g->best_bin[i] == b)
+                        g->best_bin[i] = a;
+                nb--;
+                if (b != nb) {
+                    g->best_used[b] = g->best_used[nb];
+                    price[b] = price[nb];
+                    for (int i = 0; i < g->n; i++)
+                        if (g->best_bin[i] == nb)
+                            g->best_bin[i] = b;
+                }
+                merged = true;
+            }
+    }
+    return nb;
+}
+
+/* Keep the working packing (order, bin_of, used: nb bins costing cost) as the best when
+ * it is: cheaper by 1 %, or within 1 % with fewer nodes, or as many nodes for less. */
+static void keep_if_better(group_t *g, int nb, double cost, double *best, int *best_nb)
+{
+    bool better = *best_nb < 0 || cost < *best * 0.99 || (cost <= *best * 1.01 && nb < *best_nb) ||
+                  (nb == *best_nb && cost < *best);
+    if (!better)
+        return;
+    *best = cost;
+    *best_nb = nb;
+    memcpy(g->best_order, g->order, (size_t)g->n * sizeof *g->order);
+    memcpy(g->best_bin, g->bin_of, (size_t)g->n * sizeof(int));
+    memcpy(g->best_used, g->used, (size_t)nb * sizeof *g->used);
+}
+
+/* The cheapest packing found: first-fit decreasing onto each of the best candidates, and
+ * best fit by cost, then pairs of bins merged where one type holds both for less; it goes
+ * to best_order, best_bin and best_used. Its bin count, -1 when it does not beat the nm
+ * claims costing current: it must be 1 % cheaper, or cheaper with no more nodes. */
+static int search_best(const ctx_t *c, group_t *g, int nc, double current, int nm)
 {
     const pctx_t *pc = g->pc;
     const cand_t *cands = g->cands;
     int n = g->n;
-    /* worth it only when at least 1 % cheaper; among re-packs within 1 % of each other
-     * the one with fewer nodes */
-    double limit = current * 0.99, best = 1e300;
-    int best_nb = -1, tried = 0;
+    double best = 1e300;
+    int best_nb = -1, tried = 0, big = -1;
     for (int i = 0; i < nc && tried < REBALANCE_CANDIDATES; i++) {
-        if (cands[i].bound >= limit || cands[i].bound >= best * 1.01)
+        if (big < 0 || pc->avail[cands[i].t].v[NW_SR_CPU] > pc->avail[big].v[NW_SR_CPU])
+            big = cands[i].t;
+        if (cands[i].bound >= current || cands[i].bound >= best * 1.01)
             break;
         int nb = ffd(c, pc, cands[i].t, g->order, n, g->used, g->bin_of);
         if (nb < 0)
             continue;
         tried++;
         double cost = 0;
-        for (int b = 0; b < nb && cost < limit; b++)
+        for (int b = 0; b < nb && cost < current; b++)
             cost += cheapest_fit(c, pc, g->compat, &g->used[b]);
-        if (cost >= limit)
-            continue;
-        bool better = best_nb < 0 || cost < best * 0.99 || (cost <= best * 1.01 && nb < best_nb) ||
-                      (nb == best_nb && cost < best);
-        if (better) {
-            best = cost;
-            best_nb = nb;
-            memcpy(g->best_order, g->order, (size_t)n * sizeof *g->order);
-            memcpy(g->best_bin, g->bin_of, (size_t)n * sizeof(int));
-            memcpy(g->best_used, g->used, (size_t)nb * sizeof *g->used);
-        }
+        if (cost < current)
+            keep_if_better(g, nb, cost, &best, &best_nb);
     }
-    return best_nb;
+    for (int i = 0; i < nc; i++)
+        if (big < 0 || pc->avail[cands[i].t].v[NW_SR_CPU] > pc->avail[big].v[NW_SR_CPU])
+            big = cands[i].t;
+    if (big >= 0) {
+        int nb = bestfit_cost(c, g, big, g->price);
+        double cost = 0;
+        for (int b = 0; b < nb; b++)
+            cost += g->price[b];
+        if (nb > 0 && cost < current)
+            keep_if_better(g, nb, cost, &best, &best_nb);
+    }
+    if (best_nb < 0)
+        return -1;
+    for (int b = 0; b < best_nb; b++)
+        g->price[b] = cheapest_fit(c, pc, g->compat, &g->best_used[b]);
+    best_nb = merge_bins(c, g, best_nb, g->price);
+    best = 0;
+    for (int b = 0; b < best_nb; b++)
+        best += g->price[b];
+    if (best < current * 0.99 || (best < current - 1e-9 && best_nb <= nm))
+        return best_nb;
+    return -1;
 }
 
 /* The group's claims become best_nb claims (extra slots emptied), each with its bin's pods
@@ -371,14 +542,16 @@ static NW_MUST_USE nw_rc_t rebalance_group(ctx_t *c, const int *members, int nm)
     g.used = calloc((size_t)npods, sizeof *g.used);
     g.best_used = calloc((size_t)npods, sizeof *g.best_used);
     g.cands = calloc((size_t)c->nt + 1, sizeof *g.cands);
+    g.btype = calloc((size_t)npods, sizeof *g.btype);
+    g.price = calloc((size_t)npods, sizeof *g.price);
     nw_rc_t rc = NW_ENOMEM;
     if (!g.compat || !g.order || !g.best_order || !g.bin_of || !g.best_bin || !g.used ||
-        !g.best_used || !g.cands)
+        !g.best_used || !g.cands || !g.btype || !g.price)
         goto out;
     if ((rc = gather_pods(c, &g, members, nm)) != NW_OK)
         goto out;
     int nc = rank_candidates(c, &g);
-    int best_nb = search_best(c, &g, nc, current);
+    int best_nb = search_best(c, &g, nc, current, nm);
     rc = best_nb < 0 ? NW_OK : rebuild_group(c, &g, members, nm, best_nb);
 out:
     free(g.compat);
@@ -389,6 +562,8 @@ out:
     free(g.used);
     free(g.best_used);
     free(g.cands);
+    free(g.btype);
+    free(g.price);
     return rc;
 }
 

@@ -15,7 +15,9 @@
 typedef struct {
     char *uid;
     char *claim;
-    int64_t at; /* monotonic ns */
+    int64_t at;       /* monotonic ns */
+    int64_t ready_at; /* when the claim was first seen initialized (0: not yet) */
+    int misses;       /* nw_nominations_missed answers true for this claim so far */
 } nom_t;
 
 typedef struct {
@@ -89,12 +91,17 @@ void nw_nominations_nominate(nw_nominations_t *st, const char *pod_uid, const ch
         return;
     size_t i = uid_lower(st->noms, st->nnoms, sizeof *st->noms, pod_uid);
     if (i < st->nnoms && strcmp(st->noms[i].uid, pod_uid) == 0) {
+        nom_t *e = &st->noms[i];
+        e->at = mono;
+        if (strcmp(e->claim, claim) == 0)
+            return;
         char *cl = strdup(claim);
         if (!cl)
             return;
-        free(st->noms[i].claim);
-        st->noms[i].claim = cl;
-        st->noms[i].at = mono;
+        free(e->claim);
+        e->claim = cl;
+        e->ready_at = 0;
+        e->misses = 0;
         return;
     }
     if (st->nnoms == st->cnoms) {
@@ -105,7 +112,7 @@ void nw_nominations_nominate(nw_nominations_t *st, const char *pod_uid, const ch
         st->noms = v;
         st->cnoms = n;
     }
-    nom_t e = {strdup(pod_uid), strdup(claim), mono};
+    nom_t e = {strdup(pod_uid), strdup(claim), mono, 0, 0};
     if (!e.uid || !e.claim) {
         free(e.uid);
         free(e.claim);
@@ -120,6 +127,34 @@ const char *nw_nominations_claim_of(const nw_nominations_t *st, const char *pod_
 {
     const nom_t *n = nom_find(st, pod_uid);
     return n ? n->claim : NULL;
+}
+
+bool nw_nominations_missed(nw_nominations_t *st, const char *pod_uid, bool claim_ready,
+                           int64_t mono, int64_t grace_ns, int64_t *due_ns)
+{
+    if (!st || !st->nnoms || !pod_uid)
+        return false;
+    size_t i = uid_lower(st->noms, st->nnoms, sizeof *st->noms, pod_uid);
+    if (i >= st->nnoms || strcmp(st->noms[i].uid, pod_uid) != 0)
+        return false;
+    nom_t *e = &st->noms[i];
+    if (!claim_ready) {
+        e->ready_at = 0;
+        return false;
+    }
+    if (!e->ready_at)
+        e->ready_at = mono;
+    /* placed on the same claim again: the scheduler is slow rather than the room gone,
+     * so each look waits twice as long (up to 32 graces) */
+    grace_ns <<= e->misses < 5 ? e->misses : 5;
+    int64_t since = e->ready_at > e->at ? e->ready_at : e->at;
+    if (mono - since >= grace_ns) {
+        e->misses++;
+        return true;
+    }
+    if (grace_ns - (mono - since) < *due_ns)
+        *due_ns = grace_ns - (mono - since);
+    return false;
 }
 
 bool nw_nominations_targets(const nw_nominations_t *st, const char *claim, bool in_flight,

@@ -9,7 +9,8 @@
  *                     distinct message.
  *
  * Ownership: nw_nominations_t owns its strings (nw_nominations_free). Lookups never change the
- * memory; pruning is an explicit call by the provisioner after it has used a build.
+ * memory (nw_nominations_missed keeps when it first saw a claim ready); pruning is an
+ * explicit call by the provisioner after it has used a build.
  * Thread: the reconcile thread only.
  */
 #ifndef NW_SCALER_STATE_NOMINATIONS_H
@@ -33,6 +34,17 @@ void nw_nominations_nominate(nw_nominations_t *n, const char *pod_uid, const cha
 
 /** The NodeClaim pod uid is nominated to, or NULL. Borrowed until the next change. */
 const char *nw_nominations_claim_of(const nw_nominations_t *n, const char *pod_uid);
+
+/** Did pending pod uid miss its NodeClaim? claim_ready: that claim is initialized now (its
+ * node takes pods). True once both the nomination and the claim's readiness (first seen by
+ * this call) are grace_ns old: the kube-scheduler has had its chance and the pod is still
+ * pending, so it went elsewhere's share or lost its room to other pods, and its placement
+ * is due again. Otherwise *due_ns is lowered to the ns until it would be true (when the
+ * claim is ready). A new nomination (nw_nominations_nominate) starts the grace again; each
+ * true answer for the same claim doubles it (up to 32 times): placed there again, the pod
+ * waits for a slow scheduler rather than for room. */
+bool nw_nominations_missed(nw_nominations_t *n, const char *pod_uid, bool claim_ready, int64_t mono,
+                           int64_t grace_ns, int64_t *due_ns);
 
 /** Is claim the target of a nomination: any when in_flight, else one made within
  * window_ns before mono? */

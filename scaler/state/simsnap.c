@@ -425,8 +425,12 @@ static const cJSON *condition(const cJSON *obj, const char *type)
     return NULL;
 }
 
-/* A pool whose EC2NodeClass says it is not ready (Ready False) is left out (*unready), and
- * why is added to out->notready. */
+/* A pool whose EC2NodeClass is not ready is left out (*unready), and why is added to
+ * out->notready. Only Ready=True counts as ready: a class with no Ready condition yet (just
+ * created, not reconciled) or Ready=Unknown waits as one with Ready=False does, as
+ * Karpenter's NodePool readiness turns a class's unknown readiness into NodeClassReady False
+ * (NodeClassReadinessUnknown) and its provisioner then leaves the pool out. A pool whose
+ * class does not exist is kept: its NodeClaims fail at launch, naming the missing class. */
 static NW_MUST_USE nw_rc_t pool_class_unready(build_t *b, const nw_kube_obj_t *p, bool *unready)
 {
     *unready = false;
@@ -435,10 +439,15 @@ static NW_MUST_USE nw_rc_t pool_class_unready(build_t *b, const nw_kube_obj_t *p
         cn ? nw_kube_cache_snap_get(b->ks, NW_KUBE_EC2NODECLASSES, NULL, cn) : NULL;
     const cJSON *rd = k ? condition(k->json, "Ready") : NULL;
     const char *st = nw_json_str(rd, "status");
-    if (!st || strcmp(st, "False") != 0)
+    if (!k || (st && strcmp(st, "True") == 0))
         return NW_OK;
     *unready = true;
     const char *reason = nw_json_str(rd, "reason"), *msg = nw_json_str(rd, "message");
+    if (!st || strcmp(st, "False") != 0) {
+        /* no verdict yet: Karpenter's words for it */
+        reason = "NodeClassReadinessUnknown";
+        msg = rd ? "Node Class Readiness Unknown" : "the EC2NodeClass has no status yet";
+    }
     char one[900];
     int n = snprintf(one, sizeof one,
                      "%snodepool \"%.200s\": EC2NodeClass \"%.200s\" is not ready: %s%s%.400s",

@@ -7,10 +7,12 @@
  *
  * What nw_simsnap_build puts into the snapshot (as kubernetes-sigs/karpenter
  * pkg/controllers/provisioning/provisioner.go Schedule gathers it):
- *   - NodePools that are not being deleted and whose EC2NodeClass is not known to be
- *     unready (its status condition Ready is not False: Karpenter's provisioner leaves out
- *     a NodePool that is not ready, and its readiness follows the class's); the ones left
- *     out for their class are named in `notready`; DaemonSets (their overhead);
+ *   - NodePools that are not being deleted and whose EC2NodeClass is ready (its status
+ *     condition Ready is True; no condition yet, Unknown or False: left out, as Karpenter's
+ *     provisioner leaves out a NodePool that is not ready, and its readiness follows the
+ *     class's); a pool whose class does not exist is kept (its launch names the missing
+ *     class); the ones left out for their class are named in `notready`; DaemonSets (their
+ *     overhead);
  *   - instance types from the cloud's catalog (refreshed from EC2 when it could be),
  *     with the ICE cache applied at the current monotonic time and the configured
  *     VM memory overhead / reserved ENIs;

@@ -47,6 +47,7 @@ sys.path.insert(0, os.path.join(ROOT, 'tests', 'sim'))
 sys.path.insert(0, os.path.join(ROOT, 'tests', 'k8s'))
 
 import aws as aws_mod  # noqa: E402  (tests/sim/aws.py)
+import faults  # noqa: E402  (tests/cluster/faults.py)
 import control as control_mod  # noqa: E402  (tests/sim/control.py)
 from controlplane import ControlPlane  # noqa: E402  (tests/k8s/controlplane.py)
 from nodeagent import NodeAgent  # noqa: E402
@@ -115,8 +116,23 @@ class Netns:
 
 class RealCluster:
     def __init__(self, dir, boot_delay=0.5, region='us-west-2', log=None, check_tokens=False,
-                 service_cidr='10.96.0.0/16'):
+                 service_cidr='10.96.0.0/16', cluster_name=CLUSTER_NAME, install=True,
+                 etcd_proxy=False, api_proxy=False):
+        """install=False: the control plane, the AWS simulator and the node agent only;
+        the caller installs the chart (tests/install/walkthrough.py runs docs/install.md's
+        own commands), then serve_from_netns() and nodewarden_files() stand in for the
+        pod as start() does after its own install. etcd_proxy: kube-apiserver reaches etcd
+        through a faults.DelayProxy (self.etcd_delay); api_proxy: nodewarden reaches
+        kube-apiserver through a faults.ApiFaultProxy (self.api_proxy), its log in
+        <dir>/apiproxy.log."""
         self.dir = os.path.abspath(dir)
+        self.cluster_name = cluster_name
+        self.install = install
+        # the pod's environment also points AWS_ENDPOINT_URL at the simulator (for an
+        # install whose values name no aws.endpoints, as a user's do)
+        self.aws_endpoint_env = False
+        self.want_etcd_proxy, self.want_api_proxy = etcd_proxy, api_proxy
+        self.api_proxy = None
         self.service_cidr = service_cidr
         self.boot_delay = boot_delay
         self.check_tokens = check_tokens
@@ -141,8 +157,16 @@ class RealCluster:
                                    service_cidr=self.service_cidr,
                                    extra_apiserver_args=['--enable-aggregator-routing=true',
                                                          # kubeadm's join tokens (nodewarden.io/bootstrap)
-                                                         '--enable-bootstrap-token-auth=true'])
+                                                         '--enable-bootstrap-token-auth=true'],
+                                   etcd_proxy=(lambda h, p: faults.DelayProxy(h, h, p))
+                                   if self.want_etcd_proxy else None)
             self.cp.start()
+            self.etcd_delay = self.cp.etcd_proxy
+            if self.want_api_proxy:
+                crt, key = self.cp.issue_cert('apiproxy', 'nodewarden-tests-apiproxy',
+                                              sans=[self.host])
+                self.api_proxy = faults.ApiFaultProxy(self.host, self.cp.server, self.cp.ca_file,
+                                                      crt, key, os.path.join(self.dir, 'apiproxy.log'))
             self.timings['controlplane'] = time.monotonic() - t0
             self._start_aws()
             self.admin = Api(self.cp.server, self.cp.ca_file,
@@ -151,10 +175,12 @@ class RealCluster:
             self.agent = NodeAgent(self.aws, self.cp, Api(self.cp.server, self.cp.ca_file, cert=(crt, key)),
                                    boot_delay=self.boot_delay, log=self.log,
                                    check_tokens=self.check_tokens)
-            t1 = time.monotonic()
-            self._helm_install()
-            self.timings['helm'] = time.monotonic() - t1
-            self._nodewarden_files()
+            self.webhook_addr = '%s:%d' % (self.net.ns_ip, WEBHOOK_PORT)
+            if self.install:
+                t1 = time.monotonic()
+                self._helm_install()
+                self.timings['helm'] = time.monotonic() - t1
+                self.nodewarden_files()
         except BaseException:
             self.stop()
             raise
@@ -179,7 +205,7 @@ class RealCluster:
         return self.cp.issue_cert('cloud-provider', CLOUD_USER, client=True)
 
     def _start_aws(self):
-        self.aws = aws_mod.AwsSim(region=self.region, cluster=CLUSTER_NAME)
+        self.aws = aws_mod.AwsSim(region=self.region, cluster=self.cluster_name)
         self.aws_server = aws_mod.serve(self.aws, self.host, 0)
         self.aws_server.handle_error = lambda request, client_address: None
         self.aws_url = 'http://%s:%d' % (self.host, self.aws_server.server_address[1])
@@ -198,7 +224,7 @@ class RealCluster:
         with open(self.cp.ca_file, 'rb') as f:
             self.ca_b64 = base64.b64encode(f.read()).decode()
         values = {
-            'settings.clusterName': CLUSTER_NAME, 'settings.clusterEndpoint': self.cp.server,
+            'settings.clusterName': self.cluster_name, 'settings.clusterEndpoint': self.cp.server,
             'settings.clusterCABundle': self.ca_b64, 'settings.interruptionQueue': self.aws.queue_name,
             'aws.region': self.region, 'aws.endpoints.ec2': self.aws_url,
             'aws.endpoints.sqs': self.aws_url, 'aws.endpoints.sts': self.aws_url,
@@ -210,7 +236,10 @@ class RealCluster:
         for k, v in values.items():
             sets += ['--set-string', '%s=%s' % (k, v)]
         self.helm('install', RELEASE, CHART, '--namespace', NAMESPACE, '--create-namespace', *sets)
-        # the chart's Service, served from the address nodewarden has in the namespace
+        self.serve_from_netns()
+
+    def serve_from_netns(self):
+        """The chart's Service, served from the address nodewarden has in the namespace."""
         self.admin.create('/apis/discovery.k8s.io/v1/namespaces/%s/endpointslices' % NAMESPACE, {
             'metadata': {'name': RELEASE + '-netns', 'labels': {
                 'kubernetes.io/service-name': RELEASE,
@@ -219,12 +248,17 @@ class RealCluster:
             'ports': [{'name': 'https-webhook', 'port': WEBHOOK_PORT, 'protocol': 'TCP'}],
             'endpoints': [{'addresses': [self.net.ns_ip], 'conditions': {'ready': True}}]})
 
-    def _nodewarden_files(self):
+    def nodewarden_files(self):
         """nodewarden's identity and configuration, as its pod would get them."""
         d = os.path.join(self.dir, 'nodewarden')
         os.makedirs(d, exist_ok=True)
         token = self.cp.create_token(NAMESPACE, RELEASE, duration='24h')
         self.nw_kubeconfig = self.cp.token_kubeconfig(os.path.join(d, 'kubeconfig'), token)
+        if self.api_proxy is not None:  # nodewarden's connection only goes through it
+            with open(self.nw_kubeconfig) as f:
+                text = f.read().replace('server: ' + self.cp.server, 'server: ' + self.api_proxy.url)
+            with open(self.nw_kubeconfig, 'w') as f:
+                f.write(text)
         os.chmod(self.nw_kubeconfig, 0o600)
         sec = self.admin.get('/api/v1/namespaces/%s/secrets/%s-tls' % (NAMESPACE, RELEASE))
         for k in ('tls.crt', 'tls.key', 'ca.crt'):
@@ -245,7 +279,6 @@ class RealCluster:
         with open(self.nodewarden_config, 'w') as f:
             f.write('# the chart\'s ConfigMap %s/%s, with the files its pod mounts written to %s\n'
                     % (NAMESPACE, RELEASE, d) + text)
-        self.webhook_addr = '%s:%d' % (self.net.ns_ip, WEBHOOK_PORT)
 
     def nodewarden_env(self):
         """What the chart's pod has: no kubeconfig or AWS keys in the environment
@@ -254,6 +287,8 @@ class RealCluster:
              if not k.startswith(('AWS_', 'KUBECONFIG', 'KUBERNETES_'))}
         e.update(POD_NAME='nodewarden-0', POD_NAMESPACE=NAMESPACE, AWS_REGION=self.region,
                  AWS_EC2_METADATA_SERVICE_ENDPOINT=self.aws_url)
+        if self.aws_endpoint_env:
+            e['AWS_ENDPOINT_URL'] = self.aws_url
         return e
 
     def nodewarden_argv(self, *flags):
@@ -315,6 +350,9 @@ class RealCluster:
             self.aws_server.server_close()
         if self.aws is not None:
             self.aws.stop()
+        if self.api_proxy is not None:
+            self.api_proxy.close()
+            self.api_proxy = None
         if self.cp is not None:
             self.cp.stop()
         if self.net is not None:

@@ -32,6 +32,9 @@ Constructor arguments (all keywords but dir):
                         appended to the command lines (a later flag wins)
   kcm_controllers       --controllers for kube-controller-manager (default KCM_CONTROLLERS)
   timeout               seconds each component may take to become healthy (default 90)
+  etcd_proxy            None, or a callable (host, port) -> an object with .url and .close():
+                        kube-apiserver reaches etcd at that url (tests/cluster/faults.py
+                        DelayProxy: etcd slowed); closed by stop()
 
 After start():
   server                https://<advertise or 127.0.0.1>:<port>  (url clients use)
@@ -45,6 +48,9 @@ After start():
                         with a random serial; safe to call from several threads at once
   cert_kubeconfig(name) a kubeconfig for the certificate issue_cert(name, ...) made
   pids()                {component: pid} of the running processes
+  restart_apiserver(down=0.0, grace=5.0)  stop kube-apiserver (SIGTERM, SIGKILL after
+                        grace s), wait `down` s, start it again with the same flags and
+                        port; returns the seconds it was away; restarts lists (start, ready)
 
 What runs: etcd serves plain HTTP on loopback only (--unsafe-no-fsync: test data).
 The API server has RBAC and Node authorization (--authorization-mode=Node,RBAC), the
@@ -157,7 +163,8 @@ class ControlPlane:
     def __init__(self, dir, components=COMPONENTS, bin_dir=None, bind_address="127.0.0.1",
                  advertise_address=None, extra_sans=(), service_cidr="10.96.0.0/16",
                  extra_apiserver_args=(), extra_kcm_args=(), extra_scheduler_args=(),
-                 extra_etcd_args=(), kcm_controllers=KCM_CONTROLLERS, timeout=90):
+                 extra_etcd_args=(), kcm_controllers=KCM_CONTROLLERS, timeout=90,
+                 etcd_proxy=None):
         unknown = [c for c in components if c not in COMPONENTS]
         if unknown:
             raise ValueError("components: unknown %s (known: %s)" % (unknown, COMPONENTS))
@@ -176,6 +183,9 @@ class ControlPlane:
                       "kcm": list(extra_kcm_args), "scheduler": list(extra_scheduler_args)}
         self.kcm_controllers = tuple(kcm_controllers)
         self.timeout = timeout
+        self.etcd_proxy_factory = etcd_proxy
+        self.etcd_proxy = None
+        self.restarts = []
         self.pki = os.path.join(self.dir, "pki")
         self.logs = os.path.join(self.dir, "logs")
         self.kubeconfig = os.path.join(self.dir, "admin.kubeconfig")
@@ -211,6 +221,9 @@ class ControlPlane:
         self._install_sigterm()
         try:
             self._start_etcd()
+            if self.etcd_proxy_factory is not None:
+                port = int(self.etcd_url.rsplit(":", 1)[1])
+                self.etcd_proxy = self.etcd_proxy_factory("127.0.0.1", port)
             if "apiserver" in self.components:
                 self._make_pki()
                 self._start_apiserver()
@@ -251,6 +264,9 @@ class ControlPlane:
         for _, p in procs:
             if p.stdout:
                 p.stdout.close()
+        if self.etcd_proxy is not None:
+            self.etcd_proxy.close()
+            self.etcd_proxy = None
 
     def pids(self):
         return {c: p.pid for c, p in self.procs.items() if p.poll() is None}
@@ -474,8 +490,8 @@ class ControlPlane:
             self.server = "https://%s:%d" % ("[%s]" % host if ":" in host else host, port)
             for n in ("admin", "kcm", "scheduler"):
                 self._cert_kubeconfig(n)
-            self._spawn("apiserver", [
-                "--etcd-servers", self.etcd_url,
+            self._apiserver_args = [
+                "--etcd-servers", self.etcd_proxy.url if self.etcd_proxy else self.etcd_url,
                 "--bind-address", self.bind_address, "--secure-port", str(port),
                 "--advertise-address", self.advertise_address,
                 "--tls-cert-file", pki + "apiserver.crt", "--tls-private-key-file", pki + "apiserver.key",
@@ -499,10 +515,37 @@ class ControlPlane:
                 "--kubelet-certificate-authority", pki + "ca.crt",
                 # a kubelet's node name is no DNS name here: its InternalIP first
                 "--kubelet-preferred-address-types", "InternalIP,Hostname",
-                "--profiling=false", "--v=1"])
-        self._start_with_ports("apiserver", start, lambda: self._get(
+                "--profiling=false", "--v=1"]
+            self._spawn("apiserver", self._apiserver_args)
+        self._start_with_ports("apiserver", start, self._apiserver_ready, "ok /readyz")
+
+    def _apiserver_ready(self):
+        return self._get(
             "https://127.0.0.1:%d/readyz" % self.port if self.bind_address in ("0.0.0.0", "::")
-            else self.server + "/readyz")[0] == 200, "ok /readyz")
+            else self.server + "/readyz")[0] == 200
+
+    def restart_apiserver(self, down=0.0, grace=5.0):
+        """Stop kube-apiserver (SIGTERM, as a rollout does; SIGKILL after `grace` s: its
+        graceful shutdown waits for long-running requests), keep it down `down` seconds,
+        start it again with the same flags and port and wait for /readyz. Returns the
+        seconds it was unavailable; self.restarts gets (wall-clock start, ready)."""
+        t0, w0 = time.monotonic(), time.time()
+        with self._lock:
+            p = self.procs.get("apiserver")
+        if p is not None and p.poll() is None:
+            p.terminate()
+            try:
+                p.wait(grace)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        if p is not None and p.stdout:
+            p.stdout.close()
+        time.sleep(down)
+        self._spawn("apiserver", self._apiserver_args)
+        self._wait("apiserver", self._apiserver_ready, "ok /readyz after a restart")
+        self.restarts.append((w0, time.time()))
+        return time.monotonic() - t0
 
     def _common_args(self, name, port):
         kc = os.path.join(self.dir, name + ".kubeconfig")

@@ -121,7 +121,7 @@ class KubeletCluster(RealCluster):
             self.timings['node'] = time.monotonic() - t1
             t1 = time.monotonic()
             for archive in (self.release.pause, self.release.archive):
-                self.node.ctr('images', 'import', '--platform', 'linux/' + host_arch(), archive)
+                self.import_image(archive)
             self.timings['import'] = time.monotonic() - t1
             t1 = time.monotonic()
             self._helm_install_release()
@@ -139,6 +139,12 @@ class KubeletCluster(RealCluster):
         return self
 
     def _helm_install_release(self):
+        self.helm('install', RELEASE, self.release.chart, '--namespace', NAMESPACE, '--create-namespace',
+                  *self.helm_sets())
+
+    def helm_sets(self):
+        """The install's values as helm flags (a user's values file): the upgrade passes
+        them again rather than --reuse-values (docs/upgrading.md)."""
         with open(self.cp.ca_file, 'rb') as f:
             ca_b64 = base64.b64encode(f.read()).decode()
         values = {
@@ -158,7 +164,11 @@ class KubeletCluster(RealCluster):
         sets += ['--set-json', 'nodeSelector={"%s":""}' % CONTROL_PLANE,
                  '--set-json', 'tolerations=[{"key":"%s","operator":"Exists","effect":"NoSchedule"}]'
                  % CONTROL_PLANE]
-        self.helm('install', RELEASE, self.release.chart, '--namespace', NAMESPACE, '--create-namespace', *sets)
+        return sets
+
+    def import_image(self, archive):
+        """An image archive into the node's containerd, as `ctr -n k8s.io images import`."""
+        self.node.ctr('images', 'import', '--platform', 'linux/' + host_arch(), archive)
 
     def pods(self):
         out = self.cp.kubectl('get', 'pods', '-n', NAMESPACE, '-l', 'app.kubernetes.io/name=nodewarden',

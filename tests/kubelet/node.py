@@ -202,6 +202,23 @@ def _sysctl_restore_leftover(log):
 
 # ---- the node ---------------------------------------------------------------------------
 
+# The node's mount namespace has the root of this process as its own root. On a machine
+# that is /, and nothing is done. In a chroot (tests/fresh/run's root) the namespace's
+# root is still the machine's /, and entering the namespace (setns: nsenter, and runc
+# exec into a container whose namespace is a copy of it) puts a process there, outside
+# the chroot: containerd would not find its configuration under the chroot's /tmp, and
+# `kubectl exec` would run in the machine's root instead of the container's. So the
+# holder, still in the chroot, finds where the chroot is (its root as fd 3, read as a path
+# from the namespace's root) and makes it the namespace's root with pivot_root; the
+# machine's root, below it, is detached. The chroot is a mount point (tests/fresh/run
+# binds it onto itself), as pivot_root needs.
+PIVOT_TO_CHROOT = (
+    "exec 3</; r=$(nsenter --mount=/proc/self/ns/mnt -- readlink /proc/self/fd/3); exec 3<&-; "
+    "if [ \"$r\" != / ]; then nsenter --mount=/proc/self/ns/mnt -- sh -c "
+    "'cd \"$0\" && mkdir run/nwk-oldroot && pivot_root . run/nwk-oldroot && "
+    "umount -l /run/nwk-oldroot && rmdir /run/nwk-oldroot' \"$r\"; fi; ")
+
+
 class Node:
     def __init__(self, dir, cp, netns, node_ip, pod_cidr, name, bin_dir, log=None, timeout=120):
         self.dir = os.path.abspath(dir)
@@ -310,6 +327,7 @@ class Node:
 
     def _start_holder(self):
         script = ("set -e; for d in /run /var/lib /var/log; do mount -t tmpfs -o mode=0755 nwk $d; done; "
+                  + PIVOT_TO_CHROOT +
                   "echo 1 > /proc/sys/net/ipv4/ip_forward; mkdir -p /run/containerd /run/netns /var/lib/kubelet /var/lib/containerd /var/lib/cni "
                   "/var/log/pods /var/log/containers; echo ready; exec sleep infinity")
         self.holder = subprocess.Popen(
@@ -321,16 +339,19 @@ class Node:
             raise NodeError("the node's mount namespace could not be set up: %s"
                             % _read(os.path.join(self.logs, "holder.log"))[-2000:])
 
-    def exec_argv(self, argv):
-        """argv run in the node's network and mount namespaces."""
-        return ["nsenter", "--target", str(self.holder.pid), "--mount", "--net", "--"] + list(argv)
+    def exec_argv(self, argv, cwd="/"):
+        """argv run in the node's network and mount namespaces, in the directory cwd
+        (entering a mount namespace puts a process at its root, so the directory is
+        given to nsenter, which resolves it there: --wdns)."""
+        return ["nsenter", "--target", str(self.holder.pid), "--mount", "--net", "--wdns=" + cwd,
+                "--"] + list(argv)
 
     def _spawn(self, comp, argv):
         log = open(os.path.join(self.logs, comp + ".log"), "ab")
         log.write(("+ %s\n" % " ".join(argv)).encode())
         log.flush()
-        p = subprocess.Popen(self.exec_argv(argv), stdin=subprocess.DEVNULL, stdout=log,
-                             stderr=subprocess.STDOUT, cwd=self.dir, preexec_fn=self._join("node"))
+        p = subprocess.Popen(self.exec_argv(argv, cwd=self.dir), stdin=subprocess.DEVNULL, stdout=log,
+                             stderr=subprocess.STDOUT, preexec_fn=self._join("node"))
         log.close()
         self.procs[comp] = p
         return p

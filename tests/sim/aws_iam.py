@@ -32,7 +32,9 @@ class IamMixin:
         c = self.cluster
         self.iam_roles = {}
         self.instance_profiles = {}
-        for r in (self.role_name, 'nodewarden-node', 'KarpenterNodeRole-%s' % c, 'KarpenterNodeRole',
+        # nodewarden-node-<cluster>: the node role manifests/aws/cloudformation.yaml makes
+        for r in (self.role_name, 'nodewarden-node', 'nodewarden-node-%s' % c,
+                  'KarpenterNodeRole-%s' % c, 'KarpenterNodeRole',
                   'KarpenterNodeRole-my-cluster', 'KarpenterNodeRole-sim-cluster',
                   'KarpenterNodeRole-demo', 'my-cluster-node'):
             self.iam_roles[r] = {'name': r, 'id': 'AROA' + _hex(16).upper(),

@@ -311,7 +311,10 @@ void ctlfix_put_nodeclass(ctlfix_t *f)
                "{\"apiVersion\":\"karpenter.k8s.aws/v1\",\"kind\":\"EC2NodeClass\",\"metadata\":{"
                "\"name\":\"default\",\"uid\":\"nc-uid\",\"generation\":1},\"spec\":{\"role\":\"r\","
                "\"amiSelectorTerms\":[{\"id\":\"ami-0fake\"}],\"subnetSelectorTerms\":[{\"tags\":{"
-               "\"k\":\"v\"}}],\"securityGroupSelectorTerms\":[{\"tags\":{\"k\":\"v\"}}]}}",
+               "\"k\":\"v\"}}],\"securityGroupSelectorTerms\":[{\"tags\":{\"k\":\"v\"}}]},"
+               "\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\","
+               "\"reason\":\"Ready\",\"message\":\"\",\"observedGeneration\":1,"
+               "\"lastTransitionTime\":\"2026-11-30T11:59:00Z\"}]}}",
                1);
 }
 

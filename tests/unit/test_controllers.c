@@ -1,7 +1,8 @@
 /* tests/unit/test_controllers.c — one tick (or a few) of each controller on a fake clock,
  * the shared fake cloud (fakecloud.h) and an in-memory Kubernetes API (ctlfix.h):
  *   provisioner  a pending pod -> after the batch window a NodeClaim is created and
- *                launched once; an insufficient-capacity launch deletes the NodeClaim
+ *                launched once; an insufficient-capacity launch deletes the NodeClaim; a pod
+ *                still pending 0.2 s after its NodeClaim came up is placed again at once
  *   launches     on launch workers: a launch the cloud holds does not hold the provisioner's
  *                tick or termination's, is not queued twice and is written back once it
  *                ends; at most `workers` launches are in the cloud at once; the client token
@@ -12,7 +13,9 @@
  *                a NodeClaim of a class the cloud resolves not ready is not launched (no
  *                instance lookup, no token Secret), said once; a kubeadm token Secret is
  *                made once however often the launch is retried; lifecycle looks at a class
- *                that is not ready again after 10 s (30 s when ready)
+ *                that is not ready again after 10 s (30 s when ready); a class with no
+ *                status yet is not used either (no NodeClaim, no launch) until it says
+ *                Ready=True, and then the waiting pod is placed at the next batch
  *   lifecycle    a Node with the claim's providerID -> Registered; no Node past the
  *                registration timeout -> the NodeClaim is deleted
  *   expiry       the clock past spec.expireAfter -> the NodeClaim is deleted, counted once;
@@ -52,7 +55,7 @@ static const char *PENDING_POD =
 
 static nw_provisioning_t *prov_new(ctlfix_t *f)
 {
-    nw_provisioning_opts_t o = {.batch_idle_ns = SEC, .batch_max_ns = 10 * SEC};
+    nw_provisioning_opts_t o = {.batch_idle_ns = SEC, .batch_max_ns = 10 * SEC, .repack = 1};
     nw_provisioning_t *p = nw_provisioning_new(&f->deps, f->claims, &f->mem, &o);
     ck_assert_ptr_nonnull(p);
     return p;
@@ -142,6 +145,90 @@ START_TEST(provisioner_pending_pod_creates_and_launches)
     ck_assert_int_eq(f.cloud->launches, 1);
     nw_provisioning_free(p);
     ctlfix_free(&f);
+}
+END_TEST
+
+/* The claim made for a pod comes up (Initialized, its Node Ready) but the scheduler filled
+ * the node with another pod: the pod, still pending and nominated there, is placed again
+ * once the grace (0.2 s) has passed, not at the 10 s look; a node with room for it gets no
+ * new NodeClaim. */
+static void claim_up(ctlfix_t *f, const char *filler_cpu)
+{
+    char path[400];
+    snprintf(path, sizeof path, "/apis/karpenter.sh/v1/nodeclaims/%s", f->cloud->last_launch_claim);
+    cJSON *nc = ctlfix_get(f, path);
+    ck_assert_ptr_nonnull(nc);
+    const char *pid = nw_json_str_at(nc, "status.providerID");
+    ck_assert_ptr_nonnull(pid);
+    cJSON *st = cJSON_GetObjectItemCaseSensitive(nc, "status");
+    cJSON_AddStringToObject(st, "nodeName", "node-up");
+    cJSON *c = cJSON_Parse("{\"type\":\"Initialized\",\"status\":\"True\",\"reason\":"
+                           "\"Initialized\",\"lastTransitionTime\":\"2026-11-30T12:00:00Z\"}");
+    cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(st, "conditions"), c);
+    char *txt = cJSON_PrintUnformatted(nc);
+    ctlfix_put(f, NW_KUBE_NODECLAIMS, txt, 1);
+    free(txt);
+    char b[2048];
+    snprintf(b, sizeof b,
+             "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"node-up\",\"uid\":"
+             "\"uid-node-up\",\"labels\":{\"karpenter.sh/nodepool\":\"default\","
+             "\"karpenter.sh/initialized\":\"true\",\"kubernetes.io/hostname\":\"node-up\","
+             "\"topology.kubernetes.io/zone\":\"us-west-2a\",\"kubernetes.io/arch\":\"amd64\","
+             "\"karpenter.sh/capacity-type\":\"on-demand\"}},\"spec\":{\"providerID\":\"%s\"},"
+             "\"status\":{\"allocatable\":{\"cpu\":\"1930m\",\"memory\":\"7Gi\",\"pods\":\"29\"},"
+             "\"capacity\":{\"cpu\":\"2\",\"memory\":\"8Gi\",\"pods\":\"29\"},\"conditions\":[{"
+             "\"type\":\"Ready\",\"status\":\"True\"}]}}",
+             pid);
+    ctlfix_put(f, NW_KUBE_NODES, b, 1);
+    cJSON_Delete(nc);
+    snprintf(b, sizeof b,
+             "{\"metadata\":{\"name\":\"filler\",\"namespace\":\"default\",\"uid\":\"uid-filler\"},"
+             "\"spec\":{\"nodeName\":\"node-up\",\"containers\":[{\"name\":\"c\",\"resources\":{"
+             "\"requests\":{\"cpu\":\"%s\",\"memory\":\"1Gi\"}}}]},\"status\":{\"phase\":"
+             "\"Running\"}}",
+             filler_cpu);
+    ctlfix_put(f, NW_KUBE_PODS, b, 1);
+}
+
+static void missed_claim_story(const char *filler_cpu, int want_new)
+{
+    ctlfix_t f;
+    ctlfix_init(&f);
+    nw_provisioning_t *p = prov_new(&f);
+    ctlfix_put_nodeclass(&f);
+    ctlfix_put_nodepool(&f, NULL);
+    ctlfix_put(&f, NW_KUBE_PODS, PENDING_POD, 1);
+    tick_prov(&f, p);
+    nw_clock_fake_advance(&f.clk, 1100 * NW_NS_PER_MS);
+    tick_prov(&f, p);
+    ck_assert_int_eq(f.cloud->launches, 1);
+    ctlfix_sync_nodeclaims(&f);
+    claim_up(&f, filler_cpu);
+    int mark = ctlfix_mark(&f);
+    tick_prov(&f, p); /* the claim is seen up: the grace starts */
+    nw_clock_fake_advance(&f.clk, 120 * NW_NS_PER_MS);
+    tick_prov(&f, p);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "POST", "/apis/karpenter.sh/v1/nodeclaims", NULL), 0);
+    ck_assert_int_le(nw_provisioning_next_deadline(p, nw_clock_mono(&f.clk.base)),
+                     80 * NW_NS_PER_MS);
+    nw_clock_fake_advance(&f.clk, 100 * NW_NS_PER_MS);
+    tick_prov(&f, p); /* 0.22 s: placed again at once, no batch window */
+    ck_assert_int_eq(ctlfix_count(&f, mark, "POST", "/apis/karpenter.sh/v1/nodeclaims", NULL),
+                     want_new);
+    ck_assert_int_eq(f.cloud->launches, 1 + want_new);
+    nw_provisioning_free(p);
+    ctlfix_free(&f);
+}
+
+START_TEST(provisioner_missed_claim_placed_again)
+{
+    missed_claim_story("1500m", 1); /* 1930m - 1500m: no room for the pod's 1 CPU */
+}
+END_TEST
+
+START_TEST(provisioner_missed_claim_with_room_adds_none)
+{
+    missed_claim_story("100m", 0);
 }
 END_TEST
 
@@ -398,6 +485,79 @@ START_TEST(provisioner_skips_pool_of_unready_class)
     nw_clock_fake_advance(&f.clk, 2 * SEC);
     tick_prov(&f, p);
     ck_assert_int_eq(ctlfix_count(&f, mark, "POST", "/apis/karpenter.sh/v1/nodeclaims", NULL), 1);
+    ck_assert_int_eq(f.cloud->launches, 1);
+    nw_provisioning_free(p);
+    ctlfix_free(&f);
+}
+END_TEST
+
+/* The fixture's class as just created: no status (its controller has not reconciled it). */
+static void class_without_status(ctlfix_t *f)
+{
+    ctlfix_put(f, NW_KUBE_EC2NODECLASSES,
+               "{\"apiVersion\":\"karpenter.k8s.aws/v1\",\"kind\":\"EC2NodeClass\",\"metadata\":{"
+               "\"name\":\"default\",\"uid\":\"nc-uid\",\"generation\":1},\"spec\":{\"role\":"
+               "\"r\",\"amiFamily\":\"Custom\",\"amiSelectorTerms\":[{\"id\":\"ami-0fake\"}],"
+               "\"subnetSelectorTerms\":[{\"tags\":{\"k\":\"v\"}}],\"securityGroupSelectorTerms\":"
+               "[{\"tags\":{\"k\":\"v\"}}]}}",
+               1);
+}
+
+/* A class with no status yet is not used: its pool gets no NodeClaim and the pod is told
+ * why; once the class says Ready=True the pod is placed at the next batch, without waiting
+ * for the 10-second look again. */
+START_TEST(provisioner_waits_for_class_without_status)
+{
+    ctlfix_t f;
+    ctlfix_init(&f);
+    nw_provisioning_t *p = prov_new(&f);
+    class_without_status(&f);
+    ctlfix_put_nodepool(&f, NULL);
+    ctlfix_put(&f, NW_KUBE_PODS, PENDING_POD, 1);
+    int mark = ctlfix_mark(&f);
+    tick_prov(&f, p);
+    nw_clock_fake_advance(&f.clk, 1100 * NW_NS_PER_MS);
+    tick_prov(&f, p);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "POST", "/nodeclaims", NULL), 0);
+    ck_assert_int_eq(f.cloud->launches, 0);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "FailedScheduling",
+                                  "nodepool \\\"default\\\": EC2NodeClass \\\"default\\\" is not "
+                                  "ready: NodeClassReadinessUnknown: the EC2NodeClass has no "
+                                  "status yet",
+                                  NULL),
+                     1);
+    /* reconciled: Ready=True, and the pod is placed at once */
+    class_with_ready(&f, "True", NULL);
+    tick_prov(&f, p);
+    nw_clock_fake_advance(&f.clk, 1100 * NW_NS_PER_MS);
+    tick_prov(&f, p);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "POST", "/apis/karpenter.sh/v1/nodeclaims", NULL), 1);
+    ck_assert_int_eq(f.cloud->launches, 1);
+    nw_provisioning_free(p);
+    ctlfix_free(&f);
+}
+END_TEST
+
+/* A NodeClaim of a class with no status yet (made by another controller, or before the
+ * class was re-created) is not launched until the class has a verdict; said once. */
+START_TEST(claim_of_class_without_status_waits)
+{
+    ctlfix_t f;
+    ctlfix_init(&f);
+    nw_provisioning_t *p = prov_new(&f);
+    class_without_status(&f);
+    ctlfix_put_nodepool(&f, NULL);
+    unlaunched_claim(&f, "p1");
+    int mark = ctlfix_mark(&f);
+    for (int i = 0; i < 3; i++) {
+        tick_prov(&f, p);
+        nw_clock_fake_advance(&f.clk, 6 * SEC);
+    }
+    ck_assert_int_eq(f.cloud->launches, 0);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "POST", "/events", "NodeClassNotReady"), 1);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "NodeClassNotReady", "it has no status yet", NULL), 1);
+    class_with_ready(&f, "True", NULL);
+    tick_prov(&f, p);
     ck_assert_int_eq(f.cloud->launches, 1);
     nw_provisioning_free(p);
     ctlfix_free(&f);
@@ -914,10 +1074,14 @@ Suite *nw_controllers_suite(void)
     tcase_set_timeout(t, 30);
     tcase_add_test(t, provisioner_pending_pod_creates_and_launches);
     tcase_add_test(t, provisioner_ice_deletes_claim);
+    tcase_add_test(t, provisioner_missed_claim_placed_again);
+    tcase_add_test(t, provisioner_missed_claim_with_room_adds_none);
     tcase_add_test(t, launch_held_by_the_cloud_stalls_no_tick);
     tcase_add_test(t, launches_bounded_by_workers);
     tcase_add_test(t, launch_token_moves_on_only_when_spent);
     tcase_add_test(t, provisioner_skips_pool_of_unready_class);
+    tcase_add_test(t, provisioner_waits_for_class_without_status);
+    tcase_add_test(t, claim_of_class_without_status_waits);
     tcase_add_test(t, unready_class_claim_not_launched);
     tcase_add_test(t, token_secret_made_once_across_retries);
     tcase_add_test(t, lifecycle_unready_class_looked_at_sooner);

@@ -130,6 +130,60 @@ START_TEST(retry_5xx_then_ok)
 }
 END_TEST
 
+/* A POST makes a new object each time: a 500 or 504 may have created it, so the client
+ * does not send it again (a second NodeClaim); a 429 or a 503 was refused before it
+ * ran, and is retried. */
+typedef struct {
+    _Atomic int calls;
+    int first_code; /* the first answer's code, then 201 */
+} post_state_t;
+
+static void post_handler(void *ud, const fake_req_t *r, fake_conn_t *c)
+{
+    post_state_t *st = ud;
+    ck_assert_str_eq(r->method, "POST");
+    int n = atomic_fetch_add(&st->calls, 1);
+    if (n == 0) {
+        char body[160];
+        snprintf(body, sizeof body, "{\"kind\":\"Status\",\"status\":\"Failure\",\"code\":%d}",
+                 st->first_code);
+        fake_reply(c, st->first_code, "", body);
+        return;
+    }
+    fake_reply(c, 201, "", "{\"kind\":\"NodeClaim\",\"metadata\":{\"name\":\"default-abcde\"}}");
+}
+
+START_TEST(post_not_repeated_after_maybe_done)
+{
+    static const struct {
+        int code, calls;
+        nw_rc_t rc;
+    } cases[] = {{500, 1, NW_EKUBE}, {504, 1, NW_EKUBE}, {429, 2, NW_OK}, {503, 2, NW_OK}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        post_state_t st = {.first_code = cases[i].code};
+        fake_srv_t *srv = fake_srv_start(post_handler, &st);
+        nw_kube_client_t *c = mk_client(fake_srv_port(srv), "t", NULL);
+        cJSON *obj = cJSON_Parse("{\"metadata\":{\"generateName\":\"default-\"}}");
+        cJSON *out = NULL;
+        nw_err_t err = {0};
+        ck_assert_int_eq(
+            nw_kube_write_create(c, &nw_kube_client_res_nodeclaims, NULL, obj, &out, &err),
+            cases[i].rc);
+        ck_assert_int_eq(atomic_load(&st.calls), cases[i].calls);
+        if (cases[i].rc == NW_OK)
+            ck_assert_str_eq(cJSON_GetStringValue(
+                                 cJSON_GetObjectItem(cJSON_GetObjectItem(out, "metadata"), "name")),
+                             "default-abcde");
+        else
+            ck_assert_ptr_nonnull(strstr(err.msg, cases[i].code == 500 ? "500" : "504"));
+        cJSON_Delete(out);
+        cJSON_Delete(obj);
+        nw_kube_client_free(c);
+        fake_srv_stop(srv);
+    }
+}
+END_TEST
+
 START_TEST(no_server)
 {
     /* bind and close a port so nothing listens there */
@@ -422,6 +476,143 @@ START_TEST(watch_resume_drop_and_relist)
     nw_kube_cache_free(cache);
     nw_kube_client_free(c);
     pthread_mutex_destroy(&st.mu);
+}
+END_TEST
+
+/* A watch that lost events (410 Gone) leaves its kind unsynced until the relist has
+ * committed: the scaler must not decide from a view it knows is stale. */
+typedef struct {
+    fake_srv_t *srv;
+    _Atomic int lists, watches, expire, release;
+} unsync_state_t;
+
+static void unsync_handler(void *ud, const fake_req_t *r, fake_conn_t *c)
+{
+    unsync_state_t *st = ud;
+    char v[64];
+    int is_watch = fake_query(r->path, "watch", v, sizeof v);
+    if (strncmp(r->path, "/api/v1/pods?", 13) != 0) {
+        if (is_watch)
+            hold_stream(c, &st->srv);
+        else
+            empty_list(c, "1");
+        return;
+    }
+    if (!is_watch) {
+        if (atomic_fetch_add(&st->lists, 1) > 0) /* the relist waits for the test */
+            while (!atomic_load(&st->release) && !fake_srv_stopping(st->srv))
+                sleep_ms(10);
+        empty_list(c, "30");
+        return;
+    }
+    if (atomic_fetch_add(&st->watches, 1) == 0) {
+        while (!atomic_load(&st->expire) && !fake_srv_stopping(st->srv))
+            sleep_ms(10);
+        const char *ev =
+            "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"status\":\"Failure\","
+            "\"reason\":\"Expired\",\"message\":\"too old resource version\",\"code\":410}}\n";
+        fake_stream_begin(c, 200);
+        fake_stream_chunk(c, ev, strlen(ev));
+        fake_stream_end(c);
+        return;
+    }
+    hold_stream(c, &st->srv);
+}
+
+START_TEST(watch_expiry_unsynced_until_relist)
+{
+    unsync_state_t st = {0};
+    st.srv = fake_srv_start(unsync_handler, &st);
+    nw_kube_client_t *c = mk_client(fake_srv_port(st.srv), "t", NULL);
+    nw_kube_cache_t *cache = nw_kube_cache_new(nw_kube_client_metrics(c));
+    nw_kube_watch_opts_t wo = {.backoff_base_ms = 10, .backoff_max_ms = 50};
+    nw_kube_watch_t *w = NULL;
+    nw_err_t err = {0};
+    ck_assert_int_eq(nw_kube_watch_new(c, cache, &wo, &w, &err), NW_OK);
+    ck_assert_int_eq(nw_kube_watch_start(w, &err), NW_OK);
+    /* synced after the first lists; then the watch expires and the relist is held */
+    ck_assert_int_eq(nw_kube_cache_wait_synced(cache, 10000), 1);
+    atomic_store(&st.expire, 1);
+    for (int i = 0; i < 1000 && atomic_load(&st.lists) < 2; i++)
+        sleep_ms(10);
+    ck_assert_int_eq(atomic_load(&st.lists), 2);
+    ck_assert(!nw_kube_cache_has_synced(cache));
+    nw_kube_snap_t *s = nw_kube_cache_snapshot(cache);
+    ck_assert(!nw_kube_cache_snap_synced(s));
+    nw_kube_cache_snap_release(s);
+    atomic_store(&st.release, 1);
+    ck_assert_int_eq(nw_kube_cache_wait_synced(cache, 10000), 1);
+    s = nw_kube_cache_snapshot(cache);
+    ck_assert(nw_kube_cache_snap_synced(s));
+    nw_kube_cache_snap_release(s);
+    nw_kube_watch_free(w);
+    fake_srv_stop(st.srv);
+    nw_kube_cache_free(cache);
+    nw_kube_client_free(c);
+}
+END_TEST
+
+/* A watch window that stays gone: every pods watch ends at once with 410. The relist
+ * after such a watch waits for the back-off (the client's clock, frozen here, must move
+ * past it) instead of relisting again at once, round after round. */
+typedef struct {
+    fake_srv_t *srv;
+    _Atomic int lists, watches;
+} storm_state_t;
+
+static void storm_handler(void *ud, const fake_req_t *r, fake_conn_t *c)
+{
+    storm_state_t *st = ud;
+    char v[64];
+    int is_watch = fake_query(r->path, "watch", v, sizeof v);
+    if (strncmp(r->path, "/api/v1/pods?", 13) != 0) {
+        if (is_watch)
+            hold_stream(c, &st->srv);
+        else
+            empty_list(c, "1");
+        return;
+    }
+    if (!is_watch) {
+        atomic_fetch_add(&st->lists, 1);
+        empty_list(c, "30");
+        return;
+    }
+    atomic_fetch_add(&st->watches, 1);
+    const char *ev = "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"status\":\"Failure\","
+                     "\"reason\":\"Expired\",\"message\":\"too old resource version\","
+                     "\"code\":410}}\n";
+    fake_stream_begin(c, 200);
+    fake_stream_chunk(c, ev, strlen(ev));
+    fake_stream_end(c);
+}
+
+START_TEST(watch_expiry_storm_backs_off)
+{
+    storm_state_t st = {0};
+    st.srv = fake_srv_start(storm_handler, &st);
+    nw_clock_fake_t fc;
+    nw_clock_fake_init(&fc, 0);
+    nw_kube_client_t *c = mk_client(fake_srv_port(st.srv), "t", &fc.base);
+    nw_kube_cache_t *cache = nw_kube_cache_new(nw_kube_client_metrics(c));
+    nw_kube_watch_opts_t wo = {.backoff_base_ms = 800, .backoff_max_ms = 30000};
+    nw_kube_watch_t *w = NULL;
+    nw_err_t err = {0};
+    ck_assert_int_eq(nw_kube_watch_new(c, cache, &wo, &w, &err), NW_OK);
+    ck_assert_int_eq(nw_kube_watch_start(w, &err), NW_OK);
+    for (int i = 0; i < 1000 && atomic_load(&st.watches) < 1; i++)
+        sleep_ms(10);
+    ck_assert_int_eq(atomic_load(&st.watches), 1);
+    sleep_ms(300); /* the clock stands still: a relist at once would have come by now */
+    ck_assert_int_eq(atomic_load(&st.lists), 1);
+    ck_assert(!nw_kube_cache_has_synced(cache));   /* events lost: unsynced meanwhile */
+    nw_clock_fake_advance(&fc, 2 * NW_NS_PER_SEC); /* past the first back-off step */
+    for (int i = 0; i < 1000 && atomic_load(&st.lists) < 2; i++)
+        sleep_ms(10);
+    ck_assert_int_ge(atomic_load(&st.lists), 2);
+    nw_kube_watch_free(w);
+    fake_srv_stop(st.srv);
+    nw_kube_cache_free(cache);
+    nw_kube_client_free(c);
 }
 END_TEST
 
@@ -1113,6 +1304,9 @@ Suite *nw_kube_client_suite(void)
     Suite *s = suite_create("kube_client");
     TCase *tc = tcase_create("client");
     tcase_add_test(tc, retry_5xx_then_ok);
+    tcase_add_test(tc, post_not_repeated_after_maybe_done);
+    tcase_add_test(tc, watch_expiry_unsynced_until_relist);
+    tcase_add_test(tc, watch_expiry_storm_backs_off);
     tcase_add_test(tc, no_server);
     tcase_add_test(tc, bad_token_clear_error);
     tcase_add_test(tc, token_file_reloaded_on_401);

@@ -257,10 +257,45 @@ static void run_case(const char *path)
         }
         ck_assert_msg(found, "%s: %s not scheduled\n%s", path, e->valuestring, dump);
     }
+    /* podsWhere: the pods of every claim matching the filter, summed (the claims' split
+     * is the packing's; the constraint is where the pods go) */
+    cJSON_ArrayForEach(e, nw_json_get(exp, "podsWhere"))
+    {
+        cJSON *f = cJSON_Duplicate(e, true);
+        ck_assert_ptr_nonnull(f);
+        const cJSON *want = nw_json_get(e, "pods");
+        ck_assert_msg(cJSON_IsNumber(want), "%s: expect.podsWhere: each needs pods", path);
+        cJSON_DeleteItemFromObjectCaseSensitive(f, "pods");
+        int got = 0;
+        const cJSON *c;
+        cJSON_ArrayForEach(c, ncs)
+        {
+            if (claim_matches(c, f))
+                got += cJSON_GetArraySize(nw_json_get(c, "pods"));
+        }
+        char *es = cJSON_PrintUnformatted(e);
+        ck_assert_msg(got == want->valueint, "%s: %d pods on claims matching %s\n%s", path, got, es,
+                      dump);
+        free(es);
+        cJSON_Delete(f);
+    }
     if (cJSON_IsNumber(n = nw_json_get(exp, "maxPrice")))
         ck_assert_msg(nw_json_get(res, "totalPricePerHour")->valuedouble <= n->valuedouble + 1e-9,
                       "%s: total %f > %f", path, nw_json_get(res, "totalPricePerHour")->valuedouble,
                       n->valuedouble);
+    /* the cheapest packing (the default) never costs more than Karpenter's greedy one on the
+     * same snapshot, and leaves no more pods out */
+    if (!cJSON_IsFalse(nw_json_get(cs, "compareGreedy"))) {
+        nw_sched_results_t g;
+        nw_plan_set_packing(pl, false);
+        ck_assert_int_eq(nw_solve(s, 0, &g, &err), NW_OK);
+        ck_assert_msg(r.total_price <= g.total_price * (1 + 1e-9) + 1e-9,
+                      "%s: cheapest packing $%.4f/h > greedy $%.4f/h\n%s", path, r.total_price,
+                      g.total_price, dump);
+        ck_assert_msg(r.nunsched <= g.nunsched, "%s: %d unschedulable, greedy %d\n%s", path,
+                      r.nunsched, g.nunsched, dump);
+        nw_solve_results_free(&g);
+    }
     free(dump);
     cJSON_Delete(res);
     nw_solve_results_free(&r);

@@ -7,9 +7,12 @@
 #include <string.h>
 
 #include "admission/gpu.h"
+#include "common/json.h"
+#include "common/yaml.h"
 #include "fakecloud.h"
 #include "scaler/sched/snap.h"
 #include "scaler/state/simsnap.h"
+#include "tests/unit/testutil.h"
 
 Suite *nw_simsnap_suite(void);
 
@@ -56,6 +59,11 @@ static void put(fx_t *f, nw_kube_kind_t k, const char *json)
     ck_assert_msg(o != NULL, "bad fixture JSON: %s", json);
     ck_assert_int_eq(nw_kube_cache_upsert(f->cache, k, o), NW_OK);
 }
+
+/* the status of a reconciled, ready EC2NodeClass (a class's pools are used only then) */
+#define READY_STATUS                                                                               \
+    "\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\",\"reason\":\"Ready\","    \
+    "\"message\":\"\",\"observedGeneration\":1,\"lastTransitionTime\":\"2026-11-30T11:59:00Z\"}]}"
 
 static const char *POOL =
     "{\"apiVersion\":\"karpenter.sh/v1\",\"kind\":\"NodePool\",\"metadata\":{\"name\":\"default\","
@@ -495,7 +503,8 @@ START_TEST(test_nodeclass_kubelet)
     f.env.default_max_pods = 110;
     put(&f, NW_KUBE_EC2NODECLASSES,
         "{\"apiVersion\":\"karpenter.k8s.aws/v1\",\"kind\":\"EC2NodeClass\",\"metadata\":{"
-        "\"name\":\"default\",\"uid\":\"k1\"},\"spec\":{\"kubelet\":{\"maxPods\":20}}}");
+        "\"name\":\"default\",\"uid\":\"k1\"},\"spec\":{\"kubelet\":{\"maxPods\":20}}," READY_STATUS
+        "}");
     run(&f, &o, &r);
     ck_assert_int_eq(r.r.nclaims, 3);
     for (int i = 0; i < r.r.nclaims; i++)
@@ -525,14 +534,16 @@ START_TEST(test_nodeclass_compat)
     put(&f, NW_KUBE_EC2NODECLASSES,
         "{\"apiVersion\":\"karpenter.k8s.aws/v1\",\"kind\":\"EC2NodeClass\",\"metadata\":{"
         "\"name\":\"default\",\"uid\":\"k1\"},\"spec\":{\"networkInterfaces\":["
-        "{\"networkCardIndex\":0,\"deviceIndex\":0,\"interfaceType\":\"efa-only\"}]}}");
+        "{\"networkCardIndex\":0,\"deviceIndex\":0,\"interfaceType\":\"efa-only\"}]}," READY_STATUS
+        "}");
     run(&f, &o, &r);
     ck_assert_int_eq(r.r.nclaims, 0); /* no m type of the catalog has EFA */
     run_free(&r);
     put(&f, NW_KUBE_EC2NODECLASSES,
         "{\"apiVersion\":\"karpenter.k8s.aws/v1\",\"kind\":\"EC2NodeClass\",\"metadata\":{"
         "\"name\":\"default\",\"uid\":\"k1\"},\"spec\":{\"networkInterfaces\":["
-        "{\"networkCardIndex\":0,\"deviceIndex\":0,\"interfaceType\":\"interface\"}]}}");
+        "{\"networkCardIndex\":0,\"deviceIndex\":0,\"interfaceType\":\"interface\"}]}," READY_STATUS
+        "}");
     run(&f, &o, &r);
     ck_assert_int_eq(r.r.nclaims, 1);
     ck_assert_str_eq(nw_snapshot_itype(r.ss.sched, (size_t)r.r.claims[0].itype)->name, cheap);
@@ -590,6 +601,58 @@ START_TEST(test_replicas_one_spec)
 }
 END_TEST
 
+/* ---- the pool of a class that is not ready (tests/data/classready) ---- */
+
+static const nw_test_cases_t *class_cases;
+
+/* One case: the fixture's pool "default" and a pending pod of 1 CPU, with the case's
+ * `class` (none: the class does not exist); expect.claims new NodeClaims and
+ * expect.notready the text naming the pools left out (null: none). */
+START_TEST(class_ready_case)
+{
+    const nw_test_case_t *tc = nw_test_case(class_cases, _i);
+    size_t len = 0;
+    char *text = nw_test_read_file(tc->path, &len);
+    cJSON **docs = NULL;
+    size_t nd = 0;
+    nw_err_t err = {0};
+    ck_assert_msg(nw_yaml_load_docs(text, len, &docs, &nd, &err) == NW_OK && nd == 1, "%s: %s",
+                  tc->name, err.msg);
+    free(text);
+    const cJSON *exp = nw_json_get(docs[0], "expect");
+    ck_assert_msg(cJSON_IsNumber(nw_json_get(exp, "claims")), "%s: expect.claims", tc->name);
+    ck_assert_msg(cJSON_GetObjectItemCaseSensitive(exp, "notready"),
+                  "%s: expect.notready (null: none)", tc->name);
+    fx_t f;
+    fx_init(&f);
+    put(&f, NW_KUBE_NODEPOOLS, POOL);
+    pod(&f, "p", "1", "1Gi", "", NULL);
+    const cJSON *cls = nw_json_get(docs[0], "class");
+    if (cls) {
+        char *js = cJSON_PrintUnformatted(cls);
+        ck_assert_ptr_nonnull(js);
+        put(&f, NW_KUBE_EC2NODECLASSES, js);
+        free(js);
+    }
+    nw_simsnap_opts_t o = {.include_pending = 1};
+    run_t r;
+    run(&f, &o, &r);
+    ck_assert_msg(r.r.nclaims == nw_json_get(exp, "claims")->valueint, "%s: %d NodeClaims",
+                  tc->name, r.r.nclaims);
+    const char *want = nw_json_str(exp, "notready");
+    if (want) {
+        ck_assert_msg(r.ss.notready && strcmp(r.ss.notready, want) == 0, "%s: notready %s",
+                      tc->name, r.ss.notready ? r.ss.notready : "(none)");
+        ck_assert_int_eq(r.ss.nnotready, 1);
+    } else
+        ck_assert_msg(!r.ss.notready && r.ss.nnotready == 0, "%s: notready %s", tc->name,
+                      r.ss.notready);
+    run_free(&r);
+    fx_free(&f);
+    nw_yaml_docs_free(docs, nd);
+}
+END_TEST
+
 Suite *nw_simsnap_suite(void)
 {
     Suite *s = suite_create("simsnap");
@@ -606,6 +669,8 @@ Suite *nw_simsnap_suite(void)
     tcase_add_test(tc, test_nodeclass_compat);
     tcase_add_test(tc, test_replicas_one_spec);
     tcase_add_test(tc, test_pools_isolated_by_policy);
+    class_cases = nw_test_cases_dir("tests/data/classready", ".yaml", 6);
+    nw_test_add_cases(tc, class_ready_case, class_cases);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -449,7 +449,7 @@ START_TEST(provisioner_looks_again)
 {
     ctlfix_t f;
     ctlfix_init(&f);
-    nw_provisioning_opts_t o = {.batch_idle_ns = SEC, .batch_max_ns = 10 * SEC};
+    nw_provisioning_opts_t o = {.batch_idle_ns = SEC, .batch_max_ns = 10 * SEC, .repack = 1};
     nw_provisioning_t *p = nw_provisioning_new(&f.deps, f.claims, &f.mem, &o);
     ctlfix_put(&f, NW_KUBE_PODS, PENDING_POD, 1); /* no NodePool: it stays pending */
     nw_kube_snap_t *s = snap(&f);

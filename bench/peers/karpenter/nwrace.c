@@ -2,7 +2,9 @@
  * bench/peers/karpenter/nwrace.c — nodewarden's side of the race against Karpenter's own
  * scheduler (bench/peers/karpenter/run): the same case file both sides read.
  *
- *   build/bench/nwrace solve CASE.json    solve the case, print one result line
+ *   build/bench/nwrace solve CASE.json [greedy]
+ *                                         solve the case at the default (cheapest) packing,
+ *                                         or Karpenter's greedy one; print one result line
  *   build/bench/nwrace catalog            print the embedded catalog (us-east-1, zones
  *                                         a-c, default overhead) as a case's
  *                                         "instanceTypes" ({"instanceTypes": [...]})
@@ -230,7 +232,7 @@ static int load_list(nw_sched_snap_t *s, const cJSON *c, const char *key, bool n
 }
 
 /* The snapshot of a case; NULL after printing why. */
-static nw_sched_snap_t *load_case(const cJSON *c)
+static nw_sched_snap_t *load_case(const cJSON *c, bool greedy)
 {
     if (!cJSON_IsObject(c)) {
         fail("", "want a JSON object (a case)");
@@ -258,7 +260,7 @@ static nw_sched_snap_t *load_case(const cJSON *c)
         nw_snapshot_free(s);
         return NULL;
     }
-    nw_sched_opts_t so = {.ignore_preferences = cJSON_IsTrue(ign)};
+    nw_sched_opts_t so = {.ignore_preferences = cJSON_IsTrue(ign), .repack = !greedy};
     nw_snapshot_set_opts(s, &so);
     return s;
 }
@@ -302,7 +304,7 @@ static void print_result(const nw_sched_snap_t *s, const nw_sched_results_t *r, 
     cJSON_Delete(types);
 }
 
-static int solve(const char *file)
+static int solve(const char *file, bool greedy)
 {
     size_t len = 0;
     char *text = nw_file_read(file, 1024u << 20, &len);
@@ -312,7 +314,7 @@ static int solve(const char *file)
     free(text);
     if (!c)
         return fail(file, "not JSON");
-    nw_sched_snap_t *s = load_case(c);
+    nw_sched_snap_t *s = load_case(c, greedy);
     cJSON_Delete(c);
     if (!s)
         return 2;
@@ -399,10 +401,11 @@ static int catalog(void)
 
 int main(int argc, char **argv)
 {
-    if (argc == 3 && strcmp(argv[1], "solve") == 0)
-        return solve(argv[2]);
+    if ((argc == 3 || (argc == 4 && strcmp(argv[3], "greedy") == 0)) &&
+        strcmp(argv[1], "solve") == 0)
+        return solve(argv[2], argc == 4);
     if (argc == 2 && strcmp(argv[1], "catalog") == 0)
         return catalog();
-    fprintf(stderr, "usage: %s solve CASE.json | catalog\n", argv[0]);
+    fprintf(stderr, "usage: %s solve CASE.json [greedy] | catalog\n", argv[0]);
     return 2;
 }
