@@ -37,6 +37,8 @@
 
 #include "api/admit.h"
 #include "api/jsonpatch.h"
+#include <stdint.h>
+
 #include "api/taints.h"
 #include "common/err.h"
 
@@ -45,6 +47,9 @@
 
 #define NW_ACCEL_COUNT_KEY "karpenter.k8s.aws/instance-accelerator-count"
 #define NW_GPU_MAX_CLASSES 16
+/* staged replacement's defaults (disruption.rollout.maxReplacing, .readyTimeout) */
+#define NW_GPU_ROLLOUT_MAX_DEFAULT 1
+#define NW_GPU_ROLLOUT_TIMEOUT_DEFAULT_NS (30LL * 60 * 1000000000LL)
 
 /* One accelerator class. All strings owned by the policy. */
 typedef struct {
@@ -66,6 +71,11 @@ typedef struct {
     char **uncounted;
     size_t nuncounted;
     bool aware_disruption; /* GPU-aware disruption for the class's nodes (scaler/disrupt) */
+    /* staged replacement of its nodes on drift and expiry (disruption.rollout): at most
+     * rollout_max per NodePool at a time (0: not staged), each replacement given
+     * rollout_timeout_ns to run a pod of the class Running and Ready */
+    int rollout_max;
+    int64_t rollout_timeout_ns;
 } nw_accel_class_t;
 
 typedef struct nw_gpu_policy {

@@ -172,6 +172,8 @@ static NW_MUST_USE nw_rc_t class_from_default(nw_accel_class_t *c, const default
                                count_strs(d->uncounted, 4)))
         return NW_ENOMEM;
     c->aware_disruption = true;
+    c->rollout_max = NW_GPU_ROLLOUT_MAX_DEFAULT;
+    c->rollout_timeout_ns = NW_GPU_ROLLOUT_TIMEOUT_DEFAULT_NS;
     return NW_OK;
 }
 
@@ -227,6 +229,8 @@ typedef struct {
     const nw_strlist_t *resources, *families, *req_values;
     const nw_strlist_t *uncounted;
     int aware;
+    int64_t rollout_max;
+    int64_t rollout_timeout;
 } class_cfg_t;
 
 _Static_assert(NW_CONFIG_MAX_ACCEL_CLASSES + 1 <= NW_GPU_MAX_CLASSES,
@@ -407,6 +411,8 @@ static NW_MUST_USE nw_rc_t load_class(nw_gpu_policy_t *out, size_t idx, const cl
         join_uncounted(c) != NW_OK)
         return oom(out, err);
     c->aware_disruption = s->aware != 0;
+    c->rollout_max = (int)s->rollout_max;
+    c->rollout_timeout_ns = s->rollout_timeout;
     return NW_OK;
 }
 
@@ -432,7 +438,9 @@ static class_cfg_t other_class(const struct nw_config_accel *a)
                      &a->instanceFamilies,
                      &a->requirementValues,
                      &a->uncountedFamilies,
-                     a->acceleratorAware};
+                     a->acceleratorAware,
+                     a->rolloutMaxReplacing,
+                     a->rolloutReadyTimeout_ns};
     snprintf(s.prefix, sizeof s.prefix, "gpu.classes.%s", a->name);
     return s;
 }
@@ -471,7 +479,9 @@ nw_rc_t nw_gpu_policy_from_config(const nw_config_t *cfg, const char *self_names
                                 &cfg->gpu.instanceFamilies,
                                 &cfg->gpu.requirementValues,
                                 &cfg->gpu.uncountedFamilies,
-                                cfg->gpu.acceleratorAware};
+                                cfg->gpu.acceleratorAware,
+                                cfg->gpu.rolloutMaxReplacing,
+                                cfg->gpu.rolloutReadyTimeout_ns};
     for (size_t i = 0; i < cfg->gpu.nclasses && ncls < NW_GPU_MAX_CLASSES; i++)
         if (cfg->gpu.classes[i].enabled)
             cls[ncls++] = other_class(&cfg->gpu.classes[i]);

@@ -78,13 +78,16 @@ static void print_text(const nw_sched_snap_t *s, const nw_sched_results_t *r)
                nw_snapshot_pool_name(s, (size_t)c->pool),
                c->itype >= 0 ? nw_snapshot_itype(s, (size_t)c->itype)->name : "-", c->zone,
                c->capacity_type, c->price, c->npods, c->npods == 1 ? "" : "s");
-        const nw_sched_res_t *al =
-            c->itype >= 0 ? nw_snap_node_pool_type_allocatable(s, (size_t)c->pool, (size_t)c->itype)
-                          : NULL;
-        if (al)
-            printf("      allocatable: %lld pods, %lldm cpu, %lldMi memory\n",
-                   (long long)(al->v[NW_SR_PODS] / 1000), (long long)al->v[NW_SR_CPU],
-                   (long long)(al->v[NW_SR_MEMORY] / 1000 / 1048576));
+        nw_sched_res_t al;
+        if (c->itype >= 0 &&
+            nw_snap_node_pool_type_allocatable(s, (size_t)c->pool, (size_t)c->itype, &al)) {
+            printf("      allocatable: %lld pods, %lldm cpu, %lldMi memory",
+                   (long long)(al.v[NW_SR_PODS] / 1000), (long long)al.v[NW_SR_CPU],
+                   (long long)(al.v[NW_SR_MEMORY] / 1000 / 1048576));
+            if (al.v[NW_SR_NVIDIA_GPU] > 0) /* shared GPUs count as their replicas or slices */
+                printf(", %lld nvidia.com/gpu", (long long)(al.v[NW_SR_NVIDIA_GPU] / 1000));
+            printf("\n");
+        }
         if (c->nitypes > 1) {
             printf("      also fits:");
             int shown = c->nitypes - 1 < 8 ? c->nitypes - 1 : 8;

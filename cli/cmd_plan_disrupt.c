@@ -102,6 +102,42 @@ static void print_accel(const nw_disrupt_state_t *st, const nw_disrupt_node_t *n
     }
 }
 
+/* the staged rollout's view of a node: a replacement and its progress, or a drifted or
+ * expired node held back */
+static void print_rollout(const nw_disrupt_state_t *st, const nw_disrupt_node_t *n)
+{
+    if (n->rollout_class < 0)
+        return;
+    const nw_disrupt_pool_t *p = &st->pools[n->pool];
+    const nw_disrupt_accel_t *a = &st->in.accels[n->rollout_class];
+    char at[40] = "";
+    if (n->rollout_of) {
+        if (n->rollout_deadline)
+            nw_clock_time_format(n->rollout_deadline, at, sizeof at);
+        printf("      staged rollout: replacement for %s: %s%s%s\n", n->rollout_of,
+               n->rollout_done   ? "done (a pod of its class is Running and Ready on it)"
+               : n->deleting     ? "being deleted"
+               : n->rollout_late ? "late, the rollout is stopped (deadline was "
+                                 : "waiting for a pod of its class Running and Ready (deadline ",
+               n->rollout_done || n->deleting ? "" : at, n->rollout_done || n->deleting ? "" : ")");
+        return;
+    }
+    if (!(n->drifted || n->expired))
+        return;
+    const char *what = n->drifted ? "drifted" : "expired";
+    if (n->in_command || n->deleting)
+        printf("      staged rollout: %s, being replaced\n", what);
+    else if (p->rollout_blocked)
+        printf("      staged rollout: %s, held back: the rollout is stopped\n", what);
+    else if (p->rollout_steps >= a->rollout_max)
+        printf("      staged rollout: %s, held back: %d of at most %d %s replacement%s in "
+               "progress (waiting for %s)\n",
+               what, p->rollout_steps, a->rollout_max, a->name, a->rollout_max == 1 ? "" : "s",
+               p->rollout_wait);
+    else
+        printf("      staged rollout: %s, may be replaced now\n", what);
+}
+
 static void print_text(const nw_disrupt_state_t *st, const nw_disrupt_cmd_t *cmd)
 {
     printf("NodePools:\n");
@@ -124,6 +160,15 @@ static void print_text(const nw_disrupt_state_t *st, const nw_disrupt_cmd_t *cmd
                    p->when_empty ? ", WhenEmpty" : "");
         if (p->budget_error[0])
             printf("      budget error (counts as 0): %s\n", p->budget_error);
+        if (p->rollout_class >= 0) {
+            const nw_disrupt_accel_t *a = &st->in.accels[p->rollout_class];
+            printf("      staged %s rollout: %d of at most %d replacement%s in progress%s%s%s\n",
+                   a->name, p->rollout_steps, a->rollout_max, a->rollout_max == 1 ? "" : "s",
+                   p->rollout_steps ? " (waiting for " : "",
+                   p->rollout_steps ? p->rollout_wait : "", p->rollout_steps ? ")" : "");
+            if (p->rollout_blocked)
+                printf("      %s: %s\n", NW_DIS_ROLLOUT_CONDITION, p->rollout_why);
+        }
     }
     printf("\nNodeClaims: %zu\n", st->nnodes);
     for (size_t i = 0; i < st->nnodes; i++) {
@@ -142,6 +187,7 @@ static void print_text(const nw_disrupt_state_t *st, const nw_disrupt_cmd_t *cmd
                    n->consolidatable ? ", consolidatable" : ", not consolidatable yet",
                    n->drifted ? ", drifted" : "");
         print_accel(st, n);
+        print_rollout(st, n);
     }
     printf("\nCommand: ");
     if (cmd->method == NW_DIS_NONE) {
@@ -218,9 +264,13 @@ int nw_cmd_plan_disrupt(const nw_plan_t *p, const nw_sched_snap_t *snap, int64_t
     const nw_gpu_policy_t *gpu = (const nw_gpu_policy_t *)nw_plan_gpu(p);
     for (size_t i = 0; gpu && i < gpu->nclasses; i++) {
         const nw_accel_class_t *k = &gpu->classes[i];
-        accels[in.naccels++] =
-            (nw_disrupt_accel_t){k->name, k->label_value, (const char *const *)k->resources,
-                                 k->nresources, k->aware_disruption};
+        accels[in.naccels++] = (nw_disrupt_accel_t){k->name,
+                                                    k->label_value,
+                                                    (const char *const *)k->resources,
+                                                    k->nresources,
+                                                    k->aware_disruption,
+                                                    k->rollout_max,
+                                                    k->rollout_timeout_ns};
         in.accels = accels;
         in.accel_label_key = gpu->label_key;
     }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/gpushare.h"
 #include "api/admit.h"
 #include "admission/gpu.h"
 #include "admission/gpu_policy.h"
@@ -332,6 +333,26 @@ static bool given_claim(const plan_t *p, const cJSON *pvc)
     return false;
 }
 
+/* A NodePool whose shared-GPU labels (api/gpushare.h) do not parse: said naming the label,
+ * as the webhook refuses it (the plan would otherwise count its GPUs whole). */
+static bool gpushare_bad(const cJSON *pool)
+{
+    const cJSON *l = nw_json_get(
+        nw_json_get(nw_json_get(nw_json_get(pool, "spec"), "template"), "metadata"), "labels");
+    const char *keys[] = {NW_GPUSHARE_REPLICAS_LABEL, NW_GPUSHARE_MIG_CONFIG_LABEL,
+                          NW_GPUSHARE_MIG_STRATEGY_LABEL};
+    nw_gpushare_t sh;
+    nw_err_t e = {0};
+    if (nw_gpushare_parse(nw_json_str(l, keys[0]), nw_json_str(l, keys[1]), nw_json_str(l, keys[2]),
+                          &sh, &e) == NW_OK)
+        return false;
+    fprintf(stderr,
+            "nodewarden plan: NodePool %s: spec.template.metadata.labels[%s]: Invalid value: "
+            "\"%s\": %s\n",
+            obj_name(pool), e.path, nw_json_str(l, e.path) ? nw_json_str(l, e.path) : "", e.msg);
+    return true;
+}
+
 static int build(plan_t *p)
 {
     cJSON *it;
@@ -347,6 +368,8 @@ static int build(plan_t *p)
                     obj_name(it), cls);
             continue;
         }
+        if (gpushare_bad(it))
+            return -1;
         cJSON *obj = nw_json_dup(it);
         if (!obj || gpu_mutate(p, &obj, false) != 0)
             fprintf(stderr, "nodewarden plan: NodePool %s: GPU policy patch not applied\n",
@@ -436,11 +459,10 @@ cJSON *nw_plan_results_json(const nw_sched_snap_t *s, const nw_sched_results_t *
         for (int k = 0; k < c->nitypes; k++)
             nw_json_push(its, nw_json_new_string(nw_snapshot_itype(s, (size_t)c->itypes[k])->name));
         nw_json_add_string(j, "zone", c->zone);
-        const nw_sched_res_t *al =
-            c->itype >= 0 ? nw_snap_node_pool_type_allocatable(s, (size_t)c->pool, (size_t)c->itype)
-                          : NULL;
-        if (al)
-            nw_json_add_item(j, "allocatable", nw_snapshot_res_to_json(s, al));
+        nw_sched_res_t al;
+        if (c->itype >= 0 &&
+            nw_snap_node_pool_type_allocatable(s, (size_t)c->pool, (size_t)c->itype, &al))
+            nw_json_add_item(j, "allocatable", nw_snapshot_res_to_json(s, &al));
         nw_json_add_string(j, "capacityType", c->capacity_type);
         nw_json_add_number(j, "pricePerHour", c->price);
         nw_json_add_item(j, "requests", nw_snapshot_res_to_json(s, &c->requests));

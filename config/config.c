@@ -134,6 +134,8 @@ static const key_t_ keys[] = {
     {"gpu.instanceRequirement.values", T_LIST, OFF(gpu.requirementValues), "nvidia", 0, 0},
     {"gpu.uncountedFamilies", T_LIST, OFF(gpu.uncountedFamilies), "g6f,gr6f,p5", 0, 0},
     {"gpu.disruption.acceleratorAware", T_BOOL, OFF(gpu.acceleratorAware), "true", 0, 0},
+    {"gpu.disruption.rollout.maxReplacing", T_INT, OFF(gpu.rolloutMaxReplacing), "1", 0, 1000},
+    {"gpu.disruption.rollout.readyTimeout", T_DUR, OFF(gpu.rolloutReadyTimeout_ns), "30m", 1, 0},
     {"log.level", T_STR, OFF(log.level), "info", 0, 0},
     {"metrics.listen", T_STR, OFF(metrics.listen), "0.0.0.0:8080", 0, 0},
 };
@@ -174,6 +176,8 @@ static const key_t_ class_fields[] = {
     {"instanceRequirement.values", T_LIST, COFF(requirementValues), "", 0, 0},
     {"uncountedFamilies", T_LIST, COFF(uncountedFamilies), "", 0, 0},
     {"disruption.acceleratorAware", T_BOOL, COFF(acceleratorAware), "true", 0, 0},
+    {"disruption.rollout.maxReplacing", T_INT, COFF(rolloutMaxReplacing), "1", 0, 1000},
+    {"disruption.rollout.readyTimeout", T_DUR, COFF(rolloutReadyTimeout_ns), "30m", 1, 0},
 };
 #define NCFIELDS (sizeof class_fields / sizeof class_fields[0])
 
@@ -185,21 +189,21 @@ static const struct {
 } default_classes[] = {
     {"amd",
      {"true", "amd.com/gpu", "", "amd-gpu", "amd.com/gpu", "g4ad",
-      "karpenter.k8s.aws/instance-gpu-manufacturer", "amd", "", "true"}},
+      "karpenter.k8s.aws/instance-gpu-manufacturer", "amd", "", "true", "1", "30m"}},
     {"neuron",
      {"true", "aws.amazon.com/neuron", "", "aws-neuron",
       "aws.amazon.com/neuron,aws.amazon.com/neuroncore,aws.amazon.com/neurondevice",
       "inf1,inf2,trn1,trn1n,trn2,trn2u", "karpenter.k8s.aws/instance-accelerator-manufacturer",
-      "aws", "", "true"}},
+      "aws", "", "true", "1", "30m"}},
     {"gaudi",
      {"true", "habana.ai/gaudi", "", "habana-gaudi", "habana.ai/gaudi", "dl1",
-      "karpenter.k8s.aws/instance-gpu-manufacturer", "habana", "", "true"}},
+      "karpenter.k8s.aws/instance-gpu-manufacturer", "habana", "", "true", "1", "30m"}},
     {"qualcomm",
      {"true", "qualcomm.com/qaic", "", "qualcomm-ai100", "qualcomm.com/qaic", "dl2q",
-      "karpenter.k8s.aws/instance-accelerator-manufacturer", "qualcomm", "", "true"}},
+      "karpenter.k8s.aws/instance-accelerator-manufacturer", "qualcomm", "", "true", "1", "30m"}},
     {"xilinx",
      {"true", "xilinx.com/fpga", "", "xilinx-u30", "xilinx.com/fpga-xilinx_u30*", "vt1", "", "", "",
-      "true"}},
+      "true", "1", "30m"}},
 };
 
 static const key_t_ *class_field(const char *field)

@@ -133,6 +133,10 @@ typedef struct {
          * joined to instanceFamilies, kept off generic pools by family */
         nw_strlist_t uncountedFamilies;
         int acceleratorAware; /* gpu.disruption.acceleratorAware: GPU-aware disruption (true) */
+        /* gpu.disruption.rollout.maxReplacing (1; 0: not staged) and .readyTimeout (30m):
+         * staged replacement of the class's nodes on drift and expiry */
+        int64_t rolloutMaxReplacing;
+        int64_t rolloutReadyTimeout_ns;
         /* the other accelerator classes, gpu.classes.<name>.*: the defaults amd, neuron and
          * gaudi first, then the classes the configuration names, in the order named */
         struct nw_config_accel {
@@ -144,6 +148,8 @@ typedef struct {
             nw_strlist_t requirementValues;
             nw_strlist_t uncountedFamilies; /* as gpu.uncountedFamilies */
             int acceleratorAware;           /* as gpu.disruption.acceleratorAware */
+            int64_t rolloutMaxReplacing;    /* as gpu.disruption.rollout.maxReplacing */
+            int64_t rolloutReadyTimeout_ns; /* as gpu.disruption.rollout.readyTimeout */
         } * classes;
         size_t nclasses; /* at most NW_CONFIG_MAX_ACCEL_CLASSES */
     } gpu;

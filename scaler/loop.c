@@ -411,6 +411,8 @@ static NW_MUST_USE nw_rc_t build_controllers(nw_scaler_t *s, const nw_scaler_opt
     s->life = nw_lifecycle_new(c, &lopts);
     s->term = nw_termination_new(c);
     s->upkeep = nw_upkeep_new(c, o->registration_timeout_ns);
+    if (s->upkeep)
+        s->upkeep->expiry.gpu = o->gpu;
     s->dis = nw_disruption_ctl_new(c, s->claims, &s->mem, &dopts, pod);
     nw_accelaudit_opts_t aopts = {o->gpu, o->accel_evict != 0};
     s->audit = nw_accelaudit_new(c, &aopts);

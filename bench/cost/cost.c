@@ -124,7 +124,9 @@ static int dump_pool(const nw_sched_snap_t *s, size_t p, const cJSON *pool, cJSO
     for (size_t t = 0; t < nw_snapshot_nitypes(s); t++) {
         const nw_sched_itype_t *it = nw_snapshot_itype(s, t);
         double price = pool_price(it, &reqs);
-        const nw_sched_res_t *a = nw_snap_node_pool_type_allocatable(s, p, t);
+        nw_sched_res_t alloc;
+        const nw_sched_res_t *a =
+            nw_snap_node_pool_type_allocatable(s, p, t, &alloc) ? &alloc : NULL;
         if (price < 0 || !a || it->metal)
             continue;
         cJSON *o = cJSON_CreateObject();

@@ -128,9 +128,13 @@ nw_disruption_t *nw_disruption_ctl_new(nw_ctl_deps_t *deps, nw_nodeclaim_t *clai
     const nw_gpu_policy_t *gpu = (const nw_gpu_policy_t *)mem->gpu;
     for (size_t i = 0; gpu && gpu->enabled && i < gpu->nclasses; i++) {
         const nw_accel_class_t *k = &gpu->classes[i];
-        d->accels[d->naccels++] =
-            (nw_disrupt_accel_t){k->name, k->label_value, (const char *const *)k->resources,
-                                 k->nresources, k->aware_disruption};
+        d->accels[d->naccels++] = (nw_disrupt_accel_t){k->name,
+                                                       k->label_value,
+                                                       (const char *const *)k->resources,
+                                                       k->nresources,
+                                                       k->aware_disruption,
+                                                       k->rollout_max,
+                                                       k->rollout_timeout_ns};
         d->accel_label_key = gpu->label_key;
     }
     /* Karpenter starts both timeout series at 0 */
@@ -595,6 +599,79 @@ static bool held(const nw_disruption_t *d, const char *nc)
     return false;
 }
 
+/* ---- staged replacement of accelerator nodes ---- */
+
+/* A replacement whose class's pod is Running and Ready has done its step: its annotation
+ * goes (the next step may start); a pool whose replacement missed its deadline gets the
+ * AcceleratorRolloutBlocked condition (True) and a Warning event, and the condition turns
+ * False with a Normal event once the rollout can go on. */
+static void rollout_upkeep(nw_disruption_t *d, const nw_kube_snap_t *s, const view_t *v)
+{
+    nw_ctl_deps_t *c = d->deps;
+    const nw_disrupt_state_t *st = v->st;
+    for (size_t i = 0; i < st->nnodes; i++) {
+        const nw_disrupt_node_t *n = &st->nodes[i];
+        if (!n->rollout_of || !n->rollout_done || !nw_ctl_may_write(c))
+            continue;
+        char body[512];
+        snprintf(body, sizeof body, "{\"metadata\":{\"annotations\":{\"%s\":null}}}",
+                 NW_DIS_ROLLOUT_ANNOTATION);
+        nw_err_t err = {0};
+        nw_rc_t rc = nw_kube_write_patch(c->kube, &nw_kube_client_res_nodeclaims, NULL, n->name,
+                                         NW_KUBE_PATCH_MERGE, body, 0, NULL, &err);
+        if (rc != NW_OK) {
+            if (rc != NW_ENOTFOUND)
+                nw_log_warn("disruption", "cannot mark a staged replacement done",
+                            NW_LS("nodeclaim", n->name), NW_LS("error", err.msg));
+            continue;
+        }
+        char msg[512];
+        snprintf(msg, sizeof msg,
+                 "Staged replacement done: a pod of the %s accelerator class is Running and "
+                 "Ready on the replacement for %s",
+                 st->in.accels[n->rollout_class].name, n->rollout_of);
+        nw_log_info("disruption", "staged replacement done", NW_LS("nodeclaim", n->name),
+                    NW_LS("replaced", n->rollout_of));
+        const nw_kube_obj_t *nc = nw_kube_cache_snap_get(s, NW_KUBE_NODECLAIMS, NULL, n->name);
+        event2(d, nc, NULL, "Normal", "AcceleratorRolloutStepDone", msg);
+    }
+    for (size_t k = 0; k < st->npools; k++) {
+        const nw_disrupt_pool_t *p = &st->pools[k];
+        bool blocked = p->rollout_class >= 0 && p->rollout_blocked;
+        const char *cur = nw_json_condition(p->obj, NW_DIS_ROLLOUT_CONDITION);
+        bool is_true = cur && strcmp(cur, "True") == 0;
+        if (blocked == is_true || (!blocked && !cur) || !nw_ctl_may_write(c))
+            continue;
+        condw_t w = {NW_DIS_ROLLOUT_CONDITION,
+                     blocked ? "True" : "False",
+                     blocked ? "ReplacementNotReady" : "RolloutProceeding",
+                     blocked ? p->rollout_why : "",
+                     v->in.now,
+                     0,
+                     0};
+        nw_err_t err = {0};
+        nw_rc_t rc = nw_kube_write_update_retry(c->kube, &nw_kube_client_res_nodepools, NULL,
+                                                p->name, 1, mutate_cond, &w, 5, NULL, &err);
+        if (rc != NW_OK) {
+            if (rc != NW_ENOTFOUND)
+                nw_log_warn("disruption", "cannot set the NodePool's rollout condition",
+                            NW_LS("nodepool", p->name), NW_LS("error", err.msg));
+            continue;
+        }
+        if (blocked)
+            nw_log_warn("disruption", "staged accelerator rollout stopped",
+                        NW_LS("nodepool", p->name), NW_LS("reason", p->rollout_why));
+        else
+            nw_log_info("disruption", "staged accelerator rollout resumed",
+                        NW_LS("nodepool", p->name));
+        nw_ctl_event(c, &nw_kube_client_res_nodepools, p->obj, blocked ? "Warning" : "Normal",
+                     blocked ? NW_DIS_ROLLOUT_CONDITION : "AcceleratorRolloutResumed",
+                     blocked ? p->rollout_why
+                             : "Staged replacement of accelerator nodes goes on: no replacement "
+                               "is past its deadline");
+    }
+}
+
 /* ---- markers: lastPodEventTime and Consolidatable ---- */
 
 static uint64_t pods_fp(const nw_kube_snap_t *s, const char *node)
@@ -952,7 +1029,9 @@ static int execute(nw_disruption_t *d, const nw_kube_snap_t *s, const view_t *v,
         char name[256] = "";
         nw_err_t err = {0};
         if (!nw_ctl_may_write(c) ||
-            nw_disruption_live_create(&v->live, &cmd->sim, k, name, sizeof name, &err) != NW_OK) {
+            nw_disruption_live_create(&v->live, &cmd->sim, k,
+                                      cmd->rollout && cmd->ncandidates ? cmd->candidates[0] : NULL,
+                                      name, sizeof name, &err) != NW_OK) {
             nw_log_warn("disruption", "cannot create a replacement NodeClaim; command aborted",
                         NW_LS("nodepool", cmd->sim.repl[k].pool), NW_LS("error", err.msg));
             inflight_free(&f);
@@ -1157,7 +1236,9 @@ static void pass_idle(nw_disruption_t *d, const nw_kube_snap_t *s, const view_t 
     int waiting = 0;
     for (size_t i = 0; i < v->st->nnodes && !waiting; i++)
         waiting = v->st->nodes[i].nominated || v->st->nodes[i].consolidatable_at > v->in.now ||
-                  v->st->nodes[i].accel_idle_at > v->in.now;
+                  v->st->nodes[i].accel_idle_at > v->in.now ||
+                  v->st->nodes[i].rollout_deadline > v->in.now ||
+                  (v->st->nodes[i].rollout_class >= 0 && v->st->nodes[i].expired_at > v->in.now);
     if (waiting)
         d->idle_gen = 0;
     else if (d->idle_gen != nw_kube_cache_snap_generation(s)) {
@@ -1218,8 +1299,11 @@ static int64_t wake_at(const nw_disruption_t *d, const nw_kube_snap_t *s, const 
         d->idle_gen_mono + UNCHANGED_RECHECK_NS > wake)
         wake = d->idle_gen_mono + UNCHANGED_RECHECK_NS;
     for (size_t i = 0; i < v->st->nnodes; i++) {
-        int64_t ats[2] = {v->st->nodes[i].consolidatable_at, v->st->nodes[i].accel_idle_at};
-        for (int k = 0; k < 2; k++)
+        const nw_disrupt_node_t *n = &v->st->nodes[i];
+        /* staged rollout: a replacement's deadline, a staged node's expiry */
+        int64_t ats[4] = {n->consolidatable_at, n->accel_idle_at, n->rollout_deadline,
+                          n->rollout_class >= 0 ? n->expired_at : 0};
+        for (int k = 0; k < 4; k++)
             if (ats[k] > v->in.now && mono + (ats[k] - v->in.now) < wake)
                 wake = mono + (ats[k] - v->in.now);
     }
@@ -1260,6 +1344,7 @@ void nw_disruption_tick(nw_disruption_t *d, const nw_kube_snap_t *s)
     if (view_build(d, s, &v) != 0)
         return;
     markers(d, s, &v);
+    rollout_upkeep(d, s, &v);
     progress(d, s);
     if (!nw_ctl_claims_launched(s))
         goto out; /* a NodeClaim is being launched: decide once it has a providerID */

@@ -110,7 +110,7 @@ bool nw_disruption_live_owns(const nw_disrupt_sim_t *sim)
 }
 
 nw_rc_t nw_disruption_live_create(const nw_disruption_live_t *l, const nw_disrupt_sim_t *sim, int k,
-                                  char *name, size_t namelen, nw_err_t *err)
+                                  const char *rollout_of, char *name, size_t namelen, nw_err_t *err)
 {
     if (!nw_disruption_live_owns(sim) || k < 0 || k >= sim->nrepl)
         return nw_err_set(err, NW_EINVAL, NULL, "no such replacement");
@@ -132,6 +132,8 @@ nw_rc_t nw_disruption_live_create(const nw_disruption_live_t *l, const nw_disrup
         .nitypes = (size_t)r->ntypes,
         .no_events = true,
         .reason = "disruption",
+        .annotation_key = rollout_of ? NW_DIS_ROLLOUT_ANNOTATION : NULL,
+        .annotation_value = rollout_of,
     };
     nw_rc_t rc = nw_nodeclaim_create(l->claims, l->ks, &h->ss, &h->res.claims[h->claim_of[k]], &o,
                                      name, namelen, err);

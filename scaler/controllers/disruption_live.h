@@ -35,9 +35,11 @@ NW_MUST_USE nw_rc_t nw_disruption_live_sim(void *ud, const nw_disrupt_state_t *s
 bool nw_disruption_live_owns(const nw_disrupt_sim_t *sim);
 
 /** Create (and launch) replacement k of a live result with its narrowed instance types
- * and capacity types; the name goes to name. */
+ * and capacity types; the name goes to name. rollout_of (NULL: none): the NodeClaim it
+ * replaces in a staged accelerator rollout (NW_DIS_ROLLOUT_ANNOTATION). */
 NW_MUST_USE nw_rc_t nw_disruption_live_create(const nw_disruption_live_t *l,
-                                              const nw_disrupt_sim_t *sim, int k, char *name,
-                                              size_t namelen, nw_err_t *err);
+                                              const nw_disrupt_sim_t *sim, int k,
+                                              const char *rollout_of, char *name, size_t namelen,
+                                              nw_err_t *err);
 
 #endif

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "admission/gpu.h"
 #include "api/duration.h"
 #include "common/log.h"
 #include "scaler/metrics/kmetrics.h"
@@ -69,6 +70,19 @@ typedef struct {
     int64_t at;
 } expiry_memo_t;
 
+bool nw_expiry_staged(const struct nw_gpu_policy *gpu, const cJSON *nodeclaim)
+{
+    if (!gpu || !gpu->enabled || !gpu->label_key)
+        return false;
+    const char *v =
+        nw_json_str(nw_json_get(nw_json_get(nodeclaim, "metadata"), "labels"), gpu->label_key);
+    for (size_t i = 0; v && i < gpu->nclasses; i++)
+        if (gpu->classes[i].rollout_max > 0 && gpu->classes[i].label_value &&
+            strcmp(gpu->classes[i].label_value, v) == 0)
+            return true;
+    return false;
+}
+
 void nw_expiry_reset(nw_expiry_t *e)
 {
     if (e->gate.kinds)
@@ -112,8 +126,8 @@ void nw_expiry_tick(nw_expiry_t *e, const nw_kube_snap_t *s)
             next = nw_tickgate_min(next, d.at);
             continue;
         }
-        if (recently_expired(e, nc->uid))
-            continue;
+        if (recently_expired(e, nc->uid) || nw_expiry_staged(e->gpu, nc->json))
+            continue;     /* a staged accelerator node is replaced by disruption */
         complete = false; /* a write: its result shows in the cache, a failure is retried */
         const char *ea = nw_json_str_at(nc->json, "spec.expireAfter");
         nw_err_t err = {0};

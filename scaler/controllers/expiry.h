@@ -9,6 +9,11 @@
  * Each expiry is logged, counted (nodewarden_nodeclaims_expired_total{nodepool}) and
  * recorded as an Event with reason "Expired" on the NodeClaim.
  *
+ * Staged replacement (issue 33): a NodeClaim whose accelerator class (its label of the GPU
+ * policy's node label key) stages its rollouts (disruption.rollout.maxReplacing > 0) is not
+ * deleted here: the disruption controller replaces it, one step of its pool's staged
+ * rollout (docs/scaler.md, "Staged replacement of accelerator nodes").
+ *
  * Thread: the reconcile thread (nw_expiry_tick); nw_expiry_deadline is pure.
  */
 #ifndef NW_SCALER_CONTROLLERS_EXPIRY_H
@@ -47,7 +52,14 @@ typedef struct {
     unsigned n;
     nw_counters_t *counters; /* borrowed; expired{nodepool}; NULL: not counted */
     nw_tickgate_t gate;      /* set up by the first tick */
+    /* the GPU policy (borrowed, NULL: none): NodeClaims of its classes that stage their
+     * rollouts are left to disruption */
+    const struct nw_gpu_policy *gpu;
 } nw_expiry_t;
+
+/** Does the GPU policy gpu (NULL: none) stage the rollouts of this NodeClaim's class (its
+ * label of the policy's node label key). */
+bool nw_expiry_staged(const struct nw_gpu_policy *gpu, const cJSON *nodeclaim);
 
 /** Delete every NodeClaim (not already being deleted) that is due. */
 void nw_expiry_tick(nw_expiry_t *e, const nw_kube_snap_t *s);

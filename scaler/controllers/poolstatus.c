@@ -714,13 +714,45 @@ typedef struct {
     const cJSON *status;
 } write_t;
 
+/* the condition of this type in a status's conditions, NULL when none */
+static cJSON *status_cond(const cJSON *st, const char *type)
+{
+    cJSON *cd;
+    cJSON_ArrayForEach(cd, cJSON_GetObjectItemCaseSensitive(st, "conditions"))
+    {
+        const char *t = nw_json_str(cd, "type");
+        if (t && strcmp(t, type) == 0)
+            return cd;
+    }
+    return NULL;
+}
+
+/* The status w computed, with the conditions other controllers own taken from the stored
+ * object (the disruption controller's AcceleratorRolloutBlocked: a status computed from an
+ * older snapshot must not undo its write). */
 static int mutate_status(cJSON *obj, void *ud)
 {
     const write_t *w = ud;
-    if (cJSON_Compare(nw_json_get(obj, "status"), w->status, 1))
+    cJSON *want = cJSON_Duplicate(w->status, 1);
+    if (!want)
         return 1;
+    static const char *const foreign[] = {"AcceleratorRolloutBlocked"};
+    for (size_t i = 0; i < sizeof foreign / sizeof *foreign; i++) {
+        cJSON *conds = cJSON_GetObjectItemCaseSensitive(want, "conditions");
+        cJSON *mine = status_cond(want, foreign[i]);
+        if (mine)
+            cJSON_DetachItemViaPointer(conds, mine);
+        cJSON_Delete(mine);
+        const cJSON *theirs = status_cond(nw_json_get(obj, "status"), foreign[i]);
+        if (theirs && cJSON_IsArray(conds))
+            cJSON_AddItemToArray(conds, cJSON_Duplicate(theirs, 1));
+    }
+    if (cJSON_Compare(nw_json_get(obj, "status"), want, 1)) {
+        cJSON_Delete(want);
+        return 1;
+    }
     cJSON_DeleteItemFromObjectCaseSensitive(obj, "status");
-    cJSON_AddItemToObject(obj, "status", cJSON_Duplicate(w->status, 1));
+    cJSON_AddItemToObject(obj, "status", want);
     return 0;
 }
 

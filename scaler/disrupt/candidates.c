@@ -79,48 +79,6 @@ static bool pod_active(const nw_pod_t *pod)
     return !pod_terminal(pod) && !pod_terminating(pod);
 }
 
-/* ---- accelerator classes (GPU-aware disruption) ---- */
-
-static bool accel_resource(const nw_disrupt_accel_t *a, const char *res)
-{
-    for (size_t i = 0; res && i < a->nresources; i++) {
-        const char *r = a->resources[i];
-        size_t n = strlen(r);
-        if (n > 0 && r[n - 1] == '*' ? strncmp(res, r, n - 1) == 0 : strcmp(res, r) == 0)
-            return true;
-    }
-    return false;
-}
-
-/* does a resources object ({requests, limits}) name one of a's resources */
-static bool resources_use(const cJSON *resources, const nw_disrupt_accel_t *a)
-{
-    static const char *const parts[] = {"requests", "limits"};
-    for (size_t i = 0; i < 2; i++) {
-        const cJSON *r;
-        cJSON_ArrayForEach(r, nw_json_get(resources, parts[i]))
-        {
-            if (accel_resource(a, r->string))
-                return true;
-        }
-    }
-    return false;
-}
-
-bool nw_candidates_pod_uses_accel(const nw_pod_t *pod, const nw_disrupt_accel_t *a)
-{
-    static const char *const lists[] = {"containers", "initContainers"};
-    for (size_t l = 0; l < 2; l++) {
-        const cJSON *c;
-        cJSON_ArrayForEach(c, nw_json_get(pod->spec, lists[l]))
-        {
-            if (resources_use(nw_json_get(c, "resources"), a))
-                return true;
-        }
-    }
-    return resources_use(nw_json_get(pod->spec, "resources"), a);
-}
-
 bool nw_candidates_pod_reschedulable(const nw_pod_t *pod)
 {
     return (pod_active(pod) ||
@@ -615,8 +573,7 @@ static void accel_state(const nw_disrupt_state_t *st, const nw_disrupt_input_t *
      * class: it would keep the node forever */
     for (size_t k = 0; k < n->npods; k++)
         if (pod_active(n->pods[k]) && !nw_pod_owned_by(n->pods[k], "DaemonSet") &&
-            !pod_mirror(n->pods[k]) &&
-            nw_candidates_pod_uses_accel(n->pods[k], &in->accels[n->accel]))
+            !pod_mirror(n->pods[k]) && nw_accel_pod_uses(n->pods[k], &in->accels[n->accel]))
             n->accel_pods++;
     if (n->accel_pods || n->pool < 0 || !n->initialized || st->pools[n->pool].consolidation_never)
         return;
@@ -726,6 +683,7 @@ nw_rc_t nw_candidates_state_build(const nw_disrupt_input_t *in, nw_disrupt_state
     if (st->nnodes)
         qsort(st->nodes, st->nnodes, sizeof *st->nodes, node_cmp);
     count_budgets(st, in);
+    nw_rollout_build(st);
     free(refs);
     lookups_free(&lk);
     *out = st;

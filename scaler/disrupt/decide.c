@@ -122,14 +122,24 @@ static int by_cost(const void *a, const void *b, void *arg)
     return strcmp(x->name, y->name);
 }
 
+/* since when a drift candidate is due: drifted, or expired (a staged pool's), the earlier */
+static int64_t drift_time(const nw_disrupt_node_t *n)
+{
+    int64_t t = n->drifted ? n->drifted_at : 0;
+    if (n->expired && n->rollout_class >= 0 && (!t || n->expired_at < t))
+        t = n->expired_at;
+    return t;
+}
+
 static int by_drift(const void *a, const void *b, void *arg)
 {
     const nw_disrupt_state_t *st = arg;
     const nw_disrupt_node_t *x = &st->nodes[*(const int *)a], *y = &st->nodes[*(const int *)b];
     if (x->empty != y->empty)
         return x->empty ? -1 : 1;
-    if (x->drifted_at != y->drifted_at)
-        return x->drifted_at < y->drifted_at ? -1 : 1;
+    int64_t tx = drift_time(x), ty = drift_time(y);
+    if (tx != ty)
+        return tx < ty ? -1 : 1;
     return strcmp(x->name, y->name);
 }
 
@@ -160,9 +170,40 @@ static bool emptiness_eligible(const nw_disrupt_state_t *st, const nw_disrupt_no
            !st->pools[n->pool].consolidation_never;
 }
 
+/* drifted, or expired on a pool whose accelerator class stages its rollouts (expiry leaves
+ * those to this method; like expiry, pods that block eviction do not keep it a candidate) */
 static bool drift_eligible(const nw_disrupt_node_t *n)
 {
-    return n->drifted && n->pool >= 0 && (n->candidate || (n->pods_block && n->has_tgp));
+    if (n->pool < 0)
+        return false;
+    if (n->expired && n->rollout_class >= 0)
+        return n->candidate || n->pods_block;
+    return n->drifted && (n->candidate || (n->pods_block && n->has_tgp));
+}
+
+/* The staged rollout of c's pool holds it back: a note says why. */
+static bool rollout_holds(nw_disrupt_cmd_t *cmd, const nw_disrupt_state_t *st,
+                          const nw_disrupt_node_t *c)
+{
+    if (c->rollout_class < 0)
+        return false;
+    const nw_disrupt_pool_t *p = &st->pools[c->pool];
+    const nw_disrupt_accel_t *a = &st->in.accels[c->rollout_class];
+    if (p->rollout_blocked) {
+        note(cmd, c->name, NW_DIS_ROLLOUT_CONDITION, "Staged replacement stopped: %s",
+             p->rollout_why);
+        return true;
+    }
+    if (p->rollout_steps >= a->rollout_max) {
+        note(cmd, c->name, "DisruptionBlocked",
+             "Staged replacement: %d of at most %d replacement%s of %s accelerator nodes in "
+             "progress in NodePool %s (waiting for %s: a pod of the class Running and Ready on "
+             "its replacement)",
+             p->rollout_steps, a->rollout_max, a->rollout_max == 1 ? "" : "s", a->name, p->name,
+             p->rollout_wait);
+        return true;
+    }
+    return false;
 }
 
 /* ---- price rules (computeConsolidation in pkg/controllers/disruption/consolidation.go) ---- */
@@ -445,10 +486,15 @@ static int drift(const nw_disrupt_state_t *st, nw_dis_sim_fn sim, void *ud, nw_d
     sort_idx(st, idx, n, by_drift);
     for (int i = 0; i < n; i++) {
         const nw_disrupt_node_t *c = &st->nodes[idx[i]];
-        if (st->pools[c->pool].allowed[NW_DIS_DRIFTED] <= 0) {
+        /* an expired node of a staged pool goes by the rollout alone (expiry ignores
+         * budgets); a drifted one by the Drifted budget as well */
+        bool expiry = c->expired && c->rollout_class >= 0;
+        if (!expiry && st->pools[c->pool].allowed[NW_DIS_DRIFTED] <= 0) {
             budget_note(cmd, st, c, NW_DIS_DRIFTED);
             continue;
         }
+        if (rollout_holds(cmd, st, c))
+            continue;
         if (c->nresched == 0) {
             if (set_candidates(cmd, st, &idx[i], 1) != NW_OK)
                 return -1;
@@ -480,6 +526,7 @@ static int drift(const nw_disrupt_state_t *st, nw_dis_sim_fn sim, void *ud, nw_d
         cmd->method = NW_DIS_DRIFT;
         cmd->reason = NW_DIS_DRIFTED;
         cmd->action = r.nrepl ? NW_DIS_REPLACE : NW_DIS_DELETE;
+        cmd->rollout = c->rollout_class >= 0 && c->rollout_pods > 0 && r.nrepl > 0;
         for (int k = 0; k < r.nrepl; k++) {
             sort_types(&r.repl[k]);
             if (r.repl[k].ntypes)
@@ -753,9 +800,10 @@ static void summarize(const nw_disrupt_state_t *st, nw_disrupt_cmd_t *cmd)
         cmd->action == NW_DIS_REPLACE ? "Replace" : "Delete", nw_decide_method_str(cmd->method));
     for (size_t i = 0; i < cmd->ncandidates && off < sizeof cmd->summary; i++) {
         const nw_disrupt_node_t *n = nw_candidates_state_node(st, cmd->candidates[i]);
-        off += (size_t)snprintf(cmd->summary + off, sizeof cmd->summary - off, "%s %s%s%s",
-                                i ? "," : "", cmd->candidates[i], n && *n->itype ? "/" : "",
-                                n ? n->itype : "");
+        off += (size_t)snprintf(
+            cmd->summary + off, sizeof cmd->summary - off, "%s %s%s%s%s", i ? "," : "",
+            cmd->candidates[i], n && *n->itype ? "/" : "", n ? n->itype : "",
+            n && cmd->method == NW_DIS_DRIFT && !n->drifted && n->expired ? " (expired)" : "");
     }
     for (int k = 0; k < cmd->sim.nrepl && off < sizeof cmd->summary; k++) {
         const nw_disrupt_repl_t *r = &cmd->sim.repl[k];
@@ -975,6 +1023,67 @@ static void accel_report(const nw_disrupt_state_t *st, const nw_disrupt_node_t *
     }
 }
 
+/* staged replacement: the pool's rollout (class, steps in progress of the most allowed, the
+ * one waited for, stopped and why) */
+static void rollout_pool_report(const nw_disrupt_state_t *st, const nw_disrupt_pool_t *p, cJSON *j)
+{
+    const nw_disrupt_accel_t *a = &st->in.accels[p->rollout_class];
+    cJSON *r = nw_json_add_object(j, "acceleratorRollout");
+    nw_json_add_string(r, "class", a->name);
+    nw_json_add_number(r, "maxInProgress", a->rollout_max);
+    nw_json_add_number(r, "inProgress", p->rollout_steps);
+    if (p->rollout_steps)
+        nw_json_add_string(r, "waitingFor", p->rollout_wait);
+    nw_json_add_bool(r, "blocked", p->rollout_blocked);
+    if (p->rollout_blocked)
+        nw_json_add_string(r, "reason", p->rollout_why);
+}
+
+/* staged replacement: a node's part in its pool's rollout */
+static void rollout_node_report(const nw_disrupt_state_t *st, const nw_disrupt_node_t *n, cJSON *j)
+{
+    const nw_disrupt_pool_t *p = &st->pools[n->pool];
+    const nw_disrupt_accel_t *a = &st->in.accels[n->rollout_class];
+    cJSON *r = nw_json_add_object(j, "rollout");
+    char ts[40];
+    if (n->expired_at) {
+        nw_clock_time_format(n->expired_at, ts, sizeof ts);
+        nw_json_add_string(r, "expiresAt", ts);
+    }
+    nw_json_add_bool(r, "expired", n->expired);
+    nw_json_add_number(r, "classPods", n->rollout_pods);
+    if (n->rollout_of) {
+        nw_json_add_string(r, "replacementFor", n->rollout_of);
+        if (n->rollout_deadline) {
+            nw_clock_time_format(n->rollout_deadline, ts, sizeof ts);
+            nw_json_add_string(r, "deadline", ts);
+        }
+        nw_json_add_string(r, "decision",
+                           n->rollout_done   ? "replacement done: a pod of its class is Running "
+                                               "and Ready on it"
+                           : n->deleting     ? "replacement being deleted"
+                           : n->rollout_late ? "replacement late: the rollout is stopped"
+                                             : "replacement in progress: waiting for a pod of "
+                                               "its class to be Running and Ready on it");
+        return;
+    }
+    if (!(n->drifted || n->expired))
+        return;
+    char msg[512];
+    if (n->in_command || n->deleting)
+        snprintf(msg, sizeof msg, "being replaced (a step of the staged rollout)");
+    else if (p->rollout_blocked)
+        snprintf(msg, sizeof msg, "held back: the staged rollout is stopped (%s)", p->rollout_why);
+    else if (p->rollout_steps >= a->rollout_max)
+        snprintf(msg, sizeof msg,
+                 "held back by the staged rollout: %d of at most %d replacement%s in progress "
+                 "(waiting for %s)",
+                 p->rollout_steps, a->rollout_max, a->rollout_max == 1 ? "" : "s", p->rollout_wait);
+    else
+        snprintf(msg, sizeof msg, "next: the staged rollout allows a replacement now");
+    nw_json_add_string(r, "decision", msg);
+}
+
 cJSON *nw_decide_report_json(const nw_disrupt_state_t *st, const nw_disrupt_cmd_t *cmd)
 {
     cJSON *o = nw_json_new_object();
@@ -994,6 +1103,8 @@ cJSON *nw_decide_report_json(const nw_disrupt_state_t *st, const nw_disrupt_cmd_
         }
         if (p->budget_error[0])
             nw_json_add_string(j, "budgetError", p->budget_error);
+        if (p->rollout_class >= 0)
+            rollout_pool_report(st, p, j);
         nw_json_push(pools, j);
     }
     cJSON *nodes = nw_json_add_array(o, "nodeclaims");
@@ -1017,6 +1128,8 @@ cJSON *nw_decide_report_json(const nw_disrupt_state_t *st, const nw_disrupt_cmd_
         nw_json_add_bool(j, "drifted", n->drifted);
         if (n->accel >= 0)
             accel_report(st, n, j);
+        if (n->rollout_class >= 0)
+            rollout_node_report(st, n, j);
         nw_json_add_number(j, "disruptionCost", round(n->disruption_cost * 1000) / 1000);
         nw_json_push(nodes, j);
     }

@@ -98,7 +98,20 @@ typedef struct {
     const char *const *resources; /* exact names, or "prefix*" */
     size_t nresources;
     bool aware;
+    /* staged replacement (disruption.rollout): at most rollout_max drift or expiry
+     * replacements of the class's nodes in progress per NodePool (0: not staged), each
+     * done once a pod of the class is Running and Ready on its replacement, which has
+     * rollout_timeout (ns) from its creation to get there before the pool's rollout stops */
+    int rollout_max;
+    int64_t rollout_timeout;
 } nw_disrupt_accel_t;
+
+/* Staged replacement of accelerator nodes: a replacement NodeClaim created for a drifted or
+ * expired accelerator node carries this annotation, the replaced NodeClaim's name; the
+ * controller removes it once a pod of the class is Running and Ready on its node. */
+#define NW_DIS_ROLLOUT_ANNOTATION "nodewarden.io/accelerator-rollout-replaces"
+/* the NodePool condition set while a replacement missed its deadline */
+#define NW_DIS_ROLLOUT_CONDITION "AcceleratorRolloutBlocked"
 
 typedef struct {
     const cJSON *const *nodepools;
@@ -173,7 +186,20 @@ typedef struct {
     int64_t accel_since;   /* a pod of the class last ran there (or the fallback), epoch ns */
     int64_t accel_idle_at; /* accel_since + consolidateAfter (0: never: busy, Never) */
     bool accel_idle;       /* now >= accel_idle_at: to be reclaimed */
-    char why[256];         /* why it is not a candidate ("" when it is) */
+    /* staged replacement (rollout.c): the class of its pool when the class stages its
+     * rollouts (-1 none); expired: past spec.expireAfter (such nodes are replaced by the
+     * drift method, one step of the rollout, instead of deleted by expiry); the class's
+     * active pods on it; as a replacement (rollout_of: the annotation, NULL when it is
+     * none): done (a pod of the class Running and Ready on it) or late (not done by its
+     * deadline, rollout_deadline) */
+    int rollout_class;
+    bool expired;
+    int64_t expired_at;
+    int rollout_pods;
+    const char *rollout_of;
+    bool rollout_done, rollout_late;
+    int64_t rollout_deadline;
+    char why[256]; /* why it is not a candidate ("" when it is) */
 } nw_disrupt_node_t;
 
 typedef struct {
@@ -188,6 +214,15 @@ typedef struct {
     int counted, disrupting;      /* nodes for the percentages; already disrupting */
     int allowed[NW_DIS_NREASONS]; /* max(0, budget - disrupting), NW_DIS_UNLIMITED */
     char budget_error[256];       /* a budget that failed to parse ("" none) */
+    /* staged replacement (rollout.c): the class whose label its template carries when that
+     * class stages rollouts (-1 none); steps in progress (replacements not yet done, and
+     * drifted or expired nodes of the class in a command or being deleted without one);
+     * rollout_wait: one of them; blocked: a replacement missed its deadline (why says which) */
+    int rollout_class;
+    int rollout_steps;
+    char rollout_wait[256];
+    bool rollout_blocked;
+    char rollout_why[384];
 } nw_disrupt_pool_t;
 
 typedef struct nw_disrupt_state {
@@ -203,6 +238,13 @@ typedef struct nw_disrupt_state {
 NW_MUST_USE nw_rc_t nw_candidates_state_build(const nw_disrupt_input_t *in,
                                               nw_disrupt_state_t **out, nw_err_t *err);
 void nw_candidates_state_free(nw_disrupt_state_t *st);
+/** Staged replacement of accelerator nodes (rollout.c): fill the rollout fields of the
+ * nodes and pools of st (the build calls it). */
+void nw_rollout_build(nw_disrupt_state_t *st);
+/** Is the pod (bound to a node) a pod of class a that is Running and Ready: not a
+ * DaemonSet or mirror pod, not terminating. */
+bool nw_rollout_pod_ready(const nw_pod_t *pod, const nw_disrupt_accel_t *a);
+
 /** The node of a NodeClaim by name, or NULL. */
 const nw_disrupt_node_t *nw_candidates_state_node(const nw_disrupt_state_t *st,
                                                   const char *nodeclaim);
@@ -221,7 +263,7 @@ bool nw_candidates_pod_do_not_disrupt(const nw_pod_t *pod, int64_t now);
 bool nw_candidates_selector_matches(const cJSON *selector, const cJSON *labels);
 /** Does the pod request or limit one of class a's resources (any container, init
  * container, or the pod-level resources). */
-bool nw_candidates_pod_uses_accel(const nw_pod_t *pod, const nw_disrupt_accel_t *a);
+bool nw_accel_pod_uses(const nw_pod_t *pod, const nw_disrupt_accel_t *a);
 /** The Consolidatable rule (kubernetes-sigs/karpenter
  * pkg/controllers/nodeclaim/disruption/consolidation.go): when (epoch ns) the NodeClaim
  * becomes consolidatable given the pool's consolidateAfter; 0 when never (Never, or not
@@ -281,6 +323,9 @@ typedef struct {
     nw_disrupt_sim_t sim;        /* replacements (narrowed by the price and spot rules) */
     double old_price, new_price; /* per hour; new = cheapest replacement option */
     bool validate;               /* wait the validation delay, then nw_decide_validate */
+    /* a step of a staged accelerator rollout whose replacements must run the class's pods:
+     * they carry NW_DIS_ROLLOUT_ANNOTATION (the candidate) */
+    bool rollout;
     char summary[512];
     /* why candidates were passed over this pass (events), and how many budgets blocked */
     nw_disrupt_note_t *notes;

@@ -170,10 +170,11 @@ const nw_sched_itype_t *nw_snapshot_itype(const nw_sched_snap_t *s, size_t i);
 const char *nw_snapshot_pod_key(const nw_sched_snap_t *s, size_t i);
 const char *nw_snapshot_pool_name(const nw_sched_snap_t *s, size_t i);
 const char *nw_snapshot_pool_nodeclass(const nw_sched_snap_t *s, size_t i);
-/** Allocatable of instance type itype on a node of pool `pool` (its node class's kubelet
- * settings applied, nw_snap_node_set_class_res), or NULL for bad indexes. */
-const nw_sched_res_t *nw_snap_node_pool_type_allocatable(const nw_sched_snap_t *s, size_t pool,
-                                                         size_t itype);
+/** Allocatable of instance type itype on a node of pool `pool` into *out (its node class's
+ * kubelet settings applied, nw_snap_node_set_class_res, and the pool's shared GPUs,
+ * scaler/sched/mig.h: what the solver packs against); false for bad indexes. */
+bool nw_snap_node_pool_type_allocatable(const nw_sched_snap_t *s, size_t pool, size_t itype,
+                                        nw_sched_res_t *out);
 
 /* ---- results ---- */
 

@@ -8,6 +8,7 @@
 #include "api/quantity.h"
 #include "api/wellknown.h"
 #include "common/json.h"
+#include "scaler/sched/mig.h"
 #include "scaler/sched/snap.h"
 /* ---- nodes and NodeClaims ---------------------------------------------------- */
 
@@ -638,11 +639,13 @@ nw_rc_t nw_snap_node_set_class_res(nw_sched_snap_t *s, const char *nodeclass, co
     return NW_OK;
 }
 
-const nw_sched_res_t *nw_snap_node_pool_type_allocatable(const nw_sched_snap_t *s, size_t pool,
-                                                         size_t itype)
+bool nw_snap_node_pool_type_allocatable(const nw_sched_snap_t *s, size_t pool, size_t itype,
+                                        nw_sched_res_t *out)
 {
     if (pool >= s->npools || itype >= s->nitypes)
-        return NULL;
-    return nw_snap_node_type_allocatable(s, nw_snap_node_class_res(s, s->pools[pool].nodeclass),
-                                         itype);
+        return false;
+    *out = *nw_snap_node_type_allocatable(s, nw_snap_node_class_res(s, s->pools[pool].nodeclass),
+                                          itype);
+    nw_mig_adjust(&s->pools[pool].labels, &s->itypes[itype].t.labels, s->res_names, s->nres, out);
+    return true;
 }

@@ -128,7 +128,7 @@ static NW_MUST_USE nw_rc_t pool_types(ctx_t *c, pctx_t *p)
                 }
             }
         nw_sched_res_t alloc = *nw_snap_node_type_allocatable(s, p->cls, (size_t)t);
-        /* a pool that partitions its GPUs (nvidia.com/mig.config): slices, no whole GPU */
+        /* a pool that shares its GPUs (MIG slices, time-slicing replicas): scaler/sched/mig.h */
         nw_mig_adjust(&p->p->labels, &it->t.labels, s->res_names, s->nres, &alloc);
         for (int k = 0; k < NW_SCHED_NRES; k++)
             p->avail[t].v[k] = alloc.v[k] - p->ovh[t].v[k];

@@ -873,6 +873,11 @@ cJSON *nw_simsnap_claim_body(const nw_simsnap_t *s, const nw_sched_claim_t *cl,
     nw_json_add_string(nc, "kind", "NodeClaim");
     cJSON *md = nw_json_add_object(nc, "metadata");
     claim_metadata(md, cl, pool, tmpl, class);
+    if (o && o->annotation_key && o->annotation_value) {
+        cJSON *ann = cJSON_GetObjectItemCaseSensitive(md, "annotations");
+        cJSON_DeleteItemFromObjectCaseSensitive(ann, o->annotation_key);
+        nw_json_add_string(ann, o->annotation_key, o->annotation_value);
+    }
     cJSON *spec = nw_json_add_object(nc, "spec");
     claim_requirements(spec, cl, types, o);
     cJSON *res = nw_json_add_object(spec, "resources");

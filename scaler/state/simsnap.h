@@ -132,6 +132,8 @@ typedef struct {
     bool no_nominate;   /* do not nominate the claim's pods to it */
     bool no_events;     /* no Nominated event on the pods */
     const char *reason; /* for the log line ("provisioning", "consolidation"...) */
+    /* non-NULL: one more annotation on the NodeClaim (a staged rollout's replacement) */
+    const char *annotation_key, *annotation_value;
 } nw_simsnap_claim_opts_t;
 
 /** The NodeClaim object for a simulated claim (kubernetes-sigs/karpenter

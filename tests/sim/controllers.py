@@ -20,6 +20,20 @@ _SUFFIX = {'n': decimal.Decimal('1e-9'), 'u': decimal.Decimal('1e-6'), 'm': deci
            'Ki': 2 ** 10, 'Mi': 2 ** 20, 'Gi': 2 ** 30, 'Ti': 2 ** 40, 'Pi': 2 ** 50, 'Ei': 2 ** 60}
 
 
+
+BROKEN_GPU_LABEL = 'sim.nodewarden.io/broken-gpu'
+
+
+def _asks_nvidia(pod):
+    """does a container of the pod request or limit an NVIDIA GPU or MIG slice"""
+    for c in (pod.get('spec') or {}).get('containers') or []:
+        r = c.get('resources') or {}
+        for part in ('requests', 'limits'):
+            if any(k == 'nvidia.com/gpu' or k.startswith('nvidia.com/mig-') for k in (r.get(part) or {})):
+                return True
+    return False
+
+
 def quantity(v):
     """resource.Quantity (string or JSON number) -> Decimal. Bad input -> ValueError."""
     if isinstance(v, bool):
@@ -806,10 +820,16 @@ class Controllers:
                     nst['podIP'] = '10.244.%d.%d' % ((hsh >> 8) % 256, hsh % 254 + 1)
                 nst['podIPs'] = [{'ip': nst['podIP']}]
                 nst['startTime'] = ts
+                # a node labelled sim.nodewarden.io/broken-gpu=true stands for a bad GPU driver
+                # or AMI: pods that ask for an NVIDIA GPU run there but never get Ready
+                ready = not (nodes[nn]['metadata'].get('labels', {}).get(BROKEN_GPU_LABEL) == 'true'
+                             and _asks_nvidia(p))
                 for t in ('Initialized', 'Ready', 'ContainersReady', 'PodScheduled'):
-                    _set_cond(new, {'type': t, 'status': 'True', 'lastProbeTime': None, 'lastTransitionTime': ts})
+                    ok = ready or t in ('Initialized', 'PodScheduled')
+                    _set_cond(new, {'type': t, 'status': 'True' if ok else 'False', 'lastProbeTime': None,
+                                    'lastTransitionTime': ts, **({} if ok else {'reason': 'ContainersNotReady'})})
                 nst['containerStatuses'] = [
-                    {'name': c.get('name'), 'image': c.get('image'), 'imageID': '', 'ready': True,
+                    {'name': c.get('name'), 'image': c.get('image'), 'imageID': '', 'ready': ready,
                      'restartCount': 0, 'started': True, 'containerID': 'containerd://' + hashlib.sha256(
                          (md['uid'] + c.get('name', '')).encode()).hexdigest(),
                      'state': {'running': {'startedAt': ts}}, 'lastState': {}}

@@ -29,7 +29,8 @@ registers a Node:
   memory.available<100Mi, nodefs.available<10%);
 - the node registers NotReady (no GPUs yet), then after a short delay reports
   Ready; extended resources (nvidia.com/gpu, amd.com/gpu, habana.ai/gaudi, aws.amazon.com/neuron) appear
-  with Ready, as if the device plugin had started at that moment.
+  with Ready, as if the device plugin had started at that moment; a Node labelled
+  nvidia.com/gpu.replicas=N by then (time-slicing) advertises N nvidia.com/gpu per GPU.
 
 If the userData cannot be understood (not base64, no shell script, no
 kubeadm join / kubelet invocation, an invalid label or taint, a label the
@@ -900,6 +901,12 @@ class Kubelets:
 
     def _mark_ready(self, node, inst, cfg):
         cap, alloc = resources(inst, cfg, with_devices=True)
+        # the device plugin's time-slicing, as GPU feature discovery labels the node
+        # (nvidia.com/gpu.replicas, from the NodePool's template labels): N per GPU
+        reps = (node.get('metadata', {}).get('labels') or {}).get('nvidia.com/gpu.replicas', '')
+        if reps.isdigit() and int(reps) > 1 and 'nvidia.com/gpu' in alloc:
+            for m in (cap, alloc):
+                m['nvidia.com/gpu'] = str(int(m['nvidia.com/gpu']) * int(reps))
         st = node.setdefault('status', {})
         st['capacity'], st['allocatable'] = cap, alloc
         ts = _iso(self.aws.clock())

@@ -18,8 +18,11 @@
  *                Ready=True, and then the waiting pod is placed at the next batch
  *   lifecycle    a Node with the claim's providerID -> Registered; no Node past the
  *                registration timeout -> the NodeClaim is deleted
- *   expiry       the clock past spec.expireAfter -> the NodeClaim is deleted, counted once
- *   poolstatus   a NodePool's status (resources, conditions) is written
+ *   expiry       the clock past spec.expireAfter -> the NodeClaim is deleted, counted once;
+ *                a staged accelerator class's NodeClaim is left to disruption
+ *   poolstatus   a NodePool's status (resources, conditions) is written; one written from
+ *                an older snapshot keeps the disruption controller's
+ *                AcceleratorRolloutBlocked condition
  *   drift        a NodeClaim whose NodePool hash changed -> Drifted=True
  *   gc           a cluster instance without a NodeClaim, past the launch grace -> terminated
  *   termination  a deleted NodeClaim -> its instance terminated -> finalizer removed, a 403 on
@@ -31,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "admission/gpu.h"
 #include "ctlfix.h"
 #include "scaler/controllers/gc.h"
 #include "scaler/controllers/lifecycle.h"
@@ -846,6 +850,53 @@ START_TEST(expiry_deletes_past_expire_after)
 }
 END_TEST
 
+/* Staged replacement (issue 33): an expired NodeClaim of an accelerator class that stages
+ * its rollouts is left to disruption; one of a class that does not (maxReplacing 0), or with
+ * no class, is deleted as before. */
+START_TEST(expiry_leaves_staged_accelerator_nodes)
+{
+    nw_gpu_policy_t gpu;
+    ck_assert_int_eq(nw_gpu_policy_init(&gpu, ""), NW_OK);
+    ctlfix_t f;
+    ctlfix_init(&f);
+    nw_upkeep_t *u = nw_upkeep_new(&f.deps, 15 * 60 * SEC);
+    ck_assert_ptr_nonnull(u);
+    u->expiry.gpu = &gpu;
+    ctlfix_put_nodeclass(&f);
+    ctlfix_put_nodepool(&f, NULL);
+    const char *names[] = {"plain", "gpu", "amd"}, *labels[] = {NULL, "nvidia-gpu", "amd-gpu"};
+    for (int i = 0; i < 3; i++) {
+        char pid[64], path[128];
+        snprintf(pid, sizeof pid, "aws:///us-west-2a/i-%d", i);
+        ctlfix_launched_claim(&f, names[i], pid, NULL, ",\"expireAfter\":\"1h\"", NULL);
+        if (!labels[i])
+            continue;
+        snprintf(path, sizeof path, "/apis/karpenter.sh/v1/nodeclaims/%s", names[i]);
+        cJSON *o = ctlfix_get(&f, path);
+        ck_assert_ptr_nonnull(o);
+        cJSON_AddStringToObject(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "metadata"), "labels"),
+                                "node.accelerator", labels[i]);
+        char *t = cJSON_PrintUnformatted(o);
+        ctlfix_put(&f, NW_KUBE_NODECLAIMS, t, 1);
+        free(t);
+        cJSON_Delete(o);
+    }
+    /* amd does not stage */
+    for (size_t i = 0; i < gpu.nclasses; i++)
+        if (strcmp(gpu.classes[i].name, "amd") == 0)
+            gpu.classes[i].rollout_max = 0;
+    int mark = ctlfix_mark(&f);
+    nw_clock_fake_advance(&f.clk, 61 * 60 * SEC);
+    tick_upkeep(&f, u);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "DELETE", "/nodeclaims/plain", NULL), 1);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "DELETE", "/nodeclaims/amd", NULL), 1);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "DELETE", "/nodeclaims/gpu", NULL), 0);
+    nw_upkeep_free(u);
+    ctlfix_free(&f);
+    nw_gpu_policy_cleanup(&gpu);
+}
+END_TEST
+
 START_TEST(poolstatus_writes_status)
 {
     ctlfix_t f;
@@ -876,6 +927,47 @@ START_TEST(poolstatus_writes_status)
     tick_upkeep(&f, u);
     p = ctlfix_get(&f, "/apis/karpenter.sh/v1/nodepools/other");
     ck_assert_ptr_nonnull(p);
+    ck_assert_ptr_nonnull(nw_json_condition(p, "ValidationSucceeded"));
+    cJSON_Delete(p);
+    nw_upkeep_free(u);
+    ctlfix_free(&f);
+}
+END_TEST
+
+/* set the AcceleratorRolloutBlocked condition on an object (the disruption controller's) */
+static int add_rollout_cond(cJSON *obj, void *ud)
+{
+    (void)ud;
+    return nw_ctl_set_condition(obj, "AcceleratorRolloutBlocked", "True", "ReplacementNotReady",
+                                "late", CTLFIX_T0) == NW_OK
+               ? 0
+               : 1;
+}
+
+/* The NodePool status written from a snapshot that predates the disruption controller's
+ * AcceleratorRolloutBlocked condition keeps that condition (the stored one wins). */
+START_TEST(poolstatus_keeps_rollout_condition)
+{
+    ctlfix_t f;
+    ctlfix_init(&f);
+    nw_upkeep_t *u = nw_upkeep_new(&f.deps, 15 * 60 * SEC);
+    ctlfix_put_nodeclass(&f);
+    ctlfix_put_nodepool(&f, NULL);
+    tick_upkeep(&f, u);
+    nw_err_t err = {0};
+    ck_assert_int_eq(nw_kube_write_update_retry(f.deps.kube, &nw_kube_client_res_nodepools, NULL,
+                                                "default", 1, add_rollout_cond, NULL, 3, NULL,
+                                                &err),
+                     NW_OK);
+    /* a new NodeClaim changes status.resources: the status is written again */
+    int mark = ctlfix_mark(&f);
+    ctlfix_launched_claim(&f, "c1", "aws:///us-west-2a/i-1", NULL, NULL, NULL);
+    tick_upkeep(&f, u);
+    ck_assert_int_ge(ctlfix_count(&f, mark, "PUT", "/nodepools/default/status", NULL), 1);
+    cJSON *p = ctlfix_get(&f, "/apis/karpenter.sh/v1/nodepools/default");
+    ck_assert_ptr_nonnull(p);
+    ck_assert_ptr_nonnull(nw_json_condition(p, "AcceleratorRolloutBlocked"));
+    ck_assert_str_eq(nw_json_condition(p, "AcceleratorRolloutBlocked"), "True");
     ck_assert_ptr_nonnull(nw_json_condition(p, "ValidationSucceeded"));
     cJSON_Delete(p);
     nw_upkeep_free(u);
@@ -997,7 +1089,9 @@ Suite *nw_controllers_suite(void)
     tcase_add_test(t, lifecycle_registers_node);
     tcase_add_test(t, lifecycle_registration_timeout_deletes);
     tcase_add_test(t, expiry_deletes_past_expire_after);
+    tcase_add_test(t, expiry_leaves_staged_accelerator_nodes);
     tcase_add_test(t, poolstatus_writes_status);
+    tcase_add_test(t, poolstatus_keeps_rollout_condition);
     tcase_add_test(t, drift_marks_changed_pool);
     tcase_add_test(t, gc_terminates_leaked_instance);
     tcase_add_test(t, termination_terminates_and_finalizes_despite_403);

@@ -650,8 +650,9 @@ static int64_t last_used_fn(void *ud, const char *nc)
     return 0;
 }
 
-/* accelerators: [{name, labelValue, resources: [...], aware}] (node label key
- * node.accelerator): GPU-aware disruption's classes */
+/* accelerators: [{name, labelValue, resources: [...], aware, rolloutMax, rolloutTimeout}]
+ * (node label key node.accelerator): GPU-aware disruption's classes; rolloutMax 0 (the
+ * default here): no staged replacement; rolloutTimeout a duration (30m) */
 static nw_disrupt_accel_t case_accels[8];
 static const char *case_accel_res[8][8];
 
@@ -663,9 +664,16 @@ static size_t load_accels(const cJSON *doc)
     {
         ck_assert_uint_lt(n, 8);
         size_t nr = str_array(nw_json_get(a, "resources"), case_accel_res[n], 8);
-        case_accels[n] =
-            (nw_disrupt_accel_t){nw_json_str(a, "name"), nw_json_str(a, "labelValue"),
-                                 case_accel_res[n], nr, !cJSON_IsFalse(nw_json_get(a, "aware"))};
+        int64_t tmo = 30 * 60 * NW_NS_PER_SEC;
+        if (nw_json_str(a, "rolloutTimeout"))
+            ck_assert(nw_duration_parse(nw_json_str(a, "rolloutTimeout"), &tmo, NULL) == NW_OK);
+        case_accels[n] = (nw_disrupt_accel_t){nw_json_str(a, "name"),
+                                              nw_json_str(a, "labelValue"),
+                                              case_accel_res[n],
+                                              nr,
+                                              !cJSON_IsFalse(nw_json_get(a, "aware")),
+                                              (int)num_or(a, "rolloutMax", 0),
+                                              tmo};
         n++;
     }
     return n;
@@ -786,6 +794,15 @@ static void check_expect(const char *path, const cJSON *exp, const nw_disrupt_st
         if ((v = nw_json_get(n, "accelIdle")))
             ck_assert_msg(dn->accel_idle == cJSON_IsTrue(v), "%s: %s accelIdle\n%s", path,
                           n->string, dump);
+        if ((v = nw_json_get(n, "expired")))
+            ck_assert_msg(dn->expired == cJSON_IsTrue(v), "%s: %s expired\n%s", path, n->string,
+                          dump);
+        if ((v = nw_json_get(n, "rolloutDone")))
+            ck_assert_msg(dn->rollout_done == cJSON_IsTrue(v), "%s: %s rolloutDone\n%s", path,
+                          n->string, dump);
+        if ((v = nw_json_get(n, "rolloutLate")))
+            ck_assert_msg(dn->rollout_late == cJSON_IsTrue(v), "%s: %s rolloutLate\n%s", path,
+                          n->string, dump);
         if ((v = nw_json_get(n, "why")))
             ck_assert_msg(strstr(dn->why, v->valuestring), "%s: %s why \"%s\"\n%s", path, n->string,
                           dn->why, dump);
@@ -811,6 +828,29 @@ static void check_expect(const char *path, const cJSON *exp, const nw_disrupt_st
                                   path, p->string, v->string, pool->allowed[k], dump);
         }
     }
+    /* rollout: {pool: {steps, blocked}}: the staged replacement's view of a pool */
+    cJSON_ArrayForEach(p, nw_json_get(exp, "rollout"))
+    {
+        const nw_disrupt_pool_t *pool = NULL;
+        for (size_t k = 0; k < st->npools; k++)
+            if (strcmp(st->pools[k].name, p->string) == 0)
+                pool = &st->pools[k];
+        ck_assert_msg(pool != NULL, "%s: no pool %s", path, p->string);
+        const cJSON *v;
+        if ((v = nw_json_get(p, "steps")))
+            ck_assert_msg(pool->rollout_steps == v->valueint, "%s: %s rollout steps %d\n%s", path,
+                          p->string, pool->rollout_steps, dump);
+        if ((v = nw_json_get(p, "blocked")))
+            ck_assert_msg(pool->rollout_blocked == cJSON_IsTrue(v), "%s: %s rollout blocked\n%s",
+                          path, p->string, dump);
+    }
+    const cJSON *ro = nw_json_get(exp, "rolloutCommand");
+    if (ro)
+        ck_assert_msg(cmd->rollout == cJSON_IsTrue(ro), "%s: command rollout %d\n%s", path,
+                      cmd->rollout, dump);
+    const char *sc = nw_json_str(exp, "summaryContains");
+    if (sc)
+        ck_assert_msg(strstr(cmd->summary, sc), "%s: summary \"%s\"\n%s", path, cmd->summary, dump);
     const cJSON *bb = nw_json_get(exp, "budgetBlocked");
     cJSON_ArrayForEach(p, bb)
     {

@@ -13,6 +13,10 @@
  *   GPU-aware   an accelerator node is reclaimed once no pod of its class has run there for
  *               consolidateAfter by what the controller saw, although other pods keep moving
  *               its lastPodEventTime (issue 33)
+ *   staged      drifted GPU nodes are replaced one at a time: the replacement carries the
+ *               rollout annotation, the next waits for a Ready GPU pod on it, a late one
+ *               sets the NodePool's AcceleratorRolloutBlocked (and an event), and a Ready
+ *               pod ends the step and the block
  *   view duty   under a stream of changes, full ticks (here: a node's lastPodEventTime) come
  *               a second apart by default, and no sooner than view_duty times the last
  *               one's cost (at most 30 s) when it is set
@@ -25,6 +29,7 @@
 #include "admission/gpu.h"
 #include "ctlfix.h"
 #include "scaler/controllers/disruption.h"
+#include "scaler/disrupt/disrupt.h"
 
 Suite *nw_disruption_ctl_suite(void);
 
@@ -331,7 +336,9 @@ static void gpu_pod_on(ctlfix_t *f, const char *name, const char *node)
              "\"default\",\"uid\":\"uid-%s\",\"ownerReferences\":[{\"apiVersion\":\"batch/v1\","
              "\"kind\":\"Job\",\"name\":\"j\",\"uid\":\"j-uid\",\"controller\":true}],"
              "\"creationTimestamp\":\"2026-11-30T10:05:00Z\"},\"spec\":{\"nodeName\":\"node-%s\","
-             "\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"500m\"},"
+             "\"tolerations\":[{\"key\":\"gpu\",\"operator\":\"Exists\"}],\"containers\":[{"
+             "\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"500m\","
+             "\"nvidia.com/gpu\":\"1\"},"
              "\"limits\":{\"nvidia.com/gpu\":\"1\"}}}]},\"status\":{\"phase\":\"Running\","
              "\"startTime\":\"2026-11-30T10:05:00Z\",\"conditions\":[{\"type\":\"Ready\","
              "\"status\":\"True\"}]}}",
@@ -384,6 +391,174 @@ START_TEST(accel_idle_reclaimed_despite_pod_churn)
                          "action=\"replace\",reason=\"Underutilized\"} 1\n"),
                   "%s", b.data);
     nw_buf_cleanup(&b);
+    dfx_free(&x);
+    nw_gpu_policy_cleanup(&gpu);
+}
+END_TEST
+
+/* ---- staged replacement of accelerator nodes ---- */
+
+/* NodePool "default" of GPU types (g6, on-demand) labelled node.accelerator=nvidia-gpu */
+static void gpu_pool(ctlfix_t *f)
+{
+    ctlfix_put(
+        f, NW_KUBE_NODEPOOLS,
+        "{\"apiVersion\":\"karpenter.sh/v1\",\"kind\":\"NodePool\",\"metadata\":{\"name\":"
+        "\"default\",\"uid\":\"p1\",\"generation\":1},\"spec\":{\"disruption\":{"
+        "\"consolidateAfter\":\"Never\",\"budgets\":[{\"nodes\":\"100%\"}]},\"template\":{"
+        "\"metadata\":{\"labels\":{\"node.accelerator\":\"nvidia-gpu\"}},\"spec\":{"
+        "\"nodeClassRef\":{\"group\":\"karpenter.k8s.aws\",\"kind\":\"EC2NodeClass\","
+        "\"name\":\"default\"},\"requirements\":[{\"key\":\"karpenter.k8s.aws/"
+        "instance-family\",\"operator\":\"In\",\"values\":[\"g6\"]},{\"key\":"
+        "\"kubernetes.io/arch\",\"operator\":\"In\",\"values\":[\"amd64\"]},{\"key\":"
+        "\"karpenter.sh/capacity-type\",\"operator\":\"In\",\"values\":[\"on-demand\"]}]}}}}",
+        1);
+}
+
+/* gpu_pair, drifted */
+static void drifted_gpu_pair(ctlfix_t *f, const char *name)
+{
+    gpu_pair(f, name, nw_clock_now(f->deps.clock));
+    char p[300];
+    snprintf(p, sizeof p, CLAIMS "%s", name);
+    cJSON *o = ctlfix_get(f, p);
+    ck_assert_ptr_nonnull(o);
+    ck_assert_int_eq(nw_ctl_set_condition(o, "Drifted", "True", "NodePoolDrifted", "",
+                                          nw_clock_now(f->deps.clock)),
+                     NW_OK);
+    char *t = cJSON_PrintUnformatted(o);
+    ctlfix_put(f, NW_KUBE_NODECLAIMS, t, 1);
+    free(t);
+    cJSON_Delete(o);
+}
+
+/* the API's copy of the NodePool's condition of this type (NULL: none) */
+static const char *pool_condition(ctlfix_t *f, const char *type, char *buf, size_t n)
+{
+    cJSON *o = ctlfix_get(f, "/apis/karpenter.sh/v1/nodepools/default");
+    ck_assert_ptr_nonnull(o);
+    const char *st = nw_json_condition(o, type);
+    if (st)
+        snprintf(buf, n, "%s", st);
+    cJSON_Delete(o);
+    return st ? buf : NULL;
+}
+
+/* The cache gets the API's NodePool (a condition written) or NodeClaim back. */
+static void sync_path(ctlfix_t *f, nw_kube_kind_t k, const char *path)
+{
+    ck_assert(ctlfix_sync(f, k, path));
+}
+
+/* the training pod, moved to the replacement's node node-r, Running; Ready as said */
+static void train1b(ctlfix_t *f, const char *ready)
+{
+    char pod[2048];
+    snprintf(pod, sizeof pod,
+             "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"train1b\","
+             "\"namespace\":\"default\",\"uid\":\"uid-train1b\",\"ownerReferences\":[{"
+             "\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"name\":\"j\",\"uid\":\"j-uid\","
+             "\"controller\":true}]},\"spec\":{\"nodeName\":\"node-r\",\"tolerations\":[{\"key\":"
+             "\"gpu\","
+             "\"operator\":\"Exists\"}],\"containers\":[{\"name\":"
+             "\"c\",\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"1\"},\"limits\":{"
+             "\"nvidia.com/gpu\":\"1\"}}}]},\"status\":{"
+             "\"phase\":\"Running\",\"conditions\":[{\"type\":\"Ready\",\"status\":\"%s\"}]}}",
+             ready);
+    ctlfix_put(f, NW_KUBE_PODS, pod, 1);
+}
+
+/* Two drifted GPU nodes of a pool whose class stages rollouts (the default: 1 at a time):
+ * the first is replaced by a NodeClaim carrying the rollout annotation; the second waits
+ * while that replacement has no Ready GPU pod; 30 minutes on, the rollout stops (the
+ * NodePool's AcceleratorRolloutBlocked condition, a Warning event); once a GPU pod is Ready
+ * on the replacement, the annotation goes, the condition turns False and the second node is
+ * replaced. */
+START_TEST(staged_rollout_one_at_a_time)
+{
+    nw_gpu_policy_t gpu;
+    ck_assert_int_eq(nw_gpu_policy_init(&gpu, ""), NW_OK);
+    ck_assert_int_eq(gpu.classes[0].rollout_max, 1);
+    dfx_t x;
+    ctlfix_init(&x.f);
+    ctlfix_t *f = &x.f;
+    f->mem.gpu = &gpu;
+    nw_disruption_opts_t o = {.poll_ns = 10 * SEC, .validation_ns = 0};
+    x.d = nw_disruption_ctl_new(&f->deps, f->claims, &f->mem, &o, NULL);
+    ck_assert_ptr_nonnull(x.d);
+    ctlfix_put_nodeclass(f);
+    gpu_pool(f);
+    drifted_gpu_pair(f, "g1");
+    drifted_gpu_pair(f, "g2");
+    gpu_pod_on(f, "train1", "g1");
+    gpu_pod_on(f, "train2", "g2");
+    int mark = ctlfix_mark(f);
+    tick(&x);
+    ck_assert_int_eq(ctlfix_count(f, mark, CREATE_CLAIM, NULL, NULL), 1);
+    char repl[256], p[400];
+    snprintf(repl, sizeof repl, "%s", f->cloud->last_launch_claim);
+    snprintf(p, sizeof p, CLAIMS "%s", repl);
+    cJSON *rc = ctlfix_get(f, p);
+    ck_assert_ptr_nonnull(rc);
+    const char *replaces = nw_json_str(nw_json_get(nw_json_get(rc, "metadata"), "annotations"),
+                                       NW_DIS_ROLLOUT_ANNOTATION);
+    ck_assert_ptr_nonnull(replaces);
+    ck_assert_str_eq(replaces, "g1");
+    cJSON_Delete(rc);
+    sync_path(f, NW_KUBE_NODECLAIMS, p);
+    initialize(f, repl);
+    tick(&x); /* the replacement is Initialized: g1 goes */
+    ck_assert_int_eq(ctlfix_count(f, mark, "DELETE " CLAIMS "g1", NULL, NULL), 1);
+    ctlfix_del(f, NW_KUBE_NODECLAIMS, NULL, "g1");
+    ctlfix_del(f, NW_KUBE_NODES, NULL, "node-g1");
+    ctlfix_del(f, NW_KUBE_PODS, "default", "train1");
+    /* the replacement's Node, the training pod on it, not Ready yet */
+    rc = ctlfix_get(f, p);
+    char node[4096];
+    snprintf(node, sizeof node,
+             "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"node-r\","
+             "\"uid\":\"uid-node-r\",\"labels\":{\"karpenter.sh/nodepool\":\"default\","
+             "\"node.accelerator\":\"nvidia-gpu\",\"node.kubernetes.io/instance-type\":"
+             "\"g6.xlarge\"}},\"spec\":{\"providerID\":\"%s\"},\"status\":{\"allocatable\":{"
+             "\"cpu\":\"3\",\"memory\":\"14Gi\",\"pods\":\"58\",\"nvidia.com/gpu\":\"1\"},"
+             "\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}",
+             nw_json_str_at(rc, "status.providerID"));
+    cJSON_Delete(rc);
+    ctlfix_put(f, NW_KUBE_NODES, node, 1);
+    train1b(f, "False");
+    mark = ctlfix_mark(f);
+    for (int i = 0; i < 3; i++) {
+        nw_clock_fake_advance(&f->clk, 11 * SEC);
+        tick(&x);
+    }
+    ck_assert_int_eq(ctlfix_count(f, mark, CREATE_CLAIM, NULL, NULL), 0); /* g2 waits */
+    ck_assert_int_ge(ctlfix_count(f, 0, "POST", "/events", "Staged replacement: 1 of at most 1"),
+                     1);
+    char buf[32];
+    ck_assert_ptr_null(pool_condition(f, NW_DIS_ROLLOUT_CONDITION, buf, sizeof buf));
+    /* 30 minutes after the replacement's creation: the rollout stops */
+    nw_clock_fake_advance(&f->clk, 30 * 60 * SEC);
+    mark = ctlfix_mark(f);
+    tick(&x);
+    ck_assert_ptr_nonnull(pool_condition(f, NW_DIS_ROLLOUT_CONDITION, buf, sizeof buf));
+    ck_assert_str_eq(buf, "True");
+    ck_assert_int_eq(ctlfix_count(f, mark, "POST", "/events", "\"AcceleratorRolloutBlocked\""),
+                     2); /* the NodePool's, and the held-back g2's note */
+    ck_assert_int_eq(ctlfix_count(f, mark, CREATE_CLAIM, NULL, NULL), 0);
+    sync_path(f, NW_KUBE_NODEPOOLS, "/apis/karpenter.sh/v1/nodepools/default");
+    /* the pod gets Ready: the step is done */
+    train1b(f, "True");
+    nw_clock_fake_advance(&f->clk, 11 * SEC);
+    mark = ctlfix_mark(f);
+    tick(&x);
+    ck_assert_int_eq(ctlfix_count(f, mark, "PATCH " CLAIMS, repl, NULL), 1);
+    ck_assert_ptr_nonnull(pool_condition(f, NW_DIS_ROLLOUT_CONDITION, buf, sizeof buf));
+    ck_assert_str_eq(buf, "False");
+    ck_assert_int_ge(ctlfix_count(f, mark, "POST", "/events", "AcceleratorRolloutResumed"), 1);
+    ck_assert_int_ge(ctlfix_count(f, mark, "POST", "/events", "AcceleratorRolloutStepDone"), 1);
+    /* g2's turn, in the same pass: its GPU pod needs a new node */
+    ck_assert_int_eq(ctlfix_count(f, mark, CREATE_CLAIM, NULL, NULL), 1);
+    ck_assert(api_node_tainted(f, "node-g2"));
     dfx_free(&x);
     nw_gpu_policy_cleanup(&gpu);
 }
@@ -515,6 +690,7 @@ Suite *nw_disruption_ctl_suite(void)
     tcase_add_test(t, drift_replaces_then_deletes);
     tcase_add_test(t, new_term_forgets_command_and_cleans_up);
     tcase_add_test(t, accel_idle_reclaimed_despite_pod_churn);
+    tcase_add_test(t, staged_rollout_one_at_a_time);
     tcase_add_test(t, full_ticks_follow_the_view_duty);
     suite_add_tcase(s, t);
     return s;

@@ -917,18 +917,18 @@ END_TEST
 START_TEST(mig_capacity_model)
 {
     /* per GPU: the all-<profile> layouts and all-balanced, by model and memory */
-    ck_assert_int_eq(nw_mig_slices("a100", 40960, "all-1g.5gb", "1g.5gb"), 7);
-    ck_assert_int_eq(nw_mig_slices("a100", 40960, "all-3g.20gb", "3g.20gb"), 2);
-    ck_assert_int_eq(nw_mig_slices("a100", 40960, "all-1g.5gb", "3g.20gb"), 0);
-    ck_assert_int_eq(nw_mig_slices("a100", 40960, "all-balanced", "1g.5gb"), 2);
-    ck_assert_int_eq(nw_mig_slices("a100", 40960, "all-balanced", "2g.10gb"), 1);
-    ck_assert_int_eq(nw_mig_slices("a100", 81920, "all-1g.10gb", "1g.10gb"), 7);
-    ck_assert_int_eq(nw_mig_slices("h100", 81920, "all-7g.80gb", "7g.80gb"), 1);
-    ck_assert_int_eq(nw_mig_slices("a100", 40960, "all-1g.10gb", "1g.10gb"), 4);
+    ck_assert_int_eq(nw_gpushare_slices("a100", 40960, "all-1g.5gb", "1g.5gb"), 7);
+    ck_assert_int_eq(nw_gpushare_slices("a100", 40960, "all-3g.20gb", "3g.20gb"), 2);
+    ck_assert_int_eq(nw_gpushare_slices("a100", 40960, "all-1g.5gb", "3g.20gb"), 0);
+    ck_assert_int_eq(nw_gpushare_slices("a100", 40960, "all-balanced", "1g.5gb"), 2);
+    ck_assert_int_eq(nw_gpushare_slices("a100", 40960, "all-balanced", "2g.10gb"), 1);
+    ck_assert_int_eq(nw_gpushare_slices("a100", 81920, "all-1g.10gb", "1g.10gb"), 7);
+    ck_assert_int_eq(nw_gpushare_slices("h100", 81920, "all-7g.80gb", "7g.80gb"), 1);
+    ck_assert_int_eq(nw_gpushare_slices("a100", 40960, "all-1g.10gb", "1g.10gb"), 4);
     /* not MIG-capable, an unknown layout, a profile of another memory size */
-    ck_assert_int_eq(nw_mig_slices("a10g", 22888, "all-1g.5gb", "1g.5gb"), -1);
-    ck_assert_int_eq(nw_mig_slices("a100", 40960, "custom-config", "1g.5gb"), -1);
-    ck_assert_int_eq(nw_mig_slices("h100", 81920, "all-1g.5gb", "1g.5gb"), -1);
+    ck_assert_int_eq(nw_gpushare_slices("a10g", 22888, "all-1g.5gb", "1g.5gb"), -1);
+    ck_assert_int_eq(nw_gpushare_slices("a100", 40960, "custom-config", "1g.5gb"), -1);
+    ck_assert_int_eq(nw_gpushare_slices("h100", 81920, "all-1g.5gb", "1g.5gb"), -1);
     ck_assert(nw_mig_is_resource("nvidia.com/mig-1g.5gb"));
     ck_assert(!nw_mig_is_resource("nvidia.com/mig-"));
     ck_assert(!nw_mig_is_resource("nvidia.com/gpu"));
@@ -959,8 +959,72 @@ START_TEST(mig_capacity_model)
     nw_mig_adjust(&pool, &type, names, NW_SR_FIXED + 2, &l4);
     ck_assert_int_eq(l4.v[NW_SR_NVIDIA_GPU], 1000);
     ck_assert_int_eq(l4.v[NW_SR_FIXED], 0);
+    /* time-slicing: 4 replicas of each device, whole GPUs (l4) or slices (a100, mixed) */
+    ck_assert_int_eq(nw_labels_set(&pool, NW_GPUSHARE_REPLICAS_LABEL, "4"), NW_OK);
+    l4.v[NW_SR_NVIDIA_GPU] = 1000;
+    nw_mig_adjust(&pool, &type, names, NW_SR_FIXED + 2, &l4);
+    ck_assert_int_eq(l4.v[NW_SR_NVIDIA_GPU], 4000);
+    ck_assert_int_eq(nw_labels_set(&type, "karpenter.k8s.aws/instance-gpu-name", "a100"), NW_OK);
+    nw_sched_res_t a = {{0}};
+    a.v[NW_SR_NVIDIA_GPU] = 8000;
+    nw_mig_adjust(&pool, &type, names, NW_SR_FIXED + 2, &a);
+    ck_assert_int_eq(a.v[NW_SR_NVIDIA_GPU], 0);
+    ck_assert_int_eq(a.v[NW_SR_FIXED], 224000); /* 8 GPUs x 7 slices x 4 */
+    /* single strategy: the slices are nvidia.com/gpu */
+    ck_assert_int_eq(nw_labels_set(&pool, NW_GPUSHARE_REPLICAS_LABEL, "1"), NW_OK);
+    ck_assert_int_eq(nw_labels_set(&pool, NW_GPUSHARE_MIG_STRATEGY_LABEL, "single"), NW_OK);
+    nw_sched_res_t sg = {{0}};
+    sg.v[NW_SR_NVIDIA_GPU] = 8000;
+    nw_mig_adjust(&pool, &type, names, NW_SR_FIXED + 2, &sg);
+    ck_assert_int_eq(sg.v[NW_SR_NVIDIA_GPU], 56000);
+    ck_assert_int_eq(sg.v[NW_SR_FIXED], 0);
+    /* a declaration the webhook refuses changes nothing */
+    ck_assert_int_eq(nw_labels_set(&pool, NW_GPUSHARE_REPLICAS_LABEL, "0"), NW_OK);
+    nw_sched_res_t bad = {{0}};
+    bad.v[NW_SR_NVIDIA_GPU] = 8000;
+    nw_mig_adjust(&pool, &type, names, NW_SR_FIXED + 2, &bad);
+    ck_assert_int_eq(bad.v[NW_SR_NVIDIA_GPU], 8000);
     nw_labels_cleanup(&pool);
     nw_labels_cleanup(&type);
+}
+END_TEST
+
+/* The declaration's labels: what is accepted, and errors naming the label */
+START_TEST(gpushare_parse)
+{
+    nw_gpushare_t sh;
+    nw_err_t e = {0};
+    ck_assert_int_eq(nw_gpushare_parse(NULL, NULL, NULL, &sh, &e), NW_OK);
+    ck_assert_int_eq(sh.replicas, 1);
+    ck_assert_ptr_null(sh.layout);
+    ck_assert_int_eq(nw_gpushare_parse("8", "all-1g.10gb", "single", &sh, &e), NW_OK);
+    ck_assert_int_eq(sh.replicas, 8);
+    ck_assert_str_eq(sh.layout, "all-1g.10gb");
+    ck_assert(sh.single);
+    ck_assert_int_eq(nw_gpushare_parse(NULL, "all-disabled", "none", &sh, &e), NW_OK);
+    ck_assert_ptr_null(sh.layout);
+    ck_assert_int_eq(nw_gpushare_parse("256", "all-balanced", "mixed", &sh, &e), NW_OK);
+    static const struct {
+        const char *r, *l, *s, *path, *msg;
+    } bad[] = {
+        {"0", NULL, NULL, "nvidia.com/gpu.replicas", "integer from 1 to 256, got \"0\""},
+        {"257", NULL, NULL, "nvidia.com/gpu.replicas", "got \"257\""},
+        {"4x", NULL, NULL, "nvidia.com/gpu.replicas", "got \"4x\""},
+        {"-2", NULL, NULL, "nvidia.com/gpu.replicas", "got \"-2\""},
+        {"", NULL, NULL, "nvidia.com/gpu.replicas", "got \"\""},
+        {NULL, "all-9g.99gb", NULL, "nvidia.com/mig.config", "unknown MIG layout \"all-9g.99gb\""},
+        {NULL, "custom", NULL, "nvidia.com/mig.config", "unknown MIG layout"},
+        {NULL, "all-enabled", NULL, "nvidia.com/mig.config", "unknown MIG layout"},
+        {NULL, NULL, "Mixed", "nvidia.com/mig.strategy", "unknown MIG strategy \"Mixed\""},
+        {NULL, "all-balanced", "single", "nvidia.com/mig.strategy", "not all-balanced"},
+        {NULL, "all-3g.40gb", "none", "nvidia.com/mig.strategy", "exposes no MIG device"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        nw_err_t b = {0};
+        ck_assert_int_eq(nw_gpushare_parse(bad[i].r, bad[i].l, bad[i].s, &sh, &b), NW_EINVAL);
+        ck_assert_str_eq(b.path, bad[i].path);
+        ck_assert_msg(strstr(b.msg, bad[i].msg), "case %zu: %s", i, b.msg);
+    }
 }
 END_TEST
 
@@ -988,6 +1052,7 @@ Suite *nw_gpu_suite(void)
     tcase_add_test(tc, policy_user_classes);
     tcase_add_test(tc, policy_uncounted_families);
     tcase_add_test(tc, mig_capacity_model);
+    tcase_add_test(tc, gpushare_parse);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,6 +1,7 @@
 /* NodePool admission: every case file in tests/data/nodepool/ (see admitcase.h). */
 #include <check.h>
 #include <stdlib.h>
+#include <stdio.h>
 
 #include <string.h>
 
@@ -9,6 +10,57 @@
 #include "testutil.h"
 #include "api/admit.h"
 #include "api/kval.h"
+
+/* Shared GPUs declared on the template labels (api/gpushare.h): the scheduler's reading is
+ * checked at admission, a bad value refused naming the label; a good one admitted. */
+START_TEST(gpushare_labels_checked)
+{
+    const nw_admit_handler_t *h = nw_handlers_find("karpenter.sh", "NodePool");
+    ck_assert_ptr_nonnull(h);
+    static const struct {
+        const char *labels, *want; /* want NULL: allowed */
+    } cases[] = {
+        {"\"nvidia.com/gpu.replicas\":\"4\"", NULL},
+        {"\"nvidia.com/mig.config\":\"all-1g.10gb\",\"nvidia.com/mig.strategy\":\"single\"", NULL},
+        {"\"nvidia.com/gpu.replicas\":\"0\"",
+         "NodePool.karpenter.sh \"shared\" is invalid: spec.template.metadata.labels"
+         "[nvidia.com/gpu.replicas]: Invalid value: \"0\": time-slicing replicas per GPU must "
+         "be an integer from 1 to 256"},
+        {"\"nvidia.com/mig.config\":\"all-1g.7gb\"",
+         "spec.template.metadata.labels[nvidia.com/mig.config]: Invalid value: \"all-1g.7gb\": "
+         "unknown MIG layout"},
+        {"\"nvidia.com/mig.config\":\"all-balanced\",\"nvidia.com/mig.strategy\":\"single\"",
+         "spec.template.metadata.labels[nvidia.com/mig.strategy]: Invalid value: \"single\""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char b[2048];
+        snprintf(b, sizeof b,
+                 "{\"apiVersion\":\"karpenter.sh/v1\",\"kind\":\"NodePool\",\"metadata\":{"
+                 "\"name\":\"shared\"},\"spec\":{\"template\":{\"metadata\":{\"labels\":{%s}},"
+                 "\"spec\":{\"nodeClassRef\":{\"group\":\"karpenter.k8s.aws\",\"kind\":"
+                 "\"EC2NodeClass\",\"name\":\"default\"},\"requirements\":[{\"key\":"
+                 "\"kubernetes.io/arch\",\"operator\":\"In\",\"values\":[\"amd64\"]}]}}}}",
+                 cases[i].labels);
+        cJSON *obj = cJSON_Parse(b);
+        ck_assert_ptr_nonnull(obj);
+        nw_admit_req_t req = {0};
+        req.op = NW_OP_CREATE;
+        req.object = obj;
+        nw_admit_result_t res;
+        nw_admit_result_init(&res);
+        ck_assert_int_eq(h->validate(NULL, &req, &res), NW_OK);
+        if (!cases[i].want)
+            ck_assert_msg(res.allowed, "case %zu: %s", i, res.message ? res.message : "");
+        else {
+            ck_assert(!res.allowed);
+            ck_assert_int_eq(res.code, 422);
+            ck_assert_msg(strstr(res.message, cases[i].want), "case %zu: %s", i, res.message);
+        }
+        nw_admit_result_cleanup(&res);
+        cJSON_Delete(obj);
+    }
+}
+END_TEST
 
 Suite *nw_nodepool_suite(void);
 
@@ -124,6 +176,7 @@ Suite *nw_nodepool_suite(void)
     tcase_add_test(tc, status_format);
     tcase_add_test(tc, status_many_errors);
     tcase_add_test(tc, delete_allowed);
+    tcase_add_test(tc, gpushare_labels_checked);
     suite_add_tcase(s, tc);
     return s;
 }
