@@ -65,7 +65,7 @@ static void tick_done(nw_series_t *series, const char *controller, int64_t t0)
  * struct per controller, each built from what it needs (scaler/ctl/ctl.h). */
 struct nw_scaler {
     nw_ctl_deps_t deps;
-    nw_ctl_crash_t crash; /* NW_CRASH_AT's point, when armed (deps.fault_ud) */
+    nw_ctl_crash_t crash; /* scaler.testing.crashAt's point, when armed (deps.fault_ud) */
     char *ca_bundle;      /* deps.ca_bundle's storage */
     nw_ctl_shared_t mem;  /* in-flight claims, nominations (provisioning, nodeclaim, disruption) */
     nw_nodeclaim_t *claims;    /* NodeClaim create/launch (provisioning and disruption use it) */
@@ -548,7 +548,8 @@ nw_rc_t nw_scaler_loop_start(const nw_scaler_opts_t *o, nw_scaler_t **out, nw_er
         }
         c->fault = nw_ctl_crash_fault;
         c->fault_ud = &s->crash;
-        nw_log_warn("scaler", "crash point armed (NW_CRASH_AT)", NW_LS("spec", o->crash_at));
+        nw_log_warn("scaler", "crash point armed (scaler.testing.crashAt)",
+                    NW_LS("spec", o->crash_at));
     }
     nw_rc_t rc;
     if ((rc = nw_ctl_shared_init(&s->mem)) != NW_OK) {

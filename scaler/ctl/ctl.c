@@ -52,10 +52,11 @@ nw_rc_t nw_ctl_crash_parse(const char *spec, nw_ctl_crash_t *out, nw_err_t *err)
         if (strlen(nw_ctl_crash_points[i]) == n && strncmp(spec, nw_ctl_crash_points[i], n) == 0)
             known = 1;
     if (!known || n >= sizeof out->point)
-        return nw_err_set(err, NW_EINVAL, "NW_CRASH_AT",
-                          "NW_CRASH_AT: unknown crash point \"%.*s\" (want <point>[:<n>][+<ms>], "
-                          "a point of docs/robustness.md)",
-                          (int)(n < 64 ? n : 64), spec);
+        return nw_err_set(
+            err, NW_EINVAL, "scaler.testing.crashAt",
+            "scaler.testing.crashAt: unknown crash point \"%.*s\" (want <point>[:<n>][+<ms>], "
+            "a point of docs/robustness.md)",
+            (int)(n < 64 ? n : 64), spec);
     memcpy(out->point, spec, n);
     const char *p = spec + n;
     char *end;
@@ -63,25 +64,27 @@ nw_rc_t nw_ctl_crash_parse(const char *spec, nw_ctl_crash_t *out, nw_err_t *err)
         errno = 0;
         out->nth = strtol(p + 1, &end, 10);
         if (end == p + 1 || errno || out->nth < 1)
-            return nw_err_set(err, NW_EINVAL, "NW_CRASH_AT",
-                              "NW_CRASH_AT: the hit count after ':' must be a number >= 1 "
-                              "(got \"%s\")",
-                              p + 1);
+            return nw_err_set(
+                err, NW_EINVAL, "scaler.testing.crashAt",
+                "scaler.testing.crashAt: the hit count after ':' must be a number >= 1 "
+                "(got \"%s\")",
+                p + 1);
         p = end;
     }
     if (*p == '+') {
         errno = 0;
         out->delay_ms = strtol(p + 1, &end, 10);
         if (end == p + 1 || errno || out->delay_ms < 0 || out->delay_ms > 600000)
-            return nw_err_set(err, NW_EINVAL, "NW_CRASH_AT",
-                              "NW_CRASH_AT: the delay after '+' must be 0 to 600000 ms "
+            return nw_err_set(err, NW_EINVAL, "scaler.testing.crashAt",
+                              "scaler.testing.crashAt: the delay after '+' must be 0 to 600000 ms "
                               "(got \"%s\")",
                               p + 1);
         p = end;
     }
     if (*p)
-        return nw_err_set(err, NW_EINVAL, "NW_CRASH_AT",
-                          "NW_CRASH_AT: unexpected \"%s\" (want <point>[:<n>][+<ms>])", p);
+        return nw_err_set(err, NW_EINVAL, "scaler.testing.crashAt",
+                          "scaler.testing.crashAt: unexpected \"%s\" (want <point>[:<n>][+<ms>])",
+                          p);
     return NW_OK;
 }
 
@@ -107,8 +110,9 @@ void nw_ctl_crash_fault(void *ud, const char *point, const char *object)
     nw_ctl_crash_t *cr = ud;
     if (!nw_ctl_crash_due(cr, point))
         return;
-    nw_log_warn("scaler", "crash point reached (NW_CRASH_AT): SIGKILL", NW_LS("point", point),
-                NW_LS("object", object), NW_LI("hit", cr->nth), NW_LI("delayMs", cr->delay_ms));
+    nw_log_warn("scaler", "crash point reached (scaler.testing.crashAt): SIGKILL",
+                NW_LS("point", point), NW_LS("object", object), NW_LI("hit", cr->nth),
+                NW_LI("delayMs", cr->delay_ms));
     pthread_t t;
     if (cr->delay_ms > 0 &&
         pthread_create(&t, NULL, crash_later, (void *)(intptr_t)cr->delay_ms) == 0) {

@@ -99,13 +99,14 @@ int64_t nw_ctl_nomination_window(const nw_ctl_shared_t *m);
 /** Call the fault hook, if any, at point (about object). */
 void nw_ctl_fault(nw_ctl_deps_t *c, const char *point, const char *object);
 
-/* ---- crash points (NW_CRASH_AT; docs/robustness.md) ----
+/* ---- crash points (the key scaler.testing.crashAt; docs/robustness.md) ----
  * The crash campaign (tests/cluster/crash) kills nodewarden at named points of its work.
- * NW_CRASH_AT="<point>[:<n>][+<ms>]" arms one point: its n-th hit (default 1) raises
- * SIGKILL (nothing flushed, no cleanup, the Lease kept), at once or, with +ms, from a thread
- * that sleeps ms first (to die while a call made right after the point is in flight, e.g.
- * a CreateFleet the simulator holds). Unset, nothing is armed and the points cost one
- * NULL test each (nw_ctl_fault). The points, in the order a NodeClaim meets them: */
+ * scaler.testing.crashAt="<point>[:<n>][+<ms>]" arms one point: its n-th hit (default 1)
+ * raises SIGKILL (nothing flushed, no cleanup, the Lease kept), at once or, with +ms, from a
+ * thread that sleeps ms first (to die while a call made right after the point is in
+ * flight, e.g. a CreateFleet the simulator holds). Empty (the default), nothing is armed
+ * and each point costs one NULL test (nw_ctl_fault). The points, in the order a
+ * NodeClaim meets them: */
 extern const char *const nw_ctl_crash_points[]; /* NULL-terminated */
 
 typedef struct {
@@ -115,8 +116,8 @@ typedef struct {
     atomic_long hits;
 } nw_ctl_crash_t;
 
-/** Parse NW_CRASH_AT's value into out. NW_EINVAL naming NW_CRASH_AT for an unknown point,
- * a count below 1 or a bad delay. */
+/** Parse scaler.testing.crashAt's value into out. NW_EINVAL naming the key for an unknown
+ * point, a count below 1, a bad delay or trailing text. */
 NW_MUST_USE nw_rc_t nw_ctl_crash_parse(const char *spec, nw_ctl_crash_t *out, nw_err_t *err);
 /** Count a hit of point; true exactly on the armed point's n-th hit. Any thread. */
 bool nw_ctl_crash_due(nw_ctl_crash_t *cr, const char *point);

@@ -1,7 +1,7 @@
-/* tests/unit/test_crashpoint.c — the crash points of the crash campaign (NW_CRASH_AT,
+/* tests/unit/test_crashpoint.c — the crash points of the crash campaign (scaler.testing.crashAt,
  * scaler/ctl/ctl.h):
  *   parse      "<point>[:<n>][+<ms>]"; an unknown point, a count below 1, a bad delay or
- *              trailing text is NW_EINVAL naming NW_CRASH_AT
+ *              trailing text is NW_EINVAL naming scaler.testing.crashAt
  *   due        only the armed point counts, and only its n-th hit is due
  *   the hook   in a child process: the hits before the n-th return, the n-th dies of
  *              SIGKILL (not an exit, so nothing is flushed); with +ms it dies later, from
@@ -47,16 +47,17 @@ END_TEST
 
 START_TEST(parse_errors_name_the_variable)
 {
-    static const char *const bad[] = {"", "launch", "launched:", "launched:0", "launched:-1",
-                                      "launched:x", "launched+", "launched+-5", "launched+9999999",
-                                      "launched:1+5x", "launched 1", "evicted:2:3"};
+    static const char *const bad[] = {
+        "",           "launch",     "launched:",   "launched:0",       "launched:-1",
+        "launched:x", "launched+",  "launched+-5", "launched+9999999", "launched:1+5x",
+        "launched 1", "evicted:2:3"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         nw_ctl_crash_t cr;
         nw_err_t err = {0};
         ck_assert_msg(nw_ctl_crash_parse(bad[i], &cr, &err) == NW_EINVAL, "accepted \"%s\"",
                       bad[i]);
-        ck_assert_str_eq(err.path, "NW_CRASH_AT");
-        ck_assert_msg(strstr(err.msg, "NW_CRASH_AT") != NULL, "%s", err.msg);
+        ck_assert_str_eq(err.path, "scaler.testing.crashAt");
+        ck_assert_msg(strstr(err.msg, "scaler.testing.crashAt") != NULL, "%s", err.msg);
     }
 }
 END_TEST
