@@ -21,6 +21,8 @@
 #                   at the same size (bench/cluster/real)
 #   make certs      development CA + serving certificate in certs/dev/
 #   make sim        start the cluster simulator in the foreground
+#   make crash-campaign   the long crash campaign on the real tier: 200 kill -9 points
+#                   (tests/cluster/crash; NW_CRASH_SEED replays, CRASH_POINTS sizes it)
 #   make cluster    a real control plane with nodewarden installed by Helm, in the foreground
 #   make image      container image (Dockerfile) where a Docker engine is available
 #   make release    the release: amd64+arm64 OCI image index built from Debian packages
@@ -107,7 +109,7 @@ EMBED_OBJS := $(EMBED_SRCS:%=$(BUILD)/obj/embed/%.o)
 DEPS_STAMP := build/.deps-ok
 RELEASE_DEPS_STAMP := build/.release-deps-ok
 
-.PHONY: all deps fmt-check k8s-bins k8s-kubectl k8s-kwok k8s-node kubelet-test aws-models k8s-test test test-bins unit unit-asan unit-asan-nofork unit-asan-fork unit-tsan fuzz-replay sim-test e2e fuzz bench bench-peers bench-cluster bench-cluster-real certs sim cluster run \
+.PHONY: all deps fmt-check k8s-bins k8s-kubectl k8s-kwok k8s-node kubelet-test aws-models k8s-test test test-bins unit unit-asan unit-asan-nofork unit-asan-fork unit-tsan fuzz-replay sim-test e2e fuzz bench bench-peers bench-cluster bench-cluster-real crash-campaign certs sim cluster run \
         fmt lint lint-layers clean help image release release-deps release-check
 
 all: $(BUILD)/nodewarden
@@ -433,6 +435,14 @@ bench-cluster: $(BUILD)/nodewarden
 # stand-in at the same size (bench/cluster/real; REAL_CONFIGS picks the sizes)
 bench-cluster-real: $(BUILD)/nodewarden k8s-bins k8s-kwok
 	@$(K8S_ENV) bench/cluster/real
+
+# the long crash campaign (docs/robustness.md): 200 kill -9 points over every phase on the
+# real tier (make test runs 30 of them as e2e-real/t_real_crash); NW_CRASH_SEED=<seed>
+# replays a run, CRASH_POINTS changes its size; the numbers go to build/crash-campaign.json
+CRASH_POINTS ?= 200
+crash-campaign: $(BUILD)/nodewarden k8s-bins
+	@$(K8S_ENV) NW_BIN=$(abspath $(BUILD)/nodewarden) tests/cluster/crash --points $(CRASH_POINTS) \
+	  --json $(BUILD)/crash-campaign.json
 
 certs: $(DEPS_STAMP)
 	@certs/gen-dev-certs.sh certs/dev

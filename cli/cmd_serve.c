@@ -135,6 +135,7 @@ static nw_scaler_opts_t build_scaler_opts(const nw_config_t *cfg, const nw_gpu_p
         .ice_ttl_ns = cfg->aws.iceCacheTTL_ns,
         .identity = getenv("POD_NAME"),
         .exit_after_nodeclaim = cfg->scaler.testing.exitAfterNodeClaim,
+        .crash_at = cfg->scaler.testing.crashAt,
         .node_repair = cfg->settings.nodeRepair,
         .instance_status_ns = cfg->scaler.testing.instanceStatusInterval_ns,
         .gpu = gpu,

@@ -113,6 +113,7 @@ static const key_t_ keys[] = {
     {"scaler.acceleratorAudit.evict", T_BOOL, OFF(scaler.acceleratorAuditEvict), "false", 0, 0},
     {"scaler.testing.exitAfterNodeClaim", T_BOOL, OFF(scaler.testing.exitAfterNodeClaim), "false",
      0, 0},
+    {"scaler.testing.crashAt", T_STR, OFF(scaler.testing.crashAt), "", 0, 0},
     {"scaler.testing.instanceStatusInterval", T_DUR, OFF(scaler.testing.instanceStatusInterval_ns),
      "1m", 1, 0},
     {"gpu.enabled", T_BOOL, OFF(gpu.enabled), "true", 0, 0},

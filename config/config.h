@@ -115,6 +115,7 @@ typedef struct {
         int acceleratorAuditEvict; /* evict pods the accelerator audit finds (false) */
         struct {
             int exitAfterNodeClaim; /* test-only crash point: _exit(3) after a NodeClaim create */
+            char *crashAt; /* crash campaigns only: "<point>[:<n>][+<ms>]" (scaler/ctl/ctl.h) */
             int64_t instanceStatusInterval_ns; /* DescribeInstanceStatus poll period (1m) */
         } testing;
     } scaler;

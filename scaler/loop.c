@@ -65,8 +65,9 @@ static void tick_done(nw_series_t *series, const char *controller, int64_t t0)
  * struct per controller, each built from what it needs (scaler/ctl/ctl.h). */
 struct nw_scaler {
     nw_ctl_deps_t deps;
-    char *ca_bundle;     /* deps.ca_bundle's storage */
-    nw_ctl_shared_t mem; /* in-flight claims, nominations (provisioning, nodeclaim, disruption) */
+    nw_ctl_crash_t crash; /* scaler.testing.crashAt's point, when armed (deps.fault_ud) */
+    char *ca_bundle;      /* deps.ca_bundle's storage */
+    nw_ctl_shared_t mem;  /* in-flight claims, nominations (provisioning, nodeclaim, disruption) */
     nw_nodeclaim_t *claims;    /* NodeClaim create/launch (provisioning and disruption use it) */
     nw_provisioning_t *prov;   /* provisioning */
     nw_lifecycle_t *life;      /* lifecycle */
@@ -562,6 +563,17 @@ nw_rc_t nw_scaler_loop_start(const nw_scaler_opts_t *o, nw_scaler_t **out, nw_er
     if (o->exit_after_nodeclaim) {
         c->fault = exit_after_nodeclaim;
         c->fault_ud = NULL;
+    }
+    if (o->crash_at && *o->crash_at) { /* crash campaigns only (scaler/ctl/ctl.h) */
+        nw_rc_t crc = nw_ctl_crash_parse(o->crash_at, &s->crash, err);
+        if (crc != NW_OK) {
+            free(s);
+            return crc;
+        }
+        c->fault = nw_ctl_crash_fault;
+        c->fault_ud = &s->crash;
+        nw_log_warn("scaler", "crash point armed (scaler.testing.crashAt)",
+                    NW_LS("spec", o->crash_at));
     }
     nw_rc_t rc;
     if ((rc = nw_ctl_shared_init(&s->mem)) != NW_OK) {

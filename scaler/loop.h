@@ -77,6 +77,8 @@ typedef struct {
     int accel_evict;                 /* scaler.acceleratorAudit.evict */
     int exit_after_nodeclaim;        /* scaler.testing.exitAfterNodeClaim: _exit(3) right after a
                                       * NodeClaim create, before its launch (crash tests only) */
+    const char *crash_at;            /* scaler.testing.crashAt: a crash point to die at (crash
+                                      * campaigns only; scaler/ctl/ctl.h); NULL or "": none */
     int node_repair;                 /* the NodeRepair feature gate (settings.featureGates) */
     int64_t instance_status_ns;      /* scaler.testing.instanceStatusInterval (0: 1m) */
 } nw_scaler_opts_t;

@@ -952,6 +952,7 @@ static void delete_candidates(nw_disruption_t *d, const nw_kube_snap_t *s,
     int64_t mono = nw_clock_mono(c->clock);
     for (size_t i = 0; i < cmd->ncandidates && nw_ctl_may_write(c); i++) {
         const char *name = cmd->candidates[i];
+        nw_ctl_fault(c, "disruption-deleting", name); /* crash point (scaler/ctl/ctl.h) */
         nw_err_t err = {0};
         nw_rc_t rc = NW_OK;
         for (int attempt = 0; attempt < 3; attempt++) {
@@ -1013,6 +1014,8 @@ static int execute(nw_disruption_t *d, const nw_kube_snap_t *s, const view_t *v,
         if (cmd->sim.nrepl) /* a delete says DisruptionTerminating right away */
             event2(d, nc, node, "Normal", "DisruptionLaunching", cmd->summary);
     }
+    nw_ctl_fault(c, "disruption-tainted",
+                 cmd->ncandidates ? cmd->candidates[0] : ""); /* crash point */
     inflight_t f;
     memset(&f, 0, sizeof f);
     f.started_mono = nw_clock_mono(c->clock);

@@ -252,9 +252,11 @@ static bool handle(nw_interruption_t *h, const nw_interrupt_msg_t *m, int *kind)
     nw_interruption_action_t acts[NW_INTR_MAX_IDS];
     size_t n = nw_interruption_plan(s, &ev, acts, NW_INTR_MAX_IDS);
     bool ok = true;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
+        nw_ctl_fault(h->deps, "interruption-acting", acts[i].instance_id); /* crash point */
         if (act(h, &ev, &acts[i]) != NW_OK)
             ok = false;
+    }
     nw_kube_cache_snap_release(s);
     if (!ok)
         atomic_fetch_add(&h->handle_errors, 1);
@@ -293,6 +295,7 @@ int nw_interruption_poll(nw_interruption_t *h)
         int k;
         if (!handle(h, &msgs.v[i], &k))
             continue; /* redelivered after the visibility timeout */
+        nw_ctl_fault(h->deps, "interruption-acked", msgs.v[i].id); /* crash point (ctl.h) */
         nw_err_clear(&err);
         if (h->o.source->ops->ack(h->o.source, &msgs.v[i], &ce, &err) != NW_OK) {
             atomic_fetch_add(&h->delete_errors, 1);

@@ -473,6 +473,7 @@ static void register_claim(nw_lifecycle_t *l, const nw_kube_snap_t *s, const nw_
             c, &nw_kube_client_res_nodes, node->json, "Warning", "UnregisteredTaintMissing",
             "node registered without the karpenter.sh/unregistered:NoExecute taint; pods may "
             "have been scheduled before its labels and taints were applied");
+    nw_ctl_fault(c, "registering", nc->name); /* crash point (scaler/ctl/ctl.h) */
     cond_t cd = {c, "Registered", node->name};
     nw_err_clear(&err);
     if (nw_kube_write_update_retry(c->kube, &nw_kube_client_res_nodeclaims, NULL, nc->name, 1,

@@ -331,6 +331,7 @@ static bool ensure_terminated(nw_termination_t *t, const char *pid, const char *
         atomic_fetch_add(&t->instances_terminated, 1);
         nw_log_info(COMP, "terminating the instance", NW_LS("object", who),
                     NW_LS("providerID", pid), NW_LS("was", state));
+        nw_ctl_fault(c, "instance-terminating", who); /* crash point (scaler/ctl/ctl.h) */
     }
     return false;
 }
@@ -560,6 +561,7 @@ static void evict_one(nw_termination_t *t, const nw_kube_obj_t *node, const nw_k
             atomic_fetch_add(&t->pods_evicted, 1);
             nw_ctl_pod_event(c, pod->pod, "Normal", "Evicted", "Evicted pod");
             nw_log_info(COMP, "evicted", NW_LS("node", node->name), NW_LS("pod", pod->key));
+            nw_ctl_fault(c, "evicted", pod->key); /* crash point (scaler/ctl/ctl.h) */
         }
         return;
     }

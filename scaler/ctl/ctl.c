@@ -3,9 +3,14 @@
  */
 #include "scaler/ctl/ctl.h"
 
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/json.h"
 #include "common/log.h"
@@ -20,6 +25,101 @@ void nw_ctl_fault(nw_ctl_deps_t *c, const char *point, const char *object)
 {
     if (c->fault)
         c->fault(c->fault_ud, point, object ? object : "");
+}
+
+const char *const nw_ctl_crash_points[] = {
+    "nodeclaim-creating",   /* provisioning decided, before the NodeClaim's create */
+    "nodeclaim-created",    /* the NodeClaim created, before its launch */
+    "launch-sending",       /* on the launch worker, right before CreateFleet */
+    "launched",             /* CreateFleet answered, before the NodeClaim's status is written */
+    "registering",          /* the Node found and synced, before Registered is written */
+    "evicted",              /* a drain's eviction accepted */
+    "instance-terminating", /* TerminateInstances sent, before the finalizer goes */
+    "disruption-tainted",   /* a disruption's candidates tainted, before replacements */
+    "disruption-deleting",  /* a disruption about to delete a candidate NodeClaim */
+    "interruption-acting",  /* an SQS message received, before its action */
+    "interruption-acked",   /* its action done, before the message is deleted */
+    NULL,
+};
+
+nw_rc_t nw_ctl_crash_parse(const char *spec, nw_ctl_crash_t *out, nw_err_t *err)
+{
+    memset(out, 0, sizeof *out);
+    out->nth = 1;
+    size_t n = strcspn(spec, ":+");
+    int known = 0;
+    for (int i = 0; nw_ctl_crash_points[i]; i++)
+        if (strlen(nw_ctl_crash_points[i]) == n && strncmp(spec, nw_ctl_crash_points[i], n) == 0)
+            known = 1;
+    if (!known || n >= sizeof out->point)
+        return nw_err_set(
+            err, NW_EINVAL, "scaler.testing.crashAt",
+            "scaler.testing.crashAt: unknown crash point \"%.*s\" (want <point>[:<n>][+<ms>], "
+            "a point of docs/robustness.md)",
+            (int)(n < 64 ? n : 64), spec);
+    memcpy(out->point, spec, n);
+    const char *p = spec + n;
+    char *end;
+    if (*p == ':') {
+        errno = 0;
+        out->nth = strtol(p + 1, &end, 10);
+        if (end == p + 1 || errno || out->nth < 1)
+            return nw_err_set(
+                err, NW_EINVAL, "scaler.testing.crashAt",
+                "scaler.testing.crashAt: the hit count after ':' must be a number >= 1 "
+                "(got \"%s\")",
+                p + 1);
+        p = end;
+    }
+    if (*p == '+') {
+        errno = 0;
+        out->delay_ms = strtol(p + 1, &end, 10);
+        if (end == p + 1 || errno || out->delay_ms < 0 || out->delay_ms > 600000)
+            return nw_err_set(err, NW_EINVAL, "scaler.testing.crashAt",
+                              "scaler.testing.crashAt: the delay after '+' must be 0 to 600000 ms "
+                              "(got \"%s\")",
+                              p + 1);
+        p = end;
+    }
+    if (*p)
+        return nw_err_set(err, NW_EINVAL, "scaler.testing.crashAt",
+                          "scaler.testing.crashAt: unexpected \"%s\" (want <point>[:<n>][+<ms>])",
+                          p);
+    return NW_OK;
+}
+
+bool nw_ctl_crash_due(nw_ctl_crash_t *cr, const char *point)
+{
+    if (strcmp(point, cr->point) != 0)
+        return false;
+    return atomic_fetch_add(&cr->hits, 1) + 1 == cr->nth;
+}
+
+static void *crash_later(void *arg)
+{
+    long ms = (long)(intptr_t)arg;
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
+    raise(SIGKILL);
+    return NULL;
+}
+
+void nw_ctl_crash_fault(void *ud, const char *point, const char *object)
+{
+    nw_ctl_crash_t *cr = ud;
+    if (!nw_ctl_crash_due(cr, point))
+        return;
+    nw_log_warn("scaler", "crash point reached (scaler.testing.crashAt): SIGKILL",
+                NW_LS("point", point), NW_LS("object", object), NW_LI("hit", cr->nth),
+                NW_LI("delayMs", cr->delay_ms));
+    pthread_t t;
+    if (cr->delay_ms > 0 &&
+        pthread_create(&t, NULL, crash_later, (void *)(intptr_t)cr->delay_ms) == 0) {
+        pthread_detach(t);
+        return;
+    }
+    raise(SIGKILL);
 }
 
 nw_rc_t nw_ctl_shared_init(nw_ctl_shared_t *m)

@@ -99,6 +99,32 @@ int64_t nw_ctl_nomination_window(const nw_ctl_shared_t *m);
 /** Call the fault hook, if any, at point (about object). */
 void nw_ctl_fault(nw_ctl_deps_t *c, const char *point, const char *object);
 
+/* ---- crash points (the key scaler.testing.crashAt; docs/robustness.md) ----
+ * The crash campaign (tests/cluster/crash) kills nodewarden at named points of its work.
+ * scaler.testing.crashAt="<point>[:<n>][+<ms>]" arms one point: its n-th hit (default 1)
+ * raises SIGKILL (nothing flushed, no cleanup, the Lease kept), at once or, with +ms, from a
+ * thread that sleeps ms first (to die while a call made right after the point is in
+ * flight, e.g. a CreateFleet the simulator holds). Empty (the default), nothing is armed
+ * and each point costs one NULL test (nw_ctl_fault). The points, in the order a
+ * NodeClaim meets them: */
+extern const char *const nw_ctl_crash_points[]; /* NULL-terminated */
+
+typedef struct {
+    char point[48];
+    long nth;      /* die on this hit, 1-based */
+    long delay_ms; /* 0: at once */
+    atomic_long hits;
+} nw_ctl_crash_t;
+
+/** Parse scaler.testing.crashAt's value into out. NW_EINVAL naming the key for an unknown
+ * point, a count below 1, a bad delay or trailing text. */
+NW_MUST_USE nw_rc_t nw_ctl_crash_parse(const char *spec, nw_ctl_crash_t *out, nw_err_t *err);
+/** Count a hit of point; true exactly on the armed point's n-th hit. Any thread. */
+bool nw_ctl_crash_due(nw_ctl_crash_t *cr, const char *point);
+/** The fault hook (nw_ctl_fault_fn) of an armed crash point, ud the nw_ctl_crash_t: logs
+ * "crash point reached" and raises SIGKILL when the point is due. Any thread. */
+void nw_ctl_crash_fault(void *ud, const char *point, const char *object);
+
 /* ---- metrics: every controller's counters in one shape ---- */
 
 /* One counter of a controller: its Prometheus name, help, and the atomic it reads. */

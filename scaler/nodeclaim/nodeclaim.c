@@ -355,7 +355,11 @@ static void job_run(nw_nodeclaim_t *k, launch_job_t *j)
     }
     if (j->rc != NW_OK)
         return;
+    const char *jname = nw_json_str_at(j->nc, "metadata.name");
+    nw_ctl_fault(c, "launch-sending", jname); /* crash points (scaler/ctl/ctl.h) */
     j->rc = c->cloud->ops->launch(c->cloud, &j->req, &j->res, &j->ce, &j->err);
+    if (j->rc == NW_OK)
+        nw_ctl_fault(c, "launched", jname);
     if (j->rc == NW_OK && nw_ctl_may_write(c)) {
         const nw_cloud_launch_t *res = &j->res;
         launched_t l = {
@@ -838,6 +842,7 @@ static void create_post(nw_nodeclaim_t *k, create_t *x)
 {
     if (x->rc != NW_OK)
         return;
+    nw_ctl_fault(k->deps, "nodeclaim-creating", x->poolname); /* crash point (ctl.h) */
     x->rc = nw_kube_write_create(k->deps->kube, &nw_kube_client_res_nodeclaims, NULL, x->body,
                                  &x->created, &x->err);
     cJSON_Delete(x->body);
