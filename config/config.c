@@ -1087,6 +1087,8 @@ void nw_config_print_keys(void *file)
             fprintf(f, "  --%-38s %-8s (default \"%s\")\n", path,
                     class_fields[i].type == T_BOOL   ? "bool"
                     : class_fields[i].type == T_LIST ? "list"
+                    : class_fields[i].type == T_INT  ? "int"
+                    : class_fields[i].type == T_DUR  ? "duration"
                                                      : "string",
                     default_classes[c].v[i]);
         }

@@ -435,7 +435,8 @@ class ChartTest(unittest.TestCase):
         if not os.access(NW_BIN, os.X_OK):
             self.skipTest("no %s: run `make`" % NW_BIN)
         import yaml
-        keys = serve_keys()
+        # the crash campaign's hook (tests/cluster/crash) is for tests only: not a value
+        keys = [k for k in serve_keys() if k[0] != "scaler.testing.crashAt"]
         self.assertGreater(len(keys), 60, "serve --help lists the configuration keys")
         want, args = {}, []
         for i, (key, typ, default) in enumerate(keys):
