@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/quantity.h"
 #include "common/log.h"
 #include "scaler/nodeclaim/bootstrap.h"
 #include "scaler/controllers/lifecycle.h"
@@ -409,7 +410,8 @@ static bool quantity_nonzero(const char *q)
     return false;
 }
 
-/* Karpenter's initialization checks; on failure *why says what is missing. */
+/* Karpenter's initialization checks (requested extended resources registered in full,
+ * not only non-zero: shared GPUs); on failure *why says what is missing. */
 static bool node_initialized(const cJSON *nc, const cJSON *node, const char **why)
 {
     if (!nw_ctl_node_ready(node)) {
@@ -449,6 +451,16 @@ static bool node_initialized(const cJSON *nc, const cJSON *node, const char **wh
             continue; /* only extended resources (vendor-domain names) */
         if (!quantity_nonzero(nw_json_str(alloc, r->string))) {
             *why = "requested extended resource not registered";
+            return false;
+        }
+        /* and registered in full: a shared GPU's replicas or MIG slices appear when the
+         * device plugin takes its configuration, which may follow the first count */
+        nw_quantity_t want, have;
+        nw_err_t qe = {0};
+        if (nw_quantity_parse(cJSON_GetStringValue(r), &want, &qe) == NW_OK &&
+            nw_quantity_parse(nw_json_str(alloc, r->string), &have, &qe) == NW_OK &&
+            nw_quantity_cmp(have, want) < 0) {
+            *why = "requested extended resource not registered in full";
             return false;
         }
     }

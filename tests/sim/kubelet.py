@@ -30,7 +30,8 @@ registers a Node:
 - the node registers NotReady (no GPUs yet), then after a short delay reports
   Ready; extended resources (nvidia.com/gpu, amd.com/gpu, habana.ai/gaudi, aws.amazon.com/neuron) appear
   with Ready, as if the device plugin had started at that moment; a Node labelled
-  nvidia.com/gpu.replicas=N by then (time-slicing) advertises N nvidia.com/gpu per GPU.
+  nvidia.com/gpu.replicas=N (time-slicing) advertises N nvidia.com/gpu per GPU, from Ready on
+  or as soon as the label appears (the sync loop, once a second).
 
 If the userData cannot be understood (not base64, no shell script, no
 kubeadm join / kubelet invocation, an invalid label or taint, a label the
@@ -1018,3 +1019,15 @@ class Kubelets:
                     if k and k['state'] in ('registered', 'ready'):
                         k['state'] = 'registering'
                 self._register(iid)
+                continue
+            # the device plugin follows its time-slicing label when it appears after the
+            # node went Ready (nodewarden copies the NodeClaim's labels at registration)
+            with self.lock:
+                k = self.nodes.get(iid)
+                ready = k and k['state'] == 'ready'
+                inst, cfg = (k['inst'], k['cfg']) if ready else (None, None)
+            if ready:
+                have = ((n.get('status') or {}).get('allocatable') or {}).get('nvidia.com/gpu')
+                want = self._mark_ready(copy.deepcopy(n), inst, cfg)['status']['allocatable'].get('nvidia.com/gpu')
+                if have != want:
+                    self._update_node(name, lambda node: self._mark_ready(node, inst, cfg))
