@@ -17,6 +17,7 @@
 #include "common/json.h"
 #include "common/log.h"
 #include "common/strs.h"
+#include "api/wellknown.h"
 #include "scaler/controllers/provisioning.h"
 #include "scaler/controllers/tickgate.h"
 #include "scaler/nodeclaim/nodeclaim.h"
@@ -515,6 +516,23 @@ static void static_tick(nw_provisioning_t *p, const nw_kube_snap_t *s)
     free(want);
 }
 
+/* Is the NodeClaim initialized, and its Node seen so (labelled karpenter.sh/initialized,
+ * the write that also lifts the startup taints)? The NodeClaim's condition can arrive
+ * before the Node's update, and a solve in between would find the node still tainted. */
+static bool claim_up(const nw_kube_snap_t *s, const char *claim)
+{
+    const nw_kube_obj_t *nc = nw_kube_cache_snap_get(s, NW_KUBE_NODECLAIMS, NULL, claim);
+    const char *init = nc && !nc->terminating ? nw_json_condition(nc->json, "Initialized") : NULL;
+    if (!init || strcmp(init, "True") != 0)
+        return false;
+    const char *nn = nw_json_str_at(nc->json, "status.nodeName");
+    const nw_kube_obj_t *node = nn ? nw_kube_cache_snap_get(s, NW_KUBE_NODES, NULL, nn) : NULL;
+    const char *lab = node ? nw_json_str(nw_json_get(nw_json_get(node->json, "metadata"), "labels"),
+                                         NW_LABEL_INITIALIZED)
+                           : NULL;
+    return lab && strcmp(lab, "true") == 0;
+}
+
 /* Pending pods nominated to a NodeClaim whose node is up, still unbound after
  * MISS_GRACE_NS: the kube-scheduler placed other pods in their room (it is free to; the
  * tighter the packing, the likelier), so they are placed again at once, rather than at the
@@ -529,12 +547,8 @@ static int missed_nominations(nw_provisioning_t *c, const nw_kube_snap_t *s,
         const char *claim = nw_nominations_claim_of(c->mem->noms, pend[i]->uid);
         if (!claim)
             continue;
-        const nw_kube_obj_t *nc = nw_kube_cache_snap_get(s, NW_KUBE_NODECLAIMS, NULL, claim);
-        const char *init =
-            nc && !nc->terminating ? nw_json_condition(nc->json, "Initialized") : NULL;
-        missed |=
-            nw_nominations_missed(c->mem->noms, pend[i]->uid, init && strcmp(init, "True") == 0,
-                                  mono, MISS_GRACE_NS, &due);
+        missed |= nw_nominations_missed(c->mem->noms, pend[i]->uid, claim_up(s, claim), mono,
+                                        MISS_GRACE_NS, &due);
     }
     c->miss_due_mono = !missed && due != INT64_MAX ? mono + due : 0;
     return missed;
