@@ -264,13 +264,7 @@ int nw_cmd_plan_disrupt(const nw_plan_t *p, const nw_sched_snap_t *snap, int64_t
     const nw_gpu_policy_t *gpu = (const nw_gpu_policy_t *)nw_plan_gpu(p);
     for (size_t i = 0; gpu && i < gpu->nclasses; i++) {
         const nw_accel_class_t *k = &gpu->classes[i];
-        accels[in.naccels++] = (nw_disrupt_accel_t){k->name,
-                                                    k->label_value,
-                                                    (const char *const *)k->resources,
-                                                    k->nresources,
-                                                    k->aware_disruption,
-                                                    k->rollout_max,
-                                                    k->rollout_timeout_ns};
+        accels[in.naccels++] = nw_accel_of_class(k);
         in.accels = accels;
         in.accel_label_key = gpu->label_key;
     }

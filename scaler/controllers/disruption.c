@@ -128,13 +128,7 @@ nw_disruption_t *nw_disruption_ctl_new(nw_ctl_deps_t *deps, nw_nodeclaim_t *clai
     const nw_gpu_policy_t *gpu = (const nw_gpu_policy_t *)mem->gpu;
     for (size_t i = 0; gpu && gpu->enabled && i < gpu->nclasses; i++) {
         const nw_accel_class_t *k = &gpu->classes[i];
-        d->accels[d->naccels++] = (nw_disrupt_accel_t){k->name,
-                                                       k->label_value,
-                                                       (const char *const *)k->resources,
-                                                       k->nresources,
-                                                       k->aware_disruption,
-                                                       k->rollout_max,
-                                                       k->rollout_timeout_ns};
+        d->accels[d->naccels++] = nw_accel_of_class(k);
         d->accel_label_key = gpu->label_key;
     }
     /* Karpenter starts both timeout series at 0 */

@@ -46,3 +46,14 @@ bool nw_accel_pod_uses(const nw_pod_t *pod, const nw_disrupt_accel_t *a)
     }
     return resources_use(nw_json_get(pod->spec, "resources"), a);
 }
+
+nw_disrupt_accel_t nw_accel_of_class(const nw_accel_class_t *k)
+{
+    return (nw_disrupt_accel_t){k->name,
+                                k->label_value,
+                                (const char *const *)k->resources,
+                                k->nresources,
+                                k->aware_disruption,
+                                k->rollout_max,
+                                k->rollout_timeout_ns};
+}

@@ -28,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "admission/gpu.h"
 #include "api/pod.h"
 #include "api/wellknown.h"
 #include "common/err.h"
@@ -264,6 +265,8 @@ bool nw_candidates_selector_matches(const cJSON *selector, const cJSON *labels);
 /** Does the pod request or limit one of class a's resources (any container, init
  * container, or the pod-level resources). */
 bool nw_accel_pod_uses(const nw_pod_t *pod, const nw_disrupt_accel_t *a);
+/** The disruption rules' view of an isolation policy class (strings borrowed from k). */
+nw_disrupt_accel_t nw_accel_of_class(const nw_accel_class_t *k);
 /** The Consolidatable rule (kubernetes-sigs/karpenter
  * pkg/controllers/nodeclaim/disruption/consolidation.go): when (epoch ns) the NodeClaim
  * becomes consolidatable given the pool's consolidateAfter; 0 when never (Never, or not
