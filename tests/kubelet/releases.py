@@ -8,8 +8,9 @@ Each is a directory as `make release` writes it (tools/release/build), for this 
 architecture only: nodewarden-<version>-oci.tar, nodewarden-<version>.tgz (the chart,
 stamped with the index digest), crds/, image.json.
 
-The previous release is the newest tag v* on HEAD's history whose version is not
-VERSION (NW_UPGRADE_FROM names another tag). It is built the way tools/release/build
+The previous release is the newest release whose version is not VERSION, from the
+clone's v* tags on HEAD's history and from tools/release/tags, which records every
+release's tag and commit for clones made without tags (NW_UPGRADE_FROM names another). It is built the way tools/release/build
 builds a release, from the tag's own tree (git archive): the compile with the same
 flags, SOURCE_DATE_EPOCH the commit's time, its own tools/release/image.py and
 chart.py, `helm package` and the repack; only the second architecture and the checks
@@ -93,28 +94,63 @@ def _git(*args):
     return run("git", "-C", ROOT, *args).strip()
 
 
+def recorded_tags():
+    """[(tag, commit)] from tools/release/tags, the releases made so far in the order written."""
+    path = os.path.join(ROOT, "tools", "release", "tags")
+    out = []
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            line = line.split("#", 1)[0].strip()
+            if not line:
+                continue
+            parts = line.split()
+            if len(parts) != 2 or not parts[0].startswith("v") or len(parts[1]) != 40:
+                raise ReleaseError("%s:%d: want `v<version> <40-hex commit>`, got %r" % (path, n, line))
+            out.append((parts[0], parts[1]))
+    return out
+
+
+def _version_key(tag):
+    return [(1, int(x), "") if x.isdigit() else (0, 0, x) for x in tag[1:].replace("-", ".").split(".")]
+
+
 def previous_tag():
-    """The tag of the release before VERSION: NW_UPGRADE_FROM, or the newest v* tag on
-    HEAD's history whose version is not VERSION's."""
+    """(tag, commit) of the release before VERSION: NW_UPGRADE_FROM, or the newest release
+    whose version is not VERSION's, from the clone's v* tags on HEAD's history and from
+    tools/release/tags (a clone without tags still has that file)."""
+    recorded = dict(recorded_tags())
     want = os.environ.get("NW_UPGRADE_FROM")
-    if want:
-        return want
     version = open(os.path.join(ROOT, "VERSION")).read().strip()
-    for tag in _git("tag", "--merged", "HEAD", "--list", "v*", "--sort=-v:refname").split():
+    tags = {}
+    for tag in _git("tag", "--merged", "HEAD", "--list", "v*").split():
+        tags[tag] = _git("rev-parse", "--verify", "%s^{commit}" % tag)
+        if tag in recorded and recorded[tag] != tags[tag]:
+            raise ReleaseError("the tag %s names %s but tools/release/tags says %s"
+                               % (tag, tags[tag][:12], recorded[tag][:12]))
+    for tag, commit in recorded.items():
+        tags.setdefault(tag, commit)
+    if want:
+        if want in tags:
+            return want, tags[want]
+        try:
+            return want, _git("rev-parse", "--verify", "%s^{commit}" % want)
+        except ReleaseError:
+            raise ReleaseError("NW_UPGRADE_FROM=%s is neither a tag in this clone nor in tools/release/tags" % want)
+    for tag in sorted(tags, key=_version_key, reverse=True):
         if tag != "v" + version:
-            return tag
-    raise ReleaseError("no release tag (v*) on HEAD's history other than v%s: the upgrade test installs the "
-                       "previous release from its tag; fetch the tags (`git fetch --tags`; a shallow clone has "
-                       "none) or name one with NW_UPGRADE_FROM" % version)
+            return tag, tags[tag]
+    raise ReleaseError("no release other than v%s among this clone's tags and tools/release/tags: the upgrade "
+                       "test installs the previous release; name one with NW_UPGRADE_FROM" % version)
 
 
 def previous(log=lambda *a: None):
     """(tag, release directory) of the previous release, built once per commit."""
-    tag = previous_tag()
+    tag, commit = previous_tag()
     try:
-        commit = _git("rev-parse", "--verify", "%s^{commit}" % tag)
+        _git("cat-file", "-e", "%s^{commit}" % commit)
     except ReleaseError:
-        raise ReleaseError("the tag %s is not in this clone (git fetch --tags)" % tag)
+        raise ReleaseError("the commit %s of release %s is not in this clone (a shallow clone lacks it: "
+                           "`git fetch --unshallow`)" % (commit[:12], tag))
     arch = host_arch()
     cache = os.environ.get("NW_OLD_RELEASE_CACHE", os.path.expanduser("~/.cache/nodewarden/old-releases"))
     dest = os.path.join(cache, "%s-%s" % (commit, arch))
