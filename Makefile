@@ -286,7 +286,7 @@ INSTALL_JOBS = $(if $(K8S_IN),install/walkthrough='NW_BIN=$(abspath $(BUILD)/nod
 # chroot too: the node's mount namespace takes the chroot as its root (tests/kubelet/node.py)
 KUBELET_TESTS = $(if $(K8S_IN),$(shell find tests/kubelet -maxdepth 1 -name 't_*' -type f -perm -u+x | sort))
 KUBELET_JOBS = $(foreach t,$(KUBELET_TESTS),kubelet/$(notdir $(t))='NW_BIN=$(abspath $(BUILD)/nodewarden) NW_K8S_NODE_BIN=$(K8S_NODE_BIN) exec $(t)')
-# the previous release of kubelet/t_upgrade, built from its tag once per machine and
+# the previous release of kubelet/t_upgrade, built from its tag (or tools/release/tags) once per machine and
 # cached (tests/kubelet/releases.py) before the jobs start, so its compile is not part of
 # the job; a failure here (no tag in a shallow clone) is the job's to report
 PREV_RELEASE = $(if $(KUBELET_TESTS),$(K8S_ENV) python3 tests/kubelet/releases.py previous >/dev/null || \
