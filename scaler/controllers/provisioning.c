@@ -539,8 +539,8 @@ static bool claim_up(const nw_kube_snap_t *s, const char *claim)
     return lab && strcmp(lab, "true") == 0;
 }
 
-/* Pending pods nominated to a NodeClaim whose node is up, still unbound after
- * MISS_GRACE_NS: the kube-scheduler placed other pods in their room (it is free to; the
+/* Pending pods nominated to a NodeClaim whose node is up, tried again by the kube-scheduler
+ * and still unbound after MISS_GRACE_NS: it placed other pods in their room (it is free to; the
  * tighter the packing, the likelier), so they are placed again at once, rather than at the
  * next 10 s look, by a solve that counts what really runs on the new nodes. 1 when some
  * did; miss_due_mono is when the next grace ends, 0 for none. */
@@ -553,8 +553,8 @@ static int missed_nominations(nw_provisioning_t *c, const nw_kube_snap_t *s,
         const char *claim = nw_nominations_claim_of(c->mem->noms, pend[i]->uid);
         if (!claim)
             continue;
-        missed |= nw_nominations_missed(c->mem->noms, pend[i]->uid, claim_up(s, claim), mono,
-                                        MISS_GRACE_NS, &due);
+        missed |= nw_nominations_missed(c->mem->noms, pend[i]->uid, pend[i]->rv, claim_up(s, claim),
+                                        mono, MISS_GRACE_NS, &due);
     }
     c->miss_due_mono = !missed && due != INT64_MAX ? mono + due : 0;
     return missed;

@@ -18,6 +18,8 @@ typedef struct {
     int64_t at;       /* monotonic ns */
     int64_t ready_at; /* when the claim was first seen initialized (0: not yet) */
     int misses;       /* nw_nominations_missed answers true for this claim so far */
+    int64_t base_at;  /* the start of the grace base_rv belongs to */
+    uint64_t base_rv; /* hash of the pod's resourceVersion when the grace began */
     uint64_t seq;     /* the order of nominations, for the appended ones' settling */
 } nom_t;
 
@@ -94,6 +96,14 @@ static size_t uid_lower(const void *arr, size_t n, size_t elem, const char *uid)
     return lo;
 }
 
+static uint64_t fnv(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h;
+}
+
 static int nom_cmp(const void *a, const void *b)
 {
     const nom_t *x = a, *y = b;
@@ -118,6 +128,8 @@ static void settle(nw_nominations_t *st)
             if (strcmp(prev->claim, e->claim) == 0) {
                 e->ready_at = prev->ready_at;
                 e->misses = prev->misses;
+                e->base_at = prev->base_at;
+                e->base_rv = prev->base_rv;
             }
             free(prev->uid);
             free(prev->claim);
@@ -167,7 +179,7 @@ void nw_nominations_nominate(nw_nominations_t *st, const char *pod_uid, const ch
         st->noms = v;
         st->cnoms = n;
     }
-    nom_t e = {strdup(pod_uid), strdup(claim), mono, 0, 0, st->seq++};
+    nom_t e = {strdup(pod_uid), strdup(claim), mono, 0, 0, 0, 0, st->seq++};
     if (!e.uid || !e.claim) {
         free(e.uid);
         free(e.claim);
@@ -182,8 +194,8 @@ const char *nw_nominations_claim_of(nw_nominations_t *st, const char *pod_uid)
     return n ? n->claim : NULL;
 }
 
-bool nw_nominations_missed(nw_nominations_t *st, const char *pod_uid, bool claim_ready,
-                           int64_t mono, int64_t grace_ns, int64_t *due_ns)
+bool nw_nominations_missed(nw_nominations_t *st, const char *pod_uid, const char *pod_rv,
+                           bool claim_ready, int64_t mono, int64_t grace_ns, int64_t *due_ns)
 {
     nom_t *e = nom_find(st, pod_uid);
     if (!e)
@@ -198,6 +210,13 @@ bool nw_nominations_missed(nw_nominations_t *st, const char *pod_uid, bool claim
      * so each look waits twice as long (up to 32 graces) */
     grace_ns <<= e->misses < 5 ? e->misses : 5;
     int64_t since = e->ready_at > e->at ? e->ready_at : e->at;
+    uint64_t rv = fnv(pod_rv ? pod_rv : "");
+    if (e->base_at != since) {
+        e->base_at = since;
+        e->base_rv = rv;
+    }
+    if (rv == e->base_rv)
+        return false; /* not tried by the scheduler since: nothing to place again yet */
     if (mono - since >= grace_ns) {
         e->misses++;
         return true;
@@ -280,14 +299,6 @@ void nw_nominations_prune(nw_nominations_t *st, const char *const *keep, size_t 
     }
     st->nnoms = st->nsorted = k;
     free(sorted);
-}
-
-static uint64_t fnv(const char *s)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    return h;
 }
 
 bool nw_nominations_event_once(nw_nominations_t *st, const char *uid, const char *msg)
