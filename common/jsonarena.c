@@ -31,6 +31,7 @@ static atomic_int installed;
 static pthread_key_t exit_key;        /* its destructor frees a thread's chunks when it exits */
 static _Thread_local chunk_t *t_head; /* newest chunk; the oldest is kept between requests */
 static _Thread_local int t_depth;     /* begin/end nesting; > 0: allocations go to the arena */
+static _Thread_local int t_paused;    /* > 0: allocations go to malloc, frees still check */
 static _Thread_local size_t t_used;
 
 static void *arena_alloc(size_t n)
@@ -72,7 +73,7 @@ static bool in_arena(const void *p)
 
 static void *hook_malloc(size_t n)
 {
-    return t_depth > 0 ? arena_alloc(n) : malloc(n);
+    return t_depth > 0 && !t_paused ? arena_alloc(n) : malloc(n);
 }
 
 static void hook_free(void *p)
@@ -113,10 +114,23 @@ void nw_jsonarena_begin(void)
         t_depth++;
 }
 
+void nw_jsonarena_pause(void)
+{
+    if (t_depth > 0)
+        t_paused++;
+}
+
+void nw_jsonarena_resume(void)
+{
+    if (t_paused > 0)
+        t_paused--;
+}
+
 void nw_jsonarena_end(void)
 {
     if (t_depth == 0 || --t_depth > 0)
         return;
+    t_paused = 0;
     /* keep the oldest (smallest) chunk for the next request, free the rest */
     while (t_head && t_head->next) {
         chunk_t *c = t_head;

@@ -20,6 +20,16 @@
  * cJSON_Print results are released with cJSON_free, never free(). Under AddressSanitizer
  * the reset chunks are poisoned, so a use after end is reported as one.
  *
+ * To keep something built from an arena tree (a decoded record, a frozen copy), pause:
+ *
+ *   nw_jsonarena_begin();
+ *   cJSON *ev = cJSON_Parse(text);   // from the arena
+ *   nw_jsonarena_pause();            // cJSON allocates with malloc again; frees of the
+ *   keep = cJSON_Duplicate(part, 1); //   arena's nodes still cost nothing
+ *   cJSON_Delete(ev);
+ *   nw_jsonarena_resume();
+ *   nw_jsonarena_end();              // ev's memory goes; keep stays
+ *
  * Without nw_jsonarena_install (or after another cJSON_InitHooks), begin and end do
  * nothing and cJSON uses malloc. Thread: each thread has its own arena; install is not
  * thread-safe (call it before threads exist).
@@ -33,6 +43,10 @@
 void nw_jsonarena_install(void);
 void nw_jsonarena_begin(void);
 void nw_jsonarena_end(void);
+/** Inside begin/end: cJSON's allocations come from malloc until resume (nests); frees of
+ * the arena's memory still cost nothing. Outside: nothing. */
+void nw_jsonarena_pause(void);
+void nw_jsonarena_resume(void);
 
 /** Whether p was handed out by this thread's arena and the arena is still in use (inside
  * begin/end). A tree wholly built inside begin/end and never joined with nodes from

@@ -617,6 +617,7 @@ nw_rc_t nw_scaler_loop_start(const nw_scaler_opts_t *o, nw_scaler_t **out, nw_er
         rc = nw_err_set(err, NW_ENOMEM, NULL, "cannot start the reconcile thread");
         goto fail;
     }
+    pthread_setname_np(s->thread, "nw-reconcile");
     s->thread_started = 1;
     nw_log_info("scaler", "scaler started", NW_LS("cluster", o->cluster_name),
                 NW_LS("region", ao.aws.region), NW_LB("leaderElection", o->leader_election),

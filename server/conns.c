@@ -294,6 +294,7 @@ nw_rc_t nw_conns_sweeper_start(nw_conns_t *t)
     t->stop = false;
     if (pthread_create(&t->sweeper, NULL, sweeper_main, t) != 0)
         return NW_EIO;
+    pthread_setname_np(t->sweeper, "nw-sweeper");
     t->started = true;
     return NW_OK;
 }

@@ -829,6 +829,7 @@ nw_rc_t nw_aws_cloud_new(const nw_aws_cloud_opts_t *o, nw_cloud_t **out, nw_err_
             rc = nw_err_set(err, NW_ENOMEM, "cloud", "cannot start the refresh thread");
             goto fail;
         }
+        pthread_setname_np(a->refresher, "nw-catalog");
         a->refresher_started = 1;
     }
     *out = &a->base;

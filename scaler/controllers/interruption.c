@@ -358,6 +358,7 @@ nw_rc_t nw_interruption_start(nw_interruption_t *h, nw_err_t *err)
         return NW_OK;
     if (pthread_create(&h->thread, NULL, intr_main, h) != 0)
         return nw_err_set(err, NW_ENOMEM, "interruption", "cannot start the interruption thread");
+    pthread_setname_np(h->thread, "nw-interrupt");
     h->started = 1;
     nw_log_info("interruption", "interruption handling started", NW_LS("queue", h->queue));
     return NW_OK;

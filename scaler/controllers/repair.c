@@ -603,6 +603,7 @@ nw_rc_t nw_repair_start(nw_repair_t *r, nw_err_t *err)
         return NW_OK;
     if (pthread_create(&r->thread, NULL, health_main, r) != 0)
         return nw_err_set(err, NW_ENOMEM, COMP, "cannot start the instance status thread");
+    pthread_setname_np(r->thread, "nw-repair");
     r->started = 1;
     return NW_OK;
 }

@@ -383,6 +383,7 @@ nw_rc_t nw_kube_leader_start(nw_kube_leader_t *l, nw_err_t *err)
     l->stop = false;
     if (pthread_create(&l->thread, NULL, run, l) != 0)
         return nw_err_set(err, NW_EIO, "", "cannot start the leader-election thread");
+    pthread_setname_np(l->thread, "nw-leader");
     l->running = 1;
     return NW_OK;
 }

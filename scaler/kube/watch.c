@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "common/json.h"
+#include "common/jsonarena.h"
 #include "common/log.h"
 #include "common/oom.h"
 #include "scaler/kube/retry.h"
@@ -47,24 +48,30 @@ static NW_MUST_USE nw_rc_t deliver(nw_kube_wparse_t *p, const char *s, size_t n)
 {
     if (blank(s, n))
         return NW_OK;
+    /* the event's tree is parsed into the thread's arena (a pod is hundreds of values, a
+     * malloc and a free each) and dropped whole after the callback; the callback runs
+     * paused, so what it keeps (a decoded record, a frozen copy) comes from malloc */
+    nw_jsonarena_begin();
+    nw_rc_t rc = NW_OK;
     cJSON *ev = nw_kube_client_json_parse(s, n);
-    if (!ev || !cJSON_IsObject(ev)) {
-        cJSON_Delete(ev);
-        snprintf(p->err, sizeof p->err, "watch event is not a JSON object (%zu bytes)", n);
-        return NW_EPARSE;
-    }
+    nw_jsonarena_pause();
     cJSON *type = cJSON_GetObjectItemCaseSensitive(ev, "type");
-    if (!cJSON_IsString(type)) {
-        cJSON_Delete(ev);
+    if (!ev || !cJSON_IsObject(ev)) {
+        snprintf(p->err, sizeof p->err, "watch event is not a JSON object (%zu bytes)", n);
+        rc = NW_EPARSE;
+    } else if (!cJSON_IsString(type)) {
         snprintf(p->err, sizeof p->err, "watch event has no string field \"type\"");
-        return NW_EPARSE;
+        rc = NW_EPARSE;
+    } else {
+        cJSON *obj = cJSON_DetachItemFromObjectCaseSensitive(ev, "object");
+        p->events++;
+        if (p->fn(p->ud, type->valuestring, obj))
+            p->stopped = 1;
     }
-    cJSON *obj = cJSON_DetachItemFromObjectCaseSensitive(ev, "object");
-    p->events++;
-    if (p->fn(p->ud, type->valuestring, obj))
-        p->stopped = 1;
     cJSON_Delete(ev);
-    return NW_OK;
+    nw_jsonarena_resume();
+    nw_jsonarena_end();
+    return rc;
 }
 
 nw_rc_t nw_kube_watch_wparse_feed(nw_kube_wparse_t *p, const char *data, size_t n)
@@ -388,6 +395,68 @@ static void release_list_memory(watcher_t *x)
     malloc_trim(0);
 }
 
+/* A list page answered 200: stage its items; after the last page, commit the relist and
+ * start the watch. doc: the page (its tree may be the arena's; nothing of it is kept). */
+static void list_page(watcher_t *x, cJSON *doc)
+{
+    nw_kube_watch_t *w = x->w;
+    const char *plural = x->res->plural;
+    cJSON *items = cJSON_DetachItemFromObjectCaseSensitive(doc, "items");
+    const cJSON *meta = cJSON_GetObjectItemCaseSensitive(doc, "metadata");
+    const char *cont = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(meta, "continue"));
+    const char *rv =
+        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(meta, "resourceVersion"));
+    if (!doc || (items && !cJSON_IsArray(items) && !cJSON_IsNull(items))) {
+        cJSON_Delete(items);
+        cJSON_Delete(doc);
+        set_last_err(w, "list %s: response is not a list", plural);
+        nw_log_warn(COMP, "list response is not a list", NW_LS("resource", plural));
+        reset_list(x);
+        schedule_backoff(x, true);
+        return;
+    }
+    if (!x->stage) {
+        if (!(x->stage = nw_kube_cache_stage_new(w->cache, x->kind)))
+            nw_oom("a relist");
+        /* all pages share the first page's resourceVersion */
+        set_str(&x->rv, rv);
+    }
+    /* decoded now: a long list holds one page as JSON, never all of them */
+    (void)nw_kube_cache_stage_add(x->stage, cJSON_IsArray(items) ? items : NULL);
+    if (!cJSON_IsArray(items))
+        cJSON_Delete(items);
+    if (cont && cont[0]) {
+        set_str(&x->cont, cont);
+        cJSON_Delete(doc);
+        schedule(x, 0, true);
+        return;
+    }
+    cJSON_Delete(doc);
+    free(x->cont);
+    x->cont = NULL;
+    size_t n = nw_kube_cache_stage_count(x->stage);
+    if (nw_kube_cache_stage_commit(x->stage) != NW_OK)
+        nw_log_warn(COMP, "relist not applied: out of memory; the next relist retries",
+                    NW_LS("resource", plural));
+    x->stage = NULL;
+    release_list_memory(x);
+    nw_kube_metrics_add(w->metrics, NW_KM_RELISTS, NULL, plural, -1, 1);
+    nw_log_debug(COMP, "listed", NW_LS("resource", plural), NW_LI("items", n),
+                 NW_LS("resourceVersion", x->rv ? x->rv : ""));
+    x->synced_once = 1;
+    if (!x->rv || !x->rv[0]) {
+        /* cannot watch without a resourceVersion: poll by relisting */
+        schedule_backoff(x, true);
+        return;
+    }
+    /* the API server answers: a watch that fails at once after this list waits one
+     * back-off step, not the steps that failures before the list had grown to (a
+     * restarting API server's 403s and refused connections) */
+    nw_kube_retry_backoff_reset(&x->bo);
+    schedule(x, 0, false);
+    return;
+}
+
 static void list_done(watcher_t *x, CURLcode cc)
 {
     nw_kube_watch_t *w = x->w;
@@ -404,60 +473,14 @@ static void list_done(watcher_t *x, CURLcode cc)
     }
     x->resp.code = x->code;
     if (x->code == 200) {
+        /* the page's tree in the arena (hundreds of thousands of values at 100,000 pods),
+         * the records decoded from it with malloc (as deliver does) */
+        nw_jsonarena_begin();
         cJSON *doc = nw_kube_client_json_parse(x->resp.body.data, x->resp.body.len);
-        cJSON *items = cJSON_DetachItemFromObjectCaseSensitive(doc, "items");
-        const cJSON *meta = cJSON_GetObjectItemCaseSensitive(doc, "metadata");
-        const char *cont = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(meta, "continue"));
-        const char *rv =
-            cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(meta, "resourceVersion"));
-        if (!doc || (items && !cJSON_IsArray(items) && !cJSON_IsNull(items))) {
-            cJSON_Delete(items);
-            cJSON_Delete(doc);
-            set_last_err(w, "list %s: response is not a list", plural);
-            nw_log_warn(COMP, "list response is not a list", NW_LS("resource", plural));
-            reset_list(x);
-            schedule_backoff(x, true);
-            return;
-        }
-        if (!x->stage) {
-            if (!(x->stage = nw_kube_cache_stage_new(w->cache, x->kind)))
-                nw_oom("a relist");
-            /* all pages share the first page's resourceVersion */
-            set_str(&x->rv, rv);
-        }
-        /* decoded now: a long list holds one page as JSON, never all of them */
-        (void)nw_kube_cache_stage_add(x->stage, cJSON_IsArray(items) ? items : NULL);
-        if (!cJSON_IsArray(items))
-            cJSON_Delete(items);
-        if (cont && cont[0]) {
-            set_str(&x->cont, cont);
-            cJSON_Delete(doc);
-            schedule(x, 0, true);
-            return;
-        }
-        cJSON_Delete(doc);
-        free(x->cont);
-        x->cont = NULL;
-        size_t n = nw_kube_cache_stage_count(x->stage);
-        if (nw_kube_cache_stage_commit(x->stage) != NW_OK)
-            nw_log_warn(COMP, "relist not applied: out of memory; the next relist retries",
-                        NW_LS("resource", plural));
-        x->stage = NULL;
-        release_list_memory(x);
-        nw_kube_metrics_add(w->metrics, NW_KM_RELISTS, NULL, plural, -1, 1);
-        nw_log_debug(COMP, "listed", NW_LS("resource", plural), NW_LI("items", n),
-                     NW_LS("resourceVersion", x->rv ? x->rv : ""));
-        x->synced_once = 1;
-        if (!x->rv || !x->rv[0]) {
-            /* cannot watch without a resourceVersion: poll by relisting */
-            schedule_backoff(x, true);
-            return;
-        }
-        /* the API server answers: a watch that fails at once after this list waits one
-         * back-off step, not the steps that failures before the list had grown to (a
-         * restarting API server's 403s and refused connections) */
-        nw_kube_retry_backoff_reset(&x->bo);
-        schedule(x, 0, false);
+        nw_jsonarena_pause();
+        list_page(x, doc);
+        nw_jsonarena_resume();
+        nw_jsonarena_end();
         return;
     }
     nw_kube_client__resp_parse_status(&x->resp);
@@ -695,6 +718,7 @@ nw_rc_t nw_kube_watch_start(nw_kube_watch_t *w, nw_err_t *err)
         w->wt[k].start_at = now_ns(w);
     if (pthread_create(&w->thread, NULL, run, w) != 0)
         return nw_err_set(err, NW_EIO, "", "cannot start the watch thread");
+    pthread_setname_np(w->thread, "nw-watch");
     w->running = 1;
     return NW_OK;
 }

@@ -425,6 +425,7 @@ nw_nodeclaim_t *nw_nodeclaim_new(nw_ctl_deps_t *deps, nw_ctl_shared_t *mem,
             nw_nodeclaim_free(k);
             return NULL;
         }
+        pthread_setname_np(k->threads[i], "nw-launch");
         k->nthreads++;
     }
     return k;

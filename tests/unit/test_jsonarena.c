@@ -62,6 +62,37 @@ START_TEST(arena_nests)
 }
 END_TEST
 
+/* Paused, cJSON allocates with malloc: what is built then outlives end(), and the arena's
+ * nodes freed then cost nothing (ASan reports a use after end, or free() of arena memory). */
+START_TEST(arena_pause_keeps_what_is_built)
+{
+    nw_jsonarena_begin();
+    cJSON *ev = cJSON_Parse("{\"object\":{\"spec\":{\"x\":[1,2,{\"y\":\"z\"}]}}}");
+    size_t used = nw_jsonarena_used();
+    ck_assert_uint_gt(used, 0);
+    ck_assert(nw_jsonarena_owns(ev));
+    nw_jsonarena_pause();
+    cJSON *kept = cJSON_Duplicate(cJSON_GetObjectItem(ev, "object"), 1);
+    ck_assert(!nw_jsonarena_owns(kept));
+    ck_assert_uint_eq(nw_jsonarena_used(), used); /* nothing more from the arena */
+    cJSON_Delete(ev);                             /* the arena's: nothing to free */
+    nw_jsonarena_resume();
+    cJSON *more = cJSON_CreateObject();
+    ck_assert(nw_jsonarena_owns(more)); /* resumed: the arena again */
+    cJSON_Delete(more);
+    nw_jsonarena_end();
+    char *txt = cJSON_PrintUnformatted(kept);
+    ck_assert_str_eq(txt, "{\"spec\":{\"x\":[1,2,{\"y\":\"z\"}]}}");
+    cJSON_free(txt);
+    cJSON_Delete(kept);
+    nw_jsonarena_pause(); /* outside begin/end: nothing */
+    nw_jsonarena_resume();
+    cJSON *j = cJSON_CreateArray();
+    ck_assert(!nw_jsonarena_owns(j));
+    cJSON_Delete(j);
+}
+END_TEST
+
 static void *other_thread(void *arg)
 {
     (void)arg;
@@ -96,6 +127,7 @@ Suite *nw_jsonarena_suite(void)
     TCase *tc = tcase_create("arena");
     tcase_add_test(tc, arena_serves_cjson_inside_begin_end);
     tcase_add_test(tc, arena_nests);
+    tcase_add_test(tc, arena_pause_keeps_what_is_built);
     tcase_add_test(tc, arena_is_per_thread);
     suite_add_tcase(s, tc);
     return s;
