@@ -114,6 +114,26 @@ KCM_CONTROLLERS = (
 ADMISSION_PLUGINS = "NodeRestriction,MutatingAdmissionWebhook,ValidatingAdmissionWebhook"
 
 
+class _Background:
+    """fn() on a thread of its own; join() waits for it and raises what it raised."""
+
+    def __init__(self, fn):
+        self._error = None
+
+        def run():
+            try:
+                fn()
+            except BaseException as e:  # handed to join()
+                self._error = e
+        self._t = threading.Thread(target=run, daemon=True)
+        self._t.start()
+
+    def join(self, raise_error=True):
+        self._t.join()
+        if self._error is not None and raise_error:
+            raise self._error
+
+
 class ControlPlaneError(RuntimeError):
     pass
 
@@ -219,13 +239,16 @@ class ControlPlane:
         os.makedirs(self.logs, exist_ok=True)
         atexit.register(self.stop)
         self._install_sigterm()
+        # the certificates (a dozen openssl runs) are made while etcd starts: neither needs
+        # the other, and each took a second or two of every start
+        pki = _Background(self._make_pki) if "apiserver" in self.components else None
         try:
             self._start_etcd()
             if self.etcd_proxy_factory is not None:
                 port = int(self.etcd_url.rsplit(":", 1)[1])
                 self.etcd_proxy = self.etcd_proxy_factory("127.0.0.1", port)
-            if "apiserver" in self.components:
-                self._make_pki()
+            if pki is not None:
+                pki.join()
                 self._start_apiserver()
             waiters = []
             for c in ("kcm", "scheduler"):
@@ -239,6 +262,8 @@ class ControlPlane:
                     "get", "serviceaccount", "default", "-n", "default",
                     check=False, timeout=10).returncode == 0, "default ServiceAccount")
         except BaseException:
+            if pki is not None:
+                pki.join(raise_error=False)
             self.stop()
             raise
         self.startup_seconds = time.monotonic() - t0
