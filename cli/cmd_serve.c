@@ -138,6 +138,7 @@ static nw_scaler_opts_t build_scaler_opts(const nw_config_t *cfg, const nw_gpu_p
         .crash_at = cfg->scaler.testing.crashAt,
         .node_repair = cfg->settings.nodeRepair,
         .instance_status_ns = cfg->scaler.testing.instanceStatusInterval_ns,
+        .nodeclass_refresh_ns = cfg->scaler.testing.nodeClassRefreshInterval_ns,
         .gpu = gpu,
         .accel_evict = cfg->scaler.acceleratorAuditEvict,
     };

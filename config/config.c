@@ -116,6 +116,8 @@ static const key_t_ keys[] = {
     {"scaler.testing.crashAt", T_STR, OFF(scaler.testing.crashAt), "", 0, 0},
     {"scaler.testing.instanceStatusInterval", T_DUR, OFF(scaler.testing.instanceStatusInterval_ns),
      "1m", 1, 0},
+    {"scaler.testing.nodeClassRefreshInterval", T_DUR,
+     OFF(scaler.testing.nodeClassRefreshInterval_ns), "1m", 1, 0},
     {"gpu.enabled", T_BOOL, OFF(gpu.enabled), "true", 0, 0},
     {"gpu.mode", T_STR, OFF(gpu.mode), "enforce", 0, 0},
     {"gpu.taint.key", T_STR, OFF(gpu.taintKey), "gpu", 0, 0},

@@ -116,7 +116,8 @@ typedef struct {
         struct {
             int exitAfterNodeClaim; /* test-only crash point: _exit(3) after a NodeClaim create */
             char *crashAt; /* crash campaigns only: "<point>[:<n>][+<ms>]" (scaler/ctl/ctl.h) */
-            int64_t instanceStatusInterval_ns; /* DescribeInstanceStatus poll period (1m) */
+            int64_t instanceStatusInterval_ns;   /* DescribeInstanceStatus poll period (1m) */
+            int64_t nodeClassRefreshInterval_ns; /* an EC2NodeClass resolved again (1m) */
         } testing;
     } scaler;
     struct {

@@ -403,7 +403,7 @@ static NW_MUST_USE nw_rc_t build_controllers(nw_scaler_t *s, const nw_scaler_opt
                                              nw_err_t *err)
 {
     nw_ctl_deps_t *c = &s->deps;
-    nw_lifecycle_opts_t lopts = {o->registration_timeout_ns};
+    nw_lifecycle_opts_t lopts = {o->registration_timeout_ns, o->nodeclass_refresh_ns};
     /* full disruption ticks under a stream of changes: at most a tenth of the time */
     nw_disruption_opts_t dopts = {o->disruption_poll_ns, o->disruption_validation_ns,
                                   o->disruption_command_timeout_ns, o->spot_to_spot, 10};
@@ -455,6 +455,7 @@ static NW_MUST_USE nw_rc_t connect_cloud(nw_scaler_t *s, const nw_scaler_opts_t 
     ao->isolated_vpc = o->isolated_vpc;
     ao->no_reserved_capacity = o->no_reserved_capacity;
     ao->ice_ttl_ns = o->ice_ttl_ns;
+    ao->nodeclass_ttl_ns = o->nodeclass_refresh_ns;
     ao->clock = c->clock;
     ao->k8s_version = k8s_version;
     ao->k8s_version_ud = c->kube;

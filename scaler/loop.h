@@ -81,6 +81,7 @@ typedef struct {
                                       * campaigns only; scaler/ctl/ctl.h); NULL or "": none */
     int node_repair;                 /* the NodeRepair feature gate (settings.featureGates) */
     int64_t instance_status_ns;      /* scaler.testing.instanceStatusInterval (0: 1m) */
+    int64_t nodeclass_refresh_ns;    /* scaler.testing.nodeClassRefreshInterval (0: 1m) */
 } nw_scaler_opts_t;
 
 typedef struct nw_scaler nw_scaler_t;

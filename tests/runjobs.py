@@ -10,8 +10,10 @@ one piece. When a job ends the runner prints `PASS NAME (12.3 s)` or `FAIL NAME
 --tail 0); at the end a summary with every failure and the wall time. The exit status
 is 0 only when every job passed.
 
-Jobs start longest first, by the durations of the previous run (DIR/times.json); new
-jobs (no recorded time) start first in the order given. -j defaults to $NW_TEST_JOBS
+Jobs start longest first, by the durations of the previous run (DIR/times.json), else
+by tests/jobtimes.json (durations of a whole `make test`, kept in the repository, so a
+clean clone, as CI's, does not start its longest jobs last); jobs in neither start first
+in the order given. -j defaults to $NW_TEST_JOBS
 or 4: the end-to-end tests mostly wait on timers and sockets, so on 2 cores 4 at a
 time keep the CPU busy without starving any of them. A job still running after
 --timeout seconds is killed (its whole process group) and counts as failed.
@@ -33,6 +35,8 @@ def main(argv=None):
     ap.add_argument('--timeout', type=float, default=600.0)
     ap.add_argument('--tail', type=int, default=80, help='log lines shown for a failure (0: all)')
     ap.add_argument('--title', default='tests')
+    ap.add_argument('--seed-times', default=os.path.join(os.path.dirname(os.path.abspath(__file__)), 'jobtimes.json'),
+                    help='durations of jobs DIR/times.json does not have (default tests/jobtimes.json)')
     ap.add_argument('jobs_', nargs='*', metavar='NAME=COMMAND')
     args = ap.parse_args(argv)
 
@@ -52,7 +56,13 @@ def main(argv=None):
             prev = json.load(f)
     except (OSError, ValueError):
         prev = {}
-    order = sorted(range(len(jobs)), key=lambda i: (jobs[i][0] in prev, -prev.get(jobs[i][0], 0), i))
+    try:
+        with open(args.seed_times) as f:
+            seed = json.load(f)
+    except (OSError, ValueError):
+        seed = {}
+    known = dict(seed, **prev)
+    order = sorted(range(len(jobs)), key=lambda i: (jobs[i][0] in known, -known.get(jobs[i][0], 0), i))
     queue = [jobs[i] for i in order]
 
     lock = threading.Lock()

@@ -669,7 +669,7 @@ static int bench(int argc, char **argv)
     nw_nodeclaim_opts_t kopts = {0, NULL, NULL, 15 * 60 * NW_NS_PER_SEC};
     nw_nodeclaim_t *claims = nw_nodeclaim_new(&deps, &mem, &kopts);
     nw_provisioning_opts_t popts = {NW_NS_PER_SEC, 10 * NW_NS_PER_SEC, 0, 0};
-    nw_lifecycle_opts_t lopts = {15 * 60 * NW_NS_PER_SEC};
+    nw_lifecycle_opts_t lopts = {.registration_timeout_ns = 15 * 60 * NW_NS_PER_SEC};
     nw_gc_opts_t go = {0, 0, 0, -1};
     nw_accelaudit_opts_t aopts = {&gpu, false};
     nw_repair_opts_t ropts = {1, 0, 0};

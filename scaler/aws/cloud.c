@@ -778,7 +778,7 @@ nw_rc_t nw_aws_cloud_new(const nw_aws_cloud_opts_t *o, nw_cloud_t **out, nw_err_
         (rc = nw_catalog_new_embedded(o->aws.region, &a->cat, err)) != NW_OK)
         goto fail;
     a->ice = nw_ice_new(o->ice_ttl_ns);
-    a->nc = nw_nodeclass_cache_new(a->ec2, o->clock, 0);
+    a->nc = nw_nodeclass_cache_new(a->ec2, o->clock, o->nodeclass_ttl_ns);
     if ((rc = nw_iam_new(&o->aws, a->creds, o->clock, &a->iam, err)) != NW_OK)
         goto fail;
     snprintf(a->region, sizeof a->region, "%s", o->aws.region);

@@ -43,6 +43,8 @@ typedef struct {
     const char *cluster_name; /* settings.clusterName */
     int refresh_catalog;      /* refresh types, offerings and prices at start and on a period */
     int64_t ice_ttl_ns;       /* 0 = NW_ICE_TTL_NS (3 min) */
+    int64_t nodeclass_ttl_ns; /* how long a resolved EC2NodeClass stands before it is resolved
+                               * again (its instance profiles cleaned up with it); 0 = 1 min */
     /* refresh periods (aws.refresh.*; 0 = 12 h, Karpenter's pricing and instancetype
      * controllers' requeue) */
     int64_t types_period_ns, od_period_ns, spot_period_ns;

@@ -627,7 +627,10 @@ static bool nodeclass_status(nw_lifecycle_t *l, const nw_kube_snap_t *s)
     int due = mono >= l->next_nodeclass_mono;
     bool complete = true;
     if (due)
-        l->next_nodeclass_mono = mono + NODECLASS_EVERY_NS;
+        l->next_nodeclass_mono =
+            mono + (l->o.nodeclass_every_ns > 0 && l->o.nodeclass_every_ns < NODECLASS_EVERY_NS
+                        ? l->o.nodeclass_every_ns
+                        : NODECLASS_EVERY_NS);
     for (size_t i = 0; i < nw_kube_cache_snap_count(s, NW_KUBE_EC2NODECLASSES); i++) {
         const nw_kube_obj_t *o = nw_kube_cache_snap_at(s, NW_KUBE_EC2NODECLASSES, i);
         if (!nw_ctl_may_write(c))

@@ -20,6 +20,9 @@
 
 typedef struct {
     int64_t registration_timeout_ns; /* scaler.registrationTimeout */
+    int64_t nodeclass_every_ns;      /* every EC2NodeClass resolved and its status refreshed this
+                                      * often, at most every 30 s (<= 0 or longer: 30 s; tests
+                                      * shorten it: scaler.testing.nodeClassRefreshInterval) */
 } nw_lifecycle_opts_t;
 
 typedef struct nw_lifecycle nw_lifecycle_t;

@@ -1,7 +1,9 @@
 /* The Kubernetes client's write paths against the cluster simulator (tests/sim/sim.py,
  * or $NW_SIM_PY): 409 Conflict and the bounded re-read-and-retry, eviction blocked by a
- * PodDisruptionBudget then allowed, finalizers around deletion, aggregated Events. Each
- * test starts its own simulator. */
+ * PodDisruptionBudget then allowed, finalizers around deletion, aggregated Events. One
+ * simulator serves the suite (an unchecked fixture: started once before the tests, stopped
+ * after the last; a start took seconds, once per test); each test has its own client and
+ * objects of its own names. */
 #include <check.h>
 #include <curl/curl.h>
 #include <signal.h>
@@ -57,6 +59,11 @@ static void sim_start(sim_t *s)
     }
     ck_assert_msg(access(ports, R_OK) == 0, "simulator did not start");
     curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+/* the suite's simulator (sim_setup) with a client of this test's own */
+static void sim_connect(sim_t *s)
+{
     char kc[128];
     snprintf(kc, sizeof kc, "%s/kubeconfig", s->dir);
     nw_kube_config_t *cfg = NULL;
@@ -68,13 +75,30 @@ static void sim_start(sim_t *s)
 
 static void sim_stop(sim_t *s)
 {
-    nw_kube_client_free(s->c);
     kill(s->pid, SIGTERM);
     int st;
     waitpid(s->pid, &st, 0);
     char cmd[160];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", s->dir);
     ck_assert_int_eq(system(cmd), 0);
+}
+
+static sim_t suite_sim;
+
+static void sim_setup(void)
+{
+    sim_start(&suite_sim);
+}
+
+static void sim_teardown(void)
+{
+    sim_stop(&suite_sim);
+}
+
+static void sim_disconnect(sim_t *s)
+{
+    nw_kube_client_free(s->c);
+    s->c = NULL;
 }
 
 static cJSON *parse(const char *s)
@@ -122,8 +146,8 @@ static int mutate_with_race(cJSON *obj, void *ud)
 
 START_TEST(sim_update_conflict_retry)
 {
-    sim_t s;
-    sim_start(&s);
+    sim_t s = suite_sim;
+    sim_connect(&s);
     create(&s, &nw_kube_client_res_nodes, NULL,
            "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"n-conflict\"}}");
     conflict_ud_t u = {&s, 0};
@@ -152,7 +176,7 @@ START_TEST(sim_update_conflict_retry)
                      NW_ECONFLICT);
     ck_assert_ptr_nonnull(strstr(err.msg, "409"));
     cJSON_Delete(stale);
-    sim_stop(&s);
+    sim_disconnect(&s);
 }
 END_TEST
 
@@ -172,8 +196,8 @@ static int pdb_allowed(sim_t *s, const char *ns, const char *name)
 
 START_TEST(sim_eviction_pdb_blocks_then_allows)
 {
-    sim_t s;
-    sim_start(&s);
+    sim_t s = suite_sim;
+    sim_connect(&s);
     nw_err_t err = {0};
     create(&s, &nw_kube_client_res_nodes, NULL,
            "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"n1\"},"
@@ -240,14 +264,14 @@ START_TEST(sim_eviction_pdb_blocks_then_allows)
     ck_assert_int_eq(rc, NW_ENOTFOUND);
     ck_assert_int_eq(nw_kube_write_evict(s.c, "shop", "web-0", -1, &res, &ra, &err), NW_OK);
     ck_assert_int_eq(res, NW_KUBE_EVICT_GONE);
-    sim_stop(&s);
+    sim_disconnect(&s);
 }
 END_TEST
 
 START_TEST(sim_finalizers_and_events)
 {
-    sim_t s;
-    sim_start(&s);
+    sim_t s = suite_sim;
+    sim_connect(&s);
     nw_err_t err = {0};
     create(
         &s, &nw_kube_client_res_nodeclaims, NULL,
@@ -306,7 +330,7 @@ START_TEST(sim_finalizers_and_events)
     ck_assert_int_eq(count, 3);
     cJSON_Delete(evs);
     nw_kube_write_recorder_free(r);
-    sim_stop(&s);
+    sim_disconnect(&s);
 }
 END_TEST
 
@@ -314,6 +338,7 @@ Suite *nw_kube_sim_suite(void)
 {
     Suite *s = suite_create("kube_sim");
     TCase *tc = tcase_create("sim");
+    tcase_add_unchecked_fixture(tc, sim_setup, sim_teardown);
     tcase_add_test(tc, sim_update_conflict_retry);
     tcase_add_test(tc, sim_eviction_pdb_blocks_then_allows);
     tcase_add_test(tc, sim_finalizers_and_events);

@@ -292,7 +292,7 @@ START_TEST(lifecycle_timers)
 {
     ctlfix_t f;
     ctlfix_init(&f);
-    nw_lifecycle_opts_t o = {15 * MIN};
+    nw_lifecycle_opts_t o = {.registration_timeout_ns = 15 * MIN};
     nw_lifecycle_t *l = nw_lifecycle_new(&f.deps, &o);
     /* the fake API does not apply JSON patches: the class has its finalizer already */
     ctlfix_put(&f, NW_KUBE_EC2NODECLASSES,
