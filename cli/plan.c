@@ -55,7 +55,7 @@ static int gpu_mutate(plan_t *p, cJSON **obj, bool pod)
     nw_admit_result_init(&res);
     if (pod)
         /* the verdict and messages are in res */
-        (void)nw_gpu_pod_patch(&p->gpu, *obj, NULL, &patch, &res);
+        (void)nw_gpu_pod_patch(&p->gpu, *obj, NULL, NULL, &patch, &res);
     else
         (void)nw_gpu_pool_patch(&p->gpu, *obj, &patch, &res);
     int rc = 0;

@@ -711,6 +711,18 @@ nw_rc_t nw_scaler_loop_metrics(nw_scaler_t *s, nw_buf_t *out)
     return rc;
 }
 
+cJSON *nw_scaler_loop_lookup(nw_scaler_t *s, const char *group, const char *kind, const char *name)
+{
+    if (!s || !s->deps.cache)
+        return NULL;
+    nw_kube_snap_t *snap = nw_kube_cache_snapshot(s->deps.cache);
+    if (!snap)
+        return NULL;
+    cJSON *copy = nw_kube_cache_snap_lookup(snap, group, kind, name);
+    nw_kube_cache_snap_release(snap);
+    return copy;
+}
+
 cJSON *nw_scaler_loop_nodeclass(nw_scaler_t *s, const char *name)
 {
     if (!s || !s->deps.cache || !name)

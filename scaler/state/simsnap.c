@@ -139,15 +139,75 @@ typedef struct {
     nw_err_t *err;
 } build_t;
 
+/* the class's first device resource that is a name, not a "prefix*" pattern */
+static const char *device_resource(const nw_accel_class_t *c)
+{
+    for (size_t i = 0; i < c->nresources; i++)
+        if (!strchr(c->resources[i], '*'))
+            return c->resources[i];
+    return NULL;
+}
+
+cJSON *nw_simsnap_dra_view(const struct nw_gpu_policy *gpu, const nw_kube_snap_t *ks,
+                           const nw_kube_obj_t *pod)
+{
+    const nw_gpu_policy_t *p = gpu;
+    if (!p || !p->enabled || !pod->pod ||
+        cJSON_GetArraySize(nw_json_get(pod->pod->spec, "resourceClaims")) == 0)
+        return NULL;
+    nw_gpu_dra_src_t src = {nw_kube_cache_snap_lookup, (void *)ks, true};
+    nw_gpu_dra_t dra;
+    nw_gpu_dra_pod(p, pod->pod->spec, pod->pod->ns, &src, &dra);
+    int k = -1;
+    for (size_t i = 0; i < p->nclasses && k < 0; i++)
+        if (dra.classes & (1u << i))
+            k = (int)i;
+    if (k < 0)
+        return NULL;
+    const nw_accel_class_t *c = &p->classes[k];
+    cJSON *j = nw_pod_to_json(pod->pod);
+    cJSON *spec = cJSON_GetObjectItemCaseSensitive(j, "spec");
+    cJSON *sel = cJSON_GetObjectItemCaseSensitive(spec, "nodeSelector");
+    if (!cJSON_IsObject(sel)) {
+        cJSON_DeleteItemFromObjectCaseSensitive(spec, "nodeSelector");
+        sel = nw_json_add_object(spec, "nodeSelector");
+    }
+    if (!cJSON_GetObjectItemCaseSensitive(sel, p->label_key))
+        nw_json_add_string(sel, p->label_key, c->label_value);
+    const char *res = device_resource(c);
+    cJSON *ctr = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(spec, "containers"), 0);
+    if (res && cJSON_IsObject(ctr) && dra.devices[k] > 0) {
+        cJSON *r = cJSON_GetObjectItemCaseSensitive(ctr, "resources");
+        if (!cJSON_IsObject(r)) {
+            cJSON_DeleteItemFromObjectCaseSensitive(ctr, "resources");
+            r = nw_json_add_object(ctr, "resources");
+        }
+        cJSON *req = cJSON_GetObjectItemCaseSensitive(r, "requests");
+        if (!cJSON_IsObject(req)) {
+            cJSON_DeleteItemFromObjectCaseSensitive(r, "requests");
+            req = nw_json_add_object(r, "requests");
+        }
+        if (!cJSON_GetObjectItemCaseSensitive(req, res)) {
+            char n[24];
+            snprintf(n, sizeof n, "%d", dra.devices[k]);
+            nw_json_add_string(req, res, n);
+        }
+    }
+    return j;
+}
+
 /* Add pod p (as `as` says; NULL: where it is); one the simulation refuses is logged and
- * left out. */
+ * left out. A pod whose DRA claims ask for a class's devices enters as its DRA view. */
 static NW_MUST_USE nw_rc_t push_pod(build_t *b, const nw_kube_obj_t *p, const nw_sched_pod_as_t *as,
                                     int resched)
 {
     nw_simsnap_t *out = b->out;
     nw_err_t e = {0};
     size_t before = nw_snapshot_npods(out->sched);
-    nw_rc_t rc = nw_snap_pod_add_as(out->sched, p->pod, as, &e);
+    cJSON *view = nw_simsnap_dra_view(b->env->gpu, b->ks, p);
+    nw_rc_t rc = view ? nw_snap_pod_add_json_as(out->sched, view, as, &e)
+                      : nw_snap_pod_add_as(out->sched, p->pod, as, &e);
+    cJSON_Delete(view);
     if (rc == NW_ENOMEM)
         return nw_err_set(b->err, rc, "", "out of memory");
     if (rc != NW_OK) {

@@ -109,9 +109,23 @@ typedef struct {
     /* the accelerator isolation policy (admission/gpu.h; NULL or disabled: pools as
      * stored): each NodePool enters the simulation as the policy's pool rules make it, so
      * a generic pool never plans an accelerator type (one of a class's uncounted families
-     * included) even when the webhook did not mutate the stored pool */
+     * included) even when the webhook did not mutate the stored pool; and a pod whose DRA
+     * ResourceClaims ask for a class's devices enters it as a pod of the class (its node
+     * selector, its devices as the class's device resource: nw_simsnap_dra_view) */
     const struct nw_gpu_policy *gpu;
 } nw_simsnap_env_t;
+
+/** The scheduling view of a pod whose DRA ResourceClaims (read from ks) request devices of
+ * an accelerator class under gpu: a copy of its JSON (nw_pod_to_json) with the class's node
+ * label required (nodeSelector <label key>: <the class's value>, so no generic pool and no
+ * other class's pool can take it) and the devices added to its first container's requests
+ * as the class's first device resource (nvidia.com/gpu, aws.amazon.com/neuron, ...), so it
+ * is packed by the instance types' device counts. No toleration is added: a pod that does
+ * not tolerate the class's taint (the webhook did not see it) cannot run on the class's
+ * nodes, so none is planned for it. NULL when the pod has no such claim (or gpu is off).
+ * The caller frees it. */
+cJSON *nw_simsnap_dra_view(const struct nw_gpu_policy *gpu, const nw_kube_snap_t *ks,
+                           const nw_kube_obj_t *pod);
 
 /** Build the snapshot: a pure function of env, ks and o (no I/O, no clock, no change to
  * the memory it reads). out is initialised by the call (free it with nw_simsnap_free
