@@ -334,15 +334,6 @@ nw_rc_t nw_gpu_pod_patch(const nw_gpu_policy_t *p, const cJSON *pod, const char 
                       NW_GPU_SKIP_ANNOTATION);
     if (pod_left_alone(&in))
         return NW_OK;
-    if (res && in.dra.unjudged)
-        nw_admit_warn(res, "GPU isolation policy: the pod's DRA ResourceClaims were not judged "
-                           "(no cluster state: the scaler is off); a claim for accelerator "
-                           "devices does not get its class's toleration and node selector");
-    if (res && in.dra.missing[0] && !(dra && dra->complete))
-        nw_admit_warn(res,
-                      "GPU isolation policy: %s is not among the objects given, so the "
-                      "devices it requests were not judged",
-                      in.dra.missing);
     const cJSON *spec = nw_json_get(pod, "spec");
     if (!spec)
         return NW_OK;
@@ -494,6 +485,28 @@ size_t nw_gpu_pod_problems(const nw_gpu_policy_t *p, const cJSON *pod, const cha
     return n;
 }
 
+/* What the validating side says of DRA claims it could not judge (said once, there: the
+ * mutating side's warnings do not reach `nodewarden check`'s report) */
+static void dra_warnings(const nw_gpu_policy_t *p, const cJSON *pod, const char *ns,
+                         const nw_gpu_dra_src_t *dra, nw_admit_result_t *res)
+{
+    if (cJSON_GetArraySize(nw_json_get(nw_json_get(pod, "spec"), "resourceClaims")) == 0)
+        return;
+    nw_gpu_pod_info_t in;
+    nw_gpu_pod_analyze(p, pod, ns, dra, &in);
+    if (pod_left_alone(&in))
+        return;
+    if (in.dra.unjudged)
+        nw_admit_warn(res, "GPU isolation policy: the pod's DRA ResourceClaims were not judged "
+                           "(no cluster state: the scaler is off); a claim for accelerator "
+                           "devices does not get its class's toleration and node selector");
+    if (in.dra.missing[0] && !dra->complete)
+        nw_admit_warn(res,
+                      "GPU isolation policy: %s is not among the objects given, so the "
+                      "devices it requests were not judged",
+                      in.dra.missing);
+}
+
 static const char *object_name(const cJSON *obj, const nw_admit_req_t *req)
 {
     const char *n = nw_json_str(nw_json_get(obj, "metadata"), "name");
@@ -533,5 +546,8 @@ nw_rc_t nw_gpu_pod_validate(const nw_admit_ctx_t *ctx, const nw_admit_req_t *req
     char msgs[4][512];
     nw_gpu_dra_src_t dra = {ctx->lookup, ctx->lookup_arg, ctx->lookup_complete};
     size_t n = nw_gpu_pod_problems(p, req->object, req->namespace_, &dra, msgs, 4);
-    return nw_gpu_deny_or_warn(p, "Pod", object_name(req->object, req), msgs, n, res);
+    nw_rc_t rc = nw_gpu_deny_or_warn(p, "Pod", object_name(req->object, req), msgs, n, res);
+    if (rc == NW_OK && res->allowed)
+        dra_warnings(p, req->object, req->namespace_, &dra, res);
+    return rc;
 }

@@ -171,6 +171,19 @@ static void run_case_in(const nw_test_case_t *row, kind_t k, const char *config)
             ck_assert_msg(got == NULL, "%s: expected no patch, got %s", name, g);
             free(g);
         }
+        if (cJSON_IsString(warn) && !any_warning(&res, warn->valuestring) && k == K_POD) {
+            /* the DRA warnings are the validating handler's */
+            nw_admit_result_t v;
+            nw_admit_result_init(&v);
+            nw_admit_ctx_t ctx = {.gpu = &p};
+            if (case_dra)
+                ctx = (nw_admit_ctx_t){&p, "", case_dra->lookup, case_dra->arg, case_dra->complete};
+            nw_admit_req_t req = {.op = NW_OP_CREATE, .object = obj, .namespace_ = ns};
+            ck_assert_int_eq(nw_gpu_pod_validate(&ctx, &req, &v), NW_OK);
+            for (size_t i = 0; i < v.nwarnings; i++)
+                nw_admit_warn(&res, "%s", v.warnings[i]);
+            nw_admit_result_cleanup(&v);
+        }
         if (cJSON_IsString(warn))
             ck_assert_msg(any_warning(&res, warn->valuestring), "%s: no warning '%s'", name,
                           warn->valuestring);
