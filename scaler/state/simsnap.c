@@ -196,6 +196,19 @@ cJSON *nw_simsnap_dra_view(const struct nw_gpu_policy *gpu, const nw_kube_snap_t
     return j;
 }
 
+unsigned nw_simsnap_dra_classes(const nw_pod_t *pod, void *ud)
+{
+    const nw_simsnap_dra_ctx_t *x = ud;
+    const nw_gpu_policy_t *p = x ? x->gpu : NULL;
+    if (!p || !p->enabled || !pod ||
+        cJSON_GetArraySize(nw_json_get(pod->spec, "resourceClaims")) == 0)
+        return 0;
+    nw_gpu_dra_src_t src = {nw_kube_cache_snap_lookup, (void *)x->ks, true};
+    nw_gpu_dra_t dra;
+    nw_gpu_dra_pod(p, pod->spec, pod->ns, &src, &dra);
+    return dra.classes;
+}
+
 /* Add pod p (as `as` says; NULL: where it is); one the simulation refuses is logged and
  * left out. A pod whose DRA claims ask for a class's devices enters as its DRA view. */
 static NW_MUST_USE nw_rc_t push_pod(build_t *b, const nw_kube_obj_t *p, const nw_sched_pod_as_t *as,

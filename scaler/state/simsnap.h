@@ -127,6 +127,17 @@ typedef struct {
 cJSON *nw_simsnap_dra_view(const struct nw_gpu_policy *gpu, const nw_kube_snap_t *ks,
                            const nw_kube_obj_t *pod);
 
+/** What nw_simsnap_dra_classes reads: the policy and the kube snapshot (borrowed). */
+typedef struct {
+    const struct nw_gpu_policy *gpu;
+    const nw_kube_snap_t *ks;
+} nw_simsnap_dra_ctx_t;
+
+/** The classes (bit i: the policy's class i) whose devices a pod's DRA ResourceClaims ask
+ * for, read from ud's kube snapshot (ud: a nw_simsnap_dra_ctx_t); 0 for none. The shape of
+ * nw_disrupt_accel_t's dra_classes. */
+unsigned nw_simsnap_dra_classes(const nw_pod_t *pod, void *ud);
+
 /** Build the snapshot: a pure function of env, ks and o (no I/O, no clock, no change to
  * the memory it reads). out is initialised by the call (free it with nw_simsnap_free
  * even on error). Objects the simulation rejects (a pod with a malformed quantity...)
