@@ -485,6 +485,14 @@ size_t nw_gpu_pod_problems(const nw_gpu_policy_t *p, const cJSON *pod, const cha
     return n;
 }
 
+/* where the handlers read a pod's claims: the context's lookup, complete once its view is */
+static nw_gpu_dra_src_t dra_src(const nw_admit_ctx_t *ctx)
+{
+    bool complete =
+        ctx->lookup_complete && (!ctx->lookup_ready || ctx->lookup_ready(ctx->lookup_arg));
+    return (nw_gpu_dra_src_t){ctx->lookup, ctx->lookup_arg, complete};
+}
+
 /* What the validating side says of DRA claims it could not judge (said once, there: the
  * mutating side's warnings do not reach `nodewarden check`'s report) */
 static void dra_warnings(const nw_gpu_policy_t *p, const cJSON *pod, const char *ns,
@@ -502,8 +510,9 @@ static void dra_warnings(const nw_gpu_policy_t *p, const cJSON *pod, const char 
                            "devices does not get its class's toleration and node selector");
     if (in.dra.missing[0] && !dra->complete)
         nw_admit_warn(res,
-                      "GPU isolation policy: %s is not among the objects given, so the "
-                      "devices it requests were not judged",
+                      "GPU isolation policy: %s is not in what nodewarden sees of the "
+                      "cluster (the files given to check, or a watch cache still "
+                      "syncing), so the devices it requests were not judged",
                       in.dra.missing);
 }
 
@@ -526,7 +535,7 @@ nw_rc_t nw_gpu_pod_mutate(const nw_admit_ctx_t *ctx, const nw_admit_req_t *req,
         return NW_OK;
     nw_jsonpatch_t patch;
     nw_jsonpatch_init(&patch);
-    nw_gpu_dra_src_t dra = {ctx->lookup, ctx->lookup_arg, ctx->lookup_complete};
+    nw_gpu_dra_src_t dra = dra_src(ctx);
     nw_rc_t rc = nw_gpu_pod_patch(p, req->object, req->namespace_, &dra, &patch, res);
     if (rc == NW_OK) {
         free(res->patch);
@@ -544,7 +553,7 @@ nw_rc_t nw_gpu_pod_validate(const nw_admit_ctx_t *ctx, const nw_admit_req_t *req
     if (!p || !p->enabled || req->op != NW_OP_CREATE || !req->object)
         return NW_OK;
     char msgs[4][512];
-    nw_gpu_dra_src_t dra = {ctx->lookup, ctx->lookup_arg, ctx->lookup_complete};
+    nw_gpu_dra_src_t dra = dra_src(ctx);
     size_t n = nw_gpu_pod_problems(p, req->object, req->namespace_, &dra, msgs, 4);
     nw_rc_t rc = nw_gpu_deny_or_warn(p, "Pod", object_name(req->object, req), msgs, n, res);
     if (rc == NW_OK && res->allowed)

@@ -40,6 +40,9 @@ typedef struct {
     /* the lookup sees the whole cluster (serve's watch cache), so an object it does not
      * find does not exist; false for `nodewarden check`, which sees only its files */
     bool lookup_complete;
+    /* optional: false while the lookup's view is still being filled (the watch cache
+     * before its first list), when lookup_complete does not hold yet; NULL: it holds */
+    bool (*lookup_ready)(void *arg);
 } nw_admit_ctx_t;
 
 /* The decoded AdmissionReview request (borrowed). */

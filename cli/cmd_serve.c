@@ -51,6 +51,13 @@ static cJSON *scaler_lookup(void *arg, const char *group, const char *kind, cons
     return nw_scaler_loop_lookup(arg, group, kind, name);
 }
 
+/* the lookup's view is complete once the watch cache has listed every kind: before, a pod
+ * whose claim the cache does not hold yet gets a warning, not a denial */
+static bool scaler_synced(void *arg)
+{
+    return nw_scaler_loop_synced(arg);
+}
+
 static NW_MUST_USE nw_rc_t scaler_metrics(void *ud, nw_buf_t *out)
 {
     return nw_scaler_loop_metrics(ud, out);
@@ -168,6 +175,7 @@ static nw_scaler_t *start_scaler(const nw_config_t *cfg, const nw_gpu_policy_t *
         actx->lookup = scaler_lookup;
         actx->lookup_arg = scaler;
         actx->lookup_complete = true;
+        actx->lookup_ready = scaler_synced;
     }
     return scaler;
 }

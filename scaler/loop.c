@@ -723,6 +723,11 @@ cJSON *nw_scaler_loop_lookup(nw_scaler_t *s, const char *group, const char *kind
     return copy;
 }
 
+bool nw_scaler_loop_synced(nw_scaler_t *s)
+{
+    return s && s->deps.cache && nw_kube_cache_has_synced(s->deps.cache);
+}
+
 cJSON *nw_scaler_loop_nodeclass(nw_scaler_t *s, const char *name)
 {
     if (!s || !s->deps.cache || !name)

@@ -177,7 +177,11 @@ static void run_case_in(const nw_test_case_t *row, kind_t k, const char *config)
             nw_admit_result_init(&v);
             nw_admit_ctx_t ctx = {.gpu = &p};
             if (case_dra)
-                ctx = (nw_admit_ctx_t){&p, "", case_dra->lookup, case_dra->arg, case_dra->complete};
+                ctx = (nw_admit_ctx_t){.gpu = &p,
+                                       .self_namespace = "",
+                                       .lookup = case_dra->lookup,
+                                       .lookup_arg = case_dra->arg,
+                                       .lookup_complete = case_dra->complete};
             nw_admit_req_t req = {.op = NW_OP_CREATE, .object = obj, .namespace_ = ns};
             ck_assert_int_eq(nw_gpu_pod_validate(&ctx, &req, &v), NW_OK);
             for (size_t i = 0; i < v.nwarnings; i++)
@@ -963,6 +967,49 @@ START_TEST(dra_device_classes)
 }
 END_TEST
 
+static bool not_ready(void *arg)
+{
+    (void)arg;
+    return false;
+}
+
+/* serve's lookup before the watch cache has listed everything: a claim it does not hold
+ * yet is not known not to exist, so the pod gets a warning, not a denial */
+START_TEST(dra_cache_not_synced)
+{
+    nw_gpu_policy_t p;
+    ck_assert_int_eq(nw_gpu_policy_init(&p, ""), NW_OK);
+    cJSON *none = cJSON_CreateArray();
+    cJSON *pod = cJSON_Parse("{\"metadata\":{\"name\":\"x\",\"namespace\":\"default\"},"
+                             "\"spec\":{\"resourceClaims\":[{\"name\":\"g\","
+                             "\"resourceClaimName\":\"later\"}],\"containers\":[{\"name\":"
+                             "\"c\"}]}}");
+    nw_admit_req_t req = {.op = NW_OP_CREATE, .object = pod, .namespace_ = "default"};
+    for (int ready = 0; ready < 2; ready++) {
+        nw_admit_ctx_t ctx = {.gpu = &p,
+                              .lookup = dra_lookup,
+                              .lookup_arg = none,
+                              .lookup_complete = true,
+                              .lookup_ready = ready ? NULL : not_ready};
+        nw_admit_result_t res;
+        nw_admit_result_init(&res);
+        ck_assert_int_eq(nw_gpu_pod_validate(&ctx, &req, &res), NW_OK);
+        if (ready) {
+            ck_assert(!res.allowed);
+            ck_assert_msg(strstr(res.message, "ResourceClaim default/later does not exist"), "%s",
+                          res.message);
+        } else {
+            ck_assert(res.allowed);
+            ck_assert(any_warning(&res, "a watch cache still syncing"));
+        }
+        nw_admit_result_cleanup(&res);
+    }
+    cJSON_Delete(pod);
+    cJSON_Delete(none);
+    nw_gpu_policy_cleanup(&p);
+}
+END_TEST
+
 /* Bad DRA settings are refused naming the key. */
 START_TEST(dra_config_errors)
 {
@@ -1197,6 +1244,7 @@ Suite *nw_gpu_suite(void)
     nw_test_add_cases(tc, dra_case, dra_cases);
     tcase_add_test(tc, dra_device_classes);
     tcase_add_test(tc, dra_config_errors);
+    tcase_add_test(tc, dra_cache_not_synced);
     tcase_add_test(tc, policy_disabled_and_handlers);
     tcase_add_test(tc, custom_policy_and_garbage);
     tcase_add_test(tc, isolation_matrix);
