@@ -149,9 +149,13 @@ static const char *device_resource(const nw_accel_class_t *c)
 }
 
 cJSON *nw_simsnap_dra_view(const struct nw_gpu_policy *gpu, const nw_kube_snap_t *ks,
-                           const nw_kube_obj_t *pod)
+                           const nw_kube_obj_t *pod, const char **res_out, int *count_out)
 {
     const nw_gpu_policy_t *p = gpu;
+    if (res_out)
+        *res_out = NULL;
+    if (count_out)
+        *count_out = 0;
     if (!p || !p->enabled || !pod->pod ||
         cJSON_GetArraySize(nw_json_get(pod->pod->spec, "resourceClaims")) == 0)
         return NULL;
@@ -191,6 +195,10 @@ cJSON *nw_simsnap_dra_view(const struct nw_gpu_policy *gpu, const nw_kube_snap_t
             char n[24];
             snprintf(n, sizeof n, "%d", dra.devices[k]);
             nw_json_add_string(req, res, n);
+            if (res_out)
+                *res_out = res;
+            if (count_out)
+                *count_out = dra.devices[k];
         }
     }
     return j;
@@ -217,7 +225,9 @@ static NW_MUST_USE nw_rc_t push_pod(build_t *b, const nw_kube_obj_t *p, const nw
     nw_simsnap_t *out = b->out;
     nw_err_t e = {0};
     size_t before = nw_snapshot_npods(out->sched);
-    cJSON *view = nw_simsnap_dra_view(b->env->gpu, b->ks, p);
+    const char *dra_res = NULL;
+    int dra_count = 0;
+    cJSON *view = nw_simsnap_dra_view(b->env->gpu, b->ks, p, &dra_res, &dra_count);
     nw_rc_t rc = view ? nw_snap_pod_add_json_as(out->sched, view, as, &e)
                       : nw_snap_pod_add_as(out->sched, p->pod, as, &e);
     cJSON_Delete(view);
@@ -240,10 +250,20 @@ static NW_MUST_USE nw_rc_t push_pod(build_t *b, const nw_kube_obj_t *p, const nw
         if (!r)
             return nw_err_set(b->err, NW_ENOMEM, "", "out of memory");
         out->rescheduled = r;
+        const char **dr = realloc(out->dra_res, n * sizeof *dr);
+        if (!dr)
+            return nw_err_set(b->err, NW_ENOMEM, "", "out of memory");
+        out->dra_res = dr;
+        int *dc = realloc(out->dra_count, n * sizeof *dc);
+        if (!dc)
+            return nw_err_set(b->err, NW_ENOMEM, "", "out of memory");
+        out->dra_count = dc;
         b->cpods = n;
     }
     out->pods[out->npods] = p;
     out->rescheduled[out->npods] = (unsigned char)(resched != 0);
+    out->dra_res[out->npods] = dra_res;
+    out->dra_count[out->npods] = dra_count;
     out->npods++;
     return NW_OK;
 }
@@ -440,6 +460,8 @@ void nw_simsnap_free(nw_simsnap_t *s)
     nw_snapshot_free(s->sched);
     free(s->pods);
     free(s->rescheduled);
+    free(s->dra_res);
+    free(s->dra_count);
     for (size_t i = 0; i < s->nentries; i++) {
         free(s->entry_names[i]);
         free(s->entry_claims[i]);
@@ -916,6 +938,30 @@ static void claim_requirements(cJSON *spec, const nw_sched_claim_t *cl, cJSON *t
     nw_json_push(reqs, ct);
 }
 
+/* The devices DRA views added (nw_simsnap_dra_view) are no resource the node's kubelet
+ * registers: the DRA driver publishes them as a ResourceSlice. Left out of the NodeClaim's
+ * requests, which its node must register in full to be initialized (lifecycle.c). */
+static void leave_out_dra(const nw_simsnap_t *s, const nw_sched_claim_t *cl, cJSON *req)
+{
+    for (int k = 0; k < cl->npods; k++) {
+        int i = cl->pods[k];
+        if (i < 0 || (size_t)i >= s->npods || !s->dra_res || !s->dra_res[i])
+            continue;
+        cJSON *v = cJSON_GetObjectItemCaseSensitive(req, s->dra_res[i]);
+        const char *q = cJSON_GetStringValue(v);
+        if (!q)
+            continue;
+        long long left = atoll(q) - s->dra_count[i];
+        if (left <= 0) {
+            cJSON_DeleteItemFromObjectCaseSensitive(req, s->dra_res[i]);
+        } else {
+            char n[24];
+            snprintf(n, sizeof n, "%lld", left);
+            cJSON_ReplaceItemInObjectCaseSensitive(req, s->dra_res[i], cJSON_CreateString(n));
+        }
+    }
+}
+
 cJSON *nw_simsnap_claim_body(const nw_simsnap_t *s, const nw_sched_claim_t *cl,
                              const nw_kube_obj_t *pool, const nw_simsnap_claim_opts_t *o,
                              int *ntypes, const char **first_type, nw_err_t *err)
@@ -954,7 +1000,9 @@ cJSON *nw_simsnap_claim_body(const nw_simsnap_t *s, const nw_sched_claim_t *cl,
     cJSON *spec = nw_json_add_object(nc, "spec");
     claim_requirements(spec, cl, types, o);
     cJSON *res = nw_json_add_object(spec, "resources");
-    nw_json_add_item(res, "requests", nw_snapshot_res_to_json(ss, &cl->requests));
+    cJSON *req = nw_snapshot_res_to_json(ss, &cl->requests);
+    leave_out_dra(s, cl, req);
+    nw_json_add_item(res, "requests", req);
     const cJSON *ref = nw_json_get(tspec, "nodeClassRef");
     if (ref)
         nw_json_add_item(spec, "nodeClassRef", nw_json_dup(ref));

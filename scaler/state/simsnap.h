@@ -72,6 +72,12 @@ typedef struct {
     nw_sched_snap_t *sched;     /* owned */
     const nw_kube_obj_t **pods; /* [npods]: the Pod behind each snapshot pod index */
     unsigned char *rescheduled; /* [npods]: 1 = re-added from an excluded/deleting node */
+    /* [npods]: the devices its DRA view added to its requests (nw_simsnap_dra_view) as
+     * this resource (the policy's string; NULL: none); a NodeClaim's requests leave them
+     * out, so that a node whose DRA driver publishes the devices but no device plugin
+     * advertises the resource still counts as initialized */
+    const char **dra_res;
+    int *dra_count;
     size_t npods;
     /* in-flight entries: the snapshot name (a NodeClaim name, or the Node name of a
      * registered but not initialized claim) and the NodeClaim behind it (owned) */
@@ -123,9 +129,10 @@ typedef struct {
  * is packed by the instance types' device counts. No toleration is added: a pod that does
  * not tolerate the class's taint (the webhook did not see it) cannot run on the class's
  * nodes, so none is planned for it. NULL when the pod has no such claim (or gpu is off).
- * The caller frees it. */
+ * The caller frees it. *res and *count (may be NULL) receive the resource and the devices
+ * added (NULL and 0 when none). */
 cJSON *nw_simsnap_dra_view(const struct nw_gpu_policy *gpu, const nw_kube_snap_t *ks,
-                           const nw_kube_obj_t *pod);
+                           const nw_kube_obj_t *pod, const char **res, int *count);
 
 /** What nw_simsnap_dra_classes reads: the policy and the kube snapshot (borrowed). */
 typedef struct {

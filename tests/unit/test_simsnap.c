@@ -322,9 +322,11 @@ START_TEST(test_dra_pods)
     dra_pod(&f, "net", "nic", false);
 
     /* the view itself */
+    const char *vres = NULL;
+    int vcount = 0;
     nw_kube_snap_t *ks = nw_kube_cache_snapshot(f.cache);
     const nw_kube_obj_t *o = nw_kube_cache_snap_get(ks, NW_KUBE_PODS, "default", "train");
-    cJSON *v = nw_simsnap_dra_view(&gpu, ks, o);
+    cJSON *v = nw_simsnap_dra_view(&gpu, ks, o, &vres, &vcount);
     ck_assert_ptr_nonnull(v);
     const cJSON *sel = nw_json_get(nw_json_get(v, "spec"), "nodeSelector");
     ck_assert_str_eq(nw_json_str(sel, "node.accelerator"), "nvidia-gpu");
@@ -334,10 +336,12 @@ START_TEST(test_dra_pods)
         "requests");
     ck_assert_str_eq(nw_json_str(req, "nvidia.com/gpu"), "2");
     ck_assert_str_eq(nw_json_str(req, "cpu"), "1");
+    ck_assert_str_eq(vres, "nvidia.com/gpu");
+    ck_assert_int_eq(vcount, 2);
     cJSON_Delete(v);
     o = nw_kube_cache_snap_get(ks, NW_KUBE_PODS, "default", "net");
-    ck_assert_ptr_null(nw_simsnap_dra_view(&gpu, ks, o));
-    ck_assert_ptr_null(nw_simsnap_dra_view(NULL, ks, o));
+    ck_assert_ptr_null(nw_simsnap_dra_view(&gpu, ks, o, &vres, &vcount));
+    ck_assert_ptr_null(nw_simsnap_dra_view(NULL, ks, o, NULL, NULL));
     nw_kube_cache_snap_release(ks);
 
     /* what the simulation does with them */
@@ -355,6 +359,22 @@ START_TEST(test_dra_pods)
             const nw_sched_itype_t *t = nw_snapshot_itype(r.ss.sched, (size_t)r.r.claims[i].itype);
             ck_assert_msg(strncmp(t->name, "g5.", 3) == 0, "train planned on %s", t->name);
             ck_assert_str_eq(r.ss.sched->pools[r.r.claims[i].pool].name, "gpu");
+            /* the NodeClaim does not ask its node to register the DRA devices as
+             * nvidia.com/gpu (the driver publishes them as a ResourceSlice) */
+            int nt = 0;
+            const char *first = NULL;
+            nw_err_t err = {0};
+            nw_simsnap_claim_opts_t co;
+            memset(&co, 0, sizeof co);
+            cJSON *body = nw_simsnap_claim_body(
+                &r.ss, &r.r.claims[i], nw_kube_cache_snap_get(r.ks, NW_KUBE_NODEPOOLS, "", "gpu"),
+                &co, &nt, &first, &err);
+            ck_assert_msg(body != NULL, "%s", err.msg);
+            const cJSON *creq =
+                nw_json_get(nw_json_get(nw_json_get(body, "spec"), "resources"), "requests");
+            ck_assert_ptr_nonnull(nw_json_get(creq, "cpu"));
+            ck_assert_ptr_null(nw_json_get(creq, "nvidia.com/gpu"));
+            cJSON_Delete(body);
         }
     ck_assert_msg(found, "the DRA pod got no NodeClaim");
     ck_assert_int_eq(in_new_claim(&r, "blind"), 0); /* no toleration: nothing planned */
