@@ -661,6 +661,55 @@ static NW_MUST_USE nw_rc_t add_objects(build_t *b)
 
 /* The Nodes (and the NodeClaims they registered for) with their pods; those excluded or
  * being deleted go to resched when their pods are to be placed again. */
+/* Does the cluster have a DeviceClass of class k (by name or by its selectors)? */
+static bool class_has_deviceclass(const nw_gpu_policy_t *p, const nw_kube_snap_t *ks, int k)
+{
+    size_t n = nw_kube_cache_snap_count(ks, NW_KUBE_DEVICECLASSES);
+    for (size_t i = 0; i < n; i++) {
+        const nw_kube_obj_t *o = nw_kube_cache_snap_at(ks, NW_KUBE_DEVICECLASSES, i);
+        if (nw_gpu_dra_device_class(p, o->name, o->json) == k)
+            return true;
+    }
+    return false;
+}
+
+/* A node of an accelerator class whose devices come through DRA: its kubelet registers no
+ * device resource (the driver publishes a ResourceSlice), so the simulation, which counts
+ * DRA pods' devices as the class's device resource (nw_simsnap_dra_view), gives it its
+ * instance type's count of that resource. Only when the cluster has a DeviceClass of the
+ * class and the node's allocatable has none of it; a copy of the node (NULL: as it is). */
+static cJSON *dra_node_view(build_t *b, const cJSON *node)
+{
+    const nw_gpu_policy_t *p = b->env->gpu;
+    if (!p || !p->enabled || nw_kube_cache_snap_count(b->ks, NW_KUBE_DEVICECLASSES) == 0)
+        return NULL;
+    const cJSON *labels = nw_json_get(nw_json_get(node, "metadata"), "labels");
+    const char *lv = nw_json_str(labels, p->label_key);
+    int k = -1;
+    for (size_t i = 0; lv && i < p->nclasses && k < 0; i++)
+        if (strcmp(lv, p->classes[i].label_value) == 0)
+            k = (int)i;
+    const char *res = k >= 0 ? device_resource(&p->classes[k]) : NULL;
+    const cJSON *alloc = nw_json_get(nw_json_get(node, "status"), "allocatable");
+    const char *have = nw_json_str(alloc, res ? res : "");
+    if (!res || (have && strcmp(have, "0") != 0) || !class_has_deviceclass(p, b->ks, k))
+        return NULL;
+    cJSON *cap =
+        nw_simsnap_type_resources(b->env, NULL, nw_json_str(labels, NW_LABEL_INSTANCE_TYPE), 0);
+    const char *count = nw_json_str(cap, res);
+    cJSON *copy = count ? nw_json_dup(node) : NULL;
+    cJSON *st = copy ? cJSON_GetObjectItemCaseSensitive(copy, "status") : NULL;
+    for (int i = 0; st && i < 2; i++) {
+        cJSON *m = cJSON_GetObjectItemCaseSensitive(st, i ? "capacity" : "allocatable");
+        if (!cJSON_IsObject(m))
+            continue;
+        cJSON_DeleteItemFromObjectCaseSensitive(m, res);
+        nw_json_add_string(m, res, count);
+    }
+    cJSON_Delete(cap);
+    return copy;
+}
+
 static NW_MUST_USE nw_rc_t add_nodes(build_t *b, const nw_kube_obj_t **resched, size_t *nresched)
 {
     const nw_kube_snap_t *ks = b->ks;
@@ -688,7 +737,9 @@ static NW_MUST_USE nw_rc_t add_nodes(build_t *b, const nw_kube_obj_t **resched, 
             rc = add_entry(b, nc->json, n->name, nc->name);
         else {
             nw_err_t e = {0};
-            rc = nw_snap_node_add_json(out->sched, n->json, &e);
+            cJSON *dra = dra_node_view(b, n->json);
+            rc = nw_snap_node_add_json(out->sched, dra ? dra : n->json, &e);
+            cJSON_Delete(dra);
             if (rc == NW_ENOMEM)
                 nw_err_set(err, rc, "", "out of memory");
             else if (rc != NW_OK) {

@@ -385,6 +385,65 @@ START_TEST(test_dra_pods)
 }
 END_TEST
 
+/* DRA (issue 33): an NVIDIA node whose devices come through DRA registers no
+ * nvidia.com/gpu; with a DeviceClass of the NVIDIA class in the cluster the simulation gives
+ * it its instance type's GPUs (a g5.12xlarge: 4), so a pending pod whose claim asks for 2
+ * goes there, not to a new NodeClaim; without any such DeviceClass the node has none. */
+START_TEST(test_dra_node_devices)
+{
+    nw_gpu_policy_t gpu;
+    ck_assert_int_eq(nw_gpu_policy_init(&gpu, ""), NW_OK);
+    for (int with_class = 0; with_class < 2; with_class++) {
+        fx_t f;
+        fx_init(&f);
+        f.env.gpu = &gpu;
+        put(&f, NW_KUBE_NODEPOOLS,
+            "{\"apiVersion\":\"karpenter.sh/v1\",\"kind\":\"NodePool\",\"metadata\":{"
+            "\"name\":\"gpu\",\"uid\":\"p2\"},\"spec\":{\"template\":{\"metadata\":{\"labels\":{"
+            "\"node.accelerator\":\"nvidia-gpu\"}},\"spec\":{"
+            "\"nodeClassRef\":{\"group\":\"karpenter.k8s.aws\",\"kind\":\"EC2NodeClass\","
+            "\"name\":\"default\"},\"taints\":[{\"key\":\"gpu\",\"value\":\"true\",\"effect\":"
+            "\"NoSchedule\"}],\"requirements\":[{\"key\":\"karpenter.sh/capacity-type\","
+            "\"operator\":\"In\",\"values\":[\"on-demand\"]},{\"key\":"
+            "\"karpenter.k8s.aws/instance-family\",\"operator\":\"In\",\"values\":[\"g5\"]}]}}}}");
+        put(&f, NW_KUBE_NODES,
+            "{\"metadata\":{\"name\":\"g\",\"uid\":\"n-g\",\"labels\":{"
+            "\"karpenter.sh/nodepool\":\"gpu\",\"karpenter.sh/initialized\":\"true\","
+            "\"node.accelerator\":\"nvidia-gpu\",\"node.kubernetes.io/instance-type\":"
+            "\"g5.12xlarge\",\"kubernetes.io/arch\":\"amd64\",\"topology.kubernetes.io/zone\":"
+            "\"us-west-2a\",\"karpenter.sh/capacity-type\":\"on-demand\"}},"
+            "\"spec\":{\"providerID\":\"aws:///us-west-2a/i-g\",\"taints\":[{\"key\":\"gpu\","
+            "\"value\":\"true\",\"effect\":\"NoSchedule\"}]},"
+            "\"status\":{\"allocatable\":{\"cpu\":\"47\",\"memory\":\"180Gi\",\"pods\":\"200\"},"
+            "\"capacity\":{\"cpu\":\"48\",\"memory\":\"192Gi\",\"pods\":\"200\"}}}");
+        if (with_class)
+            put(&f, NW_KUBE_DEVICECLASSES,
+                "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"DeviceClass\",\"metadata\":"
+                "{\"name\":\"gpu.nvidia.com\"},\"spec\":{}}");
+        put(&f, NW_KUBE_RESOURCECLAIMTEMPLATES,
+            "{\"apiVersion\":\"resource.k8s.io/"
+            "v1\",\"kind\":\"ResourceClaimTemplate\",\"metadata\":"
+            "{\"name\":\"two-gpus\",\"namespace\":\"default\"},\"spec\":{\"spec\":{\"devices\":{"
+            "\"requests\":[{\"name\":\"g\",\"exactly\":{\"deviceClassName\":\"gpu.nvidia.com\","
+            "\"count\":2}}]}}}}");
+        dra_pod(&f, "train", "two-gpus", true);
+        nw_simsnap_opts_t opts = {.include_pending = true};
+        run_t r;
+        run(&f, &opts, &r);
+        if (with_class) {
+            ck_assert_int_eq(in_new_claim(&r, "train"), 0);
+            ck_assert_str_eq(placed_on(&r, "train") ? placed_on(&r, "train") : "(none)", "g");
+        } else {
+            ck_assert_ptr_null(placed_on(&r, "train"));
+            ck_assert_int_eq(in_new_claim(&r, "train"), 1);
+        }
+        run_free(&r);
+        fx_free(&f);
+    }
+    nw_gpu_policy_cleanup(&gpu);
+}
+END_TEST
+
 /* attach limits from the watched CSINodes (Karpenter volumeusage.go): a pending pod whose
  * claim would take an existing node past its driver's count goes to a new NodeClaim */
 START_TEST(test_csinode_attach_limit)
@@ -789,6 +848,7 @@ Suite *nw_simsnap_suite(void)
     tcase_add_test(tc, test_replicas_one_spec);
     tcase_add_test(tc, test_pools_isolated_by_policy);
     tcase_add_test(tc, test_dra_pods);
+    tcase_add_test(tc, test_dra_node_devices);
     class_cases = nw_test_cases_dir("tests/data/classready", ".yaml", 6);
     nw_test_add_cases(tc, class_ready_case, class_cases);
     suite_add_tcase(s, tc);
