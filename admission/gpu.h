@@ -182,8 +182,10 @@ int nw_gpu_dra_device_class(const nw_gpu_policy_t *p, const char *name, const cJ
 unsigned nw_gpu_dra_claim_spec(const nw_gpu_policy_t *p, const cJSON *claim_spec,
                                const nw_gpu_dra_src_t *src, int *devices, char *what, size_t n);
 
-/** Judge a pod spec's ResourceClaims (ns: the pod's namespace). src may be NULL. */
-void nw_gpu_dra_pod(const nw_gpu_policy_t *p, const cJSON *spec, const char *ns,
+/** Judge a pod spec's ResourceClaims (ns and name: the pod's; name may be NULL). src may
+ * be NULL. A claim several pods share (resourceClaimName) counts its devices once: an
+ * allocated one for the first pod it is reserved for only, and for no other pod. */
+void nw_gpu_dra_pod(const nw_gpu_policy_t *p, const cJSON *spec, const char *ns, const char *name,
                     const nw_gpu_dra_src_t *src, nw_gpu_dra_t *out);
 
 /* ---- Pods ---------------------------------------------------------------- */

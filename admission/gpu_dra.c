@@ -141,7 +141,19 @@ unsigned nw_gpu_dra_claim_spec(const nw_gpu_policy_t *p, const cJSON *claim_spec
     return m;
 }
 
-void nw_gpu_dra_pod(const nw_gpu_policy_t *p, const cJSON *spec, const char *ns,
+/* An allocated claim's devices are counted for the first pod it is reserved for (its
+ * status.reservedFor); any other pod sharing it uses devices already counted */
+static bool counts_devices(const cJSON *claim, const char *pod)
+{
+    const cJSON *st = nw_json_get(claim, "status");
+    if (!nw_json_get(st, "allocation"))
+        return true;
+    const cJSON *first = cJSON_GetArrayItem(nw_json_get(st, "reservedFor"), 0);
+    const char *who = nw_json_str(first, "name");
+    return who && pod && strcmp(who, pod) == 0;
+}
+
+void nw_gpu_dra_pod(const nw_gpu_policy_t *p, const cJSON *spec, const char *ns, const char *pod,
                     const nw_gpu_dra_src_t *src, nw_gpu_dra_t *out)
 {
     memset(out, 0, sizeof *out);
@@ -171,7 +183,9 @@ void nw_gpu_dra_pod(const nw_gpu_policy_t *p, const cJSON *spec, const char *ns,
         if (!claim || !*claim)
             cs = nw_json_get(cs, "spec"); /* a template's spec.spec is the claim's spec */
         char what[160] = "";
-        unsigned m = nw_gpu_dra_claim_spec(p, cs, src, out->devices, what, sizeof what);
+        bool count = !claim || !*claim || counts_devices(obj, pod);
+        unsigned m =
+            nw_gpu_dra_claim_spec(p, cs, src, count ? out->devices : NULL, what, sizeof what);
         if (m && !out->what[0])
             snprintf(out->what, sizeof out->what, "%s %s (%s)", kind, name, what);
         out->classes |= m;

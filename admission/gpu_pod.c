@@ -187,7 +187,7 @@ void nw_gpu_pod_analyze(const nw_gpu_policy_t *p, const cJSON *pod, const char *
     const char *first[NW_GPU_MAX_CLASSES] = {0};
     out->requested = pod_requested_classes(p, spec, first);
     /* devices its DRA claims request count as requests of their class */
-    nw_gpu_dra_pod(p, spec, ns, dra, &out->dra);
+    nw_gpu_dra_pod(p, spec, ns, nw_json_str(meta, "name"), dra, &out->dra);
     out->requested |= out->dra.classes;
     out->requests_gpu = out->requested != 0;
     out->cls = lowest_bit(out->requested);

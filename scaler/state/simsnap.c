@@ -161,7 +161,7 @@ cJSON *nw_simsnap_dra_view(const struct nw_gpu_policy *gpu, const nw_kube_snap_t
         return NULL;
     nw_gpu_dra_src_t src = {nw_kube_cache_snap_lookup, (void *)ks, true};
     nw_gpu_dra_t dra;
-    nw_gpu_dra_pod(p, pod->pod->spec, pod->pod->ns, &src, &dra);
+    nw_gpu_dra_pod(p, pod->pod->spec, pod->pod->ns, pod->pod->name, &src, &dra);
     int k = -1;
     for (size_t i = 0; i < p->nclasses && k < 0; i++)
         if (dra.classes & (1u << i))
@@ -213,7 +213,7 @@ unsigned nw_simsnap_dra_classes(const nw_pod_t *pod, void *ud)
         return 0;
     nw_gpu_dra_src_t src = {nw_kube_cache_snap_lookup, (void *)x->ks, true};
     nw_gpu_dra_t dra;
-    nw_gpu_dra_pod(p, pod->spec, pod->ns, &src, &dra);
+    nw_gpu_dra_pod(p, pod->spec, pod->ns, pod->name, &src, &dra);
     return dra.classes;
 }
 

@@ -1010,6 +1010,44 @@ START_TEST(dra_cache_not_synced)
 }
 END_TEST
 
+/* A claim several pods share counts its devices once: an allocated one for the first pod it
+ * is reserved for; one not allocated yet for every pod naming it (planned as if each needed
+ * its own, the conservative side) */
+START_TEST(dra_shared_claim_counted_once)
+{
+    nw_gpu_policy_t p;
+    ck_assert_int_eq(nw_gpu_policy_init(&p, ""), NW_OK);
+    cJSON *objs = cJSON_Parse(
+        "[{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\",\"metadata\":{"
+        "\"name\":\"shared\",\"namespace\":\"default\"},\"spec\":{\"devices\":{\"requests\":"
+        "[{\"name\":\"g\",\"exactly\":{\"deviceClassName\":\"gpu.nvidia.com\"}}]}},"
+        "\"status\":{\"allocation\":{\"devices\":{\"results\":[]}},\"reservedFor\":["
+        "{\"resource\":\"pods\",\"name\":\"a\",\"uid\":\"1\"}]}},"
+        "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\",\"metadata\":{"
+        "\"name\":\"fresh\",\"namespace\":\"default\"},\"spec\":{\"devices\":{\"requests\":"
+        "[{\"name\":\"g\",\"exactly\":{\"deviceClassName\":\"gpu.nvidia.com\"}}]}}}]");
+    nw_gpu_dra_src_t src = {dra_lookup, objs, true};
+    static const char *const cases[][3] = {
+        {"shared", "a", "1"}, {"shared", "b", "0"}, {"fresh", "a", "1"}, {"fresh", "b", "1"}};
+    for (size_t i = 0; i < 4; i++) {
+        char js[200];
+        snprintf(js, sizeof js,
+                 "{\"resourceClaims\":[{\"name\":\"g\",\"resourceClaimName\":"
+                 "\"%s\"}]}",
+                 cases[i][0]);
+        cJSON *spec = cJSON_Parse(js);
+        nw_gpu_dra_t d;
+        nw_gpu_dra_pod(&p, spec, "default", cases[i][1], &src, &d);
+        ck_assert_uint_eq(d.classes, 1u); /* the class either way */
+        ck_assert_msg(d.devices[0] == atoi(cases[i][2]), "%s for %s: %d devices", cases[i][0],
+                      cases[i][1], d.devices[0]);
+        cJSON_Delete(spec);
+    }
+    cJSON_Delete(objs);
+    nw_gpu_policy_cleanup(&p);
+}
+END_TEST
+
 /* Bad DRA settings are refused naming the key. */
 START_TEST(dra_config_errors)
 {
@@ -1245,6 +1283,7 @@ Suite *nw_gpu_suite(void)
     tcase_add_test(tc, dra_device_classes);
     tcase_add_test(tc, dra_config_errors);
     tcase_add_test(tc, dra_cache_not_synced);
+    tcase_add_test(tc, dra_shared_claim_counted_once);
     tcase_add_test(tc, policy_disabled_and_handlers);
     tcase_add_test(tc, custom_policy_and_garbage);
     tcase_add_test(tc, isolation_matrix);
