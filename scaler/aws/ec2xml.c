@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "common/clock.h"
+#include "common/oom.h"
 
 #define LIST_MAX 1000000 /* records per list: far above any real page set */
 
@@ -171,12 +172,29 @@ static void *push(void **v, size_t *n, size_t *cap, size_t sz)
 
 #define PUSH(list) push((void **)&(list)->v, &(list)->n, &(list)->cap, sizeof(*(list)->v))
 
+void nw_ec2xml_tags_free(nw_ec2_tags_t *t)
+{
+    free(t->v);
+    t->v = NULL;
+    t->n = 0;
+}
+
+/* The tagSet's items, at most NW_EC2_MAX_TAGS, into an array of their count; an
+ * allocation failure aborts (a resource read without its tags could be taken for one
+ * nodewarden does not own). */
 static void tags(xmlNode *set, nw_ec2_tags_t *t)
 {
-    t->n = 0;
+    int n = 0;
     FOREACH_ITEM(set, it)
     {
-        if (t->n >= NW_EC2_MAX_TAGS)
+        if (n < NW_EC2_MAX_TAGS)
+            n++;
+    }
+    t->n = 0;
+    t->v = n ? nw_oom_check(calloc((size_t)n, sizeof *t->v), "EC2 tags") : NULL;
+    FOREACH_ITEM(set, it)
+    {
+        if (t->n >= n)
             break;
         TXT(it, "key", t->v[t->n].key);
         TXT(it, "value", t->v[t->n].value);
@@ -678,6 +696,8 @@ nw_rc_t nw_ec2xml_parse_zones(const char *xml, size_t len, nw_ec2_zones_t *out, 
 
 void nw_ec2xml_subnets_free(nw_ec2_subnets_t *l)
 {
+    for (size_t i = 0; i < l->n; i++)
+        nw_ec2xml_tags_free(&l->v[i].tags);
     free(l->v);
     memset(l, 0, sizeof *l);
 }
@@ -690,8 +710,10 @@ static bool fill_subnet(xmlNode *it, void *e)
     TXT(it, "availabilityZoneId", s->zone_id);
     TXT(it, "vpcId", s->vpc_id);
     s->available_ips = num(it, "availableIpAddressCount");
+    if (!*s->id)
+        return false; /* before the tags: a dropped item owns nothing */
     tags(child(it, "tagSet"), &s->tags);
-    return *s->id != 0;
+    return true;
 }
 
 static const item_list_t SUBNETS = {"DescribeSubnetsResponse",
@@ -710,6 +732,8 @@ nw_rc_t nw_ec2xml_parse_subnets(const char *xml, size_t len, nw_ec2_subnets_t *o
 
 void nw_ec2xml_sgs_free(nw_ec2_sgs_t *l)
 {
+    for (size_t i = 0; i < l->n; i++)
+        nw_ec2xml_tags_free(&l->v[i].tags);
     free(l->v);
     memset(l, 0, sizeof *l);
 }
@@ -720,8 +744,10 @@ static bool fill_sg(xmlNode *it, void *e)
     TXT(it, "groupId", s->id);
     TXT(it, "groupName", s->name);
     TXT(it, "vpcId", s->vpc_id);
+    if (!*s->id)
+        return false; /* before the tags: a dropped item owns nothing */
     tags(child(it, "tagSet"), &s->tags);
-    return *s->id != 0;
+    return true;
 }
 
 static const item_list_t SGS = {"DescribeSecurityGroupsResponse",
@@ -740,6 +766,8 @@ nw_rc_t nw_ec2xml_parse_sgs(const char *xml, size_t len, nw_ec2_sgs_t *out, char
 
 void nw_ec2xml_images_free(nw_ec2_images_t *l)
 {
+    for (size_t i = 0; i < l->n; i++)
+        nw_ec2xml_tags_free(&l->v[i].tags);
     free(l->v);
     memset(l, 0, sizeof *l);
 }
@@ -754,8 +782,10 @@ static bool fill_image(xmlNode *it, void *e)
     TXT(it, "imageOwnerId", im->owner);
     im->creation_ns = when(it, "creationDate");
     im->deprecation_ns = when(it, "deprecationTime");
+    if (!*im->id)
+        return false; /* before the tags: a dropped item owns nothing */
     tags(child(it, "tagSet"), &im->tags);
-    return *im->id != 0;
+    return true;
 }
 
 static const item_list_t IMAGES = {"DescribeImagesResponse",
@@ -832,6 +862,8 @@ out:
 
 void nw_ec2xml_instances_free(nw_ec2_instances_t *l)
 {
+    for (size_t i = 0; i < l->n; i++)
+        nw_ec2xml_tags_free(&l->v[i].tags);
     free(l->v);
     memset(l, 0, sizeof *l);
 }
@@ -868,6 +900,7 @@ static NW_MUST_USE nw_rc_t instances_set(xmlNode *set, nw_ec2_instances_t *out, 
             }
         }
         if (!*i->id) {
+            nw_ec2xml_tags_free(&i->tags);
             out->n--;
             return nw_err_set(err, NW_EPARSE, "instancesSet.item.instanceId", "missing");
         }

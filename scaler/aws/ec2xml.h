@@ -30,10 +30,15 @@ typedef struct {
     char value[256];
 } nw_ec2_tag_t;
 
+/* A resource's tags, up to NW_EC2_MAX_TAGS (AWS's limit per resource), in an array
+ * allocated to their count (5,000 instances of a few tags each cost a few MB, not the
+ * 100 MB a fixed array of 50 would): freed with the list that holds the resource
+ * (nw_ec2xml_*_free) or, for one built by hand, with nw_ec2xml_tags_free. */
 typedef struct {
-    nw_ec2_tag_t v[NW_EC2_MAX_TAGS];
+    nw_ec2_tag_t *v;
     int n;
 } nw_ec2_tags_t;
+void nw_ec2xml_tags_free(nw_ec2_tags_t *t);
 
 /* ---- errors ---- */
 typedef struct {

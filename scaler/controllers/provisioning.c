@@ -177,9 +177,11 @@ static void unsched_msg(const nw_simsnap_t *ss, const nw_sched_unsched_t *u, cha
         (void)snprintf(msg + off, n - off, "; %s", ss->notready);
 }
 
-static void provision(nw_provisioning_t *p, const nw_kube_snap_t *s, size_t npend)
+static void provision(nw_provisioning_t *p, const nw_kube_snap_t *s, size_t npend,
+                      int64_t waited_ns)
 {
     nw_ctl_deps_t *c = p->deps;
+    int64_t b0 = nw_clock_mono(c->clock);
     nw_simsnap_opts_t so = {
         .include_pending = true, .reschedule_deleting = true, .repack = p->o.repack};
     nw_simsnap_t ss;
@@ -197,8 +199,9 @@ static void provision(nw_provisioning_t *p, const nw_kube_snap_t *s, size_t npen
     nw_sched_results_t r;
     int64_t t0 = nw_clock_mono(c->clock);
     nw_rc_t src = nw_solve(ss.sched, nw_clock_now(c->clock), &r, &err);
+    int64_t t1 = nw_clock_mono(c->clock);
     nw_series_observe(c->series, &NW_KMETRICS_SCHEDULER_DURATION, (const char *[]){"provisioner"},
-                      (double)(nw_clock_mono(c->clock) - t0) / 1e9);
+                      (double)(t1 - t0) / 1e9);
     if (src != NW_OK) {
         nw_log_error("provisioner", "scheduling simulation failed", NW_LS("error", err.msg));
         nw_solve_results_free(&r);
@@ -209,7 +212,10 @@ static void provision(nw_provisioning_t *p, const nw_kube_snap_t *s, size_t npen
                 NW_LI("podsConsidered", r.considered), NW_LI("newNodeClaims", r.nclaims),
                 NW_LI("onExistingCapacity", r.nplaced), NW_LI("unschedulable", r.nunsched),
                 NW_LI("nodePoolsNotReady", (long long)ss.nnotready),
-                NW_LF("pricePerHour", r.total_price));
+                NW_LF("pricePerHour", r.total_price),
+                NW_LF("batchWaitSeconds", (double)waited_ns / 1e9),
+                NW_LF("snapshotSeconds", (double)(t0 - b0) / 1e9),
+                NW_LF("solveSeconds", (double)(t1 - t0) / 1e9));
     /* nominations no pending pod looked up and older than 30 s go */
     int64_t mono = nw_clock_mono(c->clock);
     nw_nominations_prune(p->mem->noms, ss.looked_up, ss.nlooked_up, mono);
@@ -533,8 +539,8 @@ static bool claim_up(const nw_kube_snap_t *s, const char *claim)
     return lab && strcmp(lab, "true") == 0;
 }
 
-/* Pending pods nominated to a NodeClaim whose node is up, still unbound after
- * MISS_GRACE_NS: the kube-scheduler placed other pods in their room (it is free to; the
+/* Pending pods nominated to a NodeClaim whose node is up, tried again by the kube-scheduler
+ * and still unbound after MISS_GRACE_NS: it placed other pods in their room (it is free to; the
  * tighter the packing, the likelier), so they are placed again at once, rather than at the
  * next 10 s look, by a solve that counts what really runs on the new nodes. 1 when some
  * did; miss_due_mono is when the next grace ends, 0 for none. */
@@ -547,8 +553,8 @@ static int missed_nominations(nw_provisioning_t *c, const nw_kube_snap_t *s,
         const char *claim = nw_nominations_claim_of(c->mem->noms, pend[i]->uid);
         if (!claim)
             continue;
-        missed |= nw_nominations_missed(c->mem->noms, pend[i]->uid, claim_up(s, claim), mono,
-                                        MISS_GRACE_NS, &due);
+        missed |= nw_nominations_missed(c->mem->noms, pend[i]->uid, pend[i]->rv, claim_up(s, claim),
+                                        mono, MISS_GRACE_NS, &due);
     }
     c->miss_due_mono = !missed && due != INT64_MAX ? mono + due : 0;
     return missed;
@@ -636,9 +642,10 @@ void nw_provisioning_tick(nw_provisioning_t *c, const nw_kube_snap_t *s)
     if (!missed && mono - c->last_trigger_mono < c->o.batch_idle_ns &&
         mono - c->window_open_mono < c->o.batch_max_ns)
         return;
+    int64_t waited = mono - c->window_open_mono;
     c->window_open_mono = 0;
     if (nt)
-        provision(c, s, np);
+        provision(c, s, np, waited);
 }
 
 /* How long until the batch window closes (ns; < 0: no window open). */

@@ -42,6 +42,7 @@ struct nw_statemetrics {
     int built;
     waiting_t *pending; /* pods seen Pending and not Ready yet */
     size_t npending;
+    uint64_t startups_gen;  /* the pods' generation pod_startups last looked at (0: none) */
     int64_t unsynced_since; /* mono ns the state went out of sync, 0 in sync */
     uint64_t offer_fp;      /* the offerings' fingerprint when last written */
     bool offer_done;
@@ -350,11 +351,15 @@ static bool waiting_add(waiting_t *v, size_t *n, const nw_kube_obj_t *p)
  * (by name): never at every pod. */
 static void pod_startups(nw_statemetrics_t *m, const nw_kube_snap_t *s)
 {
+    uint64_t gen = nw_kube_cache_snap_kind_generation(s, NW_KUBE_PODS);
+    if (gen && gen == m->startups_gen)
+        return; /* no pod changed since: nothing became Pending or Ready */
     const nw_kube_obj_t *const *pend;
     size_t np = nw_kube_cache_snap_pods_in_phase(s, "Pending", &pend), k = 0;
     waiting_t *next = calloc(np + m->npending + 1, sizeof *next);
     if (!next)
         return;
+    m->startups_gen = gen;
     for (size_t i = 0; i < np; i++)
         if (pend[i]->uid[0])
             (void)waiting_add(next, &k, pend[i]);

@@ -523,6 +523,7 @@ struct nw_kube_snap {
     _Atomic int refs;
     nw_kube_cache_t *cache;
     uint64_t gen;
+    uint64_t kgen[NW_KUBE_KINDS]; /* the generation of each kind's last change as of gen */
     bool synced;
     vec_t all[NW_KUBE_KINDS]; /* the cache's vectors as of gen (no reference per object:
                                  the cache keeps what a live snapshot holds, see retired_t),
@@ -1060,6 +1061,7 @@ static nw_kube_snap_t *snap_new_locked(nw_kube_cache_t *c)
     atomic_init(&s->refs, 1);
     s->cache = c;
     s->gen = c->gen;
+    memcpy(s->kgen, c->kgen, sizeof s->kgen);
     s->synced = synced_locked(c);
     bool ok = true;
     for (int k = 0; k < NW_KUBE_KINDS; k++)
@@ -1104,6 +1106,11 @@ void nw_kube_cache_snap_release(nw_kube_snap_t *s)
     pthread_mutex_unlock(&c->mu);
     snap_free(s);
     reclaim(c);
+}
+
+uint64_t nw_kube_cache_snap_kind_generation(const nw_kube_snap_t *s, nw_kube_kind_t kind)
+{
+    return s && kind >= 0 && kind < NW_KUBE_KINDS ? s->kgen[kind] : 0;
 }
 
 uint64_t nw_kube_cache_snap_generation(const nw_kube_snap_t *s)

@@ -189,6 +189,9 @@ void nw_kube_cache_snap_release(nw_kube_snap_t *s);
 nw_kube_snap_t *nw_kube_cache_snap_hold(const nw_kube_snap_t *s);
 
 uint64_t nw_kube_cache_snap_generation(const nw_kube_snap_t *s);
+/** The generation of kind's last change as of s: equal in two snapshots when no object of
+ * that kind changed between them (a tick can skip work on kinds that did not change). */
+uint64_t nw_kube_cache_snap_kind_generation(const nw_kube_snap_t *s, nw_kube_kind_t kind);
 bool nw_kube_cache_snap_synced(const nw_kube_snap_t *s);
 
 /** Objects of a kind, sorted by key. */

@@ -18,7 +18,16 @@ typedef struct {
     int64_t at;       /* monotonic ns */
     int64_t ready_at; /* when the claim was first seen initialized (0: not yet) */
     int misses;       /* nw_nominations_missed answers true for this claim so far */
+    int64_t base_at;  /* the start of the grace base_rv belongs to */
+    uint64_t base_rv; /* hash of the pod's resourceVersion when the grace began */
+    uint64_t seq;     /* the order of nominations, for the appended ones' settling */
 } nom_t;
+
+/* a NodeClaim some nomination targets, and its newest nomination */
+typedef struct {
+    const char *claim; /* borrowed from a nom_t */
+    int64_t newest;
+} target_t;
 
 typedef struct {
     char *uid;
@@ -27,8 +36,17 @@ typedef struct {
 } evmem_t;
 
 struct nw_nominations {
-    nom_t *noms; /* sorted by uid */
-    size_t nnoms, cnoms;
+    /* [0, nsorted) sorted by uid; [nsorted, nnoms) appended since (a batch nominates
+     * thousands of pods: inserting each in order would move the array each time), sorted
+     * in by settle() before the next lookup by uid */
+    nom_t *noms;
+    size_t nnoms, cnoms, nsorted;
+    uint64_t seq;
+    /* the claims nominations target, sorted by name (disruption asks about every node):
+     * rebuilt on the first question after a change */
+    target_t *targets;
+    size_t ntargets, ctargets;
+    bool targets_ok;
     evmem_t *ev; /* sorted by uid */
     size_t nev, cev;
 };
@@ -48,7 +66,8 @@ void nw_nominations_clear(nw_nominations_t *st)
     }
     for (size_t i = 0; i < st->nev; i++)
         free(st->ev[i].uid);
-    st->nnoms = st->nev = 0;
+    st->nnoms = st->nev = st->nsorted = 0;
+    st->targets_ok = false;
 }
 
 void nw_nominations_free(nw_nominations_t *st)
@@ -57,6 +76,7 @@ void nw_nominations_free(nw_nominations_t *st)
         return;
     nw_nominations_clear(st);
     free(st->noms);
+    free(st->targets);
     free(st->ev);
     free(st);
 }
@@ -76,10 +96,56 @@ static size_t uid_lower(const void *arr, size_t n, size_t elem, const char *uid)
     return lo;
 }
 
-static const nom_t *nom_find(const nw_nominations_t *st, const char *uid)
+static uint64_t fnv(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h;
+}
+
+static int nom_cmp(const void *a, const void *b)
+{
+    const nom_t *x = a, *y = b;
+    int c = strcmp(x->uid, y->uid);
+    return c ? c : (x->seq < y->seq ? -1 : x->seq > y->seq);
+}
+
+/* Sort the appended nominations in. A pod appended twice keeps its last nomination;
+ * one to the same claim as the one before it keeps that one's readiness and misses, as
+ * nominating in place does. The appended uids are never in the sorted part (nominate
+ * updates those in place). */
+static void settle(nw_nominations_t *st)
+{
+    if (st->nsorted == st->nnoms)
+        return;
+    qsort(st->noms, st->nnoms, sizeof *st->noms, nom_cmp);
+    size_t k = 0;
+    for (size_t i = 0; i < st->nnoms; i++) {
+        nom_t *e = &st->noms[i];
+        if (k && strcmp(st->noms[k - 1].uid, e->uid) == 0) {
+            nom_t *prev = &st->noms[k - 1];
+            if (strcmp(prev->claim, e->claim) == 0) {
+                e->ready_at = prev->ready_at;
+                e->misses = prev->misses;
+                e->base_at = prev->base_at;
+                e->base_rv = prev->base_rv;
+            }
+            free(prev->uid);
+            free(prev->claim);
+            *prev = *e;
+            continue;
+        }
+        st->noms[k++] = *e;
+    }
+    st->nnoms = st->nsorted = k;
+}
+
+static nom_t *nom_find(nw_nominations_t *st, const char *uid)
 {
     if (!st || !st->nnoms || !uid)
         return NULL;
+    settle(st);
     size_t i = uid_lower(st->noms, st->nnoms, sizeof *st->noms, uid);
     return i < st->nnoms && strcmp(st->noms[i].uid, uid) == 0 ? &st->noms[i] : NULL;
 }
@@ -89,8 +155,9 @@ void nw_nominations_nominate(nw_nominations_t *st, const char *pod_uid, const ch
 {
     if (!st || !pod_uid || !*pod_uid || !claim)
         return;
-    size_t i = uid_lower(st->noms, st->nnoms, sizeof *st->noms, pod_uid);
-    if (i < st->nnoms && strcmp(st->noms[i].uid, pod_uid) == 0) {
+    st->targets_ok = false;
+    size_t i = uid_lower(st->noms, st->nsorted, sizeof *st->noms, pod_uid);
+    if (i < st->nsorted && strcmp(st->noms[i].uid, pod_uid) == 0) {
         nom_t *e = &st->noms[i];
         e->at = mono;
         if (strcmp(e->claim, claim) == 0)
@@ -112,32 +179,27 @@ void nw_nominations_nominate(nw_nominations_t *st, const char *pod_uid, const ch
         st->noms = v;
         st->cnoms = n;
     }
-    nom_t e = {strdup(pod_uid), strdup(claim), mono, 0, 0};
+    nom_t e = {strdup(pod_uid), strdup(claim), mono, 0, 0, 0, 0, st->seq++};
     if (!e.uid || !e.claim) {
         free(e.uid);
         free(e.claim);
         return;
     }
-    memmove(&st->noms[i + 1], &st->noms[i], (st->nnoms - i) * sizeof *st->noms);
-    st->noms[i] = e;
-    st->nnoms++;
+    st->noms[st->nnoms++] = e;
 }
 
-const char *nw_nominations_claim_of(const nw_nominations_t *st, const char *pod_uid)
+const char *nw_nominations_claim_of(nw_nominations_t *st, const char *pod_uid)
 {
     const nom_t *n = nom_find(st, pod_uid);
     return n ? n->claim : NULL;
 }
 
-bool nw_nominations_missed(nw_nominations_t *st, const char *pod_uid, bool claim_ready,
-                           int64_t mono, int64_t grace_ns, int64_t *due_ns)
+bool nw_nominations_missed(nw_nominations_t *st, const char *pod_uid, const char *pod_rv,
+                           bool claim_ready, int64_t mono, int64_t grace_ns, int64_t *due_ns)
 {
-    if (!st || !st->nnoms || !pod_uid)
+    nom_t *e = nom_find(st, pod_uid);
+    if (!e)
         return false;
-    size_t i = uid_lower(st->noms, st->nnoms, sizeof *st->noms, pod_uid);
-    if (i >= st->nnoms || strcmp(st->noms[i].uid, pod_uid) != 0)
-        return false;
-    nom_t *e = &st->noms[i];
     if (!claim_ready) {
         e->ready_at = 0;
         return false;
@@ -148,6 +210,13 @@ bool nw_nominations_missed(nw_nominations_t *st, const char *pod_uid, bool claim
      * so each look waits twice as long (up to 32 graces) */
     grace_ns <<= e->misses < 5 ? e->misses : 5;
     int64_t since = e->ready_at > e->at ? e->ready_at : e->at;
+    uint64_t rv = fnv(pod_rv ? pod_rv : "");
+    if (e->base_at != since) {
+        e->base_at = since;
+        e->base_rv = rv;
+    }
+    if (rv == e->base_rv)
+        return false; /* not tried by the scheduler since: nothing to place again yet */
     if (mono - since >= grace_ns) {
         e->misses++;
         return true;
@@ -157,22 +226,58 @@ bool nw_nominations_missed(nw_nominations_t *st, const char *pod_uid, bool claim
     return false;
 }
 
-bool nw_nominations_targets(const nw_nominations_t *st, const char *claim, bool in_flight,
-                            int64_t mono, int64_t window_ns)
+static int target_cmp(const void *a, const void *b)
+{
+    return strcmp(((const target_t *)a)->claim, ((const target_t *)b)->claim);
+}
+
+static bool targets_build(nw_nominations_t *st)
+{
+    if (st->ctargets < st->nnoms) {
+        target_t *v = realloc(st->targets, st->nnoms * sizeof *v);
+        if (!v)
+            return false;
+        st->targets = v;
+        st->ctargets = st->nnoms;
+    }
+    for (size_t i = 0; i < st->nnoms; i++)
+        st->targets[i] = (target_t){st->noms[i].claim, st->noms[i].at};
+    qsort(st->targets, st->nnoms, sizeof *st->targets, target_cmp);
+    size_t k = 0;
+    for (size_t i = 0; i < st->nnoms; i++) {
+        if (k && strcmp(st->targets[k - 1].claim, st->targets[i].claim) == 0) {
+            if (st->targets[i].newest > st->targets[k - 1].newest)
+                st->targets[k - 1].newest = st->targets[i].newest;
+        } else
+            st->targets[k++] = st->targets[i];
+    }
+    st->ntargets = k;
+    return st->targets_ok = true;
+}
+
+bool nw_nominations_targets(nw_nominations_t *st, const char *claim, bool in_flight, int64_t mono,
+                            int64_t window_ns)
 {
     if (!st || !claim)
         return false;
-    for (size_t i = 0; i < st->nnoms; i++)
-        if (strcmp(st->noms[i].claim, claim) == 0 &&
-            (in_flight || mono - st->noms[i].at < window_ns))
-            return true;
-    return false;
+    if (!st->targets_ok && !targets_build(st)) {
+        for (size_t i = 0; i < st->nnoms; i++) /* out of memory: the long way */
+            if (strcmp(st->noms[i].claim, claim) == 0 &&
+                (in_flight || mono - st->noms[i].at < window_ns))
+                return true;
+        return false;
+    }
+    target_t key = {claim, 0};
+    const target_t *t = bsearch(&key, st->targets, st->ntargets, sizeof key, target_cmp);
+    return t && (in_flight || mono - t->newest < window_ns);
 }
 
 void nw_nominations_prune(nw_nominations_t *st, const char *const *keep, size_t nkeep, int64_t mono)
 {
     if (!st)
         return;
+    settle(st);
+    st->targets_ok = false;
     const char **sorted = nkeep ? malloc(nkeep * sizeof *sorted) : NULL;
     if (nkeep && !sorted)
         return; /* out of memory: keep everything until the next prune */
@@ -192,16 +297,8 @@ void nw_nominations_prune(nw_nominations_t *st, const char *const *keep, size_t 
             free(n->claim);
         }
     }
-    st->nnoms = k;
+    st->nnoms = st->nsorted = k;
     free(sorted);
-}
-
-static uint64_t fnv(const char *s)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    return h;
 }
 
 bool nw_nominations_event_once(nw_nominations_t *st, const char *uid, const char *msg)

@@ -8,9 +8,13 @@
  *   FailedScheduling  the last message reported per pod, so an Event is emitted once per
  *                     distinct message.
  *
- * Ownership: nw_nominations_t owns its strings (nw_nominations_free). Lookups never change the
- * memory (nw_nominations_missed keeps when it first saw a claim ready); pruning is an
- * explicit call by the provisioner after it has used a build.
+ * Ownership: nw_nominations_t owns its strings (nw_nominations_free). Lookups never change
+ * what is remembered (nw_nominations_missed keeps when it first saw a claim ready), but
+ * they take a non-const memory: a batch's nominations are appended and sorted in by the
+ * next lookup, and the first question about targets after a change indexes them by
+ * NodeClaim (a batch of 10,000 pods costs O(n log n), not O(n^2), and disruption's
+ * question per node a binary search). Pruning is an explicit call by the provisioner
+ * after it has used a build.
  * Thread: the reconcile thread only.
  */
 #ifndef NW_SCALER_STATE_NOMINATIONS_H
@@ -33,23 +37,28 @@ void nw_nominations_nominate(nw_nominations_t *n, const char *pod_uid, const cha
                              int64_t mono);
 
 /** The NodeClaim pod uid is nominated to, or NULL. Borrowed until the next change. */
-const char *nw_nominations_claim_of(const nw_nominations_t *n, const char *pod_uid);
+const char *nw_nominations_claim_of(nw_nominations_t *n, const char *pod_uid);
 
 /** Did pending pod uid miss its NodeClaim? claim_ready: that claim is initialized now (its
  * node takes pods). True once both the nomination and the claim's readiness (first seen by
- * this call) are grace_ns old: the kube-scheduler has had its chance and the pod is still
- * pending, so it went elsewhere's share or lost its room to other pods, and its placement
- * is due again. Otherwise *due_ns is lowered to the ns until it would be true (when the
- * claim is ready). A new nomination (nw_nominations_nominate) starts the grace again; each
- * true answer for the same claim doubles it (up to 32 times): placed there again, the pod
- * waits for a slow scheduler rather than for room. */
-bool nw_nominations_missed(nw_nominations_t *n, const char *pod_uid, bool claim_ready, int64_t mono,
-                           int64_t grace_ns, int64_t *due_ns);
+ * this call) are grace_ns old and the pod has changed since (pod_rv, its resourceVersion,
+ * differs from the one seen when the grace began): the kube-scheduler tried it again after
+ * the node came up (it writes the pod's PodScheduled condition when an attempt fails) and
+ * it is still pending, so it went elsewhere's share or lost its room to other pods, and its
+ * placement is due again. A pod the scheduler has not tried since is not placed again: at
+ * 10,000 pods waiting for a scheduler that binds a few hundred a second (or none, as in a
+ * benchmark), each placement would be a whole solve for nothing. Otherwise *due_ns is
+ * lowered to the ns until it would be true (when the claim is ready and the pod changed).
+ * A new nomination (nw_nominations_nominate) starts the grace again; each true answer for
+ * the same claim doubles it (up to 32 times): placed there again, the pod waits for a slow
+ * scheduler rather than for room. */
+bool nw_nominations_missed(nw_nominations_t *n, const char *pod_uid, const char *pod_rv,
+                           bool claim_ready, int64_t mono, int64_t grace_ns, int64_t *due_ns);
 
 /** Is claim the target of a nomination: any when in_flight, else one made within
  * window_ns before mono? */
-bool nw_nominations_targets(const nw_nominations_t *n, const char *claim, bool in_flight,
-                            int64_t mono, int64_t window_ns);
+bool nw_nominations_targets(nw_nominations_t *n, const char *claim, bool in_flight, int64_t mono,
+                            int64_t window_ns);
 
 /** Drop the nominations of pods not in keep (uids, any order) that are older than 30 s. */
 void nw_nominations_prune(nw_nominations_t *n, const char *const *keep, size_t nkeep, int64_t mono);

@@ -851,7 +851,7 @@ nw_rc_t nw_simsnap_build(const nw_simsnap_env_t *env, const nw_kube_snap_t *ks,
     return rc;
 }
 
-bool nw_simsnap_is_nominated(const nw_nominations_t *noms, const nw_kube_snap_t *ks,
+bool nw_simsnap_is_nominated(nw_nominations_t *noms, const nw_kube_snap_t *ks,
                              const char *node_or_claim, int64_t now_mono, int64_t window_ns)
 {
     if (!node_or_claim)

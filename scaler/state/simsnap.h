@@ -106,7 +106,7 @@ typedef struct {
     int reserved_enis;             /* settings.reservedENIs */
     int64_t default_max_pods;      /* settings.podDensity: 0 = ENI-limited, else pods per node */
     const nw_inflight_t *inflight; /* NodeClaims created but not cached yet; NULL: none */
-    const nw_nominations_t *noms;  /* nominations; NULL: none */
+    nw_nominations_t *noms;        /* nominations; NULL: none */
     bool min_values_best_effort;   /* settings.minValuesPolicy=BestEffort (nw_sched_opts_t) */
     bool ignore_preferences;       /* settings.preferencePolicy=Ignore (as opts' below) */
     /* instances a capacity reservation still holds (-1: unknown, no limit); NULL: unknown */
@@ -182,7 +182,7 @@ cJSON *nw_simsnap_claim_body(const nw_simsnap_t *s, const nw_sched_claim_t *cl,
 /** Is this Node or NodeClaim the target of a live nomination (in flight, or nominated
  * within the last 20 s)? Disruption leaves such nodes alone (kubernetes-sigs/karpenter
  * pkg/controllers/state/cluster.go IsNodeNominated). */
-bool nw_simsnap_is_nominated(const nw_nominations_t *noms, const nw_kube_snap_t *ks,
+bool nw_simsnap_is_nominated(nw_nominations_t *noms, const nw_kube_snap_t *ks,
                              const char *node_or_claim, int64_t now_mono, int64_t window_ns);
 
 /** "reschedulable" (kubernetes-sigs/karpenter pkg/utils/pod/scheduling.go IsReschedulable):

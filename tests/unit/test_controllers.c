@@ -190,7 +190,19 @@ static void claim_up(ctlfix_t *f, const char *filler_cpu)
     ctlfix_put(f, NW_KUBE_PODS, b, 1);
 }
 
-static void missed_claim_story(const char *filler_cpu, int want_new)
+/* PENDING_POD as the kube-scheduler leaves it after a failed attempt: its PodScheduled
+ * condition rewritten, a new resourceVersion. */
+static const char *PENDING_POD_TRIED =
+    "{\"metadata\":{\"name\":\"web\",\"namespace\":\"default\",\"uid\":\"uid-web\","
+    "\"resourceVersion\":\"77\",\"creationTimestamp\":\"2026-11-30T11:59:00Z\"},\"spec\":{"
+    "\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"1\",\"memory\":"
+    "\"1Gi\"}}}]},\"status\":{\"phase\":\"Pending\",\"conditions\":[{\"type\":\"PodScheduled\","
+    "\"status\":\"False\",\"reason\":\"Unschedulable\",\"message\":\"0/1 nodes are available: "
+    "1 Insufficient cpu.\"}]}}";
+
+/* A pod nominated to a claim whose node came up, filled (or not) by other pods. tried: the
+ * kube-scheduler tried the pod again after the node came up (and failed). */
+static void missed_claim_story(const char *filler_cpu, bool tried, int want_new)
 {
     ctlfix_t f;
     ctlfix_init(&f);
@@ -206,11 +218,16 @@ static void missed_claim_story(const char *filler_cpu, int want_new)
     claim_up(&f, filler_cpu);
     int mark = ctlfix_mark(&f);
     tick_prov(&f, p); /* the claim is seen up: the grace starts */
+    if (tried)
+        ctlfix_put(&f, NW_KUBE_PODS, PENDING_POD_TRIED, 1);
     nw_clock_fake_advance(&f.clk, 120 * NW_NS_PER_MS);
     tick_prov(&f, p);
     ck_assert_int_eq(ctlfix_count(&f, mark, "POST", "/apis/karpenter.sh/v1/nodeclaims", NULL), 0);
-    ck_assert_int_le(nw_provisioning_next_deadline(p, nw_clock_mono(&f.clk.base)),
-                     80 * NW_NS_PER_MS);
+    int64_t next = nw_provisioning_next_deadline(p, nw_clock_mono(&f.clk.base));
+    if (tried)
+        ck_assert_int_le(next, 80 * NW_NS_PER_MS);
+    else
+        ck_assert_int_gt(next, SEC); /* only the 10 s look: nothing to wait for by time */
     nw_clock_fake_advance(&f.clk, 100 * NW_NS_PER_MS);
     tick_prov(&f, p); /* 0.22 s: placed again at once, no batch window */
     ck_assert_int_eq(ctlfix_count(&f, mark, "POST", "/apis/karpenter.sh/v1/nodeclaims", NULL),
@@ -222,13 +239,21 @@ static void missed_claim_story(const char *filler_cpu, int want_new)
 
 START_TEST(provisioner_missed_claim_placed_again)
 {
-    missed_claim_story("1500m", 1); /* 1930m - 1500m: no room for the pod's 1 CPU */
+    missed_claim_story("1500m", true, 1); /* 1930m - 1500m: no room for the pod's 1 CPU */
 }
 END_TEST
 
 START_TEST(provisioner_missed_claim_with_room_adds_none)
 {
-    missed_claim_story("100m", 0);
+    missed_claim_story("100m", true, 0);
+}
+END_TEST
+
+/* Not tried by the scheduler since its node came up (a slow scheduler, or none): the pod
+ * waits for it; no solve is spent on it before the 10 s look. */
+START_TEST(provisioner_untried_pod_not_placed_again)
+{
+    missed_claim_story("1500m", false, 0);
 }
 END_TEST
 
@@ -1076,6 +1101,7 @@ Suite *nw_controllers_suite(void)
     tcase_add_test(t, provisioner_ice_deletes_claim);
     tcase_add_test(t, provisioner_missed_claim_placed_again);
     tcase_add_test(t, provisioner_missed_claim_with_room_adds_none);
+    tcase_add_test(t, provisioner_untried_pod_not_placed_again);
     tcase_add_test(t, launch_held_by_the_cloud_stalls_no_tick);
     tcase_add_test(t, launches_bounded_by_workers);
     tcase_add_test(t, launch_token_moves_on_only_when_spent);

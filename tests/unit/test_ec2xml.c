@@ -265,6 +265,8 @@ START_TEST(instances_and_launch)
     /* 50 tags of the longest sizes do not fit: the ones nodewarden reads are kept first,
      * wherever EC2 lists them, and the ones left out are counted */
     nw_ec2_instance_t big = in.v[0];
+    nw_ec2_tag_t many[NW_EC2_MAX_TAGS];
+    big.tags.v = many;
     big.tags.n = 0;
     for (int t = 0; t < NW_EC2_MAX_TAGS - 1; t++) {
         snprintf(big.tags.v[t].key, sizeof big.tags.v[t].key, "team.example.com/k%03u-%090d",
@@ -491,6 +493,58 @@ START_TEST(rejects_bad_input)
 }
 END_TEST
 
+/* Tags are held in an array of their count, at most AWS's 50 per resource; an item
+ * dropped for a missing id frees its tags (ASan's leak check runs this). */
+START_TEST(tags_sized_to_count)
+{
+    nw_err_t err = {0};
+    nw_buf_t b;
+    nw_buf_init(&b, 1 << 20);
+    ck_assert_int_eq(nw_buf_adds(&b,
+                                 "<DescribeInstancesResponse><reservationSet><item><instancesSet>"
+                                 "<item><instanceId>i-1</instanceId><tagSet>"),
+                     NW_OK);
+    for (int t = 0; t < 60; t++)
+        ck_assert_int_eq(nw_buf_addf(&b, "<item><key>k%d</key><value>v%d</value></item>", t, t),
+                         NW_OK);
+    ck_assert_int_eq(
+        nw_buf_adds(&b, "</tagSet></item><item><instanceId>i-2</instanceId><tagSet><item><key>"
+                        "karpenter.sh/nodeclaim</key><value>c</value></item></tagSet></item>"
+                        "<item><instanceId>i-3</instanceId></item>"
+                        "</instancesSet></item></reservationSet></DescribeInstancesResponse>"),
+        NW_OK);
+    nw_ec2_instances_t in = {0};
+    char next[64];
+    ck_assert_int_eq(nw_ec2xml_parse_instances(b.data, b.len, &in, next, sizeof next, &err), NW_OK);
+    ck_assert_uint_eq(in.n, 3);
+    ck_assert_int_eq(in.v[0].tags.n, NW_EC2_MAX_TAGS);
+    ck_assert_str_eq(in.v[0].tags.v[49].key, "k49");
+    ck_assert_str_eq(in.v[0].tags.v[49].value, "v49");
+    ck_assert_int_eq(in.v[1].tags.n, 1);
+    ck_assert_str_eq(in.v[1].tags.v[0].value, "c");
+    ck_assert_int_eq(in.v[2].tags.n, 0);
+    ck_assert_ptr_null(in.v[2].tags.v);
+    nw_ec2xml_instances_free(&in);
+    nw_buf_cleanup(&b);
+
+    const char *noid = "<DescribeInstancesResponse><reservationSet><item><instancesSet><item>"
+                       "<tagSet><item><key>a</key><value>b</value></item></tagSet></item>"
+                       "</instancesSet></item></reservationSet></DescribeInstancesResponse>";
+    ck_assert_int_eq(nw_ec2xml_parse_instances(noid, strlen(noid), &in, NULL, 0, &err), NW_EPARSE);
+    ck_assert_str_eq(err.path, "instancesSet.item.instanceId");
+    ck_assert_uint_eq(in.n, 0);
+    nw_ec2xml_instances_free(&in);
+    nw_err_clear(&err);
+    const char *sg = "<DescribeSecurityGroupsResponse><securityGroupInfo><item><tagSet><item><key>"
+                     "a</key><value>b</value></item></tagSet></item></securityGroupInfo>"
+                     "</DescribeSecurityGroupsResponse>";
+    nw_ec2_sgs_t sgs = {0};
+    ck_assert_int_eq(nw_ec2xml_parse_sgs(sg, strlen(sg), &sgs, NULL, 0, &err), NW_EPARSE);
+    ck_assert_uint_eq(sgs.n, 0);
+    nw_ec2xml_sgs_free(&sgs);
+}
+END_TEST
+
 Suite *nw_ec2xml_suite(void)
 {
     Suite *s = suite_create("ec2xml");
@@ -503,6 +557,7 @@ Suite *nw_ec2xml_suite(void)
     tcase_add_test(tc, errors_and_sts);
     tcase_add_test(tc, rejects_bad_input);
     tcase_add_test(tc, placement_groups_and_profiles);
+    tcase_add_test(tc, tags_sized_to_count);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -144,6 +144,13 @@ START_TEST(store_and_indexes)
     nw_kube_snap_t *s3 = nw_kube_cache_snapshot(c);
     ck_assert_ptr_eq(s2, s3);
     nw_kube_cache_snap_release(s3);
+    /* a kind's generation moves only with its own changes */
+    ck_assert_uint_gt(nw_kube_cache_snap_kind_generation(s2, NW_KUBE_PODS),
+                      nw_kube_cache_snap_kind_generation(s, NW_KUBE_PODS));
+    ck_assert_uint_eq(nw_kube_cache_snap_kind_generation(s2, NW_KUBE_NODES),
+                      nw_kube_cache_snap_kind_generation(s, NW_KUBE_NODES));
+    ck_assert_uint_gt(nw_kube_cache_snap_kind_generation(s, NW_KUBE_NODES), 0);
+    ck_assert_uint_eq(nw_kube_cache_snap_kind_generation(s, NW_KUBE_PDBS), 0);
     nw_kube_cache_snap_release(s);
     nw_kube_cache_snap_release(s2);
     nw_kube_cache_free(c);

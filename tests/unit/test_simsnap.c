@@ -748,6 +748,58 @@ START_TEST(test_event_once)
 }
 END_TEST
 
+/* A batch's nominations are appended and sorted in by the next lookup; a pod nominated
+ * twice keeps the last; targets are answered per claim, in flight or within the window. */
+START_TEST(test_nominations_batch)
+{
+    nw_nominations_t *n = nw_nominations_new();
+    ck_assert_ptr_nonnull(n);
+    char uid[32], claim[32];
+    const int64_t S = NW_NS_PER_SEC;
+    for (int i = 999; i >= 0; i--) { /* in reverse, as nothing promises an order */
+        snprintf(uid, sizeof uid, "u%04d", i);
+        snprintf(claim, sizeof claim, "c%d", i % 10);
+        nw_nominations_nominate(n, uid, claim, 100 * S);
+    }
+    nw_nominations_nominate(n, "u0005", "c9", 101 * S); /* again before any lookup */
+    ck_assert_str_eq(nw_nominations_claim_of(n, "u0005"), "c9");
+    ck_assert_str_eq(nw_nominations_claim_of(n, "u0999"), "c9");
+    ck_assert_str_eq(nw_nominations_claim_of(n, "u0000"), "c0");
+    ck_assert_ptr_null(nw_nominations_claim_of(n, "u1000"));
+    /* once sorted, a nomination in place; then a new one appended */
+    nw_nominations_nominate(n, "u0001", "c7", 102 * S);
+    nw_nominations_nominate(n, "x", "c11", 102 * S);
+    ck_assert_str_eq(nw_nominations_claim_of(n, "u0001"), "c7");
+    ck_assert_str_eq(nw_nominations_claim_of(n, "x"), "c11");
+    /* targets: any nomination when in flight; else the newest within the window */
+    ck_assert(nw_nominations_targets(n, "c0", true, 500 * S, 10 * S));
+    ck_assert(!nw_nominations_targets(n, "c0", false, 500 * S, 10 * S));
+    ck_assert(nw_nominations_targets(n, "c0", false, 105 * S, 10 * S));
+    ck_assert(nw_nominations_targets(n, "c11", false, 111 * S, 10 * S));
+    ck_assert(!nw_nominations_targets(n, "c12", true, 105 * S, 10 * S));
+    /* u0005 moved to c9 and u0001 to c7: c5 and c1 keep their other pods */
+    ck_assert(nw_nominations_targets(n, "c5", true, 105 * S, 10 * S));
+    /* a missed claim's doubling survives a nomination to the same claim */
+    int64_t due = INT64_MAX;
+    ck_assert(!nw_nominations_missed(n, "x", "1", true, 102 * S, S, &due));
+    ck_assert(!nw_nominations_missed(n, "x", "1", true, 103 * S, S, &due)); /* not tried again */
+    ck_assert(nw_nominations_missed(n, "x", "2", true, 103 * S, S, &due));
+    nw_nominations_nominate(n, "x", "c11", 103 * S);
+    due = INT64_MAX;
+    ck_assert(!nw_nominations_missed(n, "x", "2", true, 103 * S, S, &due)); /* the new base */
+    ck_assert(!nw_nominations_missed(n, "x", "3", true, 104 * S, S, &due)); /* grace doubled */
+    ck_assert(nw_nominations_missed(n, "x", "3", true, 105 * S, S, &due));
+    /* prune keeps the looked-up and the recent */
+    const char *keep[] = {"u0002"};
+    nw_nominations_prune(n, keep, 1, 200 * S);
+    ck_assert_str_eq(nw_nominations_claim_of(n, "u0002"), "c2");
+    ck_assert_ptr_null(nw_nominations_claim_of(n, "u0003"));
+    ck_assert(nw_nominations_targets(n, "c2", true, 200 * S, 10 * S));
+    ck_assert(!nw_nominations_targets(n, "c3", true, 200 * S, 10 * S));
+    nw_nominations_free(n);
+}
+END_TEST
+
 /* Pods enter from their cache records: pods with equal scheduling specs (bound, pending or
  * rescheduled alike: the node is not part of the spec) hold one spec, which the snapshot
  * derives once. */
@@ -843,6 +895,7 @@ Suite *nw_simsnap_suite(void)
     tcase_add_test(tc, test_deleting_and_disrupted_nodes);
     tcase_add_test(tc, test_ice_and_type_resources);
     tcase_add_test(tc, test_event_once);
+    tcase_add_test(tc, test_nominations_batch);
     tcase_add_test(tc, test_nodeclass_kubelet);
     tcase_add_test(tc, test_nodeclass_compat);
     tcase_add_test(tc, test_replicas_one_spec);

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "scaler/controllers/statemetrics.h"
+#include "scaler/metrics/kmetrics.h"
 #include "tests/unit/ctlfix.h"
 
 Suite *nw_statemetrics_suite(void);
@@ -125,6 +126,60 @@ START_TEST(pods_state_follows_changes)
         ck_assert_int_eq(state_lines(m, text, sizeof text), 2);
     }
     nw_statemetrics_free(m);
+    ctlfix_free(&f);
+}
+END_TEST
+
+static void tick(ctlfix_t *f, nw_statemetrics_t *m)
+{
+    nw_kube_snap_t *s = nw_kube_cache_snapshot(f->deps.cache);
+    nw_statemetrics_tick(m, s);
+    nw_kube_cache_snap_release(s);
+}
+
+static void put_started_pod(ctlfix_t *f, const char *name, const char *phase, bool ready)
+{
+    char b[1024];
+    snprintf(b, sizeof b,
+             "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\",\"uid\":\"u-%s\","
+             "\"creationTimestamp\":\"2026-01-01T00:00:00Z\"},\"spec\":{\"nodeName\":\"n1\","
+             "\"containers\":[{\"name\":\"c\"}]},\"status\":{\"phase\":\"%s\"%s}}",
+             name, name, phase,
+             ready ? ",\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\","
+                     "\"lastTransitionTime\":\"2026-01-01T00:00:07Z\"}]"
+                   : "");
+    ctlfix_put(f, NW_KUBE_PODS, b, 0);
+}
+
+/* A pod seen Pending, then Ready, gives one startup duration; ticks on which no pod
+ * changed (skipped) forget nothing: the pod is still waited for when it turns Ready. */
+START_TEST(startup_observed_across_quiet_ticks)
+{
+    ctlfix_t f;
+    ctlfix_init(&f);
+    f.deps.series = nw_series_new();
+    ck_assert_ptr_nonnull(f.deps.series);
+    nw_statemetrics_t *m = nw_statemetrics_new(&f.deps);
+    put_node(&f, "n1", "us-west-2a");
+    put_started_pod(&f, "s", "Pending", false);
+    tick(&f, m);
+    tick(&f, m);                      /* nothing changed */
+    put_node(&f, "n2", "us-west-2b"); /* another kind changed: still no pod */
+    tick(&f, m);
+    ck_assert_int_eq((int)nw_series_get(f.deps.series, &NW_KMETRICS_PODS_STARTUP_DURATION, NULL),
+                     0);
+    put_started_pod(&f, "s", "Running", false); /* running, not ready yet */
+    tick(&f, m);
+    tick(&f, m);
+    ck_assert_int_eq((int)nw_series_get(f.deps.series, &NW_KMETRICS_PODS_STARTUP_DURATION, NULL),
+                     0);
+    put_started_pod(&f, "s", "Running", true);
+    tick(&f, m);
+    tick(&f, m);
+    ck_assert_int_eq((int)nw_series_get(f.deps.series, &NW_KMETRICS_PODS_STARTUP_DURATION, NULL),
+                     1);
+    nw_statemetrics_free(m);
+    nw_series_free(f.deps.series);
     ctlfix_free(&f);
 }
 END_TEST
@@ -582,6 +637,7 @@ Suite *nw_statemetrics_suite(void)
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, pods_state_follows_changes);
+    tcase_add_test(tc, startup_observed_across_quiet_ticks);
     tcase_add_test(tc, node_values_as_karpenter);
     tcase_add_loop_test(tc, kept_up_to_date_is_rebuilt, 0, 3);
     tcase_add_test(tc, offering_marked_unavailable);
