@@ -158,7 +158,7 @@ int nw_gpu_type_class(const nw_gpu_policy_t *p, const char *(*get)(const char *k
 typedef cJSON *(*nw_gpu_lookup_fn)(void *arg, const char *group, const char *kind,
                                    const char *name);
 
-typedef struct {
+typedef struct nw_gpu_dra_src {
     nw_gpu_lookup_fn lookup; /* NULL: no cluster state, claims are not judged */
     void *arg;
     bool complete; /* an object the lookup does not find does not exist */

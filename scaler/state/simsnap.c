@@ -148,29 +148,28 @@ static const char *device_resource(const nw_accel_class_t *c)
     return NULL;
 }
 
-cJSON *nw_simsnap_dra_view(const struct nw_gpu_policy *gpu, const nw_kube_snap_t *ks,
-                           const nw_kube_obj_t *pod, const char **res_out, int *count_out)
+bool nw_simsnap_dra_apply(const struct nw_gpu_policy *gpu, cJSON *j,
+                          const struct nw_gpu_dra_src *src, const char **res_out, int *count_out)
 {
     const nw_gpu_policy_t *p = gpu;
     if (res_out)
         *res_out = NULL;
     if (count_out)
         *count_out = 0;
-    if (!p || !p->enabled || !pod->pod ||
-        cJSON_GetArraySize(nw_json_get(pod->pod->spec, "resourceClaims")) == 0)
-        return NULL;
-    nw_gpu_dra_src_t src = {nw_kube_cache_snap_lookup, (void *)ks, true};
+    const cJSON *md = nw_json_get(j, "metadata");
+    cJSON *spec = cJSON_GetObjectItemCaseSensitive(j, "spec");
+    if (!p || !p->enabled || !cJSON_IsObject(spec) ||
+        cJSON_GetArraySize(nw_json_get(spec, "resourceClaims")) == 0)
+        return false;
     nw_gpu_dra_t dra;
-    nw_gpu_dra_pod(p, pod->pod->spec, pod->pod->ns, pod->pod->name, &src, &dra);
+    nw_gpu_dra_pod(p, spec, nw_json_str(md, "namespace"), nw_json_str(md, "name"), src, &dra);
     int k = -1;
     for (size_t i = 0; i < p->nclasses && k < 0; i++)
         if (dra.classes & (1u << i))
             k = (int)i;
     if (k < 0)
-        return NULL;
+        return false;
     const nw_accel_class_t *c = &p->classes[k];
-    cJSON *j = nw_pod_to_json(pod->pod);
-    cJSON *spec = cJSON_GetObjectItemCaseSensitive(j, "spec");
     cJSON *sel = cJSON_GetObjectItemCaseSensitive(spec, "nodeSelector");
     if (!cJSON_IsObject(sel)) {
         cJSON_DeleteItemFromObjectCaseSensitive(spec, "nodeSelector");
@@ -201,7 +200,26 @@ cJSON *nw_simsnap_dra_view(const struct nw_gpu_policy *gpu, const nw_kube_snap_t
                 *count_out = dra.devices[k];
         }
     }
-    return j;
+    return true;
+}
+
+cJSON *nw_simsnap_dra_view(const struct nw_gpu_policy *gpu, const nw_kube_snap_t *ks,
+                           const nw_kube_obj_t *pod, const char **res_out, int *count_out)
+{
+    const nw_gpu_policy_t *p = gpu;
+    if (res_out)
+        *res_out = NULL;
+    if (count_out)
+        *count_out = 0;
+    if (!p || !p->enabled || !pod->pod ||
+        cJSON_GetArraySize(nw_json_get(pod->pod->spec, "resourceClaims")) == 0)
+        return NULL;
+    nw_gpu_dra_src_t src = {nw_kube_cache_snap_lookup, (void *)ks, true};
+    cJSON *j = nw_pod_to_json(pod->pod);
+    if (nw_simsnap_dra_apply(gpu, j, &src, res_out, count_out))
+        return j;
+    cJSON_Delete(j);
+    return NULL;
 }
 
 unsigned nw_simsnap_dra_classes(const nw_pod_t *pod, void *ud)

@@ -51,6 +51,8 @@
 #include <stddef.h>
 
 #include "scaler/cloud/catalog.h"
+
+struct nw_gpu_dra_src; /* admission/gpu.h: where a pod's DRA claims are read */
 #include "scaler/kube/cache.h"
 #include "scaler/state/inflight.h"
 #include "scaler/state/nominations.h"
@@ -133,6 +135,12 @@ typedef struct {
  * added (NULL and 0 when none). */
 cJSON *nw_simsnap_dra_view(const struct nw_gpu_policy *gpu, const nw_kube_snap_t *ks,
                            const nw_kube_obj_t *pod, const char **res, int *count);
+
+/** The same view made in place on a Pod object j (its claims read through src): true when
+ * j's claims ask for a class's devices and j was changed. `nodewarden plan` uses it on the
+ * pods of its input. */
+bool nw_simsnap_dra_apply(const struct nw_gpu_policy *gpu, cJSON *j,
+                          const struct nw_gpu_dra_src *src, const char **res, int *count);
 
 /** What nw_simsnap_dra_classes reads: the policy and the kube snapshot (borrowed). */
 typedef struct {
