@@ -274,7 +274,8 @@ REAL_TESTS = $(if $(K8S_IN),$(shell find tests/cluster -maxdepth 1 -name 't_*' -
 # t_provision_limits pass there as well but stay out of make test for its 10-minute
 # budget (docs/testing-real-cluster.md says why these and how to run them)
 REAL_STORIES := $(if $(K8S_IN),t_interrupt t_term_pdb t_term_tgp t_term_delete_node t_drift_expiry \
-                t_bootstrap_kubeadm t_provision_topology t_ipv6 t_service_cidr)
+                t_bootstrap_kubeadm t_provision_topology t_ipv6 t_service_cidr \
+                t_disrupt_gpu t_provision_shared_gpu)
 REAL_JOBS = $(foreach t,$(REAL_TESTS),e2e-real/$(notdir $(t))='NW_BIN=$(abspath $(BUILD)/nodewarden) exec $(t)') \
             $(foreach t,$(REAL_STORIES),e2e-real/$(t)='NW_BIN=$(abspath $(BUILD)/nodewarden) NW_E2E_BACKEND=real exec tests/e2e/$(t)')
 # docs/install.md's command blocks run in order on the real tier, AWS on the simulator

@@ -70,6 +70,14 @@ typedef struct {
      * scheduling input does the same */
     char **uncounted;
     size_t nuncounted;
+    /* DRA (resource.k8s.io): the drivers whose devices are the class's (gpu.nvidia.com,
+     * neuron.aws.com, ...) and the DeviceClass names that are the class's; a pod whose
+     * ResourceClaims request devices of such a DeviceClass is a pod of the class
+     * (admission/gpu_dra.c) */
+    char **dra_drivers;
+    size_t ndra_drivers;
+    char **dra_classes;
+    size_t ndra_classes;
     bool aware_disruption; /* GPU-aware disruption for the class's nodes (scaler/disrupt) */
     /* staged replacement of its nodes on drift and expiry (disruption.rollout): at most
      * rollout_max per NodePool at a time (0: not staged), each replacement given
@@ -136,6 +144,50 @@ bool nw_gpu_family_is_gpu(const nw_gpu_policy_t *p, const char *family);
 int nw_gpu_type_class(const nw_gpu_policy_t *p, const char *(*get)(const char *key, void *arg),
                       void *arg);
 
+/* ---- DRA (resource.k8s.io/v1) ------------------------------------------------
+ *
+ * A pod's ResourceClaims (spec.resourceClaims: resourceClaimName, or
+ * resourceClaimTemplateName) request devices of DeviceClasses. A DeviceClass is class i's
+ * when its name is among the class's dra_classes, or when one of its CEL selectors names
+ * one of the class's dra_drivers (device.driver == "gpu.nvidia.com"); a request whose own
+ * selectors name such a driver counts too. The claims and DeviceClasses are read through
+ * a lookup (nw_admit_ctx_t's: serve's watch cache, or the files `check` is given). */
+
+/* lookup(arg, group, kind, name): a copy of the object (caller frees) or NULL; namespaced
+ * kinds are named "namespace/name" */
+typedef cJSON *(*nw_gpu_lookup_fn)(void *arg, const char *group, const char *kind,
+                                   const char *name);
+
+typedef struct nw_gpu_dra_src {
+    nw_gpu_lookup_fn lookup; /* NULL: no cluster state, claims are not judged */
+    void *arg;
+    bool complete; /* an object the lookup does not find does not exist */
+} nw_gpu_dra_src_t;
+
+typedef struct {
+    int nclaims;                     /* entries of spec.resourceClaims */
+    unsigned classes;                /* bit i: a claim requests devices of class i */
+    int devices[NW_GPU_MAX_CLASSES]; /* devices requested per class (allocationMode All: 1) */
+    bool unjudged;                   /* claims present but no lookup */
+    char missing[200]; /* "ResourceClaim ns/x" or "ResourceClaimTemplate ns/x" not found; "" */
+    char what[200];    /* what made the first class's claim: "ResourceClaim x (DeviceClass y)" */
+} nw_gpu_dra_t;
+
+/** The class index of a DeviceClass (its name, and its object dc, which may be NULL), or -1. */
+int nw_gpu_dra_device_class(const nw_gpu_policy_t *p, const char *name, const cJSON *dc);
+
+/** The classes a ResourceClaimSpec (a claim's spec, a template's spec.spec) requests devices
+ * of; device counts added to devices[] (may be NULL); the first request of a class is
+ * described in what (may be NULL). DeviceClasses are read through src (may be NULL). */
+unsigned nw_gpu_dra_claim_spec(const nw_gpu_policy_t *p, const cJSON *claim_spec,
+                               const nw_gpu_dra_src_t *src, int *devices, char *what, size_t n);
+
+/** Judge a pod spec's ResourceClaims (ns and name: the pod's; name may be NULL). src may
+ * be NULL. A claim several pods share (resourceClaimName) counts its devices once: an
+ * allocated one for the first pod it is reserved for only, and for no other pod. */
+void nw_gpu_dra_pod(const nw_gpu_policy_t *p, const cJSON *spec, const char *ns, const char *name,
+                    const nw_gpu_dra_src_t *src, nw_gpu_dra_t *out);
+
 /* ---- Pods ---------------------------------------------------------------- */
 
 typedef struct {
@@ -152,13 +204,15 @@ typedef struct {
     bool every_term_excludes; /* required affinity present and each term excludes the class */
     unsigned open_to;   /* (no request) bit i: tolerates class i's taint and admits its nodes */
     unsigned requires;  /* (no request) bit i: can only schedule on class i's nodes */
-    char resource[128]; /* the first resource of the requested class the pod names */
+    char resource[224]; /* the first resource of the requested class the pod names (or
+                           its DRA claim: nw_gpu_dra_t.what) */
+    nw_gpu_dra_t dra;   /* its ResourceClaims; their classes are in `requested` too */
 } nw_gpu_pod_info_t;
 
 /** Analyse a Pod object (namespace from the request, may be NULL to use the
- * object's metadata.namespace). */
+ * object's metadata.namespace). dra: where its ResourceClaims are read (NULL: not). */
 void nw_gpu_pod_analyze(const nw_gpu_policy_t *p, const cJSON *pod, const char *ns,
-                        nw_gpu_pod_info_t *out);
+                        const nw_gpu_dra_src_t *dra, nw_gpu_pod_info_t *out);
 
 /** Admission handlers for core/v1 Pod (CREATE only; other operations allowed). */
 NW_MUST_USE nw_rc_t nw_gpu_pod_mutate(const nw_admit_ctx_t *ctx, const nw_admit_req_t *req,
@@ -169,12 +223,13 @@ NW_MUST_USE nw_rc_t nw_gpu_pod_validate(const nw_admit_ctx_t *ctx, const nw_admi
 /** Append the pod's GPU patch to patch and its warnings to res (no denial here).
  * Used by nw_gpu_pod_mutate and by `nodewarden check`. */
 NW_MUST_USE nw_rc_t nw_gpu_pod_patch(const nw_gpu_policy_t *p, const cJSON *pod, const char *ns,
-                                     nw_jsonpatch_t *patch, nw_admit_result_t *res);
+                                     const nw_gpu_dra_src_t *dra, nw_jsonpatch_t *patch,
+                                     nw_admit_result_t *res);
 
 /** Policy problems of a Pod, as human-readable messages with their fix; returns the
  * count written (at most max). Empty when the pod is fine or exempt. */
 size_t nw_gpu_pod_problems(const nw_gpu_policy_t *p, const cJSON *pod, const char *ns,
-                           char (*msgs)[512], size_t max);
+                           const nw_gpu_dra_src_t *dra, char (*msgs)[512], size_t max);
 
 /* ---- NodePools ------------------------------------------------------------- */
 

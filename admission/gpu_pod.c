@@ -166,7 +166,7 @@ static int lowest_bit(unsigned m)
 }
 
 void nw_gpu_pod_analyze(const nw_gpu_policy_t *p, const cJSON *pod, const char *ns,
-                        nw_gpu_pod_info_t *out)
+                        const nw_gpu_dra_src_t *dra, nw_gpu_pod_info_t *out)
 {
     memset(out, 0, sizeof *out);
     out->cls = -1;
@@ -186,10 +186,14 @@ void nw_gpu_pod_analyze(const nw_gpu_policy_t *p, const cJSON *pod, const char *
     }
     const char *first[NW_GPU_MAX_CLASSES] = {0};
     out->requested = pod_requested_classes(p, spec, first);
+    /* devices its DRA claims request count as requests of their class */
+    nw_gpu_dra_pod(p, spec, ns, nw_json_str(meta, "name"), dra, &out->dra);
+    out->requested |= out->dra.classes;
     out->requests_gpu = out->requested != 0;
     out->cls = lowest_bit(out->requested);
     if (out->cls >= 0)
-        snprintf(out->resource, sizeof out->resource, "%s", first[out->cls]);
+        snprintf(out->resource, sizeof out->resource, "%s",
+                 first[out->cls] ? first[out->cls] : out->dra.what);
     nw_tolerations_t tols;
     nw_err_t err = {0};
     bool tols_ok = nw_tolerations_parse(nw_json_get(spec, "tolerations"), "spec.tolerations", &tols,
@@ -319,12 +323,12 @@ static bool pod_left_alone(const nw_gpu_pod_info_t *in)
 }
 
 nw_rc_t nw_gpu_pod_patch(const nw_gpu_policy_t *p, const cJSON *pod, const char *ns,
-                         nw_jsonpatch_t *patch, nw_admit_result_t *res)
+                         const nw_gpu_dra_src_t *dra, nw_jsonpatch_t *patch, nw_admit_result_t *res)
 {
     if (!p || !p->enabled || !cJSON_IsObject(pod))
         return NW_OK;
     nw_gpu_pod_info_t in;
-    nw_gpu_pod_analyze(p, pod, ns, &in);
+    nw_gpu_pod_analyze(p, pod, ns, dra, &in);
     if (in.skip && res)
         nw_admit_warn(res, "GPU isolation policy skipped for this pod (annotation %s: skip)",
                       NW_GPU_SKIP_ANNOTATION);
@@ -387,16 +391,26 @@ static void class_values(const nw_gpu_policy_t *p, unsigned mask, bool names, ch
 }
 
 size_t nw_gpu_pod_problems(const nw_gpu_policy_t *p, const cJSON *pod, const char *ns,
-                           char (*msgs)[512], size_t max)
+                           const nw_gpu_dra_src_t *dra, char (*msgs)[512], size_t max)
 {
     if (!p || !p->enabled || !cJSON_IsObject(pod) || max == 0)
         return 0;
     nw_gpu_pod_info_t in;
-    nw_gpu_pod_analyze(p, pod, ns, &in);
+    nw_gpu_pod_analyze(p, pod, ns, dra, &in);
     if (pod_left_alone(&in))
         return 0;
     size_t n = 0;
     char list[160];
+    /* a claim that does not exist yet: which class its devices are of cannot be known, and
+     * the pod cannot be scheduled before it exists either; its controller creates the pod
+     * again (a bare pod is created again by the user) once the claim is there */
+    if (in.dra.missing[0] && dra && dra->complete) {
+        snprintf(msgs[n++], 512,
+                 "the pod's %s does not exist, so the class of the devices it requests cannot "
+                 "be judged; create the claim (or template) before the pod",
+                 in.dra.missing);
+        return n;
+    }
     if (in.requested & (in.requested - 1)) {
         class_values(p, in.requested, true, list, sizeof list);
         snprintf(msgs[n++], 512,
@@ -410,29 +424,29 @@ size_t nw_gpu_pod_problems(const nw_gpu_policy_t *p, const cJSON *pod, const cha
         char taint[128];
         nw_gpu_taint_text(p, c, taint, sizeof taint);
         if (in.excludes_gpu_label) {
-            snprintf(msgs[n++], 512,
-                     "the pod requests %s (class %s) but its nodeSelector/required node affinity "
-                     "only admit nodes without %s=%s, so it can never run on a node of its class; "
-                     "remove the constraint on %s or set it to %s",
-                     in.resource, c->name, p->label_key, c->label_value, p->label_key,
-                     c->label_value);
+            snprintf(
+                msgs[n++], 512,
+                "the pod requests %.127s (class %s) but its nodeSelector/required node affinity "
+                "only admit nodes without %s=%s, so it can never run on a node of its class; "
+                "remove the constraint on %s or set it to %s",
+                in.resource, c->name, p->label_key, c->label_value, p->label_key, c->label_value);
             return n;
         }
         if (!in.tolerates_taint && n < max)
-            snprintf(msgs[n++], 512,
-                     "the pod requests %s (class %s) but does not tolerate the class's taint %s "
-                     "(with any value of its key); add the toleration {key: %s, operator: Exists, "
-                     "effect: %s} (the "
-                     "mutating webhook adds it when it is registered for pods)",
-                     in.resource, c->name, taint, c->taint_key,
-                     nw_taints_effect_str(p->taint_effect));
+            snprintf(
+                msgs[n++], 512,
+                "the pod requests %.127s (class %s) but does not tolerate the class's taint %s "
+                "(with any value of its key); add the toleration {key: %s, operator: Exists, "
+                "effect: %s} (the "
+                "mutating webhook adds it when it is registered for pods)",
+                in.resource, c->name, taint, c->taint_key, nw_taints_effect_str(p->taint_effect));
         if (!in.requires_gpu_label && n < max)
-            snprintf(msgs[n++], 512,
-                     "the pod requests %s (class %s) but can be scheduled on nodes without %s=%s; "
-                     "add nodeSelector %s: %s (the mutating webhook adds it when it is registered "
-                     "for pods)",
-                     in.resource, c->name, p->label_key, c->label_value, p->label_key,
-                     c->label_value);
+            snprintf(
+                msgs[n++], 512,
+                "the pod requests %.127s (class %s) but can be scheduled on nodes without %s=%s; "
+                "add nodeSelector %s: %s (the mutating webhook adds it when it is registered "
+                "for pods)",
+                in.resource, c->name, p->label_key, c->label_value, p->label_key, c->label_value);
         return n;
     }
     if (in.requires) {
@@ -471,6 +485,37 @@ size_t nw_gpu_pod_problems(const nw_gpu_policy_t *p, const cJSON *pod, const cha
     return n;
 }
 
+/* where the handlers read a pod's claims: the context's lookup, complete once its view is */
+static nw_gpu_dra_src_t dra_src(const nw_admit_ctx_t *ctx)
+{
+    bool complete =
+        ctx->lookup_complete && (!ctx->lookup_ready || ctx->lookup_ready(ctx->lookup_arg));
+    return (nw_gpu_dra_src_t){ctx->lookup, ctx->lookup_arg, complete};
+}
+
+/* What the validating side says of DRA claims it could not judge (said once, there: the
+ * mutating side's warnings do not reach `nodewarden check`'s report) */
+static void dra_warnings(const nw_gpu_policy_t *p, const cJSON *pod, const char *ns,
+                         const nw_gpu_dra_src_t *dra, nw_admit_result_t *res)
+{
+    if (cJSON_GetArraySize(nw_json_get(nw_json_get(pod, "spec"), "resourceClaims")) == 0)
+        return;
+    nw_gpu_pod_info_t in;
+    nw_gpu_pod_analyze(p, pod, ns, dra, &in);
+    if (pod_left_alone(&in))
+        return;
+    if (in.dra.unjudged)
+        nw_admit_warn(res, "GPU isolation policy: the pod's DRA ResourceClaims were not judged "
+                           "(no cluster state: the scaler is off); a claim for accelerator "
+                           "devices does not get its class's toleration and node selector");
+    if (in.dra.missing[0] && !dra->complete)
+        nw_admit_warn(res,
+                      "GPU isolation policy: %s is not in what nodewarden sees of the "
+                      "cluster (the files given to check, or a watch cache still "
+                      "syncing), so the devices it requests were not judged",
+                      in.dra.missing);
+}
+
 static const char *object_name(const cJSON *obj, const nw_admit_req_t *req)
 {
     const char *n = nw_json_str(nw_json_get(obj, "metadata"), "name");
@@ -490,7 +535,8 @@ nw_rc_t nw_gpu_pod_mutate(const nw_admit_ctx_t *ctx, const nw_admit_req_t *req,
         return NW_OK;
     nw_jsonpatch_t patch;
     nw_jsonpatch_init(&patch);
-    nw_rc_t rc = nw_gpu_pod_patch(p, req->object, req->namespace_, &patch, res);
+    nw_gpu_dra_src_t dra = dra_src(ctx);
+    nw_rc_t rc = nw_gpu_pod_patch(p, req->object, req->namespace_, &dra, &patch, res);
     if (rc == NW_OK) {
         free(res->patch);
         res->patch = nw_jsonpatch_take_text(&patch);
@@ -507,6 +553,10 @@ nw_rc_t nw_gpu_pod_validate(const nw_admit_ctx_t *ctx, const nw_admit_req_t *req
     if (!p || !p->enabled || req->op != NW_OP_CREATE || !req->object)
         return NW_OK;
     char msgs[4][512];
-    size_t n = nw_gpu_pod_problems(p, req->object, req->namespace_, msgs, 4);
-    return nw_gpu_deny_or_warn(p, "Pod", object_name(req->object, req), msgs, n, res);
+    nw_gpu_dra_src_t dra = dra_src(ctx);
+    size_t n = nw_gpu_pod_problems(p, req->object, req->namespace_, &dra, msgs, 4);
+    nw_rc_t rc = nw_gpu_deny_or_warn(p, "Pod", object_name(req->object, req), msgs, n, res);
+    if (rc == NW_OK && res->allowed)
+        dra_warnings(p, req->object, req->namespace_, &dra, res);
+    return rc;
 }

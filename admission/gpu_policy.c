@@ -35,6 +35,8 @@ typedef struct {
     const char *req_key;
     const char *req_values[2];
     const char *uncounted[4];
+    const char *dra_drivers[2];
+    const char *dra_classes[3];
 } default_class_t;
 
 static const default_class_t default_classes[] = {
@@ -47,7 +49,9 @@ static const default_class_t default_classes[] = {
       "p2", "p3",  "p3dn", "p4d", "p4de", "p5", "p5e", "p5en", "p6-b200", "p6e-gb200"},
      K_GPU_MANUFACTURER,
      {"nvidia"},
-     {"g6f", "gr6f", "p5"}},
+     {"g6f", "gr6f", "p5"},
+     {"gpu.nvidia.com"},
+     {"gpu.nvidia.com", "mig.nvidia.com"}},
     {"amd",
      "amd.com/gpu",
      "",
@@ -56,7 +60,9 @@ static const default_class_t default_classes[] = {
      {"g4ad"},
      K_GPU_MANUFACTURER,
      {"amd"},
-     {NULL}},
+     {NULL},
+     {"gpu.amd.com"},
+     {"gpu.amd.com"}},
     {"neuron",
      "aws.amazon.com/neuron",
      "",
@@ -65,7 +71,9 @@ static const default_class_t default_classes[] = {
      {"inf1", "inf2", "trn1", "trn1n", "trn2", "trn2u"},
      K_ACCEL_MANUFACTURER,
      {"aws"},
-     {NULL}},
+     {NULL},
+     {"neuron.aws.com"},
+     {"neuron.aws.com"}},
     {"gaudi",
      "habana.ai/gaudi",
      "",
@@ -74,7 +82,9 @@ static const default_class_t default_classes[] = {
      {"dl1"},
      K_GPU_MANUFACTURER,
      {"habana"},
-     {NULL}},
+     {NULL},
+     {"gaudi.intel.com"},
+     {"gaudi.intel.com"}},
     {"qualcomm",
      "qualcomm.com/qaic",
      "",
@@ -83,6 +93,8 @@ static const default_class_t default_classes[] = {
      {"dl2q"},
      K_ACCEL_MANUFACTURER,
      {"qualcomm"},
+     {NULL},
+     {NULL},
      {NULL}},
     {"xilinx",
      "xilinx.com/fpga",
@@ -91,6 +103,8 @@ static const default_class_t default_classes[] = {
      {"xilinx.com/fpga-xilinx_u30*"},
      {"vt1"},
      "",
+     {NULL},
+     {NULL},
      {NULL},
      {NULL}},
 };
@@ -151,6 +165,8 @@ void nw_gpu_policy_class_cleanup(nw_accel_class_t *c)
     free(c->req_key);
     free_list(c->req_values, c->nreq_values);
     free_list(c->uncounted, c->nuncounted);
+    free_list(c->dra_drivers, c->ndra_drivers);
+    free_list(c->dra_classes, c->ndra_classes);
     memset(c, 0, sizeof *c);
 }
 
@@ -169,7 +185,11 @@ static NW_MUST_USE nw_rc_t class_from_default(nw_accel_class_t *c, const default
         nw_gpu_policy_set_list(&c->req_values, &c->nreq_values, d->req_values,
                                count_strs(d->req_values, 2)) ||
         nw_gpu_policy_set_list(&c->uncounted, &c->nuncounted, d->uncounted,
-                               count_strs(d->uncounted, 4)))
+                               count_strs(d->uncounted, 4)) ||
+        nw_gpu_policy_set_list(&c->dra_drivers, &c->ndra_drivers, d->dra_drivers,
+                               count_strs(d->dra_drivers, 2)) ||
+        nw_gpu_policy_set_list(&c->dra_classes, &c->ndra_classes, d->dra_classes,
+                               count_strs(d->dra_classes, 3)))
         return NW_ENOMEM;
     c->aware_disruption = true;
     c->rollout_max = NW_GPU_ROLLOUT_MAX_DEFAULT;
@@ -228,6 +248,7 @@ typedef struct {
     const char *taint_key, *taint_value, *label_value, *req_key;
     const nw_strlist_t *resources, *families, *req_values;
     const nw_strlist_t *uncounted;
+    const nw_strlist_t *dra_drivers, *dra_classes;
     int aware;
     int64_t rollout_max;
     int64_t rollout_timeout;
@@ -299,6 +320,72 @@ static NW_MUST_USE nw_rc_t other_families(nw_gpu_policy_t *out, nw_err_t *err, c
             return snprintf(f, sizeof f, "%s.%s", s->prefix, what),
                    bad(out, err, f, "%s[%zu]: %s is also an instance family of the %s class", f, i,
                        list->v[i], o->name);
+    return NW_OK;
+}
+
+/* every entry of list (the class's key `what`) is a DNS subdomain (RFC 1123), what a DRA
+ * driver name and a DeviceClass name are: lower-case letters, digits, '-' and '.', at most
+ * 253 characters, each part starting and ending with a letter or digit */
+static NW_MUST_USE nw_rc_t check_dra_names(nw_gpu_policy_t *out, nw_err_t *err,
+                                           const class_cfg_t *s, const nw_strlist_t *list,
+                                           const char *what)
+{
+    char f[128];
+    for (size_t i = 0; i < list->n; i++) {
+        const char *v = list->v[i];
+        size_t n = strlen(v);
+        bool ok = n > 0 && n <= 253;
+        for (size_t k = 0; ok && k < n; k++) {
+            char ch = v[k];
+            bool alnum = (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9');
+            bool edge = k == 0 || k == n - 1 || v[k - 1] == '.' || v[k + 1] == '.';
+            ok = alnum || (!edge && ch == '-') ||
+                 (ch == '.' && k > 0 && k < n - 1 && v[k - 1] != '.');
+        }
+        for (size_t j = 0; ok && j < i; j++)
+            if (strcmp(list->v[j], v) == 0)
+                return snprintf(f, sizeof f, "%s.%s", s->prefix, what),
+                       bad(out, err, f, "%s[%zu]: \"%s\" is listed twice", f, i, v);
+        if (!ok)
+            return snprintf(f, sizeof f, "%s.%s", s->prefix, what),
+                   bad(out, err, f,
+                       "%s[%zu]: \"%s\" is not a DNS subdomain (lower-case letters, digits, '-' "
+                       "and '.', as gpu.nvidia.com)",
+                       f, i, v);
+    }
+    return NW_OK;
+}
+
+/* no entry of list (the class's key `what`) is among the names v[0..n) of class oname */
+static NW_MUST_USE nw_rc_t other_dra(nw_gpu_policy_t *out, nw_err_t *err, const class_cfg_t *s,
+                                     char *const *v, size_t n, const char *oname,
+                                     const nw_strlist_t *list, const char *what, const char *noun)
+{
+    char f[128];
+    for (size_t i = 0; i < list->n; i++)
+        if (nw_gpu_in_list(v, n, list->v[i]))
+            return snprintf(f, sizeof f, "%s.%s", s->prefix, what),
+                   bad(out, err, f, "%s[%zu]: %s is also %s of the %s class", f, i, list->v[i],
+                       noun, oname);
+    return NW_OK;
+}
+
+/* the class's DRA drivers and DeviceClass names: DNS subdomains, none another class's */
+static NW_MUST_USE nw_rc_t check_dra(nw_gpu_policy_t *out, nw_err_t *err, const class_cfg_t *s,
+                                     size_t idx)
+{
+    nw_rc_t rc;
+    if ((rc = check_dra_names(out, err, s, s->dra_drivers, "dra.drivers")) != NW_OK ||
+        (rc = check_dra_names(out, err, s, s->dra_classes, "dra.deviceClasses")) != NW_OK)
+        return rc;
+    for (size_t j = 0; j < idx; j++) {
+        const nw_accel_class_t *o = &out->classes[j];
+        if ((rc = other_dra(out, err, s, o->dra_drivers, o->ndra_drivers, o->name, s->dra_drivers,
+                            "dra.drivers", "a DRA driver")) != NW_OK ||
+            (rc = other_dra(out, err, s, o->dra_classes, o->ndra_classes, o->name, s->dra_classes,
+                            "dra.deviceClasses", "a DeviceClass")) != NW_OK)
+            return rc;
+    }
     return NW_OK;
 }
 
@@ -377,6 +464,8 @@ static NW_MUST_USE nw_rc_t load_class(nw_gpu_policy_t *out, size_t idx, const cl
                    "catalog's device labels (%s*, %s*), so generic NodePools can only be kept "
                    "off its types by family: list its instance families",
                    f, s->name, s->req_key, K_GPU_PREFIX, K_ACCEL_PREFIX);
+    if ((rc = check_dra(out, err, s, idx)) != NW_OK)
+        return rc;
     for (size_t j = 0; j < idx; j++) {
         const nw_accel_class_t *o = &out->classes[j];
         if (strcmp(o->label_value, s->label_value) == 0)
@@ -408,6 +497,10 @@ static NW_MUST_USE nw_rc_t load_class(nw_gpu_policy_t *out, size_t idx, const cl
                                (const char *const *)s->req_values->v, s->req_values->n) ||
         nw_gpu_policy_set_list(&c->uncounted, &c->nuncounted, (const char *const *)s->uncounted->v,
                                s->uncounted->n) ||
+        nw_gpu_policy_set_list(&c->dra_drivers, &c->ndra_drivers,
+                               (const char *const *)s->dra_drivers->v, s->dra_drivers->n) ||
+        nw_gpu_policy_set_list(&c->dra_classes, &c->ndra_classes,
+                               (const char *const *)s->dra_classes->v, s->dra_classes->n) ||
         join_uncounted(c) != NW_OK)
         return oom(out, err);
     c->aware_disruption = s->aware != 0;
@@ -438,6 +531,8 @@ static class_cfg_t other_class(const struct nw_config_accel *a)
                      &a->instanceFamilies,
                      &a->requirementValues,
                      &a->uncountedFamilies,
+                     &a->draDrivers,
+                     &a->draDeviceClasses,
                      a->acceleratorAware,
                      a->rolloutMaxReplacing,
                      a->rolloutReadyTimeout_ns};
@@ -479,6 +574,8 @@ nw_rc_t nw_gpu_policy_from_config(const nw_config_t *cfg, const char *self_names
                                 &cfg->gpu.instanceFamilies,
                                 &cfg->gpu.requirementValues,
                                 &cfg->gpu.uncountedFamilies,
+                                &cfg->gpu.draDrivers,
+                                &cfg->gpu.draDeviceClasses,
                                 cfg->gpu.acceleratorAware,
                                 cfg->gpu.rolloutMaxReplacing,
                                 cfg->gpu.rolloutReadyTimeout_ns};

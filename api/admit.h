@@ -31,11 +31,18 @@ struct nw_gpu_policy; /* admission/gpu.h (GPU isolation settings); may be NULL *
 typedef struct {
     const struct nw_gpu_policy *gpu; /* borrowed; NULL = GPU policy off */
     const char *self_namespace;      /* nodewarden's own namespace, "" if unknown */
-    /* Optional cluster state for cross-object warnings: a copy of the named
-     * cluster-scoped object (owned by the caller of lookup, free with cJSON_Delete)
-     * or NULL when unknown. NULL lookup = no cluster state (checks are skipped). */
+    /* Optional cluster state for cross-object checks: a copy of the named object (owned
+     * by the caller of lookup, free with cJSON_Delete) or NULL when unknown; a namespaced
+     * kind (ResourceClaim, ResourceClaimTemplate) is named "namespace/name". NULL lookup
+     * = no cluster state (checks are skipped). */
     cJSON *(*lookup)(void *arg, const char *group, const char *kind, const char *name);
     void *lookup_arg;
+    /* the lookup sees the whole cluster (serve's watch cache), so an object it does not
+     * find does not exist; false for `nodewarden check`, which sees only its files */
+    bool lookup_complete;
+    /* optional: false while the lookup's view is still being filled (the watch cache
+     * before its first list), when lookup_complete does not hold yet; NULL: it holds */
+    bool (*lookup_ready)(void *arg);
 } nw_admit_ctx_t;
 
 /* The decoded AdmissionReview request (borrowed). */

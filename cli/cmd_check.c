@@ -373,8 +373,13 @@ static void collect_nodeclasses(const char *path, cJSON *out)
         for (size_t i = 0; i < n; i++) {
             const char *kind = str_at(docs[i], "kind", NULL);
             const char *api = str_at(docs[i], "apiVersion", NULL);
-            if (kind && api && strcmp(kind, "EC2NodeClass") == 0 &&
-                strncmp(api, "karpenter.k8s.aws/", 18) == 0)
+            bool dra =
+                kind && api && strncmp(api, "resource.k8s.io/", 16) == 0 &&
+                (strcmp(kind, "ResourceClaim") == 0 || strcmp(kind, "ResourceClaimTemplate") == 0 ||
+                 strcmp(kind, "DeviceClass") == 0);
+            if ((kind && api && strcmp(kind, "EC2NodeClass") == 0 &&
+                 strncmp(api, "karpenter.k8s.aws/", 18) == 0) ||
+                dra)
                 nw_json_push(out, nw_json_dup(docs[i]));
         }
         nw_yaml_docs_free(docs, n);
@@ -383,17 +388,29 @@ static void collect_nodeclasses(const char *path, cJSON *out)
     free(text);
 }
 
-static cJSON *lookup_nodeclass(void *arg, const char *group, const char *kind, const char *name)
+/* the objects of the files (EC2NodeClasses, and the DRA kinds a pod's claims name:
+ * ResourceClaim and ResourceClaimTemplate as "namespace/name", DeviceClass) */
+static cJSON *lookup_objects(void *arg, const char *group, const char *kind, const char *name)
 {
     const cJSON *all = arg;
-    if (!all || strcmp(group, "karpenter.k8s.aws") != 0 || strcmp(kind, "EC2NodeClass") != 0)
+    if (!all)
         return NULL;
-    const cJSON *nc;
-    cJSON_ArrayForEach(nc, all)
+    size_t gl = strlen(group);
+    bool namespaced =
+        strcmp(kind, "ResourceClaim") == 0 || strcmp(kind, "ResourceClaimTemplate") == 0;
+    const cJSON *o;
+    cJSON_ArrayForEach(o, all)
     {
-        const char *n = str_at(nc, "metadata", "name");
-        if (n && strcmp(n, name) == 0)
-            return nw_json_dup(nc);
+        const char *k = str_at(o, "kind", NULL), *api = str_at(o, "apiVersion", NULL);
+        const char *n = str_at(o, "metadata", "name"), *ns = str_at(o, "metadata", "namespace");
+        if (!k || !api || !n || strcmp(k, kind) != 0 || strncmp(api, group, gl) != 0 ||
+            api[gl] != '/')
+            continue;
+        char key[512];
+        snprintf(key, sizeof key, "%s%s%s", namespaced ? (ns && *ns ? ns : "default") : "",
+                 namespaced ? "/" : "", n);
+        if (strcmp(key, name) == 0)
+            return nw_json_dup(o);
     }
     return NULL;
 }
@@ -461,13 +478,14 @@ int nw_cmd_check(int argc, char **argv)
         return NW_EXIT_USAGE;
     }
     nw_config_free(&cfg);
-    /* cross-object checks see the EC2NodeClasses of every named file (not stdin) */
+    /* cross-object checks see the EC2NodeClasses and the DRA claims, claim templates and
+     * DeviceClasses of every named file (not stdin) */
     cJSON *nodeclasses = nw_json_new_array();
     for (int i = optind; i < argc && nodeclasses; i++)
         if (strcmp(argv[i], "-") != 0)
             collect_nodeclasses(argv[i], nodeclasses);
     nw_admit_ctx_t actx = {
-        .gpu = &gpu, .self_namespace = "", .lookup = lookup_nodeclass, .lookup_arg = nodeclasses};
+        .gpu = &gpu, .self_namespace = "", .lookup = lookup_objects, .lookup_arg = nodeclasses};
     c.ctx = &actx;
     if (c.json && !(c.results = nw_json_new_array())) {
         nw_gpu_policy_cleanup(&gpu);

@@ -43,13 +43,19 @@ static void usage(FILE *f)
 }
 
 /* The admission webhook's cross-object lookup when the scaler runs: EC2NodeClasses
- * from its watch cache (so the GPU userData warning on NodePools works in serve as
- * in check). Without the scaler there is no cluster state and no lookup. */
+ * (so the GPU userData warning on NodePools works in serve as in check) and the DRA
+ * objects a pod's claims name (ResourceClaims, ResourceClaimTemplates, DeviceClasses)
+ * from its watch cache. Without the scaler there is no cluster state and no lookup. */
 static cJSON *scaler_lookup(void *arg, const char *group, const char *kind, const char *name)
 {
-    if (strcmp(group, "karpenter.k8s.aws") != 0 || strcmp(kind, "EC2NodeClass") != 0)
-        return NULL;
-    return nw_scaler_loop_nodeclass(arg, name);
+    return nw_scaler_loop_lookup(arg, group, kind, name);
+}
+
+/* the lookup's view is complete once the watch cache has listed every kind: before, a pod
+ * whose claim the cache does not hold yet gets a warning, not a denial */
+static bool scaler_synced(void *arg)
+{
+    return nw_scaler_loop_synced(arg);
 }
 
 static NW_MUST_USE nw_rc_t scaler_metrics(void *ud, nw_buf_t *out)
@@ -169,6 +175,8 @@ static nw_scaler_t *start_scaler(const nw_config_t *cfg, const nw_gpu_policy_t *
         metrics->extra_ud = scaler;
         actx->lookup = scaler_lookup;
         actx->lookup_arg = scaler;
+        actx->lookup_complete = true;
+        actx->lookup_ready = scaler_synced;
     }
     return scaler;
 }

@@ -16,6 +16,7 @@
 #include "admission/gpu_policy.h"
 #include "api/jsonpatch.h"
 #include "api/wellknown.h"
+#include "scaler/state/simsnap.h"
 #include "common/clock.h"
 #include "common/json.h"
 #include "common/yaml.h"
@@ -37,6 +38,7 @@ struct nw_plan {
     int64_t default_max_pods; /* settings.podDensity: 0 = ENI-limited */
     cJSON *later;             /* pods/nodes/etc. in file order */
     cJSON *pdbs;              /* PodDisruptionBudgets (plan --disruption) */
+    cJSON *dra;               /* ResourceClaims, ResourceClaimTemplates, DeviceClasses */
     cJSON *seen;              /* "kind/namespace/name" -> where it was given first */
     char **zones;
     int nzones;
@@ -44,7 +46,34 @@ struct nw_plan {
 };
 typedef struct nw_plan plan_t;
 
-/* apply the GPU policy's mutation to a Pod or NodePool object in place */
+/* the DRA objects of the input (ResourceClaim and ResourceClaimTemplate named
+ * "namespace/name", DeviceClass by name), as the webhook reads them from its watch cache */
+static cJSON *dra_lookup(void *arg, const char *group, const char *kind, const char *name)
+{
+    const plan_t *p = arg;
+    bool namespaced = strcmp(kind, "DeviceClass") != 0;
+    size_t gl = strlen(group);
+    const cJSON *o;
+    cJSON_ArrayForEach(o, p->dra)
+    {
+        const char *k = nw_json_str(o, "kind"), *api = nw_json_str(o, "apiVersion");
+        const cJSON *md = nw_json_get(o, "metadata");
+        const char *n = nw_json_str(md, "name"), *ns = nw_json_str(md, "namespace");
+        if (!k || !api || !n || strcmp(k, kind) != 0 || strncmp(api, group, gl) != 0 ||
+            api[gl] != '/')
+            continue;
+        char key[512];
+        snprintf(key, sizeof key, "%s%s%s", namespaced ? (ns && *ns ? ns : "default") : "",
+                 namespaced ? "/" : "", n);
+        if (strcmp(key, name) == 0)
+            return nw_json_dup(o);
+    }
+    return NULL;
+}
+
+/* apply the GPU policy's mutation to a Pod or NodePool object in place; a pod's DRA claims
+ * are read from the input's objects, and a pod whose claims ask for a class's devices gets
+ * the scaler's DRA view (nw_simsnap_dra_apply: the class's label, its devices) */
 static int gpu_mutate(plan_t *p, cJSON **obj, bool pod)
 {
     if (!p->gpu_on)
@@ -53,9 +82,10 @@ static int gpu_mutate(plan_t *p, cJSON **obj, bool pod)
     nw_admit_result_t res;
     nw_jsonpatch_init(&patch);
     nw_admit_result_init(&res);
+    nw_gpu_dra_src_t dra = {dra_lookup, p, false};
     if (pod)
         /* the verdict and messages are in res */
-        (void)nw_gpu_pod_patch(&p->gpu, *obj, NULL, &patch, &res);
+        (void)nw_gpu_pod_patch(&p->gpu, *obj, NULL, &dra, &patch, &res);
     else
         (void)nw_gpu_pool_patch(&p->gpu, *obj, &patch, &res);
     int rc = 0;
@@ -68,6 +98,8 @@ static int gpu_mutate(plan_t *p, cJSON **obj, bool pod)
     }
     nw_jsonpatch_cleanup(&patch);
     nw_admit_result_cleanup(&res);
+    if (rc == 0 && pod)
+        nw_simsnap_dra_apply(&p->gpu, *obj, &dra, NULL, NULL);
     return rc;
 }
 
@@ -293,6 +325,11 @@ static int collect(plan_t *p, const cJSON *doc, const char *where, int depth)
             fprintf(stderr, "nodewarden plan: %s: %s\n", where, why);
             return -1;
         }
+    } else if ((strcmp(kind, "ResourceClaim") == 0 || strcmp(kind, "ResourceClaimTemplate") == 0 ||
+                strcmp(kind, "DeviceClass") == 0) &&
+               strncmp(nw_json_str(doc, "apiVersion") ? nw_json_str(doc, "apiVersion") : "",
+                       "resource.k8s.io/", 16) == 0) {
+        nw_json_push(p->dra, nw_json_dup(doc)); /* what pods' DRA claims ask for */
     } else {
         fprintf(stderr, "nodewarden plan: %s: ignoring kind %s\n", where, kind);
     }
@@ -516,11 +553,12 @@ nw_plan_t *nw_plan_new(bool gpu_policy)
     p->class_objs = nw_json_new_array();
     p->later = nw_json_new_array();
     p->pdbs = nw_json_new_array();
+    p->dra = nw_json_new_array();
     p->seen = nw_json_new_object();
     p->snap = nw_snapshot_new();
     p->gpu_on = gpu_policy;
-    if (!p->pools || !p->classes || !p->class_objs || !p->later || !p->pdbs || !p->seen ||
-        !p->snap || nw_gpu_policy_init(&p->gpu, "") != NW_OK) {
+    if (!p->pools || !p->classes || !p->class_objs || !p->later || !p->pdbs || !p->dra ||
+        !p->seen || !p->snap || nw_gpu_policy_init(&p->gpu, "") != NW_OK) {
         nw_plan_free(p);
         return NULL;
     }
@@ -559,6 +597,7 @@ void nw_plan_free(nw_plan_t *p)
     cJSON_Delete(p->class_objs);
     cJSON_Delete(p->later);
     cJSON_Delete(p->pdbs);
+    cJSON_Delete(p->dra);
     cJSON_Delete(p->seen);
     nw_snapshot_free(p->snap);
     nw_gpu_policy_cleanup(&p->gpu);

@@ -134,6 +134,9 @@ typedef struct {
         /* families some of whose types EC2 reports with no device count (g6f, p5.4xlarge):
          * joined to instanceFamilies, kept off generic pools by family */
         nw_strlist_t uncountedFamilies;
+        /* gpu.dra.drivers and gpu.dra.deviceClasses: the DRA (resource.k8s.io) drivers and
+         * DeviceClass names whose devices are the class's (admission/gpu_dra.c) */
+        nw_strlist_t draDrivers, draDeviceClasses;
         int acceleratorAware; /* gpu.disruption.acceleratorAware: GPU-aware disruption (true) */
         /* gpu.disruption.rollout.maxReplacing (1; 0: not staged) and .readyTimeout (30m):
          * staged replacement of the class's nodes on drift and expiry */
@@ -148,10 +151,11 @@ typedef struct {
             nw_strlist_t resources, instanceFamilies;
             char *requirementKey;
             nw_strlist_t requirementValues;
-            nw_strlist_t uncountedFamilies; /* as gpu.uncountedFamilies */
-            int acceleratorAware;           /* as gpu.disruption.acceleratorAware */
-            int64_t rolloutMaxReplacing;    /* as gpu.disruption.rollout.maxReplacing */
-            int64_t rolloutReadyTimeout_ns; /* as gpu.disruption.rollout.readyTimeout */
+            nw_strlist_t uncountedFamilies;            /* as gpu.uncountedFamilies */
+            nw_strlist_t draDrivers, draDeviceClasses; /* as gpu.dra.drivers, .deviceClasses */
+            int acceleratorAware;                      /* as gpu.disruption.acceleratorAware */
+            int64_t rolloutMaxReplacing;               /* as gpu.disruption.rollout.maxReplacing */
+            int64_t rolloutReadyTimeout_ns;            /* as gpu.disruption.rollout.readyTimeout */
         } * classes;
         size_t nclasses; /* at most NW_CONFIG_MAX_ACCEL_CLASSES */
     } gpu;

@@ -713,6 +713,23 @@ nw_rc_t nw_scaler_loop_metrics(nw_scaler_t *s, nw_buf_t *out)
     return rc;
 }
 
+cJSON *nw_scaler_loop_lookup(nw_scaler_t *s, const char *group, const char *kind, const char *name)
+{
+    if (!s || !s->deps.cache)
+        return NULL;
+    nw_kube_snap_t *snap = nw_kube_cache_snapshot(s->deps.cache);
+    if (!snap)
+        return NULL;
+    cJSON *copy = nw_kube_cache_snap_lookup(snap, group, kind, name);
+    nw_kube_cache_snap_release(snap);
+    return copy;
+}
+
+bool nw_scaler_loop_synced(nw_scaler_t *s)
+{
+    return s && s->deps.cache && nw_kube_cache_has_synced(s->deps.cache);
+}
+
 cJSON *nw_scaler_loop_nodeclass(nw_scaler_t *s, const char *name)
 {
     if (!s || !s->deps.cache || !name)

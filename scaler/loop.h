@@ -112,4 +112,11 @@ NW_MUST_USE nw_rc_t nw_scaler_loop_metrics(nw_scaler_t *s, nw_buf_t *out);
  * admission webhook's cross-object lookup (api/admit.h nw_admit_ctx_t.lookup). */
 cJSON *nw_scaler_loop_nodeclass(nw_scaler_t *s, const char *name);
 
+/** Has the watch cache listed every kind (nw_kube_cache_has_synced)? Any thread. */
+bool nw_scaler_loop_synced(nw_scaler_t *s);
+
+/** A copy of a cached object (nw_kube_cache_snap_lookup: group, kind, "name" or
+ * "namespace/name"), or NULL; the caller frees it. Any thread. */
+cJSON *nw_scaler_loop_lookup(nw_scaler_t *s, const char *group, const char *kind, const char *name);
+
 #endif

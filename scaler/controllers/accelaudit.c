@@ -30,11 +30,13 @@ typedef struct {
     bool mirror, daemonset, exempt_namespace, skip;
     unsigned requested;
     int requested_cls;
+    unsigned dra; /* the classes its DRA claims request devices of */
 } facts_t;
 
-/* The accelerator nodes of the last pass and the pods they ran (its snapshot's objects; the
- * gate holds them): a tick whose Nodes are the same and whose accelerator nodes run the same
- * pod objects has nothing new to look at. */
+/* The nodes of the last pass and the pods they ran (its snapshot's objects; the gate holds
+ * them): a tick whose Nodes are the same and whose nodes run the same pod objects has
+ * nothing new to look at (every node: a pod with DRA claims for accelerator devices on a
+ * generic node is reported too). */
 typedef struct {
     const nw_kube_obj_t *node;
     size_t first, n; /* its pods: pods[first .. first + n) */
@@ -229,8 +231,9 @@ static facts_t *facts(nw_accelaudit_t *a, const void *o, facts_t *tmp, bool *fre
     return tmp;
 }
 
-/* The webhook's analysis of a pod, once per version of it. */
-static facts_t pod_facts(nw_accelaudit_t *a, const nw_kube_obj_t *pod)
+/* The webhook's analysis of a pod, once per version of it; its DRA claims are read from
+ * the snapshot s. */
+static facts_t pod_facts(nw_accelaudit_t *a, const nw_kube_snap_t *s, const nw_kube_obj_t *pod)
 {
     facts_t tmp;
     bool fresh;
@@ -239,19 +242,26 @@ static facts_t pod_facts(nw_accelaudit_t *a, const nw_kube_obj_t *pod)
         f->mirror = mirror_pod(pod->pod);
         if (!f->mirror) {
             /* the webhook's analysis reads a Pod object: the record's JSON form (only pods
-             * on accelerator nodes get here) */
+             * on accelerator nodes, and pods with DRA claims, get here) */
             nw_gpu_pod_info_t in;
+            nw_gpu_dra_src_t dra = {nw_kube_cache_snap_lookup, (void *)s, true};
             cJSON *pj = nw_pod_to_json(pod->pod);
-            nw_gpu_pod_analyze(a->o.policy, pj, pod->ns, &in);
+            nw_gpu_pod_analyze(a->o.policy, pj, pod->ns, &dra, &in);
             cJSON_Delete(pj);
             f->daemonset = in.daemonset;
             f->exempt_namespace = in.exempt_namespace;
             f->skip = in.skip;
             f->requested = in.requested;
             f->requested_cls = in.cls;
+            f->dra = in.dra.classes;
         }
     }
     return *f;
+}
+
+static bool has_claims(const nw_kube_obj_t *pod)
+{
+    return cJSON_GetArraySize(nw_json_get(pod->pod->spec, "resourceClaims")) > 0;
 }
 
 void nw_accelaudit_tick(nw_accelaudit_t *a, const nw_kube_snap_t *s)
@@ -278,21 +288,28 @@ void nw_accelaudit_tick(nw_accelaudit_t *a, const nw_kube_snap_t *s)
         facts_t *nf = facts(a, node, &tmp, &fresh);
         if (fresh)
             nf->cls = nw_accelaudit_node_class(p, node->json);
-        int k = nf->cls;
-        if (k < 0)
-            continue;
-        const char *cls = p->classes[k].name;
+        int node_k = nf->cls;
         const nw_kube_obj_t *const *pods = NULL;
         size_t n = nw_kube_cache_snap_pods_on_node(s, node->name, &pods);
         if (!keep_node(a, node, pods, n))
             complete = false; /* out of memory: no skipping */
         for (size_t j = 0; j < n; j++) {
             const nw_kube_obj_t *pod = pods[j];
-            if (finished_or_leaving(pod))
+            /* on a generic node only the pods whose DRA claims ask for a class's devices */
+            if (finished_or_leaving(pod) || (node_k < 0 && !has_claims(pod)))
                 continue;
-            facts_t in = pod_facts(a, pod);
-            if (in.mirror || in.daemonset || in.exempt_namespace || (in.requested & (1u << k)))
+            facts_t in = pod_facts(a, s, pod);
+            if (in.mirror || in.daemonset || in.exempt_namespace)
                 continue;
+            int k = node_k;
+            if (k >= 0 && (in.requested & (1u << k)))
+                continue;
+            if (k < 0 && !in.dra)
+                continue;
+            if (k < 0)
+                for (k = 0; !(in.dra & (1u << k)); k++)
+                    ;
+            const char *cls = p->classes[k].name;
             cur[k]++;
             if (!nw_ctl_may_write(c)) {
                 complete = false;
@@ -303,17 +320,27 @@ void nw_accelaudit_tick(nw_accelaudit_t *a, const nw_kube_snap_t *s)
             if (fresh_pod) {
                 complete = false; /* an Event */
                 char msg[512];
-                snprintf(msg, sizeof msg,
-                         "the pod requests no %s accelerator resource but runs on %s node %s; "
-                         "it takes capacity from accelerator workloads (isolation: "
-                         "docs/admission.md)",
-                         cls, cls, node->name);
+                if (node_k >= 0)
+                    snprintf(msg, sizeof msg,
+                             "the pod requests no %s accelerator resource but runs on %s node %s; "
+                             "it takes capacity from accelerator workloads (isolation: "
+                             "docs/admission.md)",
+                             cls, cls, node->name);
+                else
+                    snprintf(msg, sizeof msg,
+                             "the pod's DRA ResourceClaims request %s accelerator devices but it "
+                             "runs on node %s, which is no node of the %s class (isolation: "
+                             "docs/admission.md)",
+                             cls, node->name, cls);
                 nw_ctl_pod_event(c, pod->pod, "Warning", "AcceleratorIsolation", msg);
-                nw_log_warn(COMP, "a pod without an accelerator request on an accelerator node",
-                            NW_LS("pod", pod->key), NW_LS("node", node->name), NW_LS("class", cls),
-                            NW_LS("requested", in.requested_cls >= 0
-                                                   ? p->classes[in.requested_cls].name
-                                                   : "none"));
+                nw_log_warn(
+                    COMP,
+                    node_k >= 0 ? "a pod without an accelerator request on an accelerator node"
+                                : "a pod with DRA claims for accelerator devices on a node of no "
+                                  "accelerator class",
+                    NW_LS("pod", pod->key), NW_LS("node", node->name), NW_LS("class", cls),
+                    NW_LS("requested",
+                          in.requested_cls >= 0 ? p->classes[in.requested_cls].name : "none"));
                 nw_prom_counters_inc(&a->counters, "audit_found", cls, NULL);
             }
             if (a->o.evict && !in.skip) {

@@ -94,6 +94,7 @@ struct nw_disruption {
      * on each accelerator NodeClaim's node (epoch ns; kept while the NodeClaim exists) */
     nw_disrupt_accel_t accels[NW_GPU_MAX_CLASSES];
     size_t naccels;
+    nw_simsnap_dra_ctx_t dra; /* the accels' dra_ud: the policy and the pass's snapshot */
     const char *accel_label_key;
     accel_seen_t *seen;
     size_t nseen, cseen;
@@ -128,7 +129,12 @@ nw_disruption_t *nw_disruption_ctl_new(nw_ctl_deps_t *deps, nw_nodeclaim_t *clai
     const nw_gpu_policy_t *gpu = (const nw_gpu_policy_t *)mem->gpu;
     for (size_t i = 0; gpu && gpu->enabled && i < gpu->nclasses; i++) {
         const nw_accel_class_t *k = &gpu->classes[i];
-        d->accels[d->naccels++] = nw_accel_of_class(k);
+        d->accels[d->naccels] = nw_accel_of_class(k);
+        /* a pod whose DRA claims ask for the class's devices is the class's (the snapshot
+         * they are read from is the pass's: set before each pass) */
+        d->accels[d->naccels].bit = 1u << i;
+        d->accels[d->naccels].dra_classes = nw_simsnap_dra_classes;
+        d->accels[d->naccels++].dra_ud = &d->dra;
         d->accel_label_key = gpu->label_key;
     }
     /* Karpenter starts both timeout series at 0 */
@@ -417,6 +423,7 @@ static int view_build(nw_disruption_t *d, const nw_kube_snap_t *s, view_t *v)
         if (nn && mono - d->repl[i].mono < nw_ctl_nomination_window(d->mem))
             v->nominated[v->nnominated++] = nn;
     }
+    d->dra = (nw_simsnap_dra_ctx_t){d->mem->gpu, s}; /* the accels' DRA lookups */
     nw_disrupt_input_t in = {
         .nodepools = v->pools.v,
         .nnodepools = v->pools.n,

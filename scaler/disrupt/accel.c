@@ -36,6 +36,9 @@ static bool resources_use(const cJSON *resources, const nw_disrupt_accel_t *a)
 bool nw_accel_pod_uses(const nw_pod_t *pod, const nw_disrupt_accel_t *a)
 {
     static const char *const lists[] = {"containers", "initContainers"};
+    if (a->dra_classes && cJSON_GetArraySize(nw_json_get(pod->spec, "resourceClaims")) > 0 &&
+        (a->dra_classes(pod, a->dra_ud) & a->bit))
+        return true;
     for (size_t l = 0; l < 2; l++) {
         const cJSON *c;
         cJSON_ArrayForEach(c, nw_json_get(pod->spec, lists[l]))
@@ -55,5 +58,8 @@ nw_disrupt_accel_t nw_accel_of_class(const nw_accel_class_t *k)
                                 k->nresources,
                                 k->aware_disruption,
                                 k->rollout_max,
-                                k->rollout_timeout_ns};
+                                k->rollout_timeout_ns,
+                                0,
+                                NULL,
+                                NULL};
 }

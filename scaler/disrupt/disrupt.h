@@ -90,9 +90,10 @@ int nw_budget_allowed(const cJSON *nodepool, nw_disrupt_reason_t reason, int nod
 /* GPU-aware disruption: one accelerator class (admission/gpu.h's classes). A node is of
  * the class when its label (the input's accel_label_key) has the class's value; a pod is
  * of the class when a container, an init container or the pod-level resources request or
- * limit one of its resources. The rules apply to the nodes of the classes that are
- * `aware` (disruption.acceleratorAware); every class's pools count as accelerator
- * capacity, where a reclaimed node's pods are not moved. Borrowed strings. */
+ * limit one of its resources, or its DRA claims ask for the class's devices (dra_classes). The
+ * rules apply to the nodes of the classes that are `aware` (disruption.acceleratorAware); every
+ * class's pools count as accelerator capacity, where a reclaimed node's pods are not moved.
+ * Borrowed strings. */
 typedef struct {
     const char *name;             /* "nvidia" */
     const char *label_value;      /* "nvidia-gpu" */
@@ -105,6 +106,12 @@ typedef struct {
      * rollout_timeout (ns) from its creation to get there before the pool's rollout stops */
     int rollout_max;
     int64_t rollout_timeout;
+    /* DRA: a pod is of the class too when its ResourceClaims ask for the class's devices:
+     * dra_classes(pod, dra_ud) gives the classes (bit i: the policy's class i) a pod with
+     * spec.resourceClaims asks devices of, and `bit` is this class's; NULL: not looked at */
+    unsigned bit;
+    unsigned (*dra_classes)(const nw_pod_t *pod, void *ud);
+    void *dra_ud;
 } nw_disrupt_accel_t;
 
 /* Staged replacement of accelerator nodes: a replacement NodeClaim created for a drifted or

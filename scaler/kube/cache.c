@@ -13,12 +13,14 @@
 #include "common/jsonfreeze.h"
 
 static const nw_kube_res_t *const kind_res[NW_KUBE_KINDS] = {
-    &nw_kube_client_res_pods,       &nw_kube_client_res_nodes,
-    &nw_kube_client_res_nodepools,  &nw_kube_client_res_ec2nodeclasses,
-    &nw_kube_client_res_nodeclaims, &nw_kube_client_res_pdbs,
-    &nw_kube_client_res_daemonsets, &nw_kube_client_res_pvs,
-    &nw_kube_client_res_pvcs,       &nw_kube_client_res_storageclasses,
-    &nw_kube_client_res_namespaces, &nw_kube_client_res_csinodes,
+    &nw_kube_client_res_pods,           &nw_kube_client_res_nodes,
+    &nw_kube_client_res_nodepools,      &nw_kube_client_res_ec2nodeclasses,
+    &nw_kube_client_res_nodeclaims,     &nw_kube_client_res_pdbs,
+    &nw_kube_client_res_daemonsets,     &nw_kube_client_res_pvs,
+    &nw_kube_client_res_pvcs,           &nw_kube_client_res_storageclasses,
+    &nw_kube_client_res_namespaces,     &nw_kube_client_res_csinodes,
+    &nw_kube_client_res_resourceclaims, &nw_kube_client_res_resourceclaimtemplates,
+    &nw_kube_client_res_deviceclasses,
 };
 
 const nw_kube_res_t *nw_kube_cache_kind_res(nw_kube_kind_t k)
@@ -1152,6 +1154,25 @@ const nw_kube_obj_t *nw_kube_cache_snap_get(const nw_kube_snap_t *s, nw_kube_kin
             lo = mid + 1;
         else
             hi = mid;
+    }
+    return NULL;
+}
+
+cJSON *nw_kube_cache_snap_lookup(void *snap, const char *group, const char *kind, const char *name)
+{
+    const nw_kube_snap_t *s = snap;
+    if (!s || !group || !kind || !name)
+        return NULL;
+    for (int k = 0; k < NW_KUBE_KINDS; k++) {
+        const nw_kube_res_t *r = kind_res[k];
+        const char *slash = strrchr(r->api_version, '/');
+        size_t gl = slash ? (size_t)(slash - r->api_version) : 0;
+        if (k == NW_KUBE_PODS || strcmp(r->kind, kind) != 0 || strlen(group) != gl ||
+            strncmp(r->api_version, group, gl) != 0)
+            continue;
+        /* "namespace/name" is the cache's own key of a namespaced object */
+        const nw_kube_obj_t *o = nw_kube_cache_snap_get(s, (nw_kube_kind_t)k, "", name);
+        return o && o->json ? cJSON_Duplicate(o->json, 1) : NULL;
     }
     return NULL;
 }

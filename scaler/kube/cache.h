@@ -59,6 +59,11 @@ typedef enum {
     NW_KUBE_STORAGECLASSES,
     NW_KUBE_NAMESPACES, /* pod affinity namespaceSelector */
     NW_KUBE_CSINODES,   /* volume attach limits of existing nodes */
+    /* DRA (resource.k8s.io/v1): which accelerator class a pod's claims ask devices of
+     * (admission/gpu_dra.c); not served before Kubernetes 1.34: empty */
+    NW_KUBE_RESOURCECLAIMS,
+    NW_KUBE_RESOURCECLAIMTEMPLATES,
+    NW_KUBE_DEVICECLASSES,
     NW_KUBE_KINDS
 } nw_kube_kind_t;
 
@@ -209,6 +214,12 @@ const nw_kube_obj_t *nw_kube_cache_snap_node_by_provider_id(const nw_kube_snap_t
                                                             const char *pid);
 const nw_kube_obj_t *nw_kube_cache_snap_nodeclaim_by_provider_id(const nw_kube_snap_t *s,
                                                                  const char *pid);
+
+/** A copy of the object of `kind` (its Kubernetes kind: "DeviceClass", ...) in API group
+ * `group` ("" for the core group) among the snapshot's kinds, named "name" or, for a
+ * namespaced kind, "namespace/name"; NULL when absent or not a cached kind. The caller frees
+ * it (cJSON_Delete). The signature of nw_admit_ctx_t's lookup, with the snapshot as arg. */
+cJSON *nw_kube_cache_snap_lookup(void *snap, const char *group, const char *kind, const char *name);
 
 /** Append the kube-dump form: {"pods":["ns/name",...],"nodes":[...],...} with one key per
  * kind (plural lower-case) and sorted keys. */

@@ -28,6 +28,13 @@ const nw_kube_res_t nw_kube_client_res_storageclasses = {
     "/apis/storage.k8s.io/v1", "storageclasses", "StorageClass", "storage.k8s.io/v1", 0};
 const nw_kube_res_t nw_kube_client_res_csinodes = {"/apis/storage.k8s.io/v1", "csinodes", "CSINode",
                                                    "storage.k8s.io/v1", 0};
+const nw_kube_res_t nw_kube_client_res_resourceclaims = {
+    "/apis/resource.k8s.io/v1", "resourceclaims", "ResourceClaim", "resource.k8s.io/v1", 1};
+const nw_kube_res_t nw_kube_client_res_resourceclaimtemplates = {
+    "/apis/resource.k8s.io/v1", "resourceclaimtemplates", "ResourceClaimTemplate",
+    "resource.k8s.io/v1", 1};
+const nw_kube_res_t nw_kube_client_res_deviceclasses = {"/apis/resource.k8s.io/v1", "deviceclasses",
+                                                        "DeviceClass", "resource.k8s.io/v1", 0};
 const nw_kube_res_t nw_kube_client_res_events = {"/api/v1", "events", "Event", "v1", 1};
 const nw_kube_res_t nw_kube_client_res_nodepools = {"/apis/karpenter.sh/v1", "nodepools",
                                                     "NodePool", "karpenter.sh/v1", 0};

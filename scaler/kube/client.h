@@ -49,6 +49,8 @@ extern const nw_kube_res_t nw_kube_client_res_pods, nw_kube_client_res_nodes,
     nw_kube_client_res_pdbs, nw_kube_client_res_daemonsets, nw_kube_client_res_leases,
     nw_kube_client_res_events, nw_kube_client_res_namespaces, nw_kube_client_res_pvs,
     nw_kube_client_res_pvcs, nw_kube_client_res_storageclasses, nw_kube_client_res_csinodes,
+    nw_kube_client_res_resourceclaims, nw_kube_client_res_resourceclaimtemplates,
+    nw_kube_client_res_deviceclasses,
     nw_kube_client_res_secrets; /* secrets: the kubeadm bootstrap tokens only */
 
 /**

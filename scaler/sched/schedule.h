@@ -132,6 +132,11 @@ typedef struct {
 /** nw_snap_pod_add with the pod moved as `as` says (NULL: as nw_snap_pod_add). */
 NW_MUST_USE nw_rc_t nw_snap_pod_add_as(nw_sched_snap_t *s, const nw_pod_t *pod,
                                        const nw_sched_pod_as_t *as, nw_err_t *err);
+/** nw_snap_pod_add_json with the pod moved as `as` says (NULL: where its JSON says): a pod
+ * the live snapshot gives another view of (a pod whose DRA claims ask for accelerator
+ * devices, scaler/state/simsnap.c). */
+NW_MUST_USE nw_rc_t nw_snap_pod_add_json_as(nw_sched_snap_t *s, const cJSON *pod,
+                                            const nw_sched_pod_as_t *as, nw_err_t *err);
 NW_MUST_USE nw_rc_t nw_snap_node_add_json(nw_sched_snap_t *s, const cJSON *node, nw_err_t *err);
 /** An in-flight NodeClaim (launched or not, not registered): its requirements/labels,
  * taints, status.capacity/allocatable (or spec.resources.requests as the floor). */

@@ -736,6 +736,12 @@ nw_rc_t nw_snap_pod_add_as(nw_sched_snap_t *s, const nw_pod_t *pod, const nw_sch
 
 nw_rc_t nw_snap_pod_add_json(nw_sched_snap_t *s, const cJSON *pod, nw_err_t *err)
 {
+    return nw_snap_pod_add_json_as(s, pod, NULL, err);
+}
+
+nw_rc_t nw_snap_pod_add_json_as(nw_sched_snap_t *s, const cJSON *pod, const nw_sched_pod_as_t *as,
+                                nw_err_t *err)
+{
     if (!cJSON_IsObject(pod))
         return nw_err_set(err, NW_EINVAL, "", "pod must be an object");
     const cJSON *md = nw_json_get(pod, "metadata"), *spec = nw_json_get(pod, "spec");
@@ -763,7 +769,7 @@ nw_rc_t nw_snap_pod_add_json(nw_sched_snap_t *s, const cJSON *pod, nw_err_t *err
         return rc;
     /* kept until the snapshot is freed: its shared spec and labels are keys (above) */
     const nw_pod_t *rec = s->recs[s->nrecs++];
-    return add_record(s, rec, NULL, spec, err);
+    return add_record(s, rec, as, spec, err);
 }
 
 nw_rc_t nw_snap_pod_add_namespace_json(nw_sched_snap_t *s, const cJSON *ns, nw_err_t *err)

@@ -139,15 +139,116 @@ typedef struct {
     nw_err_t *err;
 } build_t;
 
+/* the class's first device resource that is a name, not a "prefix*" pattern */
+static const char *device_resource(const nw_accel_class_t *c)
+{
+    for (size_t i = 0; i < c->nresources; i++)
+        if (!strchr(c->resources[i], '*'))
+            return c->resources[i];
+    return NULL;
+}
+
+bool nw_simsnap_dra_apply(const struct nw_gpu_policy *gpu, cJSON *j,
+                          const struct nw_gpu_dra_src *src, const char **res_out, int *count_out)
+{
+    const nw_gpu_policy_t *p = gpu;
+    if (res_out)
+        *res_out = NULL;
+    if (count_out)
+        *count_out = 0;
+    const cJSON *md = nw_json_get(j, "metadata");
+    cJSON *spec = cJSON_GetObjectItemCaseSensitive(j, "spec");
+    if (!p || !p->enabled || !cJSON_IsObject(spec) ||
+        cJSON_GetArraySize(nw_json_get(spec, "resourceClaims")) == 0)
+        return false;
+    nw_gpu_dra_t dra;
+    nw_gpu_dra_pod(p, spec, nw_json_str(md, "namespace"), nw_json_str(md, "name"), src, &dra);
+    int k = -1;
+    for (size_t i = 0; i < p->nclasses && k < 0; i++)
+        if (dra.classes & (1u << i))
+            k = (int)i;
+    if (k < 0)
+        return false;
+    const nw_accel_class_t *c = &p->classes[k];
+    cJSON *sel = cJSON_GetObjectItemCaseSensitive(spec, "nodeSelector");
+    if (!cJSON_IsObject(sel)) {
+        cJSON_DeleteItemFromObjectCaseSensitive(spec, "nodeSelector");
+        sel = nw_json_add_object(spec, "nodeSelector");
+    }
+    if (!cJSON_GetObjectItemCaseSensitive(sel, p->label_key))
+        nw_json_add_string(sel, p->label_key, c->label_value);
+    const char *res = device_resource(c);
+    cJSON *ctr = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(spec, "containers"), 0);
+    if (res && cJSON_IsObject(ctr) && dra.devices[k] > 0) {
+        cJSON *r = cJSON_GetObjectItemCaseSensitive(ctr, "resources");
+        if (!cJSON_IsObject(r)) {
+            cJSON_DeleteItemFromObjectCaseSensitive(ctr, "resources");
+            r = nw_json_add_object(ctr, "resources");
+        }
+        cJSON *req = cJSON_GetObjectItemCaseSensitive(r, "requests");
+        if (!cJSON_IsObject(req)) {
+            cJSON_DeleteItemFromObjectCaseSensitive(r, "requests");
+            req = nw_json_add_object(r, "requests");
+        }
+        if (!cJSON_GetObjectItemCaseSensitive(req, res)) {
+            char n[24];
+            snprintf(n, sizeof n, "%d", dra.devices[k]);
+            nw_json_add_string(req, res, n);
+            if (res_out)
+                *res_out = res;
+            if (count_out)
+                *count_out = dra.devices[k];
+        }
+    }
+    return true;
+}
+
+cJSON *nw_simsnap_dra_view(const struct nw_gpu_policy *gpu, const nw_kube_snap_t *ks,
+                           const nw_kube_obj_t *pod, const char **res_out, int *count_out)
+{
+    const nw_gpu_policy_t *p = gpu;
+    if (res_out)
+        *res_out = NULL;
+    if (count_out)
+        *count_out = 0;
+    if (!p || !p->enabled || !pod->pod ||
+        cJSON_GetArraySize(nw_json_get(pod->pod->spec, "resourceClaims")) == 0)
+        return NULL;
+    nw_gpu_dra_src_t src = {nw_kube_cache_snap_lookup, (void *)ks, true};
+    cJSON *j = nw_pod_to_json(pod->pod);
+    if (nw_simsnap_dra_apply(gpu, j, &src, res_out, count_out))
+        return j;
+    cJSON_Delete(j);
+    return NULL;
+}
+
+unsigned nw_simsnap_dra_classes(const nw_pod_t *pod, void *ud)
+{
+    const nw_simsnap_dra_ctx_t *x = ud;
+    const nw_gpu_policy_t *p = x ? x->gpu : NULL;
+    if (!p || !p->enabled || !pod ||
+        cJSON_GetArraySize(nw_json_get(pod->spec, "resourceClaims")) == 0)
+        return 0;
+    nw_gpu_dra_src_t src = {nw_kube_cache_snap_lookup, (void *)x->ks, true};
+    nw_gpu_dra_t dra;
+    nw_gpu_dra_pod(p, pod->spec, pod->ns, pod->name, &src, &dra);
+    return dra.classes;
+}
+
 /* Add pod p (as `as` says; NULL: where it is); one the simulation refuses is logged and
- * left out. */
+ * left out. A pod whose DRA claims ask for a class's devices enters as its DRA view. */
 static NW_MUST_USE nw_rc_t push_pod(build_t *b, const nw_kube_obj_t *p, const nw_sched_pod_as_t *as,
                                     int resched)
 {
     nw_simsnap_t *out = b->out;
     nw_err_t e = {0};
     size_t before = nw_snapshot_npods(out->sched);
-    nw_rc_t rc = nw_snap_pod_add_as(out->sched, p->pod, as, &e);
+    const char *dra_res = NULL;
+    int dra_count = 0;
+    cJSON *view = nw_simsnap_dra_view(b->env->gpu, b->ks, p, &dra_res, &dra_count);
+    nw_rc_t rc = view ? nw_snap_pod_add_json_as(out->sched, view, as, &e)
+                      : nw_snap_pod_add_as(out->sched, p->pod, as, &e);
+    cJSON_Delete(view);
     if (rc == NW_ENOMEM)
         return nw_err_set(b->err, rc, "", "out of memory");
     if (rc != NW_OK) {
@@ -167,10 +268,20 @@ static NW_MUST_USE nw_rc_t push_pod(build_t *b, const nw_kube_obj_t *p, const nw
         if (!r)
             return nw_err_set(b->err, NW_ENOMEM, "", "out of memory");
         out->rescheduled = r;
+        const char **dr = realloc(out->dra_res, n * sizeof *dr);
+        if (!dr)
+            return nw_err_set(b->err, NW_ENOMEM, "", "out of memory");
+        out->dra_res = dr;
+        int *dc = realloc(out->dra_count, n * sizeof *dc);
+        if (!dc)
+            return nw_err_set(b->err, NW_ENOMEM, "", "out of memory");
+        out->dra_count = dc;
         b->cpods = n;
     }
     out->pods[out->npods] = p;
     out->rescheduled[out->npods] = (unsigned char)(resched != 0);
+    out->dra_res[out->npods] = dra_res;
+    out->dra_count[out->npods] = dra_count;
     out->npods++;
     return NW_OK;
 }
@@ -367,6 +478,8 @@ void nw_simsnap_free(nw_simsnap_t *s)
     nw_snapshot_free(s->sched);
     free(s->pods);
     free(s->rescheduled);
+    free(s->dra_res);
+    free(s->dra_count);
     for (size_t i = 0; i < s->nentries; i++) {
         free(s->entry_names[i]);
         free(s->entry_claims[i]);
@@ -566,6 +679,55 @@ static NW_MUST_USE nw_rc_t add_objects(build_t *b)
 
 /* The Nodes (and the NodeClaims they registered for) with their pods; those excluded or
  * being deleted go to resched when their pods are to be placed again. */
+/* Does the cluster have a DeviceClass of class k (by name or by its selectors)? */
+static bool class_has_deviceclass(const nw_gpu_policy_t *p, const nw_kube_snap_t *ks, int k)
+{
+    size_t n = nw_kube_cache_snap_count(ks, NW_KUBE_DEVICECLASSES);
+    for (size_t i = 0; i < n; i++) {
+        const nw_kube_obj_t *o = nw_kube_cache_snap_at(ks, NW_KUBE_DEVICECLASSES, i);
+        if (nw_gpu_dra_device_class(p, o->name, o->json) == k)
+            return true;
+    }
+    return false;
+}
+
+/* A node of an accelerator class whose devices come through DRA: its kubelet registers no
+ * device resource (the driver publishes a ResourceSlice), so the simulation, which counts
+ * DRA pods' devices as the class's device resource (nw_simsnap_dra_view), gives it its
+ * instance type's count of that resource. Only when the cluster has a DeviceClass of the
+ * class and the node's allocatable has none of it; a copy of the node (NULL: as it is). */
+static cJSON *dra_node_view(build_t *b, const cJSON *node)
+{
+    const nw_gpu_policy_t *p = b->env->gpu;
+    if (!p || !p->enabled || nw_kube_cache_snap_count(b->ks, NW_KUBE_DEVICECLASSES) == 0)
+        return NULL;
+    const cJSON *labels = nw_json_get(nw_json_get(node, "metadata"), "labels");
+    const char *lv = nw_json_str(labels, p->label_key);
+    int k = -1;
+    for (size_t i = 0; lv && i < p->nclasses && k < 0; i++)
+        if (strcmp(lv, p->classes[i].label_value) == 0)
+            k = (int)i;
+    const char *res = k >= 0 ? device_resource(&p->classes[k]) : NULL;
+    const cJSON *alloc = nw_json_get(nw_json_get(node, "status"), "allocatable");
+    const char *have = nw_json_str(alloc, res ? res : "");
+    if (!res || (have && strcmp(have, "0") != 0) || !class_has_deviceclass(p, b->ks, k))
+        return NULL;
+    cJSON *cap =
+        nw_simsnap_type_resources(b->env, NULL, nw_json_str(labels, NW_LABEL_INSTANCE_TYPE), 0);
+    const char *count = nw_json_str(cap, res);
+    cJSON *copy = count ? nw_json_dup(node) : NULL;
+    cJSON *st = copy ? cJSON_GetObjectItemCaseSensitive(copy, "status") : NULL;
+    for (int i = 0; st && i < 2; i++) {
+        cJSON *m = cJSON_GetObjectItemCaseSensitive(st, i ? "capacity" : "allocatable");
+        if (!cJSON_IsObject(m))
+            continue;
+        cJSON_DeleteItemFromObjectCaseSensitive(m, res);
+        nw_json_add_string(m, res, count);
+    }
+    cJSON_Delete(cap);
+    return copy;
+}
+
 static NW_MUST_USE nw_rc_t add_nodes(build_t *b, const nw_kube_obj_t **resched, size_t *nresched)
 {
     const nw_kube_snap_t *ks = b->ks;
@@ -593,7 +755,9 @@ static NW_MUST_USE nw_rc_t add_nodes(build_t *b, const nw_kube_obj_t **resched, 
             rc = add_entry(b, nc->json, n->name, nc->name);
         else {
             nw_err_t e = {0};
-            rc = nw_snap_node_add_json(out->sched, n->json, &e);
+            cJSON *dra = dra_node_view(b, n->json);
+            rc = nw_snap_node_add_json(out->sched, dra ? dra : n->json, &e);
+            cJSON_Delete(dra);
             if (rc == NW_ENOMEM)
                 nw_err_set(err, rc, "", "out of memory");
             else if (rc != NW_OK) {
@@ -843,6 +1007,30 @@ static void claim_requirements(cJSON *spec, const nw_sched_claim_t *cl, cJSON *t
     nw_json_push(reqs, ct);
 }
 
+/* The devices DRA views added (nw_simsnap_dra_view) are no resource the node's kubelet
+ * registers: the DRA driver publishes them as a ResourceSlice. Left out of the NodeClaim's
+ * requests, which its node must register in full to be initialized (lifecycle.c). */
+static void leave_out_dra(const nw_simsnap_t *s, const nw_sched_claim_t *cl, cJSON *req)
+{
+    for (int k = 0; k < cl->npods; k++) {
+        int i = cl->pods[k];
+        if (i < 0 || (size_t)i >= s->npods || !s->dra_res || !s->dra_res[i])
+            continue;
+        cJSON *v = cJSON_GetObjectItemCaseSensitive(req, s->dra_res[i]);
+        const char *q = cJSON_GetStringValue(v);
+        if (!q)
+            continue;
+        long long left = atoll(q) - s->dra_count[i];
+        if (left <= 0) {
+            cJSON_DeleteItemFromObjectCaseSensitive(req, s->dra_res[i]);
+        } else {
+            char n[24];
+            snprintf(n, sizeof n, "%lld", left);
+            cJSON_ReplaceItemInObjectCaseSensitive(req, s->dra_res[i], cJSON_CreateString(n));
+        }
+    }
+}
+
 cJSON *nw_simsnap_claim_body(const nw_simsnap_t *s, const nw_sched_claim_t *cl,
                              const nw_kube_obj_t *pool, const nw_simsnap_claim_opts_t *o,
                              int *ntypes, const char **first_type, nw_err_t *err)
@@ -881,7 +1069,9 @@ cJSON *nw_simsnap_claim_body(const nw_simsnap_t *s, const nw_sched_claim_t *cl,
     cJSON *spec = nw_json_add_object(nc, "spec");
     claim_requirements(spec, cl, types, o);
     cJSON *res = nw_json_add_object(spec, "resources");
-    nw_json_add_item(res, "requests", nw_snapshot_res_to_json(ss, &cl->requests));
+    cJSON *req = nw_snapshot_res_to_json(ss, &cl->requests);
+    leave_out_dra(s, cl, req);
+    nw_json_add_item(res, "requests", req);
     const cJSON *ref = nw_json_get(tspec, "nodeClassRef");
     if (ref)
         nw_json_add_item(spec, "nodeClassRef", nw_json_dup(ref));

@@ -51,6 +51,8 @@
 #include <stddef.h>
 
 #include "scaler/cloud/catalog.h"
+
+struct nw_gpu_dra_src; /* admission/gpu.h: where a pod's DRA claims are read */
 #include "scaler/kube/cache.h"
 #include "scaler/state/inflight.h"
 #include "scaler/state/nominations.h"
@@ -72,6 +74,12 @@ typedef struct {
     nw_sched_snap_t *sched;     /* owned */
     const nw_kube_obj_t **pods; /* [npods]: the Pod behind each snapshot pod index */
     unsigned char *rescheduled; /* [npods]: 1 = re-added from an excluded/deleting node */
+    /* [npods]: the devices its DRA view added to its requests (nw_simsnap_dra_view) as
+     * this resource (the policy's string; NULL: none); a NodeClaim's requests leave them
+     * out, so that a node whose DRA driver publishes the devices but no device plugin
+     * advertises the resource still counts as initialized */
+    const char **dra_res;
+    int *dra_count;
     size_t npods;
     /* in-flight entries: the snapshot name (a NodeClaim name, or the Node name of a
      * registered but not initialized claim) and the NodeClaim behind it (owned) */
@@ -109,9 +117,41 @@ typedef struct {
     /* the accelerator isolation policy (admission/gpu.h; NULL or disabled: pools as
      * stored): each NodePool enters the simulation as the policy's pool rules make it, so
      * a generic pool never plans an accelerator type (one of a class's uncounted families
-     * included) even when the webhook did not mutate the stored pool */
+     * included) even when the webhook did not mutate the stored pool; and a pod whose DRA
+     * ResourceClaims ask for a class's devices enters it as a pod of the class (its node
+     * selector, its devices as the class's device resource: nw_simsnap_dra_view) */
     const struct nw_gpu_policy *gpu;
 } nw_simsnap_env_t;
+
+/** The scheduling view of a pod whose DRA ResourceClaims (read from ks) request devices of
+ * an accelerator class under gpu: a copy of its JSON (nw_pod_to_json) with the class's node
+ * label required (nodeSelector <label key>: <the class's value>, so no generic pool and no
+ * other class's pool can take it) and the devices added to its first container's requests
+ * as the class's first device resource (nvidia.com/gpu, aws.amazon.com/neuron, ...), so it
+ * is packed by the instance types' device counts. No toleration is added: a pod that does
+ * not tolerate the class's taint (the webhook did not see it) cannot run on the class's
+ * nodes, so none is planned for it. NULL when the pod has no such claim (or gpu is off).
+ * The caller frees it. *res and *count (may be NULL) receive the resource and the devices
+ * added (NULL and 0 when none). */
+cJSON *nw_simsnap_dra_view(const struct nw_gpu_policy *gpu, const nw_kube_snap_t *ks,
+                           const nw_kube_obj_t *pod, const char **res, int *count);
+
+/** The same view made in place on a Pod object j (its claims read through src): true when
+ * j's claims ask for a class's devices and j was changed. `nodewarden plan` uses it on the
+ * pods of its input. */
+bool nw_simsnap_dra_apply(const struct nw_gpu_policy *gpu, cJSON *j,
+                          const struct nw_gpu_dra_src *src, const char **res, int *count);
+
+/** What nw_simsnap_dra_classes reads: the policy and the kube snapshot (borrowed). */
+typedef struct {
+    const struct nw_gpu_policy *gpu;
+    const nw_kube_snap_t *ks;
+} nw_simsnap_dra_ctx_t;
+
+/** The classes (bit i: the policy's class i) whose devices a pod's DRA ResourceClaims ask
+ * for, read from ud's kube snapshot (ud: a nw_simsnap_dra_ctx_t); 0 for none. The shape of
+ * nw_disrupt_accel_t's dra_classes. */
+unsigned nw_simsnap_dra_classes(const nw_pod_t *pod, void *ud);
 
 /** Build the snapshot: a pure function of env, ks and o (no I/O, no clock, no change to
  * the memory it reads). out is initialised by the call (free it with nw_simsnap_free

@@ -12,7 +12,8 @@ For every instance of the AWS simulator (tests/sim/aws.py) that reaches 'running
   judge a kubelet's (a kubelet may create its own Node with its labels and taints,
   write its status and Lease, and the status of pods bound to it - nothing else);
 - it reports Ready a moment later (extended resources such as nvidia.com/gpu appear
-  then, as when a device plugin starts), renews its Lease in kube-node-lease every
+  then, as when a device plugin starts; N per GPU with the label nvidia.com/gpu.replicas=N,
+  as the time-slicing device plugin advertises them), renews its Lease in kube-node-lease every
   few seconds and its status heartbeat every 30 s, so kube-controller-manager's
   node-lifecycle controller keeps it healthy;
 - pods bound to it become Running (status written as the node: podIP, hostIP,
@@ -191,6 +192,7 @@ class NodeAgent:
                 k.update(state='failed', error='a Node named %s exists for another instance' % k['name'])
                 return
             k['uid'] = cur['metadata']['uid']
+            k['labels'] = node['metadata'].get('labels') or {}
             api.merge('/api/v1/nodes/%s/status' % k['name'], {'status': node['status']})
             self._lease(k)
         except (ApiError, OSError) as e:
@@ -217,6 +219,8 @@ class NodeAgent:
     def _status(self, k, ready):
         """Write the node's conditions (and, when Ready, capacity with devices)."""
         cap, alloc = kubelet.resources(k['inst'], k['cfg'], with_devices=ready)
+        if ready:  # time-sliced GPUs, as the simulator's kubelets advertise them
+            kubelet.time_slice(cap, alloc, k.get('labels'))
         ts = _now()
         st, reason, msg = (('True', 'KubeletReady', 'kubelet is posting ready status') if ready else
                            ('False', 'KubeletNotReady', 'node is shutting down'))
@@ -287,7 +291,25 @@ class NodeAgent:
                     self.log('%s: lease renewal failed: %s' % (k['name'], e))
             if k['state'] == 'ready' and now >= k['next_status']:
                 self._status(k, ready=True)
+            elif k['state'] == 'ready' and not k.get('labels_synced'):
+                self._gpu_replicas(k)
         self._pods_sync()
+
+    def _gpu_replicas(self, k):
+        """The NodePool's template labels reach the Node when nodewarden registers it
+        (karpenter.sh/registered); a GPU node labelled nvidia.com/gpu.replicas=N then
+        advertises N nvidia.com/gpu per GPU, as the time-slicing device plugin does once
+        GPU feature discovery has labelled the node."""
+        if 'nvidia.com/gpu' not in kubelet.resources(k['inst'], k['cfg'], with_devices=True)[1]:
+            k['labels_synced'] = True
+            return
+        code, n = k['api'].request('GET', '/api/v1/nodes/' + k['name'])
+        labels = (n.get('metadata', {}).get('labels') or {}) if code == 200 else {}
+        if labels.get('karpenter.sh/registered') != 'true':
+            return
+        k['labels'], k['labels_synced'] = labels, True
+        if labels.get('nvidia.com/gpu.replicas'):
+            self._status(k, ready=True)
 
     def _gone(self, k):
         code, _ = self.cloud.request('GET', '/api/v1/nodes/' + k['name'])

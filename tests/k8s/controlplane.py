@@ -109,6 +109,9 @@ KCM_CONTROLLERS = (
     # binds PersistentVolumes and claims (provisioning itself is a CSI external-provisioner's
     # job, which no test runs: a story stands in for it by creating the PV)
     "persistentvolume-binder-controller",
+    # DRA: makes a pod's ResourceClaims from its ResourceClaimTemplates (and deletes them
+    # with the pod), so kube-scheduler can allocate them (tests/cluster/t_real_dra)
+    "resourceclaim-controller",
 )
 
 ADMISSION_PLUGINS = "NodeRestriction,MutatingAdmissionWebhook,ValidatingAdmissionWebhook"

@@ -690,6 +690,16 @@ def _iso(t):
     return time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(t))
 
 
+def time_slice(cap, alloc, labels):
+    """The device plugin's time-slicing, as GPU feature discovery labels the node
+    (nvidia.com/gpu.replicas, from the NodePool's template labels): N nvidia.com/gpu per GPU
+    in cap and alloc (changed in place). The real tier's node agent does the same."""
+    reps = (labels or {}).get('nvidia.com/gpu.replicas', '')
+    if reps.isdigit() and int(reps) > 1 and 'nvidia.com/gpu' in alloc:
+        for m in (cap, alloc):
+            m['nvidia.com/gpu'] = str(int(m['nvidia.com/gpu']) * int(reps))
+
+
 def build_node(inst, cfg, region, zone_id, now):
     t = catalog.get(inst['InstanceType'])
     zone = inst['Placement']['AvailabilityZone']
@@ -902,12 +912,7 @@ class Kubelets:
 
     def _mark_ready(self, node, inst, cfg):
         cap, alloc = resources(inst, cfg, with_devices=True)
-        # the device plugin's time-slicing, as GPU feature discovery labels the node
-        # (nvidia.com/gpu.replicas, from the NodePool's template labels): N per GPU
-        reps = (node.get('metadata', {}).get('labels') or {}).get('nvidia.com/gpu.replicas', '')
-        if reps.isdigit() and int(reps) > 1 and 'nvidia.com/gpu' in alloc:
-            for m in (cap, alloc):
-                m['nvidia.com/gpu'] = str(int(m['nvidia.com/gpu']) * int(reps))
+        time_slice(cap, alloc, node.get('metadata', {}).get('labels'))
         st = node.setdefault('status', {})
         st['capacity'], st['allocatable'] = cap, alloc
         ts = _iso(self.aws.clock())

@@ -154,6 +154,11 @@ def builtin_types():
               generation=False),
         # the attach limits a CSI driver reports per node (no driver behind them)
         RType('storage.k8s.io', 'v1', 'csinodes', 'CSINode', False, generation=False),
+        # DRA (resource.k8s.io/v1): claims, claim templates and DeviceClasses are stored for
+        # nodewarden's accelerator isolation to read; no scheduler allocates them here
+        RType('resource.k8s.io', 'v1', 'resourceclaims', 'ResourceClaim', True, status=True),
+        RType('resource.k8s.io', 'v1', 'resourceclaimtemplates', 'ResourceClaimTemplate', True),
+        RType('resource.k8s.io', 'v1', 'deviceclasses', 'DeviceClass', False),
         RType('apps', 'v1', 'deployments', 'Deployment', True, status=True, short=['deploy'],
               categories=['all'], subresources=['scale']),
         RType('apps', 'v1', 'replicasets', 'ReplicaSet', True, status=True, short=['rs'],

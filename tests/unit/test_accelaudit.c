@@ -246,12 +246,80 @@ START_TEST(report_then_evict)
 }
 END_TEST
 
+/* a pod bound to node whose claim `claim` (default namespace) it names */
+static void dra_pod(ctlfix_t *f, const char *name, const char *node, const char *claim)
+{
+    char b[1024];
+    snprintf(b, sizeof b,
+             "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\",\"uid\":\"uid-%s\"},"
+             "\"spec\":{\"nodeName\":\"%s\",\"resourceClaims\":[{\"name\":\"d\","
+             "\"resourceClaimName\":\"%s\"}],\"containers\":[{\"name\":\"c\",\"resources\":"
+             "{\"claims\":[{\"name\":\"d\"}]}}]},\"status\":{\"phase\":\"Running\"}}",
+             name, name, node, claim);
+    ctlfix_put(f, NW_KUBE_PODS, b, 1);
+}
+
+/* DRA (issue 33): a pod whose ResourceClaim asks for NVIDIA devices is an NVIDIA pod: not
+ * reported on an NVIDIA node, reported on a generic node and on a Neuron node; a pod whose
+ * claim asks for a NIC (no class's driver) is a generic pod on a generic node. */
+START_TEST(dra_claims)
+{
+    ctlfix_t f;
+    ctlfix_init(&f);
+    nw_gpu_policy_t p;
+    ck_assert_int_eq(nw_gpu_policy_init(&p, "nodewarden"), NW_OK);
+    node(&f, "n-nv", "\"node.accelerator\":\"nvidia-gpu\"", "");
+    node(&f, "n-inf", "\"node.accelerator\":\"aws-neuron\"", "");
+    node(&f, "n-cpu", "\"karpenter.k8s.aws/instance-family\":\"m7i\"", "");
+    ctlfix_put(&f, NW_KUBE_DEVICECLASSES,
+               "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"DeviceClass\",\"metadata\":"
+               "{\"name\":\"a100\"},\"spec\":{\"selectors\":[{\"cel\":{\"expression\":"
+               "\"device.driver == 'gpu.nvidia.com'\"}}]}}",
+               0);
+    static const char *const claims[][2] = {{"gpu", "a100"}, {"nic", "rdma.example.com"}};
+    for (size_t i = 0; i < 2; i++) {
+        char b[512];
+        snprintf(b, sizeof b,
+                 "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\",\"metadata\":"
+                 "{\"name\":\"%s\",\"namespace\":\"default\"},\"spec\":{\"devices\":{"
+                 "\"requests\":[{\"name\":\"r\",\"exactly\":{\"deviceClassName\":\"%s\"}}]}}}",
+                 claims[i][0], claims[i][1]);
+        ctlfix_put(&f, NW_KUBE_RESOURCECLAIMS, b, 0);
+    }
+    dra_pod(&f, "train", "n-nv", "gpu");  /* its class's node: fine */
+    dra_pod(&f, "stray", "n-cpu", "gpu"); /* NVIDIA devices on a generic node */
+    dra_pod(&f, "lost", "n-inf", "gpu");  /* on the Neuron node */
+    dra_pod(&f, "net", "n-cpu", "nic");   /* a NIC claim: a generic pod */
+    nw_accelaudit_opts_t o = {&p, false};
+    nw_accelaudit_t *a = nw_accelaudit_new(&f.deps, &o);
+    int m = ctlfix_mark(&f);
+    tick(&f, a);
+    ck_assert_int_eq(events(&f, m, "AcceleratorIsolation", "train"), 0);
+    ck_assert_int_eq(events(&f, m, "AcceleratorIsolation", "net"), 0);
+    ck_assert_int_eq(events(&f, m, "AcceleratorIsolation", "stray"), 1);
+    ck_assert_int_eq(ctlfix_count(&f, m, "/events", "DRA ResourceClaims request nvidia", NULL), 1);
+    ck_assert_int_eq(events(&f, m, "AcceleratorIsolation", "lost"), 1);
+    ck_assert_uint_eq(nw_accelaudit_current(a, 0), 1); /* nvidia: stray */
+    ck_assert_uint_eq(nw_accelaudit_current(a, 2), 1); /* neuron: lost */
+    /* a new such pod on a generic node is seen on the next tick */
+    dra_pod(&f, "stray2", "n-cpu", "gpu");
+    m = ctlfix_mark(&f);
+    tick(&f, a);
+    ck_assert_int_eq(events(&f, m, "AcceleratorIsolation", "stray2"), 1);
+    ck_assert_uint_eq(nw_accelaudit_current(a, 0), 2);
+    nw_accelaudit_free(a);
+    nw_gpu_policy_cleanup(&p);
+    ctlfix_free(&f);
+}
+END_TEST
+
 Suite *nw_accelaudit_suite(void)
 {
     Suite *s = suite_create("accelaudit");
     TCase *tc = tcase_create("audit");
     tcase_add_test(tc, node_classes);
     tcase_add_test(tc, report_then_evict);
+    tcase_add_test(tc, dra_claims);
     suite_add_tcase(s, tc);
     return s;
 }

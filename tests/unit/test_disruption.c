@@ -536,6 +536,9 @@ static void expand_pod(cJSON *objs, const cJSON *p, int64_t now)
     if (nw_json_get(p, "tolerations"))
         cJSON_AddItemToObject(spec, "tolerations",
                               cJSON_Duplicate(nw_json_get(p, "tolerations"), 1));
+    if (nw_json_get(p, "resourceClaims"))
+        cJSON_AddItemToObject(spec, "resourceClaims",
+                              cJSON_Duplicate(nw_json_get(p, "resourceClaims"), 1));
     if (nw_json_get(p, "requests")) { /* one container requesting these */
         cJSON *c = cJSON_CreateObject();
         cJSON_AddStringToObject(c, "name", "c");
@@ -650,9 +653,23 @@ static int64_t last_used_fn(void *ud, const char *nc)
     return 0;
 }
 
-/* accelerators: [{name, labelValue, resources: [...], aware, rolloutMax, rolloutTimeout}]
- * (node label key node.accelerator): GPU-aware disruption's classes; rolloutMax 0 (the
- * default here): no staged replacement; rolloutTimeout a duration (30m) */
+/* accelerators: [{name, labelValue, resources: [...], aware, rolloutMax, rolloutTimeout,
+ * draPods}] (node label key node.accelerator): GPU-aware disruption's classes; rolloutMax 0
+ * (the default here): no staged replacement; rolloutTimeout a duration (30m); draPods: the
+ * pods (by name) whose DRA claims ask for the class's devices, as the controller finds them
+ * in the watch cache (a pod needs spec.resourceClaims to be asked) */
+
+static unsigned case_dra_classes(const nw_pod_t *pod, void *ud)
+{
+    const cJSON *n;
+    cJSON_ArrayForEach(n, (const cJSON *)ud)
+    {
+        if (cJSON_IsString(n) && strcmp(n->valuestring, pod->name) == 0)
+            return ~0u;
+    }
+    return 0;
+}
+
 static nw_disrupt_accel_t case_accels[8];
 static const char *case_accel_res[8][8];
 
@@ -673,7 +690,10 @@ static size_t load_accels(const cJSON *doc)
                                               nr,
                                               !cJSON_IsFalse(nw_json_get(a, "aware")),
                                               (int)num_or(a, "rolloutMax", 0),
-                                              tmo};
+                                              tmo,
+                                              1u << n,
+                                              nw_json_get(a, "draPods") ? case_dra_classes : NULL,
+                                              (void *)nw_json_get(a, "draPods")};
         n++;
     }
     return n;

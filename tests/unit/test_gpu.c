@@ -31,13 +31,36 @@ Suite *nw_gpu_suite(void);
 
 typedef enum { K_POD, K_POOL } kind_t;
 
+/* The DRA objects of the case being run (tests/data/gpu/dra.json "objects"; NULL: no
+ * cluster state), read through dra_lookup as the webhook reads the watch cache */
+static const nw_gpu_dra_src_t *case_dra;
+
+static cJSON *dra_lookup(void *arg, const char *group, const char *kind, const char *name)
+{
+    const cJSON *o;
+    cJSON_ArrayForEach(o, (const cJSON *)arg)
+    {
+        const char *k = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "kind"));
+        const char *api = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "apiVersion"));
+        const cJSON *md = cJSON_GetObjectItemCaseSensitive(o, "metadata");
+        const char *n = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "name"));
+        const char *ns = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "namespace"));
+        char key[300];
+        snprintf(key, sizeof key, "%s%s%s", ns ? ns : "", ns ? "/" : "", n ? n : "");
+        if (k && api && strcmp(k, kind) == 0 && strncmp(api, group, strlen(group)) == 0 &&
+            strcmp(key, name) == 0)
+            return cJSON_Duplicate(o, 1);
+    }
+    return NULL;
+}
+
 /* Run mutate; returns the patch (cJSON array) or NULL; warnings into res. */
 static cJSON *run_mutate(kind_t k, const nw_gpu_policy_t *p, const cJSON *obj, const char *ns,
                          nw_admit_result_t *res)
 {
     nw_jsonpatch_t patch;
     nw_jsonpatch_init(&patch);
-    nw_rc_t rc = k == K_POD ? nw_gpu_pod_patch(p, obj, ns, &patch, res)
+    nw_rc_t rc = k == K_POD ? nw_gpu_pod_patch(p, obj, ns, case_dra, &patch, res)
                             : nw_gpu_pool_patch(p, obj, &patch, res);
     ck_assert_int_eq(rc, NW_OK);
     char *text = nw_jsonpatch_take_text(&patch);
@@ -55,7 +78,7 @@ static void run_validate(kind_t k, const nw_gpu_policy_t *p, const cJSON *obj, c
                          nw_admit_result_t *res)
 {
     char msgs[4][512];
-    size_t n = k == K_POD ? nw_gpu_pod_problems(p, obj, ns, msgs, 4)
+    size_t n = k == K_POD ? nw_gpu_pod_problems(p, obj, ns, case_dra, msgs, 4)
                           : nw_gpu_pool_problems(p, obj, true, msgs, 4);
     ck_assert_int_eq(nw_gpu_deny_or_warn(p, k == K_POD ? "Pod" : "NodePool", "x", msgs, n, res),
                      NW_OK);
@@ -127,6 +150,10 @@ static void run_case_in(const nw_test_case_t *row, kind_t k, const char *config)
         const cJSON *warn = cJSON_GetObjectItemCaseSensitive(c, "warn");
         const cJSON *before = cJSON_GetObjectItemCaseSensitive(c, "before");
         const cJSON *after = cJSON_GetObjectItemCaseSensitive(c, "after");
+        const cJSON *objects = cJSON_GetObjectItemCaseSensitive(c, "objects");
+        nw_gpu_dra_src_t dra = {dra_lookup, (void *)objects,
+                                !cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(c, "complete"))};
+        case_dra = cJSON_IsArray(objects) ? &dra : NULL;
         ck_assert_msg(obj != NULL, "%s: no object", name);
 
         nw_admit_result_t res;
@@ -143,6 +170,23 @@ static void run_case_in(const nw_test_case_t *row, kind_t k, const char *config)
             char *g = got ? cJSON_PrintUnformatted(got) : NULL;
             ck_assert_msg(got == NULL, "%s: expected no patch, got %s", name, g);
             free(g);
+        }
+        if (cJSON_IsString(warn) && !any_warning(&res, warn->valuestring) && k == K_POD) {
+            /* the DRA warnings are the validating handler's */
+            nw_admit_result_t v;
+            nw_admit_result_init(&v);
+            nw_admit_ctx_t ctx = {.gpu = &p};
+            if (case_dra)
+                ctx = (nw_admit_ctx_t){.gpu = &p,
+                                       .self_namespace = "",
+                                       .lookup = case_dra->lookup,
+                                       .lookup_arg = case_dra->arg,
+                                       .lookup_complete = case_dra->complete};
+            nw_admit_req_t req = {.op = NW_OP_CREATE, .object = obj, .namespace_ = ns};
+            ck_assert_int_eq(nw_gpu_pod_validate(&ctx, &req, &v), NW_OK);
+            for (size_t i = 0; i < v.nwarnings; i++)
+                nw_admit_warn(&res, "%s", v.warnings[i]);
+            nw_admit_result_cleanup(&v);
         }
         if (cJSON_IsString(warn))
             ck_assert_msg(any_warning(&res, warn->valuestring), "%s: no warning '%s'", name,
@@ -169,13 +213,20 @@ static void run_case_in(const nw_test_case_t *row, kind_t k, const char *config)
                       cJSON_IsString(after) ? after->valuestring : "allow");
         cJSON_Delete(doc);
         cJSON_Delete(got);
+        case_dra = NULL;
     }
     cJSON_Delete(c);
     nw_gpu_policy_cleanup(&p);
 }
 
 static const nw_test_cases_t *pod_cases, *pool_cases, *userdata_cases, *class_pod_cases,
-    *class_pool_cases;
+    *class_pool_cases, *dra_cases;
+
+START_TEST(dra_case)
+{
+    run_case_in(nw_test_case(dra_cases, _i), K_POD, NULL);
+}
+END_TEST
 
 START_TEST(pod_case)
 {
@@ -841,6 +892,191 @@ static void config_with(nw_config_t *cfg, const char *const *kv)
                       err.msg);
 }
 
+/* DRA (issue 33): which class a DeviceClass is, by name and by its CEL selectors; the
+ * defaults of the NVIDIA, AMD, Neuron and Gaudi drivers; a user's class with its driver;
+ * the device counts of a claim */
+START_TEST(dra_device_classes)
+{
+    nw_gpu_policy_t p;
+    ck_assert_int_eq(nw_gpu_policy_init(&p, ""), NW_OK);
+    ck_assert_int_eq(nw_gpu_dra_device_class(&p, "gpu.nvidia.com", NULL), 0);
+    ck_assert_int_eq(nw_gpu_dra_device_class(&p, "mig.nvidia.com", NULL), 0);
+    ck_assert_int_eq(nw_gpu_dra_device_class(&p, "gpu.amd.com", NULL), 1);
+    ck_assert_int_eq(nw_gpu_dra_device_class(&p, "neuron.aws.com", NULL), 2);
+    ck_assert_int_eq(nw_gpu_dra_device_class(&p, "gaudi.intel.com", NULL), 3);
+    ck_assert_int_eq(nw_gpu_dra_device_class(&p, "h100", NULL), -1);
+    const char *sel[][2] = {
+        {"device.driver == 'gpu.nvidia.com'", "0"},
+        {"device.driver==\"neuron.aws.com\" && device.attributes['neuron.aws.com'].x == 1", "2"},
+        {"device.attributes['gpu.nvidia.com'].type == 'gpu'", "-1"}, /* no driver compared */
+        {"device.driver == 'gpu.nvidia.com.evil'", "-1"},
+        {"device.driver == 'dra.net'", "-1"},
+        {"device.driver != 'x' || device.driver == 'gaudi.intel.com'", "3"},
+    };
+    for (size_t i = 0; i < sizeof sel / sizeof sel[0]; i++) {
+        cJSON *dc = cJSON_CreateObject();
+        cJSON *spec = cJSON_AddObjectToObject(dc, "spec");
+        cJSON *sels = cJSON_AddArrayToObject(spec, "selectors");
+        cJSON *one = cJSON_CreateObject();
+        cJSON_AddStringToObject(cJSON_AddObjectToObject(one, "cel"), "expression", sel[i][0]);
+        cJSON_AddItemToArray(sels, one);
+        ck_assert_msg(nw_gpu_dra_device_class(&p, "custom", dc) == atoi(sel[i][1]), "%s",
+                      sel[i][0]);
+        cJSON_Delete(dc);
+    }
+    /* devices counted per class: ExactCount 4 of NVIDIA, All of Neuron as 1 */
+    cJSON *cs = cJSON_Parse(
+        "{\"devices\":{\"requests\":[{\"name\":\"a\",\"exactly\":{\"deviceClassName\":"
+        "\"gpu.nvidia.com\",\"count\":4}},{\"name\":\"b\",\"exactly\":{\"deviceClassName\":"
+        "\"neuron.aws.com\",\"allocationMode\":\"All\"}}]}}");
+    int dev[NW_GPU_MAX_CLASSES] = {0};
+    char what[100] = "";
+    ck_assert_uint_eq(nw_gpu_dra_claim_spec(&p, cs, NULL, dev, what, sizeof what), 1u | 4u);
+    ck_assert_int_eq(dev[0], 4);
+    ck_assert_int_eq(dev[2], 1);
+    ck_assert_str_eq(what, "DeviceClass gpu.nvidia.com");
+    cJSON_Delete(cs);
+    nw_gpu_policy_cleanup(&p);
+    /* a class of one's own with its own driver and DeviceClass */
+    static const char *const kv[] = {"gpu.classes.fpga.taint.key",
+                                     "aws.amazon.com/fpga",
+                                     "gpu.classes.fpga.nodeLabel.value",
+                                     "aws-fpga",
+                                     "gpu.classes.fpga.resources",
+                                     "xilinx.com/fpga-xilinx_aws*",
+                                     "gpu.classes.fpga.instanceFamilies",
+                                     "f1,f2",
+                                     "gpu.classes.fpga.dra.drivers",
+                                     "fpga.example.com",
+                                     "gpu.classes.fpga.dra.deviceClasses",
+                                     "f2-fpga",
+                                     NULL};
+    nw_config_t cfg;
+    config_with(&cfg, kv);
+    nw_err_t err = {0};
+    ck_assert_msg(nw_gpu_policy_from_config(&cfg, "", &p, &err) == NW_OK, "%s", err.msg);
+    int fpga = (int)(nw_gpu_policy_class(&p, "fpga") - p.classes);
+    ck_assert_int_eq(nw_gpu_dra_device_class(&p, "f2-fpga", NULL), fpga);
+    cJSON *dc = cJSON_Parse("{\"spec\":{\"selectors\":[{\"cel\":{\"expression\":\"device.driver == "
+                            "'fpga.example.com'\"}}]}}");
+    ck_assert_int_eq(nw_gpu_dra_device_class(&p, "other", dc), fpga);
+    cJSON_Delete(dc);
+    ck_assert_int_eq(nw_gpu_dra_device_class(&p, "gpu.nvidia.com", NULL), 0);
+    nw_gpu_policy_cleanup(&p);
+    nw_config_free(&cfg);
+}
+END_TEST
+
+static bool not_ready(void *arg)
+{
+    (void)arg;
+    return false;
+}
+
+/* serve's lookup before the watch cache has listed everything: a claim it does not hold
+ * yet is not known not to exist, so the pod gets a warning, not a denial */
+START_TEST(dra_cache_not_synced)
+{
+    nw_gpu_policy_t p;
+    ck_assert_int_eq(nw_gpu_policy_init(&p, ""), NW_OK);
+    cJSON *none = cJSON_CreateArray();
+    cJSON *pod = cJSON_Parse("{\"metadata\":{\"name\":\"x\",\"namespace\":\"default\"},"
+                             "\"spec\":{\"resourceClaims\":[{\"name\":\"g\","
+                             "\"resourceClaimName\":\"later\"}],\"containers\":[{\"name\":"
+                             "\"c\"}]}}");
+    nw_admit_req_t req = {.op = NW_OP_CREATE, .object = pod, .namespace_ = "default"};
+    for (int ready = 0; ready < 2; ready++) {
+        nw_admit_ctx_t ctx = {.gpu = &p,
+                              .lookup = dra_lookup,
+                              .lookup_arg = none,
+                              .lookup_complete = true,
+                              .lookup_ready = ready ? NULL : not_ready};
+        nw_admit_result_t res;
+        nw_admit_result_init(&res);
+        ck_assert_int_eq(nw_gpu_pod_validate(&ctx, &req, &res), NW_OK);
+        if (ready) {
+            ck_assert(!res.allowed);
+            ck_assert_msg(strstr(res.message, "ResourceClaim default/later does not exist"), "%s",
+                          res.message);
+        } else {
+            ck_assert(res.allowed);
+            ck_assert(any_warning(&res, "a watch cache still syncing"));
+        }
+        nw_admit_result_cleanup(&res);
+    }
+    cJSON_Delete(pod);
+    cJSON_Delete(none);
+    nw_gpu_policy_cleanup(&p);
+}
+END_TEST
+
+/* A claim several pods share counts its devices once: an allocated one for the first pod it
+ * is reserved for; one not allocated yet for every pod naming it (planned as if each needed
+ * its own, the conservative side) */
+START_TEST(dra_shared_claim_counted_once)
+{
+    nw_gpu_policy_t p;
+    ck_assert_int_eq(nw_gpu_policy_init(&p, ""), NW_OK);
+    cJSON *objs = cJSON_Parse(
+        "[{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\",\"metadata\":{"
+        "\"name\":\"shared\",\"namespace\":\"default\"},\"spec\":{\"devices\":{\"requests\":"
+        "[{\"name\":\"g\",\"exactly\":{\"deviceClassName\":\"gpu.nvidia.com\"}}]}},"
+        "\"status\":{\"allocation\":{\"devices\":{\"results\":[]}},\"reservedFor\":["
+        "{\"resource\":\"pods\",\"name\":\"a\",\"uid\":\"1\"}]}},"
+        "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\",\"metadata\":{"
+        "\"name\":\"fresh\",\"namespace\":\"default\"},\"spec\":{\"devices\":{\"requests\":"
+        "[{\"name\":\"g\",\"exactly\":{\"deviceClassName\":\"gpu.nvidia.com\"}}]}}}]");
+    nw_gpu_dra_src_t src = {dra_lookup, objs, true};
+    static const char *const cases[][3] = {
+        {"shared", "a", "1"}, {"shared", "b", "0"}, {"fresh", "a", "1"}, {"fresh", "b", "1"}};
+    for (size_t i = 0; i < 4; i++) {
+        char js[200];
+        snprintf(js, sizeof js,
+                 "{\"resourceClaims\":[{\"name\":\"g\",\"resourceClaimName\":"
+                 "\"%s\"}]}",
+                 cases[i][0]);
+        cJSON *spec = cJSON_Parse(js);
+        nw_gpu_dra_t d;
+        nw_gpu_dra_pod(&p, spec, "default", cases[i][1], &src, &d);
+        ck_assert_uint_eq(d.classes, 1u); /* the class either way */
+        ck_assert_msg(d.devices[0] == atoi(cases[i][2]), "%s for %s: %d devices", cases[i][0],
+                      cases[i][1], d.devices[0]);
+        cJSON_Delete(spec);
+    }
+    cJSON_Delete(objs);
+    nw_gpu_policy_cleanup(&p);
+}
+END_TEST
+
+/* Bad DRA settings are refused naming the key. */
+START_TEST(dra_config_errors)
+{
+    static const char *const bad[][3] = {
+        {"gpu.dra.drivers", "gpu.nvidia.com,Bad_Driver",
+         "gpu.dra.drivers[1]: \"Bad_Driver\" is "
+         "not a DNS subdomain"},
+        {"gpu.dra.deviceClasses", "a..b", "gpu.dra.deviceClasses[0]: \"a..b\" is not a DNS"},
+        {"gpu.dra.drivers", "x.com,x.com", "gpu.dra.drivers[1]: \"x.com\" is listed twice"},
+        {"gpu.classes.amd.dra.drivers", "gpu.nvidia.com",
+         "gpu.classes.amd.dra.drivers[0]: gpu.nvidia.com is also a DRA driver of the nvidia "
+         "class"},
+        {"gpu.classes.neuron.dra.deviceClasses", "mig.nvidia.com",
+         "gpu.classes.neuron.dra.deviceClasses[0]: mig.nvidia.com is also a DeviceClass of the "
+         "nvidia class"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const char *kv[] = {bad[i][0], bad[i][1], NULL};
+        nw_config_t cfg;
+        config_with(&cfg, kv);
+        nw_gpu_policy_t p;
+        nw_err_t err = {0};
+        ck_assert_int_eq(nw_gpu_policy_from_config(&cfg, "", &p, &err), NW_EINVAL);
+        ck_assert_msg(strstr(err.msg, bad[i][2]), "%s: got '%s'", bad[i][0], err.msg);
+        nw_config_free(&cfg);
+    }
+}
+END_TEST
+
 START_TEST(policy_user_classes)
 {
     /* a class of one's own beside the defaults, a default redefined */
@@ -1042,6 +1278,12 @@ Suite *nw_gpu_suite(void)
     nw_test_add_cases(tc, class_pod_case, class_pod_cases);
     nw_test_add_cases(tc, class_pool_case, class_pool_cases);
     nw_test_add_cases(tc, userdata_case, userdata_cases);
+    dra_cases = nw_test_cases_json("tests/data/gpu/dra.json", 12);
+    nw_test_add_cases(tc, dra_case, dra_cases);
+    tcase_add_test(tc, dra_device_classes);
+    tcase_add_test(tc, dra_config_errors);
+    tcase_add_test(tc, dra_cache_not_synced);
+    tcase_add_test(tc, dra_shared_claim_counted_once);
     tcase_add_test(tc, policy_disabled_and_handlers);
     tcase_add_test(tc, custom_policy_and_garbage);
     tcase_add_test(tc, isolation_matrix);

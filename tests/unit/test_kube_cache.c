@@ -218,7 +218,8 @@ START_TEST(replace_and_sync)
                            "\"ec2nodeclasses\":[],\"nodeclaims\":[],\"poddisruptionbudgets\":[],"
                            "\"daemonsets\":[],\"persistentvolumes\":[],"
                            "\"persistentvolumeclaims\":[],\"storageclasses\":[],\"namespaces\":[],"
-                           "\"csinodes\":[]}");
+                           "\"csinodes\":[],\"resourceclaims\":[],\"resourceclaimtemplates\":[],"
+                           "\"deviceclasses\":[]}");
     free(flat);
     cJSON_Delete(d);
     /* --versions: the same keys, each with its resourceVersion */
@@ -231,7 +232,8 @@ START_TEST(replace_and_sync)
                            "\"nodepools\":{},\"ec2nodeclasses\":{},\"nodeclaims\":{},"
                            "\"poddisruptionbudgets\":{},\"daemonsets\":{},\"persistentvolumes\":{},"
                            "\"persistentvolumeclaims\":{},\"storageclasses\":{},\"namespaces\":{},"
-                           "\"csinodes\":{}}");
+                           "\"csinodes\":{},\"resourceclaims\":{},\"resourceclaimtemplates\":{},"
+                           "\"deviceclasses\":{}}");
     free(flat);
     cJSON_Delete(d);
     nw_buf_cleanup(&out);

@@ -266,6 +266,184 @@ START_TEST(test_pools_isolated_by_policy)
 }
 END_TEST
 
+/* DRA (issue 33): a pending pod whose claim template asks for 2 NVIDIA devices enters the
+ * simulation as an NVIDIA pod (the class's label required, 2 nvidia.com/gpu): with a generic
+ * pool and an NVIDIA pool it gets a new NodeClaim of the NVIDIA pool on a type with at least
+ * 2 GPUs, never the generic pool; the same pod without the toleration gets none; a pod whose
+ * claim asks for a NIC is a generic pod. */
+static void dra_pod(fx_t *f, const char *name, const char *tmpl, bool tolerates)
+{
+    char b[2048];
+    snprintf(b, sizeof b,
+             "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\",\"uid\":\"uid-%s\"},"
+             "\"spec\":{%s\"resourceClaims\":[{\"name\":\"d\",\"resourceClaimTemplateName\":"
+             "\"%s\"}],\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":"
+             "\"1\",\"memory\":\"1Gi\"},\"claims\":[{\"name\":\"d\"}]}}]},"
+             "\"status\":{\"phase\":\"Pending\",\"conditions\":[{\"type\":\"PodScheduled\","
+             "\"status\":\"False\",\"reason\":\"Unschedulable\"}]}}",
+             name, name,
+             tolerates ? "\"tolerations\":[{\"key\":\"gpu\",\"operator\":\"Exists\"}]," : "", tmpl);
+    put(f, NW_KUBE_PODS, b);
+}
+
+START_TEST(test_dra_pods)
+{
+    nw_gpu_policy_t gpu;
+    ck_assert_int_eq(nw_gpu_policy_init(&gpu, ""), NW_OK);
+    fx_t f;
+    fx_init(&f);
+    f.env.gpu = &gpu;
+    put(&f, NW_KUBE_NODEPOOLS,
+        "{\"apiVersion\":\"karpenter.sh/v1\",\"kind\":\"NodePool\",\"metadata\":{"
+        "\"name\":\"default\",\"uid\":\"p1\"},\"spec\":{\"template\":{\"spec\":{"
+        "\"nodeClassRef\":{\"group\":\"karpenter.k8s.aws\",\"kind\":\"EC2NodeClass\","
+        "\"name\":\"default\"},\"requirements\":[{\"key\":\"karpenter.sh/capacity-type\","
+        "\"operator\":\"In\",\"values\":[\"on-demand\"]}]}}}}");
+    put(&f, NW_KUBE_NODEPOOLS,
+        "{\"apiVersion\":\"karpenter.sh/v1\",\"kind\":\"NodePool\",\"metadata\":{"
+        "\"name\":\"gpu\",\"uid\":\"p2\"},\"spec\":{\"template\":{\"metadata\":{\"labels\":{"
+        "\"node.accelerator\":\"nvidia-gpu\"}},\"spec\":{"
+        "\"nodeClassRef\":{\"group\":\"karpenter.k8s.aws\",\"kind\":\"EC2NodeClass\","
+        "\"name\":\"default\"},\"taints\":[{\"key\":\"gpu\",\"value\":\"true\",\"effect\":"
+        "\"NoSchedule\"}],\"requirements\":[{\"key\":\"karpenter.sh/capacity-type\","
+        "\"operator\":\"In\",\"values\":[\"on-demand\"]},{\"key\":"
+        "\"karpenter.k8s.aws/instance-family\",\"operator\":\"In\",\"values\":[\"g5\"]}]}}}}");
+    put(&f, NW_KUBE_RESOURCECLAIMTEMPLATES,
+        "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaimTemplate\",\"metadata\":"
+        "{\"name\":\"two-gpus\",\"namespace\":\"default\"},\"spec\":{\"spec\":{\"devices\":{"
+        "\"requests\":[{\"name\":\"g\",\"exactly\":{\"deviceClassName\":\"gpu.nvidia.com\","
+        "\"count\":2}}]}}}}");
+    put(&f, NW_KUBE_RESOURCECLAIMTEMPLATES,
+        "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaimTemplate\",\"metadata\":"
+        "{\"name\":\"nic\",\"namespace\":\"default\"},\"spec\":{\"spec\":{\"devices\":{"
+        "\"requests\":[{\"name\":\"n\",\"exactly\":{\"deviceClassName\":\"rdma\"}}]}}}}");
+    dra_pod(&f, "train", "two-gpus", true);
+    dra_pod(&f, "blind", "two-gpus", false);
+    dra_pod(&f, "net", "nic", false);
+
+    /* the view itself */
+    const char *vres = NULL;
+    int vcount = 0;
+    nw_kube_snap_t *ks = nw_kube_cache_snapshot(f.cache);
+    const nw_kube_obj_t *o = nw_kube_cache_snap_get(ks, NW_KUBE_PODS, "default", "train");
+    cJSON *v = nw_simsnap_dra_view(&gpu, ks, o, &vres, &vcount);
+    ck_assert_ptr_nonnull(v);
+    const cJSON *sel = nw_json_get(nw_json_get(v, "spec"), "nodeSelector");
+    ck_assert_str_eq(nw_json_str(sel, "node.accelerator"), "nvidia-gpu");
+    const cJSON *req = nw_json_get(
+        nw_json_get(cJSON_GetArrayItem(nw_json_get(nw_json_get(v, "spec"), "containers"), 0),
+                    "resources"),
+        "requests");
+    ck_assert_str_eq(nw_json_str(req, "nvidia.com/gpu"), "2");
+    ck_assert_str_eq(nw_json_str(req, "cpu"), "1");
+    ck_assert_str_eq(vres, "nvidia.com/gpu");
+    ck_assert_int_eq(vcount, 2);
+    cJSON_Delete(v);
+    o = nw_kube_cache_snap_get(ks, NW_KUBE_PODS, "default", "net");
+    ck_assert_ptr_null(nw_simsnap_dra_view(&gpu, ks, o, &vres, &vcount));
+    ck_assert_ptr_null(nw_simsnap_dra_view(NULL, ks, o, NULL, NULL));
+    nw_kube_cache_snap_release(ks);
+
+    /* what the simulation does with them */
+    nw_simsnap_opts_t opts = {.include_pending = true};
+    run_t r;
+    run(&f, &opts, &r);
+    int pi = snap_pod(&r, "train");
+    ck_assert_int_ge(pi, 0);
+    bool found = false;
+    for (int i = 0; i < r.r.nclaims; i++)
+        for (int k = 0; k < r.r.claims[i].npods; k++) {
+            if (r.r.claims[i].pods[k] != pi)
+                continue;
+            found = true;
+            const nw_sched_itype_t *t = nw_snapshot_itype(r.ss.sched, (size_t)r.r.claims[i].itype);
+            ck_assert_msg(strncmp(t->name, "g5.", 3) == 0, "train planned on %s", t->name);
+            ck_assert_str_eq(r.ss.sched->pools[r.r.claims[i].pool].name, "gpu");
+            /* the NodeClaim does not ask its node to register the DRA devices as
+             * nvidia.com/gpu (the driver publishes them as a ResourceSlice) */
+            int nt = 0;
+            const char *first = NULL;
+            nw_err_t err = {0};
+            nw_simsnap_claim_opts_t co;
+            memset(&co, 0, sizeof co);
+            cJSON *body = nw_simsnap_claim_body(
+                &r.ss, &r.r.claims[i], nw_kube_cache_snap_get(r.ks, NW_KUBE_NODEPOOLS, "", "gpu"),
+                &co, &nt, &first, &err);
+            ck_assert_msg(body != NULL, "%s", err.msg);
+            const cJSON *creq =
+                nw_json_get(nw_json_get(nw_json_get(body, "spec"), "resources"), "requests");
+            ck_assert_ptr_nonnull(nw_json_get(creq, "cpu"));
+            ck_assert_ptr_null(nw_json_get(creq, "nvidia.com/gpu"));
+            cJSON_Delete(body);
+        }
+    ck_assert_msg(found, "the DRA pod got no NodeClaim");
+    ck_assert_int_eq(in_new_claim(&r, "blind"), 0); /* no toleration: nothing planned */
+    ck_assert_int_eq(in_new_claim(&r, "net"), 1);   /* a generic pod: the generic pool */
+    run_free(&r);
+    fx_free(&f);
+    nw_gpu_policy_cleanup(&gpu);
+}
+END_TEST
+
+/* DRA (issue 33): an NVIDIA node whose devices come through DRA registers no
+ * nvidia.com/gpu; with a DeviceClass of the NVIDIA class in the cluster the simulation gives
+ * it its instance type's GPUs (a g5.12xlarge: 4), so a pending pod whose claim asks for 2
+ * goes there, not to a new NodeClaim; without any such DeviceClass the node has none. */
+START_TEST(test_dra_node_devices)
+{
+    nw_gpu_policy_t gpu;
+    ck_assert_int_eq(nw_gpu_policy_init(&gpu, ""), NW_OK);
+    for (int with_class = 0; with_class < 2; with_class++) {
+        fx_t f;
+        fx_init(&f);
+        f.env.gpu = &gpu;
+        put(&f, NW_KUBE_NODEPOOLS,
+            "{\"apiVersion\":\"karpenter.sh/v1\",\"kind\":\"NodePool\",\"metadata\":{"
+            "\"name\":\"gpu\",\"uid\":\"p2\"},\"spec\":{\"template\":{\"metadata\":{\"labels\":{"
+            "\"node.accelerator\":\"nvidia-gpu\"}},\"spec\":{"
+            "\"nodeClassRef\":{\"group\":\"karpenter.k8s.aws\",\"kind\":\"EC2NodeClass\","
+            "\"name\":\"default\"},\"taints\":[{\"key\":\"gpu\",\"value\":\"true\",\"effect\":"
+            "\"NoSchedule\"}],\"requirements\":[{\"key\":\"karpenter.sh/capacity-type\","
+            "\"operator\":\"In\",\"values\":[\"on-demand\"]},{\"key\":"
+            "\"karpenter.k8s.aws/instance-family\",\"operator\":\"In\",\"values\":[\"g5\"]}]}}}}");
+        put(&f, NW_KUBE_NODES,
+            "{\"metadata\":{\"name\":\"g\",\"uid\":\"n-g\",\"labels\":{"
+            "\"karpenter.sh/nodepool\":\"gpu\",\"karpenter.sh/initialized\":\"true\","
+            "\"node.accelerator\":\"nvidia-gpu\",\"node.kubernetes.io/instance-type\":"
+            "\"g5.12xlarge\",\"kubernetes.io/arch\":\"amd64\",\"topology.kubernetes.io/zone\":"
+            "\"us-west-2a\",\"karpenter.sh/capacity-type\":\"on-demand\"}},"
+            "\"spec\":{\"providerID\":\"aws:///us-west-2a/i-g\",\"taints\":[{\"key\":\"gpu\","
+            "\"value\":\"true\",\"effect\":\"NoSchedule\"}]},"
+            "\"status\":{\"allocatable\":{\"cpu\":\"47\",\"memory\":\"180Gi\",\"pods\":\"200\"},"
+            "\"capacity\":{\"cpu\":\"48\",\"memory\":\"192Gi\",\"pods\":\"200\"}}}");
+        if (with_class)
+            put(&f, NW_KUBE_DEVICECLASSES,
+                "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"DeviceClass\",\"metadata\":"
+                "{\"name\":\"gpu.nvidia.com\"},\"spec\":{}}");
+        put(&f, NW_KUBE_RESOURCECLAIMTEMPLATES,
+            "{\"apiVersion\":\"resource.k8s.io/"
+            "v1\",\"kind\":\"ResourceClaimTemplate\",\"metadata\":"
+            "{\"name\":\"two-gpus\",\"namespace\":\"default\"},\"spec\":{\"spec\":{\"devices\":{"
+            "\"requests\":[{\"name\":\"g\",\"exactly\":{\"deviceClassName\":\"gpu.nvidia.com\","
+            "\"count\":2}}]}}}}");
+        dra_pod(&f, "train", "two-gpus", true);
+        nw_simsnap_opts_t opts = {.include_pending = true};
+        run_t r;
+        run(&f, &opts, &r);
+        if (with_class) {
+            ck_assert_int_eq(in_new_claim(&r, "train"), 0);
+            ck_assert_str_eq(placed_on(&r, "train") ? placed_on(&r, "train") : "(none)", "g");
+        } else {
+            ck_assert_ptr_null(placed_on(&r, "train"));
+            ck_assert_int_eq(in_new_claim(&r, "train"), 1);
+        }
+        run_free(&r);
+        fx_free(&f);
+    }
+    nw_gpu_policy_cleanup(&gpu);
+}
+END_TEST
+
 /* attach limits from the watched CSINodes (Karpenter volumeusage.go): a pending pod whose
  * claim would take an existing node past its driver's count goes to a new NodeClaim */
 START_TEST(test_csinode_attach_limit)
@@ -722,6 +900,8 @@ Suite *nw_simsnap_suite(void)
     tcase_add_test(tc, test_nodeclass_compat);
     tcase_add_test(tc, test_replicas_one_spec);
     tcase_add_test(tc, test_pools_isolated_by_policy);
+    tcase_add_test(tc, test_dra_pods);
+    tcase_add_test(tc, test_dra_node_devices);
     class_cases = nw_test_cases_dir("tests/data/classready", ".yaml", 6);
     nw_test_add_cases(tc, class_ready_case, class_cases);
     suite_add_tcase(s, tc);

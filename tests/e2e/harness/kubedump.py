@@ -22,12 +22,16 @@ RESOURCES = [
     ("storageclasses.storage.k8s.io", "storageclasses", False),
     ("namespaces", "namespaces", False),
     ("csinodes.storage.k8s.io", "csinodes", False),
+    ("resourceclaims.resource.k8s.io", "resourceclaims", True),
+    ("resourceclaimtemplates.resource.k8s.io", "resourceclaimtemplates", True),
+    ("deviceclasses.resource.k8s.io", "deviceclasses", False),
 ]
 KINDS = {"Pod": "pods", "Node": "nodes", "NodePool": "nodepools", "EC2NodeClass": "ec2nodeclasses",
          "NodeClaim": "nodeclaims", "PodDisruptionBudget": "poddisruptionbudgets",
          "DaemonSet": "daemonsets", "PersistentVolume": "persistentvolumes",
          "PersistentVolumeClaim": "persistentvolumeclaims", "StorageClass": "storageclasses",
-         "Namespace": "namespaces", "CSINode": "csinodes"}
+         "Namespace": "namespaces", "CSINode": "csinodes", "ResourceClaim": "resourceclaims",
+         "ResourceClaimTemplate": "resourceclaimtemplates", "DeviceClass": "deviceclasses"}
 
 
 def expected(c):
