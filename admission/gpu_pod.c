@@ -401,16 +401,6 @@ size_t nw_gpu_pod_problems(const nw_gpu_policy_t *p, const cJSON *pod, const cha
         return 0;
     size_t n = 0;
     char list[160];
-    /* a claim that does not exist yet: which class its devices are of cannot be known, and
-     * the pod cannot be scheduled before it exists either; its controller creates the pod
-     * again (a bare pod is created again by the user) once the claim is there */
-    if (in.dra.missing[0] && dra && dra->complete) {
-        snprintf(msgs[n++], 512,
-                 "the pod's %s does not exist, so the class of the devices it requests cannot "
-                 "be judged; create the claim (or template) before the pod",
-                 in.dra.missing);
-        return n;
-    }
     if (in.requested & (in.requested - 1)) {
         class_values(p, in.requested, true, list, sizeof list);
         snprintf(msgs[n++], 512,
@@ -508,11 +498,22 @@ static void dra_warnings(const nw_gpu_policy_t *p, const cJSON *pod, const char 
         nw_admit_warn(res, "GPU isolation policy: the pod's DRA ResourceClaims were not judged "
                            "(no cluster state: the scaler is off); a claim for accelerator "
                            "devices does not get its class's toleration and node selector");
+    /* a claim that does not exist yet (or is not seen yet) is admitted: it may ask for any
+     * devices (a NIC's as well as a GPU's), and a pod without its class's toleration cannot
+     * reach the class's tainted nodes, so nothing is breached; the warning says why such a
+     * pod may stay Pending */
     if (in.dra.missing[0] && !dra->complete)
         nw_admit_warn(res,
                       "GPU isolation policy: %s is not in what nodewarden sees of the "
                       "cluster (the files given to check, or a watch cache still "
                       "syncing), so the devices it requests were not judged",
+                      in.dra.missing);
+    else if (in.dra.missing[0])
+        nw_admit_warn(res,
+                      "GPU isolation policy: %s does not exist, so the devices it requests were "
+                      "not judged; if they are accelerators the pod gets no toleration or node "
+                      "selector for their nodes and stays Pending: create the claim (or "
+                      "template) before the pod",
                       in.dra.missing);
 }
 
