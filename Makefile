@@ -270,12 +270,12 @@ K8S_JOBS = $(foreach t,$(K8S_TESTS),k8s/$(basename $(notdir $(t)))='NW_BIN=$(abs
 # (the pinned Kubernetes components)
 K8S_IN := $(wildcard tests/k8s/controlplane.py)
 REAL_TESTS = $(if $(K8S_IN),$(shell find tests/cluster -maxdepth 1 -name 't_*' -type f -perm -u+x | sort))
-# harness stories run on the real backend too; t_term_delete, t_provision_ice and
-# t_provision_limits pass there as well but stay out of make test for its 10-minute
-# budget (docs/testing-real-cluster.md says why these and how to run them)
+# harness stories run on the real backend too; t_term_delete, t_provision_ice,
+# t_provision_limits, t_disrupt_gpu and t_provision_shared_gpu pass there as well but stay
+# out of make test for its budget (tests/cluster/t_real_dra covers the GPU nodes' life on
+# the real tier; docs/testing-real-cluster.md says why these and how to run them)
 REAL_STORIES := $(if $(K8S_IN),t_interrupt t_term_pdb t_term_tgp t_term_delete_node t_drift_expiry \
-                t_bootstrap_kubeadm t_provision_topology t_ipv6 t_service_cidr \
-                t_disrupt_gpu t_provision_shared_gpu)
+                t_bootstrap_kubeadm t_provision_topology t_ipv6 t_service_cidr)
 REAL_JOBS = $(foreach t,$(REAL_TESTS),e2e-real/$(notdir $(t))='NW_BIN=$(abspath $(BUILD)/nodewarden) exec $(t)') \
             $(foreach t,$(REAL_STORIES),e2e-real/$(t)='NW_BIN=$(abspath $(BUILD)/nodewarden) NW_E2E_BACKEND=real exec tests/e2e/$(t)')
 # docs/install.md's command blocks run in order on the real tier, AWS on the simulator
