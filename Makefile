@@ -13,9 +13,12 @@
 #                   the cache outside the clone (tests/awskit/fetch-models; done by make test)
 #   make deps       install the Debian packages that are missing (apt-get)
 #   make fuzz       build libFuzzer targets with clang and run each FUZZ_SECONDS
-#   make bench      benchmarks (bench/*/run, bench-peers, bench/cluster/real)
+#   make bench      benchmarks (bench/*/run, bench-race among them, bench-peers, bench/cluster/real)
 #   make bench-peers   Karpenter's own scheduler and nodewarden's on identical inputs
 #                   (bench/peers/karpenter; Karpenter built from the Go module proxy)
+#   make bench-race    Karpenter itself (its KWOK provider) and nodewarden on one real control
+#                   plane over the scale-out shapes (bench/race; Karpenter built from the Go
+#                   module proxy)
 #   make bench-cluster   the cluster-scale benchmark alone (bench/cluster/run, docs/benchmarks.md)
 #   make bench-cluster-real   its real tier: kube-apiserver, etcd and kwok, and the stand-in
 #                   at the same size (bench/cluster/real)
@@ -109,7 +112,7 @@ EMBED_OBJS := $(EMBED_SRCS:%=$(BUILD)/obj/embed/%.o)
 DEPS_STAMP := build/.deps-ok
 RELEASE_DEPS_STAMP := build/.release-deps-ok
 
-.PHONY: all deps fmt-check k8s-bins k8s-kubectl k8s-kwok k8s-node kubelet-test aws-models k8s-test test test-bins unit unit-asan unit-asan-nofork unit-asan-fork unit-tsan fuzz-replay sim-test e2e fuzz bench bench-peers bench-cluster bench-cluster-real crash-campaign certs sim cluster run \
+.PHONY: all deps fmt-check k8s-bins k8s-kubectl k8s-kwok k8s-node kubelet-test aws-models k8s-test test test-bins unit unit-asan unit-asan-nofork unit-asan-fork unit-tsan fuzz-replay sim-test e2e fuzz bench bench-peers bench-race bench-cluster bench-cluster-real crash-campaign certs sim cluster run \
         fmt lint lint-layers clean help image release release-deps release-check
 
 all: $(BUILD)/nodewarden
@@ -431,6 +434,14 @@ bench: $(BUILD)/nodewarden k8s-bins k8s-kwok
 bench-peers: $(BUILD)/bench/nwrace
 	@bench/peers/karpenter/build
 	@bench/peers/karpenter/run
+
+# Karpenter itself (sigs.k8s.io/karpenter/kwok at KARPENTER_CORE_VERSION, built by
+# bench/race/build into ~/.cache/nodewarden/peers) and nodewarden, one after the other on one
+# real control plane with kwok, over bench/scaleout's shapes (bench/race/run; RACE_SHAPES,
+# RACE_REPLICAS pick them). make bench runs it as one of bench/*/run.
+bench-race: $(BUILD)/nodewarden k8s-bins k8s-kwok
+	@bench/race/build
+	@$(K8S_ENV) bench/race/run
 
 # the cluster-scale benchmark alone (bench/cluster/run; CLUSTER_CONFIGS picks the sizes)
 bench-cluster: $(BUILD)/nodewarden
