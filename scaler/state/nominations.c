@@ -18,6 +18,7 @@ typedef struct {
     int64_t at;       /* monotonic ns */
     int64_t ready_at; /* when the claim was first seen initialized (0: not yet) */
     int misses;       /* nw_nominations_missed answers true for this claim so far */
+    char *wrote;      /* the node written to the pod's status.nominatedNodeName (NULL: none) */
 } nom_t;
 
 typedef struct {
@@ -45,6 +46,7 @@ void nw_nominations_clear(nw_nominations_t *st)
     for (size_t i = 0; i < st->nnoms; i++) {
         free(st->noms[i].uid);
         free(st->noms[i].claim);
+        free(st->noms[i].wrote);
     }
     for (size_t i = 0; i < st->nev; i++)
         free(st->ev[i].uid);
@@ -112,7 +114,7 @@ void nw_nominations_nominate(nw_nominations_t *st, const char *pod_uid, const ch
         st->noms = v;
         st->cnoms = n;
     }
-    nom_t e = {strdup(pod_uid), strdup(claim), mono, 0, 0};
+    nom_t e = {strdup(pod_uid), strdup(claim), mono, 0, 0, NULL};
     if (!e.uid || !e.claim) {
         free(e.uid);
         free(e.claim);
@@ -127,6 +129,24 @@ const char *nw_nominations_claim_of(const nw_nominations_t *st, const char *pod_
 {
     const nom_t *n = nom_find(st, pod_uid);
     return n ? n->claim : NULL;
+}
+
+void nw_nominations_wrote(nw_nominations_t *st, const char *pod_uid, const char *node)
+{
+    nom_t *e = (nom_t *)nom_find(st, pod_uid);
+    if (!e)
+        return;
+    char *w = node ? strdup(node) : NULL;
+    if (node && !w)
+        return; /* out of memory: the old record stays, the next write is tried again */
+    free(e->wrote);
+    e->wrote = w;
+}
+
+const char *nw_nominations_written(const nw_nominations_t *st, const char *pod_uid)
+{
+    const nom_t *n = nom_find(st, pod_uid);
+    return n ? n->wrote : NULL;
 }
 
 bool nw_nominations_missed(nw_nominations_t *st, const char *pod_uid, bool claim_ready,
@@ -190,6 +210,7 @@ void nw_nominations_prune(nw_nominations_t *st, const char *const *keep, size_t 
         else {
             free(n->uid);
             free(n->claim);
+            free(n->wrote);
         }
     }
     st->nnoms = k;

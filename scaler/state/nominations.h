@@ -5,6 +5,10 @@
  *                     builder adds a nominated pending pod as bound to its in-flight
  *                     NodeClaim, so the capacity it will use is not offered twice;
  *                     disruption leaves a nominated node alone.
+ *   written           pod uid -> the Node the provisioner wrote to the pod's
+ *                     status.nominatedNodeName (nw_nominations_wrote): which nominations
+ *                     on pods are its own, to update or clear, and which the
+ *                     kube-scheduler made (never touched).
  *   FailedScheduling  the last message reported per pod, so an Event is emitted once per
  *                     distinct message.
  *
@@ -34,6 +38,15 @@ void nw_nominations_nominate(nw_nominations_t *n, const char *pod_uid, const cha
 
 /** The NodeClaim pod uid is nominated to, or NULL. Borrowed until the next change. */
 const char *nw_nominations_claim_of(const nw_nominations_t *n, const char *pod_uid);
+
+/** Record that pod uid's status.nominatedNodeName now names node (NULL: cleared) by the
+ * provisioner's own write. Kept with the pod's nomination (dropped when it is pruned); a
+ * pod with no nomination is not recorded. */
+void nw_nominations_wrote(nw_nominations_t *n, const char *pod_uid, const char *node);
+
+/** The node the provisioner last wrote to pod uid's status.nominatedNodeName, or NULL.
+ * Borrowed until the next change. */
+const char *nw_nominations_written(const nw_nominations_t *n, const char *pod_uid);
 
 /** Did pending pod uid miss its NodeClaim? claim_ready: that claim is initialized now (its
  * node takes pods). True once both the nomination and the claim's readiness (first seen by
