@@ -245,6 +245,18 @@ static nw_pod_t *alloc_record(const cJSON *pod, const char *const *str, const cJ
     return p;
 }
 
+#define FNV_OFFSET 1469598103934665603ULL
+
+/* FNV-1a of s (NULL: 0) continued from h */
+static uint64_t fnv1a(const char *s, uint64_t h)
+{
+    if (!s)
+        return 0;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h;
+}
+
 static void fill_strings(nw_pod_t *p, const char *const *str, const cJSON *conds, int nconds)
 {
     char *at = (char *)(p + 1) + (size_t)nconds * sizeof(nw_pod_cond_t);
@@ -278,6 +290,7 @@ static void fill_strings(nw_pod_t *p, const char *const *str, const cJSON *conds
         d->reason = put(&at, nw_json_str(c, "reason"));
         d->status = cond_status_of(nw_json_str(c, "status"));
         d->since = time_of(c, "lastTransitionTime");
+        d->message_hash = fnv1a(nw_json_str(c, "message"), FNV_OFFSET);
     }
 }
 
@@ -415,6 +428,17 @@ bool nw_pod_is_pending(const nw_pod_t *p)
         return false;
     const nw_pod_cond_t *c = nw_pod_condition(p, "PodScheduled");
     return c && c->status == NW_POD_COND_FALSE && !strcmp(c->reason, "Unschedulable");
+}
+
+uint64_t nw_pod_scheduled_mark(const nw_pod_t *p)
+{
+    const nw_pod_cond_t *c = nw_pod_condition(p, "PodScheduled");
+    if (!c)
+        return 0;
+    uint64_t h = fnv1a(c->reason, FNV_OFFSET ^ (uint64_t)c->status);
+    h = (h ^ (uint64_t)c->since) * 1099511628211ULL;
+    h = (h ^ c->message_hash) * 1099511628211ULL;
+    return h ? h : 1;
 }
 
 static void add_time(cJSON *o, const char *key, int64_t t)

@@ -67,7 +67,8 @@ typedef struct {
     const char *type;   /* "Ready", "PodScheduled", ... */
     const char *reason; /* "" when absent */
     nw_pod_cond_status_t status;
-    int64_t since; /* lastTransitionTime, ns since the epoch; 0 when absent */
+    int64_t since;         /* lastTransitionTime, ns since the epoch; 0 when absent */
+    uint64_t message_hash; /* FNV-1a of its message; 0 when absent */
 } nw_pod_cond_t;
 
 typedef struct nw_pod {
@@ -130,6 +131,13 @@ bool nw_pod_is_terminal(const nw_pod_t *p);
  * pkg/utils/pod/scheduling.go IsProvisionable's state half): not bound, not nominated,
  * not finished, not terminating, and PodScheduled False with reason Unschedulable. */
 bool nw_pod_is_pending(const nw_pod_t *p);
+
+/** A mark of the pod's PodScheduled condition (status, reason, lastTransitionTime and
+ * message), 0 without one. The kube-scheduler rewrites the condition when an attempt to
+ * place the pod fails differently from the last (a new message: "0/7 nodes are
+ * available: ..."), so a new mark means it tried the pod again; writes of other fields
+ * (a nominatedNodeName, labels) leave the mark alone. */
+uint64_t nw_pod_scheduled_mark(const nw_pod_t *p);
 
 /** Rebuild a Pod JSON object from the record (what it keeps: the fields above, spec with
  * nodeName), for `plan` and the tests that print a pod. Owned by the caller. Aborts on

@@ -144,6 +144,7 @@ typedef struct {
 static const perm_t perms[] = {
     {"", "pods", NULL, "get list watch delete", 0, NULL},
     {"", "pods", "eviction", "create", 0, NULL},
+    {"", "pods", "status", "patch", 0, NULL},
     {"", "nodes", NULL, "get list watch update patch delete", 0, NULL},
     {"", "events", NULL, "create patch", 0, NULL},
     {"", "persistentvolumeclaims", NULL, "get list watch", 0, NULL},

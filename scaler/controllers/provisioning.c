@@ -18,6 +18,7 @@
 #include "common/log.h"
 #include "common/strs.h"
 #include "api/wellknown.h"
+#include "scaler/controllers/nominate.h"
 #include "scaler/controllers/provisioning.h"
 #include "scaler/controllers/tickgate.h"
 #include "scaler/nodeclaim/nodeclaim.h"
@@ -28,6 +29,8 @@
 /* How long a pod nominated to a NodeClaim whose node is up may stay pending before its
  * placement is looked at again (nw_nominations_missed) */
 #define MISS_GRACE_NS (NW_NS_PER_SEC / 5)
+/* The threads that write pods' status.nominatedNodeName (nominate.h) */
+#define NOMINATE_THREADS 8
 
 struct nw_provisioning {
     nw_ctl_deps_t *deps;
@@ -56,6 +59,15 @@ struct nw_provisioning {
     const nw_kube_obj_t **deleting; /* of the gate's snapshot */
     size_t ndeleting, capdeleting;
     bool deleting_known;
+    /* status.nominatedNodeName writes: the writer, the uids of the pods with a write in
+     * flight (owned, sorted), the snapshot generation last looked at with nothing left to
+     * submit, and the counters */
+    nw_nominate_t *nom;
+    char **nom_busy;
+    size_t nnom_busy;
+    uint64_t nom_gen;
+    bool nom_done;
+    _Atomic uint64_t nom_written, nom_cleared, nom_failed;
 };
 
 /* What a Node's version says (the memo of tickgate.h). */
@@ -74,6 +86,10 @@ nw_provisioning_t *nw_provisioning_new(nw_ctl_deps_t *deps, nw_nodeclaim_t *clai
     c->mem = mem;
     if (o)
         c->o = *o;
+    if (!(c->nom = nw_nominate_new(deps, NOMINATE_THREADS))) {
+        free(c);
+        return NULL;
+    }
     nw_tickgate_init(&c->nodes,
                      NW_TICKGATE_KIND(NW_KUBE_NODES) | NW_TICKGATE_KIND(NW_KUBE_NODECLAIMS),
                      sizeof(node_facts_t));
@@ -92,6 +108,7 @@ void nw_provisioning_reset(nw_provisioning_t *c)
     c->window_open_mono = c->last_trigger_mono = c->next_resolve_mono = 0;
     c->trig_known = false;
     c->deleting_known = false;
+    c->nom_done = false;
     nw_tickgate_reset(&c->nodes);
 }
 
@@ -101,6 +118,10 @@ void nw_provisioning_free(nw_provisioning_t *c)
     if (c) {
         nw_tickgate_cleanup(&c->nodes);
         free(c->deleting);
+        nw_nominate_free(c->nom);
+        for (size_t i = 0; i < c->nnom_busy; i++)
+            free(c->nom_busy[i]);
+        free(c->nom_busy);
     }
     free(c);
 }
@@ -111,6 +132,17 @@ nw_rc_t nw_provisioning_metrics(nw_provisioning_t *c, nw_buf_t *out)
         return NW_OK;
     const nw_ctl_counter_t v[] = {
         {"nodewarden_scaler_solves_total", "Batches placed.", &c->solves},
+        {"nodewarden_scaler_nominations_written_total",
+         "Pending pods whose status.nominatedNodeName was set to the Node planned for them.",
+         &c->nom_written},
+        {"nodewarden_scaler_nominations_cleared_total",
+         "Pending pods whose status.nominatedNodeName, written by nodewarden, was cleared "
+         "because the plan changed.",
+         &c->nom_cleared},
+        {"nodewarden_scaler_nominations_failed_total",
+         "status.nominatedNodeName writes not made (the pod changed since: tried again on "
+         "the next snapshot, or an error).",
+         &c->nom_failed},
     };
     return nw_ctl_counters_write(out, v, sizeof v / sizeof *v);
 }
@@ -178,12 +210,15 @@ static void unsched_msg(const nw_simsnap_t *ss, const nw_sched_unsched_t *u, cha
 }
 
 static void provision(nw_provisioning_t *p, const nw_kube_snap_t *s, size_t npend,
-                      int64_t waited_ns)
+                      const nw_kube_obj_t *const *own, size_t nown, int64_t waited_ns)
 {
     nw_ctl_deps_t *c = p->deps;
     int64_t b0 = nw_clock_mono(c->clock);
-    nw_simsnap_opts_t so = {
-        .include_pending = true, .reschedule_deleting = true, .repack = p->o.repack};
+    nw_simsnap_opts_t so = {.include_pending = true,
+                            .reschedule_deleting = true,
+                            .repack = p->o.repack,
+                            .own_nominated = own,
+                            .nown_nominated = nown};
     nw_simsnap_t ss;
     nw_err_t err = {0};
     atomic_fetch_add(&p->solves, 1);
@@ -539,6 +574,187 @@ static bool claim_up(const nw_kube_snap_t *s, const char *claim)
     return lab && strcmp(lab, "true") == 0;
 }
 
+/* ---- status.nominatedNodeName (KEP-5278: kube-scheduler 1.35 tries a pod's nominated node
+ * first, and counts the pods nominated to a node as taking its room for pods of no higher
+ * priority) ---- */
+
+/* The Node of NodeClaim claim as soon as it exists (found by the launched instance's
+ * providerID, before the lifecycle controller registers it and lifts its
+ * karpenter.sh/unregistered taint: the nomination is then on the pods before any of them
+ * can bind there), NULL before or when either is being deleted. */
+static const char *claim_node(const nw_kube_snap_t *s, const char *claim)
+{
+    const nw_kube_obj_t *nc =
+        claim ? nw_kube_cache_snap_get(s, NW_KUBE_NODECLAIMS, NULL, claim) : NULL;
+    const nw_kube_obj_t *node = nc && !nc->terminating && nc->provider_id[0]
+                                    ? nw_kube_cache_snap_node_by_provider_id(s, nc->provider_id)
+                                    : NULL;
+    return node && !node->terminating ? node->name : NULL;
+}
+
+/* Is Node name still tainted karpenter.sh/unregistered (the lifecycle controller, which runs
+ * after the provisioner in a pass, lifts it and so lets pods bind there)? */
+static bool node_unregistered(const nw_kube_snap_t *s, const char *name)
+{
+    const nw_kube_obj_t *n = nw_kube_cache_snap_get(s, NW_KUBE_NODES, NULL, name);
+    const cJSON *t;
+    cJSON_ArrayForEach(t, nw_json_get(nw_json_get(n ? n->json : NULL, "spec"), "taints"))
+    {
+        const char *k = nw_json_str(t, "key");
+        if (k && strcmp(k, NW_TAINT_UNREGISTERED) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* A pod that waits for a node: Pending, unbound, not being deleted. */
+static bool waiting(const nw_kube_obj_t *o)
+{
+    return o->pod && !o->pod->node_name[0] && !o->pod->terminating && !nw_pod_is_terminal(o->pod);
+}
+
+/* Does the pod's status.nominatedNodeName hold what the provisioner wrote (not the
+ * kube-scheduler's nomination)? */
+static bool own_nomination(const nw_provisioning_t *c, const nw_kube_obj_t *o)
+{
+    const char *w = nw_nominations_written(c->mem->noms, o->uid);
+    return o->pod->nominated[0] && w && strcmp(o->pod->nominated, w) == 0;
+}
+
+/* The waiting pods whose status.nominatedNodeName the provisioner wrote: pending to it
+ * (the cache leaves a nominated pod out of its pending pods). Owned array of borrowed
+ * objects; NULL with *n 0 when none (or out of memory). */
+static const nw_kube_obj_t **own_nominated(const nw_provisioning_t *c, const nw_kube_snap_t *s,
+                                           size_t *n)
+{
+    const nw_kube_obj_t *const *v;
+    size_t nv = nw_kube_cache_snap_pods_in_phase(s, "Pending", &v), k = 0;
+    const nw_kube_obj_t **out = NULL;
+    for (size_t i = 0; i < nv; i++) {
+        if (!waiting(v[i]) || !own_nomination(c, v[i]))
+            continue;
+        if (!out && !(out = malloc(nv * sizeof *out)))
+            break;
+        out[k++] = v[i];
+    }
+    *n = k;
+    return out;
+}
+
+/* Has the pod a write in flight? (the first n of nom_busy, which are sorted) */
+static bool nom_busy(const nw_provisioning_t *c, size_t n, const char *uid)
+{
+    return n && bsearch(&uid, c->nom_busy, n, sizeof *c->nom_busy, nw_strs_cmp);
+}
+
+/* The writes that finished since the last tick: each success recorded as the
+ * provisioner's own nomination, and its pod's uid no longer busy. */
+static void collect_nominations(nw_provisioning_t *c)
+{
+    nw_nominate_result_t *r;
+    size_t nr = nw_nominate_collect(c->nom, &r), wrote = 0, cleared = 0, failed = 0;
+    if (!nr)
+        return;
+    const char **fin = malloc(nr * sizeof *fin); /* the uids no longer busy, sorted */
+    for (size_t i = 0; fin && i < nr; i++)
+        fin[i] = r[i].uid;
+    if (fin)
+        qsort(fin, nr, sizeof *fin, nw_strs_cmp);
+    size_t k = 0;
+    for (size_t i = 0; i < c->nnom_busy; i++) {
+        const char *u = c->nom_busy[i];
+        if (!fin || bsearch(&u, fin, nr, sizeof *fin, nw_strs_cmp))
+            free(c->nom_busy[i]); /* out of memory: every pod looked at again */
+        else
+            c->nom_busy[k++] = c->nom_busy[i];
+    }
+    c->nnom_busy = k;
+    free(fin);
+    for (size_t i = 0; i < nr; i++) {
+        const char *u = r[i].uid;
+        if (r[i].rc == NW_OK) {
+            nw_nominations_wrote(c->mem->noms, u, r[i].node);
+            atomic_fetch_add(r[i].node ? &c->nom_written : &c->nom_cleared, 1);
+            *(r[i].node ? &wrote : &cleared) += 1;
+            continue;
+        }
+        atomic_fetch_add(&c->nom_failed, 1);
+        /* a failed test (the pod changed: bound, or nominated by the scheduler) or a pod
+         * gone is no error: the next snapshot shows it as it is */
+        bool changed = r[i].rc == NW_ENOTFOUND || r[i].rc == NW_ECONFLICT ||
+                       (r[i].rc == NW_EKUBE && strstr(r[i].err.msg, "422"));
+        if (!changed && !failed++)
+            nw_log_warn("provisioner", "cannot write the pod's nominatedNodeName",
+                        NW_LS("pod", r[i].key), NW_LS("node", r[i].node ? r[i].node : ""),
+                        NW_LS("error", r[i].err.msg));
+    }
+    c->nom_done = false; /* the pods written are looked at again */
+    nw_log_debug("provisioner", "pods nominated to their nodes", NW_LI("nominated", wrote),
+                 NW_LI("cleared", cleared), NW_LI("failed", nr - wrote - cleared));
+    nw_nominate_results_free(r, nr);
+}
+
+/* Tell the kube-scheduler where each planned pod goes: a waiting pod nominated to a
+ * NodeClaim whose Node exists gets status.nominatedNodeName = that Node (its startup
+ * taints may still keep pods off: the scheduler binds once they go, to the node the
+ * packing chose, and the pods nominated there hold their room against the others). The
+ * writes for a node not registered yet are waited for, so they land before the lifecycle
+ * controller lifts its karpenter.sh/unregistered taint later in the pass. A
+ * nomination the kube-scheduler made (a preemption) is never touched; one the provisioner
+ * wrote follows the plan: moved to the pod's new Node, or cleared while its new NodeClaim
+ * has no Node yet (a stale one would hold room on the old node). The writes go to the
+ * writer's threads (nominate.h); one pod has at most one in flight. */
+static void write_nominations(nw_provisioning_t *c, const nw_kube_snap_t *s)
+{
+    collect_nominations(c);
+    uint64_t gen = nw_kube_cache_snap_generation(s);
+    if ((c->nom_done && gen == c->nom_gen) || !nw_ctl_may_write(c->deps))
+        return;
+    const nw_kube_obj_t *const *v;
+    size_t nv = nw_kube_cache_snap_pods_in_phase(s, "Pending", &v), nb = c->nnom_busy;
+    bool ok = true, first = false;
+    for (size_t i = 0; i < nv && ok; i++) {
+        const nw_kube_obj_t *o = v[i];
+        if (!waiting(o))
+            continue;
+        const char *claim = nw_nominations_claim_of(c->mem->noms, o->uid);
+        if (!claim || nom_busy(c, nb, o->uid))
+            continue;
+        bool own = own_nomination(c, o);
+        if (o->pod->nominated[0] && !own)
+            continue; /* the kube-scheduler's (or an older write of ours the watch shows) */
+        const char *node = claim_node(s, claim);
+        const char *w = nw_nominations_written(c->mem->noms, o->uid);
+        if (node ? w && strcmp(w, node) == 0 : !own)
+            continue; /* written already (the watch may not show it yet), or nothing to say */
+        char **busy = realloc(c->nom_busy, (c->nnom_busy + 1) * sizeof *busy);
+        char *uid = busy ? strdup(o->uid) : NULL;
+        if (busy)
+            c->nom_busy = busy;
+        ok = uid && nw_nominate_submit(c->nom, o->pod, node) == NW_OK;
+        if (ok)
+            c->nom_busy[c->nnom_busy++] = uid;
+        else
+            free(uid);
+        first |= ok && node && node_unregistered(s, node);
+    }
+    /* the new uids were appended unsorted: searches above only used the sorted prefix,
+     * and one pod is seen once per scan */
+    if (c->nnom_busy > nb)
+        qsort(c->nom_busy, c->nnom_busy, sizeof *c->nom_busy, nw_strs_cmp);
+    c->nom_gen = gen;
+    c->nom_done = ok;
+    /* a node about to be registered: its pods' nominations land first, or the scheduler
+     * may fill it with other pods before they do */
+    if (first)
+        nw_nominate_wait(c->nom);
+}
+
+void nw_provisioning_nominations_wait(nw_provisioning_t *c)
+{
+    nw_nominate_wait(c->nom);
+}
+
 /* Pending pods nominated to a NodeClaim whose node is up, tried again by the kube-scheduler
  * and still unbound after MISS_GRACE_NS: it placed other pods in their room (it is free to; the
  * tighter the packing, the likelier), so they are placed again at once, rather than at the
@@ -553,8 +769,9 @@ static int missed_nominations(nw_provisioning_t *c, const nw_kube_snap_t *s,
         const char *claim = nw_nominations_claim_of(c->mem->noms, pend[i]->uid);
         if (!claim)
             continue;
-        missed |= nw_nominations_missed(c->mem->noms, pend[i]->uid, pend[i]->rv, claim_up(s, claim),
-                                        mono, MISS_GRACE_NS, &due);
+        missed |= nw_nominations_missed(c->mem->noms, pend[i]->uid,
+                                        pend[i]->pod ? nw_pod_scheduled_mark(pend[i]->pod) : 0,
+                                        claim_up(s, claim), mono, MISS_GRACE_NS, &due);
     }
     c->miss_due_mono = !missed && due != INT64_MAX ? mono + due : 0;
     return missed;
@@ -581,8 +798,19 @@ void nw_provisioning_tick(nw_provisioning_t *c, const nw_kube_snap_t *s)
         c->ice_deletes = ice;
         c->next_resolve_mono = 0;
     }
-    const nw_kube_obj_t *const *pend;
-    size_t np = nw_kube_cache_snap_pending_pods(s, &pend);
+    write_nominations(c, s);
+    const nw_kube_obj_t *const *cpend;
+    size_t ncp = nw_kube_cache_snap_pending_pods(s, &cpend);
+    /* pending: the cache's, and the pods nominated by the provisioner's own write */
+    size_t nown = 0;
+    const nw_kube_obj_t **own = own_nominated(c, s, &nown);
+    const nw_kube_obj_t **all = NULL;
+    if (nown && (all = malloc((ncp + nown) * sizeof *all)) != NULL) {
+        memcpy(all, cpend, ncp * sizeof *all);
+        memcpy(all + ncp, own, nown * sizeof *all);
+    }
+    const nw_kube_obj_t *const *pend = all ? all : cpend;
+    size_t np = all ? ncp + nown : ncp;
     int64_t mono = nw_clock_mono(c->deps->clock);
     int trigger = 0;
     size_t nt;
@@ -600,8 +828,11 @@ void nw_provisioning_tick(nw_provisioning_t *c, const nw_kube_snap_t *s)
          * kubernetes-sigs/karpenter pkg/controllers/provisioning/provisioner.go does) */
         size_t nn = nw_kube_cache_snap_count(s, NW_KUBE_NODES);
         const nw_kube_obj_t **trig = malloc((np + nn + 1) * sizeof *trig);
-        if (!trig)
+        if (!trig) {
+            free(all);
+            free(own);
             return;
+        }
         nt = 0;
         for (size_t i = 0; i < np; i++)
             trig[nt++] = pend[i];
@@ -635,17 +866,17 @@ void nw_provisioning_tick(nw_provisioning_t *c, const nw_kube_snap_t *s)
         c->last_trigger_mono = mono;
         c->next_resolve_mono = mono + RESOLVE_EVERY_NS;
     }
-    if (!c->window_open_mono)
-        return;
     /* pods that missed the capacity planned for them: no window to wait for, they are
      * all known */
-    if (!missed && mono - c->last_trigger_mono < c->o.batch_idle_ns &&
-        mono - c->window_open_mono < c->o.batch_max_ns)
-        return;
-    int64_t waited = mono - c->window_open_mono;
-    c->window_open_mono = 0;
-    if (nt)
-        provision(c, s, np, waited);
+    if (c->window_open_mono && (missed || mono - c->last_trigger_mono >= c->o.batch_idle_ns ||
+                                mono - c->window_open_mono >= c->o.batch_max_ns)) {
+        int64_t waited = mono - c->window_open_mono;
+        c->window_open_mono = 0;
+        if (nt)
+            provision(c, s, np, own, nown, waited);
+    }
+    free(all);
+    free(own);
 }
 
 /* How long until the batch window closes (ns; < 0: no window open). */

@@ -1,8 +1,9 @@
 /*
  * scaler/controllers/provisioning.h — the provisioner: the batch window over pending
  * pods (settings.batchIdleDuration / batchMaxDuration), the scheduling simulation on
- * the cluster input (scaler/state/simsnap.h), FailedScheduling events, nominations,
- * and NodeClaims created and launched through scaler/nodeclaim/nodeclaim.h.
+ * the cluster input (scaler/state/simsnap.h), FailedScheduling events, nominations (also
+ * written to the pods' status.nominatedNodeName once their Node exists, nominate.h), and
+ * NodeClaims created and launched through scaler/nodeclaim/nodeclaim.h.
  *
  * State: nw_provisioning_t — the batch window (when it opened, the last trigger, the next look
  * at pods still pending), the pending pod uids already counted, the solve counter. It
@@ -48,7 +49,11 @@ int64_t nw_provisioning_next_deadline(const nw_provisioning_t *p, int64_t mono);
  * cleared by its owner). */
 void nw_provisioning_reset(nw_provisioning_t *p);
 
-/** Append nodewarden_scaler_solves_total. */
+/** Wait until the status.nominatedNodeName writes in flight have finished (tests: their
+ * answers are taken on the next tick). */
+void nw_provisioning_nominations_wait(nw_provisioning_t *p);
+
+/** Append nodewarden_scaler_solves_total and the nominatedNodeName write counters. */
 NW_MUST_USE nw_rc_t nw_provisioning_metrics(nw_provisioning_t *p, nw_buf_t *out);
 
 #endif

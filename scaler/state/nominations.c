@@ -19,8 +19,9 @@ typedef struct {
     int64_t ready_at; /* when the claim was first seen initialized (0: not yet) */
     int misses;       /* nw_nominations_missed answers true for this claim so far */
     int64_t base_at;  /* the start of the grace base_rv belongs to */
-    uint64_t base_rv; /* hash of the pod's resourceVersion when the grace began */
+    uint64_t base_rv; /* the pod's scheduler mark when the grace began */
     uint64_t seq;     /* the order of nominations, for the appended ones' settling */
+    char *wrote;      /* the node written to the pod's status.nominatedNodeName (NULL: none) */
 } nom_t;
 
 /* a NodeClaim some nomination targets, and its newest nomination */
@@ -63,6 +64,7 @@ void nw_nominations_clear(nw_nominations_t *st)
     for (size_t i = 0; i < st->nnoms; i++) {
         free(st->noms[i].uid);
         free(st->noms[i].claim);
+        free(st->noms[i].wrote);
     }
     for (size_t i = 0; i < st->nev; i++)
         free(st->ev[i].uid);
@@ -131,8 +133,13 @@ static void settle(nw_nominations_t *st)
                 e->base_at = prev->base_at;
                 e->base_rv = prev->base_rv;
             }
+            if (!e->wrote) {
+                e->wrote = prev->wrote;
+                prev->wrote = NULL;
+            }
             free(prev->uid);
             free(prev->claim);
+            free(prev->wrote);
             *prev = *e;
             continue;
         }
@@ -179,7 +186,7 @@ void nw_nominations_nominate(nw_nominations_t *st, const char *pod_uid, const ch
         st->noms = v;
         st->cnoms = n;
     }
-    nom_t e = {strdup(pod_uid), strdup(claim), mono, 0, 0, 0, 0, st->seq++};
+    nom_t e = {strdup(pod_uid), strdup(claim), mono, 0, 0, 0, 0, st->seq++, NULL};
     if (!e.uid || !e.claim) {
         free(e.uid);
         free(e.claim);
@@ -194,7 +201,25 @@ const char *nw_nominations_claim_of(nw_nominations_t *st, const char *pod_uid)
     return n ? n->claim : NULL;
 }
 
-bool nw_nominations_missed(nw_nominations_t *st, const char *pod_uid, const char *pod_rv,
+void nw_nominations_wrote(nw_nominations_t *st, const char *pod_uid, const char *node)
+{
+    nom_t *e = nom_find(st, pod_uid);
+    if (!e)
+        return;
+    char *w = node ? strdup(node) : NULL;
+    if (node && !w)
+        return; /* out of memory: the old record stays, the next write is tried again */
+    free(e->wrote);
+    e->wrote = w;
+}
+
+const char *nw_nominations_written(nw_nominations_t *st, const char *pod_uid)
+{
+    const nom_t *n = nom_find(st, pod_uid);
+    return n ? n->wrote : NULL;
+}
+
+bool nw_nominations_missed(nw_nominations_t *st, const char *pod_uid, uint64_t tried_mark,
                            bool claim_ready, int64_t mono, int64_t grace_ns, int64_t *due_ns)
 {
     nom_t *e = nom_find(st, pod_uid);
@@ -210,7 +235,7 @@ bool nw_nominations_missed(nw_nominations_t *st, const char *pod_uid, const char
      * so each look waits twice as long (up to 32 graces) */
     grace_ns <<= e->misses < 5 ? e->misses : 5;
     int64_t since = e->ready_at > e->at ? e->ready_at : e->at;
-    uint64_t rv = fnv(pod_rv ? pod_rv : "");
+    uint64_t rv = tried_mark;
     if (e->base_at != since) {
         e->base_at = since;
         e->base_rv = rv;
@@ -295,6 +320,7 @@ void nw_nominations_prune(nw_nominations_t *st, const char *const *keep, size_t 
         else {
             free(n->uid);
             free(n->claim);
+            free(n->wrote);
         }
     }
     st->nnoms = st->nsorted = k;

@@ -5,6 +5,10 @@
  *                     builder adds a nominated pending pod as bound to its in-flight
  *                     NodeClaim, so the capacity it will use is not offered twice;
  *                     disruption leaves a nominated node alone.
+ *   written           pod uid -> the Node the provisioner wrote to the pod's
+ *                     status.nominatedNodeName (nw_nominations_wrote): which nominations
+ *                     on pods are its own, to update or clear, and which the
+ *                     kube-scheduler made (never touched).
  *   FailedScheduling  the last message reported per pod, so an Event is emitted once per
  *                     distinct message.
  *
@@ -39,20 +43,29 @@ void nw_nominations_nominate(nw_nominations_t *n, const char *pod_uid, const cha
 /** The NodeClaim pod uid is nominated to, or NULL. Borrowed until the next change. */
 const char *nw_nominations_claim_of(nw_nominations_t *n, const char *pod_uid);
 
+/** Record that pod uid's status.nominatedNodeName now names node (NULL: cleared) by the
+ * provisioner's own write. Kept with the pod's nomination (dropped when it is pruned); a
+ * pod with no nomination is not recorded. */
+void nw_nominations_wrote(nw_nominations_t *n, const char *pod_uid, const char *node);
+
+/** The node the provisioner last wrote to pod uid's status.nominatedNodeName, or NULL.
+ * Borrowed until the next change. */
+const char *nw_nominations_written(nw_nominations_t *n, const char *pod_uid);
+
 /** Did pending pod uid miss its NodeClaim? claim_ready: that claim is initialized now (its
  * node takes pods). True once both the nomination and the claim's readiness (first seen by
- * this call) are grace_ns old and the pod has changed since (pod_rv, its resourceVersion,
- * differs from the one seen when the grace began): the kube-scheduler tried it again after
- * the node came up (it writes the pod's PodScheduled condition when an attempt fails) and
- * it is still pending, so it went elsewhere's share or lost its room to other pods, and its
- * placement is due again. A pod the scheduler has not tried since is not placed again: at
- * 10,000 pods waiting for a scheduler that binds a few hundred a second (or none, as in a
- * benchmark), each placement would be a whole solve for nothing. Otherwise *due_ns is
- * lowered to the ns until it would be true (when the claim is ready and the pod changed).
- * A new nomination (nw_nominations_nominate) starts the grace again; each true answer for
- * the same claim doubles it (up to 32 times): placed there again, the pod waits for a slow
+ * this call) are grace_ns old and the kube-scheduler has tried the pod since the grace
+ * began (tried: its nw_pod_scheduled_mark, differs from the one seen then; it rewrites
+ * the pod's PodScheduled condition when an attempt fails) and it is still pending, so it
+ * went elsewhere's share or lost its room to other pods, and its placement is due again. A
+ * pod the scheduler has not tried since is not placed again: at 10,000 pods waiting for a
+ * scheduler that binds a few hundred a second (or none, as in a benchmark), each
+ * placement would be a whole solve for nothing. Otherwise *due_ns is lowered to the ns
+ * until it would be true (when the claim is ready and the pod was tried). A new
+ * nomination (nw_nominations_nominate) starts the grace again; each true answer for the
+ * same claim doubles it (up to 32 times): placed there again, the pod waits for a slow
  * scheduler rather than for room. */
-bool nw_nominations_missed(nw_nominations_t *n, const char *pod_uid, const char *pod_rv,
+bool nw_nominations_missed(nw_nominations_t *n, const char *pod_uid, uint64_t tried_mark,
                            bool claim_ready, int64_t mono, int64_t grace_ns, int64_t *due_ns);
 
 /** Is claim the target of a nomination: any when in_flight, else one made within

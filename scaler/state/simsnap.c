@@ -865,6 +865,15 @@ nw_rc_t nw_simsnap_build(const nw_simsnap_env_t *env, const nw_kube_snap_t *ks,
         size_t np = nw_kube_cache_snap_pending_pods(ks, &pend);
         for (size_t i = 0; i < np && rc == NW_OK; i++)
             rc = add_pending(&b, pend[i], 0);
+        /* pods nominated by the provisioner's own write: pending as far as it is
+         * concerned (not a preemption in progress) */
+        for (size_t i = 0; i < o->nown_nominated && rc == NW_OK; i++) {
+            const nw_kube_obj_t *p = o->own_nominated[i];
+            nw_sched_pod_as_t as = {.node = nominated_target(&b, p->pod->uid), .pending = true};
+            if (as.node)
+                as.pending = false;
+            rc = push_pod(&b, p, &as, 0);
+        }
     }
     return rc;
 }

@@ -29,7 +29,8 @@
  *     kube-scheduler, not DaemonSet/mirror, not terminating or finished). A pending
  *     pod that an earlier batch nominated to an in-flight NodeClaim (until its node
  *     initializes) is added as bound to it, so the capacity it will use is not
- *     offered twice and no second instance is launched for it;
+ *     offered twice and no second instance is launched for it; so are the pods
+ *     whose status.nominatedNodeName the provisioner wrote (opts.own_nominated);
  *   - the reschedulable pods (not DaemonSet-owned, not mirror, not finished, not
  *     terminating, no karpenter.sh/do-not-disrupt=true) of excluded nodes
  *     (opts.reschedule_excluded) and of nodes being deleted or disrupted
@@ -68,6 +69,12 @@ typedef struct {
     bool include_pending;     /* add the cluster's pending (provisionable) pods */
     bool ignore_preferences;  /* PREFERENCE_POLICY=Ignore */
     bool repack;              /* nw_sched_opts_t.repack (scaler.repack) */
+    /* with include_pending: pending pods whose status.nominatedNodeName the provisioner
+     * wrote itself (nw_nominations_wrote), so the cache does not count them pending; added
+     * as the pending pods are (bound to their in-flight NodeClaim, else to be placed
+     * afresh, their nomination ignored). Borrowed. */
+    const nw_kube_obj_t *const *own_nominated;
+    size_t nown_nominated;
 } nw_simsnap_opts_t;
 
 typedef struct {

@@ -150,6 +150,9 @@ def bind_pod(store, ns, name, node_name):
         if cur:
             raise ApiError(409, 'Conflict', 'Operation cannot be fulfilled on pods/binding "%s": pod %s is already assigned to node "%s"' % (name, name, cur))
         pod['spec']['nodeName'] = node_name
+        # the binding clears status.nominatedNodeName (kube-apiserver's
+        # ClearingNominatedNodeNameAfterBinding, on by default since 1.35)
+        (pod.get('status') or {}).pop('nominatedNodeName', None)
         _set_cond(pod, {'type': 'PodScheduled', 'status': 'True', 'lastProbeTime': None,
                         'lastTransitionTime': now_iso(store.clock())})
         return store.commit_update(rt, pod, expect_rv=pod['metadata']['resourceVersion'])
@@ -678,6 +681,50 @@ class Controllers:
                         any(podtopo.has_anti(p) for p, _ in bound)):
             topo = podtopo.Topo(nodes, bound, {n['metadata']['name']: (n['metadata'].get('labels') or {})
                                                for n in store.peek('namespaces')})
+        # status.nominatedNodeName (kube-scheduler 1.35, KEP-5278: whoever wrote it): the
+        # pods nominated to a node take its room for pods of no higher priority, and a
+        # nominated pod tries its node first
+        prio = lambda p: int((p.get('spec') or {}).get('priority') or 0)  # noqa: E731
+        nominated = {}   # node -> {uid: (priority, requests)}
+        for p in pending:
+            nn = (p.get('status') or {}).get('nominatedNodeName')
+            if nn in used:
+                nominated.setdefault(nn, {})[p['metadata'].get('uid')] = (prio(p), self._requests(p))
+        lowest = {nn: min(q[0] for q in v.values()) for nn, v in nominated.items()}
+        # per node: the room and pod count with every nominated pod's share added
+        # (recomputed for a node when one of its nominated pods binds)
+        eff = {}
+
+        def effective(nn):
+            if nn not in eff:
+                u, c = dict(used[nn]), counts[nn]
+                for _, qreq in nominated[nn].values():
+                    c += 1
+                    for k, v in qreq.items():
+                        u[k] = u.get(k, 0) + v
+                eff[nn] = (u, c)
+            return eff[nn]
+
+        def with_reserved(pod, nn):
+            """(used, count) of nn for pod: the bound pods' and those of the pods nominated
+            there that pod must leave room for (the others of at least its priority)."""
+            noms = nominated.get(nn)
+            if not noms:
+                return used[nn], counts[nn]
+            uid, pp = pod['metadata'].get('uid'), prio(pod)
+            skip = [noms[uid]] if uid in noms else []
+            if pp > lowest[nn]:
+                skip = [q for quid, q in noms.items() if quid == uid or q[0] < pp]
+            u, c = effective(nn)
+            if not skip:
+                return u, c
+            u = dict(u)
+            for _, qreq in skip:
+                c -= 1
+                for k, v in qreq.items():
+                    u[k] = u.get(k, 0) - v
+            return u, c
+
         # a pod that fit nowhere in this pass: the next one asking the same fits nowhere
         # either (binds only take room; its own anti-affinity only rejects more), unless
         # it has pod affinity or a spread, which more bound pods can satisfy
@@ -693,15 +740,30 @@ class Controllers:
                 ps = dict(p.get('spec') or {})
                 sig = json.dumps([ns, sorted((k, str(v)) for k, v in req.items()), ps.get('nodeSelector'),
                                   ps.get('affinity'), ps.get('tolerations'),
-                                  p['metadata'].get('labels') if topo is not None else None], sort_keys=True)
+                                  p['metadata'].get('labels') if topo is not None else None,
+                                  (p.get('status') or {}).get('nominatedNodeName'), prio(p)],
+                                 sort_keys=True)
                 if sig in failed:
                     self._unschedulable(p, 'Unschedulable', failed[sig])
                     continue
             reasons = {}
             best = None
-            for n in nodes:
+            nom = (p.get('status') or {}).get('nominatedNodeName')
+            order = nodes
+            if nom in used:
+                first = next(n for n in nodes if n['metadata']['name'] == nom)
+                u, c = with_reserved(p, nom)
+                why = self._filter(p, first, req, u, c, info[nom])
+                if not why and topo is not None:
+                    t = topo.why_not(p, nom)
+                    why = [t] if t else why
+                if not why:
+                    order = ()
+                    best = ((0, nom), nom)
+            for n in order:
                 nn = n['metadata']['name']
-                why = self._filter(p, n, req, used[nn], counts[nn], info[nn])
+                u, c = with_reserved(p, nn)
+                why = self._filter(p, n, req, u, c, info[nn])
                 if not why and topo is not None:
                     t = topo.why_not(p, nn)
                     why = [t] if t else why
@@ -713,7 +775,7 @@ class Controllers:
                 for k in ('cpu', 'memory'):
                     cap = info[nn]['alloc'].get(k, 0)
                     if cap:
-                        free += float((cap - used[nn].get(k, 0) - req.get(k, 0)) / cap)
+                        free += float((cap - u.get(k, 0) - req.get(k, 0)) / cap)
                 score = (free, nn)
                 if best is None or score[0] > best[0][0] or (score[0] == best[0][0] and nn < best[1]):
                     best = (score, nn)
@@ -733,6 +795,10 @@ class Controllers:
             counts[nn] += 1
             for k, v in req.items():
                 used[nn][k] = used[nn].get(k, 0) + v
+            if nom in nominated:
+                nominated[nom].pop(p['metadata'].get('uid'), None)
+                eff.pop(nom, None)
+            eff.pop(nn, None)
             if topo is not None:
                 topo.bind(p, nn)
 

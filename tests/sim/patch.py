@@ -153,6 +153,16 @@ def json_patch(doc, ops):
                 cur = _get(doc, path)
             except PatchError:
                 cur = _MISSING
+            if cur is _MISSING and op['value'] is None and path.startswith('/'):
+                # kube-apiserver's JSON patch (evanphx/json-patch) takes a missing member
+                # of an existing object as equal to null
+                up = path.rsplit('/', 1)[0]
+                try:
+                    parent = _get(doc, up) if up else doc
+                except PatchError:
+                    parent = _MISSING
+                if isinstance(parent, dict):
+                    continue
             if cur is _MISSING or not _json_eq(cur, op['value']):
                 raise PatchError('testing value %s failed: test failed' % path)
         else:

@@ -2,7 +2,10 @@
  * the shared fake cloud (fakecloud.h) and an in-memory Kubernetes API (ctlfix.h):
  *   provisioner  a pending pod -> after the batch window a NodeClaim is created and
  *                launched once; an insufficient-capacity launch deletes the NodeClaim; a pod
- *                still pending 0.2 s after its NodeClaim came up is placed again at once
+ *                still pending 0.2 s after its NodeClaim came up is placed again at once;
+ *                once a planned pod's Node exists its status.nominatedNodeName names it
+ *                (never over the kube-scheduler's own), follows a new plan and is cleared
+ *                while the new NodeClaim has no Node
  *   launches     on launch workers: a launch the cloud holds does not hold the provisioner's
  *                tick or termination's, is not queued twice and is written back once it
  *                ends; at most `workers` launches are in the cloud at once; the client token
@@ -254,6 +257,177 @@ END_TEST
 START_TEST(provisioner_untried_pod_not_placed_again)
 {
     missed_claim_story("1500m", false, 0);
+}
+END_TEST
+
+/* A batch's NodeClaim launched for the pending pod "web": its Node appears (still tainted
+ * karpenter.sh/unregistered). Returns the Node's name. */
+static const char *nominate_setup(ctlfix_t *f, nw_provisioning_t *p, const char *pod_nominated)
+{
+    ctlfix_put_nodeclass(f);
+    ctlfix_put_nodepool(f, NULL);
+    ctlfix_put(f, NW_KUBE_PODS, PENDING_POD, 1);
+    tick_prov(f, p);
+    nw_clock_fake_advance(&f->clk, 1100 * NW_NS_PER_MS);
+    tick_prov(f, p);
+    ck_assert_int_eq(f->cloud->launches, 1);
+    ctlfix_sync_nodeclaims(f);
+    if (pod_nominated) {
+        /* the kube-scheduler nominated the pod meanwhile (a preemption) */
+        char b[1024];
+        snprintf(b, sizeof b, "%.*s,\"nominatedNodeName\":\"%s\"}}", (int)(strlen(PENDING_POD) - 2),
+                 PENDING_POD, pod_nominated);
+        ctlfix_put(f, NW_KUBE_PODS, b, 1);
+    }
+    char path[400];
+    snprintf(path, sizeof path, "/apis/karpenter.sh/v1/nodeclaims/%s", f->cloud->last_launch_claim);
+    cJSON *nc = ctlfix_get(f, path);
+    ck_assert_ptr_nonnull(nc);
+    char b[2048];
+    snprintf(b, sizeof b,
+             "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"node-new\","
+             "\"uid\":\"uid-node-new\",\"labels\":{\"karpenter.sh/nodepool\":\"default\"}},"
+             "\"spec\":{\"providerID\":\"%s\",\"taints\":[{\"key\":\"karpenter.sh/unregistered\","
+             "\"effect\":\"NoExecute\"}]},\"status\":{\"allocatable\":{\"cpu\":\"1930m\","
+             "\"memory\":\"7Gi\",\"pods\":\"29\"},\"conditions\":[{\"type\":\"Ready\",\"status\":"
+             "\"True\"}]}}",
+             nw_json_str_at(nc, "status.providerID"));
+    cJSON_Delete(nc);
+    ctlfix_put(f, NW_KUBE_NODES, b, 1);
+    return "node-new";
+}
+
+/* Once the Node planned for a pending pod exists, the pod's status.nominatedNodeName is set
+ * to it (a JSON patch of pods/status whose tests keep it off a pod that was bound or
+ * nominated meanwhile), before the Node is registered; once written it is not written
+ * again, whether or not the watch shows it yet. */
+START_TEST(provisioner_nominates_pod_to_its_node)
+{
+    ctlfix_t f;
+    ctlfix_init(&f);
+    nw_provisioning_t *p = prov_new(&f);
+    const char *node = nominate_setup(&f, p, NULL);
+    int mark = ctlfix_mark(&f);
+    tick_prov(&f, p); /* the node is not registered yet: the write is waited for */
+    ck_assert_int_eq(ctlfix_count(&f, mark, "PATCH", "/api/v1/namespaces/default/pods/web/status",
+                                  "\"op\":\"add\",\"path\":\"/status/nominatedNodeName\","
+                                  "\"value\":\"node-new\""),
+                     1);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "PATCH",
+                                  "\"op\":\"test\",\"path\":\"/metadata/uid\","
+                                  "\"value\":\"uid-web\"",
+                                  "\"op\":\"test\",\"path\":\"/spec/nodeName\",\"value\":null"),
+                     1);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "PATCH",
+                                  "\"op\":\"test\",\"path\":\"/status/nominatedNodeName\","
+                                  "\"value\":null",
+                                  NULL),
+                     1);
+    nw_clock_fake_advance(&f.clk, 50 * NW_NS_PER_MS);
+    tick_prov(&f, p); /* the answer is taken; the watch does not show the write yet */
+    nw_provisioning_nominations_wait(p);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "PATCH", "/pods/web/status", NULL), 1);
+    nw_buf_t b;
+    nw_buf_init(&b, 1 << 20);
+    ck_assert(ctlfix_metric(&b, nw_provisioning_metrics(p, &b),
+                            "nodewarden_scaler_nominations_written_total 1\n"));
+    /* the watch shows it: still nothing more to write */
+    char pod[1024];
+    snprintf(pod, sizeof pod, "%.*s,\"nominatedNodeName\":\"%s\"}}", (int)(strlen(PENDING_POD) - 2),
+             PENDING_POD, node);
+    ctlfix_put(&f, NW_KUBE_PODS, pod, 1);
+    nw_clock_fake_advance(&f.clk, 50 * NW_NS_PER_MS);
+    tick_prov(&f, p);
+    nw_provisioning_nominations_wait(p);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "PATCH", "/pods/web/status", NULL), 1);
+    nw_provisioning_free(p);
+    ctlfix_free(&f);
+}
+END_TEST
+
+/* A pod the kube-scheduler nominated itself (a preemption in progress) keeps its
+ * nomination: no write, however the provisioner planned it. */
+START_TEST(provisioner_keeps_scheduler_nomination)
+{
+    ctlfix_t f;
+    ctlfix_init(&f);
+    nw_provisioning_t *p = prov_new(&f);
+    (void)nominate_setup(&f, p, "victim-node");
+    int mark = ctlfix_mark(&f);
+    tick_prov(&f, p);
+    nw_clock_fake_advance(&f.clk, 50 * NW_NS_PER_MS);
+    tick_prov(&f, p);
+    nw_provisioning_nominations_wait(p);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "PATCH", "/pods/web/status", NULL), 0);
+    nw_provisioning_free(p);
+    ctlfix_free(&f);
+}
+END_TEST
+
+/* Written and shown by the watch, the nomination is the provisioner's: when the pod missed
+ * its node (another pod took the room), it still counts as pending and is placed again on
+ * a new NodeClaim; its nomination is then cleared (the new claim has no Node yet), and set
+ * to the new Node once that exists, the patch testing for the value it replaces. */
+START_TEST(provisioner_own_nomination_follows_the_plan)
+{
+    ctlfix_t f;
+    ctlfix_init(&f);
+    nw_provisioning_t *p = prov_new(&f);
+    (void)nominate_setup(&f, p, NULL);
+    tick_prov(&f, p);
+    nw_clock_fake_advance(&f.clk, 50 * NW_NS_PER_MS);
+    tick_prov(&f, p); /* the write's answer taken */
+    char pod[1024];
+    snprintf(pod, sizeof pod, "%.*s,\"nominatedNodeName\":\"node-new\"}}",
+             (int)(strlen(PENDING_POD) - 2), PENDING_POD);
+    ctlfix_put(&f, NW_KUBE_PODS, pod, 1);
+    /* the claim comes up as node-up (claim_up: initialized, a filler pod taking the room)
+     * under the same providerID: node-new is replaced by it */
+    ctlfix_del(&f, NW_KUBE_NODES, "", "node-new");
+    claim_up(&f, "1500m");
+    int mark = ctlfix_mark(&f);
+    tick_prov(&f, p); /* node-up is the claim's node: the nomination moves there */
+    nw_provisioning_nominations_wait(p);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "PATCH", "/pods/web/status",
+                                  "\"path\":\"/status/nominatedNodeName\",\"value\":\"node-new\""),
+                     1);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "PATCH", "/pods/web/status",
+                                  "\"op\":\"add\",\"path\":\"/status/nominatedNodeName\","
+                                  "\"value\":\"node-up\""),
+                     1);
+    nw_clock_fake_advance(&f.clk, 50 * NW_NS_PER_MS);
+    tick_prov(&f, p); /* answer taken */
+    snprintf(pod, sizeof pod, "%.*s,\"nominatedNodeName\":\"node-up\"}}",
+             (int)(strlen(PENDING_POD) - 2), PENDING_POD);
+    ctlfix_put(&f, NW_KUBE_PODS, pod, 1);
+    /* still pending past the grace, tried by the scheduler (it rewrote PodScheduled):
+     * placed again, though its status names a node */
+    mark = ctlfix_mark(&f);
+    tick_prov(&f, p);
+    snprintf(pod, sizeof pod, "%.*s,\"nominatedNodeName\":\"node-up\"}}",
+             (int)(strlen(PENDING_POD_TRIED) - 2), PENDING_POD_TRIED);
+    ctlfix_put(&f, NW_KUBE_PODS, pod, 1);
+    nw_clock_fake_advance(&f.clk, 250 * NW_NS_PER_MS);
+    tick_prov(&f, p);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "POST", "/apis/karpenter.sh/v1/nodeclaims", NULL), 1);
+    ck_assert_int_eq(f.cloud->launches, 2);
+    /* the new claim has no Node: the stale nomination is cleared */
+    ctlfix_sync_nodeclaims(&f);
+    nw_clock_fake_advance(&f.clk, 50 * NW_NS_PER_MS);
+    tick_prov(&f, p);
+    nw_provisioning_nominations_wait(p);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "/pods/web/status",
+                                  "\"op\":\"remove\",\"path\":\"/status/nominatedNodeName\"",
+                                  "\"path\":\"/status/nominatedNodeName\",\"value\":\"node-up\""),
+                     1);
+    nw_clock_fake_advance(&f.clk, 50 * NW_NS_PER_MS);
+    tick_prov(&f, p);
+    nw_buf_t b;
+    nw_buf_init(&b, 1 << 20);
+    ck_assert(ctlfix_metric(&b, nw_provisioning_metrics(p, &b),
+                            "nodewarden_scaler_nominations_cleared_total 1\n"));
+    nw_provisioning_free(p);
+    ctlfix_free(&f);
 }
 END_TEST
 
@@ -1102,6 +1276,9 @@ Suite *nw_controllers_suite(void)
     tcase_add_test(t, provisioner_missed_claim_placed_again);
     tcase_add_test(t, provisioner_missed_claim_with_room_adds_none);
     tcase_add_test(t, provisioner_untried_pod_not_placed_again);
+    tcase_add_test(t, provisioner_nominates_pod_to_its_node);
+    tcase_add_test(t, provisioner_keeps_scheduler_nomination);
+    tcase_add_test(t, provisioner_own_nomination_follows_the_plan);
     tcase_add_test(t, launch_held_by_the_cloud_stalls_no_tick);
     tcase_add_test(t, launches_bounded_by_workers);
     tcase_add_test(t, launch_token_moves_on_only_when_spent);

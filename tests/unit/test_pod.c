@@ -153,6 +153,43 @@ START_TEST(pending_is_karpenters_predicate)
 }
 END_TEST
 
+/* The scheduler mark follows the PodScheduled condition (a new message is a new attempt),
+ * not the other fields a write may change (a nominatedNodeName, the resourceVersion). */
+static void set_sched_message(cJSON *j, const char *msg)
+{
+    const cJSON *c;
+    cJSON_ArrayForEach(c, nw_json_get(nw_json_get(j, "status"), "conditions"))
+    {
+        if (strcmp(nw_json_str(c, "type"), "PodScheduled") == 0)
+            nw_json_add_string((cJSON *)c, "message", msg);
+    }
+}
+
+START_TEST(scheduled_mark_follows_the_scheduler)
+{
+    nw_jsonintern_t *in = nw_jsonintern_new();
+    nw_pod_t *a = decode(in, full_pod("x", "1", "", "Pending", "False", "Unschedulable"));
+    cJSON *j = full_pod("x", "2", "", "Pending", "False", "Unschedulable");
+    nw_json_add_string(nw_json_get_mut(j, "status"), "nominatedNodeName", "n");
+    nw_pod_t *b = decode(in, j);
+    j = full_pod("x", "3", "", "Pending", "False", "Unschedulable");
+    set_sched_message(j, "0/3 nodes are available: 3 Insufficient cpu.");
+    nw_pod_t *c = decode(in, j);
+    j = full_pod("x", "4", "", "Pending", "False", "Unschedulable");
+    set_sched_message(j, "0/4 nodes are available: 4 Insufficient cpu.");
+    nw_pod_t *d = decode(in, j);
+    ck_assert_uint_ne(nw_pod_scheduled_mark(a), 0);
+    ck_assert_uint_eq(nw_pod_scheduled_mark(a), nw_pod_scheduled_mark(b));
+    ck_assert_uint_ne(nw_pod_scheduled_mark(a), nw_pod_scheduled_mark(c));
+    ck_assert_uint_ne(nw_pod_scheduled_mark(c), nw_pod_scheduled_mark(d));
+    nw_pod_free(a);
+    nw_pod_free(b);
+    nw_pod_free(c);
+    nw_pod_free(d);
+    nw_jsonintern_free(in);
+}
+END_TEST
+
 START_TEST(bad_pods_are_refused_with_the_field)
 {
     nw_jsonintern_t *in = nw_jsonintern_new();
@@ -245,6 +282,7 @@ Suite *nw_pod_suite(void)
     tcase_add_test(tc, decode_keeps_what_readers_read);
     tcase_add_test(tc, replicas_share_their_parts);
     tcase_add_test(tc, pending_is_karpenters_predicate);
+    tcase_add_test(tc, scheduled_mark_follows_the_scheduler);
     tcase_add_test(tc, bad_pods_are_refused_with_the_field);
     tcase_add_test(tc, to_json_round_trips);
     tcase_add_test(tc, intern_compares_values_not_order);

@@ -781,14 +781,14 @@ START_TEST(test_nominations_batch)
     ck_assert(nw_nominations_targets(n, "c5", true, 105 * S, 10 * S));
     /* a missed claim's doubling survives a nomination to the same claim */
     int64_t due = INT64_MAX;
-    ck_assert(!nw_nominations_missed(n, "x", "1", true, 102 * S, S, &due));
-    ck_assert(!nw_nominations_missed(n, "x", "1", true, 103 * S, S, &due)); /* not tried again */
-    ck_assert(nw_nominations_missed(n, "x", "2", true, 103 * S, S, &due));
+    ck_assert(!nw_nominations_missed(n, "x", 1, true, 102 * S, S, &due));
+    ck_assert(!nw_nominations_missed(n, "x", 1, true, 103 * S, S, &due)); /* not tried again */
+    ck_assert(nw_nominations_missed(n, "x", 2, true, 103 * S, S, &due));
     nw_nominations_nominate(n, "x", "c11", 103 * S);
     due = INT64_MAX;
-    ck_assert(!nw_nominations_missed(n, "x", "2", true, 103 * S, S, &due)); /* the new base */
-    ck_assert(!nw_nominations_missed(n, "x", "3", true, 104 * S, S, &due)); /* grace doubled */
-    ck_assert(nw_nominations_missed(n, "x", "3", true, 105 * S, S, &due));
+    ck_assert(!nw_nominations_missed(n, "x", 2, true, 103 * S, S, &due)); /* the new base */
+    ck_assert(!nw_nominations_missed(n, "x", 3, true, 104 * S, S, &due)); /* grace doubled */
+    ck_assert(nw_nominations_missed(n, "x", 3, true, 105 * S, S, &due));
     /* prune keeps the looked-up and the recent */
     const char *keep[] = {"u0002"};
     nw_nominations_prune(n, keep, 1, 200 * S);

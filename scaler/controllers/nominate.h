@@ -1,0 +1,63 @@
+/*
+ * scaler/controllers/nominate.h — the provisioner's writes of pods' status.nominatedNodeName,
+ * off the reconcile thread.
+ *
+ * Kubernetes 1.35's kube-scheduler (KEP-5278, feature gate NominatedNodeNameForExpectation,
+ * beta and on by default) tries a pending pod's nominated node first, whoever nominated it,
+ * and counts the pods nominated to a node as taking their room there against pods of no
+ * higher priority. The provisioner (provisioning.c) submits one write per pod once the Node
+ * planned for it exists; a few threads of this module's own send them (a JSON patch of
+ * pods/status), so a thousand writes never hold up the reconcile pass; the provisioner
+ * collects the answers on its next tick.
+ *
+ * Each write is a JSON patch whose tests make it a no-op (HTTP 422) on a pod that changed
+ * since it was seen: the same uid, still unbound, and status.nominatedNodeName still what was
+ * seen (absent, or the provisioner's own; kube-apiserver's JSON patch takes a missing member
+ * as equal to null). A nomination the kube-scheduler wrote meanwhile is so never overwritten.
+ *
+ * Ownership: nw_nominate_new / nw_nominate_free; submitted strings are copied; collected
+ * results are the caller's (nw_nominate_results_free).
+ * Threads: submit, collect and wait from one thread (the reconcile thread); the writes run
+ * on up to `threads` threads started on the first submit and joined by nw_nominate_free.
+ */
+#ifndef NW_SCALER_CONTROLLERS_NOMINATE_H
+#define NW_SCALER_CONTROLLERS_NOMINATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "api/pod.h"
+#include "common/err.h"
+#include "scaler/ctl/ctl.h"
+
+typedef struct nw_nominate nw_nominate_t;
+
+/** A finished write. */
+typedef struct {
+    char *uid, *key; /* the pod's uid and "namespace/name" */
+    char *node;      /* what was written; NULL: the nomination was cleared */
+    nw_rc_t rc;      /* NW_OK, or the write's error (NW_EKUBE "HTTP 422": a test failed) */
+    nw_err_t err;
+} nw_nominate_result_t;
+
+/** New writer on deps' Kubernetes client (borrowed; outlives it), with up to threads
+ * threads (1..32). NULL on OOM. */
+nw_nominate_t *nw_nominate_new(nw_ctl_deps_t *deps, int threads);
+
+/** Stop: writes not started are dropped, the running ones finish, the threads are joined. */
+void nw_nominate_free(nw_nominate_t *n);
+
+/** Queue a write of pod's status.nominatedNodeName: node, or NULL to clear the one the pod
+ * has (which must then be the provisioner's). The pod record is borrowed for the call.
+ * NW_ENOMEM when it could not be queued. */
+NW_MUST_USE nw_rc_t nw_nominate_submit(nw_nominate_t *n, const nw_pod_t *pod, const char *node);
+
+/** Take the finished writes (*out owned, NULL when none); their number. */
+size_t nw_nominate_collect(nw_nominate_t *n, nw_nominate_result_t **out);
+
+void nw_nominate_results_free(nw_nominate_result_t *r, size_t n);
+
+/** Wait until every queued write has finished (tests; the results wait for collect). */
+void nw_nominate_wait(nw_nominate_t *n);
+
+#endif
