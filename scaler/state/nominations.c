@@ -258,6 +258,10 @@ static int target_cmp(const void *a, const void *b)
 
 static bool targets_build(nw_nominations_t *st)
 {
+    if (!st->nnoms) {
+        st->ntargets = 0;
+        return st->targets_ok = true;
+    }
     if (st->ctargets < st->nnoms) {
         target_t *v = realloc(st->targets, st->nnoms * sizeof *v);
         if (!v)
@@ -292,6 +296,8 @@ bool nw_nominations_targets(nw_nominations_t *st, const char *claim, bool in_fli
                 return true;
         return false;
     }
+    if (!st->ntargets)
+        return false;
     target_t key = {claim, 0};
     const target_t *t = bsearch(&key, st->targets, st->ntargets, sizeof key, target_cmp);
     return t && (in_flight || mono - t->newest < window_ns);
