@@ -6,6 +6,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/json.h"
+
 static _Thread_local int64_t t_deadline;
 
 void nw_admit_deadline_set(int64_t mono_ns)
@@ -61,4 +63,30 @@ const char *nw_admit_object_name(const nw_admit_req_t *req)
     const cJSON *n = cJSON_GetObjectItemCaseSensitive(
         cJSON_GetObjectItemCaseSensitive(req->object, "metadata"), "name");
     return cJSON_IsString(n) ? n->valuestring : "";
+}
+
+cJSON *nw_admit_lookup_in(void *arg, const char *group, const char *kind, const char *name)
+{
+    const cJSON *all = arg;
+    if (!all || !group || !kind || !name)
+        return NULL;
+    size_t gl = strlen(group);
+    bool namespaced =
+        strcmp(kind, "ResourceClaim") == 0 || strcmp(kind, "ResourceClaimTemplate") == 0;
+    const cJSON *o;
+    cJSON_ArrayForEach(o, all)
+    {
+        const char *k = nw_json_str(o, "kind"), *api = nw_json_str(o, "apiVersion");
+        const cJSON *md = nw_json_get(o, "metadata");
+        const char *n = nw_json_str(md, "name"), *ns = nw_json_str(md, "namespace");
+        if (!k || !api || !n || strcmp(k, kind) != 0 || strncmp(api, group, gl) != 0 ||
+            api[gl] != '/')
+            continue;
+        char key[512];
+        snprintf(key, sizeof key, "%s%s%s", namespaced ? (ns && *ns ? ns : "default") : "",
+                 namespaced ? "/" : "", n);
+        if (strcmp(key, name) == 0)
+            return nw_json_dup(o);
+    }
+    return NULL;
 }

@@ -45,6 +45,13 @@ typedef struct {
     bool (*lookup_ready)(void *arg);
 } nw_admit_ctx_t;
 
+/** A lookup (nw_admit_ctx_t.lookup) over arg, a cJSON array of manifests (the objects of
+ * `nodewarden check`'s files, `plan`'s input): a copy of the first object of that group
+ * (its apiVersion "<group>/..."), kind and name, or NULL. ResourceClaim and
+ * ResourceClaimTemplate are namespaced ("namespace/name", a manifest without a namespace
+ * being in "default"); other kinds are named by name alone. */
+cJSON *nw_admit_lookup_in(void *arg, const char *group, const char *kind, const char *name);
+
 /* The decoded AdmissionReview request (borrowed). */
 typedef struct {
     nw_admit_op_t op;

@@ -388,33 +388,6 @@ static void collect_nodeclasses(const char *path, cJSON *out)
     free(text);
 }
 
-/* the objects of the files (EC2NodeClasses, and the DRA kinds a pod's claims name:
- * ResourceClaim and ResourceClaimTemplate as "namespace/name", DeviceClass) */
-static cJSON *lookup_objects(void *arg, const char *group, const char *kind, const char *name)
-{
-    const cJSON *all = arg;
-    if (!all)
-        return NULL;
-    size_t gl = strlen(group);
-    bool namespaced =
-        strcmp(kind, "ResourceClaim") == 0 || strcmp(kind, "ResourceClaimTemplate") == 0;
-    const cJSON *o;
-    cJSON_ArrayForEach(o, all)
-    {
-        const char *k = str_at(o, "kind", NULL), *api = str_at(o, "apiVersion", NULL);
-        const char *n = str_at(o, "metadata", "name"), *ns = str_at(o, "metadata", "namespace");
-        if (!k || !api || !n || strcmp(k, kind) != 0 || strncmp(api, group, gl) != 0 ||
-            api[gl] != '/')
-            continue;
-        char key[512];
-        snprintf(key, sizeof key, "%s%s%s", namespaced ? (ns && *ns ? ns : "default") : "",
-                 namespaced ? "/" : "", n);
-        if (strcmp(key, name) == 0)
-            return nw_json_dup(o);
-    }
-    return NULL;
-}
-
 int nw_cmd_check(int argc, char **argv)
 {
     check_t c = {0};
@@ -485,7 +458,7 @@ int nw_cmd_check(int argc, char **argv)
         if (strcmp(argv[i], "-") != 0)
             collect_nodeclasses(argv[i], nodeclasses);
     nw_admit_ctx_t actx = {
-        .gpu = &gpu, .self_namespace = "", .lookup = lookup_objects, .lookup_arg = nodeclasses};
+        .gpu = &gpu, .self_namespace = "", .lookup = nw_admit_lookup_in, .lookup_arg = nodeclasses};
     c.ctx = &actx;
     if (c.json && !(c.results = nw_json_new_array())) {
         nw_gpu_policy_cleanup(&gpu);

@@ -46,31 +46,6 @@ struct nw_plan {
 };
 typedef struct nw_plan plan_t;
 
-/* the DRA objects of the input (ResourceClaim and ResourceClaimTemplate named
- * "namespace/name", DeviceClass by name), as the webhook reads them from its watch cache */
-static cJSON *dra_lookup(void *arg, const char *group, const char *kind, const char *name)
-{
-    const plan_t *p = arg;
-    bool namespaced = strcmp(kind, "DeviceClass") != 0;
-    size_t gl = strlen(group);
-    const cJSON *o;
-    cJSON_ArrayForEach(o, p->dra)
-    {
-        const char *k = nw_json_str(o, "kind"), *api = nw_json_str(o, "apiVersion");
-        const cJSON *md = nw_json_get(o, "metadata");
-        const char *n = nw_json_str(md, "name"), *ns = nw_json_str(md, "namespace");
-        if (!k || !api || !n || strcmp(k, kind) != 0 || strncmp(api, group, gl) != 0 ||
-            api[gl] != '/')
-            continue;
-        char key[512];
-        snprintf(key, sizeof key, "%s%s%s", namespaced ? (ns && *ns ? ns : "default") : "",
-                 namespaced ? "/" : "", n);
-        if (strcmp(key, name) == 0)
-            return nw_json_dup(o);
-    }
-    return NULL;
-}
-
 /* apply the GPU policy's mutation to a Pod or NodePool object in place; a pod's DRA claims
  * are read from the input's objects, and a pod whose claims ask for a class's devices gets
  * the scaler's DRA view (nw_simsnap_dra_apply: the class's label, its devices) */
@@ -82,7 +57,8 @@ static int gpu_mutate(plan_t *p, cJSON **obj, bool pod)
     nw_admit_result_t res;
     nw_jsonpatch_init(&patch);
     nw_admit_result_init(&res);
-    nw_gpu_dra_src_t dra = {dra_lookup, p, false};
+    /* the DRA objects of the input, as the webhook reads them from its watch cache */
+    nw_gpu_dra_src_t dra = {nw_admit_lookup_in, p->dra, false};
     if (pod)
         /* the verdict and messages are in res */
         (void)nw_gpu_pod_patch(&p->gpu, *obj, NULL, &dra, &patch, &res);

@@ -82,6 +82,16 @@ static void write_one(nw_ctl_deps_t *c, job_t *j)
     free(body);
 }
 
+/* Write j (unlocked), then hand it to the done list; returns with n->mu held. */
+static void write_one_done(nw_nominate_t *n, job_t *j)
+{
+    write_one(n->deps, j);
+    pthread_mutex_lock(&n->mu);
+    j->next = n->done;
+    n->done = j;
+    n->ndone++;
+}
+
 static void *worker(void *arg)
 {
     nw_nominate_t *n = arg;
@@ -97,11 +107,7 @@ static void *worker(void *arg)
             n->tail = NULL;
         n->running++;
         pthread_mutex_unlock(&n->mu);
-        write_one(n->deps, j);
-        pthread_mutex_lock(&n->mu);
-        j->next = n->done;
-        n->done = j;
-        n->ndone++;
+        write_one_done(n, j);
         n->running--;
         if (!n->head && !n->running)
             pthread_cond_broadcast(&n->idle);
@@ -186,11 +192,7 @@ nw_rc_t nw_nominate_submit(nw_nominate_t *n, const nw_pod_t *pod, const char *no
         pthread_mutex_lock(&n->mu);
         n->head = n->tail = NULL;
         pthread_mutex_unlock(&n->mu);
-        write_one(n->deps, j);
-        pthread_mutex_lock(&n->mu);
-        j->next = n->done;
-        n->done = j;
-        n->ndone++;
+        write_one_done(n, j);
         pthread_mutex_unlock(&n->mu);
     }
     return NW_OK;
