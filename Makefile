@@ -199,9 +199,12 @@ $(BUILD)/nodewarden: $(MAIN_OBJ) $(LIB_OBJS) $(EMBED_OBJS)
 	@$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/obj/tests/unit/main.o: $(BUILD)/gen/suites.h
-# the version is compiled in (cli/main.c's --version, scaler/kube/client.c's User-Agent):
-# a new VERSION rebuilds them
-$(MAIN_OBJ) $(BUILD)/obj/scaler/kube/client.o: VERSION
+# the version and the commit are compiled in (cli/main.c's --version, scaler/kube/client.c's
+# User-Agent): a new VERSION or a new commit rebuilds them. The commit's stamp file is
+# rewritten only when HEAD moved, so an unchanged tree rebuilds nothing.
+GIT_REV_STAMP := $(BUILD)/gen/git-rev
+$(shell mkdir -p $(BUILD)/gen && { [ "$$(cat $(GIT_REV_STAMP) 2>/dev/null)" = "$(GIT_REV)" ] || echo "$(GIT_REV)" > $(GIT_REV_STAMP); })
+$(MAIN_OBJ) $(BUILD)/obj/scaler/kube/client.o: VERSION $(GIT_REV_STAMP)
 
 $(BUILD)/nw-unit: $(UNIT_OBJS) $(LIB_OBJS) $(EMBED_OBJS)
 	@echo "LD $@"
