@@ -266,6 +266,10 @@ TSAN_SUITES := kube_cache kube_client controllers pod statemetrics
 export TSAN_OPTIONS ?= halt_on_error=1:second_deadlock_stack=1
 ASAN_MAKE := $(MAKE) --no-print-directory BUILD=build/asan SAN="$(SAN_FLAGS)" CFLAGS="-O1 -g"
 RUNJOBS := python3 tests/runjobs.py --logdir $(BUILD)/test-logs
+# make test builds the sanitizer binaries inside the jobs that need them, so the other jobs
+# (which mostly wait on timers and sockets) run beside the build instead of after it; the
+# first job to get the lock builds, the others find the binaries made
+ASAN_BINS := mkdir -p build/asan && flock build/asan/.build.lock $(ASAN_MAKE) -j$(NPROC) test-bins
 E2E_TESTS = $(shell find tests/e2e -maxdepth 1 -name 't_*' -type f -perm -u+x | sort)
 SIM_TESTS = $(sort $(wildcard tests/sim/test_*.py))
 E2E_JOBS = $(foreach t,$(E2E_TESTS),e2e/$(notdir $(t))='NW_BIN=$(abspath $(BUILD)/nodewarden) exec $(t)')
@@ -308,8 +312,6 @@ ORACLE_JOBS = oracle/parity='python3 -m tests.oracle.parity && python3 -m unitte
 
 test: $(DEPS_STAMP)
 	@$(MAKE) --no-print-directory -j$(NPROC) all $(BUILD)/nw-unit
-	@$(ASAN_MAKE) -j$(NPROC) test-bins
-	@$(TSAN_MAKE) -j$(NPROC) build/tsan/nw-unit
 	@tests/k8s/build
 	@tests/k8s/build node
 	@$(PREV_RELEASE)
@@ -317,10 +319,10 @@ test: $(DEPS_STAMP)
 	@tests/awskit/fetch-models >/dev/null
 	@$(K8S_ENV) $(RUNJOBS) --title "make test" \
 	  unit='$(MAKE) --no-print-directory unit' \
-	  unit-asan='$(MAKE) --no-print-directory unit-asan-nofork' \
-	  unit-asan-threads='$(MAKE) --no-print-directory unit-asan-fork' \
+	  unit-asan='$(ASAN_BINS) && $(MAKE) --no-print-directory unit-asan-nofork' \
+	  unit-asan-threads='$(ASAN_BINS) && $(MAKE) --no-print-directory unit-asan-fork' \
 	  unit-tsan='$(MAKE) --no-print-directory unit-tsan' \
-	  fuzz-replay='$(MAKE) --no-print-directory fuzz-replay' \
+	  fuzz-replay='$(ASAN_BINS) && $(MAKE) --no-print-directory fuzz-replay' \
 	  citations='tools/check_citations.sh --self-test && tools/check_citations.sh' \
 	  docs='NW_BIN=$(abspath $(BUILD)/nodewarden) python3 tools/check_docs.py --self-test && NW_BIN=$(abspath $(BUILD)/nodewarden) python3 tools/check_docs.py' \
 	  layers='$(MAKE) --no-print-directory lint-layers' \
@@ -330,7 +332,7 @@ test: $(DEPS_STAMP)
 	  awskit='tests/awskit/fetch-models >/dev/null && NW_BIN=$(abspath $(BUILD)/nodewarden) python3 -m unittest tests.awskit.test_kit tests.awskit.test_coverage' \
 	  release='NW_BIN=$(abspath $(BUILD)/nodewarden) tests/release/smoke' \
 	  cluster='bench/cluster/build --test >/dev/null && NW_BIN=$(abspath $(BUILD)/nodewarden) CLUSTER_TEST=1 bench/cluster/run' \
-	  peers/karpenter='NW_RACE_BIN=$(abspath build/asan/bench/nwrace) python3 -m unittest tests.peers.test_karpenter' \
+	  peers/karpenter='$(ASAN_BINS) && NW_RACE_BIN=$(abspath build/asan/bench/nwrace) python3 -m unittest tests.peers.test_karpenter' \
 	  $(KUBELET_JOBS) $(K8S_JOBS) $(ORACLE_JOBS) $(SIM_JOBS) $(E2E_JOBS) $(REAL_JOBS) $(INSTALL_JOBS)
 	@echo "make test: all passed"
 
