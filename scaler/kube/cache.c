@@ -466,7 +466,11 @@ static bool vecs_rebuild(vec_t *all, vec_t *idx, nw_kube_kind_t kind, const map_
 /* ---- cache ------------------------------------------------------------------------ */
 
 /* An object that left the store at generation gen: snapshots older than gen may still
- * hold it, so it is freed once none of them is alive (reclaim). */
+ * hold it, so it is freed once none of them is alive (reclaim). The cache's list of them
+ * is a queue in the order they left, so by generation (only the watch thread retires, at
+ * the generation of its change): reclaim frees from its head and stops at the first one a
+ * snapshot may still hold, so a long-held snapshot costs an upsert nothing per object
+ * retired behind it. */
 typedef struct {
     nw_kube_obj_t *o;
     uint64_t gen;
@@ -508,8 +512,8 @@ struct nw_kube_cache {
     uint64_t gen;
     int woken;            /* nw_kube_cache_wake since the last wait returned */
     nw_kube_snap_t *snap; /* cached snapshot of generation snap->gen, or NULL */
-    retired_t *retired;
-    size_t nretired, capretired;
+    retired_t *retired; /* [retired_head, nretired): waiting, oldest first */
+    size_t retired_head, nretired, capretired;
     live_t *live;
     size_t nlive, caplive;
     int efd;
@@ -557,7 +561,7 @@ void nw_kube_cache_free(nw_kube_cache_t *c)
     if (!c)
         return;
     nw_kube_cache_snap_release(c->snap);
-    for (size_t i = 0; i < c->nretired; i++)
+    for (size_t i = c->retired_head; i < c->nretired; i++)
         obj_unref(c->retired[i].o);
     free(c->retired);
     free(c->live);
@@ -607,6 +611,12 @@ static nw_kube_snap_t *changed_locked(nw_kube_cache_t *c, nw_kube_kind_t kind)
  * freed at once: only safe when no snapshot can hold it, so the caller avoids that). */
 static bool retire_locked(nw_kube_cache_t *c, nw_kube_obj_t *o, uint64_t gen)
 {
+    if (c->nretired == c->capretired && c->retired_head > 0) {
+        memmove(c->retired, c->retired + c->retired_head,
+                (c->nretired - c->retired_head) * sizeof *c->retired);
+        c->nretired -= c->retired_head;
+        c->retired_head = 0;
+    }
     if (c->nretired == c->capretired) {
         size_t cap = c->capretired ? c->capretired * 2 : 256;
         retired_t *v = realloc(c->retired, cap * sizeof *v);
@@ -620,31 +630,30 @@ static bool retire_locked(nw_kube_cache_t *c, nw_kube_obj_t *o, uint64_t gen)
 }
 
 /* Free the retired objects no live snapshot can see (those that left at a generation
- * no newer than the oldest live snapshot's). */
+ * no newer than the oldest live snapshot's): the head of the queue, in batches freed
+ * outside the mutex. */
 static void reclaim(nw_kube_cache_t *c)
 {
-    pthread_mutex_lock(&c->mu);
-    uint64_t oldest = UINT64_MAX;
-    for (size_t i = 0; i < c->nlive; i++)
-        if (c->live[i].gen < oldest)
-            oldest = c->live[i].gen;
-    size_t k = 0, nfree = 0;
-    nw_kube_obj_t *batch[256];
-    for (size_t i = 0; i < c->nretired; i++) {
-        if (c->retired[i].gen <= oldest && nfree < sizeof batch / sizeof *batch)
-            batch[nfree++] = c->retired[i].o;
-        else
-            c->retired[k++] = c->retired[i];
+    bool more = true;
+    while (more) {
+        pthread_mutex_lock(&c->mu);
+        uint64_t oldest = UINT64_MAX;
+        for (size_t i = 0; i < c->nlive; i++)
+            if (c->live[i].gen < oldest)
+                oldest = c->live[i].gen;
+        size_t h = c->retired_head, nfree = 0;
+        nw_kube_obj_t *batch[256];
+        while (h < c->nretired && c->retired[h].gen <= oldest &&
+               nfree < sizeof batch / sizeof *batch)
+            batch[nfree++] = c->retired[h++].o;
+        if (h == c->nretired)
+            h = c->nretired = 0;
+        c->retired_head = h;
+        more = h < c->nretired && c->retired[h].gen <= oldest;
+        pthread_mutex_unlock(&c->mu);
+        for (size_t i = 0; i < nfree; i++)
+            obj_unref(batch[i]);
     }
-    c->nretired = k;
-    bool more = false;
-    for (size_t i = 0; i < k && !more; i++)
-        more = c->retired[i].gen <= oldest;
-    pthread_mutex_unlock(&c->mu);
-    for (size_t i = 0; i < nfree; i++)
-        obj_unref(batch[i]);
-    if (more)
-        reclaim(c);
 }
 
 /* Call with c->mu held: keep the sorted vectors in step with a change of the store. */
@@ -974,6 +983,14 @@ size_t nw_kube_cache_count(nw_kube_cache_t *c, nw_kube_kind_t kind)
 {
     pthread_mutex_lock(&c->mu);
     size_t n = c->store[kind].n;
+    pthread_mutex_unlock(&c->mu);
+    return n;
+}
+
+size_t nw_kube_cache_retired(nw_kube_cache_t *c)
+{
+    pthread_mutex_lock(&c->mu);
+    size_t n = c->nretired - c->retired_head;
     pthread_mutex_unlock(&c->mu);
     return n;
 }

@@ -176,6 +176,10 @@ int nw_kube_cache_eventfd(nw_kube_cache_t *c);
 /** Number of objects of a kind now. */
 size_t nw_kube_cache_count(nw_kube_cache_t *c, nw_kube_kind_t kind);
 
+/** Objects that left the store but are still kept for an older live snapshot (freed once
+ * the last snapshot that can see them is released). */
+size_t nw_kube_cache_retired(nw_kube_cache_t *c);
+
 /** An immutable snapshot (owned reference; NULL only on OOM). */
 nw_kube_snap_t *nw_kube_cache_snapshot(nw_kube_cache_t *c);
 

@@ -317,6 +317,42 @@ START_TEST(concurrent_readers)
 }
 END_TEST
 
+/* Objects retired behind held snapshots stay readable through them and are freed once the
+ * snapshots that can see them are released, oldest first, whatever the order of release. */
+START_TEST(retired_freed_when_snapshots_released)
+{
+    nw_kube_cache_t *c = nw_kube_cache_new(NULL);
+    char rv[16];
+    ck_assert_int_eq(nw_kube_cache_upsert(c, NW_KUBE_PODS, pod("a", "p", "1", "", "Pending", 1)),
+                     NW_OK);
+    nw_kube_snap_t *s1 = nw_kube_cache_snapshot(c);
+    for (int i = 2; i < 700; i++) { /* past a reclaim batch and the queue's first capacity */
+        snprintf(rv, sizeof rv, "%d", i);
+        ck_assert_int_eq(nw_kube_cache_upsert(c, NW_KUBE_PODS, pod("a", "p", rv, "", "Pending", 1)),
+                         NW_OK);
+    }
+    nw_kube_snap_t *s2 = nw_kube_cache_snapshot(c);
+    for (int i = 700; i < 1500; i++) {
+        snprintf(rv, sizeof rv, "%d", i);
+        ck_assert_int_eq(nw_kube_cache_upsert(c, NW_KUBE_PODS, pod("a", "p", rv, "", "Pending", 1)),
+                         NW_OK);
+    }
+    ck_assert_uint_eq(nw_kube_cache_retired(c), 1498);
+    ck_assert_str_eq(nw_kube_cache_snap_at(s1, NW_KUBE_PODS, 0)->rv, "1");
+    ck_assert_str_eq(nw_kube_cache_snap_at(s2, NW_KUBE_PODS, 0)->rv, "699");
+    nw_kube_cache_snap_release(s2); /* the newer first: s1 still holds everything retired */
+    ck_assert_int_eq(nw_kube_cache_upsert(c, NW_KUBE_PODS, pod("a", "p", "1500", "", "Pending", 1)),
+                     NW_OK);
+    ck_assert_uint_eq(nw_kube_cache_retired(c), 1499);
+    ck_assert_str_eq(nw_kube_cache_snap_at(s1, NW_KUBE_PODS, 0)->rv, "1");
+    nw_kube_cache_snap_release(s1);
+    ck_assert_int_eq(nw_kube_cache_upsert(c, NW_KUBE_PODS, pod("a", "p", "1501", "", "Pending", 1)),
+                     NW_OK);
+    ck_assert_uint_eq(nw_kube_cache_retired(c), 0);
+    nw_kube_cache_free(c);
+}
+END_TEST
+
 /* ---- the sorted vectors under random changes ---- */
 
 #define RN 120 /* pod names */
@@ -457,6 +493,7 @@ Suite *nw_kube_cache_suite(void)
     tcase_add_test(tc, store_and_indexes);
     tcase_add_test(tc, replace_and_sync);
     tcase_add_test(tc, concurrent_readers);
+    tcase_add_test(tc, retired_freed_when_snapshots_released);
     tcase_add_test(tc, wait_times_out);
     tcase_add_test(tc, random_changes_keep_vectors_and_snapshots);
     tcase_set_timeout(tc, 60);
