@@ -512,7 +512,7 @@ struct nw_kube_cache {
     uint64_t gen;
     int woken;            /* nw_kube_cache_wake since the last wait returned */
     nw_kube_snap_t *snap; /* cached snapshot of generation snap->gen, or NULL */
-    retired_t *retired; /* [retired_head, nretired): waiting, oldest first */
+    retired_t *retired;   /* [retired_head, nretired): waiting, oldest first */
     size_t retired_head, nretired, capretired;
     live_t *live;
     size_t nlive, caplive;
