@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <libxml/parser.h>
 #include <libxml/tree.h>
+#include <libxml/xmlreader.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -908,11 +909,95 @@ static NW_MUST_USE nw_rc_t instances_set(xmlNode *set, nw_ec2_instances_t *out, 
     return NW_OK;
 }
 
+#define XML_OPTS                                                                                   \
+    (XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING | XML_PARSE_NOBLANKS |              \
+     XML_PARSE_NOCDATA)
+
+/* The reader on an element at depth `depth` named `name`. */
+static bool reader_at(xmlTextReaderPtr r, int depth, const char *name)
+{
+    const xmlChar *n = xmlTextReaderConstLocalName(r);
+    return xmlTextReaderNodeType(r) == XML_READER_TYPE_ELEMENT && xmlTextReaderDepth(r) == depth &&
+           n && strcmp((const char *)n, name) == 0;
+}
+
+/* A reservationSet's items, one reservation expanded at a time (the reader frees each
+ * before it reads the next). Starts on the set's element; ends past it. */
+static NW_MUST_USE nw_rc_t stream_reservations(xmlTextReaderPtr r, nw_ec2_instances_t *out,
+                                               int *ret, nw_err_t *err)
+{
+    if (xmlTextReaderIsEmptyElement(r)) {
+        *ret = xmlTextReaderRead(r);
+        return NW_OK;
+    }
+    *ret = xmlTextReaderRead(r);
+    while (*ret == 1 && xmlTextReaderDepth(r) >= 2) {
+        if (!reader_at(r, 2, "item")) {
+            *ret = xmlTextReaderRead(r);
+            continue;
+        }
+        xmlNode *res = xmlTextReaderExpand(r);
+        if (!res)
+            return nw_err_set(err, NW_EPARSE, "response", "malformed XML");
+        nw_rc_t rc = instances_set(child(res, "instancesSet"), out, err);
+        if (rc != NW_OK)
+            return rc;
+        *ret = xmlTextReaderNext(r);
+    }
+    return NW_OK;
+}
+
+/* DescribeInstances, streamed: a page of 1,000 instances takes about 20 MB as a document
+ * tree, where the reader holds one reservation at a time. The reader is on the root
+ * element. */
+static NW_MUST_USE nw_rc_t stream_instances(xmlTextReaderPtr r, nw_ec2_instances_t *out, char *next,
+                                            size_t nextlen, nw_err_t *err)
+{
+    if (xmlTextReaderIsEmptyElement(r))
+        return NW_OK;
+    int ret = xmlTextReaderRead(r);
+    while (ret == 1 && xmlTextReaderDepth(r) >= 1) {
+        if (reader_at(r, 1, "reservationSet")) {
+            nw_rc_t rc = stream_reservations(r, out, &ret, err);
+            if (rc != NW_OK)
+                return rc;
+            continue;
+        }
+        if (reader_at(r, 1, "nextToken") && next && nextlen) {
+            xmlNode *t = xmlTextReaderExpand(r);
+            if (!t)
+                return nw_err_set(err, NW_EPARSE, "response", "malformed XML");
+            text(t, next, nextlen);
+        }
+        ret = xmlTextReaderNodeType(r) == XML_READER_TYPE_ELEMENT ? xmlTextReaderNext(r)
+                                                                  : xmlTextReaderRead(r);
+    }
+    while (ret == 1) /* the rest of the document: malformed XML after the root's end fails */
+        ret = xmlTextReaderRead(r);
+    if (ret < 0)
+        return nw_err_set(err, NW_EPARSE, "response", "malformed XML");
+    return NW_OK;
+}
+
 nw_rc_t nw_ec2xml_parse_instances(const char *xml, size_t len, nw_ec2_instances_t *out, char *next,
                                   size_t nextlen, nw_err_t *err)
 {
     xmlNode *root;
     nw_rc_t rc = NW_OK;
+    if (next && nextlen)
+        next[0] = 0;
+    if (xml && len > 0 && len <= INT_MAX) {
+        xmlTextReaderPtr r = xmlReaderForMemory(xml, (int)len, NULL, NULL, XML_OPTS);
+        int ret = r ? xmlTextReaderRead(r) : -1;
+        while (ret == 1 && xmlTextReaderNodeType(r) != XML_READER_TYPE_ELEMENT)
+            ret = xmlTextReaderRead(r);
+        if (ret == 1 && reader_at(r, 0, "DescribeInstancesResponse")) {
+            rc = stream_instances(r, out, next, nextlen, err);
+            xmlFreeTextReader(r);
+            return rc;
+        }
+        xmlFreeTextReader(r); /* another document (RunInstances, an error): as a tree */
+    }
     xmlDocPtr d = load(xml, len, &root, err);
     if (!d)
         return NW_EPARSE;

@@ -455,6 +455,67 @@ START_TEST(placement_groups_and_profiles)
 }
 END_TEST
 
+/* DescribeInstances is read one reservation at a time: every reservation's instances, the
+ * nextToken wherever the root holds it, and a document cut short inside a reservation or
+ * after the last one is an error. */
+START_TEST(instances_streamed)
+{
+    nw_err_t err = {0};
+    nw_buf_t b;
+    nw_buf_init(&b, 1 << 22);
+    ck_assert_int_eq(nw_buf_adds(&b, "<?xml version=\"1.0\"?>\n<DescribeInstancesResponse "
+                                     "xmlns=\"http://ec2.amazonaws.com/doc/2016-11-15/\">"
+                                     "<requestId>r</requestId><reservationSet>"),
+                     NW_OK);
+    for (int r = 0; r < 300; r++) {
+        ck_assert_int_eq(
+            nw_buf_addf(&b, "<item><reservationId>r-%d</reservationId><instancesSet>", r), NW_OK);
+        for (int i = 0; i < 3; i++)
+            ck_assert_int_eq(nw_buf_addf(&b,
+                                         "<item><instanceId>i-%d-%d</instanceId><instanceState>"
+                                         "<name>running</name></instanceState><tagSet><item><key>k"
+                                         "</key><value>%d</value></item></tagSet></item>",
+                                         r, i, r * 3 + i),
+                             NW_OK);
+        ck_assert_int_eq(nw_buf_adds(&b, "</instancesSet></item>"), NW_OK);
+    }
+    ck_assert_int_eq(
+        nw_buf_adds(&b,
+                    "</reservationSet><nextToken>page-2</nextToken></DescribeInstancesResponse>"),
+        NW_OK);
+    nw_ec2_instances_t in = {0};
+    char next[64];
+    ck_assert_int_eq(nw_ec2xml_parse_instances(b.data, b.len, &in, next, sizeof next, &err), NW_OK);
+    ck_assert_uint_eq(in.n, 900);
+    ck_assert_str_eq(in.v[0].id, "i-0-0");
+    ck_assert_str_eq(in.v[899].id, "i-299-2");
+    ck_assert_str_eq(in.v[899].state, "running");
+    ck_assert_str_eq(in.v[451].tags.v[0].value, "451");
+    ck_assert_str_eq(next, "page-2");
+    nw_ec2xml_instances_free(&in);
+
+    /* cut inside the 200th reservation, then cut after the root's last child */
+    size_t cut = (size_t)(strstr(b.data, "<reservationId>r-200<") - b.data);
+    ck_assert_int_eq(nw_ec2xml_parse_instances(b.data, cut, &in, next, sizeof next, &err),
+                     NW_EPARSE);
+    ck_assert_str_eq(err.path, "response");
+    nw_ec2xml_instances_free(&in);
+    nw_err_clear(&err);
+    ck_assert_int_eq(nw_ec2xml_parse_instances(b.data, b.len - 10, &in, next, sizeof next, &err),
+                     NW_EPARSE);
+    nw_ec2xml_instances_free(&in);
+    nw_err_clear(&err);
+
+    const char *first = "<DescribeInstancesResponse><nextToken>t1</nextToken><reservationSet/>"
+                        "</DescribeInstancesResponse>";
+    ck_assert_int_eq(nw_ec2xml_parse_instances(first, strlen(first), &in, next, sizeof next, &err),
+                     NW_OK);
+    ck_assert_uint_eq(in.n, 0);
+    ck_assert_str_eq(next, "t1");
+    nw_buf_cleanup(&b);
+}
+END_TEST
+
 START_TEST(rejects_bad_input)
 {
     size_t len;
@@ -553,6 +614,7 @@ Suite *nw_ec2xml_suite(void)
     tcase_add_test(tc, uncounted_gpus);
     tcase_add_test(tc, describe_lists);
     tcase_add_test(tc, instances_and_launch);
+    tcase_add_test(tc, instances_streamed);
     tcase_add_test(tc, error_kinds);
     tcase_add_test(tc, errors_and_sts);
     tcase_add_test(tc, rejects_bad_input);
