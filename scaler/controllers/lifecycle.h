@@ -6,9 +6,16 @@
  * groups, AMIs; condition Ready). The termination finalizers live in
  * scaler/controllers/termination.h.
  *
- * State: nw_lifecycle_t — the next EC2NodeClass refresh and the registration counters.
- * Ownership: nw_lifecycle_new / nw_lifecycle_free (loop.c). Thread: the reconcile thread, except
- * nw_lifecycle_metrics (any thread; atomics).
+ * The writes that register and initialize a NodeClaim (two read-modify-writes each: the
+ * Node, then the NodeClaim's condition) run on up to 8 threads of this module's own, one job
+ * per NodeClaim at a time, so that a scale-out's nodes are registered together rather than
+ * one after another on the reconcile thread; the tick decides, and the next tick posts the
+ * Events and counts what the jobs did.
+ *
+ * State: nw_lifecycle_t — the next EC2NodeClass refresh, the registration counters, the jobs.
+ * Ownership: nw_lifecycle_new / nw_lifecycle_free (loop.c; free stops the threads: queued
+ * jobs dropped, running ones finish). Thread: the reconcile thread, except
+ * nw_lifecycle_metrics (any thread; atomics); the jobs' threads start with the first job.
  */
 #ifndef NW_SCALER_CONTROLLERS_LIFECYCLE_H
 #define NW_SCALER_CONTROLLERS_LIFECYCLE_H
@@ -36,6 +43,10 @@ void nw_lifecycle_reset(nw_lifecycle_t *l);
 
 /** One lifecycle pass on a snapshot (writes only while leading). */
 void nw_lifecycle_tick(nw_lifecycle_t *l, const nw_kube_snap_t *s);
+
+/** Wait until every submitted registration or initialization job has finished (tests; what
+ * follows them waits for the next tick). */
+void nw_lifecycle_wait(nw_lifecycle_t *l);
 
 /** Append nodewarden_nodeclaims_{registered,initialized,registration_timeouts}_total. */
 NW_MUST_USE nw_rc_t nw_lifecycle_metrics(nw_lifecycle_t *l, nw_buf_t *out);

@@ -29,6 +29,7 @@ struct nw_nominate {
     job_t *head, *tail; /* queued, in order */
     job_t *done;        /* finished, newest first */
     size_t ndone;
+    int queued;  /* writes waiting for a thread */
     int running; /* writes in progress */
     int want, started;
     pthread_t th[MAX_THREADS];
@@ -105,6 +106,7 @@ static void *worker(void *arg)
         n->head = j->next;
         if (!n->head)
             n->tail = NULL;
+        n->queued--;
         n->running++;
         pthread_mutex_unlock(&n->mu);
         write_one_done(n, j);
@@ -180,8 +182,10 @@ nw_rc_t nw_nominate_submit(nw_nominate_t *n, const nw_pod_t *pod, const char *no
     else
         n->head = j;
     n->tail = j;
-    /* one more thread while there are fewer than wanted and more queued than running */
-    if (n->started < n->want && n->started <= n->running &&
+    n->queued++;
+    /* one more thread while there are fewer than wanted and more writes queued than threads
+     * idle (a tick submits its writes back to back, before any thread has taken one) */
+    if (n->started < n->want && n->queued > n->started - n->running &&
         pthread_create(&n->th[n->started], NULL, worker, n) == 0)
         n->started++;
     int started = n->started;
@@ -191,6 +195,7 @@ nw_rc_t nw_nominate_submit(nw_nominate_t *n, const nw_pod_t *pod, const char *no
         /* no thread could be started: write it here */
         pthread_mutex_lock(&n->mu);
         n->head = n->tail = NULL;
+        n->queued = 0;
         pthread_mutex_unlock(&n->mu);
         write_one_done(n, j);
         pthread_mutex_unlock(&n->mu);
