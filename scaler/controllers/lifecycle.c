@@ -1103,6 +1103,8 @@ static bool one_claim(nw_lifecycle_t *l, const nw_kube_snap_t *s, const nw_kube_
     const nw_kube_obj_t *node = nw_kube_cache_snap_node_by_provider_id(s, nc->provider_id);
     if (!now_f.registered) {
         if (node && !node->terminating) {
+            if (nw_nominate_pending(l->o.nominate, node->name))
+                return false; /* its pods' nominations first: looked at again next tick */
             return claim_job(l, s, JOB_REGISTER, nc, node, now_f.job, complete);
         }
         if (now_f.launched && now - now_f.launched > l->o.registration_timeout_ns)

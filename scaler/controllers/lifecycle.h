@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "common/buf.h"
+#include "scaler/controllers/nominate.h"
 #include "scaler/ctl/ctl.h"
 
 typedef struct {
@@ -30,6 +31,11 @@ typedef struct {
     int64_t nodeclass_every_ns;      /* every EC2NodeClass resolved and its status refreshed this
                                       * often, at most every 30 s (<= 0 or longer: 30 s; tests
                                       * shorten it: scaler.testing.nodeClassRefreshInterval) */
+    /* the provisioner's writer of pods' status.nominatedNodeName (borrowed, may be NULL): a
+     * Node is registered (its karpenter.sh/unregistered taint lifted, so pods may bind
+     * there) only once no nomination to it is still being written, so that the pods
+     * planned for it are nominated there before any pod can bind */
+    nw_nominate_t *nominate;
 } nw_lifecycle_opts_t;
 
 typedef struct nw_lifecycle nw_lifecycle_t;

@@ -1221,6 +1221,58 @@ START_TEST(nominations_written_together)
 }
 END_TEST
 
+/* A Node is registered (its karpenter.sh/unregistered taint lifted: pods may bind there) only
+ * once the nominations of pods to it are written, so that those pods hold their room there
+ * before any other pod can take it. */
+START_TEST(lifecycle_registers_after_nominations)
+{
+    ctlfix_t f;
+    ctlfix_init(&f);
+    nw_nominate_t *n = nw_nominate_new(&f.deps, 2);
+    ck_assert_ptr_nonnull(n);
+    nw_lifecycle_opts_t o = {.registration_timeout_ns = 15 * 60 * SEC, .nominate = n};
+    nw_lifecycle_t *l = nw_lifecycle_new(&f.deps, &o);
+    ck_assert_ptr_nonnull(l);
+    ctlfix_put_nodeclass(&f);
+    ctlfix_put_nodepool(&f, NULL);
+    claims_with_nodes(&f, 1, false);
+    node_gate_t g = {.mu = &f.api.mu, .want = 1000}; /* opened by the test */
+    pthread_cond_init(&g.cv, NULL);
+    pthread_mutex_lock(&f.api.mu);
+    f.api.hook = patch_gate;
+    f.api.hook_ud = &g;
+    pthread_mutex_unlock(&f.api.mu);
+    nw_pod_t pod = {.ns = "default",
+                    .name = "web",
+                    .uid = "uid-web",
+                    .rv = "",
+                    .key = "default/web",
+                    .nominated = ""};
+    ck_assert_int_eq(nw_nominate_submit(n, &pod, "n0"), NW_OK);
+    ck_assert_uint_eq(nw_nominate_pending(n, "n0"), 1);
+    ck_assert_uint_eq(nw_nominate_pending(n, "n1"), 0);
+    int mark = ctlfix_mark(&f);
+    tick_life(&f, l);
+    tick_life(&f, l);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "/api/v1/nodes/n0", NULL, NULL), 0);
+    pthread_mutex_lock(&f.api.mu);
+    g.open = 1;
+    pthread_cond_broadcast(&g.cv);
+    f.api.hook = NULL;
+    pthread_mutex_unlock(&f.api.mu);
+    nw_nominate_wait(n);
+    ck_assert_uint_eq(nw_nominate_pending(n, "n0"), 0);
+    tick_life(&f, l);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "PUT", "/api/v1/nodes/n0", NULL), 1);
+    ck_assert_int_lt(log_index(&f, mark, "PATCH ", "/pods/web/status"),
+                     log_index(&f, mark, "PUT ", "/api/v1/nodes/n0 "));
+    pthread_cond_destroy(&g.cv);
+    nw_lifecycle_free(l);
+    nw_nominate_free(n);
+    ctlfix_free(&f);
+}
+END_TEST
+
 START_TEST(lifecycle_registration_timeout_deletes)
 {
     ctlfix_t f;
@@ -1529,6 +1581,7 @@ Suite *nw_controllers_suite(void)
     tcase_add_test(t, lifecycle_registration_timeout_deletes);
     tcase_add_test(t, lifecycle_registers_together);
     tcase_add_test(t, nominations_written_together);
+    tcase_add_test(t, lifecycle_registers_after_nominations);
     tcase_add_test(t, lifecycle_initializes_after_registration_seen);
     tcase_add_test(t, expiry_deletes_past_expire_after);
     tcase_add_test(t, expiry_leaves_staged_accelerator_nodes);
