@@ -1023,7 +1023,7 @@ static int log_index(ctlfix_t *f, int mark, const char *s1, const char *s2)
     return at;
 }
 
-/* Holds each GET of a Node until `want` are inside the fake API at once (or 10 s pass):
+/* Holds each PUT of a Node until `want` are inside the fake API at once (or 10 s pass):
  * the hook runs under the API's mutex, which the wait releases. */
 typedef struct {
     pthread_mutex_t *mu;
@@ -1035,7 +1035,7 @@ static int node_gate(void *ud, const fake_req_t *r, fake_conn_t *c)
 {
     (void)c;
     node_gate_t *g = ud;
-    if (strcmp(r->method, "GET") != 0 || !strstr(r->path, "/api/v1/nodes/"))
+    if (strcmp(r->method, "PUT") != 0 || !strstr(r->path, "/api/v1/nodes/"))
         return 0;
     if (++g->inside > g->max)
         g->max = g->inside;
@@ -1050,10 +1050,11 @@ static int node_gate(void *ud, const fake_req_t *r, fake_conn_t *c)
     return 0; /* answered as usual */
 }
 
-/* Four Nodes come up at once: their registrations run together (four Node reads inside the
- * API at the same time), each Node is written before its NodeClaim's Registered condition,
- * the Events and counters follow on the next tick, once each, and a NodeClaim whose job is
- * done gets no second one while the cache still shows the version it was judged on. */
+/* Four Nodes come up at once: their registrations run together (four Node writes inside the
+ * API at the same time), each from the cached Node (no read), each Node written before its
+ * NodeClaim's Registered condition; the Events and counters follow on the next tick, once
+ * each, and a NodeClaim whose job is done gets no second one while the cache still shows the
+ * version it was judged on. */
 START_TEST(lifecycle_registers_together)
 {
     ctlfix_t f;
@@ -1092,7 +1093,8 @@ START_TEST(lifecycle_registers_together)
     tick_life(&f, l);
     ck_assert_int_eq(ctlfix_count(&f, mark, "POST", "/events", "\"Registered\""), 4);
     ck_assert_int_eq(ctlfix_count(&f, mark, "PUT", "/api/v1/nodes/", NULL), 4);
-    ck_assert_int_eq(ctlfix_count(&f, mark, "GET", "/api/v1/nodes/", NULL), 4);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "GET", "/api/v1/nodes/", NULL), 0);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "GET", "/nodeclaims/", NULL), 0);
     nw_buf_t b;
     nw_buf_init(&b, 1 << 20);
     ck_assert(ctlfix_metric(&b, nw_lifecycle_metrics(l, &b),
@@ -1269,6 +1271,49 @@ START_TEST(lifecycle_registers_after_nominations)
     pthread_cond_destroy(&g.cv);
     nw_lifecycle_free(l);
     nw_nominate_free(n);
+    ctlfix_free(&f);
+}
+END_TEST
+
+/* Answers the first PUT of Node n0 409 (the Node changed since the cache saw it). */
+static int conflict_once(void *ud, const fake_req_t *r, fake_conn_t *c)
+{
+    int *n = ud;
+    if (strcmp(r->method, "PUT") != 0 || !strstr(r->path, "/api/v1/nodes/n0") || (*n)++)
+        return 0;
+    fake_reply(c, 409, "",
+               "{\"kind\":\"Status\",\"status\":\"Failure\",\"reason\":\"Conflict\",\"code\":409}");
+    return 1;
+}
+
+/* A write from the cached Node that conflicts (the Node changed since) reads the Node and
+ * writes again: the registration still happens, in one job. */
+START_TEST(lifecycle_conflict_reads_again)
+{
+    ctlfix_t f;
+    ctlfix_init(&f);
+    nw_lifecycle_t *l = life_new(&f);
+    ctlfix_put_nodeclass(&f);
+    ctlfix_put_nodepool(&f, NULL);
+    claims_with_nodes(&f, 1, false);
+    int n = 0;
+    pthread_mutex_lock(&f.api.mu);
+    f.api.hook = conflict_once;
+    f.api.hook_ud = &n;
+    pthread_mutex_unlock(&f.api.mu);
+    int mark = ctlfix_mark(&f);
+    tick_life(&f, l);
+    pthread_mutex_lock(&f.api.mu);
+    f.api.hook = NULL;
+    pthread_mutex_unlock(&f.api.mu);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "PUT", "/api/v1/nodes/n0", NULL), 2);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "GET", "/api/v1/nodes/n0", NULL), 1);
+    ck_assert_int_lt(log_index(&f, mark, "GET ", "/api/v1/nodes/n0"),
+                     log_index(&f, mark, "PUT ", "/nodeclaims/c0/status"));
+    cJSON *nc = ctlfix_get(&f, "/apis/karpenter.sh/v1/nodeclaims/c0");
+    ck_assert_str_eq(nw_json_condition(nc, "Registered"), "True");
+    cJSON_Delete(nc);
+    nw_lifecycle_free(l);
     ctlfix_free(&f);
 }
 END_TEST
@@ -1582,6 +1627,7 @@ Suite *nw_controllers_suite(void)
     tcase_add_test(t, lifecycle_registers_together);
     tcase_add_test(t, nominations_written_together);
     tcase_add_test(t, lifecycle_registers_after_nominations);
+    tcase_add_test(t, lifecycle_conflict_reads_again);
     tcase_add_test(t, lifecycle_initializes_after_registration_seen);
     tcase_add_test(t, expiry_deletes_past_expire_after);
     tcase_add_test(t, expiry_leaves_staged_accelerator_nodes);
