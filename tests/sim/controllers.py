@@ -328,7 +328,11 @@ class Controllers:
             raise
 
     def run_once(self):
-        steps = [self.node_lifecycle, self.namespaces, self.gc, self.deployments, self.replicasets, self.daemonsets,
+        # the workload controllers twice: a Deployment created while the first round made
+        # hundreds of pods (a second or more) gets its ReplicaSet and pods in this pass, not
+        # after the scheduling pass (kube-controller-manager runs them side by side)
+        steps = [self.node_lifecycle, self.namespaces, self.gc, self.deployments, self.replicasets,
+                 self.deployments, self.replicasets, self.daemonsets,
                  self.pod_gc, self.taint_manager] + ([self.schedule] if self.scheduler_enabled else []) + \
             [self.kubelet, self.pdbs]
         failed = None
