@@ -1200,7 +1200,7 @@ START_TEST(nominations_written_together)
     f.api.hook_ud = &g;
     pthread_mutex_unlock(&f.api.mu);
     for (int i = 0; i < 4; i++) {
-        char name[16], uid[16], key[32];
+        char name[32], uid[32], key[48];
         snprintf(name, sizeof name, "p%d", i);
         snprintf(uid, sizeof uid, "uid-p%d", i);
         snprintf(key, sizeof key, "default/p%d", i);
