@@ -5,6 +5,7 @@
  * aws/karpenter-provider-aws pkg/controllers/nodeclass/controller.go). The termination
  * finalizers: scaler/controllers/termination.c.
  */
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include "scaler/nodeclaim/bootstrap.h"
 #include "scaler/controllers/lifecycle.h"
 #include "scaler/controllers/tickgate.h"
+#include "scaler/controllers/uidmap.h"
 #include "scaler/metrics/kmetrics.h"
 
 #define NODECLASS_EVERY_NS (30 * NW_NS_PER_SEC)
@@ -35,11 +37,40 @@ typedef struct {
     bool has_pid;                 /* status.providerID is set */
     const void *init_node;        /* the Node init_ok was judged with (NULL: none yet) */
     bool init_ok;                 /* node_initialized with init_node */
+    bool job;                     /* a job was submitted on this version of the NodeClaim */
     bool boot_known;              /* boot: boot_class, while no EC2NodeClass changes */
     bool boot;
     /* EC2NodeClasses */
     bool boot_wanted; /* nw_bootstrap_wanted */
 } facts_t;
+
+#define JOB_THREADS 8
+#define JOB_OUT 0
+#define JOB_FAILED 1
+
+typedef enum { JOB_REGISTER, JOB_INITIALIZE } job_kind_t;
+
+typedef struct job {
+    struct job *next;
+    job_kind_t kind;
+    char *uid;               /* the NodeClaim's */
+    char *node_name;         /* the Node's */
+    cJSON *nc, *pool, *node; /* copies: the NodeClaim, its NodePool (NULL: none), the Node */
+    bool node_ok;            /* the Node's write was made (or had nothing to do) */
+    bool ok;                 /* both writes were made (or had nothing to do) */
+    bool wrote;              /* the NodeClaim's condition was set by this job */
+    int warned_unregistered;
+} job_t;
+
+struct nw_lifecycle_jobs {
+    pthread_mutex_t mu;
+    pthread_cond_t work, idle;
+    job_t *head, *tail; /* queued, in order */
+    job_t *done;        /* finished, not collected */
+    int queued, running, started;
+    pthread_t th[JOB_THREADS];
+    bool stop;
+};
 
 struct nw_lifecycle {
     nw_ctl_deps_t *deps;
@@ -51,10 +82,18 @@ struct nw_lifecycle {
      * pruned to the NodeClaims that still exist) */
     boot_t *boot_done;
     size_t nboot_done, cap_boot_done, nboot_sorted; /* [0, nboot_sorted) sorted */
-    nw_tickgate_t gate;         /* the NodeClaims: NodeClaims, Nodes, EC2NodeClasses */
-    nw_tickgate_t classes_gate; /* the EC2NodeClasses' status and finalizer: EC2NodeClasses,
-                                   NodeClaims (a class being deleted waits for its claims) */
+    nw_tickgate_t gate;            /* the NodeClaims: NodeClaims, Nodes, EC2NodeClasses */
+    nw_tickgate_t classes_gate;    /* the EC2NodeClasses' status and finalizer: EC2NodeClasses,
+                                      NodeClaims (a class being deleted waits for its claims) */
+    struct nw_lifecycle_jobs jobs; /* the registration and initialization writes */
+    /* the NodeClaims (uid) with a job out: JOB_OUT, or JOB_FAILED once it came back with a
+     * write not made (the reconcile thread's) */
+    nw_uidmap_t jobs_out;
+    size_t njobs_out; /* JOB_OUT entries */
 };
+
+static void jobs_init(nw_lifecycle_t *l);
+static void jobs_cleanup(nw_lifecycle_t *l);
 
 nw_lifecycle_t *nw_lifecycle_new(nw_ctl_deps_t *deps, const nw_lifecycle_opts_t *o)
 {
@@ -64,6 +103,7 @@ nw_lifecycle_t *nw_lifecycle_new(nw_ctl_deps_t *deps, const nw_lifecycle_opts_t 
     l->deps = deps;
     if (o)
         l->o = *o;
+    jobs_init(l);
     nw_tickgate_init(&l->gate,
                      NW_TICKGATE_KIND(NW_KUBE_NODECLAIMS) | NW_TICKGATE_KIND(NW_KUBE_NODES) |
                          NW_TICKGATE_KIND(NW_KUBE_EC2NODECLASSES),
@@ -78,6 +118,8 @@ void nw_lifecycle_free(nw_lifecycle_t *l)
 {
     if (!l)
         return;
+    jobs_cleanup(l);
+    nw_uidmap_free(&l->jobs_out);
     for (size_t i = 0; i < l->nboot_done; i++) {
         free(l->boot_done[i].uid);
         free(l->boot_done[i].name);
@@ -367,11 +409,13 @@ typedef struct {
     nw_ctl_deps_t *c;
     const char *cond;
     const char *node_name; /* nullable */
+    bool wrote;            /* the last mutate changed the NodeClaim (it was written) */
 } cond_t;
 
 static int mutate_condition(cJSON *nc, void *ud)
 {
-    const cond_t *cd = ud;
+    cond_t *cd = ud;
+    cd->wrote = false;
     if (is_true(nc, cd->cond) &&
         (!cd->node_name || (nw_json_str_at(nc, "status.nodeName") &&
                             strcmp(nw_json_str_at(nc, "status.nodeName"), cd->node_name) == 0)))
@@ -388,6 +432,7 @@ static int mutate_condition(cJSON *nc, void *ud)
     if (is_true(nc, "Launched") && is_true(nc, "Registered") && is_true(nc, "Initialized") &&
         nw_ctl_set_condition(nc, "Ready", "True", "Ready", "", now) != NW_OK)
         return 1;
+    cd->wrote = true;
     return 0;
 }
 
@@ -467,75 +512,348 @@ static bool node_initialized(const cJSON *nc, const cJSON *node, const char **wh
     return true;
 }
 
-static void register_claim(nw_lifecycle_t *l, const nw_kube_snap_t *s, const nw_kube_obj_t *nc,
-                           const nw_kube_obj_t *node)
+/* ---- the registration and initialization writes, on threads of their own ----
+ *
+ * Registering a NodeClaim is two read-modify-writes (the Node: labels, taints, finalizer,
+ * owner; then the NodeClaim's Registered condition), initializing it two more (the Node's
+ * karpenter.sh/initialized label; then Initialized and Ready). One at a time on the
+ * reconcile thread, a scale-out of a thousand nodes waited seconds for them; so the tick
+ * only decides, and a job per NodeClaim does the writes on up to JOB_THREADS threads. Within
+ * a job the order is the sequential one (the Node before the NodeClaim, the crash point
+ * "registering" between them); a NodeClaim has at most one job at a time, and after a
+ * finished one it is looked at again only once the cache holds a newer version of it, so
+ * initialization never starts before its registration is seen. The Events, the counters
+ * and the bootstrap token follow on the reconcile thread when the job is collected (the
+ * next tick), and only for a condition the job itself set. */
+
+static void job_free(job_t *j)
+{
+    if (!j)
+        return;
+    free(j->uid);
+    free(j->node_name);
+    cJSON_Delete(j->nc);
+    cJSON_Delete(j->pool);
+    cJSON_Delete(j->node);
+    free(j);
+}
+
+/* A read-modify-write that starts from the cached copy of the object (cached: its version in
+ * the snapshot the job was made from) instead of reading it: mutate a copy and PUT it with
+ * the cached resourceVersion; nothing to write per the copy is done; a conflict (the object
+ * changed since) falls back to nw_kube_write_update_retry's read, mutate and write. Saves a
+ * GET per write while the cache is current (a scale-out's four per node). */
+static nw_rc_t update_from(nw_ctl_deps_t *c, const nw_kube_res_t *res, const char *name, int status,
+                           const cJSON *cached, nw_kube_mutate_fn mutate, void *ud, nw_err_t *err)
+{
+    cJSON *o = cached ? cJSON_Duplicate(cached, 1) : NULL;
+    int m = o ? mutate(o, ud) : -1;
+    nw_rc_t rc = NW_ECONFLICT;
+    if (m == 1)
+        rc = NW_OK;
+    else if (m == 0)
+        rc = nw_kube_write_update(c->kube, res, o, status, NULL, err);
+    cJSON_Delete(o);
+    if (rc != NW_ECONFLICT)
+        return rc;
+    nw_err_clear(err);
+    return nw_kube_write_update_retry(c->kube, res, NULL, name, status, mutate, ud, 5, NULL, err);
+}
+
+static void job_register(nw_ctl_deps_t *c, job_t *j)
+{
+    const char *ncname = nw_json_str_at(j->nc, "metadata.name");
+    reg_t r = {j->nc, j->pool, 0};
+    nw_err_t err = {0};
+    if (update_from(c, &nw_kube_client_res_nodes, j->node_name, 0, j->node, mutate_register, &r,
+                    &err) != NW_OK) {
+        nw_log_warn("lifecycle", "cannot register the node", NW_LS("node", j->node_name),
+                    NW_LS("nodeclaim", ncname), NW_LS("error", err.msg));
+        return;
+    }
+    j->node_ok = true;
+    j->warned_unregistered = r.warned_unregistered;
+    nw_ctl_fault(c, "registering", ncname); /* crash point (scaler/ctl/ctl.h) */
+    cond_t cd = {c, "Registered", j->node_name, false};
+    nw_err_clear(&err);
+    if (update_from(c, &nw_kube_client_res_nodeclaims, ncname, 1, j->nc, mutate_condition, &cd,
+                    &err) != NW_OK) {
+        nw_log_warn("lifecycle", "cannot mark the NodeClaim registered", NW_LS("nodeclaim", ncname),
+                    NW_LS("error", err.msg));
+        return;
+    }
+    j->ok = true;
+    j->wrote = cd.wrote;
+}
+
+static void job_initialize(nw_ctl_deps_t *c, job_t *j)
+{
+    const char *ncname = nw_json_str_at(j->nc, "metadata.name");
+    nw_err_t err = {0};
+    if (update_from(c, &nw_kube_client_res_nodes, j->node_name, 0, j->node,
+                    mutate_initialized_label, NULL, &err) != NW_OK) {
+        nw_log_warn("lifecycle", "cannot label the node initialized", NW_LS("node", j->node_name),
+                    NW_LS("error", err.msg));
+        return;
+    }
+    j->node_ok = true;
+    cond_t cd = {c, "Initialized", NULL, false};
+    nw_err_clear(&err);
+    if (update_from(c, &nw_kube_client_res_nodeclaims, ncname, 1, j->nc, mutate_condition, &cd,
+                    &err) != NW_OK) {
+        nw_log_warn("lifecycle", "cannot mark the NodeClaim initialized",
+                    NW_LS("nodeclaim", ncname), NW_LS("error", err.msg));
+        return;
+    }
+    j->ok = true;
+    j->wrote = cd.wrote;
+}
+
+/* Run j (unlocked: no write while another replica leads), then hand it to the done list;
+ * returns with the jobs' mutex held. */
+static void job_run_done(nw_lifecycle_t *l, job_t *j)
+{
+    if (nw_ctl_may_write(l->deps)) {
+        if (j->kind == JOB_REGISTER)
+            job_register(l->deps, j);
+        else
+            job_initialize(l->deps, j);
+    }
+    pthread_mutex_lock(&l->jobs.mu);
+    j->next = l->jobs.done;
+    l->jobs.done = j;
+}
+
+static void *job_worker(void *arg)
+{
+    nw_lifecycle_t *l = arg;
+    struct nw_lifecycle_jobs *q = &l->jobs;
+    pthread_mutex_lock(&q->mu);
+    for (;;) {
+        while (!q->stop && !q->head)
+            pthread_cond_wait(&q->work, &q->mu);
+        if (q->stop)
+            break;
+        job_t *j = q->head;
+        q->head = j->next;
+        if (!q->head)
+            q->tail = NULL;
+        q->queued--;
+        q->running++;
+        pthread_mutex_unlock(&q->mu);
+        job_run_done(l, j);
+        q->running--;
+        if (!q->head && !q->running)
+            pthread_cond_broadcast(&q->idle);
+    }
+    pthread_mutex_unlock(&q->mu);
+    return NULL;
+}
+
+/* Queue j (owned); false when it could not be (j freed). */
+static bool job_queue(nw_lifecycle_t *l, job_t *j)
+{
+    struct nw_lifecycle_jobs *q = &l->jobs;
+    pthread_mutex_lock(&q->mu);
+    if (q->tail)
+        q->tail->next = j;
+    else
+        q->head = j;
+    q->tail = j;
+    q->queued++;
+    /* one more thread while there are fewer than JOB_THREADS and more jobs queued than
+     * threads idle */
+    if (q->started < JOB_THREADS && q->queued > q->started - q->running &&
+        pthread_create(&q->th[q->started], NULL, job_worker, l) == 0)
+        q->started++;
+    int started = q->started;
+    pthread_cond_signal(&q->work);
+    pthread_mutex_unlock(&q->mu);
+    if (!started) { /* no thread could be started: run it here */
+        pthread_mutex_lock(&q->mu);
+        q->head = q->tail = NULL;
+        q->queued = 0;
+        pthread_mutex_unlock(&q->mu);
+        job_run_done(l, j);
+        pthread_mutex_unlock(&q->mu);
+    }
+    return true;
+}
+
+static void jobs_init(nw_lifecycle_t *l)
+{
+    pthread_mutex_init(&l->jobs.mu, NULL);
+    pthread_cond_init(&l->jobs.work, NULL);
+    pthread_cond_init(&l->jobs.idle, NULL);
+}
+
+/* Stop: queued jobs are dropped, running ones finish, the threads are joined. */
+static void jobs_cleanup(nw_lifecycle_t *l)
+{
+    struct nw_lifecycle_jobs *q = &l->jobs;
+    pthread_mutex_lock(&q->mu);
+    q->stop = true;
+    pthread_cond_broadcast(&q->work);
+    pthread_mutex_unlock(&q->mu);
+    for (int i = 0; i < q->started; i++)
+        pthread_join(q->th[i], NULL);
+    job_t *lists[] = {q->head, q->done};
+    for (int k = 0; k < 2; k++)
+        for (job_t *j = lists[k], *nx; j; j = nx) {
+            nx = j->next;
+            job_free(j);
+        }
+    pthread_cond_destroy(&q->idle);
+    pthread_cond_destroy(&q->work);
+    pthread_mutex_destroy(&q->mu);
+}
+
+void nw_lifecycle_wait(nw_lifecycle_t *l)
+{
+    struct nw_lifecycle_jobs *q = &l->jobs;
+    pthread_mutex_lock(&q->mu);
+    while (q->head || q->running)
+        pthread_cond_wait(&q->idle, &q->mu);
+    pthread_mutex_unlock(&q->mu);
+}
+
+/* ---- the NodeClaims with a job out (the reconcile thread's) ---- */
+
+/* Does nc want a job now? Not while one is out, nor after one on this version of it
+ * (had_job) that came back done; at once after one that failed. */
+static bool job_wanted(nw_lifecycle_t *l, const nw_kube_obj_t *nc, bool had_job)
+{
+    long st = nw_uidmap_get(&l->jobs_out, nc->uid);
+    if (st == JOB_OUT)
+        return false;
+    if (st == JOB_FAILED) {
+        nw_uidmap_del(&l->jobs_out, nc->uid);
+        return true;
+    }
+    return !had_job;
+}
+
+/* After a whole pass: the failed jobs of claims that no longer want one are forgotten. */
+static void jobs_forget_failed(nw_lifecycle_t *l)
+{
+    for (size_t i = 0; i < l->jobs_out.cap; i++)
+        if (l->jobs_out.v[i].key[0] && l->jobs_out.v[i].val == JOB_FAILED) {
+            char k[NW_UIDMAP_KEY];
+            memcpy(k, l->jobs_out.v[i].key, sizeof k);
+            nw_uidmap_del(&l->jobs_out, k);
+            i = (size_t)-1; /* the table may have moved entries: from the start */
+        }
+}
+
+/* Submit a job for nc (node: its Node); false when it could not be. */
+static bool submit(nw_lifecycle_t *l, const nw_kube_snap_t *s, job_kind_t kind,
+                   const nw_kube_obj_t *nc, const nw_kube_obj_t *node)
+{
+    job_t *j = calloc(1, sizeof *j);
+    if (!j)
+        return false;
+    j->kind = kind;
+    j->uid = strdup(nc->uid);
+    j->node_name = strdup(node->name);
+    j->nc = cJSON_Duplicate(nc->json, 1);
+    j->node = cJSON_Duplicate(node->json, 1);
+    const nw_kube_obj_t *pool =
+        kind == JOB_REGISTER ? nw_kube_cache_snap_get(s, NW_KUBE_NODEPOOLS, NULL, nc->nodepool)
+                             : NULL;
+    j->pool = pool ? cJSON_Duplicate(pool->json, 1) : NULL;
+    if (!j->uid || !j->node_name || !j->nc || !j->node || (pool && !j->pool) ||
+        nw_uidmap_put(&l->jobs_out, nc->uid, JOB_OUT) != NW_OK) {
+        job_free(j);
+        return false;
+    }
+    l->njobs_out++;
+    return job_queue(l, j);
+}
+
+/* Submit a job for nc unless it has had one (or has one out); false when one was submitted
+ * (a write is coming), else complete. */
+static bool claim_job(nw_lifecycle_t *l, const nw_kube_snap_t *s, job_kind_t kind,
+                      const nw_kube_obj_t *nc, const nw_kube_obj_t *node, bool had_job,
+                      bool complete)
+{
+    if (!job_wanted(l, nc, had_job))
+        return complete;
+    if (!submit(l, s, kind, nc, node))
+        return false; /* tried again on the next tick */
+    facts_t tmp;
+    bool fresh;
+    facts(l, nc, &tmp, &fresh)->job = true;
+    return false;
+}
+
+/* What follows a finished registration on the reconcile thread. */
+static void after_register(nw_lifecycle_t *l, const nw_kube_snap_t *s, const job_t *j)
 {
     nw_ctl_deps_t *c = l->deps;
-    const nw_kube_obj_t *pool = nw_kube_cache_snap_get(s, NW_KUBE_NODEPOOLS, NULL, nc->nodepool);
-    reg_t r = {nc->json, pool ? pool->json : NULL, 0};
-    nw_err_t err = {0};
-    if (nw_kube_write_update_retry(c->kube, &nw_kube_client_res_nodes, NULL, node->name, 0,
-                                   mutate_register, &r, 5, NULL, &err) != NW_OK) {
-        nw_log_warn("lifecycle", "cannot register the node", NW_LS("node", node->name),
-                    NW_LS("nodeclaim", nc->name), NW_LS("error", err.msg));
-        return;
-    }
-    if (r.warned_unregistered)
+    if (j->warned_unregistered)
         nw_ctl_event(
-            c, &nw_kube_client_res_nodes, node->json, "Warning", "UnregisteredTaintMissing",
+            c, &nw_kube_client_res_nodes, j->node, "Warning", "UnregisteredTaintMissing",
             "node registered without the karpenter.sh/unregistered:NoExecute taint; pods may "
             "have been scheduled before its labels and taints were applied");
-    nw_ctl_fault(c, "registering", nc->name); /* crash point (scaler/ctl/ctl.h) */
-    cond_t cd = {c, "Registered", node->name};
-    nw_err_clear(&err);
-    if (nw_kube_write_update_retry(c->kube, &nw_kube_client_res_nodeclaims, NULL, nc->name, 1,
-                                   mutate_condition, &cd, 5, NULL, &err) != NW_OK) {
-        nw_log_warn("lifecycle", "cannot mark the NodeClaim registered",
-                    NW_LS("nodeclaim", nc->name), NW_LS("error", err.msg));
+    if (!j->ok || !j->wrote)
         return;
-    }
+    const char *ncname = nw_json_str_at(j->nc, "metadata.name");
     atomic_fetch_add(&l->registered, 1);
     /* the kubelet has its credentials: the token is spent */
-    (void)boot_token_done(l, nc,
-                          boot_class(l, s, nw_json_str_at(nc->json, "spec.nodeClassRef.name")));
+    const nw_kube_obj_t *nc = nw_kube_cache_snap_get(s, NW_KUBE_NODECLAIMS, NULL, ncname);
+    if (nc && strcmp(nc->uid, j->uid) == 0)
+        (void)boot_token_done(l, nc,
+                              boot_class(l, s, nw_json_str_at(nc->json, "spec.nodeClassRef.name")));
     static const char *const created[] = {NW_LABEL_NODEPOOL, "topology.kubernetes.io/zone"};
-    nw_kmetrics_count_labels(c->series, &NW_KMETRICS_NODES_CREATED, nc->json, created);
-    nw_log_info("lifecycle", "registered", NW_LS("nodeclaim", nc->name), NW_LS("node", node->name),
-                NW_LS("providerID", nc->provider_id));
+    nw_kmetrics_count_labels(c->series, &NW_KMETRICS_NODES_CREATED, j->nc, created);
+    nw_log_info("lifecycle", "registered", NW_LS("nodeclaim", ncname), NW_LS("node", j->node_name),
+                NW_LS("providerID", nw_json_str_at(j->nc, "status.providerID")));
     char msg[600];
     snprintf(msg, sizeof msg,
              "Status condition transitioned, Type: Registered, Status: True, "
              "Node: %s",
-             node->name);
-    nw_ctl_event(c, &nw_kube_client_res_nodeclaims, nc->json, "Normal", "Registered", msg);
+             j->node_name);
+    nw_ctl_event(c, &nw_kube_client_res_nodeclaims, j->nc, "Normal", "Registered", msg);
 }
 
-static void initialize_claim(nw_lifecycle_t *l, const nw_kube_obj_t *nc, const nw_kube_obj_t *node)
+static void after_initialize(nw_lifecycle_t *l, const job_t *j)
 {
-    nw_ctl_deps_t *c = l->deps;
-    const char *why = NULL;
-    if (!node_initialized(nc->json, node->json, &why))
+    if (!j->ok || !j->wrote)
         return;
-    nw_err_t err = {0};
-    if (nw_kube_write_update_retry(c->kube, &nw_kube_client_res_nodes, NULL, node->name, 0,
-                                   mutate_initialized_label, NULL, 5, NULL, &err) != NW_OK) {
-        nw_log_warn("lifecycle", "cannot label the node initialized", NW_LS("node", node->name),
-                    NW_LS("error", err.msg));
-        return;
-    }
-    cond_t cd = {c, "Initialized", NULL};
-    nw_err_clear(&err);
-    if (nw_kube_write_update_retry(c->kube, &nw_kube_client_res_nodeclaims, NULL, nc->name, 1,
-                                   mutate_condition, &cd, 5, NULL, &err) != NW_OK) {
-        nw_log_warn("lifecycle", "cannot mark the NodeClaim initialized",
-                    NW_LS("nodeclaim", nc->name), NW_LS("error", err.msg));
-        return;
-    }
+    const char *ncname = nw_json_str_at(j->nc, "metadata.name");
     atomic_fetch_add(&l->initialized, 1);
-    nw_log_info("lifecycle", "initialized", NW_LS("nodeclaim", nc->name),
-                NW_LS("node", node->name));
-    nw_ctl_event(c, &nw_kube_client_res_nodeclaims, nc->json, "Normal", "Initialized",
+    nw_log_info("lifecycle", "initialized", NW_LS("nodeclaim", ncname),
+                NW_LS("node", j->node_name));
+    nw_ctl_event(l->deps, &nw_kube_client_res_nodeclaims, j->nc, "Normal", "Initialized",
                  "Status condition transitioned, Type: Initialized, Status: True");
+}
+
+/* Take the finished jobs: their Events and counters; a claim whose job failed may get
+ * another at once, one that succeeded once the cache shows a newer version of it (the memo's
+ * `job` is per version). The number collected. */
+static size_t collect(nw_lifecycle_t *l, const nw_kube_snap_t *s)
+{
+    pthread_mutex_lock(&l->jobs.mu);
+    job_t *d = l->jobs.done;
+    l->jobs.done = NULL;
+    pthread_mutex_unlock(&l->jobs.mu);
+    size_t n = 0;
+    for (job_t *j = d, *nx; j; j = nx, n++) {
+        nx = j->next;
+        if (j->kind == JOB_REGISTER)
+            after_register(l, s, j);
+        else
+            after_initialize(l, j);
+        if (nw_uidmap_get(&l->jobs_out, j->uid) == JOB_OUT) {
+            l->njobs_out--;
+            if (j->ok)
+                nw_uidmap_del(&l->jobs_out, j->uid);
+            else /* the slot is there already: no allocation */
+                (void)nw_uidmap_put(&l->jobs_out, j->uid, JOB_FAILED);
+        }
+        job_free(j);
+    }
+    return n;
 }
 
 /* When did the NodeClaim launch (Launched transition, else creation); 0 unknown. */
@@ -807,8 +1125,9 @@ static bool one_claim(nw_lifecycle_t *l, const nw_kube_snap_t *s, const nw_kube_
     const nw_kube_obj_t *node = nw_kube_cache_snap_node_by_provider_id(s, nc->provider_id);
     if (!now_f.registered) {
         if (node && !node->terminating) {
-            register_claim(l, s, nc, node);
-            return false;
+            if (nw_nominate_pending(l->o.nominate, node->name))
+                return false; /* its pods' nominations first: looked at again next tick */
+            return claim_job(l, s, JOB_REGISTER, nc, node, now_f.job, complete);
         }
         if (now_f.launched && now - now_f.launched > l->o.registration_timeout_ns)
             return registration_timeout(l, nc);
@@ -830,8 +1149,7 @@ static bool one_claim(nw_lifecycle_t *l, const nw_kube_snap_t *s, const nw_kube_
     }
     if (!init_ok)
         return complete;
-    initialize_claim(l, nc, node);
-    return false;
+    return claim_job(l, s, JOB_INITIALIZE, nc, node, now_f.job, complete);
 }
 
 void nw_lifecycle_tick(nw_lifecycle_t *l, const nw_kube_snap_t *s)
@@ -846,8 +1164,10 @@ void nw_lifecycle_tick(nw_lifecycle_t *l, const nw_kube_snap_t *s)
         complete &= nodeclass_status(l, s);
         nw_tickgate_ran(&l->classes_gate, s, complete, l->next_nodeclass_mono, NW_TICKGATE_NEVER);
     }
-    /* the NodeClaims: nothing when no NodeClaim, Node or EC2NodeClass changed and no
-     * registration timeout is due */
+    /* the registration and initialization jobs finished since the last tick */
+    (void)collect(l, s);
+    /* the NodeClaims: nothing when no NodeClaim, Node or EC2NodeClass changed, no
+     * registration timeout is due and no job is out */
     if (nw_tickgate_quiet(&l->gate, s, mono, now))
         return;
     bool classes_same = nw_tickgate_same(&l->gate, s, NW_KUBE_EC2NODECLASSES);
@@ -863,7 +1183,10 @@ void nw_lifecycle_tick(nw_lifecycle_t *l, const nw_kube_snap_t *s)
         complete &= one_claim(l, s, nw_kube_cache_snap_at(s, NW_KUBE_NODECLAIMS, i), now,
                               classes_same, &due);
     }
-    if (nw_ctl_may_write(c))
+    if (nw_ctl_may_write(c)) {
         boot_prune(l, s);
+        jobs_forget_failed(l);
+    }
+    complete &= l->njobs_out == 0; /* looked at again until every job is back */
     nw_tickgate_ran(&l->gate, s, complete, NW_TICKGATE_NEVER, due);
 }

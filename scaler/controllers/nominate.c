@@ -27,8 +27,10 @@ struct nw_nominate {
     pthread_mutex_t mu;
     pthread_cond_t work, idle;
     job_t *head, *tail; /* queued, in order */
+    job_t *writing;     /* being written */
     job_t *done;        /* finished, newest first */
     size_t ndone;
+    int queued;  /* writes waiting for a thread */
     int running; /* writes in progress */
     int want, started;
     pthread_t th[MAX_THREADS];
@@ -82,11 +84,20 @@ static void write_one(nw_ctl_deps_t *c, job_t *j)
     free(body);
 }
 
-/* Write j (unlocked), then hand it to the done list; returns with n->mu held. */
+/* Write j (unlocked; on the writing list meanwhile), then hand it to the done list; called
+ * and returns with n->mu held. */
 static void write_one_done(nw_nominate_t *n, job_t *j)
 {
+    j->next = n->writing;
+    n->writing = j;
+    pthread_mutex_unlock(&n->mu);
     write_one(n->deps, j);
     pthread_mutex_lock(&n->mu);
+    for (job_t **pp = &n->writing; *pp; pp = &(*pp)->next)
+        if (*pp == j) {
+            *pp = j->next;
+            break;
+        }
     j->next = n->done;
     n->done = j;
     n->ndone++;
@@ -105,8 +116,8 @@ static void *worker(void *arg)
         n->head = j->next;
         if (!n->head)
             n->tail = NULL;
+        n->queued--;
         n->running++;
-        pthread_mutex_unlock(&n->mu);
         write_one_done(n, j);
         n->running--;
         if (!n->head && !n->running)
@@ -180,8 +191,10 @@ nw_rc_t nw_nominate_submit(nw_nominate_t *n, const nw_pod_t *pod, const char *no
     else
         n->head = j;
     n->tail = j;
-    /* one more thread while there are fewer than wanted and more queued than running */
-    if (n->started < n->want && n->started <= n->running &&
+    n->queued++;
+    /* one more thread while there are fewer than wanted and more writes queued than threads
+     * idle (a tick submits its writes back to back, before any thread has taken one) */
+    if (n->started < n->want && n->queued > n->started - n->running &&
         pthread_create(&n->th[n->started], NULL, worker, n) == 0)
         n->started++;
     int started = n->started;
@@ -191,7 +204,7 @@ nw_rc_t nw_nominate_submit(nw_nominate_t *n, const nw_pod_t *pod, const char *no
         /* no thread could be started: write it here */
         pthread_mutex_lock(&n->mu);
         n->head = n->tail = NULL;
-        pthread_mutex_unlock(&n->mu);
+        n->queued = 0;
         write_one_done(n, j);
         pthread_mutex_unlock(&n->mu);
     }
@@ -232,6 +245,20 @@ void nw_nominate_results_free(nw_nominate_result_t *r, size_t n)
         free(r[i].node);
     }
     free(r);
+}
+
+size_t nw_nominate_pending(nw_nominate_t *n, const char *node)
+{
+    size_t k = 0;
+    if (!n || !node)
+        return 0;
+    pthread_mutex_lock(&n->mu);
+    const job_t *lists[] = {n->head, n->writing};
+    for (int i = 0; i < 2; i++)
+        for (const job_t *j = lists[i]; j; j = j->next)
+            k += j->node && strcmp(j->node, node) == 0;
+    pthread_mutex_unlock(&n->mu);
+    return k;
 }
 
 void nw_nominate_wait(nw_nominate_t *n)

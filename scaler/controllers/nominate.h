@@ -17,8 +17,9 @@
  *
  * Ownership: nw_nominate_new / nw_nominate_free; submitted strings are copied; collected
  * results are the caller's (nw_nominate_results_free).
- * Threads: submit, collect and wait from one thread (the reconcile thread); the writes run
- * on up to `threads` threads started on the first submit and joined by nw_nominate_free.
+ * Threads: submit, collect and wait from one thread (the reconcile thread), pending from any;
+ * the writes run on up to `threads` threads started on the first submit and joined by
+ * nw_nominate_free.
  */
 #ifndef NW_SCALER_CONTROLLERS_NOMINATE_H
 #define NW_SCALER_CONTROLLERS_NOMINATE_H
@@ -56,6 +57,10 @@ NW_MUST_USE nw_rc_t nw_nominate_submit(nw_nominate_t *n, const nw_pod_t *pod, co
 size_t nw_nominate_collect(nw_nominate_t *n, nw_nominate_result_t **out);
 
 void nw_nominate_results_free(nw_nominate_result_t *r, size_t n);
+
+/** The writes naming node (queued or being written): the lifecycle controller registers a
+ * Node, which lets pods bind there, only once none is left (n NULL: 0). Any thread. */
+size_t nw_nominate_pending(nw_nominate_t *n, const char *node);
 
 /** Wait until every queued write has finished (tests; the results wait for collect). */
 void nw_nominate_wait(nw_nominate_t *n);

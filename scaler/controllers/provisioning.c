@@ -892,3 +892,8 @@ int64_t nw_provisioning_next_deadline(const nw_provisioning_t *c, int64_t mono)
             b = c->window_open_mono + c->o.batch_max_ns - mono;
     return a < b ? a : b;
 }
+
+nw_nominate_t *nw_provisioning_nominator(nw_provisioning_t *p)
+{
+    return p ? p->nom : NULL;
+}

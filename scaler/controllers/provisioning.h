@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "common/buf.h"
+#include "scaler/controllers/nominate.h"
 #include "scaler/ctl/ctl.h"
 #include "scaler/nodeclaim/nodeclaim.h"
 
@@ -54,6 +55,10 @@ void nw_provisioning_reset(nw_provisioning_t *p);
 void nw_provisioning_nominations_wait(nw_provisioning_t *p);
 
 /** Append nodewarden_scaler_solves_total and the nominatedNodeName write counters. */
+/** The provisioner's writer of pods' status.nominatedNodeName (owned by p; NULL if p is), for
+ * the lifecycle controller's nw_nominate_pending. */
+nw_nominate_t *nw_provisioning_nominator(nw_provisioning_t *p);
+
 NW_MUST_USE nw_rc_t nw_provisioning_metrics(nw_provisioning_t *p, nw_buf_t *out);
 
 #endif

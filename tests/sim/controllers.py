@@ -155,7 +155,8 @@ def bind_pod(store, ns, name, node_name):
         (pod.get('status') or {}).pop('nominatedNodeName', None)
         _set_cond(pod, {'type': 'PodScheduled', 'status': 'True', 'lastProbeTime': None,
                         'lastTransitionTime': now_iso(store.clock())})
-        return store.commit_update(rt, pod, expect_rv=pod['metadata']['resourceVersion'])
+        # pod is this function's copy: handed to the store (the result is read only)
+        return store.commit_update(rt, pod, expect_rv=pod['metadata']['resourceVersion'], owned=True)
 
 
 def pdb_numbers(store, pdb, pods=None):
@@ -327,7 +328,11 @@ class Controllers:
             raise
 
     def run_once(self):
-        steps = [self.node_lifecycle, self.namespaces, self.gc, self.deployments, self.replicasets, self.daemonsets,
+        # the workload controllers twice: a Deployment created while the first round made
+        # hundreds of pods (a second or more) gets its ReplicaSet and pods in this pass, not
+        # after the scheduling pass (kube-controller-manager runs them side by side)
+        steps = [self.node_lifecycle, self.namespaces, self.gc, self.deployments, self.replicasets,
+                 self.deployments, self.replicasets, self.daemonsets,
                  self.pod_gc, self.taint_manager] + ([self.schedule] if self.scheduler_enabled else []) + \
             [self.kubelet, self.pdbs]
         failed = None
@@ -850,7 +855,8 @@ class Controllers:
         new = jcopy(pod)
         _set_cond(new, {'type': 'PodScheduled', 'status': 'False', 'reason': reason, 'message': msg,
                         'lastProbeTime': None, 'lastTransitionTime': now_iso(self.store.clock())})
-        self._try(self.store.commit_update, self.store.rtype('pods'), new, pod['metadata']['resourceVersion'])
+        self._try(self.store.commit_update, self.store.rtype('pods'), new, pod['metadata']['resourceVersion'],
+                  owned=True)
 
     def kubelet(self):
         """Pod status on nodes: bound pods start Running and Ready on a Ready node; terminating
@@ -900,7 +906,7 @@ class Controllers:
                          (md['uid'] + c.get('name', '')).encode()).hexdigest(),
                      'state': {'running': {'startedAt': ts}}, 'lastState': {}}
                     for c in (p.get('spec') or {}).get('containers') or []]
-                self._try(store.commit_update, rt, new, md['resourceVersion'])
+                self._try(store.commit_update, rt, new, md['resourceVersion'], owned=True)
 
     def pdbs(self):
         store = self.store

@@ -695,7 +695,8 @@ class Handler(BaseHTTPRequestHandler):
         return obj
 
     def _current(self, rt, ns, name):
-        obj = self.api.store.get(rt.key, ns, name)
+        """The stored object (not a copy: read it, never change it)."""
+        obj = self.api.store.get_shared(rt.key, ns, name)
         if obj is None:
             raise not_found(rt, name)
         return obj
@@ -716,7 +717,7 @@ class Handler(BaseHTTPRequestHandler):
                           {'kind': 'UpdateOptions', 'apiVersion': 'meta.k8s.io/v1'})
         if self._dry():
             return self.send_json(200, new)
-        self.send_json(200, store.commit_update(rt, new))
+        self.send_json(200, store.commit_update(rt, new, owned=True))
 
     def patch(self, rt, ns, name, sub):
         store = self.api.store
@@ -736,7 +737,7 @@ class Handler(BaseHTTPRequestHandler):
         if ctype != 'application/json-patch+json' and not isinstance(p, dict):
             raise ApiError(400, 'BadRequest', 'error decoding patch: the patch must be a JSON object')
         for attempt in range(5):
-            old = store.get(rt.key, ns, name)
+            old = store.get_shared(rt.key, ns, name)   # read only: the engines copy it
             if old is None:
                 if ctype == 'application/apply-patch+yaml' and sub is None:
                     obj = self._create_admitted(rt, ns, dict(p, metadata=dict(p.get('metadata') or {}, name=name)))
@@ -768,7 +769,8 @@ class Handler(BaseHTTPRequestHandler):
             if self._dry():
                 return self.send_json(200, new)
             try:
-                return self.send_json(200, store.commit_update(rt, new, expect_rv=old['metadata']['resourceVersion']))
+                return self.send_json(200, store.commit_update(rt, new, expect_rv=old['metadata']['resourceVersion'],
+                                                               owned=True))
             except ApiError as e:
                 if e.code != 409 or _patch_sets_rv(p) or attempt == 4:
                     raise

@@ -3,7 +3,17 @@ v4 rules), RFC 7386 JSON Merge Patch, and a strategic merge patch for built-in t
 
 Every function works on deep copies and raises PatchError with a message on failure.
 """
-import copy
+
+
+def _deepcopy(o):
+    """A deep copy of a JSON value (dicts and lists copied, scalars shared): all that the
+    decoded JSON these engines see needs of copy.deepcopy, several times faster."""
+    t = type(o)
+    if t is dict:
+        return {k: _deepcopy(v) for k, v in o.items()}
+    if t is list:
+        return [_deepcopy(v) for v in o]
+    return o
 
 
 class PatchError(Exception):
@@ -121,7 +131,7 @@ def json_patch(doc, ops):
     """Apply a JSON Patch (list of operations) to a deep copy of doc and return it."""
     if not isinstance(ops, list):
         raise PatchError('json patch must be a JSON array of operations')
-    doc = copy.deepcopy(doc)
+    doc = _deepcopy(doc)
     for n, op in enumerate(ops):
         if not isinstance(op, dict):
             raise PatchError('operation %d is not an object' % n)
@@ -132,11 +142,11 @@ def json_patch(doc, ops):
         if kind in ('add', 'replace', 'test') and 'value' not in op:
             raise PatchError('operation %d (%s): missing "value"' % (n, kind))
         if kind == 'add':
-            doc = _add(doc, path, copy.deepcopy(op['value']))
+            doc = _add(doc, path, _deepcopy(op['value']))
         elif kind == 'remove':
             _remove(doc, path)
         elif kind == 'replace':
-            doc = _replace(doc, path, copy.deepcopy(op['value']))
+            doc = _replace(doc, path, _deepcopy(op['value']))
         elif kind in ('move', 'copy'):
             frm = op.get('from')
             if not isinstance(frm, str):
@@ -146,7 +156,7 @@ def json_patch(doc, ops):
                     raise PatchError('move: "from" %s is an ancestor of "path" %s' % (frm, path))
                 val = _remove(doc, frm)
             else:
-                val = copy.deepcopy(_get(doc, frm))
+                val = _deepcopy(_get(doc, frm))
             doc = _add(doc, path, val)
         elif kind == 'test':
             try:
@@ -191,15 +201,15 @@ def _json_eq(a, b):
 
 def merge_patch(doc, patch):
     if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
-    out = copy.deepcopy(doc) if isinstance(doc, dict) else {}
+        return _deepcopy(patch)
+    out = _deepcopy(doc) if isinstance(doc, dict) else {}
     for k, v in patch.items():
         if v is None:
             out.pop(k, None)
         elif isinstance(v, dict):
             out[k] = merge_patch(out.get(k), v)
         else:
-            out[k] = copy.deepcopy(v)
+            out[k] = _deepcopy(v)
     return out
 
 
@@ -232,7 +242,7 @@ def _merge_key(kind, parent_key, field):
 
 
 def strategic_merge_patch(doc, patch, kind=''):
-    return _smp(copy.deepcopy(doc) if isinstance(doc, dict) else {}, patch, kind, '')
+    return _smp(_deepcopy(doc) if isinstance(doc, dict) else {}, patch, kind, '')
 
 
 def _smp(out, patch, kind, parent_key):
@@ -240,7 +250,7 @@ def _smp(out, patch, kind, parent_key):
         raise PatchError('strategic merge patch: expected an object')
     directive = patch.get('$patch')
     if directive == 'replace':
-        return {k: copy.deepcopy(v) for k, v in patch.items() if k != '$patch'}
+        return {k: _deepcopy(v) for k, v in patch.items() if k != '$patch'}
     if directive == 'delete':
         return None
     retain = patch.get('$retainKeys')
@@ -269,17 +279,17 @@ def _smp(out, patch, kind, parent_key):
                     v = [x for x in v if not (isinstance(x, dict) and x.get('$patch') == 'delete')]
                     v = [{a: b for a, b in x.items() if a != '$patch'} if isinstance(x, dict) else x
                          for x in v]
-                out[k] = copy.deepcopy(v)
+                out[k] = _deepcopy(v)
             elif mk is None:
                 res = list(cur)
                 for x in v:
                     if x not in res:
-                        res.append(copy.deepcopy(x))
+                        res.append(_deepcopy(x))
                 out[k] = res
             else:
                 out[k] = _merge_list(cur, v, mk, kind, k)
         else:
-            out[k] = copy.deepcopy(v)
+            out[k] = _deepcopy(v)
     if isinstance(retain, list):
         for k in list(out.keys()):
             if k not in retain:
@@ -288,7 +298,7 @@ def _smp(out, patch, kind, parent_key):
 
 
 def _merge_list(cur, patch, key, kind, field):
-    res = [copy.deepcopy(x) for x in cur]
+    res = [_deepcopy(x) for x in cur]
     if any(isinstance(x, dict) and x.get('$patch') == 'replace' for x in patch):
         return [{a: b for a, b in x.items() if a != '$patch'} for x in patch
                 if isinstance(x, dict) and x.get('$patch') != 'replace']
@@ -301,7 +311,7 @@ def _merge_list(cur, patch, key, kind, field):
                 res.pop(idx)
             continue
         if idx is None:
-            res.append({a: b for a, b in copy.deepcopy(x).items() if a != '$patch'})
+            res.append({a: b for a, b in _deepcopy(x).items() if a != '$patch'})
         else:
             res[idx] = _smp(res[idx], x, kind, field)
     return res

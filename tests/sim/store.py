@@ -367,6 +367,14 @@ class KubeStore:
             o = self.objs[rt.key].get(self._key(rt, namespace, name))
             return jcopy(o) if o is not None else None
 
+    def get_shared(self, resource, namespace, name):
+        """The stored object itself, not a copy (None if absent): for a writer that only
+        reads it and builds a new dict from it (peek's rule: stored objects are never
+        modified in place)."""
+        with self.lock:
+            rt = self.rtype(resource)
+            return self.objs[rt.key].get(self._key(rt, namespace, name))
+
     def list(self, resource, namespace=None):
         with self.lock:
             rt = self.rtype(resource)
@@ -501,6 +509,8 @@ class KubeStore:
         """Carry server-owned fields from old to new; status/spec split; generation."""
         if not isinstance(new, dict):
             raise ApiError(400, 'BadRequest', 'the body of the request was not a JSON object')
+        if subresource == 'status':
+            return self._prepare_status(old, new)
         new = jcopy(new)
         md = new.setdefault('metadata', {})
         omd = old['metadata']
@@ -512,14 +522,6 @@ class KubeStore:
                            % (omd['uid'], md['uid']))
         new['apiVersion'] = rt.api_version
         new['kind'] = rt.kind
-        if subresource == 'status':
-            out = jcopy(old)
-            if 'status' in new:
-                out['status'] = new['status']
-            else:
-                out.pop('status', None)
-            out['metadata']['resourceVersion'] = md.get('resourceVersion', '')
-            return out
         for f in ('name', 'namespace', 'uid', 'creationTimestamp', 'deletionTimestamp',
                   'deletionGracePeriodSeconds', 'generation', 'generateName'):
             if f in omd:
@@ -545,10 +547,31 @@ class KubeStore:
         defaults.on_update(self, rt, new, old)
         return new
 
-    def commit_update(self, rt, new, expect_rv=None):
+    @staticmethod
+    def _prepare_status(old, new):
+        """A write of the status subresource: the stored object with new's status (of new
+        only the status is copied, and its name and uid checked)."""
+        md = new.get('metadata')
+        md = md if isinstance(md, dict) else {}
+        omd = old['metadata']
+        if md.get('name') and md['name'] != omd['name']:
+            raise ApiError(400, 'BadRequest', 'the name of the object (%s) does not match the name on the URL (%s)'
+                           % (md['name'], omd['name']))
+        if md.get('uid') and md['uid'] != omd['uid']:
+            raise ApiError(409, 'Conflict', 'Precondition failed: UID in precondition: %s, UID in object meta: %s'
+                           % (omd['uid'], md['uid']))
+        out = jcopy({k: v for k, v in old.items() if k != 'status'})
+        if 'status' in new:
+            out['status'] = jcopy(new['status'])
+        out['metadata']['resourceVersion'] = md.get('resourceVersion', '')
+        return out
+
+    def commit_update(self, rt, new, expect_rv=None, owned=False):
         """Commit new over the stored object. expect_rv: the rv the change was computed
         from (used when the client gave none); the client's metadata.resourceVersion,
-        if set, must match the stored one (409 otherwise)."""
+        if set, must match the stored one (409 otherwise). owned: the caller hands new
+        over (it keeps no reference it would change): it is stored as it is, and the
+        object returned is the stored one, for reading only (else both are copies)."""
         with self.lock:
             md = new['metadata']
             cur = self._raw(rt, md.get('namespace'), md['name'])
@@ -559,20 +582,21 @@ class KubeStore:
                 raise conflict(rt, md['name'])
             if cur['metadata']['uid'] != md.get('uid', cur['metadata']['uid']):
                 raise conflict(rt, md['name'])
-            new = jcopy(new)
+            if not owned:
+                new = jcopy(new)
             if _same_but_rv(new, cur):
-                return jcopy(cur)          # no-op writes do not bump the rv
+                return cur if owned else jcopy(cur)   # no-op writes do not bump the rv
             nmd = new['metadata']
             if nmd.get('deletionTimestamp') and not nmd.get('finalizers') and rt.key != 'namespaces':
                 pod_running = rt.key == 'pods' and (new.get('spec') or {}).get('nodeName') and \
                     (new.get('status') or {}).get('phase') not in ('Succeeded', 'Failed')
                 if not pod_running:        # last finalizer removed: the object goes away
                     self._commit(rt, 'DELETED', new, cur)
-                    return jcopy(new)
+                    return new if owned else jcopy(new)
             self._commit(rt, 'MODIFIED', new, cur)
             if rt.key == 'customresourcedefinitions':
                 self._crd_changed(new)
-            return jcopy(new)
+            return new if owned else jcopy(new)
 
     def update(self, resource, namespace, obj):
         with self.lock:

@@ -20,7 +20,10 @@
  *                status yet is not used either (no NodeClaim, no launch) until it says
  *                Ready=True, and then the waiting pod is placed at the next batch
  *   lifecycle    a Node with the claim's providerID -> Registered; no Node past the
- *                registration timeout -> the NodeClaim is deleted
+ *                registration timeout -> the NodeClaim is deleted; several Nodes are
+ *                registered together, each Node written before its NodeClaim, one job per
+ *                NodeClaim version; initialization waits for the registration to be seen,
+ *                a failed write is tried again on the next tick
  *   expiry       the clock past spec.expireAfter -> the NodeClaim is deleted, counted once;
  *                a staged accelerator class's NodeClaim is left to disruption
  *   poolstatus   a NodePool's status (resources, conditions) is written; one written from
@@ -41,6 +44,7 @@
 #include "ctlfix.h"
 #include "scaler/controllers/gc.h"
 #include "scaler/controllers/lifecycle.h"
+#include "scaler/controllers/nominate.h"
 #include "scaler/controllers/provisioning.h"
 #include "scaler/controllers/termination.h"
 #include "scaler/controllers/upkeep.h"
@@ -80,12 +84,15 @@ static nw_lifecycle_t *life_new(ctlfix_t *f)
     return l;
 }
 
+/* One lifecycle tick, then the wait for the registration and initialization jobs it
+ * submitted (their Events and counters follow on the next tick). */
 static void tick_life(ctlfix_t *f, nw_lifecycle_t *l)
 {
     nw_kube_snap_t *s = nw_kube_cache_snapshot(f->deps.cache);
     ck_assert_ptr_nonnull(s);
     nw_lifecycle_tick(l, s);
     nw_kube_cache_snap_release(s);
+    nw_lifecycle_wait(l);
 }
 
 /* ---- provisioner ---- */
@@ -985,6 +992,332 @@ START_TEST(lifecycle_registers_node)
 }
 END_TEST
 
+/* n launched NodeClaims c<i> with their Nodes n<i> (tainted karpenter.sh/unregistered;
+ * ready: with Ready=True). */
+static void claims_with_nodes(ctlfix_t *f, int n, bool ready)
+{
+    for (int i = 0; i < n; i++) {
+        char name[16], pid[64], node[1024];
+        snprintf(name, sizeof name, "c%d", i);
+        snprintf(pid, sizeof pid, "aws:///us-west-2a/i-%d", i);
+        ctlfix_launched_claim(f, name, pid, NULL, NULL, NULL);
+        snprintf(node, sizeof node,
+                 "{\"metadata\":{\"name\":\"n%d\",\"uid\":\"n%d\",\"labels\":{}},\"spec\":{"
+                 "\"providerID\":\"%s\",\"taints\":[{\"key\":\"karpenter.sh/unregistered\","
+                 "\"effect\":\"NoExecute\"}]},\"status\":{%s}}",
+                 i, i, pid,
+                 ready ? "\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]" : "");
+        ctlfix_put(f, NW_KUBE_NODES, node, 1);
+    }
+}
+
+/* The index of the first request logged since mark that holds s1 and s2; -1: none. */
+static int log_index(ctlfix_t *f, int mark, const char *s1, const char *s2)
+{
+    int at = -1;
+    pthread_mutex_lock(&f->api.mu);
+    for (int i = mark; at < 0 && i < f->api.nlog; i++)
+        if (strstr(f->api.log[i], s1) && strstr(f->api.log[i], s2))
+            at = i;
+    pthread_mutex_unlock(&f->api.mu);
+    return at;
+}
+
+/* Holds each PUT of a Node until `want` are inside the fake API at once (or 10 s pass):
+ * the hook runs under the API's mutex, which the wait releases. */
+typedef struct {
+    pthread_mutex_t *mu;
+    pthread_cond_t cv;
+    int want, inside, max, open;
+} node_gate_t;
+
+static int node_gate(void *ud, const fake_req_t *r, fake_conn_t *c)
+{
+    (void)c;
+    node_gate_t *g = ud;
+    if (strcmp(r->method, "PUT") != 0 || !strstr(r->path, "/api/v1/nodes/"))
+        return 0;
+    if (++g->inside > g->max)
+        g->max = g->inside;
+    if (g->inside >= g->want)
+        g->open = 1;
+    pthread_cond_broadcast(&g->cv);
+    struct timespec dl;
+    nw_clock_deadline_after(&dl, CLOCK_REALTIME, 10000);
+    while (!g->open && pthread_cond_timedwait(&g->cv, g->mu, &dl) == 0) {
+    }
+    g->inside--;
+    return 0; /* answered as usual */
+}
+
+/* Four Nodes come up at once: their registrations run together (four Node writes inside the
+ * API at the same time), each from the cached Node (no read), each Node written before its
+ * NodeClaim's Registered condition; the Events and counters follow on the next tick, once
+ * each, and a NodeClaim whose job is done gets no second one while the cache still shows the
+ * version it was judged on. */
+START_TEST(lifecycle_registers_together)
+{
+    ctlfix_t f;
+    ctlfix_init(&f);
+    nw_lifecycle_t *l = life_new(&f);
+    ctlfix_put_nodeclass(&f);
+    ctlfix_put_nodepool(&f, NULL);
+    claims_with_nodes(&f, 4, false);
+    node_gate_t g = {.mu = &f.api.mu, .want = 4};
+    pthread_cond_init(&g.cv, NULL);
+    pthread_mutex_lock(&f.api.mu);
+    f.api.hook = node_gate;
+    f.api.hook_ud = &g;
+    pthread_mutex_unlock(&f.api.mu);
+    int mark = ctlfix_mark(&f);
+    tick_life(&f, l);
+    pthread_mutex_lock(&f.api.mu);
+    f.api.hook = NULL;
+    int max = g.max;
+    pthread_mutex_unlock(&f.api.mu);
+    ck_assert_int_eq(max, 4);
+    for (int i = 0; i < 4; i++) {
+        char node[64], claim[64];
+        snprintf(node, sizeof node, "/api/v1/nodes/n%d ", i);
+        snprintf(claim, sizeof claim, "/nodeclaims/c%d/status ", i);
+        int wn = log_index(&f, mark, "PUT ", node), wc = log_index(&f, mark, "PUT ", claim);
+        ck_assert_int_ge(wn, 0);
+        ck_assert_int_gt(wc, wn);
+        snprintf(claim, sizeof claim, "/apis/karpenter.sh/v1/nodeclaims/c%d", i);
+        cJSON *nc = ctlfix_get(&f, claim);
+        ck_assert_str_eq(nw_json_condition(nc, "Registered"), "True");
+        cJSON_Delete(nc);
+    }
+    ck_assert_int_eq(ctlfix_count(&f, mark, "POST", "/events", "Registered"), 0);
+    tick_life(&f, l); /* the cache has not caught up: no second job */
+    tick_life(&f, l);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "POST", "/events", "\"Registered\""), 4);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "PUT", "/api/v1/nodes/", NULL), 4);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "GET", "/api/v1/nodes/", NULL), 0);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "GET", "/nodeclaims/", NULL), 0);
+    nw_buf_t b;
+    nw_buf_init(&b, 1 << 20);
+    ck_assert(ctlfix_metric(&b, nw_lifecycle_metrics(l, &b),
+                            "nodewarden_nodeclaims_registered_total 4\n"));
+    pthread_cond_destroy(&g.cv);
+    nw_lifecycle_free(l);
+    ctlfix_free(&f);
+}
+END_TEST
+
+/* Initialization waits until the cache shows the NodeClaim Registered (not merely the write
+ * made), then labels the Node before it sets Initialized; a write that fails is tried again
+ * on the next tick, and counted once when it is made. */
+START_TEST(lifecycle_initializes_after_registration_seen)
+{
+    ctlfix_t f;
+    ctlfix_init(&f);
+    nw_lifecycle_t *l = life_new(&f);
+    ctlfix_put_nodeclass(&f);
+    ctlfix_put_nodepool(&f, NULL);
+    claims_with_nodes(&f, 1, true);
+    int mark = ctlfix_mark(&f);
+    tick_life(&f, l);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "PUT", "/nodeclaims/c0/status", NULL), 1);
+    /* the Node is ready, the NodeClaim registered in the API but not yet in the cache */
+    ck_assert(ctlfix_sync(&f, NW_KUBE_NODES, "/api/v1/nodes/n0"));
+    tick_life(&f, l);
+    tick_life(&f, l);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "PUT", "/nodeclaims/c0/status", NULL), 1);
+    cJSON *n = ctlfix_get(&f, "/api/v1/nodes/n0");
+    ck_assert_ptr_null(nw_json_str_at(n, "metadata.labels.karpenter\\.sh/initialized"));
+    char *txt = cJSON_PrintUnformatted(n);
+    ck_assert_ptr_null(strstr(txt, "karpenter.sh/initialized"));
+    free(txt);
+    cJSON_Delete(n);
+    /* seen Registered: initialized, the Node first; the NodeClaim's write fails once */
+    ck_assert(ctlfix_sync(&f, NW_KUBE_NODECLAIMS, "/apis/karpenter.sh/v1/nodeclaims/c0"));
+    pthread_mutex_lock(&f.api.mu);
+    f.api.forbid = "/nodeclaims/c0/status";
+    pthread_mutex_unlock(&f.api.mu);
+    int m2 = ctlfix_mark(&f);
+    tick_life(&f, l);
+    ck_assert_int_eq(ctlfix_count(&f, m2, "PUT", "/api/v1/nodes/n0 ", "karpenter.sh/initialized"),
+                     1);
+    ck_assert_int_eq(ctlfix_count(&f, m2, "PUT", "/nodeclaims/c0/status", NULL), 1);
+    pthread_mutex_lock(&f.api.mu);
+    f.api.forbid = NULL;
+    pthread_mutex_unlock(&f.api.mu);
+    tick_life(&f, l); /* the failure collected: tried again at once */
+    ck_assert_int_eq(ctlfix_count(&f, m2, "PUT", "/nodeclaims/c0/status", NULL), 2);
+    ck_assert_int_gt(log_index(&f, m2, "PUT ", "/nodeclaims/c0/status "),
+                     log_index(&f, m2, "PUT ", "/api/v1/nodes/n0 "));
+    cJSON *nc = ctlfix_get(&f, "/apis/karpenter.sh/v1/nodeclaims/c0");
+    ck_assert_str_eq(nw_json_condition(nc, "Initialized"), "True");
+    ck_assert_str_eq(nw_json_condition(nc, "Ready"), "True");
+    cJSON_Delete(nc);
+    tick_life(&f, l);
+    tick_life(&f, l);
+    ck_assert_int_eq(ctlfix_count(&f, m2, "PUT", "/nodeclaims/c0/status", NULL), 2);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "POST", "/events", "\"Initialized\""), 1);
+    nw_buf_t b;
+    nw_buf_init(&b, 1 << 20);
+    ck_assert(ctlfix_metric(&b, nw_lifecycle_metrics(l, &b),
+                            "nodewarden_nodeclaims_initialized_total 1\n"));
+    nw_lifecycle_free(l);
+    ctlfix_free(&f);
+}
+END_TEST
+
+/* Holds each PATCH of a pod's status until `want` are inside the fake API at once (or 10 s
+ * pass). */
+static int patch_gate(void *ud, const fake_req_t *r, fake_conn_t *c)
+{
+    (void)c;
+    node_gate_t *g = ud;
+    if (strcmp(r->method, "PATCH") != 0 || !strstr(r->path, "/status"))
+        return 0;
+    if (++g->inside > g->max)
+        g->max = g->inside;
+    if (g->inside >= g->want)
+        g->open = 1;
+    pthread_cond_broadcast(&g->cv);
+    struct timespec dl;
+    nw_clock_deadline_after(&dl, CLOCK_REALTIME, 10000);
+    while (!g->open && pthread_cond_timedwait(&g->cv, g->mu, &dl) == 0) {
+    }
+    g->inside--;
+    return 0;
+}
+
+/* Nominations submitted back to back (as a tick does, before any thread has taken one) are
+ * written by several threads at once, not by the first thread alone. */
+START_TEST(nominations_written_together)
+{
+    ctlfix_t f;
+    ctlfix_init(&f);
+    nw_nominate_t *n = nw_nominate_new(&f.deps, 4);
+    ck_assert_ptr_nonnull(n);
+    node_gate_t g = {.mu = &f.api.mu, .want = 4};
+    pthread_cond_init(&g.cv, NULL);
+    pthread_mutex_lock(&f.api.mu);
+    f.api.hook = patch_gate;
+    f.api.hook_ud = &g;
+    pthread_mutex_unlock(&f.api.mu);
+    for (int i = 0; i < 4; i++) {
+        char name[32], uid[32], key[48];
+        snprintf(name, sizeof name, "p%d", i);
+        snprintf(uid, sizeof uid, "uid-p%d", i);
+        snprintf(key, sizeof key, "default/p%d", i);
+        nw_pod_t pod = {
+            .ns = "default", .name = name, .uid = uid, .rv = "", .key = key, .nominated = ""};
+        ck_assert_int_eq(nw_nominate_submit(n, &pod, "node-a"), NW_OK);
+    }
+    nw_nominate_wait(n);
+    pthread_mutex_lock(&f.api.mu);
+    f.api.hook = NULL;
+    int max = g.max;
+    pthread_mutex_unlock(&f.api.mu);
+    ck_assert_int_eq(max, 4);
+    nw_nominate_result_t *r;
+    ck_assert_uint_eq(nw_nominate_collect(n, &r), 4);
+    nw_nominate_results_free(r, 4);
+    pthread_cond_destroy(&g.cv);
+    nw_nominate_free(n);
+    ctlfix_free(&f);
+}
+END_TEST
+
+/* A Node is registered (its karpenter.sh/unregistered taint lifted: pods may bind there) only
+ * once the nominations of pods to it are written, so that those pods hold their room there
+ * before any other pod can take it. */
+START_TEST(lifecycle_registers_after_nominations)
+{
+    ctlfix_t f;
+    ctlfix_init(&f);
+    nw_nominate_t *n = nw_nominate_new(&f.deps, 2);
+    ck_assert_ptr_nonnull(n);
+    nw_lifecycle_opts_t o = {.registration_timeout_ns = 15 * 60 * SEC, .nominate = n};
+    nw_lifecycle_t *l = nw_lifecycle_new(&f.deps, &o);
+    ck_assert_ptr_nonnull(l);
+    ctlfix_put_nodeclass(&f);
+    ctlfix_put_nodepool(&f, NULL);
+    claims_with_nodes(&f, 1, false);
+    node_gate_t g = {.mu = &f.api.mu, .want = 1000}; /* opened by the test */
+    pthread_cond_init(&g.cv, NULL);
+    pthread_mutex_lock(&f.api.mu);
+    f.api.hook = patch_gate;
+    f.api.hook_ud = &g;
+    pthread_mutex_unlock(&f.api.mu);
+    nw_pod_t pod = {.ns = "default",
+                    .name = "web",
+                    .uid = "uid-web",
+                    .rv = "",
+                    .key = "default/web",
+                    .nominated = ""};
+    ck_assert_int_eq(nw_nominate_submit(n, &pod, "n0"), NW_OK);
+    ck_assert_uint_eq(nw_nominate_pending(n, "n0"), 1);
+    ck_assert_uint_eq(nw_nominate_pending(n, "n1"), 0);
+    int mark = ctlfix_mark(&f);
+    tick_life(&f, l);
+    tick_life(&f, l);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "/api/v1/nodes/n0", NULL, NULL), 0);
+    pthread_mutex_lock(&f.api.mu);
+    g.open = 1;
+    pthread_cond_broadcast(&g.cv);
+    f.api.hook = NULL;
+    pthread_mutex_unlock(&f.api.mu);
+    nw_nominate_wait(n);
+    ck_assert_uint_eq(nw_nominate_pending(n, "n0"), 0);
+    tick_life(&f, l);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "PUT", "/api/v1/nodes/n0", NULL), 1);
+    ck_assert_int_lt(log_index(&f, mark, "PATCH ", "/pods/web/status"),
+                     log_index(&f, mark, "PUT ", "/api/v1/nodes/n0 "));
+    pthread_cond_destroy(&g.cv);
+    nw_lifecycle_free(l);
+    nw_nominate_free(n);
+    ctlfix_free(&f);
+}
+END_TEST
+
+/* Answers the first PUT of Node n0 409 (the Node changed since the cache saw it). */
+static int conflict_once(void *ud, const fake_req_t *r, fake_conn_t *c)
+{
+    int *n = ud;
+    if (strcmp(r->method, "PUT") != 0 || !strstr(r->path, "/api/v1/nodes/n0") || (*n)++)
+        return 0;
+    fake_reply(c, 409, "",
+               "{\"kind\":\"Status\",\"status\":\"Failure\",\"reason\":\"Conflict\",\"code\":409}");
+    return 1;
+}
+
+/* A write from the cached Node that conflicts (the Node changed since) reads the Node and
+ * writes again: the registration still happens, in one job. */
+START_TEST(lifecycle_conflict_reads_again)
+{
+    ctlfix_t f;
+    ctlfix_init(&f);
+    nw_lifecycle_t *l = life_new(&f);
+    ctlfix_put_nodeclass(&f);
+    ctlfix_put_nodepool(&f, NULL);
+    claims_with_nodes(&f, 1, false);
+    int n = 0;
+    pthread_mutex_lock(&f.api.mu);
+    f.api.hook = conflict_once;
+    f.api.hook_ud = &n;
+    pthread_mutex_unlock(&f.api.mu);
+    int mark = ctlfix_mark(&f);
+    tick_life(&f, l);
+    pthread_mutex_lock(&f.api.mu);
+    f.api.hook = NULL;
+    pthread_mutex_unlock(&f.api.mu);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "PUT", "/api/v1/nodes/n0", NULL), 2);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "GET", "/api/v1/nodes/n0", NULL), 1);
+    ck_assert_int_lt(log_index(&f, mark, "GET ", "/api/v1/nodes/n0"),
+                     log_index(&f, mark, "PUT ", "/nodeclaims/c0/status"));
+    cJSON *nc = ctlfix_get(&f, "/apis/karpenter.sh/v1/nodeclaims/c0");
+    ck_assert_str_eq(nw_json_condition(nc, "Registered"), "True");
+    cJSON_Delete(nc);
+    nw_lifecycle_free(l);
+    ctlfix_free(&f);
+}
+END_TEST
+
 START_TEST(lifecycle_registration_timeout_deletes)
 {
     ctlfix_t f;
@@ -1291,6 +1624,11 @@ Suite *nw_controllers_suite(void)
     tcase_add_test(t, batch_creates_run_together);
     tcase_add_test(t, lifecycle_registers_node);
     tcase_add_test(t, lifecycle_registration_timeout_deletes);
+    tcase_add_test(t, lifecycle_registers_together);
+    tcase_add_test(t, nominations_written_together);
+    tcase_add_test(t, lifecycle_registers_after_nominations);
+    tcase_add_test(t, lifecycle_conflict_reads_again);
+    tcase_add_test(t, lifecycle_initializes_after_registration_seen);
     tcase_add_test(t, expiry_deletes_past_expire_after);
     tcase_add_test(t, expiry_leaves_staged_accelerator_nodes);
     tcase_add_test(t, poolstatus_writes_status);
