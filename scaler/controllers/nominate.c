@@ -35,6 +35,10 @@ struct nw_nominate {
     int want, started;
     pthread_t th[MAX_THREADS];
     bool stop;
+    /* the writers' own rate limit (the client's qps and burst): the writes kube-scheduler
+     * makes from its own client, so a thousand nominations do not queue the other
+     * controllers' requests behind them on the client's budget */
+    nw_kube_rl_t rl;
 };
 
 static void job_free(job_t *j)
@@ -106,6 +110,7 @@ static void write_one_done(nw_nominate_t *n, job_t *j)
 static void *worker(void *arg)
 {
     nw_nominate_t *n = arg;
+    nw_kube_client_thread_limiter(&n->rl);
     pthread_mutex_lock(&n->mu);
     for (;;) {
         while (!n->stop && !n->head)
@@ -137,6 +142,10 @@ nw_nominate_t *nw_nominate_new(nw_ctl_deps_t *deps, int threads)
     pthread_mutex_init(&n->mu, NULL);
     pthread_cond_init(&n->work, NULL);
     pthread_cond_init(&n->idle, NULL);
+    if (deps->kube)
+        nw_kube_client_limiter_init(deps->kube, &n->rl);
+    else
+        nw_kube_retry_rl_init(&n->rl, NULL, 0, 1); /* no client: unlimited */
     return n;
 }
 
@@ -158,6 +167,7 @@ void nw_nominate_free(nw_nominate_t *n)
         nx = j->next;
         job_free(j);
     }
+    nw_kube_retry_rl_cleanup(&n->rl);
     pthread_cond_destroy(&n->idle);
     pthread_cond_destroy(&n->work);
     pthread_mutex_destroy(&n->mu);

@@ -641,12 +641,26 @@ static bool aborting(const nw_kube_client_t *c)
     return c->abort && atomic_load(c->abort);
 }
 
+/* The limiter the calling thread's requests wait on instead of the client's (NULL: the
+ * client's; nw_kube_client_thread_limiter). */
+static _Thread_local nw_kube_rl_t *thread_rl;
+
+void nw_kube_client_thread_limiter(nw_kube_rl_t *rl)
+{
+    thread_rl = rl;
+}
+
+void nw_kube_client_limiter_init(const nw_kube_client_t *c, nw_kube_rl_t *rl)
+{
+    nw_kube_retry_rl_init(rl, c->opts.clock, c->opts.qps, c->opts.burst);
+}
+
 /* The rate limit's wait, in 50 ms steps that end when the client is aborted. */
 static void rl_wait(nw_kube_client_t *c)
 {
     if (aborting(c))
         return;
-    int64_t ns = nw_kube_retry_rl_reserve(&c->rl);
+    int64_t ns = nw_kube_retry_rl_reserve(thread_rl ? thread_rl : &c->rl);
     while (ns > 0 && !aborting(c)) {
         int64_t step = ns < 50 * NW_NS_PER_MS ? ns : 50 * NW_NS_PER_MS;
         nw_kube_retry_sleep_ns(step);

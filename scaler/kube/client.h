@@ -33,6 +33,7 @@
 #include "common/err.h"
 #include "scaler/kube/config.h"
 #include "scaler/kube/metrics.h"
+#include "scaler/kube/retry.h"
 
 /* ---- resources ------------------------------------------------------------------ */
 
@@ -122,6 +123,18 @@ NW_MUST_USE nw_rc_t nw_kube_client_credentials(nw_kube_client_t *c, nw_err_t *er
 
 /** How many times the exec plugin ran (0 without one). */
 long nw_kube_client_plugin_runs(const nw_kube_client_t *c);
+
+/** Initialise rl (release with nw_kube_retry_rl_cleanup) as a limiter of the client's rate,
+ * burst and clock, full. */
+void nw_kube_client_limiter_init(const nw_kube_client_t *c, nw_kube_rl_t *rl);
+
+/** Make the calling thread's requests, on any client, wait on rl instead of the client's own
+ * limiter (NULL: the client's again). For writers with a budget of their own, as another
+ * component's client would have: the nomination writers (scaler/controllers/nominate.c),
+ * whose writes kube-scheduler makes from its own client, so that a burst of nominations
+ * does not hold back the registrations behind them. rl (scaler/kube/retry.h) must outlive
+ * the thread's requests. */
+void nw_kube_client_thread_limiter(nw_kube_rl_t *rl);
 
 /* ---- requests ------------------------------------------------------------------- */
 

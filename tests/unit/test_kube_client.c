@@ -153,6 +153,46 @@ static void post_handler(void *ud, const fake_req_t *r, fake_conn_t *c)
     fake_reply(c, 201, "", "{\"kind\":\"NodeClaim\",\"metadata\":{\"name\":\"default-abcde\"}}");
 }
 
+/* A thread given a limiter of its own (the nomination writers) draws its requests from it,
+ * not from the client's bucket, which stays for everyone else's. */
+START_TEST(thread_limiter_is_its_own_budget)
+{
+    retry_state_t st = {0};
+    st.srv = fake_srv_start(retry_handler, &st);
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    char *kc = fake_kubeconfig(fake_srv_port(st.srv), "t");
+    nw_kube_config_t *cfg = NULL;
+    nw_err_t err = {0};
+    ck_assert_int_eq(nw_kube_config_load_kubeconfig(kc, NULL, &cfg, &err), NW_OK);
+    unlink(kc);
+    free(kc);
+    /* a bucket of one token that refills once in 1,000 s */
+    nw_kube_client_opts_t o = {.qps = 0.001, .burst = 1, .timeout_ms = 5000};
+    nw_kube_client_t *c = NULL;
+    ck_assert_int_eq(nw_kube_client_new(cfg, &o, &c, &err), NW_OK);
+    nw_kube_rl_t own;
+    nw_kube_client_limiter_init(c, &own); /* the client's rate and burst: one token */
+    nw_kube_client_thread_limiter(&own);
+    cJSON *out = NULL;
+    ck_assert_int_eq(
+        nw_kube_client_get_json(c, "/api/v1/namespaces/default", "get", "namespaces", &out, &err),
+        NW_OK);
+    cJSON_Delete(out);
+    nw_kube_client_thread_limiter(NULL);
+    ck_assert_int_gt(nw_kube_retry_rl_reserve(&own), 0); /* its token was spent */
+    /* the client's token is still there: this request goes out at once */
+    ck_assert_int_eq(
+        nw_kube_client_get_json(c, "/api/v1/namespaces/default", "get", "namespaces", &out, &err),
+        NW_OK);
+    cJSON_Delete(out);
+    ck_assert_int_eq(atomic_load(&st.calls), 2);
+    ck_assert_int_gt(nw_kube_client__rl_reserve(c), 0); /* and now it is spent */
+    nw_kube_retry_rl_cleanup(&own);
+    nw_kube_client_free(c);
+    fake_srv_stop(st.srv);
+}
+END_TEST
+
 START_TEST(post_not_repeated_after_maybe_done)
 {
     static const struct {
@@ -1304,6 +1344,7 @@ Suite *nw_kube_client_suite(void)
     Suite *s = suite_create("kube_client");
     TCase *tc = tcase_create("client");
     tcase_add_test(tc, retry_5xx_then_ok);
+    tcase_add_test(tc, thread_limiter_is_its_own_budget);
     tcase_add_test(tc, post_not_repeated_after_maybe_done);
     tcase_add_test(tc, watch_expiry_unsynced_until_relist);
     tcase_add_test(tc, watch_expiry_storm_backs_off);
