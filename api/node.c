@@ -96,8 +96,7 @@ static nw_rc_t decode_map(arena_t *a, const cJSON *obj, const char *path, bool a
         if (!cJSON_IsString(e)) {
             char p[320];
             snprintf(p, sizeof p, "%s[%s]", path, e->string ? e->string : "");
-            return nw_err_set(err, NW_EINVAL, p, "must be a string, not %s",
-                              nw_json_type_name(e));
+            return nw_err_set(err, NW_EINVAL, p, "must be a string, not %s", nw_json_type_name(e));
         }
         if (!(annotations && dropped_annotation(e->string)))
             count++;
@@ -201,7 +200,8 @@ static nw_rc_t decode_meta(arena_t *a, const cJSON *obj, nw_node_meta_t *m, nw_e
     m->name = a_str(a, name);
     m->uid = a_str(a, nw_json_str(md, "uid"));
     m->rv = a_str(a, nw_json_str(md, "resourceVersion"));
-    const char *ct = nw_json_str(md, "creationTimestamp"), *dt = nw_json_str(md, "deletionTimestamp");
+    const char *ct = nw_json_str(md, "creationTimestamp"),
+               *dt = nw_json_str(md, "deletionTimestamp");
     m->created_text = a_str(a, ct);
     m->deleted_text = a_str(a, dt);
     m->created = time_of(ct);
@@ -213,8 +213,8 @@ static nw_rc_t decode_meta(arena_t *a, const cJSON *obj, nw_node_meta_t *m, nw_e
                          &m->nlabels, err)) != NW_OK ||
         (rc = decode_map(a, nw_json_get(md, "annotations"), "metadata.annotations", true,
                          &m->annotations, &m->nannotations, err)) != NW_OK ||
-        (rc = decode_finalizers(a, nw_json_get(md, "finalizers"), &m->finalizers,
-                                &m->nfinalizers, err)) != NW_OK ||
+        (rc = decode_finalizers(a, nw_json_get(md, "finalizers"), &m->finalizers, &m->nfinalizers,
+                                err)) != NW_OK ||
         (rc = decode_conds(a, nw_json_get(st, "conditions"), &m->conds, &m->nconds, err)) != NW_OK)
         return rc;
     return NW_OK;

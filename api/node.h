@@ -66,11 +66,11 @@ typedef enum {
 } nw_node_cond_status_t;
 
 typedef struct {
-    const char *type;          /* "Ready", "Launched", ... */
-    const char *status_name;   /* status as written ("True", ...); "" when absent */
-    const char *reason;        /* "" when absent */
-    const char *message;       /* "" when absent */
-    const char *since_text;    /* lastTransitionTime as written, "" when absent */
+    const char *type;        /* "Ready", "Launched", ... */
+    const char *status_name; /* status as written ("True", ...); "" when absent */
+    const char *reason;      /* "" when absent */
+    const char *message;     /* "" when absent */
+    const char *since_text;  /* lastTransitionTime as written, "" when absent */
     nw_node_cond_status_t status;
     int64_t since; /* lastTransitionTime, ns since the epoch; 0 when absent */
 } nw_node_cond_t;
@@ -99,35 +99,35 @@ typedef struct {
 
 typedef struct nw_node {
     nw_node_meta_t m;
-    const char *provider_id; /* spec.providerID, "" */
-    const char *phase;       /* status.phase, "" */
-    bool unschedulable;      /* spec.unschedulable */
-    nw_node_cond_status_t ready; /* the Ready condition's status (ABSENT without one) */
+    const char *provider_id;              /* spec.providerID, "" */
+    const char *phase;                    /* status.phase, "" */
+    bool unschedulable;                   /* spec.unschedulable */
+    nw_node_cond_status_t ready;          /* the Ready condition's status (ABSENT without one) */
     nw_resources_t capacity, allocatable; /* borrowed */
     size_t bytes_;                        /* private: the block's size */
 } nw_node_t;
 
 typedef struct nw_node_claim {
     nw_node_meta_t m;
-    const char *nodepool;     /* label karpenter.sh/nodepool, "" */
-    const char *class_group;  /* spec.nodeClassRef.group, "" */
-    const char *class_kind;   /* spec.nodeClassRef.kind, "" */
-    const char *class_name;   /* spec.nodeClassRef.name, "" */
-    nw_reqs_t requirements;   /* spec.requirements; borrowed */
+    const char *nodepool;       /* label karpenter.sh/nodepool, "" */
+    const char *class_group;    /* spec.nodeClassRef.group, "" */
+    const char *class_kind;     /* spec.nodeClassRef.kind, "" */
+    const char *class_name;     /* spec.nodeClassRef.name, "" */
+    nw_reqs_t requirements;     /* spec.requirements; borrowed */
     nw_taints_t startup_taints; /* spec.startupTaints; borrowed */
-    nw_resources_t requests;  /* spec.resources.requests; borrowed */
-    const char *expire_after; /* spec.expireAfter as written, "" when absent */
-    bool expire_after_ok;     /* it parsed: expire_after_ns (INT64_MAX for "Never") */
+    nw_resources_t requests;    /* spec.resources.requests; borrowed */
+    const char *expire_after;   /* spec.expireAfter as written, "" when absent */
+    bool expire_after_ok;       /* it parsed: expire_after_ns (INT64_MAX for "Never") */
     int64_t expire_after_ns;
-    const char *tgp;          /* spec.terminationGracePeriod as written, "" when absent */
-    bool tgp_ok;              /* it parsed: tgp_ns */
+    const char *tgp; /* spec.terminationGracePeriod as written, "" when absent */
+    bool tgp_ok;     /* it parsed: tgp_ns */
     int64_t tgp_ns;
-    const char *provider_id;  /* status.providerID, "" */
-    const char *node_name;    /* status.nodeName, "" */
-    const char *image_id;     /* status.imageID, "" */
+    const char *provider_id;              /* status.providerID, "" */
+    const char *node_name;                /* status.nodeName, "" */
+    const char *image_id;                 /* status.imageID, "" */
     nw_resources_t capacity, allocatable; /* status.*; borrowed */
-    int64_t last_pod_event;   /* status.lastPodEventTime, ns; 0 absent */
-    size_t bytes_;            /* private: the block's size */
+    int64_t last_pod_event;               /* status.lastPodEventTime, ns; 0 absent */
+    size_t bytes_;                        /* private: the block's size */
 } nw_node_claim_t;
 
 /** Decode a Node object (borrowed) into a new record (see above). */

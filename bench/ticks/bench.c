@@ -39,6 +39,7 @@
 #include "admission/gpu.h"
 #include "api/drifthash.h"
 #include "common/json.h"
+#include "common/jsonfreeze.h"
 #include "common/log.h"
 #include "scaler/controllers/accelaudit.h"
 #include "scaler/controllers/disruption.h"
@@ -591,6 +592,30 @@ static void run_phase(const char *name, ctls_t *c, nw_clock_fake_t *clk, int tic
 }
 
 static int g_argc;
+/* The cache's memory per Node and NodeClaim: the typed record (api/node.h) and the JSON
+ * kept beside it (frozen, without managedFields and a Node's images). */
+static void print_record_bytes(void)
+{
+    nw_kube_snap_t *s = nw_kube_cache_snapshot(cache);
+    size_t nrec = 0, njson = 0, crec = 0, cjson = 0;
+    size_t nn = nw_kube_cache_snap_count(s, NW_KUBE_NODES),
+           nc = nw_kube_cache_snap_count(s, NW_KUBE_NODECLAIMS);
+    for (size_t i = 0; i < nn; i++) {
+        const nw_kube_obj_t *o = nw_kube_cache_snap_at(s, NW_KUBE_NODES, i);
+        nrec += nw_node_bytes(o->node);
+        njson += nw_jsonfreeze_size(o->json);
+    }
+    for (size_t i = 0; i < nc; i++) {
+        const nw_kube_obj_t *o = nw_kube_cache_snap_at(s, NW_KUBE_NODECLAIMS, i);
+        crec += nw_node_claim_bytes(o->nodeclaim);
+        cjson += nw_jsonfreeze_size(o->json);
+    }
+    printf("memory per object: Node record %zu B + JSON %zu B; NodeClaim record %zu B + JSON "
+           "%zu B\n",
+           nn ? nrec / nn : 0, nn ? njson / nn : 0, nc ? crec / nc : 0, nc ? cjson / nc : 0);
+    nw_kube_cache_snap_release(s);
+}
+
 static char **g_argv;
 
 static int bench(int argc, char **argv)
@@ -665,6 +690,7 @@ static int bench(int argc, char **argv)
     }
     printf("cluster: %zu nodes, %zu NodeClaims, %zu pods (built in %.0f ms)\n", nnodes, nnodes,
            nnodes * per_node, now_ms() - t);
+    print_record_bytes();
 
     nw_nodeclaim_opts_t kopts = {0, NULL, NULL, 15 * 60 * NW_NS_PER_SEC};
     nw_nodeclaim_t *claims = nw_nodeclaim_new(&deps, &mem, &kopts);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "common/jsonfreeze.h"
+#include "common/log.h"
 
 static const nw_kube_res_t *const kind_res[NW_KUBE_KINDS] = {
     &nw_kube_client_res_pods,           &nw_kube_client_res_nodes,
@@ -101,6 +102,8 @@ static nw_kube_obj_t *pod_obj_new(nw_jsonintern_t *in, cJSON *json)
     return o;
 }
 
+static void obj_unref(nw_kube_obj_t *o);
+
 static nw_kube_obj_t *obj_new(nw_jsonintern_t *in, nw_kube_kind_t kind, cJSON *json)
 {
     if (kind == NW_KUBE_PODS)
@@ -147,17 +150,37 @@ static nw_kube_obj_t *obj_new(nw_jsonintern_t *in, nw_kube_kind_t kind, cJSON *j
     const cJSON *dt = cJSON_GetObjectItemCaseSensitive(meta, "deletionTimestamp");
     o->terminating = dt && !cJSON_IsNull(dt);
     o->node_name = o->phase = o->provider_id = o->nodepool = "";
+    nw_err_t err = {0};
+    nw_rc_t rc = NW_OK;
     switch (kind) {
-    case NW_KUBE_NODES:
-        o->provider_id = sfield(json, "spec", "providerID");
+    case NW_KUBE_NODES: {
+        nw_node_t *n = NULL;
+        rc = nw_node_decode(json, &n, &err);
+        o->node = n;
+        if (n)
+            o->provider_id = n->provider_id;
         break;
-    case NW_KUBE_NODECLAIMS:
-        o->provider_id = sfield(json, "status", "providerID");
-        o->nodepool =
-            sfield(cJSON_GetObjectItemCaseSensitive(meta, "labels"), "karpenter.sh/nodepool", NULL);
+    }
+    case NW_KUBE_NODECLAIMS: {
+        nw_node_claim_t *nc = NULL;
+        rc = nw_node_claim_decode(json, &nc, &err);
+        o->nodeclaim = nc;
+        if (nc) {
+            o->provider_id = nc->provider_id;
+            o->nodepool = nc->nodepool;
+        }
         break;
+    }
     default:
         break;
+    }
+    if (rc != NW_OK) {
+        /* not what an API server sends (it validates these fields): refused, as an
+         * object without a name is */
+        nw_log_warn("kube.cache", "object refused", NW_LS("kind", nw_kube_cache_kind_name(kind)),
+                    NW_LS("name", name), NW_LS("field", err.path), NW_LS("error", err.msg));
+        obj_unref(o);
+        return NULL;
     }
     return o;
 }
@@ -166,6 +189,8 @@ static void obj_unref(nw_kube_obj_t *o)
 {
     if (o && atomic_fetch_sub_explicit(&o->refs_, 1, memory_order_acq_rel) == 1) {
         nw_pod_free((nw_pod_t *)o->pod);
+        nw_node_free((nw_node_t *)o->node);
+        nw_node_claim_free((nw_node_claim_t *)o->nodeclaim);
         nw_jsonfreeze_free(o->json);
         free(o->key_);
         free(o);
