@@ -313,8 +313,19 @@ static nw_rc_t claim_pass(arena_t *a, const cJSON *obj, nw_node_claim_t *c, nw_e
     c->class_group = a_str(a, nw_json_str(ref, "group"));
     c->class_kind = a_str(a, nw_json_str(ref, "kind"));
     c->class_name = a_str(a, nw_json_str(ref, "name"));
+    static const char *const durations[] = {"expireAfter", "terminationGracePeriod"};
+    for (size_t i = 0; i < 2; i++) {
+        const cJSON *d = nw_json_get(spec, durations[i]);
+        if (d && !cJSON_IsNull(d) && !cJSON_IsString(d)) {
+            char p[64];
+            snprintf(p, sizeof p, "spec.%s", durations[i]);
+            return nw_err_set(err, NW_EINVAL, p, "must be a string, not %s", nw_json_type_name(d));
+        }
+    }
     c->expire_after = a_str(a, nw_json_str(spec, "expireAfter"));
+    c->expire_after_set = nw_json_str(spec, "expireAfter") != NULL;
     c->tgp = a_str(a, nw_json_str(spec, "terminationGracePeriod"));
+    c->tgp_set = nw_json_str(spec, "terminationGracePeriod") != NULL;
     c->provider_id = a_str(a, nw_json_str(st, "providerID"));
     c->node_name = a_str(a, nw_json_str(st, "nodeName"));
     c->image_id = a_str(a, nw_json_str(st, "imageID"));
@@ -378,12 +389,12 @@ nw_rc_t nw_node_claim_decode(const cJSON *obj, nw_node_claim_t **out, nw_err_t *
     const char *pool = nw_node_meta_label(&c->m, "karpenter.sh/nodepool");
     c->nodepool = pool ? pool : "";
     c->bytes_ = a.used;
-    if (c->expire_after[0]) {
+    if (c->expire_after_set) {
         nw_err_t e = {0};
         c->expire_after_ok = nw_duration_parse_or_never(c->expire_after, true, &c->expire_after_ns,
                                                         NULL, &e) == NW_OK;
     }
-    if (c->tgp[0]) {
+    if (c->tgp_set) {
         nw_err_t e = {0};
         c->tgp_ok = nw_duration_parse(c->tgp, &c->tgp_ns, &e) == NW_OK;
     }

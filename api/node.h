@@ -34,6 +34,7 @@
  * what the API server sends: no metadata.name ("metadata.name"), labels or annotations
  * that are not an object of strings ("metadata.labels[app]"), a taint that is not one
  * ("spec.taints[0].effect"), a quantity that does not parse ("status.allocatable[cpu]"),
+ * a spec.expireAfter or spec.terminationGracePeriod that is not a string,
  * a requirement that does not parse ("spec.requirements[0].operator"), a condition
  * without a type ("status.conditions[1].type"). A timestamp that does not parse counts
  * as absent (0), as in api/pod.h, and a duration that does not parse is kept as written
@@ -117,9 +118,11 @@ typedef struct nw_node_claim {
     nw_taints_t startup_taints; /* spec.startupTaints; borrowed */
     nw_resources_t requests;    /* spec.resources.requests; borrowed */
     const char *expire_after;   /* spec.expireAfter as written, "" when absent */
+    bool expire_after_set;      /* present (not null), even if "" */
     bool expire_after_ok;       /* it parsed: expire_after_ns (INT64_MAX for "Never") */
     int64_t expire_after_ns;
     const char *tgp; /* spec.terminationGracePeriod as written, "" when absent */
+    bool tgp_set;    /* present (not null), even if "" */
     bool tgp_ok;     /* it parsed: tgp_ns */
     int64_t tgp_ns;
     const char *provider_id;              /* status.providerID, "" */

@@ -196,7 +196,7 @@ START_TEST(claim_durations_kept_as_written)
     cJSON *j = claim_json("soon");
     ck_assert_int_eq(nw_node_claim_decode(j, &c, &err), NW_OK);
     ck_assert_str_eq(c->tgp, "soon");
-    ck_assert(!c->tgp_ok);
+    ck_assert(c->tgp_set && !c->tgp_ok);
     nw_node_claim_free(c);
     cJSON_ReplaceItemInObject(cJSON_GetObjectItem(j, "spec"), "expireAfter",
                               cJSON_CreateString("Never"));
@@ -264,6 +264,10 @@ START_TEST(malformed_input_names_the_field)
     claim_refused("{\"metadata\":{\"name\":\"c\"},\"spec\":{\"resources\":{\"requests\":{"
                   "\"cpu\":\"lots\"}}}}",
                   "spec.resources.requests[cpu]");
+    claim_refused("{\"metadata\":{\"name\":\"c\"},\"spec\":{\"expireAfter\":720}}",
+                  "spec.expireAfter");
+    claim_refused("{\"metadata\":{\"name\":\"c\"},\"spec\":{\"terminationGracePeriod\":[]}}",
+                  "spec.terminationGracePeriod");
     claim_refused("{\"metadata\":{\"name\":\"c\"},\"spec\":{\"nodeClassRef\":\"default\"}}",
                   "spec.nodeClassRef");
     claim_refused("{\"metadata\":{\"name\":\"c\"},\"status\":{\"allocatable\":{\"cpu\":\"?\"}}}",
