@@ -13,6 +13,10 @@
  *     N instances;
  *   - a fake clock, moved 1 s before each idle tick and 100 ms before each churn tick.
  *
+ * Before the phases it prints the cache's memory per Node and NodeClaim (their records,
+ * api/node.h, and the JSON kept beside them) and the CPU a scheduling snapshot pays for the
+ * cluster's Nodes from their JSON and from their records.
+ *
  * Phases: warm-up (ticks until one writes nothing), idle (nothing changes), pod churn
  * (pods_per_tick pods created, marked for deletion or deleted before each tick: 500 events/s
  * at 100 ms ticks by default), NodeClaim churn (the pod churn plus claims_per_tick NodeClaim
