@@ -164,7 +164,7 @@ void nw_expiry_tick(nw_expiry_t *e, const nw_kube_snap_t *s)
         nw_ctl_event(c, &nw_kube_client_res_nodeclaims, nc->json, "Normal", "Expired", msg);
         if (e->counters)
             nw_prom_counters_inc(e->counters, "expired", nc->nodepool, NULL);
-        nw_kmetrics_disrupted(c->series, "expired", nc->json);
+        nw_kmetrics_disrupted_of(c->series, "expired", &nc->nodeclaim->m);
     }
     nw_tickgate_ran(&e->gate, s, complete, NW_TICKGATE_NEVER, next);
 }

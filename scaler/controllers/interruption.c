@@ -204,8 +204,8 @@ static NW_MUST_USE nw_rc_t act(nw_interruption_t *h, const nw_interrupt_event_t 
             return rc;
         }
         atomic_fetch_add(&h->actions[ACT_DELETE], 1);
-        nw_kmetrics_disrupted(h->deps->series, nw_kmetrics_message_kind(ev->kind),
-                              a->nodeclaim->json);
+        nw_kmetrics_disrupted_of(h->deps->series, nw_kmetrics_message_kind(ev->kind),
+                                 &a->nodeclaim->nodeclaim->m);
         char msg[160];
         snprintf(msg, sizeof msg, "Interruption (%s) triggered termination of the NodeClaim",
                  nw_interrupt_kind_name(ev->kind));

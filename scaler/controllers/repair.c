@@ -411,7 +411,7 @@ static bool repair_node(nw_repair_t *r, const nw_kube_snap_t *s, const nw_kube_o
                 NW_LS("nodeclaim", nc->name), NW_LS("condition", p->type),
                 NW_LS("status", p->status),
                 NW_LI("tolerationSeconds", p->toleration_ns / NW_NS_PER_SEC));
-    nw_kmetrics_disrupted(c->series, "unhealthy", node->json);
+    nw_kmetrics_disrupted_of(c->series, "unhealthy", &node->node->m);
     if (c->series) {
         char cond[96];
         nw_repair_snake(p->type, cond, sizeof cond);
@@ -469,7 +469,7 @@ static bool act_health(nw_repair_t *r, const by_instance_t *ix, const char *id, 
         nw_ctl_event(c, &nw_kube_client_res_nodes, node->json, "Warning",
                      "TerminatingOnInterruption",
                      "Interruption triggered termination for the Node");
-    nw_kmetrics_disrupted(c->series, kind_names[kind], nc->json);
+    nw_kmetrics_disrupted_of(c->series, kind_names[kind], &nc->nodeclaim->m);
     return true;
 }
 

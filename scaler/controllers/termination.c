@@ -223,6 +223,16 @@ static int64_t condition_since(const nw_kube_obj_t *o, const char *type, const c
     return 0;
 }
 
+/* nw_kmetrics_observe_since from a record's timestamp as written (nothing when it is absent
+ * or does not parse) */
+static void observe_since(nw_series_t *r, const nw_series_desc_t *d, const nw_node_meta_t *m,
+                          const char *text, int64_t now)
+{
+    int64_t at = 0;
+    if (text[0] && nw_clock_time_parse(text, &at) == NW_OK)
+        nw_kmetrics_observe_from_of(r, d, m, at, now);
+}
+
 /* condition_is of a cached object's record (the first condition of the type decides) */
 static bool cached_condition_is(const nw_kube_obj_t *o, const char *type, const char *status,
                                 const char *reason)
@@ -447,21 +457,21 @@ static void remove_claim_finalizer(nw_termination_t *t, const nw_kube_obj_t *nc)
     atomic_fetch_add(&t->claims_terminated, 1);
     static const char *const terminated[] = {NW_LABEL_NODEPOOL, NW_LABEL_CAPACITY_TYPE,
                                              "topology.kubernetes.io/zone"};
-    nw_kmetrics_count_labels(c->series, &NW_KMETRICS_NODECLAIMS_TERMINATED, nc->json, terminated);
+    const nw_node_meta_t *m = &nc->nodeclaim->m;
+    nw_kmetrics_count_labels_of(c->series, &NW_KMETRICS_NODECLAIMS_TERMINATED, m, terminated);
     int64_t now_fin = nw_clock_now(c->clock);
-    nw_kmetrics_observe_since(c->series, &NW_KMETRICS_NODECLAIMS_TERMINATION_DURATION, nc->json,
-                              "metadata.deletionTimestamp", now_fin);
+    observe_since(c->series, &NW_KMETRICS_NODECLAIMS_TERMINATION_DURATION, m, m->deleted_text,
+                  now_fin);
     /* from the InstanceTerminating condition's transition, as Karpenter's lifecycle
      * controller measures it */
-    const nw_node_meta_t *m = &nc->nodeclaim->m;
     for (size_t i = 0; i < m->nconds; i++) {
         if (strcmp(m->conds[i].type, "InstanceTerminating") == 0) {
             const char *ts = m->conds[i].since_text;
             int64_t at = 0;
             if (ts[0] && nw_clock_time_parse(ts, &at) == NW_OK)
-                nw_kmetrics_observe_from(c->series,
-                                         &NW_KMETRICS_NODECLAIMS_INSTANCE_TERMINATION_DURATION,
-                                         nc->json, at, now_fin);
+                nw_kmetrics_observe_from_of(c->series,
+                                            &NW_KMETRICS_NODECLAIMS_INSTANCE_TERMINATION_DURATION,
+                                            m, at, now_fin);
         }
     }
     nw_log_info(COMP, "NodeClaim finalized", NW_LS("nodeclaim", nc->name),
@@ -777,12 +787,11 @@ static void remove_node_finalizer(nw_termination_t *t, const nw_kube_obj_t *node
     nm->finalized = 1;
     atomic_fetch_add(&t->nodes_terminated, 1);
     static const char *const node_terminated[] = {NW_LABEL_NODEPOOL, "topology.kubernetes.io/zone"};
-    nw_kmetrics_count_labels(c->series, &NW_KMETRICS_NODES_TERMINATED, node->json, node_terminated);
+    const nw_node_meta_t *m = &node->node->m;
+    nw_kmetrics_count_labels_of(c->series, &NW_KMETRICS_NODES_TERMINATED, m, node_terminated);
     int64_t now_fin = nw_clock_now(c->clock);
-    nw_kmetrics_observe_since(c->series, &NW_KMETRICS_NODES_TERMINATION_DURATION, node->json,
-                              "metadata.deletionTimestamp", now_fin);
-    nw_kmetrics_observe_since(c->series, &NW_KMETRICS_NODES_LIFETIME_DURATION, node->json,
-                              "metadata.creationTimestamp", now_fin);
+    observe_since(c->series, &NW_KMETRICS_NODES_TERMINATION_DURATION, m, m->deleted_text, now_fin);
+    observe_since(c->series, &NW_KMETRICS_NODES_LIFETIME_DURATION, m, m->created_text, now_fin);
     int64_t del = 0;
     const char *dts = node->node->m.deleted_text;
     if (dts[0] && nw_clock_time_parse(dts, &del) == NW_OK)
@@ -898,7 +907,8 @@ static bool drain_node(nw_termination_t *t, const nw_kube_snap_t *s, const nw_ku
         nm->drained = 1;
         atomic_fetch_add(&t->nodes_drained, 1);
         static const char *const drained_keys[] = {NW_LABEL_NODEPOOL};
-        nw_kmetrics_count_labels(c->series, &NW_KMETRICS_NODES_DRAINED, node->json, drained_keys);
+        nw_kmetrics_count_labels_of(c->series, &NW_KMETRICS_NODES_DRAINED, &node->node->m,
+                                    drained_keys);
         nw_prom_hist_observe(&t->drain_s, now - nm->first_attempt_ns);
         nw_log_info(COMP, "node drained", NW_LS("node", node->name),
                     NW_LI("ms", (now - nm->first_attempt_ns) / NW_NS_PER_MS));
