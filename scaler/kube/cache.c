@@ -680,11 +680,21 @@ static void vecs_locked(nw_kube_cache_t *c, nw_kube_kind_t kind, const nw_kube_o
         c->vec_oom = !vecs_rebuild(&c->all[kind], c->idx, kind, &c->store[kind]);
 }
 
+static char *key_of(nw_kube_kind_t kind, const cJSON *obj);
+static nw_rc_t remove_key(nw_kube_cache_t *c, nw_kube_kind_t kind, char *key);
+
 nw_rc_t nw_kube_cache_upsert(nw_kube_cache_t *c, nw_kube_kind_t kind, cJSON *obj)
 {
+    /* a Node or NodeClaim whose record does not decode replaces the version before it by
+     * nothing, as a relist would leave it out */
+    char *key = kind == NW_KUBE_NODES || kind == NW_KUBE_NODECLAIMS ? key_of(kind, obj) : NULL;
     nw_kube_obj_t *o = obj_new(c->intern, kind, obj);
-    if (!o)
+    if (!o) {
+        if (key)
+            (void)remove_key(c, kind, key);
         return NW_EINVAL;
+    }
+    free(key);
     pthread_mutex_lock(&c->mu);
     nw_kube_obj_t *old = map_put(&c->store[kind], o);
     if (old == o) {
@@ -730,11 +740,9 @@ static char *key_of(nw_kube_kind_t kind, const cJSON *obj)
     return k;
 }
 
-nw_rc_t nw_kube_cache_remove(nw_kube_cache_t *c, nw_kube_kind_t kind, const cJSON *obj)
+/* Remove the object of this key (taken). Absent is not an error. */
+static nw_rc_t remove_key(nw_kube_cache_t *c, nw_kube_kind_t kind, char *key)
 {
-    char *key = key_of(kind, obj);
-    if (!key)
-        return NW_EINVAL;
     pthread_mutex_lock(&c->mu);
     nw_kube_obj_t *old = map_del(&c->store[kind], key);
     nw_kube_snap_t *stale = NULL;
@@ -757,6 +765,14 @@ nw_rc_t nw_kube_cache_remove(nw_kube_cache_t *c, nw_kube_kind_t kind, const cJSO
         return NW_ENOMEM;
     reclaim(c);
     return NW_OK;
+}
+
+nw_rc_t nw_kube_cache_remove(nw_kube_cache_t *c, nw_kube_kind_t kind, const cJSON *obj)
+{
+    char *key = key_of(kind, obj);
+    if (!key)
+        return NW_EINVAL;
+    return remove_key(c, kind, key);
 }
 
 /* The hook's view of a relist: deletes for what vanished, adds and modifies for what

@@ -22,7 +22,8 @@
  * their patches and resourceVersion preconditions from it, and the controllers not yet
  * converted (disruption, gc, provisioning, lifecycle, nominate) still read it. A Node or
  * NodeClaim whose record does not decode (a malformed field: an API server never sends
- * one) is refused with a warning naming the field, as an object without a name is.
+ * one) is refused with a warning naming the field, as an object without a name is, and
+ * takes the version before it out of the cache (a relist would leave it out too).
  * Every other kind is kept as its JSON without metadata.managedFields (and a Node's JSON
  * without status.images, addresses, daemonEndpoints and nodeInfo).
  *
@@ -128,7 +129,8 @@ void nw_kube_cache_set_hook(nw_kube_cache_t *c, nw_kube_cache_hook_fn fn, void *
 /* ---- writers (the watch thread) ---- */
 
 /** Insert or replace an object. Takes ownership of obj (also on error). NW_EINVAL if it
- * has no metadata.name. */
+ * has no metadata.name, or is a Node or NodeClaim whose record does not decode (then the
+ * object of its name is removed). */
 NW_MUST_USE nw_rc_t nw_kube_cache_upsert(nw_kube_cache_t *c, nw_kube_kind_t kind, cJSON *obj);
 
 /** Remove the object with obj's namespace/name (obj borrowed). Absent is not an error. */

@@ -464,6 +464,15 @@ START_TEST(nodes_and_claims_carry_records)
                              named("n2", "3", ",\"status\":{\"capacity\":{\"cpu\":\"x\"}}")),
         NW_OK);
     ck_assert_uint_eq(nw_kube_cache_count(c, NW_KUBE_NODES), 1);
+    /* ... and a version that does not decode takes the one before it out, as a relist
+     * would leave it out */
+    ck_assert_int_eq(nw_kube_cache_upsert(c, NW_KUBE_NODES, named("n3", "4", NULL)), NW_OK);
+    ck_assert_uint_eq(nw_kube_cache_count(c, NW_KUBE_NODES), 2);
+    ck_assert_int_ne(
+        nw_kube_cache_upsert(c, NW_KUBE_NODES,
+                             named("n3", "5", ",\"status\":{\"allocatable\":{\"cpu\":[]}}")),
+        NW_OK);
+    ck_assert_uint_eq(nw_kube_cache_count(c, NW_KUBE_NODES), 1);
     nw_kube_snap_t *s = nw_kube_cache_snapshot(c);
     const nw_kube_obj_t *n = nw_kube_cache_snap_get(s, NW_KUBE_NODES, NULL, "n1");
     ck_assert_ptr_nonnull(n);
