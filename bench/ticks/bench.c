@@ -13,6 +13,10 @@
  *     N instances;
  *   - a fake clock, moved 1 s before each idle tick and 100 ms before each churn tick.
  *
+ * Before the phases it prints the cache's memory per Node and NodeClaim (their records,
+ * api/node.h, and the JSON kept beside them) and the CPU a scheduling snapshot pays for the
+ * cluster's Nodes from their JSON and from their records.
+ *
  * Phases: warm-up (ticks until one writes nothing), idle (nothing changes), pod churn
  * (pods_per_tick pods created, marked for deletion or deleted before each tick: 500 events/s
  * at 100 ms ticks by default), NodeClaim churn (the pod churn plus claims_per_tick NodeClaim
@@ -39,6 +43,7 @@
 #include "admission/gpu.h"
 #include "api/drifthash.h"
 #include "common/json.h"
+#include "common/jsonfreeze.h"
 #include "common/log.h"
 #include "scaler/controllers/accelaudit.h"
 #include "scaler/controllers/disruption.h"
@@ -50,6 +55,7 @@
 #include "scaler/controllers/upkeep.h"
 #include "scaler/kube/config.h"
 #include "scaler/nodeclaim/nodeclaim.h"
+#include "scaler/sched/schedule.h"
 #include "tests/unit/fakeapi.h"
 #include "tests/unit/fakecloud.h"
 
@@ -591,6 +597,75 @@ static void run_phase(const char *name, ctls_t *c, nw_clock_fake_t *clk, int tic
 }
 
 static int g_argc;
+/* The cache's memory per Node and NodeClaim: the typed record (api/node.h) and the JSON
+ * kept beside it (frozen, without managedFields and a Node's images). */
+static void print_record_bytes(void)
+{
+    nw_kube_snap_t *s = nw_kube_cache_snapshot(cache);
+    size_t nrec = 0, njson = 0, crec = 0, cjson = 0;
+    size_t nn = nw_kube_cache_snap_count(s, NW_KUBE_NODES),
+           nc = nw_kube_cache_snap_count(s, NW_KUBE_NODECLAIMS);
+    for (size_t i = 0; i < nn; i++) {
+        const nw_kube_obj_t *o = nw_kube_cache_snap_at(s, NW_KUBE_NODES, i);
+        nrec += nw_node_bytes(o->node);
+        njson += nw_jsonfreeze_size(o->json);
+    }
+    for (size_t i = 0; i < nc; i++) {
+        const nw_kube_obj_t *o = nw_kube_cache_snap_at(s, NW_KUBE_NODECLAIMS, i);
+        crec += nw_node_claim_bytes(o->nodeclaim);
+        cjson += nw_jsonfreeze_size(o->json);
+    }
+    printf("memory per object: Node record %zu B + JSON %zu B; NodeClaim record %zu B + JSON "
+           "%zu B\n",
+           nn ? nrec / nn : 0, nn ? njson / nn : 0, nc ? crec / nc : 0, nc ? cjson / nc : 0);
+    nw_kube_cache_snap_release(s);
+}
+
+static double cpu_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int dbl_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* What a scheduling snapshot pays for the cluster's Nodes on every pass that builds one
+ * (provisioning's solve, disruption's simulations): every Node added from its JSON
+ * (nw_snap_node_add_json: labels, taints, quantities parsed by field name) and from its
+ * record (nw_snap_node_add_node, what scaler/state/simsnap.c does), thread CPU, median of
+ * 7 rounds. */
+static void print_node_snapshot_cost(void)
+{
+    nw_kube_snap_t *s = nw_kube_cache_snapshot(cache);
+    size_t nn = nw_kube_cache_snap_count(s, NW_KUBE_NODES);
+    double t[2][7];
+    for (int r = 0; r < 7; r++)
+        for (int way = 0; way < 2; way++) {
+            nw_sched_snap_t *ss = nw_snapshot_new();
+            nw_err_t err = {0};
+            double t0 = cpu_ms();
+            for (size_t i = 0; i < nn; i++) {
+                const nw_kube_obj_t *o = nw_kube_cache_snap_at(s, NW_KUBE_NODES, i);
+                nw_rc_t rc = way ? nw_snap_node_add_node(ss, o->node, &err)
+                                 : nw_snap_node_add_json(ss, o->json, &err);
+                ck_assert_int_eq(rc, NW_OK);
+            }
+            t[way][r] = cpu_ms() - t0;
+            nw_snapshot_free(ss);
+        }
+    qsort(t[0], 7, sizeof(double), dbl_cmp);
+    qsort(t[1], 7, sizeof(double), dbl_cmp);
+    printf("snapshot of %zu Nodes: from JSON %.2f ms, from records %.2f ms (thread CPU, median "
+           "of 7)\n",
+           nn, t[0][3], t[1][3]);
+    nw_kube_cache_snap_release(s);
+}
+
 static char **g_argv;
 
 static int bench(int argc, char **argv)
@@ -665,6 +740,8 @@ static int bench(int argc, char **argv)
     }
     printf("cluster: %zu nodes, %zu NodeClaims, %zu pods (built in %.0f ms)\n", nnodes, nnodes,
            nnodes * per_node, now_ms() - t);
+    print_record_bytes();
+    print_node_snapshot_cost();
 
     nw_nodeclaim_opts_t kopts = {0, NULL, NULL, 15 * 60 * NW_NS_PER_SEC};
     nw_nodeclaim_t *claims = nw_nodeclaim_new(&deps, &mem, &kopts);

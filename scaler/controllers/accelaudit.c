@@ -113,31 +113,25 @@ static audit_pod_t *remember(nw_accelaudit_t *a, const char *uid, int64_t mono, 
     return old;
 }
 
-static const char *label_of(const char *key, void *labels)
+static const char *label_of(const char *key, void *node)
 {
-    return nw_json_str((const cJSON *)labels, key);
+    return nw_node_meta_label(&((const nw_node_t *)node)->m, key);
 }
 
-int nw_accelaudit_node_class(const nw_gpu_policy_t *p, const cJSON *node)
+int nw_accelaudit_node_class(const nw_gpu_policy_t *p, const nw_node_t *node)
 {
-    const cJSON *labels = nw_json_get(nw_json_get(node, "metadata"), "labels");
-    const char *lv = nw_json_str(labels, p->label_key);
+    const char *lv = nw_node_meta_label(&node->m, p->label_key);
     for (size_t i = 0; lv && i < p->nclasses; i++)
         if (strcmp(lv, p->classes[i].label_value) == 0)
             return (int)i;
-    const cJSON *taints = nw_json_get(nw_json_get(node, "spec"), "taints");
-    const cJSON *t;
-    if (!cJSON_IsArray(taints))
-        taints = NULL;
-    cJSON_ArrayForEach(t, taints)
-    {
+    for (size_t t = 0; t < node->m.taints.n; t++) {
         /* the class's taint key, whatever its value (a pool may give it any) */
-        const char *k = nw_json_str(t, "key");
-        for (size_t i = 0; k && i < p->nclasses; i++)
+        const char *k = node->m.taints.v[t].key;
+        for (size_t i = 0; i < p->nclasses; i++)
             if (strcmp(k, p->classes[i].taint_key) == 0)
                 return (int)i;
     }
-    return nw_gpu_type_class(p, label_of, (void *)labels);
+    return nw_gpu_type_class(p, label_of, (void *)node);
 }
 
 static bool finished_or_leaving(const nw_kube_obj_t *pod)
@@ -294,7 +288,7 @@ void nw_accelaudit_tick(nw_accelaudit_t *a, const nw_kube_snap_t *s)
         bool fresh;
         facts_t *nf = facts(a, node, &tmp, &fresh);
         if (fresh)
-            nf->cls = nw_accelaudit_node_class(p, node->json);
+            nf->cls = nw_accelaudit_node_class(p, node->node);
         int node_k = nf->cls;
         if (node_k < 0 && !dra)
             continue;

@@ -54,8 +54,9 @@ void nw_accelaudit_reset(nw_accelaudit_t *a);
 /** One pass over the snapshot (events and evictions only while leading). */
 void nw_accelaudit_tick(nw_accelaudit_t *a, const nw_kube_snap_t *s);
 
-/** The class index of a Node object under policy p, or -1 (not an accelerator node). */
-int nw_accelaudit_node_class(const nw_gpu_policy_t *p, const cJSON *node);
+/** The class index of a Node (its record: its labels and taints) under policy p, or -1 (not
+ * an accelerator node). */
+int nw_accelaudit_node_class(const nw_gpu_policy_t *p, const nw_node_t *node);
 
 /** Pods violating isolation at the last tick, for class index cls. */
 unsigned nw_accelaudit_current(const nw_accelaudit_t *a, size_t cls);

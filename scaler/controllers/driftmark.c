@@ -176,6 +176,34 @@ static NW_MUST_USE nw_rc_t patch_annotations(nw_ctl_deps_t *c, const nw_kube_res
     return rc;
 }
 
+/* The status of a NodeClaim's condition of this type as nw_json_condition reads it (NULL:
+ * none), from its record. */
+static const char *cond_status(const nw_kube_obj_t *nc, const char *type)
+{
+    const nw_node_cond_t *cd = nw_node_meta_condition(&nc->nodeclaim->m, type);
+    return cd && cd->status_name[0] ? cd->status_name : NULL;
+}
+
+/* The Drifted condition's reason when it is True ("" without one), else NULL. */
+static const char *drift_condition_reason(const nw_kube_obj_t *nc)
+{
+    const nw_node_cond_t *cd = nw_node_meta_condition(&nc->nodeclaim->m, NW_COND_DRIFTED);
+    return cd && strcmp(cd->status_name, "True") == 0 ? cd->reason : NULL;
+}
+
+/* the NodeClaim's spec.nodeClassRef.name, NULL without one */
+static const char *class_name(const nw_kube_obj_t *nc)
+{
+    const char *n = nc->nodeclaim->class_name;
+    return n[0] ? n : NULL;
+}
+
+static bool claim_annotation_is(const nw_kube_obj_t *nc, const char *key, const char *value)
+{
+    const char *v = nw_node_meta_annotation(&nc->nodeclaim->m, key);
+    return v && value && strcmp(v, value) == 0;
+}
+
 /* Karpenter's updateNodeClaimHash: NodeClaims of an owner whose hash version was not
  * ours get our version, and the current hash unless they are already Drifted. */
 static void migrate_claims(nw_ctl_deps_t *c, const nw_kube_snap_t *s, const char *pool,
@@ -185,14 +213,14 @@ static void migrate_claims(nw_ctl_deps_t *c, const nw_kube_snap_t *s, const char
     for (size_t i = 0; i < nw_kube_cache_snap_count(s, NW_KUBE_NODECLAIMS) && nw_ctl_may_write(c);
          i++) {
         const nw_kube_obj_t *nc = nw_kube_cache_snap_at(s, NW_KUBE_NODECLAIMS, i);
-        if (nc->terminating || nw_drifthash_annotation_is(nc->json, vkey, version))
+        if (nc->terminating || claim_annotation_is(nc, vkey, version))
             continue;
         if (pool && strcmp(nc->nodepool, pool) != 0)
             continue;
-        const char *ref = nw_json_str_at(nc->json, "spec.nodeClassRef.name");
+        const char *ref = class_name(nc);
         if (class && (!ref || strcmp(ref, class) != 0))
             continue;
-        int drifted = nw_json_condition(nc->json, NW_COND_DRIFTED) != NULL;
+        int drifted = cond_status(nc, NW_COND_DRIFTED) != NULL;
         nw_err_t err = {0};
         nw_rc_t rc = drifted ? patch_annotations(c, &nw_kube_client_res_nodeclaims, nc->name, vkey,
                                                  version, NULL, NULL, &err)
@@ -375,21 +403,6 @@ static int mutate_drifted(cJSON *obj, void *ud)
     return 0;
 }
 
-static const char *drift_condition_reason(const cJSON *nc)
-{
-    const cJSON *cd;
-    cJSON_ArrayForEach(cd, nw_json_get(nw_json_get(nc, "status"), "conditions"))
-    {
-        const char *t = nw_json_str(cd, "type");
-        if (t && strcmp(t, NW_COND_DRIFTED) == 0) {
-            const char *st = nw_json_str(cd, "status");
-            const char *rs = nw_json_str(cd, "reason");
-            return st && strcmp(st, "True") == 0 ? (rs ? rs : "") : NULL;
-        }
-    }
-    return NULL;
-}
-
 /* true when the condition was changed by this write, false when it already was so or failed */
 static bool write_mark(nw_ctl_deps_t *c, const nw_kube_obj_t *nc, const char *reason)
 {
@@ -410,7 +423,7 @@ static bool write_mark(nw_ctl_deps_t *c, const nw_kube_obj_t *nc, const char *re
 static bool judge(nw_ctl_deps_t *c, nw_driftmark_t *d, const nw_kube_snap_t *s,
                   const nw_kube_obj_t *nc, const nw_kube_obj_t *pool)
 {
-    const char *cname = nw_json_str_at(nc->json, "spec.nodeClassRef.name");
+    const char *cname = class_name(nc);
     const nw_kube_obj_t *class =
         cname ? nw_kube_cache_snap_get(s, NW_KUBE_EC2NODECLASSES, NULL, cname) : NULL;
     /* the class as resolved from its selectors */
@@ -466,8 +479,8 @@ static bool judge(nw_ctl_deps_t *c, nw_driftmark_t *d, const nw_kube_snap_t *s,
     char detail[1024];
     nw_drift_reason_t why = nw_drift_check(&in, detail, sizeof detail);
     const char *now_reason = why == NW_DRIFT_NONE ? NULL : nw_drift_reason_str(why);
-    const char *had = drift_condition_reason(nc->json);
-    int has_cond = nw_json_condition(nc->json, NW_COND_DRIFTED) != NULL;
+    const char *had = drift_condition_reason(nc);
+    int has_cond = cond_status(nc, NW_COND_DRIFTED) != NULL;
     if (now_reason && had && strcmp(had, now_reason) == 0)
         return true;
     if (!now_reason && !has_cond)
@@ -521,10 +534,10 @@ static bool mark(nw_ctl_deps_t *c, nw_driftmark_t *d, const nw_kube_snap_t *s, b
         facts_t *m = nw_tickgate_memo(&d->gate, nc, &fresh), f;
         if (!m || fresh) {
             memset(&f, 0, sizeof f);
-            const char *launched = nw_json_condition(nc->json, "Launched");
+            const char *launched = cond_status(nc, "Launched");
             f.launched = launched && strcmp(launched, "True") == 0;
-            f.drifted_cond = nw_json_condition(nc->json, NW_COND_DRIFTED) != NULL;
-            f.cname = nw_json_str_at(nc->json, "spec.nodeClassRef.name");
+            f.drifted_cond = cond_status(nc, NW_COND_DRIFTED) != NULL;
+            f.cname = class_name(nc);
             f.has_uid = nc->uid[0] != 0;
             f.has_pid = nc->provider_id[0] != 0;
         } else

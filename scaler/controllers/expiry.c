@@ -14,18 +14,13 @@
 
 #define DEFAULT_EXPIRE_AFTER "720h"
 
-int nw_expiry_deadline(const cJSON *nodeclaim, int64_t *at_ns, nw_err_t *err)
+/* The deadline from expireAfter as written (NULL: absent, the default) and the creation
+ * time (NULL or not RFC 3339: an error). */
+static int deadline(const char *s, const char *ct, int64_t *at_ns, nw_err_t *err)
 {
     *at_ns = 0;
-    const cJSON *ea = nw_json_get(nw_json_get(nodeclaim, "spec"), "expireAfter");
-    const char *s = DEFAULT_EXPIRE_AFTER;
-    if (ea && !cJSON_IsNull(ea)) {
-        if (!cJSON_IsString(ea)) {
-            nw_err_set(err, NW_EINVAL, "spec.expireAfter", "spec.expireAfter: must be a string");
-            return -1;
-        }
-        s = ea->valuestring;
-    }
+    if (!s)
+        s = DEFAULT_EXPIRE_AFTER;
     int64_t d = 0;
     bool never = false;
     nw_err_t e = {0};
@@ -35,7 +30,6 @@ int nw_expiry_deadline(const cJSON *nodeclaim, int64_t *at_ns, nw_err_t *err)
     }
     if (never)
         return 0;
-    const char *ct = nw_json_str(nw_json_get(nodeclaim, "metadata"), "creationTimestamp");
     int64_t created = 0;
     if (!ct || nw_clock_time_parse(ct, &created) != NW_OK) {
         nw_err_set(err, NW_EINVAL, "metadata.creationTimestamp",
@@ -47,6 +41,28 @@ int nw_expiry_deadline(const cJSON *nodeclaim, int64_t *at_ns, nw_err_t *err)
     else
         *at_ns = created + d;
     return 1;
+}
+
+int nw_expiry_deadline(const cJSON *nodeclaim, int64_t *at_ns, nw_err_t *err)
+{
+    *at_ns = 0;
+    const cJSON *ea = nw_json_get(nw_json_get(nodeclaim, "spec"), "expireAfter");
+    const char *s = NULL;
+    if (ea && !cJSON_IsNull(ea)) {
+        if (!cJSON_IsString(ea)) {
+            nw_err_set(err, NW_EINVAL, "spec.expireAfter", "spec.expireAfter: must be a string");
+            return -1;
+        }
+        s = ea->valuestring;
+    }
+    return deadline(s, nw_json_str(nw_json_get(nodeclaim, "metadata"), "creationTimestamp"), at_ns,
+                    err);
+}
+
+int nw_expiry_deadline_of(const nw_node_claim_t *nc, int64_t *at_ns, nw_err_t *err)
+{
+    return deadline(nc->expire_after_set ? nc->expire_after : NULL,
+                    nc->m.created_text[0] ? nc->m.created_text : NULL, at_ns, err);
 }
 
 bool nw_expiry_due(const cJSON *nodeclaim, int64_t now_ns)
@@ -70,12 +86,11 @@ typedef struct {
     int64_t at;
 } expiry_memo_t;
 
-bool nw_expiry_staged(const struct nw_gpu_policy *gpu, const cJSON *nodeclaim)
+bool nw_expiry_staged(const struct nw_gpu_policy *gpu, const nw_node_claim_t *nodeclaim)
 {
     if (!gpu || !gpu->enabled || !gpu->label_key)
         return false;
-    const char *v =
-        nw_json_str(nw_json_get(nw_json_get(nodeclaim, "metadata"), "labels"), gpu->label_key);
+    const char *v = nw_node_meta_label(&nodeclaim->m, gpu->label_key);
     for (size_t i = 0; v && i < gpu->nclasses; i++)
         if (gpu->classes[i].rollout_max > 0 && gpu->classes[i].label_value &&
             strcmp(gpu->classes[i].label_value, v) == 0)
@@ -115,7 +130,7 @@ void nw_expiry_tick(nw_expiry_t *e, const nw_kube_snap_t *s)
         bool fresh;
         expiry_memo_t *m = nw_tickgate_memo(&e->gate, nc, &fresh), d;
         if (!m || fresh) {
-            d.rc = nw_expiry_deadline(nc->json, &d.at, NULL);
+            d.rc = nw_expiry_deadline_of(nc->nodeclaim, &d.at, NULL);
             if (m)
                 *m = d;
         } else
@@ -126,10 +141,10 @@ void nw_expiry_tick(nw_expiry_t *e, const nw_kube_snap_t *s)
             next = nw_tickgate_min(next, d.at);
             continue;
         }
-        if (recently_expired(e, nc->uid) || nw_expiry_staged(e->gpu, nc->json))
+        if (recently_expired(e, nc->uid) || nw_expiry_staged(e->gpu, nc->nodeclaim))
             continue;     /* a staged accelerator node is replaced by disruption */
         complete = false; /* a write: its result shows in the cache, a failure is retried */
-        const char *ea = nw_json_str_at(nc->json, "spec.expireAfter");
+        const char *ea = nc->nodeclaim->expire_after_set ? nc->nodeclaim->expire_after : NULL;
         nw_err_t err = {0};
         nw_kube_delete_opts_t opts = {NULL, -1, nc->uid[0] ? nc->uid : NULL, NULL};
         if (nw_kube_write_delete(c->kube, &nw_kube_client_res_nodeclaims, NULL, nc->name, &opts,
@@ -145,11 +160,11 @@ void nw_expiry_tick(nw_expiry_t *e, const nw_kube_snap_t *s)
         nw_log_info("expiry", "deleted an expired NodeClaim", NW_LS("nodeclaim", nc->name),
                     NW_LS("nodepool", nc->nodepool),
                     NW_LS("expireAfter", ea ? ea : DEFAULT_EXPIRE_AFTER),
-                    NW_LS("created", nw_json_str_at(nc->json, "metadata.creationTimestamp")));
+                    NW_LS("created", nc->nodeclaim->m.created_text));
         nw_ctl_event(c, &nw_kube_client_res_nodeclaims, nc->json, "Normal", "Expired", msg);
         if (e->counters)
             nw_prom_counters_inc(e->counters, "expired", nc->nodepool, NULL);
-        nw_kmetrics_disrupted(c->series, "expired", nc->json);
+        nw_kmetrics_disrupted_of(c->series, "expired", &nc->nodeclaim->m);
     }
     nw_tickgate_ran(&e->gate, s, complete, NW_TICKGATE_NEVER, next);
 }

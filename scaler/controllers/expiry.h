@@ -36,6 +36,9 @@
  */
 int nw_expiry_deadline(const cJSON *nodeclaim, int64_t *at_ns, nw_err_t *err);
 
+/** The same from the NodeClaim's record (what the tick reads: scaler/kube/cache.h). */
+int nw_expiry_deadline_of(const nw_node_claim_t *nodeclaim, int64_t *at_ns, nw_err_t *err);
+
 /** Is the NodeClaim due at now_ns (true), not yet or never (false). Malformed: false. */
 bool nw_expiry_due(const cJSON *nodeclaim, int64_t now_ns);
 
@@ -59,7 +62,7 @@ typedef struct {
 
 /** Does the GPU policy gpu (NULL: none) stage the rollouts of this NodeClaim's class (its
  * label of the policy's node label key). */
-bool nw_expiry_staged(const struct nw_gpu_policy *gpu, const cJSON *nodeclaim);
+bool nw_expiry_staged(const struct nw_gpu_policy *gpu, const nw_node_claim_t *nodeclaim);
 
 /** Delete every NodeClaim (not already being deleted) that is due. */
 void nw_expiry_tick(nw_expiry_t *e, const nw_kube_snap_t *s);

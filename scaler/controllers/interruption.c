@@ -58,11 +58,6 @@ const nw_kube_obj_t *nw_interruption_node_for_instance(const nw_kube_snap_t *s, 
     return NULL;
 }
 
-static const char *label(const cJSON *obj, const char *k)
-{
-    return nw_json_str(nw_json_get(nw_json_get(obj, "metadata"), "labels"), k);
-}
-
 static void event_for(nw_interrupt_kind_t k, nw_interruption_action_t *a)
 {
     a->type = "Warning";
@@ -117,11 +112,12 @@ size_t nw_interruption_plan(const nw_kube_snap_t *s, const nw_interrupt_event_t 
         a->delete_claim = !a->nodeclaim->terminating;
         if (ev->kind == NW_INTR_SPOT_INTERRUPTION) {
             a->cordon =
-                a->node && !a->node->terminating && !nw_ctl_has_disrupted_taint(a->node->json);
-            const cJSON *nc = a->nodeclaim->json;
-            const char *ct = label(nc, "karpenter.sh/capacity-type");
-            const char *it = label(nc, "node.kubernetes.io/instance-type");
-            const char *z = label(nc, "topology.kubernetes.io/zone");
+                a->node && !a->node->terminating &&
+                !nw_node_meta_has_taint(&a->node->node->m, NW_TAINT_DISRUPTED, "NoSchedule");
+            const nw_node_meta_t *nc = &a->nodeclaim->nodeclaim->m;
+            const char *ct = nw_node_meta_label(nc, "karpenter.sh/capacity-type");
+            const char *it = nw_node_meta_label(nc, "node.kubernetes.io/instance-type");
+            const char *z = nw_node_meta_label(nc, "topology.kubernetes.io/zone");
             if (it && z) {
                 a->mark_ice = 1;
                 snprintf(a->ice_ct, sizeof a->ice_ct, "%s", ct && *ct ? ct : "spot");
@@ -208,8 +204,8 @@ static NW_MUST_USE nw_rc_t act(nw_interruption_t *h, const nw_interrupt_event_t 
             return rc;
         }
         atomic_fetch_add(&h->actions[ACT_DELETE], 1);
-        nw_kmetrics_disrupted(h->deps->series, nw_kmetrics_message_kind(ev->kind),
-                              a->nodeclaim->json);
+        nw_kmetrics_disrupted_of(h->deps->series, nw_kmetrics_message_kind(ev->kind),
+                                 &a->nodeclaim->nodeclaim->m);
         char msg[160];
         snprintf(msg, sizeof msg, "Interruption (%s) triggered termination of the NodeClaim",
                  nw_interrupt_kind_name(ev->kind));

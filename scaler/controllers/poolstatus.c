@@ -426,9 +426,9 @@ typedef struct {
     int seen;
 } pool_t;
 
-#define MEMO_RES 8   /* resources of a capacity kept parsed; more: read from the JSON each pass */
+#define MEMO_RES 8   /* resources of a capacity kept numbered; more: summed by name each pass */
 #define MAX_NAMES 64 /* resource names told apart by a number (the first five: res_base's) */
-#define NAME_LEN 96  /* res_t's name: longer names are left to the JSON path */
+#define NAME_LEN 96  /* res_t's name: longer names are summed by name each pass */
 
 /* What a NodeClaim's version says (the memo of tickgate.h): its condition times, and the
  * capacity it adds to its pool's status.resources, parsed. */
@@ -598,20 +598,21 @@ static claim_t *claim_get(nw_poolstatus_t *p, const char *uid, int *fresh)
     return e;
 }
 
-/* lastTransitionTime of a condition that is True, else 0 */
-static int64_t true_since(const cJSON *obj, const char *type)
+/* lastTransitionTime of a condition that is True, else 0 (1 when it has no time) */
+static int64_t true_since(const nw_node_meta_t *m, const char *type)
 {
-    const cJSON *cd;
-    cJSON_ArrayForEach(cd, nw_json_get(nw_json_get(obj, "status"), "conditions"))
-    {
-        const char *t = nw_json_str(cd, "type");
-        const char *st = nw_json_str(cd, "status");
-        const char *lt = nw_json_str(cd, "lastTransitionTime");
-        int64_t ns = 0;
-        if (t && st && strcmp(t, type) == 0 && strcmp(st, "True") == 0)
-            return lt && nw_clock_time_parse(lt, &ns) == NW_OK && ns > 0 ? ns : 1;
+    for (size_t i = 0; i < m->nconds; i++) {
+        const nw_node_cond_t *cd = &m->conds[i];
+        if (strcmp(cd->type, type) == 0 && strcmp(cd->status_name, "True") == 0)
+            return cd->since > 0 ? cd->since : 1;
     }
     return 0;
+}
+
+/* claim_counts of a NodeClaim's record */
+static bool claim_counts_rec(const nw_node_claim_t *nc)
+{
+    return !nc->m.terminating && nc->provider_id[0];
 }
 
 /* The facts of NodeClaim nc (memo, or read now into *tmp); *fresh: just read. */
@@ -625,11 +626,12 @@ static claim_facts_t *claim_facts(nw_poolstatus_t *p, const nw_kube_obj_t *nc, c
         f = tmp;
     *fresh = true;
     memset(f, 0, sizeof *f);
-    f->reg = true_since(nc->json, "Registered");
-    f->launched = true_since(nc->json, "Launched");
-    const char *ct = nw_json_str_at(nc->json, "metadata.creationTimestamp");
-    f->created_ok = ct && nw_clock_time_parse(ct, &f->created) == NW_OK;
-    f->counts = claim_counts(nc->json);
+    const nw_node_claim_t *rec = nc->nodeclaim;
+    f->reg = true_since(&rec->m, "Registered");
+    f->launched = true_since(&rec->m, "Launched");
+    const char *ct = rec->m.created_text;
+    f->created_ok = ct[0] && nw_clock_time_parse(ct, &f->created) == NW_OK;
+    f->counts = claim_counts_rec(rec);
     f->has_uid = nc->uid[0] != 0;
     f->has_pool = nc->nodepool[0] != 0;
     f->has_pid = nc->provider_id[0] != 0;
@@ -871,28 +873,26 @@ static cJSON *pool_resources(nw_poolstatus_t *p, const nw_kube_snap_t *s,
                 node = NULL;
         }
         if (!f->res_known || f->node != node) {
-            const cJSON *cap = claim_capacity(claims[i]->json, node ? node->json : NULL);
+            /* its live Node's capacity, else its own (claim_capacity) */
+            const nw_resources_t *cap = node && nw_resources_len(&node->node->capacity)
+                                            ? &node->node->capacity
+                                            : &claims[i]->nodeclaim->capacity;
             f->res_known = true;
             f->node = node;
             f->nres = 0;
-            const cJSON *v;
-            cJSON_ArrayForEach(v, cap)
-            {
-                nw_quantity_t q;
-                if (!v->string || !cJSON_IsString(v) ||
-                    nw_quantity_parse(v->valuestring, &q, NULL) != NW_OK)
-                    continue;
-                int id = f->nres < MEMO_RES ? name_id(p, v->string) : -1;
+            for (size_t k = 0; k < nw_resources_len(cap); k++) {
+                int id = f->nres < MEMO_RES ? name_id(p, nw_resources_name_at(cap, k)) : -1;
                 if (id < 0) {
                     f->nres = -1;
                     break;
                 }
                 f->res[f->nres].name = (unsigned char)id;
-                f->res[f->nres++].q = q;
+                f->res[f->nres++].q = nw_resources_at(cap, k);
             }
             if (f->nres < 0) {
-                res_add_map(r, &nr, cap);
-                f->res_known = false; /* not kept: read from the JSON every pass */
+                for (size_t k = 0; k < nw_resources_len(cap); k++)
+                    res_add(r, &nr, nw_resources_name_at(cap, k), nw_resources_at(cap, k));
+                f->res_known = false; /* not kept: read from the record every pass */
                 (*count)++;
                 continue;
             }

@@ -53,7 +53,7 @@ typedef struct {
 typedef struct {
     int policy;       /* nw_repair_unhealthy's answer (index), -1: healthy */
     int64_t due;      /* ... and when it is due */
-    const char *pool; /* its karpenter.sh/nodepool label (in its JSON), NULL: none */
+    const char *pool; /* its karpenter.sh/nodepool label (in its record), NULL: none */
 } facts_t;
 
 /* Nodes by NodePool label, and how many of them are unhealthy (counted once per pass). */
@@ -132,14 +132,34 @@ const nw_repair_policy_t *nw_repair_unhealthy(const cJSON *node, int64_t *due_ns
     return best;
 }
 
+const nw_repair_policy_t *nw_repair_unhealthy_of(const nw_node_t *node, int64_t *due_ns)
+{
+    const nw_repair_policy_t *best = NULL;
+    int64_t best_due = 0;
+    for (int i = 0; i < nw_repair_npolicies; i++) {
+        const nw_repair_policy_t *p = &nw_repair_policies[i];
+        const nw_node_cond_t *c = nw_node_meta_condition(&node->m, p->type);
+        if (!c || strcmp(c->status_name, p->status) != 0)
+            continue;
+        int64_t due = c->since + p->toleration_ns;
+        if (!best || due < best_due) {
+            best = p;
+            best_due = due;
+        }
+    }
+    if (due_ns)
+        *due_ns = best_due;
+    return best;
+}
+
 int nw_repair_allowed_unhealthy(int total)
 {
     return (total * 20 + 99) / 100;
 }
 
-static const char *node_label(const cJSON *o, const char *k)
+static const char *node_label(const nw_kube_obj_t *o, const char *k)
 {
-    return nw_json_str(nw_json_get(nw_json_get(o, "metadata"), "labels"), k);
+    return nw_node_meta_label(o->node ? &o->node->m : &o->nodeclaim->m, k);
 }
 
 bool nw_repair_group_healthy(const nw_kube_snap_t *s, const char *nodepool)
@@ -148,12 +168,12 @@ bool nw_repair_group_healthy(const nw_kube_snap_t *s, const char *nodepool)
     for (size_t i = 0; i < nw_kube_cache_snap_count(s, NW_KUBE_NODES); i++) {
         const nw_kube_obj_t *n = nw_kube_cache_snap_at(s, NW_KUBE_NODES, i);
         if (nodepool) {
-            const char *np = node_label(n->json, NW_LABEL_NODEPOOL);
+            const char *np = node_label(n, NW_LABEL_NODEPOOL);
             if (!np || strcmp(np, nodepool) != 0)
                 continue;
         }
         total++;
-        if (nw_repair_unhealthy(n->json, NULL))
+        if (nw_repair_unhealthy_of(n->node, NULL))
             unhealthy++;
     }
     return unhealthy <= nw_repair_allowed_unhealthy(total);
@@ -293,9 +313,9 @@ static const facts_t *node_facts(nw_repair_t *r, const nw_kube_obj_t *node, fact
     if (!f)
         f = tmp;
     if (fresh || f == tmp) {
-        const nw_repair_policy_t *p = nw_repair_unhealthy(node->json, &f->due);
+        const nw_repair_policy_t *p = nw_repair_unhealthy_of(node->node, &f->due);
         f->policy = p ? (int)(p - nw_repair_policies) : -1;
-        f->pool = node_label(node->json, NW_LABEL_NODEPOOL);
+        f->pool = node_label(node, NW_LABEL_NODEPOOL);
     }
     return f;
 }
@@ -373,7 +393,7 @@ static bool repair_node(nw_repair_t *r, const nw_kube_snap_t *s, const nw_kube_o
     }
     if (recently_deleted(r, nc->uid))
         return true; /* a lagging snapshot: deleted a moment ago */
-    const char *np = node_label(nc->json, NW_LABEL_NODEPOOL);
+    const char *np = node_label(nc, NW_LABEL_NODEPOOL);
     if (!group_healthy(r, s, np)) {
         const char *msg = np ? "more than 20% nodes are unhealthy in the nodepool"
                              : "more then 20% nodes are unhealthy in the cluster";
@@ -391,13 +411,12 @@ static bool repair_node(nw_repair_t *r, const nw_kube_snap_t *s, const nw_kube_o
                 NW_LS("nodeclaim", nc->name), NW_LS("condition", p->type),
                 NW_LS("status", p->status),
                 NW_LI("tolerationSeconds", p->toleration_ns / NW_NS_PER_SEC));
-    nw_kmetrics_disrupted(c->series, "unhealthy", node->json);
+    nw_kmetrics_disrupted_of(c->series, "unhealthy", &node->node->m);
     if (c->series) {
         char cond[96];
         nw_repair_snake(p->type, cond, sizeof cond);
-        const char *v[] = {cond, node_label(node->json, NW_LABEL_NODEPOOL),
-                           node_label(node->json, NW_LABEL_CAPACITY_TYPE),
-                           nw_json_str_at(nc->json, "status.imageID")};
+        const char *v[] = {cond, node_label(node, NW_LABEL_NODEPOOL),
+                           node_label(node, NW_LABEL_CAPACITY_TYPE), nc->nodeclaim->image_id};
         nw_series_add(c->series, &NW_KMETRICS_NODECLAIMS_UNHEALTHY_DISRUPTED, v, 1);
     }
     return false;
@@ -450,7 +469,7 @@ static bool act_health(nw_repair_t *r, const by_instance_t *ix, const char *id, 
         nw_ctl_event(c, &nw_kube_client_res_nodes, node->json, "Warning",
                      "TerminatingOnInterruption",
                      "Interruption triggered termination for the Node");
-    nw_kmetrics_disrupted(c->series, kind_names[kind], nc->json);
+    nw_kmetrics_disrupted_of(c->series, kind_names[kind], &nc->nodeclaim->m);
     return true;
 }
 

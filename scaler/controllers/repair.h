@@ -71,6 +71,9 @@ extern const int nw_repair_npolicies;
  * condition of the Node has a policy's status. */
 const nw_repair_policy_t *nw_repair_unhealthy(const cJSON *node, int64_t *due_ns);
 
+/** The same from a Node's record (what the controller reads: scaler/kube/cache.h). */
+const nw_repair_policy_t *nw_repair_unhealthy_of(const nw_node_t *node, int64_t *due_ns);
+
 /** How many unhealthy Nodes a group of total Nodes may have and still be repaired: 20% of
  * total, rounded up. */
 int nw_repair_allowed_unhealthy(int total);

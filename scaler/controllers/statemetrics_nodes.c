@@ -212,35 +212,30 @@ static void spec_release(nw_statemetrics_nodes_t *m, spec_memo_t *sm)
     free(sm);
 }
 
-/* ---- reading a Node (what a node record would hold) ---- */
-
-static const char *label_of(const cJSON *o, const char *k)
-{
-    const char *v = nw_json_str(nw_json_get(nw_json_get(o, "metadata"), "labels"), k);
-    return v ? v : "";
-}
+/* ---- reading a Node (its record, api/node.h) ---- */
 
 static const char *node_label(const nw_kube_obj_t *n, const char *key)
 {
-    return label_of(n->json, key);
+    const char *v = nw_node_meta_label(&n->node->m, key);
+    return v ? v : "";
 }
 
 static const char *node_phase(const nw_kube_obj_t *n)
 {
-    const char *phase = nw_json_str_at(n->json, "status.phase");
-    return phase ? phase : "";
+    return n->node->phase;
 }
 
 static bool node_created(const nw_kube_obj_t *n, int64_t *at)
 {
-    const char *ct = nw_json_str_at(n->json, "metadata.creationTimestamp");
-    return ct && nw_clock_time_parse(ct, at) == NW_OK;
+    const char *ct = n->node->m.created_text;
+    return ct[0] && nw_clock_time_parse(ct, at) == NW_OK;
 }
 
-/* status.allocatable or status.capacity (which) added to out. */
-static void node_resources(const nw_kube_obj_t *n, const char *which, nw_resources_t *out)
+/* status.allocatable or status.capacity added to out (out of range or memory: the gauge
+ * is short by this node). */
+static void node_resources(const nw_resources_t *which, nw_resources_t *out)
 {
-    nw_statemetrics_add_json(out, nw_json_get(nw_json_get(n->json, "status"), which));
+    (void)nw_resources_add(out, which, NULL);
 }
 
 /* ---- one node's gauges ---- */
@@ -353,8 +348,8 @@ static void node_own(const nw_kube_snap_t *s, const nw_kube_obj_t *n, const node
     nw_resources_init(&cap);
     nw_resources_cleanup(&r[F_ALLOC]);
     nw_resources_cleanup(&r[F_OVER]);
-    node_resources(n, "allocatable", &r[F_ALLOC]);
-    node_resources(n, "capacity", &cap);
+    node_resources(&n->node->allocatable, &r[F_ALLOC]);
+    node_resources(&n->node->capacity, &cap);
     /* system overhead: capacity - allocatable, for what the capacity lists */
     for (size_t i = 0; i < nw_resources_len(&cap); i++) {
         const char *name = nw_resources_name_at(&cap, i);

@@ -199,32 +199,47 @@ static void sweep(nw_termination_t *t)
 
 /* ---- small helpers -------------------------------------------------------------- */
 
-static bool has_finalizer(const cJSON *obj)
+/* The record (api/node.h) of a cached Node or NodeClaim: what both keep. */
+static const nw_node_meta_t *meta_of(const nw_kube_obj_t *o)
 {
-    const cJSON *f;
-    cJSON_ArrayForEach(f, nw_json_get(nw_json_get(obj, "metadata"), "finalizers"))
-    {
-        if (cJSON_IsString(f) && strcmp(f->valuestring, NW_FINALIZER) == 0)
-            return true;
-    }
-    return false;
+    return o->node ? &o->node->m : &o->nodeclaim->m;
+}
+
+static bool has_finalizer(const nw_kube_obj_t *o)
+{
+    return nw_node_meta_has_finalizer(meta_of(o), NW_FINALIZER);
 }
 
 /* lastTransitionTime of a condition (epoch ns) when its status is `status`, else 0. */
-static int64_t condition_since(const cJSON *obj, const char *type, const char *status)
+static int64_t condition_since(const nw_kube_obj_t *o, const char *type, const char *status)
 {
-    const cJSON *cd;
-    cJSON_ArrayForEach(cd, nw_json_get(nw_json_get(obj, "status"), "conditions"))
-    {
-        const char *t = nw_json_str(cd, "type");
-        const char *st = nw_json_str(cd, "status");
-        const char *lt = nw_json_str(cd, "lastTransitionTime");
-        int64_t v = 0;
-        if (t && st && strcmp(t, type) == 0 && strcmp(st, status) == 0 && lt &&
-            nw_clock_time_parse(lt, &v) == NW_OK)
-            return v;
+    const nw_node_meta_t *m = meta_of(o);
+    for (size_t i = 0; i < m->nconds; i++) {
+        const nw_node_cond_t *cd = &m->conds[i];
+        if (strcmp(cd->type, type) == 0 && strcmp(cd->status_name, status) == 0 &&
+            cd->since_text[0] && cd->since)
+            return cd->since;
     }
     return 0;
+}
+
+/* nw_kmetrics_observe_since from a record's timestamp as written (nothing when it is absent
+ * or does not parse) */
+static void observe_since(nw_series_t *r, const nw_series_desc_t *d, const nw_node_meta_t *m,
+                          const char *text, int64_t now)
+{
+    int64_t at = 0;
+    if (text[0] && nw_clock_time_parse(text, &at) == NW_OK)
+        nw_kmetrics_observe_from_of(r, d, m, at, now);
+}
+
+/* condition_is of a cached object's record (the first condition of the type decides) */
+static bool cached_condition_is(const nw_kube_obj_t *o, const char *type, const char *status,
+                                const char *reason)
+{
+    const nw_node_cond_t *cd = nw_node_meta_condition(meta_of(o), type);
+    return cd && strcmp(cd->status_name, status) == 0 && cd->status_name[0] &&
+           (!reason || (cd->reason[0] && strcmp(cd->reason, reason) == 0));
 }
 
 static bool condition_is(const cJSON *obj, const char *type, const char *status, const char *reason)
@@ -262,7 +277,7 @@ static void claim_condition(nw_termination_t *t, const nw_kube_obj_t *nc, const 
                             const char *status, const char *reason, const char *message)
 {
     nw_ctl_deps_t *c = t->deps;
-    if (!nc || condition_is(nc->json, type, status, reason) || !nw_ctl_may_write(c))
+    if (!nc || cached_condition_is(nc, type, status, reason) || !nw_ctl_may_write(c))
         return;
     cond_set_t cs = {type, status, reason, message, nw_clock_now(c->clock)};
     nw_err_t err = {0};
@@ -341,8 +356,7 @@ static void annotate_deadline(nw_termination_t *t, const nw_kube_obj_t *nc)
 {
     nw_ctl_deps_t *c = t->deps;
     nw_err_t err = {0};
-    const cJSON *ann = nw_json_get(nw_json_get(nc->json, "metadata"), "annotations");
-    if (!nw_json_get(ann, NW_ANN_TERMINATION_TS)) {
+    if (!nw_node_meta_annotation(&nc->nodeclaim->m, NW_ANN_TERMINATION_TS)) {
         char value[64];
         nw_rc_t rc = nw_drain_tgp_value(nc->json, value, sizeof value, &err);
         if (rc == NW_OK && nw_ctl_may_write(c)) {
@@ -443,23 +457,21 @@ static void remove_claim_finalizer(nw_termination_t *t, const nw_kube_obj_t *nc)
     atomic_fetch_add(&t->claims_terminated, 1);
     static const char *const terminated[] = {NW_LABEL_NODEPOOL, NW_LABEL_CAPACITY_TYPE,
                                              "topology.kubernetes.io/zone"};
-    nw_kmetrics_count_labels(c->series, &NW_KMETRICS_NODECLAIMS_TERMINATED, nc->json, terminated);
+    const nw_node_meta_t *m = &nc->nodeclaim->m;
+    nw_kmetrics_count_labels_of(c->series, &NW_KMETRICS_NODECLAIMS_TERMINATED, m, terminated);
     int64_t now_fin = nw_clock_now(c->clock);
-    nw_kmetrics_observe_since(c->series, &NW_KMETRICS_NODECLAIMS_TERMINATION_DURATION, nc->json,
-                              "metadata.deletionTimestamp", now_fin);
+    observe_since(c->series, &NW_KMETRICS_NODECLAIMS_TERMINATION_DURATION, m, m->deleted_text,
+                  now_fin);
     /* from the InstanceTerminating condition's transition, as Karpenter's lifecycle
      * controller measures it */
-    const cJSON *cond;
-    cJSON_ArrayForEach(cond, nw_json_get(nw_json_get(nc->json, "status"), "conditions"))
-    {
-        const char *ty = nw_json_str(cond, "type");
-        if (ty && strcmp(ty, "InstanceTerminating") == 0) {
-            const char *ts = nw_json_str(cond, "lastTransitionTime");
+    for (size_t i = 0; i < m->nconds; i++) {
+        if (strcmp(m->conds[i].type, "InstanceTerminating") == 0) {
+            const char *ts = m->conds[i].since_text;
             int64_t at = 0;
-            if (ts && nw_clock_time_parse(ts, &at) == NW_OK)
-                nw_kmetrics_observe_from(c->series,
-                                         &NW_KMETRICS_NODECLAIMS_INSTANCE_TERMINATION_DURATION,
-                                         nc->json, at, now_fin);
+            if (ts[0] && nw_clock_time_parse(ts, &at) == NW_OK)
+                nw_kmetrics_observe_from_of(c->series,
+                                            &NW_KMETRICS_NODECLAIMS_INSTANCE_TERMINATION_DURATION,
+                                            m, at, now_fin);
         }
     }
     nw_log_info(COMP, "NodeClaim finalized", NW_LS("nodeclaim", nc->name),
@@ -469,7 +481,7 @@ static void remove_claim_finalizer(nw_termination_t *t, const nw_kube_obj_t *nc)
 /* false when there was work: a finalizer of ours on an object being deleted */
 static bool finalize_claim(nw_termination_t *t, const nw_kube_snap_t *s, const nw_kube_obj_t *nc)
 {
-    if (!has_finalizer(nc->json))
+    if (!has_finalizer(nc))
         return true;
     claim_mem_t *cm = claim_mem(t, nc);
     if (!cm)
@@ -510,12 +522,22 @@ static int mutate_disrupt(cJSON *node, void *ud)
     return changed ? 0 : 1;
 }
 
-static bool needs_disrupt(const cJSON *node)
+/* Would mutate_disrupt change the Node: not exactly one disrupted taint (NoSchedule, no
+ * value), or not the exclude-from-load-balancers label "karpenter"? From its record. */
+static bool needs_disrupt(const nw_node_t *node)
 {
-    cJSON *probe = cJSON_Duplicate(node, 1);
-    bool need = probe ? mutate_disrupt(probe, NULL) == 0 : true;
-    cJSON_Delete(probe);
-    return need;
+    bool have = false, other = false;
+    for (size_t i = 0; i < node->m.taints.n; i++) {
+        const nw_taint_t *tn = &node->m.taints.v[i];
+        if (strcmp(tn->key, NW_TAINT_DISRUPTED) != 0)
+            continue;
+        if (!have && tn->effect == NW_TAINT_NO_SCHEDULE && !tn->value[0])
+            have = true;
+        else
+            other = true;
+    }
+    const char *lv = nw_node_meta_label(&node->m, NW_LABEL_EXCLUDE_LB);
+    return !have || other || !lv || strcmp(lv, "karpenter") != 0;
 }
 
 static int ec_index(long code)
@@ -765,15 +787,14 @@ static void remove_node_finalizer(nw_termination_t *t, const nw_kube_obj_t *node
     nm->finalized = 1;
     atomic_fetch_add(&t->nodes_terminated, 1);
     static const char *const node_terminated[] = {NW_LABEL_NODEPOOL, "topology.kubernetes.io/zone"};
-    nw_kmetrics_count_labels(c->series, &NW_KMETRICS_NODES_TERMINATED, node->json, node_terminated);
+    const nw_node_meta_t *m = &node->node->m;
+    nw_kmetrics_count_labels_of(c->series, &NW_KMETRICS_NODES_TERMINATED, m, node_terminated);
     int64_t now_fin = nw_clock_now(c->clock);
-    nw_kmetrics_observe_since(c->series, &NW_KMETRICS_NODES_TERMINATION_DURATION, node->json,
-                              "metadata.deletionTimestamp", now_fin);
-    nw_kmetrics_observe_since(c->series, &NW_KMETRICS_NODES_LIFETIME_DURATION, node->json,
-                              "metadata.creationTimestamp", now_fin);
+    observe_since(c->series, &NW_KMETRICS_NODES_TERMINATION_DURATION, m, m->deleted_text, now_fin);
+    observe_since(c->series, &NW_KMETRICS_NODES_LIFETIME_DURATION, m, m->created_text, now_fin);
     int64_t del = 0;
-    const char *dts = nw_json_str_at(node->json, "metadata.deletionTimestamp");
-    if (dts && nw_clock_time_parse(dts, &del) == NW_OK)
+    const char *dts = node->node->m.deleted_text;
+    if (dts[0] && nw_clock_time_parse(dts, &del) == NW_OK)
         nw_prom_hist_observe(&t->term_s, nw_clock_now(c->clock) - del);
     nw_log_info(COMP, "node terminated", NW_LS("node", node->name),
                 NW_LS("providerID", node->provider_id), NW_LS("how", why));
@@ -801,7 +822,8 @@ static bool instance_gone(nw_termination_t *t, const nw_kube_obj_t *node, node_m
 {
     nw_ctl_deps_t *c = t->deps;
     nw_err_t err = {0};
-    if (node->provider_id[0] && !nw_ctl_node_ready(node->json) && mono >= nm->next_gone_mono) {
+    if (node->provider_id[0] && node->node->ready != NW_NODE_COND_TRUE &&
+        mono >= nm->next_gone_mono) {
         nm->next_gone_mono = mono + CLOUD_EVERY_NS;
         char state[32];
         if (c->cloud->ops->instance_state(c->cloud, node->provider_id, state, sizeof state, &err) ==
@@ -841,7 +863,7 @@ static bool taint_node(nw_termination_t *t, const nw_kube_obj_t *node)
 {
     nw_ctl_deps_t *c = t->deps;
     nw_err_t err = {0};
-    if (needs_disrupt(node->json)) {
+    if (needs_disrupt(node->node)) {
         if (!nw_ctl_may_write(c))
             return false;
         if (nw_kube_write_update_retry(c->kube, &nw_kube_client_res_nodes, NULL, node->name, 0,
@@ -863,11 +885,11 @@ static bool drain_node(nw_termination_t *t, const nw_kube_snap_t *s, const nw_ku
     nw_ctl_deps_t *c = t->deps;
     if (!nm->first_attempt_ns) {
         /* after a restart: when the drain began, from the NodeClaim's Drained condition */
-        nm->first_attempt_ns = nc ? condition_since(nc->json, "Drained", "Unknown") : 0;
+        nm->first_attempt_ns = nc ? condition_since(nc, "Drained", "Unknown") : 0;
         if (!nm->first_attempt_ns)
             nm->first_attempt_ns = now;
     }
-    if (nc && condition_is(nc->json, "Drained", "True", NULL))
+    if (nc && cached_condition_is(nc, "Drained", "True", NULL))
         nm->drained = 1;
     if (!nm->drained) {
         long waiting = drain(t, s, node, nm, deadline);
@@ -885,7 +907,8 @@ static bool drain_node(nw_termination_t *t, const nw_kube_snap_t *s, const nw_ku
         nm->drained = 1;
         atomic_fetch_add(&t->nodes_drained, 1);
         static const char *const drained_keys[] = {NW_LABEL_NODEPOOL};
-        nw_kmetrics_count_labels(c->series, &NW_KMETRICS_NODES_DRAINED, node->json, drained_keys);
+        nw_kmetrics_count_labels_of(c->series, &NW_KMETRICS_NODES_DRAINED, &node->node->m,
+                                    drained_keys);
         nw_prom_hist_observe(&t->drain_s, now - nm->first_attempt_ns);
         nw_log_info(COMP, "node drained", NW_LS("node", node->name),
                     NW_LI("ms", (now - nm->first_attempt_ns) / NW_NS_PER_MS));
@@ -945,7 +968,7 @@ static bool detach_volumes(nw_termination_t *t, const nw_kube_snap_t *s, const n
 static bool finalize_node(nw_termination_t *t, const nw_kube_snap_t *s, const nw_kube_obj_t *node)
 {
     nw_ctl_deps_t *c = t->deps;
-    if (!has_finalizer(node->json))
+    if (!has_finalizer(node))
         return true;
     node_mem_t *nm = node_mem(t, node);
     if (!nm || nm->finalized)

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "common/jsonfreeze.h"
+#include "common/log.h"
 
 static const nw_kube_res_t *const kind_res[NW_KUBE_KINDS] = {
     &nw_kube_client_res_pods,           &nw_kube_client_res_nodes,
@@ -101,6 +102,8 @@ static nw_kube_obj_t *pod_obj_new(nw_jsonintern_t *in, cJSON *json)
     return o;
 }
 
+static void obj_unref(nw_kube_obj_t *o);
+
 static nw_kube_obj_t *obj_new(nw_jsonintern_t *in, nw_kube_kind_t kind, cJSON *json)
 {
     if (kind == NW_KUBE_PODS)
@@ -147,17 +150,37 @@ static nw_kube_obj_t *obj_new(nw_jsonintern_t *in, nw_kube_kind_t kind, cJSON *j
     const cJSON *dt = cJSON_GetObjectItemCaseSensitive(meta, "deletionTimestamp");
     o->terminating = dt && !cJSON_IsNull(dt);
     o->node_name = o->phase = o->provider_id = o->nodepool = "";
+    nw_err_t err = {0};
+    nw_rc_t rc = NW_OK;
     switch (kind) {
-    case NW_KUBE_NODES:
-        o->provider_id = sfield(json, "spec", "providerID");
+    case NW_KUBE_NODES: {
+        nw_node_t *n = NULL;
+        rc = nw_node_decode(json, &n, &err);
+        o->node = n;
+        if (n)
+            o->provider_id = n->provider_id;
         break;
-    case NW_KUBE_NODECLAIMS:
-        o->provider_id = sfield(json, "status", "providerID");
-        o->nodepool =
-            sfield(cJSON_GetObjectItemCaseSensitive(meta, "labels"), "karpenter.sh/nodepool", NULL);
+    }
+    case NW_KUBE_NODECLAIMS: {
+        nw_node_claim_t *nc = NULL;
+        rc = nw_node_claim_decode(json, &nc, &err);
+        o->nodeclaim = nc;
+        if (nc) {
+            o->provider_id = nc->provider_id;
+            o->nodepool = nc->nodepool;
+        }
         break;
+    }
     default:
         break;
+    }
+    if (rc != NW_OK) {
+        /* not what an API server sends (it validates these fields): refused, as an
+         * object without a name is */
+        nw_log_warn("kube.cache", "object refused", NW_LS("kind", nw_kube_cache_kind_name(kind)),
+                    NW_LS("name", name), NW_LS("field", err.path), NW_LS("error", err.msg));
+        obj_unref(o);
+        return NULL;
     }
     return o;
 }
@@ -166,6 +189,8 @@ static void obj_unref(nw_kube_obj_t *o)
 {
     if (o && atomic_fetch_sub_explicit(&o->refs_, 1, memory_order_acq_rel) == 1) {
         nw_pod_free((nw_pod_t *)o->pod);
+        nw_node_free((nw_node_t *)o->node);
+        nw_node_claim_free((nw_node_claim_t *)o->nodeclaim);
         nw_jsonfreeze_free(o->json);
         free(o->key_);
         free(o);
@@ -664,11 +689,21 @@ static void vecs_locked(nw_kube_cache_t *c, nw_kube_kind_t kind, const nw_kube_o
         c->vec_oom = !vecs_rebuild(&c->all[kind], c->idx, kind, &c->store[kind]);
 }
 
+static char *key_of(nw_kube_kind_t kind, const cJSON *obj);
+static nw_rc_t remove_key(nw_kube_cache_t *c, nw_kube_kind_t kind, char *key);
+
 nw_rc_t nw_kube_cache_upsert(nw_kube_cache_t *c, nw_kube_kind_t kind, cJSON *obj)
 {
+    /* a Node or NodeClaim whose record does not decode replaces the version before it by
+     * nothing, as a relist would leave it out */
+    char *key = kind == NW_KUBE_NODES || kind == NW_KUBE_NODECLAIMS ? key_of(kind, obj) : NULL;
     nw_kube_obj_t *o = obj_new(c->intern, kind, obj);
-    if (!o)
+    if (!o) {
+        if (key)
+            (void)remove_key(c, kind, key);
         return NW_EINVAL;
+    }
+    free(key);
     pthread_mutex_lock(&c->mu);
     nw_kube_obj_t *old = map_put(&c->store[kind], o);
     if (old == o) {
@@ -714,11 +749,9 @@ static char *key_of(nw_kube_kind_t kind, const cJSON *obj)
     return k;
 }
 
-nw_rc_t nw_kube_cache_remove(nw_kube_cache_t *c, nw_kube_kind_t kind, const cJSON *obj)
+/* Remove the object of this key (taken). Absent is not an error. */
+static nw_rc_t remove_key(nw_kube_cache_t *c, nw_kube_kind_t kind, char *key)
 {
-    char *key = key_of(kind, obj);
-    if (!key)
-        return NW_EINVAL;
     pthread_mutex_lock(&c->mu);
     nw_kube_obj_t *old = map_del(&c->store[kind], key);
     nw_kube_snap_t *stale = NULL;
@@ -741,6 +774,14 @@ nw_rc_t nw_kube_cache_remove(nw_kube_cache_t *c, nw_kube_kind_t kind, const cJSO
         return NW_ENOMEM;
     reclaim(c);
     return NW_OK;
+}
+
+nw_rc_t nw_kube_cache_remove(nw_kube_cache_t *c, nw_kube_kind_t kind, const cJSON *obj)
+{
+    char *key = key_of(kind, obj);
+    if (!key)
+        return NW_EINVAL;
+    return remove_key(c, kind, key);
 }
 
 /* The hook's view of a relist: deletes for what vanished, adds and modifies for what

@@ -16,8 +16,16 @@
  * Snapshots are cached per generation, so asking twice without a change returns the
  * same snapshot.
  *
- * Pods are kept as records only (nw_kube_obj_t.pod, api/pod.h), every other kind as
- * its JSON without metadata.managedFields (and a Node without status.images).
+ * Pods are kept as records only (nw_kube_obj_t.pod, api/pod.h). Nodes and NodeClaims are
+ * decoded on ingest too (nw_kube_obj_t.node and .nodeclaim, api/node.h: what the
+ * controllers read, typed), and keep their JSON beside the record for now: writes build
+ * their patches and resourceVersion preconditions from it, and the controllers not yet
+ * converted (disruption, gc, provisioning, lifecycle, nominate) still read it. A Node or
+ * NodeClaim whose record does not decode (a malformed field: an API server never sends
+ * one) is refused with a warning naming the field, as an object without a name is, and
+ * takes the version before it out of the cache (a relist would leave it out too).
+ * Every other kind is kept as its JSON without metadata.managedFields (and a Node's JSON
+ * without status.images, addresses, daemonEndpoints and nodeInfo).
  *
  * Change notification: every applied change bumps the generation, broadcasts a
  * condition variable (nw_kube_cache_wait) and makes an eventfd readable
@@ -40,6 +48,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "api/node.h"
 #include "api/pod.h"
 #include "common/buf.h"
 #include "common/err.h"
@@ -74,15 +83,17 @@ const nw_kube_res_t *nw_kube_cache_kind_res(nw_kube_kind_t k);
 const char *nw_kube_cache_kind_name(nw_kube_kind_t k);
 
 /* One cached object. Everything is read-only for users; strings point into json, or into
- * the record for pods. */
+ * the record for pods, nodes and NodeClaims. */
 typedef struct nw_kube_obj {
-    _Atomic int refs_;   /* private */
-    char *key_;          /* private: key's storage (NULL for pods) */
-    cJSON *json;         /* the whole object, never modified; NULL for pods (their JSON is
-                            not kept: `pod` holds what the scaler reads) */
-    const nw_pod_t *pod; /* pods: the typed record decoded on ingest (api/pod.h); else NULL */
-    const char *key;     /* "namespace/name", or "name" for cluster-scoped */
-    const char *ns;      /* "" for cluster-scoped */
+    _Atomic int refs_;     /* private */
+    char *key_;            /* private: key's storage (NULL for pods) */
+    cJSON *json;           /* the whole object, never modified; NULL for pods (their JSON is
+                              not kept: `pod` holds what the scaler reads) */
+    const nw_pod_t *pod;   /* pods: the typed record decoded on ingest (api/pod.h); else NULL */
+    const nw_node_t *node; /* nodes: the typed record (api/node.h); else NULL */
+    const nw_node_claim_t *nodeclaim; /* nodeclaims: the typed record (api/node.h); else NULL */
+    const char *key;                  /* "namespace/name", or "name" for cluster-scoped */
+    const char *ns;                   /* "" for cluster-scoped */
     const char *name;
     const char *uid; /* "" if absent */
     const char *rv;  /* metadata.resourceVersion, "" if absent */
@@ -118,7 +129,8 @@ void nw_kube_cache_set_hook(nw_kube_cache_t *c, nw_kube_cache_hook_fn fn, void *
 /* ---- writers (the watch thread) ---- */
 
 /** Insert or replace an object. Takes ownership of obj (also on error). NW_EINVAL if it
- * has no metadata.name. */
+ * has no metadata.name, or is a Node or NodeClaim whose record does not decode (then the
+ * object of its name is removed). */
 NW_MUST_USE nw_rc_t nw_kube_cache_upsert(nw_kube_cache_t *c, nw_kube_kind_t kind, cJSON *obj);
 
 /** Remove the object with obj's namespace/name (obj borrowed). Absent is not an error. */

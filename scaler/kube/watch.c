@@ -229,7 +229,8 @@ static int on_event(void *ud, const char *type, cJSON *obj)
         set_str(&x->rv, rv);
     if (!strcmp(type, "ADDED") || !strcmp(type, "MODIFIED")) {
         if (nw_kube_cache_upsert(w->cache, x->kind, obj) != NW_OK)
-            nw_log_every(10, NW_LOG_WARN, COMP, "watch object without a name ignored",
+            nw_log_every(10, NW_LOG_WARN, COMP,
+                         "watch object not applied (no name, or refused by the cache)",
                          NW_LS("resource", x->res->plural));
         return 0;
     }

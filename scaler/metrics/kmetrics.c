@@ -408,6 +408,29 @@ void nw_kmetrics_disrupted(nw_series_t *r, const char *reason, const cJSON *obj)
     nw_series_add(r, &NW_KMETRICS_NODECLAIMS_DISRUPTED, v, 1);
 }
 
+void nw_kmetrics_count_labels_of(nw_series_t *r, const nw_series_desc_t *d, const nw_node_meta_t *m,
+                                 const char *const *keys)
+{
+    const char *v[NW_SERIES_MAX_LABELS] = {0};
+    for (int i = 0; i < NW_SERIES_MAX_LABELS && d->labels[i]; i++)
+        v[i] = nw_node_meta_label(m, keys[i]);
+    nw_series_add(r, d, v, 1);
+}
+
+void nw_kmetrics_observe_from_of(nw_series_t *r, const nw_series_desc_t *d, const nw_node_meta_t *m,
+                                 int64_t from, int64_t now)
+{
+    const char *v[] = {nw_node_meta_label(m, NW_LABEL_NODEPOOL)};
+    nw_series_observe(r, d, v, (double)(now - from) / 1e9);
+}
+
+void nw_kmetrics_disrupted_of(nw_series_t *r, const char *reason, const nw_node_meta_t *m)
+{
+    const char *v[] = {reason, nw_node_meta_label(m, NW_LABEL_NODEPOOL),
+                       nw_node_meta_label(m, NW_LABEL_CAPACITY_TYPE)};
+    nw_series_add(r, &NW_KMETRICS_NODECLAIMS_DISRUPTED, v, 1);
+}
+
 const char *nw_kmetrics_message_kind(nw_interrupt_kind_t k)
 {
     switch (k) {

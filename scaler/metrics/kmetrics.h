@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "api/node.h"
 #include "common/series.h"
 #include "scaler/cloud/interrupt.h"
 #include "scaler/cloud/metered.h"
@@ -88,6 +89,14 @@ void nw_kmetrics_observe_from(nw_series_t *r, const nw_series_desc_t *d, const c
 /** karpenter_nodeclaims_disrupted_total{reason, nodepool, capacity_type} += 1, the labels
  * from obj's (a NodeClaim or Node) karpenter.sh labels. r NULL: nothing. */
 void nw_kmetrics_disrupted(nw_series_t *r, const char *reason, const cJSON *obj);
+
+/* The same three from the record of a cached Node or NodeClaim (api/node.h: what both keep),
+ * for the controllers that read records. */
+void nw_kmetrics_count_labels_of(nw_series_t *r, const nw_series_desc_t *d, const nw_node_meta_t *m,
+                                 const char *const *keys);
+void nw_kmetrics_observe_from_of(nw_series_t *r, const nw_series_desc_t *d, const nw_node_meta_t *m,
+                                 int64_t from, int64_t now);
+void nw_kmetrics_disrupted_of(nw_series_t *r, const char *reason, const nw_node_meta_t *m);
 
 /** Karpenter's message kind of an interruption kind (aws/karpenter-provider-aws
  * pkg/controllers/interruption/messages/types.go): "spot_interrupted",

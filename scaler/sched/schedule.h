@@ -39,6 +39,7 @@
 #include <stdint.h>
 
 #include "api/labels.h"
+#include "api/node.h"
 #include "api/pod.h"
 #include "api/requirements.h"
 #include "api/taints.h"
@@ -138,6 +139,9 @@ NW_MUST_USE nw_rc_t nw_snap_pod_add_as(nw_sched_snap_t *s, const nw_pod_t *pod,
 NW_MUST_USE nw_rc_t nw_snap_pod_add_json_as(nw_sched_snap_t *s, const cJSON *pod,
                                             const nw_sched_pod_as_t *as, nw_err_t *err);
 NW_MUST_USE nw_rc_t nw_snap_node_add_json(nw_sched_snap_t *s, const cJSON *node, nw_err_t *err);
+/** The same from a Node's record (api/node.h: what the watch cache decoded once), without
+ * parsing its JSON. */
+NW_MUST_USE nw_rc_t nw_snap_node_add_node(nw_sched_snap_t *s, const nw_node_t *node, nw_err_t *err);
 /** An in-flight NodeClaim (launched or not, not registered): its requirements/labels,
  * taints, status.capacity/allocatable (or spec.resources.requests as the floor). */
 NW_MUST_USE nw_rc_t nw_snap_node_add_nodeclaim_json(nw_sched_snap_t *s, const cJSON *nc,

@@ -17,12 +17,11 @@
  * the claim's startup taints, so it is usable before it is initialized. A NodeClaim whose
  * Node is known hands it its pool and startup taints (*merged: n adds nothing); a Node
  * replaces the NodeClaim of its providerID. */
-static NW_MUST_USE nw_rc_t pair_node(nw_sched_snap_t *s, nw_snode_t *n, const cJSON *st, bool claim,
+static NW_MUST_USE nw_rc_t pair_node(nw_sched_snap_t *s, nw_snode_t *n, const char *nn, bool claim,
                                      bool *merged, nw_err_t *err)
 {
     *merged = false;
     if (claim) {
-        const char *nn = nw_json_str(st, "nodeName");
         for (size_t i = 0; i < s->nnodes; i++) {
             nw_snode_t *o = &s->nodes[i];
             if (o->claim || !((nn && strcmp(o->name, nn) == 0) ||
@@ -58,6 +57,51 @@ static NW_MUST_USE nw_rc_t pair_node(nw_sched_snap_t *s, nw_snode_t *n, const cJ
         }
     }
     return NW_OK;
+}
+
+/* The rest of a node (n: name, labels, requirements, taints, resources and deleting set;
+ * taken, also on error): its pool, whether it is initialized, its provider ID, paired with
+ * its Node or NodeClaim (nn: a NodeClaim's status.nodeName) and added. */
+static NW_MUST_USE nw_rc_t node_push(nw_sched_snap_t *s, nw_snode_t *np, bool claim,
+                                     const char *pid, const char *nn, nw_err_t *err)
+{
+    nw_snode_t n = *np;
+    nw_rc_t rc;
+    const char *pool = nw_labels_get(&n.labels, NW_LABEL_NODEPOOL);
+    if (!pool && claim) {
+        const nw_req_t *r = nw_requirements_get(&n.reqs, NW_LABEL_NODEPOOL);
+        if (r && !r->complement && r->nvalues == 1)
+            pool = r->values[0];
+    }
+    n.pool = nw_snapshot_dupstr(pool);
+    const char *init = nw_labels_get(&n.labels, NW_LABEL_INITIALIZED);
+    n.initialized = pool == NULL || (init && strcmp(init, "true") == 0);
+    if (claim)
+        n.initialized = false;
+    if (pid && *pid && !(n.provider_id = strdup(pid))) {
+        rc = nw_err_set(err, NW_ENOMEM, "", "out of memory");
+        goto fail;
+    }
+    /* a Node and its NodeClaim are one node */
+    bool merged;
+    if ((rc = pair_node(s, &n, nn, claim, &merged, err)) != NW_OK)
+        goto fail;
+    if (merged)
+        goto skip;
+    nw_snode_t *nn2 = nw_snapshot_grow(s->nodes, &s->cnodes, s->nnodes, sizeof *nn2);
+    if (!nn2) {
+        rc = nw_err_set(err, NW_ENOMEM, "", "out of memory");
+        goto fail;
+    }
+    s->nodes = nn2;
+    s->nodes[s->nnodes++] = n;
+    return NW_OK;
+skip:
+    nw_snapshot_node_free(&n);
+    return NW_OK;
+fail:
+    nw_snapshot_node_free(&n);
+    return rc;
 }
 
 static NW_MUST_USE nw_rc_t node_common(nw_sched_snap_t *s, const cJSON *obj, bool claim,
@@ -109,44 +153,63 @@ static NW_MUST_USE nw_rc_t node_common(nw_sched_snap_t *s, const cJSON *obj, boo
     if ((rc = nw_snapshot_parse_res(s, st ? nw_json_get(st, "capacity") : NULL, "status.capacity",
                                     &n.capacity, NULL, err)) != NW_OK)
         goto fail;
-    const char *pool = nw_labels_get(&n.labels, NW_LABEL_NODEPOOL);
-    if (!pool && claim) {
-        const nw_req_t *r = nw_requirements_get(&n.reqs, NW_LABEL_NODEPOOL);
-        if (r && !r->complement && r->nvalues == 1)
-            pool = r->values[0];
-    }
-    n.pool = nw_snapshot_dupstr(pool);
-    const char *init = nw_labels_get(&n.labels, NW_LABEL_INITIALIZED);
-    n.initialized = pool == NULL || (init && strcmp(init, "true") == 0);
-    if (claim)
-        n.initialized = false;
     n.deleting =
         nw_json_get(md, "deletionTimestamp") && !cJSON_IsNull(nw_json_get(md, "deletionTimestamp"));
     const char *pid = claim ? nw_json_str(st, "providerID") : nw_json_str(spec, "providerID");
-    if (pid && *pid && !(n.provider_id = strdup(pid))) {
-        rc = nw_err_set(err, NW_ENOMEM, "", "out of memory");
-        goto fail;
-    }
-    /* a Node and its NodeClaim are one node */
-    bool merged;
-    if ((rc = pair_node(s, &n, st, claim, &merged, err)) != NW_OK)
-        goto fail;
-    if (merged)
-        goto skip;
-    nw_snode_t *nn2 = nw_snapshot_grow(s->nodes, &s->cnodes, s->nnodes, sizeof *nn2);
-    if (!nn2) {
-        rc = nw_err_set(err, NW_ENOMEM, "", "out of memory");
-        goto fail;
-    }
-    s->nodes = nn2;
-    s->nodes[s->nnodes++] = n;
-    return NW_OK;
-skip:
-    nw_snapshot_node_free(&n);
-    return NW_OK;
+    return node_push(s, &n, claim, pid, claim ? nw_json_str(st, "nodeName") : NULL, err);
 fail:
     nw_snapshot_node_free(&n);
     return rc;
+}
+
+/* A resource list of a record into a snapshot's slots ("nodes" is no node resource). */
+static NW_MUST_USE nw_rc_t res_of(nw_sched_snap_t *s, const nw_resources_t *r, const char *path,
+                                  nw_sched_res_t *out, nw_err_t *err)
+{
+    memset(out, 0, sizeof *out);
+    for (size_t i = 0; i < nw_resources_len(r); i++) {
+        const char *name = nw_resources_name_at(r, i);
+        if (strcmp(name, "nodes") == 0)
+            continue;
+        int slot = nw_snapshot_res_slot(s, name);
+        if (slot < 0)
+            return nw_err_set(err, NW_EINVAL, path, "%s: more than %d distinct resource names",
+                              name, NW_SCHED_NRES);
+        out->v[slot] = nw_resources_at(r, i).milli;
+    }
+    return NW_OK;
+}
+
+nw_rc_t nw_snap_node_add_node(nw_sched_snap_t *s, const nw_node_t *node, nw_err_t *err)
+{
+    nw_snode_t n = {.claim = false};
+    nw_labels_init(&n.labels);
+    nw_requirements_init(&n.reqs);
+    nw_taints_init(&n.taints);
+    nw_taints_init(&n.startup_taints);
+    nw_rc_t rc = NW_ENOMEM;
+    if (!(n.name = strdup(node->m.name)))
+        goto oom;
+    for (size_t i = 0; i < node->m.nlabels; i++)
+        if (nw_labels_set(&n.labels, node->m.labels[i].key, node->m.labels[i].value) != NW_OK)
+            goto oom;
+    if (nw_requirements_from_labels(&n.labels, &n.reqs) != NW_OK)
+        goto oom;
+    for (size_t i = 0; i < node->m.taints.n; i++) {
+        const nw_taint_t *t = &node->m.taints.v[i];
+        if (nw_taints_add(&n.taints, t->key, t->value, t->effect) != NW_OK)
+            goto oom;
+    }
+    if ((rc = res_of(s, &node->allocatable, "status.allocatable", &n.allocatable, err)) != NW_OK ||
+        (rc = res_of(s, &node->capacity, "status.capacity", &n.capacity, err)) != NW_OK) {
+        nw_snapshot_node_free(&n);
+        return rc;
+    }
+    n.deleting = node->m.terminating;
+    return node_push(s, &n, false, node->provider_id, NULL, err);
+oom:
+    nw_snapshot_node_free(&n);
+    return nw_err_set(err, NW_ENOMEM, "", "out of memory");
 }
 
 nw_rc_t nw_snap_node_add_json(nw_sched_snap_t *s, const cJSON *node, nw_err_t *err)

@@ -90,10 +90,11 @@ cJSON *nw_simsnap_type_resources(const nw_simsnap_env_t *e, const cJSON *nodecla
 
 /* ---- the snapshot ---- */
 
-static bool claim_initialized(const cJSON *nc)
+/* A NodeClaim's Initialized condition is True (its record). */
+static bool claim_initialized(const nw_kube_obj_t *nc)
 {
-    const char *st = nw_json_condition(nc, "Initialized");
-    return st && strcmp(st, "True") == 0;
+    const nw_node_cond_t *c = nw_node_meta_condition(&nc->nodeclaim->m, "Initialized");
+    return c && strcmp(c->status_name, "True") == 0;
 }
 
 static bool excluded(const nw_simsnap_opts_t *o, const char *name)
@@ -101,19 +102,6 @@ static bool excluded(const nw_simsnap_opts_t *o, const char *name)
     for (size_t i = 0; name && i < o->nexclude; i++)
         if (o->exclude[i] && strcmp(o->exclude[i], name) == 0)
             return true;
-    return false;
-}
-
-static bool has_taint(const cJSON *obj, const char *key, const char *effect)
-{
-    const cJSON *t;
-    cJSON_ArrayForEach(t, nw_json_get(nw_json_get(obj, "spec"), "taints"))
-    {
-        const char *k = nw_json_str(t, "key");
-        const char *e = nw_json_str(t, "effect");
-        if (k && strcmp(k, key) == 0 && (!effect || (e && strcmp(e, effect) == 0)))
-            return true;
-    }
     return false;
 }
 
@@ -696,24 +684,25 @@ static bool class_has_deviceclass(const nw_gpu_policy_t *p, const nw_kube_snap_t
  * DRA pods' devices as the class's device resource (nw_simsnap_dra_view), gives it its
  * instance type's count of that resource. Only when the cluster has a DeviceClass of the
  * class and the node's allocatable has none of it; a copy of the node (NULL: as it is). */
-static cJSON *dra_node_view(build_t *b, const cJSON *node)
+static cJSON *dra_node_view(build_t *b, const nw_kube_obj_t *n)
 {
     const nw_gpu_policy_t *p = b->env->gpu;
     if (!p || !p->enabled || nw_kube_cache_snap_count(b->ks, NW_KUBE_DEVICECLASSES) == 0)
         return NULL;
-    const cJSON *labels = nw_json_get(nw_json_get(node, "metadata"), "labels");
-    const char *lv = nw_json_str(labels, p->label_key);
+    const nw_node_meta_t *meta = &n->node->m;
+    const char *lv = nw_node_meta_label(meta, p->label_key);
     int k = -1;
     for (size_t i = 0; lv && i < p->nclasses && k < 0; i++)
         if (strcmp(lv, p->classes[i].label_value) == 0)
             k = (int)i;
     const char *res = k >= 0 ? device_resource(&p->classes[k]) : NULL;
-    const cJSON *alloc = nw_json_get(nw_json_get(node, "status"), "allocatable");
-    const char *have = nw_json_str(alloc, res ? res : "");
-    if (!res || (have && strcmp(have, "0") != 0) || !class_has_deviceclass(p, b->ks, k))
+    nw_quantity_t have;
+    if (!res || (nw_resources_get(&n->node->allocatable, res, &have) && have.milli != 0) ||
+        !class_has_deviceclass(p, b->ks, k))
         return NULL;
-    cJSON *cap =
-        nw_simsnap_type_resources(b->env, NULL, nw_json_str(labels, NW_LABEL_INSTANCE_TYPE), 0);
+    const cJSON *node = n->json;
+    cJSON *cap = nw_simsnap_type_resources(b->env, NULL,
+                                           nw_node_meta_label(meta, NW_LABEL_INSTANCE_TYPE), 0);
     const char *count = nw_json_str(cap, res);
     cJSON *copy = count ? nw_json_dup(node) : NULL;
     cJSON *st = copy ? cJSON_GetObjectItemCaseSensitive(copy, "status") : NULL;
@@ -743,20 +732,22 @@ static NW_MUST_USE nw_rc_t add_nodes(build_t *b, const nw_kube_obj_t **resched, 
                               : NULL;
         int excl = excluded(o, n->name) || (nc && excluded(o, nc->name));
         int deleting = n->terminating || (nc && nc->terminating) ||
-                       has_taint(n->json, NW_TAINT_DISRUPTED, "NoSchedule");
+                       nw_node_meta_has_taint(&n->node->m, NW_TAINT_DISRUPTED, "NoSchedule");
         if (excl || deleting) {
             if ((excl && o->reschedule_excluded) || (!excl && o->reschedule_deleting))
                 resched[(*nresched)++] = n;
             continue;
         }
-        if (cJSON_IsTrue(nw_json_get(nw_json_get(n->json, "spec"), "unschedulable")))
+        if (n->node->unschedulable)
             continue;
-        if (nc && !claim_initialized(nc->json))
+        if (nc && !claim_initialized(nc))
             rc = add_entry(b, nc->json, n->name, nc->name);
         else {
             nw_err_t e = {0};
-            cJSON *dra = dra_node_view(b, n->json);
-            rc = nw_snap_node_add_json(out->sched, dra ? dra : n->json, &e);
+            /* from the Node's record; a DRA view of it (rare) is JSON */
+            cJSON *dra = dra_node_view(b, n);
+            rc = dra ? nw_snap_node_add_json(out->sched, dra, &e)
+                     : nw_snap_node_add_node(out->sched, n->node, &e);
             cJSON_Delete(dra);
             if (rc == NW_ENOMEM)
                 nw_err_set(err, rc, "", "out of memory");
@@ -788,8 +779,8 @@ static NW_MUST_USE nw_rc_t add_claims(build_t *b)
             continue;
         const nw_kube_obj_t *node =
             nc->provider_id[0] ? nw_kube_cache_snap_node_by_provider_id(ks, nc->provider_id) : NULL;
-        const char *nname = nw_json_str_at(nc->json, "status.nodeName");
-        if (!node && nname && *nname)
+        const char *nname = nc->nodeclaim->node_name;
+        if (!node && *nname)
             node = nw_kube_cache_snap_get(ks, NW_KUBE_NODES, NULL, nname);
         if (node)
             continue; /* handled with the Nodes */
@@ -892,7 +883,7 @@ bool nw_simsnap_is_nominated(nw_nominations_t *noms, const nw_kube_snap_t *ks,
             claim = nc->name;
     }
     const nw_kube_obj_t *nc = nw_kube_cache_snap_get(ks, NW_KUBE_NODECLAIMS, NULL, claim);
-    bool in_flight = nc && !claim_initialized(nc->json);
+    bool in_flight = nc && !claim_initialized(nc);
     return nw_nominations_targets(noms, claim, in_flight, now_mono, window_ns);
 }
 

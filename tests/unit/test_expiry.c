@@ -107,6 +107,38 @@ START_TEST(bad_input)
 }
 END_TEST
 
+/* The record's deadline (what the tick reads) is the JSON's, case by case. */
+START_TEST(record_deadline_is_the_jsons)
+{
+    static const struct {
+        const char *created, *ea;
+    } cases[] = {
+        {"2026-11-30T00:00:00Z", "\"20s\""},
+        {"2026-11-30T00:00:00Z", NULL},
+        {"2026-11-30T00:00:00Z", "\"Never\""},
+        {"2026-11-30T00:00:00Z", "\"soon\""},
+        {"2026-11-30T00:00:00Z", "\"\""},
+        {NULL, "\"1h\""},
+        {"yesterday", "\"1h\""},
+        {"2200-01-01T00:00:00Z", "\"2562047h\""},
+        {"2026-11-30T00:00:00Z", "null"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        cJSON *j = claim(cases[i].created, cases[i].ea);
+        nw_node_claim_t *rec = NULL;
+        nw_err_t err = {0}, e1 = {0}, e2 = {0};
+        ck_assert_int_eq(nw_node_claim_decode(j, &rec, &err), NW_OK);
+        int64_t a1 = 1, a2 = 2;
+        int r1 = nw_expiry_deadline(j, &a1, &e1), r2 = nw_expiry_deadline_of(rec, &a2, &e2);
+        ck_assert_msg(r1 == r2 && a1 == a2, "case %zu: %d/%lld vs %d/%lld", i, r1, (long long)a1,
+                      r2, (long long)a2);
+        ck_assert_str_eq(e1.path, e2.path);
+        nw_node_claim_free(rec);
+        cJSON_Delete(j);
+    }
+}
+END_TEST
+
 Suite *nw_expiry_suite(void)
 {
     Suite *s = suite_create("expiry");
@@ -114,6 +146,7 @@ Suite *nw_expiry_suite(void)
     tcase_add_test(tc, fake_clock);
     tcase_add_test(tc, defaults_and_never);
     tcase_add_test(tc, bad_input);
+    tcase_add_test(tc, record_deadline_is_the_jsons);
     suite_add_tcase(s, tc);
     return s;
 }

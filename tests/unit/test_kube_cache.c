@@ -475,6 +475,61 @@ START_TEST(random_changes_keep_vectors_and_snapshots)
 }
 END_TEST
 
+/* Nodes and NodeClaims are decoded on ingest: the record is on the object, its fields
+ * index the object, and one that does not decode is refused as a nameless one is. */
+START_TEST(nodes_and_claims_carry_records)
+{
+    nw_kube_cache_t *c = nw_kube_cache_new(NULL);
+    ck_assert_int_eq(
+        nw_kube_cache_upsert(c, NW_KUBE_NODES,
+                             named("n1", "1",
+                                   ",\"spec\":{\"providerID\":\"aws:///z/i-1\",\"taints\":[{"
+                                   "\"key\":\"k\",\"effect\":\"NoSchedule\"}]},\"status\":{"
+                                   "\"allocatable\":{\"cpu\":\"2\"},\"conditions\":[{"
+                                   "\"type\":\"Ready\",\"status\":\"True\"}]}")),
+        NW_OK);
+    ck_assert_int_eq(
+        nw_kube_cache_upsert(c, NW_KUBE_NODECLAIMS,
+                             named("c1", "2",
+                                   ",\"status\":{\"providerID\":\"aws:///z/i-1\",\"nodeName\":"
+                                   "\"n1\"}")),
+        NW_OK);
+    /* a malformed quantity: refused, the store unchanged */
+    ck_assert_int_ne(
+        nw_kube_cache_upsert(c, NW_KUBE_NODES,
+                             named("n2", "3", ",\"status\":{\"capacity\":{\"cpu\":\"x\"}}")),
+        NW_OK);
+    ck_assert_uint_eq(nw_kube_cache_count(c, NW_KUBE_NODES), 1);
+    /* ... and a version that does not decode takes the one before it out, as a relist
+     * would leave it out */
+    ck_assert_int_eq(nw_kube_cache_upsert(c, NW_KUBE_NODES, named("n3", "4", NULL)), NW_OK);
+    ck_assert_uint_eq(nw_kube_cache_count(c, NW_KUBE_NODES), 2);
+    ck_assert_int_ne(
+        nw_kube_cache_upsert(c, NW_KUBE_NODES,
+                             named("n3", "5", ",\"status\":{\"allocatable\":{\"cpu\":[]}}")),
+        NW_OK);
+    ck_assert_uint_eq(nw_kube_cache_count(c, NW_KUBE_NODES), 1);
+    nw_kube_snap_t *s = nw_kube_cache_snapshot(c);
+    const nw_kube_obj_t *n = nw_kube_cache_snap_get(s, NW_KUBE_NODES, NULL, "n1");
+    ck_assert_ptr_nonnull(n);
+    ck_assert_ptr_nonnull(n->node);
+    ck_assert_ptr_null(n->nodeclaim);
+    ck_assert_ptr_nonnull(n->json); /* kept beside the record for the writes */
+    ck_assert_str_eq(n->node->m.name, "n1");
+    ck_assert_int_eq(n->node->ready, NW_NODE_COND_TRUE);
+    ck_assert_uint_eq(n->node->m.taints.n, 1);
+    ck_assert_int_eq(nw_resources_get_or_zero(&n->node->allocatable, "cpu").milli, 2000);
+    ck_assert_ptr_eq(nw_kube_cache_snap_node_by_provider_id(s, "aws:///z/i-1"), n);
+    const nw_kube_obj_t *nc = nw_kube_cache_snap_get(s, NW_KUBE_NODECLAIMS, NULL, "c1");
+    ck_assert_ptr_nonnull(nc->nodeclaim);
+    ck_assert_ptr_null(nc->node);
+    ck_assert_str_eq(nc->nodeclaim->node_name, "n1");
+    ck_assert_ptr_eq(nw_kube_cache_snap_nodeclaim_by_provider_id(s, "aws:///z/i-1"), nc);
+    nw_kube_cache_snap_release(s);
+    nw_kube_cache_free(c);
+}
+END_TEST
+
 START_TEST(wait_times_out)
 {
     nw_kube_cache_t *c = nw_kube_cache_new(NULL);
@@ -495,6 +550,7 @@ Suite *nw_kube_cache_suite(void)
     tcase_add_test(tc, concurrent_readers);
     tcase_add_test(tc, retired_freed_when_snapshots_released);
     tcase_add_test(tc, wait_times_out);
+    tcase_add_test(tc, nodes_and_claims_carry_records);
     tcase_add_test(tc, random_changes_keep_vectors_and_snapshots);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);

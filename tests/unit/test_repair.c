@@ -38,6 +38,27 @@ static cJSON *node_with(const char *conds)
     return j;
 }
 
+/* nw_repair_unhealthy, checked against the record's nw_repair_unhealthy_of (what the
+ * controller reads) on the same Node */
+static const nw_repair_policy_t *unhealthy(const cJSON *n, int64_t *due)
+{
+    cJSON *named = cJSON_Duplicate(n, 1);
+    cJSON_AddItemToObject(named, "metadata", cJSON_Parse("{\"name\":\"n\"}"));
+    nw_node_t *rec = NULL;
+    nw_err_t err = {0};
+    ck_assert_int_eq(nw_node_decode(named, &rec, &err), NW_OK);
+    cJSON_Delete(named);
+    int64_t d1 = -1, d2 = -2;
+    const nw_repair_policy_t *p = nw_repair_unhealthy(n, &d1);
+    ck_assert_ptr_eq(nw_repair_unhealthy_of(rec, &d2), p);
+    ck_assert_int_eq(d1, d2);
+    ck_assert_ptr_eq(nw_repair_unhealthy_of(rec, NULL), p);
+    nw_node_free(rec);
+    if (due)
+        *due = d1;
+    return p;
+}
+
 static int64_t t(const char *s)
 {
     int64_t ns = 0;
@@ -50,11 +71,11 @@ START_TEST(policies)
     int64_t due = 0;
     cJSON *n = node_with("{\"type\":\"Ready\",\"status\":\"True\","
                          "\"lastTransitionTime\":\"2026-11-30T10:00:00Z\"}");
-    ck_assert_ptr_null(nw_repair_unhealthy(n, &due));
+    ck_assert_ptr_null(unhealthy(n, &due));
     cJSON_Delete(n);
     n = node_with("{\"type\":\"Ready\",\"status\":\"Unknown\","
                   "\"lastTransitionTime\":\"2026-11-30T10:00:00Z\"}");
-    const nw_repair_policy_t *p = nw_repair_unhealthy(n, &due);
+    const nw_repair_policy_t *p = unhealthy(n, &due);
     ck_assert_ptr_nonnull(p);
     ck_assert_str_eq(p->status, "Unknown");
     ck_assert_int_eq(due, t("2026-11-30T10:30:00Z"));
@@ -65,16 +86,16 @@ START_TEST(policies)
                   "{\"type\":\"AcceleratedHardwareReady\",\"status\":\"False\","
                   "\"lastTransitionTime\":\"2026-11-30T10:05:00Z\"},"
                   "{\"type\":\"KernelReady\",\"status\":\"True\"}");
-    p = nw_repair_unhealthy(n, &due);
+    p = unhealthy(n, &due);
     ck_assert_str_eq(p->type, "AcceleratedHardwareReady");
     ck_assert_int_eq(due, t("2026-11-30T10:15:00Z"));
     cJSON_Delete(n);
     /* StorageReady Unknown is not a policy; a missing lastTransitionTime is the epoch */
     n = node_with("{\"type\":\"StorageReady\",\"status\":\"Unknown\"}");
-    ck_assert_ptr_null(nw_repair_unhealthy(n, NULL));
+    ck_assert_ptr_null(unhealthy(n, NULL));
     cJSON_Delete(n);
     n = node_with("{\"type\":\"ContainerRuntimeReady\",\"status\":\"False\"}");
-    ck_assert_ptr_nonnull(nw_repair_unhealthy(n, &due));
+    ck_assert_ptr_nonnull(unhealthy(n, &due));
     ck_assert_int_eq(due, 30 * MIN);
     cJSON_Delete(n);
     ck_assert_int_eq(nw_repair_npolicies, 7);

@@ -615,6 +615,81 @@ START_TEST(records_match_json)
 }
 END_TEST
 
+/* A Node added from its record (what the cache decodes) is the node its JSON gives: labels,
+ * requirements, taints, resources, pool, readiness to schedule, provider ID. */
+START_TEST(node_record_matches_json)
+{
+    static const char *const nodes[] = {
+        "{\"metadata\":{\"name\":\"n1\",\"labels\":{\"karpenter.sh/nodepool\":\"default\","
+        "\"karpenter.sh/initialized\":\"true\",\"topology.kubernetes.io/zone\":\"z1\","
+        "\"node.kubernetes.io/instance-type\":\"m5.large\"}},\"spec\":{\"providerID\":"
+        "\"aws:///z1/i-1\",\"taints\":[{\"key\":\"a\",\"value\":\"b\",\"effect\":"
+        "\"NoSchedule\"},{\"key\":\"c\",\"effect\":\"PreferNoSchedule\"}]},\"status\":{"
+        "\"allocatable\":{\"pods\":\"29\",\"cpu\":\"1930m\",\"memory\":\"7Gi\","
+        "\"example.com/dev\":2},\"capacity\":{\"cpu\":\"2\",\"memory\":\"8Gi\","
+        "\"pods\":\"29\"}}}",
+        "{\"metadata\":{\"name\":\"n2\",\"deletionTimestamp\":\"2026-12-01T00:00:00Z\","
+        "\"labels\":{\"karpenter.sh/nodepool\":\"gpu\"}},\"spec\":{}}",
+        "{\"metadata\":{\"name\":\"n3\"}}",
+    };
+    nw_sched_snap_t *a = nw_snapshot_new(), *b = nw_snapshot_new();
+    nw_err_t err = {0};
+    for (size_t i = 0; i < sizeof nodes / sizeof *nodes; i++) {
+        cJSON *j = cJSON_Parse(nodes[i]);
+        ck_assert_ptr_nonnull(j);
+        nw_node_t *rec = NULL;
+        ck_assert_int_eq(nw_node_decode(j, &rec, &err), NW_OK);
+        ck_assert_msg(nw_snap_node_add_json(a, j, &err) == NW_OK, "%s: %s", err.path, err.msg);
+        ck_assert_msg(nw_snap_node_add_node(b, rec, &err) == NW_OK, "%s: %s", err.path, err.msg);
+        nw_node_free(rec);
+        cJSON_Delete(j);
+    }
+    ck_assert_uint_eq(a->nnodes, 3);
+    ck_assert_uint_eq(b->nnodes, a->nnodes);
+    for (size_t i = 0; i < a->nnodes; i++) {
+        const nw_snode_t *x = &a->nodes[i], *y = &b->nodes[i];
+        ck_assert_str_eq(x->name, y->name);
+        ck_assert_int_eq(x->claim, y->claim);
+        ck_assert_int_eq(x->initialized, y->initialized);
+        ck_assert_int_eq(x->deleting, y->deleting);
+        ck_assert((x->pool == NULL) == (y->pool == NULL));
+        if (x->pool)
+            ck_assert_str_eq(x->pool, y->pool);
+        ck_assert((x->provider_id == NULL) == (y->provider_id == NULL));
+        if (x->provider_id)
+            ck_assert_str_eq(x->provider_id, y->provider_id);
+        ck_assert_uint_eq(x->labels.n, y->labels.n);
+        for (size_t k = 0; k < x->labels.n; k++) {
+            ck_assert_str_eq(x->labels.v[k].key, y->labels.v[k].key);
+            ck_assert_str_eq(x->labels.v[k].value, y->labels.v[k].value);
+        }
+        char fa[2048], fb[2048];
+        nw_requirements_format(&x->reqs, fa, sizeof fa);
+        nw_requirements_format(&y->reqs, fb, sizeof fb);
+        ck_assert_str_eq(fa, fb);
+        ck_assert_uint_eq(x->taints.n, y->taints.n);
+        for (size_t k = 0; k < x->taints.n; k++) {
+            ck_assert_str_eq(x->taints.v[k].key, y->taints.v[k].key);
+            ck_assert_str_eq(x->taints.v[k].value, y->taints.v[k].value);
+            ck_assert_int_eq(x->taints.v[k].effect, y->taints.v[k].effect);
+        }
+        /* the slots are the snapshots' own: compare by resource name */
+        for (int k = 0; k < NW_SCHED_NRES; k++) {
+            if (k >= (int)a->nres)
+                break;
+            int kb = nw_snapshot_res_slot_find(b, a->res_names[k]);
+            int64_t ya = kb >= 0 ? y->allocatable.v[kb] : 0, yc = kb >= 0 ? y->capacity.v[kb] : 0;
+            ck_assert_int_eq(x->allocatable.v[k], ya);
+            ck_assert_int_eq(x->capacity.v[k], yc);
+        }
+    }
+    ck_assert_int_eq(a->nodes[0].allocatable.v[nw_snapshot_res_slot_find(a, "example.com/dev")],
+                     2000);
+    nw_snapshot_free(a);
+    nw_snapshot_free(b);
+}
+END_TEST
+
 /* nw_snap_pod_add_as: a running pod put back as pending is placed again; a pending pod
  * bound to a node counts there and is not provisioned. */
 START_TEST(record_moved)
@@ -714,6 +789,7 @@ Suite *nw_schedule_suite(void)
     tcase_add_test(tc, deterministic);
     tcase_add_test(tc, repack_interchangeable_claims);
     tcase_add_test(tc, records_match_json);
+    tcase_add_test(tc, node_record_matches_json);
     tcase_add_test(tc, record_moved);
     tcase_add_test(tc, json_errors_as_given);
     suite_add_tcase(s, tc);
