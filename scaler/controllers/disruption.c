@@ -78,6 +78,16 @@ struct nw_disruption {
     /* the last pass: when, what it cost (the system's clock), whether it found nothing */
     int64_t pass_mono, pass_cost_ns;
     int pass_was_idle;
+    /* the last pass was skipped because every budget allowed 0: each pool's counted and
+     * disrupting nodes then, so that the periodic re-check of an unchanged cluster only
+     * evaluates the budgets again (a schedule window may open), without a look */
+    int skipped_for_budgets;
+    struct rest_pool {
+        char name[256];
+        int counted, disrupting;
+    } * rest;
+    size_t nrest;
+    int64_t timer_mono; /* the earliest time-based trigger of the last look (INT64_MAX none) */
     int has_pending;
     nw_disrupt_cmd_t pending;
     int64_t pending_mono;
@@ -173,6 +183,7 @@ void nw_disruption_ctl_reset(nw_disruption_t *d)
     d->next_pass_mono = 0;
     d->idle_gen = 0;
     d->viewed = 0;
+    d->skipped_for_budgets = 0;
     d->nrecent = 0;
     d->nrepl = 0;
     d->nseen = 0; /* another replica may have seen accelerator pods meanwhile */
@@ -184,6 +195,7 @@ void nw_disruption_ctl_free(nw_disruption_t *d)
         return;
     nw_disruption_ctl_reset(d);
     nw_kube_write_recorder_free(d->rec);
+    free(d->rest);
     for (size_t i = 0; i < d->nfps; i++)
         free(d->fps[i].node);
     free(d->fps);
@@ -1309,6 +1321,7 @@ static void run_pass(nw_disruption_t *d, const nw_kube_snap_t *s, view_t *v, int
     atomic_fetch_add(&d->passes, 1);
     d->pass_mono = mono;
     d->pass_was_idle = 0;
+    d->skipped_for_budgets = 0;
     cleanup(d, s);
     nw_disrupt_cmd_t cmd;
     nw_err_t err = {0};
@@ -1372,6 +1385,17 @@ static void pass_skipped(nw_disruption_t *d, const nw_kube_snap_t *s, const view
     d->pass_was_idle = 1;
     d->pass_mono = mono;
     d->pass_cost_ns = 0;
+    struct rest_pool *r = realloc(d->rest, (v->st->npools + 1) * sizeof *r);
+    d->skipped_for_budgets = r != NULL; /* out of memory: the re-check looks */
+    if (r) {
+        d->rest = r;
+        d->nrest = v->st->npools;
+        for (size_t k = 0; k < v->st->npools; k++) {
+            snprintf(r[k].name, sizeof r[k].name, "%s", v->st->pools[k].name);
+            r[k].counted = v->st->pools[k].counted;
+            r[k].disrupting = v->st->pools[k].disrupting;
+        }
+    }
     if (d->idle_gen != nw_kube_cache_snap_generation(s)) {
         d->idle_gen = nw_kube_cache_snap_generation(s);
         d->idle_gen_mono = mono;
@@ -1380,23 +1404,24 @@ static void pass_skipped(nw_disruption_t *d, const nw_kube_snap_t *s, const view
 
 /* When the next full tick is due with no change in the cluster: the next pass, and the
  * earliest time a node becomes consolidatable (its Consolidatable marker flips then). */
-static int64_t wake_at(const nw_disruption_t *d, const nw_kube_snap_t *s, const view_t *v,
-                       int64_t mono)
+static int64_t wake_at(nw_disruption_t *d, const nw_kube_snap_t *s, const view_t *v, int64_t mono)
 {
     int64_t wake = d->next_pass_mono;
     if (d->idle_gen && d->idle_gen == nw_kube_cache_snap_generation(s) &&
         d->idle_gen_mono + UNCHANGED_RECHECK_NS > wake)
         wake = d->idle_gen_mono + UNCHANGED_RECHECK_NS;
+    int64_t timer = INT64_MAX;
     for (size_t i = 0; i < v->st->nnodes; i++) {
         const nw_disrupt_node_t *n = &v->st->nodes[i];
         /* staged rollout: a replacement's deadline, a staged node's expiry */
         int64_t ats[4] = {n->consolidatable_at, n->accel_idle_at, n->rollout_deadline,
                           n->rollout_class >= 0 ? n->expired_at : 0};
         for (int k = 0; k < 4; k++)
-            if (ats[k] > v->in.now && mono + (ats[k] - v->in.now) < wake)
-                wake = mono + (ats[k] - v->in.now);
+            if (ats[k] > v->in.now && mono + (ats[k] - v->in.now) < timer)
+                timer = mono + (ats[k] - v->in.now);
     }
-    return wake;
+    d->timer_mono = timer;
+    return timer < wake ? timer : wake;
 }
 
 /* A full tick reads every NodeClaim, Node and pod. It is skipped while nothing is in flight
@@ -1415,6 +1440,39 @@ static bool tick_skippable(const nw_disruption_t *d, const nw_kube_snap_t *s, in
     return mono - d->view_mono < (gap > VIEW_MIN_NS ? gap : VIEW_MIN_NS);
 }
 
+/* The periodic re-check of a cluster that has not changed since a pass skipped because
+ * every budget allowed 0, with no time-based trigger due: the budgets are evaluated again
+ * on the counts of that look (a schedule window may have opened); while they still allow
+ * nothing, the re-check is all there is to do (true: done, the next one in 5 minutes). */
+static bool rest_recheck(nw_disruption_t *d, const nw_kube_snap_t *s, int64_t mono)
+{
+    if (!d->skipped_for_budgets || !d->viewed || d->has_pending || d->nfl ||
+        d->view_gen != nw_kube_cache_snap_generation(s) || mono >= d->timer_mono)
+        return false;
+    int64_t now = nw_clock_now(d->deps->clock);
+    size_t np = nw_kube_cache_snap_count(s, NW_KUBE_NODEPOOLS);
+    for (size_t i = 0; i < np; i++) {
+        const nw_kube_obj_t *p = nw_kube_cache_snap_at(s, NW_KUBE_NODEPOOLS, i);
+        const struct rest_pool *r = NULL;
+        for (size_t k = 0; k < d->nrest && !r; k++)
+            if (strcmp(d->rest[k].name, p->name) == 0)
+                r = &d->rest[k];
+        if (!r)
+            continue; /* not a pool of the look (no name): no node of it either */
+        for (int why = 0; why < NW_DIS_NREASONS; why++) {
+            nw_err_t e = {0};
+            int a = nw_budget_allowed(p->json, (nw_disrupt_reason_t)why, r->counted, now, &e);
+            if (a == NW_DIS_UNLIMITED || a - r->disrupting > 0)
+                return false;
+        }
+    }
+    d->idle_gen_mono = mono;
+    d->view_mono = mono;
+    d->wake_mono =
+        mono + UNCHANGED_RECHECK_NS < d->timer_mono ? mono + UNCHANGED_RECHECK_NS : d->timer_mono;
+    return true;
+}
+
 bool nw_disruption_due(const nw_disruption_t *d, const nw_kube_snap_t *s)
 {
     return d && nw_ctl_may_write(d->deps) && !tick_skippable(d, s, nw_clock_mono(d->deps->clock));
@@ -1426,7 +1484,7 @@ void nw_disruption_tick(nw_disruption_t *d, const nw_kube_snap_t *s)
     if (!d || !nw_ctl_may_write(c))
         return;
     int64_t mono = nw_clock_mono(c->clock);
-    if (tick_skippable(d, s, mono))
+    if (tick_skippable(d, s, mono) || rest_recheck(d, s, mono))
         return;
     int64_t cost0 = nw_clock_mono(nw_clock_system());
     view_t v;

@@ -21,8 +21,8 @@
  *               a second apart by default, and no sooner than view_duty times the last
  *               one's cost (at most 30 s) when it is set
  *   at rest     with every budget at 0 no pass runs (no candidate is built), and a change
- *               to a budget brings the pass back; a pass that found nothing is not run
- *               again while nothing changes, but after a change and every 5 minutes; a
+ *               to a budget, or its schedule window closing, brings the pass back; a pass that
+ * found nothing is not run again while nothing changes, but after a change and every 5 minutes; a
  *               consolidateAfter that runs out with no change in the cluster still acts;
  *               a pod change after a look that saw none still moves lastPodEventTime
  */
@@ -722,6 +722,32 @@ START_TEST(zero_budgets_skip_the_pass)
 }
 END_TEST
 
+START_TEST(budget_window_opens_without_a_change)
+{
+    dfx_t x;
+    /* no disruption from 12:00 for 10 minutes; the clock starts at 12:00 */
+    dfx_init(&x,
+             "{\"consolidateAfter\":\"0s\",\"budgets\":[{\"nodes\":\"0\",\"schedule\":\"0 12 * * "
+             "*\",\"duration\":\"10m\"}]}",
+             0);
+    ctlfix_t *f = &x.f;
+    ctlfix_node_pair(f, "a", NULL);
+    int mark = ctlfix_mark(f);
+    for (int i = 0; i < 10; i++) { /* 0 to 9 minutes: the window holds, nothing changes */
+        tick(&x);
+        nw_clock_fake_advance(&f->clk, 60 * SEC);
+    }
+    ck_assert_int_eq(passes(&x), 0);
+    ck_assert_int_eq(ctlfix_count(f, mark, "DELETE " CLAIMS, NULL, NULL), 0);
+    /* the window closed with no change in the cluster: a re-check sees it */
+    nw_clock_fake_advance(&f->clk, 60 * SEC);
+    tick(&x);
+    ck_assert_int_eq(passes(&x), 1);
+    ck_assert_int_eq(ctlfix_count(f, mark, "DELETE " CLAIMS "a", NULL, NULL), 1);
+    dfx_free(&x);
+}
+END_TEST
+
 START_TEST(no_pass_while_unchanged)
 {
     dfx_t x;
@@ -832,6 +858,7 @@ Suite *nw_disruption_ctl_suite(void)
     tcase_add_test(t, staged_rollout_one_at_a_time);
     tcase_add_test(t, full_ticks_follow_the_view_duty);
     tcase_add_test(t, zero_budgets_skip_the_pass);
+    tcase_add_test(t, budget_window_opens_without_a_change);
     tcase_add_test(t, no_pass_while_unchanged);
     tcase_add_test(t, consolidate_after_elapses_without_a_change);
     tcase_add_test(t, pod_change_after_a_look_without_one);
