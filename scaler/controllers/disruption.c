@@ -1375,6 +1375,24 @@ static bool budgets_allow(const nw_disrupt_state_t *st)
     return false;
 }
 
+/* Each pool's counted and disrupting nodes of a look, for rest_recheck (out of memory:
+ * forgotten, the re-check looks). */
+static void rest_remember(nw_disruption_t *d, const nw_disrupt_state_t *st)
+{
+    struct rest_pool *r = realloc(d->rest, (st->npools + 1) * sizeof *r);
+    if (!r) {
+        d->skipped_for_budgets = 0;
+        return;
+    }
+    d->rest = r;
+    d->nrest = st->npools;
+    for (size_t k = 0; k < st->npools; k++) {
+        snprintf(r[k].name, sizeof r[k].name, "%s", st->pools[k].name);
+        r[k].counted = st->pools[k].counted;
+        r[k].disrupting = st->pools[k].disrupting;
+    }
+}
+
 /* A pass skipped because every budget allows 0: like a pass that found nothing, except
  * that no timer keeps the passes going (a budget opens by a change to its pool or its
  * node counts, or in a schedule window, which the periodic re-check sees). */
@@ -1385,17 +1403,8 @@ static void pass_skipped(nw_disruption_t *d, const nw_kube_snap_t *s, const view
     d->pass_was_idle = 1;
     d->pass_mono = mono;
     d->pass_cost_ns = 0;
-    struct rest_pool *r = realloc(d->rest, (v->st->npools + 1) * sizeof *r);
-    d->skipped_for_budgets = r != NULL; /* out of memory: the re-check looks */
-    if (r) {
-        d->rest = r;
-        d->nrest = v->st->npools;
-        for (size_t k = 0; k < v->st->npools; k++) {
-            snprintf(r[k].name, sizeof r[k].name, "%s", v->st->pools[k].name);
-            r[k].counted = v->st->pools[k].counted;
-            r[k].disrupting = v->st->pools[k].disrupting;
-        }
-    }
+    d->skipped_for_budgets = 1;
+    rest_remember(d, v->st);
     if (d->idle_gen != nw_kube_cache_snap_generation(s)) {
         d->idle_gen = nw_kube_cache_snap_generation(s);
         d->idle_gen_mono = mono;
@@ -1467,7 +1476,6 @@ static bool rest_recheck(nw_disruption_t *d, const nw_kube_snap_t *s, int64_t mo
         }
     }
     d->idle_gen_mono = mono;
-    d->view_mono = mono;
     d->wake_mono =
         mono + UNCHANGED_RECHECK_NS < d->timer_mono ? mono + UNCHANGED_RECHECK_NS : d->timer_mono;
     return true;
@@ -1494,6 +1502,8 @@ void nw_disruption_tick(nw_disruption_t *d, const nw_kube_snap_t *s)
     markers(d, s, &v);
     rollout_upkeep(d, s, &v);
     progress(d, s);
+    if (d->skipped_for_budgets) /* the counts of this look, not of the last pass's */
+        rest_remember(d, v.st);
     if (!nw_ctl_claims_launched(s))
         goto out; /* a NodeClaim is being launched: decide once it has a providerID */
     if (d->has_pending) {

@@ -21,7 +21,8 @@
  *               a second apart by default, and no sooner than view_duty times the last
  *               one's cost (at most 30 s) when it is set
  *   at rest     with every budget at 0 no pass runs (no candidate is built), and a change
- *               to a budget, or its schedule window closing, brings the pass back; a pass that
+ *               to a budget, its schedule window closing, or a deletion freeing it, brings
+ *               the pass back; a pass that
  * found nothing is not run again while nothing changes, but after a change and every 5 minutes; a
  *               consolidateAfter that runs out with no change in the cluster still acts;
  *               a pod change after a look that saw none still moves lastPodEventTime
@@ -748,6 +749,39 @@ START_TEST(budget_window_opens_without_a_change)
 }
 END_TEST
 
+START_TEST(budget_freed_by_a_deletion_between_passes)
+{
+    dfx_t x;
+    dfx_init(&x, "{\"consolidateAfter\":\"0s\",\"budgets\":[{\"nodes\":\"1\"}]}", 0);
+    ctlfix_t *f = &x.f;
+    ctlfix_node_pair(f, "a", NULL);
+    ctlfix_node_pair(f, "b", NULL); /* empty */
+    /* a is being deleted: it takes the budget of 1 */
+    cJSON *nc = ctlfix_get(f, CLAIMS "a");
+    ck_assert_ptr_nonnull(nc);
+    cJSON_AddStringToObject(cJSON_GetObjectItemCaseSensitive(nc, "metadata"), "deletionTimestamp",
+                            "2026-11-30T11:59:00Z");
+    char *txt = cJSON_PrintUnformatted(nc);
+    ctlfix_put(f, NW_KUBE_NODECLAIMS, txt, 1);
+    free(txt);
+    cJSON_Delete(nc);
+    int mark = ctlfix_mark(f);
+    tick(&x);
+    ck_assert_int_eq(passes(&x), 0); /* every budget allows 0 */
+    /* a is gone; the next look comes before the next pass is due */
+    ctlfix_del(f, NW_KUBE_NODECLAIMS, "", "a");
+    ctlfix_del(f, NW_KUBE_NODES, "", "node-a");
+    nw_clock_fake_advance(&f->clk, 2 * SEC);
+    tick(&x);
+    /* nothing changes until the pass is due: the freed budget lets it take b */
+    nw_clock_fake_advance(&f->clk, 9 * SEC);
+    tick(&x);
+    ck_assert_int_eq(passes(&x), 1);
+    ck_assert_int_eq(ctlfix_count(f, mark, "DELETE " CLAIMS "b", NULL, NULL), 1);
+    dfx_free(&x);
+}
+END_TEST
+
 START_TEST(no_pass_while_unchanged)
 {
     dfx_t x;
@@ -859,6 +893,7 @@ Suite *nw_disruption_ctl_suite(void)
     tcase_add_test(t, full_ticks_follow_the_view_duty);
     tcase_add_test(t, zero_budgets_skip_the_pass);
     tcase_add_test(t, budget_window_opens_without_a_change);
+    tcase_add_test(t, budget_freed_by_a_deletion_between_passes);
     tcase_add_test(t, no_pass_while_unchanged);
     tcase_add_test(t, consolidate_after_elapses_without_a_change);
     tcase_add_test(t, pod_change_after_a_look_without_one);
