@@ -28,7 +28,10 @@
  *        [claims_per_tick [none|keep|consolidate]]]]]]
  * The last argument adds the disruption controller's tick: "keep" with the NodePools of
  * bench/cluster (consolidateAfter Never, a budget of 0 nodes: its markers and state build,
- * no decision to act on), "consolidate" with the bench's own (30 s, 10 %).
+ * no decision to act on); "consolidate" times decision passes instead of the phases: the
+ * bench's own NodePools (30 s, a budget of 10 %), every node consolidatable (its pods use a
+ * quarter of it), idle_ticks passes each by a new controller, the decision logged. The
+ * consolidation searches' time limits read the fake clock, so they never stop a pass here.
  * Run through bench/ticks/run (it builds this file against the program's objects).
  */
 #include <check.h>
@@ -69,6 +72,9 @@ static size_t nnodes;
 /* the NodePools' disruption: the bench's default, or (disruption mode "keep") what
  * bench/cluster's pools have, which keeps the cluster as it is */
 static const char *consolidate_after = "30s", *budget = "10%";
+/* disruption mode "consolidate": the NodeClaims carry Consolidatable=True already (the
+ * marker a first tick would write), so the timed passes write nothing but their decision */
+static bool consolidatable;
 
 /* ---- the API: the cache's objects, each write applied to the cache ---- */
 
@@ -352,11 +358,15 @@ static void put_node(size_t i, const nw_gpu_policy_t *gpu)
              "{\"type\":\"Initialized\",\"status\":\"True\",\"reason\":\"Initialized\","
              "\"message\":\"\",\"lastTransitionTime\":\"2026-11-30T10:02:00Z\"},"
              "{\"type\":\"Ready\",\"status\":\"True\",\"reason\":\"Ready\",\"message\":\"\","
-             "\"lastTransitionTime\":\"2026-11-30T10:02:00Z\"}]}}",
+             "\"lastTransitionTime\":\"2026-11-30T10:02:00Z\"}%s]}}",
              i, i, 100 + 2 * i, pool, pool, LABELS, extra, NW_ANN_NODEPOOL_HASH, pool_hash[pool],
              NW_ANN_NODEPOOL_HASH_VERSION, NW_NODEPOOL_HASH_VERSION, NW_ANN_NODECLASS_HASH,
              class_hash, NW_ANN_NODECLASS_HASH_VERSION, NW_NODECLASS_HASH_VERSION, pool, pool, id,
-             i);
+             i,
+             consolidatable ? ",{\"type\":\"Consolidatable\",\"status\":\"True\",\"reason\":"
+                              "\"Consolidatable\",\"message\":\"\",\"lastTransitionTime\":"
+                              "\"2026-11-30T10:03:00Z\"}"
+                            : "");
     put(NW_KUBE_NODECLAIMS, parse(b));
     snprintf(b, sizeof b,
              "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"node-%05zu\","
@@ -478,6 +488,14 @@ static void pass(ctls_t *c, double *ms)
     }
 }
 
+/* the calling thread's CPU time (the tick's own, without the fake API's threads) */
+static double cpu_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
 static int cmp_d(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -596,6 +614,41 @@ static void run_phase(const char *name, ctls_t *c, nw_clock_fake_t *clk, int tic
     free(ms);
 }
 
+/* disruption mode "consolidate": `passes` decision passes, each by a new disruption
+ * controller on the same cluster (its first tick: the whole-cluster look, the markers,
+ * which have nothing to write, and a pass that finds a command and holds it for
+ * validation), timed one by one; the decision is logged at info */
+static void consolidation_passes(nw_ctl_deps_t *deps, nw_nodeclaim_t *claims, nw_ctl_shared_t *mem,
+                                 int passes)
+{
+    /* serve's validation delay: the pass holds its command, which is not executed */
+    nw_disruption_opts_t dopts = {.validation_ns = 15 * NW_NS_PER_SEC, .view_duty = 10};
+    double *v = calloc((size_t)(passes > 0 ? passes : 1), sizeof *v);
+    for (int i = 0; i < passes && v; i++) {
+        nw_disruption_t *d = nw_disruption_ctl_new(deps, claims, mem, &dopts, NULL);
+        if (!d)
+            break;
+        nw_log_set_level(NW_LOG_INFO);
+        nw_kube_snap_t *s = nw_kube_cache_snapshot(cache);
+        double t = now_ms(), cpu = cpu_ms();
+        nw_disruption_tick(d, s);
+        v[i] = now_ms() - t;
+        cpu = cpu_ms() - cpu;
+        nw_kube_cache_snap_release(s);
+        nw_log_set_level(NW_LOG_ERROR);
+        nw_disruption_ctl_free(d);
+        printf("consolidate pass %d: %.1f ms (%.1f ms of this thread's CPU)\n", i + 1, v[i], cpu);
+        fflush(stdout);
+    }
+    if (v && passes > 0) {
+        double p50 = q(v, passes, 0.5); /* sorts v */
+        printf("consolidate passes %d  p50 %.1f  max %.1f ms; API: %ld GET, %ld writes, %ld POST\n",
+               passes, p50, v[passes - 1], atomic_load(&req_get), atomic_load(&req_write),
+               atomic_load(&req_post));
+    }
+    free(v);
+}
+
 static int g_argc;
 /* The cache's memory per Node and NodeClaim: the typed record (api/node.h) and the JSON
  * kept beside it (frozen, without managedFields and a Node's images). */
@@ -682,7 +735,7 @@ static int bench(int argc, char **argv)
         budget = "0";
         with_disruption = true;
     } else if (strcmp(dis_mode, "consolidate") == 0)
-        with_disruption = true;
+        consolidatable = true;
     else if (strcmp(dis_mode, "none") != 0) {
         fprintf(stderr, "bench: disruption mode must be none, keep or consolidate, not %s\n",
                 dis_mode);
@@ -763,24 +816,29 @@ static int bench(int argc, char **argv)
         return 1;
     if (!claims || !c.prov || !c.life || !c.gc || !c.term || !c.upkeep || !c.audit || !c.repair)
         return 1;
+    if (consolidatable)
+        consolidation_passes(&deps, claims, &mem, idle);
 
     /* warm-up: until a pass writes nothing (the first passes judge drift, write statuses) */
     double ms[C_N];
     int w;
-    for (w = 0; w < 30; w++) {
+    for (w = 0; w < 30 && !consolidatable; w++) {
         long w0 = atomic_load(&req_write) + atomic_load(&req_post);
         nw_clock_fake_advance(&clk, NW_NS_PER_SEC);
         pass(&c, ms);
         if (w > 0 && atomic_load(&req_write) + atomic_load(&req_post) == w0)
             break;
     }
-    printf("warm-up: %d passes; %ld GET, %ld writes, %ld POST\n", w + 1, atomic_load(&req_get),
-           atomic_load(&req_write), atomic_load(&req_post));
+    if (!consolidatable)
+        printf("warm-up: %d passes; %ld GET, %ld writes, %ld POST\n", w + 1, atomic_load(&req_get),
+               atomic_load(&req_write), atomic_load(&req_post));
 
-    run_phase("idle", &c, &clk, idle, NW_NS_PER_SEC, 0, per_node, 0);
-    run_phase("pods", &c, &clk, churn_ticks, 100 * NW_NS_PER_MS, per_tick, per_node, 0);
-    run_phase("claims", &c, &clk, churn_ticks, 100 * NW_NS_PER_MS, per_tick, per_node,
-              claims_per_tick);
+    if (!consolidatable) {
+        run_phase("idle", &c, &clk, idle, NW_NS_PER_SEC, 0, per_node, 0);
+        run_phase("pods", &c, &clk, churn_ticks, 100 * NW_NS_PER_MS, per_tick, per_node, 0);
+        run_phase("claims", &c, &clk, churn_ticks, 100 * NW_NS_PER_MS, per_tick, per_node,
+                  claims_per_tick);
+    }
 
     nw_disruption_ctl_free(c.dis);
     nw_repair_free(c.repair);

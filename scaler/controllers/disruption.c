@@ -15,6 +15,7 @@
 #include "scaler/ctl/ctl.h"
 #include "scaler/disrupt/disrupt.h"
 #include "scaler/controllers/disruption_live.h"
+#include "scaler/state/nominations.h"
 #include "scaler/state/simsnap.h"
 
 #define POD_EVENT_DEDUPE_NS (10 * NW_NS_PER_SEC)
@@ -74,6 +75,19 @@ struct nw_disruption {
     uint64_t view_gen;
     int64_t view_mono, wake_mono;
     int64_t view_cost_ns; /* the last full tick's duration (the system's clock) */
+    /* the last pass: when, what it cost (the system's clock), whether it found nothing */
+    int64_t pass_mono, pass_cost_ns;
+    int pass_was_idle;
+    /* the last pass was skipped because every budget allowed 0: each pool's counted and
+     * disrupting nodes then, so that the periodic re-check of an unchanged cluster only
+     * evaluates the budgets again (a schedule window may open), without a look */
+    int skipped_for_budgets;
+    struct rest_pool {
+        char name[256];
+        int counted, disrupting;
+    } * rest;
+    size_t nrest;
+    int64_t timer_mono; /* the earliest time-based trigger of the last look (INT64_MAX none) */
     int has_pending;
     nw_disrupt_cmd_t pending;
     int64_t pending_mono;
@@ -81,6 +95,8 @@ struct nw_disruption {
     size_t nfl;
     fp_t *fps;
     size_t nfps;
+    uint64_t fps_pods_gen; /* the pods' generation the fingerprints were taken at */
+    int fps_taken;
     recent_t recent[MAX_RECENT];
     size_t nrecent;
     recent_t repl[MAX_RECENT]; /* replacements of finished commands: nominated for a while */
@@ -167,6 +183,7 @@ void nw_disruption_ctl_reset(nw_disruption_t *d)
     d->next_pass_mono = 0;
     d->idle_gen = 0;
     d->viewed = 0;
+    d->skipped_for_budgets = 0;
     d->nrecent = 0;
     d->nrepl = 0;
     d->nseen = 0; /* another replica may have seen accelerator pods meanwhile */
@@ -178,6 +195,7 @@ void nw_disruption_ctl_free(nw_disruption_t *d)
         return;
     nw_disruption_ctl_reset(d);
     nw_kube_write_recorder_free(d->rec);
+    free(d->rest);
     for (size_t i = 0; i < d->nfps; i++)
         free(d->fps[i].node);
     free(d->fps);
@@ -380,13 +398,16 @@ static void accel_remember(nw_disruption_t *d, const nw_disrupt_state_t *st)
     d->nseen = k;
 }
 
-static int view_build(nw_disruption_t *d, const nw_kube_snap_t *s, view_t *v)
+/* The view of a tick: light (disrupt.h nw_disrupt_input_t.light: no pods but the
+ * accelerator nodes', enough for the markers, the budgets and the timers) or whole (a
+ * pass's candidates); view_whole turns a light one into a whole one. */
+static int view_build(nw_disruption_t *d, const nw_kube_snap_t *s, view_t *v, bool light)
 {
     nw_ctl_deps_t *c = d->deps;
     memset(v, 0, sizeof *v);
     v->snap = s;
     if (arr_kind(s, NW_KUBE_NODEPOOLS, &v->pools) || arr_kind(s, NW_KUBE_NODECLAIMS, &v->claims) ||
-        arr_kind(s, NW_KUBE_NODES, &v->nodes) || arr_pods(s, &v->pods) ||
+        arr_kind(s, NW_KUBE_NODES, &v->nodes) || (!light && arr_pods(s, &v->pods)) ||
         arr_kind(s, NW_KUBE_PDBS, &v->pdbs) || arr_kind(s, NW_KUBE_DAEMONSETS, &v->dss))
         goto fail;
     size_t cap = d->nrecent + 1;
@@ -407,7 +428,9 @@ static int view_build(nw_disruption_t *d, const nw_kube_snap_t *s, view_t *v)
     if (!v->nominated)
         goto fail;
     /* nodes the provisioner nominated pods to (in flight, or in the last 20 s) */
-    for (size_t i = 0; i < nw_kube_cache_snap_count(s, NW_KUBE_NODECLAIMS); i++) {
+    for (size_t i = 0;
+         nw_nominations_any(d->mem->noms) && i < nw_kube_cache_snap_count(s, NW_KUBE_NODECLAIMS);
+         i++) {
         const nw_kube_obj_t *nc = nw_kube_cache_snap_at(s, NW_KUBE_NODECLAIMS, i);
         const char *nn = nw_json_str_at(nc->json, "status.nodeName");
         if (nn && *nn &&
@@ -454,6 +477,7 @@ static int view_build(nw_disruption_t *d, const nw_kube_snap_t *s, view_t *v)
         .naccels = d->naccels,
         .accel_last_used = accel_last_used,
         .accel_ud = d,
+        .light = light,
     };
     v->in = in;
     nw_disruption_live_t live = {c, d->claims, d->mem, s, in.now};
@@ -466,6 +490,14 @@ static int view_build(nw_disruption_t *d, const nw_kube_snap_t *s, view_t *v)
 fail:
     view_free(v);
     return -1;
+}
+
+static int view_whole(nw_disruption_t *d, const nw_kube_snap_t *s, view_t *v)
+{
+    if (!v->in.light)
+        return 0;
+    view_free(v);
+    return view_build(d, s, v, false);
 }
 
 /* ---- writes ---- */
@@ -760,20 +792,32 @@ static void pod_event_write(nw_disruption_t *d, const char *name, int64_t now)
                     NW_LS("error", err.msg));
 }
 
+/* Has the node a fingerprint already? */
+static bool fp_known(const nw_disruption_t *d, const char *node)
+{
+    fp_t key = {(char *)node, 0};
+    return d->nfps && bsearch(&key, d->fps, d->nfps, sizeof *d->fps, fp_cmp);
+}
+
 static void markers(nw_disruption_t *d, const nw_kube_snap_t *s, const view_t *v)
 {
     nw_ctl_deps_t *c = d->deps;
     int64_t now = v->in.now;
     fp_t *added = NULL;
     size_t nadded = 0;
+    /* no pod changed since the fingerprints were taken: only new nodes need one */
+    uint64_t pods_gen = nw_kube_cache_snap_kind_generation(s, NW_KUBE_PODS);
+    bool pods_same = d->fps_taken && d->fps_pods_gen == pods_gen;
     for (size_t i = 0; i < v->st->nnodes && nw_ctl_may_write(c); i++) {
         const nw_disrupt_node_t *n = &v->st->nodes[i];
         if (n->deleting || !n->node_name[0])
             continue;
-        uint64_t fp = pods_fp(s, n->node_name);
-        if (fp_changed(d, n->node_name, fp, &added, &nadded) &&
-            (!n->last_pod_event || now - n->last_pod_event >= POD_EVENT_DEDUPE_NS))
-            pod_event_write(d, n->name, now); /* a failed write is made by a later change */
+        if (!pods_same || !fp_known(d, n->node_name)) {
+            uint64_t fp = pods_fp(s, n->node_name);
+            if (fp_changed(d, n->node_name, fp, &added, &nadded) &&
+                (!n->last_pod_event || now - n->last_pod_event >= POD_EVENT_DEDUPE_NS))
+                pod_event_write(d, n->name, now); /* a failed write is made by a later change */
+        }
         if (n->pool < 0 || !n->initialized)
             continue;
         const char *cur = nw_json_condition(n->nodeclaim, "Consolidatable");
@@ -788,6 +832,10 @@ static void markers(nw_disruption_t *d, const nw_kube_snap_t *s, const view_t *v
         }
     }
     fps_merge(d, s, added, nadded);
+    if (nw_ctl_may_write(c)) {
+        d->fps_pods_gen = pods_gen;
+        d->fps_taken = 1;
+    }
 }
 
 /* ---- crash cleanup ---- */
@@ -918,7 +966,7 @@ static void count_timeouts(nw_ctl_deps_t *c, const nw_disrupt_cmd_t *cmd)
 /* karpenter_nodepools_allowed_disruptions{nodepool,reason} and
  * karpenter_voluntary_disruption_eligible_nodes{reason} of a pass's state (Karpenter's
  * helpers.go BuildDisruptionBudgetMapping and controller.go; no active budget: MaxInt32) */
-static void budget_gauges(nw_ctl_deps_t *c, const nw_disrupt_state_t *st)
+static void pool_budget_gauges(nw_ctl_deps_t *c, const nw_disrupt_state_t *st)
 {
     for (size_t p = 0; p < st->npools; p++)
         for (int r = 0; r < NW_DIS_NREASONS; r++) {
@@ -929,6 +977,11 @@ static void budget_gauges(nw_ctl_deps_t *c, const nw_disrupt_state_t *st)
             nw_series_set(c->series, &NW_KMETRICS_NODEPOOLS_NODES_CONSUMING_BUDGETS, v,
                           (double)st->pools[p].disrupting);
         }
+}
+
+static void budget_gauges(nw_ctl_deps_t *c, const nw_disrupt_state_t *st)
+{
+    pool_budget_gauges(c, st);
     int eligible[NW_DIS_NREASONS] = {0};
     for (size_t i = 0; i < st->nnodes; i++) {
         const nw_disrupt_node_t *n = &st->nodes[i];
@@ -1199,9 +1252,19 @@ static void validate_pending(nw_disruption_t *d, const nw_kube_snap_t *s, view_t
 
 /* Is a pass due: its time has come and the cluster changed since a pass that found
  * nothing (or that was UNCHANGED_RECHECK_NS ago)? */
+static int64_t duty_gap(const nw_disruption_t *d, int64_t cost)
+{
+    int64_t duty = d->o.view_duty > 0 ? d->o.view_duty : 0;
+    return duty && cost > VIEW_MAX_GAP_NS / duty ? VIEW_MAX_GAP_NS : cost * duty;
+}
+
 static bool pass_due(nw_disruption_t *d, const nw_kube_snap_t *s, int64_t mono)
 {
     if (mono < d->next_pass_mono)
+        return false;
+    /* after a pass that found nothing, under a stream of changes, passes (they read the
+     * whole cluster) take at most about 1/view_duty of the time */
+    if (d->pass_was_idle && mono - d->pass_mono < duty_gap(d, d->pass_cost_ns))
         return false;
     if (d->idle_gen && d->idle_gen == nw_kube_cache_snap_generation(s) &&
         mono - d->idle_gen_mono < UNCHANGED_RECHECK_NS) {
@@ -1235,6 +1298,7 @@ static void count_pass(nw_disruption_t *d, const view_t *v, const nw_disrupt_cmd
 static void pass_idle(nw_disruption_t *d, const nw_kube_snap_t *s, const view_t *v, int64_t mono)
 {
     d->next_pass_mono = mono + d->o.poll_ns;
+    d->pass_was_idle = 1;
     /* time-based rules that will flip without any change in the cluster (a
      * nomination expiring, consolidateAfter running out) keep the passes going */
     int waiting = 0;
@@ -1255,6 +1319,9 @@ static void pass_idle(nw_disruption_t *d, const nw_kube_snap_t *s, const view_t 
 static void run_pass(nw_disruption_t *d, const nw_kube_snap_t *s, view_t *v, int64_t mono)
 {
     atomic_fetch_add(&d->passes, 1);
+    d->pass_mono = mono;
+    d->pass_was_idle = 0;
+    d->skipped_for_budgets = 0;
     cleanup(d, s);
     nw_disrupt_cmd_t cmd;
     nw_err_t err = {0};
@@ -1293,25 +1360,77 @@ static void run_pass(nw_disruption_t *d, const nw_kube_snap_t *s, view_t *v, int
     d->next_pass_mono = mono;
 }
 
+/* Could a pass on this (light) state start a command: a pool whose budgets allow a
+ * disruption for some reason, or an expired node of a staged accelerator rollout (expiry
+ * is not held by budgets)? With none, the pass is skipped before any candidate is built. */
+static bool budgets_allow(const nw_disrupt_state_t *st)
+{
+    for (size_t k = 0; k < st->npools; k++)
+        for (int r = 0; r < NW_DIS_NREASONS; r++)
+            if (st->pools[k].allowed[r] > 0)
+                return true;
+    for (size_t i = 0; i < st->nnodes; i++)
+        if (st->nodes[i].rollout_class >= 0 && st->nodes[i].expired)
+            return true;
+    return false;
+}
+
+/* Each pool's counted and disrupting nodes of a look, for rest_recheck (out of memory:
+ * forgotten, the re-check looks). */
+static void rest_remember(nw_disruption_t *d, const nw_disrupt_state_t *st)
+{
+    struct rest_pool *r = realloc(d->rest, (st->npools + 1) * sizeof *r);
+    if (!r) {
+        d->skipped_for_budgets = 0;
+        return;
+    }
+    d->rest = r;
+    d->nrest = st->npools;
+    for (size_t k = 0; k < st->npools; k++) {
+        snprintf(r[k].name, sizeof r[k].name, "%s", st->pools[k].name);
+        r[k].counted = st->pools[k].counted;
+        r[k].disrupting = st->pools[k].disrupting;
+    }
+}
+
+/* A pass skipped because every budget allows 0: like a pass that found nothing, except
+ * that no timer keeps the passes going (a budget opens by a change to its pool or its
+ * node counts, or in a schedule window, which the periodic re-check sees). */
+static void pass_skipped(nw_disruption_t *d, const nw_kube_snap_t *s, const view_t *v, int64_t mono)
+{
+    pool_budget_gauges(d->deps, v->st);
+    d->next_pass_mono = mono + d->o.poll_ns;
+    d->pass_was_idle = 1;
+    d->pass_mono = mono;
+    d->pass_cost_ns = 0;
+    d->skipped_for_budgets = 1;
+    rest_remember(d, v->st);
+    if (d->idle_gen != nw_kube_cache_snap_generation(s)) {
+        d->idle_gen = nw_kube_cache_snap_generation(s);
+        d->idle_gen_mono = mono;
+    }
+}
+
 /* When the next full tick is due with no change in the cluster: the next pass, and the
  * earliest time a node becomes consolidatable (its Consolidatable marker flips then). */
-static int64_t wake_at(const nw_disruption_t *d, const nw_kube_snap_t *s, const view_t *v,
-                       int64_t mono)
+static int64_t wake_at(nw_disruption_t *d, const nw_kube_snap_t *s, const view_t *v, int64_t mono)
 {
     int64_t wake = d->next_pass_mono;
     if (d->idle_gen && d->idle_gen == nw_kube_cache_snap_generation(s) &&
         d->idle_gen_mono + UNCHANGED_RECHECK_NS > wake)
         wake = d->idle_gen_mono + UNCHANGED_RECHECK_NS;
+    int64_t timer = INT64_MAX;
     for (size_t i = 0; i < v->st->nnodes; i++) {
         const nw_disrupt_node_t *n = &v->st->nodes[i];
         /* staged rollout: a replacement's deadline, a staged node's expiry */
         int64_t ats[4] = {n->consolidatable_at, n->accel_idle_at, n->rollout_deadline,
                           n->rollout_class >= 0 ? n->expired_at : 0};
         for (int k = 0; k < 4; k++)
-            if (ats[k] > v->in.now && mono + (ats[k] - v->in.now) < wake)
-                wake = mono + (ats[k] - v->in.now);
+            if (ats[k] > v->in.now && mono + (ats[k] - v->in.now) < timer)
+                timer = mono + (ats[k] - v->in.now);
     }
-    return wake;
+    d->timer_mono = timer;
+    return timer < wake ? timer : wake;
 }
 
 /* A full tick reads every NodeClaim, Node and pod. It is skipped while nothing is in flight
@@ -1330,6 +1449,38 @@ static bool tick_skippable(const nw_disruption_t *d, const nw_kube_snap_t *s, in
     return mono - d->view_mono < (gap > VIEW_MIN_NS ? gap : VIEW_MIN_NS);
 }
 
+/* The periodic re-check of a cluster that has not changed since a pass skipped because
+ * every budget allowed 0, with no time-based trigger due: the budgets are evaluated again
+ * on the counts of that look (a schedule window may have opened); while they still allow
+ * nothing, the re-check is all there is to do (true: done, the next one in 5 minutes). */
+static bool rest_recheck(nw_disruption_t *d, const nw_kube_snap_t *s, int64_t mono)
+{
+    if (!d->skipped_for_budgets || !d->viewed || d->has_pending || d->nfl ||
+        d->view_gen != nw_kube_cache_snap_generation(s) || mono >= d->timer_mono)
+        return false;
+    int64_t now = nw_clock_now(d->deps->clock);
+    size_t np = nw_kube_cache_snap_count(s, NW_KUBE_NODEPOOLS);
+    for (size_t i = 0; i < np; i++) {
+        const nw_kube_obj_t *p = nw_kube_cache_snap_at(s, NW_KUBE_NODEPOOLS, i);
+        const struct rest_pool *r = NULL;
+        for (size_t k = 0; k < d->nrest && !r; k++)
+            if (strcmp(d->rest[k].name, p->name) == 0)
+                r = &d->rest[k];
+        if (!r)
+            continue; /* not a pool of the look (no name): no node of it either */
+        for (int why = 0; why < NW_DIS_NREASONS; why++) {
+            nw_err_t e = {0};
+            int a = nw_budget_allowed(p->json, (nw_disrupt_reason_t)why, r->counted, now, &e);
+            if (a == NW_DIS_UNLIMITED || a - r->disrupting > 0)
+                return false;
+        }
+    }
+    d->idle_gen_mono = mono;
+    d->wake_mono =
+        mono + UNCHANGED_RECHECK_NS < d->timer_mono ? mono + UNCHANGED_RECHECK_NS : d->timer_mono;
+    return true;
+}
+
 bool nw_disruption_due(const nw_disruption_t *d, const nw_kube_snap_t *s)
 {
     return d && nw_ctl_may_write(d->deps) && !tick_skippable(d, s, nw_clock_mono(d->deps->clock));
@@ -1341,22 +1492,37 @@ void nw_disruption_tick(nw_disruption_t *d, const nw_kube_snap_t *s)
     if (!d || !nw_ctl_may_write(c))
         return;
     int64_t mono = nw_clock_mono(c->clock);
-    if (tick_skippable(d, s, mono))
+    if (tick_skippable(d, s, mono) || rest_recheck(d, s, mono))
         return;
     int64_t cost0 = nw_clock_mono(nw_clock_system());
     view_t v;
-    if (view_build(d, s, &v) != 0)
+    /* the look starts light (no pods); a pass or a validation makes it whole */
+    if (view_build(d, s, &v, true) != 0)
         return;
     markers(d, s, &v);
     rollout_upkeep(d, s, &v);
     progress(d, s);
+    if (d->skipped_for_budgets) /* the counts of this look, not of the last pass's */
+        rest_remember(d, v.st);
     if (!nw_ctl_claims_launched(s))
         goto out; /* a NodeClaim is being launched: decide once it has a providerID */
     if (d->has_pending) {
-        if (mono - d->pending_mono >= d->o.validation_ns)
+        if (mono - d->pending_mono >= d->o.validation_ns) {
+            if (view_whole(d, s, &v) != 0)
+                return;
             validate_pending(d, s, &v, mono);
-    } else if (pass_due(d, s, mono))
-        run_pass(d, s, &v, mono);
+        }
+    } else if (pass_due(d, s, mono)) {
+        if (!budgets_allow(v.st))
+            pass_skipped(d, s, &v, mono);
+        else {
+            int64_t p0 = nw_clock_mono(nw_clock_system());
+            if (view_whole(d, s, &v) != 0)
+                return;
+            run_pass(d, s, &v, mono);
+            d->pass_cost_ns = nw_clock_mono(nw_clock_system()) - p0;
+        }
+    }
 out:
     d->viewed = 1;
     d->view_gen = nw_kube_cache_snap_generation(s);

@@ -480,7 +480,7 @@ static void match_node(const nw_disrupt_state_t *st, const nw_disrupt_input_t *i
     n->zone = n->zone ? n->zone : "";
     n->capacity_type = n->capacity_type ? n->capacity_type : "";
     n->price = -1;
-    if (in->price && *n->itype && *n->zone && *n->capacity_type)
+    if (in->price && !in->light && *n->itype && *n->zone && *n->capacity_type)
         n->price = in->price(in->price_ud, n->itype, n->zone, n->capacity_type);
 }
 
@@ -590,6 +590,14 @@ static void accel_state(const nw_disrupt_state_t *st, const nw_disrupt_input_t *
     n->accel_idle = in->now >= n->accel_idle_at;
 }
 
+/* Does the NodeClaim or its Node carry the accelerator label (any value)? */
+static bool accel_labelled(const nw_disrupt_input_t *in, const nw_disrupt_node_t *n)
+{
+    const char *key = in->accel_label_key;
+    return key && in->naccels &&
+           ((n->node && md_str(n->node, "labels", key)) || md_str(n->nodeclaim, "labels", key));
+}
+
 /* The candidate rules (pkg/controllers/disruption/types.go NewCandidate), first failure wins. */
 static void judge_candidate(const nw_disrupt_input_t *in, const lookups_t *lk, nw_disrupt_node_t *n)
 {
@@ -674,11 +682,17 @@ nw_rc_t nw_candidates_state_build(const nw_disrupt_input_t *in, nw_disrupt_state
         n->name = name;
         n->nodeclaim = nc;
         match_node(st, in, &lk, n, poolname);
-        if (attach_pods(in, n, refs, nrefs, in->now) != NW_OK)
+        /* a light look attaches the pods of accelerator nodes only (their class's pods
+         * decide the accelerator and rollout fields) */
+        if ((!in->light || accel_labelled(in, n)) &&
+            attach_pods(in, n, refs, nrefs, in->now) != NW_OK)
             goto oom;
         node_state(st, in, n);
         accel_state(st, in, n);
-        judge_candidate(in, &lk, n);
+        if (in->light)
+            snprintf(n->why, sizeof n->why, "not judged");
+        else
+            judge_candidate(in, &lk, n);
     }
     if (st->nnodes)
         qsort(st->nodes, st->nnodes, sizeof *st->nodes, node_cmp);

@@ -165,6 +165,11 @@ typedef struct {
     size_t naccels;
     int64_t (*accel_last_used)(void *ud, const char *nodeclaim);
     void *accel_ud;
+    /* A look without the pods (the controller's markers and budgets): every NodeClaim-level
+     * field, the pools' counts and budgets, and the accelerator and rollout fields (the pods
+     * of nodes carrying accel_label_key are attached); the other nodes get no pods, no
+     * price, no costs and no candidate verdict (candidate false, why "not judged"). */
+    bool light;
 } nw_disrupt_input_t;
 
 typedef struct {

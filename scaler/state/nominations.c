@@ -284,6 +284,11 @@ static bool targets_build(nw_nominations_t *st)
     return st->targets_ok = true;
 }
 
+bool nw_nominations_any(const nw_nominations_t *st)
+{
+    return st && st->nnoms > 0;
+}
+
 bool nw_nominations_targets(nw_nominations_t *st, const char *claim, bool in_flight, int64_t mono,
                             int64_t window_ns)
 {

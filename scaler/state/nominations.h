@@ -68,6 +68,8 @@ const char *nw_nominations_written(nw_nominations_t *n, const char *pod_uid);
 bool nw_nominations_missed(nw_nominations_t *n, const char *pod_uid, uint64_t tried_mark,
                            bool claim_ready, int64_t mono, int64_t grace_ns, int64_t *due_ns);
 
+/** Is any pod nominated (false: every nw_nominations_targets answer is false)? */
+bool nw_nominations_any(const nw_nominations_t *n);
 /** Is claim the target of a nomination: any when in_flight, else one made within
  * window_ns before mono? */
 bool nw_nominations_targets(nw_nominations_t *n, const char *claim, bool in_flight, int64_t mono,

@@ -20,6 +20,12 @@
  *   view duty   under a stream of changes, full ticks (here: a node's lastPodEventTime) come
  *               a second apart by default, and no sooner than view_duty times the last
  *               one's cost (at most 30 s) when it is set
+ *   at rest     with every budget at 0 no pass runs (no candidate is built), and a change
+ *               to a budget, its schedule window closing, or a deletion freeing it, brings
+ *               the pass back; a pass that
+ * found nothing is not run again while nothing changes, but after a change and every 5 minutes; a
+ *               consolidateAfter that runs out with no change in the cluster still acts;
+ *               a pod change after a look that saw none still moves lastPodEventTime
  */
 #include <check.h>
 #include <stdio.h>
@@ -678,6 +684,199 @@ START_TEST(full_ticks_follow_the_view_duty)
 }
 END_TEST
 
+/* ---- at rest: what a tick skips, and what still wakes it ---- */
+
+/* nodewarden_disruption_passes_total */
+static int passes(dfx_t *x)
+{
+    nw_buf_t b;
+    nw_buf_init(&b, 1 << 16);
+    ck_assert_int_eq(nw_disruption_metrics(x->d, &b), NW_OK);
+    const char *l = strstr(nw_buf_str(&b), "\nnodewarden_disruption_passes_total ");
+    int n = l ? atoi(l + strlen("\nnodewarden_disruption_passes_total ")) : -1;
+    nw_buf_cleanup(&b);
+    return n;
+}
+
+START_TEST(zero_budgets_skip_the_pass)
+{
+    dfx_t x;
+    dfx_init(&x, "{\"consolidateAfter\":\"0s\",\"budgets\":[{\"nodes\":\"0\"}]}", 0);
+    ctlfix_t *f = &x.f;
+    ctlfix_node_pair(f, "a", NULL); /* empty: emptiness would take it */
+    int mark = ctlfix_mark(f);
+    tick(&x);
+    /* every budget allows 0: the pass is not run (no candidates, no blocked notes) */
+    ck_assert_int_eq(passes(&x), 0);
+    ck_assert_int_eq(ctlfix_count(f, mark, "DELETE " CLAIMS, NULL, NULL), 0);
+    ck_assert_int_eq(ctlfix_count(f, mark, "POST", "/events", "DisruptionBlocked"), 0);
+    nw_clock_fake_advance(&f->clk, 60 * SEC);
+    tick(&x);
+    ck_assert_int_eq(passes(&x), 0);
+    /* the budget opens (a change): the next pass runs and takes the empty node */
+    ctlfix_put_nodepool(f, "{\"consolidateAfter\":\"0s\",\"budgets\":[{\"nodes\":\"1\"}]}");
+    nw_clock_fake_advance(&f->clk, 11 * SEC);
+    tick(&x);
+    ck_assert_int_eq(passes(&x), 1);
+    ck_assert_int_eq(ctlfix_count(f, mark, "DELETE " CLAIMS "a", NULL, NULL), 1);
+    dfx_free(&x);
+}
+END_TEST
+
+START_TEST(budget_window_opens_without_a_change)
+{
+    dfx_t x;
+    /* no disruption from 12:00 for 10 minutes; the clock starts at 12:00 */
+    dfx_init(&x,
+             "{\"consolidateAfter\":\"0s\",\"budgets\":[{\"nodes\":\"0\",\"schedule\":\"0 12 * * "
+             "*\",\"duration\":\"10m\"}]}",
+             0);
+    ctlfix_t *f = &x.f;
+    ctlfix_node_pair(f, "a", NULL);
+    int mark = ctlfix_mark(f);
+    for (int i = 0; i < 10; i++) { /* 0 to 9 minutes: the window holds, nothing changes */
+        tick(&x);
+        nw_clock_fake_advance(&f->clk, 60 * SEC);
+    }
+    ck_assert_int_eq(passes(&x), 0);
+    ck_assert_int_eq(ctlfix_count(f, mark, "DELETE " CLAIMS, NULL, NULL), 0);
+    /* the window closed with no change in the cluster: a re-check sees it */
+    nw_clock_fake_advance(&f->clk, 60 * SEC);
+    tick(&x);
+    ck_assert_int_eq(passes(&x), 1);
+    ck_assert_int_eq(ctlfix_count(f, mark, "DELETE " CLAIMS "a", NULL, NULL), 1);
+    dfx_free(&x);
+}
+END_TEST
+
+START_TEST(budget_freed_by_a_deletion_between_passes)
+{
+    dfx_t x;
+    dfx_init(&x, "{\"consolidateAfter\":\"0s\",\"budgets\":[{\"nodes\":\"1\"}]}", 0);
+    ctlfix_t *f = &x.f;
+    ctlfix_node_pair(f, "a", NULL);
+    ctlfix_node_pair(f, "b", NULL); /* empty */
+    /* a is being deleted: it takes the budget of 1 */
+    cJSON *nc = ctlfix_get(f, CLAIMS "a");
+    ck_assert_ptr_nonnull(nc);
+    cJSON_AddStringToObject(cJSON_GetObjectItemCaseSensitive(nc, "metadata"), "deletionTimestamp",
+                            "2026-11-30T11:59:00Z");
+    char *txt = cJSON_PrintUnformatted(nc);
+    ctlfix_put(f, NW_KUBE_NODECLAIMS, txt, 1);
+    free(txt);
+    cJSON_Delete(nc);
+    int mark = ctlfix_mark(f);
+    tick(&x);
+    ck_assert_int_eq(passes(&x), 0); /* every budget allows 0 */
+    /* a is gone; the next look comes before the next pass is due */
+    ctlfix_del(f, NW_KUBE_NODECLAIMS, "", "a");
+    ctlfix_del(f, NW_KUBE_NODES, "", "node-a");
+    nw_clock_fake_advance(&f->clk, 2 * SEC);
+    tick(&x);
+    /* nothing changes until the pass is due: the freed budget lets it take b */
+    nw_clock_fake_advance(&f->clk, 9 * SEC);
+    tick(&x);
+    ck_assert_int_eq(passes(&x), 1);
+    ck_assert_int_eq(ctlfix_count(f, mark, "DELETE " CLAIMS "b", NULL, NULL), 1);
+    dfx_free(&x);
+}
+END_TEST
+
+START_TEST(no_pass_while_unchanged)
+{
+    dfx_t x;
+    dfx_init(&x, "{\"consolidateAfter\":\"Never\",\"budgets\":[{\"nodes\":\"1\"}]}", 0);
+    ctlfix_t *f = &x.f;
+    ctlfix_node_pair(f, "a", NULL);
+    ctlfix_node_pair(f, "b", NULL);
+    tick(&x);
+    ck_assert_int_eq(passes(&x), 1); /* finds nothing: consolidateAfter Never */
+    /* nothing changes for 4.5 minutes: no tick has anything to do */
+    for (int i = 0; i < 9; i++) {
+        nw_clock_fake_advance(&f->clk, 30 * SEC);
+        nw_kube_snap_t *s = nw_kube_cache_snapshot(f->deps.cache);
+        ck_assert(!nw_disruption_due(x.d, s));
+        nw_kube_cache_snap_release(s);
+        tick(&x);
+    }
+    ck_assert_int_eq(passes(&x), 1);
+    /* Karpenter's re-check: 5 minutes after the pass, one more */
+    nw_clock_fake_advance(&f->clk, 31 * SEC);
+    tick(&x);
+    ck_assert_int_eq(passes(&x), 2);
+    /* a change after a pass that found nothing: the next pass comes at its period */
+    pod_on(f, "p", "a", NULL);
+    nw_clock_fake_advance(&f->clk, 11 * SEC);
+    tick(&x);
+    ck_assert_int_eq(passes(&x), 3);
+    dfx_free(&x);
+}
+END_TEST
+
+START_TEST(consolidate_after_elapses_without_a_change)
+{
+    dfx_t x;
+    dfx_init(&x, "{\"consolidateAfter\":\"30s\",\"budgets\":[{\"nodes\":\"1\"}]}", 0);
+    ctlfix_t *f = &x.f;
+    ctlfix_node_pair(f, "a", NULL);
+    /* its last pod left now: consolidatable (and empty) 30 s from now */
+    cJSON *nc = ctlfix_get(f, CLAIMS "a");
+    ck_assert_ptr_nonnull(nc);
+    cJSON_AddStringToObject(cJSON_GetObjectItemCaseSensitive(nc, "status"), "lastPodEventTime",
+                            "2026-11-30T12:00:00Z");
+    char *txt = cJSON_PrintUnformatted(nc);
+    ctlfix_put(f, NW_KUBE_NODECLAIMS, txt, 1);
+    free(txt);
+    cJSON_Delete(nc);
+    int mark = ctlfix_mark(f);
+    tick(&x);
+    for (int i = 0; i < 2; i++) {
+        nw_clock_fake_advance(&f->clk, 10 * SEC);
+        tick(&x);
+    }
+    ck_assert_int_eq(ctlfix_count(f, mark, "DELETE " CLAIMS, NULL, NULL), 0);
+    ck_assert_int_eq(ctlfix_count(f, mark, CLAIMS "a/status", "\"Consolidatable\"", NULL), 0);
+    /* 31 s, and nothing in the cluster changed: the marker flips and the node goes */
+    nw_clock_fake_advance(&f->clk, 11 * SEC);
+    tick(&x);
+    ck_assert_int_ge(ctlfix_count(f, mark, CLAIMS "a/status", "\"Consolidatable\"", NULL), 1);
+    ck_assert_int_eq(ctlfix_count(f, mark, "DELETE " CLAIMS "a", NULL, NULL), 1);
+    dfx_free(&x);
+}
+END_TEST
+
+START_TEST(pod_change_after_a_look_without_one)
+{
+    dfx_t x;
+    dfx_init(&x, "{\"consolidateAfter\":\"Never\",\"budgets\":[{\"nodes\":\"0\"}]}", 0);
+    ctlfix_t *f = &x.f;
+    ctlfix_node_pair(f, "a", NULL);
+    ctlfix_node_pair(f, "b", NULL);
+    pod_on(f, "p0", "a", NULL);
+    tick(&x); /* learns the nodes' pods */
+    int mark = ctlfix_mark(f);
+    /* a NodeClaim changes, no pod does: a look that takes no fingerprint */
+    cJSON *nc = ctlfix_get(f, CLAIMS "b");
+    ck_assert_ptr_nonnull(nc);
+    cJSON_AddObjectToObject(cJSON_GetObjectItemCaseSensitive(nc, "metadata"), "annotations");
+    char *txt = cJSON_PrintUnformatted(nc);
+    ctlfix_put(f, NW_KUBE_NODECLAIMS, txt, 1);
+    free(txt);
+    cJSON_Delete(nc);
+    nw_clock_fake_advance(&f->clk, 2 * SEC);
+    tick(&x);
+    ck_assert_int_eq(ctlfix_count(f, mark, "PATCH " CLAIMS, "lastPodEventTime", NULL), 0);
+    /* then a pod arrives on node-a: its NodeClaim's lastPodEventTime moves */
+    pod_on(f, "p1", "a", NULL);
+    nw_clock_fake_advance(&f->clk, 2 * SEC);
+    tick(&x);
+    ck_assert_int_eq(ctlfix_count(f, mark, "PATCH " CLAIMS "a/status", "lastPodEventTime", NULL),
+                     1);
+    ck_assert_int_eq(ctlfix_count(f, mark, "PATCH " CLAIMS "b", "lastPodEventTime", NULL), 0);
+    dfx_free(&x);
+}
+END_TEST
+
 Suite *nw_disruption_ctl_suite(void)
 {
     Suite *s = suite_create("disruption_ctl");
@@ -692,6 +891,12 @@ Suite *nw_disruption_ctl_suite(void)
     tcase_add_test(t, accel_idle_reclaimed_despite_pod_churn);
     tcase_add_test(t, staged_rollout_one_at_a_time);
     tcase_add_test(t, full_ticks_follow_the_view_duty);
+    tcase_add_test(t, zero_budgets_skip_the_pass);
+    tcase_add_test(t, budget_window_opens_without_a_change);
+    tcase_add_test(t, budget_freed_by_a_deletion_between_passes);
+    tcase_add_test(t, no_pass_while_unchanged);
+    tcase_add_test(t, consolidate_after_elapses_without_a_change);
+    tcase_add_test(t, pod_change_after_a_look_without_one);
     suite_add_tcase(s, t);
     return s;
 }
