@@ -298,8 +298,7 @@ static void ctx_free(ctx_t *c)
             free(v->merged);
             free(v->bits);
             free(v->zmask);
-            free(v->en_known);
-            free(v->en_ok);
+            free(v->en_list);
         }
         free(c->vc[k].v);
     }
