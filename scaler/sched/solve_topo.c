@@ -253,6 +253,21 @@ static NW_MUST_USE nw_rc_t collect_domains(ctx_t *c)
     for (int i = 0; i < c->nen; i++)
         for (int k = 0; k < c->nkeys; k++)
             c->en[i].dm[k] = node_domains(c, k, &s->nodes[c->en[i].snode], c->en[i].zone);
+    /* each registered node's domain of each key by its label (0: a claim, or no label, or
+     * not a counted domain), and their union per key: a spread group's walk over the nodes
+     * below reads these, and ends once it has every domain the nodes can give */
+    uint64_t *lbit = calloc((size_t)c->nkeys * (size_t)(c->nen + 1), sizeof *lbit);
+    uint64_t lall[MAX_TKEYS] = {0};
+    if (!lbit)
+        return NW_ENOMEM;
+    for (int k = 0; k < c->nkeys; k++)
+        for (int i = 0; i < c->nen; i++) {
+            const nw_snode_t *n = &s->nodes[c->en[i].snode];
+            const char *v = n->claim ? NULL : nw_labels_get(&n->labels, c->keys[k].name);
+            uint64_t b = v ? bit_of(c, k, v) : 0;
+            lbit[(size_t)k * (size_t)c->nen + (size_t)i] = b;
+            lall[k] |= b;
+        }
     /* each group's domains: its pools' (the owner's tolerations decide unless the spread
      * ignores taints), and for a spread the registered nodes it counts */
     for (size_t g = 0; g < s->ngroups; g++) {
@@ -269,13 +284,14 @@ static NW_MUST_USE nw_rc_t collect_domains(ctx_t *c)
         }
         if (gr->kind != NW_TG_SPREAD)
             continue;
-        for (int i = 0; i < c->nen; i++) {
+        const uint64_t *kb = lbit + (size_t)k * (size_t)c->nen;
+        for (int i = 0; i < c->nen && (c->gdom[g] & lall[k]) != lall[k]; i++) {
             const nw_snode_t *n = &s->nodes[c->en[i].snode];
-            const char *v = nw_labels_get(&n->labels, gr->key);
-            if (!n->claim && v && filter_matches(c, (int)g, &n->reqs, &n->taints))
-                c->gdom[g] |= bit_of(c, k, v);
+            if (kb[i] && !(c->gdom[g] & kb[i]) && filter_matches(c, (int)g, &n->reqs, &n->taints))
+                c->gdom[g] |= kb[i];
         }
     }
+    free(lbit);
     return NW_OK;
 }
 
