@@ -392,6 +392,8 @@ static NW_MUST_USE nw_rc_t connect_kube(nw_scaler_t *s, const nw_scaler_opts_t *
     /* a stopping scaler's queued requests go out unthrottled (scaler/kube/client.h) */
     nw_kube_client_set_abort(c->kube, &c->stopping);
     c->cache = nw_kube_cache_new(nw_kube_client_metrics(c->kube));
+    if (c->cache) /* pods' arrivals on the controllers' clock (the batch window) */
+        nw_kube_cache_set_clock(c->cache, c->clock);
     c->series = nw_series_new();
     return NW_OK;
 }

@@ -806,6 +806,7 @@ static int bench(int argc, char **argv)
     nw_clock_fake_init(&clk, T0);
     deps.cache = cache;
     deps.clock = &clk.base;
+    nw_kube_cache_set_clock(cache, deps.clock);
     deps.rec = nw_kube_write_recorder_new(deps.kube, "nodewarden", "bench");
     deps.series = nw_series_new();
     fake_cloud_t *fc = fake_cloud_new(deps.clock);

@@ -37,8 +37,11 @@ struct nw_provisioning {
     nw_nodeclaim_t *claims; /* borrowed (scaler/nodeclaim/nodeclaim.h) */
     nw_ctl_shared_t *mem;   /* borrowed */
     nw_provisioning_opts_t o;
-    /* the batch window */
+    /* the batch window: it opens at the arrival of its first trigger and idles from the
+     * arrival of its last (a pod's arrival: when the watch made it pending in the cache,
+     * nw_kube_obj_t.pending_since; anything else arrives when a tick sees it) */
     int64_t window_open_mono, last_trigger_mono, next_resolve_mono;
+    int64_t epoch_mono;    /* the first tick since new or reset: no arrival counts as earlier */
     int64_t miss_due_mono; /* when a nominated pod's grace ends (0: none waiting) */
     char **seen_uids;      /* pending pod uids already counted as triggers (owned, sorted) */
     size_t nseen;
@@ -106,6 +109,7 @@ void nw_provisioning_reset(nw_provisioning_t *c)
     c->seen_uids = NULL;
     c->nseen = 0;
     c->window_open_mono = c->last_trigger_mono = c->next_resolve_mono = 0;
+    c->epoch_mono = 0;
     c->trig_known = false;
     c->deleting_known = false;
     c->nom_done = false;
@@ -188,6 +192,18 @@ static bool seen_reset(nw_provisioning_t *c, const nw_kube_obj_t *const *p, size
     if (keep)
         qsort(keep, nk, sizeof *keep, nw_strs_cmp);
     return keep && nk == n;
+}
+
+/* When a trigger arrived: a pending pod when the watch made it pending
+ * (nw_kube_obj_t.pending_since), anything else (a Node whose pods must move, a pod nominated
+ * by the provisioner's own write) now; never before the provisioner's first tick (a new
+ * leadership term batches what it finds from then) nor after now. */
+static int64_t arrival(const nw_provisioning_t *c, const nw_kube_obj_t *o, int64_t mono)
+{
+    int64_t a = o->pod && o->pending && o->pending_since ? o->pending_since : mono;
+    if (a > mono)
+        a = mono;
+    return a < c->epoch_mono ? c->epoch_mono : a;
 }
 
 /* Per-pool reasons as one message: "Failed to schedule pod, nodepool "a": ..., ...", and the
@@ -812,7 +828,11 @@ void nw_provisioning_tick(nw_provisioning_t *c, const nw_kube_snap_t *s)
     const nw_kube_obj_t *const *pend = all ? all : cpend;
     size_t np = all ? ncp + nown : ncp;
     int64_t mono = nw_clock_mono(c->deps->clock);
+    if (!c->epoch_mono)
+        c->epoch_mono = mono;
     int trigger = 0;
+    /* the arrivals of this tick's triggers: the first and the last */
+    int64_t first_arrival = mono, last_arrival = mono;
     size_t nt;
     uint64_t gen = nw_kube_cache_snap_generation(s);
     int missed = 0;
@@ -837,22 +857,35 @@ void nw_provisioning_tick(nw_provisioning_t *c, const nw_kube_snap_t *s)
         for (size_t i = 0; i < np; i++)
             trig[nt++] = pend[i];
         moving_nodes(c, s, trig, &nt);
-        for (size_t i = 0; i < nt && !trigger; i++)
-            if (!seen(c, trig[i]->uid))
+        first_arrival = INT64_MAX;
+        last_arrival = INT64_MIN;
+        for (size_t i = 0; i < nt; i++)
+            if (!seen(c, trig[i]->uid)) {
+                int64_t a = arrival(c, trig[i], mono);
+                first_arrival = a < first_arrival ? a : first_arrival;
+                last_arrival = a > last_arrival ? a : last_arrival;
                 trigger = 1;
+            }
+        bool now_trigger = false; /* a trigger that arrives with this tick */
         if (!trigger)
             missed = missed_nominations(c, s, pend, np, mono);
-        trigger |= missed;
+        now_trigger |= missed;
         if (nt && c->next_resolve_mono && mono >= c->next_resolve_mono)
-            trigger = 1; /* pods still pending: look again every 10 s */
+            now_trigger = true; /* pods still pending: look again every 10 s */
         if (nt && !c->next_resolve_mono)
-            trigger = 1;
+            now_trigger = true;
         uint64_t rc = ready_classes(s);
         if (rc != c->ready_classes) {
             /* a class became ready (or stopped being): the waiting pods are placed again */
             c->ready_classes = rc;
             if (nt)
-                trigger = 1;
+                now_trigger = true;
+        }
+        if (now_trigger && !trigger) {
+            /* no new pod: the batch is of what is pending now (new pods, with the others
+             * pending, time the window by their arrivals whatever else is due) */
+            first_arrival = last_arrival = mono;
+            trigger = 1;
         }
         /* after this tick every trigger is seen, unless seen_reset could not keep them */
         c->trig_known = trigger ? seen_reset(c, trig, nt) : true;
@@ -861,9 +894,11 @@ void nw_provisioning_tick(nw_provisioning_t *c, const nw_kube_snap_t *s)
         free(trig);
     }
     if (trigger) {
-        if (!c->window_open_mono)
-            c->window_open_mono = mono;
-        c->last_trigger_mono = mono;
+        if (!c->window_open_mono) {
+            c->window_open_mono = first_arrival;
+            c->last_trigger_mono = last_arrival;
+        } else if (last_arrival > c->last_trigger_mono)
+            c->last_trigger_mono = last_arrival;
         c->next_resolve_mono = mono + RESOLVE_EVERY_NS;
     }
     /* pods that missed the capacity planned for them: no window to wait for, they are
