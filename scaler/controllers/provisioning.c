@@ -793,6 +793,63 @@ static int missed_nominations(nw_provisioning_t *c, const nw_kube_snap_t *s,
     return missed;
 }
 
+/* A tick's look at its triggers: pending pods, and nodes being deleted or disrupted whose
+ * pods must move (their replacement capacity is computed with the pending pods, as Schedule
+ * in kubernetes-sigs/karpenter pkg/controllers/provisioning/provisioner.go does). 1 when the
+ * batch window is to open or extend, with *first and *last the triggers' first and last
+ * arrivals; *nt: the triggers; *missed: pods missed the capacity planned for them; -1 when
+ * out of memory. */
+static int scan_triggers(nw_provisioning_t *c, const nw_kube_snap_t *s,
+                         const nw_kube_obj_t *const *pend, size_t np, int64_t mono, size_t *ntp,
+                         int *missed, int64_t *first, int64_t *last)
+{
+    size_t nn = nw_kube_cache_snap_count(s, NW_KUBE_NODES), nt = 0;
+    const nw_kube_obj_t **trig = malloc((np + nn + 1) * sizeof *trig);
+    if (!trig)
+        return -1;
+    int trigger = 0;
+    for (size_t i = 0; i < np; i++)
+        trig[nt++] = pend[i];
+    moving_nodes(c, s, trig, &nt);
+    *first = INT64_MAX;
+    *last = INT64_MIN;
+    for (size_t i = 0; i < nt; i++)
+        if (!seen(c, trig[i]->uid)) {
+            int64_t a = arrival(c, trig[i], mono);
+            *first = a < *first ? a : *first;
+            *last = a > *last ? a : *last;
+            trigger = 1;
+        }
+    bool now_trigger = false; /* a trigger that arrives with this tick */
+    if (!trigger)
+        *missed = missed_nominations(c, s, pend, np, mono);
+    now_trigger |= *missed;
+    if (nt && c->next_resolve_mono && mono >= c->next_resolve_mono)
+        now_trigger = true; /* pods still pending: look again every 10 s */
+    if (nt && !c->next_resolve_mono)
+        now_trigger = true;
+    uint64_t rc = ready_classes(s);
+    if (rc != c->ready_classes) {
+        /* a class became ready (or stopped being): the waiting pods are placed again */
+        c->ready_classes = rc;
+        if (nt)
+            now_trigger = true;
+    }
+    if (now_trigger && !trigger) {
+        /* no new pod: the batch is of what is pending now (new pods, with the others
+         * pending, time the window by their arrivals whatever else is due) */
+        *first = *last = mono;
+        trigger = 1;
+    }
+    /* after this tick every trigger is seen, unless seen_reset could not keep them */
+    c->trig_known = trigger ? seen_reset(c, trig, nt) : true;
+    c->trig_gen = nw_kube_cache_snap_generation(s);
+    c->trig_n = nt;
+    free(trig);
+    *ntp = nt;
+    return trigger;
+}
+
 void nw_provisioning_tick(nw_provisioning_t *c, const nw_kube_snap_t *s)
 {
     /* what the launch workers finished since the last tick (scaler/nodeclaim/nodeclaim.h) */
@@ -842,56 +899,11 @@ void nw_provisioning_tick(nw_provisioning_t *c, const nw_kube_snap_t *s)
         /* the same snapshot as the last tick: the same triggers, every one of them seen, and
          * no look again due */
         nt = c->trig_n;
-    } else {
-        /* triggers: pending pods, and nodes being deleted or disrupted whose pods must move
-         * (their replacement capacity is computed with the pending pods, as Schedule in
-         * kubernetes-sigs/karpenter pkg/controllers/provisioning/provisioner.go does) */
-        size_t nn = nw_kube_cache_snap_count(s, NW_KUBE_NODES);
-        const nw_kube_obj_t **trig = malloc((np + nn + 1) * sizeof *trig);
-        if (!trig) {
-            free(all);
-            free(own);
-            return;
-        }
-        nt = 0;
-        for (size_t i = 0; i < np; i++)
-            trig[nt++] = pend[i];
-        moving_nodes(c, s, trig, &nt);
-        first_arrival = INT64_MAX;
-        last_arrival = INT64_MIN;
-        for (size_t i = 0; i < nt; i++)
-            if (!seen(c, trig[i]->uid)) {
-                int64_t a = arrival(c, trig[i], mono);
-                first_arrival = a < first_arrival ? a : first_arrival;
-                last_arrival = a > last_arrival ? a : last_arrival;
-                trigger = 1;
-            }
-        bool now_trigger = false; /* a trigger that arrives with this tick */
-        if (!trigger)
-            missed = missed_nominations(c, s, pend, np, mono);
-        now_trigger |= missed;
-        if (nt && c->next_resolve_mono && mono >= c->next_resolve_mono)
-            now_trigger = true; /* pods still pending: look again every 10 s */
-        if (nt && !c->next_resolve_mono)
-            now_trigger = true;
-        uint64_t rc = ready_classes(s);
-        if (rc != c->ready_classes) {
-            /* a class became ready (or stopped being): the waiting pods are placed again */
-            c->ready_classes = rc;
-            if (nt)
-                now_trigger = true;
-        }
-        if (now_trigger && !trigger) {
-            /* no new pod: the batch is of what is pending now (new pods, with the others
-             * pending, time the window by their arrivals whatever else is due) */
-            first_arrival = last_arrival = mono;
-            trigger = 1;
-        }
-        /* after this tick every trigger is seen, unless seen_reset could not keep them */
-        c->trig_known = trigger ? seen_reset(c, trig, nt) : true;
-        c->trig_gen = gen;
-        c->trig_n = nt;
-        free(trig);
+    } else if ((trigger = scan_triggers(c, s, pend, np, mono, &nt, &missed, &first_arrival,
+                                        &last_arrival)) < 0) {
+        free(all);
+        free(own);
+        return;
     }
     if (trigger) {
         if (!c->window_open_mono) {
