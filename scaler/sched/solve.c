@@ -334,6 +334,7 @@ static void ctx_free(ctx_t *c)
     free(c->downers);
     free(c->hcount);
     free(c->howners);
+    free(c->hneed);
     free(c->gtotal);
     free(c->gkey);
     free(c->gdom);

@@ -139,6 +139,11 @@ typedef struct {
     int nkeys;
     int *gkey;
     int **dcount, **downers, **hcount, **howners;
+    /* per group: which per-host arrays it has (bit 0 hcount: a pod to place has the
+     * hostname constraint; bit 1 howners: a pod has it as required anti-affinity); the
+     * others stay NULL, never read: at 5,000 nodes and thousands of groups the dense
+     * arrays of every group were hundreds of MB to clear per solve */
+    unsigned char *hneed;
     uint64_t *gdom, *gidom;
     bool *ginv;
     nw_reqs_t **gfilt;
