@@ -937,5 +937,6 @@ int64_t nw_provisioning_next_deadline(const nw_provisioning_t *c, int64_t mono)
     }
     int64_t a = c->last_trigger_mono + c->o.batch_idle_ns - mono,
             b = c->window_open_mono + c->o.batch_max_ns - mono;
-    return a < b ? a : b;
+    /* a window whose close has passed (during a long pass) is due now, not "nothing" */
+    return a < b ? (a < 0 ? 0 : a) : (b < 0 ? 0 : b);
 }

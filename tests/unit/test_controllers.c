@@ -896,7 +896,10 @@ START_TEST(provisioner_window_opens_at_arrival)
     ck_assert_int_eq(ctlfix_count(&f, mark, "POST", "/apis/karpenter.sh/v1/nodeclaims", NULL), 0);
     ck_assert_int_eq(nw_provisioning_next_deadline(p, nw_clock_mono(&f.clk.base)),
                      400 * NW_NS_PER_MS);
-    nw_clock_fake_advance(&f.clk, 400 * NW_NS_PER_MS); /* 1.9 s: 1 s after the last arrival */
+    /* a close that passed while the reconcile thread was busy is due now (0), not "nothing
+     * scheduled" (< 0), which would let the loop sleep up to a second */
+    nw_clock_fake_advance(&f.clk, 700 * NW_NS_PER_MS); /* 2.2 s */
+    ck_assert_int_eq(nw_provisioning_next_deadline(p, nw_clock_mono(&f.clk.base)), 0);
     tick_prov(&f, p);
     ck_assert_int_eq(ctlfix_count(&f, mark, "POST", "/apis/karpenter.sh/v1/nodeclaims", NULL), 1);
     nw_provisioning_free(p);
