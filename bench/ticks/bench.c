@@ -435,10 +435,25 @@ static void put_node(size_t i, const nw_gpu_policy_t *gpu)
     put(NW_KUBE_NODES, parse(b));
 }
 
+/* With a burst (bench/cluster's pods): 2,000 Deployments of about 50 pods, each with a zone
+ * spread and a preferred hostname anti-affinity, as the stand-in generates them; else 50
+ * apps without either. */
+static bool topo_pods;
+
 static cJSON *pod_json(size_t node, size_t k, int deleting, bool gpu)
 {
-    char b[4096];
-    size_t app = k % 50;
+    char b[4096], topo[1024] = "";
+    size_t app = topo_pods ? (node * 20 + k) / 50 % 2000 : k % 50;
+    if (topo_pods)
+        snprintf(topo, sizeof topo,
+                 ",\"topologySpreadConstraints\":[{\"maxSkew\":1,\"topologyKey\":"
+                 "\"topology.kubernetes.io/zone\",\"whenUnsatisfiable\":\"ScheduleAnyway\","
+                 "\"labelSelector\":{\"matchLabels\":{\"app\":\"app%zu\"}}}],\"affinity\":{"
+                 "\"podAntiAffinity\":{\"preferredDuringSchedulingIgnoredDuringExecution\":[{"
+                 "\"weight\":100,\"podAffinityTerm\":{\"topologyKey\":"
+                 "\"kubernetes.io/hostname\",\"labelSelector\":{\"matchLabels\":{\"app\":"
+                 "\"app%zu\"}}}}]}}",
+                 app, app);
     snprintf(b, sizeof b,
              "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"app%zu-%05zu-%zu\","
              "\"namespace\":\"ns-%zu\",\"uid\":\"uid-pod-%zu-%zu\",\"resourceVersion\":\"%ld\","
@@ -447,7 +462,7 @@ static cJSON *pod_json(size_t node, size_t k, int deleting, bool gpu)
              "\"apps/v1\",\"kind\":\"ReplicaSet\",\"name\":\"app%zu-5d8f7c9b4\",\"uid\":\"rs-%zu\","
              "\"controller\":true,\"blockOwnerDeletion\":true}]},\"spec\":{\"nodeName\":"
              "\"node-%05zu\",\"containers\":[{\"name\":\"main\",\"image\":\"registry/app:1\","
-             "\"resources\":{\"requests\":{\"cpu\":\"100m\",\"memory\":\"128Mi\"%s}}}]%s},"
+             "\"resources\":{\"requests\":{\"cpu\":\"100m\",\"memory\":\"128Mi\"%s}}}]%s%s},"
              "\"status\":{\"phase\":\"Running\",\"conditions\":[{\"type\":\"PodScheduled\","
              "\"status\":\"True\",\"lastTransitionTime\":\"2026-11-30T10:05:00Z\"},{\"type\":"
              "\"Ready\",\"status\":\"True\",\"lastTransitionTime\":\"2026-11-30T10:05:10Z\"}],"
@@ -455,7 +470,8 @@ static cJSON *pod_json(size_t node, size_t k, int deleting, bool gpu)
              app, node, k, app % 10, node, k, atomic_fetch_add(&rv_serial, 1),
              deleting ? ",\"deletionTimestamp\":\"2026-11-30T12:00:00Z\"" : "", app, app, app, node,
              gpu ? ",\"nvidia.com/gpu\":\"1\"" : "",
-             gpu ? ",\"tolerations\":[{\"key\":\"nvidia.com/gpu\",\"operator\":\"Exists\"}]" : "");
+             gpu ? ",\"tolerations\":[{\"key\":\"nvidia.com/gpu\",\"operator\":\"Exists\"}]" : "",
+             topo);
     return parse(b);
 }
 
@@ -814,6 +830,7 @@ static int bench(int argc, char **argv)
     ops.list = list;
     if (burst)
         ops.launch = launch_ok;
+    topo_pods = burst > 0;
     fc->base.ops = &ops;
     deps.cloud = &fc->base;
     atomic_store(&deps.leading, 1);
