@@ -114,6 +114,13 @@ static bool group_index(nw_sched_snap_t *s, int g)
     return true;
 }
 
+static void strs_free(char **v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
 static int group_get(nw_sched_snap_t *s, const gspec_t *gs, const cJSON *selector,
                      const char *selpath, const char *pod_ns, const cJSON *namespaces,
                      const cJSON *ns_selector, nw_err_t *err)
@@ -159,9 +166,7 @@ static int group_get(nw_sched_snap_t *s, const gspec_t *gs, const cJSON *selecto
         free(key);
         free(selj);
         free(nsselj);
-        for (size_t i = 0; i < nns; i++)
-            free(ns[i]);
-        free(ns);
+        strs_free(ns, nns);
         nw_err_set(err, NW_ENOMEM, selpath, "out of memory");
         return -1;
     }
@@ -177,9 +182,7 @@ static int group_get(nw_sched_snap_t *s, const gspec_t *gs, const cJSON *selecto
         free(sig);
         free(key);
         free(nsselj);
-        for (size_t k = 0; k < nns; k++)
-            free(ns[k]);
-        free(ns);
+        strs_free(ns, nns);
         return found;
     }
     nw_tgroup_t g = {.kind = gs->kind,
