@@ -25,16 +25,23 @@
  * the phase made. The times are wall time on a shared machine: read them with its load.
  *
  * usage: bench <nodes> [pods_per_node [idle_ticks [churn_ticks [pods_per_tick
- *        [claims_per_tick [none|keep|consolidate]]]]]]
- * The last argument adds the disruption controller's tick: "keep" with the NodePools of
+ *        [claims_per_tick [none|keep|consolidate [burst_pods [bursts]]]]]]]]
+ * The seventh argument adds the disruption controller's tick: "keep" with the NodePools of
  * bench/cluster (consolidateAfter Never, a budget of 0 nodes: its markers and state build,
  * no decision to act on); "consolidate" times decision passes instead of the phases: the
  * bench's own NodePools (30 s, a budget of 10 %), every node consolidatable (its pods use a
  * quarter of it), idle_ticks passes each by a new controller, the decision logged. The
  * consolidation searches' time limits read the fake clock, so they never stop a pass here.
+ * burst_pods (default 0: none) adds the burst phase, bench/cluster's burst in one process:
+ * that many pending pods (1 CPU / 2 GiB, a zone spread, a nodeSelector only the "burst"
+ * NodePool's nodes have, so none fits on an existing node) created at once, then passes
+ * until the batch is placed; bursts (default 1) repeats it (each burst's pods deleted, its
+ * NodeClaims forgotten, before the next). It prints each burst's provisioning pass (the
+ * batch's snapshot build, solve and NodeClaim creates; the launches are a counter).
  * Run through bench/ticks/run (it builds this file against the program's objects).
  */
 #include <check.h>
+#include <pthread.h>
 #include <curl/curl.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -140,11 +147,53 @@ static void reply_404(fake_conn_t *c)
                "{\"kind\":\"Status\",\"status\":\"Failure\",\"reason\":\"NotFound\",\"code\":404}");
 }
 
+static void put(nw_kube_kind_t k, cJSON *o);
+
+/* The NodeClaims the burst's batch created (names owned), removed after each burst. */
+static char **burst_claims;
+static size_t nburst_claims;
+static pthread_mutex_t burst_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* A NodeClaim create: named from generateName, given a uid and a resourceVersion, and put
+ * in the cache as the watch would show it. */
+static void created_claim(fake_conn_t *c, const char *body)
+{
+    cJSON *o = cJSON_Parse(body);
+    cJSON *md = cJSON_GetObjectItemCaseSensitive(o, "metadata");
+    if (!md) {
+        cJSON_Delete(o);
+        fake_reply(c, 422, "", "{\"kind\":\"Status\",\"code\":422}");
+        return;
+    }
+    pthread_mutex_lock(&burst_mu);
+    char name[128];
+    const char *gen = nw_json_str(md, "generateName");
+    if (!nw_json_str(md, "name")) {
+        snprintf(name, sizeof name, "%sb%05zu", gen ? gen : "nc-", nburst_claims);
+        cJSON_AddStringToObject(md, "name", name);
+    } else
+        snprintf(name, sizeof name, "%s", nw_json_str(md, "name"));
+    snprintf(name + 100, 28, "uid-%zu", nburst_claims);
+    cJSON_AddStringToObject(md, "uid", name + 100);
+    burst_claims = realloc(burst_claims, (nburst_claims + 1) * sizeof *burst_claims);
+    burst_claims[nburst_claims++] = strdup(name);
+    pthread_mutex_unlock(&burst_mu);
+    set_rv(o);
+    char *txt = cJSON_PrintUnformatted(o);
+    put(NW_KUBE_NODECLAIMS, o);
+    fake_reply(c, 201, "", txt);
+    free(txt);
+}
+
 static void handler(void *ud, const fake_req_t *r, fake_conn_t *c)
 {
     (void)ud;
-    if (strcmp(r->method, "POST") == 0) { /* events, evictions */
+    if (strcmp(r->method, "POST") == 0) { /* events, evictions; NodeClaims (the burst) */
         atomic_fetch_add(&req_post, 1);
+        if (strncmp(r->path, "/apis/karpenter.sh/v1/nodeclaims", 32) == 0 && r->body) {
+            created_claim(c, r->body);
+            return;
+        }
         fake_reply(c, 201, "", r->body && r->body[0] ? r->body : "{}");
         return;
     }
@@ -402,10 +451,25 @@ static void put_node(size_t i, const nw_gpu_policy_t *gpu)
     put(NW_KUBE_NODES, parse(b));
 }
 
+/* With a burst (bench/cluster's pods): 2,000 Deployments of about 50 pods, each with a zone
+ * spread and a preferred hostname anti-affinity, as the stand-in generates them; else 50
+ * apps without either. */
+static bool topo_pods;
+
 static cJSON *pod_json(size_t node, size_t k, int deleting, bool gpu)
 {
-    char b[4096];
-    size_t app = k % 50;
+    char b[4096], topo[1024] = "";
+    size_t app = topo_pods ? (node * 20 + k) / 50 % 2000 : k % 50;
+    if (topo_pods)
+        snprintf(topo, sizeof topo,
+                 ",\"topologySpreadConstraints\":[{\"maxSkew\":1,\"topologyKey\":"
+                 "\"topology.kubernetes.io/zone\",\"whenUnsatisfiable\":\"ScheduleAnyway\","
+                 "\"labelSelector\":{\"matchLabels\":{\"app\":\"app%zu\"}}}],\"affinity\":{"
+                 "\"podAntiAffinity\":{\"preferredDuringSchedulingIgnoredDuringExecution\":[{"
+                 "\"weight\":100,\"podAffinityTerm\":{\"topologyKey\":"
+                 "\"kubernetes.io/hostname\",\"labelSelector\":{\"matchLabels\":{\"app\":"
+                 "\"app%zu\"}}}}]}}",
+                 app, app);
     snprintf(b, sizeof b,
              "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"app%zu-%05zu-%zu\","
              "\"namespace\":\"ns-%zu\",\"uid\":\"uid-pod-%zu-%zu\",\"resourceVersion\":\"%ld\","
@@ -414,7 +478,7 @@ static cJSON *pod_json(size_t node, size_t k, int deleting, bool gpu)
              "\"apps/v1\",\"kind\":\"ReplicaSet\",\"name\":\"app%zu-5d8f7c9b4\",\"uid\":\"rs-%zu\","
              "\"controller\":true,\"blockOwnerDeletion\":true}]},\"spec\":{\"nodeName\":"
              "\"node-%05zu\",\"containers\":[{\"name\":\"main\",\"image\":\"registry/app:1\","
-             "\"resources\":{\"requests\":{\"cpu\":\"100m\",\"memory\":\"128Mi\"%s}}}]%s},"
+             "\"resources\":{\"requests\":{\"cpu\":\"100m\",\"memory\":\"128Mi\"%s}}}]%s%s},"
              "\"status\":{\"phase\":\"Running\",\"conditions\":[{\"type\":\"PodScheduled\","
              "\"status\":\"True\",\"lastTransitionTime\":\"2026-11-30T10:05:00Z\"},{\"type\":"
              "\"Ready\",\"status\":\"True\",\"lastTransitionTime\":\"2026-11-30T10:05:10Z\"}],"
@@ -422,7 +486,70 @@ static cJSON *pod_json(size_t node, size_t k, int deleting, bool gpu)
              app, node, k, app % 10, node, k, atomic_fetch_add(&rv_serial, 1),
              deleting ? ",\"deletionTimestamp\":\"2026-11-30T12:00:00Z\"" : "", app, app, app, node,
              gpu ? ",\"nvidia.com/gpu\":\"1\"" : "",
-             gpu ? ",\"tolerations\":[{\"key\":\"nvidia.com/gpu\",\"operator\":\"Exists\"}]" : "");
+             gpu ? ",\"tolerations\":[{\"key\":\"nvidia.com/gpu\",\"operator\":\"Exists\"}]" : "",
+             topo);
+    return parse(b);
+}
+
+/* ---- the burst (bench/cluster's: pending pods only new nodes of the "burst" pool hold) ---- */
+
+static _Atomic long launches;
+
+static nw_rc_t launch_ok(nw_cloud_t *c, const nw_cloud_launch_req_t *req, nw_cloud_launch_t *out,
+                         nw_cloud_error_t *ce, nw_err_t *err)
+{
+    (void)c;
+    (void)ce;
+    (void)err;
+    long n = atomic_fetch_add(&launches, 1) + 1000000;
+    memset(out, 0, sizeof *out);
+    snprintf(out->instance_id, sizeof out->instance_id, "i-%017lx", n);
+    snprintf(out->type, sizeof out->type, "%s", req->ntypes > 0 ? req->types[0] : "m5.large");
+    snprintf(out->zone, sizeof out->zone, "us-west-2a");
+    snprintf(out->zone_id, sizeof out->zone_id, "usw2-az1");
+    snprintf(out->image_id, sizeof out->image_id, "ami-0fake");
+    snprintf(out->capacity_type, sizeof out->capacity_type, "on-demand");
+    snprintf(out->provider_id, sizeof out->provider_id, "aws:///us-west-2a/%s", out->instance_id);
+    out->price = 0.1;
+    return NW_OK;
+}
+
+static void put_burst_pool(void)
+{
+    put(NW_KUBE_NODEPOOLS,
+        parse("{\"apiVersion\":\"karpenter.sh/v1\",\"kind\":\"NodePool\",\"metadata\":{\"name\":"
+              "\"burst\",\"uid\":\"pburst\",\"generation\":1,\"resourceVersion\":\"50\"},"
+              "\"spec\":{\"disruption\":{\"consolidationPolicy\":\"WhenEmptyOrUnderutilized\","
+              "\"consolidateAfter\":\"Never\",\"budgets\":[{\"nodes\":\"0\"}]},"
+              "\"template\":{\"metadata\":{\"labels\":{\"bench/pool\":\"burst\"}},\"spec\":{"
+              "\"expireAfter\":\"Never\",\"nodeClassRef\":{\"group\":\"karpenter.k8s.aws\","
+              "\"kind\":\"EC2NodeClass\",\"name\":\"default\"},\"requirements\":["
+              "{\"key\":\"karpenter.k8s.aws/instance-category\",\"operator\":\"In\","
+              "\"values\":[\"c\",\"m\",\"r\"]},{\"key\":\"kubernetes.io/arch\",\"operator\":\"In\","
+              "\"values\":[\"amd64\"]},{\"key\":\"karpenter.sh/capacity-type\",\"operator\":"
+              "\"In\",\"values\":[\"on-demand\",\"spot\"]},{\"key\":"
+              "\"karpenter.k8s.aws/instance-generation\",\"operator\":\"Gt\",\"values\":[\"4\"]}"
+              "]}}}}"));
+}
+
+static cJSON *burst_pod_json(int round, size_t i)
+{
+    char b[4096];
+    snprintf(b, sizeof b,
+             "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"burst%d-%06zu\","
+             "\"namespace\":\"ml-batch\",\"uid\":\"uid-burst-%d-%zu\",\"resourceVersion\":\"%ld\","
+             "\"creationTimestamp\":\"2026-11-30T12:00:00Z\",\"labels\":{\"app\":\"burst%d\"},"
+             "\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"name\":"
+             "\"burst%d-6f7d\",\"uid\":\"rs-burst-%d\",\"controller\":true}]},\"spec\":{"
+             "\"nodeSelector\":{\"bench/pool\":\"burst\"},\"topologySpreadConstraints\":[{"
+             "\"maxSkew\":1,\"topologyKey\":\"topology.kubernetes.io/zone\",\"whenUnsatisfiable\":"
+             "\"ScheduleAnyway\",\"labelSelector\":{\"matchLabels\":{\"app\":\"burst%d\"}}}],"
+             "\"containers\":[{\"name\":\"main\",\"image\":\"registry/batch:1\",\"resources\":{"
+             "\"requests\":{\"cpu\":\"1\",\"memory\":\"2Gi\"}}}]},\"status\":{\"phase\":"
+             "\"Pending\",\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"False\","
+             "\"reason\":\"Unschedulable\",\"message\":\"0/1 nodes are available\","
+             "\"lastTransitionTime\":\"2026-11-30T12:00:00Z\"}]}}",
+             round, i, round, i, atomic_fetch_add(&rv_serial, 1), round, round, round, round);
     return parse(b);
 }
 
@@ -649,6 +776,63 @@ static void consolidation_passes(nw_ctl_deps_t *deps, nw_nodeclaim_t *claims, nw
     free(v);
 }
 
+/* One burst: n pending pods at once, then 100 ms passes until the batch launched its
+ * NodeClaims (at most 30 passes); the pods and the NodeClaims are removed after it and the
+ * provisioner's memory forgotten, so the next burst starts as this one did. */
+static void run_burst(ctls_t *c, nw_nodeclaim_t *claims, nw_ctl_shared_t *mem, nw_clock_fake_t *clk,
+                      size_t n, int round)
+{
+    long l0 = atomic_load(&launches), p0 = atomic_load(&req_post);
+    size_t c0 = nburst_claims;
+    double t = now_ms();
+    for (size_t i = 0; i < n; i++)
+        put(NW_KUBE_PODS, burst_pod_json(round, i));
+    printf("burst  %d: %zu pending pods added in %.0f ms\n", round, n, now_ms() - t);
+    fflush(stdout);
+    nw_log_set_level(NW_LOG_INFO);
+    double total = 0;
+    for (int k = 0; k < 30 && nburst_claims == c0; k++) {
+        double ms[C_N], all = 0;
+        nw_clock_fake_advance(clk, 100 * NW_NS_PER_MS);
+        pass(c, ms);
+        for (int i = 0; i < C_N; i++)
+            all += ms[i];
+        total += all;
+        printf("burst  %d pass %2d: provisioning %9.1f ms, lifecycle %7.1f, gc %5.1f, "
+               "termination %5.1f, upkeep %6.1f, accelaudit %5.1f, repair %5.1f; all %9.1f ms\n",
+               round, k, ms[C_PROV], ms[C_LIFE], ms[C_GC], ms[C_TERM], ms[C_UPKEEP], ms[C_AUDIT],
+               ms[C_REPAIR], all);
+        fflush(stdout);
+        if (k == 0)
+            nw_clock_fake_advance(clk, NW_NS_PER_SEC); /* the batch's idle window */
+    }
+    nw_log_set_level(NW_LOG_ERROR);
+    (void)nw_nodeclaim_wait_idle(claims, 60000);
+    nw_nodeclaim_collect(claims);
+    printf("burst  %d: %ld NodeClaims launched, %ld POSTs, %.1f ms of passes\n", round,
+           atomic_load(&launches) - l0, atomic_load(&req_post) - p0, total);
+    fflush(stdout);
+    for (size_t i = 0; i < n; i++) {
+        cJSON *o = burst_pod_json(round, i);
+        nw_rc_t rc = nw_kube_cache_remove(cache, NW_KUBE_PODS, o);
+        (void)rc;
+        cJSON_Delete(o);
+    }
+    pthread_mutex_lock(&burst_mu);
+    for (size_t i = 0; i < nburst_claims; i++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(cJSON_AddObjectToObject(o, "metadata"), "name", burst_claims[i]);
+        nw_rc_t rc = nw_kube_cache_remove(cache, NW_KUBE_NODECLAIMS, o);
+        (void)rc;
+        cJSON_Delete(o);
+        free(burst_claims[i]);
+    }
+    nburst_claims = 0;
+    pthread_mutex_unlock(&burst_mu);
+    nw_ctl_shared_clear(mem);
+    nw_provisioning_reset(c->prov);
+}
+
 static int g_argc;
 /* The cache's memory per Node and NodeClaim: the typed record (api/node.h) and the JSON
  * kept beside it (frozen, without managedFields and a Node's images). */
@@ -730,6 +914,8 @@ static int bench(int argc, char **argv)
     size_t per_tick = argc > 5 ? (size_t)atol(argv[5]) : 50;
     int claims_per_tick = argc > 6 ? atoi(argv[6]) : 1;
     const char *dis_mode = argc > 7 ? argv[7] : "none";
+    size_t burst = argc > 8 ? (size_t)atol(argv[8]) : 0;
+    int bursts = argc > 9 ? atoi(argv[9]) : 1;
     if (strcmp(dis_mode, "keep") == 0) {
         consolidate_after = "Never";
         budget = "0";
@@ -764,11 +950,15 @@ static int bench(int argc, char **argv)
     nw_clock_fake_init(&clk, T0);
     deps.cache = cache;
     deps.clock = &clk.base;
+    nw_kube_cache_set_clock(cache, deps.clock);
     deps.rec = nw_kube_write_recorder_new(deps.kube, "nodewarden", "bench");
     deps.series = nw_series_new();
     fake_cloud_t *fc = fake_cloud_new(deps.clock);
     ops = *fc->base.ops;
     ops.list = list;
+    if (burst)
+        ops.launch = launch_ok;
+    topo_pods = burst > 0;
     fc->base.ops = &ops;
     deps.cloud = &fc->base;
     atomic_store(&deps.leading, 1);
@@ -785,6 +975,8 @@ static int bench(int argc, char **argv)
 
     double t = now_ms();
     put_classes_and_pools();
+    if (burst)
+        put_burst_pool();
     for (size_t i = 0; i < nnodes; i++) {
         put_node(i, &gpu);
         bool g = i % 20 == 7;
@@ -796,7 +988,8 @@ static int bench(int argc, char **argv)
     print_record_bytes();
     print_node_snapshot_cost();
 
-    nw_nodeclaim_opts_t kopts = {0, NULL, NULL, 15 * 60 * NW_NS_PER_SEC};
+    /* the burst's creates and launches on serve's 16 workers */
+    nw_nodeclaim_opts_t kopts = {burst ? 16 : 0, NULL, NULL, 15 * 60 * NW_NS_PER_SEC};
     nw_nodeclaim_t *claims = nw_nodeclaim_new(&deps, &mem, &kopts);
     nw_provisioning_opts_t popts = {NW_NS_PER_SEC, 10 * NW_NS_PER_SEC, 0, 0};
     nw_lifecycle_opts_t lopts = {.registration_timeout_ns = 15 * 60 * NW_NS_PER_SEC};
@@ -838,6 +1031,8 @@ static int bench(int argc, char **argv)
         run_phase("pods", &c, &clk, churn_ticks, 100 * NW_NS_PER_MS, per_tick, per_node, 0);
         run_phase("claims", &c, &clk, churn_ticks, 100 * NW_NS_PER_MS, per_tick, per_node,
                   claims_per_tick);
+        for (int b = 0; burst && b < bursts; b++)
+            run_burst(&c, claims, &mem, &clk, burst, b);
     }
 
     nw_disruption_ctl_free(c.dis);
@@ -871,10 +1066,11 @@ END_TEST
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr,
-                "usage: %s nodes [pods_per_node [idle_ticks [churn_ticks "
-                "[pods_per_tick [claims_per_tick [none|keep|consolidate]]]]]]\n",
-                argv[0]);
+        fprintf(
+            stderr,
+            "usage: %s nodes [pods_per_node [idle_ticks [churn_ticks "
+            "[pods_per_tick [claims_per_tick [none|keep|consolidate [burst_pods [bursts]]]]]]]]\n",
+            argv[0]);
         return 2;
     }
     g_argc = argc;

@@ -37,8 +37,11 @@ struct nw_provisioning {
     nw_nodeclaim_t *claims; /* borrowed (scaler/nodeclaim/nodeclaim.h) */
     nw_ctl_shared_t *mem;   /* borrowed */
     nw_provisioning_opts_t o;
-    /* the batch window */
+    /* the batch window: it opens at the arrival of its first trigger and idles from the
+     * arrival of its last (a pod's arrival: when the watch made it pending in the cache,
+     * nw_kube_obj_t.pending_since; anything else arrives when a tick sees it) */
     int64_t window_open_mono, last_trigger_mono, next_resolve_mono;
+    int64_t epoch_mono;    /* the first tick since new or reset: no arrival counts as earlier */
     int64_t miss_due_mono; /* when a nominated pod's grace ends (0: none waiting) */
     char **seen_uids;      /* pending pod uids already counted as triggers (owned, sorted) */
     size_t nseen;
@@ -106,6 +109,7 @@ void nw_provisioning_reset(nw_provisioning_t *c)
     c->seen_uids = NULL;
     c->nseen = 0;
     c->window_open_mono = c->last_trigger_mono = c->next_resolve_mono = 0;
+    c->epoch_mono = 0;
     c->trig_known = false;
     c->deleting_known = false;
     c->nom_done = false;
@@ -188,6 +192,18 @@ static bool seen_reset(nw_provisioning_t *c, const nw_kube_obj_t *const *p, size
     if (keep)
         qsort(keep, nk, sizeof *keep, nw_strs_cmp);
     return keep && nk == n;
+}
+
+/* When a trigger arrived: a pending pod when the watch made it pending
+ * (nw_kube_obj_t.pending_since), anything else (a Node whose pods must move, a pod nominated
+ * by the provisioner's own write) now; never before the provisioner's first tick (a new
+ * leadership term batches what it finds from then) nor after now. */
+static int64_t arrival(const nw_provisioning_t *c, const nw_kube_obj_t *o, int64_t mono)
+{
+    int64_t a = o->pod && o->pending && o->pending_since ? o->pending_since : mono;
+    if (a > mono)
+        a = mono;
+    return a < c->epoch_mono ? c->epoch_mono : a;
 }
 
 /* Per-pool reasons as one message: "Failed to schedule pod, nodepool "a": ..., ...", and the
@@ -777,6 +793,63 @@ static int missed_nominations(nw_provisioning_t *c, const nw_kube_snap_t *s,
     return missed;
 }
 
+/* A tick's look at its triggers: pending pods, and nodes being deleted or disrupted whose
+ * pods must move (their replacement capacity is computed with the pending pods, as Schedule
+ * in kubernetes-sigs/karpenter pkg/controllers/provisioning/provisioner.go does). 1 when the
+ * batch window is to open or extend, with *first and *last the triggers' first and last
+ * arrivals; *nt: the triggers; *missed: pods missed the capacity planned for them; -1 when
+ * out of memory. */
+static int scan_triggers(nw_provisioning_t *c, const nw_kube_snap_t *s,
+                         const nw_kube_obj_t *const *pend, size_t np, int64_t mono, size_t *ntp,
+                         int *missed, int64_t *first, int64_t *last)
+{
+    size_t nn = nw_kube_cache_snap_count(s, NW_KUBE_NODES), nt = 0;
+    const nw_kube_obj_t **trig = malloc((np + nn + 1) * sizeof *trig);
+    if (!trig)
+        return -1;
+    int trigger = 0;
+    for (size_t i = 0; i < np; i++)
+        trig[nt++] = pend[i];
+    moving_nodes(c, s, trig, &nt);
+    *first = INT64_MAX;
+    *last = INT64_MIN;
+    for (size_t i = 0; i < nt; i++)
+        if (!seen(c, trig[i]->uid)) {
+            int64_t a = arrival(c, trig[i], mono);
+            *first = a < *first ? a : *first;
+            *last = a > *last ? a : *last;
+            trigger = 1;
+        }
+    bool now_trigger = false; /* a trigger that arrives with this tick */
+    if (!trigger)
+        *missed = missed_nominations(c, s, pend, np, mono);
+    now_trigger |= *missed;
+    if (nt && c->next_resolve_mono && mono >= c->next_resolve_mono)
+        now_trigger = true; /* pods still pending: look again every 10 s */
+    if (nt && !c->next_resolve_mono)
+        now_trigger = true;
+    uint64_t rc = ready_classes(s);
+    if (rc != c->ready_classes) {
+        /* a class became ready (or stopped being): the waiting pods are placed again */
+        c->ready_classes = rc;
+        if (nt)
+            now_trigger = true;
+    }
+    if (now_trigger && !trigger) {
+        /* no new pod: the batch is of what is pending now (new pods, with the others
+         * pending, time the window by their arrivals whatever else is due) */
+        *first = *last = mono;
+        trigger = 1;
+    }
+    /* after this tick every trigger is seen, unless seen_reset could not keep them */
+    c->trig_known = trigger ? seen_reset(c, trig, nt) : true;
+    c->trig_gen = nw_kube_cache_snap_generation(s);
+    c->trig_n = nt;
+    free(trig);
+    *ntp = nt;
+    return trigger;
+}
+
 void nw_provisioning_tick(nw_provisioning_t *c, const nw_kube_snap_t *s)
 {
     /* what the launch workers finished since the last tick (scaler/nodeclaim/nodeclaim.h) */
@@ -812,7 +885,11 @@ void nw_provisioning_tick(nw_provisioning_t *c, const nw_kube_snap_t *s)
     const nw_kube_obj_t *const *pend = all ? all : cpend;
     size_t np = all ? ncp + nown : ncp;
     int64_t mono = nw_clock_mono(c->deps->clock);
+    if (!c->epoch_mono)
+        c->epoch_mono = mono;
     int trigger = 0;
+    /* the arrivals of this tick's triggers: the first and the last */
+    int64_t first_arrival = mono, last_arrival = mono;
     size_t nt;
     uint64_t gen = nw_kube_cache_snap_generation(s);
     int missed = 0;
@@ -822,48 +899,18 @@ void nw_provisioning_tick(nw_provisioning_t *c, const nw_kube_snap_t *s)
         /* the same snapshot as the last tick: the same triggers, every one of them seen, and
          * no look again due */
         nt = c->trig_n;
-    } else {
-        /* triggers: pending pods, and nodes being deleted or disrupted whose pods must move
-         * (their replacement capacity is computed with the pending pods, as Schedule in
-         * kubernetes-sigs/karpenter pkg/controllers/provisioning/provisioner.go does) */
-        size_t nn = nw_kube_cache_snap_count(s, NW_KUBE_NODES);
-        const nw_kube_obj_t **trig = malloc((np + nn + 1) * sizeof *trig);
-        if (!trig) {
-            free(all);
-            free(own);
-            return;
-        }
-        nt = 0;
-        for (size_t i = 0; i < np; i++)
-            trig[nt++] = pend[i];
-        moving_nodes(c, s, trig, &nt);
-        for (size_t i = 0; i < nt && !trigger; i++)
-            if (!seen(c, trig[i]->uid))
-                trigger = 1;
-        if (!trigger)
-            missed = missed_nominations(c, s, pend, np, mono);
-        trigger |= missed;
-        if (nt && c->next_resolve_mono && mono >= c->next_resolve_mono)
-            trigger = 1; /* pods still pending: look again every 10 s */
-        if (nt && !c->next_resolve_mono)
-            trigger = 1;
-        uint64_t rc = ready_classes(s);
-        if (rc != c->ready_classes) {
-            /* a class became ready (or stopped being): the waiting pods are placed again */
-            c->ready_classes = rc;
-            if (nt)
-                trigger = 1;
-        }
-        /* after this tick every trigger is seen, unless seen_reset could not keep them */
-        c->trig_known = trigger ? seen_reset(c, trig, nt) : true;
-        c->trig_gen = gen;
-        c->trig_n = nt;
-        free(trig);
+    } else if ((trigger = scan_triggers(c, s, pend, np, mono, &nt, &missed, &first_arrival,
+                                        &last_arrival)) < 0) {
+        free(all);
+        free(own);
+        return;
     }
     if (trigger) {
-        if (!c->window_open_mono)
-            c->window_open_mono = mono;
-        c->last_trigger_mono = mono;
+        if (!c->window_open_mono) {
+            c->window_open_mono = first_arrival;
+            c->last_trigger_mono = last_arrival;
+        } else if (last_arrival > c->last_trigger_mono)
+            c->last_trigger_mono = last_arrival;
         c->next_resolve_mono = mono + RESOLVE_EVERY_NS;
     }
     /* pods that missed the capacity planned for them: no window to wait for, they are
@@ -890,7 +937,8 @@ int64_t nw_provisioning_next_deadline(const nw_provisioning_t *c, int64_t mono)
     }
     int64_t a = c->last_trigger_mono + c->o.batch_idle_ns - mono,
             b = c->window_open_mono + c->o.batch_max_ns - mono;
-    return a < b ? a : b;
+    /* a window whose close has passed (during a long pass) is due now, not "nothing" */
+    return a < b ? (a < 0 ? 0 : a) : (b < 0 ? 0 : b);
 }
 
 nw_nominate_t *nw_provisioning_nominator(nw_provisioning_t *p)

@@ -43,7 +43,7 @@ void nw_provisioning_free(nw_provisioning_t *p);
 void nw_provisioning_tick(nw_provisioning_t *p, const nw_kube_snap_t *s);
 
 /** How long until the batch window closes or pending pods are looked at again (ns from
- * mono; < 0: nothing scheduled). */
+ * mono; < 0: nothing scheduled). An open window whose close has passed gives 0 (due now). */
 int64_t nw_provisioning_next_deadline(const nw_provisioning_t *p, int64_t mono);
 
 /** Forget the batch window and the seen uids (a new leadership term; the shared memory is

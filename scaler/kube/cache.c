@@ -546,6 +546,7 @@ struct nw_kube_cache {
     nw_jsonintern_t *intern; /* the pods' shared labels, annotations, owners and specs */
     nw_kube_cache_hook_fn hook;
     void *hook_ud;
+    const nw_clock_t *clock; /* stamps pods' pending_since */
 };
 
 struct nw_kube_snap {
@@ -574,6 +575,7 @@ nw_kube_cache_t *nw_kube_cache_new(nw_kube_metrics_t *metrics)
     pthread_condattr_destroy(&ca);
     c->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     c->metrics = metrics;
+    c->clock = nw_clock_system();
     if (!(c->intern = nw_jsonintern_new())) {
         nw_kube_cache_free(c);
         return NULL;
@@ -692,6 +694,18 @@ static void vecs_locked(nw_kube_cache_t *c, nw_kube_kind_t kind, const nw_kube_o
 static char *key_of(nw_kube_kind_t kind, const cJSON *obj);
 static nw_rc_t remove_key(nw_kube_cache_t *c, nw_kube_kind_t kind, char *key);
 
+void nw_kube_cache_set_clock(nw_kube_cache_t *c, const nw_clock_t *clock)
+{
+    c->clock = clock ? clock : nw_clock_system();
+}
+
+/* A pod's pending_since: the old version's while it was pending already, else now. */
+static void stamp_pending(nw_kube_obj_t *o, const nw_kube_obj_t *old, int64_t now)
+{
+    if (o->pending)
+        o->pending_since = old && old->pending && old->pending_since ? old->pending_since : now;
+}
+
 nw_rc_t nw_kube_cache_upsert(nw_kube_cache_t *c, nw_kube_kind_t kind, cJSON *obj)
 {
     /* a Node or NodeClaim whose record does not decode replaces the version before it by
@@ -704,6 +718,7 @@ nw_rc_t nw_kube_cache_upsert(nw_kube_cache_t *c, nw_kube_kind_t kind, cJSON *obj
         return NW_EINVAL;
     }
     free(key);
+    int64_t now = nw_clock_mono(c->clock);
     pthread_mutex_lock(&c->mu);
     nw_kube_obj_t *old = map_put(&c->store[kind], o);
     if (old == o) {
@@ -711,6 +726,7 @@ nw_rc_t nw_kube_cache_upsert(nw_kube_cache_t *c, nw_kube_kind_t kind, cJSON *obj
         obj_unref(o);
         return NW_ENOMEM;
     }
+    stamp_pending(o, old, now); /* before a snapshot can show o */
     vecs_locked(c, kind, old, o);
     nw_kube_snap_t *stale = changed_locked(c, kind);
     uint64_t gen = c->gen;
@@ -857,11 +873,13 @@ nw_rc_t nw_kube_cache_stage_add(nw_kube_cache_stage_t *st, cJSON *items)
         cJSON_Delete(items);
         return st->rc = NW_EINVAL;
     }
+    int64_t now = nw_clock_mono(st->c->clock);
     while (!st->rc && items && items->child) {
         cJSON *it = cJSON_DetachItemViaPointer(items, items->child);
         nw_kube_obj_t *o = obj_new(st->c->intern, st->kind, it);
         if (!o)
             continue;
+        stamp_pending(o, NULL, now); /* the old store's is taken at the commit */
         nw_kube_obj_t *old = map_put(&st->m, o);
         if (old == o) {
             obj_unref(o);
@@ -887,6 +905,13 @@ nw_rc_t nw_kube_cache_stage_commit(nw_kube_cache_stage_t *st)
     free(st);
     pthread_mutex_lock(&c->mu);
     map_t old = c->store[kind];
+    if (kind == NW_KUBE_PODS) /* a pod pending before the relist keeps its arrival */
+        for (size_t i = 0; i < c->all[kind].n; i++) {
+            const nw_kube_obj_t *was = c->all[kind].v[i];
+            nw_kube_obj_t *now = was->pending ? map_get(&nm, was->key) : NULL;
+            if (now && now->pending && was->pending_since)
+                now->pending_since = was->pending_since;
+        }
     c->store[kind] = nm;
     c->synced[kind] = true;
     c->vec_oom = !vecs_rebuild(&c->all[kind], c->idx, kind, &c->store[kind]);

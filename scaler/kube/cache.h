@@ -51,6 +51,7 @@
 #include "api/node.h"
 #include "api/pod.h"
 #include "common/buf.h"
+#include "common/clock.h"
 #include "common/err.h"
 #include "scaler/kube/client.h"
 #include "scaler/kube/metrics.h"
@@ -104,6 +105,12 @@ typedef struct nw_kube_obj {
     const char *nodepool;    /* nodeclaims: label karpenter.sh/nodepool */
     int pending;             /* pods: nw_kube_cache_pod_is_pending */
     int terminating;         /* metadata.deletionTimestamp is set */
+    /* pods: when the pod became pending in this cache, the monotonic time of the cache's
+     * clock (nw_kube_cache_set_clock) at which the watch thread applied the change (or the
+     * relist page) that made it pending; kept across updates while it stays pending; 0 when
+     * not pending. The provisioner's batch window opens and idles from it, as Karpenter's
+     * batcher from the pod controller's trigger. */
+    int64_t pending_since;
 } nw_kube_obj_t;
 
 typedef struct nw_kube_cache nw_kube_cache_t;
@@ -122,6 +129,10 @@ nw_kube_cache_t *nw_kube_cache_new(nw_kube_metrics_t *metrics);
 
 /** Free. NULL-safe. All snapshots must have been released. */
 void nw_kube_cache_free(nw_kube_cache_t *c);
+
+/** The clock whose monotonic time stamps pods' pending_since (borrowed, outlives the cache;
+ * default the system clock). Set before the watch starts; tests pass their fake clock. */
+void nw_kube_cache_set_clock(nw_kube_cache_t *c, const nw_clock_t *clock);
 
 /** Install a change hook (before the watch starts). */
 void nw_kube_cache_set_hook(nw_kube_cache_t *c, nw_kube_cache_hook_fn fn, void *ud);

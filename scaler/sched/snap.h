@@ -245,6 +245,8 @@ struct nw_sched_snap {
     size_t class_hash_cap;
     nw_tgroup_t *groups;
     size_t ngroups, cgroups;
+    int *group_hash; /* the groups by signature: open addressing, -1 empty */
+    size_t group_hash_cap;
     nw_snode_t *nodes;
     size_t nnodes, cnodes;
     nw_spool_t *pools;

@@ -73,6 +73,54 @@ typedef struct {
 /* find or add a group; returns its index or -1 (err set). Namespaces as Karpenter's
  * buildNamespaceList (topology.go): none and no selector = the pod's; an empty selector =
  * every namespace; otherwise the list plus the namespaces the selector matches. */
+/* The group with this signature, -1 when none: a hash of the signatures (a walk over every
+ * group per pod constraint was quadratic in the groups, thousands at 100,000 pods). */
+static int group_find(const nw_sched_snap_t *s, const char *sig)
+{
+    if (!s->group_hash)
+        return -1;
+    size_t m = s->group_hash_cap - 1;
+    for (size_t i = nw_snapshot_hash(sig) & m;; i = (i + 1) & m) {
+        int g = s->group_hash[i];
+        if (g < 0 || strcmp(s->groups[g].sig, sig) == 0)
+            return g;
+    }
+}
+
+/* Index group g (the one being added; groups 0..g-1 are indexed); false on OOM. */
+static bool group_index(nw_sched_snap_t *s, int g)
+{
+    if ((size_t)(g + 1) * 2 > s->group_hash_cap) { /* over half full: twice the room */
+        size_t cap = s->group_hash_cap ? s->group_hash_cap * 2 : 64;
+        int *nh = malloc(cap * sizeof *nh);
+        if (!nh)
+            return false;
+        for (size_t i = 0; i < cap; i++)
+            nh[i] = -1;
+        free(s->group_hash);
+        s->group_hash = nh;
+        s->group_hash_cap = cap;
+        for (int k = 0; k < g; k++) {
+            size_t i = nw_snapshot_hash(s->groups[k].sig) & (cap - 1);
+            while (nh[i] >= 0)
+                i = (i + 1) & (cap - 1);
+            nh[i] = k;
+        }
+    }
+    size_t i = nw_snapshot_hash(s->groups[g].sig) & (s->group_hash_cap - 1);
+    while (s->group_hash[i] >= 0)
+        i = (i + 1) & (s->group_hash_cap - 1);
+    s->group_hash[i] = g;
+    return true;
+}
+
+static void strs_free(char **v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
 static int group_get(nw_sched_snap_t *s, const gspec_t *gs, const cJSON *selector,
                      const char *selpath, const char *pod_ns, const cJSON *namespaces,
                      const cJSON *ns_selector, nw_err_t *err)
@@ -118,9 +166,7 @@ static int group_get(nw_sched_snap_t *s, const gspec_t *gs, const cJSON *selecto
         free(key);
         free(selj);
         free(nsselj);
-        for (size_t i = 0; i < nns; i++)
-            free(ns[i]);
-        free(ns);
+        strs_free(ns, nns);
         nw_err_set(err, NW_ENOMEM, selpath, "out of memory");
         return -1;
     }
@@ -131,16 +177,13 @@ static int group_get(nw_sched_snap_t *s, const gspec_t *gs, const cJSON *selecto
         off += snprintf(sig + off, siglen - (size_t)off, "%s,", ns[i] ? ns[i] : "");
     snprintf(sig + off, siglen - (size_t)off, "|%s", selj);
     free(selj);
-    for (size_t i = 0; i < s->ngroups; i++) {
-        if (strcmp(s->groups[i].sig, sig) == 0) {
-            free(sig);
-            free(key);
-            free(nsselj);
-            for (size_t k = 0; k < nns; k++)
-                free(ns[k]);
-            free(ns);
-            return (int)i;
-        }
+    int found = group_find(s, sig);
+    if (found >= 0) {
+        free(sig);
+        free(key);
+        free(nsselj);
+        strs_free(ns, nns);
+        return found;
     }
     nw_tgroup_t g = {.kind = gs->kind,
                      .key = key,
@@ -173,6 +216,11 @@ static int group_get(nw_sched_snap_t *s, const gspec_t *gs, const cJSON *selecto
     }
     s->groups = ng;
     s->groups[s->ngroups] = g;
+    if (!group_index(s, (int)s->ngroups)) {
+        nw_snapshot_group_free(&s->groups[s->ngroups]);
+        nw_err_set(err, NW_ENOMEM, selpath, "out of memory");
+        return -1;
+    }
     return (int)s->ngroups++;
 }
 

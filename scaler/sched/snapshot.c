@@ -209,6 +209,7 @@ void nw_snapshot_free(nw_sched_snap_t *s)
     free(s->classes);
     free(s->resvs);
     free(s->class_hash);
+    free(s->group_hash);
     for (size_t i = 0; i < s->ngroups; i++)
         nw_snapshot_group_free(&s->groups[i]);
     free(s->groups);

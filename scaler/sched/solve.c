@@ -298,8 +298,7 @@ static void ctx_free(ctx_t *c)
             free(v->merged);
             free(v->bits);
             free(v->zmask);
-            free(v->en_known);
-            free(v->en_ok);
+            free(v->en_list);
         }
         free(c->vc[k].v);
     }
@@ -335,6 +334,7 @@ static void ctx_free(ctx_t *c)
     free(c->downers);
     free(c->hcount);
     free(c->howners);
+    free(c->hneed);
     free(c->gtotal);
     free(c->gkey);
     free(c->gdom);

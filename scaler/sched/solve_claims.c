@@ -342,46 +342,44 @@ int nw_solve_claims_try(ctx_t *c, int pod, variant_t *v, nw_rc_t *rc)
     return 0;
 }
 
-/* Are the variant's requirements compatible with existing node i's (remembered per
- * variant: every pod of a class asks the same of every node)? */
-static bool en_compatible(ctx_t *c, variant_t *v, int i, const nw_snode_t *n)
+/* The existing nodes whose requirements the variant's are compatible with (v->en_list,
+ * see variant_t), built once per variant. Which of them a pod then takes is decided in
+ * c->en order, as a walk over every node that skipped the others would. */
+static void en_candidates(ctx_t *c, variant_t *v)
 {
-    if (!v->reqs.n)
-        return true;
-    size_t w = (size_t)i / 64;
-    word_t bit = (word_t)1 << (i % 64);
-    if (!v->en_known && c->nen > 0) {
-        size_t nw = ((size_t)c->nen + 63) / 64;
-        v->en_known = calloc(nw, sizeof(word_t));
-        v->en_ok = calloc(nw, sizeof(word_t));
-        if (!v->en_known || !v->en_ok) { /* out of memory: ask every time */
-            free(v->en_known);
-            free(v->en_ok);
-            v->en_known = v->en_ok = NULL;
-            return nw_requirements_compatible(&n->reqs, &v->reqs, FLAG_ALLOW, NULL);
-        }
-    }
-    if (!v->en_known)
-        return nw_requirements_compatible(&n->reqs, &v->reqs, FLAG_ALLOW, NULL);
-    if (!(v->en_known[w] & bit)) {
-        v->en_known[w] |= bit;
-        if (nw_requirements_compatible(&n->reqs, &v->reqs, FLAG_ALLOW, NULL))
-            v->en_ok[w] |= bit;
-    }
-    return (v->en_ok[w] & bit) != 0;
+    if (v->en_built)
+        return;
+    v->en_built = true;
+    v->en_list = NULL;
+    v->en_n = c->nen;
+    if (!v->reqs.n || c->nen == 0)
+        return; /* every node */
+    int *l = malloc((size_t)c->nen * sizeof *l);
+    if (!l)
+        return; /* out of memory: every node, each asked in turn */
+    int k = 0;
+    for (int i = 0; i < c->nen; i++)
+        if (nw_requirements_compatible(&c->s->nodes[c->en[i].snode].reqs, &v->reqs, FLAG_ALLOW,
+                                       NULL))
+            l[k++] = i;
+    v->en_list = l;
+    v->en_n = k;
 }
 
 int nw_solve_claims_try_existing(ctx_t *c, int pod, variant_t *v)
 {
     const nw_spod_t *p = &c->s->pods[pod];
-    for (int i = 0; i < c->nen; i++) {
+    en_candidates(c, v);
+    bool all = !v->en_list;
+    for (int j = 0; j < v->en_n; j++) {
+        int i = all ? j : v->en_list[j];
         enode_t *e = &c->en[i];
         if (!fits(&p->req, &e->free, c->nres))
             continue;
         const nw_snode_t *n = &c->s->nodes[e->snode];
         if (!tolerates(c, pod, &n->taints, !n->initialized && n->pool, &n->startup_taints, NULL))
             continue;
-        if (!en_compatible(c, v, i, n))
+        if (all && v->reqs.n && !nw_requirements_compatible(&n->reqs, &v->reqs, FLAG_ALLOW, NULL))
             continue;
         if (nw_solve_topo_hostports_conflict(c, pod, i) || nw_solve_topo_volumes_exceed(c, pod, e))
             continue;

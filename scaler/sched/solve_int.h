@@ -34,10 +34,14 @@ typedef struct {
     nw_reqs_t strict;  /* selector ∩ term: what narrows topology domains (no preferences) */
     uint64_t pmask[MAX_TKEYS]; /* per topology key: domains strict allows */
     uint64_t vmask[MAX_TKEYS]; /* per topology key: domains reqs allows */
-    /* per existing node (c->en order), whether reqs is compatible with its requirements:
-     * known and ok bits, filled as try_existing asks (a node's requirements do not change
-     * during a solve, so a class's pods check each node once) */
-    word_t *en_known, *en_ok;
+    /* the existing nodes (c->en indexes, ascending) whose requirements reqs is compatible
+     * with, built on the variant's first try_existing (a node's requirements do not change
+     * during a solve): its pods are tried on these only, so a pod whose selector no
+     * existing node matches (a pool's label) costs nothing per node. en_list NULL once
+     * built: every node (reqs empty, or out of memory), en_n of them */
+    bool en_built;
+    int *en_list;
+    int en_n;
 } variant_t;
 
 typedef struct {
@@ -135,6 +139,11 @@ typedef struct {
     int nkeys;
     int *gkey;
     int **dcount, **downers, **hcount, **howners;
+    /* per group: which per-host arrays it has (bit 0 hcount: a pod to place has the
+     * hostname constraint; bit 1 howners: a pod has it as required anti-affinity); the
+     * others stay NULL, never read: at 5,000 nodes and thousands of groups the dense
+     * arrays of every group were hundreds of MB to clear per solve */
+    unsigned char *hneed;
     uint64_t *gdom, *gidom;
     bool *ginv;
     nw_reqs_t **gfilt;

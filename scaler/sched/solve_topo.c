@@ -155,16 +155,20 @@ nw_rc_t nw_solve_topo_host_grow(ctx_t *c, int need)
     while (cap < need)
         cap *= 2;
     for (size_t g = 0; g < c->s->ngroups; g++) {
-        int *a = realloc(c->hcount[g], (size_t)cap * sizeof(int));
-        if (!a)
-            return NW_ENOMEM;
-        memset(a + c->hcap, 0, (size_t)(cap - c->hcap) * sizeof(int));
-        c->hcount[g] = a;
-        int *b = realloc(c->howners[g], (size_t)cap * sizeof(int));
-        if (!b)
-            return NW_ENOMEM;
-        memset(b + c->hcap, 0, (size_t)(cap - c->hcap) * sizeof(int));
-        c->howners[g] = b;
+        if (c->hneed[g] & 1) {
+            int *a = realloc(c->hcount[g], (size_t)cap * sizeof(int));
+            if (!a)
+                return NW_ENOMEM;
+            memset(a + c->hcap, 0, (size_t)(cap - c->hcap) * sizeof(int));
+            c->hcount[g] = a;
+        }
+        if (c->hneed[g] & 2) {
+            int *b = realloc(c->howners[g], (size_t)cap * sizeof(int));
+            if (!b)
+                return NW_ENOMEM;
+            memset(b + c->hcap, 0, (size_t)(cap - c->hcap) * sizeof(int));
+            c->howners[g] = b;
+        }
     }
     hpods_t *h = realloc(c->hp, (size_t)cap * sizeof *h);
     if (!h)
@@ -193,9 +197,23 @@ static NW_MUST_USE nw_rc_t alloc_topology(ctx_t *c)
     c->ginv = calloc(ng, sizeof(bool));
     c->gfilt = calloc(ng, sizeof(nw_reqs_t *));
     c->ngfilt = calloc(ng, sizeof(int));
+    c->hneed = calloc(ng, 1);
     if (!c->dcount || !c->downers || !c->hcount || !c->howners || !c->gtotal || !c->gkey ||
-        !c->gdom || !c->gidom || !c->ginv || !c->gfilt || !c->ngfilt)
+        !c->gdom || !c->gidom || !c->ginv || !c->gfilt || !c->ngfilt || !c->hneed)
         return NW_ENOMEM;
+    /* the hostname groups' per-host arrays that are read: hcount of a constraint of a pod
+     * to place (nw_solve_topo_allowed asks only for those), howners of a required
+     * anti-affinity (the inverse) */
+    for (size_t p = 0; p < s->npods; p++)
+        for (int i = 0; i < s->pods[p].ntcs; i++) {
+            const nw_pod_tc_t *tc = &s->pods[p].tcs[i];
+            if (!s->groups[tc->group].hostname)
+                continue;
+            if (!s->pods[p].node_name)
+                c->hneed[tc->group] |= 1;
+            if (s->groups[tc->group].kind == NW_TG_ANTI && !tc->preferred)
+                c->hneed[tc->group] |= 2;
+        }
     /* keys: the zone first, then the groups' */
     c->keys[0].name = NW_LABEL_ZONE;
     c->nkeys = 1;
@@ -253,6 +271,21 @@ static NW_MUST_USE nw_rc_t collect_domains(ctx_t *c)
     for (int i = 0; i < c->nen; i++)
         for (int k = 0; k < c->nkeys; k++)
             c->en[i].dm[k] = node_domains(c, k, &s->nodes[c->en[i].snode], c->en[i].zone);
+    /* each registered node's domain of each key by its label (0: a claim, or no label, or
+     * not a counted domain), and their union per key: a spread group's walk over the nodes
+     * below reads these, and ends once it has every domain the nodes can give */
+    uint64_t *lbit = calloc((size_t)c->nkeys * (size_t)(c->nen + 1), sizeof *lbit);
+    uint64_t lall[MAX_TKEYS] = {0};
+    if (!lbit)
+        return NW_ENOMEM;
+    for (int k = 0; k < c->nkeys; k++)
+        for (int i = 0; i < c->nen; i++) {
+            const nw_snode_t *n = &s->nodes[c->en[i].snode];
+            const char *v = n->claim ? NULL : nw_labels_get(&n->labels, c->keys[k].name);
+            uint64_t b = v ? bit_of(c, k, v) : 0;
+            lbit[(size_t)k * (size_t)c->nen + (size_t)i] = b;
+            lall[k] |= b;
+        }
     /* each group's domains: its pools' (the owner's tolerations decide unless the spread
      * ignores taints), and for a spread the registered nodes it counts */
     for (size_t g = 0; g < s->ngroups; g++) {
@@ -269,13 +302,14 @@ static NW_MUST_USE nw_rc_t collect_domains(ctx_t *c)
         }
         if (gr->kind != NW_TG_SPREAD)
             continue;
-        for (int i = 0; i < c->nen; i++) {
+        const uint64_t *kb = lbit + (size_t)k * (size_t)c->nen;
+        for (int i = 0; i < c->nen && (c->gdom[g] & lall[k]) != lall[k]; i++) {
             const nw_snode_t *n = &s->nodes[c->en[i].snode];
-            const char *v = nw_labels_get(&n->labels, gr->key);
-            if (!n->claim && v && filter_matches(c, (int)g, &n->reqs, &n->taints))
-                c->gdom[g] |= bit_of(c, k, v);
+            if (kb[i] && !(c->gdom[g] & kb[i]) && filter_matches(c, (int)g, &n->reqs, &n->taints))
+                c->gdom[g] |= kb[i];
         }
     }
+    free(lbit);
     return NW_OK;
 }
 
@@ -641,7 +675,7 @@ bool nw_solve_topo_allowed(const ctx_t *c, int pod, const variant_t *v, int host
         }
         bool self = selects_self(c, pod, g);
         if (k == -1) {
-            int cnt = host >= 0 ? c->hcount[g][host] : 0;
+            int cnt = host >= 0 && c->hcount[g] ? c->hcount[g][host] : 0;
             bool ok = gr->kind == NW_TG_SPREAD     ? cnt + (self ? 1 : 0) <= gr->max_skew
                       : gr->kind == NW_TG_AFFINITY ? (cnt > 0 || (self && c->gtotal[g] == 0))
                                                    : cnt == 0;
@@ -669,7 +703,7 @@ bool nw_solve_topo_allowed(const ctx_t *c, int pod, const variant_t *v, int host
         if (gr->kind != NW_TG_ANTI || !c->ginv[g] || k == -2)
             continue;
         if (k == -1) {
-            if (host >= 0 && c->howners[g][host] > 0) {
+            if (host >= 0 && c->howners[g] && c->howners[g][host] > 0) {
                 say(why, whyn, "another pod's anti-affinity", gr->key);
                 return false;
             }
@@ -698,7 +732,7 @@ void nw_solve_topo_record(ctx_t *c, int pod, int host, const uint64_t *dm, const
         if (k == -2 || !filter_matches(c, g, reqs, taints))
             continue;
         if (k == -1) {
-            if (host >= 0)
+            if (host >= 0 && c->hcount[g]) /* a group no pod to place asks about */
                 c->hcount[g][host]++;
             c->gtotal[g]++;
             continue;
@@ -719,7 +753,7 @@ void nw_solve_topo_record(ctx_t *c, int pod, int host, const uint64_t *dm, const
         if (gr->kind != NW_TG_ANTI || p->tcs[i].preferred || k == -2)
             continue;
         if (k == -1) {
-            if (host >= 0)
+            if (host >= 0 && c->howners[g])
                 c->howners[g][host]++;
             continue;
         }

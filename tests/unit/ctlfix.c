@@ -184,6 +184,7 @@ void ctlfix_init(ctlfix_t *f)
     f->deps.rec = nw_kube_write_recorder_new(f->deps.kube, "nodewarden", "test");
     nw_clock_fake_init(&f->clk, CTLFIX_T0);
     f->deps.clock = &f->clk.base;
+    nw_kube_cache_set_clock(f->deps.cache, f->deps.clock);
     f->cloud = fake_cloud_new(f->deps.clock);
     f->deps.cloud = &f->cloud->base;
     atomic_store(&f->deps.leading, 1);

@@ -871,6 +871,71 @@ static int create_gate(void *ud, const fake_req_t *r, fake_conn_t *c)
     return 0; /* answered as usual */
 }
 
+/* The batch window is timed from the pods' arrival in the cache (when the watch made them
+ * pending), not from the tick that first looks at them: a reconcile pass busy elsewhere
+ * delays neither the window's opening nor its close. */
+START_TEST(provisioner_window_opens_at_arrival)
+{
+    ctlfix_t f;
+    ctlfix_init(&f);
+    nw_provisioning_t *p = prov_new(&f);
+    ctlfix_put_nodeclass(&f);
+    ctlfix_put_nodepool(&f, NULL);
+    tick_prov(&f, p); /* the provisioner's first tick: nothing pending */
+    ctlfix_put(&f, NW_KUBE_PODS, PENDING_POD, 1); /* arrives at 0 */
+    int mark = ctlfix_mark(&f);
+    nw_clock_fake_advance(&f.clk, 800 * NW_NS_PER_MS);
+    tick_prov(&f, p); /* first seen at 0.8 s: the window opened at 0, idles until 1 s */
+    ck_assert_int_eq(ctlfix_count(&f, mark, "POST", "/apis/karpenter.sh/v1/nodeclaims", NULL), 0);
+    ck_assert_int_eq(nw_provisioning_next_deadline(p, nw_clock_mono(&f.clk.base)),
+                     200 * NW_NS_PER_MS);
+    /* a second pod arrives at 0.9 s, first seen at 1.5 s: the idle runs from 0.9 s */
+    nw_clock_fake_advance(&f.clk, 100 * NW_NS_PER_MS); /* 0.9 s */
+    ctlfix_put(&f, NW_KUBE_PODS,
+               "{\"metadata\":{\"name\":\"web2\",\"namespace\":\"default\",\"uid\":"
+               "\"uid-web2\"},\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{"
+               "\"requests\":{\"cpu\":\"1\",\"memory\":\"1Gi\"}}}]},\"status\":{\"phase\":"
+               "\"Pending\",\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"False\","
+               "\"reason\":\"Unschedulable\"}]}}",
+               1);
+    nw_clock_fake_advance(&f.clk, 600 * NW_NS_PER_MS); /* 1.5 s */
+    tick_prov(&f, p);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "POST", "/apis/karpenter.sh/v1/nodeclaims", NULL), 0);
+    ck_assert_int_eq(nw_provisioning_next_deadline(p, nw_clock_mono(&f.clk.base)),
+                     400 * NW_NS_PER_MS);
+    /* a close that passed while the reconcile thread was busy is due now (0), not "nothing
+     * scheduled" (< 0), which would let the loop sleep up to a second */
+    nw_clock_fake_advance(&f.clk, 700 * NW_NS_PER_MS); /* 2.2 s */
+    ck_assert_int_eq(nw_provisioning_next_deadline(p, nw_clock_mono(&f.clk.base)), 0);
+    tick_prov(&f, p);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "POST", "/apis/karpenter.sh/v1/nodeclaims", NULL), 1);
+    nw_provisioning_free(p);
+    ctlfix_free(&f);
+}
+END_TEST
+
+/* A window is never older than the provisioner: pods pending before its first tick (a new
+ * leadership term) open it at that tick, and wait their batchIdleDuration as before. */
+START_TEST(provisioner_window_not_before_first_tick)
+{
+    ctlfix_t f;
+    ctlfix_init(&f);
+    nw_provisioning_t *p = prov_new(&f);
+    ctlfix_put_nodeclass(&f);
+    ctlfix_put_nodepool(&f, NULL);
+    ctlfix_put(&f, NW_KUBE_PODS, PENDING_POD, 1);
+    nw_clock_fake_advance(&f.clk, 30 * SEC);
+    int mark = ctlfix_mark(&f);
+    tick_prov(&f, p);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "POST", "/apis/karpenter.sh/v1/nodeclaims", NULL), 0);
+    nw_clock_fake_advance(&f.clk, SEC);
+    tick_prov(&f, p);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "POST", "/apis/karpenter.sh/v1/nodeclaims", NULL), 1);
+    nw_provisioning_free(p);
+    ctlfix_free(&f);
+}
+END_TEST
+
 START_TEST(batch_creates_run_together)
 {
     ctlfix_t f;
@@ -1622,6 +1687,8 @@ Suite *nw_controllers_suite(void)
     tcase_add_test(t, token_secret_made_once_across_retries);
     tcase_add_test(t, lifecycle_unready_class_looked_at_sooner);
     tcase_add_test(t, batch_creates_run_together);
+    tcase_add_test(t, provisioner_window_opens_at_arrival);
+    tcase_add_test(t, provisioner_window_not_before_first_tick);
     tcase_add_test(t, lifecycle_registers_node);
     tcase_add_test(t, lifecycle_registration_timeout_deletes);
     tcase_add_test(t, lifecycle_registers_together);

@@ -530,6 +530,65 @@ START_TEST(nodes_and_claims_carry_records)
 }
 END_TEST
 
+static cJSON *pod_in(const char *name, const char *rv, bool pending)
+{
+    char b[1024];
+    snprintf(b, sizeof b,
+             "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"ns\",\"uid\":\"u-%s\","
+             "\"resourceVersion\":\"%s\"},\"spec\":{%s},\"status\":{\"phase\":"
+             "\"Pending\",\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"%s\","
+             "\"reason\":\"%s\"}]}}",
+             name, name, rv, pending ? "" : "\"nodeName\":\"n1\"", pending ? "False" : "True",
+             pending ? "Unschedulable" : "");
+    cJSON *o = cJSON_Parse(b);
+    ck_assert_ptr_nonnull(o);
+    return o;
+}
+
+static int64_t since_of(nw_kube_cache_t *c, const char *name)
+{
+    nw_kube_snap_t *s = nw_kube_cache_snapshot(c);
+    const nw_kube_obj_t *o = nw_kube_cache_snap_get(s, NW_KUBE_PODS, "ns", name);
+    ck_assert_ptr_nonnull(o);
+    int64_t v = o->pending_since;
+    nw_kube_cache_snap_release(s);
+    return v;
+}
+
+/* A pod's arrival (pending_since) is when the cache first saw it pending, on the cache's
+ * clock: kept while updates leave it pending (and across a relist), reset once it was not
+ * pending, 0 for a pod that is not pending. */
+START_TEST(pending_since_is_the_arrival)
+{
+    nw_kube_cache_t *c = nw_kube_cache_new(NULL);
+    nw_clock_fake_t clk;
+    nw_clock_fake_init(&clk, INT64_C(1796040000) * NW_NS_PER_SEC);
+    nw_kube_cache_set_clock(c, &clk.base);
+    int64_t t0 = nw_clock_mono(&clk.base);
+    ck_assert_int_eq(nw_kube_cache_upsert(c, NW_KUBE_PODS, pod_in("a", "1", true)), NW_OK);
+    ck_assert_int_eq(nw_kube_cache_upsert(c, NW_KUBE_PODS, pod_in("b", "1", false)), NW_OK);
+    ck_assert_int_eq(since_of(c, "a"), t0);
+    ck_assert_int_eq(since_of(c, "b"), 0);
+    nw_clock_fake_advance(&clk, 3 * NW_NS_PER_SEC);
+    ck_assert_int_eq(nw_kube_cache_upsert(c, NW_KUBE_PODS, pod_in("a", "2", true)), NW_OK);
+    ck_assert_int_eq(since_of(c, "a"), t0); /* still pending: the same arrival */
+    /* a relist keeps the arrival of a pod pending before it; a new one arrives now */
+    cJSON *items = cJSON_CreateArray();
+    cJSON_AddItemToArray(items, pod_in("a", "3", true));
+    cJSON_AddItemToArray(items, pod_in("b", "3", true));
+    ck_assert_int_eq(nw_kube_cache_replace(c, NW_KUBE_PODS, items), NW_OK);
+    ck_assert_int_eq(since_of(c, "a"), t0);
+    ck_assert_int_eq(since_of(c, "b"), t0 + 3 * NW_NS_PER_SEC);
+    /* bound, then pending again: a new arrival */
+    ck_assert_int_eq(nw_kube_cache_upsert(c, NW_KUBE_PODS, pod_in("a", "4", false)), NW_OK);
+    ck_assert_int_eq(since_of(c, "a"), 0);
+    nw_clock_fake_advance(&clk, NW_NS_PER_SEC);
+    ck_assert_int_eq(nw_kube_cache_upsert(c, NW_KUBE_PODS, pod_in("a", "5", true)), NW_OK);
+    ck_assert_int_eq(since_of(c, "a"), t0 + 4 * NW_NS_PER_SEC);
+    nw_kube_cache_free(c);
+}
+END_TEST
+
 START_TEST(wait_times_out)
 {
     nw_kube_cache_t *c = nw_kube_cache_new(NULL);
@@ -551,6 +610,7 @@ Suite *nw_kube_cache_suite(void)
     tcase_add_test(tc, retired_freed_when_snapshots_released);
     tcase_add_test(tc, wait_times_out);
     tcase_add_test(tc, nodes_and_claims_carry_records);
+    tcase_add_test(tc, pending_since_is_the_arrival);
     tcase_add_test(tc, random_changes_keep_vectors_and_snapshots);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
