@@ -65,8 +65,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         check_meta(&c->m);
         if (nw_node_claim_bytes(c) < sizeof *c)
             abort();
-        if (c->nodepool[0] && strcmp(nw_node_meta_label(&c->m, "karpenter.sh/nodepool"),
-                                     c->nodepool) != 0)
+        if (c->nodepool[0] &&
+            strcmp(nw_node_meta_label(&c->m, "karpenter.sh/nodepool"), c->nodepool) != 0)
             abort();
         nw_node_claim_free(c);
     }
