@@ -858,19 +858,6 @@ static void print_record_bytes(void)
     nw_kube_cache_snap_release(s);
 }
 
-static double cpu_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int dbl_cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* What a scheduling snapshot pays for the cluster's Nodes on every pass that builds one
  * (provisioning's solve, disruption's simulations): every Node added from its JSON
  * (nw_snap_node_add_json: labels, taints, quantities parsed by field name) and from its
@@ -895,8 +882,8 @@ static void print_node_snapshot_cost(void)
             t[way][r] = cpu_ms() - t0;
             nw_snapshot_free(ss);
         }
-    qsort(t[0], 7, sizeof(double), dbl_cmp);
-    qsort(t[1], 7, sizeof(double), dbl_cmp);
+    qsort(t[0], 7, sizeof(double), cmp_d);
+    qsort(t[1], 7, sizeof(double), cmp_d);
     printf("snapshot of %zu Nodes: from JSON %.2f ms, from records %.2f ms (thread CPU, median "
            "of 7)\n",
            nn, t[0][3], t[1][3]);
