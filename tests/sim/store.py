@@ -67,6 +67,17 @@ def jcopy(o):
     return o
 
 
+def _check_name_uid(md, omd):
+    """An update's metadata against the stored object's: the name must match the URL's, a
+    uid given is a precondition."""
+    if md.get('name') and md['name'] != omd['name']:
+        raise ApiError(400, 'BadRequest', 'the name of the object (%s) does not match the name on the URL (%s)'
+                       % (md['name'], omd['name']))
+    if md.get('uid') and md['uid'] != omd['uid']:
+        raise ApiError(409, 'Conflict', 'Precondition failed: UID in precondition: %s, UID in object meta: %s'
+                       % (omd['uid'], md['uid']))
+
+
 def now_iso(t=None):
     return time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(time.time() if t is None else t))
 
@@ -514,12 +525,7 @@ class KubeStore:
         new = jcopy(new)
         md = new.setdefault('metadata', {})
         omd = old['metadata']
-        if md.get('name') and md['name'] != omd['name']:
-            raise ApiError(400, 'BadRequest', 'the name of the object (%s) does not match the name on the URL (%s)'
-                           % (md['name'], omd['name']))
-        if md.get('uid') and md['uid'] != omd['uid']:
-            raise ApiError(409, 'Conflict', 'Precondition failed: UID in precondition: %s, UID in object meta: %s'
-                           % (omd['uid'], md['uid']))
+        _check_name_uid(md, omd)
         new['apiVersion'] = rt.api_version
         new['kind'] = rt.kind
         for f in ('name', 'namespace', 'uid', 'creationTimestamp', 'deletionTimestamp',
@@ -554,12 +560,7 @@ class KubeStore:
         md = new.get('metadata')
         md = md if isinstance(md, dict) else {}
         omd = old['metadata']
-        if md.get('name') and md['name'] != omd['name']:
-            raise ApiError(400, 'BadRequest', 'the name of the object (%s) does not match the name on the URL (%s)'
-                           % (md['name'], omd['name']))
-        if md.get('uid') and md['uid'] != omd['uid']:
-            raise ApiError(409, 'Conflict', 'Precondition failed: UID in precondition: %s, UID in object meta: %s'
-                           % (omd['uid'], md['uid']))
+        _check_name_uid(md, omd)
         out = jcopy({k: v for k, v in old.items() if k != 'status'})
         if 'status' in new:
             out['status'] = jcopy(new['status'])

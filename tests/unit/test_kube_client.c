@@ -40,6 +40,23 @@ static nw_kube_client_t *mk_client(int port, const char *token, const nw_clock_t
     return c;
 }
 
+/* A client of the fake server's kubeconfig with a rate limit: qps requests a second, a
+ * bucket of burst. */
+static nw_kube_client_t *mk_client_rate(int port, double qps, int burst)
+{
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    char *kc = fake_kubeconfig(port, "t");
+    nw_kube_config_t *cfg = NULL;
+    nw_err_t err = {0};
+    ck_assert_int_eq(nw_kube_config_load_kubeconfig(kc, NULL, &cfg, &err), NW_OK);
+    unlink(kc);
+    free(kc);
+    nw_kube_client_opts_t o = {.qps = qps, .burst = burst, .timeout_ms = 5000};
+    nw_kube_client_t *c = NULL;
+    ck_assert_int_eq(nw_kube_client_new(cfg, &o, &c, &err), NW_OK);
+    return c;
+}
+
 static void sleep_ms(int ms)
 {
     usleep((useconds_t)ms * 1000);
@@ -159,17 +176,9 @@ START_TEST(thread_limiter_is_its_own_budget)
 {
     retry_state_t st = {0};
     st.srv = fake_srv_start(retry_handler, &st);
-    curl_global_init(CURL_GLOBAL_DEFAULT);
-    char *kc = fake_kubeconfig(fake_srv_port(st.srv), "t");
-    nw_kube_config_t *cfg = NULL;
     nw_err_t err = {0};
-    ck_assert_int_eq(nw_kube_config_load_kubeconfig(kc, NULL, &cfg, &err), NW_OK);
-    unlink(kc);
-    free(kc);
     /* a bucket of one token that refills once in 1,000 s */
-    nw_kube_client_opts_t o = {.qps = 0.001, .burst = 1, .timeout_ms = 5000};
-    nw_kube_client_t *c = NULL;
-    ck_assert_int_eq(nw_kube_client_new(cfg, &o, &c, &err), NW_OK);
+    nw_kube_client_t *c = mk_client_rate(fake_srv_port(st.srv), 0.001, 1);
     nw_kube_rl_t own;
     nw_kube_client_limiter_init(c, &own); /* the client's rate and burst: one token */
     nw_kube_client_thread_limiter(&own);
@@ -684,17 +693,9 @@ START_TEST(watch_waits_once_for_its_token)
 {
     rl_state_t st = {0};
     st.srv = fake_srv_start(rl_handler, &st);
-    curl_global_init(CURL_GLOBAL_DEFAULT);
-    char *kc = fake_kubeconfig(fake_srv_port(st.srv), "t");
-    nw_kube_config_t *cfg = NULL;
     nw_err_t err = {0};
-    ck_assert_int_eq(nw_kube_config_load_kubeconfig(kc, NULL, &cfg, &err), NW_OK);
-    unlink(kc);
-    free(kc);
     /* 40 requests/s, a bucket of one: the 12 LISTs and 12 WATCHes need about 0.6 s */
-    nw_kube_client_opts_t o = {.qps = 40, .burst = 1, .timeout_ms = 5000};
-    nw_kube_client_t *c = NULL;
-    ck_assert_int_eq(nw_kube_client_new(cfg, &o, &c, &err), NW_OK);
+    nw_kube_client_t *c = mk_client_rate(fake_srv_port(st.srv), 40, 1);
     nw_kube_cache_t *cache = nw_kube_cache_new(nw_kube_client_metrics(c));
     nw_kube_watch_t *w = NULL;
     ck_assert_int_eq(nw_kube_watch_new(c, cache, NULL, &w, &err), NW_OK);
