@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -29,6 +30,10 @@ struct nw_catalog {
     nw_price_t *od, *spot;
     size_t nod, nspot;
     int spot_known; /* spot prices were set (a refresh succeeded) */
+    /* bumped by every change to the types, offerings or prices (nw_catalog_version);
+     * zones_at: the version the zones were last set at */
+    _Atomic uint64_t version;
+    uint64_t zones_at;
 };
 
 /* ---- names ---------------------------------------------------------------------- */
@@ -121,6 +126,7 @@ static NW_MUST_USE nw_rc_t price_merge(nw_price_t **v, size_t *nv, const nw_pric
  * are known (the on-demand price before that, and in a zone without a spot price). */
 static void apply_prices(nw_catalog_t *c)
 {
+    atomic_fetch_add(&c->version, 1);
     for (size_t i = 0; i < c->n; i++) {
         nw_itype_t *t = &c->t[i];
         const nw_price_t *p = price_find(c->od, c->nod, t->name, "");
@@ -163,6 +169,11 @@ double nw_catalog_od_price(const nw_catalog_t *c, const char *type)
         return p->price;
     const nw_itype_t *t = nw_catalog_find(c, type);
     return t ? t->od_price : 0;
+}
+
+uint64_t nw_catalog_version(const nw_catalog_t *c)
+{
+    return c ? atomic_load(&((nw_catalog_t *)c)->version) : 0;
 }
 
 size_t nw_catalog_price_count(const nw_catalog_t *c, int spot)
@@ -493,6 +504,12 @@ nw_rc_t nw_catalog_set_zones(nw_catalog_t *c, const nw_catalog_zone_t *zones, in
 {
     if (n > MAX_ZONES || n * 2 > NW_CATALOG_MAX_OFFERINGS)
         return nw_err_set(err, NW_ERANGE, "zones", "at most %d zones", MAX_ZONES);
+    /* the same zones on the same types and prices: the same offerings, the same version */
+    uint64_t v0 = atomic_load(&c->version);
+    bool same = n == c->nzones && c->zones_at == v0;
+    for (int i = 0; i < n && same; i++)
+        same = strcmp(c->zones[i].name, zones[i].name) == 0 &&
+               strcmp(c->zones[i].id, zones[i].id) == 0;
     c->nzones = n;
     for (int i = 0; i < n; i++)
         c->zones[i] = zones[i];
@@ -506,6 +523,9 @@ nw_rc_t nw_catalog_set_zones(nw_catalog_t *c, const nw_catalog_zone_t *zones, in
         }
     }
     apply_prices(c);
+    if (same)
+        atomic_store(&c->version, v0);
+    c->zones_at = atomic_load(&c->version);
     return NW_OK;
 }
 

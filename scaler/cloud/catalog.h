@@ -169,6 +169,10 @@ NW_MUST_USE nw_rc_t nw_catalog_load_prices(nw_catalog_t *c, const char *json, si
 double nw_catalog_od_price(const nw_catalog_t *c, const char *type);
 /** Entries in the on-demand (spot = 0) or spot (spot = 1) table. */
 size_t nw_catalog_price_count(const nw_catalog_t *c, int spot);
+/** A number that changes with every change to the catalog's types, offerings or prices
+ * (a refresh, new zones; setting the same zones again leaves it): what was derived from
+ * the catalog at one version holds while it stays (0 for NULL). Any thread. */
+uint64_t nw_catalog_version(const nw_catalog_t *c);
 /** Listed types without an on-demand price (their offerings are never available): the
  * count, and the first max names in names (borrowed; may be NULL). */
 size_t nw_catalog_unpriced(const nw_catalog_t *c, const char **names, size_t max);

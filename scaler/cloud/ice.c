@@ -143,3 +143,16 @@ uint64_t nw_ice_seq(const nw_ice_t *cice)
     pthread_mutex_unlock(&ice->mu);
     return s;
 }
+
+size_t nw_ice_live(const nw_ice_t *cice, int64_t now)
+{
+    nw_ice_t *ice = (nw_ice_t *)cice; /* the mutex is the only mutable part */
+    if (!ice)
+        return 0;
+    size_t n = 0;
+    pthread_mutex_lock(&ice->mu);
+    for (size_t i = 0; i < ice->n; i++)
+        n += ice->v[i].expires > now;
+    pthread_mutex_unlock(&ice->mu);
+    return n;
+}

@@ -46,4 +46,8 @@ size_t nw_ice_sweep(nw_ice_t *ice, int64_t now);
 /** Increments on every mark: lets callers invalidate derived caches. */
 uint64_t nw_ice_seq(const nw_ice_t *ice);
 
+/** How many entries are in force at now (0 for NULL ice). With nw_ice_seq: between two
+ * marks the entries in force only leave, so the same seq and count mean the same set. */
+size_t nw_ice_live(const nw_ice_t *ice, int64_t now);
+
 #endif

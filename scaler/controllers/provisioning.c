@@ -41,7 +41,11 @@ struct nw_provisioning {
      * arrival of its last (a pod's arrival: when the watch made it pending in the cache,
      * nw_kube_obj_t.pending_since; anything else arrives when a tick sees it) */
     int64_t window_open_mono, last_trigger_mono, next_resolve_mono;
-    int64_t epoch_mono;    /* the first tick since new or reset: no arrival counts as earlier */
+    int64_t epoch_mono; /* the first tick since new or reset: no arrival counts as earlier */
+    /* the snapshot's Nodes' part kept between batches while pods are pending
+     * (scaler/state/simsnap.h), made once a window opens (prepared: in this window) */
+    nw_simsnap_cache_t *base;
+    bool prepared;
     int64_t miss_due_mono; /* when a nominated pod's grace ends (0: none waiting) */
     char **seen_uids;      /* pending pod uids already counted as triggers (owned, sorted) */
     size_t nseen;
@@ -89,7 +93,9 @@ nw_provisioning_t *nw_provisioning_new(nw_ctl_deps_t *deps, nw_nodeclaim_t *clai
     c->mem = mem;
     if (o)
         c->o = *o;
-    if (!(c->nom = nw_nominate_new(deps, NOMINATE_THREADS))) {
+    if (!(c->nom = nw_nominate_new(deps, NOMINATE_THREADS)) ||
+        !(c->base = nw_simsnap_cache_new())) {
+        nw_nominate_free(c->nom);
         free(c);
         return NULL;
     }
@@ -113,6 +119,8 @@ void nw_provisioning_reset(nw_provisioning_t *c)
     c->trig_known = false;
     c->deleting_known = false;
     c->nom_done = false;
+    c->prepared = false;
+    nw_simsnap_cache_drop(c->base);
     nw_tickgate_reset(&c->nodes);
 }
 
@@ -123,6 +131,7 @@ void nw_provisioning_free(nw_provisioning_t *c)
         nw_tickgate_cleanup(&c->nodes);
         free(c->deleting);
         nw_nominate_free(c->nom);
+        nw_simsnap_cache_free(c->base);
         for (size_t i = 0; i < c->nnom_busy; i++)
             free(c->nom_busy[i]);
         free(c->nom_busy);
@@ -225,28 +234,56 @@ static void unsched_msg(const nw_simsnap_t *ss, const nw_sched_unsched_t *u, cha
         (void)snprintf(msg + off, n - off, "; %s", ss->notready);
 }
 
+/* The batch's snapshot options. */
+static nw_simsnap_opts_t batch_opts(const nw_provisioning_t *p, const nw_kube_obj_t *const *own,
+                                    size_t nown)
+{
+    return (nw_simsnap_opts_t){.include_pending = true,
+                               .reschedule_deleting = true,
+                               .repack = p->o.repack,
+                               .own_nominated = own,
+                               .nown_nominated = nown};
+}
+
+/* While a window is open: the snapshot's Nodes' part made (once a window) from this tick's
+ * snapshot, so that the batch at the window's close only adds its pods. */
+static void prepare_base(nw_provisioning_t *p, const nw_kube_snap_t *s)
+{
+    if (p->prepared)
+        return;
+    p->prepared = true;
+    nw_ctl_deps_t *c = p->deps;
+    nw_simsnap_opts_t so = batch_opts(p, NULL, 0);
+    nw_ctl_prepare_catalog(c, s);
+    nw_simsnap_env_t env;
+    nw_ctl_sim_env(c, p->mem, &env);
+    nw_err_t err = {0};
+    if (nw_simsnap_cache_prepare(p->base, &env, s, &so, &err) != NW_OK)
+        nw_log_warn("provisioner", "cannot build the scheduling snapshot's Nodes",
+                    NW_LS("error", err.msg));
+}
+
 static void provision(nw_provisioning_t *p, const nw_kube_snap_t *s, size_t npend,
                       const nw_kube_obj_t *const *own, size_t nown, int64_t waited_ns)
 {
     nw_ctl_deps_t *c = p->deps;
     int64_t b0 = nw_clock_mono(c->clock);
-    nw_simsnap_opts_t so = {.include_pending = true,
-                            .reschedule_deleting = true,
-                            .repack = p->o.repack,
-                            .own_nominated = own,
-                            .nown_nominated = nown};
+    nw_simsnap_opts_t so = batch_opts(p, own, nown);
     nw_simsnap_t ss;
     nw_err_t err = {0};
     atomic_fetch_add(&p->solves, 1);
     nw_ctl_prepare_catalog(c, s);
     nw_simsnap_env_t env;
     nw_ctl_sim_env(c, p->mem, &env);
-    if (nw_simsnap_build(&env, s, &so, &ss, &err) != NW_OK) {
+    uint64_t built0, kept0, built1, kept1;
+    nw_simsnap_cache_counts(p->base, &built0, &kept0);
+    if (nw_simsnap_build_cached(p->base, &env, s, &so, &ss, &err) != NW_OK) {
         nw_log_error("provisioner", "cannot build the scheduling snapshot",
                      NW_LS("error", err.msg));
-        nw_simsnap_free(&ss);
+        nw_simsnap_release(p->base, &ss);
         return;
     }
+    nw_simsnap_cache_counts(p->base, &built1, &kept1);
     nw_sched_results_t r;
     int64_t t0 = nw_clock_mono(c->clock);
     nw_rc_t src = nw_solve(ss.sched, nw_clock_now(c->clock), &r, &err);
@@ -256,7 +293,7 @@ static void provision(nw_provisioning_t *p, const nw_kube_snap_t *s, size_t npen
     if (src != NW_OK) {
         nw_log_error("provisioner", "scheduling simulation failed", NW_LS("error", err.msg));
         nw_solve_results_free(&r);
-        nw_simsnap_free(&ss);
+        nw_simsnap_release(p->base, &ss);
         return;
     }
     nw_log_info("provisioner", "batch scheduled", NW_LI("pendingPods", (long long)npend),
@@ -266,6 +303,7 @@ static void provision(nw_provisioning_t *p, const nw_kube_snap_t *s, size_t npen
                 NW_LF("pricePerHour", r.total_price),
                 NW_LF("batchWaitSeconds", (double)waited_ns / 1e9),
                 NW_LF("snapshotSeconds", (double)(t0 - b0) / 1e9),
+                NW_LI("snapshotNodesKept", (long long)(kept1 - kept0)),
                 NW_LF("solveSeconds", (double)(t1 - t0) / 1e9));
     /* nominations no pending pod looked up and older than 30 s go */
     int64_t mono = nw_clock_mono(c->clock);
@@ -298,7 +336,7 @@ static void provision(nw_provisioning_t *p, const nw_kube_snap_t *s, size_t npen
         nw_nodeclaim_create_batch(p->claims, s, &ss, r.claims, r.nclaims, &co);
     }
     nw_solve_results_free(&r);
-    nw_simsnap_free(&ss);
+    nw_simsnap_release(p->base, &ss);
     malloc_trim(0); /* the simulation's transient memory back to the system */
 }
 
@@ -909,6 +947,7 @@ void nw_provisioning_tick(nw_provisioning_t *c, const nw_kube_snap_t *s)
         if (!c->window_open_mono) {
             c->window_open_mono = first_arrival;
             c->last_trigger_mono = last_arrival;
+            c->prepared = false;
         } else if (last_arrival > c->last_trigger_mono)
             c->last_trigger_mono = last_arrival;
         c->next_resolve_mono = mono + RESOLVE_EVERY_NS;
@@ -921,7 +960,10 @@ void nw_provisioning_tick(nw_provisioning_t *c, const nw_kube_snap_t *s)
         c->window_open_mono = 0;
         if (nt)
             provision(c, s, np, own, nown, waited);
-    }
+    } else if (c->window_open_mono && nt)
+        prepare_base(c, s); /* the window stays open: the batch's Nodes' part meanwhile */
+    if (!nt)
+        nw_simsnap_cache_drop(c->base); /* nothing pending: its memory back */
     free(all);
     free(own);
 }

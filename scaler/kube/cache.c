@@ -528,9 +528,10 @@ struct nw_kube_cache {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     map_t store[NW_KUBE_KINDS];
-    vec_t all[NW_KUBE_KINDS];                   /* each store's objects, sorted by key */
-    vec_t idx[NIDX];                            /* the indexes, sorted */
-    uint64_t kgen[NW_KUBE_KINDS];               /* the generation of each kind's last change */
+    vec_t all[NW_KUBE_KINDS];     /* each store's objects, sorted by key */
+    vec_t idx[NIDX];              /* the indexes, sorted */
+    uint64_t kgen[NW_KUBE_KINDS]; /* the generation of each kind's last change */
+    uint64_t bgen; /* the generation of the last change to a bound pod (or of a pod relist) */
     vblock_t *ball[NW_KUBE_KINDS], *bidx[NIDX]; /* the latest snapshot copies (vblock_t) */
     bool synced[NW_KUBE_KINDS];
     bool vec_oom; /* a vector missed a change (out of memory): rebuilt at the next change */
@@ -554,6 +555,7 @@ struct nw_kube_snap {
     nw_kube_cache_t *cache;
     uint64_t gen;
     uint64_t kgen[NW_KUBE_KINDS]; /* the generation of each kind's last change as of gen */
+    uint64_t bgen;                /* the cache's bgen as of gen */
     bool synced;
     vec_t all[NW_KUBE_KINDS]; /* the cache's vectors as of gen (no reference per object:
                                  the cache keeps what a live snapshot holds, see retired_t),
@@ -617,10 +619,12 @@ void nw_kube_cache_set_hook(nw_kube_cache_t *c, nw_kube_cache_hook_fn fn, void *
 
 /* Call with c->mu held: publish a change. The cached snapshot is detached (returned, to
  * be released after unlocking): it no longer matches and must not keep retired objects. */
-static nw_kube_snap_t *changed_locked(nw_kube_cache_t *c, nw_kube_kind_t kind)
+static nw_kube_snap_t *changed_locked(nw_kube_cache_t *c, nw_kube_kind_t kind, bool bound)
 {
     c->gen++;
     c->kgen[kind] = c->gen;
+    if (kind == NW_KUBE_PODS && bound)
+        c->bgen = c->gen;
     pthread_cond_broadcast(&c->cv);
     if (c->efd >= 0) {
         uint64_t one = 1;
@@ -728,7 +732,7 @@ nw_rc_t nw_kube_cache_upsert(nw_kube_cache_t *c, nw_kube_kind_t kind, cJSON *obj
     }
     stamp_pending(o, old, now); /* before a snapshot can show o */
     vecs_locked(c, kind, old, o);
-    nw_kube_snap_t *stale = changed_locked(c, kind);
+    nw_kube_snap_t *stale = changed_locked(c, kind, (old && old->node_name[0]) || o->node_name[0]);
     uint64_t gen = c->gen;
     pthread_mutex_unlock(&c->mu);
     nw_kube_cache_snap_release(stale);
@@ -773,7 +777,7 @@ static nw_rc_t remove_key(nw_kube_cache_t *c, nw_kube_kind_t kind, char *key)
     nw_kube_snap_t *stale = NULL;
     if (old) {
         vecs_locked(c, kind, old, NULL);
-        stale = changed_locked(c, kind);
+        stale = changed_locked(c, kind, old->node_name[0] != 0);
     }
     uint64_t gen = c->gen;
     pthread_mutex_unlock(&c->mu);
@@ -915,7 +919,7 @@ nw_rc_t nw_kube_cache_stage_commit(nw_kube_cache_stage_t *st)
     c->store[kind] = nm;
     c->synced[kind] = true;
     c->vec_oom = !vecs_rebuild(&c->all[kind], c->idx, kind, &c->store[kind]);
-    nw_kube_snap_t *stale = changed_locked(c, kind);
+    nw_kube_snap_t *stale = changed_locked(c, kind, true);
     uint64_t gen = c->gen;
     pthread_mutex_unlock(&c->mu);
     nw_kube_cache_snap_release(stale);
@@ -948,7 +952,7 @@ void nw_kube_cache_mark_synced(nw_kube_cache_t *c, nw_kube_kind_t kind)
     pthread_mutex_lock(&c->mu);
     if (!c->synced[kind]) {
         c->synced[kind] = true;
-        stale = changed_locked(c, kind);
+        stale = changed_locked(c, kind, true);
     }
     pthread_mutex_unlock(&c->mu);
     nw_kube_cache_snap_release(stale);
@@ -960,7 +964,7 @@ void nw_kube_cache_mark_unsynced(nw_kube_cache_t *c, nw_kube_kind_t kind)
     pthread_mutex_lock(&c->mu);
     if (c->synced[kind]) {
         c->synced[kind] = false;
-        stale = changed_locked(c, kind);
+        stale = changed_locked(c, kind, true);
     }
     pthread_mutex_unlock(&c->mu);
     nw_kube_cache_snap_release(stale);
@@ -1145,6 +1149,7 @@ static nw_kube_snap_t *snap_new_locked(nw_kube_cache_t *c)
     s->cache = c;
     s->gen = c->gen;
     memcpy(s->kgen, c->kgen, sizeof s->kgen);
+    s->bgen = c->bgen;
     s->synced = synced_locked(c);
     bool ok = true;
     for (int k = 0; k < NW_KUBE_KINDS; k++)
@@ -1194,6 +1199,11 @@ void nw_kube_cache_snap_release(nw_kube_snap_t *s)
 uint64_t nw_kube_cache_snap_kind_generation(const nw_kube_snap_t *s, nw_kube_kind_t kind)
 {
     return s && kind >= 0 && kind < NW_KUBE_KINDS ? s->kgen[kind] : 0;
+}
+
+uint64_t nw_kube_cache_snap_bound_pods_generation(const nw_kube_snap_t *s)
+{
+    return s ? s->bgen : 0;
 }
 
 uint64_t nw_kube_cache_snap_generation(const nw_kube_snap_t *s)

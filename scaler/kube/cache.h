@@ -219,6 +219,10 @@ uint64_t nw_kube_cache_snap_generation(const nw_kube_snap_t *s);
 /** The generation of kind's last change as of s: equal in two snapshots when no object of
  * that kind changed between them (a tick can skip work on kinds that did not change). */
 uint64_t nw_kube_cache_snap_kind_generation(const nw_kube_snap_t *s, nw_kube_kind_t kind);
+/** The generation of the last change, as of s, to a pod bound to a node (spec.nodeName set
+ * in its version before or after the change), or of a relist of pods: equal in two
+ * snapshots when no bound pod changed between them (pending pods may have). */
+uint64_t nw_kube_cache_snap_bound_pods_generation(const nw_kube_snap_t *s);
 bool nw_kube_cache_snap_synced(const nw_kube_snap_t *s);
 
 /** Objects of a kind, sorted by key. */

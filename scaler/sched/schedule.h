@@ -171,6 +171,22 @@ NW_MUST_USE nw_rc_t nw_snapshot_static_want(nw_sched_snap_t *s, const char *pool
  * capacity by an earlier batch). */
 NW_MUST_USE nw_rc_t nw_snap_pod_nominated(nw_sched_snap_t *s, const char *pod_uid);
 
+/** Remember what the snapshot holds now, so that nw_snap_mark_rewind can take it back to
+ * this point after more was added (the provisioner keeps the part of its snapshot built
+ * from the cluster's Nodes and bound pods between batches, and adds each batch's pending
+ * pods and in-flight NodeClaims after the mark). A second mark replaces the first. */
+NW_MUST_USE nw_rc_t nw_snap_mark_set(nw_sched_snap_t *s);
+/** Take the snapshot back to its mark: the pods, pod classes, topology groups, nodes, shared
+ * specs (and the namespaces' constraints they remembered), label sets and resource names
+ * added since are dropped, and the snapshot is as it was at the mark, so the same additions
+ * after it build the same snapshot as a fresh build would. false (the snapshot is then
+ * only fit for nw_snapshot_free) when there is no mark, when something the rewind does not
+ * take back was added (NodePools, DaemonSets, instance types, capacity reservations,
+ * namespaces, storage, CSINodes, node classes, pods given as JSON) or out of memory. */
+bool nw_snap_mark_rewind(nw_sched_snap_t *s);
+/** How many capacity reservations the snapshot's node classes hold. */
+size_t nw_snapshot_nreservations(const nw_sched_snap_t *s);
+
 size_t nw_snapshot_npods(const nw_sched_snap_t *s);
 size_t nw_snapshot_npools(const nw_sched_snap_t *s);
 size_t nw_snapshot_nitypes(const nw_sched_snap_t *s);

@@ -284,7 +284,20 @@ struct nw_sched_snap {
     nw_jsonintern_t *intern;
     nw_pod_t **recs;
     size_t nrecs, crecs;
+    /* nw_snap_mark_set: what the snapshot held then, to go back to (nw_snap_mark_rewind);
+     * spec_ntcs[i]: how many namespaces' constraints spec i remembered then */
+    struct {
+        bool set;
+        int nres;
+        size_t npods, nclasses, ngroups, nnodes, nspecs, nlsets, nrecs, nnominated;
+        size_t npools, ndss, nitypes, nresvs, nnss, npvs, npvcs, nscs, ncsinodes, nclass_res;
+        size_t *spec_ntcs;
+    } mark;
 };
+
+/** Drop from the snapshot's spec and label maps the entries of specs and label sets past
+ * nspecs / nlsets (a rewind, snap_mark.c); false: out of memory. */
+bool nw_snap_pod_maps_trim(nw_sched_snap_t *s);
 
 /** The node class entry named name, or NULL. */
 const nw_sclass_t *nw_snap_node_class_res(const nw_sched_snap_t *s, const char *name);

@@ -578,6 +578,33 @@ static bool ptrmap_put(nw_ptrmap_t *m, const void *key, int val)
     return true;
 }
 
+/* Keep only the entries of m whose index is below n (the rest were dropped by a rewind).
+ * false: out of memory (m unchanged). */
+static bool ptrmap_keep_below(nw_ptrmap_t *m, size_t n)
+{
+    if (!m->slots)
+        return true;
+    nw_ptrslot_t *slots = calloc(m->cap, sizeof *slots);
+    if (!slots)
+        return false;
+    size_t k = 0;
+    for (size_t i = 0; i < m->cap; i++)
+        if (m->slots[i].key && (size_t)m->slots[i].val < n) {
+            ptrmap_place(slots, m->cap, m->slots[i].key, m->slots[i].val);
+            k++;
+        }
+    free(m->slots);
+    m->slots = slots;
+    m->n = k;
+    return true;
+}
+
+bool nw_snap_pod_maps_trim(nw_sched_snap_t *s)
+{
+    return ptrmap_keep_below(&s->spec_map, s->nspecs) &&
+           ptrmap_keep_below(&s->labels_map, s->nlsets);
+}
+
 static nw_sspec_t *spec_find(const nw_sched_snap_t *s, const cJSON *spec)
 {
     int k = ptrmap_get(&s->spec_map, spec);

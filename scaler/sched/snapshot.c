@@ -244,6 +244,7 @@ void nw_snapshot_free(nw_sched_snap_t *s)
         free(s->nclasses_res[i].excluded);
     }
     free(s->nclasses_res);
+    free(s->mark.spec_ntcs);
     free(s);
 }
 
@@ -286,6 +287,11 @@ int nw_snapshot_res_slot_find(const nw_sched_snap_t *s, const char *name)
 const char *nw_snapshot_res_name(const nw_sched_snap_t *s, int i)
 {
     return (i >= 0 && i < s->nres) ? s->res_names[i] : NULL;
+}
+
+size_t nw_snapshot_nreservations(const nw_sched_snap_t *s)
+{
+    return s->nresvs;
 }
 
 size_t nw_snapshot_npods(const nw_sched_snap_t *s)

@@ -813,14 +813,16 @@ static NW_MUST_USE nw_rc_t add_rescheduled(build_t *b, const nw_kube_obj_t *cons
     return rc;
 }
 
-nw_rc_t nw_simsnap_build(const nw_simsnap_env_t *env, const nw_kube_snap_t *ks,
-                         const nw_simsnap_opts_t *o, nw_simsnap_t *out, nw_err_t *err)
+/* The first part of a build: the snapshot, its options, the catalog, node classes,
+ * NodePools, DaemonSets, storage and namespaces, then the Nodes with their bound pods
+ * (resched: the Nodes whose pods are to be placed again, *nresched of them, room for
+ * every Node). */
+static NW_MUST_USE nw_rc_t build_base(build_t *b, const nw_kube_obj_t **resched, size_t *nresched)
 {
-    memset(out, 0, sizeof *out);
-    static const nw_simsnap_opts_t defaults = {0};
-    if (!o)
-        o = &defaults;
-    build_t b = {env, ks, o, out, 0, 0, err};
+    const nw_simsnap_env_t *env = b->env;
+    const nw_simsnap_opts_t *o = b->o;
+    nw_simsnap_t *out = b->out;
+    nw_err_t *err = b->err;
     if (!(out->sched = nw_snapshot_new()))
         return nw_err_set(err, NW_ENOMEM, "", "out of memory");
     nw_sched_opts_t so = {.require_unschedulable = true,
@@ -835,38 +837,244 @@ nw_rc_t nw_simsnap_build(const nw_simsnap_env_t *env, const nw_kube_snap_t *ks,
     nw_rc_t rc = nw_from_catalog_add(out->sched, env->catalog, env->ice, env->now_mono, &oo, err);
     if (rc != NW_OK)
         return rc;
-    if ((rc = add_classes(&b)) != NW_OK || (rc = add_pools(&b)) != NW_OK ||
-        (rc = add_objects(&b)) != NW_OK)
+    if ((rc = add_classes(b)) != NW_OK || (rc = add_pools(b)) != NW_OK ||
+        (rc = add_objects(b)) != NW_OK)
         return rc;
     /* Nodes (and the NodeClaims they registered for) */
+    return add_nodes(b, resched, nresched);
+}
+
+/* The rest: in-flight NodeClaims, the pods of excluded / deleting Nodes and the pending
+ * pods. */
+static NW_MUST_USE nw_rc_t build_rest(build_t *b, const nw_kube_obj_t *const *resched,
+                                      size_t nresched)
+{
+    const nw_simsnap_opts_t *o = b->o;
+    nw_rc_t rc = add_claims(b);
+    /* pods of excluded / deleting nodes, as pending */
+    if (rc == NW_OK)
+        rc = add_rescheduled(b, resched, nresched);
+    if (o->include_pending && rc == NW_OK) {
+        const nw_kube_obj_t *const *pend;
+        size_t np = nw_kube_cache_snap_pending_pods(b->ks, &pend);
+        for (size_t i = 0; i < np && rc == NW_OK; i++)
+            rc = add_pending(b, pend[i], 0);
+        /* pods nominated by the provisioner's own write: pending as far as it is
+         * concerned (not a preemption in progress) */
+        for (size_t i = 0; i < o->nown_nominated && rc == NW_OK; i++) {
+            const nw_kube_obj_t *p = o->own_nominated[i];
+            nw_sched_pod_as_t as = {.node = nominated_target(b, p->pod->uid), .pending = true};
+            if (as.node)
+                as.pending = false;
+            rc = push_pod(b, p, &as, 0);
+        }
+    }
+    return rc;
+}
+
+nw_rc_t nw_simsnap_build(const nw_simsnap_env_t *env, const nw_kube_snap_t *ks,
+                         const nw_simsnap_opts_t *o, nw_simsnap_t *out, nw_err_t *err)
+{
+    memset(out, 0, sizeof *out);
+    static const nw_simsnap_opts_t defaults = {0};
+    if (!o)
+        o = &defaults;
+    build_t b = {env, ks, o, out, 0, 0, err};
     size_t nn = nw_kube_cache_snap_count(ks, NW_KUBE_NODES);
     const nw_kube_obj_t **resched = calloc(nn + 1, sizeof *resched);
     size_t nresched = 0;
     if (!resched)
         return nw_err_set(err, NW_ENOMEM, "", "out of memory");
-    rc = add_nodes(&b, resched, &nresched);
+    nw_rc_t rc = build_base(&b, resched, &nresched);
     if (rc == NW_OK)
-        rc = add_claims(&b);
-    /* pods of excluded / deleting nodes, as pending */
-    if (rc == NW_OK)
-        rc = add_rescheduled(&b, resched, nresched);
+        rc = build_rest(&b, resched, nresched);
     free(resched);
-    if (o->include_pending && rc == NW_OK) {
-        const nw_kube_obj_t *const *pend;
-        size_t np = nw_kube_cache_snap_pending_pods(ks, &pend);
-        for (size_t i = 0; i < np && rc == NW_OK; i++)
-            rc = add_pending(&b, pend[i], 0);
-        /* pods nominated by the provisioner's own write: pending as far as it is
-         * concerned (not a preemption in progress) */
-        for (size_t i = 0; i < o->nown_nominated && rc == NW_OK; i++) {
-            const nw_kube_obj_t *p = o->own_nominated[i];
-            nw_sched_pod_as_t as = {.node = nominated_target(&b, p->pod->uid), .pending = true};
-            if (as.node)
-                as.pending = false;
-            rc = push_pod(&b, p, &as, 0);
-        }
-    }
     return rc;
+}
+
+/* ---- the Nodes' part kept between builds ---- */
+
+/* What the Nodes' part of a build read, besides the Nodes and their bound pods: equal
+ * keys, equal parts (the struct is zeroed before it is filled, so it compares whole). */
+typedef struct {
+    uint64_t kgen[NW_KUBE_KINDS]; /* every kind's last change but the pods' */
+    uint64_t bound;               /* the bound pods' last change */
+    const nw_catalog_t *catalog;
+    uint64_t catalog_version;
+    const nw_ice_t *ice;
+    uint64_t ice_seq;
+    size_t ice_live;
+    double vm_overhead;
+    int64_t default_max_pods;
+    int reserved_enis;
+    bool min_values_best_effort, ignore_preferences, reschedule_deleting, repack;
+    const void *gpu;
+    const void *reservation_available;
+} base_key_t;
+
+struct nw_simsnap_cache {
+    bool have;       /* ss holds a marked Nodes' part */
+    bool lent;       /* ss is a build's, until nw_simsnap_release */
+    base_key_t key;  /* what it was built from */
+    nw_simsnap_t ss; /* the Nodes' part (npods pods then) */
+    size_t npods;
+    size_t cpods, centries;        /* the room of ss's arrays */
+    const nw_kube_obj_t **resched; /* the Nodes whose pods move, borrowed */
+    size_t nresched;
+    uint64_t builds, reuses;
+};
+
+static void base_key(base_key_t *k, const nw_simsnap_env_t *env, const nw_kube_snap_t *ks,
+                     const nw_simsnap_opts_t *o)
+{
+    memset(k, 0, sizeof *k);
+    for (int i = 0; i < NW_KUBE_KINDS; i++)
+        if (i != NW_KUBE_PODS)
+            k->kgen[i] = nw_kube_cache_snap_kind_generation(ks, (nw_kube_kind_t)i);
+    k->bound = nw_kube_cache_snap_bound_pods_generation(ks);
+    k->catalog = env->catalog;
+    k->catalog_version = nw_catalog_version(env->catalog);
+    k->ice = env->ice;
+    k->ice_seq = env->ice ? nw_ice_seq(env->ice) : 0;
+    k->ice_live = nw_ice_live(env->ice, env->now_mono);
+    k->vm_overhead = env->vm_overhead;
+    k->default_max_pods = env->default_max_pods;
+    k->reserved_enis = env->reserved_enis;
+    k->min_values_best_effort = env->min_values_best_effort;
+    k->ignore_preferences = o->ignore_preferences || env->ignore_preferences;
+    k->reschedule_deleting = o->reschedule_deleting;
+    k->repack = o->repack;
+    k->gpu = env->gpu;
+    k->reservation_available = env->reservation_available ? env->reservation_ud : NULL;
+}
+
+nw_simsnap_cache_t *nw_simsnap_cache_new(void)
+{
+    return calloc(1, sizeof(nw_simsnap_cache_t));
+}
+
+void nw_simsnap_cache_drop(nw_simsnap_cache_t *c)
+{
+    if (!c || c->lent)
+        return;
+    nw_simsnap_free(&c->ss);
+    free(c->resched);
+    c->resched = NULL;
+    c->nresched = 0;
+    c->have = false;
+}
+
+void nw_simsnap_cache_free(nw_simsnap_cache_t *c)
+{
+    if (!c)
+        return;
+    c->lent = false; /* a build still lent out is the caller's bug: its memory goes with it */
+    nw_simsnap_cache_drop(c);
+    free(c);
+}
+
+void nw_simsnap_cache_counts(const nw_simsnap_cache_t *c, uint64_t *builds, uint64_t *reuses)
+{
+    *builds = c ? c->builds : 0;
+    *reuses = c ? c->reuses : 0;
+}
+
+/* Make c hold the Nodes' part for (env, ks, o): kept when its key holds, else built and
+ * marked. *kept: it can be kept (no exclusion, no in-flight entry among the Nodes, no
+ * capacity reservation: what they read is not in the key). On an error c holds nothing. */
+static NW_MUST_USE nw_rc_t cache_base(nw_simsnap_cache_t *c, const nw_simsnap_env_t *env,
+                                      const nw_kube_snap_t *ks, const nw_simsnap_opts_t *o,
+                                      bool *kept, nw_err_t *err)
+{
+    base_key_t k;
+    base_key(&k, env, ks, o);
+    *kept = true;
+    if (c->have && memcmp(&k, &c->key, sizeof k) == 0)
+        return NW_OK;
+    nw_simsnap_cache_drop(c);
+    size_t nn = nw_kube_cache_snap_count(ks, NW_KUBE_NODES);
+    if (!(c->resched = calloc(nn + 1, sizeof *c->resched)))
+        return nw_err_set(err, NW_ENOMEM, "", "out of memory");
+    memset(&c->ss, 0, sizeof c->ss);
+    build_t b = {env, ks, o, &c->ss, 0, 0, err};
+    nw_rc_t rc = build_base(&b, c->resched, &c->nresched);
+    c->builds++;
+    c->cpods = b.cpods;
+    c->centries = b.centries;
+    c->npods = c->ss.npods;
+    c->key = k;
+    c->have = true;
+    if (rc != NW_OK) {
+        nw_simsnap_cache_drop(c);
+        return rc;
+    }
+    *kept = c->ss.nentries == 0 && nw_snapshot_nreservations(c->ss.sched) == 0;
+    if (*kept && nw_snap_mark_set(c->ss.sched) != NW_OK)
+        *kept = false;
+    return NW_OK;
+}
+
+nw_rc_t nw_simsnap_cache_prepare(nw_simsnap_cache_t *c, const nw_simsnap_env_t *env,
+                                 const nw_kube_snap_t *ks, const nw_simsnap_opts_t *o,
+                                 nw_err_t *err)
+{
+    if (!c || c->lent || !o || o->nexclude)
+        return NW_OK;
+    bool kept;
+    nw_rc_t rc = cache_base(c, env, ks, o, &kept, err);
+    if (rc == NW_OK && !kept)
+        nw_simsnap_cache_drop(c);
+    return rc;
+}
+
+nw_rc_t nw_simsnap_build_cached(nw_simsnap_cache_t *c, const nw_simsnap_env_t *env,
+                                const nw_kube_snap_t *ks, const nw_simsnap_opts_t *o,
+                                nw_simsnap_t *out, nw_err_t *err)
+{
+    if (!c || c->lent || !o || o->nexclude)
+        return nw_simsnap_build(env, ks, o, out, err);
+    memset(out, 0, sizeof *out);
+    bool kept;
+    uint64_t builds = c->builds;
+    nw_rc_t rc = cache_base(c, env, ks, o, &kept, err);
+    if (rc != NW_OK)
+        return rc;
+    if (c->builds == builds)
+        c->reuses++;
+    *out = c->ss;
+    build_t b = {env, ks, o, out, c->cpods, c->centries, err};
+    rc = build_rest(&b, c->resched, c->nresched);
+    if (!kept) {
+        /* the build is the caller's alone */
+        memset(&c->ss, 0, sizeof c->ss);
+        nw_simsnap_cache_drop(c);
+        return rc;
+    }
+    c->cpods = b.cpods;
+    c->centries = b.centries;
+    c->lent = true;
+    return rc;
+}
+
+void nw_simsnap_release(nw_simsnap_cache_t *c, nw_simsnap_t *s)
+{
+    if (!c || !c->lent || !s->sched || s->sched != c->ss.sched) {
+        nw_simsnap_free(s);
+        return;
+    }
+    c->lent = false;
+    /* back to the Nodes' part: no in-flight entry was in it, no nomination looked up */
+    for (size_t i = 0; i < s->nentries; i++) {
+        free(s->entry_names[i]);
+        free(s->entry_claims[i]);
+    }
+    s->nentries = 0;
+    s->nlooked_up = 0;
+    s->npods = c->npods;
+    c->ss = *s;
+    memset(s, 0, sizeof *s);
+    if (!nw_snap_mark_rewind(c->ss.sched))
+        nw_simsnap_cache_drop(c);
 }
 
 bool nw_simsnap_is_nominated(nw_nominations_t *noms, const nw_kube_snap_t *ks,

@@ -168,6 +168,44 @@ NW_MUST_USE nw_rc_t nw_simsnap_build(const nw_simsnap_env_t *env, const nw_kube_
                                      const nw_simsnap_opts_t *o, nw_simsnap_t *out, nw_err_t *err);
 void nw_simsnap_free(nw_simsnap_t *s);
 
+/* The Nodes' part of the snapshot kept between builds. At 5,000 Nodes and 100,000 bound pods
+ * the first part of a build (the catalog, node classes, NodePools, DaemonSets, storage,
+ * namespaces, then every schedulable Node with its bound pods) is most of its cost, and
+ * during a burst of pending pods none of it changes. A cache keeps that part (marked,
+ * nw_snap_mark_set) with the key of what it read: every cached kind's generation but the
+ * pods', the bound pods' generation (nw_kube_cache_snap_bound_pods_generation), the
+ * catalog's version, the ICE cache's marks and entries in force, the env's settings and the
+ * options that shape it. A build whose key matches takes the kept part and adds the rest
+ * (in-flight NodeClaims, the pods of deleting Nodes, the pending pods) in the same order a
+ * fresh build does, so the snapshot is the same; nw_simsnap_release rewinds it to the mark
+ * (nw_snap_mark_rewind). Not kept (built whole each time): builds with exclusions (the
+ * disruption simulations), and a Nodes' part holding an in-flight entry (a registered Node
+ * whose NodeClaim has not initialized: it reads the provisioner's in-flight memory) or a
+ * capacity reservation (its count is the cloud's).
+ * Ownership: the cache owns the kept part; a build from it lends it to the caller until
+ * nw_simsnap_release (one build at a time; a second build while one is lent is built
+ * whole). Thread: one thread (the reconcile thread). */
+typedef struct nw_simsnap_cache nw_simsnap_cache_t;
+
+nw_simsnap_cache_t *nw_simsnap_cache_new(void);
+void nw_simsnap_cache_free(nw_simsnap_cache_t *c);
+/** Forget the kept part (its memory; the next build makes it again). Not while lent. */
+void nw_simsnap_cache_drop(nw_simsnap_cache_t *c);
+/** Make the kept part current for (env, ks, o) now, so that a build soon after only adds
+ * the rest: the provisioner calls it while its batch window is open. */
+NW_MUST_USE nw_rc_t nw_simsnap_cache_prepare(nw_simsnap_cache_t *c, const nw_simsnap_env_t *env,
+                                             const nw_kube_snap_t *ks, const nw_simsnap_opts_t *o,
+                                             nw_err_t *err);
+/** nw_simsnap_build through the cache (c NULL: nw_simsnap_build). Release out with
+ * nw_simsnap_release (also on error). */
+NW_MUST_USE nw_rc_t nw_simsnap_build_cached(nw_simsnap_cache_t *c, const nw_simsnap_env_t *env,
+                                            const nw_kube_snap_t *ks, const nw_simsnap_opts_t *o,
+                                            nw_simsnap_t *out, nw_err_t *err);
+/** Done with a build: one lent by c goes back to it (rewound), any other is freed. */
+void nw_simsnap_release(nw_simsnap_cache_t *c, nw_simsnap_t *s);
+/** How many times c built its Nodes' part, and how many builds took it as kept. */
+void nw_simsnap_cache_counts(const nw_simsnap_cache_t *c, uint64_t *builds, uint64_t *reuses);
+
 /** The NodeClaim behind a placement target (nw_sched_placed_t.node) when it is
  * in-flight capacity; NULL for an initialized Node. Borrowed from s. */
 const char *nw_simsnap_claim_of(const nw_simsnap_t *s, const char *target);

@@ -831,6 +831,325 @@ START_TEST(test_replicas_one_spec)
 }
 END_TEST
 
+/* ---- the Nodes' part kept between builds (nw_simsnap_cache_t) ---- */
+
+/* a pod of app `app` with a zone spread and a preferred hostname anti-affinity over its app
+ * (bench/cluster's Deployments); node "" = pending */
+static void app_pod_ns(fx_t *f, const char *ns, const char *name, const char *app, const char *node)
+{
+    char b[3072];
+    snprintf(
+        b, sizeof b,
+        "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\",\"uid\":\"uid-%s\","
+        "\"labels\":{\"app\":\"%s\"},\"creationTimestamp\":\"2024-01-01T00:00:00Z\","
+        "\"ownerReferences\":[{\"kind\":\"ReplicaSet\",\"name\":\"%s-rs\",\"controller\":"
+        "true}]},\"spec\":{%s%s%s\"topologySpreadConstraints\":[{\"maxSkew\":1,"
+        "\"topologyKey\":\"topology.kubernetes.io/zone\",\"whenUnsatisfiable\":"
+        "\"ScheduleAnyway\",\"labelSelector\":{\"matchLabels\":{\"app\":\"%s\"}}}],"
+        "\"affinity\":{\"podAntiAffinity\":{\"preferredDuringSchedulingIgnoredDuringExecution\":"
+        "[{\"weight\":50,\"podAffinityTerm\":{\"topologyKey\":\"kubernetes.io/hostname\","
+        "\"labelSelector\":{\"matchLabels\":{\"app\":\"%s\"}}}}]}},"
+        "\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":"
+        "{\"cpu\":\"500m\",\"memory\":\"512Mi\"}}}]},\"status\":{\"phase\":\"%s\"%s}}",
+        name, ns, name, app, app, *node ? "\"nodeName\":\"" : "", node, *node ? "\"," : "", app,
+        app, *node ? "Running" : "Pending",
+        *node ? ""
+              : ",\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"False\","
+                "\"reason\":\"Unschedulable\"}]");
+    put(f, NW_KUBE_PODS, b);
+}
+
+/* the same in namespace ns-<app> */
+static void app_pod(fx_t *f, const char *name, const char *app, const char *node)
+{
+    char ns[64];
+    snprintf(ns, sizeof ns, "ns-%s", app);
+    app_pod_ns(f, ns, name, app, node);
+}
+
+/* an initialized node of the pool in zone, m5.xlarge */
+static void zone_node(fx_t *f, const char *name, const char *zone)
+{
+    char b[2048];
+    snprintf(b, sizeof b,
+             "{\"metadata\":{\"name\":\"%s\",\"uid\":\"n-%s\",\"labels\":{"
+             "\"karpenter.sh/nodepool\":\"default\",\"karpenter.sh/initialized\":\"true\","
+             "\"node.kubernetes.io/instance-type\":\"m5.xlarge\",\"kubernetes.io/arch\":\"amd64\","
+             "\"kubernetes.io/hostname\":\"%s\",\"topology.kubernetes.io/zone\":\"%s\","
+             "\"karpenter.sh/capacity-type\":\"on-demand\","
+             "\"karpenter.k8s.aws/instance-category\":\"m\"}},"
+             "\"spec\":{\"providerID\":\"aws:///%s/i-%s\"},"
+             "\"status\":{\"allocatable\":{\"cpu\":\"3920m\",\"memory\":\"14Gi\",\"pods\":\"58\"},"
+             "\"capacity\":{\"cpu\":\"4\",\"memory\":\"16Gi\",\"pods\":\"58\"}}}",
+             name, name, name, zone, zone, name);
+    put(f, NW_KUBE_NODES, b);
+}
+
+static void drop(fx_t *f, nw_kube_kind_t k, const char *ns, const char *name)
+{
+    char b[256];
+    snprintf(b, sizeof b, "{\"metadata\":{\"name\":\"%s\"%s%s%s}}", name,
+             ns ? ",\"namespace\":\"" : "", ns ? ns : "", ns ? "\"" : "");
+    cJSON *o = cJSON_Parse(b);
+    ck_assert_int_eq(nw_kube_cache_remove(f->cache, k, o), NW_OK);
+    cJSON_Delete(o);
+}
+
+static int lset_index(const nw_sched_snap_t *s, const nw_labels_t *l)
+{
+    for (size_t k = 0; k < s->nlsets; k++)
+        if (s->lsets[k] == l)
+            return (int)k;
+    return -1;
+}
+
+/* Two simulation inputs are the same, field by field where the simulation reads them. */
+static void same_snapshot(const nw_simsnap_t *a, const nw_simsnap_t *b)
+{
+    const nw_sched_snap_t *x = a->sched, *y = b->sched;
+    ck_assert_int_eq(a->npods, b->npods);
+    ck_assert_int_eq(x->npods, y->npods);
+    ck_assert_int_eq(a->nentries, b->nentries);
+    for (size_t i = 0; i < a->nentries; i++) {
+        ck_assert_str_eq(a->entry_names[i], b->entry_names[i]);
+        ck_assert_str_eq(a->entry_claims[i], b->entry_claims[i]);
+    }
+    for (size_t i = 0; i < a->npods; i++) {
+        ck_assert_ptr_eq(a->pods[i], b->pods[i]);
+        ck_assert_int_eq(a->rescheduled[i], b->rescheduled[i]);
+        const nw_spod_t *p = &x->pods[i], *q = &y->pods[i];
+        ck_assert_str_eq(p->key, q->key);
+        ck_assert_str_eq(p->uid, q->uid);
+        ck_assert_str_eq(p->node_name ? p->node_name : "-", q->node_name ? q->node_name : "-");
+        ck_assert_int_eq(p->cls, q->cls);
+        ck_assert_int_eq(memcmp(&p->req, &q->req, sizeof p->req), 0);
+        ck_assert_int_eq(p->ntcs, q->ntcs);
+        for (int k = 0; k < p->ntcs; k++) {
+            ck_assert_int_eq(p->tcs[k].group, q->tcs[k].group);
+            ck_assert_int_eq(p->tcs[k].preferred, q->tcs[k].preferred);
+            ck_assert_int_eq(p->tcs[k].weight, q->tcs[k].weight);
+        }
+        ck_assert_int_eq(lset_index(x, p->labels), lset_index(y, q->labels));
+        ck_assert_int_eq(p->provisionable_state, q->provisionable_state);
+        ck_assert_int_eq(p->unschedulable_cond, q->unschedulable_cond);
+        ck_assert_int_eq(p->terminating, q->terminating);
+        ck_assert_int_eq(p->finished, q->finished);
+        ck_assert_int_eq(p->nhostports, q->nhostports);
+        ck_assert_int_eq(p->nvols, q->nvols);
+    }
+    ck_assert_int_eq(x->nclasses, y->nclasses);
+    for (size_t i = 0; i < x->nclasses; i++)
+        ck_assert_str_eq(x->classes[i].sig, y->classes[i].sig);
+    ck_assert_int_eq(x->ngroups, y->ngroups);
+    for (size_t i = 0; i < x->ngroups; i++)
+        ck_assert_str_eq(x->groups[i].sig, y->groups[i].sig);
+    ck_assert_int_eq(x->nspecs, y->nspecs);
+    for (size_t i = 0; i < x->nspecs; i++) {
+        ck_assert_int_eq(x->specs[i].cls, y->specs[i].cls);
+        ck_assert_int_eq(x->specs[i].ntcs, y->specs[i].ntcs);
+        for (size_t k = 0; k < x->specs[i].ntcs; k++)
+            ck_assert_str_eq(x->specs[i].tcs[k].ns, y->specs[i].tcs[k].ns);
+    }
+    ck_assert_int_eq(x->nlsets, y->nlsets);
+    ck_assert_int_eq(x->nres, y->nres);
+    for (int i = 0; i < x->nres; i++)
+        ck_assert_str_eq(x->res_names[i], y->res_names[i]);
+    ck_assert_int_eq(x->nnodes, y->nnodes);
+    for (size_t i = 0; i < x->nnodes; i++) {
+        const nw_snode_t *m = &x->nodes[i], *n = &y->nodes[i];
+        ck_assert_str_eq(m->name, n->name);
+        ck_assert_int_eq(m->claim, n->claim);
+        ck_assert_int_eq(m->initialized, n->initialized);
+        ck_assert_int_eq(m->deleting, n->deleting);
+        ck_assert_int_eq(memcmp(&m->allocatable, &n->allocatable, sizeof m->allocatable), 0);
+        ck_assert_str_eq(nw_labels_get(&m->labels, "topology.kubernetes.io/zone")
+                             ? nw_labels_get(&m->labels, "topology.kubernetes.io/zone")
+                             : "-",
+                         nw_labels_get(&n->labels, "topology.kubernetes.io/zone")
+                             ? nw_labels_get(&n->labels, "topology.kubernetes.io/zone")
+                             : "-");
+    }
+    ck_assert_int_eq(x->npools, y->npools);
+    ck_assert_int_eq(x->nitypes, y->nitypes);
+}
+
+/* The same decisions: what is placed where, the same new NodeClaims with the same pods. */
+static void same_results(const nw_sched_results_t *a, const nw_sched_results_t *b)
+{
+    ck_assert_int_eq(a->considered, b->considered);
+    ck_assert_int_eq(a->nplaced, b->nplaced);
+    for (int i = 0; i < a->nplaced; i++) {
+        ck_assert_int_eq(a->placed[i].pod, b->placed[i].pod);
+        ck_assert_str_eq(a->placed[i].node, b->placed[i].node);
+    }
+    ck_assert_int_eq(a->nclaims, b->nclaims);
+    for (int i = 0; i < a->nclaims; i++) {
+        ck_assert_int_eq(a->claims[i].itype, b->claims[i].itype);
+        ck_assert_int_eq(a->claims[i].nitypes, b->claims[i].nitypes);
+        ck_assert_int_eq(a->claims[i].npods, b->claims[i].npods);
+        for (int k = 0; k < a->claims[i].npods; k++)
+            ck_assert_int_eq(a->claims[i].pods[k], b->claims[i].pods[k]);
+    }
+    ck_assert_int_eq(a->nunsched, b->nunsched);
+}
+
+/* A build through the cache against a fresh one on the same snapshot; *kept: the cache
+ * took its Nodes' part as it was. */
+static void cached_vs_fresh(fx_t *f, nw_simsnap_cache_t *c, const nw_simsnap_opts_t *o, bool *kept)
+{
+    nw_err_t err = {0};
+    nw_kube_snap_t *ks = nw_kube_cache_snapshot(f->cache);
+    uint64_t b0, r0, b1, r1;
+    nw_simsnap_cache_counts(c, &b0, &r0);
+    nw_simsnap_t a, b;
+    ck_assert_int_eq(nw_simsnap_build_cached(c, env_now(f), ks, o, &a, &err), NW_OK);
+    nw_simsnap_cache_counts(c, &b1, &r1);
+    *kept = r1 == r0 + 1 && b1 == b0;
+    ck_assert_int_eq(nw_simsnap_build(env_now(f), ks, o, &b, &err), NW_OK);
+    same_snapshot(&a, &b);
+    nw_sched_results_t ra, rb;
+    ck_assert_int_eq(nw_solve(a.sched, 0, &ra, &err), NW_OK);
+    ck_assert_int_eq(nw_solve(b.sched, 0, &rb, &err), NW_OK);
+    same_results(&ra, &rb);
+    nw_solve_results_free(&ra);
+    nw_solve_results_free(&rb);
+    nw_simsnap_release(c, &a);
+    nw_simsnap_free(&b);
+    nw_kube_cache_snap_release(ks);
+}
+
+START_TEST(test_cached_nodes_part)
+{
+    fx_t f;
+    fx_init(&f);
+    put(&f, NW_KUBE_NODEPOOLS, POOL);
+    zone_node(&f, "n1", "us-west-2a");
+    zone_node(&f, "n2", "us-west-2b");
+    node(&f, "gone", NULL, 1); /* deleting: its pod is placed again */
+    app_pod(&f, "a1", "a", "n1");
+    app_pod(&f, "a2", "a", "n2");
+    app_pod(&f, "b1", "b", "n1");
+    app_pod(&f, "g1", "a", "gone");
+    app_pod(&f, "pa1", "a", ""); /* pending, of a bound pod's spec */
+    app_pod(&f, "pc1", "c", ""); /* pending, a spec of its own */
+    claim(&f, "default-abc");    /* in flight, no Node */
+    nw_simsnap_opts_t o = {.include_pending = true, .reschedule_deleting = true};
+    nw_simsnap_cache_t *c = nw_simsnap_cache_new();
+    ck_assert_ptr_nonnull(c);
+    bool kept;
+    cached_vs_fresh(&f, c, &o, &kept);
+    ck_assert(!kept); /* the first build makes it */
+    cached_vs_fresh(&f, c, &o, &kept);
+    ck_assert(kept);
+    /* pending pods come and go: the Nodes' part is kept */
+    app_pod(&f, "pa2", "a", "");
+    app_pod(&f, "pd1", "d", "");
+    cached_vs_fresh(&f, c, &o, &kept);
+    ck_assert(kept);
+    drop(&f, NW_KUBE_PODS, "ns-c", "pc1");
+    cached_vs_fresh(&f, c, &o, &kept);
+    ck_assert(kept);
+    /* a pending pod of a bound pod's spec in another namespace (the spec remembers its
+     * namespace's constraints), then gone */
+    app_pod_ns(&f, "ns-x", "x1", "a", "");
+    cached_vs_fresh(&f, c, &o, &kept);
+    ck_assert(kept);
+    drop(&f, NW_KUBE_PODS, "ns-x", "x1");
+    cached_vs_fresh(&f, c, &o, &kept);
+    ck_assert(kept);
+    /* a pod bound: made again, then kept */
+    app_pod(&f, "pa1", "a", "n2");
+    cached_vs_fresh(&f, c, &o, &kept);
+    ck_assert(!kept);
+    cached_vs_fresh(&f, c, &o, &kept);
+    ck_assert(kept);
+    /* a bound pod deleted */
+    drop(&f, NW_KUBE_PODS, "ns-b", "b1");
+    cached_vs_fresh(&f, c, &o, &kept);
+    ck_assert(!kept);
+    /* a Node added, another removed */
+    zone_node(&f, "n3", "us-west-2c");
+    cached_vs_fresh(&f, c, &o, &kept);
+    ck_assert(!kept);
+    drop(&f, NW_KUBE_NODES, NULL, "n2");
+    cached_vs_fresh(&f, c, &o, &kept);
+    ck_assert(!kept);
+    cached_vs_fresh(&f, c, &o, &kept);
+    ck_assert(kept);
+    /* a Node's labels changed (its zone), a bound pod's labels changed */
+    zone_node(&f, "n1", "us-west-2c");
+    cached_vs_fresh(&f, c, &o, &kept);
+    ck_assert(!kept);
+    app_pod(&f, "a1", "b", "n1");
+    cached_vs_fresh(&f, c, &o, &kept);
+    ck_assert(!kept);
+    /* an offering ICE'd: made again */
+    nw_ice_mark(f.cloud->ice, "on-demand", "m5.large", "us-west-2a", nw_clock_mono(&f.clk.base));
+    cached_vs_fresh(&f, c, &o, &kept);
+    ck_assert(!kept);
+    cached_vs_fresh(&f, c, &o, &kept);
+    ck_assert(kept);
+    /* and once the ICE entry expired */
+    nw_clock_fake_advance(&f.clk, 4 * 3600 * NW_NS_PER_SEC);
+    cached_vs_fresh(&f, c, &o, &kept);
+    ck_assert(!kept);
+    /* other options, the same cache: made again for them */
+    nw_simsnap_opts_t o2 = {.include_pending = true};
+    cached_vs_fresh(&f, c, &o2, &kept);
+    ck_assert(!kept);
+    /* exclusions are never kept (built whole) */
+    const char *ex[] = {"n1"};
+    nw_simsnap_opts_t o3 = {.exclude = ex, .nexclude = 1, .reschedule_excluded = true};
+    uint64_t b0, r0, b1, r1;
+    nw_simsnap_cache_counts(c, &b0, &r0);
+    cached_vs_fresh(&f, c, &o3, &kept);
+    nw_simsnap_cache_counts(c, &b1, &r1);
+    ck_assert(b1 == b0 && r1 == r0);
+    /* prepared ahead, then taken */
+    app_pod(&f, "a9", "a", "n3");
+    nw_err_t err = {0};
+    nw_kube_snap_t *ks = nw_kube_cache_snapshot(f.cache);
+    ck_assert_int_eq(nw_simsnap_cache_prepare(c, env_now(&f), ks, &o, &err), NW_OK);
+    nw_kube_cache_snap_release(ks);
+    cached_vs_fresh(&f, c, &o, &kept);
+    ck_assert(kept);
+    nw_simsnap_cache_drop(c);
+    cached_vs_fresh(&f, c, &o, &kept);
+    ck_assert(!kept);
+    nw_simsnap_cache_free(c);
+    fx_free(&f);
+}
+END_TEST
+
+/* A Node registered for a NodeClaim that has not initialized reads the provisioner's
+ * in-flight memory: such a Nodes' part is built whole each time, and the same. */
+START_TEST(test_cached_nodes_part_inflight_entry)
+{
+    fx_t f;
+    fx_init(&f);
+    put(&f, NW_KUBE_NODEPOOLS, POOL);
+    zone_node(&f, "n1", "us-west-2a");
+    claim(&f, "default-n1"); /* n1's NodeClaim (by providerID), not initialized */
+    char b[1024];
+    snprintf(b, sizeof b,
+             "{\"metadata\":{\"name\":\"default-n1\",\"uid\":\"c-n1\",\"labels\":{"
+             "\"karpenter.sh/nodepool\":\"default\"}},\"spec\":{},\"status\":{\"providerID\":"
+             "\"aws:///us-west-2a/i-n1\",\"nodeName\":\"n1\"}}");
+    put(&f, NW_KUBE_NODECLAIMS, b);
+    app_pod(&f, "a1", "a", "n1");
+    app_pod(&f, "pa1", "a", "");
+    nw_simsnap_opts_t o = {.include_pending = true, .reschedule_deleting = true};
+    nw_simsnap_cache_t *c = nw_simsnap_cache_new();
+    bool kept;
+    cached_vs_fresh(&f, c, &o, &kept);
+    ck_assert(!kept);
+    cached_vs_fresh(&f, c, &o, &kept);
+    ck_assert(!kept);
+    nw_simsnap_cache_free(c);
+    fx_free(&f);
+}
+END_TEST
+
 /* ---- the pool of a class that is not ready (tests/data/classready) ---- */
 
 static const nw_test_cases_t *class_cases;
@@ -899,6 +1218,8 @@ Suite *nw_simsnap_suite(void)
     tcase_add_test(tc, test_nodeclass_kubelet);
     tcase_add_test(tc, test_nodeclass_compat);
     tcase_add_test(tc, test_replicas_one_spec);
+    tcase_add_test(tc, test_cached_nodes_part);
+    tcase_add_test(tc, test_cached_nodes_part_inflight_entry);
     tcase_add_test(tc, test_pools_isolated_by_policy);
     tcase_add_test(tc, test_dra_pods);
     tcase_add_test(tc, test_dra_node_devices);
