@@ -70,6 +70,45 @@ START_TEST(pending_predicate)
 }
 END_TEST
 
+/* The pods by phase: each phase's range, by key, whatever the phases around it. */
+START_TEST(pods_by_phase)
+{
+    nw_kube_cache_t *c = nw_kube_cache_new(NULL);
+    const char *ph[] = {"Running", "Pending", "Succeeded", "Failed",  "Unknown",
+                        "Running", "Pending", "Failed",    "Running", "Pending"};
+    for (int i = 0; i < 10; i++) {
+        char name[8];
+        snprintf(name, sizeof name, "q%d", 9 - i);
+        bool pend = strcmp(ph[i], "Pending") == 0;
+        ck_assert_int_eq(
+            nw_kube_cache_upsert(c, NW_KUBE_PODS,
+                                 pod("x", name, name + 1, pend ? "" : "n1", ph[i], pend)),
+            NW_OK);
+    }
+    nw_kube_snap_t *s = nw_kube_cache_snapshot(c);
+    const nw_kube_obj_t *const *v;
+    const struct {
+        const char *phase;
+        size_t n;
+        const char *first, *last;
+    } want[] = {{"Running", 3, "x/q1", "x/q9"},   {"Pending", 3, "x/q0", "x/q8"},
+                {"Succeeded", 1, "x/q7", "x/q7"}, {"Failed", 2, "x/q2", "x/q6"},
+                {"Unknown", 1, "x/q5", "x/q5"},   {"Evicted", 0, NULL, NULL}};
+    for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
+        size_t n = nw_kube_cache_snap_pods_in_phase(s, want[k].phase, &v);
+        ck_assert_uint_eq(n, want[k].n);
+        for (size_t i = 0; i < n; i++)
+            ck_assert_str_eq(v[i]->phase, want[k].phase);
+        if (n) {
+            ck_assert_str_eq(v[0]->key, want[k].first);
+            ck_assert_str_eq(v[n - 1]->key, want[k].last);
+        }
+    }
+    nw_kube_cache_snap_release(s);
+    nw_kube_cache_free(c);
+}
+END_TEST
+
 START_TEST(store_and_indexes)
 {
     nw_kube_metrics_t *m = nw_kube_metrics_new();
@@ -116,6 +155,9 @@ START_TEST(store_and_indexes)
     ck_assert_uint_eq(nw_kube_cache_snap_pending_pods(s, &v), 2);
     ck_assert_str_eq(v[0]->name, "p4");
     ck_assert_uint_eq(nw_kube_cache_snap_pods_in_phase(s, "Running", &v), 3);
+    ck_assert_uint_eq(nw_kube_cache_snap_pods_in_phase(s, "Pending", &v), 2);
+    ck_assert_str_eq(v[0]->key, "a/p4"); /* each phase by key */
+    ck_assert_str_eq(v[1]->key, "a/p5");
     ck_assert_ptr_nonnull(nw_kube_cache_snap_node_by_provider_id(s, "aws:///us-west-2a/i-1"));
     ck_assert_str_eq(nw_kube_cache_snap_nodeclaim_by_provider_id(s, "aws:///us-west-2a/i-1")->name,
                      "nc1");
@@ -605,6 +647,7 @@ Suite *nw_kube_cache_suite(void)
     TCase *tc = tcase_create("cache");
     tcase_add_test(tc, pending_predicate);
     tcase_add_test(tc, store_and_indexes);
+    tcase_add_test(tc, pods_by_phase);
     tcase_add_test(tc, replace_and_sync);
     tcase_add_test(tc, concurrent_readers);
     tcase_add_test(tc, retired_freed_when_snapshots_released);
