@@ -566,10 +566,36 @@ static NW_MUST_USE nw_rc_t emit_claims(ctx_t *c, nw_sched_results_t *r)
     return NW_OK;
 }
 
+/* Would queue_pods count any pod, or does a static NodePool want NodeClaims of its own? When
+ * neither, the simulation decides nothing and its preparation (every existing node, every
+ * bound pod's topology groups: seconds at 100,000 pods) is skipped: a batch whose pending
+ * pods are all held by their nominations to in-flight NodeClaims. */
+static bool anything_to_decide(const nw_sched_snap_t *s)
+{
+    for (size_t i = 0; i < s->npools; i++)
+        if (s->pools[i].replicas >= 0)
+            return true;
+    for (size_t i = 0; i < s->npods; i++) {
+        const nw_spod_t *p = &s->pods[i];
+        if (p->provisionable_state && (!s->opts.require_unschedulable || p->unschedulable_cond) &&
+            !s->classes[p->cls].refuses)
+            return true;
+    }
+    return false;
+}
+
 nw_rc_t nw_solve(const nw_sched_snap_t *s, int64_t now, nw_sched_results_t *r, nw_err_t *err)
 {
     (void)now;
     memset(r, 0, sizeof *r);
+    if (!anything_to_decide(s)) {
+        r->placed = calloc(1, sizeof *r->placed);
+        r->unsched = calloc(1, sizeof *r->unsched);
+        if (r->placed && r->unsched)
+            return NW_OK;
+        nw_solve_results_free(r);
+        return nw_err_set(err, NW_ENOMEM, "", "scheduling simulation: out of memory");
+    }
     ctx_t c;
     memset(&c, 0, sizeof c);
     nw_rc_t rc = NW_ENOMEM;
