@@ -86,6 +86,7 @@ struct nw_scaler {
     int thread_started;
     atomic_int thread_done;     /* reconcile_main has returned */
     _Atomic(const char *) step; /* the pass's step running now (NULL between passes) */
+    int64_t dis_held_mono;      /* since when disruption waits for provisioning batches */
 };
 
 static void on_started(void *ud)
@@ -216,9 +217,36 @@ static void step_disruption(nw_scaler_t *s, const nw_kube_snap_t *snap)
     nw_disruption_tick(s->dis, snap);
 }
 
+/* Disruption waits while a provisioning batch does (its simulations would hold the batch:
+ * at 5,000 nodes a pass with the batch's pending pods in it simulates for seconds), for at
+ * most DIS_HELD_MAX_NS in a row (a cluster whose pods never stop arriving). */
+#define DIS_HELD_MAX_NS (30 * NW_NS_PER_SEC)
+
 static bool due_disruption(nw_scaler_t *s, const nw_kube_snap_t *snap)
 {
-    return nw_disruption_due(s->dis, snap);
+    if (!nw_disruption_due(s->dis, snap))
+        return false;
+    int64_t mono = nw_clock_mono(s->deps.clock);
+    if (!nw_provisioning_waiting(s->prov, snap, mono)) {
+        s->dis_held_mono = 0;
+        return true;
+    }
+    if (!s->dis_held_mono)
+        s->dis_held_mono = mono;
+    if (mono - s->dis_held_mono < DIS_HELD_MAX_NS)
+        return false;
+    s->dis_held_mono = 0;
+    return true;
+}
+
+/* nw_ctl_deps_t.batch_waiting: on a fresh snapshot (pods that came during the step) */
+static bool batch_waiting(void *ud)
+{
+    nw_scaler_t *s = ud;
+    nw_kube_snap_t *snap = nw_kube_cache_snapshot(s->deps.cache);
+    bool w = snap && nw_provisioning_waiting(s->prov, snap, nw_clock_mono(s->deps.clock));
+    nw_kube_cache_snap_release(snap);
+    return w;
 }
 
 static const struct {
@@ -419,6 +447,8 @@ static NW_MUST_USE nw_rc_t connect_kube(nw_scaler_t *s, const nw_scaler_opts_t *
     if (c->cache) /* pods' arrivals on the controllers' clock (the batch window) */
         nw_kube_cache_set_clock(c->cache, c->clock);
     c->series = nw_series_new();
+    c->batch_waiting = batch_waiting; /* disruption's simulations step aside for a batch */
+    c->batch_waiting_ud = s;
     return NW_OK;
 }
 

@@ -477,6 +477,8 @@ static int view_build(nw_disruption_t *d, const nw_kube_snap_t *s, view_t *v, bo
         .naccels = d->naccels,
         .accel_last_used = accel_last_used,
         .accel_ud = d,
+        .yield = c->batch_waiting,
+        .yield_ud = c->batch_waiting_ud,
         .light = light,
     };
     v->in = in;
@@ -1227,6 +1229,8 @@ static void validate_pending(nw_disruption_t *d, const nw_kube_snap_t *s, view_t
 {
     nw_ctl_deps_t *c = d->deps;
     char why[300] = "";
+    if (c->batch_waiting && c->batch_waiting(c->batch_waiting_ud))
+        return; /* its simulation after the provisioning batch (the command stays pending) */
     int ok =
         nw_decide_validate(v->st, &d->pending, nw_disruption_live_sim, &v->live, why, sizeof why);
     d->has_pending = 0;
@@ -1328,6 +1332,13 @@ static void run_pass(nw_disruption_t *d, const nw_kube_snap_t *s, view_t *v, int
     if (nw_decide(v->st, nw_disruption_live_sim, &v->live, &cmd, &err) != NW_OK) {
         nw_log_warn("disruption", "disruption pass failed", NW_LS("error", err.msg));
         d->next_pass_mono = mono + d->o.poll_ns;
+        nw_decide_cmd_cleanup(&cmd);
+        return;
+    }
+    if (cmd.yielded) {
+        /* a provisioning batch waits: the pass is made again at the next tick after it */
+        nw_log_debug("disruption", "pass stopped for a provisioning batch");
+        d->next_pass_mono = mono;
         nw_decide_cmd_cleanup(&cmd);
         return;
     }

@@ -983,6 +983,19 @@ int64_t nw_provisioning_next_deadline(const nw_provisioning_t *c, int64_t mono)
     return a < b ? (a < 0 ? 0 : a) : (b < 0 ? 0 : b);
 }
 
+bool nw_provisioning_waiting(nw_provisioning_t *c, const nw_kube_snap_t *s, int64_t mono)
+{
+    if (c->window_open_mono || (c->miss_due_mono && mono >= c->miss_due_mono) ||
+        (c->trig_n && c->next_resolve_mono && mono >= c->next_resolve_mono))
+        return true;
+    const nw_kube_obj_t *const *pend;
+    size_t np = nw_kube_cache_snap_pending_pods(s, &pend);
+    for (size_t i = 0; i < np; i++)
+        if (!seen(c, pend[i]->uid))
+            return true;
+    return false;
+}
+
 nw_nominate_t *nw_provisioning_nominator(nw_provisioning_t *p)
 {
     return p ? p->nom : NULL;

@@ -46,6 +46,12 @@ void nw_provisioning_tick(nw_provisioning_t *p, const nw_kube_snap_t *s);
  * mono; < 0: nothing scheduled). An open window whose close has passed gives 0 (due now). */
 int64_t nw_provisioning_next_deadline(const nw_provisioning_t *p, int64_t mono);
 
+/** Has the provisioner a batch waiting on s at mono: its window open, a nominated pod's
+ * grace or its look again at pending pods come, or a pending pod in s it has not batched
+ * yet (the next tick opens a window for it)? Other steps that run scheduling simulations
+ * step aside for it (nw_ctl_deps_t.batch_waiting). */
+bool nw_provisioning_waiting(nw_provisioning_t *p, const nw_kube_snap_t *s, int64_t mono);
+
 /** Forget the batch window and the seen uids (a new leadership term; the shared memory is
  * cleared by its owner). */
 void nw_provisioning_reset(nw_provisioning_t *p);

@@ -57,6 +57,12 @@ typedef struct {
     nw_ctl_fault_fn fault; /* NULL: no fault points */
     void *fault_ud;
     nw_series_t *series; /* Karpenter's metric families (scaler/metrics/kmetrics.h); NULL: none */
+    /* Is a provisioning batch waiting (pending pods the provisioner has not batched yet, its
+     * window open, or its close or next look due)? A step that runs scheduling simulations
+     * asks before each one and stops there, so a batch is never held behind them
+     * (disruption's passes; loop.c sets it; NULL: never). The reconcile thread only. */
+    bool (*batch_waiting)(void *ud);
+    void *batch_waiting_ud;
     /* the cluster CA bundle the EC2NodeClass drift hash includes, as Karpenter's does
      * (settings.clusterCABundle, else base64 of the API server CA nodewarden trusts;
      * api/drifthash.h); NULL: none */

@@ -819,10 +819,34 @@ static void summarize(const nw_disrupt_state_t *st, nw_disrupt_cmd_t *cmd)
                  cmd->old_price, cmd->new_price);
 }
 
+/* The pass's simulations, asked first whether a provisioning batch waits (in.yield). */
+typedef struct {
+    nw_dis_sim_fn sim;
+    void *ud;
+    bool yielded;
+} yield_sim_t;
+
+static nw_rc_t sim_or_yield(void *ud, const nw_disrupt_state_t *st, const char *const *ncs,
+                            size_t n, nw_disrupt_sim_t *out, nw_err_t *err)
+{
+    yield_sim_t *y = ud;
+    if (y->yielded || st->in.yield(st->in.yield_ud)) {
+        y->yielded = true;
+        memset(out, 0, sizeof *out);
+        return nw_err_set(err, NW_ETIMEOUT, NULL, "a provisioning batch waits");
+    }
+    return y->sim(y->ud, st, ncs, n, out, err);
+}
+
 nw_rc_t nw_decide(const nw_disrupt_state_t *st, nw_dis_sim_fn sim, void *ud, nw_disrupt_cmd_t *cmd,
                   nw_err_t *err)
 {
     memset(cmd, 0, sizeof *cmd);
+    yield_sim_t y = {sim, ud, false};
+    if (sim && st->in.yield) {
+        sim = sim_or_yield;
+        ud = &y;
+    }
     int *idx = st->nnodes ? calloc(st->nnodes, sizeof *idx) : NULL;
     if (st->nnodes && !idx)
         return nw_err_set(err, NW_ENOMEM, NULL, "out of memory");
@@ -843,8 +867,19 @@ nw_rc_t nw_decide(const nw_disrupt_state_t *st, nw_dis_sim_fn sim, void *ud, nw_
                                       : single_node(st, sim, ud, cmd, idx);
         if (st->in.mono)
             cmd->elapsed[m] = st->in.mono(st->in.mono_ud) - t0;
+        if (y.yielded)
+            break;
     }
     free(idx);
+    if (y.yielded) {
+        /* whatever the methods had found is dropped: the pass runs again after the batch */
+        nw_decide_cmd_cleanup(cmd);
+        memset(cmd, 0, sizeof *cmd);
+        for (int m = 0; m < NW_DIS_NMETHODS; m++)
+            cmd->elapsed[m] = -1;
+        cmd->yielded = true;
+        return NW_OK;
+    }
     if (rc < 0) {
         cmd->method = NW_DIS_NONE;
         return nw_err_set(err, NW_ENOMEM, NULL, "out of memory");

@@ -154,6 +154,12 @@ typedef struct {
     int64_t (*mono)(void *ud);
     void *mono_ud;
     int64_t multi_timeout, single_timeout;
+    /* Is a provisioning batch waiting for the thread the pass runs on? Asked before each
+     * simulation: when true the pass stops there and decides nothing (cmd->yielded), so a
+     * batch is never held behind a pass's simulations (each one of them is a scheduling
+     * simulation of the whole cluster). NULL: never. */
+    bool (*yield)(void *ud);
+    void *yield_ud;
     /* GPU-aware disruption (naccels 0: off): an accelerator node running a pod of its
      * class is never consolidated on utilization; one where none has run for its pool's
      * consolidateAfter is reclaimed (NW_DIS_ACCEL_IDLE). accel_last_used: when (epoch ns) a
@@ -351,6 +357,9 @@ typedef struct {
      * candidates (single) it had simulated by then */
     bool multi_timed_out, single_timed_out;
     int multi_evaluated, single_evaluated;
+    /* the pass stopped before a simulation for a provisioning batch (in.yield): no
+     * command; the caller runs the pass again once the batch is done */
+    bool yielded;
     /* how long each method's search took, by nw_disrupt_method_t (ns on the input's mono
      * clock; -1: not run or no clock) */
     int64_t elapsed[NW_DIS_NMETHODS];

@@ -298,7 +298,15 @@ typedef struct {
     int64_t step, ticks; /* the case's clock: each reading moves it on by step ns */
     const cJSON *doc;    /* the case (its nodes' accelLastUsedAgo) */
     int64_t now;
+    bool yields; /* yieldAfter: a provisioning batch waits once this many simulations ran */
+    int yield_after;
 } fixture_t;
+
+static bool yield_fn(void *ud)
+{
+    const fixture_t *f = ud;
+    return f->yields && f->calls >= f->yield_after;
+}
 
 /* GPU-aware disruption's memory in a case: a node's accelLastUsedAgo (0: unknown) */
 static int64_t last_used_fn(void *ud, const char *nc);
@@ -735,6 +743,12 @@ static nw_disrupt_state_t *build(const cJSON *doc, cJSON *objs, fixture_t *f, li
         in.multi_timeout = (int64_t)(num_or(clk, "multiTimeoutSeconds", 0) * 1e9);
         in.single_timeout = (int64_t)(num_or(clk, "singleTimeoutSeconds", 0) * 1e9);
     }
+    if (cJSON_IsNumber(nw_json_get(doc, "yieldAfter"))) {
+        f->yields = true;
+        f->yield_after = nw_json_get(doc, "yieldAfter")->valueint;
+        in.yield = yield_fn;
+        in.yield_ud = f;
+    }
     in.nnominated = str_array(nw_json_get(doc, "nominated"), nom, 64);
     in.nominated = nom;
     in.nin_command = str_array(nw_json_get(doc, "inCommand"), inc, 64);
@@ -759,6 +773,8 @@ static void check_expect(const char *path, const cJSON *exp, const nw_disrupt_st
         ck_assert_msg(strcmp(m, nw_decide_method_str(cmd->method)) == 0,
                       "%s: method %s, want %s\n%s", path, nw_decide_method_str(cmd->method), m,
                       dump);
+    const cJSON *y = nw_json_get(exp, "yielded");
+    ck_assert_msg(cmd->yielded == cJSON_IsTrue(y), "%s: yielded %d\n%s", path, cmd->yielded, dump);
     const char *a = nw_json_str(exp, "action");
     if (a)
         ck_assert_msg(strcmp(a, nw_decide_action_str(cmd->action)) == 0, "%s: action\n%s", path,
@@ -948,6 +964,8 @@ static void run_case(const char *path)
                    0,
                    0,
                    doc,
+                   0,
+                   false,
                    0};
     cJSON *objs = cJSON_CreateArray();
     list_t ls[5];
@@ -979,6 +997,8 @@ static void run_case(const char *path)
                         0,
                         0,
                         d2,
+                        0,
+                        false,
                         0};
         cJSON *objs2 = cJSON_CreateArray();
         list_t ls2[5];

@@ -607,6 +607,40 @@ START_TEST(drift_replaces_then_deletes)
 }
 END_TEST
 
+/* A provisioning batch waits (nw_ctl_deps_t.batch_waiting): the pass stops before its
+ * simulation and decides nothing; the next tick after the batch makes the pass again. */
+static bool batch_waits;
+static bool batch_waiting_fn(void *ud)
+{
+    (void)ud;
+    return batch_waits;
+}
+
+START_TEST(pass_steps_aside_for_a_batch)
+{
+    dfx_t x;
+    dfx_init(&x, DRIFT_POOL, 0);
+    ctlfix_t *f = &x.f;
+    f->deps.batch_waiting = batch_waiting_fn;
+    batch_waits = true;
+    ctlfix_node_pair(f, "d", DRIFTED);
+    pod_on(f, "web", "d", "\"app\":\"web\"");
+    int mark = ctlfix_mark(f);
+    tick(&x);
+    ck_assert_int_eq(ctlfix_count(f, mark, CREATE_CLAIM, NULL, NULL), 0);
+    ck_assert_int_eq(f->cloud->launches, 0);
+    ck_assert(!api_node_tainted(f, "node-d"));
+    /* the batch is done: the next tick, nothing else changed, replaces the drifted node */
+    batch_waits = false;
+    nw_clock_fake_advance(&f->clk, SEC);
+    tick(&x);
+    ck_assert_int_eq(ctlfix_count(f, mark, CREATE_CLAIM, NULL, NULL), 1);
+    ck_assert_int_eq(f->cloud->launches, 1);
+    ck_assert(api_node_tainted(f, "node-d"));
+    dfx_free(&x);
+}
+END_TEST
+
 START_TEST(new_term_forgets_command_and_cleans_up)
 {
     dfx_t x;
@@ -887,6 +921,7 @@ Suite *nw_disruption_ctl_suite(void)
     tcase_add_test(t, validation_rejects_a_node_that_got_a_pod);
     tcase_add_test(t, pdb_blocks_drift);
     tcase_add_test(t, drift_replaces_then_deletes);
+    tcase_add_test(t, pass_steps_aside_for_a_batch);
     tcase_add_test(t, new_term_forgets_command_and_cleans_up);
     tcase_add_test(t, accel_idle_reclaimed_despite_pod_churn);
     tcase_add_test(t, staged_rollout_one_at_a_time);
