@@ -750,6 +750,14 @@ static bool fp_changed(nw_disruption_t *d, const char *node, uint64_t fp, fp_t *
     return false;
 }
 
+/* Would fp_changed say the node's pods changed (without recording fp)? */
+static bool fp_differs(const nw_disruption_t *d, const char *node, uint64_t fp)
+{
+    fp_t key = {(char *)node, 0};
+    const fp_t *hit = d->nfps ? bsearch(&key, d->fps, d->nfps, sizeof *d->fps, fp_cmp) : NULL;
+    return hit && hit->fp != fp;
+}
+
 /* d->fps without the nodes that are gone, with the added ones, sorted again */
 static void fps_merge(nw_disruption_t *d, const nw_kube_snap_t *s, fp_t *added, size_t nadded)
 {
@@ -801,7 +809,27 @@ static bool fp_known(const nw_disruption_t *d, const char *node)
     return d->nfps && bsearch(&key, d->fps, d->nfps, sizeof *d->fps, fp_cmp);
 }
 
-static void markers(nw_disruption_t *d, const nw_kube_snap_t *s, const view_t *v)
+/* Before one more of a look's writes: has a provisioning batch come to wait? The writes
+ * share the client's rate (200 a second): after a churn that changed the pods of thousands
+ * of nodes, a look's lastPodEventTime writes take seconds, and the batch is not held behind
+ * them (asked at most every 20 ms of the system's monotonic clock: each question takes a
+ * snapshot). */
+#define MARKERS_ASK_NS (20 * NW_NS_PER_MS)
+
+static bool markers_stop(nw_disruption_t *d, int64_t *asked)
+{
+    nw_ctl_deps_t *c = d->deps;
+    if (!c->batch_waiting)
+        return false;
+    int64_t t = nw_clock_mono(nw_clock_system());
+    if (*asked && t - *asked < MARKERS_ASK_NS)
+        return false;
+    *asked = t;
+    return c->batch_waiting(c->batch_waiting_ud);
+}
+
+/* false when it stopped early for a provisioning batch (the next tick looks again) */
+static bool markers(nw_disruption_t *d, const nw_kube_snap_t *s, const view_t *v)
 {
     nw_ctl_deps_t *c = d->deps;
     int64_t now = v->in.now;
@@ -810,12 +838,17 @@ static void markers(nw_disruption_t *d, const nw_kube_snap_t *s, const view_t *v
     /* no pod changed since the fingerprints were taken: only new nodes need one */
     uint64_t pods_gen = nw_kube_cache_snap_kind_generation(s, NW_KUBE_PODS);
     bool pods_same = d->fps_taken && d->fps_pods_gen == pods_gen;
-    for (size_t i = 0; i < v->st->nnodes && nw_ctl_may_write(c); i++) {
+    bool stopped = false;
+    int64_t asked = 0;
+    for (size_t i = 0; i < v->st->nnodes && nw_ctl_may_write(c) && !stopped; i++) {
         const nw_disrupt_node_t *n = &v->st->nodes[i];
         if (n->deleting || !n->node_name[0])
             continue;
         if (!pods_same || !fp_known(d, n->node_name)) {
             uint64_t fp = pods_fp(s, n->node_name);
+            if ((!n->last_pod_event || now - n->last_pod_event >= POD_EVENT_DEDUPE_NS) &&
+                fp_differs(d, n->node_name, fp) && (stopped = markers_stop(d, &asked)))
+                break; /* this node and the rest at the next look */
             if (fp_changed(d, n->node_name, fp, &added, &nadded) &&
                 (!n->last_pod_event || now - n->last_pod_event >= POD_EVENT_DEDUPE_NS))
                 pod_event_write(d, n->name, now); /* a failed write is made by a later change */
@@ -824,20 +857,25 @@ static void markers(nw_disruption_t *d, const nw_kube_snap_t *s, const view_t *v
             continue;
         const char *cur = nw_json_condition(n->nodeclaim, "Consolidatable");
         int want = n->consolidatable;
-        if (want && (!cur || strcmp(cur, "True") != 0)) {
+        bool set = want && (!cur || strcmp(cur, "True") != 0), unset = !want && cur;
+        if ((set || unset) && (stopped = markers_stop(d, &asked)))
+            break;
+        if (set) {
             condw_t w = {"Consolidatable", "True", "Consolidatable", "", now, 0, 0};
             /* condition writes are retried by the next tick when they fail */
             claim_patch(d, n->nodeclaim, n->name, &w);
-        } else if (!want && cur) {
+        } else if (unset) {
             condw_t w = {"Consolidatable", NULL, NULL, NULL, now, 1, 0};
             claim_patch(d, n->nodeclaim, n->name, &w);
         }
     }
     fps_merge(d, s, added, nadded);
-    if (nw_ctl_may_write(c)) {
+    /* stopped early: the nodes not looked at are looked at again, whatever the pods do */
+    if (nw_ctl_may_write(c) && !stopped) {
         d->fps_pods_gen = pods_gen;
         d->fps_taken = 1;
     }
+    return !stopped;
 }
 
 /* ---- crash cleanup ---- */
@@ -1510,7 +1548,7 @@ void nw_disruption_tick(nw_disruption_t *d, const nw_kube_snap_t *s)
     /* the look starts light (no pods); a pass or a validation makes it whole */
     if (view_build(d, s, &v, true) != 0)
         return;
-    markers(d, s, &v);
+    bool marked = markers(d, s, &v);
     rollout_upkeep(d, s, &v);
     progress(d, s);
     if (d->skipped_for_budgets) /* the counts of this look, not of the last pass's */
@@ -1536,9 +1574,10 @@ void nw_disruption_tick(nw_disruption_t *d, const nw_kube_snap_t *s)
     }
 out:
     d->viewed = 1;
-    d->view_gen = nw_kube_cache_snap_generation(s);
+    /* a look whose markers stopped early is made again at the next tick, changes or not */
+    d->view_gen = marked ? nw_kube_cache_snap_generation(s) : 0;
     d->view_mono = mono;
-    d->wake_mono = nw_ctl_claims_launched(s) ? wake_at(d, s, &v, mono) : mono;
+    d->wake_mono = nw_ctl_claims_launched(s) && marked ? wake_at(d, s, &v, mono) : mono;
     view_free(&v);
     d->view_cost_ns = nw_clock_mono(nw_clock_system()) - cost0;
 }

@@ -911,6 +911,33 @@ START_TEST(pod_change_after_a_look_without_one)
 }
 END_TEST
 
+/* A look's writes stop when a provisioning batch comes to wait (the client's rate would
+ * hold the batch behind them); the next look makes them. */
+START_TEST(look_writes_step_aside_for_a_batch)
+{
+    dfx_t x;
+    dfx_init(&x, "{\"consolidateAfter\":\"Never\",\"budgets\":[{\"nodes\":\"0\"}]}", 0);
+    ctlfix_t *f = &x.f;
+    f->deps.batch_waiting = batch_waiting_fn;
+    batch_waits = false;
+    ctlfix_node_pair(f, "a", NULL);
+    pod_on(f, "p0", "a", NULL);
+    tick(&x); /* learns the node's pods */
+    int mark = ctlfix_mark(f);
+    pod_on(f, "p1", "a", NULL);
+    batch_waits = true;
+    nw_clock_fake_advance(&f->clk, 2 * SEC);
+    tick(&x);
+    ck_assert_int_eq(ctlfix_count(f, mark, "PATCH " CLAIMS, "lastPodEventTime", NULL), 0);
+    batch_waits = false;
+    nw_clock_fake_advance(&f->clk, 2 * SEC);
+    tick(&x);
+    ck_assert_int_eq(ctlfix_count(f, mark, "PATCH " CLAIMS "a/status", "lastPodEventTime", NULL),
+                     1);
+    dfx_free(&x);
+}
+END_TEST
+
 Suite *nw_disruption_ctl_suite(void)
 {
     Suite *s = suite_create("disruption_ctl");
@@ -922,6 +949,7 @@ Suite *nw_disruption_ctl_suite(void)
     tcase_add_test(t, pdb_blocks_drift);
     tcase_add_test(t, drift_replaces_then_deletes);
     tcase_add_test(t, pass_steps_aside_for_a_batch);
+    tcase_add_test(t, look_writes_step_aside_for_a_batch);
     tcase_add_test(t, new_term_forgets_command_and_cleans_up);
     tcase_add_test(t, accel_idle_reclaimed_despite_pod_churn);
     tcase_add_test(t, staged_rollout_one_at_a_time);
