@@ -275,15 +275,15 @@ static void provision(nw_provisioning_t *p, const nw_kube_snap_t *s, size_t npen
     nw_ctl_prepare_catalog(c, s);
     nw_simsnap_env_t env;
     nw_ctl_sim_env(c, p->mem, &env);
-    uint64_t built0, kept0, built1, kept1;
-    nw_simsnap_cache_counts(p->base, &built0, &kept0);
+    uint64_t builds, kept0, kept1; /* did the build take the kept Nodes' part */
+    nw_simsnap_cache_counts(p->base, &builds, &kept0);
     if (nw_simsnap_build_cached(p->base, &env, s, &so, &ss, &err) != NW_OK) {
         nw_log_error("provisioner", "cannot build the scheduling snapshot",
                      NW_LS("error", err.msg));
         nw_simsnap_release(p->base, &ss);
         return;
     }
-    nw_simsnap_cache_counts(p->base, &built1, &kept1);
+    nw_simsnap_cache_counts(p->base, &builds, &kept1);
     nw_sched_results_t r;
     int64_t t0 = nw_clock_mono(c->clock);
     nw_rc_t src = nw_solve(ss.sched, nw_clock_now(c->clock), &r, &err);
