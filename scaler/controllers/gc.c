@@ -466,8 +466,10 @@ static void hand_over(nw_gc_t *g, const nw_kube_snap_t *s)
         return;
     }
     pthread_mutex_lock(&g->mu);
-    if (!g->started && pthread_create(&g->th, NULL, worker, g) == 0)
+    if (!g->started && pthread_create(&g->th, NULL, worker, g) == 0) {
         g->started = true;
+        pthread_setname_np(g->th, "nw-gc");
+    }
     if (g->started) {
         g->queued = j;
         pthread_cond_signal(&g->work);
