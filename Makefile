@@ -261,10 +261,12 @@ NPROC := $(shell nproc 2>/dev/null || echo 2)
 # ThreadSanitizer: the suites whose tests run threads against the watch cache, the watch
 # and leader threads of the Kubernetes client, and the controllers' launch workers
 # (`make unit-tsan`; a make test job). Any data race report fails the run.
-TSAN_MAKE := $(MAKE) --no-print-directory BUILD=build/tsan SAN="-fsanitize=thread -fno-omit-frame-pointer" CFLAGS="-O1 -g"
+# The sanitizer builds keep line tables only (-g1: file and line in every report, no
+# variable info), which cuts their compile time by about a quarter inside make test.
+TSAN_MAKE := $(MAKE) --no-print-directory BUILD=build/tsan SAN="-fsanitize=thread -fno-omit-frame-pointer" CFLAGS="-O1 -g1"
 TSAN_SUITES := kube_cache kube_client controllers pod statemetrics
 export TSAN_OPTIONS ?= halt_on_error=1:second_deadlock_stack=1
-ASAN_MAKE := $(MAKE) --no-print-directory BUILD=build/asan SAN="$(SAN_FLAGS)" CFLAGS="-O1 -g"
+ASAN_MAKE := $(MAKE) --no-print-directory BUILD=build/asan SAN="$(SAN_FLAGS)" CFLAGS="-O1 -g1"
 RUNJOBS := python3 tests/runjobs.py --logdir $(BUILD)/test-logs
 # make test builds the sanitizer binaries inside the jobs that need them, so the other jobs
 # (which mostly wait on timers and sockets) run beside the build instead of after it; the

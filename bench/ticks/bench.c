@@ -21,8 +21,9 @@
  * (pods_per_tick pods created, marked for deletion or deleted before each tick: 500 events/s
  * at 100 ms ticks by default), NodeClaim churn (the pod churn plus claims_per_tick NodeClaim
  * annotations changed per tick, default 1, as disruption's status writes do). Each phase
- * prints one line per controller: ticks, p50, p99, max and mean in ms, and the API requests
- * the phase made. The times are wall time on a shared machine: read them with its load.
+ * prints one line per controller: ticks, p50, p99, max and mean in ms of wall time, p99 and
+ * max of the ticking thread's CPU time (which a loaded machine inflates far less), and the
+ * API requests the phase made. Read the wall times with the machine's load.
  *
  * usage: bench <nodes> [pods_per_node [idle_ticks [churn_ticks [pods_per_tick
  *        [claims_per_tick [none|keep|consolidate [burst_pods [bursts]]]]]]]]
@@ -577,50 +578,48 @@ static double now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-/* one reconcile pass as scaler/loop.c runs it; ms[c] gets each controller's time */
-static void pass(ctls_t *c, double *ms)
-{
-    nw_kube_snap_t *s = nw_kube_cache_snapshot(cache);
-    double t = now_ms();
-    nw_provisioning_tick(c->prov, s);
-    ms[C_PROV] = now_ms() - t;
-    nw_kube_cache_snap_release(s);
-    s = nw_kube_cache_snapshot(cache);
-    t = now_ms();
-    nw_lifecycle_tick(c->life, s);
-    ms[C_LIFE] = now_ms() - t;
-    t = now_ms();
-    nw_gc_tick(c->gc, s);
-    ms[C_GC] = now_ms() - t;
-    t = now_ms();
-    nw_termination_tick(c->term, s);
-    ms[C_TERM] = now_ms() - t;
-    t = now_ms();
-    nw_upkeep_tick(c->upkeep, s);
-    ms[C_UPKEEP] = now_ms() - t;
-    t = now_ms();
-    nw_accelaudit_tick(c->audit, s);
-    ms[C_AUDIT] = now_ms() - t;
-    t = now_ms();
-    nw_repair_tick(c->repair, s);
-    ms[C_REPAIR] = now_ms() - t;
-    nw_kube_cache_snap_release(s);
-    ms[C_DIS] = 0;
-    if (c->dis) {
-        s = nw_kube_cache_snapshot(cache);
-        t = now_ms();
-        nw_disruption_tick(c->dis, s);
-        ms[C_DIS] = now_ms() - t;
-        nw_kube_cache_snap_release(s);
-    }
-}
-
 /* the calling thread's CPU time (the tick's own, without the fake API's threads) */
 static double cpu_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* one reconcile pass as scaler/loop.c runs it; ms[c] gets each controller's wall time and,
+ * when cpu is not NULL, cpu[c] its thread CPU time (what a loaded machine does not inflate) */
+static void pass(ctls_t *c, double *ms, double *cpu)
+{
+    double t, u;
+    double scratch[C_N];
+    if (!cpu)
+        cpu = scratch;
+#define TIMED(k, call)                                                                             \
+    do {                                                                                           \
+        t = now_ms();                                                                              \
+        u = cpu_ms();                                                                              \
+        call;                                                                                      \
+        ms[k] = now_ms() - t;                                                                      \
+        cpu[k] = cpu_ms() - u;                                                                     \
+    } while (0)
+    nw_kube_snap_t *s = nw_kube_cache_snapshot(cache);
+    TIMED(C_PROV, nw_provisioning_tick(c->prov, s));
+    nw_kube_cache_snap_release(s);
+    s = nw_kube_cache_snapshot(cache);
+    TIMED(C_LIFE, nw_lifecycle_tick(c->life, s));
+    TIMED(C_GC, nw_gc_tick(c->gc, s));
+    TIMED(C_TERM, nw_termination_tick(c->term, s));
+    TIMED(C_UPKEEP, nw_upkeep_tick(c->upkeep, s));
+    TIMED(C_AUDIT, nw_accelaudit_tick(c->audit, s));
+    TIMED(C_REPAIR, nw_repair_tick(c->repair, s));
+    nw_kube_cache_snap_release(s);
+    ms[C_DIS] = cpu[C_DIS] = 0;
+    if (c->dis) {
+        s = nw_kube_cache_snapshot(cache);
+        TIMED(C_DIS, nw_disruption_tick(c->dis, s));
+        nw_kube_cache_snap_release(s);
+    }
+#undef TIMED
 }
 
 static int cmp_d(const void *a, const void *b)
@@ -638,7 +637,8 @@ static double q(double *v, int n, double p)
 
 static bool with_disruption;
 
-static void report(const char *phase, double (*ms)[C_N], int n, long gets, long writes, long posts)
+static void report(const char *phase, double (*ms)[C_N], double (*cpu)[C_N], int n, long gets,
+                   long writes, long posts)
 {
     double *v = malloc((size_t)n * sizeof *v);
     double all_sum = 0;
@@ -650,8 +650,12 @@ static void report(const char *phase, double (*ms)[C_N], int n, long gets, long 
             sum += v[i] = ms[i][c];
         all_sum += sum;
         double mean = sum / n, p50 = q(v, n, 0.5), p99 = q(v, n, 0.99), max = v[n - 1];
-        printf("%-6s %-13s ticks %4d  p50 %8.3f  p99 %8.3f  max %8.3f  mean %8.3f ms\n", phase,
-               CNAME[c], n, p50, p99, max, mean);
+        for (int i = 0; i < n; i++)
+            v[i] = cpu[i][c];
+        double cpu99 = q(v, n, 0.99), cpumax = v[n - 1];
+        printf("%-6s %-13s ticks %4d  p50 %8.3f  p99 %8.3f  max %8.3f  mean %8.3f ms"
+               "  cpu p99 %8.3f  max %8.3f\n",
+               phase, CNAME[c], n, p50, p99, max, mean, cpu99, cpumax);
     }
     printf("%-6s %-13s mean %.3f ms per pass; API: %ld GET, %ld writes, %ld POST\n", phase, "all",
            all_sum / n, gets, writes, posts);
@@ -727,6 +731,7 @@ static void run_phase(const char *name, ctls_t *c, nw_clock_fake_t *clk, int tic
                       size_t pods_per_tick, size_t pods_per_node, int claims)
 {
     double(*ms)[C_N] = calloc((size_t)ticks, sizeof *ms);
+    double(*cpu)[C_N] = calloc((size_t)ticks, sizeof *cpu);
     long g0 = atomic_load(&req_get), w0 = atomic_load(&req_write), p0 = atomic_load(&req_post);
     for (int i = 0; i < ticks; i++) {
         nw_clock_fake_advance(clk, step_ns);
@@ -734,10 +739,11 @@ static void run_phase(const char *name, ctls_t *c, nw_clock_fake_t *clk, int tic
             churn(pods_per_tick, pods_per_node);
         for (int k = 0; k < claims; k++)
             touch_claim((size_t)(i * claims + k) * 37);
-        pass(c, ms[i]);
+        pass(c, ms[i], cpu[i]);
     }
-    report(name, ms, ticks, atomic_load(&req_get) - g0, atomic_load(&req_write) - w0,
+    report(name, ms, cpu, ticks, atomic_load(&req_get) - g0, atomic_load(&req_write) - w0,
            atomic_load(&req_post) - p0);
+    free(cpu);
     free(ms);
 }
 
@@ -794,7 +800,7 @@ static void run_burst(ctls_t *c, nw_nodeclaim_t *claims, nw_ctl_shared_t *mem, n
     for (int k = 0; k < 30 && nburst_claims == c0; k++) {
         double ms[C_N], all = 0;
         nw_clock_fake_advance(clk, 100 * NW_NS_PER_MS);
-        pass(c, ms);
+        pass(c, ms, NULL);
         for (int i = 0; i < C_N; i++)
             all += ms[i];
         total += all;
@@ -1005,7 +1011,7 @@ static int bench(int argc, char **argv)
     for (w = 0; w < 30 && !consolidatable; w++) {
         long w0 = atomic_load(&req_write) + atomic_load(&req_post);
         nw_clock_fake_advance(&clk, NW_NS_PER_SEC);
-        pass(&c, ms);
+        pass(&c, ms, NULL);
         if (w > 0 && atomic_load(&req_write) + atomic_load(&req_post) == w0)
             break;
     }

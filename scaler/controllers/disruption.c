@@ -42,6 +42,8 @@ typedef struct {
 typedef struct {
     char *node;
     uint64_t fp;
+    uint64_t gen; /* the node's pods generation it was taken at (cache.h
+                     nw_kube_cache_snap_node_pods_gen); 0: unknown, take it again */
 } fp_t;
 
 typedef struct {
@@ -730,32 +732,28 @@ static int fp_cmp(const void *a, const void *b)
 }
 
 /* true when the node's pod set changed since the last tick; a node seen for the first
- * time goes to *added (merged into the sorted d->fps by fps_merge) */
-static bool fp_changed(nw_disruption_t *d, const char *node, uint64_t fp, fp_t **added,
-                       size_t *nadded)
+ * time goes to *added (merged into the sorted d->fps by fps_merge). gen: the node's pods
+ * generation the fingerprint was taken at. */
+static bool fp_changed(nw_disruption_t *d, const char *node, uint64_t fp, uint64_t gen,
+                       fp_t **added, size_t *nadded)
 {
-    fp_t key = {(char *)node, 0};
+    fp_t key = {(char *)node, 0, 0};
     fp_t *hit = d->nfps ? bsearch(&key, d->fps, d->nfps, sizeof *d->fps, fp_cmp) : NULL;
     if (hit) {
         bool ch = hit->fp != fp;
         hit->fp = fp;
+        hit->gen = gen;
         return ch;
     }
     fp_t *n = realloc(*added, (*nadded + 1) * sizeof *n);
     if (!n)
         return false;
     *added = n;
-    if ((n[*nadded].node = strdup(node)) != NULL)
-        n[(*nadded)++].fp = fp;
+    if ((n[*nadded].node = strdup(node)) != NULL) {
+        n[*nadded].fp = fp;
+        n[(*nadded)++].gen = gen;
+    }
     return false;
-}
-
-/* Would fp_changed say the node's pods changed (without recording fp)? */
-static bool fp_differs(const nw_disruption_t *d, const char *node, uint64_t fp)
-{
-    fp_t key = {(char *)node, 0};
-    const fp_t *hit = d->nfps ? bsearch(&key, d->fps, d->nfps, sizeof *d->fps, fp_cmp) : NULL;
-    return hit && hit->fp != fp;
 }
 
 /* d->fps without the nodes that are gone, with the added ones, sorted again */
@@ -802,11 +800,11 @@ static void pod_event_write(nw_disruption_t *d, const char *name, int64_t now)
                     NW_LS("error", err.msg));
 }
 
-/* Has the node a fingerprint already? */
-static bool fp_known(const nw_disruption_t *d, const char *node)
+/* The node's fingerprint, NULL when it has none yet. */
+static const fp_t *fp_find(const nw_disruption_t *d, const char *node)
 {
-    fp_t key = {(char *)node, 0};
-    return d->nfps && bsearch(&key, d->fps, d->nfps, sizeof *d->fps, fp_cmp);
+    fp_t key = {(char *)node, 0, 0};
+    return d->nfps ? bsearch(&key, d->fps, d->nfps, sizeof *d->fps, fp_cmp) : NULL;
 }
 
 /* Before one more of a look's writes: has a provisioning batch come to wait? The writes
@@ -844,12 +842,16 @@ static bool markers(nw_disruption_t *d, const nw_kube_snap_t *s, const view_t *v
         const nw_disrupt_node_t *n = &v->st->nodes[i];
         if (n->deleting || !n->node_name[0])
             continue;
-        if (!pods_same || !fp_known(d, n->node_name)) {
+        /* a pod changed somewhere: only the nodes whose pods changed since their
+         * fingerprint was taken need it again (the cache keeps each node's generation) */
+        const fp_t *known = fp_find(d, n->node_name);
+        uint64_t pg = !known || !pods_same ? nw_kube_cache_snap_node_pods_gen(s, n->node_name) : 0;
+        if (!known || (!pods_same && (!known->gen || known->gen != pg))) {
             uint64_t fp = pods_fp(s, n->node_name);
-            if ((!n->last_pod_event || now - n->last_pod_event >= POD_EVENT_DEDUPE_NS) &&
-                fp_differs(d, n->node_name, fp) && (stopped = markers_stop(d, &asked)))
+            if ((!n->last_pod_event || now - n->last_pod_event >= POD_EVENT_DEDUPE_NS) && known &&
+                known->fp != fp && (stopped = markers_stop(d, &asked)))
                 break; /* this node and the rest at the next look */
-            if (fp_changed(d, n->node_name, fp, &added, &nadded) &&
+            if (fp_changed(d, n->node_name, fp, pg == UINT64_MAX ? 0 : pg, &added, &nadded) &&
                 (!n->last_pod_event || now - n->last_pod_event >= POD_EVENT_DEDUPE_NS))
                 pod_event_write(d, n->name, now); /* a failed write is made by a later change */
         }

@@ -2,6 +2,7 @@
 #include "scaler/controllers/gc.h"
 #include "scaler/metrics/kmetrics.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -12,6 +13,22 @@
 #include "common/prom.h"
 #include "scaler/controllers/instindex.h"
 
+/* One pass handed to the worker: what the reconcile thread gave it (a held snapshot, a copy
+ * of the in-flight memory, the time) and what the worker made of it (the cloud's list and
+ * the plan, which borrows from both). */
+typedef struct {
+    nw_kube_snap_t *snap; /* held */
+    char **names, **ids;  /* owned copies of the in-flight names and providerIDs */
+    size_t nnames, nids;
+    int64_t now_ns;
+    /* the worker's answer */
+    bool listed; /* the list succeeded */
+    bool planned;
+    nw_err_t err;
+    nw_cloud_instances_t list;
+    nw_gc_plan_t plan;
+} job_t;
+
 struct nw_gc {
     nw_ctl_deps_t *deps;
     const nw_inflight_t *inflight; /* borrowed: what this process is creating or launching */
@@ -19,6 +36,13 @@ struct nw_gc {
     int64_t next_mono; /* 0: at once */
     int good_passes;
     _Atomic uint64_t passes, failed_passes, terminated, nodes_deleted, claims_deleted, errors;
+    /* the worker (started on the first pass): at most one job at a time, queued, being
+     * run, or done and waiting for the reconcile thread's next tick */
+    pthread_mutex_t mu;
+    pthread_cond_t work, idle;
+    pthread_t th;
+    bool started, stop;
+    job_t *queued, *running, *done;
 };
 
 nw_gc_t *nw_gc_new(nw_ctl_deps_t *deps, const nw_inflight_t *inflight, const nw_gc_opts_t *o)
@@ -40,20 +64,57 @@ nw_gc_t *nw_gc_new(nw_ctl_deps_t *deps, const nw_inflight_t *inflight, const nw_
         g->o.fast_passes = 20;
     if (g->o.launch_grace_ns < 0)
         g->o.launch_grace_ns = 30 * NW_NS_PER_SEC;
+    pthread_mutex_init(&g->mu, NULL);
+    pthread_cond_init(&g->work, NULL);
+    pthread_cond_init(&g->idle, NULL);
     return g;
+}
+
+static void job_free(job_t *j)
+{
+    if (!j)
+        return;
+    nw_gc_plan_free(&j->plan);
+    nw_cloud_instances_free(&j->list);
+    for (size_t k = 0; k < j->nnames; k++)
+        free(j->names[k]);
+    for (size_t k = 0; k < j->nids; k++)
+        free(j->ids[k]);
+    free(j->names);
+    free(j->ids);
+    nw_kube_cache_snap_release(j->snap);
+    free(j);
 }
 
 void nw_gc_free(nw_gc_t *g)
 {
+    if (!g)
+        return;
+    pthread_mutex_lock(&g->mu);
+    g->stop = true;
+    pthread_cond_broadcast(&g->work);
+    pthread_mutex_unlock(&g->mu);
+    if (g->started)
+        pthread_join(g->th, NULL);
+    job_free(g->queued);
+    job_free(g->done);
+    pthread_cond_destroy(&g->idle);
+    pthread_cond_destroy(&g->work);
+    pthread_mutex_destroy(&g->mu);
     free(g);
 }
 
 /* ---- the plan ---- */
 
-static bool registered(const cJSON *nc)
+static bool registered(const nw_kube_obj_t *nc)
 {
-    const char *st = nw_json_condition(nc, "Registered");
-    return st && strcmp(st, "True") == 0;
+    return nc->nodeclaim &&
+           nw_node_meta_condition_status(&nc->nodeclaim->m, "Registered") == NW_NODE_COND_TRUE;
+}
+
+static bool node_ready(const nw_kube_obj_t *node)
+{
+    return node->node && node->node->ready == NW_NODE_COND_TRUE;
 }
 
 /* What this process is creating or launching, sorted for binary search: the NodeClaim
@@ -164,6 +225,7 @@ nw_rc_t nw_gc_plan(const nw_kube_snap_t *s, const nw_cloud_instances_t *cloud,
         nw_gc_leak_t *l = &out->leaked[out->nleaked++];
         snprintf(l->instance_id, sizeof l->instance_id, "%s", i->id);
         snprintf(l->provider_id, sizeof l->provider_id, "%s", i->provider_id);
+        snprintf(l->nodeclaim, sizeof l->nodeclaim, "%s", name ? name : "");
         l->node = nw_instindex_find(&ix.nodes, i->id);
     }
     /* orphaned NodeClaims */
@@ -172,10 +234,10 @@ nw_rc_t nw_gc_plan(const nw_kube_snap_t *s, const nw_cloud_instances_t *cloud,
         if (nc->terminating || !nc->provider_id[0])
             continue;
         const char *id = nw_cloud_instance_id(nc->provider_id);
-        if (instance_present(cloud, ix.cloud, id) || !registered(nc->json))
+        if (instance_present(cloud, ix.cloud, id) || !registered(nc))
             continue;
         const nw_kube_obj_t *node = nw_instindex_find(&ix.nodes, id);
-        if (node && nw_ctl_node_ready(node->json))
+        if (node && node_ready(node))
             continue; /* the kubelet still reports: trust it over the list */
         out->orphans[out->norphans++] = nc;
     }
@@ -194,15 +256,35 @@ void nw_gc_plan_free(nw_gc_plan_t *p)
 
 /* ---- the pass ---- */
 
+/* Is the instance of this leak one that this process is creating or launching now? (The
+ * plan was made from a copy of the in-flight memory taken when the pass was handed over;
+ * a claim remembered since then is respected too.) */
+static bool inflight_now(const nw_gc_t *g, const nw_gc_leak_t *l)
+{
+    for (const nw_inflight_claim_t *m = (g->inflight ? g->inflight->head : NULL); m; m = m->next) {
+        if (m->deleted)
+            continue;
+        if (l->nodeclaim[0] && strcmp(m->name, l->nodeclaim) == 0)
+            return true;
+        if (m->launched && m->provider_id[0] &&
+            strcmp(nw_cloud_instance_id(m->provider_id), l->instance_id) == 0)
+            return true;
+    }
+    return false;
+}
+
 /* Terminate the leaked instances (no NodeClaim owns them) and delete their Nodes; false
- * when one of them failed. */
-static bool terminate_leaked(nw_gc_t *g, const nw_gc_plan_t *p)
+ * when one of them failed. cur: the snapshot of the tick applying the plan. */
+static bool terminate_leaked(nw_gc_t *g, const nw_gc_plan_t *p, const nw_kube_snap_t *cur)
 {
     nw_ctl_deps_t *c = g->deps;
     nw_err_t err = {0};
     bool ok = true;
     for (size_t i = 0; i < p->nleaked && nw_ctl_may_write(c); i++) {
         const nw_gc_leak_t *l = &p->leaked[i];
+        if (inflight_now(g, l) ||
+            (cur && nw_kube_cache_snap_nodeclaim_by_provider_id(cur, l->provider_id)))
+            continue; /* claimed since the plan was made */
         nw_err_clear(&err);
         if (c->cloud->ops->terminate(c->cloud, l->instance_id, &err) != NW_OK) {
             ok = false;
@@ -234,14 +316,18 @@ static bool terminate_leaked(nw_gc_t *g, const nw_gc_plan_t *p)
 }
 
 /* Delete the NodeClaims whose instance is gone and whose node is not Ready; false when one
- * of them failed. */
-static bool delete_orphans(nw_gc_t *g, const nw_gc_plan_t *p)
+ * of them failed. cur: the snapshot of the tick applying the plan. */
+static bool delete_orphans(nw_gc_t *g, const nw_gc_plan_t *p, const nw_kube_snap_t *cur)
 {
     nw_ctl_deps_t *c = g->deps;
     nw_err_t err = {0};
     bool ok = true;
     for (size_t i = 0; i < p->norphans && nw_ctl_may_write(c); i++) {
         const nw_kube_obj_t *nc = p->orphans[i];
+        const nw_kube_obj_t *now =
+            cur ? nw_kube_cache_snap_get(cur, NW_KUBE_NODECLAIMS, NULL, nc->name) : nc;
+        if (!now || now->terminating || strcmp(now->uid, nc->uid) != 0)
+            continue; /* deleted or replaced since the plan was made */
         char msg[256];
         snprintf(
             msg, sizeof msg,
@@ -261,57 +347,107 @@ static bool delete_orphans(nw_gc_t *g, const nw_gc_plan_t *p)
             continue;
         }
         atomic_fetch_add(&g->claims_deleted, 1);
-        nw_kmetrics_disrupted(c->series, "garbage_collected", nc->json);
+        if (nc->nodeclaim)
+            nw_kmetrics_disrupted_of(c->series, "garbage_collected", &nc->nodeclaim->m);
         nw_log_info("gc", "deleted a NodeClaim whose instance is gone",
                     NW_LS("nodeclaim", nc->name), NW_LS("providerID", nc->provider_id));
     }
     return ok;
 }
 
-static void pass(nw_gc_t *g, const nw_kube_snap_t *s)
+/* The worker's part of a pass: list the cloud's instances and make the plan. Reads only
+ * the job and the options (the cloud's list is safe from any thread: cloud.h). */
+static void job_run(const nw_gc_t *g, job_t *j)
 {
-    nw_ctl_deps_t *c = g->deps;
-    nw_cloud_instances_t list = {0};
-    nw_err_t err = {0};
-    if (c->cloud->ops->list(c->cloud, &list, &err) != NW_OK) {
-        atomic_fetch_add(&g->failed_passes, 1);
-        nw_log_every(60, NW_LOG_WARN, "gc", "cannot list the cluster's instances",
-                     NW_LS("error", err.msg));
-        nw_cloud_instances_free(&list);
-        g->next_mono = nw_clock_mono(c->clock) + g->o.initial_interval_ns;
+    if (g->deps->cloud->ops->list(g->deps->cloud, &j->list, &j->err) != NW_OK)
         return;
+    j->listed = true;
+    nw_gc_inflight_t f = {(const char *const *)j->names, j->nnames, (const char *const *)j->ids,
+                          j->nids};
+    j->planned =
+        nw_gc_plan(j->snap, &j->list, &f, j->now_ns, g->o.launch_grace_ns, &j->plan) == NW_OK;
+}
+
+static void *worker(void *arg)
+{
+    nw_gc_t *g = arg;
+    pthread_mutex_lock(&g->mu);
+    for (;;) {
+        while (!g->stop && !g->queued)
+            pthread_cond_wait(&g->work, &g->mu);
+        if (g->stop)
+            break;
+        job_t *j = g->running = g->queued;
+        g->queued = NULL;
+        pthread_mutex_unlock(&g->mu);
+        job_run(g, j);
+        pthread_mutex_lock(&g->mu);
+        g->running = NULL;
+        g->done = j;
+        pthread_cond_broadcast(&g->idle);
     }
-    /* what this process is creating or launching right now */
+    pthread_mutex_unlock(&g->mu);
+    return NULL;
+}
+
+/* A job for snapshot s: the snapshot held, the in-flight memory copied. NULL on OOM. */
+static job_t *job_new(nw_gc_t *g, const nw_kube_snap_t *s)
+{
     size_t nm = 0;
     for (const nw_inflight_claim_t *m = (g->inflight ? g->inflight->head : NULL); m; m = m->next)
         nm++;
-    const char **names = calloc(nm ? nm : 1, sizeof *names);
-    const char **ids = calloc(nm ? nm : 1, sizeof *ids);
-    nw_gc_inflight_t f = {names, 0, ids, 0};
-    if (names && ids)
-        for (const nw_inflight_claim_t *m = (g->inflight ? g->inflight->head : NULL); m;
-             m = m->next) {
-            if (m->deleted)
-                continue;
-            names[f.nnames++] = m->name;
-            if (m->launched && m->provider_id[0])
-                ids[f.nids++] = m->provider_id;
+    job_t *j = calloc(1, sizeof *j);
+    if (!j)
+        return NULL;
+    j->names = calloc(nm ? nm : 1, sizeof *j->names);
+    j->ids = calloc(nm ? nm : 1, sizeof *j->ids);
+    if (!j->names || !j->ids) {
+        job_free(j);
+        return NULL;
+    }
+    for (const nw_inflight_claim_t *m = (g->inflight ? g->inflight->head : NULL); m; m = m->next) {
+        if (m->deleted)
+            continue;
+        if (!(j->names[j->nnames] = strdup(m->name))) {
+            job_free(j);
+            return NULL;
         }
-    nw_gc_plan_t p;
-    if (!names || !ids ||
-        nw_gc_plan(s, &list, &f, nw_clock_now(c->clock), g->o.launch_grace_ns, &p) != NW_OK) {
-        free(names);
-        free(ids);
-        nw_cloud_instances_free(&list);
+        j->nnames++;
+        if (m->launched && m->provider_id[0]) {
+            if (!(j->ids[j->nids] = strdup(m->provider_id))) {
+                job_free(j);
+                return NULL;
+            }
+            j->nids++;
+        }
+    }
+    j->snap = nw_kube_cache_snap_hold(s);
+    j->now_ns = nw_clock_now(g->deps->clock);
+    if (!j->snap) {
+        job_free(j);
+        return NULL;
+    }
+    return j;
+}
+
+/* The reconcile thread's end of a pass: apply the worker's plan (leader only) and schedule
+ * the next pass. cur: the tick's snapshot. */
+static void job_apply(nw_gc_t *g, job_t *j, const nw_kube_snap_t *cur)
+{
+    nw_ctl_deps_t *c = g->deps;
+    if (!j->listed) {
+        atomic_fetch_add(&g->failed_passes, 1);
+        nw_log_every(60, NW_LOG_WARN, "gc", "cannot list the cluster's instances",
+                     NW_LS("error", j->err.msg));
         g->next_mono = nw_clock_mono(c->clock) + g->o.initial_interval_ns;
         return;
     }
-    bool leaked_ok = terminate_leaked(g, &p);
-    bool orphans_ok = delete_orphans(g, &p);
-    nw_gc_plan_free(&p);
-    free(names);
-    free(ids);
-    nw_cloud_instances_free(&list);
+    if (!j->planned) {
+        g->next_mono = nw_clock_mono(c->clock) + g->o.initial_interval_ns;
+        return;
+    }
+    bool leaked_ok = terminate_leaked(g, &j->plan, cur);
+    bool orphans_ok = delete_orphans(g, &j->plan, cur);
     atomic_fetch_add(&g->passes, 1);
     if (leaked_ok && orphans_ok)
         g->good_passes++;
@@ -320,10 +456,48 @@ static void pass(nw_gc_t *g, const nw_kube_snap_t *s)
         (g->good_passes < g->o.fast_passes ? g->o.initial_interval_ns : g->o.interval_ns);
 }
 
+/* Hand a pass over to the worker (started on the first one); when no thread can be
+ * started, run it here. */
+static void hand_over(nw_gc_t *g, const nw_kube_snap_t *s)
+{
+    job_t *j = job_new(g, s);
+    if (!j) {
+        g->next_mono = nw_clock_mono(g->deps->clock) + g->o.initial_interval_ns;
+        return;
+    }
+    pthread_mutex_lock(&g->mu);
+    if (!g->started && pthread_create(&g->th, NULL, worker, g) == 0) {
+        g->started = true;
+        pthread_setname_np(g->th, "nw-gc");
+    }
+    if (g->started) {
+        g->queued = j;
+        pthread_cond_signal(&g->work);
+        pthread_mutex_unlock(&g->mu);
+        return;
+    }
+    pthread_mutex_unlock(&g->mu);
+    job_run(g, j);
+    job_apply(g, j, s);
+    job_free(j);
+}
+
 void nw_gc_tick(nw_gc_t *g, const nw_kube_snap_t *s)
 {
-    nw_ctl_deps_t *c = g ? g->deps : NULL;
-    if (!g || !nw_ctl_may_write(c))
+    if (!g)
+        return;
+    nw_ctl_deps_t *c = g->deps;
+    pthread_mutex_lock(&g->mu);
+    job_t *done = g->done;
+    g->done = NULL;
+    bool busy = g->queued || g->running;
+    pthread_mutex_unlock(&g->mu);
+    if (done) {
+        if (nw_ctl_may_write(c)) /* a pass finished after the lead was lost is dropped */
+            job_apply(g, done, s);
+        job_free(done);
+    }
+    if (busy || !nw_ctl_may_write(c))
         return;
     int64_t now = nw_clock_mono(c->clock);
     if (g->next_mono && now < g->next_mono)
@@ -334,7 +508,17 @@ void nw_gc_tick(nw_gc_t *g, const nw_kube_snap_t *s)
         g->next_mono = now + g->o.initial_interval_ns;
         return;
     }
-    pass(g, s);
+    hand_over(g, s);
+}
+
+void nw_gc_wait(nw_gc_t *g)
+{
+    if (!g)
+        return;
+    pthread_mutex_lock(&g->mu);
+    while (g->queued || g->running)
+        pthread_cond_wait(&g->idle, &g->mu);
+    pthread_mutex_unlock(&g->mu);
 }
 
 nw_rc_t nw_gc_metrics(nw_gc_t *g, nw_buf_t *out)

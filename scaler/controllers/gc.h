@@ -1,7 +1,7 @@
 /*
  * scaler/controllers/gc.h — garbage collection both ways (kubernetes-sigs/karpenter and
  * aws/karpenter-provider-aws pkg/controllers/nodeclaim/garbagecollection/controller.go), a
- * step of the reconcile thread:
+ * step of the reconcile thread (its listing and plan on a worker of its own: below):
  *
  *  - leaked instances: instances tagged for this cluster (the launcher's tag
  *    filters), not shutting-down, launched more than launchGrace (30 s) ago,
@@ -18,9 +18,21 @@
  * then every interval (2 min); a pass whose DescribeInstances failed does not
  * count and is retried after initialInterval.
  *
- * Ownership: nw_gc_new/nw_gc_free (owned by loop.c).
+ * A pass is split between two threads so that the reconcile pass never waits for
+ * DescribeInstances nor pays for the plan at thousands of instances: the tick that finds a
+ * pass due hands the worker (a thread of gc's own, started on the first pass) the tick's
+ * snapshot (held) and a copy of the in-flight memory; the worker lists the instances and
+ * makes the plan (nw_gc_plan); the next tick after it finished applies the plan on the
+ * reconcile thread (terminations, deletions, events), skipping a leak that the in-flight
+ * memory or a NodeClaim of the current snapshot claims since, and an orphan whose NodeClaim
+ * is gone, being deleted or replaced since. One pass at a time; a pass that finished after
+ * the lead was lost is dropped.
+ *
+ * Ownership: nw_gc_new/nw_gc_free (owned by loop.c; free joins the worker, which may finish
+ * a running DescribeInstances first, and releases the snapshot it held).
  * Plans borrow objects from the snapshot they were made from.
- * Thread: nw_gc_tick on the reconcile thread; nw_gc_metrics from any thread.
+ * Thread: nw_gc_tick and nw_gc_wait on the reconcile thread; nw_gc_metrics from any thread;
+ * the worker calls only the cloud's list (safe from any thread, cloud.h) and nw_gc_plan.
  */
 #ifndef NW_SCALER_CONTROLLERS_GC_H
 #define NW_SCALER_CONTROLLERS_GC_H
@@ -46,8 +58,13 @@ typedef struct nw_gc nw_gc_t;
 nw_gc_t *nw_gc_new(nw_ctl_deps_t *deps, const nw_inflight_t *inflight, const nw_gc_opts_t *o);
 void nw_gc_free(nw_gc_t *g);
 
-/** Run a pass on s when one is due (leader only). NULL-safe. */
+/** Apply the pass the worker finished, if any; hand s to the worker when a pass is due
+ * (leader only). NULL-safe. */
 void nw_gc_tick(nw_gc_t *g, const nw_kube_snap_t *s);
+
+/** Wait until the worker has finished the pass handed over (tests and benchmarks: its
+ * plan is applied by the next nw_gc_tick). NULL-safe. */
+void nw_gc_wait(nw_gc_t *g);
 
 /** Append nodewarden_gc_* series. NULL-safe. */
 NW_MUST_USE nw_rc_t nw_gc_metrics(nw_gc_t *g, nw_buf_t *out);
@@ -57,6 +74,7 @@ NW_MUST_USE nw_rc_t nw_gc_metrics(nw_gc_t *g, nw_buf_t *out);
 typedef struct {
     char instance_id[64];
     char provider_id[192];     /* the instance's providerID */
+    char nodeclaim[254];       /* its karpenter.sh/nodeclaim tag, "" without one */
     const nw_kube_obj_t *node; /* a Node with that providerID, or NULL */
 } nw_gc_leak_t;
 

@@ -335,20 +335,9 @@ static int cmp_key(const void *a, const void *b)
         return r ? r : strcmp(x->key, y->key);                                                     \
     }
 DEF_CMP(cmp_node, node_name)
+DEF_CMP(cmp_phase, phase)
 DEF_CMP(cmp_pid, provider_id)
 DEF_CMP(cmp_pool, nodepool)
-
-/* The phases in descending order ("Unknown", "Succeeded", "Running", "Pending", "Failed",
- * ""), each by key: a burst of Pending pods is inserted behind the Running ones, which a
- * cluster has by the hundred thousand, so each insert moves only the few entries after it
- * (in ascending order it moved every Running pod's entry, 800 KB a pod at 100,000). */
-static int cmp_phase(const void *a, const void *b)
-{
-    const nw_kube_obj_t *x = *(const nw_kube_obj_t *const *)a;
-    const nw_kube_obj_t *y = *(const nw_kube_obj_t *const *)b;
-    int r = strcmp(y->phase, x->phase);
-    return r ? r : strcmp(x->key, y->key);
-}
 
 /* The indexes, kept sorted as objects come and go (so a snapshot only copies them). */
 enum {
@@ -380,9 +369,17 @@ static const char *field_at(const nw_kube_obj_t *o, size_t off)
     return *(const char *const *)((const char *)o + off);
 }
 
+/* Pods in phase Running (nearly all of them) are left out of the index by phase, so that a
+ * pod event and a snapshot do not move or copy a vector of every pod for it; the snapshot
+ * lists them on demand (nw_kube_cache_snap_pods_in_phase). */
+static const char RUNNING[] = "Running";
+
 static bool ix_member(int ix, const nw_kube_obj_t *o)
 {
-    return IDX[ix].pending ? o->pending != 0 : field_at(o, IDX[ix].off)[0] != '\0';
+    if (IDX[ix].pending)
+        return o->pending != 0;
+    const char *f = field_at(o, IDX[ix].off);
+    return f[0] != '\0' && (ix != IX_PODS_BY_PHASE || strcmp(f, RUNNING) != 0);
 }
 
 /* First position whose entry does not sort before o. */
@@ -499,6 +496,70 @@ static bool vecs_rebuild(vec_t *all, vec_t *idx, nw_kube_kind_t kind, const map_
     return true;
 }
 
+/* ---- the generation of each node's last pod change ------------------------------- */
+
+/* Node name -> the generation of the last change to a pod bound to it (open addressing,
+ * linear probing; a power-of-two capacity, at most half full). Only the watch thread
+ * writes it, under the cache mutex; readers take the mutex (nw_kube_cache_snap_node_pods_gen). */
+typedef struct {
+    char *node; /* owned; NULL: an empty slot */
+    uint64_t gen;
+} ngen_t;
+
+typedef struct {
+    ngen_t *v;
+    size_t cap, n;
+} ngens_t;
+
+static void ngens_clear(ngens_t *t)
+{
+    for (size_t i = 0; i < t->cap; i++)
+        free(t->v[i].node);
+    free(t->v);
+    memset(t, 0, sizeof *t);
+}
+
+/* The slot of node, or the empty slot where it would go (t->cap > 0). */
+static ngen_t *ngens_slot(const ngens_t *t, const char *node)
+{
+    size_t i = (size_t)hash_str(node) & (t->cap - 1);
+    while (t->v[i].node && strcmp(t->v[i].node, node) != 0)
+        i = (i + 1) & (t->cap - 1);
+    return &t->v[i];
+}
+
+static uint64_t ngens_get(const ngens_t *t, const char *node)
+{
+    if (!t->cap)
+        return 0;
+    const ngen_t *e = ngens_slot(t, node);
+    return e->node ? e->gen : 0;
+}
+
+/* false on out of memory (the table is then unchanged) */
+static bool ngens_set(ngens_t *t, const char *node, uint64_t gen)
+{
+    if (2 * (t->n + 1) > t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : 1024;
+        ngens_t nt = {calloc(cap, sizeof *nt.v), cap, t->n};
+        if (!nt.v)
+            return false;
+        for (size_t i = 0; i < t->cap; i++)
+            if (t->v[i].node)
+                *ngens_slot(&nt, t->v[i].node) = t->v[i];
+        free(t->v);
+        *t = nt;
+    }
+    ngen_t *e = ngens_slot(t, node);
+    if (!e->node) {
+        if (!(e->node = strdup(node)))
+            return false;
+        t->n++;
+    }
+    e->gen = gen;
+    return true;
+}
+
 /* ---- cache ------------------------------------------------------------------------ */
 
 /* An object that left the store at generation gen: snapshots older than gen may still
@@ -526,12 +587,26 @@ typedef struct {
     _Atomic int refs;
     uint64_t gen; /* the cache's generation when copied */
     size_t n;
+    size_t cap; /* entries v can hold */
     const nw_kube_obj_t *v[];
 } vblock_t;
 
+/* Blocks no snapshot holds any more are kept for the next copies rather than freed: under a
+ * stream of pod events each snapshot copies the pods' vectors (about 800 KB each at 100,000
+ * pods), and a block that large is an mmap of its own (server/https.c sets the malloc
+ * thresholds), so allocating a fresh one each time cost a page fault per 4 KiB touched and
+ * an munmap: more than the copy itself. */
+#define STASH_MAX 8
+
+/* Drop a reference; true when it was the last (the caller stashes or frees the block). */
+static bool vblock_unref(vblock_t *b)
+{
+    return b && atomic_fetch_sub(&b->refs, 1) == 1;
+}
+
 static void vblock_drop(vblock_t *b)
 {
-    if (b && atomic_fetch_sub(&b->refs, 1) == 1)
+    if (vblock_unref(b))
         free(b);
 }
 
@@ -559,6 +634,12 @@ struct nw_kube_cache {
     nw_kube_cache_hook_fn hook;
     void *hook_ud;
     const nw_clock_t *clock; /* stamps pods' pending_since */
+    /* the generation of each node's last pod change, and of a change to every node's pods
+     * (a relist of pods, or the table dropped: out of memory, or grown past the nodes) */
+    ngens_t pod_nodes;
+    uint64_t pods_all_gen;
+    vblock_t *stash[STASH_MAX]; /* blocks held by no snapshot, for reuse (vblock_t) */
+    size_t nstash;
 };
 
 struct nw_kube_snap {
@@ -573,6 +654,10 @@ struct nw_kube_snap {
                                  in the blocks below */
     vec_t idx[NIDX];
     vblock_t *ball[NW_KUBE_KINDS], *bidx[NIDX];
+    /* the pods in phase Running, listed on the first ask (not in the index by phase) */
+    pthread_mutex_t running_mu;
+    bool running_listed;
+    vec_t running;
 };
 
 nw_kube_cache_t *nw_kube_cache_new(nw_kube_metrics_t *metrics)
@@ -614,9 +699,12 @@ void nw_kube_cache_free(nw_kube_cache_t *c)
         free(c->idx[x].v);
         vblock_drop(c->bidx[x]);
     }
+    for (size_t i = 0; i < c->nstash; i++)
+        free(c->stash[i]);
     if (c->efd >= 0)
         close(c->efd);
     nw_jsonintern_free(c->intern);
+    ngens_clear(&c->pod_nodes);
     pthread_cond_destroy(&c->cv);
     pthread_mutex_destroy(&c->mu);
     free(c);
@@ -706,6 +794,21 @@ static void vecs_locked(nw_kube_cache_t *c, nw_kube_kind_t kind, const nw_kube_o
         c->vec_oom = !vecs_rebuild(&c->all[kind], c->idx, kind, &c->store[kind]);
 }
 
+/* Call with c->mu held, after changed_locked: the pods bound to o's node changed at the
+ * current generation (o a pod, NULL-safe). */
+static void pod_node_changed_locked(nw_kube_cache_t *c, const nw_kube_obj_t *o)
+{
+    if (!o || !o->node_name[0])
+        return;
+    /* a table grown well past the nodes (names of nodes long gone) is dropped, as is one
+     * that cannot grow: every node's pods count as changed now */
+    if (c->pod_nodes.n > 2 * c->store[NW_KUBE_NODES].n + 4096 ||
+        !ngens_set(&c->pod_nodes, o->node_name, c->gen)) {
+        ngens_clear(&c->pod_nodes);
+        c->pods_all_gen = c->gen;
+    }
+}
+
 static char *key_of(nw_kube_kind_t kind, const cJSON *obj);
 static nw_rc_t remove_key(nw_kube_cache_t *c, nw_kube_kind_t kind, char *key);
 
@@ -744,6 +847,10 @@ nw_rc_t nw_kube_cache_upsert(nw_kube_cache_t *c, nw_kube_kind_t kind, cJSON *obj
     stamp_pending(o, old, now); /* before a snapshot can show o */
     vecs_locked(c, kind, old, o);
     nw_kube_snap_t *stale = changed_locked(c, kind, (old && old->node_name[0]) || o->node_name[0]);
+    if (kind == NW_KUBE_PODS) {
+        pod_node_changed_locked(c, old);
+        pod_node_changed_locked(c, o);
+    }
     uint64_t gen = c->gen;
     pthread_mutex_unlock(&c->mu);
     nw_kube_cache_snap_release(stale);
@@ -789,6 +896,8 @@ static nw_rc_t remove_key(nw_kube_cache_t *c, nw_kube_kind_t kind, char *key)
     if (old) {
         vecs_locked(c, kind, old, NULL);
         stale = changed_locked(c, kind, old->node_name[0] != 0);
+        if (kind == NW_KUBE_PODS)
+            pod_node_changed_locked(c, old);
     }
     uint64_t gen = c->gen;
     pthread_mutex_unlock(&c->mu);
@@ -931,6 +1040,10 @@ nw_rc_t nw_kube_cache_stage_commit(nw_kube_cache_stage_t *st)
     c->synced[kind] = true;
     c->vec_oom = !vecs_rebuild(&c->all[kind], c->idx, kind, &c->store[kind]);
     nw_kube_snap_t *stale = changed_locked(c, kind, true);
+    if (kind == NW_KUBE_PODS) {
+        ngens_clear(&c->pod_nodes);
+        c->pods_all_gen = c->gen;
+    }
     uint64_t gen = c->gen;
     pthread_mutex_unlock(&c->mu);
     nw_kube_cache_snap_release(stale);
@@ -1081,11 +1194,59 @@ size_t nw_kube_cache_retired(nw_kube_cache_t *c)
 /* Call with c->mu held: the snapshot copy of src as of generation gen, for a kind last
  * changed at generation changed: *latest when it is that recent, else a new copy (which
  * becomes *latest); one reference taken for the snapshot, its vector view set. */
-static bool vec_share(vblock_t **latest, uint64_t changed, uint64_t gen, const vec_t *src,
-                      vblock_t **out, vec_t *view)
+/* Call with c->mu held: a block for n entries, from the stash when one is big enough (the
+ * smallest such) and not much bigger, else new. NULL on OOM. */
+static vblock_t *vblock_get_locked(nw_kube_cache_t *c, size_t n)
+{
+    size_t best = c->nstash;
+    for (size_t i = 0; i < c->nstash; i++)
+        if (c->stash[i]->cap >= n && c->stash[i]->cap <= 2 * n + 64 &&
+            (best == c->nstash || c->stash[i]->cap < c->stash[best]->cap))
+            best = i;
+    if (best < c->nstash) {
+        vblock_t *b = c->stash[best];
+        c->stash[best] = c->stash[--c->nstash];
+        return b;
+    }
+    /* room to grow by an eighth before the block no longer fits */
+    size_t cap = n + n / 8 + 16;
+    vblock_t *b = malloc(sizeof *b + cap * sizeof b->v[0]);
+    if (b)
+        b->cap = cap;
+    return b;
+}
+
+/* Call with c->mu held: b (no reference left) to the stash, or freed when the stash is full
+ * (then the smallest block goes). */
+static void vblock_put_locked(nw_kube_cache_t *c, vblock_t *b)
+{
+    if (c->nstash < STASH_MAX) {
+        c->stash[c->nstash++] = b;
+        return;
+    }
+    size_t small = 0;
+    for (size_t i = 1; i < c->nstash; i++)
+        if (c->stash[i]->cap < c->stash[small]->cap)
+            small = i;
+    if (c->stash[small]->cap < b->cap) {
+        free(c->stash[small]);
+        c->stash[small] = b;
+    } else
+        free(b);
+}
+
+/* Call with c->mu held: drop one reference to b, stashing it when it was the last. */
+static void vblock_release_locked(nw_kube_cache_t *c, vblock_t *b)
+{
+    if (vblock_unref(b))
+        vblock_put_locked(c, b);
+}
+
+static bool vec_share(nw_kube_cache_t *c, vblock_t **latest, uint64_t changed, uint64_t gen,
+                      const vec_t *src, vblock_t **out, vec_t *view)
 {
     if (!*latest || (*latest)->gen < changed) {
-        vblock_t *b = malloc(sizeof *b + (src->n ? src->n : 1) * sizeof b->v[0]);
+        vblock_t *b = vblock_get_locked(c, src->n ? src->n : 1);
         if (!b)
             return false;
         atomic_init(&b->refs, 1);
@@ -1093,7 +1254,7 @@ static bool vec_share(vblock_t **latest, uint64_t changed, uint64_t gen, const v
         b->n = src->n;
         if (src->n)
             memcpy(b->v, src->v, src->n * sizeof b->v[0]);
-        vblock_drop(*latest);
+        vblock_release_locked(c, *latest);
         *latest = b;
     }
     atomic_fetch_add(&(*latest)->refs, 1);
@@ -1103,12 +1264,16 @@ static bool vec_share(vblock_t **latest, uint64_t changed, uint64_t gen, const v
     return true;
 }
 
-static void snap_free(nw_kube_snap_t *s)
+/* Call with c->mu held: drop the snapshot's blocks (stashed when it held the last
+ * reference) and free it. */
+static void snap_free_locked(nw_kube_cache_t *c, nw_kube_snap_t *s)
 {
     for (int k = 0; k < NW_KUBE_KINDS; k++)
-        vblock_drop(s->ball[k]);
+        vblock_release_locked(c, s->ball[k]);
     for (int x = 0; x < NIDX; x++)
-        vblock_drop(s->bidx[x]);
+        vblock_release_locked(c, s->bidx[x]);
+    free(s->running.v);
+    pthread_mutex_destroy(&s->running_mu);
     free(s);
 }
 
@@ -1157,6 +1322,7 @@ static nw_kube_snap_t *snap_new_locked(nw_kube_cache_t *c)
     if (!s)
         return NULL;
     atomic_init(&s->refs, 1);
+    pthread_mutex_init(&s->running_mu, NULL);
     s->cache = c;
     s->gen = c->gen;
     memcpy(s->kgen, c->kgen, sizeof s->kgen);
@@ -1164,13 +1330,14 @@ static nw_kube_snap_t *snap_new_locked(nw_kube_cache_t *c)
     s->synced = synced_locked(c);
     bool ok = true;
     for (int k = 0; k < NW_KUBE_KINDS; k++)
-        ok = vec_share(&c->ball[k], c->kgen[k], c->gen, &c->all[k], &s->ball[k], &s->all[k]) && ok;
+        ok = vec_share(c, &c->ball[k], c->kgen[k], c->gen, &c->all[k], &s->ball[k], &s->all[k]) &&
+             ok;
     for (int x = 0; x < NIDX; x++)
-        ok = vec_share(&c->bidx[x], c->kgen[IDX[x].kind], c->gen, &c->idx[x], &s->bidx[x],
+        ok = vec_share(c, &c->bidx[x], c->kgen[IDX[x].kind], c->gen, &c->idx[x], &s->bidx[x],
                        &s->idx[x]) &&
              ok;
     if (!ok || !live_add_locked(c, s->gen)) {
-        snap_free(s);
+        snap_free_locked(c, s);
         return NULL;
     }
     return s;
@@ -1202,8 +1369,8 @@ void nw_kube_cache_snap_release(nw_kube_snap_t *s)
     nw_kube_cache_t *c = s->cache;
     pthread_mutex_lock(&c->mu);
     live_drop_locked(c, s->gen);
+    snap_free_locked(c, s);
     pthread_mutex_unlock(&c->mu);
-    snap_free(s);
     reclaim(c);
 }
 
@@ -1281,16 +1448,13 @@ cJSON *nw_kube_cache_snap_lookup(void *snap, const char *group, const char *kind
     return NULL;
 }
 
-/* Range of entries whose field (at offset off) equals val in an index sorted by field
- * (desc: in descending order of it). */
-static size_t range(const vec_t *v, size_t off, const char *val, bool desc,
-                    const nw_kube_obj_t *const **out)
+/* Range of entries whose field (at offset off) equals val in an index sorted by field. */
+static size_t range(const vec_t *v, size_t off, const char *val, const nw_kube_obj_t *const **out)
 {
     size_t lo = 0, hi = v->n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        int r = strcmp(*(const char *const *)((const char *)v->v[mid] + off), val);
-        if (desc ? r > 0 : r < 0)
+        if (strcmp(*(const char *const *)((const char *)v->v[mid] + off), val) < 0)
             lo = mid + 1;
         else
             hi = mid;
@@ -1306,14 +1470,40 @@ size_t nw_kube_cache_snap_pods_on_node(const nw_kube_snap_t *s, const char *node
                                        const nw_kube_obj_t *const **out)
 {
     return range(&s->idx[IX_PODS_BY_NODE], offsetof(nw_kube_obj_t, node_name), node ? node : "",
-                 false, out);
+                 out);
+}
+
+uint64_t nw_kube_cache_snap_node_pods_gen(const nw_kube_snap_t *s, const char *node)
+{
+    nw_kube_cache_t *c = s->cache;
+    pthread_mutex_lock(&c->mu);
+    uint64_t g = ngens_get(&c->pod_nodes, node ? node : "");
+    if (c->pods_all_gen > g)
+        g = c->pods_all_gen;
+    pthread_mutex_unlock(&c->mu);
+    return g > s->gen ? UINT64_MAX : g;
 }
 
 size_t nw_kube_cache_snap_pods_in_phase(const nw_kube_snap_t *s, const char *phase,
                                         const nw_kube_obj_t *const **out)
 {
-    return range(&s->idx[IX_PODS_BY_PHASE], offsetof(nw_kube_obj_t, phase), phase ? phase : "",
-                 true, out);
+    if (!phase || strcmp(phase, RUNNING) != 0)
+        return range(&s->idx[IX_PODS_BY_PHASE], offsetof(nw_kube_obj_t, phase), phase ? phase : "",
+                     out);
+    /* in key order, as the index would have them; the list is the snapshot's, made once */
+    nw_kube_snap_t *m = (nw_kube_snap_t *)s; /* only the lazily made list changes */
+    pthread_mutex_lock(&m->running_mu);
+    if (!m->running_listed) {
+        const vec_t *all = &s->all[NW_KUBE_PODS];
+        m->running.v = malloc((all->n ? all->n : 1) * sizeof *m->running.v);
+        for (size_t i = 0; m->running.v && i < all->n; i++)
+            if (strcmp(all->v[i]->phase, RUNNING) == 0)
+                m->running.v[m->running.n++] = all->v[i];
+        m->running_listed = m->running.v != NULL; /* out of memory: none, asked again */
+    }
+    pthread_mutex_unlock(&m->running_mu);
+    *out = m->running.v;
+    return m->running.n;
 }
 
 size_t nw_kube_cache_snap_pending_pods(const nw_kube_snap_t *s, const nw_kube_obj_t *const **out)
@@ -1326,7 +1516,7 @@ size_t nw_kube_cache_snap_nodeclaims_for_nodepool(const nw_kube_snap_t *s, const
                                                   const nw_kube_obj_t *const **out)
 {
     return range(&s->idx[IX_CLAIMS_BY_POOL], offsetof(nw_kube_obj_t, nodepool),
-                 nodepool ? nodepool : "", false, out);
+                 nodepool ? nodepool : "", out);
 }
 
 const nw_kube_obj_t *nw_kube_cache_snap_node_by_provider_id(const nw_kube_snap_t *s,
@@ -1334,8 +1524,7 @@ const nw_kube_obj_t *nw_kube_cache_snap_node_by_provider_id(const nw_kube_snap_t
 {
     const nw_kube_obj_t *const *v;
     return pid && pid[0] &&
-                   range(&s->idx[IX_NODES_BY_PID], offsetof(nw_kube_obj_t, provider_id), pid, false,
-                         &v)
+                   range(&s->idx[IX_NODES_BY_PID], offsetof(nw_kube_obj_t, provider_id), pid, &v)
                ? v[0]
                : NULL;
 }
@@ -1345,8 +1534,7 @@ const nw_kube_obj_t *nw_kube_cache_snap_nodeclaim_by_provider_id(const nw_kube_s
 {
     const nw_kube_obj_t *const *v;
     return pid && pid[0] &&
-                   range(&s->idx[IX_CLAIMS_BY_PID], offsetof(nw_kube_obj_t, provider_id), pid,
-                         false, &v)
+                   range(&s->idx[IX_CLAIMS_BY_PID], offsetof(nw_kube_obj_t, provider_id), pid, &v)
                ? v[0]
                : NULL;
 }

@@ -236,6 +236,14 @@ const nw_kube_obj_t *nw_kube_cache_snap_get(const nw_kube_snap_t *s, nw_kube_kin
 /* Index lookups: *out receives a borrowed array (sorted by key) and the count is returned. */
 size_t nw_kube_cache_snap_pods_on_node(const nw_kube_snap_t *s, const char *node,
                                        const nw_kube_obj_t *const **out);
+/** The generation of the last change to the pods bound to node (a pod whose spec.nodeName is
+ * node added, changed or removed, or the pods relisted), so that a reader that keeps
+ * something per node can tell which nodes' pods changed without reading them: 0 when no
+ * change is known; UINT64_MAX when the node's pods changed after s was taken (s cannot then
+ * tell its reader anything: look at the pods again). Takes the cache mutex. */
+uint64_t nw_kube_cache_snap_node_pods_gen(const nw_kube_snap_t *s, const char *node);
+/* The pods in status.phase `phase`, in key order. "Running" (nearly every pod) is not
+ * indexed: its list is made from the snapshot's pods on the first ask, then kept with it. */
 size_t nw_kube_cache_snap_pods_in_phase(const nw_kube_snap_t *s, const char *phase,
                                         const nw_kube_obj_t *const **out);
 size_t nw_kube_cache_snap_pending_pods(const nw_kube_snap_t *s, const nw_kube_obj_t *const **out);

@@ -1626,13 +1626,67 @@ START_TEST(gc_terminates_leaked_instance)
     nw_gc_tick(g, s); /* first tick of a term only schedules the pass */
     ck_assert_int_eq(f.cloud->lists, 0);
     nw_clock_fake_advance(&f.clk, 1100 * NW_NS_PER_MS);
-    nw_gc_tick(g, s);
+    nw_gc_tick(g, s); /* hands the pass to the worker */
+    nw_gc_wait(g);
+    nw_gc_tick(g, s); /* applies its plan */
     nw_kube_cache_snap_release(s);
     ck_assert_int_eq(f.cloud->lists, 1);
     ck_assert_int_eq(f.cloud->terminates, 1);
     ck_assert_str_eq(fake_cloud_find(f.cloud, "i-leak")->state, "shutting-down");
     ck_assert_str_eq(fake_cloud_find(f.cloud, "i-young")->state, "running");
     ck_assert_str_eq(fake_cloud_find(f.cloud, "i-kept")->state, "running");
+    nw_gc_free(g);
+    ctlfix_free(&f);
+}
+END_TEST
+
+/* The worker lists and plans from the snapshot handed over; the tick that applies the
+ * plan skips an instance that a NodeClaim claims since, and a failed list schedules a
+ * retry without counting a pass. */
+START_TEST(gc_applies_plan_against_current_state)
+{
+    ctlfix_t f;
+    ctlfix_init(&f);
+    nw_gc_opts_t go = {SEC, 2 * SEC, 0, 30 * SEC};
+    nw_gc_t *g = nw_gc_new(&f.deps, &f.mem.inflight, &go);
+    ck_assert_ptr_nonnull(g);
+    fake_cloud_add(f.cloud, "i-late", "late-claim", 10 * 60 * SEC);
+    fake_cloud_add(f.cloud, "i-leak", "gone-claim", 10 * 60 * SEC);
+    nw_kube_snap_t *s = nw_kube_cache_snapshot(f.deps.cache);
+    nw_gc_tick(g, s);
+    nw_clock_fake_advance(&f.clk, 1100 * NW_NS_PER_MS);
+    nw_gc_tick(g, s); /* hands over; the plan will name both instances */
+    nw_gc_wait(g);
+    ck_assert_int_eq(f.cloud->lists, 1);
+    ck_assert_int_eq(f.cloud->terminates, 0); /* nothing written before the next tick */
+    ctlfix_launched_claim(&f, "late-claim", "aws:///us-west-2a/i-late", NULL, NULL, NULL);
+    nw_kube_snap_t *s2 = nw_kube_cache_snapshot(f.deps.cache);
+    nw_gc_tick(g, s2);
+    ck_assert_int_eq(f.cloud->terminates, 1);
+    ck_assert_str_eq(fake_cloud_find(f.cloud, "i-leak")->state, "shutting-down");
+    ck_assert_str_eq(fake_cloud_find(f.cloud, "i-late")->state, "running");
+    nw_buf_t b;
+    nw_buf_init(&b, 1 << 16);
+    ck_assert_int_eq(nw_gc_metrics(g, &b), NW_OK);
+    ck_assert_ptr_nonnull(strstr(nw_buf_str(&b), "nodewarden_gc_passes_total 1\n"));
+    /* the next pass's list fails: not a pass, retried after the short interval */
+    f.cloud->fail_list = 1;
+    nw_clock_fake_advance(&f.clk, 1100 * NW_NS_PER_MS);
+    nw_gc_tick(g, s2);
+    nw_gc_wait(g);
+    nw_gc_tick(g, s2);
+    ck_assert_int_eq(f.cloud->lists, 2);
+    nw_buf_reset(&b);
+    ck_assert_int_eq(nw_gc_metrics(g, &b), NW_OK);
+    ck_assert_ptr_nonnull(strstr(nw_buf_str(&b), "nodewarden_gc_passes_total 1\n"));
+    ck_assert_ptr_nonnull(strstr(nw_buf_str(&b), "nodewarden_gc_failed_passes_total 1\n"));
+    f.cloud->fail_list = 0;
+    nw_gc_tick(g, s2); /* not due yet */
+    nw_gc_wait(g);
+    ck_assert_int_eq(f.cloud->lists, 2);
+    nw_buf_cleanup(&b);
+    nw_kube_cache_snap_release(s2);
+    nw_kube_cache_snap_release(s);
     nw_gc_free(g);
     ctlfix_free(&f);
 }
@@ -1702,6 +1756,7 @@ Suite *nw_controllers_suite(void)
     tcase_add_test(t, poolstatus_keeps_rollout_condition);
     tcase_add_test(t, drift_marks_changed_pool);
     tcase_add_test(t, gc_terminates_leaked_instance);
+    tcase_add_test(t, gc_applies_plan_against_current_state);
     tcase_add_test(t, termination_terminates_and_finalizes_despite_403);
     suite_add_tcase(s, t);
     return s;

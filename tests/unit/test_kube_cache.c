@@ -631,6 +631,65 @@ START_TEST(pending_since_is_the_arrival)
 }
 END_TEST
 
+/* Each node's pods generation moves with a change to a pod bound to it (added, changed,
+ * moved away, removed) and with a relist of pods, and not with other nodes' changes; an
+ * older snapshot answers "changed after me". */
+START_TEST(node_pods_generation)
+{
+    nw_kube_cache_t *c = nw_kube_cache_new(NULL);
+    nw_kube_snap_t *s0 = nw_kube_cache_snapshot(c);
+    ck_assert_uint_eq(nw_kube_cache_snap_node_pods_gen(s0, "n1"), 0);
+    nw_kube_cache_snap_release(s0);
+    ck_assert_int_eq(nw_kube_cache_upsert(c, NW_KUBE_PODS, pod("a", "p1", "1", "n1", "Running", 0)),
+                     NW_OK);
+    ck_assert_int_eq(nw_kube_cache_upsert(c, NW_KUBE_PODS, pod("a", "p2", "2", "n2", "Running", 0)),
+                     NW_OK);
+    nw_kube_snap_t *s1 = nw_kube_cache_snapshot(c);
+    uint64_t g1 = nw_kube_cache_snap_node_pods_gen(s1, "n1");
+    uint64_t g2 = nw_kube_cache_snap_node_pods_gen(s1, "n2");
+    ck_assert_uint_gt(g1, 0);
+    ck_assert_uint_gt(g2, g1);
+    ck_assert_uint_le(g2, nw_kube_cache_snap_generation(s1));
+    ck_assert_uint_eq(nw_kube_cache_snap_node_pods_gen(s1, "n9"), 0);
+    /* a node's own change; another kind's change moves nothing */
+    ck_assert_int_eq(nw_kube_cache_upsert(c, NW_KUBE_PODS, pod("a", "p1", "3", "n1", "Failed", 0)),
+                     NW_OK);
+    ck_assert_int_eq(nw_kube_cache_upsert(c, NW_KUBE_NODES, named("n2", "4", NULL)), NW_OK);
+    nw_kube_snap_t *s2 = nw_kube_cache_snapshot(c);
+    uint64_t g1b = nw_kube_cache_snap_node_pods_gen(s2, "n1");
+    ck_assert_uint_gt(g1b, g2);
+    ck_assert_uint_eq(nw_kube_cache_snap_node_pods_gen(s2, "n2"), g2);
+    ck_assert_uint_eq(nw_kube_cache_snap_node_pods_gen(s1, "n1"), UINT64_MAX);
+    ck_assert_uint_eq(nw_kube_cache_snap_node_pods_gen(s1, "n2"), g2);
+    /* a pod moved from n2 to n3 changes both; a removal its node */
+    ck_assert_int_eq(nw_kube_cache_upsert(c, NW_KUBE_PODS, pod("a", "p2", "5", "n3", "Running", 0)),
+                     NW_OK);
+    nw_kube_snap_t *s3 = nw_kube_cache_snapshot(c);
+    ck_assert_uint_gt(nw_kube_cache_snap_node_pods_gen(s3, "n2"), g1b);
+    ck_assert_uint_eq(nw_kube_cache_snap_node_pods_gen(s3, "n3"),
+                      nw_kube_cache_snap_node_pods_gen(s3, "n2"));
+    ck_assert_uint_eq(nw_kube_cache_snap_node_pods_gen(s3, "n1"), g1b);
+    cJSON *gone = pod("a", "p1", "6", "n1", "Failed", 0);
+    ck_assert_int_eq(nw_kube_cache_remove(c, NW_KUBE_PODS, gone), NW_OK);
+    cJSON_Delete(gone);
+    nw_kube_snap_t *s4 = nw_kube_cache_snapshot(c);
+    ck_assert_uint_eq(nw_kube_cache_snap_node_pods_gen(s4, "n1"),
+                      nw_kube_cache_snap_generation(s4));
+    /* a relist: every node's pods count as changed, a node never seen too */
+    ck_assert_int_eq(nw_kube_cache_replace(c, NW_KUBE_PODS, cJSON_CreateArray()), NW_OK);
+    nw_kube_snap_t *s5 = nw_kube_cache_snapshot(c);
+    uint64_t g5 = nw_kube_cache_snap_generation(s5);
+    ck_assert_uint_eq(nw_kube_cache_snap_node_pods_gen(s5, "n2"), g5);
+    ck_assert_uint_eq(nw_kube_cache_snap_node_pods_gen(s5, "n9"), g5);
+    nw_kube_cache_snap_release(s5);
+    nw_kube_cache_snap_release(s4);
+    nw_kube_cache_snap_release(s3);
+    nw_kube_cache_snap_release(s2);
+    nw_kube_cache_snap_release(s1);
+    nw_kube_cache_free(c);
+}
+END_TEST
+
 START_TEST(wait_times_out)
 {
     nw_kube_cache_t *c = nw_kube_cache_new(NULL);
@@ -648,6 +707,7 @@ Suite *nw_kube_cache_suite(void)
     tcase_add_test(tc, pending_predicate);
     tcase_add_test(tc, store_and_indexes);
     tcase_add_test(tc, pods_by_phase);
+    tcase_add_test(tc, node_pods_generation);
     tcase_add_test(tc, replace_and_sync);
     tcase_add_test(tc, concurrent_readers);
     tcase_add_test(tc, retired_freed_when_snapshots_released);
