@@ -224,9 +224,9 @@ static void event2(nw_disruption_t *d, const nw_kube_obj_t *nc, const nw_kube_ob
     if (!nw_ctl_may_write(c))
         return;
     if (nc)
-        nw_kube_write_event(rec, &nw_kube_client_res_nodeclaims, nc->json, type, reason, msg, NULL);
+        nw_ctl_obj_event_rec(rec, &nw_kube_client_res_nodeclaims, nc, type, reason, msg);
     if (node)
-        nw_kube_write_event(rec, &nw_kube_client_res_nodes, node->json, type, reason, msg, NULL);
+        nw_ctl_obj_event_rec(rec, &nw_kube_client_res_nodes, node, type, reason, msg);
 }
 
 static const nw_kube_obj_t *node_of(const nw_kube_snap_t *s, const nw_kube_obj_t *nc)

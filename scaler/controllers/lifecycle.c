@@ -1077,8 +1077,7 @@ static bool registration_timeout(nw_lifecycle_t *l, const nw_kube_obj_t *nc)
              (long long)(l->o.registration_timeout_ns / NW_NS_PER_SEC));
     nw_log_warn("lifecycle", "registration timeout", NW_LS("nodeclaim", nc->name),
                 NW_LS("providerID", nc->provider_id));
-    nw_ctl_event(c, &nw_kube_client_res_nodeclaims, nc->json, "Warning", "RegistrationTimeout",
-                 msg);
+    nw_ctl_obj_event(c, &nw_kube_client_res_nodeclaims, nc, "Warning", "RegistrationTimeout", msg);
     atomic_fetch_add(&l->reg_timeouts, 1);
     /* best effort: a NodeClaim left behind times out again next tick */
     (void)nw_kube_write_delete(c->kube, &nw_kube_client_res_nodeclaims, NULL, nc->name, NULL, NULL,

@@ -211,6 +211,20 @@ void nw_ctl_event(nw_ctl_deps_t *c, const nw_kube_res_t *res, const cJSON *obj, 
         nw_kube_write_event(c->rec, res, obj, type, reason, msg, NULL);
 }
 
+void nw_ctl_obj_event(nw_ctl_deps_t *c, const nw_kube_res_t *res, const nw_kube_obj_t *o,
+                      const char *type, const char *reason, const char *msg)
+{
+    if (nw_ctl_may_write(c))
+        nw_ctl_obj_event_rec(c->rec, res, o, type, reason, msg);
+}
+
+void nw_ctl_obj_event_rec(nw_kube_recorder_t *rec, const nw_kube_res_t *res, const nw_kube_obj_t *o,
+                          const char *type, const char *reason, const char *msg)
+{
+    nw_kube_event_ref_t ref = {o->ns, o->name, o->uid, o->rv};
+    (void)nw_kube_write_event_ref(rec, res, &ref, type, reason, msg, NULL);
+}
+
 void nw_ctl_pod_event(nw_ctl_deps_t *c, const nw_pod_t *pod, const char *type, const char *reason,
                       const char *msg)
 {

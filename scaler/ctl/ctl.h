@@ -151,6 +151,16 @@ NW_MUST_USE nw_rc_t nw_ctl_set_condition(cJSON *obj, const char *type, const cha
 void nw_ctl_event(nw_ctl_deps_t *c, const nw_kube_res_t *res, const cJSON *obj, const char *type,
                   const char *reason, const char *msg);
 
+/** Post an Event about a cached object (its key's namespace and name, its uid and
+ * resourceVersion: no JSON needed, as for Nodes and NodeClaims) when this replica may
+ * write. */
+void nw_ctl_obj_event(nw_ctl_deps_t *c, const nw_kube_res_t *res, const nw_kube_obj_t *o,
+                      const char *type, const char *reason, const char *msg);
+
+/** The same through a recorder, without the leader check (the caller made it). */
+void nw_ctl_obj_event_rec(nw_kube_recorder_t *rec, const nw_kube_res_t *res, const nw_kube_obj_t *o,
+                          const char *type, const char *reason, const char *msg);
+
 /** Post an Event about a pod (its record) when this replica may write. */
 void nw_ctl_pod_event(nw_ctl_deps_t *c, const nw_pod_t *pod, const char *type, const char *reason,
                       const char *msg);
