@@ -432,7 +432,7 @@ static int view_build(nw_disruption_t *d, const nw_kube_snap_t *s, view_t *v, bo
          nw_nominations_any(d->mem->noms) && i < nw_kube_cache_snap_count(s, NW_KUBE_NODECLAIMS);
          i++) {
         const nw_kube_obj_t *nc = nw_kube_cache_snap_at(s, NW_KUBE_NODECLAIMS, i);
-        const char *nn = nw_json_str_at(nc->json, "status.nodeName");
+        const char *nn = nc->nodeclaim->node_name;
         if (nn && *nn &&
             (nw_simsnap_is_nominated(d->mem->noms, s, nc->name, mono,
                                      nw_ctl_nomination_window(d->mem)) ||
@@ -442,7 +442,7 @@ static int view_build(nw_disruption_t *d, const nw_kube_snap_t *s, view_t *v, bo
     for (size_t i = 0; i < d->nrepl; i++) {
         const nw_kube_obj_t *nc =
             nw_kube_cache_snap_get(s, NW_KUBE_NODECLAIMS, NULL, d->repl[i].name);
-        const char *nn = nc ? nw_json_str_at(nc->json, "status.nodeName") : NULL;
+        const char *nn = nc && nc->nodeclaim->node_name[0] ? nc->nodeclaim->node_name : NULL;
         if (nn && mono - d->repl[i].mono < nw_ctl_nomination_window(d->mem))
             v->nominated[v->nnominated++] = nn;
     }
@@ -849,7 +849,7 @@ static void cleanup(nw_disruption_t *d, const nw_kube_snap_t *s)
         if (nc->terminating || held(d, nc->name))
             continue;
         const nw_kube_obj_t *node = node_of(s, nc);
-        if (node && !node->terminating && nw_ctl_has_disrupted_taint(node->json)) {
+        if (node && !node->terminating && nw_ctl_has_disrupted_taint(node->node)) {
             nw_log_info("disruption", "removing a leftover disrupted taint",
                         NW_LS("node", node->name), NW_LS("nodeclaim", nc->name));
             /* a taint left behind is removed by the next tick */
@@ -1025,7 +1025,10 @@ static void delete_candidates(nw_disruption_t *d, const nw_kube_snap_t *s,
         const nw_kube_obj_t *nc = nw_kube_cache_snap_get(s, NW_KUBE_NODECLAIMS, NULL, name);
         char r[32];
         nw_kmetrics_resource_type(nw_budget_reason_str(cmd->reason), r, sizeof r); /* lower case */
-        nw_kmetrics_disrupted(c->series, r, nc ? nc->json : NULL);
+        if (nc)
+            nw_kmetrics_disrupted_of(c->series, r, &nc->nodeclaim->m);
+        else
+            nw_kmetrics_disrupted(c->series, r, NULL);
         char msg[600];
         snprintf(msg, sizeof msg, "Disrupting NodeClaim: %s/%s (%s)",
                  nw_budget_reason_str(cmd->reason),
@@ -1145,8 +1148,8 @@ static void progress(nw_disruption_t *d, const nw_kube_snap_t *s)
             } else if (!o && (f->seen[r] || mono - f->started_mono > UNSEEN_GRACE_NS)) {
                 failed = 1;
                 why = "a replacement NodeClaim disappeared";
-            } else if (!o || !nw_json_condition(o->json, "Initialized") ||
-                       strcmp(nw_json_condition(o->json, "Initialized"), "True") != 0) {
+            } else if (!o || nw_node_meta_condition_status(&o->nodeclaim->m, "Initialized") !=
+                                 NW_NODE_COND_TRUE) {
                 ready = 0;
             }
         }

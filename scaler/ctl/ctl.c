@@ -248,16 +248,9 @@ bool nw_ctl_node_ready(const cJSON *node)
     return st && strcmp(st, "True") == 0;
 }
 
-bool nw_ctl_has_disrupted_taint(const cJSON *node)
+bool nw_ctl_has_disrupted_taint(const nw_node_t *node)
 {
-    const cJSON *t;
-    cJSON_ArrayForEach(t, nw_json_get(nw_json_get(node, "spec"), "taints"))
-    {
-        const char *k = nw_json_str(t, "key"), *e = nw_json_str(t, "effect");
-        if (k && e && strcmp(k, NW_TAINT_DISRUPTED) == 0 && strcmp(e, "NoSchedule") == 0)
-            return true;
-    }
-    return false;
+    return node && nw_node_meta_has_taint(&node->m, NW_TAINT_DISRUPTED, "NoSchedule");
 }
 
 int nw_ctl_disrupted_taint(cJSON *node, int add)

@@ -174,7 +174,7 @@ void nw_ctl_pod_event(nw_ctl_deps_t *c, const nw_pod_t *pod, const char *type, c
 int nw_ctl_disrupted_taint(cJSON *node, int add);
 
 /** Does the Node carry karpenter.sh/disrupted:NoSchedule (Karpenter's IsDisruptingTaint)? */
-bool nw_ctl_has_disrupted_taint(const cJSON *node);
+bool nw_ctl_has_disrupted_taint(const nw_node_t *node);
 
 /** Is the Node's Ready condition True? (no condition: not ready) */
 bool nw_ctl_node_ready(const cJSON *node);

@@ -399,3 +399,13 @@ int ctlfix_metric(nw_buf_t *b, nw_rc_t rc, const char *line)
     nw_buf_cleanup(b);
     return hit;
 }
+
+bool ctlfix_disrupted_taint(const cJSON *node)
+{
+    nw_node_t *rec = NULL;
+    nw_err_t err = {0};
+    ck_assert_msg(nw_node_decode(node, &rec, &err) == NW_OK, "%s: %s", err.path, err.msg);
+    bool t = nw_ctl_has_disrupted_taint(rec);
+    nw_node_free(rec);
+    return t;
+}
