@@ -468,7 +468,7 @@ static bool judge(nw_ctl_deps_t *c, nw_driftmark_t *d, const nw_kube_snap_t *s,
         inst.sg_ids = isgs;
         instp = &inst;
     }
-    nw_drift_in_t in = {nc->json,
+    nw_drift_in_t in = {nc->nodeclaim,
                         pool->json,
                         class && !class->terminating ? class->json : NULL,
                         resolved,
