@@ -258,6 +258,32 @@ static int arr_pods(const nw_kube_snap_t *s, podarr_t *a)
     return 0;
 }
 
+typedef struct {
+    const nw_node_t **v;
+    size_t n;
+} nodearr_t;
+
+typedef struct {
+    const nw_node_claim_t **v;
+    size_t n;
+} claimarr_t;
+
+/* Every Node's and every NodeClaim's record (api/node.h). */
+static int arr_nodes(const nw_kube_snap_t *s, nodearr_t *nodes, claimarr_t *claims)
+{
+    nodes->n = nw_kube_cache_snap_count(s, NW_KUBE_NODES);
+    claims->n = nw_kube_cache_snap_count(s, NW_KUBE_NODECLAIMS);
+    nodes->v = calloc(nodes->n + 1, sizeof *nodes->v);
+    claims->v = calloc(claims->n + 1, sizeof *claims->v);
+    if (!nodes->v || !claims->v)
+        return -1;
+    for (size_t i = 0; i < nodes->n; i++)
+        nodes->v[i] = nw_kube_cache_snap_at(s, NW_KUBE_NODES, i)->node;
+    for (size_t i = 0; i < claims->n; i++)
+        claims->v[i] = nw_kube_cache_snap_at(s, NW_KUBE_NODECLAIMS, i)->nodeclaim;
+    return 0;
+}
+
 static int arr_kind(const nw_kube_snap_t *s, nw_kube_kind_t k, arr_t *a)
 {
     a->n = nw_kube_cache_snap_count(s, k);
@@ -297,7 +323,9 @@ static double catalog_price(void *ud, const char *itype, const char *zone, const
 /* ---- the view of one tick ---- */
 
 typedef struct {
-    arr_t pools, claims, nodes, pdbs, dss;
+    arr_t pools, pdbs, dss;
+    nodearr_t nodes;
+    claimarr_t claims;
     podarr_t pods;
     const char **incmd;
     size_t nincmd;
@@ -406,9 +434,9 @@ static int view_build(nw_disruption_t *d, const nw_kube_snap_t *s, view_t *v, bo
     nw_ctl_deps_t *c = d->deps;
     memset(v, 0, sizeof *v);
     v->snap = s;
-    if (arr_kind(s, NW_KUBE_NODEPOOLS, &v->pools) || arr_kind(s, NW_KUBE_NODECLAIMS, &v->claims) ||
-        arr_kind(s, NW_KUBE_NODES, &v->nodes) || (!light && arr_pods(s, &v->pods)) ||
-        arr_kind(s, NW_KUBE_PDBS, &v->pdbs) || arr_kind(s, NW_KUBE_DAEMONSETS, &v->dss))
+    if (arr_kind(s, NW_KUBE_NODEPOOLS, &v->pools) || arr_nodes(s, &v->nodes, &v->claims) ||
+        (!light && arr_pods(s, &v->pods)) || arr_kind(s, NW_KUBE_PDBS, &v->pdbs) ||
+        arr_kind(s, NW_KUBE_DAEMONSETS, &v->dss))
         goto fail;
     size_t cap = d->nrecent + 1;
     for (size_t i = 0; i < d->nfl; i++)
@@ -568,11 +596,30 @@ static NW_MUST_USE nw_rc_t claim_write(nw_disruption_t *d, const char *name, con
  * of its status's conditions that holds only if the NodeClaim is still the version the
  * cache shows (metadata.resourceVersion: a newer one is a 409, and the next tick decides
  * again from the newer one). */
-static void claim_patch(nw_disruption_t *d, const cJSON *cached, const char *name, condw_t *w)
+static cJSON *claim_conditions(const nw_node_claim_t *rec)
+{
+    cJSON *o = cJSON_CreateObject(), *conds = nw_node_meta_conditions_json(&rec->m);
+    cJSON *meta = o ? cJSON_AddObjectToObject(o, "metadata") : NULL,
+          *st = o ? cJSON_AddObjectToObject(o, "status") : NULL;
+    if (!meta || !st || !conds ||
+        (rec->m.generation &&
+         !cJSON_AddNumberToObject(meta, "generation", (double)rec->m.generation))) {
+        cJSON_Delete(conds);
+        cJSON_Delete(o);
+        return NULL;
+    }
+    cJSON_AddItemToObject(st, "conditions", conds);
+    return o;
+}
+
+static void claim_patch(nw_disruption_t *d, const nw_node_claim_t *rec, const char *name,
+                        condw_t *w)
 {
     nw_ctl_deps_t *c = d->deps;
-    const char *rv = nw_json_str(nw_json_get(cached, "metadata"), "resourceVersion");
-    cJSON *copy = rv ? cJSON_Duplicate(cached, 1) : NULL;
+    const char *rv = rec->m.rv[0] ? rec->m.rv : NULL;
+    /* the conditions as the cache shows them (the record keeps all their fields), with
+     * metadata.generation for their observedGeneration */
+    cJSON *copy = rv ? claim_conditions(rec) : NULL;
     if (!copy || mutate_cond(copy, w) != 0) {
         cJSON_Delete(copy);
         if (!rv) /* no version to hold it to: read it back and write */
@@ -820,7 +867,8 @@ static void markers(nw_disruption_t *d, const nw_kube_snap_t *s, const view_t *v
         }
         if (n->pool < 0 || !n->initialized)
             continue;
-        const char *cur = nw_json_condition(n->nodeclaim, "Consolidatable");
+        const nw_node_cond_t *cc = nw_node_meta_condition(&n->nodeclaim->m, "Consolidatable");
+        const char *cur = cc ? cc->status_name : NULL;
         int want = n->consolidatable;
         if (want && (!cur || strcmp(cur, "True") != 0)) {
             condw_t w = {"Consolidatable", "True", "Consolidatable", "", now, 0, 0};
@@ -855,9 +903,9 @@ static void cleanup(nw_disruption_t *d, const nw_kube_snap_t *s)
             /* a taint left behind is removed by the next tick */
             (void)node_taint(d, node->name, 0);
         }
-        if (nw_json_condition(nc->json, "DisruptionReason")) {
+        if (nw_node_meta_condition(&nc->nodeclaim->m, "DisruptionReason")) {
             condw_t w = {"DisruptionReason", NULL, NULL, NULL, 0, 1, 0};
-            claim_patch(d, nc->json, nc->name, &w);
+            claim_patch(d, nc->nodeclaim, nc->name, &w);
         }
     }
 }
