@@ -149,6 +149,38 @@ static nw_rc_t decode_finalizers(arena_t *a, const cJSON *arr, const char *const
     return NW_OK;
 }
 
+/* metadata.ownerReferences: the owners' uids, in order */
+static nw_rc_t decode_owners(arena_t *a, const cJSON *arr, const char *const **out, size_t *n,
+                             nw_err_t *err)
+{
+    *out = NULL;
+    *n = 0;
+    if (!arr || cJSON_IsNull(arr))
+        return NW_OK;
+    if (!cJSON_IsArray(arr))
+        return nw_err_set(err, NW_EINVAL, "metadata.ownerReferences", "must be an array, not %s",
+                          nw_json_type_name(arr));
+    size_t count = (size_t)cJSON_GetArraySize(arr), i = 0;
+    const char **u = count ? a_alloc(a, count * sizeof *u) : NULL;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, arr)
+    {
+        const char *uid = nw_json_str(e, "uid");
+        if (!uid) {
+            char p[64];
+            snprintf(p, sizeof p, "metadata.ownerReferences[%zu].uid", i);
+            return nw_err_set(err, NW_EINVAL, p, "Required value");
+        }
+        const char *s = a_str(a, uid);
+        if (u)
+            u[i] = s;
+        i++;
+    }
+    *out = u;
+    *n = count;
+    return NW_OK;
+}
+
 static nw_rc_t decode_conds(arena_t *a, const cJSON *arr, const nw_node_cond_t **out, size_t *n,
                             nw_err_t *err)
 {
@@ -221,6 +253,8 @@ static nw_rc_t decode_meta(arena_t *a, const cJSON *obj, nw_node_meta_t *m, nw_e
     m->generation = cJSON_IsNumber(gen) ? (int64_t)gen->valuedouble : 0;
     const cJSON *del = nw_json_get(md, "deletionTimestamp");
     m->terminating = del && !cJSON_IsNull(del);
+    m->has_annotations =
+        cJSON_IsObject(nw_json_get(md, "annotations")) && nw_json_get(md, "annotations")->child;
     nw_rc_t rc;
     if ((rc = decode_map(a, nw_json_get(md, "labels"), "metadata.labels", false, &m->labels,
                          &m->nlabels, err)) != NW_OK ||
@@ -228,6 +262,8 @@ static nw_rc_t decode_meta(arena_t *a, const cJSON *obj, nw_node_meta_t *m, nw_e
                          &m->annotations, &m->nannotations, err)) != NW_OK ||
         (rc = decode_finalizers(a, nw_json_get(md, "finalizers"), &m->finalizers, &m->nfinalizers,
                                 err)) != NW_OK ||
+        (rc = decode_owners(a, nw_json_get(md, "ownerReferences"), &m->owner_uids, &m->nowners,
+                            err)) != NW_OK ||
         (rc = decode_conds(a, nw_json_get(st, "conditions"), &m->conds, &m->nconds, err)) != NW_OK)
         return rc;
     return NW_OK;

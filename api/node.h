@@ -19,7 +19,8 @@
  *
  * What both keep (nw_node_meta_t): name, uid, resourceVersion, generation, the creation and
  * deletion timestamps, labels and annotations (sorted by key; kubectl's
- * last-applied-configuration annotation is dropped), finalizers, spec.taints, and
+ * last-applied-configuration annotation is dropped), finalizers, the owners' uids
+ * (metadata.ownerReferences), spec.taints, and
  * status.conditions as (type, status, reason, message, lastTransitionTime,
  * observedGeneration): enough to write the conditions back (nw_node_meta_conditions_json).
  * A Node adds: spec.providerID, spec.unschedulable, status.capacity and
@@ -37,7 +38,8 @@
  * ("spec.taints[0].effect"), a quantity that does not parse ("status.allocatable[cpu]"),
  * a spec.expireAfter or spec.terminationGracePeriod that is not a string,
  * a requirement that does not parse ("spec.requirements[0].operator"), a condition
- * without a type ("status.conditions[1].type"), a metadata.generation or a condition's
+ * without a type ("status.conditions[1].type"), an owner reference without a uid
+ * ("metadata.ownerReferences[0].uid"), a metadata.generation or a condition's
  * observedGeneration that is not a number ("status.conditions[0].observedGeneration"). A timestamp
  * that does not parse counts as absent (0), as in api/pod.h, and a duration that does not parse is
  * kept as written with its `_ok` false (the controllers report it on the NodeClaim, as they did).
@@ -96,8 +98,12 @@ typedef struct {
     size_t nlabels;
     const nw_node_kv_t *annotations; /* sorted by key */
     size_t nannotations;
+    bool has_annotations; /* metadata.annotations is a non-empty map (even when all it
+                             holds is the dropped last-applied-configuration) */
     const char *const *finalizers;
     size_t nfinalizers;
+    const char *const *owner_uids; /* metadata.ownerReferences[].uid, in order */
+    size_t nowners;
     const nw_node_cond_t *conds; /* in the object's order */
     size_t nconds;
     nw_taints_t taints; /* spec.taints; borrowed */
