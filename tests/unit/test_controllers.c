@@ -1088,7 +1088,7 @@ static int log_index(ctlfix_t *f, int mark, const char *s1, const char *s2)
     return at;
 }
 
-/* Holds each PUT of a Node until `want` are inside the fake API at once (or 10 s pass):
+/* Holds each PATCH of a Node until `want` are inside the fake API at once (or 10 s pass):
  * the hook runs under the API's mutex, which the wait releases. */
 typedef struct {
     pthread_mutex_t *mu;
@@ -1336,6 +1336,74 @@ START_TEST(lifecycle_registers_after_nominations)
     pthread_cond_destroy(&g.cv);
     nw_lifecycle_free(l);
     nw_nominate_free(n);
+    ctlfix_free(&f);
+}
+END_TEST
+
+/* The registration's patch, built from the records, gives the Node what the read, mutate
+ * and write gave it: the unregistered taint lifted (the other taint kept, in place), the
+ * NodeClaim's labels, karpenter.sh/registered, the termination finalizer after the one it
+ * had, the NodeClaim as owner beside the other owner; no read, no whole write. */
+START_TEST(lifecycle_registration_patch_content)
+{
+    ctlfix_t f;
+    ctlfix_init(&f);
+    nw_lifecycle_t *l = life_new(&f);
+    ctlfix_put_nodeclass(&f);
+    ctlfix_put_nodepool(&f, NULL);
+    ctlfix_launched_claim(&f, "c0", "aws:///us-west-2a/i-0", NULL, NULL, NULL);
+    ctlfix_put(&f, NW_KUBE_NODES,
+               "{\"metadata\":{\"name\":\"n0\",\"uid\":\"n0\",\"resourceVersion\":\"7\","
+               "\"labels\":{\"a\":\"1\"},\"finalizers\":[\"other/fin\"],\"ownerReferences\":[{"
+               "\"apiVersion\":\"v1\",\"kind\":\"X\",\"name\":\"x\",\"uid\":\"x-uid\"}]},"
+               "\"spec\":{\"providerID\":\"aws:///us-west-2a/i-0\",\"taints\":[{\"key\":\"keep\","
+               "\"effect\":\"NoSchedule\",\"timeAdded\":\"2026-11-30T12:00:00Z\"},{\"key\":"
+               "\"karpenter.sh/unregistered\",\"effect\":\"NoExecute\"}]},\"status\":{}}",
+               1);
+    int mark = ctlfix_mark(&f);
+    tick_life(&f, l);
+    nw_lifecycle_free(l); /* its jobs finished */
+    ck_assert_int_eq(ctlfix_count(&f, mark, "PATCH", "/api/v1/nodes/n0", NULL), 1);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "GET", "/api/v1/nodes/n0", NULL), 0);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "PUT", "/api/v1/nodes/n0", NULL), 0);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "PATCH", "/api/v1/nodes/n0",
+                                  "\"op\":\"test\",\"path\":\"/metadata/resourceVersion\""),
+                     1);
+    cJSON *n = ctlfix_get(&f, "/api/v1/nodes/n0");
+    cJSON *c = ctlfix_get(&f, "/apis/karpenter.sh/v1/nodeclaims/c0");
+    fprintf(stderr, "R2DBG %s\n", cJSON_PrintUnformatted(n));
+    ck_assert_str_eq(nw_json_str_at(n, "metadata.labels.a"), "1");
+    ck_assert_str_eq(
+        nw_json_str(nw_json_get(nw_json_get(n, "metadata"), "labels"), "karpenter.sh/registered"),
+        "true");
+    const cJSON *l0;
+    cJSON_ArrayForEach(l0, nw_json_get(nw_json_get(c, "metadata"), "labels"))
+    {
+        ck_assert_str_eq(nw_json_str(nw_json_get(nw_json_get(n, "metadata"), "labels"), l0->string),
+                         l0->valuestring);
+    }
+    const cJSON *taints = nw_json_get(nw_json_get(n, "spec"), "taints");
+    ck_assert_int_ge(cJSON_GetArraySize(taints), 1);
+    ck_assert_str_eq(nw_json_str(cJSON_GetArrayItem(taints, 0), "key"), "keep");
+    ck_assert_str_eq(nw_json_str(cJSON_GetArrayItem(taints, 0), "timeAdded"),
+                     "2026-11-30T12:00:00Z");
+    const cJSON *t;
+    cJSON_ArrayForEach(t, taints)
+    {
+        ck_assert_str_ne(nw_json_str(t, "key"), "karpenter.sh/unregistered");
+    }
+    const cJSON *fins = nw_json_get(nw_json_get(n, "metadata"), "finalizers");
+    ck_assert_int_eq(cJSON_GetArraySize(fins), 2);
+    ck_assert_str_eq(cJSON_GetArrayItem(fins, 0)->valuestring, "other/fin");
+    ck_assert_str_eq(cJSON_GetArrayItem(fins, 1)->valuestring, NW_FINALIZER);
+    const cJSON *owners = nw_json_get(nw_json_get(n, "metadata"), "ownerReferences");
+    ck_assert_int_eq(cJSON_GetArraySize(owners), 2);
+    ck_assert_str_eq(nw_json_str(cJSON_GetArrayItem(owners, 1), "uid"),
+                     nw_json_str_at(c, "metadata.uid"));
+    ck_assert_str_eq(nw_json_str(cJSON_GetArrayItem(owners, 1), "kind"), "NodeClaim");
+    ck_assert_str_eq(nw_json_condition(c, "Registered"), "True");
+    cJSON_Delete(n);
+    cJSON_Delete(c);
     ctlfix_free(&f);
 }
 END_TEST
@@ -1698,6 +1766,7 @@ Suite *nw_controllers_suite(void)
     tcase_add_test(t, nominations_written_together);
     tcase_add_test(t, lifecycle_registers_after_nominations);
     tcase_add_test(t, lifecycle_conflict_reads_again);
+    tcase_add_test(t, lifecycle_registration_patch_content);
     tcase_add_test(t, lifecycle_initializes_after_registration_seen);
     tcase_add_test(t, expiry_deletes_past_expire_after);
     tcase_add_test(t, expiry_leaves_staged_accelerator_nodes);
