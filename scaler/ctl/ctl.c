@@ -263,11 +263,6 @@ static cJSON *claim_status_base(const nw_node_claim_t *rec)
         conds = NULL;
         if (rec->node_name[0])
             ok = cJSON_AddStringToObject(st, "nodeName", rec->node_name) != NULL;
-        if (ok && rec->last_pod_event) {
-            char ts[40];
-            nw_clock_time_format(rec->last_pod_event, ts, sizeof ts);
-            ok = cJSON_AddStringToObject(st, "lastPodEventTime", ts) != NULL;
-        }
     }
     cJSON_Delete(conds);
     if (!ok) {

@@ -175,10 +175,10 @@ int nw_ctl_disrupted_taint(cJSON *node, int add);
 
 /** A read-modify-write of a cached NodeClaim's status (the status subresource) that starts
  * from its record instead of reading it: mutate runs on {"metadata":{"name","generation",
- * "resourceVersion"},"status":{"conditions","nodeName","lastPodEventTime"}} built from the
- * record (the members the record has); 1 from it: nothing to write (NW_OK); 0: a merge patch
- * of those status members, held to the record's resourceVersion (when it has one); -1 or a
- * conflict (the NodeClaim changed since): the GET, mutate and PUT of
+ * "resourceVersion"},"status":{"conditions","nodeName"}} built from the record (the members
+ * the record has; what else it sets is sent too, what it removes is not); 1 from it: nothing to
+ * write (NW_OK); 0: a merge patch of those status members, held to the record's resourceVersion
+ * (when it has one); -1 or a conflict (the NodeClaim changed since): the GET, mutate and PUT of
  * nw_kube_write_update_retry instead. */
 NW_MUST_USE nw_rc_t nw_ctl_claim_status_update(nw_ctl_deps_t *c, const nw_node_claim_t *rec,
                                                nw_kube_mutate_fn mutate, void *ud, nw_err_t *err);
