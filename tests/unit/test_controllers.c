@@ -1371,7 +1371,6 @@ START_TEST(lifecycle_registration_patch_content)
                      1);
     cJSON *n = ctlfix_get(&f, "/api/v1/nodes/n0");
     cJSON *c = ctlfix_get(&f, "/apis/karpenter.sh/v1/nodeclaims/c0");
-    fprintf(stderr, "R2DBG %s\n", cJSON_PrintUnformatted(n));
     ck_assert_str_eq(nw_json_str_at(n, "metadata.labels.a"), "1");
     ck_assert_str_eq(
         nw_json_str(nw_json_get(nw_json_get(n, "metadata"), "labels"), "karpenter.sh/registered"),
