@@ -315,7 +315,8 @@ START_TEST(provisioner_nominates_pod_to_its_node)
     nw_provisioning_t *p = prov_new(&f);
     const char *node = nominate_setup(&f, p, NULL);
     int mark = ctlfix_mark(&f);
-    tick_prov(&f, p); /* the node is not registered yet: the write is waited for */
+    tick_prov(&f, p); /* the write goes to the writer's threads */
+    nw_provisioning_nominations_wait(p);
     ck_assert_int_eq(ctlfix_count(&f, mark, "PATCH", "/api/v1/namespaces/default/pods/web/status",
                                   "\"op\":\"add\",\"path\":\"/status/nominatedNodeName\","
                                   "\"value\":\"node-new\""),
@@ -382,6 +383,7 @@ START_TEST(provisioner_own_nomination_follows_the_plan)
     nw_provisioning_t *p = prov_new(&f);
     (void)nominate_setup(&f, p, NULL);
     tick_prov(&f, p);
+    nw_provisioning_nominations_wait(p);
     nw_clock_fake_advance(&f.clk, 50 * NW_NS_PER_MS);
     tick_prov(&f, p); /* the write's answer taken */
     char pod[1024];
@@ -1340,6 +1342,41 @@ START_TEST(lifecycle_registers_after_nominations)
 }
 END_TEST
 
+/* A Node that appears after the provisioner's last scan (between its snapshot and the
+ * lifecycle controller's, or while nothing else changes) is not registered before a scan of
+ * a snapshot holding it is reported: its pods' nominations were not submitted yet, so none
+ * is pending, and registering it would let the kube-scheduler fill it with other pods. */
+START_TEST(lifecycle_registers_after_a_scan_saw_the_node)
+{
+    ctlfix_t f;
+    ctlfix_init(&f);
+    nw_nominate_t *n = nw_nominate_new(&f.deps, 2);
+    ck_assert_ptr_nonnull(n);
+    nw_lifecycle_opts_t o = {.registration_timeout_ns = 15 * 60 * SEC, .nominate = n};
+    nw_lifecycle_t *l = nw_lifecycle_new(&f.deps, &o);
+    ck_assert_ptr_nonnull(l);
+    ctlfix_put_nodeclass(&f);
+    ctlfix_put_nodepool(&f, NULL);
+    /* the provisioner scanned a snapshot from before the Node */
+    nw_nominate_scanned(n, nw_kube_cache_generation(f.deps.cache));
+    claims_with_nodes(&f, 1, false);
+    int mark = ctlfix_mark(&f);
+    tick_life(&f, l);
+    tick_life(&f, l);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "/api/v1/nodes/n0", NULL, NULL), 0);
+    ck_assert(!nw_nominate_may_register(n, "n0", nw_kube_cache_generation(f.deps.cache)));
+    /* a scan of a snapshot holding it: registered on the next tick */
+    nw_nominate_scanned(n, nw_kube_cache_generation(f.deps.cache));
+    tick_life(&f, l);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "PUT", "/api/v1/nodes/n0", NULL), 1);
+    /* without a provisioner reporting scans, only the pending writes gate */
+    ck_assert(nw_nominate_may_register(NULL, "n1", 1));
+    nw_lifecycle_free(l);
+    nw_nominate_free(n);
+    ctlfix_free(&f);
+}
+END_TEST
+
 /* Answers the first PUT of Node n0 409 (the Node changed since the cache saw it). */
 static int conflict_once(void *ud, const fake_req_t *r, fake_conn_t *c)
 {
@@ -1694,6 +1731,7 @@ Suite *nw_controllers_suite(void)
     tcase_add_test(t, lifecycle_registers_together);
     tcase_add_test(t, nominations_written_together);
     tcase_add_test(t, lifecycle_registers_after_nominations);
+    tcase_add_test(t, lifecycle_registers_after_a_scan_saw_the_node);
     tcase_add_test(t, lifecycle_conflict_reads_again);
     tcase_add_test(t, lifecycle_initializes_after_registration_seen);
     tcase_add_test(t, expiry_deletes_past_expire_after);
