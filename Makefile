@@ -262,7 +262,7 @@ NPROC := $(shell nproc 2>/dev/null || echo 2)
 # and leader threads of the Kubernetes client, and the controllers' launch workers
 # (`make unit-tsan`; a make test job). Any data race report fails the run.
 TSAN_MAKE := $(MAKE) --no-print-directory BUILD=build/tsan SAN="-fsanitize=thread -fno-omit-frame-pointer" CFLAGS="-O1 -g"
-TSAN_SUITES := kube_cache kube_client controllers pod statemetrics
+TSAN_SUITES := kube_cache kube_client controllers pod statemetrics workers
 export TSAN_OPTIONS ?= halt_on_error=1:second_deadlock_stack=1
 ASAN_MAKE := $(MAKE) --no-print-directory BUILD=build/asan SAN="$(SAN_FLAGS)" CFLAGS="-O1 -g"
 RUNJOBS := python3 tests/runjobs.py --logdir $(BUILD)/test-logs
