@@ -23,6 +23,17 @@ typedef struct {
  * is pushed out: the oldest goes, and is asked about afresh if it is still there) */
 #define MAX_ASKED 4096
 
+/* The writes queued or running per node they name (a chained hash under mu): the
+ * lifecycle controller asks about each Node it would register, every pass, while
+ * thousands of writes may be queued */
+typedef struct pend {
+    struct pend *next;
+    size_t count;
+    char node[];
+} pend_t;
+
+#define PEND_BUCKETS 512
+
 typedef struct job {
     nw_workers_job_t link; /* first: the pool's */
     char *uid, *key, *ns, *name;
@@ -43,6 +54,7 @@ struct nw_nominate {
      * of the provisioner's last complete scan (scanned: it has reported one), and the Nodes
      * the lifecycle controller asked about with the generation it first asked at */
     pthread_mutex_t mu;
+    pend_t *pend[PEND_BUCKETS];
     bool scanned;
     uint64_t scanned_gen;
     asked_t *asked;
@@ -96,10 +108,63 @@ static void write_one(nw_ctl_deps_t *c, job_t *j)
     free(body);
 }
 
+static size_t hash_name(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return (size_t)(h ^ (h >> 29));
+}
+
+/* Call with n->mu held: node's count (its link in *prev when prev is given), NULL when
+ * none is pending. */
+static pend_t *pend_find(nw_nominate_t *n, const char *node, pend_t ***prev)
+{
+    pend_t **pp = &n->pend[hash_name(node) % PEND_BUCKETS];
+    for (; *pp; pp = &(*pp)->next)
+        if (strcmp((*pp)->node, node) == 0)
+            break;
+    if (prev)
+        *prev = pp;
+    return *pp;
+}
+
+/* One more write naming node; false on OOM. */
+static bool pend_add(nw_nominate_t *n, const char *node)
+{
+    pthread_mutex_lock(&n->mu);
+    pend_t **pp, *e = pend_find(n, node, &pp);
+    if (!e) {
+        size_t len = strlen(node) + 1;
+        if ((e = calloc(1, sizeof *e + len)) != NULL) {
+            memcpy(e->node, node, len);
+            *pp = e;
+        }
+    }
+    if (e)
+        e->count++;
+    pthread_mutex_unlock(&n->mu);
+    return e != NULL;
+}
+
+static void pend_done(nw_nominate_t *n, const char *node)
+{
+    pthread_mutex_lock(&n->mu);
+    pend_t **pp, *e = pend_find(n, node, &pp);
+    if (e && --e->count == 0) {
+        *pp = e->next;
+        free(e);
+    }
+    pthread_mutex_unlock(&n->mu);
+}
+
 static void run_write(nw_workers_job_t *job, void *ud)
 {
     nw_nominate_t *n = ud;
-    write_one(n->deps, (job_t *)job);
+    job_t *j = (job_t *)job;
+    write_one(n->deps, j);
+    if (j->node)
+        pend_done(n, j->node);
 }
 
 /* Each writer thread's requests draw on the writers' bucket. */
@@ -144,6 +209,11 @@ void nw_nominate_free(nw_nominate_t *n)
     for (size_t i = 0; i < n->nasked; i++)
         free(n->asked[i].node);
     free(n->asked);
+    for (size_t b = 0; b < PEND_BUCKETS; b++)
+        for (pend_t *e = n->pend[b], *nx; e; e = nx) {
+            nx = e->next;
+            free(e);
+        }
     nw_kube_retry_rl_cleanup(&n->rl);
     pthread_mutex_destroy(&n->mu);
     free(n);
@@ -167,6 +237,10 @@ nw_rc_t nw_nominate_submit(nw_nominate_t *n, const nw_pod_t *pod, const char *no
     j->node = dup_or_null(node);
     if (!j->uid || !j->key || !j->ns || !j->name || (pod->nominated[0] && !j->seen) ||
         (node && *node && !j->node)) {
+        job_free(j);
+        return NW_ENOMEM;
+    }
+    if (j->node && !pend_add(n, j->node)) {
         job_free(j);
         return NW_ENOMEM;
     }
@@ -207,15 +281,15 @@ void nw_nominate_results_free(nw_nominate_result_t *r, size_t n)
     free(r);
 }
 
-static bool names_node(const nw_workers_job_t *job, const void *node)
-{
-    const job_t *j = (const job_t *)job;
-    return j->node && strcmp(j->node, node) == 0;
-}
-
 size_t nw_nominate_pending(nw_nominate_t *n, const char *node)
 {
-    return n && node ? nw_workers_count(n->pool, names_node, node) : 0;
+    if (!n || !node)
+        return 0;
+    pthread_mutex_lock(&n->mu);
+    const pend_t *e = pend_find(n, node, NULL);
+    size_t k = e ? e->count : 0;
+    pthread_mutex_unlock(&n->mu);
+    return k;
 }
 
 void nw_nominate_wait(nw_nominate_t *n)
