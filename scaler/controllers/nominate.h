@@ -7,9 +7,10 @@
  * and counts the pods nominated to a node as taking their room there against pods of no
  * higher priority. The provisioner (provisioning.c) submits one write per pod once the Node
  * planned for it exists, a Node's writes together; a few threads of this module's own send
- * them (a JSON patch of pods/status; a common/workers.h pool), so a thousand writes never
- * hold up the reconcile pass; the provisioner collects the answers on its next tick. The
- * lifecycle controller registers a Node only once nw_nominate_may_register says so.
+ * them (a JSON patch of pods/status; a common/workers.h pool) in parallel; the provisioner
+ * waits only for those naming Nodes about to be registered, and collects the answers on its
+ * next tick. The lifecycle controller registers a Node only once nw_nominate_may_register
+ * says so.
  *
  * Each write is a JSON patch whose tests make it a no-op (HTTP 422) on a pod that changed
  * since it was seen: the same uid, still unbound, and status.nominatedNodeName still what was
