@@ -1290,6 +1290,57 @@ START_TEST(nominations_written_together)
 }
 END_TEST
 
+/* The writes pending per node are counted as they are queued and until each has finished,
+ * node by node (a clear names no node). */
+START_TEST(nominations_pending_per_node)
+{
+    ctlfix_t f;
+    ctlfix_init(&f);
+    nw_nominate_t *n = nw_nominate_new(&f.deps, 2);
+    ck_assert_ptr_nonnull(n);
+    node_gate_t g = {.mu = &f.api.mu, .want = 1000}; /* opened by the test */
+    pthread_cond_init(&g.cv, NULL);
+    pthread_mutex_lock(&f.api.mu);
+    f.api.hook = patch_gate;
+    f.api.hook_ud = &g;
+    pthread_mutex_unlock(&f.api.mu);
+    const char *to[] = {"node-a", "node-b", "node-a", NULL, "node-a"};
+    for (int i = 0; i < 5; i++) {
+        char name[32], uid[32], key[48];
+        snprintf(name, sizeof name, "p%d", i);
+        snprintf(uid, sizeof uid, "uid-p%d", i);
+        snprintf(key, sizeof key, "default/p%d", i);
+        nw_pod_t pod = {.ns = "default",
+                        .name = name,
+                        .uid = uid,
+                        .rv = "",
+                        .key = key,
+                        .nominated = to[i] ? "" : "node-x"};
+        ck_assert_int_eq(nw_nominate_submit(n, &pod, to[i]), NW_OK);
+    }
+    ck_assert_uint_eq(nw_nominate_pending(n, "node-a"), 3);
+    ck_assert_uint_eq(nw_nominate_pending(n, "node-b"), 1);
+    ck_assert_uint_eq(nw_nominate_pending(n, "node-x"), 0);
+    ck_assert_uint_eq(nw_nominate_pending(n, "node-c"), 0);
+    ck_assert_uint_eq(nw_nominate_pending(NULL, "node-a"), 0);
+    pthread_mutex_lock(&f.api.mu);
+    g.open = 1;
+    pthread_cond_broadcast(&g.cv);
+    f.api.hook = NULL;
+    pthread_mutex_unlock(&f.api.mu);
+    nw_nominate_wait(n);
+    ck_assert_uint_eq(nw_nominate_pending(n, "node-a"), 0);
+    ck_assert_uint_eq(nw_nominate_pending(n, "node-b"), 0);
+    nw_nominate_result_t *r;
+    size_t nr = nw_nominate_collect(n, &r);
+    ck_assert_uint_eq(nr, 5);
+    nw_nominate_results_free(r, nr);
+    pthread_cond_destroy(&g.cv);
+    nw_nominate_free(n);
+    ctlfix_free(&f);
+}
+END_TEST
+
 /* A Node is registered (its karpenter.sh/unregistered taint lifted: pods may bind there) only
  * once the nominations of pods to it are written, so that those pods hold their room there
  * before any other pod can take it. */
@@ -1731,6 +1782,7 @@ Suite *nw_controllers_suite(void)
     tcase_add_test(t, lifecycle_registers_together);
     tcase_add_test(t, nominations_written_together);
     tcase_add_test(t, lifecycle_registers_after_nominations);
+    tcase_add_test(t, nominations_pending_per_node);
     tcase_add_test(t, lifecycle_registers_after_a_scan_saw_the_node);
     tcase_add_test(t, lifecycle_conflict_reads_again);
     tcase_add_test(t, lifecycle_initializes_after_registration_seen);
