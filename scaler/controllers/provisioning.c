@@ -717,8 +717,7 @@ typedef struct {
 } nom_write_t;
 
 /* By node (the clears first), then in the scan's order: each Node's writes are submitted
- * together, so they finish together and the Node is registered without waiting for the
- * writes of the others (a batch of 70 Nodes makes about 1,000 writes) */
+ * together, so they finish together (a batch of 70 Nodes makes about 1,000 writes) */
 static int cmp_nom_write(const void *a, const void *b)
 {
     const nom_write_t *x = a, *y = b;
