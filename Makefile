@@ -264,7 +264,7 @@ NPROC := $(shell nproc 2>/dev/null || echo 2)
 # The sanitizer builds keep line tables only (-g1: file and line in every report, no
 # variable info), which cuts their compile time by about a quarter inside make test.
 TSAN_MAKE := $(MAKE) --no-print-directory BUILD=build/tsan SAN="-fsanitize=thread -fno-omit-frame-pointer" CFLAGS="-O1 -g1"
-TSAN_SUITES := kube_cache kube_client controllers pod statemetrics
+TSAN_SUITES := kube_cache kube_client controllers pod statemetrics workers
 export TSAN_OPTIONS ?= halt_on_error=1:second_deadlock_stack=1
 ASAN_MAKE := $(MAKE) --no-print-directory BUILD=build/asan SAN="$(SAN_FLAGS)" CFLAGS="-O1 -g1"
 RUNJOBS := python3 tests/runjobs.py --logdir $(BUILD)/test-logs

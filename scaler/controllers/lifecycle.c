@@ -5,7 +5,6 @@
  * aws/karpenter-provider-aws pkg/controllers/nodeclass/controller.go). The termination
  * finalizers: scaler/controllers/termination.c.
  */
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +12,7 @@
 
 #include "api/quantity.h"
 #include "common/log.h"
+#include "common/workers.h"
 #include "scaler/nodeclaim/bootstrap.h"
 #include "scaler/controllers/lifecycle.h"
 #include "scaler/controllers/tickgate.h"
@@ -51,7 +51,7 @@ typedef struct {
 typedef enum { JOB_REGISTER, JOB_INITIALIZE } job_kind_t;
 
 typedef struct job {
-    struct job *next;
+    nw_workers_job_t link; /* first: the pool's */
     job_kind_t kind;
     char *uid;       /* the NodeClaim's */
     char *node_name; /* the Node's */
@@ -66,16 +66,6 @@ typedef struct job {
     int warned_unregistered;
 } job_t;
 
-struct nw_lifecycle_jobs {
-    pthread_mutex_t mu;
-    pthread_cond_t work, idle;
-    job_t *head, *tail; /* queued, in order */
-    job_t *done;        /* finished, not collected */
-    int queued, running, started;
-    pthread_t th[JOB_THREADS];
-    bool stop;
-};
-
 struct nw_lifecycle {
     nw_ctl_deps_t *deps;
     nw_tickgate_last_t classes; /* the last EC2NodeClass looked up by name (this tick) */
@@ -86,18 +76,18 @@ struct nw_lifecycle {
      * pruned to the NodeClaims that still exist) */
     boot_t *boot_done;
     size_t nboot_done, cap_boot_done, nboot_sorted; /* [0, nboot_sorted) sorted */
-    nw_tickgate_t gate;            /* the NodeClaims: NodeClaims, Nodes, EC2NodeClasses */
-    nw_tickgate_t classes_gate;    /* the EC2NodeClasses' status and finalizer: EC2NodeClasses,
-                                      NodeClaims (a class being deleted waits for its claims) */
-    struct nw_lifecycle_jobs jobs; /* the registration and initialization writes */
+    nw_tickgate_t gate;         /* the NodeClaims: NodeClaims, Nodes, EC2NodeClasses */
+    nw_tickgate_t classes_gate; /* the EC2NodeClasses' status and finalizer: EC2NodeClasses,
+                                   NodeClaims (a class being deleted waits for its claims) */
+    nw_workers_t *jobs;         /* the registration and initialization writes (common/workers.h) */
     /* the NodeClaims (uid) with a job out: JOB_OUT, or JOB_FAILED once it came back with a
      * write not made (the reconcile thread's) */
     nw_uidmap_t jobs_out;
     size_t njobs_out; /* JOB_OUT entries */
 };
 
-static void jobs_init(nw_lifecycle_t *l);
-static void jobs_cleanup(nw_lifecycle_t *l);
+static void job_run(nw_workers_job_t *job, void *ud);
+static void job_drop(nw_workers_job_t *job);
 
 nw_lifecycle_t *nw_lifecycle_new(nw_ctl_deps_t *deps, const nw_lifecycle_opts_t *o)
 {
@@ -107,7 +97,10 @@ nw_lifecycle_t *nw_lifecycle_new(nw_ctl_deps_t *deps, const nw_lifecycle_opts_t 
     l->deps = deps;
     if (o)
         l->o = *o;
-    jobs_init(l);
+    if (!(l->jobs = nw_workers_new(JOB_THREADS, job_run, NULL, l))) {
+        free(l);
+        return NULL;
+    }
     nw_tickgate_init(&l->gate,
                      NW_TICKGATE_KIND(NW_KUBE_NODECLAIMS) | NW_TICKGATE_KIND(NW_KUBE_NODES) |
                          NW_TICKGATE_KIND(NW_KUBE_EC2NODECLASSES),
@@ -122,7 +115,7 @@ void nw_lifecycle_free(nw_lifecycle_t *l)
 {
     if (!l)
         return;
-    jobs_cleanup(l);
+    nw_workers_free(l->jobs, job_drop);
     nw_uidmap_free(&l->jobs_out);
     for (size_t i = 0; i < l->nboot_done; i++) {
         free(l->boot_done[i].uid);
@@ -828,112 +821,27 @@ static void job_initialize(nw_ctl_deps_t *c, job_t *j)
     j->wrote = cd.wrote;
 }
 
-/* Run j (unlocked: no write while another replica leads), then hand it to the done list;
- * returns with the jobs' mutex held. */
-static void job_run_done(nw_lifecycle_t *l, job_t *j)
+/* Run a job on a pool thread (no write while another replica leads). */
+static void job_run(nw_workers_job_t *job, void *ud)
 {
-    if (nw_ctl_may_write(l->deps)) {
-        if (j->kind == JOB_REGISTER)
-            job_register(l->deps, j);
-        else
-            job_initialize(l->deps, j);
-    }
-    pthread_mutex_lock(&l->jobs.mu);
-    j->next = l->jobs.done;
-    l->jobs.done = j;
-}
-
-static void *job_worker(void *arg)
-{
-    nw_lifecycle_t *l = arg;
-    struct nw_lifecycle_jobs *q = &l->jobs;
-    pthread_mutex_lock(&q->mu);
-    for (;;) {
-        while (!q->stop && !q->head)
-            pthread_cond_wait(&q->work, &q->mu);
-        if (q->stop)
-            break;
-        job_t *j = q->head;
-        q->head = j->next;
-        if (!q->head)
-            q->tail = NULL;
-        q->queued--;
-        q->running++;
-        pthread_mutex_unlock(&q->mu);
-        job_run_done(l, j);
-        q->running--;
-        if (!q->head && !q->running)
-            pthread_cond_broadcast(&q->idle);
-    }
-    pthread_mutex_unlock(&q->mu);
-    return NULL;
-}
-
-/* Queue j (owned); false when it could not be (j freed). */
-static bool job_queue(nw_lifecycle_t *l, job_t *j)
-{
-    struct nw_lifecycle_jobs *q = &l->jobs;
-    pthread_mutex_lock(&q->mu);
-    if (q->tail)
-        q->tail->next = j;
+    nw_lifecycle_t *l = ud;
+    job_t *j = (job_t *)job;
+    if (!nw_ctl_may_write(l->deps))
+        return;
+    if (j->kind == JOB_REGISTER)
+        job_register(l->deps, j);
     else
-        q->head = j;
-    q->tail = j;
-    q->queued++;
-    /* one more thread while there are fewer than JOB_THREADS and more jobs queued than
-     * threads idle */
-    if (q->started < JOB_THREADS && q->queued > q->started - q->running &&
-        pthread_create(&q->th[q->started], NULL, job_worker, l) == 0)
-        q->started++;
-    int started = q->started;
-    pthread_cond_signal(&q->work);
-    pthread_mutex_unlock(&q->mu);
-    if (!started) { /* no thread could be started: run it here */
-        pthread_mutex_lock(&q->mu);
-        q->head = q->tail = NULL;
-        q->queued = 0;
-        pthread_mutex_unlock(&q->mu);
-        job_run_done(l, j);
-        pthread_mutex_unlock(&q->mu);
-    }
-    return true;
+        job_initialize(l->deps, j);
 }
 
-static void jobs_init(nw_lifecycle_t *l)
+static void job_drop(nw_workers_job_t *job)
 {
-    pthread_mutex_init(&l->jobs.mu, NULL);
-    pthread_cond_init(&l->jobs.work, NULL);
-    pthread_cond_init(&l->jobs.idle, NULL);
-}
-
-/* Stop: queued jobs are dropped, running ones finish, the threads are joined. */
-static void jobs_cleanup(nw_lifecycle_t *l)
-{
-    struct nw_lifecycle_jobs *q = &l->jobs;
-    pthread_mutex_lock(&q->mu);
-    q->stop = true;
-    pthread_cond_broadcast(&q->work);
-    pthread_mutex_unlock(&q->mu);
-    for (int i = 0; i < q->started; i++)
-        pthread_join(q->th[i], NULL);
-    job_t *lists[] = {q->head, q->done};
-    for (int k = 0; k < 2; k++)
-        for (job_t *j = lists[k], *nx; j; j = nx) {
-            nx = j->next;
-            job_free(j);
-        }
-    pthread_cond_destroy(&q->idle);
-    pthread_cond_destroy(&q->work);
-    pthread_mutex_destroy(&q->mu);
+    job_free((job_t *)job);
 }
 
 void nw_lifecycle_wait(nw_lifecycle_t *l)
 {
-    struct nw_lifecycle_jobs *q = &l->jobs;
-    pthread_mutex_lock(&q->mu);
-    while (q->head || q->running)
-        pthread_cond_wait(&q->idle, &q->mu);
-    pthread_mutex_unlock(&q->mu);
+    nw_workers_wait(l->jobs);
 }
 
 /* ---- the NodeClaims with a job out (the reconcile thread's) ---- */
@@ -987,7 +895,8 @@ static bool submit(nw_lifecycle_t *l, const nw_kube_snap_t *s, job_kind_t kind,
         return false;
     }
     l->njobs_out++;
-    return job_queue(l, j);
+    nw_workers_submit(l->jobs, &j->link);
+    return true;
 }
 
 /* Submit a job for nc unless it has had one (or has one out); false when one was submitted
@@ -1053,13 +962,11 @@ static void after_initialize(nw_lifecycle_t *l, const job_t *j)
  * `job` is per version). The number collected. */
 static size_t collect(nw_lifecycle_t *l, const nw_kube_snap_t *s)
 {
-    pthread_mutex_lock(&l->jobs.mu);
-    job_t *d = l->jobs.done;
-    l->jobs.done = NULL;
-    pthread_mutex_unlock(&l->jobs.mu);
+    nw_workers_job_t *d = nw_workers_collect(l->jobs, NULL);
     size_t n = 0;
-    for (job_t *j = d, *nx; j; j = nx, n++) {
-        nx = j->next;
+    for (nw_workers_job_t *jj = d, *nx; jj; jj = nx, n++) {
+        nx = jj->next;
+        job_t *j = (job_t *)jj;
         if (j->kind == JOB_REGISTER)
             after_register(l, s, j);
         else
@@ -1328,7 +1235,8 @@ static bool one_claim(nw_lifecycle_t *l, const nw_kube_snap_t *s, const nw_kube_
     const nw_kube_obj_t *node = nw_kube_cache_snap_node_by_provider_id(s, nc->provider_id);
     if (!now_f.registered) {
         if (node && !node->terminating) {
-            if (nw_nominate_pending(l->o.nominate, node->name))
+            if (!nw_nominate_may_register(l->o.nominate, node->name,
+                                          nw_kube_cache_snap_generation(s)))
                 return false; /* its pods' nominations first: looked at again next tick */
             return claim_job(l, s, JOB_REGISTER, nc, node, now_f.job, complete);
         }

@@ -9,12 +9,33 @@
 #include <string.h>
 
 #include "common/json.h"
+#include "common/workers.h"
 #include "scaler/kube/write.h"
 
-#define MAX_THREADS 32
+/* A Node the lifecycle controller would register, and the snapshot generation in which it
+ * first asked */
+typedef struct {
+    char *node;
+    uint64_t gen;
+} asked_t;
+
+/* at most this many Nodes remembered (a Node deleted before it registered stays until it
+ * is pushed out: the oldest goes, and is asked about afresh if it is still there) */
+#define MAX_ASKED 4096
+
+/* The writes queued or running per node they name (a chained hash under mu): the
+ * lifecycle controller asks about each Node it would register, every pass, while
+ * thousands of writes may be queued */
+typedef struct pend {
+    struct pend *next;
+    size_t count;
+    char node[];
+} pend_t;
+
+#define PEND_BUCKETS 512
 
 typedef struct job {
-    struct job *next;
+    nw_workers_job_t link; /* first: the pool's */
     char *uid, *key, *ns, *name;
     char *seen; /* the pod's status.nominatedNodeName when submitted; NULL: none */
     char *node; /* to write; NULL: clear */
@@ -24,21 +45,20 @@ typedef struct job {
 
 struct nw_nominate {
     nw_ctl_deps_t *deps;
-    pthread_mutex_t mu;
-    pthread_cond_t work, idle;
-    job_t *head, *tail; /* queued, in order */
-    job_t *writing;     /* being written */
-    job_t *done;        /* finished, newest first */
-    size_t ndone;
-    int queued;  /* writes waiting for a thread */
-    int running; /* writes in progress */
-    int want, started;
-    pthread_t th[MAX_THREADS];
-    bool stop;
+    nw_workers_t *pool; /* the writes (common/workers.h) */
     /* the writers' own rate limit (the client's qps and burst): the writes kube-scheduler
      * makes from its own client, so a thousand nominations do not queue the other
      * controllers' requests behind them on the client's budget */
     nw_kube_rl_t rl;
+    /* the registration gate (nw_nominate_may_register), under mu: the snapshot generation
+     * of the provisioner's last complete scan (scanned: it has reported one), and the Nodes
+     * the lifecycle controller asked about with the generation it first asked at */
+    pthread_mutex_t mu;
+    pend_t *pend[PEND_BUCKETS];
+    bool scanned;
+    uint64_t scanned_gen;
+    asked_t *asked;
+    size_t nasked, casked;
 };
 
 static void job_free(job_t *j)
@@ -88,48 +108,75 @@ static void write_one(nw_ctl_deps_t *c, job_t *j)
     free(body);
 }
 
-/* Write j (unlocked; on the writing list meanwhile), then hand it to the done list; called
- * and returns with n->mu held. */
-static void write_one_done(nw_nominate_t *n, job_t *j)
+static size_t hash_name(const char *s)
 {
-    j->next = n->writing;
-    n->writing = j;
-    pthread_mutex_unlock(&n->mu);
-    write_one(n->deps, j);
-    pthread_mutex_lock(&n->mu);
-    for (job_t **pp = &n->writing; *pp; pp = &(*pp)->next)
-        if (*pp == j) {
-            *pp = j->next;
-            break;
-        }
-    j->next = n->done;
-    n->done = j;
-    n->ndone++;
+    uint64_t h = 1469598103934665603ULL;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return (size_t)(h ^ (h >> 29));
 }
 
-static void *worker(void *arg)
+/* Call with n->mu held: node's count (its link in *prev when prev is given), NULL when
+ * none is pending. */
+static pend_t *pend_find(nw_nominate_t *n, const char *node, pend_t ***prev)
 {
-    nw_nominate_t *n = arg;
-    nw_kube_client_thread_limiter(&n->rl);
-    pthread_mutex_lock(&n->mu);
-    for (;;) {
-        while (!n->stop && !n->head)
-            pthread_cond_wait(&n->work, &n->mu);
-        if (n->stop)
+    pend_t **pp = &n->pend[hash_name(node) % PEND_BUCKETS];
+    for (; *pp; pp = &(*pp)->next)
+        if (strcmp((*pp)->node, node) == 0)
             break;
-        job_t *j = n->head;
-        n->head = j->next;
-        if (!n->head)
-            n->tail = NULL;
-        n->queued--;
-        n->running++;
-        write_one_done(n, j);
-        n->running--;
-        if (!n->head && !n->running)
-            pthread_cond_broadcast(&n->idle);
+    if (prev)
+        *prev = pp;
+    return *pp;
+}
+
+/* One more write naming node; false on OOM. */
+static bool pend_add(nw_nominate_t *n, const char *node)
+{
+    pthread_mutex_lock(&n->mu);
+    pend_t **pp, *e = pend_find(n, node, &pp);
+    if (!e) {
+        size_t len = strlen(node) + 1;
+        if ((e = calloc(1, sizeof *e + len)) != NULL) {
+            memcpy(e->node, node, len);
+            *pp = e;
+        }
+    }
+    if (e)
+        e->count++;
+    pthread_mutex_unlock(&n->mu);
+    return e != NULL;
+}
+
+static void pend_done(nw_nominate_t *n, const char *node)
+{
+    pthread_mutex_lock(&n->mu);
+    pend_t **pp, *e = pend_find(n, node, &pp);
+    if (e && --e->count == 0) {
+        *pp = e->next;
+        free(e);
     }
     pthread_mutex_unlock(&n->mu);
-    return NULL;
+}
+
+static void run_write(nw_workers_job_t *job, void *ud)
+{
+    nw_nominate_t *n = ud;
+    job_t *j = (job_t *)job;
+    write_one(n->deps, j);
+    if (j->node)
+        pend_done(n, j->node);
+}
+
+/* Each writer thread's requests draw on the writers' bucket. */
+static void start_writer(void *ud)
+{
+    nw_nominate_t *n = ud;
+    nw_kube_client_thread_limiter(&n->rl);
+}
+
+static void drop_job(nw_workers_job_t *job)
+{
+    job_free((job_t *)job);
 }
 
 nw_nominate_t *nw_nominate_new(nw_ctl_deps_t *deps, int threads)
@@ -138,10 +185,15 @@ nw_nominate_t *nw_nominate_new(nw_ctl_deps_t *deps, int threads)
     if (!n)
         return NULL;
     n->deps = deps;
-    n->want = threads < 1 ? 1 : threads > MAX_THREADS ? MAX_THREADS : threads;
+    n->pool = nw_workers_new(threads < 1    ? 1
+                             : threads > 32 ? 32
+                                            : threads,
+                             run_write, start_writer, n);
+    if (!n->pool) {
+        free(n);
+        return NULL;
+    }
     pthread_mutex_init(&n->mu, NULL);
-    pthread_cond_init(&n->work, NULL);
-    pthread_cond_init(&n->idle, NULL);
     if (deps->kube)
         nw_kube_client_limiter_init(deps->kube, &n->rl);
     else
@@ -153,23 +205,16 @@ void nw_nominate_free(nw_nominate_t *n)
 {
     if (!n)
         return;
-    pthread_mutex_lock(&n->mu);
-    n->stop = true;
-    pthread_cond_broadcast(&n->work);
-    pthread_mutex_unlock(&n->mu);
-    for (int i = 0; i < n->started; i++)
-        pthread_join(n->th[i], NULL);
-    for (job_t *j = n->head, *nx; j; j = nx) {
-        nx = j->next;
-        job_free(j);
-    }
-    for (job_t *j = n->done, *nx; j; j = nx) {
-        nx = j->next;
-        job_free(j);
-    }
+    nw_workers_free(n->pool, drop_job);
+    for (size_t i = 0; i < n->nasked; i++)
+        free(n->asked[i].node);
+    free(n->asked);
+    for (size_t b = 0; b < PEND_BUCKETS; b++)
+        for (pend_t *e = n->pend[b], *nx; e; e = nx) {
+            nx = e->next;
+            free(e);
+        }
     nw_kube_retry_rl_cleanup(&n->rl);
-    pthread_cond_destroy(&n->idle);
-    pthread_cond_destroy(&n->work);
     pthread_mutex_destroy(&n->mu);
     free(n);
 }
@@ -195,47 +240,26 @@ nw_rc_t nw_nominate_submit(nw_nominate_t *n, const nw_pod_t *pod, const char *no
         job_free(j);
         return NW_ENOMEM;
     }
-    pthread_mutex_lock(&n->mu);
-    if (n->tail)
-        n->tail->next = j;
-    else
-        n->head = j;
-    n->tail = j;
-    n->queued++;
-    /* one more thread while there are fewer than wanted and more writes queued than threads
-     * idle (a tick submits its writes back to back, before any thread has taken one) */
-    if (n->started < n->want && n->queued > n->started - n->running &&
-        pthread_create(&n->th[n->started], NULL, worker, n) == 0)
-        n->started++;
-    int started = n->started;
-    pthread_cond_signal(&n->work);
-    pthread_mutex_unlock(&n->mu);
-    if (!started) {
-        /* no thread could be started: write it here */
-        pthread_mutex_lock(&n->mu);
-        n->head = n->tail = NULL;
-        n->queued = 0;
-        write_one_done(n, j);
-        pthread_mutex_unlock(&n->mu);
+    if (j->node && !pend_add(n, j->node)) {
+        job_free(j);
+        return NW_ENOMEM;
     }
+    nw_workers_submit(n->pool, &j->link);
     return NW_OK;
 }
 
 size_t nw_nominate_collect(nw_nominate_t *n, nw_nominate_result_t **out)
 {
     *out = NULL;
-    pthread_mutex_lock(&n->mu);
-    job_t *d = n->done;
-    size_t nd = n->ndone;
-    n->done = NULL;
-    n->ndone = 0;
-    pthread_mutex_unlock(&n->mu);
+    size_t nd;
+    nw_workers_job_t *d = nw_workers_collect(n->pool, &nd);
     if (!nd)
         return 0;
     nw_nominate_result_t *r = calloc(nd, sizeof *r);
     size_t k = 0;
-    for (job_t *j = d, *nx; j; j = nx) {
-        nx = j->next;
+    for (nw_workers_job_t *jj = d, *nx; jj; jj = nx) {
+        nx = jj->next;
+        job_t *j = (job_t *)jj;
         if (r) {
             r[k++] = (nw_nominate_result_t){
                 .uid = j->uid, .key = j->key, .node = j->node, .rc = j->rc, .err = j->err};
@@ -259,22 +283,80 @@ void nw_nominate_results_free(nw_nominate_result_t *r, size_t n)
 
 size_t nw_nominate_pending(nw_nominate_t *n, const char *node)
 {
-    size_t k = 0;
     if (!n || !node)
         return 0;
     pthread_mutex_lock(&n->mu);
-    const job_t *lists[] = {n->head, n->writing};
-    for (int i = 0; i < 2; i++)
-        for (const job_t *j = lists[i]; j; j = j->next)
-            k += j->node && strcmp(j->node, node) == 0;
+    const pend_t *e = pend_find(n, node, NULL);
+    size_t k = e ? e->count : 0;
     pthread_mutex_unlock(&n->mu);
     return k;
 }
 
 void nw_nominate_wait(nw_nominate_t *n)
 {
+    nw_workers_wait(n->pool);
+}
+
+void nw_nominate_scanned(nw_nominate_t *n, uint64_t gen)
+{
     pthread_mutex_lock(&n->mu);
-    while (n->head || n->running)
-        pthread_cond_wait(&n->idle, &n->mu);
+    n->scanned = true;
+    if (gen > n->scanned_gen)
+        n->scanned_gen = gen;
     pthread_mutex_unlock(&n->mu);
+}
+
+/* Call with n->mu held: the generation at which node was first asked about (remembered
+ * now as gen when it was not). */
+static uint64_t asked_gen(nw_nominate_t *n, const char *node, uint64_t gen)
+{
+    for (size_t i = 0; i < n->nasked; i++)
+        if (strcmp(n->asked[i].node, node) == 0)
+            return n->asked[i].gen;
+    if (n->nasked == MAX_ASKED) {
+        free(n->asked[0].node);
+        memmove(n->asked, n->asked + 1, --n->nasked * sizeof *n->asked);
+    }
+    if (n->nasked == n->casked) {
+        size_t c = n->casked ? 2 * n->casked : 16;
+        asked_t *v = realloc(n->asked, c * sizeof *v);
+        if (!v)
+            return UINT64_MAX; /* out of memory: asked again next time */
+        n->asked = v;
+        n->casked = c;
+    }
+    char *d = strdup(node);
+    if (!d)
+        return UINT64_MAX;
+    n->asked[n->nasked++] = (asked_t){d, gen};
+    return gen;
+}
+
+static void asked_forget(nw_nominate_t *n, const char *node)
+{
+    for (size_t i = 0; i < n->nasked; i++)
+        if (strcmp(n->asked[i].node, node) == 0) {
+            free(n->asked[i].node);
+            memmove(n->asked + i, n->asked + i + 1, (n->nasked - i - 1) * sizeof *n->asked);
+            n->nasked--;
+            return;
+        }
+}
+
+bool nw_nominate_may_register(nw_nominate_t *n, const char *node, uint64_t gen)
+{
+    if (!n || !node)
+        return true;
+    if (nw_nominate_pending(n, node))
+        return false;
+    pthread_mutex_lock(&n->mu);
+    bool ok = true;
+    if (n->scanned) {
+        uint64_t first = asked_gen(n, node, gen);
+        ok = first != UINT64_MAX && n->scanned_gen >= first;
+        if (ok)
+            asked_forget(n, node);
+    }
+    pthread_mutex_unlock(&n->mu);
+    return ok;
 }

@@ -739,25 +739,67 @@ static void collect_nominations(nw_provisioning_t *c)
     nw_nominate_results_free(r, nr);
 }
 
+/* A write to submit: the pod, and the node to nominate it to (NULL: clear). */
+typedef struct {
+    const nw_kube_obj_t *pod;
+    const char *node;
+} nom_write_t;
+
+/* By node (the clears first), then in the scan's order: each Node's writes are submitted
+ * together, so they finish together (a batch of 70 Nodes makes about 1,000 writes) */
+static int cmp_nom_write(const void *a, const void *b)
+{
+    const nom_write_t *x = a, *y = b;
+    int c = !x->node || !y->node ? (x->node != NULL) - (y->node != NULL) : strcmp(x->node, y->node);
+    return c ? c : (x->pod > y->pod) - (x->pod < y->pod);
+}
+
+/* Submit the writes of v (sorted by cmp_nom_write), marking each pod busy; false when one
+ * could not be submitted. */
+static bool submit_nominations(nw_provisioning_t *c, const nom_write_t *v, size_t nv)
+{
+    char **busy = nv ? realloc(c->nom_busy, (c->nnom_busy + nv) * sizeof *busy) : c->nom_busy;
+    if (!busy)
+        return false;
+    c->nom_busy = busy;
+    for (size_t i = 0; i < nv; i++) {
+        char *uid = strdup(v[i].pod->uid);
+        if (!uid || nw_nominate_submit(c->nom, v[i].pod->pod, v[i].node) != NW_OK) {
+            free(uid);
+            return false;
+        }
+        c->nom_busy[c->nnom_busy++] = uid;
+    }
+    return true;
+}
+
 /* Tell the kube-scheduler where each planned pod goes: a waiting pod nominated to a
  * NodeClaim whose Node exists gets status.nominatedNodeName = that Node (its startup
  * taints may still keep pods off: the scheduler binds once they go, to the node the
  * packing chose, and the pods nominated there hold their room against the others). The
- * writes for a node not registered yet are waited for, so they land before the lifecycle
- * controller lifts its karpenter.sh/unregistered taint later in the pass. A
- * nomination the kube-scheduler made (a preemption) is never touched; one the provisioner
- * wrote follows the plan: moved to the pod's new Node, or cleared while its new NodeClaim
- * has no Node yet (a stale one would hold room on the old node). The writes go to the
- * writer's threads (nominate.h); one pod has at most one in flight. */
+ * lifecycle controller registers a Node, lifting its karpenter.sh/unregistered taint, only
+ * once a scan of a snapshot holding it is reported and the writes naming it are done
+ * (nw_nominate_may_register), so the nominations land first; the writes for Nodes not
+ * registered yet are waited for here, so those Nodes are registered together later in the
+ * pass (a Node that appears meanwhile waits for the next scan). A nomination the kube-scheduler
+ * made (a preemption) is never touched; one the provisioner wrote follows the plan: moved to the
+ * pod's new Node, or cleared while its new NodeClaim has no Node yet (a stale one would hold room
+ * on the old node). The writes go to the writer's threads (nominate.h), a Node's together; one pod
+ * has at most one in flight. */
 static void write_nominations(nw_provisioning_t *c, const nw_kube_snap_t *s)
 {
     collect_nominations(c);
     uint64_t gen = nw_kube_cache_snap_generation(s);
-    if ((c->nom_done && gen == c->nom_gen) || !nw_ctl_may_write(c->deps))
+    if (!nw_ctl_may_write(c->deps))
         return;
+    if (c->nom_done && gen == c->nom_gen) {
+        nw_nominate_scanned(c->nom, gen); /* nothing changed since the last scan */
+        return;
+    }
     const nw_kube_obj_t *const *v;
-    size_t nv = nw_kube_cache_snap_pods_in_phase(s, "Pending", &v), nb = c->nnom_busy;
-    bool ok = true, first = false;
+    size_t nv = nw_kube_cache_snap_pods_in_phase(s, "Pending", &v), nb = c->nnom_busy, nw = 0;
+    nom_write_t *w = NULL;
+    bool ok = true;
     for (size_t i = 0; i < nv && ok; i++) {
         const nw_kube_obj_t *o = v[i];
         if (!waiting(o))
@@ -769,28 +811,35 @@ static void write_nominations(nw_provisioning_t *c, const nw_kube_snap_t *s)
         if (o->pod->nominated[0] && !own)
             continue; /* the kube-scheduler's (or an older write of ours the watch shows) */
         const char *node = claim_node(s, claim);
-        const char *w = nw_nominations_written(c->mem->noms, o->uid);
-        if (node ? w && strcmp(w, node) == 0 : !own)
+        const char *was = nw_nominations_written(c->mem->noms, o->uid);
+        if (node ? was && strcmp(was, node) == 0 : !own)
             continue; /* written already (the watch may not show it yet), or nothing to say */
-        char **busy = realloc(c->nom_busy, (c->nnom_busy + 1) * sizeof *busy);
-        char *uid = busy ? strdup(o->uid) : NULL;
-        if (busy)
-            c->nom_busy = busy;
-        ok = uid && nw_nominate_submit(c->nom, o->pod, node) == NW_OK;
-        if (ok)
-            c->nom_busy[c->nnom_busy++] = uid;
+        if (!w && !(w = malloc((nv - i) * sizeof *w)))
+            ok = false;
         else
-            free(uid);
-        first |= ok && node && node_unregistered(s, node);
+            w[nw++] = (nom_write_t){o, node};
     }
+    if (nw > 1)
+        qsort(w, nw, sizeof *w, cmp_nom_write);
+    ok = ok && submit_nominations(c, w, nw);
     /* the new uids were appended unsorted: searches above only used the sorted prefix,
      * and one pod is seen once per scan */
     if (c->nnom_busy > nb)
         qsort(c->nom_busy, c->nnom_busy, sizeof *c->nom_busy, nw_strs_cmp);
     c->nom_gen = gen;
     c->nom_done = ok;
-    /* a node about to be registered: its pods' nominations land first, or the scheduler
-     * may fill it with other pods before they do */
+    if (ok)
+        nw_nominate_scanned(c->nom, gen);
+    /* Nodes about to be registered: their pods' nominations land first, and the lifecycle
+     * controller registers those Nodes later in this pass, together. Registering each Node
+     * as soon as its own writes were done (not waiting here) let the kube-scheduler's passes
+     * see the Nodes one at a time: a 1,000-pod greedy scale-out bound about a second later
+     * on the simulator and a 5,000-pod one re-placed its pods up to 48 times, the scheduler
+     * judging pods against Nodes it had not seen registered yet */
+    bool first = false;
+    for (size_t i = 0; i < nw && !first; i++)
+        first = w[i].node && node_unregistered(s, w[i].node);
+    free(w);
     if (first)
         nw_nominate_wait(c->nom);
 }

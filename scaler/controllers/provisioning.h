@@ -62,7 +62,7 @@ void nw_provisioning_nominations_wait(nw_provisioning_t *p);
 
 /** Append nodewarden_scaler_solves_total and the nominatedNodeName write counters. */
 /** The provisioner's writer of pods' status.nominatedNodeName (owned by p; NULL if p is), for
- * the lifecycle controller's nw_nominate_pending. */
+ * the lifecycle controller's nw_nominate_may_register. */
 nw_nominate_t *nw_provisioning_nominator(nw_provisioning_t *p);
 
 NW_MUST_USE nw_rc_t nw_provisioning_metrics(nw_provisioning_t *p, nw_buf_t *out);

@@ -732,39 +732,42 @@ class Controllers:
 
         # a pod that fit nowhere in this pass: the next one asking the same fits nowhere
         # either (binds only take room; its own anti-affinity only rejects more), unless
-        # it has pod affinity or a spread, which more bound pods can satisfy
+        # it has pod affinity or a spread, which more bound pods can satisfy. A nominated
+        # pod whose node does not take it is asked the same as one nominated nowhere (its
+        # nomination was the only difference): on the other nodes nothing differs, and on
+        # its own node a pod not nominated there has no more room than it had (the share
+        # of a nominated pod is left out only for that pod)
         failed = {}
+        by_name = {n['metadata']['name']: n for n in nodes}
         for p in pending:
             ns, name = p['metadata']['namespace'], p['metadata']['name']
             if (p.get('spec') or {}).get('schedulingGates'):
                 self._unschedulable(p, 'SchedulingGated', 'Scheduling is blocked due to non-empty scheduling gates')
                 continue
             req = self._requests(p)
-            sig = None
-            if not podtopo.monotone_unsafe(p):
-                ps = dict(p.get('spec') or {})
-                sig = json.dumps([ns, sorted((k, str(v)) for k, v in req.items()), ps.get('nodeSelector'),
-                                  ps.get('affinity'), ps.get('tolerations'),
-                                  p['metadata'].get('labels') if topo is not None else None,
-                                  (p.get('status') or {}).get('nominatedNodeName'), prio(p)],
-                                 sort_keys=True)
-                if sig in failed:
-                    self._unschedulable(p, 'Unschedulable', failed[sig])
-                    continue
             reasons = {}
             best = None
             nom = (p.get('status') or {}).get('nominatedNodeName')
             order = nodes
             if nom in used:
-                first = next(n for n in nodes if n['metadata']['name'] == nom)
                 u, c = with_reserved(p, nom)
-                why = self._filter(p, first, req, u, c, info[nom])
+                why = self._filter(p, by_name[nom], req, u, c, info[nom])
                 if not why and topo is not None:
                     t = topo.why_not(p, nom)
                     why = [t] if t else why
                 if not why:
                     order = ()
                     best = ((0, nom), nom)
+            sig = None
+            if best is None and not podtopo.monotone_unsafe(p):
+                ps = dict(p.get('spec') or {})
+                sig = json.dumps([ns, sorted((k, str(v)) for k, v in req.items()), ps.get('nodeSelector'),
+                                  ps.get('affinity'), ps.get('tolerations'),
+                                  p['metadata'].get('labels') if topo is not None else None, prio(p)],
+                                 sort_keys=True)
+                if sig in failed:
+                    self._unschedulable(p, 'Unschedulable', failed[sig])
+                    continue
             for n in order:
                 nn = n['metadata']['name']
                 u, c = with_reserved(p, nn)

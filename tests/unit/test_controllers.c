@@ -315,7 +315,8 @@ START_TEST(provisioner_nominates_pod_to_its_node)
     nw_provisioning_t *p = prov_new(&f);
     const char *node = nominate_setup(&f, p, NULL);
     int mark = ctlfix_mark(&f);
-    tick_prov(&f, p); /* the node is not registered yet: the write is waited for */
+    tick_prov(&f, p); /* the write goes to the writer's threads */
+    nw_provisioning_nominations_wait(p);
     ck_assert_int_eq(ctlfix_count(&f, mark, "PATCH", "/api/v1/namespaces/default/pods/web/status",
                                   "\"op\":\"add\",\"path\":\"/status/nominatedNodeName\","
                                   "\"value\":\"node-new\""),
@@ -382,6 +383,7 @@ START_TEST(provisioner_own_nomination_follows_the_plan)
     nw_provisioning_t *p = prov_new(&f);
     (void)nominate_setup(&f, p, NULL);
     tick_prov(&f, p);
+    nw_provisioning_nominations_wait(p);
     nw_clock_fake_advance(&f.clk, 50 * NW_NS_PER_MS);
     tick_prov(&f, p); /* the write's answer taken */
     char pod[1024];
@@ -1288,6 +1290,57 @@ START_TEST(nominations_written_together)
 }
 END_TEST
 
+/* The writes pending per node are counted as they are queued and until each has finished,
+ * node by node (a clear names no node). */
+START_TEST(nominations_pending_per_node)
+{
+    ctlfix_t f;
+    ctlfix_init(&f);
+    nw_nominate_t *n = nw_nominate_new(&f.deps, 2);
+    ck_assert_ptr_nonnull(n);
+    node_gate_t g = {.mu = &f.api.mu, .want = 1000}; /* opened by the test */
+    pthread_cond_init(&g.cv, NULL);
+    pthread_mutex_lock(&f.api.mu);
+    f.api.hook = patch_gate;
+    f.api.hook_ud = &g;
+    pthread_mutex_unlock(&f.api.mu);
+    const char *to[] = {"node-a", "node-b", "node-a", NULL, "node-a"};
+    for (int i = 0; i < 5; i++) {
+        char name[32], uid[32], key[48];
+        snprintf(name, sizeof name, "p%d", i);
+        snprintf(uid, sizeof uid, "uid-p%d", i);
+        snprintf(key, sizeof key, "default/p%d", i);
+        nw_pod_t pod = {.ns = "default",
+                        .name = name,
+                        .uid = uid,
+                        .rv = "",
+                        .key = key,
+                        .nominated = to[i] ? "" : "node-x"};
+        ck_assert_int_eq(nw_nominate_submit(n, &pod, to[i]), NW_OK);
+    }
+    ck_assert_uint_eq(nw_nominate_pending(n, "node-a"), 3);
+    ck_assert_uint_eq(nw_nominate_pending(n, "node-b"), 1);
+    ck_assert_uint_eq(nw_nominate_pending(n, "node-x"), 0);
+    ck_assert_uint_eq(nw_nominate_pending(n, "node-c"), 0);
+    ck_assert_uint_eq(nw_nominate_pending(NULL, "node-a"), 0);
+    pthread_mutex_lock(&f.api.mu);
+    g.open = 1;
+    pthread_cond_broadcast(&g.cv);
+    f.api.hook = NULL;
+    pthread_mutex_unlock(&f.api.mu);
+    nw_nominate_wait(n);
+    ck_assert_uint_eq(nw_nominate_pending(n, "node-a"), 0);
+    ck_assert_uint_eq(nw_nominate_pending(n, "node-b"), 0);
+    nw_nominate_result_t *r;
+    size_t nr = nw_nominate_collect(n, &r);
+    ck_assert_uint_eq(nr, 5);
+    nw_nominate_results_free(r, nr);
+    pthread_cond_destroy(&g.cv);
+    nw_nominate_free(n);
+    ctlfix_free(&f);
+}
+END_TEST
+
 /* A Node is registered (its karpenter.sh/unregistered taint lifted: pods may bind there) only
  * once the nominations of pods to it are written, so that those pods hold their room there
  * before any other pod can take it. */
@@ -1403,6 +1456,41 @@ START_TEST(lifecycle_registration_patch_content)
     ck_assert_str_eq(nw_json_condition(c, "Registered"), "True");
     cJSON_Delete(n);
     cJSON_Delete(c);
+    ctlfix_free(&f);
+}
+END_TEST
+
+/* A Node that appears after the provisioner's last scan (between its snapshot and the
+ * lifecycle controller's, or while nothing else changes) is not registered before a scan of
+ * a snapshot holding it is reported: its pods' nominations were not submitted yet, so none
+ * is pending, and registering it would let the kube-scheduler fill it with other pods. */
+START_TEST(lifecycle_registers_after_a_scan_saw_the_node)
+{
+    ctlfix_t f;
+    ctlfix_init(&f);
+    nw_nominate_t *n = nw_nominate_new(&f.deps, 2);
+    ck_assert_ptr_nonnull(n);
+    nw_lifecycle_opts_t o = {.registration_timeout_ns = 15 * 60 * SEC, .nominate = n};
+    nw_lifecycle_t *l = nw_lifecycle_new(&f.deps, &o);
+    ck_assert_ptr_nonnull(l);
+    ctlfix_put_nodeclass(&f);
+    ctlfix_put_nodepool(&f, NULL);
+    /* the provisioner scanned a snapshot from before the Node */
+    nw_nominate_scanned(n, nw_kube_cache_generation(f.deps.cache));
+    claims_with_nodes(&f, 1, false);
+    int mark = ctlfix_mark(&f);
+    tick_life(&f, l);
+    tick_life(&f, l);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "/api/v1/nodes/n0", NULL, NULL), 0);
+    ck_assert(!nw_nominate_may_register(n, "n0", nw_kube_cache_generation(f.deps.cache)));
+    /* a scan of a snapshot holding it: registered on the next tick */
+    nw_nominate_scanned(n, nw_kube_cache_generation(f.deps.cache));
+    tick_life(&f, l);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "PATCH", "/api/v1/nodes/n0", NULL), 1);
+    /* without a provisioner reporting scans, only the pending writes gate */
+    ck_assert(nw_nominate_may_register(NULL, "n1", 1));
+    nw_lifecycle_free(l);
+    nw_nominate_free(n);
     ctlfix_free(&f);
 }
 END_TEST
@@ -1818,6 +1906,8 @@ Suite *nw_controllers_suite(void)
     tcase_add_test(t, lifecycle_registers_together);
     tcase_add_test(t, nominations_written_together);
     tcase_add_test(t, lifecycle_registers_after_nominations);
+    tcase_add_test(t, nominations_pending_per_node);
+    tcase_add_test(t, lifecycle_registers_after_a_scan_saw_the_node);
     tcase_add_test(t, lifecycle_conflict_reads_again);
     tcase_add_test(t, lifecycle_registration_patch_content);
     tcase_add_test(t, lifecycle_initializes_after_registration_seen);
