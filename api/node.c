@@ -149,6 +149,38 @@ static nw_rc_t decode_finalizers(arena_t *a, const cJSON *arr, const char *const
     return NW_OK;
 }
 
+/* metadata.ownerReferences: the owners' uids, in order */
+static nw_rc_t decode_owners(arena_t *a, const cJSON *arr, const char *const **out, size_t *n,
+                             nw_err_t *err)
+{
+    *out = NULL;
+    *n = 0;
+    if (!arr || cJSON_IsNull(arr))
+        return NW_OK;
+    if (!cJSON_IsArray(arr))
+        return nw_err_set(err, NW_EINVAL, "metadata.ownerReferences", "must be an array, not %s",
+                          nw_json_type_name(arr));
+    size_t count = (size_t)cJSON_GetArraySize(arr), i = 0;
+    const char **u = count ? a_alloc(a, count * sizeof *u) : NULL;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, arr)
+    {
+        const char *uid = nw_json_str(e, "uid");
+        if (!uid) {
+            char p[64];
+            snprintf(p, sizeof p, "metadata.ownerReferences[%zu].uid", i);
+            return nw_err_set(err, NW_EINVAL, p, "Required value");
+        }
+        const char *s = a_str(a, uid);
+        if (u)
+            u[i] = s;
+        i++;
+    }
+    *out = u;
+    *n = count;
+    return NW_OK;
+}
+
 static nw_rc_t decode_conds(arena_t *a, const cJSON *arr, const nw_node_cond_t **out, size_t *n,
                             nw_err_t *err)
 {
@@ -172,6 +204,12 @@ static nw_rc_t decode_conds(arena_t *a, const cJSON *arr, const nw_node_cond_t *
                               cJSON_IsObject(c) ? "Required value" : "must be an object");
         }
         const char *st = nw_json_str(c, "status"), *since = nw_json_str(c, "lastTransitionTime");
+        const cJSON *og = nw_json_get(c, "observedGeneration");
+        if (og && !cJSON_IsNull(og) && !cJSON_IsNumber(og)) {
+            char p[80];
+            snprintf(p, sizeof p, "status.conditions[%zu].observedGeneration", i);
+            return nw_err_set(err, NW_EINVAL, p, "must be a number, not %s", nw_json_type_name(og));
+        }
         nw_node_cond_t d = {
             .type = a_str(a, type),
             .status_name = a_str(a, st),
@@ -180,6 +218,8 @@ static nw_rc_t decode_conds(arena_t *a, const cJSON *arr, const nw_node_cond_t *
             .since_text = a_str(a, since),
             .status = cond_status_of(st),
             .since = time_of(since),
+            .observed_gen_set = cJSON_IsNumber(og),
+            .observed_gen = cJSON_IsNumber(og) ? (int64_t)og->valuedouble : 0,
         };
         if (cs)
             cs[i] = d;
@@ -206,8 +246,15 @@ static nw_rc_t decode_meta(arena_t *a, const cJSON *obj, nw_node_meta_t *m, nw_e
     m->deleted_text = a_str(a, dt);
     m->created = time_of(ct);
     m->deleted = time_of(dt);
+    const cJSON *gen = nw_json_get(md, "generation");
+    if (gen && !cJSON_IsNull(gen) && !cJSON_IsNumber(gen))
+        return nw_err_set(err, NW_EINVAL, "metadata.generation", "must be a number, not %s",
+                          nw_json_type_name(gen));
+    m->generation = cJSON_IsNumber(gen) ? (int64_t)gen->valuedouble : 0;
     const cJSON *del = nw_json_get(md, "deletionTimestamp");
     m->terminating = del && !cJSON_IsNull(del);
+    m->has_annotations =
+        cJSON_IsObject(nw_json_get(md, "annotations")) && nw_json_get(md, "annotations")->child;
     nw_rc_t rc;
     if ((rc = decode_map(a, nw_json_get(md, "labels"), "metadata.labels", false, &m->labels,
                          &m->nlabels, err)) != NW_OK ||
@@ -215,6 +262,8 @@ static nw_rc_t decode_meta(arena_t *a, const cJSON *obj, nw_node_meta_t *m, nw_e
                          &m->annotations, &m->nannotations, err)) != NW_OK ||
         (rc = decode_finalizers(a, nw_json_get(md, "finalizers"), &m->finalizers, &m->nfinalizers,
                                 err)) != NW_OK ||
+        (rc = decode_owners(a, nw_json_get(md, "ownerReferences"), &m->owner_uids, &m->nowners,
+                            err)) != NW_OK ||
         (rc = decode_conds(a, nw_json_get(st, "conditions"), &m->conds, &m->nconds, err)) != NW_OK)
         return rc;
     return NW_OK;
@@ -403,6 +452,31 @@ nw_rc_t nw_node_claim_decode(const cJSON *obj, nw_node_claim_t **out, nw_err_t *
 }
 
 /* ---- readers ---- */
+
+cJSON *nw_node_meta_conditions_json(const nw_node_meta_t *m)
+{
+    cJSON *arr = cJSON_CreateArray();
+    for (size_t i = 0; arr && i < m->nconds; i++) {
+        const nw_node_cond_t *c = &m->conds[i];
+        cJSON *o = cJSON_CreateObject();
+        bool added = o && cJSON_AddItemToArray(arr, o); /* arr owns o from here */
+        bool ok = added && cJSON_AddStringToObject(o, "type", c->type) &&
+                  cJSON_AddStringToObject(o, "status", c->status_name) &&
+                  cJSON_AddStringToObject(o, "reason", c->reason) &&
+                  cJSON_AddStringToObject(o, "message", c->message) &&
+                  (!c->since_text[0] ||
+                   cJSON_AddStringToObject(o, "lastTransitionTime", c->since_text)) &&
+                  (!c->observed_gen_set ||
+                   cJSON_AddNumberToObject(o, "observedGeneration", (double)c->observed_gen));
+        if (!ok) {
+            if (!added)
+                cJSON_Delete(o);
+            cJSON_Delete(arr);
+            return NULL;
+        }
+    }
+    return arr;
+}
 
 static size_t res_heap(const nw_resources_t *r)
 {

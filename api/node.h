@@ -17,10 +17,12 @@
  *       nw_node_claim_free(c);
  *   }
  *
- * What both keep (nw_node_meta_t): name, uid, resourceVersion, the creation and deletion
- * timestamps, labels and annotations (sorted by key; kubectl's
- * last-applied-configuration annotation is dropped), finalizers, spec.taints, and
- * status.conditions as (type, status, reason, message, lastTransitionTime).
+ * What both keep (nw_node_meta_t): name, uid, resourceVersion, generation, the creation and
+ * deletion timestamps, labels and annotations (sorted by key; kubectl's
+ * last-applied-configuration annotation is dropped), finalizers, the owners' uids
+ * (metadata.ownerReferences), spec.taints, and
+ * status.conditions as (type, status, reason, message, lastTransitionTime,
+ * observedGeneration): enough to write the conditions back (nw_node_meta_conditions_json).
  * A Node adds: spec.providerID, spec.unschedulable, status.capacity and
  * status.allocatable (typed quantities), status.phase, the Ready condition's status.
  * A NodeClaim adds: spec.nodeClassRef (group, kind, name), spec.requirements (parsed as
@@ -36,9 +38,11 @@
  * ("spec.taints[0].effect"), a quantity that does not parse ("status.allocatable[cpu]"),
  * a spec.expireAfter or spec.terminationGracePeriod that is not a string,
  * a requirement that does not parse ("spec.requirements[0].operator"), a condition
- * without a type ("status.conditions[1].type"). A timestamp that does not parse counts
- * as absent (0), as in api/pod.h, and a duration that does not parse is kept as written
- * with its `_ok` false (the controllers report it on the NodeClaim, as they did).
+ * without a type ("status.conditions[1].type"), an owner reference without a uid
+ * ("metadata.ownerReferences[0].uid"), a metadata.generation or a condition's
+ * observedGeneration that is not a number ("status.conditions[0].observedGeneration"). A timestamp
+ * that does not parse counts as absent (0), as in api/pod.h, and a duration that does not parse is
+ * kept as written with its `_ok` false (the controllers report it on the NodeClaim, as they did).
  * NW_ENOMEM on out of memory. *out is NULL on error.
  * Ownership: the record is the caller's, freed with nw_node_free / nw_node_claim_free;
  * every string, array and list in it is borrowed from the record (never cleaned up by a
@@ -73,7 +77,9 @@ typedef struct {
     const char *message;     /* "" when absent */
     const char *since_text;  /* lastTransitionTime as written, "" when absent */
     nw_node_cond_status_t status;
-    int64_t since; /* lastTransitionTime, ns since the epoch; 0 when absent */
+    int64_t since;         /* lastTransitionTime, ns since the epoch; 0 when absent */
+    bool observed_gen_set; /* observedGeneration present (a number) */
+    int64_t observed_gen;
 } nw_node_cond_t;
 
 typedef struct {
@@ -86,13 +92,18 @@ typedef struct {
     const char *created_text;    /* metadata.creationTimestamp as written, "" */
     const char *deleted_text;    /* metadata.deletionTimestamp as written, "" */
     int64_t created, deleted;    /* ns since the epoch; 0 absent */
+    int64_t generation;          /* metadata.generation; 0 absent */
     bool terminating;            /* metadata.deletionTimestamp is set */
     const nw_node_kv_t *labels;  /* sorted by key */
     size_t nlabels;
     const nw_node_kv_t *annotations; /* sorted by key */
     size_t nannotations;
+    bool has_annotations; /* metadata.annotations is a non-empty map (even when all it
+                             holds is the dropped last-applied-configuration) */
     const char *const *finalizers;
     size_t nfinalizers;
+    const char *const *owner_uids; /* metadata.ownerReferences[].uid, in order */
+    size_t nowners;
     const nw_node_cond_t *conds; /* in the object's order */
     size_t nconds;
     nw_taints_t taints; /* spec.taints; borrowed */
@@ -159,6 +170,12 @@ const nw_node_cond_t *nw_node_meta_condition(const nw_node_meta_t *m, const char
 
 /** The status of the condition of this type (NW_NODE_COND_ABSENT without one). */
 nw_node_cond_status_t nw_node_meta_condition_status(const nw_node_meta_t *m, const char *type);
+
+/** status.conditions rendered back as the API server sent them (type, status, reason,
+ * message, and lastTransitionTime and observedGeneration when present), in their order:
+ * a new array the caller owns, NULL when memory runs out. Writes that patch the
+ * conditions of a cached object start from it. */
+cJSON *nw_node_meta_conditions_json(const nw_node_meta_t *m);
 
 /** Whether metadata.finalizers holds f. */
 bool nw_node_meta_has_finalizer(const nw_node_meta_t *m, const char *f);

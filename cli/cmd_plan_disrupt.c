@@ -79,6 +79,43 @@ static void pod_records_free(const nw_pod_t **v, size_t n)
     free(v);
 }
 
+/* The Nodes (claim false) or NodeClaims of the plan as records (api/node.h), as the cache
+ * decodes them; one that does not decode is left out with a warning naming the field, as
+ * the cache refuses it. */
+static const void **node_records(const cJSON *const *objs, size_t n, bool claim, size_t *out_n)
+{
+    const void **v = calloc(n + 1, sizeof *v);
+    *out_n = 0;
+    for (size_t i = 0; v && i < n; i++) {
+        nw_err_t err = {0};
+        nw_node_t *node = NULL;
+        nw_node_claim_t *nc = NULL;
+        nw_rc_t rc =
+            claim ? nw_node_claim_decode(objs[i], &nc, &err) : nw_node_decode(objs[i], &node, &err);
+        if (rc == NW_OK)
+            v[(*out_n)++] = claim ? (const void *)nc : (const void *)node;
+        else
+            fprintf(stderr, "nodewarden plan: %s %s left out: %s: %s\n",
+                    claim ? "NodeClaim" : "Node",
+                    nw_json_str(nw_json_get(objs[i], "metadata"), "name")
+                        ? nw_json_str(nw_json_get(objs[i], "metadata"), "name")
+                        : "(no name)",
+                    err.path, err.msg);
+    }
+    return v;
+}
+
+static void node_records_free(const void **v, size_t n, bool claim)
+{
+    for (size_t i = 0; v && i < n; i++) {
+        if (claim)
+            nw_node_claim_free((nw_node_claim_t *)v[i]);
+        else
+            nw_node_free((nw_node_t *)v[i]);
+    }
+    free(v);
+}
+
 /* GPU-aware disruption's verdict on an accelerator node */
 static void print_accel(const nw_disrupt_state_t *st, const nw_disrupt_node_t *n)
 {
@@ -227,8 +264,12 @@ int nw_cmd_plan_disrupt(const nw_plan_t *p, const nw_sched_snap_t *snap, int64_t
 {
     size_t npools, nclaims, nnodes, npods, npdbs, ndss;
     const cJSON **pools = objects(p, "NodePool", &npools);
-    const cJSON **claims = objects(p, "NodeClaim", &nclaims);
-    const cJSON **nodes = objects(p, "Node", &nnodes);
+    const cJSON **claimjs = objects(p, "NodeClaim", &nclaims);
+    const cJSON **nodejs = objects(p, "Node", &nnodes);
+    const nw_node_claim_t **claims =
+        claimjs ? (const nw_node_claim_t **)node_records(claimjs, nclaims, true, &nclaims) : NULL;
+    const nw_node_t **nodes =
+        nodejs ? (const nw_node_t **)node_records(nodejs, nnodes, false, &nnodes) : NULL;
     const cJSON **podjs = objects(p, "Pod", &npods);
     nw_jsonintern_t *intern = nw_jsonintern_new();
     const nw_pod_t **pods = podjs && intern ? pod_records(podjs, npods, intern, &npods) : NULL;
@@ -304,8 +345,10 @@ out:
     nw_decide_cmd_cleanup(&cmd);
     nw_candidates_state_free(st);
     free(pools);
-    free(claims);
-    free(nodes);
+    node_records_free((const void **)claims, nclaims, true);
+    node_records_free((const void **)nodes, nnodes, false);
+    free(claimjs);
+    free(nodejs);
     pod_records_free(pods, npods);
     nw_jsonintern_free(intern);
     free(podjs);

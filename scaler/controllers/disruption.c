@@ -226,9 +226,9 @@ static void event2(nw_disruption_t *d, const nw_kube_obj_t *nc, const nw_kube_ob
     if (!nw_ctl_may_write(c))
         return;
     if (nc)
-        nw_kube_write_event(rec, &nw_kube_client_res_nodeclaims, nc->json, type, reason, msg, NULL);
+        nw_ctl_obj_event_rec(rec, &nw_kube_client_res_nodeclaims, nc, type, reason, msg);
     if (node)
-        nw_kube_write_event(rec, &nw_kube_client_res_nodes, node->json, type, reason, msg, NULL);
+        nw_ctl_obj_event_rec(rec, &nw_kube_client_res_nodes, node, type, reason, msg);
 }
 
 static const nw_kube_obj_t *node_of(const nw_kube_snap_t *s, const nw_kube_obj_t *nc)
@@ -257,6 +257,32 @@ static int arr_pods(const nw_kube_snap_t *s, podarr_t *a)
         return -1;
     for (size_t i = 0; i < a->n; i++)
         a->v[i] = nw_kube_cache_snap_at(s, NW_KUBE_PODS, i)->pod;
+    return 0;
+}
+
+typedef struct {
+    const nw_node_t **v;
+    size_t n;
+} nodearr_t;
+
+typedef struct {
+    const nw_node_claim_t **v;
+    size_t n;
+} claimarr_t;
+
+/* Every Node's and every NodeClaim's record (api/node.h). */
+static int arr_nodes(const nw_kube_snap_t *s, nodearr_t *nodes, claimarr_t *claims)
+{
+    nodes->n = nw_kube_cache_snap_count(s, NW_KUBE_NODES);
+    claims->n = nw_kube_cache_snap_count(s, NW_KUBE_NODECLAIMS);
+    nodes->v = calloc(nodes->n + 1, sizeof *nodes->v);
+    claims->v = calloc(claims->n + 1, sizeof *claims->v);
+    if (!nodes->v || !claims->v)
+        return -1;
+    for (size_t i = 0; i < nodes->n; i++)
+        nodes->v[i] = nw_kube_cache_snap_at(s, NW_KUBE_NODES, i)->node;
+    for (size_t i = 0; i < claims->n; i++)
+        claims->v[i] = nw_kube_cache_snap_at(s, NW_KUBE_NODECLAIMS, i)->nodeclaim;
     return 0;
 }
 
@@ -299,7 +325,9 @@ static double catalog_price(void *ud, const char *itype, const char *zone, const
 /* ---- the view of one tick ---- */
 
 typedef struct {
-    arr_t pools, claims, nodes, pdbs, dss;
+    arr_t pools, pdbs, dss;
+    nodearr_t nodes;
+    claimarr_t claims;
     podarr_t pods;
     const char **incmd;
     size_t nincmd;
@@ -408,9 +436,9 @@ static int view_build(nw_disruption_t *d, const nw_kube_snap_t *s, view_t *v, bo
     nw_ctl_deps_t *c = d->deps;
     memset(v, 0, sizeof *v);
     v->snap = s;
-    if (arr_kind(s, NW_KUBE_NODEPOOLS, &v->pools) || arr_kind(s, NW_KUBE_NODECLAIMS, &v->claims) ||
-        arr_kind(s, NW_KUBE_NODES, &v->nodes) || (!light && arr_pods(s, &v->pods)) ||
-        arr_kind(s, NW_KUBE_PDBS, &v->pdbs) || arr_kind(s, NW_KUBE_DAEMONSETS, &v->dss))
+    if (arr_kind(s, NW_KUBE_NODEPOOLS, &v->pools) || arr_nodes(s, &v->nodes, &v->claims) ||
+        (!light && arr_pods(s, &v->pods)) || arr_kind(s, NW_KUBE_PDBS, &v->pdbs) ||
+        arr_kind(s, NW_KUBE_DAEMONSETS, &v->dss))
         goto fail;
     size_t cap = d->nrecent + 1;
     for (size_t i = 0; i < d->nfl; i++)
@@ -434,7 +462,7 @@ static int view_build(nw_disruption_t *d, const nw_kube_snap_t *s, view_t *v, bo
          nw_nominations_any(d->mem->noms) && i < nw_kube_cache_snap_count(s, NW_KUBE_NODECLAIMS);
          i++) {
         const nw_kube_obj_t *nc = nw_kube_cache_snap_at(s, NW_KUBE_NODECLAIMS, i);
-        const char *nn = nw_json_str_at(nc->json, "status.nodeName");
+        const char *nn = nc->nodeclaim->node_name;
         if (nn && *nn &&
             (nw_simsnap_is_nominated(d->mem->noms, s, nc->name, mono,
                                      nw_ctl_nomination_window(d->mem)) ||
@@ -444,7 +472,7 @@ static int view_build(nw_disruption_t *d, const nw_kube_snap_t *s, view_t *v, bo
     for (size_t i = 0; i < d->nrepl; i++) {
         const nw_kube_obj_t *nc =
             nw_kube_cache_snap_get(s, NW_KUBE_NODECLAIMS, NULL, d->repl[i].name);
-        const char *nn = nc ? nw_json_str_at(nc->json, "status.nodeName") : NULL;
+        const char *nn = nc && nc->nodeclaim->node_name[0] ? nc->nodeclaim->node_name : NULL;
         if (nn && mono - d->repl[i].mono < nw_ctl_nomination_window(d->mem))
             v->nominated[v->nnominated++] = nn;
     }
@@ -570,11 +598,30 @@ static NW_MUST_USE nw_rc_t claim_write(nw_disruption_t *d, const char *name, con
  * of its status's conditions that holds only if the NodeClaim is still the version the
  * cache shows (metadata.resourceVersion: a newer one is a 409, and the next tick decides
  * again from the newer one). */
-static void claim_patch(nw_disruption_t *d, const cJSON *cached, const char *name, condw_t *w)
+static cJSON *claim_conditions(const nw_node_claim_t *rec)
+{
+    cJSON *o = cJSON_CreateObject(), *conds = nw_node_meta_conditions_json(&rec->m);
+    cJSON *meta = o ? cJSON_AddObjectToObject(o, "metadata") : NULL,
+          *st = o ? cJSON_AddObjectToObject(o, "status") : NULL;
+    if (!meta || !st || !conds ||
+        (rec->m.generation &&
+         !cJSON_AddNumberToObject(meta, "generation", (double)rec->m.generation))) {
+        cJSON_Delete(conds);
+        cJSON_Delete(o);
+        return NULL;
+    }
+    cJSON_AddItemToObject(st, "conditions", conds);
+    return o;
+}
+
+static void claim_patch(nw_disruption_t *d, const nw_node_claim_t *rec, const char *name,
+                        condw_t *w)
 {
     nw_ctl_deps_t *c = d->deps;
-    const char *rv = nw_json_str(nw_json_get(cached, "metadata"), "resourceVersion");
-    cJSON *copy = rv ? cJSON_Duplicate(cached, 1) : NULL;
+    const char *rv = rec->m.rv[0] ? rec->m.rv : NULL;
+    /* the conditions as the cache shows them (the record keeps all their fields), with
+     * metadata.generation for their observedGeneration */
+    cJSON *copy = rv ? claim_conditions(rec) : NULL;
     if (!copy || mutate_cond(copy, w) != 0) {
         cJSON_Delete(copy);
         if (!rv) /* no version to hold it to: read it back and write */
@@ -830,7 +877,8 @@ static void markers(nw_disruption_t *d, const nw_kube_snap_t *s, const view_t *v
         }
         if (n->pool < 0 || !n->initialized)
             continue;
-        const char *cur = nw_json_condition(n->nodeclaim, "Consolidatable");
+        const nw_node_cond_t *cc = nw_node_meta_condition(&n->nodeclaim->m, "Consolidatable");
+        const char *cur = cc ? cc->status_name : NULL;
         int want = n->consolidatable;
         if (want && (!cur || strcmp(cur, "True") != 0)) {
             condw_t w = {"Consolidatable", "True", "Consolidatable", "", now, 0, 0};
@@ -859,15 +907,15 @@ static void cleanup(nw_disruption_t *d, const nw_kube_snap_t *s)
         if (nc->terminating || held(d, nc->name))
             continue;
         const nw_kube_obj_t *node = node_of(s, nc);
-        if (node && !node->terminating && nw_ctl_has_disrupted_taint(node->json)) {
+        if (node && !node->terminating && nw_ctl_has_disrupted_taint(node->node)) {
             nw_log_info("disruption", "removing a leftover disrupted taint",
                         NW_LS("node", node->name), NW_LS("nodeclaim", nc->name));
             /* a taint left behind is removed by the next tick */
             (void)node_taint(d, node->name, 0);
         }
-        if (nw_json_condition(nc->json, "DisruptionReason")) {
+        if (nw_node_meta_condition(&nc->nodeclaim->m, "DisruptionReason")) {
             condw_t w = {"DisruptionReason", NULL, NULL, NULL, 0, 1, 0};
-            claim_patch(d, nc->json, nc->name, &w);
+            claim_patch(d, nc->nodeclaim, nc->name, &w);
         }
     }
 }
@@ -1035,7 +1083,10 @@ static void delete_candidates(nw_disruption_t *d, const nw_kube_snap_t *s,
         const nw_kube_obj_t *nc = nw_kube_cache_snap_get(s, NW_KUBE_NODECLAIMS, NULL, name);
         char r[32];
         nw_kmetrics_resource_type(nw_budget_reason_str(cmd->reason), r, sizeof r); /* lower case */
-        nw_kmetrics_disrupted(c->series, r, nc ? nc->json : NULL);
+        if (nc)
+            nw_kmetrics_disrupted_of(c->series, r, &nc->nodeclaim->m);
+        else
+            nw_kmetrics_disrupted(c->series, r, NULL);
         char msg[600];
         snprintf(msg, sizeof msg, "Disrupting NodeClaim: %s/%s (%s)",
                  nw_budget_reason_str(cmd->reason),
@@ -1155,8 +1206,8 @@ static void progress(nw_disruption_t *d, const nw_kube_snap_t *s)
             } else if (!o && (f->seen[r] || mono - f->started_mono > UNSEEN_GRACE_NS)) {
                 failed = 1;
                 why = "a replacement NodeClaim disappeared";
-            } else if (!o || !nw_json_condition(o->json, "Initialized") ||
-                       strcmp(nw_json_condition(o->json, "Initialized"), "True") != 0) {
+            } else if (!o || nw_node_meta_condition_status(&o->nodeclaim->m, "Initialized") !=
+                                 NW_NODE_COND_TRUE) {
                 ready = 0;
             }
         }

@@ -468,7 +468,7 @@ static bool judge(nw_ctl_deps_t *c, nw_driftmark_t *d, const nw_kube_snap_t *s,
         inst.sg_ids = isgs;
         instp = &inst;
     }
-    nw_drift_in_t in = {nc->json,
+    nw_drift_in_t in = {nc->nodeclaim,
                         pool->json,
                         class && !class->terminating ? class->json : NULL,
                         resolved,
@@ -493,7 +493,7 @@ static bool judge(nw_ctl_deps_t *c, nw_driftmark_t *d, const nw_kube_snap_t *s,
         nw_log_info("drift", "NodeClaim drifted", NW_LS("nodeclaim", nc->name),
                     NW_LS("nodepool", nc->nodepool), NW_LS("reason", now_reason),
                     NW_LS("detail", detail));
-        nw_ctl_event(c, &nw_kube_client_res_nodeclaims, nc->json, "Normal", "Drifted", msg);
+        nw_ctl_obj_event(c, &nw_kube_client_res_nodeclaims, nc, "Normal", "Drifted", msg);
         nw_prom_counters_inc(d->counters, "drifted", nc->nodepool, now_reason);
     } else {
         nw_log_info("drift", "NodeClaim no longer drifted", NW_LS("nodeclaim", nc->name),

@@ -161,7 +161,7 @@ void nw_expiry_tick(nw_expiry_t *e, const nw_kube_snap_t *s)
                     NW_LS("nodepool", nc->nodepool),
                     NW_LS("expireAfter", ea ? ea : DEFAULT_EXPIRE_AFTER),
                     NW_LS("created", nc->nodeclaim->m.created_text));
-        nw_ctl_event(c, &nw_kube_client_res_nodeclaims, nc->json, "Normal", "Expired", msg);
+        nw_ctl_obj_event(c, &nw_kube_client_res_nodeclaims, nc, "Normal", "Expired", msg);
         if (e->counters)
             nw_prom_counters_inc(e->counters, "expired", nc->nodepool, NULL);
         nw_kmetrics_disrupted_of(c->series, "expired", &nc->nodeclaim->m);

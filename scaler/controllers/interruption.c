@@ -163,11 +163,11 @@ static NW_MUST_USE nw_rc_t act(nw_interruption_t *h, const nw_interrupt_event_t 
                 NW_LS("nodeclaim", nc), NW_LS("node", a->node ? a->node->name : ""),
                 NW_LB("delete", a->delete_claim));
     if (a->reason) {
-        nw_kube_write_event(h->deps->rec, &nw_kube_client_res_nodeclaims, a->nodeclaim->json,
-                            a->type, a->reason, a->message, NULL);
+        nw_ctl_obj_event_rec(h->deps->rec, &nw_kube_client_res_nodeclaims, a->nodeclaim, a->type,
+                             a->reason, a->message);
         if (a->node)
-            nw_kube_write_event(h->deps->rec, &nw_kube_client_res_nodes, a->node->json, a->type,
-                                a->reason, a->message, NULL);
+            nw_ctl_obj_event_rec(h->deps->rec, &nw_kube_client_res_nodes, a->node, a->type,
+                                 a->reason, a->message);
         atomic_fetch_add(&h->actions[ACT_EVENT], 1);
     }
     if (a->mark_ice && h->o.ice) {
@@ -209,8 +209,8 @@ static NW_MUST_USE nw_rc_t act(nw_interruption_t *h, const nw_interrupt_event_t 
         char msg[160];
         snprintf(msg, sizeof msg, "Interruption (%s) triggered termination of the NodeClaim",
                  nw_interrupt_kind_name(ev->kind));
-        nw_kube_write_event(h->deps->rec, &nw_kube_client_res_nodeclaims, a->nodeclaim->json,
-                            "Warning", "TerminatingOnInterruption", msg, NULL);
+        nw_ctl_obj_event_rec(h->deps->rec, &nw_kube_client_res_nodeclaims, a->nodeclaim, "Warning",
+                             "TerminatingOnInterruption", msg);
         nw_log_info("interruption", "deleted the NodeClaim", NW_LS("nodeclaim", nc),
                     NW_LS("kind", nw_interrupt_kind_name(ev->kind)),
                     NW_LS("instance", a->instance_id));

@@ -53,12 +53,16 @@ typedef enum { JOB_REGISTER, JOB_INITIALIZE } job_kind_t;
 typedef struct job {
     struct job *next;
     job_kind_t kind;
-    char *uid;               /* the NodeClaim's */
-    char *node_name;         /* the Node's */
-    cJSON *nc, *pool, *node; /* copies: the NodeClaim, its NodePool (NULL: none), the Node */
-    bool node_ok;            /* the Node's write was made (or had nothing to do) */
-    bool ok;                 /* both writes were made (or had nothing to do) */
-    bool wrote;              /* the NodeClaim's condition was set by this job */
+    char *uid;       /* the NodeClaim's */
+    char *node_name; /* the Node's */
+    /* the snapshot the job was made from (held: its objects stay alive), and from it the
+     * NodeClaim, its Node and its NodePool (NULL: none) */
+    nw_kube_snap_t *snap;
+    const nw_kube_obj_t *nc, *node;
+    const cJSON *pool;
+    bool node_ok; /* the Node's write was made (or had nothing to do) */
+    bool ok;      /* both writes were made (or had nothing to do) */
+    bool wrote;   /* the NodeClaim's condition was set by this job */
     int warned_unregistered;
 } job_t;
 
@@ -161,6 +165,11 @@ static bool is_true(const cJSON *obj, const char *cond)
     return s && strcmp(s, "True") == 0;
 }
 
+static bool rec_true(const nw_node_meta_t *m, const char *cond)
+{
+    return nw_node_meta_condition_status(m, cond) == NW_NODE_COND_TRUE;
+}
+
 static cJSON *obj_child(cJSON *o, const char *k, int array)
 {
     cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
@@ -180,11 +189,9 @@ static bool set_label(cJSON *labels, const char *k, const char *v)
     return true;
 }
 
-static bool taint_eq(const cJSON *a, const cJSON *b)
+static bool taint_eq(const nw_taint_t *a, const nw_taint_t *b)
 {
-    const char *ka = nw_json_str(a, "key"), *kb = nw_json_str(b, "key");
-    const char *ea = nw_json_str(a, "effect"), *eb = nw_json_str(b, "effect");
-    return ka && kb && ea && eb && strcmp(ka, kb) == 0 && strcmp(ea, eb) == 0;
+    return strcmp(a->key, b->key) == 0 && a->effect == b->effect;
 }
 
 /* ---- kubeadm bootstrap tokens (scaler/nodeclaim/bootstrap.h) ---- */
@@ -237,6 +244,12 @@ static facts_t *facts(nw_lifecycle_t *l, const nw_kube_obj_t *o, facts_t *tmp, b
     memset(tmp, 0, sizeof *tmp);
     *fresh = true;
     return tmp;
+}
+
+/* nc's spec.nodeClassRef.name, NULL when it has none */
+static const char *class_of(const nw_kube_obj_t *nc)
+{
+    return nc->nodeclaim->class_name[0] ? nc->nodeclaim->class_name : NULL;
 }
 
 /* Does nc's EC2NodeClass (its spec.nodeClassRef.name: cname) use nodewarden's kubeadm
@@ -298,11 +311,246 @@ static void boot_prune(nw_lifecycle_t *l, const nw_kube_snap_t *s)
 /* ---- registration: one update of the Node ---- */
 
 typedef struct {
-    const cJSON *nc;
+    const nw_node_claim_t *nc;
     const cJSON *pool; /* may be NULL */
     int warned_unregistered;
 } reg_t;
 
+/* "~" and "/" escaped for a JSON pointer (RFC 6901) */
+static void ptr_escape(char *out, size_t n, const char *prefix, const char *key)
+{
+    size_t o = (size_t)snprintf(out, n, "%s", prefix);
+    for (const char *p = key; *p && o + 3 < n; p++) {
+        if (*p == '~' || *p == '/') {
+            out[o++] = '~';
+            out[o++] = *p == '~' ? '0' : '1';
+        } else {
+            out[o++] = *p;
+        }
+    }
+    out[o < n ? o : n - 1] = 0;
+}
+
+static bool add_op(cJSON *ops, const char *op, const char *path, cJSON *value)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o || !cJSON_AddItemToArray(ops, o)) {
+        cJSON_Delete(o);
+        cJSON_Delete(value);
+        return false;
+    }
+    if (!cJSON_AddStringToObject(o, "op", op) || !cJSON_AddStringToObject(o, "path", path)) {
+        cJSON_Delete(value);
+        return false;
+    }
+    if (value)
+        cJSON_AddItemToObject(o, "value", value);
+    return true;
+}
+
+static cJSON *taint_json(const nw_taint_t *t)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (o && (!cJSON_AddStringToObject(o, "key", t->key) ||
+              (t->value[0] && !cJSON_AddStringToObject(o, "value", t->value)) ||
+              !cJSON_AddStringToObject(o, "effect", nw_taints_effect_str(t->effect)))) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
+/* The labels (or annotations) the Node is to carry: kv set on top of have, one op per key
+ * that changes (the whole map when the Node has none: kept is whether it had any) */
+typedef struct {
+    const nw_node_kv_t *kv;
+    size_t n;
+} kvs_t;
+
+static const char *kvs_get(const kvs_t *have, const cJSON *set, const char *k)
+{
+    const char *v = nw_json_str(set, k);
+    if (v)
+        return v;
+    for (size_t i = 0; i < have->n; i++)
+        if (strcmp(have->kv[i].key, k) == 0)
+            return have->kv[i].value;
+    return NULL;
+}
+
+static bool kvs_put(cJSON *set, const kvs_t *have, const char *k, const char *v, int *changed)
+{
+    const char *cur = kvs_get(have, set, k);
+    if (cur && strcmp(cur, v) == 0)
+        return true;
+    *changed = 1;
+    cJSON_DeleteItemFromObjectCaseSensitive(set, k);
+    return cJSON_AddStringToObject(set, k, v) != NULL;
+}
+
+static bool kvs_ops(cJSON *ops, const char *path, const cJSON *set, bool had_map)
+{
+    if (!set->child)
+        return true;
+    if (!had_map)
+        return add_op(ops, "add", path, cJSON_Duplicate(set, 1));
+    char p[600], prefix[64];
+    snprintf(prefix, sizeof prefix, "%s/", path);
+    for (const cJSON *e = set->child; e; e = e->next) {
+        ptr_escape(p, sizeof p, prefix, e->string);
+        if (!add_op(ops, "add", p, cJSON_CreateString(e->valuestring)))
+            return false;
+    }
+    return true;
+}
+
+/* The NodeClaim's labels and annotations and the pool template's labels onto the Node (in
+ * set_l and set_a: what changes) */
+static bool reg_meta(const reg_t *r, const kvs_t *hl, const kvs_t *ha, cJSON *set_l, cJSON *set_a,
+                     int *changed)
+{
+    const nw_node_meta_t *m = &r->nc->m;
+    for (size_t i = 0; i < m->nlabels; i++)
+        if (!kvs_put(set_l, hl, m->labels[i].key, m->labels[i].value, changed))
+            return false;
+    const cJSON *l;
+    cJSON_ArrayForEach(
+        l,
+        nw_json_get(nw_json_get(nw_json_get(nw_json_get(r->pool, "spec"), "template"), "metadata"),
+                    "labels"))
+    {
+        if (cJSON_IsString(l) && !kvs_put(set_l, hl, l->string, l->valuestring, changed))
+            return false;
+    }
+    /* the NodeClaim's annotations (the pool template's among them: registration.go syncNode) */
+    for (size_t i = 0; i < m->nannotations; i++)
+        if (!kvs_put(set_a, ha, m->annotations[i].key, m->annotations[i].value, changed))
+            return false;
+    return true;
+}
+
+/* The taints: karpenter.sh/unregistered lifted, the NodeClaim's taints and startup taints
+ * added unless karpenter.sh/do-not-sync-taints (as ops on /spec/taints; the record's taints
+ * are the Node's, in its order) */
+static bool reg_taints(reg_t *r, const nw_node_t *node, const kvs_t *hl, const cJSON *set_l,
+                       cJSON *ops, int *changed)
+{
+    const nw_taints_t *have = &node->m.taints;
+    size_t left = have->n;
+    int had_unreg = 0;
+    char p[64];
+    for (size_t i = have->n; i-- > 0;)
+        if (strcmp(have->v[i].key, NW_TAINT_UNREGISTERED) == 0) {
+            snprintf(p, sizeof p, "/spec/taints/%zu", i);
+            if (!add_op(ops, "remove", p, NULL))
+                return false;
+            had_unreg = *changed = 1;
+            left--;
+        }
+    r->warned_unregistered = !had_unreg && !kvs_get(hl, set_l, "karpenter.sh/registered");
+    const char *dns = kvs_get(hl, set_l, "karpenter.sh/do-not-sync-taints");
+    cJSON *added = cJSON_CreateArray();
+    if (!added)
+        return false;
+    for (int k = 0; !(dns && strcmp(dns, "true") == 0) && k < 2; k++) {
+        const nw_taints_t *want = k ? &r->nc->startup_taints : &r->nc->m.taints;
+        for (size_t i = 0; i < want->n; i++) {
+            bool on = false;
+            for (size_t j = 0; j < have->n && !on; j++)
+                on = strcmp(have->v[j].key, NW_TAINT_UNREGISTERED) != 0 &&
+                     taint_eq(&have->v[j], &want->v[i]);
+            const cJSON *x;
+            cJSON_ArrayForEach(x, added)
+            {
+                on = on || (strcmp(nw_json_str(x, "key"), want->v[i].key) == 0 &&
+                            strcmp(nw_json_str(x, "effect"),
+                                   nw_taints_effect_str(want->v[i].effect)) == 0);
+            }
+            cJSON *t = on ? NULL : taint_json(&want->v[i]);
+            if (!on && (!t || !cJSON_AddItemToArray(added, t))) {
+                cJSON_Delete(t);
+                cJSON_Delete(added);
+                return false;
+            }
+        }
+    }
+    bool ok = true;
+    if (added->child) {
+        *changed = 1;
+        if (!left) /* none left (or none at all): the list as it is to be */
+            ok = add_op(ops, "add", "/spec/taints", cJSON_Duplicate(added, 1));
+        for (const cJSON *t = added->child; ok && left && t; t = t->next)
+            ok = add_op(ops, "add", "/spec/taints/-", cJSON_Duplicate(t, 1));
+    } else if (have->n && !left) {
+        ok = add_op(ops, "remove", "/spec/taints", NULL);
+    }
+    cJSON_Delete(added);
+    return ok;
+}
+
+/* The registration of node for r->nc as a JSON patch held to the Node's resourceVersion:
+ * *ops NULL when there is nothing to write. -1 when the Node is being deleted, or on out of
+ * memory (then no write: the caller reads and decides again). */
+static int register_ops(reg_t *r, const nw_node_t *node, cJSON **out)
+{
+    *out = NULL;
+    if (node->m.terminating)
+        return -1;
+    kvs_t hl = {node->m.labels, node->m.nlabels}, ha = {node->m.annotations, node->m.nannotations};
+    cJSON *ops = cJSON_CreateArray(), *set_l = cJSON_CreateObject(), *set_a = cJSON_CreateObject();
+    int changed = 0;
+    /* held to the version the records show (none known: unconditional, as a PUT without one) */
+    bool ok = ops && set_l && set_a &&
+              (!node->m.rv[0] ||
+               add_op(ops, "test", "/metadata/resourceVersion", cJSON_CreateString(node->m.rv))) &&
+              reg_meta(r, &hl, &ha, set_l, set_a, &changed) &&
+              reg_taints(r, node, &hl, set_l, ops, &changed) &&
+              kvs_put(set_l, &hl, "karpenter.sh/registered", "true", &changed) &&
+              kvs_ops(ops, "/metadata/labels", set_l, node->m.nlabels > 0) &&
+              kvs_ops(ops, "/metadata/annotations", set_a, node->m.has_annotations);
+    if (ok && !nw_node_meta_has_finalizer(&node->m, NW_FINALIZER)) {
+        changed = 1;
+        ok = node->m.nfinalizers
+                 ? add_op(ops, "add", "/metadata/finalizers/-", cJSON_CreateString(NW_FINALIZER))
+                 : add_op(ops, "add", "/metadata/finalizers",
+                          cJSON_CreateStringArray((const char *[]){NW_FINALIZER}, 1));
+    }
+    const char *uid = r->nc->m.uid;
+    bool owned = false;
+    for (size_t i = 0; i < node->m.nowners && !owned; i++)
+        owned = strcmp(node->m.owner_uids[i], uid) == 0;
+    if (ok && !owned && uid[0]) {
+        cJSON *own = cJSON_CreateObject();
+        ok = own && cJSON_AddStringToObject(own, "apiVersion", "karpenter.sh/v1") &&
+             cJSON_AddStringToObject(own, "kind", "NodeClaim") &&
+             cJSON_AddStringToObject(own, "name", r->nc->m.name) &&
+             cJSON_AddStringToObject(own, "uid", uid) &&
+             cJSON_AddBoolToObject(own, "blockOwnerDeletion", 1);
+        cJSON *v = own;
+        if (ok && !node->m.nowners && (v = cJSON_CreateArray()) != NULL)
+            cJSON_AddItemToArray(v, own);
+        else if (!ok || !v) {
+            cJSON_Delete(own);
+            ok = false;
+        }
+        ok = ok &&
+             add_op(ops, "add",
+                    node->m.nowners ? "/metadata/ownerReferences/-" : "/metadata/ownerReferences",
+                    v);
+        changed = 1;
+    }
+    cJSON_Delete(set_l);
+    cJSON_Delete(set_a);
+    if (!ok || !changed) {
+        cJSON_Delete(ops);
+        return ok ? 0 : -1;
+    }
+    *out = ops;
+    return 0;
+}
+
+/* The same as a mutate function over the Node's JSON (the fallback's read, mutate and
+ * write): labels, annotations, taints, finalizer, owner. */
 static int mutate_register(cJSON *node, void *ud)
 {
     reg_t *r = ud;
@@ -312,12 +560,10 @@ static int mutate_register(cJSON *node, void *ud)
         return -1;
     cJSON *labels = obj_child(md, "labels", 0);
     /* NodeClaim labels (pool template labels are in them), then the markers */
+    const nw_node_meta_t *m = &r->nc->m;
+    for (size_t i = 0; i < m->nlabels; i++)
+        changed |= set_label(labels, m->labels[i].key, m->labels[i].value);
     const cJSON *l;
-    cJSON_ArrayForEach(l, nw_json_get(nw_json_get(r->nc, "metadata"), "labels"))
-    {
-        if (cJSON_IsString(l))
-            changed |= set_label(labels, l->string, l->valuestring);
-    }
     cJSON_ArrayForEach(
         l,
         nw_json_get(nw_json_get(nw_json_get(nw_json_get(r->pool, "spec"), "template"), "metadata"),
@@ -328,11 +574,8 @@ static int mutate_register(cJSON *node, void *ud)
     }
     /* the NodeClaim's annotations (the pool template's among them: registration.go syncNode) */
     cJSON *ann = obj_child(md, "annotations", 0);
-    cJSON_ArrayForEach(l, nw_json_get(nw_json_get(r->nc, "metadata"), "annotations"))
-    {
-        if (cJSON_IsString(l))
-            changed |= set_label(ann, l->string, l->valuestring);
-    }
+    for (size_t i = 0; i < m->nannotations; i++)
+        changed |= set_label(ann, m->annotations[i].key, m->annotations[i].value);
     r->warned_unregistered = 0;
     cJSON *taints = obj_child(obj_child(node, "spec", 0), "taints", 1);
     int had_unreg = 0;
@@ -347,20 +590,20 @@ static int mutate_register(cJSON *node, void *ud)
         r->warned_unregistered = 1;
     if (!(nw_json_str(labels, "karpenter.sh/do-not-sync-taints") &&
           strcmp(nw_json_str(labels, "karpenter.sh/do-not-sync-taints"), "true") == 0)) {
-        const char *lists[] = {"taints", "startupTaints"};
         for (int k = 0; k < 2; k++) {
-            const cJSON *t;
-            cJSON_ArrayForEach(t, nw_json_get(nw_json_get(r->nc, "spec"), lists[k]))
-            {
+            const nw_taints_t *want = k ? &r->nc->startup_taints : &r->nc->m.taints;
+            for (size_t i = 0; i < want->n; i++) {
                 int have = 0;
                 const cJSON *x;
                 cJSON_ArrayForEach(x, taints)
                 {
-                    if (taint_eq(x, t))
+                    const char *xk = nw_json_str(x, "key"), *xe = nw_json_str(x, "effect");
+                    if (xk && xe && strcmp(xk, want->v[i].key) == 0 &&
+                        strcmp(xe, nw_taints_effect_str(want->v[i].effect)) == 0)
                         have = 1;
                 }
                 if (!have) {
-                    cJSON_AddItemToArray(taints, cJSON_Duplicate(t, 1));
+                    cJSON_AddItemToArray(taints, taint_json(&want->v[i]));
                     changed = 1;
                 }
             }
@@ -383,7 +626,7 @@ static int mutate_register(cJSON *node, void *ud)
         changed = 1;
     }
     cJSON *owners = obj_child(md, "ownerReferences", 1);
-    const char *uid = nw_json_str_at(r->nc, "metadata.uid");
+    const char *uid = m->uid[0] ? m->uid : NULL;
     int hasown = 0;
     const cJSON *o;
     cJSON_ArrayForEach(o, owners)
@@ -396,7 +639,7 @@ static int mutate_register(cJSON *node, void *ud)
         cJSON *own = cJSON_CreateObject();
         cJSON_AddStringToObject(own, "apiVersion", "karpenter.sh/v1");
         cJSON_AddStringToObject(own, "kind", "NodeClaim");
-        cJSON_AddStringToObject(own, "name", nw_json_str_at(r->nc, "metadata.name"));
+        cJSON_AddStringToObject(own, "name", m->name);
         cJSON_AddStringToObject(own, "uid", uid);
         cJSON_AddBoolToObject(own, "blockOwnerDeletion", 1);
         cJSON_AddItemToArray(owners, own);
@@ -436,75 +679,42 @@ static int mutate_condition(cJSON *nc, void *ud)
     return 0;
 }
 
-static int mutate_initialized_label(cJSON *node, void *ud)
-{
-    (void)ud;
-    cJSON *labels = obj_child(obj_child(node, "metadata", 0), "labels", 0);
-    return set_label(labels, "karpenter.sh/initialized", "true") ? 0 : 1;
-}
-
-static bool quantity_nonzero(const char *q)
-{
-    if (!q)
-        return false;
-    for (const char *p = q; *p; p++)
-        if (*p >= '1' && *p <= '9')
-            return true;
-        else if (*p != '0' && *p != '.')
-            break;
-    return false;
-}
-
 /* Karpenter's initialization checks (requested extended resources registered in full,
  * not only non-zero: shared GPUs); on failure *why says what is missing. */
-static bool node_initialized(const cJSON *nc, const cJSON *node, const char **why)
+static bool node_initialized(const nw_node_claim_t *nc, const nw_node_t *node, const char **why)
 {
-    if (!nw_ctl_node_ready(node)) {
+    if (node->ready != NW_NODE_COND_TRUE) {
         *why = "node not ready";
         return false;
     }
-    const cJSON *t, *x;
-    const cJSON *taints = nw_json_get(nw_json_get(node, "spec"), "taints");
-    cJSON_ArrayForEach(t, nw_json_get(nw_json_get(nc, "spec"), "startupTaints"))
-    {
-        cJSON_ArrayForEach(x, taints)
-        {
-            if (taint_eq(x, t)) {
+    const nw_taints_t *taints = &node->m.taints;
+    for (size_t i = 0; i < nc->startup_taints.n; i++)
+        for (size_t k = 0; k < taints->n; k++)
+            if (taint_eq(&taints->v[k], &nc->startup_taints.v[i])) {
                 *why = "startup taint remains";
                 return false;
             }
-        }
-    }
     static const char *const ephemeral[] = {
         "node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable",
         "node.cloudprovider.kubernetes.io/uninitialized", NW_TAINT_UNREGISTERED};
-    cJSON_ArrayForEach(x, taints)
-    {
-        const char *k = nw_json_str(x, "key");
-        for (size_t i = 0; k && i < sizeof ephemeral / sizeof *ephemeral; i++)
-            if (strcmp(k, ephemeral[i]) == 0) {
+    for (size_t k = 0; k < taints->n; k++)
+        for (size_t i = 0; i < sizeof ephemeral / sizeof *ephemeral; i++)
+            if (strcmp(taints->v[k].key, ephemeral[i]) == 0) {
                 *why = "ephemeral taint remains";
                 return false;
             }
-    }
-    const cJSON *r;
-    const cJSON *alloc = nw_json_get(nw_json_get(node, "status"), "allocatable");
-    cJSON_ArrayForEach(r,
-                       nw_json_get(nw_json_get(nw_json_get(nc, "spec"), "resources"), "requests"))
-    {
-        if (!r->string || !strchr(r->string, '/') || !quantity_nonzero(cJSON_GetStringValue(r)))
+    for (size_t i = 0; i < nw_resources_len(&nc->requests); i++) {
+        const char *name = nw_resources_name_at(&nc->requests, i);
+        nw_quantity_t want = nw_resources_at(&nc->requests, i), have;
+        if (!strchr(name, '/') || want.milli <= 0)
             continue; /* only extended resources (vendor-domain names) */
-        if (!quantity_nonzero(nw_json_str(alloc, r->string))) {
+        if (!nw_resources_get(&node->allocatable, name, &have) || have.milli <= 0) {
             *why = "requested extended resource not registered";
             return false;
         }
         /* and registered in full: a shared GPU's replicas or MIG slices appear when the
          * device plugin takes its configuration, which may follow the first count */
-        nw_quantity_t want, have;
-        nw_err_t qe = {0};
-        if (nw_quantity_parse(cJSON_GetStringValue(r), &want, &qe) == NW_OK &&
-            nw_quantity_parse(nw_json_str(alloc, r->string), &have, &qe) == NW_OK &&
-            nw_quantity_cmp(have, want) < 0) {
+        if (nw_quantity_cmp(have, want) < 0) {
             *why = "requested extended resource not registered in full";
             return false;
         }
@@ -532,41 +742,47 @@ static void job_free(job_t *j)
         return;
     free(j->uid);
     free(j->node_name);
-    cJSON_Delete(j->nc);
-    cJSON_Delete(j->pool);
-    cJSON_Delete(j->node);
+    nw_kube_cache_snap_release(j->snap);
     free(j);
 }
 
-/* A read-modify-write that starts from the cached copy of the object (cached: its version in
- * the snapshot the job was made from) instead of reading it: mutate a copy and PUT it with
- * the cached resourceVersion; nothing to write per the copy is done; a conflict (the object
- * changed since) falls back to nw_kube_write_update_retry's read, mutate and write. Saves a
- * GET per write while the cache is current (a scale-out's four per node). */
-static nw_rc_t update_from(nw_ctl_deps_t *c, const nw_kube_res_t *res, const char *name, int status,
-                           const cJSON *cached, nw_kube_mutate_fn mutate, void *ud, nw_err_t *err)
+/* A failed test of the resourceVersion (422) or a conflict: the object changed since the
+ * snapshot */
+static bool changed_since(nw_rc_t rc, const nw_err_t *err)
 {
-    cJSON *o = cached ? cJSON_Duplicate(cached, 1) : NULL;
-    int m = o ? mutate(o, ud) : -1;
+    return rc == NW_ECONFLICT || (rc == NW_EKUBE && strstr(err->msg, "HTTP 422"));
+}
+
+/* The Node's registration, from the records (no read): a JSON patch held to the Node's
+ * resourceVersion; when the Node changed since (or is being deleted) the read, mutate and
+ * write of nw_kube_write_update_retry. */
+static nw_rc_t register_node(nw_ctl_deps_t *c, job_t *j, reg_t *r, nw_err_t *err)
+{
+    cJSON *ops = NULL;
     nw_rc_t rc = NW_ECONFLICT;
-    if (m == 1)
-        rc = NW_OK;
-    else if (m == 0)
-        rc = nw_kube_write_update(c->kube, res, o, status, NULL, err);
-    cJSON_Delete(o);
-    if (rc != NW_ECONFLICT)
+    if (register_ops(r, j->node->node, &ops) == 0) {
+        char *body = ops ? cJSON_PrintUnformatted(ops) : NULL;
+        if (!ops)
+            rc = NW_OK; /* nothing to write */
+        else if (body)
+            rc = nw_kube_write_patch(c->kube, &nw_kube_client_res_nodes, NULL, j->node_name,
+                                     NW_KUBE_PATCH_JSON, body, 0, NULL, err);
+        cJSON_free(body);
+        cJSON_Delete(ops);
+    }
+    if (rc != NW_ECONFLICT && !changed_since(rc, err))
         return rc;
     nw_err_clear(err);
-    return nw_kube_write_update_retry(c->kube, res, NULL, name, status, mutate, ud, 5, NULL, err);
+    return nw_kube_write_update_retry(c->kube, &nw_kube_client_res_nodes, NULL, j->node_name, 0,
+                                      mutate_register, r, 5, NULL, err);
 }
 
 static void job_register(nw_ctl_deps_t *c, job_t *j)
 {
-    const char *ncname = nw_json_str_at(j->nc, "metadata.name");
-    reg_t r = {j->nc, j->pool, 0};
+    const char *ncname = j->nc->name;
+    reg_t r = {j->nc->nodeclaim, j->pool, 0};
     nw_err_t err = {0};
-    if (update_from(c, &nw_kube_client_res_nodes, j->node_name, 0, j->node, mutate_register, &r,
-                    &err) != NW_OK) {
+    if (register_node(c, j, &r, &err) != NW_OK) {
         nw_log_warn("lifecycle", "cannot register the node", NW_LS("node", j->node_name),
                     NW_LS("nodeclaim", ncname), NW_LS("error", err.msg));
         return;
@@ -576,8 +792,7 @@ static void job_register(nw_ctl_deps_t *c, job_t *j)
     nw_ctl_fault(c, "registering", ncname); /* crash point (scaler/ctl/ctl.h) */
     cond_t cd = {c, "Registered", j->node_name, false};
     nw_err_clear(&err);
-    if (update_from(c, &nw_kube_client_res_nodeclaims, ncname, 1, j->nc, mutate_condition, &cd,
-                    &err) != NW_OK) {
+    if (nw_ctl_claim_status_update(c, j->nc->nodeclaim, mutate_condition, &cd, &err) != NW_OK) {
         nw_log_warn("lifecycle", "cannot mark the NodeClaim registered", NW_LS("nodeclaim", ncname),
                     NW_LS("error", err.msg));
         return;
@@ -588,10 +803,15 @@ static void job_register(nw_ctl_deps_t *c, job_t *j)
 
 static void job_initialize(nw_ctl_deps_t *c, job_t *j)
 {
-    const char *ncname = nw_json_str_at(j->nc, "metadata.name");
+    const char *ncname = j->nc->name;
     nw_err_t err = {0};
-    if (update_from(c, &nw_kube_client_res_nodes, j->node_name, 0, j->node,
-                    mutate_initialized_label, NULL, &err) != NW_OK) {
+    const char *have = nw_node_meta_label(&j->node->node->m, "karpenter.sh/initialized");
+    /* the label alone, as a merge patch: nothing else of the Node is read or written */
+    if (!(have && strcmp(have, "true") == 0) &&
+        nw_kube_write_patch(c->kube, &nw_kube_client_res_nodes, NULL, j->node_name,
+                            NW_KUBE_PATCH_MERGE,
+                            "{\"metadata\":{\"labels\":{\"karpenter.sh/initialized\":\"true\"}}}",
+                            0, NULL, &err) != NW_OK) {
         nw_log_warn("lifecycle", "cannot label the node initialized", NW_LS("node", j->node_name),
                     NW_LS("error", err.msg));
         return;
@@ -599,8 +819,7 @@ static void job_initialize(nw_ctl_deps_t *c, job_t *j)
     j->node_ok = true;
     cond_t cd = {c, "Initialized", NULL, false};
     nw_err_clear(&err);
-    if (update_from(c, &nw_kube_client_res_nodeclaims, ncname, 1, j->nc, mutate_condition, &cd,
-                    &err) != NW_OK) {
+    if (nw_ctl_claim_status_update(c, j->nc->nodeclaim, mutate_condition, &cd, &err) != NW_OK) {
         nw_log_warn("lifecycle", "cannot mark the NodeClaim initialized",
                     NW_LS("nodeclaim", ncname), NW_LS("error", err.msg));
         return;
@@ -755,13 +974,14 @@ static bool submit(nw_lifecycle_t *l, const nw_kube_snap_t *s, job_kind_t kind,
     j->kind = kind;
     j->uid = strdup(nc->uid);
     j->node_name = strdup(node->name);
-    j->nc = cJSON_Duplicate(nc->json, 1);
-    j->node = cJSON_Duplicate(node->json, 1);
+    j->snap = nw_kube_cache_snap_hold(s);
+    j->nc = nc;
+    j->node = node;
     const nw_kube_obj_t *pool =
         kind == JOB_REGISTER ? nw_kube_cache_snap_get(s, NW_KUBE_NODEPOOLS, NULL, nc->nodepool)
                              : NULL;
-    j->pool = pool ? cJSON_Duplicate(pool->json, 1) : NULL;
-    if (!j->uid || !j->node_name || !j->nc || !j->node || (pool && !j->pool) ||
+    j->pool = pool ? pool->json : NULL;
+    if (!j->uid || !j->node_name || !j->snap ||
         nw_uidmap_put(&l->jobs_out, nc->uid, JOB_OUT) != NW_OK) {
         job_free(j);
         return false;
@@ -791,41 +1011,41 @@ static void after_register(nw_lifecycle_t *l, const nw_kube_snap_t *s, const job
 {
     nw_ctl_deps_t *c = l->deps;
     if (j->warned_unregistered)
-        nw_ctl_event(
+        nw_ctl_obj_event(
             c, &nw_kube_client_res_nodes, j->node, "Warning", "UnregisteredTaintMissing",
             "node registered without the karpenter.sh/unregistered:NoExecute taint; pods may "
             "have been scheduled before its labels and taints were applied");
     if (!j->ok || !j->wrote)
         return;
-    const char *ncname = nw_json_str_at(j->nc, "metadata.name");
+    const char *ncname = j->nc->name;
     atomic_fetch_add(&l->registered, 1);
     /* the kubelet has its credentials: the token is spent */
     const nw_kube_obj_t *nc = nw_kube_cache_snap_get(s, NW_KUBE_NODECLAIMS, NULL, ncname);
     if (nc && strcmp(nc->uid, j->uid) == 0)
-        (void)boot_token_done(l, nc,
-                              boot_class(l, s, nw_json_str_at(nc->json, "spec.nodeClassRef.name")));
+        (void)boot_token_done(l, nc, boot_class(l, s, class_of(nc)));
     static const char *const created[] = {NW_LABEL_NODEPOOL, "topology.kubernetes.io/zone"};
-    nw_kmetrics_count_labels(c->series, &NW_KMETRICS_NODES_CREATED, j->nc, created);
+    nw_kmetrics_count_labels_of(c->series, &NW_KMETRICS_NODES_CREATED, &j->nc->nodeclaim->m,
+                                created);
     nw_log_info("lifecycle", "registered", NW_LS("nodeclaim", ncname), NW_LS("node", j->node_name),
-                NW_LS("providerID", nw_json_str_at(j->nc, "status.providerID")));
+                NW_LS("providerID", j->nc->nodeclaim->provider_id));
     char msg[600];
     snprintf(msg, sizeof msg,
              "Status condition transitioned, Type: Registered, Status: True, "
              "Node: %s",
              j->node_name);
-    nw_ctl_event(c, &nw_kube_client_res_nodeclaims, j->nc, "Normal", "Registered", msg);
+    nw_ctl_obj_event(c, &nw_kube_client_res_nodeclaims, j->nc, "Normal", "Registered", msg);
 }
 
 static void after_initialize(nw_lifecycle_t *l, const job_t *j)
 {
     if (!j->ok || !j->wrote)
         return;
-    const char *ncname = nw_json_str_at(j->nc, "metadata.name");
+    const char *ncname = j->nc->name;
     atomic_fetch_add(&l->initialized, 1);
     nw_log_info("lifecycle", "initialized", NW_LS("nodeclaim", ncname),
                 NW_LS("node", j->node_name));
-    nw_ctl_event(l->deps, &nw_kube_client_res_nodeclaims, j->nc, "Normal", "Initialized",
-                 "Status condition transitioned, Type: Initialized, Status: True");
+    nw_ctl_obj_event(l->deps, &nw_kube_client_res_nodeclaims, j->nc, "Normal", "Initialized",
+                     "Status condition transitioned, Type: Initialized, Status: True");
 }
 
 /* Take the finished jobs: their Events and counters; a claim whose job failed may get
@@ -857,25 +1077,10 @@ static size_t collect(nw_lifecycle_t *l, const nw_kube_snap_t *s)
 }
 
 /* When did the NodeClaim launch (Launched transition, else creation); 0 unknown. */
-static int64_t launched_at(const cJSON *nc)
+static int64_t launched_at(const nw_node_claim_t *nc)
 {
-    const cJSON *cd;
-    int64_t t = 0;
-    cJSON_ArrayForEach(cd, nw_json_get(nw_json_get(nc, "status"), "conditions"))
-    {
-        const char *ty = nw_json_str(cd, "type");
-        const char *lt = nw_json_str(cd, "lastTransitionTime");
-        if (ty && lt && strcmp(ty, "Launched") == 0)
-            /* unparsable: t stays 0 and the creation time serves */
-            (void)nw_clock_time_parse(lt, &t);
-    }
-    if (!t) {
-        const char *ct = nw_json_str_at(nc, "metadata.creationTimestamp");
-        if (ct)
-            /* unparsable: t stays 0 */
-            (void)nw_clock_time_parse(ct, &t);
-    }
-    return t;
+    const nw_node_cond_t *l = nw_node_meta_condition(&nc->m, "Launched");
+    return l && l->since ? l->since : nc->m.created;
 }
 
 /* ---- EC2NodeClass status ---- */
@@ -1040,11 +1245,10 @@ static bool nodeclass_finalizers(nw_lifecycle_t *l, const nw_kube_snap_t *s)
             continue;
         size_t claims = 0;
         for (size_t k = 0; k < nw_kube_cache_snap_count(s, NW_KUBE_NODECLAIMS); k++) {
-            const cJSON *ref = nw_json_get(
-                nw_json_get(nw_kube_cache_snap_at(s, NW_KUBE_NODECLAIMS, k)->json, "spec"),
-                "nodeClassRef");
-            const char *n = nw_json_str(ref, "name"), *g = nw_json_str(ref, "group");
-            if (n && strcmp(n, o->name) == 0 && (!g || strcmp(g, "karpenter.k8s.aws") == 0))
+            const nw_node_claim_t *r = nw_kube_cache_snap_at(s, NW_KUBE_NODECLAIMS, k)->nodeclaim;
+            const char *g = r->class_group;
+            if (strcmp(r->class_name, o->name) == 0 &&
+                (!g[0] || strcmp(g, "karpenter.k8s.aws") == 0))
                 claims++;
         }
         if (claims > 0)
@@ -1077,8 +1281,7 @@ static bool registration_timeout(nw_lifecycle_t *l, const nw_kube_obj_t *nc)
              (long long)(l->o.registration_timeout_ns / NW_NS_PER_SEC));
     nw_log_warn("lifecycle", "registration timeout", NW_LS("nodeclaim", nc->name),
                 NW_LS("providerID", nc->provider_id));
-    nw_ctl_event(c, &nw_kube_client_res_nodeclaims, nc->json, "Warning", "RegistrationTimeout",
-                 msg);
+    nw_ctl_obj_event(c, &nw_kube_client_res_nodeclaims, nc, "Warning", "RegistrationTimeout", msg);
     atomic_fetch_add(&l->reg_timeouts, 1);
     /* best effort: a NodeClaim left behind times out again next tick */
     (void)nw_kube_write_delete(c->kube, &nw_kube_client_res_nodeclaims, NULL, nc->name, NULL, NULL,
@@ -1095,10 +1298,10 @@ static bool one_claim(nw_lifecycle_t *l, const nw_kube_snap_t *s, const nw_kube_
     bool fresh;
     facts_t *f = facts(l, nc, &tmp, &fresh);
     if (fresh) {
-        f->registered = is_true(nc->json, "Registered");
-        f->initialized = is_true(nc->json, "Initialized");
-        f->launched = launched_at(nc->json);
-        f->cname = nw_json_str_at(nc->json, "spec.nodeClassRef.name");
+        f->registered = rec_true(&nc->nodeclaim->m, "Registered");
+        f->initialized = rec_true(&nc->nodeclaim->m, "Initialized");
+        f->launched = launched_at(nc->nodeclaim);
+        f->cname = class_of(nc);
         f->has_pid = nc->provider_id[0] != 0;
     }
     if (!classes_same)
@@ -1142,7 +1345,7 @@ static bool one_claim(nw_lifecycle_t *l, const nw_kube_snap_t *s, const nw_kube_
     bool init_ok = now_f.init_ok;
     if (now_f.init_node != node) {
         const char *why = NULL;
-        init_ok = node_initialized(nc->json, node->json, &why);
+        init_ok = node_initialized(nc->nodeclaim, node->node, &why);
         f = facts(l, nc, &tmp, &fresh);
         f->init_node = node;
         f->init_ok = init_ok;

@@ -332,7 +332,7 @@ static bool node_deleting(nw_provisioning_t *c, const nw_kube_snap_t *s, const n
 {
     bool fresh;
     node_facts_t *f = nw_tickgate_memo(&c->nodes, n, &fresh);
-    bool disrupted = f && !fresh ? f->disrupted : nw_ctl_has_disrupted_taint(n->json);
+    bool disrupted = f && !fresh ? f->disrupted : nw_ctl_has_disrupted_taint(n->node);
     if (f)
         f->disrupted = disrupted;
     int deleting = n->terminating || disrupted;
@@ -482,7 +482,7 @@ static void static_scale_down(nw_provisioning_t *p, const nw_kube_snap_t *s, con
         d->nc = ncs[i];
         if (!ncs[i]->provider_id[0])
             continue; /* rank 0 */
-        const char *node = nw_json_str_at(ncs[i]->json, "status.nodeName");
+        const char *node = ncs[i]->nodeclaim->node_name[0] ? ncs[i]->nodeclaim->node_name : NULL;
         const nw_kube_obj_t *const *on;
         size_t np = node ? nw_kube_cache_snap_pods_on_node(s, node, &on) : 0;
         int dnd = 0;
@@ -579,14 +579,12 @@ static void static_tick(nw_provisioning_t *p, const nw_kube_snap_t *s)
 static bool claim_up(const nw_kube_snap_t *s, const char *claim)
 {
     const nw_kube_obj_t *nc = nw_kube_cache_snap_get(s, NW_KUBE_NODECLAIMS, NULL, claim);
-    const char *init = nc && !nc->terminating ? nw_json_condition(nc->json, "Initialized") : NULL;
-    if (!init || strcmp(init, "True") != 0)
+    if (!nc || nc->terminating ||
+        nw_node_meta_condition_status(&nc->nodeclaim->m, "Initialized") != NW_NODE_COND_TRUE)
         return false;
-    const char *nn = nw_json_str_at(nc->json, "status.nodeName");
-    const nw_kube_obj_t *node = nn ? nw_kube_cache_snap_get(s, NW_KUBE_NODES, NULL, nn) : NULL;
-    const char *lab = node ? nw_json_str(nw_json_get(nw_json_get(node->json, "metadata"), "labels"),
-                                         NW_LABEL_INITIALIZED)
-                           : NULL;
+    const char *nn = nc->nodeclaim->node_name;
+    const nw_kube_obj_t *node = nn[0] ? nw_kube_cache_snap_get(s, NW_KUBE_NODES, NULL, nn) : NULL;
+    const char *lab = node ? nw_node_meta_label(&node->node->m, NW_LABEL_INITIALIZED) : NULL;
     return lab && strcmp(lab, "true") == 0;
 }
 
@@ -613,14 +611,7 @@ static const char *claim_node(const nw_kube_snap_t *s, const char *claim)
 static bool node_unregistered(const nw_kube_snap_t *s, const char *name)
 {
     const nw_kube_obj_t *n = nw_kube_cache_snap_get(s, NW_KUBE_NODES, NULL, name);
-    const cJSON *t;
-    cJSON_ArrayForEach(t, nw_json_get(nw_json_get(n ? n->json : NULL, "spec"), "taints"))
-    {
-        const char *k = nw_json_str(t, "key");
-        if (k && strcmp(k, NW_TAINT_UNREGISTERED) == 0)
-            return true;
-    }
-    return false;
+    return n && nw_node_meta_has_taint(&n->node->m, NW_TAINT_UNREGISTERED, NULL);
 }
 
 /* A pod that waits for a node: Pending, unbound, not being deleted. */

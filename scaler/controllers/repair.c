@@ -397,7 +397,7 @@ static bool repair_node(nw_repair_t *r, const nw_kube_snap_t *s, const nw_kube_o
     if (!group_healthy(r, s, np)) {
         const char *msg = np ? "more than 20% nodes are unhealthy in the nodepool"
                              : "more then 20% nodes are unhealthy in the cluster";
-        nw_ctl_event(c, &nw_kube_client_res_nodes, node->json, "Warning", "NodeRepairBlocked", msg);
+        nw_ctl_obj_event(c, &nw_kube_client_res_nodes, node, "Warning", "NodeRepairBlocked", msg);
         nw_log_warn(COMP, "node repair blocked", NW_LS("node", node->name),
                     NW_LS("nodeclaim", nc->name), NW_LS("nodepool", np ? np : ""),
                     NW_LS("condition", p->type), NW_LS("reason", msg));
@@ -452,23 +452,21 @@ static bool act_health(nw_repair_t *r, const by_instance_t *ix, const char *id, 
     const nw_kube_obj_t *node = ix->indexed ? nw_instindex_find(&ix->nodes, id)
                                             : nw_interruption_node_for_instance(ix->s, id);
     static const char unhealthy[] = "An unhealthy warning was triggered for the instance";
-    nw_ctl_event(c, &nw_kube_client_res_nodeclaims, nc->json, "Warning", "InstanceUnhealthy",
-                 unhealthy);
-    if (node)
-        nw_ctl_event(c, &nw_kube_client_res_nodes, node->json, "Warning", "InstanceUnhealthy",
+    nw_ctl_obj_event(c, &nw_kube_client_res_nodeclaims, nc, "Warning", "InstanceUnhealthy",
                      unhealthy);
+    if (node)
+        nw_ctl_obj_event(c, &nw_kube_client_res_nodes, node, "Warning", "InstanceUnhealthy",
+                         unhealthy);
     /* instance and system checks: the instance is broken, drain without waiting */
     if (terminate_claim(r, nc, kind != NW_CLOUD_HEALTH_EVENT) != NW_OK)
         return true;
     nw_log_info(COMP, "initiating delete from interruption message", NW_LS("nodeclaim", nc->name),
                 NW_LS("instance", id), NW_LS("messageKind", kind_names[kind]));
-    nw_ctl_event(c, &nw_kube_client_res_nodeclaims, nc->json, "Warning",
-                 "TerminatingOnInterruption",
-                 "Interruption triggered termination for the NodeClaim");
+    nw_ctl_obj_event(c, &nw_kube_client_res_nodeclaims, nc, "Warning", "TerminatingOnInterruption",
+                     "Interruption triggered termination for the NodeClaim");
     if (node)
-        nw_ctl_event(c, &nw_kube_client_res_nodes, node->json, "Warning",
-                     "TerminatingOnInterruption",
-                     "Interruption triggered termination for the Node");
+        nw_ctl_obj_event(c, &nw_kube_client_res_nodes, node, "Warning", "TerminatingOnInterruption",
+                         "Interruption triggered termination for the Node");
     nw_kmetrics_disrupted_of(c->series, kind_names[kind], &nc->nodeclaim->m);
     return true;
 }

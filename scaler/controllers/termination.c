@@ -358,7 +358,7 @@ static void annotate_deadline(nw_termination_t *t, const nw_kube_obj_t *nc)
     nw_err_t err = {0};
     if (!nw_node_meta_annotation(&nc->nodeclaim->m, NW_ANN_TERMINATION_TS)) {
         char value[64];
-        nw_rc_t rc = nw_drain_tgp_value(nc->json, value, sizeof value, &err);
+        nw_rc_t rc = nw_drain_tgp_value(nc->nodeclaim, value, sizeof value, &err);
         if (rc == NW_OK && nw_ctl_may_write(c)) {
             nw_err_clear(&err);
             annotate_t an = {value, 0};
@@ -370,8 +370,8 @@ static void annotate_deadline(nw_termination_t *t, const nw_kube_obj_t *nc)
             } else if (an.wrote) {
                 char msg[128];
                 snprintf(msg, sizeof msg, "All pods will be deleted by %s", value);
-                nw_ctl_event(c, &nw_kube_client_res_nodeclaims, nc->json, "Warning",
-                             "TerminationGracePeriodExpiring", msg);
+                nw_ctl_obj_event(c, &nw_kube_client_res_nodeclaims, nc, "Warning",
+                                 "TerminationGracePeriodExpiring", msg);
                 nw_log_info(COMP, "termination deadline set", NW_LS("nodeclaim", nc->name),
                             NW_LS("deadline", value));
             }
@@ -597,7 +597,7 @@ static void evict_one(nw_termination_t *t, const nw_kube_obj_t *node, const nw_k
         else
             snprintf(msg, sizeof msg, "Failed to drain node, evicting pod %s: %.600s", pod->key,
                      err.msg);
-        nw_ctl_event(c, &nw_kube_client_res_nodes, node->json, "Warning", "FailedDraining", msg);
+        nw_ctl_obj_event(c, &nw_kube_client_res_nodes, node, "Warning", "FailedDraining", msg);
     }
     if (pm->failures == 1 || pm->failures % 10 == 0)
         nw_log_info(COMP, "eviction not done; retrying with backoff", NW_LS("node", node->name),
@@ -627,8 +627,7 @@ static void delete_one(nw_termination_t *t, const nw_kube_obj_t *node, const nw_
             snprintf(msg, sizeof msg,
                      "Failed to drain node, deleting pod %s at the termination deadline: %.700s",
                      pod->key, err.msg);
-            nw_ctl_event(c, &nw_kube_client_res_nodes, node->json, "Warning", "FailedDraining",
-                         msg);
+            nw_ctl_obj_event(c, &nw_kube_client_res_nodes, node, "Warning", "FailedDraining", msg);
         }
         return;
     }
@@ -841,7 +840,7 @@ static int64_t tgp_deadline(nw_termination_t *t, const nw_kube_obj_t *node, cons
     nw_err_t err = {0};
     int64_t deadline = 0;
     if (nc) {
-        nw_rc_t rc = nw_drain_tgp_deadline(nc->json, &deadline, &err);
+        nw_rc_t rc = nw_drain_tgp_deadline(nc->nodeclaim, &deadline, &err);
         if (rc == NW_EPARSE && !nm->tgp_event)
             nw_log_warn(COMP, "ignoring a malformed termination deadline",
                         NW_LS("nodeclaim", nc->name), NW_LS("error", err.msg));
@@ -849,8 +848,8 @@ static int64_t tgp_deadline(nw_termination_t *t, const nw_kube_obj_t *node, cons
             char ts[40], msg[80];
             nw_clock_time_format(deadline, ts, sizeof ts);
             snprintf(msg, sizeof msg, "All pods will be deleted by %s", ts);
-            nw_ctl_event(c, &nw_kube_client_res_nodes, node->json, "Warning",
-                         "TerminationGracePeriodExpiring", msg);
+            nw_ctl_obj_event(c, &nw_kube_client_res_nodes, node, "Warning",
+                             "TerminationGracePeriodExpiring", msg);
         }
         if (rc != NW_ENOTFOUND)
             nm->tgp_event = 1;
@@ -937,8 +936,8 @@ static bool detach_volumes(nw_termination_t *t, const nw_kube_snap_t *s, const n
             snprintf(msg, sizeof msg,
                      "Not waiting for VolumeAttachments to detach, they cannot be read: %.500s",
                      why);
-            nw_ctl_event(c, &nw_kube_client_res_nodes, node->json, "Warning",
-                         "FailedVolumeDetachmentCheck", msg);
+            nw_ctl_obj_event(c, &nw_kube_client_res_nodes, node, "Warning",
+                             "FailedVolumeDetachmentCheck", msg);
             claim_condition(t, nc, "VolumesDetached", "False", "VolumeAttachmentsForbidden",
                             "VolumeAttachments cannot be read (HTTP 403)");
         } else if (pv < 0 && !elapsed) {
@@ -947,8 +946,8 @@ static bool detach_volumes(nw_termination_t *t, const nw_kube_snap_t *s, const n
             char msg[128];
             snprintf(msg, sizeof msg, "Awaiting deletion of %ld VolumeAttachments bound to node",
                      pv);
-            nw_ctl_event(c, &nw_kube_client_res_nodes, node->json, "Warning",
-                         "AwaitingVolumeDetachment", msg);
+            nw_ctl_obj_event(c, &nw_kube_client_res_nodes, node, "Warning",
+                             "AwaitingVolumeDetachment", msg);
             claim_condition(t, nc, "VolumesDetached", "Unknown", "AwaitingVolumeDetachment",
                             "AwaitingVolumeDetachment");
             return false;

@@ -211,6 +211,20 @@ void nw_ctl_event(nw_ctl_deps_t *c, const nw_kube_res_t *res, const cJSON *obj, 
         nw_kube_write_event(c->rec, res, obj, type, reason, msg, NULL);
 }
 
+void nw_ctl_obj_event(nw_ctl_deps_t *c, const nw_kube_res_t *res, const nw_kube_obj_t *o,
+                      const char *type, const char *reason, const char *msg)
+{
+    if (nw_ctl_may_write(c))
+        nw_ctl_obj_event_rec(c->rec, res, o, type, reason, msg);
+}
+
+void nw_ctl_obj_event_rec(nw_kube_recorder_t *rec, const nw_kube_res_t *res, const nw_kube_obj_t *o,
+                          const char *type, const char *reason, const char *msg)
+{
+    nw_kube_event_ref_t ref = {o->ns, o->name, o->uid, o->rv};
+    (void)nw_kube_write_event_ref(rec, res, &ref, type, reason, msg, NULL);
+}
+
 void nw_ctl_pod_event(nw_ctl_deps_t *c, const nw_pod_t *pod, const char *type, const char *reason,
                       const char *msg)
 {
@@ -234,16 +248,71 @@ bool nw_ctl_node_ready(const cJSON *node)
     return st && strcmp(st, "True") == 0;
 }
 
-bool nw_ctl_has_disrupted_taint(const cJSON *node)
+/* The NodeClaim's status as the record has it, for a mutate function (see ctl.h). */
+static cJSON *claim_status_base(const nw_node_claim_t *rec)
 {
-    const cJSON *t;
-    cJSON_ArrayForEach(t, nw_json_get(nw_json_get(node, "spec"), "taints"))
-    {
-        const char *k = nw_json_str(t, "key"), *e = nw_json_str(t, "effect");
-        if (k && e && strcmp(k, NW_TAINT_DISRUPTED) == 0 && strcmp(e, "NoSchedule") == 0)
-            return true;
+    cJSON *o = cJSON_CreateObject(), *conds = nw_node_meta_conditions_json(&rec->m);
+    cJSON *md = o ? cJSON_AddObjectToObject(o, "metadata") : NULL,
+          *st = o ? cJSON_AddObjectToObject(o, "status") : NULL;
+    bool ok = md && st && conds && cJSON_AddStringToObject(md, "name", rec->m.name) &&
+              (!rec->m.rv[0] || cJSON_AddStringToObject(md, "resourceVersion", rec->m.rv)) &&
+              (!rec->m.generation ||
+               cJSON_AddNumberToObject(md, "generation", (double)rec->m.generation));
+    if (ok) {
+        cJSON_AddItemToObject(st, "conditions", conds);
+        conds = NULL;
+        if (rec->node_name[0])
+            ok = cJSON_AddStringToObject(st, "nodeName", rec->node_name) != NULL;
+        if (ok && rec->last_pod_event) {
+            char ts[40];
+            nw_clock_time_format(rec->last_pod_event, ts, sizeof ts);
+            ok = cJSON_AddStringToObject(st, "lastPodEventTime", ts) != NULL;
+        }
     }
-    return false;
+    cJSON_Delete(conds);
+    if (!ok) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
+nw_rc_t nw_ctl_claim_status_update(nw_ctl_deps_t *c, const nw_node_claim_t *rec,
+                                   nw_kube_mutate_fn mutate, void *ud, nw_err_t *err)
+{
+    cJSON *o = claim_status_base(rec);
+    int m = o ? mutate(o, ud) : -1;
+    nw_rc_t rc = NW_ECONFLICT;
+    if (m == 1) {
+        rc = NW_OK;
+    } else if (m == 0) {
+        cJSON *patch = cJSON_CreateObject(), *md = cJSON_AddObjectToObject(patch, "metadata");
+        char *body = NULL;
+        /* held to the record's version (none known: unconditional, as a PUT without one) */
+        if (md && (!rec->m.rv[0] || cJSON_AddStringToObject(md, "resourceVersion", rec->m.rv))) {
+            cJSON_AddItemToObject(patch, "status",
+                                  cJSON_DetachItemFromObjectCaseSensitive(o, "status"));
+            body = cJSON_PrintUnformatted(patch);
+        }
+        cJSON_Delete(patch);
+        if (!body)
+            rc = nw_err_set(err, NW_ENOMEM, "", "out of memory");
+        else
+            rc = nw_kube_write_patch(c->kube, &nw_kube_client_res_nodeclaims, NULL, rec->m.name,
+                                     NW_KUBE_PATCH_MERGE, body, 1, NULL, err);
+        cJSON_free(body);
+    }
+    cJSON_Delete(o);
+    if (rc != NW_ECONFLICT)
+        return rc;
+    nw_err_clear(err);
+    return nw_kube_write_update_retry(c->kube, &nw_kube_client_res_nodeclaims, NULL, rec->m.name, 1,
+                                      mutate, ud, 5, NULL, err);
+}
+
+bool nw_ctl_has_disrupted_taint(const nw_node_t *node)
+{
+    return node && nw_node_meta_has_taint(&node->m, NW_TAINT_DISRUPTED, "NoSchedule");
 }
 
 int nw_ctl_disrupted_taint(cJSON *node, int add)

@@ -151,6 +151,16 @@ NW_MUST_USE nw_rc_t nw_ctl_set_condition(cJSON *obj, const char *type, const cha
 void nw_ctl_event(nw_ctl_deps_t *c, const nw_kube_res_t *res, const cJSON *obj, const char *type,
                   const char *reason, const char *msg);
 
+/** Post an Event about a cached object (its key's namespace and name, its uid and
+ * resourceVersion: no JSON needed, as for Nodes and NodeClaims) when this replica may
+ * write. */
+void nw_ctl_obj_event(nw_ctl_deps_t *c, const nw_kube_res_t *res, const nw_kube_obj_t *o,
+                      const char *type, const char *reason, const char *msg);
+
+/** The same through a recorder, without the leader check (the caller made it). */
+void nw_ctl_obj_event_rec(nw_kube_recorder_t *rec, const nw_kube_res_t *res, const nw_kube_obj_t *o,
+                          const char *type, const char *reason, const char *msg);
+
 /** Post an Event about a pod (its record) when this replica may write. */
 void nw_ctl_pod_event(nw_ctl_deps_t *c, const nw_pod_t *pod, const char *type, const char *reason,
                       const char *msg);
@@ -163,8 +173,18 @@ void nw_ctl_pod_event(nw_ctl_deps_t *c, const nw_pod_t *pod, const char *type, c
  * partly changed: do not write it). */
 int nw_ctl_disrupted_taint(cJSON *node, int add);
 
+/** A read-modify-write of a cached NodeClaim's status (the status subresource) that starts
+ * from its record instead of reading it: mutate runs on {"metadata":{"name","generation",
+ * "resourceVersion"},"status":{"conditions","nodeName","lastPodEventTime"}} built from the
+ * record (the members the record has); 1 from it: nothing to write (NW_OK); 0: a merge patch
+ * of those status members, held to the record's resourceVersion (when it has one); -1 or a
+ * conflict (the NodeClaim changed since): the GET, mutate and PUT of
+ * nw_kube_write_update_retry instead. */
+NW_MUST_USE nw_rc_t nw_ctl_claim_status_update(nw_ctl_deps_t *c, const nw_node_claim_t *rec,
+                                               nw_kube_mutate_fn mutate, void *ud, nw_err_t *err);
+
 /** Does the Node carry karpenter.sh/disrupted:NoSchedule (Karpenter's IsDisruptingTaint)? */
-bool nw_ctl_has_disrupted_taint(const cJSON *node);
+bool nw_ctl_has_disrupted_taint(const nw_node_t *node);
 
 /** Is the Node's Ready condition True? (no condition: not ready) */
 bool nw_ctl_node_ready(const cJSON *node);

@@ -17,45 +17,21 @@
 #include "common/clock.h"
 #include "scaler/disrupt/disrupt.h"
 
-static const char *md_str(const cJSON *o, const char *sect, const char *k)
+static const char *md_label(const nw_node_meta_t *m, const char *k)
 {
-    return nw_json_str(nw_json_get(nw_json_get(o, "metadata"), sect), k);
+    return nw_node_meta_label(m, k);
 }
 
-static const cJSON *condition(const cJSON *o, const char *type)
+static bool cond_true(const nw_node_meta_t *m, const char *type)
 {
-    const cJSON *cd;
-    cJSON_ArrayForEach(cd, nw_json_get(nw_json_get(o, "status"), "conditions"))
-    {
-        const char *t = nw_json_str(cd, "type");
-        if (t && strcmp(t, type) == 0)
-            return cd;
-    }
-    return NULL;
+    return nw_node_meta_condition_status(m, type) == NW_NODE_COND_TRUE;
 }
 
-static bool cond_true(const cJSON *o, const char *type)
+/* a condition's lastTransitionTime, 0 when it has none (or it does not parse) */
+static int64_t cond_time(const nw_node_meta_t *m, const char *type)
 {
-    const char *s = nw_json_str(condition(o, type), "status");
-    return s && strcmp(s, "True") == 0;
-}
-
-static int64_t cond_time(const cJSON *o, const char *type)
-{
-    int64_t t = 0;
-    const char *s = nw_json_str(condition(o, type), "lastTransitionTime");
-    if (s && nw_clock_time_parse(s, &t) != NW_OK)
-        t = 0;
-    return t;
-}
-
-static int64_t time_at(const cJSON *o, const char *sect, const char *k)
-{
-    int64_t t = 0;
-    const char *s = nw_json_str(nw_json_get(o, sect), k);
-    if (s && nw_clock_time_parse(s, &t) != NW_OK)
-        t = 0;
-    return t;
+    const nw_node_cond_t *c = nw_node_meta_condition(m, type);
+    return c ? c->since : 0;
 }
 
 static bool pod_terminal(const nw_pod_t *pod)
@@ -212,15 +188,15 @@ static void pool_settings(nw_disrupt_pool_t *p)
         p->consolidation_never = true; /* unparseable: do not consolidate */
 }
 
-int64_t nw_candidates_consolidatable_at(const cJSON *nc, const cJSON *pool)
+int64_t nw_candidates_consolidatable_at(const nw_node_claim_t *nc, const cJSON *pool)
 {
     nw_disrupt_pool_t p = {.obj = pool};
     pool_settings(&p);
-    if (p.consolidation_never || !cond_true(nc, "Initialized"))
+    if (p.consolidation_never || !cond_true(&nc->m, "Initialized"))
         return 0;
-    int64_t t = time_at(nc, "status", "lastPodEventTime");
+    int64_t t = nc->last_pod_event;
     if (!t)
-        t = cond_time(nc, "Initialized");
+        t = cond_time(&nc->m, "Initialized");
     if (!t)
         return 0;
     return t + p.consolidate_after;
@@ -251,13 +227,13 @@ static bool in_list(const char *const *l, size_t n, const char *s)
     return false;
 }
 
-static double lifetime_remaining(const cJSON *nc, int64_t now)
+static double lifetime_remaining(const nw_node_claim_t *nc, int64_t now)
 {
-    const char *ea = nw_json_str(nw_json_get(nc, "spec"), "expireAfter");
+    const char *ea = nc->expire_after_set ? nc->expire_after : NULL;
     int64_t d = 0;
     if (!ea || strcmp(ea, "Never") == 0 || nw_duration_parse(ea, &d, NULL) != NW_OK || d <= 0)
         return 1.0;
-    int64_t created = time_at(nc, "metadata", "creationTimestamp");
+    int64_t created = nc->m.created;
     if (!created)
         return 1.0;
     double r = (double)(d - (now - created)) / (double)d;
@@ -300,8 +276,8 @@ static int keyref_cmp(const void *a, const void *b)
 }
 
 /* The first input node with this key, or NULL. */
-static const cJSON *keyref_find(const nw_disrupt_input_t *in, const keyref_t *v, size_t n,
-                                const char *key)
+static const nw_node_t *keyref_find(const nw_disrupt_input_t *in, const keyref_t *v, size_t n,
+                                    const char *key)
 {
     size_t k, lo = nw_strs_lower(v, n, sizeof *v, offsetof(keyref_t, key), key, &k);
     return k ? in->nodes[v[lo].at] : NULL;
@@ -324,11 +300,11 @@ static NW_MUST_USE nw_rc_t lookups_build(const nw_disrupt_input_t *in, lookups_t
             return NW_ENOMEM;
     }
     for (size_t k = 0; k < in->nnodes; k++) {
-        const char *npid = nw_json_str(nw_json_get(in->nodes[k], "spec"), "providerID");
-        const char *kn = nw_json_str(nw_json_get(in->nodes[k], "metadata"), "name");
-        if (npid && *npid)
+        const char *npid = in->nodes[k]->provider_id;
+        const char *kn = in->nodes[k]->m.name;
+        if (*npid)
             lk->by_pid[lk->npid++] = (keyref_t){npid, k};
-        if (kn)
+        if (*kn)
             lk->by_name[lk->nname++] = (keyref_t){kn, k};
     }
     if (lk->npid) /* qsort's base may not be NULL, even for no elements */
@@ -412,9 +388,9 @@ static bool pods_block(const nw_disrupt_input_t *in, const lookups_t *lk,
     return false;
 }
 
-static bool annotated_dnd(const cJSON *o)
+static bool annotated_dnd(const nw_node_meta_t *m)
 {
-    const char *v = md_str(o, "annotations", NW_DIS_DND);
+    const char *v = nw_node_meta_annotation(m, NW_DIS_DND);
     return v && strcmp(v, "true") == 0;
 }
 
@@ -452,30 +428,28 @@ static void collect_pools(nw_disrupt_state_t *st, const nw_disrupt_input_t *in)
 static void match_node(const nw_disrupt_state_t *st, const nw_disrupt_input_t *in,
                        const lookups_t *lk, nw_disrupt_node_t *n, const char *poolname)
 {
-    const cJSON *nc = n->nodeclaim;
+    const nw_node_meta_t *nc = &n->nodeclaim->m;
     n->pool = -1;
     for (size_t k = 0; k < st->npools; k++)
         if (strcmp(st->pools[k].name, poolname) == 0)
             n->pool = (int)k;
-    const char *pid = nw_json_str(nw_json_get(nc, "status"), "providerID");
-    const char *nname = nw_json_str(nw_json_get(nc, "status"), "nodeName");
-    if (pid && *pid)
+    const char *pid = n->nodeclaim->provider_id;
+    const char *nname = n->nodeclaim->node_name;
+    if (*pid)
         n->node = keyref_find(in, lk->by_pid, lk->npid, pid);
-    else if (nname)
+    else if (*nname)
         n->node = keyref_find(in, lk->by_name, lk->nname, nname);
-    n->node_name = n->node ? nw_json_str(nw_json_get(n->node, "metadata"), "name") : "";
-    if (!n->node_name)
-        n->node_name = "";
-    const cJSON *lsrc = n->node ? n->node : nc;
-    n->itype = md_str(lsrc, "labels", "node.kubernetes.io/instance-type");
-    n->zone = md_str(lsrc, "labels", "topology.kubernetes.io/zone");
-    n->capacity_type = md_str(lsrc, "labels", "karpenter.sh/capacity-type");
+    n->node_name = n->node ? n->node->m.name : "";
+    const nw_node_meta_t *lsrc = n->node ? &n->node->m : nc;
+    n->itype = md_label(lsrc, "node.kubernetes.io/instance-type");
+    n->zone = md_label(lsrc, "topology.kubernetes.io/zone");
+    n->capacity_type = md_label(lsrc, "karpenter.sh/capacity-type");
     if (!n->itype)
-        n->itype = md_str(nc, "labels", "node.kubernetes.io/instance-type");
+        n->itype = md_label(nc, "node.kubernetes.io/instance-type");
     if (!n->zone)
-        n->zone = md_str(nc, "labels", "topology.kubernetes.io/zone");
+        n->zone = md_label(nc, "topology.kubernetes.io/zone");
     if (!n->capacity_type)
-        n->capacity_type = md_str(nc, "labels", "karpenter.sh/capacity-type");
+        n->capacity_type = md_label(nc, "karpenter.sh/capacity-type");
     n->itype = n->itype ? n->itype : "";
     n->zone = n->zone ? n->zone : "";
     n->capacity_type = n->capacity_type ? n->capacity_type : "";
@@ -531,21 +505,21 @@ static NW_MUST_USE nw_rc_t attach_pods(const nw_disrupt_input_t *in, nw_disrupt_
 static void node_state(const nw_disrupt_state_t *st, const nw_disrupt_input_t *in,
                        nw_disrupt_node_t *n)
 {
-    const cJSON *nc = n->nodeclaim;
+    const nw_node_meta_t *nc = &n->nodeclaim->m;
     n->initialized = cond_true(nc, "Initialized") && n->node;
-    n->deleting = nw_json_get(nw_json_get(nc, "metadata"), "deletionTimestamp") ||
-                  (n->node && nw_json_get(nw_json_get(n->node, "metadata"), "deletionTimestamp"));
+    n->deleting = nc->terminating || (n->node && n->node->m.terminating);
     n->in_command = in_list(in->in_command, in->nin_command, n->name);
     n->nominated = in_list(in->nominated, in->nnominated, n->node_name);
-    n->ready = n->node && cond_true(n->node, "Ready");
-    n->has_tgp = nw_json_str(nw_json_get(nc, "spec"), "terminationGracePeriod") != NULL;
+    n->ready = n->node && cond_true(&n->node->m, "Ready");
+    n->has_tgp = n->nodeclaim->tgp_set;
     n->drifted = cond_true(nc, "Drifted");
     n->drifted_at = n->drifted ? cond_time(nc, "Drifted") : 0;
-    n->last_pod_event = time_at(nc, "status", "lastPodEventTime");
+    n->last_pod_event = n->nodeclaim->last_pod_event;
     n->counted = n->initialized && !cond_true(nc, "InstanceTerminating");
     n->disrupting = n->counted && (!n->ready || n->deleting || n->in_command);
     if (n->pool >= 0) {
-        n->consolidatable_at = nw_candidates_consolidatable_at(nc, st->pools[n->pool].obj);
+        n->consolidatable_at =
+            nw_candidates_consolidatable_at(n->nodeclaim, st->pools[n->pool].obj);
         n->consolidatable = n->consolidatable_at && in->now >= n->consolidatable_at;
     }
 }
@@ -560,9 +534,9 @@ static void accel_state(const nw_disrupt_state_t *st, const nw_disrupt_input_t *
     n->accel = -1;
     if (!in->naccels || !in->accel_label_key || !n->node)
         return;
-    const char *v = md_str(n->node, "labels", in->accel_label_key);
+    const char *v = md_label(&n->node->m, in->accel_label_key);
     if (!v)
-        v = md_str(n->nodeclaim, "labels", in->accel_label_key);
+        v = md_label(&n->nodeclaim->m, in->accel_label_key);
     for (size_t i = 0; v && i < in->naccels && n->accel < 0; i++)
         if (in->accels[i].aware && in->accels[i].label_value &&
             strcmp(v, in->accels[i].label_value) == 0)
@@ -580,7 +554,7 @@ static void accel_state(const nw_disrupt_state_t *st, const nw_disrupt_input_t *
     int64_t since = in->accel_last_used ? in->accel_last_used(in->accel_ud, n->name) : 0;
     if (!since)
         since = n->last_pod_event;
-    int64_t init = cond_time(n->nodeclaim, "Initialized");
+    int64_t init = cond_time(&n->nodeclaim->m, "Initialized");
     if (since < init)
         since = init;
     if (!since)
@@ -595,7 +569,7 @@ static bool accel_labelled(const nw_disrupt_input_t *in, const nw_disrupt_node_t
 {
     const char *key = in->accel_label_key;
     return key && in->naccels &&
-           ((n->node && md_str(n->node, "labels", key)) || md_str(n->nodeclaim, "labels", key));
+           ((n->node && md_label(&n->node->m, key)) || md_label(&n->nodeclaim->m, key));
 }
 
 /* The candidate rules (pkg/controllers/disruption/types.go NewCandidate), first failure wins. */
@@ -612,7 +586,7 @@ static void judge_candidate(const nw_disrupt_input_t *in, const lookups_t *lk, n
         why = "part of a disruption command";
     else if (n->nominated)
         why = "nominated for pods by a recent provisioning pass";
-    else if (annotated_dnd(n->node) || annotated_dnd(n->nodeclaim))
+    else if (annotated_dnd(&n->node->m) || annotated_dnd(&n->nodeclaim->m))
         why = "annotated karpenter.sh/do-not-disrupt";
     else if (n->pool < 0)
         why = "its NodePool does not exist";
@@ -673,10 +647,10 @@ nw_rc_t nw_candidates_state_build(const nw_disrupt_input_t *in, nw_disrupt_state
         goto oom;
     collect_pools(st, in);
     for (size_t i = 0; i < in->nnodeclaims; i++) {
-        const cJSON *nc = in->nodeclaims[i];
-        const char *name = nw_json_str(nw_json_get(nc, "metadata"), "name");
-        const char *poolname = md_str(nc, "labels", NW_LABEL_NODEPOOL);
-        if (!name || !poolname)
+        const nw_node_claim_t *nc = in->nodeclaims[i];
+        const char *name = nc->m.name;
+        const char *poolname = md_label(&nc->m, NW_LABEL_NODEPOOL);
+        if (!*name || !poolname)
             continue; /* not managed */
         nw_disrupt_node_t *n = &st->nodes[st->nnodes++];
         n->name = name;

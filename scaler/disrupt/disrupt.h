@@ -29,6 +29,7 @@
 #include <stdint.h>
 
 #include "admission/gpu.h"
+#include "api/node.h"
 #include "api/pod.h"
 #include "api/wellknown.h"
 #include "common/err.h"
@@ -124,9 +125,9 @@ typedef struct {
 typedef struct {
     const cJSON *const *nodepools;
     size_t nnodepools;
-    const cJSON *const *nodeclaims;
+    const nw_node_claim_t *const *nodeclaims; /* records (api/node.h) */
     size_t nnodeclaims;
-    const cJSON *const *nodes;
+    const nw_node_t *const *nodes; /* records (api/node.h) */
     size_t nnodes;
     const nw_pod_t *const *pods; /* records (api/pod.h) */
     size_t npods;
@@ -174,7 +175,8 @@ typedef struct {
 
 typedef struct {
     const char *name;                         /* NodeClaim name (borrowed from the input) */
-    const cJSON *nodeclaim, *node;            /* node may be NULL */
+    const nw_node_claim_t *nodeclaim;         /* its record (borrowed from the input) */
+    const nw_node_t *node;                    /* NULL without one */
     const char *node_name;                    /* "" without a node */
     int pool;                                 /* index into the state's pools, -1 unknown */
     const char *itype, *zone, *capacity_type; /* labels ("" when absent) */
@@ -283,7 +285,7 @@ nw_disrupt_accel_t nw_accel_of_class(const nw_accel_class_t *k);
  * pkg/controllers/nodeclaim/disruption/consolidation.go): when (epoch ns) the NodeClaim
  * becomes consolidatable given the pool's consolidateAfter; 0 when never (Never, or not
  * Initialized). */
-int64_t nw_candidates_consolidatable_at(const cJSON *nodeclaim, const cJSON *nodepool);
+int64_t nw_candidates_consolidatable_at(const nw_node_claim_t *nodeclaim, const cJSON *nodepool);
 
 /* ---- simulation ---- */
 

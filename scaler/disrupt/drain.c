@@ -150,27 +150,25 @@ void nw_drain_plan(const nw_drain_pod_t *pods, size_t n, int64_t deadline_ns, in
         }
 }
 
-nw_rc_t nw_drain_tgp_deadline(const cJSON *nodeclaim, int64_t *deadline_ns, nw_err_t *err)
+nw_rc_t nw_drain_tgp_deadline(const nw_node_claim_t *nodeclaim, int64_t *deadline_ns, nw_err_t *err)
 {
     *deadline_ns = 0;
-    const cJSON *v = nw_json_get(nw_json_get(nw_json_get(nodeclaim, "metadata"), "annotations"),
-                                 NW_ANN_TERMINATION_TS);
-    if (!v)
+    const char *s = nw_node_meta_annotation(&nodeclaim->m, NW_ANN_TERMINATION_TS);
+    if (!s)
         return NW_ENOTFOUND;
-    const char *s = cJSON_GetStringValue(v);
-    if (!s || nw_clock_time_parse(s, deadline_ns) != NW_OK) {
+    if (nw_clock_time_parse(s, deadline_ns) != NW_OK) {
         *deadline_ns = 0;
         return nw_err_set(err, NW_EPARSE, "metadata.annotations[" NW_ANN_TERMINATION_TS "]",
-                          "not an RFC 3339 time: %s", s ? s : "(not a string)");
+                          "not an RFC 3339 time: %s", s);
     }
     return NW_OK;
 }
 
-nw_rc_t nw_drain_tgp_value(const cJSON *nodeclaim, char *buf, size_t len, nw_err_t *err)
+nw_rc_t nw_drain_tgp_value(const nw_node_claim_t *nodeclaim, char *buf, size_t len, nw_err_t *err)
 {
-    const char *dts = nw_json_str(nw_json_get(nodeclaim, "metadata"), "deletionTimestamp");
-    const char *tgp = nw_json_str(nw_json_get(nodeclaim, "spec"), "terminationGracePeriod");
-    if (!dts || !tgp)
+    const char *dts = nodeclaim->m.deleted_text;
+    const char *tgp = nodeclaim->tgp;
+    if (!dts[0] || !nodeclaim->tgp_set)
         return NW_ENOTFOUND;
     int64_t t = 0, d = 0;
     if (nw_clock_time_parse(dts, &t) != NW_OK)

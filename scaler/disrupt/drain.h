@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "api/node.h"
 #include "api/pod.h"
 #include "api/wellknown.h"
 #include "common/err.h"
@@ -117,14 +118,14 @@ void nw_drain_plan(const nw_drain_pod_t *pods, size_t n, int64_t deadline_ns, in
 /** The TGP deadline of a NodeClaim: its karpenter.sh/nodeclaim-termination-timestamp
  * annotation. NW_ENOTFOUND when absent; NW_EPARSE (err names the annotation) when it
  * is not RFC 3339. */
-NW_MUST_USE nw_rc_t nw_drain_tgp_deadline(const cJSON *nodeclaim, int64_t *deadline_ns,
+NW_MUST_USE nw_rc_t nw_drain_tgp_deadline(const nw_node_claim_t *nodeclaim, int64_t *deadline_ns,
                                           nw_err_t *err);
 
 /** The annotation value a deleted NodeClaim gets: deletionTimestamp +
  * spec.terminationGracePeriod, RFC 3339 (buf >= 32 bytes). NW_ENOTFOUND when the
  * NodeClaim has no deletionTimestamp or no terminationGracePeriod; NW_EPARSE (err
  * names the field) when one does not parse. */
-NW_MUST_USE nw_rc_t nw_drain_tgp_value(const cJSON *nodeclaim, char *buf, size_t len,
+NW_MUST_USE nw_rc_t nw_drain_tgp_value(const nw_node_claim_t *nodeclaim, char *buf, size_t len,
                                        nw_err_t *err);
 
 #endif

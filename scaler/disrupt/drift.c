@@ -53,20 +53,20 @@ static void say(char *detail, size_t n, const char *fmt, ...)
     va_end(ap);
 }
 
-static const char *annotation(const cJSON *obj, const char *key)
+static const char *annotation(const nw_node_claim_t *nc, const char *key)
 {
-    return nw_json_str(nw_json_get(nw_json_get(obj, "metadata"), "annotations"), key);
+    return nw_node_meta_annotation(&nc->m, key);
 }
 
-static const char *label(const cJSON *obj, const char *key)
+static const char *label(const nw_node_claim_t *nc, const char *key)
 {
-    return nw_json_str(nw_json_get(nw_json_get(obj, "metadata"), "labels"), key);
+    return nw_node_meta_label(&nc->m, key);
 }
 
 /* Karpenter's areStaticFieldsDrifted: both hash annotations on the NodeClaim, the same
  * version as ours; the pool's hash is computed (it is what its annotation holds or is
  * about to hold). */
-static bool hash_drifted(const cJSON *nc, const char *hash_key, const char *version_key,
+static bool hash_drifted(const nw_node_claim_t *nc, const char *hash_key, const char *version_key,
                          const char *version, const char *current)
 {
     const char *h = annotation(nc, hash_key), *v = annotation(nc, version_key);
@@ -81,13 +81,10 @@ static bool hash_drifted(const cJSON *nc, const char *hash_key, const char *vers
 static NW_MUST_USE nw_rc_t claim_labels(const nw_drift_in_t *in, nw_labels_t *out)
 {
     nw_labels_init(out);
-    const cJSON *l;
-    cJSON_ArrayForEach(l, nw_json_get(nw_json_get(in->nodeclaim, "metadata"), "labels"))
-    {
-        if (cJSON_IsString(l) && l->string &&
-            nw_labels_set(out, l->string, l->valuestring) != NW_OK)
+    const nw_node_meta_t *m = &in->nodeclaim->m;
+    for (size_t i = 0; i < m->nlabels; i++)
+        if (nw_labels_set(out, m->labels[i].key, m->labels[i].value) != NW_OK)
             return NW_ENOMEM;
-    }
     if (!in->catalog)
         return NW_OK;
     char keys[MAX_TYPE_LABELS][64], vals[MAX_TYPE_LABELS][64];
@@ -134,10 +131,8 @@ static bool instance_type_gone(const nw_drift_in_t *in, char *detail, size_t n)
 {
     if (!in->catalog)
         return false;
-    const char *ct = nw_json_str(nw_json_get(in->nodeclaim, "metadata"), "creationTimestamp");
-    int64_t created = 0;
-    if (!ct || nw_clock_time_parse(ct, &created) != NW_OK ||
-        in->now_ns - created < INSTANCE_TYPE_CHECK_AGE_NS)
+    int64_t created = in->nodeclaim->m.created; /* 0: absent or not a time */
+    if (!created || in->now_ns - created < INSTANCE_TYPE_CHECK_AGE_NS)
         return false;
     const char *type = label(in->nodeclaim, "node.kubernetes.io/instance-type");
     if (!type || !*type)
@@ -182,7 +177,7 @@ static bool ami_drifted(const nw_drift_in_t *in, char *detail, size_t n)
     const nw_drift_class_t *r = in->resolved;
     const char *image = in->instance && in->instance->image_id && *in->instance->image_id
                             ? in->instance->image_id
-                            : nw_json_str(nw_json_get(in->nodeclaim, "status"), "imageID");
+                            : in->nodeclaim->image_id;
     if (!r || !r->namis || !image || !*image)
         return false; /* Karpenter: "no amis exist given constraints" — an error, no verdict */
     const char *arch = nw_driftcat__type_arch(

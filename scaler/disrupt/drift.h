@@ -37,6 +37,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "api/node.h"
 #include "common/err.h"
 
 #define NW_COND_DRIFTED "Drifted"
@@ -84,7 +85,7 @@ typedef struct {
 typedef struct nw_catalog nw_catalog_t;
 
 typedef struct {
-    const cJSON *nodeclaim;              /* required */
+    const nw_node_claim_t *nodeclaim;    /* required: its record (api/node.h) */
     const cJSON *nodepool;               /* required */
     const cJSON *nodeclass;              /* nullable: NodeClassDrift and provider checks skipped */
     const nw_drift_class_t *resolved;    /* nullable: AMI/SG/subnet checks skipped */

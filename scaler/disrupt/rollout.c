@@ -13,20 +13,6 @@
 #include "common/json.h"
 #include "scaler/disrupt/disrupt.h"
 
-static const char *md_str(const cJSON *o, const char *sect, const char *k)
-{
-    return nw_json_str(nw_json_get(nw_json_get(o, "metadata"), sect), k);
-}
-
-static int64_t md_time(const cJSON *o, const char *k)
-{
-    int64_t t = 0;
-    const char *s = nw_json_str(nw_json_get(o, "metadata"), k);
-    if (s && nw_clock_time_parse(s, &t) != NW_OK)
-        t = 0;
-    return t;
-}
-
 /* the staged class whose node label value is v, -1 none */
 static int staged_class(const nw_disrupt_input_t *in, const char *v)
 {
@@ -39,10 +25,10 @@ static int staged_class(const nw_disrupt_input_t *in, const char *v)
 
 /* When the NodeClaim expires (epoch ns): creationTimestamp + spec.expireAfter (720h when
  * absent, Karpenter's default); 0 when never or unreadable. */
-static int64_t expires_at(const cJSON *nc)
+static int64_t expires_at(const nw_node_claim_t *nc)
 {
-    const char *ea = nw_json_str(nw_json_get(nc, "spec"), "expireAfter");
-    int64_t created = md_time(nc, "creationTimestamp"), d = 0;
+    const char *ea = nc->expire_after_set ? nc->expire_after : NULL;
+    int64_t created = nc->m.created, d = 0;
     bool never = false;
     nw_err_t e = {0};
     if (!created || nw_duration_parse_or_never(ea ? ea : "720h", true, &d, &never, &e) != NW_OK ||
@@ -109,7 +95,7 @@ void nw_rollout_build(nw_disrupt_state_t *st)
             n->rollout_pods += pod_counts(n->pods[k], a);
         n->expired_at = expires_at(n->nodeclaim);
         n->expired = n->expired_at && in->now >= n->expired_at;
-        const char *of = md_str(n->nodeclaim, "annotations", NW_DIS_ROLLOUT_ANNOTATION);
+        const char *of = nw_node_meta_annotation(&n->nodeclaim->m, NW_DIS_ROLLOUT_ANNOTATION);
         if (!of)
             continue;
         n->rollout_of = of;
@@ -117,7 +103,7 @@ void nw_rollout_build(nw_disrupt_state_t *st)
             n->rollout_done = nw_rollout_pod_ready(n->pods[k], a);
         if (n->rollout_done || n->deleting)
             continue; /* a replacement being deleted is no longer a step (nor a blocker) */
-        int64_t created = md_time(n->nodeclaim, "creationTimestamp");
+        int64_t created = n->nodeclaim->m.created;
         n->rollout_deadline = created ? created + a->rollout_timeout : 0;
         n->rollout_late = n->rollout_deadline && in->now >= n->rollout_deadline;
         step(p, n->name);

@@ -52,11 +52,11 @@ static bool in_names(const char *const *v, size_t n, const char *s)
 static bool target_initialized(const nw_disrupt_simctx_t *x, const char *name)
 {
     for (size_t i = 0; i < x->nnodes; i++)
-        if (strcmp(name_of(x->nodes[i]) ? name_of(x->nodes[i]) : "", name) == 0) {
-            const cJSON *labels = nw_json_get(nw_json_get(x->nodes[i], "metadata"), "labels");
-            if (!nw_json_str(labels, NW_LABEL_NODEPOOL))
+        if (strcmp(x->nodes[i]->m.name, name) == 0) {
+            const nw_node_meta_t *m = &x->nodes[i]->m;
+            if (!nw_node_meta_label(m, NW_LABEL_NODEPOOL))
                 return true; /* not managed: initialized by definition */
-            const char *v = nw_json_str(labels, "karpenter.sh/initialized");
+            const char *v = nw_node_meta_label(m, "karpenter.sh/initialized");
             return v && strcmp(v, "true") == 0;
         }
     return false; /* an in-flight NodeClaim */
@@ -178,8 +178,8 @@ static size_t collect_gone(const nw_disrupt_simctx_t *x, const nw_disrupt_state_
     }
     *ncand = ngone;
     for (size_t i = 0; i < x->nnodes; i++)
-        if (deleting(x->nodes[i]) && name_of(x->nodes[i]))
-            gone[ngone++] = name_of(x->nodes[i]);
+        if (x->nodes[i]->m.terminating)
+            gone[ngone++] = x->nodes[i]->m.name;
     return ngone;
 }
 
@@ -201,14 +201,14 @@ static NW_MUST_USE nw_rc_t add_cluster(nw_sched_snap_t *snap, const nw_disrupt_s
     for (size_t i = 0; i < x->ndaemonsets; i++)
         (void)nw_snap_node_add_daemonset_json(snap, x->daemonsets[i], &e);
     for (size_t i = 0; i < x->nnodes; i++)
-        if (!in_names(gone, ngone, name_of(x->nodes[i])))
-            (void)nw_snap_node_add_json(snap, x->nodes[i], &e);
+        if (!in_names(gone, ngone, x->nodes[i]->m.name))
+            (void)nw_snap_node_add_node(snap, x->nodes[i], &e);
     for (size_t i = 0; i < x->nnodeclaims; i++) {
-        const cJSON *nc = x->nodeclaims[i];
-        const char *nn = nw_json_str(nw_json_get(nc, "status"), "nodeName");
-        if (deleting(nc) || in_names(ncs, n, name_of(nc)) || in_names(gone, ngone, nn))
+        const nw_node_claim_t *nc = x->nodeclaims[i];
+        const char *nn = nc->node_name[0] ? nc->node_name : NULL;
+        if (nc->m.terminating || in_names(ncs, n, nc->m.name) || in_names(gone, ngone, nn))
             continue;
-        (void)nw_snap_node_add_nodeclaim_json(snap, nc, &e); /* skipped when its node exists */
+        (void)nw_snap_node_add_claim(snap, nc, &e); /* skipped when its node exists */
     }
     return NW_OK;
 }

@@ -4,8 +4,10 @@
  * (kubernetes-sigs/karpenter pkg/controllers/disruption/helpers.go SimulateScheduling),
  * and the NodeClaim body of a replacement.
  *
- * The cluster comes in as lists of Kubernetes JSON (borrowed), so the live controller
- * (from its cache snapshot) and `nodewarden plan --disruption` (from files) share it.
+ * The cluster comes in as lists (borrowed): NodePools and DaemonSets as Kubernetes JSON,
+ * Nodes, NodeClaims and pods as their records (api/node.h, api/pod.h), so the live
+ * controller (from its cache snapshot) and `nodewarden plan --disruption` (from files,
+ * decoded) share it.
  * Instance types come through a callback (the catalog lives behind scaler/aws).
  *
  * Pure: no I/O and no clock reads. Ownership: a simulation result's handle owns its
@@ -22,9 +24,9 @@
 typedef struct {
     const cJSON *const *nodepools;
     size_t nnodepools;
-    const cJSON *const *nodes;
+    const nw_node_t *const *nodes; /* records (api/node.h) */
     size_t nnodes;
-    const cJSON *const *nodeclaims;
+    const nw_node_claim_t *const *nodeclaims;
     size_t nnodeclaims;
     const nw_pod_t *const *pods; /* records (api/pod.h) */
     size_t npods;

@@ -18,9 +18,9 @@
  *
  * Pods are kept as records only (nw_kube_obj_t.pod, api/pod.h). Nodes and NodeClaims are
  * decoded on ingest too (nw_kube_obj_t.node and .nodeclaim, api/node.h: what the
- * controllers read, typed), and keep their JSON beside the record for now: writes build
- * their patches and resourceVersion preconditions from it, and the controllers not yet
- * converted (disruption, gc, provisioning, lifecycle, nominate) still read it. A Node or
+ * controllers read, typed), and keep their JSON beside the record for now: gc, the launch
+ * of a NodeClaim seen without a providerID and the scheduling snapshot's in-flight
+ * NodeClaims still read it (docs/internals/kube-client.md). A Node or
  * NodeClaim whose record does not decode (a malformed field: an API server never sends
  * one) is refused with a warning naming the field, as an object without a name is, and
  * takes the version before it out of the cache (a relist would leave it out too).

@@ -597,10 +597,20 @@ nw_rc_t nw_kube_write_event(nw_kube_recorder_t *r, const nw_kube_res_t *res, con
                             const char *type, const char *reason, const char *message,
                             nw_err_t *err)
 {
-    const char *name = meta_str(obj, "name");
-    const char *ons = res->namespaced ? meta_str(obj, "namespace") : NULL;
-    const char *uid = meta_str(obj, "uid");
-    const char *orv = meta_str(obj, "resourceVersion");
+    nw_kube_event_ref_t ref = {res->namespaced ? meta_str(obj, "namespace") : NULL,
+                               meta_str(obj, "name"), meta_str(obj, "uid"),
+                               meta_str(obj, "resourceVersion")};
+    return nw_kube_write_event_ref(r, res, &ref, type, reason, message, err);
+}
+
+nw_rc_t nw_kube_write_event_ref(nw_kube_recorder_t *r, const nw_kube_res_t *res,
+                                const nw_kube_event_ref_t *ref, const char *type,
+                                const char *reason, const char *message, nw_err_t *err)
+{
+    const char *name = ref->name;
+    const char *ons = res->namespaced && ref->ns && ref->ns[0] ? ref->ns : NULL;
+    const char *uid = ref->uid && ref->uid[0] ? ref->uid : NULL;
+    const char *orv = ref->rv && ref->rv[0] ? ref->rv : NULL;
     if (!name || !name[0])
         return nw_err_set(err, NW_EINVAL, "metadata.name", "event: involved object has no name");
     const char *ens = ons && ons[0] ? ons : "default";
@@ -680,15 +690,6 @@ nw_rc_t nw_kube_write_event(nw_kube_recorder_t *r, const nw_kube_res_t *res, con
 nw_rc_t nw_kube_write_event_pod(nw_kube_recorder_t *r, const nw_pod_t *pod, const char *type,
                                 const char *reason, const char *message, nw_err_t *err)
 {
-    cJSON *o = nw_json_new_object();
-    cJSON *m = nw_json_add_object(o, "metadata");
-    nw_json_add_string(m, "name", pod->name);
-    nw_json_add_string(m, "namespace", pod->ns);
-    if (pod->uid[0])
-        nw_json_add_string(m, "uid", pod->uid);
-    if (pod->rv[0])
-        nw_json_add_string(m, "resourceVersion", pod->rv);
-    nw_rc_t rc = nw_kube_write_event(r, &nw_kube_client_res_pods, o, type, reason, message, err);
-    cJSON_Delete(o);
-    return rc;
+    nw_kube_event_ref_t ref = {pod->ns, pod->name, pod->uid, pod->rv};
+    return nw_kube_write_event_ref(r, &nw_kube_client_res_pods, &ref, type, reason, message, err);
 }

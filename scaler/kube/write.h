@@ -144,6 +144,21 @@ nw_rc_t nw_kube_write_event(nw_kube_recorder_t *r, const nw_kube_res_t *res, con
                             const char *type, const char *reason, const char *message,
                             nw_err_t *err);
 
+/* The object an event is about, by reference: what the involvedObject carries. */
+typedef struct {
+    const char *ns;   /* "" or NULL when cluster-scoped */
+    const char *name; /* required */
+    const char *uid;  /* "" or NULL: not sent */
+    const char *rv;   /* resourceVersion; "" or NULL: not sent */
+} nw_kube_event_ref_t;
+
+/** nw_kube_write_event about an object named by reference (a cached Node or NodeClaim,
+ * whose JSON is not kept: its record's metadata). ref borrowed; the same aggregation,
+ * limits and errors. */
+nw_rc_t nw_kube_write_event_ref(nw_kube_recorder_t *r, const nw_kube_res_t *res,
+                                const nw_kube_event_ref_t *ref, const char *type,
+                                const char *reason, const char *message, nw_err_t *err);
+
 /** The same about a pod kept as a record (api/pod.h): its name, namespace, uid and
  * resourceVersion are the involved object. */
 nw_rc_t nw_kube_write_event_pod(nw_kube_recorder_t *r, const nw_pod_t *pod, const char *type,

@@ -146,6 +146,9 @@ NW_MUST_USE nw_rc_t nw_snap_node_add_node(nw_sched_snap_t *s, const nw_node_t *n
  * taints, status.capacity/allocatable (or spec.resources.requests as the floor). */
 NW_MUST_USE nw_rc_t nw_snap_node_add_nodeclaim_json(nw_sched_snap_t *s, const cJSON *nc,
                                                     nw_err_t *err);
+/** The same from a NodeClaim's record (api/node.h). */
+NW_MUST_USE nw_rc_t nw_snap_node_add_claim(nw_sched_snap_t *s, const nw_node_claim_t *nc,
+                                           nw_err_t *err);
 NW_MUST_USE nw_rc_t nw_snap_node_add_daemonset_json(nw_sched_snap_t *s, const cJSON *ds,
                                                     nw_err_t *err);
 /** Storage, for volume topology (a pod's PersistentVolumeClaims: the bound volume's node

@@ -5,7 +5,8 @@
  * The input is JSON, decoded as a Node and as a NodeClaim. Invariants (abort on
  * violation): a decode either returns a record or an error with a field path, never both;
  * labels and annotations come out sorted and every key is found again by its lookup;
- * every condition is found by its type; the record holds no pointer into the input (it
+ * every condition is found by its type, and the conditions render back as an array of as
+ * many objects with the same types; the record holds no pointer into the input (it
  * is read again after the input is freed, which ASan checks).
  */
 #include <stdint.h>
@@ -32,6 +33,20 @@ static void check_meta(const nw_node_meta_t *m)
     for (size_t i = 0; i < m->nconds; i++)
         if (!nw_node_meta_condition(m, m->conds[i].type))
             abort();
+    cJSON *back = nw_node_meta_conditions_json(m);
+    if (back) { /* NULL only when memory runs out */
+        if ((size_t)cJSON_GetArraySize(back) != m->nconds)
+            abort();
+        size_t i = 0;
+        const cJSON *cd;
+        cJSON_ArrayForEach(cd, back)
+        {
+            const cJSON *t = cJSON_GetObjectItemCaseSensitive(cd, "type");
+            if (!cJSON_IsString(t) || strcmp(t->valuestring, m->conds[i++].type) != 0)
+                abort();
+        }
+        cJSON_Delete(back);
+    }
     for (size_t i = 0; i < m->nfinalizers; i++)
         if (!nw_node_meta_has_finalizer(m, m->finalizers[i]))
             abort();

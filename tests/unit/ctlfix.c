@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "api/jsonpatch.h"
 #include "scaler/kube/config.h"
 
 /* the object path of a request: no query, no /status or /eviction suffix */
@@ -125,10 +126,16 @@ static void handler(void *ud, const fake_req_t *r, fake_conn_t *c)
         else if (strcmp(r->method, "PATCH") == 0) {
             cJSON *o = cJSON_Parse(a->body[i]);
             cJSON *pt = cJSON_Parse(r->body ? r->body : "{}");
+            nw_err_t perr = {0};
             if (o && cJSON_IsObject(pt) && strstr(r->ctype, "merge-patch"))
                 ctlfix_merge(o, pt);
+            else if (o && cJSON_IsArray(pt) && strstr(r->ctype, "json-patch") &&
+                     strstr(path, "/api/v1/nodes/") && nw_jsonpatch_apply(&o, pt, &perr) != NW_OK)
+                code = 422; /* a failed test, as the API server answers it (JSON patches
+                               are applied to Nodes, the lifecycle's registration) */
             reply = o ? cJSON_PrintUnformatted(o) : strdup(a->body[i]);
-            store(a, path, reply);
+            if (code == 200)
+                store(a, path, reply);
             cJSON_Delete(o);
             cJSON_Delete(pt);
         } else if (strcmp(r->method, "PUT") == 0) {
@@ -153,7 +160,11 @@ static void handler(void *ud, const fake_req_t *r, fake_conn_t *c)
         }
     }
     pthread_mutex_unlock(&a->mu);
-    if (code == 404)
+    if (code == 422)
+        fake_reply(
+            c, 422, "",
+            "{\"kind\":\"Status\",\"status\":\"Failure\",\"reason\":\"Invalid\",\"code\":422}");
+    else if (code == 404)
         fake_reply(
             c, 404, "",
             "{\"kind\":\"Status\",\"status\":\"Failure\",\"reason\":\"NotFound\",\"code\":404}");
@@ -398,4 +409,14 @@ int ctlfix_metric(nw_buf_t *b, nw_rc_t rc, const char *line)
         fprintf(stderr, "no \"%s\" in\n%s", line, b->data ? b->data : "");
     nw_buf_cleanup(b);
     return hit;
+}
+
+bool ctlfix_disrupted_taint(const cJSON *node)
+{
+    nw_node_t *rec = NULL;
+    nw_err_t err = {0};
+    ck_assert_msg(nw_node_decode(node, &rec, &err) == NW_OK, "%s: %s", err.path, err.msg);
+    bool t = nw_ctl_has_disrupted_taint(rec);
+    nw_node_free(rec);
+    return t;
 }

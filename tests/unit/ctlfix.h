@@ -68,6 +68,10 @@ int ctlfix_mark(ctlfix_t *f);
 /** A copy of the stored object at path (cJSON, owned) or NULL. */
 cJSON *ctlfix_get(ctlfix_t *f, const char *path);
 
+/** Does the Node object carry karpenter.sh/disrupted:NoSchedule (nw_ctl_has_disrupted_taint
+ * of its record; the object must decode). */
+bool ctlfix_disrupted_taint(const cJSON *node);
+
 /** Does b, just filled by a controller's metrics function that returned rc, hold line?
  * Prints the text when not; frees b. Use: nw_buf_init(&b, 1 << 20);
  * ck_assert(ctlfix_metric(&b, nw_x_metrics(x, &b), "name 1\n")). */

@@ -1088,7 +1088,7 @@ static int log_index(ctlfix_t *f, int mark, const char *s1, const char *s2)
     return at;
 }
 
-/* Holds each PUT of a Node until `want` are inside the fake API at once (or 10 s pass):
+/* Holds each PATCH of a Node until `want` are inside the fake API at once (or 10 s pass):
  * the hook runs under the API's mutex, which the wait releases. */
 typedef struct {
     pthread_mutex_t *mu;
@@ -1100,7 +1100,7 @@ static int node_gate(void *ud, const fake_req_t *r, fake_conn_t *c)
 {
     (void)c;
     node_gate_t *g = ud;
-    if (strcmp(r->method, "PUT") != 0 || !strstr(r->path, "/api/v1/nodes/"))
+    if (strcmp(r->method, "PATCH") != 0 || !strstr(r->path, "/api/v1/nodes/"))
         return 0;
     if (++g->inside > g->max)
         g->max = g->inside;
@@ -1145,7 +1145,7 @@ START_TEST(lifecycle_registers_together)
         char node[64], claim[64];
         snprintf(node, sizeof node, "/api/v1/nodes/n%d ", i);
         snprintf(claim, sizeof claim, "/nodeclaims/c%d/status ", i);
-        int wn = log_index(&f, mark, "PUT ", node), wc = log_index(&f, mark, "PUT ", claim);
+        int wn = log_index(&f, mark, "PATCH ", node), wc = log_index(&f, mark, "PATCH ", claim);
         ck_assert_int_ge(wn, 0);
         ck_assert_int_gt(wc, wn);
         snprintf(claim, sizeof claim, "/apis/karpenter.sh/v1/nodeclaims/c%d", i);
@@ -1157,7 +1157,7 @@ START_TEST(lifecycle_registers_together)
     tick_life(&f, l); /* the cache has not caught up: no second job */
     tick_life(&f, l);
     ck_assert_int_eq(ctlfix_count(&f, mark, "POST", "/events", "\"Registered\""), 4);
-    ck_assert_int_eq(ctlfix_count(&f, mark, "PUT", "/api/v1/nodes/", NULL), 4);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "PATCH", "/api/v1/nodes/", NULL), 4);
     ck_assert_int_eq(ctlfix_count(&f, mark, "GET", "/api/v1/nodes/", NULL), 0);
     ck_assert_int_eq(ctlfix_count(&f, mark, "GET", "/nodeclaims/", NULL), 0);
     nw_buf_t b;
@@ -1183,12 +1183,12 @@ START_TEST(lifecycle_initializes_after_registration_seen)
     claims_with_nodes(&f, 1, true);
     int mark = ctlfix_mark(&f);
     tick_life(&f, l);
-    ck_assert_int_eq(ctlfix_count(&f, mark, "PUT", "/nodeclaims/c0/status", NULL), 1);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "PATCH", "/nodeclaims/c0/status", NULL), 1);
     /* the Node is ready, the NodeClaim registered in the API but not yet in the cache */
     ck_assert(ctlfix_sync(&f, NW_KUBE_NODES, "/api/v1/nodes/n0"));
     tick_life(&f, l);
     tick_life(&f, l);
-    ck_assert_int_eq(ctlfix_count(&f, mark, "PUT", "/nodeclaims/c0/status", NULL), 1);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "PATCH", "/nodeclaims/c0/status", NULL), 1);
     cJSON *n = ctlfix_get(&f, "/api/v1/nodes/n0");
     ck_assert_ptr_null(nw_json_str_at(n, "metadata.labels.karpenter\\.sh/initialized"));
     char *txt = cJSON_PrintUnformatted(n);
@@ -1202,23 +1202,23 @@ START_TEST(lifecycle_initializes_after_registration_seen)
     pthread_mutex_unlock(&f.api.mu);
     int m2 = ctlfix_mark(&f);
     tick_life(&f, l);
-    ck_assert_int_eq(ctlfix_count(&f, m2, "PUT", "/api/v1/nodes/n0 ", "karpenter.sh/initialized"),
+    ck_assert_int_eq(ctlfix_count(&f, m2, "PATCH", "/api/v1/nodes/n0 ", "karpenter.sh/initialized"),
                      1);
-    ck_assert_int_eq(ctlfix_count(&f, m2, "PUT", "/nodeclaims/c0/status", NULL), 1);
+    ck_assert_int_eq(ctlfix_count(&f, m2, "PATCH", "/nodeclaims/c0/status", NULL), 1);
     pthread_mutex_lock(&f.api.mu);
     f.api.forbid = NULL;
     pthread_mutex_unlock(&f.api.mu);
     tick_life(&f, l); /* the failure collected: tried again at once */
-    ck_assert_int_eq(ctlfix_count(&f, m2, "PUT", "/nodeclaims/c0/status", NULL), 2);
-    ck_assert_int_gt(log_index(&f, m2, "PUT ", "/nodeclaims/c0/status "),
-                     log_index(&f, m2, "PUT ", "/api/v1/nodes/n0 "));
+    ck_assert_int_eq(ctlfix_count(&f, m2, "PATCH", "/nodeclaims/c0/status", NULL), 2);
+    ck_assert_int_gt(log_index(&f, m2, "PATCH ", "/nodeclaims/c0/status "),
+                     log_index(&f, m2, "PATCH ", "/api/v1/nodes/n0 "));
     cJSON *nc = ctlfix_get(&f, "/apis/karpenter.sh/v1/nodeclaims/c0");
     ck_assert_str_eq(nw_json_condition(nc, "Initialized"), "True");
     ck_assert_str_eq(nw_json_condition(nc, "Ready"), "True");
     cJSON_Delete(nc);
     tick_life(&f, l);
     tick_life(&f, l);
-    ck_assert_int_eq(ctlfix_count(&f, m2, "PUT", "/nodeclaims/c0/status", NULL), 2);
+    ck_assert_int_eq(ctlfix_count(&f, m2, "PATCH", "/nodeclaims/c0/status", NULL), 2);
     ck_assert_int_eq(ctlfix_count(&f, mark, "POST", "/events", "\"Initialized\""), 1);
     nw_buf_t b;
     nw_buf_init(&b, 1 << 20);
@@ -1330,9 +1330,9 @@ START_TEST(lifecycle_registers_after_nominations)
     nw_nominate_wait(n);
     ck_assert_uint_eq(nw_nominate_pending(n, "n0"), 0);
     tick_life(&f, l);
-    ck_assert_int_eq(ctlfix_count(&f, mark, "PUT", "/api/v1/nodes/n0", NULL), 1);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "PATCH", "/api/v1/nodes/n0", NULL), 1);
     ck_assert_int_lt(log_index(&f, mark, "PATCH ", "/pods/web/status"),
-                     log_index(&f, mark, "PUT ", "/api/v1/nodes/n0 "));
+                     log_index(&f, mark, "PATCH ", "/api/v1/nodes/n0 "));
     pthread_cond_destroy(&g.cv);
     nw_lifecycle_free(l);
     nw_nominate_free(n);
@@ -1340,11 +1340,80 @@ START_TEST(lifecycle_registers_after_nominations)
 }
 END_TEST
 
-/* Answers the first PUT of Node n0 409 (the Node changed since the cache saw it). */
+/* The registration's patch, built from the records, gives the Node what the read, mutate
+ * and write gave it: the unregistered taint lifted (the other taint kept, in place), the
+ * NodeClaim's labels, karpenter.sh/registered, the termination finalizer after the one it
+ * had, the NodeClaim as owner beside the other owner; no read, no whole write. */
+START_TEST(lifecycle_registration_patch_content)
+{
+    ctlfix_t f;
+    ctlfix_init(&f);
+    nw_lifecycle_t *l = life_new(&f);
+    ctlfix_put_nodeclass(&f);
+    ctlfix_put_nodepool(&f, NULL);
+    ctlfix_launched_claim(&f, "c0", "aws:///us-west-2a/i-0", NULL, NULL, NULL);
+    ctlfix_put(&f, NW_KUBE_NODES,
+               "{\"metadata\":{\"name\":\"n0\",\"uid\":\"n0\",\"resourceVersion\":\"7\","
+               "\"labels\":{\"a\":\"1\"},\"finalizers\":[\"other/fin\"],\"ownerReferences\":[{"
+               "\"apiVersion\":\"v1\",\"kind\":\"X\",\"name\":\"x\",\"uid\":\"x-uid\"}]},"
+               "\"spec\":{\"providerID\":\"aws:///us-west-2a/i-0\",\"taints\":[{\"key\":\"keep\","
+               "\"effect\":\"NoSchedule\",\"timeAdded\":\"2026-11-30T12:00:00Z\"},{\"key\":"
+               "\"karpenter.sh/unregistered\",\"effect\":\"NoExecute\"}]},\"status\":{}}",
+               1);
+    int mark = ctlfix_mark(&f);
+    tick_life(&f, l);
+    nw_lifecycle_free(l); /* its jobs finished */
+    ck_assert_int_eq(ctlfix_count(&f, mark, "PATCH", "/api/v1/nodes/n0", NULL), 1);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "GET", "/api/v1/nodes/n0", NULL), 0);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "PUT", "/api/v1/nodes/n0", NULL), 0);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "PATCH", "/api/v1/nodes/n0",
+                                  "\"op\":\"test\",\"path\":\"/metadata/resourceVersion\""),
+                     1);
+    cJSON *n = ctlfix_get(&f, "/api/v1/nodes/n0");
+    cJSON *c = ctlfix_get(&f, "/apis/karpenter.sh/v1/nodeclaims/c0");
+    fprintf(stderr, "R2DBG %s\n", cJSON_PrintUnformatted(n));
+    ck_assert_str_eq(nw_json_str_at(n, "metadata.labels.a"), "1");
+    ck_assert_str_eq(
+        nw_json_str(nw_json_get(nw_json_get(n, "metadata"), "labels"), "karpenter.sh/registered"),
+        "true");
+    const cJSON *l0;
+    cJSON_ArrayForEach(l0, nw_json_get(nw_json_get(c, "metadata"), "labels"))
+    {
+        ck_assert_str_eq(nw_json_str(nw_json_get(nw_json_get(n, "metadata"), "labels"), l0->string),
+                         l0->valuestring);
+    }
+    const cJSON *taints = nw_json_get(nw_json_get(n, "spec"), "taints");
+    ck_assert_int_ge(cJSON_GetArraySize(taints), 1);
+    ck_assert_str_eq(nw_json_str(cJSON_GetArrayItem(taints, 0), "key"), "keep");
+    ck_assert_str_eq(nw_json_str(cJSON_GetArrayItem(taints, 0), "timeAdded"),
+                     "2026-11-30T12:00:00Z");
+    const cJSON *t;
+    cJSON_ArrayForEach(t, taints)
+    {
+        ck_assert_str_ne(nw_json_str(t, "key"), "karpenter.sh/unregistered");
+    }
+    const cJSON *fins = nw_json_get(nw_json_get(n, "metadata"), "finalizers");
+    ck_assert_int_eq(cJSON_GetArraySize(fins), 2);
+    ck_assert_str_eq(cJSON_GetArrayItem(fins, 0)->valuestring, "other/fin");
+    ck_assert_str_eq(cJSON_GetArrayItem(fins, 1)->valuestring, NW_FINALIZER);
+    const cJSON *owners = nw_json_get(nw_json_get(n, "metadata"), "ownerReferences");
+    ck_assert_int_eq(cJSON_GetArraySize(owners), 2);
+    ck_assert_str_eq(nw_json_str(cJSON_GetArrayItem(owners, 1), "uid"),
+                     nw_json_str_at(c, "metadata.uid"));
+    ck_assert_str_eq(nw_json_str(cJSON_GetArrayItem(owners, 1), "kind"), "NodeClaim");
+    ck_assert_str_eq(nw_json_condition(c, "Registered"), "True");
+    cJSON_Delete(n);
+    cJSON_Delete(c);
+    ctlfix_free(&f);
+}
+END_TEST
+
+/* Answers the first write of Node n0 (the registration's patch) 409 (the Node changed since the
+ * cache saw it). */
 static int conflict_once(void *ud, const fake_req_t *r, fake_conn_t *c)
 {
     int *n = ud;
-    if (strcmp(r->method, "PUT") != 0 || !strstr(r->path, "/api/v1/nodes/n0") || (*n)++)
+    if (strcmp(r->method, "PATCH") != 0 || !strstr(r->path, "/api/v1/nodes/n0") || (*n)++)
         return 0;
     fake_reply(c, 409, "",
                "{\"kind\":\"Status\",\"status\":\"Failure\",\"reason\":\"Conflict\",\"code\":409}");
@@ -1371,10 +1440,12 @@ START_TEST(lifecycle_conflict_reads_again)
     pthread_mutex_lock(&f.api.mu);
     f.api.hook = NULL;
     pthread_mutex_unlock(&f.api.mu);
-    ck_assert_int_eq(ctlfix_count(&f, mark, "PUT", "/api/v1/nodes/n0", NULL), 2);
+    /* the patch refused, then the read and a whole write */
+    ck_assert_int_eq(ctlfix_count(&f, mark, "PATCH", "/api/v1/nodes/n0", NULL), 1);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "PUT", "/api/v1/nodes/n0", NULL), 1);
     ck_assert_int_eq(ctlfix_count(&f, mark, "GET", "/api/v1/nodes/n0", NULL), 1);
     ck_assert_int_lt(log_index(&f, mark, "GET ", "/api/v1/nodes/n0"),
-                     log_index(&f, mark, "PUT ", "/nodeclaims/c0/status"));
+                     log_index(&f, mark, "PATCH ", "/nodeclaims/c0/status"));
     cJSON *nc = ctlfix_get(&f, "/apis/karpenter.sh/v1/nodeclaims/c0");
     ck_assert_str_eq(nw_json_condition(nc, "Registered"), "True");
     cJSON_Delete(nc);
@@ -1749,6 +1820,7 @@ Suite *nw_controllers_suite(void)
     tcase_add_test(t, nominations_written_together);
     tcase_add_test(t, lifecycle_registers_after_nominations);
     tcase_add_test(t, lifecycle_conflict_reads_again);
+    tcase_add_test(t, lifecycle_registration_patch_content);
     tcase_add_test(t, lifecycle_initializes_after_registration_seen);
     tcase_add_test(t, expiry_deletes_past_expire_after);
     tcase_add_test(t, expiry_leaves_staged_accelerator_nodes);

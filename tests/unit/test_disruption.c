@@ -609,7 +609,9 @@ static void expand(const cJSON *doc, cJSON *objs, int64_t now)
 
 typedef struct {
     const cJSON *v[512];
-    const nw_pod_t *pods[512]; /* Pod lists: the records of v */
+    const nw_pod_t *pods[512];          /* Pod lists: the records of v */
+    const nw_node_t *nodes[512];        /* Node lists: the records of v */
+    const nw_node_claim_t *claims[512]; /* NodeClaim lists: the records of v */
     size_t n;
 } list_t;
 
@@ -623,6 +625,10 @@ static void collect(const cJSON *objs, const char *kind, list_t *l)
         if (k && strcmp(k, kind) == 0 && l->n < 512) {
             if (strcmp(kind, "Pod") == 0)
                 l->pods[l->n] = nw_test_pod(o);
+            else if (strcmp(kind, "Node") == 0)
+                l->nodes[l->n] = nw_test_node(o);
+            else if (strcmp(kind, "NodeClaim") == 0)
+                l->claims[l->n] = nw_test_node_claim(o);
             l->v[l->n++] = o;
         }
     }
@@ -712,9 +718,9 @@ static nw_disrupt_state_t *build(const cJSON *doc, cJSON *objs, fixture_t *f, li
     nw_disrupt_input_t in = {
         .nodepools = ls[0].v,
         .nnodepools = ls[0].n,
-        .nodeclaims = ls[1].v,
+        .nodeclaims = ls[1].claims,
         .nnodeclaims = ls[1].n,
-        .nodes = ls[2].v,
+        .nodes = ls[2].nodes,
         .nnodes = ls[2].n,
         .pods = ls[3].pods,
         .npods = ls[3].n,
@@ -1059,15 +1065,19 @@ static void simfix_load(simfix_t *f, const char *path, const char *drop_label_no
             if (kd && strcmp(kd, kinds[i]) == 0 && f->ls[i].n < 512) {
                 if (i == 3)
                     f->ls[i].pods[f->ls[i].n] = nw_test_pod(f->docs[k]);
+                else if (i == 2)
+                    f->ls[i].nodes[f->ls[i].n] = nw_test_node(f->docs[k]);
+                else if (i == 1)
+                    f->ls[i].claims[f->ls[i].n] = nw_test_node_claim(f->docs[k]);
                 f->ls[i].v[f->ls[i].n++] = f->docs[k];
             }
         }
     }
     nw_disrupt_input_t in = {.nodepools = f->ls[0].v,
                              .nnodepools = f->ls[0].n,
-                             .nodeclaims = f->ls[1].v,
+                             .nodeclaims = f->ls[1].claims,
                              .nnodeclaims = f->ls[1].n,
-                             .nodes = f->ls[2].v,
+                             .nodes = f->ls[2].nodes,
                              .nnodes = f->ls[2].n,
                              .pods = f->ls[3].pods,
                              .npods = f->ls[3].n,
@@ -1077,9 +1087,9 @@ static void simfix_load(simfix_t *f, const char *path, const char *drop_label_no
     f->in = in;
     nw_disrupt_simctx_t sx = {.nodepools = f->ls[0].v,
                               .nnodepools = f->ls[0].n,
-                              .nodes = f->ls[2].v,
+                              .nodes = f->ls[2].nodes,
                               .nnodes = f->ls[2].n,
-                              .nodeclaims = f->ls[1].v,
+                              .nodeclaims = f->ls[1].claims,
                               .nnodeclaims = f->ls[1].n,
                               .pods = f->ls[3].pods,
                               .npods = f->ls[3].n,

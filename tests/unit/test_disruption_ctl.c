@@ -115,7 +115,7 @@ static int api_node_tainted(ctlfix_t *f, const char *node)
     snprintf(p, sizeof p, "/api/v1/nodes/%s", node);
     cJSON *n = ctlfix_get(f, p);
     ck_assert_ptr_nonnull(n);
-    int t = nw_ctl_has_disrupted_taint(n);
+    int t = ctlfix_disrupted_taint(n);
     cJSON_Delete(n);
     return t;
 }

@@ -26,6 +26,17 @@ static cJSON *pod(const char *json)
     return p;
 }
 
+/* A NodeClaim's record (api/node.h), as the cache holds it. */
+static nw_node_claim_t *claim(const char *json)
+{
+    cJSON *j = pod(json);
+    nw_node_claim_t *c = NULL;
+    nw_err_t err = {0};
+    ck_assert_msg(nw_node_claim_decode(j, &c, &err) == NW_OK, "%s: %s", err.path, err.msg);
+    cJSON_Delete(j);
+    return c;
+}
+
 static nw_drain_pod_t classify(const char *json, int64_t now)
 {
     cJSON *p = pod(json);
@@ -330,46 +341,50 @@ START_TEST(tgp_annotation)
 {
     char buf[64];
     nw_err_t err = {0};
-    cJSON *nc = pod("{\"metadata\":{\"deletionTimestamp\":\"2026-11-30T12:00:00Z\"},"
-                    "\"spec\":{\"terminationGracePeriod\":\"1h30m\"}}");
+    nw_node_claim_t *nc =
+        claim("{\"metadata\":{\"name\":\"nc\",\"deletionTimestamp\":\"2026-11-30T12:00:00Z\"},"
+              "\"spec\":{\"terminationGracePeriod\":\"1h30m\"}}");
     ck_assert_int_eq(nw_drain_tgp_value(nc, buf, sizeof buf, &err), NW_OK);
     ck_assert_str_eq(buf, "2026-11-30T13:30:00Z");
-    cJSON_Delete(nc);
-    nc = pod("{\"metadata\":{\"deletionTimestamp\":\"2026-11-30T12:00:00Z\"},\"spec\":{}}");
+    nw_node_claim_free(nc);
+    nc = claim("{\"metadata\":{\"name\":\"nc\",\"deletionTimestamp\":\"2026-11-30T12:00:00Z\"},"
+               "\"spec\":{}}");
     ck_assert_int_eq(nw_drain_tgp_value(nc, buf, sizeof buf, &err), NW_ENOTFOUND);
-    cJSON_Delete(nc);
-    nc = pod("{\"metadata\":{},\"spec\":{\"terminationGracePeriod\":\"30s\"}}");
+    nw_node_claim_free(nc);
+    nc = claim("{\"metadata\":{\"name\":\"nc\"},\"spec\":{\"terminationGracePeriod\":\"30s\"}}");
     ck_assert_int_eq(nw_drain_tgp_value(nc, buf, sizeof buf, &err), NW_ENOTFOUND);
-    cJSON_Delete(nc);
-    nc = pod("{\"metadata\":{\"deletionTimestamp\":\"2026-11-30T12:00:00Z\"},"
-             "\"spec\":{\"terminationGracePeriod\":\"soon\"}}");
+    nw_node_claim_free(nc);
+    nc = claim("{\"metadata\":{\"name\":\"nc\",\"deletionTimestamp\":\"2026-11-30T12:00:00Z\"},"
+               "\"spec\":{\"terminationGracePeriod\":\"soon\"}}");
     ck_assert_int_eq(nw_drain_tgp_value(nc, buf, sizeof buf, &err), NW_EPARSE);
     ck_assert_str_eq(err.path, "spec.terminationGracePeriod");
     ck_assert_ptr_nonnull(strstr(err.msg, "soon"));
-    cJSON_Delete(nc);
+    nw_node_claim_free(nc);
     nw_err_clear(&err);
-    nc = pod("{\"metadata\":{\"deletionTimestamp\":\"yesterday\"},"
-             "\"spec\":{\"terminationGracePeriod\":\"30s\"}}");
+    nc = claim("{\"metadata\":{\"name\":\"nc\",\"deletionTimestamp\":\"yesterday\"},"
+               "\"spec\":{\"terminationGracePeriod\":\"30s\"}}");
     ck_assert_int_eq(nw_drain_tgp_value(nc, buf, sizeof buf, &err), NW_EPARSE);
     ck_assert_str_eq(err.path, "metadata.deletionTimestamp");
-    cJSON_Delete(nc);
+    nw_node_claim_free(nc);
 
     int64_t d = 1;
     nw_err_clear(&err);
-    nc = pod("{\"metadata\":{\"annotations\":{\"karpenter.sh/nodeclaim-termination-timestamp\":"
-             "\"2026-11-30T13:30:00Z\"}}}");
+    nc = claim("{\"metadata\":{\"name\":\"nc\",\"annotations\":{\"karpenter.sh/"
+               "nodeclaim-termination-timestamp\":"
+               "\"2026-11-30T13:30:00Z\"}}}");
     ck_assert_int_eq(nw_drain_tgp_deadline(nc, &d, &err), NW_OK);
     ck_assert_int_eq(d, NOW + S(5400));
-    cJSON_Delete(nc);
-    nc = pod("{\"metadata\":{\"annotations\":{\"karpenter.sh/nodeclaim-termination-timestamp\":"
-             "\"13:30\"}}}");
+    nw_node_claim_free(nc);
+    nc = claim("{\"metadata\":{\"name\":\"nc\",\"annotations\":{\"karpenter.sh/"
+               "nodeclaim-termination-timestamp\":"
+               "\"13:30\"}}}");
     ck_assert_int_eq(nw_drain_tgp_deadline(nc, &d, &err), NW_EPARSE);
     ck_assert_int_eq(d, 0);
     ck_assert_ptr_nonnull(strstr(err.path, "karpenter.sh/nodeclaim-termination-timestamp"));
-    cJSON_Delete(nc);
-    nc = pod("{\"metadata\":{}}");
+    nw_node_claim_free(nc);
+    nc = claim("{\"metadata\":{\"name\":\"nc\"}}");
     ck_assert_int_eq(nw_drain_tgp_deadline(nc, &d, NULL), NW_ENOTFOUND);
-    cJSON_Delete(nc);
+    nw_node_claim_free(nc);
 }
 END_TEST
 

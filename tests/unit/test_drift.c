@@ -111,8 +111,12 @@ START_TEST(cases)
         const char *now_s = nw_json_str(c, "now");
         int64_t now = 0;
         ck_assert_int_eq(nw_clock_time_parse(now_s ? now_s : "2026-11-30T00:30:00Z", &now), NW_OK);
+        nw_node_claim_t *rec = NULL;
+        nw_err_t derr = {0};
+        ck_assert_msg(nw_node_claim_decode(nc, &rec, &derr) == NW_OK, "%s: %s: %s", name, derr.path,
+                      derr.msg);
         nw_drift_in_t in = {
-            nc,  pool, class, cJSON_IsNull(rj) ? NULL : &r.c, cJSON_IsNull(ij) ? NULL : &inst.i,
+            rec, pool, class, cJSON_IsNull(rj) ? NULL : &r.c, cJSON_IsNull(ij) ? NULL : &inst.i,
             cat, now,  NULL};
         char detail[1024];
         nw_drift_reason_t got = nw_drift_check(&in, detail, sizeof detail);
@@ -127,6 +131,7 @@ START_TEST(cases)
             ck_assert_str_eq(detail, "");
         cJSON_Delete(pool);
         cJSON_Delete(class);
+        nw_node_claim_free(rec);
         cJSON_Delete(nc);
         cJSON_Delete(c);
     } while (0);
@@ -158,10 +163,14 @@ START_TEST(missing_inputs)
     ck_assert_int_eq(nw_drift_check(&in, d, sizeof d), NW_DRIFT_NONE);
     ck_assert_int_eq(nw_drift_check(NULL, NULL, 0), NW_DRIFT_NONE);
     /* a pool without a template and a bare claim: no verdict, no crash */
-    cJSON *pool = parse("{\"spec\":{}}", "pool"), *nc = parse("{\"metadata\":{}}", "nc");
-    in.nodeclaim = nc;
+    cJSON *pool = parse("{\"spec\":{}}", "pool"),
+          *nc = parse("{\"metadata\":{\"name\":\"nc\"}}", "nc");
+    nw_node_claim_t *rec = NULL;
+    ck_assert_int_eq(nw_node_claim_decode(nc, &rec, NULL), NW_OK);
+    in.nodeclaim = rec;
     in.nodepool = pool;
     ck_assert_int_eq(nw_drift_check(&in, d, sizeof d), NW_DRIFT_NONE);
+    nw_node_claim_free(rec);
     cJSON_Delete(pool);
     cJSON_Delete(nc);
 }

@@ -139,7 +139,7 @@ START_TEST(spot_interruption_taints_deletes_and_marks_ice)
     /* the Node carries the disrupted taint */
     cJSON *n = ctlfix_get(&x.f, "/api/v1/nodes/node-" ID);
     ck_assert_ptr_nonnull(n);
-    ck_assert(nw_ctl_has_disrupted_taint(n));
+    ck_assert(ctlfix_disrupted_taint(n));
     cJSON_Delete(n);
     /* the NodeClaim is deleted (by uid), the offering is unavailable */
     ck_assert_int_eq(

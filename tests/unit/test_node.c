@@ -272,6 +272,10 @@ START_TEST(malformed_input_names_the_field)
                   "spec.nodeClassRef");
     claim_refused("{\"metadata\":{\"name\":\"c\"},\"status\":{\"allocatable\":{\"cpu\":\"?\"}}}",
                   "status.allocatable[cpu]");
+    claim_refused("{\"metadata\":{\"name\":\"c\",\"generation\":\"2\"}}", "metadata.generation");
+    claim_refused("{\"metadata\":{\"name\":\"c\"},\"status\":{\"conditions\":[{\"type\":\"A\"},"
+                  "{\"type\":\"B\",\"observedGeneration\":\"1\"}]}}",
+                  "status.conditions[1].observedGeneration");
 }
 END_TEST
 
@@ -294,6 +298,46 @@ START_TEST(lenient_where_readers_were)
 }
 END_TEST
 
+/* The conditions come back as written (what a status patch built from the record sends):
+ * every field the API server keeps, lastTransitionTime and observedGeneration only when
+ * they were there; metadata.generation is kept for the next observedGeneration. */
+START_TEST(conditions_render_back)
+{
+    cJSON *j =
+        parse("{\"metadata\":{\"name\":\"c\",\"generation\":3},\"status\":{"
+              "\"conditions\":[{\"type\":\"Launched\",\"status\":\"True\",\"reason\":"
+              "\"Launched\",\"message\":\"\",\"lastTransitionTime\":\"2026-12-01T10:00:30Z\","
+              "\"observedGeneration\":3},{\"type\":\"Drifted\",\"status\":\"False\"}]}}");
+    nw_node_claim_t *c = NULL;
+    ck_assert_int_eq(nw_node_claim_decode(j, &c, NULL), NW_OK);
+    ck_assert_int_eq(c->m.generation, 3);
+    ck_assert(c->m.conds[0].observed_gen_set);
+    ck_assert_int_eq(c->m.conds[0].observed_gen, 3);
+    ck_assert(!c->m.conds[1].observed_gen_set);
+    cJSON *back = nw_node_meta_conditions_json(&c->m);
+    ck_assert_ptr_nonnull(back);
+    cJSON *want = parse("[{\"type\":\"Launched\",\"status\":\"True\",\"reason\":\"Launched\","
+                        "\"message\":\"\",\"lastTransitionTime\":\"2026-12-01T10:00:30Z\","
+                        "\"observedGeneration\":3},{\"type\":\"Drifted\",\"status\":\"False\","
+                        "\"reason\":\"\",\"message\":\"\"}]");
+    ck_assert_msg(cJSON_Compare(back, want, 1), "%s", cJSON_PrintUnformatted(back));
+    cJSON_Delete(want);
+    cJSON_Delete(back);
+    nw_node_claim_free(c);
+    cJSON_Delete(j);
+    /* none: an empty array */
+    j = parse("{\"metadata\":{\"name\":\"n\"}}");
+    nw_node_t *n = NULL;
+    ck_assert_int_eq(nw_node_decode(j, &n, NULL), NW_OK);
+    ck_assert_int_eq(n->m.generation, 0);
+    back = nw_node_meta_conditions_json(&n->m);
+    ck_assert(cJSON_IsArray(back) && cJSON_GetArraySize(back) == 0);
+    cJSON_Delete(back);
+    nw_node_free(n);
+    cJSON_Delete(j);
+}
+END_TEST
+
 Suite *nw_node_suite(void)
 {
     Suite *s = suite_create("node");
@@ -304,6 +348,7 @@ Suite *nw_node_suite(void)
     tcase_add_test(tc, claim_durations_kept_as_written);
     tcase_add_test(tc, malformed_input_names_the_field);
     tcase_add_test(tc, lenient_where_readers_were);
+    tcase_add_test(tc, conditions_render_back);
     suite_add_tcase(s, tc);
     return s;
 }

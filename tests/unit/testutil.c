@@ -312,3 +312,57 @@ const nw_pod_t *nw_test_pod(const cJSON *json)
     ck_assert_msg(rc == NW_OK, "pod: %s: %s", err.path, err.msg);
     return p;
 }
+
+/* a copy of json (an object) with metadata.name set to dflt when it has none */
+static cJSON *named_copy(const cJSON *json, const char *dflt)
+{
+    cJSON *copy = cJSON_IsObject(json) ? cJSON_Duplicate(json, 1) : cJSON_CreateObject();
+    ck_assert_ptr_nonnull(copy);
+    cJSON *md = cJSON_GetObjectItemCaseSensitive(copy, "metadata");
+    if (!cJSON_IsObject(md)) {
+        cJSON_DeleteItemFromObjectCaseSensitive(copy, "metadata");
+        md = cJSON_AddObjectToObject(copy, "metadata");
+    }
+    if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(md, "name"))) {
+        cJSON_DeleteItemFromObjectCaseSensitive(md, "name");
+        cJSON_AddStringToObject(md, "name", dflt);
+    }
+    return copy;
+}
+
+static void **test_recs;
+static bool *test_recs_claim;
+static size_t test_nrecs, test_recs_cap;
+
+static void *test_rec(const cJSON *json, bool claim)
+{
+    cJSON *copy = named_copy(json, claim ? "nodeclaim" : "node");
+    nw_node_t *n = NULL;
+    nw_node_claim_t *c = NULL;
+    nw_err_t err = {0};
+    nw_rc_t rc = claim ? nw_node_claim_decode(copy, &c, &err) : nw_node_decode(copy, &n, &err);
+    cJSON_Delete(copy);
+    ck_assert_msg(rc == NW_OK, "%s: %s: %s", claim ? "NodeClaim" : "Node", err.path, err.msg);
+    void *r = claim ? (void *)c : (void *)n;
+    pthread_mutex_lock(&test_pods_mu);
+    if (test_nrecs == test_recs_cap) {
+        test_recs_cap = test_recs_cap ? test_recs_cap * 2 : 64;
+        test_recs = realloc(test_recs, test_recs_cap * sizeof *test_recs);
+        test_recs_claim = realloc(test_recs_claim, test_recs_cap * sizeof *test_recs_claim);
+        ck_assert(test_recs && test_recs_claim);
+    }
+    test_recs_claim[test_nrecs] = claim;
+    test_recs[test_nrecs++] = r;
+    pthread_mutex_unlock(&test_pods_mu);
+    return r;
+}
+
+const nw_node_t *nw_test_node(const cJSON *json)
+{
+    return test_rec(json, false);
+}
+
+const nw_node_claim_t *nw_test_node_claim(const cJSON *json)
+{
+    return test_rec(json, true);
+}

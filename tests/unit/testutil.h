@@ -9,6 +9,7 @@
 #include <cjson/cJSON.h>
 #include <stddef.h>
 
+#include "api/node.h"
 #include "api/pod.h"
 
 /** Read a whole file; returns a malloc'd NUL-terminated buffer (free with free())
@@ -20,6 +21,11 @@ char *nw_test_read_file(const char *path, size_t *len);
  * stays valid until the test program exits (kept in a process-wide list, so sanitizers
  * see no leak). Aborts the test if the pod cannot be decoded. */
 const nw_pod_t *nw_test_pod(const cJSON *json);
+
+/** The same for a Node's and a NodeClaim's record (api/node.h), kept as nw_test_pod keeps
+ * pods; one without metadata.name is decoded as if named "node" ("nodeclaim"). */
+const nw_node_t *nw_test_node(const cJSON *json);
+const nw_node_claim_t *nw_test_node_claim(const cJSON *json);
 
 /** Split s in place on tab characters into at most max fields; returns the count.
  * Fields keep their text exactly (no trimming); "\t" separates. */
