@@ -512,12 +512,24 @@ static void claim_changed(dirty_t *d, const nw_kube_obj_t *x, const nw_kube_obj_
     }
 }
 
-static void pod_changed(dirty_t *d, const nw_kube_obj_t *x, const nw_kube_obj_t *y)
+/* The Nodes whose pods changed from prev to s. Only a Node of s can be built again (a
+ * pod bound to a name that is no Node there is counted nowhere; a Node gone is dirty by
+ * the Nodes' diff), and the cache keeps the generation of each node's last pod change, so
+ * the Nodes are asked instead of the two pod vectors being diffed: a pod event costs a
+ * lookup per Node, not a walk of every pod. A generation the cache cannot tell (after the
+ * snapshot, or its table dropped) counts as changed. */
+static void pods_dirty(const nw_kube_snap_t *prev, const nw_kube_snap_t *s, dirty_t *d)
 {
-    if (x)
-        dirty_add(d, x->node_name);
-    if (y)
-        dirty_add(d, y->node_name);
+    uint64_t since = nw_kube_cache_snap_generation(prev);
+    if (nw_kube_cache_snap_kind_generation(s, NW_KUBE_PODS) ==
+        nw_kube_cache_snap_kind_generation(prev, NW_KUBE_PODS))
+        return; /* no pod changed since prev */
+    size_t n = nw_kube_cache_snap_count(s, NW_KUBE_NODES);
+    for (size_t i = 0; i < n; i++) {
+        const char *name = nw_kube_cache_snap_at(s, NW_KUBE_NODES, i)->name;
+        if (nw_kube_cache_snap_node_pods_gen(s, name) > since)
+            dirty_add(d, name);
+    }
 }
 
 static void pool_changed(dirty_t *d, const nw_kube_obj_t *x, const nw_kube_obj_t *y)
@@ -544,7 +556,7 @@ static void find_dirty(nw_statemetrics_nodes_t *m, const nw_kube_snap_t *prev,
     } else {
         diff_kind(prev, s, NW_KUBE_NODES, node_changed, d);
         diff_kind(prev, s, NW_KUBE_NODECLAIMS, claim_changed, d);
-        diff_kind(prev, s, NW_KUBE_PODS, pod_changed, d);
+        pods_dirty(prev, s, d);
         diff_kind(prev, s, NW_KUBE_NODEPOOLS, pool_changed, d);
     }
     if (d->n)

@@ -188,18 +188,25 @@ static void pool_settings(nw_disrupt_pool_t *p)
         p->consolidation_never = true; /* unparseable: do not consolidate */
 }
 
-int64_t nw_candidates_consolidatable_at(const nw_node_claim_t *nc, const cJSON *pool)
+/* consolidatable_at with the pool's settings already read (a state build reads each
+ * pool's once, not once per node) */
+static int64_t consolidatable_at(const nw_node_claim_t *nc, const nw_disrupt_pool_t *p)
 {
-    nw_disrupt_pool_t p = {.obj = pool};
-    pool_settings(&p);
-    if (p.consolidation_never || !cond_true(&nc->m, "Initialized"))
+    if (p->consolidation_never || !cond_true(&nc->m, "Initialized"))
         return 0;
     int64_t t = nc->last_pod_event;
     if (!t)
         t = cond_time(&nc->m, "Initialized");
     if (!t)
         return 0;
-    return t + p.consolidate_after;
+    return t + p->consolidate_after;
+}
+
+int64_t nw_candidates_consolidatable_at(const nw_node_claim_t *nc, const cJSON *pool)
+{
+    nw_disrupt_pool_t p = {.obj = pool};
+    pool_settings(&p);
+    return consolidatable_at(nc, &p);
 }
 
 /* ---- state ---- */
@@ -518,8 +525,7 @@ static void node_state(const nw_disrupt_state_t *st, const nw_disrupt_input_t *i
     n->counted = n->initialized && !cond_true(nc, "InstanceTerminating");
     n->disrupting = n->counted && (!n->ready || n->deleting || n->in_command);
     if (n->pool >= 0) {
-        n->consolidatable_at =
-            nw_candidates_consolidatable_at(n->nodeclaim, st->pools[n->pool].obj);
+        n->consolidatable_at = consolidatable_at(n->nodeclaim, &st->pools[n->pool]);
         n->consolidatable = n->consolidatable_at && in->now >= n->consolidatable_at;
     }
 }
