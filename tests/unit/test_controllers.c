@@ -1341,6 +1341,19 @@ START_TEST(nominations_pending_per_node)
 }
 END_TEST
 
+/* A lifecycle controller gated by a nomination writer (2 threads), with a class and a pool. */
+static nw_lifecycle_t *life_with_nominate(ctlfix_t *f, nw_nominate_t **n)
+{
+    *n = nw_nominate_new(&f->deps, 2);
+    ck_assert_ptr_nonnull(*n);
+    nw_lifecycle_opts_t o = {.registration_timeout_ns = 15 * 60 * SEC, .nominate = *n};
+    nw_lifecycle_t *l = nw_lifecycle_new(&f->deps, &o);
+    ck_assert_ptr_nonnull(l);
+    ctlfix_put_nodeclass(f);
+    ctlfix_put_nodepool(f, NULL);
+    return l;
+}
+
 /* A Node is registered (its karpenter.sh/unregistered taint lifted: pods may bind there) only
  * once the nominations of pods to it are written, so that those pods hold their room there
  * before any other pod can take it. */
@@ -1348,13 +1361,8 @@ START_TEST(lifecycle_registers_after_nominations)
 {
     ctlfix_t f;
     ctlfix_init(&f);
-    nw_nominate_t *n = nw_nominate_new(&f.deps, 2);
-    ck_assert_ptr_nonnull(n);
-    nw_lifecycle_opts_t o = {.registration_timeout_ns = 15 * 60 * SEC, .nominate = n};
-    nw_lifecycle_t *l = nw_lifecycle_new(&f.deps, &o);
-    ck_assert_ptr_nonnull(l);
-    ctlfix_put_nodeclass(&f);
-    ctlfix_put_nodepool(&f, NULL);
+    nw_nominate_t *n;
+    nw_lifecycle_t *l = life_with_nominate(&f, &n);
     claims_with_nodes(&f, 1, false);
     node_gate_t g = {.mu = &f.api.mu, .want = 1000}; /* opened by the test */
     pthread_cond_init(&g.cv, NULL);
@@ -1468,13 +1476,8 @@ START_TEST(lifecycle_registers_after_a_scan_saw_the_node)
 {
     ctlfix_t f;
     ctlfix_init(&f);
-    nw_nominate_t *n = nw_nominate_new(&f.deps, 2);
-    ck_assert_ptr_nonnull(n);
-    nw_lifecycle_opts_t o = {.registration_timeout_ns = 15 * 60 * SEC, .nominate = n};
-    nw_lifecycle_t *l = nw_lifecycle_new(&f.deps, &o);
-    ck_assert_ptr_nonnull(l);
-    ctlfix_put_nodeclass(&f);
-    ctlfix_put_nodepool(&f, NULL);
+    nw_nominate_t *n;
+    nw_lifecycle_t *l = life_with_nominate(&f, &n);
     /* the provisioner scanned a snapshot from before the Node */
     nw_nominate_scanned(n, nw_kube_cache_generation(f.deps.cache));
     claims_with_nodes(&f, 1, false);

@@ -273,19 +273,11 @@ const nw_test_case_t *nw_test_case(const nw_test_cases_t *cs, int i)
 
 /* ---- pod records ---- */
 
-static pthread_mutex_t test_pods_mu = PTHREAD_MUTEX_INITIALIZER;
-static nw_jsonintern_t *test_pods_intern;
-static nw_pod_t **test_pods;
-static size_t test_npods, test_pods_cap;
-
-const nw_pod_t *nw_test_pod(const cJSON *json)
+/* a copy of json (an object) with metadata.name set to dflt when it has none */
+static cJSON *named_copy(const cJSON *json, const char *dflt)
 {
-    cJSON *copy = cJSON_Duplicate(json, 1);
+    cJSON *copy = cJSON_IsObject(json) ? cJSON_Duplicate(json, 1) : cJSON_CreateObject();
     ck_assert_ptr_nonnull(copy);
-    if (!cJSON_IsObject(copy)) {
-        cJSON_Delete(copy);
-        copy = cJSON_CreateObject();
-    }
     cJSON *md = cJSON_GetObjectItemCaseSensitive(copy, "metadata");
     if (!cJSON_IsObject(md)) {
         cJSON_DeleteItemFromObjectCaseSensitive(copy, "metadata");
@@ -293,8 +285,19 @@ const nw_pod_t *nw_test_pod(const cJSON *json)
     }
     if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(md, "name"))) {
         cJSON_DeleteItemFromObjectCaseSensitive(md, "name");
-        cJSON_AddStringToObject(md, "name", "pod");
+        cJSON_AddStringToObject(md, "name", dflt);
     }
+    return copy;
+}
+
+static pthread_mutex_t test_pods_mu = PTHREAD_MUTEX_INITIALIZER;
+static nw_jsonintern_t *test_pods_intern;
+static nw_pod_t **test_pods;
+static size_t test_npods, test_pods_cap;
+
+const nw_pod_t *nw_test_pod(const cJSON *json)
+{
+    cJSON *copy = named_copy(json, "pod");
     pthread_mutex_lock(&test_pods_mu);
     if (!test_pods_intern)
         test_pods_intern = nw_jsonintern_new();
@@ -311,23 +314,6 @@ const nw_pod_t *nw_test_pod(const cJSON *json)
     cJSON_Delete(copy);
     ck_assert_msg(rc == NW_OK, "pod: %s: %s", err.path, err.msg);
     return p;
-}
-
-/* a copy of json (an object) with metadata.name set to dflt when it has none */
-static cJSON *named_copy(const cJSON *json, const char *dflt)
-{
-    cJSON *copy = cJSON_IsObject(json) ? cJSON_Duplicate(json, 1) : cJSON_CreateObject();
-    ck_assert_ptr_nonnull(copy);
-    cJSON *md = cJSON_GetObjectItemCaseSensitive(copy, "metadata");
-    if (!cJSON_IsObject(md)) {
-        cJSON_DeleteItemFromObjectCaseSensitive(copy, "metadata");
-        md = cJSON_AddObjectToObject(copy, "metadata");
-    }
-    if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(md, "name"))) {
-        cJSON_DeleteItemFromObjectCaseSensitive(md, "name");
-        cJSON_AddStringToObject(md, "name", dflt);
-    }
-    return copy;
 }
 
 static void **test_recs;
