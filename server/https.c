@@ -756,9 +756,9 @@ void nw_https_stop(nw_https_t *s)
     if (!s)
         return;
     atomic_store(&s->draining, 1);
+    /* the listening socket is ours to close once quiesced, but only after MHD_stop_daemon:
+     * libmicrohttpd's threads may still use it until then (its manual says so) */
     MHD_socket fd = MHD_quiesce_daemon(s->d);
-    if (fd != MHD_INVALID_SOCKET)
-        close(fd);
     int64_t grace = s->o.shutdown_grace_ns > 0 ? s->o.shutdown_grace_ns : 15 * NW_NS_PER_SEC;
     int64_t until = mono_ns() + grace;
     int64_t left = atomic_load(&s->inflight);
@@ -772,6 +772,8 @@ void nw_https_stop(nw_https_t *s)
                     NW_LI("inflight", left));
     nw_conns_sweeper_stop(s->conns);
     MHD_stop_daemon(s->d); /* closes every connection: on_connection frees each entry */
+    if (fd != MHD_INVALID_SOCKET)
+        close(fd);
     if (s->md)
         MHD_stop_daemon(s->md);
     nw_conns_free(s->conns);

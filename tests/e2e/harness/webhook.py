@@ -135,6 +135,10 @@ class Server:
             rc = self.proc.wait()
             fail("server did not exit after SIGTERM")
         self.logf.close()
+        if rc != 0:  # what the server said last, for the failure that follows
+            log("server exit status %d; its log's last lines:" % rc)
+            for line in self.log_text().splitlines()[-15:]:
+                log("  " + line)
         return rc
 
 
