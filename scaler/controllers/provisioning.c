@@ -23,6 +23,7 @@
 #include "scaler/controllers/tickgate.h"
 #include "scaler/nodeclaim/nodeclaim.h"
 #include "scaler/metrics/kmetrics.h"
+#include "scaler/sched/snap.h"
 #include "scaler/state/simsnap.h"
 
 #define RESOLVE_EVERY_NS (10 * NW_NS_PER_SEC)
@@ -78,6 +79,9 @@ struct nw_provisioning {
     nw_nominate_t *nom;
     char **nom_busy;
     size_t nnom_busy;
+    /* the pods whose nomination is not written (choose_quiet; owned, sorted uids) */
+    char **quiet;
+    size_t nquiet;
     uint64_t nom_gen;
     bool nom_done;
     _Atomic uint64_t nom_written, nom_cleared, nom_failed;
@@ -120,6 +124,9 @@ void nw_provisioning_reset(nw_provisioning_t *c)
     free(c->seen_uids);
     c->seen_uids = NULL;
     c->nseen = 0;
+    for (size_t i = 0; i < c->nquiet; i++)
+        free(c->quiet[i]);
+    c->nquiet = 0;
     c->window_open_mono = c->last_trigger_mono = c->next_resolve_mono = 0;
     c->epoch_mono = 0;
     c->trig_known = false;
@@ -141,6 +148,9 @@ void nw_provisioning_free(nw_provisioning_t *c)
         for (size_t i = 0; i < c->nnom_busy; i++)
             free(c->nom_busy[i]);
         free(c->nom_busy);
+        for (size_t i = 0; i < c->nquiet; i++)
+            free(c->quiet[i]);
+        free(c->quiet);
     }
     free(c);
 }
@@ -269,6 +279,8 @@ static void prepare_base(nw_provisioning_t *p, const nw_kube_snap_t *s)
                     NW_LS("error", err.msg));
 }
 
+static void choose_quiet(nw_provisioning_t *p, const nw_simsnap_t *ss, const nw_sched_results_t *r);
+
 static void provision(nw_provisioning_t *p, const nw_kube_snap_t *s, size_t npend,
                       const nw_kube_obj_t *const *own, size_t nown, int64_t waited_ns)
 {
@@ -341,6 +353,7 @@ static void provision(nw_provisioning_t *p, const nw_kube_snap_t *s, size_t npen
         nw_simsnap_claim_opts_t co = {.reason = "provisioning"};
         nw_nodeclaim_create_batch(p->claims, s, &ss, r.claims, r.nclaims, &co);
     }
+    choose_quiet(p, &ss, &r);
     nw_solve_results_free(&r);
     nw_simsnap_release(p->base, &ss);
     /* its transient memory goes back to the system once the solves stop (tick_trim) */
@@ -703,6 +716,142 @@ static const nw_kube_obj_t **own_nominated(const nw_provisioning_t *c, const nw_
     return out;
 }
 
+/* ---- the pods whose nomination is not written ----
+ * A nomination holds a pod's planned room against the other pods; every write is an API
+ * request, and a Node is registered only once the writes naming it are done, so at 200
+ * writes a second a 1,000-pod scale-out waits about 3.5 s for them (5,000 pods: 23 s).
+ * Pods that are all alike (one spec, labels, namespace and priority) need no nomination
+ * among themselves: whichever of them takes a room planned for another leaves its own
+ * room for that one. Against the other pods, which hold their rooms by their nominations
+ * once written, such a group is safe when none of its pods asks for more of any resource
+ * than any other pod planned with it: a room another pod took before its own nomination
+ * was written leaves that pod's planned room free, and that room holds one of the group's
+ * pods. So the largest such group of a batch (two pods or more) is left unnominated, while
+ * no pod of an earlier group is still waiting for its claim and no pod planned in the
+ * batch has pod (anti-)affinity or a topology spread (whose plan depends on each pod's
+ * place). In Karpenter's basic scale-out it is the 500 small pods of 1,000. A pod missing
+ * its room is still seen by the miss trigger, as any planned pod is. */
+
+typedef struct {
+    const nw_kube_obj_t *pod; /* the first of its group */
+    size_t n;
+    nw_sched_res_t req;
+} qgroup_t;
+
+static bool same_group(const nw_pod_t *x, const nw_pod_t *y)
+{
+    return x->spec == y->spec && x->labels == y->labels && strcmp(x->ns, y->ns) == 0 &&
+           x->has_priority == y->has_priority && x->priority == y->priority;
+}
+
+static bool pod_topology(const nw_pod_t *p)
+{
+    const cJSON *aff = nw_json_get(p->spec, "affinity");
+    return nw_json_get(p->spec, "topologySpreadConstraints") || nw_json_get(aff, "podAffinity") ||
+           nw_json_get(aff, "podAntiAffinity");
+}
+
+/* Is pod uid left unnominated? */
+static bool quiet(const nw_provisioning_t *c, const char *uid)
+{
+    return c->nquiet && bsearch(&uid, c->quiet, c->nquiet, sizeof *c->quiet, nw_strs_cmp);
+}
+
+/* The pods of the batch's results r planned onto NodeClaims (new, or in flight: placed on a
+ * claim's capacity), as indexes of ss->pods into out (room for every pod of ss); their
+ * number. */
+static size_t planned_pods(const nw_simsnap_t *ss, const nw_sched_results_t *r, int *out)
+{
+    size_t n = 0;
+    for (int k = 0; k < r->nclaims; k++)
+        for (int j = 0; j < r->claims[k].npods; j++) {
+            int i = r->claims[k].pods[j];
+            if (i >= 0 && (size_t)i < ss->npods && n < ss->npods)
+                out[n++] = i;
+        }
+    for (int k = 0; k < r->nplaced; k++) {
+        int i = r->placed[k].pod;
+        if (i >= 0 && (size_t)i < ss->npods && n < ss->npods &&
+            nw_simsnap_claim_of(ss, r->placed[k].node))
+            out[n++] = i;
+    }
+    return n;
+}
+
+/* Does a ask for no more of any resource than b? */
+static bool res_le(const nw_sched_res_t *a, const nw_sched_res_t *b)
+{
+    for (int k = 0; k < NW_SCHED_NRES; k++)
+        if (a->v[k] > b->v[k])
+            return false;
+    return true;
+}
+
+/* The batch's group to leave unnominated (above), into c->quiet. */
+static void choose_quiet(nw_provisioning_t *p, const nw_simsnap_t *ss, const nw_sched_results_t *r)
+{
+    /* the pods left unnominated by an earlier batch that still wait for their claim */
+    size_t k = 0;
+    for (size_t i = 0; i < p->nquiet; i++) {
+        if (nw_nominations_claim_of(p->mem->noms, p->quiet[i]))
+            p->quiet[k++] = p->quiet[i];
+        else
+            free(p->quiet[i]);
+    }
+    p->nquiet = k;
+    if (p->nquiet || !ss->npods)
+        return;
+    int *idx = malloc(ss->npods * sizeof *idx);
+    qgroup_t *g = malloc(ss->npods * sizeof *g);
+    size_t n = idx && g ? planned_pods(ss, r, idx) : 0, ng = 0;
+    bool ok = n >= 2;
+    for (size_t i = 0; ok && i < n; i++) {
+        const nw_pod_t *pod = ss->pods[idx[i]]->pod;
+        if (!pod || pod_topology(pod)) {
+            ok = false;
+            break;
+        }
+        size_t j = 0;
+        while (j < ng && !same_group(g[j].pod->pod, pod))
+            j++;
+        if (j < ng) {
+            g[j].n++;
+            continue;
+        }
+        nw_err_t err = {0};
+        g[ng] = (qgroup_t){.pod = ss->pods[idx[i]], .n = 1};
+        if (nw_snapshot_pod_requests(ss->sched, pod->spec, "spec", &g[ng].req, &err) != NW_OK)
+            ok = false;
+        ng++;
+    }
+    /* the largest group that asks for no more than any other */
+    size_t best = ng;
+    for (size_t j = 0; ok && j < ng; j++) {
+        if (g[j].n < 2 || (best < ng && g[j].n <= g[best].n))
+            continue;
+        bool le = true;
+        for (size_t o = 0; le && o < ng; o++)
+            le = o == j || res_le(&g[j].req, &g[o].req);
+        if (le)
+            best = j;
+    }
+    char **v = ok && best < ng ? malloc(g[best].n * sizeof *v) : NULL;
+    for (size_t i = 0; v && i < n; i++) {
+        const nw_kube_obj_t *o = ss->pods[idx[i]];
+        if (same_group(g[best].pod->pod, o->pod) && (v[p->nquiet] = strdup(o->uid)) != NULL)
+            p->nquiet++;
+    }
+    if (v) {
+        qsort(v, p->nquiet, sizeof *v, nw_strs_cmp);
+        free(p->quiet);
+        p->quiet = v;
+        nw_log_debug("provisioner", "pods left unnominated (alike, and no larger than the others)",
+                     NW_LI("pods", (long long)p->nquiet), NW_LS("like", g[best].pod->key));
+    }
+    free(idx);
+    free(g);
+}
+
 /* Has the pod a write in flight? (the first n of nom_busy, which are sorted) */
 static bool nom_busy(const nw_provisioning_t *c, size_t n, const char *uid)
 {
@@ -825,6 +974,8 @@ static void write_nominations(nw_provisioning_t *c, const nw_kube_snap_t *s)
         if (!claim || nom_busy(c, nb, o->uid))
             continue;
         bool own = own_nomination(c, o);
+        if (!own && quiet(c, o->uid))
+            continue; /* one of the batch's alike pods (choose_quiet) */
         if (o->pod->nominated[0] && !own)
             continue; /* the kube-scheduler's (or an older write of ours the watch shows) */
         const char *node = claim_node(s, claim);
