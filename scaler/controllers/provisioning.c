@@ -30,7 +30,7 @@
 /* How long after the last solve its transient memory is handed back (malloc_trim) while
  * pods are still pending: the re-plans of a scale-out come in runs, each reusing the
  * heap the one before freed, and a trim walks every arena's heap (a 5,000-pod scale-out
- * spent 6 % of nodewarden's CPU in it, one trim per solve) */
+ * with 48 re-plans spent 6 % of nodewarden's CPU in it, one trim per solve) */
 #define TRIM_AFTER_NS (2 * NW_NS_PER_SEC)
 /* How long a pod nominated to a NodeClaim whose node is up may stay pending before its
  * placement is looked at again (nw_nominations_missed) */
