@@ -23,9 +23,15 @@
 #include "scaler/controllers/tickgate.h"
 #include "scaler/nodeclaim/nodeclaim.h"
 #include "scaler/metrics/kmetrics.h"
+#include "scaler/sched/snap.h"
 #include "scaler/state/simsnap.h"
 
 #define RESOLVE_EVERY_NS (10 * NW_NS_PER_SEC)
+/* How long after the last solve its transient memory is handed back (malloc_trim) while
+ * pods are still pending: the re-plans of a scale-out come in runs, each reusing the
+ * heap the one before freed, and a trim walks every arena's heap (a 5,000-pod scale-out
+ * with 48 re-plans spent 6 % of nodewarden's CPU in it, one trim per solve) */
+#define TRIM_AFTER_NS (2 * NW_NS_PER_SEC)
 /* How long a pod nominated to a NodeClaim whose node is up may stay pending before its
  * placement is looked at again (nw_nominations_missed) */
 #define MISS_GRACE_NS (NW_NS_PER_SEC / 5)
@@ -47,6 +53,7 @@ struct nw_provisioning {
     nw_simsnap_cache_t *base;
     bool prepared;
     int64_t miss_due_mono; /* when a nominated pod's grace ends (0: none waiting) */
+    int64_t trim_due_mono; /* the last solve's time while its memory is not trimmed yet, 0 */
     char **seen_uids;      /* pending pod uids already counted as triggers (owned, sorted) */
     size_t nseen;
     uint64_t ice_deletes; /* nw_nodeclaim_ice_deletes when last looked at */
@@ -72,6 +79,9 @@ struct nw_provisioning {
     nw_nominate_t *nom;
     char **nom_busy;
     size_t nnom_busy;
+    /* the pods whose nomination is not written (choose_quiet; owned, sorted uids) */
+    char **quiet;
+    size_t nquiet;
     uint64_t nom_gen;
     bool nom_done;
     _Atomic uint64_t nom_written, nom_cleared, nom_failed;
@@ -114,6 +124,9 @@ void nw_provisioning_reset(nw_provisioning_t *c)
     free(c->seen_uids);
     c->seen_uids = NULL;
     c->nseen = 0;
+    for (size_t i = 0; i < c->nquiet; i++)
+        free(c->quiet[i]);
+    c->nquiet = 0;
     c->window_open_mono = c->last_trigger_mono = c->next_resolve_mono = 0;
     c->epoch_mono = 0;
     c->trig_known = false;
@@ -135,6 +148,9 @@ void nw_provisioning_free(nw_provisioning_t *c)
         for (size_t i = 0; i < c->nnom_busy; i++)
             free(c->nom_busy[i]);
         free(c->nom_busy);
+        for (size_t i = 0; i < c->nquiet; i++)
+            free(c->quiet[i]);
+        free(c->quiet);
     }
     free(c);
 }
@@ -263,6 +279,8 @@ static void prepare_base(nw_provisioning_t *p, const nw_kube_snap_t *s)
                     NW_LS("error", err.msg));
 }
 
+static void choose_quiet(nw_provisioning_t *p, const nw_simsnap_t *ss, const nw_sched_results_t *r);
+
 static void provision(nw_provisioning_t *p, const nw_kube_snap_t *s, size_t npend,
                       const nw_kube_obj_t *const *own, size_t nown, int64_t waited_ns)
 {
@@ -335,9 +353,21 @@ static void provision(nw_provisioning_t *p, const nw_kube_snap_t *s, size_t npen
         nw_simsnap_claim_opts_t co = {.reason = "provisioning"};
         nw_nodeclaim_create_batch(p->claims, s, &ss, r.claims, r.nclaims, &co);
     }
+    choose_quiet(p, &ss, &r);
     nw_solve_results_free(&r);
     nw_simsnap_release(p->base, &ss);
-    malloc_trim(0); /* the simulation's transient memory back to the system */
+    /* its transient memory goes back to the system once the solves stop (tick_trim) */
+    p->trim_due_mono = nw_clock_mono(c->clock);
+}
+
+/* The solves' transient memory back to the system once none is pending: nothing left to
+ * place, or TRIM_AFTER_NS since the last solve. */
+static void tick_trim(nw_provisioning_t *p, size_t npending, int64_t mono)
+{
+    if (!p->trim_due_mono || (npending && mono - p->trim_due_mono < TRIM_AFTER_NS))
+        return;
+    p->trim_due_mono = 0;
+    malloc_trim(0);
 }
 
 /* The providerIDs of the NodeClaims being deleted, sorted (NULL: none, or out of memory:
@@ -686,6 +716,146 @@ static const nw_kube_obj_t **own_nominated(const nw_provisioning_t *c, const nw_
     return out;
 }
 
+/* ---- the pods whose nomination is not written ----
+ * A nomination holds a pod's planned room against the other pods; every write is an API
+ * request, and a Node is registered only once the writes naming it are done, so at 200
+ * writes a second a 1,000-pod scale-out waits about 3.5 s for them (5,000 pods: 23 s).
+ * Pods that are all alike (one spec, labels, namespace and priority) need no nomination
+ * among themselves: whichever of them takes a room planned for another leaves its own
+ * room for that one. Against the other pods, which hold their rooms by their nominations
+ * once written, such a group is safe when none of its pods asks for more of any resource
+ * than any other pod planned with it: a room another pod took before its own nomination
+ * was written leaves that pod's planned room free, and that room holds one of the group's
+ * pods. So the largest such group of a batch (two pods or more) is left unnominated, while
+ * no pod of an earlier group is still waiting for its claim and no pod planned in the
+ * batch has pod (anti-)affinity or a topology spread (whose plan depends on each pod's
+ * place). In Karpenter's basic scale-out it is the 500 small pods of 1,000. Such a pod
+ * still pending is not taken for one that missed its room (missed_nominations): it takes
+ * whichever room of its group it meets, so its own NodeClaim's coming up says nothing of
+ * it, and a scheduler trying hundreds of them against every node (a 5,000-pod scale-out
+ * with 1,900 pods pending re-placed them 27 times in 5 s, each time onto the capacity
+ * already planned); the 10-second look still places any left over. */
+
+typedef struct {
+    const nw_kube_obj_t *pod; /* the first of its group */
+    size_t n;
+    nw_sched_res_t req;
+} qgroup_t;
+
+static bool same_group(const nw_pod_t *x, const nw_pod_t *y)
+{
+    return x->spec == y->spec && x->labels == y->labels && strcmp(x->ns, y->ns) == 0 &&
+           x->has_priority == y->has_priority && x->priority == y->priority;
+}
+
+static bool pod_topology(const nw_pod_t *p)
+{
+    const cJSON *aff = nw_json_get(p->spec, "affinity");
+    return nw_json_get(p->spec, "topologySpreadConstraints") || nw_json_get(aff, "podAffinity") ||
+           nw_json_get(aff, "podAntiAffinity");
+}
+
+/* Is pod uid left unnominated? */
+static bool quiet(const nw_provisioning_t *c, const char *uid)
+{
+    return c->nquiet && bsearch(&uid, c->quiet, c->nquiet, sizeof *c->quiet, nw_strs_cmp);
+}
+
+/* The pods of the batch's results r planned onto NodeClaims (new, or in flight: placed on a
+ * claim's capacity), as indexes of ss->pods into out (room for every pod of ss); their
+ * number. */
+static size_t planned_pods(const nw_simsnap_t *ss, const nw_sched_results_t *r, int *out)
+{
+    size_t n = 0;
+    for (int k = 0; k < r->nclaims; k++)
+        for (int j = 0; j < r->claims[k].npods; j++) {
+            int i = r->claims[k].pods[j];
+            if (i >= 0 && (size_t)i < ss->npods && n < ss->npods)
+                out[n++] = i;
+        }
+    for (int k = 0; k < r->nplaced; k++) {
+        int i = r->placed[k].pod;
+        if (i >= 0 && (size_t)i < ss->npods && n < ss->npods &&
+            nw_simsnap_claim_of(ss, r->placed[k].node))
+            out[n++] = i;
+    }
+    return n;
+}
+
+/* Does a ask for no more of any resource than b? */
+static bool res_le(const nw_sched_res_t *a, const nw_sched_res_t *b)
+{
+    for (int k = 0; k < NW_SCHED_NRES; k++)
+        if (a->v[k] > b->v[k])
+            return false;
+    return true;
+}
+
+/* The batch's group to leave unnominated (above), into c->quiet. */
+static void choose_quiet(nw_provisioning_t *p, const nw_simsnap_t *ss, const nw_sched_results_t *r)
+{
+    /* the pods left unnominated by an earlier batch that still wait for their claim */
+    size_t k = 0;
+    for (size_t i = 0; i < p->nquiet; i++) {
+        if (nw_nominations_claim_of(p->mem->noms, p->quiet[i]))
+            p->quiet[k++] = p->quiet[i];
+        else
+            free(p->quiet[i]);
+    }
+    p->nquiet = k;
+    if (p->nquiet || !ss->npods)
+        return;
+    int *idx = malloc(ss->npods * sizeof *idx);
+    qgroup_t *g = malloc(ss->npods * sizeof *g);
+    size_t n = idx && g ? planned_pods(ss, r, idx) : 0, ng = 0;
+    bool ok = n >= 2;
+    for (size_t i = 0; ok && i < n; i++) {
+        const nw_pod_t *pod = ss->pods[idx[i]]->pod;
+        if (!pod || pod_topology(pod)) {
+            ok = false;
+            break;
+        }
+        size_t j = 0;
+        while (j < ng && !same_group(g[j].pod->pod, pod))
+            j++;
+        if (j < ng) {
+            g[j].n++;
+            continue;
+        }
+        nw_err_t err = {0};
+        g[ng] = (qgroup_t){.pod = ss->pods[idx[i]], .n = 1};
+        if (nw_snapshot_pod_requests(ss->sched, pod->spec, "spec", &g[ng].req, &err) != NW_OK)
+            ok = false;
+        ng++;
+    }
+    /* the largest group that asks for no more than any other */
+    size_t best = ng;
+    for (size_t j = 0; ok && j < ng; j++) {
+        if (g[j].n < 2 || (best < ng && g[j].n <= g[best].n))
+            continue;
+        bool le = true;
+        for (size_t o = 0; le && o < ng; o++)
+            le = o == j || res_le(&g[j].req, &g[o].req);
+        if (le)
+            best = j;
+    }
+    char **v = ok && best < ng ? malloc(g[best].n * sizeof *v) : NULL;
+    for (size_t i = 0; v && i < n; i++) {
+        const nw_kube_obj_t *o = ss->pods[idx[i]];
+        if (same_group(g[best].pod->pod, o->pod) && (v[p->nquiet] = strdup(o->uid)) != NULL)
+            p->nquiet++;
+    }
+    if (v) {
+        qsort(v, p->nquiet, sizeof *v, nw_strs_cmp);
+        free(p->quiet);
+        p->quiet = v;
+        nw_log_debug("provisioner", "pods left unnominated (alike, and no larger than the others)",
+                     NW_LI("pods", (long long)p->nquiet), NW_LS("like", g[best].pod->key));
+    }
+    free(idx);
+    free(g);
+}
+
 /* Has the pod a write in flight? (the first n of nom_busy, which are sorted) */
 static bool nom_busy(const nw_provisioning_t *c, size_t n, const char *uid)
 {
@@ -808,6 +978,8 @@ static void write_nominations(nw_provisioning_t *c, const nw_kube_snap_t *s)
         if (!claim || nom_busy(c, nb, o->uid))
             continue;
         bool own = own_nomination(c, o);
+        if (!own && quiet(c, o->uid))
+            continue; /* one of the batch's alike pods (choose_quiet) */
         if (o->pod->nominated[0] && !own)
             continue; /* the kube-scheduler's (or an older write of ours the watch shows) */
         const char *node = claim_node(s, claim);
@@ -861,8 +1033,8 @@ static int missed_nominations(nw_provisioning_t *c, const nw_kube_snap_t *s,
     int64_t due = INT64_MAX;
     for (size_t i = 0; i < np; i++) {
         const char *claim = nw_nominations_claim_of(c->mem->noms, pend[i]->uid);
-        if (!claim)
-            continue;
+        if (!claim || quiet(c, pend[i]->uid))
+            continue; /* an alike pod takes any room of its group (choose_quiet) */
         missed |= nw_nominations_missed(c->mem->noms, pend[i]->uid,
                                         pend[i]->pod ? nw_pod_scheduled_mark(pend[i]->pod) : 0,
                                         claim_up(s, claim), mono, MISS_GRACE_NS, &due);
@@ -1004,6 +1176,7 @@ void nw_provisioning_tick(nw_provisioning_t *c, const nw_kube_snap_t *s)
         prepare_base(c, s); /* the window stays open: the batch's Nodes' part meanwhile */
     if (!nt)
         nw_simsnap_cache_drop(c->base); /* nothing pending: its memory back */
+    tick_trim(c, nt, mono);
     free(all);
     free(own);
 }

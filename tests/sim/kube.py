@@ -635,8 +635,33 @@ class Handler(BaseHTTPRequestHandler):
                         self._bookmark(rt, w)
                         next_bm = time.time() + api.bookmark_interval
                     continue
-                etype, obj = item
-                self._chunk(json.dumps({'type': etype, 'object': obj}, separators=(',', ':')).encode() + b'\n')
+                # the events already queued go out in one write, as kube-apiserver's watch
+                # handler flushes only once its event channel is empty (serveWatch: a
+                # Flush when len(ch) == 0); one write and flush per event made the client
+                # read them one at a time however many were waiting
+                out, closing = [], False
+                while True:
+                    etype, obj = item
+                    out.append(json.dumps({'type': etype, 'object': obj}, separators=(',', ':')).encode() + b'\n')
+                    if len(out) >= 256:
+                        break
+                    try:
+                        item = w.q.get_nowait()
+                    except Exception:
+                        break
+                    if item is None:
+                        closing = True
+                        break
+                    if item == 'tick':
+                        break
+                self._chunk(b''.join(out))
+                if closing:
+                    self.close_connection = True
+                    try:
+                        self.connection.shutdown(socket.SHUT_RDWR)
+                    except OSError:
+                        pass
+                    return
             if bookmarks:                           # one just before the timeout
                 self._bookmark(rt, w)
                 while True:

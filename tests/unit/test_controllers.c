@@ -5,7 +5,9 @@
  *                still pending 0.2 s after its NodeClaim came up is placed again at once;
  *                once a planned pod's Node exists its status.nominatedNodeName names it
  *                (never over the kube-scheduler's own), follows a new plan and is cleared
- *                while the new NodeClaim has no Node
+ *                while the new NodeClaim has no Node; alike pods no larger than the others
+ *                planned with them get none, unless spread, and are not placed again
+ *                when still pending after the grace
  *   launches     on launch workers: a launch the cloud holds does not hold the provisioner's
  *                tick or termination's, is not queued twice and is written back once it
  *                ends; at most `workers` launches are in the cloud at once; the client token
@@ -350,6 +352,146 @@ START_TEST(provisioner_nominates_pod_to_its_node)
     ck_assert_int_eq(ctlfix_count(&f, mark, "PATCH", "/pods/web/status", NULL), 1);
     nw_provisioning_free(p);
     ctlfix_free(&f);
+}
+END_TEST
+
+/* A pending pod name with requests cpu / mem and, when spread, a topology spread over
+ * zones; the pods of one call's arguments but their name are alike. */
+static void put_pending(ctlfix_t *f, const char *name, const char *cpu, const char *mem,
+                        bool spread)
+{
+    char b[2048];
+    snprintf(b, sizeof b,
+             "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\",\"uid\":\"uid-%s\","
+             "\"labels\":{\"app\":\"%s\"},\"creationTimestamp\":\"2026-11-30T11:59:00Z\"},"
+             "\"spec\":{%s\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{"
+             "\"cpu\":\"%s\",\"memory\":\"%s\"}}}]},\"status\":{\"phase\":\"Pending\","
+             "\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"False\",\"reason\":"
+             "\"Unschedulable\"}]}}",
+             name, name, cpu,
+             spread ? "\"topologySpreadConstraints\":[{\"maxSkew\":1,\"topologyKey\":"
+                      "\"topology.kubernetes.io/zone\",\"whenUnsatisfiable\":\"ScheduleAnyway\","
+                      "\"labelSelector\":{\"matchLabels\":{\"app\":\"x\"}}}],"
+                    : "",
+             cpu, mem);
+    ctlfix_put(f, NW_KUBE_PODS, b, 1);
+}
+
+/* Two alike small pods and a larger one, planned onto one NodeClaim whose Node appears:
+ * the larger pod is nominated; the alike ones, which ask for no more than it, are not
+ * (whichever of them binds where the other was planned leaves its own room), unless they
+ * are spread (their plan then depends on each pod's place) */
+static void alike_story(bool spread, int want_small)
+{
+    ctlfix_t f;
+    ctlfix_init(&f);
+    nw_provisioning_t *p = prov_new(&f);
+    ctlfix_put_nodeclass(&f);
+    ctlfix_put_nodepool(&f, NULL);
+    put_pending(&f, "small-a", "100m", "128Mi", spread);
+    put_pending(&f, "small-b", "100m", "128Mi", spread);
+    put_pending(&f, "big", "1", "1Gi", false);
+    tick_prov(&f, p);
+    nw_clock_fake_advance(&f.clk, 1100 * NW_NS_PER_MS);
+    tick_prov(&f, p);
+    ck_assert_int_eq(f.cloud->launches, 1);
+    ctlfix_sync_nodeclaims(&f);
+    char path[400];
+    snprintf(path, sizeof path, "/apis/karpenter.sh/v1/nodeclaims/%s", f.cloud->last_launch_claim);
+    cJSON *nc = ctlfix_get(&f, path);
+    ck_assert_ptr_nonnull(nc);
+    char b[2048];
+    snprintf(b, sizeof b,
+             "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"node-new\","
+             "\"uid\":\"uid-node-new\",\"labels\":{\"karpenter.sh/nodepool\":\"default\"}},"
+             "\"spec\":{\"providerID\":\"%s\",\"taints\":[{\"key\":\"karpenter.sh/unregistered\","
+             "\"effect\":\"NoExecute\"}]},\"status\":{\"allocatable\":{\"cpu\":\"1930m\","
+             "\"memory\":\"7Gi\",\"pods\":\"29\"},\"conditions\":[{\"type\":\"Ready\",\"status\":"
+             "\"True\"}]}}",
+             nw_json_str_at(nc, "status.providerID"));
+    cJSON_Delete(nc);
+    ctlfix_put(&f, NW_KUBE_NODES, b, 1);
+    int mark = ctlfix_mark(&f);
+    tick_prov(&f, p);
+    nw_provisioning_nominations_wait(p);
+    const char *set = "\"path\":\"/status/nominatedNodeName\",\"value\":\"node-new\"";
+    ck_assert_int_eq(ctlfix_count(&f, mark, "PATCH", "/pods/big/status", set), 1);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "PATCH", "/pods/small-a/status", set), want_small);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "PATCH", "/pods/small-b/status", set), want_small);
+    nw_provisioning_free(p);
+    ctlfix_free(&f);
+}
+
+START_TEST(provisioner_alike_small_pods_not_nominated)
+{
+    alike_story(false, 0);
+}
+END_TEST
+
+START_TEST(provisioner_spread_pods_nominated)
+{
+    alike_story(true, 1);
+}
+END_TEST
+
+/* The alike pods' NodeClaim comes up (its Node initialized, with room for them) and the
+ * kube-scheduler tries them and leaves them pending (a pass that judged them against
+ * older nodes): they take any room of their group, so they are not placed again after the
+ * grace (no solve; only the 10 s look is due), where the larger pod would be. */
+static void alike_tried_story(bool tried_big, const char *want_solves)
+{
+    ctlfix_t f;
+    ctlfix_init(&f);
+    nw_provisioning_t *p = prov_new(&f);
+    ctlfix_put_nodeclass(&f);
+    ctlfix_put_nodepool(&f, NULL);
+    put_pending(&f, "small-a", "100m", "128Mi", false);
+    put_pending(&f, "small-b", "100m", "128Mi", false);
+    put_pending(&f, "big", "1", "1Gi", false);
+    tick_prov(&f, p);
+    nw_clock_fake_advance(&f.clk, 1100 * NW_NS_PER_MS);
+    tick_prov(&f, p);
+    ck_assert_int_eq(f.cloud->launches, 1);
+    ctlfix_sync_nodeclaims(&f);
+    claim_up(&f, "100m");
+    tick_prov(&f, p); /* the claim is seen up: the grace starts */
+    const char *names[] = {"small-a", "small-b", "big"};
+    for (int i = tried_big ? 2 : 0; i < (tried_big ? 3 : 2); i++) {
+        char b[2048];
+        snprintf(b, sizeof b,
+                 "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\",\"uid\":\"uid-%s\","
+                 "\"resourceVersion\":\"90\",\"labels\":{\"app\":\"%s\"},\"creationTimestamp\":"
+                 "\"2026-11-30T11:59:00Z\"},\"spec\":{\"containers\":[{\"name\":\"c\","
+                 "\"resources\":{\"requests\":{\"cpu\":\"%s\",\"memory\":\"%s\"}}}]},\"status\":"
+                 "{\"phase\":\"Pending\",\"conditions\":[{\"type\":\"PodScheduled\",\"status\":"
+                 "\"False\",\"reason\":\"Unschedulable\",\"message\":\"0/1 nodes are available: "
+                 "1 node(s) had untolerated taint.\"}]}}",
+                 names[i], names[i], i < 2 ? "100m" : "1", i < 2 ? "100m" : "1",
+                 i < 2 ? "128Mi" : "1Gi");
+        ctlfix_put(&f, NW_KUBE_PODS, b, 1);
+    }
+    nw_clock_fake_advance(&f.clk, 120 * NW_NS_PER_MS);
+    tick_prov(&f, p);
+    nw_clock_fake_advance(&f.clk, 200 * NW_NS_PER_MS);
+    tick_prov(&f, p); /* 0.32 s: past the grace */
+    nw_buf_t b;
+    nw_buf_init(&b, 1 << 20);
+    ck_assert(ctlfix_metric(&b, nw_provisioning_metrics(p, &b), want_solves));
+    if (!tried_big)
+        ck_assert_int_gt(nw_provisioning_next_deadline(p, nw_clock_mono(&f.clk.base)), SEC);
+    nw_provisioning_free(p);
+    ctlfix_free(&f);
+}
+
+START_TEST(provisioner_alike_pods_not_placed_again)
+{
+    alike_tried_story(false, "nodewarden_scaler_solves_total 1\n");
+}
+END_TEST
+
+START_TEST(provisioner_larger_pod_placed_again)
+{
+    alike_tried_story(true, "nodewarden_scaler_solves_total 2\n");
 }
 END_TEST
 
@@ -1887,6 +2029,10 @@ Suite *nw_controllers_suite(void)
     tcase_add_test(t, provisioner_pending_pod_creates_and_launches);
     tcase_add_test(t, provisioner_ice_deletes_claim);
     tcase_add_test(t, provisioner_missed_claim_placed_again);
+    tcase_add_test(t, provisioner_alike_small_pods_not_nominated);
+    tcase_add_test(t, provisioner_spread_pods_nominated);
+    tcase_add_test(t, provisioner_alike_pods_not_placed_again);
+    tcase_add_test(t, provisioner_larger_pod_placed_again);
     tcase_add_test(t, provisioner_missed_claim_with_room_adds_none);
     tcase_add_test(t, provisioner_untried_pod_not_placed_again);
     tcase_add_test(t, provisioner_nominates_pod_to_its_node);
