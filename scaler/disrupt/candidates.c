@@ -290,6 +290,18 @@ static const nw_node_t *keyref_find(const nw_disrupt_input_t *in, const keyref_t
     return k ? in->nodes[v[lo].at] : NULL;
 }
 
+/* qsort, after a walk that finds most inputs (the cache's, in key order) already in order */
+static void sort_unless_sorted(void *base, size_t n, size_t size,
+                               int (*cmp)(const void *, const void *))
+{
+    const char *b = base;
+    for (size_t i = 1; i < n; i++)
+        if (cmp(b + (i - 1) * size, b + i * size) > 0) {
+            qsort(base, n, size, cmp);
+            return;
+        }
+}
+
 static void lookups_free(lookups_t *lk)
 {
     free(lk->by_pid);
@@ -314,10 +326,10 @@ static NW_MUST_USE nw_rc_t lookups_build(const nw_disrupt_input_t *in, lookups_t
         if (*kn)
             lk->by_name[lk->nname++] = (keyref_t){kn, k};
     }
-    if (lk->npid) /* qsort's base may not be NULL, even for no elements */
-        qsort(lk->by_pid, lk->npid, sizeof *lk->by_pid, keyref_cmp);
-    if (lk->nname)
-        qsort(lk->by_name, lk->nname, sizeof *lk->by_name, keyref_cmp);
+    /* the cache lists Nodes in name order: their names (and often their provider IDs)
+     * need no sort, only the check */
+    sort_unless_sorted(lk->by_pid, lk->npid, sizeof *lk->by_pid, keyref_cmp);
+    sort_unless_sorted(lk->by_name, lk->nname, sizeof *lk->by_name, keyref_cmp);
     if (in->npdbs && !(lk->pdbs = calloc(in->npdbs, sizeof *lk->pdbs)))
         return NW_ENOMEM;
     for (size_t k = 0; k < in->npdbs; k++) {
@@ -674,8 +686,7 @@ nw_rc_t nw_candidates_state_build(const nw_disrupt_input_t *in, nw_disrupt_state
         else
             judge_candidate(in, &lk, n);
     }
-    if (st->nnodes)
-        qsort(st->nodes, st->nnodes, sizeof *st->nodes, node_cmp);
+    sort_unless_sorted(st->nodes, st->nnodes, sizeof *st->nodes, node_cmp);
     count_budgets(st, in);
     nw_rollout_build(st);
     free(refs);

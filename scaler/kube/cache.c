@@ -1484,6 +1484,20 @@ uint64_t nw_kube_cache_snap_node_pods_gen(const nw_kube_snap_t *s, const char *n
     return g > s->gen ? UINT64_MAX : g;
 }
 
+void nw_kube_cache_snap_node_pods_gens(const nw_kube_snap_t *s, const char *const *nodes, size_t n,
+                                       uint64_t *out)
+{
+    nw_kube_cache_t *c = s->cache;
+    pthread_mutex_lock(&c->mu);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t g = ngens_get(&c->pod_nodes, nodes[i] ? nodes[i] : "");
+        if (c->pods_all_gen > g)
+            g = c->pods_all_gen;
+        out[i] = g > s->gen ? UINT64_MAX : g;
+    }
+    pthread_mutex_unlock(&c->mu);
+}
+
 size_t nw_kube_cache_snap_pods_in_phase(const nw_kube_snap_t *s, const char *phase,
                                         const nw_kube_obj_t *const **out)
 {

@@ -26,6 +26,8 @@
  * found nothing is not run again while nothing changes, but after a change and every 5 minutes; a
  *               consolidateAfter that runs out with no change in the cluster still acts;
  *               a pod change after a look that saw none still moves lastPodEventTime
+ *   fingerprints  kept per NodeClaim: NodeClaims gone and new ones do not shift a node's
+ *               pods onto another's fingerprint
  */
 #include <check.h>
 #include <stdio.h>
@@ -911,6 +913,56 @@ START_TEST(pod_change_after_a_look_without_one)
 }
 END_TEST
 
+/* The fingerprints are kept in NodeClaim order and paired with the state's nodes in one
+ * walk: NodeClaims gone and new ones before, between and after the known ones do not
+ * shift a node onto another's fingerprint (a pod change is written for its own NodeClaim
+ * only, a node seen for the first time is written for no pod). */
+START_TEST(pod_fingerprints_follow_their_nodeclaims)
+{
+    dfx_t x;
+    dfx_init(&x, "{\"consolidateAfter\":\"Never\",\"budgets\":[{\"nodes\":\"0\"}]}", 0);
+    ctlfix_t *f = &x.f;
+    ctlfix_node_pair(f, "b", NULL);
+    ctlfix_node_pair(f, "d", NULL);
+    ctlfix_node_pair(f, "f", NULL);
+    pod_on(f, "pb", "b", NULL);
+    pod_on(f, "pd", "d", NULL);
+    pod_on(f, "pf", "f", NULL);
+    tick(&x); /* learns the nodes' pods */
+    int mark = ctlfix_mark(f);
+    /* b goes, a, c and g come (each with a pod), d's pods change, f's do not */
+    ctlfix_del(f, NW_KUBE_NODECLAIMS, "", "b");
+    ctlfix_del(f, NW_KUBE_NODES, "", "node-b");
+    ctlfix_node_pair(f, "a", NULL);
+    ctlfix_node_pair(f, "c", NULL);
+    ctlfix_node_pair(f, "g", NULL);
+    pod_on(f, "pa", "a", NULL);
+    pod_on(f, "pc", "c", NULL);
+    pod_on(f, "pg", "g", NULL);
+    pod_on(f, "pd2", "d", NULL);
+    nw_clock_fake_advance(&f->clk, 2 * SEC);
+    tick(&x);
+    ck_assert_int_eq(ctlfix_count(f, mark, "PATCH " CLAIMS "d/status", "lastPodEventTime", NULL),
+                     1);
+    ck_assert_int_eq(ctlfix_count(f, mark, "PATCH " CLAIMS, "lastPodEventTime", NULL), 1);
+    /* now every node is known: a change on the new ones and on f is written for each */
+    mark = ctlfix_mark(f);
+    pod_on(f, "pa2", "a", NULL);
+    pod_on(f, "pf2", "f", NULL);
+    pod_on(f, "pg2", "g", NULL);
+    nw_clock_fake_advance(&f->clk, 2 * SEC);
+    tick(&x);
+    ck_assert_int_eq(ctlfix_count(f, mark, "PATCH " CLAIMS "a/status", "lastPodEventTime", NULL),
+                     1);
+    ck_assert_int_eq(ctlfix_count(f, mark, "PATCH " CLAIMS "f/status", "lastPodEventTime", NULL),
+                     1);
+    ck_assert_int_eq(ctlfix_count(f, mark, "PATCH " CLAIMS "g/status", "lastPodEventTime", NULL),
+                     1);
+    ck_assert_int_eq(ctlfix_count(f, mark, "PATCH " CLAIMS, "lastPodEventTime", NULL), 3);
+    dfx_free(&x);
+}
+END_TEST
+
 /* A look's writes stop when a provisioning batch comes to wait (the client's rate would
  * hold the batch behind them); the next look makes them. */
 START_TEST(look_writes_step_aside_for_a_batch)
@@ -960,6 +1012,7 @@ Suite *nw_disruption_ctl_suite(void)
     tcase_add_test(t, no_pass_while_unchanged);
     tcase_add_test(t, consolidate_after_elapses_without_a_change);
     tcase_add_test(t, pod_change_after_a_look_without_one);
+    tcase_add_test(t, pod_fingerprints_follow_their_nodeclaims);
     suite_add_tcase(s, t);
     return s;
 }

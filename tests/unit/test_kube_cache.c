@@ -661,6 +661,18 @@ START_TEST(node_pods_generation)
     ck_assert_uint_eq(nw_kube_cache_snap_node_pods_gen(s2, "n2"), g2);
     ck_assert_uint_eq(nw_kube_cache_snap_node_pods_gen(s1, "n1"), UINT64_MAX);
     ck_assert_uint_eq(nw_kube_cache_snap_node_pods_gen(s1, "n2"), g2);
+    /* the batched lookup answers each node as the single one does, the older snapshot's
+     * "changed after me" included */
+    const char *names[] = {"n2", "n1", "n9"};
+    uint64_t got[3] = {7, 7, 7};
+    nw_kube_cache_snap_node_pods_gens(s1, names, 3, got);
+    ck_assert_uint_eq(got[0], g2);
+    ck_assert_uint_eq(got[1], UINT64_MAX);
+    ck_assert_uint_eq(got[2], 0);
+    nw_kube_cache_snap_node_pods_gens(s2, names, 3, got);
+    ck_assert_uint_eq(got[0], g2);
+    ck_assert_uint_eq(got[1], g1b);
+    ck_assert_uint_eq(got[2], 0);
     /* a pod moved from n2 to n3 changes both; a removal its node */
     ck_assert_int_eq(nw_kube_cache_upsert(c, NW_KUBE_PODS, pod("a", "p2", "5", "n3", "Running", 0)),
                      NW_OK);
@@ -681,6 +693,10 @@ START_TEST(node_pods_generation)
     uint64_t g5 = nw_kube_cache_snap_generation(s5);
     ck_assert_uint_eq(nw_kube_cache_snap_node_pods_gen(s5, "n2"), g5);
     ck_assert_uint_eq(nw_kube_cache_snap_node_pods_gen(s5, "n9"), g5);
+    nw_kube_cache_snap_node_pods_gens(s5, names, 3, got);
+    ck_assert_uint_eq(got[0], g5);
+    ck_assert_uint_eq(got[1], g5);
+    ck_assert_uint_eq(got[2], g5);
     nw_kube_cache_snap_release(s5);
     nw_kube_cache_snap_release(s4);
     nw_kube_cache_snap_release(s3);
