@@ -517,6 +517,85 @@ START_TEST(random_changes_keep_vectors_and_snapshots)
 }
 END_TEST
 
+/* New objects wait in a small sorted vector before they join the kind's in one merge (at
+ * a snapshot, or once 512 wait): many more than that between two snapshots, in shuffled
+ * order, changed and removed while waiting or after joining, leave every snapshot with each
+ * pod once, in key order, at its last version, the removed ones gone. */
+#define BN 1400
+static void check_burst(const nw_kube_snap_t *s, const int *rv)
+{
+    size_t want = 0;
+    for (int i = 0; i < BN; i++)
+        want += rv[i] > 0;
+    ck_assert_uint_eq(nw_kube_cache_snap_count(s, NW_KUBE_PODS), want);
+    for (size_t i = 1; i < want; i++)
+        ck_assert(strcmp(nw_kube_cache_snap_at(s, NW_KUBE_PODS, i - 1)->key,
+                         nw_kube_cache_snap_at(s, NW_KUBE_PODS, i)->key) < 0);
+    for (int i = 0; i < BN; i++) {
+        char name[16], rvs[16];
+        snprintf(name, sizeof name, "p%04d", i);
+        const nw_kube_obj_t *o = nw_kube_cache_snap_get(s, NW_KUBE_PODS, "a", name);
+        if (rv[i] <= 0) {
+            ck_assert_ptr_null(o);
+            continue;
+        }
+        ck_assert_ptr_nonnull(o);
+        snprintf(rvs, sizeof rvs, "%d", rv[i]);
+        ck_assert_str_eq(o->rv, rvs);
+    }
+}
+
+START_TEST(many_new_objects_between_snapshots)
+{
+    nw_kube_cache_t *c = nw_kube_cache_new(NULL);
+    int rv[BN] = {0}, order[BN], serial = 1;
+    unsigned seed = 5;
+    for (int i = 0; i < BN; i++)
+        order[i] = i;
+    for (int i = BN - 1; i > 0; i--) {
+        int j = (int)(rand_r(&seed) % (unsigned)(i + 1)), t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
+    char name[16], rvs[16];
+    for (int round = 0; round < 2; round++) {
+        /* 1,100 new pods (round 1: some of them removed in round 0) */
+        for (int k = 0; k < 1100; k++) {
+            int i = order[(k + round * 300) % BN];
+            if (rv[i] > 0)
+                continue;
+            snprintf(name, sizeof name, "p%04d", i);
+            rv[i] = ++serial;
+            snprintf(rvs, sizeof rvs, "%d", rv[i]);
+            ck_assert_int_eq(
+                nw_kube_cache_upsert(c, NW_KUBE_PODS, pod("a", name, rvs, "", "Pending", 1)),
+                NW_OK);
+        }
+        /* changes and removals among the waiting and the merged ones */
+        for (int k = 0; k < 400; k++) {
+            int i = (int)(rand_r(&seed) % BN);
+            if (rv[i] <= 0)
+                continue;
+            snprintf(name, sizeof name, "p%04d", i);
+            snprintf(rvs, sizeof rvs, "%d", ++serial);
+            cJSON *j = pod("a", name, rvs, k % 2 ? "n1" : "", "Running", 0);
+            if (k % 3 == 0) {
+                ck_assert_int_eq(nw_kube_cache_remove(c, NW_KUBE_PODS, j), NW_OK);
+                cJSON_Delete(j);
+                rv[i] = 0;
+            } else {
+                ck_assert_int_eq(nw_kube_cache_upsert(c, NW_KUBE_PODS, j), NW_OK);
+                rv[i] = serial;
+            }
+        }
+        nw_kube_snap_t *s = nw_kube_cache_snapshot(c);
+        check_burst(s, rv);
+        nw_kube_cache_snap_release(s);
+    }
+    nw_kube_cache_free(c);
+}
+END_TEST
+
 /* Nodes and NodeClaims are decoded on ingest: the record is on the object, its fields
  * index the object, and one that does not decode is refused as a nameless one is. */
 START_TEST(nodes_and_claims_carry_records)
@@ -731,6 +810,7 @@ Suite *nw_kube_cache_suite(void)
     tcase_add_test(tc, nodes_and_claims_carry_records);
     tcase_add_test(tc, pending_since_is_the_arrival);
     tcase_add_test(tc, random_changes_keep_vectors_and_snapshots);
+    tcase_add_test(tc, many_new_objects_between_snapshots);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
     return s;
