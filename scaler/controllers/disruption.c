@@ -1642,7 +1642,8 @@ void nw_disruption_tick(nw_disruption_t *d, const nw_kube_snap_t *s)
     progress(d, s);
     if (d->skipped_for_budgets) /* the counts of this look, not of the last pass's */
         rest_remember(d, v.st);
-    if (!nw_ctl_claims_launched(s))
+    bool launched = nw_ctl_claims_launched(s); /* s does not change: asked once */
+    if (!launched)
         goto out; /* a NodeClaim is being launched: decide once it has a providerID */
     if (d->has_pending) {
         if (mono - d->pending_mono >= d->o.validation_ns) {
@@ -1666,7 +1667,7 @@ out:
     /* a look whose markers stopped early is made again at the next tick, changes or not */
     d->view_gen = marked ? nw_kube_cache_snap_generation(s) : 0;
     d->view_mono = mono;
-    d->wake_mono = nw_ctl_claims_launched(s) && marked ? wake_at(d, s, &v, mono) : mono;
+    d->wake_mono = launched && marked ? wake_at(d, s, &v, mono) : mono;
     view_free(&v);
     d->view_cost_ns = nw_clock_mono(nw_clock_system()) - cost0;
 }
