@@ -102,6 +102,11 @@ struct nw_disruption {
     size_t nfps;
     uint64_t fps_pods_gen; /* the pods' generation the fingerprints were taken at */
     int fps_taken;
+    /* the last light look's state, and the NodePools', NodeClaims' and Nodes' generations it
+     * was built at: the next light look at the same generations takes each node's match
+     * (pool, Node, labels) from it (nw_disrupt_input_t.reuse) */
+    nw_disrupt_state_t *kept;
+    uint64_t kept_gen[3];
     recent_t recent[MAX_RECENT];
     size_t nrecent;
     recent_t repl[MAX_RECENT]; /* replacements of finished commands: nominated for a while */
@@ -192,6 +197,8 @@ void nw_disruption_ctl_reset(nw_disruption_t *d)
     d->nrecent = 0;
     d->nrepl = 0;
     d->nseen = 0; /* another replica may have seen accelerator pods meanwhile */
+    nw_candidates_state_free(d->kept);
+    d->kept = NULL;
 }
 
 void nw_disruption_ctl_free(nw_disruption_t *d)
@@ -480,7 +487,12 @@ static int view_build(nw_disruption_t *d, const nw_kube_snap_t *s, view_t *v, bo
             v->nominated[v->nnominated++] = nn;
     }
     d->dra = (nw_simsnap_dra_ctx_t){d->mem->gpu, s}; /* the accels' DRA lookups */
+    uint64_t gens[3] = {nw_kube_cache_snap_kind_generation(s, NW_KUBE_NODEPOOLS),
+                        nw_kube_cache_snap_kind_generation(s, NW_KUBE_NODECLAIMS),
+                        nw_kube_cache_snap_kind_generation(s, NW_KUBE_NODES)};
+    bool reuse = light && d->kept && memcmp(gens, d->kept_gen, sizeof gens) == 0;
     nw_disrupt_input_t in = {
+        .reuse = reuse ? d->kept : NULL,
         .nodepools = v->pools.v,
         .nnodepools = v->pools.n,
         .nodeclaims = v->claims.v,
@@ -520,11 +532,26 @@ static int view_build(nw_disruption_t *d, const nw_kube_snap_t *s, view_t *v, bo
     nw_err_t err = {0};
     if (nw_candidates_state_build(&v->in, &v->st, &err) != NW_OK)
         goto fail;
+    v->in.reuse = NULL;
     accel_remember(d, v->st);
     return 0;
 fail:
     view_free(v);
     return -1;
+}
+
+/* A light view's state is kept for the next light look (taken from the view, which then
+ * frees the rest), with the generations it was built at. */
+static void keep_light(nw_disruption_t *d, const nw_kube_snap_t *s, view_t *v)
+{
+    if (!v->in.light || !v->st)
+        return;
+    nw_candidates_state_free(d->kept);
+    d->kept = v->st;
+    v->st = NULL;
+    d->kept_gen[0] = nw_kube_cache_snap_kind_generation(s, NW_KUBE_NODEPOOLS);
+    d->kept_gen[1] = nw_kube_cache_snap_kind_generation(s, NW_KUBE_NODECLAIMS);
+    d->kept_gen[2] = nw_kube_cache_snap_kind_generation(s, NW_KUBE_NODES);
 }
 
 static int view_whole(nw_disruption_t *d, const nw_kube_snap_t *s, view_t *v)
@@ -1668,6 +1695,7 @@ out:
     d->view_gen = marked ? nw_kube_cache_snap_generation(s) : 0;
     d->view_mono = mono;
     d->wake_mono = launched && marked ? wake_at(d, s, &v, mono) : mono;
+    keep_light(d, s, &v);
     view_free(&v);
     d->view_cost_ns = nw_clock_mono(nw_clock_system()) - cost0;
 }
