@@ -1084,11 +1084,15 @@ nw_rc_t nw_kube_cache_stage_commit(nw_kube_cache_stage_t *st)
             if (now && now->pending && was->pending_since)
                 now->pending_since = was->pending_since;
         }
+    /* an empty list of a kind synced empty already (a kind the API server does not serve,
+     * listed again at every retry) changes nothing: no new generation, so the controllers
+     * that skip ticks while nothing changed do not look again for it */
+    bool same = c->synced[kind] && old.n == 0 && nm.n == 0;
     c->store[kind] = nm;
     c->synced[kind] = true;
     c->vec_oom = !vecs_rebuild(&c->all[kind], &c->add[kind], c->idx, kind, &c->store[kind]);
-    nw_kube_snap_t *stale = changed_locked(c, kind, true);
-    if (kind == NW_KUBE_PODS) {
+    nw_kube_snap_t *stale = same ? NULL : changed_locked(c, kind, true);
+    if (kind == NW_KUBE_PODS && !same) {
         ngens_clear(&c->pod_nodes);
         c->pods_all_gen = c->gen;
     }

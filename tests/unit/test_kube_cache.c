@@ -517,6 +517,32 @@ START_TEST(random_changes_keep_vectors_and_snapshots)
 }
 END_TEST
 
+/* A kind listed empty again while it is synced empty (a resource the API server does not
+ * serve, listed at every retry) is no change: the generation stays. A first empty list, an
+ * empty list after the kind lost its sync, and one that empties a kind are changes. */
+START_TEST(empty_relist_of_an_empty_kind_is_no_change)
+{
+    nw_kube_cache_t *c = nw_kube_cache_new(NULL);
+    uint64_t g0 = nw_kube_cache_generation(c);
+    ck_assert_int_eq(nw_kube_cache_replace(c, NW_KUBE_PDBS, NULL), NW_OK);
+    uint64_t g1 = nw_kube_cache_generation(c);
+    ck_assert_uint_gt(g1, g0);
+    ck_assert_int_eq(nw_kube_cache_replace(c, NW_KUBE_PDBS, NULL), NW_OK);
+    ck_assert_int_eq(nw_kube_cache_replace(c, NW_KUBE_PDBS, cJSON_CreateArray()), NW_OK);
+    ck_assert_uint_eq(nw_kube_cache_generation(c), g1);
+    nw_kube_cache_mark_unsynced(c, NW_KUBE_PDBS);
+    uint64_t g2 = nw_kube_cache_generation(c);
+    ck_assert_int_eq(nw_kube_cache_replace(c, NW_KUBE_PDBS, NULL), NW_OK);
+    ck_assert_uint_gt(nw_kube_cache_generation(c), g2);
+    ck_assert_int_eq(nw_kube_cache_upsert(c, NW_KUBE_NODES, named("n1", "1", NULL)), NW_OK);
+    uint64_t g3 = nw_kube_cache_generation(c);
+    ck_assert_int_eq(nw_kube_cache_replace(c, NW_KUBE_NODES, NULL), NW_OK);
+    ck_assert_uint_gt(nw_kube_cache_generation(c), g3);
+    ck_assert_uint_eq(nw_kube_cache_count(c, NW_KUBE_NODES), 0);
+    nw_kube_cache_free(c);
+}
+END_TEST
+
 /* New objects wait in a small sorted vector before they join the kind's in one merge (at
  * a snapshot, or once 512 wait): many more than that between two snapshots, in shuffled
  * order, changed and removed while waiting or after joining, leave every snapshot with each
@@ -811,6 +837,7 @@ Suite *nw_kube_cache_suite(void)
     tcase_add_test(tc, pending_since_is_the_arrival);
     tcase_add_test(tc, random_changes_keep_vectors_and_snapshots);
     tcase_add_test(tc, many_new_objects_between_snapshots);
+    tcase_add_test(tc, empty_relist_of_an_empty_kind_is_no_change);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
     return s;
