@@ -39,8 +39,11 @@ typedef struct {
     int waiting_noted;
 } inflight_t;
 
+/* A node's pod fingerprint, kept per NodeClaim (d->fps is sorted by NodeClaim name, the
+ * order of the state's nodes, so that a look pairs the two in one walk) */
 typedef struct {
-    char *node;
+    char *claim; /* owned: the NodeClaim's name; its node's name follows it in the block */
+    const char *node;
     uint64_t fp;
     uint64_t gen; /* the node's pods generation it was taken at (cache.h
                      nw_kube_cache_snap_node_pods_gen); 0: unknown, take it again */
@@ -99,6 +102,11 @@ struct nw_disruption {
     size_t nfps;
     uint64_t fps_pods_gen; /* the pods' generation the fingerprints were taken at */
     int fps_taken;
+    /* the last light look's state, and the NodePools', NodeClaims' and Nodes' generations it
+     * was built at: the next light look at the same generations takes each node's match
+     * (pool, Node, labels) from it (nw_disrupt_input_t.reuse) */
+    nw_disrupt_state_t *kept;
+    uint64_t kept_gen[3];
     recent_t recent[MAX_RECENT];
     size_t nrecent;
     recent_t repl[MAX_RECENT]; /* replacements of finished commands: nominated for a while */
@@ -189,6 +197,8 @@ void nw_disruption_ctl_reset(nw_disruption_t *d)
     d->nrecent = 0;
     d->nrepl = 0;
     d->nseen = 0; /* another replica may have seen accelerator pods meanwhile */
+    nw_candidates_state_free(d->kept);
+    d->kept = NULL;
 }
 
 void nw_disruption_ctl_free(nw_disruption_t *d)
@@ -199,7 +209,7 @@ void nw_disruption_ctl_free(nw_disruption_t *d)
     nw_kube_write_recorder_free(d->rec);
     free(d->rest);
     for (size_t i = 0; i < d->nfps; i++)
-        free(d->fps[i].node);
+        free(d->fps[i].claim);
     free(d->fps);
     free(d->seen);
     free(d);
@@ -477,7 +487,12 @@ static int view_build(nw_disruption_t *d, const nw_kube_snap_t *s, view_t *v, bo
             v->nominated[v->nnominated++] = nn;
     }
     d->dra = (nw_simsnap_dra_ctx_t){d->mem->gpu, s}; /* the accels' DRA lookups */
+    uint64_t gens[3] = {nw_kube_cache_snap_kind_generation(s, NW_KUBE_NODEPOOLS),
+                        nw_kube_cache_snap_kind_generation(s, NW_KUBE_NODECLAIMS),
+                        nw_kube_cache_snap_kind_generation(s, NW_KUBE_NODES)};
+    bool reuse = light && d->kept && memcmp(gens, d->kept_gen, sizeof gens) == 0;
     nw_disrupt_input_t in = {
+        .reuse = reuse ? d->kept : NULL,
         .nodepools = v->pools.v,
         .nnodepools = v->pools.n,
         .nodeclaims = v->claims.v,
@@ -517,11 +532,26 @@ static int view_build(nw_disruption_t *d, const nw_kube_snap_t *s, view_t *v, bo
     nw_err_t err = {0};
     if (nw_candidates_state_build(&v->in, &v->st, &err) != NW_OK)
         goto fail;
+    v->in.reuse = NULL;
     accel_remember(d, v->st);
     return 0;
 fail:
     view_free(v);
     return -1;
+}
+
+/* A light view's state is kept for the next light look (taken from the view, which then
+ * frees the rest), with the generations it was built at. */
+static void keep_light(nw_disruption_t *d, const nw_kube_snap_t *s, view_t *v)
+{
+    if (!v->in.light || !v->st)
+        return;
+    nw_candidates_state_free(d->kept);
+    d->kept = v->st;
+    v->st = NULL;
+    d->kept_gen[0] = nw_kube_cache_snap_kind_generation(s, NW_KUBE_NODEPOOLS);
+    d->kept_gen[1] = nw_kube_cache_snap_kind_generation(s, NW_KUBE_NODECLAIMS);
+    d->kept_gen[2] = nw_kube_cache_snap_kind_generation(s, NW_KUBE_NODES);
 }
 
 static int view_whole(nw_disruption_t *d, const nw_kube_snap_t *s, view_t *v)
@@ -773,61 +803,17 @@ static uint64_t pods_fp(const nw_kube_snap_t *s, const char *node)
     return h;
 }
 
-static int fp_cmp(const void *a, const void *b)
+/* A fingerprint entry for the NodeClaim and its node (NULL on out of memory). */
+static bool fp_new(fp_t *e, const char *claim, const char *node, uint64_t fp, uint64_t gen)
 {
-    return strcmp(((const fp_t *)a)->node, ((const fp_t *)b)->node);
-}
-
-/* true when the node's pod set changed since the last tick; a node seen for the first
- * time goes to *added (merged into the sorted d->fps by fps_merge). gen: the node's pods
- * generation the fingerprint was taken at. */
-static bool fp_changed(nw_disruption_t *d, const char *node, uint64_t fp, uint64_t gen,
-                       fp_t **added, size_t *nadded)
-{
-    fp_t key = {(char *)node, 0, 0};
-    fp_t *hit = d->nfps ? bsearch(&key, d->fps, d->nfps, sizeof *d->fps, fp_cmp) : NULL;
-    if (hit) {
-        bool ch = hit->fp != fp;
-        hit->fp = fp;
-        hit->gen = gen;
-        return ch;
-    }
-    fp_t *n = realloc(*added, (*nadded + 1) * sizeof *n);
-    if (!n)
+    size_t lc = strlen(claim) + 1, ln = strlen(node) + 1;
+    char *b = malloc(lc + ln);
+    if (!b)
         return false;
-    *added = n;
-    if ((n[*nadded].node = strdup(node)) != NULL) {
-        n[*nadded].fp = fp;
-        n[(*nadded)++].gen = gen;
-    }
-    return false;
-}
-
-/* d->fps without the nodes that are gone, with the added ones, sorted again */
-static void fps_merge(nw_disruption_t *d, const nw_kube_snap_t *s, fp_t *added, size_t nadded)
-{
-    size_t k = 0;
-    for (size_t i = 0; i < d->nfps; i++) {
-        if (nw_kube_cache_snap_get(s, NW_KUBE_NODES, NULL, d->fps[i].node))
-            d->fps[k++] = d->fps[i];
-        else
-            free(d->fps[i].node);
-    }
-    d->nfps = k;
-    if (!nadded)
-        return;
-    fp_t *n = realloc(d->fps, (d->nfps + nadded) * sizeof *n);
-    if (!n) { /* out of memory: those nodes are seen for the first time again next tick */
-        for (size_t i = 0; i < nadded; i++)
-            free(added[i].node);
-        free(added);
-        return;
-    }
-    memcpy(n + d->nfps, added, nadded * sizeof *n);
-    free(added);
-    d->fps = n;
-    d->nfps += nadded;
-    qsort(d->fps, d->nfps, sizeof *d->fps, fp_cmp);
+    memcpy(b, claim, lc);
+    memcpy(b + lc, node, ln);
+    *e = (fp_t){b, b + lc, fp, gen};
+    return true;
 }
 
 /* status.lastPodEventTime by a merge patch of the status subresource: no GET, and no
@@ -845,13 +831,6 @@ static void pod_event_write(nw_disruption_t *d, const char *name, int64_t now)
     if (rc != NW_OK && rc != NW_ENOTFOUND)
         nw_log_warn("disruption", "cannot update the NodeClaim status", NW_LS("nodeclaim", name),
                     NW_LS("error", err.msg));
-}
-
-/* The node's fingerprint, NULL when it has none yet. */
-static const fp_t *fp_find(const nw_disruption_t *d, const char *node)
-{
-    fp_t key = {(char *)node, 0, 0};
-    return d->nfps ? bsearch(&key, d->fps, d->nfps, sizeof *d->fps, fp_cmp) : NULL;
 }
 
 /* Before one more of a look's writes: has a provisioning batch come to wait? The writes
@@ -873,35 +852,110 @@ static bool markers_stop(nw_disruption_t *d, int64_t *asked)
     return c->batch_waiting(c->batch_waiting_ud);
 }
 
+/* The old fingerprint entries paired with the state's nodes (both sorted by NodeClaim
+ * name): old[i] the entry of st->nodes[i]'s NodeClaim or NULL; ask[] the nodes whose pods
+ * generation the look needs (first seen, or a pod changed somewhere), at[i] their index in
+ * it or -1. */
+static void fps_pair(const nw_disruption_t *d, const nw_disrupt_state_t *st, bool pods_same,
+                     fp_t **old, const char **ask, int *at, size_t *nask)
+{
+    size_t j = 0;
+    *nask = 0;
+    for (size_t i = 0; i < st->nnodes; i++) {
+        const nw_disrupt_node_t *n = &st->nodes[i];
+        int r = 1;
+        while (j < d->nfps && (r = strcmp(d->fps[j].claim, n->name)) < 0)
+            j++;
+        old[i] = j < d->nfps && r == 0 ? &d->fps[j] : NULL;
+        bool known = old[i] && n->node_name[0] && strcmp(old[i]->node, n->node_name) == 0;
+        at[i] = -1;
+        if (!n->deleting && n->node_name[0] && (!known || !pods_same)) {
+            at[i] = (int)*nask;
+            ask[(*nask)++] = n->node_name;
+        }
+    }
+}
+
+/* One node's fingerprint at a look: into *out (moved from o, or new) unless out of
+ * memory; 1 when *out was filled. A changed pod set is written to the NodeClaim's
+ * lastPodEventTime; *stopped when a provisioning batch came to wait first (o kept as is). */
+static int fp_look(nw_disruption_t *d, const nw_kube_snap_t *s, const nw_disrupt_node_t *n, fp_t *o,
+                   bool pods_same, uint64_t pg, int64_t now, int64_t *asked, bool *stopped,
+                   fp_t *out)
+{
+    const fp_t *known = o && strcmp(o->node, n->node_name) == 0 ? o : NULL;
+    bool dedupe_ok = !n->last_pod_event || now - n->last_pod_event >= POD_EVENT_DEDUPE_NS;
+    /* a pod changed somewhere: only the nodes whose pods changed since their fingerprint
+     * was taken need it again (the cache keeps each node's generation) */
+    if (known && (pods_same || (known->gen && known->gen == pg))) {
+        *out = *o;
+        o->claim = NULL;
+        return 1;
+    }
+    uint64_t fp = pods_fp(s, n->node_name);
+    if (dedupe_ok && known && known->fp != fp && (*stopped = markers_stop(d, asked))) {
+        *out = *o;
+        o->claim = NULL;
+        return 1;
+    }
+    uint64_t g = pg == UINT64_MAX ? 0 : pg;
+    if (!known) /* a node seen for the first time: no pod event (out of memory: the next
+                   look sees it for the first time again) */
+        return fp_new(out, n->name, n->node_name, fp, g) ? 1 : 0;
+    bool changed = known->fp != fp;
+    *out = *o;
+    o->claim = NULL;
+    out->fp = fp;
+    out->gen = g;
+    if (changed && dedupe_ok)
+        pod_event_write(d, n->name, now); /* a failed write is made by a later change */
+    return 1;
+}
+
 /* false when it stopped early for a provisioning batch (the next tick looks again) */
 static bool markers(nw_disruption_t *d, const nw_kube_snap_t *s, const view_t *v)
 {
     nw_ctl_deps_t *c = d->deps;
+    const nw_disrupt_state_t *st = v->st;
     int64_t now = v->in.now;
-    fp_t *added = NULL;
-    size_t nadded = 0;
     /* no pod changed since the fingerprints were taken: only new nodes need one */
     uint64_t pods_gen = nw_kube_cache_snap_kind_generation(s, NW_KUBE_PODS);
     bool pods_same = d->fps_taken && d->fps_pods_gen == pods_gen;
+    size_t nn = st->nnodes, nf = 0, nask = 0;
+    fp_t *nfps = calloc(nn + 1, sizeof *nfps), **old = calloc(nn + 1, sizeof *old);
+    const char **ask = calloc(nn + 1, sizeof *ask);
+    int *at = calloc(nn + 1, sizeof *at);
+    uint64_t *gens = calloc(nn + 1, sizeof *gens);
+    if (!nfps || !old || !ask || !at || !gens) { /* out of memory: the next tick looks again */
+        free(nfps);
+        free(old);
+        free(ask);
+        free(at);
+        free(gens);
+        return false;
+    }
+    fps_pair(d, st, pods_same, old, ask, at, &nask);
+    /* the nodes' pods generations under one take of the cache mutex */
+    if (nask)
+        nw_kube_cache_snap_node_pods_gens(s, ask, nask, gens);
     bool stopped = false;
     int64_t asked = 0;
-    for (size_t i = 0; i < v->st->nnodes && nw_ctl_may_write(c) && !stopped; i++) {
-        const nw_disrupt_node_t *n = &v->st->nodes[i];
-        if (n->deleting || !n->node_name[0])
+    for (size_t i = 0; i < nn; i++) {
+        const nw_disrupt_node_t *n = &st->nodes[i];
+        fp_t *o = old[i];
+        /* not looked at (stopped, not writing, a node being deleted or none yet): the
+         * fingerprint stays as it was */
+        if (stopped || !nw_ctl_may_write(c) || n->deleting || !n->node_name[0]) {
+            if (o) {
+                nfps[nf++] = *o;
+                o->claim = NULL;
+            }
             continue;
-        /* a pod changed somewhere: only the nodes whose pods changed since their
-         * fingerprint was taken need it again (the cache keeps each node's generation) */
-        const fp_t *known = fp_find(d, n->node_name);
-        uint64_t pg = !known || !pods_same ? nw_kube_cache_snap_node_pods_gen(s, n->node_name) : 0;
-        if (!known || (!pods_same && (!known->gen || known->gen != pg))) {
-            uint64_t fp = pods_fp(s, n->node_name);
-            if ((!n->last_pod_event || now - n->last_pod_event >= POD_EVENT_DEDUPE_NS) && known &&
-                known->fp != fp && (stopped = markers_stop(d, &asked)))
-                break; /* this node and the rest at the next look */
-            if (fp_changed(d, n->node_name, fp, pg == UINT64_MAX ? 0 : pg, &added, &nadded) &&
-                (!n->last_pod_event || now - n->last_pod_event >= POD_EVENT_DEDUPE_NS))
-                pod_event_write(d, n->name, now); /* a failed write is made by a later change */
         }
+        uint64_t pg = at[i] >= 0 ? gens[at[i]] : 0;
+        nf += fp_look(d, s, n, o, pods_same, pg, now, &asked, &stopped, &nfps[nf]);
+        if (stopped)
+            continue; /* this node and the rest at the next look */
         if (n->pool < 0 || !n->initialized)
             continue;
         const nw_node_cond_t *cc = nw_node_meta_condition(&n->nodeclaim->m, "Consolidatable");
@@ -909,7 +963,7 @@ static bool markers(nw_disruption_t *d, const nw_kube_snap_t *s, const view_t *v
         int want = n->consolidatable;
         bool set = want && (!cur || strcmp(cur, "True") != 0), unset = !want && cur;
         if ((set || unset) && (stopped = markers_stop(d, &asked)))
-            break;
+            continue;
         if (set) {
             condw_t w = {"Consolidatable", "True", "Consolidatable", "", now, 0, 0};
             /* condition writes are retried by the next tick when they fail */
@@ -919,7 +973,16 @@ static bool markers(nw_disruption_t *d, const nw_kube_snap_t *s, const view_t *v
             claim_patch(d, n->nodeclaim, n->name, &w);
         }
     }
-    fps_merge(d, s, added, nadded);
+    /* the entries of NodeClaims gone (or whose node changed) are dropped */
+    for (size_t j = 0; j < d->nfps; j++)
+        free(d->fps[j].claim);
+    free(d->fps);
+    d->fps = nfps;
+    d->nfps = nf;
+    free(old);
+    free(ask);
+    free(at);
+    free(gens);
     /* stopped early: the nodes not looked at are looked at again, whatever the pods do */
     if (nw_ctl_may_write(c) && !stopped) {
         d->fps_pods_gen = pods_gen;
@@ -1606,7 +1669,8 @@ void nw_disruption_tick(nw_disruption_t *d, const nw_kube_snap_t *s)
     progress(d, s);
     if (d->skipped_for_budgets) /* the counts of this look, not of the last pass's */
         rest_remember(d, v.st);
-    if (!nw_ctl_claims_launched(s))
+    bool launched = nw_ctl_claims_launched(s); /* s does not change: asked once */
+    if (!launched)
         goto out; /* a NodeClaim is being launched: decide once it has a providerID */
     if (d->has_pending) {
         if (mono - d->pending_mono >= d->o.validation_ns) {
@@ -1630,7 +1694,8 @@ out:
     /* a look whose markers stopped early is made again at the next tick, changes or not */
     d->view_gen = marked ? nw_kube_cache_snap_generation(s) : 0;
     d->view_mono = mono;
-    d->wake_mono = nw_ctl_claims_launched(s) && marked ? wake_at(d, s, &v, mono) : mono;
+    d->wake_mono = launched && marked ? wake_at(d, s, &v, mono) : mono;
+    keep_light(d, s, &v);
     view_free(&v);
     d->view_cost_ns = nw_clock_mono(nw_clock_system()) - cost0;
 }

@@ -525,11 +525,20 @@ static void pods_dirty(const nw_kube_snap_t *prev, const nw_kube_snap_t *s, dirt
         nw_kube_cache_snap_kind_generation(prev, NW_KUBE_PODS))
         return; /* no pod changed since prev */
     size_t n = nw_kube_cache_snap_count(s, NW_KUBE_NODES);
+    const char **names = calloc(n + 1, sizeof *names);
+    uint64_t *gens = calloc(n + 1, sizeof *gens);
+    if (names && gens) { /* every Node's generation under one take of the cache mutex */
+        for (size_t i = 0; i < n; i++)
+            names[i] = nw_kube_cache_snap_at(s, NW_KUBE_NODES, i)->name;
+        nw_kube_cache_snap_node_pods_gens(s, names, n, gens);
+    }
     for (size_t i = 0; i < n; i++) {
         const char *name = nw_kube_cache_snap_at(s, NW_KUBE_NODES, i)->name;
-        if (nw_kube_cache_snap_node_pods_gen(s, name) > since)
+        if ((names && gens ? gens[i] : nw_kube_cache_snap_node_pods_gen(s, name)) > since)
             dirty_add(d, name);
     }
+    free(names);
+    free(gens);
 }
 
 static void pool_changed(dirty_t *d, const nw_kube_obj_t *x, const nw_kube_obj_t *y)

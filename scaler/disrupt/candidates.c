@@ -290,6 +290,18 @@ static const nw_node_t *keyref_find(const nw_disrupt_input_t *in, const keyref_t
     return k ? in->nodes[v[lo].at] : NULL;
 }
 
+/* qsort, after a walk that finds most inputs (the cache's, in key order) already in order */
+static void sort_unless_sorted(void *base, size_t n, size_t size,
+                               int (*cmp)(const void *, const void *))
+{
+    const char *b = base;
+    for (size_t i = 1; i < n; i++)
+        if (cmp(b + (i - 1) * size, b + i * size) > 0) {
+            qsort(base, n, size, cmp);
+            return;
+        }
+}
+
 static void lookups_free(lookups_t *lk)
 {
     free(lk->by_pid);
@@ -314,10 +326,10 @@ static NW_MUST_USE nw_rc_t lookups_build(const nw_disrupt_input_t *in, lookups_t
         if (*kn)
             lk->by_name[lk->nname++] = (keyref_t){kn, k};
     }
-    if (lk->npid) /* qsort's base may not be NULL, even for no elements */
-        qsort(lk->by_pid, lk->npid, sizeof *lk->by_pid, keyref_cmp);
-    if (lk->nname)
-        qsort(lk->by_name, lk->nname, sizeof *lk->by_name, keyref_cmp);
+    /* the cache lists Nodes in name order: their names (and often their provider IDs)
+     * need no sort, only the check */
+    sort_unless_sorted(lk->by_pid, lk->npid, sizeof *lk->by_pid, keyref_cmp);
+    sort_unless_sorted(lk->by_name, lk->nname, sizeof *lk->by_name, keyref_cmp);
     if (in->npdbs && !(lk->pdbs = calloc(in->npdbs, sizeof *lk->pdbs)))
         return NW_ENOMEM;
     for (size_t k = 0; k < in->npdbs; k++) {
@@ -429,6 +441,25 @@ static void collect_pools(nw_disrupt_state_t *st, const nw_disrupt_input_t *in)
         pool_settings(p);
         st->npools++;
     }
+}
+
+/* A light look's match from an earlier light state (nw_disrupt_input_t.reuse): the m-th
+ * managed NodeClaim of the input is the m-th node there (the cache lists NodeClaims in
+ * name order, the state's order) when its record is the same; false when it is not. */
+static bool match_reused(const nw_disrupt_input_t *in, size_t m, nw_disrupt_node_t *n)
+{
+    const nw_disrupt_state_t *r = in->reuse;
+    if (!r || !in->light || m >= r->nnodes || r->nodes[m].nodeclaim != n->nodeclaim)
+        return false;
+    const nw_disrupt_node_t *o = &r->nodes[m];
+    n->pool = o->pool;
+    n->node = o->node;
+    n->node_name = o->node_name;
+    n->itype = o->itype;
+    n->zone = o->zone;
+    n->capacity_type = o->capacity_type;
+    n->price = -1; /* a light look prices nothing */
+    return true;
 }
 
 /* The NodeClaim's pool, its Node, instance type, zone, capacity type and price. */
@@ -642,10 +673,13 @@ nw_rc_t nw_candidates_state_build(const nw_disrupt_input_t *in, nw_disrupt_state
     *out = NULL;
     nw_disrupt_state_t *st = calloc(1, sizeof *st);
     podref_t *refs = in->npods && !in->pods_on ? calloc(in->npods, sizeof *refs) : NULL;
-    lookups_t lk;
-    if (lookups_build(in, &lk) != NW_OK || !st || (in->npods && !in->pods_on && !refs))
+    lookups_t lk = {0};
+    /* the lookups, unless every node's match comes from an earlier light state */
+    bool looked = !in->reuse || !in->light;
+    if ((looked && lookups_build(in, &lk) != NW_OK) || !st || (in->npods && !in->pods_on && !refs))
         goto oom;
     st->in = *in;
+    st->in.reuse = NULL; /* read during the build only */
     size_t nrefs = refs ? index_pods(in, refs) : 0;
     st->pools = in->nnodepools ? calloc(in->nnodepools, sizeof *st->pools) : NULL;
     st->nodes = in->nnodeclaims ? calloc(in->nnodeclaims, sizeof *st->nodes) : NULL;
@@ -658,10 +692,16 @@ nw_rc_t nw_candidates_state_build(const nw_disrupt_input_t *in, nw_disrupt_state
         const char *poolname = md_label(&nc->m, NW_LABEL_NODEPOOL);
         if (!*name || !poolname)
             continue; /* not managed */
+        size_t m = st->nnodes;
         nw_disrupt_node_t *n = &st->nodes[st->nnodes++];
         n->name = name;
         n->nodeclaim = nc;
-        match_node(st, in, &lk, n, poolname);
+        if (!match_reused(in, m, n)) {
+            if (!looked && lookups_build(in, &lk) != NW_OK)
+                goto oom;
+            looked = true;
+            match_node(st, in, &lk, n, poolname);
+        }
         /* a light look attaches the pods of accelerator nodes only (their class's pods
          * decide the accelerator and rollout fields) */
         if ((!in->light || accel_labelled(in, n)) &&
@@ -674,8 +714,7 @@ nw_rc_t nw_candidates_state_build(const nw_disrupt_input_t *in, nw_disrupt_state
         else
             judge_candidate(in, &lk, n);
     }
-    if (st->nnodes)
-        qsort(st->nodes, st->nnodes, sizeof *st->nodes, node_cmp);
+    sort_unless_sorted(st->nodes, st->nnodes, sizeof *st->nodes, node_cmp);
     count_budgets(st, in);
     nw_rollout_build(st);
     free(refs);

@@ -177,6 +177,11 @@ typedef struct {
      * of nodes carrying accel_label_key are attached); the other nodes get no pods, no
      * price, no costs and no candidate verdict (candidate false, why "not judged"). */
     bool light;
+    /* A light look may pass the state of an earlier light look (NULL: none) made from the
+     * same NodePools and NodeClaims and Nodes (the caller knows: their generations): a node
+     * whose NodeClaim record is the one at its place there takes its pool, Node and labels
+     * from it instead of looking them up. Only read during the build. */
+    const struct nw_disrupt_state *reuse;
 } nw_disrupt_input_t;
 
 typedef struct {

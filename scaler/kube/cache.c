@@ -423,21 +423,64 @@ static void vec_remove(vec_t *v, const nw_kube_obj_t *o, int (*cmp)(const void *
     }
 }
 
-/* Put new where old was (same key), or insert new (old NULL) / remove old (new NULL), in
- * the kind's vector and in each of its indexes. false on OOM (the vectors may then miss
- * new: the caller forces a relist). */
-static bool vecs_change(vec_t *all, vec_t *idx, nw_kube_kind_t kind, const nw_kube_obj_t *old,
-                        const nw_kube_obj_t *nw)
+/* Objects new to a kind wait in a small sorted vector of their own (add) before they join
+ * the kind's vector (all) in one merge, at the next snapshot or once ADD_MAX wait: a burst
+ * of 10,000 new pods in a cache of 100,000 would otherwise move half of the pods' vector
+ * for each one (about 4 GB moved for the burst). all and add are disjoint. */
+#define ADD_MAX 512
+
+/* Merge add into all (both sorted by key), add left empty. false on OOM (both unchanged). */
+static bool all_flush(vec_t *all, vec_t *add)
+{
+    if (!add->n)
+        return true;
+    if (all->n + add->n > all->cap) {
+        size_t cap = all->cap ? all->cap : 64;
+        while (cap < all->n + add->n)
+            cap *= 2;
+        const nw_kube_obj_t **nv = realloc(all->v, cap * sizeof *nv);
+        if (!nv)
+            return false;
+        all->v = nv;
+        all->cap = cap;
+    }
+    /* from the end: each entry of all moves once, those before add's first key not at all */
+    size_t i = all->n, j = add->n, w = all->n + add->n;
+    while (j > 0) {
+        if (i > 0 && cmp_key(&all->v[i - 1], &add->v[j - 1]) > 0)
+            all->v[--w] = all->v[--i];
+        else
+            all->v[--w] = add->v[--j];
+    }
+    all->n += add->n;
+    add->n = 0;
+    return true;
+}
+
+/* Put new where old was (same key) in all or add, or insert new into add (old NULL) /
+ * remove old from where it is (new NULL); and the same in each of the kind's indexes. false
+ * on OOM (the vectors may then miss new: the caller forces a relist). */
+static bool vecs_change(vec_t *all, vec_t *add, vec_t *idx, nw_kube_kind_t kind,
+                        const nw_kube_obj_t *old, const nw_kube_obj_t *nw)
 {
     bool ok = true;
-    if (old && nw) {
+    if (old) {
+        vec_t *in = all;
         size_t i = vec_lower(all, old, cmp_key);
-        if (i < all->n && all->v[i] == old)
-            all->v[i] = nw;
-    } else if (old) {
-        vec_remove(all, old, cmp_key);
+        if (i >= all->n || all->v[i] != old) {
+            in = add;
+            i = vec_lower(add, old, cmp_key);
+        }
+        if (i < in->n && in->v[i] == old) {
+            if (nw)
+                in->v[i] = nw;
+            else {
+                memmove(in->v + i, in->v + i + 1, (in->n - i - 1) * sizeof *in->v);
+                in->n--;
+            }
+        }
     } else if (nw) {
-        ok = vec_insert(all, nw, cmp_key);
+        ok = vec_insert(add, nw, cmp_key) && (add->n < ADD_MAX || all_flush(all, add));
     }
     for (int x = 0; x < NIDX; x++) {
         if (IDX[x].kind != kind)
@@ -458,9 +501,11 @@ static bool vecs_change(vec_t *all, vec_t *idx, nw_kube_kind_t kind, const nw_ku
     return ok;
 }
 
-/* Rebuild a kind's vector and its indexes from a store (a relist), sorting once. */
-static bool vecs_rebuild(vec_t *all, vec_t *idx, nw_kube_kind_t kind, const map_t *m)
+/* Rebuild a kind's vector and its indexes from a store (a relist), sorting once (add
+ * emptied: its objects are in the store). */
+static bool vecs_rebuild(vec_t *all, vec_t *add, vec_t *idx, nw_kube_kind_t kind, const map_t *m)
 {
+    add->n = 0;
     vec_t na = {malloc((m->n ? m->n : 1) * sizeof *na.v), 0, m->n ? m->n : 1};
     if (!na.v)
         return false;
@@ -614,7 +659,8 @@ struct nw_kube_cache {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     map_t store[NW_KUBE_KINDS];
-    vec_t all[NW_KUBE_KINDS];     /* each store's objects, sorted by key */
+    vec_t all[NW_KUBE_KINDS];     /* each store's objects, sorted by key, but ... */
+    vec_t add[NW_KUBE_KINDS];     /* ... those added since the last merge (all_flush) */
     vec_t idx[NIDX];              /* the indexes, sorted */
     uint64_t kgen[NW_KUBE_KINDS]; /* the generation of each kind's last change */
     uint64_t bgen; /* the generation of the last change to a bound pod (or of a pod relist) */
@@ -693,6 +739,7 @@ void nw_kube_cache_free(nw_kube_cache_t *c)
     for (int k = 0; k < NW_KUBE_KINDS; k++) {
         map_clear(&c->store[k]);
         free(c->all[k].v);
+        free(c->add[k].v);
         vblock_drop(c->ball[k]);
     }
     for (int x = 0; x < NIDX; x++) {
@@ -790,8 +837,8 @@ static void reclaim(nw_kube_cache_t *c)
 static void vecs_locked(nw_kube_cache_t *c, nw_kube_kind_t kind, const nw_kube_obj_t *old,
                         const nw_kube_obj_t *nw)
 {
-    if (c->vec_oom || !vecs_change(&c->all[kind], c->idx, kind, old, nw))
-        c->vec_oom = !vecs_rebuild(&c->all[kind], c->idx, kind, &c->store[kind]);
+    if (c->vec_oom || !vecs_change(&c->all[kind], &c->add[kind], c->idx, kind, old, nw))
+        c->vec_oom = !vecs_rebuild(&c->all[kind], &c->add[kind], c->idx, kind, &c->store[kind]);
 }
 
 /* Call with c->mu held, after changed_locked: the pods bound to o's node changed at the
@@ -1030,17 +1077,22 @@ nw_rc_t nw_kube_cache_stage_commit(nw_kube_cache_stage_t *st)
     pthread_mutex_lock(&c->mu);
     map_t old = c->store[kind];
     if (kind == NW_KUBE_PODS) /* a pod pending before the relist keeps its arrival */
-        for (size_t i = 0; i < c->all[kind].n; i++) {
-            const nw_kube_obj_t *was = c->all[kind].v[i];
+        for (size_t i = 0; i < c->all[kind].n + c->add[kind].n; i++) {
+            const nw_kube_obj_t *was =
+                i < c->all[kind].n ? c->all[kind].v[i] : c->add[kind].v[i - c->all[kind].n];
             nw_kube_obj_t *now = was->pending ? map_get(&nm, was->key) : NULL;
             if (now && now->pending && was->pending_since)
                 now->pending_since = was->pending_since;
         }
+    /* an empty list of a kind synced empty already (a kind the API server does not serve,
+     * listed again at every retry) changes nothing: no new generation, so the controllers
+     * that skip ticks while nothing changed do not look again for it */
+    bool same = c->synced[kind] && old.n == 0 && nm.n == 0;
     c->store[kind] = nm;
     c->synced[kind] = true;
-    c->vec_oom = !vecs_rebuild(&c->all[kind], c->idx, kind, &c->store[kind]);
-    nw_kube_snap_t *stale = changed_locked(c, kind, true);
-    if (kind == NW_KUBE_PODS) {
+    c->vec_oom = !vecs_rebuild(&c->all[kind], &c->add[kind], c->idx, kind, &c->store[kind]);
+    nw_kube_snap_t *stale = same ? NULL : changed_locked(c, kind, true);
+    if (kind == NW_KUBE_PODS && !same) {
         ngens_clear(&c->pod_nodes);
         c->pods_all_gen = c->gen;
     }
@@ -1311,10 +1363,13 @@ static void live_drop_locked(nw_kube_cache_t *c, uint64_t gen)
  * O(n) memory copies of the others, no sorting), registered as live. NULL on OOM. */
 static nw_kube_snap_t *snap_new_locked(nw_kube_cache_t *c)
 {
+    for (int k = 0; k < NW_KUBE_KINDS; k++) /* the objects added since: one merge each */
+        c->vec_oom |= !all_flush(&c->all[k], &c->add[k]);
     if (c->vec_oom) {
         c->vec_oom = false;
         for (int k = 0; k < NW_KUBE_KINDS; k++)
-            c->vec_oom |= !vecs_rebuild(&c->all[k], c->idx, (nw_kube_kind_t)k, &c->store[k]);
+            c->vec_oom |=
+                !vecs_rebuild(&c->all[k], &c->add[k], c->idx, (nw_kube_kind_t)k, &c->store[k]);
         if (c->vec_oom)
             return NULL;
     }
@@ -1482,6 +1537,20 @@ uint64_t nw_kube_cache_snap_node_pods_gen(const nw_kube_snap_t *s, const char *n
         g = c->pods_all_gen;
     pthread_mutex_unlock(&c->mu);
     return g > s->gen ? UINT64_MAX : g;
+}
+
+void nw_kube_cache_snap_node_pods_gens(const nw_kube_snap_t *s, const char *const *nodes, size_t n,
+                                       uint64_t *out)
+{
+    nw_kube_cache_t *c = s->cache;
+    pthread_mutex_lock(&c->mu);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t g = ngens_get(&c->pod_nodes, nodes[i] ? nodes[i] : "");
+        if (c->pods_all_gen > g)
+            g = c->pods_all_gen;
+        out[i] = g > s->gen ? UINT64_MAX : g;
+    }
+    pthread_mutex_unlock(&c->mu);
 }
 
 size_t nw_kube_cache_snap_pods_in_phase(const nw_kube_snap_t *s, const char *phase,

@@ -242,6 +242,10 @@ size_t nw_kube_cache_snap_pods_on_node(const nw_kube_snap_t *s, const char *node
  * change is known; UINT64_MAX when the node's pods changed after s was taken (s cannot then
  * tell its reader anything: look at the pods again). Takes the cache mutex. */
 uint64_t nw_kube_cache_snap_node_pods_gen(const nw_kube_snap_t *s, const char *node);
+/** nw_kube_cache_snap_node_pods_gen for n nodes at once into out[0..n), under one take of
+ * the cache mutex (a reader asking for every Node does not take it once per Node). */
+void nw_kube_cache_snap_node_pods_gens(const nw_kube_snap_t *s, const char *const *nodes, size_t n,
+                                       uint64_t *out);
 /* The pods in status.phase `phase`, in key order. "Running" (nearly every pod) is not
  * indexed: its list is made from the snapshot's pods on the first ask, then kept with it. */
 size_t nw_kube_cache_snap_pods_in_phase(const nw_kube_snap_t *s, const char *phase,

@@ -440,6 +440,8 @@ nw_rc_t nw_kube_write_evict_ex(nw_kube_client_t *c, const char *ns, const char *
 
 typedef struct {
     char *key;       /* involved object + type + reason + message */
+    uint64_t hash;   /* of key: most entries are told apart without a compare of their keys,
+                        which share long prefixes (a burst's Nominated events) */
     char *ns;        /* namespace of the Event */
     char *name;      /* name of the Event */
     int count;       /* count as we know it */
@@ -516,12 +518,23 @@ static void fmt_time(int64_t ns, char *buf, size_t len)
 /* The recorder's entry for key (r->mu held): found, else new (the least recently used
  * evicted when full) with the Event's namespace and a name from the object's and now;
  * *create says it is new. key is taken (kept by a new entry, else freed). */
+static uint64_t key_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
 static rec_ent_t *entry_locked(nw_kube_recorder_t *r, char *key, const char *ens, const char *name,
                                int64_t now, bool *create)
 {
     rec_ent_t *e = NULL;
+    uint64_t h = key_hash(key);
     for (size_t i = 0; i < r->n; i++)
-        if (!strcmp(r->ent[i].key, key)) {
+        if (r->ent[i].hash == h && !strcmp(r->ent[i].key, key)) {
             e = &r->ent[i];
             break;
         }
@@ -540,6 +553,7 @@ static rec_ent_t *entry_locked(nw_kube_recorder_t *r, char *key, const char *ens
         }
         memset(e, 0, sizeof *e);
         e->key = key;
+        e->hash = h;
         key = NULL;
         e->ns = strdup(ens);
         char nm[300];

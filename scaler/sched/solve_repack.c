@@ -274,6 +274,14 @@ static int rank_candidates(const ctx_t *c, group_t *g)
     return nc;
 }
 
+static bool same_req(const nw_sched_res_t *a, const nw_sched_res_t *b, int nres)
+{
+    for (int k = 0; k < nres; k++)
+        if (a->v[k] != b->v[k])
+            return false;
+    return true;
+}
+
 /* Best fit by cost: pods largest first (by their share of type t, the group's biggest
  * candidate), each into the bin whose cheapest type grows least for it (a bin its type
  * still holds it in costs nothing; among those the fullest), else into a new bin of the
@@ -297,6 +305,9 @@ static int bestfit_cost(const ctx_t *c, group_t *g, int t, double *price)
     int nb = 0;
     /* the types each bin's cheapest price is for, to test "still holds it" without a scan */
     int *btype = g->btype;
+    const nw_sched_res_t *last_r = NULL;
+    double alone = 1e300;
+    int at = -1;
     for (int i = 0; i < n; i++) {
         const nw_sched_res_t *r = &c->s->pods[g->order[i].pod].req;
         int best = -1;
@@ -348,14 +359,19 @@ static int bestfit_cost(const ctx_t *c, group_t *g, int t, double *price)
                 best_t = nt;
             }
         }
-        double alone = 1e300;
-        int at = -1;
-        FOR_BITS(g->compat, c->nw, u)
-        {
-            if (pc->price[u] < alone && fits(r, &pc->avail[u], c->nres)) {
-                alone = pc->price[u];
-                at = u;
+        /* the cheapest type that holds the pod alone: the same for the next pod of the
+         * same requests (pods of one shape come one after the other, sorted by their share) */
+        if (!last_r || !same_req(last_r, r, c->nres)) {
+            alone = 1e300;
+            at = -1;
+            FOR_BITS(g->compat, c->nw, u)
+            {
+                if (pc->price[u] < alone && fits(r, &pc->avail[u], c->nres)) {
+                    alone = pc->price[u];
+                    at = u;
+                }
             }
+            last_r = r;
         }
         if (best < 0 || (at >= 0 && alone < best_inc - 1e-12)) {
             if (at < 0)

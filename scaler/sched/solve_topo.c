@@ -438,20 +438,65 @@ static NW_MUST_USE nw_rc_t pod_groups(const nw_sched_snap_t *s, const gindex_t *
     return NW_OK;
 }
 
+/* The first pod with each shared label set (by address): open addressing, a power-of-two
+ * capacity at least twice the snapshot's label sets; a set past half full is not kept. */
+typedef struct {
+    const nw_labels_t **key;
+    int *pod;
+    size_t cap, n;
+} lsmemo_t;
+
+static size_t lsmemo_slot(const lsmemo_t *m, const nw_labels_t *l)
+{
+    uint64_t x = (uint64_t)(uintptr_t)l;
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    size_t i = (size_t)x & (m->cap - 1);
+    while (m->key[i] && m->key[i] != l)
+        i = (i + 1) & (m->cap - 1);
+    return i;
+}
+
+/* the earlier pod whose answer holds for pd (same label set, same namespace), else -1;
+ * pd (index p) is remembered when its label set is new */
+static int lsmemo_find(lsmemo_t *m, const nw_sched_snap_t *s, const nw_spod_t *pd, int p)
+{
+    if (!m->cap || !pd->labels)
+        return -1;
+    size_t i = lsmemo_slot(m, pd->labels);
+    if (m->key[i])
+        return strcmp(s->pods[m->pod[i]].ns, pd->ns) == 0 ? m->pod[i] : -1;
+    if (2 * (m->n + 1) <= m->cap) {
+        m->key[i] = pd->labels;
+        m->pod[i] = p;
+        m->n++;
+    }
+    return -1;
+}
+
 static NW_MUST_USE nw_rc_t select_groups(ctx_t *c)
 {
     const nw_sched_snap_t *s = c->s;
     gindex_t x;
     nw_rc_t rc = gindex_build(s, &x);
+    lsmemo_t memo = {0};
+    for (memo.cap = 64; memo.cap < 2 * (s->nlsets + 1); memo.cap *= 2)
+        ;
+    memo.key = calloc(memo.cap, sizeof *memo.key);
+    memo.pod = calloc(memo.cap, sizeof *memo.pod);
+    if (!memo.key || !memo.pod)
+        memo.cap = 0; /* out of memory: each pod's groups found on their own */
     /* which pods select which groups; required anti-affinity makes a group inverse */
     for (size_t p = 0; p < s->npods && rc == NW_OK; p++) {
         pstate_t *st = &c->ps[p];
         const nw_spod_t *pd = &s->pods[p];
-        /* pods of one ReplicaSet share their labels (and namespace): the previous pod's
-         * answer holds for this one */
-        const nw_spod_t *prev = p ? &s->pods[p - 1] : NULL;
-        if (prev && prev->labels == pd->labels && pd->labels && strcmp(prev->ns, pd->ns) == 0) {
-            const pstate_t *ps = &c->ps[p - 1];
+        /* pods of one ReplicaSet share their labels (and namespace): the answer for the
+         * first pod of that label set holds for this one (a node's pods come from many
+         * ReplicaSets, so the previous pod's seldom does) */
+        int same = lsmemo_find(&memo, s, pd, (int)p);
+        if (same >= 0) {
+            const pstate_t *ps = &c->ps[same];
             st->nsel = ps->nsel;
             st->selgroups = ps->nsel ? malloc((size_t)ps->nsel * sizeof(int)) : NULL;
             if (ps->nsel && !st->selgroups)
@@ -466,6 +511,8 @@ static NW_MUST_USE nw_rc_t select_groups(ctx_t *c)
                 (pd->provisionable_state || pd->node_name))
                 c->ginv[pd->tcs[i].group] = true;
     }
+    free(memo.key);
+    free(memo.pod);
     gindex_free(&x);
     return rc;
 }
@@ -524,18 +571,24 @@ static NW_MUST_USE nw_rc_t count_bound(ctx_t *c)
     nw_rc_t rc = NW_OK;
     /* bound pods count in their node's domains (countDomains, updateInverseAffinities);
      * pods nominated to an in-flight NodeClaim count there, as placed by an earlier batch */
+    /* a node's bound pods come one after the other in the snapshot: its lookup and
+     * domains hold for the next pod on it */
+    const char *last = NULL;
+    int sn = -1, slot = -1;
+    uint64_t dm[MAX_TKEYS];
     for (size_t p = 0; p < s->npods && rc == NW_OK; p++) {
         const nw_spod_t *pd = &s->pods[p];
         if (!pd->node_name || pd->finished || pd->terminating)
             continue;
-        int slot;
-        int sn = bound_node(c, refs, nrefs, slot_of, pd->node_name, &slot);
+        if (!last || strcmp(last, pd->node_name) != 0) {
+            last = pd->node_name;
+            sn = bound_node(c, refs, nrefs, slot_of, pd->node_name, &slot);
+            for (int k = 0; sn >= 0 && k < c->nkeys; k++)
+                dm[k] = slot >= 0 ? c->en[slot].dm[k] : node_domains(c, k, &s->nodes[sn], -1);
+        }
         if (sn < 0)
             continue;
         const nw_snode_t *n = &s->nodes[sn];
-        uint64_t dm[MAX_TKEYS];
-        for (int k = 0; k < c->nkeys; k++)
-            dm[k] = slot >= 0 ? c->en[slot].dm[k] : node_domains(c, k, n, -1);
         nw_solve_topo_record(c, (int)p, slot, dm, &n->reqs, &n->taints);
         if (slot >= 0 && pd->nhostports && nw_solve_topo_hostports_add(c, (int)p, slot) != NW_OK)
             rc = NW_ENOMEM;

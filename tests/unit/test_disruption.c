@@ -713,6 +713,64 @@ static size_t load_accels(const cJSON *doc)
     return n;
 }
 
+/* Two light states agree on every node's NodeClaim-level fields. */
+static void same_light_nodes(const nw_disrupt_state_t *a, const nw_disrupt_state_t *b)
+{
+    ck_assert_uint_eq(a->nnodes, b->nnodes);
+    for (size_t i = 0; i < a->nnodes; i++) {
+        const nw_disrupt_node_t *x = &a->nodes[i], *y = &b->nodes[i];
+        ck_assert_str_eq(x->name, y->name);
+        ck_assert_ptr_eq(x->nodeclaim, y->nodeclaim);
+        ck_assert_ptr_eq(x->node, y->node);
+        ck_assert_str_eq(x->node_name, y->node_name);
+        ck_assert_int_eq(x->pool, y->pool);
+        ck_assert_str_eq(x->itype, y->itype);
+        ck_assert_str_eq(x->zone, y->zone);
+        ck_assert_str_eq(x->capacity_type, y->capacity_type);
+        ck_assert(x->price == y->price);
+        ck_assert_int_eq(x->initialized, y->initialized);
+        ck_assert_int_eq(x->ready, y->ready);
+        ck_assert_int_eq(x->counted, y->counted);
+        ck_assert_int_eq(x->consolidatable, y->consolidatable);
+        ck_assert_int_eq(x->accel, y->accel);
+        ck_assert_int_eq(x->accel_pods, y->accel_pods);
+    }
+    for (size_t k = 0; k < a->npools && k < b->npools; k++)
+        for (int r = 0; r < NW_DIS_NREASONS; r++)
+            ck_assert_int_eq(a->pools[k].allowed[r], b->pools[k].allowed[r]);
+}
+
+/* A light look that takes each node's match from an earlier light state (the controller's
+ * nw_disrupt_input_t.reuse) gives the state a look without it gives; and one whose
+ * NodeClaims are not at their places there (here: the same NodeClaims in reverse order)
+ * does not take another node's match. */
+static void check_reuse(const nw_disrupt_input_t *in)
+{
+    nw_disrupt_input_t l = *in;
+    l.light = true;
+    l.reuse = NULL;
+    nw_disrupt_state_t *l1 = NULL, *l2 = NULL, *l3 = NULL, *l4 = NULL;
+    ck_assert_int_eq(nw_candidates_state_build(&l, &l1, NULL), NW_OK);
+    l.reuse = l1;
+    ck_assert_int_eq(nw_candidates_state_build(&l, &l2, NULL), NW_OK);
+    ck_assert_ptr_null(l2->in.reuse);
+    same_light_nodes(l1, l2);
+    const nw_node_claim_t **rev = calloc(in->nnodeclaims + 1, sizeof *rev);
+    ck_assert_ptr_nonnull(rev);
+    for (size_t i = 0; i < in->nnodeclaims; i++)
+        rev[i] = in->nodeclaims[in->nnodeclaims - 1 - i];
+    l.nodeclaims = rev;
+    ck_assert_int_eq(nw_candidates_state_build(&l, &l3, NULL), NW_OK);
+    l.reuse = NULL;
+    ck_assert_int_eq(nw_candidates_state_build(&l, &l4, NULL), NW_OK);
+    same_light_nodes(l3, l4);
+    free(rev);
+    nw_candidates_state_free(l1);
+    nw_candidates_state_free(l2);
+    nw_candidates_state_free(l3);
+    nw_candidates_state_free(l4);
+}
+
 static nw_disrupt_state_t *build(const cJSON *doc, cJSON *objs, fixture_t *f, list_t ls[5])
 {
     int64_t now = T(nw_json_str(doc, "now") ? nw_json_str(doc, "now") : "2026-11-30T10:00:00Z");
@@ -764,6 +822,7 @@ static nw_disrupt_state_t *build(const cJSON *doc, cJSON *objs, fixture_t *f, li
     in.accel_label_key = "node.accelerator";
     in.accel_last_used = last_used_fn;
     in.accel_ud = f;
+    check_reuse(&in);
     nw_disrupt_state_t *st = NULL;
     ck_assert_int_eq(nw_candidates_state_build(&in, &st, NULL), NW_OK);
     return st;

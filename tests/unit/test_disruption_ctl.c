@@ -26,6 +26,9 @@
  * found nothing is not run again while nothing changes, but after a change and every 5 minutes; a
  *               consolidateAfter that runs out with no change in the cluster still acts;
  *               a pod change after a look that saw none still moves lastPodEventTime
+ *   fingerprints  kept per NodeClaim: NodeClaims gone and new ones do not shift a node's
+ *               pods onto another's fingerprint
+ *   kept match  a light look's state kept for the next one is not used once a Node changed
  */
 #include <check.h>
 #include <stdio.h>
@@ -36,6 +39,7 @@
 #include "ctlfix.h"
 #include "scaler/controllers/disruption.h"
 #include "scaler/disrupt/disrupt.h"
+#include "scaler/metrics/kmetrics.h"
 
 Suite *nw_disruption_ctl_suite(void);
 
@@ -911,6 +915,102 @@ START_TEST(pod_change_after_a_look_without_one)
 }
 END_TEST
 
+/* The fingerprints are kept in NodeClaim order and paired with the state's nodes in one
+ * walk: NodeClaims gone and new ones before, between and after the known ones do not
+ * shift a node onto another's fingerprint (a pod change is written for its own NodeClaim
+ * only, a node seen for the first time is written for no pod). */
+START_TEST(pod_fingerprints_follow_their_nodeclaims)
+{
+    dfx_t x;
+    dfx_init(&x, "{\"consolidateAfter\":\"Never\",\"budgets\":[{\"nodes\":\"0\"}]}", 0);
+    ctlfix_t *f = &x.f;
+    ctlfix_node_pair(f, "b", NULL);
+    ctlfix_node_pair(f, "d", NULL);
+    ctlfix_node_pair(f, "f", NULL);
+    pod_on(f, "pb", "b", NULL);
+    pod_on(f, "pd", "d", NULL);
+    pod_on(f, "pf", "f", NULL);
+    tick(&x); /* learns the nodes' pods */
+    int mark = ctlfix_mark(f);
+    /* b goes, a, c and g come (each with a pod), d's pods change, f's do not */
+    ctlfix_del(f, NW_KUBE_NODECLAIMS, "", "b");
+    ctlfix_del(f, NW_KUBE_NODES, "", "node-b");
+    ctlfix_node_pair(f, "a", NULL);
+    ctlfix_node_pair(f, "c", NULL);
+    ctlfix_node_pair(f, "g", NULL);
+    pod_on(f, "pa", "a", NULL);
+    pod_on(f, "pc", "c", NULL);
+    pod_on(f, "pg", "g", NULL);
+    pod_on(f, "pd2", "d", NULL);
+    nw_clock_fake_advance(&f->clk, 2 * SEC);
+    tick(&x);
+    ck_assert_int_eq(ctlfix_count(f, mark, "PATCH " CLAIMS "d/status", "lastPodEventTime", NULL),
+                     1);
+    ck_assert_int_eq(ctlfix_count(f, mark, "PATCH " CLAIMS, "lastPodEventTime", NULL), 1);
+    /* now every node is known: a change on the new ones and on f is written for each */
+    mark = ctlfix_mark(f);
+    pod_on(f, "pa2", "a", NULL);
+    pod_on(f, "pf2", "f", NULL);
+    pod_on(f, "pg2", "g", NULL);
+    nw_clock_fake_advance(&f->clk, 2 * SEC);
+    tick(&x);
+    ck_assert_int_eq(ctlfix_count(f, mark, "PATCH " CLAIMS "a/status", "lastPodEventTime", NULL),
+                     1);
+    ck_assert_int_eq(ctlfix_count(f, mark, "PATCH " CLAIMS "f/status", "lastPodEventTime", NULL),
+                     1);
+    ck_assert_int_eq(ctlfix_count(f, mark, "PATCH " CLAIMS "g/status", "lastPodEventTime", NULL),
+                     1);
+    ck_assert_int_eq(ctlfix_count(f, mark, "PATCH " CLAIMS, "lastPodEventTime", NULL), 3);
+    dfx_free(&x);
+}
+END_TEST
+
+/* A light look takes each node's match (its Node, pool, labels) from the last light
+ * look's state while no NodePool, NodeClaim or Node changed since: a Node that changes
+ * alone (it turns NotReady; its NodeClaim stays as it was) is read again, and the pool's
+ * budget sees the node as disrupting. */
+START_TEST(kept_match_follows_a_node_change)
+{
+    dfx_t x;
+    dfx_init(&x, "{\"consolidateAfter\":\"Never\",\"budgets\":[{\"nodes\":\"0\"}]}", 0);
+    ctlfix_t *f = &x.f;
+    f->deps.series = nw_series_new();
+    ck_assert_ptr_nonnull(f->deps.series);
+    ctlfix_node_pair(f, "a", NULL);
+    ctlfix_node_pair(f, "b", NULL);
+    const char *v[] = {"default", "Empty"};
+    for (int i = 0; i < 3; i++) { /* looks at rest: the later ones on the kept state */
+        tick(&x);
+        nw_clock_fake_advance(&f->clk, 11 * SEC);
+    }
+    ck_assert(nw_series_get(f->deps.series, &NW_KMETRICS_NODEPOOLS_NODES_CONSUMING_BUDGETS, v) ==
+              0);
+    /* a snapshot from before the change keeps the Node's old record alive (a look that
+     * took the old match would read it, not freed memory) */
+    nw_kube_snap_t *before = nw_kube_cache_snapshot(f->deps.cache);
+    cJSON *n = ctlfix_get(f, "/api/v1/nodes/node-b");
+    ck_assert_ptr_nonnull(n);
+    cJSON *conds = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(n, "status"),
+                                                    "conditions");
+    cJSON *ready = cJSON_GetArrayItem(conds, 0);
+    cJSON_ReplaceItemInObjectCaseSensitive(ready, "status", cJSON_CreateString("False"));
+    char *txt = cJSON_PrintUnformatted(n);
+    ctlfix_put(f, NW_KUBE_NODES, txt, 1);
+    free(txt);
+    cJSON_Delete(n);
+    for (int i = 0; i < 3; i++) {
+        tick(&x);
+        nw_clock_fake_advance(&f->clk, 11 * SEC);
+    }
+    ck_assert(nw_series_get(f->deps.series, &NW_KMETRICS_NODEPOOLS_NODES_CONSUMING_BUDGETS, v) ==
+              1);
+    nw_kube_cache_snap_release(before);
+    nw_series_t *series = f->deps.series;
+    dfx_free(&x);
+    nw_series_free(series);
+}
+END_TEST
+
 /* A look's writes stop when a provisioning batch comes to wait (the client's rate would
  * hold the batch behind them); the next look makes them. */
 START_TEST(look_writes_step_aside_for_a_batch)
@@ -960,6 +1060,8 @@ Suite *nw_disruption_ctl_suite(void)
     tcase_add_test(t, no_pass_while_unchanged);
     tcase_add_test(t, consolidate_after_elapses_without_a_change);
     tcase_add_test(t, pod_change_after_a_look_without_one);
+    tcase_add_test(t, pod_fingerprints_follow_their_nodeclaims);
+    tcase_add_test(t, kept_match_follows_a_node_change);
     suite_add_tcase(s, t);
     return s;
 }

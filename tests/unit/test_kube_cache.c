@@ -517,6 +517,111 @@ START_TEST(random_changes_keep_vectors_and_snapshots)
 }
 END_TEST
 
+/* A kind listed empty again while it is synced empty (a resource the API server does not
+ * serve, listed at every retry) is no change: the generation stays. A first empty list, an
+ * empty list after the kind lost its sync, and one that empties a kind are changes. */
+START_TEST(empty_relist_of_an_empty_kind_is_no_change)
+{
+    nw_kube_cache_t *c = nw_kube_cache_new(NULL);
+    uint64_t g0 = nw_kube_cache_generation(c);
+    ck_assert_int_eq(nw_kube_cache_replace(c, NW_KUBE_PDBS, NULL), NW_OK);
+    uint64_t g1 = nw_kube_cache_generation(c);
+    ck_assert_uint_gt(g1, g0);
+    ck_assert_int_eq(nw_kube_cache_replace(c, NW_KUBE_PDBS, NULL), NW_OK);
+    ck_assert_int_eq(nw_kube_cache_replace(c, NW_KUBE_PDBS, cJSON_CreateArray()), NW_OK);
+    ck_assert_uint_eq(nw_kube_cache_generation(c), g1);
+    nw_kube_cache_mark_unsynced(c, NW_KUBE_PDBS);
+    uint64_t g2 = nw_kube_cache_generation(c);
+    ck_assert_int_eq(nw_kube_cache_replace(c, NW_KUBE_PDBS, NULL), NW_OK);
+    ck_assert_uint_gt(nw_kube_cache_generation(c), g2);
+    ck_assert_int_eq(nw_kube_cache_upsert(c, NW_KUBE_NODES, named("n1", "1", NULL)), NW_OK);
+    uint64_t g3 = nw_kube_cache_generation(c);
+    ck_assert_int_eq(nw_kube_cache_replace(c, NW_KUBE_NODES, NULL), NW_OK);
+    ck_assert_uint_gt(nw_kube_cache_generation(c), g3);
+    ck_assert_uint_eq(nw_kube_cache_count(c, NW_KUBE_NODES), 0);
+    nw_kube_cache_free(c);
+}
+END_TEST
+
+/* New objects wait in a small sorted vector before they join the kind's in one merge (at
+ * a snapshot, or once 512 wait): many more than that between two snapshots, in shuffled
+ * order, changed and removed while waiting or after joining, leave every snapshot with each
+ * pod once, in key order, at its last version, the removed ones gone. */
+#define BN 1400
+static void check_burst(const nw_kube_snap_t *s, const int *rv)
+{
+    size_t want = 0;
+    for (int i = 0; i < BN; i++)
+        want += rv[i] > 0;
+    ck_assert_uint_eq(nw_kube_cache_snap_count(s, NW_KUBE_PODS), want);
+    for (size_t i = 1; i < want; i++)
+        ck_assert(strcmp(nw_kube_cache_snap_at(s, NW_KUBE_PODS, i - 1)->key,
+                         nw_kube_cache_snap_at(s, NW_KUBE_PODS, i)->key) < 0);
+    for (int i = 0; i < BN; i++) {
+        char name[16], rvs[16];
+        snprintf(name, sizeof name, "p%04d", i);
+        const nw_kube_obj_t *o = nw_kube_cache_snap_get(s, NW_KUBE_PODS, "a", name);
+        if (rv[i] <= 0) {
+            ck_assert_ptr_null(o);
+            continue;
+        }
+        ck_assert_ptr_nonnull(o);
+        snprintf(rvs, sizeof rvs, "%d", rv[i]);
+        ck_assert_str_eq(o->rv, rvs);
+    }
+}
+
+START_TEST(many_new_objects_between_snapshots)
+{
+    nw_kube_cache_t *c = nw_kube_cache_new(NULL);
+    int rv[BN] = {0}, order[BN], serial = 1;
+    unsigned seed = 5;
+    for (int i = 0; i < BN; i++)
+        order[i] = i;
+    for (int i = BN - 1; i > 0; i--) {
+        int j = (int)(rand_r(&seed) % (unsigned)(i + 1)), t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
+    char name[16], rvs[16];
+    for (int round = 0; round < 2; round++) {
+        /* 1,100 new pods (round 1: some of them removed in round 0) */
+        for (int k = 0; k < 1100; k++) {
+            int i = order[(k + round * 300) % BN];
+            if (rv[i] > 0)
+                continue;
+            snprintf(name, sizeof name, "p%04d", i);
+            rv[i] = ++serial;
+            snprintf(rvs, sizeof rvs, "%d", rv[i]);
+            ck_assert_int_eq(
+                nw_kube_cache_upsert(c, NW_KUBE_PODS, pod("a", name, rvs, "", "Pending", 1)),
+                NW_OK);
+        }
+        /* changes and removals among the waiting and the merged ones */
+        for (int k = 0; k < 400; k++) {
+            int i = (int)(rand_r(&seed) % BN);
+            if (rv[i] <= 0)
+                continue;
+            snprintf(name, sizeof name, "p%04d", i);
+            snprintf(rvs, sizeof rvs, "%d", ++serial);
+            cJSON *j = pod("a", name, rvs, k % 2 ? "n1" : "", "Running", 0);
+            if (k % 3 == 0) {
+                ck_assert_int_eq(nw_kube_cache_remove(c, NW_KUBE_PODS, j), NW_OK);
+                cJSON_Delete(j);
+                rv[i] = 0;
+            } else {
+                ck_assert_int_eq(nw_kube_cache_upsert(c, NW_KUBE_PODS, j), NW_OK);
+                rv[i] = serial;
+            }
+        }
+        nw_kube_snap_t *s = nw_kube_cache_snapshot(c);
+        check_burst(s, rv);
+        nw_kube_cache_snap_release(s);
+    }
+    nw_kube_cache_free(c);
+}
+END_TEST
+
 /* Nodes and NodeClaims are decoded on ingest: the record is on the object, its fields
  * index the object, and one that does not decode is refused as a nameless one is. */
 START_TEST(nodes_and_claims_carry_records)
@@ -661,6 +766,18 @@ START_TEST(node_pods_generation)
     ck_assert_uint_eq(nw_kube_cache_snap_node_pods_gen(s2, "n2"), g2);
     ck_assert_uint_eq(nw_kube_cache_snap_node_pods_gen(s1, "n1"), UINT64_MAX);
     ck_assert_uint_eq(nw_kube_cache_snap_node_pods_gen(s1, "n2"), g2);
+    /* the batched lookup answers each node as the single one does, the older snapshot's
+     * "changed after me" included */
+    const char *names[] = {"n2", "n1", "n9"};
+    uint64_t got[3] = {7, 7, 7};
+    nw_kube_cache_snap_node_pods_gens(s1, names, 3, got);
+    ck_assert_uint_eq(got[0], g2);
+    ck_assert_uint_eq(got[1], UINT64_MAX);
+    ck_assert_uint_eq(got[2], 0);
+    nw_kube_cache_snap_node_pods_gens(s2, names, 3, got);
+    ck_assert_uint_eq(got[0], g2);
+    ck_assert_uint_eq(got[1], g1b);
+    ck_assert_uint_eq(got[2], 0);
     /* a pod moved from n2 to n3 changes both; a removal its node */
     ck_assert_int_eq(nw_kube_cache_upsert(c, NW_KUBE_PODS, pod("a", "p2", "5", "n3", "Running", 0)),
                      NW_OK);
@@ -681,6 +798,10 @@ START_TEST(node_pods_generation)
     uint64_t g5 = nw_kube_cache_snap_generation(s5);
     ck_assert_uint_eq(nw_kube_cache_snap_node_pods_gen(s5, "n2"), g5);
     ck_assert_uint_eq(nw_kube_cache_snap_node_pods_gen(s5, "n9"), g5);
+    nw_kube_cache_snap_node_pods_gens(s5, names, 3, got);
+    ck_assert_uint_eq(got[0], g5);
+    ck_assert_uint_eq(got[1], g5);
+    ck_assert_uint_eq(got[2], g5);
     nw_kube_cache_snap_release(s5);
     nw_kube_cache_snap_release(s4);
     nw_kube_cache_snap_release(s3);
@@ -715,6 +836,8 @@ Suite *nw_kube_cache_suite(void)
     tcase_add_test(tc, nodes_and_claims_carry_records);
     tcase_add_test(tc, pending_since_is_the_arrival);
     tcase_add_test(tc, random_changes_keep_vectors_and_snapshots);
+    tcase_add_test(tc, many_new_objects_between_snapshots);
+    tcase_add_test(tc, empty_relist_of_an_empty_kind_is_no_change);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
     return s;
