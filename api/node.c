@@ -349,6 +349,23 @@ nw_rc_t nw_node_decode(const cJSON *obj, nw_node_t **out, nw_err_t *err)
 
 /* ---- NodeClaim ---- */
 
+/* The first value of the first `node.kubernetes.io/instance-type In [...]` item of a
+ * requirement list, as written; NULL without one (the list's shape is checked later, by
+ * the requirements' parse). */
+static const char *type_first(const cJSON *reqs)
+{
+    if (!cJSON_IsArray(reqs))
+        return NULL;
+    const cJSON *r;
+    cJSON_ArrayForEach(r, reqs)
+    {
+        const char *k = nw_json_str(r, "key"), *op = nw_json_str(r, "operator");
+        if (k && op && !strcmp(k, "node.kubernetes.io/instance-type") && !strcmp(op, "In"))
+            return cJSON_GetStringValue(cJSON_GetArrayItem(nw_json_get(r, "values"), 0));
+    }
+    return NULL;
+}
+
 static nw_rc_t claim_pass(arena_t *a, const cJSON *obj, nw_node_claim_t *c, nw_err_t *err)
 {
     nw_rc_t rc = decode_meta(a, obj, &c->m, err);
@@ -378,6 +395,7 @@ static nw_rc_t claim_pass(arena_t *a, const cJSON *obj, nw_node_claim_t *c, nw_e
     c->provider_id = a_str(a, nw_json_str(st, "providerID"));
     c->node_name = a_str(a, nw_json_str(st, "nodeName"));
     c->image_id = a_str(a, nw_json_str(st, "imageID"));
+    c->type_first = a_str(a, type_first(nw_json_get(spec, "requirements")));
     c->last_pod_event = time_of(nw_json_str(st, "lastPodEventTime"));
     return NW_OK;
 }

@@ -27,7 +27,8 @@
  * status.allocatable (typed quantities), status.phase, the Ready condition's status.
  * A NodeClaim adds: spec.nodeClassRef (group, kind, name), spec.requirements (parsed as
  * Karpenter's), spec.startupTaints, spec.resources.requests, spec.expireAfter and
- * spec.terminationGracePeriod (as written and parsed), and status.providerID, nodeName,
+ * spec.terminationGracePeriod (as written and parsed), the first instance type its
+ * requirements list (type_first), and status.providerID, nodeName,
  * imageID, capacity, allocatable and lastPodEventTime.
  * metadata.managedFields, status.images, nodeInfo, addresses, daemonEndpoints and
  * volumes are dropped.
@@ -136,9 +137,13 @@ typedef struct nw_node_claim {
     bool tgp_set;    /* present (not null), even if "" */
     bool tgp_ok;     /* it parsed: tgp_ns */
     int64_t tgp_ns;
-    const char *provider_id;              /* status.providerID, "" */
-    const char *node_name;                /* status.nodeName, "" */
-    const char *image_id;                 /* status.imageID, "" */
+    const char *provider_id; /* status.providerID, "" */
+    const char *node_name;   /* status.nodeName, "" */
+    const char *image_id;    /* status.imageID, "" */
+    /* the first value of the first spec.requirements item node.kubernetes.io/instance-type
+     * In, as written ("" without one): the provisioner writes the types cheapest first,
+     * an order `requirements` (sorted values) does not keep */
+    const char *type_first;
     nw_resources_t capacity, allocatable; /* status.*; borrowed */
     int64_t last_pod_event;               /* status.lastPodEventTime, ns; 0 absent */
     size_t bytes_;                        /* private: the block's size */

@@ -14,8 +14,9 @@
  *   - a fake clock, moved 1 s before each idle tick and 100 ms before each churn tick.
  *
  * Before the phases it prints the cache's memory per Node and NodeClaim (their records,
- * api/node.h, and the JSON kept beside them) and the CPU a scheduling snapshot pays for the
- * cluster's Nodes from their JSON and from their records.
+ * api/node.h, all the cache keeps of them, beside the frozen JSON it kept before) and the
+ * CPU a scheduling snapshot pays for the cluster's Nodes from their JSON and from their
+ * records.
  *
  * Phases: warm-up (ticks until one writes nothing), idle (nothing changes), pod churn
  * (pods_per_tick pods created, marked for deletion or deleted before each tick: 500 events/s
@@ -74,6 +75,86 @@
 #define NPOOLS 4
 
 static nw_kube_cache_t *cache;
+
+/* The cache keeps Nodes and NodeClaims as records only: the objects this bench's API server
+ * serves (GET, and the base of PUT, PATCH and DELETE) are kept here too, by kind and name,
+ * as the API server holds them. */
+typedef struct side {
+    char *name;
+    cJSON *o;
+    struct side *next;
+} side_t;
+#define SIDE_BUCKETS 16384
+static side_t *side[2][SIDE_BUCKETS];
+static pthread_mutex_t side_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static int side_kind(nw_kube_kind_t k)
+{
+    return k == NW_KUBE_NODES ? 0 : k == NW_KUBE_NODECLAIMS ? 1 : -1;
+}
+
+static side_t **side_slot(int sk, const char *name)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (const char *p = name; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    side_t **pp = &side[sk][h & (SIDE_BUCKETS - 1)];
+    while (*pp && strcmp((*pp)->name, name) != 0)
+        pp = &(*pp)->next;
+    return pp;
+}
+
+/* Keep a copy of o (borrowed) as its kind's object of its name. */
+static void side_put(nw_kube_kind_t k, const cJSON *o)
+{
+    int sk = side_kind(k);
+    const char *name = nw_json_str_at(o, "metadata.name");
+    if (sk < 0 || !name)
+        return;
+    cJSON *copy = cJSON_Duplicate(o, 1);
+    pthread_mutex_lock(&side_mu);
+    side_t **pp = side_slot(sk, name);
+    if (*pp) {
+        cJSON_Delete((*pp)->o);
+        (*pp)->o = copy;
+    } else {
+        side_t *e = calloc(1, sizeof *e);
+        e->name = strdup(name);
+        e->o = copy;
+        *pp = e;
+    }
+    pthread_mutex_unlock(&side_mu);
+}
+
+/* A copy of the kept object (NULL: none, or not a kept kind). */
+static cJSON *side_get(nw_kube_kind_t k, const char *name)
+{
+    int sk = side_kind(k);
+    if (sk < 0 || !name)
+        return NULL;
+    pthread_mutex_lock(&side_mu);
+    side_t **pp = side_slot(sk, name);
+    cJSON *copy = *pp ? cJSON_Duplicate((*pp)->o, 1) : NULL;
+    pthread_mutex_unlock(&side_mu);
+    return copy;
+}
+
+static void side_del(nw_kube_kind_t k, const char *name)
+{
+    int sk = side_kind(k);
+    if (sk < 0 || !name)
+        return;
+    pthread_mutex_lock(&side_mu);
+    side_t **pp = side_slot(sk, name);
+    side_t *e = *pp;
+    if (e) {
+        *pp = e->next;
+        cJSON_Delete(e->o);
+        free(e->name);
+        free(e);
+    }
+    pthread_mutex_unlock(&side_mu);
+}
 static _Atomic long req_get, req_write, req_post;
 static _Atomic long rv_serial = 1000;
 static size_t nnodes;
@@ -208,10 +289,13 @@ static void handler(void *ud, const fake_req_t *r, fake_conn_t *c)
         reply_404(c);
         return;
     }
-    nw_kube_snap_t *s = nw_kube_cache_snapshot(cache);
-    const nw_kube_obj_t *o = s ? nw_kube_cache_snap_get(s, k, ns, name) : NULL;
-    cJSON *cur = o ? cJSON_Duplicate(o->json, 1) : NULL;
-    nw_kube_cache_snap_release(s);
+    cJSON *cur = side_get(k, name);
+    if (side_kind(k) < 0) {
+        nw_kube_snap_t *s = nw_kube_cache_snapshot(cache);
+        const nw_kube_obj_t *o = s ? nw_kube_cache_snap_get(s, k, ns, name) : NULL;
+        cur = o && o->json ? cJSON_Duplicate(o->json, 1) : NULL;
+        nw_kube_cache_snap_release(s);
+    }
     if (!cur) {
         reply_404(c);
         return;
@@ -235,12 +319,14 @@ static void handler(void *ud, const fake_req_t *r, fake_conn_t *c)
         } else {
             nw_rc_t rc = nw_kube_cache_remove(cache, k, cur);
             (void)rc;
+            side_del(k, name);
         }
     }
     char *txt;
     if (next) {
         set_rv(next);
         txt = cJSON_PrintUnformatted(next);
+        side_put(k, next);
         nw_rc_t rc = nw_kube_cache_upsert(cache, k, next); /* takes next */
         (void)rc;
     } else
@@ -292,6 +378,7 @@ static nw_rc_t list(nw_cloud_t *c, nw_cloud_instances_t *out, nw_err_t *err)
 
 static void put(nw_kube_kind_t k, cJSON *o)
 {
+    side_put(k, o);
     if (nw_kube_cache_upsert(cache, k, o) != NW_OK) {
         fprintf(stderr, "bench: cannot add an object\n");
         exit(1);
@@ -714,10 +801,7 @@ static void touch_claim(size_t i)
 {
     char name[32];
     snprintf(name, sizeof name, "nc-%05zu", i % nnodes);
-    nw_kube_snap_t *s = nw_kube_cache_snapshot(cache);
-    const nw_kube_obj_t *o = nw_kube_cache_snap_get(s, NW_KUBE_NODECLAIMS, NULL, name);
-    cJSON *c = o ? cJSON_Duplicate(o->json, 1) : NULL;
-    nw_kube_cache_snap_release(s);
+    cJSON *c = side_get(NW_KUBE_NODECLAIMS, name);
     if (!c)
         return;
     char v[32];
@@ -831,6 +915,7 @@ static void run_burst(ctls_t *c, nw_nodeclaim_t *claims, nw_ctl_shared_t *mem, n
         nw_rc_t rc = nw_kube_cache_remove(cache, NW_KUBE_NODECLAIMS, o);
         (void)rc;
         cJSON_Delete(o);
+        side_del(NW_KUBE_NODECLAIMS, burst_claims[i]);
         free(burst_claims[i]);
     }
     nburst_claims = 0;
@@ -840,8 +925,29 @@ static void run_burst(ctls_t *c, nw_nodeclaim_t *claims, nw_ctl_shared_t *mem, n
 }
 
 static int g_argc;
-/* The cache's memory per Node and NodeClaim: the typed record (api/node.h) and the JSON
- * kept beside it (frozen, without managedFields and a Node's images). */
+/* The frozen size of the kept object (what the cache held beside the record before it
+ * kept records only), 0 without one. */
+static size_t side_frozen(nw_kube_kind_t k, const char *name)
+{
+    cJSON *o = side_get(k, name);
+    /* less what it dropped: managedFields, and a Node's images, addresses, daemonEndpoints
+     * and nodeInfo */
+    cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "metadata"),
+                                            "managedFields");
+    static const char *const unread[] = {"images", "addresses", "daemonEndpoints", "nodeInfo"};
+    for (size_t i = 0; k == NW_KUBE_NODES && i < sizeof unread / sizeof *unread; i++)
+        cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "status"),
+                                                unread[i]);
+    cJSON *f = o ? nw_jsonfreeze(o) : NULL;
+    size_t n = f ? nw_jsonfreeze_size(f) : 0;
+    nw_jsonfreeze_free(f);
+    cJSON_Delete(o);
+    return n;
+}
+
+/* The cache's memory per Node and NodeClaim: the typed record (api/node.h), all it keeps,
+ * and the frozen JSON it kept beside the record before (the bench's objects have no
+ * managedFields or images to drop). */
 static void print_record_bytes(void)
 {
     nw_kube_snap_t *s = nw_kube_cache_snapshot(cache);
@@ -851,15 +957,15 @@ static void print_record_bytes(void)
     for (size_t i = 0; i < nn; i++) {
         const nw_kube_obj_t *o = nw_kube_cache_snap_at(s, NW_KUBE_NODES, i);
         nrec += nw_node_bytes(o->node);
-        njson += nw_jsonfreeze_size(o->json);
+        njson += side_frozen(NW_KUBE_NODES, o->name);
     }
     for (size_t i = 0; i < nc; i++) {
         const nw_kube_obj_t *o = nw_kube_cache_snap_at(s, NW_KUBE_NODECLAIMS, i);
         crec += nw_node_claim_bytes(o->nodeclaim);
-        cjson += nw_jsonfreeze_size(o->json);
+        cjson += side_frozen(NW_KUBE_NODECLAIMS, o->name);
     }
-    printf("memory per object: Node record %zu B + JSON %zu B; NodeClaim record %zu B + JSON "
-           "%zu B\n",
+    printf("memory per object: Node record %zu B (JSON no longer kept: %zu B); NodeClaim record "
+           "%zu B (JSON %zu B)\n",
            nn ? nrec / nn : 0, nn ? njson / nn : 0, nc ? crec / nc : 0, nc ? cjson / nc : 0);
     nw_kube_cache_snap_release(s);
 }
@@ -873,6 +979,10 @@ static void print_node_snapshot_cost(void)
 {
     nw_kube_snap_t *s = nw_kube_cache_snapshot(cache);
     size_t nn = nw_kube_cache_snap_count(s, NW_KUBE_NODES);
+    /* the Nodes' JSON as the API server sends it (the cache keeps records only) */
+    cJSON **js = calloc(nn ? nn : 1, sizeof *js);
+    for (size_t i = 0; i < nn; i++)
+        js[i] = side_get(NW_KUBE_NODES, nw_kube_cache_snap_at(s, NW_KUBE_NODES, i)->name);
     double t[2][7];
     for (int r = 0; r < 7; r++)
         for (int way = 0; way < 2; way++) {
@@ -882,12 +992,15 @@ static void print_node_snapshot_cost(void)
             for (size_t i = 0; i < nn; i++) {
                 const nw_kube_obj_t *o = nw_kube_cache_snap_at(s, NW_KUBE_NODES, i);
                 nw_rc_t rc = way ? nw_snap_node_add_node(ss, o->node, &err)
-                                 : nw_snap_node_add_json(ss, o->json, &err);
+                                 : nw_snap_node_add_json(ss, js[i], &err);
                 ck_assert_int_eq(rc, NW_OK);
             }
             t[way][r] = cpu_ms() - t0;
             nw_snapshot_free(ss);
         }
+    for (size_t i = 0; i < nn; i++)
+        cJSON_Delete(js[i]);
+    free(js);
     qsort(t[0], 7, sizeof(double), cmp_d);
     qsort(t[1], 7, sizeof(double), cmp_d);
     printf("snapshot of %zu Nodes: from JSON %.2f ms, from records %.2f ms (thread CPU, median "

@@ -298,9 +298,9 @@ static bool terminate_leaked(nw_gc_t *g, const nw_gc_plan_t *p, const nw_kube_sn
                     NW_LS("instance", l->instance_id), NW_LS("providerID", l->provider_id),
                     NW_LS("node", l->node ? l->node->name : ""));
         if (l->node && !l->node->terminating) {
-            nw_kube_write_event(c->rec, &nw_kube_client_res_nodes, l->node->json, "Warning",
-                                "GarbageCollected",
-                                "The instance is owned by no NodeClaim; it was terminated", NULL);
+            nw_ctl_obj_event_rec(c->rec, &nw_kube_client_res_nodes, l->node, "Warning",
+                                 "GarbageCollected",
+                                 "The instance is owned by no NodeClaim; it was terminated");
             nw_err_clear(&err);
             if (nw_kube_write_delete(c->kube, &nw_kube_client_res_nodes, NULL, l->node->name, NULL,
                                      NULL, &err) != NW_OK) {
@@ -333,8 +333,8 @@ static bool delete_orphans(nw_gc_t *g, const nw_gc_plan_t *p, const nw_kube_snap
             msg, sizeof msg,
             "The instance %s no longer exists and the node is not Ready; deleting the NodeClaim",
             nw_cloud_instance_id(nc->provider_id));
-        nw_kube_write_event(c->rec, &nw_kube_client_res_nodeclaims, nc->json, "Warning",
-                            "GarbageCollected", msg, NULL);
+        nw_ctl_obj_event_rec(c->rec, &nw_kube_client_res_nodeclaims, nc, "Warning",
+                             "GarbageCollected", msg);
         nw_kube_delete_opts_t d = {.grace_seconds = -1, .uid = nc->uid[0] ? nc->uid : NULL};
         nw_err_clear(&err);
         nw_rc_t rc = nw_kube_write_delete(c->kube, &nw_kube_client_res_nodeclaims, NULL, nc->name,

@@ -1110,7 +1110,7 @@ void nw_provisioning_tick(nw_provisioning_t *c, const nw_kube_snap_t *s)
         const nw_kube_obj_t *nc = nw_kube_cache_snap_at(s, NW_KUBE_NODECLAIMS, i);
         if (nc->terminating || nc->provider_id[0])
             continue;
-        nw_nodeclaim_launch(c->claims, s, nc->json, 0);
+        nw_nodeclaim_launch_cached(c->claims, s, nc);
     }
     if (c->o.static_capacity)
         static_tick(c, s);

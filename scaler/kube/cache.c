@@ -56,21 +56,14 @@ bool nw_kube_cache_pod_is_pending(const cJSON *pod)
 }
 
 /* What no reader uses and a real API server sends in bulk: every object's
- * metadata.managedFields (often half its bytes), the kubelet's last-applied annotation,
- * and a Node's status.images (every image on the node, with sizes), addresses,
- * daemonEndpoints and nodeInfo. */
-static void drop_unread(nw_kube_kind_t kind, cJSON *json)
+ * metadata.managedFields (often half its bytes) and the kubelet's last-applied
+ * annotation. */
+static void drop_unread(cJSON *json)
 {
     cJSON *meta = cJSON_GetObjectItemCaseSensitive(json, "metadata");
     cJSON_DeleteItemFromObjectCaseSensitive(meta, "managedFields");
     cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(meta, "annotations"),
                                             "kubectl.kubernetes.io/last-applied-configuration");
-    if (kind == NW_KUBE_NODES) {
-        cJSON *st = cJSON_GetObjectItemCaseSensitive(json, "status");
-        static const char *const unread[] = {"images", "addresses", "daemonEndpoints", "nodeInfo"};
-        for (size_t i = 0; i < sizeof unread / sizeof *unread; i++)
-            cJSON_DeleteItemFromObjectCaseSensitive(st, unread[i]);
-    }
 }
 
 /* A pod: its record holds everything; the JSON is dropped (api/pod.h). */
@@ -104,17 +97,62 @@ static nw_kube_obj_t *pod_obj_new(nw_jsonintern_t *in, cJSON *json)
 
 static void obj_unref(nw_kube_obj_t *o);
 
+/* A Node or NodeClaim: its record holds what the scaler reads; the JSON is dropped (a write
+ * that needs the whole object GETs it). NULL when it has no name (silently, as any kind),
+ * or its record does not decode: not what an API server sends (it validates these
+ * fields), refused with a warning naming the field. */
+static nw_kube_obj_t *node_obj_new(nw_kube_kind_t kind, cJSON *json)
+{
+    const char *name = sfield(cJSON_GetObjectItemCaseSensitive(json, "metadata"), "name", NULL);
+    if (!name[0]) {
+        cJSON_Delete(json);
+        return NULL;
+    }
+    nw_node_t *n = NULL;
+    nw_node_claim_t *nc = NULL;
+    nw_err_t err = {0};
+    nw_rc_t rc = kind == NW_KUBE_NODES ? nw_node_decode(json, &n, &err)
+                                       : nw_node_claim_decode(json, &nc, &err);
+    if (rc != NW_OK)
+        nw_log_warn("kube.cache", "object refused", NW_LS("kind", nw_kube_cache_kind_name(kind)),
+                    NW_LS("name", name), NW_LS("field", err.path), NW_LS("error", err.msg));
+    cJSON_Delete(json);
+    if (rc != NW_OK)
+        return NULL;
+    nw_kube_obj_t *o = calloc(1, sizeof *o);
+    if (!o) {
+        nw_node_free(n);
+        nw_node_claim_free(nc);
+        return NULL;
+    }
+    atomic_init(&o->refs_, 1);
+    o->node = n;
+    o->nodeclaim = nc;
+    const nw_node_meta_t *m = n ? &n->m : &nc->m;
+    o->key = o->name = m->name;
+    o->ns = "";
+    o->uid = m->uid;
+    o->rv = m->rv;
+    o->terminating = m->terminating;
+    o->node_name = o->phase = "";
+    o->provider_id = n ? n->provider_id : nc->provider_id;
+    o->nodepool = nc ? nc->nodepool : "";
+    return o;
+}
+
 static nw_kube_obj_t *obj_new(nw_jsonintern_t *in, nw_kube_kind_t kind, cJSON *json)
 {
     if (kind == NW_KUBE_PODS)
         return pod_obj_new(in, json);
+    if (kind == NW_KUBE_NODES || kind == NW_KUBE_NODECLAIMS)
+        return node_obj_new(kind, json);
     const cJSON *meta = cJSON_GetObjectItemCaseSensitive(json, "metadata");
     const char *name = sfield(meta, "name", NULL);
     if (!name[0]) {
         cJSON_Delete(json);
         return NULL;
     }
-    drop_unread(kind, json);
+    drop_unread(json);
     /* kept frozen: one block instead of an allocation per value, key and string */
     cJSON *frozen = nw_jsonfreeze(json);
     cJSON_Delete(json);
@@ -150,38 +188,6 @@ static nw_kube_obj_t *obj_new(nw_jsonintern_t *in, nw_kube_kind_t kind, cJSON *j
     const cJSON *dt = cJSON_GetObjectItemCaseSensitive(meta, "deletionTimestamp");
     o->terminating = dt && !cJSON_IsNull(dt);
     o->node_name = o->phase = o->provider_id = o->nodepool = "";
-    nw_err_t err = {0};
-    nw_rc_t rc = NW_OK;
-    switch (kind) {
-    case NW_KUBE_NODES: {
-        nw_node_t *n = NULL;
-        rc = nw_node_decode(json, &n, &err);
-        o->node = n;
-        if (n)
-            o->provider_id = n->provider_id;
-        break;
-    }
-    case NW_KUBE_NODECLAIMS: {
-        nw_node_claim_t *nc = NULL;
-        rc = nw_node_claim_decode(json, &nc, &err);
-        o->nodeclaim = nc;
-        if (nc) {
-            o->provider_id = nc->provider_id;
-            o->nodepool = nc->nodepool;
-        }
-        break;
-    }
-    default:
-        break;
-    }
-    if (rc != NW_OK) {
-        /* not what an API server sends (it validates these fields): refused, as an
-         * object without a name is */
-        nw_log_warn("kube.cache", "object refused", NW_LS("kind", nw_kube_cache_kind_name(kind)),
-                    NW_LS("name", name), NW_LS("field", err.path), NW_LS("error", err.msg));
-        obj_unref(o);
-        return NULL;
-    }
     return o;
 }
 

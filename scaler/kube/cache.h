@@ -16,16 +16,15 @@
  * Snapshots are cached per generation, so asking twice without a change returns the
  * same snapshot.
  *
- * Pods are kept as records only (nw_kube_obj_t.pod, api/pod.h). Nodes and NodeClaims are
- * decoded on ingest too (nw_kube_obj_t.node and .nodeclaim, api/node.h: what the
- * controllers read, typed), and keep their JSON beside the record for now: gc, the launch
- * of a NodeClaim seen without a providerID and the scheduling snapshot's in-flight
- * NodeClaims still read it (docs/internals/kube-client.md). A Node or
+ * Pods, Nodes and NodeClaims are kept as records only (nw_kube_obj_t.pod, api/pod.h;
+ * .node and .nodeclaim, api/node.h: what the controllers read, typed): the watch thread
+ * parses an object, builds its record and frees the tree, so their JSON is never kept
+ * (json is NULL); a write that needs a whole Node or NodeClaim GETs it
+ * (docs/internals/kube-client.md). A Node or
  * NodeClaim whose record does not decode (a malformed field: an API server never sends
  * one) is refused with a warning naming the field, as an object without a name is, and
  * takes the version before it out of the cache (a relist would leave it out too).
- * Every other kind is kept as its JSON without metadata.managedFields (and a Node's JSON
- * without status.images, addresses, daemonEndpoints and nodeInfo).
+ * Every other kind is kept as its JSON without metadata.managedFields.
  *
  * Change notification: every applied change bumps the generation, broadcasts a
  * condition variable (nw_kube_cache_wait) and makes an eventfd readable
@@ -88,8 +87,9 @@ const char *nw_kube_cache_kind_name(nw_kube_kind_t k);
 typedef struct nw_kube_obj {
     _Atomic int refs_;     /* private */
     char *key_;            /* private: key's storage (NULL for pods) */
-    cJSON *json;           /* the whole object, never modified; NULL for pods (their JSON is
-                              not kept: `pod` holds what the scaler reads) */
+    cJSON *json;           /* the whole object, never modified; NULL for pods, Nodes and
+                              NodeClaims (their JSON is not kept: the record holds what the
+                              scaler reads) */
     const nw_pod_t *pod;   /* pods: the typed record decoded on ingest (api/pod.h); else NULL */
     const nw_node_t *node; /* nodes: the typed record (api/node.h); else NULL */
     const nw_node_claim_t *nodeclaim; /* nodeclaims: the typed record (api/node.h); else NULL */
@@ -260,7 +260,8 @@ const nw_kube_obj_t *nw_kube_cache_snap_nodeclaim_by_provider_id(const nw_kube_s
 
 /** A copy of the object of `kind` (its Kubernetes kind: "DeviceClass", ...) in API group
  * `group` ("" for the core group) among the snapshot's kinds, named "name" or, for a
- * namespaced kind, "namespace/name"; NULL when absent or not a cached kind. The caller frees
+ * namespaced kind, "namespace/name"; NULL when absent, not a cached kind, or a kind kept as
+ * records only (Pod, Node, NodeClaim: no JSON to copy). The caller frees
  * it (cJSON_Delete). The signature of nw_admit_ctx_t's lookup, with the snapshot as arg. */
 cJSON *nw_kube_cache_snap_lookup(void *snap, const char *group, const char *kind, const char *name);
 

@@ -228,9 +228,8 @@ int nw_nodeclaim_launch_labels(nw_ctl_deps_t *c, const char *type, const char *z
     return n;
 }
 
-static void record_launch(nw_ctl_deps_t *c, const cJSON *nc, const launched_t *l)
+static void record_launch(nw_ctl_deps_t *c, const char *name, const launched_t *l)
 {
-    const char *name = nw_json_str_at(nc, "metadata.name");
     nw_err_t err = {0};
     if (nw_kube_write_update_retry(c->kube, &nw_kube_client_res_nodeclaims, NULL, name, 0,
                                    mutate_labels, (void *)l, 5, NULL, &err) != NW_OK)
@@ -328,7 +327,7 @@ static void job_run(nw_nodeclaim_t *k, launch_job_t *j)
             launched_t l = {
                 k, NULL, in->provider_id, in->type, in->zone, in->capacity_type, in->image_id};
             if (nw_ctl_may_write(c)) {
-                record_launch(c, j->nc, &l);
+                record_launch(c, j->name, &l);
                 j->recorded = 1;
             }
             return;
@@ -364,7 +363,7 @@ static void job_run(nw_nodeclaim_t *k, launch_job_t *j)
         const nw_cloud_launch_t *res = &j->res;
         launched_t l = {
             k, res, res->provider_id, res->type, res->zone, res->capacity_type, res->image_id};
-        record_launch(c, j->nc, &l);
+        record_launch(c, j->name, &l);
         j->recorded = 1;
     }
 }
@@ -710,10 +709,13 @@ static launch_job_t *job_new(nw_nodeclaim_t *k, const nw_kube_snap_t *s, const c
     return j;
 }
 
-void nw_nodeclaim_launch(nw_nodeclaim_t *k, const nw_kube_snap_t *s, const cJSON *nc, int fresh)
+/* The launch of NodeClaim `name`, whose JSON is nc, or NULL: a NodeClaim of the cache
+ * (which keeps its record only), fetched from the API server when a launch is to be tried,
+ * and left alone when that copy shows it launched or deleted meanwhile. */
+static void launch(nw_nodeclaim_t *k, const nw_kube_snap_t *s, const char *name, const cJSON *nc,
+                   int fresh)
 {
     nw_ctl_deps_t *c = k->deps;
-    const char *name = nw_json_str_at(nc, "metadata.name");
     if (!name || !nw_ctl_may_write(c))
         return;
     pthread_mutex_lock(&k->mu);
@@ -735,7 +737,7 @@ void nw_nodeclaim_launch(nw_nodeclaim_t *k, const nw_kube_snap_t *s, const cJSON
                             nw_json_str_at(m->status, "zone"),
                             nw_json_str_at(m->status, "ct"),
                             nw_json_str_at(m->status, "image")};
-            record_launch(c, nc, &l);
+            record_launch(c, name, &l);
             m->next_try_mono = mono + LAUNCH_RETRY_NS;
         }
         return;
@@ -743,9 +745,31 @@ void nw_nodeclaim_launch(nw_nodeclaim_t *k, const nw_kube_snap_t *s, const cJSON
     if (mono < m->next_try_mono)
         return;
     m->next_try_mono = mono + LAUNCH_RETRY_NS;
+    cJSON *got = NULL;
+    if (!nc) {
+        /* the whole object, for the launch (its template, labels, requirements) */
+        nw_err_t err = {0};
+        nw_rc_t rc =
+            nw_kube_write_get(c->kube, &nw_kube_client_res_nodeclaims, NULL, name, &got, &err);
+        if (rc != NW_OK) {
+            if (rc != NW_ENOTFOUND)
+                nw_log_warn("provisioner", "cannot read the NodeClaim to launch",
+                            NW_LS("nodeclaim", name), NW_LS("error", err.msg));
+            return;
+        }
+        const cJSON *dt = nw_json_get(nw_json_get(got, "metadata"), "deletionTimestamp");
+        const char *pid = nw_json_str_at(got, "status.providerID");
+        if ((pid && *pid) || (dt && !cJSON_IsNull(dt))) {
+            cJSON_Delete(got);
+            return; /* launched or deleted since the cache's view */
+        }
+        nc = got;
+    }
     launch_job_t *j = job_new(k, s, nc, name, fresh, m->token_gen);
-    if (!j)
+    if (!j) {
+        cJSON_Delete(got);
         return;
+    }
     if (j->class_unready) {
         if (!m->class_unready) {
             nw_log_warn("provisioner", "not launching until its EC2NodeClass is ready",
@@ -756,6 +780,7 @@ void nw_nodeclaim_launch(nw_nodeclaim_t *k, const nw_kube_snap_t *s, const cJSON
         m->class_unready = 1;
         m->launch_tried = 1; /* the record stays (and with it what was said) */
         job_free(j);
+        cJSON_Delete(got);
         return;
     }
     m->class_unready = 0;
@@ -768,8 +793,10 @@ void nw_nodeclaim_launch(nw_nodeclaim_t *k, const nw_kube_snap_t *s, const cJSON
         nw_log_warn("provisioner", "not launching", NW_LS("nodeclaim", name),
                     NW_LS("reason", j->class_problem));
         job_free(j);
+        cJSON_Delete(got);
         return;
     }
+    cJSON_Delete(got); /* the job works on its copy */
     m->launching = 1;
     m->launch_tried = 1;
     if (k->o.workers == 0) {
@@ -786,6 +813,16 @@ void nw_nodeclaim_launch(nw_nodeclaim_t *k, const nw_kube_snap_t *s, const cJSON
     *pp = j;
     pthread_cond_signal(&k->work);
     pthread_mutex_unlock(&k->mu);
+}
+
+void nw_nodeclaim_launch(nw_nodeclaim_t *k, const nw_kube_snap_t *s, const cJSON *nc, int fresh)
+{
+    launch(k, s, nw_json_str_at(nc, "metadata.name"), nc, fresh);
+}
+
+void nw_nodeclaim_launch_cached(nw_nodeclaim_t *k, const nw_kube_snap_t *s, const nw_kube_obj_t *nc)
+{
+    launch(k, s, nc->name, NULL, 0);
 }
 
 /* ---- create ---- */

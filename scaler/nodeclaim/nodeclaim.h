@@ -120,6 +120,13 @@ int nw_nodeclaim_create_batch(nw_nodeclaim_t *k, const nw_kube_snap_t *ks, const
  * deletes the NodeClaim and counts in nw_nodeclaim_ice_deletes. */
 void nw_nodeclaim_launch(nw_nodeclaim_t *k, const nw_kube_snap_t *s, const cJSON *nc, int fresh);
 
+/** The same for a NodeClaim of the cache (its record only: the cache keeps no NodeClaim
+ * JSON): when a launch is to be tried (none queued, running or tried within the retry
+ * interval), the NodeClaim is read from the API server first, and left alone when that
+ * copy has a providerID or a deletionTimestamp. */
+void nw_nodeclaim_launch_cached(nw_nodeclaim_t *k, const nw_kube_snap_t *s,
+                                const nw_kube_obj_t *nc);
+
 /** The labels a launched NodeClaim gets besides instance type, zone and capacity type: the
  * type's well-known single-valued labels (scaler/cloud/catalog.h nw_catalog_itype_labels), the
  * zone id (zone_id; none when NULL/"") and the region. Any thread (it reads the catalog's

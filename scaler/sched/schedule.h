@@ -149,6 +149,17 @@ NW_MUST_USE nw_rc_t nw_snap_node_add_nodeclaim_json(nw_sched_snap_t *s, const cJ
 /** The same from a NodeClaim's record (api/node.h). */
 NW_MUST_USE nw_rc_t nw_snap_node_add_claim(nw_sched_snap_t *s, const nw_node_claim_t *nc,
                                            nw_err_t *err);
+/** An in-flight NodeClaim's capacity as the live snapshot sees it (scaler/state/simsnap.c):
+ * its record's requirements and taints, under another name, with these labels and
+ * resources, and no provider ID or node name (it pairs with no Node, and is not deleting).
+ * Everything borrowed. */
+typedef struct {
+    const char *name;
+    const nw_labels_t *labels;
+    const nw_resources_t *allocatable, *capacity;
+} nw_snap_claim_as_t;
+NW_MUST_USE nw_rc_t nw_snap_node_add_claim_as(nw_sched_snap_t *s, const nw_node_claim_t *nc,
+                                              const nw_snap_claim_as_t *as, nw_err_t *err);
 NW_MUST_USE nw_rc_t nw_snap_node_add_daemonset_json(nw_sched_snap_t *s, const cJSON *ds,
                                                     nw_err_t *err);
 /** Storage, for volume topology (a pod's PersistentVolumeClaims: the bound volume's node

@@ -250,6 +250,40 @@ oom:
     return nw_err_set(err, NW_ENOMEM, "", "out of memory");
 }
 
+nw_rc_t nw_snap_node_add_claim_as(nw_sched_snap_t *s, const nw_node_claim_t *nc,
+                                  const nw_snap_claim_as_t *as, nw_err_t *err)
+{
+    nw_snode_t n = {.claim = true};
+    nw_labels_init(&n.labels);
+    nw_requirements_init(&n.reqs);
+    nw_taints_init(&n.taints);
+    nw_taints_init(&n.startup_taints);
+    nw_rc_t rc = NW_ENOMEM;
+    if (!(n.name = strdup(as->name)) || nw_labels_copy(&n.labels, as->labels) != NW_OK ||
+        nw_requirements_from_labels(&n.labels, &n.reqs) != NW_OK ||
+        nw_requirements_add_all(&n.reqs, &nc->requirements) != NW_OK)
+        goto oom;
+    for (size_t i = 0; i < nc->startup_taints.n; i++) {
+        const nw_taint_t *t = &nc->startup_taints.v[i];
+        if (nw_taints_add(&n.startup_taints, t->key, t->value, t->effect) != NW_OK)
+            goto oom;
+    }
+    for (size_t i = 0; i < nc->m.taints.n; i++) {
+        const nw_taint_t *t = &nc->m.taints.v[i];
+        if (nw_taints_add(&n.taints, t->key, t->value, t->effect) != NW_OK)
+            goto oom;
+    }
+    if ((rc = res_of(s, as->allocatable, "status.allocatable", &n.allocatable, err)) != NW_OK ||
+        (rc = res_of(s, as->capacity, "status.capacity", &n.capacity, err)) != NW_OK) {
+        nw_snapshot_node_free(&n);
+        return rc;
+    }
+    return node_push(s, &n, true, NULL, NULL, err);
+oom:
+    nw_snapshot_node_free(&n);
+    return nw_err_set(err, NW_ENOMEM, "", "out of memory");
+}
+
 nw_rc_t nw_snap_node_add_json(nw_sched_snap_t *s, const cJSON *node, nw_err_t *err)
 {
     return node_common(s, node, false, err);

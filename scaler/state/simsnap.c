@@ -318,89 +318,74 @@ static const char *entry_of_claim(const nw_simsnap_t *s, const char *claim)
     return NULL;
 }
 
-/* The first value of a NodeClaim's `key In [...]` requirement (the cheapest type: the
- * provisioner writes them cheapest first). */
-static const char *req_first(const cJSON *nc, const char *key)
+/* One of an in-flight entry's resource lists: the NodeClaim's status.<which> when it has
+ * one, else what the instance type offers (nw_simsnap_type_resources) when the type is
+ * known; into out (initialised). false on out of memory. */
+static bool entry_res(const nw_simsnap_env_t *env, const nw_resources_t *have,
+                      const cJSON *nodeclass, const char *type, bool allocatable,
+                      nw_resources_t *out)
 {
-    const cJSON *r;
-    cJSON_ArrayForEach(r, nw_json_get(nw_json_get(nc, "spec"), "requirements"))
-    {
-        const char *k = nw_json_str(r, "key");
-        const char *op = nw_json_str(r, "operator");
-        if (k && op && strcmp(k, key) == 0 && strcmp(op, "In") == 0)
-            return cJSON_GetStringValue(cJSON_GetArrayItem(nw_json_get(r, "values"), 0));
-    }
-    return NULL;
+    nw_err_t e = {0};
+    if (nw_resources_len(have))
+        return nw_resources_copy(out, have, &e) == NW_OK;
+    cJSON *v = nw_simsnap_type_resources(env, nodeclass, type, allocatable);
+    nw_rc_t rc = v ? nw_resources_from_json(out, v, NULL, &e) : NW_OK;
+    cJSON_Delete(v);
+    return rc != NW_ENOMEM;
 }
 
-/* In-flight capacity for the simulation: name, the claim's labels (plus every
- * single-valued In requirement and what the launch recorded), requirements, taints,
- * startup taints, allocatable and capacity. launched_type: from our memory or NULL. */
-static cJSON *entry_json(const nw_simsnap_env_t *env, const cJSON *nc, const char *name,
-                         const nw_inflight_claim_t *m, const cJSON *nodeclass)
+/* In-flight capacity for the simulation, from the NodeClaim's record: under name, with the
+ * claim's labels (plus what the launch recorded and every single-valued In requirement),
+ * requirements, taints and startup taints, and its status.allocatable and capacity (or, while
+ * it has none, those of its instance type: the label's, else the first its requirements
+ * list, the cheapest, as the provisioner writes them; the launch's as remembered, while
+ * the claim does not show it yet). */
+static NW_MUST_USE nw_rc_t add_entry_rec(build_t *b, const nw_node_claim_t *nc, const char *name,
+                                         const char *claim)
 {
-    cJSON *e = nw_json_new_object();
-    cJSON *md = nw_json_add_object(e, "metadata");
-    nw_json_add_string(md, "name", name);
-    const cJSON *l0 = nw_json_get(nw_json_get(nc, "metadata"), "labels");
-    cJSON *l = cJSON_IsObject(l0) ? nw_json_dup(l0) : nw_json_new_object();
+    const nw_simsnap_env_t *env = b->env;
+    const nw_inflight_claim_t *m = env->inflight ? nw_inflight_find(env->inflight, claim) : NULL;
+    const nw_kube_obj_t *ncl =
+        nc->class_name[0]
+            ? nw_kube_cache_snap_get(b->ks, NW_KUBE_EC2NODECLASSES, NULL, nc->class_name)
+            : NULL;
+    nw_labels_t l;
+    nw_resources_t al, cap;
+    nw_labels_init(&l);
+    nw_resources_init(&al);
+    nw_resources_init(&cap);
+    bool ok = true;
+    for (size_t i = 0; ok && i < nc->m.nlabels; i++)
+        ok = nw_labels_set(&l, nc->m.labels[i].key, nc->m.labels[i].value) == NW_OK;
     if (m && m->status) {
         const char *kv[][2] = {
             {"node.kubernetes.io/instance-type", nw_json_str_at(m->status, "type")},
             {"topology.kubernetes.io/zone", nw_json_str_at(m->status, "zone")},
             {"karpenter.sh/capacity-type", nw_json_str_at(m->status, "ct")}};
-        for (size_t i = 0; i < 3; i++)
-            if (kv[i][1] && *kv[i][1] && !nw_json_get(l, kv[i][0]))
-                nw_json_add_string(l, kv[i][0], kv[i][1]);
+        for (size_t i = 0; ok && i < 3; i++)
+            if (kv[i][1] && *kv[i][1] && !nw_labels_get(&l, kv[i][0]))
+                ok = nw_labels_set(&l, kv[i][0], kv[i][1]) == NW_OK;
     }
-    const cJSON *r;
-    cJSON_ArrayForEach(r, nw_json_get(nw_json_get(nc, "spec"), "requirements"))
-    {
-        const char *k = nw_json_str(r, "key");
-        const char *op = nw_json_str(r, "operator");
-        const cJSON *vals = nw_json_get(r, "values");
-        if (k && op && strcmp(op, "In") == 0 && cJSON_GetArraySize(vals) == 1 && !nw_json_get(l, k))
-            nw_json_add_string(l, k, cJSON_GetStringValue(cJSON_GetArrayItem(vals, 0)));
+    for (size_t i = 0; ok && i < nc->requirements.n; i++) {
+        const nw_req_t *r = &nc->requirements.v[i];
+        if (!r->complement && r->nvalues == 1 && !nw_labels_get(&l, r->key))
+            ok = nw_labels_set(&l, r->key, r->values[0]) == NW_OK;
     }
-    nw_json_add_item(md, "labels", l);
-    cJSON *spec = nw_json_add_object(e, "spec");
-    const char *copy[] = {"requirements", "taints", "startupTaints"};
-    for (size_t i = 0; i < 3; i++) {
-        const cJSON *v = nw_json_get(nw_json_get(nc, "spec"), copy[i]);
-        if (cJSON_IsArray(v))
-            nw_json_add_item(spec, copy[i],
-                             nw_oom_check(cJSON_CreateArrayReference(v->child), copy[i]));
-    }
-    cJSON *st = nw_json_add_object(e, "status");
-    const char *type = nw_json_str(l, "node.kubernetes.io/instance-type");
-    if (!type)
-        type = req_first(nc, "node.kubernetes.io/instance-type");
-    const char *which[] = {"allocatable", "capacity"};
-    for (int i = 0; i < 2; i++) {
-        const cJSON *have = nw_json_get(nw_json_get(nc, "status"), which[i]);
-        cJSON *v = cJSON_IsObject(have) && have->child
-                       ? nw_json_dup(have)
-                       : nw_simsnap_type_resources(env, nodeclass, type, i == 0);
-        if (v)
-            nw_json_add_item(st, which[i], v);
-    }
-    return e;
-}
-
-static NW_MUST_USE nw_rc_t add_entry(build_t *b, const cJSON *nc, const char *name,
-                                     const char *claim)
-{
-    const char *class = nw_json_str_at(nc, "spec.nodeClassRef.name");
-    const nw_kube_obj_t *ncl =
-        class ? nw_kube_cache_snap_get(b->ks, NW_KUBE_EC2NODECLASSES, NULL, class) : NULL;
-    cJSON *e = entry_json(b->env, nc, name,
-                          b->env->inflight ? nw_inflight_find(b->env->inflight, claim) : NULL,
-                          ncl ? ncl->json : NULL);
-    if (!e)
-        return nw_err_set(b->err, NW_ENOMEM, "", "out of memory");
+    const char *type = nw_labels_get(&l, "node.kubernetes.io/instance-type");
+    if (!type && nc->type_first[0])
+        type = nc->type_first;
+    const cJSON *class = ncl ? ncl->json : NULL;
+    ok = ok && entry_res(env, &nc->allocatable, class, type, true, &al) &&
+         entry_res(env, &nc->capacity, class, type, false, &cap);
     nw_err_t er = {0};
-    nw_rc_t rc = nw_snap_node_add_nodeclaim_json(b->out->sched, e, &er);
-    cJSON_Delete(e);
+    nw_rc_t rc = NW_ENOMEM;
+    if (ok) {
+        nw_snap_claim_as_t as = {name, &l, &al, &cap};
+        rc = nw_snap_node_add_claim_as(b->out->sched, nc, &as, &er);
+    }
+    nw_labels_cleanup(&l);
+    nw_resources_cleanup(&al);
+    nw_resources_cleanup(&cap);
     if (rc == NW_ENOMEM)
         return nw_err_set(b->err, rc, "", "out of memory");
     if (rc != NW_OK) {
@@ -411,6 +396,25 @@ static NW_MUST_USE nw_rc_t add_entry(build_t *b, const cJSON *nc, const char *na
     if (push_entry(b, name, claim) != NW_OK)
         return nw_err_set(b->err, NW_ENOMEM, "", "out of memory");
     return NW_OK;
+}
+
+/* The same for a NodeClaim this process created that the cache does not show yet (its
+ * JSON, from the create's answer): decoded into a record first. */
+static NW_MUST_USE nw_rc_t add_entry_json(build_t *b, const cJSON *nc, const char *name)
+{
+    nw_node_claim_t *rec = NULL;
+    nw_err_t er = {0};
+    nw_rc_t rc = nw_node_claim_decode(nc, &rec, &er);
+    if (rc == NW_ENOMEM)
+        return nw_err_set(b->err, rc, "", "out of memory");
+    if (rc != NW_OK) {
+        nw_log_warn("provisioner", "NodeClaim left out of the simulation", NW_LS("nodeclaim", name),
+                    NW_LS("field", er.path), NW_LS("error", er.msg));
+        return NW_OK;
+    }
+    rc = add_entry_rec(b, rec, name, name);
+    nw_node_claim_free(rec);
+    return rc;
 }
 
 static NW_MUST_USE nw_rc_t add_bound_pods(build_t *b, const char *node)
@@ -683,12 +687,14 @@ static bool class_has_deviceclass(const nw_gpu_policy_t *p, const nw_kube_snap_t
  * device resource (the driver publishes a ResourceSlice), so the simulation, which counts
  * DRA pods' devices as the class's device resource (nw_simsnap_dra_view), gives it its
  * instance type's count of that resource. Only when the cluster has a DeviceClass of the
- * class and the node's allocatable has none of it; a copy of the node (NULL: as it is). */
-static cJSON *dra_node_view(build_t *b, const nw_kube_obj_t *n)
+ * class and the node's allocatable has none of it: 1 and *view, the node's record with its
+ * own allocatable and capacity holding that count (the caller cleans those two up); 0:
+ * the node as it is; -1: out of memory. */
+static int dra_node_view(build_t *b, const nw_kube_obj_t *n, nw_node_t *view)
 {
     const nw_gpu_policy_t *p = b->env->gpu;
     if (!p || !p->enabled || nw_kube_cache_snap_count(b->ks, NW_KUBE_DEVICECLASSES) == 0)
-        return NULL;
+        return 0;
     const nw_node_meta_t *meta = &n->node->m;
     const char *lv = nw_node_meta_label(meta, p->label_key);
     int k = -1;
@@ -699,22 +705,31 @@ static cJSON *dra_node_view(build_t *b, const nw_kube_obj_t *n)
     nw_quantity_t have;
     if (!res || (nw_resources_get(&n->node->allocatable, res, &have) && have.milli != 0) ||
         !class_has_deviceclass(p, b->ks, k))
-        return NULL;
-    const cJSON *node = n->json;
+        return 0;
     cJSON *cap = nw_simsnap_type_resources(b->env, NULL,
                                            nw_node_meta_label(meta, NW_LABEL_INSTANCE_TYPE), 0);
     const char *count = nw_json_str(cap, res);
-    cJSON *copy = count ? nw_json_dup(node) : NULL;
-    cJSON *st = copy ? cJSON_GetObjectItemCaseSensitive(copy, "status") : NULL;
-    for (int i = 0; st && i < 2; i++) {
-        cJSON *m = cJSON_GetObjectItemCaseSensitive(st, i ? "capacity" : "allocatable");
-        if (!cJSON_IsObject(m))
-            continue;
-        cJSON_DeleteItemFromObjectCaseSensitive(m, res);
-        nw_json_add_string(m, res, count);
+    nw_quantity_t q;
+    nw_err_t e = {0};
+    if (!count || nw_quantity_parse(count, &q, &e) != NW_OK) {
+        cJSON_Delete(cap);
+        return 0;
     }
     cJSON_Delete(cap);
-    return copy;
+    /* the record's fields, borrowed, but for its two resource lists, copied and set */
+    *view = *n->node;
+    nw_resources_init(&view->allocatable);
+    nw_resources_init(&view->capacity);
+    const nw_resources_t *from[2] = {&n->node->allocatable, &n->node->capacity};
+    nw_resources_t *to[2] = {&view->allocatable, &view->capacity};
+    for (int i = 0; i < 2; i++)
+        if (nw_resources_len(from[i]) && (nw_resources_copy(to[i], from[i], &e) != NW_OK ||
+                                          nw_resources_set(to[i], res, q, &e) != NW_OK)) {
+            nw_resources_cleanup(&view->allocatable);
+            nw_resources_cleanup(&view->capacity);
+            return -1;
+        }
+    return 1;
 }
 
 static NW_MUST_USE nw_rc_t add_nodes(build_t *b, const nw_kube_obj_t **resched, size_t *nresched)
@@ -741,14 +756,18 @@ static NW_MUST_USE nw_rc_t add_nodes(build_t *b, const nw_kube_obj_t **resched, 
         if (n->node->unschedulable)
             continue;
         if (nc && !claim_initialized(nc))
-            rc = add_entry(b, nc->json, n->name, nc->name);
+            rc = add_entry_rec(b, nc->nodeclaim, n->name, nc->name);
         else {
             nw_err_t e = {0};
-            /* from the Node's record; a DRA view of it (rare) is JSON */
-            cJSON *dra = dra_node_view(b, n);
-            rc = dra ? nw_snap_node_add_json(out->sched, dra, &e)
-                     : nw_snap_node_add_node(out->sched, n->node, &e);
-            cJSON_Delete(dra);
+            /* from the Node's record, or its DRA view */
+            nw_node_t view;
+            int dra = dra_node_view(b, n, &view);
+            rc = dra < 0 ? nw_err_set(&e, NW_ENOMEM, "", "out of memory")
+                         : nw_snap_node_add_node(out->sched, dra ? &view : n->node, &e);
+            if (dra > 0) {
+                nw_resources_cleanup(&view.allocatable);
+                nw_resources_cleanup(&view.capacity);
+            }
             if (rc == NW_ENOMEM)
                 nw_err_set(err, rc, "", "out of memory");
             else if (rc != NW_OK) {
@@ -784,7 +803,7 @@ static NW_MUST_USE nw_rc_t add_claims(build_t *b)
             node = nw_kube_cache_snap_get(ks, NW_KUBE_NODES, NULL, nname);
         if (node)
             continue; /* handled with the Nodes */
-        rc = add_entry(b, nc->json, nc->name, nc->name);
+        rc = add_entry_rec(b, nc->nodeclaim, nc->name, nc->name);
     }
     /* NodeClaims this process created that the cache does not show yet */
     for (const nw_inflight_claim_t *m = env->inflight ? env->inflight->head : NULL;
@@ -792,7 +811,7 @@ static NW_MUST_USE nw_rc_t add_claims(build_t *b)
         if (!m->obj || m->deleted || excluded(o, m->name) ||
             nw_kube_cache_snap_get(ks, NW_KUBE_NODECLAIMS, NULL, m->name))
             continue;
-        rc = add_entry(b, m->obj, m->name, m->name);
+        rc = add_entry_json(b, m->obj, m->name);
     }
     return rc;
 }

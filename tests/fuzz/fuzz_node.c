@@ -6,7 +6,8 @@
  * violation): a decode either returns a record or an error with a field path, never both;
  * labels and annotations come out sorted and every key is found again by its lookup;
  * every condition is found by its type, and the conditions render back as an array of as
- * many objects with the same types; the record holds no pointer into the input (it
+ * many objects with the same types; a NodeClaim's first written instance type (type_first)
+ * comes with an instance-type requirement; the record holds no pointer into the input (it
  * is read again after the input is freed, which ASan checks).
  */
 #include <stdint.h>
@@ -83,6 +84,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (c->nodepool[0] &&
             strcmp(nw_node_meta_label(&c->m, "karpenter.sh/nodepool"), c->nodepool) != 0)
             abort();
+        /* the first instance type written: one the parsed set holds, unless another item of
+         * that key narrowed the set */
+        const nw_req_t *it =
+            nw_requirements_get(&c->requirements, "node.kubernetes.io/instance-type");
+        if (!c->type_first || (c->type_first[0] && !it))
+            abort();
+        (void)strlen(c->type_first);
         nw_node_claim_free(c);
     }
     return 0;

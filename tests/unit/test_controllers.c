@@ -988,6 +988,80 @@ START_TEST(token_secret_made_once_across_retries)
 }
 END_TEST
 
+/* The cache keeps a NodeClaim's record only: a NodeClaim seen without a providerID is
+ * read from the API server before its launch, and launched as that copy says; one the API
+ * does not have (yet) is not launched, and is tried again. */
+START_TEST(cached_claim_launched_from_the_api_copy)
+{
+    ctlfix_t f;
+    ctlfix_init(&f);
+    nw_provisioning_t *p = prov_new(&f);
+    class_with_ready(&f, "True", NULL);
+    ctlfix_put_nodepool(&f, NULL);
+    char js[1024];
+    snprintf(js, sizeof js,
+             "{\"apiVersion\":\"karpenter.sh/v1\",\"kind\":\"NodeClaim\",\"metadata\":{\"name\":"
+             "\"p1\",\"uid\":\"uid-p1\",\"creationTimestamp\":\"2026-11-30T11:59:00Z\","
+             "\"labels\":{\"karpenter.sh/nodepool\":\"default\"}},\"spec\":{\"nodeClassRef\":{"
+             "\"group\":\"karpenter.k8s.aws\",\"kind\":\"EC2NodeClass\",\"name\":\"default\"},"
+             "\"requirements\":[{\"key\":\"node.kubernetes.io/instance-type\",\"operator\":\"In\","
+             "\"values\":[\"m5.large\"]}]}}");
+    ctlfix_put(&f, NW_KUBE_NODECLAIMS, js, 0); /* in the cache, not (yet) in the API */
+    int mark = ctlfix_mark(&f);
+    tick_prov(&f, p);
+    ck_assert_int_eq(f.cloud->launches, 0);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "GET", claim_path("p1"), NULL), 1);
+    ctlfix_put(&f, NW_KUBE_NODECLAIMS, js, 1);
+    for (int i = 0; i < 3 && f.cloud->launches == 0; i++) {
+        nw_clock_fake_advance(&f.clk, 6 * SEC);
+        tick_prov(&f, p);
+    }
+    ck_assert_int_eq(f.cloud->launches, 1);
+    cJSON *nc = ctlfix_get(&f, claim_path("p1"));
+    ck_assert_ptr_nonnull(nw_json_str_at(nc, "status.providerID"));
+    cJSON_Delete(nc);
+    nw_provisioning_free(p);
+    ctlfix_free(&f);
+}
+END_TEST
+
+/* ... and one whose API copy shows it launched already (the cache lags) is left alone. */
+START_TEST(cached_claim_launched_elsewhere_left_alone)
+{
+    ctlfix_t f;
+    ctlfix_init(&f);
+    nw_provisioning_t *p = prov_new(&f);
+    class_with_ready(&f, "True", NULL);
+    ctlfix_put_nodepool(&f, NULL);
+    unlaunched_claim(&f, "p1");
+    cJSON *nc = ctlfix_get(&f, claim_path("p1"));
+    char *before = cJSON_PrintUnformatted(nc);
+    cJSON *st = cJSON_AddObjectToObject(nc, "status");
+    cJSON_AddStringToObject(st, "providerID", "aws:///us-west-2a/i-0123456789abcdef0");
+    char *after = cJSON_PrintUnformatted(nc);
+    cJSON_Delete(nc);
+    /* the API holds it launched; the cache still shows it without a providerID */
+    ctlfix_put(&f, NW_KUBE_NODECLAIMS, after, 1);
+    ctlfix_put(&f, NW_KUBE_NODECLAIMS, before, 0);
+    free(before);
+    free(after);
+    nw_kube_snap_t *s0 = nw_kube_cache_snapshot(f.deps.cache);
+    ck_assert_str_eq(nw_kube_cache_snap_get(s0, NW_KUBE_NODECLAIMS, NULL, "p1")->provider_id, "");
+    nw_kube_cache_snap_release(s0);
+    int mark = ctlfix_mark(&f);
+    for (int i = 0; i < 2; i++) {
+        tick_prov(&f, p);
+        nw_clock_fake_advance(&f.clk, 6 * SEC);
+    }
+    ck_assert_int_eq(f.cloud->launches, 0);
+    ck_assert_int_eq(f.cloud->lists, 0);
+    ck_assert_int_ge(ctlfix_count(&f, mark, "GET", claim_path("p1"), NULL), 1);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "PUT", claim_path("p1"), NULL), 0);
+    nw_provisioning_free(p);
+    ctlfix_free(&f);
+}
+END_TEST
+
 /* Holds each NodeClaim POST until two are inside the fake API at once (or 10 s pass):
  * the hook runs under the API's mutex, which the wait releases. */
 typedef struct {
@@ -2046,6 +2120,8 @@ Suite *nw_controllers_suite(void)
     tcase_add_test(t, claim_of_class_without_status_waits);
     tcase_add_test(t, unready_class_claim_not_launched);
     tcase_add_test(t, token_secret_made_once_across_retries);
+    tcase_add_test(t, cached_claim_launched_from_the_api_copy);
+    tcase_add_test(t, cached_claim_launched_elsewhere_left_alone);
     tcase_add_test(t, lifecycle_unready_class_looked_at_sooner);
     tcase_add_test(t, batch_creates_run_together);
     tcase_add_test(t, provisioner_window_opens_at_arrival);

@@ -661,7 +661,7 @@ START_TEST(nodes_and_claims_carry_records)
     ck_assert_ptr_nonnull(n);
     ck_assert_ptr_nonnull(n->node);
     ck_assert_ptr_null(n->nodeclaim);
-    ck_assert_ptr_nonnull(n->json); /* kept beside the record for the writes */
+    ck_assert_ptr_null(n->json); /* records only: a write that needs the JSON GETs it */
     ck_assert_str_eq(n->node->m.name, "n1");
     ck_assert_int_eq(n->node->ready, NW_NODE_COND_TRUE);
     ck_assert_uint_eq(n->node->m.taints.n, 1);

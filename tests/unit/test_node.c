@@ -161,6 +161,7 @@ START_TEST(claim_keeps_what_readers_read)
     ck_assert_ptr_nonnull(it);
     ck_assert_uint_eq(it->nvalues, 2);
     ck_assert_int_eq(it->min_values, 2);
+    ck_assert_str_eq(c->type_first, "m5.large");
     ck_assert_uint_eq(c->m.taints.n, 1);
     ck_assert_uint_eq(c->startup_taints.n, 1);
     ck_assert_str_eq(c->startup_taints.v[0].key, "s");
@@ -186,6 +187,45 @@ START_TEST(claim_keeps_what_readers_read)
     ck_assert(nw_node_claim_bytes(c) > sizeof *c);
     nw_node_claim_free(c);
     nw_node_claim_free(NULL);
+}
+END_TEST
+
+/* The first instance type a NodeClaim's requirements list, in the order written (the
+ * provisioner writes the cheapest first); the parsed requirement keeps its values sorted.
+ * Only an In item of that exact key counts; none: "". */
+START_TEST(claim_type_first_as_written)
+{
+    static const struct {
+        const char *reqs, *first;
+    } cases[] = {
+        {"[{\"key\":\"node.kubernetes.io/instance-type\",\"operator\":\"In\",\"values\":["
+         "\"m5.xlarge\",\"c5.large\",\"m5.large\"]}]",
+         "m5.xlarge"},
+        {"[{\"key\":\"node.kubernetes.io/instance-type\",\"operator\":\"NotIn\",\"values\":["
+         "\"t3.nano\"]},{\"key\":\"karpenter.sh/capacity-type\",\"operator\":\"In\",\"values\""
+         ":[\"spot\"]},{\"key\":\"node.kubernetes.io/instance-type\",\"operator\":\"In\","
+         "\"values\":[\"r5.large\",\"a1.large\"]}]",
+         "r5.large"},
+        {"[{\"key\":\"karpenter.sh/capacity-type\",\"operator\":\"In\",\"values\":[\"spot\"]}]",
+         ""},
+        {"[]", ""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char buf[1024];
+        snprintf(buf, sizeof buf, "{\"metadata\":{\"name\":\"c\"},\"spec\":{\"requirements\":%s}}",
+                 cases[i].reqs);
+        cJSON *j = parse(buf);
+        nw_node_claim_t *c = NULL;
+        nw_err_t err = {0};
+        ck_assert_int_eq(nw_node_claim_decode(j, &c, &err), NW_OK);
+        cJSON_Delete(j); /* the record holds its own copy */
+        ck_assert_str_eq(c->type_first, cases[i].first);
+        const nw_req_t *it =
+            nw_requirements_get(&c->requirements, "node.kubernetes.io/instance-type");
+        if (i == 0) /* sorted in the set, as written in type_first */
+            ck_assert_str_eq(it->values[0], "c5.large");
+        nw_node_claim_free(c);
+    }
 }
 END_TEST
 
@@ -349,6 +389,7 @@ Suite *nw_node_suite(void)
     tcase_add_test(tc, node_minimal_is_all_absent);
     tcase_add_test(tc, claim_keeps_what_readers_read);
     tcase_add_test(tc, claim_durations_kept_as_written);
+    tcase_add_test(tc, claim_type_first_as_written);
     tcase_add_test(tc, malformed_input_names_the_field);
     tcase_add_test(tc, lenient_where_readers_were);
     tcase_add_test(tc, conditions_render_back);
