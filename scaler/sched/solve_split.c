@@ -20,13 +20,14 @@
  * Here each such claim keeps its tied pods (it stays the node those constraints were
  * counted on) and its free pods are packed again, with the free pods of the other claims
  * of its group (same pool, same accumulated requirements, same zones) and the group's
- * interchangeable claims: best fit by cost, each pod largest first into the claim whose
- * cheapest type grows least for it (a claim with tied pods is a bin that starts with them),
- * or into a new claim when one of its own costs less. A pod is free when it has no
- * hostname-level constraint, none selects it, it has no host ports and asks for no
- * accelerator, and any other topology of its is zonal on a claim pinned to one zone (it
- * stays in that zone, so every zonal count is unchanged). The result is kept only when it
- * costs less than the group's claims as they were, with no more claims, or 1 % less.
+ * interchangeable claims; a claim with tied pods is a bin that starts with them. Several
+ * packings are tried (split_search), each settled as a consolidation pass would settle it
+ * (settle), and the cheapest with no more claims than the group had is kept when it costs
+ * less than the group's claims as they were: where the constraints force a node per pod,
+ * the node count stays what they force. A pod is free when it has no hostname-level
+ * constraint, none selects it, it has no host ports and asks for no accelerator, and any
+ * other topology of its is zonal on a claim pinned to one zone (it stays in that zone, so
+ * every zonal count is unchanged).
  */
 /* groups with more claims than this are left as they are (the pods are costed against
  * every claim) */
@@ -572,42 +573,204 @@ static int split_candidates(const ctx_t *c, const split_t *g, scand_t *cands)
     return n;
 }
 
-/* Keep g's packing (nb bins costing cost) in best when it is better: 1 % cheaper, within
- * 1 % with fewer bins, or as many bins for less. */
+/* Keep g's packing (nb bins costing cost, no more than the group's claims) in best when it
+ * is better: 1 % cheaper, within 1 % with fewer bins, or as many bins for less. */
 static void keep_better(const split_t *g, packing_t *best, int nb, double cost)
 {
-    if (nb < 0)
+    if (nb < 0 || nb > g->nm)
         return;
     if (best->nb < 0 || cost < best->cost * 0.99 || (cost <= best->cost * 1.01 && nb < best->nb) ||
         (nb == best->nb && cost < best->cost))
         packing_copy(best, g, nb, cost);
 }
 
-/* The best of several packings of the free pods (keep_better): best fit by cost with new
- * bins only when no bin takes a pod (the fewest nodes) and whenever a node of its own costs
- * less than a bin's growth, and first-fit onto each of the SPLIT_CANDIDATES types of the
- * lowest bound. Into g; its bin count (-1 none), *cost its price. */
+/* ---- settle: what consolidation would do to the packing, done before it is made ---- */
+
+/* bins up to which a packing is settled */
+#define SETTLE_MAX_BINS 128
+
+/* bin b's types for its pods as they are: a seed's own while it holds no free pod */
+static const word_t *bin_set(const ctx_t *c, const split_t *g, int b)
+{
+    if (b < g->nseed && !g->mixed[b])
+        return &g->seedbits[(size_t)b * (size_t)c->nw];
+    return bin_bits(c, g, b);
+}
+
+/* A bin other than b (and not in skip) whose type as it stands also holds r (a seed's only
+ * when that type is one of its mixed set); -1 none. The fullest such bin by the share r
+ * would leave free is not sought: the first will do. */
+static int room_elsewhere(const ctx_t *c, const split_t *g, int b, const nw_sched_res_t *r, int nb)
+{
+    for (int o = 0; o < nb; o++) {
+        int t = g->btype[o];
+        if (o == b || t < 0 || !bit_get(bin_bits(c, g, o), t))
+            continue;
+        bool ok = true;
+        for (int k = 0; k < c->nres && ok; k++)
+            ok = g->used[o].v[k] + r->v[k] <= g->pc->avail[t].v[k];
+        if (ok)
+            return o;
+    }
+    return -1;
+}
+
+/* Move free pod i from its bin to bin to (whose type holds it as it stands). */
+static void move_pod(const ctx_t *c, split_t *g, int i, int to)
+{
+    const nw_sched_res_t *r = &c->s->pods[g->pods[i]].req;
+    int from = g->bin_of[i];
+    for (int k = 0; k < c->nres; k++) {
+        g->used[from].v[k] -= r->v[k];
+        g->used[to].v[k] += r->v[k];
+    }
+    g->bin_of[i] = to;
+    if (to < g->nseed)
+        g->mixed[to] = true;
+    if (from < g->nseed) {
+        bool any = false;
+        for (int j = 0; j < g->npods && !any; j++)
+            any = g->bin_of[j] == from;
+        g->mixed[from] = any;
+    }
+}
+
+/* Re-price bin b for its pods as they are (an empty bin that is not a seed costs nothing). */
+static void reprice(const ctx_t *c, split_t *g, int b)
+{
+    bool empty = b >= g->nseed;
+    for (int k = 0; k < c->nres && empty; k++)
+        empty = g->used[b].v[k] == 0;
+    if (empty) {
+        g->price[b] = 0;
+        g->btype[b] = -1;
+        return;
+    }
+    g->price[b] = split_cheapest(c, g, bin_set(c, g, b), &g->used[b], &g->btype[b]);
+}
+
+/* Bin b (not a seed) emptied into the others' room as it stands, when all its pods fit there;
+ * undone otherwise. */
+static bool empty_bin(const ctx_t *c, split_t *g, int b, int nb, int *moved)
+{
+    int n = 0;
+    for (int i = 0; i < g->npods; i++) {
+        if (g->bin_of[i] != b)
+            continue;
+        int to = room_elsewhere(c, g, b, &c->s->pods[g->pods[i]].req, nb);
+        if (to < 0) {
+            for (int k = n - 1; k >= 0; k--) /* undo, newest first */
+                move_pod(c, g, moved[2 * k], b);
+            for (int k = 0; k < n; k++)
+                reprice(c, g, moved[2 * k + 1]);
+            return false;
+        }
+        move_pod(c, g, i, to);
+        moved[2 * n] = i;
+        moved[2 * n + 1] = to;
+        n++;
+    }
+    for (int k = 0; k < n; k++)
+        reprice(c, g, moved[2 * k + 1]);
+    reprice(c, g, b);
+    return n > 0;
+}
+
+/* One pod at a time out of bin b into another's room as it stands, where that lets b's type
+ * get cheaper. */
+static bool shrink_bin(const ctx_t *c, split_t *g, int b, int nb)
+{
+    bool any = false;
+    for (int i = 0; i < g->npods; i++) {
+        if (g->bin_of[i] != b)
+            continue;
+        const nw_sched_res_t *r = &c->s->pods[g->pods[i]].req;
+        int to = room_elsewhere(c, g, b, r, nb);
+        if (to < 0)
+            continue;
+        double before = g->price[b];
+        int btype = g->btype[b];
+        bool mixed = b < g->nseed && g->mixed[b];
+        move_pod(c, g, i, to);
+        reprice(c, g, b);
+        if (g->btype[b] >= 0 || b >= g->nseed) {
+            if (g->price[b] < before - 1e-9) {
+                reprice(c, g, to);
+                any = true;
+                continue;
+            }
+        }
+        move_pod(c, g, i, b); /* no cheaper: back */
+        g->price[b] = before;
+        g->btype[b] = btype;
+        if (b < g->nseed)
+            g->mixed[b] = mixed;
+    }
+    return any;
+}
+
+/* What a consolidation pass would find in the packing (nb bins), done here: bins of free pods
+ * whose pods all fit in the others' room are emptied, and pods move where that lets their
+ * bin's type get cheaper; the empty bins are dropped. The bin count; *cost its price. */
+static int settle(const ctx_t *c, split_t *g, int nb, double *cost, int *moved)
+{
+    if (nb < 0 || nb > SETTLE_MAX_BINS)
+        return nb;
+    bool again = true;
+    for (int round = 0; again && round < 4; round++) {
+        again = false;
+        for (int b = nb - 1; b >= g->nseed; b--)
+            if (g->btype[b] >= 0)
+                again |= empty_bin(c, g, b, nb, moved);
+        for (int b = 0; b < nb; b++)
+            if (g->btype[b] >= 0 || b < g->nseed)
+                again |= shrink_bin(c, g, b, nb);
+    }
+    int n = g->nseed;
+    for (int b = g->nseed; b < nb; b++) {
+        if (g->btype[b] < 0)
+            continue;
+        for (int i = 0; i < g->npods; i++)
+            if (g->bin_of[i] == b)
+                g->bin_of[i] = n;
+        g->used[n] = g->used[b];
+        g->price[n] = g->price[b];
+        g->btype[n] = g->btype[b];
+        n++;
+    }
+    *cost = 0;
+    for (int b = 0; b < n; b++)
+        *cost += g->price[b];
+    return n;
+}
+
+/* The best of several packings of the free pods (keep_better), each settled: best fit by
+ * cost with new bins only when no bin takes a pod and with a new bin whenever a node of its
+ * own costs less than a bin's growth, and first-fit onto each of the SPLIT_CANDIDATES types
+ * of the lowest bound. None with more bins than the group has claims. Into g; its bin count
+ * (-1 none), *cost its price. */
 #define SPLIT_CANDIDATES 12
 static NW_MUST_USE nw_rc_t split_search(const ctx_t *c, split_t *g, int *nb, double *cost)
 {
     size_t nbins = (size_t)g->npods + (size_t)g->nseed + 1;
     packing_t seeds = {0}, best = {0};
     scand_t *cands = calloc((size_t)c->nt + 1, sizeof *cands);
+    int *moved = calloc(2 * (size_t)g->npods + 2, sizeof(int));
     nw_rc_t rc = NW_ENOMEM;
-    if (!cands || !packing_alloc(&seeds, (size_t)g->npods, nbins, (size_t)g->nseed) ||
+    if (!cands || !moved || !packing_alloc(&seeds, (size_t)g->npods, nbins, (size_t)g->nseed) ||
         !packing_alloc(&best, (size_t)g->npods, nbins, (size_t)g->nseed))
         goto out;
     packing_copy(&seeds, g, g->nseed, 0);
     best.nb = -1;
     double cc;
     int n = pack(c, g, &seeds, false, &cc);
-    keep_better(g, &best, n, cc);
+    keep_better(g, &best, settle(c, g, n, &cc, moved), cc);
     n = pack(c, g, &seeds, true, &cc);
-    keep_better(g, &best, n, cc);
+    keep_better(g, &best, settle(c, g, n, &cc, moved), cc);
     int nc = split_candidates(c, g, cands);
     for (int i = 0; i < nc && i < SPLIT_CANDIDATES; i++) {
         n = ffd_onto(c, g, &seeds, cands[i].t, &cc);
-        keep_better(g, &best, n, cc);
+        keep_better(g, &best, settle(c, g, n, &cc, moved), cc);
     }
     *nb = best.nb;
     *cost = best.cost;
@@ -616,6 +779,7 @@ static NW_MUST_USE nw_rc_t split_search(const ctx_t *c, split_t *g, int *nb, dou
     rc = NW_OK;
 out:
     free(cands);
+    free(moved);
     packing_free(&seeds);
     packing_free(&best);
     return rc;
@@ -655,7 +819,7 @@ static NW_MUST_USE nw_rc_t split_group(ctx_t *c, int *members, int nm, int nseed
     double cost = 0;
     if ((rc = split_sort(c, &g)) != NW_OK || (rc = split_search(c, &g, &nb, &cost)) != NW_OK)
         goto out;
-    if (nb >= 0 && (cost < g.current * 0.99 || (cost < g.current - 1e-9 && nb <= nm)))
+    if (nb >= 0 && nb <= nm && cost < g.current - 1e-9)
         rc = split_rebuild(c, &g, nb);
 out:
     split_free(&g);
