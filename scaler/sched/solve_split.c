@@ -14,7 +14,7 @@
  * Karpenter's greedy placement also fills those claims with pods that nothing ties there,
  * and their requests then choose the claim's type: in bench/scaleout's *wide* shape 32
  * claims each hold one pod of each of six hostname-constrained Deployments (5.5 vCPU,
- * 8.4 GiB) and ten unconstrained pods (11 vCPU, 128-212 GiB), so each is an r6a.8xlarge
+ * 8.4 GiB) and 10-11 unconstrained pods (11-13 vCPU, 128-207 GiB), so each is an r6a.8xlarge
  * that the tied pods alone would not need.
  *
  * Here each such claim keeps its tied pods (it stays the node those constraints were
