@@ -586,8 +586,10 @@ static void keep_better(const split_t *g, packing_t *best, int nb, double cost)
 
 /* ---- settle: what consolidation would do to the packing, done before it is made ---- */
 
-/* bins up to which a packing is settled */
+/* packings up to which one is settled: bins, and bins × free pods (each round looks at
+ * every pod of every bin against every other bin) */
 #define SETTLE_MAX_BINS 128
+#define SETTLE_MAX_WORK 65536
 
 /* bin b's types for its pods as they are: a seed's own while it holds no free pod */
 static const word_t *bin_set(const ctx_t *c, const split_t *g, int b)
@@ -714,7 +716,7 @@ static bool shrink_bin(const ctx_t *c, split_t *g, int b, int nb)
  * bin's type get cheaper; the empty bins are dropped. The bin count; *cost its price. */
 static int settle(const ctx_t *c, split_t *g, int nb, double *cost, int *moved)
 {
-    if (nb < 0 || nb > SETTLE_MAX_BINS)
+    if (nb < 0 || nb > SETTLE_MAX_BINS || (long)nb * g->npods > SETTLE_MAX_WORK)
         return nb;
     bool again = true;
     for (int round = 0; again && round < 4; round++) {
