@@ -613,7 +613,8 @@ nw_rc_t nw_solve(const nw_sched_snap_t *s, int64_t now, nw_sched_results_t *r, n
     if ((rc = queue_pods(&c, r, queue, &nq)) != NW_OK ||
         (rc = place_pods(&c, r, queue, nq)) != NW_OK)
         goto out;
-    if (s->opts.repack && (rc = nw_solve_repack_rebalance(&c)) != NW_OK)
+    if (s->opts.repack &&
+        ((rc = nw_solve_repack_rebalance(&c)) != NW_OK || (rc = nw_solve_split(&c)) != NW_OK))
         goto out;
     if ((rc = nw_solve_claims_static(&c)) != NW_OK || (rc = emit_claims(&c, r)) != NW_OK)
         goto out;

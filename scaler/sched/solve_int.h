@@ -4,7 +4,8 @@
  * another. Only for scaler/sched/solve*.c: solve_prep.c (pools, nodes, topology
  * groups, pod requirement variants), solve_topo.c (topology), solve_claims.c (placing
  * a pod: existing capacity, open claims, new claims; reasons), solve_repack.c (the
- * re-pack, opts.repack), solve.c (finalize and the loop).
+ * re-pack, opts.repack), solve_split.c (the free pods of tied claims re-packed, opts.repack),
+ * solve.c (finalize and the loop).
  */
 #ifndef NW_SCALER_SCHED_SOLVE_INT_H
 #define NW_SCALER_SCHED_SOLVE_INT_H
@@ -308,6 +309,15 @@ char *nw_solve_claims_pool_reason(ctx_t *c, int pod, const pctx_t *pc);
 
 /* solve_repack.c */
 NW_MUST_USE nw_rc_t nw_solve_repack_rebalance(ctx_t *c);
+/** An empty claim at the end of c->claims (*idx its index; pointers into c->claims move). */
+NW_MUST_USE nw_rc_t nw_solve_repack_claim_slot(ctx_t *c, int *idx);
+/** Same pool, zones and accumulated requirements. */
+bool nw_solve_repack_alike(const claim_t *a, const claim_t *b);
+
+/* solve_split.c */
+/** The free pods of claims that also hold hostname-constrained pods, re-packed with their
+ * group's interchangeable claims when that costs less (opts.repack, after the re-pack). */
+NW_MUST_USE nw_rc_t nw_solve_split(ctx_t *c);
 
 /* solve.c */
 NW_MUST_USE nw_rc_t nw_solve_finalize(ctx_t *c, claim_t *cl, nw_sched_claim_t *out);

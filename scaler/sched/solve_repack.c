@@ -616,3 +616,15 @@ out:
     free(members);
     return rc;
 }
+
+/* ---- for solve_split.c ---------------------------------------------------------------- */
+
+nw_rc_t nw_solve_repack_claim_slot(ctx_t *c, int *idx)
+{
+    return claim_slot(c, idx);
+}
+
+bool nw_solve_repack_alike(const claim_t *a, const claim_t *b)
+{
+    return a->pool == b->pool && a->zmask == b->zmask && reqs_equal(&a->reqs, &b->reqs);
+}

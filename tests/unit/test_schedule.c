@@ -439,6 +439,71 @@ START_TEST(repack_interchangeable_claims)
 }
 END_TEST
 
+/* tests/data/schedule/062-split-tied-claims.yaml solved at the default packing and at
+ * Karpenter's: pods under hostname anti-affinity ("anti") each start a claim that the greedy
+ * placement fills with unconstrained pods; the free pods are re-packed out of those claims
+ * (solve_split.c). Every constraint still holds — at most one "anti" pod per claim, each
+ * app's zonal spread within its skew — every pod is placed, and it costs less than
+ * Karpenter's packing with no more claims. */
+static void split_case_counts(const nw_sched_snap_t *s, const nw_sched_results_t *r)
+{
+    const char *apps[3] = {"default/anti-", "default/mem-", "default/small-"};
+    int zc[3][3] = {{0}}, placed = 0;
+    for (int i = 0; i < r->nclaims; i++) {
+        const nw_sched_claim_t *cl = &r->claims[i];
+        int z = cl->zone[strlen(cl->zone) - 1] - 'a', anti = 0;
+        ck_assert(z >= 0 && z < 3);
+        for (int k = 0; k < cl->npods; k++) {
+            const char *key = nw_snapshot_pod_key(s, (size_t)cl->pods[k]);
+            for (int a = 0; a < 3; a++)
+                if (strncmp(key, apps[a], strlen(apps[a])) == 0) {
+                    zc[a][z]++;
+                    anti += a == 0;
+                }
+            placed++;
+        }
+        ck_assert_int_le(anti, 1);
+    }
+    ck_assert_int_eq(placed, 30);
+    for (int a = 0; a < 3; a++) {
+        int lo = zc[a][0], hi = zc[a][0];
+        for (int z = 1; z < 3; z++) {
+            lo = zc[a][z] < lo ? zc[a][z] : lo;
+            hi = zc[a][z] > hi ? zc[a][z] : hi;
+        }
+        ck_assert_int_le(hi - lo, 1);
+    }
+}
+
+START_TEST(split_tied_claims)
+{
+    nw_plan_t *pl = nw_plan_new(true);
+    size_t len;
+    char *text = nw_test_read_file("tests/data/schedule/062-split-tied-claims.yaml", &len);
+    cJSON **docs = NULL;
+    size_t nd = 0;
+    ck_assert_int_eq(nw_yaml_load_docs(text, len, &docs, &nd, NULL), NW_OK);
+    for (size_t i = 1; i < nd; i++)
+        ck_assert_int_eq(nw_plan_collect(pl, docs[i], "x"), 0);
+    nw_sched_snap_t *s = nw_plan_snapshot(pl, NULL, 0, "us-east-1", NULL, 0, NULL, 0);
+    ck_assert_ptr_nonnull(s);
+    nw_sched_results_t r, g;
+    ck_assert_int_eq(nw_solve(s, 0, &r, NULL), NW_OK);
+    split_case_counts(s, &r);
+    nw_plan_set_packing(pl, false);
+    ck_assert_int_eq(nw_solve(s, 0, &g, NULL), NW_OK);
+    split_case_counts(s, &g);
+    ck_assert_int_le(r.nclaims, g.nclaims);
+    ck_assert_msg(r.total_price < g.total_price * 0.9, "split $%.4f/h, greedy $%.4f/h",
+                  r.total_price, g.total_price);
+    nw_solve_results_free(&r);
+    nw_solve_results_free(&g);
+    free(text);
+    nw_yaml_docs_free(docs, nd);
+    nw_plan_free(pl);
+}
+END_TEST
+
 START_TEST(bad_input_names_field)
 {
     nw_sched_snap_t *s = nw_snapshot_new();
@@ -788,6 +853,7 @@ Suite *nw_schedule_suite(void)
     tcase_add_test(tc, bad_input_names_field);
     tcase_add_test(tc, deterministic);
     tcase_add_test(tc, repack_interchangeable_claims);
+    tcase_add_test(tc, split_tied_claims);
     tcase_add_test(tc, records_match_json);
     tcase_add_test(tc, node_record_matches_json);
     tcase_add_test(tc, record_moved);

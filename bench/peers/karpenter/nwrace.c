@@ -304,6 +304,25 @@ static void print_result(const nw_sched_snap_t *s, const nw_sched_results_t *r, 
     cJSON_Delete(types);
 }
 
+/* NWRACE_CLAIMS=1: each claim on stderr (type, zone, price, requests, its pods' keys), to
+ * see where a packing's money goes. */
+static void print_claims(const nw_sched_snap_t *s, const nw_sched_results_t *r)
+{
+    for (int i = 0; i < r->nclaims; i++) {
+        const nw_sched_claim_t *cl = &r->claims[i];
+        cJSON *req = nw_snapshot_res_to_json(s, &cl->requests);
+        char *rq = req ? cJSON_PrintUnformatted(req) : NULL;
+        fprintf(stderr, "claim %d %s %s $%.4f %s pods=%d:", i,
+                nw_snapshot_itype(s, (size_t)cl->itype)->name, cl->zone, cl->price, rq ? rq : "{}",
+                cl->npods);
+        for (int k = 0; k < cl->npods; k++)
+            fprintf(stderr, " %s", nw_snapshot_pod_key(s, (size_t)cl->pods[k]));
+        fputc('\n', stderr);
+        free(rq);
+        cJSON_Delete(req);
+    }
+}
+
 static int solve(const char *file, bool greedy)
 {
     size_t len = 0;
@@ -333,6 +352,8 @@ static int solve(const char *file, bool greedy)
         else
             nw_solve_results_free(&r);
     }
+    if (!rc && getenv("NWRACE_CLAIMS"))
+        print_claims(s, &first);
     if (!rc)
         print_result(s, &first, total / solves, solves);
     nw_solve_results_free(&first);
