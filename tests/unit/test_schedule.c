@@ -439,7 +439,7 @@ START_TEST(repack_interchangeable_claims)
 }
 END_TEST
 
-/* tests/data/schedule/062-split-tied-claims.yaml solved at the default packing and at
+/* tests/data/schedule/063-split-tied-claims.yaml solved at the default packing and at
  * Karpenter's: pods under hostname anti-affinity ("anti") each start a claim that the greedy
  * placement fills with unconstrained pods; the free pods are re-packed out of those claims
  * (solve_split.c). Every constraint still holds — at most one "anti" pod per claim, each
@@ -479,7 +479,7 @@ START_TEST(split_tied_claims)
 {
     nw_plan_t *pl = nw_plan_new(true);
     size_t len;
-    char *text = nw_test_read_file("tests/data/schedule/062-split-tied-claims.yaml", &len);
+    char *text = nw_test_read_file("tests/data/schedule/063-split-tied-claims.yaml", &len);
     cJSON **docs = NULL;
     size_t nd = 0;
     ck_assert_int_eq(nw_yaml_load_docs(text, len, &docs, &nd, NULL), NW_OK);
