@@ -756,9 +756,14 @@ void nw_https_stop(nw_https_t *s)
     if (!s)
         return;
     atomic_store(&s->draining, 1);
-    /* the listening socket is ours to close once quiesced, but only after MHD_stop_daemon:
-     * libmicrohttpd's threads may still use it until then (its manual says so) */
+    /* The listening socket is ours once quiesced, but libmicrohttpd's threads may still use
+     * it until MHD_stop_daemon returns (its manual says so), so it is closed only then: a
+     * descriptor closed earlier could be reused under them. shutdown() ends the listening
+     * now (Linux resets new and queued connections), so clients are refused at once and
+     * go to another replica while the requests in flight finish. */
     MHD_socket fd = MHD_quiesce_daemon(s->d);
+    if (fd != MHD_INVALID_SOCKET)
+        (void)shutdown(fd, SHUT_RDWR);
     int64_t grace = s->o.shutdown_grace_ns > 0 ? s->o.shutdown_grace_ns : 15 * NW_NS_PER_SEC;
     int64_t until = mono_ns() + grace;
     int64_t left = atomic_load(&s->inflight);
