@@ -249,7 +249,7 @@ export ASAN_OPTIONS ?= detect_leaks=1:abort_on_error=0:halt_on_error=1:strict_st
 export UBSAN_OPTIONS ?= print_stacktrace=1:halt_on_error=1
 
 # `make test` builds everything first (both builds, in parallel on the machine's
-# cores), then runs every test job through tests/runjobs.py, NW_TEST_JOBS (default 4)
+# cores), then runs every test job through tests/runjobs.py, NW_TEST_JOBS (default 5)
 # at a time: the unit tests, the ASan+UBSan unit tests, the fuzz corpus replay, each
 # simulator test module and each end-to-end test are separate jobs, each with its
 # own log in build/test-logs/ (printed when it fails). The end-to-end tests mostly
