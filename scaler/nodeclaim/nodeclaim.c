@@ -228,13 +228,21 @@ int nw_nodeclaim_launch_labels(nw_ctl_deps_t *c, const char *type, const char *z
     return n;
 }
 
+/* Write a launch into the NodeClaim: its labels first, then its status (providerID and the
+ * rest). When the labels cannot be written the status is not written either: a NodeClaim
+ * whose status names its instance counts as launched, and one launched without the
+ * launch's labels (instance type, zone, capacity type) looks drifted from its NodePool and
+ * would be replaced; without the status the in-flight memory records the whole launch
+ * again (nw_nodeclaim_launch, below). */
 static void record_launch(nw_ctl_deps_t *c, const char *name, const launched_t *l)
 {
     nw_err_t err = {0};
     if (nw_kube_write_update_retry(c->kube, &nw_kube_client_res_nodeclaims, NULL, name, 0,
-                                   mutate_labels, (void *)l, 5, NULL, &err) != NW_OK)
-        nw_log_warn("provisioner", "cannot label the NodeClaim", NW_LS("nodeclaim", name),
-                    NW_LS("error", err.msg));
+                                   mutate_labels, (void *)l, 5, NULL, &err) != NW_OK) {
+        nw_log_warn("provisioner", "cannot label the NodeClaim; its launch is recorded later",
+                    NW_LS("nodeclaim", name), NW_LS("error", err.msg));
+        return;
+    }
     nw_err_clear(&err);
     if (nw_kube_write_update_retry(c->kube, &nw_kube_client_res_nodeclaims, NULL, name, 1,
                                    mutate_launched, (void *)l, 5, NULL, &err) != NW_OK)

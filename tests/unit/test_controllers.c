@@ -249,6 +249,71 @@ static void missed_claim_story(const char *filler_cpu, bool tried, int want_new)
     ctlfix_free(&f);
 }
 
+/* The NodeClaim's label write (a PUT of the object, not of /status) refused while
+ * *left > 0 (called with the fake API's mutex held). */
+static int refuse_claim_labels(void *ud, const fake_req_t *r, fake_conn_t *c)
+{
+    int *left = ud;
+    if (*left <= 0 || strcmp(r->method, "PUT") != 0 || !strstr(r->path, "/nodeclaims/") ||
+        strstr(r->path, "/status"))
+        return 0;
+    (*left)--;
+    fake_reply(c, 403, NULL,
+               "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"reason\":"
+               "\"Forbidden\",\"code\":403}");
+    return 1;
+}
+
+/* A launch whose labels cannot be written is not recorded half: its status stays empty (a
+ * launched NodeClaim without the launch's labels looks drifted and would be replaced), and
+ * a later tick records labels and status together, launching nothing more. */
+START_TEST(provisioner_launch_labels_refused_recorded_later)
+{
+    ctlfix_t f;
+    ctlfix_init(&f);
+    nw_provisioning_t *p = prov_new(&f);
+    ctlfix_put_nodeclass(&f);
+    ctlfix_put_nodepool(&f, NULL);
+    ctlfix_put(&f, NW_KUBE_PODS, PENDING_POD, 1);
+    int left = 1000;
+    pthread_mutex_lock(&f.api.mu);
+    f.api.hook = refuse_claim_labels;
+    f.api.hook_ud = &left;
+    pthread_mutex_unlock(&f.api.mu);
+    tick_prov(&f, p);
+    nw_clock_fake_advance(&f.clk, 1100 * NW_NS_PER_MS);
+    tick_prov(&f, p); /* create and launch; the labels are refused */
+    ck_assert(nw_nodeclaim_wait_idle(f.claims, 10000));
+    ck_assert_int_eq(f.cloud->launches, 1);
+    char path[400];
+    snprintf(path, sizeof path, "/apis/karpenter.sh/v1/nodeclaims/%s", f.cloud->last_launch_claim);
+    cJSON *nc = ctlfix_get(&f, path);
+    ck_assert_ptr_nonnull(nc);
+    ck_assert_ptr_null(nw_json_str_at(nc, "status.providerID"));
+    cJSON_Delete(nc);
+    pthread_mutex_lock(&f.api.mu);
+    left = 0;
+    f.api.hook = NULL;
+    pthread_mutex_unlock(&f.api.mu);
+    ctlfix_sync_nodeclaims(&f); /* the cache sees it without a providerID */
+    for (int i = 0; i < 3; i++) {
+        nw_clock_fake_advance(&f.clk, 11 * SEC);
+        tick_prov(&f, p);
+        ck_assert(nw_nodeclaim_wait_idle(f.claims, 10000));
+    }
+    nc = ctlfix_get(&f, path);
+    ck_assert_ptr_nonnull(nc);
+    ck_assert_str_eq(nw_json_str_at(nc, "status.providerID"),
+                     "aws:///us-west-2a/i-00000000000000001");
+    ck_assert_ptr_nonnull(nw_json_str(nw_json_get(nw_json_get(nc, "metadata"), "labels"),
+                                      "node.kubernetes.io/instance-type"));
+    cJSON_Delete(nc);
+    ck_assert_int_eq(f.cloud->launches, 1);
+    nw_provisioning_free(p);
+    ctlfix_free(&f);
+}
+END_TEST
+
 START_TEST(provisioner_missed_claim_placed_again)
 {
     missed_claim_story("1500m", true, 1); /* 1930m - 1500m: no room for the pod's 1 CPU */
@@ -2101,6 +2166,7 @@ Suite *nw_controllers_suite(void)
     TCase *t = tcase_create("ticks");
     tcase_set_timeout(t, 30);
     tcase_add_test(t, provisioner_pending_pod_creates_and_launches);
+    tcase_add_test(t, provisioner_launch_labels_refused_recorded_later);
     tcase_add_test(t, provisioner_ice_deletes_claim);
     tcase_add_test(t, provisioner_missed_claim_placed_again);
     tcase_add_test(t, provisioner_alike_small_pods_not_nominated);
