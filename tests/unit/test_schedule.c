@@ -475,17 +475,40 @@ static void split_case_counts(const nw_sched_snap_t *s, const nw_sched_results_t
     }
 }
 
+/* A data case's objects (every document after the first) collected into a new plan at the
+ * default packing; free with case_plan_free. */
+typedef struct {
+    nw_plan_t *pl;
+    char *text;
+    cJSON **docs;
+    size_t nd;
+} case_plan_t;
+
+static nw_sched_snap_t *case_plan(case_plan_t *c, const char *path)
+{
+    size_t len;
+    c->pl = nw_plan_new(true);
+    c->text = nw_test_read_file(path, &len);
+    c->docs = NULL;
+    c->nd = 0;
+    ck_assert_int_eq(nw_yaml_load_docs(c->text, len, &c->docs, &c->nd, NULL), NW_OK);
+    for (size_t i = 1; i < c->nd; i++)
+        ck_assert_int_eq(nw_plan_collect(c->pl, c->docs[i], "x"), 0);
+    return nw_plan_snapshot(c->pl, NULL, 0, "us-east-1", NULL, 0, NULL, 0);
+}
+
+static void case_plan_free(case_plan_t *c)
+{
+    free(c->text);
+    nw_yaml_docs_free(c->docs, c->nd);
+    nw_plan_free(c->pl);
+}
+
 START_TEST(split_tied_claims)
 {
-    nw_plan_t *pl = nw_plan_new(true);
-    size_t len;
-    char *text = nw_test_read_file("tests/data/schedule/063-split-tied-claims.yaml", &len);
-    cJSON **docs = NULL;
-    size_t nd = 0;
-    ck_assert_int_eq(nw_yaml_load_docs(text, len, &docs, &nd, NULL), NW_OK);
-    for (size_t i = 1; i < nd; i++)
-        ck_assert_int_eq(nw_plan_collect(pl, docs[i], "x"), 0);
-    nw_sched_snap_t *s = nw_plan_snapshot(pl, NULL, 0, "us-east-1", NULL, 0, NULL, 0);
+    case_plan_t c;
+    nw_sched_snap_t *s = case_plan(&c, "tests/data/schedule/063-split-tied-claims.yaml");
+    nw_plan_t *pl = c.pl;
     ck_assert_ptr_nonnull(s);
     nw_sched_results_t r, g;
     ck_assert_int_eq(nw_solve(s, 0, &r, NULL), NW_OK);
@@ -498,9 +521,7 @@ START_TEST(split_tied_claims)
                   r.total_price, g.total_price);
     nw_solve_results_free(&r);
     nw_solve_results_free(&g);
-    free(text);
-    nw_yaml_docs_free(docs, nd);
-    nw_plan_free(pl);
+    case_plan_free(&c);
 }
 END_TEST
 
