@@ -459,13 +459,14 @@ static NW_MUST_USE nw_rc_t build_controllers(nw_scaler_t *s, const nw_scaler_opt
                                              nw_err_t *err)
 {
     nw_ctl_deps_t *c = &s->deps;
-    nw_lifecycle_opts_t lopts = {o->registration_timeout_ns, o->nodeclass_refresh_ns, NULL};
+    nw_lifecycle_opts_t lopts = {o->registration_timeout_ns, o->nodeclass_refresh_ns, NULL, NULL};
     /* full disruption ticks under a stream of changes: at most a tenth of the time */
     nw_disruption_opts_t dopts = {o->disruption_poll_ns, o->disruption_validation_ns,
                                   o->disruption_command_timeout_ns, o->spot_to_spot, 10};
     s->claims = nw_nodeclaim_new(c, &s->mem, kopts);
     s->prov = nw_provisioning_new(c, s->claims, &s->mem, popts);
     lopts.nominate = nw_provisioning_nominator(s->prov);
+    lopts.cohorts = nw_provisioning_cohorts(s->prov);
     s->life = nw_lifecycle_new(c, &lopts);
     s->term = nw_termination_new(c);
     s->upkeep = nw_upkeep_new(c, o->registration_timeout_ns);

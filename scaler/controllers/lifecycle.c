@@ -1238,6 +1238,8 @@ static bool one_claim(nw_lifecycle_t *l, const nw_kube_snap_t *s, const nw_kube_
             if (!nw_nominate_may_register(l->o.nominate, node->name,
                                           nw_kube_cache_snap_generation(s)))
                 return false; /* its pods' nominations first: looked at again next tick */
+            if (!nw_cohort_ready(l->o.cohorts, s, nc->name, now, due))
+                return false; /* the Nodes its batch's spread counts on first (cohort.h) */
             return claim_job(l, s, JOB_REGISTER, nc, node, now_f.job, complete);
         }
         if (now_f.launched && now - now_f.launched > l->o.registration_timeout_ns)

@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "common/buf.h"
+#include "scaler/controllers/cohort.h"
 #include "scaler/controllers/nominate.h"
 #include "scaler/ctl/ctl.h"
 
@@ -36,6 +37,9 @@ typedef struct {
      * there) only once no nomination to it is still being written, so that the pods
      * planned for it are nominated there before any pod can bind */
     nw_nominate_t *nominate;
+    /* the provisioner's cohorts (borrowed, may be NULL): a NodeClaim of a cohort is
+     * registered only once the other members' Nodes exist (cohort.h) */
+    nw_cohorts_t *cohorts;
 } nw_lifecycle_opts_t;
 
 typedef struct nw_lifecycle nw_lifecycle_t;

@@ -18,6 +18,7 @@
 #include "common/log.h"
 #include "common/strs.h"
 #include "api/wellknown.h"
+#include "scaler/controllers/cohort.h"
 #include "scaler/controllers/nominate.h"
 #include "scaler/controllers/provisioning.h"
 #include "scaler/controllers/tickgate.h"
@@ -85,6 +86,8 @@ struct nw_provisioning {
     uint64_t nom_gen;
     bool nom_done;
     _Atomic uint64_t nom_written, nom_cleared, nom_failed;
+    /* NodeClaims of one batch registered together (cohort.h) */
+    nw_cohorts_t *cohorts;
 };
 
 /* What a Node's version says (the memo of tickgate.h). */
@@ -104,8 +107,9 @@ nw_provisioning_t *nw_provisioning_new(nw_ctl_deps_t *deps, nw_nodeclaim_t *clai
     if (o)
         c->o = *o;
     if (!(c->nom = nw_nominate_new(deps, NOMINATE_THREADS)) ||
-        !(c->base = nw_simsnap_cache_new())) {
+        !(c->base = nw_simsnap_cache_new()) || !(c->cohorts = nw_cohort_new())) {
         nw_nominate_free(c->nom);
+        nw_simsnap_cache_free(c->base);
         free(c);
         return NULL;
     }
@@ -145,6 +149,7 @@ void nw_provisioning_free(nw_provisioning_t *c)
         free(c->deleting);
         nw_nominate_free(c->nom);
         nw_simsnap_cache_free(c->base);
+        nw_cohort_free(c->cohorts);
         for (size_t i = 0; i < c->nnom_busy; i++)
             free(c->nom_busy[i]);
         free(c->nom_busy);
@@ -280,6 +285,8 @@ static void prepare_base(nw_provisioning_t *p, const nw_kube_snap_t *s)
 }
 
 static void choose_quiet(nw_provisioning_t *p, const nw_simsnap_t *ss, const nw_sched_results_t *r);
+static void record_cohort(nw_provisioning_t *p, const nw_simsnap_t *ss,
+                          const nw_sched_results_t *r);
 
 static void provision(nw_provisioning_t *p, const nw_kube_snap_t *s, size_t npend,
                       const nw_kube_obj_t *const *own, size_t nown, int64_t waited_ns)
@@ -352,6 +359,7 @@ static void provision(nw_provisioning_t *p, const nw_kube_snap_t *s, size_t npen
     if (r.nclaims > 0 && nw_ctl_may_write(c)) {
         nw_simsnap_claim_opts_t co = {.reason = "provisioning"};
         nw_nodeclaim_create_batch(p->claims, s, &ss, r.claims, r.nclaims, &co);
+        record_cohort(p, &ss, &r);
     }
     choose_quiet(p, &ss, &r);
     nw_solve_results_free(&r);
@@ -856,6 +864,43 @@ static void choose_quiet(nw_provisioning_t *p, const nw_simsnap_t *ss, const nw_
     free(g);
 }
 
+/* The batch's new NodeClaims that hold pods of a spread over a key other than the hostname
+ * (their names from the nominations the creates recorded) become one cohort: their Nodes
+ * are registered once every domain they are planned in has one (cohort.h). */
+static void record_cohort(nw_provisioning_t *p, const nw_simsnap_t *ss, const nw_sched_results_t *r)
+{
+    const char **v = malloc((size_t)r->nclaims * sizeof *v), *keys[8];
+    size_t n = 0, nkeys = 0;
+    for (int k = 0; v && k < r->nclaims; k++) {
+        const char *claim = NULL;
+        for (int j = 0; j < r->claims[k].npods; j++) {
+            int i = r->claims[k].pods[j];
+            if (i < 0 || (size_t)i >= ss->npods)
+                continue;
+            const nw_pod_t *pod = ss->pods[i]->pod;
+            const char *mine[8];
+            if (!nw_cohort_pod_domain_keys(pod, mine, 0, 8))
+                continue;
+            nkeys = nw_cohort_pod_domain_keys(pod, keys, nkeys, 8);
+            if (!claim)
+                claim = nw_nominations_claim_of(p->mem->noms, ss->pods[i]->uid);
+        }
+        bool dup = false;
+        for (size_t m = 0; claim && m < n && !dup; m++)
+            dup = strcmp(v[m], claim) == 0;
+        if (claim && !dup)
+            v[n++] = claim;
+    }
+    if (n >= 2 && nkeys) {
+        if (nw_cohort_add(p->cohorts, v, n, keys, nkeys) != NW_OK)
+            nw_log_warn("provisioner", "out of memory: the batch's Nodes register one by one");
+        else
+            nw_log_debug("provisioner", "NodeClaims registered once their spreads' domains exist",
+                         NW_LI("nodeClaims", (long long)n), NW_LS("key", keys[0]));
+    }
+    free(v);
+}
+
 /* Has the pod a write in flight? (the first n of nom_busy, which are sorted) */
 static bool nom_busy(const nw_provisioning_t *c, size_t n, const char *uid)
 {
@@ -1212,4 +1257,9 @@ bool nw_provisioning_waiting(nw_provisioning_t *c, const nw_kube_snap_t *s, int6
 nw_nominate_t *nw_provisioning_nominator(nw_provisioning_t *p)
 {
     return p ? p->nom : NULL;
+}
+
+nw_cohorts_t *nw_provisioning_cohorts(nw_provisioning_t *p)
+{
+    return p ? p->cohorts : NULL;
 }

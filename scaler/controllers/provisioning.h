@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "common/buf.h"
+#include "scaler/controllers/cohort.h"
 #include "scaler/controllers/nominate.h"
 #include "scaler/ctl/ctl.h"
 #include "scaler/nodeclaim/nodeclaim.h"
@@ -64,6 +65,10 @@ void nw_provisioning_nominations_wait(nw_provisioning_t *p);
 /** The provisioner's writer of pods' status.nominatedNodeName (owned by p; NULL if p is), for
  * the lifecycle controller's nw_nominate_may_register. */
 nw_nominate_t *nw_provisioning_nominator(nw_provisioning_t *p);
+
+/** The provisioner's cohorts of NodeClaims registered together (owned by p; NULL if p is),
+ * for the lifecycle controller's nw_cohort_ready. */
+nw_cohorts_t *nw_provisioning_cohorts(nw_provisioning_t *p);
 
 NW_MUST_USE nw_rc_t nw_provisioning_metrics(nw_provisioning_t *p, nw_buf_t *out);
 

@@ -499,6 +499,52 @@ START_TEST(provisioner_spread_pods_nominated)
 }
 END_TEST
 
+/* Two pods spread over zones (maxSkew 1, when: DoNotSchedule, or ScheduleAnyway when hard is
+ * false): the batch plans them onto NodeClaims in two zones. Under a hard spread those
+ * NodeClaims become one cohort, whose Nodes the lifecycle controller registers together;
+ * a soft one leaves them alone. */
+static void spread_cohort_story(bool hard, size_t want_cohorts)
+{
+    ctlfix_t f;
+    ctlfix_init(&f);
+    nw_provisioning_t *p = prov_new(&f);
+    ctlfix_put_nodeclass(&f);
+    ctlfix_put_nodepool(&f, NULL);
+    for (int i = 0; i < 2; i++) {
+        char b[2048];
+        snprintf(b, sizeof b,
+                 "{\"metadata\":{\"name\":\"sp-%d\",\"namespace\":\"default\",\"uid\":"
+                 "\"uid-sp-%d\",\"labels\":{\"app\":\"sp\"}},\"spec\":{"
+                 "\"topologySpreadConstraints\":[{\"maxSkew\":1,\"topologyKey\":"
+                 "\"topology.kubernetes.io/zone\",\"whenUnsatisfiable\":\"%s\","
+                 "\"labelSelector\":{\"matchLabels\":{\"app\":\"sp\"}}}],\"containers\":[{"
+                 "\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"1\",\"memory\":"
+                 "\"1Gi\"}}}]},\"status\":{\"phase\":\"Pending\",\"conditions\":[{\"type\":"
+                 "\"PodScheduled\",\"status\":\"False\",\"reason\":\"Unschedulable\"}]}}",
+                 i, i, hard ? "DoNotSchedule" : "ScheduleAnyway");
+        ctlfix_put(&f, NW_KUBE_PODS, b, 1);
+    }
+    tick_prov(&f, p);
+    nw_clock_fake_advance(&f.clk, 1100 * NW_NS_PER_MS);
+    tick_prov(&f, p);
+    ck_assert_int_eq(f.cloud->launches, 2); /* a preference is kept while it can be */
+    ck_assert_uint_eq(nw_cohort_count(nw_provisioning_cohorts(p)), want_cohorts);
+    nw_provisioning_free(p);
+    ctlfix_free(&f);
+}
+
+START_TEST(provisioner_hard_spread_claims_one_cohort)
+{
+    spread_cohort_story(true, 1);
+}
+END_TEST
+
+START_TEST(provisioner_soft_spread_no_cohort)
+{
+    spread_cohort_story(false, 0);
+}
+END_TEST
+
 /* The alike pods' NodeClaim comes up (its Node initialized, with room for them) and the
  * kube-scheduler tries them and leaves them pending (a pass that judged them against
  * older nodes): they take any room of their group, so they are not placed again after the
@@ -1779,6 +1825,106 @@ START_TEST(lifecycle_registers_after_a_scan_saw_the_node)
 }
 END_TEST
 
+/* NodeClaim cN (launched as instance i-N) labelled zone z, and, when node, its Node nN in that
+ * zone, still tainted karpenter.sh/unregistered. */
+static void zoned_claim(ctlfix_t *f, int i, const char *z, bool node)
+{
+    char b[2048];
+    snprintf(b, sizeof b,
+             "{\"metadata\":{\"name\":\"c%d\",\"uid\":\"uid-c%d\",\"finalizers\":["
+             "\"karpenter.sh/termination\"],\"labels\":{\"karpenter.sh/nodepool\":\"default\","
+             "\"topology.kubernetes.io/zone\":\"%s\"}},\"spec\":{\"nodeClassRef\":{\"group\":"
+             "\"karpenter.k8s.aws\",\"kind\":\"EC2NodeClass\",\"name\":\"default\"},"
+             "\"requirements\":[]},\"status\":{\"providerID\":\"aws:///%s/i-%d\","
+             "\"conditions\":[{\"type\":\"Launched\",\"status\":\"True\",\"reason\":"
+             "\"Launched\",\"lastTransitionTime\":\"2026-11-30T12:00:00Z\"}]}}",
+             i, i, z, z, i);
+    ctlfix_put(f, NW_KUBE_NODECLAIMS, b, 1);
+    if (!node)
+        return;
+    snprintf(b, sizeof b,
+             "{\"metadata\":{\"name\":\"n%d\",\"uid\":\"n%d\",\"labels\":{"
+             "\"topology.kubernetes.io/zone\":\"%s\"}},\"spec\":{\"providerID\":"
+             "\"aws:///%s/i-%d\",\"taints\":[{\"key\":\"karpenter.sh/unregistered\","
+             "\"effect\":\"NoExecute\"}]},\"status\":{}}",
+             i, i, z, z, i);
+    ctlfix_put(f, NW_KUBE_NODES, b, 1);
+}
+
+/* NodeClaims c0 (zone a) and c1 (zone b, or a when how is "same-zone") of one cohort (a
+ * batch whose pods spread over zones), only c0's Node n0 there: n0 is not registered while
+ * no Node of zone b exists, as the kube-scheduler would see one domain of the spread; then
+ * (how: "node") both are registered in one pass once n1 appears, ("deleted") n0 is once c1
+ * is gone, or ("late") n0 is once it has waited NW_COHORT_WAIT_NS. With both NodeClaims in
+ * zone a ("same-zone"), n0 is registered at once: its Node makes the domain exist. */
+static void cohort_story(const char *how)
+{
+    ctlfix_t f;
+    ctlfix_init(&f);
+    nw_cohorts_t *co = nw_cohort_new();
+    ck_assert_ptr_nonnull(co);
+    nw_lifecycle_opts_t o = {.registration_timeout_ns = 15 * 60 * SEC, .cohorts = co};
+    nw_lifecycle_t *l = nw_lifecycle_new(&f.deps, &o);
+    ck_assert_ptr_nonnull(l);
+    ctlfix_put_nodeclass(&f);
+    ctlfix_put_nodepool(&f, NULL);
+    bool same = strcmp(how, "same-zone") == 0;
+    zoned_claim(&f, 0, "us-west-2a", true);
+    zoned_claim(&f, 1, same ? "us-west-2a" : "us-west-2b", false);
+    ck_assert(nw_cohort_add(co, (const char *[]){"c0", "c1"}, 2,
+                            (const char *[]){"topology.kubernetes.io/zone"}, 1) == NW_OK);
+    int mark = ctlfix_mark(&f);
+    tick_life(&f, l);
+    if (same) {
+        ck_assert_int_eq(ctlfix_count(&f, mark, "PATCH", "/api/v1/nodes/n0", NULL), 1);
+        ck_assert_uint_eq(nw_cohort_count(co), 0);
+        goto done;
+    }
+    nw_clock_fake_advance(&f.clk, NW_COHORT_WAIT_NS - SEC);
+    tick_life(&f, l);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "PATCH", "/api/v1/nodes/n0", NULL), 0);
+    ck_assert_uint_eq(nw_cohort_count(co), 1);
+    if (strcmp(how, "node") == 0)
+        zoned_claim(&f, 1, "us-west-2b", true);
+    else if (strcmp(how, "deleted") == 0)
+        ctlfix_del(&f, NW_KUBE_NODECLAIMS, NULL, "c1");
+    else
+        nw_clock_fake_advance(&f.clk, SEC);
+    tick_life(&f, l);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "PATCH", "/api/v1/nodes/n0", NULL), 1);
+    ck_assert_int_eq(ctlfix_count(&f, mark, "PATCH", "/api/v1/nodes/n1", NULL),
+                     strcmp(how, "node") == 0);
+    ck_assert_uint_eq(nw_cohort_count(co), 0);
+done:
+    nw_lifecycle_free(l);
+    nw_cohort_free(co);
+    ctlfix_free(&f);
+}
+
+START_TEST(lifecycle_cohort_registers_together)
+{
+    cohort_story("node");
+}
+END_TEST
+
+START_TEST(lifecycle_cohort_member_gone)
+{
+    cohort_story("deleted");
+}
+END_TEST
+
+START_TEST(lifecycle_cohort_wait_ends)
+{
+    cohort_story("late");
+}
+END_TEST
+
+START_TEST(lifecycle_cohort_domain_has_a_node)
+{
+    cohort_story("same-zone");
+}
+END_TEST
+
 /* Answers the first write of Node n0 (the registration's patch) 409 (the Node changed since the
  * cache saw it). */
 static int conflict_once(void *ud, const fake_req_t *r, fake_conn_t *c)
@@ -2171,6 +2317,8 @@ Suite *nw_controllers_suite(void)
     tcase_add_test(t, provisioner_missed_claim_placed_again);
     tcase_add_test(t, provisioner_alike_small_pods_not_nominated);
     tcase_add_test(t, provisioner_spread_pods_nominated);
+    tcase_add_test(t, provisioner_hard_spread_claims_one_cohort);
+    tcase_add_test(t, provisioner_soft_spread_no_cohort);
     tcase_add_test(t, provisioner_alike_pods_not_placed_again);
     tcase_add_test(t, provisioner_larger_pod_placed_again);
     tcase_add_test(t, provisioner_missed_claim_with_room_adds_none);
@@ -2199,6 +2347,10 @@ Suite *nw_controllers_suite(void)
     tcase_add_test(t, lifecycle_registers_after_nominations);
     tcase_add_test(t, nominations_pending_per_node);
     tcase_add_test(t, lifecycle_registers_after_a_scan_saw_the_node);
+    tcase_add_test(t, lifecycle_cohort_registers_together);
+    tcase_add_test(t, lifecycle_cohort_member_gone);
+    tcase_add_test(t, lifecycle_cohort_wait_ends);
+    tcase_add_test(t, lifecycle_cohort_domain_has_a_node);
     tcase_add_test(t, lifecycle_conflict_reads_again);
     tcase_add_test(t, lifecycle_registration_patch_content);
     tcase_add_test(t, lifecycle_initializes_after_registration_seen);
