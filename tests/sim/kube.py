@@ -624,11 +624,7 @@ class Handler(BaseHTTPRequestHandler):
                 except Exception:
                     item = 'tick'
                 if item is None:                  # dropped by the control API: cut the connection
-                    self.close_connection = True
-                    try:
-                        self.connection.shutdown(socket.SHUT_RDWR)
-                    except OSError:
-                        pass
+                    self._cut()
                     return
                 if item == 'tick':
                     if bookmarks and time.time() >= next_bm:
@@ -656,11 +652,7 @@ class Handler(BaseHTTPRequestHandler):
                         break
                 self._chunk(b''.join(out))
                 if closing:
-                    self.close_connection = True
-                    try:
-                        self.connection.shutdown(socket.SHUT_RDWR)
-                    except OSError:
-                        pass
+                    self._cut()
                     return
             if bookmarks:                           # one just before the timeout
                 self._bookmark(rt, w)
@@ -675,6 +667,15 @@ class Handler(BaseHTTPRequestHandler):
             self._chunk(b'')
         finally:
             store.remove_watcher(w)
+
+    def _cut(self):
+        """End the watch's connection at once (as a dropped watch or an API server going away
+        does): no terminating chunk."""
+        self.close_connection = True
+        try:
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
 
     def _bookmark(self, rt, w):
         with self.api.store.lock:
