@@ -97,8 +97,8 @@ size_t nw_cohort_pod_domain_keys(const nw_pod_t *pod, const char **keys, size_t 
     return n;
 }
 
-nw_rc_t nw_cohort_add(nw_cohorts_t *c, const char *const *claims, size_t n,
-                       const char *const *keys, size_t nkeys)
+nw_rc_t nw_cohort_add(nw_cohorts_t *c, const char *const *claims, size_t n, const char *const *keys,
+                      size_t nkeys)
 {
     if (!c || n < 2 || !nkeys)
         return NW_OK;
@@ -160,8 +160,8 @@ static bool domains_exist(const cohort_t *k, const nw_kube_snap_t *s)
     return true;
 }
 
-bool nw_cohort_ready(nw_cohorts_t *c, const nw_kube_snap_t *s, const char *claim,
-                      int64_t now_ns, int64_t *due)
+bool nw_cohort_ready(nw_cohorts_t *c, const nw_kube_snap_t *s, const char *claim, int64_t now_ns,
+                     int64_t *due)
 {
     if (!c || !claim)
         return true;

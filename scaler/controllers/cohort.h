@@ -53,15 +53,15 @@ size_t nw_cohort_pod_domain_keys(const nw_pod_t *pod, const char **keys, size_t 
 /** Record the n NodeClaims named in claims, whose pods spread over the nkeys keys, as one
  * cohort (n < 2 or no key: nothing to record). The oldest cohorts are forgotten beyond 64. */
 NW_MUST_USE nw_rc_t nw_cohort_add(nw_cohorts_t *c, const char *const *claims, size_t n,
-                                   const char *const *keys, size_t nkeys);
+                                  const char *const *keys, size_t nkeys);
 
 /** May NodeClaim claim, whose Node exists in s, be registered at wall time now_ns? True when
  * it is in no cohort, when every domain of the cohort's keys that a member (not gone nor
  * deleting) is planned in holds a member's Node, or NW_COHORT_WAIT_NS after the first such
  * question about a member; a cohort found complete is forgotten. When false, *due is lowered
  * to the moment the wait ends. c NULL: true. */
-bool nw_cohort_ready(nw_cohorts_t *c, const nw_kube_snap_t *s, const char *claim,
-                      int64_t now_ns, int64_t *due);
+bool nw_cohort_ready(nw_cohorts_t *c, const nw_kube_snap_t *s, const char *claim, int64_t now_ns,
+                     int64_t *due);
 
 /** How many cohorts are remembered (tests, the debug log). */
 size_t nw_cohort_count(nw_cohorts_t *c);
