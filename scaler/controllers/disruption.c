@@ -812,7 +812,8 @@ static bool fp_new(fp_t *e, const char *claim, const char *node, uint64_t fp, ui
         return false;
     memcpy(b, claim, lc);
     memcpy(b + lc, node, ln);
-    *e = (fp_t){b, b + lc, fp, gen};
+    *e = (fp_t){b, b + lc, fp, gen}; /* e owns b */
+    // cppcheck-suppress memleak
     return true;
 }
 

@@ -13,7 +13,7 @@
 static size_t hash(const char *k, size_t cap)
 {
     uint64_t h = UINT64_C(14695981039346656037);
-    for (size_t i = 0; k[i] && i < NW_UIDMAP_KEY - 1; i++) {
+    for (size_t i = 0; i < NW_UIDMAP_KEY - 1 && k[i]; i++) {
         h ^= (unsigned char)k[i];
         h *= UINT64_C(1099511628211);
     }

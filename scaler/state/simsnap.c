@@ -1224,7 +1224,7 @@ static void claim_requirements(cJSON *spec, const nw_sched_claim_t *cl, cJSON *t
     nw_json_add_string(ct, "operator", "In");
     cJSON *ctv = nw_json_add_array(ct, "values");
     const nw_req_t *ctr = nw_requirements_get(&cl->reqs, "karpenter.sh/capacity-type");
-    if (o->capacity_type)
+    if (o && o->capacity_type)
         nw_json_push(ctv, nw_json_new_string(o->capacity_type));
     else if (ctr && !ctr->complement && ctr->nvalues)
         for (size_t i = 0; i < ctr->nvalues; i++)
@@ -1267,7 +1267,7 @@ cJSON *nw_simsnap_claim_body(const nw_simsnap_t *s, const nw_sched_claim_t *cl,
     int nt = 0;
     for (int i = 0; i < cl->nitypes && nt < 600; i++) {
         const char *tn = nw_snapshot_itype(ss, (size_t)cl->itypes[i])->name;
-        if (o->itypes && !in_list(o->itypes, o->nitypes, tn))
+        if (o && o->itypes && !in_list(o->itypes, o->nitypes, tn))
             continue;
         if (!nt)
             *first_type = tn;
